@@ -1,0 +1,51 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// AppendResult appends a JSON-RPC success response for id with the raw result object.
+func AppendResult(dst []byte, id, result json.RawMessage) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, result...)
+	return append(dst, '}')
+}
+
+// AppendError appends a JSON-RPC error response for id (null when id is nil, as for a parse
+// error where the id could not be read).
+func AppendError(dst []byte, id json.RawMessage, e *Error) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(e.Code), 10)
+	dst = append(dst, `,"message":`...)
+	msg, _ := json.Marshal(e.Message)
+	dst = append(dst, msg...)
+	if len(e.Data) > 0 {
+		dst = append(dst, `,"data":`...)
+		dst = append(dst, e.Data...)
+	}
+	return append(dst, "}}"...)
+}
+
+// AppendNotification appends a JSON-RPC notification with raw params (omitted when nil).
+func AppendNotification(dst []byte, method string, params json.RawMessage) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
+	m, _ := json.Marshal(method)
+	dst = append(dst, m...)
+	if params != nil {
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, params...)
+	}
+	return append(dst, '}')
+}
+
+func appendID(dst []byte, id json.RawMessage) []byte {
+	if id == nil {
+		return append(dst, "null"...)
+	}
+	return append(dst, id...)
+}

@@ -1,0 +1,160 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// Version is the only JSON-RPC version MCP speaks.
+const Version = "2.0"
+
+// Request is one decoded client message: a request (ID set) or a notification (ID nil). Params
+// stay raw so they can be forwarded byte for byte unless a name or URI must change.
+type Request struct {
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+}
+
+// IsNotification reports whether the message carries no id.
+func (r *Request) IsNotification() bool { return r.ID == nil }
+
+// Decode parses body as exactly one JSON-RPC 2.0 request or notification, strictly: well-formed
+// UTF-8 JSON within lim, no duplicate keys anywhere, case-sensitive member names, no unknown
+// top-level members, no batches (digest §2.1) and no responses. The error is always an *Error
+// carrying the code the client should see.
+func Decode(body []byte, lim Limits) (*Request, error) {
+	if err := Scan(body, lim); err != nil {
+		return nil, scanToRPC(err)
+	}
+	i := skipSpace(body, 0)
+	switch body[i] {
+	case '{':
+	case '[':
+		return nil, NewError(CodeInvalidRequest, "Invalid Request: batches are not supported")
+	default:
+		return nil, NewError(CodeInvalidRequest, "Invalid Request: a message must be a JSON object")
+	}
+	var req Request
+	var version, response bool
+	err := Members(body, func(key, val []byte) error {
+		switch string(key) {
+		case "jsonrpc":
+			version = bytes.Equal(val, []byte(`"2.0"`))
+		case "id":
+			if !validID(val) {
+				return NewError(CodeInvalidRequest, "Invalid Request: id must be a string or an integer")
+			}
+			req.ID = val
+		case "method":
+			return decodeString(val, &req.Method, "Invalid Request: method must be a string")
+		case "params":
+			if val[0] != '{' {
+				return NewError(CodeInvalidParams, "Invalid params: params must be an object")
+			}
+			req.Params = val
+		case "result", "error":
+			response = true
+		default:
+			return NewError(CodeInvalidRequest, "Invalid Request: unknown member "+quoteForMessage(string(key)))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case response:
+		return nil, NewError(CodeInvalidRequest, "Invalid Request: clients must not send responses")
+	case !version:
+		return nil, NewError(CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`)
+	case req.Method == "":
+		return nil, NewError(CodeInvalidRequest, "Invalid Request: method is required")
+	}
+	return &req, nil
+}
+
+func scanToRPC(err error) *Error {
+	var se *ScanError
+	if !errors.As(err, &se) {
+		return NewError(CodeParseError, "Parse error")
+	}
+	switch {
+	case errors.Is(se.Err, ErrSyntax):
+		return NewError(CodeParseError, "Parse error: invalid JSON")
+	case errors.Is(se.Err, ErrDuplicateKey) && se.Depth > 1:
+		return NewError(CodeInvalidParams, "Invalid params: "+se.Error())
+	default:
+		return NewError(CodeInvalidRequest, "Invalid Request: "+se.Error())
+	}
+}
+
+// validID accepts a JSON string or an integer (MCP forbids null ids and fractional ids).
+func validID(val []byte) bool {
+	switch c := val[0]; {
+	case c == '"':
+		return true
+	case c == '-' || (c >= '0' && c <= '9'):
+		return bytes.IndexAny(val, ".eE") < 0
+	}
+	return false
+}
+
+func decodeString(val []byte, dst *string, msg string) error {
+	if val[0] != '"' {
+		return NewError(CodeInvalidRequest, msg)
+	}
+	if bytes.IndexByte(val, '\\') < 0 {
+		*dst = string(val[1 : len(val)-1])
+		return nil
+	}
+	if err := json.Unmarshal(val, dst); err != nil {
+		return NewError(CodeInvalidRequest, msg)
+	}
+	return nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// Members calls fn for each member of the JSON object obj, in order, with the decoded key and the
+// raw value. obj must already have passed Scan; Members does not re-validate it. It stops at the
+// first error fn returns.
+func Members(obj []byte, fn func(key, val []byte) error) error {
+	s := scanner{data: obj, lim: Limits{MaxDepth: 1 << 30, MaxTokenBytes: 1 << 30}}
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return NewError(CodeInvalidParams, "Invalid params: expected an object")
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] == '"' {
+		kend, escaped, err := s.str(i, 0)
+		if err != nil {
+			return err
+		}
+		key := obj[i+1 : kend-1]
+		if escaped {
+			var dec string
+			_ = json.Unmarshal(obj[i:kend], &dec)
+			key = []byte(dec)
+		}
+		vstart := skipSpace(obj, skipSpace(obj, kend)+1)
+		vend, err := s.value(vstart, 0)
+		if err != nil {
+			return err
+		}
+		if err := fn(key, obj[vstart:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Reserved _meta keys (digest §1, quick reference).
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	MetaProgressToken      = "progressToken"
+)
+
+// Params holds the members of a request's params that the gateway itself reads. Everything else
+// stays in the raw params and is forwarded untouched.
+type Params struct {
+	Meta           json.RawMessage // the _meta object, nil when absent
+	Name           string          // params.name (tools/call, prompts/get)
+	HasName        bool            // params.name was present
+	URI            string          // params.uri (resources/read)
+	HasURI         bool            // params.uri was present
+	Arguments      json.RawMessage // params.arguments, nil when absent
+	RequestState   string          // params.requestState (MRTR retry)
+	HasState       bool            // params.requestState was present
+	InputResponses json.RawMessage // params.inputResponses (MRTR retry), nil when absent
+	Cursor         string          // params.cursor (list methods)
+	HasCursor      bool            // params.cursor was present ("" is a valid cursor)
+	Ref            json.RawMessage // params.ref (completion/complete)
+}
+
+// ParseParams reads the members the gateway needs from raw params, which must have passed Decode.
+// A member of the wrong JSON type is -32602. nil raw yields empty Params.
+func ParseParams(raw json.RawMessage) (*Params, error) {
+	p := &Params{}
+	if raw == nil {
+		return p, nil
+	}
+	err := Members(raw, func(key, val []byte) error {
+		switch string(key) {
+		case "_meta":
+			return rawObject(val, &p.Meta, "_meta")
+		case "name":
+			p.HasName = true
+			return paramString(val, &p.Name, "name")
+		case "uri":
+			p.HasURI = true
+			return paramString(val, &p.URI, "uri")
+		case "arguments":
+			return rawObject(val, &p.Arguments, "arguments")
+		case "requestState":
+			p.HasState = true
+			return paramString(val, &p.RequestState, "requestState")
+		case "inputResponses":
+			return rawObject(val, &p.InputResponses, "inputResponses")
+		case "cursor":
+			p.HasCursor = true
+			return paramString(val, &p.Cursor, "cursor")
+		case "ref":
+			return rawObject(val, &p.Ref, "ref")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Meta holds the request _meta members the gateway reads (digest §1).
+type Meta struct {
+	ProtocolVersion    string          // io.modelcontextprotocol/protocolVersion
+	HasVersion         bool            // the version key was present
+	ClientCapabilities json.RawMessage // io.modelcontextprotocol/clientCapabilities (object)
+	ClientInfo         json.RawMessage // io.modelcontextprotocol/clientInfo, nil when absent
+	LogLevel           string          // io.modelcontextprotocol/logLevel (deprecated)
+	ProgressToken      json.RawMessage // progressToken, nil when absent
+	TraceParent        string          // W3C traceparent (SEP-414)
+	TraceState         string          // W3C tracestate
+	Baggage            string          // W3C baggage
+}
+
+// ParseMeta reads the gateway-relevant keys of a _meta object. Wrongly typed reserved keys are
+// -32602; unknown keys are ignored (and forwarded by the caller).
+func ParseMeta(raw json.RawMessage) (*Meta, error) {
+	m := &Meta{}
+	if raw == nil {
+		return m, nil
+	}
+	err := Members(raw, func(key, val []byte) error {
+		switch string(key) {
+		case MetaProtocolVersion:
+			m.HasVersion = true
+			return paramString(val, &m.ProtocolVersion, MetaProtocolVersion)
+		case MetaClientCapabilities:
+			return rawObject(val, &m.ClientCapabilities, MetaClientCapabilities)
+		case MetaClientInfo:
+			return rawObject(val, &m.ClientInfo, MetaClientInfo)
+		case MetaLogLevel:
+			return paramString(val, &m.LogLevel, MetaLogLevel)
+		case MetaProgressToken:
+			if val[0] != '"' && !validID(val) {
+				return invalidParam(MetaProgressToken, "a string or an integer")
+			}
+			m.ProgressToken = val
+		case "traceparent":
+			return paramString(val, &m.TraceParent, "traceparent")
+		case "tracestate":
+			return paramString(val, &m.TraceState, "tracestate")
+		case "baggage":
+			return paramString(val, &m.Baggage, "baggage")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func rawObject(val []byte, dst *json.RawMessage, name string) error {
+	if val[0] != '{' {
+		return invalidParam(name, "an object")
+	}
+	*dst = val
+	return nil
+}
+
+func paramString(val []byte, dst *string, name string) error {
+	if val[0] != '"' {
+		return invalidParam(name, "a string")
+	}
+	if bytes.IndexByte(val, '\\') < 0 {
+		*dst = string(val[1 : len(val)-1])
+		return nil
+	}
+	if err := json.Unmarshal(val, dst); err != nil {
+		return invalidParam(name, "a string")
+	}
+	return nil
+}
+
+func invalidParam(name, want string) *Error {
+	return NewError(CodeInvalidParams, "Invalid params: "+name+" must be "+want)
+}

@@ -1,0 +1,65 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// ErrBadMessage is returned by DecodeMessage for a backend message that is not one JSON-RPC 2.0
+// object of a known kind.
+var ErrBadMessage = errors.New("malformed JSON-RPC message")
+
+// Message is any JSON-RPC message a backend may send: a response (Result or Error set), a
+// notification (Method set, ID nil) or a server-to-client request (Method and ID set).
+type Message struct {
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  *Error
+}
+
+// IsResponse reports whether m is a response (success or error).
+func (m *Message) IsResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
+
+// DecodeMessage parses a message received from a backend. It is as strict about JSON as Decode
+// (a backend's garbage must never reach a client as if it were valid) but accepts responses and
+// tolerates unknown members. Errors wrap ErrBadMessage.
+func DecodeMessage(body []byte, lim Limits) (*Message, error) {
+	if err := Scan(body, lim); err != nil {
+		return nil, errors.Join(ErrBadMessage, err)
+	}
+	var m Message
+	var version bool
+	err := Members(body, func(key, val []byte) error {
+		switch string(key) {
+		case "jsonrpc":
+			version = string(val) == `"2.0"`
+		case "id":
+			if string(val) != "null" {
+				m.ID = val
+			}
+		case "method":
+			return json.Unmarshal(val, &m.Method)
+		case "params":
+			m.Params = val
+		case "result":
+			m.Result = val
+		case "error":
+			m.Error = &Error{}
+			return json.Unmarshal(val, m.Error)
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, errors.Join(ErrBadMessage, err)
+	case !version:
+		return nil, errors.Join(ErrBadMessage, errors.New(`jsonrpc is not "2.0"`))
+	case m.Method == "" && m.Result == nil && m.Error == nil:
+		return nil, errors.Join(ErrBadMessage, errors.New("neither method, result nor error"))
+	case m.Result != nil && m.Result[0] != '{':
+		return nil, errors.Join(ErrBadMessage, errors.New("result is not an object"))
+	}
+	return &m, nil
+}

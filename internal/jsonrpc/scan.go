@@ -1,0 +1,357 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"unicode/utf8"
+)
+
+// Scan errors. Decode maps them to JSON-RPC codes; they are exported so fuzz tests and callers
+// can tell them apart.
+var (
+	ErrSyntax       = errors.New("invalid JSON")
+	ErrDuplicateKey = errors.New("duplicate object key")
+	ErrTooDeep      = errors.New("JSON nested too deeply")
+	ErrTooLong      = errors.New("JSON string or number too long")
+)
+
+// Default limits for Scan. They are far above anything a legitimate MCP message needs and far
+// below what would let a hostile body cost real CPU or stack.
+const (
+	DefaultMaxDepth       = 64
+	DefaultMaxTokenBytes  = 1 << 20
+	smallObjectKeyScanMax = 16
+)
+
+// Limits bounds the shape of JSON the scanner accepts. Zero fields take the defaults.
+type Limits struct {
+	// MaxDepth is the deepest nesting of objects and arrays accepted. Default DefaultMaxDepth.
+	MaxDepth int
+	// MaxTokenBytes bounds one string or number, in bytes of source. Default DefaultMaxTokenBytes.
+	MaxTokenBytes int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultMaxDepth
+	}
+	if l.MaxTokenBytes <= 0 {
+		l.MaxTokenBytes = DefaultMaxTokenBytes
+	}
+	return l
+}
+
+// ScanError says what was wrong with a JSON text and where.
+type ScanError struct {
+	Err    error  // one of the sentinels above
+	Offset int    // byte offset of the problem
+	Key    string // the duplicated key, for ErrDuplicateKey
+	Depth  int    // nesting depth at which the problem was found (1 = top-level object)
+}
+
+func (e *ScanError) Error() string {
+	if e.Key != "" {
+		return e.Err.Error() + " " + quoteForMessage(e.Key)
+	}
+	return e.Err.Error()
+}
+
+func (e *ScanError) Unwrap() error { return e.Err }
+
+// Scan checks that data is exactly one JSON value (surrounding white space allowed) that is
+// well-formed, valid UTF-8, within lim, and has no object with two equal keys (after escapes are
+// decoded). Parsers disagree on which duplicate wins, and the gateway must authorize the same name
+// the backend will read, so duplicates are refused rather than resolved.
+func Scan(data []byte, lim Limits) error {
+	s := scanner{data: data, lim: lim.withDefaults()}
+	i, err := s.value(s.skip(0), 0)
+	if err != nil {
+		return err
+	}
+	if i = s.skip(i); i != len(data) {
+		return s.fail(ErrSyntax, i, 0)
+	}
+	return nil
+}
+
+type scanner struct {
+	data []byte
+	lim  Limits
+}
+
+func (s *scanner) fail(err error, off, depth int) error {
+	return &ScanError{Err: err, Offset: off, Depth: depth}
+}
+
+func (s *scanner) skip(i int) int {
+	for i < len(s.data) {
+		switch s.data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func (s *scanner) value(i, depth int) (int, error) {
+	if i >= len(s.data) {
+		return i, s.fail(ErrSyntax, i, depth)
+	}
+	switch c := s.data[i]; {
+	case c == '{':
+		return s.object(i, depth+1)
+	case c == '[':
+		return s.array(i, depth+1)
+	case c == '"':
+		end, _, err := s.str(i, depth)
+		return end, err
+	case c == 't':
+		return s.literal(i, "true", depth)
+	case c == 'f':
+		return s.literal(i, "false", depth)
+	case c == 'n':
+		return s.literal(i, "null", depth)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return s.number(i, depth)
+	}
+	return i, s.fail(ErrSyntax, i, depth)
+}
+
+func (s *scanner) literal(i int, lit string, depth int) (int, error) {
+	if !bytes.HasPrefix(s.data[i:], []byte(lit)) {
+		return i, s.fail(ErrSyntax, i, depth)
+	}
+	return i + len(lit), nil
+}
+
+func (s *scanner) array(i, depth int) (int, error) {
+	if depth > s.lim.MaxDepth {
+		return i, s.fail(ErrTooDeep, i, depth)
+	}
+	i = s.skip(i + 1)
+	if i < len(s.data) && s.data[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = s.value(i, depth); err != nil {
+			return i, err
+		}
+		i = s.skip(i)
+		if i >= len(s.data) {
+			return i, s.fail(ErrSyntax, i, depth)
+		}
+		switch s.data[i] {
+		case ',':
+			i = s.skip(i + 1)
+		case ']':
+			return i + 1, nil
+		default:
+			return i, s.fail(ErrSyntax, i, depth)
+		}
+	}
+}
+
+func (s *scanner) object(i, depth int) (int, error) {
+	if depth > s.lim.MaxDepth {
+		return i, s.fail(ErrTooDeep, i, depth)
+	}
+	i = s.skip(i + 1)
+	if i < len(s.data) && s.data[i] == '}' {
+		return i + 1, nil
+	}
+	var seen keySet
+	for {
+		if i >= len(s.data) || s.data[i] != '"' {
+			return i, s.fail(ErrSyntax, i, depth)
+		}
+		start := i
+		end, escaped, err := s.str(i, depth)
+		if err != nil {
+			return end, err
+		}
+		if key, dup := seen.add(s.data[start+1:end-1], escaped); dup {
+			return start, &ScanError{Err: ErrDuplicateKey, Offset: start, Key: key, Depth: depth}
+		}
+		i = s.skip(end)
+		if i >= len(s.data) || s.data[i] != ':' {
+			return i, s.fail(ErrSyntax, i, depth)
+		}
+		if i, err = s.value(s.skip(i+1), depth); err != nil {
+			return i, err
+		}
+		i = s.skip(i)
+		if i >= len(s.data) {
+			return i, s.fail(ErrSyntax, i, depth)
+		}
+		switch s.data[i] {
+		case ',':
+			i = s.skip(i + 1)
+		case '}':
+			return i + 1, nil
+		default:
+			return i, s.fail(ErrSyntax, i, depth)
+		}
+	}
+}
+
+// str scans a string starting at the opening quote and returns the offset after the closing
+// quote and whether it contained escapes.
+func (s *scanner) str(i, depth int) (int, bool, error) {
+	start := i
+	i++
+	escaped := false
+	for i < len(s.data) {
+		c := s.data[i]
+		switch {
+		case c == '"':
+			if i-start > s.lim.MaxTokenBytes {
+				return i, escaped, s.fail(ErrTooLong, start, depth)
+			}
+			return i + 1, escaped, nil
+		case c == '\\':
+			n, ok := escapeLen(s.data[i:])
+			if !ok {
+				return i, escaped, s.fail(ErrSyntax, i, depth)
+			}
+			escaped = true
+			i += n
+		case c < 0x20:
+			return i, escaped, s.fail(ErrSyntax, i, depth)
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(s.data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return i, escaped, s.fail(ErrSyntax, i, depth)
+			}
+			i += size
+		}
+	}
+	return i, escaped, s.fail(ErrSyntax, i, depth)
+}
+
+func escapeLen(b []byte) (int, bool) {
+	if len(b) < 2 {
+		return 0, false
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2, true
+	case 'u':
+		if len(b) < 6 {
+			return 0, false
+		}
+		for _, h := range b[2:6] {
+			if !isHex(h) {
+				return 0, false
+			}
+		}
+		return 6, true
+	}
+	return 0, false
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func (s *scanner) number(i, depth int) (int, error) {
+	start := i
+	if s.data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s.data) && s.data[i] == '0':
+		i++
+	case i < len(s.data) && s.data[i] >= '1' && s.data[i] <= '9':
+		i = s.digits(i)
+	default:
+		return i, s.fail(ErrSyntax, i, depth)
+	}
+	if i < len(s.data) && s.data[i] == '.' {
+		j := s.digits(i + 1)
+		if j == i+1 {
+			return j, s.fail(ErrSyntax, j, depth)
+		}
+		i = j
+	}
+	if i < len(s.data) && (s.data[i] == 'e' || s.data[i] == 'E') {
+		i++
+		if i < len(s.data) && (s.data[i] == '+' || s.data[i] == '-') {
+			i++
+		}
+		j := s.digits(i)
+		if j == i {
+			return j, s.fail(ErrSyntax, j, depth)
+		}
+		i = j
+	}
+	if i-start > s.lim.MaxTokenBytes {
+		return i, s.fail(ErrTooLong, start, depth)
+	}
+	return i, nil
+}
+
+func (s *scanner) digits(i int) int {
+	for i < len(s.data) && s.data[i] >= '0' && s.data[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// keySet detects duplicate keys in one object. Small objects compare linearly without
+// allocating; larger ones switch to a map.
+type keySet struct {
+	small [smallObjectKeyScanMax][]byte
+	n     int
+	big   map[string]struct{}
+}
+
+// add records key (the raw bytes between the quotes) and reports whether it was already present.
+// Escaped keys are decoded first so that "a" and "\u0061" collide.
+func (k *keySet) add(raw []byte, escaped bool) (string, bool) {
+	if escaped {
+		var dec string
+		if err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &dec); err == nil {
+			raw = []byte(dec)
+		}
+	}
+	if k.big != nil {
+		if _, ok := k.big[string(raw)]; ok {
+			return string(raw), true
+		}
+		k.big[string(raw)] = struct{}{}
+		return "", false
+	}
+	for _, prev := range k.small[:k.n] {
+		if bytes.Equal(prev, raw) {
+			return string(raw), true
+		}
+	}
+	if k.n < len(k.small) {
+		k.small[k.n] = raw
+		k.n++
+		return "", false
+	}
+	k.big = make(map[string]struct{}, 2*len(k.small))
+	for _, prev := range k.small[:k.n] {
+		k.big[string(prev)] = struct{}{}
+	}
+	k.big[string(raw)] = struct{}{}
+	return "", false
+}
+
+// quoteForMessage renders s for an error message: quoted, control characters escaped, and cut
+// short so a hostile key cannot flood a response.
+func quoteForMessage(s string) string {
+	const max = 64
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,98 @@
+// Package mcpheader names the MCP HTTP headers and implements the base64 sentinel encoding that
+// SEP-2243 defines for Mcp-Name and Mcp-Param-* values (digest §2.2). It is a leaf: standard
+// library only, shared by the client-facing checks and the backend-facing forwarder.
+package mcpheader
+
+import (
+	"encoding/base64"
+	"errors"
+	"strings"
+	"unicode/utf8"
+)
+
+// Header names (canonical form as net/http stores them).
+const (
+	ProtocolVersion = "Mcp-Protocol-Version"
+	Method          = "Mcp-Method"
+	Name            = "Mcp-Name"
+	ParamPrefix     = "Mcp-Param-"
+	SessionID       = "Mcp-Session-Id" // legacy backends only; never accepted from clients
+	LastEventID     = "Last-Event-Id"  // legacy backends only
+	RequestID       = "X-Request-Id"
+	TraceParent     = "Traceparent"
+	TraceState      = "Tracestate"
+	Baggage         = "Baggage"
+)
+
+const (
+	sentinelPrefix = "=?base64?"
+	sentinelSuffix = "?="
+)
+
+// ErrBadValue is returned for a header value with invalid characters or a malformed sentinel.
+var ErrBadValue = errors.New("invalid MCP header value")
+
+// Decode returns the value a header carries: the base64 sentinel form decoded, anything else as
+// it is after checking it holds only visible ASCII and inner spaces. Surrounding optional white
+// space has already been trimmed by net/http (RFC 9110 OWS).
+func Decode(v string) (string, error) {
+	if strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix) &&
+		len(v) >= len(sentinelPrefix)+len(sentinelSuffix) {
+		enc := v[len(sentinelPrefix) : len(v)-len(sentinelSuffix)]
+		dec, err := base64.StdEncoding.Strict().DecodeString(enc)
+		if err != nil {
+			return "", ErrBadValue
+		}
+		s := string(dec)
+		if !validUTF8NoControl(s) {
+			return "", ErrBadValue
+		}
+		return s, nil
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return "", ErrBadValue
+		}
+	}
+	return v, nil
+}
+
+// Encode renders s as a header value, choosing the sentinel form exactly when SEP-2243 requires
+// it: non-ASCII or control characters, leading or trailing white space, or a plain value that
+// would itself read as a sentinel.
+func Encode(s string) string {
+	if needsSentinel(s) {
+		return sentinelPrefix + base64.StdEncoding.EncodeToString([]byte(s)) + sentinelSuffix
+	}
+	return s
+}
+
+func needsSentinel(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s[0] == ' ' || s[0] == '\t' || s[len(s)-1] == ' ' || s[len(s)-1] == '\t' {
+		return true
+	}
+	if strings.HasPrefix(s, sentinelPrefix) {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			return true
+		}
+	}
+	return false
+}
+
+func validUTF8NoControl(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
