@@ -1,0 +1,157 @@
+package mcptest
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ClientName and ClientVersion are the clientInfo every [Connect] client sends.
+const (
+	ClientName    = "mcptest-client"
+	ClientVersion = "1.0.0"
+)
+
+// connectTimeout bounds the discover (or initialize) exchange of [Connect],
+// so a broken server fails the test instead of hanging it.
+const connectTimeout = 30 * time.Second
+
+// ClientOption configures a client made by [Connect].
+type ClientOption func(*clientConfig)
+
+type clientConfig struct {
+	header  http.Header
+	base    http.RoundTripper
+	opts    mcp.ClientOptions
+	version string
+}
+
+// WithBearer sends Authorization: Bearer token on every HTTP request.
+func WithBearer(token string) ClientOption {
+	return WithHeader("Authorization", "Bearer "+token)
+}
+
+// WithHeader sends the header on every HTTP request, replacing any value the
+// go-sdk set. Repeat the option for several headers.
+func WithHeader(name, value string) ClientOption {
+	return func(c *clientConfig) {
+		if c.header == nil {
+			c.header = http.Header{}
+		}
+		c.header.Set(name, value)
+	}
+}
+
+// WithRoundTripper sets the transport the client's HTTP requests go
+// through; the default is http.DefaultTransport.
+func WithRoundTripper(rt http.RoundTripper) ClientOption {
+	return func(c *clientConfig) { c.base = rt }
+}
+
+// WithElicitation installs an elicitation handler. The go-sdk then declares
+// the elicitation capability (form) in every request's _meta and answers
+// input_required results by calling h and retrying, unless
+// [WithManualMRTR] is also given.
+func WithElicitation(h func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) ClientOption {
+	return func(c *clientConfig) { c.opts.ElicitationHandler = h }
+}
+
+// WithProgress installs a handler for notifications/progress. Progress is
+// only sent for calls whose params carry a progressToken (set it with
+// params.SetProgressToken).
+func WithProgress(h func(context.Context, *mcp.ProgressNotificationClientRequest)) ClientOption {
+	return func(c *clientConfig) { c.opts.ProgressNotificationHandler = h }
+}
+
+// WithManualMRTR turns off the go-sdk's automatic MRTR retries, so CallTool
+// returns an input_required result (NeedsInput reports true) and the test
+// performs the retry itself, for example to inspect or tamper with
+// requestState.
+func WithManualMRTR() ClientOption {
+	return func(c *clientConfig) { c.opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true} }
+}
+
+// WithProtocolVersion makes the client start with another protocol version,
+// for example "2025-11-25" for the legacy initialize handshake.
+func WithProtocolVersion(v string) ClientOption {
+	return func(c *clientConfig) { c.version = v }
+}
+
+// WithCapabilities sets the client capabilities declared on each request
+// (the go-sdk adds elicitation when a handler is installed).
+func WithCapabilities(caps *mcp.ClientCapabilities) ClientOption {
+	return func(c *clientConfig) { c.opts.Capabilities = caps }
+}
+
+// Accept returns an elicitation handler that accepts with content.
+func Accept(content map[string]any) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+	}
+}
+
+// Decline returns an elicitation handler that declines.
+func Decline() func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+}
+
+// Connect connects a go-sdk client (2026-07-28 unless
+// [WithProtocolVersion]) to the MCP endpoint at url and closes the session
+// when tb ends. With 2026-07-28 the go-sdk sends server/discover and no
+// initialize; with a legacy version it runs initialize and
+// notifications/initialized and then uses Mcp-Session-Id.
+func Connect(tb testing.TB, url string, opts ...ClientOption) *mcp.ClientSession {
+	tb.Helper()
+	cs, err := Dial(tb.Context(), url, opts...)
+	if err != nil {
+		tb.Fatalf("mcptest: connecting to %s: %v", url, err)
+	}
+	tb.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// Dial is [Connect] for callers without a testing.TB, such as benchmarks
+// run from a harness; the caller closes the session.
+func Dial(ctx context.Context, url string, opts ...ClientOption) (*mcp.ClientSession, error) {
+	var cfg clientConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	base := cfg.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:   url,
+		HTTPClient: &http.Client{Transport: &headerTransport{base: base, header: cfg.header}},
+		// A retried POST would hide the gateway's own failures from tests.
+		MaxRetries: -1,
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: ClientName, Version: ClientVersion}, &cfg.opts)
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	return client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: cfg.version})
+}
+
+// headerTransport adds fixed headers to every request. It clones the
+// request, as http.RoundTripper implementations must not modify it.
+type headerTransport struct {
+	base   http.RoundTripper
+	header http.Header
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.header) == 0 {
+		return t.base.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	for name, values := range t.header {
+		r.Header[name] = append([]string(nil), values...)
+	}
+	return t.base.RoundTrip(r)
+}
