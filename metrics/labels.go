@@ -1,0 +1,245 @@
+package metrics
+
+// Other is the label value every unknown input folds into. Label values are
+// never created from request data, so a caller that passes something outside
+// a closed set is counted here instead of minting a new series.
+const Other = "_other"
+
+// Outcomes of a request, a tool call or an upstream exchange. Each maps to one
+// way the gateway answers; the caller picks the most specific.
+const (
+	// OutcomeOK is a complete result (resultType "complete" or "task").
+	OutcomeOK = "ok"
+	// OutcomeToolError is a tools/call result with isError true: the backend
+	// ran and reported an execution failure in-band (spec §5.2).
+	OutcomeToolError = "tool_error"
+	// OutcomeInputRequired is an MRTR interim result (spec §3).
+	OutcomeInputRequired = "input_required"
+	// OutcomeClientError is a request the gateway rejected as malformed or
+	// unsupported: -32600, -32601, -32602, -32020, -32021, -32022, 405, 413, 415.
+	OutcomeClientError = "client_error"
+	// OutcomeDenied is an authentication or authorization failure (401, 403,
+	// and a call hidden by policy).
+	OutcomeDenied = "denied"
+	// OutcomeRateLimited is a request refused by the rate limiter (429).
+	OutcomeRateLimited = "rate_limited"
+	// OutcomeCanceled is a client that went away before the answer (499).
+	OutcomeCanceled = "canceled"
+	// OutcomeTimeout is a deadline exceeded toward a backend (504).
+	OutcomeTimeout = "timeout"
+	// OutcomeUnavailable is a backend that could not be tried: circuit open,
+	// not ready, connection refused (503/502 before any response).
+	OutcomeUnavailable = "unavailable"
+	// OutcomeUpstreamError is a backend that answered with a JSON-RPC error,
+	// a 5xx or an invalid response (502).
+	OutcomeUpstreamError = "upstream_error"
+	// OutcomeError is a failure inside the gateway itself (-32603, 500).
+	OutcomeError = "error"
+)
+
+// Reasons for an authentication failure (mcp_gateway_auth_failures_total).
+const (
+	// AuthMissing is a request without an Authorization header.
+	AuthMissing = "missing"
+	// AuthMalformed is an Authorization header that is not "Bearer <jwt>".
+	AuthMalformed = "malformed"
+	// AuthInvalidSignature is a token whose signature does not verify.
+	AuthInvalidSignature = "invalid_signature"
+	// AuthUnsupportedAlgorithm is a token signed with an algorithm outside the allowlist.
+	AuthUnsupportedAlgorithm = "unsupported_algorithm"
+	// AuthExpired is a token past its expiry (after skew).
+	AuthExpired = "expired"
+	// AuthNotYetValid is a token whose nbf or iat lies in the future.
+	AuthNotYetValid = "not_yet_valid"
+	// AuthUnknownIssuer is a token from an issuer that is not configured.
+	AuthUnknownIssuer = "unknown_issuer"
+	// AuthWrongAudience is a token not issued for this gateway (RFC 8707).
+	AuthWrongAudience = "wrong_audience"
+	// AuthClaims is a token missing a required claim (sub, for example).
+	AuthClaims = "claims"
+	// AuthIdPUnavailable is a technical failure reaching discovery or JWKS:
+	// the request fails with 5xx, never a silent allow.
+	AuthIdPUnavailable = "idp_unavailable"
+)
+
+// Authorization decisions (mcp_gateway_authz_decisions_total).
+const (
+	// DecisionAllow is a call the policy grants.
+	DecisionAllow = "allow"
+	// DecisionStepUp is a call more scopes would grant (403 insufficient_scope).
+	DecisionStepUp = "step_up"
+	// DecisionHidden is a call no rule could grant, answered like an unknown tool.
+	DecisionHidden = "hidden"
+)
+
+// MRTR events (mcp_gateway_mrtr_events_total, label event).
+const (
+	// EventConfirmIssued is a gateway confirmation returned as input_required.
+	EventConfirmIssued = "confirm_issued"
+	// EventConfirmApproved is a retry whose confirmation the user accepted.
+	EventConfirmApproved = "confirm_approved"
+	// EventConfirmDeclined is a retry whose confirmation the user declined or cancelled.
+	EventConfirmDeclined = "confirm_declined"
+	// EventUpstreamRoundTrip is a backend input_required wrapped for the client.
+	EventUpstreamRoundTrip = "upstream_round_trip"
+	// EventRejected is a requestState that did not open; its reason says why.
+	EventRejected = "rejected"
+)
+
+// Reasons for an MRTR rejection (label reason when event is EventRejected).
+const (
+	// RejectMalformed is a requestState that does not decode.
+	RejectMalformed = "malformed"
+	// RejectOversized is a requestState above the size limit.
+	RejectOversized = "oversized"
+	// RejectUnknownKey is a requestState sealed under a key id not in the ring.
+	RejectUnknownKey = "unknown_key"
+	// RejectTampered is a requestState whose AEAD or MAC does not verify.
+	RejectTampered = "tampered"
+	// RejectExpired is a requestState past its expiry.
+	RejectExpired = "expired"
+	// RejectPrincipal is a requestState bound to another issuer or subject.
+	RejectPrincipal = "principal"
+	// RejectTarget is a requestState bound to another backend, method or name.
+	RejectTarget = "target"
+	// RejectArguments is a requestState bound to other arguments.
+	RejectArguments = "arguments"
+	// RejectReplayed is a single-use confirmation presented twice.
+	RejectReplayed = "replayed"
+	// RejectStoreUnavailable is a single-use check the store could not make;
+	// the retry fails closed.
+	RejectStoreUnavailable = "store_unavailable"
+)
+
+// Rate-limit decisions (mcp_gateway_rate_limit_decisions_total).
+const (
+	// RateAllowed is a request under its limit.
+	RateAllowed = "allowed"
+	// RateLimited is a request over its limit (429).
+	RateLimited = "limited"
+	// RateError is a limiter that could not decide (store down); the
+	// configured fail-open or fail-closed choice then applies.
+	RateError = "error"
+)
+
+// Redis operations (mcp_gateway_redis_errors_total, label op).
+const (
+	// RedisOpNonce is the single-use nonce check (SET NX PX).
+	RedisOpNonce = "nonce"
+	// RedisOpRateLimit is the rate-limit script.
+	RedisOpRateLimit = "rate_limit"
+	// RedisOpCacheGet is a list-cache read.
+	RedisOpCacheGet = "cache_get"
+	// RedisOpCacheSet is a list-cache write.
+	RedisOpCacheSet = "cache_set"
+	// RedisOpPing is the readiness probe.
+	RedisOpPing = "ping"
+)
+
+// Circuit-breaker states (mcp_gateway_upstream_circuit_state).
+const (
+	// CircuitClosed lets every call through.
+	CircuitClosed = 0
+	// CircuitHalfOpen lets probe calls through.
+	CircuitHalfOpen = 1
+	// CircuitOpen refuses calls.
+	CircuitOpen = 2
+)
+
+// Methods returns the MCP methods that get their own label value: the client
+// requests of revision 2026-07-28 and the tasks extension (spec "Quick
+// reference"). Anything else, including legacy initialize and ping, is Other.
+func Methods() []string {
+	return []string{
+		"server/discover",
+		"tools/list", "tools/call",
+		"prompts/list", "prompts/get",
+		"resources/list", "resources/templates/list", "resources/read",
+		"completion/complete",
+		"subscriptions/listen",
+		"tasks/get", "tasks/update", "tasks/cancel",
+	}
+}
+
+// Outcomes returns the outcome label values, without Other.
+func Outcomes() []string {
+	return []string{
+		OutcomeOK, OutcomeToolError, OutcomeInputRequired, OutcomeClientError,
+		OutcomeDenied, OutcomeRateLimited, OutcomeCanceled, OutcomeTimeout,
+		OutcomeUnavailable, OutcomeUpstreamError, OutcomeError,
+	}
+}
+
+// AuthReasons returns the authentication failure reasons, without Other.
+func AuthReasons() []string {
+	return []string{
+		AuthMissing, AuthMalformed, AuthInvalidSignature, AuthUnsupportedAlgorithm,
+		AuthExpired, AuthNotYetValid, AuthUnknownIssuer, AuthWrongAudience,
+		AuthClaims, AuthIdPUnavailable,
+	}
+}
+
+// Decisions returns the authorization decisions, without Other.
+func Decisions() []string {
+	return []string{DecisionAllow, DecisionStepUp, DecisionHidden}
+}
+
+// Events returns the MRTR events, without Other.
+func Events() []string {
+	return []string{
+		EventConfirmIssued, EventConfirmApproved, EventConfirmDeclined,
+		EventUpstreamRoundTrip, EventRejected,
+	}
+}
+
+// RejectReasons returns the MRTR rejection reasons, without Other.
+func RejectReasons() []string {
+	return []string{
+		RejectMalformed, RejectOversized, RejectUnknownKey, RejectTampered,
+		RejectExpired, RejectPrincipal, RejectTarget, RejectArguments,
+		RejectReplayed, RejectStoreUnavailable,
+	}
+}
+
+// RateDecisions returns the rate-limit decisions, without Other.
+func RateDecisions() []string {
+	return []string{RateAllowed, RateLimited, RateError}
+}
+
+// RedisOps returns the Redis operation names, without Other.
+func RedisOps() []string {
+	return []string{RedisOpNonce, RedisOpRateLimit, RedisOpCacheGet, RedisOpCacheSet, RedisOpPing}
+}
+
+// closedSet maps the values of one label to dense indices; the last index is
+// Other. It is built once in New and only read afterwards, so lookups need
+// no lock.
+type closedSet struct {
+	values []string
+	index  map[string]int
+}
+
+func newClosedSet(values []string) closedSet {
+	all := append(append(make([]string, 0, len(values)+1), values...), Other)
+	index := make(map[string]int, len(all))
+	for i, v := range all {
+		index[v] = i
+	}
+	return closedSet{values: all, index: index}
+}
+
+// of returns the index of v, folding unknown values into Other.
+func (s closedSet) of(v string) int {
+	if i, ok := s.index[v]; ok {
+		return i
+	}
+	return len(s.values) - 1
+}
+
+// lookup returns the index of v and whether v is a member (Other is not).
+func (s closedSet) lookup(v string) (int, bool) {
+	i, ok := s.index[v]
+	return i, ok && i != len(s.values)-1
+}
+
+func (s closedSet) size() int { return len(s.values) }

@@ -1,0 +1,188 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metric names. Dashboards, alert rules and other packages depend on them.
+const (
+	NameRequests             = "mcp_gateway_requests_total"
+	NameRequestDuration      = "mcp_gateway_request_duration_seconds"
+	NameToolCalls            = "mcp_gateway_tool_calls_total"
+	NameUpstreamRequests     = "mcp_gateway_upstream_requests_total"
+	NameUpstreamDuration     = "mcp_gateway_upstream_request_duration_seconds"
+	NameAuthFailures         = "mcp_gateway_auth_failures_total"
+	NameAuthzDecisions       = "mcp_gateway_authz_decisions_total"
+	NameMRTREvents           = "mcp_gateway_mrtr_events_total"
+	NameRateLimitDecisions   = "mcp_gateway_rate_limit_decisions_total"
+	NameRequestsInFlight     = "mcp_gateway_requests_in_flight"
+	NameSSEStreamsOpen       = "mcp_gateway_sse_streams_open"
+	NameUpstreamUp           = "mcp_gateway_upstream_up"
+	NameUpstreamCircuit      = "mcp_gateway_upstream_circuit_state"
+	NameListCacheRequests    = "mcp_gateway_list_cache_requests_total"
+	NameRedisErrors          = "mcp_gateway_redis_errors_total"
+	NameBuildInfo            = "mcp_gateway_build_info"
+	cacheHit, cacheMiss      = "hit", "miss"
+	labelUpstream, labelTool = "upstream", "tool"
+)
+
+// MetricNames returns the name of every metric a Recorder registers (without
+// the _bucket/_sum/_count series suffixes of histograms).
+func MetricNames() []string {
+	return []string{
+		NameRequests, NameRequestDuration, NameToolCalls, NameUpstreamRequests,
+		NameUpstreamDuration, NameAuthFailures, NameAuthzDecisions, NameMRTREvents,
+		NameRateLimitDecisions, NameRequestsInFlight, NameSSEStreamsOpen, NameUpstreamUp,
+		NameUpstreamCircuit, NameListCacheRequests, NameRedisErrors, NameBuildInfo,
+	}
+}
+
+// DurationBuckets returns the histogram buckets, in seconds: 0.5 ms for a
+// cached list up to 60 s for a slow tool call.
+func DurationBuckets() []float64 {
+	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+		0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+}
+
+// ErrRegister reports a metric the registry refused (usually registered twice).
+var ErrRegister = errors.New("metrics: register")
+
+// Recorder records the gateway's metrics with closed label sets. All methods
+// are safe for concurrent use, and safe on a nil *Recorder, where they do
+// nothing.
+type Recorder struct {
+	methods, outcomes, upstreams, authReasons, decisions closedSet
+	events, mrtrReasons, rateDecisions, cacheResults     closedSet
+	redisOps                                             closedSet
+
+	requests         *table[prometheus.Counter]  // method × outcome
+	requestDuration  *table[prometheus.Observer] // method
+	upstreamRequests *table[prometheus.Counter]  // upstream × method × outcome
+	upstreamDuration *table[prometheus.Observer] // upstream × method
+	authFailures     *table[prometheus.Counter]  // reason
+	authzDecisions   *table[prometheus.Counter]  // decision × upstream
+	mrtrEvents       *table[prometheus.Counter]  // event × reason
+	rateDecisionsT   *table[prometheus.Counter]  // decision
+	listCache        *table[prometheus.Counter]  // result
+	redisErrors      *table[prometheus.Counter]  // op
+
+	inFlight, streams prometheus.Gauge
+	// Prepared once so that InFlight and StreamOpened return them without
+	// allocating a closure per request.
+	inFlightDone, streamClosed func()
+
+	upstreamUp, circuitState *prometheus.GaugeVec
+	tools                    *toolCalls
+}
+
+// New registers every gateway metric on reg and returns the recorder. It does
+// not register the Go runtime and process collectors; see RegisterRuntime.
+func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Recorder{
+		methods:       newClosedSet(Methods()),
+		outcomes:      newClosedSet(Outcomes()),
+		upstreams:     newClosedSet(opts.Upstreams),
+		authReasons:   newClosedSet(AuthReasons()),
+		decisions:     newClosedSet(Decisions()),
+		events:        newClosedSet(Events()),
+		mrtrReasons:   newClosedSet(append([]string{""}, RejectReasons()...)),
+		rateDecisions: newClosedSet(RateDecisions()),
+		cacheResults:  newClosedSet([]string{cacheHit, cacheMiss}),
+		redisOps:      newClosedSet(RedisOps()),
+	}
+	var cs []prometheus.Collector
+	r.buildTraffic(&cs)
+	r.buildEvents(&cs)
+	r.buildGauges(&cs, opts.version())
+	r.tools = newToolCalls(r.newCounterVec(&cs, NameToolCalls,
+		"Tool calls by upstream, upstream tool name (allowlisted) and outcome.",
+		labelUpstream, labelTool, "outcome"), opts.Upstreams, r.outcomes, opts.maxTools())
+	if err := registerAll(reg, cs); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Recorder) buildTraffic(cs *[]prometheus.Collector) {
+	r.requests = newTable(r.newCounterVec(cs, NameRequests,
+		"Client requests by MCP method and outcome.", "method", "outcome").WithLabelValues,
+		r.methods, r.outcomes)
+	r.requestDuration = newTable(r.newHistogramVec(cs, NameRequestDuration,
+		"Client request duration by MCP method, until the response (or stream) ends.",
+		"method").WithLabelValues, r.methods)
+	r.upstreamRequests = newTable(r.newCounterVec(cs, NameUpstreamRequests,
+		"Requests sent to backends by upstream, MCP method and outcome.",
+		labelUpstream, "method", "outcome").WithLabelValues, r.upstreams, r.methods, r.outcomes)
+	r.upstreamDuration = newTable(r.newHistogramVec(cs, NameUpstreamDuration,
+		"Backend request duration by upstream and MCP method.",
+		labelUpstream, "method").WithLabelValues, r.upstreams, r.methods)
+}
+
+func (r *Recorder) buildEvents(cs *[]prometheus.Collector) {
+	r.authFailures = newTable(r.newCounterVec(cs, NameAuthFailures,
+		"Failed authentications by reason.", "reason").WithLabelValues, r.authReasons)
+	r.authzDecisions = newTable(r.newCounterVec(cs, NameAuthzDecisions,
+		"Authorization decisions on tool calls by decision and upstream.",
+		"decision", labelUpstream).WithLabelValues, r.decisions, r.upstreams)
+	r.mrtrEvents = newTable(r.newCounterVec(cs, NameMRTREvents,
+		"MRTR events; reason is set only for rejected requestState.",
+		"event", "reason").WithLabelValues, r.events, r.mrtrReasons)
+	r.rateDecisionsT = newTable(r.newCounterVec(cs, NameRateLimitDecisions,
+		"Rate-limit decisions.", "decision").WithLabelValues, r.rateDecisions)
+	r.listCache = newTable(r.newCounterVec(cs, NameListCacheRequests,
+		"Merged list cache lookups by result.", "result").WithLabelValues, r.cacheResults)
+	r.redisErrors = newTable(r.newCounterVec(cs, NameRedisErrors,
+		"Failed Redis operations by operation.", "op").WithLabelValues, r.redisOps)
+}
+
+func (r *Recorder) buildGauges(cs *[]prometheus.Collector, version string) {
+	r.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{Name: NameRequestsInFlight,
+		Help: "Client requests being served."})
+	r.streams = prometheus.NewGauge(prometheus.GaugeOpts{Name: NameSSEStreamsOpen,
+		Help: "SSE response streams open toward clients, subscriptions/listen included."})
+	r.inFlightDone, r.streamClosed = r.inFlight.Dec, r.streams.Dec
+	r.upstreamUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NameUpstreamUp,
+		Help: "Whether the last health check of the upstream succeeded (1) or not (0)."},
+		[]string{labelUpstream})
+	r.circuitState = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NameUpstreamCircuit,
+		Help: "Circuit breaker state of the upstream: 0 closed, 1 half-open, 2 open."},
+		[]string{labelUpstream})
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NameBuildInfo,
+		Help: "Build information; the value is always 1."}, []string{"version", "goversion"})
+	build.WithLabelValues(version, runtime.Version()).Set(1)
+	*cs = append(*cs, r.inFlight, r.streams, r.upstreamUp, r.circuitState, build)
+}
+
+func (r *Recorder) newCounterVec(cs *[]prometheus.Collector, name, help string, labels ...string) *prometheus.CounterVec {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	*cs = append(*cs, v)
+	return v
+}
+
+func (r *Recorder) newHistogramVec(cs *[]prometheus.Collector, name, help string, labels ...string) prometheus.ObserverVec {
+	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help,
+		Buckets: DurationBuckets()}, labels)
+	*cs = append(*cs, v)
+	return v
+}
+
+// registerAll registers cs on reg, undoing the registrations already made if
+// one fails, so that a failed New leaves the registry as it found it.
+func registerAll(reg prometheus.Registerer, cs []prometheus.Collector) error {
+	for i, c := range cs {
+		if err := reg.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				reg.Unregister(done)
+			}
+			return fmt.Errorf("%w: %w", ErrRegister, err)
+		}
+	}
+	return nil
+}
