@@ -1,0 +1,176 @@
+package jsonrpc
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestDecode(t *testing.T) {
+	deep := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
+	tests := []struct {
+		name     string
+		body     string
+		wantCode int // 0: success
+		method   string
+		id       string
+	}{
+		{"request", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, 0, "tools/list", "1"},
+		{"string id", `{"jsonrpc":"2.0","id":"a","method":"x"}`, 0, "x", `"a"`},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/cancelled"}`, 0, "notifications/cancelled", ""},
+		{"escaped method", `{"jsonrpc":"2.0","id":1,"method":"tools\/list"}`, 0, "tools/list", "1"},
+		{"empty", ``, CodeParseError, "", ""},
+		{"garbage", `{"jsonrpc":`, CodeParseError, "", ""},
+		{"trailing garbage", `{"jsonrpc":"2.0","id":1,"method":"x"} x`, CodeParseError, "", ""},
+		{"invalid utf8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", CodeParseError, "", ""},
+		{"control char in string", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\x01\"}", CodeParseError, "", ""},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"x"}]`, CodeInvalidRequest, "", ""},
+		{"scalar", `42`, CodeInvalidRequest, "", ""},
+		{"response posted", `{"jsonrpc":"2.0","id":1,"result":{}}`, CodeInvalidRequest, "", ""},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"x"}`, CodeInvalidRequest, "", ""},
+		{"no version", `{"id":1,"method":"x"}`, CodeInvalidRequest, "", ""},
+		{"no method", `{"jsonrpc":"2.0","id":1}`, CodeInvalidRequest, "", ""},
+		{"case-sensitive member", `{"jsonrpc":"2.0","id":1,"Method":"x"}`, CodeInvalidRequest, "", ""},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"x"}`, CodeInvalidRequest, "", ""},
+		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"x"}`, CodeInvalidRequest, "", ""},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"x"}`, CodeInvalidRequest, "", ""},
+		{"params array", `{"jsonrpc":"2.0","id":1,"method":"x","params":[]}`, CodeInvalidParams, "", ""},
+		{"duplicate top key", `{"jsonrpc":"2.0","id":1,"method":"x","method":"y"}`, CodeInvalidRequest, "", ""},
+		{"duplicate params key", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"name":"a","name":"b"}}`, CodeInvalidParams, "", ""},
+		{"duplicate escaped key", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"name":"a","n\u0061me":"b"}}`, CodeInvalidParams, "", ""},
+		{"duplicate nested key", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"arguments":{"a":{"b":1,"b":2}}}}`, CodeInvalidParams, "", ""},
+		{"too deep", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + deep + `}}`, CodeInvalidRequest, "", ""},
+		{"bad number", `{"jsonrpc":"2.0","id":01,"method":"x"}`, CodeParseError, "", ""},
+		{"bad escape", `{"jsonrpc":"2.0","id":1,"method":"\q"}`, CodeParseError, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := Decode([]byte(tt.body), Limits{})
+			if tt.wantCode != 0 {
+				var e *Error
+				if !errors.As(err, &e) || e.Code != tt.wantCode {
+					t.Fatalf("Decode error = %v, want code %d", err, tt.wantCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if req.Method != tt.method || string(req.ID) != tt.id {
+				t.Fatalf("got method %q id %q, want %q %q", req.Method, req.ID, tt.method, tt.id)
+			}
+		})
+	}
+}
+
+func TestDecodeManyKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"jsonrpc":"2.0","id":1,"method":"x","params":{"arguments":{`)
+	for i := 0; i < 40; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"k` + strings.Repeat("x", i) + `":1`)
+	}
+	b.WriteString(`,"k":2}}}`) // "k" duplicates the first key after the switch to a map
+	if _, err := Decode([]byte(b.String()), Limits{}); !errors.Is(err, NewError(CodeInvalidParams, "")) {
+		t.Fatalf("duplicate among many keys: err = %v", err)
+	}
+}
+
+func TestTokenLimit(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"` + strings.Repeat("a", 100) + `"}}`
+	if _, err := Decode([]byte(body), Limits{MaxTokenBytes: 50}); !errors.Is(err, NewError(CodeInvalidRequest, "")) {
+		t.Fatalf("long string: err = %v", err)
+	}
+	if _, err := Decode([]byte(body), Limits{}); err != nil {
+		t.Fatalf("default limit: %v", err)
+	}
+}
+
+func TestParseParamsAndMeta(t *testing.T) {
+	raw := []byte(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"progressToken":7,` +
+		`"traceparent":"00-abc-def-01"},"name":"echo","arguments":{"a":1},"requestState":"s","cursor":""}`)
+	p, err := ParseParams(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "echo" || !p.HasName || string(p.Arguments) != `{"a":1}` || p.RequestState != "s" || !p.HasCursor {
+		t.Fatalf("params = %+v", p)
+	}
+	m, err := ParseMeta(p.Meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ProtocolVersion != "2026-07-28" || string(m.ClientCapabilities) != `{"elicitation":{}}` ||
+		string(m.ProgressToken) != "7" || m.TraceParent != "00-abc-def-01" {
+		t.Fatalf("meta = %+v", m)
+	}
+	bad := []string{`{"name":1}`, `{"_meta":[]}`, `{"arguments":"x"}`, `{"uri":null}`}
+	for _, b := range bad {
+		if _, err := ParseParams([]byte(b)); !errors.Is(err, NewError(CodeInvalidParams, "")) {
+			t.Errorf("ParseParams(%s) err = %v, want -32602", b, err)
+		}
+	}
+	if _, err := ParseMeta([]byte(`{"io.modelcontextprotocol/clientCapabilities":"x"}`)); err == nil {
+		t.Error("string capabilities accepted")
+	}
+}
+
+func TestAppend(t *testing.T) {
+	got := string(AppendError(nil, nil, NewError(CodeParseError, `bad "json"`)))
+	want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad \"json\""}}`
+	if got != want {
+		t.Fatalf("AppendError = %s\nwant %s", got, want)
+	}
+	got = string(AppendResult(nil, []byte(`"x"`), []byte(`{}`)))
+	if got != `{"jsonrpc":"2.0","id":"x","result":{}}` {
+		t.Fatalf("AppendResult = %s", got)
+	}
+	e := NewError(CodeUnsupportedProtocolVersion, "Unsupported protocol version").
+		WithData(map[string]any{"supported": []string{"2026-07-28"}, "requested": "1900-01-01"})
+	got = string(AppendError(nil, []byte("1"), e))
+	if !strings.Contains(got, `"data":{"requested":"1900-01-01","supported":["2026-07-28"]}`) {
+		t.Fatalf("AppendError with data = %s", got)
+	}
+}
+
+func TestDecodeMessage(t *testing.T) {
+	good := []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`,
+	}
+	for _, g := range good {
+		if _, err := DecodeMessage([]byte(g), Limits{}); err != nil {
+			t.Errorf("DecodeMessage(%s): %v", g, err)
+		}
+	}
+	bad := []string{`garbage`, `{"id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"result":5}`, `[]`}
+	for _, b := range bad {
+		if _, err := DecodeMessage([]byte(b), Limits{}); !errors.Is(err, ErrBadMessage) {
+			t.Errorf("DecodeMessage(%s) err = %v, want ErrBadMessage", b, err)
+		}
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}},"name":"toolbox__echo","arguments":{"text":"hello"}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		req, err := Decode(body, Limits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := ParseParams(req.Params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ParseMeta(p.Meta); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
