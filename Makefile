@@ -1,0 +1,63 @@
+# The two commands the README promises:
+#
+#   make test   install what the tests need, then vet, race-test, fuzz briefly
+#               and run the official MCP conformance suite through the gateway
+#   make demo   run the gateway's local demo
+#
+# `make test` stops at the first failing stage and exits non-zero.
+
+GO ?= go
+# How long each native fuzz target runs in `make test`; `make test FUZZTIME=1m`
+# digs deeper locally.
+FUZZTIME ?= 8s
+# Whole-suite cap for `go test`; far above what the suite needs on 2 cores, so
+# it only fires on a hang.
+TEST_TIMEOUT ?= 15m
+
+# Debian puts nginx and haproxy in /usr/sbin, which is not on a non-root PATH;
+# tests look them up by name.
+export PATH := $(PATH):/usr/sbin:/sbin
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+.PHONY: test setup vet unit fuzz conformance conformance-direct demo build
+
+test: setup vet unit fuzz conformance
+
+setup:
+	.ci/setup
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# Every `func FuzzXxx` in a _test.go file, found afresh on each run so a new
+# target is fuzzed without editing this file. Go fuzzes one target of one
+# package per invocation, hence the loop.
+fuzz:
+	@targets=$$(grep -rE --include='*_test.go' --exclude-dir=.cache --exclude-dir=.git \
+		-o '^func Fuzz[A-Za-z0-9_]*' . | sed -E 's|^(.*)/[^/]*_test\.go:func (.*)$$|\1 \2|' | sort -u); \
+	if [ -z "$$targets" ]; then echo "fuzz: no fuzz targets found"; exit 0; fi; \
+	n=0; \
+	while read -r dir name; do \
+		n=$$((n + 1)); \
+		echo "== fuzz $$dir $$name ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$dir"; \
+	done <<< "$$targets"; \
+	echo "fuzz: $$n targets, no failures"
+
+conformance:
+	.ci/conformance
+
+# The reference: what the Go SDK's conformance server passes on its own.
+conformance-direct:
+	CONFORMANCE_DIRECT=1 .ci/conformance
+
+demo:
+	$(GO) run ./cmd/gateway demo
+
+build:
+	$(GO) build -o bin/gateway ./cmd/gateway
