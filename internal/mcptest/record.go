@@ -53,13 +53,7 @@ func (r *recorder) wrap(next http.Handler) http.Handler {
 		r.mu.Lock()
 		r.exchanges = append(r.exchanges, ex)
 		r.mu.Unlock()
-		tw := &teeWriter{ResponseWriter: w}
-		next.ServeHTTP(tw, req)
-		r.mu.Lock()
-		ex.Status = tw.status
-		ex.ResponseHeader = w.Header().Clone()
-		ex.ResponseBody = tw.body.Bytes()
-		r.mu.Unlock()
+		next.ServeHTTP(&teeWriter{ResponseWriter: w, rec: r, ex: ex}, req)
 	})
 }
 
@@ -69,6 +63,9 @@ func (r *recorder) all() []Exchange {
 	out := make([]Exchange, len(r.exchanges))
 	for i, ex := range r.exchanges {
 		out[i] = *ex
+		out[i].Header = ex.Header.Clone()
+		out[i].ResponseHeader = ex.ResponseHeader.Clone()
+		out[i].ResponseBody = bytes.Clone(ex.ResponseBody)
 	}
 	return out
 }
@@ -79,26 +76,35 @@ func (r *recorder) reset() {
 	r.mu.Unlock()
 }
 
-// teeWriter copies the status and body of a response. It exposes Unwrap so
-// that http.ResponseController can still flush SSE events through it.
+// teeWriter records the status, headers and body of a response as they are
+// written, before the peer can see them, so an exchange is complete in
+// Requests() by the time the client has read the response. It exposes Unwrap
+// so that http.ResponseController can still flush SSE events through it.
 type teeWriter struct {
 	http.ResponseWriter
-	status int
-	body   bytes.Buffer
+	rec         *recorder
+	ex          *Exchange
+	wroteHeader bool
 }
 
 func (t *teeWriter) WriteHeader(code int) {
-	if t.status == 0 {
-		t.status = code
+	if !t.wroteHeader {
+		t.wroteHeader = true
+		t.rec.mu.Lock()
+		t.ex.Status = code
+		t.ex.ResponseHeader = t.ResponseWriter.Header().Clone()
+		t.rec.mu.Unlock()
 	}
 	t.ResponseWriter.WriteHeader(code)
 }
 
 func (t *teeWriter) Write(p []byte) (int, error) {
-	if t.status == 0 {
-		t.status = http.StatusOK
+	if !t.wroteHeader {
+		t.WriteHeader(http.StatusOK)
 	}
-	t.body.Write(p)
+	t.rec.mu.Lock()
+	t.ex.ResponseBody = append(t.ex.ResponseBody, p...)
+	t.rec.mu.Unlock()
 	return t.ResponseWriter.Write(p)
 }
 
