@@ -1,0 +1,168 @@
+{{/* Chart name, truncated to the 63 characters Kubernetes allows in names and labels. */}}
+{{- define "mcp-gateway.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Fully qualified app name; the release name alone when it already contains the chart name. */}}
+{{- define "mcp-gateway.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Chart name and version for the helm.sh/chart label. */}}
+{{- define "mcp-gateway.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels on every resource, without the component. */}}
+{{- define "mcp-gateway.commonLabels" -}}
+helm.sh/chart: {{ include "mcp-gateway.chart" . }}
+app.kubernetes.io/name: {{ include "mcp-gateway.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: mcp-gateway
+{{- end }}
+
+{{/* Labels of the gateway's resources. */}}
+{{- define "mcp-gateway.labels" -}}
+{{ include "mcp-gateway.commonLabels" . }}
+app.kubernetes.io/component: gateway
+{{- end }}
+
+{{/* Labels of the in-chart Redis. */}}
+{{- define "mcp-gateway.redisLabels" -}}
+{{ include "mcp-gateway.commonLabels" . }}
+app.kubernetes.io/component: redis
+{{- end }}
+
+{{/* Selector labels of the gateway pods; never change them, Deployment selectors are immutable. */}}
+{{- define "mcp-gateway.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "mcp-gateway.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: gateway
+{{- end }}
+
+{{/* Selector labels of the in-chart Redis. */}}
+{{- define "mcp-gateway.redisSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "mcp-gateway.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: redis
+{{- end }}
+
+{{/* Name of the ServiceAccount. */}}
+{{- define "mcp-gateway.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "mcp-gateway.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* Name of the Secret mounted at /etc/mcp-gateway/secrets/. */}}
+{{- define "mcp-gateway.secretName" -}}
+{{- default (include "mcp-gateway.fullname" .) .Values.secrets.existingSecret }}
+{{- end }}
+
+{{/* Image reference; a digest pins the image. */}}
+{{- define "mcp-gateway.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* Directory of the mounted secrets and config. */}}
+{{- define "mcp-gateway.secretsDir" -}}/etc/mcp-gateway/secrets{{- end }}
+{{- define "mcp-gateway.tlsDir" -}}/etc/mcp-gateway/tls{{- end }}
+
+{{/* Redis URL the gateway uses: external, in-chart, or empty (in-memory store). */}}
+{{- define "mcp-gateway.redisURL" -}}
+{{- if .Values.redis.url }}
+{{- .Values.redis.url }}
+{{- else if .Values.redis.internal.enabled }}
+{{- printf "redis://%s-redis:6379/0" (include "mcp-gateway.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when a Redis password is configured. */}}
+{{- define "mcp-gateway.redisHasPassword" -}}
+{{- if or .Values.redis.password .Values.redis.existingSecret }}true{{- end }}
+{{- end }}
+
+{{/* Secret and key holding the Redis password, as "name/key". */}}
+{{- define "mcp-gateway.redisPasswordRef" -}}
+{{- if .Values.redis.existingSecret }}
+{{- printf "%s/%s" .Values.redis.existingSecret .Values.redis.existingSecretKey }}
+{{- else }}
+{{- printf "%s/redis-password" (include "mcp-gateway.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{/*
+File name of the Redis password under the secrets directory. A password in the main existing
+Secret is read under its own key; one in a separate Secret is projected as redis-password.
+*/}}
+{{- define "mcp-gateway.redisPasswordFile" -}}
+{{- if and .Values.redis.existingSecret (eq .Values.redis.existingSecret .Values.secrets.existingSecret) }}
+{{- .Values.redis.existingSecretKey }}
+{{- else }}redis-password{{- end }}
+{{- end }}
+
+{{/* Public URL: config.server.publicURL, else https://<first Ingress host><path>. */}}
+{{- define "mcp-gateway.publicURL" -}}
+{{- $server := .Values.config.server | default dict }}
+{{- if $server.publicURL }}
+{{- $server.publicURL }}
+{{- else if and .Values.ingress.enabled .Values.ingress.hosts }}
+{{- printf "https://%s%s" (first .Values.ingress.hosts).host (default "/mcp" $server.path) }}
+{{- end }}
+{{- end }}
+
+{{/* Grace period: explicit, or preStop + drain delay + shutdown timeout + a 5s margin. */}}
+{{- define "mcp-gateway.drainSum" -}}
+{{- add .Values.drain.preStopSleepSeconds .Values.drain.delaySeconds .Values.drain.shutdownTimeoutSeconds }}
+{{- end }}
+{{- define "mcp-gateway.terminationGracePeriodSeconds" -}}
+{{- if kindIs "invalid" .Values.terminationGracePeriodSeconds }}
+{{- add (include "mcp-gateway.drainSum" . | int) 5 }}
+{{- else }}
+{{- .Values.terminationGracePeriodSeconds | int }}
+{{- end }}
+{{- end }}
+
+{{/* ingress-nginx body limit in MiB: one above maxBodyBytes so the gateway answers with its own 413. */}}
+{{- define "mcp-gateway.nginxBodySize" -}}
+{{- $max := (.Values.config.server | default dict).maxBodyBytes | default 4194304 | int64 }}
+{{- printf "%dm" (add1 (div (add $max 1048575) 1048576)) }}
+{{- end }}
+
+{{/* topologySpreadConstraints: the explicit list, else one soft constraint per topology key. */}}
+{{- define "mcp-gateway.topologySpread" -}}
+{{- if .Values.topologySpreadConstraints -}}
+topologySpreadConstraints:
+  {{- toYaml .Values.topologySpreadConstraints | nindent 2 }}
+{{- else if .Values.topologySpread.enabled -}}
+topologySpreadConstraints:
+{{- range .Values.topologySpread.topologyKeys }}
+  - maxSkew: {{ $.Values.topologySpread.maxSkew }}
+    topologyKey: {{ . }}
+    whenUnsatisfiable: {{ $.Values.topologySpread.whenUnsatisfiable }}
+    labelSelector:
+      matchLabels:
+        {{- include "mcp-gateway.selectorLabels" $ | nindent 8 }}
+    # Count only the pods of the current revision, so a rollout spreads the new pods too.
+    matchLabelKeys:
+      - pod-template-hash
+{{- end }}
+{{- end }}
+{{- end }}

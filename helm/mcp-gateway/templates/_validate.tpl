@@ -1,0 +1,85 @@
+{{/*
+Rendering fails on combinations that would deploy a broken or unsafe gateway; every message
+says what to change.
+*/}}
+{{- define "mcp-gateway.validate" -}}
+{{- $errs := list }}
+{{- $redis := include "mcp-gateway.redisURL" . }}
+{{- if and (not $redis) (or (gt (int .Values.replicaCount) 1) .Values.autoscaling.enabled) }}
+{{- $errs = append $errs "replicaCount > 1 or autoscaling.enabled needs shared state: set redis.url (external Redis) or redis.internal.enabled=true; the in-memory store serves one replica only" }}
+{{- end }}
+{{- if and .Values.redis.url .Values.redis.internal.enabled }}
+{{- $errs = append $errs "set either redis.url or redis.internal.enabled, not both" }}
+{{- end }}
+{{- if and .Values.redis.password .Values.redis.existingSecret }}
+{{- $errs = append $errs "set either redis.password or redis.existingSecret, not both" }}
+{{- end }}
+{{- $errs = concat $errs (include "mcp-gateway.validateKeys" . | fromYamlArray) }}
+{{- $errs = concat $errs (include "mcp-gateway.validateManaged" . | fromYamlArray) }}
+{{- $sum := include "mcp-gateway.drainSum" . | int }}
+{{- if le (include "mcp-gateway.terminationGracePeriodSeconds" . | int) $sum }}
+{{- $errs = append $errs (printf "terminationGracePeriodSeconds must be larger than drain.preStopSleepSeconds + drain.delaySeconds + drain.shutdownTimeoutSeconds (%d), or Kubernetes kills in-flight requests" $sum) }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (not (or .Values.autoscaling.targetCPUUtilizationPercentage .Values.autoscaling.targetMemoryUtilizationPercentage)) }}
+{{- $errs = append $errs "autoscaling.enabled needs targetCPUUtilizationPercentage or targetMemoryUtilizationPercentage" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- $errs = append $errs "autoscaling.minReplicas is larger than autoscaling.maxReplicas" }}
+{{- end }}
+{{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
+{{- $errs = append $errs "tls.enabled needs tls.secretName (a kubernetes.io/tls Secret)" }}
+{{- end }}
+{{- if $errs }}
+{{- fail (printf "\n\nmcp-gateway: invalid values:\n- %s" (join "\n- " $errs)) }}
+{{- end }}
+{{- end }}
+
+{{/* Problems with the MRTR keys and the chart's Secret, as a YAML list of messages. */}}
+{{- define "mcp-gateway.validateKeys" -}}
+{{- $errs := list }}
+{{- $existing := .Values.secrets.existingSecret }}
+{{- $withValue := 0 }}
+{{- range .Values.mrtr.keys }}
+{{- if .secret }}
+{{- $withValue = add1 $withValue }}
+{{- if lt (len .secret) 32 }}
+{{- $errs = append $errs (printf "mrtr.keys[%s].secret is shorter than 32 characters; generate one with: head -c 32 /dev/urandom | base64" .id) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if and (eq $withValue 0) (not $existing) }}
+{{- $errs = append $errs "no MRTR key: set mrtr.keys to [{id: k1, secret: <head -c 32 /dev/urandom | base64>}] or secrets.existingSecret with one entry mrtr-<id> per key id listed in mrtr.keys" }}
+{{- end }}
+{{- if and $existing (not .Values.mrtr.keys) }}
+{{- $errs = append $errs "secrets.existingSecret needs the MRTR key ids in mrtr.keys (for example [{id: k1}]), read from entries mrtr-<id> of that Secret" }}
+{{- end }}
+{{- if and $existing (or (gt $withValue 0) .Values.secrets.files) }}
+{{- $errs = append $errs "with secrets.existingSecret the chart creates no Secret: move mrtr.keys[].secret and secrets.files into that Secret" }}
+{{- end }}
+{{- if and $existing .Values.redis.password }}
+{{- $errs = append $errs "with secrets.existingSecret put the Redis password into a Secret and set redis.existingSecret instead of redis.password" }}
+{{- end }}
+{{- toYaml $errs }}
+{{- end }}
+
+{{/* Keys of .Values.config that the chart sets itself, as a YAML list of messages. */}}
+{{- define "mcp-gateway.validateManaged" -}}
+{{- $errs := list }}
+{{- $server := .Values.config.server | default dict }}
+{{- $managed := dict "listen" "containerPorts.mcp" "tls" "tls.enabled and tls.secretName" "drainDelay" "drain.delaySeconds" "shutdownTimeout" "drain.shutdownTimeoutSeconds" }}
+{{- range $key := keys $managed | sortAlpha }}
+{{- if hasKey $server $key }}
+{{- $errs = append $errs (printf "config.server.%s is set by the chart: use %s" $key (get $managed $key)) }}
+{{- end }}
+{{- end }}
+{{- if hasKey (.Values.config.admin | default dict) "listen" }}
+{{- $errs = append $errs "config.admin.listen is set by the chart: use containerPorts.admin" }}
+{{- end }}
+{{- if hasKey .Values.config "mrtr" }}
+{{- $errs = append $errs "config.mrtr is set by the chart: use mrtr.keys and mrtr.ttl" }}
+{{- end }}
+{{- if hasKey .Values.config "redis" }}
+{{- $errs = append $errs "config.redis is set by the chart: use redis.url, redis.password or redis.internal" }}
+{{- end }}
+{{- toYaml $errs }}
+{{- end }}
