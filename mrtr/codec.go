@@ -1,0 +1,176 @@
+// Package mrtr implements the gateway's side of Multi Round-Trip Requests
+// (spec §3): sealing and opening requestState bound to the principal, the
+// target and the arguments; single use of confirmations; gateway-originated
+// confirmation requests; and wrapping a backend's own round trip so the
+// client never sees the backend's state and any replica can route the retry.
+package mrtr
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/seal"
+)
+
+const (
+	// DefaultTTL is the default lifetime of a sealed state (the TS SDK uses
+	// 600 s; spec §3 asks for a short expiry).
+	DefaultTTL = 10 * time.Minute
+	// MinTTL and MaxTTL bound Config.TTL.
+	MinTTL = time.Second
+	// MaxTTL keeps states short-lived, as spec §3 recommends.
+	MaxTTL = 24 * time.Hour
+	// ReplayKeyPrefix prefixes the nonce in keys passed to Replays.UseOnce.
+	ReplayKeyPrefix = "mrtr/nonce/"
+)
+
+// Config configures a Codec.
+type Config struct {
+	// TTL is how long a sealed requestState stays valid after it is issued.
+	// Zero means DefaultTTL (10 minutes); otherwise between MinTTL and MaxTTL.
+	TTL time.Duration
+}
+
+// Validate reports every problem in c without changing it.
+func (c Config) Validate() error {
+	if c.TTL != 0 && (c.TTL < MinTTL || c.TTL > MaxTTL) {
+		return fmt.Errorf("%w: ttl %v must be between %v and %v", ErrInvalidConfig, c.TTL, MinTTL, MaxTTL)
+	}
+	return nil
+}
+
+// Replays records single-use keys. UseOnce reports first=true the first time
+// key is used within ttl and false afterwards. The gateway's in-memory and
+// Redis stores implement it.
+type Replays interface {
+	UseOnce(ctx context.Context, key string, ttl time.Duration) (first bool, err error)
+}
+
+// Binding is what a retry must match for its requestState to be accepted.
+type Binding struct {
+	// Issuer and Subject identify the authenticated caller of the retry.
+	Issuer, Subject string
+	// Upstream is the backend the retry routes to.
+	Upstream string
+	// Method is the retry's JSON-RPC method.
+	Method string
+	// Name is the retry's namespaced tool or prompt name, or resource URI.
+	Name string
+	// ArgsDigest is Digest of the retry's arguments.
+	ArgsDigest [32]byte
+}
+
+// Codec seals and opens requestState. It is immutable and safe for
+// concurrent use.
+type Codec struct {
+	sealer  *seal.Sealer
+	ttl     time.Duration
+	replays Replays
+	now     func() time.Time
+}
+
+// New returns a Codec sealing with sealer (use the seal.PurposeRequestState
+// sealer), consuming single-use nonces in replays, and reading time from now
+// (nil means time.Now).
+func New(sealer *seal.Sealer, cfg Config, replays Replays, now func() time.Time) (*Codec, error) {
+	var errs []error
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if sealer == nil {
+		errs = append(errs, fmt.Errorf("%w: a sealer is required", ErrInvalidConfig))
+	}
+	if replays == nil {
+		errs = append(errs, fmt.Errorf("%w: a replay store is required", ErrInvalidConfig))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if now == nil {
+		now = time.Now
+	}
+	ttl := cfg.TTL
+	if ttl == 0 {
+		ttl = DefaultTTL
+	}
+	return &Codec{sealer: sealer, ttl: ttl, replays: replays, now: now}, nil
+}
+
+// Seal stamps st with a fresh random nonce and an expiry of now+TTL
+// (overwriting those fields) and returns the sealed token.
+func (c *Codec) Seal(st State) (string, error) {
+	st.Expiry = c.now().Add(c.ttl)
+	if _, err := rand.Read(st.Nonce[:]); err != nil {
+		return "", fmt.Errorf("mrtr: reading random nonce: %w", err)
+	}
+	b, err := st.marshal()
+	if err != nil {
+		return "", err
+	}
+	tok, err := c.sealer.Seal(b)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrUnsealable, err)
+	}
+	return tok, nil
+}
+
+// Open authenticates token and checks it against the retry's binding. Every
+// rejection matches ErrInvalidState and carries a Reason.
+func (c *Codec) Open(token string, b Binding) (*State, error) {
+	pt, err := c.sealer.Open(token)
+	if err != nil {
+		return nil, reject(sealReason(err), err)
+	}
+	st := new(State)
+	if err := st.unmarshal(pt); err != nil {
+		return nil, reject(ReasonMalformed, err)
+	}
+	switch {
+	case !c.now().Before(st.Expiry):
+		return nil, reject(ReasonExpired, nil)
+	case st.Issuer != b.Issuer || st.Subject != b.Subject:
+		return nil, reject(ReasonPrincipal, nil)
+	case st.Upstream != b.Upstream || st.Method != b.Method || st.Name != b.Name:
+		return nil, reject(ReasonTarget, nil)
+	case st.ArgsDigest != b.ArgsDigest:
+		return nil, reject(ReasonArguments, nil)
+	}
+	return st, nil
+}
+
+func sealReason(err error) string {
+	switch {
+	case errors.Is(err, seal.ErrOversized):
+		return ReasonOversized
+	case errors.Is(err, seal.ErrUnknownKey):
+		return ReasonUnknownKey
+	case errors.Is(err, seal.ErrTampered):
+		return ReasonTampered
+	}
+	return ReasonMalformed
+}
+
+// Consume marks st's nonce used. The first call succeeds; any later call
+// (on any replica sharing the store) fails with ErrInvalidState reason
+// "replayed". A store failure returns ErrStoreUnavailable so the gateway
+// fails closed with a retryable error. Call it after Open and before acting.
+func (c *Codec) Consume(ctx context.Context, st *State) error {
+	ttl := st.Expiry.Sub(c.now())
+	// Stores such as Redis PX count whole milliseconds; anything shorter is
+	// as good as expired.
+	if ttl < time.Millisecond {
+		return reject(ReasonExpired, nil)
+	}
+	first, err := c.replays.UseOnce(ctx, ReplayKeyPrefix+hex.EncodeToString(st.Nonce[:]), ttl)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+	}
+	if !first {
+		return reject(ReasonReplayed, nil)
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+package mrtr
+
+import (
+	"encoding/binary"
+	"errors"
+	"time"
+)
+
+// Kind says who originated an MRTR round trip.
+type Kind uint8
+
+const (
+	// KindConfirm is a gateway-originated confirmation of a tool call.
+	KindConfirm Kind = 1
+	// KindUpstream wraps a backend's own input_required round trip.
+	KindUpstream Kind = 2
+)
+
+// String returns "confirm", "upstream" or "unknown".
+func (k Kind) String() string {
+	switch k {
+	case KindConfirm:
+		return "confirm"
+	case KindUpstream:
+		return "upstream"
+	}
+	return "unknown"
+}
+
+// Methods that may return input_required (spec §3).
+const (
+	MethodToolsCall     = "tools/call"
+	MethodPromptsGet    = "prompts/get"
+	MethodResourcesRead = "resources/read"
+)
+
+// State is the payload sealed into a requestState token.
+//
+// Encoding (compact binary, big-endian, no trailing bytes):
+//
+//	version(1)=1 | kind(1) | flags(1: bit0 Confirmed, bit1 has upstream state)
+//	| method(1: 1 tools/call, 2 prompts/get, 3 resources/read)
+//	| expiry unix ms (8) | nonce (16) | args digest (32)
+//	| uvarint-length-prefixed: issuer, subject, upstream, name, upstream state
+type State struct {
+	// Kind is KindConfirm or KindUpstream.
+	Kind Kind
+	// Issuer and Subject identify the principal the retry must come from.
+	Issuer, Subject string
+	// Upstream is the backend the call is routed to.
+	Upstream string
+	// Method is one of the Method* constants.
+	Method string
+	// Name is the client-facing (namespaced) tool or prompt name, or the
+	// resource URI.
+	Name string
+	// ArgsDigest is Digest of the call's arguments.
+	ArgsDigest [32]byte
+	// Expiry is set by Codec.Seal; the state is rejected from this instant on.
+	Expiry time.Time
+	// Nonce is set by Codec.Seal (16 random bytes); it keys single use.
+	Nonce [16]byte
+	// UpstreamState is the backend's own requestState (KindUpstream only),
+	// valid when HasUpstreamState is true. The client never sees it in clear.
+	UpstreamState string
+	// HasUpstreamState distinguishes an absent backend requestState from an
+	// empty one, so the retry forwards exactly what the backend sent.
+	HasUpstreamState bool
+	// Confirmed records that the user already approved this call, so a
+	// confirmed call whose backend then asks for input is not asked again.
+	Confirmed bool
+}
+
+// SingleUse reports whether the gateway must consume the nonce before acting
+// on this state: confirmations, and anything carrying an approval, since a
+// replay would repeat an approved action without asking.
+func (s *State) SingleUse() bool { return s.Kind == KindConfirm || s.Confirmed }
+
+const (
+	stateVersion     = 1
+	flagConfirmed    = 1 << 0
+	flagHasUpstream  = 1 << 1
+	stateFixedHeader = 4 + 8 + 16 + 32
+)
+
+var errDecode = errors.New("mrtr: undecodable state payload")
+
+func methodCode(m string) byte {
+	switch m {
+	case MethodToolsCall:
+		return 1
+	case MethodPromptsGet:
+		return 2
+	case MethodResourcesRead:
+		return 3
+	}
+	return 0
+}
+
+func methodName(c byte) string {
+	switch c {
+	case 1:
+		return MethodToolsCall
+	case 2:
+		return MethodPromptsGet
+	case 3:
+		return MethodResourcesRead
+	}
+	return ""
+}
+
+func (s *State) marshal() ([]byte, error) {
+	mc := methodCode(s.Method)
+	if mc == 0 || (s.Kind != KindConfirm && s.Kind != KindUpstream) {
+		return nil, ErrUnsealable
+	}
+	var flags byte
+	if s.Confirmed {
+		flags |= flagConfirmed
+	}
+	if s.HasUpstreamState {
+		flags |= flagHasUpstream
+	}
+	n := stateFixedHeader + 5*binary.MaxVarintLen64 + len(s.Issuer) + len(s.Subject) +
+		len(s.Upstream) + len(s.Name) + len(s.UpstreamState)
+	b := make([]byte, 0, n)
+	b = append(b, stateVersion, byte(s.Kind), flags, mc)
+	b = binary.BigEndian.AppendUint64(b, uint64(s.Expiry.UnixMilli()))
+	b = append(b, s.Nonce[:]...)
+	b = append(b, s.ArgsDigest[:]...)
+	for _, f := range []string{s.Issuer, s.Subject, s.Upstream, s.Name, s.UpstreamState} {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	return b, nil
+}
+
+func (s *State) unmarshal(b []byte) error {
+	if len(b) < stateFixedHeader || b[0] != stateVersion {
+		return errDecode
+	}
+	s.Kind = Kind(b[1])
+	flags := b[2]
+	s.Method = methodName(b[3])
+	if (s.Kind != KindConfirm && s.Kind != KindUpstream) || s.Method == "" ||
+		flags&^(flagConfirmed|flagHasUpstream) != 0 {
+		return errDecode
+	}
+	s.Confirmed = flags&flagConfirmed != 0
+	s.HasUpstreamState = flags&flagHasUpstream != 0
+	s.Expiry = time.UnixMilli(int64(binary.BigEndian.Uint64(b[4:12])))
+	copy(s.Nonce[:], b[12:28])
+	copy(s.ArgsDigest[:], b[28:60])
+	rest := b[stateFixedHeader:]
+	for _, f := range []*string{&s.Issuer, &s.Subject, &s.Upstream, &s.Name, &s.UpstreamState} {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || n > uint64(len(rest)-k) {
+			return errDecode
+		}
+		*f = string(rest[k : k+int(n)])
+		rest = rest[k+int(n):]
+	}
+	if len(rest) != 0 {
+		return errDecode
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package mrtr
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Bounds of the confirmation message, in runes.
+const (
+	maxToolRunes    = 80
+	maxArgNameRunes = 32
+	maxValueRunes   = 48
+	maxListedArgs   = 8
+	maxMessageRunes = 600
+)
+
+// confirmMessage names the tool and summarises its arguments for the user.
+// Argument values are untrusted text shown to a human deciding on approval,
+// so every piece is one line, bounded, and free of control and format
+// characters (bidi overrides could make the text read differently).
+func confirmMessage(tool string, args json.RawMessage) string {
+	var b strings.Builder
+	b.WriteString("Allow the tool ")
+	b.WriteString(strconv.Quote(clean(tool, maxToolRunes)))
+	b.WriteString(" to run")
+	names, values, more, ok := topLevelMembers(args, maxListedArgs)
+	switch {
+	case !ok:
+		b.WriteString(" with arguments that cannot be displayed")
+	case len(names) == 0:
+		b.WriteString(" with no arguments")
+	default:
+		b.WriteString(" with: ")
+		for i := range names {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(clean(names[i], maxArgNameRunes))
+			b.WriteString("=")
+			b.WriteString(clean(compact(values[i]), maxValueRunes))
+		}
+		if more > 0 {
+			b.WriteString(", and " + strconv.Itoa(more) + " more")
+		}
+	}
+	b.WriteString("?")
+	return clean(b.String(), maxMessageRunes)
+}
+
+// topLevelMembers returns up to limit member names and raw values of the
+// args object in document order, and how many more there are. ok is false
+// when args is neither absent nor an object.
+func topLevelMembers(args json.RawMessage, limit int) (names []string, values []json.RawMessage, more int, ok bool) {
+	t := bytes.TrimSpace(args)
+	if len(t) == 0 || string(t) == "null" {
+		return nil, nil, 0, true
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, 0, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		var v json.RawMessage
+		if err != nil || dec.Decode(&v) != nil {
+			return nil, nil, 0, false
+		}
+		if len(names) == limit {
+			more++
+			continue
+		}
+		key, _ := tok.(string)
+		names = append(names, key)
+		values = append(values, v)
+	}
+	return names, values, more, true
+}
+
+func compact(v json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, v) != nil {
+		return "?"
+	}
+	return buf.String()
+}
+
+// clean makes s a single line without control or format characters and
+// truncates it to max runes, marking the cut with an ellipsis. Invalid UTF-8
+// already reads as U+FFFD when ranging over a string.
+func clean(s string, max int) string {
+	out := make([]rune, 0, min(len(s), max))
+	space := false
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			if space {
+				continue
+			}
+			r, space = ' ', true
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+			r, space = '\uFFFD', false
+		default:
+			space = false
+		}
+		if len(out) == max {
+			out[max-1] = '…'
+			return string(out)
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
