@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// gcraScript is gcra.step run atomically next to the bucket, so that replicas
+// never interleave a read and a write of the same key. ARGV: interval (µs),
+// burst, now (µs, or 0 to use the server's TIME so that every replica reads
+// one clock per key). Returns {allowed, remaining, retryAfter µs, resetAfter
+// µs}. Calling TIME before a write needs effect replication, the default
+// since Redis 5.
+const gcraScript = `
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+if now <= 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local tat = tonumber(redis.call('GET', KEYS[1])) or 0
+if tat < now then tat = now end
+local newtat = tat + interval
+local allowat = newtat - burst * interval
+if now < allowat then
+  return {0, 0, allowat - now, tat - now}
+end
+redis.call('SET', KEYS[1], string.format('%d', newtat), 'PX', math.ceil((newtat - now) / 1000))
+return {1, math.floor((now - allowat) / interval), 0, newtat - now}
+`
+
+// RedisOption adjusts a Redis store beyond its configuration.
+type RedisOption func(*Redis)
+
+// WithClock makes Allow use now instead of the Redis server's TIME. Every
+// replica sharing a Redis must then use comparable clocks; tests use it to
+// move rate-limit refill forward without sleeping. UseOnce and Set expiry
+// always run on the server's clock.
+func WithClock(now func() time.Time) RedisOption {
+	return func(r *Redis) { r.now = now }
+}
+
+// Redis is the Store shared by all replicas through a Redis server, Sentinel
+// group or Cluster. Keys are prefix + kind + SHA-256 of the caller's key.
+type Redis struct {
+	client redis.UniversalClient
+	prefix string
+	now    func() time.Time
+	gcra   *redis.Script
+	closed atomic.Bool
+}
+
+var _ Store = (*Redis)(nil)
+
+// ErrNotConfigured means NewRedis got a config with neither URL nor Addrs.
+var ErrNotConfigured = errors.New("store: redis url or addrs required")
+
+// NewRedis builds a Redis store from cfg. It does not dial: the client
+// connects lazily and reconnects by itself, so a Redis that is down at
+// start-up shows in Ping (readiness) rather than failing the process.
+func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !cfg.Enabled() {
+		return nil, ErrNotConfigured
+	}
+	uo, err := cfg.universalOptions()
+	if err != nil {
+		return nil, err
+	}
+	r := &Redis{
+		client: redis.NewUniversalClient(uo),
+		prefix: cfg.keyPrefix(),
+		gcra:   redis.NewScript(gcraScript),
+	}
+	for _, opt := range opts {
+		opt(r)
+	}
+	return r, nil
+}
+
+// UseOnce implements Store with SET NX PX.
+func (r *Redis) UseOnce(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	if ttl <= 0 {
+		return false, ErrInvalidTTL
+	}
+	first, err := r.client.SetNX(ctx, redisKey(r.prefix, kindOnce, key), "1", ceilMillis(ttl)).Result()
+	if err != nil {
+		return false, r.wrap(err)
+	}
+	return first, nil
+}
+
+// Allow implements Store with one Lua script (EVALSHA, falling back to EVAL
+// when the server's script cache is empty, e.g. after a restart).
+func (r *Redis) Allow(ctx context.Context, key string, limit Limit) (RateDecision, error) {
+	g, err := newGCRA(limit)
+	if err != nil {
+		return RateDecision{}, err
+	}
+	var now int64
+	if r.now != nil {
+		now = r.now().UnixMicro()
+	}
+	vals, err := r.gcra.Run(ctx, r.client, []string{redisKey(r.prefix, kindRate, key)},
+		g.interval, g.burst, now).Int64Slice()
+	if err != nil {
+		return RateDecision{}, r.wrap(err)
+	}
+	if len(vals) != 4 {
+		return RateDecision{}, fmt.Errorf("%w: rate script returned %d values, want 4", ErrUnavailable, len(vals))
+	}
+	res := gcraResult{allowed: vals[0] == 1, remaining: vals[1], retryAfter: vals[2], resetAfter: vals[3]}
+	return res.decision(limit), nil
+}
+
+// Get implements Store.
+func (r *Redis) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	b, err := r.client.Get(ctx, redisKey(r.prefix, kindValue, key)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, r.wrap(err)
+	}
+	return b, true, nil
+}
+
+// Set implements Store.
+func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if ttl <= 0 {
+		return ErrInvalidTTL
+	}
+	return r.wrap(r.client.Set(ctx, redisKey(r.prefix, kindValue, key), value, ceilMillis(ttl)).Err())
+}
+
+// Ping implements Store.
+func (r *Redis) Ping(ctx context.Context) error {
+	return r.wrap(r.client.Ping(ctx).Err())
+}
+
+// Close implements Store; it closes the connection pool. Closing twice is a
+// no-op.
+func (r *Redis) Close() error {
+	if r.closed.Swap(true) {
+		return nil
+	}
+	return r.client.Close()
+}
+
+// wrap marks every client failure as ErrUnavailable, keeping the cause.
+func (r *Redis) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if r.closed.Load() {
+		return fmt.Errorf("%w: %w: %w", ErrUnavailable, ErrClosed, err)
+	}
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// ceilMillis rounds a positive TTL up to Redis's millisecond resolution, so
+// that a nonce never expires earlier than asked.
+func ceilMillis(d time.Duration) time.Duration {
+	return (d + time.Millisecond - 1).Truncate(time.Millisecond)
+}

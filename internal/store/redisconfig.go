@@ -1,0 +1,343 @@
+package store
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// Defaults for RedisConfig.
+const (
+	// DefaultKeyPrefix starts every key the gateway writes, so it can share a
+	// Redis with other applications.
+	DefaultKeyPrefix = "mcpgw:"
+	// DefaultDialTimeout bounds opening one connection.
+	DefaultDialTimeout = 2 * time.Second
+	// DefaultReadTimeout bounds waiting for one reply.
+	DefaultReadTimeout = time.Second
+	// DefaultWriteTimeout bounds sending one command.
+	DefaultWriteTimeout = time.Second
+	// DefaultMaxRetries is how often a command is retried after a network
+	// error. Retries are safe here: a repeated SET NX can only turn a first
+	// use into "already used" (failing closed), and a repeated Allow can only
+	// take an extra token (erring on the strict side).
+	DefaultMaxRetries = 1
+	// MaxKeyPrefixLen bounds RedisConfig.KeyPrefix.
+	MaxKeyPrefixLen = 64
+)
+
+// RedisConfig selects and tunes the Redis store. Exactly one of URL or Addrs
+// selects the server; with neither the gateway uses the memory store (see
+// Enabled). Secrets are values here: the caller resolves them from files or
+// environment variables before building the config.
+type RedisConfig struct {
+	// URL of a single Redis ("redis://[user:pass@]host:port/db", or
+	// "rediss://" for TLS). With Cluster it is a seed node and more seeds can
+	// be given as "?addr=host:port" parameters.
+	URL string `yaml:"url"`
+	// Addrs are host:port seeds: Sentinel addresses when MasterName is set,
+	// cluster nodes when Cluster is set or more than one is given, otherwise
+	// the single server.
+	Addrs []string `yaml:"addrs"`
+	// MasterName is the Sentinel master set name; it switches Addrs to
+	// Sentinel discovery.
+	MasterName string `yaml:"masterName"`
+	// Cluster selects Redis Cluster even with a single seed address.
+	Cluster bool `yaml:"cluster"`
+	// Username for Redis ACL authentication; overrides one in URL.
+	Username string `yaml:"username"`
+	// Password for Redis authentication; overrides one in URL. Never logged.
+	Password string `yaml:"password"`
+	// SentinelUsername authenticates to the Sentinels themselves.
+	SentinelUsername string `yaml:"sentinelUsername"`
+	// SentinelPassword authenticates to the Sentinels themselves. Never logged.
+	SentinelPassword string `yaml:"sentinelPassword"`
+	// DB is the database number; non-zero overrides the one in URL. Must be 0
+	// with Cluster.
+	DB int `yaml:"db"`
+	// TLS configures encrypted connections; "rediss://" turns it on too.
+	TLS RedisTLS `yaml:"tls"`
+	// PoolSize is the connection pool size per node; 0 uses go-redis's
+	// default of 10 per GOMAXPROCS.
+	PoolSize int `yaml:"poolSize"`
+	// DialTimeout bounds opening a connection; 0 means DefaultDialTimeout.
+	DialTimeout time.Duration `yaml:"dialTimeout"`
+	// ReadTimeout bounds waiting for a reply; 0 means DefaultReadTimeout.
+	ReadTimeout time.Duration `yaml:"readTimeout"`
+	// WriteTimeout bounds sending a command; 0 means DefaultWriteTimeout.
+	WriteTimeout time.Duration `yaml:"writeTimeout"`
+	// MaxRetries is how often a command is retried after a network error; 0
+	// means DefaultMaxRetries and -1 disables retries.
+	MaxRetries int `yaml:"maxRetries"`
+	// KeyPrefix starts every key; "" means DefaultKeyPrefix. Avoid "{" and
+	// "}" under Cluster: a hash tag would put every key in one slot.
+	KeyPrefix string `yaml:"keyPrefix"`
+}
+
+// RedisTLS configures TLS toward Redis. Verification is on unless
+// InsecureSkipVerify is set.
+type RedisTLS struct {
+	// Enabled turns TLS on for Addrs (a "rediss://" URL turns it on anyway).
+	Enabled bool `yaml:"enabled"`
+	// CAFile is a PEM bundle of CAs to trust instead of the system pool.
+	CAFile string `yaml:"caFile"`
+	// CertFile is a PEM client certificate for mutual TLS; needs KeyFile.
+	CertFile string `yaml:"certFile"`
+	// KeyFile is the PEM private key for CertFile.
+	KeyFile string `yaml:"keyFile"`
+	// ServerName overrides the name verified in the server certificate;
+	// empty means the host being dialled.
+	ServerName string `yaml:"serverName"`
+	// InsecureSkipVerify disables certificate verification. Tests only.
+	InsecureSkipVerify bool `yaml:"insecureSkipVerify"`
+}
+
+// Enabled reports whether c selects a Redis server at all.
+func (c RedisConfig) Enabled() bool { return c.URL != "" || len(c.Addrs) > 0 }
+
+// Validate reports every problem with c. It reads no files and dials nothing.
+func (c RedisConfig) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("store: redis "+format, args...)) }
+	if c.URL != "" && len(c.Addrs) > 0 {
+		add("url and addrs are mutually exclusive")
+	}
+	if !c.Enabled() && (c.MasterName != "" || c.Cluster) {
+		add("masterName and cluster need url or addrs")
+	}
+	if c.URL != "" {
+		if err := c.validateURL(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i, a := range c.Addrs {
+		if err := validateAddr(a); err != nil {
+			add("addrs[%d]: %v", i, err)
+		}
+	}
+	if c.MasterName != "" && c.Cluster {
+		add("masterName (Sentinel) and cluster are mutually exclusive")
+	}
+	if c.MasterName != "" && c.URL != "" {
+		add("masterName needs Sentinel addrs, not url")
+	}
+	if c.DB < 0 || (c.DB != 0 && c.clusterMode()) {
+		add("db %d: must be non-negative, and 0 under Cluster", c.DB)
+	}
+	errs = append(errs, c.validateTuning()...)
+	errs = append(errs, c.TLS.validate(c.tlsOn())...)
+	return errors.Join(errs...)
+}
+
+func (c RedisConfig) validateURL() error {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		// url.Parse echoes the input, which may hold a password.
+		return errors.New("store: redis url does not parse")
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return fmt.Errorf("store: redis url scheme %q: want redis or rediss", u.Scheme)
+	}
+	if u.Host == "" {
+		return errors.New("store: redis url has no host")
+	}
+	return nil
+}
+
+func validateAddr(a string) error {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return err
+	}
+	if host == "" {
+		return fmt.Errorf("%q has no host", a)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("%q has no valid port", a)
+	}
+	return nil
+}
+
+func (c RedisConfig) validateTuning() []error {
+	var errs []error
+	if c.PoolSize < 0 {
+		errs = append(errs, fmt.Errorf("store: redis poolSize %d is negative", c.PoolSize))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"dialTimeout", c.DialTimeout}, {"readTimeout", c.ReadTimeout}, {"writeTimeout", c.WriteTimeout}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("store: redis %s %v is negative", d.name, d.v))
+		}
+	}
+	if c.MaxRetries < -1 {
+		errs = append(errs, fmt.Errorf("store: redis maxRetries %d: want -1, 0 or more", c.MaxRetries))
+	}
+	if len(c.KeyPrefix) > MaxKeyPrefixLen {
+		errs = append(errs, fmt.Errorf("store: redis keyPrefix longer than %d bytes", MaxKeyPrefixLen))
+	}
+	if strings.ContainsFunc(c.KeyPrefix, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		errs = append(errs, errors.New("store: redis keyPrefix contains spaces or control characters"))
+	}
+	return errs
+}
+
+func (t RedisTLS) validate(on bool) []error {
+	var errs []error
+	if !on && (t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "" || t.InsecureSkipVerify) {
+		errs = append(errs, errors.New("store: redis tls options set but TLS is off (set tls.enabled or use rediss://)"))
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		errs = append(errs, errors.New("store: redis tls certFile and keyFile go together"))
+	}
+	return errs
+}
+
+func (c RedisConfig) clusterMode() bool {
+	return c.Cluster || (c.MasterName == "" && len(c.Addrs) > 1)
+}
+
+func (c RedisConfig) tlsOn() bool {
+	return c.TLS.Enabled || strings.HasPrefix(c.URL, "rediss://")
+}
+
+func (c RedisConfig) keyPrefix() string {
+	if c.KeyPrefix == "" {
+		return DefaultKeyPrefix
+	}
+	return c.KeyPrefix
+}
+
+// LogValue implements slog.LogValuer, leaving out the passwords and any
+// credentials in the URL.
+func (c RedisConfig) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("url", redactURL(c.URL)),
+		slog.Any("addrs", c.Addrs),
+		slog.String("masterName", c.MasterName),
+		slog.Bool("cluster", c.Cluster),
+		slog.Int("db", c.DB),
+		slog.Bool("tls", c.tlsOn()),
+		slog.String("keyPrefix", c.keyPrefix()),
+	)
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
+}
+
+// universalOptions compiles c into go-redis options, loading TLS files.
+func (c RedisConfig) universalOptions() (*redis.UniversalOptions, error) {
+	o := &redis.UniversalOptions{
+		Addrs:            c.Addrs,
+		MasterName:       c.MasterName,
+		IsClusterMode:    c.Cluster,
+		SentinelUsername: c.SentinelUsername,
+		SentinelPassword: c.SentinelPassword,
+		PoolSize:         c.PoolSize,
+		DialTimeout:      orDefault(c.DialTimeout, DefaultDialTimeout),
+		ReadTimeout:      orDefault(c.ReadTimeout, DefaultReadTimeout),
+		WriteTimeout:     orDefault(c.WriteTimeout, DefaultWriteTimeout),
+		MaxRetries:       orDefault(c.MaxRetries, DefaultMaxRetries),
+		// A caller's context deadline shorter than the timeouts must win.
+		ContextTimeoutEnabled: true,
+		DisableIdentity:       true,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	}
+	if c.URL != "" {
+		if err := c.applyURL(o); err != nil {
+			return nil, err
+		}
+	}
+	if c.Username != "" {
+		o.Username = c.Username
+	}
+	if c.Password != "" {
+		o.Password = c.Password
+	}
+	if c.DB != 0 {
+		o.DB = c.DB
+	}
+	if c.tlsOn() {
+		cfg, err := c.TLS.load()
+		if err != nil {
+			return nil, err
+		}
+		o.TLSConfig = cfg
+	}
+	return o, nil
+}
+
+// applyURL takes address, credentials and db from c.URL. go-redis also reads
+// tuning query parameters; the explicit config fields take precedence.
+func (c RedisConfig) applyURL(o *redis.UniversalOptions) error {
+	if c.Cluster {
+		co, err := redis.ParseClusterURL(c.URL)
+		if err != nil {
+			return errors.New("store: redis url: invalid cluster url")
+		}
+		o.Addrs, o.Username, o.Password = co.Addrs, co.Username, co.Password
+		return nil
+	}
+	so, err := redis.ParseURL(c.URL)
+	if err != nil {
+		// go-redis errors can quote the URL, password included.
+		return errors.New("store: redis url: invalid url")
+	}
+	o.Addrs, o.Username, o.Password, o.DB = []string{so.Addr}, so.Username, so.Password, so.DB
+	return nil
+}
+
+func (t RedisTLS) load() (*tls.Config, error) {
+	cfg := &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		ServerName:         t.ServerName,
+		InsecureSkipVerify: t.InsecureSkipVerify, //nolint:gosec // opt-in, documented as tests only
+	}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("store: redis tls caFile: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, errors.New("store: redis tls caFile holds no PEM certificate")
+		}
+		cfg.RootCAs = pool
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("store: redis tls client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,61 @@
+// Package store holds the gateway's shared state behind one interface: MRTR
+// single-use nonces, rate-limit buckets and an optional list cache.
+//
+// Two implementations exist. Memory (the default) keeps state in the process
+// and suits a single replica. Redis keeps it in a Redis server, Sentinel group
+// or Cluster so that every replica sees the same nonces and buckets. Both pass
+// the same contract tests and use the same rate-limit arithmetic (GCRA, see
+// Limit), so switching between them changes where state lives, not what it
+// means.
+//
+// Errors: every failure of the backing service is wrapped so that
+// errors.Is(err, ErrUnavailable) holds. The package never decides between
+// failing open and failing closed; the caller does (single-use checks fail
+// closed, rate limits follow configuration).
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Store is the shared state the gateway needs across replicas. Every method is
+// safe for concurrent use.
+type Store interface {
+	// UseOnce records key as used; first is true only for the first caller
+	// within ttl (single-use MRTR confirmations: the gateway fails closed on
+	// error).
+	UseOnce(ctx context.Context, key string, ttl time.Duration) (first bool, err error)
+	// Allow takes one token from the rate-limit bucket for key under limit
+	// (atomic across replicas).
+	Allow(ctx context.Context, key string, limit Limit) (RateDecision, error)
+	// Get returns the value stored under key, and false when there is none or
+	// it has expired.
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	// Set stores a copy of value under key for ttl, for an optional shared
+	// list cache.
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// Ping reports whether the store can serve requests (for /readyz).
+	Ping(ctx context.Context) error
+	// Close releases the store's resources; later calls fail with ErrClosed.
+	Close() error
+}
+
+var (
+	// ErrUnavailable wraps every failure to reach or use the backing service
+	// (network errors, timeouts, a full memory store, a closed store). The
+	// caller decides whether to fail open or closed.
+	ErrUnavailable = errors.New("store: unavailable")
+	// ErrFull means the memory store reached its entry cap and could not make
+	// room by dropping expired entries. It always comes wrapped together with
+	// ErrUnavailable.
+	ErrFull = errors.New("store: full")
+	// ErrClosed means the store was used after Close. It always comes wrapped
+	// together with ErrUnavailable.
+	ErrClosed = errors.New("store: closed")
+	// ErrInvalidTTL means a non-positive TTL was passed to UseOnce or Set.
+	ErrInvalidTTL = errors.New("store: ttl must be positive")
+	// ErrInvalidLimit means a rate limit failed Limit.Validate.
+	ErrInvalidLimit = errors.New("store: invalid rate limit")
+)
