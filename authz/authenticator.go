@@ -1,0 +1,200 @@
+package authz
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Options are the runtime dependencies of New and NewAuthenticator.
+type Options struct {
+	// ResourceURI is the gateway's canonical resource URI (RFC 8707), e.g.
+	// https://mcp.example.com/mcp: the default audience of every issuer and
+	// the default "resource" of the metadata document. Required unless every
+	// issuer lists audiences and resourceMetadata.resource is set.
+	ResourceURI string
+	// Logger receives the decision log. Default: discard.
+	Logger *slog.Logger
+	// HTTPClient fetches discovery documents and key sets. Default: a client
+	// with FetchTimeout as its timeout.
+	HTTPClient *http.Client
+	// Now is the clock for exp, nbf, cache expiry and fetch back-off.
+	// Default time.Now.
+	Now func() time.Time
+}
+
+// ErrNoAudience is returned by New when an issuer has no audience and
+// Options.ResourceURI is empty.
+var ErrNoAudience = errors.New("authz: issuer has no audience and no resource URI was given")
+
+// Authenticator verifies bearer tokens against the configured issuers. It is
+// safe for concurrent use.
+type Authenticator struct {
+	issuers map[string]*issuer
+	reader  claimReader
+	skew    time.Duration
+	now     func() time.Time
+	cache   *tokenCache // nil when disabled
+}
+
+// NewAuthenticator validates cfg and builds an Authenticator. It makes no
+// network calls: issuers are discovered on first use.
+func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg, opts = withDefaults(cfg, opts)
+	a := &Authenticator{
+		issuers: make(map[string]*issuer, len(cfg.Issuers)),
+		reader:  claimReader{scopeClaims: cfg.ScopeClaim, groupsClaim: cfg.GroupsClaim, hierarchy: compileHierarchy(cfg.ScopeHierarchy)},
+		skew:    cfg.ClockSkew,
+		now:     opts.Now,
+	}
+	if cfg.TokenCacheSize > 0 {
+		a.cache = newTokenCache(cfg.TokenCacheSize)
+	}
+	for _, ic := range cfg.Issuers {
+		is, err := newIssuer(cfg, ic, opts)
+		if err != nil {
+			return nil, err
+		}
+		a.issuers[ic.Issuer] = is
+	}
+	return a, nil
+}
+
+func withDefaults(cfg Config, opts Options) (Config, Options) {
+	cfg.ClockSkew = orDefault(cfg.ClockSkew, DefaultClockSkew)
+	cfg.DiscoveryRetryInterval = orDefault(cfg.DiscoveryRetryInterval, DefaultDiscoveryRetryInterval)
+	cfg.JWKSMinRefreshInterval = orDefault(cfg.JWKSMinRefreshInterval, DefaultJWKSMinRefreshInterval)
+	cfg.JWKSMaxAge = orDefault(cfg.JWKSMaxAge, DefaultJWKSMaxAge)
+	cfg.FetchTimeout = orDefault(cfg.FetchTimeout, DefaultFetchTimeout)
+	if len(cfg.ScopeClaim) == 0 {
+		cfg.ScopeClaim = DefaultScopeClaims()
+	}
+	if cfg.GroupsClaim == "" {
+		cfg.GroupsClaim = DefaultGroupsClaim
+	}
+	if cfg.TokenCacheSize == 0 {
+		cfg.TokenCacheSize = DefaultTokenCacheSize
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: cfg.FetchTimeout}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg, opts
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+func newIssuer(cfg Config, ic IssuerConfig, opts Options) (*issuer, error) {
+	auds := slices.Clone(ic.Audiences)
+	if len(auds) == 0 {
+		if opts.ResourceURI == "" {
+			return nil, ErrNoAudience
+		}
+		auds = []string{opts.ResourceURI}
+	}
+	algs := ic.Algorithms
+	if len(algs) == 0 {
+		algs = DefaultAlgorithms()
+	}
+	is := &issuer{
+		name: ic.Issuer, audiences: auds, algs: make(map[string]bool, len(algs)), algList: slices.Clone(algs),
+		client: opts.HTTPClient, now: opts.Now, retryEvery: cfg.DiscoveryRetryInterval, timeout: cfg.FetchTimeout,
+	}
+	for _, alg := range algs {
+		is.algs[alg] = true
+	}
+	is.newKeySet = func(url string) *keySet {
+		return &keySet{
+			url: url, client: opts.HTTPClient, now: opts.Now, algs: signatureAlgs(algs),
+			minRefresh: cfg.JWKSMinRefreshInterval, maxAge: cfg.JWKSMaxAge, fetchTimeout: cfg.FetchTimeout,
+		}
+	}
+	if ic.JWKSURL != "" {
+		is.install(ic.JWKSURL)
+	}
+	return is, nil
+}
+
+// Authenticate verifies a raw bearer token and returns the caller. Errors:
+// ErrNoToken for an empty token; ErrInvalidToken (see Reason) when the token
+// is rejected; ErrIssuerUnavailable when the issuer's keys cannot be fetched.
+// A verified token is cached until it expires, so repeated calls with the
+// same token cost one hash and one map lookup.
+func (a *Authenticator) Authenticate(ctx context.Context, raw string) (*Principal, error) {
+	if raw == "" {
+		return nil, ErrNoToken
+	}
+	if len(raw) > maxTokenBytes {
+		return nil, invalid(ReasonMalformed, "token too large")
+	}
+	now := a.now()
+	if a.cache == nil {
+		return a.verify(ctx, raw, now)
+	}
+	key := sha256.Sum256([]byte(raw))
+	if p, ok := a.cache.get(key); ok {
+		if now.After(p.ExpiresAt.Add(a.skew)) {
+			a.cache.remove(key)
+			return nil, invalid(ReasonExpired, "")
+		}
+		return p, nil
+	}
+	p, err := a.verify(ctx, raw, now)
+	if err != nil {
+		return nil, err
+	}
+	a.cache.put(key, p, now)
+	return p, nil
+}
+
+// unverified are the parts of a token read before its signature is checked,
+// used only to choose (or refuse) an issuer.
+type unverified struct {
+	alg string
+	iss string
+}
+
+func peek(raw string) (unverified, error) {
+	parts := strings.Split(raw, ".")
+	if len(parts) != 3 {
+		return unverified{}, invalid(ReasonMalformed, "not a compact JWS")
+	}
+	var hdr struct {
+		Alg string `json:"alg"`
+	}
+	var body struct {
+		Iss string `json:"iss"`
+	}
+	if decodeSegment(parts[0], &hdr) != nil || decodeSegment(parts[1], &body) != nil {
+		return unverified{}, invalid(ReasonMalformed, "undecodable header or payload")
+	}
+	return unverified{alg: hdr.Alg, iss: body.Iss}, nil
+}
+
+func decodeSegment(seg string, v any) error {
+	b, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}

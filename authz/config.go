@@ -1,0 +1,265 @@
+package authz
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults applied by New when a Config field is zero.
+const (
+	// DefaultClockSkew is the tolerance applied to exp and nbf.
+	DefaultClockSkew = 30 * time.Second
+	// MaxClockSkew is the largest ClockSkew Validate accepts.
+	MaxClockSkew = 5 * time.Minute
+	// DefaultGroupsClaim is the claim read into Principal.Groups.
+	DefaultGroupsClaim = "groups"
+	// DefaultTokenCacheSize is the number of verified tokens kept.
+	DefaultTokenCacheSize = 10000
+	// DefaultDiscoveryRetryInterval is the least time between two failed
+	// attempts at discovery or a key-set fetch for one issuer.
+	DefaultDiscoveryRetryInterval = 5 * time.Second
+	// DefaultJWKSMinRefreshInterval is the least time between key-set fetches
+	// triggered by an unknown key id, so random kids cannot hammer the IdP.
+	DefaultJWKSMinRefreshInterval = 10 * time.Second
+	// DefaultJWKSMaxAge is how long a fetched key set is used before it is
+	// fetched again, so keys the IdP withdrew stop being trusted.
+	DefaultJWKSMaxAge = time.Hour
+	// DefaultFetchTimeout bounds one discovery or key-set request.
+	DefaultFetchTimeout = 5 * time.Second
+)
+
+// DefaultScopeClaims are the claims read for scopes, in order: "scope" (a
+// space-separated string, RFC 9068 §2.2.3) and "scp" (an array, as some IdPs
+// issue).
+func DefaultScopeClaims() []string { return []string{"scope", "scp"} }
+
+// DefaultAlgorithms are the asymmetric JWS algorithms accepted when an issuer
+// names none. "none" and the HMAC algorithms are never accepted: a resource
+// server does not share a secret with the IdP, and HS* with a public key as
+// the secret is the classic algorithm-confusion attack.
+func DefaultAlgorithms() []string {
+	return []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+}
+
+// Config is the authorization section of the gateway configuration.
+type Config struct {
+	// Issuers are the trusted token issuers; at least one.
+	Issuers []IssuerConfig `yaml:"issuers"`
+	// ClockSkew is the tolerance for exp and nbf. Default DefaultClockSkew;
+	// at most MaxClockSkew.
+	ClockSkew time.Duration `yaml:"clockSkew"`
+	// ScopeClaim lists the claims holding scopes, tried in order; the first
+	// present one is used. A claim may be a space-separated string or an
+	// array of strings. Default DefaultScopeClaims().
+	ScopeClaim []string `yaml:"scopeClaim"`
+	// GroupsClaim is the claim read into Principal.Groups (an array of
+	// strings or one string). Default DefaultGroupsClaim.
+	GroupsClaim string `yaml:"groupsClaim"`
+	// ScopeHierarchy maps a broader scope to the narrower scopes it implies.
+	// Expansion is transitive: {admin: [write], write: [read]} gives a token
+	// with "admin" all three (MCP authorization: hierarchies MUST be honoured).
+	ScopeHierarchy map[string][]string `yaml:"scopeHierarchy"`
+	// ResourceMetadata fills the RFC 9728 protected resource metadata.
+	ResourceMetadata ResourceMetadataConfig `yaml:"resourceMetadata"`
+	// Policy holds the per-tool rules; deny by default.
+	Policy PolicyConfig `yaml:"policy"`
+	// TokenCacheSize is the number of verified tokens cached by SHA-256 until
+	// they expire. Default DefaultTokenCacheSize; negative disables the cache.
+	TokenCacheSize int `yaml:"tokenCacheSize"`
+	// DiscoveryRetryInterval is the least time between failed fetches of an
+	// issuer's discovery document or key set; requests in between fail fast
+	// with ErrIssuerUnavailable. Default DefaultDiscoveryRetryInterval.
+	DiscoveryRetryInterval time.Duration `yaml:"discoveryRetryInterval"`
+	// JWKSMinRefreshInterval is the least time between key-set fetches caused
+	// by an unknown kid. Default DefaultJWKSMinRefreshInterval.
+	JWKSMinRefreshInterval time.Duration `yaml:"jwksMinRefreshInterval"`
+	// JWKSMaxAge is how long a fetched key set is trusted before it is
+	// fetched again; if that fetch fails the old set stays in use. Default
+	// DefaultJWKSMaxAge.
+	JWKSMaxAge time.Duration `yaml:"jwksMaxAge"`
+	// FetchTimeout bounds one discovery or key-set request. Default
+	// DefaultFetchTimeout.
+	FetchTimeout time.Duration `yaml:"fetchTimeout"`
+}
+
+// IssuerConfig is one trusted issuer.
+type IssuerConfig struct {
+	// Issuer is the exact "iss" value and the discovery base URL. Required;
+	// https, or http on a loopback host for development.
+	Issuer string `yaml:"issuer"`
+	// JWKSURL is the key-set URL for issuers without OIDC discovery. Empty:
+	// discovered lazily from Issuer + /.well-known/openid-configuration.
+	JWKSURL string `yaml:"jwksURL"`
+	// Audiences are the accepted "aud" values (RFC 8707). Default: the
+	// gateway's canonical resource URI, passed to New.
+	Audiences []string `yaml:"audiences"`
+	// Algorithms are the accepted JWS algorithms. Default DefaultAlgorithms();
+	// "none" and HS* are rejected.
+	Algorithms []string `yaml:"algorithms"`
+}
+
+// ResourceMetadataConfig fills the RFC 9728 document.
+type ResourceMetadataConfig struct {
+	// Resource is the canonical resource URI. Default: the URI passed to New.
+	Resource string `yaml:"resource"`
+	// ScopesSupported is published and sent in 401 challenges. Keep it
+	// minimal; never list offline_access. Optional.
+	ScopesSupported []string `yaml:"scopesSupported"`
+	// ResourceName is a human-readable name. Optional.
+	ResourceName string `yaml:"resourceName"`
+	// ResourceDocumentation is a URL of developer documentation. Optional.
+	ResourceDocumentation string `yaml:"resourceDocumentation"`
+	// ResourcePolicyURI is a URL of the data-use policy. Optional.
+	ResourcePolicyURI string `yaml:"resourcePolicyURI"`
+	// ResourceTosURI is a URL of the terms of service. Optional.
+	ResourceTosURI string `yaml:"resourceTosURI"`
+}
+
+// Validate reports every problem in c at once. It changes nothing.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Issuers) == 0 {
+		errs = append(errs, errors.New("authz: issuers: at least one issuer is required"))
+	}
+	seen := map[string]bool{}
+	for i, is := range c.Issuers {
+		if seen[is.Issuer] {
+			errs = append(errs, fmt.Errorf("authz: issuers[%d]: duplicate issuer %q", i, is.Issuer))
+		}
+		seen[is.Issuer] = true
+		errs = append(errs, is.validate(fmt.Sprintf("issuers[%d]", i)))
+	}
+	if c.ClockSkew < 0 || c.ClockSkew > MaxClockSkew {
+		errs = append(errs, fmt.Errorf("authz: clockSkew %s outside [0, %s]", c.ClockSkew, MaxClockSkew))
+	}
+	for i, name := range c.ScopeClaim {
+		if name == "" {
+			errs = append(errs, fmt.Errorf("authz: scopeClaim[%d]: empty", i))
+		}
+	}
+	for k, v := range map[string]time.Duration{
+		"discoveryRetryInterval": c.DiscoveryRetryInterval, "jwksMinRefreshInterval": c.JWKSMinRefreshInterval,
+		"jwksMaxAge": c.JWKSMaxAge, "fetchTimeout": c.FetchTimeout,
+	} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("authz: %s: negative", k))
+		}
+	}
+	errs = append(errs, validateHierarchy(c.ScopeHierarchy), c.ResourceMetadata.validate(), c.Policy.validate())
+	return errors.Join(errs...)
+}
+
+func (ic IssuerConfig) validate(at string) error {
+	var errs []error
+	if err := checkURL(ic.Issuer); err != nil {
+		errs = append(errs, fmt.Errorf("authz: %s.issuer: %w", at, err))
+	}
+	if ic.JWKSURL != "" {
+		if err := checkURL(ic.JWKSURL); err != nil {
+			errs = append(errs, fmt.Errorf("authz: %s.jwksURL: %w", at, err))
+		}
+	}
+	for j, a := range ic.Audiences {
+		if a == "" {
+			errs = append(errs, fmt.Errorf("authz: %s.audiences[%d]: empty", at, j))
+		}
+	}
+	allowed := DefaultAlgorithms()
+	for j, alg := range ic.Algorithms {
+		if !contains(allowed, alg) {
+			errs = append(errs, fmt.Errorf("authz: %s.algorithms[%d]: %q not allowed (asymmetric JWS algorithms only)", at, j, alg))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkURL accepts https URLs, and http only on loopback hosts so the local
+// demo and tests can run an issuer without TLS.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("not a URL: %w", err)
+	}
+	switch {
+	case u.Host == "":
+		return fmt.Errorf("%q is not an absolute URL", raw)
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
+		return nil
+	default:
+		return fmt.Errorf("%q must use https (http only on loopback)", raw)
+	}
+}
+
+func isLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func validateHierarchy(h map[string][]string) error {
+	var errs []error
+	for broad, narrow := range h {
+		if !validScope(broad) {
+			errs = append(errs, fmt.Errorf("authz: scopeHierarchy: invalid scope %q", broad))
+		}
+		for _, n := range narrow {
+			if !validScope(n) {
+				errs = append(errs, fmt.Errorf("authz: scopeHierarchy[%s]: invalid scope %q", broad, n))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validScope reports whether s is a scope-token: 1*NQCHAR without space
+// (RFC 6749 §3.3), which also makes it safe inside a quoted challenge value.
+func validScope(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+func (m ResourceMetadataConfig) validate() error {
+	var errs []error
+	for k, v := range map[string]string{
+		"resource": m.Resource, "resourceDocumentation": m.ResourceDocumentation,
+		"resourcePolicyURI": m.ResourcePolicyURI, "resourceTosURI": m.ResourceTosURI,
+	} {
+		if v == "" {
+			continue
+		}
+		if u, err := url.Parse(v); err != nil || !u.IsAbs() || u.Fragment != "" {
+			errs = append(errs, fmt.Errorf("authz: resourceMetadata.%s: %q is not an absolute URL without fragment", k, v))
+		}
+	}
+	for i, s := range m.ScopesSupported {
+		if !validScope(s) {
+			errs = append(errs, fmt.Errorf("authz: resourceMetadata.scopesSupported[%d]: invalid scope %q", i, s))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

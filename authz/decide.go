@@ -1,0 +1,154 @@
+package authz
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+)
+
+// Policy is the compiled, immutable rule set. Decisions follow these rules:
+//
+//   - A rule applies to (kind, upstream, name) when its upstream glob matches
+//     and, for the kind asked about, one of its name globs matches. A rule
+//     that lists no tools, prompts or resources applies to every name of
+//     every kind on its upstreams.
+//   - Deny wins: if any deny rule applies and its claim conditions hold, the
+//     result is Hidden, wherever the rule sits in the list.
+//   - Otherwise the first allow rule (in order) that applies and whose claims
+//     and scopes are all satisfied gives Allow, with its Confirm and
+//     RateLimit.
+//   - Otherwise, if an allow rule applies and its claims hold but scopes are
+//     missing, the first such rule gives StepUp with every scope it needs
+//     (allScopes plus the anyScope list), so one 403 challenge lets the client
+//     ask for all of them.
+//   - Otherwise Hidden: deny by default, answered like an unknown name so a
+//     caller cannot probe which tools exist.
+//
+// Scopes are compared after ScopeHierarchy expansion (see Principal.Scopes).
+// Claim conditions: every listed claim must hold one of its accepted values.
+type Policy struct {
+	allows []rule
+	denies []rule
+	order  []*rule // all rules in configuration order, for Explain
+	logger *slog.Logger
+}
+
+// NewPolicy validates and compiles cfg. Decisions are logged to logger, one
+// line each; a nil logger logs nothing.
+func NewPolicy(cfg PolicyConfig, logger *slog.Logger) (*Policy, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Policy{logger: logger}
+	for i, rc := range cfg.Rules {
+		r := compileRule(rc, i)
+		if r.deny {
+			p.denies = append(p.denies, r)
+		} else {
+			p.allows = append(p.allows, r)
+		}
+	}
+	for i := range p.denies {
+		p.order = append(p.order, &p.denies[i])
+	}
+	for i := range p.allows {
+		p.order = append(p.order, &p.allows[i])
+	}
+	slices.SortFunc(p.order, func(a, b *rule) int { return a.index - b.index })
+	return p, nil
+}
+
+// Decide returns the decision for principal p using (kind, upstream, name)
+// and logs it. upstream and name are the backend's own names, before
+// namespacing; for resources name is the backend URI.
+func (p *Policy) Decide(ctx context.Context, pr *Principal, kind Kind, upstream, name string) Decision {
+	d := p.evaluate(pr, kind, upstream, name)
+	p.log(ctx, pr, kind, upstream, name, d)
+	return d
+}
+
+// Visible reports whether the item belongs in a list for pr: exactly when
+// Decide would return Allow. It does not log.
+func (p *Policy) Visible(pr *Principal, kind Kind, upstream, name string) bool {
+	return p.evaluate(pr, kind, upstream, name).Effect == Allow
+}
+
+func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decision {
+	if pr == nil {
+		return Decision{Reason: DecisionUnauthenticated}
+	}
+	for i := range p.denies {
+		r := &p.denies[i]
+		if r.targets(kind, upstream, name) && r.claimsHold(pr) {
+			return Decision{RuleID: r.id, Reason: DecisionDenied}
+		}
+	}
+	var stepUp *rule
+	for i := range p.allows {
+		r := &p.allows[i]
+		if !r.targets(kind, upstream, name) || !r.claimsHold(pr) {
+			continue
+		}
+		if r.scopesHold(pr) {
+			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm, RateLimit: r.rateLimit}
+		}
+		if stepUp == nil {
+			stepUp = r
+		}
+	}
+	if stepUp != nil {
+		return Decision{Effect: StepUp, RuleID: stepUp.id, Reason: DecisionInsufficientScope, RequiredScopes: stepUp.required}
+	}
+	return Decision{Reason: DecisionNoRule}
+}
+
+func (p *Policy) log(ctx context.Context, pr *Principal, kind Kind, upstream, name string, d Decision) {
+	if !p.logger.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	var sub, iss string
+	if pr != nil {
+		sub, iss = pr.Subject, pr.Issuer
+	}
+	p.logger.LogAttrs(ctx, slog.LevelInfo, "authz decision",
+		slog.String("effect", d.Effect.String()), slog.String("rule", d.RuleID), slog.String("reason", d.Reason),
+		slog.String("subject", sub), slog.String("issuer", iss),
+		slog.String("upstream", upstream), slog.String("kind", string(kind)), slog.String("name", name))
+}
+
+// RuleTrace says how one rule related to a request, for Explain.
+type RuleTrace struct {
+	// RuleID is the rule's id.
+	RuleID string `json:"ruleId"`
+	// Effect is the rule's configured effect, "allow" or "deny".
+	Effect string `json:"effect"`
+	// TargetMatched: the upstream and name globs matched.
+	TargetMatched bool `json:"targetMatched"`
+	// ClaimsMatched: every claim condition held (true when there are none).
+	ClaimsMatched bool `json:"claimsMatched"`
+	// ScopesMatched: the scope requirements held (true when there are none).
+	ScopesMatched bool `json:"scopesMatched"`
+	// RequiredScopes are all scopes the rule needs.
+	RequiredScopes []string `json:"requiredScopes,omitempty"`
+}
+
+// trace evaluates every rule in configuration order without short-cuts.
+func (p *Policy) trace(pr *Principal, kind Kind, upstream, name string) []RuleTrace {
+	out := make([]RuleTrace, 0, len(p.order))
+	for _, r := range p.order {
+		t := RuleTrace{RuleID: r.id, Effect: EffectAllow, RequiredScopes: r.required}
+		if r.deny {
+			t.Effect = EffectDeny
+		}
+		t.TargetMatched = r.targets(kind, upstream, name)
+		if pr != nil {
+			t.ClaimsMatched = r.claimsHold(pr)
+			t.ScopesMatched = r.scopesHold(pr)
+		}
+		out = append(out, t)
+	}
+	return out
+}

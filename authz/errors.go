@@ -1,0 +1,74 @@
+package authz
+
+import "errors"
+
+// Sentinel errors returned by Authenticate. Compare with errors.Is.
+var (
+	// ErrNoToken means the request carried no bearer token. The gateway
+	// answers 401 with a challenge that carries no error code (RFC 6750 §3.1).
+	ErrNoToken = errors.New("authz: no bearer token")
+	// ErrInvalidToken means a token was presented and rejected. The error
+	// also carries a Reason. The gateway answers 401 with
+	// error="invalid_token".
+	ErrInvalidToken = errors.New("authz: invalid token")
+	// ErrIssuerUnavailable means the issuer's discovery document or key set
+	// could not be fetched, so the token could be neither accepted nor
+	// rejected. The gateway answers 5xx: a 401 would make clients throw away
+	// a token that may well be good.
+	ErrIssuerUnavailable = errors.New("authz: issuer unavailable")
+)
+
+// Reasons a token is rejected: a closed set, safe as a metric label.
+const (
+	ReasonNone              = ""
+	ReasonNoToken           = "no_token"
+	ReasonMalformed         = "malformed"
+	ReasonAlgorithm         = "algorithm"
+	ReasonIssuer            = "issuer"
+	ReasonUnknownKey        = "unknown_key"
+	ReasonSignature         = "signature"
+	ReasonAudience          = "audience"
+	ReasonExpired           = "expired"
+	ReasonNotYetValid       = "not_yet_valid"
+	ReasonClaims            = "claims"
+	ReasonIssuerUnavailable = "issuer_unavailable"
+	ReasonOther             = "other"
+)
+
+// tokenError is an ErrInvalidToken with a reason. The detail never contains
+// the token or claim values an attacker chose beyond short, bounded names.
+type tokenError struct {
+	reason string
+	detail string
+}
+
+func (e *tokenError) Error() string {
+	if e.detail == "" {
+		return ErrInvalidToken.Error() + ": " + e.reason
+	}
+	return ErrInvalidToken.Error() + ": " + e.reason + ": " + e.detail
+}
+
+func (e *tokenError) Unwrap() error { return ErrInvalidToken }
+
+func invalid(reason, detail string) error { return &tokenError{reason: reason, detail: detail} }
+
+// Reason returns the label for an error from Authenticate or BearerToken:
+// ReasonNone for nil, one of the Reason* constants otherwise.
+func Reason(err error) string {
+	var te *tokenError
+	switch {
+	case err == nil:
+		return ReasonNone
+	case errors.As(err, &te):
+		return te.reason
+	case errors.Is(err, ErrNoToken):
+		return ReasonNoToken
+	case errors.Is(err, ErrIssuerUnavailable):
+		return ReasonIssuerUnavailable
+	case errors.Is(err, ErrInvalidToken):
+		return ReasonMalformed
+	default:
+		return ReasonOther
+	}
+}

@@ -1,0 +1,62 @@
+package authz
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// wellKnownPRM is the RFC 9728 §3 well-known path segment.
+const wellKnownPRM = "/.well-known/oauth-protected-resource"
+
+// ProtectedResourceMetadata is the RFC 9728 §2 document the gateway serves
+// as application/json at MetadataURL and RootMetadataURL.
+type ProtectedResourceMetadata struct {
+	// Resource is the canonical resource URI; required.
+	Resource string `json:"resource"`
+	// AuthorizationServers are the issuers clients may get tokens from.
+	AuthorizationServers []string `json:"authorization_servers,omitempty"`
+	// ScopesSupported are the scopes the resource uses.
+	ScopesSupported []string `json:"scopes_supported,omitempty"`
+	// BearerMethodsSupported is always ["header"]: tokens in the query or
+	// body are not accepted.
+	BearerMethodsSupported []string `json:"bearer_methods_supported,omitempty"`
+	// ResourceName is a human-readable name.
+	ResourceName string `json:"resource_name,omitempty"`
+	// ResourceDocumentation is a URL of developer documentation.
+	ResourceDocumentation string `json:"resource_documentation,omitempty"`
+	// ResourcePolicyURI is a URL of the data-use policy.
+	ResourcePolicyURI string `json:"resource_policy_uri,omitempty"`
+	// ResourceTosURI is a URL of the terms of service.
+	ResourceTosURI string `json:"resource_tos_uri,omitempty"`
+}
+
+// MetadataURL returns the path-specific well-known URL for resource:
+// https://ex.com/public/mcp → https://ex.com/.well-known/oauth-protected-resource/public/mcp
+// (RFC 9728 §3.1). A resource without a path gets the root form.
+func MetadataURL(resource string) (string, error) {
+	u, err := parseResource(resource)
+	if err != nil {
+		return "", err
+	}
+	path := strings.TrimSuffix(u.EscapedPath(), "/")
+	return u.Scheme + "://" + u.Host + wellKnownPRM + path, nil
+}
+
+// RootMetadataURL returns https://host/.well-known/oauth-protected-resource,
+// the fallback clients try after the path-specific URL.
+func RootMetadataURL(resource string) (string, error) {
+	u, err := parseResource(resource)
+	if err != nil {
+		return "", err
+	}
+	return u.Scheme + "://" + u.Host + wellKnownPRM, nil
+}
+
+func parseResource(resource string) (*url.URL, error) {
+	u, err := url.Parse(resource)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Fragment != "" {
+		return nil, fmt.Errorf("authz: resource %q is not an absolute URL without fragment", resource)
+	}
+	return u, nil
+}

@@ -1,0 +1,256 @@
+package authz
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Kind is the kind of thing a decision is about.
+type Kind string
+
+// The kinds a rule can target.
+const (
+	KindTool     Kind = "tool"
+	KindPrompt   Kind = "prompt"
+	KindResource Kind = "resource"
+)
+
+// Effect is the outcome of a decision.
+type Effect int
+
+const (
+	// Hidden: the caller may not use the item and must not learn it exists;
+	// the gateway answers exactly as for an unknown name. It is the zero
+	// value, so an unset Decision denies.
+	Hidden Effect = iota
+	// Allow: the call may proceed (after confirmation if Decision.Confirm).
+	Allow
+	// StepUp: a rule would allow the call with more scopes; the gateway
+	// answers 403 insufficient_scope naming Decision.RequiredScopes.
+	StepUp
+)
+
+// String returns "hidden", "allow" or "step_up".
+func (e Effect) String() string {
+	switch e {
+	case Allow:
+		return "allow"
+	case StepUp:
+		return "step_up"
+	default:
+		return "hidden"
+	}
+}
+
+// MarshalText encodes the effect as its String form, for JSON output.
+func (e Effect) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+
+// Decision reasons: a closed set, safe as a metric label.
+const (
+	DecisionAllowed           = "allowed"
+	DecisionDenied            = "denied_by_rule"
+	DecisionInsufficientScope = "insufficient_scope"
+	DecisionNoRule            = "no_matching_rule"
+	DecisionUnauthenticated   = "unauthenticated"
+)
+
+// Decision is the policy's answer for one (principal, kind, upstream, name).
+type Decision struct {
+	// Effect is Allow, StepUp or Hidden.
+	Effect Effect `json:"effect"`
+	// RuleID is the deciding rule; empty when no rule matched.
+	RuleID string `json:"ruleId,omitempty"`
+	// Reason is one of the Decision* constants.
+	Reason string `json:"reason"`
+	// RequiredScopes, for StepUp, are all scopes the deciding rule needs.
+	// Shared with the compiled policy: do not modify.
+	RequiredScopes []string `json:"requiredScopes,omitempty"`
+	// Confirm, for Allow, asks the gateway for user confirmation (MRTR).
+	Confirm bool `json:"confirm,omitempty"`
+	// RateLimit, for Allow, is the rule's opaque rate-limit setting.
+	RateLimit string `json:"rateLimit,omitempty"`
+}
+
+// Rule effects in configuration.
+const (
+	EffectAllow = "allow"
+	EffectDeny  = "deny"
+)
+
+// PolicyConfig is the ordered rule list.
+type PolicyConfig struct {
+	// Rules are evaluated as described on Policy. Empty: everything hidden.
+	Rules []RuleConfig `yaml:"rules"`
+}
+
+// RuleConfig is one policy rule. Patterns are globs: '*' matches any run of
+// characters (including '/'), '?' one character.
+type RuleConfig struct {
+	// ID names the rule in decisions and logs. Default "rule-<index>".
+	ID string `yaml:"id"`
+	// Upstream is a glob over backend names. Default "*".
+	Upstream string `yaml:"upstream"`
+	// Tools are globs over backend tool names (before namespacing).
+	Tools []string `yaml:"tools"`
+	// Prompts are globs over backend prompt names.
+	Prompts []string `yaml:"prompts"`
+	// Resources are globs over backend resource URIs.
+	Resources []string `yaml:"resources"`
+	// AnyScope: at least one of these scopes is required.
+	AnyScope []string `yaml:"anyScope"`
+	// AllScopes: every one of these scopes is required.
+	AllScopes []string `yaml:"allScopes"`
+	// Claims maps a claim name to accepted values: each listed claim must
+	// have (or, for arrays, contain) one of its values.
+	Claims map[string][]string `yaml:"claims"`
+	// Effect is "allow" (default) or "deny".
+	Effect string `yaml:"effect"`
+	// Confirm requires user confirmation before an allowed call.
+	Confirm bool `yaml:"confirm"`
+	// RateLimit is carried opaquely into Decision.RateLimit (e.g. "60/m").
+	RateLimit string `yaml:"rateLimit"`
+}
+
+func (pc PolicyConfig) validate() error {
+	var errs []error
+	ids := map[string]bool{}
+	for i, r := range pc.Rules {
+		at := fmt.Sprintf("authz: policy.rules[%d]", i)
+		id := ruleID(r, i)
+		if ids[id] {
+			errs = append(errs, fmt.Errorf("%s: duplicate id %q", at, id))
+		}
+		ids[id] = true
+		switch r.Effect {
+		case "", EffectAllow:
+		case EffectDeny:
+			if len(r.AnyScope)+len(r.AllScopes) > 0 || r.Confirm || r.RateLimit != "" {
+				errs = append(errs, fmt.Errorf("%s: a deny rule takes no scopes, confirm or rateLimit", at))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("%s: effect %q is not allow or deny", at, r.Effect))
+		}
+		for _, s := range slices.Concat(r.AnyScope, r.AllScopes) {
+			if !validScope(s) {
+				errs = append(errs, fmt.Errorf("%s: invalid scope %q", at, s))
+			}
+		}
+		for name, vals := range r.Claims {
+			if name == "" || len(vals) == 0 {
+				errs = append(errs, fmt.Errorf("%s: claims: %q needs a name and at least one value", at, name))
+			}
+		}
+		for _, p := range slices.Concat(r.Tools, r.Prompts, r.Resources) {
+			if p == "" {
+				errs = append(errs, fmt.Errorf("%s: empty name pattern", at))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func ruleID(r RuleConfig, i int) string {
+	if r.ID != "" {
+		return r.ID
+	}
+	return fmt.Sprintf("rule-%d", i)
+}
+
+type claimCond struct {
+	name     string
+	accepted []string
+}
+
+type rule struct {
+	index     int // position in the configuration
+	id        string
+	deny      bool
+	upstream  glob
+	anyTarget bool // no tools/prompts/resources listed: every name of every kind
+	tools     globs
+	prompts   globs
+	resources globs
+	anyScope  []string
+	allScopes []string
+	required  []string
+	claims    []claimCond
+	confirm   bool
+	rateLimit string
+}
+
+func compileRule(r RuleConfig, i int) rule {
+	up := r.Upstream
+	if up == "" {
+		up = "*"
+	}
+	cr := rule{
+		index: i, id: ruleID(r, i), deny: r.Effect == EffectDeny, upstream: compileGlob(up),
+		anyTarget: len(r.Tools)+len(r.Prompts)+len(r.Resources) == 0,
+		tools:     compileGlobs(r.Tools), prompts: compileGlobs(r.Prompts), resources: compileGlobs(r.Resources),
+		anyScope: slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
+		confirm: r.Confirm, rateLimit: r.RateLimit,
+	}
+	cr.required = slices.Clone(r.AllScopes)
+	for _, s := range r.AnyScope {
+		if !slices.Contains(cr.required, s) {
+			cr.required = append(cr.required, s)
+		}
+	}
+	names := make([]string, 0, len(r.Claims))
+	for n := range r.Claims {
+		names = append(names, n)
+	}
+	slices.Sort(names) // deterministic evaluation and Explain output
+	for _, n := range names {
+		cr.claims = append(cr.claims, claimCond{name: n, accepted: slices.Clone(r.Claims[n])})
+	}
+	return cr
+}
+
+func (r *rule) targets(kind Kind, upstream, name string) bool {
+	if !r.upstream.match(upstream) {
+		return false
+	}
+	if r.anyTarget {
+		return true
+	}
+	switch kind {
+	case KindTool:
+		return r.tools.match(name)
+	case KindPrompt:
+		return r.prompts.match(name)
+	case KindResource:
+		return r.resources.match(name)
+	default:
+		return false
+	}
+}
+
+func (r *rule) claimsHold(p *Principal) bool {
+	for _, c := range r.claims {
+		v, ok := lookupClaim(p.Claims, c.name)
+		if !ok || !claimMatches(v, c.accepted) {
+			return false
+		}
+	}
+	return true
+}
+
+// scopesHold reports whether p has every scope the rule needs.
+func (r *rule) scopesHold(p *Principal) bool {
+	for _, s := range r.allScopes {
+		if !p.Scopes.Has(s) {
+			return false
+		}
+	}
+	if len(r.anyScope) == 0 {
+		return true
+	}
+	for _, s := range r.anyScope {
+		if p.Scopes.Has(s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,185 @@
+package authz
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Principal is the verified caller. Values returned by Authenticate are
+// shared with the token cache: treat every field as read-only.
+type Principal struct {
+	// Issuer is the token's "iss".
+	Issuer string
+	// Subject is the token's "sub".
+	Subject string
+	// Scopes are the granted scopes after ScopeHierarchy expansion.
+	Scopes ScopeSet
+	// Groups are the values of the configured groups claim.
+	Groups []string
+	// Claims are all claims of the token as decoded JSON.
+	Claims map[string]any
+	// ExpiresAt is the token's "exp".
+	ExpiresAt time.Time
+}
+
+// ScopeSet is a set of scope names.
+type ScopeSet map[string]struct{}
+
+// Has reports whether scope is in the set.
+func (s ScopeSet) Has(scope string) bool {
+	_, ok := s[scope]
+	return ok
+}
+
+// Sorted returns the scopes in lexical order.
+func (s ScopeSet) Sorted() []string {
+	out := make([]string, 0, len(s))
+	for k := range s {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hierarchy maps a scope to every scope it implies, transitively, itself
+// excluded. It is computed once in New.
+type hierarchy map[string][]string
+
+func compileHierarchy(h map[string][]string) hierarchy {
+	out := make(hierarchy, len(h))
+	for broad := range h {
+		seen := map[string]bool{broad: true}
+		queue := []string{broad}
+		// Bounded: each scope enters the queue at most once.
+		for len(queue) > 0 {
+			cur := queue[0]
+			queue = queue[1:]
+			for _, n := range h[cur] {
+				if !seen[n] {
+					seen[n] = true
+					out[broad] = append(out[broad], n)
+					queue = append(queue, n)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (h hierarchy) expand(granted []string) ScopeSet {
+	set := make(ScopeSet, len(granted))
+	for _, s := range granted {
+		set[s] = struct{}{}
+		for _, n := range h[s] {
+			set[n] = struct{}{}
+		}
+	}
+	return set
+}
+
+// claimReader turns verified claims into a Principal.
+type claimReader struct {
+	scopeClaims []string
+	groupsClaim string
+	hierarchy   hierarchy
+}
+
+func (r claimReader) principal(claims map[string]any) *Principal {
+	p := &Principal{Claims: claims}
+	p.Issuer, _ = claims["iss"].(string)
+	p.Subject, _ = claims["sub"].(string)
+	if exp, ok := claims["exp"].(float64); ok {
+		p.ExpiresAt = time.Unix(int64(exp), 0)
+	}
+	for _, name := range r.scopeClaims {
+		if v, ok := claims[name]; ok {
+			p.Scopes = r.hierarchy.expand(stringsOf(v, true))
+			break
+		}
+	}
+	if p.Scopes == nil {
+		p.Scopes = ScopeSet{}
+	}
+	p.Groups = stringsOf(claims[r.groupsClaim], false)
+	return p
+}
+
+// stringsOf reads a claim that is an array of strings or one string; with
+// split, a string is a space-separated list (the OAuth "scope" format).
+func stringsOf(v any, split bool) []string {
+	switch t := v.(type) {
+	case string:
+		if split {
+			return strings.Fields(t)
+		}
+		return []string{t}
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, e := range t {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	default:
+		return nil
+	}
+}
+
+// lookupClaim finds a claim by exact name first, then, for names with dots,
+// as a path into nested objects (e.g. "realm_access.roles"). Exact names win
+// because URL-shaped claim names contain dots.
+func lookupClaim(claims map[string]any, name string) (any, bool) {
+	if v, ok := claims[name]; ok {
+		return v, true
+	}
+	if !strings.Contains(name, ".") {
+		return nil, false
+	}
+	var cur any = claims
+	for part := range strings.SplitSeq(name, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// claimMatches reports whether a claim value, or any element of an array
+// value, equals one of the accepted strings. Numbers and booleans compare by
+// their JSON text.
+func claimMatches(v any, accepted []string) bool {
+	switch t := v.(type) {
+	case []any:
+		for _, e := range t {
+			if scalarMatches(e, accepted) {
+				return true
+			}
+		}
+		return false
+	default:
+		return scalarMatches(v, accepted)
+	}
+}
+
+func scalarMatches(v any, accepted []string) bool {
+	var buf [32]byte
+	var s string
+	switch t := v.(type) {
+	case string:
+		s = t
+	case bool:
+		s = strconv.FormatBool(t)
+	case float64:
+		s = string(strconv.AppendFloat(buf[:0], t, 'f', -1, 64))
+	default:
+		return false
+	}
+	return slices.Contains(accepted, s)
+}
