@@ -1,0 +1,84 @@
+package metrics
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+func TestDashboard(t *testing.T) {
+	d := loadDashboard(t)
+	s := recorderSchema(t)
+	if d.SchemaVersion < 36 {
+		t.Errorf("schemaVersion %d, want >= 36", d.SchemaVersion)
+	}
+	if d.UID == "" {
+		t.Error("dashboard has no uid; provisioning would mint a new one on every load")
+	}
+	hasDatasource := false
+	for _, v := range d.Templating.List {
+		if v.Name == "datasource" && v.Type == "datasource" && v.Query == "prometheus" {
+			hasDatasource = true
+		}
+		if q, ok := v.Query.(map[string]any); ok {
+			s.check(t, "variable "+v.Name, fmt.Sprint(q["query"]))
+		}
+	}
+	if !hasDatasource {
+		t.Error(`no "datasource" template variable of type datasource over prometheus`)
+	}
+	used := map[string]bool{}
+	ids := map[int]bool{}
+	for _, p := range flatten(d.Panels) {
+		checkPanel(t, s, p, ids, used)
+	}
+	for _, name := range MetricNames() {
+		if !used[name] {
+			t.Errorf("no dashboard panel shows %s", name)
+		}
+	}
+}
+
+func flatten(ps []panel) []panel {
+	var out []panel
+	for _, p := range ps {
+		out = append(out, p)
+		out = append(out, flatten(p.Panels)...)
+	}
+	return out
+}
+
+func checkPanel(t *testing.T, s schema, p panel, ids map[int]bool, used map[string]bool) {
+	t.Helper()
+	where := fmt.Sprintf("panel %d %q", p.ID, p.Title)
+	if p.ID <= 0 || ids[p.ID] {
+		t.Errorf("%s: missing or duplicate id", where)
+	}
+	ids[p.ID] = true
+	if p.GridPos.W <= 0 || p.GridPos.H <= 0 || p.GridPos.X < 0 || p.GridPos.X+p.GridPos.W > 24 {
+		t.Errorf("%s: gridPos %+v outside the 24-column grid", where, p.GridPos)
+	}
+	if p.Type == "row" {
+		return
+	}
+	if p.Title == "" || p.Datasource == nil || p.Datasource.UID != "${datasource}" {
+		t.Errorf("%s: needs a title and the ${datasource} variable as datasource", where)
+	}
+	if len(p.Targets) == 0 {
+		t.Errorf("%s: no queries", where)
+	}
+	var refs []string
+	for _, tg := range p.Targets {
+		if tg.Expr == "" || tg.RefID == "" || slices.Contains(refs, tg.RefID) {
+			t.Errorf("%s: target %q needs an expr and a unique refId", where, tg.RefID)
+		}
+		refs = append(refs, tg.RefID)
+		fams := s.check(t, where, tg.Expr)
+		if len(fams) == 0 {
+			t.Errorf("%s: query %q uses no gateway metric", where, tg.Expr)
+		}
+		for _, f := range fams {
+			used[f] = true
+		}
+	}
+}
