@@ -148,7 +148,7 @@ func (s *State) unmarshal(b []byte) error {
 	}
 	s.Confirmed = flags&flagConfirmed != 0
 	s.HasUpstreamState = flags&flagHasUpstream != 0
-	s.Expiry = time.UnixMilli(int64(binary.BigEndian.Uint64(b[4:12])))
+	s.Expiry = time.UnixMilli(int64(binary.BigEndian.Uint64(b[4:12]))).UTC()
 	copy(s.Nonce[:], b[12:28])
 	copy(s.ArgsDigest[:], b[28:60])
 	rest := b[stateFixedHeader:]

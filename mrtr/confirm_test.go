@@ -1,0 +1,181 @@
+package mrtr
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+func TestEvaluate(t *testing.T) {
+	const k = ConfirmKey
+	wrap := func(v string) string { return `{"` + k + `":` + v + `}` }
+	tests := []struct {
+		name      string
+		responses string
+		want      Outcome
+	}{
+		{"approved", wrap(`{"action":"accept","content":{"approve":true}}`), OutcomeApproved},
+		{"approved with whitespace", "{ \"" + k + "\" : { \"action\" : \"accept\" , \"content\" : { \"approve\" : true } } }", OutcomeApproved},
+		{"accept but not approved", wrap(`{"action":"accept","content":{"approve":false}}`), OutcomeDeclined},
+		{"decline", wrap(`{"action":"decline"}`), OutcomeDeclined},
+		{"cancel", wrap(`{"action":"cancel"}`), OutcomeCancelled},
+		{"absent inputResponses", ``, OutcomeMissing},
+		{"null inputResponses", `null`, OutcomeMissing},
+		{"other keys only", `{"gh_user":{"action":"accept","content":{"name":"x"}}}`, OutcomeMissing},
+		{"approve as string", wrap(`{"action":"accept","content":{"approve":"true"}}`), OutcomeMalformed},
+		{"approve missing", wrap(`{"action":"accept","content":{}}`), OutcomeMalformed},
+		{"content missing", wrap(`{"action":"accept"}`), OutcomeMalformed},
+		{"content not object", wrap(`{"action":"accept","content":true}`), OutcomeMalformed},
+		{"unknown action", wrap(`{"action":"approve"}`), OutcomeMalformed},
+		{"action case", wrap(`{"action":"ACCEPT","content":{"approve":true}}`), OutcomeMalformed},
+		{"field case", wrap(`{"Action":"accept","Content":{"approve":true}}`), OutcomeMalformed},
+		{"approve case", wrap(`{"action":"accept","content":{"Approve":true}}`), OutcomeMalformed},
+		{"no action", wrap(`{"content":{"approve":true}}`), OutcomeMalformed},
+		{"null answer", wrap(`null`), OutcomeMalformed},
+		{"answer not object", wrap(`"accept"`), OutcomeMalformed},
+		{"responses not object", `[1]`, OutcomeMalformed},
+		{"invalid JSON", `{`, OutcomeMalformed},
+		{"duplicate answer", `{"` + k + `":{"action":"decline"},"` + k + `":{"action":"accept","content":{"approve":true}}}`, OutcomeMalformed},
+		{"duplicate approve", wrap(`{"action":"accept","content":{"approve":false,"approve":true}}`), OutcomeMalformed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Evaluate(json.RawMessage(tc.responses), k)
+			if got != tc.want {
+				t.Fatalf("got %v (%v), want %v", got, err, tc.want)
+			}
+			if (err != nil) != (tc.want == OutcomeMalformed) || (err != nil && !errors.Is(err, ErrMalformedResponse)) {
+				t.Fatalf("error %v does not fit outcome %v", err, got)
+			}
+		})
+	}
+}
+
+func TestDeclaresFormElicitation(t *testing.T) {
+	tests := []struct {
+		caps string
+		want bool
+	}{
+		{`{"elicitation":{}}`, true},
+		{`{"elicitation":{"form":{}}}`, true},
+		{`{"elicitation":{"form":{},"url":{}}}`, true},
+		{`{"elicitation":{"url":{}}}`, false},
+		{`{"elicitation":{"form":null}}`, false},
+		{`{"elicitation":null}`, false},
+		{`{"elicitation":true}`, false},
+		{`{"Elicitation":{}}`, false},
+		{`{"sampling":{}}`, false},
+		{`{}`, false},
+		{``, false},
+		{`[]`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.caps, func(t *testing.T) {
+			if got := DeclaresFormElicitation(json.RawMessage(tc.caps)); got != tc.want {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfirmationResultShape(t *testing.T) {
+	b, err := json.Marshal(ConfirmationResult("github__create_issue", json.RawMessage(`{"title":"bug"}`), "v1.k.x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"resultType":"input_required","inputRequests":{"io.mcp-gateway/confirm":{"method":"elicitation/create",` +
+		`"params":{"mode":"form","message":"Allow the tool \"github__create_issue\" to run with: title=\"bug\"?",` +
+		`"requestedSchema":{"type":"object","properties":{"approve":{"type":"boolean","title":"Approve",` +
+		`"description":"Allow this tool call to run."}},"required":["approve"]}}}},"requestState":"v1.k.x"}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	// An approval shaped by a client from this schema must evaluate as approved.
+	if o, _ := Evaluate(json.RawMessage(`{"`+ConfirmKey+`":{"action":"accept","content":{"approve":true}}}`), ConfirmKey); o != OutcomeApproved {
+		t.Fatalf("approval evaluates as %v", o)
+	}
+}
+
+func TestConfirmMessage(t *testing.T) {
+	long := strings.Repeat("x", 500)
+	tests := []struct {
+		name, tool, args string
+		contains         []string
+		absent           []string
+	}{
+		{"no args", "t", ``, []string{`"t"`, "no arguments"}, nil},
+		{"null args", "t", `null`, []string{"no arguments"}, nil},
+		{"order kept", "t", `{"b":1,"a":[true,null]}`, []string{`b=1, a=[true,null]`}, nil},
+		{"long value truncated", "t", `{"body":"` + long + `"}`, []string{"body=\"xxx", "…"}, []string{long}},
+		{"newline and bidi", "t", "{\"s\":\"a\u202eb\",\"n\":\"line1\\nline2\"}", []string{`s="a` + "\uFFFD" + `b"`, `n="line1\nline2"`}, []string{"\u202e"}},
+		{"many args", "t", `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10}`, []string{"h=8", "and 2 more"}, []string{"i=9"}},
+		{"hostile tool name", "evil\n\x1b[31mtool", ``, []string{`"evil ` + "\uFFFD" + `[31mtool"`}, []string{"\n", "\x1b"}},
+		{"not an object", "t", `[1,2]`, []string{"cannot be displayed"}, []string{"1,2"}},
+		{"long key", "t", `{"` + long + `":1}`, []string{"…=1"}, []string{long}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := confirmMessage(tc.tool, json.RawMessage(tc.args))
+			for _, s := range tc.contains {
+				if !strings.Contains(msg, s) {
+					t.Errorf("message %q lacks %q", msg, s)
+				}
+			}
+			for _, s := range tc.absent {
+				if strings.Contains(msg, s) {
+					t.Errorf("message %q contains %q", msg, s)
+				}
+			}
+			checkClean(t, msg, maxMessageRunes)
+		})
+	}
+}
+
+func TestConfirmMessageBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 200 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"` + strings.Repeat("k", 40) + string(rune('a'+i%26)) + `":"` + strings.Repeat("\u00e9\n\t", 100) + `"`)
+	}
+	b.WriteString("}")
+	msg := confirmMessage(strings.Repeat("t", 300), json.RawMessage(b.String()))
+	checkClean(t, msg, maxMessageRunes)
+}
+
+func checkClean(t *testing.T, msg string, max int) {
+	t.Helper()
+	if n := utf8.RuneCountInString(msg); n > max {
+		t.Fatalf("message has %d runes, more than %d", n, max)
+	}
+	for _, r := range msg {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			t.Fatalf("message %q contains control or format rune %U", msg, r)
+		}
+	}
+}
+
+func TestClean(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "ab…"},
+		{"a  \n\t b", 10, "a b"},
+		{"\xff", 5, "\uFFFD"},
+		{"a\u200bb", 5, "a\uFFFDb"},
+		{"ééé", 2, "é…"},
+	}
+	for _, tc := range tests {
+		if got := clean(tc.in, tc.max); got != tc.want {
+			t.Errorf("clean(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package mrtr
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestDigestCanonical(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b string
+		same bool
+	}{
+		{"key order", `{"a":1,"b":2}`, `{"b":2,"a":1}`, true},
+		{"whitespace", `{"a":[1,2]}`, " {\n\t\"a\" : [ 1 , 2 ] } ", true},
+		{"nested key order", `{"x":{"a":true,"b":null}}`, `{"x":{"b":null,"a":true}}`, true},
+		{"string escapes", `{"s":"A\/é"}`, `{"s":"\u0041/\u00e9"}`, true},
+		{"absent is null", ``, `null`, true},
+		{"blank is null", `  `, `null`, true},
+		{"value change", `{"a":1}`, `{"a":2}`, false},
+		{"string change", `{"a":"x"}`, `{"a":"y"}`, false},
+		{"type change", `{"a":1}`, `{"a":"1"}`, false},
+		{"number spelling", `{"a":1}`, `{"a":1.0}`, false},
+		{"array order", `[1,2]`, `[2,1]`, false},
+		{"extra key", `{"a":1}`, `{"a":1,"b":null}`, false},
+		{"empty object vs absent", `{}`, ``, false},
+		{"key vs value boundary", `{"ab":"c"}`, `{"a":"bc"}`, false},
+		{"bool", `true`, `false`, false},
+		{"nested depth", `[[1]]`, `[1]`, false},
+		{"control char", `"a\nb"`, `"a\\nb"`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			da, err := Digest([]byte(tc.a))
+			if err != nil {
+				t.Fatalf("Digest(%q): %v", tc.a, err)
+			}
+			db, err := Digest([]byte(tc.b))
+			if err != nil {
+				t.Fatalf("Digest(%q): %v", tc.b, err)
+			}
+			if (da == db) != tc.same {
+				t.Fatalf("Digest(%q) == Digest(%q) is %v, want %v", tc.a, tc.b, da == db, tc.same)
+			}
+		})
+	}
+}
+
+func TestDigestRejects(t *testing.T) {
+	tests := []struct{ name, in string }{
+		{"duplicate key", `{"a":1,"a":2}`},
+		{"nested duplicate", `{"x":{"a":1,"a":1}}`},
+		{"escaped duplicate", `{"a":1,"\u0061":2}`},
+		{"invalid utf8", "{\"a\":\"\xff\"}"},
+		{"trailing data", `{"a":1} {}`},
+		{"syntax", `{"a":}`},
+		{"unterminated", `{"a":1`},
+		{"too deep", strings.Repeat("[", maxArgsDepth+2) + strings.Repeat("]", maxArgsDepth+2)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Digest([]byte(tc.in)); !errors.Is(err, ErrInvalidArguments) {
+				t.Fatalf("got %v, want ErrInvalidArguments", err)
+			}
+		})
+	}
+	ok := strings.Repeat("[", maxArgsDepth) + strings.Repeat("]", maxArgsDepth)
+	if _, err := Digest([]byte(ok)); err != nil {
+		t.Fatalf("depth %d rejected: %v", maxArgsDepth, err)
+	}
+}
+
+func TestCanonicalForm(t *testing.T) {
+	got, err := canonical([]byte(` {"b": [1, {"d":"\u0001\"", "c":false}], "a": "\u00e9<>&"} `))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"a":"é<>&","b":[1,{"c":false,"d":"\u0001\""}]}`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
