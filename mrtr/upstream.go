@@ -74,7 +74,7 @@ func RetryParams(params json.RawMessage, st *State) (json.RawMessage, error) {
 
 // span locates one member of a JSON object by byte offsets.
 type span struct {
-	key                               string
+	key                            string
 	keyStart, valueStart, valueEnd int
 }
 
