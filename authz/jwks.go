@@ -58,17 +58,19 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 		return nil, fail(ctx, invalid(ReasonMalformed, "jws"))
 	}
 	hdr := jws.Signatures[0].Header
-	keys, err := k.current(ctx)
-	if err != nil {
+	keys, tried, err := k.current(ctx)
+	if len(keys) == 0 && err != nil {
 		return nil, fail(ctx, err)
 	}
 	cands := candidates(keys, hdr.KeyID, hdr.Algorithm)
-	if len(cands) == 0 && k.mayRefresh() {
+	if len(cands) == 0 && !tried && k.mayRefresh() {
 		// A new kid usually means the IdP rotated keys (OIDC Core §10.1).
-		if keys, err = k.refresh(ctx); err != nil {
-			return nil, fail(ctx, err)
-		}
+		keys, err = k.refresh(ctx)
 		cands = candidates(keys, hdr.KeyID, hdr.Algorithm)
+	}
+	if len(cands) == 0 && err != nil {
+		// The key may exist on an IdP we cannot reach: not a 401.
+		return nil, fail(ctx, err)
 	}
 	if len(cands) == 0 {
 		return nil, fail(ctx, invalid(ReasonUnknownKey, ""))
@@ -82,21 +84,24 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 }
 
 // current returns the cached keys, fetching them when there are none yet or
-// they are older than maxAge. A failed refresh of a stale set keeps the old
-// set: an IdP outage should not turn into rejected tokens.
-func (k *keySet) current(ctx context.Context) ([]jose.JSONWebKey, error) {
+// they are older than maxAge; tried reports a fetch in this call and err its
+// failure. A failed refresh of a stale set keeps the old keys: an IdP outage
+// should not turn into rejected tokens.
+func (k *keySet) current(ctx context.Context) (keys []jose.JSONWebKey, tried bool, err error) {
 	k.mu.RLock()
 	keys, fetched := k.keys, k.fetchedAt
 	k.mu.RUnlock()
-	if fetched.IsZero() {
-		return k.refresh(ctx)
+	if fetched.IsZero() && !k.mayRefresh() {
+		return nil, false, errKeysBackoff
 	}
-	if k.now().Sub(fetched) > k.maxAge && k.mayRefresh() {
-		if fresh, err := k.refresh(ctx); err == nil {
-			return fresh, nil
+	if fetched.IsZero() || (k.now().Sub(fetched) > k.maxAge && k.mayRefresh()) {
+		fresh, err := k.refresh(ctx)
+		if err != nil {
+			return keys, true, err
 		}
+		return fresh, true, nil
 	}
-	return keys, nil
+	return keys, false, nil
 }
 
 func (k *keySet) mayRefresh() bool {
@@ -144,7 +149,10 @@ func candidates(keys []jose.JSONWebKey, kid, alg string) []jose.JSONWebKey {
 	return out
 }
 
-var errJWKSStatus = errors.New("unexpected HTTP status")
+var (
+	errJWKSStatus  = errors.New("unexpected HTTP status")
+	errKeysBackoff = fmt.Errorf("%w: key set fetch failed recently", ErrIssuerUnavailable)
+)
 
 func fetchJWKS(ctx context.Context, client *http.Client, url string) ([]jose.JSONWebKey, error) {
 	body, err := getJSON(ctx, client, url)

@@ -1,0 +1,288 @@
+package authz
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/devissuer"
+)
+
+func TestAuthenticateAttacks(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+	now := clk.Now()
+	good := mint(t, iss, devissuer.Claims{"scope": "a b"})
+	hostile := func(f func(devissuer.Claims) (string, error)) string {
+		tok, err := f(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	tamperedPayload, err := devissuer.TamperPayload(good, devissuer.Claims{"sub": "admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	esTok, err := iss.MintAlg(devissuer.ES256, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		token   string
+		wantErr error
+		reason  string
+	}{
+		{"valid RS256", good, nil, ReasonNone},
+		{"valid ES256", esTok, nil, ReasonNone},
+		{"no token", "", ErrNoToken, ReasonNoToken},
+		{"not a JWT", "abc.def", ErrInvalidToken, ReasonMalformed},
+		{"garbage segments", "!!.??.**", ErrInvalidToken, ReasonMalformed},
+		{"alg none", hostile(iss.MintNone), ErrInvalidToken, ReasonAlgorithm},
+		{"HS256 keyed with public key", hostile(iss.MintHS256WithPublicKey), ErrInvalidToken, ReasonAlgorithm},
+		{"wrong issuer", mint(t, iss, devissuer.Claims{"iss": "https://evil.example"}), ErrInvalidToken, ReasonIssuer},
+		{"no issuer", mint(t, iss, devissuer.Claims{"iss": nil}), ErrInvalidToken, ReasonIssuer},
+		{"wrong audience", mint(t, iss, devissuer.Claims{"aud": "https://other.example/mcp"}), ErrInvalidToken, ReasonAudience},
+		{"no audience", mint(t, iss, devissuer.Claims{"aud": nil}), ErrInvalidToken, ReasonAudience},
+		{"audience in list", mint(t, iss, devissuer.Claims{"aud": []string{"x", testResource}}), nil, ReasonNone},
+		{"expired", mint(t, iss, devissuer.Claims{"exp": now.Add(-time.Hour).Unix()}), ErrInvalidToken, ReasonExpired},
+		{"expired within skew", mint(t, iss, devissuer.Claims{"exp": now.Add(-10 * time.Second).Unix()}), nil, ReasonNone},
+		{"no exp", mint(t, iss, devissuer.Claims{"exp": nil}), ErrInvalidToken, ReasonClaims},
+		{"not yet valid", mint(t, iss, devissuer.Claims{"nbf": now.Add(time.Hour).Unix()}), ErrInvalidToken, ReasonNotYetValid},
+		{"nbf within skew", mint(t, iss, devissuer.Claims{"nbf": now.Add(10 * time.Second).Unix()}), nil, ReasonNone},
+		{"no sub", mint(t, iss, devissuer.Claims{"sub": nil}), ErrInvalidToken, ReasonClaims},
+		{"unknown key id", hostile(iss.MintUnknownKey), ErrInvalidToken, ReasonUnknownKey},
+		{"foreign key under known kid", hostile(iss.MintForeignKeyKnownKID), ErrInvalidToken, ReasonSignature},
+		{"tampered signature", devissuer.TamperSignature(good), ErrInvalidToken, ReasonSignature},
+		{"tampered payload", tamperedPayload, ErrInvalidToken, ReasonSignature},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantAuth(t, a, tt.token, tt.wantErr, tt.reason)
+		})
+	}
+}
+
+func TestBearerToken(t *testing.T) {
+	tests := []struct {
+		header  string
+		want    string
+		wantErr error
+	}{
+		{"", "", ErrNoToken},
+		{"Bearer abc.def-_~+/=", "abc.def-_~+/=", nil},
+		{"bearer abc", "abc", nil},
+		{"BEARER  abc", "abc", nil},
+		{"Basic dXNlcjpwYXNz", "", ErrInvalidToken},
+		{"Bearer", "", ErrInvalidToken},
+		{"Bearer ", "", ErrInvalidToken},
+		{"Bearerabc", "", ErrInvalidToken},
+		{"Bearer a b", "", ErrInvalidToken},
+		{"Bearer a\"b", "", ErrInvalidToken},
+		{"Bearer ===", "", ErrInvalidToken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.header, func(t *testing.T) {
+			got, err := BearerToken(tt.header)
+			if got != tt.want || !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+				t.Fatalf("BearerToken(%q) = %q, %v; want %q, %v", tt.header, got, err, tt.want, tt.wantErr)
+			}
+			if tt.wantErr == ErrInvalidToken && Reason(err) != ReasonMalformed {
+				t.Fatalf("Reason = %q, want malformed", Reason(err))
+			}
+		})
+	}
+}
+
+func TestIssuerAlgorithmAllowlist(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL(), Algorithms: []string{"RS256"}}}}, clk)
+	es, err := iss.MintAlg(devissuer.ES256, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAuth(t, a, es, ErrInvalidToken, ReasonAlgorithm)
+	wantAuth(t, a, mint(t, iss, nil), nil, ReasonNone)
+}
+
+func TestExplicitJWKSURL(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{
+		Issuer: iss.URL(), JWKSURL: iss.JWKSURL(), Audiences: []string{"https://other.example/mcp"},
+	}}}, clk)
+	wantAuth(t, a, mint(t, iss, devissuer.Claims{"aud": "https://other.example/mcp"}), nil, ReasonNone)
+	wantAuth(t, a, mint(t, iss, nil), ErrInvalidToken, ReasonAudience)
+}
+
+func TestIssuerUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadURL := "http://" + ln.Addr().String()
+	ln.Close()
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	tests := []struct {
+		name string
+		cfg  IssuerConfig
+		iss  string
+	}{
+		{"discovery", IssuerConfig{Issuer: deadURL}, deadURL},
+		{"jwks", IssuerConfig{Issuer: iss.URL(), JWKSURL: deadURL + "/jwks"}, iss.URL()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := newAuth(t, Config{Issuers: []IssuerConfig{tt.cfg}}, clk)
+			tok := mint(t, iss, devissuer.Claims{"iss": tt.iss})
+			for range 2 { // the second attempt hits the retry back-off
+				_, err := a.Authenticate(context.Background(), tok)
+				if !errors.Is(err, ErrIssuerUnavailable) || errors.Is(err, ErrInvalidToken) {
+					t.Fatalf("err = %v, want ErrIssuerUnavailable only", err)
+				}
+				if Reason(err) != ReasonIssuerUnavailable {
+					t.Fatalf("Reason = %q", Reason(err))
+				}
+			}
+		})
+	}
+}
+
+func TestDiscoveryRetriedAfterOutage(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+	tok := mint(t, iss, nil)
+	iss.SetDown(true)
+	wantAuth(t, a, tok, ErrIssuerUnavailable, ReasonIssuerUnavailable)
+	iss.SetDown(false)
+	// Within the back-off the failure is remembered, not re-fetched.
+	wantAuth(t, a, tok, ErrIssuerUnavailable, ReasonIssuerUnavailable)
+	clk.Advance(DefaultDiscoveryRetryInterval)
+	wantAuth(t, a, tok, nil, ReasonNone)
+}
+
+func TestJWKSOutageAfterDiscovery(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}, TokenCacheSize: -1}, clk)
+	tok := mint(t, iss, nil)
+	wantAuth(t, a, tok, nil, ReasonNone)
+	iss.SetDown(true)
+	// Known keys keep working while the IdP is down, even past max age.
+	clk.Advance(DefaultJWKSMaxAge + time.Second)
+	tok = mint(t, iss, nil)
+	wantAuth(t, a, tok, nil, ReasonNone)
+	// A new kid cannot be judged while the key set is unreachable.
+	if _, err := iss.Rotate(devissuer.RotateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DefaultJWKSMinRefreshInterval)
+	wantAuth(t, a, mint(t, iss, nil), ErrIssuerUnavailable, ReasonIssuerUnavailable)
+}
+
+func TestRotation(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}, TokenCacheSize: -1}, clk)
+	oldTok := mint(t, iss, nil)
+	wantAuth(t, a, oldTok, nil, ReasonNone)
+	for _, alg := range []string{devissuer.ES256, devissuer.RS256} {
+		if _, err := iss.Rotate(devissuer.RotateOptions{Alg: alg}); err != nil {
+			t.Fatal(err)
+		}
+		newTok := mint(t, iss, nil)
+		// An unknown kid refetches the key set at most once per interval.
+		wantAuth(t, a, newTok, ErrInvalidToken, ReasonUnknownKey)
+		clk.Advance(DefaultJWKSMinRefreshInterval)
+		wantAuth(t, a, newTok, nil, ReasonNone)
+		wantAuth(t, a, oldTok, nil, ReasonNone)
+	}
+	if _, err := iss.Rotate(devissuer.RotateOptions{DropOld: true}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DefaultJWKSMaxAge + time.Second)
+	wantAuth(t, a, mint(t, iss, nil), nil, ReasonNone)
+	wantAuth(t, a, oldTok, ErrInvalidToken, ReasonUnknownKey)
+}
+
+func TestTokenCache(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+	tok := mint(t, iss, devissuer.Claims{"exp": clk.Now().Add(time.Minute).Unix()})
+	p1 := wantAuth(t, a, tok, nil, ReasonNone)
+	iss.SetDown(true) // a hit must not need the issuer
+	p2 := wantAuth(t, a, tok, nil, ReasonNone)
+	if p1 != p2 {
+		t.Fatal("second call did not come from the cache")
+	}
+	clk.Advance(time.Minute + DefaultClockSkew + time.Second)
+	wantAuth(t, a, tok, ErrInvalidToken, ReasonExpired)
+	if a.cache.len() != 0 {
+		t.Fatalf("expired entry still cached")
+	}
+}
+
+func TestTokenCacheBounded(t *testing.T) {
+	c := newTokenCache(3)
+	now := time.Unix(100, 0)
+	p := &Principal{ExpiresAt: now.Add(time.Hour)}
+	keys := [][32]byte{{1}, {2}, {3}, {4}, {5}}
+	for _, k := range keys[:3] {
+		c.put(k, p, now)
+	}
+	c.get(keys[0]) // recently used: survives the next eviction
+	c.put(keys[3], p, now)
+	c.put(keys[4], p, now)
+	if c.len() != 3 {
+		t.Fatalf("len = %d, want 3", c.len())
+	}
+	if _, ok := c.get(keys[0]); !ok {
+		t.Fatal("recently used entry evicted")
+	}
+	c.remove(keys[0])
+	if _, ok := c.get(keys[0]); ok || c.len() != 2 {
+		t.Fatal("remove failed")
+	}
+	for _, k := range keys[3:] {
+		if _, ok := c.get(k); !ok {
+			t.Fatalf("new entry %v missing", k[0])
+		}
+	}
+}
+
+func TestAuthenticateConcurrent(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}, TokenCacheSize: 4}, clk)
+	toks := make([]string, 8)
+	for i := range toks {
+		toks[i] = mint(t, iss, devissuer.Claims{"sub": string(rune('a' + i))})
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 20 {
+				tok := toks[(g+i)%len(toks)]
+				if _, err := a.Authenticate(context.Background(), tok); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}

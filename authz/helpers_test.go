@@ -1,0 +1,77 @@
+package authz
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/devissuer"
+)
+
+const testResource = "https://mcp.example.test/mcp"
+
+// testClock is a manual clock shared by the issuer and the authenticator.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *testClock { return &testClock{t: time.Unix(1_900_000_000, 0)} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func startIssuer(t testing.TB, clk *testClock) *devissuer.Issuer {
+	t.Helper()
+	iss, err := devissuer.New(devissuer.Options{Audience: testResource, Now: clk.Now})
+	if err != nil {
+		t.Fatalf("devissuer.New: %v", err)
+	}
+	t.Cleanup(func() { _ = iss.Close() })
+	return iss
+}
+
+func newAuth(t testing.TB, cfg Config, clk *testClock) *Authenticator {
+	t.Helper()
+	a, err := NewAuthenticator(cfg, Options{ResourceURI: testResource, Now: clk.Now})
+	if err != nil {
+		t.Fatalf("NewAuthenticator: %v", err)
+	}
+	return a
+}
+
+func mint(t testing.TB, iss *devissuer.Issuer, claims devissuer.Claims) string {
+	t.Helper()
+	tok, err := iss.Mint(claims)
+	if err != nil {
+		t.Fatalf("Mint: %v", err)
+	}
+	return tok
+}
+
+// wantAuth checks an Authenticate outcome: wantErr nil means success.
+func wantAuth(t *testing.T, a *Authenticator, tok string, wantErr error, wantReason string) *Principal {
+	t.Helper()
+	p, err := a.Authenticate(context.Background(), tok)
+	if !errors.Is(err, wantErr) || (wantErr == nil && err != nil) {
+		t.Fatalf("Authenticate error = %v, want %v", err, wantErr)
+	}
+	if got := Reason(err); got != wantReason {
+		t.Fatalf("Reason = %q, want %q (err %v)", got, wantReason, err)
+	}
+	if wantErr == nil && p == nil {
+		t.Fatal("no principal")
+	}
+	return p
+}
