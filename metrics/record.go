@@ -87,7 +87,7 @@ func (r *Recorder) RateLimit(decision string) {
 	if r == nil {
 		return
 	}
-	r.rateDecisionsT.at1(r.rateDecisions.of(decision)).Inc()
+	r.rateLimits.at1(r.rateDecisions.of(decision)).Inc()
 }
 
 // ListCache counts one merged-list cache lookup.

@@ -10,22 +10,25 @@ import (
 
 // Metric names. Dashboards, alert rules and other packages depend on them.
 const (
-	NameRequests             = "mcp_gateway_requests_total"
-	NameRequestDuration      = "mcp_gateway_request_duration_seconds"
-	NameToolCalls            = "mcp_gateway_tool_calls_total"
-	NameUpstreamRequests     = "mcp_gateway_upstream_requests_total"
-	NameUpstreamDuration     = "mcp_gateway_upstream_request_duration_seconds"
-	NameAuthFailures         = "mcp_gateway_auth_failures_total"
-	NameAuthzDecisions       = "mcp_gateway_authz_decisions_total"
-	NameMRTREvents           = "mcp_gateway_mrtr_events_total"
-	NameRateLimitDecisions   = "mcp_gateway_rate_limit_decisions_total"
-	NameRequestsInFlight     = "mcp_gateway_requests_in_flight"
-	NameSSEStreamsOpen       = "mcp_gateway_sse_streams_open"
-	NameUpstreamUp           = "mcp_gateway_upstream_up"
-	NameUpstreamCircuit      = "mcp_gateway_upstream_circuit_state"
-	NameListCacheRequests    = "mcp_gateway_list_cache_requests_total"
-	NameRedisErrors          = "mcp_gateway_redis_errors_total"
-	NameBuildInfo            = "mcp_gateway_build_info"
+	NameRequests           = "mcp_gateway_requests_total"
+	NameRequestDuration    = "mcp_gateway_request_duration_seconds"
+	NameToolCalls          = "mcp_gateway_tool_calls_total"
+	NameUpstreamRequests   = "mcp_gateway_upstream_requests_total"
+	NameUpstreamDuration   = "mcp_gateway_upstream_request_duration_seconds"
+	NameAuthFailures       = "mcp_gateway_auth_failures_total"
+	NameAuthzDecisions     = "mcp_gateway_authz_decisions_total"
+	NameMRTREvents         = "mcp_gateway_mrtr_events_total"
+	NameRateLimitDecisions = "mcp_gateway_rate_limit_decisions_total"
+	NameRequestsInFlight   = "mcp_gateway_requests_in_flight"
+	NameSSEStreamsOpen     = "mcp_gateway_sse_streams_open"
+	NameUpstreamUp         = "mcp_gateway_upstream_up"
+	NameUpstreamCircuit    = "mcp_gateway_upstream_circuit_state"
+	NameListCacheRequests  = "mcp_gateway_list_cache_requests_total"
+	NameRedisErrors        = "mcp_gateway_redis_errors_total"
+	NameBuildInfo          = "mcp_gateway_build_info"
+)
+
+const (
 	cacheHit, cacheMiss      = "hit", "miss"
 	labelUpstream, labelTool = "upstream", "tool"
 )
@@ -66,7 +69,7 @@ type Recorder struct {
 	authFailures     *table[prometheus.Counter]  // reason
 	authzDecisions   *table[prometheus.Counter]  // decision × upstream
 	mrtrEvents       *table[prometheus.Counter]  // event × reason
-	rateDecisionsT   *table[prometheus.Counter]  // decision
+	rateLimits       *table[prometheus.Counter]  // decision
 	listCache        *table[prometheus.Counter]  // result
 	redisErrors      *table[prometheus.Counter]  // op
 
@@ -134,7 +137,7 @@ func (r *Recorder) buildEvents(cs *[]prometheus.Collector) {
 	r.mrtrEvents = newTable(r.newCounterVec(cs, NameMRTREvents,
 		"MRTR events; reason is set only for rejected requestState.",
 		"event", "reason").WithLabelValues, r.events, r.mrtrReasons)
-	r.rateDecisionsT = newTable(r.newCounterVec(cs, NameRateLimitDecisions,
+	r.rateLimits = newTable(r.newCounterVec(cs, NameRateLimitDecisions,
 		"Rate-limit decisions.", "decision").WithLabelValues, r.rateDecisions)
 	r.listCache = newTable(r.newCounterVec(cs, NameListCacheRequests,
 		"Merged list cache lookups by result.", "result").WithLabelValues, r.cacheResults)
