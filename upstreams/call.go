@@ -1,0 +1,254 @@
+package upstreams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+)
+
+// Call is one client request routed to exactly one backend.
+type Call struct {
+	// Method is tools/call, prompts/get, resources/read or completion/complete.
+	Method string
+	// ID is the client's JSON-RPC id, forwarded as is: each HTTP request is its own exchange,
+	// so ids of different clients cannot clash at the backend.
+	ID json.RawMessage
+	// Params are the client's raw params. Only the routed name, uri or ref changes.
+	Params json.RawMessage
+	// Target is the resolved backend and backend-side name or URI.
+	Target Target
+	// ProtocolVersion is sent as MCP-Protocol-Version; empty means ProtocolVersion.
+	ProtocolVersion string
+	// Header holds the pass-through headers the caller selected: Mcp-Param-*, traceparent,
+	// tracestate, baggage and X-Request-Id. Anything else is dropped.
+	Header http.Header
+}
+
+// Stream yields a backend's messages for one call, in order, as complete JSON-RPC messages with
+// resource URIs rewritten back to namespaced form: notifications (progress, log) first, then the
+// final response, which carries the client's id. It is not safe for concurrent use.
+type Stream struct {
+	r       *Registry
+	b       *backend
+	method  string
+	id      json.RawMessage
+	rw      uriRewriter
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	stop    context.CancelFunc // releases the timeout timer
+	outcome string             // of the final response: OutcomeOK or OutcomeError
+	last    *jsonrpc.Message   // the decoded final response
+	probe   bool               // a health probe: failures do not trigger another probe
+	resp    *http.Response
+	sse     *sseReader
+	pending []byte
+	status  int
+	isSSE   bool
+	done    bool
+	start   time.Time
+	once    sync.Once
+}
+
+// Call forwards c to its backend and returns the response stream once the backend has answered
+// with headers (and, for a JSON answer, its whole body). The backend request is cancelled when
+// ctx ends, when the backend's timeout passes, or when the Stream is closed. A JSON response
+// that is not a valid JSON-RPC response fails here with ErrBadResponse.
+func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
+	b, err := r.backend(c.Target.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	// The request body is not pooled: the transport may still read it (a retry on a stale
+	// keep-alive connection rewinds it) after the response has arrived.
+	body, err := appendRequest(make([]byte, 0, len(c.Params)+len(c.ID)+len(c.Method)+64), c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: params: %v", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params"), err)
+	}
+	name := ""
+	if c.Method != MethodComplete {
+		name = c.Target.Name
+	}
+	return r.open(ctx, b, c.ID, &outgoing{method: c.Method, name: name, version: c.ProtocolVersion, pass: c.Header, body: body})
+}
+
+// open sends o and prepares the Stream of its response; id is the id the final response gets.
+func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *outgoing) (*Stream, error) {
+	s := &Stream{r: r, b: b, method: o.method, id: id, start: r.now(), probe: o.probe,
+		rw: uriRewriter{ns: r.ns, upstream: b.name}}
+	ctx, cancel := context.WithCancelCause(ctx)
+	s.cancel = cancel
+	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	resp, err := r.send(s.ctx, b, o)
+	if err != nil {
+		s.fail(err)
+		return nil, err
+	}
+	s.resp, s.status = resp, resp.StatusCode
+	isJSON, isSSE := mediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case isSSE && resp.StatusCode/100 == 2:
+		s.isSSE = true
+		s.sse = newSSEReader(resp.Body, int(b.maxBytes))
+		return s, nil
+	case isJSON:
+		err = s.readJSON()
+	default:
+		err = statusError(b.name, resp.StatusCode, "neither JSON nor an event stream")
+	}
+	if err != nil {
+		s.fail(err)
+		return nil, err
+	}
+	return s, nil
+}
+
+// maxSkippedNotifications bounds how many notifications roundTrip skips before the response.
+const maxSkippedNotifications = 10000
+
+// roundTrip sends one gateway-originated request (list page, discover) and returns the decoded
+// final response, skipping notifications.
+func (r *Registry) roundTrip(ctx context.Context, b *backend, o *outgoing) (*jsonrpc.Message, error) {
+	s, err := r.open(ctx, b, gatewayID, o)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	for range maxSkippedNotifications {
+		_, final, err := s.Next()
+		if err != nil {
+			return nil, err
+		}
+		if final {
+			return s.last, nil
+		}
+	}
+	err = fmt.Errorf("%w: %s: too many notifications before the response", ErrBadResponse, b.name)
+	s.fail(err)
+	return nil, err
+}
+
+// gatewayID is the id of the gateway's own requests; each is alone on its HTTP exchange.
+var gatewayID = json.RawMessage("1")
+
+// appendRequest builds the JSON-RPC request for the backend.
+func appendRequest(dst []byte, c *Call) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, c.ID...)
+	dst = append(dst, `,"method":`...)
+	dst = appendString(dst, c.Method)
+	dst = append(dst, `,"params":`...)
+	dst, err := rewriteParams(dst, c.Params, c.Method, c.Target)
+	return append(dst, '}'), err
+}
+
+func (s *Stream) readJSON() error {
+	buf := s.r.getBuf()
+	defer s.r.putBuf(buf)
+	if err := readBody(buf, s.resp.Body, s.b.maxBytes); err != nil {
+		return s.readError(err)
+	}
+	m, err := decodeResponse(s.b.name, s.status, buf.Bytes(), s.b.maxBytes)
+	if err != nil {
+		return err
+	}
+	s.pending, err = s.final(m)
+	return err
+}
+
+// final renders the final response with the client's id and namespaced URIs.
+func (s *Stream) final(m *jsonrpc.Message) ([]byte, error) {
+	s.last = m
+	if m.Error != nil {
+		s.outcome = OutcomeError
+		return jsonrpc.AppendError(nil, s.id, m.Error), nil
+	}
+	s.outcome = OutcomeOK
+	res, err := s.rw.result(s.method, m.Result)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: result: %v", ErrBadResponse, s.b.name, err)
+	}
+	return jsonrpc.AppendResult(make([]byte, 0, len(res)+len(s.id)+32), s.id, res), nil
+}
+
+// readError classifies an error met while reading the response body.
+func (s *Stream) readError(err error) error {
+	switch {
+	case errors.Is(err, errTooLarge), errors.Is(err, errEventTooLarge):
+		return fmt.Errorf("%w: %s: %v (limit %d bytes)", ErrBadResponse, s.b.name, err, s.b.maxBytes)
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%w: %s: the stream ended without a response", ErrBadResponse, s.b.name)
+	}
+	return classify(s.ctx, s.b.name, err)
+}
+
+// Next returns the next message. final is true for the response that ends the call; after it
+// Next returns io.EOF. Any other error ends the stream: it wraps ErrUnavailable (connection reset
+// mid-stream), ErrTimeout, ErrBadResponse, or the caller's context error.
+func (s *Stream) Next() (msg []byte, final bool, err error) {
+	if s.done {
+		return nil, false, io.EOF
+	}
+	if !s.isSSE {
+		msg, s.pending = s.pending, nil
+		s.finish(s.outcome, nil)
+		return msg, true, nil
+	}
+	data, err := s.sse.next()
+	if err != nil {
+		err = s.readError(err)
+		s.fail(err)
+		return nil, false, err
+	}
+	m, err := jsonrpc.DecodeMessage(data, jsonLimits(s.b.maxBytes))
+	switch {
+	case err != nil:
+		err = fmt.Errorf("%w: %s: event is not a JSON-RPC message", ErrBadResponse, s.b.name)
+	case m.IsResponse():
+		if msg, err = s.final(m); err == nil {
+			s.finish(s.outcome, nil)
+			return msg, true, nil
+		}
+	case m.ID != nil:
+		// Digest §2.1: a 2026 response stream MUST NOT carry JSON-RPC requests.
+		err = fmt.Errorf("%w: %s: request %q on a response stream", ErrBadResponse, s.b.name, m.Method)
+	default:
+		return jsonrpc.AppendNotification(nil, m.Method, s.rw.notification(m.Method, m.Params)), false, nil
+	}
+	s.fail(err)
+	return nil, false, err
+}
+
+// SSE reports whether the backend answered with an event stream; the caller then streams too.
+func (s *Stream) SSE() bool { return s.isSSE }
+
+// Status is the backend's HTTP status, to relay with a JSON-RPC error response.
+func (s *Stream) Status() int { return s.status }
+
+// Close ends the exchange, cancelling the backend request if the final response has not been
+// read, and releases its buffers. It is safe to call more than once.
+func (s *Stream) Close() error {
+	s.finish(OutcomeCanceled, nil)
+	return nil
+}
+
+func (s *Stream) fail(err error) { s.finish(outcomeOf(err), err) }
+
+// finish records the outcome once and releases the exchange.
+func (s *Stream) finish(outcome string, err error) {
+	s.done = true
+	s.once.Do(func() {
+		s.r.record(s.b, s.method, outcome, s.start, err, !s.probe)
+		s.stop()
+		s.cancel(context.Canceled)
+		if s.resp != nil {
+			s.resp.Body.Close()
+		}
+	})
+}

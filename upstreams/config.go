@@ -1,0 +1,235 @@
+// Package upstreams holds the gateway's backends: one HTTP client per backend MCP server,
+// forwarding of single calls with streamed responses, fan-out and merge of list methods,
+// namespacing of tool and prompt names and resource URIs, merged capabilities for
+// server/discover, subscriptions/listen fan-out, and health probing (digest §2, §5).
+//
+// The package never sees the client's credentials: the caller passes only the headers it has
+// selected for pass-through, and each backend gets its own configured static headers.
+package upstreams
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Defaults for the configuration fields.
+const (
+	// DefaultTimeout bounds a whole call to a backend; long tool calls are legitimate.
+	DefaultTimeout = 60 * time.Second
+	// DefaultConnectTimeout bounds the TCP connect and the TLS handshake.
+	DefaultConnectTimeout = 5 * time.Second
+	// DefaultMaxResponseBytes bounds a JSON response body and each SSE event.
+	DefaultMaxResponseBytes = 16 << 20
+	// DefaultSeparator joins the backend name and the backend's tool or prompt name.
+	DefaultSeparator = "__"
+	// DefaultHealthInterval is the period of the server/discover health probe.
+	DefaultHealthInterval = 15 * time.Second
+	// DefaultPageSize is the number of merged list items per page sent to the client.
+	DefaultPageSize = 100
+	// MaxSeparatorBytes bounds the separator so namespaced names stay short.
+	MaxSeparatorBytes = 8
+	// MaxPageSize bounds Config.PageSize.
+	MaxPageSize = 1000
+)
+
+// namePattern is the backend name syntax. It starts with a letter (narrower than a DNS label)
+// because the name also becomes the first part of a URI scheme (RFC 3986 §3.1: a scheme starts
+// with a letter), see namespace.go.
+var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+
+// separatorPattern keeps namespaced names within the characters a tool name SHOULD use
+// (digest §5.2: [A-Za-z0-9_.-]).
+var separatorPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// reservedHeaders are set by the forwarder itself; configuring them would break the protocol
+// or the framing.
+var reservedHeaders = []string{
+	"Accept", "Content-Type", "Content-Length", "Host", "Transfer-Encoding", "Connection",
+	"Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name", "Mcp-Session-Id", "Last-Event-Id",
+}
+
+// ErrInvalidConfig wraps every problem Config.Validate reports.
+var ErrInvalidConfig = errors.New("upstreams: invalid config")
+
+// Config is the backend part of the gateway configuration: the top-level `upstreams:` list and
+// the `namespace:` block.
+type Config struct {
+	// Upstreams lists the backends in the order their items appear in merged lists. At least one.
+	Upstreams []UpstreamConfig `yaml:"upstreams"`
+	// Namespace says how backend names are combined with tool, prompt and resource names.
+	Namespace NamespaceConfig `yaml:"namespace"`
+	// HealthInterval is the period of the server/discover health probe run by Registry.Run.
+	// Zero means DefaultHealthInterval.
+	HealthInterval time.Duration `yaml:"healthInterval"`
+	// PageSize is the number of items per page of a merged list sent to the client.
+	// Zero means DefaultPageSize; at most MaxPageSize.
+	PageSize int `yaml:"pageSize"`
+}
+
+// UpstreamConfig describes one backend MCP server.
+type UpstreamConfig struct {
+	// Name identifies the backend in namespaced names, URIs, logs and metric labels:
+	// [a-z][a-z0-9-]{0,62}, unique.
+	Name string `yaml:"name"`
+	// URL is the backend's MCP endpoint, http or https. User info in it is never reported.
+	URL string `yaml:"url"`
+	// Timeout bounds a whole call, response stream included. Zero means DefaultTimeout.
+	Timeout time.Duration `yaml:"timeout"`
+	// ConnectTimeout bounds connecting (TCP and TLS). Zero means DefaultConnectTimeout.
+	ConnectTimeout time.Duration `yaml:"connectTimeout"`
+	// Headers are static headers sent on every request to this backend, typically its own
+	// Authorization. Values are already resolved from secret files by the caller and are never
+	// logged or reported.
+	Headers map[string]string `yaml:"headers"`
+	// Required makes a list fail when this backend fails; otherwise the backend is left out.
+	Required bool `yaml:"required"`
+	// MaxResponseBytes bounds a JSON response body and each SSE event from this backend.
+	// Zero means DefaultMaxResponseBytes.
+	MaxResponseBytes int64 `yaml:"maxResponseBytes"`
+}
+
+// NamespaceConfig says how names are made unique across backends.
+type NamespaceConfig struct {
+	// Separator joins the backend name and the backend-side tool or prompt name, as in
+	// github__create_issue. Empty means DefaultSeparator. Characters from [A-Za-z0-9_.-] only.
+	Separator string `yaml:"separator"`
+	// NoPrefix passes names and URIs through unchanged. Only valid with exactly one backend.
+	NoPrefix bool `yaml:"noPrefix"`
+}
+
+// Validate reports every problem in c at once; it changes nothing.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
+	}
+	if len(c.Upstreams) == 0 {
+		add("at least one upstream is required")
+	}
+	if c.Namespace.NoPrefix && len(c.Upstreams) > 1 {
+		add("namespace.noPrefix needs exactly one upstream, have %d", len(c.Upstreams))
+	}
+	sep := c.separator()
+	if len(sep) > MaxSeparatorBytes || !separatorPattern.MatchString(sep) {
+		add("namespace.separator %q must be 1 to %d characters from [A-Za-z0-9_.-]", sep, MaxSeparatorBytes)
+	}
+	if c.HealthInterval < 0 {
+		add("healthInterval must not be negative")
+	}
+	if c.PageSize < 0 || c.PageSize > MaxPageSize {
+		add("pageSize must be within 0..%d", MaxPageSize)
+	}
+	seen := make(map[string]bool, len(c.Upstreams))
+	for i := range c.Upstreams {
+		u := &c.Upstreams[i]
+		for _, err := range u.validate() {
+			add("upstreams[%d] (%s): %v", i, u.Name, err)
+		}
+		if seen[u.Name] {
+			add("upstreams[%d]: duplicate name %q", i, u.Name)
+		}
+		seen[u.Name] = true
+	}
+	if !c.Namespace.NoPrefix {
+		for _, msg := range ambiguousNames(c.Upstreams, sep) {
+			add("%s", msg)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (u *UpstreamConfig) validate() []error {
+	var errs []error
+	if !namePattern.MatchString(u.Name) {
+		errs = append(errs, errors.New("name must match [a-z][a-z0-9-]{0,62}"))
+	}
+	if err := validateURL(u.URL); err != nil {
+		errs = append(errs, err)
+	}
+	if u.Timeout < 0 || u.ConnectTimeout < 0 || u.MaxResponseBytes < 0 {
+		errs = append(errs, errors.New("timeout, connectTimeout and maxResponseBytes must not be negative"))
+	}
+	for name, value := range u.Headers {
+		if err := validateHeader(name, value); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+func validateURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("url does not parse")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return errors.New("url must be http or https")
+	}
+	if u.Host == "" || u.Fragment != "" {
+		return errors.New("url needs a host and no fragment")
+	}
+	return nil
+}
+
+func validateHeader(name, value string) error {
+	if name == "" || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
+		return fmt.Errorf("header name %q is not an HTTP token", name)
+	}
+	canon := http.CanonicalHeaderKey(name)
+	for _, r := range reservedHeaders {
+		if canon == r {
+			return fmt.Errorf("header %s is set by the gateway and cannot be configured", canon)
+		}
+	}
+	if strings.HasPrefix(canon, "Mcp-") {
+		return fmt.Errorf("header %s: Mcp-* headers are protocol headers", canon)
+	}
+	if strings.ContainsAny(value, "\r\n\x00") {
+		// The value itself is a secret: name only the header.
+		return fmt.Errorf("header %s has a control character in its value", canon)
+	}
+	return nil
+}
+
+func isTokenChar(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
+	}
+	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
+}
+
+// ambiguousNames finds pairs of backends where one name plus the separator is a prefix of the
+// other's, for example "a" and "a-b" with separator "-": "a-b-x" could then be tool "b-x" of
+// "a" or tool "x" of "a-b". Refusing such configurations keeps Resolve unambiguous.
+func ambiguousNames(ups []UpstreamConfig, sep string) []string {
+	var out []string
+	for i := range ups {
+		for j := range ups {
+			a, b := ups[i].Name, ups[j].Name
+			if i != j && a != b && strings.HasPrefix(b+sep, a+sep) {
+				out = append(out, fmt.Sprintf("upstream names %q and %q are ambiguous with separator %q", a, b, sep))
+			}
+		}
+	}
+	return out
+}
+
+func (c *Config) separator() string {
+	if c.Namespace.Separator == "" {
+		return DefaultSeparator
+	}
+	return c.Namespace.Separator
+}
+
+func orDuration(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,27 @@
+package upstreams
+
+import "errors"
+
+// Sentinel errors. Errors returned by this package wrap one of them (or the caller's context
+// error when the caller went away); compare with errors.Is.
+//
+// Suggested mapping for the client-facing side: ErrUnknownName and ErrBadCursor → -32602 (400);
+// ErrUnavailable and ErrBadResponse → 502; ErrTimeout → 504; context.Canceled → 499 (log only).
+var (
+	// ErrUnknownName: a namespaced tool or prompt name or resource URI names no configured backend.
+	ErrUnknownName = errors.New("upstreams: unknown name")
+	// ErrBadCursor: a list cursor does not open, belongs to another method, or to a list that
+	// has changed since (digest §5.1: a bad cursor is -32602).
+	ErrBadCursor = errors.New("upstreams: bad cursor")
+	// ErrUnavailable: the backend could not be reached (refused, DNS, reset before or during the
+	// response) or answered 502, 503 or 504 without a JSON-RPC body.
+	ErrUnavailable = errors.New("upstreams: backend unavailable")
+	// ErrTimeout: the backend did not finish within its configured timeout.
+	ErrTimeout = errors.New("upstreams: backend timeout")
+	// ErrBadResponse: the backend answered something that is not a valid MCP response: garbage,
+	// an oversized body or event, a non-2xx status without a JSON-RPC body, a stream that ended
+	// without the final response.
+	ErrBadResponse = errors.New("upstreams: bad backend response")
+	// ErrNoCursorSealer: New was called without Options.Cursors.
+	ErrNoCursorSealer = errors.New("upstreams: Options.Cursors is required")
+)

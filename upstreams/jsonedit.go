@@ -1,0 +1,177 @@
+package upstreams
+
+import (
+	"encoding/json"
+	"errors"
+	"unicode/utf8"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+)
+
+// The helpers below edit JSON that has already passed jsonrpc.Scan, copying every byte they do
+// not replace, so unknown members, number spellings and key order reach the other side exactly
+// as they were sent.
+
+// errNotArray is returned when a member that must be an array is not.
+var errNotArray = errors.New("expected a JSON array")
+
+// editObject appends obj to dst with the value of each member for which fn returns ok replaced
+// by repl. obj must be a scanned JSON object.
+func editObject(dst, obj []byte, fn func(key, val []byte) (repl []byte, ok bool)) ([]byte, error) {
+	last := 0
+	err := jsonrpc.Members(obj, func(key, val []byte) error {
+		repl, ok := fn(key, val)
+		if !ok {
+			return nil
+		}
+		// val is a subslice of obj, so the capacity difference is its offset.
+		off := cap(obj) - cap(val)
+		dst = append(dst, obj[last:off]...)
+		dst = append(dst, repl...)
+		last = off + len(val)
+		return nil
+	})
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, obj[last:]...), nil
+}
+
+// editArray appends arr to dst with each element for which fn returns ok replaced by repl.
+func editArray(dst, arr []byte, fn func(elem []byte) (repl []byte, ok bool)) ([]byte, error) {
+	last := 0
+	err := forEachElem(arr, func(elem []byte, off int) error {
+		repl, ok := fn(elem)
+		if !ok {
+			return nil
+		}
+		dst = append(dst, arr[last:off]...)
+		dst = append(dst, repl...)
+		last = off + len(elem)
+		return nil
+	})
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, arr[last:]...), nil
+}
+
+// forEachElem calls fn with each element of the scanned JSON array arr and its offset.
+func forEachElem(arr []byte, fn func(elem []byte, off int) error) error {
+	i := skipWS(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return errNotArray
+	}
+	i = skipWS(arr, i+1)
+	for i < len(arr) && arr[i] != ']' {
+		end := skipValue(arr, i)
+		if err := fn(arr[i:end], i); err != nil {
+			return err
+		}
+		i = skipWS(arr, end)
+		if i < len(arr) && arr[i] == ',' {
+			i = skipWS(arr, i+1)
+		}
+	}
+	return nil
+}
+
+// skipValue returns the offset just after the scanned JSON value starting at i.
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', ']', '}', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonString decodes a scanned JSON string value.
+func jsonString(val []byte) (string, bool) {
+	if len(val) < 2 || val[0] != '"' {
+		return "", false
+	}
+	for _, c := range val[1 : len(val)-1] {
+		if c == '\\' {
+			var s string
+			if json.Unmarshal(val, &s) != nil {
+				return "", false
+			}
+			return s, true
+		}
+	}
+	return string(val[1 : len(val)-1]), true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. Non-ASCII text is kept as UTF-8; invalid UTF-8 is
+// replaced, as encoding/json does.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, `\ufffd`...)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		i++
+	}
+	return append(dst, '"')
+}

@@ -1,0 +1,280 @@
+package upstreams
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// ProtocolVersion is the MCP revision the gateway speaks to modern backends.
+const ProtocolVersion = "2026-07-28"
+
+// DefaultUserAgent is sent to backends when Options.UserAgent is empty.
+const DefaultUserAgent = "mcp-gateway"
+
+// Transport pool sizes. One gateway replica may carry hundreds of concurrent calls to one
+// backend; keeping that many idle connections avoids a new TCP/TLS handshake per call.
+const (
+	maxIdleConnsPerHost = 256
+	idleConnTimeout     = 90 * time.Second
+	tcpKeepAlive        = 30 * time.Second
+)
+
+// Outcomes passed to Options.Observe. The set is closed, so they can be metric label values.
+const (
+	// OutcomeOK: the backend answered with a result.
+	OutcomeOK = "ok"
+	// OutcomeError: the backend answered with a JSON-RPC error, relayed to the client.
+	OutcomeError = "error"
+	// OutcomeUnavailable: see ErrUnavailable.
+	OutcomeUnavailable = "unavailable"
+	// OutcomeTimeout: see ErrTimeout.
+	OutcomeTimeout = "timeout"
+	// OutcomeBadResponse: see ErrBadResponse.
+	OutcomeBadResponse = "bad_response"
+	// OutcomeCanceled: the caller went away or closed the stream before the final response.
+	OutcomeCanceled = "canceled"
+)
+
+// Sealer seals and opens the gateway's list cursors. The gateway passes an AEAD sealer bound to
+// the cursor purpose; a token that does not open must return an error.
+type Sealer interface {
+	// Seal returns an opaque token carrying plaintext.
+	Seal(plaintext []byte) (string, error)
+	// Open returns the plaintext of a token Seal produced, or an error.
+	Open(token string) ([]byte, error)
+}
+
+// Options are the dependencies of a Registry.
+type Options struct {
+	// Logger receives backend failures (never tokens, secrets or argument values).
+	// Nil discards.
+	Logger *slog.Logger
+	// Cursors seals and opens merged-list cursors. Required.
+	Cursors Sealer
+	// Transport replaces the per-backend HTTP transports (tests). Optional.
+	Transport http.RoundTripper
+	// Observe, when set, is called once per backend exchange with its outcome (one of the
+	// Outcome constants), the MCP method and the time until the final response or failure.
+	Observe func(upstream, method, outcome string, d time.Duration)
+	// Clock returns the current time; nil means time.Now. It drives cache expiry and health
+	// timestamps.
+	Clock func() time.Time
+	// UserAgent is sent to backends. Empty means DefaultUserAgent.
+	UserAgent string
+}
+
+// Registry is the set of configured backends. It is safe for concurrent use.
+type Registry struct {
+	ns             *namespace
+	backends       []*backend
+	byName         map[string]*backend
+	log            *slog.Logger
+	cursors        Sealer
+	observe        func(upstream, method, outcome string, d time.Duration)
+	now            func() time.Time
+	pageSize       int
+	healthInterval time.Duration
+	kick           chan struct{}
+	bufs           sync.Pool
+	closeOnce      sync.Once
+}
+
+// backend is one configured upstream with its compiled client.
+type backend struct {
+	name     string
+	url      string
+	safeURL  string // without user info and query, for reports
+	timeout  time.Duration
+	required bool
+	maxBytes int64
+	// header holds the headers every request carries: Content-Type, Accept, User-Agent and
+	// the configured static ones. Each request clones it.
+	header    http.Header
+	client    *http.Client
+	transport *http.Transport // nil when Options.Transport was given
+	health    health
+	disc      discoverCache
+}
+
+// New compiles cfg into a Registry. It validates cfg first.
+func New(cfg Config, opts Options) (*Registry, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Cursors == nil {
+		return nil, ErrNoCursorSealer
+	}
+	r := &Registry{
+		ns:             newNamespace(&cfg),
+		byName:         make(map[string]*backend, len(cfg.Upstreams)),
+		log:            opts.Logger,
+		cursors:        opts.Cursors,
+		observe:        opts.Observe,
+		now:            opts.Clock,
+		pageSize:       cfg.PageSize,
+		healthInterval: orDuration(cfg.HealthInterval, DefaultHealthInterval),
+		kick:           make(chan struct{}, 1),
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.pageSize == 0 {
+		r.pageSize = DefaultPageSize
+	}
+	ua := opts.UserAgent
+	if ua == "" {
+		ua = DefaultUserAgent
+	}
+	for _, uc := range cfg.Upstreams {
+		b := newBackend(uc, ua, opts.Transport)
+		r.backends = append(r.backends, b)
+		r.byName[b.name] = b
+	}
+	return r, nil
+}
+
+func newBackend(uc UpstreamConfig, userAgent string, rt http.RoundTripper) *backend {
+	b := &backend{
+		name:     uc.Name,
+		url:      uc.URL,
+		safeURL:  redactURL(uc.URL),
+		timeout:  orDuration(uc.Timeout, DefaultTimeout),
+		required: uc.Required,
+		maxBytes: uc.MaxResponseBytes,
+		header: http.Header{
+			"Content-Type": {"application/json"},
+			"Accept":       {"application/json, text/event-stream"},
+			"User-Agent":   {userAgent},
+		},
+	}
+	if b.maxBytes == 0 {
+		b.maxBytes = DefaultMaxResponseBytes
+	}
+	for k, v := range uc.Headers {
+		b.header.Set(k, v)
+	}
+	if rt == nil {
+		b.transport = newTransport(orDuration(uc.ConnectTimeout, DefaultConnectTimeout))
+		rt = b.transport
+	}
+	b.client = &http.Client{
+		Transport: rt,
+		// A redirect would send the backend's credentials and the request body elsewhere; a
+		// 3xx is reported as a bad response instead.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return b
+}
+
+func newTransport(connect time.Duration) *http.Transport {
+	d := &net.Dialer{Timeout: connect, KeepAlive: tcpKeepAlive}
+	return &http.Transport{
+		// No Proxy: packages read no environment; a proxy would be configured explicitly.
+		DialContext:         d.DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        4 * maxIdleConnsPerHost,
+		MaxIdleConnsPerHost: maxIdleConnsPerHost,
+		IdleConnTimeout:     idleConnTimeout,
+		TLSHandshakeTimeout: connect,
+	}
+}
+
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	u.User, u.RawQuery, u.ForceQuery = nil, "", false
+	return u.String()
+}
+
+// Close releases idle connections. In-flight calls are ended by their contexts.
+func (r *Registry) Close() {
+	r.closeOnce.Do(func() {
+		for _, b := range r.backends {
+			if b.transport != nil {
+				b.transport.CloseIdleConnections()
+			}
+		}
+	})
+}
+
+// Upstreams returns the configured backend names in configuration order.
+func (r *Registry) Upstreams() []string {
+	out := make([]string, len(r.backends))
+	for i, b := range r.backends {
+		out[i] = b.name
+	}
+	return out
+}
+
+func (r *Registry) backend(name string) (*backend, error) {
+	b, ok := r.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: upstream %q is not configured", ErrUnknownName, name)
+	}
+	return b, nil
+}
+
+// outcomeOf maps an error from this package to its Outcome constant.
+func outcomeOf(err error) string {
+	switch {
+	case err == nil:
+		return OutcomeOK
+	case errors.Is(err, ErrTimeout):
+		return OutcomeTimeout
+	case errors.Is(err, ErrUnavailable):
+		return OutcomeUnavailable
+	case errors.Is(err, ErrBadResponse):
+		return OutcomeBadResponse
+	}
+	return OutcomeCanceled
+}
+
+// record reports one finished exchange to the observer and the backend's health.
+func (r *Registry) record(b *backend, method, outcome string, start time.Time, err error, kick bool) {
+	if r.observe != nil {
+		r.observe(b.name, method, outcome, r.now().Sub(start))
+	}
+	switch outcome {
+	case OutcomeOK, OutcomeError:
+		b.health.up(r.now)
+	case OutcomeUnavailable, OutcomeTimeout, OutcomeBadResponse:
+		b.health.down(r.now(), err)
+		if !kick {
+			return
+		}
+		select {
+		case r.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// maxPooledBuffer keeps one huge response from pinning its buffer in the pool.
+const maxPooledBuffer = 1 << 20
+
+func (r *Registry) getBuf() *bytes.Buffer {
+	if b, ok := r.bufs.Get().(*bytes.Buffer); ok {
+		return b
+	}
+	return new(bytes.Buffer)
+}
+
+func (r *Registry) putBuf(b *bytes.Buffer) {
+	if b == nil || b.Cap() > maxPooledBuffer {
+		return
+	}
+	b.Reset()
+	r.bufs.Put(b)
+}
