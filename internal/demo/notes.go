@@ -115,7 +115,7 @@ type notesServer struct {
 
 type titleBodyIn struct {
 	Title string `json:"title" jsonschema:"a one-line title"`
-	Body  string `json:"body" jsonschema:"the note's text"`
+	Body  string `json:"body,omitempty" jsonschema:"the note's text"`
 }
 
 type idIn struct {

@@ -105,26 +105,39 @@ func Decline() func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, err
 // when tb ends. With 2026-07-28 the go-sdk sends server/discover and no
 // initialize; with a legacy version it runs initialize and
 // notifications/initialized and then uses Mcp-Session-Id.
+//
+// Each client has its own connection pool (unless [WithRoundTripper]),
+// closed with the session, so no idle connection outlives the test and
+// delays a server's graceful shutdown.
 func Connect(tb testing.TB, url string, opts ...ClientOption) *mcp.ClientSession {
 	tb.Helper()
-	cs, err := Dial(tb.Context(), url, opts...)
+	cs, closeIdle, err := dial(tb.Context(), url, opts)
 	if err != nil {
 		tb.Fatalf("mcptest: connecting to %s: %v", url, err)
 	}
-	tb.Cleanup(func() { _ = cs.Close() })
+	tb.Cleanup(func() {
+		_ = cs.Close()
+		closeIdle()
+	})
 	return cs
 }
 
 // Dial is [Connect] for callers without a testing.TB, such as benchmarks
 // run from a harness; the caller closes the session.
 func Dial(ctx context.Context, url string, opts ...ClientOption) (*mcp.ClientSession, error) {
+	cs, _, err := dial(ctx, url, opts)
+	return cs, err
+}
+
+func dial(ctx context.Context, url string, opts []ClientOption) (*mcp.ClientSession, func(), error) {
 	var cfg clientConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	base := cfg.base
+	base, closeIdle := cfg.base, func() {}
 	if base == nil {
-		base = http.DefaultTransport
+		own := http.DefaultTransport.(*http.Transport).Clone()
+		base, closeIdle = own, own.CloseIdleConnections
 	}
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   url,
@@ -135,7 +148,12 @@ func Dial(ctx context.Context, url string, opts ...ClientOption) (*mcp.ClientSes
 	client := mcp.NewClient(&mcp.Implementation{Name: ClientName, Version: ClientVersion}, &cfg.opts)
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	return client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: cfg.version})
+	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: cfg.version})
+	if err != nil {
+		closeIdle()
+		return nil, nil, err
+	}
+	return cs, closeIdle, nil
 }
 
 // headerTransport adds fixed headers to every request. It clones the
