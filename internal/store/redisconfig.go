@@ -42,6 +42,10 @@ const (
 // selects the server; with neither the gateway uses the memory store (see
 // Enabled). Secrets are values here: the caller resolves them from files or
 // environment variables before building the config.
+//
+// An operation against an unreachable Redis returns ErrUnavailable after at
+// most (MaxRetries+1) × (DialTimeout + WriteTimeout + ReadTimeout) plus
+// go-redis's short retry backoff, or sooner when the caller's context ends.
 type RedisConfig struct {
 	// URL of a single Redis ("redis://[user:pass@]host:port/db", or
 	// "rediss://" for TLS). With Cluster it is a seed node and more seeds can
@@ -256,6 +260,10 @@ func (c RedisConfig) universalOptions() (*redis.UniversalOptions, error) {
 		ReadTimeout:      orDefault(c.ReadTimeout, DefaultReadTimeout),
 		WriteTimeout:     orDefault(c.WriteTimeout, DefaultWriteTimeout),
 		MaxRetries:       orDefault(c.MaxRetries, DefaultMaxRetries),
+		// One dial per command attempt: go-redis's own five dial attempts
+		// would multiply DialTimeout and hide an outage behind seconds of
+		// waiting; MaxRetries already retries the command.
+		DialerRetries: 1,
 		// A caller's context deadline shorter than the timeouts must win.
 		ContextTimeoutEnabled: true,
 		DisableIdentity:       true,

@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func newMemoryHarness(t *testing.T, opts MemoryOptions) (harness, *Memory, *fakeClock) {
+	t.Helper()
+	clock := newFakeClock()
+	opts.Now = clock.Now
+	m, err := NewMemory(opts)
+	if err != nil {
+		t.Fatalf("NewMemory: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return harness{store: m, elapse: clock.Advance}, m, clock
+}
+
+func TestMemoryContract(t *testing.T) {
+	runContract(t, func(t *testing.T) harness {
+		h, _, _ := newMemoryHarness(t, MemoryOptions{})
+		return h
+	})
+}
+
+func TestMemoryExpiryBoundary(t *testing.T) {
+	h, _, _ := newMemoryHarness(t, MemoryOptions{})
+	ctx := context.Background()
+	if first, _ := h.store.UseOnce(ctx, "n", time.Second); !first {
+		t.Fatal("first UseOnce not first")
+	}
+	h.elapse(time.Second - time.Microsecond)
+	if first, _ := h.store.UseOnce(ctx, "n", time.Second); first {
+		t.Fatal("UseOnce one microsecond before expiry was first")
+	}
+	h.elapse(time.Microsecond)
+	if first, _ := h.store.UseOnce(ctx, "n", time.Second); !first {
+		t.Fatal("UseOnce exactly at expiry was not first")
+	}
+}
+
+func TestMemoryCapFailsInsteadOfEvicting(t *testing.T) {
+	h, m, _ := newMemoryHarness(t, MemoryOptions{MaxEntries: 4, Shards: 1})
+	ctx := context.Background()
+	for i := range 4 {
+		if first, err := h.store.UseOnce(ctx, fmt.Sprint("n", i), time.Minute); err != nil || !first {
+			t.Fatalf("UseOnce %d: %v, %v", i, first, err)
+		}
+	}
+	_, err := h.store.UseOnce(ctx, "n4", time.Minute)
+	if !errors.Is(err, ErrFull) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("UseOnce over the cap err = %v, want ErrFull and ErrUnavailable", err)
+	}
+	if first, err := h.store.UseOnce(ctx, "n0", time.Minute); err != nil || first {
+		t.Fatalf("replay of a live nonce at the cap: first=%v err=%v, want false, nil", first, err)
+	}
+	if err := h.store.Set(ctx, "v", []byte("x"), time.Minute); !errors.Is(err, ErrFull) {
+		t.Fatalf("Set over the cap err = %v, want ErrFull", err)
+	}
+	h.elapse(time.Minute)
+	if first, err := h.store.UseOnce(ctx, "n4", time.Minute); err != nil || !first {
+		t.Fatalf("UseOnce after entries expired: %v, %v", first, err)
+	}
+	if n := m.Len(); n > 4 {
+		t.Fatalf("Len = %d, want at most the cap 4", n)
+	}
+}
+
+func TestMemoryIncrementalSweep(t *testing.T) {
+	h, m, _ := newMemoryHarness(t, MemoryOptions{Shards: 1})
+	ctx := context.Background()
+	const n = 100
+	for i := range n {
+		if _, err := h.store.UseOnce(ctx, fmt.Sprint("old", i), time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.elapse(2 * time.Second)
+	if _, err := h.store.UseOnce(ctx, "new", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The write inspected sweepBatch entries, all expired, then added one.
+	if got, want := m.Len(), n-sweepBatch+1; got != want {
+		t.Fatalf("Len after one write = %d, want %d", got, want)
+	}
+	for i := range n {
+		if _, err := h.store.UseOnce(ctx, fmt.Sprint("new", i), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := m.Len(); got > n+1 {
+		t.Fatalf("Len = %d after %d more writes, want expired entries swept (at most %d)", got, n, n+1)
+	}
+}
+
+func TestMemoryOptions(t *testing.T) {
+	tests := []struct {
+		name       string
+		opts       MemoryOptions
+		wantErr    bool
+		wantShards int
+	}{
+		{name: "zero value", opts: MemoryOptions{}, wantShards: DefaultShards},
+		{name: "rounded up to a power of two", opts: MemoryOptions{Shards: 3}, wantShards: 4},
+		{name: "one shard", opts: MemoryOptions{Shards: 1}, wantShards: 1},
+		{name: "negative cap", opts: MemoryOptions{MaxEntries: -1}, wantErr: true},
+		{name: "too many shards", opts: MemoryOptions{Shards: MaxShards + 1}, wantErr: true},
+		{name: "negative shards", opts: MemoryOptions{Shards: -2}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := NewMemory(tt.opts)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("NewMemory err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err == nil && len(m.shards) != tt.wantShards {
+				t.Fatalf("shards = %d, want %d", len(m.shards), tt.wantShards)
+			}
+		})
+	}
+}
