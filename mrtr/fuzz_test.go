@@ -10,7 +10,7 @@ import (
 // fuzzTokens were sealed by newFixture's codec (key "k1", its fixed clock)
 // for testBinding; they are the only tokens that may open.
 var fuzzTokens = map[string]Kind{
-	"v1.k1.Km8iemlHTU32K1OeRjWQwLKIYpKplVPHahfirKWoxMpDSMYaBmt05bgDfIg-sloM4GYwW_TYdlgiS3LmMhofXhOasqslhZ5CtuLrTU55F2a1W0I-K4-cUgqVtV8tVXB3gdbMrwNFCmWGTfTqmlAoNoCOOeiGZqw0PcM9uIRWUYjPKc6bJ-mcEw6-KxeVNt1rLkSXWbyL_vL5Gp78":                  KindConfirm,
+	"v1.k1.Km8iemlHTU32K1OeRjWQwLKIYpKplVPHahfirKWoxMpDSMYaBmt05bgDfIg-sloM4GYwW_TYdlgiS3LmMhofXhOasqslhZ5CtuLrTU55F2a1W0I-K4-cUgqVtV8tVXB3gdbMrwNFCmWGTfTqmlAoNoCOOeiGZqw0PcM9uIRWUYjPKc6bJ-mcEw6-KxeVNt1rLkSXWbyL_vL5Gp78":           KindConfirm,
 	"v1.k1.HPPxKoSQgRJ1Uw0bluuhoBKmxEEr_YjZsr0Hp_KD-NC2rdFZLnJNPf01z_EBcOrMwzBJGZ-i9jWrjpKWlL7s--vlqHnpLduYDJP44-jx5LS2hKZRxPeuhhzAKtCCinSqxJMcDNkzAiNZ07SNN1HhmPTxsqUsASGW9x-sIpIL8U47K_rZTu7GMVD9cXj6NfQonzOafUwB4g2ZaSorkoEYKuv0bQ": KindUpstream,
 }
 
