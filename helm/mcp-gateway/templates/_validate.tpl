@@ -47,6 +47,9 @@ says what to change.
 {{- end }}
 {{- end }}
 {{- end }}
+{{- if and (not $existing) (gt $withValue 0) (lt $withValue (len .Values.mrtr.keys)) }}
+{{- $errs = append $errs "every entry of mrtr.keys needs a secret (or use secrets.existingSecret)" }}
+{{- end }}
 {{- if and (eq $withValue 0) (not $existing) }}
 {{- $errs = append $errs "no MRTR key: set mrtr.keys to [{id: k1, secret: <head -c 32 /dev/urandom | base64>}] or secrets.existingSecret with one entry mrtr-<id> per key id listed in mrtr.keys" }}
 {{- end }}

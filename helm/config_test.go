@@ -1,0 +1,126 @@
+package helm
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// gatewayConfig mirrors the documented config.yaml contract of `gateway serve --config`. It is
+// decoded with unknown keys rejected, as the gateway does, so a key the chart invents or
+// misspells fails here.
+type gatewayConfig struct {
+	Server struct {
+		Listen          string    `yaml:"listen"`
+		Path            string    `yaml:"path"`
+		PublicURL       string    `yaml:"publicURL"`
+		MaxBodyBytes    int64     `yaml:"maxBodyBytes"`
+		AllowedOrigins  []string  `yaml:"allowedOrigins"`
+		TLS             *tlsFiles `yaml:"tls"`
+		DrainDelay      duration  `yaml:"drainDelay"`
+		ShutdownTimeout duration  `yaml:"shutdownTimeout"`
+	} `yaml:"server"`
+	Admin struct {
+		Listen string `yaml:"listen"`
+		Pprof  bool   `yaml:"pprof"`
+	} `yaml:"admin"`
+	Log struct {
+		Level  string `yaml:"level"`
+		Format string `yaml:"format"`
+	} `yaml:"log"`
+	Auth      authConfig  `yaml:"auth"`
+	MRTR      mrtrConfig  `yaml:"mrtr"`
+	Redis     redisConfig `yaml:"redis"`
+	Namespace struct {
+		Separator string `yaml:"separator"`
+		NoPrefix  bool   `yaml:"noPrefix"`
+	} `yaml:"namespace"`
+	Upstreams []upstreamConfig `yaml:"upstreams"`
+}
+
+type tlsFiles struct {
+	CertFile string `yaml:"certFile"`
+	KeyFile  string `yaml:"keyFile"`
+}
+
+type authConfig struct {
+	Disabled bool `yaml:"disabled"`
+	Issuers  []struct {
+		Issuer    string   `yaml:"issuer"`
+		Audiences []string `yaml:"audiences"`
+	} `yaml:"issuers"`
+	ScopeHierarchy   map[string][]string `yaml:"scopeHierarchy"`
+	ResourceMetadata struct {
+		ScopesSupported []string `yaml:"scopesSupported"`
+		ResourceName    string   `yaml:"resourceName"`
+	} `yaml:"resourceMetadata"`
+	Policy struct {
+		Rules []struct {
+			ID        string   `yaml:"id"`
+			Upstream  string   `yaml:"upstream"`
+			Tools     []string `yaml:"tools"`
+			AnyScope  []string `yaml:"anyScope"`
+			AllScopes []string `yaml:"allScopes"`
+			Confirm   bool     `yaml:"confirm"`
+		} `yaml:"rules"`
+	} `yaml:"policy"`
+}
+
+// secretSource is the contract's {value|file|env} secret reference.
+type secretSource struct {
+	Value string `yaml:"value"`
+	File  string `yaml:"file"`
+	Env   string `yaml:"env"`
+}
+
+type mrtrConfig struct {
+	Keys []struct {
+		ID     string       `yaml:"id"`
+		Secret secretSource `yaml:"secret"`
+	} `yaml:"keys"`
+	TTL duration `yaml:"ttl"`
+}
+
+type redisConfig struct {
+	URL      string        `yaml:"url"`
+	Password *secretSource `yaml:"password"`
+}
+
+type upstreamConfig struct {
+	Name    string                  `yaml:"name"`
+	URL     string                  `yaml:"url"`
+	Timeout duration                `yaml:"timeout"`
+	Headers map[string]secretSource `yaml:"headers"`
+}
+
+// duration is a Go duration string in config.yaml.
+type duration time.Duration
+
+// UnmarshalYAML parses "10s"-style values, rejecting anything time.ParseDuration rejects.
+func (d *duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return err
+	}
+	*d = duration(v)
+	return nil
+}
+
+// parseConfig decodes config.yaml from the gateway's ConfigMap strictly.
+func parseConfig(t *testing.T, cm *corev1.ConfigMap) gatewayConfig {
+	t.Helper()
+	raw, ok := cm.Data["config.yaml"]
+	if !ok {
+		t.Fatalf("ConfigMap %s has no config.yaml", cm.Name)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.KnownFields(true)
+	var cfg gatewayConfig
+	if err := dec.Decode(&cfg); err != nil {
+		t.Fatalf("config.yaml does not match the gateway's config contract: %v\n%s", err, raw)
+	}
+	return cfg
+}

@@ -1,0 +1,89 @@
+package helm
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+)
+
+// A second MRTR key of the required length for --set.
+const otherKey = "b3RoZXItdGVzdC1rZXktbm90LWZvci1wcm9kdWN0aW9uLXVzZSEhIQ=="
+
+// testChecksum: the pod template's checksums change exactly when the config or the secret
+// does, so `helm upgrade` rolls the pods then and only then.
+func testChecksum(t *testing.T, h helmCLI) {
+	base := checksums(t, h)
+	cases := []struct {
+		name                     string
+		set                      string
+		configDiffers, secDiffer bool
+	}{
+		{"config change", "config.log.level=debug", true, false},
+		{"key change", "mrtr.keys[0].secret=" + otherKey, false, true},
+		{"unrelated change", "resources.requests.cpu=200m", false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := checksums(t, h, tc.set)
+			if (got[0] != base[0]) != tc.configDiffers {
+				t.Errorf("checksum/config changed = %v, want %v", got[0] != base[0], tc.configDiffers)
+			}
+			if (got[1] != base[1]) != tc.secDiffer {
+				t.Errorf("checksum/secret changed = %v, want %v", got[1] != base[1], tc.secDiffer)
+			}
+		})
+	}
+}
+
+func checksums(t *testing.T, h helmCLI, sets ...string) [2]string {
+	t.Helper()
+	out, err := h.template(t, []string{"minimal.yaml"}, sets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := find[*appsv1.Deployment](t, decodeAll(t, out), fullname).Spec.Template.Annotations
+	return [2]string{a["checksum/config"], a["checksum/secret"]}
+}
+
+// testUnsafe: values that would deploy a broken or unsafe gateway fail to render, and say why.
+func testUnsafe(t *testing.T, h helmCLI) {
+	min := []string{"minimal.yaml"}
+	cases := []struct {
+		name  string
+		files []string
+		sets  []string
+		want  string
+	}{
+		{"replicas without redis", min, []string{"replicaCount=3"}, "replicaCount > 1 or autoscaling.enabled needs shared state"},
+		{"autoscaling without redis", min, []string{"autoscaling.enabled=true"}, "replicaCount > 1 or autoscaling.enabled needs shared state"},
+		{"no mrtr key", nil, nil, "no MRTR key"},
+		{"key id without value", nil, []string{"mrtr.keys[0].id=k1"}, "no MRTR key"},
+		{"second key without value", min, []string{"mrtr.keys[1].id=k2"}, "every entry of mrtr.keys needs a secret"},
+		{"short key", nil, []string{"mrtr.keys[0].id=k1", "mrtr.keys[0].secret=short"}, "shorter than 32 characters"},
+		{"existing secret plus values", min, []string{"secrets.existingSecret=keys"}, "with secrets.existingSecret the chart creates no Secret"},
+		{"existing secret without ids", nil, []string{"secrets.existingSecret=keys"}, "needs the MRTR key ids in mrtr.keys"},
+		{"grace too short", min, []string{"terminationGracePeriodSeconds=30"}, "terminationGracePeriodSeconds must be larger than"},
+		{"two redis", min, []string{"redis.url=redis://r:6379", "redis.internal.enabled=true"}, "either redis.url or redis.internal.enabled"},
+		{"managed listen", min, []string{"config.server.listen=:80"}, "config.server.listen is set by the chart"},
+		{"managed redis", min, []string{"config.redis.url=redis://r:6379"}, "config.redis is set by the chart"},
+		{"tls without secret", min, []string{"tls.enabled=true"}, "tls.enabled needs tls.secretName"},
+		{"hpa without metrics", min, []string{"redis.url=redis://r:6379", "autoscaling.enabled=true", "autoscaling.targetCPUUtilizationPercentage=null"}, "needs targetCPUUtilizationPercentage"},
+		{"typo at the top", min, []string{"replicaCont=2"}, "replicaCont"},
+		{"typo in config", min, []string{"config.sever.path=/x"}, "sever"},
+		{"typo in a section", min, []string{"ingress.hots[0].host=x"}, "hots"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := h.template(t, tc.files, tc.sets...)
+			if err == nil {
+				t.Fatalf("rendering succeeded, want an error containing %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not contain %q", err, tc.want)
+			}
+		})
+	}
+}
