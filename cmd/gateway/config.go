@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// Defaults for the process-level settings.
+const (
+	defaultListen          = ":8080"
+	defaultAdminListen     = ":9090"
+	defaultDrainDelay      = 10 * time.Second
+	defaultShutdownTimeout = 30 * time.Second
+	defaultReadHeader      = 10 * time.Second
+	defaultIdleTimeout     = 120 * time.Second
+	defaultMaxHeaderBytes  = 64 << 10
+)
+
+// Config is the whole gateway configuration: the YAML file, then MCPGW_* environment variables,
+// then flags. Each package owns its block; this type only assembles them.
+type Config struct {
+	Server    ServerConfig              `yaml:"server"`
+	Admin     AdminConfig               `yaml:"admin"`
+	Log       LogConfig                 `yaml:"log"`
+	Auth      AuthConfig                `yaml:"auth"`
+	Namespace upstreams.NamespaceConfig `yaml:"namespace"`
+	Upstreams []UpstreamConfig          `yaml:"upstreams"`
+	// HealthInterval is the period of the backend health probe. Default 15s.
+	HealthInterval time.Duration `yaml:"healthInterval"`
+
+	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
+	forceNoAuth bool
+}
+
+// ServerConfig is the MCP listener: where it listens and how it drains, plus the endpoint
+// settings mcphttp owns.
+type ServerConfig struct {
+	mcphttp.Config `yaml:",inline"`
+	// Listen is the MCP listener's address. Default ":8080".
+	Listen string `yaml:"listen"`
+	// TLS, when both files are set, makes the listener terminate HTTPS itself.
+	TLS TLSConfig `yaml:"tls"`
+	// DrainDelay is how long the gateway keeps serving, reported not-ready, after SIGTERM before
+	// it stops accepting connections: longer than the load balancer needs to notice. Default 10s.
+	DrainDelay time.Duration `yaml:"drainDelay"`
+	// ShutdownTimeout bounds how long in-flight requests (SSE streams included) may take to
+	// finish once the listener stops accepting. Default 30s.
+	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// ReadHeaderTimeout bounds reading request headers. Default 10s.
+	ReadHeaderTimeout time.Duration `yaml:"readHeaderTimeout"`
+	// IdleTimeout closes idle keep-alive connections. Default 120s.
+	IdleTimeout time.Duration `yaml:"idleTimeout"`
+	// MaxHeaderBytes bounds request headers. Default 64 KiB.
+	MaxHeaderBytes int `yaml:"maxHeaderBytes"`
+}
+
+// TLSConfig names the certificate and key files of the MCP listener.
+type TLSConfig struct {
+	// CertFile is a PEM certificate chain.
+	CertFile string `yaml:"certFile"`
+	// KeyFile is the PEM private key.
+	KeyFile string `yaml:"keyFile"`
+}
+
+// AdminConfig is the admin listener (metrics, health, readiness).
+type AdminConfig struct {
+	// Listen is the admin listener's address. Default ":9090".
+	Listen string `yaml:"listen"`
+	// Pprof mounts /debug/pprof/ on the admin listener. Default false.
+	Pprof bool `yaml:"pprof"`
+}
+
+// LogConfig selects the log level and format.
+type LogConfig struct {
+	// Level is debug, info, warn or error. Default info.
+	Level string `yaml:"level"`
+	// Format is json or text. Default json.
+	Format string `yaml:"format"`
+}
+
+// AuthConfig is the authentication block.
+type AuthConfig struct {
+	// Disabled serves without authentication: for local development only. It is refused on a
+	// non-loopback listener unless --force is given, and logged loudly.
+	Disabled bool `yaml:"disabled"`
+}
+
+// UpstreamConfig is one backend as written in the file: upstreams.UpstreamConfig with header
+// values that are secrets (file, env or inline).
+type UpstreamConfig struct {
+	Name             string            `yaml:"name"`
+	URL              string            `yaml:"url"`
+	Timeout          time.Duration     `yaml:"timeout"`
+	ConnectTimeout   time.Duration     `yaml:"connectTimeout"`
+	Required         bool              `yaml:"required"`
+	MaxResponseBytes int64             `yaml:"maxResponseBytes"`
+	Headers          map[string]Secret `yaml:"headers"`
+}
+
+func (c *Config) applyDefaults() {
+	s := &c.Server
+	s.Config = s.Config.WithDefaults()
+	setDefault(&s.Listen, defaultListen)
+	setDefault(&c.Admin.Listen, defaultAdminListen)
+	setDefault(&c.Log.Level, "info")
+	setDefault(&c.Log.Format, "json")
+	durDefault(&s.DrainDelay, defaultDrainDelay)
+	durDefault(&s.ShutdownTimeout, defaultShutdownTimeout)
+	durDefault(&s.ReadHeaderTimeout, defaultReadHeader)
+	durDefault(&s.IdleTimeout, defaultIdleTimeout)
+	if s.MaxHeaderBytes == 0 {
+		s.MaxHeaderBytes = defaultMaxHeaderBytes
+	}
+}
+
+func setDefault(p *string, v string) {
+	if *p == "" {
+		*p = v
+	}
+}
+
+func durDefault(p *time.Duration, v time.Duration) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+// decodeYAML reads one YAML document into c, rejecting unknown keys: a misspelt key must not
+// silently leave a security setting at its default.
+func decodeYAML(r io.Reader, c *Config) error {
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return errors.New("the configuration file must hold exactly one YAML document")
+	}
+	return nil
+}
+
+func loadFile(path string, c *Config) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := decodeYAML(bytes.NewReader(b), c); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// envVars maps each MCPGW_* variable to the setting it overrides. Kept as one table so the
+// README documents exactly this list.
+var envVars = []struct {
+	name string
+	set  func(c *Config, v string) error
+}{
+	{"MCPGW_LISTEN", func(c *Config, v string) error { c.Server.Listen = v; return nil }},
+	{"MCPGW_ADMIN_LISTEN", func(c *Config, v string) error { c.Admin.Listen = v; return nil }},
+	{"MCPGW_PATH", func(c *Config, v string) error { c.Server.Path = v; return nil }},
+	{"MCPGW_PUBLIC_URL", func(c *Config, v string) error { c.Server.PublicURL = v; return nil }},
+	{"MCPGW_LOG_LEVEL", func(c *Config, v string) error { c.Log.Level = v; return nil }},
+	{"MCPGW_LOG_FORMAT", func(c *Config, v string) error { c.Log.Format = v; return nil }},
+	{"MCPGW_NO_AUTH", func(c *Config, v string) error { return parseBool(v, &c.Auth.Disabled) }},
+	{"MCPGW_NO_PREFIX", func(c *Config, v string) error { return parseBool(v, &c.Namespace.NoPrefix) }},
+	{"MCPGW_UPSTREAMS", func(c *Config, v string) error {
+		for _, part := range strings.Split(v, ",") {
+			if err := addUpstream(c, strings.TrimSpace(part)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+}
+
+func parseBool(v string, dst *bool) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a boolean", v)
+	}
+	*dst = b
+	return nil
+}
+
+func applyEnv(c *Config, getenv func(string) string) error {
+	var errs []error
+	for _, e := range envVars {
+		if v := getenv(e.name); v != "" {
+			if err := e.set(c, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", e.name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// addUpstream parses NAME=URL as given to --upstream or MCPGW_UPSTREAMS.
+func addUpstream(c *Config, spec string) error {
+	name, u, ok := strings.Cut(spec, "=")
+	if !ok || name == "" || u == "" {
+		return fmt.Errorf("upstream %q: want NAME=URL", spec)
+	}
+	c.Upstreams = append(c.Upstreams, UpstreamConfig{Name: name, URL: u})
+	return nil
+}
+
+// validate reports every problem at once (STYLE.md rule 3), including those of each package's
+// block.
+func (c *Config) validate() error {
+	var errs []error
+	if err := c.Server.Config.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", a.name, a.addr, err))
+		}
+	}
+	if (c.Server.TLS.CertFile == "") != (c.Server.TLS.KeyFile == "") {
+		errs = append(errs, errors.New("server.tls: certFile and keyFile must be set together"))
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log.level %q: want debug, info, warn or error", c.Log.Level))
+	}
+	if c.Log.Format != "json" && c.Log.Format != "text" {
+		errs = append(errs, fmt.Errorf("log.format %q: want json or text", c.Log.Format))
+	}
+	if c.Auth.Disabled && !isLoopbackAddr(c.Server.Listen) && !c.forceNoAuth {
+		errs = append(errs, fmt.Errorf("auth.disabled on non-loopback listener %q: refused without --force", c.Server.Listen))
+	}
+	if !c.Auth.Disabled {
+		errs = append(errs, errors.New("auth: no issuer configured; pass --no-auth (or auth.disabled: true) to serve without authentication"))
+	}
+	for i, u := range c.Upstreams {
+		for h, s := range u.Headers {
+			if err := s.validate(); err != nil {
+				errs = append(errs, fmt.Errorf("upstreams[%d].headers.%s: %w", i, h, err))
+			}
+		}
+	}
+	up := c.upstreamsConfig(nil)
+	if err := up.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// upstreamsConfig converts the file form to upstreams.Config. With getenv nil, header secrets
+// are not resolved (for validation only).
+func (c *Config) upstreamsConfig(resolved map[string]map[string]string) upstreams.Config {
+	out := upstreams.Config{Namespace: c.Namespace, HealthInterval: c.HealthInterval}
+	for _, u := range c.Upstreams {
+		out.Upstreams = append(out.Upstreams, upstreams.UpstreamConfig{
+			Name: u.Name, URL: u.URL, Timeout: u.Timeout, ConnectTimeout: u.ConnectTimeout,
+			Required: u.Required, MaxResponseBytes: u.MaxResponseBytes, Headers: resolved[u.Name],
+		})
+	}
+	return out
+}
+
+// resolveSecrets reads every header secret. Errors name the setting, never the value.
+func (c *Config) resolveSecrets(getenv func(string) string) (map[string]map[string]string, error) {
+	out := make(map[string]map[string]string, len(c.Upstreams))
+	var errs []error
+	for i, u := range c.Upstreams {
+		for h, s := range u.Headers {
+			v, err := s.resolve(getenv)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("upstreams[%d].headers.%s: %w", i, h, err))
+				continue
+			}
+			if out[u.Name] == nil {
+				out[u.Name] = make(map[string]string, len(u.Headers))
+			}
+			out[u.Name][h] = v
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// isLoopbackAddr reports whether a listen address binds only loopback interfaces. An empty host
+// (":8080") binds every interface and is not loopback.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// listeners reports where a started gateway listens; tests pass a channel to learn the ports
+// chosen for ":0" addresses.
+type listeners struct {
+	MCP, Admin string
+}
+
+// serve runs the gateway until ctx is done, then drains: not-ready first while still serving,
+// then stop accepting and let in-flight requests finish (DESIGN.md "Operations").
+func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout, stderr io.Writer, started chan<- listeners) error {
+	log, err := newLogger(cfg.Log, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.Auth.Disabled {
+		log.Warn("AUTHENTICATION IS DISABLED: every caller can list and call every backend tool; use only for local development")
+	}
+	g, err := build(cfg, getenv, log)
+	if err != nil {
+		return err
+	}
+	defer g.close()
+
+	mcpLn, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("MCP listener: %w", err)
+	}
+	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
+	if err != nil {
+		mcpLn.Close()
+		return fmt.Errorf("admin listener: %w", err)
+	}
+	mcpSrv := g.httpServer(cfg, g.mcp)
+	adminSrv := g.httpServer(cfg, g.adminEcho)
+	errc := make(chan error, 2)
+	go func() { errc <- serveOn(mcpSrv, mcpLn, cfg.Server.TLS) }()
+	go func() { errc <- serveOn(adminSrv, adminLn, TLSConfig{}) }()
+
+	runCtx, cancelRun := context.WithCancel(context.Background())
+	defer cancelRun()
+	go g.backends.Run(runCtx)
+	g.admin.SetReady(true)
+	log.Info("gateway started", "version", version, "mcp", mcpLn.Addr().String()+cfg.Server.Path,
+		"admin", adminLn.Addr().String(), "upstreams", len(cfg.Upstreams))
+	if started != nil {
+		started <- listeners{MCP: mcpLn.Addr().String(), Admin: adminLn.Addr().String()}
+	}
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	return drain(cfg, log, g, mcpSrv, adminSrv)
+}
+
+// drain is the SIGTERM sequence. Closing idle keep-alive connections at the moment of SIGTERM
+// races the load balancer reusing them, so the listener keeps serving normally, reporting
+// not-ready, for DrainDelay first.
+func drain(cfg *Config, log *slog.Logger, g *gateway, mcpSrv, adminSrv *http.Server) error {
+	g.admin.SetReady(false)
+	log.Info("draining", "delay", cfg.Server.DrainDelay)
+	time.Sleep(cfg.Server.DrainDelay)
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
+	defer cancel()
+	err := mcpSrv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("shutdown deadline reached; closing remaining connections")
+		err = mcpSrv.Close()
+	}
+	_ = adminSrv.Close()
+	log.Info("stopped")
+	return err
+}
+
+func serveOn(srv *http.Server, ln net.Listener, tls TLSConfig) error {
+	var err error
+	if tls.CertFile != "" {
+		err = srv.ServeTLS(ln, tls.CertFile, tls.KeyFile)
+	} else {
+		err = srv.Serve(ln)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// gateway is the assembled process: every component built from configuration.
+type gateway struct {
+	backends  *upstreams.Registry
+	mcp       *echo.Echo
+	adminEcho *echo.Echo
+	admin     *mcphttp.Admin
+	registry  *prometheus.Registry
+}
+
+func build(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway, error) {
+	secrets, err := cfg.resolveSecrets(getenv)
+	if err != nil {
+		return nil, err
+	}
+	cursors, err := newCursorSealer()
+	if err != nil {
+		return nil, err
+	}
+	backends, err := upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
+		Logger:  log,
+		Cursors: cursors,
+	})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := mcphttp.New(cfg.Server.Config, mcphttp.Deps{
+		Backends: backends,
+		Logger:   log,
+		Version:  version,
+		Loopback: isLoopbackAddr(cfg.Server.Listen),
+	})
+	if err != nil {
+		backends.Close()
+		return nil, err
+	}
+	g := &gateway{backends: backends, registry: prometheus.NewRegistry()}
+	g.mcp = newEcho()
+	srv.Register(g.mcp)
+	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: backends, Gatherer: g.registry, Pprof: cfg.Admin.Pprof})
+	g.adminEcho = newEcho()
+	g.admin.Register(g.adminEcho)
+	return g, nil
+}
+
+func (g *gateway) close() { g.backends.Close() }
+
+func newEcho() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	return e
+}
+
+// httpServer applies the listener limits. There is no WriteTimeout: it would cut legitimate
+// long-lived SSE streams; the backends' own timeouts bound each call instead.
+func (g *gateway) httpServer(cfg *Config, h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout,
+		IdleTimeout:       cfg.Server.IdleTimeout,
+		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+	}
+}
+
+func newLogger(c LogConfig, w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.Level)); err != nil {
+		return nil, err
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return slog.New(slog.NewJSONHandler(w, opts)), nil
+}

@@ -1,0 +1,92 @@
+package mcphttp
+
+import (
+	"context"
+	"net/http"
+	"net/http/pprof"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// Check is one readiness dependency, such as the shared store.
+type Check struct {
+	// Name labels the check in /readyz.
+	Name string
+	// Run returns nil when the dependency is usable.
+	Run func(ctx context.Context) error
+}
+
+// AdminDeps are what the admin listener reports on.
+type AdminDeps struct {
+	// Backends supplies per-backend health detail. Optional.
+	Backends *upstreams.Registry
+	// Gatherer is scraped on /metrics. Optional.
+	Gatherer prometheus.Gatherer
+	// Checks must all pass for /readyz to answer 200.
+	Checks []Check
+	// Pprof mounts net/http/pprof under /debug/pprof/.
+	Pprof bool
+}
+
+// Admin serves /healthz, /readyz and /metrics on the admin listener, apart from MCP traffic.
+type Admin struct {
+	deps  AdminDeps
+	ready atomic.Bool
+}
+
+// NewAdmin returns an admin server that reports not ready until SetReady(true).
+func NewAdmin(deps AdminDeps) *Admin { return &Admin{deps: deps} }
+
+// SetReady flips readiness: true once serving, false when draining after SIGTERM so the load
+// balancer stops sending new requests while in-flight ones finish.
+func (a *Admin) SetReady(ready bool) { a.ready.Store(ready) }
+
+// Register adds the admin routes to e.
+func (a *Admin) Register(e *echo.Echo) {
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	e.GET("/readyz", a.readyz)
+	if a.deps.Gatherer != nil {
+		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(a.deps.Gatherer,
+			promhttp.HandlerOpts{EnableOpenMetrics: true})))
+	}
+	if a.deps.Pprof {
+		e.GET("/debug/pprof/*", echo.WrapHandler(http.HandlerFunc(pprof.Index)))
+		e.GET("/debug/pprof/profile", echo.WrapHandler(http.HandlerFunc(pprof.Profile)))
+		e.GET("/debug/pprof/trace", echo.WrapHandler(http.HandlerFunc(pprof.Trace)))
+	}
+}
+
+type readiness struct {
+	Ready     bool               `json:"ready"`
+	Draining  bool               `json:"draining"`
+	Checks    map[string]string  `json:"checks,omitempty"`
+	Upstreams []upstreams.Status `json:"upstreams,omitempty"`
+}
+
+func (a *Admin) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	r := readiness{Ready: a.ready.Load(), Draining: !a.ready.Load(), Checks: map[string]string{}}
+	for _, ch := range a.deps.Checks {
+		if err := ch.Run(ctx); err != nil {
+			r.Ready = false
+			r.Checks[ch.Name] = err.Error()
+			continue
+		}
+		r.Checks[ch.Name] = "ok"
+	}
+	if a.deps.Backends != nil {
+		r.Upstreams = a.deps.Backends.Health()
+	}
+	status := http.StatusOK
+	if !r.Ready {
+		status = http.StatusServiceUnavailable
+	}
+	return c.JSON(status, r)
+}

@@ -1,0 +1,88 @@
+// Package mcphttp is the gateway's client-facing HTTP side: the echo routes, the request
+// pipeline that validates every MCP 2026-07-28 request before anything is forwarded, the one
+// error mapper, and the JSON and SSE writers.
+package mcphttp
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+)
+
+// Defaults for Config.
+const (
+	DefaultPath         = "/mcp"
+	DefaultMaxBodyBytes = 4 << 20
+	// ProtocolVersion is the one MCP revision the client-facing side speaks (DESIGN.md).
+	ProtocolVersion = "2026-07-28"
+)
+
+// Config is the client-facing HTTP configuration (the `server:` block, less what cmd/gateway
+// uses to listen).
+type Config struct {
+	// Path is the MCP endpoint path. Default DefaultPath.
+	Path string `yaml:"path"`
+	// PublicURL is the canonical URL clients use for the MCP endpoint, e.g.
+	// https://mcp.example.com/mcp. It is the OAuth resource identifier (RFC 8707) and locates the
+	// protected resource metadata. Required when authentication is on.
+	PublicURL string `yaml:"publicURL"`
+	// MaxBodyBytes bounds a request body; larger bodies get 413. Default DefaultMaxBodyBytes.
+	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
+	// AllowedOrigins lists browser origins (scheme://host[:port]) allowed to call the endpoint,
+	// besides the public URL's own origin. "*" allows any. A request with another Origin gets 403.
+	AllowedOrigins []string `yaml:"allowedOrigins"`
+	// MaxJSONDepth bounds the nesting of a request body. Default jsonrpc.DefaultMaxDepth.
+	MaxJSONDepth int `yaml:"maxJSONDepth"`
+	// MaxJSONTokenBytes bounds one JSON string or number. Default jsonrpc.DefaultMaxTokenBytes.
+	MaxJSONTokenBytes int `yaml:"maxJSONTokenBytes"`
+}
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Path == "" {
+		c.Path = DefaultPath
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	return c
+}
+
+// Validate reports every problem in c.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Path != "" && (!strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, "?#*:")) {
+		errs = append(errs, fmt.Errorf("server.path %q: must be an absolute path without query, wildcards or parameters", c.Path))
+	}
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("server.publicURL: %w", err))
+		case u.Scheme != "https" && u.Scheme != "http", u.Host == "", u.Fragment != "":
+			errs = append(errs, fmt.Errorf("server.publicURL %q: must be an absolute http(s) URL without fragment", c.PublicURL))
+		}
+	}
+	if c.MaxBodyBytes < 0 {
+		errs = append(errs, errors.New("server.maxBodyBytes: must not be negative"))
+	}
+	for _, o := range c.AllowedOrigins {
+		if o == "*" {
+			continue
+		}
+		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			errs = append(errs, fmt.Errorf("server.allowedOrigins: %q is not an origin (scheme://host[:port])", o))
+		}
+	}
+	if c.MaxJSONDepth < 0 || c.MaxJSONTokenBytes < 0 {
+		errs = append(errs, errors.New("server.maxJSONDepth and server.maxJSONTokenBytes must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) limits() jsonrpc.Limits {
+	return jsonrpc.Limits{MaxDepth: c.MaxJSONDepth, MaxTokenBytes: c.MaxJSONTokenBytes}
+}

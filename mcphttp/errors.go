@@ -1,0 +1,129 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// Error is what a pipeline stage returns to stop a request: the HTTP status, the JSON-RPC error
+// for the body (nil for a bare status, such as 405) and any headers the status requires
+// (Allow, WWW-Authenticate, Retry-After). It is the one type the mapper turns into a response.
+type Error struct {
+	Status int
+	RPC    *jsonrpc.Error
+	Header http.Header
+	// Outcome is the closed-set label recorded in metrics and the access log.
+	Outcome string
+}
+
+func (e *Error) Error() string {
+	if e.RPC != nil {
+		return e.RPC.Error()
+	}
+	return http.StatusText(e.Status)
+}
+
+// Outcome labels (a closed set; metrics fold anything else).
+const (
+	outcomeOK            = "ok"
+	outcomeClientError   = "client_error"
+	outcomeDenied        = "denied"
+	outcomeUpstreamError = "upstream_error"
+	outcomeTimeout       = "timeout"
+	outcomeUnavailable   = "unavailable"
+	outcomeInternal      = "error"
+	outcomeCanceled      = "canceled"
+	outcomeInputRequired = "input_required"
+	outcomeRateLimited   = "rate_limited"
+)
+
+// statusForCode is the digest's status table (§2.3) for errors the gateway itself raises. Codes
+// not listed are internal errors.
+var statusForCode = map[int]int{
+	jsonrpc.CodeParseError:                      http.StatusBadRequest,
+	jsonrpc.CodeInvalidRequest:                  http.StatusBadRequest,
+	jsonrpc.CodeMethodNotFound:                  http.StatusNotFound,
+	jsonrpc.CodeInvalidParams:                   http.StatusBadRequest,
+	jsonrpc.CodeHeaderMismatch:                  http.StatusBadRequest,
+	jsonrpc.CodeMissingRequiredClientCapability: http.StatusBadRequest,
+	jsonrpc.CodeUnsupportedProtocolVersion:      http.StatusBadRequest,
+	jsonrpc.CodeUpstreamUnavailable:             http.StatusBadGateway,
+	jsonrpc.CodeUpstreamTimeout:                 http.StatusGatewayTimeout,
+	jsonrpc.CodeRateLimited:                     http.StatusTooManyRequests,
+	jsonrpc.CodeUnavailable:                     http.StatusServiceUnavailable,
+}
+
+// rpcError builds the *Error for a JSON-RPC error the gateway raises, with the status the table
+// assigns to its code.
+func rpcError(e *jsonrpc.Error) *Error {
+	status, ok := statusForCode[e.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	outcome := outcomeClientError
+	switch {
+	case status >= 500:
+		outcome = outcomeInternal
+	case e.Code == jsonrpc.CodeRateLimited:
+		outcome = outcomeRateLimited
+	}
+	return &Error{Status: status, RPC: e, Outcome: outcome}
+}
+
+func invalidParams(msg string) *Error {
+	return rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidParams, msg))
+}
+
+func headerMismatch(msg string) *Error {
+	return rpcError(jsonrpc.NewError(jsonrpc.CodeHeaderMismatch, msg))
+}
+
+// errUnknownName is the answer for a tool, prompt or resource that does not exist or that no
+// policy rule could grant to this caller: the same bytes either way, so a caller cannot probe
+// for names it may not use (DESIGN.md "Authorization").
+func errUnknownName(kind string) *Error {
+	return invalidParams("Invalid params: unknown " + kind)
+}
+
+// mapError is the one place an error becomes an HTTP status and JSON-RPC error. Stages return
+// *Error for what they decide themselves; errors from the packages below are classified here.
+func mapError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var rpc *jsonrpc.Error
+	switch {
+	case errors.As(err, &rpc):
+		return rpcError(rpc)
+	case errors.Is(err, upstreams.ErrUnknownName):
+		return errUnknownName("name")
+	case errors.Is(err, upstreams.ErrBadCursor):
+		return invalidParams("Invalid params: invalid cursor")
+	case errors.Is(err, upstreams.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUpstreamTimeout, "Backend did not answer in time"))
+		e.Outcome = outcomeTimeout
+		return e
+	case errors.Is(err, upstreams.ErrUnavailable):
+		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUpstreamUnavailable, "Backend unavailable"))
+		e.Outcome = outcomeUnavailable
+		return e
+	case errors.Is(err, upstreams.ErrBadResponse):
+		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUpstreamUnavailable, "Backend sent an invalid response"))
+		e.Outcome = outcomeUpstreamError
+		return e
+	case errors.Is(err, context.Canceled):
+		// The client went away; nobody reads this, but the access log records 499 (Caddy's
+		// convention for "client closed request").
+		return &Error{Status: 499, Outcome: outcomeCanceled}
+	}
+	return &Error{
+		Status:  http.StatusInternalServerError,
+		RPC:     jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error"),
+		Outcome: outcomeInternal,
+	}
+}

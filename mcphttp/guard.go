@@ -1,0 +1,155 @@
+package mcphttp
+
+import (
+	"bytes"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+)
+
+// guard is stage 1: the transport-level checks that need nothing but the HTTP request. It reads
+// the body (bounded) so that no later stage touches the connection.
+func (x *exchange) guard() error {
+	r := x.r
+	if err := x.s.origins.check(r); err != nil {
+		return err
+	}
+	if ct := r.Header.Get("Content-Type"); !isJSONContentType(ct) {
+		return &Error{
+			Status:  http.StatusUnsupportedMediaType,
+			RPC:     jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Content-Type must be application/json"),
+			Outcome: outcomeClientError,
+		}
+	}
+	if !acceptsJSONAndSSE(r.Header.Values("Accept")) {
+		return rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"Accept must list both application/json and text/event-stream"))
+	}
+	body, err := readBody(r, x.s.cfg.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	x.body = body
+	return nil
+}
+
+var errBodyTooLarge = &Error{
+	Status:  http.StatusRequestEntityTooLarge,
+	RPC:     jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Request body too large"),
+	Outcome: outcomeClientError,
+}
+
+// readBody reads at most limit bytes; a declared or actual larger body is 413 without reading
+// (or buffering) the rest.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, errBodyTooLarge
+	}
+	size := r.ContentLength
+	if size < 0 || size > 64<<10 {
+		size = 64 << 10
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+1))
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1)); err != nil {
+		return nil, &Error{Status: http.StatusBadRequest, RPC: jsonrpc.NewError(jsonrpc.CodeParseError,
+			"Parse error: could not read the request body"), Outcome: outcomeClientError}
+	}
+	if int64(buf.Len()) > limit {
+		return nil, errBodyTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+func isJSONContentType(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// acceptsJSONAndSSE reports whether the Accept header values list both media types the
+// Streamable HTTP transport requires (digest §2.1). Wildcards count: */* accepts both.
+func acceptsJSONAndSSE(values []string) bool {
+	var jsonOK, sseOK bool
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil || params["q"] == "0" {
+				continue
+			}
+			switch mt {
+			case "*/*":
+				jsonOK, sseOK = true, true
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				sseOK = true
+			}
+		}
+	}
+	return jsonOK && sseOK
+}
+
+// originPolicy implements the Origin rule (digest §2.1: an Origin that is present and invalid is
+// 403) and DNS-rebinding protection for loopback listeners.
+type originPolicy struct {
+	any      bool
+	allowed  map[string]bool
+	loopback bool // the listener is on a loopback address
+}
+
+func newOriginPolicy(cfg Config, loopback bool) originPolicy {
+	p := originPolicy{allowed: map[string]bool{}, loopback: loopback}
+	for _, o := range cfg.AllowedOrigins {
+		if o == "*" {
+			p.any = true
+			continue
+		}
+		p.allowed[strings.TrimSuffix(strings.ToLower(o), "/")] = true
+	}
+	if u, err := url.Parse(cfg.PublicURL); err == nil && u.Host != "" {
+		p.allowed[strings.ToLower(u.Scheme+"://"+u.Host)] = true
+	}
+	return p
+}
+
+var errForbiddenOrigin = &Error{Status: http.StatusForbidden, Outcome: outcomeDenied,
+	RPC: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Forbidden: origin not allowed")}
+
+func (p originPolicy) check(r *http.Request) error {
+	// A loopback listener reached through a non-loopback Host name is the signature of DNS
+	// rebinding: a web page's name resolved to 127.0.0.1.
+	if p.loopback && !isLoopbackHost(r.Host) {
+		return errForbiddenOrigin
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" || p.any {
+		return nil
+	}
+	if p.allowed[strings.ToLower(origin)] {
+		return nil
+	}
+	if u, err := url.Parse(origin); err == nil && p.loopback && isLoopbackHost(u.Host) {
+		return nil
+	}
+	return errForbiddenOrigin
+}
+
+func isLoopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,150 @@
+package mcphttp
+
+import (
+	"encoding/json"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// handler is one entry of the closed method table: which param Mcp-Name mirrors (SEP-2243),
+// and what serves the method once the request is validated and authenticated.
+type handler struct {
+	nameParam string // "name", "uri", or "" when the method has no Mcp-Name
+	serve     func(x *exchange) error
+}
+
+func (h *handler) requireName(p *jsonrpc.Params) error {
+	switch {
+	case h.nameParam == "name" && (!p.HasName || p.Name == ""):
+		return invalidParams("Invalid params: name is required")
+	case h.nameParam == "uri" && (!p.HasURI || p.URI == ""):
+		return invalidParams("Invalid params: uri is required")
+	}
+	return nil
+}
+
+// newHandlers is the method table: the 2026-07-28 client requests the gateway serves (digest
+// "Client requests"). Methods outside it get 404/-32601.
+func newHandlers() map[string]*handler {
+	list := &handler{serve: (*exchange).list}
+	return map[string]*handler{
+		"server/discover":          {serve: (*exchange).discover},
+		"tools/list":               list,
+		"prompts/list":             list,
+		"resources/list":           list,
+		"resources/templates/list": list,
+		"tools/call":               {nameParam: "name", serve: callKind(upstreams.KindTool)},
+		"prompts/get":              {nameParam: "name", serve: callKind(upstreams.KindPrompt)},
+		"resources/read":           {nameParam: "uri", serve: callKind(upstreams.KindResource)},
+		"completion/complete":      {serve: (*exchange).complete},
+		"subscriptions/listen":     {serve: (*exchange).listen},
+	}
+}
+
+func callKind(kind upstreams.Kind) func(x *exchange) error {
+	return func(x *exchange) error {
+		name := x.params.Name
+		if kind == upstreams.KindResource {
+			name = x.params.URI
+		}
+		return x.forward(kind, name)
+	}
+}
+
+// complete routes completion/complete by its ref: a prompt name or a resource (template) URI.
+func (x *exchange) complete() error {
+	var ref struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	if x.params.Ref == nil || json.Unmarshal(x.params.Ref, &ref) != nil {
+		return invalidParams("Invalid params: ref is required")
+	}
+	switch {
+	case ref.Type == "ref/prompt" && ref.Name != "":
+		return x.forward(upstreams.KindPrompt, ref.Name)
+	case ref.Type == "ref/resource" && ref.URI != "":
+		return x.forward(upstreams.KindResource, ref.URI)
+	}
+	return invalidParams("Invalid params: ref must be a ref/prompt with a name or a ref/resource with a uri")
+}
+
+// forward routes a call to the one backend that owns name, authorizes it, and relays the
+// backend's response.
+func (x *exchange) forward(kind upstreams.Kind, name string) error {
+	target, err := x.s.backends.Resolve(kind, name)
+	if err != nil {
+		return errUnknownName(kindNoun(kind))
+	}
+	x.upstream, x.name = target.Upstream, name
+	if err := x.s.authorize(x, kind, target); err != nil {
+		return err
+	}
+	st, err := x.s.backends.Call(x.ctx, &upstreams.Call{
+		Method:          x.req.Method,
+		ID:              x.req.ID,
+		Params:          x.req.Params,
+		Target:          target,
+		ProtocolVersion: x.meta.ProtocolVersion,
+		Header:          x.passHeaders(),
+	})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return x.relay(st)
+}
+
+func kindNoun(k upstreams.Kind) string {
+	switch k {
+	case upstreams.KindPrompt:
+		return "prompt"
+	case upstreams.KindResource:
+		return "resource"
+	}
+	return "tool"
+}
+
+// list fans a list method out to the backends and answers with the merged, filtered page.
+func (x *exchange) list() error {
+	visible, filtered := x.s.visibility(x)
+	res, err := x.s.backends.List(x.ctx, &upstreams.ListRequest{
+		Method:  x.req.Method,
+		Params:  x.req.Params,
+		Visible: visible,
+		Private: filtered,
+		Header:  x.passHeaders(),
+	})
+	if err != nil {
+		return err
+	}
+	x.writeResult(res)
+	return nil
+}
+
+// discover answers server/discover from the gateway itself (digest §1): the versions it serves
+// and the merged capabilities of its backends, cacheable for as long as every backend's answer.
+func (x *exchange) discover() error {
+	d, err := x.s.backends.Capabilities(x.ctx, x.passHeaders())
+	if err != nil {
+		return err
+	}
+	res := struct {
+		SupportedVersions []string        `json:"supportedVersions"`
+		Capabilities      json.RawMessage `json:"capabilities"`
+		Instructions      string          `json:"instructions,omitempty"`
+		TTLMs             int64           `json:"ttlMs"`
+		CacheScope        string          `json:"cacheScope"`
+	}{[]string{ProtocolVersion}, d.Capabilities, x.s.instructions, d.TTL.Milliseconds(), "public"}
+	if res.Instructions == "" {
+		res.Instructions = d.Instructions
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	x.writeResult(b)
+	return nil
+}

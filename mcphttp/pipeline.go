@@ -1,0 +1,186 @@
+package mcphttp
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+)
+
+// exchange carries one request through the pipeline. Each stage reads what earlier stages
+// decoded and adds what it learns; none re-reads the body.
+type exchange struct {
+	s     *Server
+	w     http.ResponseWriter
+	r     *http.Request
+	ctx   context.Context
+	start time.Time
+
+	body   []byte
+	req    *jsonrpc.Request
+	params *jsonrpc.Params
+	meta   *jsonrpc.Meta
+	h      *handler
+
+	// filled by later stages, read by the access log
+	upstream string
+	name     string
+	status   int
+	outcome  string
+	sse      bool
+}
+
+// run is the request pipeline. The order is deliberate (STYLE.md "The request pipeline"):
+//   - transport checks and the strict decode cost nothing and need no secrets, so a malformed or
+//     hostile request is refused before any other work;
+//   - the version and envelope checks come before the method lookup, and the header checks after
+//     it, in the order the reference SDKs and the conformance suite use (digest §8);
+//   - authentication precedes routing, so a caller without a valid token never learns whether a
+//     tool, prompt or resource exists;
+//   - only then does the method's handler route, authorize and forward.
+func (x *exchange) run() error {
+	if err := x.guard(); err != nil {
+		return err
+	}
+	if err := x.decode(); err != nil {
+		return err
+	}
+	if x.req.IsNotification() {
+		// 2026-07-28 defines no client notifications over HTTP (digest §2.1); accept and drop.
+		x.w.WriteHeader(http.StatusAccepted)
+		x.status, x.outcome = http.StatusAccepted, outcomeOK
+		return nil
+	}
+	if err := x.checkVersion(); err != nil {
+		return err
+	}
+	if err := x.checkMethod(); err != nil {
+		return err
+	}
+	if err := x.checkHeaders(); err != nil {
+		return err
+	}
+	if err := x.s.authenticate(x); err != nil {
+		return err
+	}
+	return x.h.serve(x)
+}
+
+// decode is stage 2: one strict JSON-RPC message, and its params and _meta members.
+func (x *exchange) decode() error {
+	req, err := jsonrpc.Decode(x.body, x.s.limits)
+	if err != nil {
+		return err
+	}
+	x.req = req
+	if x.params, err = jsonrpc.ParseParams(req.Params); err != nil {
+		return err
+	}
+	x.meta, err = jsonrpc.ParseMeta(x.params.Meta)
+	return err
+}
+
+// checkVersion compares MCP-Protocol-Version with _meta and checks that the version is served
+// and the required _meta keys are present (digest §1, §2.3). A mismatch is reported before an
+// unsupported version, as the conformance suite expects.
+func (x *exchange) checkVersion() error {
+	hdr, hasHdr, err := headerValue(x.r.Header, mcpheader.ProtocolVersion)
+	if err != nil {
+		return err
+	}
+	m := x.meta
+	switch {
+	case m.HasVersion && !hasHdr:
+		return headerMismatch("Header mismatch: MCP-Protocol-Version header is required")
+	case m.HasVersion && hdr != m.ProtocolVersion:
+		return headerMismatch("Header mismatch: MCP-Protocol-Version header value " + quote(hdr) +
+			" does not match body value " + quote(m.ProtocolVersion))
+	case !m.HasVersion && (!hasHdr || hdr < ProtocolVersion):
+		// A pre-2026 client (initialize, no per-request metadata): tell it what we speak so it
+		// can detect the era (digest §1, "a modern-only server SHOULD name its supported
+		// versions").
+		return unsupportedVersion(hdr)
+	case !m.HasVersion:
+		return invalidParams("Invalid params: _meta." + jsonrpc.MetaProtocolVersion + " is required")
+	case m.ProtocolVersion != ProtocolVersion:
+		return unsupportedVersion(m.ProtocolVersion)
+	case m.ClientCapabilities == nil:
+		return invalidParams("Invalid params: _meta." + jsonrpc.MetaClientCapabilities + " is required")
+	}
+	return nil
+}
+
+func unsupportedVersion(requested string) *Error {
+	e := jsonrpc.NewError(jsonrpc.CodeUnsupportedProtocolVersion, "Unsupported protocol version").
+		WithData(map[string]any{"supported": []string{ProtocolVersion}, "requested": requested})
+	return rpcError(e)
+}
+
+// checkMethod looks the method up in the closed table of what the gateway serves. Everything
+// else, including the removed initialize and ping, is 404/-32601 (digest §2.3).
+func (x *exchange) checkMethod() error {
+	h, ok := x.s.handlers[x.req.Method]
+	if !ok {
+		return rpcError(jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found"))
+	}
+	x.h = h
+	return nil
+}
+
+// checkHeaders validates Mcp-Method and Mcp-Name against the body (SEP-2243, digest §2.2),
+// decoding the base64 sentinel first. Mcp-Param-* headers are passed to the backend, which
+// validates them against the tool's own schema.
+func (x *exchange) checkHeaders() error {
+	method, ok, err := headerValue(x.r.Header, mcpheader.Method)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return headerMismatch("Header mismatch: Mcp-Method header is required")
+	case method != x.req.Method:
+		return headerMismatch("Header mismatch: Mcp-Method header value " + quote(method) +
+			" does not match body value " + quote(x.req.Method))
+	}
+	if x.h.nameParam == "" {
+		return nil
+	}
+	if err := x.h.requireName(x.params); err != nil {
+		return err
+	}
+	want := x.params.Name
+	if x.h.nameParam == "uri" {
+		want = x.params.URI
+	}
+	raw, ok, err := headerValue(x.r.Header, mcpheader.Name)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return headerMismatch("Header mismatch: Mcp-Name header is required")
+	}
+	got, err := mcpheader.Decode(raw)
+	if err != nil {
+		return headerMismatch("Header mismatch: Mcp-Name header value is not validly encoded")
+	}
+	if got != want {
+		return headerMismatch("Header mismatch: Mcp-Name header value " + quote(got) +
+			" does not match body value " + quote(want))
+	}
+	return nil
+}
+
+// headerValue returns the single value of a header. A header that must match the body but
+// appears twice is refused rather than resolved, like a duplicate JSON key: which copy a
+// backend or another proxy would read is not ours to guess.
+func headerValue(h http.Header, name string) (string, bool, error) {
+	v := h.Values(name)
+	switch len(v) {
+	case 0:
+		return "", false, nil
+	case 1:
+		return v[0], true, nil
+	}
+	return "", false, headerMismatch("Header mismatch: " + name + " header appears more than once")
+}

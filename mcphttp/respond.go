@@ -1,0 +1,165 @@
+package mcphttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// passHeaders selects what the backend may see of the client's headers: the Mcp-Param-*
+// mirrors (intermediaries MUST forward them, digest §2.2), trace context and the request id.
+// Authorization and cookies are never among them.
+func (x *exchange) passHeaders() http.Header {
+	out := make(http.Header, 4)
+	for k, v := range x.r.Header {
+		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
+			out[k] = v
+		}
+	}
+	for _, k := range [...]string{mcpheader.TraceParent, mcpheader.TraceState, mcpheader.Baggage} {
+		if v := x.r.Header.Values(k); len(v) > 0 {
+			out[k] = v
+		}
+	}
+	if id := x.w.Header().Get(mcpheader.RequestID); id != "" {
+		out.Set(mcpheader.RequestID, id)
+	}
+	return out
+}
+
+// writeResult answers with a JSON-RPC success response around a result object, which gets the
+// gateway's resultType and serverInfo.
+func (x *exchange) writeResult(result []byte) {
+	buf := jsonrpc.AppendResult(make([]byte, 0, len(result)+128), x.req.ID, x.s.decorate(result))
+	x.writeJSON(http.StatusOK, buf)
+	x.outcome = outcomeOK
+}
+
+func (x *exchange) writeJSON(status int, body []byte) {
+	h := x.w.Header()
+	h.Set("Content-Type", "application/json")
+	x.w.WriteHeader(status)
+	_, _ = x.w.Write(body)
+	x.status = status
+}
+
+// writeError answers with e: the status, its headers, and a JSON-RPC error body with the
+// request's id (null when the id could not be read).
+func (x *exchange) writeError(e *Error) {
+	x.outcome = e.Outcome
+	if x.sse {
+		// Headers are gone; the error becomes the stream's final message.
+		if e.RPC != nil {
+			_ = x.writeEvent(jsonrpc.AppendError(nil, x.id(), e.RPC))
+		}
+		return
+	}
+	for k, v := range e.Header {
+		x.w.Header()[k] = v
+	}
+	if e.RPC == nil || e.Status == 499 {
+		x.w.WriteHeader(e.Status)
+		x.status = e.Status
+		return
+	}
+	x.writeJSON(e.Status, jsonrpc.AppendError(nil, x.id(), e.RPC))
+}
+
+func (x *exchange) id() json.RawMessage {
+	if x.req == nil {
+		return nil
+	}
+	return x.req.ID
+}
+
+// relay copies a backend's response to the client as it arrives: a single JSON response stays
+// JSON; an SSE response is streamed event by event, so progress reaches the client before the
+// result (DESIGN.md "Responses"). The final message is the only one rewritten.
+func (x *exchange) relay(st *upstreams.Stream) error {
+	for {
+		msg, final, err := st.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if final {
+			msg, err = x.s.finalMessage(x, msg)
+			if err != nil {
+				return err
+			}
+		}
+		if final && !x.sse {
+			status := http.StatusOK
+			if s := st.Status(); s >= 400 && s < 500 {
+				// A backend's JSON-RPC error keeps the status the backend chose for it.
+				status = s
+			}
+			x.writeJSON(status, msg)
+			return nil
+		}
+		if !x.sse {
+			x.startSSE()
+		}
+		if err := x.writeEvent(msg); err != nil {
+			return err
+		}
+		if final {
+			return nil
+		}
+	}
+}
+
+// finalMessage rewrites a backend's final response: results get the gateway's resultType and
+// serverInfo; errors pass through untouched.
+func (s *Server) finalMessage(x *exchange, msg []byte) ([]byte, error) {
+	m, err := jsonrpc.DecodeMessage(msg, s.limits)
+	if err != nil {
+		return nil, upstreams.ErrBadResponse
+	}
+	if m.Error != nil {
+		x.outcome = outcomeUpstreamError
+		return msg, nil
+	}
+	x.outcome = outcomeOK
+	res := s.decorate(m.Result)
+	return jsonrpc.AppendResult(make([]byte, 0, len(res)+64), x.req.ID, res), nil
+}
+
+// startSSE switches the response to an event stream for this request only (digest §2.1).
+func (x *exchange) startSSE() {
+	h := x.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // keep nginx-style proxies from buffering the stream
+	x.w.WriteHeader(http.StatusOK)
+	x.status, x.sse = http.StatusOK, true
+}
+
+// writeEvent writes one SSE event carrying a JSON-RPC message and flushes it.
+func (x *exchange) writeEvent(msg []byte) error {
+	if bytes.ContainsAny(msg, "\r\n") {
+		// An SSE data line cannot hold a line break; JSON outside strings can lose it.
+		var c bytes.Buffer
+		if err := json.Compact(&c, msg); err != nil {
+			return upstreams.ErrBadResponse
+		}
+		msg = c.Bytes()
+	}
+	buf := make([]byte, 0, len(msg)+24)
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, msg...)
+	buf = append(buf, "\n\n"...)
+	if _, err := x.w.Write(buf); err != nil {
+		return err
+	}
+	return http.NewResponseController(x.w).Flush()
+}

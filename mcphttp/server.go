@@ -1,0 +1,158 @@
+package mcphttp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// Deps are the components the client-facing server drives.
+type Deps struct {
+	// Backends routes and forwards to the backend MCP servers. Required.
+	Backends *upstreams.Registry
+	// Logger receives the access log and decision lines. Required.
+	Logger *slog.Logger
+	// Name and Version identify the gateway in serverInfo.
+	Name, Version string
+	// Instructions, if set, is returned by server/discover.
+	Instructions string
+	// Loopback reports that the MCP listener is bound to a loopback address, which turns on
+	// DNS-rebinding protection (Host must be a loopback name).
+	Loopback bool
+	// Clock returns the current time; default time.Now.
+	Clock func() time.Time
+}
+
+// Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
+type Server struct {
+	cfg          Config
+	limits       jsonrpc.Limits
+	origins      originPolicy
+	handlers     map[string]*handler
+	backends     *upstreams.Registry
+	log          *slog.Logger
+	now          func() time.Time
+	serverInfo   []byte
+	instructions string
+}
+
+// New builds the server from validated configuration.
+func New(cfg Config, deps Deps) (*Server, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Backends == nil || deps.Logger == nil {
+		return nil, errors.New("mcphttp: Backends and Logger are required")
+	}
+	s := &Server{
+		cfg:      cfg,
+		limits:   cfg.limits(),
+		origins:  newOriginPolicy(cfg, deps.Loopback),
+		handlers: newHandlers(),
+		backends: deps.Backends,
+		log:      deps.Logger,
+		now:      deps.Clock,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	name := deps.Name
+	if name == "" {
+		name = "mcp-gateway"
+	}
+	s.serverInfo, _ = json.Marshal(map[string]string{"name": name, "version": deps.Version})
+	s.instructions = deps.Instructions
+	return s, nil
+}
+
+// Register adds the MCP endpoint's routes to e.
+func (s *Server) Register(e *echo.Echo) {
+	e.POST(s.cfg.Path, s.handlePost)
+	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (digest §2.1).
+	e.Match([]string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch},
+		s.cfg.Path, methodNotAllowed)
+}
+
+func methodNotAllowed(c echo.Context) error {
+	c.Response().Header().Set("Allow", http.MethodPost)
+	return c.NoContent(http.StatusMethodNotAllowed)
+}
+
+// handlePost is the edge of the pipeline: request id, panic recovery and the access log wrap
+// exchange.run, and any error it returns is mapped once and written.
+func (s *Server) handlePost(c echo.Context) error {
+	x := &exchange{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
+	x.w.Header().Set(mcpheader.RequestID, requestID(x.r))
+	defer s.finish(x)
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("panic serving request", "request_id", x.w.Header().Get(mcpheader.RequestID), "panic", p)
+			x.writeError(mapError(errors.New("panic")))
+		}
+	}()
+	if err := x.run(); err != nil {
+		if x.ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			err = context.Canceled
+		}
+		x.writeError(mapError(err))
+	}
+	return nil
+}
+
+// finish writes the access log line. Argument values, tokens and bodies never appear in it.
+func (s *Server) finish(x *exchange) {
+	method := ""
+	if x.req != nil {
+		method = x.req.Method
+	}
+	s.log.LogAttrs(x.ctx, slog.LevelInfo, "request",
+		slog.String("request_id", x.w.Header().Get(mcpheader.RequestID)),
+		slog.String("method", method),
+		slog.String("name", x.name),
+		slog.String("upstream", x.upstream),
+		slog.Int("status", x.status),
+		slog.String("outcome", x.outcome),
+		slog.Bool("sse", x.sse),
+		slog.Duration("duration", s.now().Sub(x.start)),
+	)
+}
+
+// requestID returns the client's X-Request-Id when it is a short token of visible ASCII, and a
+// fresh random one otherwise, so a hostile value can neither forge log structure nor grow it.
+func requestID(r *http.Request) string {
+	if id := r.Header.Get(mcpheader.RequestID); id != "" && len(id) <= 128 {
+		ok := true
+		for i := 0; i < len(id) && ok; i++ {
+			ok = id[i] > 0x20 && id[i] < 0x7f
+		}
+		if ok {
+			return id
+		}
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func quote(s string) string {
+	if len(s) > 128 {
+		s = s[:128] + "…"
+	}
+	b, _ := json.Marshal(s)
+	return "'" + string(b[1:len(b)-1]) + "'"
+}

@@ -1,0 +1,122 @@
+package mcphttp
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// TestStatusTable drives every row of the digest's status table (§2.3) and the transport rules
+// of §2.1 through the real HTTP stack, asserting the status, the JSON-RPC code, the headers the
+// status requires, and — for every rejected request — that the backend received nothing.
+func TestStatusTable(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw := startGateway(t, Config{MaxBodyBytes: 64 << 10}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	list := modern("tools/list", "")
+	call := modern("tools/call", "be__echo")
+	echo := body("tools/call", `,"name":"be__echo","arguments":{"text":"hi"}`)
+	big := body("tools/list", `,"pad":"`+strings.Repeat("x", 70<<10)+`"`)
+	v999 := strings.Replace(body("tools/list", ""), `"2026-07-28"`, `"v999.0.0"`, 1)
+
+	tests := []struct {
+		name       string
+		method     string
+		header     http.Header
+		body       string
+		status     int
+		code       int    // 0: no JSON-RPC error expected
+		wantHeader string // "Name: value" the response must carry
+		forwarded  bool   // the backend must have been reached
+	}{
+		{"GET is 405", http.MethodGet, list, "", 405, 0, "Allow: POST", false},
+		{"DELETE is 405", http.MethodDelete, list, "", 405, 0, "Allow: POST", false},
+		{"wrong content type", "POST", with(list, "Content-Type", "text/plain"), body("tools/list", ""), 415, -32600, "", false},
+		{"Accept without SSE", "POST", with(list, "Accept", "application/json"), body("tools/list", ""), 400, -32600, "", false},
+		{"body over the limit", "POST", list, big, 413, -32600, "", false},
+		{"invalid JSON", "POST", list, `{"jsonrpc":`, 400, -32700, "", false},
+		{"batch", "POST", list, "[" + body("tools/list", "") + "]", 400, -32600, "", false},
+		{"posted response", "POST", list, `{"jsonrpc":"2.0","id":1,"result":{}}`, 400, -32600, "", false},
+		{"jsonrpc 1.0", "POST", list, `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, 400, -32600, "", false},
+		{"duplicate params key", "POST", call, body("tools/call", `,"name":"be__echo","name":"be__add"`), 400, -32602, "", false},
+		{"no _meta", "POST", list, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, 400, -32602, "", false},
+		{"no clientCapabilities", "POST", list, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, 400, -32602, "", false},
+		{"no version header", "POST", with(list, "MCP-Protocol-Version", ""), body("tools/list", ""), 400, -32020, "", false},
+		{"version header mismatch", "POST", with(list, "MCP-Protocol-Version", "2025-11-25"), body("tools/list", ""), 400, -32020, "", false},
+		{"mismatch before version support", "POST", list, v999, 400, -32020, "", false},
+		{"unsupported version", "POST", with(list, "MCP-Protocol-Version", "v999.0.0"), v999, 400, -32022, "", false},
+		{"legacy initialize", "POST", with(list, "MCP-Protocol-Version", "", "Mcp-Method", "initialize"), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, 400, -32022, "", false},
+		{"initialize is not a method", "POST", modern("initialize", ""), body("initialize", ""), 404, -32601, "", false},
+		{"ping is not a method", "POST", modern("ping", ""), body("ping", ""), 404, -32601, "", false},
+		{"resources/subscribe is gone", "POST", modern("resources/subscribe", ""), body("resources/subscribe", `,"uri":"x"`), 404, -32601, "", false},
+		{"unknown method", "POST", modern("unknown/method", ""), body("unknown/method", ""), 404, -32601, "", false},
+		{"Mcp-Method missing", "POST", with(list, "Mcp-Method", ""), body("tools/list", ""), 400, -32020, "", false},
+		{"Mcp-Method mismatch", "POST", with(list, "Mcp-Method", "prompts/list"), body("tools/list", ""), 400, -32020, "", false},
+		{"Mcp-Method is case-sensitive", "POST", with(list, "Mcp-Method", "TOOLS/LIST"), body("tools/list", ""), 400, -32020, "", false},
+		{"Mcp-Name missing", "POST", with(call, "Mcp-Name", ""), echo, 400, -32020, "", false},
+		{"Mcp-Name mismatch", "POST", with(call, "Mcp-Name", "be__add"), echo, 400, -32020, "", false},
+		{"Mcp-Name bad sentinel", "POST", with(call, "Mcp-Name", "=?base64?***?="), echo, 400, -32020, "", false},
+		{"Mcp-Name sentinel decoded", "POST", with(call, "Mcp-Name", "=?base64?YmVfX2VjaG8=?="), echo, 200, 0, "", true},
+		{"tools/call without name", "POST", with(call, "Mcp-Name", ""), body("tools/call", ""), 400, -32602, "", false},
+		{"notification accepted", "POST", list, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, 202, 0, "", false},
+		{"foreign Origin", "POST", with(list, "Origin", "https://evil.example"), body("tools/list", ""), 403, -32600, "", false},
+		{"DNS rebinding Host", "POST", with(list, "Host", "evil.example.com", "Origin", "http://evil.example.com"), body("tools/list", ""), 403, -32600, "", false},
+		// The backend owns its tool namespace: an unknown tool of a known backend is answered by
+		// the backend (its -32602 and status relayed); with authorization on, deny-by-default
+		// stops it at the gateway unless a rule's pattern covers it.
+		{"unknown tool", "POST", modern("tools/call", "be__nope"), body("tools/call", `,"name":"be__nope"`), 400, -32602, "", true},
+		{"unknown backend", "POST", modern("tools/call", "zz__echo"), body("tools/call", `,"name":"zz__echo"`), 400, -32602, "", false},
+		{"tools/call forwarded", "POST", call, echo, 200, 0, "", true},
+		{"loopback Origin allowed", "POST", with(list, "Origin", "http://127.0.0.1:1234"), body("tools/list", ""), 200, 0, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			be.Reset()
+			r := do(t, tt.method, gw.URL, tt.header, tt.body)
+			if r.status != tt.status {
+				t.Fatalf("status = %d, want %d; body %s", r.status, tt.status, r.body)
+			}
+			if tt.wantHeader != "" {
+				k, v, _ := strings.Cut(tt.wantHeader, ": ")
+				if got := r.header.Get(k); got != v {
+					t.Errorf("header %s = %q, want %q", k, got, v)
+				}
+			}
+			checkRPC(t, r, tt.code)
+			if got := len(be.Requests()) > 0; got != tt.forwarded {
+				t.Errorf("backend reached = %v, want %v", got, tt.forwarded)
+			}
+		})
+	}
+}
+
+func checkRPC(t *testing.T, r *response, code int) {
+	t.Helper()
+	if code == 0 {
+		if r.rpc.Error != nil {
+			t.Fatalf("unexpected JSON-RPC error %+v", r.rpc.Error)
+		}
+		return
+	}
+	if r.rpc.Error == nil {
+		t.Fatalf("no JSON-RPC error in body %s", r.body)
+	}
+	if r.rpc.Error.Code != code {
+		t.Fatalf("code = %d, want %d (%s)", r.rpc.Error.Code, code, r.rpc.Error.Message)
+	}
+	if code == -32700 && string(r.rpc.ID) != "null" {
+		t.Errorf("parse error id = %s, want null", r.rpc.ID)
+	}
+	if code == -32022 {
+		var d struct {
+			Supported []string `json:"supported"`
+			Requested *string  `json:"requested"`
+		}
+		if err := json.Unmarshal(r.rpc.Error.Data, &d); err != nil || len(d.Supported) == 0 || d.Supported[0] != "2026-07-28" || d.Requested == nil {
+			t.Errorf("-32022 data = %s, want supported and requested", r.rpc.Error.Data)
+		}
+	}
+}
