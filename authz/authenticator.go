@@ -2,7 +2,6 @@ package authz
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -42,6 +41,7 @@ type Authenticator struct {
 	skew    time.Duration
 	now     func() time.Time
 	cache   *tokenCache // nil when disabled
+	hasher  *tokenHasher
 }
 
 // NewAuthenticator validates cfg and builds an Authenticator. It makes no
@@ -59,6 +59,7 @@ func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {
 	}
 	if cfg.TokenCacheSize > 0 {
 		a.cache = newTokenCache(cfg.TokenCacheSize)
+		a.hasher = newTokenHasher()
 	}
 	for _, ic := range cfg.Issuers {
 		is, err := newIssuer(cfg, ic, opts)
@@ -151,7 +152,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, raw string) (*Principa
 	if a.cache == nil {
 		return a.verify(ctx, raw, now)
 	}
-	key := sha256.Sum256([]byte(raw))
+	key := a.hasher.sum(raw)
 	if p, ok := a.cache.get(key); ok {
 		if now.After(p.ExpiresAt.Add(a.skew)) {
 			a.cache.remove(key)

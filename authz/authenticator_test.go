@@ -2,8 +2,10 @@ package authz
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -284,5 +286,15 @@ func TestAuthenticateConcurrent(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+func TestTokenHasherMatchesSHA256(t *testing.T) {
+	h := newTokenHasher()
+	for _, n := range []int{0, 1, 511, 512, 513, 1024, 5000} {
+		s := strings.Repeat("x", n)
+		if h.sum(s) != sha256.Sum256([]byte(s)) {
+			t.Fatalf("hash of %d bytes differs from sha256", n)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package authz
 
 import (
+	"crypto/sha256"
+	"hash"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,4 +101,34 @@ func (c *tokenCache) len() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return len(c.index)
+}
+
+// tokenHasher computes cache keys without allocating: sha256.Sum256 would
+// need a []byte copy of the token (about 1 KB per request), so the token is
+// fed through a pooled buffer instead.
+type tokenHasher struct {
+	pool sync.Pool
+}
+
+type hashState struct {
+	h   hash.Hash
+	buf [512]byte
+	sum [sha256.Size]byte
+}
+
+func newTokenHasher() *tokenHasher {
+	return &tokenHasher{pool: sync.Pool{New: func() any { return &hashState{h: sha256.New()} }}}
+}
+
+func (t *tokenHasher) sum(raw string) [sha256.Size]byte {
+	st := t.pool.Get().(*hashState)
+	st.h.Reset()
+	for len(raw) > 0 {
+		n := copy(st.buf[:], raw)
+		st.h.Write(st.buf[:n])
+		raw = raw[n:]
+	}
+	out := [sha256.Size]byte(st.h.Sum(st.sum[:0]))
+	t.pool.Put(st)
+	return out
 }

@@ -1,0 +1,161 @@
+package authz
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"go.yaml.in/yaml/v3"
+)
+
+const exampleYAML = `
+issuers:
+  - issuer: https://idp.example.com/
+    audiences: [https://mcp.example.com/mcp]
+    algorithms: [RS256, ES256]
+  - issuer: https://login.example.org
+    jwksURL: https://login.example.org/keys
+clockSkew: 45s
+scopeClaim: [scp, scope]
+groupsClaim: roles
+scopeHierarchy:
+  github:write: [github:read]
+resourceMetadata:
+  scopesSupported: [mcp:tools]
+  resourceName: Example MCP
+tokenCacheSize: 500
+policy:
+  rules:
+    - id: gh-read
+      upstream: github
+      tools: ["get_*", "list_*"]
+      anyScope: [github:read]
+    - upstream: github
+      tools: ["create_*"]
+      allScopes: [github:write]
+      confirm: true
+      rateLimit: 60/m
+    - upstream: "k8s-*"
+      claims: {groups: [sre]}
+    - upstream: github
+      tools: [delete_repo]
+      effect: deny
+`
+
+func TestConfigYAML(t *testing.T) {
+	var cfg Config
+	dec := yaml.NewDecoder(strings.NewReader(exampleYAML))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if cfg.ClockSkew != 45*time.Second || len(cfg.Policy.Rules) != 4 || cfg.Policy.Rules[1].RateLimit != "60/m" {
+		t.Fatalf("decoded %+v", cfg)
+	}
+	if _, err := New(cfg, Options{ResourceURI: "https://mcp.example.com/mcp"}); err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	dec = yaml.NewDecoder(strings.NewReader("issuers: []\nclockskew: 1s\n"))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err == nil {
+		t.Fatal("unknown (wrong-case) key accepted")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	bad := Config{
+		Issuers: []IssuerConfig{
+			{Issuer: "http://idp.example.com", Algorithms: []string{"HS256", "none"}},
+			{Issuer: "http://idp.example.com"},
+			{Issuer: "https://ok.example", JWKSURL: "ftp://x", Audiences: []string{""}},
+		},
+		ClockSkew:      time.Hour,
+		ScopeClaim:     []string{""},
+		ScopeHierarchy: map[string][]string{"a b": {"c\"d"}},
+		ResourceMetadata: ResourceMetadataConfig{
+			Resource: "https://x/mcp#f", ScopesSupported: []string{"has space"},
+		},
+		FetchTimeout: -time.Second,
+		Policy: PolicyConfig{Rules: []RuleConfig{
+			{ID: "r", Effect: "maybe"},
+			{ID: "r"},
+			{Effect: EffectDeny, AnyScope: []string{"x"}, Confirm: true},
+			{Tools: []string{""}, Claims: map[string][]string{"groups": nil}},
+		}},
+	}
+	err := bad.Validate()
+	if err == nil {
+		t.Fatal("Validate accepted a bad config")
+	}
+	wants := []string{
+		"issuers[0].issuer", `"HS256" not allowed`, `"none" not allowed`, "duplicate issuer", "issuers[2].jwksURL",
+		"issuers[2].audiences[0]", "clockSkew", "scopeClaim[0]", `invalid scope "a b"`, `invalid scope "c\"d"`,
+		"resourceMetadata.resource", "scopesSupported[0]", "fetchTimeout", `effect "maybe"`, `duplicate id "r"`,
+		"deny rule takes no scopes", "empty name pattern", `claims: "groups"`,
+	}
+	for _, w := range wants {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("Validate error lacks %q", w)
+		}
+	}
+	if err := (Config{}).Validate(); err == nil || !strings.Contains(err.Error(), "at least one issuer") {
+		t.Fatalf("empty config: %v", err)
+	}
+	if err := (Config{Issuers: []IssuerConfig{{Issuer: "http://127.0.0.1:9999"}}}).Validate(); err != nil {
+		t.Fatalf("loopback http issuer rejected: %v", err)
+	}
+}
+
+func TestNewNeedsAudience(t *testing.T) {
+	_, err := New(Config{Issuers: []IssuerConfig{{Issuer: "https://idp.example"}}}, Options{})
+	if !errors.Is(err, ErrNoAudience) {
+		t.Fatalf("err = %v, want ErrNoAudience", err)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	cfg := testPolicyConfig()
+	cfg.Issuers = []IssuerConfig{{Issuer: iss.URL()}}
+	s, err := New(cfg, Options{ResourceURI: testResource, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := mint(t, iss, devissuer.Claims{"scope": "github:write"})
+	tests := []struct {
+		name   string
+		req    ExplainRequest
+		effect Effect
+		rule   string
+	}{
+		{"token", ExplainRequest{Token: tok, Kind: KindTool, Upstream: "github", Name: "create_issue"}, StepUp, "gh-write"},
+		{"claims", ExplainRequest{Claims: map[string]any{"sub": "x", "scope": "github:write issues"}, Kind: KindTool, Upstream: "github", Name: "create_issue"}, Allow, "gh-write"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ex, err := s.Explain(context.Background(), tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ex.Decision.Effect != tt.effect || ex.Decision.RuleID != tt.rule || len(ex.Rules) != len(cfg.Policy.Rules) {
+				t.Fatalf("Explain = %+v", ex.Decision)
+			}
+			if !ex.Principal.Scopes.Has("github:read") {
+				t.Fatal("hierarchy not applied in Explain")
+			}
+		})
+	}
+	if _, err := s.Explain(context.Background(), ExplainRequest{Token: devissuer.TamperSignature(tok)}); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("Explain with bad token: %v", err)
+	}
+	if _, err := s.Explain(context.Background(), ExplainRequest{}); !errors.Is(err, ErrExplainInput) {
+		t.Fatalf("Explain without input: %v", err)
+	}
+}

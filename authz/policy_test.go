@@ -1,0 +1,236 @@
+package authz
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestGlob(t *testing.T) {
+	tests := []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"*", "", true},
+		{"*", "anything/at/all", true},
+		{"get_issue", "get_issue", true},
+		{"get_issue", "get_issues", false},
+		{"get_*", "get_issue", true},
+		{"get_*", "get_", true},
+		{"get_*", "list_issue", false},
+		{"*_issue", "create_issue", true},
+		{"*_issue", "create_issues", false},
+		{"a*b*c", "aXXbYYc", true},
+		{"a*b*c", "aXXbYY", false},
+		{"a*b*c", "abcbc", true},
+		{"get_?", "get_x", true},
+		{"get_?", "get_xy", false},
+		{"file:///docs/*", "file:///docs/a/b.md", true},
+		{"file:///docs/*", "file:///secret/a", false},
+		{"**", "x", true},
+		{"*a", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pattern+"|"+tt.s, func(t *testing.T) {
+			if got := compileGlob(tt.pattern).match(tt.s); got != tt.want {
+				t.Fatalf("match(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
+			}
+		})
+	}
+}
+
+func testPolicyConfig() Config {
+	return Config{
+		ScopeHierarchy: map[string][]string{
+			"github:admin": {"github:write"},
+			"github:write": {"github:read"},
+		},
+		Policy: PolicyConfig{Rules: []RuleConfig{
+			{ID: "gh-read", Upstream: "github", Tools: []string{"get_*", "list_*"}, AnyScope: []string{"github:read", "repo"}},
+			{ID: "gh-write", Upstream: "github", Tools: []string{"create_*", "update_*"}, AllScopes: []string{"github:write", "issues"}, Confirm: true, RateLimit: "10/m"},
+			{ID: "gh-delete-admin", Upstream: "github", Tools: []string{"delete_*"}, AllScopes: []string{"github:admin"}},
+			{ID: "gh-no-delete-repo", Upstream: "github", Tools: []string{"delete_repo"}, Effect: EffectDeny},
+			{ID: "k8s-sre", Upstream: "k8s-*", Claims: map[string][]string{"groups": {"sre", "platform"}}},
+			{ID: "k8s-no-contractors", Upstream: "k8s-prod", Claims: map[string][]string{"employment": {"contractor"}}, Effect: EffectDeny},
+			{ID: "docs-prompts", Upstream: "docs", Prompts: []string{"summarize", "translate_*"}},
+			{ID: "docs-public", Upstream: "docs", Resources: []string{"file:///public/*"}},
+			{ID: "billing", Upstream: "billing", Tools: []string{"*"}, AnyScope: []string{"billing"},
+				Claims: map[string][]string{"tenant": {"acme"}, "org.role": {"admin", "owner"}}},
+			{ID: "billing-read", Upstream: "billing", Tools: []string{"get_*"}, AnyScope: []string{"billing:read"}},
+		}},
+	}
+}
+
+func testPrincipal(cfg Config, claims map[string]any) *Principal {
+	if claims == nil {
+		claims = map[string]any{}
+	}
+	claims["sub"], claims["iss"] = "user-1", "https://idp.example"
+	r := claimReader{scopeClaims: DefaultScopeClaims(), groupsClaim: DefaultGroupsClaim, hierarchy: compileHierarchy(cfg.ScopeHierarchy)}
+	return r.principal(claims)
+}
+
+func TestDecide(t *testing.T) {
+	cfg := testPolicyConfig()
+	pol, err := NewPolicy(cfg.Policy, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		claims   map[string]any
+		kind     Kind
+		upstream string
+		item     string
+		effect   Effect
+		rule     string
+		scopes   []string
+		confirm  bool
+	}{
+		{"anyScope first", map[string]any{"scope": "github:read"}, KindTool, "github", "get_issue", Allow, "gh-read", nil, false},
+		{"anyScope second", map[string]any{"scp": []any{"repo"}}, KindTool, "github", "list_repos", Allow, "gh-read", nil, false},
+		{"anyScope missing", map[string]any{"scope": "other"}, KindTool, "github", "get_issue", StepUp, "gh-read", []string{"github:read", "repo"}, false},
+		{"hierarchy write implies read", map[string]any{"scope": "github:write"}, KindTool, "github", "get_issue", Allow, "gh-read", nil, false},
+		{"hierarchy transitive", map[string]any{"scope": "github:admin"}, KindTool, "github", "get_issue", Allow, "gh-read", nil, false},
+		{"allScopes all present", map[string]any{"scope": "github:admin issues"}, KindTool, "github", "create_issue", Allow, "gh-write", nil, true},
+		{"allScopes one missing", map[string]any{"scope": "github:write"}, KindTool, "github", "create_issue", StepUp, "gh-write", []string{"github:write", "issues"}, false},
+		{"deny wins over earlier allow", map[string]any{"scope": "github:admin"}, KindTool, "github", "delete_repo", Hidden, "gh-no-delete-repo", nil, false},
+		{"deny wins even without scopes", map[string]any{"scope": ""}, KindTool, "github", "delete_repo", Hidden, "gh-no-delete-repo", nil, false},
+		{"allow beside deny", map[string]any{"scope": "github:admin"}, KindTool, "github", "delete_branch", Allow, "gh-delete-admin", nil, false},
+		{"no rule for tool", map[string]any{"scope": "github:admin"}, KindTool, "github", "merge_pr", Hidden, "", nil, false},
+		{"no rule for upstream", map[string]any{"scope": "github:admin"}, KindTool, "gitlab", "get_issue", Hidden, "", nil, false},
+		{"tool rule ignores prompts", map[string]any{"scope": "github:read"}, KindPrompt, "github", "get_issue", Hidden, "", nil, false},
+		{"claims group any-of", map[string]any{"groups": []any{"dev", "platform"}}, KindTool, "k8s-prod", "kubectl", Allow, "k8s-sre", nil, false},
+		{"claims rule covers all kinds", map[string]any{"groups": "sre"}, KindResource, "k8s-staging", "k8s://pods", Allow, "k8s-sre", nil, false},
+		{"claims not held is hidden, not step-up", map[string]any{"groups": []any{"dev"}}, KindTool, "k8s-prod", "kubectl", Hidden, "", nil, false},
+		{"deny with claims holds", map[string]any{"groups": []any{"sre"}, "employment": "contractor"}, KindTool, "k8s-prod", "kubectl", Hidden, "k8s-no-contractors", nil, false},
+		{"deny with claims not held", map[string]any{"groups": []any{"sre"}, "employment": "staff"}, KindTool, "k8s-prod", "kubectl", Allow, "k8s-sre", nil, false},
+		{"prompt glob", nil, KindPrompt, "docs", "translate_fr", Allow, "docs-prompts", nil, false},
+		{"prompt rule ignores tools", nil, KindTool, "docs", "summarize", Hidden, "", nil, false},
+		{"resource glob", nil, KindResource, "docs", "file:///public/a/b.md", Allow, "docs-public", nil, false},
+		{"resource outside glob", nil, KindResource, "docs", "file:///private/x", Hidden, "", nil, false},
+		{"all claims and scope", map[string]any{"scope": "billing", "tenant": "acme", "org": map[string]any{"role": "owner"}}, KindTool, "billing", "refund", Allow, "billing", nil, false},
+		{"one claim missing", map[string]any{"scope": "billing", "tenant": "acme"}, KindTool, "billing", "refund", Hidden, "", nil, false},
+		{"claims hold, scope missing", map[string]any{"tenant": "acme", "org.role": "admin"}, KindTool, "billing", "refund", StepUp, "billing", []string{"billing"}, false},
+		{"first step-up rule named", map[string]any{"tenant": "acme", "org.role": "admin"}, KindTool, "billing", "get_invoice", StepUp, "billing", []string{"billing"}, false},
+		{"later allow beats earlier step-up", map[string]any{"scope": "billing:read", "tenant": "acme", "org.role": "admin"}, KindTool, "billing", "get_invoice", Allow, "billing-read", nil, false},
+		{"literal dotted claim name", map[string]any{"scope": "billing", "tenant": "acme", "org.role": "admin"}, KindTool, "billing", "x", Allow, "billing", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := testPrincipal(cfg, tt.claims)
+			d := pol.Decide(context.Background(), p, tt.kind, tt.upstream, tt.item)
+			if d.Effect != tt.effect || d.RuleID != tt.rule || !slices.Equal(d.RequiredScopes, tt.scopes) || d.Confirm != tt.confirm {
+				t.Fatalf("Decide = %+v, want effect %v rule %q scopes %v confirm %v", d, tt.effect, tt.rule, tt.scopes, tt.confirm)
+			}
+			if got := pol.Visible(p, tt.kind, tt.upstream, tt.item); got != (d.Effect == Allow) {
+				t.Fatalf("Visible = %v disagrees with Decide %v", got, d.Effect)
+			}
+		})
+	}
+}
+
+func TestDecideEdgeCases(t *testing.T) {
+	empty, err := NewPolicy(PolicyConfig{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testPrincipal(Config{}, map[string]any{"scope": "everything"})
+	if d := empty.Decide(context.Background(), p, KindTool, "x", "y"); d.Effect != Hidden || d.Reason != DecisionNoRule {
+		t.Fatalf("empty policy: %+v", d)
+	}
+	open, err := NewPolicy(PolicyConfig{Rules: []RuleConfig{{}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := open.Decide(context.Background(), nil, KindTool, "x", "y"); d.Effect != Hidden || d.Reason != DecisionUnauthenticated {
+		t.Fatalf("nil principal: %+v", d)
+	}
+	if d := open.Decide(context.Background(), p, KindTool, "x", "y"); d.Effect != Allow || d.RuleID != "rule-0" {
+		t.Fatalf("catch-all rule: %+v", d)
+	}
+	if d := open.Decide(context.Background(), p, Kind("bogus"), "x", "y"); d.Effect != Allow {
+		t.Fatalf("catch-all rule covers every kind: %+v", d)
+	}
+}
+
+func TestDecisionLog(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	cfg := testPolicyConfig()
+	pol, err := NewPolicy(cfg.Policy, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testPrincipal(cfg, map[string]any{"scope": "other", "secret_claim": "s3cr3t-value"})
+	pol.Decide(context.Background(), p, KindTool, "github", "get_issue")
+	pol.Visible(p, KindTool, "github", "list_x")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("got %d log lines, want 1 (Visible does not log): %q", len(lines), buf.String())
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"effect": "step_up", "rule": "gh-read", "reason": DecisionInsufficientScope,
+		"subject": "user-1", "issuer": "https://idp.example", "upstream": "github", "kind": "tool", "name": "get_issue"}
+	for k, v := range want {
+		if rec[k] != v {
+			t.Errorf("log %s = %v, want %v", k, rec[k], v)
+		}
+	}
+	if strings.Contains(buf.String(), "s3cr3t") {
+		t.Fatal("claim values leaked into the decision log")
+	}
+}
+
+func TestExplainTrace(t *testing.T) {
+	cfg := testPolicyConfig()
+	pol, err := NewPolicy(cfg.Policy, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testPrincipal(cfg, map[string]any{"scope": "github:admin"})
+	tr := pol.trace(p, KindTool, "github", "delete_repo")
+	if len(tr) != len(cfg.Policy.Rules) {
+		t.Fatalf("trace has %d rules, want %d", len(tr), len(cfg.Policy.Rules))
+	}
+	for i, rt := range tr {
+		if rt.RuleID != cfg.Policy.Rules[i].ID {
+			t.Fatalf("trace[%d] = %q, want configuration order", i, rt.RuleID)
+		}
+	}
+	if !tr[2].TargetMatched || !tr[2].ScopesMatched || !tr[3].TargetMatched || tr[3].Effect != EffectDeny {
+		t.Fatalf("trace = %+v", tr[:4])
+	}
+}
+
+func TestClaimMatches(t *testing.T) {
+	tests := []struct {
+		name     string
+		v        any
+		accepted []string
+		want     bool
+	}{
+		{"string", "sre", []string{"dev", "sre"}, true},
+		{"string miss", "sr", []string{"sre"}, false},
+		{"array any-of", []any{"a", "sre"}, []string{"sre"}, true},
+		{"array miss", []any{"a", "b"}, []string{"sre"}, false},
+		{"number", float64(42), []string{"42"}, true},
+		{"bool", true, []string{"true"}, true},
+		{"object never matches", map[string]any{"sre": true}, []string{"sre"}, false},
+		{"nil", nil, []string{""}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := claimMatches(tt.v, tt.accepted); got != tt.want {
+				t.Fatalf("claimMatches(%v, %v) = %v", tt.v, tt.accepted, got)
+			}
+		})
+	}
+}
