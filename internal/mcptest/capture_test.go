@@ -2,6 +2,7 @@ package mcptest
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -27,6 +28,8 @@ type capture struct {
 	legacy bool
 	opts   []Option
 	run    func(t *testing.T, srv *Server)
+	// keep, if set, selects the exchanges written to the file.
+	keep func(Exchange) bool
 }
 
 // TestCapture writes (with -update) or compares the reference exchanges in
@@ -41,7 +44,11 @@ func TestCapture(t *testing.T) {
 			}
 			srv := start(t, "backend", c.opts...)
 			c.run(t, srv)
-			got := render(c.title, srv.Requests())
+			exchanges := srv.Requests()
+			if c.keep != nil {
+				exchanges = slices.DeleteFunc(exchanges, func(ex Exchange) bool { return !c.keep(ex) })
+			}
+			got := render(c.title, exchanges)
 			path := filepath.Join("testdata", c.name+".txt")
 			if *update {
 				if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -124,6 +131,33 @@ func captures() []capture {
 				}
 				mustCall(t, cs, withToken(&mcp.CallToolParams{Name: ToolProgress, Arguments: map[string]any{"steps": 2}}, "tok-2"))
 			}},
+		{name: "non_ascii_name", title: "resources/read of a non-ASCII URI: the go-sdk client sends Mcp-Name as raw UTF-8, not in the =?base64?...?= form.",
+			run: func(t *testing.T, srv *Server) {
+				cs := Connect(t, srv.URL())
+				srv.Reset()
+				if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "mem://items/é"}); err == nil {
+					t.Error("reading a missing item succeeded")
+				}
+			}},
+		{name: "cancelled", title: "Cancelling a call's context: the go-sdk client closes the response stream and also POSTs notifications/cancelled (answered 202). Only that POST is shown; the cancelled call's own exchange is racy.",
+			run: func(t *testing.T, srv *Server) {
+				cs := Connect(t, srv.URL())
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				go func() {
+					_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolSlow, Arguments: map[string]any{"ms": 600000}})
+					done <- err
+				}()
+				if err := srv.WaitSlow(bounded(t), func(s SlowStats) bool { return s.Started == 1 }); err != nil {
+					t.Fatal(err)
+				}
+				cancel()
+				<-done
+				waitFor(t, srv, func(ex Exchange) bool {
+					return ex.Header.Get("Mcp-Method") == "notifications/cancelled" && ex.Status != 0
+				})
+			},
+			keep: func(ex Exchange) bool { return ex.Header.Get("Mcp-Method") == "notifications/cancelled" }},
 		{name: "raw_errors", title: "Raw HTTP against the stateless server: how go-sdk v1.8.0 rejects requests a gateway must also reject.",
 			run: rawErrors},
 		{name: "legacy_handshake", title: "A 2025-11-25 client and the stateful server: initialize, session id, notifications/initialized, and ask_name as a server-to-client elicitation/create request on the SSE stream. Standalone GET streams are listed last.",
@@ -176,16 +210,20 @@ func withToken(p *mcp.CallToolParams, token string) *mcp.CallToolParams {
 // the captured file does not depend on that race.
 func waitForStandaloneGET(t *testing.T, srv *Server) {
 	t.Helper()
+	waitFor(t, srv, func(ex Exchange) bool { return ex.Method == http.MethodGet })
+}
+
+// waitFor polls, boundedly, until an exchange matching pred is recorded.
+func waitFor(t *testing.T, srv *Server, pred func(Exchange) bool) {
+	t.Helper()
 	const pause, attempts = 10 * time.Millisecond, 3000
 	for range attempts {
-		for _, ex := range srv.Requests() {
-			if ex.Method == http.MethodGet {
-				return
-			}
+		if slices.ContainsFunc(srv.Requests(), pred) {
+			return
 		}
 		time.Sleep(pause)
 	}
-	t.Fatal("the legacy client never opened its standalone GET stream")
+	t.Fatal("the expected exchange never arrived")
 }
 
 const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
