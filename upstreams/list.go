@@ -1,0 +1,299 @@
+package upstreams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+)
+
+// maxListPages bounds how many pages the gateway follows per backend and list.
+const maxListPages = 100
+
+// listSpec says where a list method keeps its items and their names.
+type listSpec struct {
+	index  byte   // stable small number, stored in cursors
+	method string // e.g. tools/list
+	key    string // result member holding the array
+	field  string // item member holding the name or URI
+	kind   Kind
+}
+
+// listSpecFor returns the spec of a list method (digest §5.1: the four arrays).
+func listSpecFor(method string) (listSpec, bool) {
+	switch method {
+	case MethodToolsList:
+		return listSpec{1, method, "tools", "name", KindTool}, true
+	case MethodPromptsList:
+		return listSpec{2, method, "prompts", "name", KindPrompt}, true
+	case MethodResourcesList:
+		return listSpec{3, method, "resources", "uri", KindResource}, true
+	case MethodResourceTemplates:
+		return listSpec{4, method, "resourceTemplates", "uriTemplate", KindResource}, true
+	}
+	return listSpec{}, false
+}
+
+// ListRequest is one client list request.
+type ListRequest struct {
+	// Method is tools/list, prompts/list, resources/list or resources/templates/list.
+	Method string
+	// Params are the client's raw params: its _meta goes to every backend, its cursor (a
+	// gateway cursor) selects the page.
+	Params json.RawMessage
+	// Visible filters items by their backend-side identity; nil shows everything.
+	Visible func(Kind, Target) bool
+	// Private forces cacheScope "private": set it when Visible depends on the caller.
+	Private bool
+	// Header holds pass-through headers (trace context, X-Request-Id).
+	Header http.Header
+}
+
+// listItem is one item of a merged list, renamed to its namespaced form.
+type listItem struct {
+	target Target
+	raw    []byte
+}
+
+// merged is the whole merged list before filtering and paging. It does not depend on the
+// caller beyond the _meta sent to backends, so a cache keyed by method can hold it.
+type merged struct {
+	items   []listItem
+	ttlMs   int64
+	private bool
+}
+
+// part is one backend's contribution to a list.
+type part struct {
+	items   []listItem
+	ttlMs   int64
+	private bool
+	absent  bool // the backend does not implement the method (-32601)
+}
+
+// List fans the list out to every backend, follows each backend's pagination, renames and
+// filters the items, merges them in configuration order, and returns one page of the merged list
+// as the raw result object (items, nextCursor, ttlMs, cacheScope, resultType). A backend that
+// fails is left out and the result gets ttlMs 0, unless it is Required: then List fails. A
+// cursor that does not open is ErrBadCursor.
+func (r *Registry) List(ctx context.Context, req *ListRequest) (json.RawMessage, error) {
+	spec, ok := listSpecFor(req.Method)
+	if !ok {
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found")
+	}
+	p, err := jsonrpc.ParseParams(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := jsonrpc.ParseMeta(p.Meta)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.fetchList(ctx, spec, p.Meta, meta.ProtocolVersion, req.Header)
+	if err != nil {
+		return nil, err
+	}
+	items := m.items
+	if req.Visible != nil {
+		items = make([]listItem, 0, len(m.items))
+		for _, it := range m.items {
+			if req.Visible(spec.kind, it.target) {
+				items = append(items, it)
+			}
+		}
+	}
+	return r.page(spec, items, m, p, req.Private)
+}
+
+// page cuts one page out of the filtered merged list.
+func (r *Registry) page(spec listSpec, items []listItem, m *merged, p *jsonrpc.Params, private bool) (json.RawMessage, error) {
+	digest := listDigest(spec, items)
+	off := 0
+	if p.HasCursor {
+		var err error
+		if off, err = r.openCursor(p.Cursor, spec, digest, len(items)); err != nil {
+			return nil, err
+		}
+	}
+	end := min(off+r.pageSize, len(items))
+	out := make([]byte, 0, 256)
+	out = append(out, '{')
+	out = appendString(out, spec.key)
+	out = append(out, ":["...)
+	for i, it := range items[off:end] {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, it.raw...)
+	}
+	out = append(out, ']')
+	if end < len(items) {
+		c, err := r.sealCursor(spec, end, digest)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, `,"nextCursor":`...)
+		out = appendString(out, c)
+	}
+	scope := "public"
+	if m.private || private {
+		scope = "private"
+	}
+	out = append(out, `,"ttlMs":`...)
+	out = strconv.AppendInt(out, m.ttlMs, 10)
+	out = append(out, `,"cacheScope":"`+scope+`","resultType":"complete"}`...)
+	return out, nil
+}
+
+// fetchList collects every backend's full list in parallel and merges them in configuration
+// order. This is where a list cache slots in.
+func (r *Registry) fetchList(ctx context.Context, spec listSpec, meta json.RawMessage, version string, hdr http.Header) (*merged, error) {
+	parts := make([]*part, len(r.backends))
+	errs := make([]error, len(r.backends))
+	var wg sync.WaitGroup
+	for i, b := range r.backends {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[i], errs[i] = r.listBackend(ctx, b, spec, meta, version, hdr)
+		}()
+	}
+	wg.Wait()
+	m := &merged{ttlMs: -1}
+	answered := 0
+	for i, b := range r.backends {
+		if err := errs[i]; err != nil {
+			if b.required || ctx.Err() != nil {
+				return nil, err
+			}
+			r.log.Warn("upstream left out of list", "upstream", b.name, "method", spec.method, "error", err.Error())
+			m.ttlMs = 0 // a partial list must not be cached
+			continue
+		}
+		answered++
+		if parts[i].absent {
+			continue
+		}
+		m.items = append(m.items, parts[i].items...)
+		m.private = m.private || parts[i].private
+		if m.ttlMs < 0 || parts[i].ttlMs < m.ttlMs {
+			m.ttlMs = parts[i].ttlMs
+		}
+	}
+	if answered == 0 {
+		return nil, fmt.Errorf("%w: no upstream answered %s: %w", ErrUnavailable, spec.method, errors.Join(errs...))
+	}
+	m.ttlMs = max(m.ttlMs, 0)
+	return m, nil
+}
+
+// listBackend follows one backend's pagination to the end.
+func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, meta json.RawMessage, version string, hdr http.Header) (*part, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	defer cancel()
+	p := &part{ttlMs: -1}
+	cursor, hasCursor := "", false
+	for range maxListPages {
+		body := appendListRequest(nil, spec.method, meta, cursor, hasCursor)
+		msg, err := r.roundTrip(ctx, b, &outgoing{method: spec.method, version: version, pass: hdr, body: body})
+		if err != nil {
+			return nil, err
+		}
+		if msg.Error != nil {
+			if msg.Error.Code == jsonrpc.CodeMethodNotFound {
+				return &part{absent: true}, nil
+			}
+			return nil, fmt.Errorf("%w: %s: %s answered error %d", ErrBadResponse, b.name, spec.method, msg.Error.Code)
+		}
+		next, more, err := r.addPage(p, b, spec, msg.Result)
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			p.ttlMs = max(p.ttlMs, 0)
+			return p, nil
+		}
+		cursor, hasCursor = next, true
+	}
+	return nil, fmt.Errorf("%w: %s: %s has more than %d pages", ErrBadResponse, b.name, spec.method, maxListPages)
+}
+
+func appendListRequest(dst []byte, method string, meta json.RawMessage, cursor string, hasCursor bool) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":1,"method":`...)
+	dst = appendString(dst, method)
+	dst = append(dst, `,"params":{`...)
+	sep := ""
+	if meta != nil {
+		dst = append(dst, `"_meta":`...)
+		dst = append(dst, meta...)
+		sep = ","
+	}
+	if hasCursor {
+		dst = append(dst, sep+`"cursor":`...)
+		dst = appendString(dst, cursor)
+	}
+	return append(dst, "}}"...)
+}
+
+// addPage appends one page's renamed items to p and returns the backend's next cursor.
+func (r *Registry) addPage(p *part, b *backend, spec listSpec, res []byte) (next string, more bool, err error) {
+	ttl, hasTTL := int64(0), false
+	err = jsonrpc.Members(res, func(key, val []byte) error {
+		switch string(key) {
+		case spec.key:
+			return r.addItems(p, b, spec, val)
+		case "nextCursor":
+			next, more = jsonString(val)
+		case "ttlMs":
+			n, perr := strconv.ParseInt(string(val), 10, 64)
+			ttl, hasTTL = n, perr == nil
+		case "cacheScope":
+			// Anything but "public" is treated as private: the safe reading of a bad value.
+			p.private = p.private || string(val) != `"public"`
+		}
+		return nil
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("%w: %s: %s result: %v", ErrBadResponse, b.name, spec.method, err)
+	}
+	if !hasTTL || ttl < 0 {
+		ttl = 0 // digest §5.1: absent or negative means stale
+	}
+	if p.ttlMs < 0 || ttl < p.ttlMs {
+		p.ttlMs = ttl
+	}
+	return next, more, nil
+}
+
+func (r *Registry) addItems(p *part, b *backend, spec listSpec, arr []byte) error {
+	return forEachElem(arr, func(elem []byte, _ int) error {
+		if elem[0] != '{' {
+			return nil
+		}
+		var target Target
+		raw, err := editObject(make([]byte, 0, len(elem)+len(b.name)+4), elem, func(k, v []byte) ([]byte, bool) {
+			if string(k) != spec.field {
+				return nil, false
+			}
+			name, ok := jsonString(v)
+			if !ok || name == "" {
+				return nil, false
+			}
+			target = Target{Upstream: b.name, Name: name}
+			return appendString(nil, r.ns.name(spec.kind, target)), true
+		})
+		if err != nil {
+			return err
+		}
+		if target.Name == "" {
+			return nil // an item without a name cannot be addressed: skipped
+		}
+		p.items = append(p.items, listItem{target: target, raw: raw})
+		return nil
+	})
+}
