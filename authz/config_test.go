@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -157,5 +158,21 @@ func TestExplain(t *testing.T) {
 	}
 	if _, err := s.Explain(context.Background(), ExplainRequest{}); !errors.Is(err, ErrExplainInput) {
 		t.Fatalf("Explain without input: %v", err)
+	}
+}
+
+func TestExplanationJSON(t *testing.T) {
+	ex := Explanation{
+		Principal: &Principal{Issuer: "i", Subject: "s", Scopes: ScopeSet{"b": {}, "a": {}}, Claims: map[string]any{}},
+		Decision:  Decision{Effect: StepUp, RuleID: "r", Reason: DecisionInsufficientScope, RequiredScopes: []string{"a"}},
+	}
+	got, err := json.Marshal(ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"principal":{"issuer":"i","subject":"s","scopes":["a","b"],"claims":{},"expiresAt":"0001-01-01T00:00:00Z"},` +
+		`"decision":{"effect":"step_up","ruleId":"r","reason":"insufficient_scope","requiredScopes":["a"]},"rules":null}`
+	if string(got) != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }

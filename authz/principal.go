@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,17 +12,17 @@ import (
 // shared with the token cache: treat every field as read-only.
 type Principal struct {
 	// Issuer is the token's "iss".
-	Issuer string
+	Issuer string `json:"issuer"`
 	// Subject is the token's "sub".
-	Subject string
+	Subject string `json:"subject"`
 	// Scopes are the granted scopes after ScopeHierarchy expansion.
-	Scopes ScopeSet
+	Scopes ScopeSet `json:"scopes"`
 	// Groups are the values of the configured groups claim.
-	Groups []string
+	Groups []string `json:"groups,omitempty"`
 	// Claims are all claims of the token as decoded JSON.
-	Claims map[string]any
+	Claims map[string]any `json:"claims"`
 	// ExpiresAt is the token's "exp".
-	ExpiresAt time.Time
+	ExpiresAt time.Time `json:"expiresAt"`
 }
 
 // ScopeSet is a set of scope names.
@@ -42,6 +43,9 @@ func (s ScopeSet) Sorted() []string {
 	slices.Sort(out)
 	return out
 }
+
+// MarshalJSON encodes the set as a sorted array.
+func (s ScopeSet) MarshalJSON() ([]byte, error) { return json.Marshal(s.Sorted()) }
 
 // hierarchy maps a scope to every scope it implies, transitively, itself
 // excluded. It is computed once in New.
