@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -72,6 +73,11 @@ func (x *exchange) run() error {
 func (x *exchange) decode() error {
 	req, err := jsonrpc.Decode(x.body, x.s.limits)
 	if err != nil {
+		var rpc *jsonrpc.Error
+		if errors.As(err, &rpc) && rpc.Code != jsonrpc.CodeParseError {
+			// Echo the id when it can be read, as clients match errors to requests by id.
+			x.req = &jsonrpc.Request{ID: jsonrpc.IDOf(x.body)}
+		}
 		return err
 	}
 	x.req = req

@@ -78,4 +78,3 @@ func plainKey(key []byte) bool {
 	}
 	return true
 }
-

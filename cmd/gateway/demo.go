@@ -62,17 +62,18 @@ Authentication is OFF in this demo (loopback only). Tools are namespaced <backen
 
 Try (MCP 2026-07-28 over plain HTTP):
 
+  # mcp METHOD [NAME] [PARAMS] [META]: PARAMS and META are extra JSON members, each led by a comma
   mcp() { curl -sS http://{{.MCP}}/mcp -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
-    -H "Mcp-Method: $1" ${3:+-H "Mcp-Name: $3"} -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$1\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}$2}}"; echo; }
+    -H "Mcp-Method: $1" ${2:+-H "Mcp-Name: $2"} -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$1\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}$4}${2:+,\"name\":\"$2\"}$3}}"; echo; }
 
   mcp server/discover
   mcp tools/list
-  mcp tools/call ',"name":"notes__add_note","arguments":{"title":"hello","body":"from the gateway"}' notes__add_note
-  mcp tools/call ',"name":"notes__list_notes","arguments":{}' notes__list_notes
-  mcp tools/call ',"name":"toolbox__count_slowly","arguments":{"n":3},"_meta":{"progressToken":"p1","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}' toolbox__count_slowly
-  mcp tools/call ',"name":"nobody__nothing","arguments":{}' nobody__nothing     # unknown tool: 400 -32602
-  mcp initialize                                                               # removed in 2026-07-28: 404 -32601
+  mcp tools/call notes__add_note ',"arguments":{"title":"hello","body":"from the gateway"}'
+  mcp tools/call notes__list_notes
+  mcp tools/call toolbox__count_slowly ',"arguments":{"n":3}' ',"progressToken":"p1"'    # SSE with progress
+  mcp tools/call nobody__nothing          # unknown backend: 400 -32602
+  mcp initialize                          # removed in 2026-07-28: 404 -32601
 
 Health and metrics: curl -s http://{{.Admin}}/readyz ; curl -s http://{{.Admin}}/metrics | head
 Press Ctrl-C to stop.

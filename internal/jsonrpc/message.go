@@ -90,6 +90,25 @@ func scanToRPC(err error) *Error {
 	}
 }
 
+// IDOf recovers the id of a request whose top level is well-formed JSON even though Decode
+// refused it (a duplicate key or a limit broken inside params), so the error response can echo
+// the id as clients expect. It returns nil when no valid id can be read.
+func IDOf(body []byte) json.RawMessage {
+	s := scanner{data: body, lim: Limits{MaxDepth: 1 << 30, MaxTokenBytes: 1 << 30}, trusted: true}
+	i := skipSpace(body, 0)
+	if end, err := s.value(i, 0); err != nil || i >= len(body) || body[i] != '{' || skipSpace(body, end) != len(body) {
+		return nil
+	}
+	var id json.RawMessage
+	_ = Members(body, func(key, val []byte) error {
+		if string(key) == "id" && validID(val) {
+			id = val
+		}
+		return nil
+	})
+	return id
+}
+
 // validID accepts a JSON string or an integer (MCP forbids null ids and fractional ids).
 func validID(val []byte) bool {
 	switch c := val[0]; {
@@ -126,7 +145,7 @@ func skipSpace(b []byte, i int) int {
 // raw value. obj must already have passed Scan; Members does not re-validate it. It stops at the
 // first error fn returns.
 func Members(obj []byte, fn func(key, val []byte) error) error {
-	s := scanner{data: obj, lim: Limits{MaxDepth: 1 << 30, MaxTokenBytes: 1 << 30}}
+	s := scanner{data: obj, lim: Limits{MaxDepth: 1 << 30, MaxTokenBytes: 1 << 30}, trusted: true}
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return NewError(CodeInvalidParams, "Invalid params: expected an object")

@@ -78,6 +78,9 @@ func Scan(data []byte, lim Limits) error {
 type scanner struct {
 	data []byte
 	lim  Limits
+	// trusted skips duplicate-key detection, for text that already passed Scan (or, when
+	// recovering an id for an error response, whose problem lies below the top level).
+	trusted bool
 }
 
 func (s *scanner) fail(err error, off, depth int) error {
@@ -173,8 +176,10 @@ func (s *scanner) object(i, depth int) (int, error) {
 		if err != nil {
 			return end, err
 		}
-		if key, dup := seen.add(s.data[start+1:end-1], escaped); dup {
-			return start, &ScanError{Err: ErrDuplicateKey, Offset: start, Key: key, Depth: depth}
+		if !s.trusted {
+			if key, dup := seen.add(s.data[start+1:end-1], escaped); dup {
+				return start, &ScanError{Err: ErrDuplicateKey, Offset: start, Key: key, Depth: depth}
+			}
 		}
 		i = s.skip(end)
 		if i >= len(s.data) || s.data[i] != ':' {
