@@ -29,6 +29,9 @@ func TestDigestCanonical(t *testing.T) {
 		{"bool", `true`, `false`, false},
 		{"nested depth", `[[1]]`, `[1]`, false},
 		{"control char", `"a\nb"`, `"a\\nb"`, false},
+		{"surrogate pair", `"\ud83d\ude00"`, `"😀"`, true},
+		{"unicode case", `"\u00E9"`, `"\u00e9"`, true},
+		{"empty containers", `{"a":[],"b":{}}`, `{ "b" : { } , "a" : [ ] }`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,6 +59,20 @@ func TestDigestRejects(t *testing.T) {
 		{"trailing data", `{"a":1} {}`},
 		{"syntax", `{"a":}`},
 		{"unterminated", `{"a":1`},
+		{"lone high surrogate", `"\ud800"`},
+		{"lone low surrogate", `"\udc00x"`},
+		{"reversed pair", `"\udc00\ud800"`},
+		{"leading zero", `01`},
+		{"bare minus", `-`},
+		{"empty fraction", `1.`},
+		{"empty exponent", `1e+`},
+		{"raw control", "\"a\x01\""},
+		{"bad escape", `"\x"`},
+		{"short unicode", `"\u12"`},
+		{"trailing comma", `[1,]`},
+		{"missing colon", `{"a" 1}`},
+		{"unquoted key", `{a:1}`},
+		{"bad literal", `nul`},
 		{"too deep", strings.Repeat("[", maxArgsDepth+2) + strings.Repeat("]", maxArgsDepth+2)},
 	}
 	for _, tc := range tests {
