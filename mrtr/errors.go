@@ -32,6 +32,10 @@ var (
 	ErrMalformedResponse = errors.New("mrtr: malformed confirmation response")
 )
 
+// ClientMessage is the one -32602 message a client gets for any rejected
+// requestState; the reason goes only to metrics and logs.
+const ClientMessage = "Invalid requestState"
+
 // Rejection reasons, a closed set suitable as a metric label.
 const (
 	ReasonMalformed  = "malformed"
