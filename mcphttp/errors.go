@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -27,18 +28,19 @@ func (e *Error) Error() string {
 	return http.StatusText(e.Status)
 }
 
-// Outcome labels (a closed set; metrics fold anything else).
+// Outcome labels come from the metrics package's closed set, so the access log and the
+// metrics agree.
 const (
-	outcomeOK            = "ok"
-	outcomeClientError   = "client_error"
-	outcomeDenied        = "denied"
-	outcomeUpstreamError = "upstream_error"
-	outcomeTimeout       = "timeout"
-	outcomeUnavailable   = "unavailable"
-	outcomeInternal      = "error"
-	outcomeCanceled      = "canceled"
-	outcomeInputRequired = "input_required"
-	outcomeRateLimited   = "rate_limited"
+	outcomeOK            = metrics.OutcomeOK
+	outcomeClientError   = metrics.OutcomeClientError
+	outcomeDenied        = metrics.OutcomeDenied
+	outcomeUpstreamError = metrics.OutcomeUpstreamError
+	outcomeTimeout       = metrics.OutcomeTimeout
+	outcomeUnavailable   = metrics.OutcomeUnavailable
+	outcomeInternal      = metrics.OutcomeError
+	outcomeCanceled      = metrics.OutcomeCanceled
+	outcomeInputRequired = metrics.OutcomeInputRequired
+	outcomeRateLimited   = metrics.OutcomeRateLimited
 )
 
 // statusForCode is the digest's status table (§2.3) for errors the gateway itself raises. Codes

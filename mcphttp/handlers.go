@@ -78,7 +78,7 @@ func (x *exchange) forward(kind upstreams.Kind, name string) error {
 	if err != nil {
 		return errUnknownName(kindNoun(kind))
 	}
-	x.upstream, x.name = target.Upstream, name
+	x.upstream, x.name, x.upstreamName = target.Upstream, name, target.Name
 	if err := x.s.authorize(x, kind, target); err != nil {
 		return err
 	}

@@ -25,12 +25,14 @@ type exchange struct {
 	meta   *jsonrpc.Meta
 	h      *handler
 
-	// filled by later stages, read by the access log
-	upstream string
-	name     string
-	status   int
-	outcome  string
-	sse      bool
+	// filled by later stages, read by the access log and metrics
+	upstream     string // the owning backend
+	name         string // the namespaced name or URI the client used
+	upstreamName string // the backend-side name or URI
+	streamClosed func() // ends the open-SSE-streams gauge when the response was a stream
+	status       int
+	outcome      string
+	sse          bool
 }
 
 // run is the request pipeline. The order is deliberate (STYLE.md "The request pipeline"):

@@ -142,6 +142,7 @@ func (x *exchange) startSSE() {
 	h.Set("X-Accel-Buffering", "no") // keep nginx-style proxies from buffering the stream
 	x.w.WriteHeader(http.StatusOK)
 	x.status, x.sse = http.StatusOK, true
+	x.streamClosed = x.s.metrics.StreamOpened()
 }
 
 // writeEvent writes one SSE event carrying a JSON-RPC message and flushes it.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -30,6 +31,8 @@ type Deps struct {
 	// Loopback reports that the MCP listener is bound to a loopback address, which turns on
 	// DNS-rebinding protection (Host must be a loopback name).
 	Loopback bool
+	// Metrics records request metrics; nil records nothing.
+	Metrics *metrics.Recorder
 	// Clock returns the current time; default time.Now.
 	Clock func() time.Time
 }
@@ -42,6 +45,7 @@ type Server struct {
 	handlers     map[string]*handler
 	backends     *upstreams.Registry
 	log          *slog.Logger
+	metrics      *metrics.Recorder
 	now          func() time.Time
 	serverInfo   []byte
 	instructions string
@@ -63,6 +67,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		handlers: newHandlers(),
 		backends: deps.Backends,
 		log:      deps.Logger,
+		metrics:  deps.Metrics,
 		now:      deps.Clock,
 	}
 	if s.now == nil {
@@ -95,6 +100,7 @@ func methodNotAllowed(c echo.Context) error {
 func (s *Server) handlePost(c echo.Context) error {
 	x := &exchange{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
 	x.w.Header().Set(mcpheader.RequestID, requestID(x.r))
+	defer s.metrics.InFlight()()
 	defer s.finish(x)
 	defer func() {
 		if p := recover(); p != nil {
@@ -114,11 +120,20 @@ func (s *Server) handlePost(c echo.Context) error {
 	return nil
 }
 
-// finish writes the access log line. Argument values, tokens and bodies never appear in it.
+// finish records the request's metrics and writes its access log line. Argument values,
+// tokens and bodies never appear in either.
 func (s *Server) finish(x *exchange) {
 	method := ""
 	if x.req != nil {
 		method = x.req.Method
+	}
+	d := s.now().Sub(x.start)
+	if x.streamClosed != nil {
+		x.streamClosed()
+	}
+	s.metrics.ObserveRequest(method, x.outcome, d)
+	if method == "tools/call" && x.upstream != "" {
+		s.metrics.ToolCall(x.upstream, x.upstreamName, x.outcome)
 	}
 	s.log.LogAttrs(x.ctx, slog.LevelInfo, "request",
 		slog.String("request_id", x.w.Header().Get(mcpheader.RequestID)),
@@ -128,7 +143,7 @@ func (s *Server) finish(x *exchange) {
 		slog.Int("status", x.status),
 		slog.String("outcome", x.outcome),
 		slog.Bool("sse", x.sse),
-		slog.Duration("duration", s.now().Sub(x.start)),
+		slog.Duration("duration", d),
 	)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -122,9 +123,15 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway,
 	if err != nil {
 		return nil, err
 	}
+	reg := prometheus.NewRegistry()
+	rec, err := newRecorder(cfg, reg)
+	if err != nil {
+		return nil, err
+	}
 	backends, err := upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
 		Logger:  log,
 		Cursors: cursors,
+		Observe: rec.ObserveUpstream,
 	})
 	if err != nil {
 		return nil, err
@@ -134,12 +141,13 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway,
 		Logger:   log,
 		Version:  version,
 		Loopback: isLoopbackAddr(cfg.Server.Listen),
+		Metrics:  rec,
 	})
 	if err != nil {
 		backends.Close()
 		return nil, err
 	}
-	g := &gateway{backends: backends, registry: prometheus.NewRegistry()}
+	g := &gateway{backends: backends, registry: reg}
 	g.mcp = newEcho()
 	srv.Register(g.mcp)
 	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: backends, Gatherer: g.registry, Pprof: cfg.Admin.Pprof})
@@ -149,6 +157,19 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway,
 }
 
 func (g *gateway) close() { g.backends.Close() }
+
+// newRecorder registers the gateway's metrics and the Go runtime and process collectors on reg,
+// the registry the admin listener serves (no global registry).
+func newRecorder(cfg *Config, reg *prometheus.Registry) (*metrics.Recorder, error) {
+	if err := metrics.RegisterRuntime(reg); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(cfg.Upstreams))
+	for _, u := range cfg.Upstreams {
+		names = append(names, u.Name)
+	}
+	return metrics.New(reg, metrics.Options{Upstreams: names, Version: version})
+}
 
 func newEcho() *echo.Echo {
 	e := echo.New()
