@@ -1,18 +1,145 @@
 package mcphttp
 
 import (
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
-// authenticate is stage 5. Until an authenticator is configured every caller is anonymous.
-func (s *Server) authenticate(x *exchange) error { return nil }
-
-// authorize is stage 7: may this caller use target?
-func (s *Server) authorize(x *exchange, kind upstreams.Kind, target upstreams.Target) error {
-	return nil
+// authReasons maps authz's failure reasons onto the metrics package's closed set.
+var authReasons = map[string]string{
+	authz.ReasonNoToken:           metrics.AuthMissing,
+	authz.ReasonMalformed:         metrics.AuthMalformed,
+	authz.ReasonAlgorithm:         metrics.AuthUnsupportedAlgorithm,
+	authz.ReasonIssuer:            metrics.AuthUnknownIssuer,
+	authz.ReasonUnknownKey:        metrics.AuthInvalidSignature,
+	authz.ReasonSignature:         metrics.AuthInvalidSignature,
+	authz.ReasonAudience:          metrics.AuthWrongAudience,
+	authz.ReasonExpired:           metrics.AuthExpired,
+	authz.ReasonNotYetValid:       metrics.AuthNotYetValid,
+	authz.ReasonClaims:            metrics.AuthClaims,
+	authz.ReasonIssuerUnavailable: metrics.AuthIdPUnavailable,
 }
 
-// visibility returns the list filter for this caller and whether it depends on identity.
+// authenticate is stage 5: a verified principal from the bearer token, or a 401 challenge that
+// tells the client where the protected resource metadata is (digest §4). An identity provider
+// that cannot be reached is 503, never an allow and never a 401 that would make a client drop a
+// good token.
+func (s *Server) authenticate(x *exchange) error {
+	if s.auth == nil {
+		return nil
+	}
+	if q := x.r.URL.Query(); q.Has("access_token") {
+		// RFC 6750 §2.3 query tokens leak into logs and histories; MCP allows the header only.
+		s.metrics.AuthFailure(metrics.AuthMalformed)
+		return s.challenge(http.StatusBadRequest, authz.Challenge{Error: "invalid_request",
+			Description: "tokens are accepted only in the Authorization header"})
+	}
+	tok, err := authz.BearerToken(x.r.Header.Get("Authorization"))
+	if err == nil {
+		x.principal, err = s.auth.Authenticate(x.ctx, tok)
+	}
+	if err == nil {
+		return nil
+	}
+	s.metrics.AuthFailure(authReasons[authz.Reason(err)])
+	if errors.Is(err, authz.ErrIssuerUnavailable) {
+		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Authorization server unavailable; retry later"))
+		e.Header = http.Header{"Retry-After": {"5"}}
+		e.Outcome = outcomeUnavailable
+		return e
+	}
+	return s.challenge(http.StatusUnauthorized, s.auth.Unauthorized(err))
+}
+
+func (s *Server) challenge(status int, c authz.Challenge) *Error {
+	if c.ResourceMetadata == "" {
+		c.ResourceMetadata = s.auth.MetadataURL()
+	}
+	msg := "Unauthorized: a valid bearer token is required"
+	if status == http.StatusForbidden {
+		msg = "Forbidden: insufficient scope"
+	} else if status == http.StatusBadRequest {
+		msg = "Bad request: " + c.Description
+	}
+	return &Error{
+		Status:  status,
+		RPC:     jsonrpc.NewError(jsonrpc.CodeUnauthorized, msg),
+		Header:  http.Header{"Www-Authenticate": {c.Header()}},
+		Outcome: outcomeDenied,
+	}
+}
+
+var authzKinds = map[upstreams.Kind]authz.Kind{
+	upstreams.KindTool:     authz.KindTool,
+	upstreams.KindPrompt:   authz.KindPrompt,
+	upstreams.KindResource: authz.KindResource,
+}
+
+// authorize is stage 7: may this caller use target? Policy is written in backend terms
+// (backend name, backend-side tool name). Step-up is a 403 naming every scope the operation
+// needs; a name no rule could grant is answered exactly like an unknown name.
+func (s *Server) authorize(x *exchange, kind upstreams.Kind, target upstreams.Target) error {
+	if s.auth == nil {
+		return nil
+	}
+	d := s.auth.Decide(x.ctx, x.principal, authzKinds[kind], target.Upstream, target.Name)
+	x.decision = d
+	switch d.Effect {
+	case authz.Allow:
+		s.metrics.AuthzDecision(metrics.DecisionAllow, target.Upstream)
+		return nil
+	case authz.StepUp:
+		s.metrics.AuthzDecision(metrics.DecisionStepUp, target.Upstream)
+		return s.challenge(http.StatusForbidden, s.auth.Forbidden(d))
+	}
+	s.metrics.AuthzDecision(metrics.DecisionHidden, target.Upstream)
+	return errUnknownName(kindNoun(kind))
+}
+
+// visibility returns the list filter for this caller and whether it depends on identity: lists
+// show exactly what the caller may use, so tools/list and tools/call agree.
 func (s *Server) visibility(x *exchange) (func(upstreams.Kind, upstreams.Target) bool, bool) {
-	return nil, false
+	if s.auth == nil {
+		return nil, false
+	}
+	p := x.principal
+	return func(k upstreams.Kind, t upstreams.Target) bool {
+		return s.auth.Visible(p, authzKinds[k], t.Upstream, t.Name)
+	}, true
+}
+
+// registerMetadata serves the RFC 9728 protected resource metadata at the path-specific and the
+// root well-known URIs (digest §4), readable cross-origin so browser-based clients can discover
+// the authorization server.
+func (s *Server) registerMetadata(e *echo.Echo) {
+	if s.auth == nil {
+		return
+	}
+	doc := s.auth.Metadata()
+	serve := func(c echo.Context) error {
+		c.Response().Header().Set("Access-Control-Allow-Origin", "*")
+		c.Response().Header().Set("Cache-Control", "public, max-age=300")
+		return c.JSON(http.StatusOK, doc)
+	}
+	for _, raw := range []string{s.auth.MetadataURL(), rootMetadataURL(doc.Resource)} {
+		if u, err := url.Parse(raw); err == nil && u.Path != "" {
+			e.GET(u.Path, serve)
+		}
+	}
+}
+
+func rootMetadataURL(resource string) string {
+	u, err := authz.RootMetadataURL(resource)
+	if err != nil {
+		return ""
+	}
+	return u
 }

@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"context"
 	"errors"
+	"github.com/mcp-gateway/gateway/authz"
 	"net/http"
 	"time"
 
@@ -30,6 +31,8 @@ type exchange struct {
 	name         string // the namespaced name or URI the client used
 	upstreamName string // the backend-side name or URI
 	streamClosed func() // ends the open-SSE-streams gauge when the response was a stream
+	principal    *authz.Principal
+	decision     authz.Decision
 	status       int
 	outcome      string
 	sse          bool
@@ -69,6 +72,14 @@ func (x *exchange) run() error {
 		return err
 	}
 	return x.h.serve(x)
+}
+
+// subject names the caller in logs: issuer-qualified, since subjects are unique per issuer only.
+func (x *exchange) subject() string {
+	if x.principal == nil {
+		return ""
+	}
+	return x.principal.Issuer + "#" + x.principal.Subject
 }
 
 // decode is stage 2: one strict JSON-RPC message, and its params and _meta members.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/metrics"
@@ -31,6 +32,9 @@ type Deps struct {
 	// Loopback reports that the MCP listener is bound to a loopback address, which turns on
 	// DNS-rebinding protection (Host must be a loopback name).
 	Loopback bool
+	// Auth authenticates callers and decides per-tool access; nil serves without
+	// authentication (an explicit, loudly logged choice of cmd/gateway).
+	Auth *authz.Service
 	// Metrics records request metrics; nil records nothing.
 	Metrics *metrics.Recorder
 	// Clock returns the current time; default time.Now.
@@ -46,6 +50,7 @@ type Server struct {
 	backends     *upstreams.Registry
 	log          *slog.Logger
 	metrics      *metrics.Recorder
+	auth         *authz.Service
 	now          func() time.Time
 	serverInfo   []byte
 	instructions string
@@ -68,6 +73,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		backends: deps.Backends,
 		log:      deps.Logger,
 		metrics:  deps.Metrics,
+		auth:     deps.Auth,
 		now:      deps.Clock,
 	}
 	if s.now == nil {
@@ -85,6 +91,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 // Register adds the MCP endpoint's routes to e.
 func (s *Server) Register(e *echo.Echo) {
 	e.POST(s.cfg.Path, s.handlePost)
+	s.registerMetadata(e)
 	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (digest §2.1).
 	e.Match([]string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch},
 		s.cfg.Path, methodNotAllowed)
@@ -140,6 +147,7 @@ func (s *Server) finish(x *exchange) {
 		slog.String("method", method),
 		slog.String("name", x.name),
 		slog.String("upstream", x.upstream),
+		slog.String("subject", x.subject()),
 		slog.Int("status", x.status),
 		slog.String("outcome", x.outcome),
 		slog.Bool("sse", x.sse),

@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -90,8 +91,10 @@ type LogConfig struct {
 	Format string `yaml:"format"`
 }
 
-// AuthConfig is the authentication block.
+// AuthConfig is the authentication and authorization block: authz.Config plus the switch that
+// turns it off.
 type AuthConfig struct {
+	authz.Config `yaml:",inline"`
 	// Disabled serves without authentication: for local development only. It is refused on a
 	// non-loopback listener unless --force is given, and logged loudly.
 	Disabled bool `yaml:"disabled"`
@@ -245,7 +248,7 @@ func (c *Config) validate() error {
 		errs = append(errs, fmt.Errorf("auth.disabled on non-loopback listener %q: refused without --force", c.Server.Listen))
 	}
 	if !c.Auth.Disabled {
-		errs = append(errs, errors.New("auth: no issuer configured; pass --no-auth (or auth.disabled: true) to serve without authentication"))
+		errs = append(errs, c.validateAuth()...)
 	}
 	for i, u := range c.Upstreams {
 		for h, s := range u.Headers {
@@ -259,6 +262,22 @@ func (c *Config) validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+func (c *Config) validateAuth() []error {
+	var errs []error
+	if len(c.Auth.Issuers) == 0 {
+		errs = append(errs, errors.New("auth: no issuer configured; configure auth.issuers, or pass --no-auth (auth.disabled: true) to serve without authentication"))
+	}
+	if c.Server.PublicURL == "" {
+		errs = append(errs, errors.New("server.publicURL is required with authentication: it is the token audience (RFC 8707) and locates the protected resource metadata"))
+	}
+	if len(c.Auth.Issuers) > 0 {
+		if err := c.Auth.Config.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // upstreamsConfig converts the file form to upstreams.Config. With getenv nil, header secrets

@@ -208,3 +208,33 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+const testMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+func modernHeaders(method, name string) http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	h.Set("MCP-Protocol-Version", "2026-07-28")
+	h.Set("Mcp-Method", method)
+	if name != "" {
+		h.Set("Mcp-Name", name)
+	}
+	return h
+}
+
+func post(t *testing.T, url string, h http.Header, body string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = h
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, string(b)
+}

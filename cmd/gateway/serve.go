@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -136,7 +137,16 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway,
 	if err != nil {
 		return nil, err
 	}
+	var auth *authz.Service
+	if !cfg.Auth.Disabled {
+		auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: log})
+		if err != nil {
+			backends.Close()
+			return nil, err
+		}
+	}
 	srv, err := mcphttp.New(cfg.Server.Config, mcphttp.Deps{
+		Auth:     auth,
 		Backends: backends,
 		Logger:   log,
 		Version:  version,
