@@ -166,7 +166,7 @@ func TestAttackTable(t *testing.T) {
 				t.Errorf("WWW-Authenticate = %q, want it to contain %q", ch, tt.challenge)
 			}
 			var rpc struct {
-				ID    int `json:"id"`
+				ID    int                `json:"id"`
 				Error struct{ Code int } `json:"error"`
 			}
 			if err := json.Unmarshal([]byte(body), &rpc); err != nil || rpc.Error.Code != tt.code || rpc.ID != 7 {
