@@ -347,3 +347,17 @@ func TestRedisScriptCacheFlushed(t *testing.T) {
 		t.Fatalf("Allow after SCRIPT FLUSH: %+v, %v; want allowed with 0 remaining", d, err)
 	}
 }
+
+func TestRedisClusterContract(t *testing.T) {
+	srv := testredis.Start(t, testredis.WithCluster())
+	var n atomic.Int32
+	runContract(t, func(t *testing.T) harness {
+		clock := newFakeClock()
+		r := newRedisStore(t, RedisConfig{Addrs: []string{srv.Addr()}, Cluster: true,
+			KeyPrefix: fmt.Sprintf("c%d:", n.Add(1))}, WithClock(clock.Now))
+		return harness{store: r, elapse: func(d time.Duration) {
+			clock.Advance(d)
+			time.Sleep(d)
+		}}
+	})
+}

@@ -9,7 +9,9 @@ package testredis
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -45,6 +47,14 @@ type options struct {
 	password     string
 	startTimeout time.Duration
 	extraArgs    []string
+	cluster      bool
+}
+
+// WithCluster starts the server as a one-node Redis Cluster owning all 16384
+// slots, so cluster clients (MOVED handling, slot routing of scripts) can be
+// tested against the real protocol.
+func WithCluster() Option {
+	return func(o *options) { o.cluster = true }
 }
 
 // WithPassword makes the server require AUTH with password (requirepass), for
@@ -176,6 +186,9 @@ func (s *Server) start() error {
 	if s.opts.password != "" {
 		args = append(args, "--requirepass", s.opts.password)
 	}
+	if s.opts.cluster {
+		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+	}
 	args = append(args, s.opts.extraArgs...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.SysProcAttr = sysProcAttr()
@@ -190,6 +203,11 @@ func (s *Server) start() error {
 	s.cmd, s.done = cmd, done
 	if err := s.waitReady(done); err != nil {
 		return fmt.Errorf("%w; log:\n%s", err, readLog(logPath))
+	}
+	if s.opts.cluster {
+		if err := s.claimSlots(); err != nil {
+			return fmt.Errorf("%w; log:\n%s", err, readLog(logPath))
+		}
 	}
 	return nil
 }
@@ -212,6 +230,79 @@ func (s *Server) waitReady(exited <-chan struct{}) error {
 	return fmt.Errorf("redis-server on port %d not ready after %v: %w", s.port, s.opts.startTimeout, err)
 }
 
+// claimSlots gives the node every slot (unless a restart kept them in
+// nodes.conf) and waits until the cluster reports itself healthy.
+func (s *Server) claimSlots() error {
+	info, err := s.Do("CLUSTER", "INFO")
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(info, "cluster_slots_assigned:16384") {
+		if _, err := s.Do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(s.opts.startTimeout)
+	for time.Now().Before(deadline) {
+		if info, err = s.Do("CLUSTER", "INFO"); err == nil && strings.Contains(info, "cluster_state:ok") {
+			return nil
+		}
+		time.Sleep(pollInterval)
+	}
+	return fmt.Errorf("cluster on port %d not ok after %v: %v", s.port, s.opts.startTimeout, err)
+}
+
+// Do sends one command on a fresh connection (authenticating when the
+// server has a password) and returns a simple, integer or bulk string reply.
+// It is meant for test set-up, not for the code under test.
+func (s *Server) Do(args ...string) (string, error) {
+	conn, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	r := bufio.NewReader(conn)
+	if s.opts.password != "" {
+		if err := roundTrip(conn, r, "+OK", "AUTH", s.opts.password); err != nil {
+			return "", err
+		}
+	}
+	if err := writeCommand(conn, args); err != nil {
+		return "", err
+	}
+	return readReply(r)
+}
+
+// readReply reads one RESP2 reply that is not an array.
+func readReply(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", errors.New("empty reply")
+	}
+	switch line[0] {
+	case '+', ':':
+		return line[1:], nil
+	case '-':
+		return "", errors.New(line[1:])
+	case '$':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil || n < 0 {
+			return "", fmt.Errorf("bulk reply %q", line)
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", err
+		}
+		return string(buf[:n]), nil
+	}
+	return "", fmt.Errorf("unsupported reply %q", line)
+}
+
 // ping speaks just enough RESP to authenticate and check for +PONG, so that
 // this package does not depend on the client library under test.
 func ping(addr, password string) error {
@@ -230,13 +321,18 @@ func ping(addr, password string) error {
 	return roundTrip(conn, r, "+PONG", "PING")
 }
 
-func roundTrip(conn net.Conn, r *bufio.Reader, want string, args ...string) error {
+func writeCommand(conn net.Conn, args []string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d\r\n", len(args))
 	for _, a := range args {
 		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
 	}
-	if _, err := conn.Write([]byte(b.String())); err != nil {
+	_, err := conn.Write([]byte(b.String()))
+	return err
+}
+
+func roundTrip(conn net.Conn, r *bufio.Reader, want string, args ...string) error {
+	if err := writeCommand(conn, args); err != nil {
 		return err
 	}
 	line, err := r.ReadString('\n')

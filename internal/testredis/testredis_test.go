@@ -90,3 +90,39 @@ func TestMissingBinaryFailsWithInstallHint(t *testing.T) {
 		t.Fatalf("Fatalf message = %q, want an install hint", rec.msg)
 	}
 }
+
+func TestDo(t *testing.T) {
+	s := Start(t, WithPassword("pw"))
+	tests := []struct {
+		args    []string
+		want    string
+		wantErr bool
+	}{
+		{args: []string{"SET", "k", "hello world"}, want: "OK"},
+		{args: []string{"GET", "k"}, want: "hello world"},
+		{args: []string{"INCR", "n"}, want: "1"},
+		{args: []string{"NOSUCHCOMMAND"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			got, err := s.Do(tt.args...)
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Fatalf("Do = %q, %v; want %q, wantErr %v", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestClusterOwnsAllSlots(t *testing.T) {
+	s := Start(t, WithCluster())
+	for range 2 { // also after a restart, which keeps nodes.conf
+		info, err := s.Do("CLUSTER", "INFO")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_slots_assigned:16384") {
+			t.Fatalf("CLUSTER INFO:\n%s", info)
+		}
+		s.Restart()
+	}
+}
