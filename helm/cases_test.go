@@ -203,6 +203,9 @@ func checkGatewayTLS(t *testing.T, m manifests, cfg gatewayConfig) {
 	if a := find[*networkingv1.Ingress](t, m, fullname).Annotations; a["nginx.ingress.kubernetes.io/backend-protocol"] != "HTTPS" {
 		t.Error("Ingress must talk HTTPS to a TLS-terminating gateway")
 	}
+	if args := gatewayContainer(t, spec).Args; !slices.Equal(args[3:], []string{"--force"}) {
+		t.Errorf("args = %q, want extraArgs appended", args)
+	}
 	if n := count[*corev1.Secret](m); n != 0 {
 		t.Errorf("%d Secrets rendered with secrets.existingSecret", n)
 	}

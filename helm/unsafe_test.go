@@ -49,30 +49,31 @@ func checksums(t *testing.T, h helmCLI, sets ...string) [2]string {
 
 // testUnsafe: values that would deploy a broken or unsafe gateway fail to render, and say why.
 func testUnsafe(t *testing.T, h helmCLI) {
-	min := []string{"minimal.yaml"}
+	minimal := []string{"minimal.yaml"}
 	cases := []struct {
 		name  string
 		files []string
 		sets  []string
 		want  string
 	}{
-		{"replicas without redis", min, []string{"replicaCount=3"}, "replicaCount > 1 or autoscaling.enabled needs shared state"},
-		{"autoscaling without redis", min, []string{"autoscaling.enabled=true"}, "replicaCount > 1 or autoscaling.enabled needs shared state"},
+		{"replicas without redis", minimal, []string{"replicaCount=3"}, "replicaCount > 1 or autoscaling.enabled needs shared state"},
+		{"autoscaling without redis", minimal, []string{"autoscaling.enabled=true"}, "replicaCount > 1 or autoscaling.enabled needs shared state"},
 		{"no mrtr key", nil, nil, "no MRTR key"},
 		{"key id without value", nil, []string{"mrtr.keys[0].id=k1"}, "no MRTR key"},
-		{"second key without value", min, []string{"mrtr.keys[1].id=k2"}, "every entry of mrtr.keys needs a secret"},
+		{"second key without value", minimal, []string{"mrtr.keys[1].id=k2"}, "every entry of mrtr.keys needs a secret"},
 		{"short key", nil, []string{"mrtr.keys[0].id=k1", "mrtr.keys[0].secret=short"}, "shorter than 32 characters"},
-		{"existing secret plus values", min, []string{"secrets.existingSecret=keys"}, "with secrets.existingSecret the chart creates no Secret"},
+		{"existing secret plus values", minimal, []string{"secrets.existingSecret=keys"}, "with secrets.existingSecret the chart creates no Secret"},
 		{"existing secret without ids", nil, []string{"secrets.existingSecret=keys"}, "needs the MRTR key ids in mrtr.keys"},
-		{"grace too short", min, []string{"terminationGracePeriodSeconds=30"}, "terminationGracePeriodSeconds must be larger than"},
-		{"two redis", min, []string{"redis.url=redis://r:6379", "redis.internal.enabled=true"}, "either redis.url or redis.internal.enabled"},
-		{"managed listen", min, []string{"config.server.listen=:80"}, "config.server.listen is set by the chart"},
-		{"managed redis", min, []string{"config.redis.url=redis://r:6379"}, "config.redis is set by the chart"},
-		{"tls without secret", min, []string{"tls.enabled=true"}, "tls.enabled needs tls.secretName"},
-		{"hpa without metrics", min, []string{"redis.url=redis://r:6379", "autoscaling.enabled=true", "autoscaling.targetCPUUtilizationPercentage=null"}, "needs targetCPUUtilizationPercentage"},
-		{"typo at the top", min, []string{"replicaCont=2"}, "replicaCont"},
-		{"typo in config", min, []string{"config.sever.path=/x"}, "sever"},
-		{"typo in a section", min, []string{"ingress.hots[0].host=x"}, "hots"},
+		{"grace too short", minimal, []string{"terminationGracePeriodSeconds=30"}, "terminationGracePeriodSeconds must be larger than"},
+		{"two redis", minimal, []string{"redis.url=redis://r:6379", "redis.internal.enabled=true"}, "either redis.url or redis.internal.enabled"},
+		{"managed listen", minimal, []string{"config.server.listen=:80"}, "config.server.listen is set by the chart"},
+		{"managed redis", minimal, []string{"config.redis.url=redis://r:6379"}, "config.redis is set by the chart"},
+		{"auth disabled unforced", minimal, []string{"config.auth.disabled=true"}, "unless extraArgs contains"},
+		{"tls without secret", minimal, []string{"tls.enabled=true"}, "tls.enabled needs tls.secretName"},
+		{"hpa without metrics", minimal, []string{"redis.url=redis://r:6379", "autoscaling.enabled=true", "autoscaling.targetCPUUtilizationPercentage=null"}, "needs targetCPUUtilizationPercentage"},
+		{"typo at the top", minimal, []string{"replicaCont=2"}, "replicaCont"},
+		{"typo in config", minimal, []string{"config.sever.path=/x"}, "sever"},
+		{"typo in a section", minimal, []string{"ingress.hots[0].host=x"}, "hots"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,6 +26,9 @@ says what to change.
 {{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
 {{- $errs = append $errs "autoscaling.minReplicas is larger than autoscaling.maxReplicas" }}
 {{- end }}
+{{- if and (.Values.config.auth | default dict).disabled (not (has "--force" .Values.extraArgs)) }}
+{{- $errs = append $errs "config.auth.disabled serves every request without a token; the gateway refuses that on a pod's listener unless extraArgs contains \"--force\" (development only)" }}
+{{- end }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- $errs = append $errs "tls.enabled needs tls.secretName (a kubernetes.io/tls Secret)" }}
 {{- end }}
