@@ -74,6 +74,7 @@ func newHelm(t *testing.T) helmCLI {
 			t.Fatal(err)
 		}
 	}
+	trackInputs(t, root, anyFile, chartDir, "helm/testdata")
 	return helmCLI{bin: bin, root: root}
 }
 
@@ -128,4 +129,37 @@ func (h helmCLI) lint(t *testing.T, valuesFile string) ([]byte, error) {
 	t.Helper()
 	return h.run(t, "lint", "--strict", chartDir, "--kube-version", kubeVersion,
 		"--namespace", namespace, "--values", filepath.Join("helm", "testdata", valuesFile))
+}
+
+// trackInputs reads every file under the given directories (relative to the repository root,
+// skipping .git and .cache) whose name matches keep. helm and go build read these files in
+// child processes, which go test's result cache does not see; reading them here makes a change
+// to the chart or the sources invalidate a cached pass.
+func trackInputs(t *testing.T, root string, keep func(name string) bool, dirs ...string) {
+	t.Helper()
+	for _, dir := range dirs {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d os.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return err
+			case d.IsDir() && (d.Name() == ".git" || d.Name() == ".cache"):
+				return filepath.SkipDir
+			case d.IsDir() || !keep(d.Name()):
+				return nil
+			}
+			_, err = os.ReadFile(p)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// anyFile keeps every file.
+func anyFile(string) bool { return true }
+
+// buildInput keeps what go build reads.
+func buildInput(name string) bool {
+	return strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum" || name == "build-static"
 }

@@ -23,6 +23,7 @@ const (
 // which has no libc) carrying the stamped version.
 func TestBuildStatic(t *testing.T) {
 	root := repoRoot(t)
+	trackInputs(t, root, buildInput, ".")
 	bin := filepath.Join(t.TempDir(), "gateway")
 	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
 	defer cancel()
