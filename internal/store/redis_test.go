@@ -361,3 +361,24 @@ func TestRedisClusterContract(t *testing.T) {
 		}}
 	})
 }
+
+func TestRedisSentinel(t *testing.T) {
+	master := testredis.Start(t, testredis.WithPassword("masterpw"))
+	sentinel := testredis.Start(t, testredis.WithSentinelFor(master, "gw"), testredis.WithPassword("sentinelpw"))
+	r := newRedisStore(t, RedisConfig{
+		Addrs: []string{sentinel.Addr()}, MasterName: "gw",
+		Password: "masterpw", SentinelPassword: "sentinelpw",
+	})
+	ctx := context.Background()
+	if first, err := r.UseOnce(ctx, "nonce", time.Minute); err != nil || !first {
+		t.Fatalf("UseOnce through Sentinel: %v, %v", first, err)
+	}
+	if d, err := r.Allow(ctx, "k", Limit{Rate: 1, Period: time.Hour}); err != nil || !d.Allowed {
+		t.Fatalf("Allow through Sentinel: %+v, %v", d, err)
+	}
+	// The writes must have reached the master Sentinel pointed to.
+	n, err := master.Do("DBSIZE")
+	if err != nil || n != "2" {
+		t.Fatalf("master DBSIZE = %q, %v; want 2", n, err)
+	}
+}

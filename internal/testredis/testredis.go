@@ -48,6 +48,16 @@ type options struct {
 	startTimeout time.Duration
 	extraArgs    []string
 	cluster      bool
+	sentinelOf   *Server
+	masterName   string
+}
+
+// WithSentinelFor starts a Redis Sentinel (quorum 1) monitoring master under
+// masterName instead of a data server, so Sentinel clients can be tested.
+// The Sentinel authenticates to master with master's password; WithPassword
+// on the Sentinel makes the Sentinel itself require one.
+func WithSentinelFor(master *Server, masterName string) Option {
+	return func(o *options) { o.sentinelOf, o.masterName = master, masterName }
 }
 
 // WithCluster starts the server as a one-node Redis Cluster owning all 16384
@@ -174,6 +184,9 @@ func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	logPath := filepath.Join(s.dir, "redis.log")
+	if s.opts.sentinelOf != nil {
+		return s.launch(logPath, s.sentinelArgs(logPath))
+	}
 	args := []string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
@@ -190,6 +203,39 @@ func (s *Server) start() error {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
 	}
 	args = append(args, s.opts.extraArgs...)
+	if err := s.launch(logPath, args); err != nil {
+		return err
+	}
+	if s.opts.cluster {
+		if err := s.claimSlots(); err != nil {
+			return fmt.Errorf("%w; log:\n%s", err, readLog(logPath))
+		}
+	}
+	return nil
+}
+
+// sentinelArgs writes the Sentinel's config file (Sentinel rewrites it at
+// run time, so it cannot be given on the command line) and returns the
+// arguments that run it.
+func (s *Server) sentinelArgs(logPath string) []string {
+	m := s.opts.sentinelOf
+	conf := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %q\nlogfile %q\nsentinel monitor %s 127.0.0.1 %d 1\n",
+		s.port, s.dir, logPath, s.opts.masterName, m.port)
+	if m.opts.password != "" {
+		conf += fmt.Sprintf("sentinel auth-pass %s %s\n", s.opts.masterName, m.opts.password)
+	}
+	if s.opts.password != "" {
+		conf += fmt.Sprintf("requirepass %s\n", s.opts.password)
+	}
+	path := filepath.Join(s.dir, "sentinel.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		s.tb.Fatalf("testredis: write sentinel config: %v", err)
+	}
+	return append([]string{path, "--sentinel"}, s.opts.extraArgs...)
+}
+
+// launch starts the process with args and waits until it answers PING.
+func (s *Server) launch(logPath string, args []string) error {
 	cmd := exec.Command(s.bin, args...)
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
@@ -203,11 +249,6 @@ func (s *Server) start() error {
 	s.cmd, s.done = cmd, done
 	if err := s.waitReady(done); err != nil {
 		return fmt.Errorf("%w; log:\n%s", err, readLog(logPath))
-	}
-	if s.opts.cluster {
-		if err := s.claimSlots(); err != nil {
-			return fmt.Errorf("%w; log:\n%s", err, readLog(logPath))
-		}
 	}
 	return nil
 }
@@ -274,7 +315,7 @@ func (s *Server) Do(args ...string) (string, error) {
 	return readReply(r)
 }
 
-// readReply reads one RESP2 reply that is not an array.
+// readReply reads one RESP2 reply; array elements are joined with newlines.
 func readReply(r *bufio.Reader) (string, error) {
 	line, err := r.ReadString('\n')
 	if err != nil {
@@ -290,17 +331,41 @@ func readReply(r *bufio.Reader) (string, error) {
 	case '-':
 		return "", errors.New(line[1:])
 	case '$':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil || n < 0 {
-			return "", fmt.Errorf("bulk reply %q", line)
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return "", err
-		}
-		return string(buf[:n]), nil
+		return readBulk(r, line)
+	case '*':
+		return readArray(r, line)
 	}
 	return "", fmt.Errorf("unsupported reply %q", line)
+}
+
+func readBulk(r *bufio.Reader, header string) (string, error) {
+	n, err := strconv.Atoi(header[1:])
+	if err != nil || n < 0 {
+		return "", fmt.Errorf("bulk reply %q", header)
+	}
+	buf := make([]byte, n+2)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+// readArray reads flat arrays only, which is all test set-up needs.
+func readArray(r *bufio.Reader, header string) (string, error) {
+	const maxElems = 1 << 16
+	n, err := strconv.Atoi(header[1:])
+	if err != nil || n < 0 || n > maxElems {
+		return "", fmt.Errorf("array reply %q", header)
+	}
+	elems := make([]string, 0, n)
+	for range n {
+		e, err := readReply(r)
+		if err != nil {
+			return "", err
+		}
+		elems = append(elems, e)
+	}
+	return strings.Join(elems, "\n"), nil
 }
 
 // ping speaks just enough RESP to authenticate and check for +PONG, so that

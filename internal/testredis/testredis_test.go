@@ -126,3 +126,15 @@ func TestClusterOwnsAllSlots(t *testing.T) {
 		s.Restart()
 	}
 }
+
+func TestSentinelKnowsMaster(t *testing.T) {
+	master := Start(t, WithPassword("masterpw"))
+	sentinel := Start(t, WithSentinelFor(master, "gw"), WithPassword("sentinelpw"))
+	got, err := sentinel.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "gw")
+	if want := strings.Replace(master.Addr(), ":", "\n", 1); err != nil || got != want {
+		t.Fatalf("GET-MASTER-ADDR-BY-NAME = %q, %v; want %q", got, err, want)
+	}
+	if err := ping(sentinel.Addr(), ""); err == nil {
+		t.Fatal("sentinel answered PING without its password")
+	}
+}
