@@ -54,7 +54,7 @@ func TestRedisServerTime(t *testing.T) {
 	srv := testredis.Start(t)
 	r := newRedisStore(t, RedisConfig{URL: srv.URL()})
 	ctx := context.Background()
-	limit := MustParseLimitForTest(t, "3/h")
+	limit := mustParseLimit(t, "3/h")
 	for i := range 3 {
 		if d, err := r.Allow(ctx, "k", limit); err != nil || !d.Allowed || d.Remaining != 2-i {
 			t.Fatalf("call %d: %+v, %v; want allowed with %d remaining", i, d, err, 2-i)
@@ -94,8 +94,8 @@ func TestRedisServerTime(t *testing.T) {
 	}
 }
 
-// MustParseLimitForTest parses s or fails t.
-func MustParseLimitForTest(t *testing.T, s string) Limit {
+// mustParseLimit parses s or fails t.
+func mustParseLimit(t *testing.T, s string) Limit {
 	t.Helper()
 	l, err := ParseLimit(s)
 	if err != nil {

@@ -62,12 +62,14 @@ type RedisConfig struct {
 	Cluster bool `yaml:"cluster"`
 	// Username for Redis ACL authentication; overrides one in URL.
 	Username string `yaml:"username"`
-	// Password for Redis authentication; overrides one in URL. Never logged.
-	Password string `yaml:"password"`
+	// Password for Redis authentication; overrides one in URL. Never logged. Not read from
+	// YAML: the caller resolves it from a secret file or variable.
+	Password string `yaml:"-"`
 	// SentinelUsername authenticates to the Sentinels themselves.
 	SentinelUsername string `yaml:"sentinelUsername"`
-	// SentinelPassword authenticates to the Sentinels themselves. Never logged.
-	SentinelPassword string `yaml:"sentinelPassword"`
+	// SentinelPassword authenticates to the Sentinels themselves. Never logged. Not read
+	// from YAML: the caller resolves it from a secret file or variable.
+	SentinelPassword string `yaml:"-"`
 	// DB is the database number; non-zero overrides the one in URL. Must be 0
 	// with Cluster.
 	DB int `yaml:"db"`

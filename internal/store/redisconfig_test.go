@@ -141,7 +141,6 @@ func TestRedisConfigYAML(t *testing.T) {
 	const doc = `
 url: redis://127.0.0.1:6379/0
 username: gw
-password: hunter2
 tls: { enabled: true, caFile: /etc/redis/ca.pem }
 poolSize: 20
 dialTimeout: 3s
@@ -155,11 +154,20 @@ keyPrefix: "gw1:"
 		t.Fatal(err)
 	}
 	if cfg.DialTimeout != 3*time.Second || cfg.ReadTimeout != 250*time.Millisecond || cfg.PoolSize != 20 ||
-		!cfg.TLS.Enabled || cfg.TLS.CAFile != "/etc/redis/ca.pem" || cfg.KeyPrefix != "gw1:" || cfg.Password != "hunter2" {
+		!cfg.TLS.Enabled || cfg.TLS.CAFile != "/etc/redis/ca.pem" || cfg.KeyPrefix != "gw1:" || cfg.Username != "gw" {
 		t.Fatalf("decoded %+v", cfg)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	// Secrets never come from the YAML file: the caller resolves them.
+	for _, key := range []string{"password", "sentinelPassword"} {
+		dec := yaml.NewDecoder(strings.NewReader(key + ": hunter2\n"))
+		dec.KnownFields(true)
+		var c RedisConfig
+		if err := dec.Decode(&c); err == nil || c.Password != "" || c.SentinelPassword != "" {
+			t.Errorf("YAML %s: err = %v, want the key rejected", key, err)
+		}
 	}
 }
 
