@@ -82,10 +82,14 @@ func (x *exchange) forward(kind upstreams.Kind, name string) error {
 	if err := x.s.authorize(x, kind, target); err != nil {
 		return err
 	}
+	params, handled, err := x.s.mrtrIn(x, target)
+	if err != nil || handled {
+		return err
+	}
 	st, err := x.s.backends.Call(x.ctx, &upstreams.Call{
 		Method:          x.req.Method,
 		ID:              x.req.ID,
-		Params:          x.req.Params,
+		Params:          params,
 		Target:          target,
 		ProtocolVersion: x.meta.ProtocolVersion,
 		Header:          x.passHeaders(),

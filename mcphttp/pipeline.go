@@ -33,6 +33,7 @@ type exchange struct {
 	streamClosed func() // ends the open-SSE-streams gauge when the response was a stream
 	principal    *authz.Principal
 	decision     authz.Decision
+	confirmed    bool // the user approved this call (gateway confirmation)
 	status       int
 	outcome      string
 	sse          bool

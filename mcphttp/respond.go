@@ -130,7 +130,11 @@ func (s *Server) finalMessage(x *exchange, msg []byte) ([]byte, error) {
 		return msg, nil
 	}
 	x.outcome = outcomeOK
-	res := s.decorate(m.Result)
+	result, err := s.mrtrOut(x, m.Result)
+	if err != nil {
+		return nil, err
+	}
+	res := s.decorate(result)
 	return jsonrpc.AppendResult(make([]byte, 0, len(res)+64), x.req.ID, res), nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -35,6 +36,9 @@ type Deps struct {
 	// Auth authenticates callers and decides per-tool access; nil serves without
 	// authentication (an explicit, loudly logged choice of cmd/gateway).
 	Auth *authz.Service
+	// MRTR seals and opens requestState: gateway confirmations and backend round trips. Nil
+	// passes backend round trips through unsealed and cannot ask for confirmation.
+	MRTR *mrtr.Codec
 	// Metrics records request metrics; nil records nothing.
 	Metrics *metrics.Recorder
 	// Clock returns the current time; default time.Now.
@@ -51,6 +55,7 @@ type Server struct {
 	log          *slog.Logger
 	metrics      *metrics.Recorder
 	auth         *authz.Service
+	mrtr         *mrtr.Codec
 	now          func() time.Time
 	serverInfo   []byte
 	instructions string
@@ -74,6 +79,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		log:      deps.Logger,
 		metrics:  deps.Metrics,
 		auth:     deps.Auth,
+		mrtr:     deps.MRTR,
 		now:      deps.Clock,
 	}
 	if s.now == nil {

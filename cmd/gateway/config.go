@@ -36,6 +36,8 @@ type Config struct {
 	Admin     AdminConfig               `yaml:"admin"`
 	Log       LogConfig                 `yaml:"log"`
 	Auth      AuthConfig                `yaml:"auth"`
+	MRTR      MRTRConfig                `yaml:"mrtr"`
+	Redis     RedisConfig               `yaml:"redis"`
 	Namespace upstreams.NamespaceConfig `yaml:"namespace"`
 	Upstreams []UpstreamConfig          `yaml:"upstreams"`
 	// HealthInterval is the period of the backend health probe. Default 15s.
@@ -250,6 +252,8 @@ func (c *Config) validate() error {
 	if !c.Auth.Disabled {
 		errs = append(errs, c.validateAuth()...)
 	}
+	errs = append(errs, c.MRTR.validate()...)
+	errs = append(errs, c.Redis.validate()...)
 	for i, u := range c.Upstreams {
 		for h, s := range u.Headers {
 			if err := s.validate(); err != nil {

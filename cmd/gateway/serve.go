@@ -14,8 +14,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -113,6 +116,7 @@ type gateway struct {
 	adminEcho *echo.Echo
 	admin     *mcphttp.Admin
 	registry  *prometheus.Registry
+	store     store.Store
 }
 
 func build(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway, error) {
@@ -120,8 +124,20 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway,
 	if err != nil {
 		return nil, err
 	}
-	cursors, err := newCursorSealer()
+	ring, ephemeral, err := cfg.MRTR.keyRing(getenv)
 	if err != nil {
+		return nil, err
+	}
+	if ephemeral {
+		log.Warn("no mrtr.keys configured: requestState and list cursors use a random per-process key; run a single replica only")
+	}
+	st, err := cfg.Redis.newStore(getenv)
+	if err != nil {
+		return nil, err
+	}
+	codec, err := mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL}, st, nil)
+	if err != nil {
+		st.Close()
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
@@ -131,7 +147,7 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway,
 	}
 	backends, err := upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
 		Logger:  log,
-		Cursors: cursors,
+		Cursors: ring.Sealer(seal.PurposeCursor),
 		Observe: rec.ObserveUpstream,
 	})
 	if err != nil {
@@ -152,21 +168,29 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway,
 		Version:  version,
 		Loopback: isLoopbackAddr(cfg.Server.Listen),
 		Metrics:  rec,
+		MRTR:     codec,
 	})
 	if err != nil {
 		backends.Close()
 		return nil, err
 	}
-	g := &gateway{backends: backends, registry: reg}
+	g := &gateway{backends: backends, registry: reg, store: st}
 	g.mcp = newEcho()
 	srv.Register(g.mcp)
-	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: backends, Gatherer: g.registry, Pprof: cfg.Admin.Pprof})
+	var checks []mcphttp.Check
+	if cfg.Redis.enabled() {
+		checks = append(checks, mcphttp.Check{Name: "redis", Run: st.Ping})
+	}
+	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: backends, Gatherer: g.registry, Pprof: cfg.Admin.Pprof, Checks: checks})
 	g.adminEcho = newEcho()
 	g.admin.Register(g.adminEcho)
 	return g, nil
 }
 
-func (g *gateway) close() { g.backends.Close() }
+func (g *gateway) close() {
+	g.backends.Close()
+	_ = g.store.Close()
+}
 
 // newRecorder registers the gateway's metrics and the Go runtime and process collectors on reg,
 // the registry the admin listener serves (no global registry).

@@ -278,6 +278,19 @@ func (c RedisConfig) universalOptions() (*redis.UniversalOptions, error) {
 			return nil, err
 		}
 	}
+	c.applyOverrides(o)
+	if c.tlsOn() {
+		cfg, err := c.TLS.load()
+		if err != nil {
+			return nil, err
+		}
+		o.TLSConfig = cfg
+	}
+	return o, nil
+}
+
+// applyOverrides lets explicit credential and db fields win over the URL's.
+func (c RedisConfig) applyOverrides(o *redis.UniversalOptions) {
 	if c.Username != "" {
 		o.Username = c.Username
 	}
@@ -287,14 +300,6 @@ func (c RedisConfig) universalOptions() (*redis.UniversalOptions, error) {
 	if c.DB != 0 {
 		o.DB = c.DB
 	}
-	if c.tlsOn() {
-		cfg, err := c.TLS.load()
-		if err != nil {
-			return nil, err
-		}
-		o.TLSConfig = cfg
-	}
-	return o, nil
 }
 
 // applyURL takes address, credentials and db from c.URL. go-redis also reads

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/mcp-gateway/gateway/internal/store"
+)
+
+// RedisConfig is the `redis:` block: store.RedisConfig with its passwords given as secrets.
+// An empty url and no addrs select the in-memory store, correct for one replica only.
+type RedisConfig struct {
+	store.RedisConfig `yaml:",inline"`
+	// Password authenticates to Redis (file, env or value).
+	Password Secret `yaml:"password"`
+	// SentinelPassword authenticates to the Sentinels (file, env or value).
+	SentinelPassword Secret `yaml:"sentinelPassword"`
+}
+
+func (c RedisConfig) enabled() bool { return c.URL != "" || len(c.Addrs) > 0 }
+
+func (c RedisConfig) validate() []error {
+	if !c.enabled() {
+		return nil
+	}
+	var errs []error
+	for name, s := range map[string]Secret{"password": c.Password, "sentinelPassword": c.SentinelPassword} {
+		if !s.IsZero() {
+			if err := s.validate(); err != nil {
+				errs = append(errs, fmt.Errorf("redis.%s: %w", name, err))
+			}
+		}
+	}
+	if err := c.RedisConfig.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// newStore returns the shared store: Redis when configured, else the in-memory one.
+func (c RedisConfig) newStore(getenv func(string) string) (store.Store, error) {
+	if !c.enabled() {
+		return store.NewMemory(store.MemoryOptions{})
+	}
+	rc := c.RedisConfig
+	for _, p := range []struct {
+		dst *string
+		s   Secret
+	}{{&rc.Password, c.Password}, {&rc.SentinelPassword, c.SentinelPassword}} {
+		if p.s.IsZero() {
+			continue
+		}
+		v, err := p.s.resolve(getenv)
+		if err != nil {
+			return nil, fmt.Errorf("redis password: %w", err)
+		}
+		*p.dst = v
+	}
+	return store.NewRedis(rc)
+}

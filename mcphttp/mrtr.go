@@ -1,0 +1,204 @@
+package mcphttp
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/mrtr"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// mrtrMethods may return input_required and carry a retry's requestState (digest §3).
+var mrtrMethods = map[string]bool{
+	mrtr.MethodToolsCall: true, mrtr.MethodPromptsGet: true, mrtr.MethodResourcesRead: true,
+}
+
+// mrtrIn is stage 8. It opens a retry's requestState and checks it against the caller, the
+// method, the name and the arguments; answers the gateway's own confirmations; and asks for
+// confirmation when policy requires it. It returns the params to forward, or handled=true when
+// it has answered the request itself.
+func (s *Server) mrtrIn(x *exchange, target upstreams.Target) (params json.RawMessage, handled bool, err error) {
+	if s.mrtr == nil && x.decision.Confirm {
+		// Fail closed: a call that needs confirmation is never forwarded unconfirmed.
+		return nil, false, errors.New("confirmation required but no requestState codec configured")
+	}
+	if s.mrtr == nil || !mrtrMethods[x.req.Method] {
+		return x.req.Params, false, nil
+	}
+	b, err := s.binding(x, target)
+	if err != nil {
+		return nil, false, err
+	}
+	if !x.params.HasState {
+		if x.decision.Confirm && x.req.Method == mrtr.MethodToolsCall {
+			return nil, true, s.askConfirmation(x, b)
+		}
+		return x.req.Params, false, nil
+	}
+	st, err := s.mrtr.Open(x.params.RequestState, b)
+	if err != nil {
+		return nil, false, s.rejectState(x, err)
+	}
+	if st.Kind == mrtr.KindConfirm {
+		return s.answerConfirmation(x, st, b)
+	}
+	if st.SingleUse() {
+		if err := s.consume(x, st); err != nil {
+			return nil, false, err
+		}
+	}
+	x.confirmed = st.Confirmed
+	s.metrics.MRTREvent(metrics.EventUpstreamRoundTrip, "")
+	p, err := mrtr.RetryParams(x.req.Params, st)
+	if err != nil {
+		return nil, false, invalidParams("Invalid params: " + err.Error())
+	}
+	return p, false, nil
+}
+
+func (s *Server) binding(x *exchange, target upstreams.Target) (mrtr.Binding, error) {
+	digest, err := mrtr.Digest(x.params.Arguments)
+	if err != nil {
+		return mrtr.Binding{}, invalidParams("Invalid params: arguments")
+	}
+	b := mrtr.Binding{Upstream: target.Upstream, Method: x.req.Method, Name: x.name, ArgsDigest: digest}
+	if x.principal != nil {
+		b.Issuer, b.Subject = x.principal.Issuer, x.principal.Subject
+	}
+	return b, nil
+}
+
+// rejectState answers every bad requestState with the same message, so a client learns nothing
+// about why; the reason goes to metrics and the decision log.
+func (s *Server) rejectState(x *exchange, err error) error {
+	reason := mrtr.Reason(err)
+	s.metrics.MRTREvent(metrics.EventRejected, reason)
+	s.log.LogAttrs(x.ctx, slog.LevelWarn, "requestState rejected",
+		slog.String("request_id", x.w.Header().Get("X-Request-Id")), slog.String("reason", reason),
+		slog.String("subject", x.subject()), slog.String("name", x.name))
+	return invalidParams(mrtr.ClientMessage)
+}
+
+// consume makes a state single-use through the shared store. A store that cannot answer fails
+// closed with a retryable error: replay protection is a security property.
+func (s *Server) consume(x *exchange, st *mrtr.State) error {
+	err := s.mrtr.Consume(x.ctx, st)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, mrtr.ErrStoreUnavailable):
+		s.metrics.MRTREvent(metrics.EventRejected, metrics.RejectStoreUnavailable)
+		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Confirmation store unavailable; retry later"))
+		e.Header = http.Header{"Retry-After": {"1"}}
+		e.Outcome = outcomeUnavailable
+		return e
+	}
+	return s.rejectState(x, err)
+}
+
+// askConfirmation answers a call that policy marks as risky with an input_required result
+// carrying a form elicitation, only if the client declared elicitation on this request.
+func (s *Server) askConfirmation(x *exchange, b mrtr.Binding) error {
+	if !mrtr.DeclaresFormElicitation(x.meta.ClientCapabilities) {
+		e := jsonrpc.NewError(jsonrpc.CodeMissingRequiredClientCapability,
+			"Missing required client capability: this call needs user confirmation through elicitation")
+		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredElicitationCapability + `}`)
+		return rpcError(e)
+	}
+	tok, err := s.mrtr.Seal(mrtr.State{Kind: mrtr.KindConfirm, Issuer: b.Issuer, Subject: b.Subject,
+		Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest})
+	if err != nil {
+		return err
+	}
+	res, err := json.Marshal(mrtr.ConfirmationResult(x.name, x.params.Arguments, tok))
+	if err != nil {
+		return err
+	}
+	s.metrics.MRTREvent(metrics.EventConfirmIssued, "")
+	s.logDecision(x, "confirmation requested")
+	x.writeResult(res)
+	x.outcome = outcomeInputRequired
+	return nil
+}
+
+// answerConfirmation handles the retry of a confirmation: approved calls are forwarded once;
+// declined or cancelled ones are answered as a failed tool call and never forwarded; missing
+// answers get a fresh confirmation (digest §3: never assume the client will retry).
+func (s *Server) answerConfirmation(x *exchange, st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
+	outcome, err := mrtr.Evaluate(x.params.InputResponses, mrtr.ConfirmKey)
+	switch outcome {
+	case mrtr.OutcomeMissing:
+		return nil, true, s.askConfirmation(x, b)
+	case mrtr.OutcomeMalformed:
+		return nil, false, invalidParams("Invalid params: inputResponses: " + errString(err))
+	}
+	if err := s.consume(x, st); err != nil {
+		return nil, false, err
+	}
+	if outcome != mrtr.OutcomeApproved {
+		s.metrics.MRTREvent(metrics.EventConfirmDeclined, "")
+		s.logDecision(x, "confirmation "+outcome.String())
+		msg, _ := json.Marshal("The user did not approve the call to " + x.name + " (" + outcome.String() + "); it was not run.")
+		x.writeResult([]byte(`{"content":[{"type":"text","text":` + string(msg) + `}],"isError":true}`))
+		x.outcome = outcomeDenied
+		return nil, true, nil
+	}
+	s.metrics.MRTREvent(metrics.EventConfirmApproved, "")
+	s.logDecision(x, "confirmation approved")
+	x.confirmed = true
+	p, err := mrtr.RetryParams(x.req.Params, st)
+	if err != nil {
+		return nil, false, invalidParams("Invalid params: " + err.Error())
+	}
+	return p, false, nil
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "malformed"
+	}
+	return err.Error()
+}
+
+func (s *Server) logDecision(x *exchange, what string) {
+	s.log.LogAttrs(x.ctx, slog.LevelInfo, what,
+		slog.String("request_id", x.w.Header().Get("X-Request-Id")), slog.String("subject", x.subject()),
+		slog.String("upstream", x.upstream), slog.String("name", x.name))
+}
+
+// mrtrOut is stage 10: a backend's input_required result reaches the client with the backend's
+// requestState sealed inside ours, bound to this caller, target and arguments, so the retry can
+// land on any replica and still reach the same backend with the backend's own state.
+func (s *Server) mrtrOut(x *exchange, result []byte) ([]byte, error) {
+	if s.mrtr == nil || !mrtrMethods[x.req.Method] || !inputRequired(result) {
+		return result, nil
+	}
+	target := upstreams.Target{Upstream: x.upstream, Name: x.upstreamName}
+	b, err := s.binding(x, target)
+	if err != nil {
+		return nil, err
+	}
+	wrapped, err := s.mrtr.WrapUpstream(result, mrtr.State{Kind: mrtr.KindUpstream, Issuer: b.Issuer,
+		Subject: b.Subject, Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest,
+		Confirmed: x.confirmed})
+	if err != nil {
+		return nil, upstreams.ErrBadResponse
+	}
+	x.outcome = outcomeInputRequired
+	return wrapped, nil
+}
+
+func inputRequired(result []byte) bool {
+	found := false
+	_ = jsonrpc.Members(result, func(key, val []byte) error {
+		if string(key) == "resultType" {
+			found = string(val) == `"input_required"`
+		}
+		return nil
+	})
+	return found
+}
