@@ -1,0 +1,94 @@
+package loadgen
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+)
+
+// Row is one line of a side-by-side comparison: the median round of one target in one
+// scenario, with its ratios to the baseline target of the same scenario.
+type Row struct {
+	Scenario  string  `json:"scenario"`
+	Target    string  `json:"target"`
+	Rounds    int     `json:"rounds"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	P50       float64 `json:"p50_ms"`
+	P99       float64 `json:"p99_ms"`
+	Errors    uint64  `json:"errors"`
+	// ThroughputRatio is OpsPerSec over the baseline's; P50Ratio and P99Ratio are latencies over
+	// the baseline's. All are 0 when the scenario has no baseline run.
+	ThroughputRatio float64 `json:"throughput_ratio,omitempty"`
+	P50Ratio        float64 `json:"p50_ratio,omitempty"`
+	P99Ratio        float64 `json:"p99_ratio,omitempty"`
+}
+
+// MedianRound returns the report with the median throughput (the lower middle for an even
+// count), so all its figures come from one real round rather than being mixed across rounds.
+func MedianRound(rounds []*Report) *Report {
+	if len(rounds) == 0 {
+		return nil
+	}
+	s := slices.Clone(rounds)
+	slices.SortStableFunc(s, func(a, b *Report) int { return cmp.Compare(a.Total.OpsPerSec, b.Total.OpsPerSec) })
+	return s[(len(s)-1)/2]
+}
+
+// Compare groups reports by scenario and target, keeps each group's median round, and computes
+// ratios to the target named baseline in the same scenario. Rows keep the order in which each
+// scenario and target first appears in reports.
+func Compare(reports []*Report, baseline string) []Row {
+	type key struct{ scenario, target string }
+	groups := map[key][]*Report{}
+	var order []key
+	for _, r := range reports {
+		k := key{r.Scenario, r.Target}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	rows := make([]Row, 0, len(order))
+	for _, k := range order {
+		m := MedianRound(groups[k])
+		rows = append(rows, Row{Scenario: k.scenario, Target: k.target, Rounds: len(groups[k]),
+			OpsPerSec: m.Total.OpsPerSec, P50: m.Total.Latency.P50, P99: m.Total.Latency.P99, Errors: m.Total.Errors})
+	}
+	for i := range rows {
+		b := groups[key{rows[i].Scenario, baseline}]
+		if len(b) == 0 {
+			continue
+		}
+		base := MedianRound(b)
+		rows[i].ThroughputRatio = ratio(rows[i].OpsPerSec, base.Total.OpsPerSec)
+		rows[i].P50Ratio = ratio(rows[i].P50, base.Total.Latency.P50)
+		rows[i].P99Ratio = ratio(rows[i].P99, base.Total.Latency.P99)
+	}
+	return rows
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// WriteRows writes rows as an aligned text table; ratios print as "-" when absent.
+func WriteRows(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\ttarget\trounds\treq/s\tp50 ms\tp99 ms\terrors\tx req/s\tx p50\tx p99")
+	r3 := func(v float64) string {
+		if v == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", v)
+	}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.3f\t%.3f\t%d\t%s\t%s\t%s\n", r.Scenario, r.Target, r.Rounds,
+			r.OpsPerSec, r.P50, r.P99, r.Errors, r3(r.ThroughputRatio), r3(r.P50Ratio), r3(r.P99Ratio))
+	}
+	return tw.Flush()
+}
