@@ -86,6 +86,10 @@ func (x *exchange) forward(kind upstreams.Kind, name string) error {
 	if err != nil || handled {
 		return err
 	}
+	// Limits count calls that reach the backend, after any confirmation round trip.
+	if err := x.s.limitTool(x); err != nil {
+		return err
+	}
 	st, err := x.s.backends.Call(x.ctx, &upstreams.Call{
 		Method:          x.req.Method,
 		ID:              x.req.ID,

@@ -72,6 +72,9 @@ func (x *exchange) run() error {
 	if err := x.s.authenticate(x); err != nil {
 		return err
 	}
+	if err := x.s.limitCaller(x); err != nil {
+		return err
+	}
 	return x.h.serve(x)
 }
 

@@ -39,6 +39,8 @@ type Deps struct {
 	// MRTR seals and opens requestState: gateway confirmations and backend round trips. Nil
 	// passes backend round trips through unsealed and cannot ask for confirmation.
 	MRTR *mrtr.Codec
+	// RateLimits limits callers and tools; the zero value limits nothing.
+	RateLimits RateLimits
 	// Metrics records request metrics; nil records nothing.
 	Metrics *metrics.Recorder
 	// Clock returns the current time; default time.Now.
@@ -56,6 +58,7 @@ type Server struct {
 	metrics      *metrics.Recorder
 	auth         *authz.Service
 	mrtr         *mrtr.Codec
+	rate         RateLimits
 	now          func() time.Time
 	serverInfo   []byte
 	instructions string
@@ -70,6 +73,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Backends == nil || deps.Logger == nil {
 		return nil, errors.New("mcphttp: Backends and Logger are required")
 	}
+	if (deps.RateLimits.PerCaller != nil || len(deps.RateLimits.Rules) > 0) && deps.RateLimits.Store == nil {
+		return nil, errors.New("mcphttp: rate limits need a store")
+	}
 	s := &Server{
 		cfg:      cfg,
 		limits:   cfg.limits(),
@@ -80,6 +86,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		metrics:  deps.Metrics,
 		auth:     deps.Auth,
 		mrtr:     deps.MRTR,
+		rate:     deps.RateLimits,
 		now:      deps.Clock,
 	}
 	if s.now == nil {

@@ -38,6 +38,7 @@ type Config struct {
 	Auth      AuthConfig                `yaml:"auth"`
 	MRTR      MRTRConfig                `yaml:"mrtr"`
 	Redis     RedisConfig               `yaml:"redis"`
+	RateLimit RateLimitConfig           `yaml:"rateLimit"`
 	Namespace upstreams.NamespaceConfig `yaml:"namespace"`
 	Upstreams []UpstreamConfig          `yaml:"upstreams"`
 	// HealthInterval is the period of the backend health probe. Default 15s.
@@ -254,6 +255,9 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.MRTR.validate()...)
 	errs = append(errs, c.Redis.validate()...)
+	if _, err := c.compileRateLimits(nil); err != nil {
+		errs = append(errs, err)
+	}
 	for i, u := range c.Upstreams {
 		for h, s := range u.Headers {
 			if err := s.validate(); err != nil {

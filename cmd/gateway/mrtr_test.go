@@ -248,3 +248,42 @@ func TestBackendRoundTripWithClient(t *testing.T) {
 		t.Fatalf("ask_name: %v %+v", err, res)
 	}
 }
+
+// TestRateLimit: a policy rule's rateLimit is enforced per caller and tool, answered with 429,
+// Retry-After and -32012, and callers do not share buckets.
+func TestRateLimit(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = false
+		c.Server.PublicURL = testResource
+		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "limited", Upstream: "alpha", Tools: []string{"add"}, AnyScope: []string{"tools:use"}, RateLimit: "2/m"},
+		}
+	}, alpha)
+	alice, bob := mintFor(t, iss, "alice"), mintFor(t, iss, "bob")
+	h := func(tok string) (int, string, string) {
+		hd := modernHeaders("tools/call", "alpha__add")
+		hd.Set("Authorization", "Bearer "+tok)
+		status, hdr, body := post(t, "http://"+gw.MCP+"/mcp", hd,
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+testMeta+`,"name":"alpha__add","arguments":{"a":1,"b":2}}}`)
+		return status, hdr.Get("Retry-After"), body
+	}
+	for i := range 2 {
+		if status, _, body := h(alice); status != 200 {
+			t.Fatalf("call %d: %d %s", i+1, status, body)
+		}
+	}
+	alpha.Reset()
+	status, retry, body := h(alice)
+	if status != 429 || retry == "" || !strings.Contains(body, "-32012") {
+		t.Fatalf("third call: %d Retry-After=%q %s", status, retry, body)
+	}
+	if len(alpha.Requests()) != 0 {
+		t.Error("a rate-limited call reached the backend")
+	}
+	if status, _, body := h(bob); status != 200 {
+		t.Fatalf("bob shares alice's bucket: %d %s", status, body)
+	}
+}

@@ -119,7 +119,13 @@ type gateway struct {
 	store     store.Store
 }
 
-func build(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway, error) {
+func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gateway, err error) {
+	g = &gateway{registry: prometheus.NewRegistry()}
+	defer func() {
+		if err != nil {
+			g.close()
+		}
+	}()
 	secrets, err := cfg.resolveSecrets(getenv)
 	if err != nil {
 		return nil, err
@@ -131,21 +137,18 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway,
 	if ephemeral {
 		log.Warn("no mrtr.keys configured: requestState and list cursors use a random per-process key; run a single replica only")
 	}
-	st, err := cfg.Redis.newStore(getenv)
+	if g.store, err = cfg.Redis.newStore(getenv); err != nil {
+		return nil, err
+	}
+	codec, err := mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL}, g.store, nil)
 	if err != nil {
 		return nil, err
 	}
-	codec, err := mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL}, st, nil)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	reg := prometheus.NewRegistry()
-	rec, err := newRecorder(cfg, reg)
+	rec, err := newRecorder(cfg, g.registry)
 	if err != nil {
 		return nil, err
 	}
-	backends, err := upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
+	g.backends, err = upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
 		Logger:  log,
 		Cursors: ring.Sealer(seal.PurposeCursor),
 		Observe: rec.ObserveUpstream,
@@ -153,43 +156,49 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway,
 	if err != nil {
 		return nil, err
 	}
+	limits, err := cfg.compileRateLimits(g.store)
+	if err != nil {
+		return nil, err
+	}
 	var auth *authz.Service
 	if !cfg.Auth.Disabled {
-		auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: log})
-		if err != nil {
-			backends.Close()
+		if auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: log}); err != nil {
 			return nil, err
 		}
 	}
 	srv, err := mcphttp.New(cfg.Server.Config, mcphttp.Deps{
-		Auth:     auth,
-		Backends: backends,
-		Logger:   log,
-		Version:  version,
-		Loopback: isLoopbackAddr(cfg.Server.Listen),
-		Metrics:  rec,
-		MRTR:     codec,
+		Auth:       auth,
+		Backends:   g.backends,
+		Logger:     log,
+		Version:    version,
+		Loopback:   isLoopbackAddr(cfg.Server.Listen),
+		Metrics:    rec,
+		MRTR:       codec,
+		RateLimits: limits,
 	})
 	if err != nil {
-		backends.Close()
 		return nil, err
 	}
-	g := &gateway{backends: backends, registry: reg, store: st}
 	g.mcp = newEcho()
 	srv.Register(g.mcp)
 	var checks []mcphttp.Check
 	if cfg.Redis.enabled() {
-		checks = append(checks, mcphttp.Check{Name: "redis", Run: st.Ping})
+		checks = append(checks, mcphttp.Check{Name: "redis", Run: g.store.Ping})
 	}
-	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: backends, Gatherer: g.registry, Pprof: cfg.Admin.Pprof, Checks: checks})
+	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: g.backends, Gatherer: g.registry,
+		Pprof: cfg.Admin.Pprof, Checks: checks})
 	g.adminEcho = newEcho()
 	g.admin.Register(g.adminEcho)
 	return g, nil
 }
 
 func (g *gateway) close() {
-	g.backends.Close()
-	_ = g.store.Close()
+	if g.backends != nil {
+		g.backends.Close()
+	}
+	if g.store != nil {
+		_ = g.store.Close()
+	}
 }
 
 // newRecorder registers the gateway's metrics and the Go runtime and process collectors on reg,

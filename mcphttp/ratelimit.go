@@ -1,0 +1,82 @@
+package mcphttp
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/metrics"
+)
+
+// Limiter takes one token from a rate-limit bucket (store.Store implements it).
+type Limiter interface {
+	Allow(ctx context.Context, key string, limit store.Limit) (store.RateDecision, error)
+}
+
+// RateLimits is the compiled rate-limit configuration.
+type RateLimits struct {
+	// Store holds the buckets; shared across replicas when it is Redis. Required when any limit
+	// is set.
+	Store Limiter
+	// PerCaller, when set, limits every authenticated caller's requests.
+	PerCaller *store.Limit
+	// Rules maps a policy rule's rateLimit text to its parsed limit, compiled at start-up.
+	Rules map[string]store.Limit
+	// FailOpen admits requests when the store cannot answer (capacity protection only); false
+	// refuses them with a retryable 503.
+	FailOpen bool
+}
+
+// limitCaller applies the per-caller limit (after authentication).
+func (s *Server) limitCaller(x *exchange) error {
+	if s.rate.PerCaller == nil || x.principal == nil {
+		return nil
+	}
+	return s.takeToken(x, "c|"+x.subject(), *s.rate.PerCaller)
+}
+
+// limitTool applies the rate limit of the policy rule that allowed this call, per caller and
+// tool.
+func (s *Server) limitTool(x *exchange) error {
+	if x.decision.RateLimit == "" {
+		return nil
+	}
+	l, ok := s.rate.Rules[x.decision.RateLimit]
+	if !ok {
+		// Compiled from the same policy at start-up; a miss is a bug, and limits fail closed
+		// only by configuration, so log it loudly rather than refuse.
+		s.log.Error("rate limit not compiled", "rule", x.decision.RuleID)
+		return nil
+	}
+	return s.takeToken(x, "t|"+x.subject()+"|"+x.upstream+"|"+x.upstreamName, l)
+}
+
+func (s *Server) takeToken(x *exchange, key string, l store.Limit) error {
+	d, err := s.rate.Store.Allow(x.ctx, key, l)
+	switch {
+	case err != nil:
+		s.metrics.RateLimit(metrics.RateError)
+		s.log.LogAttrs(x.ctx, slog.LevelWarn, "rate limit store unavailable",
+			slog.Bool("fail_open", s.rate.FailOpen), slog.String("error", err.Error()))
+		if s.rate.FailOpen {
+			return nil
+		}
+		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Rate limiter unavailable; retry later"))
+		e.Header = http.Header{"Retry-After": {"1"}}
+		e.Outcome = outcomeUnavailable
+		return e
+	case d.Allowed:
+		s.metrics.RateLimit(metrics.RateAllowed)
+		return nil
+	}
+	s.metrics.RateLimit(metrics.RateLimited)
+	secs := int64((d.RetryAfter + time.Second - 1) / time.Second)
+	e := rpcError(jsonrpc.NewError(jsonrpc.CodeRateLimited, "Rate limit exceeded; retry after "+
+		strconv.FormatInt(secs, 10)+"s"))
+	e.Header = http.Header{"Retry-After": {strconv.FormatInt(max(secs, 1), 10)}}
+	return e
+}
