@@ -28,7 +28,7 @@ func (s *subscriptions) empty() bool {
 // Listen serves subscriptions/listen (digest §5.5). It first emits the gateway's own
 // notifications/subscriptions/acknowledged with the honoured subset of the request: the
 // list_changed kinds some backend supports, and the resource subscriptions whose URIs name a
-// configured backend. It then opens one listen per backend that has a share, and emits their
+// configured backend that supports resource subscriptions. It then opens one listen per backend that has a share, and emits their
 // list_changed and resources/updated notifications re-tagged with the client's id (URIs in
 // namespaced form); backends' acknowledgements and anything else are dropped. Backends that fail
 // are skipped. Listen returns nil when ctx is done (the client closed the stream) or after
@@ -118,6 +118,9 @@ func (r *Registry) planListen(ctx context.Context, want *subscriptions, hdr http
 			continue
 		}
 		i := r.indexOf(t.Upstream)
+		if d := ds[i]; d == nil || d.caps.Resources == nil || !d.caps.Resources.Subscribe {
+			continue // that backend cannot honour it
+		}
 		shares[i].ResourceSubscriptions = append(shares[i].ResourceSubscriptions, t.Name)
 		honoured.ResourceSubscriptions = append(honoured.ResourceSubscriptions, uri)
 	}
