@@ -70,8 +70,10 @@ func testRender(t *testing.T, h helmCLI) {
 				t.Fatalf("helm template: %v", err)
 			}
 			m := decodeAll(t, out)
-			cfg := parseConfig(t, find[*corev1.ConfigMap](t, m, fullname))
+			cm := find[*corev1.ConfigMap](t, m, fullname)
+			cfg := parseConfig(t, cm)
 			checkCommon(t, m, cfg)
+			checkWithGateway(t, cm, gatewayContainer(t, find[*appsv1.Deployment](t, m, fullname).Spec.Template.Spec))
 			tc.check(t, m, cfg)
 		})
 	}

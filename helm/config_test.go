@@ -39,6 +39,11 @@ type gatewayConfig struct {
 		NoPrefix  bool   `yaml:"noPrefix"`
 	} `yaml:"namespace"`
 	Upstreams []upstreamConfig `yaml:"upstreams"`
+	RateLimit struct {
+		PerCaller  string `yaml:"perCaller"`
+		FailClosed bool   `yaml:"failClosed"`
+	} `yaml:"rateLimit"`
+	HealthInterval duration `yaml:"healthInterval"`
 }
 
 type tlsFiles struct {

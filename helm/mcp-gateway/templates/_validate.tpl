@@ -29,6 +29,16 @@ says what to change.
 {{- if and (.Values.config.auth | default dict).disabled (not (has "--force" .Values.extraArgs)) }}
 {{- $errs = append $errs "config.auth.disabled serves every request without a token; the gateway refuses that on a pod's listener unless extraArgs contains \"--force\" (development only)" }}
 {{- end }}
+{{- if not (.Values.config.upstreams | default list) }}
+{{- $errs = append $errs "config.upstreams must list at least one backend ({name, url}); the gateway refuses to start without one" }}
+{{- end }}
+{{- $auth := .Values.config.auth | default dict }}
+{{- if and (not $auth.disabled) (not $auth.issuers) }}
+{{- $errs = append $errs "config.auth.issuers must name at least one token issuer (or set config.auth.disabled=true for development)" }}
+{{- end }}
+{{- if and (not $auth.disabled) (not (include "mcp-gateway.publicURL" .)) }}
+{{- $errs = append $errs "with authentication the gateway needs its public URL (the token audience): set config.server.publicURL or an ingress host" }}
+{{- end }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- $errs = append $errs "tls.enabled needs tls.secretName (a kubernetes.io/tls Secret)" }}
 {{- end }}
