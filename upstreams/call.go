@@ -72,8 +72,9 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 		return nil, fmt.Errorf("%w: params: %v", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params"), err)
 	}
 	name := ""
-	if c.Method != MethodComplete {
-		name = c.Target.Name
+	switch c.Method {
+	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead:
+		name = c.Target.Name // digest §2.2: only these three carry Mcp-Name
 	}
 	return r.open(ctx, b, c.ID, &outgoing{method: c.Method, name: name, version: c.ProtocolVersion, pass: c.Header, body: body})
 }
@@ -115,7 +116,7 @@ const maxSkippedNotifications = 10000
 // roundTrip sends one gateway-originated request (list page, discover) and returns the decoded
 // final response, skipping notifications.
 func (r *Registry) roundTrip(ctx context.Context, b *backend, o *outgoing) (*jsonrpc.Message, error) {
-	s, err := r.open(ctx, b, gatewayID, o)
+	s, err := r.open(ctx, b, json.RawMessage(gatewayID), o)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +136,7 @@ func (r *Registry) roundTrip(ctx context.Context, b *backend, o *outgoing) (*jso
 }
 
 // gatewayID is the id of the gateway's own requests; each is alone on its HTTP exchange.
-var gatewayID = json.RawMessage("1")
+const gatewayID = "1"
 
 // appendRequest builds the JSON-RPC request for the backend.
 func appendRequest(dst []byte, c *Call) ([]byte, error) {

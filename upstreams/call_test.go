@@ -140,7 +140,9 @@ func TestCallPromptsResourcesCompletion(t *testing.T) {
 		{"prompts/get", MethodPromptsGet, "beta__greet", KindPrompt,
 			`{"_meta":` + testMeta + `,"name":"beta__greet","arguments":{"name":"Ada"}}`, beta,
 			`"name":"greet","arguments":{"name":"Ada"}`, "greet",
-			func(m map[string]any) bool { return path(m, "result", "messages", 0, "content", "text") == "Say hello to Ada." }},
+			func(m map[string]any) bool {
+				return path(m, "result", "messages", 0, "content", "text") == "Say hello to Ada."
+			}},
 		{"resources/read", MethodResourcesRead, "alpha+mem://readme", KindResource,
 			`{"_meta":` + testMeta + `,"uri":"alpha+mem://readme"}`, alpha,
 			`"uri":"mem://readme"`, "mem://readme",

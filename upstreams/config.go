@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -37,20 +36,48 @@ const (
 	MaxPageSize = 1000
 )
 
-// namePattern is the backend name syntax. It starts with a letter (narrower than a DNS label)
-// because the name also becomes the first part of a URI scheme (RFC 3986 §3.1: a scheme starts
-// with a letter), see namespace.go.
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+// maxNameBytes bounds a backend name.
+const maxNameBytes = 63
 
-// separatorPattern keeps namespaced names within the characters a tool name SHOULD use
+// validName checks the backend name syntax [a-z][a-z0-9-]{0,62}. It starts with a letter
+// (narrower than a DNS label) because the name also becomes the first part of a URI scheme
+// (RFC 3986 §3.1: a scheme starts with a letter), see namespace.go.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > maxNameBytes || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// validSeparator keeps namespaced names within the characters a tool name SHOULD use
 // (digest §5.2: [A-Za-z0-9_.-]).
-var separatorPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+func validSeparator(s string) bool {
+	if len(s) == 0 || len(s) > MaxSeparatorBytes {
+		return false
+	}
+	for _, c := range []byte(s) {
+		ok := (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
 
-// reservedHeaders are set by the forwarder itself; configuring them would break the protocol
-// or the framing.
-var reservedHeaders = []string{
-	"Accept", "Content-Type", "Content-Length", "Host", "Transfer-Encoding", "Connection",
-	"Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name", "Mcp-Session-Id", "Last-Event-Id",
+// reservedHeader reports headers the forwarder sets itself; configuring them would break the
+// protocol or the framing.
+func reservedHeader(canonical string) bool {
+	switch canonical {
+	case "Accept", "Content-Type", "Content-Length", "Host", "Transfer-Encoding", "Connection",
+		"Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name", "Mcp-Session-Id", "Last-Event-Id":
+		return true
+	}
+	return false
 }
 
 // ErrInvalidConfig wraps every problem Config.Validate reports.
@@ -115,7 +142,7 @@ func (c *Config) Validate() error {
 		add("namespace.noPrefix needs exactly one upstream, have %d", len(c.Upstreams))
 	}
 	sep := c.separator()
-	if len(sep) > MaxSeparatorBytes || !separatorPattern.MatchString(sep) {
+	if !validSeparator(sep) {
 		add("namespace.separator %q must be 1 to %d characters from [A-Za-z0-9_.-]", sep, MaxSeparatorBytes)
 	}
 	if c.HealthInterval < 0 {
@@ -145,7 +172,7 @@ func (c *Config) Validate() error {
 
 func (u *UpstreamConfig) validate() []error {
 	var errs []error
-	if !namePattern.MatchString(u.Name) {
+	if !validName(u.Name) {
 		errs = append(errs, errors.New("name must match [a-z][a-z0-9-]{0,62}"))
 	}
 	if err := validateURL(u.URL); err != nil {
@@ -181,10 +208,8 @@ func validateHeader(name, value string) error {
 		return fmt.Errorf("header name %q is not an HTTP token", name)
 	}
 	canon := http.CanonicalHeaderKey(name)
-	for _, r := range reservedHeaders {
-		if canon == r {
-			return fmt.Errorf("header %s is set by the gateway and cannot be configured", canon)
-		}
+	if reservedHeader(canon) {
+		return fmt.Errorf("header %s is set by the gateway and cannot be configured", canon)
 	}
 	if strings.HasPrefix(canon, "Mcp-") {
 		return fmt.Errorf("header %s: Mcp-* headers are protocol headers", canon)

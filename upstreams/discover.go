@@ -17,9 +17,9 @@ const MaxDiscoverTTL = 5 * time.Minute
 
 // discoverRequest is the gateway's own server/discover: it declares no client capabilities, so
 // backends answer with what they offer to anyone (digest §1).
-var discoverRequest = []byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
+const discoverRequest = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
 	`"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion + `",` +
-	`"io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	`"io.modelcontextprotocol/clientCapabilities":{}}}}`
 
 // listChangedCap is the tools or prompts capability.
 type listChangedCap struct {
@@ -143,7 +143,7 @@ func (r *Registry) discoverAll(ctx context.Context, hdr http.Header) ([]*discove
 
 // fetchDiscover calls server/discover on b.
 func (r *Registry) fetchDiscover(ctx context.Context, b *backend, hdr http.Header, probe bool) (*discovered, error) {
-	m, err := r.roundTrip(ctx, b, &outgoing{method: MethodDiscover, pass: hdr, body: discoverRequest, probe: probe})
+	m, err := r.roundTrip(ctx, b, &outgoing{method: MethodDiscover, pass: hdr, body: []byte(discoverRequest), probe: probe})
 	if err != nil {
 		return nil, err
 	}

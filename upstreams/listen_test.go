@@ -87,7 +87,9 @@ func TestListen(t *testing.T) {
 
 	changed := next("tools/list_changed", func(i int) {
 		alpha.MCP().AddTool(&mcp.Tool{Name: fmt.Sprintf("extra%d", i), InputSchema: map[string]any{"type": "object"}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 	})
 	if changed["method"] != "notifications/tools/list_changed" ||
 		path(changed, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" {

@@ -1,7 +1,6 @@
 package upstreams
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -129,6 +128,3 @@ func (ns *namespace) name(kind Kind, t Target) string {
 	}
 	return t.Upstream + ns.sep + t.Name
 }
-
-// errEmptyName is returned by the rewriters for an item whose name or URI is missing.
-var errEmptyName = errors.New("item without a name")

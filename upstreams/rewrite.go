@@ -67,12 +67,12 @@ type uriRewriter struct {
 	upstream string
 }
 
-var quotedURI = []byte(`"uri"`)
+const quotedURI = `"uri"`
 
 // result rewrites the URIs in the result of method, or returns it unchanged when there are none
 // to rewrite (most results: checked with one bytes.Contains before any parsing).
 func (u uriRewriter) result(method string, res []byte) ([]byte, error) {
-	if u.ns.noPrefix || !bytes.Contains(res, quotedURI) {
+	if u.ns.noPrefix || !bytes.Contains(res, []byte(quotedURI)) {
 		return res, nil
 	}
 	var member string
@@ -128,7 +128,7 @@ func (u uriRewriter) uriMember(obj []byte) ([]byte, bool) {
 // content rewrites a content block: resource_link carries "uri", an embedded resource carries
 // "resource":{"uri":…} (digest §5.2). Other block types have neither member.
 func (u uriRewriter) content(block []byte) ([]byte, bool) {
-	if block[0] != '{' || !bytes.Contains(block, quotedURI) {
+	if block[0] != '{' || !bytes.Contains(block, []byte(quotedURI)) {
 		return nil, false
 	}
 	out, ok := u.uriMember(block)
@@ -146,7 +146,7 @@ func (u uriRewriter) content(block []byte) ([]byte, bool) {
 
 // message rewrites the content of a prompt message, an object or (tolerated) an array of blocks.
 func (u uriRewriter) message(msg []byte) ([]byte, bool) {
-	if msg[0] != '{' || !bytes.Contains(msg, quotedURI) {
+	if msg[0] != '{' || !bytes.Contains(msg, []byte(quotedURI)) {
 		return nil, false
 	}
 	out, err := editObject(nil, msg, func(k, val []byte) ([]byte, bool) {
