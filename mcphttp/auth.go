@@ -42,7 +42,20 @@ func (s *Server) authenticate(x *exchange) error {
 		return s.challenge(http.StatusBadRequest, authz.Challenge{Error: "invalid_request",
 			Description: "tokens are accepted only in the Authorization header"})
 	}
-	tok, err := authz.BearerToken(x.r.Header.Get("Authorization"))
+	var tok string
+	var err error
+	switch h := x.r.Header.Values("Authorization"); len(h) {
+	case 0:
+		err = authz.ErrNoToken
+	case 1:
+		tok, err = authz.BearerToken(h[0])
+	default:
+		// Which copy a proxy or backend would read is not ours to guess: a malformed request
+		// (RFC 6750 §3.1 invalid_request), like a token in the query.
+		s.metrics.AuthFailure(metrics.AuthMalformed)
+		return s.challenge(http.StatusBadRequest, authz.Challenge{Error: "invalid_request",
+			Description: "exactly one Authorization header is accepted"})
+	}
 	if err == nil {
 		x.principal, err = s.auth.Authenticate(x.ctx, tok)
 	}

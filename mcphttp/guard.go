@@ -128,10 +128,14 @@ func (p originPolicy) check(r *http.Request) error {
 	if p.loopback && !isLoopbackHost(r.Host) {
 		return errForbiddenOrigin
 	}
-	origin := r.Header.Get("Origin")
-	if origin == "" || p.any {
+	origins := r.Header.Values("Origin")
+	if len(origins) > 1 {
+		return errForbiddenOrigin
+	}
+	if len(origins) == 0 || p.any {
 		return nil
 	}
+	origin := origins[0]
 	if p.allowed[strings.ToLower(origin)] {
 		return nil
 	}
