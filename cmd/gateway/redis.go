@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/mcp-gateway/gateway/internal/store"
 )
@@ -57,3 +61,15 @@ func (c RedisConfig) newStore(getenv func(string) string) (store.Store, error) {
 	}
 	return store.NewRedis(rc)
 }
+
+// redisLog routes go-redis's own messages (dial failures, pool events) into the gateway's
+// structured log at WARN instead of its default writer, stderr.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, "redis client", "message", fmt.Sprintf(format, v...))
+}
+
+// useRedisLogger installs l as go-redis's logger. go-redis has only a process-wide logger, so
+// this is the one piece of global state the gateway sets, once, from main's goroutine.
+func useRedisLogger(l *slog.Logger) { redis.SetLogger(redisLog{l}) }

@@ -35,6 +35,9 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	if cfg.Redis.enabled() {
+		useRedisLogger(log)
+	}
 	if cfg.Auth.Disabled {
 		log.Warn("AUTHENTICATION IS DISABLED: every caller can list and call every backend tool; use only for local development")
 	}
