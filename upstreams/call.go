@@ -65,6 +65,9 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(c.ID) == 0 {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: a call needs an id")
+	}
 	// The request body is not pooled: the transport may still read it (a retry on a stale
 	// keep-alive connection rewinds it) after the response has arrived.
 	body, err := appendRequest(make([]byte, 0, len(c.Params)+len(c.ID)+len(c.Method)+64), c)
