@@ -1,0 +1,232 @@
+// Package logging provides the gateway's log output: an io.Writer for slog handlers that never
+// makes a request wait for the log destination, and a helper that builds the *slog.Logger.
+//
+// A request goroutine only copies its line into a bounded queue; one goroutine drains the queue
+// to the real output. When the output cannot keep up the queue fills, further lines are dropped
+// and counted rather than stalling requests, and a "N log lines dropped" line is written once the
+// output catches up. Nothing here is global: main creates the Writer, passes the Logger down and
+// closes the Writer on exit.
+package logging
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults for Config.
+const (
+	// DefaultQueueLines holds a few seconds of a busy replica's access lines.
+	DefaultQueueLines = 4096
+	// DefaultFlushTimeout bounds shutdown on an output that no longer accepts writes.
+	DefaultFlushTimeout = 5 * time.Second
+	// maxPooledBytes keeps one huge line from pinning a huge buffer in the pool.
+	maxPooledBytes = 64 << 10
+	// lineBytes is the initial capacity of a pooled buffer: a typical access line fits.
+	lineBytes = 512
+)
+
+// Formats a Writer's own notice lines can take; they match slog's JSON and text handlers.
+const (
+	FormatJSON = "json"
+	FormatText = "text"
+)
+
+// Errors.
+var (
+	// ErrClosed is returned by Write after Close: the line is dropped and counted.
+	ErrClosed = errors.New("logging: writer closed")
+	// ErrFlushTimeout is returned by Close when queued lines did not reach the output in time.
+	ErrFlushTimeout = errors.New("logging: flush deadline exceeded")
+	// ErrConfig wraps every configuration problem.
+	ErrConfig = errors.New("logging: invalid configuration")
+)
+
+// Config tunes a Writer. The zero value is valid and takes the defaults.
+type Config struct {
+	// QueueLines is how many lines may wait for the output before further lines are dropped.
+	// Default DefaultQueueLines; must not be negative.
+	QueueLines int
+	// FlushTimeout bounds how long Close waits for queued lines to reach the output. Default
+	// DefaultFlushTimeout; must not be negative.
+	FlushTimeout time.Duration
+	// Format is the format of the Writer's own "N log lines dropped" line, to match the handler
+	// writing to it: FormatJSON (default) or FormatText.
+	Format string
+	// Clock stamps the dropped-lines notice. Default time.Now.
+	Clock func() time.Time
+}
+
+// Validate reports every problem with c at once; it changes nothing.
+func (c Config) Validate() error {
+	var errs []error
+	if c.QueueLines < 0 {
+		errs = append(errs, fmt.Errorf("%w: QueueLines %d is negative", ErrConfig, c.QueueLines))
+	}
+	if c.FlushTimeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: FlushTimeout %s is negative", ErrConfig, c.FlushTimeout))
+	}
+	if c.Format != "" && c.Format != FormatJSON && c.Format != FormatText {
+		errs = append(errs, fmt.Errorf("%w: Format %q is not %q or %q", ErrConfig, c.Format, FormatJSON, FormatText))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	if c.QueueLines == 0 {
+		c.QueueLines = DefaultQueueLines
+	}
+	if c.FlushTimeout == 0 {
+		c.FlushTimeout = DefaultFlushTimeout
+	}
+	if c.Format == "" {
+		c.Format = FormatJSON
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	return c
+}
+
+// Writer is an io.Writer whose Write never waits for the output: it copies the line into a
+// bounded queue drained by one goroutine. It is safe for concurrent use. Each Write should be
+// one complete line, which is what slog's handlers do.
+type Writer struct {
+	out     io.Writer
+	cfg     Config
+	queue   chan *[]byte
+	pool    sync.Pool
+	dropped atomic.Uint64
+	closed  atomic.Bool
+	stop    chan struct{} // closed by Close: drain what is queued, then exit
+	done    chan struct{} // closed by the drain goroutine when it exits
+	once    sync.Once
+}
+
+// New starts a Writer draining to out. Close it to flush and stop its goroutine.
+func New(out io.Writer, cfg Config) (*Writer, error) {
+	if out == nil {
+		return nil, fmt.Errorf("%w: nil output", ErrConfig)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	w := &Writer{
+		out:   out,
+		cfg:   cfg,
+		queue: make(chan *[]byte, cfg.QueueLines),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	w.pool.New = func() any {
+		b := make([]byte, 0, lineBytes)
+		return &b
+	}
+	go w.drain()
+	return w, nil
+}
+
+// Write queues a copy of p for the output and returns at once. When the queue is full the line
+// is dropped and counted; that is not an error, since a request must not fail over a log line.
+// After Close it returns ErrClosed.
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.closed.Load() {
+		w.dropped.Add(1)
+		return 0, ErrClosed
+	}
+	buf := w.pool.Get().(*[]byte)
+	*buf = append((*buf)[:0], p...)
+	select {
+	case w.queue <- buf:
+	default:
+		w.dropped.Add(1)
+		w.recycle(buf)
+	}
+	return len(p), nil
+}
+
+// Dropped returns how many lines were dropped since the Writer started, for a metric.
+func (w *Writer) Dropped() uint64 { return w.dropped.Load() }
+
+// Close stops accepting lines and waits up to FlushTimeout for the queued ones to reach the
+// output. On timeout it returns ErrFlushTimeout; the drain goroutine then stays blocked in the
+// output's Write until that returns. Lines written concurrently with Close may be lost.
+func (w *Writer) Close() error {
+	w.once.Do(func() {
+		w.closed.Store(true)
+		close(w.stop)
+	})
+	t := time.NewTimer(w.cfg.FlushTimeout)
+	defer t.Stop()
+	select {
+	case <-w.done:
+		return nil
+	case <-t.C:
+		return ErrFlushTimeout
+	}
+}
+
+func (w *Writer) recycle(buf *[]byte) {
+	if cap(*buf) <= maxPooledBytes {
+		w.pool.Put(buf)
+	}
+}
+
+// drain is the only goroutine that writes to the output, so lines keep the order in which
+// their Write calls queued them.
+func (w *Writer) drain() {
+	defer close(w.done)
+	var reported uint64
+	for {
+		select {
+		case buf := <-w.queue:
+			w.emit(buf)
+		case <-w.stop:
+			for len(w.queue) > 0 {
+				w.emit(<-w.queue)
+			}
+			w.notice(&reported)
+			return
+		}
+		if len(w.queue) == 0 {
+			w.notice(&reported)
+		}
+	}
+}
+
+func (w *Writer) emit(buf *[]byte) {
+	// An output error cannot be reported anywhere better than the output itself; drop it.
+	_, _ = w.out.Write(*buf)
+	w.recycle(buf)
+}
+
+// notice writes "N log lines dropped" once the queue has emptied after drops, so the gap in
+// the log is visible where it happened.
+func (w *Writer) notice(reported *uint64) {
+	total := w.dropped.Load()
+	if total == *reported {
+		return
+	}
+	n := total - *reported
+	*reported = total
+	_, _ = w.out.Write(w.noticeLine(n))
+}
+
+func (w *Writer) noticeLine(n uint64) []byte {
+	var line bytes.Buffer
+	var h slog.Handler = slog.NewJSONHandler(&line, nil)
+	if w.cfg.Format == FormatText {
+		h = slog.NewTextHandler(&line, nil)
+	}
+	r := slog.NewRecord(w.cfg.Clock(), slog.LevelWarn, fmt.Sprintf("%d log lines dropped", n), 0)
+	r.AddAttrs(slog.Uint64("dropped", n))
+	_ = h.Handle(context.Background(), r)
+	return line.Bytes()
+}
