@@ -100,6 +100,12 @@ func New(certFile, keyFile string, opts ...Option) (*Reloader, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
 	if o.interval <= 0 {
 		return nil, fmt.Errorf("%w: %v", ErrInterval, o.interval)
 	}
