@@ -30,15 +30,14 @@ const (
 
 // haproxyConfig is round-robin without affinity: each request is balanced on its own, whatever
 // connection it came on. There are no layer-7 retries (no retry-on), so a request a draining
-// replica drops is counted as lost rather than hidden by the balancer.
+// replica drops is counted as lost rather than hidden by the balancer. In the foreground (-db)
+// HAProxy writes its alerts and server state changes to stderr, the log file; per-request logs
+// are left off.
 var haproxyConfig = template.Must(template.New("haproxy").Parse(`global
-    log stderr format raw local0 notice
     maxconn 512
 
 defaults
     mode http
-    log global
-    option httplog
     option redispatch
     retries 2
     timeout connect 2s

@@ -22,6 +22,8 @@ const (
 	loadSlowArgs = `{"ms":30}`
 	// maxSamples bounds the failure descriptions kept for the report.
 	maxSamples = 5
+	// maxSampleBytes bounds one failure description.
+	maxSampleBytes = 120
 )
 
 // tally counts the outcomes of one phase of load.
@@ -99,6 +101,10 @@ func (l *load) record(phase string, r reply, err error) {
 }
 
 func (t *tally) sample(s string) {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > maxSampleBytes {
+		s = s[:maxSampleBytes] + "…"
+	}
 	if len(t.samples) < maxSamples {
 		t.samples = append(t.samples, s)
 	}
