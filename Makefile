@@ -39,7 +39,8 @@ unit:
 # package per invocation, hence the loop.
 fuzz:
 	@targets=$$(grep -rE --include='*_test.go' --exclude-dir=.cache --exclude-dir=.git \
-		-o '^func Fuzz[A-Za-z0-9_]*' . | sed -E 's|^(.*)/[^/]*_test\.go:func (.*)$$|\1 \2|' | sort -u); \
+		-o '^func Fuzz[A-Za-z0-9_]*\([A-Za-z0-9_]+ \*testing\.F\)' . \
+		| sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\(.*$$|\1 \2|' | sort -u); \
 	if [ -z "$$targets" ]; then echo "fuzz: no fuzz targets found"; exit 0; fi; \
 	n=0; \
 	while read -r dir name; do \
