@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -35,6 +36,28 @@ const (
 	// MaxPageSize bounds Config.PageSize.
 	MaxPageSize = 1000
 )
+
+// Values of UpstreamConfig.Protocol besides the legacy revisions in protocolChoices.
+const (
+	// ProtocolAuto detects the backend's era with a server/discover probe (digest §7).
+	ProtocolAuto = "auto"
+	// DefaultProtocol is used when UpstreamConfig.Protocol is empty.
+	DefaultProtocol = ProtocolAuto
+)
+
+// Legacy revisions a backend may be pinned to; the first is offered in initialize under auto.
+const (
+	protocol20251125 = "2025-11-25"
+	protocol20250618 = "2025-06-18"
+	protocol20250326 = "2025-03-26"
+)
+
+// protocolChoices are the explicit values of UpstreamConfig.Protocol.
+var protocolChoices = []string{ProtocolVersion, protocol20251125, protocol20250618, protocol20250326}
+
+func validProtocol(p string) bool {
+	return p == "" || p == ProtocolAuto || slices.Contains(protocolChoices, p)
+}
 
 // maxNameBytes bounds a backend name.
 const maxNameBytes = 63
@@ -118,6 +141,10 @@ type UpstreamConfig struct {
 	// MaxResponseBytes bounds a JSON response body and each SSE event from this backend.
 	// Zero means DefaultMaxResponseBytes.
 	MaxResponseBytes int64 `yaml:"maxResponseBytes"`
+	// Protocol is the MCP revision spoken to this backend: "auto" (detect with a
+	// server/discover probe, the default when empty), "2026-07-28" (always modern), or a
+	// legacy revision offered in initialize: "2025-11-25", "2025-06-18" or "2025-03-26".
+	Protocol string `yaml:"protocol"`
 }
 
 // NamespaceConfig says how names are made unique across backends.
@@ -180,6 +207,9 @@ func (u *UpstreamConfig) validate() []error {
 	}
 	if u.Timeout < 0 || u.ConnectTimeout < 0 || u.MaxResponseBytes < 0 {
 		errs = append(errs, errors.New("timeout, connectTimeout and maxResponseBytes must not be negative"))
+	}
+	if !validProtocol(u.Protocol) {
+		errs = append(errs, fmt.Errorf("protocol %q must be one of auto, %s", u.Protocol, strings.Join(protocolChoices, ", ")))
 	}
 	for name, value := range u.Headers {
 		if err := validateHeader(name, value); err != nil {
