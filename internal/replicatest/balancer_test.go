@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,8 +18,11 @@ import (
 
 // Balancer settings.
 const (
-	// haproxyBinary is where Debian's haproxy package (installed by .ci/setup) puts it.
-	haproxyBinary = "/usr/sbin/haproxy"
+	// haproxyName is looked up in PATH first.
+	haproxyName = "haproxy"
+	// haproxyDebian is where Debian's haproxy package (installed by .ci/setup) puts it, often
+	// outside a non-root PATH.
+	haproxyDebian = "/usr/sbin/haproxy"
 	// checkInterval is the health-check period; with fall 1 and rise 1 one failed or passed
 	// check flips a replica, so drainDelay must exceed checkInterval plus the check timeout.
 	checkInterval = 200 * time.Millisecond
@@ -83,8 +87,11 @@ type balancer struct {
 // answers. It fails (never skips) when HAProxy is not installed.
 func startBalancer(t *testing.T, dir string, port, statsPort int, servers []balancerServer) *balancer {
 	t.Helper()
-	if _, err := os.Stat(haproxyBinary); err != nil {
-		t.Fatalf("haproxy is required (apt-get install haproxy; .ci/setup installs it): %v", err)
+	bin, err := exec.LookPath(haproxyName)
+	if err != nil {
+		if bin, err = exec.LookPath(haproxyDebian); err != nil {
+			t.Fatalf("haproxy is required (apt-get install haproxy; .ci/setup installs it): %v", err)
+		}
 	}
 	b := &balancer{
 		addr:      fmt.Sprintf("127.0.0.1:%d", port),
@@ -92,7 +99,7 @@ func startBalancer(t *testing.T, dir string, port, statsPort int, servers []bala
 		logPath:   filepath.Join(dir, "haproxy.log"),
 	}
 	var cfg strings.Builder
-	err := haproxyConfig.Execute(&cfg, map[string]any{
+	err = haproxyConfig.Execute(&cfg, map[string]any{
 		"Listen": b.addr, "Stats": b.statsAddr, "Backend": backendName, "Header": servedByHeader,
 		"Inter": fmt.Sprintf("%dms", checkInterval.Milliseconds()), "Servers": servers,
 	})
@@ -103,7 +110,7 @@ func startBalancer(t *testing.T, dir string, port, statsPort int, servers []bala
 	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b.proc, err = startProcess(b.logPath, haproxyBinary, "-db", "-f", cfgPath)
+	b.proc, err = startProcess(b.logPath, bin, "-db", "-f", cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
