@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
@@ -38,6 +39,10 @@ type Config struct {
 	MaxJSONDepth int `yaml:"maxJSONDepth"`
 	// MaxJSONTokenBytes bounds one JSON string or number. Default jsonrpc.DefaultMaxTokenBytes.
 	MaxJSONTokenBytes int `yaml:"maxJSONTokenBytes"`
+	// SSEKeepAlive is how long a forwarded call or a listen may stay silent before the gateway
+	// writes an SSE comment (switching the response to SSE if needed). Default
+	// DefaultSSEKeepAlive; negative disables.
+	SSEKeepAlive time.Duration `yaml:"sseKeepAlive"`
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -47,6 +52,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.SSEKeepAlive == 0 {
+		c.SSEKeepAlive = DefaultSSEKeepAlive
 	}
 	return c
 }

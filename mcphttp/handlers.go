@@ -90,6 +90,8 @@ func (x *exchange) forward(kind upstreams.Kind, name string) error {
 	if err := x.s.limitTool(x); err != nil {
 		return err
 	}
+	// Armed before the call: a backend may hold even its response headers until it is done.
+	x.armKeepAlive()
 	st, err := x.s.backends.Call(x.ctx, &upstreams.Call{
 		Method:          x.req.Method,
 		ID:              x.req.ID,

@@ -1,25 +1,24 @@
 package mcphttp
 
-import (
-	"github.com/mcp-gateway/gateway/internal/jsonrpc"
-)
-
 // listen serves subscriptions/listen (digest §5.5): a long-lived SSE stream on which the
 // registry first acknowledges, then forwards the backends' list_changed and resources/updated
 // notifications tagged with this request's id. Closing the stream ends the subscription.
 func (x *exchange) listen() error {
-	x.startSSE()
-	err := x.s.backends.Listen(x.ctx, x.req.ID, x.req.Params, x.passHeaders(), x.writeEvent)
-	if x.ctx.Err() != nil {
+	x.armKeepAlive()
+	err := x.s.backends.Listen(x.ctx, x.req.ID, x.req.Params, x.passHeaders(), func(msg []byte) error {
+		// The registry emits the acknowledgement first and, when every backend stream has
+		// ended, the listen's final result; the stream starts with the first message, so an
+		// invalid request is still answered with a plain JSON error.
+		return x.send(msg, 0, false)
+	})
+	x.stopKeepAlive()
+	switch {
+	case x.ctx.Err() != nil:
 		x.outcome = outcomeCanceled
 		return nil
-	}
-	if err != nil {
+	case err != nil:
 		return err
 	}
-	// Every backend ended its stream: end ours gracefully with the listen's result.
-	res := []byte(`{"resultType":"complete","_meta":{"` + jsonrpc.MetaSubscriptionID + `":`)
-	res = append(append(res, x.req.ID...), "}}"...)
 	x.outcome = outcomeOK
-	return x.writeEvent(jsonrpc.AppendResult(nil, x.req.ID, res))
+	return nil
 }

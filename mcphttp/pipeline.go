@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/mcp-gateway/gateway/authz"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -34,9 +35,14 @@ type exchange struct {
 	principal    *authz.Principal
 	decision     authz.Decision
 	confirmed    bool // the user approved this call (gateway confirmation)
-	status       int
-	outcome      string
-	sse          bool
+
+	// mu serializes writes between the handler and the keep-alive timer (keepalive.go).
+	mu      sync.Mutex
+	ka      *time.Timer
+	done    bool // no more keep-alives: the final message is written or the handler is finishing
+	status  int
+	outcome string
+	sse     bool
 }
 
 // run is the request pipeline. The order is deliberate (STYLE.md "The request pipeline"):

@@ -81,7 +81,8 @@ func (x *exchange) id() json.RawMessage {
 
 // relay copies a backend's response to the client as it arrives: a single JSON response stays
 // JSON; an SSE response is streamed event by event, so progress reaches the client before the
-// result (DESIGN.md "Responses"). The final message is the only one rewritten.
+// result (DESIGN.md "Responses"). The final message is the only one rewritten. While the backend
+// is quiet, keep-alive comments hold the stream open (keepalive.go).
 func (x *exchange) relay(st *upstreams.Stream) error {
 	for {
 		msg, final, err := st.Next()
@@ -92,30 +93,38 @@ func (x *exchange) relay(st *upstreams.Stream) error {
 			return err
 		}
 		if final {
-			msg, err = x.s.finalMessage(x, msg)
-			if err != nil {
+			if msg, err = x.s.finalMessage(x, msg); err != nil {
 				return err
 			}
-		}
-		if final && !x.sse {
 			status := http.StatusOK
 			if s := st.Status(); s >= 400 && s < 500 {
 				// A backend's JSON-RPC error keeps the status the backend chose for it.
 				status = s
 			}
+			return x.send(msg, status, true)
+		}
+		if err := x.send(msg, 0, false); err != nil {
+			return err
+		}
+	}
+}
+
+// send writes one message: the final one as JSON when no stream has started, everything else as
+// an SSE event. It serializes with the keep-alive timer, and a final send disarms it.
+func (x *exchange) send(msg []byte, status int, final bool) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if final {
+		x.stopKeepAliveLocked()
+		if !x.sse {
 			x.writeJSON(status, msg)
 			return nil
 		}
-		if !x.sse {
-			x.startSSE()
-		}
-		if err := x.writeEvent(msg); err != nil {
-			return err
-		}
-		if final {
-			return nil
-		}
 	}
+	if !x.sse {
+		x.startSSE()
+	}
+	return x.writeEvent(msg)
 }
 
 // finalMessage rewrites a backend's final response: results get the gateway's resultType and

@@ -131,7 +131,9 @@ func (s *Server) handlePost(c echo.Context) error {
 			x.writeError(mapError(errors.New("panic")))
 		}
 	}()
-	if err := x.run(); err != nil {
+	err := x.run()
+	x.stopKeepAlive()
+	if err != nil {
 		if x.ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			err = context.Canceled
 		}

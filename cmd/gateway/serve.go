@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/certreload"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/mcphttp"
@@ -46,6 +47,13 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 		return err
 	}
 	defer g.close()
+	var certs *certreload.Reloader
+	if cfg.Server.TLS.CertFile != "" {
+		certs, err = certreload.New(cfg.Server.TLS.CertFile, cfg.Server.TLS.KeyFile, certreload.WithLogger(log))
+		if err != nil {
+			return fmt.Errorf("server.tls: %w", err)
+		}
+	}
 
 	mcpLn, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
@@ -57,14 +65,22 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 		return fmt.Errorf("admin listener: %w", err)
 	}
 	mcpSrv := g.httpServer(cfg, g.mcp)
+	if certs != nil {
+		// Certificates are reloaded when their files change (cert-manager rotation); open
+		// connections keep the certificate they were established with.
+		mcpSrv.TLSConfig = certreload.ServerTLSConfig(certs)
+	}
 	adminSrv := g.httpServer(cfg, g.adminEcho)
 	errc := make(chan error, 2)
-	go func() { errc <- serveOn(mcpSrv, mcpLn, cfg.Server.TLS) }()
-	go func() { errc <- serveOn(adminSrv, adminLn, TLSConfig{}) }()
+	go func() { errc <- serveOn(mcpSrv, mcpLn) }()
+	go func() { errc <- serveOn(adminSrv, adminLn) }()
 
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	go g.backends.Run(runCtx)
+	if certs != nil {
+		go certs.Run(runCtx)
+	}
 	g.admin.SetReady(true)
 	log.Info("gateway started", "version", version, "mcp", mcpLn.Addr().String()+cfg.Server.Path,
 		"admin", adminLn.Addr().String(), "upstreams", len(cfg.Upstreams))
@@ -99,10 +115,10 @@ func drain(cfg *Config, log *slog.Logger, g *gateway, mcpSrv, adminSrv *http.Ser
 	return err
 }
 
-func serveOn(srv *http.Server, ln net.Listener, tls TLSConfig) error {
+func serveOn(srv *http.Server, ln net.Listener) error {
 	var err error
-	if tls.CertFile != "" {
-		err = srv.ServeTLS(ln, tls.CertFile, tls.KeyFile)
+	if srv.TLSConfig != nil {
+		err = srv.ServeTLS(ln, "", "") // the certificate comes from TLSConfig.GetCertificate
 	} else {
 		err = srv.Serve(ln)
 	}

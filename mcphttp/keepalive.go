@@ -1,0 +1,57 @@
+package mcphttp
+
+import (
+	"io"
+	"net/http"
+	"time"
+)
+
+// DefaultSSEKeepAlive is how long a response may stay silent before the gateway writes an SSE
+// comment: well under the 60 s idle timeout common in load balancers and ingress proxies.
+const DefaultSSEKeepAlive = 15 * time.Second
+
+// armKeepAlive starts the keep-alive timer for a forwarded call or a listen. When it fires on a
+// response that has not started, the response becomes an SSE stream (clients accept either,
+// digest §2.1), so a long tool call is not cut off by a proxy waiting for the first byte.
+func (x *exchange) armKeepAlive() {
+	if x.s.cfg.SSEKeepAlive <= 0 {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.done {
+		x.ka = time.AfterFunc(x.s.cfg.SSEKeepAlive, x.keepAliveTick)
+	}
+}
+
+func (x *exchange) keepAliveTick() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done {
+		return
+	}
+	if !x.sse {
+		x.startSSE()
+	}
+	if _, err := io.WriteString(x.w, ": keep-alive\n\n"); err != nil {
+		return
+	}
+	if http.NewResponseController(x.w).Flush() == nil {
+		x.ka.Reset(x.s.cfg.SSEKeepAlive)
+	}
+}
+
+// stopKeepAlive disarms the timer for good; after it returns nothing writes concurrently with
+// the handler.
+func (x *exchange) stopKeepAlive() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.stopKeepAliveLocked()
+}
+
+func (x *exchange) stopKeepAliveLocked() {
+	x.done = true
+	if x.ka != nil {
+		x.ka.Stop()
+	}
+}
