@@ -2,6 +2,8 @@ package mcphttp
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/pprof"
 	"sync/atomic"
@@ -11,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -32,6 +35,8 @@ type AdminDeps struct {
 	Checks []Check
 	// Pprof mounts net/http/pprof under /debug/pprof/.
 	Pprof bool
+	// Auth answers POST /authz/explain; nil when authentication is disabled.
+	Auth *authz.Service
 }
 
 // Admin serves /healthz, /readyz and /metrics on the admin listener, apart from MCP traffic.
@@ -51,6 +56,7 @@ func (a *Admin) SetReady(ready bool) { a.ready.Store(ready) }
 func (a *Admin) Register(e *echo.Echo) {
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", a.readyz)
+	e.POST("/authz/explain", a.explain)
 	if a.deps.Gatherer != nil {
 		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(a.deps.Gatherer,
 			promhttp.HandlerOpts{EnableOpenMetrics: true})))
@@ -67,6 +73,13 @@ type readiness struct {
 	Draining  bool               `json:"draining"`
 	Checks    map[string]string  `json:"checks,omitempty"`
 	Upstreams []upstreams.Status `json:"upstreams,omitempty"`
+}
+
+// echoJSONDecoder decodes a small admin request body strictly.
+func echoJSONDecoder(c echo.Context) *json.Decoder {
+	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 64<<10))
+	dec.DisallowUnknownFields()
+	return dec
 }
 
 func (a *Admin) readyz(c echo.Context) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -210,5 +211,44 @@ func TestIssuerDown(t *testing.T) {
 	status, hdr, body := post(t, f.url(), h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`)
 	if status != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" || !strings.Contains(body, "-32014") {
 		t.Fatalf("issuer down: %d %s %v", status, body, hdr)
+	}
+}
+
+// TestExplain: the admin listener says which rule decides for a token or for given claims.
+func TestExplain(t *testing.T) {
+	f := startAuthGateway(t)
+	tok := f.token(t, devissuer.Claims{"scope": "tools:read"})
+	tests := []struct {
+		body, effect, rule string
+		status             int
+	}{
+		{`{"token":"` + tok + `","kind":"tool","upstream":"alpha","name":"echo"}`, "allow", "read", 200},
+		{`{"token":"` + tok + `","kind":"tool","upstream":"alpha","name":"progress"}`, "step_up", "write", 200},
+		{`{"claims":{"sub":"x","groups":["sre"]},"kind":"tool","upstream":"beta","name":"echo"}`, "allow", "sre", 200},
+		{`{"claims":{"sub":"x"},"kind":"tool","upstream":"alpha","name":"fail"}`, "hidden", "no-fail", 200},
+		{`{"token":"garbage","kind":"tool","upstream":"alpha","name":"echo"}`, "", "", 422},
+		{`{"kind":"tool","upstream":"alpha","name":"echo"}`, "", "", 400},
+	}
+	for _, tt := range tests {
+		status, _, body := post(t, "http://"+f.gw.Admin+"/authz/explain", http.Header{"Content-Type": {"application/json"}}, tt.body)
+		if status != tt.status {
+			t.Errorf("%s: status %d, want %d: %s", tt.body, status, tt.status, body)
+			continue
+		}
+		if tt.status != 200 {
+			continue
+		}
+		var ex struct {
+			Decision struct {
+				Effect any    `json:"effect"`
+				RuleID string `json:"ruleId"`
+			} `json:"decision"`
+		}
+		if err := json.Unmarshal([]byte(body), &ex); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(ex.Decision.Effect) != tt.effect || ex.Decision.RuleID != tt.rule {
+			t.Errorf("%s: decision %s", tt.body, body)
+		}
 	}
 }

@@ -205,7 +205,7 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		checks = append(checks, mcphttp.Check{Name: "redis", Run: g.store.Ping})
 	}
 	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: g.backends, Gatherer: g.registry,
-		Pprof: cfg.Admin.Pprof, Checks: checks})
+		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: auth})
 	g.adminEcho = newEcho()
 	g.admin.Register(g.adminEcho)
 	return g, nil
