@@ -202,16 +202,19 @@ func rawToken(header, claims map[string]any, sig string) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(p) + "." + sig, nil
 }
 
-// serveToken implements the client-credentials grant (RFC 6749 §4.4) with
-// client_secret_basic or client_secret_post, honouring the RFC 8707
-// "resource" parameter as the audience.
+// serveToken implements the client-credentials grant (RFC 6749 §4.4) and the
+// token exchange grant (RFC 8693, exchange.go) with client_secret_basic or
+// client_secret_post, honouring the RFC 8707 "resource" parameter as the
+// audience.
 func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 	if len(i.opts.Clients) == 0 {
 		http.NotFound(w, r)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "client_credentials" {
+	err := r.ParseForm()
+	grant := r.PostForm.Get("grant_type")
+	if err != nil || (grant != "client_credentials" && grant != GrantTokenExchange) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
 		return
 	}
@@ -222,6 +225,10 @@ func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 	want, known := i.opts.Clients[id]
 	if !known || id == "" || subtle.ConstantTimeCompare([]byte(secret), []byte(want)) != 1 {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
+	if grant == GrantTokenExchange {
+		i.serveExchange(w, r.PostForm, id)
 		return
 	}
 	claims := Claims{"sub": id, "client_id": id}
