@@ -119,6 +119,8 @@ type Config struct {
 	// PageSize is the number of items per page of a merged list sent to the client.
 	// Zero means DefaultPageSize; at most MaxPageSize.
 	PageSize int `yaml:"pageSize"`
+	// Cache tunes the cache of backend list results (cache.go).
+	Cache CacheConfig `yaml:"cache"`
 }
 
 // UpstreamConfig describes one backend MCP server.
@@ -145,6 +147,18 @@ type UpstreamConfig struct {
 	// server/discover probe, the default when empty), "2026-07-28" (always modern), or a
 	// legacy revision offered in initialize: "2025-11-25", "2025-06-18" or "2025-03-26".
 	Protocol string `yaml:"protocol"`
+	// ResponseHeaderTimeout bounds the wait for the response headers of one request; once a
+	// stream has started only Timeout applies. Zero means DefaultResponseHeaderTimeout.
+	ResponseHeaderTimeout time.Duration `yaml:"responseHeaderTimeout"`
+	// TLS sets the trust anchors and client certificate for an https backend (tls.go).
+	TLS TLSConfig `yaml:"tls"`
+	// Auth makes the gateway get an OAuth token for this backend (credentials.go); it
+	// excludes a static Authorization header.
+	Auth AuthConfig `yaml:"auth"`
+	// Retry tunes the retries of requests that are safe to repeat (retry.go).
+	Retry RetryConfig `yaml:"retry"`
+	// Breaker tunes the circuit breaker (breaker.go).
+	Breaker BreakerConfig `yaml:"breaker"`
 }
 
 // NamespaceConfig says how names are made unique across backends.
@@ -177,6 +191,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PageSize < 0 || c.PageSize > MaxPageSize {
 		add("pageSize must be within 0..%d", MaxPageSize)
+	}
+	for _, err := range c.Cache.validate() {
+		add("%v", err)
 	}
 	seen := make(map[string]bool, len(c.Upstreams))
 	for i := range c.Upstreams {
@@ -216,7 +233,13 @@ func (u *UpstreamConfig) validate() []error {
 			errs = append(errs, err)
 		}
 	}
-	return errs
+	if u.ResponseHeaderTimeout < 0 {
+		errs = append(errs, errors.New("responseHeaderTimeout must not be negative"))
+	}
+	errs = append(errs, u.TLS.validate(u.URL)...)
+	errs = append(errs, u.Auth.validate(u.Headers)...)
+	errs = append(errs, u.Retry.validate()...)
+	return append(errs, u.Breaker.validate()...)
 }
 
 func validateURL(raw string) error {

@@ -1,0 +1,172 @@
+package upstreams
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Defaults of BreakerConfig.
+const (
+	// DefaultBreakerFailures is how many consecutive failed exchanges open a backend's circuit.
+	DefaultBreakerFailures = 5
+	// DefaultBreakerCooldown is how long an open circuit fails fast before it lets one trial
+	// request through (half-open).
+	DefaultBreakerCooldown = 30 * time.Second
+)
+
+// Circuit states passed to Options.CircuitState; the numbers are stable so a gauge can show
+// them.
+const (
+	// CircuitClosed: calls flow normally.
+	CircuitClosed = 0
+	// CircuitOpen: calls fail fast with ErrCircuitOpen until the cooldown passes.
+	CircuitOpen = 1
+	// CircuitHalfOpen: one trial request is in flight; its outcome closes or re-opens the
+	// circuit, and other calls fail fast meanwhile.
+	CircuitHalfOpen = 2
+)
+
+// ErrCircuitOpen: the backend's circuit is open, so the call was not sent. It always comes
+// wrapped together with ErrUnavailable, so callers that map ErrUnavailable need nothing more.
+var ErrCircuitOpen = errors.New("upstreams: circuit open")
+
+// BreakerConfig tunes one backend's circuit breaker.
+type BreakerConfig struct {
+	// Failures is the number of consecutive failed exchanges (unreachable, reset, 502/503/504,
+	// timeout) that opens the circuit. Zero means DefaultBreakerFailures.
+	Failures int `yaml:"failures"`
+	// Cooldown is how long an open circuit fails fast before a half-open trial. Zero means
+	// DefaultBreakerCooldown.
+	Cooldown time.Duration `yaml:"cooldown"`
+	// Disabled turns the breaker off: every call is sent whatever the backend's recent record.
+	Disabled bool `yaml:"disabled"`
+}
+
+func (c *BreakerConfig) validate() []error {
+	if c.Failures < 0 || c.Cooldown < 0 {
+		return []error{errors.New("breaker.failures and breaker.cooldown must not be negative")}
+	}
+	return nil
+}
+
+// breaker is a consecutive-failure circuit breaker. A nil *breaker allows everything.
+//
+// Health probes bypass an open circuit and feed it: a successful probe closes the circuit
+// without spending a client's request on the trial, a failed one restarts the cooldown.
+type breaker struct {
+	name      string
+	threshold int
+	cooldown  time.Duration
+	onChange  func(upstream string, state int)
+
+	mu       sync.Mutex
+	state    int
+	failures int
+	openedAt time.Time
+	trial    bool // a half-open trial is in flight
+}
+
+func newBreaker(name string, c BreakerConfig, onChange func(string, int)) *breaker {
+	if c.Disabled {
+		return nil
+	}
+	b := &breaker{
+		name:      name,
+		threshold: c.Failures,
+		cooldown:  orDuration(c.Cooldown, DefaultBreakerCooldown),
+		onChange:  onChange,
+	}
+	if b.threshold == 0 {
+		b.threshold = DefaultBreakerFailures
+	}
+	if onChange != nil {
+		onChange(name, CircuitClosed)
+	}
+	return b
+}
+
+// allow decides whether an exchange may be sent now. A probe is always sent.
+func (b *breaker) allow(now time.Time, probe bool) error {
+	if b == nil || probe {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch b.state {
+	case CircuitOpen:
+		if now.Sub(b.openedAt) < b.cooldown {
+			return b.openErr()
+		}
+		b.setState(CircuitHalfOpen)
+		b.trial = true
+	case CircuitHalfOpen:
+		if b.trial {
+			return b.openErr()
+		}
+		b.trial = true
+	}
+	return nil
+}
+
+func (b *breaker) openErr() error {
+	return fmt.Errorf("%w: %w: %s", ErrUnavailable, ErrCircuitOpen, b.name)
+}
+
+// result records the outcome of an exchange that allow let through.
+func (b *breaker) result(now time.Time, outcome string) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch outcome {
+	case OutcomeOK, OutcomeError:
+		// A JSON-RPC error is an answer: the backend is reachable.
+		b.failures, b.trial = 0, false
+		b.setState(CircuitClosed)
+	case OutcomeUnavailable, OutcomeTimeout:
+		b.failures++
+		b.trial = false
+		if b.state != CircuitClosed || b.failures >= b.threshold {
+			b.openedAt = now
+			b.setState(CircuitOpen)
+		}
+	default:
+		// Canceled by the caller or a malformed answer says nothing about reachability; a
+		// cancelled trial frees the half-open slot for the next request.
+		b.trial = false
+	}
+}
+
+// setState changes the state and reports a change. The hook runs under the lock so that
+// reports arrive in the order of the transitions; it must not block.
+func (b *breaker) setState(s int) {
+	if b.state == s {
+		return
+	}
+	b.state = s
+	if b.onChange != nil {
+		b.onChange(b.name, s)
+	}
+}
+
+// CircuitStates returns each backend's circuit state by backend name: one of the Circuit
+// constants, CircuitClosed for a backend whose breaker is disabled.
+func (r *Registry) CircuitStates() map[string]int {
+	out := make(map[string]int, len(r.backends))
+	for _, b := range r.backends {
+		out[b.name] = b.breaker.current()
+	}
+	return out
+}
+
+func (b *breaker) current() int {
+	if b == nil {
+		return CircuitClosed
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state
+}

@@ -1,0 +1,209 @@
+package upstreams
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// DefaultCacheEntries bounds the list cache: one entry per backend, list method and, for
+// private lists, caller.
+const DefaultCacheEntries = 4096
+
+// MaxCacheEntries bounds CacheConfig.MaxEntries.
+const MaxCacheEntries = 1 << 20
+
+// CacheConfig tunes the per-replica cache of backend list results. Each backend's full list
+// (all its pages) is kept for the ttlMs the backend named (digest §5.1); a "public" list is
+// shared by every caller, a "private" one only reused for the same ListRequest.CacheKey.
+// Nothing else is cached: not calls, not MRTR results, not failures.
+type CacheConfig struct {
+	// MaxEntries bounds the number of cached backend lists; the least recently used goes
+	// first. Zero means DefaultCacheEntries; at most MaxCacheEntries.
+	MaxEntries int `yaml:"maxEntries"`
+	// Disabled turns list caching off. Concurrent identical requests are still collapsed.
+	Disabled bool `yaml:"disabled"`
+}
+
+func (c *CacheConfig) validate() []error {
+	if c.MaxEntries < 0 || c.MaxEntries > MaxCacheEntries {
+		return []error{errors.New("cache.maxEntries must be within 0..1048576")}
+	}
+	return nil
+}
+
+// partKey identifies one backend's list; caller is empty for a public entry.
+type partKey struct {
+	upstream string
+	list     byte
+	version  string
+	caller   string
+}
+
+// cacheEntry is one cached backend list.
+type cacheEntry struct {
+	key     partKey
+	part    *part
+	expires time.Time
+	elem    *list.Element
+}
+
+// listCache holds backend lists until their ttlMs passes, collapsing concurrent misses.
+type listCache struct {
+	max      int
+	disabled bool
+	now      func() time.Time
+	onResult func(hit bool)
+	flight   singleflight.Group
+
+	mu      sync.Mutex
+	entries map[partKey]*cacheEntry
+	lru     *list.List // of *cacheEntry, most recently used first
+	private map[partKey]bool
+}
+
+func newListCache(c CacheConfig, now func() time.Time, onResult func(bool)) *listCache {
+	lc := &listCache{max: c.MaxEntries, disabled: c.Disabled, now: now, onResult: onResult,
+		entries: make(map[partKey]*cacheEntry), lru: list.New(), private: make(map[partKey]bool)}
+	if lc.max == 0 {
+		lc.max = DefaultCacheEntries
+	}
+	return lc
+}
+
+// get returns a cached list with ttlMs set to the time it has left.
+func (c *listCache) get(k partKey) *part {
+	if c.disabled {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if !ok {
+		return nil
+	}
+	left := e.expires.Sub(c.now())
+	if left <= 0 {
+		c.remove(e)
+		return nil
+	}
+	c.lru.MoveToFront(e.elem)
+	return &part{items: e.part.items, private: e.part.private, ttlMs: max(left.Milliseconds(), 1)}
+}
+
+// put stores p when it may be reused: a positive ttlMs, and a caller key for a private list.
+func (c *listCache) put(k partKey, p *part) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	shared := k
+	shared.caller = ""
+	c.private[shared] = p.private
+	if c.disabled || p.absent || p.ttlMs <= 0 || (p.private && k.caller == "") {
+		return
+	}
+	if !p.private {
+		k.caller = ""
+	}
+	if old, ok := c.entries[k]; ok {
+		c.remove(old)
+	}
+	for c.lru.Len() >= c.max {
+		c.remove(c.lru.Back().Value.(*cacheEntry))
+	}
+	e := &cacheEntry{key: k, part: p, expires: c.now().Add(time.Duration(p.ttlMs) * time.Millisecond)}
+	e.elem = c.lru.PushFront(e)
+	c.entries[k] = e
+}
+
+func (c *listCache) remove(e *cacheEntry) {
+	c.lru.Remove(e.elem)
+	delete(c.entries, e.key)
+}
+
+// wasPrivate reports whether the backend's last answer for this list was private, so
+// concurrent misses from different callers are collapsed only for public lists.
+func (c *listCache) wasPrivate(k partKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k.caller = ""
+	return c.private[k]
+}
+
+func (c *listCache) report(hit bool) {
+	if c.onResult != nil {
+		c.onResult(hit)
+	}
+}
+
+// flightResult is the outcome of one collapsed backend list request.
+type flightResult struct {
+	part   *part
+	caller string
+}
+
+// listPart returns one backend's full list from the cache or the backend. Concurrent misses
+// share one backend request; a private answer is handed only to the caller it was fetched for,
+// the others fetch their own.
+func (r *Registry) listPart(ctx context.Context, b *backend, spec listSpec, q *listQuery) (*part, error) {
+	c := r.cache
+	pub := partKey{upstream: b.name, list: spec.index, version: q.version}
+	own := pub
+	own.caller = q.cacheKey
+	if p := c.get(pub); p != nil {
+		c.report(true)
+		return p, nil
+	}
+	if own.caller != "" {
+		if p := c.get(own); p != nil {
+			c.report(true)
+			return p, nil
+		}
+	}
+	c.report(false)
+	fk := "p\x00" + b.name + "\x00" + spec.method + "\x00" + q.version
+	if c.wasPrivate(pub) {
+		if q.cacheKey == "" {
+			return r.fetchPart(ctx, b, spec, q, own)
+		}
+		fk = "c\x00" + q.cacheKey + "\x00" + fk
+	}
+	initiated := false
+	ch := c.flight.DoChan(fk, func() (any, error) {
+		initiated = true
+		p, err := r.fetchPart(ctx, b, spec, q, own)
+		return flightResult{part: p, caller: q.cacheKey}, err
+	})
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case res := <-ch:
+		fr, _ := res.Val.(flightResult)
+		if initiated {
+			return fr.part, res.Err
+		}
+		// Another caller's request: its failure through its own cancellation, or a private
+		// answer meant for it, is not ours to use.
+		if isContextErr(res.Err) || (res.Err == nil && fr.part.private && (fr.caller != q.cacheKey || q.cacheKey == "")) {
+			return r.fetchPart(ctx, b, spec, q, own)
+		}
+		return fr.part, res.Err
+	}
+}
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// fetchPart asks the backend and stores the answer when it may be reused.
+func (r *Registry) fetchPart(ctx context.Context, b *backend, spec listSpec, q *listQuery, k partKey) (*part, error) {
+	p, err := r.listBackend(ctx, b, spec, q)
+	if err != nil {
+		return nil, err
+	}
+	r.cache.put(k, p)
+	return p, nil
+}
