@@ -30,11 +30,19 @@ type outgoing struct {
 	pass    http.Header // pass-through headers selected by the caller, filtered again here
 	body    []byte
 	probe   bool // a health probe: its failure does not trigger another probe
+	// subject is the caller's verified token for a token-exchange backend; never sent itself.
+	subject string
+	// fromCaller marks an exchange made for a client request (a call or list), as opposed to
+	// the gateway's own discover, probe and listen requests.
+	fromCaller bool
 }
 
 // send POSTs o to b and returns the response once its headers have arrived. ctx bounds the
 // whole exchange: its cancellation closes the backend connection.
 func (r *Registry) send(ctx context.Context, b *backend, o *outgoing) (*http.Response, error) {
+	if err := b.breaker.allow(r.now(), o.probe); err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url, bytes.NewReader(o.body))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: building request: %v", ErrUnavailable, b.name, err)
@@ -50,6 +58,17 @@ func (r *Registry) send(ctx context.Context, b *backend, o *outgoing) (*http.Res
 	if o.name != "" {
 		// Recomputed for the backend-side name (digest §8: recompute Mcp-Name after a rename).
 		h[mcpheader.Name] = []string{mcpheader.Encode(o.name)}
+	}
+	if b.creds != nil {
+		// Set after the pass-through copy so nothing the caller passed can replace it.
+		auth, err := b.creds.authorization(ctx, o.subject, o.fromCaller)
+		if err != nil && !errors.Is(err, ErrUnavailable) {
+			err = classify(ctx, b.name, err) // the caller left or the call timed out meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		h["Authorization"] = []string{auth}
 	}
 	req.Header = h
 	resp, err := b.client.Do(req)

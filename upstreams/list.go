@@ -52,6 +52,22 @@ type ListRequest struct {
 	Private bool
 	// Header holds pass-through headers (trace context, X-Request-Id).
 	Header http.Header
+	// CacheKey identifies the caller's authorization context, for example issuer + "#" +
+	// subject. Backend lists marked private are cached only under it; empty: private lists
+	// are not cached at all. Public lists are shared whatever it is.
+	CacheKey string
+	// SubjectToken is the caller's verified bearer token. Fill it only when a backend is
+	// configured for token exchange: it is exchanged, never sent to a backend itself.
+	SubjectToken string
+}
+
+// listQuery is what a backend list request carries from the client's ListRequest.
+type listQuery struct {
+	meta     json.RawMessage
+	version  string
+	hdr      http.Header
+	cacheKey string
+	subject  string
 }
 
 // listItem is one item of a merged list, renamed to its namespaced form.
@@ -94,7 +110,8 @@ func (r *Registry) List(ctx context.Context, req *ListRequest) (json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.fetchList(ctx, spec, p.Meta, meta.ProtocolVersion, req.Header)
+	m, err := r.fetchList(ctx, spec, &listQuery{meta: p.Meta, version: meta.ProtocolVersion, hdr: req.Header,
+		cacheKey: req.CacheKey, subject: req.SubjectToken})
 	if err != nil {
 		return nil, err
 	}
@@ -150,9 +167,9 @@ func (r *Registry) page(spec listSpec, items []listItem, m *merged, p *jsonrpc.P
 	return out, nil
 }
 
-// fetchList collects every backend's full list in parallel and merges them in configuration
-// order. This is where a list cache slots in.
-func (r *Registry) fetchList(ctx context.Context, spec listSpec, meta json.RawMessage, version string, hdr http.Header) (*merged, error) {
+// fetchList collects every backend's full list in parallel, each from the cache or the
+// backend, and merges them in configuration order.
+func (r *Registry) fetchList(ctx context.Context, spec listSpec, q *listQuery) (*merged, error) {
 	parts := make([]*part, len(r.backends))
 	errs := make([]error, len(r.backends))
 	var wg sync.WaitGroup
@@ -160,7 +177,7 @@ func (r *Registry) fetchList(ctx context.Context, spec listSpec, meta json.RawMe
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			parts[i], errs[i] = r.listBackend(ctx, b, spec, meta, version, hdr)
+			parts[i], errs[i] = r.listPart(ctx, b, spec, q)
 		}()
 	}
 	wg.Wait()
@@ -193,14 +210,15 @@ func (r *Registry) fetchList(ctx context.Context, spec listSpec, meta json.RawMe
 }
 
 // listBackend follows one backend's pagination to the end.
-func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, meta json.RawMessage, version string, hdr http.Header) (*part, error) {
+func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q *listQuery) (*part, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
 	defer cancel()
 	p := &part{ttlMs: -1}
 	cursor, hasCursor := "", false
 	for range maxListPages {
-		body := appendListRequest(nil, spec.method, meta, cursor, hasCursor)
-		msg, err := r.roundTrip(ctx, b, &outgoing{method: spec.method, version: version, pass: hdr, body: body})
+		body := appendListRequest(nil, spec.method, q.meta, cursor, hasCursor)
+		msg, err := r.roundTrip(ctx, b, &outgoing{method: spec.method, version: q.version, pass: q.hdr, body: body,
+			subject: q.subject, fromCaller: true})
 		if err != nil {
 			return nil, err
 		}
@@ -252,6 +270,11 @@ func (r *Registry) addPage(p *part, b *backend, spec listSpec, res []byte) (next
 		case "ttlMs":
 			n, perr := strconv.ParseInt(string(val), 10, 64)
 			ttl, hasTTL = n, perr == nil
+		case "resultType":
+			if string(val) != `"complete"` {
+				// An input_required list cannot be merged, and must never be cached.
+				return errors.New("resultType is not complete")
+			}
 		case "cacheScope":
 			// Anything but "public" is treated as private: the safe reading of a bad value.
 			p.private = p.private || string(val) != `"public"`
