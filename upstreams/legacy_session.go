@@ -1,0 +1,309 @@
+package upstreams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+)
+
+// legacyPoolSize bounds the sessions one replica keeps with one legacy backend. Legacy lists do
+// not vary per session here (the gateway declares the same capabilities on every session), so
+// a few sessions shared by all callers are enough; more only spread concurrent calls.
+const legacyPoolSize = 4
+
+// maxAcquireWaits bounds how often acquire waits for a session being opened by another caller.
+const maxAcquireWaits = 64
+
+// legacySession is one initialized session with a legacy backend.
+type legacySession struct {
+	id      string // Mcp-Session-Id; empty when the backend assigned none
+	version string // negotiated protocolVersion
+	init    *initResult
+	ids     atomic.Int64 // upstream request ids: unique per session, whoever the caller is
+	busy    int          // requests in flight; guarded by sessionPool.mu
+}
+
+// nextID returns a fresh upstream request id. Client ids cannot be reused on a shared
+// session: two callers may both send id 1, and a legacy server refuses a duplicate in-flight id.
+func (s *legacySession) nextID() json.RawMessage {
+	return strconv.AppendInt(nil, s.ids.Add(1), 10)
+}
+
+// initResult is the part of an InitializeResult the gateway keeps.
+type initResult struct {
+	version      string
+	caps         capSet
+	instructions string
+}
+
+// discovered synthesizes the backend's server/discover contribution (digest §7). capSet
+// carries only the server capabilities the gateway merges, so core tasks and anything else
+// legacy-only are dropped.
+func (i *initResult) discovered() *discovered {
+	return &discovered{caps: i.caps, instructions: i.instructions, ttl: MaxDiscoverTTL}
+}
+
+// sessionPool holds a backend's live sessions.
+type sessionPool struct {
+	mu      sync.Mutex
+	live    []*legacySession
+	opening int
+	changed chan struct{} // closed and replaced whenever live or opening changes
+	last    *initResult
+}
+
+func (p *sessionPool) init() { p.changed = make(chan struct{}) }
+
+// signal wakes acquirers waiting for a session; p.mu must be held.
+func (p *sessionPool) signal() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// acquire returns a session for one request: an idle one, else a new one while the pool has
+// room, else the least busy. release must follow.
+func (p *sessionPool) acquire(ctx context.Context, r *Registry, b *backend) (*legacySession, error) {
+	for range maxAcquireWaits {
+		p.mu.Lock()
+		var best *legacySession
+		for _, s := range p.live {
+			if best == nil || s.busy < best.busy {
+				best = s
+			}
+		}
+		full := len(p.live)+p.opening >= legacyPoolSize
+		if best != nil && (best.busy == 0 || full) {
+			best.busy++
+			p.mu.Unlock()
+			return best, nil
+		}
+		if !full {
+			p.opening++
+			p.mu.Unlock()
+			return p.open(ctx, r, b)
+		}
+		wait := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, classify(ctx, b.name, ctx.Err())
+		case <-wait:
+		}
+	}
+	return nil, errorf(ErrUnavailable, b, "no legacy session became available")
+}
+
+func (p *sessionPool) open(ctx context.Context, r *Registry, b *backend) (*legacySession, error) {
+	s, err := r.legacyInitialize(ctx, b)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.opening--
+	p.signal()
+	if err != nil {
+		return nil, err
+	}
+	s.busy = 1
+	p.live = append(p.live, s)
+	p.last = s.init
+	return s, nil
+}
+
+func (p *sessionPool) release(s *legacySession) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s.busy--
+}
+
+// drop removes an expired session so no new request uses it.
+func (p *sessionPool) drop(s *legacySession) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i := slices.Index(p.live, s); i >= 0 {
+		p.live = slices.Delete(p.live, i, i+1)
+		p.signal()
+	}
+}
+
+// initResult returns the last InitializeResult, opening a session when there is none yet.
+func (p *sessionPool) initResult(ctx context.Context, r *Registry, b *backend) (*initResult, error) {
+	p.mu.Lock()
+	last := p.last
+	p.mu.Unlock()
+	if last != nil {
+		return last, nil
+	}
+	s, err := p.acquire(ctx, r, b)
+	if err != nil {
+		return nil, err
+	}
+	p.release(s)
+	return s.init, nil
+}
+
+// legacyInitialize performs the handshake (digest §7 "Handshake"): initialize offering the
+// configured revision with no client capabilities, since the gateway cannot yet honour
+// elicitation, sampling or roots for a backend; then notifications/initialized.
+func (r *Registry) legacyInitialize(ctx context.Context, b *backend) (*legacySession, error) {
+	start := r.now()
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	defer cancel()
+	s, err := r.handshake(ctx, b)
+	if err != nil {
+		r.record(b, methodInitialize, outcomeOf(err), start, err, true)
+		return nil, err
+	}
+	return s, nil
+}
+
+func (r *Registry) handshake(ctx context.Context, b *backend) (*legacySession, error) {
+	params, _ := json.Marshal(map[string]any{"protocolVersion": b.legacy.offer,
+		"capabilities": struct{}{}, "clientInfo": b.legacy.client})
+	s := &legacySession{}
+	m, hdr, err := r.legacyRoundTrip(ctx, b, s, methodInitialize, params, nil)
+	if err != nil {
+		return nil, err
+	}
+	if m.Error != nil {
+		return nil, errorf(ErrBadResponse, b, "initialize answered error %d", m.Error.Code)
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		Capabilities    capSet `json:"capabilities"`
+		Instructions    string `json:"instructions"`
+	}
+	if err := json.Unmarshal(m.Result, &res); err != nil {
+		return nil, errorf(ErrBadResponse, b, "initialize result: %v", err)
+	}
+	if !slices.Contains(protocolChoices[1:], res.ProtocolVersion) {
+		// Digest §7: a version the client does not support ends the attempt.
+		return nil, errorf(ErrBadResponse, b, "initialize negotiated unsupported version %q", res.ProtocolVersion)
+	}
+	id := hdr.Get(mcpheader.SessionID)
+	if !visibleASCII(id) {
+		return nil, errorf(ErrBadResponse, b, "session id is not visible ASCII")
+	}
+	s.id, s.version = id, res.ProtocolVersion
+	s.init = &initResult{version: res.ProtocolVersion, caps: res.Capabilities, instructions: res.Instructions}
+	if err := r.legacyNotify(ctx, b, s, notifInitialized, nil); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// legacyNotify POSTs a notification on s and expects a 2xx (202) without caring for a body.
+func (r *Registry) legacyNotify(ctx context.Context, b *backend, s *legacySession, method string, params json.RawMessage) error {
+	resp, err := r.legacyDo(ctx, b, s, http.MethodPost, jsonrpc.AppendNotification(nil, method, params), nil, "")
+	if err != nil {
+		return err
+	}
+	drainClose(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return statusError(b.name, resp.StatusCode, method+" was refused")
+	}
+	return nil
+}
+
+// legacyRoundTrip sends one gateway-originated request on s and returns the response and the
+// response headers, answering server requests on its stream meanwhile.
+func (r *Registry) legacyRoundTrip(ctx context.Context, b *backend, s *legacySession, method string, params json.RawMessage, pass http.Header) (*jsonrpc.Message, http.Header, error) {
+	x := &legacyExchange{r: r, b: b, sess: s, uid: json.RawMessage(`0`)}
+	if s.id != "" {
+		x.uid = s.nextID()
+	}
+	resp, err := r.legacyDo(ctx, b, s, http.MethodPost, legacyRequestBody(x.uid, method, params), pass, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer x.close()
+	if err := x.accept(resp); err != nil {
+		return nil, nil, readErr(ctx, b, err)
+	}
+	for range maxSkippedNotifications {
+		m, err := x.next(ctx)
+		if err != nil {
+			return nil, nil, readErr(ctx, b, err)
+		}
+		if m.IsResponse() {
+			return m, resp.Header, nil
+		}
+	}
+	return nil, nil, errorf(ErrBadResponse, b, "too many notifications before the %s response", method)
+}
+
+func legacyRequestBody(id json.RawMessage, method string, params json.RawMessage) []byte {
+	dst := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	dst = append(dst, `,"method":`...)
+	dst = appendString(dst, method)
+	if params != nil {
+		dst = append(append(dst, `,"params":`...), params...)
+	}
+	return append(dst, '}')
+}
+
+// legacyHeader is the header set of a request on session s (digest §7 "Handshake" 3): the
+// session id when one was assigned, and MCP-Protocol-Version except for 2025-03-26, which
+// predates that header.
+func legacyHeader(b *backend, s *legacySession, pass http.Header) http.Header {
+	h := b.header.Clone()
+	copyPassThrough(h, pass)
+	if s.id != "" {
+		h[mcpheader.SessionID] = []string{s.id}
+	}
+	if s.version != "" && s.version != protocol20250326 {
+		h[mcpheader.ProtocolVersion] = []string{s.version}
+	}
+	return h
+}
+
+func visibleASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// Legacy-only method names.
+const (
+	methodInitialize        = "initialize"
+	methodPing              = "ping"
+	methodSubscribe         = "resources/subscribe"
+	notifInitialized        = "notifications/initialized"
+	notifCancelled          = "notifications/cancelled"
+	notifElicitationDone    = "notifications/elicitation/complete"
+	notifProgress           = "notifications/progress"
+	notifMessage            = "notifications/message"
+	methodElicitationCreate = "elicitation/create"
+	methodSamplingCreate    = "sampling/createMessage"
+	methodRootsList         = "roots/list"
+)
+
+// pingRequest is the health probe sent to a legacy backend instead of server/discover.
+const pingRequest = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+
+// readErr classifies an error met while reading a legacy response, like Stream.readError.
+func readErr(ctx context.Context, b *backend, err error) error {
+	switch {
+	case isClassified(err):
+		return err
+	case errors.Is(err, errTooLarge), errors.Is(err, errEventTooLarge):
+		return errorf(ErrBadResponse, b, "%v (limit %d bytes)", err, b.maxBytes)
+	case errors.Is(err, io.EOF):
+		return errorf(ErrBadResponse, b, "the stream ended without a response")
+	}
+	return classify(ctx, b.name, err)
+}
+
+func isClassified(err error) bool {
+	return errors.Is(err, ErrBadResponse) || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrTimeout)
+}
