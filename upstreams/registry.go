@@ -101,6 +101,7 @@ type backend struct {
 	transport *http.Transport // nil when Options.Transport was given
 	health    health
 	disc      discoverCache
+	legacy    *legacyState // era detection and the session pool for pre-2026 backends
 }
 
 // New compiles cfg into a Registry. It validates cfg first.
@@ -160,6 +161,7 @@ func newBackend(uc UpstreamConfig, userAgent string, rt http.RoundTripper) *back
 	if b.maxBytes == 0 {
 		b.maxBytes = DefaultMaxResponseBytes
 	}
+	b.legacy = newLegacyState(uc.Protocol, userAgent)
 	for k, v := range uc.Headers {
 		b.header.Set(k, v)
 	}
