@@ -48,6 +48,7 @@ type Stream struct {
 	probe   bool               // a health probe: failures do not trigger another probe
 	resp    *http.Response
 	sse     *sseReader
+	leg     *legacyExchange // set for a legacy backend (legacy_stream.go)
 	pending []byte
 	status  int
 	isSSE   bool
@@ -89,6 +90,12 @@ func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *
 	ctx, cancel := context.WithCancelCause(ctx)
 	s.cancel = cancel
 	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	if legacy, _, err := r.isLegacy(s.ctx, b); err != nil {
+		s.fail(err)
+		return nil, err
+	} else if legacy {
+		return r.openLegacy(s, o) // digest §7: bridged to a pre-2026 backend
+	}
 	resp, err := r.send(s.ctx, b, o)
 	if err != nil {
 		s.fail(err)
@@ -204,6 +211,9 @@ func (s *Stream) Next() (msg []byte, final bool, err error) {
 		s.finish(s.outcome, nil)
 		return msg, true, nil
 	}
+	if s.leg != nil {
+		return s.nextLegacy()
+	}
 	data, err := s.sse.next()
 	if err != nil {
 		err = s.readError(err)
@@ -242,7 +252,12 @@ func (s *Stream) Close() error {
 	return nil
 }
 
-func (s *Stream) fail(err error) { s.finish(outcomeOf(err), err) }
+func (s *Stream) fail(err error) {
+	if errors.Is(err, ErrBadResponse) || errors.Is(err, ErrUnavailable) {
+		s.b.legacy.forget() // digest §7: re-probe the era after a failure
+	}
+	s.finish(outcomeOf(err), err)
+}
 
 // finish records the outcome once and releases the exchange.
 func (s *Stream) finish(outcome string, err error) {
@@ -253,6 +268,9 @@ func (s *Stream) finish(outcome string, err error) {
 		s.cancel(context.Canceled)
 		if s.resp != nil {
 			s.resp.Body.Close()
+		}
+		if s.leg != nil {
+			s.endLegacy(outcome)
 		}
 	})
 }
