@@ -143,6 +143,9 @@ func (r *Registry) discoverAll(ctx context.Context, hdr http.Header) ([]*discove
 
 // fetchDiscover calls server/discover on b.
 func (r *Registry) fetchDiscover(ctx context.Context, b *backend, hdr http.Header, probe bool) (*discovered, error) {
+	if d, handled, err := r.legacyDiscover(ctx, b, probe); handled {
+		return d, err // the era probe answered, or a legacy backend's InitializeResult did
+	}
 	m, err := r.roundTrip(ctx, b, &outgoing{method: MethodDiscover, pass: hdr, body: []byte(discoverRequest), probe: probe})
 	if err != nil {
 		return nil, err
@@ -152,12 +155,17 @@ func (r *Registry) fetchDiscover(ctx context.Context, b *backend, hdr http.Heade
 		b.health.down(r.now(), err)
 		return nil, err
 	}
+	return parseDiscover(b, m.Result)
+}
+
+// parseDiscover reads a DiscoverResult.
+func parseDiscover(b *backend, result json.RawMessage) (*discovered, error) {
 	var w struct {
 		Capabilities capSet `json:"capabilities"`
 		Instructions string `json:"instructions"`
 		TTLMs        int64  `json:"ttlMs"`
 	}
-	if err := json.Unmarshal(m.Result, &w); err != nil {
+	if err := json.Unmarshal(result, &w); err != nil {
 		return nil, fmt.Errorf("%w: %s: server/discover result: %v", ErrBadResponse, b.name, err)
 	}
 	ttl := min(time.Duration(max(w.TTLMs, 0))*time.Millisecond, MaxDiscoverTTL)
