@@ -3,7 +3,6 @@ package mcphttp
 import (
 	"bytes"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -66,34 +65,50 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 }
 
 func isJSONContentType(ct string) bool {
-	if ct == "application/json" {
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json"
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
 }
 
 // acceptsJSONAndSSE reports whether the Accept header values list both media types the
-// Streamable HTTP transport requires (digest §2.1). Wildcards count: */* accepts both.
+// Streamable HTTP transport requires (digest §2.1). Wildcards count: */* accepts both; a type
+// with q=0 is refused. It parses by hand because it runs on every request and
+// mime.ParseMediaType allocates.
 func acceptsJSONAndSSE(values []string) bool {
 	var jsonOK, sseOK bool
 	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil || params["q"] == "0" {
+		for v != "" {
+			var part string
+			part, v, _ = strings.Cut(v, ",")
+			mt, params, _ := strings.Cut(part, ";")
+			if refusedByQ(params) {
 				continue
 			}
-			switch mt {
-			case "*/*":
+			switch mt = strings.TrimSpace(mt); {
+			case mt == "*/*":
 				jsonOK, sseOK = true, true
-			case "application/json", "application/*":
+			case strings.EqualFold(mt, "application/json"), strings.EqualFold(mt, "application/*"):
 				jsonOK = true
-			case "text/event-stream", "text/*":
+			case strings.EqualFold(mt, "text/event-stream"), strings.EqualFold(mt, "text/*"):
 				sseOK = true
 			}
 		}
 	}
 	return jsonOK && sseOK
+}
+
+// refusedByQ reports whether media-type parameters carry a zero quality value (q=0, q=0.0, …).
+func refusedByQ(params string) bool {
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params, ";")
+		k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), "q") {
+			continue
+		}
+		val = strings.TrimSpace(val)
+		return val != "" && strings.Trim(val, "0.") == "" && val[0] == '0'
+	}
+	return false
 }
 
 // originPolicy implements the Origin rule (digest §2.1: an Origin that is present and invalid is
