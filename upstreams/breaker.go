@@ -170,3 +170,30 @@ func (b *breaker) current() int {
 	defer b.mu.Unlock()
 	return b.state
 }
+
+// observe feeds the outcome of an exchange to the breaker and reports whether the backend's
+// health should see it too: a call refused by the open circuit, or failed for want of
+// credentials, says nothing about the backend itself.
+func (b *breaker) observe(now time.Time, outcome string, err error) bool {
+	switch {
+	case errors.Is(err, ErrCircuitOpen):
+		return false
+	case errors.Is(err, ErrCredentials):
+		b.result(now, OutcomeCanceled) // frees a half-open slot this exchange may hold
+		return false
+	}
+	b.result(now, outcome)
+	return true
+}
+
+// equip gives b its resilience parts: transport settings, circuit breaker, retry policy and
+// OAuth credentials.
+func (r *Registry) equip(b *backend, uc *UpstreamConfig, opts *Options) error {
+	if err := configureTransport(b, uc, r.log, r.now); err != nil {
+		return err
+	}
+	b.breaker = newBreaker(b.name, uc.Breaker, opts.CircuitState)
+	b.retry = newRetryPolicy(uc.Retry)
+	b.creds = newCredentials(b.name, uc.Auth, nil, r.now)
+	return nil
+}

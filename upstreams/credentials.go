@@ -340,3 +340,10 @@ func (c *tokenCache) put(key string, t *token, now time.Time) {
 	}
 	c.m[key] = t
 }
+
+// close releases the token endpoint's idle connections.
+func (c *credentials) close() {
+	if c != nil {
+		c.client.CloseIdleConnections()
+	}
+}

@@ -68,6 +68,13 @@ type Options struct {
 	Clock func() time.Time
 	// UserAgent is sent to backends. Empty means DefaultUserAgent.
 	UserAgent string
+	// CircuitState, when set, is called with a backend's circuit state (CircuitClosed,
+	// CircuitOpen or CircuitHalfOpen) once at New and on every change, for a gauge. It runs
+	// under the breaker's lock: it must not block or call into the Registry.
+	CircuitState func(upstream string, state int)
+	// CacheResult, when set, is called once per backend part of a list request: hit is true
+	// when that backend's list came from the cache without a backend request.
+	CacheResult func(hit bool)
 }
 
 // Registry is the set of configured backends. It is safe for concurrent use.
@@ -82,6 +89,7 @@ type Registry struct {
 	pageSize       int
 	healthInterval time.Duration
 	kick           chan struct{}
+	cache          *listCache
 	bufs           sync.Pool
 	closeOnce      sync.Once
 }
@@ -101,6 +109,9 @@ type backend struct {
 	transport *http.Transport // nil when Options.Transport was given
 	health    health
 	disc      discoverCache
+	breaker   *breaker     // nil when disabled
+	creds     *credentials // nil without auth
+	retry     retryPolicy
 	legacy    *legacyState // era detection and the session pool for pre-2026 backends
 }
 
@@ -136,8 +147,13 @@ func New(cfg Config, opts Options) (*Registry, error) {
 	if ua == "" {
 		ua = DefaultUserAgent
 	}
+	r.cache = newListCache(cfg.Cache, r.now, opts.CacheResult)
 	for _, uc := range cfg.Upstreams {
 		b := newBackend(uc, ua, opts.Transport)
+		if err := r.equip(b, &uc, &opts); err != nil {
+			r.Close()
+			return nil, err
+		}
 		r.backends = append(r.backends, b)
 		r.byName[b.name] = b
 	}
@@ -207,6 +223,7 @@ func (r *Registry) Close() {
 			if b.transport != nil {
 				b.transport.CloseIdleConnections()
 			}
+			b.creds.close()
 		}
 	})
 }
@@ -247,6 +264,9 @@ func outcomeOf(err error) string {
 func (r *Registry) record(b *backend, method, outcome string, start time.Time, err error, kick bool) {
 	if r.observe != nil {
 		r.observe(b.name, method, outcome, r.now().Sub(start))
+	}
+	if !b.breaker.observe(r.now(), outcome, err) {
+		return
 	}
 	switch outcome {
 	case OutcomeOK, OutcomeError:
