@@ -29,6 +29,10 @@ type Call struct {
 	// Header holds the pass-through headers the caller selected: Mcp-Param-*, traceparent,
 	// tracestate, baggage and X-Request-Id. Anything else is dropped.
 	Header http.Header
+	// SubjectToken is the caller's verified bearer token. Fill it only for a backend
+	// configured for token exchange: it is exchanged for the backend's own token and never
+	// sent to the backend itself.
+	SubjectToken string
 }
 
 // Stream yields a backend's messages for one call, in order, as complete JSON-RPC messages with
@@ -80,7 +84,8 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead:
 		name = c.Target.Name // digest §2.2: only these three carry Mcp-Name
 	}
-	return r.open(ctx, b, c.ID, &outgoing{method: c.Method, name: name, version: c.ProtocolVersion, pass: c.Header, body: body})
+	return r.open(ctx, b, c.ID, &outgoing{method: c.Method, name: name, version: c.ProtocolVersion, pass: c.Header, body: body,
+		subject: c.SubjectToken, fromCaller: true})
 }
 
 // open sends o and prepares the Stream of its response; id is the id the final response gets.
@@ -123,9 +128,9 @@ func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *
 // maxSkippedNotifications bounds how many notifications roundTrip skips before the response.
 const maxSkippedNotifications = 10000
 
-// roundTrip sends one gateway-originated request (list page, discover) and returns the decoded
-// final response, skipping notifications.
-func (r *Registry) roundTrip(ctx context.Context, b *backend, o *outgoing) (*jsonrpc.Message, error) {
+// roundTripOnce sends one gateway-originated request (list page, discover) and returns the
+// decoded final response, skipping notifications. roundTrip (retry.go) retries it.
+func (r *Registry) roundTripOnce(ctx context.Context, b *backend, o *outgoing) (*jsonrpc.Message, error) {
 	s, err := r.open(ctx, b, json.RawMessage(gatewayID), o)
 	if err != nil {
 		return nil, err
