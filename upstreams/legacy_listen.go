@@ -1,0 +1,131 @@
+package upstreams
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+)
+
+// legacyBackend is listener.backend for a legacy backend (digest §7 "Listen"): a session of
+// its own (subscriptions are per session, and a session has one GET stream), the legacy GET
+// stream, resources/subscribe for each URI of the share, and only the requested notification
+// types relayed. The session is deleted at the end, which also ends its subscriptions.
+func (l *listener) legacyBackend(ctx context.Context, b *backend, share *subscriptions, hdr http.Header) {
+	start := l.r.now()
+	err := l.legacyListen(ctx, b, share, hdr)
+	switch {
+	case errors.Is(err, errLegacySkip):
+		l.r.log.Info("legacy upstream has no GET stream; left out of the listen", "upstream", b.name)
+		err = nil
+	case err != nil && ctx.Err() == nil:
+		l.r.log.Warn("upstream listen stream failed", "upstream", b.name, "error", err.Error())
+	}
+	l.r.record(b, MethodListen, outcomeOf(err), start, err, true)
+}
+
+func (l *listener) legacyListen(ctx context.Context, b *backend, share *subscriptions, hdr http.Header) error {
+	sess, err := l.r.legacyInitialize(ctx, b)
+	if err != nil {
+		return err
+	}
+	defer l.r.legacyDelete(ctx, b, sess)
+	hctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	headers := time.AfterFunc(b.timeout, func() { cancel(errCallTimeout) })
+	resp, err := l.r.legacyDo(hctx, b, sess, http.MethodGet, nil, hdr, "")
+	headers.Stop()
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusMethodNotAllowed {
+		return errLegacySkip
+	}
+	if _, isSSE := mediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
+		return statusError(b.name, resp.StatusCode, "the GET stream was not an event stream")
+	}
+	for _, uri := range share.ResourceSubscriptions {
+		params := appendString([]byte(`{"uri":`), uri)
+		sctx, scancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+		m, _, err := l.r.legacyRoundTrip(sctx, b, sess, methodSubscribe, append(params, '}'), hdr)
+		scancel()
+		if err != nil {
+			return err
+		}
+		if m.Error != nil {
+			return errorf(ErrBadResponse, b, "resources/subscribe answered error %d", m.Error.Code)
+		}
+	}
+	x := &legacyExchange{r: l.r, b: b, sess: sess, resp: resp, sse: newLegacySSE(resp.Body, int(b.maxBytes))}
+	return l.legacyRelay(hctx, x, share)
+}
+
+// legacyRelay forwards the requested notifications of a legacy GET stream until it ends.
+func (l *listener) legacyRelay(ctx context.Context, x *legacyExchange, share *subscriptions) error {
+	rw := uriRewriter{ns: l.r.ns, upstream: x.b.name}
+	for {
+		data, err := x.sse.next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return readErr(ctx, x.b, err)
+		}
+		m, err := jsonrpc.DecodeMessage(data, jsonLimits(x.b.maxBytes))
+		switch {
+		case err != nil:
+			return errorf(ErrBadResponse, x.b, "listen event is not a JSON-RPC message")
+		case m.IsResponse():
+			continue
+		case m.ID != nil:
+			x.answer(ctx, m)
+			continue
+		case !wanted(share, m):
+			continue
+		}
+		if msg := l.retag(rw, m); msg != nil {
+			if err := l.send(msg); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// wanted reports whether a notification from a legacy GET stream belongs to the share: the
+// stream carries everything the session hears, the client asked for some of it.
+func wanted(share *subscriptions, m *jsonrpc.Message) bool {
+	switch m.Method {
+	case notifToolsListChanged:
+		return share.ToolsListChanged
+	case notifPromptsListChanged:
+		return share.PromptsListChanged
+	case notifResourcesListChanged:
+		return share.ResourcesListChanged
+	case notifResourcesUpdated:
+		uri, ok := updatedURI(m.Params)
+		return ok && slices.Contains(share.ResourceSubscriptions, uri)
+	}
+	return false
+}
+
+// legacyDelete ends a session with DELETE (405 is allowed, digest §7); best effort.
+func (r *Registry) legacyDelete(ctx context.Context, b *backend, s *legacySession) {
+	if s.id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), legacySideTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.url, nil)
+	if err != nil {
+		return
+	}
+	req.Header = legacyHeader(b, s, nil)
+	if resp, err := b.client.Do(req); err == nil {
+		drainClose(resp.Body)
+	}
+}
