@@ -59,6 +59,10 @@ func (r *Registry) Listen(ctx context.Context, id, params json.RawMessage, hdr h
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if b.legacy.known() == eraLegacy {
+				l.legacyBackend(ctx, b, &shares[i], hdr) // digest §7: the legacy GET stream
+				return
+			}
 			l.backend(ctx, b, &outgoing{method: MethodListen, version: m.ProtocolVersion, pass: hdr, body: body})
 		}()
 	}
