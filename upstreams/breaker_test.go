@@ -1,0 +1,199 @@
+package upstreams
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// testClock is an injectable clock that moves only when told to.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newTestClock() *testClock { return &testClock{now: time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// stateLog records the circuit states reported through Options.CircuitState.
+type stateLog struct {
+	mu     sync.Mutex
+	states []int
+}
+
+func (l *stateLog) hook(_ string, s int) {
+	l.mu.Lock()
+	l.states = append(l.states, s)
+	l.mu.Unlock()
+}
+
+func (l *stateLog) get() []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]int(nil), l.states...)
+}
+
+func TestBreakerTransitions(t *testing.T) {
+	clock := newTestClock()
+	var log stateLog
+	b := newBreaker("x", BreakerConfig{Failures: 2, Cooldown: time.Minute}, log.hook)
+	mustAllow := func(probe bool) {
+		t.Helper()
+		if err := b.allow(clock.Now(), probe); err != nil {
+			t.Fatalf("allow (probe %v) in state %d: %v", probe, b.current(), err)
+		}
+	}
+	mustRefuse := func() {
+		t.Helper()
+		err := b.allow(clock.Now(), false)
+		if !errors.Is(err, ErrCircuitOpen) || !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("allow in state %d = %v, want ErrCircuitOpen and ErrUnavailable", b.current(), err)
+		}
+	}
+	// One failure, then a JSON-RPC error (an answer) and a bad response (not a reachability
+	// signal): none of them opens the circuit.
+	for _, o := range []string{OutcomeTimeout, OutcomeError, OutcomeTimeout, OutcomeBadResponse} {
+		mustAllow(false)
+		b.result(clock.Now(), o)
+	}
+	mustAllow(false)
+	b.result(clock.Now(), OutcomeUnavailable) // the second consecutive failure opens it
+	mustRefuse()
+	mustAllow(true) // a health probe passes an open circuit
+	clock.Advance(time.Minute - time.Second)
+	mustRefuse()
+	clock.Advance(time.Second)
+	mustAllow(false) // the half-open trial
+	mustRefuse()     // only one trial at a time
+	b.result(clock.Now(), OutcomeCanceled)
+	mustAllow(false) // a cancelled trial frees the slot
+	b.result(clock.Now(), OutcomeUnavailable)
+	mustRefuse() // the failed trial re-opened it for another cooldown
+	clock.Advance(time.Minute)
+	mustAllow(false)
+	b.result(clock.Now(), OutcomeOK)
+	mustAllow(false)
+	mustAllow(false)
+	want := []int{CircuitClosed, CircuitOpen, CircuitHalfOpen, CircuitOpen, CircuitHalfOpen, CircuitClosed}
+	if got := log.get(); !equalInts(got, want) {
+		t.Fatalf("reported states %v, want %v", got, want)
+	}
+}
+
+func TestBreakerProbeCloses(t *testing.T) {
+	clock := newTestClock()
+	b := newBreaker("x", BreakerConfig{Failures: 1}, nil)
+	b.result(clock.Now(), OutcomeUnavailable)
+	if b.current() != CircuitOpen {
+		t.Fatalf("state %d, want open", b.current())
+	}
+	if err := b.allow(clock.Now(), true); err != nil {
+		t.Fatal(err)
+	}
+	b.result(clock.Now(), OutcomeOK)
+	if b.current() != CircuitClosed {
+		t.Fatalf("state %d after a successful probe, want closed", b.current())
+	}
+}
+
+func TestBreakerDisabled(t *testing.T) {
+	b := newBreaker("x", BreakerConfig{Disabled: true, Failures: 1}, nil)
+	for range 5 {
+		b.result(time.Time{}, OutcomeUnavailable)
+		if err := b.allow(time.Time{}, false); err != nil {
+			t.Fatalf("a disabled breaker refused: %v", err)
+		}
+	}
+}
+
+// TestBreakerThroughRegistry drives a real backend: it fails, the circuit opens and calls stop
+// reaching it, the cooldown passes, the trial reaches it and, once it has recovered, closes the
+// circuit.
+func TestBreakerThroughRegistry(t *testing.T) {
+	var hits atomic.Int64
+	var healthy atomic.Bool
+	srv := loopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		hits.Add(1)
+		if !healthy.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}`)
+	}))
+	clock := newTestClock()
+	var log stateLog
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "fault", URL: srv + "/mcp", Protocol: ProtocolVersion,
+		Breaker: BreakerConfig{Failures: 3, Cooldown: 10 * time.Second}}}},
+		Options{Clock: clock.Now, CircuitState: log.hook})
+	for i := range 3 {
+		if _, err := faultCall(r, context.Background()); !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrCircuitOpen) {
+			t.Fatalf("call %d = %v, want a plain ErrUnavailable", i, err)
+		}
+	}
+	_, err := faultCall(r, context.Background())
+	if !errors.Is(err, ErrCircuitOpen) || hits.Load() != 3 {
+		t.Fatalf("4th call = %v after %d backend hits, want ErrCircuitOpen without a 4th hit", err, hits.Load())
+	}
+	if h := r.Health()[0]; !strings.Contains(h.LastError, "503") {
+		t.Fatalf("health last error %q: the open circuit hid the backend's own error", h.LastError)
+	}
+	healthy.Store(true)
+	clock.Advance(10 * time.Second)
+	s, err := faultCall(r, context.Background())
+	if err != nil {
+		t.Fatalf("half-open trial: %v", err)
+	}
+	if err := drain(s); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.CircuitStates()["fault"]; got != CircuitClosed || hits.Load() != 4 {
+		t.Fatalf("state %d after %d hits, want closed after the trial", got, hits.Load())
+	}
+	want := []int{CircuitClosed, CircuitOpen, CircuitHalfOpen, CircuitClosed}
+	if got := log.get(); !equalInts(got, want) {
+		t.Fatalf("reported states %v, want %v", got, want)
+	}
+}
+
+// loopbackServer serves h on a loopback port until the test ends and returns its base URL.
+func loopbackServer(t testing.TB, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv.URL
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
