@@ -289,3 +289,10 @@ func appendJSONString(dst []byte, s string) []byte {
 	b, _ := json.Marshal(s) // a string always marshals
 	return append(dst, b...)
 }
+
+// withTrace returns params carrying the caller's trace context in _meta (SEP-414), so a backend
+// reading either the headers or _meta sees the same trace; call it on what is forwarded.
+func (x *exchange) withTrace(params json.RawMessage) (json.RawMessage, error) {
+	tc := traceFrom(x.r.Header, x.meta)
+	return injectTraceMeta(params, tc.parent, tc.state, tc.baggage)
+}
