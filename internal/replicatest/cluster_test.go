@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/devissuer"
@@ -56,6 +57,15 @@ func startCluster(t *testing.T) *cluster {
 		c.replicas = append(c.replicas, r)
 		servers = append(servers, balancerServer{Name: r.name, Addr: r.mcpAddr, AdminPort: ports[2*i+1]})
 	}
+	// Registered after the replicas' own cleanups, so it runs first: all three drain at once
+	// instead of one drainDelay after another.
+	t.Cleanup(func() {
+		for _, r := range c.replicas {
+			if r.proc != nil {
+				r.proc.signal(syscall.SIGTERM)
+			}
+		}
+	})
 	for _, r := range c.replicas {
 		r.start(t)
 	}
