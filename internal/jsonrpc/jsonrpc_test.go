@@ -107,7 +107,10 @@ func TestParseParamsAndMeta(t *testing.T) {
 		string(m.ProgressToken) != "7" || m.TraceParent != "00-abc-def-01" {
 		t.Fatalf("meta = %+v", m)
 	}
-	bad := []string{`{"name":1}`, `{"_meta":[]}`, `{"arguments":"x"}`, `{"uri":null}`}
+	if p, err := ParseParams([]byte(`{"name":"x","arguments":null}`)); err != nil || p.Arguments != nil {
+		t.Errorf("arguments null: %v %s", err, p.Arguments)
+	}
+	bad := []string{`{"name":1}`, `{"_meta":[]}`, `{"arguments":"x"}`, `{"uri":null}`, `{"arguments":[]}`}
 	for _, b := range bad {
 		if _, err := ParseParams([]byte(b)); !errors.Is(err, NewError(CodeInvalidParams, "")) {
 			t.Errorf("ParseParams(%s) err = %v, want -32602", b, err)

@@ -51,6 +51,11 @@ func ParseParams(raw json.RawMessage) (*Params, error) {
 			p.HasURI = true
 			return paramString(val, &p.URI, "uri")
 		case "arguments":
+			if string(val) == "null" {
+				// The go-sdk client sends "arguments":null for a call without arguments; the
+				// schema makes the member optional, and null reads the same as absent.
+				return nil
+			}
 			return rawObject(val, &p.Arguments, "arguments")
 		case "requestState":
 			p.HasState = true
