@@ -78,7 +78,7 @@ func (s *Server) rejectState(x *exchange, err error) error {
 	reason := mrtr.Reason(err)
 	s.metrics.MRTREvent(metrics.EventRejected, reason)
 	s.log.LogAttrs(x.ctx, slog.LevelWarn, "requestState rejected",
-		slog.String("request_id", x.w.Header().Get("X-Request-Id")), slog.String("reason", reason),
+		slog.String("request_id", x.requestID), slog.String("reason", reason),
 		slog.String("subject", x.subject()), slog.String("name", x.name))
 	return invalidParams(mrtr.ClientMessage)
 }
@@ -166,7 +166,7 @@ func errString(err error) string {
 
 func (s *Server) logDecision(x *exchange, what string) {
 	s.log.LogAttrs(x.ctx, slog.LevelInfo, what,
-		slog.String("request_id", x.w.Header().Get("X-Request-Id")), slog.String("subject", x.subject()),
+		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
 		slog.String("upstream", x.upstream), slog.String("name", x.name))
 }
 

@@ -20,6 +20,9 @@ type exchange struct {
 	r     *http.Request
 	ctx   context.Context
 	start time.Time
+	// requestID is kept apart from the response headers, which the keep-alive timer may be
+	// writing concurrently.
+	requestID string
 
 	body   []byte
 	req    *jsonrpc.Request

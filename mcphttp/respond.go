@@ -28,9 +28,7 @@ func (x *exchange) passHeaders() http.Header {
 			out[k] = v
 		}
 	}
-	if id := x.w.Header().Get(mcpheader.RequestID); id != "" {
-		out.Set(mcpheader.RequestID, id)
-	}
+	out.Set(mcpheader.RequestID, x.requestID)
 	return out
 }
 

@@ -119,7 +119,8 @@ func methodNotAllowed(c echo.Context) error {
 // exchange.run, and any error it returns is mapped once and written.
 func (s *Server) handlePost(c echo.Context) error {
 	x := &exchange{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
-	x.w.Header().Set(mcpheader.RequestID, requestID(x.r))
+	x.requestID = requestID(x.r)
+	x.w.Header().Set(mcpheader.RequestID, x.requestID)
 	defer s.metrics.InFlight()()
 	defer s.finish(x)
 	defer func() {
@@ -127,7 +128,7 @@ func (s *Server) handlePost(c echo.Context) error {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			s.log.Error("panic serving request", "request_id", x.w.Header().Get(mcpheader.RequestID), "panic", p)
+			s.log.Error("panic serving request", "request_id", x.requestID, "panic", p)
 			x.writeError(mapError(errors.New("panic")))
 		}
 	}()
@@ -158,7 +159,7 @@ func (s *Server) finish(x *exchange) {
 		s.metrics.ToolCall(x.upstream, x.upstreamName, x.outcome)
 	}
 	s.log.LogAttrs(x.ctx, slog.LevelInfo, "request",
-		slog.String("request_id", x.w.Header().Get(mcpheader.RequestID)),
+		slog.String("request_id", x.requestID),
 		slog.String("method", method),
 		slog.String("name", x.name),
 		slog.String("upstream", x.upstream),
