@@ -14,8 +14,9 @@ var (
 )
 
 // NewLogger returns a logger writing to w at level ("debug", "info", "warn", "error", or an
-// offset such as "info+2"; "" is info) in format (FormatJSON, "" alike, or FormatText). Pass a
-// *Writer as w to keep the output off the request path.
+// offset such as "info+2"; "" is info) in format (FormatJSON, "" alike, or FormatText), whose
+// lines carry the request id and trace id of a context from WithRequest. Pass a *Writer as w to
+// keep the output off the request path.
 func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var lv slog.Level
 	if level != "" {
@@ -26,9 +27,9 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
 	case "", FormatJSON:
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(NewContextHandler(slog.NewJSONHandler(w, opts))), nil
 	case FormatText:
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(NewContextHandler(slog.NewTextHandler(w, opts))), nil
 	}
 	return nil, fmt.Errorf("%w %q", ErrFormat, format)
 }
