@@ -219,6 +219,7 @@ func redactURL(raw string) string {
 // Close releases idle connections. In-flight calls are ended by their contexts.
 func (r *Registry) Close() {
 	r.closeOnce.Do(func() {
+		r.closeLegacy() // ends the backends' sessions while connections are still pooled
 		for _, b := range r.backends {
 			if b.transport != nil {
 				b.transport.CloseIdleConnections()
