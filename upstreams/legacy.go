@@ -232,6 +232,7 @@ func (r *Registry) legacyDiscover(ctx context.Context, b *backend, probe bool) (
 	if err != nil {
 		return nil, true, err
 	}
+	b.health.up(r.now)
 	return init.discovered(), true, nil
 }
 

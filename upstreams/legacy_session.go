@@ -307,3 +307,24 @@ func readErr(ctx context.Context, b *backend, err error) error {
 func isClassified(err error) bool {
 	return errors.Is(err, ErrBadResponse) || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrTimeout)
 }
+
+// closeLegacy ends every pooled legacy session with DELETE, so backends free them now rather
+// than at their idle timeout.
+func (r *Registry) closeLegacy() {
+	var wg sync.WaitGroup
+	for _, b := range r.backends {
+		p := &b.legacy.pool
+		p.mu.Lock()
+		live := p.live
+		p.live, p.last = nil, nil
+		p.mu.Unlock()
+		for _, s := range live {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.legacyDelete(context.Background(), b, s)
+			}()
+		}
+	}
+	wg.Wait()
+}

@@ -193,33 +193,32 @@ func translateLegacy(method string, m *jsonrpc.Message) *jsonrpc.Message {
 		}
 		return m
 	}
-	var hasType, hasTTL, hasScope bool
-	_ = jsonrpc.Members(m.Result, func(key, _ []byte) error {
-		switch string(key) {
+	cacheable := cacheableMethod(method)
+	hasType := false
+	res, err := filterObject(make([]byte, 0, len(m.Result)+48), m.Result, func(key string, val []byte) ([]byte, bool) {
+		switch key {
 		case "resultType":
 			hasType = true
-		case "ttlMs":
-			hasTTL = true
-		case "cacheScope":
-			hasScope = true
+		case "ttlMs", "cacheScope":
+			// Not legacy protocol: whatever an SDK put there was not meant for 2026 caches.
+			return nil, !cacheable
 		}
-		return nil
+		return val, true
 	})
+	if err != nil {
+		return m
+	}
 	var add []byte
 	if !hasType {
 		add = append(add, `"resultType":"complete"`...)
 	}
-	if cacheableMethod(method) {
-		if !hasTTL {
-			add = appendMember(add, `"ttlMs":0`)
-		}
-		if !hasScope {
-			add = appendMember(add, `"cacheScope":"private"`)
-		}
+	if cacheable {
+		add = appendMember(add, `"ttlMs":0,"cacheScope":"private"`)
 	}
 	if len(add) > 0 {
-		m.Result = insertMembers(m.Result, add)
+		res = insertMembers(res, add)
 	}
+	m.Result = res
 	return m
 }
 
