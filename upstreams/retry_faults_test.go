@@ -56,7 +56,9 @@ func TestFaultMatrix(t *testing.T) {
 		{"hang before headers", func(w http.ResponseWriter, r *http.Request) { hold(r, done) },
 			func(u *UpstreamConfig) { u.ResponseHeaderTimeout = 100 * time.Millisecond }, ErrTimeout, "awaiting response headers"},
 		{"hang mid-SSE", func(w http.ResponseWriter, r *http.Request) { sse(w); hold(r, done) },
-			func(u *UpstreamConfig) { u.ResponseHeaderTimeout, u.Timeout = 50*time.Millisecond, 400*time.Millisecond },
+			func(u *UpstreamConfig) {
+				u.ResponseHeaderTimeout, u.Timeout = 50*time.Millisecond, 400*time.Millisecond
+			},
 			ErrTimeout, "within the timeout"},
 		{"reset mid-stream", func(w http.ResponseWriter, _ *http.Request) { sse(w); panic(http.ErrAbortHandler) }, nil, ErrUnavailable, ""},
 		{"garbage JSON", func(w http.ResponseWriter, _ *http.Request) { writeJSONBody(w, `{"jsonrpc":"2.0","id":1,"result":`) },
