@@ -159,7 +159,14 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if g.store, err = cfg.Redis.newStore(getenv); err != nil {
 		return nil, err
 	}
-	codec, err := mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL}, g.store, nil)
+	// The epoch guard keeps confirmations single-use even when the store loses its memory. It
+	// is primed now and by every Redis readiness check; a store down at start-up is primed
+	// later.
+	replays := mrtr.GuardEpoch(g.store, cfg.MRTR.TTL, nil)
+	if err := primeEpoch(replays); err != nil {
+		log.Warn("shared store not reachable at start-up; confirmations fail closed until it is", "error", err)
+	}
+	codec, err := mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL}, replays, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +209,7 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	srv.Register(g.mcp)
 	var checks []mcphttp.Check
 	if cfg.Redis.enabled() {
-		checks = append(checks, mcphttp.Check{Name: "redis", Run: g.store.Ping})
+		checks = append(checks, mcphttp.Check{Name: "redis", Run: replays.Prime})
 	}
 	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: g.backends, Gatherer: g.registry,
 		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: auth})
@@ -231,6 +238,12 @@ func newRecorder(cfg *Config, reg *prometheus.Registry) (*metrics.Recorder, erro
 		names = append(names, u.Name)
 	}
 	return metrics.New(reg, metrics.Options{Upstreams: names, Version: version})
+}
+
+func primeEpoch(g *mrtr.EpochGuard) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	return g.Prime(ctx)
 }
 
 func newEcho() *echo.Echo {

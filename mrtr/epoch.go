@@ -1,0 +1,95 @@
+package mrtr
+
+import (
+	"context"
+	"time"
+)
+
+// Keys of the epoch marker. They share the replay key space's prefix so that a store's key
+// prefix and hashing treat them alike.
+const (
+	epochKey   = ReplayKeyPrefix + "epoch"
+	epochAtKey = ReplayKeyPrefix + "epoch-at"
+	// epochTTL keeps the marker for a year; when it expires the guard sees a "new" store once,
+	// and only states issued in the minutes before that are refused.
+	epochTTL = 365 * 24 * time.Hour
+)
+
+// EpochStore is what the epoch guard needs from the shared store: the single-use check and a
+// little key-value memory (store.Store implements it).
+type EpochStore interface {
+	Replays
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+}
+
+// GuardEpoch makes single use survive a store that loses its memory — a Redis restarted without
+// persistence, a failover to a replica that missed the latest writes, or a restarted process
+// using the in-memory store. Such a store would accept a consumed state again for the rest of
+// its lifetime. The guard keeps a marker in the store recording when the store's memory
+// began; a state issued before that instant may have been consumed in the lost memory, so it is
+// refused as a replay (the user is simply asked again). ttl must be the Codec's TTL: a state's
+// issue time is its expiry minus ttl.
+//
+// Call Prime at start-up (and whenever convenient, e.g. from a readiness check) so the marker
+// exists before states are issued; a marker first created at consume time would refuse the
+// states issued just before it.
+func GuardEpoch(s EpochStore, ttl time.Duration, now func() time.Time) *EpochGuard {
+	if ttl == 0 {
+		ttl = DefaultTTL
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &EpochGuard{s: s, ttl: ttl, now: now}
+}
+
+// EpochGuard is the Replays returned by GuardEpoch.
+type EpochGuard struct {
+	s   EpochStore
+	ttl time.Duration
+	now func() time.Time
+}
+
+// UseOnce refuses (first=false) a state issued before the store's memory began, then defers
+// to the store. remaining is the state's remaining lifetime, as Codec.Consume passes it.
+func (g *EpochGuard) UseOnce(ctx context.Context, key string, remaining time.Duration) (bool, error) {
+	since, err := g.epoch(ctx)
+	if err != nil {
+		return false, err
+	}
+	if issued := g.now().Add(remaining - g.ttl); issued.Before(since) {
+		return false, nil
+	}
+	return g.s.UseOnce(ctx, key, remaining)
+}
+
+// Prime creates the marker if the store lacks it (a new or emptied store).
+func (g *EpochGuard) Prime(ctx context.Context) error {
+	_, err := g.epoch(ctx)
+	return err
+}
+
+// epoch returns when the store's current memory began, creating the marker if it is missing.
+func (g *EpochGuard) epoch(ctx context.Context) (time.Time, error) {
+	created, err := g.s.UseOnce(ctx, epochKey, epochTTL)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if !created {
+		v, ok, err := g.s.Get(ctx, epochAtKey)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if t, perr := time.Parse(time.RFC3339Nano, string(v)); ok && perr == nil {
+			return t, nil
+		}
+		// The marker exists without its time: written by a replica that failed between the
+		// two writes. Record now; refusing a little more than needed is the safe side.
+	}
+	t := g.now()
+	if err := g.s.Set(ctx, epochAtKey, []byte(t.UTC().Format(time.RFC3339Nano)), epochTTL); err != nil {
+		return time.Time{}, err
+	}
+	return t, nil
+}

@@ -1,0 +1,87 @@
+package mrtr
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memEpochStore is an in-memory EpochStore whose memory can be wiped, like a Redis restarted
+// without persistence.
+type memEpochStore struct {
+	mu   sync.Mutex
+	used map[string]bool
+	kv   map[string][]byte
+}
+
+func newMemEpochStore() *memEpochStore {
+	return &memEpochStore{used: map[string]bool{}, kv: map[string][]byte{}}
+}
+
+func (m *memEpochStore) UseOnce(_ context.Context, key string, _ time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.used[key] {
+		return false, nil
+	}
+	m.used[key] = true
+	return true, nil
+}
+
+func (m *memEpochStore) Get(_ context.Context, key string) ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.kv[key]
+	return v, ok, nil
+}
+
+func (m *memEpochStore) Set(_ context.Context, key string, v []byte, _ time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.kv[key] = v
+	return nil
+}
+
+func (m *memEpochStore) wipe() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.used, m.kv = map[string]bool{}, map[string][]byte{}
+}
+
+func TestGuardEpoch(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	st := newMemEpochStore()
+	g := GuardEpoch(st, 10*time.Minute, clock)
+	if err := g.Prime(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A state issued after the store's memory began is single-use as usual.
+	now = now.Add(time.Minute)
+	if first, err := g.UseOnce(ctx, "n1", 10*time.Minute); err != nil || !first {
+		t.Fatalf("first use: %v %v", first, err)
+	}
+	if first, _ := g.UseOnce(ctx, "n1", 10*time.Minute); first {
+		t.Fatal("second use accepted")
+	}
+	// A state issued at minute 1, consumed, then the store loses its memory: the replay three
+	// minutes later must still be refused.
+	now = now.Add(3 * time.Minute)
+	st.wipe()
+	if first, err := g.UseOnce(ctx, "n1", 7*time.Minute); err != nil || first {
+		t.Fatalf("replay after the store lost its memory: first=%v err=%v", first, err)
+	}
+	// States issued after the loss work again.
+	now = now.Add(time.Second)
+	if first, err := g.UseOnce(ctx, "n2", 10*time.Minute); err != nil || !first {
+		t.Fatalf("fresh state after the loss: %v %v", first, err)
+	}
+	// The marker survives across guards (replicas) sharing the store.
+	other := GuardEpoch(st, 10*time.Minute, clock)
+	if first, _ := other.UseOnce(ctx, "n2", 10*time.Minute); first {
+		t.Fatal("another replica accepted a used state")
+	}
+}
