@@ -90,6 +90,9 @@ func (x *exchange) forward(kind upstreams.Kind, name string) error {
 	if err := x.s.limitTool(x); err != nil {
 		return err
 	}
+	if params, err = x.withTrace(params); err != nil {
+		return err
+	}
 	// Armed before the call: a backend may hold even its response headers until it is done.
 	x.armKeepAlive()
 	st, err := x.s.backends.Call(x.ctx, &upstreams.Call{
@@ -120,9 +123,13 @@ func kindNoun(k upstreams.Kind) string {
 // list fans a list method out to the backends and answers with the merged, filtered page.
 func (x *exchange) list() error {
 	visible, filtered := x.s.visibility(x)
+	params, err := x.withTrace(x.req.Params)
+	if err != nil {
+		return err
+	}
 	res, err := x.s.backends.List(x.ctx, &upstreams.ListRequest{
 		Method:  x.req.Method,
-		Params:  x.req.Params,
+		Params:  params,
 		Visible: visible,
 		Private: filtered,
 		Header:  x.passHeaders(),

@@ -23,10 +23,10 @@ func (x *exchange) passHeaders() http.Header {
 			out[k] = v
 		}
 	}
-	for _, k := range [...]string{mcpheader.TraceParent, mcpheader.TraceState, mcpheader.Baggage} {
-		if v := x.r.Header.Values(k); len(v) > 0 {
-			out[k] = v
-		}
+	// Trace context from the caller's headers, or from its _meta when it sent none (SEP-414),
+	// validated; invalid values are dropped.
+	for k, v := range traceHeaders(x.r.Header, x.meta) {
+		out[k] = v
 	}
 	out.Set(mcpheader.RequestID, x.requestID)
 	return out
