@@ -285,9 +285,18 @@ func jsonStringEquals(val []byte, s string) bool {
 	return json.Unmarshal(val, &dec) == nil && dec == s
 }
 
+// appendJSONString appends s as a JSON string. Validated trace values and the keys are plain
+// ASCII needing no escapes, which skips the encoder.
 func appendJSONString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s) // a string always marshals
-	return append(dst, b...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always marshals
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // withTrace returns params carrying the caller's trace context in _meta (SEP-414), so a backend
