@@ -181,7 +181,13 @@ func (r *Registry) fetchList(ctx context.Context, spec listSpec, q *listQuery) (
 		}()
 	}
 	wg.Wait()
-	m := &merged{ttlMs: -1}
+	total := 0
+	for _, p := range parts {
+		if p != nil {
+			total += len(p.items)
+		}
+	}
+	m := &merged{ttlMs: -1, items: make([]listItem, 0, total)}
 	answered := 0
 	for i, b := range r.backends {
 		if err := errs[i]; err != nil {
