@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -121,6 +122,8 @@ func (s *Server) handlePost(c echo.Context) error {
 	x := &exchange{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
 	x.requestID = requestID(x.r)
 	x.w.Header().Set(mcpheader.RequestID, x.requestID)
+	// Every log line of this request, the authorization decision included, carries its ids.
+	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(x.r.Header.Get(mcpheader.TraceParent)))
 	defer s.metrics.InFlight()()
 	defer s.finish(x)
 	defer func() {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/certreload"
+	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/mcphttp"
@@ -32,7 +33,14 @@ type listeners struct {
 // serve runs the gateway until ctx is done, then drains: not-ready first while still serving,
 // then stop accepting and let in-flight requests finish (DESIGN.md "Operations").
 func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout, stderr io.Writer, started chan<- listeners) error {
-	log, err := newLogger(cfg.Log, stderr)
+	// Log lines go through a bounded queue drained by one goroutine, so a slow log destination
+	// never stalls a request; lines that do not fit are counted and reported.
+	logOut, err := logging.New(stderr, logging.Config{Format: cfg.Log.Format})
+	if err != nil {
+		return err
+	}
+	defer logOut.Close()
+	log, err := logging.NewLogger(logOut, cfg.Log.Level, cfg.Log.Format)
 	if err != nil {
 		return err
 	}
@@ -47,6 +55,12 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 		return err
 	}
 	defer g.close()
+	if err := g.registry.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "mcp_gateway_log_lines_dropped_total",
+		Help: "Log lines dropped because the log destination could not keep up.",
+	}, func() float64 { return float64(logOut.Dropped()) })); err != nil {
+		return err
+	}
 	var certs *certreload.Reloader
 	if cfg.Server.TLS.CertFile != "" {
 		certs, err = certreload.New(cfg.Server.TLS.CertFile, cfg.Server.TLS.KeyFile, certreload.WithLogger(log))
@@ -262,16 +276,4 @@ func (g *gateway) httpServer(cfg *Config, h http.Handler) *http.Server {
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 	}
-}
-
-func newLogger(c LogConfig, w io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.Level)); err != nil {
-		return nil, err
-	}
-	opts := &slog.HandlerOptions{Level: level}
-	if c.Format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	}
-	return slog.New(slog.NewJSONHandler(w, opts)), nil
 }
