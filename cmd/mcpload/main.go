@@ -58,8 +58,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runSummarize(args, stdout, stderr)
 	case "ports":
 		return runPorts(args, stdout, stderr)
+	case "issuer":
+		return runIssuer(ctx, args, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "mcpload: unknown command %q (run, backend, hold, startup, summarize, ports)\n", cmd)
+	fmt.Fprintf(stderr, "mcpload: unknown command %q (run, backend, hold, startup, summarize, ports, issuer)\n", cmd)
 	return errUsage
 }
 
