@@ -34,9 +34,10 @@ func (s *legacySSE) next() ([]byte, error) {
 			return nil, err
 		}
 		if len(line) == 0 {
-			if hasData {
+			if hasData && len(s.data) > 0 {
 				return s.data, nil
 			}
+			hasData = false // a priming event: its empty data carries nothing to decode
 			continue
 		}
 		field, value := line, []byte(nil)

@@ -1,0 +1,236 @@
+package upstreams
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// rawLegacy is a 2025-11-25 backend written with net/http for behaviours the SDKs do not
+// produce on demand. Its tools:
+//
+//	ping_mid  sends a ping request on the response stream and answers once the ping reply arrived
+//	resume    sends a priming event with an id and retry, closes the stream, and answers on the
+//	          GET that resumes after that id (SEP-1699)
+//	elicit    sends elicitation/create and answers with the error code the gateway replied with
+//	expire    the first call kills its session: it and every later request on it get 404
+type rawLegacy struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	sessions int
+	killed   map[string]bool
+	resumeID json.RawMessage      // id of the call the resume tool left open
+	log      []string             // "METHOD jsonrpc-method session" per request
+	replies  chan json.RawMessage // JSON-RPC responses POSTed by the gateway
+	resumed  chan string          // Last-Event-ID of resuming GETs
+}
+
+func startRawLegacy(t *testing.T) *rawLegacy {
+	t.Helper()
+	b := &rawLegacy{killed: map[string]bool{}, replies: make(chan json.RawMessage, 8), resumed: make(chan string, 8)}
+	b.srv = httptest.NewServer(http.HandlerFunc(b.serve))
+	t.Cleanup(func() {
+		b.srv.CloseClientConnections()
+		b.srv.Close()
+	})
+	return b
+}
+
+func (b *rawLegacy) URL() string { return b.srv.URL + "/mcp" }
+
+func (b *rawLegacy) record(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.log = append(b.log, s)
+}
+
+func (b *rawLegacy) requests() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.log...)
+}
+
+type rawMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name string `json:"name"`
+	} `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+func (b *rawLegacy) serve(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get("Mcp-Session-Id")
+	if r.Method == http.MethodGet {
+		b.record("GET " + sid + " " + r.Header.Get("Last-Event-ID"))
+		b.resumed <- r.Header.Get("Last-Event-ID")
+		b.mu.Lock()
+		id := b.resumeID
+		b.mu.Unlock()
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[{"type":"text","text":"resumed"}]}}`)
+		return
+	}
+	if r.Method == http.MethodDelete {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var m rawMsg
+	_ = json.Unmarshal(body, &m)
+	switch {
+	case m.Method == "" && (m.Result != nil || m.Error != nil):
+		b.record("POST response " + sid)
+		b.replies <- body
+		w.WriteHeader(http.StatusAccepted)
+	case m.Method == "server/discover":
+		http.Error(w, "Bad Request: no session", http.StatusBadRequest) // a plain legacy 400
+	case m.Method == "initialize":
+		b.mu.Lock()
+		b.sessions++
+		n := b.sessions
+		b.mu.Unlock()
+		b.record("POST initialize")
+		w.Header().Set("Mcp-Session-Id", fmt.Sprintf("s%d", n))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"list":{}}},"serverInfo":{"name":"raw","version":"1"}}}`, m.ID)
+	case m.Method == "notifications/initialized" || m.Method == "notifications/cancelled":
+		b.record("POST " + m.Method + " " + sid)
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		b.record("POST " + m.Method + " " + sid + " " + m.Params.Name)
+		b.tool(w, r, sid, &m)
+	}
+}
+
+func (b *rawLegacy) tool(w http.ResponseWriter, r *http.Request, sid string, m *rawMsg) {
+	b.mu.Lock()
+	if m.Params.Name == "expire" && len(b.killed) == 0 {
+		b.killed[sid] = true
+	}
+	dead := b.killed[sid]
+	b.mu.Unlock()
+	if dead {
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
+	switch m.Params.Name {
+	case "expire":
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"fresh"}]}}`)
+	case "ping_mid":
+		legacyEvent(w, `{"jsonrpc":"2.0","id":"srv-ping","method":"ping"}`)
+		reply := b.awaitReply(r.Context())
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":`+quoteJSON(string(reply))+`}]}}`)
+	case "elicit":
+		legacyEvent(w, `{"jsonrpc":"2.0","id":"srv-e","method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}`)
+		reply := b.awaitReply(r.Context())
+		legacyEvent(w, `{"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":"e"}}`)
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"isError":true,"content":[{"type":"text","text":`+quoteJSON(string(reply))+`}]}}`)
+	case "resume":
+		b.mu.Lock()
+		b.resumeID = m.ID
+		b.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "id: ev-1\nretry: 10\ndata: \n\n")
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"unknown tool"}}`, m.ID)
+	}
+}
+
+func (b *rawLegacy) awaitReply(ctx context.Context) json.RawMessage {
+	select {
+	case r := <-b.replies:
+		return r
+	case <-ctx.Done():
+		return nil
+	case <-time.After(30 * time.Second):
+		return json.RawMessage(`"no reply"`)
+	}
+}
+
+func legacyEvent(w http.ResponseWriter, data string) {
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "text/event-stream")
+	}
+	fmt.Fprintf(w, "event: message\ndata: %s\n\n", data)
+	w.(http.Flusher).Flush()
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func TestLegacyRawBackend(t *testing.T) {
+	raw := startRawLegacy(t)
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}}, Options{})
+	call := func(t *testing.T, tool string) map[string]any {
+		return callOnce(t, r, MethodToolsCall, "raw__"+tool, KindTool, `{"_meta":`+testMeta+`,"name":"raw__`+tool+`"}`)
+	}
+	t.Run("ping mid-stream is answered with the session", func(t *testing.T) {
+		res := call(t, "ping_mid")
+		reply, _ := path(res, "result", "content", 0, "text").(string)
+		if reply != `{"jsonrpc":"2.0","id":"srv-ping","result":{}}` {
+			t.Fatalf("backend got ping reply %q", reply)
+		}
+		if log := raw.requests(); !strings.HasPrefix(log[len(log)-1], "POST response s") {
+			t.Fatalf("reply not posted on the session: %v", log)
+		}
+	})
+	t.Run("elicitation is refused and its completion dropped", func(t *testing.T) {
+		s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`3`),
+			Target: Target{Upstream: "raw", Name: "elicit"}, Params: json.RawMessage(`{"name":"raw__elicit"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := collect(t, s)
+		if len(msgs) != 1 {
+			t.Fatalf("got %v, want only the final response", msgs)
+		}
+		m := decodeObject(t, msgs[0])
+		reply, _ := path(m, "result", "content", 0, "text").(string)
+		if !strings.Contains(reply, `"code":-32601`) || !strings.Contains(reply, "not supported through the gateway yet") {
+			t.Fatalf("backend got elicitation reply %q", reply)
+		}
+	})
+	t.Run("early close is resumed with Last-Event-ID", func(t *testing.T) {
+		res := call(t, "resume")
+		if got := path(res, "result", "content", 0, "text"); got != "resumed" {
+			t.Fatalf("response %v", res)
+		}
+		if id := <-raw.resumed; id != "ev-1" {
+			t.Fatalf("resumed after %q, want ev-1", id)
+		}
+		if log := raw.requests(); !strings.HasPrefix(log[len(log)-1], "GET s") {
+			t.Fatalf("resume GET without a session: %v", log)
+		}
+	})
+	t.Run("404 re-initializes and retries once", func(t *testing.T) {
+		before := len(raw.requests())
+		res := call(t, "expire")
+		if got := path(res, "result", "content", 0, "text"); got != "fresh" {
+			t.Fatalf("response %v", res)
+		}
+		got := raw.requests()[before:]
+		if len(got) != 4 || got[1] != "POST initialize" || !strings.HasPrefix(got[3], "POST tools/call s") {
+			t.Fatalf("backend saw %v, want call, initialize, initialized, call", got)
+		}
+	})
+	t.Run("discover comes from initialize without core tasks", func(t *testing.T) {
+		d, err := r.Capabilities(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(d.Capabilities) != `{"tools":{}}` {
+			t.Fatalf("capabilities %s", d.Capabilities)
+		}
+	})
+}
