@@ -1,6 +1,7 @@
 package upstreams
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -173,6 +174,10 @@ func (s *Stream) readJSON() error {
 	m, err := decodeResponse(s.b.name, s.status, buf.Bytes(), s.b.maxBytes)
 	if err != nil {
 		return err
+	}
+	if string(s.id) == gatewayID {
+		// roundTrip hands s.last (list pages, discover) on after buf went back to the pool.
+		m.Result = bytes.Clone(m.Result)
 	}
 	s.pending, err = s.final(m)
 	return err
