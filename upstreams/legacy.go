@@ -135,7 +135,8 @@ func (r *Registry) probeEra(ctx context.Context, b *backend) (era, *discovered, 
 	return eraModern, d, nil
 }
 
-// classifyProbe: a DiscoverResult naming 2026-07-28, or an error code from the range the
+// classifyProbe: a result (a DiscoverResult naming 2026-07-28, or anything but a
+// DiscoverResult of legacy versions), or an error code from the range the
 // 2026 revision reserves (-32020..-32099), means modern; a result whose supportedVersions lacks
 // 2026-07-28, a -32022 whose data.supported lacks it, or a 400, 404 or 405 without a modern
 // body means legacy.
@@ -145,10 +146,10 @@ func classifyProbe(status int, m *jsonrpc.Message, err error) era {
 		return eraLegacy
 	case err != nil:
 		return eraUnknown
-	case m.Error == nil && supportsModern(m.Result, "supportedVersions"):
-		return eraModern
+	case m.Error == nil && hasMember(m.Result, "supportedVersions") && !supportsModern(m.Result, "supportedVersions"):
+		return eraLegacy // e.g. the go-sdk's stateful server: a DiscoverResult of legacy versions
 	case m.Error == nil:
-		return eraLegacy
+		return eraModern // a modern request answered without a session is not a legacy server
 	case m.Error.Code == jsonrpc.CodeUnsupportedProtocolVersion && !supportsModern(m.Error.Data, "supported"):
 		return eraLegacy
 	case m.Error.Code <= -32020 && m.Error.Code >= -32099:
@@ -191,6 +192,18 @@ func readProbeResponse(b *backend, resp *http.Response) (*jsonrpc.Message, error
 		}
 	}
 	return nil, statusError(b.name, resp.StatusCode, "server/discover probe got no JSON-RPC response")
+}
+
+// hasMember reports whether the JSON object obj has the member key.
+func hasMember(obj json.RawMessage, key string) bool {
+	found := false
+	if len(obj) > 0 && obj[0] == '{' {
+		_ = jsonrpc.Members(obj, func(k, _ []byte) error {
+			found = found || string(k) == key
+			return nil
+		})
+	}
+	return found
 }
 
 // supportsModern reports whether the string array member key of obj names ProtocolVersion.

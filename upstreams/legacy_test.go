@@ -302,3 +302,27 @@ func newNoopTool(name string) *mcp.Tool {
 func noopHandler(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{}, nil
 }
+
+func TestLegacyPinnedRevisions(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2025-06-18", "2025-03-26"} {
+		t.Run(version, func(t *testing.T) {
+			beta := mcptest.StartLegacyServer(t, "beta")
+			r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "beta", URL: beta.URL(), Protocol: version}}}, Options{})
+			res := callOnce(t, r, MethodToolsCall, "beta__echo", KindTool, `{"name":"beta__echo","arguments":{"text":"v"}}`)
+			if path(res, "result", "content", 0, "text") != "v" {
+				t.Fatalf("response %v", res)
+			}
+			if got := strings.Join(postedMethods(beta), " "); got != "initialize notifications/initialized tools/call" {
+				t.Fatalf("backend saw %q: a pinned era skips the probe", got)
+			}
+			h := lastRequest(t, beta, "").Header
+			want := version
+			if version == "2025-03-26" {
+				want = "" // that revision predates the header
+			}
+			if got := h.Get("Mcp-Protocol-Version"); got != want {
+				t.Fatalf("MCP-Protocol-Version = %q, want %q", got, want)
+			}
+		})
+	}
+}
