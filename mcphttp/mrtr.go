@@ -34,7 +34,16 @@ func (s *Server) mrtrIn(x *exchange, target upstreams.Target) (params json.RawMe
 		return nil, false, err
 	}
 	if !x.params.HasState {
-		if x.decision.Confirm && x.req.Method == mrtr.MethodToolsCall {
+		if x.req.Method != mrtr.MethodToolsCall {
+			return x.req.Params, false, nil
+		}
+		confirm := x.decision.Confirm
+		if !confirm {
+			if confirm, err = s.isDestructive(x, x.name); err != nil {
+				return nil, false, err
+			}
+		}
+		if confirm {
 			return nil, true, s.askConfirmation(x, b)
 		}
 		return x.req.Params, false, nil

@@ -60,6 +60,7 @@ type Server struct {
 	auth         *authz.Service
 	mrtr         *mrtr.Codec
 	rate         RateLimits
+	hints        toolHints
 	now          func() time.Time
 	serverInfo   []byte
 	instructions string

@@ -1,0 +1,101 @@
+package mcphttp
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// hintsTTL is how long this replica trusts what it learned of the backends' tool annotations.
+const hintsTTL = time.Minute
+
+// toolHints remembers which tools declare destructiveHint, learned from the backends' own
+// tools/list (MCP annotations, digest §5.2), for server.confirmDestructiveTools.
+type toolHints struct {
+	mu          sync.Mutex
+	destructive map[string]bool // namespaced tool name → destructiveHint
+	fetched     time.Time
+	refreshing  chan struct{} // closed when the running refresh ends; nil when none runs
+}
+
+// isDestructive reports whether a call must be confirmed because its tool declares
+// destructiveHint: true. The annotations come from a tools/list this replica made itself, at most
+// hintsTTL old. A tool the list does not show is confirmed: unknown is not safe.
+func (s *Server) isDestructive(x *exchange, name string) (bool, error) {
+	if !s.cfg.ConfirmDestructiveTools {
+		return false, nil
+	}
+	h := &s.hints
+	for {
+		h.mu.Lock()
+		if !h.fetched.IsZero() && s.now().Sub(h.fetched) < hintsTTL {
+			d, known := h.destructive[name]
+			h.mu.Unlock()
+			return d || !known, nil
+		}
+		if wait := h.refreshing; wait != nil {
+			// One refresh at a time; the others wait for its result.
+			h.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-x.ctx.Done():
+				return false, x.ctx.Err()
+			}
+		}
+		h.refreshing = make(chan struct{})
+		h.mu.Unlock()
+		m, err := s.fetchDestructive(x.ctx)
+		h.mu.Lock()
+		if err == nil {
+			h.destructive, h.fetched = m, s.now()
+		}
+		close(h.refreshing)
+		h.refreshing = nil
+		h.mu.Unlock()
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// fetchDestructive lists every backend's tools, all pages, with no identity filter.
+func (s *Server) fetchDestructive(ctx context.Context) (map[string]bool, error) {
+	out := map[string]bool{}
+	cursor := ""
+	for page := 0; page < 1000; page++ {
+		params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion +
+			`","io.modelcontextprotocol/clientCapabilities":{}}`
+		if page > 0 {
+			c, _ := json.Marshal(cursor)
+			params += `,"cursor":` + string(c)
+		}
+		res, err := s.backends.List(ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}")})
+		if err != nil {
+			return nil, err
+		}
+		var list struct {
+			Tools []struct {
+				Name        string `json:"name"`
+				Annotations struct {
+					DestructiveHint *bool `json:"destructiveHint"`
+				} `json:"annotations"`
+			} `json:"tools"`
+			NextCursor *string `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(res, &list); err != nil {
+			return nil, upstreams.ErrBadResponse
+		}
+		for _, t := range list.Tools {
+			out[t.Name] = t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint
+		}
+		if list.NextCursor == nil {
+			return out, nil
+		}
+		cursor = *list.NextCursor
+	}
+	return out, nil
+}
