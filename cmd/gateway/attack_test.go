@@ -313,7 +313,7 @@ func checkCode(t *testing.T, got reply, want int) {
 func (f *attackFixture) checkNothingForwarded(t *testing.T, tt attack) {
 	t.Helper()
 	for _, b := range f.backends {
-		for _, ex := range b.Requests() {
+		for _, ex := range b.Forwarded() {
 			method := ex.Header.Get("Mcp-Method")
 			if tt.lists && strings.HasSuffix(method, "/list") && !bytes.Contains(ex.Body, []byte(`"cursor"`)) {
 				continue

@@ -173,7 +173,7 @@ func TestAttackTable(t *testing.T) {
 			if err := json.Unmarshal([]byte(body), &rpc); err != nil || rpc.Error.Code != tt.code || rpc.ID != 7 {
 				t.Errorf("body = %s, want code %d and id 7", body, tt.code)
 			}
-			if n := len(f.alpha.Requests()) + len(f.beta.Requests()); n != 0 {
+			if n := len(f.alpha.Forwarded()) + len(f.beta.Forwarded()); n != 0 {
 				t.Errorf("backends received %d requests", n)
 			}
 		})

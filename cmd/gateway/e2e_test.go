@@ -110,10 +110,10 @@ func TestEndToEnd(t *testing.T) {
 		if got := text(t, res); got != "héllo" {
 			t.Errorf("echo = %q", got)
 		}
-		if len(alpha.Requests()) != 0 {
-			t.Errorf("alpha received %d requests for a beta tool", len(alpha.Requests()))
+		if len(alpha.Forwarded()) != 0 {
+			t.Errorf("alpha received %d requests for a beta tool", len(alpha.Forwarded()))
 		}
-		reqs := beta.Requests()
+		reqs := beta.Forwarded()
 		if len(reqs) != 1 || reqs[0].Header.Get("Mcp-Name") != "echo" || !strings.Contains(string(reqs[0].Body), `"name":"echo"`) {
 			t.Fatalf("beta got %+v", reqs)
 		}

@@ -265,6 +265,19 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // written has Status 0.
 func (s *Server) Requests() []Exchange { return s.rec.all() }
 
+// Forwarded returns the recorded exchanges except server/discover, which a gateway sends on its
+// own (health probes, capability discovery) at any time: what is left is what a client's request
+// could have caused.
+func (s *Server) Forwarded() []Exchange {
+	var out []Exchange
+	for _, e := range s.rec.all() {
+		if e.Header.Get("Mcp-Method") != "server/discover" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // Reset forgets the recorded exchanges.
 func (s *Server) Reset() { s.rec.reset() }
 
