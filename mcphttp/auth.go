@@ -60,6 +60,8 @@ func (s *Server) authenticate(x *exchange) error {
 		x.principal, err = s.auth.Authenticate(x.ctx, tok)
 	}
 	if err == nil {
+		// Kept only for backends configured for token exchange; never forwarded as is.
+		x.token = tok
 		return nil
 	}
 	s.metrics.AuthFailure(authReasons[authz.Reason(err)])

@@ -102,6 +102,7 @@ func (x *exchange) forward(kind upstreams.Kind, name string) error {
 		Target:          target,
 		ProtocolVersion: x.meta.ProtocolVersion,
 		Header:          x.passHeaders(),
+		SubjectToken:    x.subjectToken(target.Upstream),
 	})
 	if err != nil {
 		return err
@@ -127,13 +128,19 @@ func (x *exchange) list() error {
 	if err != nil {
 		return err
 	}
-	res, err := x.s.backends.List(x.ctx, &upstreams.ListRequest{
+	req := &upstreams.ListRequest{
 		Method:  x.req.Method,
 		Params:  params,
 		Visible: visible,
 		Private: filtered,
 		Header:  x.passHeaders(),
-	})
+		// Lists a backend marks private are cached per authorization context only.
+		CacheKey: x.subject(),
+	}
+	if x.token != "" && x.s.backends.AnyExchangesTokens() {
+		req.SubjectToken = x.token
+	}
+	res, err := x.s.backends.List(x.ctx, req)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ type exchange struct {
 	upstreamName string // the backend-side name or URI
 	streamClosed func() // ends the open-SSE-streams gauge when the response was a stream
 	principal    *authz.Principal
+	token        string // the verified bearer token: only ever given to upstreams for token exchange
 	decision     authz.Decision
 	confirmed    bool // the user approved this call (gateway confirmation)
 
@@ -93,6 +94,15 @@ func (x *exchange) subject() string {
 		return ""
 	}
 	return x.principal.Issuer + "#" + x.principal.Subject
+}
+
+// subjectToken returns the caller's token for a backend that exchanges it (RFC 8693), "" for
+// every other backend.
+func (x *exchange) subjectToken(upstream string) string {
+	if x.token != "" && x.s.backends.ExchangesTokens(upstream) {
+		return x.token
+	}
+	return ""
 }
 
 // decode is stage 2: one strict JSON-RPC message, and its params and _meta members.

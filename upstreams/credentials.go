@@ -66,8 +66,9 @@ type AuthConfig struct {
 	// ClientID is the gateway's client id at the authorization server.
 	ClientID string `yaml:"clientID"`
 	// ClientSecret is the client secret, already resolved by the caller from a file or the
-	// environment; sent with client_secret_basic and never logged.
-	ClientSecret string `yaml:"clientSecret"`
+	// environment; sent with client_secret_basic and never logged. Not read from YAML: the
+	// caller's configuration gives it as a secret reference.
+	ClientSecret string `yaml:"-"`
 	// Scopes are requested as the space-separated scope parameter. Optional.
 	Scopes []string `yaml:"scopes"`
 	// Audience is sent as the audience parameter (RFC 8693 §2.1): the logical name of the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"strconv"
@@ -43,6 +44,8 @@ type Config struct {
 	Upstreams []UpstreamConfig          `yaml:"upstreams"`
 	// HealthInterval is the period of the backend health probe. Default 15s.
 	HealthInterval time.Duration `yaml:"healthInterval"`
+	// Cache bounds the per-backend list cache (entries honour each backend's ttlMs).
+	Cache upstreams.CacheConfig `yaml:"cache"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -106,13 +109,26 @@ type AuthConfig struct {
 // UpstreamConfig is one backend as written in the file: upstreams.UpstreamConfig with header
 // values that are secrets (file, env or inline).
 type UpstreamConfig struct {
-	Name             string            `yaml:"name"`
-	URL              string            `yaml:"url"`
-	Timeout          time.Duration     `yaml:"timeout"`
-	ConnectTimeout   time.Duration     `yaml:"connectTimeout"`
-	Required         bool              `yaml:"required"`
-	MaxResponseBytes int64             `yaml:"maxResponseBytes"`
-	Headers          map[string]Secret `yaml:"headers"`
+	Name                  string                  `yaml:"name"`
+	URL                   string                  `yaml:"url"`
+	Protocol              string                  `yaml:"protocol"`
+	Timeout               time.Duration           `yaml:"timeout"`
+	ConnectTimeout        time.Duration           `yaml:"connectTimeout"`
+	ResponseHeaderTimeout time.Duration           `yaml:"responseHeaderTimeout"`
+	Required              bool                    `yaml:"required"`
+	MaxResponseBytes      int64                   `yaml:"maxResponseBytes"`
+	Headers               map[string]Secret       `yaml:"headers"`
+	TLS                   upstreams.TLSConfig     `yaml:"tls"`
+	Auth                  UpstreamAuth            `yaml:"auth"`
+	Retry                 upstreams.RetryConfig   `yaml:"retry"`
+	Breaker               upstreams.BreakerConfig `yaml:"breaker"`
+}
+
+// UpstreamAuth is upstreams.AuthConfig with the client secret given as a secret.
+type UpstreamAuth struct {
+	upstreams.AuthConfig `yaml:",inline"`
+	// ClientSecret authenticates the gateway at the token endpoint (file, env or value).
+	ClientSecret Secret `yaml:"clientSecret"`
 }
 
 func (c *Config) applyDefaults() {
@@ -291,21 +307,45 @@ func (c *Config) validateAuth() []error {
 // upstreamsConfig converts the file form to upstreams.Config. With getenv nil, header secrets
 // are not resolved (for validation only).
 func (c *Config) upstreamsConfig(resolved map[string]map[string]string) upstreams.Config {
-	out := upstreams.Config{Namespace: c.Namespace, HealthInterval: c.HealthInterval}
+	out := upstreams.Config{Namespace: c.Namespace, HealthInterval: c.HealthInterval, Cache: c.Cache}
 	for _, u := range c.Upstreams {
+		auth := u.Auth.AuthConfig
+		auth.ClientSecret = resolved[u.Name][clientSecretKey]
+		headers := resolved[u.Name]
+		if _, ok := headers[clientSecretKey]; ok {
+			headers = maps.Clone(headers)
+			delete(headers, clientSecretKey)
+		}
 		out.Upstreams = append(out.Upstreams, upstreams.UpstreamConfig{
-			Name: u.Name, URL: u.URL, Timeout: u.Timeout, ConnectTimeout: u.ConnectTimeout,
-			Required: u.Required, MaxResponseBytes: u.MaxResponseBytes, Headers: resolved[u.Name],
+			Name: u.Name, URL: u.URL, Protocol: u.Protocol, Timeout: u.Timeout,
+			ConnectTimeout: u.ConnectTimeout, ResponseHeaderTimeout: u.ResponseHeaderTimeout,
+			Required: u.Required, MaxResponseBytes: u.MaxResponseBytes, Headers: headers,
+			TLS: u.TLS, Auth: auth, Retry: u.Retry, Breaker: u.Breaker,
 		})
 	}
 	return out
 }
 
-// resolveSecrets reads every header secret. Errors name the setting, never the value.
+// clientSecretKey carries an upstream's resolved OAuth client secret beside its header values;
+// it cannot clash with a header name, which never contains a space.
+const clientSecretKey = "auth client secret"
+
+// resolveSecrets reads every header secret and OAuth client secret. Errors name the setting, never the value.
 func (c *Config) resolveSecrets(getenv func(string) string) (map[string]map[string]string, error) {
 	out := make(map[string]map[string]string, len(c.Upstreams))
 	var errs []error
 	for i, u := range c.Upstreams {
+		if !u.Auth.ClientSecret.IsZero() {
+			v, err := u.Auth.ClientSecret.resolve(getenv)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("upstreams[%d].auth.clientSecret: %w", i, err))
+			} else {
+				if out[u.Name] == nil {
+					out[u.Name] = map[string]string{}
+				}
+				out[u.Name][clientSecretKey] = v
+			}
+		}
 		for h, s := range u.Headers {
 			v, err := s.resolve(getenv)
 			if err != nil {

@@ -192,6 +192,10 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		Logger:  log,
 		Cursors: ring.Sealer(seal.PurposeCursor),
 		Observe: rec.ObserveUpstream,
+		// Both hooks are called with the breaker lock or on the list path: the recorder's
+		// methods are non-blocking.
+		CircuitState: func(upstream string, state int) { rec.SetCircuitState(upstream, circuitGauge(state)) },
+		CacheResult:  rec.ListCache,
 	})
 	if err != nil {
 		return nil, err
@@ -239,6 +243,18 @@ func (g *gateway) close() {
 	if g.store != nil {
 		_ = g.store.Close()
 	}
+}
+
+// circuitGauge maps upstreams' circuit states onto the gauge values the metric documents
+// (0 closed, 1 half-open, 2 open), which dashboards and alerts rely on.
+func circuitGauge(state int) int {
+	switch state {
+	case upstreams.CircuitOpen:
+		return metrics.CircuitOpen
+	case upstreams.CircuitHalfOpen:
+		return metrics.CircuitHalfOpen
+	}
+	return metrics.CircuitClosed
 }
 
 // newRecorder registers the gateway's metrics and the Go runtime and process collectors on reg,
