@@ -48,6 +48,13 @@ type Config struct {
 	// annotations come from the backends' tools/list, re-read every minute; a tool the list
 	// does not show is confirmed too. Default false.
 	ConfirmDestructiveTools bool `yaml:"confirmDestructiveTools"`
+	// MaxConcurrent bounds requests in flight on this replica; more get 503 with Retry-After.
+	// Default DefaultMaxConcurrent; negative disables.
+	MaxConcurrent int `yaml:"maxConcurrent"`
+	// MaxConcurrentPerCaller bounds one authenticated caller's requests in flight on this
+	// replica; more get 429 with Retry-After. Default DefaultMaxConcurrentPerCaller; negative
+	// disables.
+	MaxConcurrentPerCaller int `yaml:"maxConcurrentPerCaller"`
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -60,6 +67,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.SSEKeepAlive == 0 {
 		c.SSEKeepAlive = DefaultSSEKeepAlive
+	}
+	if c.MaxConcurrent == 0 {
+		c.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if c.MaxConcurrentPerCaller == 0 {
+		c.MaxConcurrentPerCaller = DefaultMaxConcurrentPerCaller
 	}
 	return c
 }

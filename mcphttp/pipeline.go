@@ -58,6 +58,11 @@ type exchange struct {
 //     tool, prompt or resource exists;
 //   - only then does the method's handler route, authorize and forward.
 func (x *exchange) run() error {
+	release, err := x.s.inflight.acquire()
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := x.guard(); err != nil {
 		return err
 	}
@@ -82,6 +87,11 @@ func (x *exchange) run() error {
 	if err := x.s.authenticate(x); err != nil {
 		return err
 	}
+	releaseCaller, err := x.s.inflight.acquireCaller(x.subject())
+	if err != nil {
+		return err
+	}
+	defer releaseCaller()
 	if err := x.s.limitCaller(x); err != nil {
 		return err
 	}

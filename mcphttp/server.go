@@ -61,6 +61,7 @@ type Server struct {
 	mrtr         *mrtr.Codec
 	rate         RateLimits
 	hints        toolHints
+	inflight     *concurrency
 	now          func() time.Time
 	serverInfo   []byte
 	instructions string
@@ -83,6 +84,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		limits:   cfg.limits(),
 		origins:  newOriginPolicy(cfg, deps.Loopback),
 		handlers: newHandlers(),
+		inflight: newConcurrency(cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller),
 		backends: deps.Backends,
 		log:      deps.Logger,
 		metrics:  deps.Metrics,
