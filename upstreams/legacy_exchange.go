@@ -44,6 +44,18 @@ func (r *Registry) legacyDo(ctx context.Context, b *backend, s *legacySession, m
 	if lastEventID != "" {
 		req.Header.Set(mcpheader.LastEventID, lastEventID)
 	}
+	if b.creds != nil {
+		// Sessions are shared by all callers, so they authenticate as the gateway itself
+		// (client credentials), never with a token exchanged for one caller.
+		auth, err := b.creds.authorization(ctx, "", false)
+		if err != nil {
+			if !errors.Is(err, ErrUnavailable) {
+				err = classify(ctx, b.name, err)
+			}
+			return nil, err
+		}
+		req.Header.Set("Authorization", auth)
+	}
 	resp, err := b.client.Do(req)
 	if err != nil {
 		return nil, classify(ctx, b.name, err)

@@ -46,6 +46,9 @@ func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
 // session expired (digest §7 "Handshake" 4): the session is dropped, a fresh one initialized,
 // and the request sent once more.
 func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *legacyRequest, pass http.Header) (*legacyExchange, error) {
+	if err := b.breaker.allow(r.now(), false); err != nil {
+		return nil, err
+	}
 	pool := &b.legacy.pool
 	for attempt := 0; ; attempt++ {
 		sess, err := pool.acquire(ctx, r, b)
