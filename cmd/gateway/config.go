@@ -281,7 +281,7 @@ func (c *Config) validate() error {
 			}
 		}
 	}
-	up := c.upstreamsConfig(nil)
+	up := c.upstreamsConfig(c.placeholderSecrets())
 	if err := up.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -322,6 +322,24 @@ func (c *Config) upstreamsConfig(resolved map[string]map[string]string) upstream
 			Required: u.Required, MaxResponseBytes: u.MaxResponseBytes, Headers: headers,
 			TLS: u.TLS, Auth: auth, Retry: u.Retry, Breaker: u.Breaker,
 		})
+	}
+	return out
+}
+
+// placeholderSecrets stands in for every secret that is configured, so validation checks the
+// rest of the configuration without reading secret files (check-config runs where they may not
+// exist, for example in CI on a rendered Helm chart).
+func (c *Config) placeholderSecrets() map[string]map[string]string {
+	out := make(map[string]map[string]string, len(c.Upstreams))
+	for _, u := range c.Upstreams {
+		m := make(map[string]string, len(u.Headers)+1)
+		for h := range u.Headers {
+			m[h] = "placeholder"
+		}
+		if !u.Auth.ClientSecret.IsZero() {
+			m[clientSecretKey] = "placeholder"
+		}
+		out[u.Name] = m
 	}
 	return out
 }
