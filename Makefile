@@ -21,9 +21,9 @@ export PATH := $(PATH):/usr/sbin:/sbin
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: test setup vet unit fuzz conformance conformance-direct demo build
+.PHONY: test setup vet unit fuzz conformance interop conformance-direct demo build
 
-test: setup vet unit fuzz conformance
+test: setup vet unit fuzz conformance interop
 
 setup:
 	.ci/setup
@@ -52,6 +52,11 @@ fuzz:
 
 conformance:
 	.ci/conformance
+
+# The official TypeScript server-everything (2025-11-25 only) as a legacy backend behind the
+# gateway, called by a 2026-07-28 client.
+interop:
+	.ci/interop-legacy
 
 # The reference: what the Go SDK's conformance server passes on its own.
 conformance-direct:
