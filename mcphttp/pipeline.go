@@ -37,6 +37,7 @@ type exchange struct {
 	streamClosed func() // ends the open-SSE-streams gauge when the response was a stream
 	principal    *authz.Principal
 	token        string // the verified bearer token: only ever given to upstreams for token exchange
+	subjectKey   string // see subject()
 	decision     authz.Decision
 	confirmed    bool // the user approved this call (gateway confirmation)
 
@@ -98,12 +99,16 @@ func (x *exchange) run() error {
 	return x.h.serve(x)
 }
 
-// subject names the caller in logs: issuer-qualified, since subjects are unique per issuer only.
+// subject names the caller in logs, limits and cache keys: issuer-qualified, since subjects are
+// unique per issuer only. Computed once per request.
 func (x *exchange) subject() string {
 	if x.principal == nil {
 		return ""
 	}
-	return x.principal.Issuer + "#" + x.principal.Subject
+	if x.subjectKey == "" {
+		x.subjectKey = x.principal.Issuer + "#" + x.principal.Subject
+	}
+	return x.subjectKey
 }
 
 // subjectToken returns the caller's token for a backend that exchanges it (RFC 8693), "" for

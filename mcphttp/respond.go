@@ -35,8 +35,7 @@ func (x *exchange) passHeaders() http.Header {
 // writeResult answers with a JSON-RPC success response around a result object, which gets the
 // gateway's resultType and serverInfo.
 func (x *exchange) writeResult(result []byte) {
-	buf := jsonrpc.AppendResult(make([]byte, 0, len(result)+128), x.req.ID, x.s.decorate(result))
-	x.writeJSON(http.StatusOK, buf)
+	x.writeJSON(http.StatusOK, x.s.appendResponse(make([]byte, 0, len(result)+len(x.s.serverInfo)+96), x.req.ID, result))
 	x.outcome = outcomeOK
 }
 
@@ -91,7 +90,7 @@ func (x *exchange) relay(st *upstreams.Stream) error {
 			return err
 		}
 		if final {
-			if msg, err = x.s.finalMessage(x, msg); err != nil {
+			if msg, err = x.s.finalMessage(x, st, msg); err != nil {
 				return err
 			}
 			status := http.StatusOK
@@ -126,23 +125,20 @@ func (x *exchange) send(msg []byte, status int, final bool) error {
 }
 
 // finalMessage rewrites a backend's final response: results get the gateway's resultType and
-// serverInfo; errors pass through untouched.
-func (s *Server) finalMessage(x *exchange, msg []byte) ([]byte, error) {
-	m, err := jsonrpc.DecodeMessage(msg, s.limits)
-	if err != nil {
-		return nil, upstreams.ErrBadResponse
-	}
-	if m.Error != nil {
+// serverInfo (and MRTR state sealed, stage 10); errors pass through untouched. The stream has
+// decoded the message already and hands over its result.
+func (s *Server) finalMessage(x *exchange, st *upstreams.Stream, msg []byte) ([]byte, error) {
+	result := st.FinalResult()
+	if result == nil {
 		x.outcome = outcomeUpstreamError
 		return msg, nil
 	}
 	x.outcome = outcomeOK
-	result, err := s.mrtrOut(x, m.Result)
+	result, err := s.mrtrOut(x, result)
 	if err != nil {
 		return nil, err
 	}
-	res := s.decorate(result)
-	return jsonrpc.AppendResult(make([]byte, 0, len(res)+64), x.req.ID, res), nil
+	return s.appendResponse(make([]byte, 0, len(result)+len(s.serverInfo)+96), x.req.ID, result), nil
 }
 
 // startSSE switches the response to an event stream for this request only (digest §2.1).

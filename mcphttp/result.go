@@ -6,11 +6,20 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
-// decorate returns result with resultType defaulted to "complete" (digest §6: required on every
+// The gateway's results get resultType defaulted to "complete" (digest §6: required on every
 // result) and the gateway's serverInfo in _meta (SHOULD on every result), replacing a backend's:
 // clients talk to one server, the gateway. Every other member is copied byte for byte.
-func (s *Server) decorate(result []byte) []byte {
-	out := make([]byte, 0, len(result)+len(s.serverInfo)+64)
+
+// appendResponse appends a JSON-RPC success response for id around the decorated result, in one
+// buffer.
+func (s *Server) appendResponse(dst, id, result []byte) []byte {
+	dst = jsonrpc.AppendResultHead(dst, id)
+	dst = s.appendDecorated(dst, result)
+	return append(dst, '}')
+}
+
+// appendDecorated appends result with resultType and the gateway's serverInfo.
+func (s *Server) appendDecorated(out, result []byte) []byte {
 	out = append(out, '{')
 	var hasType, hasMeta bool
 	_ = jsonrpc.Members(result, func(key, val []byte) error {

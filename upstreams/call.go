@@ -50,6 +50,7 @@ type Stream struct {
 	stop    context.CancelFunc // releases the timeout timer
 	outcome string             // of the final response: OutcomeOK or OutcomeError
 	last    *jsonrpc.Message   // the decoded final response
+	result  json.RawMessage    // the final result with names rewritten back (nil for an error)
 	probe   bool               // a health probe: failures do not trigger another probe
 	resp    *http.Response
 	sse     *sseReader
@@ -195,7 +196,12 @@ func (s *Stream) final(m *jsonrpc.Message) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: result: %v", ErrBadResponse, s.b.name, err)
 	}
-	return jsonrpc.AppendResult(make([]byte, 0, len(res)+len(s.id)+32), s.id, res), nil
+	out := jsonrpc.AppendResultHead(make([]byte, 0, len(res)+len(s.id)+32), s.id)
+	head := len(out)
+	out = append(append(out, res...), '}')
+	// res may point into a pooled read buffer; the result handed out is the copy in out.
+	s.result = out[head : len(out)-1 : len(out)-1]
+	return out, nil
 }
 
 // readError classifies an error met while reading the response body.
@@ -212,6 +218,11 @@ func (s *Stream) readError(err error) error {
 // Next returns the next message. final is true for the response that ends the call; after it
 // Next returns io.EOF. Any other error ends the stream: it wraps ErrUnavailable (connection reset
 // mid-stream), ErrTimeout, ErrBadResponse, or the caller's context error.
+// FinalResult returns the final response's result object, names rewritten back, once Next has
+// returned the final message; nil when the final message was an error or has not come yet. It
+// spares the caller decoding again what the stream has just decoded.
+func (s *Stream) FinalResult() json.RawMessage { return s.result }
+
 func (s *Stream) Next() (msg []byte, final bool, err error) {
 	if s.done {
 		return nil, false, io.EOF

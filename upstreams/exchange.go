@@ -71,7 +71,7 @@ func (r *Registry) send(ctx context.Context, b *backend, o *outgoing) (*http.Res
 		h["Authorization"] = []string{auth}
 	}
 	req.Header = h
-	resp, err := b.client.Do(req)
+	resp, err := b.rt.RoundTrip(req)
 	if err != nil {
 		return nil, classify(ctx, b.name, err)
 	}

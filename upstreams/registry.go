@@ -104,8 +104,12 @@ type backend struct {
 	maxBytes int64
 	// header holds the headers every request carries: Content-Type, Accept, User-Agent and
 	// the configured static ones. Each request clones it.
-	header    http.Header
-	client    *http.Client
+	header http.Header
+	client *http.Client
+	// rt is the client's transport, used directly on the hot path: http.Client adds redirect
+	// bookkeeping (a header copy per request) that a backend call never needs, since redirects
+	// are refused anyway.
+	rt        http.RoundTripper
 	transport *http.Transport // nil when Options.Transport was given
 	health    health
 	disc      discoverCache
@@ -185,6 +189,7 @@ func newBackend(uc UpstreamConfig, userAgent string, rt http.RoundTripper) *back
 		b.transport = newTransport(orDuration(uc.ConnectTimeout, DefaultConnectTimeout))
 		rt = b.transport
 	}
+	b.rt = rt
 	b.client = &http.Client{
 		Transport: rt,
 		// A redirect would send the backend's credentials and the request body elsewhere; a

@@ -14,6 +14,14 @@ func AppendResult(dst []byte, id, result json.RawMessage) []byte {
 	return append(dst, '}')
 }
 
+// AppendResultHead appends the start of a success response for id, up to and including
+// `"result":`; the caller appends the result object and the closing brace.
+func AppendResultHead(dst []byte, id json.RawMessage) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	return append(dst, `,"result":`...)
+}
+
 // AppendError appends a JSON-RPC error response for id (null when id is nil, as for a parse
 // error where the id could not be read).
 func AppendError(dst []byte, id json.RawMessage, e *Error) []byte {
