@@ -1,0 +1,126 @@
+// Package tracing exports OpenTelemetry spans over OTLP/HTTP: one server span per client
+// request and one client span per backend call. It is off by default; a Tracer built from a
+// Config without an endpoint is a no-op that costs nothing per request.
+package tracing
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// Defaults for Config when an endpoint is set.
+const (
+	// DefaultServiceName is the service.name resource attribute.
+	DefaultServiceName = "mcp-gateway"
+	// DefaultSampleRatio samples every trace the gateway starts.
+	DefaultSampleRatio = 1.0
+	// DefaultTimeout bounds one export request to the collector.
+	DefaultTimeout = 10 * time.Second
+	// tracesPath is appended to the endpoint, as OTEL_EXPORTER_OTLP_ENDPOINT does for the
+	// traces signal (OTLP specification, "OTLP/HTTP").
+	tracesPath = "/v1/traces"
+)
+
+// ErrInvalidConfig is wrapped by every error Validate reports.
+var ErrInvalidConfig = errors.New("tracing: invalid configuration")
+
+// Config selects where spans go. The zero value disables tracing.
+type Config struct {
+	// Endpoint is the collector's OTLP/HTTP base URL, e.g. http://collector:4318; spans are
+	// posted to its path plus /v1/traces. Empty (the default) disables tracing.
+	Endpoint string
+	// ServiceName is the service.name resource attribute. Default DefaultServiceName.
+	ServiceName string
+	// ServiceVersion is the service.version resource attribute: the build version, set by the
+	// caller rather than by the operator. Optional.
+	ServiceVersion string
+	// SampleRatio is the fraction, in (0, 1], of traces the gateway starts itself (the caller
+	// sent no traceparent) that are exported. A caller's trace is exported exactly when the
+	// caller sampled it (parent-based sampling). Zero selects DefaultSampleRatio.
+	SampleRatio float64
+	// Headers are sent with every export request, e.g. an API key for a hosted collector.
+	// Values are resolved secrets; they are never logged.
+	Headers map[string]string
+	// Insecure allows an http:// endpoint, over which spans and Headers travel unencrypted.
+	// Without it the endpoint must be https://. Default false.
+	Insecure bool
+	// Timeout bounds one export request. Default DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Enabled reports whether c exports spans.
+func (c Config) Enabled() bool { return c.Endpoint != "" }
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.ServiceName == "" {
+		c.ServiceName = DefaultServiceName
+	}
+	if c.SampleRatio == 0 {
+		c.SampleRatio = DefaultSampleRatio
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	return c
+}
+
+// Validate reports every problem in c. Errors name headers, never their values.
+func (c Config) Validate() error {
+	if !c.Enabled() {
+		return nil
+	}
+	var errs []error
+	if err := c.validateEndpoint(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.SampleRatio < 0 || c.SampleRatio > 1 {
+		errs = append(errs, fmt.Errorf("%w: tracing.sampleRatio %v: want a fraction in (0, 1]", ErrInvalidConfig, c.SampleRatio))
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: tracing.timeout: must not be negative", ErrInvalidConfig))
+	}
+	for name, value := range c.Headers {
+		if !httpguts.ValidHeaderFieldName(name) {
+			errs = append(errs, fmt.Errorf("%w: tracing.headers: %q is not a header name", ErrInvalidConfig, name))
+		} else if !httpguts.ValidHeaderFieldValue(value) || value == "" {
+			errs = append(errs, fmt.Errorf("%w: tracing.headers.%s: the value is empty or not a valid header value", ErrInvalidConfig, name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) validateEndpoint() error {
+	u, err := url.Parse(c.Endpoint)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: tracing.endpoint: %w", ErrInvalidConfig, err)
+	case u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("%w: tracing.endpoint: want scheme://host[:port][/path] without credentials, query or fragment", ErrInvalidConfig)
+	case u.Scheme == "http" && !c.Insecure:
+		return fmt.Errorf("%w: tracing.endpoint is plain http: set tracing.insecure to send spans unencrypted", ErrInvalidConfig)
+	case u.Scheme == "https" && c.Insecure:
+		return fmt.Errorf("%w: tracing.insecure is for http:// endpoints; this one is https", ErrInvalidConfig)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%w: tracing.endpoint: scheme must be http or https", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// exportURL is the URL spans are posted to: the endpoint's path plus /v1/traces.
+func (c Config) exportURL() string {
+	u, _ := url.Parse(c.Endpoint) // validated
+	u.Path = trimSlash(u.Path) + tracesPath
+	return u.String()
+}
+
+func trimSlash(p string) string {
+	for len(p) > 0 && p[len(p)-1] == '/' {
+		p = p[:len(p)-1]
+	}
+	return p
+}
