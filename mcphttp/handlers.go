@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -90,12 +91,25 @@ func (x *exchange) forward(kind upstreams.Kind, name string) error {
 	if err := x.s.limitTool(x); err != nil {
 		return err
 	}
-	if params, err = x.withTrace(params); err != nil {
+	ctx, end := x.s.tracer.StartBackend(x.ctx, target.Upstream, x.req.Method)
+	err = x.call(ctx, target, params)
+	end(x.backendOutcome(err), err)
+	return err
+}
+
+// call sends the request to target's backend and relays the response. With tracing on, ctx
+// holds the backend span, whose traceparent the backend receives so its spans hang under it.
+func (x *exchange) call(ctx context.Context, target upstreams.Target, params json.RawMessage) error {
+	if tp := x.s.tracer.TraceParent(ctx); tp != "" {
+		x.spanParent = tp
+	}
+	params, err := x.withTrace(params)
+	if err != nil {
 		return err
 	}
 	// Armed before the call: a backend may hold even its response headers until it is done.
 	x.armKeepAlive()
-	st, err := x.s.backends.Call(x.ctx, &upstreams.Call{
+	st, err := x.s.backends.Call(ctx, &upstreams.Call{
 		Method:          x.req.Method,
 		ID:              x.req.ID,
 		Params:          params,

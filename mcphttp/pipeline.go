@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/tracing"
 )
 
 // exchange carries one request through the pipeline. Each stage reads what earlier stages
@@ -39,7 +40,9 @@ type exchange struct {
 	token        string // the verified bearer token: only ever given to upstreams for token exchange
 	subjectKey   string // see subject()
 	decision     authz.Decision
-	confirmed    bool // the user approved this call (gateway confirmation)
+	confirmed    bool        // the user approved this call (gateway confirmation)
+	endSpan      tracing.End // ends the request's span; nil with tracing off or before it starts
+	spanParent   string      // the traceparent of the gateway's own span, "" with tracing off
 
 	// mu serializes writes between the handler and the keep-alive timer (keepalive.go).
 	mu      sync.Mutex
@@ -67,7 +70,9 @@ func (x *exchange) run() error {
 	if err := x.guard(); err != nil {
 		return err
 	}
-	if err := x.decode(); err != nil {
+	err = x.decode()
+	x.startSpan()
+	if err != nil {
 		return err
 	}
 	if x.req.IsNotification() {

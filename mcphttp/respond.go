@@ -24,8 +24,8 @@ func (x *exchange) passHeaders() http.Header {
 		}
 	}
 	// Trace context from the caller's headers, or from its _meta when it sent none (SEP-414),
-	// validated; invalid values are dropped.
-	for k, v := range traceHeaders(x.r.Header, x.meta) {
+	// validated; invalid values are dropped. With tracing on, the parent is the gateway's span.
+	for k, v := range x.trace().headers() {
 		out[k] = v
 	}
 	out.Set(mcpheader.RequestID, x.requestID)

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -46,6 +47,8 @@ type Deps struct {
 	Metrics *metrics.Recorder
 	// Clock returns the current time; default time.Now.
 	Clock func() time.Time
+	// Tracer exports a span per request and per backend call; nil exports nothing.
+	Tracer *tracing.Tracer
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -57,6 +60,7 @@ type Server struct {
 	backends     *upstreams.Registry
 	log          *slog.Logger
 	metrics      *metrics.Recorder
+	tracer       *tracing.Tracer
 	auth         *authz.Service
 	mrtr         *mrtr.Codec
 	rate         RateLimits
@@ -88,6 +92,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		backends: deps.Backends,
 		log:      deps.Logger,
 		metrics:  deps.Metrics,
+		tracer:   deps.Tracer,
 		auth:     deps.Auth,
 		mrtr:     deps.MRTR,
 		rate:     deps.RateLimits,
@@ -157,6 +162,7 @@ func (s *Server) finish(x *exchange) {
 		method = x.req.Method
 	}
 	d := s.now().Sub(x.start)
+	x.finishSpan()
 	if x.streamClosed != nil {
 		x.streamClosed()
 	}

@@ -58,7 +58,11 @@ func traceFrom(h http.Header, meta *jsonrpc.Meta) traceContext {
 // traceHeaders returns the trace headers to send to the backend: the caller's, or those its
 // _meta carried when it sent none. It returns nil when there is no valid trace context.
 func traceHeaders(h http.Header, meta *jsonrpc.Meta) http.Header {
-	tc := traceFrom(h, meta)
+	return traceFrom(h, meta).headers()
+}
+
+// headers returns tc as the headers to send to the backend, nil when tc is empty.
+func (tc traceContext) headers() http.Header {
 	if tc == (traceContext{}) {
 		return nil
 	}
@@ -302,6 +306,6 @@ func appendJSONString(dst []byte, s string) []byte {
 // withTrace returns params carrying the caller's trace context in _meta (SEP-414), so a backend
 // reading either the headers or _meta sees the same trace; call it on what is forwarded.
 func (x *exchange) withTrace(params json.RawMessage) (json.RawMessage, error) {
-	tc := traceFrom(x.r.Header, x.meta)
+	tc := x.trace()
 	return injectTraceMeta(params, tc.parent, tc.state, tc.baggage)
 }
