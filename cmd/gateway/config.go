@@ -46,6 +46,8 @@ type Config struct {
 	HealthInterval time.Duration `yaml:"healthInterval"`
 	// Cache bounds the per-backend list cache (entries honour each backend's ttlMs).
 	Cache upstreams.CacheConfig `yaml:"cache"`
+	// Tracing exports OpenTelemetry spans over OTLP/HTTP; off unless an endpoint is set.
+	Tracing TracingConfig `yaml:"tracing"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -271,6 +273,7 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.MRTR.validate()...)
 	errs = append(errs, c.Redis.validate()...)
+	errs = append(errs, c.Tracing.validate()...)
 	if _, err := c.compileRateLimits(nil); err != nil {
 		errs = append(errs, err)
 	}

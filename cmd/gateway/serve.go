@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -150,10 +151,12 @@ type gateway struct {
 	admin     *mcphttp.Admin
 	registry  *prometheus.Registry
 	store     store.Store
+	tracer    *tracing.Tracer
+	log       *slog.Logger
 }
 
 func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gateway, err error) {
-	g = &gateway{registry: prometheus.NewRegistry()}
+	g = &gateway{registry: prometheus.NewRegistry(), log: log}
 	defer func() {
 		if err != nil {
 			g.close()
@@ -204,6 +207,9 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if err != nil {
 		return nil, err
 	}
+	if g.tracer, err = cfg.Tracing.newTracer(getenv, log); err != nil {
+		return nil, err
+	}
 	var auth *authz.Service
 	if !cfg.Auth.Disabled {
 		if auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: log}); err != nil {
@@ -219,6 +225,7 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		Metrics:    rec,
 		MRTR:       codec,
 		RateLimits: limits,
+		Tracer:     g.tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -239,6 +246,9 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 func (g *gateway) close() {
 	if g.backends != nil {
 		g.backends.Close()
+	}
+	if g.tracer != nil {
+		shutdownTracer(g.tracer, g.log) // after draining, so the last requests' spans go out
 	}
 	if g.store != nil {
 		_ = g.store.Close()

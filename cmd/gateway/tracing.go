@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/tracing"
+)
+
+// tracingShutdownTimeout bounds flushing the last spans when the gateway stops.
+const tracingShutdownTimeout = 5 * time.Second
+
+// TracingConfig is the tracing: block: OpenTelemetry span export over OTLP/HTTP, off unless
+// an endpoint is set. It is tracing.Config with header values given as secrets.
+type TracingConfig struct {
+	// Endpoint is the collector's OTLP/HTTP base URL, e.g. http://otel-collector:4318; spans
+	// go to its path plus /v1/traces. Empty (the default) exports nothing.
+	Endpoint string `yaml:"endpoint"`
+	// ServiceName is the service.name of the exported spans. Default mcp-gateway.
+	ServiceName string `yaml:"serviceName"`
+	// SampleRatio is the fraction, in (0, 1], of traces the gateway starts itself that are
+	// exported; a caller's trace is exported when the caller sampled it. Default 1.
+	SampleRatio float64 `yaml:"sampleRatio"`
+	// Headers are sent with every export, e.g. a collector API key (file, env or value).
+	Headers map[string]Secret `yaml:"headers"`
+	// Insecure allows an http:// endpoint (no TLS). Default false: the endpoint must be https.
+	Insecure bool `yaml:"insecure"`
+	// Timeout bounds one export request. Default 10s.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// config converts the block to tracing.Config with the given header values.
+func (c TracingConfig) config(headers map[string]string) tracing.Config {
+	return tracing.Config{
+		Endpoint: c.Endpoint, ServiceName: c.ServiceName, ServiceVersion: version,
+		SampleRatio: c.SampleRatio, Headers: headers, Insecure: c.Insecure, Timeout: c.Timeout,
+	}
+}
+
+// validate checks the block without reading secrets: header values stand in as placeholders.
+func (c TracingConfig) validate() []error {
+	var errs []error
+	placeholders := make(map[string]string, len(c.Headers))
+	for h, s := range c.Headers {
+		if err := s.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("tracing.headers.%s: %w", h, err))
+		}
+		placeholders[h] = "placeholder"
+	}
+	if len(c.Headers) > 0 && c.Endpoint == "" {
+		errs = append(errs, errors.New("tracing.headers: set without tracing.endpoint"))
+	}
+	if err := c.config(placeholders).Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// newTracer resolves the header secrets and builds the tracer; a no-op without an endpoint.
+func (c TracingConfig) newTracer(getenv func(string) string, log *slog.Logger) (*tracing.Tracer, error) {
+	headers := make(map[string]string, len(c.Headers))
+	var errs []error
+	for h, s := range c.Headers {
+		v, err := s.resolve(getenv)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tracing.headers.%s: %w", h, err))
+			continue
+		}
+		headers[h] = v
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return tracing.New(c.config(headers), log)
+}
+
+// shutdownTracer flushes the spans still batched, within tracingShutdownTimeout.
+func shutdownTracer(t *tracing.Tracer, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), tracingShutdownTimeout)
+	defer cancel()
+	if err := t.Shutdown(ctx); err != nil {
+		log.Warn("flushing trace spans failed", "error", err)
+	}
+}
