@@ -43,7 +43,17 @@ type gatewayConfig struct {
 		PerCaller  string `yaml:"perCaller"`
 		FailClosed bool   `yaml:"failClosed"`
 	} `yaml:"rateLimit"`
-	HealthInterval duration `yaml:"healthInterval"`
+	HealthInterval duration      `yaml:"healthInterval"`
+	Tracing        tracingConfig `yaml:"tracing"`
+}
+
+type tracingConfig struct {
+	Endpoint    string                  `yaml:"endpoint"`
+	ServiceName string                  `yaml:"serviceName"`
+	SampleRatio float64                 `yaml:"sampleRatio"`
+	Headers     map[string]secretSource `yaml:"headers"`
+	Insecure    bool                    `yaml:"insecure"`
+	Timeout     duration                `yaml:"timeout"`
 }
 
 type tlsFiles struct {
