@@ -72,6 +72,7 @@ func tracedGateway(t *testing.T, col *otlptest.Collector, backend http.Handler) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) }) // a test that fails early
 	s, err := New(Config{}, Deps{Backends: reg, Logger: slog.New(slog.DiscardHandler), Loopback: true, Tracer: tr})
 	if err != nil {
 		t.Fatal(err)

@@ -49,6 +49,7 @@ type End func(outcome string, err error)
 type Tracer struct {
 	tracer   trace.Tracer
 	provider *sdktrace.TracerProvider
+	client   *http.Client // the exporter's; nil with the in-memory exporter of tests
 }
 
 // New returns a Tracer exporting to cfg.Endpoint over OTLP/HTTP (protobuf, gzip), or a no-op
@@ -62,29 +63,36 @@ func New(cfg Config, log *slog.Logger) (*Tracer, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	exp, err := otlptracehttp.New(context.Background(), exporterOptions(cfg)...)
+	client := exportClient(cfg)
+	exp, err := otlptracehttp.New(context.Background(), exporterOptions(cfg, client)...)
 	if err != nil {
 		return nil, err
 	}
 	proc := sdktrace.NewBatchSpanProcessor(loggedExporter{exp, log},
 		sdktrace.WithBatchTimeout(batchTimeout), sdktrace.WithMaxQueueSize(batchQueueSize),
 		sdktrace.WithMaxExportBatchSize(batchMaxSize), sdktrace.WithExportTimeout(cfg.Timeout))
-	return newTracer(cfg, proc), nil
+	t := newTracer(cfg, proc)
+	t.client = client
+	return t, nil
+}
+
+// exportClient is the HTTP client of the exporter. It has no Proxy: a proxy would be
+// configured explicitly, not taken from the environment.
+func exportClient(cfg Config) *http.Client {
+	d := &net.Dialer{Timeout: connectTimeout}
+	return &http.Client{
+		Transport: &http.Transport{DialContext: d.DialContext, ForceAttemptHTTP2: true,
+			MaxIdleConns: 2, IdleConnTimeout: time.Minute, TLSHandshakeTimeout: connectTimeout},
+		Timeout: cfg.Timeout,
+	}
 }
 
 // exporterOptions sets every exporter setting explicitly: otherwise the exporter would read
 // OTEL_EXPORTER_OTLP_* variables, and packages take their configuration from the caller only.
-func exporterOptions(cfg Config) []otlptracehttp.Option {
+func exporterOptions(cfg Config, client *http.Client) []otlptracehttp.Option {
 	headers := make(map[string]string, len(cfg.Headers))
 	for k, v := range cfg.Headers {
 		headers[k] = v
-	}
-	d := &net.Dialer{Timeout: connectTimeout}
-	client := &http.Client{
-		// No Proxy: a proxy would be configured explicitly, not taken from the environment.
-		Transport: &http.Transport{DialContext: d.DialContext, ForceAttemptHTTP2: true,
-			MaxIdleConns: 2, IdleConnTimeout: time.Minute, TLSHandshakeTimeout: connectTimeout},
-		Timeout: cfg.Timeout,
 	}
 	return []otlptracehttp.Option{
 		otlptracehttp.WithEndpointURL(cfg.exportURL()),
@@ -154,7 +162,11 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 	if !t.Enabled() {
 		return nil
 	}
-	return t.provider.Shutdown(ctx)
+	err := t.provider.Shutdown(ctx)
+	if t.client != nil {
+		t.client.CloseIdleConnections() // the exporter keeps its connections otherwise
+	}
+	return err
 }
 
 func noEnd(string, error) {}
