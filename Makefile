@@ -34,21 +34,9 @@ vet:
 unit:
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-# Every `func FuzzXxx` in a _test.go file, found afresh on each run so a new
-# target is fuzzed without editing this file. Go fuzzes one target of one
-# package per invocation, hence the loop.
+# Every native fuzz target, FUZZTIME each (see .ci/fuzz).
 fuzz:
-	@targets=$$(grep -rE --include='*_test.go' --exclude-dir=.cache --exclude-dir=.git \
-		-o '^func Fuzz[A-Za-z0-9_]*\([A-Za-z0-9_]+ \*testing\.F\)' . \
-		| sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\(.*$$|\1 \2|' | sort -u); \
-	if [ -z "$$targets" ]; then echo "fuzz: no fuzz targets found"; exit 0; fi; \
-	n=0; \
-	while read -r dir name; do \
-		n=$$((n + 1)); \
-		echo "== fuzz $$dir $$name ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$dir"; \
-	done <<< "$$targets"; \
-	echo "fuzz: $$n targets, no failures"
+	GO=$(GO) FUZZTIME=$(FUZZTIME) .ci/fuzz
 
 conformance:
 	.ci/conformance

@@ -240,6 +240,7 @@ func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q
 		}
 		if !more {
 			p.ttlMs = max(p.ttlMs, 0)
+			r.reportTools(b, spec, p)
 			return p, nil
 		}
 		cursor, hasCursor = next, true
@@ -325,4 +326,17 @@ func (r *Registry) addItems(p *part, b *backend, spec listSpec, arr []byte) erro
 		p.items = append(p.items, listItem{target: target, raw: raw})
 		return nil
 	})
+}
+
+// reportTools hands a backend's complete tool list (backend-side names) to Options.OnTools, so
+// metrics can label tool calls with names the backends themselves published.
+func (r *Registry) reportTools(b *backend, spec listSpec, p *part) {
+	if r.onTools == nil || spec.kind != KindTool {
+		return
+	}
+	names := make([]string, 0, len(p.items))
+	for _, it := range p.items {
+		names = append(names, it.target.Name)
+	}
+	r.onTools(b.name, names)
 }

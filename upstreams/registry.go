@@ -72,6 +72,9 @@ type Options struct {
 	// CircuitOpen or CircuitHalfOpen) once at New and on every change, for a gauge. It runs
 	// under the breaker's lock: it must not block or call into the Registry.
 	CircuitState func(upstream string, state int)
+	// OnTools, when set, is called with a backend's complete tools/list (backend-side names)
+	// each time one is fetched from the backend (not on cache hits).
+	OnTools func(upstream string, tools []string)
 	// CacheResult, when set, is called once per backend part of a list request: hit is true
 	// when that backend's list came from the cache without a backend request.
 	CacheResult func(hit bool)
@@ -85,6 +88,7 @@ type Registry struct {
 	log            *slog.Logger
 	cursors        Sealer
 	observe        func(upstream, method, outcome string, d time.Duration)
+	onTools        func(upstream string, tools []string)
 	now            func() time.Time
 	pageSize       int
 	healthInterval time.Duration
@@ -133,6 +137,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		log:            opts.Logger,
 		cursors:        opts.Cursors,
 		observe:        opts.Observe,
+		onTools:        opts.OnTools,
 		now:            opts.Clock,
 		pageSize:       cfg.PageSize,
 		healthInterval: orDuration(cfg.HealthInterval, DefaultHealthInterval),

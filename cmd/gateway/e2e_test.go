@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
@@ -155,10 +156,19 @@ func TestEndToEnd(t *testing.T) {
 	})
 	t.Run("metrics record the traffic", func(t *testing.T) {
 		body := get(t, "http://"+gw.Admin+"/metrics")
-		for _, want := range []string{`mcp_gateway_requests_total{method="tools/call",outcome="ok"}`, "mcp_gateway_upstream_requests_total", "go_goroutines"} {
+		for _, want := range []string{
+			`mcp_gateway_requests_total{method="tools/call",outcome="ok"}`,
+			// The tool label is the backend's own name, known from the backend's tools/list.
+			`mcp_gateway_tool_calls_total{outcome="ok",tool="echo",upstream="beta"}`,
+			"mcp_gateway_upstream_requests_total", "go_goroutines",
+		} {
 			if !strings.Contains(body, want) {
 				t.Errorf("/metrics lacks %s", want)
 			}
+		}
+		problems, err := promlint.New(strings.NewReader(body)).Lint()
+		if err != nil || len(problems) > 0 {
+			t.Errorf("the scraped exposition does not lint: %v %v", err, problems)
 		}
 	})
 }

@@ -199,6 +199,8 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		// methods are non-blocking.
 		CircuitState: func(upstream string, state int) { rec.SetCircuitState(upstream, circuitGauge(state)) },
 		CacheResult:  rec.ListCache,
+		// Tool-call metrics label only names a backend published (bounded per backend).
+		OnTools: rec.SetKnownTools,
 	})
 	if err != nil {
 		return nil, err
