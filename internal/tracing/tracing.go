@@ -112,6 +112,15 @@ func newTracer(cfg Config, proc sdktrace.SpanProcessor) *Tracer {
 	}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewSchemaless(attrs...)),
+		// The SDK's defaults, stated so that its OTEL_SPAN_* variables cannot change them.
+		sdktrace.WithRawSpanLimits(sdktrace.SpanLimits{
+			AttributeValueLengthLimit:   sdktrace.DefaultAttributeValueLengthLimit,
+			AttributeCountLimit:         sdktrace.DefaultAttributeCountLimit,
+			EventCountLimit:             sdktrace.DefaultEventCountLimit,
+			LinkCountLimit:              sdktrace.DefaultLinkCountLimit,
+			AttributePerEventCountLimit: sdktrace.DefaultAttributePerEventCountLimit,
+			AttributePerLinkCountLimit:  sdktrace.DefaultAttributePerLinkCountLimit,
+		}),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(cfg.SampleRatio))),
 		sdktrace.WithSpanProcessor(proc),
 	)
