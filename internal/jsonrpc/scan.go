@@ -206,6 +206,9 @@ func (s *scanner) object(i, depth int) (int, error) {
 // str scans a string starting at the opening quote and returns the offset after the closing
 // quote and whether it contained escapes.
 func (s *scanner) str(i, depth int) (int, bool, error) {
+	if s.trusted {
+		return s.trustedStr(i)
+	}
 	start := i
 	i++
 	escaped := false
@@ -237,6 +240,26 @@ func (s *scanner) str(i, depth int) (int, bool, error) {
 		}
 	}
 	return i, escaped, s.fail(ErrSyntax, i, depth)
+}
+
+// trustedStr skips a string already validated by Scan: it only looks for the closing quote,
+// stepping over escapes, since Members walks the same bytes again for every level it reads.
+func (s *scanner) trustedStr(i int) (int, bool, error) {
+	escaped := false
+	for i++; i < len(s.data); i++ {
+		switch s.data[i] {
+		case '"':
+			return i + 1, escaped, nil
+		case '\\':
+			escaped = true
+			n, ok := escapeLen(s.data[i:])
+			if !ok {
+				return i, escaped, s.fail(ErrSyntax, i, 0)
+			}
+			i += n - 1
+		}
+	}
+	return len(s.data), escaped, s.fail(ErrSyntax, len(s.data), 0)
 }
 
 func escapeLen(b []byte) (int, bool) {
