@@ -33,6 +33,10 @@ type health struct {
 	mu        sync.Mutex
 	lastErr   string
 	checkedAt time.Time
+	// onChange, when set, hears every change of up (and the first probe's result), under mu;
+	// it must not block (Options.OnHealth).
+	onChange func(up bool)
+	reported bool
 }
 
 func (h *health) up(now func() time.Time) {
@@ -47,6 +51,10 @@ func (h *health) down(now time.Time, err error) { h.set(now, err) }
 func (h *health) set(now time.Time, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.onChange != nil && (!h.reported || h.isUp.Load() != (err == nil)) {
+		h.reported = true
+		h.onChange(err == nil)
+	}
 	h.isUp.Store(err == nil)
 	h.lastErr = ""
 	if err != nil {

@@ -72,6 +72,9 @@ type Options struct {
 	// CircuitOpen or CircuitHalfOpen) once at New and on every change, for a gauge. It runs
 	// under the breaker's lock: it must not block or call into the Registry.
 	CircuitState func(upstream string, state int)
+	// OnHealth, when set, is called when a backend's health changes (and with the first probe's
+	// result), for an up/down gauge. It must not block.
+	OnHealth func(upstream string, up bool)
 	// OnTools, when set, is called with a backend's complete tools/list (backend-side names)
 	// each time one is fetched from the backend (not on cache hits).
 	OnTools func(upstream string, tools []string)
@@ -159,6 +162,10 @@ func New(cfg Config, opts Options) (*Registry, error) {
 	r.cache = newListCache(cfg.Cache, r.now, opts.CacheResult)
 	for _, uc := range cfg.Upstreams {
 		b := newBackend(uc, ua, opts.Transport)
+		if onHealth := opts.OnHealth; onHealth != nil {
+			name := uc.Name
+			b.health.onChange = func(up bool) { onHealth(name, up) }
+		}
 		if err := r.equip(b, &uc, &opts); err != nil {
 			r.Close()
 			return nil, err

@@ -161,6 +161,7 @@ func TestEndToEnd(t *testing.T) {
 			// The tool label is the backend's own name, known from the backend's tools/list.
 			`mcp_gateway_tool_calls_total{outcome="ok",tool="echo",upstream="beta"}`,
 			"mcp_gateway_upstream_requests_total", "go_goroutines",
+			`mcp_gateway_upstream_up{upstream="alpha"} 1`,
 		} {
 			if !strings.Contains(body, want) {
 				t.Errorf("/metrics lacks %s", want)

@@ -173,8 +173,15 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if ephemeral {
 		log.Warn("no mrtr.keys configured: requestState and list cursors use a random per-process key; run a single replica only")
 	}
+	rec, err := newRecorder(cfg, g.registry)
+	if err != nil {
+		return nil, err
+	}
 	if g.store, err = cfg.Redis.newStore(getenv); err != nil {
 		return nil, err
+	}
+	if cfg.Redis.enabled() {
+		g.store = countedStore{Store: g.store, rec: rec}
 	}
 	// The epoch guard keeps confirmations single-use even when the store loses its memory. It
 	// is primed now and by every Redis readiness check; a store down at start-up is primed
@@ -187,10 +194,6 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if err != nil {
 		return nil, err
 	}
-	rec, err := newRecorder(cfg, g.registry)
-	if err != nil {
-		return nil, err
-	}
 	g.backends, err = upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
 		Logger:  log,
 		Cursors: ring.Sealer(seal.PurposeCursor),
@@ -200,7 +203,8 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		CircuitState: func(upstream string, state int) { rec.SetCircuitState(upstream, circuitGauge(state)) },
 		CacheResult:  rec.ListCache,
 		// Tool-call metrics label only names a backend published (bounded per backend).
-		OnTools: rec.SetKnownTools,
+		OnTools:  rec.SetKnownTools,
+		OnHealth: rec.SetUpstreamUp,
 	})
 	if err != nil {
 		return nil, err

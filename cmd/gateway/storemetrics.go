@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/metrics"
+)
+
+// countedStore counts the shared store's failures in mcp_gateway_redis_errors_total by
+// operation, so a Redis outage shows on the dashboard and fires its alert.
+type countedStore struct {
+	store.Store
+	rec *metrics.Recorder
+}
+
+func (c countedStore) count(op string, err error) {
+	if errors.Is(err, store.ErrUnavailable) {
+		c.rec.RedisError(op)
+	}
+}
+
+func (c countedStore) UseOnce(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	first, err := c.Store.UseOnce(ctx, key, ttl)
+	c.count(metrics.RedisOpNonce, err)
+	return first, err
+}
+
+func (c countedStore) Allow(ctx context.Context, key string, l store.Limit) (store.RateDecision, error) {
+	d, err := c.Store.Allow(ctx, key, l)
+	c.count(metrics.RedisOpRateLimit, err)
+	return d, err
+}
+
+func (c countedStore) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	v, ok, err := c.Store.Get(ctx, key)
+	c.count(metrics.RedisOpCacheGet, err)
+	return v, ok, err
+}
+
+func (c countedStore) Set(ctx context.Context, key string, v []byte, ttl time.Duration) error {
+	err := c.Store.Set(ctx, key, v, ttl)
+	c.count(metrics.RedisOpCacheSet, err)
+	return err
+}
+
+func (c countedStore) Ping(ctx context.Context) error {
+	err := c.Store.Ping(ctx)
+	c.count(metrics.RedisOpPing, err)
+	return err
+}
