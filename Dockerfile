@@ -19,8 +19,9 @@ COPY . .
 ARG VERSION=dev
 ARG TARGETOS
 ARG TARGETARCH
-RUN --mount=type=cache,target=/root/.cache/go-build \
-    GOOS=$TARGETOS GOARCH=$TARGETARCH .ci/build-static /out/gateway "$VERSION"
+# The build cache lives in a cache mount at a fixed path, kept across builds.
+RUN --mount=type=cache,target=/gocache \
+    GOCACHE=/gocache GOOS=$TARGETOS GOARCH=$TARGETARCH .ci/build-static /out/gateway "$VERSION"
 
 # static-debian12 carries CA certificates (for HTTPS to issuers and backends), tzdata and
 # /etc/passwd entries for nonroot, and no shell or package manager.
