@@ -22,6 +22,9 @@ type sseReader struct {
 	max  int
 	data []byte
 	line []byte
+	// onField, when set, hears every field other than data (id, retry, event); the legacy
+	// reader uses it to keep what resuming needs.
+	onField func(name, value []byte)
 }
 
 func newSSEReader(r io.Reader, max int) *sseReader {
@@ -39,9 +42,11 @@ func (s *sseReader) next() ([]byte, error) {
 			return nil, err
 		}
 		if len(line) == 0 {
-			if hasData {
+			if hasData && len(s.data) > 0 {
 				return s.data, nil
 			}
+			// An event with empty data, such as a SEP-1699 priming event, carries nothing.
+			hasData = false
 			continue
 		}
 		field, value := line, []byte(nil)
@@ -52,7 +57,11 @@ func (s *sseReader) next() ([]byte, error) {
 			}
 		}
 		if len(field) == 0 || string(field) != "data" {
-			continue // a comment (empty field name) or a field MCP does not use
+			// A comment (empty field name) or a field the modern protocol does not use.
+			if s.onField != nil && len(field) > 0 {
+				s.onField(field, value)
+			}
+			continue
 		}
 		if hasData {
 			s.data = append(s.data, '\n')
