@@ -62,33 +62,14 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 	}, func() float64 { return float64(logOut.Dropped()) })); err != nil {
 		return err
 	}
-	var certs *certreload.Reloader
-	if cfg.Server.TLS.CertFile != "" {
-		certs, err = certreload.New(cfg.Server.TLS.CertFile, cfg.Server.TLS.KeyFile, certreload.WithLogger(log))
-		if err != nil {
-			return fmt.Errorf("server.tls: %w", err)
-		}
-	}
-
-	mcpLn, err := net.Listen("tcp", cfg.Server.Listen)
+	certs, err := newCertReloader(cfg, log)
 	if err != nil {
-		return fmt.Errorf("MCP listener: %w", err)
+		return err
 	}
-	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
+	mcpSrv, adminSrv, addrs, errc, err := g.listen(cfg, certs)
 	if err != nil {
-		mcpLn.Close()
-		return fmt.Errorf("admin listener: %w", err)
+		return err
 	}
-	mcpSrv := g.httpServer(cfg, g.mcp)
-	if certs != nil {
-		// Certificates are reloaded when their files change (cert-manager rotation); open
-		// connections keep the certificate they were established with.
-		mcpSrv.TLSConfig = certreload.ServerTLSConfig(certs)
-	}
-	adminSrv := g.httpServer(cfg, g.adminEcho)
-	errc := make(chan error, 2)
-	go func() { errc <- serveOn(mcpSrv, mcpLn) }()
-	go func() { errc <- serveOn(adminSrv, adminLn) }()
 
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
@@ -97,10 +78,10 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 		go certs.Run(runCtx)
 	}
 	g.admin.SetReady(true)
-	log.Info("gateway started", "version", version, "mcp", mcpLn.Addr().String()+cfg.Server.Path,
-		"admin", adminLn.Addr().String(), "upstreams", len(cfg.Upstreams))
+	log.Info("gateway started", "version", version, "mcp", addrs.MCP+cfg.Server.Path,
+		"admin", addrs.Admin, "upstreams", len(cfg.Upstreams))
 	if started != nil {
-		started <- listeners{MCP: mcpLn.Addr().String(), Admin: adminLn.Addr().String()}
+		started <- addrs
 	}
 
 	select {
@@ -109,6 +90,42 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 	case <-ctx.Done():
 	}
 	return drain(cfg, log, g, mcpSrv, adminSrv)
+}
+
+// newCertReloader loads the TLS certificate when the listener terminates HTTPS itself.
+func newCertReloader(cfg *Config, log *slog.Logger) (*certreload.Reloader, error) {
+	if cfg.Server.TLS.CertFile == "" {
+		return nil, nil
+	}
+	certs, err := certreload.New(cfg.Server.TLS.CertFile, cfg.Server.TLS.KeyFile, certreload.WithLogger(log))
+	if err != nil {
+		return nil, fmt.Errorf("server.tls: %w", err)
+	}
+	return certs, nil
+}
+
+// listen opens both listeners and starts serving; errc receives a listener's failure.
+func (g *gateway) listen(cfg *Config, certs *certreload.Reloader) (mcpSrv, adminSrv *http.Server, addrs listeners, errc chan error, err error) {
+	mcpLn, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return nil, nil, addrs, nil, fmt.Errorf("MCP listener: %w", err)
+	}
+	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
+	if err != nil {
+		mcpLn.Close()
+		return nil, nil, addrs, nil, fmt.Errorf("admin listener: %w", err)
+	}
+	mcpSrv = g.httpServer(cfg, g.mcp)
+	if certs != nil {
+		// Certificates are reloaded when their files change (cert-manager rotation); open
+		// connections keep the certificate they were established with.
+		mcpSrv.TLSConfig = certreload.ServerTLSConfig(certs)
+	}
+	adminSrv = g.httpServer(cfg, g.adminEcho)
+	errc = make(chan error, 2)
+	go func() { errc <- serveOn(mcpSrv, mcpLn) }()
+	go func() { errc <- serveOn(adminSrv, adminLn) }()
+	return mcpSrv, adminSrv, listeners{MCP: mcpLn.Addr().String(), Admin: adminLn.Addr().String()}, errc, nil
 }
 
 // drain is the SIGTERM sequence. Closing idle keep-alive connections at the moment of SIGTERM
@@ -151,6 +168,8 @@ type gateway struct {
 	admin     *mcphttp.Admin
 	registry  *prometheus.Registry
 	store     store.Store
+	replays   *mrtr.EpochGuard
+	codec     *mrtr.Codec
 	tracer    *tracing.Tracer
 	log       *slog.Logger
 }
@@ -162,51 +181,15 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 			g.close()
 		}
 	}()
-	secrets, err := cfg.resolveSecrets(getenv)
-	if err != nil {
-		return nil, err
-	}
-	ring, ephemeral, err := cfg.MRTR.keyRing(getenv)
-	if err != nil {
-		return nil, err
-	}
-	if ephemeral {
-		log.Warn("no mrtr.keys configured: requestState and list cursors use a random per-process key; run a single replica only")
-	}
 	rec, err := newRecorder(cfg, g.registry)
 	if err != nil {
 		return nil, err
 	}
-	if g.store, err = cfg.Redis.newStore(getenv); err != nil {
-		return nil, err
-	}
-	if cfg.Redis.enabled() {
-		g.store = countedStore{Store: g.store, rec: rec}
-	}
-	// The epoch guard keeps confirmations single-use even when the store loses its memory. It
-	// is primed now and by every Redis readiness check; a store down at start-up is primed
-	// later.
-	replays := mrtr.GuardEpoch(g.store, cfg.MRTR.TTL, nil)
-	if err := primeEpoch(replays); err != nil {
-		log.Warn("shared store not reachable at start-up; confirmations fail closed until it is", "error", err)
-	}
-	codec, err := mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL}, replays, nil)
+	ring, err := g.buildState(cfg, getenv, log, rec)
 	if err != nil {
 		return nil, err
 	}
-	g.backends, err = upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
-		Logger:  log,
-		Cursors: ring.Sealer(seal.PurposeCursor),
-		Observe: rec.ObserveUpstream,
-		// Both hooks are called with the breaker lock or on the list path: the recorder's
-		// methods are non-blocking.
-		CircuitState: func(upstream string, state int) { rec.SetCircuitState(upstream, circuitGauge(state)) },
-		CacheResult:  rec.ListCache,
-		// Tool-call metrics label only names a backend published (bounded per backend).
-		OnTools:  rec.SetKnownTools,
-		OnHealth: rec.SetUpstreamUp,
-	})
-	if err != nil {
+	if err := g.buildBackends(cfg, getenv, log, rec, ring); err != nil {
 		return nil, err
 	}
 	limits, err := cfg.compileRateLimits(g.store)
@@ -229,24 +212,77 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		Version:    version,
 		Loopback:   isLoopbackAddr(cfg.Server.Listen),
 		Metrics:    rec,
-		MRTR:       codec,
+		MRTR:       g.codec,
 		RateLimits: limits,
 		Tracer:     g.tracer,
 	})
 	if err != nil {
 		return nil, err
 	}
+	g.mount(cfg, srv, auth)
+	return g, nil
+}
+
+// buildState sets up what a later request depends on: the sealing key ring (derived once, here),
+// the shared store, and the requestState codec with its epoch guard.
+func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.Logger, rec *metrics.Recorder) (*seal.KeyRing, error) {
+	ring, ephemeral, err := cfg.MRTR.keyRing(getenv)
+	if err != nil {
+		return nil, err
+	}
+	if ephemeral {
+		log.Warn("no mrtr.keys configured: requestState and list cursors use a random per-process key; run a single replica only")
+	}
+	if g.store, err = cfg.Redis.newStore(getenv); err != nil {
+		return nil, err
+	}
+	if cfg.Redis.enabled() {
+		g.store = countedStore{Store: g.store, rec: rec}
+	}
+	// The epoch guard keeps confirmations single-use even when the store loses its memory. It
+	// is primed now and by every Redis readiness check; a store down at start-up is primed
+	// later.
+	g.replays = mrtr.GuardEpoch(g.store, cfg.MRTR.TTL, nil)
+	if err := primeEpoch(g.replays); err != nil {
+		log.Warn("shared store not reachable at start-up; confirmations fail closed until it is", "error", err)
+	}
+	g.codec, err = mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL}, g.replays, nil)
+	return ring, err
+}
+
+// buildBackends builds the backend registry with the metrics hooks.
+func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *slog.Logger, rec *metrics.Recorder, ring *seal.KeyRing) error {
+	secrets, err := cfg.resolveSecrets(getenv)
+	if err != nil {
+		return err
+	}
+	g.backends, err = upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
+		Logger:  log,
+		Cursors: ring.Sealer(seal.PurposeCursor),
+		Observe: rec.ObserveUpstream,
+		// The hooks run under the breaker lock or on the list path: the recorder's methods
+		// are non-blocking.
+		CircuitState: func(upstream string, state int) { rec.SetCircuitState(upstream, circuitGauge(state)) },
+		CacheResult:  rec.ListCache,
+		// Tool-call metrics label only names a backend published (bounded per backend).
+		OnTools:  rec.SetKnownTools,
+		OnHealth: rec.SetUpstreamUp,
+	})
+	return err
+}
+
+// mount puts the MCP endpoint and the admin routes on their echo instances.
+func (g *gateway) mount(cfg *Config, srv *mcphttp.Server, auth *authz.Service) {
 	g.mcp = newEcho()
 	srv.Register(g.mcp)
 	var checks []mcphttp.Check
 	if cfg.Redis.enabled() {
-		checks = append(checks, mcphttp.Check{Name: "redis", Run: replays.Prime})
+		checks = append(checks, mcphttp.Check{Name: "redis", Run: g.replays.Prime})
 	}
 	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: g.backends, Gatherer: g.registry,
 		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: auth})
 	g.adminEcho = newEcho()
 	g.admin.Register(g.adminEcho)
-	return g, nil
 }
 
 func (g *gateway) close() {
