@@ -62,7 +62,8 @@ type ServerConfig struct {
 	// TLS, when both files are set, makes the listener terminate HTTPS itself.
 	TLS TLSConfig `yaml:"tls"`
 	// DrainDelay is how long the gateway keeps serving, reported not-ready, after SIGTERM before
-	// it stops accepting connections: longer than the load balancer needs to notice. Default 10s.
+	// it stops accepting connections: longer than the load balancer needs to notice. Default 10s
+	// when absent; 0s turns the delay off (no load balancer in front).
 	DrainDelay time.Duration `yaml:"drainDelay"`
 	// ShutdownTimeout bounds how long in-flight requests (SSE streams included) may take to
 	// finish once the listener stops accepting. Default 30s.
@@ -140,7 +141,6 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Admin.Listen, defaultAdminListen)
 	setDefault(&c.Log.Level, "info")
 	setDefault(&c.Log.Format, "json")
-	durDefault(&s.DrainDelay, defaultDrainDelay)
 	durDefault(&s.ShutdownTimeout, defaultShutdownTimeout)
 	durDefault(&s.ReadHeaderTimeout, defaultReadHeader)
 	durDefault(&s.IdleTimeout, defaultIdleTimeout)
@@ -159,6 +159,15 @@ func durDefault(p *time.Duration, v time.Duration) {
 	if *p == 0 {
 		*p = v
 	}
+}
+
+// newConfig returns the configuration before the file, environment and flags: the defaults whose
+// zero value is itself meaningful (so an explicit 0 in the file must survive), set up front
+// rather than filled in afterwards.
+func newConfig() Config {
+	var c Config
+	c.Server.DrainDelay = defaultDrainDelay
+	return c
 }
 
 // decodeYAML reads one YAML document into c, rejecting unknown keys: a misspelt key must not
@@ -253,6 +262,9 @@ func (c *Config) validate() error {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", a.name, a.addr, err))
 		}
+	}
+	if c.Server.DrainDelay < 0 {
+		errs = append(errs, errors.New("server.drainDelay must not be negative"))
 	}
 	if (c.Server.TLS.CertFile == "") != (c.Server.TLS.KeyFile == "") {
 		errs = append(errs, errors.New("server.tls: certFile and keyFile must be set together"))

@@ -111,7 +111,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	if fv.config == "" {
 		fv.config = getenv("MCPGW_CONFIG")
 	}
-	var cfg Config
+	cfg := newConfig()
 	if fv.config != "" {
 		if err := loadFile(fv.config, &cfg); err != nil {
 			return nil, err
