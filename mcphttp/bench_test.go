@@ -11,8 +11,20 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
+
+func testStateSealer(tb testing.TB) *seal.Sealer {
+	tb.Helper()
+	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "t", Secret: bytes.Repeat([]byte("s"), 32)}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ring.Sealer(seal.PurposeRequestState)
+}
 
 // cannedBackend answers every request with one JSON-RPC result without a network, so a benchmark
 // measures the gateway's own work.
@@ -41,7 +53,16 @@ func BenchmarkForwardToolsCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer reg.Close()
-	s, err := New(Config{}, Deps{Backends: reg, Logger: slog.New(slog.DiscardHandler), Version: "bench", Loopback: true})
+	// A codec, as cmd/gateway always configures one: plain calls must not pay for MRTR.
+	replays, err := store.NewMemory(store.MemoryOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	codec, err := mrtr.New(testStateSealer(b), mrtr.Config{}, replays, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Config{}, Deps{Backends: reg, Logger: slog.New(slog.DiscardHandler), Version: "bench", Loopback: true, MRTR: codec})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -29,24 +29,14 @@ func (s *Server) mrtrIn(x *exchange, target upstreams.Target) (params json.RawMe
 	if s.mrtr == nil || !mrtrMethods[x.req.Method] {
 		return x.req.Params, false, nil
 	}
+	if !x.params.HasState {
+		return s.firstCall(x, target)
+	}
+	// The binding (with its digest of the canonical arguments) is computed only when a state is
+	// sealed or opened, never for the plain calls that are most of the traffic.
 	b, err := s.binding(x, target)
 	if err != nil {
 		return nil, false, err
-	}
-	if !x.params.HasState {
-		if x.req.Method != mrtr.MethodToolsCall {
-			return x.req.Params, false, nil
-		}
-		confirm := x.decision.Confirm
-		if !confirm {
-			if confirm, err = s.isDestructive(x, x.name); err != nil {
-				return nil, false, err
-			}
-		}
-		if confirm {
-			return nil, true, s.askConfirmation(x, b)
-		}
-		return x.req.Params, false, nil
 	}
 	st, err := s.mrtr.Open(x.params.RequestState, b)
 	if err != nil {
@@ -67,6 +57,29 @@ func (s *Server) mrtrIn(x *exchange, target upstreams.Target) (params json.RawMe
 		return nil, false, invalidParams("Invalid params: " + err.Error())
 	}
 	return p, false, nil
+}
+
+// firstCall asks for confirmation when policy (or a destructive annotation) requires it, and
+// otherwise forwards the params as they are.
+func (s *Server) firstCall(x *exchange, target upstreams.Target) (json.RawMessage, bool, error) {
+	if x.req.Method != mrtr.MethodToolsCall {
+		return x.req.Params, false, nil
+	}
+	confirm := x.decision.Confirm
+	if !confirm {
+		var err error
+		if confirm, err = s.isDestructive(x, x.name); err != nil {
+			return nil, false, err
+		}
+	}
+	if !confirm {
+		return x.req.Params, false, nil
+	}
+	b, err := s.binding(x, target)
+	if err != nil {
+		return nil, false, err
+	}
+	return nil, true, s.askConfirmation(x, b)
 }
 
 func (s *Server) binding(x *exchange, target upstreams.Target) (mrtr.Binding, error) {
