@@ -70,6 +70,12 @@ func BenchmarkForwardToolsCall(b *testing.B) {
 	s.Register(e)
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
 	h := modern("tools/call", "be__echo")
+	benchPost(b, e, h, body)
+}
+
+// benchPost posts body with headers h to the echo handler once per iteration, asserting 200.
+func benchPost(b *testing.B, e *echo.Echo, h http.Header, body string) {
+	b.Helper()
 	b.ReportAllocs()
 	for b.Loop() {
 		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))

@@ -190,15 +190,5 @@ func BenchmarkForwardToolsCallTraced(b *testing.B) {
 	s.Register(e)
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
 	h := with(modern("tools/call", "be__echo"), "Traceparent", "00-"+callerTraceID+"-"+callerSpanID+"-01")
-	b.ReportAllocs()
-	for b.Loop() {
-		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-		req.Header = h
-		req.Host = "127.0.0.1"
-		rec := httptest.NewRecorder()
-		e.ServeHTTP(rec, req)
-		if rec.Code != 200 {
-			b.Fatalf("status %d: %s", rec.Code, rec.Body)
-		}
-	}
+	benchPost(b, e, h, body)
 }
