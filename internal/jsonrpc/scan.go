@@ -143,17 +143,9 @@ func (s *scanner) array(i, depth int) (int, error) {
 		if i, err = s.value(i, depth); err != nil {
 			return i, err
 		}
-		i = s.skip(i)
-		if i >= len(s.data) {
-			return i, s.fail(ErrSyntax, i, depth)
-		}
-		switch s.data[i] {
-		case ',':
-			i = s.skip(i + 1)
-		case ']':
-			return i + 1, nil
-		default:
-			return i, s.fail(ErrSyntax, i, depth)
+		var done bool
+		if i, done, err = s.separator(i, depth, ']'); err != nil || done {
+			return i, err
 		}
 	}
 }
@@ -188,19 +180,26 @@ func (s *scanner) object(i, depth int) (int, error) {
 		if i, err = s.value(s.skip(i+1), depth); err != nil {
 			return i, err
 		}
-		i = s.skip(i)
-		if i >= len(s.data) {
-			return i, s.fail(ErrSyntax, i, depth)
-		}
-		switch s.data[i] {
-		case ',':
-			i = s.skip(i + 1)
-		case '}':
-			return i + 1, nil
-		default:
-			return i, s.fail(ErrSyntax, i, depth)
+		var done bool
+		if i, done, err = s.separator(i, depth, '}'); err != nil || done {
+			return i, err
 		}
 	}
+}
+
+// separator reads what follows a member or element: a comma (continue at the next item) or the
+// closing bracket (done, i past it).
+func (s *scanner) separator(i, depth int, closer byte) (int, bool, error) {
+	i = s.skip(i)
+	switch {
+	case i >= len(s.data):
+		return i, false, s.fail(ErrSyntax, i, depth)
+	case s.data[i] == ',':
+		return s.skip(i + 1), false, nil
+	case s.data[i] == closer:
+		return i + 1, true, nil
+	}
+	return i, false, s.fail(ErrSyntax, i, depth)
 }
 
 // str scans a string starting at the opening quote and returns the offset after the closing
