@@ -2,7 +2,6 @@ package mcptest
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -141,18 +140,7 @@ func captures() []capture {
 			}},
 		{name: "cancelled", title: "Cancelling a call's context: the go-sdk client closes the response stream and also POSTs notifications/cancelled (answered 202). Only that POST is shown; the cancelled call's own exchange is racy.",
 			run: func(t *testing.T, srv *Server) {
-				cs := Connect(t, srv.URL())
-				ctx, cancel := context.WithCancel(t.Context())
-				done := make(chan error, 1)
-				go func() {
-					_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolSlow, Arguments: map[string]any{"ms": 600000}})
-					done <- err
-				}()
-				if err := srv.WaitSlow(bounded(t), func(s SlowStats) bool { return s.Started == 1 }); err != nil {
-					t.Fatal(err)
-				}
-				cancel()
-				<-done
+				<-cancelSlowCall(t, srv)
 				waitFor(t, srv, func(ex Exchange) bool {
 					return ex.Header.Get("Mcp-Method") == "notifications/cancelled" && ex.Status != 0
 				})

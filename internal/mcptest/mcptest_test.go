@@ -240,8 +240,10 @@ func TestAskNameManualRoundTrip(t *testing.T) {
 	}
 }
 
-func TestSlowCancelledWhenClientGoesAway(t *testing.T) {
-	srv := StartServer(t, "kit")
+// cancelSlowCall starts a long slow call through a go-sdk client, waits until the server is
+// running it, cancels the call's context, and returns where the call's error arrives.
+func cancelSlowCall(t *testing.T, srv *Server) <-chan error {
+	t.Helper()
 	cs := Connect(t, srv.URL())
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -253,7 +255,12 @@ func TestSlowCancelledWhenClientGoesAway(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	if err := <-done; err == nil {
+	return done
+}
+
+func TestSlowCancelledWhenClientGoesAway(t *testing.T) {
+	srv := StartServer(t, "kit")
+	if err := <-cancelSlowCall(t, srv); err == nil {
 		t.Fatal("CallTool succeeded after cancel")
 	}
 	if err := srv.WaitSlow(bounded(t), func(s SlowStats) bool { return s.Cancelled == 1 }); err != nil {
