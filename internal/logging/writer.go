@@ -1,8 +1,8 @@
 // Package logging provides the gateway's log output: an io.Writer for slog handlers that never
 // makes a request wait for the log destination, and a helper that builds the *slog.Logger.
 //
-// A request goroutine only copies its line into a bounded queue; one goroutine drains the queue
-// to the real output. When the output cannot keep up the queue fills, further lines are dropped
+// A request goroutine only copies its line into a bounded queue; one goroutine writes whatever has
+// queued to the real output in one call. When the output cannot keep up the queue fills, further lines are dropped
 // and counted rather than stalling requests, and a "N log lines dropped" line is written once the
 // output catches up. Nothing here is global: main creates the Writer, passes the Logger down and
 // closes the Writer on exit.
@@ -26,10 +26,9 @@ const (
 	DefaultQueueLines = 4096
 	// DefaultFlushTimeout bounds shutdown on an output that no longer accepts writes.
 	DefaultFlushTimeout = 5 * time.Second
-	// maxPooledBytes keeps one huge line from pinning a huge buffer in the pool.
-	maxPooledBytes = 64 << 10
-	// lineBytes is the initial capacity of a pooled buffer: a typical access line fits.
-	lineBytes = 512
+	// maxPendingBytes bounds the memory of lines waiting for the output, whatever their count
+	// (a single larger line is still accepted into an empty batch).
+	maxPendingBytes = 4 << 20
 )
 
 // Formats a Writer's own notice lines can take; they match slog's JSON and text handlers.
@@ -94,19 +93,29 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Writer is an io.Writer whose Write never waits for the output: it copies the line into a
-// bounded queue drained by one goroutine. It is safe for concurrent use. Each Write should be
-// one complete line, which is what slog's handlers do.
+// Writer is an io.Writer whose Write never waits for the output: it appends the line to a
+// bounded pending batch that one goroutine writes out. It is safe for concurrent use. Each Write
+// should be one complete line, which is what slog's handlers do.
+//
+// Lines are batched rather than handed over one by one: under load every line would otherwise
+// cost a goroutine wake-up and a write system call of its own, which on a busy replica was a
+// third of the gateway's write calls (one per access line). The drain goroutine is woken only
+// when a batch starts, and writes everything pending in one call.
 type Writer struct {
 	out     io.Writer
 	cfg     Config
-	queue   chan *[]byte
-	pool    sync.Pool
 	dropped atomic.Uint64
-	closed  atomic.Bool
-	stop    chan struct{} // closed by Close: drain what is queued, then exit
-	done    chan struct{} // closed by the drain goroutine when it exits
-	once    sync.Once
+
+	mu      sync.Mutex
+	pending []byte // lines waiting for the output, in Write order
+	lines   int    // how many lines pending holds
+	spare   []byte // the buffer the drain goroutine last wrote, reused for the next batch
+	closed  bool
+
+	wake chan struct{} // one slot: a batch has started
+	stop chan struct{} // closed by Close: write what is pending, then exit
+	done chan struct{} // closed by the drain goroutine when it exits
+	once sync.Once
 }
 
 // New starts a Writer draining to out. Close it to flush and stop its goroutine.
@@ -119,35 +128,40 @@ func New(out io.Writer, cfg Config) (*Writer, error) {
 	}
 	cfg = cfg.withDefaults()
 	w := &Writer{
-		out:   out,
-		cfg:   cfg,
-		queue: make(chan *[]byte, cfg.QueueLines),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
-	}
-	w.pool.New = func() any {
-		b := make([]byte, 0, lineBytes)
-		return &b
+		out:  out,
+		cfg:  cfg,
+		wake: make(chan struct{}, 1),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
 	}
 	go w.drain()
 	return w, nil
 }
 
-// Write queues a copy of p for the output and returns at once. When the queue is full the line
-// is dropped and counted; that is not an error, since a request must not fail over a log line.
-// After Close it returns ErrClosed.
+// Write queues a copy of p for the output and returns at once. When QueueLines lines (or
+// maxPendingBytes) are already waiting the line is dropped and counted; that is not an error,
+// since a request must not fail over a log line. After Close it returns ErrClosed.
 func (w *Writer) Write(p []byte) (int, error) {
-	if w.closed.Load() {
+	w.mu.Lock()
+	switch {
+	case w.closed:
+		w.mu.Unlock()
 		w.dropped.Add(1)
 		return 0, ErrClosed
-	}
-	buf := w.pool.Get().(*[]byte)
-	*buf = append((*buf)[:0], p...)
-	select {
-	case w.queue <- buf:
-	default:
+	case w.lines >= w.cfg.QueueLines || len(w.pending)+len(p) > maxPendingBytes && w.lines > 0:
+		w.mu.Unlock()
 		w.dropped.Add(1)
-		w.recycle(buf)
+		return len(p), nil
+	}
+	w.pending = append(w.pending, p...)
+	w.lines++
+	first := w.lines == 1
+	w.mu.Unlock()
+	if first {
+		select {
+		case w.wake <- struct{}{}:
+		default: // the drain goroutine is already due to run
+		}
 	}
 	return len(p), nil
 }
@@ -155,12 +169,14 @@ func (w *Writer) Write(p []byte) (int, error) {
 // Dropped returns how many lines were dropped since the Writer started, for a metric.
 func (w *Writer) Dropped() uint64 { return w.dropped.Load() }
 
-// Close stops accepting lines and waits up to FlushTimeout for the queued ones to reach the
+// Close stops accepting lines and waits up to FlushTimeout for the pending ones to reach the
 // output. On timeout it returns ErrFlushTimeout; the drain goroutine then stays blocked in the
 // output's Write until that returns. Lines written concurrently with Close may be lost.
 func (w *Writer) Close() error {
 	w.once.Do(func() {
-		w.closed.Store(true)
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
 		close(w.stop)
 	})
 	t := time.NewTimer(w.cfg.FlushTimeout)
@@ -173,42 +189,50 @@ func (w *Writer) Close() error {
 	}
 }
 
-func (w *Writer) recycle(buf *[]byte) {
-	if cap(*buf) <= maxPooledBytes {
-		w.pool.Put(buf)
-	}
-}
-
 // drain is the only goroutine that writes to the output, so lines keep the order in which
-// their Write calls queued them.
+// their Write calls appended them.
 func (w *Writer) drain() {
 	defer close(w.done)
 	var reported uint64
 	for {
 		select {
-		case buf := <-w.queue:
-			w.emit(buf)
-		case <-w.stop:
-			for len(w.queue) > 0 {
-				w.emit(<-w.queue)
+		case <-w.wake:
+			if w.flush() {
+				w.notice(&reported)
 			}
+		case <-w.stop:
+			w.flush()
 			w.notice(&reported)
 			return
-		}
-		if len(w.queue) == 0 {
-			w.notice(&reported)
 		}
 	}
 }
 
-func (w *Writer) emit(buf *[]byte) {
-	// An output error cannot be reported anywhere better than the output itself; drop it.
-	_, _ = w.out.Write(*buf)
-	w.recycle(buf)
+// flush takes the pending batch, leaving the spare buffer in its place, and writes it. Lines
+// that arrive meanwhile start the next batch, and their wake-up brings drain back here. It
+// reports whether nothing was pending once the batch was written: only then may the notice of
+// drops follow, after every line that was kept from before the drops.
+func (w *Writer) flush() (empty bool) {
+	w.mu.Lock()
+	batch := w.pending
+	w.pending, w.lines = w.spare[:0], 0
+	w.mu.Unlock()
+	if len(batch) > 0 {
+		// An output error cannot be reported anywhere better than the output itself; drop it.
+		_, _ = w.out.Write(batch)
+	}
+	if cap(batch) > maxPendingBytes {
+		batch = nil // one burst of huge lines must not pin a huge buffer
+	}
+	w.mu.Lock()
+	w.spare = batch
+	empty = w.lines == 0
+	w.mu.Unlock()
+	return empty
 }
 
-// notice writes "N log lines dropped" once the queue has emptied after drops, so the gap in
-// the log is visible where it happened.
+// notice writes "N log lines dropped" once the pending lines have been written after drops, so
+// the gap in the log is visible where it happened.
 func (w *Writer) notice(reported *uint64) {
 	total := w.dropped.Load()
 	if total == *reported {

@@ -22,6 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type gate struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
+	writes  int
 	entered chan struct{}
 	release chan struct{}
 }
@@ -38,6 +39,7 @@ func (g *gate) Write(p []byte) (int, error) {
 	<-g.release
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.writes++
 	return g.buf.Write(p)
 }
 
@@ -244,3 +246,29 @@ func TestWriteCopiesTheLine(t *testing.T) {
 }
 
 func fixedClock() time.Time { return time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC) }
+
+// TestBatchesLines: lines that queue while the output is busy reach it in one Write, in order,
+// so a busy replica pays one system call per batch rather than one per access line.
+func TestBatchesLines(t *testing.T) {
+	const queued = 50
+	out := newGate()
+	w := newWriter(t, out, Config{})
+	fmt.Fprintln(w, "first")
+	<-out.entered
+	for i := range queued {
+		fmt.Fprintf(w, "%d\n", i)
+	}
+	close(out.release)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := out.lines()
+	if len(got) != 1+queued || got[1] != "0" || got[queued] != fmt.Sprint(queued-1) {
+		t.Fatalf("output = %q", got)
+	}
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	if out.writes != 2 {
+		t.Errorf("the output got %d writes, want 2: the line in flight, then one batch", out.writes)
+	}
+}
