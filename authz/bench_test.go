@@ -35,6 +35,22 @@ func BenchmarkAuthenticateCacheHit(b *testing.B) {
 	}
 }
 
+// BenchmarkAuthenticateCacheHitParallel is the hit path as the gateway runs
+// it: many requests at once, so lock contention on the cache shows.
+func BenchmarkAuthenticateCacheHitParallel(b *testing.B) {
+	a, tok := benchSetup(b, DefaultTokenCacheSize, devissuer.RS256)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			if _, err := a.Authenticate(ctx, tok); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 func BenchmarkAuthenticateMiss(b *testing.B) {
 	for _, alg := range []string{devissuer.RS256, devissuer.ES256} {
 		b.Run(alg, func(b *testing.B) {
@@ -94,4 +110,24 @@ func BenchmarkCacheHitAndDecide(b *testing.B) {
 			b.Fatal(d)
 		}
 	}
+}
+
+func BenchmarkCacheHitAndDecideParallel(b *testing.B) {
+	a, tok := benchSetup(b, DefaultTokenCacheSize, devissuer.RS256)
+	pol, _ := benchPolicy(b, nil)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			p, err := a.Authenticate(ctx, tok)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if d := pol.Decide(ctx, p, KindTool, "github", "get_issue"); d.Effect != Allow {
+				b.Error(d)
+				return
+			}
+		}
+	})
 }

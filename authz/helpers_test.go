@@ -3,7 +3,7 @@ package authz
 import (
 	"context"
 	"errors"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,24 +13,21 @@ import (
 const testResource = "https://mcp.example.test/mcp"
 
 // testClock is a manual clock shared by the issuer and the authenticator.
+// It is lock-free so that parallel benchmarks measure the authenticator's
+// contention, not the clock's.
 type testClock struct {
-	mu sync.Mutex
-	t  time.Time
+	ns atomic.Int64 // Unix nanoseconds
 }
 
-func newClock() *testClock { return &testClock{t: time.Unix(1_900_000_000, 0)} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
+func newClock() *testClock {
+	c := &testClock{}
+	c.ns.Store(time.Unix(1_900_000_000, 0).UnixNano())
+	return c
 }
 
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func (c *testClock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
+
+func (c *testClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 func startIssuer(t testing.TB, clk *testClock) *devissuer.Issuer {
 	t.Helper()
