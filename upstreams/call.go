@@ -46,8 +46,7 @@ type Stream struct {
 	id      json.RawMessage
 	rw      uriRewriter
 	ctx     context.Context
-	cancel  context.CancelCauseFunc
-	stop    context.CancelFunc // releases the timeout timer
+	stop    context.CancelFunc // ends the exchange and releases the timeout timer
 	outcome string             // of the final response: OutcomeOK or OutcomeError
 	last    *jsonrpc.Message   // the decoded final response
 	result  json.RawMessage    // the final result with names rewritten back (nil for an error)
@@ -94,8 +93,6 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *outgoing) (*Stream, error) {
 	s := &Stream{r: r, b: b, method: o.method, id: id, start: r.now(), probe: o.probe,
 		rw: uriRewriter{ns: r.ns, upstream: b.name}}
-	ctx, cancel := context.WithCancelCause(ctx)
-	s.cancel = cancel
 	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
 	if legacy, _, err := r.isLegacy(s.ctx, b); err != nil {
 		s.fail(err)
@@ -286,7 +283,6 @@ func (s *Stream) finish(outcome string, err error) {
 	s.once.Do(func() {
 		s.r.record(s.b, s.method, outcome, s.start, err, !s.probe)
 		s.stop()
-		s.cancel(context.Canceled)
 		if s.resp != nil {
 			s.resp.Body.Close()
 		}

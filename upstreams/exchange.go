@@ -35,29 +35,50 @@ type outgoing struct {
 	// fromCaller marks an exchange made for a client request (a call or list), as opposed to
 	// the gateway's own discover, probe and listen requests.
 	fromCaller bool
+	reader     bodyReader // the request body over body, set by send
 }
 
 // send POSTs o to b and returns the response once its headers have arrived. ctx bounds the
 // whole exchange: its cancellation closes the backend connection.
+//
+// This runs once per forwarded request, so it avoids what http.NewRequestWithContext and
+// Header.Clone would redo every time: the URL is parsed once into b.template, and the header map
+// shares the backend's static values and the caller's pass-through values (a RoundTripper must
+// not modify a request, so sharing read-only slices is safe) rather than copying them.
 func (r *Registry) send(ctx context.Context, b *backend, o *outgoing) (*http.Response, error) {
 	if err := b.breaker.allow(r.now(), o.probe); err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url, bytes.NewReader(o.body))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: building request: %v", ErrUnavailable, b.name, err)
+	if b.template == nil {
+		return nil, fmt.Errorf("%w: %s: the URL does not make a request", ErrUnavailable, b.name)
 	}
-	h := b.header.Clone()
+	req := b.template.WithContext(ctx)
+	o.reader.Reset(o.body)
+	req.Body, req.ContentLength = &o.reader, int64(len(o.body))
+	// The transport rewinds the body through GetBody when it retries on a keep-alive
+	// connection the backend had closed.
+	req.GetBody = o.getBody
+	if len(o.body) == 0 {
+		req.Body, req.GetBody = http.NoBody, nil
+	}
+	h := make(http.Header, len(b.header)+len(o.pass)+4)
+	for k, vs := range b.header {
+		h[k] = vs
+	}
 	copyPassThrough(h, o.pass)
+	// One backing array for the values set here, rather than one slice each.
+	vals := make([]string, 0, 4)
 	v := o.version
 	if v == "" {
 		v = ProtocolVersion
 	}
-	h[mcpheader.ProtocolVersion] = []string{v}
-	h[mcpheader.Method] = []string{o.method}
+	vals = append(vals, v, o.method)
+	h[mcpheader.ProtocolVersion] = vals[0:1:1]
+	h[mcpheader.Method] = vals[1:2:2]
 	if o.name != "" {
 		// Recomputed for the backend-side name (digest §8: recompute Mcp-Name after a rename).
-		h[mcpheader.Name] = []string{mcpheader.Encode(o.name)}
+		vals = append(vals, mcpheader.Encode(o.name))
+		h[mcpheader.Name] = vals[2:3:3]
 	}
 	if b.creds != nil {
 		// Set after the pass-through copy so nothing the caller passed can replace it.
@@ -76,6 +97,17 @@ func (r *Registry) send(ctx context.Context, b *backend, o *outgoing) (*http.Res
 		return nil, classify(ctx, b.name, err)
 	}
 	return resp, nil
+}
+
+// bodyReader is an outgoing body that needs no allocation of its own: a bytes.Reader embedded in
+// the outgoing request, with the Close a request body must have.
+type bodyReader struct{ bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
+
+// getBody is the request's GetBody: a fresh reader over the same bytes.
+func (o *outgoing) getBody() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.body)), nil
 }
 
 // copyPassThrough copies the headers a caller may pass to a backend: Mcp-Param-* (digest §2.2:

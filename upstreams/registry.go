@@ -110,8 +110,11 @@ type backend struct {
 	required bool
 	maxBytes int64
 	// header holds the headers every request carries: Content-Type, Accept, User-Agent and
-	// the configured static ones. Each request clones it.
+	// the configured static ones. Requests share its value slices and never modify them.
 	header http.Header
+	// template is a POST to url with nothing else set; each request is a shallow copy of it, so
+	// the URL is parsed once. nil when url does not parse (Config.Validate refuses that).
+	template *http.Request
 	client *http.Client
 	// rt is the client's transport, used directly on the hot path: http.Client adds redirect
 	// bookkeeping (a header copy per request) that a backend call never needs, since redirects
@@ -196,6 +199,9 @@ func newBackend(uc UpstreamConfig, userAgent string, rt http.RoundTripper) *back
 	b.legacy = newLegacyState(uc.Protocol, userAgent)
 	for k, v := range uc.Headers {
 		b.header.Set(k, v)
+	}
+	if tmpl, err := http.NewRequest(http.MethodPost, uc.URL, nil); err == nil {
+		b.template = tmpl
 	}
 	if rt == nil {
 		b.transport = newTransport(orDuration(uc.ConnectTimeout, DefaultConnectTimeout))
