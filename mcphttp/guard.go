@@ -1,7 +1,6 @@
 package mcphttp
 
 import (
-	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -44,7 +43,8 @@ var errBodyTooLarge = &Error{
 }
 
 // readBody reads at most limit bytes; a declared or actual larger body is 413 without reading
-// (or buffering) the rest.
+// (or buffering) the rest. With a Content-Length the body is read into one buffer of exactly
+// that size plus the byte that proves the end, which is one allocation per request.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, errBodyTooLarge
@@ -53,15 +53,25 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if size < 0 || size > 64<<10 {
 		size = 64 << 10
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+1))
-	if _, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1)); err != nil {
-		return nil, &Error{Status: http.StatusBadRequest, RPC: jsonrpc.NewError(jsonrpc.CodeParseError,
-			"Parse error: could not read the request body"), Outcome: outcomeClientError}
+	buf := make([]byte, 0, size+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grow; len(buf) <= limit here
+		}
+		room := min(int64(cap(buf)), limit+1)
+		n, err := r.Body.Read(buf[len(buf):room])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, errBodyTooLarge
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, &Error{Status: http.StatusBadRequest, RPC: jsonrpc.NewError(jsonrpc.CodeParseError,
+				"Parse error: could not read the request body"), Outcome: outcomeClientError}
+		}
 	}
-	if int64(buf.Len()) > limit {
-		return nil, errBodyTooLarge
-	}
-	return buf.Bytes(), nil
 }
 
 func isJSONContentType(ct string) bool {

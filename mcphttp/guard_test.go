@@ -1,6 +1,14 @@
 package mcphttp
 
-import "testing"
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"testing/iotest"
+)
 
 func TestAcceptsJSONAndSSE(t *testing.T) {
 	tests := []struct {
@@ -36,3 +44,60 @@ func TestAcceptsJSONAndSSE(t *testing.T) {
 		}
 	}
 }
+
+// TestReadBody covers both ways a body arrives: with a Content-Length (one exact buffer) and
+// without one (chunked: the buffer grows), at, just over and far over the limit, and a body that
+// fails mid-way.
+func TestReadBody(t *testing.T) {
+	const limit = 100 << 10 // above the 64 KiB first buffer, so the unknown-length case grows
+	tests := []struct {
+		name   string
+		size   int
+		length bool // send a Content-Length
+		fail   bool // the body errors after its bytes
+		want   error
+	}{
+		{"empty", 0, true, false, nil},
+		{"small with length", 300, true, false, nil},
+		{"small chunked", 300, false, false, nil},
+		{"at the limit with length", limit, true, false, nil},
+		{"at the limit chunked", limit, false, false, nil},
+		{"one over with length", limit + 1, true, false, errBodyTooLarge},
+		{"one over chunked", limit + 1, false, false, errBodyTooLarge},
+		{"far over chunked", 10 * limit, false, false, errBodyTooLarge},
+		{"read error", 300, false, true, errReadFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			payload := bytes.Repeat([]byte("x"), tt.size)
+			var body io.Reader = bytes.NewReader(payload)
+			if tt.fail {
+				body = io.MultiReader(body, iotest.ErrReader(errors.New("connection reset")))
+			}
+			r := httptest.NewRequest(http.MethodPost, "/mcp", io.NopCloser(body))
+			r.ContentLength = -1
+			if tt.length {
+				r.ContentLength = int64(tt.size)
+			}
+			got, err := readBody(r, limit)
+			switch {
+			case tt.want == errReadFailed:
+				var e *Error
+				if !errors.As(err, &e) || e.Status != http.StatusBadRequest {
+					t.Fatalf("readBody error = %v, want a 400 parse error", err)
+				}
+			case tt.want != nil:
+				if !errors.Is(err, tt.want) {
+					t.Fatalf("readBody error = %v, want %v", err, tt.want)
+				}
+			case err != nil:
+				t.Fatalf("readBody: %v", err)
+			case !bytes.Equal(got, payload):
+				t.Fatalf("readBody returned %d bytes, want the %d sent", len(got), len(payload))
+			}
+		})
+	}
+}
+
+// errReadFailed marks a TestReadBody row whose body fails to read.
+var errReadFailed = errors.New("read failed")

@@ -23,7 +23,8 @@ type exchange struct {
 	start time.Time
 	// requestID is kept apart from the response headers, which the keep-alive timer may be
 	// writing concurrently.
-	requestID string
+	requestID      string
+	requestIDValue []string // requestID as a header value, shared by the response and the backend request
 
 	body   []byte
 	req    *jsonrpc.Request

@@ -28,7 +28,7 @@ func (x *exchange) passHeaders() http.Header {
 	for k, v := range x.trace().headers() {
 		out[k] = v
 	}
-	out.Set(mcpheader.RequestID, x.requestID)
+	out[mcpheader.RequestID] = x.requestIDValue
 	return out
 }
 
@@ -39,9 +39,18 @@ func (x *exchange) writeResult(result []byte) {
 	x.outcome = outcomeOK
 }
 
+// Header values every response of a kind carries. They are shared between responses, which is
+// safe because nothing modifies a header value in place (Header.Add appends to a full slice,
+// which copies), and it spares an allocation per response.
+var (
+	contentTypeJSON = []string{"application/json"}
+	contentTypeSSE  = []string{"text/event-stream"}
+	noCache         = []string{"no-cache"}
+	accelNo         = []string{"no"}
+)
+
 func (x *exchange) writeJSON(status int, body []byte) {
-	h := x.w.Header()
-	h.Set("Content-Type", "application/json")
+	x.w.Header()["Content-Type"] = contentTypeJSON
 	x.w.WriteHeader(status)
 	_, _ = x.w.Write(body)
 	x.status = status
@@ -144,9 +153,9 @@ func (s *Server) finalMessage(x *exchange, st *upstreams.Stream, msg []byte) ([]
 // startSSE switches the response to an event stream for this request only (digest §2.1).
 func (x *exchange) startSSE() {
 	h := x.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // keep nginx-style proxies from buffering the stream
+	h["Content-Type"] = contentTypeSSE
+	h["Cache-Control"] = noCache
+	h["X-Accel-Buffering"] = accelNo // keep nginx-style proxies from buffering the stream
 	x.w.WriteHeader(http.StatusOK)
 	x.status, x.sse = http.StatusOK, true
 	x.streamClosed = x.s.metrics.StreamOpened()

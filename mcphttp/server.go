@@ -129,7 +129,8 @@ func methodNotAllowed(c echo.Context) error {
 func (s *Server) handlePost(c echo.Context) error {
 	x := &exchange{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
 	x.requestID = requestID(x.r)
-	x.w.Header().Set(mcpheader.RequestID, x.requestID)
+	x.requestIDValue = []string{x.requestID}
+	x.w.Header()[mcpheader.RequestID] = x.requestIDValue
 	// Every log line of this request, the authorization decision included, carries its ids.
 	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(x.r.Header.Get(mcpheader.TraceParent)))
 	defer s.metrics.InFlight()()

@@ -100,6 +100,10 @@ func ParseMeta(raw json.RawMessage) (*Meta, error) {
 		switch string(key) {
 		case MetaProtocolVersion:
 			m.HasVersion = true
+			if string(val) == quotedCurrentVersion {
+				m.ProtocolVersion = currentVersion // nearly every request: no string to allocate
+				return nil
+			}
 			return paramString(val, &m.ProtocolVersion, MetaProtocolVersion)
 		case MetaClientCapabilities:
 			return rawObject(val, &m.ClientCapabilities, MetaClientCapabilities)
@@ -134,6 +138,13 @@ func rawObject(val []byte, dst *json.RawMessage, name string) error {
 	*dst = val
 	return nil
 }
+
+// currentVersion is the protocol version nearly every request names; ParseMeta returns this
+// constant for it instead of a fresh string.
+const (
+	currentVersion       = "2026-07-28"
+	quotedCurrentVersion = `"` + currentVersion + `"`
+)
 
 func paramString(val []byte, dst *string, name string) error {
 	if val[0] != '"' {
