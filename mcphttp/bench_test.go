@@ -73,6 +73,36 @@ func BenchmarkForwardToolsCall(b *testing.B) {
 	benchPost(b, e, h, body)
 }
 
+// BenchmarkHarnessOnly is BenchmarkForwardToolsCall without the gateway: the same httptest
+// request and recorder, and one round trip to the same canned backend, around an echo handler
+// that only copies the backend's answer. Its allocations are the harness's share of the
+// forwarded call's; the difference between the two is the gateway's own.
+func BenchmarkHarnessOnly(b *testing.B) {
+	backend := cannedBackend{[]byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"hello"}],"resultType":"complete"}}`)}
+	toBackend, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:9/mcp", http.NoBody)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := echo.New()
+	e.POST("/mcp", func(c echo.Context) error {
+		if _, err := io.Copy(io.Discard, c.Request().Body); err != nil {
+			return err
+		}
+		resp, err := backend.RoundTrip(toBackend)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		w := c.Response()
+		w.Header()["Content-Type"] = resp.Header["Content-Type"]
+		w.WriteHeader(http.StatusOK)
+		_, err = io.Copy(w, resp.Body)
+		return err
+	})
+	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
+	benchPost(b, e, modern("tools/call", "be__echo"), body)
+}
+
 // benchPost posts body with headers h to the echo handler once per iteration, asserting 200.
 func benchPost(b *testing.B, e *echo.Echo, h http.Header, body string) {
 	b.Helper()
