@@ -2,10 +2,8 @@ package authz
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"net"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -226,38 +224,15 @@ func TestTokenCache(t *testing.T) {
 	if p1 != p2 {
 		t.Fatal("second call did not come from the cache")
 	}
-	clk.Advance(time.Minute + DefaultClockSkew + time.Second)
+	// Past exp but within the skew: still served from the cache.
+	clk.Advance(time.Minute + DefaultClockSkew)
+	if p3 := wantAuth(t, a, tok, nil, ReasonNone); p3 != p1 {
+		t.Fatal("token within the skew did not come from the cache")
+	}
+	clk.Advance(time.Second)
 	wantAuth(t, a, tok, ErrInvalidToken, ReasonExpired)
 	if a.cache.len() != 0 {
 		t.Fatalf("expired entry still cached")
-	}
-}
-
-func TestTokenCacheBounded(t *testing.T) {
-	c := newTokenCache(3)
-	now := time.Unix(100, 0)
-	p := &Principal{ExpiresAt: now.Add(time.Hour)}
-	keys := [][32]byte{{1}, {2}, {3}, {4}, {5}}
-	for _, k := range keys[:3] {
-		c.put(k, p, now)
-	}
-	c.get(keys[0]) // recently used: survives the next eviction
-	c.put(keys[3], p, now)
-	c.put(keys[4], p, now)
-	if c.len() != 3 {
-		t.Fatalf("len = %d, want 3", c.len())
-	}
-	if _, ok := c.get(keys[0]); !ok {
-		t.Fatal("recently used entry evicted")
-	}
-	c.remove(keys[0])
-	if _, ok := c.get(keys[0]); ok || c.len() != 2 {
-		t.Fatal("remove failed")
-	}
-	for _, k := range keys[3:] {
-		if _, ok := c.get(k); !ok {
-			t.Fatalf("new entry %v missing", k[0])
-		}
 	}
 }
 
@@ -286,15 +261,5 @@ func TestAuthenticateConcurrent(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
-	}
-}
-
-func TestTokenHasherMatchesSHA256(t *testing.T) {
-	h := newTokenHasher()
-	for _, n := range []int{0, 1, 511, 512, 513, 1024, 5000} {
-		s := strings.Repeat("x", n)
-		if h.sum(s) != sha256.Sum256([]byte(s)) {
-			t.Fatalf("hash of %d bytes differs from sha256", n)
-		}
 	}
 }

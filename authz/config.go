@@ -67,8 +67,8 @@ type Config struct {
 	ResourceMetadata ResourceMetadataConfig `yaml:"resourceMetadata"`
 	// Policy holds the per-tool rules; deny by default.
 	Policy PolicyConfig `yaml:"policy"`
-	// TokenCacheSize is the number of verified tokens cached by SHA-256 until
-	// they expire. Default DefaultTokenCacheSize; negative disables the cache.
+	// TokenCacheSize is the number of verified tokens cached until they
+	// expire. Default DefaultTokenCacheSize; negative disables the cache.
 	TokenCacheSize int `yaml:"tokenCacheSize"`
 	// DiscoveryRetryInterval is the least time between failed fetches of an
 	// issuer's discovery document or key set; requests in between fail fast

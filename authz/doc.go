@@ -10,7 +10,8 @@
 // enforced. Discovery is lazy and retried, so the gateway starts while the
 // IdP is down; while keys cannot be fetched Authenticate returns
 // ErrIssuerUnavailable, which must become a 5xx, never an allow and never a
-// 401. Verified tokens are cached by SHA-256 until they expire.
+// 401. Verified tokens are cached until they expire; a cache hit needs the
+// presented token to equal the cached one exactly.
 //
 // Authorization: Policy is compiled from ordered rules, deny by default; see
 // Policy for the exact semantics. Decide returns Allow, StepUp (403
