@@ -41,6 +41,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&scenario, "scenario", "", "scenario label for summarize")
 	fs.StringVar(&target, "target", "", "target label for summarize")
 	fs.IntVar(&round, "round", 0, "round number for summarize")
+	fs.Func("cpu", "name=pid[,pid...]: report these processes' CPU µs per request (repeatable)", func(v string) error {
+		g, err := loadgen.ParseCPUGroup(v)
+		cfg.CPU = append(cfg.CPU, g)
+		return err
+	})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

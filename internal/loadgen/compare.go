@@ -23,6 +23,8 @@ type Row struct {
 	ThroughputRatio float64 `json:"throughput_ratio,omitempty"`
 	P50Ratio        float64 `json:"p50_ratio,omitempty"`
 	P99Ratio        float64 `json:"p99_ratio,omitempty"`
+	// CPU is the median round's CPU microseconds per request by process group (Report.CPU).
+	CPU map[string]float64 `json:"cpu_us_per_request,omitempty"`
 }
 
 // MedianRound returns the report with the median throughput (the lower middle for an even
@@ -54,7 +56,8 @@ func Compare(reports []*Report, baseline string) []Row {
 	for _, k := range order {
 		m := MedianRound(groups[k])
 		rows = append(rows, Row{Scenario: k.scenario, Target: k.target, Rounds: len(groups[k]),
-			OpsPerSec: m.Total.OpsPerSec, P50: m.Total.Latency.P50, P99: m.Total.Latency.P99, Errors: m.Total.Errors})
+			OpsPerSec: m.Total.OpsPerSec, P50: m.Total.Latency.P50, P99: m.Total.Latency.P99, Errors: m.Total.Errors,
+			CPU: m.CPU})
 	}
 	for i := range rows {
 		b := groups[key{rows[i].Scenario, baseline}]
@@ -76,10 +79,24 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// WriteRows writes rows as an aligned text table; ratios print as "-" when absent.
+// WriteRows writes rows as an aligned text table; ratios print as "-" when absent. Each CPU group
+// that any row measured gets a column of microseconds per request.
 func WriteRows(w io.Writer, rows []Row) error {
+	var groups []string
+	for _, r := range rows {
+		for g := range r.CPU {
+			if !slices.Contains(groups, g) {
+				groups = append(groups, g)
+			}
+		}
+	}
+	slices.Sort(groups)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "scenario\ttarget\trounds\treq/s\tp50 ms\tp99 ms\terrors\tx req/s\tx p50\tx p99")
+	fmt.Fprint(tw, "scenario\ttarget\trounds\treq/s\tp50 ms\tp99 ms\terrors\tx req/s\tx p50\tx p99")
+	for _, g := range groups {
+		fmt.Fprintf(tw, "\t%s µs/req", g)
+	}
+	fmt.Fprintln(tw)
 	r3 := func(v float64) string {
 		if v == 0 {
 			return "-"
@@ -87,8 +104,16 @@ func WriteRows(w io.Writer, rows []Row) error {
 		return fmt.Sprintf("%.2f", v)
 	}
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.3f\t%.3f\t%d\t%s\t%s\t%s\n", r.Scenario, r.Target, r.Rounds,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.3f\t%.3f\t%d\t%s\t%s\t%s", r.Scenario, r.Target, r.Rounds,
 			r.OpsPerSec, r.P50, r.P99, r.Errors, r3(r.ThroughputRatio), r3(r.P50Ratio), r3(r.P99Ratio))
+		for _, g := range groups {
+			if v, ok := r.CPU[g]; ok {
+				fmt.Fprintf(tw, "\t%.0f", v)
+			} else {
+				fmt.Fprint(tw, "\t-")
+			}
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

@@ -128,6 +128,8 @@ type Config struct {
 	ConfirmContent json.RawMessage
 	// Token, when set, is sent as "Authorization: Bearer <Token>". It is never printed.
 	Token string
+	// CPU lists processes whose CPU time the report charges per HTTP request (Report.CPU).
+	CPU []CPUGroup
 }
 
 // withDefaults returns c with every zero field set to its default.

@@ -92,6 +92,9 @@ type Report struct {
 	// Total sums every operation; Ops splits it by operation.
 	Total OpReport             `json:"total"`
 	Ops   map[string]*OpReport `json:"ops"`
+	// CPU is each Config.CPU group's CPU time in microseconds per HTTP request of the measured
+	// phase.
+	CPU map[string]float64 `json:"cpu_us_per_request,omitempty"`
 }
 
 func newReport(cfg *Config, s *stats, elapsed time.Duration) *Report {
@@ -151,6 +154,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Total.ErrorsByKind)) {
 		fmt.Fprintf(w, "  error %s: %d\n", k, r.Total.ErrorsByKind[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.CPU)) {
+		fmt.Fprintf(w, "  cpu %s: %.1f µs per request\n", k, r.CPU[k])
 	}
 	return nil
 }

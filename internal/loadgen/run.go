@@ -74,9 +74,17 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("run cancelled during warm-up: %w", err)
 	}
+	cpu, err := startCPU(r.cfg.CPU)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	stats := r.phase(ctx, r.cfg.Duration, r.cfg.Requests)
-	return newReport(&r.cfg, stats, time.Since(start)), nil
+	rep := newReport(&r.cfg, stats, time.Since(start))
+	if rep.CPU, err = cpu.perRequest(rep.Total.HTTPRequests); err != nil {
+		return nil, err
+	}
+	return rep, nil
 }
 
 // phase runs the closed loop until dur passes (0: no time bound) or limit operations were
