@@ -41,12 +41,14 @@ func wildMatch(p, s string) bool {
 	star, mark := -1, 0
 	for si < len(s) {
 		switch {
-		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
-			pi++
-			si++
+		// '*' first: a '*' in the subject must not be taken as a literal
+		// match for the pattern's '*', or "*x*" would miss "*yx".
 		case pi < len(p) && p[pi] == '*':
 			star, mark = pi, si
 			pi++
+		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
+			pi++
+			si++
 		case star >= 0:
 			mark++
 			pi, si = star+1, mark

@@ -33,6 +33,14 @@ func TestGlob(t *testing.T) {
 		{"file:///docs/*", "file:///secret/a", false},
 		{"**", "x", true},
 		{"*a", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", false},
+		{"ab*ba", "aba", false},
+		{"ab*ba", "abba", true},
+		{"ab*ba", "abXba", true},
+		{"*?", "", false},
+		{"?*", "x", true},
+		{"*secret*", "*Xsecret", true},
+		{"a*b*c", "a*b*Xc", true},
+		{"a?c*", "a*c", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pattern+"|"+tt.s, func(t *testing.T) {
@@ -41,6 +49,28 @@ func TestGlob(t *testing.T) {
 			}
 		})
 	}
+	// The compiled forms are short-cuts: each must agree with the general
+	// matcher on every pattern and subject above.
+	for _, p := range tests {
+		g := compileGlob(p.pattern)
+		for _, s := range tests {
+			if got, want := g.match(s.s), wildMatch(p.pattern, s.s); got != want {
+				t.Errorf("compiled match(%q, %q) = %v, wildMatch = %v", p.pattern, s.s, got, want)
+			}
+		}
+	}
+}
+
+// FuzzGlob checks the compiled short-cuts against the general matcher.
+func FuzzGlob(f *testing.F) {
+	for _, seed := range [][2]string{{"get_*", "get_issue"}, {"ab*ba", "aba"}, {"*_x", "a_x"}, {"a?*", "ab"}, {"lit", "lit"}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, p, s string) {
+		if got, want := compileGlob(p).match(s), wildMatch(p, s); got != want {
+			t.Fatalf("compiled match(%q, %q) = %v, wildMatch = %v", p, s, got, want)
+		}
+	})
 }
 
 func testPolicyConfig() Config {
