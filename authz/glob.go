@@ -1,33 +1,61 @@
 package authz
 
+import "strings"
+
 // glob is a compiled name pattern: '*' matches any run of characters
 // (including '/' and the empty run), '?' matches exactly one byte, and every
 // other byte matches itself. There are no character classes or escapes, so
 // any string is a valid pattern and matching cannot fail.
 type glob struct {
 	pattern string
-	literal bool // no wildcard: plain comparison
-	any     bool // "*": matches everything
+	form    globForm
+	prefix  string // globAffix: the text before the only '*'
+	suffix  string // globAffix: the text after it
 }
 
+// globForm picks the matcher at compile time. Rule patterns are mostly
+// literals or a single '*' ("get_*", "k8s-*", "file:///public/*"), which a
+// prefix and suffix test decides without the general matcher.
+type globForm uint8
+
+const (
+	globWild    globForm = iota // general: wildMatch
+	globAny                     // "*": matches everything
+	globLiteral                 // no wildcard: plain comparison
+	globAffix                   // one '*' and no '?': prefix and suffix
+)
+
 func compileGlob(p string) glob {
-	g := glob{pattern: p, literal: true}
+	g := glob{pattern: p}
+	stars, star := 0, -1
 	for i := 0; i < len(p); i++ {
-		if p[i] == '*' || p[i] == '?' {
-			g.literal = false
-			break
+		switch p[i] {
+		case '*':
+			stars, star = stars+1, i
+		case '?':
+			return g
 		}
 	}
-	g.any = p == "*"
+	switch {
+	case p == "*":
+		g.form = globAny
+	case stars == 0:
+		g.form = globLiteral
+	case stars == 1:
+		g.form, g.prefix, g.suffix = globAffix, p[:star], p[star+1:]
+	}
 	return g
 }
 
 func (g glob) match(s string) bool {
-	switch {
-	case g.any:
+	switch g.form {
+	case globAny:
 		return true
-	case g.literal:
+	case globLiteral:
 		return g.pattern == s
+	case globAffix:
+		// The length check keeps prefix and suffix from overlapping in s.
+		return len(s) >= len(g.prefix)+len(g.suffix) && strings.HasPrefix(s, g.prefix) && strings.HasSuffix(s, g.suffix)
 	default:
 		return wildMatch(g.pattern, s)
 	}
