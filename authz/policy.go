@@ -158,7 +158,7 @@ func ruleID(r RuleConfig, i int) string {
 }
 
 type claimCond struct {
-	name     string
+	claimPath
 	accepted []string
 }
 
@@ -203,7 +203,7 @@ func compileRule(r RuleConfig, i int) rule {
 	}
 	slices.Sort(names) // deterministic evaluation and Explain output
 	for _, n := range names {
-		cr.claims = append(cr.claims, claimCond{name: n, accepted: slices.Clone(r.Claims[n])})
+		cr.claims = append(cr.claims, claimCond{claimPath: compileClaimPath(n), accepted: slices.Clone(r.Claims[n])})
 	}
 	return cr
 }
@@ -229,7 +229,7 @@ func (r *rule) targets(kind Kind, upstream, name string) bool {
 
 func (r *rule) claimsHold(p *Principal) bool {
 	for _, c := range r.claims {
-		v, ok := lookupClaim(p.Claims, c.name)
+		v, ok := c.lookup(p.Claims)
 		if !ok || !claimMatches(v, c.accepted) {
 			return false
 		}

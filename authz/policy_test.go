@@ -264,3 +264,30 @@ func TestClaimMatches(t *testing.T) {
 		})
 	}
 }
+
+func TestClaimPathLookup(t *testing.T) {
+	claims := map[string]any{
+		"https://example.com/roles": "exact",
+		"a.b":                       "exact wins",
+		"a":                         map[string]any{"b": "nested", "c": map[string]any{"d": "deep"}},
+		"s":                         "not an object",
+	}
+	tests := []struct {
+		name string
+		want any
+		ok   bool
+	}{
+		{"https://example.com/roles", "exact", true},
+		{"a.b", "exact wins", true},
+		{"a.c.d", "deep", true},
+		{"a.x", nil, false},
+		{"s.x", nil, false},
+		{"missing", nil, false},
+	}
+	for _, tt := range tests {
+		got, ok := compileClaimPath(tt.name).lookup(claims)
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("lookup(%q) = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -132,18 +132,32 @@ func stringsOf(v any, split bool) []string {
 	}
 }
 
-// lookupClaim finds a claim by exact name first, then, for names with dots,
-// as a path into nested objects (e.g. "realm_access.roles"). Exact names win
-// because URL-shaped claim names contain dots.
-func lookupClaim(claims map[string]any, name string) (any, bool) {
-	if v, ok := claims[name]; ok {
+// claimPath is a claim name compiled for lookup: by exact name first, then,
+// for names with dots, as a path into nested objects (e.g.
+// "realm_access.roles"). Exact names win because URL-shaped claim names
+// contain dots.
+type claimPath struct {
+	name  string
+	parts []string // name split at its dots; nil when it has none
+}
+
+func compileClaimPath(name string) claimPath {
+	c := claimPath{name: name}
+	if strings.Contains(name, ".") {
+		c.parts = strings.Split(name, ".")
+	}
+	return c
+}
+
+func (c claimPath) lookup(claims map[string]any) (any, bool) {
+	if v, ok := claims[c.name]; ok {
 		return v, true
 	}
-	if !strings.Contains(name, ".") {
+	if c.parts == nil {
 		return nil, false
 	}
 	var cur any = claims
-	for part := range strings.SplitSeq(name, ".") {
+	for _, part := range c.parts {
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil, false
