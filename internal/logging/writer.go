@@ -26,6 +26,10 @@ const (
 	DefaultQueueLines = 4096
 	// DefaultFlushTimeout bounds shutdown on an output that no longer accepts writes.
 	DefaultFlushTimeout = 5 * time.Second
+	// batchLinger is how long the drain goroutine waits after the first line of a batch before
+	// writing it: long enough to gather a busy replica's lines into one write, short enough that
+	// a log reader never notices.
+	batchLinger = 5 * time.Millisecond
 	// maxPendingBytes bounds the memory of lines waiting for the output, whatever their count
 	// (a single larger line is still accepted into an empty batch).
 	maxPendingBytes = 4 << 20
@@ -194,9 +198,19 @@ func (w *Writer) Close() error {
 func (w *Writer) drain() {
 	defer close(w.done)
 	var reported uint64
+	linger := time.NewTimer(batchLinger)
+	linger.Stop()
 	for {
 		select {
 		case <-w.wake:
+			// Let the batch gather: when a core is idle this goroutine runs the moment the first
+			// line arrives, and would otherwise write lines one by one.
+			linger.Reset(batchLinger)
+			select {
+			case <-linger.C:
+			case <-w.stop:
+				linger.Stop()
+			}
 			if w.flush() {
 				w.notice(&reported)
 			}
