@@ -3,7 +3,6 @@ package authz
 import (
 	"context"
 	"log/slog"
-	"slices"
 )
 
 // Policy is the compiled, immutable rule set. Decisions follow these rules:
@@ -27,10 +26,28 @@ import (
 // Scopes are compared after ScopeHierarchy expansion (see Principal.Scopes).
 // Claim conditions: every listed claim must hold one of its accepted values.
 type Policy struct {
-	allows []rule
-	denies []rule
-	order  []*rule // all rules in configuration order, for Explain
-	logger *slog.Logger
+	order []*rule // all rules in configuration order, for Explain
+	// byUpstream holds, for each upstream some rule names literally, the
+	// rules whose upstream pattern matches it; other upstreams can only be
+	// matched by wildcard patterns, in wild. Decide then looks at the rules
+	// of one upstream instead of all of them.
+	byUpstream map[string]ruleLists
+	wild       ruleLists
+	logger     *slog.Logger
+}
+
+// ruleLists are rules split by effect, each in configuration order.
+type ruleLists struct {
+	denies []*rule
+	allows []*rule
+}
+
+func (l *ruleLists) add(r *rule) {
+	if r.deny {
+		l.denies = append(l.denies, r)
+	} else {
+		l.allows = append(l.allows, r)
+	}
 }
 
 // NewPolicy validates and compiles cfg. Decisions are logged to logger, one
@@ -42,22 +59,28 @@ func NewPolicy(cfg PolicyConfig, logger *slog.Logger) (*Policy, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Policy{logger: logger}
+	p := &Policy{logger: logger, byUpstream: map[string]ruleLists{}}
 	for i, rc := range cfg.Rules {
 		r := compileRule(rc, i)
-		if r.deny {
-			p.denies = append(p.denies, r)
-		} else {
-			p.allows = append(p.allows, r)
+		p.order = append(p.order, &r)
+		if r.upstream.form == globLiteral {
+			p.byUpstream[r.upstream.pattern] = ruleLists{}
 		}
 	}
-	for i := range p.denies {
-		p.order = append(p.order, &p.denies[i])
+	for up := range p.byUpstream {
+		var l ruleLists
+		for _, r := range p.order {
+			if r.upstream.match(up) {
+				l.add(r)
+			}
+		}
+		p.byUpstream[up] = l
 	}
-	for i := range p.allows {
-		p.order = append(p.order, &p.allows[i])
+	for _, r := range p.order {
+		if r.upstream.form != globLiteral {
+			p.wild.add(r)
+		}
 	}
-	slices.SortFunc(p.order, func(a, b *rule) int { return a.index - b.index })
 	return p, nil
 }
 
@@ -80,15 +103,17 @@ func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decis
 	if pr == nil {
 		return Decision{Reason: DecisionUnauthenticated}
 	}
-	for i := range p.denies {
-		r := &p.denies[i]
+	rules, ok := p.byUpstream[upstream]
+	if !ok {
+		rules = p.wild
+	}
+	for _, r := range rules.denies {
 		if r.targets(kind, upstream, name) && r.claimsHold(pr) {
 			return Decision{RuleID: r.id, Reason: DecisionDenied}
 		}
 	}
 	var stepUp *rule
-	for i := range p.allows {
-		r := &p.allows[i]
+	for _, r := range rules.allows {
 		if !r.targets(kind, upstream, name) || !r.claimsHold(pr) {
 			continue
 		}

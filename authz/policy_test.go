@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -290,4 +291,64 @@ func TestClaimPathLookup(t *testing.T) {
 			t.Errorf("lookup(%q) = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.ok)
 		}
 	}
+}
+
+// The per-upstream rule lists are a short-cut: Decide must answer as if it
+// scanned every rule.
+func TestDecideUpstreamIndex(t *testing.T) {
+	cfg := testPolicyConfig()
+	cfg.Policy.Rules = append(cfg.Policy.Rules,
+		RuleConfig{ID: "all-deny-secret", Upstream: "*", Tools: []string{"*secret*"}, Effect: EffectDeny},
+		RuleConfig{ID: "k8s-prod-read", Upstream: "k8s-prod", Tools: []string{"get_*"}, AnyScope: []string{"k8s:read"}},
+		RuleConfig{ID: "any-ping", Upstream: "*", Tools: []string{"ping"}},
+	)
+	pol, err := NewPolicy(cfg.Policy, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	principals := []*Principal{
+		testPrincipal(cfg, map[string]any{"scope": "github:admin issues billing k8s:read", "tenant": "acme", "org.role": "admin", "groups": []any{"sre"}}),
+		testPrincipal(cfg, map[string]any{"scope": "github:read", "employment": "contractor", "groups": "platform"}),
+		testPrincipal(cfg, nil),
+	}
+	upstreams := []string{"github", "gitlab", "k8s-prod", "k8s-dev", "k8s-", "docs", "billing", "", "*"}
+	names := []string{"get_issue", "create_issue", "delete_repo", "delete_branch", "get_secret", "ping", "summarize", "file:///public/a", "refund"}
+	for _, pr := range principals {
+		for _, up := range upstreams {
+			for _, kind := range []Kind{KindTool, KindPrompt, KindResource} {
+				for _, name := range names {
+					got, want := pol.evaluate(pr, kind, up, name), scanAll(pol, pr, kind, up, name)
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%s %s/%s: got %+v, want %+v", kind, up, name, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// scanAll is the Policy rules applied to every rule in order, without the
+// per-upstream lists.
+func scanAll(p *Policy, pr *Principal, kind Kind, upstream, name string) Decision {
+	var stepUp *rule
+	for _, r := range p.order {
+		if r.deny && r.targets(kind, upstream, name) && r.claimsHold(pr) {
+			return Decision{RuleID: r.id, Reason: DecisionDenied}
+		}
+	}
+	for _, r := range p.order {
+		if r.deny || !r.targets(kind, upstream, name) || !r.claimsHold(pr) {
+			continue
+		}
+		if r.scopesHold(pr) {
+			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm, RateLimit: r.rateLimit}
+		}
+		if stepUp == nil {
+			stepUp = r
+		}
+	}
+	if stepUp != nil {
+		return Decision{Effect: StepUp, RuleID: stepUp.id, Reason: DecisionInsufficientScope, RequiredScopes: stepUp.required}
+	}
+	return Decision{Reason: DecisionNoRule}
 }
