@@ -29,8 +29,8 @@ import (
 // of earlier ones. Tokens in the cache are never logged or put in errors.
 //
 // Concurrency. Readers take no lock: the index is a sync.Map, whose Load
-// only reads shared memory, and entries are immutable apart from their used
-// flag. A read lock would make every hit write the lock's reader count,
+// only reads shared memory, and the entry fields readers see (key, token,
+// principal) never change; only the used flag, and the slot under mu, do. A read lock would make every hit write the lock's reader count,
 // which CPU profiles of the parallel benchmark showed as the largest cost
 // once many requests carry the same token. Writers (put, remove) serialise
 // on mu, which also guards the eviction order, so index and ring agree
