@@ -58,6 +58,7 @@ type Server struct {
 	origins      originPolicy
 	handlers     map[string]*handler
 	backends     *upstreams.Registry
+	listens      *upstreams.Listens // subscriptions/listen, backend streams shared
 	log          *slog.Logger
 	metrics      *metrics.Recorder
 	tracer       *tracing.Tracer
@@ -90,6 +91,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		handlers: newHandlers(),
 		inflight: newConcurrency(cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller),
 		backends: deps.Backends,
+		listens:  upstreams.NewListens(deps.Backends),
 		log:      deps.Logger,
 		metrics:  deps.Metrics,
 		tracer:   deps.Tracer,

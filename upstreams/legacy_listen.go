@@ -11,33 +11,35 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
-// legacyBackend is listener.backend for a legacy backend (digest §7 "Listen"): a session of
+// legacyBackend is feed.backend for a legacy backend (digest §7 "Listen"): a session of
 // its own (subscriptions are per session, and a session has one GET stream), the legacy GET
 // stream, resources/subscribe for each URI of the share, and only the requested notification
 // types relayed. The session is deleted at the end, which also ends its subscriptions.
-func (l *listener) legacyBackend(ctx context.Context, b *backend, share *subscriptions, hdr http.Header) {
-	start := l.r.now()
-	err := l.legacyListen(ctx, b, share, hdr)
+func (f *feed) legacyBackend(ctx context.Context) {
+	r, b := f.spec.r, f.spec.b
+	start := r.now()
+	err := f.legacyListen(ctx, b, f.spec.share, f.spec.pass)
 	switch {
 	case errors.Is(err, errLegacySkip):
-		l.r.log.Info("legacy upstream has no GET stream; left out of the listen", "upstream", b.name)
+		r.log.Info("legacy upstream has no GET stream; left out of the listen", "upstream", b.name)
 		err = nil
 	case err != nil && ctx.Err() == nil:
-		l.r.log.Warn("upstream listen stream failed", "upstream", b.name, "error", err.Error())
+		r.log.Warn("upstream listen stream failed", "upstream", b.name, "error", err.Error())
 	}
-	l.r.record(b, MethodListen, outcomeOf(err), start, err, true)
+	r.record(b, MethodListen, outcomeOf(err), start, err, true)
 }
 
-func (l *listener) legacyListen(ctx context.Context, b *backend, share *subscriptions, hdr http.Header) error {
-	sess, err := l.r.legacyInitialize(ctx, b)
+func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscriptions, hdr http.Header) error {
+	r := f.spec.r
+	sess, err := r.legacyInitialize(ctx, b)
 	if err != nil {
 		return err
 	}
-	defer l.r.legacyDelete(ctx, b, sess)
+	defer r.legacyDelete(ctx, b, sess)
 	hctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	headers := time.AfterFunc(b.timeout, func() { cancel(errCallTimeout) })
-	resp, err := l.r.legacyDo(hctx, b, sess, http.MethodGet, nil, hdr, "")
+	resp, err := r.legacyDo(hctx, b, sess, http.MethodGet, nil, hdr, "")
 	headers.Stop()
 	if err != nil {
 		return err
@@ -52,7 +54,7 @@ func (l *listener) legacyListen(ctx context.Context, b *backend, share *subscrip
 	for _, uri := range share.ResourceSubscriptions {
 		params := appendString([]byte(`{"uri":`), uri)
 		sctx, scancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
-		m, _, err := l.r.legacyRoundTrip(sctx, b, sess, methodSubscribe, append(params, '}'), hdr)
+		m, _, err := r.legacyRoundTrip(sctx, b, sess, methodSubscribe, append(params, '}'), hdr)
 		scancel()
 		if err != nil {
 			return err
@@ -61,13 +63,13 @@ func (l *listener) legacyListen(ctx context.Context, b *backend, share *subscrip
 			return errorf(ErrBadResponse, b, "resources/subscribe answered error %d", m.Error.Code)
 		}
 	}
-	x := &legacyExchange{r: l.r, b: b, sess: sess, resp: resp, sse: newLegacySSE(resp.Body, int(b.maxBytes))}
-	return l.legacyRelay(hctx, x, share)
+	x := &legacyExchange{r: r, b: b, sess: sess, resp: resp, sse: newLegacySSE(resp.Body, int(b.maxBytes))}
+	return f.legacyRelay(hctx, x, share)
 }
 
 // legacyRelay forwards the requested notifications of a legacy GET stream until it ends.
-func (l *listener) legacyRelay(ctx context.Context, x *legacyExchange, share *subscriptions) error {
-	rw := uriRewriter{ns: l.r.ns, upstream: x.b.name}
+func (f *feed) legacyRelay(ctx context.Context, x *legacyExchange, share *subscriptions) error {
+	rw := uriRewriter{ns: x.r.ns, upstream: x.b.name}
 	for {
 		data, err := x.sse.next()
 		switch {
@@ -88,10 +90,8 @@ func (l *listener) legacyRelay(ctx context.Context, x *legacyExchange, share *su
 		case !wanted(share, m):
 			continue
 		}
-		if msg := l.retag(rw, m); msg != nil {
-			if err := l.send(msg); err != nil {
-				return err
-			}
+		if ev, ok := eventOf(rw, m); ok {
+			f.publish(ev)
 		}
 	}
 }

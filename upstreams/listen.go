@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -28,13 +27,22 @@ func (s *subscriptions) empty() bool {
 // Listen serves subscriptions/listen (digest §5.5). It first emits the gateway's own
 // notifications/subscriptions/acknowledged with the honoured subset of the request: the
 // list_changed kinds some backend supports, and the resource subscriptions whose URIs name a
-// configured backend that supports resource subscriptions. It then opens one listen per backend that has a share, and emits their
-// list_changed and resources/updated notifications re-tagged with the client's id (URIs in
-// namespaced form); backends' acknowledgements and anything else are dropped. Backends that fail
-// are skipped. Listen returns nil when ctx is done (the client closed the stream) or after
-// emitting the graceful-end result once every backend stream has ended; it returns emit's error
-// if emit fails. emit is never called concurrently.
+// configured backend that supports resource subscriptions. It then listens to every backend that
+// has a share, and emits their list_changed and resources/updated notifications re-tagged with
+// the client's id (URIs in namespaced form); backends' acknowledgements and anything else are
+// dropped. Backends that fail are skipped. Listen returns nil when ctx is done (the client closed
+// the stream) or after emitting the graceful-end result once every backend stream has ended; it
+// returns emit's error if emit fails. emit is never called concurrently, and only on the
+// caller's goroutine.
+//
+// Each call opens backend streams of its own; Listens.Listen shares them between identical
+// listens.
 func (r *Registry) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, emit func(msg []byte) error) error {
+	return r.listen(ctx, nil, id, params, hdr, emit)
+}
+
+// listen is Listen with the backend streams taken from hub (nil: private streams).
+func (r *Registry) listen(ctx context.Context, hub *Listens, id, params json.RawMessage, hdr http.Header, emit func(msg []byte) error) error {
 	meta, want, err := parseListen(params)
 	if err != nil {
 		return err
@@ -47,33 +55,15 @@ func (r *Registry) Listen(ctx context.Context, id, params json.RawMessage, hdr h
 	if err := emit(ackMessage(id, honoured)); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	l := &listener{r: r, id: id, emit: emit, cancel: cancel}
-	var wg sync.WaitGroup
+	s := newSubscriber()
+	defer s.leave()
 	for i, b := range r.backends {
 		if shares[i].empty() {
 			continue
 		}
-		body := appendListenRequest(id, meta, &shares[i])
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if b.legacy.known() == eraLegacy {
-				l.legacyBackend(ctx, b, &shares[i], hdr) // digest §7: the legacy GET stream
-				return
-			}
-			l.backend(ctx, b, &outgoing{method: MethodListen, version: m.ProtocolVersion, pass: hdr, body: body})
-		}()
+		hub.join(ctx, s, &feedSpec{r: r, b: b, share: &shares[i], meta: meta, version: m.ProtocolVersion, id: id, pass: hdr})
 	}
-	wg.Wait()
-	if err := l.emitErr(); err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	return l.send(jsonrpc.AppendResult(nil, id, listenEndResult(id)))
+	return s.relay(ctx, id, emit)
 }
 
 func parseListen(params json.RawMessage) (json.RawMessage, *subscriptions, error) {
@@ -163,62 +153,36 @@ func appendListenRequest(id, meta json.RawMessage, share *subscriptions) []byte 
 	return append(dst, "}}"...)
 }
 
-// listener relays the backends' listen streams to one client.
-type listener struct {
-	r      *Registry
-	id     json.RawMessage
-	emit   func([]byte) error
-	cancel context.CancelCauseFunc
-	mu     sync.Mutex
-	err    error
-}
-
-func (l *listener) send(msg []byte) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.err != nil {
-		return l.err
-	}
-	if err := l.emit(msg); err != nil {
-		l.err = err
-		l.cancel(err)
-		return err
-	}
-	return nil
-}
-
-func (l *listener) emitErr() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.err
-}
-
 // backend runs one backend's listen stream until it ends, fails or ctx is done.
-func (l *listener) backend(ctx context.Context, b *backend, o *outgoing) {
-	start := l.r.now()
+func (f *feed) backend(ctx context.Context) {
+	r, b := f.spec.r, f.spec.b
+	start := r.now()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	o := &outgoing{method: MethodListen, version: f.spec.version, pass: f.spec.pass,
+		body: appendListenRequest(f.spec.id, f.spec.meta, f.spec.share)}
 	// Only the wait for response headers is bounded: the stream itself is long-lived.
 	headers := time.AfterFunc(b.timeout, func() { cancel(errCallTimeout) })
-	resp, err := l.r.send(ctx, b, o)
+	resp, err := r.send(ctx, b, o)
 	headers.Stop()
 	if err == nil {
-		err = l.relay(ctx, b, resp)
+		err = f.relay(ctx, resp)
 		resp.Body.Close()
 	}
 	if err != nil && ctx.Err() == nil {
-		l.r.log.Warn("upstream listen stream failed", "upstream", b.name, "error", err.Error())
+		r.log.Warn("upstream listen stream failed", "upstream", b.name, "error", err.Error())
 	}
-	l.r.record(b, MethodListen, outcomeOf(err), start, err, true)
+	r.record(b, MethodListen, outcomeOf(err), start, err, true)
 }
 
-// relay forwards the notifications of one backend listen stream.
-func (l *listener) relay(ctx context.Context, b *backend, resp *http.Response) error {
+// relay publishes the notifications of one backend listen stream.
+func (f *feed) relay(ctx context.Context, resp *http.Response) error {
+	b := f.spec.b
 	if _, isSSE := mediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
 		return statusError(b.name, resp.StatusCode, "listen was not answered with an event stream")
 	}
-	rw := uriRewriter{ns: l.r.ns, upstream: b.name}
-	sse := newSSEReader(resp.Body, int(b.maxBytes))
+	rw := uriRewriter{ns: f.spec.r.ns, upstream: b.name}
+	sse := newSSEReaderSize(resp.Body, int(b.maxBytes), sseListenBuffer)
 	for {
 		data, err := sse.next()
 		switch {
@@ -236,32 +200,44 @@ func (l *listener) relay(ctx context.Context, b *backend, resp *http.Response) e
 		if m.IsResponse() {
 			return nil // the backend ended its subscription gracefully
 		}
-		if msg := l.retag(rw, m); msg != nil {
-			if err := l.send(msg); err != nil {
-				return err
-			}
+		if ev, ok := eventOf(rw, m); ok {
+			f.publish(ev)
 		}
 	}
 }
 
-// retag renders a backend notification for the client, tagged with the client's listen id, or
-// returns nil for messages that are not relayed.
-func (l *listener) retag(rw uriRewriter, m *jsonrpc.Message) []byte {
-	p := append([]byte(`{"_meta":{"`+jsonrpc.MetaSubscriptionID+`":`), l.id...)
-	p = append(p, '}')
+// listenEvent is a backend notification as every subscriber gets it, short of the
+// subscription id each one's copy is tagged with.
+type listenEvent struct {
+	method string
+	uri    string // the namespaced URI of resources/updated; empty otherwise
+}
+
+// eventOf returns the relayed form of a backend notification, or false for messages that are
+// not relayed.
+func eventOf(rw uriRewriter, m *jsonrpc.Message) (listenEvent, bool) {
 	switch m.Method {
 	case notifToolsListChanged, notifPromptsListChanged, notifResourcesListChanged:
+		return listenEvent{method: m.Method}, true
 	case notifResourcesUpdated:
 		uri, ok := updatedURI(m.Params)
 		if !ok {
-			return nil
+			return listenEvent{}, false
 		}
-		p = append(p, `,"uri":`...)
-		p = appendString(p, rw.ns.name(KindResource, Target{Upstream: rw.upstream, Name: uri}))
-	default:
-		return nil
+		return listenEvent{method: m.Method, uri: rw.ns.name(KindResource, Target{Upstream: rw.upstream, Name: uri})}, true
 	}
-	return jsonrpc.AppendNotification(nil, m.Method, append(p, '}'))
+	return listenEvent{}, false
+}
+
+// render tags ev with the client's listen id.
+func (ev listenEvent) render(id json.RawMessage) []byte {
+	p := append([]byte(`{"_meta":{"`+jsonrpc.MetaSubscriptionID+`":`), id...)
+	p = append(p, '}')
+	if ev.method == notifResourcesUpdated {
+		p = append(p, `,"uri":`...)
+		p = appendString(p, ev.uri)
+	}
+	return jsonrpc.AppendNotification(nil, ev.method, append(p, '}'))
 }
 
 func updatedURI(params json.RawMessage) (string, bool) {

@@ -13,6 +13,11 @@ var errEventTooLarge = errors.New("SSE event too large")
 // sseReadBuffer is the bufio size for SSE streams: most MCP events fit in one buffer.
 const sseReadBuffer = 16 << 10
 
+// sseListenBuffer is the bufio size for listen streams, which are long-lived and mostly idle
+// and carry small notifications: the buffer is held for the stream's whole life, and a larger
+// event is still read, just in several steps. The transport buffers the connection below.
+const sseListenBuffer = 1 << 10
+
 // sseReader parses a text/event-stream (WHATWG HTML §9.2.6) far enough for MCP: data lines are
 // joined with "\n", comments (keep-alives) and the event, id and retry fields are ignored (2026
 // has no resumability, digest §2.1), and an event is dispatched at a blank line. A partial event
@@ -28,7 +33,12 @@ type sseReader struct {
 }
 
 func newSSEReader(r io.Reader, max int) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, sseReadBuffer), max: max}
+	return newSSEReaderSize(r, max, sseReadBuffer)
+}
+
+// newSSEReaderSize is newSSEReader with a bufio buffer of size bytes.
+func newSSEReaderSize(r io.Reader, max, size int) *sseReader {
+	return &sseReader{r: bufio.NewReaderSize(r, size), max: max}
 }
 
 // next returns the data of the next event that has any. The slice is valid until the next call.

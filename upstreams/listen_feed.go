@@ -1,0 +1,269 @@
+package upstreams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+)
+
+// errNoSubscribers ends a backend listen stream that nobody listens to any more.
+var errNoSubscribers = errors.New("upstreams: the last subscriber left the listen")
+
+// Listens shares backend listen streams between identical client listens (digest §5.5). An
+// idle listen held through the gateway would otherwise cost a backend connection, its
+// transport goroutines and buffers, and a relay goroutine, each; with Listens, clients whose
+// listens would send a backend the same request share one stream, and every client gets its own
+// copy of each notification, tagged with its own listen id.
+//
+// Identical means the same backend request: the same share of the subscriptions (so every
+// subscriber gets exactly what its own stream would carry), the same _meta and the same
+// Mcp-Param-* headers. Backend listen streams carry the gateway's credentials, never the
+// caller's (see outgoing.fromCaller), and every caller is authenticated on its own request
+// before it joins. The request id and trace context the backend sees are those of the client
+// whose listen opened the stream.
+type Listens struct {
+	r     *Registry
+	mu    sync.Mutex
+	feeds map[string]*feed // the open shared streams by feedSpec.key
+}
+
+// NewListens returns a Listens for the backends of r.
+func NewListens(r *Registry) *Listens {
+	return &Listens{r: r, feeds: make(map[string]*feed)}
+}
+
+// Listen is Registry.Listen with backend streams shared between identical listens. A client
+// that leaves ends the backend streams only it still listens to; one that joins a stream already
+// open gets the notifications from then on.
+func (ls *Listens) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, emit func(msg []byte) error) error {
+	return ls.r.listen(ctx, ls, id, params, hdr, emit)
+}
+
+// feedSpec is what opens one backend listen stream.
+type feedSpec struct {
+	r       *Registry
+	b       *backend
+	share   *subscriptions
+	meta    json.RawMessage // the client's _meta, sent on
+	version string
+	id      json.RawMessage // the id of the listen that opens the stream
+	pass    http.Header
+}
+
+// key identifies the backend request of s, short of its id and its trace and request-id
+// headers.
+func (s *feedSpec) key() string {
+	var k strings.Builder
+	k.WriteString(s.b.name)
+	k.WriteByte(0)
+	k.Write(appendListenRequest(json.RawMessage(`0`), s.meta, s.share))
+	var params []string
+	for name, vs := range s.pass {
+		if ck := http.CanonicalHeaderKey(name); strings.HasPrefix(ck, mcpheader.ParamPrefix) {
+			params = append(params, ck+": "+strings.Join(vs, "\x00"))
+		}
+	}
+	slices.Sort(params)
+	for _, p := range params {
+		k.WriteByte(0)
+		k.WriteString(p)
+	}
+	return k.String()
+}
+
+// feed is one backend listen stream and the subscribers it delivers to.
+type feed struct {
+	spec   feedSpec
+	hub    *Listens // nil for a stream private to one listen
+	key    string
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed when the stream has ended and every subscriber has heard so
+	mu     sync.Mutex
+	subs   map[*subscriber]struct{}
+	ended  bool
+}
+
+// join adds s to the stream of spec in hub, opening it if there is none; a nil hub opens a
+// stream for s alone. The stream outlives ctx, the opening client's, as long as it has
+// subscribers; it keeps ctx's values.
+func (hub *Listens) join(ctx context.Context, s *subscriber, spec *feedSpec) {
+	s.mu.Lock()
+	s.open++
+	s.mu.Unlock()
+	var key string
+	if hub != nil {
+		key = spec.key()
+		hub.mu.Lock()
+		defer hub.mu.Unlock()
+		if f := hub.feeds[key]; f != nil {
+			f.add(s)
+			return
+		}
+	}
+	fctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	f := &feed{spec: *spec, hub: hub, key: key, cancel: cancel, done: make(chan struct{}),
+		subs: make(map[*subscriber]struct{}, 1)}
+	f.add(s)
+	if hub != nil {
+		hub.feeds[key] = f
+	}
+	go f.run(fctx)
+}
+
+func (f *feed) add(s *subscriber) {
+	f.mu.Lock()
+	f.subs[s] = struct{}{}
+	f.mu.Unlock()
+	s.feeds = append(s.feeds, f)
+}
+
+func (f *feed) run(ctx context.Context) {
+	defer f.finish()
+	if f.spec.b.legacy.known() == eraLegacy {
+		f.legacyBackend(ctx) // digest §7: the legacy GET stream
+		return
+	}
+	f.backend(ctx)
+}
+
+// finish tells every subscriber that the stream has ended. A listen that arrives from now on
+// opens a new stream.
+func (f *feed) finish() {
+	if f.hub != nil {
+		f.hub.mu.Lock()
+		if f.hub.feeds[f.key] == f {
+			delete(f.hub.feeds, f.key)
+		}
+		f.hub.mu.Unlock()
+	}
+	f.mu.Lock()
+	subs := f.subs
+	f.subs, f.ended = nil, true
+	f.mu.Unlock()
+	for s := range subs {
+		s.ended()
+	}
+	f.cancel(nil)
+	close(f.done)
+}
+
+// publish hands ev to every subscriber. It never waits for a client.
+func (f *feed) publish(ev listenEvent) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s := range f.subs {
+		s.push(ev)
+	}
+}
+
+// remove takes s off the stream; the last subscriber to leave ends it and waits until it has
+// ended, so the backend connection is closed by the time the last listen returns.
+func (f *feed) remove(s *subscriber) {
+	if f.hub != nil {
+		f.hub.mu.Lock()
+	}
+	f.mu.Lock()
+	delete(f.subs, s)
+	last := len(f.subs) == 0 && !f.ended
+	if last && f.hub != nil && f.hub.feeds[f.key] == f {
+		delete(f.hub.feeds, f.key) // nobody may join a stream that is being closed
+	}
+	f.mu.Unlock()
+	if f.hub != nil {
+		f.hub.mu.Unlock()
+	}
+	if last {
+		f.cancel(errNoSubscribers)
+		<-f.done
+	}
+}
+
+// subscriber is one client listen: the notifications of its backend streams wait in queue
+// until the client's own goroutine writes them, so a slow client holds up no other subscriber
+// of a shared stream.
+type subscriber struct {
+	wake  chan struct{} // signalled, never blocking, when queue or open changed
+	feeds []*feed       // written only by the client's goroutine
+	mu    sync.Mutex
+	queue []listenEvent
+	open  int // backend streams that have not ended
+}
+
+func newSubscriber() *subscriber {
+	return &subscriber{wake: make(chan struct{}, 1)}
+}
+
+// push queues ev unless the same notification is still waiting: a client that has not yet
+// been told a list changed, or a resource was updated, learns nothing more from a second
+// copy. So the queue of a slow client stays bounded by the kinds and URIs of its share.
+func (s *subscriber) push(ev listenEvent) {
+	s.mu.Lock()
+	if !slices.Contains(s.queue, ev) {
+		s.queue = append(s.queue, ev)
+	}
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *subscriber) ended() {
+	s.mu.Lock()
+	s.open--
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *subscriber) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *subscriber) take() ([]listenEvent, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queue
+	s.queue = nil // an idle listen holds no queue
+	return q, s.open
+}
+
+// relay emits the queued notifications, tagged with id, until ctx is done, emit fails, or
+// every backend stream has ended; then it emits the graceful-end result.
+func (s *subscriber) relay(ctx context.Context, id json.RawMessage, emit func([]byte) error) error {
+	for {
+		q, open := s.take()
+		for _, ev := range q {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err := emit(ev.render(id)); err != nil {
+				return err
+			}
+		}
+		if open == 0 {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return emit(jsonrpc.AppendResult(nil, id, listenEndResult(id)))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.wake:
+		}
+	}
+}
+
+// leave takes s off every backend stream it listens to.
+func (s *subscriber) leave() {
+	for _, f := range s.feeds {
+		f.remove(s)
+	}
+}

@@ -1,0 +1,322 @@
+package upstreams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// listenBackend is a modern backend whose listen streams stay open until the test ends them.
+// Every notification the test sends goes to every open stream.
+type listenBackend struct {
+	mu      sync.Mutex
+	streams map[chan string]struct{}
+	listens int      // listen requests received
+	bodies  []string // their bodies
+}
+
+const listenDiscover = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",` +
+	`"capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true}},` +
+	`"serverInfo":{"name":"fake","version":"1"}}}`
+
+func startListenBackend(t *testing.T) (*listenBackend, string) {
+	t.Helper()
+	lb := &listenBackend{streams: map[chan string]struct{}{}}
+	url := loopbackServer(t, http.HandlerFunc(lb.serve))
+	return lb, url + "/mcp"
+}
+
+func (lb *listenBackend) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	switch r.Header.Get("Mcp-Method") {
+	case "server/discover":
+		writeJSONBody(w, listenDiscover)
+		return
+	case MethodListen:
+	default:
+		http.Error(w, "unexpected", http.StatusBadRequest)
+		return
+	}
+	ch := make(chan string, 16)
+	lb.mu.Lock()
+	lb.listens++
+	lb.bodies = append(lb.bodies, string(body))
+	lb.streams[ch] = struct{}{}
+	lb.mu.Unlock()
+	defer func() {
+		lb.mu.Lock()
+		delete(lb.streams, ch)
+		lb.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	sseEvent(w, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{}}}`)
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case msg := <-ch:
+			if msg == "" {
+				return // the stream ends without a result
+			}
+			sseEvent(w, msg)
+		}
+	}
+}
+
+// notify sends msg to every open stream; "" ends them.
+func (lb *listenBackend) notify(msg string) {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	for ch := range lb.streams {
+		ch <- msg
+	}
+}
+
+func (lb *listenBackend) counts() (open, listens int) {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	return len(lb.streams), lb.listens
+}
+
+// waitUntil polls cond; the deadline is a fail-safe, not a timing assertion.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// client is one listen through Listens.
+type client struct {
+	msgs   chan string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func listenVia(ls *Listens, id, notifications string, emit func(string) error) *client {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &client{msgs: make(chan string, 64), cancel: cancel, done: make(chan error, 1)}
+	if emit == nil {
+		emit = func(m string) error { c.msgs <- m; return nil }
+	}
+	params := `{"_meta":` + testMeta + `,"notifications":` + notifications + `}`
+	go func() {
+		c.done <- ls.Listen(ctx, json.RawMessage(id), json.RawMessage(params), nil, func(m []byte) error { return emit(string(m)) })
+	}()
+	return c
+}
+
+func (c *client) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case m := <-c.msgs:
+		return m
+	case <-time.After(30 * time.Second): // fail-safe
+		t.Fatal("no message")
+	}
+	return ""
+}
+
+func (c *client) stop(t *testing.T) {
+	t.Helper()
+	c.cancel()
+	if err := <-c.done; err != nil {
+		t.Fatalf("Listen = %v, want nil after the client left", err)
+	}
+}
+
+func (ls *Listens) subscribers() (feeds, subs int) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for _, f := range ls.feeds {
+		f.mu.Lock()
+		subs += len(f.subs)
+		f.mu.Unlock()
+	}
+	return len(ls.feeds), subs
+}
+
+const toolsChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"backend"}}}`
+
+func wantChanged(t *testing.T, msg, id string) {
+	t.Helper()
+	want := `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + id + `}}}`
+	if msg != want {
+		t.Fatalf("got %s, want %s", msg, want)
+	}
+}
+
+func TestListensShareOneBackendStream(t *testing.T) {
+	lb, url := startListenBackend(t)
+	ls := NewListens(singleBackend(t, url, nil))
+	const tools = `{"toolsListChanged":true}`
+	clients := map[string]*client{}
+	for _, id := range []string{`"A"`, `"B"`, `7`} {
+		clients[id] = listenVia(ls, id, tools, nil)
+		if ack := clients[id].next(t); !strings.Contains(ack, "subscriptions/acknowledged") {
+			t.Fatalf("first message %s", ack)
+		}
+	}
+	waitUntil(t, "three subscribers share one stream", func() bool {
+		open, _ := lb.counts()
+		feeds, subs := ls.subscribers()
+		return open == 1 && feeds == 1 && subs == 3
+	})
+
+	lb.notify(toolsChanged)
+	for id, c := range clients {
+		wantChanged(t, c.next(t), id) // each gets its own copy, tagged with its own id
+	}
+
+	clients[`"B"`].stop(t) // a departing subscriber does not end the stream for the others
+	lb.notify(toolsChanged)
+	wantChanged(t, clients[`"A"`].next(t), `"A"`)
+	wantChanged(t, clients[`7`].next(t), `7`)
+	if open, listens := lb.counts(); open != 1 || listens != 1 {
+		t.Fatalf("backend has %d streams open of %d listens, want 1 of 1", open, listens)
+	}
+
+	clients[`"A"`].stop(t)
+	clients[`7`].stop(t) // the last subscriber ends the backend stream
+	if feeds, _ := ls.subscribers(); feeds != 0 {
+		t.Fatalf("%d shared streams left after every client left", feeds)
+	}
+	waitUntil(t, "the backend stream is closed", func() bool { open, _ := lb.counts(); return open == 0 })
+}
+
+func TestListensShareOnlyIdenticalListens(t *testing.T) {
+	lb, url := startListenBackend(t)
+	ls := NewListens(singleBackend(t, url, nil))
+	tools := listenVia(ls, `1`, `{"toolsListChanged":true}`, nil)
+	resources := listenVia(ls, `2`, `{"resourcesListChanged":true}`, nil)
+	tools.next(t)
+	resources.next(t)
+	waitUntil(t, "two backend streams", func() bool { open, _ := lb.counts(); return open == 2 })
+	lb.mu.Lock()
+	bodies := strings.Join(lb.bodies, "\n")
+	lb.mu.Unlock()
+	if !strings.Contains(bodies, `"notifications":{"toolsListChanged":true}`) ||
+		!strings.Contains(bodies, `"notifications":{"resourcesListChanged":true}`) {
+		t.Fatalf("backend listens:\n%s\nwant one per share", bodies)
+	}
+	tools.stop(t)
+	resources.stop(t)
+}
+
+func TestFeedKey(t *testing.T) {
+	b := &backend{name: "fault"}
+	tools := &subscriptions{ToolsListChanged: true}
+	base := feedSpec{b: b, share: tools, meta: json.RawMessage(testMeta), id: json.RawMessage(`1`),
+		pass: http.Header{"Traceparent": {"00-a-b-01"}, "X-Request-Id": {"r1"}}}
+	same := base
+	same.id = json.RawMessage(`"other"`)
+	same.pass = http.Header{"Traceparent": {"00-c-d-01"}, "X-Request-Id": {"r2"}}
+	if base.key() != same.key() {
+		t.Error("listens that differ only in id, trace context and request id do not share")
+	}
+	for name, mod := range map[string]func(*feedSpec){
+		"backend": func(s *feedSpec) { s.b = &backend{name: "other"} },
+		"share":   func(s *feedSpec) { s.share = &subscriptions{ResourceSubscriptions: []string{"mem://x"}} },
+		"meta": func(s *feedSpec) {
+			s.meta = json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`)
+		},
+		"params": func(s *feedSpec) { s.pass = http.Header{"Mcp-Param-Region": {"eu"}} },
+	} {
+		other := base
+		mod(&other)
+		if other.key() == base.key() {
+			t.Errorf("listens with a different %s share a backend stream", name)
+		}
+	}
+}
+
+func TestListensBackendEndEndsEverySubscriber(t *testing.T) {
+	lb, url := startListenBackend(t)
+	ls := NewListens(singleBackend(t, url, nil))
+	a := listenVia(ls, `"A"`, `{"toolsListChanged":true}`, nil)
+	b := listenVia(ls, `"B"`, `{"toolsListChanged":true}`, nil)
+	a.next(t)
+	b.next(t)
+	waitUntil(t, "both share the open stream", func() bool {
+		open, _ := lb.counts()
+		_, subs := ls.subscribers()
+		return open == 1 && subs == 2
+	})
+	lb.notify("")
+	for id, c := range map[string]*client{`"A"`: a, `"B"`: b} {
+		want := `{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":` + id + `}}}`
+		if got := c.next(t); got != want {
+			t.Fatalf("got %s, want the end result %s", got, want)
+		}
+		if err := <-c.done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A listen after the end opens a new stream.
+	c := listenVia(ls, `"C"`, `{"toolsListChanged":true}`, nil)
+	c.next(t)
+	waitUntil(t, "a new backend stream", func() bool { open, listens := lb.counts(); return open == 1 && listens == 2 })
+	c.stop(t)
+}
+
+func TestListensSlowSubscriberHoldsUpNoOther(t *testing.T) {
+	lb, url := startListenBackend(t)
+	ls := NewListens(singleBackend(t, url, nil))
+	fast := listenVia(ls, `"fast"`, `{"toolsListChanged":true}`, nil)
+	fast.next(t)
+	gate := make(chan struct{})
+	errGone := errors.New("client gone")
+	var slowMsgs []string
+	slow := listenVia(ls, `"slow"`, `{"toolsListChanged":true}`, func(m string) error {
+		slowMsgs = append(slowMsgs, m)
+		if len(slowMsgs) == 2 {
+			<-gate // stuck writing its first notification
+			return errGone
+		}
+		return nil
+	})
+	waitUntil(t, "both share the open stream", func() bool {
+		open, _ := lb.counts()
+		_, subs := ls.subscribers()
+		return open == 1 && subs == 2
+	})
+	for range 5 {
+		lb.notify(toolsChanged)
+		wantChanged(t, fast.next(t), `"fast"`)
+	}
+	close(gate)
+	if err := <-slow.done; !errors.Is(err, errGone) {
+		t.Fatalf("slow Listen = %v, want its emit error", err)
+	}
+	if len(slowMsgs) != 2 {
+		t.Fatalf("slow client got %d messages after its emit failed, want 2", len(slowMsgs))
+	}
+	lb.notify(toolsChanged) // the failed subscriber's departure left the stream to the other
+	wantChanged(t, fast.next(t), `"fast"`)
+	fast.stop(t)
+}
+
+func TestSubscriberQueueCoalesces(t *testing.T) {
+	s := newSubscriber()
+	for range 10 {
+		s.push(listenEvent{method: notifToolsListChanged})
+		s.push(listenEvent{method: notifResourcesUpdated, uri: "a+mem://x"})
+		s.push(listenEvent{method: notifResourcesUpdated, uri: "a+mem://y"})
+	}
+	if q, _ := s.take(); len(q) != 3 {
+		t.Fatalf("queue %v, want one of each pending notification", q)
+	}
+	if q, _ := s.take(); q != nil {
+		t.Fatalf("queue %v after take, want none", q)
+	}
+}
