@@ -35,7 +35,7 @@ type outgoing struct {
 	// fromCaller marks an exchange made for a client request (a call or list), as opposed to
 	// the gateway's own discover, probe and listen requests.
 	fromCaller bool
-	reader     bodyReader // the request body over body, set by send
+	reader     bytes.Reader // reads body for the request, set by send
 }
 
 // send POSTs o to b and returns the response once its headers have arrived. ctx bounds the
@@ -54,7 +54,10 @@ func (r *Registry) send(ctx context.Context, b *backend, o *outgoing) (*http.Res
 	}
 	req := b.template.WithContext(ctx)
 	o.reader.Reset(o.body)
-	req.Body, req.ContentLength = &o.reader, int64(len(o.body))
+	// io.NopCloser over a *bytes.Reader is a body the transport knows to be in memory, so it
+	// writes headers and body in one system call; any other type makes it flush the headers
+	// on their own first.
+	req.Body, req.ContentLength = io.NopCloser(&o.reader), int64(len(o.body))
 	// The transport rewinds the body through GetBody when it retries on a keep-alive
 	// connection the backend had closed.
 	req.GetBody = o.getBody
@@ -98,12 +101,6 @@ func (r *Registry) send(ctx context.Context, b *backend, o *outgoing) (*http.Res
 	}
 	return resp, nil
 }
-
-// bodyReader is an outgoing body that needs no allocation of its own: a bytes.Reader embedded in
-// the outgoing request, with the Close a request body must have.
-type bodyReader struct{ bytes.Reader }
-
-func (*bodyReader) Close() error { return nil }
 
 // getBody is the request's GetBody: a fresh reader over the same bytes.
 func (o *outgoing) getBody() (io.ReadCloser, error) {

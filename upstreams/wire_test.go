@@ -1,0 +1,62 @@
+package upstreams
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
+)
+
+// countingConn counts the Write calls the transport makes on a backend connection.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// TestOneWritePerBackendRequest: a forwarded call reaches the backend in one write, headers and
+// body together. The transport flushes the headers on their own whenever it cannot tell that a
+// body is already in memory, which costs a second system call (and a second TCP segment) on
+// every call.
+func TestOneWritePerBackendRequest(t *testing.T) {
+	srv := mcptest.StartServer(t, "alpha")
+	var writes atomic.Int64
+	d := &net.Dialer{}
+	rt := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return countingConn{c, &writes}, nil
+	}}
+	t.Cleanup(rt.CloseIdleConnections)
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: srv.URL()}}}, Options{Transport: rt})
+	target, err := r.Resolve(KindTool, "alpha__echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const calls = 6
+	for i := range calls {
+		before := writes.Load()
+		s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`7`), Target: target,
+			Params: json.RawMessage(`{"_meta":` + testMeta + `,"name":"alpha__echo","arguments":{"text":"hi"}}`)})
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		collect(t, s)
+		if i == 0 {
+			continue // the first call also learns the backend's era with a request of its own
+		}
+		if n := writes.Load() - before; n != 1 {
+			t.Fatalf("call %d took %d writes on the backend connection, want 1", i, n)
+		}
+	}
+}
