@@ -1,0 +1,193 @@
+package mcphttp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// fanBackend is a modern backend whose listen streams stay open; notify sends a message to every
+// open stream. It counts the listen requests it received.
+type fanBackend struct {
+	mu      sync.Mutex
+	streams map[chan string]struct{}
+	listens int
+}
+
+func (f *fanBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	switch r.Header.Get("Mcp-Method") {
+	case "server/discover":
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",`+
+			`"capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"fan","version":"1"}}}`)
+		return
+	case "subscriptions/listen":
+	default:
+		http.Error(w, "unexpected", http.StatusBadRequest)
+		return
+	}
+	ch := make(chan string, 8)
+	f.mu.Lock()
+	f.listens++
+	f.streams[ch] = struct{}{}
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.streams, ch)
+		f.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	event := func(msg string) {
+		_, _ = io.WriteString(w, "event: message\ndata: "+msg+"\n\n")
+		w.(http.Flusher).Flush()
+	}
+	event(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true}}}`)
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case msg := <-ch:
+			event(msg)
+		}
+	}
+}
+
+func (f *fanBackend) notify(msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for ch := range f.streams {
+		ch <- msg
+	}
+}
+
+func (f *fanBackend) counts() (open, listens int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.streams), f.listens
+}
+
+// listener is one client's listen stream through the gateway.
+type listener struct {
+	cancel context.CancelFunc
+	events chan map[string]any
+}
+
+func openListen(t *testing.T, url, id string) *listener {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	b := `{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{` + meta +
+		`,"notifications":{"toolsListChanged":true}}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(b))
+	req.Header = modern("subscriptions/listen", "")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		cancel()
+		t.Fatalf("listen: status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	l := &listener{cancel: cancel, events: make(chan map[string]any, 16)}
+	go func() {
+		defer resp.Body.Close()
+		defer close(l.events)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var m map[string]any
+			if json.Unmarshal([]byte(data), &m) == nil {
+				l.events <- m
+			}
+		}
+	}()
+	t.Cleanup(cancel)
+	return l
+}
+
+// next returns the next message; the deadline is a fail-safe, not a timing assertion.
+func (l *listener) next(t *testing.T) map[string]any {
+	t.Helper()
+	select {
+	case m, ok := <-l.events:
+		if !ok {
+			t.Fatal("the stream ended")
+		}
+		return m
+	case <-time.After(30 * time.Second):
+		t.Fatal("no message within 30s")
+	}
+	return nil
+}
+
+func subscriptionID(m map[string]any) any {
+	p, _ := m["params"].(map[string]any)
+	md, _ := p["_meta"].(map[string]any)
+	return md["io.modelcontextprotocol/subscriptionId"]
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+	}
+}
+
+// TestListensShareABackendStream: identical listens from two clients open one backend stream;
+// each client gets every notification tagged with its own id; one client leaving does not end
+// the other's, and the backend stream closes when the last one leaves.
+func TestListensShareABackendStream(t *testing.T) {
+	fan := &fanBackend{streams: map[chan string]struct{}{}}
+	be := httptest.NewServer(fan)
+	t.Cleanup(be.Close)
+	g := startGateway(t, Config{}, upstreams.UpstreamConfig{Name: "fan", URL: be.URL + "/mcp"})
+
+	a := openListen(t, g.URL, "11")
+	b := openListen(t, g.URL, "22")
+	for _, c := range []struct {
+		l  *listener
+		id float64
+	}{{a, 11}, {b, 22}} {
+		if m := c.l.next(t); m["method"] != "notifications/subscriptions/acknowledged" {
+			t.Fatalf("first message = %v, want the acknowledgement", m)
+		}
+	}
+	waitFor(t, "the backend has a stream open", func() bool { open, _ := fan.counts(); return open == 1 })
+
+	fan.notify(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
+	for _, c := range []struct {
+		l  *listener
+		id float64
+	}{{a, 11}, {b, 22}} {
+		m := c.l.next(t)
+		if m["method"] != "notifications/tools/list_changed" || subscriptionID(m) != c.id {
+			t.Fatalf("client %v got %v, want list_changed tagged with its own id", c.id, m)
+		}
+	}
+	if _, listens := fan.counts(); listens != 1 {
+		t.Fatalf("the backend got %d listen requests for two identical listens, want 1", listens)
+	}
+
+	a.cancel()
+	fan.notify(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
+	if m := b.next(t); m["method"] != "notifications/tools/list_changed" || subscriptionID(m) != float64(22) {
+		t.Fatalf("after the other client left, got %v", m)
+	}
+	b.cancel()
+	waitFor(t, "the backend stream closes", func() bool { open, _ := fan.counts(); return open == 0 })
+}
