@@ -73,6 +73,52 @@ func BenchmarkForwardToolsCall(b *testing.B) {
 	benchPost(b, e, h, body)
 }
 
+// BenchmarkDecodeAndCheck is stages 1 to 3 of a tools/call on their own: the transport guard
+// (Origin, Content-Type, Accept, the bounded body read), the strict decode of the message, its
+// params and _meta, the version check, the method lookup and the Mcp-Method/Mcp-Name checks.
+func BenchmarkDecodeAndCheck(b *testing.B) {
+	s, err := New(Config{}, Deps{Backends: benchRegistry(b), Logger: slog.New(slog.DiscardHandler), Version: "bench", Loopback: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
+	h := modern("tools/call", "be__echo")
+	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	req.Header, req.Host = h, "127.0.0.1"
+	rd := strings.NewReader(body)
+	b.ReportAllocs()
+	for b.Loop() {
+		rd.Reset(body)
+		req.Body, req.ContentLength = io.NopCloser(rd), int64(len(body))
+		x := &exchange{s: s, r: req}
+		if err := x.guard(); err != nil {
+			b.Fatal(err)
+		}
+		if err := x.decode(); err != nil {
+			b.Fatal(err)
+		}
+		if err := x.checkVersion(); err != nil {
+			b.Fatal(err)
+		}
+		if err := x.checkMethod(); err != nil {
+			b.Fatal(err)
+		}
+		if err := x.checkHeaders(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchRegistry(b *testing.B) *upstreams.Registry {
+	reg, err := upstreams.New(upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "be", URL: "http://127.0.0.1:9/mcp"}}},
+		upstreams.Options{Logger: slog.New(slog.DiscardHandler), Cursors: testCursors(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(reg.Close)
+	return reg
+}
+
 // BenchmarkHarnessOnly is BenchmarkForwardToolsCall without the gateway: the same httptest
 // request and recorder, and one round trip to the same canned backend, around an echo handler
 // that only copies the backend's answer. Its allocations are the harness's share of the
