@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/mcp-gateway/gateway/internal/loadgen"
@@ -100,7 +102,7 @@ func writeExtras(w io.Writer, s *summary) error {
 		fmt.Fprintln(tw, "\nidle streams\tround\topened\tfailed\tRSS before KiB\tRSS after KiB\tKiB/stream\topen s")
 	}
 	for _, h := range s.Hold {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%v\t%d\t%d\t%.1f\t%.2f\n", h.Scenario, h.Round, h.Opened, h.Failed,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%.1f\t%.2f\n", h.Scenario, h.Round, h.Opened, failures(h.Failed),
 			h.RSSBeforeKiB, h.RSSAfterKiB, h.KiBPerStream, h.OpenSeconds)
 	}
 	if len(s.Startup) > 0 {
@@ -110,4 +112,21 @@ func writeExtras(w io.Writer, s *summary) error {
 		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.2f\n", st.Scenario, st.Runs, st.MedianMs, st.ReadyMs, st.MedianListMs)
 	}
 	return tw.Flush()
+}
+
+// failures prints a hold's failed streams as a count and, when there were any, their kinds.
+func failures(byKind map[string]int) string {
+	total := 0
+	for _, n := range byKind {
+		total += n
+	}
+	if total == 0 {
+		return "0"
+	}
+	kinds := slices.Sorted(maps.Keys(byKind))
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s:%d", k, byKind[k])
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ","))
 }
