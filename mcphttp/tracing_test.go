@@ -170,7 +170,7 @@ func TestTracedRefusal(t *testing.T) {
 // batches over OTLP/HTTP to a collector on loopback: the per-request cost of the two spans
 // against the untraced benchmark. Reported, never asserted.
 func BenchmarkForwardToolsCallTraced(b *testing.B) {
-	backend := cannedBackend{[]byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"hello"}],"resultType":"complete"}}`)}
+	backend := newCannedBackend()
 	reg, err := upstreams.New(upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "be", URL: "http://127.0.0.1:9/mcp"}}},
 		upstreams.Options{Logger: slog.New(slog.DiscardHandler), Cursors: testCursors(b), Transport: backend})
 	if err != nil {

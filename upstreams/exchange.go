@@ -151,16 +151,28 @@ func classify(ctx context.Context, name string, err error) error {
 	return fmt.Errorf("%w: %s: %v", ErrUnavailable, name, err)
 }
 
-// readBody reads at most max bytes of body into buf.
+// readBody reads at most max bytes of body into buf, and errTooLarge when there are more. It
+// reads straight into buf's spare capacity (a pooled buffer has plenty), where ReadFrom over an
+// io.LimitReader would cost an allocation per response.
 func readBody(buf *bytes.Buffer, body io.Reader, max int64) error {
-	n, err := buf.ReadFrom(io.LimitReader(body, max+1))
-	if err != nil {
-		return err
+	for {
+		if buf.Available() < bytes.MinRead {
+			buf.Grow(bytes.MinRead)
+		}
+		free := buf.AvailableBuffer()
+		free = free[:min(int64(cap(free)), max+1-int64(buf.Len()))]
+		n, err := body.Read(free)
+		buf.Write(free[:n]) // the bytes are already in place; this moves the length
+		if int64(buf.Len()) > max {
+			return errTooLarge
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if n > max {
-		return errTooLarge
-	}
-	return nil
 }
 
 // mediaType reports whether a Content-Type is JSON or SSE.

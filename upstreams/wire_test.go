@@ -1,12 +1,17 @@
 package upstreams
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
@@ -58,5 +63,40 @@ func TestOneWritePerBackendRequest(t *testing.T) {
 		if n := writes.Load() - before; n != 1 {
 			t.Fatalf("call %d took %d writes on the backend connection, want 1", i, n)
 		}
+	}
+}
+
+// TestReadBody: readBody keeps everything up to max, refuses max+1 whatever the read sizes, and
+// passes a read error on.
+func TestReadBody(t *testing.T) {
+	const max = 3000 // several of readBody's 512-byte steps
+	boom := errors.New("reset")
+	tests := []struct {
+		name string
+		r    io.Reader
+		size int
+		want error
+	}{
+		{"empty", strings.NewReader(""), 0, nil},
+		{"at the limit", strings.NewReader(strings.Repeat("x", max)), max, nil},
+		{"at the limit, a byte at a time", iotest.OneByteReader(strings.NewReader(strings.Repeat("x", max))), max, nil},
+		{"one over", strings.NewReader(strings.Repeat("x", max+1)), 0, errTooLarge},
+		{"far over, a byte at a time", iotest.OneByteReader(strings.NewReader(strings.Repeat("x", 3*max))), 0, errTooLarge},
+		{"error mid-way", io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(boom)), 0, boom},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			err := readBody(&buf, tt.r, max)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("readBody = %v, want %v", err, tt.want)
+			}
+			if tt.want == nil && buf.Len() != tt.size {
+				t.Fatalf("read %d bytes, want %d", buf.Len(), tt.size)
+			}
+			if buf.Len() > max+1 {
+				t.Fatalf("buffered %d bytes with a limit of %d", buf.Len(), max)
+			}
+		})
 	}
 }
