@@ -151,9 +151,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, raw string) (*Principa
 		return a.verify(ctx, raw, now)
 	}
 	key := a.cache.key(raw)
-	if p, ok := a.cache.get(key, raw); ok {
+	if p, ok := a.cache.get(key); ok {
 		if now.After(p.ExpiresAt.Add(a.skew)) {
-			a.cache.remove(key, raw)
+			a.cache.remove(key)
 			return nil, invalid(ReasonExpired, "")
 		}
 		return p, nil
@@ -162,7 +162,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, raw string) (*Principa
 	if err != nil {
 		return nil, err
 	}
-	a.cache.put(key, raw, p, now)
+	a.cache.put(key, p, now)
 	return p, nil
 }
 
