@@ -52,16 +52,18 @@ func (r *Registry) listen(ctx context.Context, hub *Listens, id, params json.Raw
 		return err
 	}
 	honoured, shares := r.planListen(ctx, want, hdr)
-	if err := emit(ackMessage(id, honoured)); err != nil {
-		return err
-	}
 	s := newSubscriber()
 	defer s.leave()
+	// Join before acknowledging: a client that has the acknowledgement is subscribed, and what a
+	// shared backend stream delivers meanwhile waits in s's queue until relay sends it.
 	for i, b := range r.backends {
 		if shares[i].empty() {
 			continue
 		}
 		hub.join(ctx, s, &feedSpec{r: r, b: b, share: &shares[i], meta: meta, version: m.ProtocolVersion, id: id, pass: hdr})
+	}
+	if err := emit(ackMessage(id, honoured)); err != nil {
+		return err
 	}
 	return s.relay(ctx, id, emit)
 }
