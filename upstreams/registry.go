@@ -115,12 +115,13 @@ type backend struct {
 	// template is a POST to url with nothing else set; each request is a shallow copy of it, so
 	// the URL is parsed once. nil when url does not parse (Config.Validate refuses that).
 	template *http.Request
-	client *http.Client
+	client   *http.Client
 	// rt is the client's transport, used directly on the hot path: http.Client adds redirect
 	// bookkeeping (a header copy per request) that a backend call never needs, since redirects
 	// are refused anyway.
 	rt        http.RoundTripper
-	transport *http.Transport // nil when Options.Transport was given
+	transport *http.Transport  // nil when Options.Transport was given
+	direct    *directTransport // the transport of a plain-http backend, else nil
 	health    health
 	disc      discoverCache
 	breaker   *breaker     // nil when disabled
@@ -246,6 +247,9 @@ func (r *Registry) Close() {
 		for _, b := range r.backends {
 			if b.transport != nil {
 				b.transport.CloseIdleConnections()
+			}
+			if b.direct != nil {
+				b.direct.CloseIdleConnections()
 			}
 			b.creds.close()
 		}

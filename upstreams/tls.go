@@ -143,13 +143,20 @@ func (c *clientCert) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) 
 	return c.rel.GetCertificate(nil)
 }
 
-// configureTransport applies the TLS and response-header settings of uc to b's own transport.
-// A transport given through Options.Transport (tests) is left alone.
+// configureTransport applies the TLS and response-header settings of uc to b's own transport,
+// and gives a plain-http backend the direct transport instead. A transport given through
+// Options.Transport (tests) is left alone.
 func configureTransport(b *backend, uc *UpstreamConfig, log *slog.Logger, now func() time.Time) error {
 	if b.transport == nil {
 		return nil
 	}
 	b.transport.ResponseHeaderTimeout = orDuration(uc.ResponseHeaderTimeout, DefaultResponseHeaderTimeout)
+	if d := newDirectTransport(uc.URL, orDuration(uc.ConnectTimeout, DefaultConnectTimeout),
+		b.transport.ResponseHeaderTimeout); d != nil {
+		// Plain http: the synchronous HTTP/1.1 client (direct.go) carries every request.
+		b.direct, b.rt, b.client.Transport = d, d, d
+		return nil
+	}
 	if !uc.TLS.set() {
 		return nil
 	}
