@@ -153,6 +153,11 @@ func captures() []capture {
 			run: func(t *testing.T, srv *Server) {
 				cs := Connect(t, srv.URL(), WithProtocolVersion("2025-11-25"), WithElicitation(Accept(map[string]any{"name": "Ada"})))
 				mustCall(t, cs, &mcp.CallToolParams{Name: ToolAskName})
+				// The call's result can reach the client before the server has answered the POST
+				// that carried the elicitation result; wait for that answer, or the capture races it.
+				waitFor(t, srv, func(ex Exchange) bool {
+					return bytes.Contains(ex.Body, []byte(`"action":"accept"`)) && ex.Status != 0
+				})
 				waitForStandaloneGET(t, srv)
 			}},
 		{name: "modern_client_legacy_server", title: "A 2026-07-28 client and the stateful server: discover is answered with legacy supportedVersions only, so the client falls back to initialize.",
