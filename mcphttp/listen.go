@@ -14,8 +14,9 @@ import (
 func (x *exchange) listen() error {
 	x.armKeepAlive()
 	params, hdr := x.req.Params, x.passHeaders()
+	visible, _ := x.s.visibility(x) // resource subscriptions follow the caller's policy
 	x.shed()
-	err := x.s.listens.Listen(x.ctx, x.req.ID, params, hdr, func(msg []byte) error {
+	err := x.s.listens.Listen(x.ctx, x.req.ID, params, hdr, visible, func(msg []byte) error {
 		// The registry emits the acknowledgement first and, when every backend stream has
 		// ended, the listen's final result; the stream starts with the first message, so an
 		// invalid request is still answered with a plain JSON error.

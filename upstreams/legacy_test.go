@@ -259,7 +259,7 @@ func TestLegacyListen(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- r.Listen(ctx, json.RawMessage(`"L1"`), json.RawMessage(`{"_meta":`+testMeta+`,"notifications":{"toolsListChanged":true}}`),
-			nil, func(msg []byte) error { got <- string(msg); return nil })
+			nil, nil, func(msg []byte) error { got <- string(msg); return nil })
 	}()
 	timeout := time.After(30 * time.Second)
 	if ack := waitMsg(t, got, timeout); !strings.Contains(ack, "subscriptions/acknowledged") {

@@ -27,7 +27,9 @@ func (s *subscriptions) empty() bool {
 // Listen serves subscriptions/listen (digest §5.5). It first emits the gateway's own
 // notifications/subscriptions/acknowledged with the honoured subset of the request: the
 // list_changed kinds some backend supports, and the resource subscriptions whose URIs name a
-// configured backend that supports resource subscriptions. It then listens to every backend that
+// configured backend that supports resource subscriptions and that visible allows (the caller's
+// policy: a caller must not learn when a resource it may not read changes; nil allows every
+// resource). It then listens to every backend that
 // has a share, and emits their list_changed and resources/updated notifications re-tagged with
 // the client's id (URIs in namespaced form); backends' acknowledgements and anything else are
 // dropped. Backends that fail are skipped. Listen returns nil when ctx is done (the client closed
@@ -37,12 +39,12 @@ func (s *subscriptions) empty() bool {
 //
 // Each call opens backend streams of its own; Listens.Listen shares them between identical
 // listens.
-func (r *Registry) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, emit func(msg []byte) error) error {
-	return r.listen(ctx, nil, id, params, hdr, emit)
+func (r *Registry) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, visible func(Kind, Target) bool, emit func(msg []byte) error) error {
+	return r.listen(ctx, nil, id, params, hdr, visible, emit)
 }
 
 // listen is Listen with the backend streams taken from hub (nil: private streams).
-func (r *Registry) listen(ctx context.Context, hub *Listens, id, params json.RawMessage, hdr http.Header, emit func(msg []byte) error) error {
+func (r *Registry) listen(ctx context.Context, hub *Listens, id, params json.RawMessage, hdr http.Header, visible func(Kind, Target) bool, emit func(msg []byte) error) error {
 	meta, want, err := parseListen(params)
 	if err != nil {
 		return err
@@ -51,7 +53,7 @@ func (r *Registry) listen(ctx context.Context, hub *Listens, id, params json.Raw
 	if err != nil {
 		return err
 	}
-	honoured, shares := r.planListen(ctx, want, hdr)
+	honoured, shares := r.planListen(ctx, want, hdr, visible)
 	s := newSubscriber()
 	defer s.leave()
 	// Join before acknowledging: a client that has the acknowledgement is subscribed, and what a
@@ -92,7 +94,7 @@ func parseListen(params json.RawMessage) (json.RawMessage, *subscriptions, error
 }
 
 // planListen decides the honoured subset and each backend's share of it.
-func (r *Registry) planListen(ctx context.Context, want *subscriptions, hdr http.Header) (subscriptions, []subscriptions) {
+func (r *Registry) planListen(ctx context.Context, want *subscriptions, hdr http.Header, visible func(Kind, Target) bool) (subscriptions, []subscriptions) {
 	var honoured subscriptions
 	shares := make([]subscriptions, len(r.backends))
 	ds, _ := r.discoverAll(ctx, hdr)
@@ -110,8 +112,8 @@ func (r *Registry) planListen(ctx context.Context, want *subscriptions, hdr http
 	}
 	for _, uri := range want.ResourceSubscriptions {
 		t, err := r.ns.resolve(KindResource, uri)
-		if err != nil {
-			continue
+		if err != nil || visible != nil && !visible(KindResource, t) {
+			continue // no such backend, or not the caller's to read: not honoured
 		}
 		i := r.indexOf(t.Upstream)
 		if d := ds[i]; d == nil || d.caps.Resources == nil || !d.caps.Resources.Subscribe {

@@ -42,8 +42,8 @@ func NewListens(r *Registry) *Listens {
 // Listen is Registry.Listen with backend streams shared between identical listens. A client
 // that leaves ends the backend streams only it still listens to; one that joins a stream already
 // open gets the notifications from then on.
-func (ls *Listens) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, emit func(msg []byte) error) error {
-	return ls.r.listen(ctx, ls, id, params, hdr, emit)
+func (ls *Listens) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, visible func(Kind, Target) bool, emit func(msg []byte) error) error {
+	return ls.r.listen(ctx, ls, id, params, hdr, visible, emit)
 }
 
 // feedSpec is what opens one backend listen stream.

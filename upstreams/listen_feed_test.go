@@ -111,7 +111,7 @@ func listenVia(ls *Listens, id, notifications string, emit func(string) error) *
 	}
 	params := `{"_meta":` + testMeta + `,"notifications":` + notifications + `}`
 	go func() {
-		c.done <- ls.Listen(ctx, json.RawMessage(id), json.RawMessage(params), nil, func(m []byte) error { return emit(string(m)) })
+		c.done <- ls.Listen(ctx, json.RawMessage(id), json.RawMessage(params), nil, nil, func(m []byte) error { return emit(string(m)) })
 	}()
 	return c
 }
@@ -318,5 +318,43 @@ func TestSubscriberQueueCoalesces(t *testing.T) {
 	}
 	if q, _ := s.take(); q != nil {
 		t.Fatalf("queue %v after take, want none", q)
+	}
+}
+
+// A listen's resource subscriptions follow the caller's policy: a URI the caller may not read is
+// neither acknowledged nor sent to the backend, so the caller cannot learn when it changes.
+func TestListenResourceSubscriptionsFollowPolicy(t *testing.T) {
+	lb, url := startListenBackend(t)
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "fan", URL: url}}}, Options{})
+	visible := func(k Kind, tg Target) bool { return k == KindResource && tg.Name != "mem://secret" }
+	msgs := make(chan string, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	params := `{"_meta":` + testMeta + `,"notifications":{"resourceSubscriptions":["fan+mem://public","fan+mem://secret"]}}`
+	go func() {
+		done <- r.Listen(ctx, json.RawMessage(`"L1"`), json.RawMessage(params), nil, visible, func(m []byte) error {
+			msgs <- string(m)
+			return nil
+		})
+	}()
+	var ack string
+	select {
+	case ack = <-msgs:
+	case <-time.After(30 * time.Second): // a fail-safe, not a timing assertion
+		t.Fatal("no acknowledgement")
+	}
+	if !strings.Contains(ack, `"resourceSubscriptions":["fan+mem://public"]`) || strings.Contains(ack, "secret") {
+		t.Fatalf("acknowledgement %s, want fan+mem://public only", ack)
+	}
+	waitUntil(t, "the backend has the listen", func() bool { _, n := lb.counts(); return n == 1 })
+	lb.mu.Lock()
+	body := lb.bodies[0]
+	lb.mu.Unlock()
+	if !strings.Contains(body, "mem://public") || strings.Contains(body, "secret") {
+		t.Fatalf("the backend was asked for %s, want mem://public only", body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Listen = %v after the client left", err)
 	}
 }

@@ -52,7 +52,7 @@ func TestListen(t *testing.T) {
 	params := `{"_meta":` + testMeta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":false,` +
 		`"resourceSubscriptions":["subs+mem://cfg","alpha+mem://readme","nobody+mem://x"]}}`
 	go func() {
-		done <- r.Listen(ctx, json.RawMessage(`"L1"`), json.RawMessage(params), nil, func(m []byte) error {
+		done <- r.Listen(ctx, json.RawMessage(`"L1"`), json.RawMessage(params), nil, nil, func(m []byte) error {
 			msgs <- string(m)
 			return nil
 		})
@@ -126,7 +126,7 @@ func TestListenNothingToListenFor(t *testing.T) {
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: alpha.URL()}}}, Options{})
 	var got []string
 	err := r.Listen(context.Background(), json.RawMessage(`7`),
-		json.RawMessage(`{"_meta":`+testMeta+`,"notifications":{"resourceSubscriptions":["alpha+mem://readme"]}}`), nil,
+		json.RawMessage(`{"_meta":`+testMeta+`,"notifications":{"resourceSubscriptions":["alpha+mem://readme"]}}`), nil, nil,
 		func(m []byte) error { got = append(got, string(m)); return nil })
 	if err != nil {
 		t.Fatal(err)
