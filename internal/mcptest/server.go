@@ -48,6 +48,7 @@ type serverConfig struct {
 	templates     []templateEntry
 	completion    func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
 	completionSet bool
+	subscribe     bool
 	logger        *slog.Logger
 }
 
@@ -115,6 +116,10 @@ func WithRequiredHeader(name, value string) Option {
 		c.required.Set(name, value)
 	}
 }
+
+// WithSubscriptions makes the server accept resource subscriptions (it then advertises
+// resources.subscribe), so listens can ask it for resources/updated.
+func WithSubscriptions() Option { return func(c *serverConfig) { c.subscribe = true } }
 
 // WithJSONResponse makes the server answer with application/json instead of
 // an SSE stream. go-sdk v1.8.0 then has nowhere to put notifications made
@@ -201,6 +206,10 @@ func (s *Server) serverOptions(cfg *serverConfig) *mcp.ServerOptions {
 		Instructions: cfg.instructions,
 		Logger:       cfg.logger,
 		PageSize:     cfg.pageSize,
+	}
+	if cfg.subscribe {
+		o.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { return nil }
+		o.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 	}
 	if cfg.cacheable != nil {
 		hints := *cfg.cacheable
