@@ -167,9 +167,10 @@ func TestDirectEarlyCloseDoesNotDrain(t *testing.T) {
 	}
 }
 
-// The request's context ends a call that waits for headers at once, and the connection is not
-// reused.
-func TestDirectCancelWhileWaiting(t *testing.T) {
+// startHangingServer starts a backend that never answers: each request waits until its client
+// goes away or the test ends.
+func startHangingServer(t *testing.T) *directServer {
+	t.Helper()
 	release := make(chan struct{})
 	srv := startDirectServer(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -177,7 +178,14 @@ func TestDirectCancelWhileWaiting(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	})
-	defer close(release)
+	t.Cleanup(func() { close(release) }) // runs before the server's Close, which waits for handlers
+	return srv
+}
+
+// The request's context ends a call that waits for headers at once, and the connection is not
+// reused.
+func TestDirectCancelWhileWaiting(t *testing.T) {
+	srv := startHangingServer(t)
 	d := newTestDirect(t, srv.URL, time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -203,14 +211,7 @@ func TestDirectCancelWhileWaiting(t *testing.T) {
 }
 
 func TestDirectResponseHeaderTimeout(t *testing.T) {
-	release := make(chan struct{})
-	srv := startDirectServer(t, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	})
-	defer close(release)
+	srv := startHangingServer(t)
 	d := newTestDirect(t, srv.URL, 50*time.Millisecond)
 	_, _, err := post(context.Background(), d, srv.URL, "{}")
 	var ne net.Error
