@@ -74,7 +74,7 @@ func echoHandler(w http.ResponseWriter, r *http.Request) {
 func TestDirectOnlyForPlainHTTP(t *testing.T) {
 	for url, want := range map[string]bool{
 		"http://127.0.0.1:8080/mcp": true, "http://example.com/mcp": true,
-		"https://127.0.0.1/mcp": false, "unix:///tmp/x": false, "http:///mcp": false, "::": false,
+		"https://127.0.0.1/mcp": false, "unix:mcp.sock": false, "http:///mcp": false, "::": false,
 	} {
 		if got := newDirectTransport(url, time.Second, time.Second) != nil; got != want {
 			t.Errorf("newDirectTransport(%q) made one: %v, want %v", url, got, want)
