@@ -1,12 +1,13 @@
 package mcphttp
 
 import (
-	"io"
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
@@ -53,25 +54,15 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if size < 0 || size > 64<<10 {
 		size = 64 << 10
 	}
-	buf := make([]byte, 0, size+1)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)] // grow; len(buf) <= limit here
-		}
-		room := min(int64(cap(buf)), limit+1)
-		n, err := r.Body.Read(buf[len(buf):room])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return nil, errBodyTooLarge
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, &Error{Status: http.StatusBadRequest, RPC: jsonrpc.NewError(jsonrpc.CodeParseError,
-				"Parse error: could not read the request body"), Outcome: outcomeClientError}
-		}
+	body, err := bodyread.Append(make([]byte, 0, size+1), r.Body, limit)
+	switch {
+	case errors.Is(err, bodyread.ErrTooLarge):
+		return nil, errBodyTooLarge
+	case err != nil:
+		return nil, &Error{Status: http.StatusBadRequest, RPC: jsonrpc.NewError(jsonrpc.CodeParseError,
+			"Parse error: could not read the request body"), Outcome: outcomeClientError}
 	}
+	return body, nil
 }
 
 func isJSONContentType(ct string) bool {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 )
@@ -152,27 +153,14 @@ func classify(ctx context.Context, name string, err error) error {
 }
 
 // readBody reads at most max bytes of body into buf, and errTooLarge when there are more. It
-// reads straight into buf's spare capacity (a pooled buffer has plenty), where ReadFrom over an
-// io.LimitReader would cost an allocation per response.
+// reads straight into buf's spare capacity (a pooled buffer has plenty).
 func readBody(buf *bytes.Buffer, body io.Reader, max int64) error {
-	for {
-		if buf.Available() < bytes.MinRead {
-			buf.Grow(bytes.MinRead)
-		}
-		free := buf.AvailableBuffer()
-		free = free[:min(int64(cap(free)), max+1-int64(buf.Len()))]
-		n, err := body.Read(free)
-		buf.Write(free[:n]) // the bytes are already in place; this moves the length
-		if int64(buf.Len()) > max {
-			return errTooLarge
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	b, err := bodyread.Append(buf.AvailableBuffer(), body, max)
+	buf.Write(b) // the bytes are already in place unless Append had to grow; this sets the length
+	if errors.Is(err, bodyread.ErrTooLarge) {
+		return errTooLarge
 	}
+	return err
 }
 
 // mediaType reports whether a Content-Type is JSON or SSE.
