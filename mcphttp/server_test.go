@@ -62,17 +62,7 @@ func body(method, extra string) string {
 }
 
 // modern returns the headers of a well-formed 2026-07-28 request for method (and name).
-func modern(method, name string) http.Header {
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/json, text/event-stream")
-	h.Set("MCP-Protocol-Version", "2026-07-28")
-	h.Set("Mcp-Method", method)
-	if name != "" {
-		h.Set("Mcp-Name", name)
-	}
-	return h
-}
+func modern(method, name string) http.Header { return mcptest.RequestHeaders(method, name) }
 
 func with(h http.Header, kv ...string) http.Header {
 	h = h.Clone()

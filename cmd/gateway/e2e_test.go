@@ -222,17 +222,7 @@ func contains(list []string, s string) bool {
 
 const testMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
-func modernHeaders(method, name string) http.Header {
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/json, text/event-stream")
-	h.Set("MCP-Protocol-Version", "2026-07-28")
-	h.Set("Mcp-Method", method)
-	if name != "" {
-		h.Set("Mcp-Name", name)
-	}
-	return h
-}
+func modernHeaders(method, name string) http.Header { return mcptest.RequestHeaders(method, name) }
 
 func post(t *testing.T, url string, h http.Header, body string) (int, http.Header, string) {
 	t.Helper()

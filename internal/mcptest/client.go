@@ -173,3 +173,17 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return t.base.RoundTrip(r)
 }
+
+// RequestHeaders returns the headers of a well-formed 2026-07-28 Streamable HTTP request for
+// method, with Mcp-Name when name is set, for tests that speak the wire protocol by hand.
+func RequestHeaders(method, name string) http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	h.Set("MCP-Protocol-Version", "2026-07-28")
+	h.Set("Mcp-Method", method)
+	if name != "" {
+		h.Set("Mcp-Name", name)
+	}
+	return h
+}
