@@ -14,12 +14,43 @@ import (
 
 // runLoad is `mcpload run`.
 func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	rf, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	r, err := loadgen.New(rf.cfg, nil)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	rep, err := r.Run(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Scenario, rep.Target, rep.Round = rf.scenario, rf.target, rf.round
+	if rf.asJSON {
+		return writeJSON(stdout, rf.out, rep)
+	}
+	if err := writeJSON(nil, rf.out, rep); err != nil {
+		return err
+	}
+	return rep.WriteText(stdout)
+}
+
+// runFlags are `mcpload run`'s flags: the load configuration and how to report.
+type runFlags struct {
+	cfg                   loadgen.Config
+	out, scenario, target string
+	asJSON                bool
+	round                 int
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cfg loadgen.Config
-	var mix, toolArgs, sseArgs, confirmArgs, content, tokenFile, out, scenario, target string
-	var asJSON bool
-	var round int
+	rf := &runFlags{}
+	cfg := &rf.cfg
+	var mix, toolArgs, sseArgs, confirmArgs, content, tokenFile string
 	fs.StringVar(&cfg.URL, "url", "", "MCP endpoint (loopback only)")
 	fs.IntVar(&cfg.Concurrency, "c", loadgen.DefaultConcurrency, "concurrent closed-loop workers")
 	fs.Int64Var(&cfg.Requests, "n", 0, "stop after this many operations (0: no count bound)")
@@ -36,22 +67,22 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&content, "confirm-content", loadgen.DefaultConfirmContent, "content accepted for every input request")
 	fs.StringVar(&cfg.Token, "token", "", "bearer token (prefer -token-file; never printed)")
 	fs.StringVar(&tokenFile, "token-file", "", "file holding the bearer token")
-	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	fs.StringVar(&out, "out", "", "also write the JSON report to this file")
-	fs.StringVar(&scenario, "scenario", "", "scenario label for summarize")
-	fs.StringVar(&target, "target", "", "target label for summarize")
-	fs.IntVar(&round, "round", 0, "round number for summarize")
 	fs.Func("cpu", "name=pid[,pid...]: report these processes' CPU µs per request (repeatable)", func(v string) error {
 		g, err := loadgen.ParseCPUGroup(v)
 		cfg.CPU = append(cfg.CPU, g)
 		return err
 	})
+	fs.BoolVar(&rf.asJSON, "json", false, "print the report as JSON")
+	fs.StringVar(&rf.out, "out", "", "also write the JSON report to this file")
+	fs.StringVar(&rf.scenario, "scenario", "", "scenario label for summarize")
+	fs.StringVar(&rf.target, "target", "", "target label for summarize")
+	fs.IntVar(&rf.round, "round", 0, "round number for summarize")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	m, err := loadgen.ParseMix(mix)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg.Mix = m
 	cfg.Args, cfg.SSEArgs = json.RawMessage(toolArgs), json.RawMessage(sseArgs)
@@ -59,25 +90,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if tokenFile != "" {
 		b, err := os.ReadFile(tokenFile)
 		if err != nil {
-			return fmt.Errorf("token file: %w", err)
+			return nil, fmt.Errorf("token file: %w", err)
 		}
 		cfg.Token = strings.TrimSpace(string(b))
 	}
-	r, err := loadgen.New(cfg, nil)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	rep, err := r.Run(ctx)
-	if err != nil {
-		return err
-	}
-	rep.Scenario, rep.Target, rep.Round = scenario, target, round
-	if asJSON {
-		return writeJSON(stdout, out, rep)
-	}
-	if err := writeJSON(nil, out, rep); err != nil {
-		return err
-	}
-	return rep.WriteText(stdout)
+	return rf, nil
 }

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"io"
+	"testing"
+)
 
 func TestFailures(t *testing.T) {
 	for _, tt := range []struct {
@@ -13,6 +16,25 @@ func TestFailures(t *testing.T) {
 	} {
 		if got := failures(tt.in); got != tt.want {
 			t.Errorf("failures(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParseRunFlags(t *testing.T) {
+	rf, err := parseRunFlags([]string{"-url", "http://127.0.0.1:1/mcp", "-c", "4", "-mix", "call:3,list:1",
+		"-cpu", "proxy=10,11", "-cpu", "backend=12", "-scenario", "s", "-round", "2"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rf.cfg.Concurrency != 4 || len(rf.cfg.Mix) != 2 || rf.scenario != "s" || rf.round != 2 {
+		t.Fatalf("parsed %+v", rf)
+	}
+	if len(rf.cfg.CPU) != 2 || rf.cfg.CPU[0].Name != "proxy" || len(rf.cfg.CPU[0].PIDs) != 2 || rf.cfg.CPU[1].PIDs[0] != 12 {
+		t.Fatalf("cpu groups %+v", rf.cfg.CPU)
+	}
+	for _, bad := range [][]string{{"-mix", "nope"}, {"-cpu", "proxy"}, {"-token-file", "no/such/file"}} {
+		if _, err := parseRunFlags(bad, io.Discard); err == nil {
+			t.Errorf("parseRunFlags(%q) gave no error", bad)
 		}
 	}
 }
