@@ -104,6 +104,8 @@ func publish(stdout io.Writer, path string, urls []string) error {
 	return os.Rename(tmp, path)
 }
 
+// waitAndStop serves until ctx ends, lifetime passes or the server fails, then closes b (when
+// there is one) and shuts the server down.
 func waitAndStop(ctx context.Context, srv *http.Server, b *loadgen.Backend, errc <-chan error, lifetime time.Duration) error {
 	timer := time.NewTimer(lifetime)
 	defer timer.Stop()
@@ -113,7 +115,9 @@ func waitAndStop(ctx context.Context, srv *http.Server, b *loadgen.Backend, errc
 	case <-timer.C:
 	case err = <-errc:
 	}
-	b.Close()
+	if b != nil {
+		b.Close()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if serr := srv.Shutdown(sctx); serr != nil {

@@ -1,6 +1,7 @@
 // Command mcpload is the gateway's load harness: it drives an MCP 2026-07-28 endpoint on
 // loopback with a closed-loop mix of operations, serves a minimal fast backend to measure
-// against, holds idle listen streams, times process start-up and summarises a comparison.
+// against and a bare Go reverse proxy to compare hops with, holds idle listen streams, times
+// process start-up and summarises a comparison.
 //
 //	mcpload run       -url http://127.0.0.1:8080/mcp -c 16 -duration 10s -mix call:8,list:1,confirm:1 [-json]
 //	mcpload backend   -listen 127.0.0.1:0 -tools 100 [-count 20] [-addr-file F]
@@ -8,6 +9,8 @@
 //	mcpload startup   -ready http://127.0.0.1:9090/readyz -runs 5 -- gateway serve …
 //	mcpload summarize -dir .cache/bench/raw -baseline nginx
 //	mcpload ports     -n 3
+//	mcpload issuer    -audience http://127.0.0.1:8080/mcp -token-file F
+//	mcpload proxy     -upstream http://127.0.0.1:PORT/mcp [-addr-file F]
 //
 // Every address it listens on or sends to must be loopback.
 package main
@@ -60,8 +63,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runPorts(args, stdout, stderr)
 	case "issuer":
 		return runIssuer(ctx, args, stdout, stderr)
+	case "proxy":
+		return runProxy(ctx, args, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "mcpload: unknown command %q (run, backend, hold, startup, summarize, ports, issuer)\n", cmd)
+	fmt.Fprintf(stderr, "mcpload: unknown command %q (run, backend, hold, startup, summarize, ports, issuer, proxy)\n", cmd)
 	return errUsage
 }
 
