@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -44,6 +46,12 @@ type partKey struct {
 	caller   string
 }
 
+// listKey is one backend's list method, whatever the protocol version and caller.
+type listKey struct {
+	upstream string
+	list     byte
+}
+
 // cacheEntry is one cached backend list.
 type cacheEntry struct {
 	key     partKey
@@ -64,11 +72,17 @@ type listCache struct {
 	entries map[partKey]*cacheEntry
 	lru     *list.List // of *cacheEntry, most recently used first
 	private map[partKey]bool
+	// gens counts each list's invalidations. A list is stored only if its count has not moved
+	// since it was asked for, and concurrent misses are collapsed only within one count, so an
+	// answer that may predate a list_changed is neither cached nor handed to a caller that
+	// asked after it.
+	gens map[listKey]uint64
 }
 
 func newListCache(c CacheConfig, now func() time.Time, onResult func(bool)) *listCache {
 	lc := &listCache{max: c.MaxEntries, disabled: c.Disabled, now: now, onResult: onResult,
-		entries: make(map[partKey]*cacheEntry), lru: list.New(), private: make(map[partKey]bool)}
+		entries: make(map[partKey]*cacheEntry), lru: list.New(), private: make(map[partKey]bool),
+		gens: make(map[listKey]uint64)}
 	if lc.max == 0 {
 		lc.max = DefaultCacheEntries
 	}
@@ -95,14 +109,23 @@ func (c *listCache) get(k partKey) *part {
 	return &part{items: e.part.items, private: e.part.private, ttlMs: max(left.Milliseconds(), 1)}
 }
 
-// put stores p when it may be reused: a positive ttlMs, and a caller key for a private list.
-func (c *listCache) put(k partKey, p *part) {
+// generation returns the invalidation count of k's list, to hand back to put.
+func (c *listCache) generation(k partKey) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gens[listKey{k.upstream, k.list}]
+}
+
+// put stores p when it may be reused: a positive ttlMs, a caller key for a private list, and
+// no invalidation of the list since generation gen, when it was asked for.
+func (c *listCache) put(k partKey, p *part, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	shared := k
 	shared.caller = ""
 	c.private[shared] = p.private
-	if c.disabled || p.absent || p.ttlMs <= 0 || (p.private && k.caller == "") {
+	if c.disabled || p.absent || p.ttlMs <= 0 || (p.private && k.caller == "") ||
+		c.gens[listKey{k.upstream, k.list}] != gen {
 		return
 	}
 	if !p.private {
@@ -117,6 +140,25 @@ func (c *listCache) put(k partKey, p *part) {
 	e := &cacheEntry{key: k, part: p, expires: c.now().Add(time.Duration(p.ttlMs) * time.Millisecond)}
 	e.elem = c.lru.PushFront(e)
 	c.entries[k] = e
+}
+
+// invalidate drops every cached copy of upstream's lists (each protocol version, each caller)
+// and moves their generations on, so answers already on their way are not stored. It returns
+// how many entries it dropped.
+func (c *listCache) invalidate(upstream string, lists []byte) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range lists {
+		c.gens[listKey{upstream, l}]++
+	}
+	dropped := 0
+	for k, e := range c.entries {
+		if k.upstream == upstream && slices.Contains(lists, k.list) {
+			c.remove(e)
+			dropped++
+		}
+	}
+	return dropped
 }
 
 func (c *listCache) remove(e *cacheEntry) {
@@ -164,17 +206,18 @@ func (r *Registry) listPart(ctx context.Context, b *backend, spec listSpec, q *l
 		}
 	}
 	c.report(false)
-	fk := "p\x00" + b.name + "\x00" + spec.method + "\x00" + q.version
+	gen := c.generation(pub)
+	fk := "p\x00" + b.name + "\x00" + spec.method + "\x00" + q.version + "\x00" + strconv.FormatUint(gen, 10)
 	if c.wasPrivate(pub) {
 		if q.cacheKey == "" {
-			return r.fetchPart(ctx, b, spec, q, own)
+			return r.fetchPart(ctx, b, spec, q, own, gen)
 		}
 		fk = "c\x00" + q.cacheKey + "\x00" + fk
 	}
 	initiated := false
 	ch := c.flight.DoChan(fk, func() (any, error) {
 		initiated = true
-		p, err := r.fetchPart(ctx, b, spec, q, own)
+		p, err := r.fetchPart(ctx, b, spec, q, own, gen)
 		return flightResult{part: p, caller: q.cacheKey}, err
 	})
 	select {
@@ -188,7 +231,7 @@ func (r *Registry) listPart(ctx context.Context, b *backend, spec listSpec, q *l
 		// Another caller's request: its failure through its own cancellation, or a private
 		// answer meant for it, is not ours to use.
 		if isContextErr(res.Err) || (res.Err == nil && fr.part.private && (fr.caller != q.cacheKey || q.cacheKey == "")) {
-			return r.fetchPart(ctx, b, spec, q, own)
+			return r.fetchPart(ctx, b, spec, q, own, gen)
 		}
 		return fr.part, res.Err
 	}
@@ -198,12 +241,43 @@ func isContextErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// fetchPart asks the backend and stores the answer when it may be reused.
-func (r *Registry) fetchPart(ctx context.Context, b *backend, spec listSpec, q *listQuery, k partKey) (*part, error) {
+// Lists of listSpec.index that each list_changed notification makes stale.
+var (
+	toolLists     = []byte{1}
+	promptLists   = []byte{2}
+	resourceLists = []byte{3, 4} // resources/list and resources/templates/list
+)
+
+// ListChanged drops every cached list that a list_changed notification (method, for example
+// notifications/tools/list_changed) from upstream makes stale (digest §5.1: the notification
+// invalidates the entry), in every protocol version and for every caller. Listen streams
+// through this Registry call it on their own; call it for a notification another replica saw.
+// It returns how many cached lists it dropped; an unknown upstream or method drops none.
+func (r *Registry) ListChanged(upstream, method string) int {
+	var lists []byte
+	switch method {
+	case notifToolsListChanged:
+		lists = toolLists
+	case notifPromptsListChanged:
+		lists = promptLists
+	case notifResourcesListChanged:
+		lists = resourceLists
+	default:
+		return 0
+	}
+	if _, ok := r.byName[upstream]; !ok {
+		return 0
+	}
+	return r.cache.invalidate(upstream, lists)
+}
+
+// fetchPart asks the backend and stores the answer when it may be reused: gen is the list's
+// generation from before the request was sent.
+func (r *Registry) fetchPart(ctx context.Context, b *backend, spec listSpec, q *listQuery, k partKey, gen uint64) (*part, error) {
 	p, err := r.listBackend(ctx, b, spec, q)
 	if err != nil {
 		return nil, err
 	}
-	r.cache.put(k, p)
+	r.cache.put(k, p, gen)
 	return p, nil
 }

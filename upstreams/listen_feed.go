@@ -154,8 +154,17 @@ func (f *feed) finish() {
 	close(f.done)
 }
 
-// publish hands ev to every subscriber. It never waits for a client.
+// publish hands ev to every subscriber. It never waits for a client. A list_changed first
+// drops the backend's cached lists, so subscribers that list again on hearing it get the new
+// list from this replica, and is reported to Options.OnListChanged for the other replicas.
 func (f *feed) publish(ev listenEvent) {
+	if ev.method != notifResourcesUpdated {
+		r, name := f.spec.r, f.spec.b.name
+		r.ListChanged(name, ev.method)
+		if r.onListChanged != nil {
+			r.onListChanged(name, ev.method)
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for s := range f.subs {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -19,6 +21,11 @@ type listenBackend struct {
 	streams map[chan string]struct{}
 	listens int      // listen requests received
 	bodies  []string // their bodies
+	// version names the one tool tools/list returns (with a ttlMs of a minute), as it is when
+	// the request arrives; lists counts tools/list requests; hold, when set, is called with
+	// each one's number (from 1) before it is answered.
+	version, lists atomic.Int64
+	hold           func(n int64)
 }
 
 const listenDiscover = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",` +
@@ -39,6 +46,15 @@ func (lb *listenBackend) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSONBody(w, listenDiscover)
 		return
 	case MethodListen:
+	case MethodToolsList:
+		v, n := lb.version.Load(), lb.lists.Add(1)
+		if lb.hold != nil {
+			lb.hold(n)
+		}
+		writeJSONBody(w, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete",`+
+			`"tools":[{"name":"v%d","inputSchema":{"type":"object"}}],"ttlMs":60000,"cacheScope":"public"}}`,
+			requestID(body), v))
+		return
 	default:
 		http.Error(w, "unexpected", http.StatusBadRequest)
 		return

@@ -81,6 +81,10 @@ type Options struct {
 	// CacheResult, when set, is called once per backend part of a list request: hit is true
 	// when that backend's list came from the cache without a backend request.
 	CacheResult func(hit bool)
+	// OnListChanged, when set, is called with each list_changed notification (its method) a
+	// backend sends on a listen stream through this Registry, after the Registry has dropped
+	// its own cached copies; pass it to the other replicas' ListChanged. It must not block.
+	OnListChanged func(upstream, method string)
 }
 
 // Registry is the set of configured backends. It is safe for concurrent use.
@@ -92,6 +96,7 @@ type Registry struct {
 	cursors        Sealer
 	observe        func(upstream, method, outcome string, d time.Duration)
 	onTools        func(upstream string, tools []string)
+	onListChanged  func(upstream, method string)
 	now            func() time.Time
 	pageSize       int
 	healthInterval time.Duration
@@ -145,6 +150,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		cursors:        opts.Cursors,
 		observe:        opts.Observe,
 		onTools:        opts.OnTools,
+		onListChanged:  opts.OnListChanged,
 		now:            opts.Clock,
 		pageSize:       cfg.PageSize,
 		healthInterval: orDuration(cfg.HealthInterval, DefaultHealthInterval),

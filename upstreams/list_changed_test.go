@@ -1,0 +1,163 @@
+package upstreams
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// requestID returns the JSON-RPC id of a request body, or null.
+func requestID(body []byte) string {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.ID == nil {
+		return "null"
+	}
+	return string(m.ID)
+}
+
+// changeLog records Options.OnListChanged calls.
+type changeLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *changeLog) hook(upstream, method string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, upstream+" "+method)
+}
+
+func (c *changeLog) get() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.calls...)
+}
+
+func listenCacheRegistry(t *testing.T, url string, opts Options) *Registry {
+	t.Helper()
+	return newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "fake", URL: url, Protocol: ProtocolVersion,
+		Breaker: BreakerConfig{Disabled: true}, Timeout: 5 * time.Second}}}, opts)
+}
+
+// listedTool lists tools and returns the one tool's namespaced name.
+func listedTool(t *testing.T, r *Registry) string {
+	t.Helper()
+	res, err := listTools(r, context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, _ := decodeObject(t, string(res))["tools"].([]any)
+	if len(tools) != 1 {
+		t.Fatalf("tools/list gave %s, want one tool", res)
+	}
+	name, _ := path(tools[0], "name").(string)
+	return name
+}
+
+// TestListChangedInvalidatesCachedList: a client that hears tools/list_changed through the
+// gateway and lists again gets the new list, not the one cached for the backend's ttlMs
+// (digest §5.1), and the notification is handed on for the other replicas.
+func TestListChangedInvalidatesCachedList(t *testing.T) {
+	lb, url := startListenBackend(t)
+	var changes changeLog
+	r := listenCacheRegistry(t, url, Options{OnListChanged: changes.hook})
+	ls := NewListens(r)
+
+	if got := listedTool(t, r); got != "fake__v0" {
+		t.Fatalf("first list: %s", got)
+	}
+	if got := listedTool(t, r); got != "fake__v0" || lb.lists.Load() != 1 {
+		t.Fatalf("second list: %s after %d backend lists, want the cached fake__v0", got, lb.lists.Load())
+	}
+
+	c := listenVia(ls, `"L"`, `{"toolsListChanged":true}`, nil)
+	defer c.stop(t)
+	if ack := c.next(t); !strings.Contains(ack, "subscriptions/acknowledged") {
+		t.Fatalf("first message %s", ack)
+	}
+	waitUntil(t, "the backend stream is open", func() bool { open, _ := lb.counts(); return open == 1 })
+	lb.version.Store(1)
+	lb.notify(toolsChanged)
+	wantChanged(t, c.next(t), `"L"`)
+
+	// No waiting: the cache is dropped before the notification is handed to any client.
+	if got := listedTool(t, r); got != "fake__v1" || lb.lists.Load() != 2 {
+		t.Fatalf("list after list_changed: %s after %d backend lists, want fake__v1 from the backend", got, lb.lists.Load())
+	}
+	if got := listedTool(t, r); got != "fake__v1" || lb.lists.Load() != 2 {
+		t.Fatalf("the new list is cached again: %s after %d backend lists", got, lb.lists.Load())
+	}
+	if got := changes.get(); len(got) != 1 || got[0] != "fake notifications/tools/list_changed" {
+		t.Fatalf("OnListChanged calls %q", got)
+	}
+}
+
+func TestListChangedDropsOnlyItsLists(t *testing.T) {
+	lb, url := startListenBackend(t)
+	r := listenCacheRegistry(t, url, Options{})
+	listedTool(t, r)
+	for _, tt := range []struct {
+		upstream, method string
+		dropped          int
+	}{
+		{"fake", notifPromptsListChanged, 0},
+		{"fake", notifResourcesListChanged, 0},
+		{"fake", notifResourcesUpdated, 0},
+		{"other", notifToolsListChanged, 0},
+		{"fake", notifToolsListChanged, 1},
+		{"fake", notifToolsListChanged, 0}, // nothing left to drop
+	} {
+		if got := r.ListChanged(tt.upstream, tt.method); got != tt.dropped {
+			t.Errorf("ListChanged(%s, %s) dropped %d, want %d", tt.upstream, tt.method, got, tt.dropped)
+		}
+	}
+	listedTool(t, r)
+	if n := lb.lists.Load(); n != 2 {
+		t.Fatalf("%d backend lists, want 2: one at first, one after the tools list was dropped", n)
+	}
+}
+
+// TestListAfterChangeDoesNotJoinEarlierFetch: a list request that was already on its way to the
+// backend when list_changed arrived may carry the old list. A caller who lists after the
+// notification does not share that request but asks the backend itself, and the old answer,
+// arriving last, is not cached over the new one.
+func TestListAfterChangeDoesNotJoinEarlierFetch(t *testing.T) {
+	lb, url := startListenBackend(t)
+	release := make(chan struct{})
+	lb.hold = func(n int64) {
+		if n == 1 {
+			<-release
+		}
+	}
+	r := listenCacheRegistry(t, url, Options{})
+
+	early := make(chan string, 1)
+	go func() { early <- listedTool(t, r) }()
+	waitUntil(t, "the first list reaches the backend", func() bool { return lb.lists.Load() == 1 })
+	lb.version.Store(1)
+	r.ListChanged("fake", notifToolsListChanged)
+
+	late := make(chan string, 1)
+	go func() { late <- listedTool(t, r) }()
+	select {
+	case got := <-late:
+		if got != "fake__v1" {
+			t.Fatalf("list after the change gave %s, want fake__v1", got)
+		}
+	case <-time.After(30 * time.Second): // fail-safe: it waits for the held first request
+		close(release)
+		t.Fatal("the list after the change joined the request sent before it")
+	}
+	close(release)
+	if got := <-early; got != "fake__v0" {
+		t.Fatalf("the early list gave %s, want the old fake__v0", got)
+	}
+	if got := listedTool(t, r); got != "fake__v1" || lb.lists.Load() != 2 {
+		t.Fatalf("third list %s after %d backend lists; want fake__v1 from the cache", got, lb.lists.Load())
+	}
+}
