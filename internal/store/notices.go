@@ -1,0 +1,58 @@
+package store
+
+import "context"
+
+// Notices passes short messages between the replicas that share a Redis: what one replica
+// learns that the others' local state should follow (a backend's list_changed, which drops
+// every replica's cached copy of that list). Delivery is best effort: a replica that is not
+// subscribed when a message is published (starting, or cut off from Redis) never gets it. A
+// notice may therefore only ever shorten how long local state lives; nothing may depend on
+// receiving one. The Memory store has no other replicas and does not implement it.
+type Notices interface {
+	// Publish sends msg to every replica subscribed to topic, the sender's own subscription
+	// included.
+	Publish(ctx context.Context, topic string, msg []byte) error
+	// Subscribe calls fn with each message published on topic, one at a time, until ctx ends.
+	// It returns at once: the subscription is made, and remade after every failure, in the
+	// background.
+	Subscribe(ctx context.Context, topic string, fn func(msg []byte))
+}
+
+var _ Notices = (*Redis)(nil)
+
+// noticeChannel is the Redis channel of a topic. Channels are not keys (a Cluster broadcasts
+// them to every node), but the prefix still keeps deployments that share a Redis apart.
+func (r *Redis) noticeChannel(topic string) string { return r.prefix + "notice:" + topic }
+
+// Publish implements Notices with PUBLISH.
+func (r *Redis) Publish(ctx context.Context, topic string, msg []byte) error {
+	return r.wrap(r.client.Publish(ctx, r.noticeChannel(topic), msg).Err())
+}
+
+// Subscribe implements Notices with SUBSCRIBE. go-redis keeps the subscription: it pings the
+// connection, and reconnects and subscribes again when it fails.
+func (r *Redis) Subscribe(ctx context.Context, topic string, fn func(msg []byte)) {
+	ps := r.client.Subscribe(ctx, r.noticeChannel(topic))
+	ch := ps.Channel()
+	go func() {
+		defer ps.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m, ok := <-ch:
+				if !ok {
+					return // the store was closed
+				}
+				fn([]byte(m.Payload))
+			}
+		}
+	}()
+}
+
+// subscribers is what PUBSUB NUMSUB says of a topic's channel (tests).
+func (r *Redis) subscribers(ctx context.Context, topic string) (int64, error) {
+	ch := r.noticeChannel(topic)
+	n, err := r.client.PubSubNumSub(ctx, ch).Result()
+	return n[ch], r.wrap(err)
+}

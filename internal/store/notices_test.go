@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testredis"
+)
+
+// noticeInbox collects one subscriber's messages.
+type noticeInbox chan string
+
+func (in noticeInbox) fn(msg []byte) { in <- string(msg) }
+
+func (in noticeInbox) want(t *testing.T, msg string) {
+	t.Helper()
+	select {
+	case got := <-in:
+		if got != msg {
+			t.Fatalf("got notice %q, want %q", got, msg)
+		}
+	case <-time.After(hangGuard): // fail-safe
+		t.Fatalf("notice %q never arrived", msg)
+	}
+}
+
+func (in noticeInbox) none(t *testing.T) {
+	t.Helper()
+	select {
+	case got := <-in:
+		t.Fatalf("unexpected notice %q", got)
+	default:
+	}
+}
+
+// waitSubscribers polls PUBSUB NUMSUB until topic has n subscribers.
+func waitSubscribers(t *testing.T, r *Redis, topic string, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(hangGuard)
+	for {
+		got, err := r.subscribers(context.Background(), topic)
+		if err == nil && got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("topic %q has %d subscribers (%v), want %d", topic, got, err, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRedisNotices: two replicas sharing a Redis hear each other's notices (and their own) on
+// the topic they subscribed to, not on others, and not those of a deployment with another key
+// prefix.
+func TestRedisNotices(t *testing.T) {
+	srv := testredis.Start(t)
+	a := newRedisStore(t, RedisConfig{URL: srv.URL(), KeyPrefix: "dep1:"})
+	b := newRedisStore(t, RedisConfig{URL: srv.URL(), KeyPrefix: "dep1:"})
+	other := newRedisStore(t, RedisConfig{URL: srv.URL(), KeyPrefix: "dep2:"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inA, inB, inOther := make(noticeInbox, 8), make(noticeInbox, 8), make(noticeInbox, 8)
+	a.Subscribe(ctx, "lists", inA.fn)
+	b.Subscribe(ctx, "lists", inB.fn)
+	other.Subscribe(ctx, "lists", inOther.fn)
+	waitSubscribers(t, a, "lists", 2)
+	waitSubscribers(t, other, "lists", 1)
+
+	if err := a.Publish(ctx, "lists", []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Publish(ctx, "elsewhere", []byte("not for lists")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Publish(ctx, "lists", []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []noticeInbox{inA, inB} {
+		in.want(t, "one")
+		in.want(t, "two") // in order, and the other topic's message was never delivered
+	}
+	inOther.none(t)
+
+	cancel() // a subscription ends with its context
+	waitSubscribers(t, a, "lists", 0)
+}
+
+// TestRedisNoticesSurviveRestart: with Redis gone, Publish fails as ErrUnavailable; once it is
+// back, the subscription is remade by itself and notices flow again.
+func TestRedisNoticesSurviveRestart(t *testing.T) {
+	srv := testredis.Start(t)
+	r := newRedisStore(t, RedisConfig{URL: srv.URL(), DialTimeout: 500 * time.Millisecond})
+	ctx := context.Background()
+	in := make(noticeInbox, 8)
+	r.Subscribe(t.Context(), "lists", in.fn)
+	waitSubscribers(t, r, "lists", 1)
+
+	srv.Stop()
+	pctx, cancel := context.WithTimeout(ctx, hangGuard)
+	err := r.Publish(pctx, "lists", []byte("lost"))
+	cancel()
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Publish with Redis stopped: %v, want ErrUnavailable", err)
+	}
+
+	srv.Restart()
+	waitPing(t, r)
+	waitSubscribers(t, r, "lists", 1)
+	if err := r.Publish(ctx, "lists", []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	in.want(t, "after")
+}
