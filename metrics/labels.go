@@ -134,6 +134,8 @@ const (
 	RedisOpCacheSet = "cache_set"
 	// RedisOpPing is the readiness probe.
 	RedisOpPing = "ping"
+	// RedisOpNotice is telling the other replicas of a backend's list_changed (PUBLISH).
+	RedisOpNotice = "notice"
 )
 
 // Circuit-breaker states (mcp_gateway_upstream_circuit_state).
@@ -208,7 +210,7 @@ func RateDecisions() []string {
 
 // RedisOps returns the Redis operation names, without Other.
 func RedisOps() []string {
-	return []string{RedisOpNonce, RedisOpRateLimit, RedisOpCacheGet, RedisOpCacheSet, RedisOpPing}
+	return []string{RedisOpNonce, RedisOpRateLimit, RedisOpCacheGet, RedisOpCacheSet, RedisOpPing, RedisOpNotice}
 }
 
 // closedSet maps the values of one label to dense indices; the last index is

@@ -74,6 +74,9 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	go g.backends.Run(runCtx)
+	if g.lists != nil {
+		g.lists.run(runCtx)
+	}
 	if certs != nil {
 		go certs.Run(runCtx)
 	}
@@ -168,6 +171,7 @@ type gateway struct {
 	admin     *mcphttp.Admin
 	registry  *prometheus.Registry
 	store     store.Store
+	lists     *listChangedRelay // nil without a shared store that carries notices
 	replays   *mrtr.EpochGuard
 	codec     *mrtr.Codec
 	tracer    *tracing.Tracer
@@ -236,6 +240,9 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	if g.store, err = cfg.Redis.newStore(getenv); err != nil {
 		return nil, err
 	}
+	if n, ok := g.store.(store.Notices); ok {
+		g.lists = newListChangedRelay(n, rec, log)
+	}
 	if cfg.Redis.enabled() {
 		g.store = countedStore{Store: g.store, rec: rec}
 	}
@@ -265,9 +272,13 @@ func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *sl
 		CircuitState: func(upstream string, state int) { rec.SetCircuitState(upstream, circuitGauge(state)) },
 		CacheResult:  rec.ListCache,
 		// Tool-call metrics label only names a backend published (bounded per backend).
-		OnTools:  rec.SetKnownTools,
-		OnHealth: rec.SetUpstreamUp,
+		OnTools:       rec.SetKnownTools,
+		OnHealth:      rec.SetUpstreamUp,
+		OnListChanged: g.lists.onListChanged(),
 	})
+	if err == nil && g.lists != nil {
+		g.lists.apply = g.backends.ListChanged
+	}
 	return err
 }
 
