@@ -74,7 +74,7 @@ func TestListChangedReachesEveryReplica(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	events := listen(t, ctx, a, `{"toolsListChanged":true}`)
+	events := listen(t, ctx, a, `{"toolsListChanged":true}`, "")
 	if ack := <-events; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
 		t.Fatalf("first event %s", ack)
 	}
@@ -103,13 +103,17 @@ func TestListChangedReachesEveryReplica(t *testing.T) {
 	waitFor(t, "replica B lists the new tool", func() bool { return slices.Contains(listToolNames(t, b), "alpha__fresh") })
 }
 
-// listen opens a subscriptions/listen through gw and returns its events' data.
-func listen(t *testing.T, ctx context.Context, gw listeners, notifications string) <-chan string {
+// listen opens a subscriptions/listen through gw, with a bearer token unless tok is empty, and
+// returns its events' data; the stream ends with ctx.
+func listen(t *testing.T, ctx context.Context, gw listeners, notifications, tok string) <-chan string {
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{` + testMeta +
 		`,"notifications":` + notifications + `}}`
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+gw.MCP+"/mcp", strings.NewReader(body))
 	req.Header = modernHeaders("subscriptions/listen", "")
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +124,7 @@ func listen(t *testing.T, ctx context.Context, gw listeners, notifications strin
 	}
 	events := make(chan string, 16)
 	go func() {
+		defer close(events) // a stream that ends reads as "" from then on
 		defer res.Body.Close()
 		sc := bufio.NewScanner(res.Body)
 		for sc.Scan() {

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/devissuer"
@@ -38,50 +35,30 @@ func TestListenFollowsPolicy(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	body := `{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{` + testMeta +
-		`,"notifications":{"resourceSubscriptions":["alpha+mem://readme","alpha+mem://items/1"]}}}`
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+gw.MCP+"/mcp", strings.NewReader(body))
-	req.Header = modernHeaders("subscriptions/listen", "")
-	req.Header.Set("Authorization", "Bearer "+tok)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Fatalf("listen: status %d", res.StatusCode)
-	}
+	events := listen(t, ctx, gw, `{"resourceSubscriptions":["alpha+mem://readme","alpha+mem://items/1"]}`, tok)
 	var ack struct {
 		Method string
 		Params struct {
 			Notifications struct{ ResourceSubscriptions []string }
 		}
 	}
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			if err := json.Unmarshal([]byte(data), &ack); err != nil {
-				t.Fatalf("first event %s: %v", data, err)
-			}
-			break
-		}
+	if data := <-events; json.Unmarshal([]byte(data), &ack) != nil {
+		t.Fatalf("first event %s", data)
 	}
 	if got := ack.Params.Notifications.ResourceSubscriptions; ack.Method != "notifications/subscriptions/acknowledged" ||
 		len(got) != 1 || got[0] != "alpha+mem://readme" {
 		t.Fatalf("acknowledgement %+v, want alpha+mem://readme only", ack)
 	}
-	var listen string
-	for deadline := time.Now().Add(30 * time.Second); listen == ""; time.Sleep(5 * time.Millisecond) {
+	var sent string
+	waitFor(t, "the backend gets the listen", func() bool {
 		for _, ex := range alpha.Requests() {
 			if ex.Header.Get("Mcp-Method") == "subscriptions/listen" {
-				listen = string(ex.Body)
+				sent = string(ex.Body)
 			}
 		}
-		if time.Now().After(deadline) { // a fail-safe, not a timing assertion
-			t.Fatal("the backend never got the listen")
-		}
-	}
-	if !strings.Contains(listen, mcptest.ResourceReadme) || strings.Contains(listen, "mem://items") {
-		t.Fatalf("the backend was asked for %s, want mem://readme only", listen)
+		return sent != ""
+	})
+	if !strings.Contains(sent, mcptest.ResourceReadme) || strings.Contains(sent, "mem://items") {
+		t.Fatalf("the backend was asked for %s, want mem://readme only", sent)
 	}
 }
