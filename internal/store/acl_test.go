@@ -1,0 +1,77 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testredis"
+)
+
+// Redis ACL rules docs/scaling.md gives operators for the gateway's user with the default key
+// prefix: its keys, its notice channels and the commands it sends; a Cluster adds the slot map
+// and the command table go-redis reads to route.
+const (
+	leastPrivilege        = "~mcpgw:* &mcpgw:notice:* -@all +hello +auth +ping +set +get +time +evalsha +eval +publish +subscribe +unsubscribe"
+	leastPrivilegeCluster = leastPrivilege + " +cluster|slots +command"
+)
+
+// TestRedisLeastPrivilegeACL: everything the gateway does works for a Redis user limited to the
+// documented rules, on a single server and on a Cluster, and that user can touch nothing
+// outside its prefix, so the rules are both enough and narrow.
+func TestRedisLeastPrivilegeACL(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		opts  []testredis.Option
+		rules string
+		cfg   func(addr string) RedisConfig
+	}{
+		{"single", nil, leastPrivilege, func(addr string) RedisConfig { return RedisConfig{URL: "redis://" + addr} }},
+		{"cluster", []testredis.Option{testredis.WithCluster()}, leastPrivilegeCluster,
+			func(addr string) RedisConfig { return RedisConfig{Addrs: []string{addr}, Cluster: true} }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := testredis.Start(t, tt.opts...)
+			args := append([]string{"ACL", "SETUSER", "gw", "on", ">gw-secret"}, strings.Fields(tt.rules)...)
+			if _, err := srv.Do(args...); err != nil {
+				t.Fatalf("ACL SETUSER: %v", err)
+			}
+			if _, err := srv.Do("SCRIPT", "FLUSH"); err != nil { // Allow must load its script by EVAL
+				t.Fatal(err)
+			}
+			as := func(prefix string) *Redis {
+				cfg := tt.cfg(srv.Addr())
+				cfg.Username, cfg.Password, cfg.KeyPrefix = "gw", "gw-secret", prefix
+				return newRedisStore(t, cfg)
+			}
+			r := as("")
+			ctx := context.Background()
+			for op, err := range opsWithinGuard(t, ctx, r) {
+				if err != nil {
+					t.Errorf("%s as the least-privilege user: %v", op, err)
+				}
+			}
+			sctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			in := make(noticeInbox, 1)
+			r.Subscribe(sctx, "lists", in.fn)
+			waitSubscribers(t, newRedisStore(t, tt.cfg(srv.Addr())), "lists", 1) // asked as the default user
+			if err := r.Publish(ctx, "lists", []byte("hello")); err != nil {
+				t.Fatalf("Publish as the least-privilege user: %v", err)
+			}
+			in.want(t, "hello")
+
+			other := as("other:")
+			if err := other.Set(ctx, "v", []byte("x"), time.Minute); err == nil {
+				t.Error("the least-privilege user wrote a key outside its prefix")
+			}
+			if err := other.Publish(ctx, "lists", []byte("x")); err == nil {
+				t.Error("the least-privilege user published outside its channels")
+			}
+			if err := r.client.FlushAll(ctx).Err(); err == nil {
+				t.Error("the least-privilege user could FLUSHALL")
+			}
+		})
+	}
+}
