@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -78,9 +79,12 @@ func TestListChangedReachesEveryReplica(t *testing.T) {
 	if ack := <-events; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
 		t.Fatalf("first event %s", ack)
 	}
-	waitFor(t, "the backend has the listen", func() bool {
+	// The gateway acknowledges before the backend has (the spec's guidance for gateways), so
+	// the backend's own acknowledgement says when a change will reach the stream.
+	waitFor(t, "the backend acknowledges the listen", func() bool {
 		for _, ex := range alpha.Requests() {
-			if ex.Header.Get("Mcp-Method") == "subscriptions/listen" {
+			if ex.Header.Get("Mcp-Method") == "subscriptions/listen" &&
+				bytes.Contains(ex.ResponseBody, []byte("notifications/subscriptions/acknowledged")) {
 				return true
 			}
 		}
