@@ -83,7 +83,10 @@ type Options struct {
 	CacheResult func(hit bool)
 	// OnListChanged, when set, is called with each list_changed notification (its method) a
 	// backend sends on a listen stream through this Registry, after the Registry has dropped
-	// its own cached copies; pass it to the other replicas' ListChanged. It must not block.
+	// its own cached copies; pass it to the other replicas' ListChanged. It runs on the backend
+	// stream's goroutine before the stream's subscribers hear the notification, so that they
+	// find every replica's copy gone when they list again; it must return promptly (bounded),
+	// since it delays them.
 	OnListChanged func(upstream, method string)
 }
 
