@@ -93,6 +93,9 @@ func checkHA(t *testing.T, m manifests, cfg gatewayConfig) {
 	if _, ok := dep.Spec.Template.Annotations["prometheus.io/scrape"]; ok {
 		t.Error("scrape annotations with a ServiceMonitor would scrape every pod twice")
 	}
+	if cfg.Admin.RedisReadiness != "advisory" || cfg.Admin.Listen != ":9090" {
+		t.Errorf("admin = %+v, want redisReadiness from the values beside the chart's listen", cfg.Admin)
+	}
 	if ids := keyIDs(cfg); !slices.Equal(ids, []string{haOldKeyID, haNewKeyID}) || time.Duration(cfg.MRTR.TTL) != 5*time.Minute {
 		t.Errorf("mrtr = %v ttl %v, want both keys, oldest first, and 5m", ids, time.Duration(cfg.MRTR.TTL))
 	}

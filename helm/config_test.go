@@ -24,8 +24,9 @@ type gatewayConfig struct {
 		ShutdownTimeout duration  `yaml:"shutdownTimeout"`
 	} `yaml:"server"`
 	Admin struct {
-		Listen string `yaml:"listen"`
-		Pprof  bool   `yaml:"pprof"`
+		Listen         string `yaml:"listen"`
+		Pprof          bool   `yaml:"pprof"`
+		RedisReadiness string `yaml:"redisReadiness"`
 	} `yaml:"admin"`
 	Log struct {
 		Level  string `yaml:"level"`

@@ -23,6 +23,8 @@ type Check struct {
 	Name string
 	// Run returns nil when the dependency is usable.
 	Run func(ctx context.Context) error
+	// Advisory checks are reported in /readyz but do not make the replica not ready.
+	Advisory bool
 }
 
 // AdminDeps are what the admin listener reports on.
@@ -88,7 +90,7 @@ func (a *Admin) readyz(c echo.Context) error {
 	r := readiness{Ready: a.ready.Load(), Draining: !a.ready.Load(), Checks: map[string]string{}}
 	for _, ch := range a.deps.Checks {
 		if err := ch.Run(ctx); err != nil {
-			r.Ready = false
+			r.Ready = r.Ready && ch.Advisory
 			r.Checks[ch.Name] = err.Error()
 			continue
 		}

@@ -90,7 +90,18 @@ type AdminConfig struct {
 	Listen string `yaml:"listen"`
 	// Pprof mounts /debug/pprof/ on the admin listener. Default false.
 	Pprof bool `yaml:"pprof"`
+	// RedisReadiness says what an unreachable Redis does to /readyz: "required" (the default)
+	// makes the replica not ready; "advisory" reports the failing check and keeps it ready, so
+	// a Redis outage, which every replica shares, does not take them all out of the load
+	// balancer while calls that need no shared state could still be served.
+	RedisReadiness string `yaml:"redisReadiness"`
 }
+
+// Values of AdminConfig.RedisReadiness.
+const (
+	redisReadinessRequired = "required"
+	redisReadinessAdvisory = "advisory"
+)
 
 // LogConfig selects the log level and format.
 type LogConfig struct {
@@ -139,6 +150,7 @@ func (c *Config) applyDefaults() {
 	s.Config = s.Config.WithDefaults()
 	setDefault(&s.Listen, defaultListen)
 	setDefault(&c.Admin.Listen, defaultAdminListen)
+	setDefault(&c.Admin.RedisReadiness, redisReadinessRequired)
 	setDefault(&c.Log.Level, "info")
 	setDefault(&c.Log.Format, "json")
 	durDefault(&s.ShutdownTimeout, defaultShutdownTimeout)
@@ -262,6 +274,9 @@ func (c *Config) validate() error {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", a.name, a.addr, err))
 		}
+	}
+	if r := c.Admin.RedisReadiness; r != redisReadinessRequired && r != redisReadinessAdvisory {
+		errs = append(errs, fmt.Errorf("admin.redisReadiness %q: want required or advisory", r))
 	}
 	if c.Server.DrainDelay < 0 {
 		errs = append(errs, errors.New("server.drainDelay must not be negative"))

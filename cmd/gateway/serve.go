@@ -288,7 +288,8 @@ func (g *gateway) mount(cfg *Config, srv *mcphttp.Server, auth *authz.Service) {
 	srv.Register(g.mcp)
 	var checks []mcphttp.Check
 	if cfg.Redis.enabled() {
-		checks = append(checks, mcphttp.Check{Name: "redis", Run: g.replays.Prime})
+		checks = append(checks, mcphttp.Check{Name: "redis", Run: g.replays.Prime,
+			Advisory: cfg.Admin.RedisReadiness == redisReadinessAdvisory})
 	}
 	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: g.backends, Gatherer: g.registry,
 		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: auth})
