@@ -3,8 +3,10 @@ package upstreams
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -160,4 +162,61 @@ func TestListAfterChangeDoesNotJoinEarlierFetch(t *testing.T) {
 	if got := listedTool(t, r); got != "fake__v1" || lb.lists.Load() != 2 {
 		t.Fatalf("third list %s after %d backend lists; want fake__v1 from the cache", got, lb.lists.Load())
 	}
+}
+
+// TestListChangedUnderConcurrentLists: while the backend's list changes without pause and
+// callers list without pause (sharing fetches, filling the cache), every list shows the change
+// signalled last before it started, or a later one; never an earlier list.
+func TestListChangedUnderConcurrentLists(t *testing.T) {
+	lb, url := startListenBackend(t)
+	r := listenCacheRegistry(t, url, Options{})
+	var signalled atomic.Int64 // the last version whose ListChanged has returned
+	stop := make(chan struct{})
+	var changer sync.WaitGroup
+	changer.Go(func() {
+		for v := int64(1); ; v++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			lb.version.Store(v)
+			r.ListChanged("fake", notifToolsListChanged)
+			signalled.Store(v)
+		}
+	})
+	var listers sync.WaitGroup
+	for range 4 {
+		listers.Go(func() {
+			for range 300 {
+				floor := signalled.Load()
+				res, err := listTools(r, context.Background())
+				var seen int64
+				if err == nil {
+					_, err = fmt.Sscanf(firstToolName(res), "fake__v%d", &seen)
+				}
+				if err != nil || seen < floor {
+					t.Errorf("a list started after change %d showed %s (%v)", floor, res, err)
+					return
+				}
+			}
+		})
+	}
+	listers.Wait()
+	close(stop)
+	changer.Wait()
+	if n := signalled.Load(); n < 10 {
+		t.Fatalf("only %d changes happened while listing; the test exercised nothing", n)
+	}
+}
+
+// firstToolName returns the first tool's name in a tools/list result, or "".
+func firstToolName(res json.RawMessage) string {
+	var v struct {
+		Tools []struct{ Name string }
+	}
+	if json.Unmarshal(res, &v) != nil || len(v.Tools) == 0 {
+		return ""
+	}
+	return v.Tools[0].Name
 }
