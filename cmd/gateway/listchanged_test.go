@@ -42,16 +42,6 @@ func listToolNames(t *testing.T, gw listeners) []string {
 	return names
 }
 
-func backendLists(s *mcptest.Server) int {
-	n := 0
-	for _, ex := range s.Requests() {
-		if ex.Header.Get("Mcp-Method") == "tools/list" {
-			n++
-		}
-	}
-	return n
-}
-
 // TestListChangedReachesEveryReplica: two replicas sharing a real Redis both cache a backend's
 // tools/list for the ten minutes it allows. A client listening through replica A hears
 // tools/list_changed when the backend gains a tool; listing again through A right away, and
@@ -69,7 +59,7 @@ func TestListChangedReachesEveryReplica(t *testing.T) {
 			t.Fatalf("fresh listed before it exists: %v", names)
 		}
 	}
-	if n := backendLists(alpha); n != 2 {
+	if n := requestCount(alpha, "tools/list"); n != 2 {
 		t.Fatalf("%d backend lists, want 2: one per replica, then their caches", n)
 	}
 
