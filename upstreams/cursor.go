@@ -13,18 +13,20 @@ import (
 // other items, no longer matches and is refused as a bad cursor (digest §5.1: -32602), so the
 // client starts over instead of silently skipping or repeating items.
 const (
-	cursorVersion   = 1
+	// cursorVersion 2: the digest hashes each item's listItem.sum instead of the item itself;
+	// a version-1 cursor, cut by a gateway before that change, is refused like any stale one.
+	cursorVersion   = 2
 	cursorDigestLen = 16
 	cursorLen       = 1 + 1 + 4 + cursorDigestLen
 )
 
-// listDigest hashes the filtered merged list.
+// listDigest hashes the filtered merged list: its method and, in order, every item's sum. The
+// sums are fixed-length, so the sequence needs no separators.
 func listDigest(spec listSpec, items []listItem) []byte {
 	h := sha256.New()
 	h.Write([]byte(spec.method))
-	for _, it := range items {
-		h.Write([]byte{0})
-		h.Write(it.raw)
+	for i := range items {
+		h.Write(items[i].sum[:])
 	}
 	return h.Sum(nil)[:cursorDigestLen]
 }

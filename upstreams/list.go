@@ -2,6 +2,7 @@ package upstreams
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,6 +75,19 @@ type listQuery struct {
 type listItem struct {
 	target Target
 	raw    []byte
+	// sum is the start of raw's SHA-256, taken once when the backend's list is read, so that
+	// the digest binding a cursor to a caller's view hashes 16 bytes per item, not the item.
+	sum [itemSumLen]byte
+}
+
+// itemSumLen is the length of listItem.sum.
+const itemSumLen = 16
+
+func newListItem(target Target, raw []byte) listItem {
+	it := listItem{target: target, raw: raw}
+	full := sha256.Sum256(raw)
+	copy(it.sum[:], full[:])
+	return it
 }
 
 // merged is the whole merged list before filtering and paging. It does not depend on the
@@ -323,7 +337,7 @@ func (r *Registry) addItems(p *part, b *backend, spec listSpec, arr []byte) erro
 		if target.Name == "" {
 			return nil // an item without a name cannot be addressed: skipped
 		}
-		p.items = append(p.items, listItem{target: target, raw: raw})
+		p.items = append(p.items, newListItem(target, raw))
 		return nil
 	})
 }
