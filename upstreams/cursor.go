@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"hash"
 )
 
 // A gateway list cursor seals: a format version, the list method, the offset of the next item
@@ -20,16 +21,19 @@ const (
 	cursorLen       = 1 + 1 + 4 + cursorDigestLen
 )
 
-// listDigest hashes the filtered merged list: its method and, in order, every item's sum. The
+// listDigester hashes a filtered merged list: its method and, in order, every item's sum. The
 // sums are fixed-length, so the sequence needs no separators.
-func listDigest(spec listSpec, items []listItem) []byte {
-	h := sha256.New()
-	h.Write([]byte(spec.method))
-	for i := range items {
-		h.Write(items[i].sum[:])
-	}
-	return h.Sum(nil)[:cursorDigestLen]
+type listDigester struct{ h hash.Hash }
+
+func newListDigester(spec listSpec) listDigester {
+	d := listDigester{h: sha256.New()}
+	d.h.Write([]byte(spec.method))
+	return d
 }
+
+func (d listDigester) add(it *listItem) { d.h.Write(it.sum[:]) }
+
+func (d listDigester) sum() []byte { return d.h.Sum(nil)[:cursorDigestLen] }
 
 func (r *Registry) sealCursor(spec listSpec, offset int, digest []byte) (string, error) {
 	var b [cursorLen]byte
@@ -43,21 +47,31 @@ func (r *Registry) sealCursor(spec listSpec, offset int, digest []byte) (string,
 	return token, nil
 }
 
-// openCursor returns the offset a cursor points at, or ErrBadCursor.
-func (r *Registry) openCursor(token string, spec listSpec, digest []byte, n int) (int, error) {
+// openCursor returns the offset a cursor points at and the digest of the list it was cut
+// from, or ErrBadCursor; checkCursor then holds them against the list of this request.
+func (r *Registry) openCursor(token string, spec listSpec) (int, []byte, error) {
 	b, err := r.cursors.Open(token)
 	if err != nil {
-		return 0, fmt.Errorf("%w: does not open", ErrBadCursor)
+		return 0, nil, fmt.Errorf("%w: does not open", ErrBadCursor)
 	}
 	if len(b) != cursorLen || b[0] != cursorVersion || b[1] != spec.index {
-		return 0, fmt.Errorf("%w: not a cursor of %s", ErrBadCursor, spec.method)
-	}
-	if !bytes.Equal(b[6:], digest) {
-		return 0, fmt.Errorf("%w: the list has changed since", ErrBadCursor)
+		return 0, nil, fmt.Errorf("%w: not a cursor of %s", ErrBadCursor, spec.method)
 	}
 	off := int(binary.BigEndian.Uint32(b[2:6]))
-	if off <= 0 || off > n {
-		return 0, fmt.Errorf("%w: offset out of range", ErrBadCursor)
+	if off <= 0 {
+		return 0, nil, fmt.Errorf("%w: offset out of range", ErrBadCursor)
 	}
-	return off, nil
+	return off, b[6:], nil
+}
+
+// checkCursor refuses a cursor cut from another list than this one (digest) or pointing past
+// its n items.
+func checkCursor(want, digest []byte, off, n int) error {
+	if !bytes.Equal(want, digest) {
+		return fmt.Errorf("%w: the list has changed since", ErrBadCursor)
+	}
+	if off > n {
+		return fmt.Errorf("%w: offset out of range", ErrBadCursor)
+	}
+	return nil
 }

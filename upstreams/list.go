@@ -90,12 +90,25 @@ func newListItem(target Target, raw []byte) listItem {
 	return it
 }
 
-// merged is the whole merged list before filtering and paging. It does not depend on the
-// caller beyond the _meta sent to backends, so a cache keyed by method can hold it.
+// merged is the whole merged list before filtering and paging: each answering backend's items
+// in configuration order, left in their (cached) parts rather than copied into one slice, which
+// for 2,000 items cost more than the rest of a cached list request. It does not depend on the
+// caller beyond the _meta sent to backends.
 type merged struct {
-	items   []listItem
+	parts   [][]listItem
 	ttlMs   int64
 	private bool
+}
+
+// each calls fn with every item visible allows (nil: every item), in order.
+func (m *merged) each(kind Kind, visible func(Kind, Target) bool, fn func(it *listItem)) {
+	for _, items := range m.parts {
+		for i := range items {
+			if visible == nil || visible(kind, items[i].target) {
+				fn(&items[i])
+			}
+		}
+	}
 }
 
 // part is one backend's contribution to a list.
@@ -129,41 +142,45 @@ func (r *Registry) List(ctx context.Context, req *ListRequest) (json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	items := m.items
-	if req.Visible != nil {
-		items = make([]listItem, 0, len(m.items))
-		for _, it := range m.items {
-			if req.Visible(spec.kind, it.target) {
-				items = append(items, it)
-			}
-		}
-	}
-	return r.page(spec, items, m, p, req.Private)
+	return r.page(spec, m, req.Visible, p, req.Private)
 }
 
-// page cuts one page out of the filtered merged list.
-func (r *Registry) page(spec listSpec, items []listItem, m *merged, p *jsonrpc.Params, private bool) (json.RawMessage, error) {
-	digest := listDigest(spec, items)
-	off := 0
+// page cuts one page out of the merged list as visible filters it, in one pass that also
+// computes the digest of the whole filtered list; a cursor's digest and offset are checked
+// against it before the page is returned.
+func (r *Registry) page(spec listSpec, m *merged, visible func(Kind, Target) bool, p *jsonrpc.Params, private bool) (json.RawMessage, error) {
+	off, want := 0, []byte(nil)
 	if p.HasCursor {
 		var err error
-		if off, err = r.openCursor(p.Cursor, spec, digest, len(items)); err != nil {
+		if off, want, err = r.openCursor(p.Cursor, spec); err != nil {
 			return nil, err
 		}
 	}
-	end := min(off+r.pageSize, len(items))
+	end := off + r.pageSize
 	out := make([]byte, 0, 256)
 	out = append(out, '{')
 	out = appendString(out, spec.key)
 	out = append(out, ":["...)
-	for i, it := range items[off:end] {
-		if i > 0 {
-			out = append(out, ',')
+	d := newListDigester(spec)
+	n := 0
+	m.each(spec.kind, visible, func(it *listItem) {
+		d.add(it)
+		if n >= off && n < end {
+			if n > off {
+				out = append(out, ',')
+			}
+			out = append(out, it.raw...)
 		}
-		out = append(out, it.raw...)
+		n++
+	})
+	digest := d.sum()
+	if p.HasCursor {
+		if err := checkCursor(want, digest, off, n); err != nil {
+			return nil, err
+		}
 	}
 	out = append(out, ']')
-	if end < len(items) {
+	if end < n {
 		c, err := r.sealCursor(spec, end, digest)
 		if err != nil {
 			return nil, err
@@ -195,13 +212,7 @@ func (r *Registry) fetchList(ctx context.Context, spec listSpec, q *listQuery) (
 		}()
 	}
 	wg.Wait()
-	total := 0
-	for _, p := range parts {
-		if p != nil {
-			total += len(p.items)
-		}
-	}
-	m := &merged{ttlMs: -1, items: make([]listItem, 0, total)}
+	m := &merged{ttlMs: -1, parts: make([][]listItem, 0, len(parts))}
 	answered := 0
 	for i, b := range r.backends {
 		if err := errs[i]; err != nil {
@@ -216,7 +227,7 @@ func (r *Registry) fetchList(ctx context.Context, spec listSpec, q *listQuery) (
 		if parts[i].absent {
 			continue
 		}
-		m.items = append(m.items, parts[i].items...)
+		m.parts = append(m.parts, parts[i].items)
 		m.private = m.private || parts[i].private
 		if m.ttlMs < 0 || parts[i].ttlMs < m.ttlMs {
 			m.ttlMs = parts[i].ttlMs

@@ -216,6 +216,15 @@ func TestListBackendDown(t *testing.T) {
 	}
 }
 
+// listDigest is the digest page computes for items.
+func listDigest(spec listSpec, items []listItem) []byte {
+	d := newListDigester(spec)
+	for i := range items {
+		d.add(&items[i])
+	}
+	return d.sum()
+}
+
 // TestListDigestBindsContentAndOrder: the digest a cursor carries changes when any item's
 // bytes change (a backend edits a tool's description), when items swap places, and when one
 // is left out, so a cursor cut from the old view is refused.
