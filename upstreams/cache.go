@@ -187,24 +187,33 @@ type flightResult struct {
 	caller string
 }
 
-// listPart returns one backend's full list from the cache or the backend. Concurrent misses
-// share one backend request; a private answer is handed only to the caller it was fetched for,
-// the others fetch their own.
-func (r *Registry) listPart(ctx context.Context, b *backend, spec listSpec, q *listQuery) (*part, error) {
+// A backend's full list comes from the cache (cachedPart) or, on a miss, from the backend
+// (missedPart). Concurrent misses share one backend request; a private answer is handed only
+// to the caller it was fetched for, the others fetch their own.
+
+// cachedPart returns the backend's list from the cache (public, or this caller's private copy),
+// reported as a hit, or nil.
+func (r *Registry) cachedPart(b *backend, spec listSpec, q *listQuery) *part {
+	c := r.cache
+	pub := partKey{upstream: b.name, list: spec.index, version: q.version}
+	p := c.get(pub)
+	if p == nil && q.cacheKey != "" {
+		own := pub
+		own.caller = q.cacheKey
+		p = c.get(own)
+	}
+	if p != nil {
+		c.report(true)
+	}
+	return p
+}
+
+// missedPart fetches the backend's list after a cache miss, which it reports.
+func (r *Registry) missedPart(ctx context.Context, b *backend, spec listSpec, q *listQuery) (*part, error) {
 	c := r.cache
 	pub := partKey{upstream: b.name, list: spec.index, version: q.version}
 	own := pub
 	own.caller = q.cacheKey
-	if p := c.get(pub); p != nil {
-		c.report(true)
-		return p, nil
-	}
-	if own.caller != "" {
-		if p := c.get(own); p != nil {
-			c.report(true)
-			return p, nil
-		}
-	}
 	c.report(false)
 	gen := c.generation(pub)
 	fk := "p\x00" + b.name + "\x00" + spec.method + "\x00" + q.version + "\x00" + strconv.FormatUint(gen, 10)

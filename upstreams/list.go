@@ -205,11 +205,12 @@ func (r *Registry) fetchList(ctx context.Context, spec listSpec, q *listQuery) (
 	errs := make([]error, len(r.backends))
 	var wg sync.WaitGroup
 	for i, b := range r.backends {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			parts[i], errs[i] = r.listPart(ctx, b, spec, q)
-		}()
+		// Cached parts are taken here; only backends to ask get a goroutine, so a warm list
+		// starts none.
+		if parts[i] = r.cachedPart(b, spec, q); parts[i] != nil {
+			continue
+		}
+		wg.Go(func() { parts[i], errs[i] = r.missedPart(ctx, b, spec, q) })
 	}
 	wg.Wait()
 	m := &merged{ttlMs: -1, parts: make([][]listItem, 0, len(parts))}
