@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -39,6 +40,10 @@ func (x *exchange) writeResult(result []byte) {
 	x.outcome = outcomeOK
 }
 
+// chunkingThreshold is net/http's buffer before it falls back to chunked encoding
+// (bufferBeforeChunkingSize in net/http).
+const chunkingThreshold = 2048
+
 // Header values every response of a kind carries. They are shared between responses, which is
 // safe because nothing modifies a header value in place (Header.Add appends to a full slice,
 // which copies), and it spares an allocation per response.
@@ -50,7 +55,13 @@ var (
 )
 
 func (x *exchange) writeJSON(status int, body []byte) {
-	x.w.Header()["Content-Type"] = contentTypeJSON
+	h := x.w.Header()
+	h["Content-Type"] = contentTypeJSON
+	if len(body) > chunkingThreshold {
+		// net/http measures a body itself only when it fits its 2 KiB buffer; a larger one
+		// (a page of tools) would go out chunked, and its closing chunk in a write of its own.
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
 	x.w.WriteHeader(status)
 	_, _ = x.w.Write(body)
 	x.status = status

@@ -16,6 +16,11 @@ import (
 // maxListPages bounds how many pages the gateway follows per backend and list.
 const maxListPages = 100
 
+// pageTailRoom is what a page needs besides its items: the nextCursor (a sealed token of a
+// hundred-odd characters), ttlMs, cacheScope and resultType. An estimate for sizing the buffer
+// once; append grows it if a sealer's tokens are longer.
+const pageTailRoom = 384
+
 // listSpec says where a list method keeps its items and their names.
 type listSpec struct {
 	index  byte   // stable small number, stored in cursors
@@ -157,19 +162,14 @@ func (r *Registry) page(spec listSpec, m *merged, visible func(Kind, Target) boo
 		}
 	}
 	end := off + r.pageSize
-	out := make([]byte, 0, 256)
-	out = append(out, '{')
-	out = appendString(out, spec.key)
-	out = append(out, ":["...)
 	d := newListDigester(spec)
-	n := 0
+	pageItems := make([]*listItem, 0, r.pageSize)
+	size, n := 0, 0
 	m.each(spec.kind, visible, func(it *listItem) {
 		d.add(it)
 		if n >= off && n < end {
-			if n > off {
-				out = append(out, ',')
-			}
-			out = append(out, it.raw...)
+			pageItems = append(pageItems, it)
+			size += len(it.raw) + 1
 		}
 		n++
 	})
@@ -178,6 +178,16 @@ func (r *Registry) page(spec listSpec, m *merged, visible func(Kind, Target) boo
 		if err := checkCursor(want, digest, off, n); err != nil {
 			return nil, err
 		}
+	}
+	out := make([]byte, 0, size+len(spec.key)+pageTailRoom)
+	out = append(out, '{')
+	out = appendString(out, spec.key)
+	out = append(out, ":["...)
+	for i, it := range pageItems {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, it.raw...)
 	}
 	out = append(out, ']')
 	if end < n {
