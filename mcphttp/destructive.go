@@ -1,7 +1,6 @@
 package mcphttp
 
 import (
-	"context"
 	"encoding/json"
 	"sync"
 	"time"
@@ -48,7 +47,7 @@ func (s *Server) isDestructive(x *exchange, name string) (bool, error) {
 		}
 		h.refreshing = make(chan struct{})
 		h.mu.Unlock()
-		m, err := s.fetchDestructive(x.ctx)
+		m, err := s.fetchDestructive(x)
 		h.mu.Lock()
 		if err == nil {
 			h.destructive, h.fetched = m, s.now()
@@ -62,8 +61,16 @@ func (s *Server) isDestructive(x *exchange, name string) (bool, error) {
 	}
 }
 
-// fetchDestructive lists every backend's tools, all pages, with no identity filter.
-func (s *Server) fetchDestructive(ctx context.Context) (map[string]bool, error) {
+// fetchDestructive lists every backend's tools, all pages, with no identity filter. A backend
+// that takes exchanged tokens cannot be listed without a caller's token, so the caller's is
+// exchanged for it as for any list (never sent itself); lists a backend marks private are then
+// cached under the caller, as on the caller's own tools/list.
+func (s *Server) fetchDestructive(x *exchange) (map[string]bool, error) {
+	ctx := x.ctx
+	var subjectToken string
+	if x.token != "" && s.backends.AnyExchangesTokens() {
+		subjectToken = x.token
+	}
 	out := map[string]bool{}
 	cursor := ""
 	for page := 0; page < 1000; page++ {
@@ -73,7 +80,8 @@ func (s *Server) fetchDestructive(ctx context.Context) (map[string]bool, error) 
 			c, _ := json.Marshal(cursor)
 			params += `,"cursor":` + string(c)
 		}
-		res, err := s.backends.List(ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}")})
+		res, err := s.backends.List(ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}"),
+			CacheKey: x.subject(), SubjectToken: subjectToken})
 		if err != nil {
 			return nil, err
 		}

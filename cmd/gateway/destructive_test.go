@@ -8,8 +8,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/demo"
+	"github.com/mcp-gateway/gateway/internal/devissuer"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // TestConfirmDestructiveTools: with server.confirmDestructiveTools, a tool annotated
@@ -59,5 +62,55 @@ func TestConfirmDestructiveTools(t *testing.T) {
 	}
 	if res := call("notes__get_note", map[string]any{"id": "1"}); !res.IsError {
 		t.Fatalf("the approved delete did not run: %+v", res)
+	}
+}
+
+// TestConfirmDestructiveToolsTokenExchange: behind a backend that takes exchanged tokens, the
+// destructive hints are read with the caller's token exchanged for that backend (the gateway has
+// no token of its own there). Before, the hint list could not reach such a backend, and with no
+// other backend every call failed with 502; with others, every one of its tools would have been
+// confirmed as unknown.
+func TestConfirmDestructiveToolsTokenExchange(t *testing.T) {
+	ctx := context.Background()
+	iss, err := devissuer.New(devissuer.Options{Audience: testResource, Clients: map[string]string{"mcp-gateway": "gw-secret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { iss.Close() })
+	backends, err := demo.Start(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { backends.Close() })
+	notes := backends.List()[0]
+	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
+		c.Auth.Disabled = false
+		c.Server.PublicURL = testResource
+		c.Server.ConfirmDestructiveTools = true
+		c.MRTR.Keys = testKeys
+		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
+		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "*", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
+		u := UpstreamConfig{Name: notes.Name, URL: notes.URL}
+		u.Auth.AuthConfig = upstreams.AuthConfig{Type: upstreams.AuthTokenExchange, TokenURL: iss.TokenURL(),
+			ClientID: "mcp-gateway", Audience: notes.URL}
+		u.Auth.ClientSecret = Secret{Value: "gw-secret"}
+		c.Upstreams = []UpstreamConfig{u}
+	})
+	var asked atomic.Int32
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithBearer(mintFor(t, iss, "alice")), mcptest.WithElicitation(
+		func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}}, nil
+		}))
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: notes.Name + "__add_note", Arguments: map[string]any{"title": "t"}})
+	if err != nil || res.IsError {
+		stop()
+		t.Fatalf("add_note: %v %+v\n%s", err, res, logs.String())
+	}
+	if n := asked.Load(); n != 0 {
+		t.Fatalf("a non-destructive tool behind token exchange was confirmed %d times", n)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: notes.Name + "__delete_note", Arguments: map[string]any{"id": "1"}}); err != nil || !res.IsError || asked.Load() != 1 {
+		t.Fatalf("declined delete_note: asked %d, %v %+v", asked.Load(), err, res)
 	}
 }
