@@ -22,7 +22,9 @@ func TestLargeResultHasContentLength(t *testing.T) {
 	for i := range 40 {
 		opts = append(opts, mcptest.WithTool(&mcp.Tool{Name: fmt.Sprintf("tool_%02d", i),
 			Description: strings.Repeat("Does one thing well. ", 5), InputSchema: map[string]any{"type": "object"}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }))
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			}))
 	}
 	be := mcptest.StartServer(t, "be", opts...)
 	gw := startGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
