@@ -66,11 +66,6 @@ func (s *Server) isDestructive(x *exchange, name string) (bool, error) {
 // exchanged for it as for any list (never sent itself); lists a backend marks private are then
 // cached under the caller, as on the caller's own tools/list.
 func (s *Server) fetchDestructive(x *exchange) (map[string]bool, error) {
-	ctx := x.ctx
-	var subjectToken string
-	if x.token != "" && s.backends.AnyExchangesTokens() {
-		subjectToken = x.token
-	}
 	out := map[string]bool{}
 	cursor := ""
 	for page := 0; page < 1000; page++ {
@@ -80,8 +75,8 @@ func (s *Server) fetchDestructive(x *exchange) (map[string]bool, error) {
 			c, _ := json.Marshal(cursor)
 			params += `,"cursor":` + string(c)
 		}
-		res, err := s.backends.List(ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}"),
-			CacheKey: x.subject(), SubjectToken: subjectToken})
+		res, err := s.backends.List(x.ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}"),
+			CacheKey: x.subject(), SubjectToken: x.listSubjectToken()})
 		if err != nil {
 			return nil, err
 		}

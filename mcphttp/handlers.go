@@ -149,10 +149,8 @@ func (x *exchange) list() error {
 		Private: filtered,
 		Header:  x.passHeaders(),
 		// Lists a backend marks private are cached per authorization context only.
-		CacheKey: x.subject(),
-	}
-	if x.token != "" && x.s.backends.AnyExchangesTokens() {
-		req.SubjectToken = x.token
+		CacheKey:     x.subject(),
+		SubjectToken: x.listSubjectToken(),
 	}
 	res, err := x.s.backends.List(x.ctx, req)
 	if err != nil {

@@ -126,6 +126,15 @@ func (x *exchange) subjectToken(upstream string) string {
 	return ""
 }
 
+// listSubjectToken is subjectToken for a request that fans out to every backend (a list): the
+// caller's token when any backend exchanges it.
+func (x *exchange) listSubjectToken() string {
+	if x.token != "" && x.s.backends.AnyExchangesTokens() {
+		return x.token
+	}
+	return ""
+}
+
 // decode is stage 2: one strict JSON-RPC message, and its params and _meta members.
 func (x *exchange) decode() error {
 	req, err := jsonrpc.Decode(x.body, x.s.limits)
