@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/upstreams"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 // fanBackend is a modern backend whose listen streams stay open; notify sends a message to every
@@ -139,15 +141,6 @@ func subscriptionID(m map[string]any) any {
 	return md["io.modelcontextprotocol/subscriptionId"]
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-	}
-}
-
 // TestListensShareABackendStream: identical listens from two clients open one backend stream;
 // each client gets every notification tagged with its own id; one client leaving does not end
 // the other's, and the backend stream closes when the last one leaves.
@@ -167,7 +160,7 @@ func TestListensShareABackendStream(t *testing.T) {
 			t.Fatalf("first message = %v, want the acknowledgement", m)
 		}
 	}
-	waitFor(t, "the backend has a stream open", func() bool { open, _ := fan.counts(); return open == 1 })
+	mcptest.WaitFor(t, "the backend has a stream open", func() bool { open, _ := fan.counts(); return open == 1 })
 
 	fan.notify(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
 	for _, c := range []struct {
@@ -189,5 +182,5 @@ func TestListensShareABackendStream(t *testing.T) {
 		t.Fatalf("after the other client left, got %v", m)
 	}
 	b.cancel()
-	waitFor(t, "the backend stream closes", func() bool { open, _ := fan.counts(); return open == 0 })
+	mcptest.WaitFor(t, "the backend stream closes", func() bool { open, _ := fan.counts(); return open == 0 })
 }

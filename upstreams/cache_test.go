@@ -116,18 +116,6 @@ func gatedBackend(t *testing.T, scope string) (url string, hits *atomic.Int64, o
 	return url, hits, open
 }
 
-// waitFor polls cond, bounded, so a test can wait for goroutines to reach a point.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for range 2000 {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 // concurrentLists starts one tools/list per key, waits until every one has missed the cache,
 // opens the backend and returns each caller's first tool name.
 func concurrentLists(t *testing.T, r *Registry, cc *cacheCounter, open func(), keys []string) []string {
@@ -150,7 +138,7 @@ func concurrentLists(t *testing.T, r *Registry, cc *cacheCounter, open func(), k
 			}
 		}()
 	}
-	waitFor(t, "every list to miss the cache", func() bool { return cc.misses.Load() == int64(len(keys)) })
+	mcptest.WaitFor(t, "every list to miss the cache", func() bool { return cc.misses.Load() == int64(len(keys)) })
 	open()
 	wg.Wait()
 	for i, err := range errs {

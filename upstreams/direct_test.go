@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 // directServer is an httptest server that counts the connections it accepted and the requests
@@ -111,7 +113,7 @@ func TestDirectDropsConnectionsTheBackendClosed(t *testing.T) {
 	srv.CloseClientConnections()
 	// Wait for the close to reach the pooled connection (reading the end of a stream consumes
 	// nothing), so the call below meets a closed connection, not a race with the close.
-	waitUntil(t, "the pooled connection sees the close", func() bool {
+	mcptest.WaitFor(t, "the pooled connection sees the close", func() bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		return len(d.idle) == 1 && !d.usable(d.idle[0])
@@ -193,7 +195,7 @@ func TestDirectCancelWhileWaiting(t *testing.T) {
 		_, _, err := post(ctx, d, srv.URL, "{}")
 		errc <- err
 	}()
-	waitUntil(t, "the backend has the request", func() bool { return srv.requests.Load() == 1 })
+	mcptest.WaitFor(t, "the backend has the request", func() bool { return srv.requests.Load() == 1 })
 	cancel()
 	select {
 	case err := <-errc:

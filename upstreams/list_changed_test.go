@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 // requestID returns the JSON-RPC id of a request body, or null.
@@ -82,7 +84,7 @@ func TestListChangedInvalidatesCachedList(t *testing.T) {
 	if ack := c.next(t); !strings.Contains(ack, "subscriptions/acknowledged") {
 		t.Fatalf("first message %s", ack)
 	}
-	waitUntil(t, "the backend stream is open", func() bool { open, _ := lb.counts(); return open == 1 })
+	mcptest.WaitFor(t, "the backend stream is open", func() bool { open, _ := lb.counts(); return open == 1 })
 	lb.version.Store(1)
 	lb.notify(toolsChanged)
 	wantChanged(t, c.next(t), `"L"`)
@@ -140,7 +142,7 @@ func TestListAfterChangeDoesNotJoinEarlierFetch(t *testing.T) {
 
 	early := make(chan string, 1)
 	go func() { early <- listedTool(t, r) }()
-	waitUntil(t, "the first list reaches the backend", func() bool { return lb.lists.Load() == 1 })
+	mcptest.WaitFor(t, "the first list reaches the backend", func() bool { return lb.lists.Load() == 1 })
 	lb.version.Store(1)
 	r.ListChanged("fake", notifToolsListChanged)
 

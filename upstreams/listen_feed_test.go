@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 // listenBackend is a modern backend whose listen streams stay open until the test ends them.
@@ -100,18 +102,6 @@ func (lb *listenBackend) counts() (open, listens int) {
 	return len(lb.streams), lb.listens
 }
 
-// waitUntil polls cond; the deadline is a fail-safe, not a timing assertion.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // client is one listen through Listens.
 type client struct {
 	msgs   chan string
@@ -183,7 +173,7 @@ func TestListensShareOneBackendStream(t *testing.T) {
 			t.Fatalf("first message %s", ack)
 		}
 	}
-	waitUntil(t, "three subscribers share one stream", func() bool {
+	mcptest.WaitFor(t, "three subscribers share one stream", func() bool {
 		open, _ := lb.counts()
 		feeds, subs := ls.subscribers()
 		return open == 1 && feeds == 1 && subs == 3
@@ -207,7 +197,7 @@ func TestListensShareOneBackendStream(t *testing.T) {
 	if feeds, _ := ls.subscribers(); feeds != 0 {
 		t.Fatalf("%d shared streams left after every client left", feeds)
 	}
-	waitUntil(t, "the backend stream is closed", func() bool { open, _ := lb.counts(); return open == 0 })
+	mcptest.WaitFor(t, "the backend stream is closed", func() bool { open, _ := lb.counts(); return open == 0 })
 }
 
 func TestListensShareOnlyIdenticalListens(t *testing.T) {
@@ -217,7 +207,7 @@ func TestListensShareOnlyIdenticalListens(t *testing.T) {
 	resources := listenVia(ls, `2`, `{"resourcesListChanged":true}`, nil)
 	tools.next(t)
 	resources.next(t)
-	waitUntil(t, "two backend streams", func() bool { open, _ := lb.counts(); return open == 2 })
+	mcptest.WaitFor(t, "two backend streams", func() bool { open, _ := lb.counts(); return open == 2 })
 	lb.mu.Lock()
 	bodies := strings.Join(lb.bodies, "\n")
 	lb.mu.Unlock()
@@ -263,7 +253,7 @@ func TestListensBackendEndEndsEverySubscriber(t *testing.T) {
 	b := listenVia(ls, `"B"`, `{"toolsListChanged":true}`, nil)
 	a.next(t)
 	b.next(t)
-	waitUntil(t, "both share the open stream", func() bool {
+	mcptest.WaitFor(t, "both share the open stream", func() bool {
 		open, _ := lb.counts()
 		_, subs := ls.subscribers()
 		return open == 1 && subs == 2
@@ -281,7 +271,7 @@ func TestListensBackendEndEndsEverySubscriber(t *testing.T) {
 	// A listen after the end opens a new stream.
 	c := listenVia(ls, `"C"`, `{"toolsListChanged":true}`, nil)
 	c.next(t)
-	waitUntil(t, "a new backend stream", func() bool { open, listens := lb.counts(); return open == 1 && listens == 2 })
+	mcptest.WaitFor(t, "a new backend stream", func() bool { open, listens := lb.counts(); return open == 1 && listens == 2 })
 	c.stop(t)
 }
 
@@ -301,7 +291,7 @@ func TestListensSlowSubscriberHoldsUpNoOther(t *testing.T) {
 		}
 		return nil
 	})
-	waitUntil(t, "both share the open stream", func() bool {
+	mcptest.WaitFor(t, "both share the open stream", func() bool {
 		open, _ := lb.counts()
 		_, subs := ls.subscribers()
 		return open == 1 && subs == 2
@@ -362,7 +352,7 @@ func TestListenResourceSubscriptionsFollowPolicy(t *testing.T) {
 	if !strings.Contains(ack, `"resourceSubscriptions":["fan+mem://public"]`) || strings.Contains(ack, "secret") {
 		t.Fatalf("acknowledgement %s, want fan+mem://public only", ack)
 	}
-	waitUntil(t, "the backend has the listen", func() bool { _, n := lb.counts(); return n == 1 })
+	mcptest.WaitFor(t, "the backend has the listen", func() bool { _, n := lb.counts(); return n == 1 })
 	lb.mu.Lock()
 	body := lb.bodies[0]
 	lb.mu.Unlock()

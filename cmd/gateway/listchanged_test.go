@@ -71,7 +71,7 @@ func TestListChangedReachesEveryReplica(t *testing.T) {
 	}
 	// The gateway acknowledges before the backend has (the spec's guidance for gateways), so
 	// the backend's own acknowledgement says when a change will reach the stream.
-	waitFor(t, "the backend acknowledges the listen", func() bool {
+	mcptest.WaitFor(t, "the backend acknowledges the listen", func() bool {
 		for _, ex := range alpha.Requests() {
 			if ex.Header.Get("Mcp-Method") == "subscriptions/listen" &&
 				bytes.Contains(ex.ResponseBody, []byte("notifications/subscriptions/acknowledged")) {
@@ -94,7 +94,7 @@ func TestListChangedReachesEveryReplica(t *testing.T) {
 	if names := listToolNames(t, a); !slices.Contains(names, "alpha__fresh") {
 		t.Fatalf("replica A lists %v after the notification, want alpha__fresh", names)
 	}
-	waitFor(t, "replica B lists the new tool", func() bool { return slices.Contains(listToolNames(t, b), "alpha__fresh") })
+	mcptest.WaitFor(t, "replica B lists the new tool", func() bool { return slices.Contains(listToolNames(t, b), "alpha__fresh") })
 }
 
 // listen opens a subscriptions/listen through gw, with a bearer token unless tok is empty, and
@@ -128,16 +128,6 @@ func listen(t *testing.T, ctx context.Context, gw listeners, notifications, tok 
 		}
 	}()
 	return events
-}
-
-// waitFor polls cond; the deadline is a fail-safe, not a timing assertion.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-	}
 }
 
 func TestListChangedRelayReceive(t *testing.T) {

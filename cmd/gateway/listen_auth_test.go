@@ -50,7 +50,7 @@ func TestListenFollowsPolicy(t *testing.T) {
 		t.Fatalf("acknowledgement %+v, want alpha+mem://readme only", ack)
 	}
 	var sent string
-	waitFor(t, "the backend gets the listen", func() bool {
+	mcptest.WaitFor(t, "the backend gets the listen", func() bool {
 		for _, ex := range alpha.Requests() {
 			if ex.Header.Get("Mcp-Method") == "subscriptions/listen" {
 				sent = string(ex.Body)
