@@ -55,12 +55,23 @@ func listedTool(t *testing.T, r *Registry) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, _ := decodeObject(t, string(res))["tools"].([]any)
-	if len(tools) != 1 {
+	name := onlyToolName(res)
+	if name == "" {
 		t.Fatalf("tools/list gave %s, want one tool", res)
 	}
-	name, _ := path(tools[0], "name").(string)
 	return name
+}
+
+// onlyToolName returns the name of the one tool a tools/list result holds, or "" when it does
+// not hold exactly one. It does not fail the test, so goroutines may call it.
+func onlyToolName(res json.RawMessage) string {
+	var v struct {
+		Tools []struct{ Name string }
+	}
+	if json.Unmarshal(res, &v) != nil || len(v.Tools) != 1 {
+		return ""
+	}
+	return v.Tools[0].Name
 }
 
 // TestListChangedInvalidatesCachedList: a client that hears tools/list_changed through the
@@ -195,7 +206,7 @@ func TestListChangedUnderConcurrentLists(t *testing.T) {
 				res, err := listTools(r, context.Background())
 				var seen int64
 				if err == nil {
-					_, err = fmt.Sscanf(firstToolName(res), "fake__v%d", &seen)
+					_, err = fmt.Sscanf(onlyToolName(res), "fake__v%d", &seen)
 				}
 				if err != nil || seen < floor {
 					t.Errorf("a list started after change %d showed %s (%v)", floor, res, err)
@@ -210,15 +221,4 @@ func TestListChangedUnderConcurrentLists(t *testing.T) {
 	if n := signalled.Load(); n < 10 {
 		t.Fatalf("only %d changes happened while listing; the test exercised nothing", n)
 	}
-}
-
-// firstToolName returns the first tool's name in a tools/list result, or "".
-func firstToolName(res json.RawMessage) string {
-	var v struct {
-		Tools []struct{ Name string }
-	}
-	if json.Unmarshal(res, &v) != nil || len(v.Tools) == 0 {
-		return ""
-	}
-	return v.Tools[0].Name
 }

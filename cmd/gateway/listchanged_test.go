@@ -22,7 +22,9 @@ import (
 	"github.com/mcp-gateway/gateway/metrics"
 )
 
-// listToolNames lists tools through a gateway and returns the namespaced names.
+// listToolNames lists tools through a gateway and returns the namespaced names. It posts by
+// hand: a go-sdk client session could answer from its own cache (ttlMs), and the test is about
+// the gateway's.
 func listToolNames(t *testing.T, gw listeners) []string {
 	t.Helper()
 	status, _, body := post(t, "http://"+gw.MCP+"/mcp", modernHeaders("tools/list", ""),
