@@ -34,6 +34,12 @@ type authFixture struct {
 //	no-fail:  deny fail everywhere
 func startAuthGateway(t *testing.T) *authFixture {
 	t.Helper()
+	return startAuthGatewayWith(t, nil)
+}
+
+// startAuthGatewayWith is startAuthGateway with further changes to the configuration.
+func startAuthGatewayWith(t *testing.T, mutate func(*Config)) *authFixture {
+	t.Helper()
 	iss, err := devissuer.New(devissuer.Options{Audience: testResource})
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +56,9 @@ func startAuthGateway(t *testing.T) *authFixture {
 			{ID: "read", Upstream: "alpha", Tools: []string{"echo", "add"}, AnyScope: []string{"tools:read"}},
 			{ID: "write", Upstream: "alpha", Tools: []string{"progress"}, AllScopes: []string{"tools:write"}},
 			{ID: "sre", Upstream: "beta", Tools: []string{"*"}, Claims: map[string][]string{"groups": {"sre"}}},
+		}
+		if mutate != nil {
+			mutate(c)
 		}
 	}, f.alpha, f.beta)
 	return f
@@ -216,7 +225,7 @@ func TestIssuerDown(t *testing.T) {
 
 // TestExplain: the admin listener says which rule decides for a token or for given claims.
 func TestExplain(t *testing.T) {
-	f := startAuthGateway(t)
+	f := startAuthGatewayWith(t, func(c *Config) { c.Admin.Explain.Enabled = true })
 	tok := f.token(t, devissuer.Claims{"scope": "tools:read"})
 	tests := []struct {
 		body, effect, rule string
