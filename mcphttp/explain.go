@@ -49,6 +49,7 @@ func (a *Admin) explain(c echo.Context) error {
 	})
 	switch {
 	case errors.Is(err, authz.ErrIssuerUnavailable):
+		c.Response().Header().Set("Retry-After", issuerRetryAfter(err))
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"error": "issuer unavailable", "reason": authz.Reason(err)})
 	case err != nil:
 		return c.JSON(http.StatusUnprocessableEntity, map[string]string{"error": "token not accepted", "reason": authz.Reason(err)})
