@@ -126,6 +126,7 @@ func newIssuer(cfg Config, ic IssuerConfig, opts Options) (*issuer, error) {
 		return &keySet{
 			url: url, client: opts.HTTPClient, now: opts.Now, algs: signatureAlgs(algs),
 			minRefresh: cfg.JWKSMinRefreshInterval, maxAge: cfg.JWKSMaxAge, fetchTimeout: cfg.FetchTimeout,
+			skew: cfg.ClockSkew,
 		}
 	}
 	if ic.JWKSURL != "" {

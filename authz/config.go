@@ -149,7 +149,8 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("authz: %s: negative", k))
 		}
 	}
-	errs = append(errs, validateHierarchy(c.ScopeHierarchy), c.ResourceMetadata.validate(), c.Policy.validate())
+	errs = append(errs, validateHierarchy(c.ScopeHierarchy), c.ResourceMetadata.validate(), c.Policy.validate(),
+		c.Policy.validateIssuers(c.Issuers))
 	return errors.Join(errs...)
 }
 

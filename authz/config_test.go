@@ -34,13 +34,16 @@ policy:
       upstream: github
       tools: ["get_*", "list_*"]
       anyScope: [github:read]
+      issuers: [https://idp.example.com/]
     - upstream: github
       tools: ["create_*"]
       allScopes: [github:write]
       confirm: true
       rateLimit: 60/m
+      issuers: [https://idp.example.com/, https://login.example.org]
     - upstream: "k8s-*"
       claims: {groups: [sre]}
+      issuers: ["*"]
     - upstream: github
       tools: [delete_repo]
       effect: deny
@@ -88,6 +91,9 @@ func TestConfigValidate(t *testing.T) {
 			{ID: "r"},
 			{Effect: EffectDeny, AnyScope: []string{"x"}, Confirm: true},
 			{Tools: []string{""}, Claims: map[string][]string{"groups": nil}},
+			{ID: "confirm-prompt", Tools: []string{"t"}, Prompts: []string{"p"}, Confirm: true, Issuers: []string{"*"}},
+			{ID: "confirm-all", Confirm: true, Issuers: []string{"*"}},
+			{ID: "bad-issuers", Issuers: []string{"https://nope.example", "*"}},
 		}},
 	}
 	err := bad.Validate()
@@ -99,6 +105,9 @@ func TestConfigValidate(t *testing.T) {
 		"issuers[2].audiences[0]", "clockSkew", "scopeClaim[0]", `invalid scope "a b"`, `invalid scope "c\"d"`,
 		"resourceMetadata.resource", "scopesSupported[0]", "fetchTimeout", `effect "maybe"`, `duplicate id "r"`,
 		"deny rule takes no scopes", "empty name pattern", `claims: "groups"`,
+		"(confirm-prompt): confirm applies to tool calls only", "(confirm-all): confirm applies to tool calls only",
+		`"https://nope.example" is not one of auth.issuers`, `"*" (every configured issuer) stands alone`,
+		"rules[1] (r): with 3 issuers configured, an allow rule must say whose tokens it trusts",
 	}
 	for _, w := range wants {
 		if !strings.Contains(err.Error(), w) {

@@ -10,7 +10,8 @@ import (
 //   - A rule applies to (kind, upstream, name) when its upstream glob matches
 //     and, for the kind asked about, one of its name globs matches. A rule
 //     that lists no tools, prompts or resources applies to every name of
-//     every kind on its upstreams.
+//     every kind on its upstreams. A rule that lists issuers applies only to
+//     callers whose token one of them issued.
 //   - Deny wins: if any deny rule applies and its claim conditions hold, the
 //     result is Hidden, wherever the rule sits in the list.
 //   - Otherwise the first allow rule (in order) that applies and whose claims
@@ -108,13 +109,13 @@ func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decis
 		rules = p.wild
 	}
 	for _, r := range rules.denies {
-		if r.targets(kind, upstream, name) && r.claimsHold(pr) {
+		if r.targets(kind, upstream, name) && r.issuerHolds(pr) && r.claimsHold(pr) {
 			return Decision{RuleID: r.id, Reason: DecisionDenied}
 		}
 	}
 	var stepUp *rule
 	for _, r := range rules.allows {
-		if !r.targets(kind, upstream, name) || !r.claimsHold(pr) {
+		if !r.targets(kind, upstream, name) || !r.issuerHolds(pr) || !r.claimsHold(pr) {
 			continue
 		}
 		if r.scopesHold(pr) {
@@ -152,6 +153,8 @@ type RuleTrace struct {
 	Effect string `json:"effect"`
 	// TargetMatched: the upstream and name globs matched.
 	TargetMatched bool `json:"targetMatched"`
+	// IssuerMatched: the rule trusts the caller's issuer.
+	IssuerMatched bool `json:"issuerMatched"`
 	// ClaimsMatched: every claim condition held (true when there are none).
 	ClaimsMatched bool `json:"claimsMatched"`
 	// ScopesMatched: the scope requirements held (true when there are none).
@@ -170,6 +173,7 @@ func (p *Policy) trace(pr *Principal, kind Kind, upstream, name string) []RuleTr
 		}
 		t.TargetMatched = r.targets(kind, upstream, name)
 		if pr != nil {
+			t.IssuerMatched = r.issuerHolds(pr)
 			t.ClaimsMatched = r.claimsHold(pr)
 			t.ScopesMatched = r.scopesHold(pr)
 		}

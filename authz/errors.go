@@ -1,6 +1,9 @@
 package authz
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Sentinel errors returned by Authenticate. Compare with errors.Is.
 var (
@@ -71,4 +74,38 @@ func Reason(err error) string {
 	default:
 		return ReasonOther
 	}
+}
+
+// unavailableError is an ErrIssuerUnavailable that knows when asking again
+// can help: the issuer's key set or discovery document could not be had and
+// the next fetch is allowed after retryAfter.
+type unavailableError struct {
+	msg        string
+	err        error // the fetch failure, if any
+	retryAfter time.Duration
+}
+
+func (e *unavailableError) Error() string {
+	if e.err == nil {
+		return ErrIssuerUnavailable.Error() + ": " + e.msg
+	}
+	return ErrIssuerUnavailable.Error() + ": " + e.msg + ": " + e.err.Error()
+}
+
+func (e *unavailableError) Unwrap() []error {
+	if e.err == nil {
+		return []error{ErrIssuerUnavailable}
+	}
+	return []error{ErrIssuerUnavailable, e.err}
+}
+
+// RetryAfter returns, for an ErrIssuerUnavailable from Authenticate, how long
+// until the gateway will try the issuer again (at least one second), for a
+// Retry-After header; zero when err says nothing about it.
+func RetryAfter(err error) time.Duration {
+	var ue *unavailableError
+	if !errors.As(err, &ue) {
+		return 0
+	}
+	return max(ue.retryAfter, time.Second)
 }

@@ -72,3 +72,12 @@ func wantAuth(t *testing.T, a *Authenticator, tok string, wantErr error, wantRea
 	}
 	return p
 }
+
+func mintUnknownKey(t testing.TB, iss *devissuer.Issuer, claims devissuer.Claims) string {
+	t.Helper()
+	tok, err := iss.MintUnknownKey(claims)
+	if err != nil {
+		t.Fatalf("MintUnknownKey: %v", err)
+	}
+	return tok
+}

@@ -60,8 +60,8 @@ func (is *issuer) ready(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	if v != nil {
 		return v, nil
 	}
-	if !failedAt.IsZero() && is.now().Sub(failedAt) < is.retryEvery {
-		return nil, fmt.Errorf("%w: %s: %w", ErrIssuerUnavailable, is.name, lastErr)
+	if wait := is.retryEvery - is.now().Sub(failedAt); !failedAt.IsZero() && wait > 0 {
+		return nil, &unavailableError{msg: "discovery of " + is.name + " failed recently", err: lastErr, retryAfter: wait}
 	}
 	ch := is.group.DoChan("discover", func() (any, error) {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), is.timeout)
@@ -80,7 +80,7 @@ func (is *issuer) ready(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrIssuerUnavailable, is.name, ctx.Err())
 	case res := <-ch:
 		if res.Err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrIssuerUnavailable, is.name, res.Err)
+			return nil, &unavailableError{msg: "discovery of " + is.name + " failed", err: res.Err, retryAfter: is.retryEvery}
 		}
 		return res.Val.(*oidc.IDTokenVerifier), nil
 	}

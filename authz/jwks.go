@@ -35,6 +35,17 @@ func fail(ctx context.Context, err error) error {
 // reports typed errors (unknown key vs bad signature vs fetch failure), limits
 // how often an unknown kid may trigger a refetch, re-fetches a set older than
 // maxAge, and reads time from the injected clock.
+//
+// A token whose kid is not in the cached set is refused as unknown_key (a
+// 401) only when the answer is known: a key set fetched after the token
+// arrived, or one fetched after the token was issued, lacks the kid. While the
+// set cannot be refreshed (the issuer is failing, or refetches are rate
+// limited) the kid may belong to a key the issuer has just rotated in, so the
+// answer is ErrIssuerUnavailable (a 503 with Retry-After), never a 401 that
+// would make a client throw its good token away. Refetches stay limited to
+// one per minRefresh whatever kids callers send, so random kids cannot make
+// the gateway hammer the issuer; they only get 503s until the next refetch
+// is allowed, then a definitive 401.
 type keySet struct {
 	url          string
 	client       *http.Client
@@ -43,12 +54,20 @@ type keySet struct {
 	minRefresh   time.Duration
 	maxAge       time.Duration
 	fetchTimeout time.Duration
+	skew         time.Duration // allowance for the issuer's clock when reading iat
 
 	group     singleflight.Group
 	mu        sync.RWMutex
 	keys      []jose.JSONWebKey
-	fetchedAt time.Time // last success
-	triedAt   time.Time // last attempt
+	fetchedAt time.Time // when the last successful fetch started
+	triedAt   time.Time // when the last attempt ended
+}
+
+// fetchResult is one completed key-set fetch, shared by the callers that
+// waited on it.
+type fetchResult struct {
+	keys    []jose.JSONWebKey
+	started time.Time
 }
 
 // VerifySignature implements oidc.KeySet.
@@ -58,22 +77,22 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 		return nil, fail(ctx, invalid(ReasonMalformed, "jws"))
 	}
 	hdr := jws.Signatures[0].Header
-	keys, tried, err := k.current(ctx)
+	arrived := k.now()
+	keys, fresh, err := k.current(ctx, arrived)
 	if len(keys) == 0 && err != nil {
 		return nil, fail(ctx, err)
 	}
 	cands := candidates(keys, hdr.KeyID, hdr.Algorithm)
-	if len(cands) == 0 && !tried && k.mayRefresh() {
+	if len(cands) == 0 && !fresh && err == nil && k.mayRefresh() {
 		// A new kid usually means the IdP rotated keys (OIDC Core §10.1).
-		keys, err = k.refresh(ctx)
+		var res fetchResult
+		if res, err = k.refresh(ctx); err == nil {
+			keys, fresh = res.keys, !res.started.Before(arrived)
+		}
 		cands = candidates(keys, hdr.KeyID, hdr.Algorithm)
 	}
-	if len(cands) == 0 && err != nil {
-		// The key may exist on an IdP we cannot reach: not a 401.
-		return nil, fail(ctx, err)
-	}
 	if len(cands) == 0 {
-		return nil, fail(ctx, invalid(ReasonUnknownKey, ""))
+		return nil, fail(ctx, k.missing(jws, err, fresh))
 	}
 	for i := range cands {
 		if payload, err := jws.Verify(&cands[i]); err == nil {
@@ -83,37 +102,78 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 	return nil, fail(ctx, invalid(ReasonSignature, ""))
 }
 
+// missing is the error for a kid that no cached key has. fetchErr is the
+// failure of a fetch tried for this token; fresh says a key set fetched after
+// the token arrived lacks the kid.
+func (k *keySet) missing(jws *jose.JSONWebSignature, fetchErr error, fresh bool) error {
+	switch {
+	case fetchErr != nil:
+		// The key may exist on an IdP we cannot reach: not a 401.
+		return fetchErr
+	case fresh:
+		return invalid(ReasonUnknownKey, "")
+	}
+	k.mu.RLock()
+	fetchedAt := k.fetchedAt
+	k.mu.RUnlock()
+	// A successful fetch that started after the token was issued (by the
+	// token's unverified iat, with the clock skew allowed) already lacked its
+	// kid: an issuer publishes a key before it signs with it, so the answer is
+	// known. A forged iat only changes which refusal the forger gets.
+	if iat, ok := unverifiedIssuedAt(jws); ok && !fetchedAt.IsZero() && fetchedAt.After(iat.Add(k.skew)) {
+		return invalid(ReasonUnknownKey, "")
+	}
+	return &unavailableError{msg: "key id not in the cached key set and a refetch is not allowed yet", retryAfter: k.refreshWait()}
+}
+
+// unverifiedIssuedAt reads the iat claim of a token whose signature has not
+// been checked. It is only ever used to choose between two refusals.
+func unverifiedIssuedAt(jws *jose.JSONWebSignature) (time.Time, bool) {
+	var claims struct {
+		Iat *float64 `json:"iat"`
+	}
+	if err := json.Unmarshal(jws.UnsafePayloadWithoutVerification(), &claims); err != nil || claims.Iat == nil {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(*claims.Iat), 0), true
+}
+
 // current returns the cached keys, fetching them when there are none yet or
-// they are older than maxAge; tried reports a fetch in this call and err its
-// failure. A failed refresh of a stale set keeps the old keys: an IdP outage
-// should not turn into rejected tokens.
-func (k *keySet) current(ctx context.Context) (keys []jose.JSONWebKey, tried bool, err error) {
+// they are older than maxAge; fresh reports a successful fetch that started
+// no earlier than arrived, and err the failure of a fetch tried now. A failed
+// refresh of a stale set keeps the old keys: an IdP outage should not turn
+// into rejected tokens.
+func (k *keySet) current(ctx context.Context, arrived time.Time) (keys []jose.JSONWebKey, fresh bool, err error) {
 	k.mu.RLock()
 	keys, fetched := k.keys, k.fetchedAt
 	k.mu.RUnlock()
 	if fetched.IsZero() && !k.mayRefresh() {
-		return nil, false, errKeysBackoff
+		return nil, false, &unavailableError{msg: "key set fetch failed recently", retryAfter: k.refreshWait()}
 	}
 	if fetched.IsZero() || (k.now().Sub(fetched) > k.maxAge && k.mayRefresh()) {
-		fresh, err := k.refresh(ctx)
+		res, err := k.refresh(ctx)
 		if err != nil {
-			return keys, true, err
+			return keys, false, err
 		}
-		return fresh, true, nil
+		return res.keys, !res.started.Before(arrived), nil
 	}
 	return keys, false, nil
 }
 
-func (k *keySet) mayRefresh() bool {
+func (k *keySet) mayRefresh() bool { return k.refreshWait() <= 0 }
+
+// refreshWait is how long until the next fetch is allowed.
+func (k *keySet) refreshWait() time.Duration {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	return k.now().Sub(k.triedAt) >= k.minRefresh
+	return k.minRefresh - k.now().Sub(k.triedAt)
 }
 
-func (k *keySet) refresh(ctx context.Context) ([]jose.JSONWebKey, error) {
+func (k *keySet) refresh(ctx context.Context) (fetchResult, error) {
 	ch := k.group.DoChan("jwks", func() (any, error) {
 		// Detached from the caller so one client hanging up does not fail
 		// the fetch for everyone waiting on it.
+		started := k.now()
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.fetchTimeout)
 		defer cancel()
 		keys, err := fetchJWKS(fctx, k.client, k.url)
@@ -123,17 +183,17 @@ func (k *keySet) refresh(ctx context.Context) ([]jose.JSONWebKey, error) {
 		if err != nil {
 			return nil, err
 		}
-		k.keys, k.fetchedAt = keys, k.triedAt
-		return keys, nil
+		k.keys, k.fetchedAt = keys, started
+		return fetchResult{keys: keys, started: started}, nil
 	})
 	select {
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: %w", ErrIssuerUnavailable, ctx.Err())
+		return fetchResult{}, fmt.Errorf("%w: %w", ErrIssuerUnavailable, ctx.Err())
 	case res := <-ch:
 		if res.Err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrIssuerUnavailable, res.Err)
+			return fetchResult{}, &unavailableError{msg: "key set fetch failed", err: res.Err, retryAfter: k.minRefresh}
 		}
-		return res.Val.([]jose.JSONWebKey), nil
+		return res.Val.(fetchResult), nil
 	}
 }
 
@@ -149,10 +209,7 @@ func candidates(keys []jose.JSONWebKey, kid, alg string) []jose.JSONWebKey {
 	return out
 }
 
-var (
-	errJWKSStatus  = errors.New("unexpected HTTP status")
-	errKeysBackoff = fmt.Errorf("%w: key set fetch failed recently", ErrIssuerUnavailable)
-)
+var errJWKSStatus = errors.New("unexpected HTTP status")
 
 func fetchJWKS(ctx context.Context, client *http.Client, url string) ([]jose.JSONWebKey, error) {
 	body, err := getJSON(ctx, client, url)

@@ -104,9 +104,19 @@ type RuleConfig struct {
 	// Claims maps a claim name to accepted values: each listed claim must
 	// have (or, for arrays, contain) one of its values.
 	Claims map[string][]string `yaml:"claims"`
+	// Issuers are the configured issuers (exact "issuer" values) whose tokens
+	// the rule applies to; "*" alone means every configured issuer. Empty:
+	// every issuer. With more than one issuer configured an allow rule must
+	// say which it trusts (Config.Validate refuses it otherwise): claims such
+	// as sub and groups mean something only relative to their issuer, so an
+	// unbound rule would let a less trusted issuer's tokens satisfy it.
+	Issuers []string `yaml:"issuers"`
 	// Effect is "allow" (default) or "deny".
 	Effect string `yaml:"effect"`
-	// Confirm requires user confirmation before an allowed call.
+	// Confirm requires user confirmation before an allowed tools/call. The
+	// gateway confirms tool calls only, so a rule with Confirm must list tools
+	// and no prompts or resources (Validate refuses it otherwise, rather than
+	// let the setting be silently ignored for them).
 	Confirm bool `yaml:"confirm"`
 	// RateLimit is carried opaquely into Decision.RateLimit (e.g. "60/m").
 	RateLimit string `yaml:"rateLimit"`
@@ -146,6 +156,35 @@ func (pc PolicyConfig) validate() error {
 				errs = append(errs, fmt.Errorf("%s: empty name pattern", at))
 			}
 		}
+		if r.Confirm && (len(r.Tools) == 0 || len(r.Prompts)+len(r.Resources) > 0) {
+			errs = append(errs, fmt.Errorf("%s (%s): confirm applies to tool calls only; list tools (for example tools: [\"*\"]) and put prompts and resources, which cannot be confirmed, in another rule", at, id))
+		}
+		if slices.Contains(r.Issuers, "*") && len(r.Issuers) > 1 {
+			errs = append(errs, fmt.Errorf("%s: issuers: \"*\" (every configured issuer) stands alone", at))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateIssuers checks the rules' issuers against the configured ones: each
+// named issuer must be configured, and with more than one issuer every allow
+// rule must name the issuers it trusts.
+func (pc PolicyConfig) validateIssuers(issuers []IssuerConfig) error {
+	configured := make(map[string]bool, len(issuers))
+	for _, is := range issuers {
+		configured[is.Issuer] = true
+	}
+	var errs []error
+	for i, r := range pc.Rules {
+		at := fmt.Sprintf("authz: policy.rules[%d] (%s)", i, ruleID(r, i))
+		for _, name := range r.Issuers {
+			if name != "*" && !configured[name] {
+				errs = append(errs, fmt.Errorf("%s: issuers: %q is not one of auth.issuers (write it exactly as there)", at, name))
+			}
+		}
+		if len(issuers) > 1 && len(r.Issuers) == 0 && r.Effect != EffectDeny {
+			errs = append(errs, fmt.Errorf("%s: with %d issuers configured, an allow rule must say whose tokens it trusts: add issuers: [<issuer>, …], or [\"*\"] for all of them", at, len(issuers)))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -175,6 +214,7 @@ type rule struct {
 	allScopes []string
 	required  []string
 	claims    []claimCond
+	issuers   []string // nil: every issuer
 	confirm   bool
 	rateLimit string
 }
@@ -190,6 +230,9 @@ func compileRule(r RuleConfig, i int) rule {
 		tools:     compileGlobs(r.Tools), prompts: compileGlobs(r.Prompts), resources: compileGlobs(r.Resources),
 		anyScope: slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
 		confirm: r.Confirm, rateLimit: r.RateLimit,
+	}
+	if len(r.Issuers) > 0 && !slices.Contains(r.Issuers, "*") {
+		cr.issuers = slices.Clone(r.Issuers)
 	}
 	cr.required = slices.Clone(r.AllScopes)
 	for _, s := range r.AnyScope {
@@ -225,6 +268,11 @@ func (r *rule) targets(kind Kind, upstream, name string) bool {
 	default:
 		return false
 	}
+}
+
+// issuerHolds reports whether the rule trusts p's issuer.
+func (r *rule) issuerHolds(p *Principal) bool {
+	return r.issuers == nil || slices.Contains(r.issuers, p.Issuer)
 }
 
 func (r *rule) claimsHold(p *Principal) bool {

@@ -44,6 +44,9 @@ func checkMinimal(t *testing.T, m manifests, cfg gatewayConfig) {
 	if cfg.Redis.URL != "" || cfg.Redis.Password != nil {
 		t.Errorf("redis = %+v, want the in-memory store", cfg.Redis)
 	}
+	if cfg.Admin.Explain.Enabled || cfg.Admin.Explain.Secret != nil {
+		t.Errorf("admin.explain = %+v, want the policy explainer off by default", cfg.Admin.Explain)
+	}
 	if len(cfg.MRTR.Keys) != 1 || cfg.MRTR.Keys[0].ID != "k1" || cfg.MRTR.Keys[0].Secret.File != secretsDir+"/mrtr-k1" {
 		t.Errorf("mrtr keys = %+v", cfg.MRTR.Keys)
 	}
@@ -78,6 +81,13 @@ func checkSingle(t *testing.T, m manifests, cfg gatewayConfig) {
 	}
 	if _, ok := find[*corev1.Secret](t, m, fullname).Data["github-token"]; !ok {
 		t.Error("Secret lacks github-token from secrets.files")
+	}
+	// The explainer on the pod's admin port, behind a bearer secret from secrets.files.
+	if e := cfg.Admin.Explain; !e.Enabled || e.Secret == nil || e.Secret.File != secretsDir+"/explain" {
+		t.Errorf("admin.explain = %+v, want enabled with the secret file %s/explain", e, secretsDir)
+	}
+	if _, ok := find[*corev1.Secret](t, m, fullname).Data["explain"]; !ok {
+		t.Error("Secret lacks the explain secret from secrets.files")
 	}
 }
 

@@ -100,6 +100,8 @@ func checkCommon(t *testing.T, m manifests, cfg gatewayConfig) {
 	if want := []string{"serve", "--config", configPath}; !slices.Equal(c.Args[:min(3, len(c.Args))], want) {
 		t.Errorf("args = %q, want %q", c.Args, want)
 	}
+	// ":<port>", every pod interface: the gateway's own admin default is loopback-only, which
+	// kubelet probes and Prometheus, connecting from outside the pod, could not reach.
 	if cfg.Server.Listen != ":"+portString(t, c, "mcp") || cfg.Admin.Listen != ":"+portString(t, c, "admin") {
 		t.Errorf("listen %q / admin %q do not match the container ports", cfg.Server.Listen, cfg.Admin.Listen)
 	}

@@ -27,6 +27,10 @@ type gatewayConfig struct {
 		Listen         string `yaml:"listen"`
 		Pprof          bool   `yaml:"pprof"`
 		RedisReadiness string `yaml:"redisReadiness"`
+		Explain        struct {
+			Enabled bool          `yaml:"enabled"`
+			Secret  *secretSource `yaml:"secret"`
+		} `yaml:"explain"`
 	} `yaml:"admin"`
 	Log struct {
 		Level  string `yaml:"level"`
@@ -77,6 +81,7 @@ type authConfig struct {
 		Rules []struct {
 			ID        string   `yaml:"id"`
 			Upstream  string   `yaml:"upstream"`
+			Issuers   []string `yaml:"issuers"`
 			Tools     []string `yaml:"tools"`
 			AnyScope  []string `yaml:"anyScope"`
 			AllScopes []string `yaml:"allScopes"`

@@ -72,6 +72,8 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"managed listen", minimal, []string{"config.server.listen=:80"}, "config.server.listen is set by the chart"},
 		{"managed redis", minimal, []string{"config.redis.url=redis://r:6379"}, "config.redis is set by the chart"},
 		{"auth disabled unforced", minimal, []string{"config.auth.disabled=true"}, "unless extraArgs contains"},
+		{"explainer without secret", minimal, []string{"config.admin.explain.enabled=true"}, "config.admin.explain.enabled on the pod's admin port needs config.admin.explain.secret"},
+		{"explainer secret inline", minimal, []string{"config.admin.explain.enabled=true", "config.admin.explain.secret.value=x"}, "value"},
 		{"tls without secret", minimal, []string{"tls.enabled=true"}, "tls.enabled needs tls.secretName"},
 		{"hpa without metrics", minimal, []string{"redis.url=redis://r:6379", "autoscaling.enabled=true", "autoscaling.targetCPUUtilizationPercentage=null"}, "needs targetCPUUtilizationPercentage"},
 		{"typo at the top", minimal, []string{"replicaCont=2"}, "replicaCont"},

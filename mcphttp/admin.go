@@ -2,6 +2,8 @@ package mcphttp
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -39,6 +41,16 @@ type AdminDeps struct {
 	Pprof bool
 	// Auth answers POST /authz/explain; nil when authentication is disabled.
 	Auth *authz.Service
+	// Loopback says the admin listener is bound to a loopback address only. Requests must
+	// then name a loopback host: another name resolving to 127.0.0.1 is DNS rebinding, a web
+	// page reaching the listener through the user's browser.
+	Loopback bool
+	// Explain mounts POST /authz/explain. Off by default: the answer carries the whole policy
+	// and the claims of any token sent to it.
+	Explain bool
+	// ExplainSecret, when set, is the bearer secret /authz/explain requires
+	// (Authorization: Bearer <secret>).
+	ExplainSecret string
 }
 
 // Admin serves /healthz, /readyz and /metrics on the admin listener, apart from MCP traffic.
@@ -54,11 +66,14 @@ func NewAdmin(deps AdminDeps) *Admin { return &Admin{deps: deps} }
 // balancer stops sending new requests while in-flight ones finish.
 func (a *Admin) SetReady(ready bool) { a.ready.Store(ready) }
 
-// Register adds the admin routes to e.
+// Register adds the admin routes to e, behind the admin listener's request checks.
 func (a *Admin) Register(e *echo.Echo) {
+	e.Use(a.checkRequest)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", a.readyz)
-	e.POST("/authz/explain", a.explain)
+	if a.deps.Explain {
+		e.POST("/authz/explain", a.explain)
+	}
 	if a.deps.Gatherer != nil {
 		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(a.deps.Gatherer,
 			promhttp.HandlerOpts{EnableOpenMetrics: true})))
@@ -68,6 +83,55 @@ func (a *Admin) Register(e *echo.Echo) {
 		e.GET("/debug/pprof/profile", echo.WrapHandler(http.HandlerFunc(pprof.Profile)))
 		e.GET("/debug/pprof/trace", echo.WrapHandler(http.HandlerFunc(pprof.Trace)))
 	}
+}
+
+// checkRequest applies the admin listener's own rules before any route: on a loopback listener
+// the Host must be a loopback name (DNS rebinding, as on the MCP listener); nothing here is for
+// browsers, so a request that carries an Origin is refused; and a body, when there is one, must
+// be declared application/json, which a cross-origin page cannot send without a CORS preflight
+// that this listener never grants.
+func (a *Admin) checkRequest(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if a.deps.Loopback && !isLoopbackHost(r.Host) {
+			return c.JSON(http.StatusForbidden, map[string]string{"error": "host not allowed on a loopback listener"})
+		}
+		if len(r.Header.Values("Origin")) > 0 {
+			return c.JSON(http.StatusForbidden, map[string]string{"error": "the admin listener does not serve browsers"})
+		}
+		if hasBody(r) && !isJSONContentType(r.Header.Get("Content-Type")) {
+			return c.JSON(http.StatusUnsupportedMediaType, map[string]string{"error": "Content-Type must be application/json"})
+		}
+		return next(c)
+	}
+}
+
+// hasBody reports whether a request carries (or may carry) a body: a declared or unknown
+// (chunked) length, or a method that takes one.
+func hasBody(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+		return true
+	}
+	return r.ContentLength != 0
+}
+
+// explainAuthorized reports whether the request carries the configured explain secret. The
+// comparison is over fixed-length digests, so its time does not depend on where they differ.
+func (a *Admin) explainAuthorized(r *http.Request) bool {
+	if a.deps.ExplainSecret == "" {
+		return true
+	}
+	h := r.Header.Values("Authorization")
+	if len(h) != 1 {
+		return false
+	}
+	tok, err := authz.BearerToken(h[0])
+	if err != nil {
+		return false
+	}
+	got, want := sha256.Sum256([]byte(tok)), sha256.Sum256([]byte(a.deps.ExplainSecret))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 
 type readiness struct {

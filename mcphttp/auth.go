@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -67,11 +69,21 @@ func (s *Server) authenticate(x *exchange) error {
 	s.metrics.AuthFailure(authReasons[authz.Reason(err)])
 	if errors.Is(err, authz.ErrIssuerUnavailable) {
 		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Authorization server unavailable; retry later"))
-		e.Header = http.Header{"Retry-After": {"5"}}
+		e.Header = http.Header{"Retry-After": {issuerRetryAfter(err)}}
 		e.Outcome = outcomeUnavailable
 		return e
 	}
 	return s.challenge(http.StatusUnauthorized, s.auth.Unauthorized(err))
+}
+
+// issuerRetryAfter is the Retry-After for an unavailable issuer: when the gateway will ask it
+// again, between 1 and 60 seconds, or 5 seconds when that is not known.
+func issuerRetryAfter(err error) string {
+	d := authz.RetryAfter(err)
+	if d <= 0 {
+		return "5"
+	}
+	return strconv.FormatInt(int64(min((d+time.Second-1)/time.Second, 60)), 10)
 }
 
 func (s *Server) challenge(status int, c authz.Challenge) *Error {

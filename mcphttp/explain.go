@@ -22,8 +22,13 @@ type explainRequest struct {
 }
 
 // explain answers "would this caller be allowed this item, and which rule decides?" on the admin
-// listener, with every rule's match traced. It never logs the token.
+// listener, with every rule's match traced. It is mounted only when switched on, and then asks
+// for the configured bearer secret, if any. It never logs the token.
 func (a *Admin) explain(c echo.Context) error {
+	if !a.explainAuthorized(c.Request()) {
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="mcp-gateway-admin"`)
+		return c.JSON(http.StatusUnauthorized, map[string]string{"error": "the explain endpoint needs its bearer secret"})
+	}
 	if a.deps.Auth == nil {
 		return c.JSON(http.StatusNotFound, map[string]string{"error": "authentication is disabled"})
 	}
@@ -44,6 +49,7 @@ func (a *Admin) explain(c echo.Context) error {
 	})
 	switch {
 	case errors.Is(err, authz.ErrIssuerUnavailable):
+		c.Response().Header().Set("Retry-After", issuerRetryAfter(err))
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"error": "issuer unavailable", "reason": authz.Reason(err)})
 	case err != nil:
 		return c.JSON(http.StatusUnprocessableEntity, map[string]string{"error": "token not accepted", "reason": authz.Reason(err)})

@@ -19,10 +19,12 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
-// Defaults for the process-level settings.
+// Defaults for the process-level settings. The admin listener (metrics, health and the policy
+// explainer) is loopback-only unless the operator opens it on purpose, as the Helm chart does
+// for probes and Prometheus.
 const (
 	defaultListen          = ":8080"
-	defaultAdminListen     = ":9090"
+	defaultAdminListen     = "127.0.0.1:9090"
 	defaultDrainDelay      = 10 * time.Second
 	defaultShutdownTimeout = 30 * time.Second
 	defaultReadHeader      = 10 * time.Second
@@ -86,7 +88,8 @@ type TLSConfig struct {
 
 // AdminConfig is the admin listener (metrics, health, readiness).
 type AdminConfig struct {
-	// Listen is the admin listener's address. Default ":9090".
+	// Listen is the admin listener's address. Default "127.0.0.1:9090" (loopback only); set
+	// ":9090" to let probes and Prometheus reach it from outside the host or pod.
 	Listen string `yaml:"listen"`
 	// Pprof mounts /debug/pprof/ on the admin listener. Default false.
 	Pprof bool `yaml:"pprof"`
@@ -95,6 +98,18 @@ type AdminConfig struct {
 	// a Redis outage, which every replica shares, does not take them all out of the load
 	// balancer while calls that need no shared state could still be served.
 	RedisReadiness string `yaml:"redisReadiness"`
+	// Explain controls POST /authz/explain, which reveals the whole policy and the claims of
+	// any token sent to it.
+	Explain ExplainConfig `yaml:"explain"`
+}
+
+// ExplainConfig switches the admin policy explainer on and protects it.
+type ExplainConfig struct {
+	// Enabled mounts POST /authz/explain. Default false.
+	Enabled bool `yaml:"enabled"`
+	// Secret, when set, must be sent as "Authorization: Bearer <secret>". Required when the
+	// explainer is enabled on an admin listener that is not loopback-only.
+	Secret Secret `yaml:"secret"`
 }
 
 // Values of AdminConfig.RedisReadiness.
@@ -278,6 +293,7 @@ func (c *Config) validate() error {
 	if r := c.Admin.RedisReadiness; r != redisReadinessRequired && r != redisReadinessAdvisory {
 		errs = append(errs, fmt.Errorf("admin.redisReadiness %q: want required or advisory", r))
 	}
+	errs = append(errs, c.Admin.Explain.validate(c.Admin.Listen)...)
 	if c.Server.DrainDelay < 0 {
 		errs = append(errs, errors.New("server.drainDelay must not be negative"))
 	}
@@ -316,6 +332,19 @@ func (c *Config) validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+func (e ExplainConfig) validate(listen string) []error {
+	var errs []error
+	if !e.Secret.IsZero() {
+		if err := e.Secret.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("admin.explain.secret: %w", err))
+		}
+	}
+	if e.Enabled && e.Secret.IsZero() && !isLoopbackAddr(listen) {
+		errs = append(errs, fmt.Errorf("admin.explain.enabled on the non-loopback admin listener %q needs admin.explain.secret: the explainer reveals the policy and token claims", listen))
+	}
+	return errs
 }
 
 func (c *Config) validateAuth() []error {
@@ -421,4 +450,16 @@ func isLoopbackAddr(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// resolveSecret reads the explainer's bearer secret, if one is configured.
+func (e ExplainConfig) resolveSecret(getenv func(string) string) (string, error) {
+	if e.Secret.IsZero() {
+		return "", nil
+	}
+	v, err := e.Secret.resolve(getenv)
+	if err != nil {
+		return "", fmt.Errorf("admin.explain.secret: %w", err)
+	}
+	return v, nil
 }

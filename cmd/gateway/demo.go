@@ -40,6 +40,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	cfg := &Config{Log: LogConfig{Level: "warn", Format: "text"}}
 	cfg.Server.Listen, cfg.Admin.Listen = *listen, *admin
+	// Loopback only (checked above), so the policy explainer needs no secret here.
+	cfg.Admin.Explain.Enabled = true
 	cfg.Server.PublicURL = "http://" + *listen + "/mcp"
 	for _, b := range backends.List() {
 		cfg.Upstreams = append(cfg.Upstreams, UpstreamConfig{Name: b.Name, URL: b.URL})
@@ -133,6 +135,8 @@ Try (MCP 2026-07-28 over plain HTTP; TOKEN selects the caller):
   TOKEN=$ALICE mcp tools/call toolbox__count_slowly ',"arguments":{"n":3}' ',"progressToken":"p1"'  # SSE progress
   TOKEN=$ALICE mcp tools/call notes__delete_note ',"arguments":{"id":"1"}'  # asks alice to confirm (input_required)
   curl -s http://{{.MCP}}/.well-known/oauth-protected-resource/mcp; echo
+  curl -s http://{{.Admin}}/authz/explain -H 'Content-Type: application/json' \
+    -d '{"claims":{"sub":"bob","scope":"notes:read"},"kind":"tool","upstream":"notes","name":"add_note"}'; echo
 {{else}}
 Authentication is OFF (--no-auth). Try:
 

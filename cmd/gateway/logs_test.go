@@ -148,7 +148,8 @@ func badTokens(t *testing.T, iss *devissuer.Issuer) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unknown, err := iss.MintUnknownKey(devissuer.Claims{"sub": "mallory", "scope": "tools:use"})
+	// Issued before the gateway fetched the key set, so that set refuses it (401, not retry).
+	unknown, err := iss.MintUnknownKey(devissuer.Claims{"sub": "mallory", "scope": "tools:use", "iat": time.Now().Add(-time.Hour).Unix()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,8 +32,9 @@ func TestRealOpenIDProvider(t *testing.T) {
 		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: op.Issuer()}, {Issuer: foreign.Issuer()}}
 		c.Auth.ResourceMetadata.ScopesSupported = []string{"tools:write"}
 		c.Auth.Policy.Rules = []authz.RuleConfig{
-			{ID: "service", Upstream: "alpha", Tools: []string{"echo", "add"}, Claims: map[string][]string{"sub": {realop.ServiceClientID}}},
-			{ID: "write", Upstream: "alpha", Tools: []string{"progress"}, AllScopes: []string{"tools:write"}},
+			// Two issuers: each allow rule says whose tokens it trusts.
+			{ID: "service", Upstream: "alpha", Tools: []string{"echo", "add"}, Claims: map[string][]string{"sub": {realop.ServiceClientID}}, Issuers: []string{op.Issuer()}},
+			{ID: "write", Upstream: "alpha", Tools: []string{"progress"}, AllScopes: []string{"tools:write"}, Issuers: []string{"*"}},
 		}
 	}, alpha)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -223,7 +223,11 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if err != nil {
 		return nil, err
 	}
-	g.mount(cfg, srv, auth)
+	explainSecret, err := cfg.Admin.Explain.resolveSecret(getenv)
+	if err != nil {
+		return nil, err
+	}
+	g.mount(cfg, srv, auth, explainSecret)
 	return g, nil
 }
 
@@ -283,7 +287,7 @@ func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *sl
 }
 
 // mount puts the MCP endpoint and the admin routes on their echo instances.
-func (g *gateway) mount(cfg *Config, srv *mcphttp.Server, auth *authz.Service) {
+func (g *gateway) mount(cfg *Config, srv *mcphttp.Server, auth *authz.Service, explainSecret string) {
 	g.mcp = newEcho()
 	srv.Register(g.mcp)
 	var checks []mcphttp.Check
@@ -292,7 +296,8 @@ func (g *gateway) mount(cfg *Config, srv *mcphttp.Server, auth *authz.Service) {
 			Advisory: cfg.Admin.RedisReadiness == redisReadinessAdvisory})
 	}
 	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: g.backends, Gatherer: g.registry,
-		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: auth})
+		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: auth, Loopback: isLoopbackAddr(cfg.Admin.Listen),
+		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret})
 	g.adminEcho = newEcho()
 	g.admin.Register(g.adminEcho)
 }

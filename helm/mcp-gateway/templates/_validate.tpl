@@ -39,6 +39,10 @@ says what to change.
 {{- if and (not $auth.disabled) (not (include "mcp-gateway.publicURL" .)) }}
 {{- $errs = append $errs "with authentication the gateway needs its public URL (the token audience): set config.server.publicURL or an ingress host" }}
 {{- end }}
+{{- $explain := (.Values.config.admin | default dict).explain | default dict }}
+{{- if and $explain.enabled (not $explain.secret) }}
+{{- $errs = append $errs "config.admin.explain.enabled on the pod's admin port needs config.admin.explain.secret ({file: /etc/mcp-gateway/secrets/<name>} from secrets.files or secrets.existingSecret): the explainer reveals the policy and token claims to anyone who can reach the port" }}
+{{- end }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- $errs = append $errs "tls.enabled needs tls.secretName (a kubernetes.io/tls Secret)" }}
 {{- end }}

@@ -1,0 +1,83 @@
+package authz
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/devissuer"
+)
+
+// TestRulesBoundToIssuer: with two real issuers, a rule trusts only the issuers it names. The
+// partner issuer can put any claim it likes in its tokens ("groups": ["admins"] here); that
+// satisfies no rule written for the corporate issuer. A deny rule without issuers applies to
+// both, and "*" is every configured issuer.
+func TestRulesBoundToIssuer(t *testing.T) {
+	clk := newClock()
+	corp, partner := startIssuer(t, clk), startIssuer(t, clk)
+	cfg := Config{
+		Issuers: []IssuerConfig{{Issuer: corp.URL()}, {Issuer: partner.URL()}},
+		Policy: PolicyConfig{Rules: []RuleConfig{
+			{ID: "no-contractors", Upstream: "*", Effect: EffectDeny, Claims: map[string][]string{"groups": {"contractors"}}},
+			{ID: "corp-admins", Upstream: "github", Tools: []string{"*"}, Claims: map[string][]string{"groups": {"admins"}}, Issuers: []string{corp.URL()}},
+			{ID: "partner-read", Upstream: "github", Tools: []string{"get_*"}, Issuers: []string{partner.URL()}},
+			{ID: "docs", Upstream: "docs", Issuers: []string{"*"}},
+			{ID: "corp-deny-beta", Upstream: "docs", Tools: []string{"beta_*"}, Effect: EffectDeny, Issuers: []string{partner.URL()}},
+		}},
+	}
+	s, err := New(cfg, Options{ResourceURI: testResource, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := func(iss *devissuer.Issuer, groups ...string) string {
+		return mint(t, iss, devissuer.Claims{"sub": "same-subject", "groups": groups})
+	}
+	tests := []struct {
+		name, token, upstream, tool string
+		want                        Effect
+		rule                        string
+	}{
+		{"corp admin deletes", token(corp, "admins"), "github", "delete_repo", Allow, "corp-admins"},
+		{"partner claiming admins", token(partner, "admins"), "github", "delete_repo", Hidden, ""},
+		{"partner reads", token(partner, "admins"), "github", "get_repo", Allow, "partner-read"},
+		{"corp without admins", token(corp), "github", "get_repo", Hidden, ""},
+		{"docs for corp", token(corp), "docs", "search", Allow, "docs"},
+		{"docs for partner", token(partner), "docs", "search", Allow, "docs"},
+		{"contractor of corp", token(corp, "admins", "contractors"), "github", "delete_repo", Hidden, "no-contractors"},
+		{"contractor of partner", token(partner, "contractors"), "docs", "search", Hidden, "no-contractors"},
+		{"deny bound to partner", token(partner), "docs", "beta_search", Hidden, "corp-deny-beta"},
+		{"deny bound to partner, corp caller", token(corp), "docs", "beta_search", Allow, "docs"},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := s.Authenticate(ctx, tt.token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := s.Decide(ctx, p, KindTool, tt.upstream, tt.tool)
+			if d.Effect != tt.want || d.RuleID != tt.rule {
+				t.Fatalf("Decide = %s by %q, want %s by %q", d.Effect, d.RuleID, tt.want, tt.rule)
+			}
+			if s.Visible(p, KindTool, tt.upstream, tt.tool) != (tt.want == Allow) {
+				t.Fatal("Visible disagrees with Decide")
+			}
+		})
+	}
+	// The explainer says why: the rule does not trust the partner.
+	ex, err := s.Explain(ctx, ExplainRequest{Token: token(partner, "admins"), Kind: KindTool, Upstream: "github", Name: "delete_repo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ex.Rules {
+		if r.RuleID == "corp-admins" && (r.IssuerMatched || !r.ClaimsMatched || !r.TargetMatched) {
+			t.Fatalf("trace of corp-admins for the partner = %+v, want target and claims matched, issuer not", r)
+		}
+	}
+
+	// Unbound allow rules with two issuers are refused at configuration time.
+	cfg.Policy.Rules = append(cfg.Policy.Rules, RuleConfig{ID: "unbound", Upstream: "github", Tools: []string{"list_*"}})
+	if _, err := New(cfg, Options{ResourceURI: testResource}); err == nil || !strings.Contains(err.Error(), "(unbound): with 2 issuers configured") {
+		t.Fatalf("unbound allow rule with two issuers: %v", err)
+	}
+}

@@ -1,0 +1,186 @@
+package authz
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/devissuer"
+)
+
+// flakyJWKS serves a devissuer's key set through a front that can be made to fail or to hang,
+// and counts the fetches that reach it.
+type flakyJWKS struct {
+	srv     *httptest.Server
+	fetches atomic.Int64
+	failing atomic.Bool
+	mu      sync.Mutex
+	hang    chan struct{} // non-nil: requests wait for it to close (or the client to give up)
+}
+
+func newFlakyJWKS(t *testing.T, iss *devissuer.Issuer) *flakyJWKS {
+	t.Helper()
+	f := &flakyJWKS{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.fetches.Add(1)
+		f.mu.Lock()
+		hang := f.hang
+		f.mu.Unlock()
+		if hang != nil {
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if f.failing.Load() {
+			http.Error(w, "down", http.StatusBadGateway)
+			return
+		}
+		res, err := http.Get(iss.JWKSURL())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.Copy(w, res.Body)
+	}))
+	t.Cleanup(func() {
+		f.setHang(false)
+		f.srv.Close()
+	})
+	return f
+}
+
+func (f *flakyJWKS) setHang(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case on && f.hang == nil:
+		f.hang = make(chan struct{})
+	case !on && f.hang != nil:
+		close(f.hang)
+		f.hang = nil
+	}
+}
+
+func (f *flakyJWKS) url() string { return f.srv.URL + "/jwks" }
+
+// wantUnavailable checks that Authenticate answers "retry later" (a 503 with Retry-After at the
+// MCP endpoint), never a 401 nor an allow.
+func wantUnavailable(t *testing.T, a *Authenticator, tok string) {
+	t.Helper()
+	_, err := a.Authenticate(context.Background(), tok)
+	if !errors.Is(err, ErrIssuerUnavailable) || errors.Is(err, ErrInvalidToken) || Reason(err) != ReasonIssuerUnavailable {
+		t.Fatalf("Authenticate = %v (reason %q), want ErrIssuerUnavailable only", err, Reason(err))
+	}
+	if ra := RetryAfter(err); ra < time.Second || ra > DefaultJWKSMinRefreshInterval {
+		t.Fatalf("RetryAfter = %v, want within [1s, %v]", ra, DefaultJWKSMinRefreshInterval)
+	}
+}
+
+// TestRotationWhileKeySetFails: the issuer rotates its signing key while its key set cannot be
+// fetched (failing, then hanging). A token with the new kid is "retry later" for as long as the
+// key set cannot be refreshed, however often it is presented, and verifies once it can; it is
+// never a 401 that would make the client throw away a good token. Refetches stay rate limited.
+func TestRotationWhileKeySetFails(t *testing.T) {
+	for _, mode := range []string{"failing", "hanging"} {
+		t.Run(mode, func(t *testing.T) {
+			clk := newClock()
+			iss := startIssuer(t, clk)
+			jwks := newFlakyJWKS(t, iss)
+			a := newAuth(t, Config{
+				Issuers:        []IssuerConfig{{Issuer: iss.URL(), JWKSURL: jwks.url()}},
+				TokenCacheSize: -1,
+				FetchTimeout:   200 * time.Millisecond, // bounds the hanging fetch in real time
+			}, clk)
+			wantAuth(t, a, mint(t, iss, nil), nil, ReasonNone)
+			if mode == "failing" {
+				jwks.failing.Store(true)
+			} else {
+				jwks.setHang(true)
+			}
+			if _, err := iss.Rotate(devissuer.RotateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(time.Second)
+			rotated := mint(t, iss, nil)
+			clk.Advance(DefaultJWKSMinRefreshInterval)
+			wantUnavailable(t, a, rotated) // the refetch it triggers fails
+			fetches := jwks.fetches.Load()
+			for range 20 { // within the back-off: no refetch, and still no 401
+				wantUnavailable(t, a, rotated)
+			}
+			if got := jwks.fetches.Load(); got != fetches {
+				t.Fatalf("%d key-set fetches during the back-off, want none", got-fetches)
+			}
+			clk.Advance(DefaultJWKSMinRefreshInterval)
+			wantUnavailable(t, a, rotated) // still failing: retried once, still not a 401
+			jwks.failing.Store(false)
+			jwks.setHang(false)
+			wantUnavailable(t, a, rotated) // recovered, but the back-off is not over
+			clk.Advance(DefaultJWKSMinRefreshInterval)
+			wantAuth(t, a, rotated, nil, ReasonNone)
+			if got := jwks.fetches.Load(); got > fetches+2 {
+				t.Fatalf("%d key-set fetches after the first failure, want at most 2", got-fetches)
+			}
+		})
+	}
+}
+
+// TestUnknownKidNewerThanKeySet: within the refetch interval after a successful fetch, a kid the
+// set lacks is "retry later" when the token may be newer than the set (the issuer may sign with a
+// key as soon as it publishes it), and a 401 when a set fetched after the token was issued, or
+// after it arrived, lacks the kid. Random kids never cause more than one fetch per interval.
+func TestUnknownKidNewerThanKeySet(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	jwks := newFlakyJWKS(t, iss)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL(), JWKSURL: jwks.url()}}, TokenCacheSize: -1}, clk)
+	wantAuth(t, a, mint(t, iss, nil), nil, ReasonNone)
+	if jwks.fetches.Load() != 1 {
+		t.Fatalf("%d fetches, want 1", jwks.fetches.Load())
+	}
+
+	// The issuer rotates right after our fetch and signs with the new key at once.
+	if _, err := iss.Rotate(devissuer.RotateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Second)
+	rotated := mint(t, iss, nil)
+	wantUnavailable(t, a, rotated)
+
+	// Random kids within the interval: refused, never allowed, and no fetch.
+	for range 30 {
+		wantUnavailable(t, a, mintUnknownKey(t, iss, nil))
+	}
+	// A token issued well before the set was fetched: that set answers for it.
+	old := mintUnknownKey(t, iss, devissuer.Claims{"iat": clk.Now().Add(-time.Hour).Unix()})
+	wantAuth(t, a, old, ErrInvalidToken, ReasonUnknownKey)
+	if got := jwks.fetches.Load(); got != 1 {
+		t.Fatalf("%d fetches within the refetch interval, want 1", got)
+	}
+
+	// Once a refetch is allowed, the first unknown kid triggers exactly one fetch, made for it:
+	// its answer is definitive, 401 for a kid the issuer does not publish.
+	clk.Advance(DefaultJWKSMinRefreshInterval)
+	wantAuth(t, a, mintUnknownKey(t, iss, nil), ErrInvalidToken, ReasonUnknownKey)
+	for range 30 {
+		_, err := a.Authenticate(context.Background(), mintUnknownKey(t, iss, nil))
+		if err == nil || !errors.Is(err, ErrInvalidToken) && !errors.Is(err, ErrIssuerUnavailable) {
+			t.Fatalf("random kid: %v", err)
+		}
+	}
+	if got := jwks.fetches.Load(); got != 2 {
+		t.Fatalf("%d fetches, want 2: one per interval", got)
+	}
+	// That fetch also brought the rotated key.
+	wantAuth(t, a, rotated, nil, ReasonNone)
+}
