@@ -75,7 +75,9 @@ func TestSubscriberQueueBounds(t *testing.T) {
 func TestSubscriberFiltersBeforeQueueing(t *testing.T) {
 	dropped := map[string]int{}
 	s := newSubscriber(defaultQueueLimits, ListenCaller{
-		Visible: func(k Kind, tg Target) bool { return k == KindResource && tg.Upstream == "a" && tg.Name != "mem://hr/ceo" },
+		Visible: func(k Kind, tg Target) bool {
+			return k == KindResource && tg.Upstream == "a" && tg.Name != "mem://hr/ceo"
+		},
 		Dropped: func(cause string, n int) { dropped[cause] += n },
 	})
 	flt := newListenFilter(&subscriptions{ResourceSubscriptions: []string{"mem://hr/"}})
