@@ -71,7 +71,7 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 // not published (each subscriber still filters by its own subscriptions and policy).
 func (f *feed) legacyRelay(ctx context.Context, x *legacyExchange, share *subscriptions) error {
 	rw := uriRewriter{ns: x.r.ns, upstream: x.b.name}
-	flt := newListenFilter(share)
+	flt := newListenFilter(share, x.r.namespacedURI(x.b.name))
 	for {
 		data, err := x.sse.next()
 		switch {
@@ -90,8 +90,10 @@ func (f *feed) legacyRelay(ctx context.Context, x *legacyExchange, share *subscr
 			x.answer(ctx, m)
 			continue
 		}
-		if ev, ok := eventOf(rw, m); ok && flt.covers(ev) {
-			f.publish(ev)
+		if ev, ok := eventOf(rw, m); ok {
+			if _, wanted := flt.covers(ev); wanted {
+				f.publish(ev)
+			}
 		}
 	}
 }

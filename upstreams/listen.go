@@ -219,6 +219,13 @@ type listenEvent struct {
 	method string
 	uri    string // the namespaced URI of resources/updated; empty otherwise
 	target string // the backend-side URI of resources/updated, for the subscription and policy
+	cover  string // the namespaced URI of the subscription that covers it (see listenFilter)
+}
+
+// namespacedURI returns the function that gives a backend-side URI of upstream its namespaced
+// form.
+func (r *Registry) namespacedURI(upstream string) func(string) string {
+	return func(uri string) string { return r.ns.name(KindResource, Target{Upstream: upstream, Name: uri}) }
 }
 
 // eventOf returns the relayed form of a backend notification, or false for messages that are

@@ -98,22 +98,29 @@ func TestListenRelaysOnlyWhatEachListenerMaySee(t *testing.T) {
 	}
 }
 
+// stalledClient is a listen through ls whose client writes the acknowledgement and then gets
+// stuck on the first notification until gate is closed; got collects what it was sent.
+func stalledClient(ls *Listens, notifications string, gate <-chan struct{}) (*client, *[]string) {
+	var got []string
+	c := listenVia(ls, `"slow"`, notifications, func(m string) error {
+		got = append(got, m)
+		if len(got) == 2 {
+			<-gate
+		}
+		return nil
+	})
+	return c, &got
+}
+
 // TestStalledListenerIsBounded: a client that stops reading while a backend sends 20,000
-// distinct one-kilobyte resources/updated it subscribed to holds a bounded queue, and its
-// listen ends with the overflow error once it reads again, instead of the gateway holding
-// every notification for it.
+// distinct one-kilobyte resources/updated below the URI it subscribed to holds a bounded queue:
+// the gateway does not keep every notification for it. Once it reads again it is told, once,
+// that its subscription changed, and its listen goes on.
 func TestStalledListenerIsBounded(t *testing.T) {
 	lb, url := startListenBackend(t)
 	ls := NewListens(singleBackend(t, url, nil))
 	gate := make(chan struct{})
-	var got []string
-	c := listenVia(ls, `"slow"`, `{"resourceSubscriptions":["fault+mem://big/"]}`, func(m string) error {
-		got = append(got, m)
-		if len(got) == 2 {
-			<-gate // stuck writing its first notification
-		}
-		return nil
-	})
+	c, got := stalledClient(ls, `{"resourceSubscriptions":["fault+mem://big/"]}`, gate)
 	mcptest.WaitFor(t, "the stream is open", func() bool { open, _ := lb.counts(); return open == 1 })
 	lb.notify(updated("mem://big/first"))
 
@@ -126,8 +133,8 @@ func TestStalledListenerIsBounded(t *testing.T) {
 	lb.notify("") // the backend ends its stream once it has sent everything
 	mcptest.WaitFor(t, "the backend stream has ended", func() bool { feeds, _ := ls.subscribers(); return feeds == 0 })
 	grown := heapInUse() - before
-	t.Logf("heap grew by %.1f MiB while %d x %d B notifications waited for a stalled client", float64(grown)/(1<<20), n, size)
-	if grown > 8<<20 { // unbounded, this is over 20 MiB
+	t.Logf("heap grew by %.2f MiB while %d x %d B notifications waited for a stalled client", float64(grown)/(1<<20), n, size)
+	if grown > 4<<20 { // unbounded, this is over 20 MiB
 		t.Errorf("heap grew by %d bytes for one stalled listener", grown)
 	}
 
@@ -135,16 +142,59 @@ func TestStalledListenerIsBounded(t *testing.T) {
 	if err := <-c.done; err != nil {
 		t.Fatalf("Listen = %v", err)
 	}
-	updates := 0
-	for _, m := range got[1 : len(got)-1] {
+	var updates []string
+	for _, m := range (*got)[1:] {
 		if strings.Contains(m, "notifications/resources/updated") {
-			updates++
+			updates = append(updates, relayed(t, m))
 		}
 	}
-	if updates > defaultQueueLimits.events+1 {
-		t.Errorf("the stalled client was sent %d notifications, more than its queue holds", updates)
+	if len(updates) > defaultQueueLimits.events+1 {
+		t.Errorf("the stalled client was sent %d notifications, more than its queue holds", len(updates))
 	}
-	if last := got[len(got)-1]; !strings.Contains(last, `"id":"slow","error":{"code":-32015`) {
+	if last := updates[len(updates)-1]; last != "notifications/resources/updated fault+mem://big/" {
+		t.Errorf("the last update was %.200s, want one for the subscription fault+mem://big/", last)
+	}
+	if end := (*got)[len(*got)-1]; !strings.Contains(end, `"result":{"resultType":"complete"`) {
+		t.Errorf("the listen ended with %.200s, want its graceful end", end)
+	}
+}
+
+// TestStalledListenerOverflowEndsListen: a stalled client with more resource subscriptions than
+// its queue holds, all of them updated, cannot be told what changed even coalesced: its listen
+// ends with the overflow error once it reads again, and its queue stayed bounded meanwhile.
+func TestStalledListenerOverflowEndsListen(t *testing.T) {
+	lb, url := startListenBackend(t)
+	ls := NewListens(singleBackend(t, url, nil))
+	const n = 2000
+	pad := strings.Repeat("x", 1000)
+	uris := make([]string, n)
+	subs := make([]string, n)
+	for i := range uris {
+		uris[i] = fmt.Sprintf("mem://r/%05d/%s", i, pad)
+		subs[i] = jsonQuote("fault+" + uris[i])
+	}
+	gate := make(chan struct{})
+	c, got := stalledClient(ls, `{"resourceSubscriptions":[`+strings.Join(subs, ",")+`]}`, gate)
+	mcptest.WaitFor(t, "the stream is open", func() bool { open, _ := lb.counts(); return open == 1 })
+	before := heapInUse()
+	for _, uri := range uris {
+		lb.notify(updated(uri))
+	}
+	lb.notify("")
+	mcptest.WaitFor(t, "the backend stream has ended", func() bool { feeds, _ := ls.subscribers(); return feeds == 0 })
+	grown := heapInUse() - before
+	t.Logf("heap grew by %.2f MiB while %d x 1 KiB notifications waited for a stalled client", float64(grown)/(1<<20), n)
+	if grown > 1<<20 { // unbounded, this is over 2 MiB
+		t.Errorf("heap grew by %d bytes for one stalled listener", grown)
+	}
+	close(gate)
+	if err := <-c.done; err != nil {
+		t.Fatalf("Listen = %v", err)
+	}
+	if len(*got) >= n {
+		t.Errorf("the stalled client was sent %d messages for %d notifications", len(*got), n)
+	}
+	if last := (*got)[len(*got)-1]; !strings.Contains(last, `"id":"slow","error":{"code":-32015`) {
 		t.Errorf("the listen ended with %.200s, want the overflow error", last)
 	}
 }

@@ -107,7 +107,7 @@ func (hub *Listens) join(ctx context.Context, s *subscriber, spec *feedSpec) {
 	s.mu.Lock()
 	s.open++
 	s.mu.Unlock()
-	flt := newListenFilter(spec.share)
+	flt := newListenFilter(spec.share, spec.r.namespacedURI(spec.b.name))
 	var key string
 	if hub != nil {
 		key = spec.key()
@@ -209,8 +209,9 @@ func (f *feed) remove(s *subscriber) {
 
 // subscriber is one client listen: the notifications of its backend streams wait in queue
 // until the client's own goroutine writes them, so a slow client holds up no other subscriber
-// of a shared stream. The queue is bounded (see eventQueue); a client that lets it overflow
-// has its listen ended with ListenOverflow, since it has then missed notifications.
+// of a shared stream. The queue is bounded (see eventQueue): a client that falls behind gets
+// coalesced resource updates, and one that overflows even those has its listen ended with
+// ListenOverflow, since it has then missed notifications it cannot learn of otherwise.
 type subscriber struct {
 	wake   chan struct{} // signalled, never blocking, when queue or open changed
 	feeds  []*feed       // written only by the client's goroutine
@@ -227,12 +228,13 @@ func newSubscriber(limits queueLimits, c ListenCaller) *subscriber {
 
 // offer queues ev, from the backend upstream, for the client if flt (what the client
 // subscribed to on that backend's stream) covers it and the caller's policy lets it read the
-// resource a resources/updated names. Otherwise, and when the queue overflows, the drop is
-// reported to ListenCaller.Dropped. Neither check nor the queue depends on what else is
-// queued: push is O(1) however slow the client.
+// resource a resources/updated names. Otherwise the drop is reported to ListenCaller.Dropped.
+// Neither check nor the queue depends on what else is queued: offer is O(1) however slow the
+// client.
 func (s *subscriber) offer(upstream string, flt *listenFilter, ev listenEvent) {
+	cover, ok := flt.covers(ev)
 	switch {
-	case !flt.covers(ev):
+	case !ok:
 		s.drop(DropUnsubscribed, 1)
 		return
 	case ev.method == notifResourcesUpdated && s.caller.Visible != nil &&
@@ -240,34 +242,34 @@ func (s *subscriber) offer(upstream string, flt *listenFilter, ev listenEvent) {
 		s.drop(DropHidden, 1)
 		return
 	}
+	ev.cover = cover
 	s.push(ev)
 }
 
 // push queues ev unless the same notification is still waiting: a client that has not yet
 // been told a list changed, or a resource was updated, learns nothing more from a second copy.
-// When ev does not fit the queue's bounds, the queue is emptied and the listen is marked to end
-// with ListenOverflow.
+// When even coalesced the queue cannot hold ev, it is emptied and the listen is marked to end
+// with ListenOverflow; nothing more is queued.
 func (s *subscriber) push(ev listenEvent) {
 	s.mu.Lock()
-	lost := 0
-	switch {
-	case s.over:
+	coalesced, lost := 0, 0
+	if s.over {
 		lost = 1
-	case s.queue.add(ev):
-	default:
+	} else if c, ok := s.queue.push(ev); ok {
+		coalesced = c
+	} else {
 		lost = s.queue.len() + 1
 		s.queue.reset()
 		s.over = true
 	}
 	s.mu.Unlock()
-	if lost > 0 {
-		s.drop(DropOverflow, lost)
-	}
+	s.drop(DropCoalesced, coalesced)
+	s.drop(DropOverflow, lost)
 	s.signal()
 }
 
 func (s *subscriber) drop(cause string, n int) {
-	if s.caller.Dropped != nil {
+	if n > 0 && s.caller.Dropped != nil {
 		s.caller.Dropped(cause, n)
 	}
 }

@@ -28,13 +28,18 @@ const (
 	DropUnsubscribed = "unsubscribed"
 	// DropHidden: a resources/updated for a resource the caller's policy does not let it read.
 	DropHidden = "hidden"
-	// DropOverflow: the client did not keep up and its queue overflowed; its listen ends with
-	// ListenOverflow.
+	// DropCoalesced: a resources/updated for a sub-resource, relayed as a resources/updated
+	// for the subscribed URI that covers it because the client fell behind (see eventQueue).
+	DropCoalesced = "coalesced"
+	// DropOverflow: the client fell so far behind that even coalesced its notifications do not
+	// fit its queue: they are lost and its listen ends with ListenOverflow.
 	DropOverflow = "overflow"
 )
 
 // DropCauses returns the Drop constants.
-func DropCauses() []string { return []string{DropUnsubscribed, DropHidden, DropOverflow} }
+func DropCauses() []string {
+	return []string{DropUnsubscribed, DropHidden, DropCoalesced, DropOverflow}
+}
 
 // CodeListenOverflow is the JSON-RPC error code that ends a listen whose client did not keep
 // up (gateway-specific range, see jsonrpc).
@@ -54,10 +59,10 @@ type queueLimits struct {
 }
 
 // defaultQueueLimits let a client fall behind by a thousand distinct notifications, or a
-// quarter of a mebibyte of them, before its listen ends. A client that keeps up never comes
-// close: identical notifications are queued once, so only as many can wait as there are
-// list kinds and resource URIs it subscribed to that changed while it was busy. With the batch
-// being written, a listen holds at most twice this.
+// quarter of a mebibyte of them, before its queue is coalesced (see eventQueue). Identical
+// notifications are queued once, so once coalesced only as many can wait as there are list
+// kinds and resource subscriptions: only a listen with more subscriptions than this ends. With
+// the batch being written, a listen holds at most twice this.
 var defaultQueueLimits = queueLimits{events: 1024, bytes: 256 << 10}
 
 // eventOverhead estimates what a queued notification costs beyond its strings: the slice slot,
@@ -65,17 +70,34 @@ var defaultQueueLimits = queueLimits{events: 1024, bytes: 256 << 10}
 const eventOverhead = 128
 
 func eventCost(ev listenEvent) int {
-	return eventOverhead + len(ev.method) + len(ev.uri) + len(ev.target)
+	return eventOverhead + len(ev.method) + len(ev.uri) + len(ev.target) + len(ev.cover)
+}
+
+// coalesced is ev as a client that fell behind gets it: a resources/updated names the
+// subscribed URI that covers the updated one. That is still true (a resource the client
+// subscribed to, or one below it, changed) and tells it what to read again; every update below
+// one subscription becomes the same notification, queued once.
+func (ev listenEvent) coalesced() listenEvent {
+	if ev.method != notifResourcesUpdated || ev.cover == "" {
+		return ev
+	}
+	return listenEvent{method: ev.method, uri: ev.cover, cover: ev.cover}
 }
 
 // eventQueue is a bounded FIFO of distinct notifications: items in arrival order, and a set to
 // find a duplicate without scanning them. Its zero value (with limits) is empty and holds no
 // memory, which is what an idle listen keeps.
+//
+// When a notification does not fit, the queue is coalesced: each resources/updated becomes one
+// for the subscription that covers it (ev.coalesced), and so does everything queued until the
+// client takes the queue. Only a client with more subscriptions than the limits hold can then
+// overflow it.
 type eventQueue struct {
-	limits queueLimits
-	items  []listenEvent
-	seen   map[listenEvent]struct{}
-	bytes  int
+	limits     queueLimits
+	items      []listenEvent
+	seen       map[listenEvent]struct{}
+	bytes      int
+	coalescing bool
 }
 
 // add queues ev unless an identical one is waiting. It reports false, and leaves the queue
@@ -97,30 +119,61 @@ func (q *eventQueue) add(ev listenEvent) bool {
 	return true
 }
 
+// push queues ev as add does, coalescing the queue when ev does not fit. It returns how many
+// notifications were coalesced (sub-resource updates now relayed as their subscription's), and
+// false when even coalesced they do not fit: the queue must then be reset.
+func (q *eventQueue) push(ev listenEvent) (coalesced int, ok bool) {
+	if !q.coalescing {
+		if q.add(ev) {
+			return 0, true
+		}
+		old := q.items
+		q.reset()
+		q.coalescing = true
+		for _, e := range old {
+			coalesced += lossOf(e)
+			if !q.add(e.coalesced()) {
+				return coalesced, false
+			}
+		}
+	}
+	return coalesced + lossOf(ev), q.add(ev.coalesced())
+}
+
+// lossOf is 1 when coalescing ev loses which sub-resource changed.
+func lossOf(ev listenEvent) int {
+	if ev.method == notifResourcesUpdated && ev.cover != "" && ev.uri != ev.cover {
+		return 1
+	}
+	return 0
+}
+
 func (q *eventQueue) len() int { return len(q.items) }
 
-// reset empties the queue and lets go of its memory.
+// reset empties the queue, leaves coalescing and lets go of its memory.
 func (q *eventQueue) reset() {
-	q.items, q.seen, q.bytes = nil, nil, 0
+	q.items, q.seen, q.bytes, q.coalescing = nil, nil, 0, false
 }
 
 // listenFilter is what one client subscribed to on one backend's stream: the list_changed kinds,
-// and the backend-side URIs of its resource subscriptions.
+// and its resource subscriptions.
 type listenFilter struct {
 	tools, prompts, resources bool
-	uris                      map[string]struct{}
-	lens                      []int // the distinct lengths of uris, ascending
+	uris                      map[string]string // backend-side URI → namespaced URI
+	lens                      []int             // the distinct lengths of uris' keys, ascending
 }
 
-func newListenFilter(share *subscriptions) *listenFilter {
+// newListenFilter returns the filter of share; name gives the namespaced form of a backend-side
+// URI.
+func newListenFilter(share *subscriptions, name func(string) string) *listenFilter {
 	f := &listenFilter{tools: share.ToolsListChanged, prompts: share.PromptsListChanged,
 		resources: share.ResourcesListChanged}
 	if len(share.ResourceSubscriptions) > 0 {
-		f.uris = make(map[string]struct{}, len(share.ResourceSubscriptions))
+		f.uris = make(map[string]string, len(share.ResourceSubscriptions))
 	}
 	for _, u := range share.ResourceSubscriptions {
 		if _, ok := f.uris[u]; !ok && u != "" {
-			f.uris[u] = struct{}{}
+			f.uris[u] = name(u)
 			f.lens = append(f.lens, len(u))
 		}
 	}
@@ -134,37 +187,40 @@ func newListenFilter(share *subscriptions) *listenFilter {
 // resources/updated notification "might be a sub-resource of the one that the client actually
 // subscribed to" (https://modelcontextprotocol.io/specification/2026-07-28/server/resources):
 // a URI below a subscribed one, at a "/" boundary, is covered. Every other notification is not.
-func (f *listenFilter) covers(ev listenEvent) bool {
+// For a resources/updated, cover is the namespaced URI of the subscription that covers it.
+func (f *listenFilter) covers(ev listenEvent) (cover string, ok bool) {
 	switch ev.method {
 	case notifToolsListChanged:
-		return f.tools
+		return "", f.tools
 	case notifPromptsListChanged:
-		return f.prompts
+		return "", f.prompts
 	case notifResourcesListChanged:
-		return f.resources
+		return "", f.resources
 	case notifResourcesUpdated:
-		return f.coversURI(ev.target)
+		return f.coverOf(ev.target)
 	}
-	return false
+	return "", false
 }
 
-// coversURI looks up uri and each of its prefixes as long as a subscribed URI, so its cost
-// grows with the number of distinct subscription lengths, not with the subscriptions.
-func (f *listenFilter) coversURI(uri string) bool {
-	if _, ok := f.uris[uri]; ok {
-		return true
+// coverOf looks up uri and each of its prefixes as long as a subscribed URI, so its cost grows
+// with the number of distinct subscription lengths, not with the subscriptions. The longest
+// covering subscription wins.
+func (f *listenFilter) coverOf(uri string) (string, bool) {
+	if c, ok := f.uris[uri]; ok {
+		return c, true
 	}
-	for _, n := range f.lens {
+	for i := len(f.lens) - 1; i >= 0; i-- {
+		n := f.lens[i]
 		if n >= len(uri) {
-			break
+			continue
 		}
 		sub := uri[:n]
 		if !strings.HasSuffix(sub, "/") && uri[n] != '/' {
 			continue // not at a path boundary: mem://a does not cover mem://ab
 		}
-		if _, ok := f.uris[sub]; ok {
-			return true
+		if c, ok := f.uris[sub]; ok {
+			return c, true
 		}
 	}
-	return false
+	return "", false
 }
