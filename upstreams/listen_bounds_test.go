@@ -119,14 +119,13 @@ func stalledClient(ls *Listens, notifications string, gate <-chan struct{}) (*cl
 func TestStalledListenerIsBounded(t *testing.T) {
 	lb, url := startListenBackend(t)
 	ls := NewListens(singleBackend(t, url, nil))
+	const n, size = 20000, 1024
+	pad := strings.Repeat("x", size)
 	gate := make(chan struct{})
+	before := heapInUse()
 	c, got := stalledClient(ls, `{"resourceSubscriptions":["fault+mem://big/"]}`, gate)
 	mcptest.WaitFor(t, "the stream is open", func() bool { open, _ := lb.counts(); return open == 1 })
 	lb.notify(updated("mem://big/first"))
-
-	const n, size = 20000, 1024
-	pad := strings.Repeat("x", size)
-	before := heapInUse()
 	for i := range n {
 		lb.notify(updated(fmt.Sprintf("mem://big/%05d/%s", i, pad)))
 	}
@@ -161,7 +160,8 @@ func TestStalledListenerIsBounded(t *testing.T) {
 
 // TestStalledListenerOverflowEndsListen: a stalled client with more resource subscriptions than
 // its queue holds, all of them updated, cannot be told what changed even coalesced: its listen
-// ends with the overflow error once it reads again, and its queue stayed bounded meanwhile.
+// ends with the overflow error once it reads again, without being sent what was dropped.
+// (TestSubscriberQueueBounds checks the queue's bounds meanwhile.)
 func TestStalledListenerOverflowEndsListen(t *testing.T) {
 	lb, url := startListenBackend(t)
 	ls := NewListens(singleBackend(t, url, nil))
@@ -176,17 +176,11 @@ func TestStalledListenerOverflowEndsListen(t *testing.T) {
 	gate := make(chan struct{})
 	c, got := stalledClient(ls, `{"resourceSubscriptions":[`+strings.Join(subs, ",")+`]}`, gate)
 	mcptest.WaitFor(t, "the stream is open", func() bool { open, _ := lb.counts(); return open == 1 })
-	before := heapInUse()
 	for _, uri := range uris {
 		lb.notify(updated(uri))
 	}
 	lb.notify("")
 	mcptest.WaitFor(t, "the backend stream has ended", func() bool { feeds, _ := ls.subscribers(); return feeds == 0 })
-	grown := heapInUse() - before
-	t.Logf("heap grew by %.2f MiB while %d x 1 KiB notifications waited for a stalled client", float64(grown)/(1<<20), n)
-	if grown > 1<<20 { // unbounded, this is over 2 MiB
-		t.Errorf("heap grew by %d bytes for one stalled listener", grown)
-	}
 	close(gate)
 	if err := <-c.done; err != nil {
 		t.Fatalf("Listen = %v", err)
