@@ -204,10 +204,15 @@ func (f *listenFilter) covers(ev listenEvent) (cover string, ok bool) {
 
 // coverOf looks up uri and each of its prefixes as long as a subscribed URI, so its cost grows
 // with the number of distinct subscription lengths, not with the subscriptions. The longest
-// covering subscription wins.
+// covering subscription wins. A URI whose part below the prefix could climb out of it (a dot
+// segment, an encoded dot, slash or backslash, a backslash or a NUL) is below nothing: it must
+// name the subscription exactly.
 func (f *listenFilter) coverOf(uri string) (string, bool) {
 	if c, ok := f.uris[uri]; ok {
 		return c, true
+	}
+	if len(f.lens) == 0 || !plainPath(uri) {
+		return "", false
 	}
 	for i := len(f.lens) - 1; i >= 0; i-- {
 		n := f.lens[i]
@@ -223,4 +228,27 @@ func (f *listenFilter) coverOf(uri string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// plainPath reports whether uri has no path segment "." or "..", no percent-encoded dot, slash
+// or backslash, and no backslash or NUL: nothing a backend's URI parser could resolve to a
+// different place than the string says.
+func plainPath(uri string) bool {
+	if strings.ContainsAny(uri, "\\\x00") {
+		return false
+	}
+	lower := strings.ToLower(uri)
+	for _, enc := range []string{"%2e", "%2f", "%5c", "%00"} {
+		if strings.Contains(lower, enc) {
+			return false
+		}
+	}
+	path, _, _ := strings.Cut(uri, "?")
+	path, _, _ = strings.Cut(path, "#")
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }

@@ -31,6 +31,16 @@ func TestListenFilterCovers(t *testing.T) {
 		{listenEvent{method: notifResourcesUpdated, target: "file:///srv/ab"}, "-"},
 		{listenEvent{method: notifResourcesUpdated, target: "file:///srv"}, "-"},
 		{listenEvent{method: notifResourcesUpdated, target: ""}, "-"},
+		// Below a subscription only what cannot climb out of it.
+		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/a..b"}, "a+mem://docs/"},
+		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/a?q=.."}, "a+mem://docs/"},
+		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/../hr/ceo"}, "-"},
+		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/./a"}, "-"},
+		{listenEvent{method: notifResourcesUpdated, target: "mem://x/.."}, "-"},
+		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/%2E%2e/hr"}, "-"},
+		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/a%2fb"}, "-"},
+		{listenEvent{method: notifResourcesUpdated, target: `mem://docs/a\b`}, "-"},
+		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/a\x00"}, "-"},
 	} {
 		cover, ok := f.covers(c.ev)
 		if !ok {
