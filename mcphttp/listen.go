@@ -4,19 +4,25 @@ import (
 	"bytes"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
-// listen serves subscriptions/listen (digest §5.5): a long-lived SSE stream on which the
-// registry first acknowledges, then forwards the backends' list_changed and resources/updated
-// notifications tagged with this request's id. Closing the stream ends the subscription.
-// Identical listens share their backend streams (upstreams.Listens): an idle listen then costs
-// the gateway little more than the client's connection.
+// listen serves subscriptions/listen
+// (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions): a
+// long-lived SSE stream on which the registry first acknowledges, then forwards the backends'
+// list_changed and resources/updated notifications tagged with this request's id, each only if
+// this client subscribed to it and, for a resource, the caller's policy lets it read it.
+// Closing the stream ends the subscription; a client that falls too far behind has it ended
+// with upstreams.ListenOverflow. Identical listens share their backend streams
+// (upstreams.Listens): an idle listen then costs the gateway little more than the client's
+// connection.
 func (x *exchange) listen() error {
 	x.armKeepAlive()
 	params, hdr := x.req.Params, x.passHeaders()
-	visible, _ := x.s.visibility(x) // resource subscriptions follow the caller's policy
+	visible, _ := x.s.visibility(x) // subscriptions and every resources/updated follow the caller's policy
+	caller := upstreams.ListenCaller{Visible: visible, Dropped: x.s.metrics.ListenDropped}
 	x.shed()
-	err := x.s.listens.Listen(x.ctx, x.req.ID, params, hdr, visible, func(msg []byte) error {
+	err := x.s.listens.ListenFor(x.ctx, x.req.ID, params, hdr, caller, func(msg []byte) error {
 		// The registry emits the acknowledgement first and, when every backend stream has
 		// ended, the listen's final result; the stream starts with the first message, so an
 		// invalid request is still answered with a plain JSON error.

@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
 
 	"github.com/mcp-gateway/gateway/internal/mcptest"
@@ -183,4 +185,12 @@ func TestListensShareABackendStream(t *testing.T) {
 	}
 	b.cancel()
 	mcptest.WaitFor(t, "the backend stream closes", func() bool { open, _ := fan.counts(); return open == 0 })
+}
+
+// The causes the registry reports for a dropped listen notification are the metric's closed
+// label set: none of them folds into _other.
+func TestListenDropCausesAreMetricLabels(t *testing.T) {
+	if got, want := upstreams.DropCauses(), metrics.DropCauses(); !slices.Equal(got, want) {
+		t.Fatalf("upstreams reports %v, the metric knows %v", got, want)
+	}
 }

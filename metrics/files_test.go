@@ -48,6 +48,7 @@ func recorderSchema(t *testing.T) schema {
 		"event":    append(Events(), Other),
 		"result":   {cacheHit, cacheMiss, Other},
 		"op":       append(RedisOps(), Other),
+		"cause":    append(DropCauses(), Other),
 	}}
 	for _, mf := range mfs {
 		s.labels[mf.GetName()] = []string{}

@@ -138,6 +138,25 @@ const (
 	RedisOpNotice = "notice"
 )
 
+// Causes of a notification not relayed to a listening client
+// (mcp_gateway_listen_notifications_dropped_total, label cause).
+const (
+	// DropUnsubscribed is a notification the client did not subscribe to: a
+	// list_changed kind it did not ask for, a resources/updated outside its
+	// resource subscriptions. Steady growth means a backend that broadcasts.
+	DropUnsubscribed = "unsubscribed"
+	// DropHidden is a resources/updated for a resource the caller's policy
+	// does not let it read.
+	DropHidden = "hidden"
+	// DropCoalesced is a resources/updated for a sub-resource relayed as one
+	// for the subscribed URI above it, because the client fell behind.
+	DropCoalesced = "coalesced"
+	// DropOverflow is a notification lost because the client fell so far
+	// behind that even coalesced its queue overflowed; its listen then ends
+	// with an error.
+	DropOverflow = "overflow"
+)
+
 // Circuit-breaker states (mcp_gateway_upstream_circuit_state).
 const (
 	// CircuitClosed lets every call through.
@@ -211,6 +230,11 @@ func RateDecisions() []string {
 // RedisOps returns the Redis operation names, without Other.
 func RedisOps() []string {
 	return []string{RedisOpNonce, RedisOpRateLimit, RedisOpCacheGet, RedisOpCacheSet, RedisOpPing, RedisOpNotice}
+}
+
+// DropCauses returns the causes of a dropped listen notification, without Other.
+func DropCauses() []string {
+	return []string{DropUnsubscribed, DropHidden, DropCoalesced, DropOverflow}
 }
 
 // closedSet maps the values of one label to dense indices; the last index is

@@ -111,6 +111,15 @@ func (r *Recorder) RedisError(op string) {
 	r.redisErrors.at1(r.redisOps.of(op)).Inc()
 }
 
+// ListenDropped counts n notifications not relayed to one listening client;
+// cause is one of the Drop constants.
+func (r *Recorder) ListenDropped(cause string, n int) {
+	if r == nil || n <= 0 {
+		return
+	}
+	r.listenDropped.at1(r.dropCauses.of(cause)).Add(float64(n))
+}
+
 // InFlight marks a client request as started and returns the function that
 // marks it finished; call that exactly once (typically deferred).
 func (r *Recorder) InFlight() (done func()) {

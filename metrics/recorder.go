@@ -25,6 +25,7 @@ const (
 	NameUpstreamCircuit    = "mcp_gateway_upstream_circuit_state"
 	NameListCacheRequests  = "mcp_gateway_list_cache_requests_total"
 	NameRedisErrors        = "mcp_gateway_redis_errors_total"
+	NameListenDropped      = "mcp_gateway_listen_notifications_dropped_total"
 	NameBuildInfo          = "mcp_gateway_build_info"
 )
 
@@ -41,6 +42,7 @@ func MetricNames() []string {
 		NameUpstreamDuration, NameAuthFailures, NameAuthzDecisions, NameMRTREvents,
 		NameRateLimitDecisions, NameRequestsInFlight, NameSSEStreamsOpen, NameUpstreamUp,
 		NameUpstreamCircuit, NameListCacheRequests, NameRedisErrors, NameBuildInfo,
+		NameListenDropped,
 	}
 }
 
@@ -60,7 +62,7 @@ var ErrRegister = errors.New("metrics: register")
 type Recorder struct {
 	methods, outcomes, upstreams, authReasons, decisions closedSet
 	events, mrtrReasons, rateDecisions, cacheResults     closedSet
-	redisOps                                             closedSet
+	redisOps, dropCauses                                 closedSet
 
 	requests         *table[prometheus.Counter]  // method × outcome
 	requestDuration  *table[prometheus.Observer] // method
@@ -72,6 +74,7 @@ type Recorder struct {
 	rateLimits       *table[prometheus.Counter]  // decision
 	listCache        *table[prometheus.Counter]  // result
 	redisErrors      *table[prometheus.Counter]  // op
+	listenDropped    *table[prometheus.Counter]  // cause
 
 	inFlight, streams prometheus.Gauge
 	// Prepared once so that InFlight and StreamOpened return them without
@@ -99,6 +102,7 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 		rateDecisions: newClosedSet(RateDecisions()),
 		cacheResults:  newClosedSet([]string{cacheHit, cacheMiss}),
 		redisOps:      newClosedSet(RedisOps()),
+		dropCauses:    newClosedSet(DropCauses()),
 	}
 	var cs []prometheus.Collector
 	r.buildTraffic(&cs)
@@ -143,6 +147,9 @@ func (r *Recorder) buildEvents(cs *[]prometheus.Collector) {
 		"Merged list cache lookups by result.", "result").WithLabelValues, r.cacheResults)
 	r.redisErrors = newTable(r.newCounterVec(cs, NameRedisErrors,
 		"Failed Redis operations by operation.", "op").WithLabelValues, r.redisOps)
+	r.listenDropped = newTable(r.newCounterVec(cs, NameListenDropped,
+		"Notifications a backend sent on a listen stream that a listening client was not sent, by cause.",
+		"cause").WithLabelValues, r.dropCauses)
 }
 
 func (r *Recorder) buildGauges(cs *[]prometheus.Collector, version string) {

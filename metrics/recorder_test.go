@@ -276,6 +276,7 @@ func touchEverything(r *Recorder) {
 	r.RateLimit(RateAllowed)
 	r.ListCache(true)
 	r.RedisError(RedisOpNonce)
+	r.ListenDropped(DropOverflow, 1)
 	r.InFlight()()
 	r.StreamOpened()()
 	r.SetUpstreamUp("a", true)

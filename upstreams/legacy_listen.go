@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -67,9 +66,12 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 	return f.legacyRelay(hctx, x, share)
 }
 
-// legacyRelay forwards the requested notifications of a legacy GET stream until it ends.
+// legacyRelay forwards the requested notifications of a legacy GET stream until it ends. The
+// stream carries everything the session hears, and the share asked for some of it: the rest is
+// not published (each subscriber still filters by its own subscriptions and policy).
 func (f *feed) legacyRelay(ctx context.Context, x *legacyExchange, share *subscriptions) error {
 	rw := uriRewriter{ns: x.r.ns, upstream: x.b.name}
+	flt := newListenFilter(share, x.r.namespacedURI(x.b.name))
 	for {
 		data, err := x.sse.next()
 		switch {
@@ -87,30 +89,13 @@ func (f *feed) legacyRelay(ctx context.Context, x *legacyExchange, share *subscr
 		case m.ID != nil:
 			x.answer(ctx, m)
 			continue
-		case !wanted(share, m):
-			continue
 		}
 		if ev, ok := eventOf(rw, m); ok {
-			f.publish(ev)
+			if _, wanted := flt.covers(ev); wanted {
+				f.publish(ev)
+			}
 		}
 	}
-}
-
-// wanted reports whether a notification from a legacy GET stream belongs to the share: the
-// stream carries everything the session hears, the client asked for some of it.
-func wanted(share *subscriptions, m *jsonrpc.Message) bool {
-	switch m.Method {
-	case notifToolsListChanged:
-		return share.ToolsListChanged
-	case notifPromptsListChanged:
-		return share.PromptsListChanged
-	case notifResourcesListChanged:
-		return share.ResourcesListChanged
-	case notifResourcesUpdated:
-		uri, ok := updatedURI(m.Params)
-		return ok && slices.Contains(share.ResourceSubscriptions, uri)
-	}
-	return false
 }
 
 // legacyDelete ends a session with DELETE (405 is allowed, digest §7); best effort.

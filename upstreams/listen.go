@@ -24,27 +24,30 @@ func (s *subscriptions) empty() bool {
 	return !s.ToolsListChanged && !s.PromptsListChanged && !s.ResourcesListChanged && len(s.ResourceSubscriptions) == 0
 }
 
-// Listen serves subscriptions/listen (digest §5.5). It first emits the gateway's own
-// notifications/subscriptions/acknowledged with the honoured subset of the request: the
-// list_changed kinds some backend supports, and the resource subscriptions whose URIs name a
-// configured backend that supports resource subscriptions and that visible allows (the caller's
-// policy: a caller must not learn when a resource it may not read changes; nil allows every
-// resource). It then listens to every backend that
-// has a share, and emits their list_changed and resources/updated notifications re-tagged with
-// the client's id (URIs in namespaced form); backends' acknowledgements and anything else are
-// dropped. Backends that fail are skipped. Listen returns nil when ctx is done (the client closed
-// the stream) or after emitting the graceful-end result once every backend stream has ended; it
+// Listen serves subscriptions/listen
+// (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions). It
+// first emits the gateway's own notifications/subscriptions/acknowledged with the honoured
+// subset of the request: the list_changed kinds some backend supports, and the resource
+// subscriptions whose URIs name a configured backend that supports resource subscriptions and
+// that visible allows (the caller's policy: a caller must not learn when a resource it may not
+// read changes; nil allows every resource). It then listens to every backend that has a share,
+// and emits their list_changed and resources/updated notifications re-tagged with the client's
+// id (URIs in namespaced form), each only if the client subscribed to it on that backend and,
+// for resources/updated, visible allows the resource; backends' acknowledgements and anything
+// else are dropped. Backends that fail are skipped. Listen returns nil when ctx is done (the
+// client closed the stream), after emitting the graceful-end result once every backend stream
+// has ended, or after emitting the ListenOverflow error when the client fell too far behind; it
 // returns emit's error if emit fails. emit is never called concurrently, and only on the
 // caller's goroutine.
 //
 // Each call opens backend streams of its own; Listens.Listen shares them between identical
 // listens.
 func (r *Registry) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, visible func(Kind, Target) bool, emit func(msg []byte) error) error {
-	return r.listen(ctx, nil, id, params, hdr, visible, emit)
+	return r.listen(ctx, nil, defaultQueueLimits, id, params, hdr, ListenCaller{Visible: visible}, emit)
 }
 
 // listen is Listen with the backend streams taken from hub (nil: private streams).
-func (r *Registry) listen(ctx context.Context, hub *Listens, id, params json.RawMessage, hdr http.Header, visible func(Kind, Target) bool, emit func(msg []byte) error) error {
+func (r *Registry) listen(ctx context.Context, hub *Listens, limits queueLimits, id, params json.RawMessage, hdr http.Header, c ListenCaller, emit func(msg []byte) error) error {
 	meta, want, err := parseListen(params)
 	if err != nil {
 		return err
@@ -53,8 +56,8 @@ func (r *Registry) listen(ctx context.Context, hub *Listens, id, params json.Raw
 	if err != nil {
 		return err
 	}
-	honoured, shares := r.planListen(ctx, want, hdr, visible)
-	s := newSubscriber()
+	honoured, shares := r.planListen(ctx, want, hdr, c.Visible)
+	s := newSubscriber(limits, c)
 	defer s.leave()
 	// Join before acknowledging: a client that has the acknowledgement is subscribed, and what a
 	// shared backend stream delivers meanwhile waits in s's queue until relay sends it.
@@ -215,6 +218,14 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 type listenEvent struct {
 	method string
 	uri    string // the namespaced URI of resources/updated; empty otherwise
+	target string // the backend-side URI of resources/updated, for the subscription and policy
+	cover  string // the namespaced URI of the subscription that covers it (see listenFilter)
+}
+
+// namespacedURI returns the function that gives a backend-side URI of upstream its namespaced
+// form.
+func (r *Registry) namespacedURI(upstream string) func(string) string {
+	return func(uri string) string { return r.ns.name(KindResource, Target{Upstream: upstream, Name: uri}) }
 }
 
 // eventOf returns the relayed form of a backend notification, or false for messages that are
@@ -228,7 +239,7 @@ func eventOf(rw uriRewriter, m *jsonrpc.Message) (listenEvent, bool) {
 		if !ok {
 			return listenEvent{}, false
 		}
-		return listenEvent{method: m.Method, uri: rw.ns.name(KindResource, Target{Upstream: rw.upstream, Name: uri})}, true
+		return listenEvent{method: m.Method, uri: rw.ns.name(KindResource, Target{Upstream: rw.upstream, Name: uri}), target: uri}, true
 	}
 	return listenEvent{}, false
 }

@@ -29,21 +29,27 @@ var errNoSubscribers = errors.New("upstreams: the last subscriber left the liste
 // before it joins. The request id and trace context the backend sees are those of the client
 // whose listen opened the stream.
 type Listens struct {
-	r     *Registry
-	mu    sync.Mutex
-	feeds map[string]*feed // the open shared streams by feedSpec.key
+	r      *Registry
+	limits queueLimits
+	mu     sync.Mutex
+	feeds  map[string]*feed // the open shared streams by feedSpec.key
 }
 
 // NewListens returns a Listens for the backends of r.
 func NewListens(r *Registry) *Listens {
-	return &Listens{r: r, feeds: make(map[string]*feed)}
+	return &Listens{r: r, limits: defaultQueueLimits, feeds: make(map[string]*feed)}
 }
 
 // Listen is Registry.Listen with backend streams shared between identical listens. A client
 // that leaves ends the backend streams only it still listens to; one that joins a stream already
 // open gets the notifications from then on.
 func (ls *Listens) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, visible func(Kind, Target) bool, emit func(msg []byte) error) error {
-	return ls.r.listen(ctx, ls, id, params, hdr, visible, emit)
+	return ls.ListenFor(ctx, id, params, hdr, ListenCaller{Visible: visible}, emit)
+}
+
+// ListenFor is Listen for a caller described by c.
+func (ls *Listens) ListenFor(ctx context.Context, id, params json.RawMessage, hdr http.Header, c ListenCaller, emit func(msg []byte) error) error {
+	return ls.r.listen(ctx, ls, ls.limits, id, params, hdr, c, emit)
 }
 
 // feedSpec is what opens one backend listen stream.
@@ -86,8 +92,12 @@ type feed struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when the stream has ended and every subscriber has heard so
 	mu     sync.Mutex
-	subs   map[*subscriber]struct{}
-	ended  bool
+	// subs maps each subscriber to what it subscribed to on this stream. Subscribers share a
+	// stream only when their shares are equal (see feedSpec.key), yet each is filtered by its
+	// own, so that no notification reaches a listener that did not ask for it, however the
+	// streams are shared.
+	subs  map[*subscriber]*listenFilter
+	ended bool
 }
 
 // join adds s to the stream of spec in hub, opening it if there is none; a nil hub opens a
@@ -97,29 +107,30 @@ func (hub *Listens) join(ctx context.Context, s *subscriber, spec *feedSpec) {
 	s.mu.Lock()
 	s.open++
 	s.mu.Unlock()
+	flt := newListenFilter(spec.share, spec.r.namespacedURI(spec.b.name))
 	var key string
 	if hub != nil {
 		key = spec.key()
 		hub.mu.Lock()
 		defer hub.mu.Unlock()
 		if f := hub.feeds[key]; f != nil {
-			f.add(s)
+			f.add(s, flt)
 			return
 		}
 	}
 	fctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	f := &feed{spec: *spec, hub: hub, key: key, cancel: cancel, done: make(chan struct{}),
-		subs: make(map[*subscriber]struct{}, 1)}
-	f.add(s)
+		subs: make(map[*subscriber]*listenFilter, 1)}
+	f.add(s, flt)
 	if hub != nil {
 		hub.feeds[key] = f
 	}
 	go f.run(fctx)
 }
 
-func (f *feed) add(s *subscriber) {
+func (f *feed) add(s *subscriber, flt *listenFilter) {
 	f.mu.Lock()
-	f.subs[s] = struct{}{}
+	f.subs[s] = flt
 	f.mu.Unlock()
 	s.feeds = append(s.feeds, f)
 }
@@ -154,9 +165,10 @@ func (f *feed) finish() {
 	close(f.done)
 }
 
-// publish hands ev to every subscriber. It never waits for a client. A list_changed first
-// drops the backend's cached lists, so subscribers that list again on hearing it get the new
-// list from this replica, and is reported to Options.OnListChanged for the other replicas.
+// publish hands ev to every subscriber that subscribed to it and may see it. It never waits
+// for a client. A list_changed first drops the backend's cached lists, so subscribers that list
+// again on hearing it get the new list from this replica, and is reported to
+// Options.OnListChanged for the other replicas.
 func (f *feed) publish(ev listenEvent) {
 	if ev.method != notifResourcesUpdated {
 		r, name := f.spec.r, f.spec.b.name
@@ -165,10 +177,11 @@ func (f *feed) publish(ev listenEvent) {
 			r.onListChanged(name, ev.method)
 		}
 	}
+	upstream := f.spec.b.name
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for s := range f.subs {
-		s.push(ev)
+	for s, flt := range f.subs {
+		s.offer(upstream, flt, ev)
 	}
 }
 
@@ -196,29 +209,69 @@ func (f *feed) remove(s *subscriber) {
 
 // subscriber is one client listen: the notifications of its backend streams wait in queue
 // until the client's own goroutine writes them, so a slow client holds up no other subscriber
-// of a shared stream.
+// of a shared stream. The queue is bounded (see eventQueue): a client that falls behind gets
+// coalesced resource updates, and one that overflows even those has its listen ended with
+// ListenOverflow, since it has then missed notifications it cannot learn of otherwise.
 type subscriber struct {
-	wake  chan struct{} // signalled, never blocking, when queue or open changed
-	feeds []*feed       // written only by the client's goroutine
-	mu    sync.Mutex
-	queue []listenEvent
-	open  int // backend streams that have not ended
+	wake   chan struct{} // signalled, never blocking, when queue or open changed
+	feeds  []*feed       // written only by the client's goroutine
+	caller ListenCaller
+	mu     sync.Mutex
+	queue  eventQueue
+	open   int  // backend streams that have not ended
+	over   bool // the queue overflowed: the listen ends, and nothing more is queued
 }
 
-func newSubscriber() *subscriber {
-	return &subscriber{wake: make(chan struct{}, 1)}
+func newSubscriber(limits queueLimits, c ListenCaller) *subscriber {
+	return &subscriber{wake: make(chan struct{}, 1), caller: c, queue: eventQueue{limits: limits}}
+}
+
+// offer queues ev, from the backend upstream, for the client if flt (what the client
+// subscribed to on that backend's stream) covers it and the caller's policy lets it read the
+// resource a resources/updated names. Otherwise the drop is reported to ListenCaller.Dropped.
+// Neither check nor the queue depends on what else is queued: offer is O(1) however slow the
+// client.
+func (s *subscriber) offer(upstream string, flt *listenFilter, ev listenEvent) {
+	cover, ok := flt.covers(ev)
+	switch {
+	case !ok:
+		s.drop(DropUnsubscribed, 1)
+		return
+	case ev.method == notifResourcesUpdated && s.caller.Visible != nil &&
+		!s.caller.Visible(KindResource, Target{Upstream: upstream, Name: ev.target}):
+		s.drop(DropHidden, 1)
+		return
+	}
+	ev.cover = cover
+	s.push(ev)
 }
 
 // push queues ev unless the same notification is still waiting: a client that has not yet
-// been told a list changed, or a resource was updated, learns nothing more from a second
-// copy. So the queue of a slow client stays bounded by the kinds and URIs of its share.
+// been told a list changed, or a resource was updated, learns nothing more from a second copy.
+// When even coalesced the queue cannot hold ev, it is emptied and the listen is marked to end
+// with ListenOverflow; nothing more is queued.
 func (s *subscriber) push(ev listenEvent) {
 	s.mu.Lock()
-	if !slices.Contains(s.queue, ev) {
-		s.queue = append(s.queue, ev)
+	coalesced, lost := 0, 0
+	if s.over {
+		lost = 1
+	} else if c, ok := s.queue.push(ev); ok {
+		coalesced = c
+	} else {
+		lost = s.queue.len() + 1
+		s.queue.reset()
+		s.over = true
 	}
 	s.mu.Unlock()
+	s.drop(DropCoalesced, coalesced)
+	s.drop(DropOverflow, lost)
 	s.signal()
+}
+
+func (s *subscriber) drop(cause string, n int) {
+	if n > 0 && s.caller.Dropped != nil {
+		s.caller.Dropped(cause, n)
+	}
 }
 
 func (s *subscriber) ended() {
@@ -235,19 +288,22 @@ func (s *subscriber) signal() {
 	}
 }
 
-func (s *subscriber) take() ([]listenEvent, int) {
+// take returns the waiting notifications, oldest first, and empties the queue; open is the
+// number of backend streams still open, over whether the queue overflowed.
+func (s *subscriber) take() (q []listenEvent, open int, over bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q := s.queue
-	s.queue = nil // an idle listen holds no queue
-	return q, s.open
+	q = s.queue.items
+	s.queue.reset() // an idle listen holds no queue
+	return q, s.open, s.over
 }
 
-// relay emits the queued notifications, tagged with id, until ctx is done, emit fails, or
-// every backend stream has ended; then it emits the graceful-end result.
+// relay emits the queued notifications, tagged with id, until ctx is done, emit fails, the
+// queue overflows, or every backend stream has ended; then it emits the listen's end: the
+// overflow error, or the graceful-end result.
 func (s *subscriber) relay(ctx context.Context, id json.RawMessage, emit func([]byte) error) error {
 	for {
-		q, open := s.take()
+		q, open, over := s.take()
 		for _, ev := range q {
 			if ctx.Err() != nil {
 				return nil
@@ -256,10 +312,12 @@ func (s *subscriber) relay(ctx context.Context, id json.RawMessage, emit func([]
 				return err
 			}
 		}
-		if open == 0 {
-			if ctx.Err() != nil {
-				return nil
-			}
+		switch {
+		case ctx.Err() != nil && (over || open == 0):
+			return nil
+		case over:
+			return emit(jsonrpc.AppendError(nil, id, ListenOverflow))
+		case open == 0:
 			return emit(jsonrpc.AppendResult(nil, id, listenEndResult(id)))
 		}
 		select {

@@ -313,16 +313,16 @@ func TestListensSlowSubscriberHoldsUpNoOther(t *testing.T) {
 }
 
 func TestSubscriberQueueCoalesces(t *testing.T) {
-	s := newSubscriber()
+	s := newSubscriber(defaultQueueLimits, ListenCaller{})
 	for range 10 {
 		s.push(listenEvent{method: notifToolsListChanged})
 		s.push(listenEvent{method: notifResourcesUpdated, uri: "a+mem://x"})
 		s.push(listenEvent{method: notifResourcesUpdated, uri: "a+mem://y"})
 	}
-	if q, _ := s.take(); len(q) != 3 {
+	if q, _, _ := s.take(); len(q) != 3 {
 		t.Fatalf("queue %v, want one of each pending notification", q)
 	}
-	if q, _ := s.take(); q != nil {
+	if q, _, _ := s.take(); q != nil {
 		t.Fatalf("queue %v after take, want none", q)
 	}
 }
