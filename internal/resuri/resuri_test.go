@@ -95,18 +95,18 @@ var refused = []string{
 	"file:///x%C3",
 	"file:///x%FF",
 	"file:///x%C0%AE%C0%AE/secret", // overlong UTF-8 for ".."
-	"file:///x%E2%80%8B",            // zero-width space, encoded
+	"file:///x%E2%80%8B",           // zero-width space, encoded
 	"file:///x\u200b",
 	"file:///x\u202e",
 	"file:///x\u00a0",
 	"file:///x\u2028",
 	"file:///x\u0085",
-	"file:///public\uff0f..\uff0fsecret",      // full-width solidus
-	"file:///public/\uff0e\uff0e/secret",     // full-width full stop
-	"file:///public/\u2024\u2024/secret",     // one dot leader
-	"file:///public/\ufe52\ufe52/secret",     // small full stop
-	"file:///public\u2215..\u2215secret",     // division slash
-	"file:///public\uff3c..\uff3csecret",     // full-width reverse solidus
+	"file:///public\uff0f..\uff0fsecret", // full-width solidus
+	"file:///public/\uff0e\uff0e/secret", // full-width full stop
+	"file:///public/\u2024\u2024/secret", // one dot leader
+	"file:///public/\ufe52\ufe52/secret", // small full stop
+	"file:///public\u2215..\u2215secret", // division slash
+	"file:///public\uff3c..\uff3csecret", // full-width reverse solidus
 	"file:///x\ufffd",
 	"file:///x\xff",
 	"file:///x\"",
