@@ -200,3 +200,16 @@ func checkResourcePattern(p string) error {
 	}
 	return nil
 }
+
+// Denied reports whether a deny rule hides the item from pr (Decide would answer Hidden with
+// reason denied_by_rule). The gateway drops a resource embedded in a tool or prompt result when
+// a deny rule covers its URI: the tool's own rule authorised the call, an explicit deny on the
+// resource still holds. It does not log.
+func (p *Policy) Denied(pr *Principal, kind Kind, upstream, name string) bool {
+	return p.evaluate(pr, kind, upstream, name).Reason == DecisionDenied
+}
+
+// Denied is Policy().Denied.
+func (s *Service) Denied(p *Principal, kind Kind, upstream, name string) bool {
+	return s.policy.Denied(p, kind, upstream, name)
+}
