@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -11,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/devissuer"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/mcp-gateway/gateway/internal/resuri"
 )
 
@@ -414,6 +418,85 @@ func TestResourceResultsHidden(t *testing.T) {
 	for _, r := range f.fs.snapshot() {
 		if strings.HasPrefix(r.clean, "/secret") {
 			t.Errorf("backend read %q (sent %q)", r.clean, r.uri)
+		}
+	}
+}
+
+// TestResourceURILegacy: a pre-2026 backend behind the bridge (a real go-sdk server) also
+// receives only the normal form, and what it returns under a hidden URI is not relayed.
+func TestResourceURILegacy(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	lfs := mcptest.StartLegacyServer(t, "lfs", mcptest.WithoutDefaults(), mcptest.WithResourceTemplate(
+		&mcp.ResourceTemplate{URITemplate: "file:///public/{+path}", Name: "public"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			mu.Lock()
+			seen = append(seen, req.Params.URI)
+			mu.Unlock()
+			u, err := url.Parse(req.Params.URI)
+			if err != nil {
+				return nil, mcp.ResourceNotFoundError(req.Params.URI)
+			}
+			p := path.Clean(u.Path)
+			if p == "/public/link" { // resolves out of the public tree
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "file:///secret/key", Text: fsSecret}}}, nil
+			}
+			s, ok := fsFiles[p]
+			if !ok || s == "" {
+				return nil, mcp.ResourceNotFoundError(req.Params.URI)
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "file://" + p, Text: s}}}, nil
+		}))
+	iss := newIssuer(t)
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = false
+		c.Server.PublicURL = testResource
+		c.HealthInterval = time.Hour
+		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
+		c.Upstreams[0].Protocol = "2025-11-25"
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "no-secret", Upstream: "lfs", Resources: []string{"file:///secret/*"}, Effect: authz.EffectDeny},
+			{ID: "public", Upstream: "lfs", Resources: []string{"file:///public/**"}},
+		}
+	}, lfs)
+	tok, err := iss.Mint(devissuer.Claims{"sub": "mallory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &resFixture{gw: gw, tok: tok}
+	hiddenStatus, hidden := f.read(t, "lfs+file:///secret/key")
+	for _, tt := range []struct{ uri, want string }{
+		{"lfs+file:///public/x/../a.txt", "file:///public/a.txt"},
+		{"lfs+FILE:///public/%61.txt", "file:///public/a.txt"},
+		{"lfs+file:///public/../secret/key", ""},
+		{"lfs+file:///public/%2e%2e/secret/key", ""},
+		{"lfs+file:///public/..%2Fsecret/key", ""},
+		{"lfs+file:///public/link", ""},
+	} {
+		mu.Lock()
+		before := len(seen)
+		mu.Unlock()
+		status, body := f.read(t, tt.uri)
+		mu.Lock()
+		got := append([]string(nil), seen[before:]...)
+		mu.Unlock()
+		if strings.Contains(body, fsSecret) {
+			t.Errorf("%s: the secret was relayed: %s", tt.uri, body)
+		}
+		switch {
+		case tt.want != "" && (status != http.StatusOK || len(got) != 1 || got[0] != tt.want):
+			t.Errorf("%s: %d %s; backend received %q, want exactly %q", tt.uri, status, body, got, tt.want)
+		case tt.want == "" && status != http.StatusBadRequest:
+			t.Errorf("%s: %d %s; want 400", tt.uri, status, body)
+		case tt.uri == "lfs+file:///public/link" && (status != hiddenStatus || body != hidden):
+			t.Errorf("%s: %d %s; want the hidden answer %s", tt.uri, status, body, hidden)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range seen {
+		if n, err := resuri.Normalize(s); err != nil || n != s || strings.Contains(s, "secret") {
+			t.Errorf("legacy backend received %q", s)
 		}
 	}
 }
