@@ -194,9 +194,13 @@ func (s *Stream) final(m *jsonrpc.Message) ([]byte, error) {
 	if m.Error != nil {
 		s.outcome = OutcomeError
 		e := m.Error
-		if data, ok := s.rw.errorData(e.Data); !ok {
+		data, ok := s.rw.errorData(e.Data)
+		switch {
+		case !ok && s.method == MethodResourcesRead:
 			return s.hiddenResource(), nil
-		} else if len(data) != len(e.Data) || !bytes.Equal(data, e.Data) {
+		case !ok:
+			e = &jsonrpc.Error{Code: e.Code, Message: e.Message} // its data names a hidden resource
+		case !bytes.Equal(data, e.Data):
 			e = &jsonrpc.Error{Code: e.Code, Message: e.Message, Data: data}
 		}
 		return jsonrpc.AppendError(nil, s.id, e), nil

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
 func TestResolveNormalizesResources(t *testing.T) {
@@ -93,5 +95,27 @@ func TestRewriteHidesResources(t *testing.T) {
 	got, err := solo.result(MethodResourcesRead, []byte(`{"contents":[{"uri":"file:///x/../a"},{"uri":"file:///secret/k","text":"S"}]}`))
 	if err != nil || string(got) != `{"contents":[{"uri":"file:///a"}]}` {
 		t.Errorf("no-prefix read: %s, %v", got, err)
+	}
+}
+
+// TestFinalErrorData: a backend error's data.uri (SEP-2164) is namespaced; one naming a hidden
+// resource is the hidden answer for resources/read and loses its data otherwise.
+func TestFinalErrorData(t *testing.T) {
+	ns := &namespace{sep: "__", known: map[string]bool{"fs": true}}
+	for _, tt := range []struct{ method, data, want string }{
+		{MethodResourcesRead, `{"uri":"file:///a/../missing"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Resource not found","data":{"uri":"fs+file:///missing"}}}`},
+		{MethodResourcesRead, `{"uri":"file:///secret/k"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"` + HiddenResourceMessage + `"}}`},
+		{MethodToolsCall, `{"uri":"file:///secret/k"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Resource not found"}}`},
+		{MethodToolsCall, `{"detail":"x"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Resource not found","data":{"detail":"x"}}}`},
+	} {
+		s := &Stream{method: tt.method, id: json.RawMessage("1"), rw: uriRewriter{ns: ns, upstream: "fs", visible: hideSecret}}
+		got, err := s.final(&jsonrpc.Message{Error: &jsonrpc.Error{Code: -32602, Message: "Resource not found", Data: json.RawMessage(tt.data)}})
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%s with data %s:\n got %s, %v\nwant %s", tt.method, tt.data, got, err, tt.want)
+		}
 	}
 }

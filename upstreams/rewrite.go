@@ -78,8 +78,9 @@ func rewriteParams(dst, params []byte, method string, t Target) ([]byte, error) 
 //     authorised the call and governs its output, so a resource no rule grants is relayed;
 //     an explicit deny on a resource holds wherever the backend puts it.
 //   - notifications/resources/updated on a response stream: dropped.
-//   - error data.uri (resource not found): namespaced; when hidden or not normalisable, the
-//     error becomes the hidden-resource answer.
+//   - error data.uri (SEP-2164 resource not found): namespaced; when hidden or not
+//     normalisable, a resources/read error becomes the hidden-resource answer, and any other
+//     method's error loses its data.
 type uriRewriter struct {
 	ns       *namespace
 	upstream string
