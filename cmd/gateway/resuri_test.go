@@ -500,3 +500,28 @@ func TestResourceURILegacy(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceExplain: the admin explain endpoint decides on the normal form too, so it cannot
+// say "allow" for a URI the gateway would hide or refuse.
+func TestResourceExplain(t *testing.T) {
+	f := startResourceGateway(t)
+	for _, tt := range []struct {
+		name, effect string
+		status       int
+	}{
+		{"file:///public/../secret/key", "hidden", 200},
+		{"FILE:///public/a.txt", "allow", 200},
+		{"file:///public/..%2Fsecret/key", "", 400},
+	} {
+		body, _ := json.Marshal(map[string]any{"claims": map[string]any{"sub": "x"}, "kind": "resource", "upstream": "fs", "name": tt.name})
+		status, _, out := post(t, "http://"+f.gw.Admin+"/authz/explain", http.Header{"Content-Type": {"application/json"}}, string(body))
+		var ex struct {
+			Decision struct {
+				Effect string `json:"effect"`
+			} `json:"decision"`
+		}
+		if status != tt.status || status == 200 && (json.Unmarshal([]byte(out), &ex) != nil || ex.Decision.Effect != tt.effect) {
+			t.Errorf("explain %q: %d %s; want %d %s", tt.name, status, out, tt.status, tt.effect)
+		}
+	}
+}
