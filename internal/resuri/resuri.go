@@ -273,17 +273,15 @@ func uriChar(c byte) bool {
 // confusables are non-ASCII characters that NFKC (applied by some file systems, IDNA, and
 // Python's urllib netloc check) or lenient decoders fold onto an ASCII delimiter or dot.
 var confusables = [...][2]rune{
-	{0xFF00, 0xFFEF}, // half-width and full-width forms: ／ ＼ ． ％ ？ ＃ ： …
+	{0xFF00, 0xFFEF}, // half-width and full-width forms: ／ ＼ ． ％ ？ ＃ ： ｡ …
 	{0xFE10, 0xFE1F}, // vertical forms
 	{0xFE30, 0xFE6F}, // CJK compatibility and small form variants: ﹒ ﹨ ﹖ …
 	{0x2024, 0x2026}, // one/two dot leaders, ellipsis
 	{0x2044, 0x2044}, // fraction slash
 	{0x2100, 0x2106}, // ℀ ℁ ℅ ℆ (NFKC "a/c" …)
 	{0x2215, 0x2216}, // division slash, set minus
-	{0x2025, 0x2025},
 	{0x29F5, 0x29F9}, // reverse solidus operator, big solidus …
 	{0x3002, 0x3002}, // ideographic full stop (IDNA label separator)
-	{0xFF61, 0xFF61}, // half-width ideographic full stop
 	{0xE000, 0xF8FF}, // private use (and the template stand-ins)
 	{0xFFF0, 0xFFFF}, // specials, U+FFFD the decoder's replacement character
 }
