@@ -52,6 +52,7 @@ type fsBackend struct {
 	srv   *httptest.Server
 	mu    sync.Mutex
 	reads []fsRead
+	refs  []string // completion/complete ref.uri as received
 }
 
 func (b *fsBackend) snapshot() []fsRead {
@@ -75,6 +76,9 @@ func (b *fsBackend) serve(w http.ResponseWriter, r *http.Request) {
 		Params struct {
 			URI  string `json:"uri"`
 			Name string `json:"name"`
+			Ref  struct {
+				URI string `json:"uri"`
+			} `json:"ref"`
 		} `json:"params"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -125,6 +129,11 @@ func (b *fsBackend) serve(w http.ResponseWriter, r *http.Request) {
 			map[string]any{"type": "resource_link", "uri": "file:///public/%2e%2e/secret/key", "name": "k"},
 			map[string]any{"type": "resource", "resource": text("file:///public/..%2Fsecret/key", fsSecret)},
 		}, "resultType": "complete"})
+	case "completion/complete":
+		b.mu.Lock()
+		b.refs = append(b.refs, req.Params.Ref.URI)
+		b.mu.Unlock()
+		reply(map[string]any{"completion": map[string]any{"values": []string{"a.txt"}}, "resultType": "complete"})
 	case "prompts/get":
 		reply(map[string]any{"messages": []any{
 			map[string]any{"role": "user", "content": map[string]any{"type": "resource", "resource": text("file:///secret/key", fsSecret)}},
@@ -522,6 +531,41 @@ func TestResourceExplain(t *testing.T) {
 		}
 		if status != tt.status || status == 200 && (json.Unmarshal([]byte(out), &ex) != nil || ex.Decision.Effect != tt.effect) {
 			t.Errorf("explain %q: %d %s; want %d %s", tt.name, status, out, tt.status, tt.effect)
+		}
+	}
+}
+
+// TestResourceTemplateRefs: a completion ref to a resource template is normalised like a URI
+// (its expressions kept), decided on that form, and refused when its literal text holds a dot
+// segment, which an expression could expand around.
+func TestResourceTemplateRefs(t *testing.T) {
+	f := startResourceGateway(t)
+	complete := func(uri string) (int, string) {
+		return f.rpc(t, "completion/complete", "", map[string]any{
+			"ref": map[string]any{"type": "ref/resource", "uri": uri}, "argument": map[string]any{"name": "name", "value": "a"}})
+	}
+	for _, tt := range []struct {
+		uri, want string // want: the ref the backend receives, or "" for a 400 never forwarded
+	}{
+		{"fs+FILE:///public/{name}", "file:///public/{name}"},
+		{"fs+file:///public//{name}", "file:///public/{name}"},
+		{"fs+file:///secret/{name}", ""},
+		{"fs+file:///public/../secret/{name}", ""},
+		{"fs+file:///public/%2e%2e/secret/{name}", ""},
+		{"fs+file:///public/{name", ""},
+	} {
+		f.fs.mu.Lock()
+		before := len(f.fs.refs)
+		f.fs.mu.Unlock()
+		status, body := complete(tt.uri)
+		f.fs.mu.Lock()
+		got := append([]string(nil), f.fs.refs[before:]...)
+		f.fs.mu.Unlock()
+		switch {
+		case tt.want == "" && (status != http.StatusBadRequest || len(got) != 0):
+			t.Errorf("%s: %d %s, backend received %q; want 400, nothing forwarded", tt.uri, status, body, got)
+		case tt.want != "" && (status != http.StatusOK || len(got) != 1 || got[0] != tt.want):
+			t.Errorf("%s: %d %s, backend received %q; want exactly %q", tt.uri, status, body, got, tt.want)
 		}
 	}
 }
