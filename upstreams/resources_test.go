@@ -58,6 +58,8 @@ func TestRewriteHidesResources(t *testing.T) {
 			`{"contents":[{"uri":"file:///secret/k","text":"S"}]}`, "", errHiddenResource},
 		{"read item without uri dropped", MethodResourcesRead,
 			`{"contents":[{"text":"S"},{"uri":"file:///a","text":"t"}]}`, `{"contents":[{"uri":"fs+file:///a","text":"t"}]}`, nil},
+		{"read item with an escaped uri key", MethodResourcesRead,
+			`{"contents":[{"\u0075ri":"file:///secret/k","text":"S"}]}`, "", errHiddenResource},
 		{"read normalises", MethodResourcesRead,
 			`{"contents":[{"uri":"FILE:///a/./b","text":"t"}]}`, `{"contents":[{"uri":"fs+file:///a/b","text":"t"}]}`, nil},
 		{"tool drops hidden embedded resource and link", MethodToolsCall,
@@ -118,4 +120,30 @@ func TestFinalErrorData(t *testing.T) {
 			t.Errorf("%s with data %s:\n got %s, %v\nwant %s", tt.method, tt.data, got, err, tt.want)
 		}
 	}
+}
+
+// FuzzRewriteResult: whatever a backend returns, the relayed result is valid JSON and names no
+// hidden resource.
+func FuzzRewriteResult(f *testing.F) {
+	f.Add(`{"contents":[{"uri":"file:///a","text":"t"},{"uri":"file:///secret/k","text":"S"}]}`)
+	f.Add(`{"content":[{"type":"resource","resource":{"uri":"file:///x/../secret/k"}},{"type":"resource_link","uri":"FILE:///a"}]}`)
+	f.Add(`{"messages":[{"role":"user","content":[{"type":"resource_link","uri":"file:///secret/k"}]}]}`)
+	rw := uriRewriter{ns: &namespace{sep: "__", known: map[string]bool{"fs": true}}, upstream: "fs", visible: hideSecret, embedded: hideSecret}
+	f.Fuzz(func(t *testing.T, res string) {
+		if len(res) == 0 || res[0] != '{' || jsonrpc.Scan([]byte(res), jsonrpc.Limits{}) != nil {
+			return
+		}
+		for _, m := range []string{MethodResourcesRead, MethodToolsCall, MethodPromptsGet} {
+			out, err := rw.result(m, []byte(res))
+			if err != nil {
+				continue
+			}
+			if !json.Valid(out) {
+				t.Fatalf("%s of %s gave invalid JSON %s", m, res, out)
+			}
+			if strings.Contains(string(out), "fs+file:///secret/") {
+				t.Fatalf("%s of %s names a hidden resource: %s", m, res, out)
+			}
+		}
+	})
 }

@@ -113,9 +113,10 @@ func (u uriRewriter) embeddedURI(s string) (string, bool) {
 }
 
 // result rewrites the URIs in the result of method, or returns it unchanged when there are none
-// to rewrite (most results: checked with one bytes.Contains before any parsing).
+// to rewrite (most tool and prompt results: checked with one bytes.Contains before any parsing).
+// A resources/read result is always parsed: each of its items must carry a "uri" to be relayed.
 func (u uriRewriter) result(method string, res []byte) ([]byte, error) {
-	if !bytes.Contains(res, []byte(quotedURI)) {
+	if method != MethodResourcesRead && !bytes.Contains(res, []byte(quotedURI)) {
 		return res, nil
 	}
 	var member string
