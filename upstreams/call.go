@@ -270,7 +270,8 @@ func (s *Stream) Next() (msg []byte, final bool, err error) {
 				return msg, true, nil
 			}
 		case m.ID != nil:
-			// Digest §2.1: a 2026 response stream MUST NOT carry JSON-RPC requests.
+			// A 2026-07-28 response stream must not carry JSON-RPC requests (server-to-client
+			// requests go through MRTR instead).
 			err = fmt.Errorf("%w: %s: request %q on a response stream", ErrBadResponse, s.b.name, m.Method)
 		default:
 			if p, ok := s.rw.notification(m.Method, m.Params); ok {
