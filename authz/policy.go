@@ -95,7 +95,8 @@ type RuleConfig struct {
 	Tools []string `yaml:"tools"`
 	// Prompts are globs over backend prompt names.
 	Prompts []string `yaml:"prompts"`
-	// Resources are globs over backend resource URIs.
+	// Resources are globs over backend resource URIs in normal form; '*' and '**' mean
+	// different things in allow and deny rules (see uriGlobs).
 	Resources []string `yaml:"resources"`
 	// AnyScope: at least one of these scopes is required.
 	AnyScope []string `yaml:"anyScope"`
@@ -156,6 +157,11 @@ func (pc PolicyConfig) validate() error {
 				errs = append(errs, fmt.Errorf("%s: empty name pattern", at))
 			}
 		}
+		for _, p := range r.Resources {
+			if err := checkResourcePattern(p); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", at, err))
+			}
+		}
 		if r.Confirm && (len(r.Tools) == 0 || len(r.Prompts)+len(r.Resources) > 0) {
 			errs = append(errs, fmt.Errorf("%s (%s): confirm applies to tool calls only; list tools (for example tools: [\"*\"]) and put prompts and resources, which cannot be confirmed, in another rule", at, id))
 		}
@@ -209,7 +215,7 @@ type rule struct {
 	anyTarget bool // no tools/prompts/resources listed: every name of every kind
 	tools     globs
 	prompts   globs
-	resources globs
+	resources uriGlobs
 	anyScope  []string
 	allScopes []string
 	required  []string
@@ -227,7 +233,7 @@ func compileRule(r RuleConfig, i int) rule {
 	cr := rule{
 		index: i, id: ruleID(r, i), deny: r.Effect == EffectDeny, upstream: compileGlob(up),
 		anyTarget: len(r.Tools)+len(r.Prompts)+len(r.Resources) == 0,
-		tools:     compileGlobs(r.Tools), prompts: compileGlobs(r.Prompts), resources: compileGlobs(r.Resources),
+		tools:     compileGlobs(r.Tools), prompts: compileGlobs(r.Prompts), resources: compileURIGlobs(r.Resources),
 		anyScope: slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
 		confirm: r.Confirm, rateLimit: r.RateLimit,
 	}
@@ -264,7 +270,7 @@ func (r *rule) targets(kind Kind, upstream, name string) bool {
 	case KindPrompt:
 		return r.prompts.match(name)
 	case KindResource:
-		return r.resources.match(name)
+		return r.resources.match(name, r.deny)
 	default:
 		return false
 	}

@@ -3,10 +3,12 @@ package mcphttp
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // explainRequest is the body of POST /authz/explain on the admin listener.
@@ -43,6 +45,14 @@ func (a *Admin) explain(c echo.Context) error {
 	}
 	if (req.Token == "") == (req.Claims == nil) || req.Upstream == "" || req.Name == "" {
 		return c.JSON(http.StatusBadRequest, map[string]string{"error": "give exactly one of token or claims, and upstream and name"})
+	}
+	if kind == authz.KindResource {
+		// Explained as the gateway decides it: on the normal form, or refused.
+		n, err := upstreams.NormalizeResource(req.Name)
+		if err != nil {
+			return c.JSON(http.StatusBadRequest, map[string]string{"error": strings.TrimPrefix(err.Error(), "upstreams: ")})
+		}
+		req.Name = n
 	}
 	ex, err := a.deps.Auth.Explain(c.Request().Context(), authz.ExplainRequest{
 		Token: req.Token, Claims: req.Claims, Kind: kind, Upstream: req.Upstream, Name: req.Name,

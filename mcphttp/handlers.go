@@ -3,6 +3,8 @@ package mcphttp
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -76,6 +78,10 @@ func (x *exchange) complete() error {
 // backend's response.
 func (x *exchange) forward(kind upstreams.Kind, name string) error {
 	target, err := x.s.backends.Resolve(kind, name)
+	if errors.Is(err, upstreams.ErrBadURI) {
+		// Refused, never forwarded: the policy and the backend could read it differently.
+		return invalidParams("Invalid params: " + strings.TrimPrefix(err.Error(), "upstreams: "))
+	}
 	if err != nil {
 		return errUnknownName(kindNoun(kind))
 	}
@@ -109,6 +115,7 @@ func (x *exchange) call(ctx context.Context, target upstreams.Target, params jso
 	}
 	// Armed before the call: a backend may hold even its response headers until it is done.
 	x.armKeepAlive()
+	visible, embedded := x.resourcePolicy()
 	st, err := x.s.backends.Call(ctx, &upstreams.Call{
 		Method:          x.req.Method,
 		ID:              x.req.ID,
@@ -117,6 +124,8 @@ func (x *exchange) call(ctx context.Context, target upstreams.Target, params jso
 		ProtocolVersion: x.meta.ProtocolVersion,
 		Header:          x.passHeaders(),
 		SubjectToken:    x.subjectToken(target.Upstream),
+		Visible:         visible,
+		Embedded:        embedded,
 	})
 	if err != nil {
 		return err
@@ -183,4 +192,18 @@ func (x *exchange) discover() error {
 	}
 	x.writeResult(b)
 	return nil
+}
+
+// resourcePolicy is the caller's policy for the resources a backend's answer names: visible
+// for what it may read (resources/read contents, resources/updated), embedded for what may
+// appear in a tool or prompt result (not covered by a deny rule). Nil, nil without auth.
+func (x *exchange) resourcePolicy() (visible, embedded func(upstreams.Kind, upstreams.Target) bool) {
+	if x.s.auth == nil {
+		return nil, nil
+	}
+	visible, _ = x.s.visibility(x)
+	p := x.principal
+	return visible, func(k upstreams.Kind, t upstreams.Target) bool {
+		return !x.s.auth.Denied(p, authzKinds[k], t.Upstream, t.Name)
+	}
 }

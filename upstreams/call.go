@@ -34,6 +34,12 @@ type Call struct {
 	// configured for token exchange: it is exchanged for the backend's own token and never
 	// sent to the backend itself.
 	SubjectToken string
+	// Visible is the caller's policy for the resources a result names (see uriRewriter):
+	// nothing under a resource URI it hides is relayed. Nil shows every resource.
+	Visible func(Kind, Target) bool
+	// Embedded says whether a resource may appear in a tool or prompt result (see
+	// uriRewriter). Nil allows every resource whose URI normalises.
+	Embedded func(Kind, Target) bool
 }
 
 // Stream yields a backend's messages for one call, in order, as complete JSON-RPC messages with
@@ -60,6 +66,7 @@ type Stream struct {
 	done    bool
 	start   time.Time
 	once    sync.Once
+	dropped int // notifications not relayed (resources the caller may not see)
 }
 
 // Call forwards c to its backend and returns the response stream once the backend has answered
@@ -86,13 +93,13 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 		name = c.Target.Name // digest §2.2: only these three carry Mcp-Name
 	}
 	return r.open(ctx, b, c.ID, &outgoing{method: c.Method, name: name, version: c.ProtocolVersion, pass: c.Header, body: body,
-		subject: c.SubjectToken, fromCaller: true})
+		subject: c.SubjectToken, fromCaller: true, visible: c.Visible, embedded: c.Embedded})
 }
 
 // open sends o and prepares the Stream of its response; id is the id the final response gets.
 func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *outgoing) (*Stream, error) {
 	s := &Stream{r: r, b: b, method: o.method, id: id, start: r.now(), probe: o.probe,
-		rw: uriRewriter{ns: r.ns, upstream: b.name}}
+		rw: uriRewriter{ns: r.ns, upstream: b.name, visible: o.visible, embedded: o.embedded}}
 	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
 	if legacy, _, err := r.isLegacy(s.ctx, b); err != nil {
 		s.fail(err)
@@ -186,10 +193,24 @@ func (s *Stream) final(m *jsonrpc.Message) ([]byte, error) {
 	s.last = m
 	if m.Error != nil {
 		s.outcome = OutcomeError
-		return jsonrpc.AppendError(nil, s.id, m.Error), nil
+		e := m.Error
+		data, ok := s.rw.errorData(e.Data)
+		switch {
+		case !ok && s.method == MethodResourcesRead:
+			return s.hiddenResource(), nil
+		case !ok:
+			e = &jsonrpc.Error{Code: e.Code, Message: e.Message} // its data names a hidden resource
+		case !bytes.Equal(data, e.Data):
+			e = &jsonrpc.Error{Code: e.Code, Message: e.Message, Data: data}
+		}
+		return jsonrpc.AppendError(nil, s.id, e), nil
 	}
 	s.outcome = OutcomeOK
 	res, err := s.rw.result(s.method, m.Result)
+	if errors.Is(err, errHiddenResource) {
+		s.outcome = OutcomeError
+		return s.hiddenResource(), nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: result: %v", ErrBadResponse, s.b.name, err)
 	}
@@ -232,29 +253,49 @@ func (s *Stream) Next() (msg []byte, final bool, err error) {
 	if s.leg != nil {
 		return s.nextLegacy()
 	}
-	data, err := s.sse.next()
-	if err != nil {
-		err = s.readError(err)
+	for {
+		data, err := s.sse.next()
+		if err != nil {
+			err = s.readError(err)
+			s.fail(err)
+			return nil, false, err
+		}
+		m, err := jsonrpc.DecodeMessage(data, jsonLimits(s.b.maxBytes))
+		switch {
+		case err != nil:
+			err = fmt.Errorf("%w: %s: event is not a JSON-RPC message", ErrBadResponse, s.b.name)
+		case m.IsResponse():
+			if msg, err = s.final(m); err == nil {
+				s.finish(s.outcome, nil)
+				return msg, true, nil
+			}
+		case m.ID != nil:
+			// A 2026-07-28 response stream must not carry JSON-RPC requests (server-to-client
+			// requests go through MRTR instead).
+			err = fmt.Errorf("%w: %s: request %q on a response stream", ErrBadResponse, s.b.name, m.Method)
+		default:
+			if p, ok := s.rw.notification(m.Method, m.Params); ok {
+				return jsonrpc.AppendNotification(nil, m.Method, p), false, nil
+			}
+			// About a resource the caller may not see: consumed, and the next event read.
+			if s.dropped++; s.dropped <= maxSkippedNotifications {
+				continue
+			}
+			err = fmt.Errorf("%w: %s: too many notifications dropped", ErrBadResponse, s.b.name)
+		}
 		s.fail(err)
 		return nil, false, err
 	}
-	m, err := jsonrpc.DecodeMessage(data, jsonLimits(s.b.maxBytes))
-	switch {
-	case err != nil:
-		err = fmt.Errorf("%w: %s: event is not a JSON-RPC message", ErrBadResponse, s.b.name)
-	case m.IsResponse():
-		if msg, err = s.final(m); err == nil {
-			s.finish(s.outcome, nil)
-			return msg, true, nil
-		}
-	case m.ID != nil:
-		// Digest §2.1: a 2026 response stream MUST NOT carry JSON-RPC requests.
-		err = fmt.Errorf("%w: %s: request %q on a response stream", ErrBadResponse, s.b.name, m.Method)
-	default:
-		return jsonrpc.AppendNotification(nil, m.Method, s.rw.notification(m.Method, m.Params)), false, nil
-	}
-	s.fail(err)
-	return nil, false, err
+}
+
+// hiddenResource is the final response for a result (or error) that names only resources the
+// caller may not see: the answer a hidden resource gets from the gateway itself, status and
+// bytes, so the caller cannot tell the two apart. The result is not relayed.
+func (s *Stream) hiddenResource() []byte {
+	s.outcome = OutcomeError
+	s.status = http.StatusBadRequest
+	s.last = &jsonrpc.Message{Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, HiddenResourceMessage)}
+	return jsonrpc.AppendError(nil, s.id, s.last.Error)
 }
 
 // SSE reports whether the backend answered with an event stream; the caller then streams too.

@@ -37,6 +37,10 @@ type outgoing struct {
 	// the gateway's own discover, probe and listen requests.
 	fromCaller bool
 	reader     bytes.Reader // reads body for the request, set by send
+
+	// visible and embedded are the caller's resource policy for the URIs in the response
+	// (Call.Visible, Call.Embedded).
+	visible, embedded func(Kind, Target) bool
 }
 
 // send POSTs o to b and returns the response once its headers have arrived. ctx bounds the

@@ -350,6 +350,9 @@ func (r *Registry) addItems(p *part, b *backend, spec listSpec, arr []byte) erro
 			if !ok || name == "" {
 				return nil, false
 			}
+			if name, ok = listedName(spec.kind, name); !ok {
+				return nil, false // a URI the gateway would refuse: not listed
+			}
 			target = Target{Upstream: b.name, Name: name}
 			return appendString(nil, r.ns.name(spec.kind, target)), true
 		})

@@ -77,21 +77,34 @@ func (r *Registry) Resolve(kind Kind, namespaced string) (Target, error) {
 // Namespaced is the inverse of Resolve: the client-facing name of a backend-side item.
 func (r *Registry) Namespaced(kind Kind, t Target) string { return r.ns.name(kind, t) }
 
+// A resource URI (or URI template) resolves to its normal form (NormalizeResource): policy
+// decides on it and the backend receives it, so the two cannot read different resources. One
+// that cannot be normalised is ErrBadURI.
 func (ns *namespace) resolve(kind Kind, s string) (Target, error) {
-	if ns.noPrefix {
+	var t Target
+	switch {
+	case ns.noPrefix:
 		if s == "" {
 			return Target{}, fmt.Errorf("%w: empty %s name", ErrUnknownName, kind)
 		}
-		return Target{Upstream: ns.only, Name: s}, nil
-	}
-	if kind == KindResource {
+		t = Target{Upstream: ns.only, Name: s}
+	case kind == KindResource:
 		up, rest, ok := strings.Cut(s, uriJoin)
 		if !ok || rest == "" || !ns.known[up] {
 			return Target{}, fmt.Errorf("%w: resource URI names no configured upstream", ErrUnknownName)
 		}
-		return Target{Upstream: up, Name: rest}, nil
+		t = Target{Upstream: up, Name: rest}
+	default:
+		return ns.resolveName(kind, s)
 	}
-	return ns.resolveName(kind, s)
+	if kind == KindResource {
+		n, err := NormalizeResource(t.Name)
+		if err != nil {
+			return Target{}, err
+		}
+		t.Name = n
+	}
+	return t, nil
 }
 
 // resolveName splits at the first separator that follows a configured backend name, so tool

@@ -2,6 +2,9 @@ package upstreams
 
 import (
 	"bytes"
+	"errors"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
 // MCP method names the forwarder treats specially.
@@ -61,18 +64,59 @@ func rewriteParams(dst, params []byte, method string, t Target) ([]byte, error) 
 	})
 }
 
-// uriRewriter maps backend-side resource URIs found in results back to namespaced form.
+// uriRewriter maps the resource URIs a backend returns to what the client may see
+// (namespace.clientResource): each is normalised, checked against the caller's policy, and
+// namespaced. What sits under a URI that cannot be normalised or that the caller may not read
+// is not relayed:
+//
+//   - resources/read: such contents items are dropped; when none is left the whole answer is
+//     the one a hidden resource gets (errHiddenResource), so a read that a backend resolves to a
+//     hidden resource looks exactly like a read of that resource.
+//   - tools/call content and prompts/get messages: an embedded resource or a resource_link is
+//     dropped (and a prompt message whose only content it was) when its URI cannot be
+//     normalised or a deny rule covers it for the caller. The tool's or prompt's own rule
+//     authorised the call and governs its output, so a resource no rule grants is relayed;
+//     an explicit deny on a resource holds wherever the backend puts it.
+//   - notifications/resources/updated on a response stream: dropped.
+//   - error data.uri (SEP-2164 resource not found): namespaced; when hidden or not
+//     normalisable, a resources/read error becomes the hidden-resource answer, and any other
+//     method's error loses its data.
 type uriRewriter struct {
 	ns       *namespace
 	upstream string
+	// visible is the caller's read policy (nil: no policy, every normalisable URI is shown);
+	// embedded says whether a resource may appear in a tool or prompt result (nil: all may).
+	visible, embedded func(Kind, Target) bool
 }
 
 const quotedURI = `"uri"`
 
+// errHiddenResource: the backend answered a resources/read with contents the caller may not see
+// and nothing else. Stream.final turns it into the same error a hidden resource gets.
+var errHiddenResource = errors.New("upstreams: every resource in the result is hidden")
+
+// HiddenResourceMessage is the JSON-RPC error message (code -32602, HTTP 400) for a resource
+// that does not exist or that the caller may not read: the gateway's answer and a relayed
+// result reduced to nothing must be the same bytes.
+const HiddenResourceMessage = "Invalid params: unknown resource"
+
+// clientURI maps one backend URI; false when it must not be relayed.
+func (u uriRewriter) clientURI(s string) (string, bool) {
+	_, n, ok := u.ns.clientResource(u.upstream, s, u.visible)
+	return n, ok
+}
+
+// embeddedURI is clientURI for a resource in a tool or prompt result.
+func (u uriRewriter) embeddedURI(s string) (string, bool) {
+	_, n, ok := u.ns.clientResource(u.upstream, s, u.embedded)
+	return n, ok
+}
+
 // result rewrites the URIs in the result of method, or returns it unchanged when there are none
-// to rewrite (most results: checked with one bytes.Contains before any parsing).
+// to rewrite (most tool and prompt results: checked with one bytes.Contains before any parsing).
+// A resources/read result is always parsed: each of its items must carry a "uri" to be relayed.
 func (u uriRewriter) result(method string, res []byte) ([]byte, error) {
-	if u.ns.noPrefix || !bytes.Contains(res, []byte(quotedURI)) {
+	if method != MethodResourcesRead && !bytes.Contains(res, []byte(quotedURI)) {
 		return res, nil
 	}
 	var member string
@@ -83,81 +127,137 @@ func (u uriRewriter) result(method string, res []byte) ([]byte, error) {
 	case MethodPromptsGet:
 		member, elem = "messages", u.message
 	case MethodResourcesRead:
-		member, elem = "contents", u.uriMember
+		member, elem = "contents", u.contents
 	default:
 		return res, nil
 	}
-	return editObject(make([]byte, 0, len(res)+64), res, func(k, val []byte) ([]byte, bool) {
+	var ferr error
+	out, err := editObject(make([]byte, 0, len(res)+64), res, func(k, val []byte) ([]byte, bool) {
 		if string(k) != member || val[0] != '[' {
 			return nil, false
 		}
-		out, err := editArray(nil, val, elem)
-		return out, err == nil
+		out, dropped, err := filterArray(nil, val, elem)
+		if err != nil {
+			ferr = err
+			return nil, false
+		}
+		if method == MethodResourcesRead && dropped > 0 && len(out) == 2 {
+			ferr = errHiddenResource
+		}
+		return out, true
 	})
+	if err == nil {
+		err = ferr
+	}
+	return out, err
 }
 
-// notification rewrites params.uri of notifications/resources/updated.
-func (u uriRewriter) notification(method string, params []byte) []byte {
-	if method != notifResourcesUpdated || u.ns.noPrefix || params == nil || params[0] != '{' {
-		return params
+// notification rewrites params.uri of notifications/resources/updated; false drops the
+// notification.
+func (u uriRewriter) notification(method string, params []byte) ([]byte, bool) {
+	if method != notifResourcesUpdated {
+		return params, true
 	}
-	if out, ok := u.uriMember(params); ok {
-		return out
+	if params == nil || params[0] != '{' {
+		return nil, false
 	}
-	return params
+	return u.uriMember(params, u.clientURI)
 }
 
-// uriMember rewrites the "uri" member of an object (resource contents, resource_link).
-func (u uriRewriter) uriMember(obj []byte) ([]byte, bool) {
+// errorData rewrites data.uri of a backend's error (SEP-2164: resource not found carries the
+// URI). False: the URI is hidden or not normalisable, and the error must not be relayed as is.
+func (u uriRewriter) errorData(data []byte) ([]byte, bool) {
+	if len(data) == 0 || data[0] != '{' || !bytes.Contains(data, []byte(quotedURI)) {
+		return data, true
+	}
+	out, ok := u.uriMember(data, u.clientURI)
+	if !ok {
+		return nil, false
+	}
+	return out, true
+}
+
+// contents rewrites one item of a resources/read result; false drops it.
+func (u uriRewriter) contents(item []byte) ([]byte, bool) { return u.uriMember(item, u.clientURI) }
+
+// uriMember rewrites the "uri" member of an object (resource contents, resource_link); false
+// when it has none, or one that must not be relayed.
+func (u uriRewriter) uriMember(obj []byte, mapURI func(string) (string, bool)) ([]byte, bool) {
 	if obj[0] != '{' {
 		return nil, false
 	}
+	found, keep := false, true
 	out, err := editObject(make([]byte, 0, len(obj)+16), obj, func(k, val []byte) ([]byte, bool) {
 		if string(k) != "uri" {
 			return nil, false
 		}
+		found = true
 		s, ok := jsonString(val)
 		if !ok {
+			keep = false
 			return nil, false
 		}
-		return appendString(nil, u.ns.name(KindResource, Target{Upstream: u.upstream, Name: s})), true
+		n, ok := mapURI(s)
+		if !ok {
+			keep = false
+			return nil, false
+		}
+		return appendString(nil, n), true
 	})
-	return out, err == nil
+	return out, err == nil && found && keep
 }
 
 // content rewrites a content block: resource_link carries "uri", an embedded resource carries
-// "resource":{"uri":…} (digest §5.2). Other block types have neither member.
+// "resource":{"uri":…}. Other block types have neither and are kept as they are; false drops
+// the block.
 func (u uriRewriter) content(block []byte) ([]byte, bool) {
 	if block[0] != '{' || !bytes.Contains(block, []byte(quotedURI)) {
-		return nil, false
+		return nil, true
 	}
-	out, ok := u.uriMember(block)
-	if !ok {
-		return nil, false
-	}
-	out, err := editObject(nil, out, func(k, val []byte) ([]byte, bool) {
-		if string(k) != "resource" {
-			return nil, false
+	var typ string
+	_ = jsonrpc.Members(block, func(k, v []byte) error {
+		if string(k) == "type" {
+			typ, _ = jsonString(v)
 		}
-		return u.uriMember(val)
+		return nil
 	})
-	return out, err == nil
+	switch typ {
+	case "resource_link":
+		return u.uriMember(block, u.embeddedURI)
+	case "resource":
+		keep := false
+		out, err := editObject(nil, block, func(k, val []byte) ([]byte, bool) {
+			if string(k) != "resource" {
+				return nil, false
+			}
+			o, ok := u.uriMember(val, u.embeddedURI)
+			keep = ok
+			return o, ok
+		})
+		return out, err == nil && keep
+	}
+	return nil, true
 }
 
-// message rewrites the content of a prompt message, an object or (tolerated) an array of blocks.
+// message rewrites the content of a prompt message, an object or (tolerated) an array of
+// blocks; false drops the message (its only content was dropped).
 func (u uriRewriter) message(msg []byte) ([]byte, bool) {
 	if msg[0] != '{' || !bytes.Contains(msg, []byte(quotedURI)) {
-		return nil, false
+		return nil, true
 	}
+	keep := true
 	out, err := editObject(nil, msg, func(k, val []byte) ([]byte, bool) {
 		if string(k) != "content" {
 			return nil, false
 		}
 		if val[0] == '[' {
-			o, err := editArray(nil, val, u.content)
+			o, dropped, err := filterArray(nil, val, u.content)
+			keep = err == nil && !(dropped > 0 && len(o) == 2)
 			return o, err == nil
 		}
-		return u.content(val)
+		o, ok := u.content(val)
+		keep = ok
+		return o, ok && o != nil
 	})
-	return out, err == nil
+	return out, err == nil && keep
 }

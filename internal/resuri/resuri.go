@@ -1,0 +1,585 @@
+// Package resuri puts resource URIs into the one normal form the gateway authorises and
+// forwards, and refuses the URIs whose meaning depends on which parser reads them.
+//
+// The gateway matches policy against a resource URI and then hands that URI to a backend, which
+// parses it its own way: Go's net/url then path.Clean, Node's WHATWG URL, Python's urllib, or a
+// plain string lookup. Unless the two readings agree, a rule over file:///secret/* says nothing
+// about what file:///public/../secret/key or file:///public/%2e%2e/secret/key reads. So the
+// gateway normalises (RFC 3986 §6.2.2 and §6.2.3) and forwards the normal form, so the backend
+// receives exactly the bytes that were authorised, and refuses what is still ambiguous:
+//
+//   - The scheme and an ASCII host are lower-cased; "localhost" names the empty host of a file
+//     URI (RFC 8089 §2), and file:/p becomes file:///p.
+//   - Percent-encoded unreserved characters are decoded ("%7e" → "~", "%2E" → "."), and so are
+//     percent-encoded UTF-8 sequences, so that "é" and "%C3%A9" are one URI; every escape
+//     left over names an ASCII delimiter and is written with upper-case hex digits.
+//   - Dot segments are removed from the path (RFC 3986 §5.2.4) and runs of "/" are collapsed
+//     into one, as path.Clean and file systems do. A ".." above the root is refused.
+//   - Refused: no scheme; a character outside RFC 3986 (space, '\', '"', '<', '>', '^', '`',
+//     '{', '|', '}'), an ASCII or Unicode control or format character (NUL, CR, LF, TAB, DEL,
+//     C1, zero-width and bidi marks), Unicode spaces, the full-width and compatibility forms of
+//     '/', '\', '.', '%', '?', '#', ':' that NFKC folds onto ASCII delimiters; invalid UTF-8
+//     raw or encoded; an invalid escape; an encoded '/', '\', control or '%' followed by two
+//     hex digits (double encoding); a dot-only segment such as "..." or "..;"; a stand-alone
+//     run of dots in the query or fragment (file:///x?p=../y); more than one '@' or a
+//     non-ASCII or escaped character in the authority; a host ending in '.'.
+//   - For the WHATWG "special" schemes (http, https, ws, wss, ftp) a URI without "//" is
+//     refused (WHATWG reads http:/x and http:x as the host x); for file, a rootless path is
+//     refused (WHATWG reads file:x as file:///x).
+//
+// Opaque and rootless URIs (mem:hr/x, urn:a:b) get the same treatment of their path.
+// Normalize is idempotent: Normalize(Normalize(u)) == Normalize(u).
+package resuri
+
+import (
+	"errors"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ErrInvalid is wrapped by every refusal.
+var ErrInvalid = errors.New("ambiguous or malformed resource URI")
+
+// Error is a refusal with its reason, safe to show to the client (it never quotes the URI).
+type Error struct{ Reason string }
+
+func (e *Error) Error() string { return ErrInvalid.Error() + ": " + e.Reason }
+
+// Unwrap makes errors.Is(err, ErrInvalid) hold.
+func (e *Error) Unwrap() error { return ErrInvalid }
+
+func refuse(reason string) error { return &Error{Reason: reason} }
+
+// MaxLen bounds a resource URI (or template) in bytes: longer ones are refused.
+const MaxLen = 16 << 10
+
+// Normalize returns the normal form of a resource URI, or an error wrapping ErrInvalid.
+func Normalize(uri string) (string, error) { return normalize(uri, false) }
+
+// NormalizeTemplate is Normalize for an RFC 6570 URI template (resources/templates/list
+// uriTemplate, completion ref/resource uri): the literal text is normalised as a URI would be,
+// each {expression} is kept as it is. A dot segment in the literal text is refused rather than
+// removed, since an expression may expand to any number of segments.
+func NormalizeTemplate(tmpl string) (string, error) {
+	if len(tmpl) > MaxLen {
+		return "", refuse("too long")
+	}
+	// Each expression is stood in for by one private-use character, which the URI rules
+	// treat as an ordinary non-delimiter character, and put back afterwards.
+	var exprs []string
+	var b strings.Builder
+	for i := 0; i < len(tmpl); {
+		c := tmpl[i]
+		switch {
+		case c == '{':
+			end := strings.IndexByte(tmpl[i:], '}')
+			if end < 0 {
+				return "", refuse("unclosed template expression")
+			}
+			e := tmpl[i : i+end+1]
+			if !validExpression(e[1 : len(e)-1]) {
+				return "", refuse("invalid template expression")
+			}
+			if len(exprs) == maxExpressions {
+				return "", refuse("too many template expressions")
+			}
+			b.WriteRune(placeholder + rune(len(exprs)))
+			exprs = append(exprs, e)
+			i += end + 1
+		case c == '}':
+			return "", refuse("unopened template expression")
+		default:
+			r, n := utf8.DecodeRuneInString(tmpl[i:])
+			if r >= placeholder && r < placeholder+maxExpressions {
+				return "", refuse("disallowed character")
+			}
+			b.WriteString(tmpl[i : i+n])
+			i += n
+		}
+	}
+	out, err := normalize(b.String(), true)
+	if err != nil {
+		return "", err
+	}
+	if len(exprs) == 0 {
+		return out, nil
+	}
+	var r strings.Builder
+	for _, c := range out {
+		if c >= placeholder && c < placeholder+maxExpressions {
+			r.WriteString(exprs[c-placeholder])
+		} else {
+			r.WriteRune(c)
+		}
+	}
+	return r.String(), nil
+}
+
+const (
+	placeholder    = '\uE000' // first of the private-use stand-ins for template expressions
+	maxExpressions = 256
+)
+
+// validExpression reports whether e (without its braces) is an RFC 6570 expression: an
+// optional operator, then variable names (ALPHA / DIGIT / "_" / "." / pct-encoded) with
+// optional ":" length or "*" explode modifiers, separated by ",".
+func validExpression(e string) bool {
+	if e != "" && strings.IndexByte("+#./;?&=,!@|", e[0]) >= 0 {
+		e = e[1:]
+	}
+	if e == "" {
+		return false
+	}
+	for i := 0; i < len(e); i++ {
+		c := e[i]
+		if !isAlnum(c) && strings.IndexByte("_.%,:*", c) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// special are the WHATWG URL "special" schemes other than file: their parsers read a host
+// even without "//".
+var special = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "ftp": true}
+
+func normalize(s string, tmpl bool) (string, error) {
+	if len(s) > MaxLen {
+		return "", refuse("too long")
+	}
+	if err := checkChars(s, tmpl); err != nil {
+		return "", err
+	}
+	colon := strings.IndexByte(s, ':')
+	if colon <= 0 || !validScheme(s[:colon]) {
+		return "", refuse("no valid scheme")
+	}
+	scheme := strings.ToLower(s[:colon])
+	rest := s[colon+1:]
+	var frag, query string
+	hasFrag, hasQuery := false, false
+	if i := strings.IndexByte(rest, '#'); i >= 0 {
+		rest, frag, hasFrag = rest[:i], rest[i+1:], true
+	}
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		rest, query, hasQuery = rest[:i], rest[i+1:], true
+	}
+	hasAuth := strings.HasPrefix(rest, "//")
+	var auth, path string
+	if hasAuth {
+		rest = rest[2:]
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			i = len(rest)
+		}
+		auth, path = rest[:i], rest[i:]
+	} else {
+		path = rest
+	}
+	switch {
+	case !hasAuth && special[scheme]:
+		return "", refuse("a " + scheme + " URI needs an authority")
+	case !hasAuth && scheme == "file" && path != "" && path[0] != '/':
+		return "", refuse("a file URI needs an absolute path")
+	case !hasAuth && path != "" && path[0] == '/':
+		// scheme:/p and scheme:///p name the same thing to every parser that reads a path
+		// (net/url, WHATWG, urllib all give host "" and path /p): one form only.
+		hasAuth = true
+	}
+
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteString(scheme)
+	b.WriteByte(':')
+	if hasAuth {
+		a, err := authority(scheme, auth, tmpl)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("//")
+		b.WriteString(a)
+	}
+	p, err := pctNormalize(path)
+	if err != nil {
+		return "", err
+	}
+	if p, err = cleanPath(p, tmpl); err != nil {
+		return "", err
+	}
+	b.WriteString(p)
+	for _, part := range []struct {
+		sep  byte
+		text string
+		has  bool
+	}{{'?', query, hasQuery}, {'#', frag, hasFrag}} {
+		if !part.has || part.text == "" {
+			continue // "x?" and "x#" are x to every parser that reads a path
+		}
+		t, err := pctNormalize(part.text)
+		if err != nil {
+			return "", err
+		}
+		if dotRun(t) {
+			return "", refuse("a dot segment in the query or fragment")
+		}
+		b.WriteByte(part.sep)
+		b.WriteString(t)
+	}
+	return b.String(), nil
+}
+
+func validScheme(s string) bool {
+	if !isAlpha(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '+' && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// checkChars refuses every character that is not in RFC 3986's repertoire or that some parser
+// or file system would turn into a delimiter (see the package comment).
+func checkChars(s string, tmpl bool) error {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !uriChar(c) {
+				return refuse("disallowed character")
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return refuse("invalid UTF-8")
+		}
+		if !allowedRune(r) && !(tmpl && r >= placeholder && r < placeholder+maxExpressions) {
+			return refuse("disallowed character")
+		}
+		i += n
+	}
+	return nil
+}
+
+// uriChar: unreserved, gen-delims, sub-delims and '%' (RFC 3986 §2).
+func uriChar(c byte) bool {
+	return isAlnum(c) || strings.IndexByte("-._~:/?#[]@!$&'()*+,;=%", c) >= 0
+}
+
+// confusables are non-ASCII characters that NFKC (applied by some file systems, IDNA, and
+// Python's urllib netloc check) or lenient decoders fold onto an ASCII delimiter or dot.
+var confusables = [...][2]rune{
+	{0xFF00, 0xFFEF}, // half-width and full-width forms: ／ ＼ ． ％ ？ ＃ ： ｡ …
+	{0xFE10, 0xFE1F}, // vertical forms
+	{0xFE30, 0xFE6F}, // CJK compatibility and small form variants: ﹒ ﹨ ﹖ …
+	{0x2024, 0x2026}, // one/two dot leaders, ellipsis
+	{0x2044, 0x2044}, // fraction slash
+	{0x2100, 0x2106}, // ℀ ℁ ℅ ℆ (NFKC "a/c" …)
+	{0x2215, 0x2216}, // division slash, set minus
+	{0x29F5, 0x29F9}, // reverse solidus operator, big solidus …
+	{0x3002, 0x3002}, // ideographic full stop (IDNA label separator)
+	{0xE000, 0xF8FF}, // private use (and the template stand-ins)
+	{0xFFF0, 0xFFFF}, // specials, U+FFFD the decoder's replacement character
+}
+
+func allowedRune(r rune) bool {
+	if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r) ||
+		unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r) || unicode.Is(unicode.Zs, r) {
+		return false
+	}
+	for _, rg := range confusables {
+		if r >= rg[0] && r <= rg[1] {
+			return false
+		}
+	}
+	return true
+}
+
+// pctNormalize decodes escapes of unreserved characters and of UTF-8 sequences, upper-cases the
+// hex digits of the others, and refuses the ambiguous ones.
+func pctNormalize(s string) (string, error) {
+	if strings.IndexByte(s, '%') < 0 {
+		return s, nil
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		if s[i] != '%' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		c, ok := hexByte(s, i)
+		if !ok {
+			return "", refuse("invalid percent-encoding")
+		}
+		switch {
+		case c >= utf8.RuneSelf:
+			// A run of encoded bytes must spell valid UTF-8 of allowed characters.
+			var raw []byte
+			for i < len(s) && s[i] == '%' {
+				c, ok := hexByte(s, i)
+				if !ok || c < utf8.RuneSelf {
+					break
+				}
+				raw = append(raw, c)
+				i += 3
+			}
+			if !utf8.Valid(raw) {
+				return "", refuse("percent-encoded invalid UTF-8")
+			}
+			for _, r := range string(raw) {
+				if !allowedRune(r) {
+					return "", refuse("disallowed percent-encoded character")
+				}
+			}
+			b.Write(raw)
+			continue
+		case isUnreserved(c):
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7F:
+			return "", refuse("percent-encoded control character")
+		case c == '/':
+			return "", refuse("percent-encoded '/'")
+		case c == '\\':
+			return "", refuse("percent-encoded '\\'")
+		case c == '%':
+			if c1, n, ok := decodedAt(s, i+3); ok && isHex(c1) {
+				if c2, _, ok := decodedAt(s, i+3+n); ok && isHex(c2) {
+					return "", refuse("double percent-encoding")
+				}
+			}
+			b.WriteString("%25")
+		default:
+			b.WriteByte('%')
+			b.WriteByte(upperHex[c>>4])
+			b.WriteByte(upperHex[c&15])
+		}
+		i += 3
+	}
+	return b.String(), nil
+}
+
+const upperHex = "0123456789ABCDEF"
+
+// hexByte decodes the escape at s[i] ("%XX"); it reads s[i+1:i+3] only.
+func hexByte(s string, i int) (byte, bool) {
+	if i+2 >= len(s) || s[i] != '%' {
+		return 0, false
+	}
+	h, ok1 := unhex(s[i+1])
+	l, ok2 := unhex(s[i+2])
+	return h<<4 | l, ok1 && ok2
+}
+
+// decodedAt is the byte at s[i] as the output will hold it: an escaped unreserved character
+// decoded, anything else as it is; n is how many bytes of s it takes.
+func decodedAt(s string, i int) (c byte, n int, ok bool) {
+	if i >= len(s) {
+		return 0, 0, false
+	}
+	if c, ok := hexByte(s, i); ok && isUnreserved(c) {
+		return c, 3, true
+	}
+	return s[i], 1, true
+}
+
+func isHex(c byte) bool { _, ok := unhex(c); return ok }
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// authority normalises userinfo@host:port: one '@' at most, host lower-cased and ASCII,
+// an empty port dropped.
+func authority(scheme, a string, tmpl bool) (string, error) {
+	a, err := pctNormalize(a)
+	if err != nil {
+		return "", err
+	}
+	user, host := "", a
+	if i := strings.IndexByte(a, '@'); i >= 0 {
+		if strings.Count(a, "@") > 1 {
+			return "", refuse("more than one '@' in the authority")
+		}
+		user, host = a[:i+1], a[i+1:]
+	}
+	port := ""
+	if strings.HasPrefix(host, "[") {
+		end := strings.IndexByte(host, ']')
+		if end < 0 {
+			return "", refuse("unclosed IP literal")
+		}
+		host, port = host[:end+1], host[end+1:]
+		if port != "" && port[0] != ':' {
+			return "", refuse("text after an IP literal")
+		}
+	} else if i := strings.IndexByte(host, ':'); i >= 0 {
+		host, port = host[:i], host[i:]
+	}
+	if port == ":" {
+		port = ""
+	}
+	for i := 1; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return "", refuse("invalid port")
+		}
+	}
+	inLiteral := strings.HasPrefix(host, "[")
+	for _, r := range host {
+		switch {
+		case tmpl && r >= placeholder && r < placeholder+maxExpressions:
+		case r >= utf8.RuneSelf:
+			return "", refuse("non-ASCII host")
+		case r == '%':
+			return "", refuse("percent-encoding in the host")
+		case (r == '[' || r == ']') && !inLiteral:
+			return "", refuse("'[' or ']' outside an IP literal")
+		}
+	}
+	for _, r := range user {
+		if r == '[' || r == ']' {
+			return "", refuse("'[' or ']' in the user information")
+		}
+	}
+	if strings.HasSuffix(host, ".") {
+		return "", refuse("host ends in '.'")
+	}
+	host = strings.ToLower(host)
+	if scheme == "file" && host == "localhost" {
+		host = "" // RFC 8089 §2: the same file as file:///p
+	}
+	return user + host + port, nil
+}
+
+// cleanPath collapses runs of '/', removes "." and ".." segments (RFC 3986 §5.2.4; in a
+// template they are refused), and refuses a ".." above the root and other dot-only segments.
+func cleanPath(p string, tmpl bool) (string, error) {
+	if p == "" {
+		return p, nil
+	}
+	abs := p[0] == '/'
+	segs := strings.Split(p, "/")
+	if abs {
+		segs = segs[1:]
+	}
+	out := make([]string, 0, len(segs))
+	trailing := false // the path ends in "/" (or in a dot segment, which means the same)
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch {
+		case seg == "":
+			trailing = last && len(out) > 0
+			if last && len(out) == 0 && abs {
+				trailing = false
+			}
+			continue
+		case seg == "." || seg == "..":
+			if tmpl {
+				return "", refuse("a dot segment in a template")
+			}
+			if seg == ".." {
+				if len(out) == 0 {
+					return "", refuse("'..' above the root")
+				}
+				out = out[:len(out)-1]
+			}
+			trailing = last
+			continue
+		case dotOnly(seg):
+			return "", refuse("a dot-only path segment")
+		}
+		out = append(out, seg)
+		trailing = false
+	}
+	var b strings.Builder
+	b.Grow(len(p))
+	if abs {
+		b.WriteByte('/')
+	}
+	b.WriteString(strings.Join(out, "/"))
+	if trailing && len(out) > 0 {
+		b.WriteByte('/')
+	}
+	return b.String(), nil
+}
+
+// dotOnly reports a segment that is, or that some parser reads as, a dot segment: only dots
+// ("...", which Windows reads as "."), or dots before a ';' parameter ("..;", which Java
+// servlet containers read as "..").
+func dotOnly(seg string) bool {
+	if i := strings.IndexByte(seg, ';'); i >= 0 {
+		seg = seg[:i]
+	}
+	return seg != "" && strings.Trim(seg, ".") == ""
+}
+
+// dotRun reports whether s holds a run of dots standing alone between delimiters, which a
+// backend that takes a path from the query or fragment would read as a dot segment.
+func dotRun(s string) bool {
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && (s[i] >= utf8.RuneSelf || isUnreserved(s[i]) || s[i] == '%') {
+			continue
+		}
+		if seg := s[start:i]; seg != "" && strings.Trim(seg, ".") == "" {
+			return true
+		}
+		start = i + 1
+	}
+	return false
+}
+
+func isAlpha(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isAlnum(c byte) bool { return isAlpha(c) || '0' <= c && c <= '9' }
+
+func isUnreserved(c byte) bool {
+	return isAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// Enclosing calls fn with each URI that strictly encloses the normalised URI u, longest first,
+// until fn returns true: u without its query and fragment, then u cut before and after each '/'
+// of its path (mem://hr/a/b gives mem://hr/a/, mem://hr/a, mem://hr/, mem://hr). It
+// reports whether fn returned true. Deny rules use it: what denies a resource denies what lies
+// under it, and a query or fragment does not lift a deny.
+func Enclosing(u string, fn func(string) bool) bool {
+	base := u
+	if i := strings.IndexAny(base, "?#"); i >= 0 {
+		base = base[:i]
+		if fn(base) {
+			return true
+		}
+	}
+	start := strings.IndexByte(base, ':') + 1
+	if strings.HasPrefix(base[start:], "//") {
+		if i := strings.IndexByte(base[start+2:], '/'); i >= 0 {
+			start += 2 + i
+		} else {
+			return false
+		}
+	}
+	for j := len(base) - 1; j >= start; j-- {
+		if base[j] != '/' {
+			continue
+		}
+		if j+1 < len(base) && fn(base[:j+1]) {
+			return true
+		}
+		if j > 0 && fn(base[:j]) {
+			return true
+		}
+	}
+	return false
+}
