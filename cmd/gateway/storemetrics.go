@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/metrics"
 )
@@ -50,4 +52,27 @@ func (c countedStore) Ping(ctx context.Context) error {
 	err := c.Store.Ping(ctx)
 	c.count(metrics.RedisOpPing, err)
 	return err
+}
+
+// Metrics of the Redis store's circuit breaker (see store.RedisBreaker).
+const (
+	nameRedisCircuitState = "mcp_gateway_redis_circuit_state"
+	nameRedisSkipped      = "mcp_gateway_redis_skipped_total"
+)
+
+// registerBreakerMetrics exports the breaker's state (0 closed, 1 half-open, 2 open, as for
+// backends' circuits) and how many operations it answered without asking Redis. Skipped
+// operations are also counted in mcp_gateway_redis_errors_total, so its alert keeps firing
+// while the breaker is open.
+func registerBreakerMetrics(reg prometheus.Registerer, r *store.Redis) error {
+	if err := reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: nameRedisCircuitState,
+		Help: "State of the circuit breaker in front of Redis: 0 closed, 1 half-open, 2 open.",
+	}, func() float64 { return float64(r.BreakerState()) })); err != nil {
+		return err
+	}
+	return reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: nameRedisSkipped,
+		Help: "Shared-store operations answered as unavailable without asking Redis, while its circuit breaker was open.",
+	}, func() float64 { return float64(r.Skipped()) }))
 }

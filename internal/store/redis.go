@@ -46,6 +46,12 @@ func WithClock(now func() time.Time) RedisOption {
 	return func(r *Redis) { r.now = now }
 }
 
+// WithBreakerHook calls fn on every change of the circuit breaker's state (see RedisBreaker),
+// for a log line. fn runs under the breaker's lock and must not block or use the store.
+func WithBreakerHook(fn func(BreakerState)) RedisOption {
+	return func(r *Redis) { r.onBreaker = fn }
+}
+
 // Redis is the Store shared by all replicas through a Redis server, Sentinel
 // group or Cluster. Keys are prefix + kind + SHA-256 of the caller's key.
 type Redis struct {
@@ -54,6 +60,10 @@ type Redis struct {
 	now    func() time.Time
 	gcra   *redis.Script
 	closed atomic.Bool
+	// brk skips Redis while it is failing, so that a hanging Redis costs each request nothing
+	// rather than a timeout (see RedisBreaker).
+	brk       *breaker
+	onBreaker func(BreakerState)
 }
 
 var _ Store = (*Redis)(nil)
@@ -83,6 +93,7 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 	for _, opt := range opts {
 		opt(r)
 	}
+	r.brk = newBreaker(cfg.Breaker, nil, r.onBreaker)
 	return r, nil
 }
 
@@ -91,9 +102,13 @@ func (r *Redis) UseOnce(ctx context.Context, key string, ttl time.Duration) (boo
 	if ttl <= 0 {
 		return false, ErrInvalidTTL
 	}
-	first, err := r.client.SetNX(ctx, redisKey(r.prefix, kindOnce, key), "1", ceilMillis(ttl)).Result()
+	probe, err := r.admit()
 	if err != nil {
-		return false, r.wrap(err)
+		return false, err
+	}
+	first, err := r.client.SetNX(ctx, redisKey(r.prefix, kindOnce, key), "1", ceilMillis(ttl)).Result()
+	if err = r.done(probe, err); err != nil {
+		return false, err
 	}
 	return first, nil
 }
@@ -109,10 +124,14 @@ func (r *Redis) Allow(ctx context.Context, key string, limit Limit) (RateDecisio
 	if r.now != nil {
 		now = r.now().UnixMicro()
 	}
+	probe, err := r.admit()
+	if err != nil {
+		return RateDecision{}, err
+	}
 	vals, err := r.gcra.Run(ctx, r.client, []string{redisKey(r.prefix, kindRate, key)},
 		g.interval, g.burst, now).Int64Slice()
-	if err != nil {
-		return RateDecision{}, r.wrap(err)
+	if err = r.done(probe, err); err != nil {
+		return RateDecision{}, err
 	}
 	if len(vals) != 4 {
 		return RateDecision{}, fmt.Errorf("%w: rate script returned %d values, want 4", ErrUnavailable, len(vals))
@@ -123,12 +142,17 @@ func (r *Redis) Allow(ctx context.Context, key string, limit Limit) (RateDecisio
 
 // Get implements Store.
 func (r *Redis) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	probe, err := r.admit()
+	if err != nil {
+		return nil, false, err
+	}
 	b, err := r.client.Get(ctx, redisKey(r.prefix, kindValue, key)).Bytes()
 	if errors.Is(err, redis.Nil) {
+		r.brk.done(probe, outcomeOK)
 		return nil, false, nil
 	}
-	if err != nil {
-		return nil, false, r.wrap(err)
+	if err = r.done(probe, err); err != nil {
+		return nil, false, err
 	}
 	return b, true, nil
 }
@@ -138,12 +162,45 @@ func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Dura
 	if ttl <= 0 {
 		return ErrInvalidTTL
 	}
-	return r.wrap(r.client.Set(ctx, redisKey(r.prefix, kindValue, key), value, ceilMillis(ttl)).Err())
+	probe, err := r.admit()
+	if err != nil {
+		return err
+	}
+	return r.done(probe, r.client.Set(ctx, redisKey(r.prefix, kindValue, key), value, ceilMillis(ttl)).Err())
 }
 
 // Ping implements Store.
 func (r *Redis) Ping(ctx context.Context) error {
-	return r.wrap(r.client.Ping(ctx).Err())
+	probe, err := r.admit()
+	if err != nil {
+		return err
+	}
+	return r.done(probe, r.client.Ping(ctx).Err())
+}
+
+// BreakerState reports the state of the circuit breaker in front of Redis.
+func (r *Redis) BreakerState() BreakerState { return r.brk.current() }
+
+// Skipped reports how many commands the circuit breaker answered without sending them.
+func (r *Redis) Skipped() uint64 { return r.brk.skipped.Load() }
+
+// admit asks the breaker whether a command may go to Redis; a skipped command fails at once
+// with ErrSkipped (and ErrUnavailable). probe is passed on to done.
+func (r *Redis) admit() (probe bool, err error) {
+	if r.closed.Load() {
+		return false, errClosed()
+	}
+	ok, probe := r.brk.admit()
+	if !ok {
+		return false, fmt.Errorf("%w: %w", ErrUnavailable, ErrSkipped)
+	}
+	return probe, nil
+}
+
+// done reports a command's outcome to the breaker and wraps its error.
+func (r *Redis) done(probe bool, err error) error {
+	r.brk.done(probe, classify(err))
+	return r.wrap(err)
 }
 
 // Close implements Store; it closes the connection pool. Closing twice is a

@@ -90,6 +90,9 @@ type RedisConfig struct {
 	// KeyPrefix starts every key; "" means DefaultKeyPrefix. Avoid "{" and
 	// "}" under Cluster: a hash tag would put every key in one slot.
 	KeyPrefix string `yaml:"keyPrefix"`
+	// Breaker skips Redis for a short cooldown after consecutive failures, so that a hanging
+	// Redis costs requests no timeouts (see RedisBreaker for the defaults).
+	Breaker RedisBreaker `yaml:"breaker"`
 }
 
 // RedisTLS configures TLS toward Redis. Verification is on unless
@@ -143,6 +146,7 @@ func (c RedisConfig) Validate() error {
 		add("db %d: must be non-negative, and 0 under Cluster", c.DB)
 	}
 	errs = append(errs, c.validateTuning()...)
+	errs = append(errs, c.Breaker.validate()...)
 	errs = append(errs, c.TLS.validate(c.tlsOn())...)
 	return errors.Join(errs...)
 }
