@@ -54,6 +54,12 @@ func TestRedisBreakerSkipsPausedRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// An error reply is an answer: it never counts toward opening.
+	for range 5 {
+		if err := r.client.Do(ctx, "NOSUCHCOMMAND").Err(); err == nil || classify(err) != outcomeOK {
+			t.Fatalf("error reply %v classified %v, want an answer", err, classify(err))
+		}
+	}
 	srv.Pause()
 	for i := range 3 {
 		_, err := r.Allow(ctx, "k", limit)
@@ -142,7 +148,6 @@ func TestBreakerClassify(t *testing.T) {
 	}{
 		{"success", nil, outcomeOK},
 		{"nil reply", redis.Nil, outcomeOK},
-		{"error reply", redis.Nil, outcomeOK},
 		{"timeout", &net.OpError{Op: "read", Err: context.DeadlineExceeded}, outcomeFailed},
 		{"deadline", context.DeadlineExceeded, outcomeFailed},
 		{"caller gave up", ctx.Err(), outcomeNeutral},
