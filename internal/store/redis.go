@@ -64,6 +64,9 @@ type Redis struct {
 	// rather than a timeout (see RedisBreaker).
 	brk       *breaker
 	onBreaker func(BreakerState)
+	// waitReplicas > 0 makes UseOnce wait for that many replicas (see RedisConfig.WaitReplicas).
+	waitReplicas int
+	waitTimeout  time.Duration
 }
 
 var _ Store = (*Redis)(nil)
@@ -89,6 +92,9 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		client: redis.NewUniversalClient(uo),
 		prefix: cfg.keyPrefix(),
 		gcra:   redis.NewScript(gcraScript),
+
+		waitReplicas: cfg.WaitReplicas,
+		waitTimeout:  orDefault(cfg.WaitTimeout, DefaultWaitTimeout),
 	}
 	for _, opt := range opts {
 		opt(r)
@@ -106,11 +112,62 @@ func (r *Redis) UseOnce(ctx context.Context, key string, ttl time.Duration) (boo
 	if err != nil {
 		return false, err
 	}
-	first, err := r.client.SetNX(ctx, redisKey(r.prefix, kindOnce, key), "1", ceilMillis(ttl)).Result()
+	k := redisKey(r.prefix, kindOnce, key)
+	if r.waitReplicas > 0 {
+		return r.useOnceAcked(ctx, probe, k, ttl)
+	}
+	first, err := r.client.SetNX(ctx, k, "1", ceilMillis(ttl)).Result()
 	if err = r.done(probe, err); err != nil {
 		return false, err
 	}
 	return first, nil
+}
+
+// ErrNotReplicated means a single-use key was written on the primary but fewer replicas than
+// RedisConfig.WaitReplicas acknowledged it within WaitTimeout: a failover now could lose it, so
+// the use is refused (fail closed). It always comes wrapped together with ErrUnavailable.
+var ErrNotReplicated = errors.New("store: single-use key not acknowledged by enough replicas")
+
+// useOnceAcked is UseOnce with WAIT: SET NX and WAIT go down one connection in one pipeline
+// (WAIT counts the acknowledgements of that connection's writes), on the key's primary. A
+// first use counts only once waitReplicas replicas hold it. When they do not, the key is
+// deleted again, best effort, so that the refused use does not burn the nonce: nothing acted
+// on it, and the caller may retry once replication is back.
+func (r *Redis) useOnceAcked(ctx context.Context, probe bool, key string, ttl time.Duration) (bool, error) {
+	var c redis.Cmdable = r.client
+	if cc, ok := r.client.(*redis.ClusterClient); ok {
+		node, err := cc.MasterForKey(ctx, key)
+		if err != nil {
+			return false, r.done(probe, err)
+		}
+		c = node
+	}
+	var set *redis.BoolCmd
+	var wait *redis.Cmd
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		set = p.SetNX(ctx, key, "1", ceilMillis(ttl))
+		// WAIT through Do: Pipeliner has no Wait method. The pipeline's read deadline is
+		// ReadTimeout, which Validate keeps above WaitTimeout.
+		wait = p.Do(ctx, "wait", r.waitReplicas, r.waitTimeout.Milliseconds())
+		return nil
+	})
+	if set != nil && set.Err() == nil && !set.Val() {
+		r.brk.done(probe, outcomeOK)
+		return false, nil // already used: no acknowledgement needed to refuse
+	}
+	if err = r.done(probe, err); err != nil {
+		return false, err
+	}
+	acked, err := wait.Int64()
+	if err != nil {
+		return false, r.wrap(err)
+	}
+	if acked < int64(r.waitReplicas) {
+		_ = c.Del(context.WithoutCancel(ctx), key).Err()
+		return false, fmt.Errorf("%w: %w: %d of %d replicas within %v", ErrUnavailable, ErrNotReplicated,
+			acked, r.waitReplicas, r.waitTimeout)
+	}
+	return true, nil
 }
 
 // Allow implements Store with one Lua script (EVALSHA, falling back to EVAL
