@@ -45,7 +45,11 @@ func (c RedisConfig) validate() []error {
 // the state of its circuit breaker is logged on every change and exported on reg.
 func (c RedisConfig) newStore(getenv func(string) string, log *slog.Logger, reg prometheus.Registerer) (store.Store, error) {
 	if !c.enabled() {
-		return store.NewMemory(store.MemoryOptions{})
+		m, err := store.NewMemory(store.MemoryOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return m, registerFullMetrics(reg, m)
 	}
 	rc := c.RedisConfig
 	for _, p := range []struct {

@@ -76,3 +76,29 @@ func registerBreakerMetrics(reg prometheus.Registerer, r *store.Redis) error {
 		Help: "Shared-store operations answered as unavailable without asking Redis, while its circuit breaker was open.",
 	}, func() float64 { return float64(r.Skipped()) }))
 }
+
+// nameStoreFull counts writes the in-memory store refused because the pool of their kind was
+// full of live entries: confirmations then fail closed, rate limits follow rateLimit.failClosed.
+const nameStoreFull = "mcp_gateway_store_full_total"
+
+// registerFullMetrics exports the in-memory store's refused writes by kind (nonce, rate_limit,
+// value).
+func registerFullMetrics(reg prometheus.Registerer, m *store.Memory) error {
+	for _, k := range []struct {
+		kind string
+		get  func() uint64
+	}{
+		{"nonce", func() uint64 { n, _, _ := m.FullErrors(); return n }},
+		{"rate_limit", func() uint64 { _, b, _ := m.FullErrors(); return b }},
+		{"value", func() uint64 { _, _, v := m.FullErrors(); return v }},
+	} {
+		if err := reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        nameStoreFull,
+			Help:        "Writes the in-memory store refused because the pool of their kind was full.",
+			ConstLabels: prometheus.Labels{"kind": k.kind},
+		}, func() float64 { return float64(k.get()) })); err != nil {
+			return err
+		}
+	}
+	return nil
+}
