@@ -117,7 +117,9 @@ type Config struct {
 	// Zero means DefaultHealthInterval.
 	HealthInterval time.Duration `yaml:"healthInterval"`
 	// PageSize is the number of items per page of a merged list sent to the client.
-	// Zero means DefaultPageSize; at most MaxPageSize.
+	// Zero means DefaultPageSize; at most MaxPageSize. A cursor records the offset of the next
+	// item, not a page number, so cursors stay valid across replicas (or restarts) with
+	// different page sizes: the next page simply starts where the last one ended.
 	PageSize int `yaml:"pageSize"`
 	// Cache tunes the cache of backend list results (cache.go).
 	Cache CacheConfig `yaml:"cache"`
