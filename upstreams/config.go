@@ -123,6 +123,9 @@ type Config struct {
 	PageSize int `yaml:"pageSize"`
 	// Cache tunes the cache of backend list results (cache.go).
 	Cache CacheConfig `yaml:"cache"`
+	// RelayCapabilities names the backends' extensions and experimental capabilities the merged
+	// server/discover passes on; none by default.
+	RelayCapabilities RelayCapabilities `yaml:"relayCapabilities"`
 }
 
 // UpstreamConfig describes one backend MCP server.
@@ -195,6 +198,9 @@ func (c *Config) Validate() error {
 		add("pageSize must be within 0..%d", MaxPageSize)
 	}
 	for _, err := range c.Cache.validate() {
+		add("%v", err)
+	}
+	for _, err := range c.RelayCapabilities.validate() {
 		add("%v", err)
 	}
 	seen := make(map[string]bool, len(c.Upstreams))

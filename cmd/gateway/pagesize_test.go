@@ -47,7 +47,12 @@ func TestPageSizeSetting(t *testing.T) {
 	for _, tt := range []struct {
 		yaml string
 		ok   bool
-	}{{"pageSize: 2\n", true}, {"pageSize: 1000\n", true}, {"pageSize: 1001\n", false}, {"pageSize: -1\n", false}} {
+	}{
+		{"pageSize: 2\n", true}, {"pageSize: 1000\n", true}, {"pageSize: 1001\n", false}, {"pageSize: -1\n", false},
+		// Read here too: the other top-level list setting this file's keys sit beside.
+		{"relayCapabilities: {extensions: [com.example/audit], experimental: [x]}\n", true},
+		{"relayCapabilities: {extensions: [io.modelcontextprotocol/tasks]}\n", false},
+	} {
 		file := filepath.Join(t.TempDir(), "config.yaml")
 		if err := os.WriteFile(file, []byte(tt.yaml), 0o600); err != nil {
 			t.Fatal(err)
@@ -57,8 +62,8 @@ func TestPageSizeSetting(t *testing.T) {
 		if (err == nil) != tt.ok {
 			t.Errorf("%q: err = %v, want ok=%v", tt.yaml, err, tt.ok)
 		}
-		if err != nil && !strings.Contains(err.Error(), "pageSize") {
-			t.Errorf("%q: error %q does not name pageSize", tt.yaml, err)
+		if key, _, _ := strings.Cut(tt.yaml, ":"); err != nil && !strings.Contains(err.Error(), key) {
+			t.Errorf("%q: error %q does not name %s", tt.yaml, err, key)
 		}
 	}
 
