@@ -151,19 +151,28 @@ func (r *Redis) useOnceAcked(ctx context.Context, probe bool, key string, ttl ti
 		wait = p.Do(ctx, "wait", r.waitReplicas, r.waitTimeout.Milliseconds())
 		return nil
 	})
+	written := set != nil && set.Err() == nil && set.Val()
 	if set != nil && set.Err() == nil && !set.Val() {
 		r.brk.done(probe, outcomeOK)
 		return false, nil // already used: no acknowledgement needed to refuse
 	}
+	// Whatever fails from here on, a key this call wrote is released: the use is refused.
+	release := func() {
+		if written {
+			_ = c.Del(context.WithoutCancel(ctx), key).Err()
+		}
+	}
 	if err = r.done(probe, err); err != nil {
+		release()
 		return false, err
 	}
 	acked, err := wait.Int64()
 	if err != nil {
+		release()
 		return false, r.wrap(err)
 	}
 	if acked < int64(r.waitReplicas) {
-		_ = c.Del(context.WithoutCancel(ctx), key).Err()
+		release()
 		return false, fmt.Errorf("%w: %w: %d of %d replicas within %v", ErrUnavailable, ErrNotReplicated,
 			acked, r.waitReplicas, r.waitTimeout)
 	}

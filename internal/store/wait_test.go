@@ -128,3 +128,36 @@ func TestWaitReplicasValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitReplicasACL: with the documented rules plus +wait +del, waitReplicas works for the
+// least-privilege user; without +wait the use fails closed and the key it wrote is released,
+// so no confirmation is burnt by a refusal.
+func TestWaitReplicasACL(t *testing.T) {
+	primary, _ := startReplicaPair(t)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		user, rules string
+		ok          bool
+	}{
+		{"gw", leastPrivilege + " +wait +del", true},
+		{"nowait", leastPrivilege + " +del", false},
+	} {
+		args := append([]string{"ACL", "SETUSER", tt.user, "on", ">pw"}, strings.Fields(tt.rules)...)
+		if _, err := primary.Do(args...); err != nil {
+			t.Fatal(err)
+		}
+		r := newRedisStore(t, RedisConfig{URL: primary.URL(), Username: tt.user, Password: "pw", WaitReplicas: 1})
+		first, err := r.UseOnce(ctx, "nonce-"+tt.user, time.Minute)
+		if tt.ok != (first && err == nil) {
+			t.Fatalf("%s: UseOnce = %v, %v; want ok=%v", tt.user, first, err, tt.ok)
+		}
+		if !tt.ok {
+			if !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("%s: err = %v, want ErrUnavailable", tt.user, err)
+			}
+			if n, err := primary.Do("EXISTS", redisKey(DefaultKeyPrefix, kindOnce, "nonce-"+tt.user)); err != nil || n != "0" {
+				t.Fatalf("%s: the refused use left its key behind (EXISTS %s, %v)", tt.user, n, err)
+			}
+		}
+	}
+}
