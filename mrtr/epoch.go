@@ -24,9 +24,11 @@ type EpochStore interface {
 }
 
 // GuardEpoch makes single use survive a store that loses its memory — a Redis restarted without
-// persistence, a failover to a replica that missed the latest writes, or a restarted process
+// persistence, a failover to a replica that never received the marker, or a restarted process
 // using the in-memory store. Such a store would accept a consumed state again for the rest of
-// its lifetime. The guard keeps a marker in the store recording when the store's memory
+// its lifetime. It does not cover a replica promoted with the marker but without the latest
+// consumed keys (asynchronous replication lag): the store itself must close that window, as
+// the Redis store does with its waitReplicas setting. The guard keeps a marker in the store recording when the store's memory
 // began; a state issued before that instant may have been consumed in the lost memory, so it is
 // refused as a replay (the user is simply asked again). ttl must be the Codec's TTL: a state's
 // issue time is its expiry minus ttl.

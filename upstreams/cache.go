@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sync/singleflight"
 )
@@ -19,6 +20,20 @@ const DefaultCacheEntries = 4096
 // MaxCacheEntries bounds CacheConfig.MaxEntries.
 const MaxCacheEntries = 1 << 20
 
+// DefaultCacheBytes bounds the memory the list cache retains: a quarter of the chart's default
+// 256 MiB container limit, which holds about two lists of 100,000 tools.
+const DefaultCacheBytes = 64 << 20
+
+// MaxCacheBytes bounds CacheConfig.MaxBytes.
+const MaxCacheBytes = 64 << 30
+
+// Estimated bookkeeping per cached list and per item beyond the item's own bytes: the entry,
+// its LRU element and map slot, and each item's header (target strings and digest).
+const (
+	entryOverhead = 256
+	itemOverhead  = int64(unsafe.Sizeof(listItem{}))
+)
+
 // CacheConfig tunes the per-replica cache of backend list results. Each backend's full list
 // (all its pages) is kept for the ttlMs the backend named (digest §5.1); a "public" list is
 // shared by every caller, a "private" one only reused for the same ListRequest.CacheKey.
@@ -27,15 +42,25 @@ type CacheConfig struct {
 	// MaxEntries bounds the number of cached backend lists; the least recently used goes
 	// first. Zero means DefaultCacheEntries; at most MaxCacheEntries.
 	MaxEntries int `yaml:"maxEntries"`
+	// MaxBytes bounds the memory the cached lists retain, counted as each item's JSON plus its
+	// bookkeeping; the least recently used lists go first. A list larger than the whole budget
+	// is served but not cached. This is the bound that matters for private lists: each
+	// caller's copy of a large list costs its full size. Zero means DefaultCacheBytes; at most
+	// MaxCacheBytes.
+	MaxBytes int64 `yaml:"maxBytes"`
 	// Disabled turns list caching off. Concurrent identical requests are still collapsed.
 	Disabled bool `yaml:"disabled"`
 }
 
 func (c *CacheConfig) validate() []error {
+	var errs []error
 	if c.MaxEntries < 0 || c.MaxEntries > MaxCacheEntries {
-		return []error{errors.New("cache.maxEntries must be within 0..1048576")}
+		errs = append(errs, errors.New("cache.maxEntries must be within 0..1048576"))
 	}
-	return nil
+	if c.MaxBytes < 0 || c.MaxBytes > MaxCacheBytes {
+		errs = append(errs, errors.New("cache.maxBytes must be within 0..68719476736 (64 GiB)"))
+	}
+	return errs
 }
 
 // partKey identifies one backend's list; caller is empty for a public entry.
@@ -56,13 +81,25 @@ type listKey struct {
 type cacheEntry struct {
 	key     partKey
 	part    *part
+	size    int64 // retainedBytes of part, counted in listCache.bytes
 	expires time.Time
 	elem    *list.Element
+}
+
+// retainedBytes estimates the memory p keeps alive while cached.
+func (p *part) retainedBytes() int64 {
+	n := int64(entryOverhead) + int64(cap(p.items))*itemOverhead
+	for i := range p.items {
+		it := &p.items[i]
+		n += int64(cap(it.raw) + len(it.target.Name))
+	}
+	return n
 }
 
 // listCache holds backend lists until their ttlMs passes, collapsing concurrent misses.
 type listCache struct {
 	max      int
+	maxBytes int64
 	disabled bool
 	now      func() time.Time
 	onResult func(hit bool)
@@ -71,6 +108,7 @@ type listCache struct {
 	mu      sync.Mutex
 	entries map[partKey]*cacheEntry
 	lru     *list.List // of *cacheEntry, most recently used first
+	bytes   int64      // sum of the entries' sizes, at most maxBytes
 	private map[partKey]bool
 	// gens counts each list's invalidations. A list is stored only if its count has not moved
 	// since it was asked for, and concurrent misses are collapsed only within one count, so an
@@ -80,11 +118,14 @@ type listCache struct {
 }
 
 func newListCache(c CacheConfig, now func() time.Time, onResult func(bool)) *listCache {
-	lc := &listCache{max: c.MaxEntries, disabled: c.Disabled, now: now, onResult: onResult,
+	lc := &listCache{max: c.MaxEntries, maxBytes: c.MaxBytes, disabled: c.Disabled, now: now, onResult: onResult,
 		entries: make(map[partKey]*cacheEntry), lru: list.New(), private: make(map[partKey]bool),
 		gens: make(map[listKey]uint64)}
 	if lc.max == 0 {
 		lc.max = DefaultCacheEntries
+	}
+	if lc.maxBytes == 0 {
+		lc.maxBytes = DefaultCacheBytes
 	}
 	return lc
 }
@@ -134,12 +175,24 @@ func (c *listCache) put(k partKey, p *part, gen uint64) {
 	if old, ok := c.entries[k]; ok {
 		c.remove(old)
 	}
-	for c.lru.Len() >= c.max {
+	size := p.retainedBytes()
+	if size > c.maxBytes {
+		return // served to this caller, but caching it would evict everything else
+	}
+	for c.lru.Len() >= c.max || c.bytes+size > c.maxBytes {
 		c.remove(c.lru.Back().Value.(*cacheEntry))
 	}
-	e := &cacheEntry{key: k, part: p, expires: c.now().Add(time.Duration(p.ttlMs) * time.Millisecond)}
+	e := &cacheEntry{key: k, part: p, size: size, expires: c.now().Add(time.Duration(p.ttlMs) * time.Millisecond)}
 	e.elem = c.lru.PushFront(e)
 	c.entries[k] = e
+	c.bytes += size
+}
+
+// retained reports the cached lists' estimated bytes and their number.
+func (c *listCache) retained() (bytes int64, entries int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes, c.lru.Len()
 }
 
 // invalidate drops every cached copy of upstream's lists (each protocol version, each caller)
@@ -164,6 +217,7 @@ func (c *listCache) invalidate(upstream string, lists []byte) int {
 func (c *listCache) remove(e *cacheEntry) {
 	c.lru.Remove(e.elem)
 	delete(c.entries, e.key)
+	c.bytes -= e.size
 }
 
 // wasPrivate reports whether the backend's last answer for this list was private, so

@@ -117,10 +117,15 @@ type Config struct {
 	// Zero means DefaultHealthInterval.
 	HealthInterval time.Duration `yaml:"healthInterval"`
 	// PageSize is the number of items per page of a merged list sent to the client.
-	// Zero means DefaultPageSize; at most MaxPageSize.
+	// Zero means DefaultPageSize; at most MaxPageSize. A cursor records the offset of the next
+	// item, not a page number, so cursors stay valid across replicas (or restarts) with
+	// different page sizes: the next page simply starts where the last one ended.
 	PageSize int `yaml:"pageSize"`
 	// Cache tunes the cache of backend list results (cache.go).
 	Cache CacheConfig `yaml:"cache"`
+	// RelayCapabilities names the backends' extensions and experimental capabilities the merged
+	// server/discover passes on; none by default.
+	RelayCapabilities RelayCapabilities `yaml:"relayCapabilities"`
 }
 
 // UpstreamConfig describes one backend MCP server.
@@ -193,6 +198,9 @@ func (c *Config) Validate() error {
 		add("pageSize must be within 0..%d", MaxPageSize)
 	}
 	for _, err := range c.Cache.validate() {
+		add("%v", err)
+	}
+	for _, err := range c.RelayCapabilities.validate() {
 		add("%v", err)
 	}
 	seen := make(map[string]bool, len(c.Upstreams))

@@ -39,6 +39,14 @@ type capSet struct {
 	Resources   *resourcesCap   `json:"resources"`
 	Completions json.RawMessage `json:"completions"`
 	Logging     json.RawMessage `json:"logging"`
+	// Extensions and Experimental are relayed only for the names RelayCapabilities lists.
+	Extensions   map[string]json.RawMessage `json:"extensions"`
+	Experimental map[string]json.RawMessage `json:"experimental"`
+
+	// relay and the merged named capabilities, set on the merge target only.
+	relay      RelayCapabilities
+	extensions namedCaps
+	experim    namedCaps
 }
 
 // discovered is one backend's parsed server/discover result.
@@ -92,7 +100,7 @@ type Discovery struct {
 func (r *Registry) Capabilities(ctx context.Context, hdr http.Header) (*Discovery, error) {
 	ds, errs := r.discoverAll(ctx, hdr)
 	out := &Discovery{TTL: MaxDiscoverTTL}
-	var merged capSet
+	merged := capSet{relay: r.relay}
 	var instr []string
 	for i, b := range r.backends {
 		d := ds[i]
@@ -193,6 +201,8 @@ func mergeCaps(dst, src *capSet) {
 	if src.Logging != nil {
 		dst.Logging = json.RawMessage("{}")
 	}
+	dst.extensions.add(dst.relay.Extensions, src.Extensions)
+	dst.experim.add(dst.relay.Experimental, src.Experimental)
 }
 
 // renderCaps writes the merged capabilities, naming only flags that are true.
@@ -228,6 +238,11 @@ func renderCaps(c *capSet) json.RawMessage {
 	}
 	if c.Logging != nil {
 		parts = append(parts, `"logging":{}`)
+	}
+	for _, p := range []string{c.extensions.render("extensions"), c.experim.render("experimental")} {
+		if p != "" {
+			parts = append(parts, p)
+		}
 	}
 	return json.RawMessage("{" + strings.Join(parts, ",") + "}")
 }

@@ -102,6 +102,7 @@ type Registry struct {
 	onListChanged  func(upstream, method string)
 	now            func() time.Time
 	pageSize       int
+	relay          RelayCapabilities // extensions and experimental capabilities discover passes on
 	healthInterval time.Duration
 	kick           chan struct{}
 	cache          *listCache
@@ -156,6 +157,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		onListChanged:  opts.OnListChanged,
 		now:            opts.Clock,
 		pageSize:       cfg.PageSize,
+		relay:          cfg.RelayCapabilities,
 		healthInterval: orDuration(cfg.HealthInterval, DefaultHealthInterval),
 		kick:           make(chan struct{}, 1),
 	}

@@ -48,6 +48,11 @@ type Config struct {
 	HealthInterval time.Duration `yaml:"healthInterval"`
 	// Cache bounds the per-backend list cache (entries honour each backend's ttlMs).
 	Cache upstreams.CacheConfig `yaml:"cache"`
+	// PageSize is the number of items per page of a merged list (upstreams.Config.PageSize).
+	PageSize int `yaml:"pageSize"`
+	// RelayCapabilities names the backend extensions and experimental capabilities that the
+	// merged server/discover passes on (upstreams.RelayCapabilities); none by default.
+	RelayCapabilities upstreams.RelayCapabilities `yaml:"relayCapabilities"`
 	// Tracing exports OpenTelemetry spans over OTLP/HTTP; off unless an endpoint is set.
 	Tracing TracingConfig `yaml:"tracing"`
 
@@ -366,7 +371,8 @@ func (c *Config) validateAuth() []error {
 // upstreamsConfig converts the file form to upstreams.Config. With getenv nil, header secrets
 // are not resolved (for validation only).
 func (c *Config) upstreamsConfig(resolved map[string]map[string]string) upstreams.Config {
-	out := upstreams.Config{Namespace: c.Namespace, HealthInterval: c.HealthInterval, Cache: c.Cache}
+	out := upstreams.Config{Namespace: c.Namespace, HealthInterval: c.HealthInterval, Cache: c.Cache,
+		PageSize: c.PageSize, RelayCapabilities: c.RelayCapabilities}
 	for _, u := range c.Upstreams {
 		auth := u.Auth.AuthConfig
 		auth.ClientSecret = resolved[u.Name][clientSecretKey]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcp-gateway/gateway/internal/store"
@@ -40,10 +41,15 @@ func (c RedisConfig) validate() []error {
 	return errs
 }
 
-// newStore returns the shared store: Redis when configured, else the in-memory one.
-func (c RedisConfig) newStore(getenv func(string) string) (store.Store, error) {
+// newStore returns the shared store: Redis when configured, else the in-memory one. With Redis
+// the state of its circuit breaker is logged on every change and exported on reg.
+func (c RedisConfig) newStore(getenv func(string) string, log *slog.Logger, reg prometheus.Registerer) (store.Store, error) {
 	if !c.enabled() {
-		return store.NewMemory(store.MemoryOptions{})
+		m, err := store.NewMemory(store.MemoryOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return m, registerFullMetrics(reg, m)
 	}
 	rc := c.RedisConfig
 	for _, p := range []struct {
@@ -59,7 +65,23 @@ func (c RedisConfig) newStore(getenv func(string) string) (store.Store, error) {
 		}
 		*p.dst = v
 	}
-	return store.NewRedis(rc)
+	r, err := store.NewRedis(rc, store.WithBreakerHook(func(s store.BreakerState) {
+		// Runs under the breaker's lock: slog hands the record to the log writer's queue.
+		if s == store.BreakerClosed {
+			log.Info("redis answers again; circuit breaker closed", "state", s.String())
+			return
+		}
+		log.Warn("redis failing; circuit breaker skips it, rate limits follow rateLimit.failClosed and confirmations are refused",
+			"state", s.String())
+	}))
+	if err != nil {
+		return nil, err
+	}
+	if err := registerBreakerMetrics(reg, r); err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
 // redisLog routes go-redis's own messages (dial failures, pool events) into the gateway's

@@ -241,7 +241,7 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	if ephemeral {
 		log.Warn("no mrtr.keys configured: requestState and list cursors use a random per-process key; run a single replica only")
 	}
-	if g.store, err = cfg.Redis.newStore(getenv); err != nil {
+	if g.store, err = cfg.Redis.newStore(getenv, log, g.registry); err != nil {
 		return nil, err
 	}
 	if n, ok := g.store.(store.Notices); ok {

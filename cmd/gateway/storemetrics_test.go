@@ -54,3 +54,29 @@ func TestCountedStore(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestStoreFullMetrics: the in-memory store's refused writes are exported by kind.
+func TestStoreFullMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := store.NewMemory(store.MemoryOptions{MaxEntries: 1, MaxRateEntries: 1, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := registerFullMetrics(reg, m); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	l := store.Limit{Rate: 1, Period: time.Minute}
+	_, _ = m.Allow(ctx, "a", l)
+	_, _ = m.Allow(ctx, "b", l) // refused: the bucket pool is full
+	_, _ = m.UseOnce(ctx, "n", time.Minute)
+	want := `# HELP mcp_gateway_store_full_total Writes the in-memory store refused because the pool of their kind was full.
+# TYPE mcp_gateway_store_full_total counter
+mcp_gateway_store_full_total{kind="nonce"} 0
+mcp_gateway_store_full_total{kind="rate_limit"} 1
+mcp_gateway_store_full_total{kind="value"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), nameStoreFull); err != nil {
+		t.Error(err)
+	}
+}

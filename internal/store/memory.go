@@ -13,8 +13,10 @@ import (
 
 // Defaults for MemoryOptions.
 const (
-	// DefaultMaxEntries caps the live entries of a memory store.
+	// DefaultMaxEntries caps the live nonces and values of a memory store.
 	DefaultMaxEntries = 1_000_000
+	// DefaultMaxRateEntries caps the live rate-limit buckets of a memory store.
+	DefaultMaxRateEntries = 250_000
 	// DefaultShards is the number of independently locked partitions.
 	DefaultShards = 64
 	// MaxShards bounds MemoryOptions.Shards.
@@ -33,11 +35,19 @@ type MemoryOptions struct {
 	// Now returns the current time. nil means time.Now; tests inject a fake
 	// clock to move expiry and rate-limit refill forward.
 	Now func() time.Time
-	// MaxEntries caps live entries (nonces, buckets and cached values
-	// together), split evenly across shards. 0 means DefaultMaxEntries. When
-	// a shard is full of unexpired entries, writes fail with ErrFull rather
-	// than evicting a nonce that still guards against replay.
+	// MaxEntries caps live single-use nonces and values together, split
+	// evenly across shards. 0 means DefaultMaxEntries. When a shard is full of
+	// unexpired entries, writes fail with ErrFull rather than evicting a nonce
+	// that still guards against replay.
 	MaxEntries int
+	// MaxRateEntries caps live rate-limit buckets, in a pool of their own so
+	// that a flood of buckets (one per caller and tool) cannot make
+	// confirmations fail, nor a flood of nonces switch rate limits off. 0
+	// means DefaultMaxRateEntries. When a shard's buckets are full, Allow
+	// fails with ErrFull (and ErrUnavailable): the caller applies its
+	// fail-open or fail-closed rule, as for an unreachable Redis. A bucket
+	// lives only until it is full again, at most Burst × Period/Rate.
+	MaxRateEntries int
 	// Shards is the number of independently locked partitions, rounded up to
 	// a power of two. 0 means DefaultShards; at most MaxShards.
 	Shards int
@@ -48,6 +58,9 @@ func (o MemoryOptions) Validate() error {
 	var errs []error
 	if o.MaxEntries < 0 {
 		errs = append(errs, fmt.Errorf("store: memory maxEntries %d is negative", o.MaxEntries))
+	}
+	if o.MaxRateEntries < 0 {
+		errs = append(errs, fmt.Errorf("store: memory maxRateEntries %d is negative", o.MaxRateEntries))
 	}
 	if o.Shards < 0 || o.Shards > MaxShards {
 		errs = append(errs, fmt.Errorf("store: memory shards %d out of range 0..%d", o.Shards, MaxShards))
@@ -62,7 +75,10 @@ type Memory struct {
 	shards   []shard
 	mask     uint64
 	perShard int
-	closed   atomic.Bool
+	// ratePerShard caps each shard's rate-limit buckets, counted apart from perShard.
+	ratePerShard int
+	closed       atomic.Bool
+	full         [kindValue + 1]atomic.Uint64
 }
 
 var _ Store = (*Memory)(nil)
@@ -83,9 +99,10 @@ type shard struct {
 	mu            sync.Mutex
 	entries       map[memKey]memEntry
 	lastFullSweep int64
+	rate          int // entries of kindRate; the rest count against perShard
 	// Pads the shard to its own cache line so neighbouring locks do not
 	// contend through false sharing.
-	_ [40]byte
+	_ [32]byte
 }
 
 // NewMemory returns an empty in-memory store.
@@ -112,6 +129,7 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 		mask:     uint64(n - 1),
 		perShard: max(1, (maxEntries+n-1)/n),
 	}
+	m.ratePerShard = max(1, (orDefault(opts.MaxRateEntries, DefaultMaxRateEntries)+n-1)/n)
 	for i := range m.shards {
 		m.shards[i].entries = make(map[memKey]memEntry)
 	}
@@ -132,7 +150,7 @@ func (m *Memory) UseOnce(_ context.Context, key string, ttl time.Duration) (bool
 	if e, ok := sh.entries[k]; ok && e.expires > now {
 		return false, nil
 	}
-	if err := sh.put(k, memEntry{expires: now + micros(ttl)}, now, m.perShard); err != nil {
+	if err := m.put(sh, k, memEntry{expires: now + micros(ttl)}, now); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -157,7 +175,7 @@ func (m *Memory) Allow(_ context.Context, key string, limit Limit) (RateDecision
 	r := g.step(stored, now)
 	if r.allowed {
 		// The bucket is full again at the new TAT, so the entry can expire then.
-		if err := sh.put(k, memEntry{expires: r.tat, tat: r.tat}, now, m.perShard); err != nil {
+		if err := m.put(sh, k, memEntry{expires: r.tat, tat: r.tat}, now); err != nil {
 			return RateDecision{}, err
 		}
 	}
@@ -177,7 +195,7 @@ func (m *Memory) Get(_ context.Context, key string) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	if e.expires <= now {
-		delete(sh.entries, k)
+		sh.del(k)
 		return nil, false, nil
 	}
 	return append([]byte(nil), e.value...), true, nil
@@ -195,7 +213,7 @@ func (m *Memory) Set(_ context.Context, key string, value []byte, ttl time.Durat
 		return err
 	}
 	defer sh.mu.Unlock()
-	return sh.put(k, memEntry{expires: now + micros(ttl), value: v}, now, m.perShard)
+	return m.put(sh, k, memEntry{expires: now + micros(ttl), value: v}, now)
 }
 
 // Ping implements Store; it fails only after Close.
@@ -215,6 +233,7 @@ func (m *Memory) Close() error {
 		sh := &m.shards[i]
 		sh.mu.Lock()
 		clear(sh.entries)
+		sh.rate = 0
 		sh.mu.Unlock()
 	}
 	return nil
@@ -245,21 +264,59 @@ func (m *Memory) lock(k memKey) (*shard, int64, error) {
 	return sh, m.now().UnixMicro(), nil
 }
 
-// put stores e under k, sweeping expired entries to keep the shard under its
-// cap. The caller holds sh.mu.
-func (sh *shard) put(k memKey, e memEntry, now int64, limit int) error {
+// FullErrors reports how many writes of each kind failed with ErrFull:
+// single-use nonces, rate-limit buckets and values.
+func (m *Memory) FullErrors() (nonces, buckets, values uint64) {
+	return m.full[kindOnce].Load(), m.full[kindRate].Load(), m.full[kindValue].Load()
+}
+
+// put stores e under k in sh, sweeping expired entries to keep the shard
+// under the cap of k's pool. The caller holds sh.mu.
+func (m *Memory) put(sh *shard, k memKey, e memEntry, now int64) error {
+	if err := sh.put(k, e, now, m.perShard, m.ratePerShard); err != nil {
+		m.full[k.kind].Add(1)
+		return err
+	}
+	return nil
+}
+
+func (sh *shard) put(k memKey, e memEntry, now int64, limit, rateLimit int) error {
 	sh.sweep(now, sweepBatch)
-	if _, exists := sh.entries[k]; !exists && len(sh.entries) >= limit {
+	if _, exists := sh.entries[k]; !exists && sh.atCap(k.kind, limit, rateLimit) {
 		if now-sh.lastFullSweep >= fullSweepInterval.Microseconds() {
 			sh.lastFullSweep = now
 			sh.sweep(now, len(sh.entries))
 		}
-		if len(sh.entries) >= limit {
+		if sh.atCap(k.kind, limit, rateLimit) {
+			if k.kind == kindRate {
+				limit = rateLimit
+			}
 			return fmt.Errorf("%w: %w: %d entries per shard", ErrUnavailable, ErrFull, limit)
 		}
 	}
+	if _, exists := sh.entries[k]; !exists && k.kind == kindRate {
+		sh.rate++
+	}
 	sh.entries[k] = e
 	return nil
+}
+
+// atCap reports whether the pool of kind is full in sh.
+func (sh *shard) atCap(kind kind, limit, rateLimit int) bool {
+	if kind == kindRate {
+		return sh.rate >= rateLimit
+	}
+	return len(sh.entries)-sh.rate >= limit
+}
+
+// del removes k, keeping the bucket count.
+func (sh *shard) del(k memKey) {
+	if _, ok := sh.entries[k]; ok {
+		delete(sh.entries, k)
+		if k.kind == kindRate {
+			sh.rate--
+		}
+	}
 }
 
 // sweep inspects up to n entries and deletes the expired ones. Go randomizes
@@ -271,7 +328,7 @@ func (sh *shard) sweep(now int64, n int) {
 		}
 		n--
 		if e.expires <= now {
-			delete(sh.entries, k)
+			sh.del(k)
 		}
 	}
 }

@@ -123,3 +123,42 @@ func TestMemoryOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryRateBucketsOwnPool: rate-limit buckets fill a pool of their own. A flood of buckets
+// (one per caller and tool name) fails only further buckets — with ErrFull, so the caller
+// applies rateLimit.failClosed — and never the single-use nonces that confirmations need; a
+// flood of nonces never switches rate limits off.
+func TestMemoryRateBucketsOwnPool(t *testing.T) {
+	h, m, _ := newMemoryHarness(t, MemoryOptions{MaxEntries: 4, MaxRateEntries: 2, Shards: 1})
+	ctx := context.Background()
+	limit := Limit{Rate: 1, Period: time.Minute}
+	for i := range 2 {
+		if d, err := h.store.Allow(ctx, fmt.Sprint("k", i), limit); err != nil || !d.Allowed {
+			t.Fatalf("bucket %d: %+v, %v", i, d, err)
+		}
+	}
+	if _, err := h.store.Allow(ctx, "k2", limit); !errors.Is(err, ErrFull) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("bucket over its pool: err = %v, want ErrFull and ErrUnavailable", err)
+	}
+	if d, err := h.store.Allow(ctx, "k0", limit); err != nil || d.Allowed {
+		t.Fatalf("an existing bucket at the cap: %+v, %v; want a decision (limited)", d, err)
+	}
+	for i := range 4 {
+		if first, err := h.store.UseOnce(ctx, fmt.Sprint("n", i), time.Hour); err != nil || !first {
+			t.Fatalf("nonce %d with the bucket pool full: %v, %v", i, first, err)
+		}
+	}
+	if _, err := h.store.UseOnce(ctx, "n4", time.Hour); !errors.Is(err, ErrFull) {
+		t.Fatalf("nonce over its pool: err = %v, want ErrFull", err)
+	}
+	h.elapse(time.Minute) // the buckets are full again and expire; the nonces live on
+	if d, err := h.store.Allow(ctx, "k2", limit); err != nil || !d.Allowed {
+		t.Fatalf("bucket with the nonce pool full: %+v, %v; want allowed", d, err)
+	}
+	if nonces, buckets, values := m.FullErrors(); nonces != 1 || buckets != 1 || values != 0 {
+		t.Fatalf("FullErrors = %d, %d, %d; want 1, 1, 0", nonces, buckets, values)
+	}
+	if n := m.Len(); n > 6 {
+		t.Fatalf("Len = %d, want at most 4 + 2", n)
+	}
+}

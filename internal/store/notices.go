@@ -26,7 +26,11 @@ func (r *Redis) noticeChannel(topic string) string { return r.prefix + "notice:"
 
 // Publish implements Notices with PUBLISH.
 func (r *Redis) Publish(ctx context.Context, topic string, msg []byte) error {
-	return r.wrap(r.client.Publish(ctx, r.noticeChannel(topic), msg).Err())
+	probe, err := r.admit()
+	if err != nil {
+		return err
+	}
+	return r.done(probe, r.client.Publish(ctx, r.noticeChannel(topic), msg).Err())
 }
 
 // Subscribe implements Notices with SUBSCRIBE. go-redis keeps the subscription: it pings the

@@ -46,6 +46,12 @@ func WithClock(now func() time.Time) RedisOption {
 	return func(r *Redis) { r.now = now }
 }
 
+// WithBreakerHook calls fn on every change of the circuit breaker's state (see RedisBreaker),
+// for a log line. fn runs under the breaker's lock and must not block or use the store.
+func WithBreakerHook(fn func(BreakerState)) RedisOption {
+	return func(r *Redis) { r.onBreaker = fn }
+}
+
 // Redis is the Store shared by all replicas through a Redis server, Sentinel
 // group or Cluster. Keys are prefix + kind + SHA-256 of the caller's key.
 type Redis struct {
@@ -54,6 +60,13 @@ type Redis struct {
 	now    func() time.Time
 	gcra   *redis.Script
 	closed atomic.Bool
+	// brk skips Redis while it is failing, so that a hanging Redis costs each request nothing
+	// rather than a timeout (see RedisBreaker).
+	brk       *breaker
+	onBreaker func(BreakerState)
+	// waitReplicas > 0 makes UseOnce wait for that many replicas (see RedisConfig.WaitReplicas).
+	waitReplicas int
+	waitTimeout  time.Duration
 }
 
 var _ Store = (*Redis)(nil)
@@ -79,10 +92,14 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		client: redis.NewUniversalClient(uo),
 		prefix: cfg.keyPrefix(),
 		gcra:   redis.NewScript(gcraScript),
+
+		waitReplicas: cfg.WaitReplicas,
+		waitTimeout:  orDefault(cfg.WaitTimeout, DefaultWaitTimeout),
 	}
 	for _, opt := range opts {
 		opt(r)
 	}
+	r.brk = newBreaker(cfg.Breaker, nil, r.onBreaker)
 	return r, nil
 }
 
@@ -91,11 +108,75 @@ func (r *Redis) UseOnce(ctx context.Context, key string, ttl time.Duration) (boo
 	if ttl <= 0 {
 		return false, ErrInvalidTTL
 	}
-	first, err := r.client.SetNX(ctx, redisKey(r.prefix, kindOnce, key), "1", ceilMillis(ttl)).Result()
+	probe, err := r.admit()
 	if err != nil {
-		return false, r.wrap(err)
+		return false, err
+	}
+	k := redisKey(r.prefix, kindOnce, key)
+	if r.waitReplicas > 0 {
+		return r.useOnceAcked(ctx, probe, k, ttl)
+	}
+	first, err := r.client.SetNX(ctx, k, "1", ceilMillis(ttl)).Result()
+	if err = r.done(probe, err); err != nil {
+		return false, err
 	}
 	return first, nil
+}
+
+// ErrNotReplicated means a single-use key was written on the primary but fewer replicas than
+// RedisConfig.WaitReplicas acknowledged it within WaitTimeout: a failover now could lose it, so
+// the use is refused (fail closed). It always comes wrapped together with ErrUnavailable.
+var ErrNotReplicated = errors.New("store: single-use key not acknowledged by enough replicas")
+
+// useOnceAcked is UseOnce with WAIT: SET NX and WAIT go down one connection in one pipeline
+// (WAIT counts the acknowledgements of that connection's writes), on the key's primary. A
+// first use counts only once waitReplicas replicas hold it. When they do not, the key is
+// deleted again, best effort, so that the refused use does not burn the nonce: nothing acted
+// on it, and the caller may retry once replication is back.
+func (r *Redis) useOnceAcked(ctx context.Context, probe bool, key string, ttl time.Duration) (bool, error) {
+	var c redis.Cmdable = r.client
+	if cc, ok := r.client.(*redis.ClusterClient); ok {
+		node, err := cc.MasterForKey(ctx, key)
+		if err != nil {
+			return false, r.done(probe, err)
+		}
+		c = node
+	}
+	var set *redis.BoolCmd
+	var wait *redis.Cmd
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		set = p.SetNX(ctx, key, "1", ceilMillis(ttl))
+		// WAIT through Do: Pipeliner has no Wait method. The pipeline's read deadline is
+		// ReadTimeout, which Validate keeps above WaitTimeout.
+		wait = p.Do(ctx, "wait", r.waitReplicas, r.waitTimeout.Milliseconds())
+		return nil
+	})
+	written := set != nil && set.Err() == nil && set.Val()
+	if set != nil && set.Err() == nil && !set.Val() {
+		r.brk.done(probe, outcomeOK)
+		return false, nil // already used: no acknowledgement needed to refuse
+	}
+	// Whatever fails from here on, a key this call wrote is released: the use is refused.
+	release := func() {
+		if written {
+			_ = c.Del(context.WithoutCancel(ctx), key).Err()
+		}
+	}
+	if err = r.done(probe, err); err != nil {
+		release()
+		return false, err
+	}
+	acked, err := wait.Int64()
+	if err != nil {
+		release()
+		return false, r.wrap(err)
+	}
+	if acked < int64(r.waitReplicas) {
+		release()
+		return false, fmt.Errorf("%w: %w: %d of %d replicas within %v", ErrUnavailable, ErrNotReplicated,
+			acked, r.waitReplicas, r.waitTimeout)
+	}
+	return true, nil
 }
 
 // Allow implements Store with one Lua script (EVALSHA, falling back to EVAL
@@ -109,10 +190,14 @@ func (r *Redis) Allow(ctx context.Context, key string, limit Limit) (RateDecisio
 	if r.now != nil {
 		now = r.now().UnixMicro()
 	}
+	probe, err := r.admit()
+	if err != nil {
+		return RateDecision{}, err
+	}
 	vals, err := r.gcra.Run(ctx, r.client, []string{redisKey(r.prefix, kindRate, key)},
 		g.interval, g.burst, now).Int64Slice()
-	if err != nil {
-		return RateDecision{}, r.wrap(err)
+	if err = r.done(probe, err); err != nil {
+		return RateDecision{}, err
 	}
 	if len(vals) != 4 {
 		return RateDecision{}, fmt.Errorf("%w: rate script returned %d values, want 4", ErrUnavailable, len(vals))
@@ -123,12 +208,17 @@ func (r *Redis) Allow(ctx context.Context, key string, limit Limit) (RateDecisio
 
 // Get implements Store.
 func (r *Redis) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	probe, err := r.admit()
+	if err != nil {
+		return nil, false, err
+	}
 	b, err := r.client.Get(ctx, redisKey(r.prefix, kindValue, key)).Bytes()
 	if errors.Is(err, redis.Nil) {
+		r.brk.done(probe, outcomeOK)
 		return nil, false, nil
 	}
-	if err != nil {
-		return nil, false, r.wrap(err)
+	if err = r.done(probe, err); err != nil {
+		return nil, false, err
 	}
 	return b, true, nil
 }
@@ -138,12 +228,45 @@ func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Dura
 	if ttl <= 0 {
 		return ErrInvalidTTL
 	}
-	return r.wrap(r.client.Set(ctx, redisKey(r.prefix, kindValue, key), value, ceilMillis(ttl)).Err())
+	probe, err := r.admit()
+	if err != nil {
+		return err
+	}
+	return r.done(probe, r.client.Set(ctx, redisKey(r.prefix, kindValue, key), value, ceilMillis(ttl)).Err())
 }
 
 // Ping implements Store.
 func (r *Redis) Ping(ctx context.Context) error {
-	return r.wrap(r.client.Ping(ctx).Err())
+	probe, err := r.admit()
+	if err != nil {
+		return err
+	}
+	return r.done(probe, r.client.Ping(ctx).Err())
+}
+
+// BreakerState reports the state of the circuit breaker in front of Redis.
+func (r *Redis) BreakerState() BreakerState { return r.brk.current() }
+
+// Skipped reports how many commands the circuit breaker answered without sending them.
+func (r *Redis) Skipped() uint64 { return r.brk.skipped.Load() }
+
+// admit asks the breaker whether a command may go to Redis; a skipped command fails at once
+// with ErrSkipped (and ErrUnavailable). probe is passed on to done.
+func (r *Redis) admit() (probe bool, err error) {
+	if r.closed.Load() {
+		return false, errClosed()
+	}
+	ok, probe := r.brk.admit()
+	if !ok {
+		return false, fmt.Errorf("%w: %w", ErrUnavailable, ErrSkipped)
+	}
+	return probe, nil
+}
+
+// done reports a command's outcome to the breaker and wraps its error.
+func (r *Redis) done(probe bool, err error) error {
+	r.brk.done(probe, classify(err))
+	return r.wrap(err)
 }
 
 // Close implements Store; it closes the connection pool. Closing twice is a

@@ -34,6 +34,11 @@ const (
 	// use into "already used" (failing closed), and a repeated Allow can only
 	// take an extra token (erring on the strict side).
 	DefaultMaxRetries = 1
+	// DefaultWaitTimeout bounds how long a single-use write waits for replicas' acknowledgement
+	// when RedisConfig.WaitReplicas is set.
+	DefaultWaitTimeout = 250 * time.Millisecond
+	// MaxWaitReplicas bounds RedisConfig.WaitReplicas.
+	MaxWaitReplicas = 16
 	// MaxKeyPrefixLen bounds RedisConfig.KeyPrefix.
 	MaxKeyPrefixLen = 64
 )
@@ -90,6 +95,20 @@ type RedisConfig struct {
 	// KeyPrefix starts every key; "" means DefaultKeyPrefix. Avoid "{" and
 	// "}" under Cluster: a hash tag would put every key in one slot.
 	KeyPrefix string `yaml:"keyPrefix"`
+	// WaitReplicas, when positive, makes each single-use (confirmation) write wait until that
+	// many replicas acknowledge it (Redis WAIT) before the gateway acts on the confirmation.
+	// Without it a failover to an asynchronous replica that missed the write could accept a
+	// consumed confirmation again; with it, the consumption survives the promotion of any
+	// replica that acknowledged. When fewer replicas acknowledge within WaitTimeout the use is
+	// refused (fail closed, retryable). 0 (the default) does not wait. Rate limits and the
+	// list cache never wait.
+	WaitReplicas int `yaml:"waitReplicas"`
+	// WaitTimeout bounds that wait; 0 means DefaultWaitTimeout. It must be shorter than
+	// ReadTimeout, which bounds the whole exchange.
+	WaitTimeout time.Duration `yaml:"waitTimeout"`
+	// Breaker skips Redis for a short cooldown after consecutive failures, so that a hanging
+	// Redis costs requests no timeouts (see RedisBreaker for the defaults).
+	Breaker RedisBreaker `yaml:"breaker"`
 }
 
 // RedisTLS configures TLS toward Redis. Verification is on unless
@@ -143,6 +162,7 @@ func (c RedisConfig) Validate() error {
 		add("db %d: must be non-negative, and 0 under Cluster", c.DB)
 	}
 	errs = append(errs, c.validateTuning()...)
+	errs = append(errs, c.Breaker.validate()...)
 	errs = append(errs, c.TLS.validate(c.tlsOn())...)
 	return errors.Join(errs...)
 }
@@ -188,6 +208,15 @@ func (c RedisConfig) validateTuning() []error {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("store: redis %s %v is negative", d.name, d.v))
 		}
+	}
+	if c.WaitReplicas < 0 || c.WaitReplicas > MaxWaitReplicas {
+		errs = append(errs, fmt.Errorf("store: redis waitReplicas %d out of range 0..%d", c.WaitReplicas, MaxWaitReplicas))
+	}
+	if c.WaitTimeout < 0 {
+		errs = append(errs, fmt.Errorf("store: redis waitTimeout %v is negative", c.WaitTimeout))
+	} else if c.WaitReplicas > 0 && orDefault(c.WaitTimeout, DefaultWaitTimeout) >= orDefault(c.ReadTimeout, DefaultReadTimeout) {
+		errs = append(errs, fmt.Errorf("store: redis waitTimeout %v must be shorter than readTimeout %v",
+			orDefault(c.WaitTimeout, DefaultWaitTimeout), orDefault(c.ReadTimeout, DefaultReadTimeout)))
 	}
 	if c.MaxRetries < -1 {
 		errs = append(errs, fmt.Errorf("store: redis maxRetries %d: want -1, 0 or more", c.MaxRetries))

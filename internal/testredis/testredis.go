@@ -96,9 +96,10 @@ type Server struct {
 	dir  string
 	port int
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{}
+	paused bool
 }
 
 // Start runs redis-server on a free loopback port, waits until it answers
@@ -158,6 +159,11 @@ func (s *Server) Stop() {
 	if s.cmd == nil {
 		return
 	}
+	if s.paused {
+		// A stopped process cannot act on SIGTERM; let it run so it exits cleanly.
+		_ = s.cmd.Process.Signal(sigCont)
+		s.paused = false
+	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.done:
@@ -166,6 +172,34 @@ func (s *Server) Stop() {
 		<-s.done
 	}
 	s.cmd = nil
+}
+
+// Pause stops the server process with SIGSTOP, for fault tests of a Redis that
+// hangs rather than refuses: connections stay open and the kernel still accepts
+// new ones, but no command is answered until Resume. Stop (and so tb.Cleanup)
+// resumes a paused server before terminating it.
+func (s *Server) Pause() {
+	s.tb.Helper()
+	s.signal(sigStop, true)
+}
+
+// Resume continues a server stopped by Pause with SIGCONT.
+func (s *Server) Resume() {
+	s.tb.Helper()
+	s.signal(sigCont, false)
+}
+
+func (s *Server) signal(sig os.Signal, paused bool) {
+	s.tb.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		s.tb.Fatalf("testredis: %v: server not running", sig)
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.tb.Fatalf("testredis: %v: %v", sig, err)
+	}
+	s.paused = paused
 }
 
 // Restart stops the server and starts a fresh one on the same port, for fault

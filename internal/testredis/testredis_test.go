@@ -138,3 +138,21 @@ func TestSentinelKnowsMaster(t *testing.T) {
 		t.Fatal("sentinel answered PING without its password")
 	}
 }
+
+func TestPauseHangsAndResumeAnswers(t *testing.T) {
+	s := Start(t)
+	s.Pause()
+	// A paused server accepts the connection (the kernel does) but never answers.
+	if err := ping(s.Addr(), ""); err == nil {
+		t.Fatal("ping while paused succeeded, want a timeout")
+	}
+	s.Resume()
+	if err := ping(s.Addr(), ""); err != nil {
+		t.Fatalf("ping after Resume: %v", err)
+	}
+	s.Pause() // Stop (the cleanup) must still terminate a paused server.
+	s.Stop()
+	if err := ping(s.Addr(), ""); err == nil {
+		t.Fatal("ping after Stop succeeded, want an error")
+	}
+}
