@@ -123,7 +123,8 @@ func (r *Registry) planListen(ctx context.Context, want *subscriptions, hdr http
 			continue // that backend cannot honour it
 		}
 		shares[i].ResourceSubscriptions = append(shares[i].ResourceSubscriptions, t.Name)
-		honoured.ResourceSubscriptions = append(honoured.ResourceSubscriptions, uri)
+		// Acknowledged in the normal form that later updates carry, not as the client spelt it.
+		honoured.ResourceSubscriptions = append(honoured.ResourceSubscriptions, r.ns.name(KindResource, t))
 	}
 	return honoured, shares
 }
@@ -239,7 +240,15 @@ func eventOf(rw uriRewriter, m *jsonrpc.Message) (listenEvent, bool) {
 		if !ok {
 			return listenEvent{}, false
 		}
-		return listenEvent{method: m.Method, uri: rw.ns.name(KindResource, Target{Upstream: rw.upstream, Name: uri}), target: uri}, true
+		// The URI is matched against subscriptions and policy in its normal form, the form
+		// the gateway authorises and forwards (internal/resuri); one without a normal form
+		// is relayed to nobody. Each listener's policy is applied when it is offered
+		// (subscriber.offer).
+		t, name, ok := rw.ns.clientResource(rw.upstream, uri, nil)
+		if !ok {
+			return listenEvent{}, false
+		}
+		return listenEvent{method: m.Method, uri: name, target: t.Name}, true
 	}
 	return listenEvent{}, false
 }

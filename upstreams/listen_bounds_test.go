@@ -191,3 +191,39 @@ func TestStalledListenerOverflowEndsListen(t *testing.T) {
 		t.Errorf("the listen ended with %.200s, want the overflow error", last)
 	}
 }
+
+// TestListenUpdatesInNormalForm: subscriptions are acknowledged, and backend updates matched and
+// relayed, in the normal form of their URIs (internal/resuri), the form policy decides on. A
+// backend's URI that climbs out of the subscription by a dot segment, plain or encoded, is
+// matched where it really points; one without a normal form reaches nobody.
+func TestListenUpdatesInNormalForm(t *testing.T) {
+	lb, url := startListenBackend(t)
+	ls := NewListens(singleBackend(t, url, nil))
+	c := listenVia(ls, `"n"`, `{"toolsListChanged":true,"resourceSubscriptions":["fault+mem://docs/./"]}`, nil)
+	if ack := c.next(t); !strings.Contains(ack, `"resourceSubscriptions":["fault+mem://docs/"]`) {
+		t.Fatalf("acknowledgement %s, want the subscription in normal form", ack)
+	}
+	mcptest.WaitFor(t, "the listen joined the backend stream", func() bool {
+		open, _ := lb.counts()
+		feeds, subs := ls.subscribers()
+		return open == 1 && feeds == 1 && subs == 1
+	})
+	for _, msg := range []string{
+		updated("MEM://docs/a"),             // case of the scheme: the same resource
+		updated("mem://docs/../hr/x"),       // really mem://hr/x: not subscribed
+		updated("mem://docs/%2e%2e/secret"), // really mem://secret
+		updated(`mem://docs/a\b`),           // no normal form
+		toolsChanged,
+	} {
+		lb.notify(msg)
+	}
+	var got []string
+	for len(got) == 0 || got[len(got)-1] != "notifications/tools/list_changed" {
+		got = append(got, relayed(t, c.next(t)))
+	}
+	want := []string{"notifications/resources/updated fault+mem://docs/a", "notifications/tools/list_changed"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	c.stop(t)
+}
