@@ -117,6 +117,7 @@ func (x *exchange) call(ctx context.Context, target upstreams.Target, params jso
 		ProtocolVersion: x.meta.ProtocolVersion,
 		Header:          x.passHeaders(),
 		SubjectToken:    x.subjectToken(target.Upstream),
+		Caller:          x.subject(),
 	})
 	if err != nil {
 		return err

@@ -34,6 +34,10 @@ type Call struct {
 	// configured for token exchange: it is exchanged for the backend's own token and never
 	// sent to the backend itself.
 	SubjectToken string
+	// Caller identifies the caller (issuer + "#" + subject) for a backend configured for token
+	// exchange: a pre-2026 one gets a session per caller, keyed by it. Empty: keyed by the
+	// SubjectToken.
+	Caller string
 }
 
 // Stream yields a backend's messages for one call, in order, as complete JSON-RPC messages with
@@ -86,7 +90,7 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 		name = c.Target.Name // digest §2.2: only these three carry Mcp-Name
 	}
 	return r.open(ctx, b, c.ID, &outgoing{method: c.Method, name: name, version: c.ProtocolVersion, pass: c.Header, body: body,
-		subject: c.SubjectToken, fromCaller: true})
+		subject: c.SubjectToken, caller: c.Caller, fromCaller: true})
 }
 
 // open sends o and prepares the Stream of its response; id is the id the final response gets.
@@ -94,7 +98,7 @@ func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *
 	s := &Stream{r: r, b: b, method: o.method, id: id, start: r.now(), probe: o.probe,
 		rw: uriRewriter{ns: r.ns, upstream: b.name}}
 	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
-	if legacy, _, err := r.isLegacy(s.ctx, b); err != nil {
+	if legacy, _, err := r.isLegacy(s.ctx, b, o); err != nil {
 		s.fail(err)
 		return nil, err
 	} else if legacy {
@@ -271,10 +275,7 @@ func (s *Stream) Close() error {
 }
 
 func (s *Stream) fail(err error) {
-	if errors.Is(err, ErrBadResponse) || errors.Is(err, ErrUnavailable) {
-		s.b.legacy.forget() // digest §7: re-probe the era after a failure
-	}
-	s.finish(outcomeOf(err), err)
+	s.finish(outcomeOf(err), err) // a failure never changes the backend's learnt era (legacy.go)
 }
 
 // finish records the outcome once and releases the exchange.
