@@ -434,6 +434,8 @@ func (r *Registry) recheckLegacy(ctx context.Context, b *backend) (*discovered, 
 	if b.legacy.pinned != "" {
 		return nil, false
 	}
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	defer cancel()
 	v, d, _, _ := r.sendProbe(ctx, b)
 	if !v.named || v.era != eraModern || d == nil || !b.legacy.relearn(eraModern) {
 		return nil, false
