@@ -185,7 +185,9 @@ func (r *Registry) awaitEra(ctx context.Context, b *backend, o *outgoing) (*prob
 	case <-limit:
 		return nil, fmt.Errorf("%w: %w: %s", ErrTimeout, errEraPending, b.name)
 	case <-ctx.Done():
-		return nil, classify(ctx, b.name, ctx.Err())
+		// The request's own timeout may pass just before the probe's: it waited on the probe,
+		// whose outcome the probe records, so it is not counted again.
+		return nil, probeErr{classify(ctx, b.name, ctx.Err())}
 	}
 }
 

@@ -308,31 +308,59 @@ func TestEraProbeSharedAndCancellationSafe(t *testing.T) {
 	}
 }
 
-// TestEraProbeGovernedByBreaker: once the breaker has opened on a hung backend, calls fail fast
-// with ErrCircuitOpen instead of each probing it again.
+// TestEraProbeGovernedByBreaker: the shared probe counts once for the breaker however many
+// calls waited for it, and once the breaker has opened on a hung backend, calls fail fast with
+// ErrCircuitOpen instead of each probing it again.
 func TestEraProbeGovernedByBreaker(t *testing.T) {
 	hung := startHungBackend(t)
+	var probes atomic.Int64 // era probes recorded
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: hung.url, Timeout: 300 * time.Millisecond,
-		Breaker: BreakerConfig{Failures: 1, Cooldown: time.Hour}}}}, Options{})
-	ctx := context.Background()
-	if err := callAs(ctx, r, "echo", `{}`, "", ""); !errors.Is(err, ErrTimeout) {
-		t.Fatalf("first call: err = %v, want ErrTimeout", err)
+		Breaker: BreakerConfig{Failures: 2, Cooldown: time.Hour}}}}, Options{
+		Observe: func(_, method, _ string, _ time.Duration) {
+			if method == MethodDiscover {
+				probes.Add(1)
+			}
+		}})
+	// A caller's own timeout may pass a moment before the probe's, which records after it.
+	recorded := func(n int64) {
+		mcptest.WaitFor(t, "the probe's outcome to be recorded", func() bool { return probes.Load() == n })
 	}
+	ctx := context.Background()
+	calls := func(n int) []error {
+		errs := make(chan error, n)
+		for range n {
+			go func() { errs <- callAs(ctx, r, "echo", `{}`, "", "") }()
+		}
+		out := make([]error, n)
+		for i := range out {
+			out[i] = <-errs
+		}
+		return out
+	}
+	for _, err := range calls(10) {
+		if !errors.Is(err, ErrTimeout) {
+			t.Fatalf("first round: err = %v, want ErrTimeout", err)
+		}
+	}
+	recorded(1)
+	if st := r.CircuitStates()["alpha"]; st != CircuitClosed || hung.conns.Load() != 1 {
+		t.Fatalf("10 calls on one probe: circuit %d after %d connections, want closed (one failure) after 1", st, hung.conns.Load())
+	}
+	if err := callAs(ctx, r, "echo", `{}`, "", ""); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("second probe: err = %v, want ErrTimeout", err)
+	}
+	recorded(2)
 	if st := r.CircuitStates()["alpha"]; st != CircuitOpen {
-		t.Fatalf("the probe's timeout did not open the circuit (state %d)", st)
+		t.Fatalf("the second probe's timeout did not open the circuit (state %d)", st)
 	}
 	const n = 50
-	errs := make(chan error, n)
-	for range n {
-		go func() { errs <- callAs(ctx, r, "echo", `{}`, "", "") }()
-	}
-	for range n {
-		if err := <-errs; !errors.Is(err, ErrCircuitOpen) {
+	for _, err := range calls(n) {
+		if !errors.Is(err, ErrCircuitOpen) {
 			t.Fatalf("with the circuit open: err = %v, want ErrCircuitOpen", err)
 		}
 	}
-	if c := hung.conns.Load(); c != 1 {
-		t.Fatalf("%d connections after %d calls with the circuit open, want the first probe's only", c, n)
+	if c := hung.conns.Load(); c != 2 {
+		t.Fatalf("%d connections after %d calls with the circuit open, want the two probes' only", c, n)
 	}
 }
 
