@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -29,9 +30,9 @@ type flakyProxy struct {
 	status   int  // 0: pass through
 	discover bool // the status applies to server/discover only
 	inits    atomic.Int64
-	// sticky sends a request on a session to the target that assigned it, as a load balancer
-	// with session affinity does.
-	sticky map[string]*httputil.ReverseProxy
+	// sessions, when set, takes every request on a session, as a load balancer with session
+	// affinity sends it to the server that assigned the session.
+	sessions *httputil.ReverseProxy
 }
 
 func startFlakyProxy(t *testing.T, target string) *flakyProxy {
@@ -71,8 +72,8 @@ func (p *flakyProxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	status, discoverOnly, target := p.status, p.discover, p.target
-	if t, ok := p.sticky[r.Header.Get("Mcp-Session-Id")]; ok {
-		target = t
+	if p.sessions != nil && r.Header.Get("Mcp-Session-Id") != "" {
+		target = p.sessions
 	}
 	p.mu.Unlock()
 	if status != 0 && (!discoverOnly || body.Method == MethodDiscover) {
@@ -80,14 +81,6 @@ func (p *flakyProxy) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	target.ServeHTTP(w, r)
-	if id := w.Header().Get("Mcp-Session-Id"); id != "" {
-		p.mu.Lock()
-		if p.sticky == nil {
-			p.sticky = map[string]*httputil.ReverseProxy{}
-		}
-		p.sticky[id] = target
-		p.mu.Unlock()
-	}
 }
 
 // indexBody returns where the body starts in a dumped request.
@@ -188,6 +181,9 @@ func TestEraRelearnedFromNamedAnswers(t *testing.T) {
 	modern := mcptest.StartServer(t, "alpha")
 	legacy := mcptest.StartLegacyServer(t, "alpha")
 	proxy := startFlakyProxy(t, modern.URL())
+	proxy.setTarget(legacy.URL())
+	proxy.sessions = proxy.target // only the legacy server assigns sessions
+	proxy.setTarget(modern.URL())
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: proxy.url,
 		Auth: as.auth(AuthTokenExchange, modern.URL()), Breaker: BreakerConfig{Disabled: true}}}}, Options{})
 	b := r.byName["alpha"]
@@ -224,13 +220,16 @@ func TestEraRelearnedFromNamedAnswers(t *testing.T) {
 		t.Fatalf("the call reached the modern backend as %q", got)
 	}
 	mcptest.WaitFor(t, "the legacy sessions to be ended", func() bool {
-		n := 0
+		opened, ended := map[string]bool{}, map[string]bool{}
 		for _, ex := range legacy.Requests() {
+			if id := ex.ResponseHeader.Get("Mcp-Session-Id"); id != "" && legacyMethod(ex) == methodInitialize {
+				opened[id] = true
+			}
 			if ex.Method == http.MethodDelete {
-				n++
+				ended[ex.Header.Get("Mcp-Session-Id")] = true
 			}
 		}
-		return n == 2 // the gateway's and alice's
+		return len(opened) >= 2 && maps.Equal(opened, ended) // the gateway's and alice's at least
 	})
 }
 
