@@ -49,8 +49,8 @@ func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
 
 // legacyStart sends lr on a pooled session: for a caller of a token-exchange backend one of
 // that caller's own sessions, else one of the gateway's. A 404 to a request carrying a session
-// id means the session expired (digest §7 "Handshake" 4): the session is dropped, a fresh one
-// initialized, and the request sent once more.
+// id means the session expired (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management):
+// the session is dropped, a fresh one initialized, and the request sent once more.
 func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *legacyRequest, o *outgoing) (*legacyExchange, error) {
 	if err := b.breaker.allow(r.now(), false); err != nil {
 		return nil, err
