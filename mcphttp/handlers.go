@@ -126,6 +126,7 @@ func (x *exchange) call(ctx context.Context, target upstreams.Target, params jso
 		SubjectToken:    x.subjectToken(target.Upstream),
 		Visible:         visible,
 		Embedded:        embedded,
+		Caller:          x.subject(),
 	})
 	if err != nil {
 		return err

@@ -54,7 +54,8 @@ func (c *BreakerConfig) validate() []error {
 // breaker is a consecutive-failure circuit breaker. A nil *breaker allows everything.
 //
 // Health probes bypass an open circuit and feed it: a successful probe closes the circuit
-// without spending a client's request on the trial, a failed one restarts the cooldown.
+// without spending a client's request on the trial, a failed one restarts the cooldown. The era
+// probe a client's request starts (protocol: auto) is governed like the request itself.
 type breaker struct {
 	name      string
 	threshold int
@@ -108,6 +109,24 @@ func (b *breaker) allow(now time.Time, probe bool) error {
 		b.trial = true
 	}
 	return nil
+}
+
+// isOpen reports, without changing anything, whether allow would refuse a request now: the
+// circuit is open within its cooldown, or half-open with its trial in flight. The era probe
+// checks it before joining a probe another request started.
+func (b *breaker) isOpen(now time.Time) bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch b.state {
+	case CircuitOpen:
+		return now.Sub(b.openedAt) < b.cooldown
+	case CircuitHalfOpen:
+		return b.trial
+	}
+	return false
 }
 
 func (b *breaker) openErr() error {
@@ -172,11 +191,13 @@ func (b *breaker) current() int {
 }
 
 // observe feeds the outcome of an exchange to the breaker and reports whether the backend's
-// health should see it too: a call refused by the open circuit, or failed for want of
-// credentials, says nothing about the backend itself.
+// health should see it too: a call refused by the open circuit, failed for want of
+// credentials, or given up while the era probe was still running says nothing about the
+// backend itself.
 func (b *breaker) observe(now time.Time, outcome string, err error) bool {
 	switch {
-	case errors.Is(err, ErrCircuitOpen):
+	case errors.Is(err, ErrCircuitOpen), errors.Is(err, errEraPending), errors.As(err, new(probeErr)),
+		errors.Is(err, errLegacySessionsFull):
 		return false
 	case errors.Is(err, ErrCredentials):
 		b.result(now, OutcomeCanceled) // frees a half-open slot this exchange may hold

@@ -40,6 +40,10 @@ type Call struct {
 	// Embedded says whether a resource may appear in a tool or prompt result (see
 	// uriRewriter). Nil allows every resource whose URI normalises.
 	Embedded func(Kind, Target) bool
+	// Caller identifies the caller (issuer + "#" + subject) for a backend configured for token
+	// exchange: a pre-2026 one gets a session per caller, keyed by it. Empty: keyed by the
+	// SubjectToken.
+	Caller string
 }
 
 // Stream yields a backend's messages for one call, in order, as complete JSON-RPC messages with
@@ -93,7 +97,7 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 		name = c.Target.Name // digest §2.2: only these three carry Mcp-Name
 	}
 	return r.open(ctx, b, c.ID, &outgoing{method: c.Method, name: name, version: c.ProtocolVersion, pass: c.Header, body: body,
-		subject: c.SubjectToken, fromCaller: true, visible: c.Visible, embedded: c.Embedded})
+		subject: c.SubjectToken, caller: c.Caller, fromCaller: true, visible: c.Visible, embedded: c.Embedded})
 }
 
 // open sends o and prepares the Stream of its response; id is the id the final response gets.
@@ -101,7 +105,7 @@ func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *
 	s := &Stream{r: r, b: b, method: o.method, id: id, start: r.now(), probe: o.probe,
 		rw: uriRewriter{ns: r.ns, upstream: b.name, visible: o.visible, embedded: o.embedded}}
 	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
-	if legacy, _, err := r.isLegacy(s.ctx, b); err != nil {
+	if legacy, _, err := r.isLegacy(s.ctx, b, o); err != nil {
 		s.fail(err)
 		return nil, err
 	} else if legacy {
@@ -312,10 +316,7 @@ func (s *Stream) Close() error {
 }
 
 func (s *Stream) fail(err error) {
-	if errors.Is(err, ErrBadResponse) || errors.Is(err, ErrUnavailable) {
-		s.b.legacy.forget() // digest §7: re-probe the era after a failure
-	}
-	s.finish(outcomeOf(err), err)
+	s.finish(outcomeOf(err), err) // a failure never changes the backend's learnt era (legacy.go)
 }
 
 // finish records the outcome once and releases the exchange.

@@ -83,6 +83,13 @@ type AuthConfig struct {
 	RefreshBefore time.Duration `yaml:"refreshBefore"`
 	// MaxCachedTokens bounds the exchanged-token cache. Zero means DefaultMaxExchangedTokens.
 	MaxCachedTokens int `yaml:"maxCachedTokens"`
+	// MaxLegacySessions bounds, for a token-exchange backend that speaks a pre-2026 revision,
+	// the callers holding a session of their own with it in one replica (one session each).
+	// Zero means DefaultMaxLegacySessions.
+	MaxLegacySessions int `yaml:"maxLegacySessions"`
+	// LegacySessionIdle is how long such a caller's session may go unused before it is
+	// closed. Zero means DefaultLegacySessionIdle.
+	LegacySessionIdle time.Duration `yaml:"legacySessionIdle"`
 }
 
 func (a *AuthConfig) validate(headers map[string]string) []error {
@@ -102,8 +109,11 @@ func (a *AuthConfig) validate(headers map[string]string) []error {
 	if strings.ContainsAny(a.ClientID+a.ClientSecret, "\r\n\x00") {
 		errs = append(errs, errors.New("auth.clientID or auth.clientSecret has a control character"))
 	}
-	if a.Timeout < 0 || a.RefreshBefore < 0 || a.MaxCachedTokens < 0 {
-		errs = append(errs, errors.New("auth.timeout, auth.refreshBefore and auth.maxCachedTokens must not be negative"))
+	if a.Timeout < 0 || a.RefreshBefore < 0 || a.MaxCachedTokens < 0 || a.MaxLegacySessions < 0 || a.LegacySessionIdle < 0 {
+		errs = append(errs, errors.New("auth.timeout, auth.refreshBefore, auth.maxCachedTokens, auth.maxLegacySessions and auth.legacySessionIdle must not be negative"))
+	}
+	if a.Type != AuthTokenExchange && (a.MaxLegacySessions != 0 || a.LegacySessionIdle != 0) {
+		errs = append(errs, errors.New("auth.maxLegacySessions and auth.legacySessionIdle apply to tokenExchange only"))
 	}
 	for name := range headers {
 		if http.CanonicalHeaderKey(name) == "Authorization" {

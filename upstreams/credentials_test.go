@@ -281,6 +281,11 @@ func TestAuthConfigValidate(t *testing.T) {
 		{"no secret", func(u *UpstreamConfig) { u.Auth.ClientSecret = "" }, "clientSecret"},
 		{"with an Authorization header", func(u *UpstreamConfig) { u.Headers = map[string]string{"authorization": "Bearer x"} }, "exclude"},
 		{"negative timeout", func(u *UpstreamConfig) { u.Auth.Timeout = -1 }, "negative"},
+		{"legacy sessions for exchange", func(u *UpstreamConfig) {
+			u.Auth.Type, u.Auth.MaxLegacySessions, u.Auth.LegacySessionIdle = AuthTokenExchange, 10, time.Minute
+		}, ""},
+		{"negative legacy sessions", func(u *UpstreamConfig) { u.Auth.Type, u.Auth.MaxLegacySessions = AuthTokenExchange, -1 }, "negative"},
+		{"legacy sessions without exchange", func(u *UpstreamConfig) { u.Auth.MaxLegacySessions = 10 }, "tokenExchange only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

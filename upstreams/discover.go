@@ -158,6 +158,10 @@ func (r *Registry) fetchDiscover(ctx context.Context, b *backend, hdr http.Heade
 	if err != nil {
 		return nil, err
 	}
+	if probe && r.relearnModern(b, m) {
+		d, _, err := r.legacyDiscover(ctx, b, probe)
+		return d, err
+	}
 	if m.Error != nil {
 		err := fmt.Errorf("%w: %s: server/discover answered error %d", ErrBadResponse, b.name, m.Error.Code)
 		b.health.down(r.now(), err)

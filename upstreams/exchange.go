@@ -33,6 +33,8 @@ type outgoing struct {
 	probe   bool // a health probe: its failure does not trigger another probe
 	// subject is the caller's verified token for a token-exchange backend; never sent itself.
 	subject string
+	// caller identifies the caller (issuer and subject) for its legacy sessions; optional.
+	caller string
 	// fromCaller marks an exchange made for a client request (a call or list), as opposed to
 	// the gateway's own discover, probe and listen requests.
 	fromCaller bool

@@ -18,3 +18,8 @@ func (r *Registry) AnyExchangesTokens() bool {
 	}
 	return false
 }
+
+// exchanges reports whether b is configured for token exchange.
+func (b *backend) exchanges() bool {
+	return b.creds != nil && b.creds.cfg.Type == AuthTokenExchange
+}

@@ -15,8 +15,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"golang.org/x/sync/singleflight"
 )
 
 // era is what the gateway knows about a backend's protocol generation.
@@ -28,7 +30,27 @@ const (
 	eraLegacy
 )
 
-// legacyState is one backend's era and, for a legacy backend, its session pool.
+// legacyState is one backend's era and, for a legacy backend, its session pools.
+//
+// How the era is learnt (protocol: auto), so that a transient answer never changes whom a
+// backend sees or how it is spoken to:
+//
+//   - It is learnt once, from a definitive answer to the gateway's server/discover probe: a
+//     DiscoverResult (legacy when its supportedVersions lacks 2026-07-28), an error from the
+//     range the 2026 revision reserves, or -32022 naming the supported versions. A bare 400, 404
+//     or 405 (what a legacy server, but also a proxy or a restarting backend, may answer) only
+//     makes legacy a candidate: it is learnt when a legacy initialize handshake then succeeds.
+//     Anything else (no answer, a timeout, a 5xx, garbage) leaves the era unknown: the request
+//     goes out as modern and a later one probes again.
+//   - Once learnt it is kept: failed calls, timeouts, 4xx and 5xx answers never change it. The
+//     health probe re-learns it only from an answer that names the versions and contradicts it:
+//     a DiscoverResult whose supportedVersions names (or lacks) 2026-07-28, or -32022 naming the
+//     supported versions. A backend replaced by one of another era that answers only with bare
+//     statuses needs a pinned protocol or a restart of the gateway.
+//   - A pinned protocol is never probed nor changed.
+//
+// One probe at a time runs per backend (probeFlight), on its own context bounded by the
+// backend's timeout, so callers that give up do not cancel it for the others.
 type legacyState struct {
 	// pinned is the configured revision; empty under auto.
 	pinned string
@@ -38,10 +60,15 @@ type legacyState struct {
 	client json.RawMessage
 	mu     sync.Mutex
 	era    era
-	pool   sessionPool
+	// pool holds the sessions that authenticate as the gateway itself (static headers, client
+	// credentials; for a token-exchange backend only the gateway's own discover and probes).
+	pool sessionPool
+	// callers holds one session per caller of a token-exchange backend.
+	callers callerPools
+	flight  singleflight.Group
 }
 
-func newLegacyState(protocol, userAgent string) *legacyState {
+func newLegacyState(protocol, userAgent string, auth *AuthConfig) *legacyState {
 	s := &legacyState{offer: protocol20251125, client: clientInfo(userAgent)}
 	switch protocol {
 	case "", ProtocolAuto:
@@ -50,7 +77,8 @@ func newLegacyState(protocol, userAgent string) *legacyState {
 	default:
 		s.pinned, s.offer, s.era = protocol, protocol, eraLegacy
 	}
-	s.pool.init()
+	s.pool.init(legacyPoolSize)
+	s.callers.init(auth)
 	return s
 }
 
@@ -70,94 +98,239 @@ func (s *legacyState) known() era {
 	return s.era
 }
 
-func (s *legacyState) set(e era) {
+// learn records an era learnt from a definitive answer while it was unknown. A pinned or
+// already learnt era is kept.
+func (s *legacyState) learn(e era) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.pinned == "" {
+	if s.pinned == "" && s.era == eraUnknown {
 		s.era = e
 	}
 }
 
-// forget drops a detected era after a failure, so the next request probes again (digest §7:
-// re-probe on failure). A pinned era is never forgotten.
-func (s *legacyState) forget() { s.set(eraUnknown) }
+// relearn replaces a learnt era after an answer that names the versions and contradicts it;
+// it reports whether the era changed. A pinned era is never changed.
+func (s *legacyState) relearn(e era) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pinned != "" || s.era == e || e == eraUnknown {
+		return false
+	}
+	s.era = e
+	return true
+}
 
-// isLegacy reports the backend's era, probing it when unknown. d is the backend's
+// eraFanOutWait bounds how long a request that fans out to every backend (a list, the
+// gateway's server/discover) waits for the era probe of a backend whose era is unknown. A
+// healthy backend answers the probe in milliseconds; one that hangs is left out of that list
+// rather than holding it for the backend's whole timeout, while the probe goes on for the
+// requests that target the backend.
+const eraFanOutWait = 2 * time.Second
+
+// errEraPending marks a fan-out request that stopped waiting for a backend's era probe. The
+// request was not sent, so it says nothing about the backend: neither the breaker nor the
+// health state count it, and it is not retried (it comes wrapped in ErrTimeout).
+var errEraPending = errors.New("the backend's protocol era is still being probed")
+
+// isLegacy reports the backend's era for o, learning it when unknown. d is the backend's
 // server/discover answer when the probe just fetched one from a modern backend.
-func (r *Registry) isLegacy(ctx context.Context, b *backend) (legacy bool, d *discovered, err error) {
+func (r *Registry) isLegacy(ctx context.Context, b *backend, o *outgoing) (legacy bool, d *discovered, err error) {
 	switch b.legacy.known() {
 	case eraModern:
 		return false, nil, nil
 	case eraLegacy:
 		return true, nil, nil
 	}
-	e, d, err := r.probeEra(ctx, b)
+	p, err := r.awaitEra(ctx, b, o)
 	if err != nil {
 		return false, nil, err
 	}
-	if e == eraUnknown {
-		return false, nil, nil // this request goes out as modern; the next one probes again
+	return p.era == eraLegacy, p.disc, nil
+}
+
+// probeResult is the outcome of one shared era probe.
+type probeResult struct {
+	era  era // eraUnknown when the answer was not definitive
+	disc *discovered
+}
+
+// awaitEra joins the backend's era probe, starting it when none is in flight. The probe runs
+// on its own context (the caller's values, not its cancellation) bounded by the backend's
+// timeout, so one caller giving up does not fail it for the others. A caller's probe is governed
+// by the circuit breaker like any exchange; only a health probe (o.probe) passes an open circuit,
+// as it does for server/discover. A request that fans out to every backend waits at most
+// eraFanOutWait.
+func (r *Registry) awaitEra(ctx context.Context, b *backend, o *outgoing) (*probeResult, error) {
+	health := o.probe
+	if !health && b.breaker.isOpen(r.now()) {
+		return nil, b.breaker.openErr()
 	}
-	b.legacy.set(e)
-	if d != nil {
-		b.disc.store(d, r.now())
+	ch := b.legacy.flight.DoChan("era", func() (any, error) {
+		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, errCallTimeout)
+		defer cancel()
+		return r.probeEra(pctx, b, health)
+	})
+	var limit <-chan time.Time
+	if fanOut(o) && !b.required {
+		t := time.NewTimer(eraFanOutWait)
+		defer t.Stop()
+		limit = t.C
 	}
-	if e == eraLegacy {
-		r.log.Info("upstream speaks a pre-2026 revision; bridging", "upstream", b.name)
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, probeErr{res.Err}
+		}
+		return res.Val.(*probeResult), nil
+	case <-limit:
+		return nil, fmt.Errorf("%w: %w: %s", ErrTimeout, errEraPending, b.name)
+	case <-ctx.Done():
+		// The request's own timeout may pass just before the probe's: it waited on the probe,
+		// whose outcome the probe records, so it is not counted again.
+		return nil, probeErr{classify(ctx, b.name, ctx.Err())}
 	}
-	return e == eraLegacy, d, nil
+}
+
+// probeErr is the failure of a shared era probe, handed to every request that waited for it.
+// The probe recorded its own outcome once (breaker, health), so the requests do not count it
+// again, however many they were.
+type probeErr struct{ error }
+
+func (e probeErr) Unwrap() error { return e.error }
+
+// fanOut reports whether o is part of a request sent to every backend.
+func fanOut(o *outgoing) bool {
+	switch o.method {
+	case MethodDiscover, MethodToolsList, MethodPromptsList, MethodResourcesList, MethodResourceTemplates:
+		return !o.probe
+	}
+	return false
 }
 
 // maxProbeEvents bounds the SSE events read while waiting for the probe's response.
 const maxProbeEvents = 100
 
-// probeEra sends a modern server/discover and classifies the answer (digest §7 "Probe"). Only
-// a failure to get any answer (refused, timeout) is an error. An answer that says nothing about
-// the era (garbage, 401, 5xx) leaves it unknown: the request then goes out as modern, uncached,
-// so the backend's own answer to it is what the caller sees.
-func (r *Registry) probeEra(ctx context.Context, b *backend) (era, *discovered, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
-	defer cancel()
+// probeEra sends one modern server/discover, learns the era from a definitive answer, and
+// records the exchange like any other (metrics, breaker, health). Only the failure to get any
+// answer (refused, reset, timeout) is an error; an answer that says nothing about the era leaves
+// it unknown, and the request then goes out as modern, uncached, so that the backend's own answer
+// to it is what the caller sees.
+func (r *Registry) probeEra(ctx context.Context, b *backend, health bool) (*probeResult, error) {
+	if !health {
+		if err := b.breaker.allow(r.now(), false); err != nil {
+			return nil, err
+		}
+	}
+	start := r.now()
+	v, d, answered, err := r.sendProbe(ctx, b)
+	if v.candidate {
+		v = r.confirmLegacy(ctx, b)
+	}
+	outcome := outcomeOf(err)
+	switch {
+	case v.era != eraUnknown:
+		outcome, err = OutcomeOK, nil
+	case err == nil:
+		outcome, err = OutcomeBadResponse, errorf(ErrBadResponse, b, "server/discover probe: the answer names no protocol era")
+	}
+	r.record(b, MethodDiscover, outcome, start, err, !health)
+	if !answered {
+		return nil, err
+	}
+	if v.era != eraUnknown {
+		b.legacy.learn(v.era)
+		if d != nil {
+			b.disc.store(d, r.now())
+		}
+		if v.era == eraLegacy {
+			r.log.Info("upstream speaks a pre-2026 revision; bridging", "upstream", b.name)
+		}
+	}
+	return &probeResult{era: v.era, disc: d}, nil
+}
+
+// sendProbe sends the server/discover probe and classifies the answer. answered is false when
+// no answer came at all; err then says why, or why an answer was not definitive.
+func (r *Registry) sendProbe(ctx context.Context, b *backend) (v verdict, d *discovered, answered bool, err error) {
 	resp, err := r.send(ctx, b, &outgoing{method: MethodDiscover, body: []byte(discoverRequest), probe: true})
 	if err != nil {
-		return eraUnknown, nil, err
+		return verdict{}, nil, false, err
 	}
 	defer resp.Body.Close()
 	m, err := readProbeResponse(b, resp)
-	e := classifyProbe(resp.StatusCode, m, err)
-	if e != eraModern || m.Result == nil {
-		return e, nil, nil
-	}
-	d, err := parseDiscover(b, m.Result)
+	v = classifyProbe(resp.StatusCode, m, err)
 	if err != nil {
-		return eraUnknown, nil, nil
+		err = readErr(ctx, b, err)
 	}
-	return eraModern, d, nil
+	if v.era == eraModern && m.Error == nil && m.Result != nil {
+		if d, err = parseDiscover(b, m.Result); err != nil {
+			return verdict{}, nil, true, err
+		}
+	}
+	return v, d, true, err
+}
+
+// confirmLegacy learns legacy from a candidate answer only when a legacy initialize handshake
+// succeeds; the session stays in the gateway's pool.
+func (r *Registry) confirmLegacy(ctx context.Context, b *backend) verdict {
+	if _, err := b.legacy.pool.initResult(ctx, r, b); err != nil {
+		r.log.Warn("upstream answered the era probe like a pre-2026 server, but initialize failed; era left unknown",
+			"upstream", b.name, "error", err.Error())
+		return verdict{}
+	}
+	return verdict{era: eraLegacy}
+}
+
+// verdict is what one answer to the era probe says.
+type verdict struct {
+	era era
+	// named: the answer names the versions it supports (a DiscoverResult with
+	// supportedVersions, or -32022 with data.supported); only such an answer changes a learnt era.
+	named bool
+	// candidate: a bare 400, 404 or 405, as a legacy server answers, but also a proxy or a
+	// backend in trouble; legacy only once a handshake confirms it.
+	candidate bool
 }
 
 // classifyProbe: a result (a DiscoverResult naming 2026-07-28, or anything but a
-// DiscoverResult of legacy versions), or an error code from the range the
-// 2026 revision reserves (-32020..-32099), means modern; a result whose supportedVersions lacks
-// 2026-07-28, a -32022 whose data.supported lacks it, or a 400, 404 or 405 without a modern
-// body means legacy.
-func classifyProbe(status int, m *jsonrpc.Message, err error) era {
+// DiscoverResult of legacy versions), or an error code from the range the 2026 revision
+// reserves (-32020..-32099), means modern; a result whose supportedVersions lacks 2026-07-28, or
+// a -32022 whose data.supported lacks it, means legacy; a 400, 404 or 405 without a modern body
+// makes legacy a candidate. Anything else says nothing.
+func classifyProbe(status int, m *jsonrpc.Message, err error) verdict {
 	switch {
 	case err != nil && legacyStatus(status):
-		return eraLegacy
+		return verdict{candidate: true}
 	case err != nil:
-		return eraUnknown
-	case m.Error == nil && hasMember(m.Result, "supportedVersions") && !supportsModern(m.Result, "supportedVersions"):
-		return eraLegacy // e.g. the go-sdk's stateful server: a DiscoverResult of legacy versions
+		return verdict{}
+	case m.Error == nil && hasMember(m.Result, "supportedVersions"):
+		// e.g. the go-sdk's stateful server: a DiscoverResult of legacy versions
+		if supportsModern(m.Result, "supportedVersions") {
+			return verdict{era: eraModern, named: true}
+		}
+		return verdict{era: eraLegacy, named: true}
 	case m.Error == nil:
-		return eraModern // a modern request answered without a session is not a legacy server
-	case m.Error.Code == jsonrpc.CodeUnsupportedProtocolVersion && !supportsModern(m.Error.Data, "supported"):
-		return eraLegacy
+		return verdict{era: eraModern} // a modern request answered without a session is not a legacy server
+	case m.Error.Code == jsonrpc.CodeUnsupportedProtocolVersion && hasMember(m.Error.Data, "supported"):
+		if supportsModern(m.Error.Data, "supported") {
+			return verdict{era: eraModern}
+		}
+		return verdict{era: eraLegacy, named: true}
 	case m.Error.Code <= -32020 && m.Error.Code >= -32099:
-		return eraModern
+		return verdict{era: eraModern}
 	case legacyStatus(status):
-		return eraLegacy // e.g. a TypeScript SDK server: 400 "Server not initialized", -32000
+		return verdict{candidate: true} // e.g. a TypeScript SDK server: 400 "Server not initialized", -32000
 	case status/100 == 2:
-		return eraModern
+		return verdict{era: eraModern}
+	}
+	return verdict{}
+}
+
+// namedEra is the era an answer to server/discover names itself (see verdict.named), else
+// eraUnknown.
+func namedEra(m *jsonrpc.Message) era {
+	if v := classifyProbe(http.StatusOK, m, nil); v.named {
+		return v.era
 	}
 	return eraUnknown
 }
@@ -222,13 +395,17 @@ func supportsModern(obj json.RawMessage, key string) bool {
 }
 
 // legacyDiscover answers fetchDiscover for a legacy backend from its InitializeResult (digest
-// §7: synthesize server/discover). A health probe also pings a session so a dead backend shows
-// as down. handled is false for a modern backend whose discover the caller must still fetch.
+// §7: synthesize server/discover). A health probe also asks a legacy backend server/discover,
+// to re-learn the era from an answer naming 2026-07-28, and pings a session so a dead backend
+// shows as down. handled is false for a modern backend whose discover the caller must still
+// fetch.
 func (r *Registry) legacyDiscover(ctx context.Context, b *backend, probe bool) (d *discovered, handled bool, err error) {
-	legacy, d, err := r.isLegacy(ctx, b)
+	legacy, d, err := r.isLegacy(ctx, b, &outgoing{method: MethodDiscover, probe: probe})
 	switch {
 	case err != nil:
-		b.health.down(r.now(), err)
+		if !errors.Is(err, errEraPending) && !errors.Is(err, ErrCircuitOpen) {
+			b.health.down(r.now(), err)
+		}
 		return nil, true, err
 	case d != nil:
 		b.health.up(r.now)
@@ -237,6 +414,9 @@ func (r *Registry) legacyDiscover(ctx context.Context, b *backend, probe bool) (
 		return nil, false, nil
 	}
 	if probe {
+		if d, ok := r.recheckLegacy(ctx, b); ok {
+			return d, true, nil
+		}
 		if _, err := r.roundTrip(ctx, b, &outgoing{method: methodPing, body: []byte(pingRequest), probe: true}); err != nil {
 			return nil, true, err
 		}
@@ -247,6 +427,36 @@ func (r *Registry) legacyDiscover(ctx context.Context, b *backend, probe bool) (
 	}
 	b.health.up(r.now)
 	return init.discovered(), true, nil
+}
+
+// recheckLegacy sends a learnt-legacy backend the server/discover probe; an answer naming
+// 2026-07-28 among its supportedVersions re-learns the era as modern, and the legacy sessions
+// are closed. Any other answer, or none, keeps the era.
+func (r *Registry) recheckLegacy(ctx context.Context, b *backend) (*discovered, bool) {
+	if b.legacy.pinned != "" {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	defer cancel()
+	v, d, _, _ := r.sendProbe(ctx, b)
+	if !v.named || v.era != eraModern || d == nil || !b.legacy.relearn(eraModern) {
+		return nil, false
+	}
+	r.log.Info("upstream now names 2026-07-28 in server/discover; no longer bridging", "upstream", b.name)
+	b.disc.store(d, r.now())
+	b.health.up(r.now)
+	go r.closeLegacyBackend(b)
+	return d, true
+}
+
+// relearnModern is fetchDiscover's check of a health probe's answer from a learnt-modern
+// backend: an answer naming only pre-2026 versions re-learns the era as legacy.
+func (r *Registry) relearnModern(b *backend, m *jsonrpc.Message) bool {
+	if namedEra(m) != eraLegacy || !b.legacy.relearn(eraLegacy) {
+		return false
+	}
+	r.log.Info("upstream names only pre-2026 revisions in server/discover; bridging", "upstream", b.name)
+	return true
 }
 
 // errLegacySkip marks a legacy backend that cannot take part in an operation (a GET stream

@@ -45,9 +45,7 @@ func (r *Registry) legacyDo(ctx context.Context, b *backend, s *legacySession, m
 		req.Header.Set(mcpheader.LastEventID, lastEventID)
 	}
 	if b.creds != nil {
-		// Sessions are shared by all callers, so they authenticate as the gateway itself
-		// (client credentials), never with a token exchanged for one caller.
-		auth, err := b.creds.authorization(ctx, "", false)
+		auth, err := legacyAuth(ctx, b, s)
 		if err != nil {
 			if !errors.Is(err, ErrUnavailable) {
 				err = classify(ctx, b.name, err)
@@ -63,12 +61,44 @@ func (r *Registry) legacyDo(ctx context.Context, b *backend, s *legacySession, m
 	return resp, nil
 }
 
+// legacyAuth returns the Authorization of a request on session s. A session of the gateway
+// (shared by the callers of a backend that sees the gateway as one identity, or the gateway's
+// own discover, probes and listens) authenticates with the client credentials grant; a session
+// of one caller of a token-exchange backend with that caller's exchanged token, from the subject
+// the request's ctx carries. A caller's request on a gateway session, or a request without the
+// caller on a caller's session, fails closed.
+func legacyAuth(ctx context.Context, b *backend, s *legacySession) (string, error) {
+	subject, fromCaller := legacySubject(ctx)
+	if fromCaller != s.caller {
+		return "", fmt.Errorf("%w: %w: %s: a legacy session is used only by the identity it was opened for",
+			ErrUnavailable, ErrCredentials, b.name)
+	}
+	return b.creds.authorization(ctx, subject, fromCaller)
+}
+
+// legacyCallerKey is the context key of the caller's token for a token-exchange legacy backend.
+type legacyCallerKey struct{}
+
+// withLegacyCaller marks ctx as a caller's request to a token-exchange legacy backend: the
+// requests made under it (the call, its handshake, answers to the backend's requests, resumes
+// and cancellations) exchange subject, the caller's verified token, which is never sent itself.
+func withLegacyCaller(ctx context.Context, subject string) context.Context {
+	return context.WithValue(ctx, legacyCallerKey{}, subject)
+}
+
+func legacySubject(ctx context.Context) (subject string, fromCaller bool) {
+	subject, fromCaller = ctx.Value(legacyCallerKey{}).(string)
+	return subject, fromCaller
+}
+
 // legacyExchange is one request on a legacy session and its response, read as JSON or as an
 // SSE stream that may be resumed.
 type legacyExchange struct {
 	r       *Registry
 	b       *backend
 	sess    *legacySession
+	pool    *sessionPool    // where sess came from, when the exchange holds it (legacyStart)
+	owner   *callerPool     // the caller's pool holding pool, for a token-exchange backend
 	uid     json.RawMessage // the request's id on the session
 	resp    *http.Response
 	sse     *legacySSE
@@ -231,5 +261,18 @@ func (x *legacyExchange) end(ctx context.Context, outcome string) {
 func (x *legacyExchange) close() {
 	if x.resp != nil {
 		x.resp.Body.Close()
+	}
+}
+
+// release gives the session (and the caller's pool) back; once only, from legacyStart's
+// failures or the Stream's end.
+func (x *legacyExchange) release() {
+	if x.pool != nil {
+		x.pool.release(x.sess)
+		x.pool = nil
+	}
+	if x.owner != nil {
+		x.b.legacy.callers.give(x.owner, x.r.now())
+		x.owner = nil
 	}
 }

@@ -2,6 +2,7 @@ package upstreams
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,22 +11,36 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 )
 
-// legacyPoolSize bounds the sessions one replica keeps with one legacy backend. Legacy lists do
-// not vary per session here (the gateway declares the same capabilities on every session), so
-// a few sessions shared by all callers are enough; more only spread concurrent calls.
+// legacyPoolSize bounds the sessions one replica keeps with one legacy backend that sees the
+// gateway as one identity (static headers, client credentials). Legacy lists do not vary per
+// session here (the gateway declares the same capabilities on every session), so a few sessions
+// shared by all callers are enough; more only spread concurrent calls.
 const legacyPoolSize = 4
+
+// Defaults of the per-caller sessions of a token-exchange legacy backend (AuthConfig).
+const (
+	// DefaultMaxLegacySessions bounds the callers that hold a session with one such backend in
+	// one replica (one session each).
+	DefaultMaxLegacySessions = 256
+	// DefaultLegacySessionIdle is how long a caller's session may go unused before it is closed.
+	DefaultLegacySessionIdle = 5 * time.Minute
+)
 
 // maxAcquireWaits bounds how often acquire waits for a session being opened by another caller.
 const maxAcquireWaits = 64
 
 // legacySession is one initialized session with a legacy backend.
 type legacySession struct {
-	id      string // Mcp-Session-Id; empty when the backend assigned none
+	id string // Mcp-Session-Id; empty when the backend assigned none
+	// caller marks a session of one caller of a token-exchange backend: every request on it
+	// carries that caller's exchanged token, and no other caller's request goes on it.
+	caller  bool
 	version string // negotiated protocolVersion
 	init    *initResult
 	ids     atomic.Int64 // upstream request ids: unique per session, whoever the caller is
@@ -52,8 +67,10 @@ func (i *initResult) discovered() *discovered {
 	return &discovered{caps: i.caps, instructions: i.instructions, ttl: MaxDiscoverTTL}
 }
 
-// sessionPool holds a backend's live sessions.
+// sessionPool holds live sessions of one identity: the gateway's, or one caller's.
 type sessionPool struct {
+	size    int  // at most this many sessions
+	caller  bool // the sessions are one caller's (legacySession.caller)
 	mu      sync.Mutex
 	live    []*legacySession
 	opening int
@@ -61,7 +78,10 @@ type sessionPool struct {
 	last    *initResult
 }
 
-func (p *sessionPool) init() { p.changed = make(chan struct{}) }
+func (p *sessionPool) init(size int) {
+	p.size = size
+	p.changed = make(chan struct{})
+}
 
 // signal wakes acquirers waiting for a session; p.mu must be held.
 func (p *sessionPool) signal() {
@@ -80,7 +100,7 @@ func (p *sessionPool) acquire(ctx context.Context, r *Registry, b *backend) (*le
 				best = s
 			}
 		}
-		full := len(p.live)+p.opening >= legacyPoolSize
+		full := len(p.live)+p.opening >= p.size
 		if best != nil && (best.busy == 0 || full) {
 			best.busy++
 			p.mu.Unlock()
@@ -103,7 +123,7 @@ func (p *sessionPool) acquire(ctx context.Context, r *Registry, b *backend) (*le
 }
 
 func (p *sessionPool) open(ctx context.Context, r *Registry, b *backend) (*legacySession, error) {
-	s, err := r.legacyInitialize(ctx, b)
+	s, err := r.legacyInitializeAs(ctx, b, p.caller)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.opening--
@@ -153,10 +173,16 @@ func (p *sessionPool) initResult(ctx context.Context, r *Registry, b *backend) (
 // configured revision with no client capabilities, since the gateway cannot yet honour
 // elicitation, sampling or roots for a backend; then notifications/initialized.
 func (r *Registry) legacyInitialize(ctx context.Context, b *backend) (*legacySession, error) {
+	return r.legacyInitializeAs(ctx, b, false)
+}
+
+// legacyInitializeAs is legacyInitialize for a session of the gateway (caller false) or of the
+// caller whose subject ctx carries (withLegacyCaller).
+func (r *Registry) legacyInitializeAs(ctx context.Context, b *backend, caller bool) (*legacySession, error) {
 	start := r.now()
 	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
 	defer cancel()
-	s, err := r.handshake(ctx, b)
+	s, err := r.handshake(ctx, b, caller)
 	if err != nil {
 		r.record(b, methodInitialize, outcomeOf(err), start, err, true)
 		return nil, err
@@ -164,10 +190,10 @@ func (r *Registry) legacyInitialize(ctx context.Context, b *backend) (*legacySes
 	return s, nil
 }
 
-func (r *Registry) handshake(ctx context.Context, b *backend) (*legacySession, error) {
+func (r *Registry) handshake(ctx context.Context, b *backend, caller bool) (*legacySession, error) {
 	params, _ := json.Marshal(map[string]any{"protocolVersion": b.legacy.offer,
 		"capabilities": struct{}{}, "clientInfo": b.legacy.client})
-	s := &legacySession{}
+	s := &legacySession{caller: caller}
 	m, hdr, err := r.legacyRoundTrip(ctx, b, s, methodInitialize, params, nil)
 	if err != nil {
 		return nil, err
@@ -313,18 +339,147 @@ func isClassified(err error) bool {
 func (r *Registry) closeLegacy() {
 	var wg sync.WaitGroup
 	for _, b := range r.backends {
-		p := &b.legacy.pool
-		p.mu.Lock()
-		live := p.live
-		p.live, p.last = nil, nil
-		p.mu.Unlock()
-		for _, s := range live {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r.legacyDelete(context.Background(), b, s)
-			}()
-		}
+		wg.Go(func() { r.closeLegacyBackend(b) })
 	}
 	wg.Wait()
 }
+
+// closeLegacyBackend ends b's pooled sessions, the gateway's and the callers'.
+func (r *Registry) closeLegacyBackend(b *backend) {
+	live := b.legacy.pool.takeAll()
+	live = append(live, b.legacy.callers.takeAll()...)
+	r.deleteSessions(b, live)
+}
+
+// deleteSessions ends sessions with DELETE, in parallel, and waits.
+func (r *Registry) deleteSessions(b *backend, live []*legacySession) {
+	var wg sync.WaitGroup
+	for _, s := range live {
+		wg.Go(func() { r.legacyDelete(context.Background(), b, s) })
+	}
+	wg.Wait()
+}
+
+// takeAll empties the pool and returns its sessions.
+func (p *sessionPool) takeAll() []*legacySession {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	live := p.live
+	p.live, p.last = nil, nil
+	p.signal()
+	return live
+}
+
+// callerPools holds the sessions of a token-exchange legacy backend: one per caller, keyed by
+// a digest of the caller's identity (issuer and subject), never shared between callers. Their
+// number is bounded: a new caller first takes the place of sessions idle for longer than idle,
+// then of the least recently used one no request holds; when every session is in use the
+// request is refused (ErrUnavailable) rather than put on another caller's session.
+type callerPools struct {
+	max   int
+	idle  time.Duration
+	mu    sync.Mutex
+	m     map[[sha256.Size]byte]*callerPool
+	swept time.Time
+}
+
+// callerPool is one caller's sessions.
+type callerPool struct {
+	pool  sessionPool
+	users int       // requests holding the pool; guarded by callerPools.mu
+	used  time.Time // last taken or given back; guarded by callerPools.mu
+}
+
+func (c *callerPools) init(auth *AuthConfig) {
+	c.max, c.idle = DefaultMaxLegacySessions, DefaultLegacySessionIdle
+	if auth != nil && auth.MaxLegacySessions > 0 {
+		c.max = auth.MaxLegacySessions
+	}
+	if auth != nil && auth.LegacySessionIdle > 0 {
+		c.idle = auth.LegacySessionIdle
+	}
+}
+
+// callerKey identifies the caller of o: its identity when the gateway named it, else its token
+// (one token belongs to one caller).
+func callerKey(o *outgoing) [sha256.Size]byte {
+	if o.caller != "" {
+		return sha256.Sum256([]byte("caller\x00" + o.caller))
+	}
+	return sha256.Sum256([]byte("token\x00" + o.subject))
+}
+
+// take returns the caller's pool, creating it when needed, and the sessions of pools it closed
+// (idle or evicted), which the caller ends with DELETE. give must follow.
+func (c *callerPools) take(key [sha256.Size]byte, now time.Time) (*callerPool, []*legacySession, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var closed []*legacySession
+	if c.m == nil {
+		c.m = make(map[[sha256.Size]byte]*callerPool)
+	}
+	if now.Sub(c.swept) >= c.idle/4 {
+		c.swept = now
+		for k, p := range c.m {
+			if p.users == 0 && now.Sub(p.used) >= c.idle {
+				closed = append(closed, p.pool.takeAll()...)
+				delete(c.m, k)
+			}
+		}
+	}
+	p := c.m[key]
+	if p == nil {
+		if len(c.m) >= c.max {
+			var lruKey [sha256.Size]byte
+			var lru *callerPool
+			for k, q := range c.m {
+				if q.users == 0 && (lru == nil || q.used.Before(lru.used)) {
+					lruKey, lru = k, q
+				}
+			}
+			if lru == nil {
+				return nil, closed, errLegacySessionsFull
+			}
+			closed = append(closed, lru.pool.takeAll()...)
+			delete(c.m, lruKey)
+		}
+		p = &callerPool{}
+		p.pool.init(1)
+		p.pool.caller = true
+		c.m[key] = p
+	}
+	p.users++
+	p.used = now
+	return p, closed, nil
+}
+
+// give hands back a pool take returned.
+func (c *callerPools) give(p *callerPool, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p.users--
+	p.used = now
+}
+
+// takeAll empties the pools and returns their sessions.
+func (c *callerPools) takeAll() []*legacySession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var live []*legacySession
+	for k, p := range c.m {
+		live = append(live, p.pool.takeAll()...)
+		delete(c.m, k)
+	}
+	return live
+}
+
+// size returns the number of callers holding sessions.
+func (c *callerPools) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
+// errLegacySessionsFull: every per-caller session slot of a token-exchange legacy backend is in
+// use by a request. It comes wrapped in ErrUnavailable by legacyPool.
+var errLegacySessionsFull = errors.New("every per-caller legacy session is in use")

@@ -3,6 +3,7 @@ package upstreams
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -24,7 +25,11 @@ func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
 		s.fail(err)
 		return nil, err
 	}
-	x, err := r.legacyStart(s.ctx, s.b, lr, o.pass)
+	if o.fromCaller && s.b.exchanges() {
+		// Every request of this call, the side ones included, goes as the caller.
+		s.ctx = withLegacyCaller(s.ctx, o.subject)
+	}
+	x, err := r.legacyStart(s.ctx, s.b, lr, o)
 	if err != nil {
 		s.fail(err)
 		return nil, err
@@ -42,26 +47,34 @@ func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
 	return s, nil
 }
 
-// legacyStart sends lr on a pooled session. A 404 to a request carrying a session id means the
-// session expired (digest §7 "Handshake" 4): the session is dropped, a fresh one initialized,
-// and the request sent once more.
-func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *legacyRequest, pass http.Header) (*legacyExchange, error) {
+// legacyStart sends lr on a pooled session: for a caller of a token-exchange backend one of
+// that caller's own sessions, else one of the gateway's. A 404 to a request carrying a session
+// id means the session expired (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management):
+// the session is dropped, a fresh one initialized, and the request sent once more.
+func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *legacyRequest, o *outgoing) (*legacyExchange, error) {
 	if err := b.breaker.allow(r.now(), false); err != nil {
 		return nil, err
 	}
-	pool := &b.legacy.pool
+	pool, owner, err := r.legacyPool(b, o)
+	if err != nil {
+		b.breaker.result(r.now(), OutcomeCanceled) // frees a half-open slot this request may hold
+		return nil, err
+	}
 	for attempt := 0; ; attempt++ {
 		sess, err := pool.acquire(ctx, r, b)
 		if err != nil {
+			if owner != nil {
+				b.legacy.callers.give(owner, r.now())
+			}
 			return nil, err
 		}
-		x := &legacyExchange{r: r, b: b, sess: sess, uid: sess.nextID(), logs: lr.logs}
-		resp, err := r.legacyDo(ctx, b, sess, http.MethodPost, legacyRequestBody(x.uid, lr.method, lr.params), pass, "")
+		x := &legacyExchange{r: r, b: b, sess: sess, pool: pool, owner: owner, uid: sess.nextID(), logs: lr.logs}
+		resp, err := r.legacyDo(ctx, b, sess, http.MethodPost, legacyRequestBody(x.uid, lr.method, lr.params), o.pass, "")
 		if err != nil {
 			if ctx.Err() != nil {
 				x.end(ctx, outcomeOf(err)) // the request may have reached the backend
 			}
-			pool.release(sess)
+			x.release()
 			return nil, err
 		}
 		if resp.StatusCode == http.StatusNotFound && sess.id != "" && attempt == 0 {
@@ -73,11 +86,32 @@ func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *legacyReques
 		}
 		if err := x.accept(resp); err != nil {
 			x.close()
-			pool.release(sess)
+			x.release()
 			return nil, readErr(ctx, b, err)
 		}
 		return x, nil
 	}
+}
+
+// legacyPool returns the pool o's request goes to. A caller of a token-exchange backend gets
+// its own (owner, to hand back when done); without the caller's token the request is refused
+// before anything is sent, never sent as the gateway. Sessions the pools closed to make room are
+// ended in the background.
+func (r *Registry) legacyPool(b *backend, o *outgoing) (*sessionPool, *callerPool, error) {
+	if !o.fromCaller || !b.exchanges() {
+		return &b.legacy.pool, nil, nil
+	}
+	if o.subject == "" {
+		return nil, nil, fmt.Errorf("%w: %w: %s: no caller token to exchange", ErrUnavailable, ErrCredentials, b.name)
+	}
+	owner, closed, err := b.legacy.callers.take(callerKey(o), r.now())
+	if len(closed) > 0 {
+		go r.deleteSessions(b, closed)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %w (limit %d)", ErrUnavailable, b.name, err, b.legacy.callers.max)
+	}
+	return &owner.pool, owner, nil
 }
 
 // nextLegacy is Stream.Next for a legacy SSE response: progress passes through, logs only when
@@ -113,7 +147,7 @@ func (s *Stream) nextLegacy() ([]byte, bool, error) {
 // endLegacy is called once when the Stream finishes.
 func (s *Stream) endLegacy(outcome string) {
 	s.leg.end(s.ctx, outcome)
-	s.b.legacy.pool.release(s.leg.sess)
+	s.leg.release()
 }
 
 // parseLegacyRequest takes the JSON-RPC request built for a modern backend apart and strips

@@ -18,31 +18,39 @@ func TestClassifyProbe(t *testing.T) {
 	errBody := func(code string) *jsonrpc.Message {
 		return msg(`{"jsonrpc":"2.0","id":1,"error":{"code":` + code + `,"message":"x"}}`)
 	}
+	modern, legacy := verdict{era: eraModern}, verdict{era: eraLegacy}
+	named := func(v verdict) verdict { v.named = true; return v }
+	candidate := verdict{candidate: true}
 	tests := []struct {
 		name   string
 		status int
 		m      *jsonrpc.Message
 		err    error
-		want   era
+		want   verdict
 	}{
-		{"modern discover", 200, msg(`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"]}}`), nil, eraModern},
-		{"legacy versions only", 200, msg(`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2025-11-25"]}}`), nil, eraLegacy},
-		{"some other result", 200, msg(`{"jsonrpc":"2.0","id":1,"result":{}}`), nil, eraModern},
-		{"-32022 without 2026", 400, msg(`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x","data":{"supported":["2025-11-25"]}}}`), nil, eraLegacy},
-		{"-32022 naming 2026", 400, msg(`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x","data":{"supported":["2026-07-28"]}}}`), nil, eraModern},
-		{"modern header mismatch", 400, errBody("-32020"), nil, eraModern},
-		{"TS not initialized", 400, errBody("-32000"), nil, eraLegacy},
-		{"404 plain", 404, nil, errTooLarge, eraLegacy},
-		{"405 plain", 405, nil, errTooLarge, eraLegacy},
-		{"401 plain", 401, nil, errTooLarge, eraUnknown},
-		{"500 plain", 500, nil, errTooLarge, eraUnknown},
-		{"error with 200", 200, errBody("-32603"), nil, eraModern},
-		{"error with 500", 500, errBody("-32603"), nil, eraUnknown},
+		{"modern discover", 200, msg(`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"]}}`), nil, named(modern)},
+		{"legacy versions only", 200, msg(`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2025-11-25"]}}`), nil, named(legacy)},
+		{"some other result", 200, msg(`{"jsonrpc":"2.0","id":1,"result":{}}`), nil, modern},
+		{"-32022 without 2026", 400, msg(`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x","data":{"supported":["2025-11-25"]}}}`), nil, named(legacy)},
+		{"-32022 naming 2026", 400, msg(`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x","data":{"supported":["2026-07-28"]}}}`), nil, modern},
+		{"-32022 without data", 400, errBody("-32022"), nil, modern},
+		{"modern header mismatch", 400, errBody("-32020"), nil, modern},
+		// A bare status, or one with a non-2026 error, is only a candidate: a proxy or a
+		// backend in trouble answers the same; a legacy handshake must confirm it.
+		{"TS not initialized", 400, errBody("-32000"), nil, candidate},
+		{"404 plain", 404, nil, errTooLarge, candidate},
+		{"405 plain", 405, nil, errTooLarge, candidate},
+		{"400 plain", 400, nil, errTooLarge, candidate},
+		{"401 plain", 401, nil, errTooLarge, verdict{}},
+		{"500 plain", 500, nil, errTooLarge, verdict{}},
+		{"502 plain", 502, nil, errTooLarge, verdict{}},
+		{"error with 200", 200, errBody("-32603"), nil, modern},
+		{"error with 500", 500, errBody("-32603"), nil, verdict{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := classifyProbe(tt.status, tt.m, tt.err); got != tt.want {
-				t.Fatalf("classifyProbe = %v, want %v", got, tt.want)
+				t.Fatalf("classifyProbe = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
@@ -99,10 +107,10 @@ func TestProtocolConfig(t *testing.T) {
 			t.Errorf("protocol %q: Validate = %v, want valid=%v", p, err, valid)
 		}
 	}
-	if s := newLegacyState("2025-06-18", "gw/1"); s.known() != eraLegacy || s.offer != "2025-06-18" {
+	if s := newLegacyState("2025-06-18", "gw/1", nil); s.known() != eraLegacy || s.offer != "2025-06-18" {
 		t.Errorf("pinned legacy: era %v offer %s", s.known(), s.offer)
 	}
-	if s := newLegacyState("2026-07-28", "gw/1"); s.known() != eraModern {
+	if s := newLegacyState("2026-07-28", "gw/1", nil); s.known() != eraModern {
 		t.Error("pinned modern is not modern")
 	}
 }

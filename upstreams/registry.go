@@ -208,7 +208,7 @@ func newBackend(uc UpstreamConfig, userAgent string, rt http.RoundTripper) *back
 	if b.maxBytes == 0 {
 		b.maxBytes = DefaultMaxResponseBytes
 	}
-	b.legacy = newLegacyState(uc.Protocol, userAgent)
+	b.legacy = newLegacyState(uc.Protocol, userAgent, &uc.Auth)
 	for k, v := range uc.Headers {
 		b.header.Set(k, v)
 	}

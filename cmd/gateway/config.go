@@ -319,6 +319,13 @@ func (c *Config) validate() error {
 	if !c.Auth.Disabled {
 		errs = append(errs, c.validateAuth()...)
 	}
+	for i, u := range c.Upstreams {
+		if c.Auth.Disabled && u.Auth.Type == upstreams.AuthTokenExchange {
+			// Without authentication there is no caller token to exchange: every call to the
+			// backend would be refused, never sent as the gateway instead.
+			errs = append(errs, fmt.Errorf("upstreams[%d] (%s): auth.type tokenExchange needs authenticated callers; it cannot be honoured with auth.disabled", i, u.Name))
+		}
+	}
 	errs = append(errs, c.MRTR.validate()...)
 	errs = append(errs, c.Redis.validate()...)
 	errs = append(errs, c.Tracing.validate()...)

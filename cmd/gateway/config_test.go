@@ -43,3 +43,19 @@ func TestDrainDelayZero(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenExchangeNeedsCallers: check-config refuses a tokenExchange backend on a gateway
+// without authentication, where no caller token exists to exchange.
+func TestTokenExchangeNeedsCallers(t *testing.T) {
+	yaml := "upstreams:\n- name: a\n  url: http://127.0.0.1:1/mcp\n  auth:\n    type: tokenExchange\n" +
+		"    tokenURL: http://127.0.0.1:2/token\n    clientID: gw\n    clientSecret: {value: s}\n"
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0"},
+		func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "tokenExchange needs authenticated callers") {
+		t.Fatalf("err = %v, want the tokenExchange/auth.disabled refusal", err)
+	}
+}
