@@ -55,13 +55,13 @@ func callKind(kind upstreams.Kind) func(x *exchange) error {
 
 // complete routes completion/complete by its ref: a prompt name or a resource (template) URI.
 func (x *exchange) complete() error {
-	var ref struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	}
-	if x.params.Ref == nil || json.Unmarshal(x.params.Ref, &ref) != nil {
+	if x.params.Ref == nil {
 		return invalidParams("Invalid params: ref is required")
+	}
+	// Read exactly as ParseParams reads params: encoding/json would match "NAME" for name.
+	ref, err := jsonrpc.ParseRef(x.params.Ref)
+	if err != nil {
+		return err
 	}
 	switch {
 	case ref.Type == "ref/prompt" && ref.Name != "":
