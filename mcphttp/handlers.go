@@ -3,8 +3,11 @@ package mcphttp
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -83,6 +86,13 @@ func (x *exchange) forward(kind upstreams.Kind, name string) error {
 	if err := x.s.authorize(x, kind, target); err != nil {
 		return err
 	}
+	if x.req.Method == upstreams.MethodToolsCall {
+		// Before any confirmation is asked: a call whose headers the backend could not be
+		// given consistently is refused outright.
+		if err := x.bindParamHeaders(target); err != nil {
+			return err
+		}
+	}
 	params, handled, err := x.s.mrtrIn(x, target)
 	if err != nil || handled {
 		return err
@@ -115,7 +125,7 @@ func (x *exchange) call(ctx context.Context, target upstreams.Target, params jso
 		Params:          params,
 		Target:          target,
 		ProtocolVersion: x.meta.ProtocolVersion,
-		Header:          x.passHeaders(),
+		Header:          x.callHeaders(),
 		SubjectToken:    x.subjectToken(target.Upstream),
 	})
 	if err != nil {
@@ -123,6 +133,24 @@ func (x *exchange) call(ctx context.Context, target upstreams.Target, params jso
 	}
 	defer st.Close()
 	return x.relay(st)
+}
+
+// callHeaders is passHeaders for a routed call: for tools/call, the Mcp-Param-* headers are
+// the ones bindParamHeaders recomputed from the body, never the client's.
+func (x *exchange) callHeaders() http.Header {
+	h := x.passHeaders()
+	if x.req.Method != upstreams.MethodToolsCall {
+		return h
+	}
+	for k := range h {
+		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
+			delete(h, k)
+		}
+	}
+	for k, v := range x.paramHeaders {
+		h[k] = v
+	}
+	return h
 }
 
 func kindNoun(k upstreams.Kind) string {

@@ -57,7 +57,8 @@ type structRequest struct {
 }
 
 const structTools = `[{"name":"get_repo","inputSchema":{"type":"object","properties":{"repo":{"type":"string"}}}},` +
-	`{"name":"delete_repo","inputSchema":{"type":"object","properties":{"repo":{"type":"string"}}}}]`
+	`{"name":"delete_repo","inputSchema":{"type":"object","properties":{"repo":{"type":"string"}}}},` +
+	`{"name":"set_region","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]`
 
 func startStructBackend(t *testing.T, name string, legacy bool) *structBackend {
 	t.Helper()
@@ -248,6 +249,60 @@ func TestCaseVariantMembers(t *testing.T) {
 					t.Errorf("the backend acted on %+v", got)
 				}
 			})
+		}
+	}
+}
+
+// TestParamHeadersBothEras (issue 15 §6): behind a 2026-07-28 backend and a bridged 2025-11-25
+// one, an Mcp-Param-* header must equal the argument it mirrors; a mismatch, a missing header,
+// a header for an absent argument or an undeclared header is refused with 400/-32020 and the
+// backend receives no call, and what the backend receives is the header recomputed from the
+// body it acts on.
+func TestParamHeadersBothEras(t *testing.T) {
+	modern, legacy := startStructBackend(t, "m", false), startStructBackend(t, "l", true)
+	gw := startTestGateway(t, func(c *Config) {
+		c.Upstreams = []UpstreamConfig{modern.upstream(), legacy.upstream()}
+		c.HealthInterval = time.Hour
+	})
+	url := "http://" + gw.MCP + "/mcp"
+	for _, sb := range []*structBackend{modern, legacy} {
+		tool := sb.name + "__set_region"
+		call := func(t *testing.T, args string, hdr ...string) (int, string) {
+			t.Helper()
+			h := modernHeaders("tools/call", tool)
+			for i := 0; i+1 < len(hdr); i += 2 {
+				h.Add(hdr[i], hdr[i+1])
+			}
+			status, _, body := post(t, url, h, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{`+structMeta+`,"name":"`+tool+`","arguments":{`+args+`}}}`)
+			return status, body
+		}
+		sb.reset()
+		if status, body := call(t, `"region":"eu"`, "Mcp-Param-Region", "=?base64?ZXU=?="); status != http.StatusOK {
+			t.Fatalf("%s: matching header: %d %s", sb.name, status, body)
+		}
+		got := sb.received()
+		if len(got) != 1 || got[0].Repo != "eu" || got[0].Header.Values("Mcp-Param-Region")[0] != "eu" || len(got[0].Header.Values("Mcp-Param-Region")) != 1 {
+			t.Fatalf("%s: backend received %+v, want region eu and Mcp-Param-Region eu", sb.name, got)
+		}
+		for _, tt := range []struct {
+			name string
+			args string
+			hdr  []string
+		}{
+			{"mismatch", `"region":"eu"`, []string{"Mcp-Param-Region", "us"}},
+			{"missing", `"region":"eu"`, nil},
+			{"absent argument", ``, []string{"Mcp-Param-Region", "eu"}},
+			{"undeclared", `"region":"eu"`, []string{"Mcp-Param-Region", "eu", "Mcp-Param-Tenant", "acme"}},
+			{"twice", `"region":"eu"`, []string{"Mcp-Param-Region", "eu", "Mcp-Param-Region", "us"}},
+		} {
+			sb.reset()
+			status, body := call(t, tt.args, tt.hdr...)
+			if status != http.StatusBadRequest || !strings.Contains(body, `"code":-32020`) {
+				t.Errorf("%s/%s: %d %s, want 400 and -32020", sb.name, tt.name, status, body)
+			}
+			if got := sb.received(); len(got) != 0 {
+				t.Errorf("%s/%s: the backend acted on %+v", sb.name, tt.name, got)
+			}
 		}
 	}
 }
