@@ -81,10 +81,11 @@ type headerIndex struct {
 }
 
 // ToolHeaders returns the x-mcp-header bindings of target's tool, from its backend's tools/list:
-// the cached list when there is one, else an index built from a list fetched at most
-// minHeaderIndexTTL ago (any list fetched for a client counts), else, with q.Fetch, a list
-// fetched now; without q.Fetch it then returns nil (unknown). A backend that does not implement
-// tools/list declares no bindings. A failed fetch is returned as the error.
+// the index of the newest list fetched (for a client or for this), used as long as that list
+// may be cached and at least minHeaderIndexTTL, and until a list_changed; else the cached list;
+// else, with q.Fetch, a list fetched now; without q.Fetch it then returns nil (unknown). A
+// backend that does not implement tools/list declares no bindings. A failed fetch is returned
+// as the error. The result is shared: callers must not modify it.
 func (r *Registry) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target Target) (*ToolHeaders, error) {
 	b, err := r.backend(target.Upstream)
 	if err != nil {
@@ -100,24 +101,24 @@ func (r *Registry) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target T
 	own.caller = q.CacheKey
 	gen := r.cache.generation(pub)
 	now := r.now()
-	p := r.cache.get(pub)
-	if p == nil && q.CacheKey != "" {
-		p = r.cache.get(own)
-	}
-	var idx *headerIndex
-	if p == nil {
-		idx = r.toolHeaders.recent(pub, own, gen, now)
-	}
-	if idx == nil && p == nil {
-		if !q.Fetch {
-			return nil, nil
-		}
-		lq := &listQuery{meta: headerMeta, version: version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
-		if p, err = r.missedPart(ctx, b, spec, lq); err != nil {
-			return nil, err
-		}
-	}
+	// Every tools list fetched from the backend is indexed as it arrives (learnToolHeaders), so
+	// the index is at least as new as the cached list: it is consulted first, which costs no
+	// copy of the cache entry.
+	idx := r.toolHeaders.recent(pub, own, gen, now)
 	if idx == nil {
+		p := r.cache.get(pub)
+		if p == nil && q.CacheKey != "" {
+			p = r.cache.get(own)
+		}
+		if p == nil {
+			if !q.Fetch {
+				return nil, nil
+			}
+			lq := &listQuery{meta: headerMeta, version: version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
+			if p, err = r.missedPart(ctx, b, spec, lq); err != nil {
+				return nil, err
+			}
+		}
 		key := pub
 		if p.private {
 			key = own
@@ -127,8 +128,11 @@ func (r *Registry) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target T
 	if th := idx.tools[target.Name]; th != nil {
 		return th, nil
 	}
-	return &ToolHeaders{}, nil
+	return noToolHeaders, nil
 }
+
+// noToolHeaders is the answer for a tool without bindings; callers only read it.
+var noToolHeaders = &ToolHeaders{}
 
 // learnToolHeaders indexes a tools list just fetched from a backend, for whatever reason (a
 // client's tools/list, most often), so that the calls that follow need not fetch it again.
