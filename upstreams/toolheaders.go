@@ -1,6 +1,7 @@
 package upstreams
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -214,8 +215,8 @@ func (t *toolHeaderIndexes) forPart(key partKey, p *part, gen uint64, now time.T
 // toolHeadersOf reads the bindings of one listed tool, nil when it declares none. The item has
 // passed the response scan.
 func toolHeadersOf(tool []byte) *ToolHeaders {
-	if !strings.Contains(string(tool), "x-mcp-header") {
-		return nil // nearly every tool: no parsing
+	if !bytes.Contains(tool, []byte("x-mcp-header")) && !bytes.Contains(tool, []byte(`\u`)) {
+		return nil // most tools: no parsing (an escape could spell the key, so those are parsed)
 	}
 	w := bindingWalker{seen: map[string]bool{}}
 	_ = jsonrpc.Members(tool, func(k, v []byte) error {

@@ -26,6 +26,8 @@ func TestToolHeadersOf(t *testing.T) {
 			[]HeaderBinding{{Header: "Mcp-Param-Region", Path: []string{"region"}}}, "", false},
 		{"nested through properties", `{"name":"a","inputSchema":{"type":"object","properties":{"cfg":{"type":"object","properties":{"tenant":{"type":"integer","x-mcp-header":"Tenant-Id"}}},"on":{"type":"boolean","x-mcp-header":"On"}}}}`,
 			[]HeaderBinding{{Header: "Mcp-Param-Tenant-Id", Path: []string{"cfg", "tenant"}}, {Header: "Mcp-Param-On", Path: []string{"on"}}}, "", false},
+		{"escaped key", `{"name":"a","inputSchema":{"type":"object","properties":{"region":{"type":"string","x\u002dmcp-header":"region"}}}}`,
+			[]HeaderBinding{{Header: "Mcp-Param-Region", Path: []string{"region"}}}, "", false},
 		{"a property named x-mcp-header", `{"name":"a","inputSchema":{"type":"object","properties":{"x-mcp-header":{"type":"string"}}}}`, nil, "", true},
 		{"number type", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"number","x-mcp-header":"N"}}}}`, nil, "not a string, integer or boolean", false},
 		{"no type", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"x-mcp-header":"N"}}}}`, nil, "not a string, integer or boolean", false},
