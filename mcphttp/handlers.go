@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -57,13 +59,13 @@ func callKind(kind upstreams.Kind) func(x *exchange) error {
 
 // complete routes completion/complete by its ref: a prompt name or a resource (template) URI.
 func (x *exchange) complete() error {
-	var ref struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	}
-	if x.params.Ref == nil || json.Unmarshal(x.params.Ref, &ref) != nil {
+	if x.params.Ref == nil {
 		return invalidParams("Invalid params: ref is required")
+	}
+	// Read exactly as ParseParams reads params: encoding/json would match "NAME" for name.
+	ref, err := jsonrpc.ParseRef(x.params.Ref)
+	if err != nil {
+		return err
 	}
 	switch {
 	case ref.Type == "ref/prompt" && ref.Name != "":
@@ -88,6 +90,13 @@ func (x *exchange) forward(kind upstreams.Kind, name string) error {
 	x.upstream, x.name, x.upstreamName = target.Upstream, name, target.Name
 	if err := x.s.authorize(x, kind, target); err != nil {
 		return err
+	}
+	if x.req.Method == upstreams.MethodToolsCall {
+		// Before any confirmation is asked: a call whose headers the backend could not be
+		// given consistently is refused outright.
+		if err := x.bindParamHeaders(target); err != nil {
+			return err
+		}
 	}
 	params, handled, err := x.s.mrtrIn(x, target)
 	if err != nil || handled {
@@ -122,7 +131,7 @@ func (x *exchange) call(ctx context.Context, target upstreams.Target, params jso
 		Params:          params,
 		Target:          target,
 		ProtocolVersion: x.meta.ProtocolVersion,
-		Header:          x.passHeaders(),
+		Header:          x.callHeaders(),
 		SubjectToken:    x.subjectToken(target.Upstream),
 		Visible:         visible,
 		Embedded:        embedded,
@@ -133,6 +142,24 @@ func (x *exchange) call(ctx context.Context, target upstreams.Target, params jso
 	}
 	defer st.Close()
 	return x.relay(st)
+}
+
+// callHeaders is passHeaders for a routed call: for tools/call, the Mcp-Param-* headers are
+// the ones bindParamHeaders recomputed from the body, never the client's.
+func (x *exchange) callHeaders() http.Header {
+	h := x.passHeaders()
+	if x.req.Method != upstreams.MethodToolsCall {
+		return h
+	}
+	for k := range h {
+		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
+			delete(h, k)
+		}
+	}
+	for k, v := range x.paramHeaders {
+		h[k] = v
+	}
+	return h
 }
 
 func kindNoun(k upstreams.Kind) string {

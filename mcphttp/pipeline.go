@@ -42,6 +42,7 @@ type exchange struct {
 	subjectKey   string // see subject()
 	decision     authz.Decision
 	confirmed    bool        // the user approved this call (gateway confirmation)
+	paramHeaders http.Header // tools/call: the Mcp-Param-* headers the backend gets (paramheaders.go)
 	endSpan      tracing.End // ends the request's span; nil with tracing off or before it starts
 	spanParent   string      // the traceparent of the gateway's own span, "" with tracing off
 
@@ -201,10 +202,14 @@ func (x *exchange) checkMethod() error {
 	return nil
 }
 
-// checkHeaders validates Mcp-Method and Mcp-Name against the body (SEP-2243, digest §2.2),
-// decoding the base64 sentinel first. Mcp-Param-* headers are passed to the backend, which
-// validates them against the tool's own schema.
+// checkHeaders validates Mcp-Method and Mcp-Name against the body (SEP-2243), decoding the
+// base64 sentinel first, and that every Mcp-Param-* header appears once and decodes. Those are
+// checked against the arguments once the tool is routed (bindParamHeaders), since that needs
+// the tool's definition.
 func (x *exchange) checkHeaders() error {
+	if err := x.checkParamSyntax(); err != nil {
+		return err
+	}
 	method, ok, err := headerValue(x.r.Header, mcpheader.Method)
 	switch {
 	case err != nil:

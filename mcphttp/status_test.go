@@ -1,10 +1,13 @@
 package mcphttp
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -14,8 +17,18 @@ import (
 // of §2.1 through the real HTTP stack, asserting the status, the JSON-RPC code, the headers the
 // status requires, and — for every rejected request — that the backend received nothing.
 func TestStatusTable(t *testing.T) {
-	be := mcptest.StartServer(t, "be")
+	be := mcptest.StartServer(t, "be", withRegionTool())
 	gw := startGateway(t, Config{MaxBodyBytes: 64 << 10}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	// A tools/call reads the tool's Mcp-Param-* bindings from the backend's tools/list, indexed
+	// for at least half a minute from any list the gateway fetched: list first, as a client does,
+	// so the rows refused for their headers reach the backend with nothing at all.
+	if r := do(t, "POST", gw.URL, modern("tools/list", ""), body("tools/list", "")); r.status != 200 {
+		t.Fatalf("tools/list: %d %s", r.status, r.body)
+	}
+	region := modern("tools/call", "be__region")
+	regionArgs := func(args string) string { return body("tools/call", `,"name":"be__region","arguments":{`+args+`}`) }
+	twice := with(region, "Mcp-Param-Region", "eu")
+	twice.Add("Mcp-Param-Region", "eu")
 	list := modern("tools/list", "")
 	call := modern("tools/call", "be__echo")
 	echo := body("tools/call", `,"name":"be__echo","arguments":{"text":"hi"}`)
@@ -70,6 +83,22 @@ func TestStatusTable(t *testing.T) {
 		{"unknown tool", "POST", modern("tools/call", "be__nope"), body("tools/call", `,"name":"be__nope"`), 400, -32602, "", true},
 		{"unknown backend", "POST", modern("tools/call", "zz__echo"), body("tools/call", `,"name":"zz__echo"`), 400, -32602, "", false},
 		{"tools/call forwarded", "POST", call, echo, 200, 0, "", true},
+		// Mcp-Param-* (issue 15): each mirrored argument checked against the body.
+		{"Mcp-Param matches", "POST", with(region, "Mcp-Param-Region", "eu"), regionArgs(`"region":"eu"`), 200, 0, "", true},
+		{"Mcp-Param sentinel decoded", "POST", with(region, "Mcp-Param-Region", "=?base64?ZXU=?="), regionArgs(`"region":"eu"`), 200, 0, "", true},
+		{"Mcp-Param integer compared numerically", "POST", with(region, "Mcp-Param-Count", "42"), regionArgs(`"count":42.0`), 200, 0, "", true},
+		{"Mcp-Param absent with its argument", "POST", region, regionArgs(`"region":null`), 200, 0, "", true},
+		{"Mcp-Param mismatch", "POST", with(region, "Mcp-Param-Region", "us"), regionArgs(`"region":"eu"`), 400, -32020, "", false},
+		{"Mcp-Param integer mismatch", "POST", with(region, "Mcp-Param-Count", "43"), regionArgs(`"count":42`), 400, -32020, "", false},
+		{"Mcp-Param missing for a present argument", "POST", region, regionArgs(`"region":"eu"`), 400, -32020, "", false},
+		{"Mcp-Param for an absent argument", "POST", with(region, "Mcp-Param-Region", "eu"), regionArgs(``), 400, -32020, "", false},
+		{"Mcp-Param for a null argument", "POST", with(region, "Mcp-Param-Region", "eu"), regionArgs(`"region":null`), 400, -32020, "", false},
+		{"Mcp-Param not declared by the tool", "POST", with(call, "Mcp-Param-Region", "eu"), echo, 400, -32020, "", false},
+		{"Mcp-Param twice", "POST", twice, regionArgs(`"region":"eu"`), 400, -32020, "", false},
+		{"Mcp-Param bad sentinel", "POST", with(region, "Mcp-Param-Region", "=?base64?***?="), regionArgs(`"region":"eu"`), 400, -32020, "", false},
+		{"Mcp-Param argument not mirrorable", "POST", with(region, "Mcp-Param-Region", "eu"), regionArgs(`"region":["eu"]`), 400, -32020, "", false},
+		{"Mcp-Param argument case variant", "POST", region, regionArgs(`"Region":"eu"`), 400, -32602, "", false},
+		{"case-variant params member", "POST", call, body("tools/call", `,"name":"be__echo","arguments":{"text":"hi"},"NAME":"be__add"`), 400, -32602, "", false},
 		{"loopback Origin allowed", "POST", with(list, "Origin", "http://127.0.0.1:1234"), body("tools/list", ""), 200, 0, "", true},
 	}
 	for _, tt := range tests {
@@ -91,6 +120,20 @@ func TestStatusTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withRegionTool adds "region", a tool that mirrors its region and count arguments into
+// Mcp-Param-Region and Mcp-Param-Count and reports the headers it received.
+func withRegionTool() mcptest.Option {
+	tool := &mcp.Tool{Name: "region", InputSchema: map[string]any{"type": "object", "properties": map[string]any{
+		"region": map[string]any{"type": "string", "x-mcp-header": "Region"},
+		"count":  map[string]any{"type": "integer", "x-mcp-header": "Count"},
+	}}}
+	return mcptest.WithTool(tool, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		h := req.Extra.Header
+		text := "region=" + strings.Join(h.Values("Mcp-Param-Region"), ",") + " count=" + strings.Join(h.Values("Mcp-Param-Count"), ",")
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+	})
 }
 
 func checkRPC(t *testing.T, r *response, code int) {
@@ -118,5 +161,19 @@ func checkRPC(t *testing.T, r *response, code int) {
 		if err := json.Unmarshal(r.rpc.Error.Data, &d); err != nil || len(d.Supported) == 0 || d.Supported[0] != "2026-07-28" || d.Requested == nil {
 			t.Errorf("-32022 data = %s, want supported and requested", r.rpc.Error.Data)
 		}
+	}
+}
+
+// TestParamHeadersRecomputed: the backend receives the Mcp-Param-* headers the gateway
+// computed from the arguments it checked (plain where the client used the sentinel, an integer
+// in decimal however the client spelled it), never the client's own spelling.
+func TestParamHeadersRecomputed(t *testing.T) {
+	be := mcptest.StartServer(t, "be", withRegionTool())
+	gw := startGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	h := with(modern("tools/call", "be__region"), "Mcp-Param-Region", "=?base64?ZXU=?=", "Mcp-Param-Count", "4.2e1")
+	r := do(t, "POST", gw.URL, h, body("tools/call", `,"name":"be__region","arguments":{"region":"eu","count":42}`))
+	checkRPC(t, r, 0)
+	if !strings.Contains(string(r.body), "region=eu count=42") {
+		t.Fatalf("the backend saw other headers: %s", r.body)
 	}
 }

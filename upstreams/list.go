@@ -256,6 +256,7 @@ func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q
 	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
 	defer cancel()
 	p := &part{ttlMs: -1}
+	gen := r.cache.generation(partKey{upstream: b.name, list: spec.index})
 	cursor, hasCursor := "", false
 	for range maxListPages {
 		body := appendListRequest(nil, spec.method, q.meta, cursor, hasCursor)
@@ -277,6 +278,7 @@ func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q
 		if !more {
 			p.ttlMs = max(p.ttlMs, 0)
 			r.reportTools(b, spec, p)
+			r.learnToolHeaders(b, spec, q, p, gen)
 			return p, nil
 		}
 		cursor, hasCursor = next, true

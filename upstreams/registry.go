@@ -106,6 +106,7 @@ type Registry struct {
 	healthInterval time.Duration
 	kick           chan struct{}
 	cache          *listCache
+	toolHeaders    toolHeaderIndexes // the tools' x-mcp-header bindings (toolheaders.go)
 	bufs           sync.Pool
 	closeOnce      sync.Once
 }

@@ -26,10 +26,21 @@ const (
 	notifAcknowledged         = "notifications/subscriptions/acknowledged"
 )
 
+// errCaseVariant is returned by rewriteParams for params holding a member whose name differs
+// from the routed one only in case or punctuation (jsonrpc.FoldEqual). jsonrpc.Decode already
+// refuses such requests; this keeps the rewrite from ever producing a body in which a
+// case-insensitive decoder would find a second, unrewritten name.
+var errCaseVariant = errors.New("a member differs from the routed one only in case or punctuation")
+
 // rewriteParams appends the client's params to dst with only the routed name changed to the
 // backend-side one: params.name (tools/call, prompts/get), params.uri (resources/read) or
-// params.ref.name / params.ref.uri (completion/complete, digest §5.3). Everything else, _meta,
-// arguments, requestState and inputResponses included, is copied byte for byte.
+// params.ref.name / params.ref.uri (completion/complete). Everything else, _meta, arguments,
+// requestState and inputResponses included, is copied byte for byte.
+//
+// The params are edited rather than rebuilt from what the gateway parsed: members the gateway
+// does not know (extensions) must reach the backend as sent, and the edit is unambiguous
+// because no member may be a spelling variant of a routed one (refused by jsonrpc.Decode and
+// checked again here), so the member replaced is the one every decoder reads.
 func rewriteParams(dst, params []byte, method string, t Target) ([]byte, error) {
 	if len(params) == 0 {
 		return append(dst, "{}"...), nil
@@ -41,27 +52,49 @@ func rewriteParams(dst, params []byte, method string, t Target) ([]byte, error) 
 	case MethodResourcesRead:
 		key = "uri"
 	case MethodComplete:
-		return editObject(dst, params, func(k, val []byte) ([]byte, bool) {
-			if string(k) != "ref" || val[0] != '{' {
+		var bad error
+		out, err := editObject(dst, params, func(k, val []byte) ([]byte, bool) {
+			if string(k) != "ref" {
+				if jsonrpc.FoldEqual(k, []byte("ref")) {
+					bad = errCaseVariant
+				}
+				return nil, false
+			}
+			if val[0] != '{' {
 				return nil, false
 			}
 			out, err := editObject(nil, val, func(k, v []byte) ([]byte, bool) {
 				if (string(k) == "name" || string(k) == "uri") && v[0] == '"' {
 					return appendString(nil, t.Name), true
 				}
+				if jsonrpc.FoldEqual(k, []byte("name")) || jsonrpc.FoldEqual(k, []byte("uri")) {
+					bad = errCaseVariant
+				}
 				return nil, false
 			})
 			return out, err == nil
 		})
+		if err == nil {
+			err = bad
+		}
+		return out, err
 	default:
 		return append(dst, params...), nil
 	}
-	return editObject(dst, params, func(k, val []byte) ([]byte, bool) {
+	var bad error
+	out, err := editObject(dst, params, func(k, val []byte) ([]byte, bool) {
 		if string(k) != key {
+			if jsonrpc.FoldEqual(k, []byte(key)) {
+				bad = errCaseVariant
+			}
 			return nil, false
 		}
 		return appendString(nil, t.Name), true
 	})
+	if err == nil {
+		err = bad
+	}
+	return out, err
 }
 
 // uriRewriter maps the resource URIs a backend returns to what the client may see

@@ -17,6 +17,11 @@ func FuzzDecode(f *testing.F) {
 		`{"a":"\u0061","a":1}`,
 		"{\"s\":\"\xff\"}",
 		`{"n":-0.5e+10}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","NAME":"b"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","ARGUMENTS":{"k":1}}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{\"uri\":\"a\",\"ur\u0131\":\"b\"}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\",\"arguments\":{\"k\":1,\"\u212a\":2}}}",
+		`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"a","Name":"b"}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -35,7 +40,48 @@ func FuzzDecode(f *testing.F) {
 		if req.Params != nil {
 			if p, err := ParseParams(req.Params); err == nil {
 				_, _ = ParseMeta(p.Meta)
+				agreeWithEncodingJSON(t, req.Params, p)
 			}
 		}
 	})
+}
+
+// agreeWithEncodingJSON checks the property the case-variant checks exist for: whatever params
+// the gateway accepts, a backend decoding them with encoding/json into a struct (which matches
+// member names case-insensitively) reads the same name, URI, arguments and state.
+func agreeWithEncodingJSON(t *testing.T, raw json.RawMessage, p *Params) {
+	var be struct {
+		Name         *string         `json:"name"`
+		URI          *string         `json:"uri"`
+		Arguments    json.RawMessage `json:"arguments"`
+		RequestState *string         `json:"requestState"`
+		Ref          *struct {
+			Name *string `json:"name"`
+			URI  *string `json:"uri"`
+		} `json:"ref"`
+	}
+	if json.Unmarshal(raw, &be) != nil {
+		return // a type the backend would refuse too
+	}
+	if (be.Name != nil) != p.HasName || (p.HasName && *be.Name != p.Name) {
+		t.Fatalf("name: backend reads %v, gateway %q (present %v)", be.Name, p.Name, p.HasName)
+	}
+	if (be.URI != nil) != p.HasURI || (p.HasURI && *be.URI != p.URI) {
+		t.Fatalf("uri: backend reads %v, gateway %q", be.URI, p.URI)
+	}
+	if string(be.Arguments) != "null" && string(be.Arguments) != string(p.Arguments) {
+		t.Fatalf("arguments: backend reads %s, gateway %s", be.Arguments, p.Arguments)
+	}
+	if (be.RequestState != nil) != p.HasState {
+		t.Fatalf("requestState: backend reads %v, gateway present %v", be.RequestState, p.HasState)
+	}
+	if be.Ref != nil && p.Ref != nil {
+		ref, err := ParseRef(p.Ref)
+		if err != nil {
+			return
+		}
+		if (be.Ref.Name != nil && *be.Ref.Name != ref.Name) || (be.Ref.URI != nil && *be.Ref.URI != ref.URI) {
+			t.Fatalf("ref: backend reads %v/%v, gateway %q/%q", be.Ref.Name, be.Ref.URI, ref.Name, ref.URI)
+		}
+	}
 }

@@ -21,11 +21,12 @@ type Request struct {
 func (r *Request) IsNotification() bool { return r.ID == nil }
 
 // Decode parses body as exactly one JSON-RPC 2.0 request or notification, strictly: well-formed
-// UTF-8 JSON within lim, no duplicate keys anywhere, case-sensitive member names, no unknown
-// top-level members, no batches (digest §2.1) and no responses. The error is always an *Error
-// carrying the code the client should see.
+// UTF-8 JSON within lim, no duplicate keys anywhere (neither exact duplicates nor keys equal
+// under FoldKey, which case-insensitive decoders read as one member), case-sensitive member
+// names, no unknown top-level members, no batches and no responses. The error is always an
+// *Error carrying the code the client should see.
 func Decode(body []byte, lim Limits) (*Request, error) {
-	if err := Scan(body, lim); err != nil {
+	if err := scanStrict(body, lim); err != nil {
 		return nil, scanToRPC(err)
 	}
 	i := skipSpace(body, 0)
@@ -83,7 +84,7 @@ func scanToRPC(err error) *Error {
 	switch {
 	case errors.Is(se.Err, ErrSyntax):
 		return NewError(CodeParseError, "Parse error: invalid JSON")
-	case errors.Is(se.Err, ErrDuplicateKey) && se.Depth > 1:
+	case (errors.Is(se.Err, ErrDuplicateKey) || errors.Is(se.Err, ErrFoldedKey)) && se.Depth > 1:
 		return NewError(CodeInvalidParams, "Invalid params: "+se.Error())
 	default:
 		return NewError(CodeInvalidRequest, "Invalid Request: "+se.Error())

@@ -33,8 +33,21 @@ type Params struct {
 	Ref            json.RawMessage // params.ref (completion/complete)
 }
 
+// paramsKeys are the members of params the gateway reads, routes on or binds (confirmation
+// digests, MRTR state): a member that differs from one of them only in case or punctuation is
+// refused, since a case-insensitive decoder behind the gateway would read it as that member.
+var paramsKeys = []string{"_meta", "name", "uri", "arguments", "requestState", "inputResponses", "cursor", "ref"}
+
+// metaKeys are the _meta members the gateway reads.
+var metaKeys = []string{MetaProtocolVersion, MetaClientCapabilities, MetaClientInfo, MetaLogLevel,
+	MetaProgressToken, "traceparent", "tracestate", "baggage"}
+
+// refKeys are the members of a completion reference the gateway routes on.
+var refKeys = []string{"type", "name", "uri"}
+
 // ParseParams reads the members the gateway needs from raw params, which must have passed Decode.
-// A member of the wrong JSON type is -32602. nil raw yields empty Params.
+// A member of the wrong JSON type is -32602, and so is a member whose name is a spelling variant
+// of one the gateway reads (see FoldKey). nil raw yields empty Params.
 func ParseParams(raw json.RawMessage) (*Params, error) {
 	p := &Params{}
 	if raw == nil {
@@ -67,6 +80,9 @@ func ParseParams(raw json.RawMessage) (*Params, error) {
 			return paramString(val, &p.Cursor, "cursor")
 		case "ref":
 			return rawObject(val, &p.Ref, "ref")
+		}
+		if k := variantOf(key, paramsKeys); k != "" {
+			return caseVariant("", string(key), k)
 		}
 		return nil
 	})
@@ -123,12 +139,50 @@ func ParseMeta(raw json.RawMessage) (*Meta, error) {
 		case "baggage":
 			return paramString(val, &m.Baggage, "baggage")
 		}
+		if k := variantOf(key, metaKeys); k != "" {
+			return caseVariant("_meta ", string(key), k)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// Ref is the reference of a completion/complete request: a prompt by name or a resource
+// (template) by URI.
+type Ref struct {
+	Type string // "ref/prompt" or "ref/resource"
+	Name string // the prompt name, for ref/prompt
+	URI  string // the resource URI or URI template, for ref/resource
+}
+
+// ParseRef reads params.ref, which must have passed Decode. Members are matched exactly, and a
+// member whose name is a spelling variant of type, name or uri is refused, as in ParseParams.
+func ParseRef(raw json.RawMessage) (*Ref, error) {
+	ref := &Ref{}
+	if raw == nil {
+		return ref, nil
+	}
+	err := Members(raw, func(key, val []byte) error {
+		switch string(key) {
+		case "type":
+			return paramString(val, &ref.Type, "ref.type")
+		case "name":
+			return paramString(val, &ref.Name, "ref.name")
+		case "uri":
+			return paramString(val, &ref.URI, "ref.uri")
+		}
+		if k := variantOf(key, refKeys); k != "" {
+			return caseVariant("ref ", string(key), k)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ref, nil
 }
 
 func rawObject(val []byte, dst *json.RawMessage, name string) error {

@@ -14,6 +14,9 @@ var (
 	ErrDuplicateKey = errors.New("duplicate object key")
 	ErrTooDeep      = errors.New("JSON nested too deeply")
 	ErrTooLong      = errors.New("JSON string or number too long")
+	// ErrFoldedKey: two keys of one object are the same name under folding (see FoldKey),
+	// which case-insensitive decoders would read as one member.
+	ErrFoldedKey = errors.New("object keys differ only in case or punctuation:")
 )
 
 // Default limits for Scan. They are far above anything a legitimate MCP message needs and far
@@ -46,11 +49,15 @@ func (l Limits) withDefaults() Limits {
 type ScanError struct {
 	Err    error  // one of the sentinels above
 	Offset int    // byte offset of the problem
-	Key    string // the duplicated key, for ErrDuplicateKey
+	Key    string // the duplicated key, for ErrDuplicateKey and ErrFoldedKey
+	Prev   string // the earlier spelling of Key, for ErrFoldedKey
 	Depth  int    // nesting depth at which the problem was found (1 = top-level object)
 }
 
 func (e *ScanError) Error() string {
+	if e.Prev != "" {
+		return e.Err.Error() + " " + quoteForMessage(e.Prev) + " and " + quoteForMessage(e.Key)
+	}
 	if e.Key != "" {
 		return e.Err.Error() + " " + quoteForMessage(e.Key)
 	}
@@ -64,7 +71,17 @@ func (e *ScanError) Unwrap() error { return e.Err }
 // decoded). Parsers disagree on which duplicate wins, and the gateway must authorize the same name
 // the backend will read, so duplicates are refused rather than resolved.
 func Scan(data []byte, lim Limits) error {
-	s := scanner{data: data, lim: lim.withDefaults()}
+	return scan(data, lim, false)
+}
+
+// scanStrict is Scan that also refuses an object with two keys equal under folding, for what
+// clients send (see FoldKey).
+func scanStrict(data []byte, lim Limits) error {
+	return scan(data, lim, true)
+}
+
+func scan(data []byte, lim Limits, fold bool) error {
+	s := scanner{data: data, lim: lim.withDefaults(), fold: fold}
 	i, err := s.value(s.skip(0), 0)
 	if err != nil {
 		return err
@@ -81,6 +98,8 @@ type scanner struct {
 	// trusted skips duplicate-key detection, for text that already passed Scan (or, when
 	// recovering an id for an error response, whose problem lies below the top level).
 	trusted bool
+	// fold also refuses keys of one object that are equal under folding (FoldKey).
+	fold bool
 }
 
 func (s *scanner) fail(err error, off, depth int) error {
@@ -169,7 +188,10 @@ func (s *scanner) object(i, depth int) (int, error) {
 			return end, err
 		}
 		if !s.trusted {
-			if key, dup := seen.add(s.data[start+1:end-1], escaped); dup {
+			if key, prev, dup := seen.add(s.data[start+1:end-1], escaped, s.fold); dup {
+				if prev != "" && prev != key {
+					return start, &ScanError{Err: ErrFoldedKey, Offset: start, Key: key, Prev: prev, Depth: depth}
+				}
 				return start, &ScanError{Err: ErrDuplicateKey, Offset: start, Key: key, Depth: depth}
 			}
 		}
@@ -331,45 +353,53 @@ func (s *scanner) digits(i int) int {
 }
 
 // keySet detects duplicate keys in one object. Small objects compare linearly without
-// allocating; larger ones switch to a map.
+// allocating; larger ones switch to a map, keyed by the folded form when folding.
 type keySet struct {
 	small [smallObjectKeyScanMax][]byte
 	n     int
-	big   map[string]struct{}
+	big   map[string]string // map key (exact or folded) → the key as sent
 }
 
-// add records key (the raw bytes between the quotes) and reports whether it was already present.
-// Escaped keys are decoded first so that "a" and "\u0061" collide.
-func (k *keySet) add(raw []byte, escaped bool) (string, bool) {
+// add records key (the raw bytes between the quotes) and reports whether it was already present:
+// exactly, or with fold also under folding, in which case prev is the earlier spelling. Escaped
+// keys are decoded first so that "a" and "\u0061" collide.
+func (k *keySet) add(raw []byte, escaped, fold bool) (key, prev string, dup bool) {
 	if escaped {
 		var dec string
 		if err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &dec); err == nil {
 			raw = []byte(dec)
 		}
 	}
-	if k.big != nil {
-		if _, ok := k.big[string(raw)]; ok {
-			return string(raw), true
+	mapKey := func(b []byte) string {
+		if fold {
+			return string(AppendFoldKey(make([]byte, 0, len(b)), b))
 		}
-		k.big[string(raw)] = struct{}{}
-		return "", false
+		return string(b)
 	}
-	for _, prev := range k.small[:k.n] {
-		if bytes.Equal(prev, raw) {
-			return string(raw), true
+	if k.big != nil {
+		mk := mapKey(raw)
+		if p, ok := k.big[mk]; ok {
+			return string(raw), p, true
+		}
+		k.big[mk] = string(raw)
+		return "", "", false
+	}
+	for _, p := range k.small[:k.n] {
+		if bytes.Equal(p, raw) || (fold && FoldEqual(p, raw)) {
+			return string(raw), string(p), true
 		}
 	}
 	if k.n < len(k.small) {
 		k.small[k.n] = raw
 		k.n++
-		return "", false
+		return "", "", false
 	}
-	k.big = make(map[string]struct{}, 2*len(k.small))
-	for _, prev := range k.small[:k.n] {
-		k.big[string(prev)] = struct{}{}
+	k.big = make(map[string]string, 2*len(k.small))
+	for _, p := range k.small[:k.n] {
+		k.big[mapKey(p)] = string(p)
 	}
-	k.big[string(raw)] = struct{}{}
-	return "", false
+	k.big[mapKey(raw)] = string(raw)
+	return "", "", false
 }
 
 // quoteForMessage renders s for an error message: quoted, control characters escaped, and cut

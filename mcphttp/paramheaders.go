@@ -1,0 +1,221 @@
+package mcphttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// Mcp-Param-* headers mirror tool arguments a tool annotates with x-mcp-header, so that what
+// sits between client and backend (a mesh, a rate limiter) can act on them without reading the
+// body (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports, SEP-2243).
+// The gateway makes sure nothing behind it can be told one value while the backend acts on
+// another: every mirrored value is checked against the body, and the backend receives headers
+// recomputed from the body for the tool it actually calls, never the client's.
+
+// maxSafeInteger is the largest integer an Mcp-Param-* header may mirror: 2^53-1, the range in
+// which every JSON decoder reads an integer exactly.
+const maxSafeInteger = 1<<53 - 1
+
+// checkParamSyntax is the stage-4 part of the Mcp-Param-* checks, which needs no tool
+// definition: each such header appears once and carries a validly encoded value.
+func (x *exchange) checkParamSyntax() error {
+	for k, vs := range x.r.Header {
+		if !strings.HasPrefix(k, mcpheader.ParamPrefix) {
+			continue
+		}
+		if len(vs) != 1 {
+			return headerMismatch("Header mismatch: " + k + " header appears more than once")
+		}
+		if _, err := mcpheader.Decode(vs[0]); err != nil {
+			return headerMismatch("Header mismatch: " + k + " header value is not validly encoded")
+		}
+	}
+	return nil
+}
+
+// bindParamHeaders checks a tools/call's Mcp-Param-* headers against its arguments, using the
+// tool's x-mcp-header bindings from its backend's tools/list, and sets x.paramHeaders to what
+// the backend receives. Refused with 400/-32020: a header whose argument is absent or null, a
+// missing header for a present argument, a value that differs from the argument, and a header
+// the tool does not declare (the gateway cannot bind it to anything the backend reads; a tool
+// the list does not show declares none). An argument that is an object or array, or a number
+// that is not an integer within ±(2^53-1), cannot be mirrored and is refused too.
+//
+// The bindings come from the backend's tools/list as this replica holds it (cached, or indexed
+// from any list fetched in the last half minute). A call carrying Mcp-Param-* headers for a tool
+// whose list is not held fetches it first, and fails with the fetch's error when it cannot be
+// had: such headers are never forwarded unchecked. A call without any for a tool whose list is
+// not held is forwarded without any, so nothing behind the gateway is told a value (and a
+// 2026-07-28 backend refuses a missing header itself); once the list is held, the same call is
+// refused here when it should have mirrored an argument.
+func (x *exchange) bindParamHeaders(target upstreams.Target) error {
+	headers := countParamHeaders(x.r.Header)
+	var pass http.Header // for a list fetched now; only a call with headers fetches one
+	if headers > 0 {
+		pass = x.trace().headers()
+	}
+	th, err := x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
+		ProtocolVersion: x.meta.ProtocolVersion,
+		Header:          pass,
+		CacheKey:        x.subject(),
+		SubjectToken:    x.subjectToken(target.Upstream),
+		Fetch:           headers > 0,
+	}, target)
+	if err != nil || th == nil {
+		return err
+	}
+	if th.Invalid != "" {
+		return invalidParams("Invalid params: the tool's x-mcp-header declarations are invalid: " + th.Invalid)
+	}
+	declared := 0
+	for i := range th.Bindings {
+		bd := &th.Bindings[i]
+		hv, hasHeader, err := headerValue(x.r.Header, bd.Header)
+		if err != nil {
+			return err
+		}
+		if hasHeader {
+			declared++
+		}
+		val, err := argumentAt(x.params.Arguments, bd.Path)
+		if err != nil {
+			return err
+		}
+		arg := strings.Join(bd.Path, ".")
+		if val == nil {
+			if hasHeader {
+				return headerMismatch("Header mismatch: " + bd.Header + " header is present but argument " + arg + " is absent")
+			}
+			continue
+		}
+		want, ok := mirrored(val)
+		if !ok {
+			return headerMismatch("Header mismatch: argument " + arg + " cannot be mirrored into " + bd.Header)
+		}
+		if !hasHeader {
+			return headerMismatch("Header mismatch: " + bd.Header + " header is required for argument " + arg)
+		}
+		got, _ := mcpheader.Decode(hv) // checkParamSyntax has refused what does not decode
+		if !sameParam(got, want, val[0] != '"' && val[0] != 't' && val[0] != 'f') {
+			// The values themselves are arguments, which are never echoed or logged.
+			return headerMismatch("Header mismatch: " + bd.Header + " header value does not match argument " + arg)
+		}
+		if x.paramHeaders == nil {
+			x.paramHeaders = make(http.Header, len(th.Bindings))
+		}
+		x.paramHeaders[bd.Header] = []string{mcpheader.Encode(want)}
+	}
+	if declared != headers {
+		for k := range x.r.Header {
+			if strings.HasPrefix(k, mcpheader.ParamPrefix) && !declares(th, k) {
+				return headerMismatch("Header mismatch: " + k + " header is not declared by the tool")
+			}
+		}
+	}
+	return nil
+}
+
+func countParamHeaders(h http.Header) int {
+	n := 0
+	for k := range h {
+		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func declares(th *upstreams.ToolHeaders, header string) bool {
+	for i := range th.Bindings {
+		if th.Bindings[i].Header == header {
+			return true
+		}
+	}
+	return false
+}
+
+// argumentAt returns the raw value at path in the arguments object, nil when it is absent or
+// null. A member on the path that is a spelling variant of the bound name is refused: the
+// gateway would find the argument absent while a case-insensitive backend reads it.
+func argumentAt(args []byte, path []string) ([]byte, error) {
+	cur := args
+	for _, name := range path {
+		if cur == nil || cur[0] != '{' {
+			return nil, nil
+		}
+		var next []byte
+		err := jsonrpc.Members(cur, func(k, v []byte) error {
+			switch {
+			case string(k) == name:
+				next = v
+			case jsonrpc.FoldEqual(k, []byte(name)):
+				return invalidParams("Invalid params: argument member " + strconv.Quote(string(k)) +
+					" differs from " + strconv.Quote(name) + " only in case or punctuation")
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	if string(cur) == "null" {
+		return nil, nil
+	}
+	return cur, nil
+}
+
+// mirrored renders an argument as its header carries it: a string as is, an integer in
+// decimal, a boolean as true or false.
+func mirrored(val []byte) (string, bool) {
+	switch val[0] {
+	case '"':
+		if !bytes.ContainsRune(val, '\\') {
+			return string(val[1 : len(val)-1]), true
+		}
+		var s string
+		if err := json.Unmarshal(val, &s); err != nil {
+			return "", false
+		}
+		return s, true
+	case 't', 'f':
+		return string(val), true
+	case '{', '[':
+		return "", false
+	}
+	n, ok := safeInteger(string(val))
+	if !ok {
+		return "", false
+	}
+	return strconv.FormatInt(n, 10), true
+}
+
+// sameParam compares a decoded header value with the rendered argument; integers numerically
+// (42.0 equals 42), since the header may spell them differently.
+func sameParam(got, want string, number bool) bool {
+	if !number {
+		return got == want
+	}
+	g, ok := safeInteger(got)
+	return ok && strconv.FormatInt(g, 10) == want
+}
+
+// safeInteger parses a JSON number that is an integer within ±(2^53-1).
+func safeInteger(s string) (int64, bool) {
+	if s == "" || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) || len(s) > 64 || jsonrpc.Scan([]byte(s), jsonrpc.Limits{}) != nil {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
+		return 0, false
+	}
+	return int64(f), true
+}

@@ -1,0 +1,52 @@
+package mcphttp
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// listingBackend is cannedBackend that also answers tools/list, with a tool that mirrors its
+// region argument into Mcp-Param-Region.
+type listingBackend struct {
+	cannedBackend
+	list []byte
+}
+
+func (l *listingBackend) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Mcp-Method") != "tools/list" {
+		return l.cannedBackend.RoundTrip(r)
+	}
+	_, _ = io.Copy(io.Discard, r.Body)
+	return &http.Response{StatusCode: 200, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: l.hdr,
+		Body: io.NopCloser(bytes.NewReader(l.list)), ContentLength: int64(len(l.list)), Request: r}, nil
+}
+
+// BenchmarkForwardToolsCallParamHeader is BenchmarkForwardToolsCall for a tool that declares
+// an x-mcp-header, with the header sent: the binding lookup, the check against the argument and
+// the recomputed header, with the tool list held by the gateway.
+func BenchmarkForwardToolsCallParamHeader(b *testing.B) {
+	backend := &listingBackend{cannedBackend: *newCannedBackend(), list: []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[` +
+		`{"name":"region","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}],` +
+		`"ttlMs":600000,"cacheScope":"public","resultType":"complete"}}`)}
+	reg, err := upstreams.New(upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "be", URL: "http://127.0.0.1:9/mcp"}}},
+		upstreams.Options{Logger: slog.New(slog.DiscardHandler), Cursors: testCursors(b), Transport: backend})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer reg.Close()
+	s, err := New(Config{}, Deps{Backends: reg, Logger: slog.New(slog.DiscardHandler), Version: "bench", Loopback: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := echo.New()
+	s.Register(e)
+	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__region","arguments":{"region":"eu"}}}`
+	benchPost(b, e, with(modern("tools/call", "be__region"), "Mcp-Param-Region", "eu"), body)
+}

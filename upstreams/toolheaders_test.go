@@ -1,0 +1,162 @@
+package upstreams
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestToolHeadersOf(t *testing.T) {
+	tests := []struct {
+		name    string
+		tool    string
+		want    []HeaderBinding
+		invalid string // a substring of ToolHeaders.Invalid; "" for a valid tool
+		none    bool   // no bindings at all (nil)
+	}{
+		{"no annotation", `{"name":"a","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}}}`, nil, "", true},
+		{"annotation in a description only", `{"name":"a","description":"uses x-mcp-header","inputSchema":{"type":"object"}}`, nil, "", true},
+		{"one string", `{"name":"a","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"region"}}}}`,
+			[]HeaderBinding{{Header: "Mcp-Param-Region", Path: []string{"region"}}}, "", false},
+		{"nested through properties", `{"name":"a","inputSchema":{"type":"object","properties":{"cfg":{"type":"object","properties":{"tenant":{"type":"integer","x-mcp-header":"Tenant-Id"}}},"on":{"type":"boolean","x-mcp-header":"On"}}}}`,
+			[]HeaderBinding{{Header: "Mcp-Param-Tenant-Id", Path: []string{"cfg", "tenant"}}, {Header: "Mcp-Param-On", Path: []string{"on"}}}, "", false},
+		{"escaped key", `{"name":"a","inputSchema":{"type":"object","properties":{"region":{"type":"string","x\u002dmcp-header":"region"}}}}`,
+			[]HeaderBinding{{Header: "Mcp-Param-Region", Path: []string{"region"}}}, "", false},
+		{"a property named x-mcp-header", `{"name":"a","inputSchema":{"type":"object","properties":{"x-mcp-header":{"type":"string"}}}}`, nil, "", true},
+		{"number type", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"number","x-mcp-header":"N"}}}}`, nil, "not a string, integer or boolean", false},
+		{"no type", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"x-mcp-header":"N"}}}}`, nil, "not a string, integer or boolean", false},
+		{"empty name", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"string","x-mcp-header":""}}}}`, nil, "token", false},
+		{"not a token", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"string","x-mcp-header":"a b"}}}}`, nil, "token", false},
+		{"not a string", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"string","x-mcp-header":1}}}}`, nil, "token", false},
+		{"duplicate ignoring case", `{"name":"a","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"R"},"b":{"type":"string","x-mcp-header":"r"}}}}`, nil, "twice", false},
+		{"under items", `{"name":"a","inputSchema":{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","x-mcp-header":"L"}}}}}`, nil, "outside", false},
+		{"under anyOf", `{"name":"a","inputSchema":{"type":"object","anyOf":[{"properties":{"x":{"type":"string","x-mcp-header":"X"}}}]}}`, nil, "outside", false},
+		{"under $defs", `{"name":"a","inputSchema":{"type":"object","$defs":{"d":{"type":"string","x-mcp-header":"D"}}}}`, nil, "outside", false},
+		{"on the root", `{"name":"a","inputSchema":{"type":"string","x-mcp-header":"X"}}`, nil, "outside", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			th := toolHeadersOf([]byte(tt.tool))
+			if tt.none {
+				if th != nil {
+					t.Fatalf("got %+v, want no bindings", th)
+				}
+				return
+			}
+			if th == nil {
+				t.Fatal("got no bindings")
+			}
+			if tt.invalid != "" {
+				if !strings.Contains(th.Invalid, tt.invalid) {
+					t.Fatalf("Invalid = %q, want it to say %q", th.Invalid, tt.invalid)
+				}
+				return
+			}
+			if th.Invalid != "" || !reflect.DeepEqual(th.Bindings, tt.want) {
+				t.Fatalf("got %+v, want %+v", th, tt.want)
+			}
+		})
+	}
+}
+
+// toolsBackend answers tools/list with whatever its tools holds (or an error when fail is set)
+// and counts the lists it served.
+type toolsBackend struct {
+	mu    sync.Mutex
+	tools string
+	ttlMs int
+	fail  bool
+	lists int
+}
+
+func (tb *toolsBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Method != MethodToolsList {
+		http.Error(w, "no", http.StatusNotFound)
+		return
+	}
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.lists++
+	w.Header().Set("Content-Type", "application/json")
+	if tb.fail {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"down"}}`, req.ID)
+		return
+	}
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":%s,"ttlMs":%d,"cacheScope":"public","resultType":"complete"}}`, req.ID, tb.tools, tb.ttlMs)
+}
+
+func (tb *toolsBackend) served() int {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	return tb.lists
+}
+
+func (tb *toolsBackend) set(f func(tb *toolsBackend)) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	f(tb)
+}
+
+const regionTool = `[{"name":"t","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]`
+
+// TestToolHeadersFetchAndRefresh: the bindings come from the backend's list, indexed from a
+// client's list or fetched on demand, reused while the list is cached (or for the minimum index
+// lifetime when it is not), re-read after a list_changed, and a list that cannot be fetched is
+// an error rather than "no bindings".
+func TestToolHeadersFetchAndRefresh(t *testing.T) {
+	for _, ttl := range []int{60000, 0} {
+		tb := &toolsBackend{tools: regionTool, ttlMs: ttl}
+		srv := httptest.NewServer(tb)
+		t.Cleanup(srv.Close)
+		r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "be", URL: srv.URL, Protocol: ProtocolVersion}}}, Options{})
+		target := Target{Upstream: "be", Name: "t"}
+		get := func() *ToolHeaders {
+			t.Helper()
+			th, err := r.ToolHeaders(context.Background(), &ToolHeaderQuery{Fetch: true}, target)
+			if err != nil {
+				t.Fatalf("ttl %d: ToolHeaders: %v", ttl, err)
+			}
+			return th
+		}
+		// Without Fetch, a list not held is unknown, and nothing is asked of the backend.
+		if th, err := r.ToolHeaders(context.Background(), &ToolHeaderQuery{}, target); th != nil || err != nil || tb.served() != 0 {
+			t.Fatalf("ttl %d: without Fetch: %+v %v, %d lists", ttl, th, err, tb.served())
+		}
+		// A client's tools/list is indexed as it passes.
+		if _, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, Params: []byte(`{"_meta":` + testMeta + `}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if th, err := r.ToolHeaders(context.Background(), &ToolHeaderQuery{}, target); err != nil || th == nil || len(th.Bindings) != 1 || th.Bindings[0].Header != "Mcp-Param-Region" {
+			t.Fatalf("ttl %d: after a client's list: %+v %v", ttl, th, err)
+		}
+		get()
+		if th, _ := r.ToolHeaders(context.Background(), &ToolHeaderQuery{Fetch: true}, Target{Upstream: "be", Name: "unlisted"}); th == nil || len(th.Bindings) != 0 {
+			t.Fatalf("ttl %d: an unlisted tool has bindings %+v", ttl, th)
+		}
+		if n := tb.served(); n != 1 {
+			t.Fatalf("ttl %d: %d lists fetched for three lookups, want 1", ttl, n)
+		}
+		// The backend drops the annotation and says so: the next lookup reads the new list.
+		tb.set(func(tb *toolsBackend) { tb.tools = `[{"name":"t","inputSchema":{"type":"object"}}]` })
+		r.ListChanged("be", notifToolsListChanged)
+		if th := get(); len(th.Bindings) != 0 || tb.served() != 2 {
+			t.Fatalf("ttl %d: after list_changed: bindings %+v, lists %d", ttl, th, tb.served())
+		}
+		// A list that cannot be fetched fails the lookup (fail closed).
+		tb.set(func(tb *toolsBackend) { tb.fail = true })
+		r.ListChanged("be", notifToolsListChanged)
+		if _, err := r.ToolHeaders(context.Background(), &ToolHeaderQuery{Fetch: true}, target); err == nil {
+			t.Fatalf("ttl %d: a failed list gave no error", ttl)
+		}
+	}
+}
