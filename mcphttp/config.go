@@ -25,11 +25,11 @@ const (
 	// served on a replica, charged as bytes arrive.
 	DefaultMaxBodyBytesInFlight = 64 << 20
 	// DefaultWriteTimeout is the time every response write is given, plus the time its size
-	// takes at MinWriteRate.
+	// takes at the minimum write rate.
 	DefaultWriteTimeout = 10 * time.Second
-	// MinWriteRate is the slowest reading client a write waits for, in bytes per second: a
-	// 15 MB result gets DefaultWriteTimeout plus 60 s.
-	MinWriteRate = 256 << 10
+	// DefaultMinWriteRate is the slowest reading client a write waits for, in bytes per
+	// second: a 15 MB result gets DefaultWriteTimeout plus 57 s.
+	DefaultMinWriteRate = 256 << 10
 	// ProtocolVersion is the one MCP revision the client-facing side speaks (DESIGN.md).
 	ProtocolVersion = "2026-07-28"
 )
@@ -76,6 +76,9 @@ type Config struct {
 	// does not read in time has its connection closed and its backend call cancelled. Default
 	// DefaultWriteTimeout; negative disables.
 	WriteTimeout time.Duration `yaml:"writeTimeout"`
+	// MinWriteRate is the slowest client WriteTimeout allows for, in bytes per second.
+	// Default DefaultMinWriteRate.
+	MinWriteRate int64 `yaml:"minWriteRate"`
 	// MaxResultBytesInFlight bounds the buffer memory of backend responses being relayed at
 	// once on this replica (upstreams.Options.MaxResultBytesInFlight); a response that would
 	// pass it fails with -32010 and 503. Default upstreams.DefaultMaxResultBytesInFlight;
@@ -106,6 +109,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.MinWriteRate <= 0 {
+		c.MinWriteRate = DefaultMinWriteRate
 	}
 	if c.MaxResultBytesInFlight == 0 {
 		c.MaxResultBytesInFlight = upstreams.DefaultMaxResultBytesInFlight

@@ -121,7 +121,7 @@ func (x *exchange) writeDeadline(n int) {
 	if t <= 0 {
 		return
 	}
-	t += time.Duration(int64(n) * int64(time.Second) / MinWriteRate)
+	t += time.Duration(int64(n) * int64(time.Second) / x.s.cfg.MinWriteRate)
 	_ = http.NewResponseController(x.w).SetWriteDeadline(time.Now().Add(t))
 }
 

@@ -159,7 +159,10 @@ func (r *Registry) roundTripOnce(ctx context.Context, b *backend, o *outgoing) (
 			return nil, err
 		}
 		if final {
-			return s.last, nil
+			// s.last is handed on after Close, which releases the buffer it was read into.
+			m := *s.last
+			m.Result = bytes.Clone(m.Result)
+			return &m, nil
 		}
 	}
 	err = fmt.Errorf("%w: %s: too many notifications before the response", ErrBadResponse, b.name)
@@ -182,9 +185,10 @@ func appendRequest(dst []byte, c *Call) ([]byte, error) {
 }
 
 func (s *Stream) readJSON() error {
-	// The buffer grows as the response arrives, charged to the replica's budget for responses
-	// in flight, and is kept until Close: the result is relayed from it without a copy.
-	buf, err := bodyread.Read(s.resp.Body, s.b.maxBytes, s.r.results)
+	// One buffer of the declared length (or growing as the response arrives), charged to the
+	// replica's budget for responses in flight, kept until Close: the result is relayed from
+	// it without a copy.
+	buf, err := bodyread.ReadSized(s.resp.Body, s.b.maxBytes, s.resp.ContentLength, s.r.results)
 	if err != nil {
 		return s.readError(err)
 	}
@@ -193,12 +197,9 @@ func (s *Stream) readJSON() error {
 	if err != nil {
 		return err
 	}
-	if string(s.id) == gatewayID {
-		// roundTrip hands s.last (list pages, discover) on after the Stream is closed.
-		m.Result = bytes.Clone(m.Result)
-	}
-	s.pending, err = s.final(m)
-	return err
+	// Rendered by Next, once the caller has had the chance to ask for ResultOnly.
+	s.last = m
+	return nil
 }
 
 // ResultOnly tells the Stream that the caller takes a successful final response from
@@ -260,7 +261,14 @@ func (s *Stream) Next() (msg []byte, final bool, err error) {
 		return nil, false, io.EOF
 	}
 	if !s.isSSE {
-		msg, s.pending = s.pending, nil
+		if s.leg == nil {
+			if msg, err = s.final(s.last); err != nil {
+				s.fail(err)
+				return nil, false, err
+			}
+		} else {
+			msg, s.pending = s.pending, nil
+		}
 		s.finish(s.outcome, nil)
 		return msg, true, nil
 	}

@@ -120,15 +120,12 @@ func (b *Buffer) Release() {
 	b.B, b.charged = nil, 0
 }
 
-// grow makes room for at least one more byte: the capacity doubles (never past max), and the
-// growth is charged first.
-func (b *Buffer) grow(max int) error {
-	n := 2 * cap(b.B)
-	if n < MinBuffer {
-		n = MinBuffer
-	}
-	if n > max {
-		n = max
+// grow makes room for at least one more byte: the capacity doubles, to at least least bytes
+// and never past most, and the growth is charged first.
+func (b *Buffer) grow(least, most int) error {
+	n := max(2*cap(b.B), least, MinBuffer)
+	if n > most {
+		n = most
 	}
 	if !b.budget.Take(int64(n)) {
 		return ErrBudget
@@ -148,8 +145,21 @@ func (b *Buffer) grow(max int) error {
 // budget cannot hold the next growth, and any other read error as it is; on error the buffer is
 // already released. The bytes a client declares (Content-Length) are never allocated up front.
 func Read(r io.Reader, limit int64, budget *Budget) (*Buffer, error) {
+	return ReadSized(r, limit, -1, budget)
+}
+
+// ReadSized is Read with the buffer allocated at once for a body of size bytes (plus the byte
+// that proves its end) when size is known and within limit: for a peer whose declared length
+// may be trusted as far as the budget goes (a configured backend, whose exchange its timeout
+// bounds). It spares the copies and garbage of growing a large buffer. A body longer than it
+// declared still grows, and is still bounded by limit.
+func ReadSized(r io.Reader, limit, size int64, budget *Budget) (*Buffer, error) {
 	b := &Buffer{budget: budget}
-	if err := b.grow(MinBuffer); err != nil {
+	first := MinBuffer
+	if size >= 0 && size <= limit && size+1 > MinBuffer {
+		first = int(size + 1)
+	}
+	if err := b.grow(first, first); err != nil {
 		return nil, err
 	}
 	max := limit + 1 // the byte that proves the body is too large
@@ -167,7 +177,7 @@ func Read(r io.Reader, limit int64, budget *Budget) (*Buffer, error) {
 			// buffer size (or at limit) is not copied into a larger buffer to read its EOF.
 			var one [1]byte
 			if n, err = r.Read(one[:]); n > 0 {
-				if gerr := b.grow(int(max)); gerr != nil {
+				if gerr := b.grow(0, int(max)); gerr != nil {
 					b.Release()
 					return nil, gerr
 				}

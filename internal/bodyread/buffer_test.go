@@ -103,3 +103,34 @@ func BenchmarkReadSmall(b *testing.B) {
 		buf.Release()
 	}
 }
+
+// TestReadSized: a declared length within the limit is read into one buffer of that size; a
+// body longer than declared still grows and is still bounded; a declared length past the limit
+// is not allocated.
+func TestReadSized(t *testing.T) {
+	const limit = 1 << 20
+	budget := NewBudget(4 << 20)
+	body := strings.Repeat("x", 300<<10)
+	b, err := ReadSized(strings.NewReader(body), limit, int64(len(body)), budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.B) != len(body) || cap(b.B) != len(body)+1 || budget.InUse() != int64(len(body)+1) {
+		t.Fatalf("len %d cap %d charged %d: want one buffer of the declared size", len(b.B), cap(b.B), budget.InUse())
+	}
+	b.Release()
+	if b, err = ReadSized(strings.NewReader(body), limit, 100, budget); err != nil || len(b.B) != len(body) {
+		t.Fatalf("a body longer than declared: %v", err)
+	}
+	b.Release()
+	if _, err := ReadSized(strings.NewReader(body+body+body+body), limit, 100, budget); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a body past the limit, declared small: %v", err)
+	}
+	if b, err = ReadSized(strings.NewReader("{}"), limit, 1<<40, budget); err != nil || cap(b.B) != MinBuffer {
+		t.Fatalf("a declared length past the limit: %v", err)
+	}
+	b.Release()
+	if budget.InUse() != 0 {
+		t.Fatalf("%d bytes still charged", budget.InUse())
+	}
+}
