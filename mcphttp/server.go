@@ -163,7 +163,8 @@ func (s *Server) handlePost(c echo.Context) error {
 	// Every log line of this request, the authorization decision included, carries its ids.
 	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(x.r.Header.Get(mcpheader.TraceParent)))
 	defer s.metrics.InFlight()()
-	defer x.bodyBuf.Release() // after finish: nothing reads the body any more
+	// After finish: nothing reads the body any more. A closure, as bodyBuf is set later.
+	defer func() { x.bodyBuf.Release() }()
 	defer s.finish(x)
 	defer func() {
 		if p := recover(); p != nil {

@@ -343,6 +343,7 @@ func TestSlowBodiesDoNotShutOutCallers(t *testing.T) {
 	if !settle(10*time.Second, func() bool { return runtime.NumGoroutine() <= baseGoroutines+10 }) {
 		t.Errorf("goroutines: %d after the attack, %d before", runtime.NumGoroutine(), baseGoroutines)
 	}
+	checkBudgetsReturned(t, f.gw.Admin)
 	if !settle(5*time.Second, func() bool { return liveHeap() < baseHeap+16*mib }) {
 		t.Errorf("live heap %d MiB after the attack, %d MiB before", liveHeap()/mib, baseHeap/mib)
 	}
@@ -384,8 +385,8 @@ func TestSlowBodyIsCut(t *testing.T) {
 	}
 }
 
-// scrapeCounter reads one unlabelled sample from the admin listener's /metrics.
-func scrapeCounter(t *testing.T, admin, name string) float64 {
+// scrapeValue reads one unlabelled sample from the admin listener's /metrics.
+func scrapeValue(t *testing.T, admin, name string) float64 {
 	t.Helper()
 	for _, line := range strings.Split(get(t, "http://"+admin+"/metrics"), "\n") {
 		if v, ok := strings.CutPrefix(line, name+" "); ok {
@@ -442,7 +443,7 @@ func TestUnreadResponsesAreCut(t *testing.T) {
 	// The clients read nothing and keep their connections open. Within the deadlines every
 	// handler lets go: goroutines and live heap return to the baseline.
 	cut := settle(15*time.Second, func() bool {
-		return scrapeCounter(t, f.gw.Admin, "mcp_gateway_client_write_timeouts_total") >= readers
+		return scrapeValue(t, f.gw.Admin, "mcp_gateway_client_write_timeouts_total") >= readers
 	})
 	released := settle(5*time.Second, func() bool {
 		return runtime.NumGoroutine() <= baseGoroutines+10+2 && liveHeap() < baseHeap+32*mib
@@ -453,7 +454,7 @@ func TestUnreadResponsesAreCut(t *testing.T) {
 	t.Logf("%d unread 15 MB responses: live heap %.1f MiB over the baseline after the deadlines; healthy caller %d calls, %d failed",
 		readers, float64(live-min(live, baseHeap))/mib, load.calls.Load(), load.errors.Load())
 	if !cut {
-		t.Errorf("mcp_gateway_client_write_timeouts_total = %v, want %d", scrapeCounter(t, f.gw.Admin, "mcp_gateway_client_write_timeouts_total"), readers)
+		t.Errorf("mcp_gateway_client_write_timeouts_total = %v, want %d", scrapeValue(t, f.gw.Admin, "mcp_gateway_client_write_timeouts_total"), readers)
 	}
 	if !released {
 		t.Errorf("with the clients still connected: %d goroutines (baseline %d), live heap %d MiB (baseline %d MiB)",
@@ -462,6 +463,7 @@ func TestUnreadResponsesAreCut(t *testing.T) {
 	if errs := load.errors.Load(); errs*100 > load.calls.Load() {
 		t.Errorf("the healthy caller failed %d of %d calls (first: %v)", errs, load.calls.Load(), load.firstErr.Load())
 	}
+	checkBudgetsReturned(t, f.gw.Admin)
 }
 
 // TestLargeResultsBoundedMemory (issue 22 §3): many concurrent 15 MB results are relayed whole
@@ -520,5 +522,17 @@ func TestLargeResultsBoundedMemory(t *testing.T) {
 	}
 	if !settle(5*time.Second, func() bool { return liveHeap() < baseHeap+16*mib }) {
 		t.Errorf("live heap %d MiB after the calls, %d MiB before", liveHeap()/mib, baseHeap/mib)
+	}
+	checkBudgetsReturned(t, f.gw.Admin)
+}
+
+// checkBudgetsReturned: once nothing is in flight, the body and result budgets are whole again,
+// so that no request, whatever became of it, keeps a share of them.
+func checkBudgetsReturned(t *testing.T, admin string) {
+	t.Helper()
+	for _, name := range []string{"mcp_gateway_request_body_bytes_in_flight", "mcp_gateway_result_bytes_in_flight"} {
+		if !settle(5*time.Second, func() bool { return scrapeValue(t, admin, name) == 0 }) {
+			t.Errorf("%s = %v with nothing in flight", name, scrapeValue(t, admin, name))
+		}
 	}
 }
