@@ -37,6 +37,8 @@ type edgeBackend struct {
 	srv   *httptest.Server
 	big   []byte // the whole "big" response but for the id, built once
 	calls atomic.Int64
+	// streams counts "stream" calls that are still being answered.
+	streams atomic.Int64
 }
 
 func startEdgeBackend(t *testing.T) *edgeBackend {
@@ -67,6 +69,25 @@ func (b *edgeBackend) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, head+`,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"edge","version":"1"}}}`)
 	case req.Method == "tools/list":
 		_, _ = io.WriteString(w, head+`,"result":{"tools":[{"name":"small","inputSchema":{"type":"object"}},{"name":"big","inputSchema":{"type":"object"}}]}}`)
+	case req.Method == "tools/call" && req.Params.Name == "stream":
+		// Progress notifications of 64 KiB, every 10 ms, until the gateway lets go.
+		b.calls.Add(1)
+		b.streams.Add(1)
+		defer b.streams.Add(-1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		event := []byte(`data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"message":"` +
+			strings.Repeat("q", 64<<10) + `"}}` + "\n\n")
+		rc := http.NewResponseController(w)
+		for {
+			if _, err := w.Write(event); err != nil || rc.Flush() != nil {
+				return
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 	case req.Method == "tools/call" && req.Params.Name == "big":
 		b.calls.Add(1)
 		w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(b.big)))
@@ -535,4 +556,46 @@ func checkBudgetsReturned(t *testing.T, admin string) {
 			t.Errorf("%s = %v with nothing in flight", name, scrapeValue(t, admin, name))
 		}
 	}
+}
+
+// TestUnreadStreamIsCut (issue 22 §2): an SSE response is bounded by its progress, not only its
+// start: clients that stop reading a stream of progress events have it cut at the write
+// deadline of the event that no longer goes out, which also ends the backend's stream, and each
+// is counted.
+func TestUnreadStreamIsCut(t *testing.T) {
+	const readers = 4
+	f := startEdgeGateway(t, func(c *Config) {
+		c.Server.WriteTimeout = time.Second
+		c.Upstreams[0].Timeout = time.Minute // longer than the test: only the deadline can end it
+	})
+	body := strings.Replace(edgeCallBody("stream"), `clientCapabilities":{}}`, `clientCapabilities":{},"progressToken":"p"}`, 1)
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range readers {
+		c, err := net.Dial("tcp", f.gw.MCP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
+		conns = append(conns, c)
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
+			"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"+
+			"Mcp-Method: tools/call\r\nMcp-Name: edge__stream\r\nAuthorization: Bearer %s\r\n"+
+			"Content-Length: %d\r\n\r\n%s", f.gw.MCP, f.attacker, len(body), body)
+	}
+	if !settle(10*time.Second, func() bool { return f.backend.calls.Load() >= readers }) {
+		t.Fatalf("the backend saw %d of %d calls", f.backend.calls.Load(), readers)
+	}
+	cut := settle(20*time.Second, func() bool {
+		return scrapeValue(t, f.gw.Admin, "mcp_gateway_client_write_timeouts_total") >= readers && f.backend.streams.Load() == 0
+	})
+	if !cut {
+		t.Fatalf("write timeouts %v, backend streams still open %d; want %d and 0",
+			scrapeValue(t, f.gw.Admin, "mcp_gateway_client_write_timeouts_total"), f.backend.streams.Load(), readers)
+	}
+	checkBudgetsReturned(t, f.gw.Admin)
 }
