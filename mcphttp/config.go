@@ -67,8 +67,9 @@ type Config struct {
 	BodyReadTimeout time.Duration `yaml:"bodyReadTimeout"`
 	// MaxBodyBytesInFlight bounds the buffer memory of all request bodies held at once on this
 	// replica, authenticated or not, charged as their bytes arrive (never from a declared
-	// Content-Length); a body that would pass it gets 503 with Retry-After. Default
-	// DefaultMaxBodyBytesInFlight; negative disables.
+	// Content-Length); a body that would pass it gets 503 with Retry-After. It must be at
+	// least twice MaxBodyBytes. Default DefaultMaxBodyBytesInFlight or four times
+	// MaxBodyBytes, whichever is larger; negative disables.
 	MaxBodyBytesInFlight int64 `yaml:"maxBodyBytesInFlight"`
 	// WriteTimeout bounds every write of a response: a JSON response must be taken by the
 	// client within WriteTimeout plus its size at MinWriteRate, and so must each SSE event
@@ -105,7 +106,8 @@ func (c Config) WithDefaults() Config {
 		c.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	if c.MaxBodyBytesInFlight == 0 {
-		c.MaxBodyBytesInFlight = DefaultMaxBodyBytesInFlight
+		// Room for a few of the largest bodies whatever maxBodyBytes is.
+		c.MaxBodyBytesInFlight = max(DefaultMaxBodyBytesInFlight, 4*c.MaxBodyBytes)
 	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = DefaultWriteTimeout

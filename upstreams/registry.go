@@ -191,6 +191,10 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		}
 		r.backends = append(r.backends, b)
 		r.byName[b.name] = b
+		if max := r.results.Max(); max > 0 && b.maxBytes >= max {
+			r.log.Warn("a response this backend may send cannot fit the replica's budget for results in flight; it would be refused with 503",
+				"upstream", b.name, "max_response_bytes", b.maxBytes, "max_result_bytes_in_flight", max)
+		}
 	}
 	return r, nil
 }
