@@ -11,12 +11,25 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // Defaults for Config.
 const (
 	DefaultPath         = "/mcp"
 	DefaultMaxBodyBytes = 4 << 20
+	// DefaultBodyReadTimeout bounds the time to receive a request body: generous for a few
+	// megabytes on a slow link, short enough that a trickled body cannot hold its memory long.
+	DefaultBodyReadTimeout = 10 * time.Second
+	// DefaultMaxBodyBytesInFlight bounds the memory of request bodies being received or
+	// served on a replica, charged as bytes arrive.
+	DefaultMaxBodyBytesInFlight = 64 << 20
+	// DefaultWriteTimeout is the time every response write is given, plus the time its size
+	// takes at the minimum write rate.
+	DefaultWriteTimeout = 10 * time.Second
+	// DefaultMinWriteRate is the slowest reading client a write waits for, in bytes per
+	// second: a 15 MB result gets DefaultWriteTimeout plus 57 s.
+	DefaultMinWriteRate = 256 << 10
 	// ProtocolVersion is the one MCP revision the client-facing side speaks (DESIGN.md).
 	ProtocolVersion = "2026-07-28"
 )
@@ -48,6 +61,30 @@ type Config struct {
 	// annotations come from the backends' tools/list, re-read every minute; a tool the list
 	// does not show is confirmed too. Default false.
 	ConfirmDestructiveTools bool `yaml:"confirmDestructiveTools"`
+	// BodyReadTimeout bounds the time from the start of the request's handling to the last
+	// byte of its body; a body still arriving then is answered 408 and its connection closed.
+	// Default DefaultBodyReadTimeout; negative disables.
+	BodyReadTimeout time.Duration `yaml:"bodyReadTimeout"`
+	// MaxBodyBytesInFlight bounds the buffer memory of all request bodies held at once on this
+	// replica, authenticated or not, charged as their bytes arrive (never from a declared
+	// Content-Length); a body that would pass it gets 503 with Retry-After. It must be at
+	// least twice MaxBodyBytes. Default DefaultMaxBodyBytesInFlight or four times
+	// MaxBodyBytes, whichever is larger; negative disables.
+	MaxBodyBytesInFlight int64 `yaml:"maxBodyBytesInFlight"`
+	// WriteTimeout bounds every write of a response: a JSON response must be taken by the
+	// client within WriteTimeout plus its size at MinWriteRate, and so must each SSE event
+	// and keep-alive, the deadline moving on with every write that succeeds. A client that
+	// does not read in time has its connection closed and its backend call cancelled. Default
+	// DefaultWriteTimeout; negative disables.
+	WriteTimeout time.Duration `yaml:"writeTimeout"`
+	// MinWriteRate is the slowest client WriteTimeout allows for, in bytes per second.
+	// Default DefaultMinWriteRate.
+	MinWriteRate int64 `yaml:"minWriteRate"`
+	// MaxResultBytesInFlight bounds the buffer memory of backend responses being relayed at
+	// once on this replica (upstreams.Options.MaxResultBytesInFlight); a response that would
+	// pass it fails with -32010 and 503. Default upstreams.DefaultMaxResultBytesInFlight;
+	// negative disables.
+	MaxResultBytesInFlight int64 `yaml:"maxResultBytesInFlight"`
 	// MaxConcurrent bounds requests in flight on this replica; more get 503 with Retry-After.
 	// Default DefaultMaxConcurrent; negative disables.
 	MaxConcurrent int `yaml:"maxConcurrent"`
@@ -64,6 +101,22 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.BodyReadTimeout == 0 {
+		c.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if c.MaxBodyBytesInFlight == 0 {
+		// Room for a few of the largest bodies whatever maxBodyBytes is.
+		c.MaxBodyBytesInFlight = max(DefaultMaxBodyBytesInFlight, 4*c.MaxBodyBytes)
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.MinWriteRate <= 0 {
+		c.MinWriteRate = DefaultMinWriteRate
+	}
+	if c.MaxResultBytesInFlight == 0 {
+		c.MaxResultBytesInFlight = upstreams.DefaultMaxResultBytesInFlight
 	}
 	if c.SSEKeepAlive == 0 {
 		c.SSEKeepAlive = DefaultSSEKeepAlive
@@ -102,6 +155,11 @@ func (c Config) Validate() error {
 		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
 			errs = append(errs, fmt.Errorf("server.allowedOrigins: %q is not an origin (scheme://host[:port])", o))
 		}
+	}
+	if c.MaxBodyBytesInFlight > 0 && c.MaxBodyBytesInFlight < 2*c.MaxBodyBytes {
+		// A buffer doubles as a body arrives, so a body of maxBodyBytes briefly holds 1.5 times
+		// its size.
+		errs = append(errs, errors.New("server.maxBodyBytesInFlight: must be at least twice server.maxBodyBytes, or a large body could never be received"))
 	}
 	if c.MaxJSONDepth < 0 || c.MaxJSONTokenBytes < 0 {
 		errs = append(errs, errors.New("server.maxJSONDepth and server.maxJSONTokenBytes must not be negative"))

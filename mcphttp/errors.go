@@ -110,6 +110,12 @@ func mapError(err error) *Error {
 		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUpstreamTimeout, "Backend did not answer in time"))
 		e.Outcome = outcomeTimeout
 		return e
+	case errors.Is(err, upstreams.ErrResultBudget):
+		// The replica's own overload, like too many requests in flight: retry, here or on
+		// another replica.
+		return &Error{Status: http.StatusServiceUnavailable, Outcome: outcomeRateLimited,
+			RPC:    jsonrpc.NewError(jsonrpc.CodeUnavailable, "Too many large results in flight; retry later"),
+			Header: http.Header{"Retry-After": {"1"}}}
 	case errors.Is(err, upstreams.ErrUnavailable):
 		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUpstreamUnavailable, "Backend unavailable"))
 		e.Outcome = outcomeUnavailable

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -29,12 +30,7 @@ func (x *exchange) guard() error {
 		return rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
 			"Accept must list both application/json and text/event-stream"))
 	}
-	body, err := readBody(r, x.s.cfg.MaxBodyBytes)
-	if err != nil {
-		return err
-	}
-	x.body = body
-	return nil
+	return x.readBody()
 }
 
 var errBodyTooLarge = &Error{
@@ -43,26 +39,56 @@ var errBodyTooLarge = &Error{
 	Outcome: outcomeClientError,
 }
 
-// readBody reads at most limit bytes; a declared or actual larger body is 413 without reading
-// (or buffering) the rest. With a Content-Length the body is read into one buffer of exactly
-// that size plus the byte that proves the end, which is one allocation per request.
-func readBody(r *http.Request, limit int64) ([]byte, error) {
+var errBodyTimeout = &Error{
+	Status:  http.StatusRequestTimeout,
+	RPC:     jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Request body not received in time"),
+	Outcome: outcomeClientError,
+	Header:  http.Header{"Connection": {"close"}},
+}
+
+var errBodiesBusy = &Error{Status: http.StatusServiceUnavailable, Outcome: outcomeRateLimited,
+	RPC:    jsonrpc.NewError(jsonrpc.CodeUnavailable, "Too many request bytes in flight; retry later"),
+	Header: http.Header{"Retry-After": {"1"}}}
+
+// readBody reads at most MaxBodyBytes; a declared or actual larger body is 413 without reading
+// (or buffering) the rest. The buffer grows as bytes arrive and is charged to the replica's
+// budget for request bodies (503 when full), so a declared Content-Length reserves nothing; the
+// whole body must arrive within BodyReadTimeout (408, and the connection is closed).
+func (x *exchange) readBody() error {
+	r := x.r
+	limit := x.s.cfg.MaxBodyBytes
 	if r.ContentLength > limit {
-		return nil, errBodyTooLarge
+		return errBodyTooLarge
 	}
-	size := r.ContentLength
-	if size < 0 || size > 64<<10 {
-		size = 64 << 10
+	var rc *http.ResponseController
+	if t := x.s.cfg.BodyReadTimeout; t > 0 {
+		rc = http.NewResponseController(x.w)
+		if rc.SetReadDeadline(time.Now().Add(t)) != nil {
+			rc = nil // not supported by this connection: the read is unbounded, as before
+		}
 	}
-	body, err := bodyread.Append(make([]byte, 0, size+1), r.Body, limit)
+	buf, err := bodyread.Read(r.Body, limit, x.s.bodies)
+	if rc != nil {
+		// Lifted at once: net/http reads on in the background after the body to notice a
+		// client that goes away, and a deadline passing there would cancel the request.
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	var ne net.Error
 	switch {
+	case err == nil:
+		x.bodyBuf, x.body = buf, buf.B
+		return nil
 	case errors.Is(err, bodyread.ErrTooLarge):
-		return nil, errBodyTooLarge
-	case err != nil:
-		return nil, &Error{Status: http.StatusBadRequest, RPC: jsonrpc.NewError(jsonrpc.CodeParseError,
-			"Parse error: could not read the request body"), Outcome: outcomeClientError}
+		return errBodyTooLarge
+	case errors.Is(err, bodyread.ErrBudget):
+		x.s.log.WarnContext(x.ctx, "request body refused: the replica's budget for request bodies is spent",
+			"limit_bytes", x.s.bodies.Max())
+		return errBodiesBusy
+	case errors.As(err, &ne) && ne.Timeout():
+		return errBodyTimeout
 	}
-	return body, nil
+	return &Error{Status: http.StatusBadRequest, RPC: jsonrpc.NewError(jsonrpc.CodeParseError,
+		"Parse error: could not read the request body"), Outcome: outcomeClientError}
 }
 
 func isJSONContentType(ct string) bool {

@@ -2,8 +2,10 @@ package mcphttp
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -79,7 +81,10 @@ func TestReadBody(t *testing.T) {
 			if tt.length {
 				r.ContentLength = int64(tt.size)
 			}
-			got, err := readBody(r, limit)
+			x := &exchange{s: &Server{cfg: Config{MaxBodyBytes: limit}, log: slog.New(slog.DiscardHandler)},
+				w: httptest.NewRecorder(), r: r, ctx: context.Background()}
+			err := x.readBody()
+			got := x.body
 			switch {
 			case tt.want == errReadFailed:
 				var e *Error

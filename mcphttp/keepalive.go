@@ -1,7 +1,6 @@
 package mcphttp
 
 import (
-	"io"
 	"net/http"
 	"time"
 )
@@ -24,6 +23,8 @@ func (x *exchange) armKeepAlive() {
 	}
 }
 
+var keepAliveComment = []byte(": keep-alive\n\n")
+
 func (x *exchange) keepAliveTick() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -33,12 +34,15 @@ func (x *exchange) keepAliveTick() {
 	if !x.sse {
 		x.startSSE()
 	}
-	if _, err := io.WriteString(x.w, ": keep-alive\n\n"); err != nil {
+	x.writeDeadline(len(keepAliveComment))
+	if x.write(keepAliveComment) != nil {
 		return
 	}
-	if http.NewResponseController(x.w).Flush() == nil {
-		x.ka.Reset(x.s.cfg.SSEKeepAlive)
+	if err := http.NewResponseController(x.w).Flush(); err != nil {
+		x.writeFailed(err)
+		return
 	}
+	x.ka.Reset(x.s.cfg.SSEKeepAlive)
 }
 
 // stopKeepAlive disarms the timer for good; after it returns nothing writes concurrently with

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/tracing"
@@ -26,11 +27,12 @@ type exchange struct {
 	requestID      string
 	requestIDValue []string // requestID as a header value, shared by the response and the backend request
 
-	body   []byte
-	req    *jsonrpc.Request
-	params *jsonrpc.Params
-	meta   *jsonrpc.Meta
-	h      *handler
+	body    []byte
+	bodyBuf *bodyread.Buffer // holds body; released when the request ends (server.go)
+	req     *jsonrpc.Request
+	params  *jsonrpc.Params
+	meta    *jsonrpc.Meta
+	h       *handler
 
 	// filled by later stages, read by the access log and metrics
 	upstream     string // the owning backend
@@ -47,12 +49,13 @@ type exchange struct {
 	spanParent   string      // the traceparent of the gateway's own span, "" with tracing off
 
 	// mu serializes writes between the handler and the keep-alive timer (keepalive.go).
-	mu      sync.Mutex
-	ka      *time.Timer
-	done    bool // no more keep-alives: the final message is written or the handler is finishing
-	status  int
-	outcome string
-	sse     bool
+	mu       sync.Mutex
+	ka       *time.Timer
+	done     bool // no more keep-alives: the final message is written or the handler is finishing
+	status   int
+	outcome  string
+	sse      bool
+	writeErr error // the first failed write: the response is over (respond.go)
 }
 
 // run is the request pipeline. The order is deliberate (STYLE.md "The request pipeline"):
@@ -63,16 +66,16 @@ type exchange struct {
 //   - authentication precedes routing, so a caller without a valid token never learns whether a
 //     tool, prompt or resource exists;
 //   - only then does the method's handler route, authorize and forward.
+//
+// The replica's in-flight slot is taken only once the caller is authenticated: until then a
+// request holds nothing but its connection and the bytes of its body that have arrived, bounded
+// in time (Config.BodyReadTimeout) and in memory (Config.MaxBodyBytesInFlight), so slow or
+// unauthenticated requests cannot take the capacity authenticated callers need.
 func (x *exchange) run() error {
-	release, err := x.s.inflight.acquire()
-	if err != nil {
-		return err
-	}
-	defer release()
 	if err := x.guard(); err != nil {
 		return err
 	}
-	err = x.decode()
+	err := x.decode()
 	x.startSpan()
 	if err != nil {
 		return err
@@ -95,6 +98,11 @@ func (x *exchange) run() error {
 	if err := x.s.authenticate(x); err != nil {
 		return err
 	}
+	release, err := x.s.inflight.acquire()
+	if err != nil {
+		return err
+	}
+	defer release()
 	releaseCaller, err := x.s.inflight.acquireCaller(x.subject())
 	if err != nil {
 		return err
@@ -102,6 +110,12 @@ func (x *exchange) run() error {
 	defer releaseCaller()
 	if err := x.s.limitCaller(x); err != nil {
 		return err
+	}
+	if !pooledBody[x.req.Method] {
+		// Lists and listens may hand slices of the body to work that outlives the request (a
+		// shared listen stream keeps the client's _meta): the buffer goes to the garbage
+		// collector instead of the pool, and stops counting against the body budget now.
+		x.bodyBuf.Detach()
 	}
 	return x.h.serve(x)
 }

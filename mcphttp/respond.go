@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
@@ -36,7 +39,7 @@ func (x *exchange) passHeaders() http.Header {
 // writeResult answers with a JSON-RPC success response around a result object, which gets the
 // gateway's resultType and serverInfo.
 func (x *exchange) writeResult(result []byte) {
-	x.writeJSON(http.StatusOK, x.s.appendResponse(make([]byte, 0, len(result)+len(x.s.serverInfo)+96), x.req.ID, result))
+	_ = x.writeResponse(http.StatusOK, x.s.newResponse(x.req.ID, result))
 	x.outcome = outcomeOK
 }
 
@@ -54,17 +57,72 @@ var (
 	accelNo         = []string{"no"}
 )
 
-func (x *exchange) writeJSON(status int, body []byte) {
+// writeJSON writes a JSON response.
+func (x *exchange) writeJSON(status int, body []byte) error {
+	x.writeHead(status, len(body))
+	return x.write(body)
+}
+
+// writeResponse writes a JSON response assembled from parts, none of them copied.
+func (x *exchange) writeResponse(status int, p *outMsg) error {
+	x.writeHead(status, p.n)
+	return p.each(x.write)
+}
+
+func (x *exchange) writeHead(status, n int) {
 	h := x.w.Header()
 	h["Content-Type"] = contentTypeJSON
-	if len(body) > chunkingThreshold {
+	if n > chunkingThreshold {
 		// net/http measures a body itself only when it fits its 2 KiB buffer; a larger one
 		// (a page of tools) would go out chunked, and its closing chunk in a write of its own.
-		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+		h["Content-Length"] = []string{strconv.Itoa(n)}
 	}
+	// The whole body, headers included, gets one deadline derived from its size.
+	x.writeDeadline(n)
 	x.w.WriteHeader(status)
-	_, _ = x.w.Write(body)
 	x.status = status
+}
+
+// errClientWrite marks a response the client did not take: nothing more can be written to it.
+var errClientWrite = errors.New("mcphttp: writing the response failed")
+
+// write writes b; a failure (the client went away, or did not read within the deadline) is
+// recorded once and ends the response.
+func (x *exchange) write(b []byte) error {
+	if x.writeErr != nil {
+		return x.writeErr
+	}
+	if _, err := x.w.Write(b); err != nil {
+		x.writeFailed(err)
+		return x.writeErr
+	}
+	return nil
+}
+
+// writeFailed records a failed write: a deadline that passed is counted and logged, as a client
+// that does not read its response.
+func (x *exchange) writeFailed(err error) {
+	if x.writeErr != nil {
+		return
+	}
+	x.writeErr = fmt.Errorf("%w: %w", errClientWrite, err)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		x.s.writeTimeouts.Add(1)
+		x.s.log.WarnContext(x.ctx, "client did not read its response in time; connection closed",
+			"request_id", x.requestID, "write_timeout", x.s.cfg.WriteTimeout)
+	}
+}
+
+// writeDeadline gives the next n bytes of the response WriteTimeout plus the time n bytes take
+// at MinWriteRate to reach the client. Each SSE event and keep-alive sets its own, so a stream
+// may last as long as it makes progress.
+func (x *exchange) writeDeadline(n int) {
+	t := x.s.cfg.WriteTimeout
+	if t <= 0 {
+		return
+	}
+	t += time.Duration(int64(n) * int64(time.Second) / x.s.cfg.MinWriteRate)
+	_ = http.NewResponseController(x.w).SetWriteDeadline(time.Now().Add(t))
 }
 
 // writeError answers with e: the status, its headers, and a JSON-RPC error body with the
@@ -82,11 +140,12 @@ func (x *exchange) writeError(e *Error) {
 		x.w.Header()[k] = v
 	}
 	if e.RPC == nil || e.Status == 499 {
+		x.writeDeadline(0)
 		x.w.WriteHeader(e.Status)
 		x.status = e.Status
 		return
 	}
-	x.writeJSON(e.Status, jsonrpc.AppendError(nil, x.id(), e.RPC))
+	_ = x.writeJSON(e.Status, jsonrpc.AppendError(nil, x.id(), e.RPC))
 }
 
 func (x *exchange) id() json.RawMessage {
@@ -98,9 +157,11 @@ func (x *exchange) id() json.RawMessage {
 
 // relay copies a backend's response to the client as it arrives: a single JSON response stays
 // JSON; an SSE response is streamed event by event, so progress reaches the client before the
-// result (DESIGN.md "Responses"). The final message is the only one rewritten. While the backend
-// is quiet, keep-alive comments hold the stream open (keepalive.go).
+// result. The final message is the only one rewritten, and its result is written from where the
+// backend's response was read. While the backend is quiet, keep-alive comments hold the stream
+// open (keepalive.go).
 func (x *exchange) relay(st *upstreams.Stream) error {
+	st.ResultOnly()
 	for {
 		msg, final, err := st.Next()
 		if errors.Is(err, io.EOF) {
@@ -109,85 +170,128 @@ func (x *exchange) relay(st *upstreams.Stream) error {
 		if err != nil {
 			return err
 		}
-		if final {
-			if msg, err = x.s.finalMessage(x, st, msg); err != nil {
+		if !final {
+			if err := x.send(msg, 0, false); err != nil {
 				return err
 			}
-			status := http.StatusOK
-			if s := st.Status(); s >= 400 && s < 500 {
-				// A backend's JSON-RPC error keeps the status the backend chose for it.
-				status = s
-			}
-			return x.send(msg, status, true)
+			continue
 		}
-		if err := x.send(msg, 0, false); err != nil {
+		p, err := x.s.finalMessage(x, st, msg)
+		if err != nil {
 			return err
 		}
+		status := http.StatusOK
+		if s := st.Status(); s >= 400 && s < 500 {
+			// A backend's JSON-RPC error keeps the status the backend chose for it.
+			status = s
+		}
+		return x.sendFinal(p, status)
 	}
 }
 
-// send writes one message: the final one as JSON when no stream has started, everything else as
-// an SSE event. It serializes with the keep-alive timer, and a final send disarms it.
+// send writes one message that is not the final one (a notification) as an SSE event, starting
+// the stream if needed. It serializes with the keep-alive timer.
 func (x *exchange) send(msg []byte, status int, final bool) error {
+	if final {
+		p := &outMsg{}
+		p.add(msg)
+		return x.sendFinal(p, status)
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if final {
-		x.stopKeepAliveLocked()
-		if !x.sse {
-			x.writeJSON(status, msg)
-			return nil
-		}
-	}
 	if !x.sse {
 		x.startSSE()
 	}
 	return x.writeEvent(msg)
 }
 
-// finalMessage rewrites a backend's final response: results get the gateway's resultType and
+// sendFinal writes the final message: as JSON when no stream has started, else as the last
+// event. It disarms the keep-alive timer.
+func (x *exchange) sendFinal(p *outMsg, status int) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.stopKeepAliveLocked()
+	if !x.sse {
+		return x.writeResponse(status, p)
+	}
+	return x.writeEventParts(p)
+}
+
+// finalMessage renders a backend's final response: results get the gateway's resultType and
 // serverInfo (and MRTR state sealed, stage 10); errors pass through untouched. The stream has
-// decoded the message already and hands over its result.
-func (s *Server) finalMessage(x *exchange, st *upstreams.Stream, msg []byte) ([]byte, error) {
+// decoded the message already and hands over its result, which the response borrows.
+func (s *Server) finalMessage(x *exchange, st *upstreams.Stream, msg []byte) (*outMsg, error) {
 	result := st.FinalResult()
 	if result == nil {
 		x.outcome = outcomeUpstreamError
-		return msg, nil
+		p := &outMsg{}
+		p.add(msg)
+		return p, nil
 	}
 	x.outcome = outcomeOK
 	result, err := s.mrtrOut(x, result)
 	if err != nil {
 		return nil, err
 	}
-	return s.appendResponse(make([]byte, 0, len(result)+len(s.serverInfo)+96), x.req.ID, result), nil
+	return s.newResponse(x.req.ID, result), nil
 }
 
-// startSSE switches the response to an event stream for this request only (digest §2.1).
+// startSSE switches the response to an event stream for this request only (Streamable HTTP: a
+// server may answer a POST with either).
 func (x *exchange) startSSE() {
 	h := x.w.Header()
 	h["Content-Type"] = contentTypeSSE
 	h["Cache-Control"] = noCache
 	h["X-Accel-Buffering"] = accelNo // keep nginx-style proxies from buffering the stream
+	x.writeDeadline(0)
 	x.w.WriteHeader(http.StatusOK)
 	x.status, x.sse = http.StatusOK, true
 	x.streamClosed = x.s.metrics.StreamOpened()
 }
 
+var (
+	eventHead = []byte("event: message\ndata: ")
+	eventTail = []byte("\n\n")
+)
+
 // writeEvent writes one SSE event carrying a JSON-RPC message and flushes it.
 func (x *exchange) writeEvent(msg []byte) error {
-	if bytes.ContainsAny(msg, "\r\n") {
-		// An SSE data line cannot hold a line break; JSON outside strings can lose it.
+	p := &outMsg{}
+	p.add(msg)
+	return x.writeEventParts(p)
+}
+
+// writeEventParts writes one SSE event carrying the message p and flushes it, within its own
+// write deadline.
+func (x *exchange) writeEventParts(p *outMsg) error {
+	crlf := false
+	_ = p.each(func(b []byte) error {
+		crlf = crlf || bytes.ContainsAny(b, "\r\n")
+		return nil
+	})
+	if crlf {
+		// An SSE data line cannot hold a line break; JSON outside strings can lose it (the
+		// one case where a result is copied).
 		var c bytes.Buffer
-		if err := json.Compact(&c, msg); err != nil {
+		if err := json.Compact(&c, p.bytes()); err != nil {
 			return upstreams.ErrBadResponse
 		}
-		msg = c.Bytes()
+		p = &outMsg{}
+		p.add(c.Bytes())
 	}
-	buf := make([]byte, 0, len(msg)+24)
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, msg...)
-	buf = append(buf, "\n\n"...)
-	if _, err := x.w.Write(buf); err != nil {
+	x.writeDeadline(len(eventHead) + p.n + len(eventTail))
+	if err := x.write(eventHead); err != nil {
 		return err
 	}
-	return http.NewResponseController(x.w).Flush()
+	if err := p.each(x.write); err != nil {
+		return err
+	}
+	if err := x.write(eventTail); err != nil {
+		return err
+	}
+	if err := http.NewResponseController(x.w).Flush(); err != nil {
+		x.writeFailed(err)
+		return x.writeErr
+	}
+	return nil
 }

@@ -8,11 +8,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
@@ -53,23 +55,26 @@ type Deps struct {
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
 type Server struct {
-	cfg          Config
-	limits       jsonrpc.Limits
-	origins      originPolicy
-	handlers     map[string]*handler
-	backends     *upstreams.Registry
-	listens      *upstreams.Listens // subscriptions/listen, backend streams shared
-	log          *slog.Logger
-	metrics      *metrics.Recorder
-	tracer       *tracing.Tracer
-	auth         *authz.Service
-	mrtr         *mrtr.Codec
-	rate         RateLimits
-	hints        toolHints
-	inflight     *concurrency
-	now          func() time.Time
-	serverInfo   []byte
-	instructions string
+	cfg      Config
+	limits   jsonrpc.Limits
+	origins  originPolicy
+	handlers map[string]*handler
+	backends *upstreams.Registry
+	listens  *upstreams.Listens // subscriptions/listen, backend streams shared
+	log      *slog.Logger
+	metrics  *metrics.Recorder
+	tracer   *tracing.Tracer
+	auth     *authz.Service
+	mrtr     *mrtr.Codec
+	rate     RateLimits
+	hints    toolHints
+	inflight *concurrency
+	bodies   *bodyread.Budget // request bodies being received or served
+	// writeTimeouts counts responses cut because the client did not read them in time.
+	writeTimeouts atomic.Uint64
+	now           func() time.Time
+	serverInfo    []byte
+	instructions  string
 }
 
 // New builds the server from validated configuration.
@@ -90,6 +95,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		origins:  newOriginPolicy(cfg, deps.Loopback),
 		handlers: newHandlers(),
 		inflight: newConcurrency(cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller),
+		bodies:   bodyread.NewBudget(cfg.MaxBodyBytesInFlight),
 		backends: deps.Backends,
 		listens:  upstreams.NewListens(deps.Backends),
 		log:      deps.Logger,
@@ -112,13 +118,34 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	return s, nil
 }
 
+// WriteTimeouts is the number of responses cut so far because the client did not read them
+// within the write deadline (Config.WriteTimeout), for a counter.
+func (s *Server) WriteTimeouts() uint64 { return s.writeTimeouts.Load() }
+
+// BodyBytesInFlight is the buffer memory request bodies hold now, for a gauge.
+func (s *Server) BodyBytesInFlight() int64 { return s.bodies.InUse() }
+
 // Register adds the MCP endpoint's routes to e.
 func (s *Server) Register(e *echo.Echo) {
+	// net/http keeps a connection's write deadline from one request to the next: every
+	// request on this listener starts without the deadline its predecessor's last write set.
+	e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Time{})
+			return next(c)
+		}
+	})
 	e.POST(s.cfg.Path, s.handlePost)
 	s.registerMetadata(e)
 	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (digest §2.1).
 	e.Match([]string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch},
 		s.cfg.Path, methodNotAllowed)
+}
+
+// pooledBody lists the methods whose request body is referenced by nothing once the request is
+// answered (a forwarded call copies what it sends), so its buffer can be reused.
+var pooledBody = map[string]bool{
+	"tools/call": true, "prompts/get": true, "resources/read": true, "completion/complete": true,
 }
 
 func methodNotAllowed(c echo.Context) error {
@@ -136,6 +163,8 @@ func (s *Server) handlePost(c echo.Context) error {
 	// Every log line of this request, the authorization decision included, carries its ids.
 	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(x.r.Header.Get(mcpheader.TraceParent)))
 	defer s.metrics.InFlight()()
+	// After finish: nothing reads the body any more. A closure, as bodyBuf is set later.
+	defer func() { x.bodyBuf.Release() }()
 	defer s.finish(x)
 	defer func() {
 		if p := recover(); p != nil {
@@ -148,6 +177,16 @@ func (s *Server) handlePost(c echo.Context) error {
 	}()
 	err := x.run()
 	x.stopKeepAlive()
+	if x.writeErr != nil || errors.Is(err, errClientWrite) {
+		// The client did not take the response (gone, or not reading within the write
+		// deadline): nothing more can reach it. Returning releases the backend and the
+		// buffers; net/http closes the connection.
+		x.outcome = outcomeCanceled
+		if x.status == 0 {
+			x.status = 499
+		}
+		return nil
+	}
 	if err != nil {
 		if x.ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			err = context.Canceled

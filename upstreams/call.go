@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
@@ -46,6 +47,18 @@ type Call struct {
 	Caller string
 }
 
+// DefaultMaxResultBytesInFlight is the default of Options.MaxResultBytesInFlight.
+const DefaultMaxResultBytesInFlight = 128 << 20
+
+// ErrResultBudget is returned when relaying a backend's response would take the buffer memory
+// of every response being relayed on this replica past Options.MaxResultBytesInFlight. It is the
+// gateway's own overload, not the backend's failure: it counts against neither the backend's
+// health nor its circuit breaker.
+var ErrResultBudget = errors.New("upstreams: too many response bytes in flight on this replica")
+
+// ResultBytesInFlight is the buffer memory held now by backend responses being relayed.
+func (r *Registry) ResultBytesInFlight() int64 { return r.results.InUse() }
+
 // Stream yields a backend's messages for one call, in order, as complete JSON-RPC messages with
 // resource URIs rewritten back to namespaced form: notifications (progress, log) first, then the
 // final response, which carries the client's id. It is not safe for concurrent use.
@@ -63,14 +76,18 @@ type Stream struct {
 	probe   bool               // a health probe: failures do not trigger another probe
 	resp    *http.Response
 	sse     *sseReader
-	leg     *legacyExchange // set for a legacy backend (legacy_stream.go)
-	pending []byte
-	status  int
-	isSSE   bool
-	done    bool
-	start   time.Time
-	once    sync.Once
-	dropped int // notifications not relayed (resources the caller may not see)
+	leg     *legacyExchange  // set for a legacy backend (legacy_stream.go)
+	body    *bodyread.Buffer // a JSON response; FinalResult may point into it until Close
+	// resultOnly: the caller takes a successful final response from FinalResult, so Next does
+	// not render it (see ResultOnly).
+	resultOnly bool
+	pending    []byte
+	status     int
+	isSSE      bool
+	done       bool
+	start      time.Time
+	once       sync.Once
+	dropped    int // notifications not relayed (resources the caller may not see)
 }
 
 // Call forwards c to its backend and returns the response stream once the backend has answered
@@ -122,6 +139,7 @@ func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *
 	case isSSE && resp.StatusCode/100 == 2:
 		s.isSSE = true
 		s.sse = newSSEReader(resp.Body, int(b.maxBytes))
+		s.sse.budget = r.results
 		return s, nil
 	case isJSON:
 		err = s.readJSON()
@@ -152,7 +170,10 @@ func (r *Registry) roundTripOnce(ctx context.Context, b *backend, o *outgoing) (
 			return nil, err
 		}
 		if final {
-			return s.last, nil
+			// s.last is handed on after Close, which releases the buffer it was read into.
+			m := *s.last
+			m.Result = bytes.Clone(m.Result)
+			return &m, nil
 		}
 	}
 	err = fmt.Errorf("%w: %s: too many notifications before the response", ErrBadResponse, b.name)
@@ -175,24 +196,31 @@ func appendRequest(dst []byte, c *Call) ([]byte, error) {
 }
 
 func (s *Stream) readJSON() error {
-	buf := s.r.getBuf()
-	defer s.r.putBuf(buf)
-	if err := readBody(buf, s.resp.Body, s.b.maxBytes); err != nil {
+	// One buffer of the declared length (or growing as the response arrives), charged to the
+	// replica's budget for responses in flight, kept until Close: the result is relayed from
+	// it without a copy.
+	buf, err := bodyread.ReadSized(s.resp.Body, s.b.maxBytes, s.resp.ContentLength, s.r.results)
+	if err != nil {
 		return s.readError(err)
 	}
-	m, err := decodeResponse(s.b.name, s.status, buf.Bytes(), s.b.maxBytes)
+	s.body = buf
+	m, err := decodeResponse(s.b.name, s.status, buf.B, s.b.maxBytes)
 	if err != nil {
 		return err
 	}
-	if string(s.id) == gatewayID {
-		// roundTrip hands s.last (list pages, discover) on after buf went back to the pool.
-		m.Result = bytes.Clone(m.Result)
-	}
-	s.pending, err = s.final(m)
-	return err
+	// Rendered by Next, once the caller has had the chance to ask for ResultOnly.
+	s.last = m
+	return nil
 }
 
-// final renders the final response with the client's id and namespaced URIs.
+// ResultOnly tells the Stream that the caller takes a successful final response from
+// FinalResult and re-renders it itself: Next then returns a nil msg for it, sparing a copy of a
+// result that may be megabytes. Call it before Next.
+func (s *Stream) ResultOnly() { s.resultOnly = true }
+
+// final renders the final response with the client's id and namespaced URIs. With resultOnly
+// a success is not rendered, and its result stays where it was read (the response buffer or
+// the event) until Close.
 func (s *Stream) final(m *jsonrpc.Message) ([]byte, error) {
 	s.last = m
 	if m.Error != nil {
@@ -218,10 +246,16 @@ func (s *Stream) final(m *jsonrpc.Message) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: result: %v", ErrBadResponse, s.b.name, err)
 	}
+	if s.resultOnly && s.leg == nil {
+		// A legacy exchange reads on after its final message (legacy_stream.go), so its result
+		// is copied below instead.
+		s.result = res
+		return nil, nil
+	}
 	out := jsonrpc.AppendResultHead(make([]byte, 0, len(res)+len(s.id)+32), s.id)
 	head := len(out)
 	out = append(append(out, res...), '}')
-	// res may point into a pooled read buffer; the result handed out is the copy in out.
+	// res may point into a buffer that is reused; the result handed out is the copy in out.
 	s.result = out[head : len(out)-1 : len(out)-1]
 	return out, nil
 }
@@ -229,7 +263,9 @@ func (s *Stream) final(m *jsonrpc.Message) ([]byte, error) {
 // readError classifies an error met while reading the response body.
 func (s *Stream) readError(err error) error {
 	switch {
-	case errors.Is(err, errTooLarge), errors.Is(err, errEventTooLarge):
+	case errors.Is(err, bodyread.ErrBudget):
+		return fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, s.r.results.Max())
+	case errors.Is(err, errTooLarge), errors.Is(err, bodyread.ErrTooLarge), errors.Is(err, errEventTooLarge):
 		return fmt.Errorf("%w: %s: %v (limit %d bytes)", ErrBadResponse, s.b.name, err, s.b.maxBytes)
 	case errors.Is(err, io.EOF):
 		return fmt.Errorf("%w: %s: the stream ended without a response", ErrBadResponse, s.b.name)
@@ -242,7 +278,7 @@ func (s *Stream) readError(err error) error {
 // mid-stream), ErrTimeout, ErrBadResponse, or the caller's context error.
 // FinalResult returns the final response's result object, names rewritten back, once Next has
 // returned the final message; nil when the final message was an error or has not come yet. It
-// spares the caller decoding again what the stream has just decoded.
+// spares the caller decoding again what the stream has just decoded. It is valid until Close.
 func (s *Stream) FinalResult() json.RawMessage { return s.result }
 
 func (s *Stream) Next() (msg []byte, final bool, err error) {
@@ -250,7 +286,14 @@ func (s *Stream) Next() (msg []byte, final bool, err error) {
 		return nil, false, io.EOF
 	}
 	if !s.isSSE {
-		msg, s.pending = s.pending, nil
+		if s.leg == nil {
+			if msg, err = s.final(s.last); err != nil {
+				s.fail(err)
+				return nil, false, err
+			}
+		} else {
+			msg, s.pending = s.pending, nil
+		}
 		s.finish(s.outcome, nil)
 		return msg, true, nil
 	}
@@ -309,9 +352,15 @@ func (s *Stream) SSE() bool { return s.isSSE }
 func (s *Stream) Status() int { return s.status }
 
 // Close ends the exchange, cancelling the backend request if the final response has not been
-// read, and releases its buffers. It is safe to call more than once.
+// read, and releases its buffers: FinalResult must not be used afterwards. It is safe to call
+// more than once.
 func (s *Stream) Close() error {
 	s.finish(OutcomeCanceled, nil)
+	s.body.Release()
+	s.body = nil
+	if s.sse != nil {
+		s.sse.release()
+	}
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package upstreams
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +9,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 )
 
 // ProtocolVersion is the MCP revision the gateway speaks to modern backends.
@@ -88,6 +89,10 @@ type Options struct {
 	// find every replica's copy gone when they list again; it must return promptly (bounded),
 	// since it delays them.
 	OnListChanged func(upstream, method string)
+	// MaxResultBytesInFlight bounds the buffer memory of the backend responses being relayed
+	// at once (charged as their bytes arrive); a response that would pass it fails with
+	// ErrResultBudget. Zero means DefaultMaxResultBytesInFlight, negative unbounded.
+	MaxResultBytesInFlight int64
 }
 
 // Registry is the set of configured backends. It is safe for concurrent use.
@@ -107,7 +112,7 @@ type Registry struct {
 	kick           chan struct{}
 	cache          *listCache
 	toolHeaders    toolHeaderIndexes // the tools' x-mcp-header bindings (toolheaders.go)
-	bufs           sync.Pool
+	results        *bodyread.Budget  // responses being relayed (call.go)
 	closeOnce      sync.Once
 }
 
@@ -161,6 +166,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		relay:          cfg.RelayCapabilities,
 		healthInterval: orDuration(cfg.HealthInterval, DefaultHealthInterval),
 		kick:           make(chan struct{}, 1),
+		results:        bodyread.NewBudget(orInt64(opts.MaxResultBytesInFlight, DefaultMaxResultBytesInFlight)),
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -188,6 +194,10 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		}
 		r.backends = append(r.backends, b)
 		r.byName[b.name] = b
+		if max := r.results.Max(); max > 0 && b.maxBytes >= max {
+			r.log.Warn("a response this backend may send cannot fit the replica's budget for results in flight; it would be refused with 503",
+				"upstream", b.name, "max_response_bytes", b.maxBytes, "max_result_bytes_in_flight", max)
+		}
 	}
 	return r, nil
 }
@@ -323,20 +333,9 @@ func (r *Registry) record(b *backend, method, outcome string, start time.Time, e
 	}
 }
 
-// maxPooledBuffer keeps one huge response from pinning its buffer in the pool.
-const maxPooledBuffer = 1 << 20
-
-func (r *Registry) getBuf() *bytes.Buffer {
-	if b, ok := r.bufs.Get().(*bytes.Buffer); ok {
-		return b
+func orInt64(v, def int64) int64 {
+	if v == 0 {
+		return def
 	}
-	return new(bytes.Buffer)
-}
-
-func (r *Registry) putBuf(b *bytes.Buffer) {
-	if b == nil || b.Cap() > maxPooledBuffer {
-		return
-	}
-	b.Reset()
-	r.bufs.Put(b)
+	return v
 }

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 )
 
 // errEventTooLarge is returned by sseReader for an event whose data exceeds the bound.
@@ -27,6 +29,10 @@ type sseReader struct {
 	max  int
 	data []byte
 	line []byte
+	// budget, when set, is charged for the capacity of data and line as they grow, until
+	// release.
+	budget  *bodyread.Budget
+	charged int64
 	// onField, when set, hears every field other than data (id, retry, event); the legacy
 	// reader uses it to keep what resuming needs.
 	onField func(name, value []byte)
@@ -80,6 +86,9 @@ func (s *sseReader) next() ([]byte, error) {
 			return nil, errEventTooLarge
 		}
 		s.data = append(s.data, value...)
+		if err := s.charge(); err != nil {
+			return nil, err
+		}
 		hasData = true
 	}
 }
@@ -97,6 +106,9 @@ func (s *sseReader) readLine() ([]byte, error) {
 			line := chunk
 			if len(s.line) > 0 {
 				s.line = append(s.line, chunk...)
+				if err := s.charge(); err != nil {
+					return nil, err
+				}
 				line = s.line
 			}
 			line = line[:len(line)-1]
@@ -106,9 +118,35 @@ func (s *sseReader) readLine() ([]byte, error) {
 			return line, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			s.line = append(s.line, chunk...)
+			if err := s.charge(); err != nil {
+				return nil, err
+			}
 		default:
 			// At io.EOF a final line without a terminator cannot end an event: it is dropped.
 			return nil, err
 		}
 	}
+}
+
+// charge brings the budget's charge up to the capacity the reader's buffers have grown to.
+func (s *sseReader) charge() error {
+	if s.budget == nil {
+		return nil
+	}
+	grown := int64(cap(s.data)+cap(s.line)) - s.charged
+	if grown <= 0 {
+		return nil
+	}
+	if !s.budget.Take(grown) {
+		return bodyread.ErrBudget
+	}
+	s.charged += grown
+	return nil
+}
+
+// release returns the reader's charge; the reader must not be used afterwards.
+func (s *sseReader) release() {
+	s.budget.Return(s.charged)
+	s.charged = 0
+	s.budget = nil
 }

@@ -228,6 +228,9 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		return nil, err
 	}
 	g.mount(cfg, srv, auth, explainSecret)
+	if err := g.registerEdgeMetrics(srv); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -279,6 +282,8 @@ func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *sl
 		OnTools:       rec.SetKnownTools,
 		OnHealth:      rec.SetUpstreamUp,
 		OnListChanged: g.lists.onListChanged(),
+		// Zero is upstreams' default, negative unbounded: the same meaning as in server:.
+		MaxResultBytesInFlight: cfg.Server.MaxResultBytesInFlight,
 	})
 	if err == nil && g.lists != nil {
 		g.lists.apply = g.backends.ListChanged
@@ -351,8 +356,34 @@ func newEcho() *echo.Echo {
 	return e
 }
 
+// registerEdgeMetrics exports what bounds the client-facing side: responses cut because the
+// client did not read them, and the memory held by request bodies and relayed results.
+func (g *gateway) registerEdgeMetrics(srv *mcphttp.Server) error {
+	for _, c := range []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "mcp_gateway_client_write_timeouts_total",
+			Help: "Responses cut because the client did not read them within the write deadline.",
+		}, func() float64 { return float64(srv.WriteTimeouts()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "mcp_gateway_request_body_bytes_in_flight",
+			Help: "Buffer memory held by request bodies being received or served (server.maxBodyBytesInFlight).",
+		}, func() float64 { return float64(srv.BodyBytesInFlight()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "mcp_gateway_result_bytes_in_flight",
+			Help: "Buffer memory held by backend responses being relayed (server.maxResultBytesInFlight).",
+		}, func() float64 { return float64(g.backends.ResultBytesInFlight()) }),
+	} {
+		if err := g.registry.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // httpServer applies the listener limits. There is no WriteTimeout: it would cut legitimate
-// long-lived SSE streams; the backends' own timeouts bound each call instead.
+// long-lived SSE streams. The MCP endpoint instead bounds each request's body read and every
+// write itself (server.bodyReadTimeout, server.writeTimeout), and the backends' own timeouts
+// bound each call.
 func (g *gateway) httpServer(cfg *Config, h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,

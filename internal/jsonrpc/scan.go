@@ -234,6 +234,13 @@ func (s *scanner) str(i, depth int) (int, bool, error) {
 	i++
 	escaped := false
 	for i < len(s.data) {
+		// Runs of plain ASCII, the bulk of a large argument, in a tight loop.
+		for i < len(s.data) && strPlain[s.data[i]] {
+			i++
+		}
+		if i == len(s.data) {
+			break
+		}
 		c := s.data[i]
 		switch {
 		case c == '"':
@@ -263,24 +270,50 @@ func (s *scanner) str(i, depth int) (int, bool, error) {
 	return i, escaped, s.fail(ErrSyntax, i, depth)
 }
 
-// trustedStr skips a string already validated by Scan: it only looks for the closing quote,
-// stepping over escapes, since Members walks the same bytes again for every level it reads.
+// strPlain marks the bytes a string holds as they are: printable ASCII but the quote and the
+// backslash.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// trustedStr skips a string already validated by Scan: it only looks for the closing quote, a
+// quote not escaped by an odd run of backslashes, since Members walks the same bytes again for
+// every level it reads. bytes.IndexByte finds it many bytes at a time.
 func (s *scanner) trustedStr(i int) (int, bool, error) {
+	d := s.data
 	escaped := false
-	for i++; i < len(s.data); i++ {
-		switch s.data[i] {
+	// Short strings (most keys and values) end within a few bytes: a plain loop is cheaper there
+	// than a call.
+	for j, end := i+1, min(i+17, len(d)); j < end; j++ {
+		switch d[j] {
 		case '"':
-			return i + 1, escaped, nil
+			return j + 1, false, nil
 		case '\\':
-			escaped = true
-			n, ok := escapeLen(s.data[i:])
-			if !ok {
-				return i, escaped, s.fail(ErrSyntax, i, 0)
-			}
-			i += n - 1
+			end = 0 // leave it to the loop below
 		}
 	}
-	return len(s.data), escaped, s.fail(ErrSyntax, len(s.data), 0)
+	for j := i + 1; j < len(d); {
+		k := bytes.IndexByte(d[j:], '"')
+		if k < 0 {
+			break
+		}
+		q := j + k
+		if !escaped && bytes.IndexByte(d[j:q], '\\') >= 0 {
+			escaped = true
+		}
+		n := 0
+		for p := q - 1; p > i && d[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, escaped, nil
+		}
+		j = q + 1
+	}
+	return len(d), escaped, s.fail(ErrSyntax, len(d), 0)
 }
 
 func escapeLen(b []byte) (int, bool) {

@@ -166,3 +166,27 @@ topologySpreadConstraints:
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+GOMEMLIMIT for the gateway: goMemLimit when set ("off" sets none), else goMemLimitPercent of
+resources.limits.memory in bytes, else nothing. A limit the chart cannot read (a fraction, an
+exponent) fails the render rather than being guessed.
+*/}}
+{{- define "mcp-gateway.goMemLimit" -}}
+{{- if .Values.goMemLimit -}}
+{{- if ne (toString .Values.goMemLimit) "off" -}}{{- .Values.goMemLimit -}}{{- end -}}
+{{- else -}}
+{{- $mem := dig "limits" "memory" "" (.Values.resources | default dict) -}}
+{{- if kindIs "float64" $mem -}}{{- $mem = printf "%d" (int64 $mem) -}}{{- end -}}
+{{- $mem = toString $mem -}}
+{{- if $mem -}}
+{{- $units := dict "" 1 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 -}}
+{{- $num := regexFind "^[0-9]+" $mem -}}
+{{- $suffix := trimPrefix $num $mem -}}
+{{- if or (not $num) (not (hasKey $units $suffix)) -}}
+{{- fail (printf "resources.limits.memory %q: cannot derive GOMEMLIMIT from it; set goMemLimit" $mem) -}}
+{{- end -}}
+{{- div (mul (int64 $num) (int64 (get $units $suffix)) (int64 .Values.goMemLimitPercent)) 100 -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}

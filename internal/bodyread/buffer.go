@@ -1,0 +1,210 @@
+package bodyread
+
+import (
+	"errors"
+	"io"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrBudget is returned when growing a body's buffer would take the bytes held by every body
+// read against the same Budget past its bound.
+var ErrBudget = errors.New("too many body bytes in flight")
+
+// Budget bounds the memory that bodies read through it hold at once, across goroutines. A body
+// is charged for the capacity of its buffer as the buffer grows, that is as bytes actually
+// arrive, and gives it back when released: a body that is announced as large but trickles in
+// costs what has arrived, not what it declared. The nil *Budget bounds nothing.
+type Budget struct {
+	max  int64
+	used atomic.Int64
+}
+
+// NewBudget returns a budget of max bytes, or nil (unbounded) when max is not positive.
+func NewBudget(max int64) *Budget {
+	if max <= 0 {
+		return nil
+	}
+	return &Budget{max: max}
+}
+
+// Take charges n bytes and reports whether they fit; nothing is charged when they do not.
+func (b *Budget) Take(n int64) bool {
+	if b == nil || n <= 0 {
+		return true
+	}
+	if b.used.Add(n) > b.max {
+		b.used.Add(-n)
+		return false
+	}
+	return true
+}
+
+// Return gives back n bytes charged by Take.
+func (b *Budget) Return(n int64) {
+	if b != nil && n > 0 {
+		b.used.Add(-n)
+	}
+}
+
+// InUse is the number of bytes charged now.
+func (b *Budget) InUse() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.used.Load()
+}
+
+// Max is the bound; 0 for the unbounded nil budget.
+func (b *Budget) Max() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.max
+}
+
+// Buffer sizes: a body starts in a MinBuffer buffer and doubles from there; buffers up to
+// maxPooled are pooled by size class, larger ones are left to the garbage collector so that one
+// huge body does not pin its memory in a pool.
+const (
+	MinBuffer = 4 << 10
+	maxPooled = 1 << 20
+)
+
+// pools holds one pool per power-of-two size from MinBuffer to maxPooled.
+var pools [9]sync.Pool
+
+// class returns the pool index of a buffer of capacity n, or -1 when n is not a pooled size.
+func class(n int) int {
+	if n < MinBuffer || n > maxPooled || n&(n-1) != 0 {
+		return -1
+	}
+	return bits.Len(uint(n/MinBuffer)) - 1
+}
+
+func getBuf(n int) []byte {
+	if c := class(n); c >= 0 {
+		if p, ok := pools[c].Get().(*[]byte); ok {
+			return (*p)[:0]
+		}
+	}
+	return make([]byte, 0, n)
+}
+
+func putBuf(b []byte) {
+	if c := class(cap(b)); c >= 0 {
+		b = b[:0]
+		pools[c].Put(&b)
+	}
+}
+
+// Buffer is a body read into memory, charged to a Budget until Release.
+type Buffer struct {
+	// B holds the body.
+	B       []byte
+	budget  *Budget
+	charged int64
+}
+
+// Release returns the buffer's capacity to its budget and the buffer to its pool. B must not be
+// used afterwards. It is safe on a nil *Buffer and safe to call twice.
+func (b *Buffer) Release() {
+	if b == nil || b.B == nil {
+		return
+	}
+	b.budget.Return(b.charged)
+	if b.charged > 0 {
+		putBuf(b.B) // a detached buffer may still be referenced
+	}
+	b.B, b.charged = nil, 0
+}
+
+// grow makes room for at least one more byte: the capacity doubles, to at least least bytes
+// and never past most, and the growth is charged first.
+func (b *Buffer) grow(least, most int) error {
+	n := max(2*cap(b.B), least, MinBuffer)
+	if n > most {
+		n = most
+	}
+	if !b.budget.Take(int64(n)) {
+		return ErrBudget
+	}
+	nb := append(getBuf(n), b.B...)
+	if old := b.B; old != nil {
+		b.budget.Return(int64(cap(old)))
+		b.charged -= int64(cap(old))
+		putBuf(old)
+	}
+	b.B, b.charged = nb, b.charged+int64(n)
+	return nil
+}
+
+// Read reads r to its end into a Buffer that grows as bytes arrive, charging budget for every
+// growth. It returns ErrTooLarge as soon as more than limit bytes arrived, ErrBudget when the
+// budget cannot hold the next growth, and any other read error as it is; on error the buffer is
+// already released. The bytes a client declares (Content-Length) are never allocated up front.
+func Read(r io.Reader, limit int64, budget *Budget) (*Buffer, error) {
+	return ReadSized(r, limit, -1, budget)
+}
+
+// ReadSized is Read with the buffer allocated at once for a body of size bytes (plus the byte
+// that proves its end) when size is known and within limit: for a peer whose declared length
+// may be trusted as far as the budget goes (a configured backend, whose exchange its timeout
+// bounds). It spares the copies and garbage of growing a large buffer. A body longer than it
+// declared still grows, and is still bounded by limit.
+func ReadSized(r io.Reader, limit, size int64, budget *Budget) (*Buffer, error) {
+	b := &Buffer{budget: budget}
+	first := MinBuffer
+	if size >= 0 && size <= limit && size+1 > MinBuffer {
+		first = int(size + 1)
+	}
+	if err := b.grow(first, first); err != nil {
+		return nil, err
+	}
+	max := limit + 1 // the byte that proves the body is too large
+	if max > int64(^uint(0)>>1) || max <= 0 {
+		max = int64(^uint(0) >> 1)
+	}
+	for {
+		var n int
+		var err error
+		if len(b.B) < cap(b.B) {
+			n, err = r.Read(b.B[len(b.B):cap(b.B)])
+			b.B = b.B[:len(b.B)+n]
+		} else {
+			// Full: ask for one byte before growing, so that a body which ends exactly at a
+			// buffer size (or at limit) is not copied into a larger buffer to read its EOF.
+			var one [1]byte
+			if n, err = r.Read(one[:]); n > 0 {
+				if gerr := b.grow(0, int(max)); gerr != nil {
+					b.Release()
+					return nil, gerr
+				}
+				b.B = append(b.B, one[0])
+			}
+		}
+		if int64(len(b.B)) > limit {
+			b.Release()
+			return nil, ErrTooLarge
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			b.Release()
+			return nil, err
+		}
+	}
+}
+
+// Detach returns the buffer's charge to its budget but leaves B to the garbage collector rather
+// than the pool: for a body whose bytes may still be referenced after the request (a shared
+// stream that keeps a slice of it). Release afterwards does nothing.
+func (b *Buffer) Detach() {
+	if b == nil {
+		return
+	}
+	b.budget.Return(b.charged)
+	b.charged = 0
+}
