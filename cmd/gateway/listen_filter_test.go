@@ -66,6 +66,9 @@ func listenGateway(t *testing.T, alpha *mcptest.Server) (listeners, string) {
 	gw := startTestGateway(t, func(c *Config) {
 		c.Auth.Disabled = false
 		c.Server.PublicURL = testResource
+		// These tests are about what a listen relays and queues; a client that stalls is cut
+		// by the write deadline only after this (edgeload_test.go tests that deadline).
+		c.Server.WriteTimeout = 5 * time.Minute
 		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "no-hr", Upstream: "alpha", Resources: []string{"mem://hr/*"}, Effect: authz.EffectDeny},

@@ -191,6 +191,7 @@ func startResourceGateway(t *testing.T) *resFixture {
 		c.Auth.Disabled = false
 		c.Server.PublicURL = testResource
 		c.HealthInterval = time.Hour
+		c.Admin.Explain.Enabled = true // on the loopback admin listener: no secret needed
 		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Upstreams = append(c.Upstreams, UpstreamConfig{Name: "fs", URL: f.fs.srv.URL + "/mcp",
 			Protocol: "2026-07-28", Timeout: 5 * time.Second})
@@ -461,6 +462,7 @@ func TestResourceURILegacy(t *testing.T) {
 		c.Auth.Disabled = false
 		c.Server.PublicURL = testResource
 		c.HealthInterval = time.Hour
+		c.Admin.Explain.Enabled = true // on the loopback admin listener: no secret needed
 		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Upstreams[0].Protocol = "2025-11-25"
 		c.Auth.Policy.Rules = []authz.RuleConfig{
