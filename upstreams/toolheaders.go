@@ -3,6 +3,7 @@ package upstreams
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"net/http"
 	"strings"
 	"sync"
@@ -73,10 +74,13 @@ type toolHeaderIndexes struct {
 
 // headerIndex is the bindings of one backend list's tools.
 type headerIndex struct {
-	tools   map[string]*ToolHeaders // backend-side tool name → bindings; tools without none
-	from    *listItem               // the first item of the list it was built from (identity)
-	n       int                     // and its length
-	gen     uint64                  // the list's invalidation count when it was fetched
+	tools map[string]*ToolHeaders // backend-side tool name → bindings; tools without none
+	// from identifies the list it was built from by the sums of its items, not by a pointer
+	// into it: a pointer would keep every item's JSON alive for as long as the index lives,
+	// outside the list cache's byte bound.
+	from    [sha256.Size]byte
+	n       int    // and its length
+	gen     uint64 // the list's invalidation count when it was fetched
 	private bool
 	expires time.Time
 }
@@ -173,10 +177,7 @@ func (t *toolHeaderIndexes) recent(pub, own partKey, gen uint64, now time.Time) 
 // forPart returns the index of p, building it unless the stored one was built from the same
 // list.
 func (t *toolHeaderIndexes) forPart(key partKey, p *part, gen uint64, now time.Time) *headerIndex {
-	var first *listItem
-	if len(p.items) > 0 {
-		first = &p.items[0]
-	}
+	first := itemsIdentity(p.items)
 	t.mu.Lock()
 	e := t.entries[key]
 	t.mu.Unlock()
@@ -322,4 +323,16 @@ func validToken(s string) bool {
 		}
 	}
 	return true
+}
+
+// itemsIdentity is a digest of the items' sums (taken once when the list was read), which tells
+// one list from another without holding on to either.
+func itemsIdentity(items []listItem) [sha256.Size]byte {
+	h := sha256.New()
+	for i := range items {
+		h.Write(items[i].sum[:])
+	}
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
 }
