@@ -51,3 +51,25 @@ func TestReadyzChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestAdminLoopbackHost: on a loopback admin listener a request naming another host is refused
+// (DNS rebinding), while one naming a loopback host, or none at all (an HTTP/1.0 health check
+// such as HAProxy's, which no browser sends), is served.
+func TestAdminLoopbackHost(t *testing.T) {
+	a := NewAdmin(AdminDeps{Loopback: true})
+	a.SetReady(true)
+	e := echo.New()
+	a.Register(e)
+	for host, want := range map[string]int{
+		"127.0.0.1:9090": http.StatusOK, "localhost:9090": http.StatusOK, "[::1]:9090": http.StatusOK,
+		"": http.StatusOK, "rebind.example:9090": http.StatusForbidden,
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+		req.Host = host
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %q: %d, want %d", host, rec.Code, want)
+		}
+	}
+}
