@@ -41,10 +41,13 @@ type Finding struct {
 	// InName is true when the code point is in a member name rather than a string value.
 	InName bool `json:"inName,omitempty"`
 	// CodePoint is the code point as "U+XXXX".
-	CodePoint string        `json:"codePoint"`
-	Kind      InvisibleKind `json:"kind"`
-	// Excerpt is at most excerptRunes code points either side of it, every non-printable or
-	// invisible one escaped as \u{…}: enough to locate it, not a copy of the text.
+	CodePoint string `json:"codePoint"`
+	// Count is the number of consecutive code points of the same kind starting at CodePoint.
+	Count int           `json:"count"`
+	Kind  InvisibleKind `json:"kind"`
+	// Excerpt is at most excerptRunes code points either side of the run (and at most
+	// excerptRunes of the run), every non-printable or invisible one escaped as \u{…}: enough
+	// to locate it, not a copy of the text.
 	Excerpt string `json:"excerpt"`
 }
 
@@ -55,7 +58,7 @@ const (
 	MaxFindings = 32
 )
 
-// Scan reports every invisible or bidirectional code point in v (the package's value model),
+// Scan reports every run of invisible or bidirectional code points in v (the package's value model),
 // in member names and string values, in a deterministic order (members by name), up to
 // MaxFindings.
 func Scan(v any) []Finding {
@@ -95,27 +98,45 @@ func escapePointer(s string) string {
 
 func scanString(s, path string, inName bool, out *[]Finding) {
 	runes := []rune(s)
-	for i, r := range runes {
-		if len(*out) >= MaxFindings {
-			return
-		}
-		var prev rune = -1
+	at := func(i int) (InvisibleKind, bool) {
+		prev, next := rune(-1), rune(-1)
 		if i > 0 {
 			prev = runes[i-1]
 		}
-		var next rune = -1
 		if i+1 < len(runes) {
 			next = runes[i+1]
 		}
-		k, bad := classifyRune(r, prev, next)
+		return classifyRune(runes[i], prev, next)
+	}
+	for i := 0; i < len(runes); {
+		if len(*out) >= MaxFindings {
+			return
+		}
+		k, bad := at(i)
 		if !bad {
+			i++
 			continue
 		}
-		lo, hi := max(0, i-excerptRunes), min(len(runes), i+excerptRunes+1)
+		// One finding per run of the same kind: tag-smuggled text is one run, not one
+		// finding per hidden letter.
+		j := i + 1
+		for j < len(runes) {
+			if k2, bad2 := at(j); !bad2 || k2 != k {
+				break
+			}
+			j++
+		}
+		shown := min(j, i+excerptRunes)
+		excerpt := escapeExcerpt(runes[max(0, i-excerptRunes):shown])
+		if shown < j {
+			excerpt += fmt.Sprintf("…(%d more)", j-shown)
+		}
+		excerpt += escapeExcerpt(runes[j:min(len(runes), j+excerptRunes)])
 		*out = append(*out, Finding{
-			Path: path, InName: inName, CodePoint: fmt.Sprintf("U+%04X", r), Kind: k,
-			Excerpt: escapeExcerpt(runes[lo:hi]),
+			Path: path, InName: inName, CodePoint: fmt.Sprintf("U+%04X", runes[i]), Count: j - i, Kind: k,
+			Excerpt: excerpt,
 		})
+		i = j
 	}
 }
 

@@ -80,8 +80,16 @@ func TestScanPathsAndExcerpt(t *testing.T) {
 	if len(f) != 1 || len([]rune(f[0].Excerpt)) > 2*excerptRunes+len(`\u{200B}`) {
 		t.Errorf("excerpt too long: %+v", f)
 	}
-	many := Scan(strings.Repeat("\u200b", 1000))
+	run := Scan("x" + strings.Repeat("\U000E0041", 1000) + "y")
+	if len(run) != 1 || run[0].Count != 1000 || run[0].Kind != InvisibleTag || !strings.Contains(run[0].Excerpt, "(992 more)y") {
+		t.Errorf("a run of tag characters: %+v", run)
+	}
+	many := Scan(strings.Repeat("a\u200b", 1000))
 	if len(many) != MaxFindings {
 		t.Errorf("%d findings, want the cap %d", len(many), MaxFindings)
+	}
+	mixed := Scan("a\u200b\u202e\u202eb")
+	if len(mixed) != 2 || mixed[0].Count != 1 || mixed[1].Count != 2 || mixed[1].Kind != InvisibleBidi {
+		t.Errorf("runs split by kind: %+v", mixed)
 	}
 }
