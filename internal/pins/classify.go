@@ -105,14 +105,15 @@ func (s Set) String() string {
 }
 
 // Classify compares an item's pin with its current definition (either may be nil: no pin, or
-// no longer listed) and returns how it drifted. Both must be of the same kind and key.
+// no longer listed) and returns how it drifted. Both must be of the same kind and key, and built
+// by this package (FromJSON, FromInstructions, FromCanonical).
 //
 // Identical definitions give the empty set, except that ClassInvisible is reported whenever
 // the current definition contains invisible code points. Differing fingerprints always give at
 // least one class.
 func Classify(pinned, current *Definition) Set {
 	var s Set
-	if current != nil && len(Scan(current.Value)) > 0 {
+	if current != nil && len(current.Findings) > 0 {
 		s = s.Add(ClassInvisible)
 	}
 	switch {

@@ -64,7 +64,7 @@ func Diff(pinned, current *Lock) []Drift {
 				}
 				if c != nil {
 					d.Current = c.Fingerprint
-					d.Findings = Scan(c.Value)
+					d.Findings = c.Findings
 				}
 				out = append(out, d)
 			}

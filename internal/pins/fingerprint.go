@@ -76,6 +76,9 @@ type Definition struct {
 	// Canonical is the RFC 8785 form of Value; Fingerprint its SHA-256 in lower-case hex.
 	Canonical   []byte
 	Fingerprint string
+	// Findings are the invisible code points in Value (see Scan), found once when the
+	// definition is built so that comparing it with its pin does not scan it again.
+	Findings []Finding
 }
 
 // FromJSON projects one listed item (the JSON object a backend sent in tools/list,
@@ -119,7 +122,7 @@ func newDefinition(kind Kind, key string, v any) (*Definition, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Definition{Kind: kind, Key: key, Value: v, Canonical: c, Fingerprint: Fingerprint(c)}, nil
+	return &Definition{Kind: kind, Key: key, Value: v, Canonical: c, Fingerprint: Fingerprint(c), Findings: Scan(v)}, nil
 }
 
 // Fingerprint is the SHA-256 of canonical bytes in lower-case hex.

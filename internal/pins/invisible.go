@@ -62,6 +62,9 @@ const (
 // in member names and string values, in a deterministic order (members by name), up to
 // MaxFindings.
 func Scan(v any) []Finding {
+	if allASCII(v, 0) {
+		return nil // the common case, checked without sorting member names
+	}
 	var out []Finding
 	scan(v, "", &out)
 	return out
@@ -97,6 +100,9 @@ func escapePointer(s string) string {
 }
 
 func scanString(s, path string, inName bool, out *[]Finding) {
+	if isASCII(s) {
+		return // every reported code point is above U+007F
+	}
 	runes := []rune(s)
 	at := func(i int) (InvisibleKind, bool) {
 		prev, next := rune(-1), rune(-1)
@@ -200,4 +206,37 @@ func escapeExcerpt(runes []rune) string {
 		sb.WriteRune(r)
 	}
 	return sb.String()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// allASCII reports whether every string and member name in v is ASCII, in any member order.
+func allASCII(v any, depth int) bool {
+	if depth > maxDepth {
+		return false // let scan decide
+	}
+	switch v := v.(type) {
+	case string:
+		return isASCII(v)
+	case []any:
+		for _, e := range v {
+			if !allASCII(e, depth+1) {
+				return false
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if !isASCII(k) || !allASCII(e, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
 }

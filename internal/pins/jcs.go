@@ -242,6 +242,18 @@ func (p *parser) number() (any, error) {
 
 func (p *parser) string() (string, error) {
 	p.i++ // opening quote
+	// Fast path: printable ASCII without escapes, the usual member name or short value.
+	for j := p.i; j < len(p.b); j++ {
+		c := p.b[j]
+		if c == '"' {
+			s := string(p.b[p.i:j])
+			p.i = j + 1
+			return s, nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+	}
 	var sb strings.Builder
 	for {
 		if p.i >= len(p.b) {
@@ -411,13 +423,31 @@ func sortUTF16(keys []string) {
 }
 
 func lessUTF16(a, b string) bool {
-	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
-	for i := 0; i < len(ua) && i < len(ub); i++ {
-		if ua[i] != ub[i] {
-			return ua[i] < ub[i]
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			// Only the first differing code point decides; the code points before it were
+			// equal, and so were their code units.
+			ha, la := utf16Units(ra)
+			hb, lb := utf16Units(rb)
+			if ha != hb {
+				return ha < hb
+			}
+			return la < lb
 		}
+		a, b = a[na:], b[nb:]
 	}
-	return len(ua) < len(ub)
+	return a == "" && b != ""
+}
+
+// utf16Units returns r's UTF-16 code units: itself and 0, or its surrogate pair.
+func utf16Units(r rune) (uint16, uint16) {
+	if r < 0x10000 {
+		return uint16(r), 0
+	}
+	hi, lo := utf16.EncodeRune(r)
+	return uint16(hi), uint16(lo)
 }
 
 // encodeString writes s as RFC 8785 §3.2.2.2 prescribes: '"' and '\' escaped, U+0008, U+0009,
@@ -429,8 +459,14 @@ func encodeString(buf *bytes.Buffer, s string) error {
 	}
 	const hex = "0123456789abcdef"
 	buf.WriteByte('"')
+	start := 0 // s[start:i] is pending, needing no escape
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		buf.WriteString(s[start:i])
+		start = i + 1
 		switch c {
 		case '"':
 			buf.WriteString(`\"`)
@@ -447,15 +483,12 @@ func encodeString(buf *bytes.Buffer, s string) error {
 		case '\r':
 			buf.WriteString(`\r`)
 		default:
-			if c < 0x20 {
-				buf.WriteString(`\u00`)
-				buf.WriteByte(hex[c>>4])
-				buf.WriteByte(hex[c&0xF])
-			} else {
-				buf.WriteByte(c)
-			}
+			buf.WriteString(`\u00`)
+			buf.WriteByte(hex[c>>4])
+			buf.WriteByte(hex[c&0xF])
 		}
 	}
+	buf.WriteString(s[start:])
 	buf.WriteByte('"')
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // TestRFC8785Examples canonicalises the RFC's worked examples (§3.2.2 values, §3.2.3 sorting)
@@ -190,4 +191,27 @@ func FuzzCanonicalize(f *testing.F) {
 			t.Fatalf("not idempotent:\n%q\n%q", c1, c2)
 		}
 	})
+}
+
+// TestLessUTF16 checks the allocation-free comparison against the definition: comparing the
+// UTF-16 encodings.
+func TestLessUTF16(t *testing.T) {
+	ref := func(a, b string) bool {
+		ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+		for i := 0; i < len(ua) && i < len(ub); i++ {
+			if ua[i] != ub[i] {
+				return ua[i] < ub[i]
+			}
+		}
+		return len(ua) < len(ub)
+	}
+	words := []string{"", "a", "ab", "b", "\u0080", "\u00f6", "\u20ac", "\ufb33", "\uffff", "\U0001F600", "\U0001F601", "\U00010000",
+		"a\U0001F600", "a\ufb33", "\ue000", "\U0010FFFF", "\r", "1", "a\x00"}
+	for _, a := range words {
+		for _, b := range words {
+			if got, want := lessUTF16(a, b), ref(a, b); got != want {
+				t.Errorf("lessUTF16(%q, %q) = %v, want %v", a, b, got, want)
+			}
+		}
+	}
 }
