@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,7 +95,7 @@ func runGateway(t *testing.T, args ...string) (string, string, error) {
 // backends: the lock file and the diff are golden, a backend changing its tools at run time is
 // drift with exit status 3, and re-pinning clears it.
 func TestPinsWriteDiff(t *testing.T) {
-	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(),
+	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithPageSize(1),
 		mcptest.WithInstructions("Use the file tools to read the project."),
 		mcptest.WithTool(readTool(nil), noopTool),
 		mcptest.WithTool(deleteTool(true), noopTool),
@@ -233,5 +234,54 @@ func TestPinsLegacyBackend(t *testing.T) {
 	}
 	if in := lock.Backends["legacy"].Instructions; in == nil || in.Value != "Legacy instructions." {
 		t.Errorf("legacy instructions not pinned:\n%s", out)
+	}
+}
+
+// TestPinsHelperProcess is not a test: TestPinsExitStatus runs the test binary as the gateway
+// process through it, so that main's exit status is what is checked.
+func TestPinsHelperProcess(t *testing.T) {
+	args := os.Getenv("GATEWAY_PINS_HELPER_ARGS")
+	if args == "" {
+		return
+	}
+	os.Args = append([]string{"gateway"}, strings.Split(args, "\n")...)
+	main()
+	os.Exit(0)
+}
+
+// TestPinsExitStatus: the gateway process exits 0 without drift, 3 with drift and 1 when it
+// cannot compare, so a pipeline can tell them apart.
+func TestPinsExitStatus(t *testing.T) {
+	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithTool(deleteTool(true), noopTool))
+	cfg := writePinsConfig(t, files)
+	lockPath := filepath.Join(t.TempDir(), "pins.yaml")
+	if _, _, err := runGateway(t, "pins", "write", "--config", cfg, "--out", lockPath); err != nil {
+		t.Fatal(err)
+	}
+	status := func(args ...string) (int, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestPinsHelperProcess$")
+		cmd.Env = append(os.Environ(), "GATEWAY_PINS_HELPER_ARGS="+strings.Join(args, "\n"))
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), string(out)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	if code, out := status("pins", "diff", "--config", cfg, "--pins", lockPath); code != 0 {
+		t.Errorf("no drift: exit %d\n%s", code, out)
+	}
+	files.MCP().AddTool(deleteTool(false), noopTool)
+	if code, out := status("pins", "diff", "--config", cfg, "--pins", lockPath); code != exitDrift || !strings.Contains(out, "destructive-hint-cleared") {
+		t.Errorf("drift: exit %d, want %d\n%s", code, exitDrift, out)
+	}
+	if code, out := status("pins", "diff", "--config", cfg, "--pins", lockPath+".missing"); code != 1 {
+		t.Errorf("missing lock file: exit %d, want 1\n%s", code, out)
 	}
 }
