@@ -40,11 +40,12 @@ func (e driftError) ExitCode() int { return exitDrift }
 
 // runPins is 'gateway pins write' and 'gateway pins diff'.
 func runPins(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, pinsUsage)
+		return errors.New("pins: a sub-command is required")
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stdout, pinsUsage)
-		if len(args) == 0 {
-			return errors.New("pins: a sub-command is required")
-		}
 		return nil
 	}
 	sub, args := args[0], args[1:]
