@@ -31,6 +31,9 @@ const (
 	// code point (soft hyphen, Hangul fillers, Mongolian vowel separator, interlinear
 	// annotation marks, …): invisible in most renderings, visible to the model.
 	InvisibleFormat InvisibleKind = "format"
+	// InvisibleNoncharacter: Unicode noncharacters (U+FDD0–U+FDEF and the last two code points
+	// of every plane), which I-JSON (RFC 7493 §2.1) excludes and no text needs.
+	InvisibleNoncharacter InvisibleKind = "noncharacter"
 )
 
 // Finding is one invisible code point in a definition.
@@ -161,6 +164,8 @@ func classifyRune(r, prev, next rune) (InvisibleKind, bool) {
 		return InvisibleTag, true
 	case r >= 0xE0100 && r <= 0xE01EF:
 		return InvisibleVariationSelector, true
+	case r >= 0xFDD0 && r <= 0xFDEF, r&0xFFFE == 0xFFFE:
+		return InvisibleNoncharacter, true
 	case r >= 0xFE00 && r <= 0xFE0F:
 		// One U+FE0E/U+FE0F after a symbol or digit is how emoji are written ("❤️", "1️⃣");
 		// anything else (a run, other selectors, after a letter) is a carrier for hidden data.

@@ -34,6 +34,9 @@ func TestScanFindsEachKind(t *testing.T) {
 		{"Hangul filler", "a\u3164b", "U+3164", InvisibleFormat},
 		{"interlinear annotation", "a\ufff9b", "U+FFF9", InvisibleFormat},
 		{"combining grapheme joiner", "a\u034fb", "U+034F", InvisibleFormat},
+		{"noncharacter FFFF", "a\uffffb", "U+FFFF", InvisibleNoncharacter},
+		{"noncharacter FDD0", "a\ufdd0b", "U+FDD0", InvisibleNoncharacter},
+		{"plane 1 noncharacter", "a\U0001fffeb", "U+1FFFE", InvisibleNoncharacter},
 	}
 	for _, c := range cases {
 		got := Scan(map[string]any{"description": c.s})

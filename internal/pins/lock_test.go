@@ -190,7 +190,7 @@ func TestLockAddRefusesDuplicates(t *testing.T) {
 }
 
 func TestYAMLQuoteRoundTrip(t *testing.T) {
-	for _, s := range []string{"plain", `"quoted" \ back`, "tab\there", "zero\u200bwidth", "tag\U000E0041", "nbsp\u00a0", "emoji 😀 ❤️", "ctl\x01\x7f\u0085", "line\u2028sep", "\ufeffbom"} {
+	for _, s := range []string{"plain", `"quoted" \ back`, "tab\there", "zero\u200bwidth", "tag\U000E0041", "nbsp\u00a0", "emoji 😀 ❤️", "ctl\x01\x7f\u0085", "line\u2028sep", "\ufeffbom", "non\uffff\U0010FFFF\ufdd0"} {
 		l := NewLock()
 		d, err := FromInstructions(s)
 		if err != nil {
