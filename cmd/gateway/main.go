@@ -26,7 +26,12 @@ func main() {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "gateway:", err)
 		}
-		os.Exit(1)
+		code := 1
+		var ec interface{ ExitCode() int }
+		if errors.As(err, &ec) {
+			code = ec.ExitCode()
+		}
+		os.Exit(code)
 	}
 }
 
@@ -37,6 +42,7 @@ commands:
   check-config  load and validate the configuration, print every problem
   version       print the version
   demo          run a local demo: the gateway in front of two demo backends, on loopback
+  pins          write or diff the tool-definition lock file (pins write | pins diff)
 
 Run 'gateway <command> -h' for the command's flags.
 `
@@ -68,6 +74,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	case "demo":
 		return runDemo(ctx, args, stdout, stderr)
+	case "pins":
+		return runPins(ctx, args, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,591 @@
+package pins
+
+import (
+	"reflect"
+	"strings"
+)
+
+// Class names one way a definition differs from its pin. Classes are data: the action taken
+// (see Config) is looked up per class, and tests assert them.
+type Class string
+
+// The drift classes, in the order Set.Classes lists them.
+const (
+	// ClassNew: the backend lists an item that has no pin.
+	ClassNew Class = "new"
+	// ClassRemoved: a pinned item is no longer listed. The pin stays, so an item that comes
+	// back changed is drift, not new.
+	ClassRemoved Class = "removed"
+	// ClassInvisible: the current definition contains invisible or bidirectional code points
+	// (see Scan). Reported whatever the pin says: pinning such a definition does not make it
+	// acceptable.
+	ClassInvisible Class = "invisible-characters"
+	// ClassInputSchemaWidened: the input schema (or a prompt's argument list) may now accept
+	// something it did not: a new property or argument, fewer required, looser types, enums or
+	// bounds, additionalProperties loosened, or any change the classifier cannot prove to be
+	// narrowing.
+	ClassInputSchemaWidened Class = "input-schema-widened"
+	// ClassInputSchemaNarrowed: the input schema now accepts less, provably.
+	ClassInputSchemaNarrowed Class = "input-schema-narrowed"
+	// ClassDestructiveHintCleared: annotations.destructiveHint went from true (the default)
+	// to false: clients may stop confirming calls.
+	ClassDestructiveHintCleared Class = "destructive-hint-cleared"
+	// ClassReadOnlyHintSet: annotations.readOnlyHint went from false (the default) to true.
+	ClassReadOnlyHintSet Class = "read-only-hint-set"
+	// ClassIdempotentHintSet: annotations.idempotentHint went from false (the default) to
+	// true: clients may retry calls, repeating their effects.
+	ClassIdempotentHintSet Class = "idempotent-hint-set"
+	// ClassOpenWorldHintSet: annotations.openWorldHint went from false to true (the default):
+	// the tool now says it reaches beyond the closed set of things that were approved.
+	ClassOpenWorldHintSet Class = "open-world-hint-set"
+	// ClassAnnotationsChanged: annotations differ in any way (the dangerous directions above
+	// are reported in addition).
+	ClassAnnotationsChanged Class = "annotations-changed"
+	// ClassTextChanged: text the model or user reads changed: the description or title (also
+	// a display title in annotations, a template's name), the server instructions, or a
+	// description, title, example or default inside the input schema or a prompt argument.
+	ClassTextChanged Class = "text-changed"
+	// ClassOutputSchemaChanged: the output schema differs in any way.
+	ClassOutputSchemaChanged Class = "output-schema-changed"
+	// ClassIconsChanged: the icons differ.
+	ClassIconsChanged Class = "icons-changed"
+	// ClassOtherChanged: the fingerprint differs in a way none of the classes above names (a
+	// template's mimeType, the order of a prompt's arguments, a malformed member).
+	ClassOtherChanged Class = "other-changed"
+)
+
+// AllClasses lists every Class in a fixed order, the most severe first.
+var AllClasses = []Class{
+	ClassNew, ClassRemoved, ClassInvisible, ClassInputSchemaWidened, ClassInputSchemaNarrowed,
+	ClassDestructiveHintCleared, ClassReadOnlyHintSet, ClassIdempotentHintSet, ClassOpenWorldHintSet,
+	ClassAnnotationsChanged, ClassTextChanged, ClassOutputSchemaChanged, ClassIconsChanged, ClassOtherChanged,
+}
+
+var classBit = func() map[Class]Set {
+	m := make(map[Class]Set, len(AllClasses))
+	for i, c := range AllClasses {
+		m[c] = 1 << i
+	}
+	return m
+}()
+
+// Valid reports whether c is one of AllClasses.
+func (c Class) Valid() bool { _, ok := classBit[c]; return ok }
+
+// Set is a set of classes.
+type Set uint32
+
+// Has reports whether c is in s.
+func (s Set) Has(c Class) bool { return s&classBit[c] != 0 }
+
+// Add returns s with c added.
+func (s Set) Add(c Class) Set { return s | classBit[c] }
+
+// Empty reports whether s holds no class.
+func (s Set) Empty() bool { return s == 0 }
+
+// Classes lists the members in AllClasses order.
+func (s Set) Classes() []Class {
+	var out []Class
+	for _, c := range AllClasses {
+		if s.Has(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (s Set) String() string {
+	cs := s.Classes()
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = string(c)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Classify compares an item's pin with its current definition (either may be nil: no pin, or
+// no longer listed) and returns how it drifted. Both must be of the same kind and key, and built
+// by this package (FromJSON, FromInstructions, FromCanonical).
+//
+// Identical definitions give the empty set, except that ClassInvisible is reported whenever
+// the current definition contains invisible code points. Differing fingerprints always give at
+// least one class.
+func Classify(pinned, current *Definition) Set {
+	var s Set
+	if current != nil && len(current.Findings) > 0 {
+		s = s.Add(ClassInvisible)
+	}
+	switch {
+	case pinned == nil && current == nil:
+		return s
+	case pinned == nil:
+		return s.Add(ClassNew)
+	case current == nil:
+		return s.Add(ClassRemoved)
+	case pinned.Fingerprint == current.Fingerprint && pinned.Kind == current.Kind:
+		return s
+	}
+	var d delta
+	if pinned.Kind != current.Kind {
+		d.other = true
+	} else if pinned.Kind == KindInstructions {
+		d.text = !reflect.DeepEqual(pinned.Value, current.Value)
+	} else {
+		o, _ := pinned.Value.(map[string]any)
+		n, _ := current.Value.(map[string]any)
+		d.item(current.Kind, o, n)
+	}
+	s |= d.set()
+	if s&^classBit[ClassInvisible] == 0 {
+		s = s.Add(ClassOtherChanged)
+	}
+	return s
+}
+
+// delta accumulates what a comparison found.
+type delta struct {
+	widened, narrowed, text, output, icons, other             bool
+	annotations, destructive, readOnly, idempotent, openWorld bool
+}
+
+func (d *delta) set() Set {
+	var s Set
+	for _, x := range []struct {
+		on bool
+		c  Class
+	}{
+		{d.widened, ClassInputSchemaWidened}, {d.narrowed, ClassInputSchemaNarrowed}, {d.text, ClassTextChanged},
+		{d.output, ClassOutputSchemaChanged}, {d.icons, ClassIconsChanged}, {d.other, ClassOtherChanged},
+		{d.annotations, ClassAnnotationsChanged}, {d.destructive, ClassDestructiveHintCleared},
+		{d.readOnly, ClassReadOnlyHintSet}, {d.idempotent, ClassIdempotentHintSet}, {d.openWorld, ClassOpenWorldHintSet},
+	} {
+		if x.on {
+			s = s.Add(x.c)
+		}
+	}
+	return s
+}
+
+func (d *delta) item(kind Kind, o, n map[string]any) {
+	for _, f := range coveredFields[kind] {
+		ov, oin := o[f]
+		nv, nin := n[f]
+		if oin == nin && reflect.DeepEqual(ov, nv) {
+			continue
+		}
+		switch f {
+		case "title", "description":
+			d.text = true
+		case "name":
+			if kind == KindResourceTemplate {
+				d.text = true // a template's name is its display name
+			} else {
+				d.other = true
+			}
+		case "inputSchema":
+			d.schema(orTrue(ov, oin), orTrue(nv, nin), 0)
+		case "outputSchema":
+			d.output = true
+		case "annotations":
+			d.annotationsDiff(ov, nv)
+		case "icons":
+			d.icons = true
+		case "arguments":
+			d.arguments(ov, nv)
+		default:
+			d.other = true
+		}
+	}
+}
+
+func orTrue(v any, present bool) any {
+	if !present {
+		return true
+	}
+	return v
+}
+
+// hintDefaults are the values the specification gives an absent tool annotation
+// (https://modelcontextprotocol.io/specification/2026-07-28/server/tools).
+var hintDefaults = map[string]bool{"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}
+
+func (d *delta) annotationsDiff(ov, nv any) {
+	d.annotations = true
+	o, _ := ov.(map[string]any)
+	n, _ := nv.(map[string]any)
+	hint := func(m map[string]any, k string) bool {
+		if b, ok := m[k].(bool); ok {
+			return b
+		}
+		return hintDefaults[k]
+	}
+	if hint(o, "destructiveHint") && !hint(n, "destructiveHint") {
+		d.destructive = true
+	}
+	if !hint(o, "readOnlyHint") && hint(n, "readOnlyHint") {
+		d.readOnly = true
+	}
+	if !hint(o, "idempotentHint") && hint(n, "idempotentHint") {
+		d.idempotent = true
+	}
+	if !hint(o, "openWorldHint") && hint(n, "openWorldHint") {
+		d.openWorld = true
+	}
+	if !reflect.DeepEqual(o["title"], n["title"]) {
+		d.text = true
+	}
+}
+
+// arguments compares two prompt argument lists, which play the role of an input schema.
+func (d *delta) arguments(ov, nv any) {
+	index := func(v any) (map[string]map[string]any, []string, bool) {
+		if v == nil {
+			return map[string]map[string]any{}, nil, true
+		}
+		arr, ok := v.([]any)
+		if !ok {
+			return nil, nil, false
+		}
+		m := make(map[string]map[string]any, len(arr))
+		var order []string
+		for _, e := range arr {
+			obj, ok := e.(map[string]any)
+			name, _ := obj["name"].(string)
+			if !ok || name == "" {
+				return nil, nil, false
+			}
+			if _, dup := m[name]; dup {
+				return nil, nil, false
+			}
+			m[name] = obj
+			order = append(order, name)
+		}
+		return m, order, true
+	}
+	o, oOrder, ok1 := index(ov)
+	n, nOrder, ok2 := index(nv)
+	if !ok1 || !ok2 {
+		d.widened = true
+		return
+	}
+	required := func(a map[string]any) bool { b, _ := a["required"].(bool); return b }
+	for name, na := range n {
+		oa, ok := o[name]
+		if !ok {
+			d.widened = true
+			if required(na) {
+				d.narrowed = true
+			}
+			continue
+		}
+		if required(oa) && !required(na) {
+			d.widened = true
+		}
+		if !required(oa) && required(na) {
+			d.narrowed = true
+		}
+		for k := range union(oa, na) {
+			if reflect.DeepEqual(oa[k], na[k]) {
+				continue
+			}
+			switch k {
+			case "required", "name":
+			case "title", "description":
+				d.text = true
+			default:
+				d.widened = true
+			}
+		}
+	}
+	for name := range o {
+		if _, ok := n[name]; !ok {
+			d.narrowed = true
+		}
+	}
+	if !reflect.DeepEqual(oOrder, nOrder) && len(o) == len(n) {
+		d.other = true
+	}
+}
+
+func union(a, b map[string]any) map[string]bool {
+	u := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		u[k] = true
+	}
+	for k := range b {
+		u[k] = true
+	}
+	return u
+}
+
+// Schema keywords by how a change to them is judged.
+var (
+	// schemaText: annotations for the reader; a change is text the model reads, not a change of
+	// what is accepted.
+	schemaText = map[string]bool{"title": true, "description": true, "examples": true, "default": true,
+		"$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true}
+	// schemaAssertions: keywords that only ever constrain (JSON Schema applies them as a
+	// conjunction): adding one narrows; removing or changing one is not provably narrowing.
+	schemaAssertions = map[string]bool{"pattern": true, "format": true, "multipleOf": true, "uniqueItems": true,
+		"allOf": true, "anyOf": true, "oneOf": true, "not": true, "if": true, "then": true, "else": true,
+		"contains": true, "minContains": true, "maxContains": true, "propertyNames": true,
+		"dependentRequired": true, "dependentSchemas": true, "dependencies": true}
+	lowerBounds = map[string]bool{"minimum": true, "exclusiveMinimum": true, "minLength": true, "minItems": true, "minProperties": true}
+	upperBounds = map[string]bool{"maximum": true, "exclusiveMaximum": true, "maxLength": true, "maxItems": true, "maxProperties": true}
+)
+
+// schema compares two JSON Schemas (RFC draft 2020-12, as MCP tools use) for what they accept.
+// It is conservative: whatever it cannot prove narrower is widened. Keywords it does not model
+// ($ref, $defs, patternProperties, prefixItems, unevaluated*, …) count as widened on any change.
+func (d *delta) schema(o, n any, depth int) {
+	if reflect.DeepEqual(o, n) {
+		return
+	}
+	if depth > maxDepth {
+		d.widened = true
+		return
+	}
+	if b, ok := o.(bool); ok {
+		if !b {
+			d.widened = true // old accepted nothing; new differs
+			return
+		}
+		o = map[string]any{}
+	}
+	if b, ok := n.(bool); ok {
+		if !b {
+			d.narrowed = true
+			return
+		}
+		n = map[string]any{}
+	}
+	om, ok1 := o.(map[string]any)
+	nm, ok2 := n.(map[string]any)
+	if !ok1 || !ok2 {
+		d.widened = true
+		return
+	}
+	for k := range union(om, nm) {
+		ov, oin := om[k]
+		nv, nin := nm[k]
+		if oin == nin && reflect.DeepEqual(ov, nv) {
+			continue
+		}
+		switch {
+		case schemaText[k]:
+			d.text = true
+		case k == "type":
+			d.types(ov, oin, nv, nin)
+		case k == "enum":
+			d.enum(ov, oin, nv, nin)
+		case k == "const":
+			var oa, na any
+			if oin {
+				oa = []any{ov}
+			}
+			if nin {
+				na = []any{nv}
+			}
+			d.enum(oa, oin, na, nin)
+		case k == "properties":
+			d.properties(ov, nv, nm["additionalProperties"], depth)
+		case k == "required":
+			d.required(ov, nv)
+		case k == "additionalProperties", k == "items":
+			d.schema(orTrue(ov, oin), orTrue(nv, nin), depth+1)
+		case lowerBounds[k], upperBounds[k]:
+			d.bound(ov, oin, nv, nin, lowerBounds[k])
+		case schemaAssertions[k]:
+			if !oin {
+				d.narrowed = true
+			} else {
+				d.widened = true
+			}
+		default:
+			d.widened = true
+		}
+	}
+}
+
+func (d *delta) types(ov any, oin bool, nv any, nin bool) {
+	set := func(v any, in bool) (map[string]bool, bool) {
+		if !in {
+			return nil, true // any type
+		}
+		switch v := v.(type) {
+		case string:
+			return map[string]bool{v: true}, true
+		case []any:
+			m := map[string]bool{}
+			for _, e := range v {
+				s, ok := e.(string)
+				if !ok {
+					return nil, false
+				}
+				m[s] = true
+			}
+			return m, true
+		}
+		return nil, false
+	}
+	o, ok1 := set(ov, oin)
+	n, ok2 := set(nv, nin)
+	if !ok1 || !ok2 {
+		d.widened = true
+		return
+	}
+	covers := func(s map[string]bool, t string) bool {
+		return s == nil || s[t] || (t == "integer" && s["number"])
+	}
+	if o != nil && n == nil {
+		d.widened = true
+	}
+	if o == nil && n != nil {
+		d.narrowed = true
+	}
+	for t := range n {
+		if !covers(o, t) {
+			d.widened = true
+		}
+	}
+	for t := range o {
+		if !covers(n, t) {
+			d.narrowed = true
+		}
+	}
+}
+
+func (d *delta) enum(ov any, oin bool, nv any, nin bool) {
+	set := func(v any) (map[string]bool, bool) {
+		arr, ok := v.([]any)
+		if !ok {
+			return nil, false
+		}
+		m := map[string]bool{}
+		for _, e := range arr {
+			c, err := Encode(e)
+			if err != nil {
+				return nil, false
+			}
+			m[string(c)] = true
+		}
+		return m, true
+	}
+	switch {
+	case !nin: // constraint dropped
+		d.widened = true
+		return
+	case !oin: // constraint added
+		d.narrowed = true
+		return
+	}
+	o, ok1 := set(ov)
+	n, ok2 := set(nv)
+	if !ok1 || !ok2 {
+		d.widened = true
+		return
+	}
+	for v := range n {
+		if !o[v] {
+			d.widened = true
+		}
+	}
+	for v := range o {
+		if !n[v] {
+			d.narrowed = true
+		}
+	}
+}
+
+func (d *delta) properties(ov, nv, newAdditional any, depth int) {
+	o, ok1 := ov.(map[string]any)
+	n, ok2 := nv.(map[string]any)
+	if (ov != nil && !ok1) || (nv != nil && !ok2) {
+		d.widened = true
+		return
+	}
+	for name, ns := range n {
+		os, ok := o[name]
+		if !ok {
+			d.widened = true // a new property: a new argument the model is invited to send
+			continue
+		}
+		d.schema(os, ns, depth+1)
+	}
+	for name := range o {
+		if _, ok := n[name]; ok {
+			continue
+		}
+		// A property no longer declared is refused only if additional properties are; otherwise
+		// it is now accepted unconstrained.
+		if b, ok := newAdditional.(bool); ok && !b {
+			d.narrowed = true
+		} else {
+			d.widened = true
+		}
+	}
+}
+
+func (d *delta) required(ov, nv any) {
+	set := func(v any) (map[string]bool, bool) {
+		if v == nil {
+			return map[string]bool{}, true
+		}
+		arr, ok := v.([]any)
+		if !ok {
+			return nil, false
+		}
+		m := map[string]bool{}
+		for _, e := range arr {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			m[s] = true
+		}
+		return m, true
+	}
+	o, ok1 := set(ov)
+	n, ok2 := set(nv)
+	if !ok1 || !ok2 {
+		d.widened = true
+		return
+	}
+	for r := range o {
+		if !n[r] {
+			d.widened = true
+		}
+	}
+	for r := range n {
+		if !o[r] {
+			d.narrowed = true
+		}
+	}
+}
+
+func (d *delta) bound(ov any, oin bool, nv any, nin bool, lower bool) {
+	switch {
+	case !nin:
+		d.widened = true
+		return
+	case !oin:
+		d.narrowed = true
+		return
+	}
+	o, ok1 := ov.(float64)
+	n, ok2 := nv.(float64)
+	if !ok1 || !ok2 {
+		d.widened = true
+		return
+	}
+	looser := n < o
+	if !lower {
+		looser = n > o
+	}
+	if looser {
+		d.widened = true
+	} else if n != o {
+		d.narrowed = true
+	}
+}

@@ -1,0 +1,180 @@
+package pins
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Action is what the gateway does with an item that drifted.
+type Action string
+
+// The actions, from the strongest.
+const (
+	// ActionBlock: the item is left out of lists and calls to it are refused with an error that
+	// names pin drift; nothing is forwarded to the backend.
+	ActionBlock Action = "block"
+	// ActionConfirm: each call goes through the gateway's confirmation, whose message says the
+	// item changed since it was pinned and how.
+	ActionConfirm Action = "confirm"
+	// ActionLog: the item is served as listed; the drift is logged and counted.
+	ActionLog Action = "log"
+)
+
+func (a Action) rank() int {
+	switch a {
+	case ActionBlock:
+		return 3
+	case ActionConfirm:
+		return 2
+	case ActionLog:
+		return 1
+	}
+	return 0
+}
+
+// Mode is where pins come from.
+type Mode string
+
+const (
+	// ModeLockfile: pins are read from the lock file (pins.yaml) written by
+	// 'gateway pins write' and reviewed by a human; every replica loads the same file.
+	ModeLockfile Mode = "lockfile"
+	// ModeTOFU: trust on first use. The first definition any replica sees is pinned in the
+	// shared store; later changes are drift.
+	ModeTOFU Mode = "tofu"
+)
+
+// DefaultActions is the action per class when the configuration names none: block what may
+// widen what a tool does or lowers a client's caution, or hides text; ask for confirmation
+// when what the model reads changed; hold new items until they are pinned; log the rest.
+var DefaultActions = map[Class]Action{
+	ClassNew:                    ActionBlock,
+	ClassRemoved:                ActionLog,
+	ClassInvisible:              ActionBlock,
+	ClassInputSchemaWidened:     ActionBlock,
+	ClassInputSchemaNarrowed:    ActionLog,
+	ClassDestructiveHintCleared: ActionBlock,
+	ClassReadOnlyHintSet:        ActionBlock,
+	ClassIdempotentHintSet:      ActionBlock,
+	ClassOpenWorldHintSet:       ActionBlock,
+	ClassAnnotationsChanged:     ActionLog,
+	ClassTextChanged:            ActionConfirm,
+	ClassOutputSchemaChanged:    ActionConfirm,
+	ClassIconsChanged:           ActionConfirm,
+	ClassOtherChanged:           ActionConfirm,
+}
+
+// Config is the pinning configuration (the gateway configuration's "pins" section).
+type Config struct {
+	// Mode is the default source of pins for every backend: "lockfile" (the default) or "tofu".
+	Mode Mode `yaml:"mode"`
+	// LockFile is the path of the pins.yaml lock file; required when any backend is in
+	// lockfile mode.
+	LockFile string `yaml:"lockFile"`
+	// Actions overrides DefaultActions for every backend, per class: "block", "confirm" or
+	// "log".
+	Actions map[Class]Action `yaml:"actions"`
+	// Backends overrides Mode and Actions per backend, keyed by the backend's configured name.
+	Backends map[string]BackendConfig `yaml:"backends"`
+}
+
+// BackendConfig is one backend's overrides.
+type BackendConfig struct {
+	// Mode, when set, replaces Config.Mode for this backend.
+	Mode Mode `yaml:"mode"`
+	// Actions, per class, replace Config.Actions and DefaultActions for this backend.
+	Actions map[Class]Action `yaml:"actions"`
+}
+
+// Validate reports every problem at once: unknown modes, classes or actions, overrides for a
+// backend that is not configured (when backends is non-nil), and a missing lock file path
+// where lockfile mode needs one.
+func (c *Config) Validate(backends []string) error {
+	var errs []error
+	checkMode := func(where string, m Mode) {
+		if m != "" && m != ModeLockfile && m != ModeTOFU {
+			errs = append(errs, fmt.Errorf("%s: unknown mode %q (want lockfile or tofu)", where, m))
+		}
+	}
+	checkActions := func(where string, acts map[Class]Action) {
+		classes := make([]string, 0, len(acts))
+		for cl := range acts {
+			classes = append(classes, string(cl))
+		}
+		sort.Strings(classes)
+		for _, cl := range classes {
+			if !Class(cl).Valid() {
+				errs = append(errs, fmt.Errorf("%s: unknown class %q", where, cl))
+			}
+			if a := acts[Class(cl)]; a.rank() == 0 {
+				errs = append(errs, fmt.Errorf("%s.%s: unknown action %q (want block, confirm or log)", where, cl, a))
+			}
+		}
+	}
+	checkMode("pins.mode", c.Mode)
+	checkActions("pins.actions", c.Actions)
+	known := map[string]bool{}
+	for _, b := range backends {
+		known[b] = true
+	}
+	names := make([]string, 0, len(c.Backends))
+	for n := range c.Backends {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		where := fmt.Sprintf("pins.backends.%s", n)
+		if backends != nil && !known[n] {
+			errs = append(errs, fmt.Errorf("%s: no such backend", where))
+		}
+		checkMode(where+".mode", c.Backends[n].Mode)
+		checkActions(where+".actions", c.Backends[n].Actions)
+	}
+	if c.LockFile == "" {
+		for _, b := range append(append([]string(nil), backends...), names...) {
+			if c.ModeFor(b) == ModeLockfile {
+				errs = append(errs, fmt.Errorf("pins.lockFile: required: backend %q is in lockfile mode", b))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ModeFor returns the backend's mode.
+func (c *Config) ModeFor(backend string) Mode {
+	if m := c.Backends[backend].Mode; m != "" {
+		return m
+	}
+	if c.Mode != "" {
+		return c.Mode
+	}
+	return ModeLockfile
+}
+
+// ActionForClass returns the action for one class on a backend: the backend's override, the
+// global override, or the default.
+func (c *Config) ActionForClass(backend string, cl Class) Action {
+	if a, ok := c.Backends[backend].Actions[cl]; ok {
+		return a
+	}
+	if a, ok := c.Actions[cl]; ok {
+		return a
+	}
+	if a, ok := DefaultActions[cl]; ok {
+		return a
+	}
+	return ActionBlock // fail closed on a class without a default
+}
+
+// ActionFor returns the strongest action any class in s calls for on backend (block over
+// confirm over log); ok is false when s is empty.
+func (c *Config) ActionFor(backend string, s Set) (a Action, ok bool) {
+	for _, cl := range s.Classes() {
+		if x := c.ActionForClass(backend, cl); x.rank() > a.rank() {
+			a = x
+		}
+	}
+	return a, a != ""
+}

@@ -1,0 +1,109 @@
+package pins
+
+import (
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func TestDefaultActions(t *testing.T) {
+	for _, c := range AllClasses {
+		if _, ok := DefaultActions[c]; !ok {
+			t.Errorf("class %s has no default action", c)
+		}
+	}
+	var c Config
+	want := map[Class]Action{
+		ClassInputSchemaWidened: ActionBlock, ClassDestructiveHintCleared: ActionBlock, ClassReadOnlyHintSet: ActionBlock,
+		ClassOpenWorldHintSet: ActionBlock, ClassInvisible: ActionBlock, ClassNew: ActionBlock, ClassTextChanged: ActionConfirm,
+	}
+	for cl, a := range want {
+		if got := c.ActionForClass("any", cl); got != a {
+			t.Errorf("%s: %s, want %s", cl, got, a)
+		}
+	}
+	if c.ModeFor("any") != ModeLockfile {
+		t.Error("default mode is not lockfile")
+	}
+}
+
+func TestActionFor(t *testing.T) {
+	c := Config{
+		Actions: map[Class]Action{ClassTextChanged: ActionLog, ClassNew: ActionLog},
+		Backends: map[string]BackendConfig{
+			"strict": {Mode: ModeTOFU, Actions: map[Class]Action{ClassTextChanged: ActionBlock}},
+		},
+	}
+	cases := []struct {
+		backend string
+		s       Set
+		want    Action
+	}{
+		{"web", classes(ClassTextChanged), ActionLog},
+		{"strict", classes(ClassTextChanged), ActionBlock},
+		{"web", classes(ClassTextChanged, ClassOutputSchemaChanged), ActionConfirm},
+		{"web", classes(ClassTextChanged, ClassInputSchemaWidened), ActionBlock},
+		{"web", classes(ClassNew), ActionLog},
+		{"strict", classes(ClassNew), ActionLog},
+	}
+	for _, tc := range cases {
+		if got, ok := c.ActionFor(tc.backend, tc.s); !ok || got != tc.want {
+			t.Errorf("%s %v: %s, want %s", tc.backend, tc.s, got, tc.want)
+		}
+	}
+	if _, ok := c.ActionFor("web", 0); ok {
+		t.Error("empty set has an action")
+	}
+	if c.ModeFor("strict") != ModeTOFU || c.ModeFor("web") != ModeLockfile {
+		t.Error("per-backend mode")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	src := `
+mode: sometimes
+actions:
+  text-changed: allow
+  rug-pull: block
+backends:
+  ghost:
+    mode: tofu
+  web:
+    actions:
+      new: log
+      icons-changed: warn
+`
+	var c Config
+	dec := yaml.NewDecoder(strings.NewReader(src))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Validate([]string{"web", "files"})
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		`pins.mode: unknown mode "sometimes"`,
+		`pins.actions: unknown class "rug-pull"`,
+		`pins.actions.text-changed: unknown action "allow"`,
+		`pins.backends.ghost: no such backend`,
+		`pins.backends.web.actions.icons-changed: unknown action "warn"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+	ok := Config{Mode: ModeTOFU, Backends: map[string]BackendConfig{"web": {Actions: map[Class]Action{ClassNew: ActionLog}}}}
+	if err := ok.Validate([]string{"web"}); err != nil {
+		t.Errorf("valid config refused: %v", err)
+	}
+	if err := (&Config{}).Validate([]string{"web"}); err == nil || !strings.Contains(err.Error(), "pins.lockFile: required") {
+		t.Errorf("lockfile mode without a file: %v", err)
+	}
+	lf := Config{LockFile: "pins.yaml"}
+	if err := lf.Validate([]string{"web"}); err != nil {
+		t.Errorf("valid config refused: %v", err)
+	}
+}

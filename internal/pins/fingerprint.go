@@ -1,0 +1,181 @@
+package pins
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+)
+
+// Kind is what a pinned item is.
+type Kind string
+
+// The kinds of item a backend lists that carry instructions for the model.
+const (
+	KindTool             Kind = "tool"
+	KindPrompt           Kind = "prompt"
+	KindResourceTemplate Kind = "resourceTemplate"
+	KindInstructions     Kind = "instructions"
+)
+
+// Kinds lists every Kind in the order the lock file and the diff print them.
+var Kinds = []Kind{KindInstructions, KindTool, KindPrompt, KindResourceTemplate}
+
+// coveredFields are the members of a listed definition that a fingerprint covers, per kind:
+// exactly what the MCP specification defines as the item's own description for the model and
+// the user (https://modelcontextprotocol.io/specification/2026-07-28/server/tools,
+// …/server/prompts, …/server/resources):
+//
+//   - tool: name, title, description, inputSchema, outputSchema, annotations, icons;
+//   - prompt: name, title, description, arguments, icons;
+//   - resource template: uriTemplate, name, title, description, mimeType, annotations, icons.
+//
+// Excluded on purpose:
+//
+//   - _meta: reserved by the specification for protocol- and implementation-level metadata
+//     (trace context, SDK or vendor extensions, values a gateway or proxy adds or rewrites on
+//     the way). Backends and intermediaries change it without changing what the item is, so
+//     covering it would make pins drift on every such change and train operators to re-pin
+//     without reading. The flip side: a client that renders or obeys something from _meta
+//     (an app's UI template, for instance) is not protected by the pin.
+//   - any member the specification does not define: it is not part of the contract a client
+//     interprets, and an unknown member added by a newer protocol version must not make every
+//     pin drift at once. Adding it here is a deliberate, reviewed change of the fingerprint.
+//
+// Server instructions (the initialize result's instructions string) are fingerprinted as one
+// JSON string.
+var coveredFields = map[Kind][]string{
+	KindTool:             {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons"},
+	KindPrompt:           {"name", "title", "description", "arguments", "icons"},
+	KindResourceTemplate: {"uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons"},
+}
+
+// CoveredFields returns the members a fingerprint of kind covers (nil for instructions, which
+// are one string).
+func CoveredFields(kind Kind) []string {
+	return append([]string(nil), coveredFields[kind]...)
+}
+
+// keyField is the member that identifies an item of kind within its backend's list.
+func keyField(kind Kind) string {
+	if kind == KindResourceTemplate {
+		return "uriTemplate"
+	}
+	return "name"
+}
+
+// Definition is one item reduced to the members its fingerprint covers.
+type Definition struct {
+	Kind Kind
+	// Key identifies the item in its backend's list: the name of a tool or prompt, the
+	// uriTemplate of a resource template, "" for the instructions.
+	Key string
+	// Value is the projected definition in the package's value model: a map[string]any of the
+	// covered members for items, a string for instructions.
+	Value any
+	// Canonical is the RFC 8785 form of Value; Fingerprint its SHA-256 in lower-case hex.
+	Canonical   []byte
+	Fingerprint string
+	// Findings are the invisible code points in Value (see Scan), found once when the
+	// definition is built so that comparing it with its pin does not scan it again.
+	Findings []Finding
+}
+
+// FromJSON projects one listed item (the JSON object a backend sent in tools/list,
+// prompts/list or resources/templates/list) onto the covered members and fingerprints it.
+// The item must be a JSON object whose key member is a non-empty string; it is parsed with the
+// canonicaliser's refusals, so a definition with duplicate members or invalid UTF-8 is an
+// error, never a fingerprint.
+func FromJSON(kind Kind, item json.RawMessage) (*Definition, error) {
+	fields, ok := coveredFields[kind]
+	if !ok {
+		return nil, fmt.Errorf("pins: kind %q has no JSON object form", kind)
+	}
+	v, err := Parse(item)
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("pins: %s definition is not a JSON object", kind)
+	}
+	key, _ := obj[keyField(kind)].(string)
+	if key == "" {
+		return nil, fmt.Errorf("pins: %s definition has no %s", kind, keyField(kind))
+	}
+	proj := make(map[string]any, len(fields))
+	for _, f := range fields {
+		if fv, ok := obj[f]; ok {
+			proj[f] = fv
+		}
+	}
+	return newDefinition(kind, key, proj)
+}
+
+// FromInstructions fingerprints a server's instructions string.
+func FromInstructions(s string) (*Definition, error) {
+	return newDefinition(KindInstructions, "", s)
+}
+
+func newDefinition(kind Kind, key string, v any) (*Definition, error) {
+	c, err := Encode(v)
+	if err != nil {
+		return nil, err
+	}
+	return &Definition{Kind: kind, Key: key, Value: v, Canonical: c, Fingerprint: Fingerprint(c), Findings: Scan(v)}, nil
+}
+
+// Fingerprint is the SHA-256 of canonical bytes in lower-case hex.
+func Fingerprint(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:])
+}
+
+// FromCanonical rebuilds a Definition from its canonical text, as the lock file stores it. The
+// text must be exactly canonical (re-canonicalising it gives the same bytes), of the kind's
+// shape, contain only covered members, and carry key as its key member.
+func FromCanonical(kind Kind, key string, canonical []byte) (*Definition, error) {
+	c, err := Canonicalize(canonical)
+	if err != nil {
+		return nil, err
+	}
+	if string(c) != string(canonical) {
+		return nil, fmt.Errorf("pins: text is not in canonical form")
+	}
+	if kind == KindInstructions {
+		s, ok := mustParse(c).(string)
+		if !ok {
+			return nil, fmt.Errorf("pins: instructions are not a JSON string")
+		}
+		return FromInstructions(s)
+	}
+	fields, ok := coveredFields[kind]
+	if !ok {
+		return nil, fmt.Errorf("pins: unknown kind %q", kind)
+	}
+	obj, ok := mustParse(c).(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("pins: %s definition is not a JSON object", kind)
+	}
+	allowed := map[string]bool{}
+	for _, f := range fields {
+		allowed[f] = true
+	}
+	for k := range obj {
+		if !allowed[k] {
+			return nil, fmt.Errorf("pins: member %q is not covered by a %s fingerprint", k, kind)
+		}
+	}
+	if got, _ := obj[keyField(kind)].(string); got != key {
+		return nil, fmt.Errorf("pins: %s %q: canonical text names %q", kind, key, got)
+	}
+	return newDefinition(kind, key, obj)
+}
+
+func mustParse(c []byte) any {
+	v, err := Parse(c)
+	if err != nil {
+		panic("pins: canonical text does not parse: " + err.Error())
+	}
+	return v
+}
