@@ -197,7 +197,10 @@ func TestBackendFaultsUnderLoad(t *testing.T) {
 		}{
 			{"hang__x", is(504, false, -32011)},
 			{"drip__x", is(504, false, -32011)},
-			{"reset__x", is(200, true, -32010)},
+			// The backend resets right after its progress event; when the reset reaches the
+			// gateway before the event does, the kernel discards the event and nothing was
+			// relayed yet: 502. Otherwise the stream has begun: an error event.
+			{"reset__x", oneOf(is(200, true, -32010), is(502, false, -32010))},
 			{"garbage__x", is(502, false, -32010)},
 			{"garbagesse__x", is(502, false, -32010)},
 		} {
