@@ -101,7 +101,7 @@ func BenchmarkDecodeAndCheck(b *testing.B) {
 	for b.Loop() {
 		rd.Reset(body)
 		req.Body, req.ContentLength = io.NopCloser(rd), int64(len(body))
-		x := &exchange{s: s, r: req}
+		x := &request{s: s, r: req}
 		if err := x.guard(); err != nil {
 			b.Fatal(err)
 		}

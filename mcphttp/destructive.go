@@ -23,7 +23,7 @@ type toolHints struct {
 // isDestructive reports whether a call must be confirmed because its tool declares
 // destructiveHint: true. The annotations come from a tools/list this replica made itself, at most
 // hintsTTL old. A tool the list does not show is confirmed: unknown is not safe.
-func (s *Server) isDestructive(x *exchange, name string) (bool, error) {
+func (s *Server) isDestructive(x *request, name string) (bool, error) {
 	if !s.cfg.ConfirmDestructiveTools {
 		return false, nil
 	}
@@ -65,7 +65,7 @@ func (s *Server) isDestructive(x *exchange, name string) (bool, error) {
 // that takes exchanged tokens cannot be listed without a caller's token, so the caller's is
 // exchanged for it as for any list (never sent itself); lists a backend marks private are then
 // cached under the caller, as on the caller's own tools/list.
-func (s *Server) fetchDestructive(x *exchange) (map[string]bool, error) {
+func (s *Server) fetchDestructive(x *request) (map[string]bool, error) {
 	out := map[string]bool{}
 	cursor := ""
 	for page := 0; page < 1000; page++ {

@@ -16,7 +16,7 @@ import (
 // and what serves the method once the request is validated and authenticated.
 type handler struct {
 	nameParam string // "name", "uri", or "" when the method has no Mcp-Name
-	serve     func(x *exchange) error
+	serve     func(x *request) error
 }
 
 func (h *handler) requireName(p *jsonrpc.Params) error {
@@ -32,9 +32,9 @@ func (h *handler) requireName(p *jsonrpc.Params) error {
 // newHandlers is the method table: the 2026-07-28 client requests the gateway serves (digest
 // "Client requests"). Methods outside it get 404/-32601.
 func newHandlers() map[string]*handler {
-	list := &handler{serve: (*exchange).list}
+	list := &handler{serve: (*request).list}
 	return map[string]*handler{
-		"server/discover":          {serve: (*exchange).discover},
+		"server/discover":          {serve: (*request).discover},
 		"tools/list":               list,
 		"prompts/list":             list,
 		"resources/list":           list,
@@ -42,13 +42,13 @@ func newHandlers() map[string]*handler {
 		"tools/call":               {nameParam: "name", serve: callKind(upstreams.KindTool)},
 		"prompts/get":              {nameParam: "name", serve: callKind(upstreams.KindPrompt)},
 		"resources/read":           {nameParam: "uri", serve: callKind(upstreams.KindResource)},
-		"completion/complete":      {serve: (*exchange).complete},
-		"subscriptions/listen":     {serve: (*exchange).listen},
+		"completion/complete":      {serve: (*request).complete},
+		"subscriptions/listen":     {serve: (*request).listen},
 	}
 }
 
-func callKind(kind upstreams.Kind) func(x *exchange) error {
-	return func(x *exchange) error {
+func callKind(kind upstreams.Kind) func(x *request) error {
+	return func(x *request) error {
 		name := x.params.Name
 		if kind == upstreams.KindResource {
 			name = x.params.URI
@@ -58,7 +58,7 @@ func callKind(kind upstreams.Kind) func(x *exchange) error {
 }
 
 // complete routes completion/complete by its ref: a prompt name or a resource (template) URI.
-func (x *exchange) complete() error {
+func (x *request) complete() error {
 	if x.params.Ref == nil {
 		return invalidParams("Invalid params: ref is required")
 	}
@@ -78,7 +78,7 @@ func (x *exchange) complete() error {
 
 // forward routes a call to the one backend that owns name, authorizes it, and relays the
 // backend's response.
-func (x *exchange) forward(kind upstreams.Kind, name string) error {
+func (x *request) forward(kind upstreams.Kind, name string) error {
 	target, err := x.s.backends.Resolve(kind, name)
 	if errors.Is(err, upstreams.ErrBadURI) {
 		// Refused, never forwarded: the policy and the backend could read it differently.
@@ -114,7 +114,7 @@ func (x *exchange) forward(kind upstreams.Kind, name string) error {
 
 // call sends the request to target's backend and relays the response. With tracing on, ctx
 // holds the backend span, whose traceparent the backend receives so its spans hang under it.
-func (x *exchange) call(ctx context.Context, target upstreams.Target, params json.RawMessage) error {
+func (x *request) call(ctx context.Context, target upstreams.Target, params json.RawMessage) error {
 	if tp := x.s.tracer.TraceParent(ctx); tp != "" {
 		x.spanParent = tp
 	}
@@ -146,7 +146,7 @@ func (x *exchange) call(ctx context.Context, target upstreams.Target, params jso
 
 // callHeaders is passHeaders for a routed call: for tools/call, the Mcp-Param-* headers are
 // the ones bindParamHeaders recomputed from the body, never the client's.
-func (x *exchange) callHeaders() http.Header {
+func (x *request) callHeaders() http.Header {
 	h := x.passHeaders()
 	if x.req.Method != upstreams.MethodToolsCall {
 		return h
@@ -173,7 +173,7 @@ func kindNoun(k upstreams.Kind) string {
 }
 
 // list fans a list method out to the backends and answers with the merged, filtered page.
-func (x *exchange) list() error {
+func (x *request) list() error {
 	visible, filtered := x.s.visibility(x)
 	params, err := x.withTrace(x.req.Params)
 	if err != nil {
@@ -199,7 +199,7 @@ func (x *exchange) list() error {
 
 // discover answers server/discover from the gateway itself (digest §1): the versions it serves
 // and the merged capabilities of its backends, cacheable for as long as every backend's answer.
-func (x *exchange) discover() error {
+func (x *request) discover() error {
 	d, err := x.s.backends.Capabilities(x.ctx, x.passHeaders())
 	if err != nil {
 		return err
@@ -225,7 +225,7 @@ func (x *exchange) discover() error {
 // resourcePolicy is the caller's policy for the resources a backend's answer names: visible
 // for what it may read (resources/read contents, resources/updated), embedded for what may
 // appear in a tool or prompt result (not covered by a deny rule). Nil, nil without auth.
-func (x *exchange) resourcePolicy() (visible, embedded func(upstreams.Kind, upstreams.Target) bool) {
+func (x *request) resourcePolicy() (visible, embedded func(upstreams.Kind, upstreams.Target) bool) {
 	if x.s.auth == nil {
 		return nil, nil
 	}

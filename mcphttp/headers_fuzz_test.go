@@ -45,7 +45,7 @@ func FuzzHeaders(f *testing.F) {
 	}
 	s := &Server{handlers: newHandlers()}
 	f.Fuzz(func(t *testing.T, method, name, hVersion, hMethod, hName string, dup uint8) {
-		x := fuzzExchange(t, s, method, name, hVersion, hMethod, hName, dup)
+		x := fuzzRequest(t, s, method, name, hVersion, hMethod, hName, dup)
 		err := x.decode()
 		if err == nil {
 			err = x.checkVersion()
@@ -64,10 +64,10 @@ func FuzzHeaders(f *testing.F) {
 	})
 }
 
-// fuzzExchange builds the exchange for one input: a body with method and name (as both name
+// fuzzRequest builds the request for one input: a body with method and name (as both name
 // and uri, so every handler finds its member) and the three headers, each sent twice when its
 // bit of dup is set.
-func fuzzExchange(t *testing.T, s *Server, method, name, hVersion, hMethod, hName string, dup uint8) *exchange {
+func fuzzRequest(t *testing.T, s *Server, method, name, hVersion, hMethod, hName string, dup uint8) *request {
 	t.Helper()
 	body, err := json.Marshal(map[string]any{
 		"jsonrpc": "2.0", "id": 1, "method": method,
@@ -95,7 +95,7 @@ func fuzzExchange(t *testing.T, s *Server, method, name, hVersion, hMethod, hNam
 		t.Fatal(err)
 	}
 	r.Header = h
-	return &exchange{s: s, r: r, body: body}
+	return &request{s: s, r: r, body: body}
 }
 
 func checkRefusal(t *testing.T, err error) {
@@ -114,7 +114,7 @@ func checkRefusal(t *testing.T, err error) {
 	}
 }
 
-func checkAgreement(t *testing.T, x *exchange, hVersion, hMethod, hName string, dup uint8) {
+func checkAgreement(t *testing.T, x *request, hVersion, hMethod, hName string, dup uint8) {
 	t.Helper()
 	if hVersion != ProtocolVersion || hMethod != x.req.Method || dup&3 != 0 {
 		t.Fatalf("accepted version %q method %q for %q (dup %b)", hVersion, hMethod, x.req.Method, dup)

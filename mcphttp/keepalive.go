@@ -12,7 +12,7 @@ const DefaultSSEKeepAlive = 15 * time.Second
 // armKeepAlive starts the keep-alive timer for a forwarded call or a listen. When it fires on a
 // response that has not started, the response becomes an SSE stream (clients accept either,
 // digest §2.1), so a long tool call is not cut off by a proxy waiting for the first byte.
-func (x *exchange) armKeepAlive() {
+func (x *request) armKeepAlive() {
 	if x.s.cfg.SSEKeepAlive <= 0 {
 		return
 	}
@@ -25,7 +25,7 @@ func (x *exchange) armKeepAlive() {
 
 var keepAliveComment = []byte(": keep-alive\n\n")
 
-func (x *exchange) keepAliveTick() {
+func (x *request) keepAliveTick() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.done {
@@ -47,13 +47,13 @@ func (x *exchange) keepAliveTick() {
 
 // stopKeepAlive disarms the timer for good; after it returns nothing writes concurrently with
 // the handler.
-func (x *exchange) stopKeepAlive() {
+func (x *request) stopKeepAlive() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.stopKeepAliveLocked()
 }
 
-func (x *exchange) stopKeepAliveLocked() {
+func (x *request) stopKeepAliveLocked() {
 	x.done = true
 	if x.ka != nil {
 		x.ka.Stop()

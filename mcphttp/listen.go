@@ -16,7 +16,7 @@ import (
 // with upstreams.ListenOverflow. Identical listens share their backend streams
 // (upstreams.Listens): an idle listen then costs the gateway little more than the client's
 // connection.
-func (x *exchange) listen() error {
+func (x *request) listen() error {
 	x.armKeepAlive()
 	params, hdr := x.req.Params, x.passHeaders()
 	visible, _ := x.s.visibility(x) // subscriptions and every resources/updated follow the caller's policy
@@ -26,7 +26,7 @@ func (x *exchange) listen() error {
 		// The registry emits the acknowledgement first and, when every backend stream has
 		// ended, the listen's final result; the stream starts with the first message, so an
 		// invalid request is still answered with a plain JSON error.
-		return x.send(msg, 0, false)
+		return x.emit(msg)
 	})
 	x.stopKeepAlive()
 	switch {
@@ -43,7 +43,7 @@ func (x *exchange) listen() error {
 // shed lets go of what the pipeline decoded once nothing but the request's id and method will be
 // read again, so an idle stream does not keep its request body and decoded params alive for
 // hours: 2,000 idle listens hold about a megabyte less.
-func (x *exchange) shed() {
+func (x *request) shed() {
 	x.req = &jsonrpc.Request{ID: bytes.Clone(x.req.ID), Method: x.req.Method}
 	x.body, x.params, x.meta = nil, nil, nil
 }

@@ -21,7 +21,7 @@ var mrtrMethods = map[string]bool{
 // method, the name and the arguments; answers the gateway's own confirmations; and asks for
 // confirmation when policy requires it. It returns the params to forward, or handled=true when
 // it has answered the request itself.
-func (s *Server) mrtrIn(x *exchange, target upstreams.Target) (params json.RawMessage, handled bool, err error) {
+func (s *Server) mrtrIn(x *request, target upstreams.Target) (params json.RawMessage, handled bool, err error) {
 	if s.mrtr == nil && x.decision.Confirm {
 		// Fail closed: a call that needs confirmation is never forwarded unconfirmed.
 		return nil, false, errors.New("confirmation required but no requestState codec configured")
@@ -61,7 +61,7 @@ func (s *Server) mrtrIn(x *exchange, target upstreams.Target) (params json.RawMe
 
 // firstCall asks for confirmation when policy (or a destructive annotation) requires it, and
 // otherwise forwards the params as they are.
-func (s *Server) firstCall(x *exchange, target upstreams.Target) (json.RawMessage, bool, error) {
+func (s *Server) firstCall(x *request, target upstreams.Target) (json.RawMessage, bool, error) {
 	if x.req.Method != mrtr.MethodToolsCall {
 		return x.req.Params, false, nil
 	}
@@ -82,7 +82,7 @@ func (s *Server) firstCall(x *exchange, target upstreams.Target) (json.RawMessag
 	return nil, true, s.askConfirmation(x, b)
 }
 
-func (s *Server) binding(x *exchange, target upstreams.Target) (mrtr.Binding, error) {
+func (s *Server) binding(x *request, target upstreams.Target) (mrtr.Binding, error) {
 	digest, err := mrtr.Digest(x.params.Arguments)
 	if err != nil {
 		return mrtr.Binding{}, invalidParams("Invalid params: arguments")
@@ -96,7 +96,7 @@ func (s *Server) binding(x *exchange, target upstreams.Target) (mrtr.Binding, er
 
 // rejectState answers every bad requestState with the same message, so a client learns nothing
 // about why; the reason goes to metrics and the decision log.
-func (s *Server) rejectState(x *exchange, err error) error {
+func (s *Server) rejectState(x *request, err error) error {
 	reason := mrtr.Reason(err)
 	s.metrics.MRTREvent(metrics.EventRejected, reason)
 	s.log.LogAttrs(x.ctx, slog.LevelWarn, "requestState rejected",
@@ -107,7 +107,7 @@ func (s *Server) rejectState(x *exchange, err error) error {
 
 // consume makes a state single-use through the shared store. A store that cannot answer fails
 // closed with a retryable error: replay protection is a security property.
-func (s *Server) consume(x *exchange, st *mrtr.State) error {
+func (s *Server) consume(x *request, st *mrtr.State) error {
 	err := s.mrtr.Consume(x.ctx, st)
 	switch {
 	case err == nil:
@@ -124,7 +124,7 @@ func (s *Server) consume(x *exchange, st *mrtr.State) error {
 
 // askConfirmation answers a call that policy marks as risky with an input_required result
 // carrying a form elicitation, only if the client declared elicitation on this request.
-func (s *Server) askConfirmation(x *exchange, b mrtr.Binding) error {
+func (s *Server) askConfirmation(x *request, b mrtr.Binding) error {
 	if !mrtr.DeclaresFormElicitation(x.meta.ClientCapabilities) {
 		e := jsonrpc.NewError(jsonrpc.CodeMissingRequiredClientCapability,
 			"Missing required client capability: this call needs user confirmation through elicitation")
@@ -150,7 +150,7 @@ func (s *Server) askConfirmation(x *exchange, b mrtr.Binding) error {
 // answerConfirmation handles the retry of a confirmation: approved calls are forwarded once;
 // declined or cancelled ones are answered as a failed tool call and never forwarded; missing
 // answers get a fresh confirmation (digest §3: never assume the client will retry).
-func (s *Server) answerConfirmation(x *exchange, st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
+func (s *Server) answerConfirmation(x *request, st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
 	outcome, err := mrtr.Evaluate(x.params.InputResponses, mrtr.ConfirmKey)
 	switch outcome {
 	case mrtr.OutcomeMissing:
@@ -186,7 +186,7 @@ func errString(err error) string {
 	return err.Error()
 }
 
-func (s *Server) logDecision(x *exchange, what string) {
+func (s *Server) logDecision(x *request, what string) {
 	s.log.LogAttrs(x.ctx, slog.LevelInfo, what,
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
 		slog.String("upstream", x.upstream), slog.String("name", x.name))
@@ -195,7 +195,7 @@ func (s *Server) logDecision(x *exchange, what string) {
 // mrtrOut is stage 10: a backend's input_required result reaches the client with the backend's
 // requestState sealed inside ours, bound to this caller, target and arguments, so the retry can
 // land on any replica and still reach the same backend with the backend's own state.
-func (s *Server) mrtrOut(x *exchange, result []byte) ([]byte, error) {
+func (s *Server) mrtrOut(x *request, result []byte) ([]byte, error) {
 	if s.mrtr == nil || !mrtrMethods[x.req.Method] || !inputRequired(result) {
 		return result, nil
 	}

@@ -26,7 +26,7 @@ const maxSafeInteger = 1<<53 - 1
 
 // checkParamSyntax is the stage-4 part of the Mcp-Param-* checks, which needs no tool
 // definition: each such header appears once and carries a validly encoded value.
-func (x *exchange) checkParamSyntax() error {
+func (x *request) checkParamSyntax() error {
 	for k, vs := range x.r.Header {
 		if !strings.HasPrefix(k, mcpheader.ParamPrefix) {
 			continue
@@ -56,7 +56,7 @@ func (x *exchange) checkParamSyntax() error {
 // not held is forwarded without any, so nothing behind the gateway is told a value (and a
 // 2026-07-28 backend refuses a missing header itself); once the list is held, the same call is
 // refused here when it should have mirrored an argument.
-func (x *exchange) bindParamHeaders(target upstreams.Target) error {
+func (x *request) bindParamHeaders(target upstreams.Target) error {
 	headers := countParamHeaders(x.r.Header)
 	var pass http.Header // for a list fetched now; only a call with headers fetches one
 	if headers > 0 {

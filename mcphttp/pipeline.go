@@ -14,9 +14,9 @@ import (
 	"github.com/mcp-gateway/gateway/internal/tracing"
 )
 
-// exchange carries one request through the pipeline. Each stage reads what earlier stages
+// request carries one client request through the pipeline. Each stage reads what earlier stages
 // decoded and adds what it learns; none re-reads the body.
-type exchange struct {
+type request struct {
 	s     *Server
 	w     http.ResponseWriter
 	r     *http.Request
@@ -71,7 +71,7 @@ type exchange struct {
 // request holds nothing but its connection and the bytes of its body that have arrived, bounded
 // in time (Config.BodyReadTimeout) and in memory (Config.MaxBodyBytesInFlight), so slow or
 // unauthenticated requests cannot take the capacity authenticated callers need.
-func (x *exchange) run() error {
+func (x *request) run() error {
 	if err := x.guard(); err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (x *exchange) run() error {
 
 // subject names the caller in logs, limits and cache keys: issuer-qualified, since subjects are
 // unique per issuer only. Computed once per request.
-func (x *exchange) subject() string {
+func (x *request) subject() string {
 	if x.principal == nil {
 		return ""
 	}
@@ -134,7 +134,7 @@ func (x *exchange) subject() string {
 
 // subjectToken returns the caller's token for a backend that exchanges it (RFC 8693), "" for
 // every other backend.
-func (x *exchange) subjectToken(upstream string) string {
+func (x *request) subjectToken(upstream string) string {
 	if x.token != "" && x.s.backends.ExchangesTokens(upstream) {
 		return x.token
 	}
@@ -143,7 +143,7 @@ func (x *exchange) subjectToken(upstream string) string {
 
 // listSubjectToken is subjectToken for a request that fans out to every backend (a list): the
 // caller's token when any backend exchanges it.
-func (x *exchange) listSubjectToken() string {
+func (x *request) listSubjectToken() string {
 	if x.token != "" && x.s.backends.AnyExchangesTokens() {
 		return x.token
 	}
@@ -151,7 +151,7 @@ func (x *exchange) listSubjectToken() string {
 }
 
 // decode is stage 2: one strict JSON-RPC message, and its params and _meta members.
-func (x *exchange) decode() error {
+func (x *request) decode() error {
 	req, err := jsonrpc.Decode(x.body, x.s.limits)
 	if err != nil {
 		var rpc *jsonrpc.Error
@@ -172,7 +172,7 @@ func (x *exchange) decode() error {
 // checkVersion compares MCP-Protocol-Version with _meta and checks that the version is served
 // and the required _meta keys are present (digest §1, §2.3). A mismatch is reported before an
 // unsupported version, as the conformance suite expects.
-func (x *exchange) checkVersion() error {
+func (x *request) checkVersion() error {
 	hdr, hasHdr, err := headerValue(x.r.Header, mcpheader.ProtocolVersion)
 	if err != nil {
 		return err
@@ -207,7 +207,7 @@ func unsupportedVersion(requested string) *Error {
 
 // checkMethod looks the method up in the closed table of what the gateway serves. Everything
 // else, including the removed initialize and ping, is 404/-32601 (digest §2.3).
-func (x *exchange) checkMethod() error {
+func (x *request) checkMethod() error {
 	h, ok := x.s.handlers[x.req.Method]
 	if !ok {
 		return rpcError(jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found"))
@@ -220,7 +220,7 @@ func (x *exchange) checkMethod() error {
 // base64 sentinel first, and that every Mcp-Param-* header appears once and decodes. Those are
 // checked against the arguments once the tool is routed (bindParamHeaders), since that needs
 // the tool's definition.
-func (x *exchange) checkHeaders() error {
+func (x *request) checkHeaders() error {
 	if err := x.checkParamSyntax(); err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ type RateLimits struct {
 }
 
 // limitCaller applies the per-caller limit (after authentication).
-func (s *Server) limitCaller(x *exchange) error {
+func (s *Server) limitCaller(x *request) error {
 	if s.rate.PerCaller == nil || x.principal == nil {
 		return nil
 	}
@@ -41,7 +41,7 @@ func (s *Server) limitCaller(x *exchange) error {
 
 // limitTool applies the rate limit of the policy rule that allowed this call, per caller and
 // tool.
-func (s *Server) limitTool(x *exchange) error {
+func (s *Server) limitTool(x *request) error {
 	if x.decision.RateLimit == "" {
 		return nil
 	}
@@ -55,7 +55,7 @@ func (s *Server) limitTool(x *exchange) error {
 	return s.takeToken(x, "t|"+x.subject()+"|"+x.upstream+"|"+x.upstreamName, l)
 }
 
-func (s *Server) takeToken(x *exchange, key string, l store.Limit) error {
+func (s *Server) takeToken(x *request, key string, l store.Limit) error {
 	d, err := s.rate.Store.Allow(x.ctx, key, l)
 	switch {
 	case err != nil:

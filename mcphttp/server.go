@@ -154,18 +154,18 @@ func methodNotAllowed(c echo.Context) error {
 }
 
 // handlePost is the edge of the pipeline: request id, panic recovery and the access log wrap
-// exchange.run, and any error it returns is mapped once and written.
+// request.run, and any error it returns is mapped once and written.
 func (s *Server) handlePost(c echo.Context) error {
-	x := &exchange{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
+	x := &request{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
 	x.requestID = requestID(x.r)
 	x.requestIDValue = []string{x.requestID}
 	x.w.Header()[mcpheader.RequestID] = x.requestIDValue
 	// Every log line of this request, the authorization decision included, carries its ids.
 	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(x.r.Header.Get(mcpheader.TraceParent)))
 	defer s.metrics.InFlight()()
-	// After finish: nothing reads the body any more. A closure, as bodyBuf is set later.
+	// After record: nothing reads the body any more. A closure, as bodyBuf is set later.
 	defer func() { x.bodyBuf.Release() }()
-	defer s.finish(x)
+	defer x.record()
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -196,15 +196,16 @@ func (s *Server) handlePost(c echo.Context) error {
 	return nil
 }
 
-// finish records the request's metrics and writes its access log line. Argument values,
-// tokens and bodies never appear in either.
-func (s *Server) finish(x *exchange) {
+// record ends the request's span, records its metrics and writes its access log line. Argument
+// values, tokens and bodies never appear in any of them.
+func (x *request) record() {
+	s := x.s
 	method := ""
 	if x.req != nil {
 		method = x.req.Method
 	}
 	d := s.now().Sub(x.start)
-	x.finishSpan()
+	x.endRequestSpan()
 	if x.streamClosed != nil {
 		x.streamClosed()
 	}

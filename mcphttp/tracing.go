@@ -10,9 +10,9 @@ const spanOther = "_other"
 
 // startSpan starts the request's server span, backdated to the request's start. It runs once
 // the body is decoded, since only then is the caller's trace context known: _meta may carry
-// it (SEP-414). Requests refused before decoding get theirs from finishSpan. With tracing
+// it (SEP-414). Requests refused before decoding get theirs from endRequestSpan. With tracing
 // off it does nothing.
-func (x *exchange) startSpan() {
+func (x *request) startSpan() {
 	t := x.s.tracer
 	if !t.Enabled() || x.endSpan != nil {
 		return
@@ -27,8 +27,8 @@ func (x *exchange) startSpan() {
 	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(x.spanParent))
 }
 
-// finishSpan ends the request's span with its outcome.
-func (x *exchange) finishSpan() {
+// endRequestSpan ends the request's span with its outcome.
+func (x *request) endRequestSpan() {
 	x.startSpan()
 	if x.endSpan != nil {
 		x.endSpan(x.outcome, nil)
@@ -38,7 +38,7 @@ func (x *exchange) finishSpan() {
 // trace is the trace context sent to backends: the caller's, except that with tracing on the
 // parent is the gateway's own span (the backend span during a call), so the backend's spans
 // hang under the gateway's.
-func (x *exchange) trace() traceContext {
+func (x *request) trace() traceContext {
 	tc := traceFrom(x.r.Header, x.meta)
 	if x.spanParent != "" {
 		tc.parent = x.spanParent
@@ -48,7 +48,7 @@ func (x *exchange) trace() traceContext {
 
 // backendOutcome is the outcome of a backend call for its span: err's, or the relayed
 // response's. With tracing off there is no span and nothing to compute.
-func (x *exchange) backendOutcome(err error) string {
+func (x *request) backendOutcome(err error) string {
 	switch {
 	case !x.s.tracer.Enabled():
 		return ""
