@@ -34,7 +34,8 @@ var authReasons = map[string]string{
 // tells the client where the protected resource metadata is (digest §4). An identity provider
 // that cannot be reached is 503, never an allow and never a 401 that would make a client drop a
 // good token.
-func (s *Server) authenticate(x *request) error {
+func (x *request) authenticate() error {
+	s := x.s
 	if s.auth == nil {
 		return nil
 	}
@@ -113,7 +114,8 @@ var authzKinds = map[upstreams.Kind]authz.Kind{
 // authorize is stage 7: may this caller use target? Policy is written in backend terms
 // (backend name, backend-side tool name). Step-up is a 403 naming every scope the operation
 // needs; a name no rule could grant is answered exactly like an unknown name.
-func (s *Server) authorize(x *request, kind upstreams.Kind, target upstreams.Target) error {
+func (x *request) authorize(kind upstreams.Kind, target upstreams.Target) error {
+	s := x.s
 	if s.auth == nil {
 		return nil
 	}
@@ -133,7 +135,8 @@ func (s *Server) authorize(x *request, kind upstreams.Kind, target upstreams.Tar
 
 // visibility returns the list filter for this caller and whether it depends on identity: lists
 // show exactly what the caller may use, so tools/list and tools/call agree.
-func (s *Server) visibility(x *request) (func(upstreams.Kind, upstreams.Target) bool, bool) {
+func (x *request) visibility() (func(upstreams.Kind, upstreams.Target) bool, bool) {
+	s := x.s
 	if s.auth == nil {
 		return nil, false
 	}

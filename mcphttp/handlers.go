@@ -88,7 +88,7 @@ func (x *request) forward(kind upstreams.Kind, name string) error {
 		return errUnknownName(kindNoun(kind))
 	}
 	x.upstream, x.name, x.upstreamName = target.Upstream, name, target.Name
-	if err := x.s.authorize(x, kind, target); err != nil {
+	if err := x.authorize(kind, target); err != nil {
 		return err
 	}
 	if x.req.Method == upstreams.MethodToolsCall {
@@ -98,12 +98,12 @@ func (x *request) forward(kind upstreams.Kind, name string) error {
 			return err
 		}
 	}
-	params, handled, err := x.s.mrtrIn(x, target)
+	params, handled, err := x.mrtrIn(target)
 	if err != nil || handled {
 		return err
 	}
 	// Limits count calls that reach the backend, after any confirmation round trip.
-	if err := x.s.limitTool(x); err != nil {
+	if err := x.limitTool(); err != nil {
 		return err
 	}
 	ctx, end := x.s.tracer.StartBackend(x.ctx, target.Upstream, x.req.Method)
@@ -174,7 +174,7 @@ func kindNoun(k upstreams.Kind) string {
 
 // list fans a list method out to the backends and answers with the merged, filtered page.
 func (x *request) list() error {
-	visible, filtered := x.s.visibility(x)
+	visible, filtered := x.visibility()
 	params, err := x.withTrace(x.req.Params)
 	if err != nil {
 		return err
@@ -229,7 +229,7 @@ func (x *request) resourcePolicy() (visible, embedded func(upstreams.Kind, upstr
 	if x.s.auth == nil {
 		return nil, nil
 	}
-	visible, _ = x.s.visibility(x)
+	visible, _ = x.visibility()
 	p := x.principal
 	return visible, func(k upstreams.Kind, t upstreams.Target) bool {
 		return !x.s.auth.Denied(p, authzKinds[k], t.Upstream, t.Name)

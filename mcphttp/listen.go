@@ -19,7 +19,7 @@ import (
 func (x *request) listen() error {
 	x.armKeepAlive()
 	params, hdr := x.req.Params, x.passHeaders()
-	visible, _ := x.s.visibility(x) // subscriptions and every resources/updated follow the caller's policy
+	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
 	caller := upstreams.ListenCaller{Visible: visible, Dropped: x.s.metrics.ListenDropped}
 	x.shed()
 	err := x.s.listens.ListenFor(x.ctx, x.req.ID, params, hdr, caller, func(msg []byte) error {

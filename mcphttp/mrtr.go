@@ -21,7 +21,8 @@ var mrtrMethods = map[string]bool{
 // method, the name and the arguments; answers the gateway's own confirmations; and asks for
 // confirmation when policy requires it. It returns the params to forward, or handled=true when
 // it has answered the request itself.
-func (s *Server) mrtrIn(x *request, target upstreams.Target) (params json.RawMessage, handled bool, err error) {
+func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handled bool, err error) {
+	s := x.s
 	if s.mrtr == nil && x.decision.Confirm {
 		// Fail closed: a call that needs confirmation is never forwarded unconfirmed.
 		return nil, false, errors.New("confirmation required but no requestState codec configured")
@@ -30,23 +31,23 @@ func (s *Server) mrtrIn(x *request, target upstreams.Target) (params json.RawMes
 		return x.req.Params, false, nil
 	}
 	if !x.params.HasState {
-		return s.firstCall(x, target)
+		return x.firstCall(target)
 	}
 	// The binding (with its digest of the canonical arguments) is computed only when a state is
 	// sealed or opened, never for the plain calls that are most of the traffic.
-	b, err := s.binding(x, target)
+	b, err := x.binding(target)
 	if err != nil {
 		return nil, false, err
 	}
 	st, err := s.mrtr.Open(x.params.RequestState, b)
 	if err != nil {
-		return nil, false, s.rejectState(x, err)
+		return nil, false, x.rejectState(err)
 	}
 	if st.Kind == mrtr.KindConfirm {
-		return s.answerConfirmation(x, st, b)
+		return x.answerConfirmation(st, b)
 	}
 	if st.SingleUse() {
-		if err := s.consume(x, st); err != nil {
+		if err := x.consume(st); err != nil {
 			return nil, false, err
 		}
 	}
@@ -61,28 +62,28 @@ func (s *Server) mrtrIn(x *request, target upstreams.Target) (params json.RawMes
 
 // firstCall asks for confirmation when policy (or a destructive annotation) requires it, and
 // otherwise forwards the params as they are.
-func (s *Server) firstCall(x *request, target upstreams.Target) (json.RawMessage, bool, error) {
+func (x *request) firstCall(target upstreams.Target) (json.RawMessage, bool, error) {
 	if x.req.Method != mrtr.MethodToolsCall {
 		return x.req.Params, false, nil
 	}
 	confirm := x.decision.Confirm
 	if !confirm {
 		var err error
-		if confirm, err = s.isDestructive(x, x.name); err != nil {
+		if confirm, err = x.isDestructive(x.name); err != nil {
 			return nil, false, err
 		}
 	}
 	if !confirm {
 		return x.req.Params, false, nil
 	}
-	b, err := s.binding(x, target)
+	b, err := x.binding(target)
 	if err != nil {
 		return nil, false, err
 	}
-	return nil, true, s.askConfirmation(x, b)
+	return nil, true, x.askConfirmation(b)
 }
 
-func (s *Server) binding(x *request, target upstreams.Target) (mrtr.Binding, error) {
+func (x *request) binding(target upstreams.Target) (mrtr.Binding, error) {
 	digest, err := mrtr.Digest(x.params.Arguments)
 	if err != nil {
 		return mrtr.Binding{}, invalidParams("Invalid params: arguments")
@@ -96,7 +97,8 @@ func (s *Server) binding(x *request, target upstreams.Target) (mrtr.Binding, err
 
 // rejectState answers every bad requestState with the same message, so a client learns nothing
 // about why; the reason goes to metrics and the decision log.
-func (s *Server) rejectState(x *request, err error) error {
+func (x *request) rejectState(err error) error {
+	s := x.s
 	reason := mrtr.Reason(err)
 	s.metrics.MRTREvent(metrics.EventRejected, reason)
 	s.log.LogAttrs(x.ctx, slog.LevelWarn, "requestState rejected",
@@ -107,7 +109,8 @@ func (s *Server) rejectState(x *request, err error) error {
 
 // consume makes a state single-use through the shared store. A store that cannot answer fails
 // closed with a retryable error: replay protection is a security property.
-func (s *Server) consume(x *request, st *mrtr.State) error {
+func (x *request) consume(st *mrtr.State) error {
+	s := x.s
 	err := s.mrtr.Consume(x.ctx, st)
 	switch {
 	case err == nil:
@@ -119,12 +122,13 @@ func (s *Server) consume(x *request, st *mrtr.State) error {
 		e.Outcome = outcomeUnavailable
 		return e
 	}
-	return s.rejectState(x, err)
+	return x.rejectState(err)
 }
 
 // askConfirmation answers a call that policy marks as risky with an input_required result
 // carrying a form elicitation, only if the client declared elicitation on this request.
-func (s *Server) askConfirmation(x *request, b mrtr.Binding) error {
+func (x *request) askConfirmation(b mrtr.Binding) error {
+	s := x.s
 	if !mrtr.DeclaresFormElicitation(x.meta.ClientCapabilities) {
 		e := jsonrpc.NewError(jsonrpc.CodeMissingRequiredClientCapability,
 			"Missing required client capability: this call needs user confirmation through elicitation")
@@ -141,7 +145,7 @@ func (s *Server) askConfirmation(x *request, b mrtr.Binding) error {
 		return err
 	}
 	s.metrics.MRTREvent(metrics.EventConfirmIssued, "")
-	s.logDecision(x, "confirmation requested")
+	x.logDecision("confirmation requested")
 	x.writeResult(res)
 	x.outcome = outcomeInputRequired
 	return nil
@@ -150,27 +154,28 @@ func (s *Server) askConfirmation(x *request, b mrtr.Binding) error {
 // answerConfirmation handles the retry of a confirmation: approved calls are forwarded once;
 // declined or cancelled ones are answered as a failed tool call and never forwarded; missing
 // answers get a fresh confirmation (digest §3: never assume the client will retry).
-func (s *Server) answerConfirmation(x *request, st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
+func (x *request) answerConfirmation(st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
+	s := x.s
 	outcome, err := mrtr.Evaluate(x.params.InputResponses, mrtr.ConfirmKey)
 	switch outcome {
 	case mrtr.OutcomeMissing:
-		return nil, true, s.askConfirmation(x, b)
+		return nil, true, x.askConfirmation(b)
 	case mrtr.OutcomeMalformed:
 		return nil, false, invalidParams("Invalid params: inputResponses: " + errString(err))
 	}
-	if err := s.consume(x, st); err != nil {
+	if err := x.consume(st); err != nil {
 		return nil, false, err
 	}
 	if outcome != mrtr.OutcomeApproved {
 		s.metrics.MRTREvent(metrics.EventConfirmDeclined, "")
-		s.logDecision(x, "confirmation "+outcome.String())
+		x.logDecision("confirmation " + outcome.String())
 		msg, _ := json.Marshal("The user did not approve the call to " + x.name + " (" + outcome.String() + "); it was not run.")
 		x.writeResult([]byte(`{"content":[{"type":"text","text":` + string(msg) + `}],"isError":true}`))
 		x.outcome = outcomeDenied
 		return nil, true, nil
 	}
 	s.metrics.MRTREvent(metrics.EventConfirmApproved, "")
-	s.logDecision(x, "confirmation approved")
+	x.logDecision("confirmation approved")
 	x.confirmed = true
 	p, err := mrtr.RetryParams(x.req.Params, st)
 	if err != nil {
@@ -186,7 +191,8 @@ func errString(err error) string {
 	return err.Error()
 }
 
-func (s *Server) logDecision(x *request, what string) {
+func (x *request) logDecision(what string) {
+	s := x.s
 	s.log.LogAttrs(x.ctx, slog.LevelInfo, what,
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
 		slog.String("upstream", x.upstream), slog.String("name", x.name))
@@ -195,12 +201,13 @@ func (s *Server) logDecision(x *request, what string) {
 // mrtrOut is stage 10: a backend's input_required result reaches the client with the backend's
 // requestState sealed inside ours, bound to this caller, target and arguments, so the retry can
 // land on any replica and still reach the same backend with the backend's own state.
-func (s *Server) mrtrOut(x *request, result []byte) ([]byte, error) {
+func (x *request) mrtrOut(result []byte) ([]byte, error) {
+	s := x.s
 	if s.mrtr == nil || !mrtrMethods[x.req.Method] || !inputRequired(result) {
 		return result, nil
 	}
 	target := upstreams.Target{Upstream: x.upstream, Name: x.upstreamName}
-	b, err := s.binding(x, target)
+	b, err := x.binding(target)
 	if err != nil {
 		return nil, err
 	}

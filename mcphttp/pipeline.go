@@ -95,7 +95,7 @@ func (x *request) run() error {
 	if err := x.checkHeaders(); err != nil {
 		return err
 	}
-	if err := x.s.authenticate(x); err != nil {
+	if err := x.authenticate(); err != nil {
 		return err
 	}
 	release, err := x.s.inflight.acquire()
@@ -108,7 +108,7 @@ func (x *request) run() error {
 		return err
 	}
 	defer releaseCaller()
-	if err := x.s.limitCaller(x); err != nil {
+	if err := x.limitCaller(); err != nil {
 		return err
 	}
 	if !pooledBody[x.req.Method] {

@@ -32,16 +32,18 @@ type RateLimits struct {
 }
 
 // limitCaller applies the per-caller limit (after authentication).
-func (s *Server) limitCaller(x *request) error {
+func (x *request) limitCaller() error {
+	s := x.s
 	if s.rate.PerCaller == nil || x.principal == nil {
 		return nil
 	}
-	return s.takeToken(x, "c|"+x.subject(), *s.rate.PerCaller)
+	return x.takeToken("c|"+x.subject(), *s.rate.PerCaller)
 }
 
 // limitTool applies the rate limit of the policy rule that allowed this call, per caller and
 // tool.
-func (s *Server) limitTool(x *request) error {
+func (x *request) limitTool() error {
+	s := x.s
 	if x.decision.RateLimit == "" {
 		return nil
 	}
@@ -52,10 +54,11 @@ func (s *Server) limitTool(x *request) error {
 		s.log.Error("rate limit not compiled", "rule", x.decision.RuleID)
 		return nil
 	}
-	return s.takeToken(x, "t|"+x.subject()+"|"+x.upstream+"|"+x.upstreamName, l)
+	return x.takeToken("t|"+x.subject()+"|"+x.upstream+"|"+x.upstreamName, l)
 }
 
-func (s *Server) takeToken(x *request, key string, l store.Limit) error {
+func (x *request) takeToken(key string, l store.Limit) error {
+	s := x.s
 	d, err := s.rate.Store.Allow(x.ctx, key, l)
 	switch {
 	case err != nil:

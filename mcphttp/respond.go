@@ -226,7 +226,7 @@ func (x *request) reply(st *upstreams.Stream, msg []byte) (*outMsg, error) {
 		return p, nil
 	}
 	x.outcome = outcomeOK
-	result, err := x.s.mrtrOut(x, result)
+	result, err := x.mrtrOut(result)
 	if err != nil {
 		return nil, err
 	}
