@@ -60,11 +60,11 @@ func (x *request) authenticate() error {
 			Description: "exactly one Authorization header is accepted"})
 	}
 	if err == nil {
-		x.principal, err = s.auth.Authenticate(x.ctx, tok)
+		x.caller.principal, err = s.auth.Authenticate(x.ctx, tok)
 	}
 	if err == nil {
 		// Kept only for backends configured for token exchange; never forwarded as is.
-		x.token = tok
+		x.caller.token = tok
 		return nil
 	}
 	s.metrics.AuthFailure(authReasons[authz.Reason(err)])
@@ -119,8 +119,8 @@ func (x *request) authorize(kind upstreams.Kind, target upstreams.Target) error 
 	if s.auth == nil {
 		return nil
 	}
-	d := s.auth.Decide(x.ctx, x.principal, authzKinds[kind], target.Upstream, target.Name)
-	x.decision = d
+	d := s.auth.Decide(x.ctx, x.caller.principal, authzKinds[kind], target.Upstream, target.Name)
+	x.route.decision = d
 	switch d.Effect {
 	case authz.Allow:
 		s.metrics.AuthzDecision(metrics.DecisionAllow, target.Upstream)
@@ -140,7 +140,7 @@ func (x *request) visibility() (func(upstreams.Kind, upstreams.Target) bool, boo
 	if s.auth == nil {
 		return nil, false
 	}
-	p := x.principal
+	p := x.caller.principal
 	return func(k upstreams.Kind, t upstreams.Target) bool {
 		return s.auth.Visible(p, authzKinds[k], t.Upstream, t.Name)
 	}, true

@@ -14,6 +14,10 @@
 // Server methods never take a request: they serve the whole endpoint (routes, the response
 // skeleton) or nothing stage-specific.
 //
+// The state of a request is grouped by the stage that produces it: decoded (stages 1 to 4),
+// identity (stage 5), route (stages 6 to 8) and output (what has been written, stages 9 to 11
+// and the keep-alive timer). A stage writes its own group and reads those of earlier stages.
+//
 // # Words
 //
 // A request is the gateway's state for one client request (never a backend's). To write is

@@ -76,7 +76,7 @@ func (x *request) readBody() error {
 	var ne net.Error
 	switch {
 	case err == nil:
-		x.bodyBuf, x.body = buf, buf.B
+		x.in.bodyBuf, x.in.body = buf, buf.B
 		return nil
 	case errors.Is(err, bodyread.ErrTooLarge):
 		return errBodyTooLarge

@@ -84,7 +84,7 @@ func TestReadBody(t *testing.T) {
 			x := &request{s: &Server{cfg: Config{MaxBodyBytes: limit}, log: slog.New(slog.DiscardHandler)},
 				w: httptest.NewRecorder(), r: r, ctx: context.Background()}
 			err := x.readBody()
-			got := x.body
+			got := x.in.body
 			switch {
 			case tt.want == errReadFailed:
 				var e *Error

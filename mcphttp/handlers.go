@@ -49,9 +49,9 @@ func newHandlers() map[string]*handler {
 
 func callKind(kind upstreams.Kind) func(x *request) error {
 	return func(x *request) error {
-		name := x.params.Name
+		name := x.in.params.Name
 		if kind == upstreams.KindResource {
-			name = x.params.URI
+			name = x.in.params.URI
 		}
 		return x.forward(kind, name)
 	}
@@ -59,11 +59,11 @@ func callKind(kind upstreams.Kind) func(x *request) error {
 
 // complete routes completion/complete by its ref: a prompt name or a resource (template) URI.
 func (x *request) complete() error {
-	if x.params.Ref == nil {
+	if x.in.params.Ref == nil {
 		return invalidParams("Invalid params: ref is required")
 	}
 	// Read exactly as ParseParams reads params: encoding/json would match "NAME" for name.
-	ref, err := jsonrpc.ParseRef(x.params.Ref)
+	ref, err := jsonrpc.ParseRef(x.in.params.Ref)
 	if err != nil {
 		return err
 	}
@@ -87,11 +87,11 @@ func (x *request) forward(kind upstreams.Kind, name string) error {
 	if err != nil {
 		return errUnknownName(kindNoun(kind))
 	}
-	x.upstream, x.name, x.upstreamName = target.Upstream, name, target.Name
+	x.route.upstream, x.route.name, x.route.upstreamName = target.Upstream, name, target.Name
 	if err := x.authorize(kind, target); err != nil {
 		return err
 	}
-	if x.req.Method == upstreams.MethodToolsCall {
+	if x.in.req.Method == upstreams.MethodToolsCall {
 		// Before any confirmation is asked: a call whose headers the backend could not be
 		// given consistently is refused outright.
 		if err := x.bindParamHeaders(target); err != nil {
@@ -106,7 +106,7 @@ func (x *request) forward(kind upstreams.Kind, name string) error {
 	if err := x.limitTool(); err != nil {
 		return err
 	}
-	ctx, end := x.s.tracer.StartBackend(x.ctx, target.Upstream, x.req.Method)
+	ctx, end := x.s.tracer.StartBackend(x.ctx, target.Upstream, x.in.req.Method)
 	err = x.call(ctx, target, params)
 	end(x.backendOutcome(err), err)
 	return err
@@ -126,11 +126,11 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 	x.armKeepAlive()
 	visible, embedded := x.resourcePolicy()
 	st, err := x.s.backends.Call(ctx, &upstreams.Call{
-		Method:          x.req.Method,
-		ID:              x.req.ID,
+		Method:          x.in.req.Method,
+		ID:              x.in.req.ID,
 		Params:          params,
 		Target:          target,
-		ProtocolVersion: x.meta.ProtocolVersion,
+		ProtocolVersion: x.in.meta.ProtocolVersion,
 		Header:          x.callHeaders(),
 		SubjectToken:    x.subjectToken(target.Upstream),
 		Visible:         visible,
@@ -148,7 +148,7 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 // the ones bindParamHeaders recomputed from the body, never the client's.
 func (x *request) callHeaders() http.Header {
 	h := x.passHeaders()
-	if x.req.Method != upstreams.MethodToolsCall {
+	if x.in.req.Method != upstreams.MethodToolsCall {
 		return h
 	}
 	for k := range h {
@@ -156,7 +156,7 @@ func (x *request) callHeaders() http.Header {
 			delete(h, k)
 		}
 	}
-	for k, v := range x.paramHeaders {
+	for k, v := range x.route.paramHeaders {
 		h[k] = v
 	}
 	return h
@@ -175,12 +175,12 @@ func kindNoun(k upstreams.Kind) string {
 // list fans a list method out to the backends and answers with the merged, filtered page.
 func (x *request) list() error {
 	visible, filtered := x.visibility()
-	params, err := x.withTrace(x.req.Params)
+	params, err := x.withTrace(x.in.req.Params)
 	if err != nil {
 		return err
 	}
 	req := &upstreams.ListRequest{
-		Method:  x.req.Method,
+		Method:  x.in.req.Method,
 		Params:  params,
 		Visible: visible,
 		Private: filtered,
@@ -230,7 +230,7 @@ func (x *request) resourcePolicy() (visible, embedded func(upstreams.Kind, upstr
 		return nil, nil
 	}
 	visible, _ = x.visibility()
-	p := x.principal
+	p := x.caller.principal
 	return visible, func(k upstreams.Kind, t upstreams.Target) bool {
 		return !x.s.auth.Denied(p, authzKinds[k], t.Upstream, t.Name)
 	}

@@ -95,7 +95,7 @@ func fuzzRequest(t *testing.T, s *Server, method, name, hVersion, hMethod, hName
 		t.Fatal(err)
 	}
 	r.Header = h
-	return &request{s: s, r: r, body: body}
+	return &request{s: s, r: r, in: decoded{body: body}}
 }
 
 func checkRefusal(t *testing.T, err error) {
@@ -116,15 +116,15 @@ func checkRefusal(t *testing.T, err error) {
 
 func checkAgreement(t *testing.T, x *request, hVersion, hMethod, hName string, dup uint8) {
 	t.Helper()
-	if hVersion != ProtocolVersion || hMethod != x.req.Method || dup&3 != 0 {
-		t.Fatalf("accepted version %q method %q for %q (dup %b)", hVersion, hMethod, x.req.Method, dup)
+	if hVersion != ProtocolVersion || hMethod != x.in.req.Method || dup&3 != 0 {
+		t.Fatalf("accepted version %q method %q for %q (dup %b)", hVersion, hMethod, x.in.req.Method, dup)
 	}
-	if x.h.nameParam == "" {
+	if x.in.h.nameParam == "" {
 		return
 	}
-	want := x.params.Name
-	if x.h.nameParam == "uri" {
-		want = x.params.URI
+	want := x.in.params.Name
+	if x.in.h.nameParam == "uri" {
+		want = x.in.params.URI
 	}
 	got, err := mcpheader.Decode(hName)
 	if err != nil || got != want || dup&4 != 0 {

@@ -16,22 +16,22 @@ func (x *request) armKeepAlive() {
 	if x.s.cfg.SSEKeepAlive <= 0 {
 		return
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if !x.done {
-		x.ka = time.AfterFunc(x.s.cfg.SSEKeepAlive, x.keepAliveTick)
+	x.out.mu.Lock()
+	defer x.out.mu.Unlock()
+	if !x.out.done {
+		x.out.ka = time.AfterFunc(x.s.cfg.SSEKeepAlive, x.keepAliveTick)
 	}
 }
 
 var keepAliveComment = []byte(": keep-alive\n\n")
 
 func (x *request) keepAliveTick() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.done {
+	x.out.mu.Lock()
+	defer x.out.mu.Unlock()
+	if x.out.done {
 		return
 	}
-	if !x.sse {
+	if !x.out.sse {
 		x.startSSE()
 	}
 	x.writeDeadline(len(keepAliveComment))
@@ -42,20 +42,20 @@ func (x *request) keepAliveTick() {
 		x.writeFailed(err)
 		return
 	}
-	x.ka.Reset(x.s.cfg.SSEKeepAlive)
+	x.out.ka.Reset(x.s.cfg.SSEKeepAlive)
 }
 
 // stopKeepAlive disarms the timer for good; after it returns nothing writes concurrently with
 // the handler.
 func (x *request) stopKeepAlive() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.out.mu.Lock()
+	defer x.out.mu.Unlock()
 	x.stopKeepAliveLocked()
 }
 
 func (x *request) stopKeepAliveLocked() {
-	x.done = true
-	if x.ka != nil {
-		x.ka.Stop()
+	x.out.done = true
+	if x.out.ka != nil {
+		x.out.ka.Stop()
 	}
 }

@@ -23,14 +23,14 @@ var mrtrMethods = map[string]bool{
 // it has answered the request itself.
 func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handled bool, err error) {
 	s := x.s
-	if s.mrtr == nil && x.decision.Confirm {
+	if s.mrtr == nil && x.route.decision.Confirm {
 		// Fail closed: a call that needs confirmation is never forwarded unconfirmed.
 		return nil, false, errors.New("confirmation required but no requestState codec configured")
 	}
-	if s.mrtr == nil || !mrtrMethods[x.req.Method] {
-		return x.req.Params, false, nil
+	if s.mrtr == nil || !mrtrMethods[x.in.req.Method] {
+		return x.in.req.Params, false, nil
 	}
-	if !x.params.HasState {
+	if !x.in.params.HasState {
 		return x.firstCall(target)
 	}
 	// The binding (with its digest of the canonical arguments) is computed only when a state is
@@ -39,7 +39,7 @@ func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handl
 	if err != nil {
 		return nil, false, err
 	}
-	st, err := s.mrtr.Open(x.params.RequestState, b)
+	st, err := s.mrtr.Open(x.in.params.RequestState, b)
 	if err != nil {
 		return nil, false, x.rejectState(err)
 	}
@@ -51,9 +51,9 @@ func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handl
 			return nil, false, err
 		}
 	}
-	x.confirmed = st.Confirmed
+	x.route.confirmed = st.Confirmed
 	s.metrics.MRTREvent(metrics.EventUpstreamRoundTrip, "")
-	p, err := mrtr.RetryParams(x.req.Params, st)
+	p, err := mrtr.RetryParams(x.in.req.Params, st)
 	if err != nil {
 		return nil, false, invalidParams("Invalid params: " + err.Error())
 	}
@@ -63,18 +63,18 @@ func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handl
 // firstCall asks for confirmation when policy (or a destructive annotation) requires it, and
 // otherwise forwards the params as they are.
 func (x *request) firstCall(target upstreams.Target) (json.RawMessage, bool, error) {
-	if x.req.Method != mrtr.MethodToolsCall {
-		return x.req.Params, false, nil
+	if x.in.req.Method != mrtr.MethodToolsCall {
+		return x.in.req.Params, false, nil
 	}
-	confirm := x.decision.Confirm
+	confirm := x.route.decision.Confirm
 	if !confirm {
 		var err error
-		if confirm, err = x.isDestructive(x.name); err != nil {
+		if confirm, err = x.isDestructive(x.route.name); err != nil {
 			return nil, false, err
 		}
 	}
 	if !confirm {
-		return x.req.Params, false, nil
+		return x.in.req.Params, false, nil
 	}
 	b, err := x.binding(target)
 	if err != nil {
@@ -84,13 +84,13 @@ func (x *request) firstCall(target upstreams.Target) (json.RawMessage, bool, err
 }
 
 func (x *request) binding(target upstreams.Target) (mrtr.Binding, error) {
-	digest, err := mrtr.Digest(x.params.Arguments)
+	digest, err := mrtr.Digest(x.in.params.Arguments)
 	if err != nil {
 		return mrtr.Binding{}, invalidParams("Invalid params: arguments")
 	}
-	b := mrtr.Binding{Upstream: target.Upstream, Method: x.req.Method, Name: x.name, ArgsDigest: digest}
-	if x.principal != nil {
-		b.Issuer, b.Subject = x.principal.Issuer, x.principal.Subject
+	b := mrtr.Binding{Upstream: target.Upstream, Method: x.in.req.Method, Name: x.route.name, ArgsDigest: digest}
+	if x.caller.principal != nil {
+		b.Issuer, b.Subject = x.caller.principal.Issuer, x.caller.principal.Subject
 	}
 	return b, nil
 }
@@ -103,7 +103,7 @@ func (x *request) rejectState(err error) error {
 	s.metrics.MRTREvent(metrics.EventRejected, reason)
 	s.log.LogAttrs(x.ctx, slog.LevelWarn, "requestState rejected",
 		slog.String("request_id", x.requestID), slog.String("reason", reason),
-		slog.String("subject", x.subject()), slog.String("name", x.name))
+		slog.String("subject", x.subject()), slog.String("name", x.route.name))
 	return invalidParams(mrtr.ClientMessage)
 }
 
@@ -129,7 +129,7 @@ func (x *request) consume(st *mrtr.State) error {
 // carrying a form elicitation, only if the client declared elicitation on this request.
 func (x *request) askConfirmation(b mrtr.Binding) error {
 	s := x.s
-	if !mrtr.DeclaresFormElicitation(x.meta.ClientCapabilities) {
+	if !mrtr.DeclaresFormElicitation(x.in.meta.ClientCapabilities) {
 		e := jsonrpc.NewError(jsonrpc.CodeMissingRequiredClientCapability,
 			"Missing required client capability: this call needs user confirmation through elicitation")
 		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredElicitationCapability + `}`)
@@ -140,14 +140,14 @@ func (x *request) askConfirmation(b mrtr.Binding) error {
 	if err != nil {
 		return err
 	}
-	res, err := json.Marshal(mrtr.ConfirmationResult(x.name, x.params.Arguments, tok))
+	res, err := json.Marshal(mrtr.ConfirmationResult(x.route.name, x.in.params.Arguments, tok))
 	if err != nil {
 		return err
 	}
 	s.metrics.MRTREvent(metrics.EventConfirmIssued, "")
 	x.logDecision("confirmation requested")
 	x.writeResult(res)
-	x.outcome = outcomeInputRequired
+	x.out.outcome = outcomeInputRequired
 	return nil
 }
 
@@ -156,7 +156,7 @@ func (x *request) askConfirmation(b mrtr.Binding) error {
 // answers get a fresh confirmation (digest §3: never assume the client will retry).
 func (x *request) answerConfirmation(st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
 	s := x.s
-	outcome, err := mrtr.Evaluate(x.params.InputResponses, mrtr.ConfirmKey)
+	outcome, err := mrtr.Evaluate(x.in.params.InputResponses, mrtr.ConfirmKey)
 	switch outcome {
 	case mrtr.OutcomeMissing:
 		return nil, true, x.askConfirmation(b)
@@ -169,15 +169,15 @@ func (x *request) answerConfirmation(st *mrtr.State, b mrtr.Binding) (json.RawMe
 	if outcome != mrtr.OutcomeApproved {
 		s.metrics.MRTREvent(metrics.EventConfirmDeclined, "")
 		x.logDecision("confirmation " + outcome.String())
-		msg, _ := json.Marshal("The user did not approve the call to " + x.name + " (" + outcome.String() + "); it was not run.")
+		msg, _ := json.Marshal("The user did not approve the call to " + x.route.name + " (" + outcome.String() + "); it was not run.")
 		x.writeResult([]byte(`{"content":[{"type":"text","text":` + string(msg) + `}],"isError":true}`))
-		x.outcome = outcomeDenied
+		x.out.outcome = outcomeDenied
 		return nil, true, nil
 	}
 	s.metrics.MRTREvent(metrics.EventConfirmApproved, "")
 	x.logDecision("confirmation approved")
-	x.confirmed = true
-	p, err := mrtr.RetryParams(x.req.Params, st)
+	x.route.confirmed = true
+	p, err := mrtr.RetryParams(x.in.req.Params, st)
 	if err != nil {
 		return nil, false, invalidParams("Invalid params: " + err.Error())
 	}
@@ -195,7 +195,7 @@ func (x *request) logDecision(what string) {
 	s := x.s
 	s.log.LogAttrs(x.ctx, slog.LevelInfo, what,
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
-		slog.String("upstream", x.upstream), slog.String("name", x.name))
+		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name))
 }
 
 // mrtrOut is stage 10: a backend's input_required result reaches the client with the backend's
@@ -203,21 +203,21 @@ func (x *request) logDecision(what string) {
 // land on any replica and still reach the same backend with the backend's own state.
 func (x *request) mrtrOut(result []byte) ([]byte, error) {
 	s := x.s
-	if s.mrtr == nil || !mrtrMethods[x.req.Method] || !inputRequired(result) {
+	if s.mrtr == nil || !mrtrMethods[x.in.req.Method] || !inputRequired(result) {
 		return result, nil
 	}
-	target := upstreams.Target{Upstream: x.upstream, Name: x.upstreamName}
+	target := upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName}
 	b, err := x.binding(target)
 	if err != nil {
 		return nil, err
 	}
 	wrapped, err := s.mrtr.WrapUpstream(result, mrtr.State{Kind: mrtr.KindUpstream, Issuer: b.Issuer,
 		Subject: b.Subject, Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest,
-		Confirmed: x.confirmed})
+		Confirmed: x.route.confirmed})
 	if err != nil {
 		return nil, upstreams.ErrBadResponse
 	}
-	x.outcome = outcomeInputRequired
+	x.out.outcome = outcomeInputRequired
 	return wrapped, nil
 }
 

@@ -42,7 +42,7 @@ func (x *request) checkParamSyntax() error {
 }
 
 // bindParamHeaders checks a tools/call's Mcp-Param-* headers against its arguments, using the
-// tool's x-mcp-header bindings from its backend's tools/list, and sets x.paramHeaders to what
+// tool's x-mcp-header bindings from its backend's tools/list, and sets x.route.paramHeaders to what
 // the backend receives. Refused with 400/-32020: a header whose argument is absent or null, a
 // missing header for a present argument, a value that differs from the argument, and a header
 // the tool does not declare (the gateway cannot bind it to anything the backend reads; a tool
@@ -63,7 +63,7 @@ func (x *request) bindParamHeaders(target upstreams.Target) error {
 		pass = x.trace().headers()
 	}
 	th, err := x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
-		ProtocolVersion: x.meta.ProtocolVersion,
+		ProtocolVersion: x.in.meta.ProtocolVersion,
 		Header:          pass,
 		CacheKey:        x.subject(),
 		SubjectToken:    x.subjectToken(target.Upstream),
@@ -85,7 +85,7 @@ func (x *request) bindParamHeaders(target upstreams.Target) error {
 		if hasHeader {
 			declared++
 		}
-		val, err := argumentAt(x.params.Arguments, bd.Path)
+		val, err := argumentAt(x.in.params.Arguments, bd.Path)
 		if err != nil {
 			return err
 		}
@@ -108,10 +108,10 @@ func (x *request) bindParamHeaders(target upstreams.Target) error {
 			// The values themselves are arguments, which are never echoed or logged.
 			return headerMismatch("Header mismatch: " + bd.Header + " header value does not match argument " + arg)
 		}
-		if x.paramHeaders == nil {
-			x.paramHeaders = make(http.Header, len(th.Bindings))
+		if x.route.paramHeaders == nil {
+			x.route.paramHeaders = make(http.Header, len(th.Bindings))
 		}
-		x.paramHeaders[bd.Header] = []string{mcpheader.Encode(want)}
+		x.route.paramHeaders[bd.Header] = []string{mcpheader.Encode(want)}
 	}
 	if declared != headers {
 		for k := range x.r.Header {

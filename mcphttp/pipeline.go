@@ -14,8 +14,9 @@ import (
 	"github.com/mcp-gateway/gateway/internal/tracing"
 )
 
-// request carries one client request through the pipeline. Each stage reads what earlier stages
-// decoded and adds what it learns; none re-reads the body.
+// request carries one client request through the pipeline. Its state is grouped by the stage
+// that produces it (the numbers of docs/architecture.md "The request pipeline"): a stage writes
+// its own group and reads those of the stages before it; none re-reads the body.
 type request struct {
 	s     *Server
 	w     http.ResponseWriter
@@ -25,37 +26,56 @@ type request struct {
 	// requestID is kept apart from the response headers, which the keep-alive timer may be
 	// writing concurrently.
 	requestID      string
-	requestIDValue []string // requestID as a header value, shared by the response and the backend request
+	requestIDValue []string    // requestID as a header value, shared by the response and the backend request
+	endSpan        tracing.End // ends the request's span (started after stage 2); nil with tracing off or before it starts
+	spanParent     string      // the traceparent of the gateway's own span (the backend span in stage 9), "" with tracing off
 
-	body    []byte
+	in     decoded  // stages 1 to 4
+	caller identity // stage 5
+	route  route    // stages 6 to 8
+	out    output   // stages 9 to 11, and the keep-alive timer
+}
+
+// decoded is what stages 1 to 4 read from the client's request, once.
+type decoded struct {
+	body    []byte           // stage 1
 	bodyBuf *bodyread.Buffer // holds body; released when the request ends (server.go)
-	req     *jsonrpc.Request
-	params  *jsonrpc.Params
-	meta    *jsonrpc.Meta
-	h       *handler
+	req     *jsonrpc.Request // stage 2
+	params  *jsonrpc.Params  // stage 2
+	meta    *jsonrpc.Meta    // stage 2
+	h       *handler         // stage 4: the method's entry in the table
+}
 
-	// filled by later stages, read by the access log and metrics
-	upstream     string // the owning backend
-	name         string // the namespaced name or URI the client used
-	upstreamName string // the backend-side name or URI
-	streamClosed func() // ends the open-SSE-streams gauge when the response was a stream
-	principal    *authz.Principal
-	token        string // the verified bearer token: only ever given to upstreams for token exchange
-	subjectKey   string // see subject()
-	decision     authz.Decision
-	confirmed    bool        // the user approved this call (gateway confirmation)
-	paramHeaders http.Header // tools/call: the Mcp-Param-* headers the backend gets (paramheaders.go)
-	endSpan      tracing.End // ends the request's span; nil with tracing off or before it starts
-	spanParent   string      // the traceparent of the gateway's own span, "" with tracing off
+// identity is who the caller is: stage 5.
+type identity struct {
+	principal  *authz.Principal
+	token      string // the verified bearer token: only ever given to upstreams for token exchange
+	subjectKey string // see subject()
+}
 
+// route is where a routed call goes and on what terms: stages 6 to 8. The access log and the
+// metrics read it too.
+type route struct {
+	upstream     string         // stage 6: the owning backend
+	name         string         // stage 6: the namespaced name or URI the client used
+	upstreamName string         // stage 6: the backend-side name or URI
+	decision     authz.Decision // stage 7
+	paramHeaders http.Header    // stage 7, tools/call: the Mcp-Param-* headers the backend gets (paramheaders.go)
+	confirmed    bool           // stage 8: the user approved this call (gateway confirmation)
+}
+
+// output is what has been written to the client. Any stage that answers writes it, through
+// the writers of respond.go; the access log and the metrics read it.
+type output struct {
 	// mu serializes writes between the handler and the keep-alive timer (keepalive.go).
-	mu       sync.Mutex
-	ka       *time.Timer
-	done     bool // no more keep-alives: the final message is written or the handler is finishing
-	status   int
-	outcome  string
-	sse      bool
-	writeErr error // the first failed write: the response is over (respond.go)
+	mu           sync.Mutex
+	ka           *time.Timer
+	done         bool // no more keep-alives: the last message is written or the handler is finishing
+	status       int
+	outcome      string
+	sse          bool
+	writeErr     error  // the first failed write: the response is over (respond.go)
+	streamClosed func() // ends the open-SSE-streams gauge when the response was a stream
 }
 
 // run is the request pipeline. The order is deliberate (STYLE.md "The request pipeline"):
@@ -80,10 +100,10 @@ func (x *request) run() error {
 	if err != nil {
 		return err
 	}
-	if x.req.IsNotification() {
+	if x.in.req.IsNotification() {
 		// 2026-07-28 defines no client notifications over HTTP (digest §2.1); accept and drop.
 		x.w.WriteHeader(http.StatusAccepted)
-		x.status, x.outcome = http.StatusAccepted, outcomeOK
+		x.out.status, x.out.outcome = http.StatusAccepted, outcomeOK
 		return nil
 	}
 	if err := x.checkVersion(); err != nil {
@@ -111,32 +131,32 @@ func (x *request) run() error {
 	if err := x.limitCaller(); err != nil {
 		return err
 	}
-	if !pooledBody[x.req.Method] {
+	if !pooledBody[x.in.req.Method] {
 		// Lists and listens may hand slices of the body to work that outlives the request (a
 		// shared listen stream keeps the client's _meta): the buffer goes to the garbage
 		// collector instead of the pool, and stops counting against the body budget now.
-		x.bodyBuf.Detach()
+		x.in.bodyBuf.Detach()
 	}
-	return x.h.serve(x)
+	return x.in.h.serve(x)
 }
 
 // subject names the caller in logs, limits and cache keys: issuer-qualified, since subjects are
 // unique per issuer only. Computed once per request.
 func (x *request) subject() string {
-	if x.principal == nil {
+	if x.caller.principal == nil {
 		return ""
 	}
-	if x.subjectKey == "" {
-		x.subjectKey = x.principal.Issuer + "#" + x.principal.Subject
+	if x.caller.subjectKey == "" {
+		x.caller.subjectKey = x.caller.principal.Issuer + "#" + x.caller.principal.Subject
 	}
-	return x.subjectKey
+	return x.caller.subjectKey
 }
 
 // subjectToken returns the caller's token for a backend that exchanges it (RFC 8693), "" for
 // every other backend.
 func (x *request) subjectToken(upstream string) string {
-	if x.token != "" && x.s.backends.ExchangesTokens(upstream) {
-		return x.token
+	if x.caller.token != "" && x.s.backends.ExchangesTokens(upstream) {
+		return x.caller.token
 	}
 	return ""
 }
@@ -144,28 +164,28 @@ func (x *request) subjectToken(upstream string) string {
 // listSubjectToken is subjectToken for a request that fans out to every backend (a list): the
 // caller's token when any backend exchanges it.
 func (x *request) listSubjectToken() string {
-	if x.token != "" && x.s.backends.AnyExchangesTokens() {
-		return x.token
+	if x.caller.token != "" && x.s.backends.AnyExchangesTokens() {
+		return x.caller.token
 	}
 	return ""
 }
 
 // decode is stage 2: one strict JSON-RPC message, and its params and _meta members.
 func (x *request) decode() error {
-	req, err := jsonrpc.Decode(x.body, x.s.limits)
+	req, err := jsonrpc.Decode(x.in.body, x.s.limits)
 	if err != nil {
 		var rpc *jsonrpc.Error
 		if errors.As(err, &rpc) && rpc.Code != jsonrpc.CodeParseError {
 			// Echo the id when it can be read, as clients match errors to requests by id.
-			x.req = &jsonrpc.Request{ID: jsonrpc.IDOf(x.body)}
+			x.in.req = &jsonrpc.Request{ID: jsonrpc.IDOf(x.in.body)}
 		}
 		return err
 	}
-	x.req = req
-	if x.params, err = jsonrpc.ParseParams(req.Params); err != nil {
+	x.in.req = req
+	if x.in.params, err = jsonrpc.ParseParams(req.Params); err != nil {
 		return err
 	}
-	x.meta, err = jsonrpc.ParseMeta(x.params.Meta)
+	x.in.meta, err = jsonrpc.ParseMeta(x.in.params.Meta)
 	return err
 }
 
@@ -177,7 +197,7 @@ func (x *request) checkVersion() error {
 	if err != nil {
 		return err
 	}
-	m := x.meta
+	m := x.in.meta
 	switch {
 	case m.HasVersion && !hasHdr:
 		return headerMismatch("Header mismatch: MCP-Protocol-Version header is required")
@@ -208,11 +228,11 @@ func unsupportedVersion(requested string) *Error {
 // checkMethod looks the method up in the closed table of what the gateway serves. Everything
 // else, including the removed initialize and ping, is 404/-32601 (digest §2.3).
 func (x *request) checkMethod() error {
-	h, ok := x.s.handlers[x.req.Method]
+	h, ok := x.s.handlers[x.in.req.Method]
 	if !ok {
 		return rpcError(jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found"))
 	}
-	x.h = h
+	x.in.h = h
 	return nil
 }
 
@@ -230,19 +250,19 @@ func (x *request) checkHeaders() error {
 		return err
 	case !ok:
 		return headerMismatch("Header mismatch: Mcp-Method header is required")
-	case method != x.req.Method:
+	case method != x.in.req.Method:
 		return headerMismatch("Header mismatch: Mcp-Method header value " + quote(method) +
-			" does not match body value " + quote(x.req.Method))
+			" does not match body value " + quote(x.in.req.Method))
 	}
-	if x.h.nameParam == "" {
+	if x.in.h.nameParam == "" {
 		return nil
 	}
-	if err := x.h.requireName(x.params); err != nil {
+	if err := x.in.h.requireName(x.in.params); err != nil {
 		return err
 	}
-	want := x.params.Name
-	if x.h.nameParam == "uri" {
-		want = x.params.URI
+	want := x.in.params.Name
+	if x.in.h.nameParam == "uri" {
+		want = x.in.params.URI
 	}
 	raw, ok, err := headerValue(x.r.Header, mcpheader.Name)
 	if err != nil {

@@ -34,7 +34,7 @@ type RateLimits struct {
 // limitCaller applies the per-caller limit (after authentication).
 func (x *request) limitCaller() error {
 	s := x.s
-	if s.rate.PerCaller == nil || x.principal == nil {
+	if s.rate.PerCaller == nil || x.caller.principal == nil {
 		return nil
 	}
 	return x.takeToken("c|"+x.subject(), *s.rate.PerCaller)
@@ -44,17 +44,17 @@ func (x *request) limitCaller() error {
 // tool.
 func (x *request) limitTool() error {
 	s := x.s
-	if x.decision.RateLimit == "" {
+	if x.route.decision.RateLimit == "" {
 		return nil
 	}
-	l, ok := s.rate.Rules[x.decision.RateLimit]
+	l, ok := s.rate.Rules[x.route.decision.RateLimit]
 	if !ok {
 		// Compiled from the same policy at start-up; a miss is a bug, and limits fail closed
 		// only by configuration, so log it loudly rather than refuse.
-		s.log.Error("rate limit not compiled", "rule", x.decision.RuleID)
+		s.log.Error("rate limit not compiled", "rule", x.route.decision.RuleID)
 		return nil
 	}
-	return x.takeToken("t|"+x.subject()+"|"+x.upstream+"|"+x.upstreamName, l)
+	return x.takeToken("t|"+x.subject()+"|"+x.route.upstream+"|"+x.route.upstreamName, l)
 }
 
 func (x *request) takeToken(key string, l store.Limit) error {

@@ -39,8 +39,8 @@ func (x *request) passHeaders() http.Header {
 // writeResult answers with a JSON-RPC success response around a result object, which gets the
 // gateway's resultType and serverInfo.
 func (x *request) writeResult(result []byte) {
-	_ = x.writeResponse(http.StatusOK, x.s.newResponse(x.req.ID, result))
-	x.outcome = outcomeOK
+	_ = x.writeResponse(http.StatusOK, x.s.newResponse(x.in.req.ID, result))
+	x.out.outcome = outcomeOK
 }
 
 // chunkingThreshold is net/http's buffer before it falls back to chunked encoding
@@ -80,7 +80,7 @@ func (x *request) writeHead(status, n int) {
 	// The whole body, headers included, gets one deadline derived from its size.
 	x.writeDeadline(n)
 	x.w.WriteHeader(status)
-	x.status = status
+	x.out.status = status
 }
 
 // errClientWrite marks a response the client did not take: nothing more can be written to it.
@@ -89,12 +89,12 @@ var errClientWrite = errors.New("mcphttp: writing the response failed")
 // write writes b; a failure (the client went away, or did not read within the deadline) is
 // recorded once and ends the response.
 func (x *request) write(b []byte) error {
-	if x.writeErr != nil {
-		return x.writeErr
+	if x.out.writeErr != nil {
+		return x.out.writeErr
 	}
 	if _, err := x.w.Write(b); err != nil {
 		x.writeFailed(err)
-		return x.writeErr
+		return x.out.writeErr
 	}
 	return nil
 }
@@ -102,10 +102,10 @@ func (x *request) write(b []byte) error {
 // writeFailed records a failed write: a deadline that passed is counted and logged, as a client
 // that does not read its response.
 func (x *request) writeFailed(err error) {
-	if x.writeErr != nil {
+	if x.out.writeErr != nil {
 		return
 	}
-	x.writeErr = fmt.Errorf("%w: %w", errClientWrite, err)
+	x.out.writeErr = fmt.Errorf("%w: %w", errClientWrite, err)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		x.s.writeTimeouts.Add(1)
 		x.s.log.WarnContext(x.ctx, "client did not read its response in time; connection closed",
@@ -128,8 +128,8 @@ func (x *request) writeDeadline(n int) {
 // writeError answers with e: the status, its headers, and a JSON-RPC error body with the
 // request's id (null when the id could not be read).
 func (x *request) writeError(e *Error) {
-	x.outcome = e.Outcome
-	if x.sse {
+	x.out.outcome = e.Outcome
+	if x.out.sse {
 		// Headers are gone; the error becomes the stream's last message.
 		if e.RPC != nil {
 			_ = x.writeEvent(jsonrpc.AppendError(nil, x.id(), e.RPC))
@@ -142,17 +142,17 @@ func (x *request) writeError(e *Error) {
 	if e.RPC == nil || e.Status == 499 {
 		x.writeDeadline(0)
 		x.w.WriteHeader(e.Status)
-		x.status = e.Status
+		x.out.status = e.Status
 		return
 	}
 	_ = x.writeJSON(e.Status, jsonrpc.AppendError(nil, x.id(), e.RPC))
 }
 
 func (x *request) id() json.RawMessage {
-	if x.req == nil {
+	if x.in.req == nil {
 		return nil
 	}
-	return x.req.ID
+	return x.in.req.ID
 }
 
 // relay copies a backend's response to the client as it arrives: a single JSON response stays
@@ -193,9 +193,9 @@ func (x *request) relay(st *upstreams.Stream) error {
 // acknowledgement) as an SSE event, starting the stream if needed. It serializes with the
 // keep-alive timer.
 func (x *request) emit(msg []byte) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if !x.sse {
+	x.out.mu.Lock()
+	defer x.out.mu.Unlock()
+	if !x.out.sse {
 		x.startSSE()
 	}
 	return x.writeEvent(msg)
@@ -204,10 +204,10 @@ func (x *request) emit(msg []byte) error {
 // emitLast writes the response's last message: as JSON when no stream has started, else as the
 // last event. It disarms the keep-alive timer.
 func (x *request) emitLast(p *outMsg, status int) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.out.mu.Lock()
+	defer x.out.mu.Unlock()
 	x.stopKeepAliveLocked()
-	if !x.sse {
+	if !x.out.sse {
 		return x.writeResponse(status, p)
 	}
 	return x.writeEventParts(p)
@@ -220,17 +220,17 @@ func (x *request) emitLast(p *outMsg, status int) error {
 func (x *request) reply(st *upstreams.Stream, msg []byte) (*outMsg, error) {
 	result := st.FinalResult()
 	if result == nil {
-		x.outcome = outcomeUpstreamError
+		x.out.outcome = outcomeUpstreamError
 		p := &outMsg{}
 		p.add(msg)
 		return p, nil
 	}
-	x.outcome = outcomeOK
+	x.out.outcome = outcomeOK
 	result, err := x.mrtrOut(result)
 	if err != nil {
 		return nil, err
 	}
-	return x.s.newResponse(x.req.ID, result), nil
+	return x.s.newResponse(x.in.req.ID, result), nil
 }
 
 // startSSE switches the response to an event stream for this request only (Streamable HTTP: a
@@ -242,8 +242,8 @@ func (x *request) startSSE() {
 	h["X-Accel-Buffering"] = accelNo // keep nginx-style proxies from buffering the stream
 	x.writeDeadline(0)
 	x.w.WriteHeader(http.StatusOK)
-	x.status, x.sse = http.StatusOK, true
-	x.streamClosed = x.s.metrics.StreamOpened()
+	x.out.status, x.out.sse = http.StatusOK, true
+	x.out.streamClosed = x.s.metrics.StreamOpened()
 }
 
 var (
@@ -288,7 +288,7 @@ func (x *request) writeEventParts(p *outMsg) error {
 	}
 	if err := http.NewResponseController(x.w).Flush(); err != nil {
 		x.writeFailed(err)
-		return x.writeErr
+		return x.out.writeErr
 	}
 	return nil
 }

@@ -164,7 +164,7 @@ func (s *Server) handlePost(c echo.Context) error {
 	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(x.r.Header.Get(mcpheader.TraceParent)))
 	defer s.metrics.InFlight()()
 	// After record: nothing reads the body any more. A closure, as bodyBuf is set later.
-	defer func() { x.bodyBuf.Release() }()
+	defer func() { x.in.bodyBuf.Release() }()
 	defer x.record()
 	defer func() {
 		if p := recover(); p != nil {
@@ -177,13 +177,13 @@ func (s *Server) handlePost(c echo.Context) error {
 	}()
 	err := x.run()
 	x.stopKeepAlive()
-	if x.writeErr != nil || errors.Is(err, errClientWrite) {
+	if x.out.writeErr != nil || errors.Is(err, errClientWrite) {
 		// The client did not take the response (gone, or not reading within the write
 		// deadline): nothing more can reach it. Returning releases the backend and the
 		// buffers; net/http closes the connection.
-		x.outcome = outcomeCanceled
-		if x.status == 0 {
-			x.status = 499
+		x.out.outcome = outcomeCanceled
+		if x.out.status == 0 {
+			x.out.status = 499
 		}
 		return nil
 	}
@@ -201,27 +201,27 @@ func (s *Server) handlePost(c echo.Context) error {
 func (x *request) record() {
 	s := x.s
 	method := ""
-	if x.req != nil {
-		method = x.req.Method
+	if x.in.req != nil {
+		method = x.in.req.Method
 	}
 	d := s.now().Sub(x.start)
 	x.endRequestSpan()
-	if x.streamClosed != nil {
-		x.streamClosed()
+	if x.out.streamClosed != nil {
+		x.out.streamClosed()
 	}
-	s.metrics.ObserveRequest(method, x.outcome, d)
-	if method == "tools/call" && x.upstream != "" {
-		s.metrics.ToolCall(x.upstream, x.upstreamName, x.outcome)
+	s.metrics.ObserveRequest(method, x.out.outcome, d)
+	if method == "tools/call" && x.route.upstream != "" {
+		s.metrics.ToolCall(x.route.upstream, x.route.upstreamName, x.out.outcome)
 	}
 	s.log.LogAttrs(x.ctx, slog.LevelInfo, "request",
 		slog.String("request_id", x.requestID),
 		slog.String("method", method),
-		slog.String("name", x.name),
-		slog.String("upstream", x.upstream),
+		slog.String("name", x.route.name),
+		slog.String("upstream", x.route.upstream),
 		slog.String("subject", x.subject()),
-		slog.Int("status", x.status),
-		slog.String("outcome", x.outcome),
-		slog.Bool("sse", x.sse),
+		slog.Int("status", x.out.status),
+		slog.String("outcome", x.out.outcome),
+		slog.Bool("sse", x.out.sse),
 		slog.Duration("duration", d),
 	)
 }

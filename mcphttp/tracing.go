@@ -18,10 +18,10 @@ func (x *request) startSpan() {
 		return
 	}
 	method := spanOther
-	if x.req != nil && x.s.handlers[x.req.Method] != nil {
-		method = x.req.Method
+	if x.in.req != nil && x.s.handlers[x.in.req.Method] != nil {
+		method = x.in.req.Method
 	}
-	x.ctx, x.endSpan = t.StartRequest(x.ctx, method, traceFrom(x.r.Header, x.meta).parent, x.start)
+	x.ctx, x.endSpan = t.StartRequest(x.ctx, method, traceFrom(x.r.Header, x.in.meta).parent, x.start)
 	x.spanParent = t.TraceParent(x.ctx)
 	// Log lines then carry the span's trace id, also when the gateway started the trace.
 	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(x.spanParent))
@@ -31,7 +31,7 @@ func (x *request) startSpan() {
 func (x *request) endRequestSpan() {
 	x.startSpan()
 	if x.endSpan != nil {
-		x.endSpan(x.outcome, nil)
+		x.endSpan(x.out.outcome, nil)
 	}
 }
 
@@ -39,7 +39,7 @@ func (x *request) endRequestSpan() {
 // parent is the gateway's own span (the backend span during a call), so the backend's spans
 // hang under the gateway's.
 func (x *request) trace() traceContext {
-	tc := traceFrom(x.r.Header, x.meta)
+	tc := traceFrom(x.r.Header, x.in.meta)
 	if x.spanParent != "" {
 		tc.parent = x.spanParent
 	}
@@ -55,5 +55,5 @@ func (x *request) backendOutcome(err error) string {
 	case err != nil:
 		return mapError(err).Outcome
 	}
-	return x.outcome
+	return x.out.outcome
 }
