@@ -84,7 +84,7 @@ func BenchmarkForwardToolsCall(b *testing.B) {
 	benchPost(b, e, h, body)
 }
 
-// BenchmarkDecodeAndCheck is stages 1 to 3 of a tools/call on their own: the transport guard
+// BenchmarkDecodeAndCheck is stages 1 to 4 of a tools/call on their own: the transport guard
 // (Origin, Content-Type, Accept, the bounded body read), the strict decode of the message, its
 // params and _meta, the version check, the method lookup and the Mcp-Method/Mcp-Name checks.
 func BenchmarkDecodeAndCheck(b *testing.B) {

@@ -13,10 +13,15 @@ import (
 )
 
 // handler is one entry of the closed method table: which param Mcp-Name mirrors (SEP-2243),
-// and what serves the method once the request is validated and authenticated.
+// and how the method is served once the request is validated and authenticated. A method
+// routed to one backend has a target, and request.run takes it through stages 6 to 11; the
+// others (lists, server/discover, subscriptions/listen) have serve instead.
 type handler struct {
 	nameParam string // "name", "uri", or "" when the method has no Mcp-Name
-	serve     func(x *request) error
+	// target reads what a routed call names: its kind and the namespaced name or URI.
+	target func(x *request) (upstreams.Kind, string, error)
+	// serve answers a method that is not routed to one backend.
+	serve func(x *request) error
 }
 
 func (h *handler) requireName(p *jsonrpc.Params) error {
@@ -39,75 +44,65 @@ func newHandlers() map[string]*handler {
 		"prompts/list":             list,
 		"resources/list":           list,
 		"resources/templates/list": list,
-		"tools/call":               {nameParam: "name", serve: callKind(upstreams.KindTool)},
-		"prompts/get":              {nameParam: "name", serve: callKind(upstreams.KindPrompt)},
-		"resources/read":           {nameParam: "uri", serve: callKind(upstreams.KindResource)},
-		"completion/complete":      {serve: (*request).complete},
+		"tools/call":               {nameParam: "name", target: callKind(upstreams.KindTool)},
+		"prompts/get":              {nameParam: "name", target: callKind(upstreams.KindPrompt)},
+		"resources/read":           {nameParam: "uri", target: callKind(upstreams.KindResource)},
+		"completion/complete":      {target: (*request).completionRef},
 		"subscriptions/listen":     {serve: (*request).listen},
 	}
 }
 
-func callKind(kind upstreams.Kind) func(x *request) error {
-	return func(x *request) error {
-		name := x.in.params.Name
+// callKind is the target of a method that names what it calls in params: name, or uri for a
+// resource.
+func callKind(kind upstreams.Kind) func(x *request) (upstreams.Kind, string, error) {
+	return func(x *request) (upstreams.Kind, string, error) {
 		if kind == upstreams.KindResource {
-			name = x.in.params.URI
+			return kind, x.in.params.URI, nil
 		}
-		return x.forward(kind, name)
+		return kind, x.in.params.Name, nil
 	}
 }
 
-// complete routes completion/complete by its ref: a prompt name or a resource (template) URI.
-func (x *request) complete() error {
+// completionRef is the target of completion/complete, named by its ref: a prompt name or a
+// resource (template) URI.
+func (x *request) completionRef() (upstreams.Kind, string, error) {
 	if x.in.params.Ref == nil {
-		return invalidParams("Invalid params: ref is required")
+		return 0, "", invalidParams("Invalid params: ref is required")
 	}
 	// Read exactly as ParseParams reads params: encoding/json would match "NAME" for name.
 	ref, err := jsonrpc.ParseRef(x.in.params.Ref)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	switch {
 	case ref.Type == "ref/prompt" && ref.Name != "":
-		return x.forward(upstreams.KindPrompt, ref.Name)
+		return upstreams.KindPrompt, ref.Name, nil
 	case ref.Type == "ref/resource" && ref.URI != "":
-		return x.forward(upstreams.KindResource, ref.URI)
+		return upstreams.KindResource, ref.URI, nil
 	}
-	return invalidParams("Invalid params: ref must be a ref/prompt with a name or a ref/resource with a uri")
+	return 0, "", invalidParams("Invalid params: ref must be a ref/prompt with a name or a ref/resource with a uri")
 }
 
-// forward routes a call to the one backend that owns name, authorizes it, and relays the
-// backend's response.
-func (x *request) forward(kind upstreams.Kind, name string) error {
+// resolve is stage 6: the namespaced name or URI to the backend that owns it and its
+// backend-side name.
+func (x *request) resolve(kind upstreams.Kind, name string) (upstreams.Target, error) {
 	target, err := x.s.backends.Resolve(kind, name)
 	if errors.Is(err, upstreams.ErrBadURI) {
 		// Refused, never forwarded: the policy and the backend could read it differently.
-		return invalidParams("Invalid params: " + strings.TrimPrefix(err.Error(), "upstreams: "))
+		return target, invalidParams("Invalid params: " + strings.TrimPrefix(err.Error(), "upstreams: "))
 	}
 	if err != nil {
-		return errUnknownName(kindNoun(kind))
+		return target, errUnknownName(kindNoun(kind))
 	}
 	x.route.upstream, x.route.name, x.route.upstreamName = target.Upstream, name, target.Name
-	if err := x.authorize(kind, target); err != nil {
-		return err
-	}
-	if x.in.req.Method == upstreams.MethodToolsCall {
-		// Before any confirmation is asked: a call whose headers the backend could not be
-		// given consistently is refused outright.
-		if err := x.bindParamHeaders(target); err != nil {
-			return err
-		}
-	}
-	params, handled, err := x.mrtrIn(target)
-	if err != nil || handled {
-		return err
-	}
-	// Limits count calls that reach the backend, after any confirmation round trip.
-	if err := x.limitTool(); err != nil {
-		return err
-	}
+	return target, nil
+}
+
+// forward is stage 9, with stages 10 and 11 inside it: it calls target's backend in the
+// backend's span and relays the backend's stream to the client as it comes.
+func (x *request) forward(target upstreams.Target, params json.RawMessage) error {
 	ctx, end := x.s.tracer.StartBackend(x.ctx, target.Upstream, x.in.req.Method)
-	err = x.call(ctx, target, params)
+	err := x.call(ctx, target, params)
 	end(x.backendOutcome(err), err)
 	return err
 }

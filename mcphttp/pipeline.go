@@ -3,15 +3,16 @@ package mcphttp
 import (
 	"context"
 	"errors"
-	"github.com/mcp-gateway/gateway/authz"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/tracing"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // request carries one client request through the pipeline. Its state is grouped by the stage
@@ -78,43 +79,50 @@ type output struct {
 	streamClosed func() // ends the open-SSE-streams gauge when the response was a stream
 }
 
-// run is the request pipeline. The order is deliberate (STYLE.md "The request pipeline"):
+// run is the request pipeline: stages 1 to 11 of docs/architecture.md "The request pipeline",
+// in order, in this one place. The order is deliberate:
 //   - transport checks and the strict decode cost nothing and need no secrets, so a malformed or
 //     hostile request is refused before any other work;
-//   - the version and envelope checks come before the method lookup, and the header checks after
-//     it, in the order the reference SDKs and the conformance suite use (digest §8);
+//   - the version and _meta checks come before the method lookup, and the header checks after
+//     it, in the order the reference SDKs and the conformance suite use (docs/protocol.md §8);
 //   - authentication precedes routing, so a caller without a valid token never learns whether a
 //     tool, prompt or resource exists;
-//   - only then does the method's handler route, authorize and forward.
+//   - a routed call is authorized on its backend-side name, confirmed or resumed (MRTR) only
+//     once authorized, and the client's request reaches no backend before stage 9.
 //
 // The replica's in-flight slot is taken only once the caller is authenticated: until then a
 // request holds nothing but its connection and the bytes of its body that have arrived, bounded
 // in time (Config.BodyReadTimeout) and in memory (Config.MaxBodyBytesInFlight), so slow or
 // unauthenticated requests cannot take the capacity authenticated callers need.
 func (x *request) run() error {
+	// Stage 1: guard.
 	if err := x.guard(); err != nil {
 		return err
 	}
+	// Stage 2: decode. The span starts even for a body that does not decode.
 	err := x.decode()
 	x.startSpan()
 	if err != nil {
 		return err
 	}
 	if x.in.req.IsNotification() {
-		// 2026-07-28 defines no client notifications over HTTP (digest §2.1); accept and drop.
+		// 2026-07-28 defines no client notifications over HTTP (docs/protocol.md §2); accept and drop.
 		x.w.WriteHeader(http.StatusAccepted)
 		x.out.status, x.out.outcome = http.StatusAccepted, outcomeOK
 		return nil
 	}
+	// Stage 3: protocol version and _meta.
 	if err := x.checkVersion(); err != nil {
 		return err
 	}
+	// Stage 4: the method, and the headers that mirror the body.
 	if err := x.checkMethod(); err != nil {
 		return err
 	}
 	if err := x.checkHeaders(); err != nil {
 		return err
 	}
+	// Stage 5: authenticate, then admit: the in-flight slots and the per-caller rate limit.
 	if err := x.authenticate(); err != nil {
 		return err
 	}
@@ -137,7 +145,42 @@ func (x *request) run() error {
 		// collector instead of the pool, and stops counting against the body budget now.
 		x.in.bodyBuf.Detach()
 	}
-	return x.in.h.serve(x)
+	if x.in.h.target == nil {
+		// Not routed to one backend: lists, server/discover and subscriptions/listen filter by
+		// policy (7), fan out or listen (9) and respond (11) in their handlers.
+		return x.in.h.serve(x)
+	}
+	// Stage 6: route.
+	kind, name, err := x.in.h.target(x)
+	if err != nil {
+		return err
+	}
+	target, err := x.resolve(kind, name)
+	if err != nil {
+		return err
+	}
+	// Stage 7: authorize; then a tools/call's Mcp-Param-* headers are bound to its arguments,
+	// before any confirmation is asked, so a call whose headers the backend could not be given
+	// consistently is refused outright.
+	if err := x.authorize(kind, target); err != nil {
+		return err
+	}
+	if x.in.req.Method == upstreams.MethodToolsCall {
+		if err := x.bindParamHeaders(target); err != nil {
+			return err
+		}
+	}
+	// Stage 8: MRTR in. Then the per-tool rate limit, which counts only calls that reach the
+	// backend, after any confirmation round trip.
+	params, handled, err := x.mrtrIn(target)
+	if err != nil || handled {
+		return err
+	}
+	if err := x.limitTool(); err != nil {
+		return err
+	}
+	// Stages 9 to 11: forward, seal a backend's round-trip state (10), relay the response (11).
+	return x.forward(target, params)
 }
 
 // subject names the caller in logs, limits and cache keys: issuer-qualified, since subjects are
@@ -189,9 +232,9 @@ func (x *request) decode() error {
 	return err
 }
 
-// checkVersion compares MCP-Protocol-Version with _meta and checks that the version is served
-// and the required _meta keys are present (digest §1, §2.3). A mismatch is reported before an
-// unsupported version, as the conformance suite expects.
+// checkVersion is stage 3. It compares MCP-Protocol-Version with _meta and checks that the version
+// is served and the required _meta keys are present (docs/protocol.md §1, §2). A mismatch is reported
+// before an unsupported version, as the conformance suite expects.
 func (x *request) checkVersion() error {
 	hdr, hasHdr, err := headerValue(x.r.Header, mcpheader.ProtocolVersion)
 	if err != nil {
@@ -225,8 +268,9 @@ func unsupportedVersion(requested string) *Error {
 	return rpcError(e)
 }
 
-// checkMethod looks the method up in the closed table of what the gateway serves. Everything
-// else, including the removed initialize and ping, is 404/-32601 (digest §2.3).
+// checkMethod is the first part of stage 4: it looks the method up in the closed table of what
+// the gateway serves. Everything else, including the removed initialize and ping, is
+// 404/-32601 (docs/protocol.md §1).
 func (x *request) checkMethod() error {
 	h, ok := x.s.handlers[x.in.req.Method]
 	if !ok {
@@ -236,10 +280,10 @@ func (x *request) checkMethod() error {
 	return nil
 }
 
-// checkHeaders validates Mcp-Method and Mcp-Name against the body (SEP-2243), decoding the
-// base64 sentinel first, and that every Mcp-Param-* header appears once and decodes. Those are
-// checked against the arguments once the tool is routed (bindParamHeaders), since that needs
-// the tool's definition.
+// checkHeaders is the rest of stage 4: it validates Mcp-Method and Mcp-Name against the body
+// (SEP-2243), decoding the base64 sentinel first, and that every Mcp-Param-* header appears once
+// and decodes. Those are checked against the arguments once the tool is routed and authorized
+// (bindParamHeaders, stage 7), since that needs the tool's definition.
 func (x *request) checkHeaders() error {
 	if err := x.checkParamSyntax(); err != nil {
 		return err

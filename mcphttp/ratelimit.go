@@ -31,7 +31,7 @@ type RateLimits struct {
 	FailOpen bool
 }
 
-// limitCaller applies the per-caller limit (after authentication).
+// limitCaller applies the per-caller limit: the end of stage 5, after authentication.
 func (x *request) limitCaller() error {
 	s := x.s
 	if s.rate.PerCaller == nil || x.caller.principal == nil {
@@ -40,8 +40,8 @@ func (x *request) limitCaller() error {
 	return x.takeToken("c|"+x.subject(), *s.rate.PerCaller)
 }
 
-// limitTool applies the rate limit of the policy rule that allowed this call, per caller and
-// tool.
+// limitTool applies the rate limit of the policy rule that allowed this call, per caller and tool:
+// after stage 8, so only calls that reach the backend count.
 func (x *request) limitTool() error {
 	s := x.s
 	if x.route.decision.RateLimit == "" {

@@ -155,11 +155,11 @@ func (x *request) id() json.RawMessage {
 	return x.in.req.ID
 }
 
-// relay copies a backend's response to the client as it arrives: a single JSON response stays
-// JSON; an SSE response is streamed event by event, so progress reaches the client before the
-// result. The last message is the only one rewritten, and its result is written from where the
-// backend's response was read. While the backend is quiet, keep-alive comments hold the stream
-// open (keepalive.go).
+// relay is stage 11 of a routed call. It copies a backend's response to the client as it
+// arrives: a single JSON response stays JSON; an SSE response is streamed event by event, so
+// progress reaches the client before the result. The last message is the only one rewritten, and its result is
+// written from where the backend's response was read. While the backend is quiet, keep-alive
+// comments hold the stream open (keepalive.go).
 func (x *request) relay(st *upstreams.Stream) error {
 	st.ResultOnly()
 	for {
