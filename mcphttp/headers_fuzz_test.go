@@ -3,13 +3,9 @@ package mcphttp
 import (
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
@@ -139,21 +135,9 @@ func checkAgreement(t *testing.T, x *request, hVersion, hMethod, hName string, d
 func FuzzListCursor(f *testing.F) {
 	cursors := testCursors(f)
 	backend := mcptest.StartServer(f, "alpha", mcptest.WithCacheHints(int(time.Hour/time.Millisecond), "public"))
-	reg, err := upstreams.New(upstreams.Config{PageSize: 2, Upstreams: []upstreams.UpstreamConfig{{Name: "alpha", URL: backend.URL()}}},
-		upstreams.Options{Logger: slog.New(slog.DiscardHandler), Cursors: cursors})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(reg.Close)
-	s, err := New(Config{}, Deps{Backends: reg, Logger: slog.New(slog.DiscardHandler), Loopback: true})
-	if err != nil {
-		f.Fatal(err)
-	}
-	e := echo.New()
-	s.Register(e)
-	hs := httptest.NewServer(e)
-	f.Cleanup(hs.Close)
-	url := hs.URL + DefaultPath
+	_, e := testServer(f, Config{}, upstreams.Config{PageSize: 2, Upstreams: []upstreams.UpstreamConfig{{Name: "alpha", URL: backend.URL()}}},
+		upstreams.Options{Cursors: cursors}, Deps{})
+	url := serveTest(f, e).URL + DefaultPath
 	list := func(t testing.TB, cursor string) *response {
 		c, _ := json.Marshal(cursor)
 		return do(t, http.MethodPost, url, modern("tools/list", ""), body("tools/list", `,"cursor":`+string(c)))
