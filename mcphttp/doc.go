@@ -12,11 +12,13 @@
 // the state of a request is a method on *request, and reaches the server's components (the
 // registry, the authorizer, the codec, metrics, configuration) through the request's server.
 // Server methods never take a request: they serve the whole endpoint (routes, the response
-// skeleton) or nothing stage-specific.
+// skeleton).
 //
 // The state of a request is grouped by the stage that produces it: decoded (stages 1 to 4),
-// identity (stage 5), route (stages 6 to 8) and output (what has been written, stages 9 to 11
-// and the keep-alive timer). A stage writes its own group and reads those of earlier stages.
+// identity (stage 5) and route (stages 6 to 8), each written by its stages and read by later
+// ones, and output: what has been written to the client, by whichever stage answers (through
+// the writers of respond.go) and by the keep-alive timer. docs/architecture.md "The request's
+// state" lists which stage writes each field.
 //
 // # Words
 //

@@ -16,8 +16,9 @@ import (
 )
 
 // request carries one client request through the pipeline. Its state is grouped by the stage
-// that produces it (the numbers of docs/architecture.md "The request pipeline"): a stage writes
-// its own group and reads those of the stages before it; none re-reads the body.
+// that produces it (the numbers of docs/architecture.md "The request pipeline"): stages 1 to 8
+// write their own group and read those of the stages before them; whichever stage answers
+// writes out. None re-reads the body.
 type request struct {
 	s     *Server
 	w     http.ResponseWriter
@@ -34,7 +35,7 @@ type request struct {
 	in     decoded  // stages 1 to 4
 	caller identity // stage 5
 	route  route    // stages 6 to 8
-	out    output   // stages 9 to 11, and the keep-alive timer
+	out    output   // what has been written: by the stage that answers (11 for a forwarded call), and the keep-alive timer
 }
 
 // decoded is what stages 1 to 4 read from the client's request, once.
