@@ -27,15 +27,20 @@ type request struct {
 	start time.Time
 	// requestID is kept apart from the response headers, which the keep-alive timer may be
 	// writing concurrently.
-	requestID      string
-	requestIDValue []string    // requestID as a header value, shared by the response and the backend request
-	endSpan        tracing.End // ends the request's span (started after stage 2); nil with tracing off or before it starts
-	spanParent     string      // the traceparent of the gateway's own span (the backend span in stage 9), "" with tracing off
+	requestID string
+	// requestIDValue is requestID as a header value, shared by the response and the backend
+	// request.
+	requestIDValue []string
+	// endSpan ends the request's span, started after stage 2; nil with tracing off or before it
+	// starts. spanParent is the traceparent of the gateway's own span (the backend span from
+	// stage 9 on), "" with tracing off.
+	endSpan    tracing.End
+	spanParent string
 
 	in     decoded  // stages 1 to 4
 	caller identity // stage 5
 	route  route    // stages 6 to 8
-	out    output   // what has been written: by the stage that answers (11 for a forwarded call), and the keep-alive timer
+	out    output   // what has been written, by the stage that answers and the keep-alive timer
 }
 
 // decoded is what stages 1 to 4 read from the client's request, once.
@@ -62,7 +67,7 @@ type route struct {
 	name         string         // stage 6: the namespaced name or URI the client used
 	upstreamName string         // stage 6: the backend-side name or URI
 	decision     authz.Decision // stage 7
-	paramHeaders http.Header    // stage 7, tools/call: the Mcp-Param-* headers the backend gets (paramheaders.go)
+	paramHeaders http.Header    // stage 7, tools/call: the Mcp-Param-* headers the backend gets
 	confirmed    bool           // stage 8: the user approved this call (gateway confirmation)
 }
 
