@@ -24,8 +24,8 @@
 //
 // A request is the gateway's state for one client request (never a backend's). To write is
 // to put bytes on the client's response; to emit is to write one JSON-RPC message to the
-// client, choosing its framing (an SSE event, or the JSON body when it is the last message of
-// a response that has not started a stream). The last message is the one that ends the
+// client, choosing its framing (an SSE event, or the JSON body when it is a call's last
+// message and no stream has started). The last message is the one that ends the
 // client's response; reply renders it from the message that ended the backend's stream.
 // record ends a request: its span, metrics and access log line.
 package mcphttp

@@ -23,9 +23,9 @@ func (x *request) listen() error {
 	caller := upstreams.ListenCaller{Visible: visible, Dropped: x.s.metrics.ListenDropped}
 	x.shed()
 	err := x.s.listens.ListenFor(x.ctx, x.in.req.ID, params, hdr, caller, func(msg []byte) error {
-		// The registry emits the acknowledgement first and, when every backend stream has
-		// ended, the listen's final result; the stream starts with the first message, so an
-		// invalid request is still answered with a plain JSON error.
+		// The registry hands over the acknowledgement first and, when every backend stream
+		// has ended, the listen's result last; the stream starts with the first message, so
+		// an invalid request is still answered with a plain JSON error.
 		return x.emit(msg)
 	})
 	x.stopKeepAlive()

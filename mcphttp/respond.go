@@ -189,9 +189,9 @@ func (x *request) relay(st *upstreams.Stream) error {
 	}
 }
 
-// emit writes one message that is not the last of the response (a notification, a listen's
-// acknowledgement) as an SSE event, starting the stream if needed. It serializes with the
-// keep-alive timer.
+// emit writes one message as an SSE event, starting the stream if needed: a forwarded call's
+// messages before its last (notifications), and every message of a listen. It serializes with
+// the keep-alive timer and leaves it armed.
 func (x *request) emit(msg []byte) error {
 	x.out.mu.Lock()
 	defer x.out.mu.Unlock()
@@ -201,8 +201,8 @@ func (x *request) emit(msg []byte) error {
 	return x.writeEvent(msg)
 }
 
-// emitLast writes the response's last message: as JSON when no stream has started, else as the
-// last event. It disarms the keep-alive timer.
+// emitLast writes a forwarded call's last message: as JSON when no stream has started, else as
+// the last event. It disarms the keep-alive timer.
 func (x *request) emitLast(p *outMsg, status int) error {
 	x.out.mu.Lock()
 	defer x.out.mu.Unlock()
