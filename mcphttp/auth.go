@@ -34,7 +34,8 @@ var authReasons = map[string]string{
 // tells the client where the protected resource metadata is (digest §4). An identity provider
 // that cannot be reached is 503, never an allow and never a 401 that would make a client drop a
 // good token.
-func (s *Server) authenticate(x *exchange) error {
+func (x *request) authenticate() error {
+	s := x.s
 	if s.auth == nil {
 		return nil
 	}
@@ -59,11 +60,11 @@ func (s *Server) authenticate(x *exchange) error {
 			Description: "exactly one Authorization header is accepted"})
 	}
 	if err == nil {
-		x.principal, err = s.auth.Authenticate(x.ctx, tok)
+		x.caller.principal, err = s.auth.Authenticate(x.ctx, tok)
 	}
 	if err == nil {
 		// Kept only for backends configured for token exchange; never forwarded as is.
-		x.token = tok
+		x.caller.token = tok
 		return nil
 	}
 	s.metrics.AuthFailure(authReasons[authz.Reason(err)])
@@ -113,12 +114,13 @@ var authzKinds = map[upstreams.Kind]authz.Kind{
 // authorize is stage 7: may this caller use target? Policy is written in backend terms
 // (backend name, backend-side tool name). Step-up is a 403 naming every scope the operation
 // needs; a name no rule could grant is answered exactly like an unknown name.
-func (s *Server) authorize(x *exchange, kind upstreams.Kind, target upstreams.Target) error {
+func (x *request) authorize(kind upstreams.Kind, target upstreams.Target) error {
+	s := x.s
 	if s.auth == nil {
 		return nil
 	}
-	d := s.auth.Decide(x.ctx, x.principal, authzKinds[kind], target.Upstream, target.Name)
-	x.decision = d
+	d := s.auth.Decide(x.ctx, x.caller.principal, authzKinds[kind], target.Upstream, target.Name)
+	x.route.decision = d
 	switch d.Effect {
 	case authz.Allow:
 		s.metrics.AuthzDecision(metrics.DecisionAllow, target.Upstream)
@@ -133,11 +135,12 @@ func (s *Server) authorize(x *exchange, kind upstreams.Kind, target upstreams.Ta
 
 // visibility returns the list filter for this caller and whether it depends on identity: lists
 // show exactly what the caller may use, so tools/list and tools/call agree.
-func (s *Server) visibility(x *exchange) (func(upstreams.Kind, upstreams.Target) bool, bool) {
+func (x *request) visibility() (func(upstreams.Kind, upstreams.Target) bool, bool) {
+	s := x.s
 	if s.auth == nil {
 		return nil, false
 	}
-	p := x.principal
+	p := x.caller.principal
 	return func(k upstreams.Kind, t upstreams.Target) bool {
 		return s.auth.Visible(p, authzKinds[k], t.Upstream, t.Name)
 	}, true

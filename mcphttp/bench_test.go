@@ -3,7 +3,6 @@ package mcphttp
 import (
 	"bytes"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,20 +11,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
-
-func testStateSealer(tb testing.TB) *seal.Sealer {
-	tb.Helper()
-	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "t", Secret: bytes.Repeat([]byte("s"), 32)}}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return ring.Sealer(seal.PurposeRequestState)
-}
 
 // cannedBackend answers every request with one JSON-RPC result without a network, so a benchmark
 // measures the gateway's own work. It reuses its header map (read-only) and body reader, so it
@@ -57,13 +46,6 @@ func (c *cannedBackend) RoundTrip(r *http.Request) (*http.Response, error) {
 // backend, and the rewritten JSON response. Authentication is off here; authz has its own
 // benchmarks.
 func BenchmarkForwardToolsCall(b *testing.B) {
-	backend := newCannedBackend()
-	reg, err := upstreams.New(upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "be", URL: "http://127.0.0.1:9/mcp"}}},
-		upstreams.Options{Logger: slog.New(slog.DiscardHandler), Cursors: testCursors(b), Transport: backend})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer reg.Close()
 	// A codec, as cmd/gateway always configures one: plain calls must not pay for MRTR.
 	replays, err := store.NewMemory(store.MemoryOptions{})
 	if err != nil {
@@ -73,25 +55,18 @@ func BenchmarkForwardToolsCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(Config{}, Deps{Backends: reg, Logger: slog.New(slog.DiscardHandler), Version: "bench", Loopback: true, MRTR: codec})
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := echo.New()
-	s.Register(e)
+	_, e := testServer(b, Config{}, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{Transport: newCannedBackend()},
+		Deps{Version: "bench", MRTR: codec})
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
 	h := modern("tools/call", "be__echo")
 	benchPost(b, e, h, body)
 }
 
-// BenchmarkDecodeAndCheck is stages 1 to 3 of a tools/call on their own: the transport guard
+// BenchmarkDecodeAndCheck is stages 1 to 4 of a tools/call on their own: the transport guard
 // (Origin, Content-Type, Accept, the bounded body read), the strict decode of the message, its
 // params and _meta, the version check, the method lookup and the Mcp-Method/Mcp-Name checks.
 func BenchmarkDecodeAndCheck(b *testing.B) {
-	s, err := New(Config{}, Deps{Backends: benchRegistry(b), Logger: slog.New(slog.DiscardHandler), Version: "bench", Loopback: true})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, _ := testServer(b, Config{}, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{}, Deps{Version: "bench"})
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
 	h := modern("tools/call", "be__echo")
 	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
@@ -101,7 +76,7 @@ func BenchmarkDecodeAndCheck(b *testing.B) {
 	for b.Loop() {
 		rd.Reset(body)
 		req.Body, req.ContentLength = io.NopCloser(rd), int64(len(body))
-		x := &exchange{s: s, r: req}
+		x := &request{s: s, r: req}
 		if err := x.guard(); err != nil {
 			b.Fatal(err)
 		}
@@ -118,16 +93,6 @@ func BenchmarkDecodeAndCheck(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-func benchRegistry(b *testing.B) *upstreams.Registry {
-	reg, err := upstreams.New(upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "be", URL: "http://127.0.0.1:9/mcp"}}},
-		upstreams.Options{Logger: slog.New(slog.DiscardHandler), Cursors: testCursors(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(reg.Close)
-	return reg
 }
 
 // BenchmarkHarnessOnly is BenchmarkForwardToolsCall without the gateway: the same request

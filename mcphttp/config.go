@@ -1,6 +1,3 @@
-// Package mcphttp is the gateway's client-facing HTTP side: the echo routes, the request
-// pipeline that validates every MCP 2026-07-28 request before anything is forwarded, the one
-// error mapper, and the JSON and SSE writers.
 package mcphttp
 
 import (

@@ -23,7 +23,8 @@ type toolHints struct {
 // isDestructive reports whether a call must be confirmed because its tool declares
 // destructiveHint: true. The annotations come from a tools/list this replica made itself, at most
 // hintsTTL old. A tool the list does not show is confirmed: unknown is not safe.
-func (s *Server) isDestructive(x *exchange, name string) (bool, error) {
+func (x *request) isDestructive(name string) (bool, error) {
+	s := x.s
 	if !s.cfg.ConfirmDestructiveTools {
 		return false, nil
 	}
@@ -47,7 +48,7 @@ func (s *Server) isDestructive(x *exchange, name string) (bool, error) {
 		}
 		h.refreshing = make(chan struct{})
 		h.mu.Unlock()
-		m, err := s.fetchDestructive(x)
+		m, err := x.fetchDestructive()
 		h.mu.Lock()
 		if err == nil {
 			h.destructive, h.fetched = m, s.now()
@@ -65,7 +66,8 @@ func (s *Server) isDestructive(x *exchange, name string) (bool, error) {
 // that takes exchanged tokens cannot be listed without a caller's token, so the caller's is
 // exchanged for it as for any list (never sent itself); lists a backend marks private are then
 // cached under the caller, as on the caller's own tools/list.
-func (s *Server) fetchDestructive(x *exchange) (map[string]bool, error) {
+func (x *request) fetchDestructive() (map[string]bool, error) {
+	s := x.s
 	out := map[string]bool{}
 	cursor := ""
 	for page := 0; page < 1000; page++ {

@@ -14,7 +14,7 @@ import (
 
 // guard is stage 1: the transport-level checks that need nothing but the HTTP request. It reads
 // the body (bounded) so that no later stage touches the connection.
-func (x *exchange) guard() error {
+func (x *request) guard() error {
 	r := x.r
 	if err := x.s.origins.check(r); err != nil {
 		return err
@@ -54,7 +54,7 @@ var errBodiesBusy = &Error{Status: http.StatusServiceUnavailable, Outcome: outco
 // (or buffering) the rest. The buffer grows as bytes arrive and is charged to the replica's
 // budget for request bodies (503 when full), so a declared Content-Length reserves nothing; the
 // whole body must arrive within BodyReadTimeout (408, and the connection is closed).
-func (x *exchange) readBody() error {
+func (x *request) readBody() error {
 	r := x.r
 	limit := x.s.cfg.MaxBodyBytes
 	if r.ContentLength > limit {
@@ -76,7 +76,7 @@ func (x *exchange) readBody() error {
 	var ne net.Error
 	switch {
 	case err == nil:
-		x.bodyBuf, x.body = buf, buf.B
+		x.in.bodyBuf, x.in.body = buf, buf.B
 		return nil
 	case errors.Is(err, bodyread.ErrTooLarge):
 		return errBodyTooLarge

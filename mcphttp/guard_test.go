@@ -81,10 +81,10 @@ func TestReadBody(t *testing.T) {
 			if tt.length {
 				r.ContentLength = int64(tt.size)
 			}
-			x := &exchange{s: &Server{cfg: Config{MaxBodyBytes: limit}, log: slog.New(slog.DiscardHandler)},
+			x := &request{s: &Server{cfg: Config{MaxBodyBytes: limit}, log: slog.New(slog.DiscardHandler)},
 				w: httptest.NewRecorder(), r: r, ctx: context.Background()}
 			err := x.readBody()
-			got := x.body
+			got := x.in.body
 			switch {
 			case tt.want == errReadFailed:
 				var e *Error

@@ -13,10 +13,15 @@ import (
 )
 
 // handler is one entry of the closed method table: which param Mcp-Name mirrors (SEP-2243),
-// and what serves the method once the request is validated and authenticated.
+// and how the method is served once the request is validated and authenticated. A method
+// routed to one backend has a target, and request.run takes it through stages 6 to 11; the
+// others (lists, server/discover, subscriptions/listen) have serve instead.
 type handler struct {
 	nameParam string // "name", "uri", or "" when the method has no Mcp-Name
-	serve     func(x *exchange) error
+	// target reads what a routed call names: its kind and the namespaced name or URI.
+	target func(x *request) (upstreams.Kind, string, error)
+	// serve answers a method that is not routed to one backend.
+	serve func(x *request) error
 }
 
 func (h *handler) requireName(p *jsonrpc.Params) error {
@@ -32,89 +37,79 @@ func (h *handler) requireName(p *jsonrpc.Params) error {
 // newHandlers is the method table: the 2026-07-28 client requests the gateway serves (digest
 // "Client requests"). Methods outside it get 404/-32601.
 func newHandlers() map[string]*handler {
-	list := &handler{serve: (*exchange).list}
+	list := &handler{serve: (*request).list}
 	return map[string]*handler{
-		"server/discover":          {serve: (*exchange).discover},
+		"server/discover":          {serve: (*request).discover},
 		"tools/list":               list,
 		"prompts/list":             list,
 		"resources/list":           list,
 		"resources/templates/list": list,
-		"tools/call":               {nameParam: "name", serve: callKind(upstreams.KindTool)},
-		"prompts/get":              {nameParam: "name", serve: callKind(upstreams.KindPrompt)},
-		"resources/read":           {nameParam: "uri", serve: callKind(upstreams.KindResource)},
-		"completion/complete":      {serve: (*exchange).complete},
-		"subscriptions/listen":     {serve: (*exchange).listen},
+		"tools/call":               {nameParam: "name", target: callKind(upstreams.KindTool)},
+		"prompts/get":              {nameParam: "name", target: callKind(upstreams.KindPrompt)},
+		"resources/read":           {nameParam: "uri", target: callKind(upstreams.KindResource)},
+		"completion/complete":      {target: (*request).completionRef},
+		"subscriptions/listen":     {serve: (*request).listen},
 	}
 }
 
-func callKind(kind upstreams.Kind) func(x *exchange) error {
-	return func(x *exchange) error {
-		name := x.params.Name
+// callKind is the target of a method that names what it calls in params: name, or uri for a
+// resource.
+func callKind(kind upstreams.Kind) func(x *request) (upstreams.Kind, string, error) {
+	return func(x *request) (upstreams.Kind, string, error) {
 		if kind == upstreams.KindResource {
-			name = x.params.URI
+			return kind, x.in.params.URI, nil
 		}
-		return x.forward(kind, name)
+		return kind, x.in.params.Name, nil
 	}
 }
 
-// complete routes completion/complete by its ref: a prompt name or a resource (template) URI.
-func (x *exchange) complete() error {
-	if x.params.Ref == nil {
-		return invalidParams("Invalid params: ref is required")
+// completionRef is the target of completion/complete, named by its ref: a prompt name or a
+// resource (template) URI.
+func (x *request) completionRef() (upstreams.Kind, string, error) {
+	if x.in.params.Ref == nil {
+		return 0, "", invalidParams("Invalid params: ref is required")
 	}
 	// Read exactly as ParseParams reads params: encoding/json would match "NAME" for name.
-	ref, err := jsonrpc.ParseRef(x.params.Ref)
+	ref, err := jsonrpc.ParseRef(x.in.params.Ref)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	switch {
 	case ref.Type == "ref/prompt" && ref.Name != "":
-		return x.forward(upstreams.KindPrompt, ref.Name)
+		return upstreams.KindPrompt, ref.Name, nil
 	case ref.Type == "ref/resource" && ref.URI != "":
-		return x.forward(upstreams.KindResource, ref.URI)
+		return upstreams.KindResource, ref.URI, nil
 	}
-	return invalidParams("Invalid params: ref must be a ref/prompt with a name or a ref/resource with a uri")
+	return 0, "", invalidParams("Invalid params: ref must be a ref/prompt with a name or a ref/resource with a uri")
 }
 
-// forward routes a call to the one backend that owns name, authorizes it, and relays the
-// backend's response.
-func (x *exchange) forward(kind upstreams.Kind, name string) error {
+// resolve is stage 6: the namespaced name or URI to the backend that owns it and its
+// backend-side name.
+func (x *request) resolve(kind upstreams.Kind, name string) (upstreams.Target, error) {
 	target, err := x.s.backends.Resolve(kind, name)
 	if errors.Is(err, upstreams.ErrBadURI) {
 		// Refused, never forwarded: the policy and the backend could read it differently.
-		return invalidParams("Invalid params: " + strings.TrimPrefix(err.Error(), "upstreams: "))
+		return target, invalidParams("Invalid params: " + strings.TrimPrefix(err.Error(), "upstreams: "))
 	}
 	if err != nil {
-		return errUnknownName(kindNoun(kind))
+		return target, errUnknownName(kindNoun(kind))
 	}
-	x.upstream, x.name, x.upstreamName = target.Upstream, name, target.Name
-	if err := x.s.authorize(x, kind, target); err != nil {
-		return err
-	}
-	if x.req.Method == upstreams.MethodToolsCall {
-		// Before any confirmation is asked: a call whose headers the backend could not be
-		// given consistently is refused outright.
-		if err := x.bindParamHeaders(target); err != nil {
-			return err
-		}
-	}
-	params, handled, err := x.s.mrtrIn(x, target)
-	if err != nil || handled {
-		return err
-	}
-	// Limits count calls that reach the backend, after any confirmation round trip.
-	if err := x.s.limitTool(x); err != nil {
-		return err
-	}
-	ctx, end := x.s.tracer.StartBackend(x.ctx, target.Upstream, x.req.Method)
-	err = x.call(ctx, target, params)
+	x.route.upstream, x.route.name, x.route.upstreamName = target.Upstream, name, target.Name
+	return target, nil
+}
+
+// forward is stage 9, with stages 10 and 11 inside it: it calls target's backend in the
+// backend's span and relays the backend's stream to the client as it comes.
+func (x *request) forward(target upstreams.Target, params json.RawMessage) error {
+	ctx, end := x.s.tracer.StartBackend(x.ctx, target.Upstream, x.in.req.Method)
+	err := x.call(ctx, target, params)
 	end(x.backendOutcome(err), err)
 	return err
 }
 
 // call sends the request to target's backend and relays the response. With tracing on, ctx
 // holds the backend span, whose traceparent the backend receives so its spans hang under it.
-func (x *exchange) call(ctx context.Context, target upstreams.Target, params json.RawMessage) error {
+func (x *request) call(ctx context.Context, target upstreams.Target, params json.RawMessage) error {
 	if tp := x.s.tracer.TraceParent(ctx); tp != "" {
 		x.spanParent = tp
 	}
@@ -126,11 +121,11 @@ func (x *exchange) call(ctx context.Context, target upstreams.Target, params jso
 	x.armKeepAlive()
 	visible, embedded := x.resourcePolicy()
 	st, err := x.s.backends.Call(ctx, &upstreams.Call{
-		Method:          x.req.Method,
-		ID:              x.req.ID,
+		Method:          x.in.req.Method,
+		ID:              x.in.req.ID,
 		Params:          params,
 		Target:          target,
-		ProtocolVersion: x.meta.ProtocolVersion,
+		ProtocolVersion: x.in.meta.ProtocolVersion,
 		Header:          x.callHeaders(),
 		SubjectToken:    x.subjectToken(target.Upstream),
 		Visible:         visible,
@@ -146,9 +141,9 @@ func (x *exchange) call(ctx context.Context, target upstreams.Target, params jso
 
 // callHeaders is passHeaders for a routed call: for tools/call, the Mcp-Param-* headers are
 // the ones bindParamHeaders recomputed from the body, never the client's.
-func (x *exchange) callHeaders() http.Header {
+func (x *request) callHeaders() http.Header {
 	h := x.passHeaders()
-	if x.req.Method != upstreams.MethodToolsCall {
+	if x.in.req.Method != upstreams.MethodToolsCall {
 		return h
 	}
 	for k := range h {
@@ -156,7 +151,7 @@ func (x *exchange) callHeaders() http.Header {
 			delete(h, k)
 		}
 	}
-	for k, v := range x.paramHeaders {
+	for k, v := range x.route.paramHeaders {
 		h[k] = v
 	}
 	return h
@@ -173,14 +168,14 @@ func kindNoun(k upstreams.Kind) string {
 }
 
 // list fans a list method out to the backends and answers with the merged, filtered page.
-func (x *exchange) list() error {
-	visible, filtered := x.s.visibility(x)
-	params, err := x.withTrace(x.req.Params)
+func (x *request) list() error {
+	visible, filtered := x.visibility()
+	params, err := x.withTrace(x.in.req.Params)
 	if err != nil {
 		return err
 	}
 	req := &upstreams.ListRequest{
-		Method:  x.req.Method,
+		Method:  x.in.req.Method,
 		Params:  params,
 		Visible: visible,
 		Private: filtered,
@@ -199,7 +194,7 @@ func (x *exchange) list() error {
 
 // discover answers server/discover from the gateway itself (digest §1): the versions it serves
 // and the merged capabilities of its backends, cacheable for as long as every backend's answer.
-func (x *exchange) discover() error {
+func (x *request) discover() error {
 	d, err := x.s.backends.Capabilities(x.ctx, x.passHeaders())
 	if err != nil {
 		return err
@@ -225,12 +220,12 @@ func (x *exchange) discover() error {
 // resourcePolicy is the caller's policy for the resources a backend's answer names: visible
 // for what it may read (resources/read contents, resources/updated), embedded for what may
 // appear in a tool or prompt result (not covered by a deny rule). Nil, nil without auth.
-func (x *exchange) resourcePolicy() (visible, embedded func(upstreams.Kind, upstreams.Target) bool) {
+func (x *request) resourcePolicy() (visible, embedded func(upstreams.Kind, upstreams.Target) bool) {
 	if x.s.auth == nil {
 		return nil, nil
 	}
-	visible, _ = x.s.visibility(x)
-	p := x.principal
+	visible, _ = x.visibility()
+	p := x.caller.principal
 	return visible, func(k upstreams.Kind, t upstreams.Target) bool {
 		return !x.s.auth.Denied(p, authzKinds[k], t.Upstream, t.Name)
 	}

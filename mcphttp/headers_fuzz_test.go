@@ -3,13 +3,9 @@ package mcphttp
 import (
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
@@ -45,7 +41,7 @@ func FuzzHeaders(f *testing.F) {
 	}
 	s := &Server{handlers: newHandlers()}
 	f.Fuzz(func(t *testing.T, method, name, hVersion, hMethod, hName string, dup uint8) {
-		x := fuzzExchange(t, s, method, name, hVersion, hMethod, hName, dup)
+		x := fuzzRequest(t, s, method, name, hVersion, hMethod, hName, dup)
 		err := x.decode()
 		if err == nil {
 			err = x.checkVersion()
@@ -64,10 +60,10 @@ func FuzzHeaders(f *testing.F) {
 	})
 }
 
-// fuzzExchange builds the exchange for one input: a body with method and name (as both name
+// fuzzRequest builds the request for one input: a body with method and name (as both name
 // and uri, so every handler finds its member) and the three headers, each sent twice when its
 // bit of dup is set.
-func fuzzExchange(t *testing.T, s *Server, method, name, hVersion, hMethod, hName string, dup uint8) *exchange {
+func fuzzRequest(t *testing.T, s *Server, method, name, hVersion, hMethod, hName string, dup uint8) *request {
 	t.Helper()
 	body, err := json.Marshal(map[string]any{
 		"jsonrpc": "2.0", "id": 1, "method": method,
@@ -95,7 +91,7 @@ func fuzzExchange(t *testing.T, s *Server, method, name, hVersion, hMethod, hNam
 		t.Fatal(err)
 	}
 	r.Header = h
-	return &exchange{s: s, r: r, body: body}
+	return &request{s: s, r: r, in: decoded{body: body}}
 }
 
 func checkRefusal(t *testing.T, err error) {
@@ -114,17 +110,17 @@ func checkRefusal(t *testing.T, err error) {
 	}
 }
 
-func checkAgreement(t *testing.T, x *exchange, hVersion, hMethod, hName string, dup uint8) {
+func checkAgreement(t *testing.T, x *request, hVersion, hMethod, hName string, dup uint8) {
 	t.Helper()
-	if hVersion != ProtocolVersion || hMethod != x.req.Method || dup&3 != 0 {
-		t.Fatalf("accepted version %q method %q for %q (dup %b)", hVersion, hMethod, x.req.Method, dup)
+	if hVersion != ProtocolVersion || hMethod != x.in.req.Method || dup&3 != 0 {
+		t.Fatalf("accepted version %q method %q for %q (dup %b)", hVersion, hMethod, x.in.req.Method, dup)
 	}
-	if x.h.nameParam == "" {
+	if x.in.h.nameParam == "" {
 		return
 	}
-	want := x.params.Name
-	if x.h.nameParam == "uri" {
-		want = x.params.URI
+	want := x.in.params.Name
+	if x.in.h.nameParam == "uri" {
+		want = x.in.params.URI
 	}
 	got, err := mcpheader.Decode(hName)
 	if err != nil || got != want || dup&4 != 0 {
@@ -139,21 +135,9 @@ func checkAgreement(t *testing.T, x *exchange, hVersion, hMethod, hName string, 
 func FuzzListCursor(f *testing.F) {
 	cursors := testCursors(f)
 	backend := mcptest.StartServer(f, "alpha", mcptest.WithCacheHints(int(time.Hour/time.Millisecond), "public"))
-	reg, err := upstreams.New(upstreams.Config{PageSize: 2, Upstreams: []upstreams.UpstreamConfig{{Name: "alpha", URL: backend.URL()}}},
-		upstreams.Options{Logger: slog.New(slog.DiscardHandler), Cursors: cursors})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(reg.Close)
-	s, err := New(Config{}, Deps{Backends: reg, Logger: slog.New(slog.DiscardHandler), Loopback: true})
-	if err != nil {
-		f.Fatal(err)
-	}
-	e := echo.New()
-	s.Register(e)
-	hs := httptest.NewServer(e)
-	f.Cleanup(hs.Close)
-	url := hs.URL + DefaultPath
+	_, e := testServer(f, Config{}, upstreams.Config{PageSize: 2, Upstreams: []upstreams.UpstreamConfig{{Name: "alpha", URL: backend.URL()}}},
+		upstreams.Options{Cursors: cursors}, Deps{})
+	url := serveTest(f, e).URL + DefaultPath
 	list := func(t testing.TB, cursor string) *response {
 		c, _ := json.Marshal(cursor)
 		return do(t, http.MethodPost, url, modern("tools/list", ""), body("tools/list", `,"cursor":`+string(c)))

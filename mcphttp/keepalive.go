@@ -12,26 +12,26 @@ const DefaultSSEKeepAlive = 15 * time.Second
 // armKeepAlive starts the keep-alive timer for a forwarded call or a listen. When it fires on a
 // response that has not started, the response becomes an SSE stream (clients accept either,
 // digest §2.1), so a long tool call is not cut off by a proxy waiting for the first byte.
-func (x *exchange) armKeepAlive() {
+func (x *request) armKeepAlive() {
 	if x.s.cfg.SSEKeepAlive <= 0 {
 		return
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if !x.done {
-		x.ka = time.AfterFunc(x.s.cfg.SSEKeepAlive, x.keepAliveTick)
+	x.out.mu.Lock()
+	defer x.out.mu.Unlock()
+	if !x.out.done {
+		x.out.ka = time.AfterFunc(x.s.cfg.SSEKeepAlive, x.keepAliveTick)
 	}
 }
 
 var keepAliveComment = []byte(": keep-alive\n\n")
 
-func (x *exchange) keepAliveTick() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.done {
+func (x *request) keepAliveTick() {
+	x.out.mu.Lock()
+	defer x.out.mu.Unlock()
+	if x.out.done {
 		return
 	}
-	if !x.sse {
+	if !x.out.sse {
 		x.startSSE()
 	}
 	x.writeDeadline(len(keepAliveComment))
@@ -42,20 +42,20 @@ func (x *exchange) keepAliveTick() {
 		x.writeFailed(err)
 		return
 	}
-	x.ka.Reset(x.s.cfg.SSEKeepAlive)
+	x.out.ka.Reset(x.s.cfg.SSEKeepAlive)
 }
 
 // stopKeepAlive disarms the timer for good; after it returns nothing writes concurrently with
 // the handler.
-func (x *exchange) stopKeepAlive() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+func (x *request) stopKeepAlive() {
+	x.out.mu.Lock()
+	defer x.out.mu.Unlock()
 	x.stopKeepAliveLocked()
 }
 
-func (x *exchange) stopKeepAliveLocked() {
-	x.done = true
-	if x.ka != nil {
-		x.ka.Stop()
+func (x *request) stopKeepAliveLocked() {
+	x.out.done = true
+	if x.out.ka != nil {
+		x.out.ka.Stop()
 	}
 }

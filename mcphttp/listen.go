@@ -16,34 +16,34 @@ import (
 // with upstreams.ListenOverflow. Identical listens share their backend streams
 // (upstreams.Listens): an idle listen then costs the gateway little more than the client's
 // connection.
-func (x *exchange) listen() error {
+func (x *request) listen() error {
 	x.armKeepAlive()
-	params, hdr := x.req.Params, x.passHeaders()
-	visible, _ := x.s.visibility(x) // subscriptions and every resources/updated follow the caller's policy
+	params, hdr := x.in.req.Params, x.passHeaders()
+	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
 	caller := upstreams.ListenCaller{Visible: visible, Dropped: x.s.metrics.ListenDropped}
 	x.shed()
-	err := x.s.listens.ListenFor(x.ctx, x.req.ID, params, hdr, caller, func(msg []byte) error {
-		// The registry emits the acknowledgement first and, when every backend stream has
-		// ended, the listen's final result; the stream starts with the first message, so an
-		// invalid request is still answered with a plain JSON error.
-		return x.send(msg, 0, false)
+	err := x.s.listens.ListenFor(x.ctx, x.in.req.ID, params, hdr, caller, func(msg []byte) error {
+		// The registry hands over the acknowledgement first and, when every backend stream
+		// has ended, the listen's result last; the stream starts with the first message, so
+		// an invalid request is still answered with a plain JSON error.
+		return x.emit(msg)
 	})
 	x.stopKeepAlive()
 	switch {
 	case x.ctx.Err() != nil:
-		x.outcome = outcomeCanceled
+		x.out.outcome = outcomeCanceled
 		return nil
 	case err != nil:
 		return err
 	}
-	x.outcome = outcomeOK
+	x.out.outcome = outcomeOK
 	return nil
 }
 
 // shed lets go of what the pipeline decoded once nothing but the request's id and method will be
 // read again, so an idle stream does not keep its request body and decoded params alive for
 // hours: 2,000 idle listens hold about a megabyte less.
-func (x *exchange) shed() {
-	x.req = &jsonrpc.Request{ID: bytes.Clone(x.req.ID), Method: x.req.Method}
-	x.body, x.params, x.meta = nil, nil, nil
+func (x *request) shed() {
+	x.in.req = &jsonrpc.Request{ID: bytes.Clone(x.in.req.ID), Method: x.in.req.Method}
+	x.in.body, x.in.params, x.in.meta = nil, nil, nil
 }

@@ -21,38 +21,39 @@ var mrtrMethods = map[string]bool{
 // method, the name and the arguments; answers the gateway's own confirmations; and asks for
 // confirmation when policy requires it. It returns the params to forward, or handled=true when
 // it has answered the request itself.
-func (s *Server) mrtrIn(x *exchange, target upstreams.Target) (params json.RawMessage, handled bool, err error) {
-	if s.mrtr == nil && x.decision.Confirm {
+func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handled bool, err error) {
+	s := x.s
+	if s.mrtr == nil && x.route.decision.Confirm {
 		// Fail closed: a call that needs confirmation is never forwarded unconfirmed.
 		return nil, false, errors.New("confirmation required but no requestState codec configured")
 	}
-	if s.mrtr == nil || !mrtrMethods[x.req.Method] {
-		return x.req.Params, false, nil
+	if s.mrtr == nil || !mrtrMethods[x.in.req.Method] {
+		return x.in.req.Params, false, nil
 	}
-	if !x.params.HasState {
-		return s.firstCall(x, target)
+	if !x.in.params.HasState {
+		return x.firstCall(target)
 	}
 	// The binding (with its digest of the canonical arguments) is computed only when a state is
 	// sealed or opened, never for the plain calls that are most of the traffic.
-	b, err := s.binding(x, target)
+	b, err := x.binding(target)
 	if err != nil {
 		return nil, false, err
 	}
-	st, err := s.mrtr.Open(x.params.RequestState, b)
+	st, err := s.mrtr.Open(x.in.params.RequestState, b)
 	if err != nil {
-		return nil, false, s.rejectState(x, err)
+		return nil, false, x.rejectState(err)
 	}
 	if st.Kind == mrtr.KindConfirm {
-		return s.answerConfirmation(x, st, b)
+		return x.answerConfirmation(st, b)
 	}
 	if st.SingleUse() {
-		if err := s.consume(x, st); err != nil {
+		if err := x.consume(st); err != nil {
 			return nil, false, err
 		}
 	}
-	x.confirmed = st.Confirmed
+	x.route.confirmed = st.Confirmed
 	s.metrics.MRTREvent(metrics.EventUpstreamRoundTrip, "")
-	p, err := mrtr.RetryParams(x.req.Params, st)
+	p, err := mrtr.RetryParams(x.in.req.Params, st)
 	if err != nil {
 		return nil, false, invalidParams("Invalid params: " + err.Error())
 	}
@@ -61,53 +62,55 @@ func (s *Server) mrtrIn(x *exchange, target upstreams.Target) (params json.RawMe
 
 // firstCall asks for confirmation when policy (or a destructive annotation) requires it, and
 // otherwise forwards the params as they are.
-func (s *Server) firstCall(x *exchange, target upstreams.Target) (json.RawMessage, bool, error) {
-	if x.req.Method != mrtr.MethodToolsCall {
-		return x.req.Params, false, nil
+func (x *request) firstCall(target upstreams.Target) (json.RawMessage, bool, error) {
+	if x.in.req.Method != mrtr.MethodToolsCall {
+		return x.in.req.Params, false, nil
 	}
-	confirm := x.decision.Confirm
+	confirm := x.route.decision.Confirm
 	if !confirm {
 		var err error
-		if confirm, err = s.isDestructive(x, x.name); err != nil {
+		if confirm, err = x.isDestructive(x.route.name); err != nil {
 			return nil, false, err
 		}
 	}
 	if !confirm {
-		return x.req.Params, false, nil
+		return x.in.req.Params, false, nil
 	}
-	b, err := s.binding(x, target)
+	b, err := x.binding(target)
 	if err != nil {
 		return nil, false, err
 	}
-	return nil, true, s.askConfirmation(x, b)
+	return nil, true, x.askConfirmation(b)
 }
 
-func (s *Server) binding(x *exchange, target upstreams.Target) (mrtr.Binding, error) {
-	digest, err := mrtr.Digest(x.params.Arguments)
+func (x *request) binding(target upstreams.Target) (mrtr.Binding, error) {
+	digest, err := mrtr.Digest(x.in.params.Arguments)
 	if err != nil {
 		return mrtr.Binding{}, invalidParams("Invalid params: arguments")
 	}
-	b := mrtr.Binding{Upstream: target.Upstream, Method: x.req.Method, Name: x.name, ArgsDigest: digest}
-	if x.principal != nil {
-		b.Issuer, b.Subject = x.principal.Issuer, x.principal.Subject
+	b := mrtr.Binding{Upstream: target.Upstream, Method: x.in.req.Method, Name: x.route.name, ArgsDigest: digest}
+	if x.caller.principal != nil {
+		b.Issuer, b.Subject = x.caller.principal.Issuer, x.caller.principal.Subject
 	}
 	return b, nil
 }
 
 // rejectState answers every bad requestState with the same message, so a client learns nothing
 // about why; the reason goes to metrics and the decision log.
-func (s *Server) rejectState(x *exchange, err error) error {
+func (x *request) rejectState(err error) error {
+	s := x.s
 	reason := mrtr.Reason(err)
 	s.metrics.MRTREvent(metrics.EventRejected, reason)
 	s.log.LogAttrs(x.ctx, slog.LevelWarn, "requestState rejected",
 		slog.String("request_id", x.requestID), slog.String("reason", reason),
-		slog.String("subject", x.subject()), slog.String("name", x.name))
+		slog.String("subject", x.subject()), slog.String("name", x.route.name))
 	return invalidParams(mrtr.ClientMessage)
 }
 
 // consume makes a state single-use through the shared store. A store that cannot answer fails
 // closed with a retryable error: replay protection is a security property.
-func (s *Server) consume(x *exchange, st *mrtr.State) error {
+func (x *request) consume(st *mrtr.State) error {
+	s := x.s
 	err := s.mrtr.Consume(x.ctx, st)
 	switch {
 	case err == nil:
@@ -119,13 +122,14 @@ func (s *Server) consume(x *exchange, st *mrtr.State) error {
 		e.Outcome = outcomeUnavailable
 		return e
 	}
-	return s.rejectState(x, err)
+	return x.rejectState(err)
 }
 
 // askConfirmation answers a call that policy marks as risky with an input_required result
 // carrying a form elicitation, only if the client declared elicitation on this request.
-func (s *Server) askConfirmation(x *exchange, b mrtr.Binding) error {
-	if !mrtr.DeclaresFormElicitation(x.meta.ClientCapabilities) {
+func (x *request) askConfirmation(b mrtr.Binding) error {
+	s := x.s
+	if !mrtr.DeclaresFormElicitation(x.in.meta.ClientCapabilities) {
 		e := jsonrpc.NewError(jsonrpc.CodeMissingRequiredClientCapability,
 			"Missing required client capability: this call needs user confirmation through elicitation")
 		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredElicitationCapability + `}`)
@@ -136,43 +140,44 @@ func (s *Server) askConfirmation(x *exchange, b mrtr.Binding) error {
 	if err != nil {
 		return err
 	}
-	res, err := json.Marshal(mrtr.ConfirmationResult(x.name, x.params.Arguments, tok))
+	res, err := json.Marshal(mrtr.ConfirmationResult(x.route.name, x.in.params.Arguments, tok))
 	if err != nil {
 		return err
 	}
 	s.metrics.MRTREvent(metrics.EventConfirmIssued, "")
-	s.logDecision(x, "confirmation requested")
+	x.logDecision("confirmation requested")
 	x.writeResult(res)
-	x.outcome = outcomeInputRequired
+	x.out.outcome = outcomeInputRequired
 	return nil
 }
 
 // answerConfirmation handles the retry of a confirmation: approved calls are forwarded once;
 // declined or cancelled ones are answered as a failed tool call and never forwarded; missing
 // answers get a fresh confirmation (digest §3: never assume the client will retry).
-func (s *Server) answerConfirmation(x *exchange, st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
-	outcome, err := mrtr.Evaluate(x.params.InputResponses, mrtr.ConfirmKey)
+func (x *request) answerConfirmation(st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
+	s := x.s
+	outcome, err := mrtr.Evaluate(x.in.params.InputResponses, mrtr.ConfirmKey)
 	switch outcome {
 	case mrtr.OutcomeMissing:
-		return nil, true, s.askConfirmation(x, b)
+		return nil, true, x.askConfirmation(b)
 	case mrtr.OutcomeMalformed:
 		return nil, false, invalidParams("Invalid params: inputResponses: " + errString(err))
 	}
-	if err := s.consume(x, st); err != nil {
+	if err := x.consume(st); err != nil {
 		return nil, false, err
 	}
 	if outcome != mrtr.OutcomeApproved {
 		s.metrics.MRTREvent(metrics.EventConfirmDeclined, "")
-		s.logDecision(x, "confirmation "+outcome.String())
-		msg, _ := json.Marshal("The user did not approve the call to " + x.name + " (" + outcome.String() + "); it was not run.")
+		x.logDecision("confirmation " + outcome.String())
+		msg, _ := json.Marshal("The user did not approve the call to " + x.route.name + " (" + outcome.String() + "); it was not run.")
 		x.writeResult([]byte(`{"content":[{"type":"text","text":` + string(msg) + `}],"isError":true}`))
-		x.outcome = outcomeDenied
+		x.out.outcome = outcomeDenied
 		return nil, true, nil
 	}
 	s.metrics.MRTREvent(metrics.EventConfirmApproved, "")
-	s.logDecision(x, "confirmation approved")
-	x.confirmed = true
-	p, err := mrtr.RetryParams(x.req.Params, st)
+	x.logDecision("confirmation approved")
+	x.route.confirmed = true
+	p, err := mrtr.RetryParams(x.in.req.Params, st)
 	if err != nil {
 		return nil, false, invalidParams("Invalid params: " + err.Error())
 	}
@@ -186,31 +191,33 @@ func errString(err error) string {
 	return err.Error()
 }
 
-func (s *Server) logDecision(x *exchange, what string) {
+func (x *request) logDecision(what string) {
+	s := x.s
 	s.log.LogAttrs(x.ctx, slog.LevelInfo, what,
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
-		slog.String("upstream", x.upstream), slog.String("name", x.name))
+		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name))
 }
 
 // mrtrOut is stage 10: a backend's input_required result reaches the client with the backend's
 // requestState sealed inside ours, bound to this caller, target and arguments, so the retry can
 // land on any replica and still reach the same backend with the backend's own state.
-func (s *Server) mrtrOut(x *exchange, result []byte) ([]byte, error) {
-	if s.mrtr == nil || !mrtrMethods[x.req.Method] || !inputRequired(result) {
+func (x *request) mrtrOut(result []byte) ([]byte, error) {
+	s := x.s
+	if s.mrtr == nil || !mrtrMethods[x.in.req.Method] || !inputRequired(result) {
 		return result, nil
 	}
-	target := upstreams.Target{Upstream: x.upstream, Name: x.upstreamName}
-	b, err := s.binding(x, target)
+	target := upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName}
+	b, err := x.binding(target)
 	if err != nil {
 		return nil, err
 	}
 	wrapped, err := s.mrtr.WrapUpstream(result, mrtr.State{Kind: mrtr.KindUpstream, Issuer: b.Issuer,
 		Subject: b.Subject, Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest,
-		Confirmed: x.confirmed})
+		Confirmed: x.route.confirmed})
 	if err != nil {
 		return nil, upstreams.ErrBadResponse
 	}
-	x.outcome = outcomeInputRequired
+	x.out.outcome = outcomeInputRequired
 	return wrapped, nil
 }
 

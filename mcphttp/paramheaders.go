@@ -26,7 +26,7 @@ const maxSafeInteger = 1<<53 - 1
 
 // checkParamSyntax is the stage-4 part of the Mcp-Param-* checks, which needs no tool
 // definition: each such header appears once and carries a validly encoded value.
-func (x *exchange) checkParamSyntax() error {
+func (x *request) checkParamSyntax() error {
 	for k, vs := range x.r.Header {
 		if !strings.HasPrefix(k, mcpheader.ParamPrefix) {
 			continue
@@ -41,29 +41,28 @@ func (x *exchange) checkParamSyntax() error {
 	return nil
 }
 
-// bindParamHeaders checks a tools/call's Mcp-Param-* headers against its arguments, using the
-// tool's x-mcp-header bindings from its backend's tools/list, and sets x.paramHeaders to what
-// the backend receives. Refused with 400/-32020: a header whose argument is absent or null, a
-// missing header for a present argument, a value that differs from the argument, and a header
-// the tool does not declare (the gateway cannot bind it to anything the backend reads; a tool
-// the list does not show declares none). An argument that is an object or array, or a number
-// that is not an integer within ±(2^53-1), cannot be mirrored and is refused too.
-//
-// The bindings come from the backend's tools/list as this replica holds it (cached, or indexed
-// from any list fetched in the last half minute). A call carrying Mcp-Param-* headers for a tool
-// whose list is not held fetches it first, and fails with the fetch's error when it cannot be
-// had: such headers are never forwarded unchecked. A call without any for a tool whose list is
-// not held is forwarded without any, so nothing behind the gateway is told a value (and a
-// 2026-07-28 backend refuses a missing header itself); once the list is held, the same call is
-// refused here when it should have mirrored an argument.
-func (x *exchange) bindParamHeaders(target upstreams.Target) error {
+// bindParamHeaders is the tools/call part of stage 7: it checks a tools/call's Mcp-Param-* headers
+// against its arguments, using the tool's x-mcp-header bindings from its backend's tools/list, and
+// sets x.route.paramHeaders to what the backend receives. Refused with 400/-32020: a header whose
+// argument is absent or null, a missing header for a present argument, a value that differs from
+// the argument, and a header the tool does not declare (the gateway cannot bind it to anything the
+// backend reads; a tool the list does not show declares none). An argument that is an object or
+// array, or a number that is not an integer within ±(2^53-1), cannot be mirrored and is refused
+// too.  The bindings come from the backend's tools/list as this replica holds it (cached, or
+// indexed from any list fetched in the last half minute). A call carrying Mcp-Param-* headers for a
+// tool whose list is not held fetches it first, and fails with the fetch's error when it cannot be
+// had: such headers are never forwarded unchecked. A call without any for a tool whose list is not
+// held is forwarded without any, so nothing behind the gateway is told a value (and a 2026-07-28
+// backend refuses a missing header itself); once the list is held, the same call is refused here
+// when it should have mirrored an argument.
+func (x *request) bindParamHeaders(target upstreams.Target) error {
 	headers := countParamHeaders(x.r.Header)
 	var pass http.Header // for a list fetched now; only a call with headers fetches one
 	if headers > 0 {
 		pass = x.trace().headers()
 	}
 	th, err := x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
-		ProtocolVersion: x.meta.ProtocolVersion,
+		ProtocolVersion: x.in.meta.ProtocolVersion,
 		Header:          pass,
 		CacheKey:        x.subject(),
 		SubjectToken:    x.subjectToken(target.Upstream),
@@ -85,7 +84,7 @@ func (x *exchange) bindParamHeaders(target upstreams.Target) error {
 		if hasHeader {
 			declared++
 		}
-		val, err := argumentAt(x.params.Arguments, bd.Path)
+		val, err := argumentAt(x.in.params.Arguments, bd.Path)
 		if err != nil {
 			return err
 		}
@@ -108,10 +107,10 @@ func (x *exchange) bindParamHeaders(target upstreams.Target) error {
 			// The values themselves are arguments, which are never echoed or logged.
 			return headerMismatch("Header mismatch: " + bd.Header + " header value does not match argument " + arg)
 		}
-		if x.paramHeaders == nil {
-			x.paramHeaders = make(http.Header, len(th.Bindings))
+		if x.route.paramHeaders == nil {
+			x.route.paramHeaders = make(http.Header, len(th.Bindings))
 		}
-		x.paramHeaders[bd.Header] = []string{mcpheader.Encode(want)}
+		x.route.paramHeaders[bd.Header] = []string{mcpheader.Encode(want)}
 	}
 	if declared != headers {
 		for k := range x.r.Header {

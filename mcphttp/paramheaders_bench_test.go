@@ -3,11 +3,8 @@ package mcphttp
 import (
 	"bytes"
 	"io"
-	"log/slog"
 	"net/http"
 	"testing"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -35,18 +32,7 @@ func BenchmarkForwardToolsCallParamHeader(b *testing.B) {
 	backend := &listingBackend{cannedBackend: *newCannedBackend(), list: []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[` +
 		`{"name":"region","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}],` +
 		`"ttlMs":600000,"cacheScope":"public","resultType":"complete"}}`)}
-	reg, err := upstreams.New(upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "be", URL: "http://127.0.0.1:9/mcp"}}},
-		upstreams.Options{Logger: slog.New(slog.DiscardHandler), Cursors: testCursors(b), Transport: backend})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer reg.Close()
-	s, err := New(Config{}, Deps{Backends: reg, Logger: slog.New(slog.DiscardHandler), Version: "bench", Loopback: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := echo.New()
-	s.Register(e)
+	_, e := testServer(b, Config{}, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{Transport: backend}, Deps{Version: "bench"})
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__region","arguments":{"region":"eu"}}}`
 	benchPost(b, e, with(modern("tools/call", "be__region"), "Mcp-Param-Region", "eu"), body)
 }

@@ -3,20 +3,23 @@ package mcphttp
 import (
 	"context"
 	"errors"
-	"github.com/mcp-gateway/gateway/authz"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/tracing"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
-// exchange carries one request through the pipeline. Each stage reads what earlier stages
-// decoded and adds what it learns; none re-reads the body.
-type exchange struct {
+// request carries one client request through the pipeline. Its state is grouped by the stage
+// that produces it (the numbers of docs/architecture.md "The request pipeline"): stages 1 to 8
+// write their own group and read those of the stages before them; whichever stage answers
+// writes out. None re-reads the body.
+type request struct {
 	s     *Server
 	w     http.ResponseWriter
 	r     *http.Request
@@ -24,78 +27,109 @@ type exchange struct {
 	start time.Time
 	// requestID is kept apart from the response headers, which the keep-alive timer may be
 	// writing concurrently.
-	requestID      string
-	requestIDValue []string // requestID as a header value, shared by the response and the backend request
+	requestID string
+	// requestIDValue is requestID as a header value, shared by the response and the backend
+	// request.
+	requestIDValue []string
+	// endSpan ends the request's span, started after stage 2; nil with tracing off or before it
+	// starts. spanParent is the traceparent of the gateway's own span (the backend span from
+	// stage 9 on), "" with tracing off.
+	endSpan    tracing.End
+	spanParent string
 
-	body    []byte
-	bodyBuf *bodyread.Buffer // holds body; released when the request ends (server.go)
-	req     *jsonrpc.Request
-	params  *jsonrpc.Params
-	meta    *jsonrpc.Meta
-	h       *handler
-
-	// filled by later stages, read by the access log and metrics
-	upstream     string // the owning backend
-	name         string // the namespaced name or URI the client used
-	upstreamName string // the backend-side name or URI
-	streamClosed func() // ends the open-SSE-streams gauge when the response was a stream
-	principal    *authz.Principal
-	token        string // the verified bearer token: only ever given to upstreams for token exchange
-	subjectKey   string // see subject()
-	decision     authz.Decision
-	confirmed    bool        // the user approved this call (gateway confirmation)
-	paramHeaders http.Header // tools/call: the Mcp-Param-* headers the backend gets (paramheaders.go)
-	endSpan      tracing.End // ends the request's span; nil with tracing off or before it starts
-	spanParent   string      // the traceparent of the gateway's own span, "" with tracing off
-
-	// mu serializes writes between the handler and the keep-alive timer (keepalive.go).
-	mu       sync.Mutex
-	ka       *time.Timer
-	done     bool // no more keep-alives: the final message is written or the handler is finishing
-	status   int
-	outcome  string
-	sse      bool
-	writeErr error // the first failed write: the response is over (respond.go)
+	in     decoded  // stages 1 to 4
+	caller identity // stage 5
+	route  route    // stages 6 to 8
+	out    output   // what has been written, by the stage that answers and the keep-alive timer
 }
 
-// run is the request pipeline. The order is deliberate (STYLE.md "The request pipeline"):
+// decoded is what stages 1 to 4 read from the client's request, once.
+type decoded struct {
+	body    []byte           // stage 1
+	bodyBuf *bodyread.Buffer // holds body; released when the request ends (server.go)
+	req     *jsonrpc.Request // stage 2
+	params  *jsonrpc.Params  // stage 2
+	meta    *jsonrpc.Meta    // stage 2
+	h       *handler         // stage 4: the method's entry in the table
+}
+
+// identity is who the caller is: stage 5.
+type identity struct {
+	principal  *authz.Principal
+	token      string // the verified bearer token: only ever given to upstreams for token exchange
+	subjectKey string // see subject()
+}
+
+// route is where a routed call goes and on what terms: stages 6 to 8. The access log and the
+// metrics read it too.
+type route struct {
+	upstream     string         // stage 6: the owning backend
+	name         string         // stage 6: the namespaced name or URI the client used
+	upstreamName string         // stage 6: the backend-side name or URI
+	decision     authz.Decision // stage 7
+	paramHeaders http.Header    // stage 7, tools/call: the Mcp-Param-* headers the backend gets
+	confirmed    bool           // stage 8: the user approved this call (gateway confirmation)
+}
+
+// output is what has been written to the client. Any stage that answers writes it, through
+// the writers of respond.go; the access log and the metrics read it.
+type output struct {
+	// mu serializes writes between the handler and the keep-alive timer (keepalive.go).
+	mu           sync.Mutex
+	ka           *time.Timer
+	done         bool // no more keep-alives: the last message is written or the handler is finishing
+	status       int
+	outcome      string
+	sse          bool
+	writeErr     error  // the first failed write: the response is over (respond.go)
+	streamClosed func() // ends the open-SSE-streams gauge when the response was a stream
+}
+
+// run is the request pipeline: stages 1 to 11 of docs/architecture.md "The request pipeline",
+// in order, in this one place. The order is deliberate:
 //   - transport checks and the strict decode cost nothing and need no secrets, so a malformed or
 //     hostile request is refused before any other work;
-//   - the version and envelope checks come before the method lookup, and the header checks after
-//     it, in the order the reference SDKs and the conformance suite use (digest §8);
+//   - the version and _meta checks come before the method lookup, and the header checks after
+//     it, in the order the reference SDKs and the conformance suite use (docs/protocol.md §8);
 //   - authentication precedes routing, so a caller without a valid token never learns whether a
 //     tool, prompt or resource exists;
-//   - only then does the method's handler route, authorize and forward.
+//   - a routed call is authorized on its backend-side name, confirmed or resumed (MRTR) only
+//     once authorized, and the client's request reaches no backend before stage 9.
 //
 // The replica's in-flight slot is taken only once the caller is authenticated: until then a
 // request holds nothing but its connection and the bytes of its body that have arrived, bounded
 // in time (Config.BodyReadTimeout) and in memory (Config.MaxBodyBytesInFlight), so slow or
 // unauthenticated requests cannot take the capacity authenticated callers need.
-func (x *exchange) run() error {
+func (x *request) run() error {
+	// Stage 1: guard.
 	if err := x.guard(); err != nil {
 		return err
 	}
+	// Stage 2: decode. The span starts even for a body that does not decode.
 	err := x.decode()
 	x.startSpan()
 	if err != nil {
 		return err
 	}
-	if x.req.IsNotification() {
-		// 2026-07-28 defines no client notifications over HTTP (digest §2.1); accept and drop.
+	if x.in.req.IsNotification() {
+		// 2026-07-28 defines no client notifications over HTTP (docs/protocol.md §2); accept and drop.
 		x.w.WriteHeader(http.StatusAccepted)
-		x.status, x.outcome = http.StatusAccepted, outcomeOK
+		x.out.status, x.out.outcome = http.StatusAccepted, outcomeOK
 		return nil
 	}
+	// Stage 3: protocol version and _meta.
 	if err := x.checkVersion(); err != nil {
 		return err
 	}
+	// Stage 4: the method, and the headers that mirror the body.
 	if err := x.checkMethod(); err != nil {
 		return err
 	}
 	if err := x.checkHeaders(); err != nil {
 		return err
 	}
-	if err := x.s.authenticate(x); err != nil {
+	// Stage 5: authenticate, then admit: the in-flight slots and the per-caller rate limit.
+	if err := x.authenticate(); err != nil {
 		return err
 	}
 	release, err := x.s.inflight.acquire()
@@ -108,76 +142,111 @@ func (x *exchange) run() error {
 		return err
 	}
 	defer releaseCaller()
-	if err := x.s.limitCaller(x); err != nil {
+	if err := x.limitCaller(); err != nil {
 		return err
 	}
-	if !pooledBody[x.req.Method] {
+	if !pooledBody[x.in.req.Method] {
 		// Lists and listens may hand slices of the body to work that outlives the request (a
 		// shared listen stream keeps the client's _meta): the buffer goes to the garbage
 		// collector instead of the pool, and stops counting against the body budget now.
-		x.bodyBuf.Detach()
+		x.in.bodyBuf.Detach()
 	}
-	return x.h.serve(x)
+	if x.in.h.target == nil {
+		// Not routed to one backend: lists, server/discover and subscriptions/listen filter by
+		// policy (7), fan out or listen (9) and respond (11) in their handlers.
+		return x.in.h.serve(x)
+	}
+	// Stage 6: route.
+	kind, name, err := x.in.h.target(x)
+	if err != nil {
+		return err
+	}
+	target, err := x.resolve(kind, name)
+	if err != nil {
+		return err
+	}
+	// Stage 7: authorize; then a tools/call's Mcp-Param-* headers are bound to its arguments,
+	// before any confirmation is asked, so a call whose headers the backend could not be given
+	// consistently is refused outright.
+	if err := x.authorize(kind, target); err != nil {
+		return err
+	}
+	if x.in.req.Method == upstreams.MethodToolsCall {
+		if err := x.bindParamHeaders(target); err != nil {
+			return err
+		}
+	}
+	// Stage 8: MRTR in. Then the per-tool rate limit, which counts only calls that reach the
+	// backend, after any confirmation round trip.
+	params, handled, err := x.mrtrIn(target)
+	if err != nil || handled {
+		return err
+	}
+	if err := x.limitTool(); err != nil {
+		return err
+	}
+	// Stages 9 to 11: forward, seal a backend's round-trip state (10), relay the response (11).
+	return x.forward(target, params)
 }
 
 // subject names the caller in logs, limits and cache keys: issuer-qualified, since subjects are
 // unique per issuer only. Computed once per request.
-func (x *exchange) subject() string {
-	if x.principal == nil {
+func (x *request) subject() string {
+	if x.caller.principal == nil {
 		return ""
 	}
-	if x.subjectKey == "" {
-		x.subjectKey = x.principal.Issuer + "#" + x.principal.Subject
+	if x.caller.subjectKey == "" {
+		x.caller.subjectKey = x.caller.principal.Issuer + "#" + x.caller.principal.Subject
 	}
-	return x.subjectKey
+	return x.caller.subjectKey
 }
 
 // subjectToken returns the caller's token for a backend that exchanges it (RFC 8693), "" for
 // every other backend.
-func (x *exchange) subjectToken(upstream string) string {
-	if x.token != "" && x.s.backends.ExchangesTokens(upstream) {
-		return x.token
+func (x *request) subjectToken(upstream string) string {
+	if x.caller.token != "" && x.s.backends.ExchangesTokens(upstream) {
+		return x.caller.token
 	}
 	return ""
 }
 
 // listSubjectToken is subjectToken for a request that fans out to every backend (a list): the
 // caller's token when any backend exchanges it.
-func (x *exchange) listSubjectToken() string {
-	if x.token != "" && x.s.backends.AnyExchangesTokens() {
-		return x.token
+func (x *request) listSubjectToken() string {
+	if x.caller.token != "" && x.s.backends.AnyExchangesTokens() {
+		return x.caller.token
 	}
 	return ""
 }
 
 // decode is stage 2: one strict JSON-RPC message, and its params and _meta members.
-func (x *exchange) decode() error {
-	req, err := jsonrpc.Decode(x.body, x.s.limits)
+func (x *request) decode() error {
+	req, err := jsonrpc.Decode(x.in.body, x.s.limits)
 	if err != nil {
 		var rpc *jsonrpc.Error
 		if errors.As(err, &rpc) && rpc.Code != jsonrpc.CodeParseError {
 			// Echo the id when it can be read, as clients match errors to requests by id.
-			x.req = &jsonrpc.Request{ID: jsonrpc.IDOf(x.body)}
+			x.in.req = &jsonrpc.Request{ID: jsonrpc.IDOf(x.in.body)}
 		}
 		return err
 	}
-	x.req = req
-	if x.params, err = jsonrpc.ParseParams(req.Params); err != nil {
+	x.in.req = req
+	if x.in.params, err = jsonrpc.ParseParams(req.Params); err != nil {
 		return err
 	}
-	x.meta, err = jsonrpc.ParseMeta(x.params.Meta)
+	x.in.meta, err = jsonrpc.ParseMeta(x.in.params.Meta)
 	return err
 }
 
-// checkVersion compares MCP-Protocol-Version with _meta and checks that the version is served
-// and the required _meta keys are present (digest §1, §2.3). A mismatch is reported before an
-// unsupported version, as the conformance suite expects.
-func (x *exchange) checkVersion() error {
+// checkVersion is stage 3. It compares MCP-Protocol-Version with _meta and checks that the version
+// is served and the required _meta keys are present (docs/protocol.md §1, §2). A mismatch is reported
+// before an unsupported version, as the conformance suite expects.
+func (x *request) checkVersion() error {
 	hdr, hasHdr, err := headerValue(x.r.Header, mcpheader.ProtocolVersion)
 	if err != nil {
 		return err
 	}
-	m := x.meta
+	m := x.in.meta
 	switch {
 	case m.HasVersion && !hasHdr:
 		return headerMismatch("Header mismatch: MCP-Protocol-Version header is required")
@@ -205,22 +274,23 @@ func unsupportedVersion(requested string) *Error {
 	return rpcError(e)
 }
 
-// checkMethod looks the method up in the closed table of what the gateway serves. Everything
-// else, including the removed initialize and ping, is 404/-32601 (digest §2.3).
-func (x *exchange) checkMethod() error {
-	h, ok := x.s.handlers[x.req.Method]
+// checkMethod is the first part of stage 4: it looks the method up in the closed table of what
+// the gateway serves. Everything else, including the removed initialize and ping, is
+// 404/-32601 (docs/protocol.md §1).
+func (x *request) checkMethod() error {
+	h, ok := x.s.handlers[x.in.req.Method]
 	if !ok {
 		return rpcError(jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found"))
 	}
-	x.h = h
+	x.in.h = h
 	return nil
 }
 
-// checkHeaders validates Mcp-Method and Mcp-Name against the body (SEP-2243), decoding the
-// base64 sentinel first, and that every Mcp-Param-* header appears once and decodes. Those are
-// checked against the arguments once the tool is routed (bindParamHeaders), since that needs
-// the tool's definition.
-func (x *exchange) checkHeaders() error {
+// checkHeaders is the rest of stage 4: it validates Mcp-Method and Mcp-Name against the body
+// (SEP-2243), decoding the base64 sentinel first, and that every Mcp-Param-* header appears once
+// and decodes. Those are checked against the arguments once the tool is routed and authorized
+// (bindParamHeaders, stage 7), since that needs the tool's definition.
+func (x *request) checkHeaders() error {
 	if err := x.checkParamSyntax(); err != nil {
 		return err
 	}
@@ -230,19 +300,19 @@ func (x *exchange) checkHeaders() error {
 		return err
 	case !ok:
 		return headerMismatch("Header mismatch: Mcp-Method header is required")
-	case method != x.req.Method:
+	case method != x.in.req.Method:
 		return headerMismatch("Header mismatch: Mcp-Method header value " + quote(method) +
-			" does not match body value " + quote(x.req.Method))
+			" does not match body value " + quote(x.in.req.Method))
 	}
-	if x.h.nameParam == "" {
+	if x.in.h.nameParam == "" {
 		return nil
 	}
-	if err := x.h.requireName(x.params); err != nil {
+	if err := x.in.h.requireName(x.in.params); err != nil {
 		return err
 	}
-	want := x.params.Name
-	if x.h.nameParam == "uri" {
-		want = x.params.URI
+	want := x.in.params.Name
+	if x.in.h.nameParam == "uri" {
+		want = x.in.params.URI
 	}
 	raw, ok, err := headerValue(x.r.Header, mcpheader.Name)
 	if err != nil {

@@ -31,31 +31,34 @@ type RateLimits struct {
 	FailOpen bool
 }
 
-// limitCaller applies the per-caller limit (after authentication).
-func (s *Server) limitCaller(x *exchange) error {
-	if s.rate.PerCaller == nil || x.principal == nil {
+// limitCaller applies the per-caller limit: the end of stage 5, after authentication.
+func (x *request) limitCaller() error {
+	s := x.s
+	if s.rate.PerCaller == nil || x.caller.principal == nil {
 		return nil
 	}
-	return s.takeToken(x, "c|"+x.subject(), *s.rate.PerCaller)
+	return x.takeToken("c|"+x.subject(), *s.rate.PerCaller)
 }
 
-// limitTool applies the rate limit of the policy rule that allowed this call, per caller and
-// tool.
-func (s *Server) limitTool(x *exchange) error {
-	if x.decision.RateLimit == "" {
+// limitTool applies the rate limit of the policy rule that allowed this call, per caller and tool:
+// after stage 8, so only calls that reach the backend count.
+func (x *request) limitTool() error {
+	s := x.s
+	if x.route.decision.RateLimit == "" {
 		return nil
 	}
-	l, ok := s.rate.Rules[x.decision.RateLimit]
+	l, ok := s.rate.Rules[x.route.decision.RateLimit]
 	if !ok {
 		// Compiled from the same policy at start-up; a miss is a bug, and limits fail closed
 		// only by configuration, so log it loudly rather than refuse.
-		s.log.Error("rate limit not compiled", "rule", x.decision.RuleID)
+		s.log.Error("rate limit not compiled", "rule", x.route.decision.RuleID)
 		return nil
 	}
-	return s.takeToken(x, "t|"+x.subject()+"|"+x.upstream+"|"+x.upstreamName, l)
+	return x.takeToken("t|"+x.subject()+"|"+x.route.upstream+"|"+x.route.upstreamName, l)
 }
 
-func (s *Server) takeToken(x *exchange, key string, l store.Limit) error {
+func (x *request) takeToken(key string, l store.Limit) error {
+	s := x.s
 	d, err := s.rate.Store.Allow(x.ctx, key, l)
 	switch {
 	case err != nil:

@@ -20,7 +20,7 @@ import (
 // passHeaders selects what the backend may see of the client's headers: the Mcp-Param-*
 // mirrors (intermediaries MUST forward them, digest §2.2), trace context and the request id.
 // Authorization and cookies are never among them.
-func (x *exchange) passHeaders() http.Header {
+func (x *request) passHeaders() http.Header {
 	out := make(http.Header, 4)
 	for k, v := range x.r.Header {
 		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
@@ -38,9 +38,9 @@ func (x *exchange) passHeaders() http.Header {
 
 // writeResult answers with a JSON-RPC success response around a result object, which gets the
 // gateway's resultType and serverInfo.
-func (x *exchange) writeResult(result []byte) {
-	_ = x.writeResponse(http.StatusOK, x.s.newResponse(x.req.ID, result))
-	x.outcome = outcomeOK
+func (x *request) writeResult(result []byte) {
+	_ = x.writeResponse(http.StatusOK, x.s.newResponse(x.in.req.ID, result))
+	x.out.outcome = outcomeOK
 }
 
 // chunkingThreshold is net/http's buffer before it falls back to chunked encoding
@@ -58,18 +58,18 @@ var (
 )
 
 // writeJSON writes a JSON response.
-func (x *exchange) writeJSON(status int, body []byte) error {
+func (x *request) writeJSON(status int, body []byte) error {
 	x.writeHead(status, len(body))
 	return x.write(body)
 }
 
 // writeResponse writes a JSON response assembled from parts, none of them copied.
-func (x *exchange) writeResponse(status int, p *outMsg) error {
+func (x *request) writeResponse(status int, p *outMsg) error {
 	x.writeHead(status, p.n)
 	return p.each(x.write)
 }
 
-func (x *exchange) writeHead(status, n int) {
+func (x *request) writeHead(status, n int) {
 	h := x.w.Header()
 	h["Content-Type"] = contentTypeJSON
 	if n > chunkingThreshold {
@@ -80,7 +80,7 @@ func (x *exchange) writeHead(status, n int) {
 	// The whole body, headers included, gets one deadline derived from its size.
 	x.writeDeadline(n)
 	x.w.WriteHeader(status)
-	x.status = status
+	x.out.status = status
 }
 
 // errClientWrite marks a response the client did not take: nothing more can be written to it.
@@ -88,24 +88,24 @@ var errClientWrite = errors.New("mcphttp: writing the response failed")
 
 // write writes b; a failure (the client went away, or did not read within the deadline) is
 // recorded once and ends the response.
-func (x *exchange) write(b []byte) error {
-	if x.writeErr != nil {
-		return x.writeErr
+func (x *request) write(b []byte) error {
+	if x.out.writeErr != nil {
+		return x.out.writeErr
 	}
 	if _, err := x.w.Write(b); err != nil {
 		x.writeFailed(err)
-		return x.writeErr
+		return x.out.writeErr
 	}
 	return nil
 }
 
 // writeFailed records a failed write: a deadline that passed is counted and logged, as a client
 // that does not read its response.
-func (x *exchange) writeFailed(err error) {
-	if x.writeErr != nil {
+func (x *request) writeFailed(err error) {
+	if x.out.writeErr != nil {
 		return
 	}
-	x.writeErr = fmt.Errorf("%w: %w", errClientWrite, err)
+	x.out.writeErr = fmt.Errorf("%w: %w", errClientWrite, err)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		x.s.writeTimeouts.Add(1)
 		x.s.log.WarnContext(x.ctx, "client did not read its response in time; connection closed",
@@ -116,7 +116,7 @@ func (x *exchange) writeFailed(err error) {
 // writeDeadline gives the next n bytes of the response WriteTimeout plus the time n bytes take
 // at MinWriteRate to reach the client. Each SSE event and keep-alive sets its own, so a stream
 // may last as long as it makes progress.
-func (x *exchange) writeDeadline(n int) {
+func (x *request) writeDeadline(n int) {
 	t := x.s.cfg.WriteTimeout
 	if t <= 0 {
 		return
@@ -127,10 +127,10 @@ func (x *exchange) writeDeadline(n int) {
 
 // writeError answers with e: the status, its headers, and a JSON-RPC error body with the
 // request's id (null when the id could not be read).
-func (x *exchange) writeError(e *Error) {
-	x.outcome = e.Outcome
-	if x.sse {
-		// Headers are gone; the error becomes the stream's final message.
+func (x *request) writeError(e *Error) {
+	x.out.outcome = e.Outcome
+	if x.out.sse {
+		// Headers are gone; the error becomes the stream's last message.
 		if e.RPC != nil {
 			_ = x.writeEvent(jsonrpc.AppendError(nil, x.id(), e.RPC))
 		}
@@ -142,25 +142,25 @@ func (x *exchange) writeError(e *Error) {
 	if e.RPC == nil || e.Status == 499 {
 		x.writeDeadline(0)
 		x.w.WriteHeader(e.Status)
-		x.status = e.Status
+		x.out.status = e.Status
 		return
 	}
 	_ = x.writeJSON(e.Status, jsonrpc.AppendError(nil, x.id(), e.RPC))
 }
 
-func (x *exchange) id() json.RawMessage {
-	if x.req == nil {
+func (x *request) id() json.RawMessage {
+	if x.in.req == nil {
 		return nil
 	}
-	return x.req.ID
+	return x.in.req.ID
 }
 
-// relay copies a backend's response to the client as it arrives: a single JSON response stays
-// JSON; an SSE response is streamed event by event, so progress reaches the client before the
-// result. The final message is the only one rewritten, and its result is written from where the
-// backend's response was read. While the backend is quiet, keep-alive comments hold the stream
-// open (keepalive.go).
-func (x *exchange) relay(st *upstreams.Stream) error {
+// relay is stage 11 of a routed call. It copies a backend's response to the client as it
+// arrives: a single JSON response stays JSON; an SSE response is streamed event by event, so
+// progress reaches the client before the result. The last message is the only one rewritten, and its result is
+// written from where the backend's response was read. While the backend is quiet, keep-alive
+// comments hold the stream open (keepalive.go).
+func (x *request) relay(st *upstreams.Stream) error {
 	st.ResultOnly()
 	for {
 		msg, final, err := st.Next()
@@ -171,12 +171,12 @@ func (x *exchange) relay(st *upstreams.Stream) error {
 			return err
 		}
 		if !final {
-			if err := x.send(msg, 0, false); err != nil {
+			if err := x.emit(msg); err != nil {
 				return err
 			}
 			continue
 		}
-		p, err := x.s.finalMessage(x, st, msg)
+		p, err := x.reply(st, msg)
 		if err != nil {
 			return err
 		}
@@ -185,68 +185,65 @@ func (x *exchange) relay(st *upstreams.Stream) error {
 			// A backend's JSON-RPC error keeps the status the backend chose for it.
 			status = s
 		}
-		return x.sendFinal(p, status)
+		return x.emitLast(p, status)
 	}
 }
 
-// send writes one message that is not the final one (a notification) as an SSE event, starting
-// the stream if needed. It serializes with the keep-alive timer.
-func (x *exchange) send(msg []byte, status int, final bool) error {
-	if final {
-		p := &outMsg{}
-		p.add(msg)
-		return x.sendFinal(p, status)
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if !x.sse {
+// emit writes one message as an SSE event, starting the stream if needed: a forwarded call's
+// messages before its last (notifications), and every message of a listen. It serializes with
+// the keep-alive timer and leaves it armed.
+func (x *request) emit(msg []byte) error {
+	x.out.mu.Lock()
+	defer x.out.mu.Unlock()
+	if !x.out.sse {
 		x.startSSE()
 	}
 	return x.writeEvent(msg)
 }
 
-// sendFinal writes the final message: as JSON when no stream has started, else as the last
-// event. It disarms the keep-alive timer.
-func (x *exchange) sendFinal(p *outMsg, status int) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+// emitLast writes a forwarded call's last message: as JSON when no stream has started, else as
+// the last event. It disarms the keep-alive timer.
+func (x *request) emitLast(p *outMsg, status int) error {
+	x.out.mu.Lock()
+	defer x.out.mu.Unlock()
 	x.stopKeepAliveLocked()
-	if !x.sse {
+	if !x.out.sse {
 		return x.writeResponse(status, p)
 	}
 	return x.writeEventParts(p)
 }
 
-// finalMessage renders a backend's final response: results get the gateway's resultType and
-// serverInfo (and MRTR state sealed, stage 10); errors pass through untouched. The stream has
-// decoded the message already and hands over its result, which the response borrows.
-func (s *Server) finalMessage(x *exchange, st *upstreams.Stream, msg []byte) (*outMsg, error) {
+// reply renders the client's last message from the message that ended the backend's stream:
+// results get the gateway's resultType and serverInfo (and MRTR state sealed, stage 10); errors
+// pass through untouched. The stream has decoded the message already and hands over its result,
+// which the response borrows.
+func (x *request) reply(st *upstreams.Stream, msg []byte) (*outMsg, error) {
 	result := st.FinalResult()
 	if result == nil {
-		x.outcome = outcomeUpstreamError
+		x.out.outcome = outcomeUpstreamError
 		p := &outMsg{}
 		p.add(msg)
 		return p, nil
 	}
-	x.outcome = outcomeOK
-	result, err := s.mrtrOut(x, result)
+	x.out.outcome = outcomeOK
+	result, err := x.mrtrOut(result)
 	if err != nil {
 		return nil, err
 	}
-	return s.newResponse(x.req.ID, result), nil
+	return x.s.newResponse(x.in.req.ID, result), nil
 }
 
 // startSSE switches the response to an event stream for this request only (Streamable HTTP: a
 // server may answer a POST with either).
-func (x *exchange) startSSE() {
+func (x *request) startSSE() {
 	h := x.w.Header()
 	h["Content-Type"] = contentTypeSSE
 	h["Cache-Control"] = noCache
 	h["X-Accel-Buffering"] = accelNo // keep nginx-style proxies from buffering the stream
 	x.writeDeadline(0)
 	x.w.WriteHeader(http.StatusOK)
-	x.status, x.sse = http.StatusOK, true
-	x.streamClosed = x.s.metrics.StreamOpened()
+	x.out.status, x.out.sse = http.StatusOK, true
+	x.out.streamClosed = x.s.metrics.StreamOpened()
 }
 
 var (
@@ -255,7 +252,7 @@ var (
 )
 
 // writeEvent writes one SSE event carrying a JSON-RPC message and flushes it.
-func (x *exchange) writeEvent(msg []byte) error {
+func (x *request) writeEvent(msg []byte) error {
 	p := &outMsg{}
 	p.add(msg)
 	return x.writeEventParts(p)
@@ -263,7 +260,7 @@ func (x *exchange) writeEvent(msg []byte) error {
 
 // writeEventParts writes one SSE event carrying the message p and flushes it, within its own
 // write deadline.
-func (x *exchange) writeEventParts(p *outMsg) error {
+func (x *request) writeEventParts(p *outMsg) error {
 	crlf := false
 	_ = p.each(func(b []byte) error {
 		crlf = crlf || bytes.ContainsAny(b, "\r\n")
@@ -291,7 +288,7 @@ func (x *exchange) writeEventParts(p *outMsg) error {
 	}
 	if err := http.NewResponseController(x.w).Flush(); err != nil {
 		x.writeFailed(err)
-		return x.writeErr
+		return x.out.writeErr
 	}
 	return nil
 }

@@ -154,18 +154,18 @@ func methodNotAllowed(c echo.Context) error {
 }
 
 // handlePost is the edge of the pipeline: request id, panic recovery and the access log wrap
-// exchange.run, and any error it returns is mapped once and written.
+// request.run, and any error it returns is mapped once and written.
 func (s *Server) handlePost(c echo.Context) error {
-	x := &exchange{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
+	x := &request{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
 	x.requestID = requestID(x.r)
 	x.requestIDValue = []string{x.requestID}
 	x.w.Header()[mcpheader.RequestID] = x.requestIDValue
 	// Every log line of this request, the authorization decision included, carries its ids.
 	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(x.r.Header.Get(mcpheader.TraceParent)))
 	defer s.metrics.InFlight()()
-	// After finish: nothing reads the body any more. A closure, as bodyBuf is set later.
-	defer func() { x.bodyBuf.Release() }()
-	defer s.finish(x)
+	// After record: nothing reads the body any more. A closure, as bodyBuf is set later.
+	defer func() { x.in.bodyBuf.Release() }()
+	defer x.record()
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -177,13 +177,13 @@ func (s *Server) handlePost(c echo.Context) error {
 	}()
 	err := x.run()
 	x.stopKeepAlive()
-	if x.writeErr != nil || errors.Is(err, errClientWrite) {
+	if x.out.writeErr != nil || errors.Is(err, errClientWrite) {
 		// The client did not take the response (gone, or not reading within the write
 		// deadline): nothing more can reach it. Returning releases the backend and the
 		// buffers; net/http closes the connection.
-		x.outcome = outcomeCanceled
-		if x.status == 0 {
-			x.status = 499
+		x.out.outcome = outcomeCanceled
+		if x.out.status == 0 {
+			x.out.status = 499
 		}
 		return nil
 	}
@@ -196,31 +196,32 @@ func (s *Server) handlePost(c echo.Context) error {
 	return nil
 }
 
-// finish records the request's metrics and writes its access log line. Argument values,
-// tokens and bodies never appear in either.
-func (s *Server) finish(x *exchange) {
+// record ends the request's span, records its metrics and writes its access log line. Argument
+// values, tokens and bodies never appear in any of them.
+func (x *request) record() {
+	s := x.s
 	method := ""
-	if x.req != nil {
-		method = x.req.Method
+	if x.in.req != nil {
+		method = x.in.req.Method
 	}
 	d := s.now().Sub(x.start)
-	x.finishSpan()
-	if x.streamClosed != nil {
-		x.streamClosed()
+	x.endRequestSpan()
+	if x.out.streamClosed != nil {
+		x.out.streamClosed()
 	}
-	s.metrics.ObserveRequest(method, x.outcome, d)
-	if method == "tools/call" && x.upstream != "" {
-		s.metrics.ToolCall(x.upstream, x.upstreamName, x.outcome)
+	s.metrics.ObserveRequest(method, x.out.outcome, d)
+	if method == "tools/call" && x.route.upstream != "" {
+		s.metrics.ToolCall(x.route.upstream, x.route.upstreamName, x.out.outcome)
 	}
 	s.log.LogAttrs(x.ctx, slog.LevelInfo, "request",
 		slog.String("request_id", x.requestID),
 		slog.String("method", method),
-		slog.String("name", x.name),
-		slog.String("upstream", x.upstream),
+		slog.String("name", x.route.name),
+		slog.String("upstream", x.route.upstream),
 		slog.String("subject", x.subject()),
-		slog.Int("status", x.status),
-		slog.String("outcome", x.outcome),
-		slog.Bool("sse", x.sse),
+		slog.Int("status", x.out.status),
+		slog.String("outcome", x.out.outcome),
+		slog.Bool("sse", x.out.sse),
 		slog.Duration("duration", d),
 	)
 }

@@ -4,17 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/mcp-gateway/gateway/internal/mcptest"
-	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -26,32 +22,10 @@ type testGateway struct {
 	backend *mcptest.Server
 }
 
-func testCursors(t testing.TB) *seal.Sealer {
-	t.Helper()
-	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "t", Secret: bytes.Repeat([]byte("k"), 32)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ring.Sealer(seal.PurposeCursor)
-}
-
 func startGateway(t testing.TB, cfg Config, ups ...upstreams.UpstreamConfig) *testGateway {
 	t.Helper()
-	reg, err := upstreams.New(upstreams.Config{Upstreams: ups}, upstreams.Options{
-		Logger: slog.New(slog.DiscardHandler), Cursors: testCursors(t),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Close)
-	s, err := New(cfg, Deps{Backends: reg, Logger: slog.New(slog.DiscardHandler), Version: "test", Loopback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := echo.New()
-	s.Register(e)
-	hs := httptest.NewServer(e)
-	t.Cleanup(hs.Close)
+	_, e := testServer(t, cfg, upstreams.Config{Upstreams: ups}, upstreams.Options{}, Deps{Version: "test"})
+	hs := serveTest(t, e)
 	return &testGateway{URL: hs.URL + DefaultPath, srv: hs}
 }
 

@@ -305,7 +305,7 @@ func appendJSONString(dst []byte, s string) []byte {
 
 // withTrace returns params carrying the caller's trace context in _meta (SEP-414), so a backend
 // reading either the headers or _meta sees the same trace; call it on what is forwarded.
-func (x *exchange) withTrace(params json.RawMessage) (json.RawMessage, error) {
+func (x *request) withTrace(params json.RawMessage) (json.RawMessage, error) {
 	tc := x.trace()
 	return injectTraceMeta(params, tc.parent, tc.state, tc.baggage)
 }

@@ -10,36 +10,36 @@ const spanOther = "_other"
 
 // startSpan starts the request's server span, backdated to the request's start. It runs once
 // the body is decoded, since only then is the caller's trace context known: _meta may carry
-// it (SEP-414). Requests refused before decoding get theirs from finishSpan. With tracing
+// it (SEP-414). Requests refused before decoding get theirs from endRequestSpan. With tracing
 // off it does nothing.
-func (x *exchange) startSpan() {
+func (x *request) startSpan() {
 	t := x.s.tracer
 	if !t.Enabled() || x.endSpan != nil {
 		return
 	}
 	method := spanOther
-	if x.req != nil && x.s.handlers[x.req.Method] != nil {
-		method = x.req.Method
+	if x.in.req != nil && x.s.handlers[x.in.req.Method] != nil {
+		method = x.in.req.Method
 	}
-	x.ctx, x.endSpan = t.StartRequest(x.ctx, method, traceFrom(x.r.Header, x.meta).parent, x.start)
+	x.ctx, x.endSpan = t.StartRequest(x.ctx, method, traceFrom(x.r.Header, x.in.meta).parent, x.start)
 	x.spanParent = t.TraceParent(x.ctx)
 	// Log lines then carry the span's trace id, also when the gateway started the trace.
 	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(x.spanParent))
 }
 
-// finishSpan ends the request's span with its outcome.
-func (x *exchange) finishSpan() {
+// endRequestSpan ends the request's span with its outcome.
+func (x *request) endRequestSpan() {
 	x.startSpan()
 	if x.endSpan != nil {
-		x.endSpan(x.outcome, nil)
+		x.endSpan(x.out.outcome, nil)
 	}
 }
 
 // trace is the trace context sent to backends: the caller's, except that with tracing on the
 // parent is the gateway's own span (the backend span during a call), so the backend's spans
 // hang under the gateway's.
-func (x *exchange) trace() traceContext {
-	tc := traceFrom(x.r.Header, x.meta)
+func (x *request) trace() traceContext {
+	tc := traceFrom(x.r.Header, x.in.meta)
 	if x.spanParent != "" {
 		tc.parent = x.spanParent
 	}
@@ -48,12 +48,12 @@ func (x *exchange) trace() traceContext {
 
 // backendOutcome is the outcome of a backend call for its span: err's, or the relayed
 // response's. With tracing off there is no span and nothing to compute.
-func (x *exchange) backendOutcome(err error) string {
+func (x *request) backendOutcome(err error) string {
 	switch {
 	case !x.s.tracer.Enabled():
 		return ""
 	case err != nil:
 		return mapError(err).Outcome
 	}
-	return x.outcome
+	return x.out.outcome
 }

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/internal/tracing/otlptest"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -62,26 +60,13 @@ func tracedGateway(t *testing.T, col *otlptest.Collector, backend http.Handler) 
 	t.Helper()
 	be := httptest.NewServer(backend)
 	t.Cleanup(be.Close)
-	reg, err := upstreams.New(upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "be", URL: be.URL + "/mcp"}}},
-		upstreams.Options{Logger: slog.New(slog.DiscardHandler), Cursors: testCursors(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Close)
 	tr, err := tracing.New(tracing.Config{Endpoint: col.URL, Insecure: true}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) }) // a test that fails early
-	s, err := New(Config{}, Deps{Backends: reg, Logger: slog.New(slog.DiscardHandler), Loopback: true, Tracer: tr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := echo.New()
-	s.Register(e)
-	hs := httptest.NewServer(e)
-	t.Cleanup(hs.Close)
-	return hs.URL + DefaultPath, tr
+	_, e := testServer(t, Config{}, oneBackend(be.URL+"/mcp"), upstreams.Options{}, Deps{Tracer: tr})
+	return serveTest(t, e).URL + DefaultPath, tr
 }
 
 func spanOfKind(t *testing.T, spans []otlptest.Span, kind int32) otlptest.Span {
@@ -170,24 +155,13 @@ func TestTracedRefusal(t *testing.T) {
 // batches over OTLP/HTTP to a collector on loopback: the per-request cost of the two spans
 // against the untraced benchmark. Reported, never asserted.
 func BenchmarkForwardToolsCallTraced(b *testing.B) {
-	backend := newCannedBackend()
-	reg, err := upstreams.New(upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "be", URL: "http://127.0.0.1:9/mcp"}}},
-		upstreams.Options{Logger: slog.New(slog.DiscardHandler), Cursors: testCursors(b), Transport: backend})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer reg.Close()
 	tr, err := tracing.New(tracing.Config{Endpoint: otlptest.Start(b, 0).URL, Insecure: true}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer func() { _ = tr.Shutdown(context.Background()) }()
-	s, err := New(Config{}, Deps{Backends: reg, Logger: slog.New(slog.DiscardHandler), Loopback: true, Tracer: tr})
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := echo.New()
-	s.Register(e)
+	_, e := testServer(b, Config{}, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{Transport: newCannedBackend()},
+		Deps{Tracer: tr})
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
 	h := with(modern("tools/call", "be__echo"), "Traceparent", "00-"+callerTraceID+"-"+callerSpanID+"-01")
 	benchPost(b, e, h, body)
