@@ -83,19 +83,26 @@ func class(n int) int {
 	return bits.Len(uint(n/MinBuffer)) - 1
 }
 
-func getBuf(n int) []byte {
+// getBuf returns an empty buffer of capacity n and the pool's holder for it (nil when n is not
+// a pooled size). The holder goes back with the buffer, so that putting a buffer in a pool does
+// not allocate a new pointer to it each time.
+func getBuf(n int) ([]byte, *[]byte) {
 	if c := class(n); c >= 0 {
 		if p, ok := pools[c].Get().(*[]byte); ok {
-			return (*p)[:0]
+			return (*p)[:0], p
 		}
+		return make([]byte, 0, n), new([]byte)
 	}
-	return make([]byte, 0, n)
+	return make([]byte, 0, n), nil
 }
 
-func putBuf(b []byte) {
+func putBuf(b []byte, holder *[]byte) {
 	if c := class(cap(b)); c >= 0 {
-		b = b[:0]
-		pools[c].Put(&b)
+		if holder == nil {
+			holder = new([]byte)
+		}
+		*holder = b[:0]
+		pools[c].Put(holder)
 	}
 }
 
@@ -103,6 +110,7 @@ func putBuf(b []byte) {
 type Buffer struct {
 	// B holds the body.
 	B       []byte
+	holder  *[]byte // B's holder in its pool (getBuf)
 	budget  *Budget
 	charged int64
 }
@@ -115,9 +123,9 @@ func (b *Buffer) Release() {
 	}
 	b.budget.Return(b.charged)
 	if b.charged > 0 {
-		putBuf(b.B) // a detached buffer may still be referenced
+		putBuf(b.B, b.holder) // a detached buffer may still be referenced
 	}
-	b.B, b.charged = nil, 0
+	b.B, b.holder, b.charged = nil, nil, 0
 }
 
 // grow makes room for at least one more byte: the capacity doubles, to at least least bytes
@@ -130,13 +138,14 @@ func (b *Buffer) grow(least, most int) error {
 	if !b.budget.Take(int64(n)) {
 		return ErrBudget
 	}
-	nb := append(getBuf(n), b.B...)
+	nb, holder := getBuf(n)
+	nb = append(nb, b.B...)
 	if old := b.B; old != nil {
 		b.budget.Return(int64(cap(old)))
 		b.charged -= int64(cap(old))
-		putBuf(old)
+		putBuf(old, b.holder)
 	}
-	b.B, b.charged = nb, b.charged+int64(n)
+	b.B, b.holder, b.charged = nb, holder, b.charged+int64(n)
 	return nil
 }
 
