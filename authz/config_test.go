@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/devissuer"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mcp-gateway/gateway/internal/devissuer"
 )
 
 const exampleYAML = `

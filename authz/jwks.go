@@ -70,9 +70,10 @@ type fetchResult struct {
 	started time.Time
 }
 
-// VerifySignature implements oidc.KeySet.
+// VerifySignature implements oidc.KeySet. raw must be a JWT, that is a JWS in
+// the Compact Serialization (RFC 7519 §7.2); the JSON Serialization is refused.
 func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error) {
-	jws, err := jose.ParseSigned(raw, k.algs)
+	jws, err := jose.ParseSignedCompact(raw, k.algs)
 	if err != nil || len(jws.Signatures) != 1 {
 		return nil, fail(ctx, invalid(ReasonMalformed, "jws"))
 	}

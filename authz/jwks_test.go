@@ -3,9 +3,11 @@ package authz
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -183,4 +185,39 @@ func TestUnknownKidNewerThanKeySet(t *testing.T) {
 	}
 	// That fetch also brought the rotated key.
 	wantAuth(t, a, rotated, nil, ReasonNone)
+}
+
+// TestKeySetVerifiesOnlyCompactJWS: a JWT is a JWS in the Compact Serialization (RFC 7519 §7.2),
+// so the key set refuses the same signed token re-encoded in the JSON Serialization (RFC 7515
+// §7.2) even though its signature is valid. Authenticate already refuses such a token before the
+// key set (BearerToken and peek); this holds the key set itself to it, since go-oidc can hand
+// it anything.
+func TestKeySetVerifiesOnlyCompactJWS(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL(), JWKSURL: iss.JWKSURL()}}, TokenCacheSize: -1}, clk)
+	ks := a.issuers[iss.URL()].newKeySet(iss.JWKSURL())
+	ctx := context.Background()
+
+	tok := mint(t, iss, nil)
+	if _, err := ks.VerifySignature(ctx, tok); err != nil {
+		t.Fatalf("compact token: %v", err)
+	}
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		t.Fatalf("minted token has %d parts", len(parts))
+	}
+	for name, jws := range map[string]string{
+		"flattened": fmt.Sprintf(`{"protected":%q,"payload":%q,"signature":%q}`, parts[0], parts[1], parts[2]),
+		"general":   fmt.Sprintf(`{"payload":%q,"signatures":[{"protected":%q,"signature":%q}]}`, parts[1], parts[0], parts[2]),
+	} {
+		payload, err := ks.VerifySignature(ctx, jws)
+		if err == nil || payload != nil {
+			t.Errorf("%s JSON serialization: payload %q, err %v; want it refused", name, payload, err)
+			continue
+		}
+		if !errors.Is(err, ErrInvalidToken) || Reason(err) != ReasonMalformed {
+			t.Errorf("%s JSON serialization: err %v (reason %q), want %v with reason %q", name, err, Reason(err), ErrInvalidToken, ReasonMalformed)
+		}
+	}
 }

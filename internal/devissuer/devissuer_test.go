@@ -45,9 +45,10 @@ func fetchKeys(t *testing.T, iss *Issuer) jose.JSONWebKeySet {
 	return set
 }
 
+// verify checks that token is a compact JWS signed by a key of set.
 func verify(t *testing.T, set jose.JSONWebKeySet, token string) error {
 	t.Helper()
-	jws, err := jose.ParseSigned(token, []jose.SignatureAlgorithm{jose.RS256, jose.ES256})
+	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.RS256, jose.ES256})
 	if err != nil {
 		return err
 	}

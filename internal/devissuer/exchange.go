@@ -79,9 +79,10 @@ func exchangeAudience(form url.Values) (string, bool) {
 }
 
 // verifySubject checks a subject token's signature with the issuer's published
-// keys, its issuer and its expiry, and returns its "sub".
+// keys, its issuer and its expiry, and returns its "sub". The token must be a
+// JWT, a JWS in the Compact Serialization (RFC 7519 §7.2).
 func (i *Issuer) verifySubject(token string) (string, error) {
-	jws, err := jose.ParseSigned(token, []jose.SignatureAlgorithm{jose.RS256, jose.ES256})
+	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.RS256, jose.ES256})
 	if err != nil || len(jws.Signatures) != 1 {
 		return "", fmt.Errorf("%w: not a signed JWT", errSubject)
 	}

@@ -100,6 +100,10 @@ func TestTokenExchangeRefusals(t *testing.T) {
 	none, _ := iss.MintNone(Claims{"sub": "alice"})
 	confused, _ := iss.MintHS256WithPublicKey(Claims{"sub": "alice"})
 	otherIss, _ := iss.Mint(Claims{"sub": "alice", "iss": "https://elsewhere.example"})
+	// The good token, signature and all, in the JWS JSON Serialization (RFC 7515 §7.2): not a
+	// JWT (RFC 7519 §7.2 requires the Compact one), so not a subject token either.
+	p := strings.Split(good, ".")
+	jsonJWS := `{"protected":"` + p[0] + `","payload":"` + p[1] + `","signature":"` + p[2] + `"}`
 	tests := []struct {
 		name, secret string
 		form         url.Values
@@ -114,6 +118,7 @@ func TestTokenExchangeRefusals(t *testing.T) {
 		{"alg none", "gw-secret", exchangeForm(none, nil), http.StatusBadRequest, "invalid_grant"},
 		{"HS256 confusion", "gw-secret", exchangeForm(confused, nil), http.StatusBadRequest, "invalid_grant"},
 		{"other issuer", "gw-secret", exchangeForm(otherIss, nil), http.StatusBadRequest, "invalid_grant"},
+		{"JSON-serialized JWS", "gw-secret", exchangeForm(jsonJWS, nil), http.StatusBadRequest, "invalid_grant"},
 		{"no target", "gw-secret", exchangeForm(good, func(f url.Values) { f.Del("resource") }), http.StatusBadRequest, "invalid_target"},
 		{"two targets", "gw-secret", exchangeForm(good, func(f url.Values) { f.Add("resource", "https://b2.example") }), http.StatusBadRequest, "invalid_target"},
 		{"bad subject type", "gw-secret", exchangeForm(good, func(f url.Values) { f.Set("subject_token_type", "x") }), http.StatusBadRequest, "invalid_request"},

@@ -69,6 +69,11 @@ func TestDecodeManyFoldedKeys(t *testing.T) {
 	if !errors.Is(err, NewError(CodeInvalidParams, "")) || !strings.Contains(err.Error(), `"k7" and "K7"`) {
 		t.Fatalf("folded duplicate among many keys: %v", err)
 	}
+	// The client reads this text; it names both spellings.
+	const want = `Invalid params: object keys differ only in case or punctuation: "k7" and "K7"`
+	if e := (*Error)(nil); !errors.As(err, &e) || e.Message != want {
+		t.Fatalf("error %v, want message %q", err, want)
+	}
 	// Scan, used for what backends send, stays exact.
 	if err := Scan([]byte(`{"a":1,"A":2}`), Limits{}); err != nil {
 		t.Fatalf("Scan refused case-distinct keys: %v", err)

@@ -116,7 +116,7 @@ func validID(val []byte) bool {
 	case c == '"':
 		return true
 	case c == '-' || (c >= '0' && c <= '9'):
-		return bytes.IndexAny(val, ".eE") < 0
+		return !bytes.ContainsAny(val, ".eE")
 	}
 	return false
 }

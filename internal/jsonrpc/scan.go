@@ -16,7 +16,7 @@ var (
 	ErrTooLong      = errors.New("JSON string or number too long")
 	// ErrFoldedKey: two keys of one object are the same name under folding (see FoldKey),
 	// which case-insensitive decoders would read as one member.
-	ErrFoldedKey = errors.New("object keys differ only in case or punctuation:")
+	ErrFoldedKey = errors.New("object keys differ only in case or punctuation")
 )
 
 // Default limits for Scan. They are far above anything a legitimate MCP message needs and far
@@ -56,7 +56,7 @@ type ScanError struct {
 
 func (e *ScanError) Error() string {
 	if e.Prev != "" {
-		return e.Err.Error() + " " + quoteForMessage(e.Prev) + " and " + quoteForMessage(e.Key)
+		return e.Err.Error() + ": " + quoteForMessage(e.Prev) + " and " + quoteForMessage(e.Key)
 	}
 	if e.Key != "" {
 		return e.Err.Error() + " " + quoteForMessage(e.Key)

@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestBackendWithGoSDKClient drives the fast backend with the official go-sdk client, which

@@ -47,8 +47,6 @@ func withTool(t *testing.T, member, value string) string {
 	return string(b)
 }
 
-const baseSchema = `{"type":"object","properties":{"path":{"type":"string","description":"file path","enum":["a","b"],"maxLength":100},"n":{"type":"integer","minimum":0}},"required":["path"],"additionalProperties":false}`
-
 func TestClassifyTools(t *testing.T) {
 	cases := []struct {
 		name, member, value string

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/testredis"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/gateway/internal/testredis"
 )
 
 // countingHook counts the commands the client really sends to Redis.

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/testredis"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/gateway/internal/testredis"
 )
 
 // hangGuard bounds a call that must return on its own (by the store's

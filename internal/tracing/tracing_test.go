@@ -45,7 +45,7 @@ func spanNamed(t *testing.T, spans tracetest.SpanStubs, kind trace.SpanKind) tra
 func attrs(s tracetest.SpanStub) map[attribute.Key]string {
 	m := make(map[attribute.Key]string, len(s.Attributes))
 	for _, kv := range s.Attributes {
-		m[kv.Key] = kv.Value.Emit()
+		m[kv.Key] = kv.Value.String()
 	}
 	return m
 }
@@ -170,8 +170,8 @@ func assertNoLeak(t *testing.T, spans tracetest.SpanStubs, leak string) {
 	allowed := map[attribute.Key]bool{KeyRPCSystem: true, KeyMethod: true, KeyUpstream: true, KeyOutcome: true, KeyErrorType: true}
 	for _, s := range spans {
 		for _, kv := range s.Attributes {
-			if !allowed[kv.Key] || strings.Contains(kv.Value.Emit(), leak) {
-				t.Errorf("span %q carries attribute %s=%q", s.Name, kv.Key, kv.Value.Emit())
+			if !allowed[kv.Key] || strings.Contains(kv.Value.String(), leak) {
+				t.Errorf("span %q carries attribute %s=%q", s.Name, kv.Key, kv.Value.String())
 			}
 		}
 		if len(s.Events) > 0 || strings.Contains(s.Status.Description, leak) || strings.Contains(s.Name, leak) {
