@@ -51,7 +51,7 @@ func TestArchitectureStages(t *testing.T) {
 	}
 
 	// The table: "| N | stage | where | ... |".
-	row := regexp.MustCompile("(?m)^\\| (\\d+) \\| ([^|]+) \\| ([^|]+) \\|")
+	row := regexp.MustCompile(`(?m)^\| (\d+) \| ([^|]+) \| ([^|]+) \|`)
 	named := regexp.MustCompile("`request\\.(\\w+)`")
 	stages := 0
 	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {

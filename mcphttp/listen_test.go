@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
-
-	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 // fanBackend is a modern backend whose listen streams stay open; notify sends a message to every

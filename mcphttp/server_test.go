@@ -17,9 +17,8 @@ import (
 // testGateway is a gateway (mcphttp over a real upstreams.Registry) in front of real go-sdk
 // backends, served over real HTTP on loopback.
 type testGateway struct {
-	URL     string
-	srv     *httptest.Server
-	backend *mcptest.Server
+	URL string
+	srv *httptest.Server
 }
 
 func startGateway(t testing.TB, cfg Config, ups ...upstreams.UpstreamConfig) *testGateway {
