@@ -221,6 +221,11 @@ func (x *request) listSubjectToken() string {
 
 // decode is stage 2: one strict JSON-RPC message, and its params and _meta members.
 func (x *request) decode() error {
+	leave, err := x.s.decodes.enter(x.ctx, len(x.in.body))
+	if err != nil {
+		return err
+	}
+	defer leave()
 	req, err := jsonrpc.Decode(x.in.body, x.s.limits)
 	if err != nil {
 		var rpc *jsonrpc.Error

@@ -69,6 +69,7 @@ type Server struct {
 	rate     RateLimits
 	hints    toolHints
 	inflight *concurrency
+	decodes  *decodeGate      // large bodies' strict decodes (stage 2)
 	bodies   *bodyread.Budget // request bodies being received or served
 	// writeTimeouts counts responses cut because the client did not read them in time.
 	writeTimeouts atomic.Uint64
@@ -95,6 +96,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		origins:  newOriginPolicy(cfg, deps.Loopback),
 		handlers: newHandlers(),
 		inflight: newConcurrency(cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller),
+		decodes:  newDecodeGate(),
 		bodies:   bodyread.NewBudget(cfg.MaxBodyBytesInFlight),
 		backends: deps.Backends,
 		listens:  upstreams.NewListens(deps.Backends),
