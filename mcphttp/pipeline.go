@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"sync"
@@ -260,9 +261,9 @@ func (x *request) checkVersion() error {
 			" does not match body value " + quote(m.ProtocolVersion))
 	case !m.HasVersion && (!hasHdr || hdr < ProtocolVersion):
 		// A pre-2026 client (initialize, no per-request metadata): tell it what we speak so it
-		// can detect the era (digest §1, "a modern-only server SHOULD name its supported
-		// versions").
-		return unsupportedVersion(hdr)
+		// can detect the era ("a modern-only server SHOULD name its supported versions",
+		// docs/protocol.md §1), in the message too, since SDKs show their users the message.
+		return legacyRefused(hdr, x.in.req)
 	case !m.HasVersion:
 		return invalidParams("Invalid params: _meta." + jsonrpc.MetaProtocolVersion + " is required")
 	case m.ProtocolVersion != ProtocolVersion:
@@ -271,6 +272,25 @@ func (x *request) checkVersion() error {
 		return invalidParams("Invalid params: _meta." + jsonrpc.MetaClientCapabilities + " is required")
 	}
 	return nil
+}
+
+// legacyRefused is the -32022 for a pre-2026 client. requested is what it asked for: the
+// protocolVersion of its initialize, else its MCP-Protocol-Version header.
+func legacyRefused(hdr string, req *jsonrpc.Request) *Error {
+	requested := hdr
+	if req.Method == "initialize" && len(req.Params) > 0 {
+		_ = jsonrpc.Members(req.Params, func(key, val []byte) error {
+			var v string
+			if string(key) == "protocolVersion" && json.Unmarshal(val, &v) == nil {
+				requested = v
+			}
+			return nil
+		})
+	}
+	e := jsonrpc.NewError(jsonrpc.CodeUnsupportedProtocolVersion,
+		"Unsupported protocol version "+quote(requested)+": this server supports "+ProtocolVersion).
+		WithData(map[string]any{"supported": []string{ProtocolVersion}, "requested": requested})
+	return rpcError(e)
 }
 
 func unsupportedVersion(requested string) *Error {
