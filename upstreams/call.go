@@ -114,7 +114,7 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 		name = c.Target.Name // digest §2.2: only these three carry Mcp-Name
 	}
 	return r.open(ctx, b, c.ID, &outgoing{method: c.Method, name: name, version: c.ProtocolVersion, pass: c.Header, body: body,
-		subject: c.SubjectToken, caller: c.Caller, fromCaller: true, visible: c.Visible, embedded: c.Embedded})
+		subject: b.subjectFor(c.SubjectToken), caller: c.Caller, fromCaller: true, visible: c.Visible, embedded: c.Embedded})
 }
 
 // open sends o and prepares the Stream of its response; id is the id the final response gets.
@@ -273,14 +273,14 @@ func (s *Stream) readError(err error) error {
 	return classify(s.ctx, s.b.name, err)
 }
 
-// Next returns the next message. final is true for the response that ends the call; after it
-// Next returns io.EOF. Any other error ends the stream: it wraps ErrUnavailable (connection reset
-// mid-stream), ErrTimeout, ErrBadResponse, or the caller's context error.
 // FinalResult returns the final response's result object, names rewritten back, once Next has
 // returned the final message; nil when the final message was an error or has not come yet. It
 // spares the caller decoding again what the stream has just decoded. It is valid until Close.
 func (s *Stream) FinalResult() json.RawMessage { return s.result }
 
+// Next returns the next message. final is true for the response that ends the call; after it
+// Next returns io.EOF. Any other error ends the stream: it wraps ErrUnavailable (connection reset
+// mid-stream), ErrTimeout, ErrBadResponse, or the caller's context error.
 func (s *Stream) Next() (msg []byte, final bool, err error) {
 	if s.done {
 		return nil, false, io.EOF

@@ -23,3 +23,12 @@ func (r *Registry) AnyExchangesTokens() bool {
 func (b *backend) exchanges() bool {
 	return b.creds != nil && b.creds.cfg.Type == AuthTokenExchange
 }
+
+// subjectFor returns the caller's token for a request to b: token when b exchanges tokens, else
+// "", so the caller's token is not held by a request to any other backend.
+func (b *backend) subjectFor(token string) string {
+	if !b.exchanges() {
+		return ""
+	}
+	return token
+}

@@ -261,7 +261,7 @@ func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q
 	for range maxListPages {
 		body := appendListRequest(nil, spec.method, q.meta, cursor, hasCursor)
 		msg, err := r.roundTrip(ctx, b, &outgoing{method: spec.method, version: q.version, pass: q.hdr, body: body,
-			subject: q.subject, caller: q.cacheKey, fromCaller: true})
+			subject: b.subjectFor(q.subject), caller: q.cacheKey, fromCaller: true})
 		if err != nil {
 			return nil, err
 		}
