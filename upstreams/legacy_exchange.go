@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 )
@@ -165,7 +166,7 @@ func (x *legacyExchange) next(ctx context.Context) (*jsonrpc.Message, error) {
 			}
 		case m.ID != nil:
 			x.answer(ctx, m)
-		case m.Method != notifElicitationDone: // digest §7: dropped, 2026 has no such thing
+		case m.Method != era.NotifElicitationDone: // digest §7: dropped, 2026 has no such thing
 			return m, nil
 		}
 	}
@@ -212,9 +213,9 @@ func (x *legacyExchange) resume(ctx context.Context) error {
 func (x *legacyExchange) answer(ctx context.Context, m *jsonrpc.Message) {
 	var reply []byte
 	switch m.Method {
-	case methodPing:
+	case era.MethodPing:
 		reply = jsonrpc.AppendResult(nil, m.ID, json.RawMessage(`{}`))
-	case methodElicitationCreate, methodSamplingCreate, methodRootsList:
+	case era.MethodElicitationCreate, era.MethodSamplingCreate, era.MethodRootsList:
 		x.r.log.Warn("legacy upstream request refused: not supported through the gateway yet",
 			"upstream", x.b.name, "method", m.Method)
 		reply = jsonrpc.AppendError(nil, m.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
@@ -252,7 +253,7 @@ func (x *legacyExchange) end(ctx context.Context, outcome string) {
 	p = appendString(append(p, `,"reason":`...), reason)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), legacySideTimeout)
 	defer cancel()
-	if err := x.r.legacyNotify(ctx, x.b, x.sess, notifCancelled, append(p, '}')); err != nil {
+	if err := x.r.legacyNotify(ctx, x.b, x.sess, era.NotifCancelled, append(p, '}')); err != nil {
 		x.r.log.Warn("sending notifications/cancelled to a legacy upstream failed",
 			"upstream", x.b.name, "error", err.Error())
 	}

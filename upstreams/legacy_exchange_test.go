@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
@@ -55,7 +56,7 @@ func sessionOwners(t *testing.T, backend *mcptest.Server) map[string]string {
 	t.Helper()
 	owners := map[string]string{}
 	for _, ex := range backend.Requests() {
-		if legacyMethod(ex) == methodInitialize {
+		if legacyMethod(ex) == era.MethodInitialize {
 			if id := ex.ResponseHeader.Get("Mcp-Session-Id"); id != "" {
 				owners[id] = bearerSub(t, ex)
 			}
@@ -213,11 +214,11 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 	if err := backend.WaitSlow(wait, func(s mcptest.SlowStats) bool { return s.Started == 2 }); err != nil {
 		t.Fatal(err)
 	}
-	inits := countLegacy(backend, methodInitialize)
+	inits := countLegacy(backend, era.MethodInitialize)
 	if err := call("d"); !errors.Is(err, ErrUnavailable) || !errors.Is(err, errLegacySessionsFull) {
 		t.Fatalf("a new caller while every session is in use: err = %v, want ErrUnavailable (sessions full)", err)
 	}
-	if n := countLegacy(backend, methodInitialize); n != inits {
+	if n := countLegacy(backend, era.MethodInitialize); n != inits {
 		t.Fatal("a refused caller opened a session")
 	}
 	if st := b.breaker.current(); st != CircuitClosed {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
@@ -53,7 +54,7 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 	for _, uri := range share.ResourceSubscriptions {
 		params := appendString([]byte(`{"uri":`), uri)
 		sctx, scancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
-		m, _, err := r.legacyRoundTrip(sctx, b, sess, methodSubscribe, append(params, '}'), hdr)
+		m, _, err := r.legacyRoundTrip(sctx, b, sess, era.MethodSubscribe, append(params, '}'), hdr)
 		scancel()
 		if err != nil {
 			return err

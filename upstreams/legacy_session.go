@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 )
@@ -184,7 +185,7 @@ func (r *Registry) legacyInitializeAs(ctx context.Context, b *backend, caller bo
 	defer cancel()
 	s, err := r.handshake(ctx, b, caller)
 	if err != nil {
-		r.record(b, methodInitialize, outcomeOf(err), start, err, true)
+		r.record(b, era.MethodInitialize, outcomeOf(err), start, err, true)
 		return nil, err
 	}
 	return s, nil
@@ -194,7 +195,7 @@ func (r *Registry) handshake(ctx context.Context, b *backend, caller bool) (*leg
 	params, _ := json.Marshal(map[string]any{"protocolVersion": b.legacy.offer,
 		"capabilities": struct{}{}, "clientInfo": b.legacy.client})
 	s := &legacySession{caller: caller}
-	m, hdr, err := r.legacyRoundTrip(ctx, b, s, methodInitialize, params, nil)
+	m, hdr, err := r.legacyRoundTrip(ctx, b, s, era.MethodInitialize, params, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +220,7 @@ func (r *Registry) handshake(ctx context.Context, b *backend, caller bool) (*leg
 	}
 	s.id, s.version = id, res.ProtocolVersion
 	s.init = &initResult{version: res.ProtocolVersion, caps: res.Capabilities, instructions: res.Instructions}
-	if err := r.legacyNotify(ctx, b, s, notifInitialized, nil); err != nil {
+	if err := r.legacyNotify(ctx, b, s, era.NotifInitialized, nil); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -298,21 +299,6 @@ func visibleASCII(s string) bool {
 	}
 	return true
 }
-
-// Legacy-only method names.
-const (
-	methodInitialize        = "initialize"
-	methodPing              = "ping"
-	methodSubscribe         = "resources/subscribe"
-	notifInitialized        = "notifications/initialized"
-	notifCancelled          = "notifications/cancelled"
-	notifElicitationDone    = "notifications/elicitation/complete"
-	notifProgress           = "notifications/progress"
-	notifMessage            = "notifications/message"
-	methodElicitationCreate = "elicitation/create"
-	methodSamplingCreate    = "sampling/createMessage"
-	methodRootsList         = "roots/list"
-)
 
 // pingRequest is the health probe sent to a legacy backend instead of server/discover.
 const pingRequest = `{"jsonrpc":"2.0","id":1,"method":"ping"}`

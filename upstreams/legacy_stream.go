@@ -2,24 +2,17 @@ package upstreams
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
-
-// legacyRequest is a client request rewritten for a legacy backend.
-type legacyRequest struct {
-	method string
-	params json.RawMessage // nil when the request had none
-	logs   bool            // the client asked for log notifications (logLevel)
-}
 
 // openLegacy is open for a legacy backend: the request goes on a pooled session with a
 // session-unique id, and the Stream translates what comes back.
 func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
-	lr, err := parseLegacyRequest(o.body)
+	lr, err := era.ToLegacyRequest(o.body)
 	if err != nil {
 		err = errorf(ErrBadResponse, s.b, "request for a legacy backend: %v", err)
 		s.fail(err)
@@ -40,7 +33,7 @@ func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
 		return s, nil
 	}
 	m, _ := x.next(s.ctx)
-	if s.pending, err = s.final(translateLegacy(s.method, m)); err != nil {
+	if s.pending, err = s.final(era.ToModernResult(s.method, m)); err != nil {
 		s.fail(err)
 		return nil, err
 	}
@@ -51,7 +44,7 @@ func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
 // that caller's own sessions, else one of the gateway's. A 404 to a request carrying a session
 // id means the session expired (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management):
 // the session is dropped, a fresh one initialized, and the request sent once more.
-func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *legacyRequest, o *outgoing) (*legacyExchange, error) {
+func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *era.Request, o *outgoing) (*legacyExchange, error) {
 	if err := b.breaker.allow(r.now(), false); err != nil {
 		return nil, err
 	}
@@ -68,8 +61,8 @@ func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *legacyReques
 			}
 			return nil, err
 		}
-		x := &legacyExchange{r: r, b: b, sess: sess, pool: pool, owner: owner, uid: sess.nextID(), logs: lr.logs}
-		resp, err := r.legacyDo(ctx, b, sess, http.MethodPost, legacyRequestBody(x.uid, lr.method, lr.params), o.pass, "")
+		x := &legacyExchange{r: r, b: b, sess: sess, pool: pool, owner: owner, uid: sess.nextID(), logs: lr.Logs}
+		resp, err := r.legacyDo(ctx, b, sess, http.MethodPost, legacyRequestBody(x.uid, lr.Method, lr.Params), o.pass, "")
 		if err != nil {
 			if ctx.Err() != nil {
 				x.end(ctx, outcomeOf(err)) // the request may have reached the backend
@@ -128,14 +121,14 @@ func (s *Stream) nextLegacy() ([]byte, bool, error) {
 		s.resp = s.leg.resp // a resumed stream has a new response
 		switch {
 		case m.IsResponse():
-			msg, err := s.final(translateLegacy(s.method, m))
+			msg, err := s.final(era.ToModernResult(s.method, m))
 			if err != nil {
 				s.fail(err)
 				return nil, false, err
 			}
 			s.finish(s.outcome, nil)
 			return msg, true, nil
-		case m.Method == notifProgress, m.Method == notifMessage && s.leg.logs:
+		case m.Method == era.NotifProgress, m.Method == era.NotifMessage && s.leg.logs:
 			return jsonrpc.AppendNotification(nil, m.Method, m.Params), false, nil
 		}
 	}
@@ -148,147 +141,4 @@ func (s *Stream) nextLegacy() ([]byte, bool, error) {
 func (s *Stream) endLegacy(outcome string) {
 	s.leg.end(s.ctx, outcome)
 	s.leg.release()
-}
-
-// parseLegacyRequest takes the JSON-RPC request built for a modern backend apart and strips
-// what a legacy backend must not see (digest §7 "Forwarding"): the modern _meta keys, which
-// make an SDK treat the request as modern, and the MRTR members, which no legacy backend
-// issued. progressToken, trace keys and everything else stay.
-func parseLegacyRequest(body []byte) (*legacyRequest, error) {
-	lr := &legacyRequest{}
-	var params json.RawMessage
-	err := jsonrpc.Members(body, func(key, val []byte) error {
-		switch string(key) {
-		case "method":
-			return json.Unmarshal(val, &lr.method)
-		case "params":
-			params = val
-		}
-		return nil
-	})
-	if err != nil || params == nil || params[0] != '{' {
-		return lr, err
-	}
-	lr.params, err = filterObject(nil, params, func(key string, val []byte) ([]byte, bool) {
-		switch key {
-		case "inputResponses", "requestState":
-			return nil, false
-		case "_meta":
-			if val[0] != '{' {
-				return val, true
-			}
-			meta, err := filterObject(nil, val, func(k string, v []byte) ([]byte, bool) {
-				if k == jsonrpc.MetaLogLevel {
-					lr.logs = true
-				}
-				return v, !modernMetaKey(k)
-			})
-			return meta, err == nil && string(meta) != "{}"
-		}
-		return val, true
-	})
-	return lr, err
-}
-
-func modernMetaKey(k string) bool {
-	switch k {
-	case jsonrpc.MetaProtocolVersion, jsonrpc.MetaClientCapabilities, jsonrpc.MetaClientInfo, jsonrpc.MetaLogLevel:
-		return true
-	}
-	return false
-}
-
-// filterObject appends obj to dst keeping only the members fn keeps, with the values it returns.
-func filterObject(dst, obj []byte, fn func(key string, val []byte) ([]byte, bool)) ([]byte, error) {
-	dst = append(dst, '{')
-	n := 0
-	err := jsonrpc.Members(obj, func(key, val []byte) error {
-		v, keep := fn(string(key), val)
-		if !keep {
-			return nil
-		}
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		n++
-		dst = append(appendString(dst, string(key)), ':')
-		dst = append(dst, v...)
-		return nil
-	})
-	return append(dst, '}'), err
-}
-
-// translateLegacy turns a legacy response into its 2026-07-28 form (digest §7 "Rewrite
-// results"): -32002 (resource not found) becomes -32602, results get resultType, and cacheable
-// results get ttlMs 0 and cacheScope private, since a legacy backend says nothing about caching.
-func translateLegacy(method string, m *jsonrpc.Message) *jsonrpc.Message {
-	if m.Error != nil {
-		if m.Error.Code == legacyResourceNotFound {
-			e := *m.Error
-			e.Code = jsonrpc.CodeInvalidParams
-			m.Error = &e
-		}
-		return m
-	}
-	cacheable := cacheableMethod(method)
-	hasType := false
-	res, err := filterObject(make([]byte, 0, len(m.Result)+48), m.Result, func(key string, val []byte) ([]byte, bool) {
-		switch key {
-		case "resultType":
-			hasType = true
-		case "ttlMs", "cacheScope":
-			// Not legacy protocol: whatever an SDK put there was not meant for 2026 caches.
-			return nil, !cacheable
-		}
-		return val, true
-	})
-	if err != nil {
-		return m
-	}
-	var add []byte
-	if !hasType {
-		add = append(add, `"resultType":"complete"`...)
-	}
-	if cacheable {
-		add = appendMember(add, `"ttlMs":0,"cacheScope":"private"`)
-	}
-	if len(add) > 0 {
-		res = insertMembers(res, add)
-	}
-	m.Result = res
-	return m
-}
-
-// legacyResourceNotFound is the pre-2026 resource-not-found code (digest §6: now -32602).
-const legacyResourceNotFound = -32002
-
-func cacheableMethod(method string) bool {
-	switch method {
-	case MethodToolsList, MethodPromptsList, MethodResourcesList, MethodResourceTemplates, MethodResourcesRead:
-		return true
-	}
-	return false
-}
-
-func appendMember(dst []byte, member string) []byte {
-	if len(dst) > 0 {
-		dst = append(dst, ',')
-	}
-	return append(dst, member...)
-}
-
-// insertMembers adds members to the end of the scanned JSON object obj.
-func insertMembers(obj, members []byte) []byte {
-	end := len(obj) - 1
-	for end > 0 && obj[end] != '}' {
-		end--
-	}
-	empty := skipWS(obj, 1) == end
-	out := make([]byte, 0, len(obj)+len(members)+1)
-	out = append(out, obj[:end]...)
-	if !empty {
-		out = append(out, ',')
-	}
-	out = append(out, members...)
-	return append(out, obj[end:]...)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 )
@@ -137,7 +138,7 @@ func (f *feed) add(s *subscriber, flt *listenFilter) {
 
 func (f *feed) run(ctx context.Context) {
 	defer f.finish()
-	if f.spec.b.legacy.known() == eraLegacy {
+	if f.spec.b.legacy.known() == era.Legacy {
 		f.legacyBackend(ctx) // digest §7: the legacy GET stream
 		return
 	}
