@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/upstreams/direct"
 )
 
 // ProtocolVersion is the MCP revision the gateway speaks to modern backends.
@@ -135,8 +136,8 @@ type backend struct {
 	// bookkeeping (a header copy per request) that a backend call never needs, since redirects
 	// are refused anyway.
 	rt        http.RoundTripper
-	transport *http.Transport  // nil when Options.Transport was given
-	direct    *directTransport // the transport of a plain-http backend, else nil
+	transport *http.Transport   // nil when Options.Transport was given
+	direct    *direct.Transport // the transport of a plain-http backend, else nil
 	health    health
 	disc      discoverCache
 	breaker   *breaker     // nil when disabled
