@@ -221,7 +221,7 @@ func (x *exchange) sendFinal(p *outMsg, status int) error {
 // serverInfo (and MRTR state sealed, stage 10); errors pass through untouched. The stream has
 // decoded the message already and hands over its result, which the response borrows.
 func (s *Server) finalMessage(x *exchange, st *upstreams.Stream, msg []byte) (*outMsg, error) {
-	result := st.FinalResult()
+	result := st.Result()
 	if result == nil {
 		x.outcome = outcomeUpstreamError
 		p := &outMsg{}

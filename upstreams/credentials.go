@@ -184,8 +184,8 @@ func newCredentials(name string, cfg AuthConfig, rt http.RoundTripper, now func(
 	}
 }
 
-// authorization returns the Authorization value for one exchange. subject is the caller's
-// verified token; fromCaller says the exchange serves a caller (tools/call, lists), as opposed
+// authorization returns the Authorization value for one backend request. subject is the
+// caller's verified token; fromCaller says the request serves a caller (tools/call, lists), as opposed
 // to the gateway's own discover, probe and listen requests, which authenticate as the gateway
 // itself with the client credentials grant.
 func (c *credentials) authorization(ctx context.Context, subject string, fromCaller bool) (string, error) {

@@ -20,7 +20,7 @@ var (
 	ErrTimeout = errors.New("upstreams: backend timeout")
 	// ErrBadResponse: the backend answered something that is not a valid MCP response: garbage,
 	// an oversized body or event, a non-2xx status without a JSON-RPC body, a stream that ended
-	// without the final response.
+	// without its response.
 	ErrBadResponse = errors.New("upstreams: bad backend response")
 	// ErrNoCursorSealer: New was called without Options.Cursors.
 	ErrNoCursorSealer = errors.New("upstreams: Options.Cursors is required")

@@ -148,7 +148,7 @@ type probeResult struct {
 // awaitEra joins the backend's era probe, starting it when none is in flight. The probe runs
 // on its own context (the caller's values, not its cancellation) bounded by the backend's
 // timeout, so one caller giving up does not fail it for the others. A caller's probe is governed
-// by the circuit breaker like any exchange; only a health probe (o.probe) passes an open circuit,
+// by the circuit breaker like any backend request; only a health probe (o.probe) passes an open circuit,
 // as it does for server/discover. A request that fans out to every backend waits at most
 // eraFanOutWait.
 func (r *Registry) awaitEra(ctx context.Context, b *backend, o *outgoing) (*probeResult, error) {
@@ -202,7 +202,7 @@ func fanOut(o *outgoing) bool {
 const maxProbeEvents = 100
 
 // probeEra sends one modern server/discover, learns the era from a definitive answer, and
-// records the exchange like any other (metrics, breaker, health). Only the failure to get any
+// records the request like any other (metrics, breaker, health). Only the failure to get any
 // answer (refused, reset, timeout) is an error; an answer that says nothing about the era leaves
 // it unknown, and the request then goes out as modern, uncached, so that the backend's own answer
 // to it is what the caller sees.
@@ -243,7 +243,7 @@ func (r *Registry) probeEra(ctx context.Context, b *backend, health bool) (*prob
 // sendProbe sends the server/discover probe and classifies the answer. answered is false when
 // no answer came at all; err then says why, or why an answer was not definitive.
 func (r *Registry) sendProbe(ctx context.Context, b *backend) (v era.Verdict, d *discovered, answered bool, err error) {
-	resp, err := r.send(ctx, b, &outgoing{method: MethodDiscover, body: []byte(discoverRequest), probe: true})
+	resp, err := r.post(ctx, b, &outgoing{method: MethodDiscover, body: []byte(discoverRequest), probe: true})
 	if err != nil {
 		return era.Verdict{}, nil, false, err
 	}

@@ -54,7 +54,7 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 	for _, uri := range share.ResourceSubscriptions {
 		params := appendString([]byte(`{"uri":`), uri)
 		sctx, scancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
-		m, _, err := r.legacyRoundTrip(sctx, b, sess, era.MethodSubscribe, append(params, '}'), hdr)
+		m, _, err := r.legacyRequest(sctx, b, sess, era.MethodSubscribe, append(params, '}'), hdr)
 		scancel()
 		if err != nil {
 			return err
@@ -63,14 +63,14 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 			return errorf(ErrBadResponse, b, "resources/subscribe answered error %d", m.Error.Code)
 		}
 	}
-	x := &legacyExchange{r: r, b: b, sess: sess, resp: resp, sse: newLegacySSE(resp.Body, int(b.maxBytes))}
+	x := &legacyRoundTrip{r: r, b: b, sess: sess, resp: resp, sse: newLegacySSE(resp.Body, int(b.maxBytes))}
 	return f.legacyRelay(hctx, x, share)
 }
 
 // legacyRelay forwards the requested notifications of a legacy GET stream until it ends. The
 // stream carries everything the session hears, and the share asked for some of it: the rest is
 // not published (each subscriber still filters by its own subscriptions and policy).
-func (f *feed) legacyRelay(ctx context.Context, x *legacyExchange, share *subscriptions) error {
+func (f *feed) legacyRelay(ctx context.Context, x *legacyRoundTrip, share *subscriptions) error {
 	rw := uriRewriter{ns: x.r.ns, upstream: x.b.name}
 	flt := newListenFilter(share, x.r.namespacedURI(x.b.name))
 	for {

@@ -195,7 +195,7 @@ func (r *Registry) handshake(ctx context.Context, b *backend, caller bool) (*leg
 	params, _ := json.Marshal(map[string]any{"protocolVersion": b.legacy.offer,
 		"capabilities": struct{}{}, "clientInfo": b.legacy.client})
 	s := &legacySession{caller: caller}
-	m, hdr, err := r.legacyRoundTrip(ctx, b, s, era.MethodInitialize, params, nil)
+	m, hdr, err := r.legacyRequest(ctx, b, s, era.MethodInitialize, params, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -239,10 +239,10 @@ func (r *Registry) legacyNotify(ctx context.Context, b *backend, s *legacySessio
 	return nil
 }
 
-// legacyRoundTrip sends one gateway-originated request on s and returns the response and the
+// legacyRequest sends one gateway-originated request on s and returns the response and the
 // response headers, answering server requests on its stream meanwhile.
-func (r *Registry) legacyRoundTrip(ctx context.Context, b *backend, s *legacySession, method string, params json.RawMessage, pass http.Header) (*jsonrpc.Message, http.Header, error) {
-	x := &legacyExchange{r: r, b: b, sess: s, uid: json.RawMessage(`0`)}
+func (r *Registry) legacyRequest(ctx context.Context, b *backend, s *legacySession, method string, params json.RawMessage, pass http.Header) (*jsonrpc.Message, http.Header, error) {
+	x := &legacyRoundTrip{r: r, b: b, sess: s, uid: json.RawMessage(`0`)}
 	if s.id != "" {
 		x.uid = s.nextID()
 	}

@@ -18,7 +18,7 @@ func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
 		s.fail(err)
 		return nil, err
 	}
-	if o.fromCaller && s.b.exchanges() {
+	if o.fromCaller && s.b.exchangesTokens() {
 		// Every request of this call, the side ones included, goes as the caller.
 		s.ctx = withLegacyCaller(s.ctx, o.subject)
 	}
@@ -33,7 +33,7 @@ func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
 		return s, nil
 	}
 	m, _ := x.next(s.ctx)
-	if s.pending, err = s.final(era.ToModernResult(s.method, m)); err != nil {
+	if s.pending, err = s.render(era.ToModernResult(s.method, m)); err != nil {
 		s.fail(err)
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
 // that caller's own sessions, else one of the gateway's. A 404 to a request carrying a session
 // id means the session expired (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management):
 // the session is dropped, a fresh one initialized, and the request sent once more.
-func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *era.Request, o *outgoing) (*legacyExchange, error) {
+func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *era.Request, o *outgoing) (*legacyRoundTrip, error) {
 	if err := b.breaker.allow(r.now(), false); err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *era.Request,
 			}
 			return nil, err
 		}
-		x := &legacyExchange{r: r, b: b, sess: sess, pool: pool, owner: owner, uid: sess.nextID(), logs: lr.Logs}
+		x := &legacyRoundTrip{r: r, b: b, sess: sess, pool: pool, owner: owner, uid: sess.nextID(), logs: lr.Logs}
 		resp, err := r.legacyDo(ctx, b, sess, http.MethodPost, legacyRequestBody(x.uid, lr.Method, lr.Params), o.pass, "")
 		if err != nil {
 			if ctx.Err() != nil {
@@ -91,7 +91,7 @@ func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *era.Request,
 // before anything is sent, never sent as the gateway. Sessions the pools closed to make room are
 // ended in the background.
 func (r *Registry) legacyPool(b *backend, o *outgoing) (*sessionPool, *callerPool, error) {
-	if !o.fromCaller || !b.exchanges() {
+	if !o.fromCaller || !b.exchangesTokens() {
 		return &b.legacy.pool, nil, nil
 	}
 	if o.subject == "" {
@@ -121,12 +121,12 @@ func (s *Stream) nextLegacy() ([]byte, bool, error) {
 		s.resp = s.leg.resp // a resumed stream has a new response
 		switch {
 		case m.IsResponse():
-			msg, err := s.final(era.ToModernResult(s.method, m))
+			msg, err := s.render(era.ToModernResult(s.method, m))
 			if err != nil {
 				s.fail(err)
 				return nil, false, err
 			}
-			s.finish(s.outcome, nil)
+			s.end(s.outcome, nil)
 			return msg, true, nil
 		case m.Method == era.NotifProgress, m.Method == era.NotifMessage && s.leg.logs:
 			return jsonrpc.AppendNotification(nil, m.Method, m.Params), false, nil

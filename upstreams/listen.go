@@ -171,7 +171,7 @@ func (f *feed) backend(ctx context.Context) {
 		body: appendListenRequest(f.spec.id, f.spec.meta, f.spec.share)}
 	// Only the wait for response headers is bounded: the stream itself is long-lived.
 	headers := time.AfterFunc(b.timeout, func() { cancel(errCallTimeout) })
-	resp, err := r.send(ctx, b, o)
+	resp, err := r.post(ctx, b, o)
 	headers.Stop()
 	if err == nil {
 		err = f.relay(ctx, resp)

@@ -137,7 +137,7 @@ func (f *feed) add(s *subscriber, flt *listenFilter) {
 }
 
 func (f *feed) run(ctx context.Context) {
-	defer f.finish()
+	defer f.end()
 	if f.spec.b.legacy.known() == era.Legacy {
 		f.legacyBackend(ctx) // digest §7: the legacy GET stream
 		return
@@ -145,9 +145,9 @@ func (f *feed) run(ctx context.Context) {
 	f.backend(ctx)
 }
 
-// finish tells every subscriber that the stream has ended. A listen that arrives from now on
+// end tells every subscriber that the stream has ended. A listen that arrives from now on
 // opens a new stream.
-func (f *feed) finish() {
+func (f *feed) end() {
 	if f.hub != nil {
 		f.hub.mu.Lock()
 		if f.hub.feeds[f.key] == f {

@@ -62,7 +62,7 @@ type Options struct {
 	Cursors Sealer
 	// Transport replaces the per-backend HTTP transports (tests). Optional.
 	Transport http.RoundTripper
-	// Observe, when set, is called once per backend exchange with its outcome (one of the
+	// Observe, when set, is called once per backend request with its outcome (one of the
 	// Outcome constants), the MCP method and the time until the final response or failure.
 	Observe func(upstream, method, outcome string, d time.Duration)
 	// Clock returns the current time; nil means time.Now. It drives cache expiry and health
@@ -311,7 +311,7 @@ func outcomeOf(err error) string {
 	return OutcomeCanceled
 }
 
-// record reports one finished exchange to the observer and the backend's health.
+// record reports one finished backend request to the observer and the backend's health.
 func (r *Registry) record(b *backend, method, outcome string, start time.Time, err error, kick bool) {
 	if r.observe != nil {
 		r.observe(b.name, method, outcome, r.now().Sub(start))

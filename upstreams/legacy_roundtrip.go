@@ -15,7 +15,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 )
 
-// Bounds of the legacy exchange.
+// Bounds of a legacy round trip.
 const (
 	// maxResumes bounds the SEP-1699 reconnections of one response stream.
 	maxResumes = 10
@@ -92,25 +92,25 @@ func legacySubject(ctx context.Context) (subject string, fromCaller bool) {
 	return subject, fromCaller
 }
 
-// legacyExchange is one request on a legacy session and its response, read as JSON or as an
+// legacyRoundTrip is one request on a legacy session and its response, read as JSON or as an
 // SSE stream that may be resumed.
-type legacyExchange struct {
-	r       *Registry
-	b       *backend
-	sess    *legacySession
-	pool    *sessionPool    // where sess came from, when the exchange holds it (legacyStart)
-	owner   *callerPool     // the caller's pool holding pool, for a token-exchange backend
-	uid     json.RawMessage // the request's id on the session
-	resp    *http.Response
-	sse     *legacySSE
-	json    *jsonrpc.Message // the response, when it came as JSON
-	resumes int
-	final   bool // the final response has been read
-	logs    bool // relay notifications/message: the client's request asked for logs
+type legacyRoundTrip struct {
+	r        *Registry
+	b        *backend
+	sess     *legacySession
+	pool     *sessionPool    // where sess came from, when the round trip holds it (legacyStart)
+	owner    *callerPool     // the caller's pool holding pool, for a token-exchange backend
+	uid      json.RawMessage // the request's id on the session
+	resp     *http.Response
+	sse      *legacySSE
+	json     *jsonrpc.Message // the response, when it came as JSON
+	resumes  int
+	answered bool // the response to the request has been read
+	logs     bool // relay notifications/message: the client's request asked for logs
 }
 
 // accept takes the POST response: an SSE stream, or a JSON body read at once.
-func (x *legacyExchange) accept(resp *http.Response) error {
+func (x *legacyRoundTrip) accept(resp *http.Response) error {
 	x.resp = resp
 	isJSON, isSSE := mediaType(resp.Header.Get("Content-Type"))
 	switch {
@@ -132,16 +132,16 @@ func (x *legacyExchange) accept(resp *http.Response) error {
 	return statusError(x.b.name, resp.StatusCode, "neither JSON nor an event stream")
 }
 
-// next returns the next message for the caller: a notification, or the final response.
+// next returns the next message for the caller: a notification, or the response.
 // Requests from the backend are answered here; a stream that ends early after an event id is
 // resumed (SEP-1699).
-func (x *legacyExchange) next(ctx context.Context) (*jsonrpc.Message, error) {
+func (x *legacyRoundTrip) next(ctx context.Context) (*jsonrpc.Message, error) {
 	if x.json != nil {
 		m := x.json
-		x.json, x.final = nil, true
+		x.json, x.answered = nil, true
 		return m, nil
 	}
-	if x.sse == nil || x.final {
+	if x.sse == nil || x.answered {
 		return nil, io.EOF
 	}
 	for range maxSkippedNotifications {
@@ -161,7 +161,7 @@ func (x *legacyExchange) next(ctx context.Context) (*jsonrpc.Message, error) {
 			return nil, errorf(ErrBadResponse, x.b, "event is not a JSON-RPC message")
 		case m.IsResponse():
 			if bytes.Equal(m.ID, x.uid) {
-				x.final = true
+				x.answered = true
 				return m, nil
 			}
 		case m.ID != nil:
@@ -175,14 +175,14 @@ func (x *legacyExchange) next(ctx context.Context) (*jsonrpc.Message, error) {
 
 // resumable reports whether a stream that stopped with err may be resumed: it ended or broke
 // after an event id, the caller is still there, and the resume budget is not spent.
-func (x *legacyExchange) resumable(ctx context.Context, err error) bool {
+func (x *legacyRoundTrip) resumable(ctx context.Context, err error) bool {
 	return x.sse.lastID != "" && ctx.Err() == nil && x.resumes < maxResumes &&
 		!errors.Is(err, errEventTooLarge)
 }
 
 // resume reconnects with GET and Last-Event-ID after the backend's retry delay (digest §7,
 // SEP-1699 polling).
-func (x *legacyExchange) resume(ctx context.Context) error {
+func (x *legacyRoundTrip) resume(ctx context.Context) error {
 	x.resumes++
 	x.resp.Body.Close()
 	if d := min(x.sse.retry, maxResumeDelay); d > 0 {
@@ -210,7 +210,7 @@ func (x *legacyExchange) resume(ctx context.Context) error {
 // requests"): ping gets {}; elicitation, sampling and roots are refused for now, since bridging
 // them into MRTR is a later step; anything else is an unknown method. A failed reply is logged:
 // the backend decides what its request's failure means for the call.
-func (x *legacyExchange) answer(ctx context.Context, m *jsonrpc.Message) {
+func (x *legacyRoundTrip) answer(ctx context.Context, m *jsonrpc.Message) {
 	var reply []byte
 	switch m.Method {
 	case era.MethodPing:
@@ -238,11 +238,11 @@ func (x *legacyExchange) answer(ctx context.Context, m *jsonrpc.Message) {
 	}
 }
 
-// end finishes the exchange. A caller that left before the final response is a cancellation
+// end ends the round trip. A caller that left before the response is a cancellation
 // the backend must be told about: closing a legacy stream is not one (digest §7).
-func (x *legacyExchange) end(ctx context.Context, outcome string) {
+func (x *legacyRoundTrip) end(ctx context.Context, outcome string) {
 	x.close()
-	if x.final || (outcome != OutcomeCanceled && outcome != OutcomeTimeout) {
+	if x.answered || (outcome != OutcomeCanceled && outcome != OutcomeTimeout) {
 		return
 	}
 	reason := "the client went away"
@@ -259,7 +259,7 @@ func (x *legacyExchange) end(ctx context.Context, outcome string) {
 	}
 }
 
-func (x *legacyExchange) close() {
+func (x *legacyRoundTrip) close() {
 	if x.resp != nil {
 		x.resp.Body.Close()
 	}
@@ -267,7 +267,7 @@ func (x *legacyExchange) close() {
 
 // release gives the session (and the caller's pool) back; once only, from legacyStart's
 // failures or the Stream's end.
-func (x *legacyExchange) release() {
+func (x *legacyRoundTrip) release() {
 	if x.pool != nil {
 		x.pool.release(x.sess)
 		x.pool = nil

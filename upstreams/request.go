@@ -35,24 +35,24 @@ type outgoing struct {
 	subject string
 	// caller identifies the caller (issuer and subject) for its legacy sessions; optional.
 	caller string
-	// fromCaller marks an exchange made for a client request (a call or list), as opposed to
+	// fromCaller marks a request made for a client's request (a call or list), as opposed to
 	// the gateway's own discover, probe and listen requests.
 	fromCaller bool
-	reader     bytes.Reader // reads body for the request, set by send
+	reader     bytes.Reader // reads body for the request, set by post
 
 	// visible and embedded are the caller's resource policy for the URIs in the response
 	// (Call.Visible, Call.Embedded).
 	visible, embedded func(Kind, Target) bool
 }
 
-// send POSTs o to b and returns the response once its headers have arrived. ctx bounds the
-// whole exchange: its cancellation closes the backend connection.
+// post POSTs o to b and returns the response once its headers have arrived. ctx bounds the
+// whole request: its cancellation closes the backend connection.
 //
 // This runs once per forwarded request, so it avoids what http.NewRequestWithContext and
 // Header.Clone would redo every time: the URL is parsed once into b.template, and the header map
 // shares the backend's static values and the caller's pass-through values (a RoundTripper must
 // not modify a request, so sharing read-only slices is safe) rather than copying them.
-func (r *Registry) send(ctx context.Context, b *backend, o *outgoing) (*http.Response, error) {
+func (r *Registry) post(ctx context.Context, b *backend, o *outgoing) (*http.Response, error) {
 	if err := b.breaker.allow(r.now(), o.probe); err != nil {
 		return nil, err
 	}
