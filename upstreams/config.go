@@ -23,6 +23,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/era"
 )
 
 // Defaults for the configuration fields.
@@ -55,9 +57,9 @@ const (
 
 // Legacy revisions a backend may be pinned to; the first is offered in initialize under auto.
 const (
-	protocol20251125 = "2025-11-25"
-	protocol20250618 = "2025-06-18"
-	protocol20250326 = "2025-03-26"
+	protocol20251125 = era.V20251125
+	protocol20250618 = era.V20250618
+	protocol20250326 = era.V20250326
 )
 
 // protocolChoices are the explicit values of UpstreamConfig.Protocol.

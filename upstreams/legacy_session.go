@@ -192,8 +192,7 @@ func (r *Registry) legacyInitializeAs(ctx context.Context, b *backend, caller bo
 }
 
 func (r *Registry) handshake(ctx context.Context, b *backend, caller bool) (*legacySession, error) {
-	params, _ := json.Marshal(map[string]any{"protocolVersion": b.legacy.offer,
-		"capabilities": struct{}{}, "clientInfo": b.legacy.client})
+	params, _ := era.InitializeParams(b.legacy.offer, json.RawMessage(`{}`), b.legacy.client)
 	s := &legacySession{caller: caller}
 	m, hdr, err := r.legacyRequest(ctx, b, s, era.MethodInitialize, params, nil)
 	if err != nil {
@@ -210,8 +209,7 @@ func (r *Registry) handshake(ctx context.Context, b *backend, caller bool) (*leg
 	if err := json.Unmarshal(m.Result, &res); err != nil {
 		return nil, errorf(ErrBadResponse, b, "initialize result: %v", err)
 	}
-	if !slices.Contains(protocolChoices[1:], res.ProtocolVersion) {
-		// Digest §7: a version the client does not support ends the attempt.
+	if !era.IsLegacyVersion(res.ProtocolVersion) {
 		return nil, errorf(ErrBadResponse, b, "initialize negotiated unsupported version %q", res.ProtocolVersion)
 	}
 	id := hdr.Get(mcpheader.SessionID)

@@ -151,3 +151,28 @@ func TestIsClientRequest(t *testing.T) {
 		}
 	}
 }
+
+func TestInitializeParams(t *testing.T) {
+	info := json.RawMessage(`{"name":"mcp-gateway","version":"1.4.0"}`)
+	got, err := InitializeParams(V20251125, json.RawMessage(`{}`), info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The bytes the bridge has always sent: members in this order, compact.
+	want := `{"capabilities":{},"clientInfo":{"name":"mcp-gateway","version":"1.4.0"},"protocolVersion":"2025-11-25"}`
+	if string(got) != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	old, _ := json.Marshal(map[string]any{"protocolVersion": V20251125, "capabilities": struct{}{}, "clientInfo": info})
+	if string(got) != string(old) {
+		t.Fatalf("differs from the map-built params: %s vs %s", got, old)
+	}
+}
+
+func TestIsLegacyVersion(t *testing.T) {
+	for v, want := range map[string]bool{V20251125: true, V20250618: true, V20250326: true, V20260728: false, "2024-11-05": false, "": false} {
+		if IsLegacyVersion(v) != want {
+			t.Errorf("IsLegacyVersion(%q) != %v", v, want)
+		}
+	}
+}
