@@ -1,6 +1,7 @@
 package era
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -174,5 +175,43 @@ func TestIsLegacyVersion(t *testing.T) {
 		if IsLegacyVersion(v) != want {
 			t.Errorf("IsLegacyVersion(%q) != %v", v, want)
 		}
+	}
+}
+
+func TestToModernParams(t *testing.T) {
+	m := Meta{ProtocolVersion: V20260728, ClientCapabilities: json.RawMessage(`{"elicitation":{"form":{}}}`),
+		ClientInfo: json.RawMessage(`{"name":"c","version":"1"}`)}
+	meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}`
+	tests := []struct{ name, in, want string }{
+		{"no params", ``, `{"_meta":{` + meta + `}}`},
+		{"no _meta", `{"name":"echo","arguments":{}}`, `{"name":"echo","arguments":{},"_meta":{` + meta + `}}`},
+		{"client _meta kept, its modern keys dropped",
+			`{"_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2099-01-01","traceparent":"t"},"name":"echo"}`,
+			`{"_meta":{"progressToken":7,"traceparent":"t",` + meta + `},"name":"echo"}`},
+		{"empty _meta", `{"_meta":{}}`, `{"_meta":{` + meta + `}}`},
+		{"_meta not an object", `{"_meta":null,"name":"echo"}`, `{"_meta":{` + meta + `},"name":"echo"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ToModernParams(json.RawMessage(tt.in), m)
+			if err != nil || string(got) != tt.want {
+				t.Fatalf("got %s, %v\nwant %s", got, err, tt.want)
+			}
+			if !json.Valid(got) {
+				t.Fatalf("invalid JSON: %s", got)
+			}
+			// ToLegacyRequest undoes it: the modern keys go, the rest stays.
+			lr, err := ToLegacyRequest(append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`), got...), '}'))
+			if err != nil || bytes.Contains(lr.Params, []byte("io.modelcontextprotocol/")) {
+				t.Fatalf("round trip: %s, %v", lr.Params, err)
+			}
+		})
+	}
+	got, _ := ToModernParams(json.RawMessage(`{}`), Meta{ProtocolVersion: V20260728})
+	if string(got) != `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}` {
+		t.Fatalf("empty fields are left out: %s", got)
+	}
+	if _, err := ToModernParams(json.RawMessage(`[1]`), m); err == nil {
+		t.Fatal("params that are not an object were accepted")
 	}
 }

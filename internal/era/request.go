@@ -68,3 +68,70 @@ func IsModernMetaKey(k string) bool {
 	}
 	return false
 }
+
+// Meta is what a 2026-07-28 request declares in params._meta in place of a pre-2026 session's
+// initialize: each field is a JSON value, and an empty one is left out.
+type Meta struct {
+	ProtocolVersion    string
+	ClientCapabilities json.RawMessage
+	ClientInfo         json.RawMessage
+}
+
+// ToModernParams is the reverse of ToLegacyRequest for params: it returns the params object of
+// a pre-2026 request (nil or an object) with m's keys added to its _meta. Any modern key the
+// pre-2026 peer put in _meta itself is dropped first, so only m declares the era; every other
+// member, and every other _meta key (progressToken, trace context), stays in order.
+func ToModernParams(params json.RawMessage, m Meta) (json.RawMessage, error) {
+	add := appendMeta(nil, m)
+	if len(params) == 0 {
+		return InsertMembers([]byte(`{}`), appendMetaMember(nil, add)), nil
+	}
+	hasMeta := false
+	out, err := FilterObject(make([]byte, 0, len(params)+len(add)+16), params, func(key string, val []byte) ([]byte, bool) {
+		if key != "_meta" {
+			return val, true
+		}
+		hasMeta = true
+		if len(val) == 0 || val[0] != '{' {
+			// Not an object (null, say): replaced, so the request has one _meta.
+			return append(append([]byte{'{'}, add...), '}'), true
+		}
+		meta, err := FilterObject(nil, val, func(k string, v []byte) ([]byte, bool) { return v, !IsModernMetaKey(k) })
+		if err != nil {
+			return val, true
+		}
+		return InsertMembers(meta, add), true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasMeta {
+		out = InsertMembers(out, appendMetaMember(nil, add))
+	}
+	return out, nil
+}
+
+// appendMeta appends m's members, comma-separated.
+func appendMeta(dst []byte, m Meta) []byte {
+	member := func(key string, val []byte) {
+		if len(val) == 0 {
+			return
+		}
+		if len(dst) > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(appendString(dst, key), ':')
+		dst = append(dst, val...)
+	}
+	if m.ProtocolVersion != "" {
+		member(jsonrpc.MetaProtocolVersion, appendString(nil, m.ProtocolVersion))
+	}
+	member(jsonrpc.MetaClientCapabilities, m.ClientCapabilities)
+	member(jsonrpc.MetaClientInfo, m.ClientInfo)
+	return dst
+}
+
+func appendMetaMember(dst, members []byte) []byte {
+	dst = append(dst, `"_meta":{`...)
+	return append(append(dst, members...), '}')
+}
