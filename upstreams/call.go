@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // Call is one client request routed to exactly one backend.
@@ -75,7 +76,7 @@ type Stream struct {
 	result  json.RawMessage    // the response's result with names rewritten back (nil for an error)
 	probe   bool               // a health probe: failures do not trigger another probe
 	resp    *http.Response
-	sse     *sseReader
+	sse     *wire.SSEReader
 	leg     *legacyRoundTrip // set for a legacy backend (legacy_stream.go)
 	body    *bodyread.Buffer // a JSON response; Result may point into it until Close
 	// resultOnly: the caller takes a successful response from Result, so Next does
@@ -121,7 +122,7 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *outgoing) (*Stream, error) {
 	s := &Stream{r: r, b: b, method: o.method, id: id, start: r.now(), probe: o.probe,
 		rw: uriRewriter{ns: r.ns, upstream: b.name, visible: o.visible, embedded: o.embedded}}
-	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	if legacy, _, err := r.isLegacy(s.ctx, b, o); err != nil {
 		s.fail(err)
 		return nil, err
@@ -134,17 +135,17 @@ func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *
 		return nil, err
 	}
 	s.resp, s.status = resp, resp.StatusCode
-	isJSON, isSSE := mediaType(resp.Header.Get("Content-Type"))
+	isJSON, isSSE := wire.MediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case isSSE && resp.StatusCode/100 == 2:
 		s.isSSE = true
-		s.sse = newSSEReader(resp.Body, int(b.maxBytes))
-		s.sse.budget = r.results
+		s.sse = wire.NewSSEReader(resp.Body, int(b.maxBytes))
+		s.sse.Budget = r.results
 		return s, nil
 	case isJSON:
 		err = s.readJSON()
 	default:
-		err = statusError(b.name, resp.StatusCode, "neither JSON nor an event stream")
+		err = wire.StatusError(b.name, resp.StatusCode, "neither JSON nor an event stream")
 	}
 	if err != nil {
 		s.fail(err)
@@ -204,7 +205,7 @@ func (s *Stream) readJSON() error {
 		return s.readError(err)
 	}
 	s.body = buf
-	m, err := decodeResponse(s.b.name, s.status, buf.B, s.b.maxBytes)
+	m, err := wire.DecodeResponse(s.b.name, s.status, buf.B, s.b.maxBytes)
 	if err != nil {
 		return err
 	}
@@ -265,12 +266,12 @@ func (s *Stream) readError(err error) error {
 	switch {
 	case errors.Is(err, bodyread.ErrBudget):
 		return fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, s.r.results.Max())
-	case errors.Is(err, errTooLarge), errors.Is(err, bodyread.ErrTooLarge), errors.Is(err, errEventTooLarge):
+	case errors.Is(err, wire.ErrTooLarge), errors.Is(err, bodyread.ErrTooLarge), errors.Is(err, wire.ErrEventTooLarge):
 		return fmt.Errorf("%w: %s: %v (limit %d bytes)", ErrBadResponse, s.b.name, err, s.b.maxBytes)
 	case errors.Is(err, io.EOF):
 		return fmt.Errorf("%w: %s: the stream ended without a response", ErrBadResponse, s.b.name)
 	}
-	return classify(s.ctx, s.b.name, err)
+	return wire.Classify(s.ctx, s.b.name, err)
 }
 
 // Result returns the response's result object, names rewritten back, once Next has
@@ -301,13 +302,13 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 		return s.nextLegacy()
 	}
 	for {
-		data, err := s.sse.next()
+		data, err := s.sse.Next()
 		if err != nil {
 			err = s.readError(err)
 			s.fail(err)
 			return nil, false, err
 		}
-		m, err := jsonrpc.DecodeMessage(data, jsonLimits(s.b.maxBytes))
+		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(s.b.maxBytes))
 		switch {
 		case err != nil:
 			err = fmt.Errorf("%w: %s: event is not a JSON-RPC message", ErrBadResponse, s.b.name)
@@ -359,7 +360,7 @@ func (s *Stream) Close() error {
 	s.body.Release()
 	s.body = nil
 	if s.sse != nil {
-		s.sse.release()
+		s.sse.Release()
 	}
 	return nil
 }

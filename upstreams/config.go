@@ -5,7 +5,7 @@
 //
 // The client's credentials never reach a backend. The caller passes only the headers it has
 // selected for pass-through, and even among those Authorization, Cookie and anything but
-// Mcp-Param-*, trace context and the request id are dropped (copyPassThrough); each backend gets
+// Mcp-Param-*, trace context and the request id are dropped (wire.CopyPassThrough); each backend gets
 // its own configured static headers or credentials. The one client credential the package
 // holds is the caller's verified bearer token in Call.SubjectToken, ListRequest.SubjectToken or
 // ToolHeaderQuery.SubjectToken, and only for a backend configured for RFC 8693 token exchange:

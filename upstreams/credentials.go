@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -53,7 +54,7 @@ const maxTokenResponseBytes = 64 << 10
 // ErrCredentials: the backend's own credentials could not be obtained (the token endpoint failed
 // or refused, or a call to a token-exchange backend came without the caller's token). It always
 // comes wrapped together with ErrUnavailable.
-var ErrCredentials = errors.New("upstreams: backend credentials unavailable")
+var ErrCredentials = wire.ErrCredentials
 
 // AuthConfig is how the gateway authenticates to one backend with OAuth. The client's own token
 // is never sent to a backend (digest §4: no token passthrough).

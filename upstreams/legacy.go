@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -157,7 +158,7 @@ func (r *Registry) awaitEra(ctx context.Context, b *backend, o *outgoing) (*prob
 		return nil, b.breaker.openErr()
 	}
 	ch := b.legacy.flight.DoChan("era", func() (any, error) {
-		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, errCallTimeout)
+		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, wire.ErrCallTimeout)
 		defer cancel()
 		return r.probeEra(pctx, b, health)
 	})
@@ -178,7 +179,7 @@ func (r *Registry) awaitEra(ctx context.Context, b *backend, o *outgoing) (*prob
 	case <-ctx.Done():
 		// The request's own timeout may pass just before the probe's: it waited on the probe,
 		// whose outcome the probe records, so it is not counted again.
-		return nil, probeErr{classify(ctx, b.name, ctx.Err())}
+		return nil, probeErr{wire.Classify(ctx, b.name, ctx.Err())}
 	}
 }
 
@@ -275,27 +276,27 @@ func (r *Registry) confirmLegacy(ctx context.Context, b *backend) era.Verdict {
 // readProbeResponse returns the JSON-RPC response of the probe, from a JSON body or the first
 // response event of an SSE body.
 func readProbeResponse(b *backend, resp *http.Response) (*jsonrpc.Message, error) {
-	isJSON, isSSE := mediaType(resp.Header.Get("Content-Type"))
+	isJSON, isSSE := wire.MediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case isJSON:
 		var buf bytes.Buffer
-		if err := readBody(&buf, resp.Body, b.maxBytes); err != nil {
+		if err := wire.ReadBody(&buf, resp.Body, b.maxBytes); err != nil {
 			return nil, err
 		}
-		return decodeResponse(b.name, resp.StatusCode, buf.Bytes(), b.maxBytes)
+		return wire.DecodeResponse(b.name, resp.StatusCode, buf.Bytes(), b.maxBytes)
 	case isSSE && resp.StatusCode/100 == 2:
-		sse := newSSEReader(resp.Body, int(b.maxBytes))
+		sse := wire.NewSSEReader(resp.Body, int(b.maxBytes))
 		for range maxProbeEvents {
-			data, err := sse.next()
+			data, err := sse.Next()
 			if err != nil {
 				return nil, err
 			}
-			if m, err := jsonrpc.DecodeMessage(data, jsonLimits(b.maxBytes)); err == nil && m.IsResponse() {
+			if m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.maxBytes)); err == nil && m.IsResponse() {
 				return m, nil
 			}
 		}
 	}
-	return nil, statusError(b.name, resp.StatusCode, "server/discover probe got no JSON-RPC response")
+	return nil, wire.StatusError(b.name, resp.StatusCode, "server/discover probe got no JSON-RPC response")
 }
 
 // legacyDiscover answers fetchDiscover for a legacy backend from its InitializeResult (digest
@@ -340,7 +341,7 @@ func (r *Registry) recheckLegacy(ctx context.Context, b *backend) (*discovered, 
 	if b.legacy.pinned != "" {
 		return nil, false
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	defer cancel()
 	v, d, _, _ := r.sendProbe(ctx, b)
 	if !v.Named || v.Era != era.Modern || d == nil || !b.legacy.relearn(era.Modern) {

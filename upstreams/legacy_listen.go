@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // legacyBackend is feed.backend for a legacy backend (digest §7 "Listen"): a session of
@@ -38,7 +39,7 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 	defer r.legacyDelete(ctx, b, sess)
 	hctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	headers := time.AfterFunc(b.timeout, func() { cancel(errCallTimeout) })
+	headers := time.AfterFunc(b.timeout, func() { cancel(wire.ErrCallTimeout) })
 	resp, err := r.legacyDo(hctx, b, sess, http.MethodGet, nil, hdr, "")
 	headers.Stop()
 	if err != nil {
@@ -48,12 +49,12 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 	if resp.StatusCode == http.StatusMethodNotAllowed {
 		return errLegacySkip
 	}
-	if _, isSSE := mediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
-		return statusError(b.name, resp.StatusCode, "the GET stream was not an event stream")
+	if _, isSSE := wire.MediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
+		return wire.StatusError(b.name, resp.StatusCode, "the GET stream was not an event stream")
 	}
 	for _, uri := range share.ResourceSubscriptions {
 		params := appendString([]byte(`{"uri":`), uri)
-		sctx, scancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+		sctx, scancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 		m, _, err := r.legacyRequest(sctx, b, sess, era.MethodSubscribe, append(params, '}'), hdr)
 		scancel()
 		if err != nil {
@@ -74,14 +75,14 @@ func (f *feed) legacyRelay(ctx context.Context, x *legacyRoundTrip, share *subsc
 	rw := uriRewriter{ns: x.r.ns, upstream: x.b.name}
 	flt := newListenFilter(share, x.r.namespacedURI(x.b.name))
 	for {
-		data, err := x.sse.next()
+		data, err := x.sse.Next()
 		switch {
 		case errors.Is(err, io.EOF):
 			return nil
 		case err != nil:
 			return readErr(ctx, x.b, err)
 		}
-		m, err := jsonrpc.DecodeMessage(data, jsonLimits(x.b.maxBytes))
+		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(x.b.maxBytes))
 		switch {
 		case err != nil:
 			return errorf(ErrBadResponse, x.b, "listen event is not a JSON-RPC message")

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // Bounds of a legacy round trip.
@@ -49,7 +50,7 @@ func (r *Registry) legacyDo(ctx context.Context, b *backend, s *legacySession, m
 		auth, err := legacyAuth(ctx, b, s)
 		if err != nil {
 			if !errors.Is(err, ErrUnavailable) {
-				err = classify(ctx, b.name, err)
+				err = wire.Classify(ctx, b.name, err)
 			}
 			return nil, err
 		}
@@ -57,7 +58,7 @@ func (r *Registry) legacyDo(ctx context.Context, b *backend, s *legacySession, m
 	}
 	resp, err := b.client.Do(req)
 	if err != nil {
-		return nil, classify(ctx, b.name, err)
+		return nil, wire.Classify(ctx, b.name, err)
 	}
 	return resp, nil
 }
@@ -112,24 +113,24 @@ type legacyRoundTrip struct {
 // accept takes the POST response: an SSE stream, or a JSON body read at once.
 func (x *legacyRoundTrip) accept(resp *http.Response) error {
 	x.resp = resp
-	isJSON, isSSE := mediaType(resp.Header.Get("Content-Type"))
+	isJSON, isSSE := wire.MediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case isSSE && resp.StatusCode/100 == 2:
 		x.sse = newLegacySSE(resp.Body, int(x.b.maxBytes))
 		return nil
 	case isJSON:
 		var buf bytes.Buffer
-		if err := readBody(&buf, resp.Body, x.b.maxBytes); err != nil {
+		if err := wire.ReadBody(&buf, resp.Body, x.b.maxBytes); err != nil {
 			return err
 		}
-		m, err := decodeResponse(x.b.name, resp.StatusCode, buf.Bytes(), x.b.maxBytes)
+		m, err := wire.DecodeResponse(x.b.name, resp.StatusCode, buf.Bytes(), x.b.maxBytes)
 		if err != nil {
 			return err
 		}
 		x.json = m
 		return nil
 	}
-	return statusError(x.b.name, resp.StatusCode, "neither JSON nor an event stream")
+	return wire.StatusError(x.b.name, resp.StatusCode, "neither JSON nor an event stream")
 }
 
 // next returns the next message for the caller: a notification, or the response.
@@ -145,7 +146,7 @@ func (x *legacyRoundTrip) next(ctx context.Context) (*jsonrpc.Message, error) {
 		return nil, io.EOF
 	}
 	for range maxSkippedNotifications {
-		data, err := x.sse.next()
+		data, err := x.sse.Next()
 		if err != nil {
 			if !x.resumable(ctx, err) {
 				return nil, err
@@ -155,7 +156,7 @@ func (x *legacyRoundTrip) next(ctx context.Context) (*jsonrpc.Message, error) {
 			}
 			continue
 		}
-		m, err := jsonrpc.DecodeMessage(data, jsonLimits(x.b.maxBytes))
+		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(x.b.maxBytes))
 		switch {
 		case err != nil:
 			return nil, errorf(ErrBadResponse, x.b, "event is not a JSON-RPC message")
@@ -177,7 +178,7 @@ func (x *legacyRoundTrip) next(ctx context.Context) (*jsonrpc.Message, error) {
 // after an event id, the caller is still there, and the resume budget is not spent.
 func (x *legacyRoundTrip) resumable(ctx context.Context, err error) bool {
 	return x.sse.lastID != "" && ctx.Err() == nil && x.resumes < maxResumes &&
-		!errors.Is(err, errEventTooLarge)
+		!errors.Is(err, wire.ErrEventTooLarge)
 }
 
 // resume reconnects with GET and Last-Event-ID after the backend's retry delay (digest §7,
@@ -190,7 +191,7 @@ func (x *legacyRoundTrip) resume(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return classify(ctx, x.b.name, ctx.Err())
+			return wire.Classify(ctx, x.b.name, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -199,8 +200,8 @@ func (x *legacyRoundTrip) resume(ctx context.Context) error {
 		return err
 	}
 	x.resp = resp
-	if _, isSSE := mediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
-		return statusError(x.b.name, resp.StatusCode, "resuming the response stream failed")
+	if _, isSSE := wire.MediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
+		return wire.StatusError(x.b.name, resp.StatusCode, "resuming the response stream failed")
 	}
 	x.sse.reset(resp.Body)
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // legacyPoolSize bounds the sessions one replica keeps with one legacy backend that sees the
@@ -116,7 +117,7 @@ func (p *sessionPool) acquire(ctx context.Context, r *Registry, b *backend) (*le
 		p.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return nil, classify(ctx, b.name, ctx.Err())
+			return nil, wire.Classify(ctx, b.name, ctx.Err())
 		case <-wait:
 		}
 	}
@@ -181,7 +182,7 @@ func (r *Registry) legacyInitialize(ctx context.Context, b *backend) (*legacySes
 // caller whose subject ctx carries (withLegacyCaller).
 func (r *Registry) legacyInitializeAs(ctx context.Context, b *backend, caller bool) (*legacySession, error) {
 	start := r.now()
-	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	defer cancel()
 	s, err := r.handshake(ctx, b, caller)
 	if err != nil {
@@ -232,7 +233,7 @@ func (r *Registry) legacyNotify(ctx context.Context, b *backend, s *legacySessio
 	}
 	drainClose(resp.Body)
 	if resp.StatusCode/100 != 2 {
-		return statusError(b.name, resp.StatusCode, method+" was refused")
+		return wire.StatusError(b.name, resp.StatusCode, method+" was refused")
 	}
 	return nil
 }
@@ -279,7 +280,7 @@ func legacyRequestBody(id json.RawMessage, method string, params json.RawMessage
 // predates that header.
 func legacyHeader(b *backend, s *legacySession, pass http.Header) http.Header {
 	h := b.header.Clone()
-	copyPassThrough(h, pass)
+	wire.CopyPassThrough(h, pass)
 	if s.id != "" {
 		h[mcpheader.SessionID] = []string{s.id}
 	}
@@ -306,12 +307,12 @@ func readErr(ctx context.Context, b *backend, err error) error {
 	switch {
 	case isClassified(err):
 		return err
-	case errors.Is(err, errTooLarge), errors.Is(err, errEventTooLarge):
+	case errors.Is(err, wire.ErrTooLarge), errors.Is(err, wire.ErrEventTooLarge):
 		return errorf(ErrBadResponse, b, "%v (limit %d bytes)", err, b.maxBytes)
 	case errors.Is(err, io.EOF):
 		return errorf(ErrBadResponse, b, "the stream ended without a response")
 	}
-	return classify(ctx, b.name, err)
+	return wire.Classify(ctx, b.name, err)
 }
 
 func isClassified(err error) bool {

@@ -6,22 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
 
-	"github.com/mcp-gateway/gateway/internal/bodyread"
-	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
-
-// errCallTimeout is the cancellation cause of a backend call that ran out of its timeout, so a
-// timeout can be told apart from the caller going away.
-var errCallTimeout = errors.New("backend call timeout")
-
-// errTooLarge marks a body or event over the backend's MaxResponseBytes.
-var errTooLarge = errors.New("response exceeds the size limit")
 
 // outgoing is one JSON-RPC request to a backend.
 type outgoing struct {
@@ -75,7 +64,7 @@ func (r *Registry) post(ctx context.Context, b *backend, o *outgoing) (*http.Res
 	for k, vs := range b.header {
 		h[k] = vs
 	}
-	copyPassThrough(h, o.pass)
+	wire.CopyPassThrough(h, o.pass)
 	// One backing array for the values set here, rather than one slice each.
 	vals := make([]string, 0, 4)
 	v := o.version
@@ -94,7 +83,7 @@ func (r *Registry) post(ctx context.Context, b *backend, o *outgoing) (*http.Res
 		// Set after the pass-through copy so nothing the caller passed can replace it.
 		auth, err := b.creds.authorization(ctx, o.subject, o.fromCaller)
 		if err != nil && !errors.Is(err, ErrUnavailable) {
-			err = classify(ctx, b.name, err) // the caller left or the call timed out meanwhile
+			err = wire.Classify(ctx, b.name, err) // the caller left or the call timed out meanwhile
 		}
 		if err != nil {
 			return nil, err
@@ -104,7 +93,7 @@ func (r *Registry) post(ctx context.Context, b *backend, o *outgoing) (*http.Res
 	req.Header = h
 	resp, err := b.rt.RoundTrip(req)
 	if err != nil {
-		return nil, classify(ctx, b.name, err)
+		return nil, wire.Classify(ctx, b.name, err)
 	}
 	return resp, nil
 }
@@ -112,100 +101,4 @@ func (r *Registry) post(ctx context.Context, b *backend, o *outgoing) (*http.Res
 // getBody is the request's GetBody: a fresh reader over the same bytes.
 func (o *outgoing) getBody() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(o.body)), nil
-}
-
-// copyPassThrough copies the headers a caller may pass to a backend: Mcp-Param-* (digest §2.2:
-// intermediaries MUST forward them), W3C trace context and the request id. Anything else, in
-// particular Authorization and Cookie, is dropped even if the caller passed it, and a configured
-// static header is never overridden.
-func copyPassThrough(dst, src http.Header) {
-	for k, vs := range src {
-		ck := http.CanonicalHeaderKey(k)
-		if !passThrough(ck) || len(vs) == 0 {
-			continue
-		}
-		if _, set := dst[ck]; !set {
-			dst[ck] = vs
-		}
-	}
-}
-
-func passThrough(canonical string) bool {
-	switch canonical {
-	case mcpheader.TraceParent, mcpheader.TraceState, mcpheader.Baggage, mcpheader.RequestID:
-		return true
-	}
-	return strings.HasPrefix(canonical, mcpheader.ParamPrefix) && len(canonical) > len(mcpheader.ParamPrefix)
-}
-
-// classify turns a transport error into ErrTimeout, ErrUnavailable, or the caller's own context
-// error when the caller went away.
-func classify(ctx context.Context, name string, err error) error {
-	if errors.Is(context.Cause(ctx), errCallTimeout) {
-		return fmt.Errorf("%w: %s: no complete answer within the timeout", ErrTimeout, name)
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("upstreams: %s: %w", name, ctx.Err())
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err // url.Error repeats the URL, which may carry a secret in its query
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("%w: %s: %v", ErrTimeout, name, err)
-	}
-	return fmt.Errorf("%w: %s: %v", ErrUnavailable, name, err)
-}
-
-// readBody reads at most max bytes of body into buf, and errTooLarge when there are more. It
-// reads straight into buf's spare capacity (a pooled buffer has plenty).
-func readBody(buf *bytes.Buffer, body io.Reader, max int64) error {
-	b, err := bodyread.Append(buf.AvailableBuffer(), body, max)
-	buf.Write(b) // the bytes are already in place unless Append had to grow; this sets the length
-	if errors.Is(err, bodyread.ErrTooLarge) {
-		return errTooLarge
-	}
-	return err
-}
-
-// mediaType reports whether a Content-Type is JSON or SSE.
-func mediaType(ct string) (isJSON, isSSE bool) {
-	if i := strings.IndexByte(ct, ';'); i >= 0 {
-		ct = ct[:i]
-	}
-	ct = strings.TrimSpace(ct)
-	return strings.EqualFold(ct, "application/json"), strings.EqualFold(ct, "text/event-stream")
-}
-
-// statusError is the error for a response that carries no usable JSON-RPC body: a gateway-type
-// status from the backend (502, 503, 504, typically its own proxy) is ErrUnavailable, anything
-// else ErrBadResponse.
-func statusError(name string, status int, why string) error {
-	switch status {
-	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return fmt.Errorf("%w: %s: HTTP %d: %s", ErrUnavailable, name, status, why)
-	}
-	return fmt.Errorf("%w: %s: HTTP %d: %s", ErrBadResponse, name, status, why)
-}
-
-// decodeResponse strictly decodes one backend message that must be a JSON-RPC response.
-func decodeResponse(name string, status int, data []byte, max int64) (*jsonrpc.Message, error) {
-	m, err := jsonrpc.DecodeMessage(data, jsonLimits(max))
-	if err != nil {
-		return nil, statusError(name, status, "body is not a JSON-RPC message")
-	}
-	if !m.IsResponse() {
-		return nil, statusError(name, status, "body is not a JSON-RPC response")
-	}
-	if m.Error == nil && (status < 200 || status > 299) {
-		return nil, statusError(name, status, "success body with an error status")
-	}
-	return m, nil
-}
-
-// jsonLimits lets one string be as large as the whole message (a base64 blob in
-// resources/read), keeping the default depth bound.
-func jsonLimits(max int64) jsonrpc.Limits {
-	return jsonrpc.Limits{MaxTokenBytes: int(max)}
 }
