@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
 // Defaults of BreakerConfig.
@@ -197,7 +199,7 @@ func (b *breaker) current() int {
 func (b *breaker) observe(now time.Time, outcome string, err error) bool {
 	switch {
 	case errors.Is(err, ErrCircuitOpen), errors.Is(err, errEraPending), errors.As(err, new(probeErr)),
-		errors.Is(err, errLegacySessionsFull):
+		errors.Is(err, legacy.ErrSessionsFull):
 		return false
 	case errors.Is(err, ErrCredentials):
 		b.result(now, OutcomeCanceled) // frees a half-open slot this request may hold
@@ -216,5 +218,6 @@ func (r *Registry) equip(b *backend, uc *UpstreamConfig, opts *Options) error {
 	b.breaker = newBreaker(b.name, uc.Breaker, opts.CircuitState)
 	b.retry = newRetryPolicy(uc.Retry)
 	b.creds = newCredentials(b.name, uc.Auth, nil, r.now)
+	b.legacy.bridge = r.newBridge(b, &uc.Auth)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
 // Call is one client request routed to exactly one backend.
@@ -77,8 +78,8 @@ type Stream struct {
 	probe   bool               // a health probe: failures do not trigger another probe
 	resp    *http.Response
 	sse     *wire.SSEReader
-	leg     *legacyRoundTrip // set for a legacy backend (legacy_stream.go)
-	body    *bodyread.Buffer // a JSON response; Result may point into it until Close
+	leg     *legacy.RoundTrip // set for a legacy backend (legacy_stream.go)
+	body    *bodyread.Buffer  // a JSON response; Result may point into it until Close
 	// resultOnly: the caller takes a successful response from Result, so Next does
 	// not render it (see ResultOnly).
 	resultOnly bool

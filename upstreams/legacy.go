@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -52,15 +52,12 @@ type legacyState struct {
 	client json.RawMessage
 	mu     sync.Mutex
 	era    era.Era
-	// pool holds the sessions that authenticate as the gateway itself (static headers, client
-	// credentials; for a token-exchange backend only the gateway's own discover and probes).
-	pool sessionPool
-	// callers holds one session per caller of a token-exchange backend.
-	callers callerPools
-	flight  singleflight.Group
+	// bridge holds the sessions with the backend once it speaks a pre-2026 revision.
+	bridge *legacy.Bridge
+	flight singleflight.Group
 }
 
-func newLegacyState(protocol, userAgent string, auth *AuthConfig) *legacyState {
+func newLegacyState(protocol, userAgent string) *legacyState {
 	s := &legacyState{offer: protocol20251125, client: clientInfo(userAgent)}
 	switch protocol {
 	case "", ProtocolAuto:
@@ -69,8 +66,6 @@ func newLegacyState(protocol, userAgent string, auth *AuthConfig) *legacyState {
 	default:
 		s.pinned, s.offer, s.era = protocol, protocol, era.Legacy
 	}
-	s.pool.init(legacyPoolSize)
-	s.callers.init(auth)
 	return s
 }
 
@@ -265,7 +260,7 @@ func (r *Registry) sendProbe(ctx context.Context, b *backend) (v era.Verdict, d 
 // confirmLegacy learns legacy from a candidate answer only when a legacy initialize handshake
 // succeeds; the session stays in the gateway's pool.
 func (r *Registry) confirmLegacy(ctx context.Context, b *backend) era.Verdict {
-	if _, err := b.legacy.pool.initResult(ctx, r, b); err != nil {
+	if _, err := b.legacy.bridge.InitResult(ctx); err != nil {
 		r.log.Warn("upstream answered the era probe like a pre-2026 server, but initialize failed; era left unknown",
 			"upstream", b.name, "error", err.Error())
 		return era.Verdict{}
@@ -326,12 +321,12 @@ func (r *Registry) legacyDiscover(ctx context.Context, b *backend, probe bool) (
 			return nil, true, err
 		}
 	}
-	init, err := b.legacy.pool.initResult(ctx, r, b)
+	init, err := b.legacy.bridge.InitResult(ctx)
 	if err != nil {
 		return nil, true, err
 	}
 	b.health.up(r.now)
-	return init.discovered(), true, nil
+	return discoveredFrom(init), true, nil
 }
 
 // recheckLegacy sends a learnt-legacy backend the server/discover probe; an answer naming
@@ -350,7 +345,7 @@ func (r *Registry) recheckLegacy(ctx context.Context, b *backend) (*discovered, 
 	r.log.Info("upstream now names 2026-07-28 in server/discover; no longer bridging", "upstream", b.name)
 	b.disc.store(d, r.now())
 	b.health.up(r.now)
-	go r.closeLegacyBackend(b)
+	go b.legacy.bridge.Close()
 	return d, true
 }
 
@@ -364,15 +359,12 @@ func (r *Registry) relearnModern(b *backend, m *jsonrpc.Message) bool {
 	return true
 }
 
+// pingRequest is the health probe sent to a legacy backend instead of server/discover.
+const pingRequest = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+
 // errLegacySkip marks a legacy backend that cannot take part in an operation (a GET stream
 // refused with 405); the caller leaves it out quietly.
 var errLegacySkip = errors.New("not supported by this legacy backend")
-
-// drainClose reads and discards a small remainder of a body so its connection can be reused.
-func drainClose(body io.ReadCloser) {
-	_, _ = io.CopyN(io.Discard, body, 4<<10)
-	body.Close()
-}
 
 // errorf builds an error wrapping sentinel with the backend name.
 func errorf(sentinel error, b *backend, format string, args ...any) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/devissuer"
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
 // callAs calls alpha's tool as one caller: subject is the caller's verified token, caller its
@@ -196,7 +197,7 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 	if err := call("c"); err != nil { // a, least recently used, makes room
 		t.Fatal(err)
 	}
-	if n := b.legacy.callers.size(); n != 2 {
+	if n := b.legacy.bridge.Callers(); n != 2 {
 		t.Fatalf("%d callers hold sessions, want the bound 2", n)
 	}
 	mcptest.WaitFor(t, "the evicted session to be ended", func() bool { return deletes() == 1 })
@@ -215,7 +216,7 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	inits := countLegacy(backend, era.MethodInitialize)
-	if err := call("d"); !errors.Is(err, ErrUnavailable) || !errors.Is(err, errLegacySessionsFull) {
+	if err := call("d"); !errors.Is(err, ErrUnavailable) || !errors.Is(err, legacy.ErrSessionsFull) {
 		t.Fatalf("a new caller while every session is in use: err = %v, want ErrUnavailable (sessions full)", err)
 	}
 	if n := countLegacy(backend, era.MethodInitialize); n != inits {
@@ -232,7 +233,7 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 	if err := call("e"); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.legacy.callers.size(); n != 1 {
+	if n := b.legacy.bridge.Callers(); n != 1 {
 		t.Fatalf("%d callers hold sessions after the others idled out, want 1", n)
 	}
 	mcptest.WaitFor(t, "the idle sessions to be ended", func() bool { return deletes() == 3 })

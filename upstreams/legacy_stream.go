@@ -2,11 +2,12 @@ package upstreams
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
-	"net/http"
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
 // openLegacy is open for a legacy backend: the request goes on a pooled session with a
@@ -20,19 +21,19 @@ func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
 	}
 	if o.fromCaller && s.b.exchangesTokens() {
 		// Every request of this call, the side ones included, goes as the caller.
-		s.ctx = withLegacyCaller(s.ctx, o.subject)
+		s.ctx = legacy.WithCaller(s.ctx, o.subject)
 	}
 	x, err := r.legacyStart(s.ctx, s.b, lr, o)
 	if err != nil {
 		s.fail(err)
 		return nil, err
 	}
-	s.leg, s.resp, s.status = x, x.resp, x.resp.StatusCode
-	if x.sse != nil {
+	s.leg, s.resp, s.status = x, x.Response(), x.Response().StatusCode
+	if x.SSE() {
 		s.isSSE = true
 		return s, nil
 	}
-	m, _ := x.next(s.ctx)
+	m, _ := x.Next(s.ctx)
 	if s.pending, err = s.render(era.ToModernResult(s.method, m)); err != nil {
 		s.fail(err)
 		return nil, err
@@ -40,85 +41,55 @@ func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
 	return s, nil
 }
 
-// legacyStart sends lr on a pooled session: for a caller of a token-exchange backend one of
-// that caller's own sessions, else one of the gateway's. A 404 to a request carrying a session
-// id means the session expired (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management):
-// the session is dropped, a fresh one initialized, and the request sent once more.
-func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *era.Request, o *outgoing) (*legacyRoundTrip, error) {
+// legacyStart sends lr on a pooled session, within the backend's circuit breaker: for a caller
+// of a token-exchange backend one of that caller's own sessions, else one of the gateway's.
+func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *era.Request, o *outgoing) (*legacy.RoundTrip, error) {
 	if err := b.breaker.allow(r.now(), false); err != nil {
 		return nil, err
 	}
-	pool, owner, err := r.legacyPool(b, o)
+	pool, give, err := r.legacyPool(b, o)
 	if err != nil {
 		b.breaker.result(r.now(), OutcomeCanceled) // frees a half-open slot this request may hold
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		sess, err := pool.acquire(ctx, r, b)
-		if err != nil {
-			if owner != nil {
-				b.legacy.callers.give(owner, r.now())
-			}
-			return nil, err
-		}
-		x := &legacyRoundTrip{r: r, b: b, sess: sess, pool: pool, owner: owner, uid: sess.nextID(), logs: lr.Logs}
-		resp, err := r.legacyDo(ctx, b, sess, http.MethodPost, legacyRequestBody(x.uid, lr.Method, lr.Params), o.pass, "")
-		if err != nil {
-			if ctx.Err() != nil {
-				x.end(ctx, outcomeOf(err)) // the request may have reached the backend
-			}
-			x.release()
-			return nil, err
-		}
-		if resp.StatusCode == http.StatusNotFound && sess.id != "" && attempt == 0 {
-			drainClose(resp.Body)
-			pool.drop(sess)
-			pool.release(sess)
-			r.log.Info("legacy upstream session expired; initializing a new one", "upstream", b.name)
-			continue
-		}
-		if err := x.accept(resp); err != nil {
-			x.close()
-			x.release()
-			return nil, readErr(ctx, b, err)
-		}
-		return x, nil
-	}
+	return b.legacy.bridge.Start(ctx, pool, give, lr, o.pass)
 }
 
 // legacyPool returns the pool o's request goes to. A caller of a token-exchange backend gets
-// its own (owner, to hand back when done); without the caller's token the request is refused
-// before anything is sent, never sent as the gateway. Sessions the pools closed to make room are
-// ended in the background.
-func (r *Registry) legacyPool(b *backend, o *outgoing) (*sessionPool, *callerPool, error) {
+// its own (give hands it back when done); without the caller's token the request is refused
+// before anything is sent, never sent as the gateway.
+func (r *Registry) legacyPool(b *backend, o *outgoing) (*legacy.Pool, func(), error) {
 	if !o.fromCaller || !b.exchangesTokens() {
-		return &b.legacy.pool, nil, nil
+		return b.legacy.bridge.Gateway(), nil, nil
 	}
 	if o.subject == "" {
 		return nil, nil, fmt.Errorf("%w: %w: %s: no caller token to exchange", ErrUnavailable, ErrCredentials, b.name)
 	}
-	owner, closed, err := b.legacy.callers.take(callerKey(o), r.now())
-	if len(closed) > 0 {
-		go r.deleteSessions(b, closed)
+	return b.legacy.bridge.CallerPool(callerKey(o))
+}
+
+// callerKey identifies the caller of o: its identity when the gateway named it, else its token
+// (one token belongs to one caller).
+func callerKey(o *outgoing) [sha256.Size]byte {
+	if o.caller != "" {
+		return sha256.Sum256([]byte("caller\x00" + o.caller))
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %s: %w (limit %d)", ErrUnavailable, b.name, err, b.legacy.callers.max)
-	}
-	return &owner.pool, owner, nil
+	return sha256.Sum256([]byte("token\x00" + o.subject))
 }
 
 // nextLegacy is Stream.Next for a legacy SSE response: progress passes through, logs only when
 // the client asked for them, and any other notification is dropped, as a 2026 response stream
-// carries only notifications about its request (digest §2.1).
+// carries only notifications about its request
+// (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports).
 func (s *Stream) nextLegacy() ([]byte, bool, error) {
 	for range maxSkippedNotifications {
-		m, err := s.leg.next(s.ctx)
+		m, err := s.leg.Next(s.ctx)
 		if err != nil {
 			err = readErr(s.ctx, s.b, err)
 			s.fail(err)
 			return nil, false, err
 		}
-		s.resp = s.leg.resp // a resumed stream has a new response
+		s.resp = s.leg.Response() // a resumed stream has a new response
 		switch {
 		case m.IsResponse():
 			msg, err := s.render(era.ToModernResult(s.method, m))
@@ -128,7 +99,7 @@ func (s *Stream) nextLegacy() ([]byte, bool, error) {
 			}
 			s.end(s.outcome, nil)
 			return msg, true, nil
-		case m.Method == era.NotifProgress, m.Method == era.NotifMessage && s.leg.logs:
+		case m.Method == era.NotifProgress, m.Method == era.NotifMessage && s.leg.Logs():
 			return jsonrpc.AppendNotification(nil, m.Method, m.Params), false, nil
 		}
 	}
@@ -137,8 +108,16 @@ func (s *Stream) nextLegacy() ([]byte, bool, error) {
 	return nil, false, err
 }
 
-// endLegacy is called once when the Stream finishes.
+// endLegacy is called once when the Stream ends: a caller that left or timed out before the
+// response is a cancellation the backend is told about.
 func (s *Stream) endLegacy(outcome string) {
-	s.leg.end(s.ctx, outcome)
-	s.leg.release()
+	why := legacy.NotAbandoned
+	switch outcome {
+	case OutcomeCanceled:
+		why = legacy.ClientLeft
+	case OutcomeTimeout:
+		why = legacy.TimedOut
+	}
+	s.leg.End(s.ctx, why)
+	s.leg.Release()
 }

@@ -15,10 +15,10 @@ func TestProtocolConfig(t *testing.T) {
 			t.Errorf("protocol %q: Validate = %v, want valid=%v", p, err, valid)
 		}
 	}
-	if s := newLegacyState("2025-06-18", "gw/1", nil); s.known() != era.Legacy || s.offer != "2025-06-18" {
+	if s := newLegacyState("2025-06-18", "gw/1"); s.known() != era.Legacy || s.offer != "2025-06-18" {
 		t.Errorf("pinned legacy: era %v offer %s", s.known(), s.offer)
 	}
-	if s := newLegacyState("2026-07-28", "gw/1", nil); s.known() != era.Modern {
+	if s := newLegacyState("2026-07-28", "gw/1"); s.known() != era.Modern {
 		t.Error("pinned modern is not modern")
 	}
 }

@@ -220,7 +220,7 @@ func newBackend(uc UpstreamConfig, userAgent string, rt http.RoundTripper) *back
 	if b.maxBytes == 0 {
 		b.maxBytes = DefaultMaxResponseBytes
 	}
-	b.legacy = newLegacyState(uc.Protocol, userAgent, &uc.Auth)
+	b.legacy = newLegacyState(uc.Protocol, userAgent)
 	for k, v := range uc.Headers {
 		b.header.Set(k, v)
 	}

@@ -130,3 +130,17 @@ func DecodeResponse(name string, status int, data []byte, max int64) (*jsonrpc.M
 func JSONLimits(max int64) jsonrpc.Limits {
 	return jsonrpc.Limits{MaxTokenBytes: int(max)}
 }
+
+// ReadErr classifies an error met while reading the response of backend name whose bound is
+// max bytes: too large or cut short is ErrBadResponse, a transport failure goes to Classify.
+func ReadErr(ctx context.Context, name string, max int64, err error) error {
+	switch {
+	case errors.Is(err, ErrBadResponse), errors.Is(err, ErrUnavailable), errors.Is(err, ErrTimeout):
+		return err
+	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrEventTooLarge):
+		return fmt.Errorf("%w: %s: %v (limit %d bytes)", ErrBadResponse, name, err, max)
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%w: %s: the stream ended without a response", ErrBadResponse, name)
+	}
+	return Classify(ctx, name, err)
+}
