@@ -20,7 +20,7 @@ func FilterObject(dst, obj []byte, fn func(key string, val []byte) ([]byte, bool
 			dst = append(dst, ',')
 		}
 		n++
-		dst = append(appendString(dst, string(key)), ':')
+		dst = append(AppendString(dst, string(key)), ':')
 		dst = append(dst, v...)
 		return nil
 	})
@@ -59,9 +59,9 @@ func skipWS(b []byte, i int) int {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string. Non-ASCII text is kept as UTF-8; invalid UTF-8 is
+// AppendString appends s as a JSON string, as every rewriter of messages here writes one. Non-ASCII text is kept as UTF-8; invalid UTF-8 is
 // replaced, as encoding/json does.
-func appendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
