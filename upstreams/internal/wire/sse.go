@@ -21,8 +21,10 @@ const sseReadBuffer = 16 << 10
 const SSEListenBuffer = 1 << 10
 
 // SSEReader parses a text/event-stream (WHATWG HTML §9.2.6) far enough for MCP: data lines are
-// joined with "\n", comments (keep-alives) and the event, id and retry fields are ignored (2026
-// has no resumability, digest §2.1), and an event is dispatched at a blank line. A partial event
+// joined with "\n", comments (keep-alives) and the event, id and retry fields are ignored
+// (2026-07-28 streams are not resumable,
+// https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http), and
+// an event is dispatched at a blank line. A partial event
 // at the end of the stream is discarded, as the standard says.
 type SSEReader struct {
 	r    *bufio.Reader

@@ -35,8 +35,10 @@ var ErrCallTimeout = errors.New("backend call timeout")
 // ErrTooLarge marks a body or event over the backend's MaxResponseBytes.
 var ErrTooLarge = errors.New("response exceeds the size limit")
 
-// CopyPassThrough copies the headers a caller may pass to a backend: Mcp-Param-* (digest §2.2:
-// intermediaries MUST forward them), W3C trace context and the request id. Anything else, in
+// CopyPassThrough copies the headers a caller may pass to a backend: Mcp-Param-*
+// (intermediaries MUST forward them,
+// https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http),
+// W3C trace context and the request id. Anything else, in
 // particular Authorization and Cookie, is dropped even if the caller passed it, and a configured
 // static header is never overridden.
 func CopyPassThrough(dst, src http.Header) {
