@@ -218,7 +218,7 @@ func (x *request) emitLast(p *outMsg, status int) error {
 // pass through untouched. The stream has decoded the message already and hands over its result,
 // which the response borrows.
 func (x *request) reply(st *upstreams.Stream, msg []byte) (*outMsg, error) {
-	result := st.FinalResult()
+	result := st.Result()
 	if result == nil {
 		x.out.outcome = outcomeUpstreamError
 		p := &outMsg{}

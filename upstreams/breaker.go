@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
 // Defaults of BreakerConfig.
 const (
-	// DefaultBreakerFailures is how many consecutive failed exchanges open a backend's circuit.
+	// DefaultBreakerFailures is how many consecutive failed requests open a backend's circuit.
 	DefaultBreakerFailures = 5
 	// DefaultBreakerCooldown is how long an open circuit fails fast before it lets one trial
 	// request through (half-open).
@@ -34,7 +36,7 @@ var ErrCircuitOpen = errors.New("upstreams: circuit open")
 
 // BreakerConfig tunes one backend's circuit breaker.
 type BreakerConfig struct {
-	// Failures is the number of consecutive failed exchanges (unreachable, reset, 502/503/504,
+	// Failures is the number of consecutive failed requests (unreachable, reset, 502/503/504,
 	// timeout) that opens the circuit. Zero means DefaultBreakerFailures.
 	Failures int `yaml:"failures"`
 	// Cooldown is how long an open circuit fails fast before a half-open trial. Zero means
@@ -88,7 +90,7 @@ func newBreaker(name string, c BreakerConfig, onChange func(string, int)) *break
 	return b
 }
 
-// allow decides whether an exchange may be sent now. A probe is always sent.
+// allow decides whether a request may be sent now. A probe is always sent.
 func (b *breaker) allow(now time.Time, probe bool) error {
 	if b == nil || probe {
 		return nil
@@ -133,7 +135,7 @@ func (b *breaker) openErr() error {
 	return fmt.Errorf("%w: %w: %s", ErrUnavailable, ErrCircuitOpen, b.name)
 }
 
-// result records the outcome of an exchange that allow let through.
+// result records the outcome of a request that allow let through.
 func (b *breaker) result(now time.Time, outcome string) {
 	if b == nil {
 		return
@@ -190,17 +192,17 @@ func (b *breaker) current() int {
 	return b.state
 }
 
-// observe feeds the outcome of an exchange to the breaker and reports whether the backend's
+// observe feeds the outcome of a request to the breaker and reports whether the backend's
 // health should see it too: a call refused by the open circuit, failed for want of
 // credentials, or given up while the era probe was still running says nothing about the
 // backend itself.
 func (b *breaker) observe(now time.Time, outcome string, err error) bool {
 	switch {
 	case errors.Is(err, ErrCircuitOpen), errors.Is(err, errEraPending), errors.As(err, new(probeErr)),
-		errors.Is(err, errLegacySessionsFull):
+		errors.Is(err, legacy.ErrSessionsFull):
 		return false
 	case errors.Is(err, ErrCredentials):
-		b.result(now, OutcomeCanceled) // frees a half-open slot this exchange may hold
+		b.result(now, OutcomeCanceled) // frees a half-open slot this request may hold
 		return false
 	}
 	b.result(now, outcome)
@@ -216,5 +218,6 @@ func (r *Registry) equip(b *backend, uc *UpstreamConfig, opts *Options) error {
 	b.breaker = newBreaker(b.name, uc.Breaker, opts.CircuitState)
 	b.retry = newRetryPolicy(uc.Retry)
 	b.creds = newCredentials(b.name, uc.Auth, nil, r.now)
+	b.legacy.bridge = r.newBridge(b, &uc.Auth)
 	return nil
 }

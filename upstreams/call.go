@@ -13,13 +13,15 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
 // Call is one client request routed to exactly one backend.
 type Call struct {
 	// Method is tools/call, prompts/get, resources/read or completion/complete.
 	Method string
-	// ID is the client's JSON-RPC id, forwarded as is: each HTTP request is its own exchange,
+	// ID is the client's JSON-RPC id, forwarded as is: each HTTP request to a backend carries one call,
 	// so ids of different clients cannot clash at the backend.
 	ID json.RawMessage
 	// Params are the client's raw params. Only the routed name, uri or ref changes.
@@ -61,7 +63,7 @@ func (r *Registry) ResultBytesInFlight() int64 { return r.results.InUse() }
 
 // Stream yields a backend's messages for one call, in order, as complete JSON-RPC messages with
 // resource URIs rewritten back to namespaced form: notifications (progress, log) first, then the
-// final response, which carries the client's id. It is not safe for concurrent use.
+// response, which carries the client's id and ends the call. It is not safe for concurrent use.
 type Stream struct {
 	r       *Registry
 	b       *backend
@@ -69,16 +71,16 @@ type Stream struct {
 	id      json.RawMessage
 	rw      uriRewriter
 	ctx     context.Context
-	stop    context.CancelFunc // ends the exchange and releases the timeout timer
-	outcome string             // of the final response: OutcomeOK or OutcomeError
-	last    *jsonrpc.Message   // the decoded final response
-	result  json.RawMessage    // the final result with names rewritten back (nil for an error)
+	stop    context.CancelFunc // ends the backend request and releases the timeout timer
+	outcome string             // of the response: OutcomeOK or OutcomeError
+	last    *jsonrpc.Message   // the decoded response, the call's last message
+	result  json.RawMessage    // the response's result with names rewritten back (nil for an error)
 	probe   bool               // a health probe: failures do not trigger another probe
 	resp    *http.Response
-	sse     *sseReader
-	leg     *legacyExchange  // set for a legacy backend (legacy_stream.go)
-	body    *bodyread.Buffer // a JSON response; FinalResult may point into it until Close
-	// resultOnly: the caller takes a successful final response from FinalResult, so Next does
+	sse     *wire.SSEReader
+	leg     *legacy.RoundTrip // set for a legacy backend (legacy_stream.go)
+	body    *bodyread.Buffer  // a JSON response; Result may point into it until Close
+	// resultOnly: the caller takes a successful response from Result, so Next does
 	// not render it (see ResultOnly).
 	resultOnly bool
 	pending    []byte
@@ -114,37 +116,37 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 		name = c.Target.Name // digest §2.2: only these three carry Mcp-Name
 	}
 	return r.open(ctx, b, c.ID, &outgoing{method: c.Method, name: name, version: c.ProtocolVersion, pass: c.Header, body: body,
-		subject: c.SubjectToken, caller: c.Caller, fromCaller: true, visible: c.Visible, embedded: c.Embedded})
+		subject: b.subjectFor(c.SubjectToken), caller: c.Caller, fromCaller: true, visible: c.Visible, embedded: c.Embedded})
 }
 
-// open sends o and prepares the Stream of its response; id is the id the final response gets.
+// open sends o and prepares the Stream of its response; id is the id the response gets.
 func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *outgoing) (*Stream, error) {
 	s := &Stream{r: r, b: b, method: o.method, id: id, start: r.now(), probe: o.probe,
 		rw: uriRewriter{ns: r.ns, upstream: b.name, visible: o.visible, embedded: o.embedded}}
-	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	if legacy, _, err := r.isLegacy(s.ctx, b, o); err != nil {
 		s.fail(err)
 		return nil, err
 	} else if legacy {
 		return r.openLegacy(s, o) // digest §7: bridged to a pre-2026 backend
 	}
-	resp, err := r.send(s.ctx, b, o)
+	resp, err := r.post(s.ctx, b, o)
 	if err != nil {
 		s.fail(err)
 		return nil, err
 	}
 	s.resp, s.status = resp, resp.StatusCode
-	isJSON, isSSE := mediaType(resp.Header.Get("Content-Type"))
+	isJSON, isSSE := wire.MediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case isSSE && resp.StatusCode/100 == 2:
 		s.isSSE = true
-		s.sse = newSSEReader(resp.Body, int(b.maxBytes))
-		s.sse.budget = r.results
+		s.sse = wire.NewSSEReader(resp.Body, int(b.maxBytes))
+		s.sse.Budget = r.results
 		return s, nil
 	case isJSON:
 		err = s.readJSON()
 	default:
-		err = statusError(b.name, resp.StatusCode, "neither JSON nor an event stream")
+		err = wire.StatusError(b.name, resp.StatusCode, "neither JSON nor an event stream")
 	}
 	if err != nil {
 		s.fail(err)
@@ -157,7 +159,7 @@ func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *
 const maxSkippedNotifications = 10000
 
 // roundTripOnce sends one gateway-originated request (list page, discover) and returns the
-// decoded final response, skipping notifications. roundTrip (retry.go) retries it.
+// decoded response, skipping notifications. roundTrip (retry.go) retries it.
 func (r *Registry) roundTripOnce(ctx context.Context, b *backend, o *outgoing) (*jsonrpc.Message, error) {
 	s, err := r.open(ctx, b, json.RawMessage(gatewayID), o)
 	if err != nil {
@@ -165,11 +167,11 @@ func (r *Registry) roundTripOnce(ctx context.Context, b *backend, o *outgoing) (
 	}
 	defer s.Close()
 	for range maxSkippedNotifications {
-		_, final, err := s.Next()
+		_, last, err := s.Next()
 		if err != nil {
 			return nil, err
 		}
-		if final {
+		if last {
 			// s.last is handed on after Close, which releases the buffer it was read into.
 			m := *s.last
 			m.Result = bytes.Clone(m.Result)
@@ -181,7 +183,7 @@ func (r *Registry) roundTripOnce(ctx context.Context, b *backend, o *outgoing) (
 	return nil, err
 }
 
-// gatewayID is the id of the gateway's own requests; each is alone on its HTTP exchange.
+// gatewayID is the id of the gateway's own requests; each is alone on its HTTP request.
 const gatewayID = "1"
 
 // appendRequest builds the JSON-RPC request for the backend.
@@ -204,7 +206,7 @@ func (s *Stream) readJSON() error {
 		return s.readError(err)
 	}
 	s.body = buf
-	m, err := decodeResponse(s.b.name, s.status, buf.B, s.b.maxBytes)
+	m, err := wire.DecodeResponse(s.b.name, s.status, buf.B, s.b.maxBytes)
 	if err != nil {
 		return err
 	}
@@ -213,15 +215,15 @@ func (s *Stream) readJSON() error {
 	return nil
 }
 
-// ResultOnly tells the Stream that the caller takes a successful final response from
-// FinalResult and re-renders it itself: Next then returns a nil msg for it, sparing a copy of a
+// ResultOnly tells the Stream that the caller takes a successful response from
+// Result and re-renders it itself: Next then returns a nil msg for it, sparing a copy of a
 // result that may be megabytes. Call it before Next.
 func (s *Stream) ResultOnly() { s.resultOnly = true }
 
-// final renders the final response with the client's id and namespaced URIs. With resultOnly
+// render renders the response with the client's id and namespaced URIs. With resultOnly
 // a success is not rendered, and its result stays where it was read (the response buffer or
 // the event) until Close.
-func (s *Stream) final(m *jsonrpc.Message) ([]byte, error) {
+func (s *Stream) render(m *jsonrpc.Message) ([]byte, error) {
 	s.last = m
 	if m.Error != nil {
 		s.outcome = OutcomeError
@@ -247,7 +249,7 @@ func (s *Stream) final(m *jsonrpc.Message) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s: result: %v", ErrBadResponse, s.b.name, err)
 	}
 	if s.resultOnly && s.leg == nil {
-		// A legacy exchange reads on after its final message (legacy_stream.go), so its result
+		// A legacy round trip reads on after its response (legacy_stream.go), so its result
 		// is copied below instead.
 		s.result = res
 		return nil, nil
@@ -265,55 +267,55 @@ func (s *Stream) readError(err error) error {
 	switch {
 	case errors.Is(err, bodyread.ErrBudget):
 		return fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, s.r.results.Max())
-	case errors.Is(err, errTooLarge), errors.Is(err, bodyread.ErrTooLarge), errors.Is(err, errEventTooLarge):
+	case errors.Is(err, wire.ErrTooLarge), errors.Is(err, bodyread.ErrTooLarge), errors.Is(err, wire.ErrEventTooLarge):
 		return fmt.Errorf("%w: %s: %v (limit %d bytes)", ErrBadResponse, s.b.name, err, s.b.maxBytes)
 	case errors.Is(err, io.EOF):
 		return fmt.Errorf("%w: %s: the stream ended without a response", ErrBadResponse, s.b.name)
 	}
-	return classify(s.ctx, s.b.name, err)
+	return wire.Classify(s.ctx, s.b.name, err)
 }
 
-// Next returns the next message. final is true for the response that ends the call; after it
+// Result returns the response's result object, names rewritten back, once Next has
+// returned the response; nil when the response was an error or has not come yet. It
+// spares the caller decoding again what the stream has just decoded. It is valid until Close.
+func (s *Stream) Result() json.RawMessage { return s.result }
+
+// Next returns the next message. last is true for the response, which ends the call; after it
 // Next returns io.EOF. Any other error ends the stream: it wraps ErrUnavailable (connection reset
 // mid-stream), ErrTimeout, ErrBadResponse, or the caller's context error.
-// FinalResult returns the final response's result object, names rewritten back, once Next has
-// returned the final message; nil when the final message was an error or has not come yet. It
-// spares the caller decoding again what the stream has just decoded. It is valid until Close.
-func (s *Stream) FinalResult() json.RawMessage { return s.result }
-
-func (s *Stream) Next() (msg []byte, final bool, err error) {
+func (s *Stream) Next() (msg []byte, last bool, err error) {
 	if s.done {
 		return nil, false, io.EOF
 	}
 	if !s.isSSE {
 		if s.leg == nil {
-			if msg, err = s.final(s.last); err != nil {
+			if msg, err = s.render(s.last); err != nil {
 				s.fail(err)
 				return nil, false, err
 			}
 		} else {
 			msg, s.pending = s.pending, nil
 		}
-		s.finish(s.outcome, nil)
+		s.end(s.outcome, nil)
 		return msg, true, nil
 	}
 	if s.leg != nil {
 		return s.nextLegacy()
 	}
 	for {
-		data, err := s.sse.next()
+		data, err := s.sse.Next()
 		if err != nil {
 			err = s.readError(err)
 			s.fail(err)
 			return nil, false, err
 		}
-		m, err := jsonrpc.DecodeMessage(data, jsonLimits(s.b.maxBytes))
+		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(s.b.maxBytes))
 		switch {
 		case err != nil:
 			err = fmt.Errorf("%w: %s: event is not a JSON-RPC message", ErrBadResponse, s.b.name)
 		case m.IsResponse():
-			if msg, err = s.final(m); err == nil {
-				s.finish(s.outcome, nil)
+			if msg, err = s.render(m); err == nil {
+				s.end(s.outcome, nil)
 				return msg, true, nil
 			}
 		case m.ID != nil:
@@ -335,7 +337,7 @@ func (s *Stream) Next() (msg []byte, final bool, err error) {
 	}
 }
 
-// hiddenResource is the final response for a result (or error) that names only resources the
+// hiddenResource is the response for a result (or error) that names only resources the
 // caller may not see: the answer a hidden resource gets from the gateway itself, status and
 // bytes, so the caller cannot tell the two apart. The result is not relayed.
 func (s *Stream) hiddenResource() []byte {
@@ -351,25 +353,25 @@ func (s *Stream) SSE() bool { return s.isSSE }
 // Status is the backend's HTTP status, to relay with a JSON-RPC error response.
 func (s *Stream) Status() int { return s.status }
 
-// Close ends the exchange, cancelling the backend request if the final response has not been
-// read, and releases its buffers: FinalResult must not be used afterwards. It is safe to call
+// Close ends the backend request, cancelling it if the response has not been
+// read, and releases its buffers: Result must not be used afterwards. It is safe to call
 // more than once.
 func (s *Stream) Close() error {
-	s.finish(OutcomeCanceled, nil)
+	s.end(OutcomeCanceled, nil)
 	s.body.Release()
 	s.body = nil
 	if s.sse != nil {
-		s.sse.release()
+		s.sse.Release()
 	}
 	return nil
 }
 
 func (s *Stream) fail(err error) {
-	s.finish(outcomeOf(err), err) // a failure never changes the backend's learnt era (legacy.go)
+	s.end(outcomeOf(err), err) // a failure never changes the backend's learnt era (legacy.go)
 }
 
-// finish records the outcome once and releases the exchange.
-func (s *Stream) finish(outcome string, err error) {
+// end records the outcome once and releases the backend request.
+func (s *Stream) end(outcome string, err error) {
 	s.done = true
 	s.once.Do(func() {
 		s.r.record(s.b, s.method, outcome, s.start, err, !s.probe)

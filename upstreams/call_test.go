@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestCallToolsOnBothBackends(t *testing.T) {

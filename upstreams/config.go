@@ -3,8 +3,16 @@
 // namespacing of tool and prompt names and resource URIs, merged capabilities for
 // server/discover, subscriptions/listen fan-out, and health probing (digest §2, §5).
 //
-// The package never sees the client's credentials: the caller passes only the headers it has
-// selected for pass-through, and each backend gets its own configured static headers.
+// The client's credentials never reach a backend. The caller passes only the headers it has
+// selected for pass-through, and even among those Authorization, Cookie and anything but
+// Mcp-Param-*, trace context and the request id are dropped (wire.CopyPassThrough); each backend gets
+// its own configured static headers or credentials. The one client credential the package
+// holds is the caller's verified bearer token in Call.SubjectToken, ListRequest.SubjectToken or
+// ToolHeaderQuery.SubjectToken, and only for a backend configured for RFC 8693 token exchange:
+// there it is sent as the subject_token to that backend's token endpoint, never to the backend
+// itself, never logged, and kept in memory only as a SHA-256 key of the exchanged-token cache and
+// of the caller's pre-2026 sessions. For every other backend the package drops it before the
+// request is built (backend.subjectFor).
 package upstreams
 
 import (
@@ -15,6 +23,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/era"
 )
 
 // Defaults for the configuration fields.
@@ -47,9 +57,9 @@ const (
 
 // Legacy revisions a backend may be pinned to; the first is offered in initialize under auto.
 const (
-	protocol20251125 = "2025-11-25"
-	protocol20250618 = "2025-06-18"
-	protocol20250326 = "2025-03-26"
+	protocol20251125 = era.V20251125
+	protocol20250618 = era.V20250618
+	protocol20250326 = era.V20250326
 )
 
 // protocolChoices are the explicit values of UpstreamConfig.Protocol.

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -53,7 +54,7 @@ const maxTokenResponseBytes = 64 << 10
 // ErrCredentials: the backend's own credentials could not be obtained (the token endpoint failed
 // or refused, or a call to a token-exchange backend came without the caller's token). It always
 // comes wrapped together with ErrUnavailable.
-var ErrCredentials = errors.New("upstreams: backend credentials unavailable")
+var ErrCredentials = wire.ErrCredentials
 
 // AuthConfig is how the gateway authenticates to one backend with OAuth. The client's own token
 // is never sent to a backend (digest §4: no token passthrough).
@@ -184,8 +185,8 @@ func newCredentials(name string, cfg AuthConfig, rt http.RoundTripper, now func(
 	}
 }
 
-// authorization returns the Authorization value for one exchange. subject is the caller's
-// verified token; fromCaller says the exchange serves a caller (tools/call, lists), as opposed
+// authorization returns the Authorization value for one backend request. subject is the
+// caller's verified token; fromCaller says the request serves a caller (tools/call, lists), as opposed
 // to the gateway's own discover, probe and listen requests, which authenticate as the gateway
 // itself with the client credentials grant.
 func (c *credentials) authorization(ctx context.Context, subject string, fromCaller bool) (string, error) {

@@ -301,3 +301,20 @@ func TestAuthConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestSubjectTokenOnlyForTokenExchange: the caller's token is kept for a request only to a
+// backend configured for token exchange; every other backend's request never holds it.
+func TestSubjectTokenOnlyForTokenExchange(t *testing.T) {
+	as := startAuthServer(t, nil)
+	backend := mcptest.StartServer(t, "alpha")
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{
+		{Name: "exchange", URL: backend.URL(), Protocol: ProtocolVersion, Auth: as.auth(AuthTokenExchange, backend.URL())},
+		{Name: "client", URL: backend.URL(), Protocol: ProtocolVersion, Auth: as.auth(AuthClientCredentials, backend.URL())},
+		{Name: "static", URL: backend.URL(), Protocol: ProtocolVersion},
+	}}, Options{})
+	for name, want := range map[string]string{"exchange": "tok", "client": "", "static": ""} {
+		if got := r.byName[name].subjectFor("tok"); got != want {
+			t.Errorf("%s: subjectFor = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // Definitions is what one backend itself publishes about its tools, prompts and resource
@@ -56,7 +57,7 @@ const gatewayMeta = `{"io.modelcontextprotocol/protocolVersion":"` + ProtocolVer
 // rawList follows b's pagination of method to the end and returns its items as sent.
 func (r *Registry) rawList(ctx context.Context, b *backend, method string) ([]json.RawMessage, error) {
 	spec, _ := listSpecFor(method)
-	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	defer cancel()
 	var items []json.RawMessage
 	cursor, hasCursor := "", false

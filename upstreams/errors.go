@@ -1,6 +1,10 @@
 package upstreams
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+)
 
 // Sentinel errors. Errors returned by this package wrap one of them (or the caller's context
 // error when the caller went away); compare with errors.Is.
@@ -15,13 +19,13 @@ var (
 	ErrBadCursor = errors.New("upstreams: bad cursor")
 	// ErrUnavailable: the backend could not be reached (refused, DNS, reset before or during the
 	// response) or answered 502, 503 or 504 without a JSON-RPC body.
-	ErrUnavailable = errors.New("upstreams: backend unavailable")
+	ErrUnavailable = wire.ErrUnavailable
 	// ErrTimeout: the backend did not finish within its configured timeout.
-	ErrTimeout = errors.New("upstreams: backend timeout")
+	ErrTimeout = wire.ErrTimeout
 	// ErrBadResponse: the backend answered something that is not a valid MCP response: garbage,
 	// an oversized body or event, a non-2xx status without a JSON-RPC body, a stream that ended
-	// without the final response.
-	ErrBadResponse = errors.New("upstreams: bad backend response")
+	// without its response.
+	ErrBadResponse = wire.ErrBadResponse
 	// ErrNoCursorSealer: New was called without Options.Cursors.
 	ErrNoCursorSealer = errors.New("upstreams: Options.Cursors is required")
 )

@@ -10,24 +10,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
 	"golang.org/x/sync/singleflight"
-)
-
-// era is what the gateway knows about a backend's protocol generation.
-type era int
-
-const (
-	eraUnknown era = iota
-	eraModern
-	eraLegacy
 )
 
 // legacyState is one backend's era and, for a legacy backend, its session pools.
@@ -59,26 +51,21 @@ type legacyState struct {
 	// client is the clientInfo sent in initialize.
 	client json.RawMessage
 	mu     sync.Mutex
-	era    era
-	// pool holds the sessions that authenticate as the gateway itself (static headers, client
-	// credentials; for a token-exchange backend only the gateway's own discover and probes).
-	pool sessionPool
-	// callers holds one session per caller of a token-exchange backend.
-	callers callerPools
-	flight  singleflight.Group
+	era    era.Era
+	// bridge holds the sessions with the backend once it speaks a pre-2026 revision.
+	bridge *legacy.Bridge
+	flight singleflight.Group
 }
 
-func newLegacyState(protocol, userAgent string, auth *AuthConfig) *legacyState {
+func newLegacyState(protocol, userAgent string) *legacyState {
 	s := &legacyState{offer: protocol20251125, client: clientInfo(userAgent)}
 	switch protocol {
 	case "", ProtocolAuto:
 	case ProtocolVersion:
-		s.pinned, s.era = protocol, eraModern
+		s.pinned, s.era = protocol, era.Modern
 	default:
-		s.pinned, s.offer, s.era = protocol, protocol, eraLegacy
+		s.pinned, s.offer, s.era = protocol, protocol, era.Legacy
 	}
-	s.pool.init(legacyPoolSize)
-	s.callers.init(auth)
 	return s
 }
 
@@ -92,7 +79,7 @@ func clientInfo(userAgent string) json.RawMessage {
 	return out
 }
 
-func (s *legacyState) known() era {
+func (s *legacyState) known() era.Era {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.era
@@ -100,20 +87,20 @@ func (s *legacyState) known() era {
 
 // learn records an era learnt from a definitive answer while it was unknown. A pinned or
 // already learnt era is kept.
-func (s *legacyState) learn(e era) {
+func (s *legacyState) learn(e era.Era) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.pinned == "" && s.era == eraUnknown {
+	if s.pinned == "" && s.era == era.Unknown {
 		s.era = e
 	}
 }
 
 // relearn replaces a learnt era after an answer that names the versions and contradicts it;
 // it reports whether the era changed. A pinned era is never changed.
-func (s *legacyState) relearn(e era) bool {
+func (s *legacyState) relearn(e era.Era) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.pinned != "" || s.era == e || e == eraUnknown {
+	if s.pinned != "" || s.era == e || e == era.Unknown {
 		return false
 	}
 	s.era = e
@@ -136,28 +123,28 @@ var errEraPending = errors.New("the backend's protocol era is still being probed
 // server/discover answer when the probe just fetched one from a modern backend.
 func (r *Registry) isLegacy(ctx context.Context, b *backend, o *outgoing) (legacy bool, d *discovered, err error) {
 	switch b.legacy.known() {
-	case eraModern:
+	case era.Modern:
 		return false, nil, nil
-	case eraLegacy:
+	case era.Legacy:
 		return true, nil, nil
 	}
 	p, err := r.awaitEra(ctx, b, o)
 	if err != nil {
 		return false, nil, err
 	}
-	return p.era == eraLegacy, p.disc, nil
+	return p.era == era.Legacy, p.disc, nil
 }
 
 // probeResult is the outcome of one shared era probe.
 type probeResult struct {
-	era  era // eraUnknown when the answer was not definitive
+	era  era.Era // era.Unknown when the answer was not definitive
 	disc *discovered
 }
 
 // awaitEra joins the backend's era probe, starting it when none is in flight. The probe runs
 // on its own context (the caller's values, not its cancellation) bounded by the backend's
 // timeout, so one caller giving up does not fail it for the others. A caller's probe is governed
-// by the circuit breaker like any exchange; only a health probe (o.probe) passes an open circuit,
+// by the circuit breaker like any backend request; only a health probe (o.probe) passes an open circuit,
 // as it does for server/discover. A request that fans out to every backend waits at most
 // eraFanOutWait.
 func (r *Registry) awaitEra(ctx context.Context, b *backend, o *outgoing) (*probeResult, error) {
@@ -166,7 +153,7 @@ func (r *Registry) awaitEra(ctx context.Context, b *backend, o *outgoing) (*prob
 		return nil, b.breaker.openErr()
 	}
 	ch := b.legacy.flight.DoChan("era", func() (any, error) {
-		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, errCallTimeout)
+		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, wire.ErrCallTimeout)
 		defer cancel()
 		return r.probeEra(pctx, b, health)
 	})
@@ -187,7 +174,7 @@ func (r *Registry) awaitEra(ctx context.Context, b *backend, o *outgoing) (*prob
 	case <-ctx.Done():
 		// The request's own timeout may pass just before the probe's: it waited on the probe,
 		// whose outcome the probe records, so it is not counted again.
-		return nil, probeErr{classify(ctx, b.name, ctx.Err())}
+		return nil, probeErr{wire.Classify(ctx, b.name, ctx.Err())}
 	}
 }
 
@@ -211,7 +198,7 @@ func fanOut(o *outgoing) bool {
 const maxProbeEvents = 100
 
 // probeEra sends one modern server/discover, learns the era from a definitive answer, and
-// records the exchange like any other (metrics, breaker, health). Only the failure to get any
+// records the request like any other (metrics, breaker, health). Only the failure to get any
 // answer (refused, reset, timeout) is an error; an answer that says nothing about the era leaves
 // it unknown, and the request then goes out as modern, uncached, so that the backend's own answer
 // to it is what the caller sees.
@@ -223,12 +210,12 @@ func (r *Registry) probeEra(ctx context.Context, b *backend, health bool) (*prob
 	}
 	start := r.now()
 	v, d, answered, err := r.sendProbe(ctx, b)
-	if v.candidate {
+	if v.Candidate {
 		v = r.confirmLegacy(ctx, b)
 	}
 	outcome := outcomeOf(err)
 	switch {
-	case v.era != eraUnknown:
+	case v.Era != era.Unknown:
 		outcome, err = OutcomeOK, nil
 	case err == nil:
 		outcome, err = OutcomeBadResponse, errorf(ErrBadResponse, b, "server/discover probe: the answer names no protocol era")
@@ -237,34 +224,34 @@ func (r *Registry) probeEra(ctx context.Context, b *backend, health bool) (*prob
 	if !answered {
 		return nil, err
 	}
-	if v.era != eraUnknown {
-		b.legacy.learn(v.era)
+	if v.Era != era.Unknown {
+		b.legacy.learn(v.Era)
 		if d != nil {
 			b.disc.store(d, r.now())
 		}
-		if v.era == eraLegacy {
+		if v.Era == era.Legacy {
 			r.log.Info("upstream speaks a pre-2026 revision; bridging", "upstream", b.name)
 		}
 	}
-	return &probeResult{era: v.era, disc: d}, nil
+	return &probeResult{era: v.Era, disc: d}, nil
 }
 
 // sendProbe sends the server/discover probe and classifies the answer. answered is false when
 // no answer came at all; err then says why, or why an answer was not definitive.
-func (r *Registry) sendProbe(ctx context.Context, b *backend) (v verdict, d *discovered, answered bool, err error) {
-	resp, err := r.send(ctx, b, &outgoing{method: MethodDiscover, body: []byte(discoverRequest), probe: true})
+func (r *Registry) sendProbe(ctx context.Context, b *backend) (v era.Verdict, d *discovered, answered bool, err error) {
+	resp, err := r.post(ctx, b, &outgoing{method: MethodDiscover, body: []byte(discoverRequest), probe: true})
 	if err != nil {
-		return verdict{}, nil, false, err
+		return era.Verdict{}, nil, false, err
 	}
 	defer resp.Body.Close()
 	m, err := readProbeResponse(b, resp)
-	v = classifyProbe(resp.StatusCode, m, err)
+	v = era.Classify(resp.StatusCode, m, err)
 	if err != nil {
 		err = readErr(ctx, b, err)
 	}
-	if v.era == eraModern && m.Error == nil && m.Result != nil {
+	if v.Era == era.Modern && m.Error == nil && m.Result != nil {
 		if d, err = parseDiscover(b, m.Result); err != nil {
-			return verdict{}, nil, true, err
+			return era.Verdict{}, nil, true, err
 		}
 	}
 	return v, d, true, err
@@ -272,126 +259,39 @@ func (r *Registry) sendProbe(ctx context.Context, b *backend) (v verdict, d *dis
 
 // confirmLegacy learns legacy from a candidate answer only when a legacy initialize handshake
 // succeeds; the session stays in the gateway's pool.
-func (r *Registry) confirmLegacy(ctx context.Context, b *backend) verdict {
-	if _, err := b.legacy.pool.initResult(ctx, r, b); err != nil {
+func (r *Registry) confirmLegacy(ctx context.Context, b *backend) era.Verdict {
+	if _, err := b.legacy.bridge.InitResult(ctx); err != nil {
 		r.log.Warn("upstream answered the era probe like a pre-2026 server, but initialize failed; era left unknown",
 			"upstream", b.name, "error", err.Error())
-		return verdict{}
+		return era.Verdict{}
 	}
-	return verdict{era: eraLegacy}
-}
-
-// verdict is what one answer to the era probe says.
-type verdict struct {
-	era era
-	// named: the answer names the versions it supports (a DiscoverResult with
-	// supportedVersions, or -32022 with data.supported); only such an answer changes a learnt era.
-	named bool
-	// candidate: a bare 400, 404 or 405, as a legacy server answers, but also a proxy or a
-	// backend in trouble; legacy only once a handshake confirms it.
-	candidate bool
-}
-
-// classifyProbe: a result (a DiscoverResult naming 2026-07-28, or anything but a
-// DiscoverResult of legacy versions), or an error code from the range the 2026 revision
-// reserves (-32020..-32099), means modern; a result whose supportedVersions lacks 2026-07-28, or
-// a -32022 whose data.supported lacks it, means legacy; a 400, 404 or 405 without a modern body
-// makes legacy a candidate. Anything else says nothing.
-func classifyProbe(status int, m *jsonrpc.Message, err error) verdict {
-	switch {
-	case err != nil && legacyStatus(status):
-		return verdict{candidate: true}
-	case err != nil:
-		return verdict{}
-	case m.Error == nil && hasMember(m.Result, "supportedVersions"):
-		// e.g. the go-sdk's stateful server: a DiscoverResult of legacy versions
-		if supportsModern(m.Result, "supportedVersions") {
-			return verdict{era: eraModern, named: true}
-		}
-		return verdict{era: eraLegacy, named: true}
-	case m.Error == nil:
-		return verdict{era: eraModern} // a modern request answered without a session is not a legacy server
-	case m.Error.Code == jsonrpc.CodeUnsupportedProtocolVersion && hasMember(m.Error.Data, "supported"):
-		if supportsModern(m.Error.Data, "supported") {
-			return verdict{era: eraModern}
-		}
-		return verdict{era: eraLegacy, named: true}
-	case m.Error.Code <= -32020 && m.Error.Code >= -32099:
-		return verdict{era: eraModern}
-	case legacyStatus(status):
-		return verdict{candidate: true} // e.g. a TypeScript SDK server: 400 "Server not initialized", -32000
-	case status/100 == 2:
-		return verdict{era: eraModern}
-	}
-	return verdict{}
-}
-
-// namedEra is the era an answer to server/discover names itself (see verdict.named), else
-// eraUnknown.
-func namedEra(m *jsonrpc.Message) era {
-	if v := classifyProbe(http.StatusOK, m, nil); v.named {
-		return v.era
-	}
-	return eraUnknown
-}
-
-// legacyStatus reports the statuses a legacy server gives a request it cannot place: 400
-// (no session), 404 (unknown method or path), 405.
-func legacyStatus(status int) bool {
-	return status == http.StatusBadRequest || status == http.StatusNotFound || status == http.StatusMethodNotAllowed
+	return era.Verdict{Era: era.Legacy}
 }
 
 // readProbeResponse returns the JSON-RPC response of the probe, from a JSON body or the first
 // response event of an SSE body.
 func readProbeResponse(b *backend, resp *http.Response) (*jsonrpc.Message, error) {
-	isJSON, isSSE := mediaType(resp.Header.Get("Content-Type"))
+	isJSON, isSSE := wire.MediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case isJSON:
 		var buf bytes.Buffer
-		if err := readBody(&buf, resp.Body, b.maxBytes); err != nil {
+		if err := wire.ReadBody(&buf, resp.Body, b.maxBytes); err != nil {
 			return nil, err
 		}
-		return decodeResponse(b.name, resp.StatusCode, buf.Bytes(), b.maxBytes)
+		return wire.DecodeResponse(b.name, resp.StatusCode, buf.Bytes(), b.maxBytes)
 	case isSSE && resp.StatusCode/100 == 2:
-		sse := newSSEReader(resp.Body, int(b.maxBytes))
+		sse := wire.NewSSEReader(resp.Body, int(b.maxBytes))
 		for range maxProbeEvents {
-			data, err := sse.next()
+			data, err := sse.Next()
 			if err != nil {
 				return nil, err
 			}
-			if m, err := jsonrpc.DecodeMessage(data, jsonLimits(b.maxBytes)); err == nil && m.IsResponse() {
+			if m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.maxBytes)); err == nil && m.IsResponse() {
 				return m, nil
 			}
 		}
 	}
-	return nil, statusError(b.name, resp.StatusCode, "server/discover probe got no JSON-RPC response")
-}
-
-// hasMember reports whether the JSON object obj has the member key.
-func hasMember(obj json.RawMessage, key string) bool {
-	found := false
-	if len(obj) > 0 && obj[0] == '{' {
-		_ = jsonrpc.Members(obj, func(k, _ []byte) error {
-			found = found || string(k) == key
-			return nil
-		})
-	}
-	return found
-}
-
-// supportsModern reports whether the string array member key of obj names ProtocolVersion.
-func supportsModern(obj json.RawMessage, key string) bool {
-	if len(obj) == 0 || obj[0] != '{' {
-		return false
-	}
-	var versions []string
-	_ = jsonrpc.Members(obj, func(k, v []byte) error {
-		if string(k) == key {
-			_ = json.Unmarshal(v, &versions)
-		}
-		return nil
-	})
-	return slices.Contains(versions, ProtocolVersion)
+	return nil, wire.StatusError(b.name, resp.StatusCode, "server/discover probe got no JSON-RPC response")
 }
 
 // legacyDiscover answers fetchDiscover for a legacy backend from its InitializeResult (digest
@@ -417,16 +317,16 @@ func (r *Registry) legacyDiscover(ctx context.Context, b *backend, probe bool) (
 		if d, ok := r.recheckLegacy(ctx, b); ok {
 			return d, true, nil
 		}
-		if _, err := r.roundTrip(ctx, b, &outgoing{method: methodPing, body: []byte(pingRequest), probe: true}); err != nil {
+		if _, err := r.roundTrip(ctx, b, &outgoing{method: era.MethodPing, body: []byte(pingRequest), probe: true}); err != nil {
 			return nil, true, err
 		}
 	}
-	init, err := b.legacy.pool.initResult(ctx, r, b)
+	init, err := b.legacy.bridge.InitResult(ctx)
 	if err != nil {
 		return nil, true, err
 	}
 	b.health.up(r.now)
-	return init.discovered(), true, nil
+	return discoveredFrom(init), true, nil
 }
 
 // recheckLegacy sends a learnt-legacy backend the server/discover probe; an answer naming
@@ -436,38 +336,35 @@ func (r *Registry) recheckLegacy(ctx context.Context, b *backend) (*discovered, 
 	if b.legacy.pinned != "" {
 		return nil, false
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	defer cancel()
 	v, d, _, _ := r.sendProbe(ctx, b)
-	if !v.named || v.era != eraModern || d == nil || !b.legacy.relearn(eraModern) {
+	if !v.Named || v.Era != era.Modern || d == nil || !b.legacy.relearn(era.Modern) {
 		return nil, false
 	}
 	r.log.Info("upstream now names 2026-07-28 in server/discover; no longer bridging", "upstream", b.name)
 	b.disc.store(d, r.now())
 	b.health.up(r.now)
-	go r.closeLegacyBackend(b)
+	go b.legacy.bridge.Close()
 	return d, true
 }
 
 // relearnModern is fetchDiscover's check of a health probe's answer from a learnt-modern
 // backend: an answer naming only pre-2026 versions re-learns the era as legacy.
 func (r *Registry) relearnModern(b *backend, m *jsonrpc.Message) bool {
-	if namedEra(m) != eraLegacy || !b.legacy.relearn(eraLegacy) {
+	if era.Named(m) != era.Legacy || !b.legacy.relearn(era.Legacy) {
 		return false
 	}
 	r.log.Info("upstream names only pre-2026 revisions in server/discover; bridging", "upstream", b.name)
 	return true
 }
 
+// pingRequest is the health probe sent to a legacy backend instead of server/discover.
+const pingRequest = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+
 // errLegacySkip marks a legacy backend that cannot take part in an operation (a GET stream
 // refused with 405); the caller leaves it out quietly.
 var errLegacySkip = errors.New("not supported by this legacy backend")
-
-// drainClose reads and discards a small remainder of a body so its connection can be reused.
-func drainClose(body io.ReadCloser) {
-	_, _ = io.CopyN(io.Discard, body, 4<<10)
-	body.Close()
-}
 
 // errorf builds an error wrapping sentinel with the backend name.
 func errorf(sentinel error, b *backend, format string, args ...any) error {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
@@ -67,7 +68,7 @@ func (p *flakyProxy) serve(w http.ResponseWriter, r *http.Request) {
 	if i := indexBody(raw); i >= 0 {
 		_ = json.Unmarshal(raw[i:], &body)
 	}
-	if body.Method == methodInitialize {
+	if body.Method == era.MethodInitialize {
 		p.inits.Add(1)
 	}
 	p.mu.Lock()
@@ -110,7 +111,7 @@ func TestEraDoesNotFlipOnTransientAnswers(t *testing.T) {
 	if err := call(); err != nil {
 		t.Fatal(err)
 	}
-	if b.legacy.known() != eraModern {
+	if b.legacy.known() != era.Modern {
 		t.Fatal("the era was not learnt from the backend's DiscoverResult")
 	}
 	for _, status := range []int{http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusBadRequest, http.StatusBadGateway} {
@@ -120,7 +121,7 @@ func TestEraDoesNotFlipOnTransientAnswers(t *testing.T) {
 				t.Fatalf("HTTP %d: the call succeeded through a failing proxy", status)
 			}
 			r.probe(ctx, false) // the health probe meets the same answer
-			if e := b.legacy.known(); e != eraModern {
+			if e := b.legacy.known(); e != era.Modern {
 				t.Fatalf("HTTP %d (discover only: %v): the era became %d", status, discoverOnly, e)
 			}
 		}
@@ -156,7 +157,7 @@ func TestEraUnknownStaysUnknownOnTransientAnswers(t *testing.T) {
 		if err := callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice"); err == nil {
 			t.Fatalf("HTTP %d: the call succeeded through a failing proxy", status)
 		}
-		if e := b.legacy.known(); e != eraUnknown {
+		if e := b.legacy.known(); e != era.Unknown {
 			t.Fatalf("HTTP %d: an unconfirmed answer set the era to %d", status, e)
 		}
 	}
@@ -164,7 +165,7 @@ func TestEraUnknownStaysUnknownOnTransientAnswers(t *testing.T) {
 	if err := callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice"); err != nil {
 		t.Fatal(err)
 	}
-	if b.legacy.known() != eraModern {
+	if b.legacy.known() != era.Modern {
 		t.Fatal("the era was not learnt once the backend answered")
 	}
 	if got := bearerSub(t, lastRequest(t, backend, MethodToolsCall)); got != "alice" {
@@ -190,16 +191,16 @@ func TestEraRelearnedFromNamedAnswers(t *testing.T) {
 	alice, _ := as.iss.Mint(devissuer.Claims{"sub": "alice"})
 	ctx := context.Background()
 	call := func() error { return callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice") }
-	if err := call(); err != nil || b.legacy.known() != eraModern {
+	if err := call(); err != nil || b.legacy.known() != era.Modern {
 		t.Fatalf("modern backend: err %v, era %d", err, b.legacy.known())
 	}
 	proxy.setTarget(legacy.URL())
 	_ = call() // answered -32022: a failed call, not a reason to change the era
-	if b.legacy.known() != eraModern {
+	if b.legacy.known() != era.Modern {
 		t.Fatal("a failed call changed the era")
 	}
 	r.probe(ctx, false)
-	if b.legacy.known() != eraLegacy {
+	if b.legacy.known() != era.Legacy {
 		t.Fatal("the health probe's -32022 naming only legacy versions did not re-learn the era")
 	}
 	if err := call(); err != nil {
@@ -210,7 +211,7 @@ func TestEraRelearnedFromNamedAnswers(t *testing.T) {
 	}
 	proxy.setTarget(modern.URL())
 	r.probe(ctx, false)
-	if b.legacy.known() != eraModern {
+	if b.legacy.known() != era.Modern {
 		t.Fatal("a DiscoverResult naming 2026-07-28 did not re-learn the era as modern")
 	}
 	if err := call(); err != nil {
@@ -222,7 +223,7 @@ func TestEraRelearnedFromNamedAnswers(t *testing.T) {
 	mcptest.WaitFor(t, "the legacy sessions to be ended", func() bool {
 		opened, ended := map[string]bool{}, map[string]bool{}
 		for _, ex := range legacy.Requests() {
-			if id := ex.ResponseHeader.Get("Mcp-Session-Id"); id != "" && legacyMethod(ex) == methodInitialize {
+			if id := ex.ResponseHeader.Get("Mcp-Session-Id"); id != "" && legacyMethod(ex) == era.MethodInitialize {
 				opened[id] = true
 			}
 			if ex.Method == http.MethodDelete {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/era"
 )
 
 // startEverything runs the go-sdk's conformance everything-server on a free loopback port,
@@ -69,7 +71,7 @@ func TestEverythingServerLegacyAndModern(t *testing.T) {
 			t.Errorf("merged tools/list lacks %s", want)
 		}
 	}
-	if r.backend0("old").legacy.known() != eraLegacy || r.backend0("new").legacy.known() != eraModern {
+	if r.backend0("old").legacy.known() != era.Legacy || r.backend0("new").legacy.known() != era.Modern {
 		t.Fatal("eras not detected as stateful=legacy, stateless=modern")
 	}
 	for _, up := range []string{"old", "new"} {

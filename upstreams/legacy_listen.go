@@ -7,7 +7,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
 // legacyBackend is feed.backend for a legacy backend (digest §7 "Listen"): a session of
@@ -29,16 +32,16 @@ func (f *feed) legacyBackend(ctx context.Context) {
 }
 
 func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscriptions, hdr http.Header) error {
-	r := f.spec.r
-	sess, err := r.legacyInitialize(ctx, b)
+	br := b.legacy.bridge
+	sess, err := br.Initialize(ctx)
 	if err != nil {
 		return err
 	}
-	defer r.legacyDelete(ctx, b, sess)
+	defer br.Delete(ctx, sess)
 	hctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	headers := time.AfterFunc(b.timeout, func() { cancel(errCallTimeout) })
-	resp, err := r.legacyDo(hctx, b, sess, http.MethodGet, nil, hdr, "")
+	headers := time.AfterFunc(b.timeout, func() { cancel(wire.ErrCallTimeout) })
+	resp, err := br.Do(hctx, sess, http.MethodGet, nil, hdr, "")
 	headers.Stop()
 	if err != nil {
 		return err
@@ -47,13 +50,13 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 	if resp.StatusCode == http.StatusMethodNotAllowed {
 		return errLegacySkip
 	}
-	if _, isSSE := mediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
-		return statusError(b.name, resp.StatusCode, "the GET stream was not an event stream")
+	if _, isSSE := wire.MediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
+		return wire.StatusError(b.name, resp.StatusCode, "the GET stream was not an event stream")
 	}
 	for _, uri := range share.ResourceSubscriptions {
 		params := appendString([]byte(`{"uri":`), uri)
-		sctx, scancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
-		m, _, err := r.legacyRoundTrip(sctx, b, sess, methodSubscribe, append(params, '}'), hdr)
+		sctx, scancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
+		m, _, err := br.Request(sctx, sess, era.MethodSubscribe, append(params, '}'), hdr)
 		scancel()
 		if err != nil {
 			return err
@@ -62,32 +65,32 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 			return errorf(ErrBadResponse, b, "resources/subscribe answered error %d", m.Error.Code)
 		}
 	}
-	x := &legacyExchange{r: r, b: b, sess: sess, resp: resp, sse: newLegacySSE(resp.Body, int(b.maxBytes))}
-	return f.legacyRelay(hctx, x, share)
+	return f.legacyRelay(hctx, b, br.Events(sess, resp), share)
 }
 
 // legacyRelay forwards the requested notifications of a legacy GET stream until it ends. The
 // stream carries everything the session hears, and the share asked for some of it: the rest is
 // not published (each subscriber still filters by its own subscriptions and policy).
-func (f *feed) legacyRelay(ctx context.Context, x *legacyExchange, share *subscriptions) error {
-	rw := uriRewriter{ns: x.r.ns, upstream: x.b.name}
-	flt := newListenFilter(share, x.r.namespacedURI(x.b.name))
+func (f *feed) legacyRelay(ctx context.Context, b *backend, x *legacy.RoundTrip, share *subscriptions) error {
+	r := f.spec.r
+	rw := uriRewriter{ns: r.ns, upstream: b.name}
+	flt := newListenFilter(share, r.namespacedURI(b.name))
 	for {
-		data, err := x.sse.next()
+		data, err := x.Event()
 		switch {
 		case errors.Is(err, io.EOF):
 			return nil
 		case err != nil:
-			return readErr(ctx, x.b, err)
+			return readErr(ctx, b, err)
 		}
-		m, err := jsonrpc.DecodeMessage(data, jsonLimits(x.b.maxBytes))
+		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.maxBytes))
 		switch {
 		case err != nil:
-			return errorf(ErrBadResponse, x.b, "listen event is not a JSON-RPC message")
+			return errorf(ErrBadResponse, b, "listen event is not a JSON-RPC message")
 		case m.IsResponse():
 			continue
 		case m.ID != nil:
-			x.answer(ctx, m)
+			x.Answer(ctx, m)
 			continue
 		}
 		if ev, ok := eventOf(rw, m); ok {
@@ -95,22 +98,5 @@ func (f *feed) legacyRelay(ctx context.Context, x *legacyExchange, share *subscr
 				f.publish(ev)
 			}
 		}
-	}
-}
-
-// legacyDelete ends a session with DELETE (405 is allowed, digest §7); best effort.
-func (r *Registry) legacyDelete(ctx context.Context, b *backend, s *legacySession) {
-	if s.id == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), legacySideTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.url, nil)
-	if err != nil {
-		return
-	}
-	req.Header = legacyHeader(b, s, nil)
-	if resp, err := b.client.Do(req); err == nil {
-		drainClose(resp.Body)
 	}
 }

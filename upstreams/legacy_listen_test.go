@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestLegacyListenFiltersEachNotification: on the legacy path, where one GET stream carries

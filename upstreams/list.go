@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // maxListPages bounds how many pages the gateway follows per backend and list.
@@ -253,7 +254,7 @@ func (r *Registry) fetchList(ctx context.Context, spec listSpec, q *listQuery) (
 
 // listBackend follows one backend's pagination to the end.
 func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q *listQuery) (*part, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	defer cancel()
 	p := &part{ttlMs: -1}
 	gen := r.cache.generation(partKey{upstream: b.name, list: spec.index})
@@ -261,7 +262,7 @@ func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q
 	for range maxListPages {
 		body := appendListRequest(nil, spec.method, q.meta, cursor, hasCursor)
 		msg, err := r.roundTrip(ctx, b, &outgoing{method: spec.method, version: q.version, pass: q.hdr, body: body,
-			subject: q.subject, caller: q.cacheKey, fromCaller: true})
+			subject: b.subjectFor(q.subject), caller: q.cacheKey, fromCaller: true})
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // subscriptions is the notifications object of subscriptions/listen and of its acknowledgement.
@@ -170,8 +171,8 @@ func (f *feed) backend(ctx context.Context) {
 	o := &outgoing{method: MethodListen, version: f.spec.version, pass: f.spec.pass,
 		body: appendListenRequest(f.spec.id, f.spec.meta, f.spec.share)}
 	// Only the wait for response headers is bounded: the stream itself is long-lived.
-	headers := time.AfterFunc(b.timeout, func() { cancel(errCallTimeout) })
-	resp, err := r.send(ctx, b, o)
+	headers := time.AfterFunc(b.timeout, func() { cancel(wire.ErrCallTimeout) })
+	resp, err := r.post(ctx, b, o)
 	headers.Stop()
 	if err == nil {
 		err = f.relay(ctx, resp)
@@ -186,22 +187,22 @@ func (f *feed) backend(ctx context.Context) {
 // relay publishes the notifications of one backend listen stream.
 func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 	b := f.spec.b
-	if _, isSSE := mediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
-		return statusError(b.name, resp.StatusCode, "listen was not answered with an event stream")
+	if _, isSSE := wire.MediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
+		return wire.StatusError(b.name, resp.StatusCode, "listen was not answered with an event stream")
 	}
 	rw := uriRewriter{ns: f.spec.r.ns, upstream: b.name}
-	sse := newSSEReaderSize(resp.Body, int(b.maxBytes), sseListenBuffer)
+	sse := wire.NewSSEReaderSize(resp.Body, int(b.maxBytes), wire.SSEListenBuffer)
 	for {
-		data, err := sse.next()
+		data, err := sse.Next()
 		switch {
 		case errors.Is(err, io.EOF):
 			return nil
-		case errors.Is(err, errEventTooLarge):
+		case errors.Is(err, wire.ErrEventTooLarge):
 			return fmt.Errorf("%w: %s: %v", ErrBadResponse, b.name, err)
 		case err != nil:
-			return classify(ctx, b.name, err)
+			return wire.Classify(ctx, b.name, err)
 		}
-		m, err := jsonrpc.DecodeMessage(data, jsonLimits(b.maxBytes))
+		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.maxBytes))
 		if err != nil {
 			return fmt.Errorf("%w: %s: listen event is not a JSON-RPC message", ErrBadResponse, b.name)
 		}

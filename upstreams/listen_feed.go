@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 )
@@ -136,17 +137,17 @@ func (f *feed) add(s *subscriber, flt *listenFilter) {
 }
 
 func (f *feed) run(ctx context.Context) {
-	defer f.finish()
-	if f.spec.b.legacy.known() == eraLegacy {
+	defer f.end()
+	if f.spec.b.legacy.known() == era.Legacy {
 		f.legacyBackend(ctx) // digest §7: the legacy GET stream
 		return
 	}
 	f.backend(ctx)
 }
 
-// finish tells every subscriber that the stream has ended. A listen that arrives from now on
+// end tells every subscriber that the stream has ended. A listen that arrives from now on
 // opens a new stream.
-func (f *feed) finish() {
+func (f *feed) end() {
 	if f.hub != nil {
 		f.hub.mu.Lock()
 		if f.hub.feeds[f.key] == f {

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // subscribable starts a stateless go-sdk server that supports resource subscriptions (mcptest's

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/upstreams/direct"
 )
 
 // ProtocolVersion is the MCP revision the gateway speaks to modern backends.
@@ -61,7 +62,7 @@ type Options struct {
 	Cursors Sealer
 	// Transport replaces the per-backend HTTP transports (tests). Optional.
 	Transport http.RoundTripper
-	// Observe, when set, is called once per backend exchange with its outcome (one of the
+	// Observe, when set, is called once per backend request with its outcome (one of the
 	// Outcome constants), the MCP method and the time until the final response or failure.
 	Observe func(upstream, method, outcome string, d time.Duration)
 	// Clock returns the current time; nil means time.Now. It drives cache expiry and health
@@ -135,8 +136,8 @@ type backend struct {
 	// bookkeeping (a header copy per request) that a backend call never needs, since redirects
 	// are refused anyway.
 	rt        http.RoundTripper
-	transport *http.Transport  // nil when Options.Transport was given
-	direct    *directTransport // the transport of a plain-http backend, else nil
+	transport *http.Transport   // nil when Options.Transport was given
+	direct    *direct.Transport // the transport of a plain-http backend, else nil
 	health    health
 	disc      discoverCache
 	breaker   *breaker     // nil when disabled
@@ -219,7 +220,7 @@ func newBackend(uc UpstreamConfig, userAgent string, rt http.RoundTripper) *back
 	if b.maxBytes == 0 {
 		b.maxBytes = DefaultMaxResponseBytes
 	}
-	b.legacy = newLegacyState(uc.Protocol, userAgent, &uc.Auth)
+	b.legacy = newLegacyState(uc.Protocol, userAgent)
 	for k, v := range uc.Headers {
 		b.header.Set(k, v)
 	}
@@ -310,7 +311,7 @@ func outcomeOf(err error) string {
 	return OutcomeCanceled
 }
 
-// record reports one finished exchange to the observer and the backend's health.
+// record reports one finished backend request to the observer and the backend's health.
 func (r *Registry) record(b *backend, method, outcome string, start time.Time, err error, kick bool) {
 	if r.observe != nil {
 		r.observe(b.name, method, outcome, r.now().Sub(start))

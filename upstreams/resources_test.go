@@ -115,7 +115,7 @@ func TestFinalErrorData(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Resource not found","data":{"detail":"x"}}}`},
 	} {
 		s := &Stream{method: tt.method, id: json.RawMessage("1"), rw: uriRewriter{ns: ns, upstream: "fs", visible: hideSecret}}
-		got, err := s.final(&jsonrpc.Message{Error: &jsonrpc.Error{Code: -32602, Message: "Resource not found", Data: json.RawMessage(tt.data)}})
+		got, err := s.render(&jsonrpc.Message{Error: &jsonrpc.Error{Code: -32602, Message: "Resource not found", Data: json.RawMessage(tt.data)}})
 		if err != nil || string(got) != tt.want {
 			t.Errorf("%s with data %s:\n got %s, %v\nwant %s", tt.method, tt.data, got, err, tt.want)
 		}

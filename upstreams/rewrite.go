@@ -125,7 +125,7 @@ type uriRewriter struct {
 const quotedURI = `"uri"`
 
 // errHiddenResource: the backend answered a resources/read with contents the caller may not see
-// and nothing else. Stream.final turns it into the same error a hidden resource gets.
+// and nothing else. Stream.render turns it into the same error a hidden resource gets.
 var errHiddenResource = errors.New("upstreams: every resource in the result is hidden")
 
 // HiddenResourceMessage is the JSON-RPC error message (code -32602, HTTP 400) for a resource

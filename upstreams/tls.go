@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/certreload"
+	"github.com/mcp-gateway/gateway/upstreams/direct"
 )
 
 // DefaultResponseHeaderTimeout bounds the wait for a backend's response headers. It is
@@ -151,9 +152,10 @@ func configureTransport(b *backend, uc *UpstreamConfig, log *slog.Logger, now fu
 		return nil
 	}
 	b.transport.ResponseHeaderTimeout = orDuration(uc.ResponseHeaderTimeout, DefaultResponseHeaderTimeout)
-	if d := newDirectTransport(uc.URL, orDuration(uc.ConnectTimeout, DefaultConnectTimeout),
-		b.transport.ResponseHeaderTimeout); d != nil {
-		// Plain http: the synchronous HTTP/1.1 client (direct.go) carries every request.
+	if d := direct.New(uc.URL, direct.Config{ConnectTimeout: orDuration(uc.ConnectTimeout, DefaultConnectTimeout),
+		ResponseHeaderTimeout: b.transport.ResponseHeaderTimeout, KeepAlive: tcpKeepAlive,
+		IdleTimeout: idleConnTimeout, MaxIdle: maxIdleConnsPerHost}); d != nil {
+		// Plain http: the synchronous HTTP/1.1 client (package direct) carries every request.
 		b.direct, b.rt, b.client.Transport = d, d, d
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"testing/iotest"
 
 	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // countingConn counts the Write calls the transport makes on a backend connection.
@@ -66,10 +67,10 @@ func TestOneWritePerBackendRequest(t *testing.T) {
 	}
 }
 
-// TestReadBody: readBody keeps everything up to max, refuses max+1 whatever the read sizes, and
+// TestReadBody: wire.ReadBody keeps everything up to max, refuses max+1 whatever the read sizes, and
 // passes a read error on.
 func TestReadBody(t *testing.T) {
-	const max = 3000 // several of readBody's 512-byte steps
+	const max = 3000 // several of wire.ReadBody's 512-byte steps
 	boom := errors.New("reset")
 	tests := []struct {
 		name string
@@ -80,16 +81,16 @@ func TestReadBody(t *testing.T) {
 		{"empty", strings.NewReader(""), 0, nil},
 		{"at the limit", strings.NewReader(strings.Repeat("x", max)), max, nil},
 		{"at the limit, a byte at a time", iotest.OneByteReader(strings.NewReader(strings.Repeat("x", max))), max, nil},
-		{"one over", strings.NewReader(strings.Repeat("x", max+1)), 0, errTooLarge},
-		{"far over, a byte at a time", iotest.OneByteReader(strings.NewReader(strings.Repeat("x", 3*max))), 0, errTooLarge},
+		{"one over", strings.NewReader(strings.Repeat("x", max+1)), 0, wire.ErrTooLarge},
+		{"far over, a byte at a time", iotest.OneByteReader(strings.NewReader(strings.Repeat("x", 3*max))), 0, wire.ErrTooLarge},
 		{"error mid-way", io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(boom)), 0, boom},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			err := readBody(&buf, tt.r, max)
+			err := wire.ReadBody(&buf, tt.r, max)
 			if !errors.Is(err, tt.want) {
-				t.Fatalf("readBody = %v, want %v", err, tt.want)
+				t.Fatalf("wire.ReadBody = %v, want %v", err, tt.want)
 			}
 			if tt.want == nil && buf.Len() != tt.size {
 				t.Fatalf("read %d bytes, want %d", buf.Len(), tt.size)

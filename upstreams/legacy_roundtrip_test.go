@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
 // callAs calls alpha's tool as one caller: subject is the caller's verified token, caller its
@@ -55,7 +57,7 @@ func sessionOwners(t *testing.T, backend *mcptest.Server) map[string]string {
 	t.Helper()
 	owners := map[string]string{}
 	for _, ex := range backend.Requests() {
-		if legacyMethod(ex) == methodInitialize {
+		if legacyMethod(ex) == era.MethodInitialize {
 			if id := ex.ResponseHeader.Get("Mcp-Session-Id"); id != "" {
 				owners[id] = bearerSub(t, ex)
 			}
@@ -195,7 +197,7 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 	if err := call("c"); err != nil { // a, least recently used, makes room
 		t.Fatal(err)
 	}
-	if n := b.legacy.callers.size(); n != 2 {
+	if n := b.legacy.bridge.Callers(); n != 2 {
 		t.Fatalf("%d callers hold sessions, want the bound 2", n)
 	}
 	mcptest.WaitFor(t, "the evicted session to be ended", func() bool { return deletes() == 1 })
@@ -213,11 +215,11 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 	if err := backend.WaitSlow(wait, func(s mcptest.SlowStats) bool { return s.Started == 2 }); err != nil {
 		t.Fatal(err)
 	}
-	inits := countLegacy(backend, methodInitialize)
-	if err := call("d"); !errors.Is(err, ErrUnavailable) || !errors.Is(err, errLegacySessionsFull) {
+	inits := countLegacy(backend, era.MethodInitialize)
+	if err := call("d"); !errors.Is(err, ErrUnavailable) || !errors.Is(err, legacy.ErrSessionsFull) {
 		t.Fatalf("a new caller while every session is in use: err = %v, want ErrUnavailable (sessions full)", err)
 	}
-	if n := countLegacy(backend, methodInitialize); n != inits {
+	if n := countLegacy(backend, era.MethodInitialize); n != inits {
 		t.Fatal("a refused caller opened a session")
 	}
 	if st := b.breaker.current(); st != CircuitClosed {
@@ -231,7 +233,7 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 	if err := call("e"); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.legacy.callers.size(); n != 1 {
+	if n := b.legacy.bridge.Callers(); n != 1 {
 		t.Fatalf("%d callers hold sessions after the others idled out, want 1", n)
 	}
 	mcptest.WaitFor(t, "the idle sessions to be ended", func() bool { return deletes() == 3 })

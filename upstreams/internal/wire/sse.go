@@ -1,4 +1,4 @@
-package upstreams
+package wire
 
 import (
 	"bufio"
@@ -9,47 +9,50 @@ import (
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 )
 
-// errEventTooLarge is returned by sseReader for an event whose data exceeds the bound.
-var errEventTooLarge = errors.New("SSE event too large")
+// ErrEventTooLarge is returned by SSEReader for an event whose data exceeds the bound.
+var ErrEventTooLarge = errors.New("SSE event too large")
 
 // sseReadBuffer is the bufio size for SSE streams: most MCP events fit in one buffer.
 const sseReadBuffer = 16 << 10
 
-// sseListenBuffer is the bufio size for listen streams, which are long-lived and mostly idle
+// SSEListenBuffer is the bufio size for listen streams, which are long-lived and mostly idle
 // and carry small notifications: the buffer is held for the stream's whole life, and a larger
 // event is still read, just in several steps. The transport buffers the connection below.
-const sseListenBuffer = 1 << 10
+const SSEListenBuffer = 1 << 10
 
-// sseReader parses a text/event-stream (WHATWG HTML §9.2.6) far enough for MCP: data lines are
-// joined with "\n", comments (keep-alives) and the event, id and retry fields are ignored (2026
-// has no resumability, digest §2.1), and an event is dispatched at a blank line. A partial event
+// SSEReader parses a text/event-stream (WHATWG HTML §9.2.6) far enough for MCP: data lines are
+// joined with "\n", comments (keep-alives) and the event, id and retry fields are ignored
+// (2026-07-28 streams are not resumable,
+// https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http), and
+// an event is dispatched at a blank line. A partial event
 // at the end of the stream is discarded, as the standard says.
-type sseReader struct {
+type SSEReader struct {
 	r    *bufio.Reader
 	max  int
 	data []byte
 	line []byte
-	// budget, when set, is charged for the capacity of data and line as they grow, until
+	// Budget, when set, is charged for the capacity of data and line as they grow, until
 	// release.
-	budget  *bodyread.Budget
+	Budget  *bodyread.Budget
 	charged int64
-	// onField, when set, hears every field other than data (id, retry, event); the legacy
+	// OnField, when set, hears every field other than data (id, retry, event); the legacy
 	// reader uses it to keep what resuming needs.
-	onField func(name, value []byte)
+	OnField func(name, value []byte)
 }
 
-func newSSEReader(r io.Reader, max int) *sseReader {
-	return newSSEReaderSize(r, max, sseReadBuffer)
+// NewSSEReader returns a reader of the event stream r whose events' data are at most max bytes.
+func NewSSEReader(r io.Reader, max int) *SSEReader {
+	return NewSSEReaderSize(r, max, sseReadBuffer)
 }
 
-// newSSEReaderSize is newSSEReader with a bufio buffer of size bytes.
-func newSSEReaderSize(r io.Reader, max, size int) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, size), max: max}
+// NewSSEReaderSize is NewSSEReader with a bufio buffer of size bytes.
+func NewSSEReaderSize(r io.Reader, max, size int) *SSEReader {
+	return &SSEReader{r: bufio.NewReaderSize(r, size), max: max}
 }
 
-// next returns the data of the next event that has any. The slice is valid until the next call.
+// Next returns the data of the next event that has any. The slice is valid until the next call.
 // At the end of the stream it returns io.EOF; a broken stream returns the read error.
-func (s *sseReader) next() ([]byte, error) {
+func (s *SSEReader) Next() ([]byte, error) {
 	s.data = s.data[:0]
 	hasData := false
 	for {
@@ -74,8 +77,8 @@ func (s *sseReader) next() ([]byte, error) {
 		}
 		if len(field) == 0 || string(field) != "data" {
 			// A comment (empty field name) or a field the modern protocol does not use.
-			if s.onField != nil && len(field) > 0 {
-				s.onField(field, value)
+			if s.OnField != nil && len(field) > 0 {
+				s.OnField(field, value)
 			}
 			continue
 		}
@@ -83,7 +86,7 @@ func (s *sseReader) next() ([]byte, error) {
 			s.data = append(s.data, '\n')
 		}
 		if len(s.data)+len(value) > s.max {
-			return nil, errEventTooLarge
+			return nil, ErrEventTooLarge
 		}
 		s.data = append(s.data, value...)
 		if err := s.charge(); err != nil {
@@ -94,12 +97,12 @@ func (s *sseReader) next() ([]byte, error) {
 }
 
 // readLine returns one line without its terminator (LF or CRLF), bounded by max.
-func (s *sseReader) readLine() ([]byte, error) {
+func (s *SSEReader) readLine() ([]byte, error) {
 	s.line = s.line[:0]
 	for {
 		chunk, err := s.r.ReadSlice('\n')
 		if len(s.line)+len(chunk) > s.max+2 {
-			return nil, errEventTooLarge
+			return nil, ErrEventTooLarge
 		}
 		switch {
 		case err == nil:
@@ -129,24 +132,27 @@ func (s *sseReader) readLine() ([]byte, error) {
 }
 
 // charge brings the budget's charge up to the capacity the reader's buffers have grown to.
-func (s *sseReader) charge() error {
-	if s.budget == nil {
+func (s *SSEReader) charge() error {
+	if s.Budget == nil {
 		return nil
 	}
 	grown := int64(cap(s.data)+cap(s.line)) - s.charged
 	if grown <= 0 {
 		return nil
 	}
-	if !s.budget.Take(grown) {
+	if !s.Budget.Take(grown) {
 		return bodyread.ErrBudget
 	}
 	s.charged += grown
 	return nil
 }
 
-// release returns the reader's charge; the reader must not be used afterwards.
-func (s *sseReader) release() {
-	s.budget.Return(s.charged)
+// Reset continues on another stream (a resumed one), keeping the reader's bounds and hooks.
+func (s *SSEReader) Reset(r io.Reader) { s.r.Reset(r) }
+
+// Release returns the reader's charge; the reader must not be used afterwards.
+func (s *SSEReader) Release() {
+	s.Budget.Return(s.charged)
 	s.charged = 0
-	s.budget = nil
+	s.Budget = nil
 }

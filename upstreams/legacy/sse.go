@@ -1,32 +1,34 @@
-package upstreams
+package legacy
 
 import (
 	"bytes"
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
-// legacySSE reads a legacy response stream. Unlike 2026-07-28 streams, legacy ones are
+// sseStream reads a legacy response stream. Unlike 2026-07-28 streams, legacy ones are
 // resumable, so it also keeps the last event id and the retry hint (WHATWG HTML §9.2.6), which
-// sseReader ignores.
-type legacySSE struct {
-	*sseReader
+// wire.SSEReader ignores.
+type sseStream struct {
+	*wire.SSEReader
 	lastID string
 	retry  time.Duration
 }
 
-func newLegacySSE(r io.Reader, max int) *legacySSE {
-	l := &legacySSE{sseReader: newSSEReader(r, max)}
-	l.onField = l.field
+func newSSEStream(r io.Reader, max int) *sseStream {
+	l := &sseStream{SSEReader: wire.NewSSEReader(r, max)}
+	l.OnField = l.field
 	return l
 }
 
 // reset continues on a resumed stream, keeping lastID and retry.
-func (s *legacySSE) reset(r io.Reader) { s.r.Reset(r) }
+func (s *sseStream) reset(r io.Reader) { s.SSEReader.Reset(r) }
 
 // field records the id and retry fields on the way (priming events included, SEP-1699).
-func (s *legacySSE) field(name, value []byte) {
+func (s *sseStream) field(name, value []byte) {
 	switch string(name) {
 	case "id":
 		if bytes.IndexByte(value, 0) < 0 {

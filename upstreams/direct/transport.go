@@ -1,4 +1,7 @@
-package upstreams
+// Package direct is the HTTP/1.1 client of a plain-http backend: an http.RoundTripper in which
+// the goroutine that makes a call writes the request and reads the response itself. upstreams
+// gives it to every backend whose URL is http://; https backends keep net/http's Transport.
+package direct
 
 import (
 	"bufio"
@@ -14,7 +17,7 @@ import (
 	"time"
 )
 
-// directTransport is the HTTP/1.1 client of a plain-http backend. The goroutine that makes a
+// Transport is the HTTP/1.1 client of a plain-http backend. The goroutine that makes a
 // call writes the request and reads the response on a pooled connection itself; net/http's
 // Transport instead runs a reader and a writer goroutine per connection and hands every request
 // and response between them, which CPU profiles of a forwarded call put at about a fifth of the
@@ -28,11 +31,11 @@ import (
 //   - a connection goes back to the pool only after its response body was read to the end of a
 //     keep-alive response; a body closed early closes the connection (never drained, so an
 //     endless event stream cannot hold a caller);
-//   - the request's context ends the exchange at once by expiring the connection's deadlines;
+//   - the request's context ends the round trip at once by expiring the connection's deadlines;
 //   - response headers are bounded in time (ResponseHeaderTimeout) and size.
 //
 // https backends keep net/http's Transport (HTTP/2, TLS settings, mTLS).
-type directTransport struct {
+type Transport struct {
 	addr          string
 	dial          func(ctx context.Context, network, addr string) (net.Conn, error)
 	headerTimeout time.Duration
@@ -41,7 +44,7 @@ type directTransport struct {
 	now           func() time.Time
 
 	mu   sync.Mutex
-	idle []*directConn // most recently returned last
+	idle []*conn // most recently returned last
 }
 
 // maxResponseHeaderBytes bounds what a backend may send before its response headers end.
@@ -56,8 +59,23 @@ var errNothingWritten = errors.New("connection failed before the request was sen
 // aLongTimeAgo is a deadline that has passed: setting it makes pending reads and writes fail.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// newDirectTransport returns the transport for rawURL, or nil when rawURL is not plain http.
-func newDirectTransport(rawURL string, connect, headerTimeout time.Duration) *directTransport {
+// Config holds the transport's bounds.
+type Config struct {
+	// ConnectTimeout bounds the TCP connect.
+	ConnectTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for the response headers; zero waits as long as the
+	// request's context allows.
+	ResponseHeaderTimeout time.Duration
+	// KeepAlive is the TCP keep-alive period of new connections.
+	KeepAlive time.Duration
+	// IdleTimeout is how long a connection may stay pooled unused.
+	IdleTimeout time.Duration
+	// MaxIdle bounds the pooled connections.
+	MaxIdle int
+}
+
+// New returns the transport for rawURL, or nil when rawURL is not plain http.
+func New(rawURL string, cfg Config) *Transport {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "http" || u.Hostname() == "" {
 		return nil
@@ -66,13 +84,13 @@ func newDirectTransport(rawURL string, connect, headerTimeout time.Duration) *di
 	if port == "" {
 		port = "80"
 	}
-	d := &net.Dialer{Timeout: connect, KeepAlive: tcpKeepAlive}
-	return &directTransport{addr: net.JoinHostPort(u.Hostname(), port), dial: d.DialContext,
-		headerTimeout: headerTimeout, idleTimeout: idleConnTimeout, maxIdle: maxIdleConnsPerHost, now: time.Now}
+	d := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: cfg.KeepAlive}
+	return &Transport{addr: net.JoinHostPort(u.Hostname(), port), dial: d.DialContext,
+		headerTimeout: cfg.ResponseHeaderTimeout, idleTimeout: cfg.IdleTimeout, maxIdle: cfg.MaxIdle, now: time.Now}
 }
 
-// directConn is one connection and its buffers.
-type directConn struct {
+// conn is one connection and its buffers.
+type conn struct {
 	c       net.Conn
 	limit   limitedReader // under br: bounds response headers
 	br      *bufio.Reader
@@ -81,7 +99,7 @@ type directConn struct {
 	idleAt  time.Time
 }
 
-func (d *directConn) Write(p []byte) (int, error) {
+func (d *conn) Write(p []byte) (int, error) {
 	n, err := d.c.Write(p)
 	d.written += int64(n)
 	return n, err
@@ -112,12 +130,12 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (t *directTransport) newConn(ctx context.Context) (*directConn, error) {
+func (t *Transport) newConn(ctx context.Context) (*conn, error) {
 	c, err := t.dial(ctx, "tcp", t.addr)
 	if err != nil {
 		return nil, err
 	}
-	d := &directConn{c: c}
+	d := &conn{c: c}
 	d.limit.c = c
 	d.br = bufio.NewReaderSize(&d.limit, 4<<10)
 	d.bw = bufio.NewWriterSize(d, 4<<10)
@@ -125,18 +143,18 @@ func (t *directTransport) newConn(ctx context.Context) (*directConn, error) {
 }
 
 // RoundTrip sends req and returns the response once its headers have arrived.
-func (t *directTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		closeRequestBody(req)
 		return nil, err
 	}
-	d, reused, err := t.conn(ctx)
+	d, reused, err := t.get(ctx)
 	if err != nil {
 		closeRequestBody(req)
 		return nil, err
 	}
-	resp, err := t.exchange(ctx, d, req)
+	resp, err := t.do(ctx, d, req)
 	if err == nil || !reused || !errors.Is(err, errNothingWritten) || req.GetBody == nil {
 		return resp, err
 	}
@@ -152,7 +170,7 @@ func (t *directTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(&retry)
 		return nil, err
 	}
-	return t.exchange(ctx, d, &retry)
+	return t.do(ctx, d, &retry)
 }
 
 func closeRequestBody(req *http.Request) {
@@ -161,8 +179,8 @@ func closeRequestBody(req *http.Request) {
 	}
 }
 
-// conn returns a pooled connection that is still open, or a new one.
-func (t *directTransport) conn(ctx context.Context) (*directConn, bool, error) {
+// get returns a pooled connection that is still open, or a new one.
+func (t *Transport) get(ctx context.Context) (*conn, bool, error) {
 	for {
 		d := t.pop()
 		if d == nil {
@@ -177,7 +195,7 @@ func (t *directTransport) conn(ctx context.Context) (*directConn, bool, error) {
 	return d, false, err
 }
 
-func (t *directTransport) pop() *directConn {
+func (t *Transport) pop() *conn {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(t.idle)
@@ -192,16 +210,16 @@ func (t *directTransport) pop() *directConn {
 
 // usable reports whether an idle connection may carry another request: not idle too long, and
 // neither closed by the backend nor holding bytes nobody asked for.
-func (t *directTransport) usable(d *directConn) bool {
+func (t *Transport) usable(d *conn) bool {
 	return t.now().Sub(d.idleAt) <= t.idleTimeout && d.br.Buffered() == 0 && !peerClosed(d.c)
 }
 
 // put returns d to the pool, and closes the pooled connections idle for too long.
-func (t *directTransport) put(d *directConn) {
+func (t *Transport) put(d *conn) {
 	now := t.now()
 	d.idleAt = now
 	t.mu.Lock()
-	var stale []*directConn
+	var stale []*conn
 	for len(t.idle) > 0 && now.Sub(t.idle[0].idleAt) > t.idleTimeout {
 		stale = append(stale, t.idle[0])
 		t.idle = t.idle[1:]
@@ -220,7 +238,7 @@ func (t *directTransport) put(d *directConn) {
 }
 
 // CloseIdleConnections closes the pooled connections; the transport stays usable.
-func (t *directTransport) CloseIdleConnections() {
+func (t *Transport) CloseIdleConnections() {
 	t.mu.Lock()
 	idle := t.idle
 	t.idle = nil
@@ -230,9 +248,9 @@ func (t *directTransport) CloseIdleConnections() {
 	}
 }
 
-// exchange writes req on d and reads the response headers. On error d is closed.
-func (t *directTransport) exchange(ctx context.Context, d *directConn, req *http.Request) (*http.Response, error) {
-	x := &directExchange{t: t, d: d}
+// do writes req on d and reads the response headers. On error d is closed.
+func (t *Transport) do(ctx context.Context, d *conn, req *http.Request) (*http.Response, error) {
+	x := &connUse{t: t, d: d}
 	x.stop = context.AfterFunc(ctx, x.cancel)
 	d.written = 0
 	if t.headerTimeout > 0 {
@@ -264,7 +282,7 @@ func (t *directTransport) exchange(ctx context.Context, d *directConn, req *http
 		x.release(true)
 		return resp, nil
 	}
-	resp.Body = &directBody{rc: resp.Body, x: x}
+	resp.Body = &body{rc: resp.Body, x: x}
 	return resp, nil
 }
 
@@ -277,10 +295,10 @@ func (e headerTimeoutError) Timeout() bool   { return true }
 func (e headerTimeoutError) Temporary() bool { return true }
 func (e headerTimeoutError) Unwrap() error   { return e.err }
 
-// directExchange is one request's hold on a connection.
-type directExchange struct {
-	t         *directTransport
-	d         *directConn
+// connUse is one request's hold on a connection.
+type connUse struct {
+	t         *Transport
+	d         *conn
 	stop      func() bool
 	cancelled atomic.Bool
 	reuse     bool
@@ -289,13 +307,13 @@ type directExchange struct {
 
 // cancel runs when the request's context ends: every pending and later read and write on the
 // connection fails at once.
-func (x *directExchange) cancel() {
+func (x *connUse) cancel() {
 	x.cancelled.Store(true)
 	_ = x.d.c.SetDeadline(aLongTimeAgo)
 }
 
 // setReadDeadline sets a read deadline without undoing a cancellation that raced with it.
-func (x *directExchange) setReadDeadline(at time.Time) {
+func (x *connUse) setReadDeadline(at time.Time) {
 	_ = x.d.c.SetReadDeadline(at)
 	if x.cancelled.Load() {
 		_ = x.d.c.SetDeadline(aLongTimeAgo)
@@ -304,7 +322,7 @@ func (x *directExchange) setReadDeadline(at time.Time) {
 
 // readResponse reads the response headers, skipping interim (1xx) responses, within
 // maxResponseHeaderBytes.
-func (x *directExchange) readResponse(req *http.Request) (*http.Response, error) {
+func (x *connUse) readResponse(req *http.Request) (*http.Response, error) {
 	lr := &x.d.limit
 	defer func() { lr.on = false }()
 	for range maxInterimResponses + 1 {
@@ -322,7 +340,7 @@ func (x *directExchange) readResponse(req *http.Request) (*http.Response, error)
 
 // fail closes the connection and returns err, or the context's error when the call was
 // cancelled meanwhile.
-func (x *directExchange) fail(ctx context.Context, err error) error {
+func (x *connUse) fail(ctx context.Context, err error) error {
 	x.once.Do(func() {
 		x.stop()
 		_ = x.d.c.Close()
@@ -333,9 +351,9 @@ func (x *directExchange) fail(ctx context.Context, err error) error {
 	return err
 }
 
-// release ends the exchange: the connection goes back to the pool when the response was read to
+// release ends the request's use of the connection: it goes back to the pool when the response was read to
 // its end, allows keep-alive, and the context has not expired the connection's deadlines.
-func (x *directExchange) release(complete bool) {
+func (x *connUse) release(complete bool) {
 	x.once.Do(func() {
 		if x.stop() && complete && x.reuse {
 			x.t.put(x.d)
@@ -345,13 +363,13 @@ func (x *directExchange) release(complete bool) {
 	})
 }
 
-// directBody is a response body that returns its connection when read to the end.
-type directBody struct {
+// body is a response body that returns its connection when read to the end.
+type body struct {
 	rc io.ReadCloser
-	x  *directExchange
+	x  *connUse
 }
 
-func (b *directBody) Read(p []byte) (int, error) {
+func (b *body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	switch {
 	case err == io.EOF:
@@ -363,7 +381,7 @@ func (b *directBody) Read(p []byte) (int, error) {
 }
 
 // Close ends the body. One not read to its end closes the connection rather than draining it.
-func (b *directBody) Close() error {
+func (b *body) Close() error {
 	b.x.release(false)
 	return nil
 }

@@ -20,6 +20,15 @@ func (r *Registry) AnyExchangesTokens() bool {
 }
 
 // exchanges reports whether b is configured for token exchange.
-func (b *backend) exchanges() bool {
+func (b *backend) exchangesTokens() bool {
 	return b.creds != nil && b.creds.cfg.Type == AuthTokenExchange
+}
+
+// subjectFor returns the caller's token for a request to b: token when b exchanges tokens, else
+// "", so the caller's token is not held by a request to any other backend.
+func (b *backend) subjectFor(token string) string {
+	if !b.exchangesTokens() {
+		return ""
+	}
+	return token
 }

@@ -1,4 +1,4 @@
-package upstreams
+package direct
 
 import (
 	"bytes"
@@ -43,9 +43,10 @@ func startDirectServer(t *testing.T, h http.HandlerFunc) *directServer {
 	return ds
 }
 
-func newTestDirect(t *testing.T, url string, headerTimeout time.Duration) *directTransport {
+func newTestDirect(t *testing.T, url string, headerTimeout time.Duration) *Transport {
 	t.Helper()
-	d := newDirectTransport(url, time.Second, headerTimeout)
+	d := New(url, Config{ConnectTimeout: time.Second, ResponseHeaderTimeout: headerTimeout,
+		KeepAlive: 30 * time.Second, IdleTimeout: 90 * time.Second, MaxIdle: 256})
 	if d == nil {
 		t.Fatalf("no direct transport for %s", url)
 	}
@@ -78,11 +79,11 @@ func TestDirectOnlyForPlainHTTP(t *testing.T) {
 		"http://127.0.0.1:8080/mcp": true, "http://example.com/mcp": true,
 		"https://127.0.0.1/mcp": false, "unix:mcp.sock": false, "http:///mcp": false, "::": false,
 	} {
-		if got := newDirectTransport(url, time.Second, time.Second) != nil; got != want {
-			t.Errorf("newDirectTransport(%q) made one: %v, want %v", url, got, want)
+		if got := New(url, Config{ConnectTimeout: time.Second}) != nil; got != want {
+			t.Errorf("New(%q) made one: %v, want %v", url, got, want)
 		}
 	}
-	if d := newDirectTransport("http://example.com/mcp", time.Second, time.Second); d.addr != "example.com:80" {
+	if d := New("http://example.com/mcp", Config{ConnectTimeout: time.Second}); d.addr != "example.com:80" {
 		t.Errorf("addr = %q, want the default port", d.addr)
 	}
 }

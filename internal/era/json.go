@@ -1,0 +1,88 @@
+package era
+
+import (
+	"unicode/utf8"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+)
+
+// FilterObject appends the JSON object obj to dst keeping only the members fn keeps, with the
+// values it returns, in their order.
+func FilterObject(dst, obj []byte, fn func(key string, val []byte) ([]byte, bool)) ([]byte, error) {
+	dst = append(dst, '{')
+	n := 0
+	err := jsonrpc.Members(obj, func(key, val []byte) error {
+		v, keep := fn(string(key), val)
+		if !keep {
+			return nil
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		dst = append(AppendString(dst, string(key)), ':')
+		dst = append(dst, v...)
+		return nil
+	})
+	return append(dst, '}'), err
+}
+
+// InsertMembers adds members (`"k":v,...`) at the end of the scanned JSON object obj.
+func InsertMembers(obj, members []byte) []byte {
+	end := len(obj) - 1
+	for end > 0 && obj[end] != '}' {
+		end--
+	}
+	empty := skipWS(obj, 1) == end
+	out := make([]byte, 0, len(obj)+len(members)+1)
+	out = append(out, obj[:end]...)
+	if !empty {
+		out = append(out, ',')
+	}
+	out = append(out, members...)
+	return append(out, obj[end:]...)
+}
+
+func appendMember(dst []byte, member string) []byte {
+	if len(dst) > 0 {
+		dst = append(dst, ',')
+	}
+	return append(dst, member...)
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string, as every rewriter of messages here writes one. Non-ASCII text is kept as UTF-8; invalid UTF-8 is
+// replaced, as encoding/json does.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, `\ufffd`...)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		i++
+	}
+	return append(dst, '"')
+}

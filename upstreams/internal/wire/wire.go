@@ -1,0 +1,148 @@
+// Package wire holds what every client of a backend in upstreams shares, whatever the
+// backend's era: the sentinel errors and the classification of transport failures, the
+// reading and decoding of a response body, the event-stream reader, and the headers a caller
+// may pass through.
+package wire
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+)
+
+// Sentinel errors, re-exported (and documented) by upstreams.
+var (
+	ErrUnavailable = errors.New("upstreams: backend unavailable")
+	ErrTimeout     = errors.New("upstreams: backend timeout")
+	ErrBadResponse = errors.New("upstreams: bad backend response")
+	ErrCredentials = errors.New("upstreams: backend credentials unavailable")
+)
+
+// ErrCallTimeout is the cancellation cause of a backend call that ran out of its timeout, so a
+// timeout can be told apart from the caller going away.
+var ErrCallTimeout = errors.New("backend call timeout")
+
+// ErrTooLarge marks a body or event over the backend's MaxResponseBytes.
+var ErrTooLarge = errors.New("response exceeds the size limit")
+
+// CopyPassThrough copies the headers a caller may pass to a backend: Mcp-Param-*
+// (intermediaries MUST forward them,
+// https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http),
+// W3C trace context and the request id. Anything else, in
+// particular Authorization and Cookie, is dropped even if the caller passed it, and a configured
+// static header is never overridden.
+func CopyPassThrough(dst, src http.Header) {
+	for k, vs := range src {
+		ck := http.CanonicalHeaderKey(k)
+		if !PassThrough(ck) || len(vs) == 0 {
+			continue
+		}
+		if _, set := dst[ck]; !set {
+			dst[ck] = vs
+		}
+	}
+}
+
+func PassThrough(canonical string) bool {
+	switch canonical {
+	case mcpheader.TraceParent, mcpheader.TraceState, mcpheader.Baggage, mcpheader.RequestID:
+		return true
+	}
+	return strings.HasPrefix(canonical, mcpheader.ParamPrefix) && len(canonical) > len(mcpheader.ParamPrefix)
+}
+
+// Classify turns a transport error into ErrTimeout, ErrUnavailable, or the caller's own context
+// error when the caller went away.
+func Classify(ctx context.Context, name string, err error) error {
+	if errors.Is(context.Cause(ctx), ErrCallTimeout) {
+		return fmt.Errorf("%w: %s: no complete answer within the timeout", ErrTimeout, name)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("upstreams: %s: %w", name, ctx.Err())
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // url.Error repeats the URL, which may carry a secret in its query
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("%w: %s: %v", ErrTimeout, name, err)
+	}
+	return fmt.Errorf("%w: %s: %v", ErrUnavailable, name, err)
+}
+
+// ReadBody reads at most max bytes of body into buf, and ErrTooLarge when there are more. It
+// reads straight into buf's spare capacity (a pooled buffer has plenty).
+func ReadBody(buf *bytes.Buffer, body io.Reader, max int64) error {
+	b, err := bodyread.Append(buf.AvailableBuffer(), body, max)
+	buf.Write(b) // the bytes are already in place unless Append had to grow; this sets the length
+	if errors.Is(err, bodyread.ErrTooLarge) {
+		return ErrTooLarge
+	}
+	return err
+}
+
+// MediaType reports whether a Content-Type is JSON or SSE.
+func MediaType(ct string) (isJSON, isSSE bool) {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = strings.TrimSpace(ct)
+	return strings.EqualFold(ct, "application/json"), strings.EqualFold(ct, "text/event-stream")
+}
+
+// StatusError is the error for a response that carries no usable JSON-RPC body: a gateway-type
+// status from the backend (502, 503, 504, typically its own proxy) is ErrUnavailable, anything
+// else ErrBadResponse.
+func StatusError(name string, status int, why string) error {
+	switch status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return fmt.Errorf("%w: %s: HTTP %d: %s", ErrUnavailable, name, status, why)
+	}
+	return fmt.Errorf("%w: %s: HTTP %d: %s", ErrBadResponse, name, status, why)
+}
+
+// DecodeResponse strictly decodes one backend message that must be a JSON-RPC response.
+func DecodeResponse(name string, status int, data []byte, max int64) (*jsonrpc.Message, error) {
+	m, err := jsonrpc.DecodeMessage(data, JSONLimits(max))
+	if err != nil {
+		return nil, StatusError(name, status, "body is not a JSON-RPC message")
+	}
+	if !m.IsResponse() {
+		return nil, StatusError(name, status, "body is not a JSON-RPC response")
+	}
+	if m.Error == nil && (status < 200 || status > 299) {
+		return nil, StatusError(name, status, "success body with an error status")
+	}
+	return m, nil
+}
+
+// JSONLimits lets one string be as large as the whole message (a base64 blob in
+// resources/read), keeping the default depth bound.
+func JSONLimits(max int64) jsonrpc.Limits {
+	return jsonrpc.Limits{MaxTokenBytes: int(max)}
+}
+
+// ReadErr classifies an error met while reading the response of backend name whose bound is
+// max bytes: too large or cut short is ErrBadResponse, a transport failure goes to Classify.
+func ReadErr(ctx context.Context, name string, max int64, err error) error {
+	switch {
+	case errors.Is(err, ErrBadResponse), errors.Is(err, ErrUnavailable), errors.Is(err, ErrTimeout):
+		return err
+	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrEventTooLarge):
+		return fmt.Errorf("%w: %s: %v (limit %d bytes)", ErrBadResponse, name, err, max)
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%w: %s: the stream ended without a response", ErrBadResponse, name)
+	}
+	return Classify(ctx, name, err)
+}

@@ -1,0 +1,263 @@
+package legacy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+)
+
+// legacyServer is a 2025-11-25 Streamable HTTP server written for the test: it decodes every
+// message with encoding/json the way a Go server does, assigns session ids at initialize,
+// answers 404 for a session it does not know, and records what it received.
+type legacyServer struct {
+	*httptest.Server
+	mu       sync.Mutex
+	sessions map[string]bool
+	next     int
+	methods  []string // method of every message, in order
+	auth     []string // Authorization of every request
+	headers  []http.Header
+}
+
+func startLegacyServer(t *testing.T) *legacyServer {
+	t.Helper()
+	ls := &legacyServer{sessions: map[string]bool{}}
+	ls.Server = httptest.NewServer(http.HandlerFunc(ls.serve))
+	t.Cleanup(ls.Close)
+	return ls
+}
+
+func (ls *legacyServer) serve(w http.ResponseWriter, r *http.Request) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.auth = append(ls.auth, r.Header.Get("Authorization"))
+	ls.headers = append(ls.headers, r.Header.Clone())
+	sid := r.Header.Get("Mcp-Session-Id")
+	if r.Method == http.MethodDelete {
+		delete(ls.sessions, sid)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+		http.Error(w, "bad json", http.StatusBadRequest)
+		return
+	}
+	ls.methods = append(ls.methods, msg.Method)
+	if msg.Method == "initialize" {
+		ls.next++
+		sid = "s" + strings.Repeat("x", ls.next)
+		ls.sessions[sid] = true
+		w.Header().Set("Mcp-Session-Id", sid)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"protocolVersion":"2025-11-25",`+
+			`"capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"old","version":"1"},"instructions":"hi"}}`)
+		return
+	}
+	if !ls.sessions[sid] {
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
+	if msg.ID == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"content":[{"type":"text","text":"ok"}]}}`)
+}
+
+func (ls *legacyServer) expire() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	clear(ls.sessions)
+}
+
+func (ls *legacyServer) seen() []string {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return append([]string(nil), ls.methods...)
+}
+
+// testBackend is a Backend as upstreams gives it.
+type testBackend struct {
+	url    string
+	creds  bool
+	mu     sync.Mutex
+	failed []string
+}
+
+func (b *testBackend) Name() string { return "old" }
+func (b *testBackend) URL() string  { return b.url }
+func (b *testBackend) Header() http.Header {
+	return http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+}
+func (b *testBackend) Client() *http.Client   { return http.DefaultClient }
+func (b *testBackend) Timeout() time.Duration { return 5 * time.Second }
+func (b *testBackend) MaxBytes() int64        { return 1 << 20 }
+func (b *testBackend) HasCredentials() bool   { return b.creds }
+
+func (b *testBackend) Authorization(_ context.Context, subject string, fromCaller bool) (string, error) {
+	if fromCaller {
+		return "Bearer exchanged-for-" + subject, nil
+	}
+	return "Bearer gateway", nil
+}
+
+func (b *testBackend) Failed(method string, _ time.Time, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failed = append(b.failed, method+": "+err.Error())
+}
+
+func newTestBridge(t *testing.T, ls *legacyServer, creds bool, maxCallers int) (*Bridge, *testBackend) {
+	t.Helper()
+	be := &testBackend{url: ls.URL, creds: creds}
+	br := New(be, Config{Offer: era.V20251125, ClientInfo: json.RawMessage(`{"name":"mcp-gateway","version":"test"}`), MaxCallers: maxCallers})
+	t.Cleanup(br.Close)
+	return br, be
+}
+
+func call(t *testing.T, ctx context.Context, br *Bridge, pool *Pool, give func()) string {
+	t.Helper()
+	x, err := br.Start(ctx, pool, give, &era.Request{Method: "tools/call", Params: json.RawMessage(`{"name":"echo"}`)}, nil)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer x.Release()
+	m, err := x.Next(ctx)
+	if err != nil || !m.IsResponse() {
+		t.Fatalf("Next: %v, %v", m, err)
+	}
+	x.End(ctx, NotAbandoned)
+	return string(m.Result)
+}
+
+// TestBridgeHandshakeAndCall: a call opens a session with initialize and
+// notifications/initialized, then goes on it with the session id and the negotiated version.
+func TestBridgeHandshakeAndCall(t *testing.T) {
+	ls := startLegacyServer(t)
+	br, _ := newTestBridge(t, ls, false, 0)
+	ctx := context.Background()
+	if got := call(t, ctx, br, br.Gateway(), nil); !strings.Contains(got, `"ok"`) {
+		t.Fatalf("result %s", got)
+	}
+	if got := strings.Join(ls.seen(), ","); got != "initialize,notifications/initialized,tools/call" {
+		t.Fatalf("the backend saw %s", got)
+	}
+	last := ls.headers[len(ls.headers)-1]
+	if last.Get("Mcp-Session-Id") != "sx" || last.Get("Mcp-Protocol-Version") != "2025-11-25" {
+		t.Fatalf("the call went with %v", last)
+	}
+	init, err := br.InitResult(ctx)
+	if err != nil || init.Version != era.V20251125 || init.Instructions != "hi" || !strings.Contains(string(init.Capabilities), "listChanged") {
+		t.Fatalf("InitResult %+v, %v", init, err)
+	}
+}
+
+// TestBridgeReinitializesAnExpiredSession: a 404 to a request carrying a session id opens a
+// new session and sends the request once more.
+func TestBridgeReinitializesAnExpiredSession(t *testing.T) {
+	ls := startLegacyServer(t)
+	br, _ := newTestBridge(t, ls, false, 0)
+	ctx := context.Background()
+	call(t, ctx, br, br.Gateway(), nil)
+	ls.expire()
+	call(t, ctx, br, br.Gateway(), nil)
+	want := "initialize,notifications/initialized,tools/call,tools/call,initialize,notifications/initialized,tools/call"
+	if got := strings.Join(ls.seen(), ","); got != want {
+		t.Fatalf("the backend saw %s, want %s", got, want)
+	}
+}
+
+// TestBridgeCallerSessions: a caller's session authenticates with the caller's exchanged token
+// and only for that caller; the number of callers is bounded while their sessions are in use.
+func TestBridgeCallerSessions(t *testing.T) {
+	ls := startLegacyServer(t)
+	br, _ := newTestBridge(t, ls, true, 1)
+	alice := WithCaller(context.Background(), "alice-token")
+	pool, give, err := br.CallerPool([32]byte{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := br.Start(alice, pool, give, &era.Request{Method: "tools/call", Params: json.RawMessage(`{}`)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range ls.auth {
+		if a != "Bearer exchanged-for-alice-token" {
+			t.Fatalf("a request of alice's session went with %q", a)
+		}
+	}
+	// While alice's session is in use, another caller has no room.
+	if _, _, err := br.CallerPool([32]byte{2}); !errors.Is(err, ErrSessionsFull) || !errors.Is(err, wire.ErrUnavailable) {
+		t.Fatalf("a second caller over the bound: %v", err)
+	}
+	// The gateway's own request never goes on a caller's session.
+	if _, err := br.Start(context.Background(), pool, nil, &era.Request{Method: "tools/list"}, nil); !errors.Is(err, wire.ErrCredentials) {
+		t.Fatalf("a gateway request on a caller's session: %v", err)
+	}
+	x.Release()
+	if br.Callers() != 1 {
+		t.Fatalf("callers %d, want 1", br.Callers())
+	}
+	if _, give, err := br.CallerPool([32]byte{2}); err != nil {
+		t.Fatalf("once alice's session is idle, another caller takes its place: %v", err)
+	} else {
+		give()
+	}
+}
+
+// TestBridgeEndTellsTheBackend: a round trip the caller abandoned before its response is
+// cancelled with notifications/cancelled; one whose response was read is not.
+func TestBridgeEndTellsTheBackend(t *testing.T) {
+	ls := startLegacyServer(t)
+	br, _ := newTestBridge(t, ls, false, 0)
+	ctx := context.Background()
+	x, err := br.Start(ctx, br.Gateway(), nil, &era.Request{Method: "tools/call", Params: json.RawMessage(`{}`)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.End(ctx, TimedOut)
+	x.Release()
+	seen := ls.seen()
+	if seen[len(seen)-1] != era.NotifCancelled {
+		t.Fatalf("an abandoned round trip ended with %v", seen)
+	}
+	call(t, ctx, br, br.Gateway(), nil)
+	if seen := ls.seen(); seen[len(seen)-1] != "tools/call" {
+		t.Fatalf("an answered round trip was cancelled: %v", seen)
+	}
+}
+
+// TestBridgeHandshakeFailureIsRecorded: a handshake the backend refuses fails the request and
+// is recorded once through Backend.Failed.
+func TestBridgeHandshakeFailureIsRecorded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-11-05","capabilities":{}}}`)
+	}))
+	t.Cleanup(srv.Close)
+	be := &testBackend{url: srv.URL}
+	br := New(be, Config{Offer: era.V20251125, ClientInfo: json.RawMessage(`{}`)})
+	_, err := br.Start(context.Background(), br.Gateway(), nil, &era.Request{Method: "tools/list"}, nil)
+	if !errors.Is(err, wire.ErrBadResponse) || !strings.Contains(err.Error(), "unsupported version") {
+		t.Fatalf("Start: %v", err)
+	}
+	if len(be.failed) != 1 || !strings.HasPrefix(be.failed[0], "initialize: ") {
+		t.Fatalf("recorded %v", be.failed)
+	}
+}

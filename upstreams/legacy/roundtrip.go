@@ -1,0 +1,351 @@
+package legacy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+)
+
+// Do sends one HTTP request on session s: a POST of body, or a GET stream (body nil) resuming
+// after lastEventID when set.
+func (br *Bridge) Do(ctx context.Context, s *Session, method string, body []byte, pass http.Header, lastEventID string) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, br.be.URL(), rd)
+	if err != nil {
+		return nil, br.errorf(wire.ErrUnavailable, "building request: %v", err)
+	}
+	req.Header = br.header(s, pass)
+	if body == nil {
+		req.Header.Del("Content-Type")
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if lastEventID != "" {
+		req.Header.Set(mcpheader.LastEventID, lastEventID)
+	}
+	if br.be.HasCredentials() {
+		auth, err := br.auth(ctx, s)
+		if err != nil {
+			if !errors.Is(err, wire.ErrUnavailable) {
+				err = wire.Classify(ctx, br.be.Name(), err)
+			}
+			return nil, err
+		}
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := br.be.Client().Do(req)
+	if err != nil {
+		return nil, wire.Classify(ctx, br.be.Name(), err)
+	}
+	return resp, nil
+}
+
+// auth returns the Authorization of a request on session s: a session of the gateway
+// authenticates as the gateway, a session of one caller with that caller's exchanged token, from
+// the subject the request's ctx carries. A caller's request on a gateway session, or a request
+// without the caller on a caller's session, fails closed.
+func (br *Bridge) auth(ctx context.Context, s *Session) (string, error) {
+	subject, fromCaller := callerOf(ctx)
+	if fromCaller != s.caller {
+		return "", fmt.Errorf("%w: %w: %s: a legacy session is used only by the identity it was opened for",
+			wire.ErrUnavailable, wire.ErrCredentials, br.be.Name())
+	}
+	return br.be.Authorization(ctx, subject, fromCaller)
+}
+
+// callerKey is the context key of the caller's token for a token-exchange legacy backend.
+type callerKey struct{}
+
+// WithCaller marks ctx as a caller's request to a token-exchange legacy backend: the requests
+// made under it (the call, its handshake, answers to the backend's requests, resumes and
+// cancellations) exchange subject, the caller's verified token, which is never sent itself.
+func WithCaller(ctx context.Context, subject string) context.Context {
+	return context.WithValue(ctx, callerKey{}, subject)
+}
+
+func callerOf(ctx context.Context) (subject string, fromCaller bool) {
+	subject, fromCaller = ctx.Value(callerKey{}).(string)
+	return subject, fromCaller
+}
+
+// RoundTrip is one request on a legacy session and its response, read as JSON or as an SSE
+// stream that may be resumed.
+type RoundTrip struct {
+	br       *Bridge
+	sess     *Session
+	pool     *Pool           // where sess came from, when the round trip holds it (Start)
+	give     func()          // hands back the caller's pool holding pool, for a token-exchange backend
+	uid      json.RawMessage // the request's id on the session
+	resp     *http.Response
+	sse      *sseStream
+	json     *jsonrpc.Message // the response, when it came as JSON
+	resumes  int
+	answered bool // the response to the request has been read
+	logs     bool // relay notifications/message: the client's request asked for logs
+}
+
+// Start sends req on a session of pool: a 404 to a request carrying a session id means the
+// session expired
+// (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management):
+// the session is dropped, a fresh one initialized, and the request sent once more. give, when
+// set, hands back the caller's pool (Bridge.CallerPool) once the round trip is released, or at
+// once when Start fails.
+func (br *Bridge) Start(ctx context.Context, pool *Pool, give func(), req *era.Request, pass http.Header) (*RoundTrip, error) {
+	for attempt := 0; ; attempt++ {
+		sess, err := pool.acquire(ctx, br)
+		if err != nil {
+			if give != nil {
+				give()
+			}
+			return nil, err
+		}
+		x := &RoundTrip{br: br, sess: sess, pool: pool, give: give, uid: sess.nextID(), logs: req.Logs}
+		resp, err := br.Do(ctx, sess, http.MethodPost, requestBody(x.uid, req.Method, req.Params), pass, "")
+		if err != nil {
+			if ctx.Err() != nil {
+				x.End(ctx, abandoned(err)) // the request may have reached the backend
+			}
+			x.Release()
+			return nil, err
+		}
+		if resp.StatusCode == http.StatusNotFound && sess.id != "" && attempt == 0 {
+			DrainClose(resp.Body)
+			pool.drop(sess)
+			pool.release(sess)
+			br.log.Info("legacy upstream session expired; initializing a new one", "upstream", br.be.Name())
+			continue
+		}
+		if err := x.accept(resp); err != nil {
+			x.Close()
+			x.Release()
+			return nil, br.ReadErr(ctx, err)
+		}
+		return x, nil
+	}
+}
+
+// Abandon says why a caller left a round trip before its response, for End.
+type Abandon int
+
+// Reasons to abandon a round trip.
+const (
+	// NotAbandoned: the response was read, or the request failed for a reason of the backend's.
+	NotAbandoned Abandon = iota
+	// ClientLeft: the caller went away.
+	ClientLeft
+	// TimedOut: the gateway's timeout for the backend passed.
+	TimedOut
+)
+
+// abandoned tells from a request's error whether the caller left or timed out.
+func abandoned(err error) Abandon {
+	switch {
+	case errors.Is(err, wire.ErrTimeout):
+		return TimedOut
+	case errors.Is(err, wire.ErrUnavailable), errors.Is(err, wire.ErrBadResponse):
+		return NotAbandoned
+	}
+	return ClientLeft
+}
+
+// SSE reports whether the response is an event stream.
+func (x *RoundTrip) SSE() bool { return x.sse != nil }
+
+// Response is the HTTP response being read: a resumed stream has a new one.
+func (x *RoundTrip) Response() *http.Response { return x.resp }
+
+// Logs reports whether the client's request asked for log notifications.
+func (x *RoundTrip) Logs() bool { return x.logs }
+
+// accept takes the POST response: an SSE stream, or a JSON body read at once.
+func (x *RoundTrip) accept(resp *http.Response) error {
+	x.resp = resp
+	isJSON, isSSE := wire.MediaType(resp.Header.Get("Content-Type"))
+	max := x.br.be.MaxBytes()
+	switch {
+	case isSSE && resp.StatusCode/100 == 2:
+		x.sse = newSSEStream(resp.Body, int(max))
+		return nil
+	case isJSON:
+		var buf bytes.Buffer
+		if err := wire.ReadBody(&buf, resp.Body, max); err != nil {
+			return err
+		}
+		m, err := wire.DecodeResponse(x.br.be.Name(), resp.StatusCode, buf.Bytes(), max)
+		if err != nil {
+			return err
+		}
+		x.json = m
+		return nil
+	}
+	return wire.StatusError(x.br.be.Name(), resp.StatusCode, "neither JSON nor an event stream")
+}
+
+// Next returns the next message for the caller: a notification, or the response. Requests
+// from the backend are answered here; a stream that ends early after an event id is resumed
+// (SEP-1699). Errors are raw: the caller classifies them (Bridge.ReadErr).
+func (x *RoundTrip) Next(ctx context.Context) (*jsonrpc.Message, error) {
+	if x.json != nil {
+		m := x.json
+		x.json, x.answered = nil, true
+		return m, nil
+	}
+	if x.sse == nil || x.answered {
+		return nil, io.EOF
+	}
+	for range maxSkipped {
+		data, err := x.sse.Next()
+		if err != nil {
+			if !x.resumable(ctx, err) {
+				return nil, err
+			}
+			if err := x.resume(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(x.br.be.MaxBytes()))
+		switch {
+		case err != nil:
+			return nil, x.br.errorf(wire.ErrBadResponse, "event is not a JSON-RPC message")
+		case m.IsResponse():
+			if bytes.Equal(m.ID, x.uid) {
+				x.answered = true
+				return m, nil
+			}
+		case m.ID != nil:
+			x.Answer(ctx, m)
+		case m.Method != era.NotifElicitationDone: // dropped: 2026-07-28 has no such notification
+			return m, nil
+		}
+	}
+	return nil, x.br.errorf(wire.ErrBadResponse, "too many messages before the response")
+}
+
+// resumable reports whether a stream that stopped with err may be resumed: it ended or broke
+// after an event id, the caller is still there, and the resume budget is not spent.
+func (x *RoundTrip) resumable(ctx context.Context, err error) bool {
+	return x.sse.lastID != "" && ctx.Err() == nil && x.resumes < maxResumes &&
+		!errors.Is(err, wire.ErrEventTooLarge)
+}
+
+// resume reconnects with GET and Last-Event-ID after the backend's retry delay (SEP-1699
+// polling, https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery).
+func (x *RoundTrip) resume(ctx context.Context) error {
+	x.resumes++
+	x.resp.Body.Close()
+	if d := min(x.sse.retry, maxResumeDelay); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return wire.Classify(ctx, x.br.be.Name(), ctx.Err())
+		case <-t.C:
+		}
+	}
+	resp, err := x.br.Do(ctx, x.sess, http.MethodGet, nil, nil, x.sse.lastID)
+	if err != nil {
+		return err
+	}
+	x.resp = resp
+	if _, isSSE := wire.MediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
+		return wire.StatusError(x.br.be.Name(), resp.StatusCode, "resuming the response stream failed")
+	}
+	x.sse.reset(resp.Body)
+	return nil
+}
+
+// Answer replies to a request the backend sent on a stream: ping gets {}; elicitation,
+// sampling and roots are refused for now, since bridging them into MRTR is a later step;
+// anything else is an unknown method. A failed reply is logged: the backend decides what its
+// request's failure means for the call.
+func (x *RoundTrip) Answer(ctx context.Context, m *jsonrpc.Message) {
+	var reply []byte
+	switch {
+	case m.Method == era.MethodPing:
+		reply = jsonrpc.AppendResult(nil, m.ID, json.RawMessage(`{}`))
+	case era.IsClientRequest(m.Method):
+		x.br.log.Warn("legacy upstream request refused: not supported through the gateway yet",
+			"upstream", x.br.be.Name(), "method", m.Method)
+		reply = jsonrpc.AppendError(nil, m.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
+			m.Method+" is not supported through the gateway yet"))
+	default:
+		reply = jsonrpc.AppendError(nil, m.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found"))
+	}
+	ctx, cancel := context.WithTimeout(ctx, sideTimeout)
+	defer cancel()
+	resp, err := x.br.Do(ctx, x.sess, http.MethodPost, reply, nil, "")
+	if err == nil {
+		DrainClose(resp.Body)
+		if resp.StatusCode/100 != 2 {
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+	}
+	if err != nil {
+		x.br.log.Warn("answering a legacy upstream request failed", "upstream", x.br.be.Name(),
+			"method", m.Method, "error", err.Error())
+	}
+}
+
+// End ends the round trip. A caller that left before the response (why) is a cancellation the
+// backend must be told about: closing a legacy stream is not one
+// (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation).
+func (x *RoundTrip) End(ctx context.Context, why Abandon) {
+	x.Close()
+	if x.answered || why == NotAbandoned {
+		return
+	}
+	reason := "the client went away"
+	if why == TimedOut {
+		reason = "the gateway's timeout for this backend passed"
+	}
+	p := append([]byte(`{"requestId":`), x.uid...)
+	p = era.AppendString(append(p, `,"reason":`...), reason)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sideTimeout)
+	defer cancel()
+	if err := x.br.notify(ctx, x.sess, era.NotifCancelled, append(p, '}')); err != nil {
+		x.br.log.Warn("sending notifications/cancelled to a legacy upstream failed",
+			"upstream", x.br.be.Name(), "error", err.Error())
+	}
+}
+
+// Close closes the response body.
+func (x *RoundTrip) Close() {
+	if x.resp != nil {
+		x.resp.Body.Close()
+	}
+}
+
+// Release gives the session (and the caller's pool) back; once only, from Start's failures or
+// when the caller is done with the round trip.
+func (x *RoundTrip) Release() {
+	if x.pool != nil {
+		x.pool.release(x.sess)
+		x.pool = nil
+	}
+	if x.give != nil {
+		x.give()
+		x.give = nil
+	}
+}
+
+// Events returns the round trip that reads resp, the GET stream of session s, event by event
+// (Event), answering nothing by itself.
+func (br *Bridge) Events(s *Session, resp *http.Response) *RoundTrip {
+	return &RoundTrip{br: br, sess: s, resp: resp, sse: newSSEStream(resp.Body, int(br.be.MaxBytes()))}
+}
+
+// Event returns the data of the next event of a GET stream (Events).
+func (x *RoundTrip) Event() ([]byte, error) { return x.sse.Next() }
