@@ -1,5 +1,5 @@
 // Package authz makes the gateway an OAuth 2.1 resource server (MCP
-// 2026-07-28 authorization, digest §4) and holds its per-tool policy.
+// 2026-07-28 authorization, docs/protocol.md §4) and holds its per-tool policy.
 //
 // Authentication: Authenticator verifies JWT access tokens with go-oidc
 // against one or more configured issuers. The issuer is chosen by the

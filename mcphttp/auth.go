@@ -31,7 +31,7 @@ var authReasons = map[string]string{
 }
 
 // authenticate is stage 5: a verified principal from the bearer token, or a 401 challenge that
-// tells the client where the protected resource metadata is (digest §4). An identity provider
+// tells the client where the protected resource metadata is (docs/protocol.md §4). An identity provider
 // that cannot be reached is 503, never an allow and never a 401 that would make a client drop a
 // good token.
 func (x *request) authenticate() error {
@@ -147,7 +147,7 @@ func (x *request) visibility() (func(upstreams.Kind, upstreams.Target) bool, boo
 }
 
 // registerMetadata serves the RFC 9728 protected resource metadata at the path-specific and the
-// root well-known URIs (digest §4), readable cross-origin so browser-based clients can discover
+// root well-known URIs (docs/protocol.md §4), readable cross-origin so browser-based clients can discover
 // the authorization server.
 func (s *Server) registerMetadata(e *echo.Echo) {
 	if s.auth == nil {

@@ -27,7 +27,7 @@ const (
 	// DefaultMinWriteRate is the slowest reading client a write waits for, in bytes per
 	// second: a 15 MB result gets DefaultWriteTimeout plus 57 s.
 	DefaultMinWriteRate = 256 << 10
-	// ProtocolVersion is the one MCP revision the client-facing side speaks (DESIGN.md).
+	// ProtocolVersion is the one MCP revision the client-facing side speaks (docs/architecture.md).
 	ProtocolVersion = "2026-07-28"
 )
 

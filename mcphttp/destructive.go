@@ -12,7 +12,7 @@ import (
 const hintsTTL = time.Minute
 
 // toolHints remembers which tools declare destructiveHint, learned from the backends' own
-// tools/list (MCP annotations, digest §5.2), for server.confirmDestructiveTools.
+// tools/list (MCP annotations, docs/protocol.md §5.2), for server.confirmDestructiveTools.
 type toolHints struct {
 	mu          sync.Mutex
 	destructive map[string]bool // namespaced tool name → destructiveHint

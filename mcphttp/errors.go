@@ -43,7 +43,7 @@ const (
 	outcomeRateLimited   = metrics.OutcomeRateLimited
 )
 
-// statusForCode is the digest's status table (§2.3) for errors the gateway itself raises. Codes
+// statusForCode is the status table of docs/protocol.md §2.3 for errors the gateway itself raises. Codes
 // not listed are internal errors.
 var statusForCode = map[int]int{
 	jsonrpc.CodeParseError:                      http.StatusBadRequest,
@@ -86,7 +86,7 @@ func headerMismatch(msg string) *Error {
 
 // errUnknownName is the answer for a tool, prompt or resource that does not exist or that no
 // policy rule could grant to this caller: the same bytes either way, so a caller cannot probe
-// for names it may not use (DESIGN.md "Authorization").
+// for names it may not use (docs/architecture.md, stage 7).
 func errUnknownName(kind string) *Error {
 	return invalidParams("Invalid params: unknown " + kind)
 }

@@ -97,7 +97,7 @@ func isJSONContentType(ct string) bool {
 }
 
 // acceptsJSONAndSSE reports whether the Accept header values list both media types the
-// Streamable HTTP transport requires (digest §2.1). Wildcards count: */* accepts both; a type
+// Streamable HTTP transport requires (docs/protocol.md §2.1). Wildcards count: */* accepts both; a type
 // with q=0 is refused. It parses by hand because it runs on every request and
 // mime.ParseMediaType allocates.
 func acceptsJSONAndSSE(values []string) bool {
@@ -138,7 +138,7 @@ func refusedByQ(params string) bool {
 	return false
 }
 
-// originPolicy implements the Origin rule (digest §2.1: an Origin that is present and invalid is
+// originPolicy implements the Origin rule (docs/protocol.md §2.1: an Origin that is present and invalid is
 // 403) and DNS-rebinding protection for loopback listeners.
 type originPolicy struct {
 	any      bool

@@ -192,7 +192,7 @@ func (x *request) list() error {
 	return nil
 }
 
-// discover answers server/discover from the gateway itself (digest §1): the versions it serves
+// discover answers server/discover from the gateway itself (docs/protocol.md §1): the versions it serves
 // and the merged capabilities of its backends, cacheable for as long as every backend's answer.
 func (x *request) discover() error {
 	d, err := x.s.backends.Capabilities(x.ctx, x.passHeaders())

@@ -14,8 +14,8 @@ import (
 
 // FuzzHeaders drives the header stages of the pipeline (version, method, Mcp-Method, Mcp-Name
 // with its base64 sentinel) over one decoded request. They never panic, refuse only with the
-// statuses and codes of the digest's table (§2.3), and let a request through only when every
-// mirrored header says exactly what the body says (SEP-2243, digest §2.2): authorization reads
+// statuses and codes of the table of docs/protocol.md §2.3, and let a request through only when every
+// mirrored header says exactly what the body says (SEP-2243, docs/protocol.md §2.2): authorization reads
 // the body's name, so a header that disagrees must never pass. The seed corpus lives in
 // testdata/fuzz/FuzzHeaders.
 func FuzzHeaders(f *testing.F) {
@@ -130,7 +130,7 @@ func checkAgreement(t *testing.T, x *request, hVersion, hMethod, hName string, d
 
 // FuzzListCursor sends arbitrary cursors through the whole client-facing path (the real
 // registry, sealer and a go-sdk backend over loopback): only a cursor the gateway sealed yields a
-// page; anything else is 400 with -32602 (digest §5.1), never a 5xx nor a page. The
+// page; anything else is 400 with -32602 (docs/protocol.md §5.1), never a 5xx nor a page. The
 // seed corpus lives in testdata/fuzz/FuzzListCursor.
 func FuzzListCursor(f *testing.F) {
 	cursors := testCursors(f)

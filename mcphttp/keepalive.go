@@ -11,7 +11,7 @@ const DefaultSSEKeepAlive = 15 * time.Second
 
 // armKeepAlive starts the keep-alive timer for a forwarded call or a listen. When it fires on a
 // response that has not started, the response becomes an SSE stream (clients accept either,
-// digest §2.1), so a long tool call is not cut off by a proxy waiting for the first byte.
+// docs/protocol.md §2.1), so a long tool call is not cut off by a proxy waiting for the first byte.
 func (x *request) armKeepAlive() {
 	if x.s.cfg.SSEKeepAlive <= 0 {
 		return

@@ -12,7 +12,7 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
-// mrtrMethods may return input_required and carry a retry's requestState (digest §3).
+// mrtrMethods may return input_required and carry a retry's requestState (docs/protocol.md §3).
 var mrtrMethods = map[string]bool{
 	mrtr.MethodToolsCall: true, mrtr.MethodPromptsGet: true, mrtr.MethodResourcesRead: true,
 }
@@ -153,7 +153,7 @@ func (x *request) askConfirmation(b mrtr.Binding) error {
 
 // answerConfirmation handles the retry of a confirmation: approved calls are forwarded once;
 // declined or cancelled ones are answered as a failed tool call and never forwarded; missing
-// answers get a fresh confirmation (digest §3: never assume the client will retry).
+// answers get a fresh confirmation (docs/protocol.md §3: never assume the client will retry).
 func (x *request) answerConfirmation(st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
 	s := x.s
 	outcome, err := mrtr.Evaluate(x.in.params.InputResponses, mrtr.ConfirmKey)

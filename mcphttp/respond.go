@@ -18,7 +18,7 @@ import (
 )
 
 // passHeaders selects what the backend may see of the client's headers: the Mcp-Param-*
-// mirrors (intermediaries MUST forward them, digest §2.2), trace context and the request id.
+// mirrors (intermediaries MUST forward them, docs/protocol.md §2.2), trace context and the request id.
 // Authorization and cookies are never among them.
 func (x *request) passHeaders() http.Header {
 	out := make(http.Header, 4)

@@ -139,7 +139,7 @@ func (s *Server) Register(e *echo.Echo) {
 	})
 	e.POST(s.cfg.Path, s.handlePost)
 	s.registerMetadata(e)
-	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (digest §2.1).
+	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (docs/protocol.md §2.1).
 	e.Match([]string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch},
 		s.cfg.Path, methodNotAllowed)
 }

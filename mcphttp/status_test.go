@@ -13,7 +13,7 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
-// TestStatusTable drives every row of the digest's status table (§2.3) and the transport rules
+// TestStatusTable drives every row of the status table of docs/protocol.md §2.3 and the transport rules
 // of §2.1 through the real HTTP stack, asserting the status, the JSON-RPC code, the headers the
 // status requires, and — for every rejected request — that the backend received nothing.
 func TestStatusTable(t *testing.T) {

@@ -35,7 +35,7 @@ const (
 )
 
 // CacheConfig tunes the per-replica cache of backend list results. Each backend's full list
-// (all its pages) is kept for the ttlMs the backend named (digest §5.1); a "public" list is
+// (all its pages) is kept for the ttlMs the backend named (docs/protocol.md §5.1); a "public" list is
 // shared by every caller, a "private" one only reused for the same ListRequest.CacheKey.
 // Nothing else is cached: not calls, not MRTR results, not failures.
 type CacheConfig struct {
@@ -312,7 +312,7 @@ var (
 )
 
 // ListChanged drops every cached list that a list_changed notification (method, for example
-// notifications/tools/list_changed) from upstream makes stale (digest §5.1: the notification
+// notifications/tools/list_changed) from upstream makes stale (docs/protocol.md §5.1: the notification
 // invalidates the entry), in every protocol version and for every caller. Listen streams
 // through this Registry call it on their own; call it for a notification another replica saw.
 // It returns how many cached lists it dropped; an unknown upstream or method drops none.

@@ -113,7 +113,7 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 	name := ""
 	switch c.Method {
 	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead:
-		name = c.Target.Name // digest §2.2: only these three carry Mcp-Name
+		name = c.Target.Name // docs/protocol.md §2.2: only these three carry Mcp-Name
 	}
 	return r.open(ctx, b, c.ID, &outgoing{method: c.Method, name: name, version: c.ProtocolVersion, pass: c.Header, body: body,
 		subject: b.subjectFor(c.SubjectToken), caller: c.Caller, fromCaller: true, visible: c.Visible, embedded: c.Embedded})
@@ -128,7 +128,7 @@ func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *
 		s.fail(err)
 		return nil, err
 	} else if legacy {
-		return r.openLegacy(s, o) // digest §7: bridged to a pre-2026 backend
+		return r.openLegacy(s, o) // docs/protocol.md §7: bridged to a pre-2026 backend
 	}
 	resp, err := r.post(s.ctx, b, o)
 	if err != nil {

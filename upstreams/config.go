@@ -1,7 +1,7 @@
 // Package upstreams holds the gateway's backends: one HTTP client per backend MCP server,
 // forwarding of single calls with streamed responses, fan-out and merge of list methods,
 // namespacing of tool and prompt names and resource URIs, merged capabilities for
-// server/discover, subscriptions/listen fan-out, and health probing (digest §2, §5).
+// server/discover, subscriptions/listen fan-out, and health probing (docs/protocol.md §2, §5).
 //
 // The client's credentials never reach a backend. The caller passes only the headers it has
 // selected for pass-through, and even among those Authorization, Cookie and anything but
@@ -49,7 +49,7 @@ const (
 
 // Values of UpstreamConfig.Protocol besides the legacy revisions in protocolChoices.
 const (
-	// ProtocolAuto detects the backend's era with a server/discover probe (digest §7).
+	// ProtocolAuto detects the backend's era with a server/discover probe (docs/protocol.md §7).
 	ProtocolAuto = "auto"
 	// DefaultProtocol is used when UpstreamConfig.Protocol is empty.
 	DefaultProtocol = ProtocolAuto
@@ -88,7 +88,7 @@ func validName(s string) bool {
 }
 
 // validSeparator keeps namespaced names within the characters a tool name SHOULD use
-// (digest §5.2: [A-Za-z0-9_.-]).
+// (docs/protocol.md §5.2: [A-Za-z0-9_.-]).
 func validSeparator(s string) bool {
 	if len(s) == 0 || len(s) > MaxSeparatorBytes {
 		return false

@@ -57,7 +57,7 @@ const maxTokenResponseBytes = 64 << 10
 var ErrCredentials = wire.ErrCredentials
 
 // AuthConfig is how the gateway authenticates to one backend with OAuth. The client's own token
-// is never sent to a backend (digest §4: no token passthrough).
+// is never sent to a backend (docs/protocol.md §4: no token passthrough).
 type AuthConfig struct {
 	// Type is AuthClientCredentials or AuthTokenExchange; empty means no OAuth (static
 	// Headers only).

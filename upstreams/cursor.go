@@ -11,7 +11,7 @@ import (
 // A gateway list cursor seals: a format version, the list method, the offset of the next item
 // in the filtered merged list, and a digest of that list. The digest binds the cursor to the
 // exact view it was cut from: a cursor replayed after the list changed, or by a caller who sees
-// other items, no longer matches and is refused as a bad cursor (digest §5.1: -32602), so the
+// other items, no longer matches and is refused as a bad cursor (docs/protocol.md §5.1: -32602), so the
 // client starts over instead of silently skipping or repeating items.
 const (
 	// cursorVersion 2: the digest hashes each item's listItem.sum instead of the item itself;

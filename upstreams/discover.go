@@ -16,7 +16,7 @@ import (
 const MaxDiscoverTTL = 5 * time.Minute
 
 // discoverRequest is the gateway's own server/discover: it declares no client capabilities, so
-// backends answer with what they offer to anyone (digest §1).
+// backends answer with what they offer to anyone (docs/protocol.md §1).
 const discoverRequest = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
 	`"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion + `",` +
 	`"io.modelcontextprotocol/clientCapabilities":{}}}}`

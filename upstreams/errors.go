@@ -15,7 +15,7 @@ var (
 	// ErrUnknownName: a namespaced tool or prompt name or resource URI names no configured backend.
 	ErrUnknownName = errors.New("upstreams: unknown name")
 	// ErrBadCursor: a list cursor does not open, belongs to another method, or to a list that
-	// has changed since (digest §5.1: a bad cursor is -32602).
+	// has changed since (docs/protocol.md §5.1: a bad cursor is -32602).
 	ErrBadCursor = errors.New("upstreams: bad cursor")
 	// ErrUnavailable: the backend could not be reached (refused, DNS, reset before or during the
 	// response) or answered 502, 503 or 504 without a JSON-RPC body.

@@ -1,6 +1,6 @@
 package upstreams
 
-// Bridging to pre-2026 backends (digest §7): toward a 2025-11-25, 2025-06-18 or 2025-03-26
+// Bridging to pre-2026 backends (docs/protocol.md §7): toward a 2025-11-25, 2025-06-18 or 2025-03-26
 // backend the gateway is a legacy client with a small pool of sessions, while the Registry API
 // stays the same, so a 2026-07-28 client cannot tell the eras apart.
 

@@ -13,7 +13,7 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
-// legacyBackend is feed.backend for a legacy backend (digest §7 "Listen"): a session of
+// legacyBackend is feed.backend for a legacy backend (docs/protocol.md §7 "Listen"): a session of
 // its own (subscriptions are per session, and a session has one GET stream), the legacy GET
 // stream, resources/subscribe for each URI of the share, and only the requested notification
 // types relayed. The session is deleted at the end, which also ends its subscriptions.

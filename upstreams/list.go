@@ -31,7 +31,7 @@ type listSpec struct {
 	kind   Kind
 }
 
-// listSpecFor returns the spec of a list method (digest §5.1: the four arrays).
+// listSpecFor returns the spec of a list method (docs/protocol.md §5.1: the four arrays).
 func listSpecFor(method string) (listSpec, bool) {
 	switch method {
 	case MethodToolsList:
@@ -331,7 +331,7 @@ func (r *Registry) addPage(p *part, b *backend, spec listSpec, res []byte) (next
 		return "", false, fmt.Errorf("%w: %s: %s result: %v", ErrBadResponse, b.name, spec.method, err)
 	}
 	if !hasTTL || ttl < 0 {
-		ttl = 0 // digest §5.1: absent or negative means stale
+		ttl = 0 // docs/protocol.md §5.1: absent or negative means stale
 	}
 	if p.ttlMs < 0 || ttl < p.ttlMs {
 		p.ttlMs = ttl

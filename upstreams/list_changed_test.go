@@ -76,7 +76,7 @@ func onlyToolName(res json.RawMessage) string {
 
 // TestListChangedInvalidatesCachedList: a client that hears tools/list_changed through the
 // gateway and lists again gets the new list, not the one cached for the backend's ttlMs
-// (digest §5.1), and the notification is handed on for the other replicas.
+// (docs/protocol.md §5.1), and the notification is handed on for the other replicas.
 func TestListChangedInvalidatesCachedList(t *testing.T) {
 	lb, url := startListenBackend(t)
 	var changes changeLog

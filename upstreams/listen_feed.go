@@ -17,7 +17,7 @@ import (
 // errNoSubscribers ends a backend listen stream that nobody listens to any more.
 var errNoSubscribers = errors.New("upstreams: the last subscriber left the listen")
 
-// Listens shares backend listen streams between identical client listens (digest §5.5). An
+// Listens shares backend listen streams between identical client listens (docs/protocol.md §5.5). An
 // idle listen held through the gateway would otherwise cost a backend connection, its
 // transport goroutines and buffers, and a relay goroutine, each; with Listens, clients whose
 // listens would send a backend the same request share one stream, and every client gets its own
@@ -139,7 +139,7 @@ func (f *feed) add(s *subscriber, flt *listenFilter) {
 func (f *feed) run(ctx context.Context) {
 	defer f.end()
 	if f.spec.b.legacy.known() == era.Legacy {
-		f.legacyBackend(ctx) // digest §7: the legacy GET stream
+		f.legacyBackend(ctx) // docs/protocol.md §7: the legacy GET stream
 		return
 	}
 	f.backend(ctx)

@@ -75,7 +75,7 @@ func (r *Registry) post(ctx context.Context, b *backend, o *outgoing) (*http.Res
 	h[mcpheader.ProtocolVersion] = vals[0:1:1]
 	h[mcpheader.Method] = vals[1:2:2]
 	if o.name != "" {
-		// Recomputed for the backend-side name (digest §8: recompute Mcp-Name after a rename).
+		// Recomputed for the backend-side name (docs/protocol.md §8: recompute Mcp-Name after a rename).
 		vals = append(vals, mcpheader.Encode(o.name))
 		h[mcpheader.Name] = vals[2:3:3]
 	}

@@ -283,7 +283,7 @@ func addUpstream(c *Config, spec string) error {
 	return nil
 }
 
-// validate reports every problem at once (STYLE.md rule 3), including those of each package's
+// validate reports every problem at once, including those of each package's
 // block.
 func (c *Config) validate() error {
 	var errs []error

@@ -167,7 +167,7 @@ func lastMessage(r io.Reader, sse bool) ([]byte, error) {
 
 // TestBackendFaultsUnderLoad: while clients call a healthy backend steadily, one backend is
 // killed, one hangs before its headers, one resets mid-stream, one drips and two answer
-// garbage. The gateway answers every call within its timeouts with the status the digest gives
+// garbage. The gateway answers every call within its timeouts with the status docs/protocol.md §2.3 gives
 // the fault (502 unavailable or invalid, 504 timeout; an error event once a stream has begun),
 // keeps serving the healthy backend, stays up, and leaks no goroutine once everything is closed.
 func TestBackendFaultsUnderLoad(t *testing.T) {

@@ -22,7 +22,7 @@ const noticeTimeout = time.Second
 
 // listChangedRelay passes the list_changed notifications this replica's listen streams hear to
 // every other replica through the shared store, and applies theirs here: each replica caches
-// backend lists on its own, and the notification invalidates every copy (digest §5.1), not
+// backend lists on its own, and the notification invalidates every copy (docs/protocol.md §5.1), not
 // only the copy of the replica the listen happens to run through. Delivery is best effort (a
 // replica cut off from Redis misses notices); the backend's ttlMs still bounds every entry.
 type listChangedRelay struct {

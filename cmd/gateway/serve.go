@@ -32,7 +32,7 @@ type listeners struct {
 }
 
 // serve runs the gateway until ctx is done, then drains: not-ready first while still serving,
-// then stop accepting and let in-flight requests finish (DESIGN.md "Operations").
+// then stop accepting and let in-flight requests finish (docs/deploy.md).
 func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout, stderr io.Writer, started chan<- listeners) error {
 	// Log lines go through a bounded queue drained by one goroutine, so a slow log destination
 	// never stalls a request; lines that do not fit are counted and reported.

@@ -1,6 +1,6 @@
 // Package certreload serves a TLS certificate and key from files and picks
-// up new files without a restart (DESIGN.md "Operations": "certificate
-// files reloaded when they change").
+// up new files without a restart, so that a rotated certificate (cert-manager,
+// a renewed Secret) needs no rolling restart (docs/deploy.md, "TLS").
 //
 // The files are polled rather than watched: reading two small files every
 // few seconds costs nothing, needs no fsnotify dependency, and sees every way

@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// Error codes used by MCP 2026-07-28 (digest §2.3 and the quick-reference table).
+// Error codes used by MCP 2026-07-28 (docs/protocol.md §2.3 and the quick-reference table).
 const (
 	CodeParseError     = -32700
 	CodeInvalidRequest = -32600

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 )
 
-// Reserved _meta keys (digest §1, quick reference).
+// Reserved _meta keys (docs/protocol.md §1, quick reference).
 const (
 	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
@@ -92,7 +92,7 @@ func ParseParams(raw json.RawMessage) (*Params, error) {
 	return p, nil
 }
 
-// Meta holds the request _meta members the gateway reads (digest §1).
+// Meta holds the request _meta members the gateway reads (docs/protocol.md §1).
 type Meta struct {
 	ProtocolVersion    string          // io.modelcontextprotocol/protocolVersion
 	HasVersion         bool            // the version key was present

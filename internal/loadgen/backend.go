@@ -41,7 +41,7 @@ type BackendConfig struct {
 	// Progress is how many notifications the progress tool sends when its arguments give no
 	// steps. Default DefaultBackendProgress; at most MaxProgressSteps.
 	Progress int
-	// TTLMs is the ttlMs of server/discover and tools/list results (digest §5.1). Default
+	// TTLMs is the ttlMs of server/discover and tools/list results (docs/protocol.md §5.1). Default
 	// DefaultBackendTTLMs; negative means 0.
 	TTLMs int
 	// CacheScope is their cacheScope, "public" or "private". Default DefaultBackendScope.
@@ -116,7 +116,7 @@ func NewBackend(cfg BackendConfig) (*Backend, error) {
 	return b, nil
 }
 
-// Close ends every held subscriptions/listen stream with its closing result (digest §5.5).
+// Close ends every held subscriptions/listen stream with its closing result (docs/protocol.md §5.5).
 func (b *Backend) Close() { b.once.Do(func() { close(b.done) }) }
 
 // exchange is one decoded request.
@@ -128,7 +128,7 @@ type exchange struct {
 	meta   *jsonrpc.Meta
 }
 
-// ServeHTTP answers one POST (digest §2.1).
+// ServeHTTP answers one POST (docs/protocol.md §2.1).
 func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != b.cfg.Path {
 		http.NotFound(w, r)
@@ -154,7 +154,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// decode reads, parses and checks a request in the order the digest fixes: body, headers
+// decode reads, parses and checks a request in the order docs/protocol.md §8 describes: body, headers
 // against body (§2.2–§2.3, mismatch before version), then the required _meta (§1).
 func (b *Backend) decode(w http.ResponseWriter, r *http.Request) (*exchange, int, error) {
 	x := &exchange{}
@@ -220,7 +220,7 @@ func (b *Backend) dispatch(w http.ResponseWriter, r *http.Request, x *exchange) 
 		writeResult(w, x.id, b.discover)
 	case "tools/list":
 		if x.params.HasCursor {
-			// One page only, so no cursor was ever issued (digest §5.1: bad cursor → -32602).
+			// One page only, so no cursor was ever issued (docs/protocol.md §5.1: bad cursor → -32602).
 			writeError(w, http.StatusBadRequest, x.id, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: unknown cursor"))
 			return
 		}
@@ -234,7 +234,7 @@ func (b *Backend) dispatch(w http.ResponseWriter, r *http.Request, x *exchange) 
 	}
 }
 
-// writeResult writes a JSON response; the status of an error follows digest §2.3.
+// writeResult writes a JSON response; the status of an error follows docs/protocol.md §2.3.
 func writeResult(w http.ResponseWriter, id, result []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(jsonrpc.AppendResult(make([]byte, 0, len(result)+48), id, result))

@@ -31,7 +31,7 @@ func (s *sseWriter) event(msg []byte) error {
 	return s.rc.Flush()
 }
 
-// listen serves subscriptions/listen (digest §5.5): the acknowledgement naming the honoured
+// listen serves subscriptions/listen (docs/protocol.md §5.5): the acknowledgement naming the honoured
 // subset (only toolsListChanged exists here), then nothing until the client closes the stream
 // or the backend closes, which ends it with the closing result.
 func (b *Backend) listen(w http.ResponseWriter, r *http.Request, x *exchange) {

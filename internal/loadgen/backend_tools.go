@@ -101,7 +101,7 @@ func (b *Backend) writeText(w http.ResponseWriter, id json.RawMessage, text []by
 	writeResult(w, id, b.textResult(text))
 }
 
-// progress streams its notifications and result over SSE (digest §2.1, §5.4). Without a
+// progress streams its notifications and result over SSE (docs/protocol.md §2.1, §5.4). Without a
 // progressToken no notification may be sent, so the stream carries only the result.
 func (b *Backend) progress(w http.ResponseWriter, x *exchange) {
 	steps := b.cfg.Progress
@@ -120,7 +120,7 @@ func (b *Backend) progress(w http.ResponseWriter, x *exchange) {
 	sse.event(jsonrpc.AppendResult(nil, x.id, b.textResult([]byte(`"done `+strconv.Itoa(steps)+`"`))))
 }
 
-// confirm is a backend-originated MRTR exchange (digest §3): input_required with a form
+// confirm is a backend-originated MRTR exchange (docs/protocol.md §3): input_required with a form
 // elicitation, then, on a retry carrying the state and an answer, a complete result (isError
 // when the answer was not an acceptance).
 func (b *Backend) confirm(w http.ResponseWriter, x *exchange) {

@@ -38,7 +38,7 @@ const (
 	OpCall Op = "call"
 	// OpList is one tools/list (first page only).
 	OpList Op = "list"
-	// OpConfirm is an MRTR round trip (digest §3): tools/call answered with input_required, then
+	// OpConfirm is an MRTR round trip (docs/protocol.md §3): tools/call answered with input_required, then
 	// the retry with a new id, the same params, inputResponses and the echoed requestState. The
 	// pair counts as one operation.
 	OpConfirm Op = "confirm"

@@ -11,7 +11,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
-// mrtrFake is a fake MRTR server (digest §3) that checks every rule of the client's retry.
+// mrtrFake is a fake MRTR server (docs/protocol.md §3) that checks every rule of the client's retry.
 type mrtrFake struct {
 	t       *testing.T
 	mu      sync.Mutex

@@ -1,5 +1,5 @@
 // Package loadgen is the library behind cmd/mcpload: a closed-loop load generator that speaks
-// MCP 2026-07-28 Streamable HTTP (digest §1–§3) to one loopback endpoint, and a minimal fast MCP
+// MCP 2026-07-28 Streamable HTTP (docs/protocol.md §1–§3) to one loopback endpoint, and a minimal fast MCP
 // backend to put behind the thing being measured.
 //
 // The generator sends every request with the mirrored headers (MCP-Protocol-Version, Mcp-Method,

@@ -25,7 +25,7 @@ const (
 	MaxHoldParallel     = 1024
 )
 
-// HoldConfig describes idle subscriptions/listen streams to open and hold (digest §5.5).
+// HoldConfig describes idle subscriptions/listen streams to open and hold (docs/protocol.md §5.5).
 type HoldConfig struct {
 	// URL is the MCP endpoint; its host must be loopback.
 	URL string
@@ -95,7 +95,7 @@ type Streams struct {
 func (s *Streams) Ended() int { return int(s.ended.Load()) }
 
 // Close ends every stream by closing its connection, which is how a client ends a
-// subscription (digest §5.5), and waits for the readers to stop.
+// subscription (docs/protocol.md §5.5), and waits for the readers to stop.
 func (s *Streams) Close() {
 	s.cancel()
 	s.wg.Wait()
@@ -191,7 +191,7 @@ func (s *Streams) hold(ctx context.Context, w *wire, req *request, timeout time.
 	return nil
 }
 
-// awaitAck reads a listen response up to its acknowledgement (digest §5.5: the first message).
+// awaitAck reads a listen response up to its acknowledgement (docs/protocol.md §5.5: the first message).
 func (w *wire) awaitAck(ctx context.Context, resp *http.Response) error {
 	if resp.StatusCode != http.StatusOK {
 		return statusErr(resp)

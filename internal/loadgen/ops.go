@@ -9,14 +9,14 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
-// Result types (digest §3).
+// Result types (docs/protocol.md §3).
 const (
 	resultComplete      = "complete"
 	resultInputRequired = "input_required"
 )
 
-// Capabilities declared per request (digest §1). Only the confirm operation declares form
-// elicitation, since a server may ask only for what the request declared (digest §3).
+// Capabilities declared per request (docs/protocol.md §1). Only the confirm operation declares form
+// elicitation, since a server may ask only for what the request declared (docs/protocol.md §3).
 const (
 	capsNone        = `{}`
 	capsElicitation = `{"elicitation":{"form":{}}}`
@@ -65,7 +65,7 @@ func (p *plan) run(ctx context.Context, w *wire, op Op, token string) (int, erro
 	}
 }
 
-// runConfirm is the MRTR round trip of digest §3: the retry has a new id (wire.do draws one),
+// runConfirm is the MRTR round trip of docs/protocol.md §3: the retry has a new id (wire.do draws one),
 // the same method and params, an answer for every input request, and the state echoed exactly.
 func (p *plan) runConfirm(ctx context.Context, w *wire) (int, error) {
 	rep, err := w.do(ctx, &p.confirm)

@@ -18,7 +18,7 @@ import (
 // ProtocolVersion is the MCP revision the harness speaks and its backend serves.
 const ProtocolVersion = "2026-07-28"
 
-// ClientName is the clientInfo name the harness sends (digest §1: a SHOULD, never relied on).
+// ClientName is the clientInfo name the harness sends (docs/protocol.md §1: a SHOULD, never relied on).
 const ClientName = "mcpload"
 
 // maxBody bounds how much of one JSON body or SSE event the harness buffers; answers beyond it
@@ -52,7 +52,7 @@ type wire struct {
 	rd   *bufio.Reader
 }
 
-// appendBody renders req with id, all required _meta keys first (digest §1).
+// appendBody renders req with id, all required _meta keys first (docs/protocol.md §1).
 func appendBody(dst []byte, id int64, req *request) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendInt(dst, id, 10)
@@ -84,7 +84,7 @@ func (w *wire) do(ctx context.Context, req *request) (reply, error) {
 	return rep, err
 }
 
-// send posts req with a fresh id and the mirrored headers (digest §2.2) and returns the
+// send posts req with a fresh id and the mirrored headers (docs/protocol.md §2.2) and returns the
 // response unread.
 func (w *wire) send(ctx context.Context, req *request) (*http.Response, int64, error) {
 	id := w.ids()
@@ -132,7 +132,7 @@ func (w *wire) read(ctx context.Context, resp *http.Response, id int64) (reply, 
 }
 
 // statusErr classifies a non-200 answer: by its JSON-RPC error code when the body carries one
-// (digest §2.3: errors arrive on 400 and 404 too), else by the HTTP status.
+// (docs/protocol.md §2.3: errors arrive on 400 and 404 too), else by the HTTP status.
 func statusErr(resp *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if m, err := jsonrpc.DecodeMessage(body, jsonrpc.Limits{}); err == nil && m.Error != nil {
@@ -156,7 +156,7 @@ func final(body []byte, id int64, progress int) (reply, error) {
 	return reply{result: m.Result, progress: progress}, nil
 }
 
-// readSSE reads events until the response to id arrives (digest §2.1: notifications about the
+// readSSE reads events until the response to id arrives (docs/protocol.md §2.1: notifications about the
 // request may come first; the final response should end the stream).
 func (w *wire) readSSE(ctx context.Context, body io.Reader, id int64) (reply, error) {
 	if w.rd == nil {

@@ -1,5 +1,5 @@
 // Package mcpheader names the MCP HTTP headers and implements the base64 sentinel encoding that
-// SEP-2243 defines for Mcp-Name and Mcp-Param-* values (digest §2.2). It is a leaf: standard
+// SEP-2243 defines for Mcp-Name and Mcp-Param-* values (docs/protocol.md §2.2). It is a leaf: standard
 // library only, shared by the client-facing checks and the backend-facing forwarder.
 package mcpheader
 

@@ -154,7 +154,7 @@ func afterRecovery(t *testing.T, c *cluster) {
 
 // replayAfterRestart replays a confirmation approved before Redis restarted. A Redis without
 // persistence comes back empty and has forgotten the consumed nonce; the gateway must still
-// refuse the replay (DESIGN.md: gateway confirmations are single-use).
+// refuse the replay (gateway confirmations are single-use: SECURITY.md).
 func replayAfterRestart(t *testing.T, c *cluster, cl *mcpClient, args, state string) {
 	c.alpha.Reset()
 	got, err := cl.call(c.replicas[2].mcpURL(), "alpha__echo", args, approve(), state)

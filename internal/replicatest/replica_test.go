@@ -18,7 +18,7 @@ import (
 const (
 	// drainDelay is how long a replica keeps serving, not ready, after SIGTERM: several times
 	// the balancer's check interval (checkInterval), so the balancer has marked the replica
-	// down before it stops accepting (DESIGN.md "Operations").
+	// down before it stops accepting (docs/deploy.md).
 	drainDelay = 1500 * time.Millisecond
 	// readyTimeout bounds waiting for a started replica to report ready.
 	readyTimeout = 15 * time.Second
