@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 func TestCallToolsOnBothBackends(t *testing.T) {

@@ -14,8 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // Backend credential types (UpstreamConfig.Auth.Type).

@@ -250,16 +250,3 @@ func renderCaps(c *capSet) json.RawMessage {
 	}
 	return json.RawMessage("{" + strings.Join(parts, ",") + "}")
 }
-
-// capsOf returns b's capabilities from the cache or a fresh discover; nil when it fails.
-func (r *Registry) capsOf(ctx context.Context, b *backend, hdr http.Header) *capSet {
-	if d := b.disc.get(r.now()); d != nil {
-		return &d.caps
-	}
-	d, err := r.fetchDiscover(ctx, b, hdr, false)
-	if err != nil {
-		return nil
-	}
-	b.disc.store(d, r.now())
-	return &d.caps
-}

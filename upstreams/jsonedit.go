@@ -37,25 +37,6 @@ func editObject(dst, obj []byte, fn func(key, val []byte) (repl []byte, ok bool)
 	return append(dst, obj[last:]...), nil
 }
 
-// editArray appends arr to dst with each element for which fn returns ok replaced by repl.
-func editArray(dst, arr []byte, fn func(elem []byte) (repl []byte, ok bool)) ([]byte, error) {
-	last := 0
-	err := forEachElem(arr, func(elem []byte, off int) error {
-		repl, ok := fn(elem)
-		if !ok {
-			return nil
-		}
-		dst = append(dst, arr[last:off]...)
-		dst = append(dst, repl...)
-		last = off + len(elem)
-		return nil
-	})
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, arr[last:]...), nil
-}
-
 // forEachElem calls fn with each element of the scanned JSON array arr and its offset.
 func forEachElem(arr []byte, fn func(elem []byte, off int) error) error {
 	i := skipWS(arr, 0)

@@ -15,11 +15,12 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
-	"golang.org/x/sync/singleflight"
 )
 
 // legacyState is one backend's era and, for a legacy backend, its session pools.

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 // TestLegacyListenFiltersEachNotification: on the legacy path, where one GET stream carries

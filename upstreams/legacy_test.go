@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 // modernAndLegacy starts a modern go-sdk backend alpha and a stateful 2025-11-25 go-sdk

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 // subscribable starts a stateless go-sdk server that supports resource subscriptions (mcptest's
