@@ -13,4 +13,8 @@
 // a completion handler are described in the README-style comments on
 // [StartServer]. The exchanges in testdata/*.txt were captured from these
 // peers and show what the go-sdk v1.8.0 client and server put on the wire.
+//
+// It also holds the small helpers the repository's tests share, so that each is written once: a
+// manual [Clock], a goroutine-safe [LogBuffer], [JWTClaims] to read a token's payload, and
+// [Server.RequestsOf] for the requests of one method a backend received.
 package mcptest
