@@ -188,12 +188,12 @@ func TestClientCredentialsSingleFlightAndOutage(t *testing.T) {
 		t.Fatalf("a failed early refresh must keep the still valid token: %v", err)
 	}
 	clock.Advance(time.Minute) // expired
-	calls := countRequests(backend, MethodToolsCall)
+	calls := len(backend.RequestsOf(MethodToolsCall))
 	_, err := whoami(r, "")
 	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrCredentials) || strings.Contains(err.Error(), "gw-secret") {
 		t.Fatalf("call with the token endpoint down = %v, want ErrUnavailable and ErrCredentials, no secret", err)
 	}
-	if countRequests(backend, MethodToolsCall) != calls {
+	if len(backend.RequestsOf(MethodToolsCall)) != calls {
 		t.Fatal("a call without credentials reached the backend")
 	}
 	if r.CircuitStates()["alpha"] != CircuitClosed || !r.Health()[0].Up {
@@ -260,7 +260,7 @@ func TestTokenExchangeRefused(t *testing.T) {
 			if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrCredentials) {
 				t.Fatalf("err = %v, want ErrUnavailable and ErrCredentials", err)
 			}
-			if countRequests(backend, MethodToolsCall) != 0 {
+			if len(backend.RequestsOf(MethodToolsCall)) != 0 {
 				t.Fatal("a call without an exchanged token reached the backend")
 			}
 		})

@@ -51,10 +51,8 @@ func TestListenFollowsPolicy(t *testing.T) {
 	}
 	var sent string
 	mcptest.WaitFor(t, "the backend gets the listen", func() bool {
-		for _, ex := range alpha.Requests() {
-			if ex.Header.Get("Mcp-Method") == "subscriptions/listen" {
-				sent = string(ex.Body)
-			}
+		if l := alpha.RequestsOf("subscriptions/listen"); len(l) > 0 {
+			sent = string(l[len(l)-1].Body)
 		}
 		return sent != ""
 	})

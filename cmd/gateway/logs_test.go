@@ -283,12 +283,7 @@ func TestTracePropagation(t *testing.T) {
 				t.Fatalf("call: %d %s", status, body)
 			}
 			// The gateway also polls backends in the background; look at the call only.
-			var reqs []mcptest.Exchange
-			for _, r := range alpha.Requests() {
-				if r.Header.Get("Mcp-Method") == "tools/call" {
-					reqs = append(reqs, r)
-				}
-			}
+			reqs := alpha.RequestsOf("tools/call")
 			if len(reqs) != 1 {
 				t.Fatalf("backend received %d tools/call requests", len(reqs))
 			}

@@ -290,15 +290,4 @@ func TestRateLimit(t *testing.T) {
 
 // toolCalls counts the tools/call requests a backend received (health probes and discovery are
 // other traffic).
-func toolCalls(s *mcptest.Server) int { return requestCount(s, "tools/call") }
-
-// requestCount counts the requests with the given Mcp-Method a backend received.
-func requestCount(s *mcptest.Server, method string) int {
-	n := 0
-	for _, r := range s.Requests() {
-		if r.Header.Get("Mcp-Method") == method {
-			n++
-		}
-	}
-	return n
-}
+func toolCalls(s *mcptest.Server) int { return len(s.RequestsOf("tools/call")) }
