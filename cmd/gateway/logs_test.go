@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -25,28 +24,10 @@ const (
 	logsMRTRSecret    = "mrtr-key-SECRET-0123456789-abcdefghijkl"
 )
 
-// logBuffer is a goroutine-safe sink for the gateway's log output.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startLoggedGateway is startTestGateway with the log kept: JSON at debug level, so every line
 // any level could write is searched. stop ends the gateway and waits for serve to return, after
 // which every access line has been written.
-func startLoggedGateway(t *testing.T, mutate func(*Config), backends ...*mcptest.Server) (gw listeners, logs *logBuffer, stop func()) {
+func startLoggedGateway(t *testing.T, mutate func(*Config), backends ...*mcptest.Server) (gw listeners, logs *mcptest.LogBuffer, stop func()) {
 	t.Helper()
 	cfg := &Config{Log: LogConfig{Level: "debug", Format: "json"}}
 	cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
@@ -59,7 +40,7 @@ func startLoggedGateway(t *testing.T, mutate func(*Config), backends ...*mcptest
 	if err := cfg.validate(); err != nil {
 		t.Fatal(err)
 	}
-	logs = &logBuffer{}
+	logs = &mcptest.LogBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan listeners, 1)
 	done := make(chan error, 1)
@@ -89,7 +70,7 @@ func startLoggedGateway(t *testing.T, mutate func(*Config), backends ...*mcptest
 //	admin:        whoami    needs tools:admin (step-up for tools:use callers)
 //	rest:         add, fail, ask_name need tools:use
 //	(slow has no rule: hidden)
-func startLogsGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Server) (listeners, *logBuffer, func()) {
+func startLogsGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Server) (listeners, *mcptest.LogBuffer, func()) {
 	t.Helper()
 	return startLoggedGateway(t, func(c *Config) {
 		c.Server.PublicURL = testResource
