@@ -2,7 +2,6 @@ package upstreams
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -50,22 +49,7 @@ func (a *authServer) auth(typ, resource string) AuthConfig {
 }
 
 // jwtClaims decodes a JWT's payload without verifying it.
-func jwtClaims(t *testing.T, token string) map[string]any {
-	t.Helper()
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a compact JWT: %d parts", len(parts))
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+var jwtClaims = mcptest.JWTClaims
 
 // whoami calls alpha's whoami tool with a caller token both in the pass-through headers (where
 // a careless integration might leave it) and as the subject, and returns the backend's view.
