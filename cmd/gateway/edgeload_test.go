@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
-	"github.com/mcp-gateway/gateway/internal/devissuer"
 )
 
 // Hostile clients at the gateway's edge (issue 22): bodies that trickle in, responses nobody
@@ -102,7 +101,7 @@ func (b *edgeBackend) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 type edgeFixture struct {
-	gw       listeners
+	authGateway
 	backend  *edgeBackend
 	healthy  string // the token of the caller who must not suffer
 	attacker string // an authenticated attacker's token
@@ -110,12 +109,9 @@ type edgeFixture struct {
 
 func startEdgeGateway(t *testing.T, mutate func(*Config)) *edgeFixture {
 	t.Helper()
-	iss := newIssuer(t)
-	f := &edgeFixture{backend: startEdgeBackend(t)}
+	f := &edgeFixture{authGateway: authGateway{iss: newIssuer(t)}, backend: startEdgeBackend(t)}
 	f.gw = startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
+		trustIssuers(c, f.iss)
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "edge", Upstream: "edge", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
 		c.HealthInterval = time.Hour
 		c.Upstreams = []UpstreamConfig{{Name: "edge", URL: f.backend.srv.URL + "/mcp", Protocol: "2026-07-28", Timeout: 30 * time.Second}}
@@ -123,17 +119,9 @@ func startEdgeGateway(t *testing.T, mutate func(*Config)) *edgeFixture {
 			mutate(c)
 		}
 	})
-	var err error
-	if f.healthy, err = iss.Mint(devissuer.Claims{"sub": "healthy", "scope": "tools:use"}); err != nil {
-		t.Fatal(err)
-	}
-	if f.attacker, err = iss.Mint(devissuer.Claims{"sub": "attacker", "scope": "tools:use"}); err != nil {
-		t.Fatal(err)
-	}
+	f.healthy, f.attacker = mintFor(t, f.iss, "healthy"), mintFor(t, f.iss, "attacker")
 	return f
 }
-
-func (f *edgeFixture) url() string { return "http://" + f.gw.MCP + "/mcp" }
 
 func edgeCallBody(tool string) string {
 	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + testMeta + `,"name":"edge__` + tool + `","arguments":{}}}`

@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/authz"
-	"github.com/mcp-gateway/gateway/internal/devissuer"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -19,17 +18,11 @@ import (
 // a session of its own, never as the gateway.
 func TestLegacyTokenExchangeCallers(t *testing.T) {
 	ctx := context.Background()
-	iss, err := devissuer.New(devissuer.Options{Audience: testResource, Clients: map[string]string{"mcp-gateway": "gw-secret"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { iss.Close() })
+	iss := newExchangeIssuer(t)
 	legacy := mcptest.StartLegacyServer(t, "old")
 	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
+		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "*", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
 		u := UpstreamConfig{Name: "old", URL: legacy.URL()}
 		u.Auth.AuthConfig = upstreams.AuthConfig{Type: upstreams.AuthTokenExchange, TokenURL: iss.TokenURL(),

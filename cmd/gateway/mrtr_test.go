@@ -20,34 +20,13 @@ var testKeys = []KeyConfig{{ID: "k1", Secret: Secret{Value: "a-test-only-secret-
 func confirmGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Server) listeners {
 	t.Helper()
 	return startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
+		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: true},
 			{ID: "rest", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
 		}
 	}, alpha)
-}
-
-func newIssuer(t *testing.T) *devissuer.Issuer {
-	t.Helper()
-	iss, err := devissuer.New(devissuer.Options{Audience: testResource})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { iss.Close() })
-	return iss
-}
-
-func mintFor(t *testing.T, iss *devissuer.Issuer, sub string) string {
-	t.Helper()
-	tok, err := iss.Mint(devissuer.Claims{"sub": sub, "scope": "tools:use"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
 }
 
 // TestConfirmation: the go-sdk client answers the gateway's input_required confirmation; only an
@@ -255,9 +234,7 @@ func TestRateLimit(t *testing.T) {
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
 	gw := startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
+		trustIssuers(c, iss)
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "limited", Upstream: "alpha", Tools: []string{"add"}, AnyScope: []string{"tools:use"}, RateLimit: "2/m"},
 		}
@@ -287,7 +264,3 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("bob shares alice's bucket: %d %s", status, body)
 	}
 }
-
-// toolCalls counts the tools/call requests a backend received (health probes and discovery are
-// other traffic).
-func toolCalls(s *mcptest.Server) int { return len(s.RequestsOf("tools/call")) }
