@@ -123,6 +123,28 @@ func startEdgeGateway(t *testing.T, mutate func(*Config)) *edgeFixture {
 	return f
 }
 
+// callUnread sends n calls of the edge tool with body as the attacker, each on a raw connection
+// with a small receive buffer that is never read, and waits until the backend's call count
+// reaches n. The connections stay open until the test ends.
+func (f *edgeFixture) callUnread(t *testing.T, n int, tool, body string) {
+	t.Helper()
+	for range n {
+		c, err := net.Dial("tcp", f.gw.MCP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
+			"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"+
+			"Mcp-Method: tools/call\r\nMcp-Name: edge__%s\r\nAuthorization: Bearer %s\r\n"+
+			"Content-Length: %d\r\n\r\n%s", f.gw.MCP, tool, f.attacker, len(body), body)
+	}
+	if !settle(10*time.Second, func() bool { return f.backend.calls.Load() >= int64(n) }) {
+		t.Fatalf("the backend saw %d of %d calls", f.backend.calls.Load(), n)
+	}
+}
+
 func edgeCallBody(tool string) string {
 	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + testMeta + `,"name":"edge__` + tool + `","arguments":{}}}`
 }
@@ -427,28 +449,7 @@ func TestUnreadResponsesAreCut(t *testing.T) {
 	baseGoroutines, baseHeap := runtime.NumGoroutine(), liveHeap()
 	stopLoad := make(chan struct{})
 	load := f.healthyLoad(stopLoad)
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	body := edgeCallBody("big")
-	for range readers {
-		c, err := net.Dial("tcp", f.gw.MCP)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
-		conns = append(conns, c)
-		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
-			"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"+
-			"Mcp-Method: tools/call\r\nMcp-Name: edge__big\r\nAuthorization: Bearer %s\r\n"+
-			"Content-Length: %d\r\n\r\n%s", f.gw.MCP, f.attacker, len(body), body)
-	}
-	if !settle(10*time.Second, func() bool { return f.backend.calls.Load() >= readers }) {
-		t.Fatalf("the backend saw %d of %d calls", f.backend.calls.Load(), readers)
-	}
+	f.callUnread(t, readers, "big", edgeCallBody("big"))
 	// The clients read nothing and keep their connections open. Within the deadlines every
 	// handler lets go: goroutines and live heap return to the baseline.
 	cut := settle(15*time.Second, func() bool {
@@ -557,27 +558,7 @@ func TestUnreadStreamIsCut(t *testing.T) {
 		c.Upstreams[0].Timeout = time.Minute // longer than the test: only the deadline can end it
 	})
 	body := strings.Replace(edgeCallBody("stream"), `clientCapabilities":{}}`, `clientCapabilities":{},"progressToken":"p"}`, 1)
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for range readers {
-		c, err := net.Dial("tcp", f.gw.MCP)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
-		conns = append(conns, c)
-		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
-			"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"+
-			"Mcp-Method: tools/call\r\nMcp-Name: edge__stream\r\nAuthorization: Bearer %s\r\n"+
-			"Content-Length: %d\r\n\r\n%s", f.gw.MCP, f.attacker, len(body), body)
-	}
-	if !settle(10*time.Second, func() bool { return f.backend.calls.Load() >= readers }) {
-		t.Fatalf("the backend saw %d of %d calls", f.backend.calls.Load(), readers)
-	}
+	f.callUnread(t, readers, "stream", body)
 	cut := settle(20*time.Second, func() bool {
 		return scrapeValue(t, f.gw.Admin, "mcp_gateway_client_write_timeouts_total") >= readers && f.backend.streams.Load() == 0
 	})
