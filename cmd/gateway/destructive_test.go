@@ -52,7 +52,7 @@ func TestConfirmDestructiveTools(t *testing.T) {
 	if res := call("notes__delete_note", map[string]any{"id": "1"}); !res.IsError || asked.Load() != 1 {
 		t.Fatalf("declined delete: asked %d, result %+v", asked.Load(), res)
 	}
-	if got := text(t, call("notes__get_note", map[string]any{"id": "1"})); !strings.Contains(got, "keep me") {
+	if got := mcptest.ResultText(call("notes__get_note", map[string]any{"id": "1"})); !strings.Contains(got, "keep me") {
 		t.Fatalf("the declined delete ran: get_note = %q", got)
 	}
 	approve.Store(true)

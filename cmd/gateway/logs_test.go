@@ -144,14 +144,14 @@ func logsTraffic(t *testing.T, gw listeners, alice string, bad []string) {
 	confirm := mcptest.Connect(t, url, mcptest.WithBearer(alice), mcptest.WithElicitation(mcptest.Accept(map[string]any{"approve": true})))
 	toolNames(t, confirm)
 	res, err := confirm.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": logsArgSecret}})
-	if err != nil || text(t, res) != logsArgSecret {
+	if err != nil || mcptest.ResultText(res) != logsArgSecret {
 		t.Fatalf("confirmed echo: %v %+v", err, res)
 	}
 	if res, err = confirm.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__fail"}); err != nil || !res.IsError {
 		t.Fatalf("fail tool: %v %+v", err, res)
 	}
 	named := mcptest.Connect(t, url, mcptest.WithBearer(alice), mcptest.WithElicitation(mcptest.Accept(map[string]any{"name": logsArgSecret})))
-	if res, err = named.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__ask_name"}); err != nil || !strings.Contains(text(t, res), logsArgSecret) {
+	if res, err = named.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__ask_name"}); err != nil || !strings.Contains(mcptest.ResultText(res), logsArgSecret) {
 		t.Fatalf("backend round trip: %v %+v", err, res)
 	}
 	args := `{"text":"` + logsArgSecret + `"}`

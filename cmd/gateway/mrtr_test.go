@@ -49,7 +49,7 @@ func TestConfirmation(t *testing.T) {
 			}))
 		alpha.Reset()
 		res, err := cs.CallTool(ctx, call)
-		if err != nil || res.IsError || text(t, res) != "rm -rf" {
+		if err != nil || res.IsError || mcptest.ResultText(res) != "rm -rf" {
 			t.Fatalf("approved call: %v %+v", err, res)
 		}
 		if !strings.Contains(asked, "alpha__echo") {
@@ -63,7 +63,7 @@ func TestConfirmation(t *testing.T) {
 		cs := mcptest.Connect(t, url, mcptest.WithBearer(tok), mcptest.WithElicitation(mcptest.Decline()))
 		alpha.Reset()
 		res, err := cs.CallTool(ctx, call)
-		if err != nil || !res.IsError || !strings.Contains(text(t, res), "did not approve") {
+		if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "did not approve") {
 			t.Fatalf("declined call: %v %+v", err, res)
 		}
 		if n := len(alpha.Forwarded()); n != 0 {
@@ -223,7 +223,7 @@ func TestBackendRoundTripWithClient(t *testing.T) {
 	gw := startTestGateway(t, func(c *Config) { c.MRTR.Keys = testKeys }, alpha)
 	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithElicitation(mcptest.Accept(map[string]any{"name": "Grace"})))
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__ask_name", Arguments: map[string]any{}})
-	if err != nil || !strings.Contains(text(t, res), "Grace") {
+	if err != nil || !strings.Contains(mcptest.ResultText(res), "Grace") {
 		t.Fatalf("ask_name: %v %+v", err, res)
 	}
 }

@@ -15,6 +15,7 @@
 // peers and show what the go-sdk v1.8.0 client and server put on the wire.
 //
 // It also holds the small helpers the repository's tests share, so that each is written once: a
-// manual [Clock], a goroutine-safe [LogBuffer], [JWTClaims] to read a token's payload, and
-// [Server.RequestsOf] for the requests of one method a backend received.
+// manual [Clock], a goroutine-safe [LogBuffer], [JWTClaims] to read a token's payload,
+// [ResultText] for the text of a tool result, and [Server.RequestsOf] for the requests of one
+// method a backend received.
 package mcptest

@@ -73,3 +73,15 @@ func TestRequestsOf(t *testing.T) {
 		}
 	}
 }
+
+func TestResultText(t *testing.T) {
+	res := &mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.TextContent{Text: "a"}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte{1}}, &mcp.TextContent{Text: "b"},
+	}}
+	if got := ResultText(res); got != "ab" {
+		t.Fatalf("ResultText = %q, want %q", got, "ab")
+	}
+	if got := ResultText(&mcp.CallToolResult{}); got != "" {
+		t.Fatalf("ResultText of no content = %q", got)
+	}
+}
