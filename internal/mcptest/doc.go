@@ -16,6 +16,6 @@
 //
 // It also holds the small helpers the repository's tests share, so that each is written once: a
 // manual [Clock], a goroutine-safe [LogBuffer], [JWTClaims] to read a token's payload,
-// [ResultText] for the text of a tool result, and [Server.RequestsOf] for the requests of one
-// method a backend received.
+// [ResultText] for the text of a tool result, [Golden] to compare with (or rewrite) a golden
+// file, and [Server.RequestsOf] for the requests of one method a backend received.
 package mcptest
