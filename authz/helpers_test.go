@@ -3,33 +3,19 @@ package authz
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 const testResource = "https://mcp.example.test/mcp"
 
-// testClock is a manual clock shared by the issuer and the authenticator.
-// It is lock-free so that parallel benchmarks measure the authenticator's
-// contention, not the clock's.
-type testClock struct {
-	ns atomic.Int64 // Unix nanoseconds
-}
+// newClock returns the manual clock shared by the issuer and the authenticator.
+func newClock() *mcptest.Clock { return mcptest.NewClock(time.Unix(1_900_000_000, 0)) }
 
-func newClock() *testClock {
-	c := &testClock{}
-	c.ns.Store(time.Unix(1_900_000_000, 0).UnixNano())
-	return c
-}
-
-func (c *testClock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
-
-func (c *testClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
-
-func startIssuer(t testing.TB, clk *testClock) *devissuer.Issuer {
+func startIssuer(t testing.TB, clk *mcptest.Clock) *devissuer.Issuer {
 	t.Helper()
 	iss, err := devissuer.New(devissuer.Options{Audience: testResource, Now: clk.Now})
 	if err != nil {
@@ -39,7 +25,7 @@ func startIssuer(t testing.TB, clk *testClock) *devissuer.Issuer {
 	return iss
 }
 
-func newAuth(t testing.TB, cfg Config, clk *testClock) *Authenticator {
+func newAuth(t testing.TB, cfg Config, clk *mcptest.Clock) *Authenticator {
 	t.Helper()
 	a, err := NewAuthenticator(cfg, Options{ResourceURI: testResource, Now: clk.Now})
 	if err != nil {

@@ -9,31 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/mcp-gateway/gateway/internal/seal"
 )
-
-// testClock is an injectable clock the tests move by hand.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // memReplays is a minimal in-memory Replays with expiry on the test clock.
 type memReplays struct {
 	mu    sync.Mutex
-	clock *testClock
+	clock *mcptest.Clock
 	seen  map[string]time.Time
 	err   error // returned by UseOnce when set
 	keys  []string
@@ -68,14 +51,14 @@ func testSealer(t testing.TB, ids ...string) *seal.Sealer {
 }
 
 type fixture struct {
-	clock   *testClock
+	clock   *mcptest.Clock
 	replays *memReplays
 	codec   *Codec
 }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	clock := &testClock{now: time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC)}
+	clock := mcptest.NewClock(time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC))
 	replays := &memReplays{clock: clock, seen: map[string]time.Time{}}
 	codec, err := New(testSealer(t, "k1"), Config{}, replays, clock.Now)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/mcp-gateway/gateway/internal/seal"
 )
 
@@ -14,7 +15,7 @@ import (
 // input_required result; the approved retry is opened, consumed once, and
 // its params are stripped of the MRTR fields before forwarding.
 func Example() {
-	clock := &testClock{now: time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC)}
+	clock := mcptest.NewClock(time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC))
 	ring, _ := seal.New(seal.Config{Keys: []seal.Key{{ID: "k1", Secret: bytes.Repeat([]byte{1}, seal.MinSecretBytes)}}})
 	codec, _ := New(ring.Sealer(seal.PurposeRequestState), Config{}, &memReplays{clock: clock, seen: map[string]time.Time{}}, clock.Now)
 

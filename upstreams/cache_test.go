@@ -24,17 +24,6 @@ func (c *cacheCounter) hook(hit bool) {
 	}
 }
 
-// countRequests counts the requests with the given Mcp-Method a go-sdk backend received.
-func countRequests(s *mcptest.Server, method string) int {
-	n := 0
-	for _, ex := range s.Requests() {
-		if ex.Header.Get("Mcp-Method") == method {
-			n++
-		}
-	}
-	return n
-}
-
 // listAs lists tools as the caller identified by key and decodes the result.
 func listAs(t *testing.T, r *Registry, key string) map[string]any {
 	t.Helper()
@@ -66,7 +55,7 @@ func TestCacheHonoursTTL(t *testing.T) {
 	for i, st := range steps {
 		clock.Advance(st.advance)
 		res := listAs(t, r, "")
-		if got := countRequests(backend, MethodToolsList); got != st.requests || res["ttlMs"] != st.ttlMs || res["cacheScope"] != "public" {
+		if got := len(backend.RequestsOf(MethodToolsList)); got != st.requests || res["ttlMs"] != st.ttlMs || res["cacheScope"] != "public" {
 			t.Fatalf("step %d: %d backend requests, ttlMs %v scope %v; want %d, %v, public", i, got, res["ttlMs"], res["cacheScope"], st.requests, st.ttlMs)
 		}
 	}
@@ -91,7 +80,7 @@ func TestCacheZeroTTLAndDisabled(t *testing.T) {
 			for range 3 {
 				listAs(t, r, "")
 			}
-			if got := countRequests(backend, MethodToolsList); got != 3 {
+			if got := len(backend.RequestsOf(MethodToolsList)); got != 3 {
 				t.Fatalf("%d backend requests for 3 lists, want 3", got)
 			}
 		})
@@ -235,9 +224,9 @@ func TestCacheMergedHints(t *testing.T) {
 	}
 	clock.Advance(25 * time.Second)
 	res = listAs(t, r, "iss#alice") // both from the cache: 25s left for pub, priv expired
-	if res["ttlMs"] != float64(25000) || countRequests(pub, MethodToolsList) != 1 || countRequests(priv, MethodToolsList) != 3 {
+	if res["ttlMs"] != float64(25000) || len(pub.RequestsOf(MethodToolsList)) != 1 || len(priv.RequestsOf(MethodToolsList)) != 3 {
 		t.Fatalf("ttlMs %v, pub asked %d, priv asked %d; want 25000, 1, 3", res["ttlMs"],
-			countRequests(pub, MethodToolsList), countRequests(priv, MethodToolsList))
+			len(pub.RequestsOf(MethodToolsList)), len(priv.RequestsOf(MethodToolsList)))
 	}
 }
 

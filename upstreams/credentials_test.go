@@ -2,7 +2,6 @@ package upstreams
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -50,22 +49,7 @@ func (a *authServer) auth(typ, resource string) AuthConfig {
 }
 
 // jwtClaims decodes a JWT's payload without verifying it.
-func jwtClaims(t *testing.T, token string) map[string]any {
-	t.Helper()
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a compact JWT: %d parts", len(parts))
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+var jwtClaims = mcptest.JWTClaims
 
 // whoami calls alpha's whoami tool with a caller token both in the pass-through headers (where
 // a careless integration might leave it) and as the subject, and returns the backend's view.
@@ -188,12 +172,12 @@ func TestClientCredentialsSingleFlightAndOutage(t *testing.T) {
 		t.Fatalf("a failed early refresh must keep the still valid token: %v", err)
 	}
 	clock.Advance(time.Minute) // expired
-	calls := countRequests(backend, MethodToolsCall)
+	calls := len(backend.RequestsOf(MethodToolsCall))
 	_, err := whoami(r, "")
 	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrCredentials) || strings.Contains(err.Error(), "gw-secret") {
 		t.Fatalf("call with the token endpoint down = %v, want ErrUnavailable and ErrCredentials, no secret", err)
 	}
-	if countRequests(backend, MethodToolsCall) != calls {
+	if len(backend.RequestsOf(MethodToolsCall)) != calls {
 		t.Fatal("a call without credentials reached the backend")
 	}
 	if r.CircuitStates()["alpha"] != CircuitClosed || !r.Health()[0].Up {
@@ -260,7 +244,7 @@ func TestTokenExchangeRefused(t *testing.T) {
 			if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrCredentials) {
 				t.Fatalf("err = %v, want ErrUnavailable and ErrCredentials", err)
 			}
-			if countRequests(backend, MethodToolsCall) != 0 {
+			if len(backend.RequestsOf(MethodToolsCall)) != 0 {
 				t.Fatal("a call without an exchanged token reached the backend")
 			}
 		})

@@ -146,12 +146,9 @@ func path(v any, keys ...any) any {
 // lastRequest returns the body of the last request a backend received with the given method.
 func lastRequest(t *testing.T, s *mcptest.Server, method string) mcptest.Exchange {
 	t.Helper()
-	ex := s.Requests()
-	for i := len(ex) - 1; i >= 0; i-- {
-		if ex[i].Header.Get("Mcp-Method") == method {
-			return ex[i]
-		}
+	ex := s.RequestsOf(method)
+	if len(ex) == 0 {
+		t.Fatalf("backend %s received no %s", s.Name(), method)
 	}
-	t.Fatalf("backend %s received no %s", s.Name(), method)
-	return mcptest.Exchange{}
+	return ex[len(ex)-1]
 }

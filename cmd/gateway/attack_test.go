@@ -37,8 +37,7 @@ const attackMaxHeaderBytes = 8 << 10
 const pagedTools = 105
 
 type attackFixture struct {
-	gw       listeners
-	iss      *devissuer.Issuer
+	authGateway
 	ring     *seal.KeyRing // the gateway's own keys, to forge tokens of the wrong purpose
 	backends []*mcptest.Server
 	tok      string // scope tools:use: add, echo (confirmed), readme, greet, gamma's tools
@@ -50,7 +49,7 @@ type attackFixture struct {
 
 func startAttackGateway(t *testing.T) *attackFixture {
 	t.Helper()
-	f := &attackFixture{iss: newIssuer(t)}
+	f := &attackFixture{authGateway: authGateway{iss: newIssuer(t)}}
 	var gammaOpts []mcptest.Option
 	for i := range pagedTools {
 		tool := &mcp.Tool{Name: fmt.Sprintf("t%03d", i), InputSchema: map[string]any{"type": "object"}}
@@ -62,12 +61,10 @@ func startAttackGateway(t *testing.T) *attackFixture {
 	gamma := mcptest.StartServer(t, "gamma", append(gammaOpts, mcptest.WithoutDefaults())...)
 	f.backends = []*mcptest.Server{alpha, beta, gamma}
 	f.gw = startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
+		trustIssuers(c, f.iss)
 		c.Server.MaxHeaderBytes = attackMaxHeaderBytes
 		c.HealthInterval = time.Hour // no background probe may pollute the backends' records
 		c.MRTR.Keys = testKeys
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: f.iss.URL()}}
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: true},
 			{ID: "cheap", Upstream: "alpha", Tools: []string{"add"}, AnyScope: []string{"tools:use"}},
@@ -82,8 +79,8 @@ func startAttackGateway(t *testing.T) *attackFixture {
 		t.Fatal(err)
 	}
 	f.ring = ring
-	f.tok = f.mint(t, devissuer.Claims{"sub": "mallory", "scope": "tools:use"})
-	f.sre = f.mint(t, devissuer.Claims{"sub": "sre", "scope": "tools:use", "groups": []string{"sre"}})
+	f.tok = f.token(t, devissuer.Claims{"sub": "mallory", "scope": "tools:use"})
+	f.sre = f.token(t, devissuer.Claims{"sub": "sre", "scope": "tools:use", "groups": []string{"sre"}})
 	f.waitHealthy(t)
 	f.cursor = f.listCursor(t, f.tok)
 	f.state = f.confirmState(t)
@@ -92,15 +89,6 @@ func startAttackGateway(t *testing.T) *attackFixture {
 		t.Fatalf("approving the state to replay: %+v", r)
 	}
 	return f
-}
-
-func (f *attackFixture) mint(t *testing.T, c devissuer.Claims) string {
-	t.Helper()
-	tok, err := f.iss.Mint(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
 }
 
 // waitHealthy waits until the start-up probe has reached every backend, so that it cannot be
@@ -145,8 +133,6 @@ func (f *attackFixture) confirmState(t *testing.T) string {
 	}
 	return r.Result.RequestState
 }
-
-func (f *attackFixture) url() string { return "http://" + f.gw.MCP + "/mcp" }
 
 func (f *attackFixture) reset() {
 	for _, b := range f.backends {
@@ -333,7 +319,7 @@ func (f *attackFixture) tokenAttacks(t *testing.T) []attack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin := f.mint(t, devissuer.Claims{"scope": "tools:admin"})
+	admin := f.token(t, devissuer.Claims{"scope": "tools:admin"})
 	invalid := `error="invalid_token"`
 	return []attack{
 		{name: "token/foreign key under a known kid", send: f.add(setHdr("Authorization", "Bearer "+foreign)), status: 401, code: -32013, challenge: invalid},

@@ -20,8 +20,7 @@ import (
 const testResource = "https://mcp.test.invalid/mcp"
 
 type authFixture struct {
-	gw          listeners
-	iss         *devissuer.Issuer
+	authGateway
 	alpha, beta *mcptest.Server
 }
 
@@ -40,16 +39,9 @@ func startAuthGateway(t *testing.T) *authFixture {
 // startAuthGatewayWith is startAuthGateway with further changes to the configuration.
 func startAuthGatewayWith(t *testing.T, mutate func(*Config)) *authFixture {
 	t.Helper()
-	iss, err := devissuer.New(devissuer.Options{Audience: testResource})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { iss.Close() })
-	f := &authFixture{iss: iss, alpha: mcptest.StartServer(t, "alpha"), beta: mcptest.StartServer(t, "beta")}
+	f := &authFixture{authGateway: authGateway{iss: newIssuer(t)}, alpha: mcptest.StartServer(t, "alpha"), beta: mcptest.StartServer(t, "beta")}
 	f.gw = startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
+		trustIssuers(c, f.iss)
 		c.Auth.ResourceMetadata.ScopesSupported = []string{"tools:read", "tools:write"}
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "no-fail", Upstream: "*", Tools: []string{"fail"}, Effect: "deny"},
@@ -63,17 +55,6 @@ func startAuthGatewayWith(t *testing.T, mutate func(*Config)) *authFixture {
 	}, f.alpha, f.beta)
 	return f
 }
-
-func (f *authFixture) token(t *testing.T, claims devissuer.Claims) string {
-	t.Helper()
-	tok, err := f.iss.Mint(claims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
-func (f *authFixture) url() string { return "http://" + f.gw.MCP + "/mcp" }
 
 // TestPolicyListsAndCalls: lists show exactly what calls allow, per caller, through the go-sdk
 // client sending a bearer token.
@@ -116,11 +97,7 @@ func TestPolicyListsAndCalls(t *testing.T) {
 // and the backend receives nothing.
 func TestAttackTable(t *testing.T) {
 	f := startAuthGateway(t)
-	other, err := devissuer.New(devissuer.Options{Audience: testResource})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := newIssuer(t)
 	mint := func(fn func() (string, error)) string {
 		tok, err := fn()
 		if err != nil {

@@ -68,6 +68,19 @@ func startStructBackend(t *testing.T, name string, legacy bool) *structBackend {
 	return sb
 }
 
+// startBothEras fronts a 2026-07-28 struct backend "m" and a bridged 2025-11-25 one "l" with a
+// gateway whose health probes are an hour apart, and returns its MCP URL and the backends,
+// modern first.
+func startBothEras(t *testing.T) (string, []*structBackend) {
+	t.Helper()
+	modern, legacy := startStructBackend(t, "m", false), startStructBackend(t, "l", true)
+	gw := startTestGateway(t, func(c *Config) {
+		c.Upstreams = []UpstreamConfig{modern.upstream(), legacy.upstream()}
+		c.HealthInterval = time.Hour
+	})
+	return "http://" + gw.MCP + "/mcp", []*structBackend{modern, legacy}
+}
+
 func (sb *structBackend) upstream() UpstreamConfig {
 	p := "2026-07-28"
 	if sb.legacy {
@@ -200,13 +213,8 @@ const structMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-
 // 400/-32602 and the backend receives no call at all. The benign requests of the same shapes
 // reach the backend, which reads what the gateway checked.
 func TestCaseVariantMembers(t *testing.T) {
-	modern, legacy := startStructBackend(t, "m", false), startStructBackend(t, "l", true)
-	gw := startTestGateway(t, func(c *Config) {
-		c.Upstreams = []UpstreamConfig{modern.upstream(), legacy.upstream()}
-		c.HealthInterval = time.Hour
-	})
-	url := "http://" + gw.MCP + "/mcp"
-	for _, sb := range []*structBackend{modern, legacy} {
+	url, backends := startBothEras(t)
+	for _, sb := range backends {
 		era := "2026"
 		if sb.legacy {
 			era = "legacy"
@@ -259,13 +267,8 @@ func TestCaseVariantMembers(t *testing.T) {
 // backend receives no call, and what the backend receives is the header recomputed from the
 // body it acts on.
 func TestParamHeadersBothEras(t *testing.T) {
-	modern, legacy := startStructBackend(t, "m", false), startStructBackend(t, "l", true)
-	gw := startTestGateway(t, func(c *Config) {
-		c.Upstreams = []UpstreamConfig{modern.upstream(), legacy.upstream()}
-		c.HealthInterval = time.Hour
-	})
-	url := "http://" + gw.MCP + "/mcp"
-	for _, sb := range []*structBackend{modern, legacy} {
+	url, backends := startBothEras(t)
+	for _, sb := range backends {
 		tool := sb.name + "__set_region"
 		call := func(t *testing.T, args string, hdr ...string) (int, string) {
 			t.Helper()

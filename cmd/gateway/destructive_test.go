@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/demo"
-	"github.com/mcp-gateway/gateway/internal/devissuer"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -53,7 +52,7 @@ func TestConfirmDestructiveTools(t *testing.T) {
 	if res := call("notes__delete_note", map[string]any{"id": "1"}); !res.IsError || asked.Load() != 1 {
 		t.Fatalf("declined delete: asked %d, result %+v", asked.Load(), res)
 	}
-	if got := text(t, call("notes__get_note", map[string]any{"id": "1"})); !strings.Contains(got, "keep me") {
+	if got := mcptest.ResultText(call("notes__get_note", map[string]any{"id": "1"})); !strings.Contains(got, "keep me") {
 		t.Fatalf("the declined delete ran: get_note = %q", got)
 	}
 	approve.Store(true)
@@ -72,11 +71,7 @@ func TestConfirmDestructiveTools(t *testing.T) {
 // confirmed as unknown.
 func TestConfirmDestructiveToolsTokenExchange(t *testing.T) {
 	ctx := context.Background()
-	iss, err := devissuer.New(devissuer.Options{Audience: testResource, Clients: map[string]string{"mcp-gateway": "gw-secret"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { iss.Close() })
+	iss := newExchangeIssuer(t)
 	backends, err := demo.Start(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -84,11 +79,9 @@ func TestConfirmDestructiveToolsTokenExchange(t *testing.T) {
 	t.Cleanup(func() { backends.Close() })
 	notes := backends.List()[0]
 	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
+		trustIssuers(c, iss)
 		c.Server.ConfirmDestructiveTools = true
 		c.MRTR.Keys = testKeys
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "*", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
 		u := UpstreamConfig{Name: notes.Name, URL: notes.URL}
 		u.Auth.AuthConfig = upstreams.AuthConfig{Type: upstreams.AuthTokenExchange, TokenURL: iss.TokenURL(),

@@ -63,17 +63,6 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	return names
 }
 
-func text(t *testing.T, res *mcp.CallToolResult) string {
-	t.Helper()
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 // TestEndToEnd drives the gateway with the official go-sdk client (2026-07-28) in front of two
 // go-sdk servers in stateless mode.
 func TestEndToEnd(t *testing.T) {
@@ -108,7 +97,7 @@ func TestEndToEnd(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("CallTool: %v %+v", err, res)
 		}
-		if got := text(t, res); got != "héllo" {
+		if got := mcptest.ResultText(res); got != "héllo" {
 			t.Errorf("echo = %q", got)
 		}
 		if len(alpha.Forwarded()) != 0 {
@@ -192,7 +181,7 @@ func TestBackendDown(t *testing.T) {
 		t.Fatalf("call to the down backend: err = %v, want backend unavailable", err)
 	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "still here"}})
-	if err != nil || text(t, res) != "still here" {
+	if err != nil || mcptest.ResultText(res) != "still here" {
 		t.Fatalf("healthy backend: %v %+v", err, res)
 	}
 	if ready := get(t, "http://"+gw.Admin+"/readyz"); !strings.Contains(ready, `"ready":true`) {

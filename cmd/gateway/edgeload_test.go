@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
-	"github.com/mcp-gateway/gateway/internal/devissuer"
 )
 
 // Hostile clients at the gateway's edge (issue 22): bodies that trickle in, responses nobody
@@ -102,7 +101,7 @@ func (b *edgeBackend) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 type edgeFixture struct {
-	gw       listeners
+	authGateway
 	backend  *edgeBackend
 	healthy  string // the token of the caller who must not suffer
 	attacker string // an authenticated attacker's token
@@ -110,12 +109,9 @@ type edgeFixture struct {
 
 func startEdgeGateway(t *testing.T, mutate func(*Config)) *edgeFixture {
 	t.Helper()
-	iss := newIssuer(t)
-	f := &edgeFixture{backend: startEdgeBackend(t)}
+	f := &edgeFixture{authGateway: authGateway{iss: newIssuer(t)}, backend: startEdgeBackend(t)}
 	f.gw = startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
+		trustIssuers(c, f.iss)
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "edge", Upstream: "edge", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
 		c.HealthInterval = time.Hour
 		c.Upstreams = []UpstreamConfig{{Name: "edge", URL: f.backend.srv.URL + "/mcp", Protocol: "2026-07-28", Timeout: 30 * time.Second}}
@@ -123,17 +119,31 @@ func startEdgeGateway(t *testing.T, mutate func(*Config)) *edgeFixture {
 			mutate(c)
 		}
 	})
-	var err error
-	if f.healthy, err = iss.Mint(devissuer.Claims{"sub": "healthy", "scope": "tools:use"}); err != nil {
-		t.Fatal(err)
-	}
-	if f.attacker, err = iss.Mint(devissuer.Claims{"sub": "attacker", "scope": "tools:use"}); err != nil {
-		t.Fatal(err)
-	}
+	f.healthy, f.attacker = mintFor(t, f.iss, "healthy"), mintFor(t, f.iss, "attacker")
 	return f
 }
 
-func (f *edgeFixture) url() string { return "http://" + f.gw.MCP + "/mcp" }
+// callUnread sends n calls of the edge tool with body as the attacker, each on a raw connection
+// with a small receive buffer that is never read, and waits until the backend's call count
+// reaches n. The connections stay open until the test ends.
+func (f *edgeFixture) callUnread(t *testing.T, n int, tool, body string) {
+	t.Helper()
+	for range n {
+		c, err := net.Dial("tcp", f.gw.MCP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
+			"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"+
+			"Mcp-Method: tools/call\r\nMcp-Name: edge__%s\r\nAuthorization: Bearer %s\r\n"+
+			"Content-Length: %d\r\n\r\n%s", f.gw.MCP, tool, f.attacker, len(body), body)
+	}
+	if !settle(10*time.Second, func() bool { return f.backend.calls.Load() >= int64(n) }) {
+		t.Fatalf("the backend saw %d of %d calls", f.backend.calls.Load(), n)
+	}
+}
 
 func edgeCallBody(tool string) string {
 	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + testMeta + `,"name":"edge__` + tool + `","arguments":{}}}`
@@ -439,28 +449,7 @@ func TestUnreadResponsesAreCut(t *testing.T) {
 	baseGoroutines, baseHeap := runtime.NumGoroutine(), liveHeap()
 	stopLoad := make(chan struct{})
 	load := f.healthyLoad(stopLoad)
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	body := edgeCallBody("big")
-	for range readers {
-		c, err := net.Dial("tcp", f.gw.MCP)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
-		conns = append(conns, c)
-		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
-			"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"+
-			"Mcp-Method: tools/call\r\nMcp-Name: edge__big\r\nAuthorization: Bearer %s\r\n"+
-			"Content-Length: %d\r\n\r\n%s", f.gw.MCP, f.attacker, len(body), body)
-	}
-	if !settle(10*time.Second, func() bool { return f.backend.calls.Load() >= readers }) {
-		t.Fatalf("the backend saw %d of %d calls", f.backend.calls.Load(), readers)
-	}
+	f.callUnread(t, readers, "big", edgeCallBody("big"))
 	// The clients read nothing and keep their connections open. Within the deadlines every
 	// handler lets go: goroutines and live heap return to the baseline.
 	cut := settle(15*time.Second, func() bool {
@@ -569,27 +558,7 @@ func TestUnreadStreamIsCut(t *testing.T) {
 		c.Upstreams[0].Timeout = time.Minute // longer than the test: only the deadline can end it
 	})
 	body := strings.Replace(edgeCallBody("stream"), `clientCapabilities":{}}`, `clientCapabilities":{},"progressToken":"p"}`, 1)
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for range readers {
-		c, err := net.Dial("tcp", f.gw.MCP)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
-		conns = append(conns, c)
-		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
-			"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"+
-			"Mcp-Method: tools/call\r\nMcp-Name: edge__stream\r\nAuthorization: Bearer %s\r\n"+
-			"Content-Length: %d\r\n\r\n%s", f.gw.MCP, f.attacker, len(body), body)
-	}
-	if !settle(10*time.Second, func() bool { return f.backend.calls.Load() >= readers }) {
-		t.Fatalf("the backend saw %d of %d calls", f.backend.calls.Load(), readers)
-	}
+	f.callUnread(t, readers, "stream", body)
 	cut := settle(20*time.Second, func() bool {
 		return scrapeValue(t, f.gw.Admin, "mcp_gateway_client_write_timeouts_total") >= readers && f.backend.streams.Load() == 0
 	})

@@ -74,7 +74,7 @@ func TestHTTPSCertificateRotation(t *testing.T) {
 	t.Run("go-sdk client calls a tool over HTTPS", func(t *testing.T) {
 		cs := mcptest.Connect(t, url, mcptest.WithRoundTripper(httpsTransport(t, pool, true)))
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "över TLS"}})
-		if err != nil || res.IsError || text(t, res) != "över TLS" {
+		if err != nil || res.IsError || mcptest.ResultText(res) != "över TLS" {
 			t.Fatalf("CallTool: %v %+v", err, res)
 		}
 	})

@@ -20,21 +20,10 @@ import (
 // issuer carrying the claims a corporate rule asks for ("groups": ["admins"]) neither lists nor
 // calls what that rule grants; it gets exactly what the rule bound to its own issuer grants.
 func TestPolicyIssuerBinding(t *testing.T) {
-	corp, err := devissuer.New(devissuer.Options{Audience: testResource})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { corp.Close() })
-	partner, err := devissuer.New(devissuer.Options{Audience: testResource})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { partner.Close() })
+	corp, partner := newIssuer(t), newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
 	gw := startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: corp.URL()}, {Issuer: partner.URL()}}
+		trustIssuers(c, corp, partner)
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "corp-admins", Upstream: "alpha", Tools: []string{"*"}, Claims: map[string][]string{"groups": {"admins"}}, Issuers: []string{corp.URL()}},
 			{ID: "partner-echo", Upstream: "alpha", Tools: []string{"echo"}, Issuers: []string{partner.URL()}},
@@ -42,15 +31,11 @@ func TestPolicyIssuerBinding(t *testing.T) {
 	}, alpha)
 	url := "http://" + gw.MCP + "/mcp"
 	ctx := context.Background()
-	mintFor := func(iss *devissuer.Issuer) string {
-		tok, err := iss.Mint(devissuer.Claims{"sub": "same-subject", "groups": []string{"admins"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
+	adminOf := func(iss *devissuer.Issuer) string {
+		return mint(t, iss, devissuer.Claims{"sub": "same-subject", "groups": []string{"admins"}})
 	}
 
-	cs := mcptest.Connect(t, url, mcptest.WithBearer(mintFor(partner)))
+	cs := mcptest.Connect(t, url, mcptest.WithBearer(adminOf(partner)))
 	if got := toolNames(t, cs); !slices.Equal(got, []string{"alpha__echo"}) {
 		t.Fatalf("partner lists %v, want only alpha__echo", got)
 	}
@@ -62,7 +47,7 @@ func TestPolicyIssuerBinding(t *testing.T) {
 		t.Fatalf("backend received %d requests for the partner's refused call", n)
 	}
 
-	cs = mcptest.Connect(t, url, mcptest.WithBearer(mintFor(corp)))
+	cs = mcptest.Connect(t, url, mcptest.WithBearer(adminOf(corp)))
 	if got := toolNames(t, cs); !slices.Contains(got, "alpha__add") || !slices.Contains(got, "alpha__echo") {
 		t.Fatalf("corporate admin lists %v", got)
 	}

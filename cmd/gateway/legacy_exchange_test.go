@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/authz"
-	"github.com/mcp-gateway/gateway/internal/devissuer"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -20,17 +18,11 @@ import (
 // a session of its own, never as the gateway.
 func TestLegacyTokenExchangeCallers(t *testing.T) {
 	ctx := context.Background()
-	iss, err := devissuer.New(devissuer.Options{Audience: testResource, Clients: map[string]string{"mcp-gateway": "gw-secret"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { iss.Close() })
+	iss := newExchangeIssuer(t)
 	legacy := mcptest.StartLegacyServer(t, "old")
 	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
+		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "*", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
 		u := UpstreamConfig{Name: "old", URL: legacy.URL()}
 		u.Auth.AuthConfig = upstreams.AuthConfig{Type: upstreams.AuthTokenExchange, TokenURL: iss.TokenURL(),
@@ -98,19 +90,9 @@ func lastCall(t *testing.T, s *mcptest.Server) mcptest.Exchange {
 func subOf(t *testing.T, ex mcptest.Exchange) string {
 	t.Helper()
 	tok, _ := strings.CutPrefix(ex.Header.Get("Authorization"), "Bearer ")
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
+	if strings.Count(tok, ".") != 2 {
 		return ""
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c struct {
-		Sub string `json:"sub"`
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c.Sub
+	sub, _ := mcptest.JWTClaims(t, tok)["sub"].(string)
+	return sub
 }

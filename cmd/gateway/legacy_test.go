@@ -31,7 +31,7 @@ func TestLegacyAndModernBackends(t *testing.T) {
 	}
 	for _, name := range []string{"old__echo", "new__echo"} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "hi " + name}})
-		if err != nil || res.IsError || text(t, res) != "hi "+name {
+		if err != nil || res.IsError || mcptest.ResultText(res) != "hi "+name {
 			t.Fatalf("%s: %v %+v", name, err, res)
 		}
 	}

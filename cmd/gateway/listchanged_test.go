@@ -61,7 +61,7 @@ func TestListChangedReachesEveryReplica(t *testing.T) {
 			t.Fatalf("fresh listed before it exists: %v", names)
 		}
 	}
-	if n := requestCount(alpha, "tools/list"); n != 2 {
+	if n := len(alpha.RequestsOf("tools/list")); n != 2 {
 		t.Fatalf("%d backend lists, want 2: one per replica, then their caches", n)
 	}
 
@@ -74,9 +74,8 @@ func TestListChangedReachesEveryReplica(t *testing.T) {
 	// The gateway acknowledges before the backend has (the spec's guidance for gateways), so
 	// the backend's own acknowledgement says when a change will reach the stream.
 	mcptest.WaitFor(t, "the backend acknowledges the listen", func() bool {
-		for _, ex := range alpha.Requests() {
-			if ex.Header.Get("Mcp-Method") == "subscriptions/listen" &&
-				bytes.Contains(ex.ResponseBody, []byte("notifications/subscriptions/acknowledged")) {
+		for _, ex := range alpha.RequestsOf("subscriptions/listen") {
+			if bytes.Contains(ex.ResponseBody, []byte("notifications/subscriptions/acknowledged")) {
 				return true
 			}
 		}

@@ -14,24 +14,15 @@ import (
 // TestListenFollowsPolicy: through the gateway binary with a real issuer, a caller's listen is
 // acknowledged, and sent to the backend, only for the resources its policy lets it read.
 func TestListenFollowsPolicy(t *testing.T) {
-	iss, err := devissuer.New(devissuer.Options{Audience: testResource})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { iss.Close() })
+	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha", mcptest.WithSubscriptions())
 	gw := startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
+		trustIssuers(c, iss)
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "readme", Upstream: "alpha", Resources: []string{mcptest.ResourceReadme}, AnyScope: []string{"docs:read"}},
 		}
 	}, alpha)
-	tok, err := iss.Mint(devissuer.Claims{"sub": "alice", "scope": "docs:read"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mint(t, iss, devissuer.Claims{"sub": "alice", "scope": "docs:read"})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -51,10 +42,8 @@ func TestListenFollowsPolicy(t *testing.T) {
 	}
 	var sent string
 	mcptest.WaitFor(t, "the backend gets the listen", func() bool {
-		for _, ex := range alpha.Requests() {
-			if ex.Header.Get("Mcp-Method") == "subscriptions/listen" {
-				sent = string(ex.Body)
-			}
+		if l := alpha.RequestsOf("subscriptions/listen"); len(l) > 0 {
+			sent = string(l[len(l)-1].Body)
 		}
 		return sent != ""
 	})

@@ -58,28 +58,18 @@ func subscribeEveryListen(s *mcptest.Server, extra []string) <-chan struct{} {
 // and a policy that lets docs:read callers read every alpha resource but mem://hr/*.
 func listenGateway(t *testing.T, alpha *mcptest.Server) (listeners, string) {
 	t.Helper()
-	iss, err := devissuer.New(devissuer.Options{Audience: testResource})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { iss.Close() })
+	iss := newIssuer(t)
 	gw := startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
+		trustIssuers(c, iss)
 		// These tests are about what a listen relays and queues; a client that stalls is cut
 		// by the write deadline only after this (edgeload_test.go tests that deadline).
 		c.Server.WriteTimeout = 5 * time.Minute
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "no-hr", Upstream: "alpha", Resources: []string{"mem://hr/*"}, Effect: authz.EffectDeny},
 			{ID: "docs", Upstream: "alpha", Resources: []string{"*"}, Tools: []string{"*"}, AnyScope: []string{"docs:read"}},
 		}
 	}, alpha)
-	tok, err := iss.Mint(devissuer.Claims{"sub": "alice", "scope": "docs:read"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return gw, tok
+	return gw, mint(t, iss, devissuer.Claims{"sub": "alice", "scope": "docs:read"})
 }
 
 // droppedCount reads mcp_gateway_listen_notifications_dropped_total{cause} from the admin

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -25,28 +24,10 @@ const (
 	logsMRTRSecret    = "mrtr-key-SECRET-0123456789-abcdefghijkl"
 )
 
-// logBuffer is a goroutine-safe sink for the gateway's log output.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startLoggedGateway is startTestGateway with the log kept: JSON at debug level, so every line
 // any level could write is searched. stop ends the gateway and waits for serve to return, after
 // which every access line has been written.
-func startLoggedGateway(t *testing.T, mutate func(*Config), backends ...*mcptest.Server) (gw listeners, logs *logBuffer, stop func()) {
+func startLoggedGateway(t *testing.T, mutate func(*Config), backends ...*mcptest.Server) (gw listeners, logs *mcptest.LogBuffer, stop func()) {
 	t.Helper()
 	cfg := &Config{Log: LogConfig{Level: "debug", Format: "json"}}
 	cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
@@ -59,7 +40,7 @@ func startLoggedGateway(t *testing.T, mutate func(*Config), backends ...*mcptest
 	if err := cfg.validate(); err != nil {
 		t.Fatal(err)
 	}
-	logs = &logBuffer{}
+	logs = &mcptest.LogBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan listeners, 1)
 	done := make(chan error, 1)
@@ -89,7 +70,7 @@ func startLoggedGateway(t *testing.T, mutate func(*Config), backends ...*mcptest
 //	admin:        whoami    needs tools:admin (step-up for tools:use callers)
 //	rest:         add, fail, ask_name need tools:use
 //	(slow has no rule: hidden)
-func startLogsGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Server) (listeners, *logBuffer, func()) {
+func startLogsGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Server) (listeners, *mcptest.LogBuffer, func()) {
 	t.Helper()
 	return startLoggedGateway(t, func(c *Config) {
 		c.Server.PublicURL = testResource
@@ -163,14 +144,14 @@ func logsTraffic(t *testing.T, gw listeners, alice string, bad []string) {
 	confirm := mcptest.Connect(t, url, mcptest.WithBearer(alice), mcptest.WithElicitation(mcptest.Accept(map[string]any{"approve": true})))
 	toolNames(t, confirm)
 	res, err := confirm.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": logsArgSecret}})
-	if err != nil || text(t, res) != logsArgSecret {
+	if err != nil || mcptest.ResultText(res) != logsArgSecret {
 		t.Fatalf("confirmed echo: %v %+v", err, res)
 	}
 	if res, err = confirm.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__fail"}); err != nil || !res.IsError {
 		t.Fatalf("fail tool: %v %+v", err, res)
 	}
 	named := mcptest.Connect(t, url, mcptest.WithBearer(alice), mcptest.WithElicitation(mcptest.Accept(map[string]any{"name": logsArgSecret})))
-	if res, err = named.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__ask_name"}); err != nil || !strings.Contains(text(t, res), logsArgSecret) {
+	if res, err = named.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__ask_name"}); err != nil || !strings.Contains(mcptest.ResultText(res), logsArgSecret) {
 		t.Fatalf("backend round trip: %v %+v", err, res)
 	}
 	args := `{"text":"` + logsArgSecret + `"}`
@@ -283,12 +264,7 @@ func TestTracePropagation(t *testing.T) {
 				t.Fatalf("call: %d %s", status, body)
 			}
 			// The gateway also polls backends in the background; look at the call only.
-			var reqs []mcptest.Exchange
-			for _, r := range alpha.Requests() {
-				if r.Header.Get("Mcp-Method") == "tools/call" {
-					reqs = append(reqs, r)
-				}
-			}
+			reqs := alpha.RequestsOf("tools/call")
 			if len(reqs) != 1 {
 				t.Fatalf("backend received %d tools/call requests", len(reqs))
 			}

@@ -20,34 +20,13 @@ var testKeys = []KeyConfig{{ID: "k1", Secret: Secret{Value: "a-test-only-secret-
 func confirmGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Server) listeners {
 	t.Helper()
 	return startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
+		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: true},
 			{ID: "rest", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
 		}
 	}, alpha)
-}
-
-func newIssuer(t *testing.T) *devissuer.Issuer {
-	t.Helper()
-	iss, err := devissuer.New(devissuer.Options{Audience: testResource})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { iss.Close() })
-	return iss
-}
-
-func mintFor(t *testing.T, iss *devissuer.Issuer, sub string) string {
-	t.Helper()
-	tok, err := iss.Mint(devissuer.Claims{"sub": sub, "scope": "tools:use"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
 }
 
 // TestConfirmation: the go-sdk client answers the gateway's input_required confirmation; only an
@@ -70,7 +49,7 @@ func TestConfirmation(t *testing.T) {
 			}))
 		alpha.Reset()
 		res, err := cs.CallTool(ctx, call)
-		if err != nil || res.IsError || text(t, res) != "rm -rf" {
+		if err != nil || res.IsError || mcptest.ResultText(res) != "rm -rf" {
 			t.Fatalf("approved call: %v %+v", err, res)
 		}
 		if !strings.Contains(asked, "alpha__echo") {
@@ -84,7 +63,7 @@ func TestConfirmation(t *testing.T) {
 		cs := mcptest.Connect(t, url, mcptest.WithBearer(tok), mcptest.WithElicitation(mcptest.Decline()))
 		alpha.Reset()
 		res, err := cs.CallTool(ctx, call)
-		if err != nil || !res.IsError || !strings.Contains(text(t, res), "did not approve") {
+		if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "did not approve") {
 			t.Fatalf("declined call: %v %+v", err, res)
 		}
 		if n := len(alpha.Forwarded()); n != 0 {
@@ -244,7 +223,7 @@ func TestBackendRoundTripWithClient(t *testing.T) {
 	gw := startTestGateway(t, func(c *Config) { c.MRTR.Keys = testKeys }, alpha)
 	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithElicitation(mcptest.Accept(map[string]any{"name": "Grace"})))
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__ask_name", Arguments: map[string]any{}})
-	if err != nil || !strings.Contains(text(t, res), "Grace") {
+	if err != nil || !strings.Contains(mcptest.ResultText(res), "Grace") {
 		t.Fatalf("ask_name: %v %+v", err, res)
 	}
 }
@@ -255,9 +234,7 @@ func TestRateLimit(t *testing.T) {
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
 	gw := startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
+		trustIssuers(c, iss)
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "limited", Upstream: "alpha", Tools: []string{"add"}, AnyScope: []string{"tools:use"}, RateLimit: "2/m"},
 		}
@@ -286,19 +263,4 @@ func TestRateLimit(t *testing.T) {
 	if status, _, body := h(bob); status != 200 {
 		t.Fatalf("bob shares alice's bucket: %d %s", status, body)
 	}
-}
-
-// toolCalls counts the tools/call requests a backend received (health probes and discovery are
-// other traffic).
-func toolCalls(s *mcptest.Server) int { return requestCount(s, "tools/call") }
-
-// requestCount counts the requests with the given Mcp-Method a backend received.
-func requestCount(s *mcptest.Server, method string) int {
-	n := 0
-	for _, r := range s.Requests() {
-		if r.Header.Get("Mcp-Method") == method {
-			n++
-		}
-	}
-	return n
 }

@@ -22,20 +22,7 @@ var updatePins = flag.Bool("update-pins", false, "rewrite testdata/pins/*.golden
 
 func pinsGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "pins", name)
-	if *updatePins {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update-pins to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (review, then run with -update-pins):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	mcptest.Golden(t, filepath.Join("testdata", "pins", name), got, *updatePins, "-update-pins")
 }
 
 func noopTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -54,7 +54,7 @@ func TestRealOpenIDProvider(t *testing.T) {
 		}
 		alpha.Reset()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "from zitadel"}})
-		if err != nil || res.IsError || text(t, res) != "from zitadel" {
+		if err != nil || res.IsError || mcptest.ResultText(res) != "from zitadel" {
 			t.Fatalf("CallTool: %v %+v", err, res)
 		}
 		fwd := alpha.Forwarded()

@@ -188,11 +188,9 @@ func startResourceGateway(t *testing.T) *resFixture {
 	iss := newIssuer(t)
 	f := &resFixture{fs: startFSBackend(t)}
 	f.gw = startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
+		trustIssuers(c, iss)
 		c.HealthInterval = time.Hour
 		c.Admin.Explain.Enabled = true // on the loopback admin listener: no secret needed
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Upstreams = append(c.Upstreams, UpstreamConfig{Name: "fs", URL: f.fs.srv.URL + "/mcp",
 			Protocol: "2026-07-28", Timeout: 5 * time.Second})
 		c.Auth.Policy.Rules = []authz.RuleConfig{
@@ -200,11 +198,7 @@ func startResourceGateway(t *testing.T) *resFixture {
 			{ID: "public", Upstream: "fs", Resources: []string{"file:///public/**"}, Tools: []string{"cat"}, Prompts: []string{"p"}},
 		}
 	})
-	tok, err := iss.Mint(devissuer.Claims{"sub": "mallory"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.tok = tok
+	f.tok = mint(t, iss, devissuer.Claims{"sub": "mallory"})
 	return f
 }
 
@@ -459,22 +453,16 @@ func TestResourceURILegacy(t *testing.T) {
 		}))
 	iss := newIssuer(t)
 	gw := startTestGateway(t, func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
+		trustIssuers(c, iss)
 		c.HealthInterval = time.Hour
 		c.Admin.Explain.Enabled = true // on the loopback admin listener: no secret needed
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Upstreams[0].Protocol = "2025-11-25"
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "no-secret", Upstream: "lfs", Resources: []string{"file:///secret/*"}, Effect: authz.EffectDeny},
 			{ID: "public", Upstream: "lfs", Resources: []string{"file:///public/**"}},
 		}
 	}, lfs)
-	tok, err := iss.Mint(devissuer.Claims{"sub": "mallory"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &resFixture{gw: gw, tok: tok}
+	f := &resFixture{gw: gw, tok: mint(t, iss, devissuer.Claims{"sub": "mallory"})}
 	hiddenStatus, hidden := f.read(t, "lfs+file:///secret/key")
 	for _, tt := range []struct{ uri, want string }{
 		{"lfs+file:///public/x/../a.txt", "file:///public/a.txt"},

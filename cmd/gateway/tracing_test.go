@@ -73,12 +73,7 @@ func TestTracingExport(t *testing.T) {
 // checkBackendParent: the backend's one tools/call carried want as Traceparent and in _meta.
 func checkBackendParent(t *testing.T, backend *mcptest.Server, want string) {
 	t.Helper()
-	var calls []mcptest.Exchange
-	for _, r := range backend.Requests() {
-		if r.Header.Get("Mcp-Method") == "tools/call" {
-			calls = append(calls, r)
-		}
-	}
+	calls := backend.RequestsOf("tools/call")
 	if len(calls) != 1 {
 		t.Fatalf("backend received %d tools/call requests", len(calls))
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/certreload/certtest"
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 func TestNewRejectsBadPairs(t *testing.T) {
@@ -178,8 +179,8 @@ func TestRunFollowsTheFiles(t *testing.T) {
 	ca := certtest.NewCA(t)
 	v1 := ca.Issue(t, certtest.Leaf{CommonName: "v1"})
 	m := certtest.NewMount(t, t.TempDir(), v1)
-	var logs logBuffer
-	r, err := New(m.CertFile(), m.KeyFile(), WithInterval(10*time.Millisecond), WithLogger(logs.logger()))
+	var logs mcptest.LogBuffer
+	r, err := New(m.CertFile(), m.KeyFile(), WithInterval(10*time.Millisecond), WithLogger(debugLogger(&logs)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,8 +212,8 @@ func TestRunFollowsTheFiles(t *testing.T) {
 // every interval; one warning is enough, and a different problem is news.
 func TestCheckLogsARejectedPairOnce(t *testing.T) {
 	f := newFixture(t)
-	var logs logBuffer
-	r, err := New(f.certFile, f.keyFile, WithLogger(logs.logger()))
+	var logs mcptest.LogBuffer
+	r, err := New(f.certFile, f.keyFile, WithLogger(debugLogger(&logs)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,23 +53,13 @@ func runCalls(t *testing.T, cs *mcp.ClientSession, calls []call) {
 				t.Fatal(err)
 			}
 			if res.IsError != c.isError {
-				t.Fatalf("isError = %t, want %t (%s)", res.IsError, c.isError, text(res))
+				t.Fatalf("isError = %t, want %t (%s)", res.IsError, c.isError, mcptest.ResultText(res))
 			}
-			if got := text(res); !strings.Contains(got, c.want) {
+			if got := mcptest.ResultText(res); !strings.Contains(got, c.want) {
 				t.Errorf("text = %q, want it to contain %q", got, c.want)
 			}
 		})
 	}
-}
-
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 func TestStartListensOnLoopback(t *testing.T) {

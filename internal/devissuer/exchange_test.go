@@ -1,13 +1,14 @@
 package devissuer
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 // postToken sends a form to the token endpoint with client_secret_basic and decodes the answer.
@@ -29,24 +30,6 @@ func postToken(t *testing.T, iss *Issuer, id, secret string, form url.Values) (i
 		t.Fatalf("decoding the token response: %v", err)
 	}
 	return resp.StatusCode, body
-}
-
-// claimsOf decodes a JWT's payload without verifying it (verify does that separately).
-func claimsOf(t *testing.T, token string) map[string]any {
-	t.Helper()
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a compact JWT")
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 func exchangeForm(subject string, mod func(url.Values)) url.Values {
@@ -80,7 +63,7 @@ func TestTokenExchange(t *testing.T) {
 	if err := verify(t, fetchKeys(t, iss), tok); err != nil {
 		t.Fatalf("the exchanged token does not verify: %v", err)
 	}
-	c := claimsOf(t, tok)
+	c := mcptest.JWTClaims(t, tok) // unverified: verify checks the signature separately
 	act, _ := c["act"].(map[string]any)
 	if c["sub"] != "alice" || c["aud"] != "https://backend.example/mcp" || c["scope"] != "files:read" || act["sub"] != "gateway" {
 		t.Fatalf("exchanged claims = %v", c)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -48,20 +47,7 @@ func TestCapture(t *testing.T) {
 				exchanges = slices.DeleteFunc(exchanges, func(ex Exchange) bool { return !c.keep(ex) })
 			}
 			got := render(c.title, exchanges)
-			path := filepath.Join("testdata", c.name+".txt")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestCapture -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the live exchange (go test -run TestCapture -update to accept):\n%s", path, got)
-			}
+			Golden(t, filepath.Join("testdata", c.name+".txt"), got, *update, "go test -run TestCapture -update")
 		})
 	}
 }

@@ -13,4 +13,9 @@
 // a completion handler are described in the README-style comments on
 // [StartServer]. The exchanges in testdata/*.txt were captured from these
 // peers and show what the go-sdk v1.8.0 client and server put on the wire.
+//
+// It also holds the small helpers the repository's tests share, so that each is written once: a
+// manual [Clock], a goroutine-safe [LogBuffer], [JWTClaims] to read a token's payload,
+// [ResultText] for the text of a tool result, [Golden] to compare with (or rewrite) a golden
+// file, and [Server.RequestsOf] for the requests of one method a backend received.
 package mcptest

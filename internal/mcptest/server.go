@@ -287,6 +287,18 @@ func (s *Server) Forwarded() []Exchange {
 	return out
 }
 
+// RequestsOf returns the recorded exchanges whose Mcp-Method header is method, oldest first: the
+// requests of one kind, without the probes and discovery a gateway sends on its own.
+func (s *Server) RequestsOf(method string) []Exchange {
+	var out []Exchange
+	for _, e := range s.rec.all() {
+		if e.Header.Get("Mcp-Method") == method {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // Reset forgets the recorded exchanges.
 func (s *Server) Reset() { s.rec.reset() }
 

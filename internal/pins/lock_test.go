@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/lock from the current output")
@@ -52,20 +54,7 @@ func lockFromLists(t *testing.T, path string) *Lock {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "lock", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (run with -update after reviewing):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	mcptest.Golden(t, filepath.Join("testdata", "lock", name), got, *update, "-update")
 }
 
 func TestLockGolden(t *testing.T) {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
-func newMemoryHarness(t *testing.T, opts MemoryOptions) (harness, *Memory, *fakeClock) {
+func newMemoryHarness(t *testing.T, opts MemoryOptions) (harness, *Memory, *mcptest.Clock) {
 	t.Helper()
 	clock := newFakeClock()
 	opts.Now = clock.Now
