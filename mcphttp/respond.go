@@ -223,7 +223,7 @@ func (x *exchange) sendFinal(p *outMsg, status int) error {
 func (s *Server) finalMessage(x *exchange, st *upstreams.Stream, msg []byte) (*outMsg, error) {
 	result := st.FinalResult()
 	if result == nil {
-		x.outcome = outcomeUpstreamError
+		x.outcome = outcomeBackendError
 		p := &outMsg{}
 		p.add(msg)
 		return p, nil
