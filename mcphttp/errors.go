@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
-	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/internal/outcome"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -28,19 +28,20 @@ func (e *Error) Error() string {
 	return http.StatusText(e.Status)
 }
 
-// Outcome labels come from the metrics package's closed set, so the access log and the
+// Outcome labels come from the gateway's one outcome set, so the access log, the spans and the
 // metrics agree.
 const (
-	outcomeOK            = metrics.OutcomeOK
-	outcomeClientError   = metrics.OutcomeClientError
-	outcomeDenied        = metrics.OutcomeDenied
-	outcomeUpstreamError = metrics.OutcomeUpstreamError
-	outcomeTimeout       = metrics.OutcomeTimeout
-	outcomeUnavailable   = metrics.OutcomeUnavailable
-	outcomeInternal      = metrics.OutcomeError
-	outcomeCanceled      = metrics.OutcomeCanceled
-	outcomeInputRequired = metrics.OutcomeInputRequired
-	outcomeRateLimited   = metrics.OutcomeRateLimited
+	outcomeOK            = outcome.OK
+	outcomeClientError   = outcome.ClientError
+	outcomeDenied        = outcome.Denied
+	outcomeBackendError  = outcome.BackendError
+	outcomeBadResponse   = outcome.BadResponse
+	outcomeTimeout       = outcome.Timeout
+	outcomeUnavailable   = outcome.Unavailable
+	outcomeInternal      = outcome.GatewayError
+	outcomeCanceled      = outcome.Canceled
+	outcomeInputRequired = outcome.InputRequired
+	outcomeRateLimited   = outcome.RateLimited
 )
 
 // statusForCode is the status table of docs/protocol.md §2.3 for errors the gateway itself raises. Codes
@@ -122,7 +123,7 @@ func mapError(err error) *Error {
 		return e
 	case errors.Is(err, upstreams.ErrBadResponse):
 		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUpstreamUnavailable, "Backend sent an invalid response"))
-		e.Outcome = outcomeUpstreamError
+		e.Outcome = outcomeBadResponse
 		return e
 	case errors.Is(err, context.Canceled):
 		// The client went away; nobody reads this, but the access log records 499 (Caddy's

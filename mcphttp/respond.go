@@ -220,7 +220,7 @@ func (x *request) emitLast(p *outMsg, status int) error {
 func (x *request) reply(st *upstreams.Stream, msg []byte) (*outMsg, error) {
 	result := st.Result()
 	if result == nil {
-		x.out.outcome = outcomeUpstreamError
+		x.out.outcome = outcomeBackendError
 		p := &outMsg{}
 		p.add(msg)
 		return p, nil

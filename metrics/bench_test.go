@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcp-gateway/gateway/internal/outcome"
 )
 
 func benchRecorder(b *testing.B) *Recorder {
@@ -21,7 +23,7 @@ func BenchmarkObserveRequest(b *testing.B) {
 	r := benchRecorder(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		r.ObserveRequest("tools/call", OutcomeOK, 3*time.Millisecond)
+		r.ObserveRequest("tools/call", outcome.OK, 3*time.Millisecond)
 	}
 }
 
@@ -29,7 +31,7 @@ func BenchmarkObserveUpstream(b *testing.B) {
 	r := benchRecorder(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		r.ObserveUpstream("github", "tools/call", OutcomeOK, 3*time.Millisecond)
+		r.ObserveUpstream("github", "tools/call", outcome.OK, 3*time.Millisecond)
 	}
 }
 
@@ -37,7 +39,7 @@ func BenchmarkToolCallKnown(b *testing.B) {
 	r := benchRecorder(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		r.ToolCall("github", "tool_42", OutcomeOK)
+		r.ToolCall("github", "tool_42", outcome.OK)
 	}
 }
 
@@ -45,7 +47,7 @@ func BenchmarkToolCallUnknown(b *testing.B) {
 	r := benchRecorder(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		r.ToolCall("gitlab", "not_a_tool", OutcomeOK)
+		r.ToolCall("gitlab", "not_a_tool", outcome.OK)
 	}
 }
 
@@ -77,9 +79,9 @@ func BenchmarkRequestPathParallel(b *testing.B) {
 		for pb.Next() {
 			done := r.InFlight()
 			r.AuthzDecision(DecisionAllow, "github")
-			r.ObserveUpstream("github", "tools/call", OutcomeOK, 2*time.Millisecond)
-			r.ToolCall("github", "tool_7", OutcomeOK)
-			r.ObserveRequest("tools/call", OutcomeOK, 3*time.Millisecond)
+			r.ObserveUpstream("github", "tools/call", outcome.OK, 2*time.Millisecond)
+			r.ToolCall("github", "tool_7", outcome.OK)
+			r.ObserveRequest("tools/call", outcome.OK, 3*time.Millisecond)
 			done()
 		}
 	})
@@ -89,7 +91,7 @@ func BenchmarkNilRecorder(b *testing.B) {
 	var r *Recorder
 	b.ReportAllocs()
 	for b.Loop() {
-		r.ObserveRequest("tools/call", OutcomeOK, time.Millisecond)
-		r.ToolCall("github", "tool_7", OutcomeOK)
+		r.ObserveRequest("tools/call", outcome.OK, time.Millisecond)
+		r.ToolCall("github", "tool_7", outcome.OK)
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/mcp-gateway/gateway/internal/outcome"
 )
 
 func names(prefix string, n int) []string {
@@ -114,7 +116,7 @@ func TestSetKnownTools(t *testing.T) {
 			r.SetKnownTools("a", tt.tools)
 			r.SetKnownTools("unknown", tt.tools)
 			for _, tool := range tt.call {
-				r.ToolCall("a", tool, OutcomeOK)
+				r.ToolCall("a", tool, outcome.OK)
 			}
 			assertSeries(t, reg, NameToolCalls, tt.want)
 		})
@@ -126,7 +128,7 @@ func TestSetKnownToolsDefaultCap(t *testing.T) {
 	many := names("t", 2*DefaultMaxToolsPerUpstream)
 	r.SetKnownTools("a", many)
 	for _, tool := range many {
-		r.ToolCall("a", tool, OutcomeOK)
+		r.ToolCall("a", tool, outcome.OK)
 	}
 	if got, want := countSeries(t, reg, NameToolCalls), DefaultMaxToolsPerUpstream+1; got != want {
 		t.Errorf("series = %d, want %d", got, want)
@@ -139,17 +141,17 @@ func TestSetKnownToolsDefaultCap(t *testing.T) {
 func TestReplacingToolsDeletesDroppedSeries(t *testing.T) {
 	r, reg := newTestRecorder(t, Options{Upstreams: []string{"a"}})
 	r.SetKnownTools("a", []string{"keep", "drop"})
-	r.ToolCall("a", "keep", OutcomeOK)
-	r.ToolCall("a", "drop", OutcomeOK)
+	r.ToolCall("a", "keep", outcome.OK)
+	r.ToolCall("a", "drop", outcome.OK)
 	u := r.tools.byName["a"]
 	held := (*u.known.Load())["drop"]
 
 	r.SetKnownTools("a", []string{"keep", "new"})
-	r.ToolCall("a", "drop", OutcomeOK)
+	r.ToolCall("a", "drop", outcome.OK)
 	// A call that looked the entry up before the swap must not recreate it.
-	r.tools.resolve(u, held, r.outcomes.of(OutcomeError)).Inc()
-	r.ToolCall("a", "new", OutcomeOK)
-	r.ToolCall("a", "keep", OutcomeOK)
+	r.tools.resolve(u, held, r.outcomes.of(outcome.GatewayError)).Inc()
+	r.ToolCall("a", "new", outcome.OK)
+	r.ToolCall("a", "keep", outcome.OK)
 	assertSeries(t, reg, NameToolCalls, map[string]float64{
 		`{outcome="ok",tool="keep",upstream="a"}`:      2,
 		`{outcome="ok",tool="new",upstream="a"}`:       1,
@@ -168,7 +170,7 @@ func TestConcurrentToolCallsAndSwaps(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			for i := range 2000 {
-				r.ToolCall("a", all[(i+w)%len(all)], OutcomeOK)
+				r.ToolCall("a", all[(i+w)%len(all)], outcome.OK)
 			}
 		})
 	}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/mcp-gateway/gateway/internal/outcome"
 )
 
 // TestExpositionLints serves traffic through a recorder on a real registry
@@ -20,7 +22,7 @@ func TestExpositionLints(t *testing.T) {
 	}
 	touchEverything(r)
 	r.SetKnownTools("github", []string{"create_issue", "search"})
-	r.ToolCall("github", "search", OutcomeToolError)
+	r.ToolCall("github", "search", outcome.BackendError)
 	r.MRTREvent(EventRejected, RejectTampered)
 
 	problems, err := testutil.GatherAndLint(reg)

@@ -1,41 +1,11 @@
 package metrics
 
+import "github.com/mcp-gateway/gateway/internal/outcome"
+
 // Other is the label value every unknown input folds into. Label values are
 // never created from request data, so a caller that passes something outside
 // a closed set is counted here instead of minting a new series.
 const Other = "_other"
-
-// Outcomes of a request, a tool call or an upstream exchange. Each maps to one
-// way the gateway answers; the caller picks the most specific.
-const (
-	// OutcomeOK is a complete result (resultType "complete" or "task").
-	OutcomeOK = "ok"
-	// OutcomeToolError is a tools/call result with isError true: the backend
-	// ran and reported an execution failure in-band (spec §5.2).
-	OutcomeToolError = "tool_error"
-	// OutcomeInputRequired is an MRTR interim result (spec §3).
-	OutcomeInputRequired = "input_required"
-	// OutcomeClientError is a request the gateway rejected as malformed or
-	// unsupported: -32600, -32601, -32602, -32020, -32021, -32022, 405, 413, 415.
-	OutcomeClientError = "client_error"
-	// OutcomeDenied is an authentication or authorization failure (401, 403,
-	// and a call hidden by policy).
-	OutcomeDenied = "denied"
-	// OutcomeRateLimited is a request refused by the rate limiter (429).
-	OutcomeRateLimited = "rate_limited"
-	// OutcomeCanceled is a client that went away before the answer (499).
-	OutcomeCanceled = "canceled"
-	// OutcomeTimeout is a deadline exceeded toward a backend (504).
-	OutcomeTimeout = "timeout"
-	// OutcomeUnavailable is a backend that could not be tried: circuit open,
-	// not ready, connection refused (503/502 before any response).
-	OutcomeUnavailable = "unavailable"
-	// OutcomeUpstreamError is a backend that answered with a JSON-RPC error,
-	// a 5xx or an invalid response (502).
-	OutcomeUpstreamError = "upstream_error"
-	// OutcomeError is a failure inside the gateway itself (-32603, 500).
-	OutcomeError = "error"
-)
 
 // Reasons for an authentication failure (mcp_gateway_auth_failures_total).
 const (
@@ -182,14 +152,9 @@ func Methods() []string {
 	}
 }
 
-// Outcomes returns the outcome label values, without Other.
-func Outcomes() []string {
-	return []string{
-		OutcomeOK, OutcomeToolError, OutcomeInputRequired, OutcomeClientError,
-		OutcomeDenied, OutcomeRateLimited, OutcomeCanceled, OutcomeTimeout,
-		OutcomeUnavailable, OutcomeUpstreamError, OutcomeError,
-	}
-}
+// Outcomes returns the outcome label values, without Other: the gateway's one outcome set
+// (internal/outcome), shared by client requests, tool calls and backend requests.
+func Outcomes() []string { return outcome.All() }
 
 // AuthReasons returns the authentication failure reasons, without Other.
 func AuthReasons() []string {

@@ -3,7 +3,7 @@ package metrics
 import "time"
 
 // ObserveRequest counts one client request and observes its duration. method
-// is the JSON-RPC method as received; outcome one of the Outcome constants.
+// is the JSON-RPC method as received; outcome one of the internal/outcome values.
 // For subscriptions/listen the duration is the lifetime of the stream.
 func (r *Recorder) ObserveRequest(method, outcome string, d time.Duration) {
 	if r == nil {
@@ -38,7 +38,8 @@ func (r *Recorder) SetKnownTools(upstream string, tools []string) {
 }
 
 // ObserveUpstream counts one request sent to a backend and observes its
-// duration. Retries count as separate requests.
+// duration. Retries count as separate requests. outcome is one of the
+// internal/outcome values a backend exchange ends in (see upstreams.Options.Observe).
 func (r *Recorder) ObserveUpstream(upstream, method, outcome string, d time.Duration) {
 	if r == nil {
 		return

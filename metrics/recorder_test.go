@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/mcp-gateway/gateway/internal/outcome"
 )
 
 func TestOptionsValidate(t *testing.T) {
@@ -70,31 +72,31 @@ func TestRecorderMovesTheRightSeries(t *testing.T) {
 		metric string
 		want   map[string]float64
 	}{
-		{"request", func(r *Recorder) { r.ObserveRequest("tools/call", OutcomeOK, 2*time.Millisecond) },
+		{"request", func(r *Recorder) { r.ObserveRequest("tools/call", outcome.OK, 2*time.Millisecond) },
 			NameRequests, map[string]float64{`{method="tools/call",outcome="ok"}`: 1}},
 		{"request duration", func(r *Recorder) {
-			r.ObserveRequest("tools/list", OutcomeOK, time.Millisecond)
-			r.ObserveRequest("tools/list", OutcomeError, -time.Second)
+			r.ObserveRequest("tools/list", outcome.OK, time.Millisecond)
+			r.ObserveRequest("tools/list", outcome.GatewayError, -time.Second)
 		}, NameRequestDuration, map[string]float64{`{method="tools/list"}`: 2}},
 		{"request folds unknown method and outcome", func(r *Recorder) { r.ObserveRequest("initialize", "weird", 0) },
 			NameRequests, map[string]float64{`{method="_other",outcome="_other"}`: 1}},
 		{"upstream", func(r *Recorder) {
-			r.ObserveUpstream("github", "tools/list", OutcomeTimeout, time.Second)
+			r.ObserveUpstream("github", "tools/list", outcome.Timeout, time.Second)
 			r.ObserveUpstream("nope", "ping", "x", time.Second)
 		}, NameUpstreamRequests, map[string]float64{
 			`{method="tools/list",outcome="timeout",upstream="github"}`: 1,
 			`{method="_other",outcome="_other",upstream="_other"}`:      1}},
-		{"upstream duration", func(r *Recorder) { r.ObserveUpstream("slack", "resources/read", OutcomeOK, time.Second) },
+		{"upstream duration", func(r *Recorder) { r.ObserveUpstream("slack", "resources/read", outcome.OK, time.Second) },
 			NameUpstreamDuration, map[string]float64{`{method="resources/read",upstream="slack"}`: 1}},
 		{"tool call", func(r *Recorder) {
 			r.SetKnownTools("github", []string{"create_issue"})
-			r.ToolCall("github", "create_issue", OutcomeOK)
-			r.ToolCall("github", "delete_repo", OutcomeToolError)
-			r.ToolCall("gitlab", "create_issue", OutcomeDenied)
+			r.ToolCall("github", "create_issue", outcome.OK)
+			r.ToolCall("github", "delete_repo", outcome.BackendError)
+			r.ToolCall("gitlab", "create_issue", outcome.Denied)
 		}, NameToolCalls, map[string]float64{
-			`{outcome="ok",tool="create_issue",upstream="github"}`:   1,
-			`{outcome="tool_error",tool="_other",upstream="github"}`: 1,
-			`{outcome="denied",tool="_other",upstream="_other"}`:     1}},
+			`{outcome="ok",tool="create_issue",upstream="github"}`:      1,
+			`{outcome="backend_error",tool="_other",upstream="github"}`: 1,
+			`{outcome="denied",tool="_other",upstream="_other"}`:        1}},
 		{"auth failure", func(r *Recorder) {
 			r.AuthFailure(AuthExpired)
 			r.AuthFailure(AuthExpired)
@@ -146,9 +148,9 @@ func TestRecorderMovesTheRightSeries(t *testing.T) {
 
 func TestRequestExposition(t *testing.T) {
 	r, reg := newTestRecorder(t, Options{})
-	r.ObserveRequest("tools/call", OutcomeInputRequired, 0)
-	r.ObserveRequest("tools/call", OutcomeInputRequired, 0)
-	r.ObserveRequest("server/discover", OutcomeOK, 0)
+	r.ObserveRequest("tools/call", outcome.InputRequired, 0)
+	r.ObserveRequest("tools/call", outcome.InputRequired, 0)
+	r.ObserveRequest("server/discover", outcome.OK, 0)
 	want := `
 # HELP mcp_gateway_requests_total Client requests by MCP method and outcome.
 # TYPE mcp_gateway_requests_total counter
@@ -158,14 +160,14 @@ mcp_gateway_requests_total{method="tools/call",outcome="input_required"} 2
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), NameRequests); err != nil {
 		t.Error(err)
 	}
-	if got := testutil.ToFloat64(r.requests.at2(r.methods.of("tools/call"), r.outcomes.of(OutcomeInputRequired))); got != 2 {
+	if got := testutil.ToFloat64(r.requests.at2(r.methods.of("tools/call"), r.outcomes.of(outcome.InputRequired))); got != 2 {
 		t.Errorf("tools/call input_required = %v, want 2", got)
 	}
 }
 
 func TestDurationIsObservedInSeconds(t *testing.T) {
 	r, reg := newTestRecorder(t, Options{})
-	r.ObserveRequest("tools/call", OutcomeOK, 1500*time.Millisecond)
+	r.ObserveRequest("tools/call", outcome.OK, 1500*time.Millisecond)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -208,10 +210,10 @@ func TestGaugesTrackOpenWork(t *testing.T) {
 
 func TestNilRecorderIsSafe(t *testing.T) {
 	var r *Recorder
-	r.ObserveRequest("tools/call", OutcomeOK, time.Second)
-	r.ToolCall("a", "b", OutcomeOK)
+	r.ObserveRequest("tools/call", outcome.OK, time.Second)
+	r.ToolCall("a", "b", outcome.OK)
 	r.SetKnownTools("a", []string{"b"})
-	r.ObserveUpstream("a", "tools/call", OutcomeOK, time.Second)
+	r.ObserveUpstream("a", "tools/call", outcome.OK, time.Second)
 	r.AuthFailure(AuthMissing)
 	r.AuthzDecision(DecisionAllow, "a")
 	r.MRTREvent(EventRejected, RejectExpired)
@@ -265,7 +267,7 @@ func touchEverything(r *Recorder) {
 		}
 	}
 	r.SetKnownTools("a", []string{"t"})
-	r.ToolCall("a", "t", OutcomeOK)
+	r.ToolCall("a", "t", outcome.OK)
 	for _, reason := range AuthReasons() {
 		r.AuthFailure(reason)
 	}

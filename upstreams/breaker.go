@@ -143,7 +143,7 @@ func (b *breaker) result(now time.Time, outcome string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch outcome {
-	case OutcomeOK, OutcomeError:
+	case OutcomeOK, OutcomeBackendError:
 		// A JSON-RPC error is an answer: the backend is reachable.
 		b.failures, b.trial = 0, false
 		b.setState(CircuitClosed)

@@ -57,7 +57,7 @@ func TestBreakerTransitions(t *testing.T) {
 	}
 	// One failure, then a JSON-RPC error (an answer) and a bad response (not a reachability
 	// signal): none of them opens the circuit.
-	for _, o := range []string{OutcomeTimeout, OutcomeError, OutcomeTimeout, OutcomeBadResponse} {
+	for _, o := range []string{OutcomeTimeout, OutcomeBackendError, OutcomeTimeout, OutcomeBadResponse} {
 		mustAllow(false)
 		b.result(clock.Now(), o)
 	}

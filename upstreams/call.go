@@ -72,7 +72,7 @@ type Stream struct {
 	rw      uriRewriter
 	ctx     context.Context
 	stop    context.CancelFunc // ends the backend request and releases the timeout timer
-	outcome string             // of the response: OutcomeOK or OutcomeError
+	outcome string             // of the response: OutcomeOK or OutcomeBackendError
 	last    *jsonrpc.Message   // the decoded response, the call's last message
 	result  json.RawMessage    // the response's result with names rewritten back (nil for an error)
 	probe   bool               // a health probe: failures do not trigger another probe
@@ -226,7 +226,7 @@ func (s *Stream) ResultOnly() { s.resultOnly = true }
 func (s *Stream) render(m *jsonrpc.Message) ([]byte, error) {
 	s.last = m
 	if m.Error != nil {
-		s.outcome = OutcomeError
+		s.outcome = OutcomeBackendError
 		e := m.Error
 		data, ok := s.rw.errorData(e.Data)
 		switch {
@@ -242,7 +242,7 @@ func (s *Stream) render(m *jsonrpc.Message) ([]byte, error) {
 	s.outcome = OutcomeOK
 	res, err := s.rw.result(s.method, m.Result)
 	if errors.Is(err, errHiddenResource) {
-		s.outcome = OutcomeError
+		s.outcome = OutcomeBackendError
 		return s.hiddenResource(), nil
 	}
 	if err != nil {
@@ -341,7 +341,7 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 // caller may not see: the answer a hidden resource gets from the gateway itself, status and
 // bytes, so the caller cannot tell the two apart. The result is not relayed.
 func (s *Stream) hiddenResource() []byte {
-	s.outcome = OutcomeError
+	s.outcome = OutcomeBackendError
 	s.status = http.StatusBadRequest
 	s.last = &jsonrpc.Message{Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, HiddenResourceMessage)}
 	return jsonrpc.AppendError(nil, s.id, s.last.Error)

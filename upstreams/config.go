@@ -120,7 +120,9 @@ var ErrInvalidConfig = errors.New("upstreams: invalid config")
 // the `namespace:` block.
 type Config struct {
 	// Upstreams lists the backends in the order their items appear in merged lists. At least one.
-	Upstreams []UpstreamConfig `yaml:"upstreams"`
+	// Not read from YAML: the gateway's file form of each backend carries secrets, which it
+	// resolves before filling this list.
+	Upstreams []UpstreamConfig `yaml:"-"`
 	// Namespace says how backend names are combined with tool, prompt and resource names.
 	Namespace NamespaceConfig `yaml:"namespace"`
 	// HealthInterval is the period of the server/discover health probe run by Registry.Run.
@@ -151,8 +153,8 @@ type UpstreamConfig struct {
 	ConnectTimeout time.Duration `yaml:"connectTimeout"`
 	// Headers are static headers sent on every request to this backend, typically its own
 	// Authorization. Values are already resolved from secret files by the caller and are never
-	// logged or reported.
-	Headers map[string]string `yaml:"headers"`
+	// logged or reported; not read from YAML, where the values are secrets.
+	Headers map[string]string `yaml:"-"`
 	// Required makes a list fail when this backend fails; otherwise the backend is left out.
 	Required bool `yaml:"required"`
 	// MaxResponseBytes bounds a JSON response body and each SSE event from this backend.
@@ -168,8 +170,9 @@ type UpstreamConfig struct {
 	// TLS sets the trust anchors and client certificate for an https backend (tls.go).
 	TLS TLSConfig `yaml:"tls"`
 	// Auth makes the gateway get an OAuth token for this backend (credentials.go); it
-	// excludes a static Authorization header.
-	Auth AuthConfig `yaml:"auth"`
+	// excludes a static Authorization header. Not read from YAML, where its client secret is a
+	// secret the caller resolves.
+	Auth AuthConfig `yaml:"-"`
 	// Retry tunes the retries of requests that are safe to repeat (retry.go).
 	Retry RetryConfig `yaml:"retry"`
 	// Breaker tunes the circuit breaker (breaker.go).

@@ -212,7 +212,7 @@ func TestCallObserve(t *testing.T) {
 		collect(t, s)
 	}
 	// The era probe (protocol auto) is a backend request too, observed once before the first call.
-	want := []obs{{"alpha", MethodDiscover, OutcomeOK}, {"alpha", MethodToolsCall, OutcomeOK}, {"alpha", MethodToolsCall, OutcomeError}}
+	want := []obs{{"alpha", MethodDiscover, OutcomeOK}, {"alpha", MethodToolsCall, OutcomeOK}, {"alpha", MethodToolsCall, OutcomeBackendError}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("observed %v, want %v", got, want)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/upstreams/direct"
+	"github.com/mcp-gateway/gateway/internal/outcome"
 )
 
 // ProtocolVersion is the MCP revision the gateway speaks to modern backends.
@@ -28,20 +29,22 @@ const (
 	tcpKeepAlive        = 30 * time.Second
 )
 
-// Outcomes passed to Options.Observe. The set is closed, so they can be metric label values.
+// Outcomes passed to Options.Observe: the part of the gateway's one outcome set
+// (internal/outcome) that a backend exchange can end in, so each is a metric label value as it
+// is and means there what it means here.
 const (
 	// OutcomeOK: the backend answered with a result.
-	OutcomeOK = "ok"
-	// OutcomeError: the backend answered with a JSON-RPC error, relayed to the client.
-	OutcomeError = "error"
+	OutcomeOK = outcome.OK
+	// OutcomeBackendError: the backend answered with a JSON-RPC error, relayed to the client.
+	OutcomeBackendError = outcome.BackendError
 	// OutcomeUnavailable: see ErrUnavailable.
-	OutcomeUnavailable = "unavailable"
+	OutcomeUnavailable = outcome.Unavailable
 	// OutcomeTimeout: see ErrTimeout.
-	OutcomeTimeout = "timeout"
+	OutcomeTimeout = outcome.Timeout
 	// OutcomeBadResponse: see ErrBadResponse.
-	OutcomeBadResponse = "bad_response"
+	OutcomeBadResponse = outcome.BadResponse
 	// OutcomeCanceled: the caller went away or closed the stream before the final response.
-	OutcomeCanceled = "canceled"
+	OutcomeCanceled = outcome.Canceled
 )
 
 // Sealer seals and opens the gateway's list cursors. The gateway passes an AEAD sealer bound to
@@ -320,7 +323,7 @@ func (r *Registry) record(b *backend, method, outcome string, start time.Time, e
 		return
 	}
 	switch outcome {
-	case OutcomeOK, OutcomeError:
+	case OutcomeOK, OutcomeBackendError:
 		b.health.up(r.now)
 	case OutcomeUnavailable, OutcomeTimeout, OutcomeBadResponse:
 		b.health.down(r.now(), err)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // structBackend is an MCP backend written the way many Go backends are: it decodes every
@@ -86,7 +88,7 @@ func (sb *structBackend) upstream() UpstreamConfig {
 	if sb.legacy {
 		p = "2025-11-25"
 	}
-	return UpstreamConfig{Name: sb.name, URL: sb.srv.URL + "/mcp", Protocol: p, Timeout: 5 * time.Second}
+	return UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: sb.name, URL: sb.srv.URL + "/mcp", Protocol: p, Timeout: 5 * time.Second}}
 }
 
 func (sb *structBackend) received() []structCall {

@@ -35,24 +35,20 @@ const (
 // Config is the whole gateway configuration: the YAML file, then MCPGW_* environment variables,
 // then flags. Each package owns its block; this type only assembles them.
 type Config struct {
-	Server    ServerConfig              `yaml:"server"`
-	Admin     AdminConfig               `yaml:"admin"`
-	Log       LogConfig                 `yaml:"log"`
-	Auth      AuthConfig                `yaml:"auth"`
-	MRTR      MRTRConfig                `yaml:"mrtr"`
-	Redis     RedisConfig               `yaml:"redis"`
-	RateLimit RateLimitConfig           `yaml:"rateLimit"`
-	Namespace upstreams.NamespaceConfig `yaml:"namespace"`
-	Upstreams []UpstreamConfig          `yaml:"upstreams"`
-	// HealthInterval is the period of the backend health probe. Default 15s.
-	HealthInterval time.Duration `yaml:"healthInterval"`
-	// Cache bounds the per-backend list cache (entries honour each backend's ttlMs).
-	Cache upstreams.CacheConfig `yaml:"cache"`
-	// PageSize is the number of items per page of a merged list (upstreams.Config.PageSize).
-	PageSize int `yaml:"pageSize"`
-	// RelayCapabilities names the backend extensions and experimental capabilities that the
-	// merged server/discover passes on (upstreams.RelayCapabilities); none by default.
-	RelayCapabilities upstreams.RelayCapabilities `yaml:"relayCapabilities"`
+	Server    ServerConfig    `yaml:"server"`
+	Admin     AdminConfig     `yaml:"admin"`
+	Log       LogConfig       `yaml:"log"`
+	Auth      AuthConfig      `yaml:"auth"`
+	MRTR      MRTRConfig      `yaml:"mrtr"`
+	Redis     RedisConfig     `yaml:"redis"`
+	RateLimit RateLimitConfig `yaml:"rateLimit"`
+	// Config is the backend settings at the top level (namespace, healthInterval, pageSize,
+	// cache, relayCapabilities), as upstreams defines them. Its list of backends is filled from
+	// Upstreams, once their secrets are resolved (upstreamsConfig); do not call its Validate,
+	// validate checks it with the rest.
+	upstreams.Config `yaml:",inline"`
+	// Upstreams are the backends in their file form, with secrets.
+	Upstreams []UpstreamConfig `yaml:"upstreams"`
 	// Tracing exports OpenTelemetry spans over OTLP/HTTP; off unless an endpoint is set.
 	Tracing TracingConfig `yaml:"tracing"`
 
@@ -140,22 +136,16 @@ type AuthConfig struct {
 	Disabled bool `yaml:"disabled"`
 }
 
-// UpstreamConfig is one backend as written in the file: upstreams.UpstreamConfig with header
-// values that are secrets (file, env or inline).
+// UpstreamConfig is one backend as written in the file: every setting of
+// upstreams.UpstreamConfig, with the header values and the OAuth client secret given as secrets
+// (file, env or value) instead of resolved strings. The embedded Headers and Auth are filled only
+// when the secrets are resolved (upstreamsConfig).
 type UpstreamConfig struct {
-	Name                  string                  `yaml:"name"`
-	URL                   string                  `yaml:"url"`
-	Protocol              string                  `yaml:"protocol"`
-	Timeout               time.Duration           `yaml:"timeout"`
-	ConnectTimeout        time.Duration           `yaml:"connectTimeout"`
-	ResponseHeaderTimeout time.Duration           `yaml:"responseHeaderTimeout"`
-	Required              bool                    `yaml:"required"`
-	MaxResponseBytes      int64                   `yaml:"maxResponseBytes"`
-	Headers               map[string]Secret       `yaml:"headers"`
-	TLS                   upstreams.TLSConfig     `yaml:"tls"`
-	Auth                  UpstreamAuth            `yaml:"auth"`
-	Retry                 upstreams.RetryConfig   `yaml:"retry"`
-	Breaker               upstreams.BreakerConfig `yaml:"breaker"`
+	upstreams.UpstreamConfig `yaml:",inline"`
+	// Headers are static headers sent on every request to this backend; each value is a secret.
+	Headers map[string]Secret `yaml:"headers"`
+	// Auth makes the gateway get an OAuth token for this backend.
+	Auth UpstreamAuth `yaml:"auth"`
 }
 
 // UpstreamAuth is upstreams.AuthConfig with the client secret given as a secret.
@@ -279,7 +269,7 @@ func addUpstream(c *Config, spec string) error {
 	if !ok || name == "" || u == "" {
 		return fmt.Errorf("upstream %q: want NAME=URL", spec)
 	}
-	c.Upstreams = append(c.Upstreams, UpstreamConfig{Name: name, URL: u})
+	c.Upstreams = append(c.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: name, URL: u}})
 	return nil
 }
 
@@ -375,25 +365,22 @@ func (c *Config) validateAuth() []error {
 	return errs
 }
 
-// upstreamsConfig converts the file form to upstreams.Config. With getenv nil, header secrets
-// are not resolved (for validation only).
+// upstreamsConfig converts the file form to upstreams.Config with the given resolved secrets
+// (placeholders for validation only). Every setting is carried over as it is; only the secrets
+// are filled in.
 func (c *Config) upstreamsConfig(resolved map[string]map[string]string) upstreams.Config {
-	out := upstreams.Config{Namespace: c.Namespace, HealthInterval: c.HealthInterval, Cache: c.Cache,
-		PageSize: c.PageSize, RelayCapabilities: c.RelayCapabilities}
+	out := c.Config
+	out.Upstreams = nil
 	for _, u := range c.Upstreams {
-		auth := u.Auth.AuthConfig
-		auth.ClientSecret = resolved[u.Name][clientSecretKey]
-		headers := resolved[u.Name]
-		if _, ok := headers[clientSecretKey]; ok {
-			headers = maps.Clone(headers)
-			delete(headers, clientSecretKey)
+		up := u.UpstreamConfig
+		up.Auth = u.Auth.AuthConfig
+		up.Auth.ClientSecret = resolved[u.Name][clientSecretKey]
+		up.Headers = resolved[u.Name]
+		if _, ok := up.Headers[clientSecretKey]; ok {
+			up.Headers = maps.Clone(up.Headers)
+			delete(up.Headers, clientSecretKey)
 		}
-		out.Upstreams = append(out.Upstreams, upstreams.UpstreamConfig{
-			Name: u.Name, URL: u.URL, Protocol: u.Protocol, Timeout: u.Timeout,
-			ConnectTimeout: u.ConnectTimeout, ResponseHeaderTimeout: u.ResponseHeaderTimeout,
-			Required: u.Required, MaxResponseBytes: u.MaxResponseBytes, Headers: headers,
-			TLS: u.TLS, Auth: auth, Retry: u.Retry, Breaker: u.Breaker,
-		})
+		out.Upstreams = append(out.Upstreams, up)
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/demo"
 	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // demoTokenTTL keeps the printed demo tokens usable for a working day.
@@ -44,7 +45,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg.Admin.Explain.Enabled = true
 	cfg.Server.PublicURL = "http://" + *listen + "/mcp"
 	for _, b := range backends.List() {
-		cfg.Upstreams = append(cfg.Upstreams, UpstreamConfig{Name: b.Name, URL: b.URL})
+		cfg.Upstreams = append(cfg.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: b.Name, URL: b.URL}})
 	}
 	var users []demoUser
 	if *noAuth {

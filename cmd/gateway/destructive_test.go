@@ -27,7 +27,7 @@ func TestConfirmDestructiveTools(t *testing.T) {
 		c.Server.ConfirmDestructiveTools = true
 		c.MRTR.Keys = testKeys
 		for _, b := range backends.List() {
-			c.Upstreams = append(c.Upstreams, UpstreamConfig{Name: b.Name, URL: b.URL})
+			c.Upstreams = append(c.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: b.Name, URL: b.URL}})
 		}
 	})
 	var asked atomic.Int32
@@ -83,7 +83,7 @@ func TestConfirmDestructiveToolsTokenExchange(t *testing.T) {
 		c.Server.ConfirmDestructiveTools = true
 		c.MRTR.Keys = testKeys
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "*", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
-		u := UpstreamConfig{Name: notes.Name, URL: notes.URL}
+		u := UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: notes.Name, URL: notes.URL}}
 		u.Auth.AuthConfig = upstreams.AuthConfig{Type: upstreams.AuthTokenExchange, TokenURL: iss.TokenURL(),
 			ClientID: "mcp-gateway", Audience: notes.URL}
 		u.Auth.ClientSecret = Secret{Value: "gw-secret"}

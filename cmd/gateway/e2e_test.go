@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // startTestGateway runs the real gateway (serve, in-process) on loopback in front of backends
@@ -22,7 +23,7 @@ func startTestGateway(t *testing.T, mutate func(*Config), backends ...*mcptest.S
 	cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Auth.Disabled = true
 	for _, b := range backends {
-		cfg.Upstreams = append(cfg.Upstreams, UpstreamConfig{Name: b.Name(), URL: b.URL(), Timeout: 5 * time.Second})
+		cfg.Upstreams = append(cfg.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: b.Name(), URL: b.URL(), Timeout: 5 * time.Second}})
 	}
 	if mutate != nil {
 		mutate(cfg)

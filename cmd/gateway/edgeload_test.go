@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // Hostile clients at the gateway's edge (issue 22): bodies that trickle in, responses nobody
@@ -114,7 +115,7 @@ func startEdgeGateway(t *testing.T, mutate func(*Config)) *edgeFixture {
 		trustIssuers(c, f.iss)
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "edge", Upstream: "edge", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
 		c.HealthInterval = time.Hour
-		c.Upstreams = []UpstreamConfig{{Name: "edge", URL: f.backend.srv.URL + "/mcp", Protocol: "2026-07-28", Timeout: 30 * time.Second}}
+		c.Upstreams = []UpstreamConfig{{UpstreamConfig: upstreams.UpstreamConfig{Name: "edge", URL: f.backend.srv.URL + "/mcp", Protocol: "2026-07-28", Timeout: 30 * time.Second}}}
 		if mutate != nil {
 			mutate(c)
 		}

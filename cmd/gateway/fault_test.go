@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // faultTimeout is the upstream timeout of every backend in the fault test: short, so that a
@@ -49,7 +50,7 @@ func startFault(t *testing.T, name string, h func(fb *faultBackend, w http.Respo
 }
 
 func (fb *faultBackend) upstream() UpstreamConfig {
-	return UpstreamConfig{Name: fb.name, URL: fb.srv.URL + "/mcp", Timeout: faultTimeout}
+	return UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: fb.name, URL: fb.srv.URL + "/mcp", Timeout: faultTimeout}}
 }
 
 const progressEvent = `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}` + "\n\n"

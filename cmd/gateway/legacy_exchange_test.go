@@ -24,7 +24,7 @@ func TestLegacyTokenExchangeCallers(t *testing.T) {
 		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "*", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
-		u := UpstreamConfig{Name: "old", URL: legacy.URL()}
+		u := UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: "old", URL: legacy.URL()}}
 		u.Auth.AuthConfig = upstreams.AuthConfig{Type: upstreams.AuthTokenExchange, TokenURL: iss.TokenURL(),
 			ClientID: "mcp-gateway", Audience: legacy.URL()}
 		u.Auth.ClientSecret = Secret{Value: "gw-secret"}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/devissuer"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // Values that must never reach a log line.
@@ -32,7 +33,7 @@ func startLoggedGateway(t *testing.T, mutate func(*Config), backends ...*mcptest
 	cfg := &Config{Log: LogConfig{Level: "debug", Format: "json"}}
 	cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	for _, b := range backends {
-		cfg.Upstreams = append(cfg.Upstreams, UpstreamConfig{Name: b.Name(), URL: b.URL(), Timeout: 5 * time.Second})
+		cfg.Upstreams = append(cfg.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: b.Name(), URL: b.URL(), Timeout: 5 * time.Second}})
 	}
 	mutate(cfg)
 	cfg.applyDefaults()

@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/mcp-gateway/gateway/internal/resuri"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // The resource-URI table (issue 15 §2): what the policy checks must be what the backend reads.
@@ -191,8 +192,8 @@ func startResourceGateway(t *testing.T) *resFixture {
 		trustIssuers(c, iss)
 		c.HealthInterval = time.Hour
 		c.Admin.Explain.Enabled = true // on the loopback admin listener: no secret needed
-		c.Upstreams = append(c.Upstreams, UpstreamConfig{Name: "fs", URL: f.fs.srv.URL + "/mcp",
-			Protocol: "2026-07-28", Timeout: 5 * time.Second})
+		c.Upstreams = append(c.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: "fs", URL: f.fs.srv.URL + "/mcp",
+			Protocol: "2026-07-28", Timeout: 5 * time.Second}})
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "no-secret", Upstream: "fs", Resources: []string{"file:///secret/*"}, Effect: authz.EffectDeny},
 			{ID: "public", Upstream: "fs", Resources: []string{"file:///public/**"}, Tools: []string{"cat"}, Prompts: []string{"p"}},

@@ -14,30 +14,19 @@ import (
 const tracingShutdownTimeout = 5 * time.Second
 
 // TracingConfig is the tracing: block: OpenTelemetry span export over OTLP/HTTP, off unless
-// an endpoint is set. It is tracing.Config with header values given as secrets.
+// an endpoint is set. It is tracing.Config, every setting as that package defines it, with
+// header values given as secrets (file, env or value).
 type TracingConfig struct {
-	// Endpoint is the collector's OTLP/HTTP base URL, e.g. http://otel-collector:4318; spans
-	// go to its path plus /v1/traces. Empty (the default) exports nothing.
-	Endpoint string `yaml:"endpoint"`
-	// ServiceName is the service.name of the exported spans. Default mcp-gateway.
-	ServiceName string `yaml:"serviceName"`
-	// SampleRatio is the fraction, in (0, 1], of traces the gateway starts itself that are
-	// exported; a caller's trace is exported when the caller sampled it. Default 1.
-	SampleRatio float64 `yaml:"sampleRatio"`
+	tracing.Config `yaml:",inline"`
 	// Headers are sent with every export, e.g. a collector API key (file, env or value).
 	Headers map[string]Secret `yaml:"headers"`
-	// Insecure allows an http:// endpoint (no TLS). Default false: the endpoint must be https.
-	Insecure bool `yaml:"insecure"`
-	// Timeout bounds one export request. Default 10s.
-	Timeout time.Duration `yaml:"timeout"`
 }
 
-// config converts the block to tracing.Config with the given header values.
+// config returns the block as tracing.Config with the given header values.
 func (c TracingConfig) config(headers map[string]string) tracing.Config {
-	return tracing.Config{
-		Endpoint: c.Endpoint, ServiceName: c.ServiceName, ServiceVersion: version,
-		SampleRatio: c.SampleRatio, Headers: headers, Insecure: c.Insecure, Timeout: c.Timeout,
-	}
+	out := c.Config
+	out.ServiceVersion, out.Headers = version, headers
+	return out
 }
 
 // validate checks the block without reading secrets: header values stand in as placeholders.

@@ -25,7 +25,7 @@ func TestTracingExport(t *testing.T) {
 	// The gateway runs inside the subtest: its cleanup drains it, which flushes the spans.
 	t.Run("call", func(t *testing.T) {
 		gw := startTestGateway(t, func(c *Config) {
-			c.Tracing = TracingConfig{Endpoint: col.URL, Insecure: true, ServiceName: "gw-test",
+			c.Tracing = TracingConfig{Config: tracing.Config{Endpoint: col.URL, Insecure: true, ServiceName: "gw-test"},
 				Headers: map[string]Secret{"X-Collector-Key": {Value: "collector-key"}}}
 		}, alpha)
 		h := modernHeaders("tools/call", "alpha__echo")
@@ -97,11 +97,11 @@ func TestTracingConfigValidate(t *testing.T) {
 		want []string
 	}{
 		{"off", TracingConfig{}, nil},
-		{"on", TracingConfig{Endpoint: "https://otel.example.com", Headers: map[string]Secret{"Api-Key": {Env: "OTEL_KEY"}}}, nil},
+		{"on", TracingConfig{Config: tracing.Config{Endpoint: "https://otel.example.com"}, Headers: map[string]Secret{"Api-Key": {Env: "OTEL_KEY"}}}, nil},
 		{"headers without endpoint", TracingConfig{Headers: map[string]Secret{"Api-Key": {Value: "v"}}}, []string{"without tracing.endpoint"}},
-		{"two sources", TracingConfig{Endpoint: "https://otel.example.com", Headers: map[string]Secret{"Api-Key": {Value: "v", Env: "E"}}},
+		{"two sources", TracingConfig{Config: tracing.Config{Endpoint: "https://otel.example.com"}, Headers: map[string]Secret{"Api-Key": {Value: "v", Env: "E"}}},
 			[]string{"tracing.headers.Api-Key: exactly one"}},
-		{"plain http", TracingConfig{Endpoint: "http://collector:4318", SampleRatio: 2}, []string{"tracing.insecure", "sampleRatio"}},
+		{"plain http", TracingConfig{Config: tracing.Config{Endpoint: "http://collector:4318", SampleRatio: 2}}, []string{"tracing.insecure", "sampleRatio"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := tc.cfg.validate()

@@ -28,28 +28,30 @@ const (
 // ErrInvalidConfig is wrapped by every error Validate reports.
 var ErrInvalidConfig = errors.New("tracing: invalid configuration")
 
-// Config selects where spans go. The zero value disables tracing.
+// Config selects where spans go. The zero value disables tracing. The YAML keys are those of
+// the gateway's tracing: block.
 type Config struct {
 	// Endpoint is the collector's OTLP/HTTP base URL, e.g. http://collector:4318; spans are
 	// posted to its path plus /v1/traces. Empty (the default) disables tracing.
-	Endpoint string
+	Endpoint string `yaml:"endpoint"`
 	// ServiceName is the service.name resource attribute. Default DefaultServiceName.
-	ServiceName string
+	ServiceName string `yaml:"serviceName"`
 	// ServiceVersion is the service.version resource attribute: the build version, set by the
-	// caller rather than by the operator. Optional.
-	ServiceVersion string
+	// caller rather than by the operator, so never read from YAML. Optional.
+	ServiceVersion string `yaml:"-"`
 	// SampleRatio is the fraction, in (0, 1], of traces the gateway starts itself (the caller
 	// sent no traceparent) that are exported. A caller's trace is exported exactly when the
 	// caller sampled it (parent-based sampling). Zero selects DefaultSampleRatio.
-	SampleRatio float64
+	SampleRatio float64 `yaml:"sampleRatio"`
 	// Headers are sent with every export request, e.g. an API key for a hosted collector.
-	// Values are resolved secrets; they are never logged.
-	Headers map[string]string
+	// Values are resolved secrets; they are never logged, and not read from YAML, where the
+	// caller's file form gives them as secrets.
+	Headers map[string]string `yaml:"-"`
 	// Insecure allows an http:// endpoint, over which spans and Headers travel unencrypted.
 	// Without it the endpoint must be https://. Default false.
-	Insecure bool
+	Insecure bool `yaml:"insecure"`
 	// Timeout bounds one export request. Default DefaultTimeout.
-	Timeout time.Duration
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Enabled reports whether c exports spans.

@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-gateway/gateway/internal/outcome"
 )
 
 // Attribute keys set on every span. Values are method names, configured upstream names and
@@ -191,12 +193,12 @@ func endSpan(span trace.Span) End {
 	}
 }
 
-// serverSide reports the outcomes that are the gateway's or a backend's failure rather than
-// the client's (docs/observability.md, "Whose problem"): OpenTelemetry marks a server span
-// failed only for those.
-func serverSide(outcome string) bool {
-	switch outcome {
-	case "error", "upstream_error", "timeout", "unavailable":
+// serverSide reports the outcomes that are the gateway's or a backend's error rather than the
+// client's (docs/observability.md, "Whose problem"): OpenTelemetry marks a span failed only for
+// those. A backend's JSON-RPC error is one too: the call it traces returned an error.
+func serverSide(o string) bool {
+	switch o {
+	case outcome.GatewayError, outcome.BackendError, outcome.BadResponse, outcome.Timeout, outcome.Unavailable:
 		return true
 	}
 	return false

@@ -1,0 +1,38 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/outcome"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// TestMapErrorOutcomes: each failure the backends' package reports keeps its own outcome on the
+// client request, the one the backend request is counted under, and anything unclassified is
+// the gateway's own error. No request from outside reaches that last row in a working gateway;
+// this is where it is pinned.
+func TestMapErrorOutcomes(t *testing.T) {
+	for _, tc := range []struct {
+		err     error
+		status  int
+		outcome string
+	}{
+		{fmt.Errorf("%w: b: HTTP 500", upstreams.ErrBadResponse), http.StatusBadGateway, outcome.BadResponse},
+		{fmt.Errorf("%w: b: refused", upstreams.ErrUnavailable), http.StatusBadGateway, outcome.Unavailable},
+		{fmt.Errorf("%w: b: slow", upstreams.ErrTimeout), http.StatusGatewayTimeout, outcome.Timeout},
+		{context.DeadlineExceeded, http.StatusGatewayTimeout, outcome.Timeout},
+		{context.Canceled, 499, outcome.Canceled},
+		{upstreams.ErrUnknownName, http.StatusBadRequest, outcome.ClientError},
+		{upstreams.ErrResultBudget, http.StatusServiceUnavailable, outcome.RateLimited},
+		{errors.New("something the gateway did not expect"), http.StatusInternalServerError, outcome.GatewayError},
+	} {
+		e := mapError(tc.err)
+		if e.Status != tc.status || e.Outcome != tc.outcome {
+			t.Errorf("mapError(%v) = %d %s, want %d %s", tc.err, e.Status, e.Outcome, tc.status, tc.outcome)
+		}
+	}
+}
