@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
-	"github.com/mcp-gateway/gateway/upstreams/direct"
 	"github.com/mcp-gateway/gateway/internal/outcome"
+	"github.com/mcp-gateway/gateway/upstreams/direct"
 )
 
 // ProtocolVersion is the MCP revision the gateway speaks to modern backends.
