@@ -37,6 +37,8 @@ type edgeBackend struct {
 	srv   *httptest.Server
 	big   []byte // the whole "big" response but for the id, built once
 	calls atomic.Int64
+	// large counts the calls of the big and stream tools, which only attackers make.
+	large atomic.Int64
 	// streams counts "stream" calls that are still being answered.
 	streams atomic.Int64
 }
@@ -72,6 +74,7 @@ func (b *edgeBackend) serve(w http.ResponseWriter, r *http.Request) {
 	case req.Method == "tools/call" && req.Params.Name == "stream":
 		// Progress notifications of 64 KiB, every 10 ms, until the gateway lets go.
 		b.calls.Add(1)
+		b.large.Add(1)
 		b.streams.Add(1)
 		defer b.streams.Add(-1)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -90,6 +93,7 @@ func (b *edgeBackend) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	case req.Method == "tools/call" && req.Params.Name == "big":
 		b.calls.Add(1)
+		b.large.Add(1)
 		w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(b.big)))
 		_, _ = io.WriteString(w, head)
 		_, _ = w.Write(b.big)
@@ -125,8 +129,9 @@ func startEdgeGateway(t *testing.T, mutate func(*Config)) *edgeFixture {
 }
 
 // callUnread sends n calls of the edge tool with body as the attacker, each on a raw connection
-// with a small receive buffer that is never read, and waits until the backend's call count
-// reaches n. The connections stay open until the test ends.
+// with a small receive buffer that is never read, and waits until the backend has received n
+// calls of the big or stream tools (the healthy caller's calls do not count). The connections
+// stay open until the test ends. The wait is a fail-safe for a loaded machine, not a timing.
 func (f *edgeFixture) callUnread(t *testing.T, n int, tool, body string) {
 	t.Helper()
 	for range n {
@@ -141,8 +146,8 @@ func (f *edgeFixture) callUnread(t *testing.T, n int, tool, body string) {
 			"Mcp-Method: tools/call\r\nMcp-Name: edge__%s\r\nAuthorization: Bearer %s\r\n"+
 			"Content-Length: %d\r\n\r\n%s", f.gw.MCP, tool, f.attacker, len(body), body)
 	}
-	if !settle(10*time.Second, func() bool { return f.backend.calls.Load() >= int64(n) }) {
-		t.Fatalf("the backend saw %d of %d calls", f.backend.calls.Load(), n)
+	if !settle(30*time.Second, func() bool { return f.backend.large.Load() >= int64(n) }) {
+		t.Fatalf("the backend saw %d of %d calls", f.backend.large.Load(), n)
 	}
 }
 
@@ -453,7 +458,7 @@ func TestUnreadResponsesAreCut(t *testing.T) {
 	f.callUnread(t, readers, "big", edgeCallBody("big"))
 	// The clients read nothing and keep their connections open. Within the deadlines every
 	// handler lets go: goroutines and live heap return to the baseline.
-	cut := settle(15*time.Second, func() bool {
+	cut := settle(30*time.Second, func() bool { // a fail-safe bound, not a timing
 		return scrapeValue(t, f.gw.Admin, "mcp_gateway_client_write_timeouts_total") >= readers
 	})
 	released := settle(5*time.Second, func() bool {
