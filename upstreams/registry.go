@@ -30,7 +30,7 @@ const (
 )
 
 // Outcomes passed to Options.Observe: the part of the gateway's one outcome set
-// (internal/outcome) that a backend exchange can end in, so each is a metric label value as it
+// (internal/outcome) that a backend request can end in, so each is a metric label value as it
 // is and means there what it means here.
 const (
 	// OutcomeOK: the backend answered with a result.
