@@ -191,7 +191,7 @@ func appendRequest(dst []byte, c *Call) ([]byte, error) {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, c.ID...)
 	dst = append(dst, `,"method":`...)
-	dst = appendString(dst, c.Method)
+	dst = jsonrpc.AppendString(dst, c.Method)
 	dst = append(dst, `,"params":`...)
 	dst, err := rewriteParams(dst, c.Params, c.Method, c.Target)
 	return append(dst, '}'), err

@@ -3,7 +3,6 @@ package upstreams
 import (
 	"encoding/json"
 	"errors"
-	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
@@ -125,34 +124,4 @@ func jsonString(val []byte) (string, bool) {
 		}
 	}
 	return string(val[1 : len(val)-1]), true
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Non-ASCII text is kept as UTF-8; invalid UTF-8 is
-// replaced, as encoding/json does.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		case c < utf8.RuneSelf:
-			dst = append(dst, c)
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, `\ufffd`...)
-			} else {
-				dst = append(dst, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		i++
-	}
-	return append(dst, '"')
 }

@@ -54,7 +54,7 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 		return wire.StatusError(b.name, resp.StatusCode, "the GET stream was not an event stream")
 	}
 	for _, uri := range share.ResourceSubscriptions {
-		params := appendString([]byte(`{"uri":`), uri)
+		params := jsonrpc.AppendString([]byte(`{"uri":`), uri)
 		sctx, scancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 		m, _, err := br.Request(sctx, sess, era.MethodSubscribe, append(params, '}'), hdr)
 		scancel()

@@ -182,7 +182,7 @@ func (r *Registry) page(spec listSpec, m *merged, visible func(Kind, Target) boo
 	}
 	out := make([]byte, 0, size+len(spec.key)+pageTailRoom)
 	out = append(out, '{')
-	out = appendString(out, spec.key)
+	out = jsonrpc.AppendString(out, spec.key)
 	out = append(out, ":["...)
 	for i, it := range pageItems {
 		if i > 0 {
@@ -197,7 +197,7 @@ func (r *Registry) page(spec listSpec, m *merged, visible func(Kind, Target) boo
 			return nil, err
 		}
 		out = append(out, `,"nextCursor":`...)
-		out = appendString(out, c)
+		out = jsonrpc.AppendString(out, c)
 	}
 	scope := "public"
 	if m.private || private {
@@ -289,7 +289,7 @@ func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q
 
 func appendListRequest(dst []byte, method string, meta json.RawMessage, cursor string, hasCursor bool) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":1,"method":`...)
-	dst = appendString(dst, method)
+	dst = jsonrpc.AppendString(dst, method)
 	dst = append(dst, `,"params":{`...)
 	sep := ""
 	if meta != nil {
@@ -299,7 +299,7 @@ func appendListRequest(dst []byte, method string, meta json.RawMessage, cursor s
 	}
 	if hasCursor {
 		dst = append(dst, sep+`"cursor":`...)
-		dst = appendString(dst, cursor)
+		dst = jsonrpc.AppendString(dst, cursor)
 	}
 	return append(dst, "}}"...)
 }
@@ -357,7 +357,7 @@ func (r *Registry) addItems(p *part, b *backend, spec listSpec, arr []byte) erro
 				return nil, false // a URI the gateway would refuse: not listed
 			}
 			target = Target{Upstream: b.name, Name: name}
-			return appendString(nil, r.ns.name(spec.kind, target)), true
+			return jsonrpc.AppendString(nil, r.ns.name(spec.kind, target)), true
 		})
 		if err != nil {
 			return err

@@ -260,7 +260,7 @@ func (ev listenEvent) render(id json.RawMessage) []byte {
 	p = append(p, '}')
 	if ev.method == notifResourcesUpdated {
 		p = append(p, `,"uri":`...)
-		p = appendString(p, ev.uri)
+		p = jsonrpc.AppendString(p, ev.uri)
 	}
 	return jsonrpc.AppendNotification(nil, ev.method, append(p, '}'))
 }

@@ -65,7 +65,7 @@ func rewriteParams(dst, params []byte, method string, t Target) ([]byte, error) 
 			}
 			out, err := editObject(nil, val, func(k, v []byte) ([]byte, bool) {
 				if (string(k) == "name" || string(k) == "uri") && v[0] == '"' {
-					return appendString(nil, t.Name), true
+					return jsonrpc.AppendString(nil, t.Name), true
 				}
 				if jsonrpc.FoldEqual(k, []byte("name")) || jsonrpc.FoldEqual(k, []byte("uri")) {
 					bad = errCaseVariant
@@ -89,7 +89,7 @@ func rewriteParams(dst, params []byte, method string, t Target) ([]byte, error) 
 			}
 			return nil, false
 		}
-		return appendString(nil, t.Name), true
+		return jsonrpc.AppendString(nil, t.Name), true
 	})
 	if err == nil {
 		err = bad
@@ -235,7 +235,7 @@ func (u uriRewriter) uriMember(obj []byte, mapURI func(string) (string, bool)) (
 			keep = false
 			return nil, false
 		}
-		return appendString(nil, n), true
+		return jsonrpc.AppendString(nil, n), true
 	})
 	return out, err == nil && found && keep
 }

@@ -81,7 +81,7 @@ func FuzzRewriteParams(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			if jsonrpc.Scan(out, jsonrpc.Limits{}) != nil && jsonrpc.Scan([]byte(`{"n":`+string(appendString(nil, name))+`}`), jsonrpc.Limits{}) == nil {
+			if jsonrpc.Scan(out, jsonrpc.Limits{}) != nil && jsonrpc.Scan([]byte(`{"n":`+string(jsonrpc.AppendString(nil, name))+`}`), jsonrpc.Limits{}) == nil {
 				t.Fatalf("rewriting %s of %s with %q gave invalid JSON %s", m, params, name, out)
 			}
 		}

@@ -1,10 +1,6 @@
 package era
 
-import (
-	"unicode/utf8"
-
-	"github.com/mcp-gateway/gateway/internal/jsonrpc"
-)
+import "github.com/mcp-gateway/gateway/internal/jsonrpc"
 
 // FilterObject appends the JSON object obj to dst keeping only the members fn keeps, with the
 // values it returns, in their order.
@@ -20,7 +16,7 @@ func FilterObject(dst, obj []byte, fn func(key string, val []byte) ([]byte, bool
 			dst = append(dst, ',')
 		}
 		n++
-		dst = append(AppendString(dst, string(key)), ':')
+		dst = append(jsonrpc.AppendString(dst, string(key)), ':')
 		dst = append(dst, v...)
 		return nil
 	})
@@ -55,34 +51,4 @@ func skipWS(b []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-const hexDigits = "0123456789abcdef"
-
-// AppendString appends s as a JSON string, as every rewriter of messages here writes one. Non-ASCII text is kept as UTF-8; invalid UTF-8 is
-// replaced, as encoding/json does.
-func AppendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		case c < utf8.RuneSelf:
-			dst = append(dst, c)
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, `\ufffd`...)
-			} else {
-				dst = append(dst, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		i++
-	}
-	return append(dst, '"')
 }

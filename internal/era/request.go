@@ -120,11 +120,11 @@ func appendMeta(dst []byte, m Meta) []byte {
 		if len(dst) > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(AppendString(dst, key), ':')
+		dst = append(jsonrpc.AppendString(dst, key), ':')
 		dst = append(dst, val...)
 	}
 	if m.ProtocolVersion != "" {
-		member(jsonrpc.MetaProtocolVersion, AppendString(nil, m.ProtocolVersion))
+		member(jsonrpc.MetaProtocolVersion, jsonrpc.AppendString(nil, m.ProtocolVersion))
 	}
 	member(jsonrpc.MetaClientCapabilities, m.ClientCapabilities)
 	member(jsonrpc.MetaClientInfo, m.ClientInfo)

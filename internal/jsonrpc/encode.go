@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 )
 
 // AppendResult appends a JSON-RPC success response for id with the raw result object.
@@ -56,4 +57,35 @@ func appendID(dst []byte, id json.RawMessage) []byte {
 		return append(dst, "null"...)
 	}
 	return append(dst, id...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string, as every rewriter of messages writes one: only what
+// JSON requires is escaped, non-ASCII text is kept as UTF-8, and invalid UTF-8 is replaced, as
+// encoding/json does.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, `\ufffd`...)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		i++
+	}
+	return append(dst, '"')
 }

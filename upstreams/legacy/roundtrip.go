@@ -312,7 +312,7 @@ func (x *RoundTrip) End(ctx context.Context, why Abandon) {
 		reason = "the gateway's timeout for this backend passed"
 	}
 	p := append([]byte(`{"requestId":`), x.uid...)
-	p = era.AppendString(append(p, `,"reason":`...), reason)
+	p = jsonrpc.AppendString(append(p, `,"reason":`...), reason)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sideTimeout)
 	defer cancel()
 	if err := x.br.notify(ctx, x.sess, era.NotifCancelled, append(p, '}')); err != nil {

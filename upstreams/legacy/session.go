@@ -266,7 +266,7 @@ func (br *Bridge) Request(ctx context.Context, s *Session, method string, params
 func requestBody(id json.RawMessage, method string, params json.RawMessage) []byte {
 	dst := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
 	dst = append(dst, `,"method":`...)
-	dst = era.AppendString(dst, method)
+	dst = jsonrpc.AppendString(dst, method)
 	if params != nil {
 		dst = append(append(dst, `,"params":`...), params...)
 	}
