@@ -18,7 +18,9 @@ import (
 // connection.
 func (x *request) listen() error {
 	x.armKeepAlive()
-	params, hdr := x.in.req.Params, x.passHeaders()
+	// The params outlive the request's body for as long as the listen lasts: a copy of these
+	// few hundred bytes lets the body's buffer go (shed).
+	params, hdr := bytes.Clone(x.in.req.Params), x.passHeaders()
 	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
 	caller := upstreams.ListenCaller{Visible: visible, Dropped: x.s.metrics.ListenDropped}
 	x.shed()
@@ -46,4 +48,5 @@ func (x *request) listen() error {
 func (x *request) shed() {
 	x.in.req = &jsonrpc.Request{ID: bytes.Clone(x.in.req.ID), Method: x.in.req.Method}
 	x.in.body, x.in.params, x.in.meta = nil, nil, nil
+	x.in.bodyBuf.Release() // a listen's buffer is detached (run): this only drops it
 }
