@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -63,8 +64,13 @@ func (x *request) takeToken(key string, l store.Limit) error {
 	switch {
 	case err != nil:
 		s.metrics.RateLimit(metrics.RateError)
-		s.log.LogAttrs(x.ctx, slog.LevelWarn, "rate limit store unavailable",
-			slog.Bool("fail_open", s.rate.FailOpen), slog.String("error", err.Error()))
+		// While the store's circuit breaker is open every call lands here without asking
+		// Redis; the breaker logs its own state changes, and a line per call would flood
+		// the log at full request rate.
+		if !errors.Is(err, store.ErrSkipped) {
+			s.log.LogAttrs(x.ctx, slog.LevelWarn, "rate limit store unavailable",
+				slog.Bool("fail_open", s.rate.FailOpen), slog.String("error", err.Error()))
+		}
 		if s.rate.FailOpen {
 			return nil
 		}
