@@ -53,7 +53,10 @@ func TestWaitReplicasSurvivesFailover(t *testing.T) {
 	ctx := context.Background()
 	t.Run("acknowledged use survives promotion", func(t *testing.T) {
 		primary, replica := startReplicaPair(t)
-		r := newRedisStore(t, RedisConfig{URL: primary.URL(), WaitReplicas: 1})
+		// Generous bounds: a busy machine can take longer than the default 250 ms for the
+		// replica's acknowledgement, and this case is about what an acknowledged use keeps.
+		r := newRedisStore(t, RedisConfig{URL: primary.URL(), WaitReplicas: 1,
+			WaitTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second})
 		if first, err := r.UseOnce(ctx, "nonce", time.Minute); !first || err != nil {
 			t.Fatalf("first use with the replica up = %v, %v; want true", first, err)
 		}
@@ -80,6 +83,9 @@ func TestWaitReplicasSurvivesFailover(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitReplication(t, primary, 1)
+		// The retry waits long enough for a busy machine's acknowledgement.
+		r = newRedisStore(t, RedisConfig{URL: primary.URL(), WaitReplicas: 1,
+			WaitTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second})
 		if first, err := r.UseOnce(ctx, "nonce", time.Minute); !first || err != nil {
 			t.Fatalf("retry with the replica back = %v, %v; want the first use", first, err)
 		}
@@ -146,7 +152,8 @@ func TestWaitReplicasACL(t *testing.T) {
 		if _, err := primary.Do(args...); err != nil {
 			t.Fatal(err)
 		}
-		r := newRedisStore(t, RedisConfig{URL: primary.URL(), Username: tt.user, Password: "pw", WaitReplicas: 1})
+		r := newRedisStore(t, RedisConfig{URL: primary.URL(), Username: tt.user, Password: "pw", WaitReplicas: 1,
+			WaitTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second})
 		first, err := r.UseOnce(ctx, "nonce-"+tt.user, time.Minute)
 		if tt.ok != (first && err == nil) {
 			t.Fatalf("%s: UseOnce = %v, %v; want ok=%v", tt.user, first, err, tt.ok)
