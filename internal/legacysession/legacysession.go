@@ -268,13 +268,12 @@ func decode(b []byte) (Session, bool) {
 	if p == 0 || p > MaxPrincipalBytes || len(rest) < 1+p+1 {
 		return s, false
 	}
-	s.Principal = string(rest[1 : 1+p])
-	rest = rest[1+p:]
-	n := int(rest[0])
-	if n > MaxClientInfoBytes || len(rest) != 1+n {
+	n := int(rest[1+p])
+	if n > MaxClientInfoBytes || len(rest) != 1+p+1+n {
 		return s, false
 	}
-	s.ClientInfo = string(rest[1:])
+	strs := string(rest) // one allocation for both strings
+	s.Principal, s.ClientInfo = strs[1:1+p], strs[1+p+1:]
 	return s, true
 }
 
