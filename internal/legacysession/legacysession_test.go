@@ -343,3 +343,31 @@ func TestCapsFlags(t *testing.T) {
 		t.Fatal("an unknown flag accepted")
 	}
 }
+
+// TestURLElicitationNeverReaches20250618: a 2025-06-18 client that declares URL-mode
+// elicitation anyway still gets no URL-mode request: the session drops what the version
+// cannot declare, and the entry needs it.
+func TestURLElicitationNeverReaches20250618(t *testing.T) {
+	c := New(ring(t, testKey("k1", 1)), time.Hour, (&clock{start}).now)
+	url := json.RawMessage(`{"k":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"https://example.com"}}}`)
+	for version, want := range map[string]bool{era.V20250618: false, era.V20251125: true} {
+		id, _, err := c.Mint(version, json.RawMessage(`{"elicitation":{"form":{},"url":{}}}`), "c@1", alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.Open(id, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, err := era.InputRequests(version, url)
+		if err != nil || len(reqs) != 1 {
+			t.Fatalf("%s: %+v, %v", version, reqs, err)
+		}
+		if got := era.Declares(s.Caps, reqs[0].Capability); got != want {
+			t.Errorf("%s: a URL-mode request declared = %v, want %v (caps %s)", version, got, want, s.Caps)
+		}
+		if !era.Declares(s.Caps, era.CapElicitationForm) {
+			t.Errorf("%s: form mode lost (caps %s)", version, s.Caps)
+		}
+	}
+}
