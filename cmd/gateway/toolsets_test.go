@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
+)
+
+// toolsetGateway fronts alpha and beta with a policy under which a tools:use caller may call
+// every alpha tool (echo only once confirmed, add at most twice a minute) and no rule grants any
+// beta tool (hidden), and
+// with three tool sets: alpha-ro (echo and add), wide (everything) and search (everything, in
+// search mode, with alpha__add always listed).
+func toolsetGateway(t *testing.T, iss *devissuer.Issuer, alpha, beta *mcptest.Server) listeners {
+	t.Helper()
+	return startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.MRTR.Keys = testKeys
+		c.PageSize = 2
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: true},
+			{ID: "add-limited", Upstream: "alpha", Tools: []string{"add"}, AnyScope: []string{"tools:use"}, RateLimit: "2/m"},
+			{ID: "alpha", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
+		}
+		c.Toolsets = []mcphttp.ToolsetConfig{
+			{Name: "alpha-ro", Include: []mcphttp.SelectorConfig{{Upstream: "alpha", Tools: []string{"echo", "add", "fail"}}},
+				Exclude:      []mcphttp.SelectorConfig{{Upstream: "alpha", Tools: []string{"fail"}}},
+				Instructions: "Echo and add only."},
+			{Name: "wide", Include: []mcphttp.SelectorConfig{{}}},
+			{Name: "search", Include: []mcphttp.SelectorConfig{{}},
+				Search: mcphttp.SearchConfig{Enabled: true, AlwaysVisible: []string{"alpha__add"}}},
+		}
+	}, alpha, beta)
+}
+
+// TestToolsets: a set lists and calls only what it selects and the policy allows, has its own
+// discover, protected resource metadata and cursors.
+func TestToolsets(t *testing.T) {
+	iss := newIssuer(t)
+	alpha, beta := mcptest.StartServer(t, "alpha"), mcptest.StartServer(t, "beta")
+	gw := toolsetGateway(t, iss, alpha, beta)
+	base := "http://" + gw.MCP
+	tok := mintFor(t, iss, "alice")
+	ctx := context.Background()
+
+	t.Run("include and exclude", func(t *testing.T) {
+		cs := mcptest.Connect(t, base+"/mcp/alpha-ro", mcptest.WithBearer(tok))
+		if got := toolNames(t, cs); !slices.Equal(got, []string{"alpha__add", "alpha__echo"}) {
+			t.Fatalf("alpha-ro lists %v", got)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__add", Arguments: map[string]any{"a": 1, "b": 2}})
+		if err != nil || mcptest.ResultText(res) != "3" {
+			t.Fatalf("add on the set: %v %+v", err, res)
+		}
+		alpha.Reset()
+		for _, name := range []string{"alpha__fail", "alpha__whoami"} {
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+				t.Errorf("%s outside the set: %v", name, err)
+			}
+		}
+		if n := toolCalls(alpha); n != 0 {
+			t.Errorf("calls outside the set reached the backend %d times", n)
+		}
+	})
+	t.Run("a set never widens policy", func(t *testing.T) {
+		cs := mcptest.Connect(t, base+"/mcp/wide", mcptest.WithBearer(tok))
+		for _, n := range toolNames(t, cs) {
+			if strings.HasPrefix(n, "beta__") {
+				t.Errorf("wide shows %s, which policy hides", n)
+			}
+		}
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "beta__echo", Arguments: map[string]any{"text": "x"}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+			t.Errorf("beta__echo on wide: %v", err)
+		}
+	})
+	t.Run("cursors are per set", func(t *testing.T) {
+		h := modernHeaders("tools/list", "")
+		h.Set("Authorization", "Bearer "+tok)
+		// /mcp and wide show alice the same tools: only the endpoint tells the cursors apart.
+		_, _, page := post(t, base+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`)
+		var res struct {
+			Result struct{ NextCursor string } `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(page), &res); err != nil || res.Result.NextCursor == "" {
+			t.Fatalf("no cursor: %v %s", err, page)
+		}
+		next := `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + testMeta + `,"cursor":"` + res.Result.NextCursor + `"}}`
+		if status, _, body := post(t, base+"/mcp", h, next); status != 200 {
+			t.Fatalf("the cursor on its own endpoint: %d %s", status, body)
+		}
+		if status, _, body := post(t, base+"/mcp/wide", h, next); status != 400 || !strings.Contains(body, "-32602") {
+			t.Fatalf("the cursor of /mcp on wide: %d %s", status, body)
+		}
+	})
+	t.Run("discover and protected resource metadata", func(t *testing.T) {
+		h := modernHeaders("server/discover", "")
+		h.Set("Authorization", "Bearer "+tok)
+		_, _, body := post(t, base+"/mcp/alpha-ro", h, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+testMeta+`}}`)
+		if !strings.Contains(body, `"instructions":"Echo and add only."`) {
+			t.Errorf("discover on alpha-ro: %s", body)
+		}
+		prm := get(t, base+"/.well-known/oauth-protected-resource/mcp/alpha-ro")
+		if !strings.Contains(prm, `"resource":"`+strings.TrimSuffix(testResource, "/mcp")+`/mcp/alpha-ro"`) || !strings.Contains(prm, iss.URL()) {
+			t.Errorf("alpha-ro metadata: %s", prm)
+		}
+		status, hdr, _ := post(t, base+"/mcp/alpha-ro", modernHeaders("tools/list", ""), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`)
+		if status != 401 || !strings.Contains(hdr.Get("WWW-Authenticate"), "/.well-known/oauth-protected-resource/mcp/alpha-ro") {
+			t.Errorf("challenge on alpha-ro: %d %q", status, hdr.Get("WWW-Authenticate"))
+		}
+	})
+	t.Run("a token for one set opens no other endpoint", func(t *testing.T) {
+		setTok := mint(t, iss, devissuer.Claims{"sub": "alice", "scope": "tools:use",
+			"aud": strings.TrimSuffix(testResource, "/mcp") + "/mcp/alpha-ro"})
+		h := modernHeaders("tools/list", "")
+		h.Set("Authorization", "Bearer "+setTok)
+		list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + testMeta + `}}`
+		if status, _, body := post(t, base+"/mcp/alpha-ro", h, list); status != 200 {
+			t.Errorf("the set's own token on the set: %d %s", status, body)
+		}
+		for _, p := range []string{"/mcp", "/mcp/wide"} {
+			if status, _, _ := post(t, base+p, h, list); status != 401 {
+				t.Errorf("alpha-ro's token on %s: %d, want 401", p, status)
+			}
+		}
+	})
+}
+
+// findResult is find_tools' structured content.
+type findResult struct {
+	Tools []struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	} `json:"tools"`
+}
+
+func findTools(t *testing.T, cs *mcp.ClientSession, query string) []string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "find_tools", Arguments: map[string]any{"query": query, "limit": 5}})
+	if err != nil || res.IsError {
+		t.Fatalf("find_tools %q: %v %+v", query, err, res)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var fr findResult
+	if err := json.Unmarshal(b, &fr); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range fr.Tools {
+		if len(tl.InputSchema) == 0 {
+			t.Errorf("find_tools returned %s without its input schema", tl.Name)
+		}
+		names = append(names, tl.Name)
+	}
+	if text := mcptest.ResultText(res); !strings.Contains(text, `"tools"`) {
+		t.Errorf("find_tools' text content: %q", text)
+	}
+	return names
+}
+
+// TestToolSearch: a real go-sdk client drives find_tools then call_tool through the gateway;
+// the inner call is treated exactly as a direct call of the inner tool.
+func TestToolSearch(t *testing.T) {
+	iss := newIssuer(t)
+	alpha, beta := mcptest.StartServer(t, "alpha"), mcptest.StartServer(t, "beta")
+	gw := toolsetGateway(t, iss, alpha, beta)
+	url := "http://" + gw.MCP + "/mcp/search"
+	tok := mintFor(t, iss, "alice")
+	ctx := context.Background()
+	var asked string
+	cs := mcptest.Connect(t, url, mcptest.WithBearer(tok), mcptest.WithElicitation(
+		func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = req.Params.Message
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		}))
+
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"find_tools", "call_tool", "alpha__add"}) {
+		t.Fatalf("search tools/list: %v", got)
+	}
+	if got := findTools(t, cs, "sum two integers"); len(got) == 0 || got[0] != "alpha__add" {
+		t.Errorf("find 'sum two integers': %v", got)
+	}
+	// beta__echo matches best of all, but alice may not call it: never returned, not even last.
+	for _, q := range []string{"return text unchanged", "echo", "beta echo"} {
+		got := findTools(t, cs, q)
+		for _, n := range got {
+			if strings.HasPrefix(n, "beta__") {
+				t.Errorf("find %q returned the hidden %s", q, n)
+			}
+		}
+		if q == "return text unchanged" && (len(got) == 0 || got[0] != "alpha__echo") {
+			t.Errorf("find %q: %v", q, got)
+		}
+	}
+
+	call := func(name string, args map[string]any) (*mcp.CallToolResult, error) {
+		return cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": name, "arguments": args}})
+	}
+	res, err := call("alpha__add", map[string]any{"a": 2, "b": 5})
+	if err != nil || mcptest.ResultText(res) != "7" {
+		t.Fatalf("call_tool alpha__add: %v %+v", err, res)
+	}
+	// Direct calls work on a search endpoint too.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__add", Arguments: map[string]any{"a": 1, "b": 1}}); err != nil || mcptest.ResultText(res) != "2" {
+		t.Fatalf("direct alpha__add: %v %+v", err, res)
+	}
+	// The third add within the minute: the inner tool's rate limit applies.
+	if _, err := call("alpha__add", map[string]any{"a": 1, "b": 1}); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+		t.Errorf("third add through call_tool: %v", err)
+	}
+	beta.Reset()
+	for _, name := range []string{"beta__echo", "no__such", "call_tool", "find_tools"} {
+		if _, err := call(name, map[string]any{"text": "x"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+			t.Errorf("call_tool %s: %v", name, err)
+		}
+	}
+	if n := toolCalls(beta); n != 0 {
+		t.Errorf("hidden tool reached through call_tool %d times", n)
+	}
+	alpha.Reset()
+	res, err = call("alpha__echo", map[string]any{"text": "rm -rf"})
+	if err != nil || res.IsError || mcptest.ResultText(res) != "rm -rf" {
+		t.Fatalf("confirmed echo through call_tool: %v %+v", err, res)
+	}
+	if !strings.Contains(asked, "alpha__echo") || strings.Contains(asked, "call_tool") {
+		t.Errorf("confirmation message %q does not name the inner tool", asked)
+	}
+	if n := toolCalls(alpha); n != 1 {
+		t.Errorf("backend received %d calls, want 1", n)
+	}
+	if v := metricValue(t, gw, `mcp_gateway_tool_search_calls_total{outcome="ok",tool="echo",upstream="alpha"}`); v != 1 {
+		t.Errorf("call_tool metric for alpha echo = %v, want 1", v)
+	}
+	if v := metricValue(t, gw, `mcp_gateway_tool_searches_total{set="search"}`); v < 4 {
+		t.Errorf("searches metric = %v, want at least 4", v)
+	}
+	// Both sides of the context saved are counted (with seven tools, the meta-tools cost more).
+	full := metricValue(t, gw, `mcp_gateway_tool_list_bytes_total{list="full",set="search"}`)
+	sent := metricValue(t, gw, `mcp_gateway_tool_list_bytes_total{list="sent",set="search"}`)
+	if full <= 0 || sent <= 0 {
+		t.Errorf("tools/list bytes: full %v, sent %v", full, sent)
+	}
+}
