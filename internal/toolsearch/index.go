@@ -75,15 +75,17 @@ type Ranker interface {
 // Field weights of BM25F: a word in the name says most about what a tool does, one in a
 // parameter's description least.
 const (
-	weightName       = 3.0
-	weightTitle      = 2.0
-	weightDesc       = 1.0
-	weightParamName  = 1.0
-	weightParamDesc  = 0.4
-	bm25K1           = 1.2
-	bm25B            = 0.75
-	maxDescribeBytes = 2048 // description text read per tool: the opening says what it does
+	weightName      = 3.0
+	weightTitle     = 2.0
+	weightDesc      = 1.0
+	weightParamName = 1.0
+	weightParamDesc = 0.4
+	bm25K1          = 1.2
+	bm25B           = 0.75
 )
+
+// maxDescribeBytes is the description text read per tool: the opening says what it does.
+const maxDescribeBytes = 2048
 
 // BM25 is a BM25F ranker over a catalog of tools, built once per catalog version.
 type BM25 struct {
@@ -91,6 +93,7 @@ type BM25 struct {
 	postings map[string][]posting
 	docLen   []float64
 	avgLen   float64
+	vocab    []string // every indexed term, sorted, for prefix matches
 }
 
 // posting is one tool's weighted frequency of a term.
@@ -134,45 +137,60 @@ func NewBM25(tools []Tool) *BM25 {
 	if len(tools) > 0 {
 		ix.avgLen = total / float64(len(tools))
 	}
+	ix.vocab = make([]string, 0, len(ix.postings))
+	for term := range ix.postings {
+		ix.vocab = append(ix.vocab, term)
+	}
+	sort.Strings(ix.vocab)
 	return ix
 }
 
 // Len is the number of tools indexed.
 func (ix *BM25) Len() int { return len(ix.names) }
 
-// Search implements Ranker.
+// Search implements Ranker. Each word of the query scores a tool by its best match: the word
+// itself, a synonym (synonymWeight) or, for a word of four letters or more, a longer indexed word
+// it begins (prefixWeight: "mongo" meets "mongodb"). A tool's score is the sum over the query's
+// words times the share of them it matches (Lucene's coordination factor), so a tool that covers
+// "create" and "folder" outranks one that only shares a rare word with the query.
 func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 	if limit <= 0 || len(ix.names) == 0 {
 		return nil
 	}
-	weights := queryTerms(query)
-	if len(weights) == 0 {
+	words := uniqueTokens(query)
+	if len(words) == 0 {
 		return nil
 	}
-	scores := make([]float64, len(ix.names))
-	n := float64(len(ix.names))
-	terms := make([]string, 0, len(weights))
-	for term := range weights {
-		terms = append(terms, term)
-	}
-	sort.Strings(terms) // float sums in a fixed order: identical scores on every replica
-	for _, term := range terms {
-		ps := ix.postings[term]
-		if len(ps) == 0 {
-			continue
+	n := len(ix.names)
+	scores := make([]float64, n)
+	matched := make([]uint8, n)
+	best := make([]float64, n)
+	var touched []int32
+	for _, w := range words {
+		touched = touched[:0]
+		for _, e := range ix.expand(w) {
+			ps := ix.postings[e.term]
+			idf := math.Log(1 + (float64(n)-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
+			for _, p := range ps {
+				tf := float64(p.tf)
+				norm := bm25K1 * (1 - bm25B + bm25B*ix.docLen[p.doc]/ix.avgLen)
+				v := e.weight * idf * tf * (bm25K1 + 1) / (tf + norm)
+				if best[p.doc] == 0 {
+					touched = append(touched, p.doc)
+				}
+				best[p.doc] = max(best[p.doc], v)
+			}
 		}
-		idf := math.Log(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
-		qw := weights[term]
-		for _, p := range ps {
-			tf := float64(p.tf)
-			norm := bm25K1 * (1 - bm25B + bm25B*ix.docLen[p.doc]/ix.avgLen)
-			scores[p.doc] += qw * idf * tf * (bm25K1 + 1) / (tf + norm)
+		for _, d := range touched {
+			scores[d] += best[d]
+			matched[d]++
+			best[d] = 0
 		}
 	}
 	hits := make([]Hit, 0, 16)
 	for i, s := range scores {
 		if s > 0 && (allow == nil || allow(i)) {
-			hits = append(hits, Hit{Index: i, Score: s})
+			hits = append(hits, Hit{Index: i, Score: s * math.Pow(float64(matched[i])/float64(len(words)), coordPower)})
 		}
 	}
 	slices.SortFunc(hits, func(a, b Hit) int {
@@ -190,22 +208,50 @@ func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 	return hits
 }
 
-// queryTerms weighs the query's terms: 1 for a word the user wrote (once, however often it is
-// repeated), synonymWeight for a synonym of one, never less than a word's own weight.
-func queryTerms(query string) map[string]float64 {
-	words := Tokens(query)
-	w := make(map[string]float64, 4*len(words))
-	for _, t := range words {
-		w[t] = 1
+// expansion is one indexed term a query word looks for, and its weight.
+type expansion struct {
+	term   string
+	weight float64
+}
+
+// expand lists what word looks for, in a fixed order: itself, its synonyms, the longer indexed
+// words it begins.
+func (ix *BM25) expand(w string) []expansion {
+	out := []expansion{{w, 1}}
+	for _, s := range synonyms[w] {
+		out = append(out, expansion{s, synonymWeight})
 	}
-	for _, t := range words {
-		for _, s := range synonyms[t] {
-			if w[s] < synonymWeight {
-				w[s] = synonymWeight
+	if len(w) >= minPrefix {
+		i := sort.SearchStrings(ix.vocab, w)
+		for ; i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], w); i++ {
+			if ix.vocab[i] != w {
+				out = append(out, expansion{ix.vocab[i], prefixWeight})
 			}
 		}
 	}
-	return w
+	return out
+}
+
+// Weights of the query side.
+const (
+	// prefixWeight is the weight of an indexed word that a query word begins.
+	prefixWeight = 0.5
+	// coordPower is how strongly the share of query words a tool matches scales its score.
+	coordPower = 1.0
+)
+
+// minPrefix is the shortest query word matched as a prefix: shorter ones begin too many words.
+const minPrefix = 4
+
+// uniqueTokens are the query's terms, each once, in order.
+func uniqueTokens(query string) []string {
+	var out []string
+	for _, t := range Tokens(query) {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func truncate(s string, n int) string {
