@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/devissuer"
@@ -248,5 +251,46 @@ func TestToolSearch(t *testing.T) {
 	sent := metricValue(t, gw, `mcp_gateway_tool_list_bytes_total{list="sent",set="search"}`)
 	if full <= 0 || sent <= 0 {
 		t.Errorf("tools/list bytes: full %v, sent %v", full, sent)
+	}
+}
+
+// TestToolsetSettingsCarried: every setting of a tool set and of the default endpoint's search
+// mode, written in the file, reaches the endpoint's configuration unchanged. The settings are
+// enumerated by reflection, so a field added to mcphttp's types is covered without touching
+// this test.
+func TestToolsetSettingsCarried(t *testing.T) {
+	seed := 0
+	var ts mcphttp.ToolsetConfig
+	fillSettings(t, reflect.ValueOf(&ts).Elem(), &seed)
+	ts.Name = "set-one"
+	ts.Path = "/mcp/set-one"
+	ts.Search.MaxResults = 7
+	for _, l := range []*[]mcphttp.SelectorConfig{&ts.Include, &ts.Exclude} {
+		var sel mcphttp.SelectorConfig
+		fillSettings(t, reflect.ValueOf(&sel).Elem(), &seed)
+		*l = append(*l, sel)
+	}
+	var search mcphttp.SearchConfig
+	fillSettings(t, reflect.ValueOf(&search).Elem(), &seed)
+	search.MaxResults = 9
+
+	set := map[string]any{}
+	addYAML(t, set, ts)
+	srv := map[string]any{}
+	addYAML(t, srv, map[string]any{"search": search})
+	raw, err := yaml.Marshal(map[string]any{"toolsets": []any{set}, "server": srv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newConfig()
+	if err := decodeYAML(bytes.NewReader(raw), &c); err != nil {
+		t.Fatalf("the file with every setting does not load: %v\n%s", err, raw)
+	}
+	_ = c.validate() // carries toolsets: into the endpoint's configuration; other blocks are unset
+	if got := c.Server.Toolsets; !reflect.DeepEqual(got, []mcphttp.ToolsetConfig{ts}) {
+		t.Errorf("toolsets differ from the file:\n got %+v\nwant %+v\nfile:\n%s", got, ts, raw)
+	}
+	if !reflect.DeepEqual(c.Server.Search, search) {
+		t.Errorf("server.search differs from the file:\n got %+v\nwant %+v", c.Server.Search, search)
 	}
 }
