@@ -366,26 +366,29 @@ func (x *request) challenge(status int, c authz.Challenge) *Error {
 	return x.s.challenge(status, c)
 }
 
-// checkAudience refuses, on any endpoint, a token minted only for other tool sets (every "aud"
-// value is another set's resource): a token for a narrow set must not open a wider endpoint.
-// A token for the gateway's own resource works on every set, which only narrows it.
+// checkAudience refuses a token minted for other tool sets on this endpoint: one whose "aud"
+// names a set's resource but neither this endpoint's resource nor the gateway's own (the public
+// URL). A token for a narrow set must not open a wider endpoint; a token for the gateway works on
+// every set, which only narrows it; a token whose audiences name no set (an operator's own
+// audience values) is left to the issuer's audience check alone.
 func (x *request) checkAudience() error {
 	p := x.caller.principal
-	if p == nil || len(x.s.setResources) == 0 {
+	if p == nil {
 		return nil
 	}
-	auds := audiences(p.Claims["aud"])
-	if len(auds) == 0 {
-		return nil
-	}
-	own := ""
-	if x.set != nil {
+	own := x.s.cfg.PublicURL
+	if x.set != nil && x.set.resource != "" {
 		own = x.set.resource
 	}
-	for _, a := range auds {
-		if a == own || !x.s.setResources[a] {
+	namesSet := false
+	for _, a := range audiences(p.Claims["aud"]) {
+		if a == own || a == x.s.cfg.PublicURL {
 			return nil
 		}
+		namesSet = namesSet || x.s.setResources[a]
+	}
+	if !namesSet {
+		return nil
 	}
 	return x.challenge(http.StatusUnauthorized, authz.Challenge{Error: authz.ChallengeInvalidToken,
 		Description: "the token's audience is another endpoint"})

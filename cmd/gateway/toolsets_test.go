@@ -134,6 +134,18 @@ func TestToolsets(t *testing.T) {
 				t.Errorf("alpha-ro's token on %s: %d, want 401", p, status)
 			}
 		}
+		// Another audience beside the set's does not make it a token for the gateway.
+		mixed := mint(t, iss, devissuer.Claims{"sub": "alice", "scope": "tools:use",
+			"aud": []string{strings.TrimSuffix(testResource, "/mcp") + "/mcp/alpha-ro", "https://elsewhere.example"}})
+		h.Set("Authorization", "Bearer "+mixed)
+		if status, _, _ := post(t, base+"/mcp", h, list); status != 401 {
+			t.Errorf("a token for alpha-ro and elsewhere on /mcp: %d, want 401", status)
+		}
+		// The gateway's own token works on every set.
+		h.Set("Authorization", "Bearer "+tok)
+		if status, _, body := post(t, base+"/mcp/alpha-ro", h, list); status != 200 {
+			t.Errorf("the gateway's token on alpha-ro: %d %s", status, body)
+		}
 	})
 }
 
