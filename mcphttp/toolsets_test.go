@@ -129,3 +129,32 @@ func TestToolsetSelects(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchSameOnEveryReplica: three replicas, each with its own registry, cache and index,
+// answer the same find_tools with the same bytes: no replica-local state shapes a ranking.
+func TestSearchSameOnEveryReplica(t *testing.T) {
+	a, b := mcptest.StartServer(t, "a"), mcptest.StartServer(t, "b")
+	ucfg := upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "a", URL: a.URL()}, {Name: "b", URL: b.URL()}}}
+	var answers []string
+	for range 3 {
+		_, e := testServer(t, Config{Search: SearchConfig{Enabled: true}}, ucfg, upstreams.Options{}, Deps{})
+		url := serveTest(t, e).URL + DefaultPath
+		for _, q := range []string{"echo text back", "report request headers", "sleep for a while"} {
+			r := do(t, "POST", url, modern("tools/call", findToolsName),
+				body("tools/call", `,"name":"find_tools","arguments":{"query":`+jsonString(q)+`,"limit":4}`))
+			if r.status != 200 {
+				t.Fatalf("find %q: %d %s", q, r.status, r.body)
+			}
+			answers = append(answers, string(r.rpc.Result))
+		}
+	}
+	for i := 3; i < len(answers); i++ {
+		if answers[i] != answers[i%3] {
+			t.Errorf("replica %d answers differently:\n%s\n%s", i/3, answers[i], answers[i%3])
+		}
+	}
+	// Both backends have echo: the tie is broken by name, a before b.
+	if !strings.Contains(answers[0], `"a__echo"`) || strings.Index(answers[0], `"a__echo"`) > strings.Index(answers[0], `"b__echo"`) {
+		t.Errorf("echo tie: %s", answers[0])
+	}
+}
