@@ -265,6 +265,13 @@ func (x *request) searchArgs() (string, int, error) {
 // by stage 4 as for any request. Every later stage then sees the inner tool only. A name that is
 // a meta-tool is unknown: call_tool does not nest.
 func (x *request) unwrapCall() error {
+	// call_tool declares no x-mcp-header argument: a Mcp-Param-* header on it is refused as on
+	// any tool that does not declare it, never carried over to the inner call.
+	for k := range x.r.Header {
+		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
+			return headerMismatch("Header mismatch: " + k + " header is not declared by the tool")
+		}
+	}
 	name, args, err := callArgs(x.in.params.Arguments)
 	if err != nil {
 		return err
@@ -353,8 +360,7 @@ func innerParams(outer json.RawMessage, name string, args json.RawMessage) (json
 	return append(out, '}'), nil
 }
 
-// innerHeaders gives the request the headers of the inner call: the client's, less Mcp-Name and
-// its Mcp-Param-* (which mirrored call_tool's arguments), plus Mcp-Name naming the inner tool
+// innerHeaders gives the request the headers of the inner call: the client's, less Mcp-Name, plus Mcp-Name naming the inner tool
 // and the Mcp-Param-* headers the inner tool declares, computed from its arguments as a client
 // would. Stage 7 (bindParamHeaders) checks them against the arguments as for any call; an
 // argument that cannot be mirrored is left without a header, and refused there.

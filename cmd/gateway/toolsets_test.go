@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.yaml.in/yaml/v3"
@@ -304,5 +305,44 @@ func TestToolsetSettingsCarried(t *testing.T) {
 	}
 	if !reflect.DeepEqual(c.Server.Search, search) {
 		t.Errorf("server.search differs from the file:\n got %+v\nwant %+v", c.Server.Search, search)
+	}
+}
+
+// TestCallToolParamHeaders: call_tool's inner call carries the Mcp-Param-* headers the inner
+// tool declares, computed from the inner arguments, and the backend is told the inner name; a
+// Mcp-Param-* header sent on call_tool itself is refused, as on any tool that declares none.
+func TestCallToolParamHeaders(t *testing.T) {
+	sb := startStructBackend(t, "m", false)
+	gw := startTestGateway(t, func(c *Config) {
+		c.Upstreams = []UpstreamConfig{sb.upstream()}
+		c.HealthInterval = time.Hour
+		c.Server.Search.Enabled = true
+	})
+	url := "http://" + gw.MCP + "/mcp"
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + testMeta +
+		`,"name":"call_tool","arguments":{"name":"m__set_region","arguments":{"region":"eu-west"}}}}`
+	status, _, body := post(t, url, modernHeaders("tools/call", "call_tool"), call)
+	if status != 200 || strings.Contains(body, `"error"`) {
+		t.Fatalf("call_tool m__set_region: %d %s", status, body)
+	}
+	got := sb.received()
+	if len(got) != 1 || got[0].Target != "set_region" || got[0].Repo != "eu-west" {
+		t.Fatalf("backend received %+v", got)
+	}
+	if h := got[0].Header.Get("Mcp-Param-Region"); h != "eu-west" {
+		t.Errorf("Mcp-Param-Region at the backend = %q, want eu-west", h)
+	}
+	sb.reset()
+	h := modernHeaders("tools/call", "call_tool")
+	h.Set("Mcp-Param-Region", "us-east")
+	if status, _, body := post(t, url, h, call); status != 400 || !strings.Contains(body, "not declared") {
+		t.Errorf("a Mcp-Param header on call_tool: %d %s", status, body)
+	}
+	// The outer request's Mcp-Name must name call_tool, as for any call.
+	if status, _, _ := post(t, url, modernHeaders("tools/call", "m__set_region"), call); status != 400 {
+		t.Errorf("Mcp-Name naming the inner tool on the outer call: %d, want 400", status)
+	}
+	if n := len(sb.received()); n != 0 {
+		t.Errorf("refused calls reached the backend %d times", n)
 	}
 }
