@@ -73,6 +73,7 @@ const (
 	MaxSearchResults = 50
 )
 
+// toolsetName is what a set's name may be: it labels metrics and ends its default path.
 var toolsetName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
 // validateToolsets reports every problem in the tool sets of c at once.
@@ -162,9 +163,9 @@ type toolset struct {
 
 // selector is a compiled SelectorConfig; a nil glob list means "every item of that kind".
 type selector struct {
-	upstream                   pattern
-	tools, prompts, resources  []pattern
-	hasTools, hasPrompts, hasR bool
+	upstream                           pattern
+	tools, prompts, resources          []pattern
+	hasTools, hasPrompts, hasResources bool
 }
 
 // toolsets is the Server's part for tool sets and search mode.
@@ -190,7 +191,7 @@ func compileSelectors(cs []SelectorConfig) []selector {
 			upstream: compilePattern(up),
 			tools:    compilePatterns(c.Tools), hasTools: c.Tools != nil,
 			prompts: compilePatterns(c.Prompts), hasPrompts: c.Prompts != nil,
-			resources: compilePatterns(c.Resources), hasR: c.Resources != nil,
+			resources: compilePatterns(c.Resources), hasResources: c.Resources != nil,
 		})
 	}
 	return out
@@ -209,7 +210,7 @@ func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target) bool {
 	case upstreams.KindPrompt:
 		ps, has = sel.prompts, sel.hasPrompts
 	default:
-		ps, has = sel.resources, sel.hasR
+		ps, has = sel.resources, sel.hasResources
 	}
 	if !has {
 		return true

@@ -207,9 +207,9 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if g.tracer, err = cfg.Tracing.newTracer(getenv, log); err != nil {
 		return nil, err
 	}
+	cfg.Server.Toolsets = cfg.Toolsets // the top-level toolsets: block is the endpoint's
 	var auth *authz.Service
 	if !cfg.Auth.Disabled {
-		cfg.Server.Toolsets = cfg.Toolsets
 		if auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: log,
 			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.Server.Config)}); err != nil {
 			return nil, err
@@ -225,7 +225,7 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		MRTR:       g.codec,
 		RateLimits: limits,
 		Tracer:     g.tracer,
-		// Set here, not with the fields above, to keep the server's settings in one block.
+		// Tool search metrics (docs/toolsets.md).
 		ToolsetMetrics: g.searchRec,
 	})
 	if err != nil {
