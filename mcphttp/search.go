@@ -139,8 +139,11 @@ func (x *request) discoverSet() error {
 	return nil
 }
 
-// catalog fetches the merged tool catalog as list() would for this caller.
+// catalog fetches the merged tool catalog as list() would for this caller. As for a list, the
+// body's buffer goes to the garbage collector rather than the pool: a backend fetch this request
+// starts is shared, may outlive it, and sends the client's _meta, a slice of the body.
 func (x *request) catalog() (*upstreams.ToolCatalog, error) {
+	x.in.bodyBuf.Detach()
 	return x.s.backends.ToolCatalog(x.ctx, &upstreams.ListRequest{
 		Method:       upstreams.MethodToolsList,
 		Params:       x.in.req.Params,
