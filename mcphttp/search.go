@@ -114,7 +114,7 @@ func (x *request) endpoint() (handled bool, err error) {
 }
 
 // discoverSet answers server/discover on a set or a search endpoint: the gateway's answer with
-// the endpoint's instructions.
+// the set's instructions, or the gateway's followed by how to use search.
 func (x *request) discoverSet() error {
 	d, err := x.s.backends.Capabilities(x.ctx, x.passHeaders())
 	if err != nil {
@@ -122,7 +122,14 @@ func (x *request) discoverSet() error {
 	}
 	instr := x.set.instructions
 	if instr == "" {
-		instr = searchInstructions
+		// The gateway's own (or its backends'), then how to use search.
+		instr = x.s.instructions
+		if instr == "" {
+			instr = d.Instructions
+		}
+		if x.set.search != nil {
+			instr = strings.TrimSpace(instr + "\n\n" + searchInstructions)
+		}
 	}
 	res := struct {
 		SupportedVersions []string        `json:"supportedVersions"`

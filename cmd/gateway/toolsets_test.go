@@ -202,6 +202,11 @@ func TestToolSearch(t *testing.T) {
 	if got := toolNames(t, cs); !slices.Equal(got, []string{"find_tools", "call_tool", "alpha__add"}) {
 		t.Fatalf("search tools/list: %v", got)
 	}
+	dh := modernHeaders("server/discover", "")
+	dh.Set("Authorization", "Bearer "+tok)
+	if _, _, body := post(t, url, dh, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+testMeta+`}}`); !strings.Contains(body, "find_tools") {
+		t.Errorf("discover on a search endpoint does not tell how to search: %s", body)
+	}
 	if got := findTools(t, cs, "sum two integers"); len(got) == 0 || got[0] != "alpha__add" {
 		t.Errorf("find 'sum two integers': %v", got)
 	}
