@@ -351,3 +351,49 @@ func TestCallToolParamHeaders(t *testing.T) {
 		t.Errorf("refused calls reached the backend %d times", n)
 	}
 }
+
+// TestListenOnSet: a listen on a set hears resources/updated only for resources the set selects,
+// although the policy would let the caller read the others: with a backend that sends every
+// listen updates for mem://hr/salaries/ceo, which the set excludes, the listener subscribed to
+// mem://readme and mem://hr hears only mem://readme, and the excluded update is counted as
+// hidden.
+func TestListenOnSet(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithSubscriptions())
+	const excluded = "mem://hr/salaries/ceo"
+	_ = subscribeEveryListen(alpha, []string{excluded})
+	iss := newIssuer(t)
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Server.WriteTimeout = 5 * time.Minute
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "docs", Upstream: "alpha", Resources: []string{"*"}, Tools: []string{"*"}, AnyScope: []string{"docs:read"}},
+		}
+		// listen() posts to <MCP>/mcp: the set's path ends so.
+		c.Toolsets = []mcphttp.ToolsetConfig{{Name: "docs", Path: "/docs/mcp", Include: []mcphttp.SelectorConfig{{}},
+			Exclude: []mcphttp.SelectorConfig{{Upstream: "alpha", Resources: []string{"mem://hr/*"}, Tools: []string{}, Prompts: []string{}}}}}
+	}, alpha)
+	tok := mint(t, iss, devissuer.Claims{"sub": "alice", "scope": "docs:read"})
+	onSet := gw
+	onSet.MCP += "/docs"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := listen(t, ctx, onSet, `{"resourceSubscriptions":["alpha+mem://readme","alpha+mem://hr"]}`, tok)
+	if ack := <-events; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("first event %s", ack)
+	}
+	heard := 0
+	for i := 0; heard == 0 || droppedCount(t, gw, "hidden") == 0; i++ {
+		if i == 300 {
+			t.Fatalf("after %d rounds: %d updates heard, hidden drops %v", i, heard, droppedCount(t, gw, "hidden"))
+		}
+		for _, uri := range []string{excluded, mcptest.ResourceReadme} {
+			_ = alpha.MCP().ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+		}
+		for _, ev := range pending(events) {
+			if !strings.Contains(ev, `"uri":"alpha+mem://readme"`) {
+				t.Fatalf("the listener on the set got %s", ev)
+			}
+			heard++
+		}
+	}
+}
