@@ -22,7 +22,8 @@ import (
 // confirmation, parameter headers, rate limits, metrics and logs all see the tool that runs.
 
 // The meta-tools' names. They carry no namespace prefix, so no backend's namespaced tool can
-// take them.
+// take them; with namespace.noPrefix, a backend's own tool of either name is shadowed on a search
+// endpoint (it stays callable on the others).
 const (
 	findToolsName = "find_tools"
 	callToolName  = "call_tool"
@@ -37,6 +38,7 @@ type searchMode struct {
 	max    int
 }
 
+// newSearchMode compiles c, with its defaults.
 func newSearchMode(c SearchConfig) *searchMode {
 	m := &searchMode{always: compilePatterns(c.AlwaysVisible), max: c.MaxResults}
 	if m.max == 0 {
@@ -45,6 +47,8 @@ func newSearchMode(c SearchConfig) *searchMode {
 	return m
 }
 
+// alwaysVisible reports whether tools/list shows the tool of this namespaced name beside the
+// meta-tools (still only if the set and the caller's policy show it).
 func (m *searchMode) alwaysVisible(name string) bool {
 	for _, p := range m.always {
 		if p.match(name) {
@@ -54,7 +58,7 @@ func (m *searchMode) alwaysVisible(name string) bool {
 	return false
 }
 
-// metaTools are the definitions tools/list shows in search mode, built once.
+// findToolsDef and callToolDef are the meta-tools' definitions as tools/list shows them.
 var findToolsDef = []byte(`{"name":"find_tools","title":"Find tools",` +
 	`"description":"Search the tools available here for the ones that can do a task, and get their full definitions. ` +
 	`Describe the task in a few words (for example \"create an issue in a repository\" or \"take a screenshot of the page\"). ` +
@@ -370,10 +374,11 @@ func innerParams(outer json.RawMessage, name string, args json.RawMessage) (json
 	return append(out, '}'), nil
 }
 
-// innerHeaders gives the request the headers of the inner call: the client's, less Mcp-Name, plus Mcp-Name naming the inner tool
-// and the Mcp-Param-* headers the inner tool declares, computed from its arguments as a client
-// would. Stage 7 (bindParamHeaders) checks them against the arguments as for any call; an
-// argument that cannot be mirrored is left without a header, and refused there.
+// innerHeaders gives the request the headers of the inner call: the client's transport headers
+// (Authorization, trace context, X-Request-Id), Mcp-Name naming the inner tool, and the
+// Mcp-Param-* headers the inner tool declares, computed from its arguments as a client would.
+// Stage 7 (bindParamHeaders) checks them against the arguments as for any call; an argument that
+// cannot be mirrored is left without a header, and refused there.
 func (x *request) innerHeaders(name string) error {
 	h := x.r.Header.Clone()
 	h.Del(mcpheader.Name)
