@@ -453,3 +453,25 @@ func (p pattern) match(s string) bool {
 	}
 	return pi == len(g)
 }
+
+// UnmatchedUpstreams returns the upstream globs of the set's rules that match none of the
+// backends named, so that check-config can refuse a set whose rule can never select anything
+// (a misspelt backend name would otherwise leave the set silently empty).
+func (ts ToolsetConfig) UnmatchedUpstreams(backends []string) []string {
+	var out []string
+	for _, r := range append(append([]SelectorConfig(nil), ts.Include...), ts.Exclude...) {
+		g := r.Upstream
+		if g == "" {
+			g = "*"
+		}
+		p := compilePattern(g)
+		matched := false
+		for _, b := range backends {
+			matched = matched || p.match(b)
+		}
+		if !matched {
+			out = append(out, g)
+		}
+	}
+	return out
+}

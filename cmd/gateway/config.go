@@ -284,6 +284,7 @@ func (c *Config) validate() error {
 	if err := c.Server.Config.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.validateToolsetUpstreams()...)
 	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", a.name, a.addr, err))

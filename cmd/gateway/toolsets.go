@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/metrics"
@@ -27,4 +29,20 @@ func (g *gateway) onTools(rec *metrics.Recorder) func(upstream string, tools []s
 		rec.SetKnownTools(upstream, tools)
 		g.searchRec.SetKnownTools(upstream, tools)
 	}
+}
+
+// validateToolsetUpstreams refuses a tool set rule whose upstream glob names no configured
+// backend: it could never select anything, and is most likely a misspelt name.
+func (c *Config) validateToolsetUpstreams() []error {
+	names := make([]string, 0, len(c.Upstreams))
+	for _, u := range c.Upstreams {
+		names = append(names, u.Name)
+	}
+	var errs []error
+	for i, ts := range c.Toolsets {
+		for _, g := range ts.UnmatchedUpstreams(names) {
+			errs = append(errs, fmt.Errorf("toolsets[%d] %q: upstream %q matches no configured backend", i, ts.Name, g))
+		}
+	}
+	return errs
 }

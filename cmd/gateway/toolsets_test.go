@@ -397,3 +397,21 @@ func TestListenOnSet(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsetUnknownUpstream: check-config refuses a set rule naming no configured backend,
+// which would leave the set silently without what it meant to select.
+func TestToolsetUnknownUpstream(t *testing.T) {
+	c := newConfig()
+	raw := "upstreams: [{name: github, url: 'http://127.0.0.1:1/mcp'}]\n" +
+		"toolsets: [{name: gh, include: [{upstream: githb}], exclude: [{upstream: 'git*'}]}]\n"
+	if err := decodeYAML(strings.NewReader(raw), &c); err != nil {
+		t.Fatal(err)
+	}
+	err := c.validate()
+	if err == nil || !strings.Contains(err.Error(), `upstream "githb" matches no configured backend`) {
+		t.Fatalf("validate: %v", err)
+	}
+	if strings.Contains(err.Error(), `"git*"`) {
+		t.Errorf("a glob that matches was refused: %v", err)
+	}
+}
