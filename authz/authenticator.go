@@ -19,6 +19,10 @@ type Options struct {
 	// the default "resource" of the metadata document. Required unless every
 	// issuer lists audiences and resourceMetadata.resource is set.
 	ResourceURI string
+	// ToolsetResourceURIs are the resource URIs of the gateway's tool set endpoints (each set's
+	// own path under the public URL), accepted as audiences besides ResourceURI by every issuer
+	// that lists no audiences: a client of a set asks for a token for the set's resource.
+	ToolsetResourceURIs []string
 	// Logger receives the decision log. Default: discard.
 	Logger *slog.Logger
 	// HTTPClient fetches discovery documents and key sets. Default: a client
@@ -109,7 +113,7 @@ func newIssuer(cfg Config, ic IssuerConfig, opts Options) (*issuer, error) {
 		if opts.ResourceURI == "" {
 			return nil, ErrNoAudience
 		}
-		auds = []string{opts.ResourceURI}
+		auds = append([]string{opts.ResourceURI}, opts.ToolsetResourceURIs...)
 	}
 	algs := ic.Algorithms
 	if len(algs) == 0 {

@@ -42,7 +42,7 @@ func (x *request) authenticate() error {
 	if q := x.r.URL.Query(); q.Has("access_token") {
 		// RFC 6750 §2.3 query tokens leak into logs and histories; MCP allows the header only.
 		s.metrics.AuthFailure(metrics.AuthMalformed)
-		return s.challenge(http.StatusBadRequest, authz.Challenge{Error: "invalid_request",
+		return x.challenge(http.StatusBadRequest, authz.Challenge{Error: "invalid_request",
 			Description: "tokens are accepted only in the Authorization header"})
 	}
 	var tok string
@@ -56,7 +56,7 @@ func (x *request) authenticate() error {
 		// Which copy a proxy or backend would read is not ours to guess: a malformed request
 		// (RFC 6750 §3.1 invalid_request), like a token in the query.
 		s.metrics.AuthFailure(metrics.AuthMalformed)
-		return s.challenge(http.StatusBadRequest, authz.Challenge{Error: "invalid_request",
+		return x.challenge(http.StatusBadRequest, authz.Challenge{Error: "invalid_request",
 			Description: "exactly one Authorization header is accepted"})
 	}
 	if err == nil {
@@ -74,7 +74,7 @@ func (x *request) authenticate() error {
 		e.Outcome = outcomeUnavailable
 		return e
 	}
-	return s.challenge(http.StatusUnauthorized, s.auth.Unauthorized(err))
+	return x.challenge(http.StatusUnauthorized, s.auth.Unauthorized(err))
 }
 
 // issuerRetryAfter is the Retry-After for an unavailable issuer: when the gateway will ask it
@@ -127,7 +127,7 @@ func (x *request) authorize(kind upstreams.Kind, target upstreams.Target) error 
 		return nil
 	case authz.StepUp:
 		s.metrics.AuthzDecision(metrics.DecisionStepUp, target.Upstream)
-		return s.challenge(http.StatusForbidden, s.auth.Forbidden(d))
+		return x.challenge(http.StatusForbidden, s.auth.Forbidden(d))
 	}
 	s.metrics.AuthzDecision(metrics.DecisionHidden, target.Upstream)
 	return errUnknownName(kindNoun(kind))
@@ -138,12 +138,12 @@ func (x *request) authorize(kind upstreams.Kind, target upstreams.Target) error 
 func (x *request) visibility() (func(upstreams.Kind, upstreams.Target) bool, bool) {
 	s := x.s
 	if s.auth == nil {
-		return nil, false
+		return x.narrow(nil), false
 	}
 	p := x.caller.principal
-	return func(k upstreams.Kind, t upstreams.Target) bool {
+	return x.narrow(func(k upstreams.Kind, t upstreams.Target) bool {
 		return s.auth.Visible(p, authzKinds[k], t.Upstream, t.Name)
-	}, true
+	}), true
 }
 
 // registerMetadata serves the RFC 9728 protected resource metadata at the path-specific and the

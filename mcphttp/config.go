@@ -89,6 +89,11 @@ type Config struct {
 	// replica; more get 429 with Retry-After. Default DefaultMaxConcurrentPerCaller; negative
 	// disables.
 	MaxConcurrentPerCaller int `yaml:"maxConcurrentPerCaller"`
+	// Search is the search mode of the default endpoint (docs/toolsets.md). Off by default.
+	Search SearchConfig `yaml:"search"`
+	// Toolsets are the tool sets, each served at its own path (the top-level toolsets: block,
+	// which cmd/gateway copies here).
+	Toolsets []ToolsetConfig `yaml:"-"`
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -161,6 +166,7 @@ func (c Config) Validate() error {
 	if c.MaxJSONDepth < 0 || c.MaxJSONTokenBytes < 0 {
 		errs = append(errs, errors.New("server.maxJSONDepth and server.maxJSONTokenBytes must not be negative"))
 	}
+	errs = append(errs, c.validateToolsets())
 	return errors.Join(errs...)
 }
 

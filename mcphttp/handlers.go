@@ -94,6 +94,9 @@ func (x *request) resolve(kind upstreams.Kind, name string) (upstreams.Target, e
 	if err != nil {
 		return target, errUnknownName(kindNoun(kind))
 	}
+	if err := x.inSet(kind, target); err != nil {
+		return target, err
+	}
 	x.route.upstream, x.route.name, x.route.upstreamName = target.Upstream, name, target.Name
 	return target, nil
 }
@@ -183,6 +186,9 @@ func (x *request) list() error {
 		// Lists a backend marks private are cached per authorization context only.
 		CacheKey:     x.subject(),
 		SubjectToken: x.listSubjectToken(),
+	}
+	if x.set != nil {
+		req.View = x.set.path // a cursor cut on one endpoint is refused on another
 	}
 	res, err := x.s.backends.List(x.ctx, req)
 	if err != nil {

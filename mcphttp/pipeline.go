@@ -37,6 +37,10 @@ type request struct {
 	// stage 9 on), "" with tracing off.
 	endSpan    tracing.End
 	spanParent string
+	// set is the endpoint's tool set or search mode (toolsets.go), nil on the plain default
+	// endpoint; viaCallTool marks a tools/call rewritten from call_tool (search.go).
+	set         *toolset
+	viaCallTool bool
 
 	in     decoded  // stages 1 to 4
 	caller identity // stage 5
@@ -144,6 +148,11 @@ func (x *request) run() error {
 	}
 	defer releaseCaller()
 	if err := x.limitCaller(); err != nil {
+		return err
+	}
+	// Tool sets and search mode: find_tools and a search endpoint's lists are answered here;
+	// call_tool becomes the inner tools/call that every later stage sees (search.go).
+	if handled, err := x.endpoint(); handled || err != nil {
 		return err
 	}
 	if !pooledBody[x.in.req.Method] {

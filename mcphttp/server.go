@@ -51,6 +51,8 @@ type Deps struct {
 	Clock func() time.Time
 	// Tracer exports a span per request and per backend call; nil exports nothing.
 	Tracer *tracing.Tracer
+	// ToolsetMetrics records tool search (toolsets.go); nil records nothing.
+	ToolsetMetrics *metrics.ToolsetRecorder
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -76,6 +78,7 @@ type Server struct {
 	now           func() time.Time
 	serverInfo    []byte
 	instructions  string
+	toolsets      // tool sets and search mode (toolsets.go, search.go)
 }
 
 // New builds the server from validated configuration.
@@ -117,6 +120,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.serverInfo, _ = json.Marshal(map[string]string{"name": name, "version": deps.Version})
 	s.instructions = deps.Instructions
+	if err := s.initToolsets(deps); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -139,6 +145,7 @@ func (s *Server) Register(e *echo.Echo) {
 	})
 	e.POST(s.cfg.Path, s.handlePost)
 	s.registerMetadata(e)
+	s.registerToolsets(e)
 	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (docs/protocol.md §2.1).
 	e.Match([]string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch},
 		s.cfg.Path, methodNotAllowed)
@@ -160,6 +167,7 @@ func methodNotAllowed(c echo.Context) error {
 func (s *Server) handlePost(c echo.Context) error {
 	x := &request{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
 	x.requestID = requestID(x.r)
+	x.set = s.endpointSet(c)
 	x.requestIDValue = []string{x.requestID}
 	x.w.Header()[mcpheader.RequestID] = x.requestIDValue
 	// Every log line of this request, the authorization decision included, carries its ids.
@@ -214,6 +222,9 @@ func (x *request) record() {
 	s.metrics.ObserveRequest(method, x.out.outcome, d)
 	if method == "tools/call" && x.route.upstream != "" {
 		s.metrics.ToolCall(x.route.upstream, x.route.upstreamName, x.out.outcome)
+		if x.viaCallTool {
+			s.setMetrics.CallTool(x.route.upstream, x.route.upstreamName, x.out.outcome)
+		}
 	}
 	s.log.LogAttrs(x.ctx, slog.LevelInfo, "request",
 		slog.String("request_id", x.requestID),

@@ -36,6 +36,14 @@ func newListDigester(spec listSpec) *listDigester {
 	return d
 }
 
+// bindView binds the digest to the endpoint a list is served on (ListRequest.View); the default
+// endpoint's "" leaves it as it was, so its cursors are unchanged.
+func (d *listDigester) bindView(view string) {
+	if view != "" {
+		d.h.Write([]byte("\x00view\x00" + view))
+	}
+}
+
 func (d *listDigester) add(it *listItem) {
 	if d.n == len(d.buf) {
 		d.h.Write(d.buf[:])

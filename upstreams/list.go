@@ -66,6 +66,10 @@ type ListRequest struct {
 	// SubjectToken is the caller's verified bearer token. Fill it only when a backend is
 	// configured for token exchange: it is exchanged, never sent to a backend itself.
 	SubjectToken string
+	// View names the endpoint (a tool set's path) the list is served on, "" for the default
+	// one. It is bound into the cursor's digest, so a cursor cut on one endpoint is refused on
+	// another even when both show the same items.
+	View string
 }
 
 // listQuery is what a backend list request carries from the client's ListRequest.
@@ -148,13 +152,13 @@ func (r *Registry) List(ctx context.Context, req *ListRequest) (json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	return r.page(spec, m, req.Visible, p, req.Private)
+	return r.page(spec, m, req.Visible, p, req.Private, req.View)
 }
 
 // page cuts one page out of the merged list as visible filters it, in one pass that also
 // computes the digest of the whole filtered list; a cursor's digest and offset are checked
 // against it before the page is returned.
-func (r *Registry) page(spec listSpec, m *merged, visible func(Kind, Target) bool, p *jsonrpc.Params, private bool) (json.RawMessage, error) {
+func (r *Registry) page(spec listSpec, m *merged, visible func(Kind, Target) bool, p *jsonrpc.Params, private bool, view string) (json.RawMessage, error) {
 	off, want := 0, []byte(nil)
 	if p.HasCursor {
 		var err error
@@ -164,6 +168,7 @@ func (r *Registry) page(spec listSpec, m *merged, visible func(Kind, Target) boo
 	}
 	end := off + r.pageSize
 	d := newListDigester(spec)
+	d.bindView(view)
 	pageItems := make([]*listItem, 0, r.pageSize)
 	size, n := 0, 0
 	m.each(spec.kind, visible, func(it *listItem) {

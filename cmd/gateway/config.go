@@ -51,6 +51,9 @@ type Config struct {
 	Upstreams []UpstreamConfig `yaml:"upstreams"`
 	// Tracing exports OpenTelemetry spans over OTLP/HTTP; off unless an endpoint is set.
 	Tracing TracingConfig `yaml:"tracing"`
+	// Toolsets are curated tool sets, each served as an MCP endpoint at its own path
+	// (docs/toolsets.md); mcphttp serves them, from Server.Toolsets.
+	Toolsets []mcphttp.ToolsetConfig `yaml:"toolsets"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -277,9 +280,11 @@ func addUpstream(c *Config, spec string) error {
 // block.
 func (c *Config) validate() error {
 	var errs []error
+	c.Server.Toolsets = c.Toolsets // the top-level block is the endpoint's
 	if err := c.Server.Config.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.validateToolsetUpstreams()...)
 	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", a.name, a.addr, err))

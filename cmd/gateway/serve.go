@@ -176,6 +176,7 @@ type gateway struct {
 	codec     *mrtr.Codec
 	tracer    *tracing.Tracer
 	log       *slog.Logger
+	searchRec *metrics.ToolsetRecorder // tool search metrics (toolsets.go)
 }
 
 func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gateway, err error) {
@@ -187,6 +188,9 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	}()
 	rec, err := newRecorder(cfg, g.registry)
 	if err != nil {
+		return nil, err
+	}
+	if g.searchRec, err = newToolsetRecorder(cfg, g.registry); err != nil {
 		return nil, err
 	}
 	ring, err := g.buildState(cfg, getenv, log, rec)
@@ -203,9 +207,11 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if g.tracer, err = cfg.Tracing.newTracer(getenv, log); err != nil {
 		return nil, err
 	}
+	cfg.Server.Toolsets = cfg.Toolsets // the top-level toolsets: block is the endpoint's
 	var auth *authz.Service
 	if !cfg.Auth.Disabled {
-		if auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: log}); err != nil {
+		if auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: log,
+			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.Server.Config)}); err != nil {
 			return nil, err
 		}
 	}
@@ -219,6 +225,8 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		MRTR:       g.codec,
 		RateLimits: limits,
 		Tracer:     g.tracer,
+		// Tool search metrics (docs/toolsets.md).
+		ToolsetMetrics: g.searchRec,
 	})
 	if err != nil {
 		return nil, err
@@ -279,7 +287,7 @@ func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *sl
 		CircuitState: func(upstream string, state int) { rec.SetCircuitState(upstream, circuitGauge(state)) },
 		CacheResult:  rec.ListCache,
 		// Tool-call metrics label only names a backend published (bounded per backend).
-		OnTools:       rec.SetKnownTools,
+		OnTools:       g.onTools(rec),
 		OnHealth:      rec.SetUpstreamUp,
 		OnListChanged: g.lists.onListChanged(),
 		// Zero is upstreams' default, negative unbounded: the same meaning as in server:.

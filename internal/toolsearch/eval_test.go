@@ -1,0 +1,274 @@
+package toolsearch
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The evaluation of docs/toolsets.md: real MCP servers' own tools/list (testdata/catalog, captured
+// by testdata/capture.sh, each file with the package and version it came from), and tasks phrased
+// as a user would (testdata/queries.tsv), each labelled with the tools that do it. It runs offline.
+
+// evalTool is one tool of the captured catalog.
+type evalTool struct {
+	server string
+	tool   Tool
+	raw    []byte // the definition as a client would receive it, namespaced
+}
+
+// loadCatalog reads the captured catalog, every tool namespaced server__name as the gateway
+// would, in file order.
+func loadCatalog(tb testing.TB) []evalTool {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "catalog", "*.json"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no captured catalog: %v", err)
+	}
+	sort.Strings(files)
+	var out []evalTool
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var doc struct {
+			Source string                       `json:"source"`
+			Tools  []map[string]json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			tb.Fatalf("%s: %v", f, err)
+		}
+		if doc.Source == "" {
+			tb.Fatalf("%s: no source (package@version)", f)
+		}
+		server := strings.TrimSuffix(filepath.Base(f), ".json")
+		for _, t := range doc.Tools {
+			var name string
+			if err := json.Unmarshal(t["name"], &name); err != nil {
+				tb.Fatalf("%s: a tool without a name", f)
+			}
+			t["name"], _ = json.Marshal(server + "__" + name)
+			raw, err := json.Marshal(t)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tool, err := ParseTool(raw)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			out = append(out, evalTool{server: server, tool: tool, raw: raw})
+		}
+	}
+	return out
+}
+
+// evalQuery is one labelled task.
+type evalQuery struct {
+	text  string
+	tools []string
+}
+
+func loadQueries(tb testing.TB, catalog []evalTool) []evalQuery {
+	tb.Helper()
+	return loadQueryFile(tb, catalog, "queries.tsv")
+}
+
+// loadQueryFile reads one file of labelled tasks; every label must name a tool of the catalog.
+func loadQueryFile(tb testing.TB, catalog []evalTool, name string) []evalQuery {
+	tb.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	known := map[string]bool{}
+	for _, t := range catalog {
+		known[t.tool.Name] = true
+	}
+	var out []evalQuery
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		text, labels, ok := strings.Cut(line, "\t")
+		if !ok {
+			tb.Fatalf("queries.tsv: no tab in %q", line)
+		}
+		q := evalQuery{text: text, tools: strings.Split(labels, ",")}
+		for _, l := range q.tools {
+			if !known[l] {
+				tb.Fatalf("queries.tsv: %q is labelled with %s, which is not in the catalog", text, l)
+			}
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// evalSize is one catalog size of the evaluation: the servers it holds (nil: all).
+type evalSize struct {
+	name    string
+	servers []string
+}
+
+var evalSizes = []evalSize{
+	{"~50", []string{"filesystem", "memory", "github", "maps"}},
+	{"~300", []string{"brave", "chromedevtools", "circleci", "context7", "desktopcommander", "eaplaywright",
+		"everything", "filesystem", "github", "gitlab", "gosdk-everything", "kubernetes", "maps", "memory",
+		"mongodb", "playwright", "postgres", "puppeteer", "sequentialthinking", "slack"}},
+	{"all", nil},
+}
+
+// evalResult is the evaluation at one size.
+type evalResult struct {
+	size                 string
+	tools, queries       int
+	r1, r5, mrr          float64
+	fullBytes, sentBytes int
+	misses               []string
+}
+
+// evaluate ranks every query whose tools are in the catalog subset, with the full ranking for
+// the reciprocal rank, and measures what a caller receives: the whole tools/list against the
+// search-mode tools/list plus one find_tools answer of five definitions.
+func evaluate(catalog []evalTool, queries []evalQuery, size evalSize) evalResult {
+	var sub []evalTool
+	for _, t := range catalog {
+		if size.servers == nil || slices.Contains(size.servers, t.server) {
+			sub = append(sub, t)
+		}
+	}
+	docs := make([]Tool, len(sub))
+	in := map[string]bool{}
+	res := evalResult{size: size.name, tools: len(sub), fullBytes: len(`{"tools":[]}`)}
+	for i, t := range sub {
+		docs[i] = t.tool
+		in[t.tool.Name] = true
+		res.fullBytes += len(t.raw) + 1
+	}
+	ix := NewBM25(docs)
+	found := 0
+	for _, q := range queries {
+		var want []string
+		for _, l := range q.tools {
+			if in[l] {
+				want = append(want, l)
+			}
+		}
+		if len(want) == 0 {
+			continue
+		}
+		res.queries++
+		hits := ix.Search(q.text, len(sub), nil)
+		rank := 0
+		for i, h := range hits {
+			if slices.Contains(want, sub[h.Index].tool.Name) {
+				rank = i + 1
+				break
+			}
+		}
+		if rank == 1 {
+			res.r1++
+		}
+		if rank >= 1 && rank <= 5 {
+			res.r5++
+		} else {
+			top := []string{}
+			for _, h := range hits[:min(3, len(hits))] {
+				top = append(top, sub[h.Index].tool.Name)
+			}
+			res.misses = append(res.misses, fmt.Sprintf("%q: want %s, rank %d, top %v", q.text, strings.Join(want, "|"), rank, top))
+		}
+		if rank > 0 {
+			res.mrr += 1 / float64(rank)
+		}
+		for _, h := range hits[:min(5, len(hits))] {
+			res.sentBytes += len(sub[h.Index].raw) + 1
+		}
+		found++
+	}
+	n := float64(res.queries)
+	res.r1, res.r5, res.mrr = res.r1/n, res.r5/n, res.mrr/n
+	// Per task: the search-mode tools/list (the two meta-tools, about 1.3 kB) and one find_tools
+	// answer (its five definitions, twice: structured and as text).
+	res.sentBytes = metaToolBytes + 2*res.sentBytes/max(found, 1)
+	return res
+}
+
+// metaToolBytes is the size of the find_tools and call_tool definitions tools/list shows in
+// search mode (mcphttp/search.go), rounded up.
+const metaToolBytes = 1300
+
+// TestEvaluation reports recall@1, recall@5, mean reciprocal rank and the context a search saves
+// on the real catalog at three sizes, and holds recall@5 on the whole catalog to the target.
+func TestEvaluation(t *testing.T) {
+	catalog := loadCatalog(t)
+	queries := loadQueries(t, catalog)
+	if len(queries) < 100 {
+		t.Fatalf("%d queries, want at least 100", len(queries))
+	}
+	t.Logf("| catalog | tools | queries | recall@1 | recall@5 | MRR | tools/list bytes | search bytes per task | saved |")
+	t.Logf("|---|---|---|---|---|---|---|---|---|")
+	for _, size := range evalSizes {
+		r := evaluate(catalog, queries, size)
+		t.Logf("| %s | %d | %d | %.3f | %.3f | %.3f | %d | %d | %.0f%% |", r.size, r.tools, r.queries,
+			r.r1, r.r5, r.mrr, r.fullBytes, r.sentBytes, 100*(1-float64(r.sentBytes)/float64(r.fullBytes)))
+		for _, m := range r.misses {
+			t.Logf("  %s miss: %s", r.size, m)
+		}
+		if size.servers == nil && r.r5 < 0.9 {
+			t.Errorf("recall@5 on the whole catalog is %.3f, below the 0.9 target", r.r5)
+		}
+	}
+	held := loadQueryFile(t, catalog, "queries-heldout.tsv")
+	r := evaluate(catalog, held, evalSizes[2])
+	t.Logf("| held-out, all | %d | %d | %.3f | %.3f | %.3f | %d | %d | %.0f%% |", r.tools, r.queries,
+		r.r1, r.r5, r.mrr, r.fullBytes, r.sentBytes, 100*(1-float64(r.sentBytes)/float64(r.fullBytes)))
+	for _, m := range r.misses {
+		t.Logf("  held-out miss: %s", m)
+	}
+}
+
+// BenchmarkSearchFullCatalog is one find_tools ranking over the whole captured catalog.
+func BenchmarkSearchFullCatalog(b *testing.B) {
+	catalog := loadCatalog(b)
+	queries := loadQueries(b, catalog)
+	docs := make([]Tool, len(catalog))
+	for i, t := range catalog {
+		docs[i] = t.tool
+	}
+	ix := NewBM25(docs)
+	allow := func(i int) bool { return i%7 != 0 } // a caller who may not see every tool
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		ix.Search(queries[i%len(queries)].text, 10, allow)
+	}
+}
+
+// BenchmarkReindex is the rebuild after a backend's list changed: parsing every definition and
+// indexing the whole captured catalog.
+func BenchmarkReindex(b *testing.B) {
+	catalog := loadCatalog(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		docs := make([]Tool, len(catalog))
+		for i, t := range catalog {
+			d, err := ParseTool(t.raw)
+			if err != nil {
+				b.Fatal(err)
+			}
+			docs[i] = d
+		}
+		NewBM25(docs)
+	}
+}

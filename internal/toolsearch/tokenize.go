@@ -1,0 +1,129 @@
+package toolsearch
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Tokens splits text into lower-case, stemmed terms: at every character that is not a letter or a
+// digit (so snake_case, kebab-case, dotted and namespaced names such as github__create_issue fall
+// apart), and inside words at a lower-to-upper case change and at the end of an upper-case run
+// (camelCase, HTTPRequest). Stop words and one-letter terms are dropped: they match everything
+// and rank nothing.
+func Tokens(text string) []string {
+	var out []string
+	for _, w := range words(text) {
+		w = strings.ToLower(w)
+		if len(w) < 2 || stopWords[w] {
+			continue
+		}
+		out = append(out, Stem(w))
+	}
+	return out
+}
+
+// words cuts text into its alphanumeric runs and splits each at case changes.
+func words(text string) []string {
+	var out []string
+	start := -1
+	var prev rune
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			out = append(out, text[start:end])
+		}
+		start = -1
+	}
+	for i, r := range text {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			prev = 0
+			continue
+		}
+		if start < 0 {
+			start, prev = i, r
+			continue
+		}
+		switch {
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			// fooBar: a new word at B.
+			flush(i)
+			start = i
+		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-start > 1:
+			// HTTPRequest: the new word starts at the R before "equest".
+			_, size := utf8.DecodeLastRuneInString(text[:i])
+			flush(i - size)
+			start = i - size
+		}
+		prev = r
+	}
+	flush(len(text))
+	return out
+}
+
+// Stem reduces an English word to a crude stem, so "files", "listing" and "listed" meet "file" and
+// "list", and "create", "created" and "creating" meet at "creat". It only strips the commonest
+// inflections and a final e: a full stemmer conflates more than it helps on the short texts of
+// tool descriptions.
+func Stem(w string) string {
+	if s, ok := irregular[w]; ok {
+		w = s
+	}
+	n := len(w)
+	switch {
+	case n > 4 && strings.HasSuffix(w, "ies"):
+		w = w[:n-3] + "y"
+	case n > 5 && strings.HasSuffix(w, "sses"):
+		w = w[:n-2]
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		w = undouble(w[:n-3])
+	case n > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
+		w = undouble(w[:n-2])
+	case n > 4 && (strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "xes")):
+		w = w[:n-2]
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		w = w[:n-1]
+	}
+	if n := len(w); n > 3 && w[n-1] == 'e' {
+		w = w[:n-1]
+	}
+	return w
+}
+
+// undouble turns "stopp" (from "stopped") into "stop", leaving short words such as "add" whole.
+func undouble(w string) string {
+	n := len(w)
+	if n >= 4 && w[n-1] == w[n-2] && !strings.ContainsRune("lsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+// irregular maps inflections the suffix rules get wrong.
+var irregular = map[string]string{
+	"children": "child", "indices": "index", "indexes": "index", "wrote": "write", "written": "write",
+	"ran": "run", "running": "run", "got": "get", "sent": "send", "made": "make", "found": "find",
+	"took": "take", "taken": "take", "read": "read", "does": "do", "doing": "do", "has": "have",
+	"using": "use", "uses": "use", "used": "use", "entities": "entity", "queries": "query",
+	"directories": "directory", "repositories": "repository", "messages": "message", "images": "image",
+	"pages": "page", "files": "file", "notes": "note", "issues": "issue", "names": "name",
+	"types": "type", "values": "value", "changes": "change", "resources": "resource",
+}
+
+// stopWords are the function words of task phrasings ("I want to see all of the files in a
+// folder"): they carry no meaning about which tool fits.
+var stopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "of": true, "to": true, "in": true, "on": true, "at": true,
+	"for": true, "from": true, "by": true, "with": true, "and": true, "or": true, "is": true,
+	"are": true, "be": true, "it": true, "its": true, "this": true, "that": true, "these": true,
+	"those": true, "as": true, "into": true, "onto": true, "my": true, "me": true, "we": true,
+	"our": true, "your": true, "you": true, "can": true, "could": true, "should": true,
+	"would": true, "will": true, "please": true, "want": true, "need": true, "like": true,
+	"some": true, "any": true, "all": true, "which": true, "what": true, "how": true, "do": true,
+	"does": true, "if": true, "then": true, "so": true, "there": true, "here": true, "about": true,
+	"i": true, "let": true, "let's": true, "up": true, "out": true, "via": true, "when": true,
+	"was": true, "were": true, "been": true, "has": true, "have": true, "had": true, "not": true,
+	"no": true, "yes": true, "also": true, "just": true, "one": true, "current": true,
+	"given": true, "specified": true, "optional": true, "default": true, "true": true,
+	"false": true, "called": true, "named": true, "them": true, "they": true, "their": true, "whether": true, "e.g": true,
+}

@@ -1,0 +1,503 @@
+package mcphttp
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/toolsearch"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// Search mode (docs/toolsets.md): tools/list shows two meta-tools instead of the catalog.
+// find_tools ranks the catalog against a task and returns the best tools the caller may call,
+// with their full definitions; call_tool runs one. Nothing is kept between requests: the index
+// is a function of the catalog's content, built once per version on each replica, and a
+// call_tool is rewritten into the inner tools/call before stage 6, so routing, policy, step-up,
+// confirmation, parameter headers, rate limits, metrics and logs all see the tool that runs.
+
+// The meta-tools' names. They carry no namespace prefix, so no backend's namespaced tool can
+// take them; with namespace.noPrefix, a backend's own tool of either name is shadowed on a search
+// endpoint (it stays callable on the others).
+const (
+	findToolsName = "find_tools"
+	callToolName  = "call_tool"
+)
+
+// maxQueryBytes bounds a find_tools query.
+const maxQueryBytes = 1024
+
+// searchMode is an endpoint's compiled SearchConfig.
+type searchMode struct {
+	always []pattern // namespaced tool-name globs listed besides the meta-tools
+	max    int
+}
+
+// newSearchMode compiles c, with its defaults.
+func newSearchMode(c SearchConfig) *searchMode {
+	m := &searchMode{always: compilePatterns(c.AlwaysVisible), max: c.MaxResults}
+	if m.max == 0 {
+		m.max = DefaultSearchResults
+	}
+	return m
+}
+
+// alwaysVisible reports whether tools/list shows the tool of this namespaced name beside the
+// meta-tools (still only if the set and the caller's policy show it).
+func (m *searchMode) alwaysVisible(name string) bool {
+	for _, p := range m.always {
+		if p.match(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// findToolsDef and callToolDef are the meta-tools' definitions as tools/list shows them.
+var findToolsDef = []byte(`{"name":"find_tools","title":"Find tools",` +
+	`"description":"Search the tools available here for the ones that can do a task, and get their full definitions. ` +
+	`Describe the task in a few words (for example \"create an issue in a repository\" or \"take a screenshot of the page\"). ` +
+	`Call a tool it returns with call_tool, or directly by its name.",` +
+	`"inputSchema":{"type":"object","properties":{` +
+	`"query":{"type":"string","description":"The task to find tools for, in words."},` +
+	`"limit":{"type":"integer","minimum":1,"description":"How many tools to return at most."}},` +
+	`"required":["query"]},` +
+	`"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}`)
+
+var callToolDef = []byte(`{"name":"call_tool","title":"Call a tool",` +
+	`"description":"Call a tool that find_tools returned, by its name, with its arguments as its input schema describes them. ` +
+	`The call is the tool's own: it may ask for confirmation, and it is refused if the tool is not available to you.",` +
+	`"inputSchema":{"type":"object","properties":{` +
+	`"name":{"type":"string","description":"The tool's name, exactly as find_tools returned it."},` +
+	`"arguments":{"type":"object","description":"The tool's arguments."}},` +
+	`"required":["name"]}}`)
+
+// searchInstructions are server/discover's instructions on a search endpoint without its own.
+const searchInstructions = "This server lists only find_tools and call_tool: call find_tools with a short " +
+	"description of the task to get the tools that can do it, then call one with call_tool (or directly by its name)."
+
+// endpoint is the stage-5 part of tool sets and search mode, after the caller is admitted and
+// before routing: the audience check of a set; server/discover and tools/list of a search
+// endpoint; find_tools answered here; call_tool rewritten into the inner tools/call that the
+// later stages run. handled is true when the request has been answered.
+func (x *request) endpoint() (handled bool, err error) {
+	if len(x.s.setResources) > 0 {
+		if err := x.checkAudience(); err != nil {
+			return true, err
+		}
+	}
+	if x.set == nil {
+		return false, nil
+	}
+	switch x.in.req.Method {
+	case "server/discover":
+		if x.set.instructions != "" || x.set.search != nil {
+			return true, x.discoverSet()
+		}
+	case upstreams.MethodToolsList:
+		if x.set.search != nil {
+			return true, x.listSearch()
+		}
+	case upstreams.MethodToolsCall:
+		if x.set.search == nil {
+			return false, nil
+		}
+		switch x.in.params.Name {
+		case findToolsName:
+			return true, x.findTools()
+		case callToolName:
+			return false, x.unwrapCall()
+		}
+	}
+	return false, nil
+}
+
+// discoverSet answers server/discover on a set or a search endpoint: the gateway's answer with
+// the set's instructions, or the gateway's followed by how to use search.
+func (x *request) discoverSet() error {
+	d, err := x.s.backends.Capabilities(x.ctx, x.passHeaders())
+	if err != nil {
+		return err
+	}
+	instr := x.set.instructions
+	if instr == "" {
+		// The gateway's own (or its backends'), then how to use search.
+		instr = x.s.instructions
+		if instr == "" {
+			instr = d.Instructions
+		}
+		if x.set.search != nil {
+			instr = strings.TrimSpace(instr + "\n\n" + searchInstructions)
+		}
+	}
+	res := struct {
+		SupportedVersions []string        `json:"supportedVersions"`
+		Capabilities      json.RawMessage `json:"capabilities"`
+		Instructions      string          `json:"instructions,omitempty"`
+		TTLMs             int64           `json:"ttlMs"`
+		CacheScope        string          `json:"cacheScope"`
+	}{[]string{ProtocolVersion}, d.Capabilities, instr, d.TTL.Milliseconds(), "public"}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	x.writeResult(b)
+	return nil
+}
+
+// catalog fetches the merged tool catalog as list() would for this caller. As for a list, the
+// body's buffer goes to the garbage collector rather than the pool: a backend fetch this request
+// starts is shared, may outlive it, and sends the client's _meta, a slice of the body.
+func (x *request) catalog() (*upstreams.ToolCatalog, error) {
+	x.in.bodyBuf.Detach()
+	return x.s.backends.ToolCatalog(x.ctx, &upstreams.ListRequest{
+		Method:       upstreams.MethodToolsList,
+		Params:       x.in.req.Params,
+		Header:       x.passHeaders(),
+		CacheKey:     x.subject(),
+		SubjectToken: x.listSubjectToken(),
+	})
+}
+
+// listSearch is tools/list in search mode: the meta-tools, then the always-visible tools the
+// caller may see, in one page. A cursor is refused: this list has one page.
+func (x *request) listSearch() error {
+	if x.in.params.HasCursor {
+		return invalidParams("Invalid params: invalid cursor")
+	}
+	cat, err := x.catalog()
+	if err != nil {
+		return err
+	}
+	visible, private := x.visibility()
+	out := make([]byte, 0, 2048)
+	out = append(out, `{"tools":[`...)
+	out = append(out, findToolsDef...)
+	out = append(out, ',')
+	out = append(out, callToolDef...)
+	if len(x.set.search.always) > 0 {
+		for _, t := range cat.Tools() {
+			if (visible == nil || visible(upstreams.KindTool, t.Target)) &&
+				x.set.search.alwaysVisible(x.s.backends.Namespaced(upstreams.KindTool, t.Target)) {
+				out = append(out, ',')
+				out = append(out, t.Raw...)
+			}
+		}
+	}
+	out = append(out, ']')
+	scope := "public"
+	if private || cat.Private() {
+		scope = "private"
+	}
+	out = append(out, `,"ttlMs":`...)
+	out = strconv.AppendInt(out, cat.TTLMs(), 10)
+	out = append(out, `,"cacheScope":"`+scope+`","resultType":"complete"}`...)
+	x.s.setMetrics.ContextBytes(x.set.name, cat.Bytes(visible), len(out))
+	x.writeResult(out)
+	return nil
+}
+
+// findTools answers find_tools: the best matches among the tools this caller may call on this
+// endpoint, full definitions, as structured content and as text.
+func (x *request) findTools() error {
+	x.route.name = findToolsName // the access log names the meta-tool
+	query, limit, err := x.searchArgs()
+	if err != nil {
+		return err
+	}
+	cat, err := x.catalog()
+	if err != nil {
+		return err
+	}
+	ix := x.s.searchIndex.get(cat)
+	visible, _ := x.visibility()
+	hits := ix.ranker.Search(query, limit, func(i int) bool {
+		return visible == nil || visible(upstreams.KindTool, ix.tools[i].Target)
+	})
+	list := make([]byte, 0, 4096)
+	list = append(list, `{"tools":[`...)
+	for i, h := range hits {
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = append(list, ix.tools[h.Index].Raw...)
+	}
+	list = append(list, "]}"...)
+	out := make([]byte, 0, 2*len(list)+128)
+	out = append(out, `{"content":[{"type":"text","text":`...)
+	out = jsonrpc.AppendString(out, string(list))
+	out = append(out, `}],"structuredContent":`...)
+	out = append(out, list...)
+	out = append(out, `,"isError":false}`...)
+	x.s.setMetrics.Search(x.set.name, len(hits))
+	x.writeResult(out)
+	return nil
+}
+
+// searchArgs reads find_tools' arguments: query (a non-empty string) and limit (an integer,
+// bounded by the endpoint's maximum).
+func (x *request) searchArgs() (string, int, error) {
+	if x.in.params.Arguments == nil {
+		return "", 0, invalidParams("Invalid params: find_tools needs arguments {query, limit}")
+	}
+	query, limit, hasQuery := "", DefaultSearchResults, false
+	err := jsonrpc.Members(x.in.params.Arguments, func(key, val []byte) error {
+		switch string(key) {
+		case "query":
+			hasQuery = json.Unmarshal(val, &query) == nil
+		case "limit":
+			n, err := strconv.Atoi(string(val))
+			if err != nil || n < 1 {
+				return invalidParams("Invalid params: limit must be a positive integer")
+			}
+			limit = n
+		default:
+			return invalidParams("Invalid params: find_tools takes only query and limit")
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return "", 0, err
+	case !hasQuery || strings.TrimSpace(query) == "":
+		return "", 0, invalidParams("Invalid params: query must be a non-empty string")
+	case len(query) > maxQueryBytes || !utf8.ValidString(query):
+		return "", 0, invalidParams("Invalid params: query is too long")
+	}
+	return query, min(limit, x.set.search.max), nil
+}
+
+// unwrapCall rewrites call_tool({name, arguments}) into the tools/call of the named tool, as if
+// the client had sent it: params keep every other member (_meta, requestState, inputResponses),
+// and the request's headers are those a client would have sent for the inner call (Mcp-Name
+// naming the inner tool, Mcp-Param-* mirroring its arguments as it declares them), checked again
+// by stage 4 as for any request. Every later stage then sees the inner tool only. A name that is
+// a meta-tool is unknown: call_tool does not nest.
+func (x *request) unwrapCall() error {
+	// call_tool declares no x-mcp-header argument: a Mcp-Param-* header on it is refused as on
+	// any tool that does not declare it, never carried over to the inner call.
+	for k := range x.r.Header {
+		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
+			return headerMismatch("Header mismatch: " + k + " header is not declared by the tool")
+		}
+	}
+	name, args, err := callArgs(x.in.params.Arguments)
+	if err != nil {
+		return err
+	}
+	if name == findToolsName || name == callToolName {
+		return errUnknownName("tool")
+	}
+	raw, err := innerParams(x.in.req.Params, name, args)
+	if err != nil {
+		return err
+	}
+	params, err := jsonrpc.ParseParams(raw)
+	if err != nil {
+		return err
+	}
+	req := *x.in.req
+	req.Params = raw
+	x.in.req, x.in.params = &req, params
+	if err := x.innerHeaders(name); err != nil {
+		return err
+	}
+	// Stage 4 again, on the synthesized request: the same checks as a direct call.
+	if err := x.checkHeaders(); err != nil {
+		return err
+	}
+	x.viaCallTool = true
+	return nil
+}
+
+// callArgs reads call_tool's arguments: name (a non-empty string) and arguments (an object, or
+// absent). Spelling variants of either are refused, as for the params of any request.
+func callArgs(raw json.RawMessage) (string, json.RawMessage, error) {
+	if raw == nil {
+		return "", nil, invalidParams("Invalid params: call_tool needs arguments {name, arguments}")
+	}
+	p, err := jsonrpc.ParseParams(raw)
+	if err != nil {
+		return "", nil, err
+	}
+	err = jsonrpc.Members(raw, func(key, _ []byte) error {
+		if k := string(key); k != "name" && k != "arguments" {
+			return invalidParams("Invalid params: call_tool takes only name and arguments")
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if !p.HasName || p.Name == "" {
+		return "", nil, invalidParams("Invalid params: call_tool needs the name of the tool to call")
+	}
+	return p.Name, p.Arguments, nil
+}
+
+// innerParams is outer with name and arguments replaced by the inner call's.
+func innerParams(outer json.RawMessage, name string, args json.RawMessage) (json.RawMessage, error) {
+	out := make([]byte, 0, len(outer)+len(name))
+	out = append(out, '{')
+	sep := false
+	err := jsonrpc.Members(outer, func(key, val []byte) error {
+		switch string(key) {
+		case "name", "arguments":
+			return nil
+		}
+		if sep {
+			out = append(out, ',')
+		}
+		out = jsonrpc.AppendString(out, string(key))
+		out = append(out, ':')
+		out = append(out, val...)
+		sep = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if sep {
+		out = append(out, ',')
+	}
+	out = append(out, `"name":`...)
+	out = jsonrpc.AppendString(out, name)
+	if args != nil {
+		out = append(out, `,"arguments":`...)
+		out = append(out, args...)
+	}
+	return append(out, '}'), nil
+}
+
+// innerHeaders gives the request the headers of the inner call: the client's transport headers
+// (Authorization, trace context, X-Request-Id), Mcp-Name naming the inner tool, and the
+// Mcp-Param-* headers the inner tool declares, computed from its arguments as a client would.
+// Stage 7 (bindParamHeaders) checks them against the arguments as for any call; an argument that
+// cannot be mirrored is left without a header, and refused there.
+func (x *request) innerHeaders(name string) error {
+	h := x.r.Header.Clone()
+	h.Del(mcpheader.Name)
+	for k := range h {
+		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
+			delete(h, k)
+		}
+	}
+	h.Set(mcpheader.Name, mcpheader.Encode(name))
+	// Only for a tool the caller may see: for any other, stage 6 or 7 answers "unknown tool",
+	// and no error of fetching its bindings may tell it apart.
+	visible, _ := x.visibility()
+	if target, err := x.s.backends.Resolve(upstreams.KindTool, name); err == nil &&
+		(visible == nil || visible(upstreams.KindTool, target)) {
+		th, err := x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
+			ProtocolVersion: x.in.meta.ProtocolVersion,
+			Header:          x.trace().headers(),
+			CacheKey:        x.subject(),
+			SubjectToken:    x.subjectToken(target.Upstream),
+			Fetch:           true,
+		}, target)
+		if err != nil {
+			return err
+		}
+		if th != nil && th.Invalid == "" {
+			for i := range th.Bindings {
+				bd := &th.Bindings[i]
+				val, err := argumentAt(x.in.params.Arguments, bd.Path)
+				if err != nil || val == nil {
+					continue
+				}
+				if want, ok := mirrored(val); ok {
+					h.Set(bd.Header, mcpheader.Encode(want))
+				}
+			}
+		}
+	}
+	r := x.r.Clone(x.ctx)
+	r.Header = h
+	x.r = r
+	return nil
+}
+
+// indexCache keeps the search indexes of the last few catalog versions on this replica: one per
+// version, built by the first request that needs it, shared by every caller and endpoint (each
+// filters the hits by its own view).
+type indexCache struct {
+	mu       sync.Mutex
+	entries  []*catalogIndex // most recent first
+	building map[[sha256.Size]byte]*sync.WaitGroup
+	// onBuild, if set, is called after each build (tests count rebuilds with it).
+	onBuild func(n int)
+}
+
+// catalogIndex is the index of one catalog version.
+type catalogIndex struct {
+	version [sha256.Size]byte
+	tools   []upstreams.CatalogTool
+	ranker  toolsearch.Ranker
+}
+
+// indexVersions is how many catalog versions are kept indexed: the current one, and a few a
+// private list or a change in flight may still ask for.
+const indexVersions = 4
+
+func newIndexCache() *indexCache {
+	return &indexCache{building: map[[sha256.Size]byte]*sync.WaitGroup{}}
+}
+
+// get returns the index of cat's version, building it once when no request has yet.
+func (c *indexCache) get(cat *upstreams.ToolCatalog) *catalogIndex {
+	v := cat.Version()
+	for {
+		c.mu.Lock()
+		for i, e := range c.entries {
+			if e.version == v {
+				if i > 0 {
+					copy(c.entries[1:i+1], c.entries[:i])
+					c.entries[0] = e
+				}
+				c.mu.Unlock()
+				return e
+			}
+		}
+		if wg, ok := c.building[v]; ok {
+			c.mu.Unlock()
+			wg.Wait()
+			continue
+		}
+		wg := &sync.WaitGroup{}
+		wg.Add(1)
+		c.building[v] = wg
+		c.mu.Unlock()
+		e := buildIndex(cat)
+		c.mu.Lock()
+		c.entries = append([]*catalogIndex{e}, c.entries...)
+		if len(c.entries) > indexVersions {
+			c.entries = c.entries[:indexVersions]
+		}
+		delete(c.building, v)
+		onBuild := c.onBuild
+		c.mu.Unlock()
+		wg.Done()
+		if onBuild != nil {
+			onBuild(len(e.tools))
+		}
+		return e
+	}
+}
+
+func buildIndex(cat *upstreams.ToolCatalog) *catalogIndex {
+	tools := cat.Tools()
+	docs := make([]toolsearch.Tool, len(tools))
+	for i, t := range tools {
+		d, err := toolsearch.ParseTool(t.Raw)
+		if err != nil {
+			d = toolsearch.Tool{}
+		}
+		docs[i] = d
+	}
+	return &catalogIndex{version: cat.Version(), tools: tools, ranker: toolsearch.NewBM25(docs)}
+}

@@ -1,0 +1,477 @@
+package mcphttp
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// Tool sets (docs/toolsets.md): a curated subset of the gateway's tools, prompts and resources,
+// served as a full MCP endpoint of its own at its own path. A set is a view: it narrows what a
+// caller sees and may call, on top of the same policy, and never grants anything the policy does
+// not. Names are the gateway's namespaced names, the same on every set.
+
+// ToolsetConfig is one tool set (the top-level toolsets: list).
+type ToolsetConfig struct {
+	// Name names the set in metrics and logs: lower-case letters, digits, '-' and '_'.
+	Name string `yaml:"name"`
+	// Path is where the set is served. Default: the MCP path, "/" and the name (/mcp/github-ro).
+	Path string `yaml:"path"`
+	// Include selects what the set shows: an item is in the set when any include rule selects it
+	// and no exclude rule does. At least one include rule is required.
+	Include []SelectorConfig `yaml:"include"`
+	// Exclude removes items the include rules selected.
+	Exclude []SelectorConfig `yaml:"exclude"`
+	// Search turns on search mode for the set: tools/list shows find_tools and call_tool (and
+	// the tools of Search.AlwaysVisible) instead of the whole set.
+	Search SearchConfig `yaml:"search"`
+	// Instructions, if set, are what server/discover returns on this set's path.
+	Instructions string `yaml:"instructions"`
+}
+
+// SelectorConfig selects items by backend and by backend-side name, with globs in which '*'
+// matches any run of characters and '?' one character: the terms policy rules use.
+type SelectorConfig struct {
+	// Upstream is a glob over backend names. Default "*".
+	Upstream string `yaml:"upstream"`
+	// Tools are globs over backend-side tool names. Absent: every tool of the matching
+	// backends; an empty list: none.
+	Tools []string `yaml:"tools"`
+	// Prompts are globs over backend-side prompt names, as Tools.
+	Prompts []string `yaml:"prompts"`
+	// Resources are globs over resource URIs and resource template URI templates, as Tools.
+	Resources []string `yaml:"resources"`
+}
+
+// SearchConfig is the search mode of an endpoint (a tool set, or server.search for the default
+// endpoint).
+type SearchConfig struct {
+	// Enabled shows find_tools and call_tool in tools/list instead of the catalog. Default false.
+	Enabled bool `yaml:"enabled"`
+	// AlwaysVisible are globs over namespaced tool names listed besides the meta-tools (still
+	// filtered by the set and the caller's policy).
+	AlwaysVisible []string `yaml:"alwaysVisible"`
+	// MaxResults bounds find_tools' limit. Default DefaultSearchResults; at most MaxSearchResults.
+	MaxResults int `yaml:"maxResults"`
+}
+
+// Search defaults and limits.
+const (
+	// DefaultSearchResults is the limit of a find_tools call that gives none, and the default
+	// bound on the limit a call may ask for.
+	DefaultSearchResults = 10
+	// MaxSearchResults is the largest SearchConfig.MaxResults accepted.
+	MaxSearchResults = 50
+)
+
+// toolsetName is what a set's name may be: it labels metrics and ends its default path.
+var toolsetName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// validateToolsets reports every problem in the tool sets of c at once.
+func (c Config) validateToolsets() error {
+	var errs []error
+	if err := c.Search.validate("server.search"); err != nil {
+		errs = append(errs, err)
+	}
+	base := c.WithDefaults().Path
+	names, paths := map[string]bool{}, map[string]bool{base: true}
+	for i, ts := range c.Toolsets {
+		at := fmt.Sprintf("toolsets[%d]", i)
+		if !toolsetName.MatchString(ts.Name) {
+			errs = append(errs, fmt.Errorf("%s.name %q: must be 1 to 63 lower-case letters, digits, '-' or '_'", at, ts.Name))
+		} else if names[ts.Name] {
+			errs = append(errs, fmt.Errorf("%s.name %q: used twice", at, ts.Name))
+		}
+		names[ts.Name] = true
+		path := ts.path(base)
+		switch {
+		case !strings.HasPrefix(path, "/") || strings.ContainsAny(path, "?#*:") || strings.HasSuffix(path, "/"):
+			errs = append(errs, fmt.Errorf("%s.path %q: must be an absolute path without query, wildcards, parameters or trailing slash", at, path))
+		case paths[path] || strings.HasPrefix(path, "/.well-known/"):
+			errs = append(errs, fmt.Errorf("%s.path %q: already served", at, path))
+		}
+		paths[path] = true
+		if len(ts.Include) == 0 {
+			errs = append(errs, fmt.Errorf("%s.include: at least one rule is required (a set selects what it shows)", at))
+		}
+		for j, r := range ts.Include {
+			errs = append(errs, r.validate(fmt.Sprintf("%s.include[%d]", at, j)))
+		}
+		for j, r := range ts.Exclude {
+			errs = append(errs, r.validate(fmt.Sprintf("%s.exclude[%d]", at, j)))
+		}
+		errs = append(errs, ts.Search.validate(at+".search"))
+	}
+	return errors.Join(errs...)
+}
+
+func (r SelectorConfig) validate(at string) error {
+	for _, l := range [][]string{r.Tools, r.Prompts, r.Resources} {
+		for _, g := range l {
+			if g == "" {
+				return fmt.Errorf("%s: an empty glob selects nothing; leave the list empty instead", at)
+			}
+		}
+	}
+	return nil
+}
+
+func (sc SearchConfig) validate(at string) error {
+	if sc.MaxResults < 0 || sc.MaxResults > MaxSearchResults {
+		return fmt.Errorf("%s.maxResults: must be between 0 (default %d) and %d", at, DefaultSearchResults, MaxSearchResults)
+	}
+	for _, g := range sc.AlwaysVisible {
+		if g == "" {
+			return fmt.Errorf("%s.alwaysVisible: an empty glob", at)
+		}
+	}
+	return nil
+}
+
+// path is where the set is served.
+func (ts ToolsetConfig) path(base string) string {
+	if ts.Path != "" {
+		return ts.Path
+	}
+	return strings.TrimSuffix(base, "/") + "/" + ts.Name
+}
+
+// toolset is a compiled endpoint view: a tool set, or the default endpoint when it is in search
+// mode. A request on the default endpoint without search has none (request.set is nil), so the
+// default path costs nothing.
+type toolset struct {
+	name    string // metrics label: the set's name, or "default"
+	path    string
+	include []selector // nil: everything (the default endpoint)
+	exclude []selector
+	search  *searchMode // nil: search mode off
+	// instructions answer server/discover on this path; "" keeps the gateway's.
+	instructions string
+	// resource is the set's RFC 8707 resource URI (public origin + path), metadataURL where its
+	// RFC 9728 metadata is served; "" without a public URL.
+	resource, metadataURL string
+}
+
+// selector is a compiled SelectorConfig; a nil glob list means "every item of that kind".
+type selector struct {
+	upstream                           pattern
+	tools, prompts, resources          []pattern
+	hasTools, hasPrompts, hasResources bool
+}
+
+// toolsets is the Server's part for tool sets and search mode.
+type toolsets struct {
+	sets         map[string]*toolset // by path
+	defaultSet   *toolset            // the default endpoint in search mode; nil otherwise
+	setResources map[string]bool     // every set's resource URI
+	searchIndex  *indexCache
+	setMetrics   *metrics.ToolsetRecorder
+}
+
+// defaultSetName labels the default endpoint in metrics when it is in search mode.
+const defaultSetName = "default"
+
+func compileSelectors(cs []SelectorConfig) []selector {
+	out := make([]selector, 0, len(cs))
+	for _, c := range cs {
+		up := c.Upstream
+		if up == "" {
+			up = "*"
+		}
+		out = append(out, selector{
+			upstream: compilePattern(up),
+			tools:    compilePatterns(c.Tools), hasTools: c.Tools != nil,
+			prompts: compilePatterns(c.Prompts), hasPrompts: c.Prompts != nil,
+			resources: compilePatterns(c.Resources), hasResources: c.Resources != nil,
+		})
+	}
+	return out
+}
+
+// selects reports whether sel selects the item.
+func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target) bool {
+	if !sel.upstream.match(t.Upstream) {
+		return false
+	}
+	var ps []pattern
+	var has bool
+	switch kind {
+	case upstreams.KindTool:
+		ps, has = sel.tools, sel.hasTools
+	case upstreams.KindPrompt:
+		ps, has = sel.prompts, sel.hasPrompts
+	default:
+		ps, has = sel.resources, sel.hasResources
+	}
+	if !has {
+		return true
+	}
+	for _, p := range ps {
+		if p.match(t.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// selects reports whether the item is in the set: selected by an include rule and by no exclude
+// rule. The default endpoint selects everything.
+func (ts *toolset) selects(kind upstreams.Kind, t upstreams.Target) bool {
+	if ts.include == nil {
+		return true
+	}
+	in := false
+	for i := range ts.include {
+		if ts.include[i].selects(kind, t) {
+			in = true
+			break
+		}
+	}
+	if !in {
+		return false
+	}
+	for i := range ts.exclude {
+		if ts.exclude[i].selects(kind, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// initToolsets compiles the configured sets and the default endpoint's search mode.
+func (s *Server) initToolsets(deps Deps) error {
+	origin := ""
+	if u, err := url.Parse(s.cfg.PublicURL); err == nil && s.cfg.PublicURL != "" {
+		origin = u.Scheme + "://" + u.Host
+	}
+	if s.cfg.Search.Enabled {
+		s.defaultSet = &toolset{name: defaultSetName, path: s.cfg.Path, search: newSearchMode(s.cfg.Search)}
+	}
+	s.sets = map[string]*toolset{}
+	for _, c := range s.cfg.Toolsets {
+		ts := &toolset{
+			name: c.Name, path: c.path(s.cfg.Path),
+			include: compileSelectors(c.Include), exclude: compileSelectors(c.Exclude),
+			instructions: c.Instructions,
+		}
+		if c.Search.Enabled {
+			ts.search = newSearchMode(c.Search)
+		}
+		if origin != "" {
+			ts.resource = origin + ts.path
+			if u, err := authz.MetadataURL(ts.resource); err == nil {
+				ts.metadataURL = u
+			}
+		}
+		s.sets[ts.path] = ts
+	}
+	s.setResources = map[string]bool{}
+	for _, ts := range s.sets {
+		if ts.resource != "" {
+			s.setResources[ts.resource] = true
+		}
+	}
+	s.searchIndex = newIndexCache()
+	s.setMetrics = deps.ToolsetMetrics
+	return nil
+}
+
+// registerToolsets adds each set's routes: POST on its path, 405 for the other methods, and its
+// protected resource metadata (RFC 9728) at the well-known URI of its path.
+func (s *Server) registerToolsets(e *echo.Echo) {
+	for path, ts := range s.sets {
+		e.POST(path, func(c echo.Context) error {
+			c.Set(toolsetKey, ts)
+			return s.handlePost(c)
+		})
+		e.Match([]string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch}, path, methodNotAllowed)
+		if s.auth == nil || ts.metadataURL == "" {
+			continue
+		}
+		doc := s.auth.Metadata()
+		doc.Resource = ts.resource
+		if u, err := url.Parse(ts.metadataURL); err == nil {
+			e.GET(u.Path, func(c echo.Context) error {
+				c.Response().Header().Set("Access-Control-Allow-Origin", "*")
+				c.Response().Header().Set("Cache-Control", "public, max-age=300")
+				return c.JSON(http.StatusOK, doc)
+			})
+		}
+	}
+}
+
+// toolsetKey is the echo context key under which a set's route hands its set to handlePost.
+const toolsetKey = "mcp-gateway.toolset"
+
+// endpointSet is the view of the endpoint c was routed to: its tool set, the default endpoint's
+// search mode, or nil for the plain default endpoint.
+func (s *Server) endpointSet(c echo.Context) *toolset {
+	if ts, ok := c.Get(toolsetKey).(*toolset); ok {
+		return ts
+	}
+	return s.defaultSet
+}
+
+// ToolsetResources are the RFC 8707 resource URIs of the configured tool sets under publicURL,
+// which tokens may name as their audience besides the gateway's own (authz.Options).
+func ToolsetResources(cfg Config) []string {
+	cfg = cfg.WithDefaults()
+	u, err := url.Parse(cfg.PublicURL)
+	if err != nil || cfg.PublicURL == "" {
+		return nil
+	}
+	var out []string
+	for _, ts := range cfg.Toolsets {
+		out = append(out, u.Scheme+"://"+u.Host+ts.path(cfg.Path))
+	}
+	return out
+}
+
+// narrow composes a visibility filter with the endpoint's set: what the set does not select is
+// invisible whatever the policy says. A set never widens: with a policy filter, both must hold.
+func (x *request) narrow(visible func(upstreams.Kind, upstreams.Target) bool) func(upstreams.Kind, upstreams.Target) bool {
+	ts := x.set
+	if ts == nil || ts.include == nil {
+		return visible
+	}
+	if visible == nil {
+		return ts.selects
+	}
+	return func(k upstreams.Kind, t upstreams.Target) bool { return ts.selects(k, t) && visible(k, t) }
+}
+
+// inSet is stage 6's check for a set: a routed call to something the set does not select is
+// refused exactly like an unknown name, before policy is asked.
+func (x *request) inSet(kind upstreams.Kind, t upstreams.Target) error {
+	if x.set == nil || x.set.selects(kind, t) {
+		return nil
+	}
+	return errUnknownName(kindNoun(kind))
+}
+
+// challenge is Server.challenge pointing at the protected resource metadata of the endpoint the
+// request came to, so a client of a set discovers the set's resource.
+func (x *request) challenge(status int, c authz.Challenge) *Error {
+	if x.set != nil && x.set.metadataURL != "" {
+		c.ResourceMetadata = x.set.metadataURL
+	}
+	return x.s.challenge(status, c)
+}
+
+// checkAudience refuses a token minted for other tool sets on this endpoint: one whose "aud"
+// names a set's resource but neither this endpoint's resource nor the gateway's own (the public
+// URL). A token for a narrow set must not open a wider endpoint; a token for the gateway works on
+// every set, which only narrows it; a token whose audiences name no set (an operator's own
+// audience values) is left to the issuer's audience check alone.
+func (x *request) checkAudience() error {
+	p := x.caller.principal
+	if p == nil {
+		return nil
+	}
+	own := x.s.cfg.PublicURL
+	if x.set != nil && x.set.resource != "" {
+		own = x.set.resource
+	}
+	namesSet := false
+	for _, a := range audiences(p.Claims["aud"]) {
+		if a == own || a == x.s.cfg.PublicURL {
+			return nil
+		}
+		namesSet = namesSet || x.s.setResources[a]
+	}
+	if !namesSet {
+		return nil
+	}
+	return x.challenge(http.StatusUnauthorized, authz.Challenge{Error: authz.ChallengeInvalidToken,
+		Description: "the token's audience is another endpoint"})
+}
+
+// audiences reads an "aud" claim: a string or an array of strings.
+func audiences(v any) []string {
+	switch a := v.(type) {
+	case string:
+		return []string{a}
+	case []any:
+		out := make([]string, 0, len(a))
+		for _, x := range a {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// pattern is a compiled glob: '*' matches any run of characters, '?' one byte.
+type pattern struct{ glob string }
+
+func compilePattern(g string) pattern { return pattern{glob: g} }
+
+func compilePatterns(gs []string) []pattern {
+	out := make([]pattern, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, compilePattern(g))
+	}
+	return out
+}
+
+// match is the linear greedy matcher with one backtrack point, enough as '*' is the only
+// variable-length token.
+func (p pattern) match(s string) bool {
+	g := p.glob
+	if g == "*" {
+		return true
+	}
+	pi, si, star, mark := 0, 0, -1, 0
+	for si < len(s) {
+		switch {
+		case pi < len(g) && g[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case pi < len(g) && (g[pi] == '?' || g[pi] == s[si]):
+			pi++
+			si++
+		case star >= 0:
+			mark++
+			pi, si = star+1, mark
+		default:
+			return false
+		}
+	}
+	for pi < len(g) && g[pi] == '*' {
+		pi++
+	}
+	return pi == len(g)
+}
+
+// UnmatchedUpstreams returns the upstream globs of the set's rules that match none of the
+// backends named, so that check-config can refuse a set whose rule can never select anything
+// (a misspelt backend name would otherwise leave the set silently empty).
+func (ts ToolsetConfig) UnmatchedUpstreams(backends []string) []string {
+	var out []string
+	for _, r := range append(append([]SelectorConfig(nil), ts.Include...), ts.Exclude...) {
+		g := r.Upstream
+		if g == "" {
+			g = "*"
+		}
+		p := compilePattern(g)
+		matched := false
+		for _, b := range backends {
+			matched = matched || p.match(b)
+		}
+		if !matched {
+			out = append(out, g)
+		}
+	}
+	return out
+}

@@ -1,0 +1,160 @@
+package mcphttp
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// findNames posts find_tools to url and returns the names it found.
+func findNames(t *testing.T, url, query string) []string {
+	t.Helper()
+	r := do(t, "POST", url, modern("tools/call", findToolsName),
+		body("tools/call", `,"name":"find_tools","arguments":{"query":`+jsonString(query)+`}`))
+	if r.status != 200 || r.rpc.Error != nil {
+		t.Fatalf("find_tools %q: %d %s", query, r.status, r.body)
+	}
+	var res struct {
+		StructuredContent struct {
+			Tools []struct{ Name string } `json:"tools"`
+		} `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(r.rpc.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.StructuredContent.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestSearchReindexesOnListChanged: the index is built once per catalog version, shared by
+// searches, and rebuilt when a backend's list changes, so a tool it adds is found at once.
+func TestSearchReindexesOnListChanged(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	s, e := testServer(t, Config{Search: SearchConfig{Enabled: true}}, oneBackend(be.URL()), upstreams.Options{}, Deps{})
+	var builds atomic.Int32
+	s.searchIndex.onBuild = func(int) { builds.Add(1) }
+	url := serveTest(t, e).URL + DefaultPath
+
+	r := do(t, "POST", url, modern("tools/list", ""), body("tools/list", ""))
+	if !strings.Contains(string(r.body), `"name":"find_tools"`) || strings.Contains(string(r.body), "be__echo") {
+		t.Fatalf("search-mode tools/list: %s", r.body)
+	}
+	for range 3 {
+		if got := findNames(t, url, "adds two integers"); len(got) == 0 || got[0] != "be__add" {
+			t.Fatalf("find: %v", got)
+		}
+	}
+	if n := builds.Load(); n != 1 {
+		t.Fatalf("%d index builds for one catalog version, want 1", n)
+	}
+	mcp.AddTool(be.MCP(), &mcp.Tool{Name: "translate", Description: "Translates text into another language."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	s.backends.ListChanged("be", "notifications/tools/list_changed")
+	if got := findNames(t, url, "translate this into French"); len(got) == 0 || got[0] != "be__translate" {
+		t.Fatalf("after list_changed: %v", got)
+	}
+	if n := builds.Load(); n != 2 {
+		t.Fatalf("%d index builds after a change, want 2", n)
+	}
+}
+
+// TestToolsetValidation: check-config refuses what would make a set ambiguous or empty.
+func TestToolsetValidation(t *testing.T) {
+	for name, c := range map[string]Config{
+		"bad name":         {Toolsets: []ToolsetConfig{{Name: "Bad Name", Include: []SelectorConfig{{}}}}},
+		"duplicate name":   {Toolsets: []ToolsetConfig{{Name: "a", Include: []SelectorConfig{{}}}, {Name: "a", Path: "/x", Include: []SelectorConfig{{}}}}},
+		"path of /mcp":     {Toolsets: []ToolsetConfig{{Name: "a", Path: "/mcp", Include: []SelectorConfig{{}}}}},
+		"duplicate path":   {Toolsets: []ToolsetConfig{{Name: "a", Path: "/x", Include: []SelectorConfig{{}}}, {Name: "b", Path: "/x", Include: []SelectorConfig{{}}}}},
+		"wildcard path":    {Toolsets: []ToolsetConfig{{Name: "a", Path: "/mcp/*", Include: []SelectorConfig{{}}}}},
+		"no include":       {Toolsets: []ToolsetConfig{{Name: "a"}}},
+		"empty glob":       {Toolsets: []ToolsetConfig{{Name: "a", Include: []SelectorConfig{{Tools: []string{""}}}}}},
+		"too many results": {Search: SearchConfig{Enabled: true, MaxResults: MaxSearchResults + 1}},
+	} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	ok := Config{Search: SearchConfig{Enabled: true, MaxResults: 20},
+		Toolsets: []ToolsetConfig{{Name: "github-ro", Include: []SelectorConfig{{Upstream: "github", Tools: []string{"get_*"}}}}}}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("a good configuration: %v", err)
+	}
+}
+
+// TestToolsetSelects: include rules select, exclude rules remove; an absent list selects every
+// item of its kind, an empty one none; globs match backend-side names.
+func TestToolsetSelects(t *testing.T) {
+	ts := &toolset{
+		include: compileSelectors([]SelectorConfig{
+			{Upstream: "git*", Tools: []string{"get_*", "list_?ssues"}, Prompts: []string{}},
+			{Upstream: "docs"},
+		}),
+		exclude: compileSelectors([]SelectorConfig{{Upstream: "docs", Resources: []string{"file:///private/*"}, Tools: []string{}, Prompts: []string{}}}),
+	}
+	tool, prompt, res := upstreams.KindTool, upstreams.KindPrompt, upstreams.KindResource
+	for _, c := range []struct {
+		kind     upstreams.Kind
+		up, name string
+		want     bool
+	}{
+		{tool, "github", "get_issue", true},
+		{tool, "gitlab", "list_issues", true},
+		{tool, "github", "create_issue", false},
+		{prompt, "github", "summarize", false},
+		{res, "github", "repo://x", true},
+		{tool, "docs", "anything", true},
+		{res, "docs", "file:///public/a", true},
+		{res, "docs", "file:///private/a", false},
+		{tool, "other", "get_issue", false},
+	} {
+		if got := ts.selects(c.kind, upstreams.Target{Upstream: c.up, Name: c.name}); got != c.want {
+			t.Errorf("%v %s/%s: %v, want %v", c.kind, c.up, c.name, got, c.want)
+		}
+	}
+}
+
+// TestSearchSameOnEveryReplica: three replicas, each with its own registry, cache and index,
+// answer the same find_tools with the same bytes: no replica-local state shapes a ranking.
+func TestSearchSameOnEveryReplica(t *testing.T) {
+	a, b := mcptest.StartServer(t, "a"), mcptest.StartServer(t, "b")
+	ucfg := upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "a", URL: a.URL()}, {Name: "b", URL: b.URL()}}}
+	var answers []string
+	for range 3 {
+		_, e := testServer(t, Config{Search: SearchConfig{Enabled: true}}, ucfg, upstreams.Options{}, Deps{})
+		url := serveTest(t, e).URL + DefaultPath
+		for _, q := range []string{"echo text back", "report request headers", "sleep for a while"} {
+			r := do(t, "POST", url, modern("tools/call", findToolsName),
+				body("tools/call", `,"name":"find_tools","arguments":{"query":`+jsonString(q)+`,"limit":4}`))
+			if r.status != 200 {
+				t.Fatalf("find %q: %d %s", q, r.status, r.body)
+			}
+			answers = append(answers, string(r.rpc.Result))
+		}
+	}
+	for i := 3; i < len(answers); i++ {
+		if answers[i] != answers[i%3] {
+			t.Errorf("replica %d answers differently:\n%s\n%s", i/3, answers[i], answers[i%3])
+		}
+	}
+	// Both backends have echo: the tie is broken by name, a before b.
+	if !strings.Contains(answers[0], `"a__echo"`) || strings.Index(answers[0], `"a__echo"`) > strings.Index(answers[0], `"b__echo"`) {
+		t.Errorf("echo tie: %s", answers[0])
+	}
+}
