@@ -51,6 +51,8 @@ type Config struct {
 	Upstreams []UpstreamConfig `yaml:"upstreams"`
 	// Tracing exports OpenTelemetry spans over OTLP/HTTP; off unless an endpoint is set.
 	Tracing TracingConfig `yaml:"tracing"`
+	// Approval is the page `confirm: url` rules send users to; off unless a client id is set.
+	Approval ApprovalConfig `yaml:"approval"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -319,6 +321,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.MRTR.validate()...)
 	errs = append(errs, c.Redis.validate()...)
 	errs = append(errs, c.Tracing.validate()...)
+	errs = append(errs, c.validateApproval()...)
 	if _, err := c.compileRateLimits(nil); err != nil {
 		errs = append(errs, err)
 	}
