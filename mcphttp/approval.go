@@ -90,13 +90,16 @@ func (x *request) answerApproval(st *mrtr.State, b mrtr.Binding) (json.RawMessag
 	switch outcome {
 	case mrtr.OutcomeMalformed:
 		return nil, false, invalidParams("Invalid params: inputResponses: " + errString(err))
-	case mrtr.OutcomeDeclined, mrtr.OutcomeCancelled:
+	}
+	id := hex.EncodeToString(st.Nonce[:])
+	if outcome == mrtr.OutcomeDeclined || outcome == mrtr.OutcomeCancelled {
 		if err := x.consume(st); err != nil {
 			return nil, false, err
 		}
-		return nil, true, x.approvalDenied(outcome.String(), hex.EncodeToString(st.Nonce[:]))
+		// Best effort: the call is not run either way; the record only closes the page.
+		_ = s.approvals.Withdraw(x.ctx, id, st.ArgsDigest[:], st.Expiry, x.subject())
+		return nil, true, x.approvalDenied(outcome.String(), id)
 	}
-	id := hex.EncodeToString(st.Nonce[:])
 	verdict, err := s.approvals.Verdict(x.ctx, id, st.ArgsDigest[:])
 	if err != nil {
 		return nil, false, approvalUnavailable()

@@ -138,6 +138,17 @@ func (s *Service) Verdict(ctx context.Context, id string, digest []byte) (Verdic
 	return s.ledger.verdict(ctx, id, digest)
 }
 
+// Withdraw records that the client declined or cancelled call id, so the page shows it as
+// denied and can no longer approve it: the user's "no" in the client is as final as on the
+// page. A call already decided keeps its decision.
+func (s *Service) Withdraw(ctx context.Context, id string, digest []byte, expiry time.Time, by string) error {
+	err := s.ledger.decide(ctx, Call{ID: id, Digest: digest, Expiry: expiry}, Denied, by)
+	if errors.Is(err, ErrDecided) || errors.Is(err, ErrUnknown) {
+		return nil
+	}
+	return err
+}
+
 // CallRef is a short, one-way reference to call id for logs, which correlates the ask, the
 // decision and the retry without writing the nonce itself.
 func CallRef(id string) string {
