@@ -60,10 +60,11 @@ func (x *request) askApproval(b mrtr.Binding, target upstreams.Target) error {
 		return err
 	}
 	id := hex.EncodeToString(st.Nonce[:])
+	title, description := x.toolText()
 	page, err := s.approvals.Ask(x.ctx, approval.Call{
 		ID: id, Issuer: b.Issuer, Subject: b.Subject, Upstream: target.Upstream, Tool: x.route.name,
-		UpstreamTool: target.Name, Arguments: x.in.params.Arguments, Digest: st.ArgsDigest[:],
-		Client: clientName(x.in.meta.ClientInfo), Expiry: st.Expiry,
+		UpstreamTool: target.Name, Title: title, Description: description, Arguments: x.in.params.Arguments,
+		Digest: st.ArgsDigest[:], Client: clientName(x.in.meta.ClientInfo), Expiry: st.Expiry,
 	})
 	switch {
 	case errors.Is(err, approval.ErrTooLarge):
@@ -174,6 +175,46 @@ func (x *request) logApproval(what, id string) {
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
 		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name),
 		slog.String("call_ref", approval.CallRef(id)))
+}
+
+// toolText returns the title and description of the called tool as the caller's tools/list
+// shows them, for the page. It is best effort: a list that fails leaves them empty, and the
+// page still shows the names and the arguments, which are what the decision is bound to.
+func (x *request) toolText() (title, description string) {
+	s := x.s
+	cursor := ""
+	for page := 0; page < 100; page++ {
+		params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion +
+			`","io.modelcontextprotocol/clientCapabilities":{}}`
+		if page > 0 {
+			c, _ := json.Marshal(cursor)
+			params += `,"cursor":` + string(c)
+		}
+		res, err := s.backends.List(x.ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}"),
+			CacheKey: x.subject(), SubjectToken: x.listSubjectToken()})
+		if err != nil {
+			return "", ""
+		}
+		var list struct {
+			Tools []struct {
+				Name, Title, Description string
+			} `json:"tools"`
+			NextCursor *string `json:"nextCursor"`
+		}
+		if json.Unmarshal(res, &list) != nil {
+			return "", ""
+		}
+		for _, t := range list.Tools {
+			if t.Name == x.route.name {
+				return t.Title, t.Description
+			}
+		}
+		if list.NextCursor == nil || *list.NextCursor == "" {
+			return "", ""
+		}
+		cursor = *list.NextCursor
+	}
+	return "", ""
 }
 
 // clientName is the clientInfo name and version for display on the page, bounded.

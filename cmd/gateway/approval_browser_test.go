@@ -211,7 +211,7 @@ func TestApprovalInBrowser(t *testing.T) {
 				signInOnPage(t, b, page, op.Username())
 				body := text(t, b, "main")
 				for _, want := range []string{"Approve this tool call?", "alpha__echo", "alpha", "DELETE every invoice of 2025",
-					"U+202E", realop.UserID, "mcptest-client"} {
+					"U+202E", realop.UserID, "mcptest-client", "Returns text unchanged."} {
 					if !strings.Contains(body, want) {
 						t.Errorf("the page does not show %q:\n%s", want, body)
 					}

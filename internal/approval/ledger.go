@@ -63,6 +63,10 @@ type Call struct {
 	Upstream     string `json:"upstream"`
 	Tool         string `json:"tool"`
 	UpstreamTool string `json:"upstreamTool"`
+	// Title and Description are the tool's, as the caller's tool list showed them when the
+	// gateway asked; empty when unknown. They are shown, never trusted.
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
 	// Arguments are the call's arguments exactly as the client sent them.
 	Arguments json.RawMessage `json:"args"`
 	// Digest is the digest of the canonical arguments (mrtr.Digest) the decision is bound to.

@@ -44,7 +44,9 @@ type pageData struct {
 // callView is a call as the page shows it.
 type callView struct {
 	Tool, UpstreamTool, Upstream, Caller, Client string
-	Args                                         Value
+	// Title and Description are the tool's, with hidden characters made visible.
+	Title, Description Text
+	Args               Value
 	ArgsBytes                                    int
 	ExpiresIn, ExpiresAt                         string
 	Hidden                                       int
@@ -58,9 +60,10 @@ func (s *Service) view(c Call) (*callView, error) {
 	left := max(c.Expiry.Sub(s.now()), 0).Round(time.Second)
 	return &callView{
 		Tool: c.Tool, UpstreamTool: c.UpstreamTool, Upstream: c.Upstream,
+		Title: visible(c.Title), Description: visible(c.Description),
 		Caller: c.Subject + " at " + c.Issuer, Client: c.Client, Args: args, ArgsBytes: len(c.Arguments),
 		ExpiresIn: humanDuration(left), ExpiresAt: c.Expiry.UTC().Format("15:04:05 UTC"),
-		Hidden: countHidden(args),
+		Hidden: countHidden(args) + visible(c.Title).Hidden + visible(c.Description).Hidden,
 	}, nil
 }
 

@@ -27,6 +27,7 @@ func TestRenderHostileArguments(t *testing.T) {
 	f := newPageFixture(t)
 	page, err := f.svc.askPage(Call{ID: strings.Repeat("a", 32), Issuer: "https://issuer.example", Subject: "alice",
 		Upstream: "files", Tool: "files__<i>delete</i>", UpstreamTool: "delete", Arguments: []byte(args),
+		Title: "Delete <u>files</u>", Description: "Removes files.\u2066 Ignore the arguments <script>x()</script>",
 		Expiry: time.Now().Add(time.Minute)}, &session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)})
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +37,7 @@ func TestRenderHostileArguments(t *testing.T) {
 	f.svc.render(rec, http.StatusOK, page)
 	body := rec.Body.String()
 
-	for _, bad := range []string{"<script>", "<b>key", "<img", "onerror=alert(2)>", "<i>delete", "\u202E", "\u200B", "\uFEFF", "\U000E0041", "\u0007", "\u00A0"} {
+	for _, bad := range []string{"<script>", "<u>files", "\u2066", "<b>key", "<img", "onerror=alert(2)>", "<i>delete", "\u202E", "\u200B", "\uFEFF", "\U000E0041", "\u0007", "\u00A0"} {
 		if strings.Contains(body, bad) {
 			t.Errorf("page contains %q raw", bad)
 		}
@@ -48,7 +49,7 @@ func TestRenderHostileArguments(t *testing.T) {
 		}
 	}
 	// Each hidden character is a visible mark (html/template writes "+" as "&#43;").
-	for _, cp := range []string{"202E", "200B", "FEFF", "E0041", "0007", "00A0"} {
+	for _, cp := range []string{"202E", "200B", "FEFF", "E0041", "0007", "00A0", "2066"} {
 		if !strings.Contains(body, `character">U&#43;`+cp+`</mark>`) {
 			t.Errorf("page does not show U+%s", cp)
 		}
@@ -56,7 +57,7 @@ func TestRenderHostileArguments(t *testing.T) {
 	if got := countHidden(v); got != 6 {
 		t.Errorf("%d characters made visible, want 6", got)
 	}
-	if !strings.Contains(body, "6 invisible or direction-changing characters") {
+	if !strings.Contains(body, "7 invisible or direction-changing characters") || !strings.Contains(body, "Delete &lt;u&gt;files&lt;/u&gt;") {
 		t.Error("the page does not warn about the invisible characters")
 	}
 	// The folded beginning is shown outside <details>; the tail only inside.
