@@ -3,6 +3,7 @@ package approval
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -66,6 +67,10 @@ func (c Config) Validate() error {
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
 		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
 		errs = append(errs, fmt.Errorf("approval.baseURL %q: must be scheme://host[:port] only", c.BaseURL))
+	} else if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+		// The session cookie is Secure: over plain http only loopback development works, and
+		// anywhere else the sign-in would travel in clear.
+		errs = append(errs, fmt.Errorf("approval.baseURL %q: must use https (http only on loopback)", c.BaseURL))
 	}
 	if c.Issuer == "" {
 		errs = append(errs, errors.New("approval.issuer: required (one of auth.issuers)"))
@@ -77,6 +82,14 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("approval.sessionTTL %s: must be between 1m and %s", c.SessionTTL, MaxSessionTTL))
 	}
 	return errors.Join(errs...)
+}
+
+func loopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // pageURL is the page of the call with nonce id.
