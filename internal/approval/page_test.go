@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -239,5 +240,32 @@ func TestWrongUser(t *testing.T) {
 	}
 	if v, _ := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); v != Undecided {
 		t.Errorf("verdict %q after a refusal", v)
+	}
+}
+
+// TestStoreUnavailableFailsClosed: when the shared store cannot answer, nothing is asked, no
+// decision reads as given, and the page records nothing and says so.
+func TestStoreUnavailableFailsClosed(t *testing.T) {
+	f := newPageFixture(t)
+	id, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
+	c := f.browser(t)
+	_, body := f.signIn(t, c, page, f.op.Username())
+	token := csrfOf(t, body)
+	if err := f.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Ask(context.Background(), Call{ID: strings.Repeat("b", 32), Expiry: time.Now().Add(time.Minute)}); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Ask with the store down: %v", err)
+	}
+	if v, err := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); !errors.Is(err, ErrUnavailable) || v != Undecided {
+		t.Errorf("Verdict with the store down: %q %v", v, err)
+	}
+	resp, err := c.PostForm(page, url.Values{"decision": {"approve"}, "csrf": {token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("decision with the store down: status %d", resp.StatusCode)
 	}
 }
