@@ -45,11 +45,11 @@ type pageData struct {
 type callView struct {
 	Tool, UpstreamTool, Upstream, Caller, Client string
 	// Title and Description are the tool's, with hidden characters made visible.
-	Title, Description Text
-	Args               Value
-	ArgsBytes                                    int
-	ExpiresIn, ExpiresAt                         string
-	Hidden                                       int
+	Title, Description   Text
+	Args                 Value
+	ArgsBytes            int
+	ExpiresIn, ExpiresAt string
+	Hidden               int
 }
 
 func (s *Service) view(c Call) (*callView, error) {
