@@ -90,10 +90,10 @@ func TestConfigValidate(t *testing.T) {
 		Policy: PolicyConfig{Rules: []RuleConfig{
 			{ID: "r", Effect: "maybe"},
 			{ID: "r"},
-			{Effect: EffectDeny, AnyScope: []string{"x"}, Confirm: true},
+			{Effect: EffectDeny, AnyScope: []string{"x"}, Confirm: ConfirmForm},
 			{Tools: []string{""}, Claims: map[string][]string{"groups": nil}},
-			{ID: "confirm-prompt", Tools: []string{"t"}, Prompts: []string{"p"}, Confirm: true, Issuers: []string{"*"}},
-			{ID: "confirm-all", Confirm: true, Issuers: []string{"*"}},
+			{ID: "confirm-prompt", Tools: []string{"t"}, Prompts: []string{"p"}, Confirm: ConfirmForm, Issuers: []string{"*"}},
+			{ID: "confirm-all", Confirm: ConfirmForm, Issuers: []string{"*"}},
 			{ID: "bad-issuers", Issuers: []string{"https://nope.example", "*"}},
 		}},
 	}

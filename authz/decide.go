@@ -119,7 +119,8 @@ func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decis
 			continue
 		}
 		if r.scopesHold(pr) {
-			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm, RateLimit: r.rateLimit}
+			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm.Enabled(),
+				ConfirmURL: r.confirm == ConfirmURL, ConfirmFallbackForm: r.fallback, RateLimit: r.rateLimit}
 		}
 		if stepUp == nil {
 			stepUp = r

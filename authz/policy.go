@@ -68,6 +68,12 @@ type Decision struct {
 	RequiredScopes []string `json:"requiredScopes,omitempty"`
 	// Confirm, for Allow, asks the gateway for user confirmation (MRTR).
 	Confirm bool `json:"confirm,omitempty"`
+	// ConfirmURL, with Confirm, asks on the gateway's approval page (URL elicitation) rather
+	// than through a form the client answers.
+	ConfirmURL bool `json:"confirmURL,omitempty"`
+	// ConfirmFallbackForm, with ConfirmURL, lets a client that cannot open URLs confirm through
+	// a form instead of being refused.
+	ConfirmFallbackForm bool `json:"confirmFallbackForm,omitempty"`
 	// RateLimit, for Allow, is the rule's opaque rate-limit setting.
 	RateLimit string `json:"rateLimit,omitempty"`
 }
@@ -114,11 +120,17 @@ type RuleConfig struct {
 	Issuers []string `yaml:"issuers"`
 	// Effect is "allow" (default) or "deny".
 	Effect string `yaml:"effect"`
-	// Confirm requires user confirmation before an allowed tools/call. The
-	// gateway confirms tool calls only, so a rule with Confirm must list tools
-	// and no prompts or resources (Validate refuses it otherwise, rather than
-	// let the setting be silently ignored for them).
-	Confirm bool `yaml:"confirm"`
+	// Confirm requires user confirmation before an allowed tools/call: true
+	// (ConfirmForm) through a form the client answers, url (ConfirmURL) on the
+	// gateway's approval page. The gateway confirms tool calls only, so a rule
+	// with Confirm must list tools and no prompts or resources (Validate
+	// refuses it otherwise, rather than let the setting be silently ignored
+	// for them).
+	Confirm ConfirmMode `yaml:"confirm"`
+	// ConfirmFallback, only with confirm: url, is "form" to let a client that
+	// did not declare URL elicitation confirm through a form instead of being
+	// refused with -32021. Empty: no fallback.
+	ConfirmFallback string `yaml:"confirmFallback"`
 	// RateLimit is carried opaquely into Decision.RateLimit (e.g. "60/m").
 	RateLimit string `yaml:"rateLimit"`
 }
@@ -136,7 +148,7 @@ func (pc PolicyConfig) validate() error {
 		switch r.Effect {
 		case "", EffectAllow:
 		case EffectDeny:
-			if len(r.AnyScope)+len(r.AllScopes) > 0 || r.Confirm || r.RateLimit != "" {
+			if len(r.AnyScope)+len(r.AllScopes) > 0 || r.Confirm.Enabled() || r.RateLimit != "" {
 				errs = append(errs, fmt.Errorf("%s: a deny rule takes no scopes, confirm or rateLimit", at))
 			}
 		default:
@@ -162,7 +174,13 @@ func (pc PolicyConfig) validate() error {
 				errs = append(errs, fmt.Errorf("%s: %w", at, err))
 			}
 		}
-		if r.Confirm && (len(r.Tools) == 0 || len(r.Prompts)+len(r.Resources) > 0) {
+		switch {
+		case r.ConfirmFallback != "" && r.ConfirmFallback != FallbackForm:
+			errs = append(errs, fmt.Errorf("%s (%s): confirmFallback %q is not \"form\"", at, id, r.ConfirmFallback))
+		case r.ConfirmFallback != "" && r.Confirm != ConfirmURL:
+			errs = append(errs, fmt.Errorf("%s (%s): confirmFallback applies to confirm: url only", at, id))
+		}
+		if r.Confirm.Enabled() && (len(r.Tools) == 0 || len(r.Prompts)+len(r.Resources) > 0) {
 			errs = append(errs, fmt.Errorf("%s (%s): confirm applies to tool calls only; list tools (for example tools: [\"*\"]) and put prompts and resources, which cannot be confirmed, in another rule", at, id))
 		}
 		if slices.Contains(r.Issuers, "*") && len(r.Issuers) > 1 {
@@ -221,7 +239,8 @@ type rule struct {
 	required  []string
 	claims    []claimCond
 	issuers   []string // nil: every issuer
-	confirm   bool
+	confirm   ConfirmMode
+	fallback  bool // confirm: url may fall back to a form
 	rateLimit string
 }
 
@@ -235,7 +254,7 @@ func compileRule(r RuleConfig, i int) rule {
 		anyTarget: len(r.Tools)+len(r.Prompts)+len(r.Resources) == 0,
 		tools:     compileGlobs(r.Tools), prompts: compileGlobs(r.Prompts), resources: compileURIGlobs(r.Resources),
 		anyScope: slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
-		confirm: r.Confirm, rateLimit: r.RateLimit,
+		confirm: r.Confirm, fallback: r.ConfirmFallback == FallbackForm, rateLimit: r.RateLimit,
 	}
 	if len(r.Issuers) > 0 && !slices.Contains(r.Issuers, "*") {
 		cr.issuers = slices.Clone(r.Issuers)

@@ -82,7 +82,7 @@ func testPolicyConfig() Config {
 		},
 		Policy: PolicyConfig{Rules: []RuleConfig{
 			{ID: "gh-read", Upstream: "github", Tools: []string{"get_*", "list_*"}, AnyScope: []string{"github:read", "repo"}},
-			{ID: "gh-write", Upstream: "github", Tools: []string{"create_*", "update_*"}, AllScopes: []string{"github:write", "issues"}, Confirm: true, RateLimit: "10/m"},
+			{ID: "gh-write", Upstream: "github", Tools: []string{"create_*", "update_*"}, AllScopes: []string{"github:write", "issues"}, Confirm: ConfirmForm, RateLimit: "10/m"},
 			{ID: "gh-delete-admin", Upstream: "github", Tools: []string{"delete_*"}, AllScopes: []string{"github:admin"}},
 			{ID: "gh-no-delete-repo", Upstream: "github", Tools: []string{"delete_repo"}, Effect: EffectDeny},
 			{ID: "k8s-sre", Upstream: "k8s-*", Claims: map[string][]string{"groups": {"sre", "platform"}}},
@@ -342,7 +342,8 @@ func scanAll(p *Policy, pr *Principal, kind Kind, upstream, name string) Decisio
 			continue
 		}
 		if r.scopesHold(pr) {
-			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm, RateLimit: r.rateLimit}
+			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm.Enabled(),
+				ConfirmURL: r.confirm == ConfirmURL, ConfirmFallbackForm: r.fallback, RateLimit: r.rateLimit}
 		}
 		if stepUp == nil {
 			stepUp = r

@@ -70,7 +70,7 @@ func checkSingle(t *testing.T, m manifests, cfg gatewayConfig) {
 		t.Errorf("server/auth not carried over: %+v %+v", cfg.Server, cfg.Auth.Issuers)
 	}
 	rules := cfg.Auth.Policy.Rules
-	if len(rules) != 2 || rules[0].ID != "read" || !rules[1].Confirm {
+	if len(rules) != 2 || rules[0].ID != "read" || rules[1].Confirm != true {
 		t.Errorf("policy rules = %+v", rules)
 	}
 	if len(cfg.Upstreams) != 2 || cfg.Upstreams[0].Headers["Authorization"].File != secretsDir+"/github-token" {

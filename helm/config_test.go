@@ -48,8 +48,19 @@ type gatewayConfig struct {
 		PerCaller  string `yaml:"perCaller"`
 		FailClosed bool   `yaml:"failClosed"`
 	} `yaml:"rateLimit"`
-	HealthInterval duration      `yaml:"healthInterval"`
-	Tracing        tracingConfig `yaml:"tracing"`
+	HealthInterval duration       `yaml:"healthInterval"`
+	Tracing        tracingConfig  `yaml:"tracing"`
+	Approval       approvalConfig `yaml:"approval"`
+}
+
+// approvalConfig is the approval page of confirm: url rules.
+type approvalConfig struct {
+	Path         string        `yaml:"path"`
+	BaseURL      string        `yaml:"baseURL"`
+	Issuer       string        `yaml:"issuer"`
+	ClientID     string        `yaml:"clientID"`
+	ClientSecret *secretSource `yaml:"clientSecret"`
+	SessionTTL   duration      `yaml:"sessionTTL"`
 }
 
 type tracingConfig struct {
@@ -85,7 +96,9 @@ type authConfig struct {
 			Tools     []string `yaml:"tools"`
 			AnyScope  []string `yaml:"anyScope"`
 			AllScopes []string `yaml:"allScopes"`
-			Confirm   bool     `yaml:"confirm"`
+			// Confirm is true, false, "form" or "url".
+			Confirm         any    `yaml:"confirm"`
+			ConfirmFallback string `yaml:"confirmFallback"`
 		} `yaml:"rules"`
 	} `yaml:"policy"`
 }

@@ -41,10 +41,16 @@ func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handl
 	}
 	st, err := s.mrtr.Open(x.in.params.RequestState, b)
 	if err != nil {
+		if x.approvalExpired(err) {
+			return nil, true, x.askApproval(b, target)
+		}
 		return nil, false, x.rejectState(err)
 	}
 	if st.Kind == mrtr.KindConfirm {
 		return x.answerConfirmation(st, b)
+	}
+	if st.Kind == mrtr.KindApproval {
+		return x.answerApproval(st, b)
 	}
 	if st.SingleUse() {
 		if err := x.consume(st); err != nil {
@@ -79,6 +85,9 @@ func (x *request) firstCall(target upstreams.Target) (json.RawMessage, bool, err
 	b, err := x.binding(target)
 	if err != nil {
 		return nil, false, err
+	}
+	if x.route.decision.ConfirmURL {
+		return nil, true, x.askApproval(b, target)
 	}
 	return nil, true, x.askConfirmation(b)
 }

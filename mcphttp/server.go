@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
@@ -53,6 +54,9 @@ type Deps struct {
 	Tracer *tracing.Tracer
 	// ToolsetMetrics records tool search (toolsets.go); nil records nothing.
 	ToolsetMetrics *metrics.ToolsetRecorder
+	// Approvals is the out-of-band approval page for `confirm: url` rules; nil refuses those
+	// calls (fail closed).
+	Approvals *approval.Service
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -79,6 +83,8 @@ type Server struct {
 	serverInfo    []byte
 	instructions  string
 	toolsets      // tool sets and search mode (toolsets.go, search.go)
+	// approvals serves the approval page and keeps its records (approval.go); nil when unset.
+	approvals *approval.Service
 }
 
 // New builds the server from validated configuration.
@@ -111,6 +117,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		rate:     deps.RateLimits,
 		now:      deps.Clock,
 	}
+	s.approvals = deps.Approvals
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -146,6 +153,7 @@ func (s *Server) Register(e *echo.Echo) {
 	e.POST(s.cfg.Path, s.handlePost)
 	s.registerMetadata(e)
 	s.registerToolsets(e)
+	s.registerApproval(e)
 	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (docs/protocol.md §2.1).
 	e.Match([]string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch},
 		s.cfg.Path, methodNotAllowed)

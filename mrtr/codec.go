@@ -103,19 +103,26 @@ func New(sealer *seal.Sealer, cfg Config, replays Replays, now func() time.Time)
 // Seal stamps st with a fresh random nonce and an expiry of now+TTL
 // (overwriting those fields) and returns the sealed token.
 func (c *Codec) Seal(st State) (string, error) {
+	tok, _, err := c.SealState(st)
+	return tok, err
+}
+
+// SealState is Seal that also returns the state as sealed, with its nonce and expiry, for a
+// caller that keeps something under the same nonce (the approval page).
+func (c *Codec) SealState(st State) (string, State, error) {
 	st.Expiry = c.now().Add(c.ttl)
 	if _, err := rand.Read(st.Nonce[:]); err != nil {
-		return "", fmt.Errorf("mrtr: reading random nonce: %w", err)
+		return "", State{}, fmt.Errorf("mrtr: reading random nonce: %w", err)
 	}
 	b, err := st.marshal()
 	if err != nil {
-		return "", err
+		return "", State{}, err
 	}
 	tok, err := c.sealer.Seal(b)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrUnsealable, err)
+		return "", State{}, fmt.Errorf("%w: %w", ErrUnsealable, err)
 	}
-	return tok, nil
+	return tok, st, nil
 }
 
 // Open authenticates token and checks it against the retry's binding. Every

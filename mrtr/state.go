@@ -14,18 +14,26 @@ const (
 	KindConfirm Kind = 1
 	// KindUpstream wraps a backend's own input_required round trip.
 	KindUpstream Kind = 2
+	// KindApproval is a gateway confirmation the user gives out of band, on the gateway's
+	// approval page (URL-mode elicitation), rather than in the client.
+	KindApproval Kind = 3
 )
 
-// String returns "confirm", "upstream" or "unknown".
+// String returns "confirm", "upstream", "approval" or "unknown".
 func (k Kind) String() string {
 	switch k {
 	case KindConfirm:
 		return "confirm"
 	case KindUpstream:
 		return "upstream"
+	case KindApproval:
+		return "approval"
 	}
 	return "unknown"
 }
+
+// known reports whether k is one of the kinds a state may carry.
+func (k Kind) known() bool { return k == KindConfirm || k == KindUpstream || k == KindApproval }
 
 // Methods that may return input_required (spec §3).
 const (
@@ -74,7 +82,9 @@ type State struct {
 // SingleUse reports whether the gateway must consume the nonce before acting
 // on this state: confirmations, and anything carrying an approval, since a
 // replay would repeat an approved action without asking.
-func (s *State) SingleUse() bool { return s.Kind == KindConfirm || s.Confirmed }
+func (s *State) SingleUse() bool {
+	return s.Kind == KindConfirm || s.Kind == KindApproval || s.Confirmed
+}
 
 const (
 	stateVersion     = 1
@@ -111,7 +121,7 @@ func methodName(c byte) string {
 
 func (s *State) marshal() ([]byte, error) {
 	mc := methodCode(s.Method)
-	if mc == 0 || (s.Kind != KindConfirm && s.Kind != KindUpstream) {
+	if mc == 0 || !s.Kind.known() {
 		return nil, ErrUnsealable
 	}
 	var flags byte
@@ -142,7 +152,7 @@ func (s *State) unmarshal(b []byte) error {
 	s.Kind = Kind(b[1])
 	flags := b[2]
 	s.Method = methodName(b[3])
-	if (s.Kind != KindConfirm && s.Kind != KindUpstream) || s.Method == "" ||
+	if !s.Kind.known() || s.Method == "" ||
 		flags&^(flagConfirmed|flagHasUpstream) != 0 {
 		return errDecode
 	}

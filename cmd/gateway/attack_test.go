@@ -66,7 +66,7 @@ func startAttackGateway(t *testing.T) *attackFixture {
 		c.HealthInterval = time.Hour // no background probe may pollute the backends' records
 		c.MRTR.Keys = testKeys
 		c.Auth.Policy.Rules = []authz.RuleConfig{
-			{ID: "confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: true},
+			{ID: "confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
 			{ID: "cheap", Upstream: "alpha", Tools: []string{"add"}, AnyScope: []string{"tools:use"}},
 			{ID: "expensive", Upstream: "alpha", Tools: []string{"slow"}, AllScopes: []string{"tools:admin"}},
 			{ID: "readme", Upstream: "alpha", Resources: []string{mcptest.ResourceReadme}, Prompts: []string{"greet"}, AnyScope: []string{"tools:use"}},

@@ -54,6 +54,8 @@ type Config struct {
 	// Toolsets are curated tool sets, each served as an MCP endpoint at its own path
 	// (docs/toolsets.md); mcphttp serves them, from Server.Toolsets.
 	Toolsets []mcphttp.ToolsetConfig `yaml:"toolsets"`
+	// Approval is the page `confirm: url` rules send users to; off unless a client id is set.
+	Approval ApprovalConfig `yaml:"approval"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -324,6 +326,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.MRTR.validate()...)
 	errs = append(errs, c.Redis.validate()...)
 	errs = append(errs, c.Tracing.validate()...)
+	errs = append(errs, c.validateApproval()...)
 	if _, err := c.compileRateLimits(nil); err != nil {
 		errs = append(errs, err)
 	}

@@ -88,7 +88,7 @@ func demoPolicy(cfg *Config, issuer string) {
 		{ID: "notes-read", Upstream: demo.NotesName, Tools: []string{"list_notes", "search_notes", "get_note"},
 			Prompts: []string{"*"}, Resources: []string{"*"}, AnyScope: []string{"notes:read"}},
 		{ID: "notes-write", Upstream: demo.NotesName, Tools: []string{"add_note"}, AllScopes: []string{"notes:write"}},
-		{ID: "notes-delete", Upstream: demo.NotesName, Tools: []string{"delete_note"}, AllScopes: []string{"notes:write"}, Confirm: true},
+		{ID: "notes-delete", Upstream: demo.NotesName, Tools: []string{"delete_note"}, AllScopes: []string{"notes:write"}, Confirm: authz.ConfirmForm},
 		{ID: "toolbox", Upstream: demo.ToolboxName, Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
 	}
 }

@@ -79,7 +79,7 @@ func startLogsGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Server
 		c.Upstreams[0].Headers = map[string]Secret{"X-Api-Key": {Value: logsBackendSecret}}
 		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Auth.Policy.Rules = []authz.RuleConfig{
-			{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: true},
+			{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
 			{ID: "admin", Upstream: "alpha", Tools: []string{"whoami"}, AllScopes: []string{"tools:admin"}},
 			{ID: "rest", Upstream: "alpha", Tools: []string{"add", "fail", "ask_name"}, AnyScope: []string{"tools:use"}},
 		}

@@ -23,7 +23,7 @@ func confirmGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Server) 
 		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
 		c.Auth.Policy.Rules = []authz.RuleConfig{
-			{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: true},
+			{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
 			{ID: "rest", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
 		}
 	}, alpha)

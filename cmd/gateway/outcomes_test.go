@@ -141,7 +141,7 @@ func TestOutcomesScraped(t *testing.T) {
 				Tools: []string{"ok", "reject", "garbage", "hang"}, AnyScope: []string{"tools:use"}})
 		}
 		c.Auth.Policy.Rules = append(c.Auth.Policy.Rules,
-			authz.RuleConfig{ID: "confirm", Upstream: "good", Tools: []string{"confirm"}, AnyScope: []string{"tools:use"}, Confirm: true},
+			authz.RuleConfig{ID: "confirm", Upstream: "good", Tools: []string{"confirm"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
 			authz.RuleConfig{ID: "limited", Upstream: "good", Tools: []string{"limited"}, AnyScope: []string{"tools:use"}, RateLimit: "1/h"})
 	})
 	url := "http://" + gw.MCP + "/mcp"

@@ -215,7 +215,12 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 			return nil, err
 		}
 	}
+	approvals, err := g.buildApproval(cfg, getenv, log, g.store)
+	if err != nil {
+		return nil, err
+	}
 	srv, err := mcphttp.New(cfg.Server.Config, mcphttp.Deps{
+		Approvals:  approvals,
 		Auth:       auth,
 		Backends:   g.backends,
 		Logger:     log,

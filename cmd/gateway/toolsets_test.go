@@ -31,7 +31,7 @@ func toolsetGateway(t *testing.T, iss *devissuer.Issuer, alpha, beta *mcptest.Se
 		c.MRTR.Keys = testKeys
 		c.PageSize = 2
 		c.Auth.Policy.Rules = []authz.RuleConfig{
-			{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: true},
+			{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
 			{ID: "add-limited", Upstream: "alpha", Tools: []string{"add"}, AnyScope: []string{"tools:use"}, RateLimit: "2/m"},
 			{ID: "alpha", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
 		}

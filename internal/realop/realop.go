@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,6 +58,7 @@ type Options struct {
 type Provider struct {
 	issuer string
 	client *http.Client
+	store  *storage
 }
 
 // Start serves the zitadel example OP (exampleop.SetupServer over its
@@ -70,13 +72,14 @@ func Start(tb testing.TB, opts Options) *Provider {
 	store := &storage{
 		Storage:  exstorage.NewStorage(exstorage.NewUserStore(issuer)),
 		audience: opts.Audience,
+		extra:    map[string]extraClient{},
 	}
 	// A nil logger keeps SetupServer from replacing the process-wide
 	// slog default.
 	srv.Config.Handler = exampleop.SetupServer(issuer, store, nil, false)
 	srv.Start()
 	tb.Cleanup(srv.Close)
-	return &Provider{issuer: issuer, client: &http.Client{Timeout: DefaultHTTPTimeout}}
+	return &Provider{issuer: issuer, client: &http.Client{Timeout: DefaultHTTPTimeout}, store: store}
 }
 
 // Issuer is the provider's issuer identifier ("iss"), ending in a slash.
@@ -118,6 +121,9 @@ func (p *Provider) TokenFor(ctx context.Context, clientID, secret string, scopes
 type storage struct {
 	*exstorage.Storage
 	audience string
+
+	mu    sync.Mutex
+	extra map[string]extraClient // clients added with AddWebClient
 }
 
 func (s *storage) ClientCredentials(ctx context.Context, clientID, secret string) (op.Client, error) {

@@ -1,0 +1,103 @@
+package approval
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	// DefaultPath is where the page is served when Config.Path is empty.
+	DefaultPath = "/approval"
+	// DefaultSessionTTL is the lifetime of the page's session cookie.
+	DefaultSessionTTL = 10 * time.Minute
+	// MaxSessionTTL bounds Config.SessionTTL: the session approves risky calls and is meant to
+	// last one visit.
+	MaxSessionTTL = time.Hour
+	// loginTTL bounds one sign-in round trip to the issuer.
+	loginTTL = 10 * time.Minute
+)
+
+// Config is the approval page's configuration (the `approval:` block).
+type Config struct {
+	// Path is the URL path prefix of the page. Default DefaultPath.
+	Path string `yaml:"path"`
+	// BaseURL is the scheme and host users reach the page at, e.g. https://gw.example.com.
+	// Default: the scheme and host of server.publicURL.
+	BaseURL string `yaml:"baseURL"`
+	// Issuer is the OpenID Connect issuer users sign in with. It must be one of auth.issuers;
+	// only callers with tokens of this issuer can approve. Default: the only auth issuer.
+	Issuer string `yaml:"issuer"`
+	// ClientID is the gateway's client at Issuer (authorization code flow with PKCE; its
+	// redirect URI is BaseURL + Path + "/callback").
+	ClientID string `yaml:"clientID"`
+	// ClientSecret is that client's secret; empty for a public client. It is resolved by the
+	// caller, never read from this struct's YAML.
+	ClientSecret string `yaml:"-"`
+	// SessionTTL is the lifetime of the page's session cookie. Default DefaultSessionTTL; at
+	// most MaxSessionTTL.
+	SessionTTL time.Duration `yaml:"sessionTTL"`
+}
+
+// Enabled reports whether the page is configured.
+func (c Config) Enabled() bool { return c.ClientID != "" }
+
+// WithDefaults fills the zero fields that have defaults.
+func (c Config) WithDefaults() Config {
+	if c.Path == "" {
+		c.Path = DefaultPath
+	}
+	c.Path = strings.TrimSuffix(c.Path, "/")
+	if c.SessionTTL == 0 {
+		c.SessionTTL = DefaultSessionTTL
+	}
+	return c
+}
+
+// Validate reports every problem in a configured page at once.
+func (c Config) Validate() error {
+	var errs []error
+	if !strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, "?#*{}: ") || c.Path == "/" {
+		errs = append(errs, fmt.Errorf("approval.path %q: must be an absolute path other than /, without wildcards", c.Path))
+	}
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		errs = append(errs, fmt.Errorf("approval.baseURL %q: must be scheme://host[:port] only", c.BaseURL))
+	} else if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+		// The session cookie is Secure: over plain http only loopback development works, and
+		// anywhere else the sign-in would travel in clear.
+		errs = append(errs, fmt.Errorf("approval.baseURL %q: must use https (http only on loopback)", c.BaseURL))
+	}
+	if c.Issuer == "" {
+		errs = append(errs, errors.New("approval.issuer: required (one of auth.issuers)"))
+	}
+	if c.ClientID == "" {
+		errs = append(errs, errors.New("approval.clientID: required"))
+	}
+	if c.SessionTTL < time.Minute || c.SessionTTL > MaxSessionTTL {
+		errs = append(errs, fmt.Errorf("approval.sessionTTL %s: must be between 1m and %s", c.SessionTTL, MaxSessionTTL))
+	}
+	return errors.Join(errs...)
+}
+
+func loopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// pageURL is the page of the call with nonce id.
+func (c Config) pageURL(id string) string {
+	return strings.TrimSuffix(c.BaseURL, "/") + c.Path + "/c/" + id
+}
+
+// redirectURL is the sign-in callback registered at the issuer.
+func (c Config) redirectURL() string {
+	return strings.TrimSuffix(c.BaseURL, "/") + c.Path + "/callback"
+}

@@ -1,0 +1,301 @@
+package approval
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+)
+
+// maxFormBytes bounds a decision POST's body: a CSRF token and one word.
+const maxFormBytes = 4 << 10
+
+// signInTimeout bounds the discovery and code exchange of one sign-in.
+const signInTimeout = 15 * time.Second
+
+// ServeHTTP serves everything under Path: the call pages (GET shows, POST decides) and the
+// sign-in callback. Every response carries the page's security headers.
+func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	setSecurityHeaders(w.Header())
+	rest, ok := strings.CutPrefix(r.URL.Path, s.cfg.Path+"/")
+	switch {
+	case !ok:
+		s.refuse(w, http.StatusNotFound, RefusedBadRequest, "There is nothing here.")
+	case rest == "callback" && r.Method == http.MethodGet:
+		s.callback(w, r)
+	case strings.HasPrefix(rest, "c/") && validID(rest[2:]) && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		s.show(w, r, rest[2:])
+	case strings.HasPrefix(rest, "c/") && validID(rest[2:]) && r.Method == http.MethodPost:
+		s.decide(w, r, rest[2:])
+	case strings.HasPrefix(rest, "c/") && validID(rest[2:]):
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		s.refuse(w, http.StatusMethodNotAllowed, RefusedBadRequest, "This page takes GET and POST only.")
+	default:
+		s.refuse(w, http.StatusNotFound, RefusedUnknown, "This approval link is not valid.")
+	}
+}
+
+// show renders the call's page, after sign-in.
+func (s *Service) show(w http.ResponseWriter, r *http.Request, id string) {
+	sess, ok := s.cookies.session(r)
+	if !ok || r.URL.Query().Get("signin") == "again" {
+		s.startSignIn(w, r, id, r.URL.Query().Get("signin") == "again")
+		return
+	}
+	c, ok := s.loadFor(w, r.Context(), sess, id)
+	if !ok {
+		return
+	}
+	v, err := s.ledger.verdict(r.Context(), id, c.Digest)
+	if err != nil {
+		s.unavailable(w, err)
+		return
+	}
+	if v != Undecided {
+		s.render(w, http.StatusOK, s.outcomePage(c, sess, v, "This call was already decided."))
+		return
+	}
+	p, err := s.askPage(c, sess)
+	if err != nil {
+		s.refuse(w, http.StatusUnprocessableEntity, RefusedBadRequest, "The call's arguments cannot be shown, so it cannot be approved here.")
+		return
+	}
+	s.obs.PageShown()
+	s.render(w, http.StatusOK, p)
+}
+
+// decide records the user's decision once.
+func (s *Service) decide(w http.ResponseWriter, r *http.Request, id string) {
+	if origin := r.Header.Get("Origin"); origin != "" && origin != "null" && !sameOrigin(origin, s.cfg.BaseURL) {
+		s.refuse(w, http.StatusForbidden, RefusedOriginMismatch, "This decision did not come from the approval page.")
+		return
+	}
+	sess, ok := s.cookies.session(r)
+	if !ok {
+		s.refuse(w, http.StatusForbidden, RefusedNoSession, "You are not signed in (or your session ended). Open the approval link again.")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		s.refuse(w, http.StatusBadRequest, RefusedBadRequest, "The decision could not be read.")
+		return
+	}
+	if !validCSRF(sess, id, r.PostForm.Get("csrf")) {
+		s.refuse(w, http.StatusForbidden, RefusedCSRF, "This decision was not sent from the approval page, so it was not recorded.")
+		return
+	}
+	var v Verdict
+	switch r.PostForm.Get("decision") {
+	case "approve":
+		v = Approved
+	case "deny":
+		v = Denied
+	default:
+		s.refuse(w, http.StatusBadRequest, RefusedBadRequest, "Choose Approve or Deny.")
+		return
+	}
+	c, ok := s.loadFor(w, r.Context(), sess, id)
+	if !ok {
+		return
+	}
+	by := sess.Issuer + "#" + sess.Subject
+	switch err := s.ledger.decide(r.Context(), c, v, by); {
+	case errors.Is(err, ErrDecided):
+		s.obs.Refused(RefusedDecided)
+		prev, _ := s.ledger.verdict(r.Context(), id, c.Digest)
+		s.render(w, http.StatusConflict, s.outcomePage(c, sess, prev, "This call was already decided; the first decision stands."))
+		return
+	case errors.Is(err, ErrUnknown):
+		s.refuse(w, http.StatusGone, RefusedExpired, "This call expired before the decision was recorded. Nothing will run; the client will ask again.")
+		return
+	case err != nil:
+		s.unavailable(w, err)
+		return
+	}
+	s.obs.Decided(v)
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "approval decision",
+		slog.String("decision", string(v)), slog.String("call_ref", CallRef(id)),
+		slog.String("subject", by), slog.String("upstream", c.Upstream), slog.String("name", c.Tool),
+		slog.Time("at", s.now().UTC()))
+	s.render(w, http.StatusOK, s.outcomePage(c, sess, v, ""))
+}
+
+// loadFor loads the call and checks that it is live and that the signed-in user made it; it
+// answers the request itself and returns false otherwise.
+func (s *Service) loadFor(w http.ResponseWriter, ctx context.Context, sess *session, id string) (Call, bool) {
+	c, err := s.ledger.load(ctx, id)
+	switch {
+	case errors.Is(err, ErrUnknown):
+		s.refuse(w, http.StatusNotFound, RefusedUnknown, "This approval link is unknown or has expired. Nothing will run; retry the action in your client to be asked again.")
+		return Call{}, false
+	case err != nil:
+		s.unavailable(w, err)
+		return Call{}, false
+	case !s.now().Before(c.Expiry):
+		s.refuse(w, http.StatusGone, RefusedExpired, "This approval link has expired. Nothing will run; retry the action in your client to be asked again.")
+		return Call{}, false
+	case sess.Issuer != c.Issuer || sess.Subject != c.Subject:
+		s.obs.Refused(RefusedWrongUser)
+		s.render(w, http.StatusForbidden, pageData{Kind: "refused", Title: "Not your call",
+			Message: "You are signed in as " + display(sess) + ", but this call was made by another user. " +
+				"Only the user who made a call can approve it. Nothing was recorded.",
+			SignInAgain: s.cfg.Path + "/c/" + id + "?signin=again"})
+		return Call{}, false
+	}
+	return c, true
+}
+
+// startSignIn sends the browser to the issuer (authorization code flow with PKCE, state and
+// nonce), remembering the call in a sealed login cookie.
+func (s *Service) startSignIn(w http.ResponseWriter, r *http.Request, id string, again bool) {
+	ctx, cancel := context.WithTimeout(r.Context(), signInTimeout)
+	defer cancel()
+	p, err := s.oidcProvider(ctx)
+	if err != nil {
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "approval: issuer unavailable", slog.String("error", err.Error()))
+		s.refuse(w, http.StatusServiceUnavailable, RefusedIssuerDown, "The sign-in service cannot be reached. Try again in a moment.")
+		return
+	}
+	l := login{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Return: id,
+		Expiry: s.now().Add(loginTTL)}
+	val, err := s.cookies.seal(s.cookies.logins, l)
+	if err != nil {
+		s.unavailable(w, err)
+		return
+	}
+	s.cookies.clear(w, sessionCookie)
+	s.cookies.set(w, loginCookie, val, loginTTL)
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(l.Verifier), oidc.Nonce(l.Nonce)}
+	if again {
+		// The user asked to sign in as someone else: the issuer must not reuse its session.
+		opts = append(opts, oauth2.SetAuthURLParam("prompt", "login"))
+	}
+	u := s.oauth2Config(p).AuthCodeURL(l.State, opts...)
+	http.Redirect(w, r, u, http.StatusSeeOther)
+}
+
+// callback completes the sign-in: state, code exchange with the PKCE verifier, ID token
+// signature, audience, expiry and nonce; then a session cookie and back to the call's page.
+func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
+	l, ok := s.cookies.login(r)
+	q := r.URL.Query()
+	if !ok || q.Get("state") == "" || q.Get("state") != l.State {
+		s.signInFailed(w, r, "the sign-in response does not belong to this browser's sign-in", nil)
+		return
+	}
+	s.cookies.clear(w, loginCookie)
+	if e := q.Get("error"); e != "" {
+		s.signInFailed(w, r, "the issuer refused the sign-in", nil)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), signInTimeout)
+	defer cancel()
+	p, err := s.oidcProvider(ctx)
+	if err != nil {
+		s.signInFailed(w, r, "the issuer cannot be reached", err)
+		return
+	}
+	ctx = oidc.ClientContext(ctx, s.client)
+	tok, err := s.oauth2Config(p).Exchange(context.WithValue(ctx, oauth2.HTTPClient, s.client), q.Get("code"),
+		oauth2.VerifierOption(l.Verifier))
+	if err != nil {
+		s.signInFailed(w, r, "the sign-in code was not accepted", err)
+		return
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	idt, err := p.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)
+	if err != nil || idt.Nonce == "" || idt.Nonce != l.Nonce {
+		s.signInFailed(w, r, "the identity token is not valid for this sign-in", err)
+		return
+	}
+	var claims struct {
+		Name     string `json:"name"`
+		Username string `json:"preferred_username"`
+		Email    string `json:"email"`
+	}
+	_ = idt.Claims(&claims)
+	sess := session{Issuer: idt.Issuer, Subject: idt.Subject, Name: firstNonEmpty(claims.Username, claims.Email, claims.Name),
+		Expiry: s.now().Add(s.cfg.SessionTTL), CSRF: randomKey()}
+	val, err := s.cookies.seal(s.cookies.sessions, sess)
+	if err != nil {
+		s.unavailable(w, err)
+		return
+	}
+	s.cookies.set(w, sessionCookie, val, s.cfg.SessionTTL)
+	s.obs.SignIn(true)
+	http.Redirect(w, r, s.cfg.Path+"/c/"+l.Return, http.StatusSeeOther)
+}
+
+func (s *Service) signInFailed(w http.ResponseWriter, r *http.Request, why string, err error) {
+	s.obs.SignIn(false)
+	attrs := []slog.Attr{slog.String("why", why)}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelWarn, "approval: sign-in failed", attrs...)
+	s.refuse(w, http.StatusBadRequest, RefusedSignIn, "Sign-in failed: "+why+". Open the approval link again.")
+}
+
+func (s *Service) unavailable(w http.ResponseWriter, err error) {
+	s.log.Warn("approval: store unavailable", "error", err)
+	w.Header().Set("Retry-After", "1")
+	s.refuse(w, http.StatusServiceUnavailable, RefusedUnavailable, "The approval service is unavailable; nothing was recorded. Try again in a moment.")
+}
+
+func (s *Service) refuse(w http.ResponseWriter, status int, reason, msg string) {
+	s.obs.Refused(reason)
+	s.render(w, status, pageData{Kind: "refused", Title: "Not possible", Message: msg})
+}
+
+// setSecurityHeaders: nothing is loaded from anywhere, the only style is the page's own
+// (allowed by its hash), scripts do not run, forms post only to the gateway, and no other site
+// may frame, cache or be told about the page.
+func setSecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+}
+
+var contentSecurityPolicy = "default-src 'none'; style-src '" + styleHash() + "'; img-src 'none'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+func styleHash() string {
+	sum := sha256.Sum256([]byte(pageStyle))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+func sameOrigin(origin, base string) bool {
+	o, err1 := url.Parse(origin)
+	b, err2 := url.Parse(base)
+	return err1 == nil && err2 == nil && strings.EqualFold(o.Scheme, b.Scheme) && strings.EqualFold(o.Host, b.Host)
+}
+
+func display(s *session) string {
+	if s.Name != "" {
+		return fmt.Sprintf("%s (%s at %s)", s.Name, s.Subject, s.Issuer)
+	}
+	return s.Subject + " at " + s.Issuer
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

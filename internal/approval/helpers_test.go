@@ -1,0 +1,117 @@
+package approval
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/realop"
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
+)
+
+// pageFixture is the page over TLS (its cookies are Secure), signing users in with a real
+// OpenID provider that has a login page.
+type pageFixture struct {
+	svc   *Service
+	srv   *httptest.Server
+	op    *realop.Provider
+	store *store.Memory
+	now   time.Time
+}
+
+const testClientID, testClientSecret = "gateway-approval", "approval-secret"
+
+func newPageFixture(t *testing.T) *pageFixture {
+	t.Helper()
+	op := realop.Start(t, realop.Options{})
+	mem, err := store.NewMemory(store.MemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mem.Close() })
+	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k1", Secret: []byte("a-test-only-secret-of-at-least-32-bytes")}},
+		MaxTokenBytes: 2 * MaxRecordBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &pageFixture{op: op, store: mem}
+	f.srv = httptest.NewUnstartedServer(nil)
+	f.srv.StartTLS()
+	t.Cleanup(f.srv.Close)
+	cfg := Config{BaseURL: f.srv.URL, Issuer: op.Issuer(), ClientID: testClientID, ClientSecret: testClientSecret}.WithDefaults()
+	op.AddWebClient(testClientID, testClientSecret, cfg.redirectURL())
+	f.svc, err = New(cfg, Deps{Store: mem, Keys: ring, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.Config.Handler = f.svc
+	return f
+}
+
+// ask stores a call of the first example user with args and returns its id and page URL.
+func (f *pageFixture) ask(t *testing.T, subject, args string) (string, string) {
+	t.Helper()
+	var nonce [16]byte
+	_, _ = rand.Read(nonce[:])
+	id := hex.EncodeToString(nonce[:])
+	page, err := f.svc.Ask(context.Background(), Call{ID: id, Issuer: f.op.Issuer(), Subject: subject,
+		Upstream: "files", Tool: "files__delete", UpstreamTool: "delete", Arguments: json.RawMessage(args),
+		Digest: []byte("digest-of-the-arguments-32-bytes"), Client: "test-client 1.0", Expiry: time.Now().Add(5 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, page
+}
+
+// browser is an HTTP client with a cookie jar that trusts the fixture's certificate.
+func (f *pageFixture) browser(t *testing.T) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	// A copy: srv.Client returns one shared client, and each browser has its own cookies.
+	return &http.Client{Transport: f.srv.Client().Transport, Jar: jar, Timeout: 20 * time.Second}
+}
+
+// signIn opens page (which sends the browser to the provider), signs in with the provider's
+// login form and returns the page the browser lands on.
+func (f *pageFixture) signIn(t *testing.T, c *http.Client, page, username string) (*http.Response, string) {
+	t.Helper()
+	resp, err := c.Get(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	id := resp.Request.URL.Query().Get("authRequestID")
+	if id == "" {
+		t.Fatalf("not sent to the provider's login page: %s", resp.Request.URL)
+	}
+	login := resp.Request.URL.ResolveReference(&url.URL{Path: "/login/username"})
+	resp, err = c.PostForm(login.String(), url.Values{"id": {id}, "username": {username}, "password": {realop.UserPassword}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	return resp, string(body)
+}
+
+// csrfOf extracts the decision forms' token from a page.
+func csrfOf(t *testing.T, body string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(body, `name="csrf" value="`)
+	if !ok {
+		t.Fatalf("no CSRF token on the page:\n%s", body)
+	}
+	tok, _, _ := strings.Cut(rest, `"`)
+	return tok
+}

@@ -1,0 +1,213 @@
+package approval
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/seal"
+)
+
+// Store is the part of the gateway's shared store the page uses (store.Store has it).
+type Store interface {
+	UseOnce(ctx context.Context, key string, ttl time.Duration) (first bool, err error)
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+}
+
+// Sealing purposes: each kind of sealed value opens only as itself, so a session cookie cannot
+// be presented as a decision or a call record.
+const (
+	purposeCall     = "mcp-gateway/approval-call/v1"
+	purposeDecision = "mcp-gateway/approval-decision/v1"
+	purposeSession  = "mcp-gateway/approval-session/v1"
+	purposeLogin    = "mcp-gateway/approval-login/v1"
+)
+
+// Store key prefixes. The store hashes keys, so ids never reach it in clear.
+const (
+	keyCall     = "approval/call/"
+	keyDecided  = "approval/decided/"
+	keyDecision = "approval/decision/"
+)
+
+// MaxRecordBytes bounds a sealed call record, and so the arguments a call needing approval may
+// carry: the store keeps it until the call expires.
+const MaxRecordBytes = 1 << 20
+
+// Errors of the ledger.
+var (
+	// ErrUnavailable wraps every failure of the shared store: callers fail closed.
+	ErrUnavailable = errors.New("approval: store unavailable")
+	// ErrUnknown means no call is waiting under that id (never asked, or expired).
+	ErrUnknown = errors.New("approval: unknown or expired call")
+	// ErrDecided means the call already has a decision; the first one stands.
+	ErrDecided = errors.New("approval: already decided")
+	// ErrTooLarge means the call's arguments do not fit a record.
+	ErrTooLarge = errors.New("approval: arguments too large for the approval page")
+)
+
+// Call is a tool call waiting for the user's decision: what the page shows and what binds the
+// decision. It is kept sealed in the shared store until Expiry.
+type Call struct {
+	// ID is the requestState nonce, hex-encoded; the page's URL names it.
+	ID string `json:"id"`
+	// Issuer and Subject identify the caller, who alone may decide.
+	Issuer  string `json:"iss"`
+	Subject string `json:"sub"`
+	// Upstream is the backend; Tool the client-facing tool name; UpstreamTool the backend's.
+	Upstream     string `json:"upstream"`
+	Tool         string `json:"tool"`
+	UpstreamTool string `json:"upstreamTool"`
+	// Title and Description are the tool's, as the caller's tool list showed them when the
+	// gateway asked; empty when unknown. They are shown, never trusted.
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Arguments are the call's arguments exactly as the client sent them.
+	Arguments json.RawMessage `json:"args"`
+	// Digest is the digest of the canonical arguments (mrtr.Digest) the decision is bound to.
+	Digest []byte `json:"digest"`
+	// Client is the clientInfo the call declared, for display only (clients can claim any name).
+	Client string `json:"client,omitempty"`
+	// Asked is when the gateway asked; Expiry when the call's requestState stops being valid.
+	Asked  time.Time `json:"asked"`
+	Expiry time.Time `json:"exp"`
+}
+
+// Verdict is the recorded outcome of a call.
+type Verdict string
+
+// Verdicts.
+const (
+	// Undecided: nothing recorded yet.
+	Undecided Verdict = ""
+	// Approved: the user approved this call with these arguments.
+	Approved Verdict = "approved"
+	// Denied: the user denied it.
+	Denied Verdict = "denied"
+)
+
+// decision is the sealed value recorded once per call.
+type decision struct {
+	ID      string    `json:"id"`
+	Digest  []byte    `json:"digest"`
+	Verdict Verdict   `json:"verdict"`
+	By      string    `json:"by"`
+	At      time.Time `json:"at"`
+}
+
+// ledger keeps calls and decisions in the shared store, sealed.
+type ledger struct {
+	store     Store
+	calls     *seal.Sealer
+	decisions *seal.Sealer
+	now       func() time.Time
+}
+
+func (l *ledger) put(ctx context.Context, c Call) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("approval: encoding call: %w", err)
+	}
+	tok, err := l.calls.Seal(b)
+	if err != nil {
+		if errors.Is(err, seal.ErrOversized) {
+			return ErrTooLarge
+		}
+		return fmt.Errorf("approval: sealing call: %w", err)
+	}
+	ttl := c.Expiry.Sub(l.now())
+	if ttl < time.Millisecond {
+		return ErrUnknown
+	}
+	if err := l.store.Set(ctx, keyCall+c.ID, []byte(tok), ttl); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+func (l *ledger) load(ctx context.Context, id string) (Call, error) {
+	raw, ok, err := l.store.Get(ctx, keyCall+id)
+	if err != nil {
+		return Call{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if !ok {
+		return Call{}, ErrUnknown
+	}
+	pt, err := l.calls.Open(string(raw))
+	if err != nil {
+		return Call{}, fmt.Errorf("%w: %w", ErrUnknown, err)
+	}
+	var c Call
+	if err := json.Unmarshal(pt, &c); err != nil || c.ID != id {
+		return Call{}, ErrUnknown
+	}
+	return c, nil
+}
+
+// decide records v for c once. A second decision, on any replica, gets ErrDecided.
+func (l *ledger) decide(ctx context.Context, c Call, v Verdict, by string) error {
+	ttl := c.Expiry.Sub(l.now())
+	if ttl < time.Millisecond {
+		return ErrUnknown
+	}
+	b, err := json.Marshal(decision{ID: c.ID, Digest: c.Digest, Verdict: v, By: by, At: l.now().UTC()})
+	if err != nil {
+		return fmt.Errorf("approval: encoding decision: %w", err)
+	}
+	tok, err := l.decisions.Seal(b)
+	if err != nil {
+		return fmt.Errorf("approval: sealing decision: %w", err)
+	}
+	first, err := l.store.UseOnce(ctx, keyDecided+c.ID, ttl)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if !first {
+		return ErrDecided
+	}
+	if err := l.store.Set(ctx, keyDecision+c.ID, []byte(tok), ttl); err != nil {
+		// The claim stands and nothing is recorded: the call can no longer be approved, which
+		// fails closed; the user is asked again once it expires.
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// verdict returns the decision recorded for id, if it is bound to digest. A decision whose
+// seal does not open, or that names another id or digest, counts as none.
+func (l *ledger) verdict(ctx context.Context, id string, digest []byte) (Verdict, error) {
+	raw, ok, err := l.store.Get(ctx, keyDecision+id)
+	if err != nil {
+		return Undecided, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if !ok {
+		return Undecided, nil
+	}
+	pt, err := l.decisions.Open(string(raw))
+	if err != nil {
+		return Undecided, nil
+	}
+	var d decision
+	if json.Unmarshal(pt, &d) != nil || d.ID != id || subtle.ConstantTimeCompare(d.Digest, digest) != 1 {
+		return Undecided, nil
+	}
+	switch d.Verdict {
+	case Approved, Denied:
+		return d.Verdict, nil
+	}
+	return Undecided, nil
+}
+
+// validID reports whether id looks like a hex-encoded 16-byte nonce.
+func validID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil
+}

@@ -1,0 +1,137 @@
+package approval
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+//go:embed templates/page.html templates/style.css
+var templateFiles embed.FS
+
+// pageStyle is the page's only style sheet, inlined and allowed by its hash in the CSP.
+var pageStyle = mustRead("templates/style.css")
+
+var pageTemplate = template.Must(template.New("page.html").ParseFS(templateFiles, "templates/page.html"))
+
+func mustRead(name string) string {
+	b, err := templateFiles.ReadFile(name)
+	if err != nil {
+		panic("approval: embedded file missing: " + name)
+	}
+	return string(b)
+}
+
+// pageData is what the template renders. Kind is "ask" (the call and its two forms),
+// "outcome" or "refused".
+type pageData struct {
+	Kind, Title, Message string
+	// Style is the inline style sheet; Call the call shown.
+	Style template.CSS
+	Call  *callView
+	// User is who is signed in; CSRF the decision forms' token; Action where they post.
+	User, CSRF, Action string
+	// Verdict is the recorded decision of an outcome page.
+	Verdict Verdict
+	// SignInAgain, on a refusal, links to a fresh sign-in for the same call.
+	SignInAgain string
+}
+
+// callView is a call as the page shows it.
+type callView struct {
+	Tool, UpstreamTool, Upstream, Caller, Client string
+	// Title and Description are the tool's, with hidden characters made visible.
+	Title, Description   Text
+	Args                 Value
+	ArgsBytes            int
+	ExpiresIn, ExpiresAt string
+	Hidden               int
+}
+
+func (s *Service) view(c Call) (*callView, error) {
+	args, err := RenderArguments(c.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	left := max(c.Expiry.Sub(s.now()), 0).Round(time.Second)
+	return &callView{
+		Tool: c.Tool, UpstreamTool: c.UpstreamTool, Upstream: c.Upstream,
+		Title: visible(c.Title), Description: visible(c.Description),
+		Caller: c.Subject + " at " + c.Issuer, Client: c.Client, Args: args, ArgsBytes: len(c.Arguments),
+		ExpiresIn: humanDuration(left), ExpiresAt: c.Expiry.UTC().Format("15:04:05 UTC"),
+		Hidden: countHidden(args) + visible(c.Title).Hidden + visible(c.Description).Hidden,
+	}, nil
+}
+
+func (s *Service) askPage(c Call, sess *session) (pageData, error) {
+	v, err := s.view(c)
+	if err != nil {
+		return pageData{}, err
+	}
+	return pageData{Kind: "ask", Title: "Approve this tool call?", Call: v, User: display(sess),
+		CSRF: csrfToken(sess, c.ID), Action: s.cfg.Path + "/c/" + c.ID}, nil
+}
+
+func (s *Service) outcomePage(c Call, sess *session, v Verdict, note string) pageData {
+	p := pageData{Kind: "outcome", User: display(sess), Verdict: v, Message: note}
+	switch v {
+	case Approved:
+		p.Title = "Approved"
+		if note == "" {
+			p.Message = "The call will run once, when your client continues. You can close this page."
+		}
+	case Denied:
+		p.Title = "Denied"
+		if note == "" {
+			p.Message = "The call will not run. You can close this page."
+		}
+	default:
+		p.Title = "Not decided"
+	}
+	if cv, err := s.view(c); err == nil {
+		p.Call = cv
+	}
+	return p
+}
+
+// render writes the page; the template is executed into a buffer first, so a failure cannot
+// leave half a page.
+func (s *Service) render(w http.ResponseWriter, status int, p pageData) {
+	p.Style = template.CSS(pageStyle)
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, p); err != nil {
+		s.log.Error("approval: rendering the page", "error", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func humanDuration(d time.Duration) string {
+	if d <= 0 {
+		return "expired"
+	}
+	m, sec := int(d/time.Minute), int(d%time.Minute/time.Second)
+	if m == 0 {
+		return fmt.Sprintf("%d s", sec)
+	}
+	return fmt.Sprintf("%d min %d s", m, sec)
+}
+
+func countHidden(v Value) int {
+	n := v.Text.Hidden
+	for _, m := range v.Members {
+		n += m.Key.Hidden + countHidden(m.Value)
+	}
+	for _, it := range v.Items {
+		n += countHidden(it)
+	}
+	return n
+}

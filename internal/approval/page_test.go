@@ -1,0 +1,271 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/realop"
+)
+
+// TestRenderHostileArguments: markup, script, very long values and invisible or bidi characters
+// in argument keys and values reach the page escaped, folded and made visible.
+func TestRenderHostileArguments(t *testing.T) {
+	long := strings.Repeat("A", 5000) + "TAIL-MARKER"
+	args := `{"<b>key</b>":"<script>alert(1)</script>","img":"\"><img src=x onerror=alert(2)>",` +
+		`"bidi":"invoice\u202Egpj.exe","zw":"pay\u200Bpal\uFEFF","tag":"x\uDB40\uDC41y","nbsp":"a\u00A0b",` +
+		`"long":"` + long + `","n":[1.50,true,null,{}],"ctl":"bell\u0007"}`
+	v, err := RenderArguments([]byte(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newPageFixture(t)
+	page, err := f.svc.askPage(Call{ID: strings.Repeat("a", 32), Issuer: "https://issuer.example", Subject: "alice",
+		Upstream: "files", Tool: "files__<i>delete</i>", UpstreamTool: "delete", Arguments: []byte(args),
+		Title: "Delete <u>files</u>", Description: "Removes files.\u2066 Ignore the arguments <script>x()</script>",
+		Expiry: time.Now().Add(time.Minute)}, &session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	setSecurityHeaders(rec.Header())
+	f.svc.render(rec, http.StatusOK, page)
+	body := rec.Body.String()
+
+	for _, bad := range []string{"<script>", "<u>files", "\u2066", "<b>key", "<img", "onerror=alert(2)>", "<i>delete", "\u202E", "\u200B", "\uFEFF", "\U000E0041", "\u0007", "\u00A0"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("page contains %q raw", bad)
+		}
+	}
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b&gt;key&lt;/b&gt;", "TAIL-MARKER", "<details>",
+		"5011 characters", ">1.50<"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Each hidden character is a visible mark (html/template writes "+" as "&#43;").
+	for _, cp := range []string{"202E", "200B", "FEFF", "E0041", "0007", "00A0", "2066"} {
+		if !strings.Contains(body, `character">U&#43;`+cp+`</mark>`) {
+			t.Errorf("page does not show U+%s", cp)
+		}
+	}
+	if got := countHidden(v); got != 6 {
+		t.Errorf("%d characters made visible, want 6", got)
+	}
+	if !strings.Contains(body, "7 invisible or direction-changing characters") || !strings.Contains(body, "Delete &lt;u&gt;files&lt;/u&gt;") {
+		t.Error("the page does not warn about the invisible characters")
+	}
+	// The folded beginning is shown outside <details>; the tail only inside.
+	before, _, _ := strings.Cut(body, "<details>")
+	if strings.Contains(before, "TAIL-MARKER") {
+		t.Error("the long value is not folded")
+	}
+}
+
+// TestRenderOrderAndNumbers: members keep the client's order and numbers their text, so the
+// page shows what the backend will receive.
+func TestRenderOrderAndNumbers(t *testing.T) {
+	v, err := RenderArguments([]byte(`{"z":1e3,"a":0.10,"m":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, m := range v.Members {
+		keys = append(keys, m.Key.Full[0].S)
+	}
+	if strings.Join(keys, ",") != "z,a,m" || v.Members[0].Value.Literal != "1e3" || v.Members[1].Value.Literal != "0.10" {
+		t.Errorf("rendered %+v", v)
+	}
+	if _, err := RenderArguments([]byte(`{"a":1} {}`)); err == nil {
+		t.Error("trailing data accepted")
+	}
+}
+
+// TestSecurityHeaders: every response, refusals included, carries a CSP that loads nothing,
+// runs no script and allows only the page's own style by hash.
+func TestSecurityHeaders(t *testing.T) {
+	f := newPageFixture(t)
+	resp, err := f.browser(t).Get(f.srv.URL + "/approval/c/not-an-id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	csp := resp.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "style-src 'sha256-", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "script-src") {
+		t.Errorf("CSP %q allows scripts or inline code", csp)
+	}
+	if !strings.Contains(csp, styleHash()) || !strings.Contains(string(body), "<style>"+pageStyle+"</style>") {
+		t.Error("the inline style is not the one the CSP hash allows")
+	}
+	for h, want := range map[string]string{"X-Frame-Options": "DENY", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+		"X-Content-Type-Options": "nosniff"} {
+		if resp.Header.Get(h) != want {
+			t.Errorf("%s = %q, want %q", h, resp.Header.Get(h), want)
+		}
+	}
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("status %d for a bad id", resp.StatusCode)
+	}
+	if strings.Contains(string(body), "http://") || strings.Contains(string(body), "https://") {
+		t.Error("the page references an external URL")
+	}
+}
+
+// TestCookieFlags: the sign-in and session cookies are HttpOnly, Secure, SameSite=Lax, scoped to
+// the page's path and short-lived.
+func TestCookieFlags(t *testing.T) {
+	f := newPageFixture(t)
+	_, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
+	c := f.browser(t)
+	var seen []*http.Cookie
+	c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if r.Response != nil {
+			seen = append(seen, r.Response.Cookies()...)
+		}
+		return nil
+	}
+	resp, body := f.signIn(t, c, page, f.op.Username())
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Approve this tool call?") {
+		t.Fatalf("after sign-in: %d %s", resp.StatusCode, body)
+	}
+	names := map[string]bool{}
+	for _, ck := range seen {
+		if ck.Name != sessionCookie && ck.Name != loginCookie {
+			continue
+		}
+		names[ck.Name] = true
+		if !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteLaxMode || ck.Path != "/approval" {
+			t.Errorf("cookie %s: HttpOnly=%v Secure=%v SameSite=%v Path=%q", ck.Name, ck.HttpOnly, ck.Secure, ck.SameSite, ck.Path)
+		}
+		if ck.MaxAge > int(MaxSessionTTL/time.Second) {
+			t.Errorf("cookie %s lives %d s", ck.Name, ck.MaxAge)
+		}
+	}
+	if !names[sessionCookie] || !names[loginCookie] {
+		t.Errorf("cookies seen: %v", names)
+	}
+}
+
+// TestCSRF: a decision without the page's token, or with a token of another session or call, is
+// refused and records nothing; the page's own form records exactly once.
+func TestCSRF(t *testing.T) {
+	f := newPageFixture(t)
+	id, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
+	otherID, otherPage := f.ask(t, realop.UserID, `{"path":"/tmp/y"}`)
+	c := f.browser(t)
+	_, body := f.signIn(t, c, page, f.op.Username())
+	token := csrfOf(t, body)
+	resp, err := c.Get(otherPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherBody, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	otherToken := csrfOf(t, string(otherBody))
+
+	post := func(form url.Values) int {
+		t.Helper()
+		resp, err := c.PostForm(page, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	for name, form := range map[string]url.Values{
+		"no token":     {"decision": {"approve"}},
+		"empty token":  {"decision": {"approve"}, "csrf": {""}},
+		"other call's": {"decision": {"approve"}, "csrf": {otherToken}},
+		"forged":       {"decision": {"approve"}, "csrf": {strings.Repeat("A", len(token))}},
+	} {
+		if got := post(form); got != http.StatusForbidden {
+			t.Errorf("%s: status %d, want 403", name, got)
+		}
+	}
+	v, err := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes"))
+	if err != nil || v != Undecided {
+		t.Fatalf("after forged posts: %q %v", v, err)
+	}
+	// A request from another site is refused even with the token.
+	req, _ := http.NewRequest(http.MethodPost, page, strings.NewReader(url.Values{"decision": {"approve"}, "csrf": {token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "https://evil.example")
+	if resp, err := c.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-origin post: %v %v", resp, err)
+	}
+	// Another browser's session, with this session's token, is refused.
+	other := f.browser(t)
+	_, _ = f.signIn(t, other, page, f.op.Username())
+	resp, err = other.PostForm(page, url.Values{"decision": {"approve"}, "csrf": {token}})
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("token of another session: %v %v", resp, err)
+	}
+	if got := post(url.Values{"decision": {"approve"}, "csrf": {token}}); got != http.StatusOK {
+		t.Fatalf("the page's own form: status %d", got)
+	}
+	if got := post(url.Values{"decision": {"deny"}, "csrf": {token}}); got != http.StatusConflict {
+		t.Errorf("second decision: status %d, want 409", got)
+	}
+	if v, _ := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); v != Approved {
+		t.Errorf("verdict %q, want approved (the first decision stands)", v)
+	}
+	if v, _ := f.svc.Verdict(context.Background(), id, []byte("another-digest-of-arguments-32-b")); v != Undecided {
+		t.Errorf("verdict for other arguments %q, want none", v)
+	}
+	if v, _ := f.svc.Verdict(context.Background(), otherID, []byte("digest-of-the-arguments-32-bytes")); v != Undecided {
+		t.Errorf("the other call got %q", v)
+	}
+}
+
+// TestWrongUser: a user who did not make the call is refused, told why, and records nothing.
+func TestWrongUser(t *testing.T) {
+	f := newPageFixture(t)
+	id, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
+	c := f.browser(t)
+	resp, body := f.signIn(t, c, page, realop.OtherUsername)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "made by another user") || strings.Contains(body, `name="csrf"`) {
+		t.Fatalf("other user: %d %s", resp.StatusCode, body)
+	}
+	if v, _ := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); v != Undecided {
+		t.Errorf("verdict %q after a refusal", v)
+	}
+}
+
+// TestStoreUnavailableFailsClosed: when the shared store cannot answer, nothing is asked, no
+// decision reads as given, and the page records nothing and says so.
+func TestStoreUnavailableFailsClosed(t *testing.T) {
+	f := newPageFixture(t)
+	id, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
+	c := f.browser(t)
+	_, body := f.signIn(t, c, page, f.op.Username())
+	token := csrfOf(t, body)
+	if err := f.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Ask(context.Background(), Call{ID: strings.Repeat("b", 32), Expiry: time.Now().Add(time.Minute)}); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Ask with the store down: %v", err)
+	}
+	if v, err := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); !errors.Is(err, ErrUnavailable) || v != Undecided {
+		t.Errorf("Verdict with the store down: %q %v", v, err)
+	}
+	resp, err := c.PostForm(page, url.Values{"decision": {"approve"}, "csrf": {token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("decision with the store down: status %d", resp.StatusCode)
+	}
+}

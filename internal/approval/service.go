@@ -1,0 +1,184 @@
+package approval
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
+	"github.com/mcp-gateway/gateway/internal/seal"
+)
+
+// Refusal reasons: a closed set, safe as a metric label.
+const (
+	RefusedWrongUser      = "wrong_user"
+	RefusedExpired        = "expired"
+	RefusedUnknown        = "unknown"
+	RefusedCSRF           = "csrf"
+	RefusedDecided        = "already_decided"
+	RefusedNoSession      = "no_session"
+	RefusedSignIn         = "sign_in_failed"
+	RefusedBadRequest     = "bad_request"
+	RefusedUnavailable    = "store_unavailable"
+	RefusedIssuerDown     = "issuer_unavailable"
+	RefusedOriginMismatch = "origin"
+)
+
+// RefusalReasons returns the closed set of refusal reasons, for pre-registering metrics.
+func RefusalReasons() []string {
+	return []string{RefusedWrongUser, RefusedExpired, RefusedUnknown, RefusedCSRF, RefusedDecided,
+		RefusedNoSession, RefusedSignIn, RefusedBadRequest, RefusedUnavailable, RefusedIssuerDown,
+		RefusedOriginMismatch}
+}
+
+// Observer receives the page's events for metrics. Every method must be cheap and
+// non-blocking; metrics.Approval implements it.
+type Observer interface {
+	PageShown()
+	SignIn(ok bool)
+	Decided(v Verdict)
+	Refused(reason string)
+}
+
+// Deps are what the page needs from the gateway.
+type Deps struct {
+	// Store is the shared store: calls and decisions are visible to every replica. Required.
+	Store Store
+	// Keys seal the records and cookies; every replica must hold the same keys. Its
+	// MaxTokenBytes must be at least MaxRecordBytes. Required.
+	Keys *seal.KeyRing
+	// Logger receives the audit lines. Required.
+	Logger *slog.Logger
+	// Observer records metrics; nil records nothing.
+	Observer Observer
+	// Clock returns the current time; default time.Now.
+	Clock func() time.Time
+	// HTTPClient reaches the issuer; default a client with a 10 s timeout.
+	HTTPClient *http.Client
+}
+
+// Service is the approval page and the ledger behind it. It is safe for concurrent use.
+type Service struct {
+	cfg     Config
+	ledger  ledger
+	cookies cookies
+	log     *slog.Logger
+	obs     Observer
+	now     func() time.Time
+	client  *http.Client
+
+	mu       sync.Mutex
+	provider *oidc.Provider // discovered on first sign-in
+}
+
+// New builds the page from a validated configuration (Config.WithDefaults, Config.Validate).
+func New(cfg Config, deps Deps) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Store == nil || deps.Keys == nil || deps.Logger == nil {
+		return nil, errors.New("approval: Store, Keys and Logger are required")
+	}
+	s := &Service{cfg: cfg, log: deps.Logger, obs: deps.Observer, now: deps.Clock, client: deps.HTTPClient}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.obs == nil {
+		s.obs = nopObserver{}
+	}
+	if s.client == nil {
+		s.client = &http.Client{Timeout: 10 * time.Second}
+	}
+	s.ledger = ledger{store: deps.Store, calls: deps.Keys.Sealer(purposeCall),
+		decisions: deps.Keys.Sealer(purposeDecision), now: s.now}
+	if max := s.ledger.calls.MaxTokenBytes(); max < MaxRecordBytes {
+		return nil, fmt.Errorf("approval: the key ring seals at most %d bytes; %d needed", max, MaxRecordBytes)
+	}
+	s.cookies = cookies{path: cfg.Path, sessions: deps.Keys.Sealer(purposeSession),
+		logins: deps.Keys.Sealer(purposeLogin), now: s.now}
+	return s, nil
+}
+
+// Path is the URL path prefix the page is served under.
+func (s *Service) Path() string { return s.cfg.Path }
+
+// PageURL is the page of the call with id.
+func (s *Service) PageURL(id string) string { return s.cfg.pageURL(id) }
+
+// Issuer is the issuer users sign in with: only its callers can be asked on the page.
+func (s *Service) Issuer() string { return s.cfg.Issuer }
+
+// Ask keeps c, sealed, in the shared store until c.Expiry, so the page can show it on any
+// replica, and returns the page's URL. An error wrapping ErrUnavailable means the store could
+// not take it (fail closed: do not ask); ErrTooLarge that the arguments do not fit.
+func (s *Service) Ask(ctx context.Context, c Call) (string, error) {
+	if !validID(c.ID) {
+		return "", errors.New("approval: call id is not a 16-byte hex nonce")
+	}
+	if c.Asked.IsZero() {
+		c.Asked = s.now().UTC()
+	}
+	if err := s.ledger.put(ctx, c); err != nil {
+		return "", err
+	}
+	return s.cfg.pageURL(c.ID), nil
+}
+
+// Verdict returns what the page recorded for call id, counting only a decision bound to
+// digest. An error wraps ErrUnavailable: the caller fails closed.
+func (s *Service) Verdict(ctx context.Context, id string, digest []byte) (Verdict, error) {
+	return s.ledger.verdict(ctx, id, digest)
+}
+
+// Withdraw records that the client declined or cancelled call id, so the page shows it as
+// denied and can no longer approve it: the user's "no" in the client is as final as on the
+// page. A call already decided keeps its decision.
+func (s *Service) Withdraw(ctx context.Context, id string, digest []byte, expiry time.Time, by string) error {
+	err := s.ledger.decide(ctx, Call{ID: id, Digest: digest, Expiry: expiry}, Denied, by)
+	if errors.Is(err, ErrDecided) || errors.Is(err, ErrUnknown) {
+		return nil
+	}
+	return err
+}
+
+// CallRef is a short, one-way reference to call id for logs, which correlates the ask, the
+// decision and the retry without writing the nonce itself.
+func CallRef(id string) string {
+	sum := sha256.Sum256([]byte("approval call\x00" + id))
+	return hex.EncodeToString(sum[:8])
+}
+
+// oidcProvider discovers the issuer once; a failure is retried on the next sign-in.
+func (s *Service) oidcProvider(ctx context.Context) (*oidc.Provider, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.provider != nil {
+		return s.provider, nil
+	}
+	p, err := oidc.NewProvider(oidc.ClientContext(ctx, s.client), s.cfg.Issuer)
+	if err != nil {
+		return nil, fmt.Errorf("approval: discovering %s: %w", s.cfg.Issuer, err)
+	}
+	s.provider = p
+	return p, nil
+}
+
+func (s *Service) oauth2Config(p *oidc.Provider) *oauth2.Config {
+	return &oauth2.Config{ClientID: s.cfg.ClientID, ClientSecret: s.cfg.ClientSecret, Endpoint: p.Endpoint(),
+		RedirectURL: s.cfg.redirectURL(), Scopes: []string{oidc.ScopeOpenID, "profile"}}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) PageShown()      {}
+func (nopObserver) SignIn(bool)     {}
+func (nopObserver) Decided(Verdict) {}
+func (nopObserver) Refused(string)  {}

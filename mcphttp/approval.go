@@ -1,0 +1,231 @@
+package mcphttp
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-gateway/gateway/internal/approval"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/mrtr"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// Out-of-band approval, the `confirm: url` branch of stage 8: the call is answered with a
+// URL-mode elicitation naming the gateway's approval page, and its retry is forwarded only once
+// that page recorded the signed-in caller's approval of this call with these arguments
+// (docs/approval.md). The page itself is the approval package.
+
+// registerApproval serves the approval page under its path on the MCP listener, when it is
+// configured.
+func (s *Server) registerApproval(e *echo.Echo) {
+	if s.approvals == nil {
+		return
+	}
+	h := echo.WrapHandler(s.approvals)
+	e.Any(s.approvals.Path()+"/*", h)
+}
+
+// askApproval answers a call that policy marks `confirm: url` with an input_required result
+// sending the user to the approval page. A client that did not declare URL elicitation gets
+// -32021, or the form confirmation when the rule allows that fallback.
+func (x *request) askApproval(b mrtr.Binding, target upstreams.Target) error {
+	s := x.s
+	if !mrtr.DeclaresURLElicitation(x.in.meta.ClientCapabilities) {
+		if x.route.decision.ConfirmFallbackForm {
+			return x.askConfirmation(b)
+		}
+		e := jsonrpc.NewError(jsonrpc.CodeMissingRequiredClientCapability,
+			"Missing required client capability: this call needs the user's approval on the gateway's page through URL elicitation")
+		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredURLElicitationCapability + `}`)
+		return rpcError(e)
+	}
+	if s.approvals == nil {
+		// Fail closed: a call that needs approval is never forwarded without it.
+		return errors.New("approval required but no approval page configured")
+	}
+	if b.Issuer != s.approvals.Issuer() {
+		return x.approvalRefused("The call to " + x.route.name + " needs approval on the gateway's page, where only users of " +
+			s.approvals.Issuer() + " can sign in; it was not run.")
+	}
+	tok, st, err := s.mrtr.SealState(mrtr.State{Kind: mrtr.KindApproval, Issuer: b.Issuer, Subject: b.Subject,
+		Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest})
+	if err != nil {
+		return err
+	}
+	id := hex.EncodeToString(st.Nonce[:])
+	title, description := x.toolText()
+	page, err := s.approvals.Ask(x.ctx, approval.Call{
+		ID: id, Issuer: b.Issuer, Subject: b.Subject, Upstream: target.Upstream, Tool: x.route.name,
+		UpstreamTool: target.Name, Title: title, Description: description, Arguments: x.in.params.Arguments,
+		Digest: st.ArgsDigest[:], Client: clientName(x.in.meta.ClientInfo), Expiry: st.Expiry,
+	})
+	switch {
+	case errors.Is(err, approval.ErrTooLarge):
+		return x.approvalRefused("The arguments of " + x.route.name + " are too large to be shown for approval; it was not run.")
+	case errors.Is(err, approval.ErrUnavailable):
+		return approvalUnavailable()
+	case err != nil:
+		return err
+	}
+	s.metrics.MRTREvent(metrics.EventConfirmIssued, "")
+	x.logApproval("approval requested", id)
+	return x.writeApprovalRequest(page, id, tok)
+}
+
+// answerApproval handles the retry of an approval: forwarded once if the page recorded an
+// approval for this nonce and argument digest; a denial (on the page or in the client) is a
+// failed tool call, never forwarded; no decision yet sends the user to the same page again.
+func (x *request) answerApproval(st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
+	s := x.s
+	if s.approvals == nil {
+		return nil, false, errors.New("approval state received but no approval page configured")
+	}
+	outcome, err := mrtr.EvaluateURL(x.in.params.InputResponses, mrtr.ConfirmKey)
+	switch outcome {
+	case mrtr.OutcomeMalformed:
+		return nil, false, invalidParams("Invalid params: inputResponses: " + errString(err))
+	}
+	id := hex.EncodeToString(st.Nonce[:])
+	if outcome == mrtr.OutcomeDeclined || outcome == mrtr.OutcomeCancelled {
+		if err := x.consume(st); err != nil {
+			return nil, false, err
+		}
+		// Best effort: the call is not run either way; the record only closes the page.
+		_ = s.approvals.Withdraw(x.ctx, id, st.ArgsDigest[:], st.Expiry, x.subject())
+		return nil, true, x.approvalDenied(outcome.String(), id)
+	}
+	verdict, err := s.approvals.Verdict(x.ctx, id, st.ArgsDigest[:])
+	if err != nil {
+		return nil, false, approvalUnavailable()
+	}
+	switch verdict {
+	case approval.Undecided:
+		// The same state and page: the nonce is not used until there is a decision.
+		return nil, true, x.writeApprovalRequest(s.approvals.PageURL(id), id, x.in.params.RequestState)
+	case approval.Denied:
+		if err := x.consume(st); err != nil {
+			return nil, false, err
+		}
+		return nil, true, x.approvalDenied("denied", id)
+	}
+	if err := x.consume(st); err != nil {
+		return nil, false, err
+	}
+	s.metrics.MRTREvent(metrics.EventConfirmApproved, "")
+	x.logApproval("approval used", id)
+	x.route.confirmed = true
+	p, err := mrtr.RetryParams(x.in.req.Params, st)
+	if err != nil {
+		return nil, false, invalidParams("Invalid params: " + err.Error())
+	}
+	return p, false, nil
+}
+
+// approvalExpired reports whether a rejected requestState should simply be asked for again: it
+// expired, and policy asks for approval on the page for this call. Asking again forwards
+// nothing; any other rejection stays -32602.
+func (x *request) approvalExpired(err error) bool {
+	return x.route.decision.ConfirmURL && x.in.req.Method == mrtr.MethodToolsCall &&
+		mrtr.Reason(err) == mrtr.ReasonExpired
+}
+
+func (x *request) writeApprovalRequest(page, id, state string) error {
+	res, err := json.Marshal(mrtr.ApprovalResult(x.route.name, page, id, state))
+	if err != nil {
+		return err
+	}
+	x.writeResult(res)
+	x.out.outcome = outcomeInputRequired
+	return nil
+}
+
+func (x *request) approvalDenied(how, id string) error {
+	x.s.metrics.MRTREvent(metrics.EventConfirmDeclined, "")
+	x.logApproval("approval "+how, id)
+	return x.approvalRefused("The user did not approve the call to " + x.route.name + " (" + how + "); it was not run.")
+}
+
+// approvalRefused answers with a failed tool call: the model sees why, and nothing ran.
+func (x *request) approvalRefused(text string) error {
+	msg, _ := json.Marshal(text)
+	x.writeResult([]byte(`{"content":[{"type":"text","text":` + string(msg) + `}],"isError":true}`))
+	x.out.outcome = outcomeDenied
+	return nil
+}
+
+// approvalUnavailable fails closed with a retryable error when the shared store cannot keep or
+// tell the page's records.
+func approvalUnavailable() error {
+	e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Approval store unavailable; retry later"))
+	e.Header = http.Header{"Retry-After": {"1"}}
+	e.Outcome = outcomeUnavailable
+	return e
+}
+
+func (x *request) logApproval(what, id string) {
+	s := x.s
+	s.log.LogAttrs(x.ctx, slog.LevelInfo, what,
+		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
+		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name),
+		slog.String("call_ref", approval.CallRef(id)))
+}
+
+// toolText returns the title and description of the called tool as the caller's tools/list
+// shows them, for the page. It is best effort: a list that fails leaves them empty, and the
+// page still shows the names and the arguments, which are what the decision is bound to.
+func (x *request) toolText() (title, description string) {
+	s := x.s
+	cursor := ""
+	for page := 0; page < 100; page++ {
+		params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion +
+			`","io.modelcontextprotocol/clientCapabilities":{}}`
+		if page > 0 {
+			c, _ := json.Marshal(cursor)
+			params += `,"cursor":` + string(c)
+		}
+		res, err := s.backends.List(x.ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}"),
+			CacheKey: x.subject(), SubjectToken: x.listSubjectToken()})
+		if err != nil {
+			return "", ""
+		}
+		var list struct {
+			Tools []struct {
+				Name, Title, Description string
+			} `json:"tools"`
+			NextCursor *string `json:"nextCursor"`
+		}
+		if json.Unmarshal(res, &list) != nil {
+			return "", ""
+		}
+		for _, t := range list.Tools {
+			if t.Name == x.route.name {
+				return t.Title, t.Description
+			}
+		}
+		if list.NextCursor == nil || *list.NextCursor == "" {
+			return "", ""
+		}
+		cursor = *list.NextCursor
+	}
+	return "", ""
+}
+
+// clientName is the clientInfo name and version for display on the page, bounded.
+func clientName(info json.RawMessage) string {
+	var ci struct{ Name, Version string }
+	if json.Unmarshal(info, &ci) != nil || ci.Name == "" {
+		return ""
+	}
+	n := strings.TrimSpace(ci.Name + " " + ci.Version)
+	if len(n) > 128 {
+		n = n[:128] + "…"
+	}
+	return n
+}
