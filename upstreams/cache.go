@@ -147,7 +147,7 @@ func (c *listCache) get(k partKey) *part {
 		return nil
 	}
 	c.lru.MoveToFront(e.elem)
-	return &part{items: e.part.items, private: e.part.private, ttlMs: max(left.Milliseconds(), 1)}
+	return &part{items: e.part.items, private: e.part.private, pins: e.part.pins, ttlMs: max(left.Milliseconds(), 1)}
 }
 
 // generation returns the invalidation count of k's list, to hand back to put.
