@@ -270,6 +270,10 @@ func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *sl
 	if err != nil {
 		return err
 	}
+	guard, err := newPinGuard(cfg, g.store, rec, log)
+	if err != nil {
+		return err
+	}
 	g.backends, err = upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
 		Logger:  log,
 		Cursors: ring.Sealer(seal.PurposeCursor),
@@ -284,6 +288,7 @@ func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *sl
 		OnListChanged: g.lists.onListChanged(),
 		// Zero is upstreams' default, negative unbounded: the same meaning as in server:.
 		MaxResultBytesInFlight: cfg.Server.MaxResultBytesInFlight,
+		Pins:                   guard,
 	})
 	if err == nil && g.lists != nil {
 		g.lists.apply = g.backends.ListChanged
