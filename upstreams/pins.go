@@ -148,13 +148,16 @@ func (r *Registry) PinVerdict(ctx context.Context, q *PinQuery, method string, t
 }
 
 // pinnedInstructions returns a backend's server instructions as server/discover may pass them
-// on: "" when their drift blocks them or the pin store does not answer.
+// on: "" when their drift blocks them or asks for confirmation, or the pin store does not
+// answer.
 func (r *Registry) pinnedInstructions(ctx context.Context, b *backend, instructions string) string {
 	if !r.pins.Enabled(b.name) {
 		return instructions
 	}
 	v, err := r.pins.CheckInstructions(ctx, b.name, instructions)
-	if err != nil || v.Blocked() {
+	if err != nil || v.Blocked() || v.Confirm() {
+		// Instructions are not called, so no call can be confirmed: text that needs a
+		// user's approval is withheld like blocked text.
 		return ""
 	}
 	return instructions
