@@ -61,6 +61,7 @@ func testRender(t *testing.T, h helmCLI) {
 		{"ha.yaml", checkHA},
 		{"ingress-tls.yaml", checkIngressTLS},
 		{"gateway-tls.yaml", checkGatewayTLS},
+		{"pins.yaml", checkPins},
 	}
 	for _, tc := range cases {
 		t.Run(tc.values, func(t *testing.T) {

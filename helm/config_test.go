@@ -50,6 +50,18 @@ type gatewayConfig struct {
 	} `yaml:"rateLimit"`
 	HealthInterval duration      `yaml:"healthInterval"`
 	Tracing        tracingConfig `yaml:"tracing"`
+	Pins           *pinsConfig   `yaml:"pins"`
+}
+
+// pinsConfig is the pins section (docs/pinning.md).
+type pinsConfig struct {
+	Mode     string            `yaml:"mode"`
+	LockFile string            `yaml:"lockFile"`
+	Actions  map[string]string `yaml:"actions"`
+	Backends map[string]struct {
+		Mode    string            `yaml:"mode"`
+		Actions map[string]string `yaml:"actions"`
+	} `yaml:"backends"`
 }
 
 type tracingConfig struct {
