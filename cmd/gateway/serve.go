@@ -180,9 +180,11 @@ type gateway struct {
 
 func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gateway, err error) {
 	g = &gateway{registry: prometheus.NewRegistry(), log: log}
+	// The failure paths return a nil gateway: close the one being built, not the result.
+	built := g
 	defer func() {
 		if err != nil {
-			g.close()
+			built.close()
 		}
 	}()
 	rec, err := newRecorder(cfg, g.registry)
