@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -545,5 +546,59 @@ func TestPinTOFUReplicas(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+elicitMeta+`,"name":"other__u","arguments":{"path":"a"}}}`)
 	if status != http.StatusServiceUnavailable || !strings.Contains(body, "-32014") || hdr.Get("Retry-After") == "" || toolCalls(other) != 0 {
 		t.Errorf("call with the store down: %d %s (Retry-After %q), backend calls %d", status, body, hdr.Get("Retry-After"), toolCalls(other))
+	}
+}
+
+// TestPinsConfigChecked: check-config validates the pins section with the rest, every problem
+// at once; a lock file that does not load, or lacks a configured backend, fails serve's start.
+func TestPinsConfigChecked(t *testing.T) {
+	check := func(yaml string) error {
+		file := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(file, []byte("upstreams:\n- name: a\n  url: http://127.0.0.1:1/mcp\n"+yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0"},
+			func(string) string { return "" }, io.Discard)
+		return err
+	}
+	for _, tt := range []struct{ yaml, want string }{
+		{"pins: {mode: tofu}\n", ""},
+		{"pins: {lockFile: /etc/pins.yaml, actions: {new: log, text-changed: block}}\n", ""},
+		{"pins: {mode: tofu, backends: {a: {mode: off}}}\n", ""},
+		{"pins: {}\n", "pins.lockFile: required"},
+		{"pins: {mode: sometimes, lockFile: x}\n", `unknown mode "sometimes"`},
+		{"pins: {mode: tofu, actions: {renamed: block, new: allow}}\n", `unknown class "renamed"`},
+		{"pins: {mode: tofu, actions: {new: allow}}\n", `unknown action "allow"`},
+		{"pins: {mode: tofu, backends: {b: {mode: off}}}\n", "pins.backends.b: no such backend"},
+		{"pins: {mode: tofu, lockfile: x}\n", "lockfile"},
+	} {
+		err := check(tt.yaml)
+		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%q: err = %v, want %q", tt.yaml, err, tt.want)
+		}
+	}
+
+	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithTool(tool("t", "Touch a file.", nil, nil), noopTool))
+	other := mcptest.StartServer(t, "other", mcptest.WithoutDefaults())
+	lock := pinLock(t, files)
+	for _, tt := range []struct {
+		name string
+		pc   *pins.Config
+		want string
+	}{
+		{"missing lock file", &pins.Config{LockFile: filepath.Join(t.TempDir(), "none.yaml")}, "pins.lockFile"},
+		{"backend not in the lock file", &pins.Config{LockFile: lock}, `backend "other" is in lockfile mode but the lock file has no section for it`},
+	} {
+		cfg := &Config{Log: LogConfig{Level: "error", Format: "text"}, Pins: tt.pc}
+		cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
+		cfg.Auth.Disabled = true
+		for _, b := range []*mcptest.Server{files, other} {
+			cfg.Upstreams = append(cfg.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: b.Name(), URL: b.URL()}})
+		}
+		cfg.applyDefaults()
+		err := serve(context.Background(), cfg, func(string) string { return "" }, io.Discard, io.Discard, nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: serve = %v, want %q", tt.name, err, tt.want)
+		}
 	}
 }
