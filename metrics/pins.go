@@ -33,11 +33,12 @@ type pinDrift struct {
 func (r *Recorder) buildPins(cs *[]prometheus.Collector) {
 	r.pins.classes, r.pins.actions = newClosedSet(PinClasses()), newClosedSet(PinActions())
 	r.pins.counts = newTable(r.newCounterVec(cs, NamePinDrift,
-		"Tool-definition drift detected, once per changed item and class, by backend, class and the class's action.",
+		"Tool-definition drift detected, once per changed item and class, by backend, class and the action taken on the item.",
 		"backend", "class", "action").WithLabelValues, r.upstreams, r.pins.classes, r.pins.actions)
 }
 
-// PinDrift counts one class of one detected drift on backend with the class's action.
+// PinDrift counts one class of one detected drift on backend with the action taken on the
+// item (the strongest of its classes').
 // Unknown values are counted as Other, so the label sets stay closed.
 func (r *Recorder) PinDrift(backend string, class pins.Class, action pins.Action) {
 	if r == nil {

@@ -262,7 +262,7 @@ func TestPinDriftActions(t *testing.T) {
 			}
 			metrics := get(t, "http://"+p.gw.Admin+"/metrics")
 			for _, cl := range strings.Split(tc.classes, ",") {
-				want := `mcp_gateway_pin_drift_total{action="` + string(pins.DefaultActions[pins.Class(cl)]) + `",backend="files",class="` + cl + `"} 1`
+				want := `mcp_gateway_pin_drift_total{action="` + string(tc.action) + `",backend="files",class="` + cl + `"} 1`
 				if !strings.Contains(metrics, want) {
 					t.Errorf("metrics lack %s", want)
 				}
@@ -340,6 +340,12 @@ func TestPinLifecycle(t *testing.T) {
 	}
 	if status, res := rawCall(t, p.gw, "", "files__c", `{"path":"a"}`, ""); status != http.StatusForbidden || res.Error == nil || toolCalls(files) != 0 {
 		t.Errorf("renamed tool called: %d %+v, backend calls %d", status, res.Error, toolCalls(files))
+	}
+
+	// A name the backend never listed nor was pinned: held as new, not forwarded.
+	files.Reset()
+	if status, res := rawCall(t, p.gw, "", "files__ghost", `{"path":"a"}`, ""); status != http.StatusForbidden || res.Error == nil || toolCalls(files) != 0 {
+		t.Errorf("unlisted, unpinned tool called: %d %+v, backend calls %d", status, res.Error, toolCalls(files))
 	}
 
 	// A prompt whose arguments widen.

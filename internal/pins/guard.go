@@ -56,7 +56,7 @@ type GuardOptions struct {
 	// Logger receives one audit line per detected drift.
 	Logger *slog.Logger
 	// OnDrift, when set, is called once per class of each detected drift (not per request),
-	// with the class's action; it must not block.
+	// with the action taken on the item (the strongest of its classes'); it must not block.
 	OnDrift func(backend string, class Class, action Action)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -239,6 +239,13 @@ func (g *Guard) Unlisted(backend string, kind Kind, key string) Verdict {
 		pinned = g.tofu[itemRef{backend, kind, key}]
 		g.mu.Unlock()
 	}
+	if pinned == nil {
+		// Neither listed nor pinned: a name the backend may serve without showing it. Held
+		// as new, like a listed item without a pin.
+		v := Verdict{Classes: Set(0).Add(ClassNew)}
+		v.Action, _ = g.cfg.ActionFor(backend, v.Classes)
+		return v
+	}
 	return g.verdict(backend, pinned, nil)
 }
 
@@ -353,7 +360,7 @@ func (g *Guard) record(backend string, kind Kind, listed, removed map[string]Ver
 			"pinned", e.v.Pinned, "current", e.v.Current)
 		if g.onDrift != nil {
 			for _, cl := range e.v.Classes.Classes() {
-				g.onDrift(backend, cl, g.cfg.ActionForClass(backend, cl))
+				g.onDrift(backend, cl, e.v.Action)
 			}
 		}
 	}
