@@ -93,6 +93,9 @@ func (p *part) retainedBytes() int64 {
 		it := &p.items[i]
 		n += int64(cap(it.raw) + len(it.target.Name))
 	}
+	// Pin verdicts (pins.go): a map entry and the current fingerprint per listed item; the
+	// keys share the items' names.
+	n += int64(len(p.pins)) * pinVerdictBytes
 	return n
 }
 

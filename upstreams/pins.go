@@ -21,10 +21,9 @@ import (
 // is not pinned (its items are data, not instructions).
 var pinKinds = map[byte]pins.Kind{1: pins.KindTool, 2: pins.KindPrompt, 4: pins.KindResourceTemplate}
 
-// ErrPinStore is returned when trust-on-first-use pins need the shared store and it does not
-// answer: the backend's list is not served and calls to items not yet verified are refused,
-// with a retryable error.
-var ErrPinStore = pins.ErrStoreUnavailable
+// pinVerdictBytes estimates what one item's pin verdict retains in a cached list: its map
+// entry and its current fingerprint (the pinned one is shared with the lock file).
+const pinVerdictBytes = 160
 
 // collectPins makes p gather its items' definitions for the pin check, when b is pinned.
 func (r *Registry) collectPins(b *backend, spec listSpec, p *part) {
@@ -163,7 +162,8 @@ func (r *Registry) pinnedInstructions(ctx context.Context, b *backend, instructi
 	return instructions
 }
 
-// IsPinStoreError reports whether err is the pin store failing (retryable).
+// IsPinStoreError reports whether err is trust-on-first-use pins needing the shared store
+// while it does not answer: the list is not served and the call is refused, retryably.
 func IsPinStoreError(err error) bool { return errors.Is(err, pins.ErrStoreUnavailable) }
 
 // pinViews holds the verdicts of the newest lists fetched, per backend list, protocol version
