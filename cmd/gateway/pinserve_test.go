@@ -342,6 +342,11 @@ func TestPinLifecycle(t *testing.T) {
 		t.Errorf("renamed tool called: %d %+v, backend calls %d", status, res.Error, toolCalls(files))
 	}
 
+	// /readyz carries the backend's pin state; drift does not make the replica not ready.
+	if rz := get(t, "http://"+p.gw.Admin+"/readyz"); !strings.Contains(rz, `"Pins":{"mode":"lockfile","drifted":3,"blocked":2,"confirmed":0}`) {
+		t.Errorf("/readyz without the pin state: %s", rz)
+	}
+
 	// A name the backend never listed nor was pinned: held as new, not forwarded.
 	files.Reset()
 	if status, res := rawCall(t, p.gw, "", "files__ghost", `{"path":"a"}`, ""); status != http.StatusForbidden || res.Error == nil || toolCalls(files) != 0 {
@@ -606,5 +611,21 @@ func TestPinsConfigChecked(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: serve = %v, want %q", tt.name, err, tt.want)
 		}
+	}
+}
+
+// TestPinLegacyBackend: a pre-2026 backend's lists go through the same check: pinned with
+// 'gateway pins write', a widened tool is hidden and refused.
+func TestPinLegacyBackend(t *testing.T) {
+	old := mcptest.StartLegacyServer(t, "old", mcptest.WithoutDefaults(), mcptest.WithTool(tool("t", "Touch a file.", nil, nil), noopTool))
+	p := startPinned(t, &pins.Config{LockFile: pinLock(t, old)}, nil, old)
+	if names := listNames(t, p.gw, "tools/list"); !slices.Equal(names, []string{"old__t"}) {
+		t.Fatalf("pinned: %v", names)
+	}
+	old.MCP().AddTool(tool("t", "Touch a file.", map[string]any{"path": map[string]any{"type": "string"}, "cmd": map[string]any{"type": "string"}}, nil), noopTool)
+	mcptest.WaitFor(t, "the widened tool hidden", func() bool { return !slices.Contains(listNames(t, p.gw, "tools/list"), "old__t") })
+	old.Reset()
+	if status, res := rawCall(t, p.gw, "", "old__t", `{"path":"a"}`, ""); status != http.StatusForbidden || res.Error == nil || toolCalls(old) != 0 {
+		t.Errorf("widened legacy tool: %d %+v, backend calls %d", status, res.Error, toolCalls(old))
 	}
 }
