@@ -93,10 +93,11 @@ func (x *request) pinNote(res *mrtr.InputRequiredResult) {
 	res.InputRequests[mrtr.ConfirmKey] = req
 }
 
-// logPin writes the decision log line for a call judged on its pin: the classes, never the
-// arguments.
+// logPin writes the decision log line for a call judged on its pin, at info like the other
+// decisions (the audit line of the drift itself was written once, when the list was read): the
+// classes, never the arguments.
 func (x *request) logPin(what string, v pins.Verdict) {
-	x.s.log.LogAttrs(x.ctx, slog.LevelWarn, what,
+	x.s.log.LogAttrs(x.ctx, slog.LevelInfo, what,
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
 		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name),
 		slog.String("classes", v.Classes.String()), slog.String("pinned", v.Pinned),
