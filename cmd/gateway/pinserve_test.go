@@ -284,11 +284,12 @@ func driftOf(t *testing.T, gw listeners, kind, name string) string {
 	return ""
 }
 
-// getPrompt posts a prompts/get and decodes the answer.
-func getPrompt(t *testing.T, gw listeners, name string) (int, rpcResult) {
+// getPrompt posts a prompts/get (declaring elicitation; retry as in rawCall) and decodes the
+// answer.
+func getPrompt(t *testing.T, gw listeners, name string, retry ...string) (int, rpcResult) {
 	t.Helper()
 	status, _, body := post(t, "http://"+gw.MCP+"/mcp", modernHeaders("prompts/get", name),
-		`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{`+testMeta+`,"name":"`+name+`","arguments":{"path":"a"}}}`)
+		`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{`+elicitMeta+`,"name":"`+name+`","arguments":{"path":"a"}`+strings.Join(retry, "")+`}}`)
 	var r rpcResult
 	if err := json.Unmarshal([]byte(body), &r); err != nil {
 		t.Fatalf("%d %s: %v", status, body, err)
@@ -358,6 +359,18 @@ func TestPinLifecycle(t *testing.T) {
 	// A prompt whose arguments widen.
 	if status, res := getPrompt(t, p.gw, "files__p"); status != http.StatusOK || res.Error != nil {
 		t.Fatalf("pinned prompt: %d %+v", status, res.Error)
+	}
+	// Its description changes: prompts/get asks for confirmation, then runs once approved.
+	files.MCP().AddPrompt(&mcp.Prompt{Name: "p", Description: "Summarise a file and mail it out",
+		Arguments: []*mcp.PromptArgument{{Name: "path", Required: true}}}, noopPrompt)
+	_ = listNames(t, p.gw, "prompts/list")
+	files.Reset()
+	_, res := getPrompt(t, p.gw, "files__p")
+	if res.Result.ResultType != "input_required" || !strings.Contains(string(res.Result.InputRequests), "(text-changed)") || len(files.RequestsOf("prompts/get")) != 0 {
+		t.Fatalf("changed prompt: %+v %s, backend gets %d; want a confirmation", res.Error, res.Result.InputRequests, len(files.RequestsOf("prompts/get")))
+	}
+	if status, res := getPrompt(t, p.gw, "files__p", approve(res.Result.RequestState)); status != http.StatusOK || res.Error != nil || len(files.RequestsOf("prompts/get")) != 1 {
+		t.Errorf("approved prompt: %d %+v, backend gets %d", status, res.Error, len(files.RequestsOf("prompts/get")))
 	}
 	files.MCP().AddPrompt(&mcp.Prompt{Name: "p", Description: "Summarise a file",
 		Arguments: []*mcp.PromptArgument{{Name: "path", Required: true}, {Name: "secret"}}}, noopPrompt)
