@@ -60,8 +60,8 @@ func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handl
 	return p, false, nil
 }
 
-// firstCall asks for confirmation when policy (or a destructive annotation) requires it, and
-// otherwise forwards the params as they are.
+// firstCall asks for confirmation when policy (or a destructive annotation, or pin drift) requires
+// it, and otherwise forwards the params as they are.
 func (x *request) firstCall(target upstreams.Target) (json.RawMessage, bool, error) {
 	if x.in.req.Method != mrtr.MethodToolsCall && x.route.pinDrift.Empty() {
 		return x.in.req.Params, false, nil
