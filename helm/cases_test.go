@@ -3,6 +3,7 @@ package helm
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -269,3 +270,27 @@ func keyIDs(cfg gatewayConfig) []string {
 }
 
 func isFalse(b *bool) bool { return b != nil && !*b }
+
+// checkPins: the lock file from the values is in the ConfigMap, mounted read-only at the path
+// config.pins.lockFile names, and the rest of config.pins is carried over.
+func checkPins(t *testing.T, m manifests, cfg gatewayConfig) {
+	const lockPath = "/etc/mcp-gateway/pins.yaml"
+	if cfg.Pins == nil || cfg.Pins.LockFile != lockPath || cfg.Pins.Actions["new"] != "log" ||
+		cfg.Pins.Backends["notes"].Mode != "tofu" || cfg.Pins.Backends["notes"].Actions["text-changed"] != "block" {
+		t.Errorf("config.pins = %+v", cfg.Pins)
+	}
+	cm := find[*corev1.ConfigMap](t, m, fullname)
+	if !strings.Contains(cm.Data["pins.yaml"], "'github':") {
+		t.Errorf("ConfigMap pins.yaml = %q", cm.Data["pins.yaml"])
+	}
+	c := gatewayContainer(t, find[*appsv1.Deployment](t, m, fullname).Spec.Template.Spec)
+	found := false
+	for _, vm := range c.VolumeMounts {
+		if vm.MountPath == lockPath {
+			found = vm.Name == "config" && vm.SubPath == "pins.yaml" && vm.ReadOnly
+		}
+	}
+	if !found {
+		t.Errorf("no read-only mount of the lock file at %s: %+v", lockPath, c.VolumeMounts)
+	}
+}

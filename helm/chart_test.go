@@ -62,6 +62,7 @@ func testRender(t *testing.T, h helmCLI) {
 		{"ingress-tls.yaml", checkIngressTLS},
 		{"gateway-tls.yaml", checkGatewayTLS},
 		{"approval.yaml", checkApproval},
+		{"pins.yaml", checkPins},
 	}
 	for _, tc := range cases {
 		t.Run(tc.values, func(t *testing.T) {

@@ -51,6 +51,7 @@ type gatewayConfig struct {
 	HealthInterval duration       `yaml:"healthInterval"`
 	Tracing        tracingConfig  `yaml:"tracing"`
 	Approval       approvalConfig `yaml:"approval"`
+	Pins           *pinsConfig    `yaml:"pins"`
 }
 
 // approvalConfig is the approval page of confirm: url rules.
@@ -61,6 +62,17 @@ type approvalConfig struct {
 	ClientID     string        `yaml:"clientID"`
 	ClientSecret *secretSource `yaml:"clientSecret"`
 	SessionTTL   duration      `yaml:"sessionTTL"`
+}
+
+// pinsConfig is the pins section (docs/pinning.md).
+type pinsConfig struct {
+	Mode     string            `yaml:"mode"`
+	LockFile string            `yaml:"lockFile"`
+	Actions  map[string]string `yaml:"actions"`
+	Backends map[string]struct {
+		Mode    string            `yaml:"mode"`
+		Actions map[string]string `yaml:"actions"`
+	} `yaml:"backends"`
 }
 
 type tracingConfig struct {

@@ -71,6 +71,9 @@ func (a *Admin) Register(e *echo.Echo) {
 	e.Use(a.checkRequest)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", a.readyz)
+	if a.deps.Backends != nil && a.deps.Backends.PinGuard() != nil {
+		e.GET("/pins", a.pinDrift)
+	}
 	if a.deps.Explain {
 		e.POST("/authz/explain", a.explain)
 	}

@@ -66,13 +66,13 @@ func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handl
 	return p, false, nil
 }
 
-// firstCall asks for confirmation when policy (or a destructive annotation) requires it, and
-// otherwise forwards the params as they are.
+// firstCall asks for confirmation when policy (or a destructive annotation, or pin drift) requires
+// it, and otherwise forwards the params as they are.
 func (x *request) firstCall(target upstreams.Target) (json.RawMessage, bool, error) {
-	if x.in.req.Method != mrtr.MethodToolsCall {
+	if x.in.req.Method != mrtr.MethodToolsCall && x.route.pinDrift.Empty() {
 		return x.in.req.Params, false, nil
 	}
-	confirm := x.route.decision.Confirm
+	confirm := x.route.decision.Confirm || !x.route.pinDrift.Empty()
 	if !confirm {
 		var err error
 		if confirm, err = x.isDestructive(x.route.name); err != nil {
@@ -149,7 +149,9 @@ func (x *request) askConfirmation(b mrtr.Binding) error {
 	if err != nil {
 		return err
 	}
-	res, err := json.Marshal(mrtr.ConfirmationResult(x.route.name, x.in.params.Arguments, tok))
+	ir := mrtr.ConfirmationResult(x.route.name, x.in.params.Arguments, tok)
+	x.pinNote(&ir)
+	res, err := json.Marshal(ir)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -74,6 +75,7 @@ type route struct {
 	decision     authz.Decision // stage 7
 	paramHeaders http.Header    // stage 7, tools/call: the Mcp-Param-* headers the backend gets
 	confirmed    bool           // stage 8: the user approved this call (gateway confirmation)
+	pinDrift     pins.Set       // stage 7: the drift a confirmation must name (pins.go); empty: none
 }
 
 // output is what has been written to the client. Any stage that answers writes it, through
@@ -179,6 +181,9 @@ func (x *request) run() error {
 	// before any confirmation is asked, so a call whose headers the backend could not be given
 	// consistently is refused outright.
 	if err := x.authorize(kind, target); err != nil {
+		return err
+	}
+	if err := x.checkPin(target); err != nil {
 		return err
 	}
 	if x.in.req.Method == upstreams.MethodToolsCall {

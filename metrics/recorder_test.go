@@ -279,6 +279,7 @@ func touchEverything(r *Recorder) {
 	r.ListCache(true)
 	r.RedisError(RedisOpNonce)
 	r.ListenDropped(DropOverflow, 1)
+	r.PinDrift("a", "text-changed", "confirm")
 	r.InFlight()()
 	r.StreamOpened()()
 	r.SetUpstreamUp("a", true)

@@ -93,6 +93,9 @@ func (p *part) retainedBytes() int64 {
 		it := &p.items[i]
 		n += int64(cap(it.raw) + len(it.target.Name))
 	}
+	// Pin verdicts (pins.go): a map entry and the current fingerprint per listed item; the
+	// keys share the items' names.
+	n += int64(len(p.pins)) * pinVerdictBytes
 	return n
 }
 
@@ -147,7 +150,7 @@ func (c *listCache) get(k partKey) *part {
 		return nil
 	}
 	c.lru.MoveToFront(e.elem)
-	return &part{items: e.part.items, private: e.part.private, ttlMs: max(left.Milliseconds(), 1)}
+	return &part{items: e.part.items, private: e.part.private, pins: e.part.pins, ttlMs: max(left.Milliseconds(), 1)}
 }
 
 // generation returns the invalidation count of k's list, to hand back to put.

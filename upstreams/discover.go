@@ -111,7 +111,7 @@ func (r *Registry) Capabilities(ctx context.Context, hdr http.Header) (*Discover
 		}
 		mergeCaps(&merged, &d.caps)
 		out.TTL = min(out.TTL, d.ttl)
-		if s := strings.TrimSpace(d.instructions); s != "" {
+		if s := strings.TrimSpace(r.pinnedInstructions(ctx, b, d.instructions)); s != "" {
 			instr = append(instr, b.name+": "+s)
 		}
 	}

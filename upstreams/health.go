@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/pins"
 )
 
 // minKickGap is the least time between two probes triggered by failed calls, so a backend that
@@ -24,6 +26,8 @@ type Status struct {
 	LastError string
 	// CheckedAt is when Up last changed or a probe last finished; zero before any.
 	CheckedAt time.Time
+	// Pins is the backend's tool-definition pinning state; nil when it is not pinned.
+	Pins *pins.BackendState `json:",omitempty"`
 }
 
 // health is a backend's state. Successful calls only read an atomic flag when nothing changes,
@@ -69,7 +73,7 @@ func (r *Registry) Health() []Status {
 	for i, b := range r.backends {
 		b.health.mu.Lock()
 		out[i] = Status{Name: b.name, URL: b.safeURL, Up: b.health.isUp.Load(),
-			LastError: b.health.lastErr, CheckedAt: b.health.checkedAt}
+			LastError: b.health.lastErr, CheckedAt: b.health.checkedAt, Pins: r.pins.State(b.name)}
 		b.health.mu.Unlock()
 	}
 	return out

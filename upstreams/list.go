@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -127,6 +128,12 @@ type part struct {
 	ttlMs   int64
 	private bool
 	absent  bool // the backend does not implement the method (-32601)
+	// pins are the pin verdicts of the items listed, by backend-side name (pins.go); nil when
+	// the backend or list is not pinned. Blocked items are no longer in items.
+	pins map[string]pins.Verdict
+	// pinKind and pinDefs gather the definitions while the list is read, for checkPins.
+	pinKind pins.Kind
+	pinDefs []pins.Listed
 }
 
 // List fans the list out to every backend, follows each backend's pagination, renames and
@@ -262,6 +269,7 @@ func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q
 	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	defer cancel()
 	p := &part{ttlMs: -1}
+	r.collectPins(b, spec, p)
 	gen := r.cache.generation(partKey{upstream: b.name, list: spec.index})
 	cursor, hasCursor := "", false
 	for range maxListPages {
@@ -283,6 +291,9 @@ func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q
 		}
 		if !more {
 			p.ttlMs = max(p.ttlMs, 0)
+			if err := r.checkPins(ctx, b, spec, q, p, gen); err != nil {
+				return nil, err
+			}
 			r.reportTools(b, spec, p)
 			r.learnToolHeaders(b, spec, q, p, gen)
 			return p, nil
@@ -371,6 +382,7 @@ func (r *Registry) addItems(p *part, b *backend, spec listSpec, arr []byte) erro
 			return nil // an item without a name cannot be addressed: skipped
 		}
 		p.items = append(p.items, newListItem(target, raw))
+		p.addPinDef(target.Name, elem)
 		return nil
 	})
 }

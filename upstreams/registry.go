@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/outcome"
+	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/upstreams/direct"
 )
 
@@ -97,6 +98,9 @@ type Options struct {
 	// at once (charged as their bytes arrive); a response that would pass it fails with
 	// ErrResultBudget. Zero means DefaultMaxResultBytesInFlight, negative unbounded.
 	MaxResultBytesInFlight int64
+	// Pins, when set, checks every tools, prompts and resource templates list and the server
+	// instructions against the tool-definition pins (pins.go). Nil: no pinning.
+	Pins *pins.Guard
 }
 
 // Registry is the set of configured backends. It is safe for concurrent use.
@@ -116,6 +120,8 @@ type Registry struct {
 	kick           chan struct{}
 	cache          *listCache
 	toolHeaders    toolHeaderIndexes // the tools' x-mcp-header bindings (toolheaders.go)
+	pins           *pins.Guard       // nil without pinning (pins.go)
+	pinViews       pinViews          // the pin verdicts of the newest lists (pins.go)
 	results        *bodyread.Budget  // responses being relayed (call.go)
 	closeOnce      sync.Once
 }
@@ -165,6 +171,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		observe:        opts.Observe,
 		onTools:        opts.OnTools,
 		onListChanged:  opts.OnListChanged,
+		pins:           opts.Pins,
 		now:            opts.Clock,
 		pageSize:       cfg.PageSize,
 		relay:          cfg.RelayCapabilities,

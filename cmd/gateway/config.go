@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -56,6 +57,8 @@ type Config struct {
 	Toolsets []mcphttp.ToolsetConfig `yaml:"toolsets"`
 	// Approval is the page `confirm: url` rules send users to; off unless a client id is set.
 	Approval ApprovalConfig `yaml:"approval"`
+	// Pins turns tool-definition pinning on (docs/pinning.md); absent, nothing is pinned.
+	Pins *pins.Config `yaml:"pins"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -327,6 +330,11 @@ func (c *Config) validate() error {
 	errs = append(errs, c.Redis.validate()...)
 	errs = append(errs, c.Tracing.validate()...)
 	errs = append(errs, c.validateApproval()...)
+	if c.Pins != nil {
+		if err := c.Pins.Validate(c.upstreamNames()); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if _, err := c.compileRateLimits(nil); err != nil {
 		errs = append(errs, err)
 	}
@@ -355,6 +363,15 @@ func (e ExplainConfig) validate(listen string) []error {
 		errs = append(errs, fmt.Errorf("admin.explain.enabled on the non-loopback admin listener %q needs admin.explain.secret: the explainer reveals the policy and token claims", listen))
 	}
 	return errs
+}
+
+// upstreamNames lists the configured backends' names, in configuration order.
+func (c *Config) upstreamNames() []string {
+	names := make([]string, 0, len(c.Upstreams))
+	for _, u := range c.Upstreams {
+		names = append(names, u.Name)
+	}
+	return names
 }
 
 func (c *Config) validateAuth() []error {

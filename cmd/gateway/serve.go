@@ -181,9 +181,11 @@ type gateway struct {
 
 func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gateway, err error) {
 	g = &gateway{registry: prometheus.NewRegistry(), log: log}
+	// The failure paths return a nil gateway: close the one being built, not the result.
+	built := g
 	defer func() {
 		if err != nil {
-			g.close()
+			built.close()
 		}
 	}()
 	rec, err := newRecorder(cfg, g.registry)
@@ -283,6 +285,10 @@ func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *sl
 	if err != nil {
 		return err
 	}
+	guard, err := newPinGuard(cfg, g.store, rec, log)
+	if err != nil {
+		return err
+	}
 	g.backends, err = upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
 		Logger:  log,
 		Cursors: ring.Sealer(seal.PurposeCursor),
@@ -297,6 +303,7 @@ func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *sl
 		OnListChanged: g.lists.onListChanged(),
 		// Zero is upstreams' default, negative unbounded: the same meaning as in server:.
 		MaxResultBytesInFlight: cfg.Server.MaxResultBytesInFlight,
+		Pins:                   guard,
 	})
 	if err == nil && g.lists != nil {
 		g.lists.apply = g.backends.ListChanged

@@ -43,6 +43,8 @@ const (
 	// ModeTOFU: trust on first use. The first definition any replica sees is pinned in the
 	// shared store; later changes are drift.
 	ModeTOFU Mode = "tofu"
+	// ModeOff: the backend's definitions are neither pinned nor checked.
+	ModeOff Mode = "off"
 )
 
 // DefaultActions is the action per class when the configuration names none: block what may
@@ -67,7 +69,8 @@ var DefaultActions = map[Class]Action{
 
 // Config is the pinning configuration (the gateway configuration's "pins" section).
 type Config struct {
-	// Mode is the default source of pins for every backend: "lockfile" (the default) or "tofu".
+	// Mode is the default source of pins for every backend: "lockfile" (the default), "tofu"
+	// or "off".
 	Mode Mode `yaml:"mode"`
 	// LockFile is the path of the pins.yaml lock file; required when any backend is in
 	// lockfile mode.
@@ -93,8 +96,8 @@ type BackendConfig struct {
 func (c *Config) Validate(backends []string) error {
 	var errs []error
 	checkMode := func(where string, m Mode) {
-		if m != "" && m != ModeLockfile && m != ModeTOFU {
-			errs = append(errs, fmt.Errorf("%s: unknown mode %q (want lockfile or tofu)", where, m))
+		if m != "" && m != ModeLockfile && m != ModeTOFU && m != ModeOff {
+			errs = append(errs, fmt.Errorf("%s: unknown mode %q (want lockfile, tofu or off)", where, m))
 		}
 	}
 	checkActions := func(where string, acts map[Class]Action) {

@@ -37,6 +37,7 @@ func runContract(t *testing.T, newHarness func(t *testing.T) harness) {
 	t.Run("AllowConcurrent", func(t *testing.T) { contractAllowConcurrent(t, newHarness(t)) })
 	t.Run("AllowInvalidLimit", func(t *testing.T) { contractAllowInvalid(t, newHarness(t)) })
 	t.Run("GetSet", func(t *testing.T) { contractGetSet(t, newHarness(t)) })
+	t.Run("SetNX", func(t *testing.T) { contractSetNX(t, newHarness(t)) })
 	t.Run("KindsSeparate", func(t *testing.T) { contractKinds(t, newHarness(t)) })
 	t.Run("PingClose", func(t *testing.T) { contractPingClose(t, newHarness(t)) })
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -214,6 +215,31 @@ func (m *Memory) Set(_ context.Context, key string, value []byte, ttl time.Durat
 	}
 	defer sh.mu.Unlock()
 	return m.put(sh, k, memEntry{expires: now + micros(ttl), value: v}, now)
+}
+
+// SetNX implements Store. A value without expiry counts against MaxEntries
+// like any other until the store is closed.
+func (m *Memory) SetNX(_ context.Context, key string, value []byte, ttl time.Duration) (bool, []byte, error) {
+	if ttl < 0 {
+		return false, nil, ErrInvalidTTL
+	}
+	k := memKey{kind: kindValue, sum: digest(key)}
+	sh, now, err := m.lock(k)
+	if err != nil {
+		return false, nil, err
+	}
+	defer sh.mu.Unlock()
+	if e, ok := sh.entries[k]; ok && e.expires > now {
+		return false, append([]byte(nil), e.value...), nil
+	}
+	expires := int64(math.MaxInt64)
+	if ttl > 0 {
+		expires = now + micros(ttl)
+	}
+	if err := m.put(sh, k, memEntry{expires: expires, value: append([]byte(nil), value...)}, now); err != nil {
+		return false, nil, err
+	}
+	return true, nil, nil
 }
 
 // Ping implements Store; it fails only after Close.

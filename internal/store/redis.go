@@ -235,6 +235,31 @@ func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Dura
 	return r.done(probe, r.client.Set(ctx, redisKey(r.prefix, kindValue, key), value, ceilMillis(ttl)).Err())
 }
 
+// SetNX implements Store with one SET … NX GET (Redis 7.0 or later), so the
+// value stored and the value read are the same command's.
+func (r *Redis) SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (bool, []byte, error) {
+	if ttl < 0 {
+		return false, nil, ErrInvalidTTL
+	}
+	probe, err := r.admit()
+	if err != nil {
+		return false, nil, err
+	}
+	args := redis.SetArgs{Mode: "NX", Get: true}
+	if ttl > 0 {
+		args.TTL = ceilMillis(ttl)
+	}
+	old, err := r.client.SetArgs(ctx, redisKey(r.prefix, kindValue, key), value, args).Bytes()
+	if errors.Is(err, redis.Nil) {
+		r.brk.done(probe, outcomeOK)
+		return true, nil, nil
+	}
+	if err = r.done(probe, err); err != nil {
+		return false, nil, err
+	}
+	return false, old, nil
+}
+
 // Ping implements Store.
 func (r *Redis) Ping(ctx context.Context) error {
 	probe, err := r.admit()

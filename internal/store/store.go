@@ -36,6 +36,12 @@ type Store interface {
 	// Set stores a copy of value under key for ttl, for an optional shared
 	// list cache.
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// SetNX stores a copy of value under key unless the key holds a live value,
+	// atomically across replicas, and otherwise returns that value: the first
+	// writer wins and every later one learns what it wrote (trust-on-first-use
+	// tool-definition pins). A ttl of zero keeps the value until it is deleted
+	// out of band; a negative one is ErrInvalidTTL.
+	SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (stored bool, current []byte, err error)
 	// Ping reports whether the store can serve requests (for /readyz).
 	Ping(ctx context.Context) error
 	// Close releases the store's resources; later calls fail with ErrClosed.
@@ -54,7 +60,8 @@ var (
 	// ErrClosed means the store was used after Close. It always comes wrapped
 	// together with ErrUnavailable.
 	ErrClosed = errors.New("store: closed")
-	// ErrInvalidTTL means a non-positive TTL was passed to UseOnce or Set.
+	// ErrInvalidTTL means a non-positive TTL was passed to UseOnce or Set, or a
+	// negative one to SetNX.
 	ErrInvalidTTL = errors.New("store: ttl must be positive")
 	// ErrInvalidLimit means a rate limit failed Limit.Validate.
 	ErrInvalidLimit = errors.New("store: invalid rate limit")

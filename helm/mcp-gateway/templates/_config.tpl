@@ -22,6 +22,11 @@ that also shape the pod (ports, mounted file paths, Redis, drain timings), so th
 {{- $_ := set $cfg "admin" $admin }}
 {{- $_ := set $cfg "mrtr" (include "mcp-gateway.mrtrConfig" . | fromYaml) }}
 {{- $_ := set $cfg "redis" (include "mcp-gateway.redisConfig" . | fromYaml) }}
+{{- if .Values.pins.lockFile }}
+{{- $pins := deepCopy ($cfg.pins | default dict) }}
+{{- $_ := set $pins "lockFile" "/etc/mcp-gateway/pins.yaml" }}
+{{- $_ := set $cfg "pins" $pins }}
+{{- end }}
 {{- toYaml $cfg }}
 {{- end }}
 

@@ -1,0 +1,130 @@
+package mcphttp
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/mrtr"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// Tool-definition pinning at stage 7 (docs/pinning.md): once a tools/call or prompts/get is
+// authorized, the item's definition as its backend lists it now (the list this replica holds
+// for the caller, refetched after a list_changed or its expiry) is judged against its pin. A
+// blocked item is refused here and the backend receives nothing; a confirmed one goes through
+// the gateway's confirmation (stage 8) with the change named; a logged one only left its audit
+// line when the list was read. The verdicts were computed once per backend list: a call costs a
+// map lookup.
+
+// checkPin judges the routed item's pin verdict.
+func (x *request) checkPin(target upstreams.Target) error {
+	s := x.s
+	if !s.backends.PinsEnabled(target.Upstream) {
+		return nil
+	}
+	m := x.in.req.Method
+	if m != upstreams.MethodToolsCall && m != upstreams.MethodPromptsGet {
+		return nil
+	}
+	v, err := s.backends.PinVerdict(x.ctx, &upstreams.PinQuery{
+		ProtocolVersion: x.in.meta.ProtocolVersion,
+		Header:          x.trace().headers(),
+		CacheKey:        x.subject(),
+		SubjectToken:    x.subjectToken(target.Upstream),
+	}, m, target)
+	if err != nil {
+		if upstreams.IsPinStoreError(err) {
+			e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Pin store unavailable; retry later"))
+			e.Header = http.Header{"Retry-After": {"1"}}
+			e.Outcome = outcomeUnavailable
+			return e
+		}
+		return err
+	}
+	confirm := v.Confirm() || (s.cfg.ConfirmDestructiveTools && v.Classes.Has(pins.ClassDestructiveHintCleared))
+	switch {
+	case v.Blocked():
+		x.logPin("pin drift: call refused", v)
+		return pinDriftError(x.route.name, v)
+	case confirm:
+		if s.mrtr == nil {
+			// Fail closed: a call that needs confirmation is never forwarded unconfirmed.
+			return errors.New("pin drift needs confirmation but no requestState codec is configured")
+		}
+		x.route.pinDrift = v.Classes
+	}
+	return nil
+}
+
+// pinDriftError is the answer to a call of a blocked item: 403 with -32013, the gateway's
+// code for a call policy refuses (docs/protocol.md), and a message and data that name pin
+// drift and its classes, so the user learns why and the operator what to review.
+func pinDriftError(name string, v pins.Verdict) *Error {
+	classes := v.Classes.Classes()
+	names := make([]string, len(classes))
+	for i, c := range classes {
+		names[i] = string(c)
+	}
+	e := jsonrpc.NewError(jsonrpc.CodeUnauthorized, "Refused: "+strconv.Quote(name)+
+		" changed since it was pinned (pin drift: "+strings.Join(names, ", ")+"); the gateway did not forward the call").
+		WithData(map[string]any{"reason": "pin-drift", "classes": names})
+	return &Error{Status: http.StatusForbidden, RPC: e, Outcome: outcomeDenied}
+}
+
+// pinNote puts the drift in front of a confirmation's message, when the confirmation is asked
+// because of it: the user approves a tool that changed since it was pinned, knowing how.
+func (x *request) pinNote(res *mrtr.InputRequiredResult) {
+	if x.route.pinDrift.Empty() {
+		return
+	}
+	req, ok := res.InputRequests[mrtr.ConfirmKey]
+	if !ok {
+		return
+	}
+	req.Params.Message = strconv.Quote(x.route.name) + " changed since it was pinned (" +
+		x.route.pinDrift.String() + "). " + req.Params.Message
+	res.InputRequests[mrtr.ConfirmKey] = req
+}
+
+// logPin writes the decision log line for a call judged on its pin, at info like the other
+// decisions (the audit line of the drift itself was written once, when the list was read): the
+// classes, never the arguments.
+func (x *request) logPin(what string, v pins.Verdict) {
+	x.s.log.LogAttrs(x.ctx, slog.LevelInfo, what,
+		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
+		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name),
+		slog.String("classes", v.Classes.String()), slog.String("pinned", v.Pinned),
+		slog.String("current", v.Current))
+}
+
+// pinReport is the admin listener's GET /pins: each pinned backend's state and every item
+// whose current definition differs from its pin, with its classes, action and both
+// fingerprints.
+type pinReport struct {
+	Backends []pinBackend       `json:"backends"`
+	Drift    []pins.DriftRecord `json:"drift"`
+}
+
+type pinBackend struct {
+	Name string `json:"name"`
+	*pins.BackendState
+}
+
+// pinDrift serves GET /pins.
+func (a *Admin) pinDrift(c echo.Context) error {
+	g := a.deps.Backends.PinGuard()
+	r := pinReport{Backends: []pinBackend{}, Drift: g.Drift()}
+	for _, name := range a.deps.Backends.Upstreams() {
+		if st := g.State(name); st != nil {
+			r.Backends = append(r.Backends, pinBackend{Name: name, BackendState: st})
+		}
+	}
+	return c.JSON(http.StatusOK, r)
+}

@@ -1,0 +1,48 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcp-gateway/gateway/internal/pins"
+)
+
+// NamePinDrift counts tool-definition drift the gateway detected, once per change of an item
+// (not per request), per class (docs/pinning.md).
+const NamePinDrift = "mcp_gateway_pin_drift_total"
+
+// PinClasses returns the closed set of the class label: the drift classifier's classes.
+func PinClasses() []string {
+	out := make([]string, len(pins.AllClasses))
+	for i, c := range pins.AllClasses {
+		out[i] = string(c)
+	}
+	return out
+}
+
+// PinActions returns the closed set of the action label.
+func PinActions() []string {
+	return []string{string(pins.ActionBlock), string(pins.ActionConfirm), string(pins.ActionLog)}
+}
+
+// pinDrift is the drift counter over backend × class × action, all closed sets.
+type pinDrift struct {
+	classes, actions closedSet
+	counts           *table[prometheus.Counter]
+}
+
+func (r *Recorder) buildPins(cs *[]prometheus.Collector) {
+	r.pins.classes, r.pins.actions = newClosedSet(PinClasses()), newClosedSet(PinActions())
+	r.pins.counts = newTable(r.newCounterVec(cs, NamePinDrift,
+		"Tool-definition drift detected, once per changed item and class, by backend, class and the action taken on the item.",
+		"backend", "class", "action").WithLabelValues, r.upstreams, r.pins.classes, r.pins.actions)
+}
+
+// PinDrift counts one class of one detected drift on backend with the action taken on the
+// item (the strongest of its classes').
+// Unknown values are counted as Other, so the label sets stay closed.
+func (r *Recorder) PinDrift(backend string, class pins.Class, action pins.Action) {
+	if r == nil {
+		return
+	}
+	r.pins.counts.at3(r.upstreams.of(backend), r.pins.classes.of(string(class)), r.pins.actions.of(string(action))).Inc()
+}

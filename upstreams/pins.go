@@ -1,0 +1,221 @@
+package upstreams
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/pins"
+)
+
+// Tool-definition pinning on the list path (docs/pinning.md). Each tools, prompts and resource
+// templates list fetched from a backend is checked against the pins once, when it arrives:
+// every item is fingerprinted and classified, blocked items are dropped from the list before it
+// is cached, and the verdicts are kept with the list (and in a small index, as for the tools'
+// header bindings) so that a call looks its item's verdict up in the list the caller was shown,
+// or in a newer one: a list_changed or the list's expiry moves both on together.
+
+// pinKinds maps a list (listSpec.index) to the kind its items are pinned as; resources/list
+// is not pinned (its items are data, not instructions).
+var pinKinds = map[byte]pins.Kind{1: pins.KindTool, 2: pins.KindPrompt, 4: pins.KindResourceTemplate}
+
+// pinVerdictBytes estimates what one item's pin verdict retains in a cached list: its map
+// entry and its current fingerprint (the pinned one is shared with the lock file).
+const pinVerdictBytes = 160
+
+// collectPins makes p gather its items' definitions for the pin check, when b is pinned.
+func (r *Registry) collectPins(b *backend, spec listSpec, p *part) {
+	if kind, ok := pinKinds[spec.index]; ok && r.pins.Enabled(b.name) {
+		p.pinKind = kind
+	}
+}
+
+// addPinDef fingerprints one listed item, as the backend sent it (elem), for the pin check.
+func (p *part) addPinDef(name string, elem []byte) {
+	if p.pinKind == "" {
+		return
+	}
+	d, err := pins.FromJSON(p.pinKind, elem)
+	p.pinDefs = append(p.pinDefs, pins.Listed{Key: name, Def: d, Err: err})
+}
+
+// checkPins compares a complete list with the pins, drops the blocked items and records the
+// verdicts on p and in the index the call path reads. A store that does not answer in tofu mode
+// fails the list: nothing unverified is served.
+func (r *Registry) checkPins(ctx context.Context, b *backend, spec listSpec, q *listQuery, p *part, gen uint64) error {
+	if p.pinKind == "" {
+		return nil
+	}
+	verdicts, err := r.pins.CheckList(ctx, b.name, p.pinKind, p.pinDefs)
+	p.pinDefs = nil
+	if err != nil {
+		return err
+	}
+	kept := p.items[:0]
+	for _, it := range p.items {
+		if !verdicts[it.target.Name].Blocked() {
+			kept = append(kept, it)
+		}
+	}
+	clear(p.items[len(kept):])
+	p.items = kept
+	p.pins = verdicts
+	key := partKey{upstream: b.name, list: spec.index, version: orVersion(q.version)}
+	if p.private {
+		key.caller = q.cacheKey
+	}
+	now := r.now()
+	r.pinViews.put(key, &pinView{verdicts: verdicts, gen: gen, private: p.private,
+		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL))}, now)
+	return nil
+}
+
+func orVersion(v string) string {
+	if v == "" {
+		return ProtocolVersion
+	}
+	return v
+}
+
+// PinQuery is what looking up a call's pin verdict takes, as in ListRequest.
+type PinQuery struct {
+	// ProtocolVersion is sent as MCP-Protocol-Version; empty means ProtocolVersion.
+	ProtocolVersion string
+	// Header holds pass-through headers (trace context, X-Request-Id).
+	Header http.Header
+	// CacheKey identifies the caller's authorization context, as ListRequest.CacheKey.
+	CacheKey string
+	// SubjectToken is the caller's token for a backend that exchanges it, as in ListRequest.
+	SubjectToken string
+}
+
+// PinsEnabled reports whether upstream's definitions are pinned.
+func (r *Registry) PinsEnabled(upstream string) bool { return r.pins.Enabled(upstream) }
+
+// PinGuard returns the guard the Registry checks lists with (nil when pinning is off), for
+// the admin endpoint.
+func (r *Registry) PinGuard() *pins.Guard { return r.pins }
+
+// PinVerdict returns the pin verdict of the item a tools/call or prompts/get (method) names:
+// from the newest list of its backend this replica fetched for the caller (invalidated by
+// list_changed, at most the list's ttlMs or minHeaderIndexTTL old), else from a list fetched
+// now. An item the list does not show is judged as unlisted: removed when pinned, new when not.
+// Other methods, and backends that are not pinned, get the zero verdict.
+func (r *Registry) PinVerdict(ctx context.Context, q *PinQuery, method string, target Target) (pins.Verdict, error) {
+	if !r.pins.Enabled(target.Upstream) {
+		return pins.Verdict{}, nil
+	}
+	var listMethod string
+	switch method {
+	case MethodToolsCall:
+		listMethod = MethodToolsList
+	case MethodPromptsGet:
+		listMethod = MethodPromptsList
+	default:
+		return pins.Verdict{}, nil
+	}
+	b, err := r.backend(target.Upstream)
+	if err != nil {
+		return pins.Verdict{}, err
+	}
+	spec, _ := listSpecFor(listMethod)
+	kind := pinKinds[spec.index]
+	pub := partKey{upstream: b.name, list: spec.index, version: orVersion(q.ProtocolVersion)}
+	own := pub
+	own.caller = q.CacheKey
+	gen := r.cache.generation(pub)
+	verdicts, found := r.pinViews.recent(pub, own, gen, r.now())
+	if !found {
+		p := r.cache.get(pub)
+		if p == nil && q.CacheKey != "" {
+			p = r.cache.get(own)
+		}
+		if p == nil {
+			lq := &listQuery{meta: headerMeta, version: pub.version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
+			if p, err = r.missedPart(ctx, b, spec, lq); err != nil {
+				return pins.Verdict{}, err
+			}
+		}
+		verdicts = p.pins
+	}
+	if v, ok := verdicts[target.Name]; ok {
+		return v, nil
+	}
+	return r.pins.Unlisted(b.name, kind, target.Name), nil
+}
+
+// pinnedInstructions returns a backend's server instructions as server/discover may pass them
+// on: "" when their drift blocks them or asks for confirmation, or the pin store does not
+// answer.
+func (r *Registry) pinnedInstructions(ctx context.Context, b *backend, instructions string) string {
+	if !r.pins.Enabled(b.name) {
+		return instructions
+	}
+	v, err := r.pins.CheckInstructions(ctx, b.name, instructions)
+	if err != nil || v.Blocked() || v.Confirm() {
+		// Instructions are not called, so no call can be confirmed: text that needs a
+		// user's approval is withheld like blocked text.
+		return ""
+	}
+	return instructions
+}
+
+// IsPinStoreError reports whether err is trust-on-first-use pins needing the shared store
+// while it does not answer: the list is not served and the call is refused, retryably.
+func IsPinStoreError(err error) bool { return errors.Is(err, pins.ErrStoreUnavailable) }
+
+// pinViews holds the verdicts of the newest lists fetched, per backend list, protocol version
+// and, for private lists, caller.
+type pinViews struct {
+	mu      sync.Mutex
+	entries map[partKey]*pinView
+}
+
+// pinView is the verdicts of one fetched list.
+type pinView struct {
+	verdicts map[string]pins.Verdict
+	gen      uint64
+	private  bool
+	expires  time.Time
+}
+
+func (v *pinViews) put(k partKey, e *pinView, now time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.entries == nil {
+		v.entries = make(map[partKey]*pinView)
+	}
+	if _, ok := v.entries[k]; !ok && len(v.entries) >= maxHeaderIndexes {
+		evicted := false
+		for old, e := range v.entries { // the expired first, else any one
+			if now.After(e.expires) {
+				delete(v.entries, old)
+				evicted = true
+			}
+		}
+		if !evicted {
+			for old := range v.entries {
+				delete(v.entries, old)
+				break
+			}
+		}
+	}
+	v.entries[k] = e
+}
+
+// recent returns the verdicts of a young list that no list_changed has invalidated since,
+// preferring the caller's own, as toolHeaderIndexes.recent.
+func (v *pinViews) recent(pub, own partKey, gen uint64, now time.Time) (map[string]pins.Verdict, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	fresh := func(e *pinView) bool { return e != nil && e.gen == gen && now.Before(e.expires) }
+	if e := v.entries[own]; fresh(e) && (e.private || own.caller == "") {
+		return e.verdicts, true
+	}
+	if e := v.entries[pub]; fresh(e) && !e.private {
+		return e.verdicts, true
+	}
+	return nil, false
+}
