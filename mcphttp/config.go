@@ -89,6 +89,9 @@ type Config struct {
 	// replica; more get 429 with Retry-After. Default DefaultMaxConcurrentPerCaller; negative
 	// disables.
 	MaxConcurrentPerCaller int `yaml:"maxConcurrentPerCaller"`
+	// Legacy serves pre-2026 clients at the edge (LegacyConfig). It is the top-level `legacy:`
+	// block of the gateway's configuration, not part of `server:`; the zero value serves none.
+	Legacy LegacyConfig `yaml:"-"`
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -123,6 +126,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxConcurrentPerCaller == 0 {
 		c.MaxConcurrentPerCaller = DefaultMaxConcurrentPerCaller
+	}
+	if c.Legacy.Enabled {
+		c.Legacy = c.Legacy.WithDefaults()
 	}
 	return c
 }
@@ -160,6 +166,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxJSONDepth < 0 || c.MaxJSONTokenBytes < 0 {
 		errs = append(errs, errors.New("server.maxJSONDepth and server.maxJSONTokenBytes must not be negative"))
+	}
+	if err := c.Legacy.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

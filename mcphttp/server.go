@@ -16,8 +16,10 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -51,6 +53,9 @@ type Deps struct {
 	Clock func() time.Time
 	// Tracer exports a span per request and per backend call; nil exports nothing.
 	Tracer *tracing.Tracer
+	// Keys is the sealing key ring; legacy session ids are sealed with a key of their own
+	// purpose derived from it. Required when Config.Legacy.Enabled.
+	Keys *seal.KeyRing
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -76,6 +81,8 @@ type Server struct {
 	now           func() time.Time
 	serverInfo    []byte
 	instructions  string
+	// legacy serves pre-2026 clients (legacy.go); nil when Config.Legacy.Enabled is off.
+	legacy *legacyEdge
 }
 
 // New builds the server from validated configuration.
@@ -117,6 +124,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.serverInfo, _ = json.Marshal(map[string]string{"name": name, "version": deps.Version})
 	s.instructions = deps.Instructions
+	if cfg.Legacy.Enabled {
+		if deps.Keys == nil {
+			return nil, errors.New("mcphttp: serving pre-2026 clients (legacy.enabled) needs the key ring (Deps.Keys)")
+		}
+		s.legacy = &legacyEdge{cfg: cfg.Legacy, sessions: legacysession.New(deps.Keys, cfg.Legacy.SessionTTL, s.now)}
+	}
 	return s, nil
 }
 
@@ -139,9 +152,15 @@ func (s *Server) Register(e *echo.Echo) {
 	})
 	e.POST(s.cfg.Path, s.handlePost)
 	s.registerMetadata(e)
-	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (docs/protocol.md §2.1).
-	e.Match([]string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch},
-		s.cfg.Path, methodNotAllowed)
+	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (docs/protocol.md §2.1). A
+	// pre-2026 client's GET with a session opens a stream of list_changed notifications
+	// (legacyget.go); DELETE stays 405, which 2025-11-25 allows.
+	methods := []string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch}
+	if s.legacy != nil && s.legacy.cfg.GetStream {
+		e.GET(s.cfg.Path, s.handleLegacyGet)
+		methods = methods[1:]
+	}
+	e.Match(methods, s.cfg.Path, methodNotAllowed)
 }
 
 // pooledBody lists the methods whose request body is referenced by nothing once the request is
@@ -158,6 +177,12 @@ func methodNotAllowed(c echo.Context) error {
 // handlePost is the edge of the pipeline: request id, panic recovery and the access log wrap
 // request.run, and any error it returns is mapped once and written.
 func (s *Server) handlePost(c echo.Context) error {
+	return s.serve(c, (*request).run)
+}
+
+// serve runs one request through run (the pipeline, or the legacy GET stream) with what every
+// request gets: its id, panic recovery, the access log and the mapping of its error.
+func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 	x := &request{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
 	x.requestID = requestID(x.r)
 	x.requestIDValue = []string{x.requestID}
@@ -177,7 +202,7 @@ func (s *Server) handlePost(c echo.Context) error {
 			x.writeError(mapError(errors.New("panic")))
 		}
 	}()
-	err := x.run()
+	err := run(x)
 	x.stopKeepAlive()
 	if x.out.writeErr != nil || errors.Is(err, errClientWrite) {
 		// The client did not take the response (gone, or not reading within the write
@@ -215,6 +240,17 @@ func (x *request) record() {
 	if method == "tools/call" && x.route.upstream != "" {
 		s.metrics.ToolCall(x.route.upstream, x.route.upstreamName, x.out.outcome)
 	}
+	era, pv, session := eraModern, "", ""
+	if x.in.meta != nil {
+		pv = x.in.meta.ProtocolVersion
+	}
+	if x.legacy != nil {
+		era, pv = eraLegacy, x.legacy.version
+		if x.legacy.sess != nil && x.legacy.sess.Nonce != ([12]byte{}) {
+			session = x.legacy.sess.LogKey() // never the session id itself
+		}
+		s.metrics.LegacyRequest(method, x.out.outcome)
+	}
 	s.log.LogAttrs(x.ctx, slog.LevelInfo, "request",
 		slog.String("request_id", x.requestID),
 		slog.String("method", method),
@@ -225,6 +261,9 @@ func (x *request) record() {
 		slog.String("outcome", x.out.outcome),
 		slog.Bool("sse", x.out.sse),
 		slog.Duration("duration", d),
+		slog.String("era", era),
+		slog.String("pv", pv),
+		slog.String("session", session),
 	)
 }
 

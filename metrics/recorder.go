@@ -83,6 +83,7 @@ type Recorder struct {
 
 	upstreamUp, circuitState *prometheus.GaugeVec
 	tools                    *toolCalls
+	legacy                   *legacyMetrics // pre-2026 clients at the edge (legacyedge.go)
 }
 
 // New registers every gateway metric on reg and returns the recorder. It does
@@ -108,6 +109,7 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 	r.buildTraffic(&cs)
 	r.buildEvents(&cs)
 	r.buildGauges(&cs, opts.version())
+	r.buildLegacy(&cs)
 	r.tools = newToolCalls(r.newCounterVec(&cs, NameToolCalls,
 		"Tool calls by upstream, upstream tool name (allowlisted) and outcome.",
 		labelUpstream, labelTool, "outcome"), opts.Upstreams, r.outcomes, opts.maxTools())

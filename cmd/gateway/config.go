@@ -51,6 +51,9 @@ type Config struct {
 	Upstreams []UpstreamConfig `yaml:"upstreams"`
 	// Tracing exports OpenTelemetry spans over OTLP/HTTP; off unless an endpoint is set.
 	Tracing TracingConfig `yaml:"tracing"`
+	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18) on the MCP endpoint, as
+	// mcphttp.LegacyConfig defines it; on by default.
+	Legacy mcphttp.LegacyConfig `yaml:"legacy"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -158,6 +161,7 @@ type UpstreamAuth struct {
 func (c *Config) applyDefaults() {
 	s := &c.Server
 	s.Config = s.Config.WithDefaults()
+	c.Legacy = c.Legacy.WithDefaults()
 	setDefault(&s.Listen, defaultListen)
 	setDefault(&c.Admin.Listen, defaultAdminListen)
 	setDefault(&c.Admin.RedisReadiness, redisReadinessRequired)
@@ -189,6 +193,8 @@ func durDefault(p *time.Duration, v time.Duration) {
 func newConfig() Config {
 	var c Config
 	c.Server.DrainDelay = defaultDrainDelay
+	// Pre-2026 clients are served, with their GET stream, unless the file says otherwise.
+	c.Legacy.Enabled, c.Legacy.GetStream = true, true
 	return c
 }
 
@@ -277,7 +283,7 @@ func addUpstream(c *Config, spec string) error {
 // block.
 func (c *Config) validate() error {
 	var errs []error
-	if err := c.Server.Config.Validate(); err != nil {
+	if err := c.serverConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
@@ -334,6 +340,14 @@ func (c *Config) validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// serverConfig is the MCP endpoint's configuration: the server: block with the top-level legacy:
+// block, which mcphttp reads as one.
+func (c *Config) serverConfig() mcphttp.Config {
+	s := c.Server.Config
+	s.Legacy = c.Legacy
+	return s
 }
 
 func (e ExplainConfig) validate(listen string) []error {

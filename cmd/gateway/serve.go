@@ -209,7 +209,7 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 			return nil, err
 		}
 	}
-	srv, err := mcphttp.New(cfg.Server.Config, mcphttp.Deps{
+	srv, err := mcphttp.New(cfg.serverConfig(), mcphttp.Deps{
 		Auth:       auth,
 		Backends:   g.backends,
 		Logger:     log,
@@ -219,6 +219,7 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		MRTR:       g.codec,
 		RateLimits: limits,
 		Tracer:     g.tracer,
+		Keys:       ring,
 	})
 	if err != nil {
 		return nil, err
