@@ -87,6 +87,21 @@ func (x *request) legacyDispatch(decodeErr error) (bool, error) {
 	served := x.s.legacy.cfg.Versions
 	var answer *jsonrpc.Message
 	var class legacyClass
+	if decodeErr != nil && x.in.req != nil && x.in.req.Method != "" {
+		// The message decoded but its params did not (a _meta key of the wrong type): a legacy
+		// client gets the error in-band, as any invalid params.
+		class = legacyClassify(x.in.req.Method, nil, x.r.Header, served)
+		if class != classInitialize && class != classSession && class != classSessionless {
+			return false, nil
+		}
+		x.legacy = &legacyState{}
+		var rpc *jsonrpc.Error
+		if !errors.As(decodeErr, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
+			return true, decodeErr
+		}
+		x.writeLegacyError(rpc)
+		return true, nil
+	}
 	if decodeErr != nil {
 		m, err := jsonrpc.DecodeMessage(x.in.body, x.s.limits)
 		if err != nil || !m.IsResponse() || m.ID == nil {
