@@ -204,7 +204,8 @@ func (x *request) discover() error {
 }
 
 // discoverResult is the server/discover result, from the backends' cached answers. serverInfo,
-// when set, is added for the legacy edge's initialize, which is answered from the same data.
+// when set, is added in _meta (as a response to the client carries it) for the legacy edge's
+// initialize, which is answered from the same data.
 func (x *request) discoverResult(serverInfo json.RawMessage) ([]byte, error) {
 	d, err := x.s.backends.Capabilities(x.ctx, x.passHeaders())
 	if err != nil {
@@ -216,8 +217,11 @@ func (x *request) discoverResult(serverInfo json.RawMessage) ([]byte, error) {
 		Instructions      string          `json:"instructions,omitempty"`
 		TTLMs             int64           `json:"ttlMs"`
 		CacheScope        string          `json:"cacheScope"`
-		ServerInfo        json.RawMessage `json:"serverInfo,omitempty"`
-	}{[]string{ProtocolVersion}, d.Capabilities, x.s.instructions, d.TTL.Milliseconds(), "public", serverInfo}
+		Meta              json.RawMessage `json:"_meta,omitempty"`
+	}{[]string{ProtocolVersion}, d.Capabilities, x.s.instructions, d.TTL.Milliseconds(), "public", nil}
+	if serverInfo != nil {
+		res.Meta = append(append([]byte(`{"`+jsonrpc.MetaServerInfo+`":`), serverInfo...), '}')
+	}
 	if res.Instructions == "" {
 		res.Instructions = d.Instructions
 	}
