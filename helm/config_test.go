@@ -50,6 +50,16 @@ type gatewayConfig struct {
 	} `yaml:"rateLimit"`
 	HealthInterval duration      `yaml:"healthInterval"`
 	Tracing        tracingConfig `yaml:"tracing"`
+	Legacy         struct {
+		Enabled              bool     `yaml:"enabled"`
+		Versions             []string `yaml:"versions"`
+		SessionTTL           duration `yaml:"sessionTTL"`
+		RequireSession       bool     `yaml:"requireSession"`
+		GetStream            bool     `yaml:"getStream"`
+		BridgeTimeout        duration `yaml:"bridgeTimeout"`
+		MaxRounds            int      `yaml:"maxRounds"`
+		MaxPendingPerSession int      `yaml:"maxPendingPerSession"`
+	} `yaml:"legacy"`
 }
 
 type tracingConfig struct {
