@@ -5,15 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -247,8 +251,13 @@ func TestLegacySessionAttacks(t *testing.T) {
 	oldKey := seal.Key{ID: "old", Secret: bytes.Repeat([]byte("o"), 32)}
 	newKey := seal.Key{ID: "new", Secret: bytes.Repeat([]byte("n"), 32)}
 	var logs mcptest.LogBuffer
+	reg := prometheus.NewRegistry()
+	rec, err := metrics.New(reg, metrics.Options{Upstreams: []string{"be"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	gw, _ := startLegacyGateway(t, Config{Legacy: LegacyConfig{SessionTTL: time.Hour}},
-		Deps{Keys: testKeyRing(t, newKey), Clock: clock.Now, Logger: slog.New(slog.NewJSONHandler(&logs, nil))},
+		Deps{Keys: testKeyRing(t, newKey), Clock: clock.Now, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Metrics: rec},
 		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
 	mint := func(ring *seal.KeyRing, principal string) string {
@@ -258,8 +267,6 @@ func TestLegacySessionAttacks(t *testing.T) {
 		}
 		return id
 	}
-	other := mint(testKeyRing(t, newKey), legacysession.Bind("https://idp.example", "mallory"))
-	removed := mint(testKeyRing(t, oldKey), legacysession.Anonymous)
 	expired := mint(testKeyRing(t, newKey), legacysession.Anonymous)
 	tamper := []byte(sid)
 	tamper[len(tamper)-5] ^= 1
@@ -270,6 +277,8 @@ func TestLegacySessionAttacks(t *testing.T) {
 	}
 	clock.Advance(31 * time.Minute) // expired and sid are past their hour now
 	fresh, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	other := mint(testKeyRing(t, newKey), legacysession.Bind("https://idp.example", "mallory"))
+	removed := mint(testKeyRing(t, oldKey), legacysession.Anonymous)
 	be.Reset()
 	for _, tt := range []struct{ name, id string }{
 		{"expired", sid},
@@ -298,6 +307,29 @@ func TestLegacySessionAttacks(t *testing.T) {
 	if strings.Contains(logs.String(), fresh) || strings.Contains(logs.String(), sid) {
 		t.Fatal("a session id reached the log")
 	}
+	want := map[string]float64{"initialized": 2, "opened": 1, "expired": 2, "rejected": 6}
+	if got := legacySessionCounts(t, reg); !maps.Equal(got, want) {
+		t.Fatalf("%s = %v, want %v", metrics.NameLegacySessions, got, want)
+	}
+}
+
+// legacySessionCounts reads mcp_gateway_legacy_sessions_total by event.
+func legacySessionCounts(t *testing.T, reg prometheus.Gatherer) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != metrics.NameLegacySessions {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			out[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+		}
+	}
+	return out
 }
 
 // TestLegacyAccessLog: the access line of a legacy request names its era, version and the
