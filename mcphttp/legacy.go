@@ -143,6 +143,22 @@ func (x *request) serveLegacy(class legacyClass, answer *jsonrpc.Message) error 
 	}
 	principal := x.legacyPrincipal()
 	if class == classInitialize {
+		// Admitted like a request of the pipeline (stage 5): it may ask the backends for their
+		// discover data when it is not cached. A translated request is admitted by its
+		// internal request instead, so it is counted once.
+		release, err := x.s.inflight.acquire()
+		if err != nil {
+			return err
+		}
+		defer release()
+		releaseCaller, err := x.s.inflight.acquireCaller(x.subject())
+		if err != nil {
+			return err
+		}
+		defer releaseCaller()
+		if err := x.limitCaller(); err != nil {
+			return err
+		}
 		return x.legacyInitialize(principal)
 	}
 	sess, err := x.legacySession(class, principal)
