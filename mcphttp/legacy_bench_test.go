@@ -50,4 +50,3 @@ func BenchmarkLegacySessionOpen(b *testing.B) {
 		}
 	}
 }
-

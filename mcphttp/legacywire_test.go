@@ -410,4 +410,3 @@ func TestLegacyErrorStatuses(t *testing.T) {
 		})
 	}
 }
-
