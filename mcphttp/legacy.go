@@ -103,6 +103,9 @@ func (x *request) legacyDispatch(decodeErr error) (bool, error) {
 		return true, nil
 	}
 	if decodeErr != nil {
+		if !refusedAsResponse(decodeErr) {
+			return false, nil
+		}
 		m, err := jsonrpc.DecodeMessage(x.in.body, x.s.limits)
 		if err != nil || !m.IsResponse() || m.ID == nil {
 			return false, nil
@@ -115,10 +118,20 @@ func (x *request) legacyDispatch(decodeErr error) (bool, error) {
 	} else {
 		class = legacyClassify(x.in.req.Method, x.in.meta, x.r.Header, served)
 	}
-	if class == classModern {
+	if class == classModern || (class == classNoVersion && answer == nil && x.in.req.IsNotification()) {
+		// A notification without a session or version is accepted (202) as it always was.
 		return false, nil
 	}
 	return true, x.serveLegacy(class, answer)
+}
+
+// refusedAsResponse reports whether the strict decode refused the body only for being a
+// JSON-RPC response: it passed every other check (strict scanning included), so it may be read
+// as a legacy client's answer.
+func refusedAsResponse(err error) bool {
+	var rpc *jsonrpc.Error
+	return errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidRequest &&
+		rpc.Message == "Invalid Request: clients must not send responses"
 }
 
 // legacyTranslated are the pre-2026 methods that become an internal 2026-07-28 request; the

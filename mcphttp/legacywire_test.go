@@ -206,6 +206,8 @@ func TestLegacyLocalMethods(t *testing.T) {
 		{"no version, no session", legacyHeaders("", ""), req(8, "ping", `{}`), 400, -32600, ""},
 		{"header contradicts the session", legacyHeaders("2025-06-18", sid), req(9, "ping", `{}`), 400, -32600, ""},
 		{"answer nobody waits for", sess, `{"jsonrpc":"2.0","id":"g1.x.y","result":{}}`, 400, -32600, ""},
+		{"answer with folded duplicate keys", sess, `{"jsonrpc":"2.0","id":"g1.x.y","result":{"action":"accept","Action":"decline"}}`, 400, -32602, ""},
+		{"notification without session or version", legacyHeaders("", ""), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 202, 0, ""},
 		{"batch", sess, "[" + req(10, "ping", `{}`) + "]", 400, -32600, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
