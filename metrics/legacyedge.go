@@ -43,7 +43,7 @@ type legacyMetrics struct {
 	requests        *table[prometheus.Counter] // method × outcome
 }
 
-func (r *Recorder) buildLegacy(cs *[]prometheus.Collector) {
+func (r *Recorder) buildLegacyEdge(cs *[]prometheus.Collector) {
 	l := &legacyMetrics{events: newClosedSet(LegacySessionEvents()), methods: newClosedSet(LegacyMethods())}
 	l.sessions = newTable(r.newCounterVec(cs, NameLegacySessions,
 		"Sessions of pre-2026 clients by event: initialized, opened, expired or rejected (404).",
@@ -51,7 +51,7 @@ func (r *Recorder) buildLegacy(cs *[]prometheus.Collector) {
 	l.requests = newTable(r.newCounterVec(cs, NameLegacyRequests,
 		"Requests of pre-2026 clients by MCP method and outcome; each is also counted in "+NameRequests+".",
 		"method", "outcome").WithLabelValues, l.methods, r.outcomes)
-	r.legacy = l
+	r.edge = l
 }
 
 // LegacySession counts one session event (one of LegacySessionEvents).
@@ -59,7 +59,7 @@ func (r *Recorder) LegacySession(event string) {
 	if r == nil {
 		return
 	}
-	r.legacy.sessions.at1(r.legacy.events.of(event)).Inc()
+	r.edge.sessions.at1(r.edge.events.of(event)).Inc()
 }
 
 // LegacyRequest counts one request of a pre-2026 client by method and outcome.
@@ -67,6 +67,6 @@ func (r *Recorder) LegacyRequest(method, outcome string) {
 	if r == nil {
 		return
 	}
-	l := r.legacy
+	l := r.edge
 	l.requests.at2(l.methods.of(method), r.outcomes.of(outcome)).Inc()
 }

@@ -80,10 +80,11 @@ type Recorder struct {
 	// Prepared once so that InFlight and StreamOpened return them without
 	// allocating a closure per request.
 	inFlightDone, streamClosed func()
+	// edge counts what pre-2026 clients do at the edge (legacyedge.go).
+	edge *legacyMetrics
 
 	upstreamUp, circuitState *prometheus.GaugeVec
 	tools                    *toolCalls
-	legacy                   *legacyMetrics // pre-2026 clients at the edge (legacyedge.go)
 }
 
 // New registers every gateway metric on reg and returns the recorder. It does
@@ -106,10 +107,10 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 		dropCauses:    newClosedSet(DropCauses()),
 	}
 	var cs []prometheus.Collector
+	r.buildLegacyEdge(&cs)
 	r.buildTraffic(&cs)
 	r.buildEvents(&cs)
 	r.buildGauges(&cs, opts.version())
-	r.buildLegacy(&cs)
 	r.tools = newToolCalls(r.newCounterVec(&cs, NameToolCalls,
 		"Tool calls by upstream, upstream tool name (allowlisted) and outcome.",
 		labelUpstream, labelTool, "outcome"), opts.Upstreams, r.outcomes, opts.maxTools())
