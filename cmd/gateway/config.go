@@ -342,6 +342,20 @@ func (c *Config) validate() error {
 	return errors.Join(errs...)
 }
 
+// legacyNote is what check-config says about pre-2026 clients: which versions are served and,
+// without Redis, that a client's answer to an elicitation reaches only the replica that asked,
+// so such a deployment must run one replica.
+func (c *Config) legacyNote() string {
+	if !c.Legacy.Enabled {
+		return "pre-2026 clients: refused (legacy.enabled is false)\n"
+	}
+	note := "pre-2026 clients: served (" + strings.Join(c.Legacy.Versions, ", ") + ")"
+	if !c.Redis.enabled() {
+		note += "; without redis their answers to elicitation, sampling and roots reach only the replica that asked: run a single replica"
+	}
+	return note + "\n"
+}
+
 // serverConfig is the MCP endpoint's configuration: the server: block with the top-level legacy:
 // block, which mcphttp reads as one.
 func (c *Config) serverConfig() mcphttp.Config {

@@ -63,8 +63,14 @@ func TestLegacyDefaults(t *testing.T) {
 	if got := c.serverConfig().Legacy; !reflect.DeepEqual(got, want) {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}
+	if note := c.legacyNote(); !strings.Contains(note, "2025-11-25, 2025-06-18") || !strings.Contains(note, "single replica") {
+		t.Errorf("check-config note %q", note)
+	}
 	if c, err = load("legacy: {enabled: false}"); err != nil || c.serverConfig().Legacy.Enabled {
 		t.Fatalf("enabled: false not honoured: %v", err)
+	}
+	if note := c.legacyNote(); !strings.Contains(note, "refused") {
+		t.Errorf("check-config note %q", note)
 	}
 	if _, err = load(`legacy: {versions: ["2024-11-05"]}`); err == nil || !strings.Contains(err.Error(), "legacy.versions") {
 		t.Fatalf("an unserved version passed check-config: %v", err)
