@@ -54,7 +54,7 @@ func (x *request) legacyCall(sess *legacysession.Session) error {
 	for round := 1; ; round++ {
 		out, err := x.legacyRound(ctx, sess, params)
 		if err != nil {
-			return err
+			return x.legacyCancelled(ctx, err)
 		}
 		if out.msg.Result == nil || !inputRequired(out.msg.Result) {
 			return x.legacyFinish(sess, out)
@@ -64,10 +64,22 @@ func (x *request) legacyCall(sess *legacysession.Session) error {
 		}
 		responses, state, done, err := x.legacyAsk(ctx, sess, out.msg.Result)
 		if err != nil || done {
-			return err
+			return x.legacyCancelled(ctx, err)
 		}
 		params = withInput(params, responses, state)
 	}
+}
+
+// legacyCancelled ends a call its client cancelled (notifications/cancelled) while it is still
+// connected: the response it no longer waits for is an in-band error rather than a bare status
+// it could not read. Any other error is returned as it is.
+func (x *request) legacyCancelled(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || x.ctx.Err() != nil || x.out.writeErr != nil || errors.Is(err, errClientWrite) {
+		return err
+	}
+	x.out.outcome = outcomeCanceled
+	return x.legacyEmitLast(jsonrpc.AppendError(nil, x.in.req.ID,
+		jsonrpc.NewError(jsonrpc.CodeInternalError, "Request cancelled by the client")), http.StatusOK, nil)
 }
 
 // legacyRound runs the internal request once and returns its last message.

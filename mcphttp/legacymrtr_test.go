@@ -316,8 +316,29 @@ func TestLegacyCancelled(t *testing.T) {
 		t.Fatalf("the backend call was not cancelled: %v", err)
 	}
 	select {
-	case <-done:
+	case r := <-done:
+		if r.status != 200 || !strings.Contains(string(r.body), "Request cancelled by the client") {
+			t.Fatalf("the cancelled call ended with %d %s", r.status, r.body)
+		}
 	case <-ctx.Done():
 		t.Fatal("the cancelled call's response did not end")
+	}
+}
+
+// TestLegacyKeepAlive: a quiet call's keep-alive comments reach the legacy client, which then gets
+// its result as the stream's last event; no event carries an id.
+func TestLegacyKeepAlive(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, Config{SSEKeepAlive: 40 * time.Millisecond}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-06-18", `{}`)
+	r := do(t, "POST", gw.URL, legacyHeaders("2025-06-18", sid),
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"be__slow","arguments":{"ms":400}}}`)
+	body := string(r.body)
+	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") ||
+		!strings.Contains(body, ": keep-alive") || !strings.Contains(body, `"id":3,"result"`) {
+		t.Fatalf("%d %v %s", r.status, r.header, body)
+	}
+	if strings.Contains(body, "\nid:") || strings.Contains(body, "resultType") {
+		t.Fatalf("the stream carries an SSE id or a 2026 member: %s", body)
 	}
 }
