@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -56,6 +57,9 @@ type Deps struct {
 	// Keys is the sealing key ring; legacy session ids are sealed with a key of their own
 	// purpose derived from it. Required when Config.Legacy.Enabled.
 	Keys *seal.KeyRing
+	// Notices carries a legacy client's answers and cancellations to the replica that waits
+	// for them; nil with a single replica.
+	Notices store.Notices
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -129,6 +133,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 			return nil, errors.New("mcphttp: serving pre-2026 clients (legacy.enabled) needs the key ring (Deps.Keys)")
 		}
 		s.legacy = &legacyEdge{cfg: cfg.Legacy, sessions: legacysession.New(deps.Keys, cfg.Legacy.SessionTTL, s.now)}
+		// The asker that carries requests to legacy clients and their answers between replicas
+		// (deps.Keys for its answer ids, deps.Notices between replicas) is connected here; until
+		// it is, a call that needs the client's input ends as if the client had not declared
+		// the capability.
+		_ = deps.Notices
 	}
 	return s, nil
 }

@@ -172,6 +172,7 @@ type gateway struct {
 	registry  *prometheus.Registry
 	store     store.Store
 	lists     *listChangedRelay // nil without a shared store that carries notices
+	notices   store.Notices     // the shared store's notices; nil with the in-memory store
 	replays   *mrtr.EpochGuard
 	codec     *mrtr.Codec
 	tracer    *tracing.Tracer
@@ -220,6 +221,7 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		RateLimits: limits,
 		Tracer:     g.tracer,
 		Keys:       ring,
+		Notices:    g.notices,
 	})
 	if err != nil {
 		return nil, err
@@ -249,6 +251,7 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 		return nil, err
 	}
 	if n, ok := g.store.(store.Notices); ok {
+		g.notices = n
 		g.lists = newListChangedRelay(n, rec, log)
 	}
 	if cfg.Redis.enabled() {
