@@ -412,3 +412,26 @@ func TestLegacyErrorStatuses(t *testing.T) {
 		})
 	}
 }
+
+// TestLegacySmuggledMeta: the modern _meta keys a legacy client puts in its own params are
+// dropped; the internal request declares what the session declared, and nothing more.
+func TestLegacySmuggledMeta(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid),
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__echo","arguments":{"text":"x"},`+
+			`"_meta":{"progressToken":"p","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"io.modelcontextprotocol/clientInfo":{"name":"forged","version":"0"}}}}`)
+	if r.status != 200 || r.rpc.Error != nil {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	calls := be.RequestsOf("tools/call")
+	if len(calls) != 1 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	got := string(calls[0].Body)
+	if strings.Contains(got, "forged") || strings.Contains(got, `"form"`) || !strings.Contains(got, `"progressToken":"p"`) ||
+		!strings.Contains(got, `"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}`) {
+		t.Fatalf("the backend got %s", got)
+	}
+}
