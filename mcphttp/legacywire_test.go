@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -433,5 +434,59 @@ func TestLegacySmuggledMeta(t *testing.T) {
 	if strings.Contains(got, "forged") || strings.Contains(got, `"form"`) || !strings.Contains(got, `"progressToken":"p"`) ||
 		!strings.Contains(got, `"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}`) {
 		t.Fatalf("the backend got %s", got)
+	}
+}
+
+// TestKeepLegacyStatus: the statuses a 2025 client acts on are kept; everything else goes
+// in-band, and never a 404.
+func TestKeepLegacyStatus(t *testing.T) {
+	for _, tt := range []struct {
+		status, code int
+		keep         bool
+	}{
+		{401, -32013, true}, {403, -32600, true}, {408, -32600, true}, {413, -32600, true}, {415, -32600, true},
+		{429, -32029, true}, {503, -32000, true},
+		{400, -32700, true}, {400, -32600, true},
+		{400, -32602, false}, {404, -32601, false}, {502, -32010, false}, {504, -32011, false}, {500, -32603, false},
+	} {
+		if got := keepLegacyStatus(tt.status, tt.code); got != tt.keep {
+			t.Errorf("keepLegacyStatus(%d, %d) = %v, want %v", tt.status, tt.code, got, tt.keep)
+		}
+	}
+}
+
+// TestListenNotificationForLegacy: the GET stream drops the listen's acknowledgement and the
+// subscription id, and keeps everything else of a notification.
+func TestListenNotificationForLegacy(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{}}`, ""},
+		{`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`},
+		{`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7,"k":1},"x":2}}`,
+			`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"k":1},"x":2}}`},
+		{`{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`},
+	} {
+		m, err := jsonrpc.DecodeMessage([]byte(tt.in), jsonrpc.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(listenNotification(m, []byte(tt.in))); got != tt.want {
+			t.Errorf("%s\n got %s\nwant %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestClientInfoLabel: a session keeps at most 64 bytes of name@version, cut on a character
+// boundary, and gives the internal request a clientInfo object back.
+func TestClientInfoLabel(t *testing.T) {
+	long := clientInfoLabel(strings.Repeat("é", 40), "1.0")
+	if len(long) > 64 || !utf8.ValidString(long) {
+		t.Fatalf("label %q (%d bytes)", long, len(long))
+	}
+	if got := string(clientInfoJSON(clientInfoLabel("my@client", "2.1"))); got != `{"name":"my@client","version":"2.1"}` {
+		t.Fatalf("clientInfo %s", got)
+	}
+	if clientInfoJSON("") != nil {
+		t.Fatal("a session-less request declared a client")
 	}
 }
