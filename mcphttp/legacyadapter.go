@@ -39,8 +39,29 @@ type innerOutcome struct {
 }
 
 // legacyCall serves a translated request: as many pipeline rounds as the client's input needs,
-// at most legacy.maxRounds, cancelled when the client goes away or cancels it.
+// at most legacy.maxRounds, cancelled when the client goes away or cancels it. An error the
+// rounds return themselves (a backend's invalid response, params that cannot be translated)
+// follows the statuses of docs/protocol.md §9.4 like the pipeline's own.
 func (x *request) legacyCall(sess *legacysession.Session) error {
+	return x.legacyInBand(x.legacyRounds(sess))
+}
+
+// legacyInBand writes err in-band with 200 unless its status is one a legacy client keeps, or
+// nothing more can be written.
+func (x *request) legacyInBand(err error) error {
+	if err == nil || errors.Is(err, errClientWrite) || x.out.writeErr != nil {
+		return err
+	}
+	e := mapError(err)
+	if e.RPC == nil || keepLegacyStatus(e.Status, e.RPC.Code) {
+		return err
+	}
+	x.out.outcome = e.Outcome
+	return x.legacyEmitLast(jsonrpc.AppendError(nil, x.in.req.ID, era.LegacyClientError(x.in.req.Method, e.RPC)), http.StatusOK, nil)
+}
+
+// legacyRounds runs the rounds of legacyCall.
+func (x *request) legacyRounds(sess *legacysession.Session) error {
 	le := x.s.legacy
 	ctx, cancel := context.WithCancel(x.ctx)
 	defer cancel()

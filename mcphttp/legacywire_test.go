@@ -490,3 +490,17 @@ func TestClientInfoLabel(t *testing.T) {
 		t.Fatal("a session-less request declared a client")
 	}
 }
+
+// TestLegacyBackendDown: a backend that cannot be reached is an in-band error for a legacy
+// client, not the 502 a 2026-07-28 client gets.
+func TestLegacyBackendDown(t *testing.T) {
+	be := mcptest.StartServer(t, "be", mcptest.WithCacheHints(60_000, "public"))
+	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	be.Close()
+	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid),
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__echo","arguments":{"text":"x"}}}`)
+	if r.status != 200 || r.rpc.Error == nil || string(r.rpc.ID) != "1" {
+		t.Fatalf("%d %s, want an in-band error", r.status, r.body)
+	}
+}
