@@ -170,3 +170,30 @@ func TestLegacyDisabledRefusal(t *testing.T) {
 		t.Fatalf("a legacy client connected to a gateway that does not serve it: %v", err)
 	}
 }
+
+// TestLegacyRateLimited: a legacy caller over its rate limit gets the 429 with Retry-After that a
+// 2026-07-28 caller gets, not an in-band error, so its client backs off.
+func TestLegacyRateLimited(t *testing.T) {
+	f := startAuthGatewayWith(t, func(c *Config) {
+		c.Legacy = newConfig().Legacy
+		c.RateLimit.PerCaller = "1/h burst 2"
+	})
+	alice := f.token(t, devissuer.Claims{"sub": "alice", "scope": "tools:read"})
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		"Authorization": {"Bearer " + alice}, "Mcp-Protocol-Version": {"2025-11-25"}}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"hi"}}}`
+	var last *http.Response
+	for range 3 {
+		req, _ := http.NewRequest(http.MethodPost, f.url(), strings.NewReader(call))
+		req.Header = h
+		res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = res.Body.Close()
+		last = res
+	}
+	if last.StatusCode != http.StatusTooManyRequests || last.Header.Get("Retry-After") == "" {
+		t.Fatalf("the third call: %d, Retry-After %q", last.StatusCode, last.Header.Get("Retry-After"))
+	}
+}
