@@ -504,3 +504,43 @@ func TestLegacyBackendDown(t *testing.T) {
 		t.Fatalf("%d %s, want an in-band error", r.status, r.body)
 	}
 }
+
+// TestLegacyModernUnchanged: with pre-2026 clients served, every 2026-07-28 request (valid or
+// refused, Mcp-Session-Id or not) gets the very status and bytes it gets from a gateway that
+// serves only 2026-07-28.
+func TestLegacyModernUnchanged(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	off := startGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	on, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	list, call := modern("tools/list", ""), modern("tools/call", "be__echo")
+	echo := body("tools/call", `,"name":"be__echo","arguments":{"text":"hi"}`)
+	for _, tt := range []struct {
+		name   string
+		header http.Header
+		body   string
+	}{
+		{"tools/list", list, body("tools/list", "")},
+		{"tools/call", call, echo},
+		{"tools/call with a session id", with(call, "Mcp-Session-Id", "s1.whatever"), echo},
+		{"no _meta", list, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`},
+		{"no version header", with(list, "MCP-Protocol-Version", ""), body("tools/list", "")},
+		{"legacy version header with modern _meta", with(list, "MCP-Protocol-Version", "2025-11-25"), body("tools/list", "")},
+		{"initialize with modern _meta", modern("initialize", ""), body("initialize", "")},
+		{"ping with modern _meta", modern("ping", ""), body("ping", "")},
+		{"posted response", list, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{"notification", list, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`},
+		{"unsupported version", with(list, "MCP-Protocol-Version", "v999"), strings.Replace(body("tools/list", ""), "2026-07-28", "v999", 1)},
+		{"invalid JSON", list, `{"jsonrpc":`},
+		{"unknown tool", modern("tools/call", "be__nope"), body("tools/call", `,"name":"be__nope"`)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := do(t, "POST", off.URL, tt.header, tt.body), do(t, "POST", on.URL, tt.header, tt.body)
+			if a.status != b.status || !bytes.Equal(a.body, b.body) {
+				t.Fatalf("2026-only: %d %s\nwith legacy: %d %s", a.status, a.body, b.status, b.body)
+			}
+			if b.header.Get("Mcp-Session-Id") != "" {
+				t.Fatal("a modern response carries a session id")
+			}
+		})
+	}
+}
