@@ -337,7 +337,7 @@ func (x *request) serveLegacyRequest(sess *legacysession.Session) error {
 // legacyNotification accepts a client notification (202); notifications/cancelled cancels the
 // call it names, on whichever replica runs it.
 func (x *request) legacyNotification(sess *legacysession.Session) {
-	if x.in.req.Method == "notifications/cancelled" && x.s.legacy.asker != nil {
+	if x.in.req.Method == "notifications/cancelled" && x.s.legacy.asker != nil && sessionBound(sess) {
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
@@ -353,7 +353,7 @@ func (x *request) legacyNotification(sess *legacysession.Session) {
 // for it: 202, or 400 for an answer nobody waits for (forged, used, expired, another session's).
 func (x *request) legacyAnswer(sess *legacysession.Session, answer *jsonrpc.Message) error {
 	le := x.s.legacy
-	if le.asker == nil || le.asker.deliver(x.ctx, sess, answer) != nil {
+	if le.asker == nil || !sessionBound(sess) || le.asker.deliver(x.ctx, sess, answer) != nil {
 		return rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: no request awaits this answer"))
 	}
 	x.w.WriteHeader(http.StatusAccepted)

@@ -46,6 +46,13 @@ func (x *request) legacyCall(sess *legacysession.Session) error {
 	return x.legacyInBand(x.legacyRounds(sess))
 }
 
+// sessionBound reports whether sess came from a session id. Session-less requests share the
+// zero nonce, so nothing is keyed by it for them: one session-less caller must not cancel, or
+// answer for, another's call. (They declare no capabilities, so nothing is ever asked of them.)
+func sessionBound(sess *legacysession.Session) bool {
+	return sess.Nonce != [len(sess.Nonce)]byte{}
+}
+
 // legacyInBand writes err in-band with 200 unless its status is one a legacy client keeps, or
 // nothing more can be written.
 func (x *request) legacyInBand(err error) error {
@@ -65,7 +72,7 @@ func (x *request) legacyRounds(sess *legacysession.Session) error {
 	le := x.s.legacy
 	ctx, cancel := context.WithCancel(x.ctx)
 	defer cancel()
-	if le.asker != nil {
+	if le.asker != nil && sessionBound(sess) {
 		defer le.asker.track(sess, x.in.req.ID, cancel)()
 	}
 	params, err := stripMRTRParams(x.in.req.Params)

@@ -342,3 +342,28 @@ func TestLegacyKeepAlive(t *testing.T) {
 		t.Fatalf("the stream carries an SSE id or a 2026 member: %s", body)
 	}
 }
+
+// TestLegacySessionlessNotCancelled: session-less requests share no key, so a session-less
+// notifications/cancelled (anyone's) cancels nothing.
+func TestLegacySessionlessNotCancelled(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startBridgedGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	done := make(chan *response, 1)
+	go func() {
+		done <- do(t, "POST", gw.URL, legacyHeaders("2025-11-25", ""),
+			`{"jsonrpc":"2.0","id":"s-1","method":"tools/call","params":{"name":"be__slow","arguments":{"ms":300}}}`)
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := be.WaitSlow(ctx, func(s mcptest.SlowStats) bool { return s.Started == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	if r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", ""),
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s-1"}}`); r.status != 202 {
+		t.Fatalf("cancel: %d", r.status)
+	}
+	r := <-done
+	if r.status != 200 || r.rpc.Error != nil || be.SlowStats().Cancelled != 0 {
+		t.Fatalf("the call was cancelled by a session-less notification: %d %s", r.status, r.body)
+	}
+}
