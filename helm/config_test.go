@@ -52,6 +52,16 @@ type gatewayConfig struct {
 	Tracing        tracingConfig  `yaml:"tracing"`
 	Approval       approvalConfig `yaml:"approval"`
 	Pins           *pinsConfig    `yaml:"pins"`
+	Legacy         struct {
+		Enabled              bool     `yaml:"enabled"`
+		Versions             []string `yaml:"versions"`
+		SessionTTL           duration `yaml:"sessionTTL"`
+		RequireSession       bool     `yaml:"requireSession"`
+		GetStream            bool     `yaml:"getStream"`
+		BridgeTimeout        duration `yaml:"bridgeTimeout"`
+		MaxRounds            int      `yaml:"maxRounds"`
+		MaxPendingPerSession int      `yaml:"maxPendingPerSession"`
+	} `yaml:"legacy"`
 }
 
 // approvalConfig is the approval page of confirm: url rules.

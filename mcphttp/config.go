@@ -94,6 +94,9 @@ type Config struct {
 	// Toolsets are the tool sets, each served at its own path (the top-level toolsets: block,
 	// which cmd/gateway copies here).
 	Toolsets []ToolsetConfig `yaml:"-"`
+	// Legacy serves pre-2026 clients at the edge (LegacyConfig). It is the top-level `legacy:`
+	// block of the gateway's configuration, not part of `server:`; the zero value serves none.
+	Legacy LegacyConfig `yaml:"-"`
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -128,6 +131,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxConcurrentPerCaller == 0 {
 		c.MaxConcurrentPerCaller = DefaultMaxConcurrentPerCaller
+	}
+	if c.Legacy.Enabled {
+		c.Legacy = c.Legacy.WithDefaults()
 	}
 	return c
 }
@@ -167,6 +173,9 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("server.maxJSONDepth and server.maxJSONTokenBytes must not be negative"))
 	}
 	errs = append(errs, c.validateToolsets())
+	if err := c.Legacy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

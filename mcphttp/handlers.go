@@ -201,9 +201,21 @@ func (x *request) list() error {
 // discover answers server/discover from the gateway itself (docs/protocol.md §1): the versions it serves
 // and the merged capabilities of its backends, cacheable for as long as every backend's answer.
 func (x *request) discover() error {
-	d, err := x.s.backends.Capabilities(x.ctx, x.passHeaders())
+	b, err := x.discoverResult(nil)
 	if err != nil {
 		return err
+	}
+	x.writeResult(b)
+	return nil
+}
+
+// discoverResult is the server/discover result, from the backends' cached answers. serverInfo,
+// when set, is added in _meta (as a response to the client carries it) for the legacy edge's
+// initialize, which is answered from the same data.
+func (x *request) discoverResult(serverInfo json.RawMessage) ([]byte, error) {
+	d, err := x.s.backends.Capabilities(x.ctx, x.passHeaders())
+	if err != nil {
+		return nil, err
 	}
 	res := struct {
 		SupportedVersions []string        `json:"supportedVersions"`
@@ -211,16 +223,15 @@ func (x *request) discover() error {
 		Instructions      string          `json:"instructions,omitempty"`
 		TTLMs             int64           `json:"ttlMs"`
 		CacheScope        string          `json:"cacheScope"`
-	}{[]string{ProtocolVersion}, d.Capabilities, x.s.instructions, d.TTL.Milliseconds(), "public"}
+		Meta              json.RawMessage `json:"_meta,omitempty"`
+	}{[]string{ProtocolVersion}, d.Capabilities, x.s.instructions, d.TTL.Milliseconds(), "public", nil}
+	if serverInfo != nil {
+		res.Meta = append(append([]byte(`{"`+jsonrpc.MetaServerInfo+`":`), serverInfo...), '}')
+	}
 	if res.Instructions == "" {
 		res.Instructions = d.Instructions
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return err
-	}
-	x.writeResult(b)
-	return nil
+	return json.Marshal(res)
 }
 
 // resourcePolicy is the caller's policy for the resources a backend's answer names: visible

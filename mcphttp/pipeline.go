@@ -47,6 +47,9 @@ type request struct {
 	caller identity // stage 5
 	route  route    // stages 6 to 8
 	out    output   // what has been written, by the stage that answers and the keep-alive timer
+	// legacy is set for a pre-2026 client's request (legacy.go), which the access log and the
+	// metrics label with its era; nil on the 2026-07-28 path.
+	legacy *legacyState
 }
 
 // decoded is what stages 1 to 4 read from the client's request, once.
@@ -115,6 +118,14 @@ func (x *request) run() error {
 	// Stage 2: decode. The span starts even for a body that does not decode.
 	err := x.decode()
 	x.startSpan()
+	// The era is decided once, here (docs/protocol.md §9.1): a pre-2026 client's request is
+	// served by the legacy edge, which runs this pipeline again for an internal 2026-07-28
+	// request; every other request goes on unchanged.
+	if x.s.legacy != nil {
+		if legacy, err := x.legacyDispatch(err); legacy {
+			return err
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -17,8 +17,11 @@ import (
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -57,6 +60,12 @@ type Deps struct {
 	// Approvals is the out-of-band approval page for `confirm: url` rules; nil refuses those
 	// calls (fail closed).
 	Approvals *approval.Service
+	// Keys is the sealing key ring; legacy session ids are sealed with a key of their own
+	// purpose derived from it. Required when Config.Legacy.Enabled.
+	Keys *seal.KeyRing
+	// Notices carries a legacy client's answers and cancellations to the replica that waits
+	// for them; nil with a single replica.
+	Notices store.Notices
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -85,6 +94,8 @@ type Server struct {
 	toolsets      // tool sets and search mode (toolsets.go, search.go)
 	// approvals serves the approval page and keeps its records (approval.go); nil when unset.
 	approvals *approval.Service
+	// legacy serves pre-2026 clients (legacy.go); nil when Config.Legacy.Enabled is off.
+	legacy *legacyEdge
 }
 
 // New builds the server from validated configuration.
@@ -130,6 +141,17 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := s.initToolsets(deps); err != nil {
 		return nil, err
 	}
+	if cfg.Legacy.Enabled {
+		if deps.Keys == nil {
+			return nil, errors.New("mcphttp: serving pre-2026 clients (legacy.enabled) needs the key ring (Deps.Keys)")
+		}
+		s.legacy = &legacyEdge{cfg: cfg.Legacy, sessions: legacysession.New(deps.Keys, cfg.Legacy.SessionTTL, s.now)}
+		// The asker that carries requests to legacy clients and their answers between replicas
+		// (deps.Keys for its answer ids, deps.Notices between replicas) is connected here; until
+		// it is, a call that needs the client's input ends as if the client had not declared
+		// the capability.
+		_ = deps.Notices
+	}
 	return s, nil
 }
 
@@ -154,9 +176,15 @@ func (s *Server) Register(e *echo.Echo) {
 	s.registerMetadata(e)
 	s.registerToolsets(e)
 	s.registerApproval(e)
-	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (docs/protocol.md §2.1).
-	e.Match([]string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch},
-		s.cfg.Path, methodNotAllowed)
+	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (docs/protocol.md §2.1). A
+	// pre-2026 client's GET with a session opens a stream of list_changed notifications
+	// (legacyget.go); DELETE stays 405, which 2025-11-25 allows.
+	methods := []string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch}
+	if s.legacy != nil && s.legacy.cfg.GetStream {
+		e.GET(s.cfg.Path, s.handleLegacyGet)
+		methods = methods[1:]
+	}
+	e.Match(methods, s.cfg.Path, methodNotAllowed)
 }
 
 // pooledBody lists the methods whose request body is referenced by nothing once the request is
@@ -173,6 +201,12 @@ func methodNotAllowed(c echo.Context) error {
 // handlePost is the edge of the pipeline: request id, panic recovery and the access log wrap
 // request.run, and any error it returns is mapped once and written.
 func (s *Server) handlePost(c echo.Context) error {
+	return s.serve(c, (*request).run)
+}
+
+// serve runs one request through run (the pipeline, or the legacy GET stream) with what every
+// request gets: its id, panic recovery, the access log and the mapping of its error.
+func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 	x := &request{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
 	x.requestID = requestID(x.r)
 	x.set = s.endpointSet(c)
@@ -193,7 +227,7 @@ func (s *Server) handlePost(c echo.Context) error {
 			x.writeError(mapError(errors.New("panic")))
 		}
 	}()
-	err := x.run()
+	err := run(x)
 	x.stopKeepAlive()
 	if x.out.writeErr != nil || errors.Is(err, errClientWrite) {
 		// The client did not take the response (gone, or not reading within the write
@@ -234,6 +268,17 @@ func (x *request) record() {
 			s.setMetrics.CallTool(x.route.upstream, x.route.upstreamName, x.out.outcome)
 		}
 	}
+	era, pv, session := eraModern, "", ""
+	if x.in.meta != nil {
+		pv = x.in.meta.ProtocolVersion
+	}
+	if x.legacy != nil {
+		era, pv = eraLegacy, x.legacy.version
+		if x.legacy.sess != nil && x.legacy.sess.Nonce != ([12]byte{}) {
+			session = x.legacy.sess.LogKey() // never the session id itself
+		}
+		s.metrics.LegacyRequest(method, x.out.outcome)
+	}
 	s.log.LogAttrs(x.ctx, slog.LevelInfo, "request",
 		slog.String("request_id", x.requestID),
 		slog.String("method", method),
@@ -244,6 +289,9 @@ func (x *request) record() {
 		slog.String("outcome", x.out.outcome),
 		slog.Bool("sse", x.out.sse),
 		slog.Duration("duration", d),
+		slog.String("era", era),
+		slog.String("pv", pv),
+		slog.String("session", session),
 	)
 }
 

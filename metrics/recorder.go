@@ -80,6 +80,8 @@ type Recorder struct {
 	// Prepared once so that InFlight and StreamOpened return them without
 	// allocating a closure per request.
 	inFlightDone, streamClosed func()
+	// edge counts what pre-2026 clients do at the edge (legacyedge.go).
+	edge *legacyMetrics
 
 	upstreamUp, circuitState *prometheus.GaugeVec
 	tools                    *toolCalls
@@ -106,6 +108,7 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 		dropCauses:    newClosedSet(DropCauses()),
 	}
 	var cs []prometheus.Collector
+	r.buildLegacyEdge(&cs)
 	r.buildTraffic(&cs)
 	r.buildEvents(&cs)
 	r.buildGauges(&cs, opts.version())

@@ -59,6 +59,9 @@ type Config struct {
 	Approval ApprovalConfig `yaml:"approval"`
 	// Pins turns tool-definition pinning on (docs/pinning.md); absent, nothing is pinned.
 	Pins *pins.Config `yaml:"pins"`
+	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18) on the MCP endpoint, as
+	// mcphttp.LegacyConfig defines it; on by default.
+	Legacy mcphttp.LegacyConfig `yaml:"legacy"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -166,6 +169,7 @@ type UpstreamAuth struct {
 func (c *Config) applyDefaults() {
 	s := &c.Server
 	s.Config = s.Config.WithDefaults()
+	c.Legacy = c.Legacy.WithDefaults()
 	setDefault(&s.Listen, defaultListen)
 	setDefault(&c.Admin.Listen, defaultAdminListen)
 	setDefault(&c.Admin.RedisReadiness, redisReadinessRequired)
@@ -197,6 +201,8 @@ func durDefault(p *time.Duration, v time.Duration) {
 func newConfig() Config {
 	var c Config
 	c.Server.DrainDelay = defaultDrainDelay
+	// Pre-2026 clients are served, with their GET stream, unless the file says otherwise.
+	c.Legacy.Enabled, c.Legacy.GetStream = true, true
 	return c
 }
 
@@ -285,8 +291,7 @@ func addUpstream(c *Config, spec string) error {
 // block.
 func (c *Config) validate() error {
 	var errs []error
-	c.Server.Toolsets = c.Toolsets // the top-level block is the endpoint's
-	if err := c.Server.Config.Validate(); err != nil {
+	if err := c.serverConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.validateToolsetUpstreams()...)
@@ -350,6 +355,29 @@ func (c *Config) validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// legacyNote is what check-config says about pre-2026 clients: which versions are served and,
+// without Redis, that a client's answer to an elicitation reaches only the replica that asked,
+// so such a deployment must run one replica.
+func (c *Config) legacyNote() string {
+	if !c.Legacy.Enabled {
+		return "pre-2026 clients: refused (legacy.enabled is false)\n"
+	}
+	note := "pre-2026 clients: served (" + strings.Join(c.Legacy.Versions, ", ") + ")"
+	if !c.Redis.enabled() {
+		note += "; without redis their answers to elicitation, sampling and roots reach only the replica that asked: run a single replica"
+	}
+	return note + "\n"
+}
+
+// serverConfig is the MCP endpoint's configuration: the server: block with the top-level legacy:
+// block, which mcphttp reads as one.
+func (c *Config) serverConfig() mcphttp.Config {
+	s := c.Server.Config
+	s.Legacy = c.Legacy
+	s.Toolsets = c.Toolsets // the top-level block is the endpoint's
+	return s
 }
 
 func (e ExplainConfig) validate(listen string) []error {

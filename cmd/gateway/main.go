@@ -68,6 +68,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		fmt.Fprintf(stdout, "configuration OK: %d upstream(s), MCP on %s%s, admin on %s\n",
 			len(cfg.Upstreams), cfg.Server.Listen, cfg.Server.Path, cfg.Admin.Listen)
+		fmt.Fprint(stdout, cfg.legacyNote())
 		return nil
 	case "version":
 		fmt.Fprintf(stdout, "mcp-gateway %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)

@@ -172,6 +172,7 @@ type gateway struct {
 	registry  *prometheus.Registry
 	store     store.Store
 	lists     *listChangedRelay // nil without a shared store that carries notices
+	notices   store.Notices     // the shared store's notices; nil with the in-memory store
 	replays   *mrtr.EpochGuard
 	codec     *mrtr.Codec
 	tracer    *tracing.Tracer
@@ -213,7 +214,7 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	var auth *authz.Service
 	if !cfg.Auth.Disabled {
 		if auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: log,
-			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.Server.Config)}); err != nil {
+			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.serverConfig())}); err != nil {
 			return nil, err
 		}
 	}
@@ -221,7 +222,7 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if err != nil {
 		return nil, err
 	}
-	srv, err := mcphttp.New(cfg.Server.Config, mcphttp.Deps{
+	srv, err := mcphttp.New(cfg.serverConfig(), mcphttp.Deps{
 		Approvals:  approvals,
 		Auth:       auth,
 		Backends:   g.backends,
@@ -234,6 +235,8 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		Tracer:     g.tracer,
 		// Tool search metrics (docs/toolsets.md).
 		ToolsetMetrics: g.searchRec,
+		Keys:           ring,
+		Notices:        g.notices,
 	})
 	if err != nil {
 		return nil, err
@@ -263,6 +266,7 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 		return nil, err
 	}
 	if n, ok := g.store.(store.Notices); ok {
+		g.notices = n
 		g.lists = newListChangedRelay(n, rec, log)
 	}
 	if cfg.Redis.enabled() {

@@ -16,7 +16,7 @@ const (
 	Method          = "Mcp-Method"
 	Name            = "Mcp-Name"
 	ParamPrefix     = "Mcp-Param-"
-	SessionID       = "Mcp-Session-Id" // legacy backends only; never accepted from clients
+	SessionID       = "Mcp-Session-Id" // pre-2026 backends, and pre-2026 clients at the edge (sealed)
 	LastEventID     = "Last-Event-Id"  // legacy backends only
 	RequestID       = "X-Request-Id"
 	TraceParent     = "Traceparent"

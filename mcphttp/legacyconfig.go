@@ -1,0 +1,95 @@
+package mcphttp
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Defaults for LegacyConfig, used once Enabled is set (docs/protocol.md §9).
+const (
+	// DefaultLegacySessionTTL is how long a legacy session id opens: a working day and more, as
+	// clients re-initialize only when told their session is gone.
+	DefaultLegacySessionTTL = 24 * time.Hour
+	// DefaultLegacyBridgeTimeout bounds one round's wait for a legacy client's answers to the
+	// requests the gateway sent it: the lifetime of a requestState.
+	DefaultLegacyBridgeTimeout = 10 * time.Minute
+	// DefaultLegacyMaxRounds bounds the input rounds of one legacy call, as the go-sdk does.
+	DefaultLegacyMaxRounds = 10
+	// DefaultLegacyMaxPendingPerSession bounds the requests waiting for one session's answers.
+	DefaultLegacyMaxPendingPerSession = 8
+)
+
+// DefaultLegacyVersions are the pre-2026 revisions served at the edge, newest first.
+func DefaultLegacyVersions() []string { return []string{"2025-11-25", "2025-06-18"} }
+
+// LegacyConfig is the `legacy:` block: pre-2026 clients (2025-11-25, 2025-06-18) served at the
+// edge, on the same endpoint as 2026-07-28 clients, by translating each of their requests into
+// an internal 2026-07-28 one (docs/protocol.md §9). The zero value serves none of them, as
+// mcphttp did before: cmd/gateway turns it on by default.
+type LegacyConfig struct {
+	// Enabled serves pre-2026 clients. False: they are refused with -32022, naming the
+	// versions the gateway speaks.
+	Enabled bool `yaml:"enabled"`
+	// Versions are the pre-2026 revisions negotiated at initialize, newest first: a client
+	// asking for another gets the first. Default DefaultLegacyVersions.
+	Versions []string `yaml:"versions"`
+	// SessionTTL is how long a sealed session id opens. Default DefaultLegacySessionTTL.
+	SessionTTL time.Duration `yaml:"sessionTTL"`
+	// RequireSession refuses (400) a pre-2026 request that carries a version header but no
+	// session id. Default false: some hosts never echo the session id.
+	RequireSession bool `yaml:"requireSession"`
+	// GetStream answers GET with a valid session with an SSE stream of list_changed
+	// notifications; false answers 405.
+	GetStream bool `yaml:"getStream"`
+	// BridgeTimeout bounds the wait for one round of a client's answers to elicitation,
+	// sampling or roots requests. Default DefaultLegacyBridgeTimeout.
+	BridgeTimeout time.Duration `yaml:"bridgeTimeout"`
+	// MaxRounds bounds the input rounds of one call. Default DefaultLegacyMaxRounds.
+	MaxRounds int `yaml:"maxRounds"`
+	// MaxPendingPerSession bounds the requests of one session waiting for its answers.
+	// Default DefaultLegacyMaxPendingPerSession.
+	MaxPendingPerSession int `yaml:"maxPendingPerSession"`
+}
+
+// servedLegacyVersions are the revisions the edge can translate; Versions must name only these.
+var servedLegacyVersions = []string{"2025-11-25", "2025-06-18"}
+
+// WithDefaults returns c with zero fields set to their defaults; Enabled and the booleans are
+// left as they are.
+func (c LegacyConfig) WithDefaults() LegacyConfig {
+	if len(c.Versions) == 0 {
+		c.Versions = DefaultLegacyVersions()
+	}
+	if c.SessionTTL == 0 {
+		c.SessionTTL = DefaultLegacySessionTTL
+	}
+	if c.BridgeTimeout == 0 {
+		c.BridgeTimeout = DefaultLegacyBridgeTimeout
+	}
+	if c.MaxRounds == 0 {
+		c.MaxRounds = DefaultLegacyMaxRounds
+	}
+	if c.MaxPendingPerSession == 0 {
+		c.MaxPendingPerSession = DefaultLegacyMaxPendingPerSession
+	}
+	return c
+}
+
+// Validate reports every problem in c (with its defaults applied).
+func (c LegacyConfig) Validate() error {
+	var errs []error
+	for _, v := range c.Versions {
+		if !slices.Contains(servedLegacyVersions, v) {
+			errs = append(errs, fmt.Errorf("legacy.versions: %q is not a served pre-2026 version (want %v)", v, servedLegacyVersions))
+		}
+	}
+	if c.SessionTTL < 0 || c.BridgeTimeout < 0 {
+		errs = append(errs, errors.New("legacy.sessionTTL and legacy.bridgeTimeout must not be negative"))
+	}
+	if c.MaxRounds < 0 || c.MaxPendingPerSession < 0 {
+		errs = append(errs, errors.New("legacy.maxRounds and legacy.maxPendingPerSession must not be negative"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,107 @@
+package mcphttp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// TestLegacyGetStream: GET with a valid session opens an SSE stream of list_changed notifications
+// backed by the shared listen: no acknowledgement, no subscription id, no SSE id; GET without a
+// session is 405 as before, with a session that does not open 404; DELETE stays 405.
+func TestLegacyGetStream(t *testing.T) {
+	fan := &fanBackend{streams: map[chan string]struct{}{}}
+	be := httptest.NewServer(fan)
+	t.Cleanup(be.Close)
+	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "fan", URL: be.URL + "/mcp"})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+
+	get := func(h http.Header) *http.Response {
+		ctx, cancel := context.WithCancel(t.Context())
+		t.Cleanup(cancel)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, gw.URL, nil)
+		req.Header = h
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = res.Body.Close() })
+		return res
+	}
+	sse := legacyHeaders("2025-11-25", sid)
+	sse.Set("Accept", "text/event-stream")
+	sse.Set("Last-Event-ID", "42")
+	for _, tt := range []struct {
+		name   string
+		method string
+		header http.Header
+		status int
+	}{
+		{"GET without a session", http.MethodGet, legacyHeaders("2025-11-25", ""), 405},
+		{"GET without Accept SSE", http.MethodGet, with(legacyHeaders("2025-11-25", sid), "Accept", "application/json"), 405},
+		{"GET with a session that does not open", http.MethodGet, with(sse, "Mcp-Session-Id", sid[:len(sid)-4]), 404},
+		{"DELETE", http.MethodDelete, legacyHeaders("2025-11-25", sid), 405},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, tt.method, gw.URL, tt.header, "")
+			if r.status != tt.status {
+				t.Fatalf("status %d, want %d", r.status, tt.status)
+			}
+			if tt.status == 405 && r.header.Get("Allow") != "POST" {
+				t.Fatalf("Allow %q", r.header.Get("Allow"))
+			}
+		})
+	}
+
+	res := get(sse)
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("GET: %d %v", res.StatusCode, res.Header)
+	}
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	mcptest.WaitFor(t, "the backend has a listen open", func() bool { open, _ := fan.counts(); return open == 1 })
+	fan.notify(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"b"}}}`)
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the stream ended")
+			}
+			if strings.HasPrefix(l, "id:") {
+				t.Fatalf("an SSE id: %q", l)
+			}
+			data, isData := strings.CutPrefix(l, "data: ")
+			if !isData {
+				continue
+			}
+			var m struct {
+				Method string
+				Params json.RawMessage
+			}
+			if err := json.Unmarshal([]byte(data), &m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Method != "notifications/tools/list_changed" || strings.Contains(data, "subscriptionId") {
+				t.Fatalf("got %s, want only list_changed without a subscription id", data)
+			}
+			return
+		case <-deadline:
+			t.Fatal("no list_changed on the GET stream")
+		}
+	}
+}

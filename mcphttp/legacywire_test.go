@@ -1,0 +1,546 @@
+package mcphttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// TestLegacyClassification: the era of each kind of POST (docs/protocol.md §9.1).
+func TestLegacyClassification(t *testing.T) {
+	served := DefaultLegacyVersions()
+	modernMeta := &jsonrpc.Meta{HasVersion: true, ProtocolVersion: ProtocolVersion}
+	h := func(kv ...string) http.Header {
+		out := http.Header{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			out.Add(kv[i], kv[i+1])
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name   string
+		method string
+		meta   *jsonrpc.Meta
+		header http.Header
+		want   legacyClass
+	}{
+		{"modern _meta", "tools/list", modernMeta, h("MCP-Protocol-Version", ProtocolVersion), classModern},
+		{"modern _meta ignores the session id", "tools/list", modernMeta, h("Mcp-Session-Id", "s1.x"), classModern},
+		{"modern _meta on initialize", "initialize", modernMeta, h(), classModern},
+		{"2026 header without _meta", "tools/list", &jsonrpc.Meta{}, h("MCP-Protocol-Version", ProtocolVersion), classModern},
+		{"a later header", "tools/list", nil, h("MCP-Protocol-Version", "2027-01-01"), classModern},
+		{"initialize without header", "initialize", &jsonrpc.Meta{}, h(), classInitialize},
+		{"initialize with a legacy header", "initialize", nil, h("MCP-Protocol-Version", "2025-06-18"), classInitialize},
+		{"initialize with a session", "initialize", nil, h("Mcp-Session-Id", "s1.x"), classInitialize},
+		{"session", "tools/list", nil, h("Mcp-Session-Id", "s1.x"), classSession},
+		{"session and header", "tools/call", nil, h("Mcp-Session-Id", "s1.x", "MCP-Protocol-Version", "2025-11-25"), classSession},
+		{"posted answer with a session", "", nil, h("Mcp-Session-Id", "s1.x"), classSession},
+		{"session-less 2025-11-25", "tools/list", nil, h("MCP-Protocol-Version", "2025-11-25"), classSessionless},
+		{"session-less 2025-06-18", "ping", nil, h("MCP-Protocol-Version", "2025-06-18"), classSessionless},
+		{"unserved legacy header", "tools/list", nil, h("MCP-Protocol-Version", "2024-11-05"), classModern},
+		{"header twice", "tools/list", nil, h("MCP-Protocol-Version", "2025-11-25", "MCP-Protocol-Version", "2025-11-25"), classModern},
+		{"nothing", "tools/list", nil, h(), classNoVersion},
+		{"nothing, posted answer", "", nil, h(), classNoVersion},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := legacyClassify(tt.method, tt.meta, tt.header, served); got != tt.want {
+				t.Fatalf("class %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzLegacyClassify holds classification to its rules for any body and headers: a request with
+// the modern _meta, or a 2026-07-28 (or later) header, is always modern; initialize without them
+// is always the handshake; and a request that does not decode is never taken for a legacy
+// request unless it is a JSON-RPC response.
+func FuzzLegacyClassify(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`), "", "")
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`), "2026-07-28", "s1.x")
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"g1.a.b","result":{}}`), "2025-11-25", "s1.x")
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), "", "s1.y")
+	f.Add([]byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`), "2025-06-18", "")
+	served := DefaultLegacyVersions()
+	f.Fuzz(func(t *testing.T, body []byte, version, session string) {
+		h := http.Header{}
+		if version != "" {
+			h.Set("MCP-Protocol-Version", version)
+		}
+		if session != "" {
+			h.Set("Mcp-Session-Id", session)
+		}
+		method, meta := "", (*jsonrpc.Meta)(nil)
+		req, err := jsonrpc.Decode(body, jsonrpc.Limits{})
+		if err == nil {
+			method = req.Method
+			if p, perr := jsonrpc.ParseParams(req.Params); perr == nil {
+				meta, _ = jsonrpc.ParseMeta(p.Meta)
+			}
+		} else if m, merr := jsonrpc.DecodeMessage(body, jsonrpc.Limits{}); merr != nil || !m.IsResponse() {
+			return // the modern path's decode error stands, whatever the class
+		}
+		got := legacyClassify(method, meta, h, served)
+		switch {
+		case meta != nil && meta.HasVersion && got != classModern:
+			t.Fatalf("modern _meta classified %d", got)
+		case version >= ProtocolVersion && got != classModern:
+			t.Fatalf("header %q classified %d", version, got)
+		case method == "initialize" && (meta == nil || !meta.HasVersion) && version < ProtocolVersion && got != classInitialize:
+			t.Fatalf("initialize classified %d", got)
+		case got == classSessionless && session != "":
+			t.Fatal("a request with a session id taken for session-less")
+		}
+	})
+}
+
+// TestLegacyInitialize: initialize is answered by the gateway from its merged discover data, with
+// the negotiated version, the capabilities it serves, a session id carrying the client's
+// normalised capabilities, and no backend request once the discover data is cached (the backend
+// says for how long, as for server/discover).
+func TestLegacyInitialize(t *testing.T) {
+	be := mcptest.StartServer(t, "be", mcptest.WithCacheHints(60_000, "public"), mcptest.WithInstructions("be notes"))
+	gw, s := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	_, _ = legacyInit(t, gw.URL, "2025-11-25", `{}`) // warms the discover cache
+	be.Reset()
+	for _, tt := range []struct{ requested, want, caps, wantCaps string }{
+		{"2025-11-25", "2025-11-25", `{"elicitation":{},"roots":{"listChanged":true},"experimental":{"x":{}}}`, `{"elicitation":{"form":{}},"roots":{}}`},
+		{"2025-06-18", "2025-06-18", `{"sampling":{}}`, `{"sampling":{}}`},
+		{"2024-11-05", "2025-11-25", `{}`, `{}`},
+		{"2099-01-01", "2025-11-25", `{}`, `{}`},
+	} {
+		t.Run(tt.requested, func(t *testing.T) {
+			sid, r := legacyInit(t, gw.URL, tt.requested, tt.caps)
+			var res struct {
+				ID     json.RawMessage
+				Result struct {
+					ProtocolVersion string                     `json:"protocolVersion"`
+					Capabilities    map[string]json.RawMessage `json:"capabilities"`
+					ServerInfo      struct{ Name string }      `json:"serverInfo"`
+					ResultType      *string                    `json:"resultType"`
+				}
+			}
+			if err := json.Unmarshal(r.body, &res); err != nil {
+				t.Fatal(err)
+			}
+			if string(res.ID) != "0" || res.Result.ProtocolVersion != tt.want || res.Result.ResultType != nil {
+				t.Fatalf("result %s, want version %s, id 0 and no resultType", r.body, tt.want)
+			}
+			if !strings.Contains(string(r.body), "be notes") {
+				t.Errorf("the merged instructions are missing: %s", r.body)
+			}
+			if _, ok := res.Result.Capabilities["tools"]; !ok {
+				t.Errorf("capabilities %s lack tools", r.body)
+			}
+			for _, never := range []string{"logging", "tasks", "experimental"} {
+				if _, ok := res.Result.Capabilities[never]; ok {
+					t.Errorf("capabilities advertise %s: %s", never, r.body)
+				}
+			}
+			if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("Content-Type %q", ct)
+			}
+			for i := 0; i < len(sid); i++ {
+				if sid[i] < 0x21 || sid[i] > 0x7e {
+					t.Fatalf("session id has byte %#x", sid[i])
+				}
+			}
+			sess, err := s.legacy.sessions.Open(sid, legacysession.Anonymous)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sess.Version != tt.want || string(sess.Caps) != tt.wantCaps {
+				t.Errorf("session %s %s, want %s %s", sess.Version, sess.Caps, tt.want, tt.wantCaps)
+			}
+		})
+	}
+	if n := len(be.Requests()); n != 0 {
+		t.Fatalf("initialize made %d backend requests", n)
+	}
+}
+
+// TestLegacyLocalMethods: what the edge answers itself: ping, notifications, logging/setLevel,
+// and in-band -32601 for what it does not serve; session-less requests with a version header;
+// 400 without any version; 400 for a header that contradicts the session.
+func TestLegacyLocalMethods(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	sess := legacyHeaders("2025-11-25", sid)
+	req := func(id int, method, params string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
+	}
+	be.Reset()
+	for _, tt := range []struct {
+		name   string
+		header http.Header
+		body   string
+		status int
+		code   int
+		result string
+	}{
+		{"ping", sess, req(1, "ping", `{}`), 200, 0, `{}`},
+		{"ping without the version header", legacyHeaders("", sid), req(1, "ping", `{}`), 200, 0, `{}`},
+		{"logging/setLevel", sess, req(2, "logging/setLevel", `{"level":"info"}`), 200, 0, `{}`},
+		{"notifications/initialized", sess, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 202, 0, ""},
+		{"notifications/cancelled", sess, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`, 202, 0, ""},
+		{"resources/subscribe", sess, req(3, "resources/subscribe", `{"uri":"mem://readme"}`), 200, -32601, ""},
+		{"tasks/list", sess, req(4, "tasks/list", `{}`), 200, -32601, ""},
+		{"unknown method", sess, req(5, "no/such", `{}`), 200, -32601, ""},
+		{"server/discover is not legacy", sess, req(6, "server/discover", `{}`), 200, -32601, ""},
+		{"session-less ping", legacyHeaders("2025-06-18", ""), req(7, "ping", `{}`), 200, 0, `{}`},
+		{"no version, no session", legacyHeaders("", ""), req(8, "ping", `{}`), 400, -32600, ""},
+		{"header contradicts the session", legacyHeaders("2025-06-18", sid), req(9, "ping", `{}`), 400, -32600, ""},
+		{"answer nobody waits for", sess, `{"jsonrpc":"2.0","id":"g1.x.y","result":{}}`, 400, -32600, ""},
+		{"answer with folded duplicate keys", sess, `{"jsonrpc":"2.0","id":"g1.x.y","result":{"action":"accept","Action":"decline"}}`, 400, -32602, ""},
+		{"notification without session or version", legacyHeaders("", ""), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 202, 0, ""},
+		{"batch", sess, "[" + req(10, "ping", `{}`) + "]", 400, -32600, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, "POST", gw.URL, tt.header, tt.body)
+			if r.status != tt.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tt.status, r.body)
+			}
+			if tt.status == 202 {
+				return
+			}
+			checkRPC(t, r, tt.code)
+			if tt.result != "" && string(r.rpc.Result) != tt.result {
+				t.Fatalf("result %s, want %s", r.rpc.Result, tt.result)
+			}
+		})
+	}
+	if n := len(be.Forwarded()); n != 0 {
+		t.Fatalf("the backend got %d requests", n)
+	}
+}
+
+// TestLegacyRequireSession: with legacy.requireSession, a session-less request is refused.
+func TestLegacyRequireSession(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, Config{Legacy: LegacyConfig{RequireSession: true}}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", ""), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
+	if r.status != 400 {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	checkRPC(t, r, -32600)
+	if len(be.Forwarded()) != 0 {
+		t.Fatal("the backend was reached")
+	}
+}
+
+// TestLegacySessionAttacks: a session id that does not open as this caller's (tampered,
+// truncated, expired, another caller's, sealed with a key no longer in the ring, garbage) is
+// answered 404 with an id-less error that tells the client to initialize again, and nothing
+// reaches a backend.
+func TestLegacySessionAttacks(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	clock := mcptest.NewClock(time.Now())
+	oldKey := seal.Key{ID: "old", Secret: bytes.Repeat([]byte("o"), 32)}
+	newKey := seal.Key{ID: "new", Secret: bytes.Repeat([]byte("n"), 32)}
+	var logs mcptest.LogBuffer
+	reg := prometheus.NewRegistry()
+	rec, err := metrics.New(reg, metrics.Options{Upstreams: []string{"be"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, _ := startLegacyGateway(t, Config{Legacy: LegacyConfig{SessionTTL: time.Hour}},
+		Deps{Keys: testKeyRing(t, newKey), Clock: clock.Now, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Metrics: rec},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	mint := func(ring *seal.KeyRing, principal string) string {
+		id, _, err := legacysession.New(ring, time.Hour, clock.Now).Mint("2025-11-25", json.RawMessage(`{}`), "x@1", principal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	expired := mint(testKeyRing(t, newKey), legacysession.Anonymous)
+	tamper := []byte(sid)
+	tamper[len(tamper)-5] ^= 1
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__echo","arguments":{"text":"x"}}}`
+	clock.Advance(30 * time.Minute)
+	if r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid), call); r.status != 200 || r.rpc.Error != nil {
+		t.Fatalf("the valid session was refused: %d %s", r.status, r.body)
+	}
+	clock.Advance(31 * time.Minute) // expired and sid are past their hour now
+	fresh, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	other := mint(testKeyRing(t, newKey), legacysession.Bind("https://idp.example", "mallory"))
+	removed := mint(testKeyRing(t, oldKey), legacysession.Anonymous)
+	be.Reset()
+	for _, tt := range []struct{ name, id string }{
+		{"expired", sid},
+		{"expired, minted elsewhere", expired},
+		{"tampered", string(tamper)},
+		{"truncated", fresh[:len(fresh)-10]},
+		{"another caller's", other},
+		{"key removed from the ring", removed},
+		{"garbage", "not-a-session"},
+		{"empty token", "s1."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", tt.id), call)
+			if r.status != http.StatusNotFound {
+				t.Fatalf("status %d, want 404: %s", r.status, r.body)
+			}
+			if string(r.rpc.ID) != "null" || r.rpc.Error == nil || r.rpc.Error.Code != -32600 ||
+				r.rpc.Error.Message != "Session not found; re-initialize" {
+				t.Fatalf("body %s, want the id-less session error", r.body)
+			}
+		})
+	}
+	if n := len(be.Requests()); n != 0 {
+		t.Fatalf("the backend got %d requests for refused sessions", n)
+	}
+	if strings.Contains(logs.String(), fresh) || strings.Contains(logs.String(), sid) {
+		t.Fatal("a session id reached the log")
+	}
+	want := map[string]float64{"initialized": 2, "opened": 1, "expired": 2, "rejected": 6}
+	if got := legacySessionCounts(t, reg); !maps.Equal(got, want) {
+		t.Fatalf("%s = %v, want %v", metrics.NameLegacySessions, got, want)
+	}
+}
+
+// legacySessionCounts reads mcp_gateway_legacy_sessions_total by event.
+func legacySessionCounts(t *testing.T, reg prometheus.Gatherer) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != metrics.NameLegacySessions {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			out[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
+// TestLegacyAccessLog: the access line of a legacy request names its era, version and the
+// session's log key, never the session id.
+func TestLegacyAccessLog(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	var logs mcptest.LogBuffer
+	gw, s := startLegacyGateway(t, Config{}, Deps{Logger: slog.New(slog.NewJSONHandler(&logs, nil))},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-06-18", `{}`)
+	r := do(t, "POST", gw.URL, legacyHeaders("2025-06-18", sid), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__echo","arguments":{"text":"x"}}}`)
+	if r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	sess, err := s.legacy.sessions.Open(sid, legacysession.Anonymous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) != nil || l["msg"] != "request" || l["method"] != "tools/call" {
+			continue
+		}
+		found = true
+		if l["era"] != "legacy" || l["pv"] != "2025-06-18" || l["session"] != sess.LogKey() || l["upstream"] != "be" {
+			t.Fatalf("access line %s", line)
+		}
+	}
+	if !found {
+		t.Fatalf("no access line for the call:\n%s", logs.String())
+	}
+	if strings.Contains(logs.String(), sid) {
+		t.Fatal("the session id reached the log")
+	}
+}
+
+// TestLegacyParamHeaders: a legacy client knows nothing of Mcp-Param-*; the gateway synthesises
+// the header of every x-mcp-header argument of the tool, so a 2026-07-28 backend that requires
+// it gets it, and the pipeline's own checks pass.
+func TestLegacyParamHeaders(t *testing.T) {
+	be := mcptest.StartServer(t, "be", withRegionTool())
+	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid),
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__region","arguments":{"region":"eu-west","count":42}}}`)
+	if r.status != 200 || r.rpc.Error != nil {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	if !strings.Contains(string(r.body), "region=eu-west count=42") {
+		t.Fatalf("the backend saw other headers: %s", r.body)
+	}
+	calls := be.RequestsOf("tools/call")
+	if len(calls) != 1 || calls[0].Header.Get("Mcp-Param-Region") == "" || calls[0].Header.Get("Mcp-Name") != "region" {
+		t.Fatalf("backend headers %v", calls)
+	}
+}
+
+// TestLegacyErrorStatuses: errors reach a legacy client in-band with 200 (an unknown tool, a
+// missing name, a missing resource, the modern path's 404s), never as a 404 that would end its
+// session.
+func TestLegacyErrorStatuses(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	for _, tt := range []struct{ name, body string }{
+		{"unknown backend", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zz__echo"}}`},
+		{"unknown tool", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__nope"}}`},
+		{"no name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`},
+		{"bad cursor", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"nope"}}`},
+		{"modern _meta smuggled", `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"be__greet","_meta":{"io.modelcontextprotocol/clientCapabilities":[]}}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid), tt.body)
+			if r.status != 200 || r.rpc.Error == nil || string(r.rpc.ID) != "1" {
+				t.Fatalf("status %d body %s, want an in-band error with id 1", r.status, r.body)
+			}
+		})
+	}
+}
+
+// TestLegacySmuggledMeta: the modern _meta keys a legacy client puts in its own params are
+// dropped; the internal request declares what the session declared, and nothing more.
+func TestLegacySmuggledMeta(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid),
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__echo","arguments":{"text":"x"},`+
+			`"_meta":{"progressToken":"p","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"io.modelcontextprotocol/clientInfo":{"name":"forged","version":"0"}}}}`)
+	if r.status != 200 || r.rpc.Error != nil {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	calls := be.RequestsOf("tools/call")
+	if len(calls) != 1 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	got := string(calls[0].Body)
+	if strings.Contains(got, "forged") || strings.Contains(got, `"form"`) || !strings.Contains(got, `"progressToken":"p"`) ||
+		!strings.Contains(got, `"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}`) {
+		t.Fatalf("the backend got %s", got)
+	}
+}
+
+// TestKeepLegacyStatus: the statuses a 2025 client acts on are kept; everything else goes
+// in-band, and never a 404.
+func TestKeepLegacyStatus(t *testing.T) {
+	for _, tt := range []struct {
+		status, code int
+		keep         bool
+	}{
+		{401, -32013, true}, {403, -32600, true}, {408, -32600, true}, {413, -32600, true}, {415, -32600, true},
+		{429, -32029, true}, {503, -32000, true},
+		{400, -32700, true}, {400, -32600, true},
+		{400, -32602, false}, {404, -32601, false}, {502, -32010, false}, {504, -32011, false}, {500, -32603, false},
+	} {
+		if got := keepLegacyStatus(tt.status, tt.code); got != tt.keep {
+			t.Errorf("keepLegacyStatus(%d, %d) = %v, want %v", tt.status, tt.code, got, tt.keep)
+		}
+	}
+}
+
+// TestListenNotificationForLegacy: the GET stream drops the listen's acknowledgement and the
+// subscription id, and keeps everything else of a notification.
+func TestListenNotificationForLegacy(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{}}`, ""},
+		{`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`},
+		{`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7,"k":1},"x":2}}`,
+			`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"k":1},"x":2}}`},
+		{`{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`},
+	} {
+		m, err := jsonrpc.DecodeMessage([]byte(tt.in), jsonrpc.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(listenNotification(m, []byte(tt.in))); got != tt.want {
+			t.Errorf("%s\n got %s\nwant %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestClientInfoLabel: a session keeps at most 64 bytes of name@version, cut on a character
+// boundary, and gives the internal request a clientInfo object back.
+func TestClientInfoLabel(t *testing.T) {
+	long := clientInfoLabel(strings.Repeat("é", 40), "1.0")
+	if len(long) > 64 || !utf8.ValidString(long) {
+		t.Fatalf("label %q (%d bytes)", long, len(long))
+	}
+	if got := string(clientInfoJSON(clientInfoLabel("my@client", "2.1"))); got != `{"name":"my@client","version":"2.1"}` {
+		t.Fatalf("clientInfo %s", got)
+	}
+	if clientInfoJSON("") != nil {
+		t.Fatal("a session-less request declared a client")
+	}
+}
+
+// TestLegacyBackendDown: a backend that cannot be reached is an in-band error for a legacy
+// client, not the 502 a 2026-07-28 client gets.
+func TestLegacyBackendDown(t *testing.T) {
+	be := mcptest.StartServer(t, "be", mcptest.WithCacheHints(60_000, "public"))
+	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	be.Close()
+	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid),
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__echo","arguments":{"text":"x"}}}`)
+	if r.status != 200 || r.rpc.Error == nil || string(r.rpc.ID) != "1" {
+		t.Fatalf("%d %s, want an in-band error", r.status, r.body)
+	}
+}
+
+// TestLegacyModernUnchanged: with pre-2026 clients served, every 2026-07-28 request (valid or
+// refused, Mcp-Session-Id or not) gets the very status and bytes it gets from a gateway that
+// serves only 2026-07-28.
+func TestLegacyModernUnchanged(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	off := startGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	on, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	list, call := modern("tools/list", ""), modern("tools/call", "be__echo")
+	echo := body("tools/call", `,"name":"be__echo","arguments":{"text":"hi"}`)
+	for _, tt := range []struct {
+		name   string
+		header http.Header
+		body   string
+	}{
+		{"tools/list", list, body("tools/list", "")},
+		{"tools/call", call, echo},
+		{"tools/call with a session id", with(call, "Mcp-Session-Id", "s1.whatever"), echo},
+		{"no _meta", list, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`},
+		{"no version header", with(list, "MCP-Protocol-Version", ""), body("tools/list", "")},
+		{"legacy version header with modern _meta", with(list, "MCP-Protocol-Version", "2025-11-25"), body("tools/list", "")},
+		{"initialize with modern _meta", modern("initialize", ""), body("initialize", "")},
+		{"ping with modern _meta", modern("ping", ""), body("ping", "")},
+		{"posted response", list, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{"notification", list, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`},
+		{"unsupported version", with(list, "MCP-Protocol-Version", "v999"), strings.Replace(body("tools/list", ""), "2026-07-28", "v999", 1)},
+		{"invalid JSON", list, `{"jsonrpc":`},
+		{"unknown tool", modern("tools/call", "be__nope"), body("tools/call", `,"name":"be__nope"`)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := do(t, "POST", off.URL, tt.header, tt.body), do(t, "POST", on.URL, tt.header, tt.body)
+			if a.status != b.status || !bytes.Equal(a.body, b.body) {
+				t.Fatalf("2026-only: %d %s\nwith legacy: %d %s", a.status, a.body, b.status, b.body)
+			}
+			if b.header.Get("Mcp-Session-Id") != "" {
+				t.Fatal("a modern response carries a session id")
+			}
+		})
+	}
+}
