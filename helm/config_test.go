@@ -14,16 +14,18 @@ import (
 // misspells fails here.
 type gatewayConfig struct {
 	Server struct {
-		Listen          string    `yaml:"listen"`
-		Path            string    `yaml:"path"`
-		PublicURL       string    `yaml:"publicURL"`
-		MaxBodyBytes    int64     `yaml:"maxBodyBytes"`
-		AllowedOrigins  []string  `yaml:"allowedOrigins"`
-		TLS             *tlsFiles `yaml:"tls"`
-		DrainDelay      duration  `yaml:"drainDelay"`
-		ShutdownTimeout duration  `yaml:"shutdownTimeout"`
+		Listen          string           `yaml:"listen"`
+		Path            string           `yaml:"path"`
+		PublicURL       string           `yaml:"publicURL"`
+		MaxBodyBytes    int64            `yaml:"maxBodyBytes"`
+		AllowedOrigins  []string         `yaml:"allowedOrigins"`
+		TLS             *tlsFiles        `yaml:"tls"`
+		DrainDelay      duration         `yaml:"drainDelay"`
+		ShutdownTimeout duration         `yaml:"shutdownTimeout"`
+		Search          toolSearchConfig `yaml:"search"`
 	} `yaml:"server"`
-	Admin struct {
+	Toolsets []toolsetConfig `yaml:"toolsets"`
+	Admin    struct {
 		Listen         string `yaml:"listen"`
 		Pprof          bool   `yaml:"pprof"`
 		RedisReadiness string `yaml:"redisReadiness"`
@@ -62,6 +64,31 @@ type gatewayConfig struct {
 		MaxRounds            int      `yaml:"maxRounds"`
 		MaxPendingPerSession int      `yaml:"maxPendingPerSession"`
 	} `yaml:"legacy"`
+}
+
+// toolsetConfig is one entry of toolsets: (docs/toolsets.md).
+type toolsetConfig struct {
+	Name         string           `yaml:"name"`
+	Path         string           `yaml:"path"`
+	Include      []toolSelector   `yaml:"include"`
+	Exclude      []toolSelector   `yaml:"exclude"`
+	Search       toolSearchConfig `yaml:"search"`
+	Instructions string           `yaml:"instructions"`
+}
+
+// toolSelector selects a set's items by backend and name globs.
+type toolSelector struct {
+	Upstream  string   `yaml:"upstream"`
+	Tools     []string `yaml:"tools"`
+	Prompts   []string `yaml:"prompts"`
+	Resources []string `yaml:"resources"`
+}
+
+// toolSearchConfig is the search mode of an endpoint.
+type toolSearchConfig struct {
+	Enabled       bool     `yaml:"enabled"`
+	AlwaysVisible []string `yaml:"alwaysVisible"`
+	MaxResults    int      `yaml:"maxResults"`
 }
 
 // approvalConfig is the approval page of confirm: url rules.

@@ -305,7 +305,7 @@ func TestToolsetSettingsCarried(t *testing.T) {
 		t.Fatalf("the file with every setting does not load: %v\n%s", err, raw)
 	}
 	_ = c.validate() // carries toolsets: into the endpoint's configuration; other blocks are unset
-	if got := c.Server.Toolsets; !reflect.DeepEqual(got, []mcphttp.ToolsetConfig{ts}) {
+	if got := c.serverConfig().Toolsets; !reflect.DeepEqual(got, []mcphttp.ToolsetConfig{ts}) {
 		t.Errorf("toolsets differ from the file:\n got %+v\nwant %+v\nfile:\n%s", got, ts, raw)
 	}
 	if !reflect.DeepEqual(c.Server.Search, search) {
