@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/devissuer"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
@@ -75,7 +76,7 @@ type legacyTools struct {
 type legacyTarget struct {
 	name     string
 	url      string
-	token    func(t *testing.T) string // a fresh token for a caller, "" without authentication
+	tokenFor func(t *testing.T, sub string) string // a token for the caller sub, "" without authentication
 	tools    legacyTools
 	prompt   string
 	deploys  *atomic.Int64 // how many times deploy really ran (after an approval)
@@ -150,21 +151,24 @@ func directLegacyTarget(t *testing.T) *legacyTarget {
 	deploys := &atomic.Int64{}
 	srv := mcptest.StartLegacyServer(t, "alpha", confirmingDeployTool(deploys))
 	return &legacyTarget{
-		name:    "direct",
-		url:     srv.URL(),
-		token:   func(*testing.T) string { return "" },
-		tools:   legacyTools{Echo: mcptest.ToolEcho, Progress: mcptest.ToolProgress, Ask: mcptest.ToolAskName, Confirm: toolDeploy},
-		prompt:  mcptest.PromptGreet,
-		deploys: deploys,
-		backend: srv,
+		name:     "direct",
+		url:      srv.URL(),
+		tokenFor: func(*testing.T, string) string { return "" },
+		tools:    legacyTools{Echo: mcptest.ToolEcho, Progress: mcptest.ToolProgress, Ask: mcptest.ToolAskName, Confirm: toolDeploy},
+		prompt:   mcptest.PromptGreet,
+		deploys:  deploys,
+		backend:  srv,
 	}
 }
 
-// legacyGateway starts the gateway in front of backends with the dev issuer's tokens, the test
-// sealing key and a policy that asks for confirmation of alpha's deploy; mutate may change more.
-func legacyGateway(t *testing.T, mutate func(*Config), backends ...*mcptest.Server) *authGateway {
+// legacyGateway starts the gateway in front of backends with iss's tokens (a new issuer when
+// nil), the test sealing key and a policy that asks for confirmation of alpha's deploy; mutate
+// may change more.
+func legacyGateway(t *testing.T, iss *devissuer.Issuer, mutate func(*Config), backends ...*mcptest.Server) *authGateway {
 	t.Helper()
-	iss := newIssuer(t)
+	if iss == nil {
+		iss = newIssuer(t)
+	}
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
@@ -184,15 +188,15 @@ func gatewayLegacyTarget(t *testing.T) *legacyTarget {
 	t.Helper()
 	deploys := &atomic.Int64{}
 	alpha := mcptest.StartServer(t, "alpha", deployTool(deploys))
-	gw := legacyGateway(t, nil, alpha)
+	gw := legacyGateway(t, nil, nil, alpha)
 	return &legacyTarget{
-		name:    "gateway",
-		url:     gw.url(),
-		token:   func(t *testing.T) string { return mintFor(t, gw.iss, "alice") },
-		tools:   legacyTools{Echo: "alpha__echo", Progress: "alpha__progress", Ask: "alpha__ask_name", Confirm: "alpha__" + toolDeploy},
-		prompt:  "alpha__" + mcptest.PromptGreet,
-		deploys: deploys,
-		backend: alpha,
+		name:     "gateway",
+		url:      gw.url(),
+		tokenFor: func(t *testing.T, sub string) string { return mintFor(t, gw.iss, sub) },
+		tools:    legacyTools{Echo: "alpha__echo", Progress: "alpha__progress", Ask: "alpha__ask_name", Confirm: "alpha__" + toolDeploy},
+		prompt:   "alpha__" + mcptest.PromptGreet,
+		deploys:  deploys,
+		backend:  alpha,
 	}
 }
 
@@ -679,13 +683,13 @@ func TestLegacyClients(t *testing.T) {
 			tg := target.start(t)
 			t.Run("typescript-sdk-1.32.2", func(t *testing.T) {
 				before := tg.deploys.Load()
-				steps := runTSClient(t, tg.url, tg.token(t), tsScenario(tg))
+				steps := runTSClient(t, tg.url, tg.tokenFor(t, "alice"), tsScenario(tg))
 				checkLegacySteps(t, tg, steps, "2025-11-25", before)
 			})
 			for _, v := range []string{"2025-11-25", "2025-06-18"} {
 				t.Run("go-sdk-1.8.0-"+v, func(t *testing.T) {
 					before := tg.deploys.Load()
-					steps := runGoClient(t, tg.url, tg.token(t), v, tg.tools, tg.prompt)
+					steps := runGoClient(t, tg.url, tg.tokenFor(t, "alice"), v, tg.tools, tg.prompt)
 					checkLegacySteps(t, tg, steps, v, before)
 				})
 			}
