@@ -468,6 +468,9 @@ func runGoSteps(cs *mcp.ClientSession, sc Scenario, g *goClient, run func(string
 type Expect struct {
 	// Version is the version the client asked for, which the target must agree.
 	Version string
+	// NoSession expects no Mcp-Session-Id, as from a stateless server; by default a target
+	// must mint one at initialize.
+	NoSession bool
 	// Deploys counts the deploy tool's real runs at the backend; DeploysBefore is its value
 	// before the client ran. A confirmation approved must run deploy exactly once, one declined
 	// not at all.
@@ -527,8 +530,8 @@ func checkStep(t *testing.T, sc Scenario, s Step, want Expect) {
 	}
 	switch s.Step {
 	case "connect":
-		if s.ProtocolVersion != want.Version || !s.Session {
-			t.Errorf("connect: negotiated %q with a session id %v, want %s with one", s.ProtocolVersion, s.Session, want.Version)
+		if s.ProtocolVersion != want.Version || s.Session == want.NoSession {
+			t.Errorf("connect: negotiated %q with a session id %v, want %s with one %v", s.ProtocolVersion, s.Session, want.Version, !want.NoSession)
 		}
 	case "list_tools":
 		wantNames(sc.Tools.Echo, sc.Tools.Progress, sc.Tools.Ask, sc.Tools.Confirm)

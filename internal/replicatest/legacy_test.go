@@ -1,0 +1,159 @@
+package replicatest
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/internal/legacyclient"
+	"github.com/mcp-gateway/gateway/internal/mcptest"
+)
+
+// TestLegacyReplicas: pre-2026 clients (the TypeScript SDK v1 and the go-sdk client pinned to
+// 2025-11-25, internal/legacyclient) behind HAProxy round-robin, where consecutive requests of
+// one session land on different replicas.
+//
+// "direct" puts three stateless go-sdk servers behind the balancer: they serve a legacy client
+// without a session, so any of them answers list and call (a stateless server cannot send the
+// client requests, so there is no elicitation there). It proves the harness and the
+// different-replica evidence (the balancer's X-Served-By on each response the client saw).
+// "gateway" is the three gateway replicas sharing Redis: list, call, a backend elicitation
+// answered and a confirmation approved and declined, each answer free to land on any replica.
+//
+//	go test -race -count=1 -run 'TestLegacyReplicas/direct' ./internal/replicatest
+//	go test -race -count=1 -run 'TestLegacyReplicas/gateway' ./internal/replicatest
+func TestLegacyReplicas(t *testing.T) {
+	t.Run("direct", func(t *testing.T) {
+		lb := startDirectBalancer(t)
+		sc := legacyclient.Scenario{
+			URL:   lb.mcpURL(),
+			Tools: legacyclient.Tools{Echo: mcptest.ToolEcho},
+			Steps: []string{"connect", "list_tools", "call_tool", "close"},
+		}
+		clients := legacyRunners()
+		for _, name := range slices.Sorted(maps.Keys(clients)) {
+			t.Run(name, func(t *testing.T) {
+				steps := clients[name](t, sc)
+				legacyclient.Check(t, sc, steps, legacyclient.Expect{Version: legacyclient.TSProtocol, NoSession: true})
+				checkSpread(t, steps)
+			})
+		}
+	})
+	t.Run("gateway", func(t *testing.T) {
+		c := startCluster(t, legacyclient.DeployTool(&atomic.Int64{}))
+		sc := legacyclient.Scenario{
+			URL: c.lb.mcpURL(),
+			// In the cluster's policy echo needs confirmation and deploy does not: deploy (which
+			// returns its text) is the plain call, echo the confirmed one.
+			Tools: legacyclient.Tools{Echo: "alpha__" + legacyclient.ToolDeploy, Ask: "alpha__" + mcptest.ToolAskName, Confirm: "alpha__echo"},
+			Steps: []string{"connect", "list_tools", "call_tool", "elicitation", "confirm_approve", "confirm_decline", "close"},
+		}
+		clients := legacyRunners()
+		for _, name := range slices.Sorted(maps.Keys(clients)) {
+			t.Run(name, func(t *testing.T) {
+				tok, err := c.issuer.Mint(devissuer.Claims{"sub": "legacy-" + name, "scope": scopeUse})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sc := sc
+				sc.Token = tok
+				c.alpha.Reset()
+				steps := clients[name](t, sc)
+				legacyclient.Check(t, sc, steps, legacyclient.Expect{Version: legacyclient.TSProtocol})
+				checkSpread(t, steps)
+				approved, declined := steps["confirm_approve"], steps["confirm_decline"]
+				if approved.OK && declined.OK {
+					if n := c.backendCalls("echo"); n != 1 {
+						t.Errorf("the backend got %d confirmed echo calls, want 1 (approved once, declined never)", n)
+					}
+				}
+			})
+		}
+	})
+}
+
+// legacyRunners are the pre-2026 clients by subtest name; each speaks 2025-11-25.
+func legacyRunners() map[string]func(*testing.T, legacyclient.Scenario) map[string]legacyclient.Step {
+	return map[string]func(*testing.T, legacyclient.Scenario) map[string]legacyclient.Step{
+		"typescript-sdk-" + legacyclient.TSVersion: func(t *testing.T, sc legacyclient.Scenario) map[string]legacyclient.Step {
+			return legacyclient.RunTS(t, sc)
+		},
+		"go-sdk-1.8.0-" + legacyclient.TSProtocol: func(t *testing.T, sc legacyclient.Scenario) map[string]legacyclient.Step {
+			return legacyclient.RunGo(t, sc, legacyclient.TSProtocol)
+		},
+	}
+}
+
+// checkSpread asserts that the session's requests were served by more than one replica, and that
+// some two consecutive ones were served by different replicas: no affinity was needed.
+func checkSpread(t *testing.T, steps map[string]legacyclient.Step) {
+	t.Helper()
+	served := legacyclient.ServedBy(steps)
+	distinct := slices.Compact(slices.Sorted(slices.Values(served)))
+	consecutive := false
+	for i := 1; i < len(served); i++ {
+		consecutive = consecutive || served[i] != served[i-1]
+	}
+	t.Logf("the session's %d requests were served by %v", len(served), served)
+	if len(distinct) < 2 || !consecutive {
+		t.Errorf("one session's requests were served by %v, want consecutive requests on different replicas", served)
+	}
+}
+
+// startDirectBalancer puts HAProxy round-robin in front of three stateless go-sdk servers (named
+// like the gateway replicas), health-checked on a stand-in /readyz.
+func startDirectBalancer(t *testing.T) *balancer {
+	t.Helper()
+	ready := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintln(w, `{"ready":true}`)
+	}))
+	t.Cleanup(ready.Close)
+	readyPort := portOf(t, ready.URL)
+	var servers []balancerServer
+	for i := range replicaCount {
+		s := mcptest.StartServer(t, "alpha")
+		u, err := url.Parse(s.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, balancerServer{Name: "s" + strconv.Itoa(i+1), Addr: u.Host, AdminPort: readyPort})
+	}
+	ports := freePorts(t, 2)
+	lb := startBalancer(t, t.TempDir(), ports[0], ports[1], servers)
+	for _, s := range servers {
+		if err := lb.waitState(s.Name, "UP"); err != nil {
+			t.Fatalf("balancer: %v", err)
+		}
+	}
+	return lb
+}
+
+// portOf is the port of a loopback URL.
+func portOf(t *testing.T, raw string) int {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, p, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
