@@ -450,3 +450,45 @@ func TestLegacyAnswerAttacks(t *testing.T) {
 		})
 	}
 }
+
+// TestLegacySessionless: a legacy client that never echoes Mcp-Session-Id (some hosts do not)
+// but sends the 2025 version header is served all the same (LEGACY-EDGE §4.1 row 6). The direct
+// reference is a go-sdk server in its stateless mode, which serves such requests itself.
+func TestLegacySessionless(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T) *legacyAttackTarget
+	}{
+		{"direct", func(t *testing.T) *legacyAttackTarget {
+			srv := mcptest.StartServer(t, "alpha")
+			return &legacyAttackTarget{url: srv.URL(), echo: mcptest.ToolEcho, backend: srv,
+				caller: func(*testing.T, string) *legacyRaw { return &legacyRaw{url: srv.URL()} }}
+		}},
+		{"gateway", func(t *testing.T) *legacyAttackTarget { return gatewayAttackTarget(t, nil, nil) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := tc.start(t)
+			c := tg.caller(t, "alice")
+			ctx, cancel := context.WithTimeout(t.Context(), legacyRawTimeout)
+			defer cancel()
+			req, err := c.newRequest(ctx, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tg.echo+`","arguments":{"text":"no session"}}}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("MCP-Protocol-Version", legacyVersion)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			msgs := sseMessages(b)
+			if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+				msgs = []json.RawMessage{b}
+			}
+			if res.StatusCode != http.StatusOK || resultText(msgs) != "no session" {
+				t.Fatalf("a session-less 2025-11-25 tools/call: want 200 with the echo, got HTTP %d %s", res.StatusCode, b)
+			}
+		})
+	}
+}
