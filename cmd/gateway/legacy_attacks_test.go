@@ -18,9 +18,10 @@ import (
 )
 
 // Session and answer attacks on the legacy path, with raw HTTP so each test controls every byte
-// (LEGACY-EDGE §4.3, §6.2). A session id the gateway cannot open as this caller's live session is
-// 404, and the backend sees nothing; an answer id the gateway did not issue, or one already used,
-// is refused and changes nothing at the backend.
+// (issue 17: a sealed session id bound to the caller; single-use, unforgeable answer ids). A
+// session id the gateway cannot open as this caller's live session is 404, and the backend sees
+// nothing; an answer id the gateway did not issue, or one already used, is refused and changes
+// nothing at the backend.
 //
 //	go test -race -count=1 -run 'TestLegacySessionAttacks|TestLegacyAnswerAttacks' ./cmd/gateway
 
@@ -172,8 +173,10 @@ func tamper(id string) string {
 	return string(b)
 }
 
-// sessionGone asserts the 404 of a session that cannot be opened (LEGACY-EDGE §4.1 row 5).
-// checkBody asks for the gateway's own body; a direct server words it its own way.
+// sessionGone asserts the 404 of a session that cannot be opened: the status after which a
+// 2025-11-25 client must initialize again (never 400 or 401, which make clients retry a dead id
+// or start an OAuth flow). checkBody asks for the gateway's body, the id-less JSON-RPC error
+// {-32600, "Session not found; re-initialize"}; a direct server words it its own way.
 func sessionGone(t *testing.T, what string, r rawResponse, checkBody bool) {
 	t.Helper()
 	if r.Status != http.StatusNotFound {
@@ -452,7 +455,7 @@ func TestLegacyAnswerAttacks(t *testing.T) {
 }
 
 // TestLegacySessionless: a legacy client that never echoes Mcp-Session-Id (some hosts do not)
-// but sends the 2025 version header is served all the same (LEGACY-EDGE §4.1 row 6). The direct
+// but sends the 2025 version header is served all the same (issue 17). The direct
 // reference is a go-sdk server in its stateless mode, which serves such requests itself.
 func TestLegacySessionless(t *testing.T) {
 	for _, tc := range []struct {

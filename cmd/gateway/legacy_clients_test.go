@@ -15,7 +15,8 @@ import (
 // "direct" is a go-sdk server serving 2025-11-25 itself (stateful, with sessions): the clients
 // must pass there, which proves the harness. "gateway" is the gateway in front of a 2026-07-28
 // go-sdk backend, with real tokens and a confirmation policy: what the legacy edge must serve
-// (LEGACY-EDGE §4-§6).
+// (issue 17): sealed sessions, translated results, and the backend's and the gateway's own
+// requests for input turned into elicitation/create requests to the client.
 //
 //	go test -race -count=1 -run 'TestLegacyClients/direct' ./cmd/gateway
 //	go test -race -count=1 -run 'TestLegacyClients/gateway' ./cmd/gateway
