@@ -1,7 +1,9 @@
 package replicatest
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -9,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -16,6 +19,9 @@ import (
 	"github.com/mcp-gateway/gateway/internal/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
+
+// requestsMetric is the gateway's counter of client requests, one series per method and outcome.
+const requestsMetric = "mcp_gateway_requests_total"
 
 // TestLegacyReplicas: pre-2026 clients (the TypeScript SDK v1 and the go-sdk client pinned to
 // 2025-11-25, internal/legacyclient) behind HAProxy round-robin, where consecutive requests of
@@ -66,9 +72,22 @@ func TestLegacyReplicas(t *testing.T) {
 				sc := sc
 				sc.Token = tok
 				c.alpha.Reset()
+				before := c.requestCounts(t)
 				steps := clients[name](t, sc)
 				legacyclient.Check(t, sc, steps, legacyclient.Expect{Version: legacyclient.TSProtocol})
 				checkSpread(t, steps)
+				// The replicas' own account agrees with the balancer's: the session's requests
+				// were counted by more than one of them.
+				after, served := c.requestCounts(t), 0
+				for r, n := range after {
+					if n > before[r] {
+						served++
+					}
+				}
+				t.Logf("MCP requests counted per replica: before %v, after %v", before, after)
+				if served < 2 {
+					t.Errorf("the replicas' metrics show the session's requests on %d replica(s), want at least 2", served)
+				}
 				approved, declined := steps["confirm_approve"], steps["confirm_decline"]
 				if approved.OK && declined.OK {
 					if n := c.backendCalls("echo"); n != 1 {
@@ -156,4 +175,40 @@ func portOf(t *testing.T, raw string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// requestCounts returns, per replica, the sum of the gateway's client-request counter over all
+// its series: whatever the labels, it grows by one for each MCP request the replica served.
+func (c *cluster) requestCounts(t *testing.T) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, r := range c.replicas {
+		ctx, cancel := context.WithTimeout(t.Context(), requestTimeout)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.adminAddr+"/metrics", nil)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			cancel()
+			t.Fatalf("%s /metrics: %v", r.name, err)
+		}
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		cancel()
+		if err != nil {
+			t.Fatalf("%s /metrics: %v", r.name, err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.HasPrefix(line, requestsMetric+"{") {
+				continue
+			}
+			i := strings.LastIndexByte(line, ' ')
+			if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+				out[r.name] += v
+			}
+		}
+	}
+	return out
 }
