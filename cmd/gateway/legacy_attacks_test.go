@@ -1,19 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/internal/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 )
 
@@ -23,161 +18,29 @@ import (
 // nothing; an answer id the gateway did not issue, or one already used, is refused and changes
 // nothing at the backend.
 //
-//	go test -race -count=1 -run 'TestLegacySessionAttacks|TestLegacyAnswerAttacks' ./cmd/gateway
+//	go test -race -count=1 -run 'TestLegacySessionAttacks|TestLegacyAnswerAttacks|TestLegacySessionless' ./cmd/gateway
 
-// legacyVersion is the version the raw legacy requests negotiate.
-const legacyVersion = "2025-11-25"
-
-// legacyRawTimeout bounds one raw request, or the wait for one message of a stream.
-const legacyRawTimeout = 15 * time.Second
-
-// legacyRaw speaks the 2025-11-25 Streamable HTTP transport by hand for one caller.
+// legacyRaw is one caller speaking the legacy transport by hand to one endpoint.
 type legacyRaw struct {
-	url   string
-	token string
-	ids   atomic.Int64
+	url string
+	raw *legacyclient.Raw
 }
 
-// rawResponse is one HTTP response: status, headers, the whole body and, for JSON or SSE, the
-// JSON-RPC messages it carried.
-type rawResponse struct {
-	Status int
-	Header http.Header
-	Body   string
-	Msgs   []json.RawMessage
+func (c *legacyRaw) initialize(t *testing.T) string { return c.raw.Initialize(t, c.url) }
+
+func (c *legacyRaw) post(t *testing.T, sid, body string) legacyclient.Response {
+	return c.raw.Post(t, c.url, sid, body)
 }
 
-func (r rawResponse) String() string {
-	return fmt.Sprintf("HTTP %d %s", r.Status, strings.TrimSpace(r.Body))
-}
-
-// newRequest builds a legacy POST: no MCP-Protocol-Version on initialize (no client sends one),
-// the negotiated version and the session id afterwards.
-func (c *legacyRaw) newRequest(ctx context.Context, sid, body string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("MCP-Protocol-Version", legacyVersion)
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	return req, nil
-}
-
-// post sends body and reads the whole response.
-func (c *legacyRaw) post(t *testing.T, sid, body string) rawResponse {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), legacyRawTimeout)
-	defer cancel()
-	req, err := c.newRequest(ctx, sid, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rawResponse{Status: res.StatusCode, Header: res.Header, Body: string(b)}
-	switch ct := res.Header.Get("Content-Type"); {
-	case strings.HasPrefix(ct, "text/event-stream"):
-		r.Msgs = sseMessages(b)
-	case strings.HasPrefix(ct, "application/json") && json.Valid(b):
-		r.Msgs = []json.RawMessage{b}
-	}
-	return r
-}
-
-// sseMessages returns the data of each event of a complete SSE body.
-func sseMessages(b []byte) []json.RawMessage {
-	var out []json.RawMessage
-	var data []byte
-	for _, line := range bytes.Split(append(b, '\n'), []byte("\n")) {
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			data = append(data, bytes.TrimSpace(d)...)
-			continue
-		}
-		if len(line) == 0 && len(data) > 0 {
-			out = append(out, json.RawMessage(data))
-			data = nil
-		}
-	}
-	return out
-}
-
-// initialize runs the handshake (initialize, then notifications/initialized) and returns the
-// session id the server minted.
-func (c *legacyRaw) initialize(t *testing.T) string {
-	t.Helper()
-	r := c.post(t, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+legacyVersion+
-		`","capabilities":{"elicitation":{}},"clientInfo":{"name":"legacy-attacks","version":"1.0.0"}}}`)
-	sid := r.Header.Get("Mcp-Session-Id")
-	if r.Status != http.StatusOK || sid == "" || len(r.Msgs) == 0 || !strings.Contains(string(r.Msgs[len(r.Msgs)-1]), `"protocolVersion":"`+legacyVersion+`"`) {
-		t.Fatalf("initialize: want 200 with Mcp-Session-Id and %s, got %s (session id present: %v)", legacyVersion, r, sid != "")
-	}
-	if n := c.post(t, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); n.Status != http.StatusAccepted {
-		t.Fatalf("notifications/initialized: want 202, got %s", n)
-	}
-	return sid
-}
-
-// callEcho sends tools/call for the echo tool named name on the session.
-func (c *legacyRaw) callEcho(t *testing.T, sid, name, text string) rawResponse {
-	t.Helper()
-	return c.post(t, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{"text":%q}}}`,
-		c.ids.Add(1), name, text))
-}
-
-// resultText is the text of the tools/call result among msgs, "" when there is none.
-func resultText(msgs []json.RawMessage) string {
-	for _, m := range msgs {
-		var msg struct {
-			Result *struct {
-				Content []struct{ Text string } `json:"content"`
-			} `json:"result"`
-		}
-		if json.Unmarshal(m, &msg) == nil && msg.Result != nil {
-			var b strings.Builder
-			for _, c := range msg.Result.Content {
-				b.WriteString(c.Text)
-			}
-			return b.String()
-		}
-	}
-	return ""
-}
-
-// tamper changes one character near the end of id, inside whatever a server seals or looks up.
-func tamper(id string) string {
-	b := []byte(id)
-	i := len(b) - 5
-	if i < 0 {
-		i = 0
-	}
-	if b[i] == 'A' {
-		b[i] = 'B'
-	} else {
-		b[i] = 'A'
-	}
-	return string(b)
+func (c *legacyRaw) callEcho(t *testing.T, sid, name, text string) legacyclient.Response {
+	return c.raw.CallText(t, c.url, sid, name, text)
 }
 
 // sessionGone asserts the 404 of a session that cannot be opened: the status after which a
 // 2025-11-25 client must initialize again (never 400 or 401, which make clients retry a dead id
 // or start an OAuth flow). checkBody asks for the gateway's body, the id-less JSON-RPC error
 // {-32600, "Session not found; re-initialize"}; a direct server words it its own way.
-func sessionGone(t *testing.T, what string, r rawResponse, checkBody bool) {
+func sessionGone(t *testing.T, what string, r legacyclient.Response, checkBody bool) {
 	t.Helper()
 	if r.Status != http.StatusNotFound {
 		t.Errorf("%s: want 404, got %s", what, r)
@@ -188,29 +51,27 @@ func sessionGone(t *testing.T, what string, r rawResponse, checkBody bool) {
 	}
 }
 
-// legacyAttackTarget is a target with its backend's echo name and a way to mint callers.
+// legacyAttackTarget is a target with its backend's echo name and a way to make callers.
 type legacyAttackTarget struct {
-	url     string
 	echo    string
 	backend *mcptest.Server
 	caller  func(t *testing.T, sub string) *legacyRaw
-	gateway bool
 }
 
 func directAttackTarget(t *testing.T) *legacyAttackTarget {
 	t.Helper()
 	tg := directLegacyTarget(t)
-	return &legacyAttackTarget{url: tg.url, echo: tg.tools.Echo, backend: tg.backend,
-		caller: func(*testing.T, string) *legacyRaw { return &legacyRaw{url: tg.url} }}
+	return &legacyAttackTarget{echo: tg.tools.Echo, backend: tg.backend,
+		caller: func(*testing.T, string) *legacyRaw { return &legacyRaw{url: tg.url, raw: &legacyclient.Raw{}} }}
 }
 
 func gatewayAttackTarget(t *testing.T, iss *devissuer.Issuer, mutate func(*Config)) *legacyAttackTarget {
 	t.Helper()
 	alpha := mcptest.StartServer(t, "alpha")
 	gw := legacyGateway(t, iss, mutate, alpha)
-	return &legacyAttackTarget{url: gw.url(), echo: "alpha__echo", backend: alpha, gateway: true,
+	return &legacyAttackTarget{echo: "alpha__echo", backend: alpha,
 		caller: func(t *testing.T, sub string) *legacyRaw {
-			return &legacyRaw{url: gw.url(), token: mintFor(t, gw.iss, sub)}
+			return &legacyRaw{url: gw.url(), raw: &legacyclient.Raw{Token: mintFor(t, gw.iss, sub)}}
 		}}
 }
 
@@ -222,17 +83,17 @@ func TestLegacySessionAttacks(t *testing.T) {
 		tg := directAttackTarget(t)
 		alice := tg.caller(t, "alice")
 		sid := alice.initialize(t)
-		if r := alice.callEcho(t, sid, tg.echo, "control"); resultText(r.Msgs) != "control" {
+		if r := alice.callEcho(t, sid, tg.echo, "control"); legacyclient.ResultText(r.Msgs) != "control" {
 			t.Fatalf("control call on a good session: %s", r)
 		}
-		sessionGone(t, "tampered", alice.callEcho(t, tamper(sid), tg.echo, "tampered"), false)
+		sessionGone(t, "tampered", alice.callEcho(t, legacyclient.Tamper(sid), tg.echo, "tampered"), false)
 		sessionGone(t, "truncated", alice.callEcho(t, sid[:len(sid)/2], tg.echo, "truncated"), false)
 	})
 	t.Run("gateway", func(t *testing.T) {
 		tg := gatewayAttackTarget(t, nil, nil)
 		alice, bob := tg.caller(t, "alice"), tg.caller(t, "bob")
 		sid := alice.initialize(t)
-		if r := alice.callEcho(t, sid, tg.echo, "control"); resultText(r.Msgs) != "control" {
+		if r := alice.callEcho(t, sid, tg.echo, "control"); legacyclient.ResultText(r.Msgs) != "control" {
 			t.Fatalf("control call on a good session: %s", r)
 		}
 		for _, a := range []struct {
@@ -240,7 +101,7 @@ func TestLegacySessionAttacks(t *testing.T) {
 			caller *legacyRaw
 			sid    string
 		}{
-			{"tampered", alice, tamper(sid)},
+			{"tampered", alice, legacyclient.Tamper(sid)},
 			{"truncated", alice, sid[:len(sid)/2]},
 			{"another user's session", bob, sid},
 			{"not a session id", alice, "s1.k1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
@@ -280,7 +141,7 @@ func TestLegacySessionAttacks(t *testing.T) {
 		// ... and after k1 was removed.
 		removed := gatewayAttackTarget(t, iss, func(c *Config) { c.MRTR.Keys = []KeyConfig{k2} })
 		sid := before.caller(t, "alice").initialize(t)
-		if r := rotated.caller(t, "alice").callEcho(t, sid, rotated.echo, "rotated"); resultText(r.Msgs) != "rotated" {
+		if r := rotated.caller(t, "alice").callEcho(t, sid, rotated.echo, "rotated"); legacyclient.ResultText(r.Msgs) != "rotated" {
 			t.Fatalf("a session sealed under k1 with k1 still in the ring: %s", r)
 		}
 		removed.backend.Reset()
@@ -291,127 +152,25 @@ func TestLegacySessionAttacks(t *testing.T) {
 	})
 }
 
-// legacyStream is a POST whose response is read as it arrives, message by message.
-type legacyStream struct {
-	res  *http.Response
-	msgs chan json.RawMessage
-	done chan struct{}
-}
-
-// open sends body and starts reading the response's messages.
-func (c *legacyRaw) open(t *testing.T, sid, body string) *legacyStream {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 4*legacyRawTimeout)
-	req, err := c.newRequest(ctx, sid, body)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	s := &legacyStream{res: res, msgs: make(chan json.RawMessage, 16), done: make(chan struct{})}
-	go s.read()
-	t.Cleanup(func() {
-		cancel()
-		res.Body.Close()
-		<-s.done
-	})
-	return s
-}
-
-func (s *legacyStream) read() {
-	defer close(s.done)
-	defer close(s.msgs)
-	if !strings.HasPrefix(s.res.Header.Get("Content-Type"), "text/event-stream") {
-		b, _ := io.ReadAll(s.res.Body)
-		if json.Valid(b) {
-			s.msgs <- b
-		}
-		return
-	}
-	sc := bufio.NewScanner(s.res.Body)
-	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
-	var data []byte
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		if d, ok := strings.CutPrefix(line, "data:"); ok {
-			data = append(data, strings.TrimSpace(d)...)
-			continue
-		}
-		if line == "" && len(data) > 0 {
-			s.msgs <- json.RawMessage(data)
-			data = nil
-		}
-	}
-}
-
-// next returns the next message, failing the test when the stream ends or stalls first.
-func (s *legacyStream) next(t *testing.T, what string) json.RawMessage {
-	t.Helper()
-	select {
-	case m, ok := <-s.msgs:
-		if !ok {
-			t.Fatalf("%s: the stream ended (HTTP %d)", what, s.res.StatusCode)
-		}
-		return m
-	case <-time.After(legacyRawTimeout):
-		t.Fatalf("%s: nothing on the stream within %v", what, legacyRawTimeout)
-	}
-	return nil
-}
-
-// rpcMessage is the part of a JSON-RPC message the answer tests read.
-type rpcMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
-}
-
-// forgeID returns an id of the same kind as id that its issuer never issued.
-func forgeID(id json.RawMessage) json.RawMessage {
-	var s string
-	if json.Unmarshal(id, &s) == nil {
-		b, _ := json.Marshal(tamper(s))
-		return b
-	}
-	return json.RawMessage(`987654321`)
-}
-
-// answerBody is the client's JSON-RPC response to a server request with id.
-func answerBody(id json.RawMessage, approve bool) string {
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"approve":%t}}}`, id, approve)
-}
-
 // TestLegacyAnswerAttacks: while a confirmation waits for the client's answer, forged answer ids
 // and another user's answer are refused and run nothing; the genuine answer runs the call once;
-// replaying it is refused and runs nothing more.
+// replaying it is refused and runs nothing more. Against the direct server (whose own
+// confirmation has the same shape) the statuses of refused answers are only logged: the go-sdk
+// accepts and drops a response it did not ask for; the tool runs must still be exact.
 func TestLegacyAnswerAttacks(t *testing.T) {
 	for _, target := range legacyTargets() {
 		t.Run(target.name, func(t *testing.T) {
 			tg := target.start(t)
 			gateway := target.name == "gateway"
-			alice := &legacyRaw{url: tg.url, token: tg.tokenFor(t, "alice")}
-			bob := &legacyRaw{url: tg.url, token: tg.tokenFor(t, "bob")}
+			alice := &legacyRaw{url: tg.url, raw: &legacyclient.Raw{Token: tg.tokenFor(t, "alice")}}
+			bob := &legacyRaw{url: tg.url, raw: &legacyclient.Raw{Token: tg.tokenFor(t, "bob")}}
 			sid := alice.initialize(t)
-			stream := alice.open(t, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":{"text":"approved"}}}`, tg.tools.Confirm))
-			var ask rpcMessage
-			for ask.Method != "elicitation/create" {
-				if err := json.Unmarshal(stream.next(t, "waiting for elicitation/create"), &ask); err != nil {
-					t.Fatal(err)
-				}
-				if ask.Result != nil || ask.Error != nil {
-					t.Fatalf("the call ended before asking: result %s error %s", ask.Result, ask.Error)
-				}
-			}
+			stream := alice.raw.Open(t, tg.url, sid, alice.raw.CallBody(tg.tools.Confirm, "approved"))
+			ask := stream.NextRequest(t, "elicitation/create")
 			if !strings.Contains(string(ask.Params), `"approve"`) {
 				t.Fatalf("elicitation/create does not ask for approve: %s", ask.Params)
 			}
-			refused := func(what string, r rawResponse, want int) {
+			refused := func(what string, r legacyclient.Response, want int) {
 				t.Helper()
 				if gateway && r.Status != want {
 					t.Errorf("%s: want HTTP %d, got %s", what, want, r)
@@ -423,27 +182,22 @@ func TestLegacyAnswerAttacks(t *testing.T) {
 					t.Errorf("%s: deploy ran %d times", what, n)
 				}
 			}
-			refused("forged answer id", alice.post(t, sid, answerBody(forgeID(ask.ID), true)), http.StatusBadRequest)
-			refused("invented answer id", alice.post(t, sid, answerBody(json.RawMessage(`"g1.AAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA"`), true)), http.StatusBadRequest)
+			refused("forged answer id", alice.post(t, sid, legacyclient.AnswerBody(legacyclient.ForgeID(ask.ID), true)), http.StatusBadRequest)
+			refused("invented answer id", alice.post(t, sid, legacyclient.AnswerBody(json.RawMessage(`"g1.AAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA"`), true)), http.StatusBadRequest)
 			if gateway {
-				refused("another user's answer", bob.post(t, sid, answerBody(ask.ID, true)), http.StatusNotFound)
+				refused("another user's answer", bob.post(t, sid, legacyclient.AnswerBody(ask.ID, true)), http.StatusNotFound)
 			}
-			if r := alice.post(t, sid, answerBody(ask.ID, true)); r.Status != http.StatusAccepted {
+			if r := alice.post(t, sid, legacyclient.AnswerBody(ask.ID, true)); r.Status != http.StatusAccepted {
 				t.Fatalf("the genuine answer: want 202, got %s", r)
 			}
-			var final rpcMessage
-			for final.Result == nil && final.Error == nil {
-				if err := json.Unmarshal(stream.next(t, "waiting for the result"), &final); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if got := resultText([]json.RawMessage{final.Result}); final.Error != nil || !strings.Contains(string(final.Result), `"approved"`) {
-				t.Fatalf("the approved call: result %s (text %q) error %s", final.Result, got, final.Error)
+			final := stream.NextResult(t)
+			if final.Error != nil || legacyclient.ResultText([]json.RawMessage{mustJSON(t, final)}) != "approved" {
+				t.Fatalf("the approved call: result %s error %s", final.Result, final.Error)
 			}
 			if n := tg.deploys.Load(); n != 1 {
 				t.Fatalf("after the genuine answer deploy ran %d times, want 1", n)
 			}
-			r := alice.post(t, sid, answerBody(ask.ID, true))
+			r := alice.post(t, sid, legacyclient.AnswerBody(ask.ID, true))
 			if gateway && r.Status != http.StatusBadRequest {
 				t.Errorf("replayed answer: want HTTP 400, got %s", r)
 			}
@@ -454,9 +208,19 @@ func TestLegacyAnswerAttacks(t *testing.T) {
 	}
 }
 
+// mustJSON re-encodes a message, for helpers that read raw messages.
+func mustJSON(t *testing.T, m legacyclient.Message) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TestLegacySessionless: a legacy client that never echoes Mcp-Session-Id (some hosts do not)
-// but sends the 2025 version header is served all the same (issue 17). The direct
-// reference is a go-sdk server in its stateless mode, which serves such requests itself.
+// but sends the 2025 version header is served all the same (issue 17). The direct reference is
+// a go-sdk server in its stateless mode, which serves such requests itself.
 func TestLegacySessionless(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -464,33 +228,22 @@ func TestLegacySessionless(t *testing.T) {
 	}{
 		{"direct", func(t *testing.T) *legacyAttackTarget {
 			srv := mcptest.StartServer(t, "alpha")
-			return &legacyAttackTarget{url: srv.URL(), echo: mcptest.ToolEcho, backend: srv,
-				caller: func(*testing.T, string) *legacyRaw { return &legacyRaw{url: srv.URL()} }}
+			return &legacyAttackTarget{echo: mcptest.ToolEcho, backend: srv,
+				caller: func(*testing.T, string) *legacyRaw { return &legacyRaw{url: srv.URL(), raw: &legacyclient.Raw{}} }}
 		}},
 		{"gateway", func(t *testing.T) *legacyAttackTarget { return gatewayAttackTarget(t, nil, nil) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg := tc.start(t)
 			c := tg.caller(t, "alice")
-			ctx, cancel := context.WithTimeout(t.Context(), legacyRawTimeout)
-			defer cancel()
-			req, err := c.newRequest(ctx, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tg.echo+`","arguments":{"text":"no session"}}}`)
+			req, err := c.raw.Request(t.Context(), c.url, "", c.raw.CallBody(tg.echo, "no session"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			req.Header.Set("MCP-Protocol-Version", legacyVersion)
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			b, _ := io.ReadAll(res.Body)
-			msgs := sseMessages(b)
-			if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
-				msgs = []json.RawMessage{b}
-			}
-			if res.StatusCode != http.StatusOK || resultText(msgs) != "no session" {
-				t.Fatalf("a session-less 2025-11-25 tools/call: want 200 with the echo, got HTTP %d %s", res.StatusCode, b)
+			req.Header.Set("MCP-Protocol-Version", legacyclient.Version)
+			r := legacyclient.Do(t, req)
+			if r.Status != http.StatusOK || legacyclient.ResultText(r.Msgs) != "no session" {
+				t.Fatalf("a session-less %s tools/call: want 200 with the echo, got %s", legacyclient.Version, r)
 			}
 		})
 	}
