@@ -135,8 +135,14 @@ func (c *Raw) Initialize(tb testing.TB, url string) string {
 
 // CallBody is a tools/call of name with the arguments {"text": text}, under a fresh id.
 func (c *Raw) CallBody(name, text string) string {
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{"text":%q}}}`,
-		c.ids.Add(1), name, text)
+	args, _ := json.Marshal(map[string]string{"text": text})
+	return c.CallArgs(name, string(args))
+}
+
+// CallArgs is a tools/call of name with the arguments args (a JSON object), under a fresh id.
+func (c *Raw) CallArgs(name, args string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`,
+		c.ids.Add(1), name, args)
 }
 
 // CallText sends tools/call name {"text": text} to url on the session and reads the response.

@@ -96,7 +96,55 @@ func TestLegacyReplicas(t *testing.T) {
 				}
 			})
 		}
+		t.Run("answers posted to other replicas", func(t *testing.T) {
+			testLegacyAnswersAcross(t, c)
+		})
 	})
+}
+
+// testLegacyAnswersAcross addresses the replicas directly: the session starts on r1, the call
+// waits for its confirmation on r1, the answer is posted to r2 and must reach r1; a forged
+// answer and replays on r3 and r1 are refused and the backend runs the call once. A backend's own
+// elicitation is answered the same way, on r3 for a call held by r2.
+func testLegacyAnswersAcross(t *testing.T, c *cluster) {
+	r1, r2, r3 := c.replicas[0].mcpURL(), c.replicas[1].mcpURL(), c.replicas[2].mcpURL()
+	tok, err := c.issuer.Mint(devissuer.Claims{"sub": "legacy-raw", "scope": scopeUse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := &legacyclient.Raw{Token: tok}
+	c.alpha.Reset()
+	sid := alice.Initialize(t, r1)
+	stream := alice.Open(t, r1, sid, alice.CallBody("alpha__echo", "across replicas"))
+	ask := stream.NextRequest(t, "elicitation/create")
+	if r := alice.Post(t, r3, sid, legacyclient.AnswerBody(legacyclient.ForgeID(ask.ID), true)); r.Status != http.StatusBadRequest {
+		t.Errorf("a forged answer on r3: want 400, got %s", r)
+	}
+	if r := alice.Post(t, r2, sid, legacyclient.AnswerBody(ask.ID, true)); r.Status != http.StatusAccepted {
+		t.Fatalf("the answer on r2: want 202, got %s", r)
+	}
+	final := stream.NextResult(t)
+	if final.Error != nil || !strings.Contains(string(final.Result), "across replicas") {
+		t.Fatalf("the call held by r1 after the answer on r2: result %s error %s", final.Result, final.Error)
+	}
+	for _, url := range []string{r3, r1} {
+		if r := alice.Post(t, url, sid, legacyclient.AnswerBody(ask.ID, true)); r.Status != http.StatusBadRequest {
+			t.Errorf("the answer replayed on %s: want 400, got %s", url, r)
+		}
+	}
+	if n := c.backendCalls("echo"); n != 1 {
+		t.Errorf("the backend ran the confirmed echo %d times, want 1", n)
+	}
+
+	stream = alice.Open(t, r2, sid, alice.CallArgs("alpha__"+mcptest.ToolAskName, "{}"))
+	ask = stream.NextRequest(t, "elicitation/create")
+	answer := `{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"accept","content":{"name":"Grace"}}}`
+	if r := alice.Post(t, r3, sid, answer); r.Status != http.StatusAccepted {
+		t.Fatalf("the backend's elicitation answered on r3: want 202, got %s", r)
+	}
+	if final := stream.NextResult(t); final.Error != nil || !strings.Contains(string(final.Result), "Hello, Grace") {
+		t.Fatalf("ask_name held by r2 after the answer on r3: result %s error %s", final.Result, final.Error)
+	}
 }
 
 // legacyRunners are the pre-2026 clients by subtest name; each speaks 2025-11-25.
