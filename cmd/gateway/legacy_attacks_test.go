@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcp-gateway/gateway/internal/devissuer"
 	"github.com/mcp-gateway/gateway/internal/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
@@ -204,6 +206,13 @@ func TestLegacyAnswerAttacks(t *testing.T) {
 			if n := tg.deploys.Load(); n != 1 {
 				t.Errorf("after the replayed answer deploy ran %d times, want 1", n)
 			}
+			// A stream that cannot be resumed statelessly must not invite resumption.
+			if gateway && stream.SawEventID() {
+				t.Errorf("the gateway's legacy SSE stream carried event ids")
+			}
+			if !gateway {
+				t.Logf("direct: the stream carried event ids: %v", stream.SawEventID())
+			}
 		})
 	}
 }
@@ -244,6 +253,33 @@ func TestLegacySessionless(t *testing.T) {
 			r := legacyclient.Do(t, req)
 			if r.Status != http.StatusOK || legacyclient.ResultText(r.Msgs) != "no session" {
 				t.Fatalf("a session-less %s tools/call: want 200 with the echo, got %s", legacyclient.Version, r)
+			}
+		})
+	}
+}
+
+// TestLegacyNoElicitationCapability: a 2025 client that declared no elicitation calls a tool
+// that needs confirmation. The gateway answers with a tool error naming what is missing, and the
+// call never reaches the backend. The direct server, asked the same, must not run the tool either.
+func TestLegacyNoElicitationCapability(t *testing.T) {
+	for _, target := range legacyTargets() {
+		t.Run(target.name, func(t *testing.T) {
+			tg := target.start(t)
+			opts := []mcptest.ClientOption{mcptest.WithProtocolVersion(legacyclient.Version)}
+			if tok := tg.tokenFor(t, "alice"); tok != "" {
+				opts = append(opts, mcptest.WithBearer(tok))
+			}
+			cs := mcptest.Connect(t, tg.url, opts...)
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tg.tools.Confirm, Arguments: map[string]any{"text": "unasked"}})
+			if target.name == "gateway" {
+				if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "elicitation") {
+					t.Errorf("want a tool error naming elicitation, got %v %+v", err, res)
+				}
+			} else {
+				t.Logf("direct: %v %+v", err, res)
+			}
+			if n := tg.deploys.Load(); n != 0 {
+				t.Errorf("the tool ran %d times for a client that could not be asked", n)
 			}
 		})
 	}

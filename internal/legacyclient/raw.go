@@ -187,11 +187,16 @@ func Tamper(id string) string {
 
 // Stream is a POST whose response is read as it arrives, message by message.
 type Stream struct {
-	res  *http.Response
-	msgs chan json.RawMessage
-	stop chan struct{}
-	done chan struct{}
+	res     *http.Response
+	msgs    chan json.RawMessage
+	stop    chan struct{}
+	done    chan struct{}
+	eventID atomic.Bool // an SSE "id:" field was seen
 }
+
+// SawEventID reports whether the stream has so far carried an SSE event id, which invites a
+// 2025 client to resume the stream later with GET and Last-Event-ID.
+func (s *Stream) SawEventID() bool { return s.eventID.Load() }
 
 // Open sends body to url on the session and starts reading the response's messages. The stream
 // is closed when the test ends.
@@ -245,6 +250,9 @@ func (s *Stream) read() {
 	var data []byte
 	for sc.Scan() {
 		line := strings.TrimSuffix(sc.Text(), "\r")
+		if strings.HasPrefix(line, "id:") {
+			s.eventID.Store(true)
+		}
 		if d, ok := strings.CutPrefix(line, "data:"); ok {
 			data = append(data, strings.TrimSpace(d)...)
 			continue
