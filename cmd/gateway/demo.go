@@ -152,6 +152,17 @@ Authentication is OFF (--no-auth). Try:
   mcp server/discover
   mcp initialize                                          # removed in 2026-07-28: 404 -32601
 
+A pre-2026 client (2025-11-25, 2025-06-18: the TypeScript SDK v1, most agent hosts) uses the
+same endpoint: initialize, then send back the Mcp-Session-Id it returns. By hand:
+
+  legacy() { curl -sS -i http://{{.MCP}}/mcp -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' ${TOKEN:+-H "Authorization: Bearer $TOKEN"} \
+    ${SID:+-H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25'} -d "$1"; echo; }
+
+  {{if .Users}}TOKEN=$ALICE {{end}}legacy '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
+  SID='<the Mcp-Session-Id header above>'
+  {{if .Users}}TOKEN=$ALICE {{end}}legacy '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+
 Health and metrics: curl -s http://{{.Admin}}/readyz ; curl -s http://{{.Admin}}/metrics | grep mcp_gateway_
 Press Ctrl-C to stop.
 `))

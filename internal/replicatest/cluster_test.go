@@ -28,13 +28,14 @@ type cluster struct {
 	lb       *balancer
 }
 
-// startCluster starts every part and waits until the balancer sees all replicas up.
-func startCluster(t *testing.T) *cluster {
+// startCluster starts every part and waits until the balancer sees all replicas up. The backend
+// alpha serves mcptest's default tools and whatever opts add.
+func startCluster(t *testing.T, opts ...mcptest.Option) *cluster {
 	t.Helper()
 	dir := t.TempDir()
 	ports := freePorts(t, 2*replicaCount+2)
 	lbPort, statsPort := ports[2*replicaCount], ports[2*replicaCount+1]
-	c := &cluster{alpha: mcptest.StartServer(t, "alpha")}
+	c := &cluster{alpha: mcptest.StartServer(t, "alpha", opts...)}
 	c.redis = testredis.Start(t, testredis.WithPassword(randomSecret(t)))
 	writeSecret(t, filepath.Join(dir, "redis-password"), c.redis.Password())
 	writeSecret(t, filepath.Join(dir, "mrtr-key"), randomSecret(t))

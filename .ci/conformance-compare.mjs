@@ -1,0 +1,57 @@
+// Compares two runs of the conformance suite over one revision's required server scenarios:
+// the reference server on its own ("direct") and the gateway in front of it. Prints both
+// counts side by side and every scenario that passes directly but not through the gateway.
+//
+// usage: node conformance-compare.mjs SUITE_DIR REVISION DIRECT_RESULTS GATEWAY_RESULTS
+// Exit status: 0 when every scenario that passes directly passes through the gateway.
+import { createRequire } from 'node:module';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const [suiteDir, revision, directDir, gatewayDir] = process.argv.slice(2);
+const require = createRequire(resolve(suiteDir, 'package.json'));
+const YAML = require('yaml');
+const reqs = YAML.parse(readFileSync(join(suiteDir, 'requirements', `${revision}.yaml`), 'utf8'));
+const scenarios = [...new Set(reqs.server ?? [])];
+
+// verdicts maps each scenario to "pass", "fail" or "missing" for one results directory. Result
+// folders are named server-<scenario>-<ISO timestamp>; the timestamp anchors the match, as a
+// scenario name can be a prefix of another.
+function verdicts(dir) {
+  const dirs = existsSync(dir) ? readdirSync(dir) : [];
+  const out = new Map();
+  for (const s of scenarios) {
+    const re = new RegExp(`^server-${s.replace(/[/]/g, '-')}-\\d{4}-\\d\\d-\\d\\dT`);
+    const found = dirs.filter((d) => re.test(d)).sort().pop();
+    if (!found) {
+      out.set(s, 'missing');
+      continue;
+    }
+    const checks = JSON.parse(readFileSync(join(dir, found, 'checks.json'), 'utf8'));
+    out.set(s, checks.some((c) => c.status === 'FAILURE') ? 'fail' : 'pass');
+  }
+  return out;
+}
+
+function count(v) {
+  const passed = [...v.values()].filter((x) => x === 'pass').length;
+  return `${passed} passed / ${v.size - passed} failed`;
+}
+
+const direct = verdicts(directDir);
+const gateway = verdicts(gatewayDir);
+const lost = scenarios.filter((s) => direct.get(s) === 'pass' && gateway.get(s) !== 'pass');
+const gained = scenarios.filter((s) => direct.get(s) !== 'pass' && gateway.get(s) === 'pass');
+for (const s of scenarios) {
+  if (direct.get(s) !== 'pass' || gateway.get(s) !== 'pass') {
+    console.log(`  ${s}: direct ${direct.get(s)}, gateway ${gateway.get(s)}`);
+  }
+}
+console.log(`conformance ${revision} (${scenarios.length} required server scenarios): ` +
+  `direct: ${count(direct)}; gateway: ${count(gateway)}`);
+if (gained.length > 0) console.log(`passing only through the gateway: ${gained.join(', ')}`);
+if (lost.length > 0) {
+  console.log(`FAIL: passing directly but not through the gateway: ${lost.join(', ')}`);
+  process.exit(1);
+}
+console.log('every scenario that passes directly passes through the gateway');
