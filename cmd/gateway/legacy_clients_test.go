@@ -66,7 +66,7 @@ func legacyGateway(t *testing.T, iss *devissuer.Issuer, mutate func(*Config), ba
 		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
 		c.Auth.Policy.Rules = []authz.RuleConfig{
-			{ID: "deploy-confirm", Upstream: "alpha", Tools: []string{legacyclient.ToolDeploy}, AnyScope: []string{"tools:use"}, Confirm: true},
+			{ID: "deploy-confirm", Upstream: "alpha", Tools: []string{legacyclient.ToolDeploy}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
 			{ID: "rest", Upstream: "*", Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
 		}
 		if mutate != nil {
