@@ -65,9 +65,11 @@ func legacyGateway(t *testing.T, iss *devissuer.Issuer, mutate func(*Config), ba
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
+		// As a configuration file gets it (newConfig); fixtures built in code start from zero.
+		c.Legacy.Enabled, c.Legacy.GetStream = true, true
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "deploy-confirm", Upstream: "alpha", Tools: []string{legacyclient.ToolDeploy}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
-			{ID: "rest", Upstream: "*", Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
+			{ID: "rest", Upstream: "*", Tools: []string{"*"}, Prompts: []string{"*"}, Resources: []string{"**"}, AnyScope: []string{"tools:use"}},
 		}
 		if mutate != nil {
 			mutate(c)
