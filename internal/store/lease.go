@@ -230,7 +230,18 @@ func (l *Leased) Allow(ctx context.Context, key string, limit Limit) (RateDecisi
 			e.tokens--
 			d := e.last
 			d.Allowed, d.Remaining, d.RetryAfter = true, d.Remaining+e.tokens, 0
+			if e.refill != nil || e.tokens > size/2 {
+				sh.mu.Unlock()
+				return d, nil
+			}
+			// Half the lease is spent: this call tops it up to size before the rest runs out,
+			// so that the calls after it spend on instead of all waiting for the next lease.
+			// The top-up asks for what was spent, so the lease never holds more than size.
+			want := size - e.tokens
+			done := make(chan struct{})
+			e.refill = done
 			sh.mu.Unlock()
+			l.topUp(ctx, sh, e, done, key, limit, want)
 			return d, nil
 		}
 		if wait := e.refill; wait != nil {
@@ -268,6 +279,24 @@ func (l *Leased) Allow(ctx context.Context, key string, limit Limit) (RateDecisi
 		sh.mu.Unlock()
 		return d, err
 	}
+}
+
+// topUp adds up to want tokens to the live lease e; the caller has taken its own token already
+// and set e.refill to done. A failure is not the caller's: the next call that finds the lease
+// spent asks the store itself and meets the failure there (and the fail-open or fail-closed
+// rule).
+func (l *Leased) topUp(ctx context.Context, sh *leaseShard, e *leaseEntry, done chan struct{}, key string, limit Limit, want int) {
+	granted, d, err := l.store.Lease(ctx, key, limit, want, 0)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e.refill = nil
+	close(done)
+	if err != nil || granted == 0 {
+		return
+	}
+	e.tokens += granted
+	e.expires = l.now().UnixMicro() + l.ttl.Microseconds()
+	e.last = d
 }
 
 // makeRoom reports whether the shard may hold one more entry, first dropping entries that hold
