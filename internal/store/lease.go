@@ -121,8 +121,9 @@ type LeaseOptions struct {
 }
 
 // Leased is a rate limiter that spends locally a share leased from a shared bucket: a replica
-// takes up to LeaseSize tokens in one round trip and admits that many calls without asking the
-// store again. Every admitted call was paid for in the shared bucket beforehand, so over any
+// takes up to LeaseSize tokens in one round trip and admits that many calls without waiting for
+// the store again; when half is spent, one call tops the lease up to LeaseSize (asking only for
+// what was spent) while the others spend on. Every admitted call was paid for in the shared bucket beforehand, so over any
 // stretch of time that starts with no leases outstanding the replicas together never admit more
 // than the limit; what leasing adds is timing: tokens leased before a window and spent inside it
 // come on top of what the bucket admits in that window. Each replica holds at most one lease of
