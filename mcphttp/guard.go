@@ -189,8 +189,12 @@ func (p originPolicy) check(r *http.Request) error {
 
 func isLoopbackHost(hostport string) bool {
 	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
+	// Only a colon after any closing bracket can start a port; a bare host or "[::1]" skips
+	// SplitHostPort, whose error for a missing port costs an allocation on every request.
+	if strings.LastIndexByte(hostport, ':') > strings.LastIndexByte(hostport, ']') {
+		if h, _, err := net.SplitHostPort(hostport); err == nil {
+			host = h
+		}
 	}
 	host = strings.Trim(host, "[]")
 	if strings.EqualFold(host, "localhost") {

@@ -19,6 +19,33 @@ type outMsg struct {
 	buf   []byte // the copied parts
 	parts []part
 	n     int
+	// The first parts and copied bytes live in the message itself, so that a typical response
+	// (head, a few members, the gateway's _meta) costs one allocation rather than one for the
+	// message and more as its slices grow.
+	partsArr [outMsgParts]part
+	bufArr   [outMsgBuf]byte
+}
+
+// Sizes of outMsg's inline arrays. Copied parts that follow each other merge into one, so a
+// result takes one part plus two per borrowed member (the member, then the copied bytes after
+// it); the copied bytes of a small result are its own plus about 200 of head and the gateway's
+// serverInfo.
+const (
+	outMsgParts = 4
+	outMsgBuf   = 512
+)
+
+// newOutMsg returns an empty message whose slices start in its inline arrays, with room for at
+// least extra copied bytes.
+func newOutMsg(extra int) *outMsg {
+	p := &outMsg{}
+	p.parts = p.partsArr[:0]
+	if extra <= outMsgBuf {
+		p.buf = p.bufArr[:0]
+	} else {
+		p.buf = make([]byte, 0, extra)
+	}
+	return p
 }
 
 // part is borrowed bytes, or buf[off:end] when b is nil.
@@ -89,8 +116,12 @@ func (p *outMsg) last() byte {
 
 // newResponse is a JSON-RPC success response for id around the decorated result.
 func (s *Server) newResponse(id, result []byte) *outMsg {
-	p := &outMsg{buf: make([]byte, 0, 256+len(s.serverInfo))}
-	p.add(jsonrpc.AppendResultHead(nil, id))
+	p := newOutMsg(256 + len(s.serverInfo))
+	// The head is appended where it is kept rather than built apart and copied in.
+	off := len(p.buf)
+	p.buf = jsonrpc.AppendResultHead(p.buf, id)
+	p.n += len(p.buf) - off
+	p.parts = append(p.parts, part{off: off, end: len(p.buf)})
 	s.decorate(p, result)
 	p.addString("}")
 	return p

@@ -198,6 +198,7 @@ func (b *breaker) current() int {
 // backend itself.
 func (b *breaker) observe(now time.Time, outcome string, err error) bool {
 	switch {
+	case err == nil: // the common case, without the allocation of errors.As's target below
 	case errors.Is(err, ErrCircuitOpen), errors.Is(err, errEraPending), errors.As(err, new(probeErr)),
 		errors.Is(err, legacy.ErrSessionsFull):
 		return false

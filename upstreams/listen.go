@@ -47,19 +47,35 @@ func (r *Registry) Listen(ctx context.Context, id, params json.RawMessage, hdr h
 	return r.listen(ctx, nil, defaultQueueLimits, id, params, hdr, ListenCaller{Visible: visible}, emit)
 }
 
-// listen is Listen with the backend streams taken from hub (nil: private streams).
+// listen is Listen with the backend streams taken from hub (nil: private streams). The set-up
+// is in subscribe, so that its locals are not in the frame an idle listen blocks under (see
+// subscriber.relay).
 func (r *Registry) listen(ctx context.Context, hub *Listens, limits queueLimits, id, params json.RawMessage, hdr http.Header, c ListenCaller, emit func(msg []byte) error) error {
-	meta, want, err := parseListen(params)
+	s, err := r.subscribe(ctx, hub, limits, id, params, hdr, c, emit)
+	if s != nil {
+		defer s.leave()
+	}
 	if err != nil {
 		return err
+	}
+	return s.relay(ctx, id, emit)
+}
+
+// subscribe parses the listen, joins the backend streams and emits the acknowledgement. A
+// non-nil subscriber must leave, also when err is set.
+//
+//go:noinline
+func (r *Registry) subscribe(ctx context.Context, hub *Listens, limits queueLimits, id, params json.RawMessage, hdr http.Header, c ListenCaller, emit func(msg []byte) error) (*subscriber, error) {
+	meta, want, err := parseListen(params)
+	if err != nil {
+		return nil, err
 	}
 	m, err := jsonrpc.ParseMeta(meta)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	honoured, shares := r.planListen(ctx, want, hdr, c.Visible)
 	s := newSubscriber(limits, c)
-	defer s.leave()
 	// Join before acknowledging: a client that has the acknowledgement is subscribed, and what a
 	// shared backend stream delivers meanwhile waits in s's queue until relay sends it.
 	for i, b := range r.backends {
@@ -68,10 +84,7 @@ func (r *Registry) listen(ctx context.Context, hub *Listens, limits queueLimits,
 		}
 		hub.join(ctx, s, &feedSpec{r: r, b: b, share: &shares[i], meta: meta, version: m.ProtocolVersion, id: id, pass: hdr})
 	}
-	if err := emit(ackMessage(id, honoured)); err != nil {
-		return err
-	}
-	return s.relay(ctx, id, emit)
+	return s, emit(ackMessage(id, honoured))
 }
 
 func parseListen(params json.RawMessage) (json.RawMessage, *subscriptions, error) {

@@ -302,24 +302,16 @@ func (s *subscriber) take() (q []listenEvent, open int, over bool) {
 // relay emits the queued notifications, tagged with id, until ctx is done, emit fails, the
 // queue overflows, or every backend stream has ended; then it emits the listen's end: the
 // overflow error, or the graceful-end result.
+//
+// An idle listen spends its life blocked in relay's select, at the bottom of its handler
+// goroutine's stack; the work between wake-ups is in flush, so that the frames of an idle stream
+// stay small. The runtime halves a goroutine's stack at a GC only while less than a quarter of it
+// is in use, so a few hundred bytes more at the blocking point keep every idle stream's stack
+// twice as large (docs/performance.md).
 func (s *subscriber) relay(ctx context.Context, id json.RawMessage, emit func([]byte) error) error {
 	for {
-		q, open, over := s.take()
-		for _, ev := range q {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if err := emit(ev.render(id)); err != nil {
-				return err
-			}
-		}
-		switch {
-		case ctx.Err() != nil && (over || open == 0):
-			return nil
-		case over:
-			return emit(jsonrpc.AppendError(nil, id, ListenOverflow))
-		case open == 0:
-			return emit(jsonrpc.AppendResult(nil, id, listenEndResult(id)))
+		if done, err := s.flush(ctx, id, emit); done {
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -327,6 +319,31 @@ func (s *subscriber) relay(ctx context.Context, id json.RawMessage, emit func([]
 		case <-s.wake:
 		}
 	}
+}
+
+// flush emits what is queued and, when the listen is over, its end; done reports that relay
+// must return err.
+//
+//go:noinline
+func (s *subscriber) flush(ctx context.Context, id json.RawMessage, emit func([]byte) error) (done bool, err error) {
+	q, open, over := s.take()
+	for _, ev := range q {
+		if ctx.Err() != nil {
+			return true, nil
+		}
+		if err := emit(ev.render(id)); err != nil {
+			return true, err
+		}
+	}
+	switch {
+	case ctx.Err() != nil && (over || open == 0):
+		return true, nil
+	case over:
+		return true, emit(jsonrpc.AppendError(nil, id, ListenOverflow))
+	case open == 0:
+		return true, emit(jsonrpc.AppendResult(nil, id, listenEndResult(id)))
+	}
+	return false, nil
 }
 
 // leave takes s off every backend stream it listens to.

@@ -28,6 +28,9 @@ type outgoing struct {
 	// the gateway's own discover, probe and listen requests.
 	fromCaller bool
 	reader     bytes.Reader // reads body for the request, set by post
+	// vals backs the header values post sets (version, method, name), in the outgoing request
+	// that is allocated anyway rather than in an array of their own.
+	vals [3]string
 
 	// visible and embedded are the caller's resource policy for the URIs in the response
 	// (Call.Visible, Call.Embedded).
@@ -66,7 +69,7 @@ func (r *Registry) post(ctx context.Context, b *backend, o *outgoing) (*http.Res
 	}
 	wire.CopyPassThrough(h, o.pass)
 	// One backing array for the values set here, rather than one slice each.
-	vals := make([]string, 0, 4)
+	vals := o.vals[:0]
 	v := o.version
 	if v == "" {
 		v = ProtocolVersion

@@ -17,11 +17,27 @@ type RateLimitConfig struct {
 	// FailClosed refuses requests (503, retryable) when the store cannot be reached. Default
 	// false: rate limits protect capacity, not security, so they fail open.
 	FailClosed bool `yaml:"failClosed"`
+	// Lease is how many tokens a replica takes from a shared (Redis) bucket at once and spends
+	// locally, at most burst ÷ 8 per limit: one Redis round trip per lease rather than per call.
+	// N replicas can then admit up to N leases more than a limit in any window (docs/scaling.md).
+	// 0 means store.DefaultLeaseMax (16); 1 turns leasing off, so every call asks Redis and the
+	// limits are exact. The in-memory store is not leased from: it is local already.
+	Lease int `yaml:"lease"`
 }
 
 // compileRateLimits parses every limit once, at start-up, so no request parses one.
 func (c *Config) compileRateLimits(st store.Store) (mcphttp.RateLimits, error) {
 	rl := mcphttp.RateLimits{Store: st, FailOpen: !c.RateLimit.FailClosed, Rules: map[string]store.Limit{}}
+	if c.RateLimit.Lease < 0 || c.RateLimit.Lease > store.MaxLeaseMax {
+		return rl, fmt.Errorf("rateLimit.lease: %d out of range 0..%d", c.RateLimit.Lease, store.MaxLeaseMax)
+	}
+	if leaser, ok := st.(store.Leaser); ok && c.RateLimit.Lease != 1 {
+		leased, err := store.NewLeased(leaser, store.LeaseOptions{Max: c.RateLimit.Lease})
+		if err != nil {
+			return rl, fmt.Errorf("rateLimit.lease: %w", err)
+		}
+		rl.Store = leased
+	}
 	if c.RateLimit.PerCaller != "" {
 		l, err := store.ParseLimit(c.RateLimit.PerCaller)
 		if err != nil {

@@ -270,7 +270,11 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 		g.lists = newListChangedRelay(n, rec, log)
 	}
 	if cfg.Redis.enabled() {
-		g.store = countedStore{Store: g.store, rec: rec}
+		counted := countedStore{Store: g.store, rec: rec}
+		g.store = counted
+		if l, ok := counted.Store.(store.Leaser); ok {
+			g.store = countedLeaser{countedStore: counted, leaser: l}
+		}
 	}
 	// The epoch guard keeps confirmations single-use even when the store loses its memory. It
 	// is primed now and by every Redis readiness check; a store down at start-up is primed

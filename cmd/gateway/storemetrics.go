@@ -36,6 +36,19 @@ func (c countedStore) Allow(ctx context.Context, key string, l store.Limit) (sto
 	return d, err
 }
 
+// countedLeaser is countedStore for a store that also leases rate-limit tokens (Redis).
+type countedLeaser struct {
+	countedStore
+	leaser store.Leaser
+}
+
+// Lease implements store.Leaser, counting failures like Allow.
+func (c countedLeaser) Lease(ctx context.Context, key string, l store.Limit, want, refund int) (int, store.RateDecision, error) {
+	n, d, err := c.leaser.Lease(ctx, key, l, want, refund)
+	c.count(metrics.RedisOpRateLimit, err)
+	return n, d, err
+}
+
 func (c countedStore) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	v, ok, err := c.Store.Get(ctx, key)
 	c.count(metrics.RedisOpCacheGet, err)

@@ -17,6 +17,7 @@ import (
 
 // summary is the JSON `mcpload summarize` writes.
 type summary struct {
+	// Baseline is the -baseline flag: the targets ratios are computed against, comma-separated.
 	Baseline string          `json:"baseline"`
 	Rows     []loadgen.Row   `json:"rows"`
 	Hold     []holdResult    `json:"hold,omitempty"`
@@ -30,7 +31,7 @@ func runSummarize(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("summarize", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", "", "directory of mcpload JSON results")
-	baseline := fs.String("baseline", "nginx", "target the ratios are computed against")
+	baseline := fs.String("baseline", "nginx", "targets the ratios are computed against, comma-separated (e.g. nginx,go-proxy)")
 	out := fs.String("out", "", "write the summary JSON to this file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -40,8 +41,9 @@ func runSummarize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	s.Baseline = *baseline
-	s.Rows = loadgen.Compare(s.runs, *baseline)
-	if err := loadgen.WriteRows(stdout, s.Rows); err != nil {
+	bases := strings.Split(*baseline, ",")
+	s.Rows = loadgen.Compare(s.runs, bases...)
+	if err := loadgen.WriteRows(stdout, s.Rows, bases...); err != nil {
 		return err
 	}
 	if err := writeExtras(stdout, &s.summary); err != nil {

@@ -34,8 +34,8 @@ type BackendConfig struct {
 	Name string
 	// Path is the MCP endpoint path. Default DefaultBackendPath.
 	Path string
-	// Tools is how many tools tools/list returns: the real ones (echo, progress, confirm, slow)
-	// first, then fillers tool_0005… that answer "ok". Default (and minimum) the real ones;
+	// Tools is how many tools tools/list returns: the real ones (echo, progress, confirm, slow,
+	// blob) first, then fillers tool_0006… that answer "ok". Default (and minimum) the real ones;
 	// at most MaxBackendTools.
 	Tools int
 	// Progress is how many notifications the progress tool sends when its arguments give no
@@ -98,6 +98,9 @@ type Backend struct {
 	list     []byte
 	done     chan struct{}
 	once     sync.Once
+	// blobMu guards blobs, the blob tool's rendered results by size.
+	blobMu sync.Mutex
+	blobs  map[int][]byte
 }
 
 // NewBackend validates cfg and pre-renders the discover and tools/list results.

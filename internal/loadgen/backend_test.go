@@ -43,6 +43,7 @@ func TestBackendWithGoSDKClient(t *testing.T) {
 		{ToolProgress, map[string]any{"steps": 4}, "tok-1", "done 4"},
 		{ToolConfirm, map[string]any{}, "", "confirmed"},
 		{ToolSlow, map[string]any{"ms": 1}, "", "slept"},
+		{ToolBlob, map[string]any{"bytes": 5}, "", "xxxxx"},
 		// An empty object, not nil: the go-sdk sends nil arguments as "arguments":null, which the
 		// strict jsonrpc leaf rejects as not an object.
 		{"tool_0012", map[string]any{}, "", "ok"},

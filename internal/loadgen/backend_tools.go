@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -16,6 +17,13 @@ const (
 	ToolProgress = "progress"
 	ToolConfirm  = "confirm"
 	ToolSlow     = "slow"
+	ToolBlob     = "blob"
+)
+
+// maxBlob bounds the blob tool's text, and maxBlobSizes how many sizes it keeps rendered.
+const (
+	maxBlob      = 16 << 20
+	maxBlobSizes = 8
 )
 
 // maxSlow bounds the slow tool's sleep.
@@ -30,6 +38,7 @@ var realTools = []struct{ name, desc, schema string }{
 	{ToolProgress, "Streams steps progress notifications over SSE, then returns.", `{"type":"object","properties":{"steps":{"type":"integer"}}}`},
 	{ToolConfirm, "Asks for approval through MRTR, then returns.", `{"type":"object"}`},
 	{ToolSlow, "Sleeps ms milliseconds or until cancelled.", `{"type":"object","properties":{"ms":{"type":"integer"}},"required":["ms"]}`},
+	{ToolBlob, "Returns a text of the given number of bytes.", `{"type":"object","properties":{"bytes":{"type":"integer"}},"required":["bytes"]}`},
 }
 
 func renderTools(n int) []byte {
@@ -66,6 +75,9 @@ func (b *Backend) call(w http.ResponseWriter, r *http.Request, x *exchange) {
 			b.writeText(w, x.id, []byte(`"slept"`))
 		case <-r.Context().Done():
 		}
+	case ToolBlob:
+		n, _ := strconv.Atoi(string(rawMember(x.params.Arguments, "bytes", "0")))
+		writeResult(w, x.id, b.blob(min(max(n, 0), maxBlob)))
 	default:
 		if n, err := strconv.Atoi(trimPrefix(x.params.Name, "tool_")); err == nil && n > len(realTools) && n <= b.cfg.Tools {
 			b.writeText(w, x.id, []byte(`"ok"`))
@@ -80,6 +92,28 @@ func trimPrefix(s, p string) string {
 		return s[len(p):]
 	}
 	return ""
+}
+
+// blob returns the rendered result of the blob tool for n bytes of text, so that the benchmark
+// measures relaying a large result rather than the backend building it: the first maxBlobSizes
+// sizes asked for are kept.
+func (b *Backend) blob(n int) []byte {
+	b.blobMu.Lock()
+	defer b.blobMu.Unlock()
+	if res, ok := b.blobs[n]; ok {
+		return res
+	}
+	text := make([]byte, 0, n+2)
+	text = append(text, '"')
+	text = append(text, strings.Repeat("x", n)...)
+	res := b.textResult(append(text, '"'))
+	if len(b.blobs) < maxBlobSizes {
+		if b.blobs == nil {
+			b.blobs = map[int][]byte{}
+		}
+		b.blobs[n] = res
+	}
+	return res
 }
 
 // rawMember returns the raw JSON value of key in obj when it is a string or number, else def.

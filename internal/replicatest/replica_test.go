@@ -30,6 +30,15 @@ const (
 	limitAdd = "5/m"
 	// limitBurst is how many add calls limitAdd admits back to back.
 	limitBurst = 5
+	// limitLeased is the rate limit on alpha's whoami tool: a burst large enough that each
+	// replica leases min(rateLimit.lease, burst ÷ 8) = 16 tokens at a time (the last lease of
+	// the burst is partial), and a refill slow enough (one token per 10 s) that the test's count
+	// hardly moves while it runs.
+	limitLeased = "6/m burst 130"
+	// leasedBurst and leasedLease are limitLeased's burst and the lease each replica takes.
+	leasedBurst, leasedLease = 130, 16
+	// leasedRefill is limitLeased's refill interval.
+	leasedRefill = 10 * time.Second
 )
 
 // clusterSettings are what every replica's configuration file shares.
@@ -90,6 +99,7 @@ func (r *replica) config(s clusterSettings) map[string]any {
 			"policy": map[string]any{"rules": []any{
 				map[string]any{"id": "confirm-echo", "upstream": "alpha", "tools": []string{"echo"}, "anyScope": []string{scopeUse}, "confirm": true},
 				map[string]any{"id": "limit-add", "upstream": "alpha", "tools": []string{"add"}, "anyScope": []string{scopeUse}, "rateLimit": limitAdd},
+				map[string]any{"id": "limit-leased", "upstream": "alpha", "tools": []string{"whoami"}, "anyScope": []string{scopeUse}, "rateLimit": limitLeased},
 				map[string]any{"id": "rest", "upstream": "alpha", "tools": []string{"*"}, "anyScope": []string{scopeUse}},
 			}},
 		},

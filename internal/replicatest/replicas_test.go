@@ -26,6 +26,9 @@ func TestReplicas(t *testing.T) {
 	t.Run("rate limit is shared by the replicas", func(t *testing.T) {
 		testSharedRateLimit(t, c)
 	})
+	t.Run("leased rate limit stays within its documented bound", func(t *testing.T) {
+		testLeasedRateLimit(t, c)
+	})
 	t.Run("rolling restart under load loses nothing", func(t *testing.T) {
 		testRollingRestart(t, c)
 	})

@@ -59,6 +59,7 @@ type Redis struct {
 	prefix string
 	now    func() time.Time
 	gcra   *redis.Script
+	lease  *redis.Script
 	closed atomic.Bool
 	// brk skips Redis while it is failing, so that a hanging Redis costs each request nothing
 	// rather than a timeout (see RedisBreaker).
@@ -92,6 +93,7 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		client: redis.NewUniversalClient(uo),
 		prefix: cfg.keyPrefix(),
 		gcra:   redis.NewScript(gcraScript),
+		lease:  redis.NewScript(leaseScript),
 
 		waitReplicas: cfg.WaitReplicas,
 		waitTimeout:  orDefault(cfg.WaitTimeout, DefaultWaitTimeout),
