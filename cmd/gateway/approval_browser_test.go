@@ -16,74 +16,120 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/mcp-gateway/gateway/internal/realop"
 	"github.com/mcp-gateway/gateway/internal/testredis"
 )
 
-// The approval page in a real browser: Debian's chromium, headless, driven over the DevTools
-// protocol; a real OpenID provider with a login page (the zitadel example OP); go-sdk clients
-// and a go-sdk backend; two gateways sharing a real Redis.
+// The approval page in a real browser, end to end with the gateway binary: Debian's chromium,
+// headless, driven over the DevTools protocol; a real OpenID provider with a login page (the
+// zitadel example OP); go-sdk clients and a go-sdk backend; gateway processes started from a
+// written configuration file, two of them sharing a real Redis.
 
 const (
-	approvalClientID     = "gateway-approval"
+	// approvalClientID prefixes the gateway's client ids at the provider, one per page origin.
+	approvalClientID = "gateway-approval"
+	// approvalClientSecret is the gateway's secret at the provider, written to a file.
 	approvalClientSecret = "approval-client-secret"
 	// screenshotPath is the checked-in screenshot of the page; UPDATE_SCREENSHOT=1 rewrites it.
 	screenshotPath = "../../docs/approval-page.png"
 	// browserStepTimeout bounds one browser step (navigation, sign-in, a click).
 	browserStepTimeout = 60 * time.Second
+	// approvalCallTimeout bounds one MCP call, including, for a call that waits for the page,
+	// the browser's visit and the client's retry.
+	approvalCallTimeout = 3 * time.Minute
 )
 
-// approvalArgs are the arguments of the call to approve: what a user must be able to read.
+// approvalText is the argument of the call to approve: what a user must be able to read.
 const approvalText = "DELETE every invoice of 2025 from the ledger \u202Etxt.exe"
 
-// freeLoopbackPort returns a port free on 127.0.0.1 now, so a gateway's public URL (which the
-// issuer must know as a redirect URI) can be fixed before the gateway starts.
-func freeLoopbackPort(t *testing.T) int {
+// freeLoopbackPorts returns n distinct ports free on 127.0.0.1 now, so a gateway's public URL
+// (which the issuer must know as a redirect URI) and admin address can be fixed before the
+// gateway starts. The listeners are held until all n are chosen, so no port comes twice.
+func freeLoopbackPorts(t *testing.T, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
-// approvalReplica is one gateway with the approval page.
+// approvalSite is what the test's gateway processes share: the binary, the directory of their
+// configuration, secret and log files, the issuer and the backend.
+type approvalSite struct {
+	bin   string
+	dir   string
+	op    *realop.Provider
+	alpha *mcptest.Server
+	// mrtrKeyFile and clientSecretFile hold the sealing key and the page's client secret, read
+	// by the gateways from files as in production.
+	mrtrKeyFile, clientSecretFile string
+}
+
+// newApprovalSite builds the gateway binary and writes the shared secret files.
+func newApprovalSite(t *testing.T, op *realop.Provider, alpha *mcptest.Server) approvalSite {
+	t.Helper()
+	dir := t.TempDir()
+	return approvalSite{
+		bin: buildGatewayBinary(t), dir: dir, op: op, alpha: alpha,
+		mrtrKeyFile:      writeSecretFile(t, dir, "mrtr-key", testKeys[0].Secret.Value),
+		clientSecretFile: writeSecretFile(t, dir, "approval-client-secret", approvalClientSecret),
+	}
+}
+
+// approvalReplica is one gateway process with the approval page.
 type approvalReplica struct {
 	base string // the page's scheme and host, as the browser reaches it
-	gw   listeners
+	mcp  string // the MCP listener's address
+	proc *gatewayProcess
 }
 
-func (r approvalReplica) mcpURL() string { return "http://" + r.gw.MCP + "/mcp" }
+func (r approvalReplica) mcpURL() string { return "http://" + r.mcp + "/mcp" }
 
-// startApprovalReplica starts a gateway trusting op, asking for approval on its page for
-// alpha__echo, with the shared Redis at redisURL ("" for the in-memory store) and requestState
-// lifetime ttl. Its page is served at http://localhost:PORT: browsers keep Secure cookies for
-// localhost without TLS.
-func startApprovalReplica(t *testing.T, op *realop.Provider, redisURL string, ttl time.Duration, alpha *mcptest.Server) approvalReplica {
+// start runs a gateway process named name that trusts the site's provider and asks for
+// approval on its page for alpha__echo, with the shared Redis at redisURL ("" for the
+// in-memory store) and requestState lifetime ttl (0 for the default). Its page is served at
+// http://localhost:PORT: browsers keep Secure cookies for localhost without TLS. It returns
+// once the process is started; waitReady waits for it to serve.
+func (s approvalSite) start(t *testing.T, name, redisURL string, ttl time.Duration) approvalReplica {
 	t.Helper()
-	port := freeLoopbackPort(t)
-	base := fmt.Sprintf("http://localhost:%d", port)
-	op.AddWebClient(approvalClientID+fmt.Sprint(port), approvalClientSecret, base+"/approval/callback")
-	gw := startTestGateway(t, func(c *Config) {
-		c.Server.Listen = fmt.Sprintf("127.0.0.1:%d", port)
-		c.Auth.Disabled = false
-		c.Server.PublicURL = base + "/mcp"
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: op.Issuer(), Audiences: []string{realop.UserClientID}}}
-		c.MRTR.Keys = testKeys
-		c.MRTR.TTL = ttl
-		c.Auth.Policy.Rules = []authz.RuleConfig{
-			{ID: "echo-approval", Upstream: "alpha", Tools: []string{"echo"}, Confirm: authz.ConfirmURL},
-			{ID: "rest", Upstream: "alpha", Tools: []string{"*"}},
-		}
-		c.Approval.ClientID = approvalClientID + fmt.Sprint(port)
-		c.Approval.ClientSecret = Secret{Value: approvalClientSecret}
-		c.Approval.BaseURL = base
-		c.Redis.URL = redisURL
-	}, alpha)
-	return approvalReplica{base: base, gw: gw}
+	ports := freeLoopbackPorts(t, 2)
+	mcpAddr, adminAddr := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
+	base := fmt.Sprintf("http://localhost:%d", ports[0])
+	clientID := fmt.Sprintf("%s-%d", approvalClientID, ports[0])
+	s.op.AddWebClient(clientID, approvalClientSecret, base+"/approval/callback")
+	mrtr := map[string]any{"keys": []any{map[string]any{"id": testKeys[0].ID, "secret": map[string]any{"file": s.mrtrKeyFile}}}}
+	if ttl > 0 {
+		mrtr["ttl"] = ttl.String()
+	}
+	doc := map[string]any{
+		"server": map[string]any{"listen": mcpAddr, "publicURL": base + "/mcp", "drainDelay": "0s", "shutdownTimeout": "5s"},
+		"admin":  map[string]any{"listen": adminAddr},
+		"log":    map[string]any{"level": "info", "format": "text"},
+		"auth": map[string]any{
+			"issuers": []any{map[string]any{"issuer": s.op.Issuer(), "audiences": []string{realop.UserClientID}}},
+			"policy": map[string]any{"rules": []any{
+				map[string]any{"id": "echo-approval", "upstream": "alpha", "tools": []string{"echo"}, "confirm": "url"},
+				map[string]any{"id": "rest", "upstream": "alpha", "tools": []string{"*"}},
+			}},
+		},
+		"mrtr": mrtr,
+		"approval": map[string]any{
+			"clientID": clientID, "clientSecret": map[string]any{"file": s.clientSecretFile}, "baseURL": base,
+		},
+		"upstreams": []any{map[string]any{"name": s.alpha.Name(), "url": s.alpha.URL(), "timeout": "5s"}},
+	}
+	if redisURL != "" {
+		doc["redis"] = map[string]any{"url": redisURL}
+	}
+	config := writeYAML(t, s.dir, name+".yaml", doc)
+	return approvalReplica{base: base, mcp: mcpAddr, proc: startGatewayProcess(t, s.bin, name, config, adminAddr)}
 }
 
 // newBrowser starts headless chromium for the test. It is required, like redis-server and
@@ -100,10 +146,22 @@ func newBrowser(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(bctx); err != nil {
+	if err := openBounded(bctx, cancelBrowser); err != nil {
 		t.Fatalf("starting chromium: %v", err)
 	}
 	return bctx
+}
+
+// openBounded makes the first run of a chromedp context, which starts the browser or opens
+// the tab, within browserStepTimeout. That run must use ctx itself, whose lifetime the browser
+// or tab then has, so it is bounded by cancelling ctx rather than by a deadline on it.
+func openBounded(ctx context.Context, cancel context.CancelFunc) error {
+	timer := time.AfterFunc(browserStepTimeout, cancel)
+	err := chromedp.Do(ctx)
+	if !timer.Stop() {
+		return fmt.Errorf("not open within %v", browserStepTimeout)
+	}
+	return err
 }
 
 // tab opens a tab in a fresh browser context: its own cookies, like a private window.
@@ -113,7 +171,7 @@ func tab(t *testing.T, browser context.Context) context.Context {
 	t.Cleanup(cancel)
 	// The first run opens the tab, which lives as long as the context of that run: this one,
 	// not a step's bounded one.
-	if err := chromedp.Do(ctx); err != nil {
+	if err := openBounded(ctx, cancel); err != nil {
 		t.Fatalf("opening a tab: %v", err)
 	}
 	return ctx
@@ -129,6 +187,7 @@ func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Ac
 	}
 }
 
+// text is the visible text of the first element sel matches, read within browserStepTimeout.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
@@ -154,43 +213,107 @@ func signInOnPage(t *testing.T, ctx context.Context, page, username string) {
 	)
 }
 
-// elicited records the URL elicitations a client received and answers them with accept once
-// browse has run for the URL.
-type elicited struct {
-	mu   sync.Mutex
-	urls []string
+// pageHandoff hands the page a client's elicitation handler is sent to over to the test's
+// goroutine, and lets the handler answer accept only once the test is done with the page.
+// The browser is driven on the test's goroutine, where a failed step may stop the test.
+type pageHandoff struct {
+	stop    <-chan struct{} // closed when the test ends: a waiting handler gives up
+	pages   chan string
+	browsed chan struct{}
+
+	mu    sync.Mutex
+	asked int
 }
 
-func (e *elicited) handler(t *testing.T, browse func(url string)) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	return func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		if req.Params.Mode != "url" || req.Params.URL == "" {
-			return nil, errors.New("not a URL elicitation")
-		}
-		e.mu.Lock()
-		e.urls = append(e.urls, req.Params.URL)
-		n := len(e.urls)
-		e.mu.Unlock()
-		if n > 1 {
-			// Asked again after the page: the decision was not taken; stop the call.
-			return &mcp.ElicitResult{Action: "cancel"}, nil
-		}
-		browse(req.Params.URL)
-		return &mcp.ElicitResult{Action: "accept"}, nil
+func newPageHandoff(t *testing.T) *pageHandoff {
+	return &pageHandoff{stop: t.Context().Done(), pages: make(chan string, 1), browsed: make(chan struct{}, 1)}
+}
+
+// handler is the client's elicitation handler: the first URL elicitation goes to the test,
+// and is accepted once the test has browsed it.
+func (h *pageHandoff) handler(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if req.Params.Mode != "url" || req.Params.URL == "" {
+		return nil, errors.New("not a URL elicitation")
 	}
+	h.mu.Lock()
+	h.asked++
+	n := h.asked
+	h.mu.Unlock()
+	if n > 1 {
+		// Asked again after the page: the decision was not taken; stop the call.
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}
+	h.pages <- req.Params.URL
+	select {
+	case <-h.browsed:
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-h.stop:
+		return nil, errors.New("the test ended")
+	}
+}
+
+// callThroughPage makes call on cs, whose elicitation handler is h's, runs browse with the
+// page the gateway asks for, and returns the outcome of the client's retry.
+func callThroughPage(t *testing.T, cs *mcp.ClientSession, h *pageHandoff, call *mcp.CallToolParams, browse func(page string)) (*mcp.CallToolResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), approvalCallTimeout)
+	defer cancel()
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, call)
+		done <- outcome{res, err}
+	}()
+	select {
+	case page := <-h.pages:
+		browse(page)
+		h.browsed <- struct{}{}
+	case o := <-done:
+		t.Fatalf("the call ended without asking for the page: %v %+v", o.err, o.res)
+	case <-ctx.Done():
+		t.Fatalf("the gateway did not ask for the page within %v", approvalCallTimeout)
+	}
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+		t.Fatalf("no answer to the retry within %v", approvalCallTimeout)
+		return nil, nil
+	}
+}
+
+// callCtx bounds one MCP call that does not wait for the page.
+func callCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), approvalCallTimeout)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 var urlElicitation = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
 
-// TestApprovalInBrowser is the out-of-band approval end to end.
+// TestApprovalInBrowser is the out-of-band approval end to end, with the gateway binary.
 func TestApprovalInBrowser(t *testing.T) {
+	// The browser first: without chromium the test fails at once, before the build.
 	browser := newBrowser(t)
 	op := realop.Start(t, realop.Options{})
 	redis := testredis.Start(t)
 	alpha := mcptest.StartServer(t, "alpha")
-	replicaA := startApprovalReplica(t, op, redis.URL(), 0, alpha)
-	replicaB := startApprovalReplica(t, op, redis.URL(), 0, alpha)
-	ctx := context.Background()
-	tok, err := op.UserToken(ctx, op.Username(), realop.UserPassword)
+	site := newApprovalSite(t, op, alpha)
+	replicaA := site.start(t, "replica-a", redis.URL(), 0)
+	replicaB := site.start(t, "replica-b", redis.URL(), 0)
+	// expiring asks for approvals that expire within a second, with its own in-memory store.
+	const shortTTL = time.Second
+	expiring := site.start(t, "expiring", "", shortTTL)
+	for _, r := range []approvalReplica{replicaA, replicaB, expiring} {
+		r.proc.waitReady(t)
+	}
+	tok, err := op.UserToken(callCtx(t), op.Username(), realop.UserPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,29 +321,29 @@ func TestApprovalInBrowser(t *testing.T) {
 
 	t.Run("approve", func(t *testing.T) {
 		alpha.Reset()
-		var e elicited
+		h := newPageHandoff(t)
 		cs := mcptest.Connect(t, replicaA.mcpURL(), mcptest.WithBearer(tok), mcptest.WithCapabilities(urlElicitation),
-			mcptest.WithElicitation(e.handler(t, func(page string) {
-				if !strings.HasPrefix(page, replicaA.base+"/approval/c/") {
-					t.Errorf("page URL %q is not on the gateway's page path", page)
+			mcptest.WithElicitation(h.handler))
+		res, err := callThroughPage(t, cs, h, call, func(page string) {
+			if !strings.HasPrefix(page, replicaA.base+"/approval/c/") {
+				t.Errorf("page URL %q is not on the gateway's page path", page)
+			}
+			if toolCalls(alpha) != 0 {
+				t.Error("the backend was reached before the approval")
+			}
+			b := tab(t, browser)
+			signInOnPage(t, b, page, op.Username())
+			body := text(t, b, "main")
+			for _, want := range []string{"Approve this tool call?", "alpha__echo", "alpha", "DELETE every invoice of 2025",
+				"U+202E", realop.UserID, "mcptest-client", "Returns text unchanged."} {
+				if !strings.Contains(body, want) {
+					t.Errorf("the page does not show %q:\n%s", want, body)
 				}
-				if toolCalls(alpha) != 0 {
-					t.Error("the backend was reached before the approval")
-				}
-				b := tab(t, browser)
-				signInOnPage(t, b, page, op.Username())
-				body := text(t, b, "main")
-				for _, want := range []string{"Approve this tool call?", "alpha__echo", "alpha", "DELETE every invoice of 2025",
-					"U+202E", realop.UserID, "mcptest-client", "Returns text unchanged."} {
-					if !strings.Contains(body, want) {
-						t.Errorf("the page does not show %q:\n%s", want, body)
-					}
-				}
-				checkPhoneLayout(t, b)
-				saveScreenshot(t, b)
-				step(t, b, "approve", chromedp.Click(chromedp.CSS("#approve")), chromedp.WaitVisible(chromedp.CSS("main.outcome-approved")))
-			})))
-		res, err := cs.CallTool(ctx, call)
+			}
+			checkPhoneLayout(t, b)
+			saveScreenshot(t, b)
+			step(t, b, "approve", chromedp.Click(chromedp.CSS("#approve")), chromedp.WaitVisible(chromedp.CSS("main.outcome-approved")))
+		})
 		if err != nil || res.IsError || mcptest.ResultText(res) != approvalText {
 			t.Fatalf("approved call: %v %+v", err, res)
 		}
@@ -231,14 +354,14 @@ func TestApprovalInBrowser(t *testing.T) {
 
 	t.Run("deny", func(t *testing.T) {
 		alpha.Reset()
-		var e elicited
+		h := newPageHandoff(t)
 		cs := mcptest.Connect(t, replicaA.mcpURL(), mcptest.WithBearer(tok), mcptest.WithCapabilities(urlElicitation),
-			mcptest.WithElicitation(e.handler(t, func(page string) {
-				b := tab(t, browser)
-				signInOnPage(t, b, page, op.Username())
-				step(t, b, "deny", chromedp.Click(chromedp.CSS("#deny")), chromedp.WaitVisible(chromedp.CSS("main.outcome-denied")))
-			})))
-		res, err := cs.CallTool(ctx, call)
+			mcptest.WithElicitation(h.handler))
+		res, err := callThroughPage(t, cs, h, call, func(page string) {
+			b := tab(t, browser)
+			signInOnPage(t, b, page, op.Username())
+			step(t, b, "deny", chromedp.Click(chromedp.CSS("#deny")), chromedp.WaitVisible(chromedp.CSS("main.outcome-denied")))
+		})
 		if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "did not approve") {
 			t.Fatalf("denied call: %v %+v", err, res)
 		}
@@ -322,13 +445,13 @@ func TestApprovalInBrowser(t *testing.T) {
 		}
 		waitText(t, b, "the first decision stands")
 		// The retry goes to replica B, which reads A's decision from the shared store.
-		res, err := csB.CallTool(ctx, retryOf(call, first.state))
+		res, err := csB.CallTool(callCtx(t), retryOf(call, first.state))
 		if err != nil || res.IsError || res.NeedsInput() || mcptest.ResultText(res) != approvalText {
 			t.Fatalf("retry on replica B: %v %+v", err, res)
 		}
 		// The same retry replayed, on either replica, is refused and never forwarded.
 		for _, cs := range []*mcp.ClientSession{csA, csB} {
-			if res, err := cs.CallTool(ctx, retryOf(call, first.state)); err == nil {
+			if res, err := cs.CallTool(callCtx(t), retryOf(call, first.state)); err == nil {
 				t.Errorf("replayed retry answered %+v", res)
 			} else if !strings.Contains(err.Error(), "Invalid requestState") {
 				t.Errorf("replayed retry: %v", err)
@@ -338,38 +461,30 @@ func TestApprovalInBrowser(t *testing.T) {
 			t.Errorf("backend received %d calls, want exactly 1", n)
 		}
 	})
-}
 
-// TestApprovalPageExpired: a page opened after the call expired says so and records nothing;
-// the client's retry is then asked again, with a new page.
-func TestApprovalPageExpired(t *testing.T) {
-	browser := newBrowser(t)
-	op := realop.Start(t, realop.Options{})
-	alpha := mcptest.StartServer(t, "alpha")
-	const ttl = time.Second
-	replica := startApprovalReplica(t, op, "", ttl, alpha)
-	tok, err := op.UserToken(context.Background(), op.Username(), realop.UserPassword)
-	if err != nil {
-		t.Fatal(err)
-	}
-	call := &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "late"}}
-	cs := mcptest.Connect(t, replica.mcpURL(), mcptest.WithBearer(tok), mcptest.WithCapabilities(urlElicitation),
-		mcptest.WithElicitation(mcptest.Decline()), mcptest.WithManualMRTR())
-	first := mustNeedApproval(t, cs, call)
-	time.Sleep(ttl + 200*time.Millisecond) // past the state's expiry, whatever the machine's speed
-	b := tab(t, browser)
-	signInOnPage(t, b, first.url, op.Username())
-	body := text(t, b, "main")
-	if !strings.Contains(body, "expired") || countNodes(t, b, "#approve") != 0 {
-		t.Errorf("page after expiry:\n%s", body)
-	}
-	again := mustNeedApproval(t, cs, retryOf(call, first.state))
-	if again.url == first.url || again.state == first.state {
-		t.Error("an expired call was not asked again with a new page")
-	}
-	if toolCalls(alpha) != 0 {
-		t.Error("backend reached")
-	}
+	// A page opened after the call expired says so and records nothing; the client's retry is
+	// then asked again, with a new page.
+	t.Run("expired page", func(t *testing.T) {
+		alpha.Reset()
+		late := &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "late"}}
+		cs := mcptest.Connect(t, expiring.mcpURL(), mcptest.WithBearer(tok), mcptest.WithCapabilities(urlElicitation),
+			mcptest.WithElicitation(mcptest.Decline()), mcptest.WithManualMRTR())
+		first := mustNeedApproval(t, cs, late)
+		time.Sleep(shortTTL + 200*time.Millisecond) // past the state's expiry, whatever the machine's speed
+		b := tab(t, browser)
+		signInOnPage(t, b, first.url, op.Username())
+		body := text(t, b, "main")
+		if !strings.Contains(body, "expired") || countNodes(t, b, "#approve") != 0 {
+			t.Errorf("page after expiry:\n%s", body)
+		}
+		again := mustNeedApproval(t, cs, retryOf(late, first.state))
+		if again.url == first.url || again.state == first.state {
+			t.Error("an expired call was not asked again with a new page")
+		}
+		if toolCalls(alpha) != 0 {
+			t.Error("backend reached")
+		}
+	})
 }
 
 // approvalAsk is an input_required result's page URL and requestState.
@@ -379,7 +494,7 @@ type approvalAsk struct{ url, state string }
 // page the gateway asked for.
 func mustNeedApproval(t *testing.T, cs *mcp.ClientSession, params *mcp.CallToolParams) approvalAsk {
 	t.Helper()
-	res, err := cs.CallTool(context.Background(), params)
+	res, err := cs.CallTool(callCtx(t), params)
 	if err != nil || !res.NeedsInput() {
 		t.Fatalf("expected input_required: %v %+v", err, res)
 	}
@@ -421,6 +536,7 @@ func waitText(t *testing.T, ctx context.Context, want string) {
 	}
 }
 
+// countNodes is how many elements sel matches on the tab's page.
 func countNodes(t *testing.T, ctx context.Context, sel string) int {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
