@@ -236,7 +236,7 @@ func (x *request) legacyInitialize(principal string) error {
 	if err != nil {
 		return err
 	}
-	res, err := era.InitializeResult(version, disc)
+	res, err := era.InitializeResult(version, disc, era.InitializeOptions{ResourceSubscribe: le.cfg.GetStream})
 	if err != nil {
 		return err
 	}

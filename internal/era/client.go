@@ -18,9 +18,11 @@ import (
 // InitializeResult builds a pre-2026 initialize result from the gateway's 2026 server/discover
 // result (its capabilities, instructions and _meta serverInfo), for a client of version.
 // Only what the edge serves is advertised: tools, prompts and resources with their
-// listChanged (the edge relays list_changed on the GET stream) and completions; never logging
-// (not relayed), resources.subscribe (not served), tasks or experimental.
-func InitializeResult(version string, discover []byte) ([]byte, error) {
+// listChanged (the edge relays list_changed on the GET stream), completions, and logging
+// (the edge keeps the session's logging/setLevel and asks for that level on each later
+// request); resources.subscribe only when opts.ResourceSubscribe says the edge serves it and
+// some backend does; never tasks or experimental.
+func InitializeResult(version string, discover []byte, opts InitializeOptions) ([]byte, error) {
 	if !IsLegacyVersion(version) {
 		return nil, fmt.Errorf("era: initialize: %q is not a pre-2026 version", version)
 	}
@@ -59,7 +61,7 @@ func InitializeResult(version string, discover []byte) ([]byte, error) {
 	out = append(out, `{"protocolVersion":`...)
 	out = jsonrpc.AppendString(out, version)
 	out = append(out, `,"capabilities":`...)
-	out = appendServerCaps(out, caps)
+	out = appendServerCaps(out, caps, opts)
 	out = append(out, `,"serverInfo":`...)
 	out = append(out, serverInfo...)
 	if instructions != "" {
@@ -69,11 +71,20 @@ func InitializeResult(version string, discover []byte) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
+// InitializeOptions are what the edge serves beyond the backends' capabilities.
+type InitializeOptions struct {
+	// ResourceSubscribe: the edge serves resources/subscribe (its GET stream, which delivers
+	// resources/updated, is on). resources.subscribe is advertised only when the discover
+	// result says a backend supports it too.
+	ResourceSubscribe bool
+}
+
 // appendServerCaps appends the pre-2026 server capabilities the edge serves, out of the 2026
 // ones in caps (a scanned value, or nil).
-func appendServerCaps(dst, caps []byte) []byte {
+func appendServerCaps(dst, caps []byte, opts InitializeOptions) []byte {
 	present := map[string]bool{}
 	listChanged := map[string]bool{}
+	subscribe := false
 	if isObject(caps) {
 		_ = jsonrpc.Members(caps, func(key, val []byte) error {
 			if !isObject(val) {
@@ -84,6 +95,9 @@ func appendServerCaps(dst, caps []byte) []byte {
 			_ = jsonrpc.Members(val, func(m, v []byte) error {
 				if string(m) == "listChanged" && string(v) == "true" {
 					listChanged[k] = true
+				}
+				if k == "resources" && string(m) == "subscribe" && string(v) == "true" {
+					subscribe = true
 				}
 				return nil
 			})
@@ -97,9 +111,14 @@ func appendServerCaps(dst, caps []byte) []byte {
 		}
 		dst = appendSep(dst)
 		dst = append(jsonrpc.AppendString(dst, k), ':')
-		if listChanged[k] {
+		switch {
+		case k == "resources" && subscribe && opts.ResourceSubscribe && listChanged[k]:
+			dst = append(dst, `{"subscribe":true,"listChanged":true}`...)
+		case k == "resources" && subscribe && opts.ResourceSubscribe:
+			dst = append(dst, `{"subscribe":true}`...)
+		case listChanged[k]:
 			dst = append(dst, `{"listChanged":true}`...)
-		} else {
+		default:
 			dst = append(dst, `{}`...)
 		}
 	}
@@ -107,6 +126,8 @@ func appendServerCaps(dst, caps []byte) []byte {
 		dst = appendSep(dst)
 		dst = append(dst, `"completions":{}`...)
 	}
+	dst = appendSep(dst)
+	dst = append(dst, `"logging":{}`...)
 	return append(dst, '}')
 }
 

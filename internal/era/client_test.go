@@ -17,16 +17,16 @@ func TestInitializeResult(t *testing.T) {
 				`"tasks":{},"experimental":{"x":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}},` +
 				`"instructions":"Use \"echo\".\n",` + meta + `,"ttlMs":60000,"cacheScope":"public"}`,
 			`{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{},` +
-				`"resources":{"listChanged":true},"completions":{}},"serverInfo":` + info + `,"instructions":"Use \"echo\".\u000a"}`},
+				`"resources":{"listChanged":true},"completions":{},"logging":{}},"serverInfo":` + info + `,"instructions":"Use \"echo\".\u000a"}`},
 		{"no capabilities, no instructions", V20250618, `{` + meta + `}`,
-			`{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":` + info + `}`},
+			`{"protocolVersion":"2025-06-18","capabilities":{"logging":{}},"serverInfo":` + info + `}`},
 		{"listChanged false, odd values", V20250618,
 			`{"capabilities":{"tools":{"listChanged":false},"prompts":true,"resources":{"listChanged":"yes"}},"instructions":7,` + meta + `}`,
-			`{"protocolVersion":"2025-06-18","capabilities":{"tools":{},"resources":{}},"serverInfo":` + info + `}`},
+			`{"protocolVersion":"2025-06-18","capabilities":{"tools":{},"resources":{},"logging":{}},"serverInfo":` + info + `}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := InitializeResult(tt.version, []byte(tt.discover))
+			got, err := InitializeResult(tt.version, []byte(tt.discover), InitializeOptions{})
 			if err != nil || string(got) != tt.want {
 				t.Fatalf("got %s, %v\nwant %s", got, err, tt.want)
 			}
@@ -46,8 +46,65 @@ func TestInitializeResult(t *testing.T) {
 		{"empty", V20251125, ``},
 	}
 	for _, tt := range bad {
-		if got, err := InitializeResult(tt.version, []byte(tt.discover)); err == nil {
+		if got, err := InitializeResult(tt.version, []byte(tt.discover), InitializeOptions{}); err == nil {
 			t.Errorf("%s: got %s, want an error", tt.name, got)
+		}
+	}
+}
+
+// TestInitializeResultSubscribe: resources.subscribe is advertised only when the edge serves it
+// (its GET stream is on) and a backend supports it.
+func TestInitializeResultSubscribe(t *testing.T) {
+	info := `{"name":"gw","version":"1"}`
+	meta := `"_meta":{"io.modelcontextprotocol/serverInfo":` + info + `}`
+	tests := []struct {
+		name, discover string
+		serve          bool
+		want           string
+	}{
+		{"served and supported", `{"capabilities":{"resources":{"subscribe":true,"listChanged":true}},` + meta + `}`, true,
+			`{"resources":{"subscribe":true,"listChanged":true},"logging":{}}`},
+		{"served, no listChanged", `{"capabilities":{"resources":{"subscribe":true}},` + meta + `}`, true,
+			`{"resources":{"subscribe":true},"logging":{}}`},
+		{"not served", `{"capabilities":{"resources":{"subscribe":true}},` + meta + `}`, false,
+			`{"resources":{},"logging":{}}`},
+		{"no backend supports it", `{"capabilities":{"resources":{"subscribe":false}},` + meta + `}`, true,
+			`{"resources":{},"logging":{}}`},
+		{"subscribe on another capability", `{"capabilities":{"tools":{"subscribe":true}},` + meta + `}`, true,
+			`{"tools":{},"logging":{}}`},
+	}
+	for _, tt := range tests {
+		got, err := InitializeResult(V20251125, []byte(tt.discover), InitializeOptions{ResourceSubscribe: tt.serve})
+		want := `{"protocolVersion":"2025-11-25","capabilities":` + tt.want + `,"serverInfo":` + info + `}`
+		if err != nil || string(got) != want {
+			t.Errorf("%s: got %s, %v\nwant %s", tt.name, got, err, want)
+		}
+	}
+}
+
+// TestLogLevels: the eight levels rank in syslog order, anything else is refused, and a message
+// passes a level exactly when it is at least as severe.
+func TestLogLevels(t *testing.T) {
+	for i, l := range LogLevels {
+		if r, ok := LogLevelRank(l); !ok || r != i {
+			t.Errorf("LogLevelRank(%q) = %d, %v", l, r, ok)
+		}
+	}
+	for _, bad := range []string{"", "DEBUG", "warn", "fatal", "info "} {
+		if _, ok := LogLevelRank(bad); ok {
+			t.Errorf("LogLevelRank(%q) accepted", bad)
+		}
+	}
+	tests := []struct {
+		level, min string
+		want       bool
+	}{
+		{"debug", "info", false}, {"info", "info", true}, {"error", "info", true},
+		{"warning", "error", false}, {"emergency", "debug", true}, {"odd", "error", true}, {"error", "bogus", false},
+	}
+	for _, tt := range tests {
+		if got := LogLevelAtLeast(tt.level, tt.min); got != tt.want {
+			t.Errorf("LogLevelAtLeast(%q, %q) = %v", tt.level, tt.min, got)
 		}
 	}
 }

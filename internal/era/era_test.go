@@ -218,4 +218,14 @@ func TestToModernParams(t *testing.T) {
 	if _, err := ToModernParams(json.RawMessage(`[1]`), m); err == nil {
 		t.Fatal("params that are not an object were accepted")
 	}
+	// A session's level replaces whatever level the client put in _meta itself.
+	got, _ = ToModernParams(json.RawMessage(`{"_meta":{"io.modelcontextprotocol/logLevel":"emergency"}}`),
+		Meta{ProtocolVersion: V20260728, LogLevel: "info"})
+	if string(got) != `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"info"}}` {
+		t.Fatalf("log level: %s", got)
+	}
+	lr, err := ToLegacyRequest(append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`), got...), '}'))
+	if err != nil || !lr.Logs {
+		t.Fatalf("the level did not survive the round trip: %+v, %v", lr, err)
+	}
 }

@@ -40,7 +40,7 @@ func FuzzLegacyClient(f *testing.F) {
 				t.Fatalf("%s: invalid JSON %s", method, out)
 			}
 		}
-		if out, err := InitializeResult(version, data); err == nil && !json.Valid(out) {
+		if out, err := InitializeResult(version, data, InitializeOptions{ResourceSubscribe: true}); err == nil && !json.Valid(out) {
 			t.Fatalf("InitializeResult: invalid JSON %s", out)
 		}
 		if out, err := NormalizeClientCaps(data); err == nil {

@@ -75,6 +75,10 @@ type Meta struct {
 	ProtocolVersion    string
 	ClientCapabilities json.RawMessage
 	ClientInfo         json.RawMessage
+	// LogLevel is the lowest level of notifications/message the request asks for (one of
+	// LogLevels); empty asks for none. A pre-2026 session's logging/setLevel becomes this key
+	// on each of its later requests.
+	LogLevel string
 }
 
 // ToModernParams is the reverse of ToLegacyRequest for params: it returns the params object of
@@ -130,6 +134,9 @@ func appendMeta(dst []byte, m Meta) []byte {
 	}
 	member(jsonrpc.MetaClientCapabilities, m.ClientCapabilities)
 	member(jsonrpc.MetaClientInfo, m.ClientInfo)
+	if m.LogLevel != "" {
+		member(jsonrpc.MetaLogLevel, jsonrpc.AppendString(nil, m.LogLevel))
+	}
 	return dst
 }
 
