@@ -25,6 +25,9 @@ import (
 type legacyEdge struct {
 	cfg      LegacyConfig
 	sessions *legacysession.Codec
+	// state keeps what a session sets for its later requests (log level, resource
+	// subscriptions) in the shared store (legacystate.go).
+	state *sessionState
 	// asker carries the gateway's requests to a legacy client (elicitation, sampling, roots)
 	// and their answers and cancellations between replicas. Nil until one is connected: a call
 	// that needs the client's input then ends as if the client had not declared the capability.
@@ -35,6 +38,9 @@ type legacyEdge struct {
 type legacyState struct {
 	version string                 // the negotiated (or header) version
 	sess    *legacysession.Session // nil before it is opened, and for initialize
+	// logLevel is the session's logging/setLevel level its translated request asks the
+	// backend for, and relays from ("" for none).
+	logLevel string
 }
 
 // legacyClass is the era path of one POST (docs/protocol.md §9.1).
@@ -320,16 +326,22 @@ func (x *request) legacySession(class legacyClass, principal string) (*legacyses
 // serveLegacyRequest answers what the edge answers itself and translates the rest.
 func (x *request) serveLegacyRequest(sess *legacysession.Session) error {
 	switch m := x.in.req.Method; {
-	case m == "ping", m == "logging/setLevel":
-		// ping is answered at once, by the gateway (2025-11-25 lifecycle); logging is not
-		// advertised, so a level changes nothing.
+	case m == "ping":
+		// Answered at once, by the gateway (2025-11-25 lifecycle).
 		x.writeLegacyResult([]byte(`{}`))
 		return nil
+	case m == "logging/setLevel":
+		return x.legacySetLevel(sess)
+	case m == "resources/subscribe", m == "resources/unsubscribe":
+		if x.s.legacy.cfg.GetStream {
+			return x.legacySubscribe(sess)
+		}
 	case legacyTranslated[m]:
+		x.legacy.logLevel = x.s.legacy.state.level(x.ctx, sess)
 		return x.legacyCall(sess)
 	}
-	// resources/subscribe, tasks/*, anything else: in-band, since a 404 would tell a 2025
-	// client its session is gone.
+	// tasks/*, anything else (resources/subscribe without the GET stream that would deliver
+	// its updates): in-band, since a 404 would tell a 2025 client its session is gone.
 	x.writeLegacyError(jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found"))
 	return nil
 }

@@ -158,14 +158,15 @@ func (x *request) legacyRound(ctx context.Context, sess *legacysession.Session, 
 
 // legacyInnerRequest synthesises the internal 2026-07-28 request: the modern _meta from the
 // session (the client's own io.modelcontextprotocol/* keys dropped, its progressToken and trace
-// context kept), and the headers a 2026-07-28 client sends, Mcp-Param-* included.
+// context kept, the session's log level added), and the headers a 2026-07-28 client sends,
+// Mcp-Param-* included.
 func (x *request) legacyInnerRequest(ctx context.Context, sess *legacysession.Session, params json.RawMessage) (*http.Request, error) {
 	caps := sess.Caps
 	if len(caps) == 0 {
 		caps = json.RawMessage(`{}`)
 	}
 	mp, err := era.ToModernParams(params, era.Meta{ProtocolVersion: ProtocolVersion,
-		ClientCapabilities: caps, ClientInfo: clientInfoJSON(sess.ClientInfo)})
+		ClientCapabilities: caps, ClientInfo: clientInfoJSON(sess.ClientInfo), LogLevel: x.legacy.logLevel})
 	if err != nil {
 		return nil, invalidParams("Invalid params: params must be an object")
 	}
@@ -356,8 +357,8 @@ func requiredCapabilities(data json.RawMessage) string {
 // legacyCodec is the http.ResponseWriter of an internal request. It relays what may reach the
 // legacy client at once (notifications/progress and other notifications, keep-alive comments)
 // through the client's request, and keeps the last message for the adapter: an input_required
-// result must never reach a legacy client. notifications/message is dropped (logging is not
-// advertised), and no SSE id: line is ever written, so no client tries to resume a stream that
+// result must never reach a legacy client. notifications/message is relayed only at or above
+// the session's log level (legacylog.go), and no SSE id: line is ever written, so no client tries to resume a stream that
 // cannot be resumed statelessly. Flush is the client writer's (each relayed event is flushed);
 // SetWriteDeadline and the other http.ResponseController methods reach the client's writer
 // through Unwrap, so the write deadlines of the pipeline keep working.
@@ -433,10 +434,15 @@ func (c *legacyCodec) message(msg []byte) error {
 	case m.IsResponse():
 		c.final = bytes.Clone(msg)
 		return nil
-	case m.ID != nil, m.Method == "notifications/message":
-		// Server-to-client requests never come this way (they are MRTR input requests), and
-		// logging is not advertised to legacy clients.
+	case m.ID != nil:
+		// Server-to-client requests never come this way (they are MRTR input requests).
 		return nil
+	case m.Method == era.NotifMessage:
+		// Only what the session's level asked for, and never on a GET stream (a 2026 listen
+		// carries none).
+		if c.listen || !logPasses(m.Params, c.x.legacy.logLevel) {
+			return nil
+		}
 	case c.listen:
 		if msg = listenNotification(m, msg); msg == nil {
 			return nil

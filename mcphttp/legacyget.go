@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -8,18 +9,17 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 )
 
 // The GET stream of a pre-2026 client (docs/protocol.md §9.2): with a valid session and Accept
 // text/event-stream, an SSE stream of the tools, prompts and resources list_changed
-// notifications, backed by the same shared backend listens as subscriptions/listen. Only
+// notifications and the resources/updated of the session's resource subscriptions
+// (legacysubscribe.go), backed by the same shared backend listens as subscriptions/listen. Only
 // notifications go on it, never the gateway's requests (those go on the POST they belong to), so
 // no replica needs to find the stream of a session. No event id is written and Last-Event-ID is
 // ignored: a new stream is a fresh one, which is allowed since nothing is replayed.
-
-// legacyListenParams subscribes to every list_changed the initialize result advertises.
-var legacyListenParams = json.RawMessage(`{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true}}`)
 
 // legacyListenID is the id of the internal listen request of a GET stream, which has none.
 var legacyListenID = json.RawMessage(`"legacy-get"`)
@@ -57,16 +57,44 @@ func (x *request) legacyGet() error {
 		return err
 	}
 	x.legacy.sess, x.legacy.version = sess, sess.Version
-	r, err := x.legacyInnerRequest(x.ctx, sess, legacyListenParams)
-	if err != nil {
-		return err
-	}
 	// The stream starts at once: a client waits for the response headers of its GET.
 	if err := x.emitComment(); err != nil {
 		return err
 	}
+	for restart := true; restart && x.ctx.Err() == nil; {
+		restart, err = x.legacyListenOnce(sess)
+	}
+	if x.ctx.Err() != nil {
+		x.out.outcome = outcomeCanceled
+	} else if err != nil {
+		x.out.outcome = mapError(err).Outcome
+	}
+	return nil
+}
+
+// legacyListenOnce runs the GET stream's inner listen with the session's resource subscriptions
+// as they are now, until the client goes away, the listen ends, or the subscriptions change
+// (restart true: on this replica, or on another one, which says so with a notice). An update a
+// backend sends while the listen is started again is not relayed: nothing is replayed.
+func (x *request) legacyListenOnce(sess *legacysession.Session) (restart bool, err error) {
+	st := x.s.legacy.state
+	ctx, changed := context.WithCancel(x.ctx)
+	defer changed()
+	// Watched before the set is read: a change made in between restarts the listen.
+	defer st.watch(sess.Key(), changed)()
+	uris, err := st.subscriptions(ctx, sess)
+	if err != nil {
+		// The list_changed notifications do not need the store: the stream goes on without
+		// the resource subscriptions until it is opened again.
+		x.s.log.Warn("legacy session subscriptions not readable; the GET stream relays no resources/updated",
+			"request_id", x.requestID, "error", err)
+	}
+	r, err := x.legacyInnerRequest(ctx, sess, legacyListenParamsFor(uris))
+	if err != nil {
+		return false, err
+	}
 	c := &legacyCodec{x: x, h: http.Header{}, listen: true}
-	y := &request{s: x.s, w: c, r: r, ctx: x.ctx, start: x.start,
+	y := &request{s: x.s, w: c, r: r, ctx: ctx, start: x.start,
 		requestID: x.requestID, requestIDValue: x.requestIDValue}
 	y.caller.principal, y.caller.token = x.caller.principal, x.caller.token
 	err = y.run()
@@ -76,12 +104,10 @@ func (x *request) legacyGet() error {
 		y.out.streamClosed()
 	}
 	x.out.outcome = y.out.outcome
-	if x.ctx.Err() != nil {
-		x.out.outcome = outcomeCanceled
-	} else if err != nil {
-		x.out.outcome = mapError(err).Outcome
+	if x.ctx.Err() == nil && ctx.Err() != nil && x.out.writeErr == nil {
+		return true, nil
 	}
-	return nil
+	return false, err
 }
 
 // listenNotification is a notification of the internal listen as a legacy client gets it:

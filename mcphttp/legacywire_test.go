@@ -147,7 +147,13 @@ func TestLegacyInitialize(t *testing.T) {
 			if _, ok := res.Result.Capabilities["tools"]; !ok {
 				t.Errorf("capabilities %s lack tools", r.body)
 			}
-			for _, never := range []string{"logging", "tasks", "experimental"} {
+			if string(res.Result.Capabilities["logging"]) != `{}` {
+				t.Errorf("capabilities %s lack logging (the edge keeps the session's level)", r.body)
+			}
+			if string(res.Result.Capabilities["resources"]) != `{"listChanged":true}` {
+				t.Errorf("resources %s: subscribe advertised although no backend supports it", res.Result.Capabilities["resources"])
+			}
+			for _, never := range []string{"tasks", "experimental"} {
 				if _, ok := res.Result.Capabilities[never]; ok {
 					t.Errorf("capabilities advertise %s: %s", never, r.body)
 				}
@@ -175,7 +181,7 @@ func TestLegacyInitialize(t *testing.T) {
 }
 
 // TestLegacyLocalMethods: what the edge answers itself: ping, notifications, logging/setLevel,
-// and in-band -32601 for what it does not serve; session-less requests with a version header;
+// resources/subscribe, and in-band -32601 for what it does not serve; session-less requests with a version header;
 // 400 without any version; 400 for a header that contradicts the session.
 func TestLegacyLocalMethods(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
@@ -199,7 +205,13 @@ func TestLegacyLocalMethods(t *testing.T) {
 		{"logging/setLevel", sess, req(2, "logging/setLevel", `{"level":"info"}`), 200, 0, `{}`},
 		{"notifications/initialized", sess, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 202, 0, ""},
 		{"notifications/cancelled", sess, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`, 202, 0, ""},
-		{"resources/subscribe", sess, req(3, "resources/subscribe", `{"uri":"mem://readme"}`), 200, -32601, ""},
+		{"logging/setLevel, bad level", sess, req(2, "logging/setLevel", `{"level":"verbose"}`), 200, -32602, ""},
+		{"logging/setLevel, no level", sess, req(2, "logging/setLevel", `{}`), 200, -32602, ""},
+		{"session-less logging/setLevel", legacyHeaders("2025-06-18", ""), req(2, "logging/setLevel", `{"level":"debug"}`), 200, 0, `{}`},
+		{"resources/subscribe", sess, req(3, "resources/subscribe", `{"uri":"be+mem://readme"}`), 200, 0, `{}`},
+		{"resources/subscribe, unknown", sess, req(3, "resources/subscribe", `{"uri":"mem://readme"}`), 200, -32002, ""},
+		{"resources/unsubscribe, unknown", sess, req(3, "resources/unsubscribe", `{"uri":"nobody+mem://x"}`), 200, 0, `{}`},
+		{"session-less resources/subscribe", legacyHeaders("2025-06-18", ""), req(3, "resources/subscribe", `{"uri":"be+mem://readme"}`), 200, -32600, ""},
 		{"tasks/list", sess, req(4, "tasks/list", `{}`), 200, -32601, ""},
 		{"unknown method", sess, req(5, "no/such", `{}`), 200, -32601, ""},
 		{"server/discover is not legacy", sess, req(6, "server/discover", `{}`), 200, -32601, ""},

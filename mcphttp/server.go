@@ -66,6 +66,9 @@ type Deps struct {
 	// Notices carries a legacy client's answers and cancellations to the replica that waits
 	// for them; nil with a single replica.
 	Notices store.Notices
+	// SessionState keeps what a pre-2026 session sets (its log level and resource
+	// subscriptions) where every replica reads it; nil keeps it in this process (one replica).
+	SessionState LegacyStateStore
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -146,6 +149,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 			return nil, errors.New("mcphttp: serving pre-2026 clients (legacy.enabled) needs the key ring (Deps.Keys)")
 		}
 		s.legacy = &legacyEdge{cfg: cfg.Legacy, sessions: legacysession.New(deps.Keys, cfg.Legacy.SessionTTL, s.now)}
+		state, err := newSessionState(deps.SessionState, deps.Notices, s.log, s.now)
+		if err != nil {
+			return nil, err
+		}
+		s.legacy.state = state
 		// The asker that carries requests to legacy clients and their answers between replicas
 		// (deps.Keys for its answer ids, deps.Notices between replicas) is connected here; until
 		// it is, a call that needs the client's input ends as if the client had not declared

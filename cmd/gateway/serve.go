@@ -237,6 +237,8 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		ToolsetMetrics: g.searchRec,
 		Keys:           ring,
 		Notices:        g.notices,
+		// A legacy session's log level and resource subscriptions, shared by every replica.
+		SessionState: g.store,
 	})
 	if err != nil {
 		return nil, err

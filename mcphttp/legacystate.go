@@ -1,0 +1,313 @@
+package mcphttp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/internal/store"
+)
+
+// What a pre-2026 session sets for its later requests (docs/protocol.md §9.6): its log level
+// (logging/setLevel) and its resource subscriptions (resources/subscribe). A session id is
+// sealed once at initialize and never re-minted, so this state cannot live in it; no replica
+// keeps it either, since the next request of the session may reach any replica. It lives in the
+// shared store under keys derived from the session's Key() (its random nonce), for the
+// session's remaining lifetime, and notices tell the other replicas when it changes.
+
+// LegacyStateStore is the part of the shared store a pre-2026 session's state is kept in
+// (store.Store implements it; Redis shares it between replicas).
+type LegacyStateStore interface {
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+}
+
+const (
+	// levelCacheTTL bounds how long a replica trusts its copy of a session's level (or of its
+	// having none) without asking the store: the staleness a replica that missed a notice may
+	// show, and the store round trip a session's calls save.
+	levelCacheTTL = 5 * time.Second
+	// levelCacheMax bounds the per-replica level cache: at about 100 bytes an entry, a
+	// megabyte or two, however many sessions call.
+	levelCacheMax = 16384
+	// maxSessionSubscriptions bounds the resources one session may subscribe to: every one is
+	// part of the session's stored set and of its GET stream's backend listens.
+	maxSessionSubscriptions = 100
+	// legacyStateTopic is the notices topic on which replicas tell each other of a session's
+	// new level or subscription set.
+	legacyStateTopic = "legacy-session-state"
+	// stateNoticeTimeout bounds publishing a notice, which is best effort.
+	stateNoticeTimeout = 2 * time.Second
+)
+
+// Store key prefixes; the store hashes every key, so the session key never appears in clear.
+const (
+	levelKeyPrefix = "legacy:loglevel:"
+	subsKeyPrefix  = "legacy:subs:"
+)
+
+// sessionState keeps pre-2026 sessions' levels and subscriptions in the shared store, with a
+// bounded per-replica cache of levels and the local GET streams to restart when a session's
+// subscriptions change.
+type sessionState struct {
+	kv      LegacyStateStore
+	notices store.Notices // nil with a single replica
+	self    string        // this replica's id: its own notices come back to it and are skipped
+	log     *slog.Logger
+	now     func() time.Time
+
+	mu       sync.Mutex
+	levels   map[string]levelEntry         // by session key
+	watchers map[string]map[*watch]struct{} // the GET streams of this replica, by session key
+}
+
+// levelEntry is a cached level: "" when the session has set none.
+type levelEntry struct {
+	level   string
+	expires time.Time
+}
+
+// watch is one GET stream's interest in its session's subscriptions: changed ends its current
+// inner listen, which then starts again with the new set.
+type watch struct{ changed context.CancelFunc }
+
+// stateNotice is one notice on legacyStateTopic.
+type stateNotice struct {
+	Replica string `json:"r"`
+	Kind    string `json:"k"` // "level" or "subs"
+	Session string `json:"s"` // the session's Key()
+	Level   string `json:"l,omitempty"`
+}
+
+// newSessionState keeps session state in kv (a process-local store when nil: one replica) and
+// listens for the other replicas' notices when there are any. The subscription lasts as long
+// as the notices' store: it ends when the store is closed.
+func newSessionState(kv LegacyStateStore, notices store.Notices, log *slog.Logger, now func() time.Time) (*sessionState, error) {
+	if kv == nil {
+		m, err := store.NewMemory(store.MemoryOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("mcphttp: legacy session state: %w", err)
+		}
+		kv = m
+	}
+	var id [16]byte
+	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
+	st := &sessionState{kv: kv, notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
+		levels: map[string]levelEntry{}, watchers: map[string]map[*watch]struct{}{}}
+	if notices != nil {
+		notices.Subscribe(context.Background(), legacyStateTopic, st.receive)
+	}
+	return st, nil
+}
+
+// remaining is the session's lifetime left, the TTL of what it stores; false when it is over.
+func (st *sessionState) remaining(sess *legacysession.Session) (time.Duration, bool) {
+	ttl := sess.Expires.Sub(st.now())
+	return ttl, ttl > 0
+}
+
+// setLevel records the session's level and tells the other replicas.
+func (st *sessionState) setLevel(ctx context.Context, sess *legacysession.Session, level string) error {
+	ttl, ok := st.remaining(sess)
+	if !ok {
+		return nil
+	}
+	key := sess.Key()
+	if err := st.kv.Set(ctx, levelKeyPrefix+key, []byte(level), ttl); err != nil {
+		return fmt.Errorf("mcphttp: recording a legacy session's log level: %w", err)
+	}
+	st.cacheLevel(key, level, true)
+	st.publish(stateNotice{Kind: "level", Session: key, Level: level})
+	return nil
+}
+
+// level is the session's level: from this replica's cache when fresh, else from the store. A
+// store that cannot answer gives "" (no log messages) without caching it: logging is an aid,
+// never a reason to fail a call.
+func (st *sessionState) level(ctx context.Context, sess *legacysession.Session) string {
+	if !sessionBound(sess) {
+		return ""
+	}
+	key := sess.Key()
+	st.mu.Lock()
+	e, ok := st.levels[key]
+	st.mu.Unlock()
+	if ok && st.now().Before(e.expires) {
+		return e.level
+	}
+	v, found, err := st.kv.Get(ctx, levelKeyPrefix+key)
+	if err != nil {
+		st.log.LogAttrs(ctx, slog.LevelWarn, "legacy session log level not readable; the call gets no log messages",
+			slog.String("error", err.Error()))
+		return ""
+	}
+	level := ""
+	if found {
+		level = string(v)
+	}
+	st.cacheLevel(key, level, true)
+	return level
+}
+
+// cacheLevel stores a level in the cache; add false only refreshes an entry already there.
+func (st *sessionState) cacheLevel(key, level string, add bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if _, ok := st.levels[key]; !ok && !add {
+		return
+	}
+	now := st.now()
+	if len(st.levels) >= levelCacheMax {
+		for k, e := range st.levels {
+			if !now.Before(e.expires) {
+				delete(st.levels, k)
+			}
+		}
+		for k := range st.levels {
+			if len(st.levels) < levelCacheMax {
+				break
+			}
+			delete(st.levels, k) // map order: an arbitrary entry, which the store still holds
+		}
+	}
+	st.levels[key] = levelEntry{level: level, expires: now.Add(levelCacheTTL)}
+}
+
+// subscriptions is the session's subscribed URIs (namespaced, in normal form).
+func (st *sessionState) subscriptions(ctx context.Context, sess *legacysession.Session) ([]string, error) {
+	v, found, err := st.kv.Get(ctx, subsKeyPrefix+sess.Key())
+	if err != nil || !found {
+		return nil, err
+	}
+	var uris []string
+	if err := json.Unmarshal(v, &uris); err != nil {
+		return nil, fmt.Errorf("mcphttp: a legacy session's stored subscriptions: %w", err)
+	}
+	return uris, nil
+}
+
+// errTooManySubscriptions refuses a subscription beyond maxSessionSubscriptions.
+var errTooManySubscriptions = fmt.Errorf("a session may subscribe to at most %d resources", maxSessionSubscriptions)
+
+// updateSubscriptions adds or removes uri in the session's set and tells the replica holding
+// its GET stream. The set is read, changed and written back: two changes of one session racing
+// on two replicas may lose one (last writer wins); a client waits for each answer before its
+// next request, so its own changes do not race.
+func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacysession.Session, uri string, add bool) error {
+	ttl, ok := st.remaining(sess)
+	if !ok {
+		return nil
+	}
+	uris, err := st.subscriptions(ctx, sess)
+	if err != nil {
+		return err
+	}
+	i := indexOf(uris, uri)
+	switch {
+	case add && i >= 0, !add && i < 0:
+		return nil // already so: nothing to write, nobody to tell
+	case add && len(uris) >= maxSessionSubscriptions:
+		return errTooManySubscriptions
+	case add:
+		uris = append(uris, uri)
+	default:
+		uris = append(uris[:i], uris[i+1:]...)
+	}
+	v, err := json.Marshal(uris)
+	if err != nil {
+		return err
+	}
+	if err := st.kv.Set(ctx, subsKeyPrefix+sess.Key(), v, ttl); err != nil {
+		return fmt.Errorf("mcphttp: recording a legacy session's subscriptions: %w", err)
+	}
+	st.subsChanged(sess.Key())
+	st.publish(stateNotice{Kind: "subs", Session: sess.Key()})
+	return nil
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// watch registers a GET stream of the session; the returned function unregisters it.
+func (st *sessionState) watch(key string, changed context.CancelFunc) func() {
+	w := &watch{changed: changed}
+	st.mu.Lock()
+	ws := st.watchers[key]
+	if ws == nil {
+		ws = map[*watch]struct{}{}
+		st.watchers[key] = ws
+	}
+	ws[w] = struct{}{}
+	st.mu.Unlock()
+	return func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		delete(ws, w)
+		// A map made for the key since ws emptied holds a watch; only an empty one goes.
+		if len(st.watchers[key]) == 0 {
+			delete(st.watchers, key)
+		}
+	}
+}
+
+// subsChanged restarts this replica's GET streams of the session.
+func (st *sessionState) subsChanged(key string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for w := range st.watchers[key] {
+		w.changed()
+	}
+}
+
+// publish tells the other replicas, best effort: one that misses a level notice serves the old
+// level until its cache entry expires (levelCacheTTL); one that misses a subscription notice
+// keeps its GET stream's old set until the stream is opened again.
+func (st *sessionState) publish(n stateNotice) {
+	if st.notices == nil {
+		return
+	}
+	n.Replica = st.self
+	msg, err := json.Marshal(n)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stateNoticeTimeout)
+	defer cancel()
+	if err := st.notices.Publish(ctx, legacyStateTopic, msg); err != nil {
+		st.log.Warn("could not tell the other replicas of a legacy session's new state",
+			"kind", n.Kind, "error", err)
+	}
+}
+
+// receive applies another replica's notice.
+func (st *sessionState) receive(msg []byte) {
+	var n stateNotice
+	if err := json.Unmarshal(msg, &n); err != nil || n.Replica == "" || n.Session == "" {
+		st.log.Warn("ignored a malformed legacy session notice from the shared store", "bytes", len(msg))
+		return
+	}
+	if n.Replica == st.self {
+		return // applied locally already
+	}
+	switch n.Kind {
+	case "level":
+		if _, ok := era.LogLevelRank(n.Level); ok {
+			st.cacheLevel(n.Session, n.Level, false)
+		}
+	case "subs":
+		st.subsChanged(n.Session)
+	}
+}
