@@ -62,6 +62,8 @@ type sessionState struct {
 	self    string        // this replica's id: its own notices come back to it and are skipped
 	log     *slog.Logger
 	now     func() time.Time
+	// levelTTL is levelCacheTTL (tests make it outlive them, to see notices alone at work).
+	levelTTL time.Duration
 
 	mu       sync.Mutex
 	levels   map[string]levelEntry         // by session key
@@ -100,7 +102,7 @@ func newSessionState(kv LegacyStateStore, notices store.Notices, log *slog.Logge
 	var id [16]byte
 	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
 	st := &sessionState{kv: kv, notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
-		levels: map[string]levelEntry{}, watchers: map[string]map[*watch]struct{}{}}
+		levelTTL: levelCacheTTL, levels: map[string]levelEntry{}, watchers: map[string]map[*watch]struct{}{}}
 	if notices != nil {
 		notices.Subscribe(context.Background(), legacyStateTopic, st.receive)
 	}
@@ -177,7 +179,7 @@ func (st *sessionState) cacheLevel(key, level string, add bool) {
 			delete(st.levels, k) // map order: an arbitrary entry, which the store still holds
 		}
 	}
-	st.levels[key] = levelEntry{level: level, expires: now.Add(levelCacheTTL)}
+	st.levels[key] = levelEntry{level: level, expires: now.Add(st.levelTTL)}
 }
 
 // subscriptions is the session's subscribed URIs (namespaced, in normal form).

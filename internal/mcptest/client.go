@@ -66,6 +66,19 @@ func WithProgress(h func(context.Context, *mcp.ProgressNotificationClientRequest
 	return func(c *clientConfig) { c.opts.ProgressNotificationHandler = h }
 }
 
+// WithLogging installs a handler for notifications/message. A 2026-07-28
+// client gets them only for requests that ask for a level; a pre-2026 one
+// after logging/setLevel (ClientSession.SetLoggingLevel).
+func WithLogging(h func(context.Context, *mcp.LoggingMessageRequest)) ClientOption {
+	return func(c *clientConfig) { c.opts.LoggingMessageHandler = h }
+}
+
+// WithResourceUpdated installs a handler for notifications/resources/updated,
+// which a pre-2026 client gets on its GET stream after resources/subscribe.
+func WithResourceUpdated(h func(context.Context, *mcp.ResourceUpdatedNotificationRequest)) ClientOption {
+	return func(c *clientConfig) { c.opts.ResourceUpdatedHandler = h }
+}
+
 // WithManualMRTR turns off the go-sdk's automatic MRTR retries, so CallTool
 // returns an input_required result (NeedsInput reports true) and the test
 // performs the retry itself, for example to inspect or tamper with
