@@ -1,0 +1,197 @@
+package mcphttp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// updateSink collects the URIs of the resources/updated a client receives.
+type updateSink struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (u *updateSink) handler(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+	u.mu.Lock()
+	u.got = append(u.got, r.Params.URI)
+	u.mu.Unlock()
+}
+
+// drain returns what arrived so far and clears it.
+func (u *updateSink) drain() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	got := u.got
+	u.got = nil
+	return got
+}
+
+// pokeUntil makes the backend send resources/updated for each of uris, round after round, until
+// the client has received one for want; it returns everything received up to then. Bounded.
+func pokeUntil(t *testing.T, be *mcptest.Server, u *updateSink, want string, uris ...string) []string {
+	t.Helper()
+	var all []string
+	for i := 0; i < 400; i++ {
+		for _, uri := range uris {
+			_ = be.MCP().ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+		}
+		time.Sleep(25 * time.Millisecond) // a poll interval, not an assertion
+		all = append(all, u.drain()...)
+		if slices.Contains(all, want) {
+			return all
+		}
+	}
+	t.Fatalf("no resources/updated for %s; got %q", want, all)
+	return nil
+}
+
+// watching reports whether s holds a GET stream of some session.
+func watching(s *Server) bool {
+	st := s.legacy.state
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.watchers) > 0
+}
+
+// TestLegacySubscribeAcrossReplicas: a go-sdk client pinned to 2025-11-25 whose GET stream is
+// held by replica A and whose POSTs all reach replica B (sharing a real Redis) subscribes to a
+// resource and gets resources/updated for it, with the URI as it knows it; unsubscribing stops
+// them while a subscription to another resource goes on.
+func TestLegacySubscribeAcrossReplicas(t *testing.T) {
+	const other = "mem://other"
+	be := mcptest.StartServer(t, "be", mcptest.WithSubscriptions())
+	a, b, sa, _ := twoReplicas(t, be)
+	rt := newRouteTransport(t, a.URL)
+	rt.post.Store(&b.URL)
+	updates := &updateSink{}
+	cs := mcptest.Connect(t, b.URL, mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithResourceUpdated(updates.handler), mcptest.WithRoundTripper(rt))
+	if r := cs.InitializeResult().Capabilities.Resources; r == nil || !r.Subscribe {
+		t.Fatalf("initialize does not advertise resources.subscribe: %+v", r)
+	}
+	for i := 0; !watching(sa); i++ {
+		if i == 1000 {
+			t.Fatal("the client's GET stream never reached replica A")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ctx := t.Context()
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "be+" + mcptest.ResourceReadme}); err != nil {
+		t.Fatal(err)
+	}
+	got := pokeUntil(t, be, updates, "be+"+mcptest.ResourceReadme, mcptest.ResourceReadme, other)
+	if slices.Contains(got, "be+"+other) {
+		t.Fatalf("an update for a resource nobody subscribed to: %q", got)
+	}
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "be+" + mcptest.ResourceReadme}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "be+" + other}); err != nil {
+		t.Fatal(err)
+	}
+	// Once an update of the new subscription arrives the stream runs with the new set; the
+	// backend sends readme's update before other's on the same stream, so it would come first.
+	pokeUntil(t, be, updates, "be+"+other, other)
+	got = pokeUntil(t, be, updates, "be+"+other, mcptest.ResourceReadme, other)
+	if slices.Contains(got, "be+"+mcptest.ResourceReadme) {
+		t.Fatalf("updates after unsubscribe: %q", got)
+	}
+}
+
+// TestLegacySubscribePolicy: a subscription is authorised as resources/read is: a URI the
+// caller's policy hides is refused with the very bytes resources/read of it gets, and nothing
+// is recorded; an allowed one is recorded in normal form; unsubscribing a URI never subscribed
+// is {}; a session's subscriptions are bounded.
+func TestLegacySubscribePolicy(t *testing.T) {
+	const resource = "https://mcp.test.invalid/mcp"
+	iss, err := devissuer.New(devissuer.Options{Audience: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { iss.Close() })
+	auth, err := authz.New(authz.Config{
+		Issuers: []authz.IssuerConfig{{Issuer: iss.URL()}},
+		Policy: authz.PolicyConfig{Rules: []authz.RuleConfig{
+			{ID: "no-hr", Upstream: "be", Resources: []string{"mem://hr/**"}, Effect: authz.EffectDeny},
+			{ID: "docs", Upstream: "be", Resources: []string{"**"}, Tools: []string{"*"}, AnyScope: []string{"docs:read"}},
+		}},
+	}, authz.Options{ResourceURI: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := iss.Mint(devissuer.Claims{"sub": "alice", "scope": "docs:read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := store.NewMemory(store.MemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := mcptest.StartServer(t, "be", mcptest.WithSubscriptions())
+	gw, s := startLegacyGateway(t, Config{}, Deps{Auth: auth, SessionState: mem}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`, "Authorization", "Bearer "+tok)
+	h := legacyHeaders("2025-11-25", sid)
+	h.Set("Authorization", "Bearer "+tok)
+	sess, err := s.legacy.sessions.Open(sid, legacysession.Bind(iss.URL(), "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := func() []string {
+		v, ok, err := mem.Get(t.Context(), subsKeyPrefix+sess.Key())
+		if err != nil || !ok {
+			return nil
+		}
+		var uris []string
+		_ = json.Unmarshal(v, &uris)
+		return uris
+	}
+	req := func(method, uri string) *response {
+		return do(t, "POST", gw.URL, h, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{"uri":%q}}`, method, uri))
+	}
+
+	read := req("resources/read", "be+mem://hr/salaries")
+	sub := req("resources/subscribe", "be+mem://hr/salaries")
+	if read.status != 200 || sub.status != read.status || string(sub.body) != string(read.body) {
+		t.Fatalf("subscribe to a hidden resource: %d %s; resources/read: %d %s", sub.status, sub.body, read.status, read.body)
+	}
+	if got := stored(); got != nil {
+		t.Fatalf("a refused subscription was recorded: %q", got)
+	}
+	if r := req("resources/subscribe", "be+MEM://readme"); r.status != 200 || string(r.body) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Fatalf("subscribe: %d %s", r.status, r.body)
+	}
+	if got := stored(); !slices.Equal(got, []string{"be+mem://readme"}) {
+		t.Fatalf("recorded %q, want the normal form", got)
+	}
+	if r := req("resources/unsubscribe", "be+mem://never"); string(r.body) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Fatalf("unsubscribe of an unknown URI: %s", r.body)
+	}
+	for i := 1; i < maxSessionSubscriptions; i++ {
+		if r := req("resources/subscribe", fmt.Sprintf("be+mem://r/%d", i)); r.rpc.Error != nil {
+			t.Fatalf("subscription %d: %s", i, r.body)
+		}
+	}
+	if r := req("resources/subscribe", "be+mem://one-too-many"); r.status != 200 || r.rpc.Error == nil || r.rpc.Error.Code != -32602 {
+		t.Fatalf("subscription beyond the bound: %d %s", r.status, r.body)
+	}
+	if got := stored(); len(got) != maxSessionSubscriptions {
+		t.Fatalf("%d subscriptions recorded", len(got))
+	}
+	if r := req("resources/unsubscribe", "be+mem://readme"); r.rpc.Error != nil || slices.Contains(stored(), "be+mem://readme") {
+		t.Fatalf("unsubscribe: %s", r.body)
+	}
+}
