@@ -80,7 +80,8 @@ func reads(s *mcptest.Server) int { return len(s.RequestsOf("resources/read")) }
 // call (403, -32013, data.reason pin-drift) and the backend receives nothing; under a template
 // whose drift asks for confirmation it goes through the confirmation, naming the template,
 // and reaches the backend once approved, never when declined; URIs under unchanged templates
-// and plain resources are served as before.
+// and plain resources are served as before, and an unchanged template that matches the same URI
+// does not lift a drifted one's verdict.
 func TestPinResourceRead(t *testing.T) {
 	items := func(desc string) *mcp.ResourceTemplate {
 		return &mcp.ResourceTemplate{URITemplate: "mem://items/{id}", Name: "items", Description: desc, MIMEType: "text/plain"}
@@ -101,6 +102,9 @@ func TestPinResourceRead(t *testing.T) {
 			files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(),
 				mcptest.WithResourceTemplate(items("Items."), readText),
 				mcptest.WithResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://notes/{id}", Name: "notes", MIMEType: "text/plain"}, readText),
+				// Matches every URI too: an unchanged template that also matches does not
+				// lift the verdict of a drifted one.
+				mcptest.WithResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://{+path}", Name: "any", MIMEType: "text/plain"}, readText),
 				mcptest.WithResource(&mcp.Resource{URI: "mem://readme", Name: "readme", MIMEType: "text/plain"}, readText))
 			lock := pinLock(t, files)
 			p := startPinned(t, &pins.Config{LockFile: lock, Actions: tc.actions}, nil, files)
