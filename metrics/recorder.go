@@ -42,7 +42,7 @@ func MetricNames() []string {
 		NameUpstreamDuration, NameAuthFailures, NameAuthzDecisions, NameMRTREvents,
 		NameRateLimitDecisions, NameRequestsInFlight, NameSSEStreamsOpen, NameUpstreamUp,
 		NameUpstreamCircuit, NameListCacheRequests, NameRedisErrors, NameBuildInfo,
-		NameListenDropped,
+		NameListenDropped, NameLegacyBridge, NameLegacyPending,
 	}
 }
 
@@ -83,6 +83,7 @@ type Recorder struct {
 
 	upstreamUp, circuitState *prometheus.GaugeVec
 	tools                    *toolCalls
+	legacy                   *legacyBridge
 }
 
 // New registers every gateway metric on reg and returns the recorder. It does
@@ -108,6 +109,7 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 	r.buildTraffic(&cs)
 	r.buildEvents(&cs)
 	r.buildGauges(&cs, opts.version())
+	r.legacy = r.newLegacyBridge(&cs)
 	r.tools = newToolCalls(r.newCounterVec(&cs, NameToolCalls,
 		"Tool calls by upstream, upstream tool name (allowlisted) and outcome.",
 		labelUpstream, labelTool, "outcome"), opts.Upstreams, r.outcomes, opts.maxTools())
