@@ -12,6 +12,12 @@
 //     cached (ttlMs, cacheScope); a pre-2026 result says neither (ToModernResult, ToLegacyResult).
 //   - Resource not found is -32002 before 2026 and -32602 in 2026-07-28 (ToModernResult).
 //   - A backend's era is told from its answer to server/discover (Classify).
+//   - Toward a pre-2026 client the gateway answers initialize from its own server/discover
+//     (InitializeResult, NegotiateVersion), keeps the client's capabilities in the 2026 shape
+//     (NormalizeClientCaps), reshapes results and errors for the negotiated version
+//     (ToLegacyClientResult, LegacyClientError), and turns MRTR inputRequests into the
+//     server→client requests such a client expects and its answers back (InputRequests,
+//     Declares, InputResponse).
 //
 // https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning describes how the
 // eras coexist; https://modelcontextprotocol.io/specification/2025-11-25 is the last

@@ -188,6 +188,10 @@ func TestToModernParams(t *testing.T) {
 		{"client _meta kept, its modern keys dropped",
 			`{"_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2099-01-01","traceparent":"t"},"name":"echo"}`,
 			`{"_meta":{"progressToken":7,"traceparent":"t",` + meta + `},"name":"echo"}`},
+		{"client's reserved keys dropped in every spelling",
+			`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"IO.ModelContextProtocol/Protocol_Version":"2026-07-28",` +
+				`"io.modelcontextprotocol/related-task":{"taskId":"t"},"progressToken":1}}`,
+			`{"_meta":{"progressToken":1,` + meta + `}}`},
 		{"empty _meta", `{"_meta":{}}`, `{"_meta":{` + meta + `}}`},
 		{"_meta not an object", `{"_meta":null,"name":"echo"}`, `{"_meta":{` + meta + `},"name":"echo"}`},
 	}

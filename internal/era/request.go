@@ -78,9 +78,11 @@ type Meta struct {
 }
 
 // ToModernParams is the reverse of ToLegacyRequest for params: it returns the params object of
-// a pre-2026 request (nil or an object) with m's keys added to its _meta. Any modern key the
-// pre-2026 peer put in _meta itself is dropped first, so only m declares the era; every other
-// member, and every other _meta key (progressToken, trace context), stays in order.
+// a pre-2026 request (nil or an object) with m's keys added to its _meta. Every reserved
+// io.modelcontextprotocol/* key the pre-2026 peer put in _meta itself, in any spelling a
+// decoder folds to one (IsProtocolMetaKey), is dropped first, so only m declares the era,
+// capabilities and client; every other member, and every other _meta key (progressToken,
+// trace context), stays in order.
 func ToModernParams(params json.RawMessage, m Meta) (json.RawMessage, error) {
 	add := appendMeta(nil, m)
 	if len(params) == 0 {
@@ -96,7 +98,7 @@ func ToModernParams(params json.RawMessage, m Meta) (json.RawMessage, error) {
 			// Not an object (null, say): replaced, so the request has one _meta.
 			return append(append([]byte{'{'}, add...), '}'), true
 		}
-		meta, err := FilterObject(nil, val, func(k string, v []byte) ([]byte, bool) { return v, !IsModernMetaKey(k) })
+		meta, err := FilterObject(nil, val, func(k string, v []byte) ([]byte, bool) { return v, !IsProtocolMetaKey(k) })
 		if err != nil {
 			return val, true
 		}

@@ -1,0 +1,316 @@
+package era
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+)
+
+// This file is the gateway's edge toward pre-2026 clients: what a 2026-07-28 result, error or
+// inputRequests entry becomes for a client that negotiated 2025-11-25 or 2025-06-18 at
+// initialize, and what its answers become again.
+
+// InitializeResult builds a pre-2026 initialize result from the gateway's 2026 server/discover
+// result (its capabilities, instructions and _meta serverInfo), for a client of version.
+// Only what the edge serves is advertised: tools, prompts and resources with their
+// listChanged (the edge relays list_changed on the GET stream) and completions; never logging
+// (not relayed), resources.subscribe (not served), tasks or experimental.
+func InitializeResult(version string, discover []byte) ([]byte, error) {
+	if !IsLegacyVersion(version) {
+		return nil, fmt.Errorf("era: initialize: %q is not a pre-2026 version", version)
+	}
+	if err := scanObject(discover); err != nil {
+		return nil, fmt.Errorf("era: initialize: discover result: %w", err)
+	}
+	var caps, serverInfo []byte
+	var instructions string
+	err := jsonrpc.Members(discover, func(key, val []byte) error {
+		switch string(key) {
+		case "capabilities":
+			caps = val
+		case "instructions":
+			if val[0] == '"' {
+				return json.Unmarshal(val, &instructions)
+			}
+		case "_meta":
+			if isObject(val) {
+				return jsonrpc.Members(val, func(k, v []byte) error {
+					if string(k) == jsonrpc.MetaServerInfo && isObject(v) {
+						serverInfo = v
+					}
+					return nil
+				})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("era: initialize: discover result: %w", err)
+	}
+	if serverInfo == nil {
+		return nil, errors.New("era: initialize: discover result has no serverInfo")
+	}
+	out := make([]byte, 0, 192+len(serverInfo)+len(instructions))
+	out = append(out, `{"protocolVersion":`...)
+	out = jsonrpc.AppendString(out, version)
+	out = append(out, `,"capabilities":`...)
+	out = appendServerCaps(out, caps)
+	out = append(out, `,"serverInfo":`...)
+	out = append(out, serverInfo...)
+	if instructions != "" {
+		out = append(out, `,"instructions":`...)
+		out = jsonrpc.AppendString(out, instructions)
+	}
+	return append(out, '}'), nil
+}
+
+// appendServerCaps appends the pre-2026 server capabilities the edge serves, out of the 2026
+// ones in caps (a scanned value, or nil).
+func appendServerCaps(dst, caps []byte) []byte {
+	present := map[string]bool{}
+	listChanged := map[string]bool{}
+	if isObject(caps) {
+		_ = jsonrpc.Members(caps, func(key, val []byte) error {
+			if !isObject(val) {
+				return nil
+			}
+			k := string(key)
+			present[k] = true
+			_ = jsonrpc.Members(val, func(m, v []byte) error {
+				if string(m) == "listChanged" && string(v) == "true" {
+					listChanged[k] = true
+				}
+				return nil
+			})
+			return nil
+		})
+	}
+	dst = append(dst, '{')
+	for _, k := range []string{"tools", "prompts", "resources"} {
+		if !present[k] {
+			continue
+		}
+		dst = appendSep(dst)
+		dst = append(jsonrpc.AppendString(dst, k), ':')
+		if listChanged[k] {
+			dst = append(dst, `{"listChanged":true}`...)
+		} else {
+			dst = append(dst, `{}`...)
+		}
+	}
+	if present["completions"] {
+		dst = appendSep(dst)
+		dst = append(dst, `"completions":{}`...)
+	}
+	return append(dst, '}')
+}
+
+// ToLegacyClientResult reshapes a 2026-07-28 result of method for a client of version: it drops
+// resultType, ttlMs and cacheScope (ToLegacyResult). Both pre-2026 schemas require an object
+// where 2026-07-28 allows any JSON, and SDK clients validate it (TypeScript SDK v1 refuses the
+// whole result, and validates structuredContent against outputSchema), so for every pre-2026
+// version tools/list drops an outputSchema whose type is not "object", and tools/call drops a
+// structuredContent that is not an object, making sure a text block carries its JSON (2026
+// servers SHOULD send one anyway). A result that is not complete (input_required, task) is an
+// error: it must never reach a pre-2026 client as such.
+func ToLegacyClientResult(method, version string, result []byte) ([]byte, error) {
+	if !IsLegacyVersion(version) {
+		return nil, fmt.Errorf("era: %q is not a pre-2026 version", version)
+	}
+	if err := scanObject(result); err != nil {
+		return nil, fmt.Errorf("era: %s result: %w", method, err)
+	}
+	var structured, content []byte
+	err := jsonrpc.Members(result, func(key, val []byte) error {
+		switch string(key) {
+		case "resultType":
+			if string(val) != `"complete"` {
+				return fmt.Errorf("era: %s result of type %s is not for a pre-2026 client", method, val)
+			}
+		case "structuredContent":
+			structured = val
+		case "content":
+			content = val
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	dropStructured := method == "tools/call" && structured != nil && !isObject(structured)
+	var newContent []byte
+	if dropStructured {
+		if newContent, err = contentCarrying(content, structured); err != nil {
+			return nil, fmt.Errorf("era: tools/call result: %w", err)
+		}
+	}
+	var inner error
+	out, err := FilterObject(make([]byte, 0, len(result)+len(newContent)), result, func(key string, val []byte) ([]byte, bool) {
+		switch key {
+		case "resultType", "ttlMs", "cacheScope":
+			return nil, false
+		case "structuredContent":
+			return val, !dropStructured
+		case "content":
+			if newContent != nil {
+				return newContent, true
+			}
+		case "tools":
+			if method == methodToolsList && len(val) > 0 && val[0] == '[' {
+				tools, err := mapArray(val, legacyTool)
+				if err != nil {
+					inner = err
+					return val, true
+				}
+				return tools, true
+			}
+		}
+		return val, true
+	})
+	if err == nil {
+		err = inner
+	}
+	if err != nil {
+		return nil, fmt.Errorf("era: %s result: %w", method, err)
+	}
+	if newContent != nil && content == nil {
+		out = InsertMembers(out, append([]byte(`"content":`), newContent...))
+	}
+	return out, nil
+}
+
+// legacyTool drops a tool's outputSchema unless its type is "object".
+func legacyTool(tool []byte) ([]byte, error) {
+	if !isObject(tool) {
+		return tool, nil
+	}
+	return FilterObject(make([]byte, 0, len(tool)), tool, func(key string, val []byte) ([]byte, bool) {
+		if key != "outputSchema" {
+			return val, true
+		}
+		return val, objectSchema(val)
+	})
+}
+
+// objectSchema reports whether the JSON Schema schema says type "object" (exactly: a type
+// list such as ["object","null"] is not what a pre-2026 client accepts).
+func objectSchema(schema []byte) bool {
+	if !isObject(schema) {
+		return false
+	}
+	ok := false
+	_ = jsonrpc.Members(schema, func(k, v []byte) error {
+		if string(k) == "type" {
+			ok = string(v) == `"object"`
+		}
+		return nil
+	})
+	return ok
+}
+
+// contentCarrying returns the content array (or nil, when absent) with a text block carrying
+// structured as JSON added, unless a text block already carries a value equal to it.
+func contentCarrying(content, structured []byte) ([]byte, error) {
+	var blocks []json.RawMessage
+	if content != nil {
+		if err := json.Unmarshal(content, &blocks); err != nil {
+			return nil, fmt.Errorf("content is not an array: %w", err)
+		}
+	}
+	var want any
+	if err := json.Unmarshal(structured, &want); err != nil {
+		return nil, err
+	}
+	for _, b := range blocks {
+		var block struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(b, &block) != nil || block.Type != "text" {
+			continue
+		}
+		var got any
+		if json.Unmarshal([]byte(block.Text), &got) == nil && reflect.DeepEqual(got, want) {
+			return content, nil
+		}
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, structured); err != nil {
+		return nil, err
+	}
+	text := append([]byte(`{"type":"text","text":`), jsonrpc.AppendString(nil, compact.String())...)
+	text = append(text, '}')
+	out := make([]byte, 0, len(content)+len(text)+2)
+	out = append(out, '[')
+	for i, b := range blocks {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+	}
+	if len(blocks) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, text...)
+	return append(out, ']'), nil
+}
+
+// mapArray applies fn to each element of the JSON array arr.
+func mapArray(arr []byte, fn func([]byte) ([]byte, error)) ([]byte, error) {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(arr, &elems); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(arr))
+	out = append(out, '[')
+	for i, e := range elems {
+		v, err := fn(e)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	return append(out, ']'), nil
+}
+
+// LegacyClientError maps a 2026-07-28 error to method for a pre-2026 client: a resources/read
+// "resource not found" (-32602 naming the URI in data, SEP-2164, or saying the resource is
+// unknown or not found, as the gateway's own answer does) is -32002, the code pre-2026 clients
+// know. Any other error is returned as it is; e is never modified.
+func LegacyClientError(method string, e *jsonrpc.Error) *jsonrpc.Error {
+	if e == nil || method != methodResourcesRead || e.Code != jsonrpc.CodeInvalidParams || !resourceNotFound(e) {
+		return e
+	}
+	c := *e
+	c.Code = CodeResourceNotFound
+	return &c
+}
+
+// resourceNotFound tells a resource-not-found -32602 from other invalid params.
+func resourceNotFound(e *jsonrpc.Error) bool {
+	msg := strings.ToLower(e.Message)
+	if strings.Contains(msg, "not found") || strings.Contains(msg, "unknown resource") {
+		return true
+	}
+	return len(e.Data) > 0 && jsonrpc.Scan(e.Data, jsonrpc.Limits{}) == nil && hasMember(e.Data, "uri")
+}
+
+// scanObject checks that b is one well-formed JSON object without duplicate keys: what the
+// functions here are given comes from backends and clients, and must be refused, never trusted.
+func scanObject(b []byte) error {
+	if err := jsonrpc.Scan(b, jsonrpc.Limits{}); err != nil {
+		return err
+	}
+	if !isObject(b) {
+		return errors.New("not a JSON object")
+	}
+	return nil
+}

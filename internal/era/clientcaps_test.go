@@ -1,0 +1,103 @@
+package era
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestNormalizeClientCaps(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"absent", ``, `{}`},
+		{"empty", `{}`, `{}`},
+		{"2025-06-18 elicitation", `{"elicitation":{}}`, `{"elicitation":{"form":{}}}`},
+		{"2025-11-25 form and url", `{"elicitation":{"form":{},"url":{}}}`, `{"elicitation":{"form":{},"url":{}}}`},
+		{"url only", `{"elicitation":{"url":{}}}`, `{"elicitation":{"url":{}}}`},
+		{"form members dropped", `{"elicitation":{"form":{"applyDefaults":true}}}`, `{"elicitation":{"form":{}}}`},
+		{"mode not an object", `{"elicitation":{"url":true}}`, `{"elicitation":{"form":{}}}`},
+		{"roots listChanged", `{"roots":{"listChanged":true}}`, `{"roots":{}}`},
+		{"sampling", `{"sampling":{}}`, `{"sampling":{}}`},
+		{"sampling tools context", `{"sampling":{"tools":{},"context":{},"x":1}}`, `{"sampling":{"context":{},"tools":{}}}`},
+		{"dropped members", `{"tasks":{"requests":{}},"experimental":{"a":{}},"extensions":{"io.modelcontextprotocol/tasks":{}},"x":{}}`, `{}`},
+		{"not objects", `{"roots":true,"sampling":null,"elicitation":[]}`, `{}`},
+		{"everything, any order", ` {"sampling":{"tools":{}} , "roots":{"listChanged":false},"elicitation":{}}`,
+			`{"elicitation":{"form":{}},"roots":{},"sampling":{"tools":{}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := NormalizeClientCaps(json.RawMessage(tt.in))
+			if err != nil || string(got) != tt.want {
+				t.Fatalf("got %s, %v; want %s", got, err, tt.want)
+			}
+			again, err := NormalizeClientCaps(got)
+			if err != nil || string(again) != string(got) {
+				t.Fatalf("not idempotent: %s -> %s, %v", got, again, err)
+			}
+		})
+	}
+	for _, bad := range []string{`[]`, `"x"`, `null`, `1`, `{"a":1,"a":2}`, `{"elicitation":{}`, `{} {}`} {
+		if got, err := NormalizeClientCaps(json.RawMessage(bad)); err == nil {
+			t.Errorf("NormalizeClientCaps(%s) = %s, want an error", bad, got)
+		}
+	}
+	all := ClientCaps{true, true, true, true, true, true}.JSON()
+	if len(all) > MaxClientCapsBytes {
+		t.Fatalf("the largest normalised capabilities take %d bytes", len(all))
+	}
+}
+
+func TestDeclares(t *testing.T) {
+	caps := json.RawMessage(`{"elicitation":{"form":{}},"sampling":{"tools":{}}}`)
+	for cap, want := range map[string]bool{CapElicitationForm: true, CapElicitationURL: false, CapSampling: true,
+		CapSamplingTools: true, CapSamplingContext: false, CapRoots: false, "elicitation": false, "": false} {
+		if got := Declares(caps, cap); got != want {
+			t.Errorf("Declares(%q) = %v, want %v", cap, got, want)
+		}
+	}
+	if !Declares(json.RawMessage(`{"elicitation":{}}`), CapElicitationForm) {
+		t.Error("elicitation:{} should declare form mode")
+	}
+	for _, bad := range []string{``, `{}`, `[1]`, `{"roots":{}`, `{"roots":{},"roots":{}}`} {
+		for _, cap := range []string{CapRoots, CapSampling, CapElicitationForm} {
+			if Declares(json.RawMessage(bad), cap) {
+				t.Errorf("Declares(%s, %q) = true", bad, cap)
+			}
+		}
+	}
+}
+
+func TestClientCapsForVersion(t *testing.T) {
+	all := ClientCaps{true, true, true, true, true, true}
+	if got := all.ForVersion(V20251125); got != all {
+		t.Errorf("2025-11-25 lost %+v", got)
+	}
+	got := all.ForVersion(V20250618)
+	if got.ElicitationURL || got.SamplingTools || !got.ElicitationForm || !got.Sampling || !got.SamplingContext || !got.Roots {
+		t.Errorf("2025-06-18 kept %+v", got)
+	}
+	if j := string(got.JSON()); strings.Contains(j, "url") || strings.Contains(j, "tools") {
+		t.Errorf("2025-06-18 JSON %s", j)
+	}
+}
+
+func TestNegotiateVersion(t *testing.T) {
+	served := []string{V20251125, V20250618}
+	tests := []struct {
+		requested string
+		served    []string
+		want      string
+	}{
+		{V20251125, served, V20251125},
+		{V20250618, served, V20250618},
+		{V20250326, served, V20251125},
+		{V20260728, served, V20251125},
+		{"", served, V20251125},
+		{"garbage", []string{V20250618}, V20250618},
+		{V20251125, nil, ""},
+	}
+	for _, tt := range tests {
+		if got := NegotiateVersion(tt.requested, tt.served); got != tt.want {
+			t.Errorf("NegotiateVersion(%q, %v) = %q, want %q", tt.requested, tt.served, got, tt.want)
+		}
+	}
+}

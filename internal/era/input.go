@@ -1,0 +1,246 @@
+package era
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+)
+
+// InputRequest is one entry of an input_required result's inputRequests, as a pre-2026 client
+// gets it: a server→client JSON-RPC request on the response stream of its call.
+type InputRequest struct {
+	Key        string          // the inputRequests key
+	Method     string          // "elicitation/create", "sampling/createMessage" or "roots/list"
+	Params     json.RawMessage // as sent to the pre-2026 client (jsonrpc request params); always an object
+	Capability string          // what the client must have declared: one of the Cap* names
+}
+
+// InputRequests parses inputRequests (a JSON object) for a client of version, ordered by key
+// (byte order), so that every replica asks in the same order whatever the backend's member
+// order. Each entry must name one of the three methods MRTR allows, with params that are an
+// object (or absent, for roots/list); anything else is an error, and nothing is asked.
+//
+// Elicitation: form mode (mode "form" or none) needs elicitation.form; for a 2025-06-18 client
+// the mode member is dropped, since that revision has form mode only. URL mode needs
+// elicitation.url, which ClientCaps.ForVersion never grants a 2025-06-18 client; for a
+// 2025-11-25 client, whose schema requires elicitationId (removed in 2026-07-28), the key
+// stands in when the server gave none: the gateway sends no elicitation/complete notification
+// that would need another. Sampling needs sampling, plus sampling.tools when it offers tools
+// and sampling.context when includeContext is not "none". Roots need roots. Reserved
+// io.modelcontextprotocol/* keys are dropped from the params' _meta: they mean a 2026 request.
+func InputRequests(version string, inputRequests json.RawMessage) ([]InputRequest, error) {
+	if !IsLegacyVersion(version) {
+		return nil, fmt.Errorf("era: %q is not a pre-2026 version", version)
+	}
+	if err := scanObject(inputRequests); err != nil {
+		return nil, fmt.Errorf("era: inputRequests: %w", err)
+	}
+	var reqs []InputRequest
+	err := jsonrpc.Members(inputRequests, func(key, val []byte) error {
+		r, err := inputRequest(version, string(key), val)
+		if err != nil {
+			return fmt.Errorf("era: inputRequests[%q]: %w", key, err)
+		}
+		reqs = append(reqs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(reqs, func(a, b InputRequest) int { return strings.Compare(a.Key, b.Key) })
+	return reqs, nil
+}
+
+// inputRequest translates one scanned inputRequests entry.
+func inputRequest(version, key string, entry []byte) (InputRequest, error) {
+	r := InputRequest{Key: key}
+	if !isObject(entry) {
+		return r, fmt.Errorf("not an object")
+	}
+	var params []byte
+	err := jsonrpc.Members(entry, func(k, v []byte) error {
+		switch string(k) {
+		case "method":
+			if v[0] != '"' {
+				return fmt.Errorf("method is not a string")
+			}
+			return json.Unmarshal(v, &r.Method)
+		case "params":
+			params = v
+		}
+		return nil
+	})
+	if err != nil {
+		return r, err
+	}
+	if params == nil || string(params) == "null" {
+		if r.Method != MethodRootsList {
+			return r, fmt.Errorf("%s without params", r.Method)
+		}
+		params = []byte(`{}`)
+	}
+	if !isObject(params) {
+		return r, fmt.Errorf("params are not an object")
+	}
+	switch r.Method {
+	case MethodElicitationCreate:
+		return elicitation(r, version, params)
+	case MethodSamplingCreate:
+		// One capability per entry: tools, the larger ask, wins when a request needs both.
+		tools, context := false, false
+		_ = jsonrpc.Members(params, func(k, v []byte) error {
+			switch string(k) {
+			case "tools":
+				tools = string(v) != "null"
+			case "includeContext":
+				context = string(v) != `"none"` && string(v) != "null"
+			}
+			return nil
+		})
+		switch {
+		case tools:
+			r.Capability = CapSamplingTools
+		case context:
+			r.Capability = CapSamplingContext
+		default:
+			r.Capability = CapSampling
+		}
+	case MethodRootsList:
+		r.Capability = CapRoots
+	default:
+		return r, fmt.Errorf("method %q is not one a server may ask a client", r.Method)
+	}
+	r.Params, err = withoutProtocolMeta(params, nil)
+	return r, err
+}
+
+// elicitation translates the params of an elicitation/create entry.
+func elicitation(r InputRequest, version string, params []byte) (InputRequest, error) {
+	mode := "form"
+	hasID := false
+	var err error
+	_ = jsonrpc.Members(params, func(k, v []byte) error {
+		switch string(k) {
+		case "mode":
+			if v[0] != '"' || json.Unmarshal(v, &mode) != nil {
+				mode = "?"
+			}
+		case "elicitationId":
+			hasID = true
+		}
+		return nil
+	})
+	var add []byte
+	keepMode := true
+	switch mode {
+	case "form":
+		r.Capability = CapElicitationForm
+		keepMode = version == V20251125
+	case "url":
+		r.Capability = CapElicitationURL
+		if !hasID {
+			add = jsonrpc.AppendString([]byte(`"elicitationId":`), r.Key)
+		}
+	default:
+		return r, fmt.Errorf("unknown elicitation mode")
+	}
+	r.Params, err = withoutProtocolMeta(params, func(k string) bool { return k != "mode" || keepMode })
+	if err == nil && add != nil {
+		r.Params = InsertMembers(r.Params, add)
+	}
+	return r, err
+}
+
+// withoutProtocolMeta copies the object obj keeping the members keep keeps (all when nil),
+// with reserved io.modelcontextprotocol/* keys dropped from its _meta, and a _meta left empty
+// dropped.
+func withoutProtocolMeta(obj []byte, keep func(key string) bool) (json.RawMessage, error) {
+	var inner error
+	out, err := FilterObject(make([]byte, 0, len(obj)), obj, func(key string, val []byte) ([]byte, bool) {
+		if keep != nil && !keep(key) {
+			return nil, false
+		}
+		if key != "_meta" || !isObject(val) {
+			return val, true
+		}
+		meta, err := FilterObject(nil, val, func(k string, v []byte) ([]byte, bool) { return v, !IsProtocolMetaKey(k) })
+		if err != nil {
+			inner = err
+		}
+		return meta, string(meta) != "{}"
+	})
+	if err == nil {
+		err = inner
+	}
+	return out, err
+}
+
+// protocolMetaPrefix is the folded form of the _meta prefix the MCP specification reserves for
+// its own keys.
+var protocolMetaPrefix = jsonrpc.FoldKey("io.modelcontextprotocol/")
+
+// IsProtocolMetaKey reports whether k is in the io.modelcontextprotocol/ namespace that the
+// specification reserves, in any spelling that some decoder reads as such (jsonrpc.FoldKey).
+// Such keys declare a request's era, capabilities and client: a pre-2026 client or answer must
+// not bring its own.
+func IsProtocolMetaKey(k string) bool {
+	return strings.HasPrefix(jsonrpc.FoldKey(k), protocolMetaPrefix)
+}
+
+// InputResponse turns a pre-2026 client's JSON-RPC result for req into the value of
+// inputResponses[req.Key]: the client's ElicitResult, CreateMessageResult or ListRootsResult,
+// checked for the members the gateway and the backend read (an elicitation's action; a
+// sampling result's role, content and model; the roots array), without resultType (input
+// responses carry none), without reserved io.modelcontextprotocol/* _meta keys, and, for a
+// URL-mode elicitation, without content (2026-07-28 has none there).
+func InputResponse(req InputRequest, result json.RawMessage) (json.RawMessage, error) {
+	if err := scanObject(result); err != nil {
+		return nil, fmt.Errorf("era: answer to %s: %w", req.Method, err)
+	}
+	seen := map[string][]byte{}
+	_ = jsonrpc.Members(result, func(k, v []byte) error {
+		seen[string(k)] = v
+		return nil
+	})
+	var bad string
+	switch req.Method {
+	case MethodElicitationCreate:
+		switch string(seen["action"]) {
+		case `"accept"`, `"decline"`, `"cancel"`:
+		default:
+			bad = "action"
+		}
+	case MethodSamplingCreate:
+		switch {
+		case !isString(seen["role"]):
+			bad = "role"
+		case seen["content"] == nil || string(seen["content"]) == "null":
+			bad = "content"
+		case !isString(seen["model"]):
+			bad = "model"
+		}
+	case MethodRootsList:
+		if r := seen["roots"]; len(r) == 0 || r[0] != '[' {
+			bad = "roots"
+		}
+	default:
+		return nil, fmt.Errorf("era: answer to unknown method %q", req.Method)
+	}
+	if bad != "" {
+		return nil, fmt.Errorf("era: answer to %s: missing or invalid %s", req.Method, bad)
+	}
+	urlMode := req.Capability == CapElicitationURL
+	out, err := withoutProtocolMeta(result, func(k string) bool {
+		return k != "resultType" && !(urlMode && k == "content")
+	})
+	if err != nil {
+		return nil, fmt.Errorf("era: answer to %s: %w", req.Method, err)
+	}
+	return out, nil
+}
+
+// isString reports whether the scanned JSON value v is a string.
+func isString(v []byte) bool { return len(v) > 0 && v[0] == '"' }
