@@ -42,6 +42,11 @@ const (
 	BridgeLost = "lost"
 )
 
+// LegacyBridgeMetricNames returns the names of the bridge's metrics. Like the other series of
+// pre-2026 clients they are not in MetricNames: they appear once the bridge is first used, so a
+// gateway that never serves a legacy client exports none of them.
+func LegacyBridgeMetricNames() []string { return []string{NameLegacyBridge, NameLegacyPending} }
+
 // BridgeKinds returns the bridged request kinds, without Other.
 func BridgeKinds() []string {
 	return []string{BridgeKindElicitation, BridgeKindSampling, BridgeKindRoots, BridgeKindConfirm}
@@ -56,7 +61,9 @@ func BridgeOutcomes() []string {
 type legacyBridge struct {
 	kinds, outcomes closedSet
 	total           *table[prometheus.Counter] // kind × outcome
-	pending         prometheus.Gauge
+	// pending is a vector without labels, resolved on first use, so that the gauge is
+	// exported only once the bridge has been used.
+	pending *table[prometheus.Gauge]
 }
 
 // newLegacyBridge builds the bridge's collectors and appends them to cs for New to register.
@@ -65,9 +72,10 @@ func (r *Recorder) newLegacyBridge(cs *[]prometheus.Collector) *legacyBridge {
 	l.total = newTable(r.newCounterVec(cs, NameLegacyBridge,
 		"Server→client requests bridged to pre-2026 clients, by kind and outcome.",
 		"kind", "outcome").WithLabelValues, l.kinds, l.outcomes)
-	l.pending = prometheus.NewGauge(prometheus.GaugeOpts{Name: NameLegacyPending,
-		Help: "Server→client requests sent to pre-2026 clients on this replica and not yet answered."})
-	*cs = append(*cs, l.pending)
+	pending := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NameLegacyPending,
+		Help: "Server→client requests sent to pre-2026 clients on this replica and not yet answered."}, nil)
+	*cs = append(*cs, pending)
+	l.pending = newTable(pending.WithLabelValues)
 	return l
 }
 
@@ -85,5 +93,5 @@ func (r *Recorder) LegacyPending(delta int) {
 	if r == nil || r.legacy == nil {
 		return
 	}
-	r.legacy.pending.Add(float64(delta))
+	r.legacy.pending.at(0).Add(float64(delta))
 }

@@ -7,6 +7,11 @@ import "testing"
 // Recorder ignores both.
 func TestLegacyBridgeSeries(t *testing.T) {
 	r, reg := newTestRecorder(t, Options{})
+	for _, name := range LegacyBridgeMetricNames() {
+		if got := series(t, reg, name); len(got) != 0 {
+			t.Errorf("%s exported before the bridge was used: %v", name, got)
+		}
+	}
 	r.LegacyBridge(BridgeKindConfirm, BridgeAnswered)
 	r.LegacyBridge(BridgeKindConfirm, BridgeAnswered)
 	r.LegacyBridge("tasks/get", "exploded")

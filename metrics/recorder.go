@@ -42,7 +42,7 @@ func MetricNames() []string {
 		NameUpstreamDuration, NameAuthFailures, NameAuthzDecisions, NameMRTREvents,
 		NameRateLimitDecisions, NameRequestsInFlight, NameSSEStreamsOpen, NameUpstreamUp,
 		NameUpstreamCircuit, NameListCacheRequests, NameRedisErrors, NameBuildInfo,
-		NameListenDropped, NameLegacyBridge, NameLegacyPending,
+		NameListenDropped,
 	}
 }
 
@@ -63,6 +63,8 @@ type Recorder struct {
 	methods, outcomes, upstreams, authReasons, decisions closedSet
 	events, mrtrReasons, rateDecisions, cacheResults     closedSet
 	redisOps, dropCauses                                 closedSet
+	// legacy counts the requests bridged to pre-2026 clients (legacy.go).
+	legacy *legacyBridge
 
 	requests         *table[prometheus.Counter]  // method × outcome
 	requestDuration  *table[prometheus.Observer] // method
@@ -83,7 +85,6 @@ type Recorder struct {
 
 	upstreamUp, circuitState *prometheus.GaugeVec
 	tools                    *toolCalls
-	legacy                   *legacyBridge
 }
 
 // New registers every gateway metric on reg and returns the recorder. It does
@@ -109,10 +110,10 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 	r.buildTraffic(&cs)
 	r.buildEvents(&cs)
 	r.buildGauges(&cs, opts.version())
-	r.legacy = r.newLegacyBridge(&cs)
 	r.tools = newToolCalls(r.newCounterVec(&cs, NameToolCalls,
 		"Tool calls by upstream, upstream tool name (allowlisted) and outcome.",
 		labelUpstream, labelTool, "outcome"), opts.Upstreams, r.outcomes, opts.maxTools())
+	r.legacy = r.newLegacyBridge(&cs)
 	if err := registerAll(reg, cs); err != nil {
 		return nil, err
 	}

@@ -279,8 +279,6 @@ func touchEverything(r *Recorder) {
 	r.ListCache(true)
 	r.RedisError(RedisOpNonce)
 	r.ListenDropped(DropOverflow, 1)
-	r.LegacyBridge(BridgeKindConfirm, BridgeAnswered)
-	r.LegacyPending(1)
 	r.InFlight()()
 	r.StreamOpened()()
 	r.SetUpstreamUp("a", true)
