@@ -471,11 +471,12 @@ func TestBridgeLimits(t *testing.T) {
 }
 
 // TestBridgeCleanup: whichever way a round ends early (its context ends, the client's stream
-// fails on the first or a later request), nothing is left behind and an answer sent afterwards
-// is refused.
+// fails on the first or a later request), nothing is left behind (no waiter, no count, no
+// goroutine) and an answer sent afterwards is refused.
 func TestBridgeCleanup(t *testing.T) {
 	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
+	goroutines := runtime.NumGoroutine()
 
 	p := startAsk(t, rig.b, sess, elicitReq, samplingReq)
 	ids := p.ids(t, 2)
@@ -524,6 +525,8 @@ func TestBridgeCleanup(t *testing.T) {
 		t.Errorf("sampling lost = %v, want 3", got)
 	}
 	rig.assertIdle(t)
+	// ask starts no goroutine of its own: once the test's own have ended, none is left.
+	mcptest.WaitFor(t, "no goroutine left", func() bool { return runtime.NumGoroutine() <= goroutines })
 }
 
 // TestBridgeCapabilityGating: a round with one entry the client did not declare writes
