@@ -12,6 +12,10 @@ import (
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 )
 
+// purposeLegacyReply is the key-ring purpose of answer ids: an answer id never opens as a
+// session id, a requestState or a cursor, and none of those opens as an answer id.
+const purposeLegacyReply = "mcp-gateway/legacy-reply/v1"
+
 // answerIDPrefix starts every id the bridge gives a server→client request. The sealed token
 // after it is visible ASCII, so the id is a JSON string that needs no escaping.
 const answerIDPrefix = "g1."
