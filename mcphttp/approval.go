@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -60,12 +61,13 @@ func (x *request) askApproval(b mrtr.Binding, target upstreams.Target) error {
 		return err
 	}
 	id := hex.EncodeToString(st.Nonce[:])
-	title, description := x.toolText()
-	page, err := s.approvals.Ask(x.ctx, approval.Call{
+	call := approval.Call{
 		ID: id, Issuer: b.Issuer, Subject: b.Subject, Upstream: target.Upstream, Tool: x.route.name,
-		UpstreamTool: target.Name, Title: title, Description: description, Arguments: x.in.params.Arguments,
+		UpstreamTool: target.Name, Arguments: x.in.params.Arguments,
 		Digest: st.ArgsDigest[:], Client: clientName(x.in.meta.ClientInfo), Expiry: st.Expiry,
-	})
+	}
+	x.describeTool(&call, target)
+	page, err := s.approvals.Ask(x.ctx, call)
 	switch {
 	case errors.Is(err, approval.ErrTooLarge):
 		return x.approvalRefused("The arguments of " + x.route.name + " are too large to be shown for approval; it was not run.")
@@ -175,6 +177,24 @@ func (x *request) logApproval(what, id string) {
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
 		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name),
 		slog.String("call_ref", approval.CallRef(id)))
+}
+
+// describeTool fills in the tool's title and description for the page. When the backend's
+// definitions are pinned they are the pinned ones (the lock file's, or the trust-on-first-use
+// pin), what an operator approved rather than what the backend says now, and the page is told
+// whether and how the live definition drifted from the pin (the verdict judged at stage 7,
+// whatever its action). Otherwise, or when this replica does not know the pin, they are the
+// caller's live tool list's.
+func (x *request) describeTool(c *approval.Call, target upstreams.Target) {
+	if x.s.backends.PinsEnabled(target.Upstream) {
+		c.Drift = x.route.pinClasses.String()
+		if d := x.s.backends.PinGuard().Pinned(target.Upstream, pins.KindTool, target.Name); d != nil {
+			c.Title, c.Description = d.Text()
+			c.Pinned = true
+			return
+		}
+	}
+	c.Title, c.Description = x.toolText()
 }
 
 // toolText returns the title and description of the called tool as the caller's tools/list

@@ -32,6 +32,8 @@ type legacyEdge struct {
 	// and their answers and cancellations between replicas. Nil until one is connected: a call
 	// that needs the client's input then ends as if the client had not declared the capability.
 	asker legacyAsker
+	// bridge is asker when it is the gateway's own bridge, which Server.Start subscribes.
+	bridge *bridge
 }
 
 // legacyState is what the access log and the metrics read of a pre-2026 request.

@@ -118,7 +118,7 @@ func (x *request) legacyRound(ctx context.Context, sess *legacysession.Session, 
 	}
 	c := &legacyCodec{x: x, h: http.Header{}}
 	y := &request{s: x.s, w: c, r: r, ctx: ctx, start: x.start,
-		requestID: x.requestID, requestIDValue: x.requestIDValue}
+		requestID: x.requestID, requestIDValue: x.requestIDValue, set: x.set}
 	// Stage 5 keeps what this request proved: the token is not verified twice.
 	y.caller.principal, y.caller.token = x.caller.principal, x.caller.token
 	err = y.run()

@@ -95,7 +95,7 @@ func (x *request) legacyListenOnce(sess *legacysession.Session) (restart bool, e
 	}
 	c := &legacyCodec{x: x, h: http.Header{}, listen: true}
 	y := &request{s: x.s, w: c, r: r, ctx: ctx, start: x.start,
-		requestID: x.requestID, requestIDValue: x.requestIDValue}
+		requestID: x.requestID, requestIDValue: x.requestIDValue, set: x.set}
 	y.caller.principal, y.caller.token = x.caller.principal, x.caller.token
 	err = y.run()
 	y.stopKeepAlive()

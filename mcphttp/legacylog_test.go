@@ -193,6 +193,18 @@ func twoReplicas(t *testing.T, be *mcptest.Server) (a, b *testGateway, sa, sb *S
 	up := upstreams.UpstreamConfig{Name: "be", URL: be.URL()}
 	a, sa = startLegacyGateway(t, Config{}, Deps{SessionState: stores[0], Notices: stores[0]}, up)
 	b, sb = startLegacyGateway(t, Config{}, Deps{SessionState: stores[1], Notices: stores[1]}, up)
+	sa.Start(t.Context())
+	sb.Start(t.Context())
+	// Each replica's subscription is made in the background: wait until each hears the other.
+	for _, p := range [][2]*Server{{sa, sb}, {sb, sa}} {
+		for i := 0; p[1].legacy.state.received.Load() == 0; i++ {
+			if i == 500 {
+				t.Fatal("the replicas' notice subscriptions never came up")
+			}
+			p[0].legacy.state.publish(stateNotice{Kind: "subs", Session: "probe"})
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	return a, b, sa, sb
 }
 

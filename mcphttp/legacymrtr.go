@@ -81,6 +81,10 @@ func (x *request) legacyAsk(ctx context.Context, sess *legacysession.Session, re
 	case legacyTimedOut(rctx, err):
 		return nil, "", true, x.legacyFailed("no answer from the client within " + le.cfg.BridgeTimeout.String())
 	}
+	var nc *noCapabilityError
+	if errors.As(err, &nc) {
+		return nil, "", true, x.legacyNoCapability(capabilityWord(nc.Capability))
+	}
 	return nil, "", true, x.legacyFailed("the client could not be asked: " + err.Error())
 }
 
@@ -88,7 +92,7 @@ func (x *request) legacyAsk(ctx context.Context, sess *legacysession.Session, re
 // own timeout is configured to the same legacy.bridgeTimeout.
 func legacyTimedOut(rctx context.Context, err error) bool {
 	return errors.Is(rctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, os.ErrDeadlineExceeded)
+		errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, errBridgeTimeout)
 }
 
 // capabilityWord names a capability of era.InputRequest for a user.

@@ -31,7 +31,6 @@ type testAsker struct {
 	waiting map[string]chan *jsonrpc.Message
 	running map[string]context.CancelFunc
 	asked   []era.InputRequest
-	silent  bool // never expects an answer (the timeout test)
 }
 
 func newTestAsker() *testAsker {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/era"
@@ -65,6 +66,10 @@ type sessionState struct {
 	// levelTTL is levelCacheTTL (tests make it outlive them, to see notices alone at work).
 	levelTTL time.Duration
 
+	// received counts the other replicas' notices applied (tests wait on it for the
+	// subscription to be in place).
+	received atomic.Int64
+
 	mu       sync.Mutex
 	levels   map[string]levelEntry         // by session key
 	watchers map[string]map[*watch]struct{} // the GET streams of this replica, by session key
@@ -88,9 +93,8 @@ type stateNotice struct {
 	Level   string `json:"l,omitempty"`
 }
 
-// newSessionState keeps session state in kv (a process-local store when nil: one replica) and
-// listens for the other replicas' notices when there are any. The subscription lasts as long
-// as the notices' store: it ends when the store is closed.
+// newSessionState keeps session state in kv (a process-local store when nil: one replica);
+// start listens for the other replicas' notices.
 func newSessionState(kv LegacyStateStore, notices store.Notices, log *slog.Logger, now func() time.Time) (*sessionState, error) {
 	if kv == nil {
 		m, err := store.NewMemory(store.MemoryOptions{})
@@ -103,10 +107,14 @@ func newSessionState(kv LegacyStateStore, notices store.Notices, log *slog.Logge
 	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
 	st := &sessionState{kv: kv, notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
 		levelTTL: levelCacheTTL, levels: map[string]levelEntry{}, watchers: map[string]map[*watch]struct{}{}}
-	if notices != nil {
-		notices.Subscribe(context.Background(), legacyStateTopic, st.receive)
-	}
 	return st, nil
+}
+
+// start applies the other replicas' notices until ctx ends.
+func (st *sessionState) start(ctx context.Context) {
+	if st.notices != nil {
+		st.notices.Subscribe(ctx, legacyStateTopic, st.receive)
+	}
 }
 
 // remaining is the session's lifetime left, the TTL of what it stores; false when it is over.
@@ -304,6 +312,7 @@ func (st *sessionState) receive(msg []byte) {
 	if n.Replica == st.self {
 		return // applied locally already
 	}
+	st.received.Add(1)
 	switch n.Kind {
 	case "level":
 		if _, ok := era.LogLevelRank(n.Level); ok {

@@ -180,7 +180,15 @@ func (x *request) answerConfirmation(st *mrtr.State, b mrtr.Binding) (json.RawMe
 	if outcome != mrtr.OutcomeApproved {
 		s.metrics.MRTREvent(metrics.EventConfirmDeclined, "")
 		x.logDecision("confirmation " + outcome.String())
-		msg, _ := json.Marshal("The user did not approve the call to " + x.route.name + " (" + outcome.String() + "); it was not run.")
+		text := "The user did not approve the call to " + x.route.name + " (" + outcome.String() + "); it was not run."
+		if x.in.req.Method != mrtr.MethodToolsCall {
+			// Only a tool result has room for a failure the model reads: a prompt or a
+			// resource read (confirmed because of pin drift) is refused as an error instead
+			// of answered with a result of the wrong shape.
+			e := jsonrpc.NewError(jsonrpc.CodeUnauthorized, text).WithData(map[string]any{"reason": "not-approved"})
+			return nil, false, &Error{Status: http.StatusForbidden, RPC: e, Outcome: outcomeDenied}
+		}
+		msg, _ := json.Marshal(text)
 		x.writeResult([]byte(`{"content":[{"type":"text","text":` + string(msg) + `}],"isError":true}`))
 		x.out.outcome = outcomeDenied
 		return nil, true, nil

@@ -16,7 +16,8 @@ import (
 )
 
 // Tool-definition pinning at stage 7 (docs/pinning.md): once a tools/call or prompts/get is
-// authorized, the item's definition as its backend lists it now (the list this replica holds
+// authorized (or a resources/read, judged on the resource templates its URI could come from),
+// the item's definition as its backend lists it now (the list this replica holds
 // for the caller, refetched after a list_changed or its expiry) is judged against its pin. A
 // blocked item is refused here and the backend receives nothing; a confirmed one goes through
 // the gateway's confirmation (stage 8) with the change named; a logged one only left its audit
@@ -30,15 +31,29 @@ func (x *request) checkPin(target upstreams.Target) error {
 		return nil
 	}
 	m := x.in.req.Method
-	if m != upstreams.MethodToolsCall && m != upstreams.MethodPromptsGet {
+	if m != upstreams.MethodToolsCall && m != upstreams.MethodPromptsGet && m != upstreams.MethodResourcesRead {
 		return nil
 	}
-	v, err := s.backends.PinVerdict(x.ctx, &upstreams.PinQuery{
+	q := &upstreams.PinQuery{
 		ProtocolVersion: x.in.meta.ProtocolVersion,
 		Header:          x.trace().headers(),
 		CacheKey:        x.subject(),
 		SubjectToken:    x.subjectToken(target.Upstream),
-	}, m, target)
+	}
+	var v pins.Verdict
+	var err error
+	x.route.pinItem = x.route.name
+	if m == upstreams.MethodResourcesRead {
+		// A URI is judged on the resource templates it could come from: the drifted item
+		// the user is told about is the template, not the URI.
+		var tmpl string
+		v, tmpl, err = s.backends.TemplatePinVerdict(x.ctx, q, target)
+		if tmpl != "" {
+			x.route.pinItem = s.backends.Namespaced(upstreams.KindResource, upstreams.Target{Upstream: target.Upstream, Name: tmpl})
+		}
+	} else {
+		v, err = s.backends.PinVerdict(x.ctx, q, m, target)
+	}
 	if err != nil {
 		if upstreams.IsPinStoreError(err) {
 			e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Pin store unavailable; retry later"))
@@ -48,11 +63,12 @@ func (x *request) checkPin(target upstreams.Target) error {
 		}
 		return err
 	}
+	x.route.pinClasses = v.Classes
 	confirm := v.Confirm() || (s.cfg.ConfirmDestructiveTools && v.Classes.Has(pins.ClassDestructiveHintCleared))
 	switch {
 	case v.Blocked():
 		x.logPin("pin drift: call refused", v)
-		return pinDriftError(x.route.name, v)
+		return pinDriftError(x.route.pinItem, v)
 	case confirm:
 		if s.mrtr == nil {
 			// Fail closed: a call that needs confirmation is never forwarded unconfirmed.
@@ -63,9 +79,10 @@ func (x *request) checkPin(target upstreams.Target) error {
 	return nil
 }
 
-// pinDriftError is the answer to a call of a blocked item: 403 with -32013, the gateway's
-// code for a call policy refuses (docs/protocol.md), and a message and data that name pin
-// drift and its classes, so the user learns why and the operator what to review.
+// pinDriftError is the answer to a call of a blocked item (name: the tool, the prompt, or the
+// resource template a read URI could come from): 403 with -32013, the gateway's code for a
+// call policy refuses (docs/protocol.md), and a message and data that name pin drift and its
+// classes, so the user learns why and the operator what to review.
 func pinDriftError(name string, v pins.Verdict) *Error {
 	classes := v.Classes.Classes()
 	names := make([]string, len(classes))
@@ -88,7 +105,7 @@ func (x *request) pinNote(res *mrtr.InputRequiredResult) {
 	if !ok {
 		return
 	}
-	req.Params.Message = strconv.Quote(x.route.name) + " changed since it was pinned (" +
+	req.Params.Message = strconv.Quote(x.route.pinItem) + " changed since it was pinned (" +
 		x.route.pinDrift.String() + "). " + req.Params.Message
 	res.InputRequests[mrtr.ConfirmKey] = req
 }

@@ -79,6 +79,8 @@ type route struct {
 	paramHeaders http.Header    // stage 7, tools/call: the Mcp-Param-* headers the backend gets
 	confirmed    bool           // stage 8: the user approved this call (gateway confirmation)
 	pinDrift     pins.Set       // stage 7: the drift a confirmation must name (pins.go); empty: none
+	pinItem      string         // stage 7: the namespaced item the pin verdict is about (a read's template)
+	pinClasses   pins.Set       // stage 7: every drift class of the item, whatever its action (the approval page names them)
 }
 
 // output is what has been written to the client. Any stage that answers writes it, through

@@ -149,18 +149,35 @@ func New(cfg Config, deps Deps) (*Server, error) {
 			return nil, errors.New("mcphttp: serving pre-2026 clients (legacy.enabled) needs the key ring (Deps.Keys)")
 		}
 		s.legacy = &legacyEdge{cfg: cfg.Legacy, sessions: legacysession.New(deps.Keys, cfg.Legacy.SessionTTL, s.now)}
+		// The bridge carries requests to legacy clients and their answers between replicas:
+		// its answer ids are sealed under a key of their own purpose, and deps.Notices (nil
+		// with one replica) hands an answer to the replica that waits for it. It subscribes in
+		// Start.
+		b := newBridge(bridgeConfig{Timeout: cfg.Legacy.BridgeTimeout, MaxPendingPerSession: cfg.Legacy.MaxPendingPerSession},
+			deps.Keys.Sealer(purposeLegacyReply), deps.Notices, deps.Metrics, s.now)
+		s.legacy.asker, s.legacy.bridge = b, b
+		// A session's log level and resource subscriptions live in the shared store; notices
+		// (subscribed in Start) tell the other replicas when they change.
 		state, err := newSessionState(deps.SessionState, deps.Notices, s.log, s.now)
 		if err != nil {
 			return nil, err
 		}
 		s.legacy.state = state
-		// The asker that carries requests to legacy clients and their answers between replicas
-		// (deps.Keys for its answer ids, deps.Notices between replicas) is connected here; until
-		// it is, a call that needs the client's input ends as if the client had not declared
-		// the capability.
-		_ = deps.Notices
 	}
 	return s, nil
+}
+
+// Start starts what the server runs in the background for as long as ctx lasts: the
+// subscriptions through which replicas hand legacy clients' answers and cancellations to each
+// other, and tell each other of a legacy session's new log level or subscriptions. Without
+// Start a single replica still serves everything.
+func (s *Server) Start(ctx context.Context) {
+	if s.legacy != nil && s.legacy.bridge != nil {
+		s.legacy.bridge.start(ctx)
+	}
+	if s.legacy != nil && s.legacy.state != nil {
+		s.legacy.state.start(ctx)
+	}
 }
 
 // WriteTimeouts is the number of responses cut so far because the client did not read them

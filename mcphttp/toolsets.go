@@ -293,7 +293,16 @@ func (s *Server) registerToolsets(e *echo.Echo) {
 			c.Set(toolsetKey, ts)
 			return s.handlePost(c)
 		})
-		e.Match([]string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch}, path, methodNotAllowed)
+		methods := []string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch}
+		if s.legacy != nil && s.legacy.cfg.GetStream {
+			// A pre-2026 client's GET stream, narrowed to the set like everything else here.
+			e.GET(path, func(c echo.Context) error {
+				c.Set(toolsetKey, ts)
+				return s.handleLegacyGet(c)
+			})
+			methods = methods[1:]
+		}
+		e.Match(methods, path, methodNotAllowed)
 		if s.auth == nil || ts.metadataURL == "" {
 			continue
 		}

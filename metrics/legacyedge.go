@@ -35,7 +35,9 @@ func LegacyMethods() []string {
 }
 
 // LegacyMetricNames returns the names of the metrics of pre-2026 clients.
-func LegacyMetricNames() []string { return []string{NameLegacySessions, NameLegacyRequests} }
+func LegacyMetricNames() []string {
+	return append([]string{NameLegacySessions, NameLegacyRequests}, LegacyBridgeMetricNames()...)
+}
 
 type legacyMetrics struct {
 	events, methods closedSet

@@ -63,6 +63,8 @@ type Recorder struct {
 	methods, outcomes, upstreams, authReasons, decisions closedSet
 	events, mrtrReasons, rateDecisions, cacheResults     closedSet
 	redisOps, dropCauses                                 closedSet
+	// legacy counts the requests bridged to pre-2026 clients (legacy.go).
+	legacy *legacyBridge
 
 	requests         *table[prometheus.Counter]  // method × outcome
 	requestDuration  *table[prometheus.Observer] // method
@@ -116,6 +118,7 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 	r.tools = newToolCalls(r.newCounterVec(&cs, NameToolCalls,
 		"Tool calls by upstream, upstream tool name (allowlisted) and outcome.",
 		labelUpstream, labelTool, "outcome"), opts.Upstreams, r.outcomes, opts.maxTools())
+	r.legacy = r.newLegacyBridge(&cs)
 	if err := registerAll(reg, cs); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/internal/resuri"
 )
 
 // Tool-definition pinning on the list path (docs/pinning.md). Each tools, prompts and resource
@@ -98,7 +99,8 @@ func (r *Registry) PinsEnabled(upstream string) bool { return r.pins.Enabled(ups
 // the admin endpoint.
 func (r *Registry) PinGuard() *pins.Guard { return r.pins }
 
-// PinVerdict returns the pin verdict of the item a tools/call or prompts/get (method) names:
+// PinVerdict returns the pin verdict of the item a tools/call or prompts/get (method) names,
+// or of the templates a resources/read's URI could come from (TemplatePinVerdict):
 // from the newest list of its backend this replica fetched for the caller (invalidated by
 // list_changed, at most the list's ttlMs or minHeaderIndexTTL old), else from a list fetched
 // now. An item the list does not show is judged as unlisted: removed when pinned, new when not.
@@ -113,6 +115,9 @@ func (r *Registry) PinVerdict(ctx context.Context, q *PinQuery, method string, t
 		listMethod = MethodToolsList
 	case MethodPromptsGet:
 		listMethod = MethodPromptsList
+	case MethodResourcesRead:
+		v, _, err := r.TemplatePinVerdict(ctx, q, target)
+		return v, err
 	default:
 		return pins.Verdict{}, nil
 	}
@@ -121,29 +126,79 @@ func (r *Registry) PinVerdict(ctx context.Context, q *PinQuery, method string, t
 		return pins.Verdict{}, err
 	}
 	spec, _ := listSpecFor(listMethod)
-	kind := pinKinds[spec.index]
-	pub := partKey{upstream: b.name, list: spec.index, version: orVersion(q.ProtocolVersion)}
-	own := pub
-	own.caller = q.CacheKey
-	gen := r.cache.generation(pub)
-	verdicts, found := r.pinViews.recent(pub, own, gen, r.now())
-	if !found {
-		p := r.cache.get(pub)
-		if p == nil && q.CacheKey != "" {
-			p = r.cache.get(own)
-		}
-		if p == nil {
-			lq := &listQuery{meta: headerMeta, version: pub.version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
-			if p, err = r.missedPart(ctx, b, spec, lq); err != nil {
-				return pins.Verdict{}, err
-			}
-		}
-		verdicts = p.pins
+	verdicts, err := r.pinVerdicts(ctx, q, b, spec)
+	if err != nil {
+		return pins.Verdict{}, err
 	}
 	if v, ok := verdicts[target.Name]; ok {
 		return v, nil
 	}
-	return r.pins.Unlisted(b.name, kind, target.Name), nil
+	return r.pins.Unlisted(b.name, pinKinds[spec.index], target.Name), nil
+}
+
+// TemplatePinVerdict returns the pin verdict that governs a resources/read of target (a
+// backend-side URI in normal form), and the backend-side template it comes from ("" when
+// none). The URI is judged against every resource template of the backend's list (as in
+// PinVerdict: the one the caller was shown, or a newer one) that it could be an expansion of,
+// reading each template expression as any text (resuri.MayExpand), blocked templates included:
+// the strongest action among them wins, so a read is refused when any template that might
+// serve the URI is blocked, and confirmed when any needs confirmation. A URI that no listed
+// template could produce is a plain resource: not pinned, the zero verdict.
+//
+// Matching generously errs on the safe side: a backend's own matcher may pick one template
+// where several match, and the gateway cannot know which; a plain resource whose URI a
+// drifted template could also produce shares that template's verdict.
+func (r *Registry) TemplatePinVerdict(ctx context.Context, q *PinQuery, target Target) (pins.Verdict, string, error) {
+	if !r.pins.Enabled(target.Upstream) {
+		return pins.Verdict{}, "", nil
+	}
+	b, err := r.backend(target.Upstream)
+	if err != nil {
+		return pins.Verdict{}, "", err
+	}
+	spec, _ := listSpecFor(MethodResourceTemplates)
+	verdicts, err := r.pinVerdicts(ctx, q, b, spec)
+	if err != nil {
+		return pins.Verdict{}, "", err
+	}
+	var out pins.Verdict
+	var from string
+	for tmpl, v := range verdicts {
+		if v.Action == "" || !resuri.MayExpand(tmpl, target.Name) {
+			continue
+		}
+		// The strongest action wins; between equals, the least template, so the answer
+		// does not depend on map order.
+		if from == "" || v.Action.Stronger(out.Action) || (v.Action == out.Action && tmpl < from) {
+			out, from = v, tmpl
+		}
+	}
+	return out, from, nil
+}
+
+// pinVerdicts returns the verdicts of the newest list spec of b this replica fetched for the
+// caller (invalidated by list_changed, at most the list's ttlMs or minHeaderIndexTTL old), else
+// of one fetched now.
+func (r *Registry) pinVerdicts(ctx context.Context, q *PinQuery, b *backend, spec listSpec) (map[string]pins.Verdict, error) {
+	pub := partKey{upstream: b.name, list: spec.index, version: orVersion(q.ProtocolVersion)}
+	own := pub
+	own.caller = q.CacheKey
+	gen := r.cache.generation(pub)
+	if verdicts, found := r.pinViews.recent(pub, own, gen, r.now()); found {
+		return verdicts, nil
+	}
+	p := r.cache.get(pub)
+	if p == nil && q.CacheKey != "" {
+		p = r.cache.get(own)
+	}
+	if p == nil {
+		lq := &listQuery{meta: headerMeta, version: pub.version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
+		var err error
+		if p, err = r.missedPart(ctx, b, spec, lq); err != nil {
+			return nil, err
+		}
+	}
+	return p.pins, nil
 }
 
 // pinnedInstructions returns a backend's server instructions as server/discover may pass them

@@ -52,6 +52,9 @@ func TestRedisPausedFailsFast(t *testing.T) {
 		c.Redis.URL = redis.URL()
 		c.Redis.ReadTimeout, c.Redis.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
 		c.Redis.Breaker = store.RedisBreaker{Failures: 3, Cooldown: cooldown}
+		// Exact limits: every call asks Redis, which is what the breaker is about (a leased
+		// budget would serve the first calls locally while Redis hangs).
+		c.RateLimit.Lease = 1
 	}, alpha)
 	alice := mintFor(t, iss, "alice")
 	add := func() (int, rpcResult) { return rawCall(t, gw, alice, "alpha__add", `{"a":1,"b":2}`, "") }

@@ -74,6 +74,7 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	go g.backends.Run(runCtx)
+	g.mcpServer.Start(runCtx)
 	if g.lists != nil {
 		g.lists.run(runCtx)
 	}
@@ -169,6 +170,7 @@ type gateway struct {
 	mcp       *echo.Echo
 	adminEcho *echo.Echo
 	admin     *mcphttp.Admin
+	mcpServer *mcphttp.Server // the MCP endpoint, started with the run context
 	registry  *prometheus.Registry
 	store     store.Store
 	lists     *listChangedRelay // nil without a shared store that carries notices
@@ -247,6 +249,7 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if err != nil {
 		return nil, err
 	}
+	g.mcpServer = srv
 	g.mount(cfg, srv, auth, explainSecret)
 	if err := g.registerEdgeMetrics(srv); err != nil {
 		return nil, err

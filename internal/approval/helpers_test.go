@@ -27,7 +27,6 @@ type pageFixture struct {
 	srv   *httptest.Server
 	op    *realop.Provider
 	store *store.Memory
-	now   time.Time
 }
 
 const testClientID, testClientSecret = "gateway-approval", "approval-secret"

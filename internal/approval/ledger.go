@@ -63,10 +63,18 @@ type Call struct {
 	Upstream     string `json:"upstream"`
 	Tool         string `json:"tool"`
 	UpstreamTool string `json:"upstreamTool"`
-	// Title and Description are the tool's, as the caller's tool list showed them when the
-	// gateway asked; empty when unknown. They are shown, never trusted.
+	// Title and Description are the tool's: as pinned when Pinned is set (docs/pinning.md),
+	// otherwise as the caller's tool list showed them when the gateway asked; empty when
+	// unknown. They are shown, never trusted.
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
+	// Pinned reports that Title and Description are the tool's pinned definition, what an
+	// operator approved, rather than what the backend lists now.
+	Pinned bool `json:"pinned,omitempty"`
+	// Drift names the classes by which the tool's live definition differs from its pin,
+	// comma-separated ("" when it matches or the tool is not pinned): the page warns that the
+	// tool changed since it was pinned.
+	Drift string `json:"drift,omitempty"`
 	// Arguments are the call's arguments exactly as the client sent them.
 	Arguments json.RawMessage `json:"args"`
 	// Digest is the digest of the canonical arguments (mrtr.Digest) the decision is bound to.

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -44,8 +45,11 @@ type pageData struct {
 // callView is a call as the page shows it.
 type callView struct {
 	Tool, UpstreamTool, Upstream, Caller, Client string
-	// Title and Description are the tool's, with hidden characters made visible.
+	// Title and Description are the tool's, with hidden characters made visible; Pinned says
+	// they are the pinned ones, Drift how the live definition differs from the pin.
 	Title, Description   Text
+	Pinned               bool
+	Drift                string
 	Args                 Value
 	ArgsBytes            int
 	ExpiresIn, ExpiresAt string
@@ -60,7 +64,8 @@ func (s *Service) view(c Call) (*callView, error) {
 	left := max(c.Expiry.Sub(s.now()), 0).Round(time.Second)
 	return &callView{
 		Tool: c.Tool, UpstreamTool: c.UpstreamTool, Upstream: c.Upstream,
-		Title: visible(c.Title), Description: visible(c.Description),
+		Title: visible(c.Title), Description: visible(c.Description), Pinned: c.Pinned,
+		Drift:  strings.ReplaceAll(c.Drift, ",", ", "),
 		Caller: c.Subject + " at " + c.Issuer, Client: c.Client, Args: args, ArgsBytes: len(c.Arguments),
 		ExpiresIn: humanDuration(left), ExpiresAt: c.Expiry.UTC().Format("15:04:05 UTC"),
 		Hidden: countHidden(args) + visible(c.Title).Hidden + visible(c.Description).Hidden,

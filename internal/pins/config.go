@@ -33,6 +33,9 @@ func (a Action) rank() int {
 	return 0
 }
 
+// Stronger reports whether a calls for more than b (block over confirm over log over none).
+func (a Action) Stronger(b Action) bool { return a.rank() > b.rank() }
+
 // Mode is where pins come from.
 type Mode string
 

@@ -112,6 +112,15 @@ func FromJSON(kind Kind, item json.RawMessage) (*Definition, error) {
 	return newDefinition(kind, key, proj)
 }
 
+// Text returns the title and description members of an item's definition ("" when absent or
+// not strings), as a page that shows the pinned definition of a tool renders them.
+func (d *Definition) Text() (title, description string) {
+	obj, _ := d.Value.(map[string]any)
+	title, _ = obj["title"].(string)
+	description, _ = obj["description"].(string)
+	return title, description
+}
+
 // FromInstructions fingerprints a server's instructions string.
 func FromInstructions(s string) (*Definition, error) {
 	return newDefinition(KindInstructions, "", s)

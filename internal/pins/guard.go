@@ -230,15 +230,7 @@ func (g *Guard) Unlisted(backend string, kind Kind, key string) Verdict {
 	if !g.Enabled(backend) {
 		return Verdict{}
 	}
-	var pinned *Definition
-	switch g.cfg.ModeFor(backend) {
-	case ModeLockfile:
-		pinned = g.lock.Backends[backend].Get(kind, key)
-	case ModeTOFU:
-		g.mu.Lock()
-		pinned = g.tofu[itemRef{backend, kind, key}]
-		g.mu.Unlock()
-	}
+	pinned := g.Pinned(backend, kind, key)
 	if pinned == nil {
 		// Neither listed nor pinned: a name the backend may serve without showing it. Held
 		// as new, like a listed item without a pin.
@@ -247,6 +239,25 @@ func (g *Guard) Unlisted(backend string, kind Kind, key string) Verdict {
 		return v
 	}
 	return g.verdict(backend, pinned, nil)
+}
+
+// Pinned returns the pin of one item as this replica knows it: from the lock file, or in tofu
+// mode the pin read from or written to the store when a list of the backend was last checked
+// here; nil when the item is not pinned, the backend is not pinned, or (tofu) this replica has
+// not checked a list holding it. It never asks the store: what a page shows must not wait on it.
+func (g *Guard) Pinned(backend string, kind Kind, key string) *Definition {
+	if !g.Enabled(backend) {
+		return nil
+	}
+	switch g.cfg.ModeFor(backend) {
+	case ModeLockfile:
+		return g.lock.Backends[backend].Get(kind, key)
+	case ModeTOFU:
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.tofu[itemRef{backend, kind, key}]
+	}
+	return nil
 }
 
 func (g *Guard) verdict(backend string, pinned, current *Definition) Verdict {

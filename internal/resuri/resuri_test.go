@@ -328,3 +328,35 @@ func TestEnclosing(t *testing.T) {
 		}
 	}
 }
+
+// TestMayExpand: every expression reads as any text, literal runs in order and anchored at
+// both ends; whatever an RFC 6570 expansion of the template gives is matched.
+func TestMayExpand(t *testing.T) {
+	cases := []struct {
+		tmpl, uri string
+		want      bool
+	}{
+		{"mem://items/{id}", "mem://items/1", true},
+		{"mem://items/{id}", "mem://items/", true},
+		{"mem://items/{id}", "mem://items/a/b?x=1#f", true},
+		{"mem://items/{id}", "mem://item/1", false},
+		{"mem://items/{id}", "mem://other/items/1", false},
+		{"mem://items/{id}.txt", "mem://items/a.txt", true},
+		{"mem://items/{id}.txt", "mem://items/a.txt.bak", false},
+		{"mem://items/{id}/raw", "mem://items/a/b/raw", true},
+		{"file:///{+path}", "file:///etc/passwd", true},
+		{"file:///docs{/path*}{?q,lang}", "file:///docs/a/b?q=x&lang=en", true},
+		{"file:///docs{/path*}{?q,lang}", "file:///doc", false},
+		{"{scheme}://x/{y}", "mem://x/1", true},
+		{"mem://a{x}a{y}a", "mem://aa", false},
+		{"mem://a{x}a{y}a", "mem://aaa", true},
+		{"mem://static", "mem://static", true},
+		{"mem://static", "mem://static/x", false},
+		{"mem://{a}b{c}b", "mem://xbybzb", true},
+	}
+	for _, c := range cases {
+		if got := MayExpand(c.tmpl, c.uri); got != c.want {
+			t.Errorf("MayExpand(%q, %q) = %v, want %v", c.tmpl, c.uri, got, c.want)
+		}
+	}
+}

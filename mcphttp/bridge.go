@@ -1,0 +1,501 @@
+package mcphttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/mrtr"
+)
+
+// Defaults of bridgeConfig.
+const (
+	defaultBridgeTimeout        = 10 * time.Minute
+	defaultMaxPendingPerSession = 8
+	defaultMaxPending           = 10000
+	// defaultForwardTimeout bounds how long a replica that received an answer for another
+	// replica waits for that replica to say whether it took it. Redis answers in well under a
+	// millisecond; only a replica that is gone lets it run out.
+	defaultForwardTimeout = 5 * time.Second
+)
+
+// Errors of the bridge. The edge maps them to what the client sees.
+var (
+	// errBadAnswer is a client's answer that no replica is waiting for: a forged, tampered,
+	// expired, foreign-session or already used id, or one whose asking replica is gone. The
+	// edge answers 400 and nothing else happens.
+	errBadAnswer = errors.New("bridge: no request is waiting for this answer")
+	// errBridgeTimeout is a round the client did not answer within bridgeConfig.Timeout.
+	errBridgeTimeout = errors.New("bridge: no answer from the client in time")
+	// errBridgeBusy is a round refused because its session, or this replica, already waits
+	// for as many answers as it may.
+	errBridgeBusy = errors.New("bridge: too many requests waiting for client answers")
+	// errBridgeUnavailable is an answer that could not be handed to the other replicas (Redis
+	// refused the publish). Unlike errBadAnswer it is not the client's fault.
+	errBridgeUnavailable = errors.New("bridge: cannot reach the other replicas")
+)
+
+// noCapabilityError is a round that needs a capability the client did not declare at
+// initialize. Nothing was written to the client.
+type noCapabilityError struct {
+	// Capability is what was missing: "elicitation.form", "elicitation.url", "sampling" or
+	// "roots" (era.InputRequest.Capability).
+	Capability string
+}
+
+// Error names the capability; the edge turns it into the tool error the client sees.
+func (e *noCapabilityError) Error() string {
+	return "bridge: the client did not declare the " + e.Capability + " capability"
+}
+
+// clientAnswerError is a client that answered one of the bridge's requests with a JSON-RPC
+// error instead of a result. The round ends: an error has no place in inputResponses.
+type clientAnswerError struct {
+	// Key is the inputRequests key of the request the client refused.
+	Key string
+	// Method is that request's method.
+	Method string
+	// Err is the client's error, as it sent it.
+	Err *jsonrpc.Error
+}
+
+// Error names the method and the client's message.
+func (e *clientAnswerError) Error() string {
+	return "bridge: the client answered " + e.Method + " with an error: " + e.Err.Message
+}
+
+// bridgeConfig bounds the bridge. Zero values take the defaults.
+type bridgeConfig struct {
+	Timeout              time.Duration // wait for one round's answers (default 10m)
+	MaxPendingPerSession int           // default 8
+	MaxPending           int           // all sessions on this replica; default 10000
+}
+
+// withDefaults fills the zero fields.
+func (c bridgeConfig) withDefaults() bridgeConfig {
+	if c.Timeout <= 0 {
+		c.Timeout = defaultBridgeTimeout
+	}
+	if c.MaxPendingPerSession <= 0 {
+		c.MaxPendingPerSession = defaultMaxPendingPerSession
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = defaultMaxPending
+	}
+	return c
+}
+
+// bridge carries server→client requests of legacy clients and their cancellations.
+//
+// A pre-2026 client cannot answer an input_required result: it expects the server to send it
+// real requests (elicitation/create, sampling/createMessage, roots/list) while its own call is
+// running. The replica holding the client's POST stream writes them (ask) and waits; the
+// client POSTs each answer separately, to any replica, which hands it over (deliver): to the
+// local waiter map when it is the asking replica, else through a Redis notice on the asking
+// replica's own topic, which says back whether it took the answer. Answer ids are sealed, so
+// they cannot be forged, name their replica, session and deadline, and are single use because
+// the waiter they name is removed by the first answer it accepts.
+type bridge struct {
+	cfg     bridgeConfig
+	sealer  *seal.Sealer
+	notices store.Notices
+	m       *metrics.Recorder
+	now     func() time.Time
+
+	// replica names this bridge in the answer ids it mints; it is random per process, so a
+	// restarted replica never takes answers meant for its previous life.
+	replica [16]byte
+	// topic is where the other replicas send this one the answers it waits for, and the
+	// acknowledgements of the answers it forwarded.
+	topic string
+	// forwardTimeout bounds the wait for another replica's acknowledgement.
+	forwardTimeout time.Duration
+
+	mu sync.Mutex
+	// waiters holds every request sent and not yet answered, by its random r.
+	waiters map[[16]byte]*waiter
+	// perSession counts the waiters of each session binding; an absent key is zero.
+	perSession map[string]int
+	// forwards holds the answers handed to another replica and not yet acknowledged.
+	forwards map[[16]byte]chan bool
+	// running holds the legacy requests in progress on this replica, for cancellation.
+	running map[runKey][]*runEntry
+}
+
+// waiter is one request sent to a client and not yet answered.
+type waiter struct {
+	binding  string
+	deadline time.Time
+	req      era.InputRequest // a copy: the caller's slice may change once ask returns
+	idx      int
+	// answers is the channel of the round the request belongs to, with room for every answer
+	// of the round, so handing one over never blocks.
+	answers chan<- bridgeAnswer
+}
+
+// bridgeAnswer is an accepted answer on its way to the round that waits for it.
+type bridgeAnswer struct {
+	idx      int
+	value    json.RawMessage // the inputResponses value
+	rpcErr   *jsonrpc.Error  // the client answered with an error instead
+	remote   bool            // it came through another replica
+	declined bool
+}
+
+// newBridge builds a bridge. sealer is ring.Sealer("legacy-reply"), so answer ids never open
+// as anything else; notices nil means a single replica.
+func newBridge(cfg bridgeConfig, sealer *seal.Sealer, notices store.Notices, m *metrics.Recorder, now func() time.Time) *bridge {
+	if now == nil {
+		now = time.Now
+	}
+	b := &bridge{
+		cfg:            cfg.withDefaults(),
+		sealer:         sealer,
+		notices:        notices,
+		m:              m,
+		now:            now,
+		replica:        random16(),
+		forwardTimeout: defaultForwardTimeout,
+		waiters:        map[[16]byte]*waiter{},
+		perSession:     map[string]int{},
+		forwards:       map[[16]byte]chan bool{},
+		running:        map[runKey][]*runEntry{},
+	}
+	b.topic = replyTopic(b.replica)
+	return b
+}
+
+// start subscribes to the bridge's notice topics (answers and acknowledgements for this
+// replica; cancellations for every replica) until ctx ends. It returns at once.
+func (b *bridge) start(ctx context.Context) {
+	if b.notices == nil {
+		return
+	}
+	b.notices.Subscribe(ctx, b.topic, func(msg []byte) { b.onReply(ctx, msg) })
+	b.notices.Subscribe(ctx, cancelTopic, b.onCancel)
+}
+
+// ask writes one JSON-RPC request per entry on the client's stream through emit, waits for
+// every answer, and returns the inputResponses object (keys as given). Entries whose capability
+// the session does not declare are not sent: ask returns *noCapabilityError at once, before
+// writing anything. A timeout returns errBridgeTimeout, the end of ctx ctx.Err(), an error
+// answer *clientAnswerError; every request still waiting is forgotten before ask returns.
+func (b *bridge) ask(ctx context.Context, sess *legacysession.Session, reqs []era.InputRequest, emit func(msg []byte) error) (json.RawMessage, error) {
+	for i := range reqs {
+		if !era.Declares(sess.Caps, reqs[i].Capability) {
+			b.m.LegacyBridge(kindOf(&reqs[i]).label(), metrics.BridgeNoCapability)
+			return nil, &noCapabilityError{Capability: reqs[i].Capability}
+		}
+	}
+	if len(reqs) == 0 {
+		return json.RawMessage(`{}`), nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r, err := b.register(sess, reqs)
+	if err != nil {
+		return nil, err
+	}
+	failure := metrics.BridgeLost
+	defer func() { b.finish(r, failure) }()
+	for i := range reqs {
+		if err := emit(r.messages[i]); err != nil {
+			return nil, fmt.Errorf("bridge: writing %s to the client: %w", reqs[i].Method, err)
+		}
+	}
+	r.messages = nil // written; nothing needs them any more
+	timer := time.NewTimer(b.cfg.Timeout)
+	defer timer.Stop()
+	for remaining := len(reqs); remaining > 0; remaining-- {
+		select {
+		case a := <-r.answers:
+			r.done[a.idx] = true
+			b.m.LegacyBridge(r.kinds[a.idx].label(), a.outcome())
+			if a.rpcErr != nil {
+				return nil, &clientAnswerError{Key: reqs[a.idx].Key, Method: reqs[a.idx].Method, Err: a.rpcErr}
+			}
+			r.values[a.idx] = a.value
+		case <-timer.C:
+			failure = metrics.BridgeTimeout
+			return nil, errBridgeTimeout
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return inputResponses(reqs, r.values), nil
+}
+
+// outcome is the metric outcome of an accepted answer.
+func (a *bridgeAnswer) outcome() string {
+	switch {
+	case a.declined || a.rpcErr != nil:
+		return metrics.BridgeDeclined
+	case a.remote:
+		return metrics.BridgeCrossReplica
+	default:
+		return metrics.BridgeAnswered
+	}
+}
+
+// round is one ask in progress: its waiters, the messages to write and what came back.
+type round struct {
+	binding  string
+	rs       [][16]byte
+	waiters  []*waiter
+	kinds    []bridgeKind
+	messages [][]byte
+	values   []json.RawMessage
+	done     []bool
+	answers  chan bridgeAnswer
+}
+
+// register admits a round under the per-session and per-replica bounds, mints an answer id
+// per request and registers its waiter, so that an answer finds it as soon as the request is
+// written.
+func (b *bridge) register(sess *legacysession.Session, reqs []era.InputRequest) (*round, error) {
+	n := len(reqs)
+	r := &round{
+		binding:  sessionBinding(sess),
+		rs:       make([][16]byte, n),
+		waiters:  make([]*waiter, n),
+		kinds:    make([]bridgeKind, n),
+		messages: make([][]byte, n),
+		values:   make([]json.RawMessage, n),
+		done:     make([]bool, n),
+		answers:  make(chan bridgeAnswer, n),
+	}
+	deadline := b.now().Add(b.cfg.Timeout)
+	for i := range reqs {
+		r.rs[i] = random16()
+		r.kinds[i] = kindOf(&reqs[i])
+		id, err := b.mintAnswerID(&answerClaims{kind: r.kinds[i], r: r.rs[i], replica: b.replica,
+			deadline: deadline, binding: r.binding})
+		if err != nil {
+			return nil, err
+		}
+		r.messages[i] = requestMessage(id, reqs[i].Method, reqs[i].Params)
+		r.waiters[i] = &waiter{binding: r.binding, deadline: deadline, req: reqs[i], idx: i, answers: r.answers}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.perSession[r.binding]+n > b.cfg.MaxPendingPerSession || len(b.waiters)+n > b.cfg.MaxPending {
+		return nil, errBridgeBusy
+	}
+	for i, w := range r.waiters {
+		b.waiters[r.rs[i]] = w
+	}
+	b.perSession[r.binding] += n
+	b.m.LegacyPending(n)
+	return r, nil
+}
+
+// finish forgets the round's requests that are still waiting and counts every request the
+// round did not use with failure.
+func (b *bridge) finish(r *round, failure string) {
+	b.mu.Lock()
+	removed := 0
+	for i, w := range r.waiters {
+		if b.waiters[r.rs[i]] == w {
+			delete(b.waiters, r.rs[i])
+			removed++
+		}
+	}
+	b.releaseLocked(r.binding, removed)
+	b.mu.Unlock()
+	for i, done := range r.done {
+		if !done {
+			b.m.LegacyBridge(r.kinds[i].label(), failure)
+		}
+	}
+}
+
+// releaseLocked takes n waiters of binding off the counts. b.mu is held.
+func (b *bridge) releaseLocked(binding string, n int) {
+	if n == 0 {
+		return
+	}
+	if left := b.perSession[binding] - n; left > 0 {
+		b.perSession[binding] = left
+	} else {
+		delete(b.perSession, binding)
+	}
+	b.m.LegacyPending(-n)
+}
+
+// requestMessage is the JSON-RPC request the client gets:
+// {"jsonrpc":"2.0","id":"<answer id>","method":…,"params":…}.
+func requestMessage(id, method string, params json.RawMessage) []byte {
+	msg := make([]byte, 0, 64+len(id)+len(method)+len(params))
+	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
+	msg = jsonrpc.AppendString(msg, id)
+	msg = append(msg, `,"method":`...)
+	msg = jsonrpc.AppendString(msg, method)
+	if len(params) > 0 {
+		msg = append(msg, `,"params":`...)
+		msg = append(msg, params...)
+	}
+	return append(msg, '}')
+}
+
+// inputResponses builds the inputResponses object, keys in the order of reqs.
+func inputResponses(reqs []era.InputRequest, values []json.RawMessage) json.RawMessage {
+	size := 2
+	for i := range reqs {
+		size += len(reqs[i].Key) + len(values[i]) + 4
+	}
+	out := make([]byte, 0, size)
+	out = append(out, '{')
+	for i := range reqs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = jsonrpc.AppendString(out, reqs[i].Key)
+		out = append(out, ':')
+		out = append(out, values[i]...)
+	}
+	return append(out, '}')
+}
+
+// deliver hands a client's answer (a JSON-RPC response POSTed on any replica) to the replica
+// waiting for it. Forged, expired, foreign-session or already used ids give errBadAnswer
+// without waking anyone, and without touching Redis; so does an answer that no replica waits
+// for. A publish Redis refuses gives errBridgeUnavailable.
+func (b *bridge) deliver(ctx context.Context, sess *legacysession.Session, msg *jsonrpc.Message) error {
+	if msg == nil || msg.Method != "" || (msg.Result == nil) == (msg.Error == nil) {
+		return errBadAnswer
+	}
+	id, ok := answerIDOf(msg.ID)
+	if !ok {
+		return errBadAnswer
+	}
+	binding := sessionBinding(sess)
+	c, err := b.checkAnswer(id, binding)
+	if err != nil {
+		return errBadAnswer
+	}
+	if c.replica == b.replica {
+		if !b.accept(c, msg.Result, msg.Error, false) {
+			return errBadAnswer
+		}
+		return nil
+	}
+	if b.notices == nil {
+		return errBadAnswer // one replica: an id it did not mint has nobody waiting
+	}
+	return b.forward(ctx, c, id, binding, msg)
+}
+
+// checkAnswer opens id and checks that it belongs to binding and has not expired.
+func (b *bridge) checkAnswer(id, binding string) (*answerClaims, error) {
+	c, err := b.openAnswerID(id)
+	if err != nil {
+		return nil, err
+	}
+	if c.binding != binding || !b.now().Before(c.deadline) {
+		return nil, errAnswerID
+	}
+	return c, nil
+}
+
+// accept hands an answer to the round waiting for it. It reports false, and changes nothing,
+// when no waiter of this replica is waiting under c.r for this session before its deadline,
+// or when the result is not a valid answer to the request (the client may then answer again).
+func (b *bridge) accept(c *answerClaims, result json.RawMessage, rpcErr *jsonrpc.Error, remote bool) bool {
+	b.mu.Lock()
+	w := b.waiters[c.r]
+	b.mu.Unlock()
+	if w == nil || w.binding != c.binding || !b.now().Before(w.deadline) {
+		return false
+	}
+	a := bridgeAnswer{idx: w.idx, remote: remote}
+	if rpcErr != nil {
+		e := *rpcErr
+		e.Data = bytes.Clone(e.Data)
+		a.rpcErr = &e
+	} else {
+		// The result may live in a request buffer the edge reuses once deliver returns.
+		v, err := era.InputResponse(w.req, bytes.Clone(result))
+		if err != nil {
+			return false
+		}
+		a.value, a.declined = v, declined(w.req.Method, result)
+	}
+	b.mu.Lock()
+	if b.waiters[c.r] != w {
+		b.mu.Unlock()
+		return false // another answer, or the end of the round, came first
+	}
+	delete(b.waiters, c.r)
+	b.releaseLocked(w.binding, 1)
+	b.mu.Unlock()
+	w.answers <- a
+	return true
+}
+
+// declined reports whether an elicitation result is a decline or a cancel: the user said no.
+func declined(method string, result json.RawMessage) bool {
+	if method != "elicitation/create" {
+		return false
+	}
+	var r struct {
+		Action string `json:"action"`
+	}
+	return json.Unmarshal(result, &r) == nil && r.Action != "accept"
+}
+
+// bridgeKind is the kind of a bridged request, as it travels sealed in an answer id.
+type bridgeKind uint8
+
+const (
+	kindElicitation bridgeKind = iota
+	kindSampling
+	kindRoots
+	kindConfirm
+	kindCount
+)
+
+// valid reports whether k is a known kind.
+func (k bridgeKind) valid() bool { return k < kindCount }
+
+// label is k's value of the metric label kind.
+func (k bridgeKind) label() string {
+	switch k {
+	case kindSampling:
+		return metrics.BridgeKindSampling
+	case kindRoots:
+		return metrics.BridgeKindRoots
+	case kindConfirm:
+		return metrics.BridgeKindConfirm
+	default:
+		return metrics.BridgeKindElicitation
+	}
+}
+
+// kindOf is "confirm" for the gateway's own confirmation, else the kind of the method.
+func kindOf(req *era.InputRequest) bridgeKind {
+	switch {
+	case req.Key == mrtr.ConfirmKey:
+		return kindConfirm
+	case req.Method == "sampling/createMessage":
+		return kindSampling
+	case req.Method == "roots/list":
+		return kindRoots
+	default:
+		return kindElicitation
+	}
+}
+
+// replyTopic is the notice topic of the replica named replica.
+func replyTopic(replica [16]byte) string { return "lr:" + hex.EncodeToString(replica[:]) }

@@ -1,0 +1,138 @@
+package mcphttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/metrics"
+)
+
+// cancelTopic carries notifications/cancelled to every replica. One topic for all sessions,
+// the session and request named in the message, so that a replica needs one subscription in
+// all rather than one Redis connection per running request; cancellations are rare enough
+// that every replica looking each one up in its map costs nothing.
+const cancelTopic = "lc"
+
+// runKey names a running legacy request: the session binding it runs for and its JSON-RPC id
+// in canonical form.
+type runKey struct {
+	binding string
+	id      string
+}
+
+// runEntry is one tracked request. A pointer, so that untrack removes exactly the entry it
+// added even when a client reuses an id while the first request still runs.
+type runEntry struct {
+	cancel context.CancelFunc
+}
+
+// cancelNotice is a cancellation sent to the other replicas.
+type cancelNotice struct {
+	Binding string `json:"b"`
+	ID      string `json:"i"`
+}
+
+// track registers a running legacy request (its JSON-RPC id as the client sent it) for
+// notifications/cancelled. untrack, which the caller must call when the request ends, is
+// idempotent. An id that is not a string or an integer is not tracked.
+func (b *bridge) track(sess *legacysession.Session, id json.RawMessage, cancel context.CancelFunc) (untrack func()) {
+	cid, ok := canonicalRequestID(id)
+	if !ok {
+		return func() {}
+	}
+	k := runKey{binding: sessionBinding(sess), id: cid}
+	e := &runEntry{cancel: cancel}
+	b.mu.Lock()
+	b.running[k] = append(b.running[k], e)
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		list := b.running[k]
+		for i, x := range list {
+			if x == e {
+				list = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(b.running, k)
+		} else {
+			b.running[k] = list
+		}
+	}
+}
+
+// cancel cancels the request named by a client's notifications/cancelled, on whichever replica
+// runs it: here if it runs here, else through a notice every replica hears. Best effort, like
+// the notification itself: a request that already ended, or a notice Redis drops, changes
+// nothing.
+func (b *bridge) cancel(ctx context.Context, sess *legacysession.Session, id json.RawMessage) {
+	cid, ok := canonicalRequestID(id)
+	if !ok {
+		return
+	}
+	k := runKey{binding: sessionBinding(sess), id: cid}
+	if b.cancelLocal(k) || b.notices == nil {
+		return
+	}
+	payload, err := json.Marshal(cancelNotice{Binding: k.binding, ID: k.id})
+	if err != nil {
+		return
+	}
+	if err := b.notices.Publish(ctx, cancelTopic, payload); err != nil {
+		b.m.RedisError(metrics.RedisOpNotice)
+	}
+}
+
+// onCancel handles a cancellation another replica (or this one) published.
+func (b *bridge) onCancel(msg []byte) {
+	var n cancelNotice
+	if json.Unmarshal(msg, &n) != nil || n.ID == "" {
+		return
+	}
+	b.cancelLocal(runKey{binding: n.Binding, id: n.ID})
+}
+
+// cancelLocal cancels the requests tracked under k on this replica and reports whether there
+// were any. The entries stay until their requests untrack them.
+func (b *bridge) cancelLocal(k runKey) bool {
+	b.mu.Lock()
+	list := append([]*runEntry(nil), b.running[k]...)
+	b.mu.Unlock()
+	for _, e := range list {
+		e.cancel()
+	}
+	return len(list) > 0
+}
+
+// canonicalRequestID gives one spelling to each JSON-RPC id: "7" and 7 are different ids,
+// "a" and "\u0061" the same one.
+func canonicalRequestID(id json.RawMessage) (string, bool) {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return "", false
+	}
+	if id[0] == '"' {
+		var s string
+		if json.Unmarshal(id, &s) != nil {
+			return "", false
+		}
+		return "s" + s, true
+	}
+	digits := id
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 20 {
+		return "", false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return "n" + string(id), true
+}

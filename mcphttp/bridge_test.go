@@ -1,0 +1,817 @@
+package mcphttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testredis"
+	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/mrtr"
+)
+
+// bridgeHang bounds every wait of these tests, so a broken bridge fails instead of hanging.
+const bridgeHang = 20 * time.Second
+
+// bridgeTestRing is the key ring of the bridge tests; every replica of a test shares it.
+func bridgeTestRing(tb testing.TB) *seal.KeyRing {
+	tb.Helper()
+	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "b1", Secret: bytes.Repeat([]byte("r"), 32)}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ring
+}
+
+// bridgeRig is one bridge with its own metrics registry.
+type bridgeRig struct {
+	b   *bridge
+	reg *prometheus.Registry
+}
+
+// newBridgeRig builds a bridge over ring; clock nil means the real clock.
+func newBridgeRig(tb testing.TB, ring *seal.KeyRing, cfg bridgeConfig, notices store.Notices, clock *mcptest.Clock) *bridgeRig {
+	tb.Helper()
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg, metrics.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var now func() time.Time
+	if clock != nil {
+		now = clock.Now
+	}
+	return &bridgeRig{b: newBridge(cfg, ring.Sealer("legacy-reply"), notices, m, now), reg: reg}
+}
+
+// count returns the value of one series of the bridge's metrics, 0 when it does not exist.
+func (r *bridgeRig) count(tb testing.TB, name string, labels map[string]string) float64 {
+	tb.Helper()
+	mfs, err := r.reg.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, s := range mf.GetMetric() {
+			for _, lp := range s.GetLabel() {
+				if labels[lp.GetName()] != lp.GetValue() {
+					continue series
+				}
+			}
+			if s.Counter != nil {
+				return s.GetCounter().GetValue()
+			}
+			return s.GetGauge().GetValue()
+		}
+	}
+	return 0
+}
+
+// outcome returns mcp_gateway_legacy_bridge_total{kind,outcome}.
+func (r *bridgeRig) outcome(tb testing.TB, kind, outcome string) float64 {
+	tb.Helper()
+	return r.count(tb, metrics.NameLegacyBridge, map[string]string{"kind": kind, "outcome": outcome})
+}
+
+// assertIdle fails unless the bridge holds nothing: no waiter, no per-session count, no
+// forwarded answer awaiting its acknowledgement, no tracked request, and a zero pending gauge.
+func (r *bridgeRig) assertIdle(tb testing.TB) {
+	tb.Helper()
+	r.b.mu.Lock()
+	w, s, f, run := len(r.b.waiters), len(r.b.perSession), len(r.b.forwards), len(r.b.running)
+	r.b.mu.Unlock()
+	if w+s+f+run != 0 {
+		tb.Errorf("bridge not idle: %d waiters, %d session counts, %d forwards, %d tracked", w, s, f, run)
+	}
+	if g := r.count(tb, metrics.NameLegacyPending, nil); g != 0 {
+		tb.Errorf("pending gauge %v, want 0", g)
+	}
+}
+
+// waiting returns how many requests the bridge waits for.
+func (r *bridgeRig) waiting() int {
+	r.b.mu.Lock()
+	defer r.b.mu.Unlock()
+	return len(r.b.waiters)
+}
+
+// testSession is a legacy session with a distinct nonce n, principal p and capabilities caps.
+func testSession(n byte, p, caps string) *legacysession.Session {
+	s := &legacysession.Session{Version: "2025-11-25", Caps: json.RawMessage(caps), Principal: p}
+	s.Nonce[0], s.Nonce[11] = n, n
+	return s
+}
+
+// allCaps declares everything the bridge can ask for.
+const allCaps = `{"elicitation":{"form":{},"url":{}},"sampling":{},"roots":{}}`
+
+var (
+	elicitReq = era.InputRequest{Key: "name", Method: "elicitation/create", Capability: "elicitation.form",
+		Params: json.RawMessage(`{"mode":"form","message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`)}
+	samplingReq = era.InputRequest{Key: "draft", Method: "sampling/createMessage", Capability: "sampling",
+		Params: json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`)}
+	rootsReq   = era.InputRequest{Key: "roots", Method: "roots/list", Capability: "roots"}
+	confirmReq = era.InputRequest{Key: mrtr.ConfirmKey, Method: "elicitation/create", Capability: "elicitation.form",
+		Params: json.RawMessage(`{"mode":"form","message":"Allow the call?","requestedSchema":{"type":"object","properties":{"approve":{"type":"boolean"}}}}`)}
+)
+
+const (
+	acceptName  = `{"action":"accept","content":{"name":"Ada"}}`
+	samplingRes = `{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}`
+)
+
+// pendingAsk is an ask running in its own goroutine.
+type pendingAsk struct {
+	sent chan []byte // the messages written to the client
+	done chan askResult
+	stop context.CancelFunc
+}
+
+type askResult struct {
+	out json.RawMessage
+	err error
+}
+
+// startAsk runs ask for reqs on sess and waits until every request is written, or ask ended.
+func startAsk(tb testing.TB, b *bridge, sess *legacysession.Session, reqs ...era.InputRequest) *pendingAsk {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &pendingAsk{sent: make(chan []byte, len(reqs)), done: make(chan askResult, 1), stop: cancel}
+	tb.Cleanup(cancel)
+	go func() {
+		out, err := b.ask(ctx, sess, reqs, func(msg []byte) error {
+			p.sent <- bytes.Clone(msg)
+			return nil
+		})
+		p.done <- askResult{out, err}
+	}()
+	return p
+}
+
+// ids returns the answer ids of the n requests p wrote, in order.
+func (p *pendingAsk) ids(tb testing.TB, n int) []string {
+	tb.Helper()
+	ids := make([]string, 0, n)
+	for range n {
+		select {
+		case msg := <-p.sent:
+			var m struct {
+				ID string `json:"id"`
+			}
+			if err := json.Unmarshal(msg, &m); err != nil || !strings.HasPrefix(m.ID, answerIDPrefix) {
+				tb.Fatalf("written request %s has no answer id (%v)", msg, err)
+			}
+			ids = append(ids, m.ID)
+		case r := <-p.done:
+			tb.Fatalf("ask ended before writing its requests: %v", r.err)
+		case <-time.After(bridgeHang): // fail-safe
+			tb.Fatal("ask wrote nothing")
+		}
+	}
+	return ids
+}
+
+// result waits for ask to return.
+func (p *pendingAsk) result(tb testing.TB) askResult {
+	tb.Helper()
+	select {
+	case r := <-p.done:
+		return r
+	case <-time.After(bridgeHang): // fail-safe
+		tb.Fatal("ask did not return")
+		return askResult{}
+	}
+}
+
+// stillWaiting fails if ask has returned.
+func (p *pendingAsk) stillWaiting(tb testing.TB) {
+	tb.Helper()
+	select {
+	case r := <-p.done:
+		tb.Fatalf("ask returned (%s, %v) while answers are missing", r.out, r.err)
+	default:
+	}
+}
+
+// answer is the client's JSON-RPC response with id and result.
+func answer(id, result string) *jsonrpc.Message {
+	return &jsonrpc.Message{ID: json.RawMessage(`"` + id + `"`), Result: json.RawMessage(result)}
+}
+
+// TestBridgeLocalDelivery: ask writes one well-formed JSON-RPC request per entry, with the
+// params as given; answers delivered on the same replica, in any order, come back as the
+// inputResponses object in the entries' order, and the bridge is left holding nothing.
+func TestBridgeLocalDelivery(t *testing.T) {
+	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{}, nil, nil)
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, rig.b, sess, elicitReq, samplingReq, rootsReq)
+	var msgs [][]byte
+	for range 3 {
+		msgs = append(msgs, <-p.sent)
+	}
+	ids := make([]string, 3)
+	for i, want := range []era.InputRequest{elicitReq, samplingReq, rootsReq} {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(msgs[i], &m); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(m["id"], &ids[i]); err != nil {
+			t.Fatal(err)
+		}
+		wantMsg := `{"jsonrpc":"2.0","id":"` + ids[i] + `","method":"` + want.Method + `"`
+		if want.Params != nil {
+			wantMsg += `,"params":` + string(want.Params)
+		}
+		if got := string(msgs[i]); got != wantMsg+"}" {
+			t.Errorf("request %d:\n got %s\nwant %s}", i, got, wantMsg)
+		}
+		if _, err := jsonrpc.DecodeMessage(msgs[i], jsonrpc.Limits{MaxDepth: 64, MaxTokenBytes: 1 << 20}); err != nil {
+			t.Errorf("request %d is not valid JSON-RPC: %v", i, err)
+		}
+	}
+	if ids[0] == ids[1] || ids[1] == ids[2] {
+		t.Fatalf("answer ids repeat: %v", ids)
+	}
+	ctx := context.Background()
+	for _, a := range []*jsonrpc.Message{answer(ids[2], `{"roots":[]}`), answer(ids[0], acceptName)} {
+		if err := rig.b.deliver(ctx, sess, a); err != nil {
+			t.Fatalf("deliver: %v", err)
+		}
+	}
+	p.stillWaiting(t)
+	if err := rig.b.deliver(ctx, sess, answer(ids[1], samplingRes)); err != nil {
+		t.Fatal(err)
+	}
+	r := p.result(t)
+	want := `{"name":` + acceptName + `,"draft":` + samplingRes + `,"roots":{"roots":[]}}`
+	if r.err != nil || string(r.out) != want {
+		t.Fatalf("ask = %s, %v; want %s", r.out, r.err, want)
+	}
+	for kind, n := range map[string]float64{metrics.BridgeKindElicitation: 1, metrics.BridgeKindSampling: 1, metrics.BridgeKindRoots: 1} {
+		if got := rig.outcome(t, kind, metrics.BridgeAnswered); got != n {
+			t.Errorf("%s answered = %v, want %v", kind, got, n)
+		}
+	}
+	rig.assertIdle(t)
+}
+
+// TestBridgeRejectsBadAnswers: an answer whose id is forged, tampered with, sealed for another
+// purpose, expired, bound to another session or principal, already used, or not a response at
+// all is refused with errBadAnswer and wakes nobody; the genuine answer still works after them.
+func TestBridgeRejectsBadAnswers(t *testing.T) {
+	ring := bridgeTestRing(t)
+	clock := mcptest.NewClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
+	rig := newBridgeRig(t, ring, bridgeConfig{Timeout: time.Hour}, nil, clock)
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, rig.b, sess, elicitReq, confirmReq)
+	ids := p.ids(t, 2)
+	ctx := context.Background()
+
+	// The same plaintext sealed for the session-id purpose never opens as an answer id.
+	claims, err := rig.b.openAnswerID(ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &bridge{sealer: ring.Sealer("legacy-session")}
+	otherPurpose, err := other.mintAnswerID(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := []byte(ids[0])
+	if c := &tampered[len(tampered)-5]; *c == 'A' {
+		*c = 'B'
+	} else {
+		*c = 'A'
+	}
+	bad := map[string]struct {
+		sess *legacysession.Session
+		msg  *jsonrpc.Message
+	}{
+		"forged":          {sess, answer("g1.v1.b1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", acceptName)},
+		"no prefix":       {sess, answer(strings.TrimPrefix(ids[0], answerIDPrefix), acceptName)},
+		"number id":       {sess, &jsonrpc.Message{ID: json.RawMessage(`7`), Result: json.RawMessage(acceptName)}},
+		"escaped id":      {sess, &jsonrpc.Message{ID: json.RawMessage(`"\u0067` + ids[0][1:] + `"`), Result: json.RawMessage(acceptName)}},
+		"tampered":        {sess, answer(string(tampered), acceptName)},
+		"other purpose":   {sess, answer(otherPurpose, acceptName)},
+		"other session":   {testSession(2, "p1", allCaps), answer(ids[0], acceptName)},
+		"other principal": {testSession(1, "p2", allCaps), answer(ids[0], acceptName)},
+		"a request":       {sess, &jsonrpc.Message{ID: json.RawMessage(`"` + ids[0] + `"`), Method: "ping"}},
+		"result and error": {sess, &jsonrpc.Message{ID: json.RawMessage(`"` + ids[0] + `"`),
+			Result: json.RawMessage(acceptName), Error: jsonrpc.NewError(-1, "x")}},
+		"not an object": {sess, answer(ids[0], `[1]`)},
+	}
+	for name, c := range bad {
+		if err := rig.b.deliver(ctx, c.sess, c.msg); !errors.Is(err, errBadAnswer) {
+			t.Errorf("%s: deliver = %v, want errBadAnswer", name, err)
+		}
+	}
+	p.stillWaiting(t)
+	if n := rig.waiting(); n != 2 {
+		t.Fatalf("%d requests waiting after refused answers, want 2", n)
+	}
+
+	if err := rig.b.deliver(ctx, sess, answer(ids[0], acceptName)); err != nil {
+		t.Fatalf("genuine answer: %v", err)
+	}
+	if err := rig.b.deliver(ctx, sess, answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
+		t.Errorf("replayed answer: %v, want errBadAnswer", err)
+	}
+	// Past the deadline sealed in the id the answer is refused, though the round still waits
+	// (its own timer, on the real clock, has an hour to go).
+	clock.Advance(time.Hour)
+	if err := rig.b.deliver(ctx, sess, answer(ids[1], `{"action":"accept","content":{"approve":true}}`)); !errors.Is(err, errBadAnswer) {
+		t.Errorf("expired answer: %v, want errBadAnswer", err)
+	}
+	p.stillWaiting(t)
+	p.stop()
+	if r := p.result(t); !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("ask = %v, want context.Canceled", r.err)
+	}
+	if got := rig.outcome(t, metrics.BridgeKindConfirm, metrics.BridgeLost); got != 1 {
+		t.Errorf("confirm lost = %v, want 1", got)
+	}
+	rig.assertIdle(t)
+}
+
+// TestBridgeNoWaiter: on a single replica, an id that replica did not mint (another bridge with
+// the same keys) and an id whose round has ended both find nobody waiting: errBadAnswer.
+func TestBridgeNoWaiter(t *testing.T) {
+	ring := bridgeTestRing(t)
+	a := newBridgeRig(t, ring, bridgeConfig{}, nil, nil)
+	other := newBridgeRig(t, ring, bridgeConfig{}, nil, nil)
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, other.b, sess, elicitReq)
+	id := p.ids(t, 1)[0]
+	ctx := context.Background()
+	if err := a.b.deliver(ctx, sess, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
+		t.Fatalf("answer for another replica, no Redis: %v, want errBadAnswer", err)
+	}
+	p.stop()
+	p.result(t)
+	if err := other.b.deliver(ctx, sess, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
+		t.Fatalf("answer after the round ended: %v, want errBadAnswer", err)
+	}
+	a.assertIdle(t)
+	other.assertIdle(t)
+}
+
+// TestBridgeDeclineAndErrorAnswers: a declined elicitation is an answer (the backend or the
+// confirmation decides what a decline means) counted as declined; a JSON-RPC error as the
+// answer ends the round with *clientAnswerError and forgets its other requests.
+func TestBridgeDeclineAndErrorAnswers(t *testing.T) {
+	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{}, nil, nil)
+	sess := testSession(1, "p1", allCaps)
+	ctx := context.Background()
+
+	p := startAsk(t, rig.b, sess, confirmReq)
+	id := p.ids(t, 1)[0]
+	if err := rig.b.deliver(ctx, sess, answer(id, `{"action":"decline"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if r := p.result(t); r.err != nil || string(r.out) != `{"`+mrtr.ConfirmKey+`":{"action":"decline"}}` {
+		t.Fatalf("ask = %s, %v", r.out, r.err)
+	}
+	if got := rig.outcome(t, metrics.BridgeKindConfirm, metrics.BridgeDeclined); got != 1 {
+		t.Errorf("confirm declined = %v, want 1", got)
+	}
+
+	p = startAsk(t, rig.b, sess, samplingReq, rootsReq)
+	ids := p.ids(t, 2)
+	refusal := &jsonrpc.Message{ID: json.RawMessage(`"` + ids[0] + `"`), Error: jsonrpc.NewError(-1, "User rejected sampling request")}
+	if err := rig.b.deliver(ctx, sess, refusal); err != nil {
+		t.Fatal(err)
+	}
+	var ce *clientAnswerError
+	if r := p.result(t); !errors.As(r.err, &ce) || ce.Key != "draft" || ce.Err.Message != "User rejected sampling request" {
+		t.Fatalf("ask = %v, want the client's error for draft", r.err)
+	}
+	if err := rig.b.deliver(ctx, sess, answer(ids[1], `{"roots":[]}`)); !errors.Is(err, errBadAnswer) {
+		t.Errorf("answer to the rest of a failed round: %v, want errBadAnswer", err)
+	}
+	if got := rig.outcome(t, metrics.BridgeKindRoots, metrics.BridgeLost); got != 1 {
+		t.Errorf("roots lost = %v, want 1", got)
+	}
+	rig.assertIdle(t)
+}
+
+// TestBridgeTimeout: a round the client does not answer ends with errBridgeTimeout, and its
+// requests are forgotten and counted as timed out.
+func TestBridgeTimeout(t *testing.T) {
+	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{Timeout: 50 * time.Millisecond}, nil, nil)
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, rig.b, sess, elicitReq, samplingReq)
+	ids := p.ids(t, 2)
+	if err := rig.b.deliver(context.Background(), sess, answer(ids[0], acceptName)); err != nil &&
+		!errors.Is(err, errBadAnswer) { // the round may already have timed out on a slow machine
+		t.Fatal(err)
+	}
+	if r := p.result(t); !errors.Is(r.err, errBridgeTimeout) {
+		t.Fatalf("ask = %v, want errBridgeTimeout", r.err)
+	}
+	if got := rig.outcome(t, metrics.BridgeKindSampling, metrics.BridgeTimeout); got != 1 {
+		t.Errorf("sampling timeout = %v, want 1", got)
+	}
+	rig.assertIdle(t)
+}
+
+// TestBridgeLimits: a round that would take a session past MaxPendingPerSession, or the
+// replica past MaxPending, is refused with errBridgeBusy before anything is written; other
+// sessions are not affected by one session's limit, and the counts go down as rounds end.
+func TestBridgeLimits(t *testing.T) {
+	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{MaxPendingPerSession: 2, MaxPending: 3}, nil, nil)
+	s1, s2 := testSession(1, "p1", allCaps), testSession(2, "p1", allCaps)
+	ctx := context.Background()
+	wrote := false
+	emit := func([]byte) error { wrote = true; return errors.New("a refused round was written") }
+
+	if _, err := rig.b.ask(ctx, s1, []era.InputRequest{elicitReq, samplingReq, rootsReq}, emit); !errors.Is(err, errBridgeBusy) || wrote {
+		t.Fatalf("three requests for a limit of two: %v (wrote %v), want errBridgeBusy", err, wrote)
+	}
+	p1 := startAsk(t, rig.b, s1, elicitReq, samplingReq)
+	ids := p1.ids(t, 2)
+	if _, err := rig.b.ask(ctx, s1, []era.InputRequest{rootsReq}, emit); !errors.Is(err, errBridgeBusy) || wrote {
+		t.Fatalf("third request of the session: %v (wrote %v), want errBridgeBusy", err, wrote)
+	}
+	p2 := startAsk(t, rig.b, s2, rootsReq)
+	p2.ids(t, 1)
+	if _, err := rig.b.ask(ctx, testSession(3, "p1", allCaps), []era.InputRequest{rootsReq}, emit); !errors.Is(err, errBridgeBusy) || wrote {
+		t.Fatalf("fourth request of the replica: %v (wrote %v), want errBridgeBusy", err, wrote)
+	}
+	if err := rig.b.deliver(ctx, s1, answer(ids[0], acceptName)); err != nil {
+		t.Fatal(err)
+	}
+	// One answer frees one place of the session: a one-request round fits again.
+	p3 := startAsk(t, rig.b, s1, rootsReq)
+	p3.ids(t, 1)
+	for _, p := range []*pendingAsk{p1, p2, p3} {
+		p.stop()
+		p.result(t)
+	}
+	rig.assertIdle(t)
+}
+
+// TestBridgeCleanup: whichever way a round ends early (its context ends, the client's stream
+// fails on the first or a later request), nothing is left behind (no waiter, no count, no
+// goroutine) and an answer sent afterwards is refused.
+func TestBridgeCleanup(t *testing.T) {
+	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{}, nil, nil)
+	sess := testSession(1, "p1", allCaps)
+	goroutines := runtime.NumGoroutine()
+
+	p := startAsk(t, rig.b, sess, elicitReq, samplingReq)
+	ids := p.ids(t, 2)
+	p.stop()
+	if r := p.result(t); !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("ask = %v, want context.Canceled", r.err)
+	}
+	rig.assertIdle(t)
+	if err := rig.b.deliver(context.Background(), sess, answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
+		t.Errorf("answer after the client left: %v, want errBadAnswer", err)
+	}
+
+	broken := errors.New("stream closed")
+	for fail := range 2 {
+		var seen []string
+		_, err := rig.b.ask(context.Background(), sess, []era.InputRequest{elicitReq, samplingReq}, func(msg []byte) error {
+			var m struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(msg, &m)
+			seen = append(seen, m.ID)
+			if len(seen) > fail {
+				return broken
+			}
+			return nil
+		})
+		if !errors.Is(err, broken) {
+			t.Fatalf("emit failing on request %d: ask = %v", fail, err)
+		}
+		rig.assertIdle(t)
+		for _, id := range seen {
+			if err := rig.b.deliver(context.Background(), sess, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
+				t.Errorf("answer to a request of a failed round: %v", err)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := rig.b.ask(ctx, sess, []era.InputRequest{elicitReq}, func([]byte) error {
+		t.Error("wrote a request for a context that had already ended")
+		return errors.New("written")
+	}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ask with an ended context = %v", err)
+	}
+	if got := rig.outcome(t, metrics.BridgeKindSampling, metrics.BridgeLost); got != 3 {
+		t.Errorf("sampling lost = %v, want 3", got)
+	}
+	rig.assertIdle(t)
+	// ask starts no goroutine of its own: once the test's own have ended, none is left.
+	mcptest.WaitFor(t, "no goroutine left", func() bool { return runtime.NumGoroutine() <= goroutines })
+}
+
+// TestBridgeCapabilityGating: a round with one entry the client did not declare writes
+// nothing, registers nothing and returns *noCapabilityError naming the capability.
+func TestBridgeCapabilityGating(t *testing.T) {
+	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{}, nil, nil)
+	cases := []struct {
+		caps string
+		reqs []era.InputRequest
+		want string
+	}{
+		{`{"elicitation":{"form":{}}}`, []era.InputRequest{elicitReq, samplingReq}, "sampling"},
+		{`{}`, []era.InputRequest{confirmReq}, "elicitation.form"},
+		{`{"sampling":{},"elicitation":{"form":{}}}`, []era.InputRequest{elicitReq, rootsReq}, "roots"},
+	}
+	for _, c := range cases {
+		out, err := rig.b.ask(context.Background(), testSession(1, "p1", c.caps), c.reqs, func([]byte) error {
+			t.Errorf("caps %s: a request was written", c.caps)
+			return errors.New("written")
+		})
+		var nc *noCapabilityError
+		if !errors.As(err, &nc) || nc.Capability != c.want || out != nil {
+			t.Errorf("caps %s: ask = %s, %v; want noCapabilityError{%s}", c.caps, out, err, c.want)
+		}
+		rig.assertIdle(t)
+	}
+	if got := rig.outcome(t, metrics.BridgeKindConfirm, metrics.BridgeNoCapability); got != 1 {
+		t.Errorf("confirm no_capability = %v, want 1", got)
+	}
+}
+
+// TestBridgeCancelLocal: notifications/cancelled cancels the request it names, in its session
+// only, with the id compared as JSON (7 and "7" differ, "a" and "\u0061" do not); untrack
+// removes the entry.
+func TestBridgeCancelLocal(t *testing.T) {
+	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{}, nil, nil)
+	sess := testSession(1, "p1", allCaps)
+	bg := context.Background()
+	num, cancelNum := context.WithCancel(bg)
+	str, cancelStr := context.WithCancel(bg)
+	defer cancelNum()
+	defer cancelStr()
+	untrackNum := rig.b.track(sess, json.RawMessage(`7`), cancelNum)
+	untrackStr := rig.b.track(sess, json.RawMessage(`"a"`), cancelStr)
+
+	rig.b.cancel(bg, testSession(2, "p1", allCaps), json.RawMessage(`7`)) // another session
+	rig.b.cancel(bg, testSession(1, "p2", allCaps), json.RawMessage(`7`)) // another principal
+	rig.b.cancel(bg, sess, json.RawMessage(`"7"`))                        // another id
+	if num.Err() != nil || str.Err() != nil {
+		t.Fatal("a cancellation for another request cancelled one")
+	}
+	rig.b.cancel(bg, sess, json.RawMessage(`7`))
+	if num.Err() == nil {
+		t.Fatal("7 not cancelled")
+	}
+	rig.b.cancel(bg, sess, json.RawMessage(`"\u0061"`))
+	if str.Err() == nil {
+		t.Fatal(`"a" not cancelled by "\u0061"`)
+	}
+	untrackNum()
+	untrackNum() // idempotent
+	untrackStr()
+	rig.assertIdle(t)
+}
+
+// countingNotices counts the publishes of a replica.
+type countingNotices struct {
+	store.Notices
+	published atomic.Int64
+}
+
+// Publish counts and publishes.
+func (c *countingNotices) Publish(ctx context.Context, topic string, msg []byte) error {
+	c.published.Add(1)
+	return c.Notices.Publish(ctx, topic, msg)
+}
+
+// startRedisBridges starts n bridges sharing srv and clock, each with its own store (its own
+// connections, like separate replicas), subscribed until the test ends.
+func startRedisBridges(t *testing.T, srv *testredis.Server, clock *mcptest.Clock, n int) []*bridgeRig {
+	t.Helper()
+	ring := bridgeTestRing(t)
+	raw := redis.NewClient(&redis.Options{Addr: srv.Addr(), Password: srv.Password(), DisableIdentity: true})
+	t.Cleanup(func() { _ = raw.Close() })
+	rigs := make([]*bridgeRig, n)
+	for i := range rigs {
+		st, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), KeyPrefix: "bt:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		rigs[i] = newBridgeRig(t, ring, bridgeConfig{}, &countingNotices{Notices: st}, clock)
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		rigs[i].b.start(ctx)
+		waitSubscribed(t, raw, "bt:notice:"+rigs[i].b.topic, 1)
+	}
+	waitSubscribed(t, raw, "bt:notice:"+cancelTopic, int64(n))
+	return rigs
+}
+
+// waitSubscribed polls PUBSUB NUMSUB until channel has n subscribers.
+func waitSubscribed(t *testing.T, raw *redis.Client, channel string, n int64) {
+	t.Helper()
+	mcptest.WaitFor(t, channel+" subscribed", func() bool {
+		got, err := raw.PubSubNumSub(context.Background(), channel).Result()
+		return err == nil && got[channel] == n
+	})
+}
+
+// TestBridgeCrossReplica: two replicas share a real Redis. An answer POSTed to replica B for a
+// request replica A sent wakes A's round; B refuses a replay (A says it no longer waits) and
+// an answer for a round that has ended; the ids' checks run on B before anything is published.
+func TestBridgeCrossReplica(t *testing.T) {
+	srv := testredis.Start(t)
+	clock := mcptest.NewClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
+	rigs := startRedisBridges(t, srv, clock, 2)
+	a, b := rigs[0], rigs[1]
+	published := &b.b.notices.(*countingNotices).published
+	sess := testSession(1, "p1", allCaps)
+	ctx := context.Background()
+
+	p := startAsk(t, a.b, sess, elicitReq, samplingReq)
+	ids := p.ids(t, 2)
+	if err := b.b.deliver(ctx, testSession(2, "p1", allCaps), answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
+		t.Fatalf("answer from another session through B: %v", err)
+	}
+	if err := b.b.deliver(ctx, sess, answer("g1.v1.b1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", acceptName)); !errors.Is(err, errBadAnswer) {
+		t.Fatalf("forged answer through B: %v", err)
+	}
+	if n := published.Load(); n != 0 {
+		t.Fatalf("B published %d notices for answers it should have refused itself", n)
+	}
+	if err := b.b.deliver(ctx, sess, answer(ids[0], acceptName)); err != nil {
+		t.Fatalf("answer through B: %v", err)
+	}
+	if err := b.b.deliver(ctx, sess, answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
+		t.Fatalf("replay through B: %v, want errBadAnswer", err)
+	}
+	if err := b.b.deliver(ctx, sess, answer(ids[1], `"not an object"`)); !errors.Is(err, errBadAnswer) {
+		t.Fatalf("malformed result through B: %v, want errBadAnswer", err)
+	}
+	p.stillWaiting(t)
+	if err := a.b.deliver(ctx, sess, answer(ids[1], samplingRes)); err != nil {
+		t.Fatalf("answer through A: %v", err)
+	}
+	r := p.result(t)
+	if want := `{"name":` + acceptName + `,"draft":` + samplingRes + `}`; r.err != nil || string(r.out) != want {
+		t.Fatalf("ask = %s, %v; want %s", r.out, r.err, want)
+	}
+	if got := a.outcome(t, metrics.BridgeKindElicitation, metrics.BridgeCrossReplica); got != 1 {
+		t.Errorf("elicitation cross_replica on A = %v, want 1", got)
+	}
+	if got := a.outcome(t, metrics.BridgeKindSampling, metrics.BridgeAnswered); got != 1 {
+		t.Errorf("sampling answered on A = %v, want 1", got)
+	}
+	if err := b.b.deliver(ctx, sess, answer(ids[1], samplingRes)); !errors.Is(err, errBadAnswer) {
+		t.Fatalf("answer after the round ended, through B: %v, want errBadAnswer", err)
+	}
+	// Past the deadline sealed in the id, B refuses without asking A.
+	before := published.Load()
+	clock.Advance(defaultBridgeTimeout)
+	if err := b.b.deliver(ctx, sess, answer(ids[1], samplingRes)); !errors.Is(err, errBadAnswer) {
+		t.Fatalf("expired answer through B: %v, want errBadAnswer", err)
+	}
+	if n := published.Load() - before; n != 0 {
+		t.Fatalf("B published %d notices for an expired answer", n)
+	}
+	a.assertIdle(t)
+	b.assertIdle(t)
+}
+
+// TestBridgeAskingReplicaGone: when the replica that asked is gone (its subscription ended),
+// the replica that received the answer hears nothing back and refuses the answer, counting it
+// as lost.
+func TestBridgeAskingReplicaGone(t *testing.T) {
+	srv := testredis.Start(t)
+	ring := bridgeTestRing(t)
+	raw := redis.NewClient(&redis.Options{Addr: srv.Addr(), Password: srv.Password(), DisableIdentity: true})
+	t.Cleanup(func() { _ = raw.Close() })
+	newStore := func() *store.Redis {
+		st, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), KeyPrefix: "bt:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	a := newBridgeRig(t, ring, bridgeConfig{}, newStore(), nil)
+	b := newBridgeRig(t, ring, bridgeConfig{}, newStore(), nil)
+	b.b.forwardTimeout = 200 * time.Millisecond
+	actx, stopA := context.WithCancel(context.Background())
+	a.b.start(actx)
+	bctx, stopB := context.WithCancel(context.Background())
+	defer stopB()
+	b.b.start(bctx)
+	waitSubscribed(t, raw, "bt:notice:"+b.b.topic, 1)
+
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, a.b, sess, elicitReq)
+	id := p.ids(t, 1)[0]
+	stopA()
+	waitSubscribed(t, raw, "bt:notice:"+a.b.topic, 0)
+	if err := b.b.deliver(context.Background(), sess, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
+		t.Fatalf("answer for a gone replica: %v, want errBadAnswer", err)
+	}
+	if got := b.outcome(t, metrics.BridgeKindElicitation, metrics.BridgeLost); got != 1 {
+		t.Errorf("elicitation lost on B = %v, want 1", got)
+	}
+	p.stillWaiting(t)
+	p.stop()
+	p.result(t)
+	a.assertIdle(t)
+	b.assertIdle(t)
+}
+
+// TestBridgeCancelCrossReplica: notifications/cancelled POSTed to replica B cancels the request
+// running on replica A, and only that one.
+func TestBridgeCancelCrossReplica(t *testing.T) {
+	srv := testredis.Start(t)
+	rigs := startRedisBridges(t, srv, nil, 2)
+	a, b := rigs[0], rigs[1]
+	sess := testSession(1, "p1", allCaps)
+	run, cancelRun := context.WithCancel(context.Background())
+	defer cancelRun()
+	other, cancelOther := context.WithCancel(context.Background())
+	defer cancelOther()
+	untrack := a.b.track(sess, json.RawMessage(`"call-1"`), cancelRun)
+	untrackOther := a.b.track(testSession(2, "p1", allCaps), json.RawMessage(`"call-1"`), cancelOther)
+
+	b.b.cancel(context.Background(), sess, json.RawMessage(`"call-1"`))
+	select {
+	case <-run.Done():
+	case <-time.After(bridgeHang): // fail-safe
+		t.Fatal("the request on A was not cancelled")
+	}
+	if other.Err() != nil {
+		t.Fatal("another session's request with the same id was cancelled")
+	}
+	untrack()
+	untrackOther()
+	a.assertIdle(t)
+	b.assertIdle(t)
+}
+
+// BenchmarkBridgePending measures what 1,000 requests waiting for a legacy client's answer
+// cost a replica: B/pending counts the bridge's heap and the stack of the goroutine waiting in
+// ask (in the gateway that goroutine is the client's HTTP handler, which exists anyway);
+// heap-B/pending counts the bridge's own state only.
+func BenchmarkBridgePending(b *testing.B) {
+	const n = 1000
+	rig := newBridgeRig(b, bridgeTestRing(b), bridgeConfig{MaxPending: n}, nil, nil)
+	sessions := make([]*legacysession.Session, n)
+	for i := range sessions {
+		sessions[i] = testSession(byte(i), "p1", allCaps)
+		sessions[i].Nonce[1], sessions[i].Nonce[2] = byte(i>>8), 1
+	}
+	reqs := []era.InputRequest{elicitReq}
+	var heap, total float64
+	for b.Loop() {
+		ctx, cancel := context.WithCancel(context.Background())
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var written, ended sync.WaitGroup
+		written.Add(n)
+		ended.Add(n)
+		for i := range n {
+			go func() {
+				defer ended.Done()
+				_, _ = rig.b.ask(ctx, sessions[i], reqs, func([]byte) error { written.Done(); return nil })
+			}()
+		}
+		written.Wait()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if w := rig.waiting(); w != n {
+			b.Fatalf("%d waiting, want %d", w, n)
+		}
+		heap = float64(after.HeapAlloc-before.HeapAlloc) / n
+		total = heap + float64(after.StackInuse-before.StackInuse)/n
+		cancel()
+		ended.Wait()
+	}
+	b.ReportMetric(total, "B/pending")
+	b.ReportMetric(heap, "heap-B/pending")
+	rig.assertIdle(b)
+}

@@ -1,0 +1,72 @@
+package mcphttp
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// TestLegacyClientOnToolset: a pre-2026 client connected to a tool set's path sees and calls
+// what the set selects, as a 2026-07-28 client does there, and nothing else; in search mode it
+// gets the meta-tools and runs a selected tool through call_tool.
+func TestLegacyClientOnToolset(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	cfg := Config{Toolsets: []ToolsetConfig{
+		{Name: "ro", Include: []SelectorConfig{{Upstream: "be", Tools: []string{"echo"}}}},
+		{Name: "find", Include: []SelectorConfig{{Upstream: "be", Tools: []string{"echo", "add"}}},
+			Search: SearchConfig{Enabled: true}},
+	}}
+	gw, _ := startLegacyGateway(t, cfg, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	for _, v := range legacyVersions {
+		t.Run(v+"/set", func(t *testing.T) {
+			cs := mcptest.Connect(t, gw.URL+"/ro", mcptest.WithProtocolVersion(v))
+			ctx := t.Context()
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range tools.Tools {
+				names = append(names, tl.Name)
+			}
+			if !slices.Equal(names, []string{"be__echo"}) {
+				t.Fatalf("tools/list on the set: %v, want [be__echo]", names)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "be__echo", Arguments: map[string]any{"text": "hi"}})
+			if err != nil || res.IsError || mcptest.ResultText(res) != "hi" {
+				t.Fatalf("a selected tool: %v %+v", err, res)
+			}
+			be.Reset()
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "be__add", Arguments: map[string]any{"a": 1, "b": 2}}); err == nil {
+				t.Fatal("a tool outside the set was called")
+			}
+			if n := len(be.RequestsOf("tools/call")); n != 0 {
+				t.Fatalf("the backend got %d calls for a tool outside the set", n)
+			}
+		})
+		t.Run(v+"/search", func(t *testing.T) {
+			cs := mcptest.Connect(t, gw.URL+"/find", mcptest.WithProtocolVersion(v))
+			ctx := t.Context()
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range tools.Tools {
+				names = append(names, tl.Name)
+			}
+			if !slices.Contains(names, "find_tools") || slices.Contains(names, "be__add") {
+				t.Fatalf("search-mode tools/list: %v", names)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool",
+				Arguments: map[string]any{"name": "be__add", "arguments": map[string]any{"a": 2, "b": 3}}})
+			if err != nil || res.IsError || mcptest.ResultText(res) != "5" {
+				t.Fatalf("call_tool: %v %+v", err, res)
+			}
+		})
+	}
+}
