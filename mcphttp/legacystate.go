@@ -71,7 +71,7 @@ type sessionState struct {
 	received atomic.Int64
 
 	mu       sync.Mutex
-	levels   map[string]levelEntry         // by session key
+	levels   map[string]levelEntry          // by session key
 	watchers map[string]map[*watch]struct{} // the GET streams of this replica, by session key
 }
 
