@@ -57,7 +57,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.DurationVar(&cfg.Duration, "duration", 0, "stop after this long (default 10s when -n is 0)")
 	fs.DurationVar(&cfg.Warmup, "warmup", 0, "run this long first and discard the figures")
 	fs.DurationVar(&cfg.Timeout, "timeout", loadgen.DefaultTimeout, "per-request timeout")
-	fs.StringVar(&mix, "mix", "call", "operations and weights: call, list, confirm, sse, e.g. call:8,list:1")
+	fs.StringVar(&mix, "mix", "call", "operations and weights: call, list, confirm, sse, legacy-call (a 2025-11-25 client with a session), e.g. call:8,list:1")
 	fs.StringVar(&cfg.Tool, "tool", loadgen.DefaultTool, "tool of the call operation")
 	fs.StringVar(&toolArgs, "args", loadgen.DefaultArgs, "arguments (JSON object) of the call operation")
 	fs.StringVar(&cfg.SSETool, "sse-tool", loadgen.DefaultSSETool, "tool of the sse operation (must stream progress)")

@@ -45,6 +45,15 @@ const (
 	// OpSSE is one tools/call of Config.SSETool with a progressToken; it must stream at least one
 	// progress notification before its result.
 	OpSSE Op = "sse"
+	// OpLegacyCall is one tools/call of Config.Tool as a 2025-11-25 client sends it through the
+	// gateway's edge (docs/protocol.md §9): with its session id and version header, without
+	// _meta protocol keys or Mcp-Method/Mcp-Name. Each worker opens its session once, at its
+	// first legacy-call, and keeps it for the runner's life.
+	OpLegacyCall Op = "legacy-call"
+	// OpLegacyInit is the handshake of a legacy-call worker (initialize, then
+	// notifications/initialized): never part of a mix, it is reported as its own operation so
+	// the calls' figures stay those of calls.
+	OpLegacyInit Op = "legacy-init"
 )
 
 // Weighted is one operation and its relative weight in a mix.
@@ -74,9 +83,9 @@ func ParseMix(s string) (Mix, error) {
 		}
 		op := Op(name)
 		switch op {
-		case OpCall, OpList, OpConfirm, OpSSE:
+		case OpCall, OpList, OpConfirm, OpSSE, OpLegacyCall:
 		default:
-			return nil, fmt.Errorf("%w: unknown operation %q (call, list, confirm, sse)", ErrBadMix, name)
+			return nil, fmt.Errorf("%w: unknown operation %q (call, list, confirm, sse, legacy-call)", ErrBadMix, name)
 		}
 		m = append(m, Weighted{Op: op, Weight: weight})
 	}

@@ -18,6 +18,8 @@ func TestParseMix(t *testing.T) {
 	}{
 		{"call", "call:1", false},
 		{"call:8,list:1,confirm:1,sse:2", "call:8,list:1,confirm:1,sse:2", false},
+		{"call:4,legacy-call:1", "call:4,legacy-call:1", false},
+		{"legacy-init", "", true}, // the handshake is reported, never mixed in
 		{" call : 3", "", true},
 		{"call:0", "", true},
 		{"call:-1", "", true},

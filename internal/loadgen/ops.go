@@ -60,6 +60,8 @@ func (p *plan) run(ctx context.Context, w *wire, op Op, token string) (int, erro
 		return 1, expectComplete(rep, err)
 	case OpConfirm:
 		return p.runConfirm(ctx, w)
+	case OpLegacyCall:
+		return p.legacyCall(ctx, w)
 	default:
 		return 1, expectComplete(w.do(ctx, &p.call))
 	}

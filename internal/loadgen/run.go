@@ -21,6 +21,9 @@ type Runner struct {
 	plan      *plan
 	auth      string
 	ids       atomic.Int64
+	// sessions holds each worker's pre-2026 session id between phases (legacy-call), indexed
+	// by worker number; each worker touches only its own entry, and phases do not overlap.
+	sessions []string
 }
 
 // New validates cfg and builds a runner. resolver checks the target's host (nil: the standard
@@ -37,6 +40,7 @@ func New(cfg Config, resolver Resolver) (*Runner, error) {
 		transport: t,
 		client:    &http.Client{Transport: t, Timeout: cfg.Timeout},
 		plan:      newPlan(&cfg),
+		sessions:  make([]string, cfg.Concurrency),
 	}
 	r.auth = bearer(cfg.Token)
 	return r, nil
@@ -117,7 +121,9 @@ func (r *Runner) phase(ctx context.Context, dur time.Duration, limit int64) *sta
 
 // worker is one closed-loop client: it sends the next operation only when the last completed.
 func (r *Runner) worker(ctx context.Context, n int, s *stats, next func() bool) {
-	w := &wire{http: r.client, url: r.cfg.URL, auth: r.auth, ids: func() int64 { return r.ids.Add(1) }}
+	w := &wire{http: r.client, url: r.cfg.URL, auth: r.auth, ids: func() int64 { return r.ids.Add(1) },
+		session: r.sessions[n]}
+	defer func() { r.sessions[n] = w.session }()
 	rng := rand.New(rand.NewPCG(uint64(n), 0x6d63706c6f6164))
 	total := 0
 	for _, m := range r.cfg.Mix {
@@ -126,6 +132,14 @@ func (r *Runner) worker(ctx context.Context, n int, s *stats, next func() bool) 
 	prefix := "p" + strconv.Itoa(n) + "-"
 	for seq := 0; next(); seq++ {
 		op := pick(r.cfg.Mix, rng.IntN(total))
+		if op == OpLegacyCall && w.session == "" {
+			t0 := time.Now()
+			reqs, err := w.legacyHandshake(ctx)
+			s.record(OpLegacyInit, time.Since(t0), reqs, err)
+			if err != nil {
+				continue
+			}
+		}
 		t0 := time.Now()
 		reqs, err := r.plan.run(ctx, w, op, prefix+strconv.Itoa(seq))
 		s.record(op, time.Since(t0), reqs, err)

@@ -50,6 +50,9 @@ type wire struct {
 	ids  func() int64
 	buf  []byte
 	rd   *bufio.Reader
+	// session is the pre-2026 session id of the legacy-call operation (empty until its
+	// handshake); the runner keeps it across phases, so warm-up pays for the handshake.
+	session string
 }
 
 // appendBody renders req with id, all required _meta keys first (docs/protocol.md §1).
