@@ -226,3 +226,51 @@ func TestLegacyRelayCrossReplica(t *testing.T) {
 		t.Errorf("a replayed answer was accepted: %s", r)
 	}
 }
+
+// TestLegacyRelayClientLeaves: a legacy client that gives up while it is being asked (it
+// cancels its call) ends the wait, and the backend's call is cancelled: its elicitation
+// returns an error rather than waiting for the bridge's timeout.
+func TestLegacyRelayClientLeaves(t *testing.T) {
+	elicitErr := make(chan error, 1)
+	backend := mcptest.StartLegacyServer(t, "old", mcptest.WithoutDefaults(),
+		mcptest.WithTool(&mcp.Tool{Name: "hold", Description: "Asks and waits.", InputSchema: &jsonschema.Schema{Type: "object"}},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Wait?", RequestedSchema: &jsonschema.Schema{Type: "object"}})
+				elicitErr <- err
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+			}))
+	url := relayGateway(t, backend, "2025-11-25", "")
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	cs := mcptest.Connect(t, url, mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			entered <- struct{}{}
+			// The user never answers; the handler ends with the test, before the session closes.
+			select {
+			case <-ctx.Done():
+			case <-release:
+			}
+			return &mcp.ElicitResult{Action: "cancel"}, nil
+		}))
+	defer close(release)
+	ctx, cancel := context.WithCancel(t.Context())
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "old__hold", Arguments: map[string]any{}})
+		called <- err
+	}()
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client was not asked")
+	}
+	cancel()
+	select {
+	case err := <-elicitErr:
+		if err == nil {
+			t.Error("the backend's elicitation succeeded after the client left")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the backend still waits after the client left")
+	}
+	<-called
+}
