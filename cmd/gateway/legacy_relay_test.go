@@ -116,21 +116,21 @@ func relayCall(t *testing.T, cs *mcp.ClientSession, what string) string {
 	return mcptest.ResultText(res)
 }
 
-// TestLegacyRelay: a go-sdk client pinned to 2025-11-25 calls a 2025-11-25 backend's tool that
-// elicits, samples and lists roots in the middle of the call, through the gateway (the backend's
-// era pinned, and learnt): each request reaches the client as it was asked (the message and the
+// TestLegacyRelay: a go-sdk client pinned to 2025-11-25 (and one pinned to 2025-06-18) calls a
+// 2025-11-25 backend's tool that elicits, samples and lists roots in the middle of the call,
+// through the gateway (the backend's era pinned, and learnt): each request reaches the client as it was asked (the message and the
 // sampling content are not renamed), and the backend gets the client's answer.
 func TestLegacyRelay(t *testing.T) {
-	for _, pin := range []string{"2025-11-25", ""} {
-		name := "pinned"
-		if pin == "" {
-			name = "learnt"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct{ name, pin, client string }{
+		{"pinned", "2025-11-25", "2025-11-25"},
+		{"learnt", "", "2025-11-25"},
+		{"client-2025-06-18", "2025-11-25", "2025-06-18"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			backend := startRelayBackend(t)
-			url := relayGateway(t, backend, pin, "")
+			url := relayGateway(t, backend, tc.pin, "")
 			asked := make(chan string, 3)
-			cs := mcptest.Connect(t, url, mcptest.WithProtocolVersion("2025-11-25"),
+			cs := mcptest.Connect(t, url, mcptest.WithProtocolVersion(tc.client),
 				mcptest.WithElicitation(func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					asked <- req.Params.Message
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
