@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,14 +187,14 @@ func TestLegacyRelayNoCapability(t *testing.T) {
 func TestLegacyRelayModernClient(t *testing.T) {
 	backend := startRelayBackend(t)
 	url := relayGateway(t, backend, "2025-11-25", "")
-	asked := false
+	var asked atomic.Bool
 	cs := mcptest.Connect(t, url, mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		asked = true
+		asked.Store(true)
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 	}))
 	got := relayCall(t, cs, "elicit")
-	if !strings.HasPrefix(got, "elicit: error: ") || !strings.Contains(got, "not supported through the gateway") || asked {
-		t.Errorf("backend got %q (client asked: %v), want the refusal", got, asked)
+	if !strings.HasPrefix(got, "elicit: error: ") || !strings.Contains(got, "not supported through the gateway") || asked.Load() {
+		t.Errorf("backend got %q (client asked: %v), want the refusal", got, asked.Load())
 	}
 }
 
