@@ -112,6 +112,8 @@ func (x *request) legacyCancelled(ctx context.Context, err error) error {
 
 // legacyRound runs the internal request once and returns its last message.
 func (x *request) legacyRound(ctx context.Context, sess *legacysession.Session, params json.RawMessage) (*innerOutcome, error) {
+	// A pre-2026 backend's mid-call requests reach this client (legacyrelay.go).
+	ctx = upstreams.WithClientRequests(ctx, x.legacyRelay(sess))
 	r, err := x.legacyInnerRequest(ctx, sess, params)
 	if err != nil {
 		return nil, err

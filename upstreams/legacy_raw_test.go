@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
 // rawLegacy is a 2025-11-25 backend written with net/http for behaviours the SDKs do not
@@ -200,8 +202,43 @@ func TestLegacyRawBackend(t *testing.T) {
 		}
 		m := decodeObject(t, msgs[0])
 		reply, _ := path(m, "result", "content", 0, "text").(string)
-		if !strings.Contains(reply, `"code":-32601`) || !strings.Contains(reply, "not supported through the gateway yet") {
+		if !strings.Contains(reply, `"code":-32601`) || !strings.Contains(reply, "not supported through the gateway") {
 			t.Fatalf("backend got elicitation reply %q", reply)
+		}
+	})
+	// With a client that can be asked (WithClientRequests), the backend's request reaches it as
+	// it came, and the client's result, or its JSON-RPC error, goes back to the backend.
+	relayed := func(t *testing.T, f ClientRequests) string {
+		t.Helper()
+		ctx := WithClientRequests(context.Background(), f)
+		s, err := r.Call(ctx, &Call{Method: MethodToolsCall, ID: json.RawMessage(`4`),
+			Target: Target{Upstream: "raw", Name: "elicit"}, Params: json.RawMessage(`{"name":"raw__elicit"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := collect(t, s)
+		reply, _ := path(decodeObject(t, msgs[len(msgs)-1]), "result", "content", 0, "text").(string)
+		return reply
+	}
+	t.Run("elicitation is relayed to a client that can be asked", func(t *testing.T) {
+		var asked string
+		reply := relayed(t, func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			asked = method + " " + string(params)
+			return json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`), nil
+		})
+		if asked != `elicitation/create {"message":"name?","requestedSchema":{"type":"object"}}` {
+			t.Errorf("the client was asked %q", asked)
+		}
+		if reply != `{"jsonrpc":"2.0","id":"srv-e","result":{"action":"accept","content":{"name":"Ada"}}}` {
+			t.Errorf("backend got %q", reply)
+		}
+	})
+	t.Run("a client's error reaches the backend", func(t *testing.T) {
+		reply := relayed(t, func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+			return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "no elicitation here")
+		})
+		if reply != `{"jsonrpc":"2.0","id":"srv-e","error":{"code":-32601,"message":"no elicitation here"}}` {
+			t.Errorf("backend got %q", reply)
 		}
 	})
 	t.Run("early close is resumed with Last-Event-ID", func(t *testing.T) {

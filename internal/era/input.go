@@ -54,6 +54,30 @@ func InputRequests(version string, inputRequests json.RawMessage) ([]InputReques
 	return reqs, nil
 }
 
+// ServerRequest translates one request that a pre-2026 backend sent during a call
+// (elicitation/create, sampling/createMessage or roots/list, with its JSON-RPC params) into the
+// request a pre-2026 client of version gets, under key, exactly as InputRequests translates an
+// inputRequests entry: the same capability to check and the same params rules. Names in it are
+// not rewritten: a sampling request's content is opaque, an elicitation's message and roots are
+// the backend's to word.
+func ServerRequest(version, key, method string, params json.RawMessage) (InputRequest, error) {
+	if !IsLegacyVersion(version) {
+		return InputRequest{}, fmt.Errorf("era: %q is not a pre-2026 version", version)
+	}
+	entry := jsonrpc.AppendString([]byte(`{"method":`), method)
+	if len(params) > 0 && string(params) != "null" {
+		if err := scanObject(params); err != nil {
+			return InputRequest{Key: key, Method: method}, fmt.Errorf("era: %s params: %w", method, err)
+		}
+		entry = append(append(entry, `,"params":`...), params...)
+	}
+	r, err := inputRequest(version, key, append(entry, '}'))
+	if err != nil {
+		return r, fmt.Errorf("era: %s: %w", method, err)
+	}
+	return r, nil
+}
+
 // inputRequest translates one scanned inputRequests entry.
 func inputRequest(version, key string, entry []byte) (InputRequest, error) {
 	r := InputRequest{Key: key}

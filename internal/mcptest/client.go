@@ -27,6 +27,7 @@ type clientConfig struct {
 	base    http.RoundTripper
 	opts    mcp.ClientOptions
 	version string
+	roots   []*mcp.Root
 }
 
 // WithBearer sends Authorization: Bearer token on every HTTP request.
@@ -57,6 +58,18 @@ func WithRoundTripper(rt http.RoundTripper) ClientOption {
 // [WithManualMRTR] is also given.
 func WithElicitation(h func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) ClientOption {
 	return func(c *clientConfig) { c.opts.ElicitationHandler = h }
+}
+
+// WithSampling installs a sampling/createMessage handler; the go-sdk then declares the
+// sampling capability.
+func WithSampling(h func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)) ClientOption {
+	return func(c *clientConfig) { c.opts.CreateMessageHandler = h }
+}
+
+// WithRoots gives the client roots to answer roots/list with (the go-sdk declares the roots
+// capability unless [WithCapabilities] says otherwise).
+func WithRoots(roots ...*mcp.Root) ClientOption {
+	return func(c *clientConfig) { c.roots = append(c.roots, roots...) }
 }
 
 // WithProgress installs a handler for notifications/progress. Progress is
@@ -159,6 +172,7 @@ func dial(ctx context.Context, url string, opts []ClientOption) (*mcp.ClientSess
 		MaxRetries: -1,
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: ClientName, Version: ClientVersion}, &cfg.opts)
+	client.AddRoots(cfg.roots...)
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: cfg.version})

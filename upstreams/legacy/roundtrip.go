@@ -268,21 +268,24 @@ func (x *RoundTrip) resume(ctx context.Context) error {
 }
 
 // Answer replies to a request the backend sent on a stream: ping gets {}; elicitation,
-// sampling and roots are refused for now, since bridging them into MRTR is a later step;
-// anything else is an unknown method. A failed reply is logged: the backend decides what its
-// request's failure means for the call.
+// sampling and roots go to the client through the call's ClientRequests (WithClientRequests)
+// when it has one, and are refused when it has none (a 2026-07-28 client cannot be asked
+// anything mid-call); anything else is an unknown method. A failed reply is logged: the
+// backend decides what its request's failure means for the call.
 func (x *RoundTrip) Answer(ctx context.Context, m *jsonrpc.Message) {
 	var reply []byte
 	switch {
 	case m.Method == era.MethodPing:
 		reply = jsonrpc.AppendResult(nil, m.ID, json.RawMessage(`{}`))
 	case era.IsClientRequest(m.Method):
-		x.br.log.Warn("legacy upstream request refused: not supported through the gateway yet",
-			"upstream", x.br.be.Name(), "method", m.Method)
-		reply = jsonrpc.AppendError(nil, m.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
-			m.Method+" is not supported through the gateway yet"))
+		reply = x.relay(ctx, m)
 	default:
 		reply = jsonrpc.AppendError(nil, m.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found"))
+	}
+	if ctx.Err() != nil {
+		// The caller left while the client was asked: the stream ends, and End tells the
+		// backend its call is cancelled.
+		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, sideTimeout)
 	defer cancel()
@@ -297,6 +300,29 @@ func (x *RoundTrip) Answer(ctx context.Context, m *jsonrpc.Message) {
 		x.br.log.Warn("answering a legacy upstream request failed", "upstream", x.br.be.Name(),
 			"method", m.Method, "error", err.Error())
 	}
+}
+
+// relay answers a backend's elicitation, sampling or roots request with what the call's client
+// said, or refuses it when the call has no client that can be asked.
+func (x *RoundTrip) relay(ctx context.Context, m *jsonrpc.Message) []byte {
+	ask := clientRequestsOf(ctx)
+	if ask == nil {
+		x.br.log.Warn("legacy upstream request refused: the client cannot be asked mid-call",
+			"upstream", x.br.be.Name(), "method", m.Method)
+		return jsonrpc.AppendError(nil, m.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
+			m.Method+" is not supported through the gateway for this client"))
+	}
+	res, err := ask(ctx, m.Method, m.Params)
+	if err == nil {
+		return jsonrpc.AppendResult(nil, m.ID, res)
+	}
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) {
+		rpcErr = jsonrpc.NewError(jsonrpc.CodeInternalError, "the client could not be asked")
+	}
+	x.br.log.Info("legacy upstream request not answered by the client", "upstream", x.br.be.Name(),
+		"method", m.Method, "code", rpcErr.Code)
+	return jsonrpc.AppendError(nil, m.ID, rpcErr)
 }
 
 // End ends the round trip. A caller that left before the response (why) is a cancellation the

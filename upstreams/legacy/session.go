@@ -180,12 +180,21 @@ func (br *Bridge) initialize(ctx context.Context, caller bool) (*Session, error)
 	return s, nil
 }
 
-// handshake performs initialize offering the configured revision with no client capabilities,
-// since the gateway cannot yet honour elicitation, sampling or roots for a backend, then
+// clientCapabilities is what the gateway declares to a pre-2026 backend: form elicitation (an
+// empty object means form mode only,
+// https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation#capabilities),
+// plain sampling and roots, without listChanged. A session is shared by many callers, so this is
+// what some caller may honour, not a promise for every call: a request made during a call
+// reaches that call's client when it is a pre-2026 client that declared the capability itself
+// (ClientRequests), and is answered with an error otherwise, as a client without the capability
+// would answer. Without the declaration a backend would not even ask.
+var clientCapabilities = json.RawMessage(`{"elicitation":{},"sampling":{},"roots":{}}`)
+
+// handshake performs initialize offering the configured revision with clientCapabilities, then
 // notifications/initialized
 // (https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#initialization).
 func (br *Bridge) handshake(ctx context.Context, caller bool) (*Session, error) {
-	params, _ := era.InitializeParams(br.offer, json.RawMessage(`{}`), br.client)
+	params, _ := era.InitializeParams(br.offer, clientCapabilities, br.client)
 	s := &Session{caller: caller}
 	m, hdr, err := br.Request(ctx, s, era.MethodInitialize, params, nil)
 	if err != nil {

@@ -1,0 +1,92 @@
+package mcphttp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// The relay of a pre-2026 backend's mid-call requests to a pre-2026 client (docs/protocol.md
+// §9.5). A 2025 backend asks for elicitation, sampling or roots with a JSON-RPC request on the
+// response stream of the call, and waits for the answer before it goes on. MRTR cannot carry
+// that to a 2026-07-28 client, but a pre-2026 client expects exactly such requests on its own
+// call's stream: the bridge writes them there and waits for the answer, which may be POSTed to
+// any replica, and the answer goes back to the backend on its session. The bridge's bounds
+// (timeout, pending requests per session and per replica) apply, and a client that goes away
+// cancels the wait, and with it the backend's call.
+
+// relayKey is the inputRequests key a relayed request goes under: one request per round, so
+// any fixed key will do; the client never sees it.
+const relayKey = "relay"
+
+// legacyRelay returns the function that carries the mid-call requests of a pre-2026 backend
+// to the legacy client of x, whose session is sess. Errors it returns are *jsonrpc.Error, which
+// the backend gets as its request's error, except the end of ctx.
+func (x *request) legacyRelay(sess *legacysession.Session) upstreams.ClientRequests {
+	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		q, err := era.ServerRequest(sess.Version, relayKey, method, params)
+		if err != nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: the gateway cannot relay this "+method+" request")
+		}
+		// What the client would answer itself had the request reached it: it does not
+		// implement what it did not declare. Nothing is written to the client.
+		le := x.s.legacy
+		if !era.Declares(sess.Caps, q.Capability) || le.asker == nil {
+			return nil, relayNoCapability(q.Capability)
+		}
+		rctx, cancel := context.WithTimeout(ctx, le.cfg.BridgeTimeout)
+		defer cancel()
+		// The request switches the client's response to SSE; keep-alive comments hold it open
+		// while the user thinks.
+		x.armKeepAlive()
+		responses, err := le.asker.ask(rctx, sess, []era.InputRequest{q}, x.emit)
+		x.pauseKeepAlive()
+		if err != nil {
+			return nil, relayError(ctx, rctx, err)
+		}
+		var value json.RawMessage
+		_ = jsonrpc.Members(responses, func(key, val []byte) error {
+			if string(key) == relayKey {
+				value = val
+			}
+			return nil
+		})
+		if value == nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "the client's answer was lost")
+		}
+		return value, nil
+	}
+}
+
+// relayNoCapability is the error a backend gets for a request the client did not declare the
+// capability for.
+func relayNoCapability(capability string) *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
+		"the client did not declare the "+capabilityWord(capability)+" capability")
+}
+
+// relayError is what the backend gets when its request was not answered: the client's own
+// error as the client sent it, or the gateway's reason. The end of the call's ctx is returned
+// as it is: nothing more goes to the backend then.
+func relayError(ctx, rctx context.Context, err error) error {
+	var ce *clientAnswerError
+	var nc *noCapabilityError
+	switch {
+	case errors.As(err, &ce):
+		return ce.Err
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case legacyTimedOut(rctx, err):
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "no answer from the client in time")
+	case errors.As(err, &nc):
+		return relayNoCapability(nc.Capability)
+	case errors.Is(err, errBridgeBusy):
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many requests are waiting for this client's answers")
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "the client could not be asked")
+}
