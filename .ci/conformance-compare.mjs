@@ -2,14 +2,15 @@
 // the reference server on its own ("direct") and the gateway in front of it. Prints both
 // counts side by side and every scenario that passes directly but not through the gateway.
 //
-// usage: node conformance-compare.mjs SUITE_DIR REVISION DIRECT_RESULTS GATEWAY_RESULTS [LABEL]
-// LABEL names the gateway leg in the output (default "gateway").
+// usage: node conformance-compare.mjs SUITE_DIR REVISION DIRECT_RESULTS GATEWAY_RESULTS [LABEL [REF_LABEL]]
+// LABEL names the gateway leg in the output (default "gateway"), REF_LABEL the direct run
+// (default "direct").
 // Exit status: 0 when every scenario that passes directly passes through the gateway.
 import { createRequire } from 'node:module';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-const [suiteDir, revision, directDir, gatewayDir, label = 'gateway'] = process.argv.slice(2);
+const [suiteDir, revision, directDir, gatewayDir, label = 'gateway', refLabel = 'direct'] = process.argv.slice(2);
 const require = createRequire(resolve(suiteDir, 'package.json'));
 const YAML = require('yaml');
 const reqs = YAML.parse(readFileSync(join(suiteDir, 'requirements', `${revision}.yaml`), 'utf8'));
@@ -45,11 +46,11 @@ const lost = scenarios.filter((s) => direct.get(s) === 'pass' && gateway.get(s) 
 const gained = scenarios.filter((s) => direct.get(s) !== 'pass' && gateway.get(s) === 'pass');
 for (const s of scenarios) {
   if (direct.get(s) !== 'pass' || gateway.get(s) !== 'pass') {
-    console.log(`  ${s}: direct ${direct.get(s)}, ${label} ${gateway.get(s)}`);
+    console.log(`  ${s}: ${refLabel} ${direct.get(s)}, ${label} ${gateway.get(s)}`);
   }
 }
 console.log(`conformance ${revision} (${scenarios.length} required server scenarios): ` +
-  `direct: ${count(direct)}; ${label}: ${count(gateway)}`);
+  `${refLabel}: ${count(direct)}; ${label}: ${count(gateway)}`);
 if (gained.length > 0) console.log(`passing only through the ${label}: ${gained.join(', ')}`);
 if (lost.length > 0) {
   console.log(`FAIL: passing directly but not through the ${label}: ${lost.join(', ')}`);

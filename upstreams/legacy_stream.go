@@ -99,7 +99,7 @@ func (s *Stream) nextLegacy() ([]byte, bool, error) {
 			}
 			s.end(s.outcome, nil)
 			return msg, true, nil
-		case m.Method == era.NotifProgress, m.Method == era.NotifMessage && s.leg.Logs():
+		case m.Method == era.NotifProgress, m.Method == era.NotifMessage && s.leg.LogWanted(m.Params):
 			return jsonrpc.AppendNotification(nil, m.Method, m.Params), false, nil
 		}
 	}

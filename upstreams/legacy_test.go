@@ -84,7 +84,8 @@ func TestLegacyCallOnSession(t *testing.T) {
 		t.Fatalf("response %v lacks resultType complete or the client's id", res)
 	}
 	got := postedMethods(beta)
-	want := []string{"server/discover", "initialize", "notifications/initialized", "tools/call"}
+	// The call asked for logs: the session's level is set (once) so the backend sends them.
+	want := []string{"server/discover", "initialize", "notifications/initialized", "logging/setLevel", "tools/call"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("backend saw %v, want %v", got, want)
 	}

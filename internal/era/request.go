@@ -13,8 +13,11 @@ type Request struct {
 	// request had none.
 	Params json.RawMessage
 	// Logs: the request asked for log notifications (io.modelcontextprotocol/logLevel), which a
-	// pre-2026 peer sends as notifications/message whatever the request says.
+	// pre-2026 peer sends as notifications/message at the level set on its session, whatever
+	// the request says.
 	Logs bool
+	// LogLevel is the level the request asked for; messages below it are not the request's.
+	LogLevel string
 }
 
 // ToLegacyRequest takes a 2026-07-28 JSON-RPC request apart and strips what a pre-2026 peer
@@ -48,6 +51,7 @@ func ToLegacyRequest(body []byte) (*Request, error) {
 			meta, err := FilterObject(nil, val, func(k string, v []byte) ([]byte, bool) {
 				if k == jsonrpc.MetaLogLevel {
 					lr.Logs = true
+					_ = json.Unmarshal(v, &lr.LogLevel)
 				}
 				return v, !IsModernMetaKey(k)
 			})
@@ -143,4 +147,26 @@ func appendMeta(dst []byte, m Meta) []byte {
 func appendMetaMember(dst, members []byte) []byte {
 	dst = append(dst, `"_meta":{`...)
 	return append(append(dst, members...), '}')
+}
+
+// logLevels are the syslog severities MCP logging uses, least severe first.
+var logLevels = map[string]int{
+	"debug": 0, "info": 1, "notice": 2, "warning": 3, "error": 4, "critical": 5, "alert": 6, "emergency": 7,
+}
+
+// LogAtLeast reports whether a notifications/message with params is at level min or above. A
+// message whose level cannot be read, or an unknown min, is let through: the level only filters.
+func LogAtLeast(params json.RawMessage, min string) bool {
+	floor, ok := logLevels[min]
+	if !ok {
+		return true
+	}
+	var p struct {
+		Level string `json:"level"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return true
+	}
+	got, ok := logLevels[p.Level]
+	return !ok || got >= floor
 }

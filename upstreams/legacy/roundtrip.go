@@ -92,8 +92,9 @@ type RoundTrip struct {
 	sse      *sseStream
 	json     *jsonrpc.Message // the response, when it came as JSON
 	resumes  int
-	answered bool // the response to the request has been read
-	logs     bool // relay notifications/message: the client's request asked for logs
+	answered bool   // the response to the request has been read
+	logs     bool   // relay notifications/message: the client's request asked for logs
+	logLevel string // the least severe level relayed
 }
 
 // Start sends req on a session of pool: a 404 to a request carrying a session id means the
@@ -111,7 +112,10 @@ func (br *Bridge) Start(ctx context.Context, pool *Pool, give func(), req *era.R
 			}
 			return nil, err
 		}
-		x := &RoundTrip{br: br, sess: sess, pool: pool, give: give, uid: sess.nextID(), logs: req.Logs}
+		if req.Logs {
+			br.setLevel(ctx, sess)
+		}
+		x := &RoundTrip{br: br, sess: sess, pool: pool, give: give, uid: sess.nextID(), logs: req.Logs, logLevel: req.LogLevel}
 		resp, err := br.Do(ctx, sess, http.MethodPost, requestBody(x.uid, req.Method, req.Params), pass, "")
 		if err != nil {
 			if ctx.Err() != nil {
@@ -168,6 +172,25 @@ func (x *RoundTrip) Response() *http.Response { return x.resp }
 
 // Logs reports whether the client's request asked for log notifications.
 func (x *RoundTrip) Logs() bool { return x.logs }
+
+// LogWanted reports whether a notifications/message with params is for this round trip: it
+// asked for logs, at this message's level or a less severe one.
+func (x *RoundTrip) LogWanted(params json.RawMessage) bool {
+	return x.logs && era.LogAtLeast(params, x.logLevel)
+}
+
+// setLevel asks the backend, once per session, to log everything: a pre-2026 server sends
+// notifications/message only at the level set on its session, which is shared by requests
+// asking for different levels, so the gateway takes every message and keeps each request's
+// own. Logs are best effort: a backend that refuses is not asked again and the call goes on.
+func (br *Bridge) setLevel(ctx context.Context, s *Session) {
+	if s.leveled.Swap(true) {
+		return
+	}
+	if _, _, err := br.Request(ctx, s, "logging/setLevel", json.RawMessage(`{"level":"debug"}`), nil); err != nil {
+		br.log.Debug("legacy upstream did not take logging/setLevel", "upstream", br.be.Name(), "error", err)
+	}
+}
 
 // accept takes the POST response: an SSE stream, or a JSON body read at once.
 func (x *RoundTrip) accept(resp *http.Response) error {

@@ -31,6 +31,9 @@ type Session struct {
 	init    *InitResult
 	ids     atomic.Int64 // upstream request ids: unique per session, whoever the caller is
 	busy    int          // requests in flight; guarded by Pool.mu
+	// leveled: logging/setLevel debug was sent, so the backend logs every message of a
+	// request on it and the gateway keeps each request's own (RoundTrip.logLevel).
+	leveled atomic.Bool
 }
 
 // nextID returns a fresh upstream request id. Client ids cannot be reused on a shared
