@@ -25,6 +25,16 @@ const (
 	globAffix                   // one '*' and no '?': prefix and suffix
 )
 
+// Glob is a compiled policy glob, for the places outside policy that select items in the same
+// terms rules do (tool sets): '*' any run of characters, '?' one byte.
+type Glob struct{ g glob }
+
+// CompileGlob compiles p; any string is a valid pattern.
+func CompileGlob(p string) Glob { return Glob{compileGlob(p)} }
+
+// Match reports whether s matches the glob.
+func (g Glob) Match(s string) bool { return g.g.match(s) }
+
 func compileGlob(p string) glob {
 	g := glob{pattern: p}
 	stars, star := 0, -1

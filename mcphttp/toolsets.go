@@ -421,10 +421,11 @@ func audiences(v any) []string {
 	return nil
 }
 
-// pattern is a compiled glob: '*' matches any run of characters, '?' one byte.
-type pattern struct{ glob string }
+// pattern is a compiled selector glob: policy's globs (authz.Glob), so a set selects in the
+// terms rules are written in.
+type pattern struct{ authz.Glob }
 
-func compilePattern(g string) pattern { return pattern{glob: g} }
+func compilePattern(g string) pattern { return pattern{authz.CompileGlob(g)} }
 
 func compilePatterns(gs []string) []pattern {
 	out := make([]pattern, 0, len(gs))
@@ -434,34 +435,7 @@ func compilePatterns(gs []string) []pattern {
 	return out
 }
 
-// match is the linear greedy matcher with one backtrack point, enough as '*' is the only
-// variable-length token.
-func (p pattern) match(s string) bool {
-	g := p.glob
-	if g == "*" {
-		return true
-	}
-	pi, si, star, mark := 0, 0, -1, 0
-	for si < len(s) {
-		switch {
-		case pi < len(g) && g[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case pi < len(g) && (g[pi] == '?' || g[pi] == s[si]):
-			pi++
-			si++
-		case star >= 0:
-			mark++
-			pi, si = star+1, mark
-		default:
-			return false
-		}
-	}
-	for pi < len(g) && g[pi] == '*' {
-		pi++
-	}
-	return pi == len(g)
-}
+func (p pattern) match(s string) bool { return p.Match(s) }
 
 // UnmatchedUpstreams returns the upstream globs of the set's rules that match none of the
 // backends named, so that check-config can refuse a set whose rule can never select anything

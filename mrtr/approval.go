@@ -95,25 +95,9 @@ func DeclaresURLElicitation(clientCapabilities json.RawMessage) bool {
 // URL mode never carries, is ignored. OutcomeMalformed comes with an error wrapping
 // ErrMalformedResponse.
 func EvaluateURL(inputResponses json.RawMessage, key string) (Outcome, error) {
-	trimmed := bytes.TrimSpace(inputResponses)
-	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
-		return OutcomeMissing, nil
-	}
-	if _, err := canonical(trimmed); err != nil {
-		return OutcomeMalformed, fmt.Errorf("%w: %w", ErrMalformedResponse, err)
-	}
-	var responses map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &responses); err != nil {
-		return OutcomeMalformed, fmt.Errorf("%w: inputResponses is not an object", ErrMalformedResponse)
-	}
-	raw, ok := responses[key]
-	if !ok {
-		return OutcomeMissing, nil
-	}
-	var res map[string]json.RawMessage
-	var action string
-	if json.Unmarshal(raw, &res) != nil || json.Unmarshal(res["action"], &action) != nil {
-		return OutcomeMalformed, fmt.Errorf("%w: not an elicitation result", ErrMalformedResponse)
+	action, _, outcome, err := elicitAnswer(inputResponses, key)
+	if action == "" {
+		return outcome, err
 	}
 	switch action {
 	case "accept":

@@ -142,27 +142,9 @@ func (o Outcome) String() string {
 // OutcomeMalformed comes with an error wrapping ErrMalformedResponse; every
 // other outcome has a nil error. Only OutcomeApproved may be forwarded.
 func Evaluate(inputResponses json.RawMessage, key string) (Outcome, error) {
-	trimmed := bytes.TrimSpace(inputResponses)
-	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
-		return OutcomeMissing, nil
-	}
-	// Duplicate keys could hide a decline behind an accept; reject them.
-	if _, err := canonical(trimmed); err != nil {
-		return OutcomeMalformed, fmt.Errorf("%w: %w", ErrMalformedResponse, err)
-	}
-	var responses map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &responses); err != nil {
-		return OutcomeMalformed, fmt.Errorf("%w: inputResponses is not an object", ErrMalformedResponse)
-	}
-	raw, ok := responses[key]
-	if !ok {
-		return OutcomeMissing, nil
-	}
-	// Maps, not structs: encoding/json matches struct fields case-insensitively.
-	var res map[string]json.RawMessage
-	var action string
-	if json.Unmarshal(raw, &res) != nil || json.Unmarshal(res["action"], &action) != nil {
-		return OutcomeMalformed, fmt.Errorf("%w: not an elicitation result", ErrMalformedResponse)
+	action, res, outcome, err := elicitAnswer(inputResponses, key)
+	if action == "" {
+		return outcome, err
 	}
 	switch action {
 	case "decline":
@@ -173,6 +155,33 @@ func Evaluate(inputResponses json.RawMessage, key string) (Outcome, error) {
 		return evaluateAccept(res["content"])
 	}
 	return OutcomeMalformed, fmt.Errorf("%w: unknown action", ErrMalformedResponse)
+}
+
+// elicitAnswer reads the elicitation result under key in a retry's inputResponses: its action
+// and members, or (with action "") OutcomeMissing when there is none and OutcomeMalformed, with
+// an error wrapping ErrMalformedResponse, when it cannot be read.
+func elicitAnswer(inputResponses json.RawMessage, key string) (action string, res map[string]json.RawMessage, _ Outcome, _ error) {
+	trimmed := bytes.TrimSpace(inputResponses)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return "", nil, OutcomeMissing, nil
+	}
+	// Duplicate keys could hide a decline behind an accept; reject them.
+	if _, err := canonical(trimmed); err != nil {
+		return "", nil, OutcomeMalformed, fmt.Errorf("%w: %w", ErrMalformedResponse, err)
+	}
+	var responses map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &responses); err != nil {
+		return "", nil, OutcomeMalformed, fmt.Errorf("%w: inputResponses is not an object", ErrMalformedResponse)
+	}
+	raw, ok := responses[key]
+	if !ok {
+		return "", nil, OutcomeMissing, nil
+	}
+	// Maps, not structs: encoding/json matches struct fields case-insensitively.
+	if json.Unmarshal(raw, &res) != nil || json.Unmarshal(res["action"], &action) != nil || action == "" {
+		return "", nil, OutcomeMalformed, fmt.Errorf("%w: not an elicitation result", ErrMalformedResponse)
+	}
+	return action, res, OutcomeMissing, nil
 }
 
 func evaluateAccept(rawContent json.RawMessage) (Outcome, error) {
