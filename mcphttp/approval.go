@@ -201,40 +201,24 @@ func (x *request) describeTool(c *approval.Call, target upstreams.Target) {
 // shows them, for the page. It is best effort: a list that fails leaves them empty, and the
 // page still shows the names and the arguments, which are what the decision is bound to.
 func (x *request) toolText() (title, description string) {
-	s := x.s
-	cursor := ""
-	for page := 0; page < 100; page++ {
-		params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion +
-			`","io.modelcontextprotocol/clientCapabilities":{}}`
-		if page > 0 {
-			c, _ := json.Marshal(cursor)
-			params += `,"cursor":` + string(c)
-		}
-		res, err := s.backends.List(x.ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}"),
-			CacheKey: x.subject(), SubjectToken: x.listSubjectToken()})
-		if err != nil {
-			return "", ""
-		}
+	_ = x.eachToolsPage(100, func(page json.RawMessage) (bool, error) {
 		var list struct {
 			Tools []struct {
 				Name, Title, Description string
 			} `json:"tools"`
-			NextCursor *string `json:"nextCursor"`
 		}
-		if json.Unmarshal(res, &list) != nil {
-			return "", ""
+		if err := json.Unmarshal(page, &list); err != nil {
+			return false, err
 		}
 		for _, t := range list.Tools {
 			if t.Name == x.route.name {
-				return t.Title, t.Description
+				title, description = t.Title, t.Description
+				return true, nil
 			}
 		}
-		if list.NextCursor == nil || *list.NextCursor == "" {
-			return "", ""
-		}
-		cursor = *list.NextCursor
-	}
-	return "", ""
+		return false, nil
+	})
+	return title, description
 }
 
 // clientName is the clientInfo name and version for display on the page, bounded.

@@ -67,21 +67,8 @@ func (x *request) isDestructive(name string) (bool, error) {
 // exchanged for it as for any list (never sent itself); lists a backend marks private are then
 // cached under the caller, as on the caller's own tools/list.
 func (x *request) fetchDestructive() (map[string]bool, error) {
-	s := x.s
 	out := map[string]bool{}
-	cursor := ""
-	for page := 0; page < 1000; page++ {
-		params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion +
-			`","io.modelcontextprotocol/clientCapabilities":{}}`
-		if page > 0 {
-			c, _ := json.Marshal(cursor)
-			params += `,"cursor":` + string(c)
-		}
-		res, err := s.backends.List(x.ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}"),
-			CacheKey: x.subject(), SubjectToken: x.listSubjectToken()})
-		if err != nil {
-			return nil, err
-		}
+	err := x.eachToolsPage(1000, func(page json.RawMessage) (bool, error) {
 		var list struct {
 			Tools []struct {
 				Name        string `json:"name"`
@@ -89,18 +76,51 @@ func (x *request) fetchDestructive() (map[string]bool, error) {
 					DestructiveHint *bool `json:"destructiveHint"`
 				} `json:"annotations"`
 			} `json:"tools"`
-			NextCursor *string `json:"nextCursor"`
 		}
-		if err := json.Unmarshal(res, &list); err != nil {
-			return nil, upstreams.ErrBadResponse
+		if err := json.Unmarshal(page, &list); err != nil {
+			return false, upstreams.ErrBadResponse
 		}
 		for _, t := range list.Tools {
 			out[t.Name] = t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint
 		}
-		if list.NextCursor == nil {
-			return out, nil
-		}
-		cursor = *list.NextCursor
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachToolsPage walks the merged tools/list as the gateway's own request on the caller's behalf
+// (cached under the caller, the caller's token exchanged where a backend needs it), calling fn
+// with each page until fn says done, fn fails, the list ends or maxPages pages were read.
+func (x *request) eachToolsPage(maxPages int, fn func(page json.RawMessage) (done bool, err error)) error {
+	cursor := ""
+	for page := 0; page < maxPages; page++ {
+		params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion +
+			`","io.modelcontextprotocol/clientCapabilities":{}}`
+		if page > 0 {
+			c, _ := json.Marshal(cursor)
+			params += `,"cursor":` + string(c)
+		}
+		res, err := x.s.backends.List(x.ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}"),
+			CacheKey: x.subject(), SubjectToken: x.listSubjectToken()})
+		if err != nil {
+			return err
+		}
+		if done, err := fn(res); done || err != nil {
+			return err
+		}
+		var next struct {
+			NextCursor *string `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(res, &next); err != nil {
+			return upstreams.ErrBadResponse
+		}
+		if next.NextCursor == nil || *next.NextCursor == "" {
+			return nil
+		}
+		cursor = *next.NextCursor
+	}
+	return nil
 }
