@@ -182,12 +182,20 @@ func (x *RoundTrip) LogWanted(params json.RawMessage) bool {
 // setLevel asks the backend, once per session, to log everything: a pre-2026 server sends
 // notifications/message only at the level set on its session, which is shared by requests
 // asking for different levels, so the gateway takes every message and keeps each request's
-// own. Logs are best effort: a backend that refuses is not asked again and the call goes on.
+// own. The session counts as leveled only once the backend answered (either way): a request
+// that arrives meanwhile asks too (the level is idempotent) rather than going on before the
+// level is set and missing its logs, and a request cancelled while asking leaves it to the next.
+// Logs are best effort: a backend that refuses is not asked again and the call goes on.
 func (br *Bridge) setLevel(ctx context.Context, s *Session) {
-	if s.leveled.Swap(true) {
+	if s.leveled.Load() {
 		return
 	}
-	if _, _, err := br.Request(ctx, s, "logging/setLevel", json.RawMessage(`{"level":"debug"}`), nil); err != nil {
+	_, _, err := br.Request(ctx, s, "logging/setLevel", json.RawMessage(`{"level":"debug"}`), nil)
+	if err != nil && ctx.Err() != nil {
+		return
+	}
+	s.leveled.Store(true)
+	if err != nil {
 		br.log.Debug("legacy upstream did not take logging/setLevel", "upstream", br.be.Name(), "error", err)
 	}
 }
