@@ -3,6 +3,8 @@ package authz
 import (
 	"context"
 	"log/slog"
+
+	"github.com/mcp-gateway/gateway/internal/logging"
 )
 
 // Policy is the compiled, immutable rule set. Decisions follow these rules:
@@ -140,7 +142,7 @@ func (p *Policy) log(ctx context.Context, pr *Principal, kind Kind, upstream, na
 	if pr != nil {
 		sub, iss = pr.Subject, pr.Issuer
 	}
-	p.logger.LogAttrs(ctx, slog.LevelInfo, "authz decision",
+	logging.LogAttrs(ctx, p.logger, slog.LevelInfo, "authz decision",
 		slog.String("effect", d.Effect.String()), slog.String("rule", d.RuleID), slog.String("reason", d.Reason),
 		slog.String("subject", sub), slog.String("issuer", iss),
 		slog.String("upstream", upstream), slog.String("kind", string(kind)), slog.String("name", name))

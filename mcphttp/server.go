@@ -304,7 +304,7 @@ func (x *request) record() {
 		}
 		s.metrics.LegacyRequest(method, x.out.outcome)
 	}
-	s.log.LogAttrs(x.ctx, slog.LevelInfo, "request",
+	logging.LogAttrs(x.ctx, s.log, slog.LevelInfo, "request",
 		slog.String("request_id", x.requestID),
 		slog.String("method", method),
 		slog.String("name", x.route.name),

@@ -27,7 +27,7 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
 	case "", FormatJSON:
-		return slog.New(NewContextHandler(slog.NewJSONHandler(w, opts))), nil
+		return slog.New(newJSONHandler(w, opts)), nil
 	case FormatText:
 		return slog.New(NewContextHandler(slog.NewTextHandler(w, opts))), nil
 	}
