@@ -34,14 +34,28 @@ func isB64Token(s string) bool {
 	if end == 0 {
 		return false
 	}
-	for i := 0; i < end; i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '-', c == '.', c == '_', c == '~', c == '+', c == '/':
-		default:
+	// One table lookup per byte, and one branch per 8 bytes: every request's token, often
+	// over a kilobyte, passes through here before the cache is consulted.
+	i, bad := 0, false
+	for ; i+8 <= end; i += 8 {
+		bad = bad || !b64Char[s[i]] || !b64Char[s[i+1]] || !b64Char[s[i+2]] || !b64Char[s[i+3]] ||
+			!b64Char[s[i+4]] || !b64Char[s[i+5]] || !b64Char[s[i+6]] || !b64Char[s[i+7]]
+		if bad {
+			return false
+		}
+	}
+	for ; i < end; i++ {
+		if !b64Char[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// b64Char marks the bytes of b64token before its trailing "=": ALPHA, DIGIT and "-._~+/".
+var b64Char = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~+/", byte(c)) >= 0
+	}
+	return t
+}()

@@ -41,7 +41,7 @@ func (x *request) authenticate() error {
 		// its client's request proved (legacyadapter.go): a token is verified once.
 		return nil
 	}
-	if q := x.r.URL.Query(); q.Has("access_token") {
+	if x.r.URL.RawQuery != "" && x.r.URL.Query().Has("access_token") {
 		// RFC 6750 §2.3 query tokens leak into logs and histories; MCP allows the header only.
 		s.metrics.AuthFailure(metrics.AuthMalformed)
 		return x.challenge(http.StatusBadRequest, authz.Challenge{Error: "invalid_request",
