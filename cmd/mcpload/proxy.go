@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/http/pprof"
 	"net/url"
 	"sync"
 	"time"
@@ -29,6 +30,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	upstream := fs.String("upstream", "", "loopback http URL of the upstream endpoint (required)")
 	addrFile := fs.String("addr-file", "", "write the proxy's endpoint URL here once it listens")
 	lifetime := fs.Duration("max-lifetime", defaultMaxLifetime, "exit after this long even without a signal")
+	pprofAddr := fs.String("pprof", "", "loopback address to serve /debug/pprof/ on, to profile the reference hop beside the gateway")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,6 +50,12 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
+	}
+	if *pprofAddr != "" {
+		if err := servePprof(ctx, *pprofAddr); err != nil {
+			_ = ln.Close()
+			return err
+		}
 	}
 	srv := &http.Server{Handler: newGoProxy(up), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
@@ -95,4 +103,22 @@ func (b *bufferPool) Put(buf []byte) {
 		buf = buf[:proxyCopyBuffer]
 		b.p.Put(&buf)
 	}
+}
+
+// servePprof serves the runtime profiles on a loopback address of their own until ctx ends.
+func servePprof(ctx context.Context, addr string) error {
+	if err := loadgen.CheckLoopback(ctx, &net.Resolver{}, "http://"+addr+"/"); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	return nil
 }
