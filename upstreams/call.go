@@ -337,6 +337,19 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 	}
 }
 
+// OnWait sets fn to run whenever Next is about to wait for more of the backend's event stream,
+// so a caller that holds back what it has relayed can send it first: events the backend sent
+// together are relayed together, and none waits on a backend that pauses. It reports false for
+// a stream that cannot tell (a JSON response, a pre-2026 backend), for which the caller must
+// hold nothing back.
+func (s *Stream) OnWait(fn func()) bool {
+	if s.sse == nil || s.leg != nil {
+		return false
+	}
+	s.sse.OnWait = fn
+	return true
+}
+
 // hiddenResource is the response for a result (or error) that names only resources the
 // caller may not see: the answer a hidden resource gets from the gateway itself, status and
 // bytes, so the caller cannot tell the two apart. The result is not relayed.

@@ -28,6 +28,7 @@ const SSEListenBuffer = 1 << 10
 // at the end of the stream is discarded, as the standard says.
 type SSEReader struct {
 	r    *bufio.Reader
+	src  waitReader
 	max  int
 	data []byte
 	line []byte
@@ -38,6 +39,23 @@ type SSEReader struct {
 	// OnField, when set, hears every field other than data (id, retry, event); the legacy
 	// reader uses it to keep what resuming needs.
 	OnField func(name, value []byte)
+	// OnWait, when set, runs before each read from the stream below, which may wait for the
+	// sender: whatever the caller holds back from what it has read so far is due now. Events
+	// already buffered are returned without it.
+	OnWait func()
+}
+
+// waitReader is the stream below an SSEReader, calling its OnWait before each read.
+type waitReader struct {
+	r io.Reader
+	s *SSEReader
+}
+
+func (w *waitReader) Read(p []byte) (int, error) {
+	if w.s.OnWait != nil {
+		w.s.OnWait()
+	}
+	return w.r.Read(p)
 }
 
 // NewSSEReader returns a reader of the event stream r whose events' data are at most max bytes.
@@ -47,7 +65,10 @@ func NewSSEReader(r io.Reader, max int) *SSEReader {
 
 // NewSSEReaderSize is NewSSEReader with a bufio buffer of size bytes.
 func NewSSEReaderSize(r io.Reader, max, size int) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, size), max: max}
+	s := &SSEReader{max: max}
+	s.src = waitReader{r: r, s: s}
+	s.r = bufio.NewReaderSize(&s.src, size)
+	return s
 }
 
 // Next returns the data of the next event that has any. The slice is valid until the next call.
@@ -148,7 +169,10 @@ func (s *SSEReader) charge() error {
 }
 
 // Reset continues on another stream (a resumed one), keeping the reader's bounds and hooks.
-func (s *SSEReader) Reset(r io.Reader) { s.r.Reset(r) }
+func (s *SSEReader) Reset(r io.Reader) {
+	s.src.r = r
+	s.r.Reset(&s.src)
+}
 
 // Release returns the reader's charge; the reader must not be used afterwards.
 func (s *SSEReader) Release() {
