@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 )
@@ -14,6 +15,10 @@ var ErrEventTooLarge = errors.New("SSE event too large")
 
 // sseReadBuffer is the bufio size for SSE streams: most MCP events fit in one buffer.
 const sseReadBuffer = 16 << 10
+
+// readers holds the bufio readers of released streams of sseReadBuffer bytes: a new buffer for
+// every streamed call was most of what the call allocated.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, sseReadBuffer) }}
 
 // SSEListenBuffer is the bufio size for listen streams, which are long-lived and mostly idle
 // and carry small notifications: the buffer is held for the stream's whole life, and a larger
@@ -36,6 +41,7 @@ type SSEReader struct {
 	// release.
 	Budget  *bodyread.Budget
 	charged int64
+	pooled  bool // r came from readers
 	// OnField, when set, hears every field other than data (id, retry, event); the legacy
 	// reader uses it to keep what resuming needs.
 	OnField func(name, value []byte)
@@ -67,7 +73,12 @@ func NewSSEReader(r io.Reader, max int) *SSEReader {
 func NewSSEReaderSize(r io.Reader, max, size int) *SSEReader {
 	s := &SSEReader{max: max}
 	s.src = waitReader{r: r, s: s}
-	s.r = bufio.NewReaderSize(&s.src, size)
+	if size == sseReadBuffer {
+		s.r, s.pooled = readers.Get().(*bufio.Reader), true
+		s.r.Reset(&s.src)
+	} else {
+		s.r = bufio.NewReaderSize(&s.src, size)
+	}
 	return s
 }
 
@@ -174,9 +185,14 @@ func (s *SSEReader) Reset(r io.Reader) {
 	s.r.Reset(&s.src)
 }
 
-// Release returns the reader's charge; the reader must not be used afterwards.
+// Release returns the reader's charge and its buffer; the reader must not be used afterwards.
 func (s *SSEReader) Release() {
 	s.Budget.Return(s.charged)
 	s.charged = 0
 	s.Budget = nil
+	if s.pooled {
+		s.r.Reset(nil)
+		readers.Put(s.r)
+		s.r, s.pooled = nil, false
+	}
 }

@@ -45,3 +45,20 @@ func TestSSEReaderOnWait(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// TestSSEReaderReleaseReuse: a released reader's buffer serves the next stream, which reads
+// only its own bytes.
+func TestSSEReaderReleaseReuse(t *testing.T) {
+	for i, in := range []string{"data: first stream, longer than the next\n\ndata: x", "data: second\n\n"} {
+		r := NewSSEReader(strings.NewReader(in), 100)
+		d, err := r.Next()
+		if err != nil {
+			t.Fatalf("stream %d: %v", i, err)
+		}
+		want := strings.TrimSuffix(strings.TrimPrefix(strings.SplitN(in, "\n\n", 2)[0], "data: "), "\n")
+		if string(d) != want {
+			t.Fatalf("stream %d: got %q, want %q", i, d, want)
+		}
+		r.Release()
+	}
+}
