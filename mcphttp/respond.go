@@ -240,6 +240,7 @@ func (x *request) flushHeld(held *int) {
 	x.out.mu.Lock()
 	defer x.out.mu.Unlock()
 	if x.out.writeErr == nil {
+		x.writeDeadline(*held)
 		_ = x.flush(held)
 	}
 }
@@ -296,7 +297,11 @@ func (x *request) writeEventBytes(msg []byte, held *int) error {
 		msg = c
 	}
 	n := len(eventHead) + len(msg) + len(eventTail)
-	x.writeDeadline(heldBytes(held) + n)
+	if held == nil || *held+n > chunkingThreshold {
+		x.writeDeadline(heldBytes(held) + n)
+	}
+	// Else net/http keeps the event in its buffer, and its deadline is set when it is flushed
+	// (flushHeld) or with the last event (writeEventParts).
 	if err := x.write(eventHead); err != nil {
 		return err
 	}
@@ -319,6 +324,7 @@ func (x *request) writeEventParts(p *outMsg, held *int) error {
 		if err != nil {
 			return err
 		}
+		x.writeDeadline(heldBytes(held) + len(eventHead) + len(c) + len(eventTail))
 		return x.writeEventBytes(c, held)
 	}
 	n := len(eventHead) + p.n + len(eventTail)
