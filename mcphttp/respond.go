@@ -160,8 +160,21 @@ func (x *request) id() json.RawMessage {
 // progress reaches the client before the result. The last message is the only one rewritten, and its result is
 // written from where the backend's response was read. While the backend is quiet, keep-alive
 // comments hold the stream open (keepalive.go).
+//
+// Events are sent when the relay would wait for the backend, not one by one: those the backend
+// sent together go out in one write (as a reverse proxy sends what it read at once), the last
+// with the response's end, and none waits on a backend that pauses.
 func (x *request) relay(st *upstreams.Stream) error {
 	st.ResultOnly()
+	// held counts the bytes of events written without a flush; nil: every event is flushed.
+	// OnWait's fn runs inside Next, on this goroutine.
+	var held *int
+	if st.SSE() {
+		h := new(int)
+		if st.OnWait(func() { x.flushHeld(h) }) {
+			held = h
+		}
+	}
 	for {
 		msg, final, err := st.Next()
 		if errors.Is(err, io.EOF) {
@@ -171,7 +184,7 @@ func (x *request) relay(st *upstreams.Stream) error {
 			return err
 		}
 		if !final {
-			if err := x.emit(msg); err != nil {
+			if err := x.emitEvent(msg, held); err != nil {
 				return err
 			}
 			continue
@@ -185,32 +198,51 @@ func (x *request) relay(st *upstreams.Stream) error {
 			// A backend's JSON-RPC error keeps the status the backend chose for it.
 			status = s
 		}
-		return x.emitLast(p, status)
+		return x.emitLast(p, status, held)
 	}
 }
 
-// emit writes one message as an SSE event, starting the stream if needed: a forwarded call's
-// messages before its last (notifications), and every message of a listen. It serializes with
-// the keep-alive timer and leaves it armed.
-func (x *request) emit(msg []byte) error {
+// emit writes one message as an SSE event and flushes it, starting the stream if needed: every
+// message of a listen, and of a stream relayed without holding back. It serializes with the
+// keep-alive timer and leaves it armed.
+func (x *request) emit(msg []byte) error { return x.emitEvent(msg, nil) }
+
+// emitEvent is emit that, with held set, leaves the event in the response's buffer (adding its
+// size to *held) until flushHeld, a keep-alive, a later flushed event or the response's end
+// sends it.
+func (x *request) emitEvent(msg []byte, held *int) error {
 	x.out.mu.Lock()
 	defer x.out.mu.Unlock()
 	if !x.out.sse {
 		x.startSSE()
 	}
-	return x.writeEvent(msg)
+	return x.writeEventBytes(msg, held)
 }
 
 // emitLast writes a forwarded call's last message: as JSON when no stream has started, else as
-// the last event. It disarms the keep-alive timer.
-func (x *request) emitLast(p *outMsg, status int) error {
+// the last event, which with held set the response's end sends. It disarms the keep-alive timer.
+func (x *request) emitLast(p *outMsg, status int, held *int) error {
 	x.out.mu.Lock()
 	defer x.out.mu.Unlock()
 	x.stopKeepAliveLocked()
 	if !x.out.sse {
 		return x.writeResponse(status, p)
 	}
-	return x.writeEventParts(p)
+	return x.writeEventParts(p, held)
+}
+
+// flushHeld sends the events written without a flush, if any: the relay is about to wait for
+// the backend (Stream.OnWait).
+func (x *request) flushHeld(held *int) {
+	if held == nil || *held == 0 {
+		return
+	}
+	x.out.mu.Lock()
+	defer x.out.mu.Unlock()
+	if x.out.writeErr == nil {
+		x.writeDeadline(*held)
+		_ = x.flush(held)
+	}
 }
 
 // reply renders the client's last message from the message that ended the backend's stream:
@@ -252,43 +284,104 @@ var (
 )
 
 // writeEvent writes one SSE event carrying a JSON-RPC message and flushes it.
-func (x *request) writeEvent(msg []byte) error {
-	p := &outMsg{}
-	p.add(msg)
-	return x.writeEventParts(p)
+func (x *request) writeEvent(msg []byte) error { return x.writeEventBytes(msg, nil) }
+
+// writeEventBytes writes one SSE event carrying msg, within its own write deadline, and flushes
+// it, or with held set holds it (see emitEvent).
+func (x *request) writeEventBytes(msg []byte, held *int) error {
+	if hasLineBreak(msg) {
+		c, err := compact(msg)
+		if err != nil {
+			return err
+		}
+		msg = c
+	}
+	n := len(eventHead) + len(msg) + len(eventTail)
+	if held == nil || *held+n > chunkingThreshold {
+		x.writeDeadline(heldBytes(held) + n)
+	}
+	// Else net/http keeps the event in its buffer, and its deadline is set when it is flushed
+	// (flushHeld) or with the last event (writeEventParts).
+	if err := x.write(eventHead); err != nil {
+		return err
+	}
+	if err := x.write(msg); err != nil {
+		return err
+	}
+	return x.endEvent(n, held)
 }
 
-// writeEventParts writes one SSE event carrying the message p and flushes it, within its own
-// write deadline.
-func (x *request) writeEventParts(p *outMsg) error {
+// writeEventParts is writeEventBytes for a message assembled from parts.
+func (x *request) writeEventParts(p *outMsg, held *int) error {
 	crlf := false
 	_ = p.each(func(b []byte) error {
-		crlf = crlf || bytes.ContainsAny(b, "\r\n")
+		crlf = crlf || hasLineBreak(b)
 		return nil
 	})
 	if crlf {
-		// An SSE data line cannot hold a line break; JSON outside strings can lose it (the
-		// one case where a result is copied).
-		var c bytes.Buffer
-		if err := json.Compact(&c, p.bytes()); err != nil {
-			return upstreams.ErrBadResponse
+		// The one case where a result is copied.
+		c, err := compact(p.bytes())
+		if err != nil {
+			return err
 		}
-		p = &outMsg{}
-		p.add(c.Bytes())
+		x.writeDeadline(heldBytes(held) + len(eventHead) + len(c) + len(eventTail))
+		return x.writeEventBytes(c, held)
 	}
-	x.writeDeadline(len(eventHead) + p.n + len(eventTail))
+	n := len(eventHead) + p.n + len(eventTail)
+	x.writeDeadline(heldBytes(held) + n)
 	if err := x.write(eventHead); err != nil {
 		return err
 	}
 	if err := p.each(x.write); err != nil {
 		return err
 	}
+	return x.endEvent(n, held)
+}
+
+// endEvent ends an event of n bytes whose data is written, and flushes or holds it.
+func (x *request) endEvent(n int, held *int) error {
 	if err := x.write(eventTail); err != nil {
 		return err
+	}
+	if held != nil {
+		*held += n
+		return nil
+	}
+	return x.flush(nil)
+}
+
+// heldBytes is *held, or 0.
+func heldBytes(held *int) int {
+	if held == nil {
+		return 0
+	}
+	return *held
+}
+
+// flush sends what the response has buffered, held events included (*held is reset).
+func (x *request) flush(held *int) error {
+	if held != nil {
+		*held = 0
 	}
 	if err := http.NewResponseController(x.w).Flush(); err != nil {
 		x.writeFailed(err)
 		return x.out.writeErr
 	}
 	return nil
+}
+
+// hasLineBreak reports whether b holds a CR or LF: two vectorised searches, where
+// bytes.ContainsAny would test a result of megabytes byte by byte.
+func hasLineBreak(b []byte) bool {
+	return bytes.IndexByte(b, '\n') >= 0 || bytes.IndexByte(b, '\r') >= 0
+}
+
+// compact removes the line breaks of a JSON message: an SSE data line cannot hold one, and
+// JSON outside strings can lose them (inside strings they are escaped).
+func compact(msg []byte) ([]byte, error) {
+	var c bytes.Buffer
+	if err := json.Compact(&c, msg); err != nil {
+		return nil, upstreams.ErrBadResponse
+	}
+	return c.Bytes(), nil
 }

@@ -281,7 +281,8 @@ func (s *Stream) readError(err error) error {
 func (s *Stream) Result() json.RawMessage { return s.result }
 
 // Next returns the next message. last is true for the response, which ends the call; after it
-// Next returns io.EOF. Any other error ends the stream: it wraps ErrUnavailable (connection reset
+// Next returns io.EOF. A notification may be returned in the Stream's own buffer: it is valid
+// until the next call. Any other error ends the stream: it wraps ErrUnavailable (connection reset
 // mid-stream), ErrTimeout, ErrBadResponse, or the caller's context error.
 func (s *Stream) Next() (msg []byte, last bool, err error) {
 	if s.done {
@@ -324,6 +325,9 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 			err = fmt.Errorf("%w: %s: request %q on a response stream", ErrBadResponse, s.b.name, m.Method)
 		default:
 			if p, ok := s.rw.notification(m.Method, m.Params); ok {
+				if sameBytes(p, m.Params) && isCanonicalNotification(data, m.Method, p) {
+					return data, false, nil // what would be rendered is what was read
+				}
 				return jsonrpc.AppendNotification(nil, m.Method, p), false, nil
 			}
 			// About a resource the caller may not see: consumed, and the next event read.
@@ -335,6 +339,55 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 		s.fail(err)
 		return nil, false, err
 	}
+}
+
+// notificationHead is how jsonrpc.AppendNotification starts a notification whose method needs
+// no escaping.
+const notificationHead = `{"jsonrpc":"2.0","method":"`
+
+// isCanonicalNotification reports whether data, a notification that passed
+// jsonrpc.DecodeMessage with method and params (a slice of data), is byte for byte what
+// jsonrpc.AppendNotification renders for them: then data itself can be relayed, and the client
+// receives exactly the bytes the gateway checked. Anything else (spacing, member order, unknown
+// members, a method with escapes or characters json.Marshal escapes) is rendered as before.
+func isCanonicalNotification(data []byte, method string, params []byte) bool {
+	for i := 0; i < len(method); i++ {
+		switch c := method[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	n := len(notificationHead) + len(method) + 1 // through the method's closing quote
+	if len(data) < n+1 || string(data[:len(notificationHead)]) != notificationHead ||
+		string(data[len(notificationHead):n-1]) != method || data[n-1] != '"' || data[len(data)-1] != '}' {
+		return false
+	}
+	rest := data[n : len(data)-1]
+	if params == nil {
+		return len(rest) == 0
+	}
+	const member = `,"params":`
+	// params must be the very bytes after the member name, not an equal copy elsewhere.
+	return len(rest) == len(member)+len(params) && string(rest[:len(member)]) == member &&
+		&rest[len(member)] == &params[0]
+}
+
+// sameBytes reports whether a and b are the same slice of memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// OnWait sets fn to run whenever Next is about to wait for more of the backend's event stream,
+// so a caller that holds back what it has relayed can send it first: events the backend sent
+// together are relayed together, and none waits on a backend that pauses. It reports false for
+// a stream that cannot tell (a JSON response, a pre-2026 backend), for which the caller must
+// hold nothing back.
+func (s *Stream) OnWait(fn func()) bool {
+	if s.sse == nil || s.leg != nil {
+		return false
+	}
+	s.sse.OnWait = fn
+	return true
 }
 
 // hiddenResource is the response for a result (or error) that names only resources the

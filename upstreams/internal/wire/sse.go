@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 )
@@ -14,6 +15,10 @@ var ErrEventTooLarge = errors.New("SSE event too large")
 
 // sseReadBuffer is the bufio size for SSE streams: most MCP events fit in one buffer.
 const sseReadBuffer = 16 << 10
+
+// readers holds the bufio readers of released streams of sseReadBuffer bytes: a new buffer for
+// every streamed call was most of what the call allocated.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, sseReadBuffer) }}
 
 // SSEListenBuffer is the bufio size for listen streams, which are long-lived and mostly idle
 // and carry small notifications: the buffer is held for the stream's whole life, and a larger
@@ -28,6 +33,7 @@ const SSEListenBuffer = 1 << 10
 // at the end of the stream is discarded, as the standard says.
 type SSEReader struct {
 	r    *bufio.Reader
+	src  waitReader
 	max  int
 	data []byte
 	line []byte
@@ -35,9 +41,27 @@ type SSEReader struct {
 	// release.
 	Budget  *bodyread.Budget
 	charged int64
+	pooled  bool // r came from readers
 	// OnField, when set, hears every field other than data (id, retry, event); the legacy
 	// reader uses it to keep what resuming needs.
 	OnField func(name, value []byte)
+	// OnWait, when set, runs before each read from the stream below, which may wait for the
+	// sender: whatever the caller holds back from what it has read so far is due now. Events
+	// already buffered are returned without it.
+	OnWait func()
+}
+
+// waitReader is the stream below an SSEReader, calling its OnWait before each read.
+type waitReader struct {
+	r io.Reader
+	s *SSEReader
+}
+
+func (w *waitReader) Read(p []byte) (int, error) {
+	if w.s.OnWait != nil {
+		w.s.OnWait()
+	}
+	return w.r.Read(p)
 }
 
 // NewSSEReader returns a reader of the event stream r whose events' data are at most max bytes.
@@ -47,7 +71,15 @@ func NewSSEReader(r io.Reader, max int) *SSEReader {
 
 // NewSSEReaderSize is NewSSEReader with a bufio buffer of size bytes.
 func NewSSEReaderSize(r io.Reader, max, size int) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, size), max: max}
+	s := &SSEReader{max: max}
+	s.src = waitReader{r: r, s: s}
+	if size == sseReadBuffer {
+		s.r, s.pooled = readers.Get().(*bufio.Reader), true
+		s.r.Reset(&s.src)
+	} else {
+		s.r = bufio.NewReaderSize(&s.src, size)
+	}
+	return s
 }
 
 // Next returns the data of the next event that has any. The slice is valid until the next call.
@@ -148,11 +180,19 @@ func (s *SSEReader) charge() error {
 }
 
 // Reset continues on another stream (a resumed one), keeping the reader's bounds and hooks.
-func (s *SSEReader) Reset(r io.Reader) { s.r.Reset(r) }
+func (s *SSEReader) Reset(r io.Reader) {
+	s.src.r = r
+	s.r.Reset(&s.src)
+}
 
-// Release returns the reader's charge; the reader must not be used afterwards.
+// Release returns the reader's charge and its buffer; the reader must not be used afterwards.
 func (s *SSEReader) Release() {
 	s.Budget.Return(s.charged)
 	s.charged = 0
 	s.Budget = nil
+	if s.pooled {
+		s.r.Reset(nil)
+		readers.Put(s.r)
+		s.r, s.pooled = nil, false
+	}
 }

@@ -1,0 +1,231 @@
+package mcphttp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// Progress events and the result as a backend streams them; the gateway relays the
+// notifications byte for byte (they need no rewriting) and re-renders the result.
+const (
+	sseProgress1 = `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"total":3,"message":"step 1 of 3"}}`
+	sseProgress2 = `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":2,"total":3,"message":"step 2 of 3"}}`
+	sseProgress3 = `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":3,"total":3,"message":"step 3 of 3"}}`
+	sseResult    = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done 3"}],"resultType":"complete"}}`
+)
+
+func sseEvent(msg string) string { return "event: message\ndata: " + msg + "\n\n" }
+
+// sseCallBackend is a modern backend whose tools/call answer is an event stream written as
+// parts: each part in one write, flushed, and followed by a wait on the matching entry of waits
+// (a nil entry: no wait).
+type sseCallBackend struct {
+	parts []string
+	waits []chan struct{}
+}
+
+func (b *sseCallBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	if r.Header.Get("Mcp-Method") != "tools/call" {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","capabilities":{"tools":{}},`+
+			`"serverInfo":{"name":"sse","version":"1"},"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}`)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i, p := range b.parts {
+		_, _ = io.WriteString(w, p)
+		w.(http.Flusher).Flush()
+		if i < len(b.waits) && b.waits[i] != nil {
+			select {
+			case <-b.waits[i]:
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}
+}
+
+// countingListener counts the writes on every connection it accepts.
+type countingListener struct {
+	net.Listener
+	writes *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return writeCountingConn{c, l.writes}, nil
+}
+
+type writeCountingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c writeCountingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+const sseCallBody = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta + `,"name":"be__t","arguments":{}}}`
+
+// TestSSERelayCoalescesBufferedEvents: events a backend sent in one write reach the client in
+// one write too (a reverse proxy's behaviour), not in a write and a flush per event, and
+// unchanged.
+func TestSSERelayCoalescesBufferedEvents(t *testing.T) {
+	be := httptest.NewServer(&sseCallBackend{parts: []string{
+		sseEvent(sseProgress1) + sseEvent(sseProgress2) + sseEvent(sseProgress3) + sseEvent(sseResult)}})
+	t.Cleanup(be.Close)
+	_, e := testServer(t, Config{SSEKeepAlive: time.Hour}, oneBackend(be.URL), upstreams.Options{}, Deps{Version: "test"})
+	var writes atomic.Int64
+	gw := httptest.NewUnstartedServer(e)
+	gw.Listener = countingListener{gw.Listener, &writes}
+	gw.Start()
+	t.Cleanup(gw.Close)
+
+	for i := range 3 {
+		before := writes.Load()
+		r := do(t, http.MethodPost, gw.URL+DefaultPath, modern("tools/call", "be__t"), sseCallBody)
+		n := writes.Load() - before
+		if r.status != 200 || r.rpc.Result == nil {
+			t.Fatalf("call %d: status %d: %s", i, r.status, r.body)
+		}
+		want := sseEvent(sseProgress1) + sseEvent(sseProgress2) + sseEvent(sseProgress3)
+		if !strings.HasPrefix(string(r.body), want) {
+			t.Fatalf("call %d: the progress events were not relayed as sent:\n%s", i, r.body)
+		}
+		// One write for headers, events and the end of the body; two would be the events
+		// split from the body's end. Flushing every event takes five.
+		if n > 2 {
+			t.Errorf("call %d: the response took %d writes on the connection, want at most 2", i, n)
+		}
+	}
+}
+
+// TestSSERelayFlushesBeforeWaiting: progress reaches the client while the backend pauses, before
+// the result exists, whatever else the backend wrote with it: the backend only goes on once the
+// client has read the progress event.
+func TestSSERelayFlushesBeforeWaiting(t *testing.T) {
+	tests := []struct {
+		name  string
+		first string // sent with the progress event, before the pause
+		rest  string // sent after it
+	}{
+		{"progress alone", "", sseEvent(sseResult)},
+		{"progress and a comment", ": ping\n\n", sseEvent(sseResult)},
+		{"progress and part of the next event", "event: message\n", "data: " + sseResult + "\n\n"},
+		{"progress and an event without data", "event: message\ndata:\n\n", sseEvent(sseResult)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			release := make(chan struct{})
+			be := httptest.NewServer(&sseCallBackend{
+				parts: []string{sseEvent(sseProgress1) + tt.first, tt.rest},
+				waits: []chan struct{}{release},
+			})
+			t.Cleanup(be.Close)
+			gw := startGateway(t, Config{SSEKeepAlive: time.Hour}, upstreams.UpstreamConfig{Name: "be", URL: be.URL})
+			// Registered last, so it runs first: the servers' Close waits for their handlers.
+			t.Cleanup(func() {
+				select {
+				case <-release:
+				default:
+					close(release)
+				}
+			})
+			// A bound on a wait that must not hang, not a measure of speed: the backend
+			// waits for the progress to be read, so without it nothing more comes.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, gw.URL, strings.NewReader(sseCallBody))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header = modern("tools/call", "be__t")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("the progress event did not reach the client while the backend waited for it: %v", err)
+			}
+			defer res.Body.Close()
+			var got []string
+			sc := bufio.NewScanner(res.Body)
+			for sc.Scan() {
+				got = append(got, sc.Text())
+				if sc.Text() == "data: "+sseProgress1 {
+					close(release)
+				}
+			}
+			if err := sc.Err(); err != nil {
+				t.Fatalf("the progress event did not reach the client while the backend waited for it: %v; got %q", err, got)
+			}
+			if len(got) < 2 || !strings.HasPrefix(got[len(got)-2], `data: {"jsonrpc":"2.0","id":1,"result"`) {
+				t.Fatalf("stream ended without the result: %q", got)
+			}
+		})
+	}
+}
+
+// cannedSSEBackend answers every request with one event stream, read in one go: three progress
+// notifications and the result. Like cannedBackend, it allocates only the response.
+type cannedSSEBackend struct {
+	cannedBackend
+}
+
+func newCannedSSEBackend() *cannedSSEBackend {
+	msgs := []string{sseProgress1, sseProgress2, sseProgress3,
+		`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"done 3"}],"resultType":"complete"}}`}
+	var b bytes.Buffer
+	for _, m := range msgs {
+		b.WriteString(sseEvent(m))
+	}
+	return &cannedSSEBackend{cannedBackend{body: b.Bytes(), hdr: http.Header{"Content-Type": {"text/event-stream"}}}}
+}
+
+// flushCountingWriter is benchWriter counting its flushes.
+type flushCountingWriter struct {
+	*benchWriter
+	flushes int
+}
+
+func (w *flushCountingWriter) Flush() { w.flushes++ }
+
+// BenchmarkForwardToolsCallSSE is BenchmarkForwardToolsCall for a backend that streams its
+// answer: three progress notifications, then the result, all read in one go. It reports the
+// flushes per call (each a write system call on a real connection).
+func BenchmarkForwardToolsCallSSE(b *testing.B) {
+	_, e := testServer(b, Config{}, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{Transport: newCannedSSEBackend()},
+		Deps{Version: "bench"})
+	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
+	h := modern("tools/call", "be__echo")
+	w := &flushCountingWriter{benchWriter: &benchWriter{h: http.Header{}}}
+	u := &url.URL{Path: "/mcp"}
+	rd := strings.NewReader(body)
+	b.ReportAllocs()
+	for b.Loop() {
+		rd.Reset(body)
+		req := &http.Request{Method: http.MethodPost, URL: u, RequestURI: "/mcp", Proto: "HTTP/1.1", ProtoMajor: 1,
+			ProtoMinor: 1, Header: h, Body: io.NopCloser(rd), ContentLength: int64(len(body)), Host: "127.0.0.1",
+			RemoteAddr: "192.0.2.1:1234"}
+		w.reset()
+		e.ServeHTTP(w, req)
+		if w.code != 200 || bytes.Count(w.body.Bytes(), []byte("notifications/progress")) != 3 {
+			b.Fatalf("status %d: %s", w.code, w.body.Bytes())
+		}
+	}
+	b.ReportMetric(float64(w.flushes)/float64(b.N), "flushes/op")
+}
