@@ -99,7 +99,7 @@ func (h *jsonHandler) Handle(ctx context.Context, r slog.Record) error {
 const maxPooledLine = 64 << 10
 
 // maxFastAttrs bounds the attributes of a record the fast path copies onto its stack.
-const maxFastAttrs = 24
+const maxFastAttrs = 16
 
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
