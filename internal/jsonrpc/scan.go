@@ -2,8 +2,10 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -225,11 +227,113 @@ func (s *scanner) separator(i, depth int, closer byte) (int, bool, error) {
 }
 
 // str scans a string starting at the opening quote and returns the offset after the closing
-// quote and whether it contained escapes.
+// quote and whether it contained escapes. The fast path (quickStr) only tells whether the string
+// is acceptable; any string it does not accept is scanned again byte by byte (strictStr), which
+// finds the error and its offset.
 func (s *scanner) str(i, depth int) (int, bool, error) {
 	if s.trusted {
 		return s.trustedStr(i)
 	}
+	if end, escaped, ok := quickStr(s.data, i); ok && end-1-i <= s.lim.MaxTokenBytes {
+		return end, escaped, nil
+	}
+	return s.strictStr(i, depth)
+}
+
+// quickStr is str for the common case, a string without a problem: it checks eight bytes at a
+// time (stopByte) and each run of non-ASCII text, up to the next quote, backslash or control
+// character, with one utf8.Valid. A multi-byte sequence never spans those ASCII bytes, so
+// checking the runs one by one accepts exactly what checking the whole string would. ok is
+// false for a string strictStr must refuse (or that has no closing quote).
+func quickStr(d []byte, i int) (end int, escaped, ok bool) {
+	i++
+	for {
+		j, high := stopByte(d, i)
+		if high && !utf8.Valid(d[i:j]) {
+			return 0, false, false
+		}
+		if j == len(d) {
+			return 0, false, false
+		}
+		switch d[j] {
+		case '"':
+			return j + 1, escaped, true
+		case '\\':
+			n, ok := escapeLen(d[j:])
+			if !ok {
+				return 0, false, false
+			}
+			escaped, i = true, j+n
+		default: // a control character
+			return 0, false, false
+		}
+	}
+}
+
+// stopByte returns the offset of the first quote, backslash or control character at or after i
+// (len(d) if none) and whether a byte of 0x80 or above comes before it.
+func stopByte(d []byte, i int) (int, bool) {
+	var high uint64
+	// Most strings are short (keys, small values): one word before the loop for long ones.
+	if i+8 <= len(d) {
+		w := binary.LittleEndian.Uint64(d[i:])
+		if m := stopMask(w); m != 0 {
+			k := bits.TrailingZeros64(m) / 8
+			return i + k, w&(1<<(8*k)-1)&hiBits != 0
+		}
+		high, i = w, i+8
+	}
+	for ; i+32 <= len(d); i += 32 {
+		b := d[i : i+32]
+		w, v := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+		x, y := binary.LittleEndian.Uint64(b[16:]), binary.LittleEndian.Uint64(b[24:])
+		if stopMask(w)|stopMask(v)|stopMask(x)|stopMask(y) != 0 {
+			break
+		}
+		high |= w | v | x | y
+	}
+	for ; i+8 <= len(d); i += 8 {
+		w := binary.LittleEndian.Uint64(d[i:])
+		if m := stopMask(w); m != 0 {
+			// The lowest flagged byte is always a real one (see stopMask); only the bytes
+			// below it are part of the run.
+			k := bits.TrailingZeros64(m) / 8
+			high |= w & (1<<(8*k) - 1)
+			return i + k, high&hiBits != 0
+		}
+		high |= w
+	}
+	for ; i < len(d); i++ {
+		c := d[i]
+		if c == '"' || c == '\\' || c < 0x20 {
+			break
+		}
+		high |= uint64(c)
+	}
+	return i, high&hiBits != 0
+}
+
+const (
+	loBits = 0x0101010101010101
+	hiBits = 0x8080808080808080
+)
+
+// stopMask sets the top bit of each byte of w (little-endian) that is a quote, a backslash or
+// below 0x20, and possibly of bytes above such a byte. (x - loBits*n) & ^x & hiBits, n <= 0x80,
+// flags each byte of x below n that no borrow reaches, and a borrow starts only at a byte below
+// n, itself flagged; a quote or a backslash is the byte that w ^ (loBits*c) turns into zero,
+// which is below 1. So the mask is non-zero iff w holds one of those bytes, and its lowest
+// flagged byte is the first of them. Bytes of 0x80 and above are never flagged (^x clears their
+// top bit) and never borrow. TestStopMaskOneByte and TestStopMaskTwoBytes check it exhaustively.
+func stopMask(w uint64) uint64 {
+	q := w ^ (loBits * '"')
+	b := w ^ (loBits * '\\')
+	return ((w-loBits*0x20) & ^w | (q-loBits) & ^q | (b-loBits) & ^b) & hiBits
+}
+
+// strictStr is str one byte at a time, which stops at the first problem: the reference for
+// quickStr, and what reports the offset of an error.
+func (s *scanner) strictStr(i, depth int) (int, bool, error) {
 	start := i
 	i++
 	escaped := false
