@@ -73,8 +73,8 @@ func TestStopMaskTwoBytes(t *testing.T) {
 }
 
 // refStr is the byte-at-a-time string scan str must agree with: the offset after the closing
-// quote, whether the string had escapes, or the error and its offset.
-func refStr(d []byte, i, max int) (int, bool, error, int) {
+// quote and whether the string had escapes, or the offset of the error and the error.
+func refStr(d []byte, i, max int) (int, bool, int, error) {
 	start := i
 	escaped := false
 	for i++; i < len(d); {
@@ -82,29 +82,29 @@ func refStr(d []byte, i, max int) (int, bool, error, int) {
 		switch {
 		case c == '"':
 			if i-start > max {
-				return i, escaped, ErrTooLong, start
+				return i, escaped, start, ErrTooLong
 			}
-			return i + 1, escaped, nil, 0
+			return i + 1, escaped, 0, nil
 		case c == '\\':
 			n, ok := escapeLen(d[i:])
 			if !ok {
-				return i, escaped, ErrSyntax, i
+				return i, escaped, i, ErrSyntax
 			}
 			escaped = true
 			i += n
 		case c < 0x20:
-			return i, escaped, ErrSyntax, i
+			return i, escaped, i, ErrSyntax
 		case c < utf8.RuneSelf:
 			i++
 		default:
 			r, size := utf8.DecodeRune(d[i:])
 			if r == utf8.RuneError && size <= 1 {
-				return i, escaped, ErrSyntax, i
+				return i, escaped, i, ErrSyntax
 			}
 			i += size
 		}
 	}
-	return i, escaped, ErrSyntax, i
+	return i, escaped, i, ErrSyntax
 }
 
 // checkStr compares scanner.str with refStr on the string starting at d[i].
@@ -112,7 +112,7 @@ func checkStr(t *testing.T, d []byte, i, max int) {
 	t.Helper()
 	s := scanner{data: d, lim: Limits{MaxTokenBytes: max}.withDefaults()}
 	end, esc, err := s.str(i, 3)
-	wend, wesc, werr, woff := refStr(d, i, s.lim.MaxTokenBytes)
+	wend, wesc, woff, werr := refStr(d, i, s.lim.MaxTokenBytes)
 	var se *ScanError
 	switch {
 	case werr == nil && (err != nil || end != wend || esc != wesc):
