@@ -73,25 +73,30 @@ func (e *ScanError) Unwrap() error { return e.Err }
 // decoded). Parsers disagree on which duplicate wins, and the gateway must authorize the same name
 // the backend will read, so duplicates are refused rather than resolved.
 func Scan(data []byte, lim Limits) error {
-	return scan(data, lim, false)
+	_, err := scan(data, lim, false)
+	return err
 }
 
 // scanStrict is Scan that also refuses an object with two keys equal under folding, for what
 // clients send (see FoldKey).
 func scanStrict(data []byte, lim Limits) error {
-	return scan(data, lim, true)
+	_, err := scan(data, lim, true)
+	return err
 }
 
-func scan(data []byte, lim Limits, fold bool) error {
+// scan is Scan (scanStrict with fold) that also reports whether some object has a member named
+// "uri", escapes decoded: the scan decodes every key anyway, so DecodeMessage learns it without
+// another pass (see Message.MayHaveURIKey).
+func scan(data []byte, lim Limits, fold bool) (uriKey bool, err error) {
 	s := scanner{data: data, lim: lim.withDefaults(), fold: fold}
 	i, err := s.value(s.skip(0), 0)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if i = s.skip(i); i != len(data) {
-		return s.fail(ErrSyntax, i, 0)
+		return false, s.fail(ErrSyntax, i, 0)
 	}
-	return nil
+	return s.uriKey, nil
 }
 
 type scanner struct {
@@ -102,6 +107,8 @@ type scanner struct {
 	trusted bool
 	// fold also refuses keys of one object that are equal under folding (FoldKey).
 	fold bool
+	// uriKey is set once an object with a member named "uri" has been seen (not when trusted).
+	uriKey bool
 }
 
 func (s *scanner) fail(err error, off, depth int) error {
@@ -190,7 +197,12 @@ func (s *scanner) object(i, depth int) (int, error) {
 			return end, err
 		}
 		if !s.trusted {
-			if key, prev, dup := seen.add(s.data[start+1:end-1], escaped, s.fold); dup {
+			key := s.data[start+1 : end-1]
+			if escaped {
+				key = unescapeKey(key)
+			}
+			s.uriKey = s.uriKey || string(key) == "uri"
+			if key, prev, dup := seen.add(key, s.fold); dup {
 				if prev != "" && prev != key {
 					return start, &ScanError{Err: ErrFoldedKey, Offset: start, Key: key, Prev: prev, Depth: depth}
 				}
@@ -497,16 +509,19 @@ type keySet struct {
 	big   map[string]string // map key (exact or folded) → the key as sent
 }
 
-// add records key (the raw bytes between the quotes) and reports whether it was already present:
-// exactly, or with fold also under folding, in which case prev is the earlier spelling. Escaped
-// keys are decoded first so that "a" and "\u0061" collide.
-func (k *keySet) add(raw []byte, escaped, fold bool) (key, prev string, dup bool) {
-	if escaped {
-		var dec string
-		if err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &dec); err == nil {
-			raw = []byte(dec)
-		}
+// unescapeKey decodes the escapes of a key (the raw bytes between the quotes), so that "a" and
+// "\u0061" are the same key.
+func unescapeKey(raw []byte) []byte {
+	var dec string
+	if err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &dec); err != nil {
+		return raw
 	}
+	return []byte(dec)
+}
+
+// add records key (escapes decoded) and reports whether it was already present: exactly, or with
+// fold also under folding, in which case prev is the earlier spelling.
+func (k *keySet) add(raw []byte, fold bool) (key, prev string, dup bool) {
 	mapKey := func(b []byte) string {
 		if fold {
 			return string(AppendFoldKey(make([]byte, 0, len(b)), b))
