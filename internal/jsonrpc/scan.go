@@ -246,7 +246,15 @@ func (s *scanner) str(i, depth int) (int, bool, error) {
 	if s.trusted {
 		return s.trustedStr(i)
 	}
-	if end, escaped, ok := quickStr(s.data, i); ok && end-1-i <= s.lim.MaxTokenBytes {
+	// Most strings are short keys and values of plain ASCII: a table look-up a byte ends them
+	// before the word loop would have started.
+	d, j := s.data, i+1
+	for end := min(i+16, len(d)); j < end && strPlain[d[j]]; j++ {
+	}
+	if j < len(d) && d[j] == '"' && j-i <= s.lim.MaxTokenBytes {
+		return j + 1, false, nil
+	}
+	if end, escaped, ok := quickStr(d, j); ok && end-1-i <= s.lim.MaxTokenBytes {
 		return end, escaped, nil
 	}
 	return s.strictStr(i, depth)
@@ -256,9 +264,9 @@ func (s *scanner) str(i, depth int) (int, bool, error) {
 // time (stopByte) and each run of non-ASCII text, up to the next quote, backslash or control
 // character, with one utf8.Valid. A multi-byte sequence never spans those ASCII bytes, so
 // checking the runs one by one accepts exactly what checking the whole string would. ok is
-// false for a string strictStr must refuse (or that has no closing quote).
+// false for a string strictStr must refuse (or that has no closing quote). i is the offset of
+// the first byte not known to be plain ASCII, after the opening quote.
 func quickStr(d []byte, i int) (end int, escaped, ok bool) {
-	i++
 	for {
 		j, high := stopByte(d, i)
 		if high && !utf8.Valid(d[i:j]) {
