@@ -9,9 +9,10 @@ import (
 )
 
 // BenchmarkLargeResult is the gateway's own work on a backend's JSON answer to a tools/call
-// whose result carries 1 MB of text (issue 21): the strict decode of the body, then the render
-// with the client's id, resource URIs rewritten. "link" adds a resource_link, so the result is
-// rewritten rather than relayed as it is.
+// whose result carries 1 MB of text (issue 21): the strict decode of the body, then the
+// rewrite of resource URIs, the result taken as mcphttp takes it (ResultOnly: written from the
+// response buffer, not copied). "link" adds a resource_link, so the result is rewritten rather
+// than relayed as it is.
 func BenchmarkLargeResult(b *testing.B) {
 	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 1<<20/45)
 	bodies := map[string]string{
@@ -30,7 +31,7 @@ func BenchmarkLargeResult(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				s := &Stream{method: MethodToolsCall, id: json.RawMessage(`7`), rw: uriRewriter{ns: ns, upstream: "beta"}}
+				s := &Stream{method: MethodToolsCall, id: json.RawMessage(`7`), rw: uriRewriter{ns: ns, upstream: "beta"}, resultOnly: true}
 				if _, err := s.render(m); err != nil {
 					b.Fatal(err)
 				}
