@@ -154,14 +154,19 @@ func (u uriRewriter) resultOf(method string, m *jsonrpc.Message) ([]byte, error)
 	return u.rewriteResult(method, m.Result)
 }
 
-// result is resultOf for a result not read by jsonrpc.DecodeMessage: the bytes decide whether
-// there may be a "uri" to rewrite. A member name decodes to "uri" only when spelled "uri" or
-// with a \u escape, so a result holding neither needs no parsing.
+// result is resultOf for a result not read by jsonrpc.DecodeMessage: the bytes decide
+// (mayNameURI).
 func (u uriRewriter) result(method string, res []byte) ([]byte, error) {
-	if method != MethodResourcesRead && !bytes.Contains(res, []byte(`"uri"`)) && !bytes.Contains(res, []byte(`\u`)) {
+	if method != MethodResourcesRead && !mayNameURI(res) {
 		return res, nil
 	}
 	return u.rewriteResult(method, res)
+}
+
+// mayNameURI reports whether the scanned JSON b may have a member named "uri": a member name
+// decodes to "uri" only when spelled so or with a \u escape, so b without either has none.
+func mayNameURI(b []byte) bool {
+	return bytes.Contains(b, []byte(`"uri"`)) || bytes.Contains(b, []byte(`\u`))
 }
 
 // rewriteResult parses the result of method and rewrites the URIs of its resources.
@@ -214,7 +219,7 @@ func (u uriRewriter) notification(method string, params []byte) ([]byte, bool) {
 // errorData rewrites data.uri of a backend's error (SEP-2164: resource not found carries the
 // URI). False: the URI is hidden or not normalisable, and the error must not be relayed as is.
 func (u uriRewriter) errorData(data []byte) ([]byte, bool) {
-	if len(data) == 0 || data[0] != '{' {
+	if len(data) == 0 || data[0] != '{' || !mayNameURI(data) {
 		return data, true
 	}
 	out, found, keep := u.editURI(data, u.clientURI)
@@ -270,7 +275,7 @@ func (u uriRewriter) editURI(obj []byte, mapURI func(string) (string, bool)) (ou
 // false drops the block. Member names are compared with their escapes decoded, as a client reads
 // them.
 func (u uriRewriter) content(block []byte) ([]byte, bool) {
-	if block[0] != '{' {
+	if block[0] != '{' || !mayNameURI(block) {
 		return nil, true
 	}
 	var typ string
@@ -305,7 +310,7 @@ func (u uriRewriter) content(block []byte) ([]byte, bool) {
 // message rewrites the content of a prompt message, an object or (tolerated) an array of
 // blocks; false drops the message (its only content was dropped).
 func (u uriRewriter) message(msg []byte) ([]byte, bool) {
-	if msg[0] != '{' {
+	if msg[0] != '{' || !mayNameURI(msg) {
 		return nil, true
 	}
 	keep := true
