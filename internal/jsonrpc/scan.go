@@ -136,6 +136,8 @@ func (s *scanner) value(i, depth int) (int, error) {
 		return s.object(i, depth+1)
 	case c == '[':
 		return s.array(i, depth+1)
+	case c == '"' && s.trusted:
+		return s.trustedEnd(i)
 	case c == '"':
 		end, _, err := s.str(i, depth)
 		return end, err
@@ -403,18 +405,27 @@ var strPlain = func() (t [256]bool) {
 	return t
 }()
 
-// trustedStr skips a string already validated by Scan: it only looks for the closing quote, a
-// quote not escaped by an odd run of backslashes, since Members walks the same bytes again for
-// every level it reads. bytes.IndexByte finds it many bytes at a time.
+// trustedStr is trustedEnd that also tells whether the string has escapes, for a key.
 func (s *scanner) trustedStr(i int) (int, bool, error) {
+	end, err := s.trustedEnd(i)
+	if err != nil {
+		return end, false, err
+	}
+	return end, bytes.IndexByte(s.data[i+1:end-1], '\\') >= 0, nil
+}
+
+// trustedEnd skips a string already validated by Scan: it only looks for the closing quote, a
+// quote not escaped by an odd run of backslashes, since Members walks the same bytes again for
+// every level it reads. bytes.IndexByte finds it many bytes at a time. A value's escapes do not
+// matter to a walk, so they are not looked for (a second pass over a long string).
+func (s *scanner) trustedEnd(i int) (int, error) {
 	d := s.data
-	escaped := false
 	// Short strings (most keys and values) end within a few bytes: a plain loop is cheaper there
 	// than a call.
 	for j, end := i+1, min(i+17, len(d)); j < end; j++ {
 		switch d[j] {
 		case '"':
-			return j + 1, false, nil
+			return j + 1, nil
 		case '\\':
 			end = 0 // leave it to the loop below
 		}
@@ -425,19 +436,16 @@ func (s *scanner) trustedStr(i int) (int, bool, error) {
 			break
 		}
 		q := j + k
-		if !escaped && bytes.IndexByte(d[j:q], '\\') >= 0 {
-			escaped = true
-		}
 		n := 0
 		for p := q - 1; p > i && d[p] == '\\'; p-- {
 			n++
 		}
 		if n%2 == 0 {
-			return q + 1, escaped, nil
+			return q + 1, nil
 		}
 		j = q + 1
 	}
-	return len(d), escaped, s.fail(ErrSyntax, len(d), 0)
+	return len(d), s.fail(ErrSyntax, len(d), 0)
 }
 
 func escapeLen(b []byte) (int, bool) {
