@@ -240,7 +240,7 @@ func (s *Stream) render(m *jsonrpc.Message) ([]byte, error) {
 		return jsonrpc.AppendError(nil, s.id, e), nil
 	}
 	s.outcome = OutcomeOK
-	res, err := s.rw.result(s.method, m.Result)
+	res, err := s.rw.resultOf(s.method, m)
 	if errors.Is(err, errHiddenResource) {
 		s.outcome = OutcomeBackendError
 		return s.hiddenResource(), nil

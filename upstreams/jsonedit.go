@@ -1,6 +1,7 @@
 package upstreams
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -90,16 +91,26 @@ func skipValue(b []byte, i int) int {
 	return i
 }
 
+// skipString returns the offset after the scanned JSON string starting at i. It looks for
+// quotes with bytes.IndexByte, many bytes at a time, since a string may be megabytes of text: the
+// closing one is the first not escaped, that is not preceded by an odd run of backslashes.
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			break
 		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
-	return i
+	return len(b)
 }
 
 func skipWS(b []byte, i int) int {

@@ -122,8 +122,6 @@ type uriRewriter struct {
 	visible, embedded func(Kind, Target) bool
 }
 
-const quotedURI = `"uri"`
-
 // errHiddenResource: the backend answered a resources/read with contents the caller may not see
 // and nothing else. Stream.render turns it into the same error a hidden resource gets.
 var errHiddenResource = errors.New("upstreams: every resource in the result is hidden")
@@ -145,13 +143,34 @@ func (u uriRewriter) embeddedURI(s string) (string, bool) {
 	return n, ok
 }
 
-// result rewrites the URIs in the result of method, or returns it unchanged when there are none
-// to rewrite (most tool and prompt results: checked with one bytes.Contains before any parsing).
-// A resources/read result is always parsed: each of its items must carry a "uri" to be relayed.
+// resultOf rewrites the URIs in the result of the decoded response m to method. Most tool and
+// prompt results name no resource, and the scan that decoded m has told so
+// (jsonrpc.Message.MayHaveURIKey): they are relayed as they are, without another pass. A
+// resources/read result is always parsed: each of its items must carry a "uri" to be relayed.
+func (u uriRewriter) resultOf(method string, m *jsonrpc.Message) ([]byte, error) {
+	if method != MethodResourcesRead && !m.MayHaveURIKey() {
+		return m.Result, nil
+	}
+	return u.rewriteResult(method, m.Result)
+}
+
+// result is resultOf for a result not read by jsonrpc.DecodeMessage: the bytes decide
+// (mayNameURI).
 func (u uriRewriter) result(method string, res []byte) ([]byte, error) {
-	if method != MethodResourcesRead && !bytes.Contains(res, []byte(quotedURI)) {
+	if method != MethodResourcesRead && !mayNameURI(res) {
 		return res, nil
 	}
+	return u.rewriteResult(method, res)
+}
+
+// mayNameURI reports whether the scanned JSON b may have a member named "uri": a member name
+// decodes to "uri" only when spelled so or with a \u escape, so b without either has none.
+func mayNameURI(b []byte) bool {
+	return bytes.Contains(b, []byte(`"uri"`)) || bytes.Contains(b, []byte(`\u`))
+}
+
+// rewriteResult parses the result of method and rewrites the URIs of its resources.
+func (u uriRewriter) rewriteResult(method string, res []byte) ([]byte, error) {
 	var member string
 	var elem func([]byte) ([]byte, bool)
 	switch method {
@@ -200,11 +219,14 @@ func (u uriRewriter) notification(method string, params []byte) ([]byte, bool) {
 // errorData rewrites data.uri of a backend's error (SEP-2164: resource not found carries the
 // URI). False: the URI is hidden or not normalisable, and the error must not be relayed as is.
 func (u uriRewriter) errorData(data []byte) ([]byte, bool) {
-	if len(data) == 0 || data[0] != '{' || !bytes.Contains(data, []byte(quotedURI)) {
+	if len(data) == 0 || data[0] != '{' || !mayNameURI(data) {
 		return data, true
 	}
-	out, ok := u.uriMember(data, u.clientURI)
-	if !ok {
+	out, found, keep := u.editURI(data, u.clientURI)
+	switch {
+	case !found:
+		return data, true
+	case !keep:
 		return nil, false
 	}
 	return out, true
@@ -213,13 +235,21 @@ func (u uriRewriter) errorData(data []byte) ([]byte, bool) {
 // contents rewrites one item of a resources/read result; false drops it.
 func (u uriRewriter) contents(item []byte) ([]byte, bool) { return u.uriMember(item, u.clientURI) }
 
-// uriMember rewrites the "uri" member of an object (resource contents, resource_link); false
-// when it has none, or one that must not be relayed.
+// uriMember rewrites the "uri" member of an object (resource contents); false when it has none,
+// or one that must not be relayed.
 func (u uriRewriter) uriMember(obj []byte, mapURI func(string) (string, bool)) ([]byte, bool) {
+	out, found, keep := u.editURI(obj, mapURI)
+	return out, found && keep
+}
+
+// editURI rewrites the "uri" member of an object, the name compared once its escapes are
+// decoded (jsonrpc.Members): found says whether there is one, keep false when obj must not be
+// relayed (no object, or a URI that cannot be normalised or is hidden).
+func (u uriRewriter) editURI(obj []byte, mapURI func(string) (string, bool)) (out []byte, found, keep bool) {
 	if obj[0] != '{' {
-		return nil, false
+		return nil, false, false
 	}
-	found, keep := false, true
+	keep = true
 	out, err := editObject(make([]byte, 0, len(obj)+16), obj, func(k, val []byte) ([]byte, bool) {
 		if string(k) != "uri" {
 			return nil, false
@@ -237,14 +267,15 @@ func (u uriRewriter) uriMember(obj []byte, mapURI func(string) (string, bool)) (
 		}
 		return jsonrpc.AppendString(nil, n), true
 	})
-	return out, err == nil && found && keep
+	return out, found, err == nil && keep
 }
 
 // content rewrites a content block: resource_link carries "uri", an embedded resource carries
-// "resource":{"uri":…}. Other block types have neither and are kept as they are; false drops
-// the block.
+// "resource":{"uri":…}. Other block types, and these without a "uri", are kept as they are;
+// false drops the block. Member names are compared with their escapes decoded, as a client reads
+// them.
 func (u uriRewriter) content(block []byte) ([]byte, bool) {
-	if block[0] != '{' || !bytes.Contains(block, []byte(quotedURI)) {
+	if block[0] != '{' || !mayNameURI(block) {
 		return nil, true
 	}
 	var typ string
@@ -256,18 +287,22 @@ func (u uriRewriter) content(block []byte) ([]byte, bool) {
 	})
 	switch typ {
 	case "resource_link":
-		return u.uriMember(block, u.embeddedURI)
+		if out, found, keep := u.editURI(block, u.embeddedURI); found {
+			return out, keep
+		}
 	case "resource":
-		keep := false
+		var found, keep bool
 		out, err := editObject(nil, block, func(k, val []byte) ([]byte, bool) {
 			if string(k) != "resource" {
 				return nil, false
 			}
-			o, ok := u.uriMember(val, u.embeddedURI)
-			keep = ok
-			return o, ok
+			var o []byte
+			o, found, keep = u.editURI(val, u.embeddedURI)
+			return o, found && keep
 		})
-		return out, err == nil && keep
+		if found {
+			return out, err == nil && keep
+		}
 	}
 	return nil, true
 }
@@ -275,7 +310,7 @@ func (u uriRewriter) content(block []byte) ([]byte, bool) {
 // message rewrites the content of a prompt message, an object or (tolerated) an array of
 // blocks; false drops the message (its only content was dropped).
 func (u uriRewriter) message(msg []byte) ([]byte, bool) {
-	if msg[0] != '{' || !bytes.Contains(msg, []byte(quotedURI)) {
+	if msg[0] != '{' || !mayNameURI(msg) {
 		return nil, true
 	}
 	keep := true

@@ -17,21 +17,33 @@ type Message struct {
 	Params json.RawMessage
 	Result json.RawMessage
 	Error  *Error
+	// noURIKey: DecodeMessage found no object member named "uri" in the message.
+	noURIKey bool
 }
 
 // IsResponse reports whether m is a response (success or error).
 func (m *Message) IsResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
 
+// MayHaveURIKey reports whether an object anywhere in m may have a member named "uri", its
+// escapes decoded (so "\u0075ri" is one, as for every client's decoder): false only when
+// DecodeMessage read m and found none. It is what lets a result that names no resource be
+// relayed without another pass over it. A Message built any other way answers true, so work
+// skipped on false is never skipped wrongly. The answer is about the message DecodeMessage read:
+// a Result replaced afterwards by one that may name a "uri" needs a Message built anew (a copy
+// keeps the answer).
+func (m *Message) MayHaveURIKey() bool { return !m.noURIKey }
+
 // DecodeMessage parses a message received from a backend. It is as strict about JSON as Decode
 // (a backend's garbage must never reach a client as if it were valid) but accepts responses and
 // tolerates unknown members. Errors wrap ErrBadMessage.
 func DecodeMessage(body []byte, lim Limits) (*Message, error) {
-	if err := Scan(body, lim); err != nil {
+	uriKey, err := scan(body, lim, false)
+	if err != nil {
 		return nil, errors.Join(ErrBadMessage, err)
 	}
-	var m Message
+	m := Message{noURIKey: !uriKey}
 	var version bool
-	err := Members(body, func(key, val []byte) error {
+	err = Members(body, func(key, val []byte) error {
 		switch string(key) {
 		case "jsonrpc":
 			version = string(val) == `"2.0"`

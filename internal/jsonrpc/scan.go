@@ -2,8 +2,10 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -71,25 +73,30 @@ func (e *ScanError) Unwrap() error { return e.Err }
 // decoded). Parsers disagree on which duplicate wins, and the gateway must authorize the same name
 // the backend will read, so duplicates are refused rather than resolved.
 func Scan(data []byte, lim Limits) error {
-	return scan(data, lim, false)
+	_, err := scan(data, lim, false)
+	return err
 }
 
 // scanStrict is Scan that also refuses an object with two keys equal under folding, for what
 // clients send (see FoldKey).
 func scanStrict(data []byte, lim Limits) error {
-	return scan(data, lim, true)
+	_, err := scan(data, lim, true)
+	return err
 }
 
-func scan(data []byte, lim Limits, fold bool) error {
+// scan is Scan (scanStrict with fold) that also reports whether some object has a member named
+// "uri", escapes decoded: the scan decodes every key anyway, so DecodeMessage learns it without
+// another pass (see Message.MayHaveURIKey).
+func scan(data []byte, lim Limits, fold bool) (uriKey bool, err error) {
 	s := scanner{data: data, lim: lim.withDefaults(), fold: fold}
 	i, err := s.value(s.skip(0), 0)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if i = s.skip(i); i != len(data) {
-		return s.fail(ErrSyntax, i, 0)
+		return false, s.fail(ErrSyntax, i, 0)
 	}
-	return nil
+	return s.uriKey, nil
 }
 
 type scanner struct {
@@ -100,6 +107,8 @@ type scanner struct {
 	trusted bool
 	// fold also refuses keys of one object that are equal under folding (FoldKey).
 	fold bool
+	// uriKey is set once an object with a member named "uri" has been seen (not when trusted).
+	uriKey bool
 }
 
 func (s *scanner) fail(err error, off, depth int) error {
@@ -127,6 +136,8 @@ func (s *scanner) value(i, depth int) (int, error) {
 		return s.object(i, depth+1)
 	case c == '[':
 		return s.array(i, depth+1)
+	case c == '"' && s.trusted:
+		return s.trustedEnd(i)
 	case c == '"':
 		end, _, err := s.str(i, depth)
 		return end, err
@@ -188,7 +199,12 @@ func (s *scanner) object(i, depth int) (int, error) {
 			return end, err
 		}
 		if !s.trusted {
-			if key, prev, dup := seen.add(s.data[start+1:end-1], escaped, s.fold); dup {
+			key := s.data[start+1 : end-1]
+			if escaped {
+				key = unescapeKey(key)
+			}
+			s.uriKey = s.uriKey || string(key) == "uri"
+			if key, prev, dup := seen.add(key, s.fold); dup {
 				if prev != "" && prev != key {
 					return start, &ScanError{Err: ErrFoldedKey, Offset: start, Key: key, Prev: prev, Depth: depth}
 				}
@@ -225,11 +241,121 @@ func (s *scanner) separator(i, depth int, closer byte) (int, bool, error) {
 }
 
 // str scans a string starting at the opening quote and returns the offset after the closing
-// quote and whether it contained escapes.
+// quote and whether it contained escapes. The fast path (quickStr) only tells whether the string
+// is acceptable; any string it does not accept is scanned again byte by byte (strictStr), which
+// finds the error and its offset.
 func (s *scanner) str(i, depth int) (int, bool, error) {
 	if s.trusted {
 		return s.trustedStr(i)
 	}
+	// Most strings are short keys and values of plain ASCII: a table look-up a byte ends them
+	// before the word loop would have started.
+	d, j := s.data, i+1
+	for end := min(i+16, len(d)); j < end && strPlain[d[j]]; j++ {
+	}
+	if j < len(d) && d[j] == '"' && j-i <= s.lim.MaxTokenBytes {
+		return j + 1, false, nil
+	}
+	if end, escaped, ok := quickStr(d, j); ok && end-1-i <= s.lim.MaxTokenBytes {
+		return end, escaped, nil
+	}
+	return s.strictStr(i, depth)
+}
+
+// quickStr is str for the common case, a string without a problem: it checks eight bytes at a
+// time (stopByte) and each run of non-ASCII text, up to the next quote, backslash or control
+// character, with one utf8.Valid. A multi-byte sequence never spans those ASCII bytes, so
+// checking the runs one by one accepts exactly what checking the whole string would. ok is
+// false for a string strictStr must refuse (or that has no closing quote). i is the offset of
+// the first byte not known to be plain ASCII, after the opening quote.
+func quickStr(d []byte, i int) (end int, escaped, ok bool) {
+	for {
+		j, high := stopByte(d, i)
+		if high && !utf8.Valid(d[i:j]) {
+			return 0, false, false
+		}
+		if j == len(d) {
+			return 0, false, false
+		}
+		switch d[j] {
+		case '"':
+			return j + 1, escaped, true
+		case '\\':
+			n, ok := escapeLen(d[j:])
+			if !ok {
+				return 0, false, false
+			}
+			escaped, i = true, j+n
+		default: // a control character
+			return 0, false, false
+		}
+	}
+}
+
+// stopByte returns the offset of the first quote, backslash or control character at or after i
+// (len(d) if none) and whether a byte of 0x80 or above comes before it.
+func stopByte(d []byte, i int) (int, bool) {
+	var high uint64
+	// Most strings are short (keys, small values): one word before the loop for long ones.
+	if i+8 <= len(d) {
+		w := binary.LittleEndian.Uint64(d[i:])
+		if m := stopMask(w); m != 0 {
+			k := bits.TrailingZeros64(m) / 8
+			return i + k, w&(1<<(8*k)-1)&hiBits != 0
+		}
+		high, i = w, i+8
+	}
+	for ; i+32 <= len(d); i += 32 {
+		b := d[i : i+32]
+		w, v := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+		x, y := binary.LittleEndian.Uint64(b[16:]), binary.LittleEndian.Uint64(b[24:])
+		if stopMask(w)|stopMask(v)|stopMask(x)|stopMask(y) != 0 {
+			break
+		}
+		high |= w | v | x | y
+	}
+	for ; i+8 <= len(d); i += 8 {
+		w := binary.LittleEndian.Uint64(d[i:])
+		if m := stopMask(w); m != 0 {
+			// The lowest flagged byte is always a real one (see stopMask); only the bytes
+			// below it are part of the run.
+			k := bits.TrailingZeros64(m) / 8
+			high |= w & (1<<(8*k) - 1)
+			return i + k, high&hiBits != 0
+		}
+		high |= w
+	}
+	for ; i < len(d); i++ {
+		c := d[i]
+		if c == '"' || c == '\\' || c < 0x20 {
+			break
+		}
+		high |= uint64(c)
+	}
+	return i, high&hiBits != 0
+}
+
+const (
+	loBits = 0x0101010101010101
+	hiBits = 0x8080808080808080
+)
+
+// stopMask sets the top bit of each byte of w (little-endian) that is a quote, a backslash or
+// below 0x20, and possibly of bytes above such a byte. (x - loBits*n) & ^x & hiBits, n <= 0x80,
+// flags each byte of x below n that no borrow reaches, and a borrow starts only at a byte below
+// n, itself flagged; a quote or a backslash is the byte that w ^ (loBits*c) turns into zero,
+// which is below 1. So the mask is non-zero iff w holds one of those bytes, and its lowest
+// flagged byte is the first of them. Bytes of 0x80 and above are never flagged (^x clears their
+// top bit) and never borrow. TestStopMaskOneByte and TestStopMaskTwoBytes check it exhaustively.
+func stopMask(w uint64) uint64 {
+	q := w ^ (loBits * '"')
+	b := w ^ (loBits * '\\')
+	return ((w-loBits*0x20) & ^w | (q-loBits) & ^q | (b-loBits) & ^b) & hiBits
+}
+
+// strictStr is str one byte at a time, which stops at the first problem: the reference for
+// quickStr, and what reports the offset of an error.
+func (s *scanner) strictStr(i, depth int) (int, bool, error) {
 	start := i
 	i++
 	escaped := false
@@ -279,18 +405,27 @@ var strPlain = func() (t [256]bool) {
 	return t
 }()
 
-// trustedStr skips a string already validated by Scan: it only looks for the closing quote, a
-// quote not escaped by an odd run of backslashes, since Members walks the same bytes again for
-// every level it reads. bytes.IndexByte finds it many bytes at a time.
+// trustedStr is trustedEnd that also tells whether the string has escapes, for a key.
 func (s *scanner) trustedStr(i int) (int, bool, error) {
+	end, err := s.trustedEnd(i)
+	if err != nil {
+		return end, false, err
+	}
+	return end, bytes.IndexByte(s.data[i+1:end-1], '\\') >= 0, nil
+}
+
+// trustedEnd skips a string already validated by Scan: it only looks for the closing quote, a
+// quote not escaped by an odd run of backslashes, since Members walks the same bytes again for
+// every level it reads. bytes.IndexByte finds it many bytes at a time. A value's escapes do not
+// matter to a walk, so they are not looked for (a second pass over a long string).
+func (s *scanner) trustedEnd(i int) (int, error) {
 	d := s.data
-	escaped := false
 	// Short strings (most keys and values) end within a few bytes: a plain loop is cheaper there
 	// than a call.
 	for j, end := i+1, min(i+17, len(d)); j < end; j++ {
 		switch d[j] {
 		case '"':
-			return j + 1, false, nil
+			return j + 1, nil
 		case '\\':
 			end = 0 // leave it to the loop below
 		}
@@ -301,19 +436,16 @@ func (s *scanner) trustedStr(i int) (int, bool, error) {
 			break
 		}
 		q := j + k
-		if !escaped && bytes.IndexByte(d[j:q], '\\') >= 0 {
-			escaped = true
-		}
 		n := 0
 		for p := q - 1; p > i && d[p] == '\\'; p-- {
 			n++
 		}
 		if n%2 == 0 {
-			return q + 1, escaped, nil
+			return q + 1, nil
 		}
 		j = q + 1
 	}
-	return len(d), escaped, s.fail(ErrSyntax, len(d), 0)
+	return len(d), s.fail(ErrSyntax, len(d), 0)
 }
 
 func escapeLen(b []byte) (int, bool) {
@@ -393,16 +525,19 @@ type keySet struct {
 	big   map[string]string // map key (exact or folded) → the key as sent
 }
 
-// add records key (the raw bytes between the quotes) and reports whether it was already present:
-// exactly, or with fold also under folding, in which case prev is the earlier spelling. Escaped
-// keys are decoded first so that "a" and "\u0061" collide.
-func (k *keySet) add(raw []byte, escaped, fold bool) (key, prev string, dup bool) {
-	if escaped {
-		var dec string
-		if err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &dec); err == nil {
-			raw = []byte(dec)
-		}
+// unescapeKey decodes the escapes of a key (the raw bytes between the quotes), so that "a" and
+// "\u0061" are the same key.
+func unescapeKey(raw []byte) []byte {
+	var dec string
+	if err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &dec); err != nil {
+		return raw
 	}
+	return []byte(dec)
+}
+
+// add records key (escapes decoded) and reports whether it was already present: exactly, or with
+// fold also under folding, in which case prev is the earlier spelling.
+func (k *keySet) add(raw []byte, fold bool) (key, prev string, dup bool) {
 	mapKey := func(b []byte) string {
 		if fold {
 			return string(AppendFoldKey(make([]byte, 0, len(b)), b))
