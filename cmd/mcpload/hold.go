@@ -29,12 +29,14 @@ type holdResult struct {
 	RSSBeforeKiB int64          `json:"rss_before_kib,omitempty"`
 	RSSAfterKiB  int64          `json:"rss_after_kib,omitempty"`
 	KiBPerStream float64        `json:"kib_per_stream,omitempty"`
-	// With -gc-url: the same readings each taken right after a forced garbage collection, so
-	// they count what the streams hold and not the garbage their opening left behind.
-	RSSBeforeGCKiB      int64   `json:"rss_before_gc_kib,omitempty"`
-	RSSAfterGCKiB       int64   `json:"rss_after_gc_kib,omitempty"`
-	KiBPerStreamAfterGC float64 `json:"kib_per_stream_after_gc,omitempty"`
-	MeasuredPID  int            `json:"pid,omitempty"`
+	// With -gc-url and -metrics-url: the Go runtime's heap in use plus goroutine stacks, read
+	// right after a forced garbage collection before and after opening. RSS counts the garbage
+	// opening the streams left and the freed pages the runtime has not yet returned to the
+	// system; this counts what the streams hold.
+	LiveBeforeKiB    int64   `json:"live_before_kib,omitempty"`
+	LiveAfterKiB     int64   `json:"live_after_kib,omitempty"`
+	LiveKiBPerStream float64 `json:"live_kib_per_stream,omitempty"`
+	MeasuredPID      int     `json:"pid,omitempty"`
 }
 
 // runHold is `mcpload hold`: open idle listen streams, measure a process's RSS before and after.
@@ -44,7 +46,7 @@ func runHold(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var cfg loadgen.HoldConfig
 	var pid, round int
 	var settle, hold time.Duration
-	var out, scenario, tokenFile, gcURL string
+	var out, scenario, tokenFile, gcURL, metricsURL string
 	fs.StringVar(&cfg.URL, "url", "", "MCP endpoint (loopback only)")
 	fs.IntVar(&cfg.Streams, "n", loadgen.DefaultHoldStreams, "streams to open")
 	fs.IntVar(&cfg.Parallel, "parallel", loadgen.DefaultHoldParallel, "streams being opened at once")
@@ -53,7 +55,8 @@ func runHold(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&pid, "pid", 0, "process whose VmRSS to read from /proc/PID/status before and after")
 	fs.DurationVar(&settle, "settle", time.Second, "wait this long before each RSS reading")
 	fs.DurationVar(&hold, "hold", time.Second, "keep the streams open this long after the reading")
-	fs.StringVar(&gcURL, "gc-url", "", "also read RSS after a GET of this loopback URL, which makes the process collect garbage (the gateway's /debug/pprof/heap?gc=1)")
+	fs.StringVar(&gcURL, "gc-url", "", "with -metrics-url: a loopback URL whose GET makes the process collect garbage (the gateway's /debug/pprof/heap?gc=1)")
+	fs.StringVar(&metricsURL, "metrics-url", "", "with -gc-url: the process's Prometheus metrics, whose go_memstats_heap_inuse_bytes and go_memstats_stack_inuse_bytes are read after each collection")
 	fs.StringVar(&out, "out", "", "also write the JSON result to this file")
 	fs.StringVar(&scenario, "scenario", "idle-sse", "scenario label")
 	fs.IntVar(&round, "round", 0, "round number")
@@ -75,8 +78,8 @@ func runHold(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		res.RSSBeforeKiB = before
-		if gcURL != "" {
-			if res.RSSBeforeGCKiB, err = rssAfterGC(ctx, gcURL, pid, settle); err != nil {
+		if gcURL != "" && metricsURL != "" {
+			if res.LiveBeforeKiB, err = liveAfterGC(ctx, gcURL, metricsURL); err != nil {
 				return err
 			}
 		}
@@ -97,12 +100,12 @@ func runHold(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if res.Opened > 0 {
 			res.KiBPerStream = float64(after-res.RSSBeforeKiB) / float64(res.Opened)
 		}
-		if gcURL != "" {
-			if res.RSSAfterGCKiB, err = rssAfterGC(ctx, gcURL, pid, settle); err != nil {
+		if gcURL != "" && metricsURL != "" {
+			if res.LiveAfterKiB, err = liveAfterGC(ctx, gcURL, metricsURL); err != nil {
 				return err
 			}
 			if res.Opened > 0 {
-				res.KiBPerStreamAfterGC = float64(res.RSSAfterGCKiB-res.RSSBeforeGCKiB) / float64(res.Opened)
+				res.LiveKiBPerStream = float64(res.LiveAfterKiB-res.LiveBeforeKiB) / float64(res.Opened)
 			}
 		}
 	}
@@ -111,26 +114,57 @@ func runHold(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return writeJSON(stdout, out, res)
 }
 
-// rssAfterGC asks the process at gcURL to collect garbage, waits settle and reads pid's RSS.
-func rssAfterGC(ctx context.Context, gcURL string, pid int, settle time.Duration) (int64, error) {
-	if err := loadgen.CheckLoopback(ctx, &net.Resolver{}, gcURL); err != nil {
-		return 0, err
+// liveAfterGC asks the process at gcURL to collect garbage, then returns its heap in use plus
+// its goroutine stacks from its metrics, in KiB.
+func liveAfterGC(ctx context.Context, gcURL, metricsURL string) (int64, error) {
+	if _, err := getLoopback(ctx, gcURL); err != nil {
+		return 0, fmt.Errorf("gc-url: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, gcURL, nil)
+	body, err := getLoopback(ctx, metricsURL)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("metrics-url: %w", err)
+	}
+	var total float64
+	for _, name := range []string{"go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes"} {
+		v, ok := gauge(body, name)
+		if !ok {
+			return 0, fmt.Errorf("metrics-url: no %s", name)
+		}
+		total += v
+	}
+	return int64(total / 1024), nil
+}
+
+// getLoopback GETs a loopback URL and returns its body; a status other than 200 is an error.
+func getLoopback(ctx context.Context, u string) ([]byte, error) {
+	if err := loadgen.CheckLoopback(ctx, &net.Resolver{}, u); err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("gc-url: %w", err)
+		return nil, err
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("gc-url: status %d", resp.StatusCode)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("status %d", resp.StatusCode)
 	}
-	sleep(ctx, settle)
-	return readRSS(pid)
+	return body, err
+}
+
+// gauge returns the value of an unlabelled metric in Prometheus text exposition.
+func gauge(text []byte, name string) (float64, bool) {
+	for _, line := range strings.Split(string(text), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -101,12 +101,12 @@ func loadResults(dir string) (*loaded, error) {
 func writeExtras(w io.Writer, s *summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if len(s.Hold) > 0 {
-		fmt.Fprintln(tw, "\nidle streams\tround\topened\tfailed\tRSS before KiB\tRSS after KiB\tKiB/stream\tafter a GC: before\tafter\tKiB/stream\topen s")
+		fmt.Fprintln(tw, "\nidle streams\tround\topened\tfailed\tRSS before KiB\tRSS after KiB\tKiB/stream\tlive after a GC: before KiB\tafter KiB\tKiB/stream\topen s")
 	}
 	for _, h := range s.Hold {
 		gc := "-\t-\t-"
-		if h.RSSAfterGCKiB > 0 {
-			gc = fmt.Sprintf("%d\t%d\t%.1f", h.RSSBeforeGCKiB, h.RSSAfterGCKiB, h.KiBPerStreamAfterGC)
+		if h.LiveAfterKiB > 0 {
+			gc = fmt.Sprintf("%d\t%d\t%.1f", h.LiveBeforeKiB, h.LiveAfterKiB, h.LiveKiBPerStream)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%.1f\t%s\t%.2f\n", h.Scenario, h.Round, h.Opened, failures(h.Failed),
 			h.RSSBeforeKiB, h.RSSAfterKiB, h.KiBPerStream, gc, h.OpenSeconds)

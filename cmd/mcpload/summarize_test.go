@@ -38,3 +38,14 @@ func TestParseRunFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestGauge reads an unlabelled metric from Prometheus text, not one whose name it prefixes.
+func TestGauge(t *testing.T) {
+	text := []byte("# HELP go_memstats_heap_inuse_bytes x\ngo_memstats_heap_inuse_bytes_total 9\ngo_memstats_heap_inuse_bytes 4.194304e+06\ngo_goroutines 12\n")
+	if v, ok := gauge(text, "go_memstats_heap_inuse_bytes"); !ok || v != 4194304 {
+		t.Fatalf("gauge = %v, %v; want 4194304, true", v, ok)
+	}
+	if _, ok := gauge(text, "go_memstats_stack_inuse_bytes"); ok {
+		t.Fatal("a missing metric was found")
+	}
+}
