@@ -20,7 +20,7 @@ type RateLimitConfig struct {
 	// Lease is how many tokens a replica takes from a shared (Redis) bucket at once and spends
 	// locally, at most burst ÷ 8 per limit: one Redis round trip per lease rather than per call.
 	// N replicas can then admit up to N leases more than a limit in any window (docs/scaling.md).
-	// 0 means store.DefaultLeaseMax (16); 1 turns leasing off, so every call asks Redis and the
+	// 0 means store.DefaultLeaseMax (64); 1 turns leasing off, so every call asks Redis and the
 	// limits are exact. The in-memory store is not leased from: it is local already.
 	Lease int `yaml:"lease"`
 }
