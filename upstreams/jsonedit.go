@@ -1,7 +1,6 @@
 package upstreams
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -91,27 +90,8 @@ func skipValue(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the offset after the scanned JSON string starting at i. It looks for
-// quotes with bytes.IndexByte, many bytes at a time, since a string may be megabytes of text: the
-// closing one is the first not escaped, that is not preceded by an odd run of backslashes.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			break
-		}
-		q := j + k
-		n := 0
-		for p := q - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1
-		}
-		j = q + 1
-	}
-	return len(b)
-}
+// skipString returns the offset after the scanned JSON string starting at i.
+func skipString(b []byte, i int) int { return jsonrpc.StringEnd(b, i) }
 
 func skipWS(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {

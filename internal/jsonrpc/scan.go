@@ -430,22 +430,39 @@ func (s *scanner) trustedEnd(i int) (int, error) {
 			end = 0 // leave it to the loop below
 		}
 	}
-	for j := i + 1; j < len(d); {
-		k := bytes.IndexByte(d[j:], '"')
+	if end, ok := stringEnd(d, i); ok {
+		return end, nil
+	}
+	return len(d), s.fail(ErrSyntax, len(d), 0)
+}
+
+// StringEnd returns the offset after the JSON string that starts at the quote at b[i], in text
+// already scanned (Scan): the first quote after it that no odd run of backslashes escapes.
+// bytes.IndexByte finds quotes many bytes at a time, since a string may be megabytes of text.
+// Without a closing quote it returns len(b).
+func StringEnd(b []byte, i int) int {
+	end, _ := stringEnd(b, i)
+	return end
+}
+
+// stringEnd is StringEnd that also tells whether the string was closed.
+func stringEnd(b []byte, i int) (int, bool) {
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
 			break
 		}
 		q := j + k
 		n := 0
-		for p := q - 1; p > i && d[p] == '\\'; p-- {
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
 			n++
 		}
 		if n%2 == 0 {
-			return q + 1, nil
+			return q + 1, true
 		}
 		j = q + 1
 	}
-	return len(d), s.fail(ErrSyntax, len(d), 0)
+	return len(b), false
 }
 
 func escapeLen(b []byte) (int, bool) {

@@ -4,21 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 )
-
-// lockedWriter is the baseline: every caller takes one mutex and waits for the output.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
 
 // benchOutput is a real file descriptor, so the baseline pays a real write(2) per line.
 func benchOutput(b *testing.B) *os.File {
@@ -86,7 +73,7 @@ type benchWriter struct {
 func benchWriters() []benchWriter {
 	return []benchWriter{
 		{"mutex", func(_ *testing.B, out io.Writer) (io.Writer, func() uint64, func()) {
-			return &lockedWriter{w: out}, func() uint64 { return 0 }, func() {}
+			return &lockedOut{w: out}, func() uint64 { return 0 }, func() {}
 		}},
 		{"async", func(b *testing.B, out io.Writer) (io.Writer, func() uint64, func()) {
 			w, err := New(out, Config{})
