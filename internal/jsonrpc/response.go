@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 )
@@ -52,6 +53,12 @@ func DecodeMessage(body []byte, lim Limits) (*Message, error) {
 				m.ID = val
 			}
 		case "method":
+			if val[0] == '"' && bytes.IndexByte(val, '\\') < 0 {
+				// Scanned already: quoted, valid UTF-8, nothing to unescape. Every relayed
+				// notification has one.
+				m.Method = string(val[1 : len(val)-1])
+				return nil
+			}
 			return json.Unmarshal(val, &m.Method)
 		case "params":
 			m.Params = val
