@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -213,19 +212,8 @@ func BenchmarkForwardToolsCallSSE(b *testing.B) {
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
 	h := modern("tools/call", "be__echo")
 	w := &flushCountingWriter{benchWriter: &benchWriter{h: http.Header{}}}
-	u := &url.URL{Path: "/mcp"}
-	rd := strings.NewReader(body)
-	b.ReportAllocs()
-	for b.Loop() {
-		rd.Reset(body)
-		req := &http.Request{Method: http.MethodPost, URL: u, RequestURI: "/mcp", Proto: "HTTP/1.1", ProtoMajor: 1,
-			ProtoMinor: 1, Header: h, Body: io.NopCloser(rd), ContentLength: int64(len(body)), Host: "127.0.0.1",
-			RemoteAddr: "192.0.2.1:1234"}
-		w.reset()
-		e.ServeHTTP(w, req)
-		if w.code != 200 || bytes.Count(w.body.Bytes(), []byte("notifications/progress")) != 3 {
-			b.Fatalf("status %d: %s", w.code, w.body.Bytes())
-		}
-	}
+	benchPostTo(b, e, h, body, w, w.benchWriter, func() bool {
+		return w.code == 200 && bytes.Count(w.body.Bytes(), []byte("notifications/progress")) == 3
+	})
 	b.ReportMetric(float64(w.flushes)/float64(b.N), "flushes/op")
 }
