@@ -349,11 +349,11 @@ const notificationHead = `{"jsonrpc":"2.0","method":"`
 // jsonrpc.DecodeMessage with method and params (a slice of data), is byte for byte what
 // jsonrpc.AppendNotification renders for them: then data itself can be relayed, and the client
 // receives exactly the bytes the gateway checked. Anything else (spacing, member order, unknown
-// members, a method with escapes or characters json.Marshal escapes) is rendered as before.
+// members, a method with escapes or characters AppendString escapes or replaces) is rendered as before.
 func isCanonicalNotification(data []byte, method string, params []byte) bool {
 	for i := 0; i < len(method); i++ {
 		switch c := method[i]; {
-		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\':
 			return false
 		}
 	}

@@ -26,8 +26,9 @@ func TestCanonicalNotification(t *testing.T) {
 		{"unknown member", `{"jsonrpc":"2.0","method":"notifications/progress","params":{},"x":1}`, false},
 		{"null id", `{"jsonrpc":"2.0","method":"notifications/progress","params":{},"id":null}`, false},
 		{"escaped method", `{"jsonrpc":"2.0","method":"notifications\/progress","params":{}}`, false},
-		{"method with <", `{"jsonrpc":"2.0","method":"a<b","params":{}}`, false},
-		{"method with &", `{"jsonrpc":"2.0","method":"a&b"}`, false},
+		{"method with < (AppendString keeps it)", `{"jsonrpc":"2.0","method":"a<b","params":{}}`, true},
+		{"method with &", `{"jsonrpc":"2.0","method":"a&b"}`, true},
+		{"method with a quote", `{"jsonrpc":"2.0","method":"a\"b"}`, false},
 		{"non-ASCII method (cautious)", `{"jsonrpc":"2.0","method":"é","params":{}}`, false},
 	}
 	for _, tt := range tests {

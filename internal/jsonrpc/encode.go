@@ -43,7 +43,7 @@ func AppendError(dst []byte, id json.RawMessage, e *Error) []byte {
 // AppendNotification appends a JSON-RPC notification with raw params (omitted when nil).
 func AppendNotification(dst []byte, method string, params json.RawMessage) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
-	dst = appendMarshaledString(dst, method)
+	dst = AppendString(dst, method)
 	if params != nil {
 		dst = append(dst, `,"params":`...)
 		dst = append(dst, params...)
@@ -86,20 +86,5 @@ func AppendString(dst []byte, s string) []byte {
 		}
 		i++
 	}
-	return append(dst, '"')
-}
-
-// appendMarshaledString appends what json.Marshal writes for s: quoted as it is when every byte
-// is printable ASCII that json.Marshal leaves alone (it also escapes <, > and &), else
-// json.Marshal's own output.
-func appendMarshaledString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			m, _ := json.Marshal(s)
-			return append(dst, m...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
 	return append(dst, '"')
 }

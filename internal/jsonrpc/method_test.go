@@ -5,17 +5,25 @@ import (
 	"testing"
 )
 
-// TestAppendMarshaledString: the shortcut writes what json.Marshal writes, for every byte value
-// in a method name and for names json.Marshal escapes.
-func TestAppendMarshaledString(t *testing.T) {
+// TestNotificationMethodRoundTrip: the method AppendNotification writes decodes to the method
+// it was given, for every byte value in it and for the characters encoding/json escapes
+// (invalid UTF-8 decodes as encoding/json's own rendering does, to U+FFFD).
+func TestNotificationMethodRoundTrip(t *testing.T) {
 	cases := []string{"", "notifications/progress", "a<b", "x&y", "q\"", "b\\", "é", "\u2028", "bad\xff", "tab\t"}
 	for c := range 256 {
 		cases = append(cases, "notifications/"+string([]byte{byte(c)})+"x")
 	}
 	for _, s := range cases {
-		want, _ := json.Marshal(s)
-		if got := appendMarshaledString([]byte("p"), s); string(got) != "p"+string(want) {
-			t.Fatalf("appendMarshaledString(%q) = %q, want %q", s, got[1:], want)
+		var got, want struct{ Method string }
+		if err := json.Unmarshal(AppendNotification(nil, s, nil), &got); err != nil {
+			t.Fatalf("AppendNotification(%q): %v", s, err)
+		}
+		m, _ := json.Marshal(s)
+		if err := json.Unmarshal([]byte(`{"method":`+string(m)+`}`), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got.Method != want.Method {
+			t.Fatalf("method %q read back as %q, want %q", s, got.Method, want.Method)
 		}
 	}
 }
