@@ -140,6 +140,9 @@ func getLoopback(ctx context.Context, u string) ([]byte, error) {
 	if err := loadgen.CheckLoopback(ctx, &net.Resolver{}, u); err != nil {
 		return nil, err
 	}
+	// Bounded: a process that stops answering ends the run with an error, not a hang.
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
