@@ -324,8 +324,8 @@ func (x *request) writeEventParts(p *outMsg, held *int) error {
 		if err != nil {
 			return err
 		}
-		x.writeDeadline(heldBytes(held) + len(eventHead) + len(c) + len(eventTail))
-		return x.writeEventBytes(c, held)
+		p = &outMsg{}
+		p.add(c)
 	}
 	n := len(eventHead) + p.n + len(eventTail)
 	x.writeDeadline(heldBytes(held) + n)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -216,4 +217,34 @@ func BenchmarkForwardToolsCallSSE(b *testing.B) {
 		return w.code == 200 && bytes.Count(w.body.Bytes(), []byte("notifications/progress")) == 3
 	})
 	b.ReportMetric(float64(w.flushes)/float64(b.N), "flushes/op")
+}
+
+// TestSSERelayResultWithLineBreaks: a result the backend spread over several data lines (which
+// SSE joins with line breaks) reaches the client as one single-line event carrying the same
+// result, after the progress event.
+func TestSSERelayResultWithLineBreaks(t *testing.T) {
+	spread := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\ndata: \"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\\nb\"}],\ndata: \"resultType\":\"complete\"}}\n\n"
+	be := httptest.NewServer(&sseCallBackend{parts: []string{sseEvent(sseProgress1) + spread}})
+	t.Cleanup(be.Close)
+	gw := startGateway(t, Config{SSEKeepAlive: time.Hour}, upstreams.UpstreamConfig{Name: "be", URL: be.URL})
+	r := do(t, http.MethodPost, gw.URL, modern("tools/call", "be__t"), sseCallBody)
+	if r.status != 200 || !strings.HasPrefix(string(r.body), sseEvent(sseProgress1)) {
+		t.Fatalf("status %d, body:\n%s", r.status, r.body)
+	}
+	events := strings.Split(strings.TrimSuffix(string(r.body), "\n\n"), "\n\n")
+	if len(events) != 2 {
+		t.Fatalf("want the progress event and the result, got %d events:\n%s", len(events), r.body)
+	}
+	data, ok := strings.CutPrefix(events[1], "event: message\ndata: ")
+	if !ok || strings.ContainsAny(data, "\r\n") {
+		t.Fatalf("the result event is not one data line: %q", events[1])
+	}
+	var m struct {
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(data), &m); err != nil || len(m.Result.Content) != 1 || m.Result.Content[0].Text != "a\nb" {
+		t.Fatalf("result %s (%v)", data, err)
+	}
 }
