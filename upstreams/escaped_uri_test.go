@@ -88,7 +88,7 @@ func TestEscapedURIKeyBytes(t *testing.T) {
 		{MethodPromptsGet, `{"messages":[{"role":"user","content":{"type":"resource_link","\u0075ri":"file:///secret/k"}}]}`,
 			`{"messages":[]}`},
 	} {
-		got, err := rw.result(tt.method, []byte(tt.in))
+		got, err := resultFromBytes(rw, tt.method, []byte(tt.in))
 		if err != nil || string(got) != tt.want {
 			t.Errorf("%s\n got %s, %v\nwant %s", tt.in, got, err, tt.want)
 		}

@@ -70,7 +70,7 @@ func TestRewriteHidesResources(t *testing.T) {
 			`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := rw.result(tt.method, []byte(tt.in))
+			got, err := resultFromBytes(rw, tt.method, []byte(tt.in))
 			if !errors.Is(err, tt.err) || tt.err == nil && string(got) != tt.want {
 				t.Fatalf("got %s, %v\nwant %s, %v", got, err, tt.want, tt.err)
 			}
@@ -94,7 +94,7 @@ func TestRewriteHidesResources(t *testing.T) {
 
 	// Without a prefix URIs keep their names but are still normalised and filtered.
 	solo := uriRewriter{ns: &namespace{noPrefix: true, only: "fs"}, upstream: "fs", visible: hideSecret}
-	got, err := solo.result(MethodResourcesRead, []byte(`{"contents":[{"uri":"file:///x/../a"},{"uri":"file:///secret/k","text":"S"}]}`))
+	got, err := resultFromBytes(solo, MethodResourcesRead, []byte(`{"contents":[{"uri":"file:///x/../a"},{"uri":"file:///secret/k","text":"S"}]}`))
 	if err != nil || string(got) != `{"contents":[{"uri":"file:///a"}]}` {
 		t.Errorf("no-prefix read: %s, %v", got, err)
 	}
@@ -134,7 +134,7 @@ func FuzzRewriteResult(f *testing.F) {
 			return
 		}
 		for _, m := range []string{MethodResourcesRead, MethodToolsCall, MethodPromptsGet} {
-			out, err := rw.result(m, []byte(res))
+			out, err := resultFromBytes(rw, m, []byte(res))
 			if err != nil {
 				continue
 			}

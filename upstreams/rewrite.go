@@ -154,15 +154,6 @@ func (u uriRewriter) resultOf(method string, m *jsonrpc.Message) ([]byte, error)
 	return u.rewriteResult(method, m.Result)
 }
 
-// result is resultOf for a result not read by jsonrpc.DecodeMessage: the bytes decide
-// (mayNameURI).
-func (u uriRewriter) result(method string, res []byte) ([]byte, error) {
-	if method != MethodResourcesRead && !mayNameURI(res) {
-		return res, nil
-	}
-	return u.rewriteResult(method, res)
-}
-
 // mayNameURI reports whether the scanned JSON b may have a member named "uri": a member name
 // decodes to "uri" only when spelled so or with a \u escape, so b without either has none.
 func mayNameURI(b []byte) bool {

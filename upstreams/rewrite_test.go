@@ -62,7 +62,7 @@ func TestRewriteResultURIs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := rw.result(tt.method, []byte(tt.in))
+			got, err := resultFromBytes(rw, tt.method, []byte(tt.in))
 			if err != nil || string(got) != tt.want {
 				t.Fatalf("got %s, %v\nwant %s", got, err, tt.want)
 			}
@@ -86,4 +86,15 @@ func FuzzRewriteParams(f *testing.F) {
 			}
 		}
 	})
+}
+
+// resultFromBytes runs a result through uriRewriter.resultOf as Stream.render does: inside a
+// response decoded (and scanned) by jsonrpc.DecodeMessage.
+func resultFromBytes(u uriRewriter, method string, res []byte) ([]byte, error) {
+	body := append(append([]byte(`{"jsonrpc":"2.0","id":1,"result":`), res...), '}')
+	m, err := jsonrpc.DecodeMessage(body, jsonrpc.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	return u.resultOf(method, m)
 }
