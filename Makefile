@@ -48,9 +48,9 @@ lint-tidy:
 	$(GO) mod tidy -diff
 
 # Imports in three groups, each one sorted block: standard library,
-# third-party, this module (see internal/importcheck).
+# third-party, this module (see internal/tools/importcheck).
 lint-imports:
-	$(GO) run ./internal/importcheck
+	$(GO) run ./internal/tools/importcheck
 
 lint-staticcheck:
 	$(GO) run $(STATICCHECK) ./...
@@ -81,7 +81,7 @@ conformance-direct:
 	CONFORMANCE_DIRECT=1 .ci/conformance
 
 demo:
-	$(GO) run ./cmd/gateway demo
+	$(GO) run ./cmd/gateway-demo
 
 build:
 	$(GO) build -o bin/gateway ./cmd/gateway

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 )
 
 func TestAuthenticateAttacks(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 )
 
 func TestTokenCacheBounded(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/devissuer"
-	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 const testResource = "https://mcp.example.test/mcp"

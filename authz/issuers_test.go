@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 )
 
 // TestRulesBoundToIssuer: with two real issuers, a rule trusts only the issuers it names. The

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
-	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcp-gateway/gateway/internal/testsupport/otlptest"
 	"github.com/mcp-gateway/gateway/internal/tracing"
-	"github.com/mcp-gateway/gateway/internal/tracing/otlptest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 

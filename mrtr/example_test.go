@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/mcptest"
 	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // Example walks a gateway confirmation: the first call is answered with an

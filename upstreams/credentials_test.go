@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/devissuer"
-	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // authServer is a real devissuer behind a counting proxy, so tests see how many token

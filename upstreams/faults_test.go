@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // faultBackend starts a loopback HTTP backend with handler h and a Registry over it.

@@ -8,7 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // BenchmarkCallLegacyGoSDK is BenchmarkCallGoSDK against the go-sdk's stateful 2025-11-25

@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // subscribable starts a stateless go-sdk server that supports resource subscriptions (mcptest's

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcp-gateway/gateway/internal/certreload/certtest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/certtest"
 )
 
 // tlsBackend is an HTTPS backend with HTTP/2 that requires a client certificate signed by

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/loadgen"
+	"github.com/mcp-gateway/gateway/internal/tools/loadgen"
 )
 
 // Limits of `mcpload backend`.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/loadgen"
+	"github.com/mcp-gateway/gateway/internal/tools/loadgen"
 )
 
 // holdResult is what `mcpload hold` reports.

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/devissuer"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 )
 
 // runIssuer serves the development token issuer on loopback for benchmarks of the

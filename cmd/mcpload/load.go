@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcp-gateway/gateway/internal/loadgen"
+	"github.com/mcp-gateway/gateway/internal/tools/loadgen"
 )
 
 // runLoad is `mcpload run`.

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/loadgen"
+	"github.com/mcp-gateway/gateway/internal/tools/loadgen"
 )
 
 // proxyIdleConns is the reference proxy's idle pool toward its one upstream: enough for every

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/mcp-gateway/gateway/internal/loadgen"
+	"github.com/mcp-gateway/gateway/internal/tools/loadgen"
 )
 
 // TestGoProxyRelaysEveryOperation drives the reference proxy with the harness's whole mix

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/loadgen"
+	"github.com/mcp-gateway/gateway/internal/tools/loadgen"
 )
 
 // Limits of `mcpload startup`.

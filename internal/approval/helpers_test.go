@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/realop"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 )
 
 // pageFixture is the page over TLS (its cookies are Secure), signing users in with a real

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/realop"
+	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 )
 
 // TestRenderHostileArguments: markup, script, very long values and invisible or bidi characters

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/certreload/certtest"
-	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/certtest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 func TestNewRejectsBadPairs(t *testing.T) {

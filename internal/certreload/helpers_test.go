@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/certreload/certtest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/certtest"
 )
 
 // waitLimit bounds every wait in these tests so a broken reload fails the

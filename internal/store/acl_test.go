@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/testredis"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
 
 // Redis ACL rules docs/scaling.md gives operators for the gateway's user with the default key

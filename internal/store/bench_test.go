@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/mcp-gateway/gateway/internal/testredis"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
 
 // benchStores runs fn against a memory store and a Redis store on a real

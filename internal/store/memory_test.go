@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 func newMemoryHarness(t *testing.T, opts MemoryOptions) (harness, *Memory, *mcptest.Clock) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/testredis"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
 
 // noticeInbox collects one subscriber's messages.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/testredis"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
 
 // startReplicaPair starts a primary and a replica of it on loopback and waits until the

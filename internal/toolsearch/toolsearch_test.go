@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mcp-gateway/gateway/internal/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/ranking.golden from the current ranking")

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/testsupport/otlptest"
 	"github.com/mcp-gateway/gateway/internal/tracing"
-	"github.com/mcp-gateway/gateway/internal/tracing/otlptest"
 )
 
 // TestExportOTLP sends spans over real OTLP/HTTP (protobuf, gzip) to a collector on loopback,

@@ -1,9 +1,0 @@
-//go:build !linux
-
-package main
-
-import "syscall"
-
-// gatewayProcAttr: outside Linux there is no parent-death signal; the test's cleanups stop
-// the gateway processes.
-func gatewayProcAttr() *syscall.SysProcAttr { return nil }

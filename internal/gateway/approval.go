@@ -1,0 +1,101 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/approval"
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/metrics"
+)
+
+// ApprovalConfig is the approval page that `confirm: url` rules send users to
+// (docs/approval.md), with its client secret given as a secret.
+type ApprovalConfig struct {
+	approval.Config `yaml:",inline"`
+	// ClientSecret authenticates the gateway at the issuer's token endpoint (file, env or
+	// value). Empty for a public client, which PKCE alone protects.
+	ClientSecret Secret `yaml:"clientSecret"`
+}
+
+// usesURLConfirmation reports whether any policy rule asks for approval on the page.
+func (c *Config) usesURLConfirmation() bool {
+	return slices.ContainsFunc(c.Auth.Policy.Rules, func(r authz.RuleConfig) bool { return r.Confirm == authz.ConfirmURL })
+}
+
+// approvalConfig is the page's configuration with its defaults: the scheme and host of
+// server.publicURL, and the only configured issuer.
+func (c *Config) approvalConfig() approval.Config {
+	a := c.Approval.Config.WithDefaults()
+	if a.BaseURL == "" {
+		if u, err := url.Parse(c.Server.PublicURL); err == nil && u.Host != "" {
+			a.BaseURL = u.Scheme + "://" + u.Host
+		}
+	}
+	if a.Issuer == "" && len(c.Auth.Issuers) == 1 {
+		a.Issuer = c.Auth.Issuers[0].Issuer
+	}
+	return a
+}
+
+// validateApproval: a `confirm: url` rule needs the page, the page needs authentication and
+// signs users in with one of the issuers whose tokens the gateway accepts.
+func (c *Config) validateApproval() []error {
+	if !c.Approval.Enabled() {
+		if c.usesURLConfirmation() {
+			return []error{errors.New("auth.policy: a rule says confirm: url but the approval page is not configured (approval.clientID and the issuer's client)")}
+		}
+		return nil
+	}
+	var errs []error
+	if c.Auth.Disabled {
+		errs = append(errs, errors.New("approval: the approval page needs authentication (auth.disabled is set)"))
+	}
+	a := c.approvalConfig()
+	if err := a.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if a.Issuer != "" && !slices.ContainsFunc(c.Auth.Issuers, func(i authz.IssuerConfig) bool { return i.Issuer == a.Issuer }) {
+		errs = append(errs, fmt.Errorf("approval.issuer %q: must be one of auth.issuers (written exactly as there)", a.Issuer))
+	}
+	if !c.Approval.ClientSecret.IsZero() {
+		if err := c.Approval.ClientSecret.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("approval.clientSecret: %w", err))
+		}
+	}
+	if a.Path == c.Server.Path {
+		errs = append(errs, fmt.Errorf("approval.path %q is the MCP endpoint's path", a.Path))
+	}
+	return errs
+}
+
+// buildApproval builds the approval page when it is configured. Its records and cookies are
+// sealed with the requestState keys, derived for their own purposes and allowed to be larger.
+func (g *gateway) buildApproval(cfg *Config, getenv func(string) string, log *slog.Logger, st store.Store) (*approval.Service, error) {
+	if !cfg.Approval.Enabled() {
+		return nil, nil
+	}
+	a := cfg.approvalConfig()
+	if !cfg.Approval.ClientSecret.IsZero() {
+		v, err := cfg.Approval.ClientSecret.resolve(getenv)
+		if err != nil {
+			return nil, fmt.Errorf("approval.clientSecret: %w", err)
+		}
+		a.ClientSecret = v
+	}
+	keys := cfg.MRTR
+	keys.MaxTokenBytes = approval.MaxRecordBytes * 2
+	ring, _, err := keys.keyRing(getenv)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := metrics.NewApproval(g.registry)
+	if err != nil {
+		return nil, err
+	}
+	return approval.New(a, approval.Deps{Store: st, Keys: ring, Logger: log, Observer: obs})
+}

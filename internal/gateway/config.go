@@ -1,0 +1,544 @@
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// Defaults for the process-level settings. The admin listener (metrics, health and the policy
+// explainer) is loopback-only unless the operator opens it on purpose, as the Helm chart does
+// for probes and Prometheus.
+const (
+	defaultListen          = ":8080"
+	defaultAdminListen     = "127.0.0.1:9090"
+	defaultDrainDelay      = 10 * time.Second
+	defaultShutdownTimeout = 30 * time.Second
+	defaultReadHeader      = 10 * time.Second
+	defaultIdleTimeout     = 120 * time.Second
+	defaultMaxHeaderBytes  = 64 << 10
+)
+
+// Config is the whole gateway configuration: the YAML file, then MCPGW_* environment variables,
+// then flags. Each package owns its block; this type only assembles them.
+type Config struct {
+	Server    ServerConfig    `yaml:"server"`
+	Admin     AdminConfig     `yaml:"admin"`
+	Log       LogConfig       `yaml:"log"`
+	Auth      AuthConfig      `yaml:"auth"`
+	MRTR      MRTRConfig      `yaml:"mrtr"`
+	Redis     RedisConfig     `yaml:"redis"`
+	RateLimit RateLimitConfig `yaml:"rateLimit"`
+	// Config is the backend settings at the top level (namespace, healthInterval, pageSize,
+	// cache, relayCapabilities), as upstreams defines them. Its list of backends is filled from
+	// Upstreams, once their secrets are resolved (upstreamsConfig); do not call its Validate,
+	// validate checks it with the rest.
+	upstreams.Config `yaml:",inline"`
+	// Upstreams are the backends in their file form, with secrets.
+	Upstreams []UpstreamConfig `yaml:"upstreams"`
+	// Tracing exports OpenTelemetry spans over OTLP/HTTP; off unless an endpoint is set.
+	Tracing TracingConfig `yaml:"tracing"`
+	// Toolsets are curated tool sets, each served as an MCP endpoint at its own path
+	// (docs/toolsets.md); mcphttp serves them, from Server.Toolsets.
+	Toolsets []mcphttp.ToolsetConfig `yaml:"toolsets"`
+	// Approval is the page `confirm: url` rules send users to; off unless a client id is set.
+	Approval ApprovalConfig `yaml:"approval"`
+	// Pins turns tool-definition pinning on (docs/pinning.md); absent, nothing is pinned.
+	Pins *pins.Config `yaml:"pins"`
+	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18) on the MCP endpoint, as
+	// mcphttp.LegacyConfig defines it; on by default.
+	Legacy mcphttp.LegacyConfig `yaml:"legacy"`
+
+	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
+	forceNoAuth bool
+	// version is the build's version (Run's), for logs, serverInfo and build_info; "" reads
+	// as "dev".
+	version string
+}
+
+// ServerConfig is the MCP listener: where it listens and how it drains, plus the endpoint
+// settings mcphttp owns.
+type ServerConfig struct {
+	mcphttp.Config `yaml:",inline"`
+	// Listen is the MCP listener's address. Default ":8080".
+	Listen string `yaml:"listen"`
+	// TLS, when both files are set, makes the listener terminate HTTPS itself.
+	TLS TLSConfig `yaml:"tls"`
+	// DrainDelay is how long the gateway keeps serving, reported not-ready, after SIGTERM before
+	// it stops accepting connections: longer than the load balancer needs to notice. Default 10s
+	// when absent; 0s turns the delay off (no load balancer in front).
+	DrainDelay time.Duration `yaml:"drainDelay"`
+	// ShutdownTimeout bounds how long in-flight requests (SSE streams included) may take to
+	// finish once the listener stops accepting. Default 30s.
+	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// ReadHeaderTimeout bounds reading request headers. Default 10s.
+	ReadHeaderTimeout time.Duration `yaml:"readHeaderTimeout"`
+	// IdleTimeout closes idle keep-alive connections. Default 120s.
+	IdleTimeout time.Duration `yaml:"idleTimeout"`
+	// MaxHeaderBytes bounds request headers. Default 64 KiB.
+	MaxHeaderBytes int `yaml:"maxHeaderBytes"`
+}
+
+// TLSConfig names the certificate and key files of the MCP listener.
+type TLSConfig struct {
+	// CertFile is a PEM certificate chain.
+	CertFile string `yaml:"certFile"`
+	// KeyFile is the PEM private key.
+	KeyFile string `yaml:"keyFile"`
+}
+
+// AdminConfig is the admin listener (metrics, health, readiness).
+type AdminConfig struct {
+	// Listen is the admin listener's address. Default "127.0.0.1:9090" (loopback only); set
+	// ":9090" to let probes and Prometheus reach it from outside the host or pod.
+	Listen string `yaml:"listen"`
+	// Pprof mounts /debug/pprof/ on the admin listener. Default false.
+	Pprof bool `yaml:"pprof"`
+	// RedisReadiness says what an unreachable Redis does to /readyz: "required" (the default)
+	// makes the replica not ready; "advisory" reports the failing check and keeps it ready, so
+	// a Redis outage, which every replica shares, does not take them all out of the load
+	// balancer while calls that need no shared state could still be served.
+	RedisReadiness string `yaml:"redisReadiness"`
+	// Explain controls POST /authz/explain, which reveals the whole policy and the claims of
+	// any token sent to it.
+	Explain ExplainConfig `yaml:"explain"`
+}
+
+// ExplainConfig switches the admin policy explainer on and protects it.
+type ExplainConfig struct {
+	// Enabled mounts POST /authz/explain. Default false.
+	Enabled bool `yaml:"enabled"`
+	// Secret, when set, must be sent as "Authorization: Bearer <secret>". Required when the
+	// explainer is enabled on an admin listener that is not loopback-only.
+	Secret Secret `yaml:"secret"`
+}
+
+// Values of AdminConfig.RedisReadiness.
+const (
+	redisReadinessRequired = "required"
+	redisReadinessAdvisory = "advisory"
+)
+
+// LogConfig selects the log level and format.
+type LogConfig struct {
+	// Level is debug, info, warn or error. Default info.
+	Level string `yaml:"level"`
+	// Format is json or text. Default json.
+	Format string `yaml:"format"`
+}
+
+// AuthConfig is the authentication and authorization block: authz.Config plus the switch that
+// turns it off.
+type AuthConfig struct {
+	authz.Config `yaml:",inline"`
+	// Disabled serves without authentication: for local development only. It is refused on a
+	// non-loopback listener unless --force is given, and logged loudly.
+	Disabled bool `yaml:"disabled"`
+}
+
+// UpstreamConfig is one backend as written in the file: every setting of
+// upstreams.UpstreamConfig, with the header values and the OAuth client secret given as secrets
+// (file, env or value) instead of resolved strings. The embedded Headers and Auth are filled only
+// when the secrets are resolved (upstreamsConfig).
+type UpstreamConfig struct {
+	upstreams.UpstreamConfig `yaml:",inline"`
+	// Headers are static headers sent on every request to this backend; each value is a secret.
+	Headers map[string]Secret `yaml:"headers"`
+	// Auth makes the gateway get an OAuth token for this backend.
+	Auth UpstreamAuth `yaml:"auth"`
+}
+
+// UpstreamAuth is upstreams.AuthConfig with the client secret given as a secret.
+type UpstreamAuth struct {
+	upstreams.AuthConfig `yaml:",inline"`
+	// ClientSecret authenticates the gateway at the token endpoint (file, env or value).
+	ClientSecret Secret `yaml:"clientSecret"`
+}
+
+func (c *Config) applyDefaults() {
+	s := &c.Server
+	s.Config = s.Config.WithDefaults()
+	c.Legacy = c.Legacy.WithDefaults()
+	setDefault(&s.Listen, defaultListen)
+	setDefault(&c.Admin.Listen, defaultAdminListen)
+	setDefault(&c.Admin.RedisReadiness, redisReadinessRequired)
+	setDefault(&c.Log.Level, "info")
+	setDefault(&c.Log.Format, "json")
+	durDefault(&s.ShutdownTimeout, defaultShutdownTimeout)
+	durDefault(&s.ReadHeaderTimeout, defaultReadHeader)
+	durDefault(&s.IdleTimeout, defaultIdleTimeout)
+	if s.MaxHeaderBytes == 0 {
+		s.MaxHeaderBytes = defaultMaxHeaderBytes
+	}
+}
+
+func setDefault(p *string, v string) {
+	if *p == "" {
+		*p = v
+	}
+}
+
+func durDefault(p *time.Duration, v time.Duration) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+// newConfig returns the configuration before the file, environment and flags: the defaults whose
+// zero value is itself meaningful (so an explicit 0 in the file must survive), set up front
+// rather than filled in afterwards.
+func newConfig() Config {
+	var c Config
+	c.Server.DrainDelay = defaultDrainDelay
+	// Pre-2026 clients are served, with their GET stream, unless the file says otherwise.
+	c.Legacy.Enabled, c.Legacy.GetStream = true, true
+	return c
+}
+
+// decodeYAML reads one YAML document into c, rejecting unknown keys: a misspelt key must not
+// silently leave a security setting at its default.
+func decodeYAML(r io.Reader, c *Config) error {
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return errors.New("the configuration file must hold exactly one YAML document")
+	}
+	return nil
+}
+
+func loadFile(path string, c *Config) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := decodeYAML(bytes.NewReader(b), c); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// envVars maps each MCPGW_* variable to the setting it overrides. Kept as one table so the
+// README documents exactly this list.
+var envVars = []struct {
+	name string
+	set  func(c *Config, v string) error
+}{
+	{"MCPGW_LISTEN", func(c *Config, v string) error { c.Server.Listen = v; return nil }},
+	{"MCPGW_ADMIN_LISTEN", func(c *Config, v string) error { c.Admin.Listen = v; return nil }},
+	{"MCPGW_PATH", func(c *Config, v string) error { c.Server.Path = v; return nil }},
+	{"MCPGW_PUBLIC_URL", func(c *Config, v string) error { c.Server.PublicURL = v; return nil }},
+	{"MCPGW_LOG_LEVEL", func(c *Config, v string) error { c.Log.Level = v; return nil }},
+	{"MCPGW_LOG_FORMAT", func(c *Config, v string) error { c.Log.Format = v; return nil }},
+	{"MCPGW_NO_AUTH", func(c *Config, v string) error { return parseBool(v, &c.Auth.Disabled) }},
+	{"MCPGW_NO_PREFIX", func(c *Config, v string) error { return parseBool(v, &c.Namespace.NoPrefix) }},
+	{"MCPGW_UPSTREAMS", func(c *Config, v string) error {
+		for _, part := range strings.Split(v, ",") {
+			if err := addUpstream(c, strings.TrimSpace(part)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+}
+
+func parseBool(v string, dst *bool) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a boolean", v)
+	}
+	*dst = b
+	return nil
+}
+
+func applyEnv(c *Config, getenv func(string) string) error {
+	var errs []error
+	for _, e := range envVars {
+		if v := getenv(e.name); v != "" {
+			if err := e.set(c, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", e.name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// addUpstream parses NAME=URL as given to --upstream or MCPGW_UPSTREAMS.
+func addUpstream(c *Config, spec string) error {
+	name, u, ok := strings.Cut(spec, "=")
+	if !ok || name == "" || u == "" {
+		return fmt.Errorf("upstream %q: want NAME=URL", spec)
+	}
+	c.Upstreams = append(c.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: name, URL: u}})
+	return nil
+}
+
+// validate reports every problem at once, including those of each package's
+// block.
+func (c *Config) validate() error {
+	var errs []error
+	if err := c.serverConfig().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, c.validateToolsetUpstreams()...)
+	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", a.name, a.addr, err))
+		}
+	}
+	if r := c.Admin.RedisReadiness; r != redisReadinessRequired && r != redisReadinessAdvisory {
+		errs = append(errs, fmt.Errorf("admin.redisReadiness %q: want required or advisory", r))
+	}
+	errs = append(errs, c.Admin.Explain.validate(c.Admin.Listen)...)
+	if c.Server.DrainDelay < 0 {
+		errs = append(errs, errors.New("server.drainDelay must not be negative"))
+	}
+	if (c.Server.TLS.CertFile == "") != (c.Server.TLS.KeyFile == "") {
+		errs = append(errs, errors.New("server.tls: certFile and keyFile must be set together"))
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log.level %q: want debug, info, warn or error", c.Log.Level))
+	}
+	if c.Log.Format != "json" && c.Log.Format != "text" {
+		errs = append(errs, fmt.Errorf("log.format %q: want json or text", c.Log.Format))
+	}
+	if c.Auth.Disabled && !IsLoopbackAddr(c.Server.Listen) && !c.forceNoAuth {
+		errs = append(errs, fmt.Errorf("auth.disabled on non-loopback listener %q: refused without --force", c.Server.Listen))
+	}
+	if !c.Auth.Disabled {
+		errs = append(errs, c.validateAuth()...)
+	}
+	for i, u := range c.Upstreams {
+		if c.Auth.Disabled && u.Auth.Type == upstreams.AuthTokenExchange {
+			// Without authentication there is no caller token to exchange: every call to the
+			// backend would be refused, never sent as the gateway instead.
+			errs = append(errs, fmt.Errorf("upstreams[%d] (%s): auth.type tokenExchange needs authenticated callers; it cannot be honoured with auth.disabled", i, u.Name))
+		}
+	}
+	errs = append(errs, c.MRTR.validate()...)
+	errs = append(errs, c.Redis.validate()...)
+	errs = append(errs, c.Tracing.validate()...)
+	errs = append(errs, c.validateApproval()...)
+	if c.Pins != nil {
+		if err := c.Pins.Validate(c.upstreamNames()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if _, err := c.compileRateLimits(nil); err != nil {
+		errs = append(errs, err)
+	}
+	for i, u := range c.Upstreams {
+		for h, s := range u.Headers {
+			if err := s.validate(); err != nil {
+				errs = append(errs, fmt.Errorf("upstreams[%d].headers.%s: %w", i, h, err))
+			}
+		}
+	}
+	up := c.upstreamsConfig(c.placeholderSecrets())
+	if err := up.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// legacyNote is what check-config says about pre-2026 clients: which versions are served and,
+// without Redis, that a client's answer to an elicitation reaches only the replica that asked,
+// so such a deployment must run one replica.
+func (c *Config) legacyNote() string {
+	if !c.Legacy.Enabled {
+		return "pre-2026 clients: refused (legacy.enabled is false)\n"
+	}
+	note := "pre-2026 clients: served (" + strings.Join(c.Legacy.Versions, ", ") + ")"
+	if !c.Redis.enabled() {
+		note += "; without redis their answers to elicitation, sampling and roots reach only the replica that asked: run a single replica"
+	}
+	return note + "\n"
+}
+
+// serverConfig is the MCP endpoint's configuration: the server: block with the top-level legacy:
+// block, which mcphttp reads as one.
+func (c *Config) serverConfig() mcphttp.Config {
+	s := c.Server.Config
+	s.Legacy = c.Legacy
+	s.Toolsets = c.Toolsets // the top-level block is the endpoint's
+	return s
+}
+
+func (e ExplainConfig) validate(listen string) []error {
+	var errs []error
+	if !e.Secret.IsZero() {
+		if err := e.Secret.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("admin.explain.secret: %w", err))
+		}
+	}
+	if e.Enabled && e.Secret.IsZero() && !IsLoopbackAddr(listen) {
+		errs = append(errs, fmt.Errorf("admin.explain.enabled on the non-loopback admin listener %q needs admin.explain.secret: the explainer reveals the policy and token claims", listen))
+	}
+	return errs
+}
+
+// upstreamNames lists the configured backends' names, in configuration order.
+func (c *Config) upstreamNames() []string {
+	names := make([]string, 0, len(c.Upstreams))
+	for _, u := range c.Upstreams {
+		names = append(names, u.Name)
+	}
+	return names
+}
+
+func (c *Config) validateAuth() []error {
+	var errs []error
+	if len(c.Auth.Issuers) == 0 {
+		errs = append(errs, errors.New("auth: no issuer configured; configure auth.issuers, or pass --no-auth (auth.disabled: true) to serve without authentication"))
+	}
+	if c.Server.PublicURL == "" {
+		errs = append(errs, errors.New("server.publicURL is required with authentication: it is the token audience (RFC 8707) and locates the protected resource metadata"))
+	}
+	if len(c.Auth.Issuers) > 0 {
+		if err := c.Auth.Config.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// upstreamsConfig converts the file form to upstreams.Config with the given resolved secrets
+// (placeholders for validation only). Every setting is carried over as it is; only the secrets
+// are filled in.
+func (c *Config) upstreamsConfig(resolved map[string]map[string]string) upstreams.Config {
+	out := c.Config
+	out.Upstreams = nil
+	for _, u := range c.Upstreams {
+		up := u.UpstreamConfig
+		up.Auth = u.Auth.AuthConfig
+		up.Auth.ClientSecret = resolved[u.Name][clientSecretKey]
+		up.Headers = resolved[u.Name]
+		if _, ok := up.Headers[clientSecretKey]; ok {
+			up.Headers = maps.Clone(up.Headers)
+			delete(up.Headers, clientSecretKey)
+		}
+		out.Upstreams = append(out.Upstreams, up)
+	}
+	return out
+}
+
+// placeholderSecrets stands in for every secret that is configured, so validation checks the
+// rest of the configuration without reading secret files (check-config runs where they may not
+// exist, for example in CI on a rendered Helm chart).
+func (c *Config) placeholderSecrets() map[string]map[string]string {
+	out := make(map[string]map[string]string, len(c.Upstreams))
+	for _, u := range c.Upstreams {
+		m := make(map[string]string, len(u.Headers)+1)
+		for h := range u.Headers {
+			m[h] = "placeholder"
+		}
+		if !u.Auth.ClientSecret.IsZero() {
+			m[clientSecretKey] = "placeholder"
+		}
+		out[u.Name] = m
+	}
+	return out
+}
+
+// clientSecretKey carries an upstream's resolved OAuth client secret beside its header values;
+// it cannot clash with a header name, which never contains a space.
+const clientSecretKey = "auth client secret"
+
+// resolveSecrets reads every header secret and OAuth client secret. Errors name the setting, never the value.
+func (c *Config) resolveSecrets(getenv func(string) string) (map[string]map[string]string, error) {
+	out := make(map[string]map[string]string, len(c.Upstreams))
+	var errs []error
+	for i, u := range c.Upstreams {
+		if !u.Auth.ClientSecret.IsZero() {
+			v, err := u.Auth.ClientSecret.resolve(getenv)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("upstreams[%d].auth.clientSecret: %w", i, err))
+			} else {
+				if out[u.Name] == nil {
+					out[u.Name] = map[string]string{}
+				}
+				out[u.Name][clientSecretKey] = v
+			}
+		}
+		for h, s := range u.Headers {
+			v, err := s.resolve(getenv)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("upstreams[%d].headers.%s: %w", i, h, err))
+				continue
+			}
+			if out[u.Name] == nil {
+				out[u.Name] = make(map[string]string, len(u.Headers))
+			}
+			out[u.Name][h] = v
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// IsLoopbackAddr reports whether a listen address binds only loopback interfaces. An empty host
+// (":8080") binds every interface and is not loopback.
+func IsLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// resolveSecret reads the explainer's bearer secret, if one is configured.
+func (e ExplainConfig) resolveSecret(getenv func(string) string) (string, error) {
+	if e.Secret.IsZero() {
+		return "", nil
+	}
+	v, err := e.Secret.resolve(getenv)
+	if err != nil {
+		return "", fmt.Errorf("admin.explain.secret: %w", err)
+	}
+	return v, nil
+}
+
+// buildVersion is the version the gateway reports: the one Run was given, "dev" without.
+func (c *Config) buildVersion() string {
+	if c.version == "" {
+		return "dev"
+	}
+	return c.version
+}
+
+// NewConfig returns the configuration every command starts from, before a file, the
+// environment or flags change it. With Complete it is the one place where defaults are set:
+// `serve`, `check-config` and the demo all take this path.
+func NewConfig() Config { return newConfig() }
+
+// Complete fills in every default the settings left unset and validates the result, reporting
+// every problem at once.
+func (c *Config) Complete() error {
+	c.applyDefaults()
+	if err := c.validate(); err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/demo"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// TestConfirmDestructiveTools: with server.confirmDestructiveTools, a tool annotated
+// destructiveHint (the demo's notes delete_note) is confirmed before it runs; other tools are not.
+func TestConfirmDestructiveTools(t *testing.T) {
+	ctx := context.Background()
+	backends, err := demo.Start(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { backends.Close() })
+	gw := startTestGateway(t, func(c *Config) {
+		c.Server.ConfirmDestructiveTools = true
+		c.MRTR.Keys = testKeys
+		for _, b := range backends.List() {
+			c.Upstreams = append(c.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: b.Name, URL: b.URL}})
+		}
+	})
+	var asked atomic.Int32
+	var approve atomic.Bool
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithElicitation(
+		func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": approve.Load()}}, nil
+		}))
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res
+	}
+	call("notes__add_note", map[string]any{"title": "keep me"})
+	if n := asked.Load(); n != 0 {
+		t.Fatalf("a non-destructive tool was confirmed %d times", n)
+	}
+	if res := call("notes__delete_note", map[string]any{"id": "1"}); !res.IsError || asked.Load() != 1 {
+		t.Fatalf("declined delete: asked %d, result %+v", asked.Load(), res)
+	}
+	if got := mcptest.ResultText(call("notes__get_note", map[string]any{"id": "1"})); !strings.Contains(got, "keep me") {
+		t.Fatalf("the declined delete ran: get_note = %q", got)
+	}
+	approve.Store(true)
+	if res := call("notes__delete_note", map[string]any{"id": "1"}); res.IsError || asked.Load() != 2 {
+		t.Fatalf("approved delete: asked %d, result %+v", asked.Load(), res)
+	}
+	if res := call("notes__get_note", map[string]any{"id": "1"}); !res.IsError {
+		t.Fatalf("the approved delete did not run: %+v", res)
+	}
+}
+
+// TestConfirmDestructiveToolsTokenExchange: behind a backend that takes exchanged tokens, the
+// destructive hints are read with the caller's token exchanged for that backend (the gateway has
+// no token of its own there). Before, the hint list could not reach such a backend, and with no
+// other backend every call failed with 502; with others, every one of its tools would have been
+// confirmed as unknown.
+func TestConfirmDestructiveToolsTokenExchange(t *testing.T) {
+	ctx := context.Background()
+	iss := newExchangeIssuer(t)
+	backends, err := demo.Start(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { backends.Close() })
+	notes := backends.List()[0]
+	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Server.ConfirmDestructiveTools = true
+		c.MRTR.Keys = testKeys
+		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "*", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
+		u := UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: notes.Name, URL: notes.URL}}
+		u.Auth.AuthConfig = upstreams.AuthConfig{Type: upstreams.AuthTokenExchange, TokenURL: iss.TokenURL(),
+			ClientID: "mcp-gateway", Audience: notes.URL}
+		u.Auth.ClientSecret = Secret{Value: "gw-secret"}
+		c.Upstreams = []UpstreamConfig{u}
+	})
+	var asked atomic.Int32
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithBearer(mintFor(t, iss, "alice")), mcptest.WithElicitation(
+		func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}}, nil
+		}))
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: notes.Name + "__add_note", Arguments: map[string]any{"title": "t"}})
+	if err != nil || res.IsError {
+		stop()
+		t.Fatalf("add_note: %v %+v\n%s", err, res, logs.String())
+	}
+	if n := asked.Load(); n != 0 {
+		t.Fatalf("a non-destructive tool behind token exchange was confirmed %d times", n)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: notes.Name + "__delete_note", Arguments: map[string]any{"id": "1"}}); err != nil || !res.IsError || asked.Load() != 1 {
+		t.Fatalf("declined delete_note: asked %d, %v %+v", asked.Load(), err, res)
+	}
+}

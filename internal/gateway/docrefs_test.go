@@ -1,0 +1,62 @@
+package gateway
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestDocReferences: the code explains itself with documents this repository holds. Every
+// "docs/protocol.md §N" a comment cites names a section that page has, and no comment points at
+// a document outside the repository (the design notes and the protocol digest the project began
+// from), which a maintainer of this repository does not have.
+func TestDocReferences(t *testing.T) {
+	root := filepath.Join("..", "..")
+	page, err := os.ReadFile(filepath.Join(root, "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^#{2,3} §([0-9.]+) `).FindAllStringSubmatch(string(page), -1) {
+		sections[m[1]] = true
+	}
+	cite := regexp.MustCompile(`docs/protocol\.md §([0-9]+(?:\.[0-9]+)?)`)
+	outside := regexp.MustCompile(`digest §|\bSTYLE\.md\b|\bDESIGN\.md\b|LEGACY-EDGE\.md|PEERS\.md`)
+	cited := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != root || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if outside.MatchString(line) && path != filepath.Join(root, "internal", "gateway", "docrefs_test.go") {
+				t.Errorf("%s:%d cites a document outside the repository: %s", path, i+1, strings.TrimSpace(line))
+			}
+			for _, m := range cite.FindAllStringSubmatch(line, -1) {
+				cited++
+				if !sections[m[1]] {
+					t.Errorf("%s:%d cites docs/protocol.md §%s, which has no such section", path, i+1, m[1])
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cited == 0 {
+		t.Error("no comment cites docs/protocol.md: the walk found no source")
+	}
+}

@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"testing"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// The fixtures the gateway's end-to-end tests share: a development issuer, its tokens, and a
+// gateway that authenticates with it. startTestGateway (e2e_test.go) starts the gateway itself.
+
+// newIssuer starts a development OpenID issuer whose tokens are for testResource. It is closed
+// when the test ends.
+func newIssuer(t *testing.T) *devissuer.Issuer {
+	t.Helper()
+	return startIssuer(t, devissuer.Options{Audience: testResource})
+}
+
+// newExchangeIssuer is newIssuer that also answers RFC 8693 token exchange for the client
+// "mcp-gateway" with the secret "gw-secret".
+func newExchangeIssuer(t *testing.T) *devissuer.Issuer {
+	t.Helper()
+	return startIssuer(t, devissuer.Options{Audience: testResource, Clients: map[string]string{"mcp-gateway": "gw-secret"}})
+}
+
+func startIssuer(t *testing.T, o devissuer.Options) *devissuer.Issuer {
+	t.Helper()
+	iss, err := devissuer.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { iss.Close() })
+	return iss
+}
+
+// mint returns a token of iss carrying claims.
+func mint(t *testing.T, iss *devissuer.Issuer, claims devissuer.Claims) string {
+	t.Helper()
+	tok, err := iss.Mint(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// mintFor returns a token of iss for sub with the scope tools:use.
+func mintFor(t *testing.T, iss *devissuer.Issuer, sub string) string {
+	t.Helper()
+	return mint(t, iss, devissuer.Claims{"sub": sub, "scope": "tools:use"})
+}
+
+// trustIssuers turns authentication on for testResource, with tokens of the given issuers.
+func trustIssuers(c *Config, issuers ...*devissuer.Issuer) {
+	c.Auth.Disabled = false
+	c.Server.PublicURL = testResource
+	c.Auth.Issuers = nil
+	for _, iss := range issuers {
+		c.Auth.Issuers = append(c.Auth.Issuers, authz.IssuerConfig{Issuer: iss.URL()})
+	}
+}
+
+// authGateway is a running gateway that authenticates callers with tokens of iss.
+type authGateway struct {
+	gw  Listeners
+	iss *devissuer.Issuer
+}
+
+// url is the gateway's MCP endpoint.
+func (g *authGateway) url() string { return "http://" + g.gw.MCP + "/mcp" }
+
+// token returns a token of the gateway's issuer carrying claims.
+func (g *authGateway) token(t *testing.T, claims devissuer.Claims) string {
+	t.Helper()
+	return mint(t, g.iss, claims)
+}
+
+// toolCalls counts the tools/call requests a backend received (health probes and discovery are
+// other traffic).
+func toolCalls(s *mcptest.Server) int { return len(s.RequestsOf("tools/call")) }

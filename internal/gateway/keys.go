@@ -1,0 +1,70 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/mrtr"
+)
+
+// MRTRConfig is the `mrtr:` block: the keys that seal requestState and list cursors.
+type MRTRConfig struct {
+	// Keys seal and open tokens, oldest first: the last one seals, all open. Each secret is at
+	// least 32 bytes of random text (for example `head -c 32 /dev/urandom | base64`). Every
+	// replica needs the same keys. Empty: one random key per process, which is only correct for
+	// a single replica and loses in-flight confirmations on restart.
+	Keys []KeyConfig `yaml:"keys"`
+	// TTL is how long a requestState stays valid. Default 10m.
+	TTL time.Duration `yaml:"ttl"`
+	// MaxTokenBytes bounds a requestState or cursor, checked before any decoding. Default 8 KiB.
+	MaxTokenBytes int `yaml:"maxTokenBytes"`
+}
+
+// KeyConfig is one sealing key.
+type KeyConfig struct {
+	// ID names the key inside tokens: 1–32 characters of [A-Za-z0-9_-].
+	ID string `yaml:"id"`
+	// Secret is the key material.
+	Secret Secret `yaml:"secret"`
+}
+
+func (c MRTRConfig) validate() []error {
+	var errs []error
+	for i, k := range c.Keys {
+		if err := k.Secret.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("mrtr.keys[%d].secret: %w", i, err))
+		}
+	}
+	if err := (mrtr.Config{TTL: c.TTL}).Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// keyRing builds the ring once at start-up: key derivation never happens per request.
+func (c MRTRConfig) keyRing(getenv func(string) string) (ring *seal.KeyRing, ephemeral bool, err error) {
+	cfg := seal.Config{MaxTokenBytes: c.MaxTokenBytes}
+	for i, k := range c.Keys {
+		v, err := k.Secret.resolve(getenv)
+		if err != nil {
+			return nil, false, fmt.Errorf("mrtr.keys[%d].secret: %w", i, err)
+		}
+		cfg.Keys = append(cfg.Keys, seal.Key{ID: k.ID, Secret: []byte(v)})
+	}
+	if len(cfg.Keys) == 0 {
+		secret := make([]byte, seal.MinSecretBytes)
+		if _, err := rand.Read(secret); err != nil {
+			return nil, false, err
+		}
+		cfg.Keys = []seal.Key{{ID: "process", Secret: secret}}
+		ephemeral = true
+	}
+	ring, err = seal.New(cfg)
+	if err != nil {
+		return nil, false, errors.Join(errors.New("mrtr.keys"), err)
+	}
+	return ring, ephemeral, nil
+}

@@ -1,0 +1,243 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+const pinsUsage = `usage: gateway pins <write|diff> [flags]
+
+  write  fetch every configured backend's instructions, tools, prompts and resource templates
+         and write the lock file (--out, default pins.yaml; "-" for standard output)
+  diff   fetch them again and print what changed since the lock file (--pins), classified;
+         exit status 3 when anything drifted
+
+Both take the configuration flags of 'gateway serve' (--config, --upstream, …).
+`
+
+// exitDrift is the exit status of 'gateway pins diff' when definitions drifted, so that a
+// pipeline can tell drift (3) from a failure to fetch or load (1).
+const exitDrift = 3
+
+// driftError reports drift with its own exit status.
+type driftError struct{ n int }
+
+func (e driftError) Error() string {
+	return fmt.Sprintf("pin drift: %d item(s) differ from the lock file", e.n)
+}
+func (e driftError) ExitCode() int { return exitDrift }
+
+// runPins is 'gateway pins write' and 'gateway pins diff'.
+func runPins(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, pinsUsage)
+		return errors.New("pins: a sub-command is required")
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, pinsUsage)
+		return nil
+	}
+	sub, args := args[0], args[1:]
+	switch sub {
+	case "write":
+		out, rest, err := takeFlag(args, "out")
+		if err != nil {
+			return err
+		}
+		if out == "" {
+			out = "pins.yaml"
+		}
+		cfg, err := loadConfig("pins write", rest, getenv, stderr)
+		if err != nil {
+			return err
+		}
+		lock, err := fetchPins(ctx, cfg, getenv)
+		if err != nil {
+			return err
+		}
+		warnInvisible(stderr, lock)
+		data := lock.Marshal()
+		if out == "-" {
+			_, err := stdout.Write(data)
+			return err
+		}
+		if err := writeFileAtomic(out, data); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %d pin(s) for %d backend(s) to %s\n", countPins(lock), len(lock.Backends), out)
+		return nil
+	case "diff":
+		path, rest, err := takeFlag(args, "pins")
+		if err != nil {
+			return err
+		}
+		if path == "" {
+			return errors.New("pins diff: --pins is required")
+		}
+		pinned, err := pins.LoadLock(path)
+		if err != nil {
+			return err
+		}
+		cfg, err := loadConfig("pins diff", rest, getenv, stderr)
+		if err != nil {
+			return err
+		}
+		current, err := fetchPins(ctx, cfg, getenv)
+		if err != nil {
+			return err
+		}
+		drift := pins.Diff(pinned, current)
+		if err := pins.WriteDiff(stdout, drift); err != nil {
+			return err
+		}
+		if len(drift) > 0 {
+			return driftError{len(drift)}
+		}
+		return nil
+	}
+	fmt.Fprint(stderr, pinsUsage)
+	return fmt.Errorf("pins: unknown sub-command %q", sub)
+}
+
+// takeFlag removes --name VALUE or --name=VALUE (one or two dashes) from args, up to a "--",
+// returning its value and the remaining arguments for the configuration flags.
+func takeFlag(args []string, name string) (string, []string, error) {
+	var val string
+	rest := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		trimmed := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		switch {
+		case a == "--":
+			rest = append(rest, args[i:]...)
+			return val, rest, nil
+		case trimmed == name:
+			if i+1 >= len(args) {
+				return "", nil, fmt.Errorf("flag needs an argument: --%s", name)
+			}
+			val = args[i+1]
+			i++
+		case strings.HasPrefix(trimmed, name+"="):
+			val = strings.TrimPrefix(trimmed, name+"=")
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return val, rest, nil
+}
+
+// fetchPins asks every configured backend, in configuration order, for its definitions and
+// pins them. Any backend that cannot be fetched, or lists something that cannot be pinned, fails
+// the whole command: a lock file or diff that silently leaves a backend out would read as
+// "nothing to pin" or "everything removed".
+func fetchPins(ctx context.Context, cfg *Config, getenv func(string) string) (*pins.Lock, error) {
+	secrets, err := cfg.resolveSecrets(getenv)
+	if err != nil {
+		return nil, err
+	}
+	ring, _, err := cfg.MRTR.keyRing(getenv)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
+		Logger:  slog.New(slog.DiscardHandler),
+		Cursors: ring.Sealer(seal.PurposeCursor),
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer reg.Close()
+	lock := pins.NewLock()
+	var errs []error
+	for _, u := range cfg.Upstreams {
+		defs, err := reg.Definitions(ctx, u.Name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", u.Name, err))
+			continue
+		}
+		lock.Backend(u.Name)
+		if defs.Instructions != "" {
+			d, err := pins.FromInstructions(defs.Instructions)
+			if err == nil {
+				err = lock.Add(u.Name, d)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: instructions: %w", u.Name, err))
+			}
+		}
+		for _, l := range []struct {
+			kind  pins.Kind
+			items []json.RawMessage
+		}{
+			{pins.KindTool, defs.Tools}, {pins.KindPrompt, defs.Prompts}, {pins.KindResourceTemplate, defs.ResourceTemplates},
+		} {
+			if err := lock.AddItems(u.Name, l.kind, l.items); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("pins: %w", errors.Join(errs...))
+	}
+	return lock, nil
+}
+
+func countPins(l *pins.Lock) int {
+	n := 0
+	for _, b := range l.Backends {
+		for _, k := range pins.Kinds {
+			n += len(b.Keys(k))
+		}
+	}
+	return n
+}
+
+// warnInvisible tells the operator about definitions being pinned with invisible characters:
+// pinning them does not make them acceptable (the class is reported whatever the pin says).
+func warnInvisible(w io.Writer, l *pins.Lock) {
+	for _, name := range l.Names() {
+		b := l.Backends[name]
+		for _, k := range pins.Kinds {
+			for _, key := range b.Keys(k) {
+				d := b.Get(k, key)
+				if f := pins.Scan(d.Value); len(f) > 0 {
+					fmt.Fprintf(w, "warning: %s %s %q: %d run(s) of invisible characters, first %s at %s\n",
+						name, k, key, len(f), f[0].CodePoint, f[0].Path)
+				}
+			}
+		}
+	}
+}
+
+// writeFileAtomic replaces path with data through a temporary file in the same directory, so a
+// reader (or a failed run) never sees half a lock file.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".pins-*.yaml")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

@@ -1,0 +1,59 @@
+package gateway
+
+import (
+	"fmt"
+
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/mcphttp"
+)
+
+// RateLimitConfig is the `rateLimit:` block. Per caller × tool limits are written on policy rules
+// (`rateLimit: "60/m burst 10"`); this block adds a limit on each caller's total and says what
+// happens when the store cannot answer.
+type RateLimitConfig struct {
+	// PerCaller limits every authenticated caller's requests, e.g. "600/m burst 100". Empty: no
+	// per-caller limit.
+	PerCaller string `yaml:"perCaller"`
+	// FailClosed refuses requests (503, retryable) when the store cannot be reached. Default
+	// false: rate limits protect capacity, not security, so they fail open.
+	FailClosed bool `yaml:"failClosed"`
+	// Lease is how many tokens a replica takes from a shared (Redis) bucket at once and spends
+	// locally, at most burst ÷ 8 per limit: one Redis round trip per lease rather than per call.
+	// N replicas can then admit up to N leases more than a limit in any window (docs/scaling.md).
+	// 0 means store.DefaultLeaseMax (64); 1 turns leasing off, so every call asks Redis and the
+	// limits are exact. The in-memory store is not leased from: it is local already.
+	Lease int `yaml:"lease"`
+}
+
+// compileRateLimits parses every limit once, at start-up, so no request parses one.
+func (c *Config) compileRateLimits(st store.Store) (mcphttp.RateLimits, error) {
+	rl := mcphttp.RateLimits{Store: st, FailOpen: !c.RateLimit.FailClosed, Rules: map[string]store.Limit{}}
+	if c.RateLimit.Lease < 0 || c.RateLimit.Lease > store.MaxLeaseMax {
+		return rl, fmt.Errorf("rateLimit.lease: %d out of range 0..%d", c.RateLimit.Lease, store.MaxLeaseMax)
+	}
+	if leaser, ok := st.(store.Leaser); ok && c.RateLimit.Lease != 1 {
+		leased, err := store.NewLeased(leaser, store.LeaseOptions{Max: c.RateLimit.Lease})
+		if err != nil {
+			return rl, fmt.Errorf("rateLimit.lease: %w", err)
+		}
+		rl.Store = leased
+	}
+	if c.RateLimit.PerCaller != "" {
+		l, err := store.ParseLimit(c.RateLimit.PerCaller)
+		if err != nil {
+			return rl, fmt.Errorf("rateLimit.perCaller: %w", err)
+		}
+		rl.PerCaller = &l
+	}
+	for i, r := range c.Auth.Policy.Rules {
+		if r.RateLimit == "" {
+			continue
+		}
+		l, err := store.ParseLimit(r.RateLimit)
+		if err != nil {
+			return rl, fmt.Errorf("auth.policy.rules[%d].rateLimit: %w", i, err)
+		}
+		rl.Rules[r.RateLimit] = l
+	}
+	return rl, nil
+}

@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+)
+
+// readyz fetches /readyz from a gateway's admin listener.
+func readyz(t *testing.T, gw Listeners) (int, readinessBody) {
+	t.Helper()
+	res, err := http.Get("http://" + gw.Admin + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body readinessBody
+	b, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(b, &body); err != nil {
+		t.Fatalf("/readyz body %q: %v", b, err)
+	}
+	return res.StatusCode, body
+}
+
+type readinessBody struct {
+	Ready  bool
+	Checks map[string]string
+}
+
+// TestRedisReadiness: with Redis gone, a replica with the default admin.redisReadiness leaves
+// the load balancer (503), one with "advisory" stays ready and says what failed; both report
+// the redis check, and both go on serving what needs no shared state.
+func TestRedisReadiness(t *testing.T) {
+	redis := testredis.Start(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	withRedis := func(readiness string) func(*Config) {
+		return func(c *Config) {
+			c.Redis.URL = redis.URL()
+			c.Admin.RedisReadiness = readiness
+		}
+	}
+	required := startTestGateway(t, withRedis(""), alpha) // the default
+	advisory := startTestGateway(t, withRedis("advisory"), alpha)
+	for name, gw := range map[string]Listeners{"required": required, "advisory": advisory} {
+		if status, body := readyz(t, gw); status != http.StatusOK || body.Checks["redis"] != "ok" {
+			t.Fatalf("%s with Redis up: /readyz %d %+v", name, status, body)
+		}
+	}
+
+	redis.Stop()
+	if status, body := readyz(t, required); status != http.StatusServiceUnavailable || body.Ready || body.Checks["redis"] == "ok" {
+		t.Errorf("required with Redis down: /readyz %d %+v, want 503 with the redis error", status, body)
+	}
+	if status, body := readyz(t, advisory); status != http.StatusOK || !body.Ready || body.Checks["redis"] == "ok" || body.Checks["redis"] == "" {
+		t.Errorf("advisory with Redis down: /readyz %d %+v, want 200, ready, with the redis error", status, body)
+	}
+	for name, gw := range map[string]Listeners{"required": required, "advisory": advisory} {
+		if names := listToolNames(t, gw); len(names) == 0 {
+			t.Errorf("%s with Redis down lists no tools", name)
+		}
+	}
+}
+
+func TestRedisReadinessValidated(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte("admin: { redisReadiness: sometimes }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadConfig("serve", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
+		"--upstream", "a=http://127.0.0.1:1/mcp"}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `admin.redisReadiness "sometimes"`) {
+		t.Fatalf("err = %v, want admin.redisReadiness refused", err)
+	}
+}
