@@ -18,7 +18,7 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
-// Out-of-band approval, the `confirm: url` branch of stage 8: the call is answered with a
+// Out-of-band approval, the `confirm: url` branch of stage mrtr-in: the call is answered with a
 // URL-mode elicitation naming the gateway's approval page, and its retry is forwarded only once
 // that page recorded the signed-in caller's approval of this call with these arguments
 // (docs/approval.md). The page itself is the approval package.
@@ -143,8 +143,7 @@ func (x *request) writeApprovalRequest(page, id, state string) error {
 	if err != nil {
 		return err
 	}
-	x.writeResult(res)
-	x.out.outcome = outcomeInputRequired
+	_ = x.answer(res, outcomeInputRequired)
 	return nil
 }
 
@@ -157,8 +156,7 @@ func (x *request) approvalDenied(how, id string) error {
 // approvalRefused answers with a failed tool call: the model sees why, and nothing ran.
 func (x *request) approvalRefused(text string) error {
 	msg, _ := json.Marshal(text)
-	x.writeResult([]byte(`{"content":[{"type":"text","text":` + string(msg) + `}],"isError":true}`))
-	x.out.outcome = outcomeDenied
+	_ = x.answer([]byte(`{"content":[{"type":"text","text":`+string(msg)+`}],"isError":true}`), outcomeDenied)
 	return nil
 }
 
@@ -182,7 +180,7 @@ func (x *request) logApproval(what, id string) {
 // describeTool fills in the tool's title and description for the page. When the backend's
 // definitions are pinned they are the pinned ones (the lock file's, or the trust-on-first-use
 // pin), what an operator approved rather than what the backend says now, and the page is told
-// whether and how the live definition drifted from the pin (the verdict judged at stage 7,
+// whether and how the live definition drifted from the pin (the verdict judged at stage pin,
 // whatever its action). Otherwise, or when this replica does not know the pin, they are the
 // caller's live tool list's.
 func (x *request) describeTool(c *approval.Call, target upstreams.Target) {

@@ -30,15 +30,13 @@ var authReasons = map[string]string{
 	authz.ReasonIssuerUnavailable: metrics.AuthIdPUnavailable,
 }
 
-// authenticate is stage 5: a verified principal from the bearer token, or a 401 challenge that
-// tells the client where the protected resource metadata is (docs/protocol.md §4). An identity provider
-// that cannot be reached is 503, never an allow and never a 401 that would make a client drop a
-// good token.
-func (x *request) authenticate() error {
-	s := x.s
-	if s.auth == nil || x.caller.principal != nil {
-		// Without auth, or an internal request of the legacy edge, which carries the principal
-		// its client's request proved (legacyadapter.go): a token is verified once.
+// authenticate is stage authenticate: a verified principal from the bearer token, or a 401
+// challenge that tells the client where the protected resource metadata is (docs/protocol.md
+// §4). An identity provider that cannot be reached is 503, never an allow and never a 401 that
+// would make a client drop a good token. A token minted for another tool set's endpoint is
+// refused here too (checkAudience), so no path that authenticates, in either era, takes it.
+func (s *Server) authenticate(x *request) error {
+	if s.auth == nil {
 		return nil
 	}
 	if x.r.URL.RawQuery != "" && x.r.URL.Query().Has("access_token") {
@@ -67,6 +65,9 @@ func (x *request) authenticate() error {
 	if err == nil {
 		// Kept only for backends configured for token exchange; never forwarded as is.
 		x.caller.token = tok
+		if len(s.setResources) > 0 {
+			return x.checkAudience()
+		}
 		return nil
 	}
 	s.metrics.AuthFailure(authReasons[authz.Reason(err)])
@@ -113,7 +114,7 @@ var authzKinds = map[upstreams.Kind]authz.Kind{
 	upstreams.KindResource: authz.KindResource,
 }
 
-// authorize is stage 7: may this caller use target? Policy is written in backend terms
+// authorize is stage authorize: may this caller use target? Policy is written in backend terms
 // (backend name, backend-side tool name). Step-up is a 403 naming every scope the operation
 // needs; a name no rule could grant is answered exactly like an unknown name.
 func (x *request) authorize(kind upstreams.Kind, target upstreams.Target) error {

@@ -71,3 +71,25 @@ func (c *concurrency) acquireCaller(caller string) (release func(), err error) {
 		}
 	}, nil
 }
+
+// admit is stage admit: an in-flight slot on this replica, one of the caller's, and a token of
+// the caller's rate limit. Every request that is authenticated takes them, on every path: the
+// 2026-07-28 pipeline here, and an era edge once for its whole client request
+// (Incoming.Admit). release gives the slots back; it is nil when admission failed.
+func (s *Server) admit(x *request) (release func(), err error) {
+	releaseAll, err := s.inflight.acquire()
+	if err != nil {
+		return nil, err
+	}
+	releaseCaller, err := s.inflight.acquireCaller(x.subject())
+	if err != nil {
+		releaseAll()
+		return nil, err
+	}
+	release = func() { releaseCaller(); releaseAll() }
+	if err := x.limitCaller(); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}

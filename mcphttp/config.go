@@ -31,6 +31,10 @@ const (
 	ProtocolVersion = "2026-07-28"
 )
 
+// DefaultSSEKeepAlive is how long a response may stay silent before the gateway writes an SSE
+// comment: well under the 60 s idle timeout common in load balancers and ingress proxies.
+const DefaultSSEKeepAlive = 15 * time.Second
+
 // Config is the client-facing HTTP configuration (the `server:` block, less what cmd/gateway
 // uses to listen).
 type Config struct {
@@ -94,9 +98,6 @@ type Config struct {
 	// Toolsets are the tool sets, each served at its own path (the top-level toolsets: block,
 	// which cmd/gateway copies here).
 	Toolsets []ToolsetConfig `yaml:"-"`
-	// Legacy serves pre-2026 clients at the edge (LegacyConfig). It is the top-level `legacy:`
-	// block of the gateway's configuration, not part of `server:`; the zero value serves none.
-	Legacy LegacyConfig `yaml:"-"`
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -131,9 +132,6 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxConcurrentPerCaller == 0 {
 		c.MaxConcurrentPerCaller = DefaultMaxConcurrentPerCaller
-	}
-	if c.Legacy.Enabled {
-		c.Legacy = c.Legacy.WithDefaults()
 	}
 	return c
 }
@@ -173,9 +171,6 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("server.maxJSONDepth and server.maxJSONTokenBytes must not be negative"))
 	}
 	errs = append(errs, c.validateToolsets())
-	if err := c.Legacy.Validate(); err != nil {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
-// largeBody is the body size from which the strict decode (stage 2) takes a turn at the decode
+// largeBody is the body size from which the strict decode (stage decode) takes a turn at the decode
 // gate. Below it a decode costs microseconds; a body of several megabytes costs milliseconds of
 // CPU, before authentication, so many of them at once could take every core from the callers
 // whose requests are small.

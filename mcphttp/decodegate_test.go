@@ -62,13 +62,13 @@ func TestLargeBodyRefusedWhenGateStaysFull(t *testing.T) {
 
 	large := body("tools/list", `,"pad":"`+strings.Repeat("x", largeBody)+`"`)
 	r := do(t, "POST", url, modern("tools/list", ""), large)
-	if r.status != 503 || r.rpc.Error == nil || r.rpc.Error.Code != -32014 || r.header.Get("Retry-After") == "" {
-		t.Errorf("large body with the gate full: %d %s %v, want 503 -32014 with Retry-After", r.status, r.body, r.header)
+	if r.Status != 503 || r.RPC.Error == nil || r.RPC.Error.Code != -32014 || r.Header.Get("Retry-After") == "" {
+		t.Errorf("large body with the gate full: %d %s %v, want 503 -32014 with Retry-After", r.Status, r.Body, r.Header)
 	}
 	if n := len(be.Requests()); n != 0 {
 		t.Errorf("the backend got %d requests for a refused one", n)
 	}
-	if r := do(t, "POST", url, modern("tools/list", ""), body("tools/list", "")); r.status != 200 {
-		t.Errorf("small request while the gate is full: %d %s", r.status, r.body)
+	if r := do(t, "POST", url, modern("tools/list", ""), body("tools/list", "")); r.Status != 200 {
+		t.Errorf("small request while the gate is full: %d %s", r.Status, r.Body)
 	}
 }

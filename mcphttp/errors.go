@@ -87,7 +87,7 @@ func headerMismatch(msg string) *Error {
 
 // errUnknownName is the answer for a tool, prompt or resource that does not exist or that no
 // policy rule could grant to this caller: the same bytes either way, so a caller cannot probe
-// for names it may not use (docs/architecture.md, stage 7).
+// for names it may not use (docs/architecture.md, stage authorize).
 func errUnknownName(kind string) *Error {
 	return invalidParams("Invalid params: unknown " + kind)
 }

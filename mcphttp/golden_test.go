@@ -49,15 +49,15 @@ func TestGolden(t *testing.T) {
 				}
 				return
 			}
-			if strconv.Itoa(got.status) != status {
-				t.Errorf("status = %d, want %s", got.status, status)
+			if strconv.Itoa(got.Status) != status {
+				t.Errorf("status = %d, want %s", got.Status, status)
 			}
 			for k := range wantHdr {
-				if g, w := got.header.Get(k), wantHdr.Get(k); g != w {
+				if g, w := got.Header.Get(k), wantHdr.Get(k); g != w {
 					t.Errorf("header %s = %q, want %q", k, g, w)
 				}
 			}
-			if g := bytes.TrimSpace(got.body); !bytes.Equal(g, bytes.TrimSpace(wantBody)) {
+			if g := bytes.TrimSpace(got.Body); !bytes.Equal(g, bytes.TrimSpace(wantBody)) {
 				t.Errorf("body:\n%s\nwant:\n%s", g, wantBody)
 			}
 		})
@@ -100,17 +100,17 @@ func parseMessage(t *testing.T, s string) (string, http.Header, []byte) {
 
 func formatResponse(r *response, listed http.Header) string {
 	var b strings.Builder
-	b.WriteString(strconv.Itoa(r.status) + "\n")
+	b.WriteString(strconv.Itoa(r.Status) + "\n")
 	keys := make([]string, 0, len(listed))
 	for k := range listed {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		b.WriteString(k + ": " + r.header.Get(k) + "\n")
+		b.WriteString(k + ": " + r.Header.Get(k) + "\n")
 	}
 	b.WriteString("\n")
-	b.Write(bytes.TrimSpace(r.body))
+	b.Write(bytes.TrimSpace(r.Body))
 	b.WriteString("\n")
 	return b.String()
 }

@@ -12,11 +12,11 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
-// guard is stage 1: the transport-level checks that need nothing but the HTTP request. It reads
-// the body (bounded) so that no later stage touches the connection.
-func (x *request) guard() error {
+// guard is stage guard: the transport-level checks that need nothing but the HTTP request. It
+// reads the body (bounded) so that no later stage touches the connection.
+func (s *Server) guard(x *request) error {
 	r := x.r
-	if err := x.s.origins.check(r); err != nil {
+	if err := s.origins.check(r); err != nil {
 		return err
 	}
 	if ct := r.Header.Get("Content-Type"); !isJSONContentType(ct) {
@@ -30,7 +30,7 @@ func (x *request) guard() error {
 		return rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
 			"Accept must list both application/json and text/event-stream"))
 	}
-	return x.readBody()
+	return s.readBody(x)
 }
 
 var errBodyTooLarge = &Error{
@@ -54,20 +54,20 @@ var errBodiesBusy = &Error{Status: http.StatusServiceUnavailable, Outcome: outco
 // (or buffering) the rest. The buffer grows as bytes arrive and is charged to the replica's
 // budget for request bodies (503 when full), so a declared Content-Length reserves nothing; the
 // whole body must arrive within BodyReadTimeout (408, and the connection is closed).
-func (x *request) readBody() error {
+func (s *Server) readBody(x *request) error {
 	r := x.r
-	limit := x.s.cfg.MaxBodyBytes
+	limit := s.cfg.MaxBodyBytes
 	if r.ContentLength > limit {
 		return errBodyTooLarge
 	}
 	var rc *http.ResponseController
-	if t := x.s.cfg.BodyReadTimeout; t > 0 {
-		rc = http.NewResponseController(x.w)
+	if t := s.cfg.BodyReadTimeout; t > 0 {
+		rc = http.NewResponseController(x.client.w)
 		if rc.SetReadDeadline(time.Now().Add(t)) != nil {
 			rc = nil // not supported by this connection: the read is unbounded, as before
 		}
 	}
-	buf, err := bodyread.Read(r.Body, limit, x.s.bodies)
+	buf, err := bodyread.Read(r.Body, limit, s.bodies)
 	if rc != nil {
 		// Lifted at once: net/http reads on in the background after the body to notice a
 		// client that goes away, and a deadline passing there would cancel the request.
@@ -81,8 +81,8 @@ func (x *request) readBody() error {
 	case errors.Is(err, bodyread.ErrTooLarge):
 		return errBodyTooLarge
 	case errors.Is(err, bodyread.ErrBudget):
-		x.s.log.WarnContext(x.ctx, "request body refused: the replica's budget for request bodies is spent",
-			"limit_bytes", x.s.bodies.Max())
+		s.log.WarnContext(x.ctx, "request body refused: the replica's budget for request bodies is spent",
+			"limit_bytes", s.bodies.Max())
 		return errBodiesBusy
 	case errors.As(err, &ne) && ne.Timeout():
 		return errBodyTimeout
@@ -202,4 +202,10 @@ func isLoopbackHost(hostport string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// AcceptsEventStream reports whether Accept header values list text/event-stream (or a wildcard
+// covering it): a GET stream's precondition.
+func AcceptsEventStream(values []string) bool {
+	return acceptsJSONAndSSE(append(values[:len(values):len(values)], "application/json"))
 }

@@ -81,9 +81,9 @@ func TestReadBody(t *testing.T) {
 			if tt.length {
 				r.ContentLength = int64(tt.size)
 			}
-			x := &request{s: &Server{cfg: Config{MaxBodyBytes: limit}, log: slog.New(slog.DiscardHandler)},
-				w: httptest.NewRecorder(), r: r, ctx: context.Background()}
-			err := x.readBody()
+			s := &Server{cfg: Config{MaxBodyBytes: limit}, log: slog.New(slog.DiscardHandler)}
+			x := &request{s: s, client: &ClientSink{w: httptest.NewRecorder(), srv: s}, r: r, ctx: context.Background()}
+			err := s.readBody(x)
 			got := x.in.body
 			switch {
 			case tt.want == errReadFailed:

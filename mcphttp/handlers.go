@@ -14,7 +14,7 @@ import (
 
 // handler is one entry of the closed method table: which param Mcp-Name mirrors (SEP-2243),
 // and how the method is served once the request is validated and authenticated. A method
-// routed to one backend has a target, and request.run takes it through stages 6 to 11; the
+// routed to one backend has a target, and the pipeline takes it through stages route to forward; the
 // others (lists, server/discover, subscriptions/listen) have serve instead.
 type handler struct {
 	nameParam string // "name", "uri", or "" when the method has no Mcp-Name
@@ -83,45 +83,53 @@ func (x *request) completionRef() (upstreams.Kind, string, error) {
 	return 0, "", invalidParams("Invalid params: ref must be a ref/prompt with a name or a ref/resource with a uri")
 }
 
-// resolve is stage 6: the namespaced name or URI to the backend that owns it and its
+// resolve is stage route: the namespaced name or URI to the backend that owns it and its
 // backend-side name.
-func (x *request) resolve(kind upstreams.Kind, name string) (upstreams.Target, error) {
+func (x *request) resolve(kind upstreams.Kind, name string) error {
 	target, err := x.s.backends.Resolve(kind, name)
 	if errors.Is(err, upstreams.ErrBadURI) {
 		// Refused, never forwarded: the policy and the backend could read it differently.
-		return target, invalidParams("Invalid params: " + strings.TrimPrefix(err.Error(), "upstreams: "))
+		return invalidParams("Invalid params: " + strings.TrimPrefix(err.Error(), "upstreams: "))
 	}
 	if err != nil {
-		return target, errUnknownName(kindNoun(kind))
+		return errUnknownName(kindNoun(kind))
 	}
 	if err := x.inSet(kind, target); err != nil {
-		return target, err
+		return err
 	}
+	x.route.target = target
 	x.route.upstream, x.route.name, x.route.upstreamName = target.Upstream, name, target.Name
-	return target, nil
+	return nil
 }
 
-// forward is stage 9, with stages 10 and 11 inside it: it calls target's backend in the
-// backend's span and relays the backend's stream to the client as it comes.
+// forward is stage forward, with the sealing of a backend's round-trip state and the relay
+// inside it: it calls target's backend in the backend's span and relays the backend's stream
+// to the client as it comes.
 func (x *request) forward(target upstreams.Target, params json.RawMessage) error {
 	ctx, end := x.s.tracer.StartBackend(x.ctx, target.Upstream, x.in.req.Method)
-	err := x.call(ctx, target, params)
-	end(x.backendOutcome(err), err)
+	outcome, err := x.call(ctx, target, params)
+	if x.s.tracer.Enabled() {
+		if err != nil {
+			outcome = mapError(err).Outcome
+		}
+		end(outcome, err)
+	}
 	return err
 }
 
-// call sends the request to target's backend and relays the response. With tracing on, ctx
-// holds the backend span, whose traceparent the backend receives so its spans hang under it.
-func (x *request) call(ctx context.Context, target upstreams.Target, params json.RawMessage) error {
+// call sends the request to target's backend and relays the response; it returns how the
+// relayed response ended. With tracing on, ctx holds the backend span, whose traceparent the
+// backend receives so its spans hang under it.
+func (x *request) call(ctx context.Context, target upstreams.Target, params json.RawMessage) (string, error) {
 	if tp := x.s.tracer.TraceParent(ctx); tp != "" {
 		x.spanParent = tp
 	}
 	params, err := x.withTrace(params)
 	if err != nil {
-		return err
+		return "", err
 	}
 	// Armed before the call: a backend may hold even its response headers until it is done.
-	x.armKeepAlive()
+	x.out.KeepAlive(true)
 	visible, embedded := x.resourcePolicy()
 	st, err := x.s.backends.Call(ctx, &upstreams.Call{
 		Method:          x.in.req.Method,
@@ -136,10 +144,29 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 		Caller:          x.subject(),
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer st.Close()
 	return x.relay(st)
+}
+
+// passHeaders selects what the backend may see of the client's headers: the Mcp-Param-*
+// mirrors (intermediaries MUST forward them, docs/protocol.md §2.2), trace context and the request id.
+// Authorization and cookies are never among them.
+func (x *request) passHeaders() http.Header {
+	out := make(http.Header, 4)
+	for k, v := range x.hdr {
+		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
+			out[k] = v
+		}
+	}
+	// Trace context from the caller's headers, or from its _meta when it sent none (SEP-414),
+	// validated; invalid values are dropped. With tracing on, the parent is the gateway's span.
+	for k, v := range x.trace().headers() {
+		out[k] = v
+	}
+	out[mcpheader.RequestID] = x.requestIDValue
+	return out
 }
 
 // callHeaders is passHeaders for a routed call: for tools/call, the Mcp-Param-* headers are
@@ -194,24 +221,25 @@ func (x *request) list() error {
 	if err != nil {
 		return err
 	}
-	x.writeResult(res)
-	return nil
+	return x.answer(res, outcomeOK)
 }
 
-// discover answers server/discover from the gateway itself (docs/protocol.md §1): the versions it serves
-// and the merged capabilities of its backends, cacheable for as long as every backend's answer.
+// discover answers server/discover from the gateway itself (docs/protocol.md §1): the versions
+// it serves and the merged capabilities of its backends, cacheable for as long as every
+// backend's answer.
 func (x *request) discover() error {
 	b, err := x.discoverResult(nil)
 	if err != nil {
 		return err
 	}
-	x.writeResult(b)
-	return nil
+	return x.answer(b, outcomeOK)
 }
 
 // discoverResult is the server/discover result, from the backends' cached answers. serverInfo,
-// when set, is added in _meta (as a response to the client carries it) for the legacy edge's
-// initialize, which is answered from the same data.
+// when set, is added in _meta (as a response to the client carries it) for a pre-2026 client's
+// initialize, which is answered from the same data. On a tool set's endpoint a set is a boundary
+// for what it serves: its own instructions, or the gateway's, or those of the backends it selects
+// from, never another backend's; a search endpoint adds how to search.
 func (x *request) discoverResult(serverInfo json.RawMessage) ([]byte, error) {
 	d, err := x.s.backends.Capabilities(x.ctx, x.passHeaders())
 	if err != nil {
@@ -224,14 +252,33 @@ func (x *request) discoverResult(serverInfo json.RawMessage) ([]byte, error) {
 		TTLMs             int64           `json:"ttlMs"`
 		CacheScope        string          `json:"cacheScope"`
 		Meta              json.RawMessage `json:"_meta,omitempty"`
-	}{[]string{ProtocolVersion}, d.Capabilities, x.s.instructions, d.TTL.Milliseconds(), "public", nil}
+	}{[]string{ProtocolVersion}, d.Capabilities, x.instructions(d), d.TTL.Milliseconds(), "public", nil}
 	if serverInfo != nil {
 		res.Meta = append(append([]byte(`{"`+jsonrpc.MetaServerInfo+`":`), serverInfo...), '}')
 	}
-	if res.Instructions == "" {
-		res.Instructions = d.Instructions
-	}
 	return json.Marshal(res)
+}
+
+// instructions are the server instructions of this endpoint: see discoverResult.
+func (x *request) instructions(d *upstreams.Discovery) string {
+	ts := x.set
+	if ts != nil && ts.instructions != "" {
+		return ts.instructions
+	}
+	instr := x.s.instructions
+	if instr == "" {
+		var parts []string
+		for _, b := range d.Each {
+			if ts == nil || ts.coversBackend(b.Upstream) {
+				parts = append(parts, b.Upstream+": "+b.Text)
+			}
+		}
+		instr = strings.Join(parts, "\n\n")
+	}
+	if ts != nil && ts.search != nil {
+		instr = strings.TrimSpace(instr + "\n\n" + searchInstructions)
+	}
+	return instr
 }
 
 // resourcePolicy is the caller's policy for the resources a backend's answer names: visible

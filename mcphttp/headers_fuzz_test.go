@@ -42,15 +42,15 @@ func FuzzHeaders(f *testing.F) {
 	s := &Server{handlers: newHandlers()}
 	f.Fuzz(func(t *testing.T, method, name, hVersion, hMethod, hName string, dup uint8) {
 		x := fuzzRequest(t, s, method, name, hVersion, hMethod, hName, dup)
-		err := x.decode()
+		err := s.decode(x)
 		if err == nil {
-			err = x.checkVersion()
+			err = checkVersion(x.hdr, x.in.meta, x.in.req)
 		}
 		if err == nil {
-			err = x.checkMethod()
+			x.in.h, err = lookupMethod(s.handlers, x.in.req.Method)
 		}
 		if err == nil {
-			err = x.checkHeaders()
+			err = checkHeaders(x.hdr, x.in.h, x.in.req.Method, x.in.params)
 		}
 		if err != nil {
 			checkRefusal(t, err)
@@ -91,7 +91,7 @@ func fuzzRequest(t *testing.T, s *Server, method, name, hVersion, hMethod, hName
 		t.Fatal(err)
 	}
 	r.Header = h
-	return &request{s: s, r: r, in: decoded{body: body}}
+	return &request{s: s, r: r, hdr: r.Header, in: decoded{body: body}, client: &ClientSink{srv: s}}
 }
 
 func checkRefusal(t *testing.T, err error) {
@@ -143,8 +143,8 @@ func FuzzListCursor(f *testing.F) {
 		return do(t, http.MethodPost, url, modern("tools/list", ""), body("tools/list", `,"cursor":`+string(c)))
 	}
 	var first struct{ NextCursor string }
-	if r := do(f, http.MethodPost, url, modern("tools/list", ""), body("tools/list", "")); r.status != http.StatusOK || json.Unmarshal(r.rpc.Result, &first) != nil || first.NextCursor == "" {
-		f.Fatalf("tools/list gave no cursor: %d %s", r.status, r.body)
+	if r := do(f, http.MethodPost, url, modern("tools/list", ""), body("tools/list", "")); r.Status != http.StatusOK || json.Unmarshal(r.RPC.Result, &first) != nil || first.NextCursor == "" {
+		f.Fatalf("tools/list gave no cursor: %d %s", r.Status, r.Body)
 	}
 	genuine := first.NextCursor
 	f.Add(genuine)
@@ -158,13 +158,13 @@ func FuzzListCursor(f *testing.F) {
 		// process's; what must hold is that only cursors sealed under the gateway's key open.
 		_, sealed := cursors.Open(cursor)
 		switch {
-		case r.status == http.StatusOK && sealed != nil:
+		case r.Status == http.StatusOK && sealed != nil:
 			t.Fatalf("cursor %q not sealed by the gateway gave a page", cursor)
-		case r.status == http.StatusOK:
+		case r.Status == http.StatusOK:
 		case cursor == genuine:
-			t.Fatalf("the genuine cursor was refused: %d %s", r.status, r.body)
-		case r.status != http.StatusBadRequest || r.rpc.Error == nil || r.rpc.Error.Code != -32602:
-			t.Fatalf("cursor %q: %d %s, want 400 -32602", cursor, r.status, r.body)
+			t.Fatalf("the genuine cursor was refused: %d %s", r.Status, r.Body)
+		case r.Status != http.StatusBadRequest || r.RPC.Error == nil || r.RPC.Error.Code != -32602:
+			t.Fatalf("cursor %q: %d %s, want 400 -32602", cursor, r.Status, r.Body)
 		}
 	})
 }

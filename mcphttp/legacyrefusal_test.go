@@ -27,10 +27,10 @@ func TestLegacyClientRefusal(t *testing.T) {
 			r := do(t, "POST", gw.URL, h, tt.body)
 			checkRPC(t, r, -32022)
 			var d struct{ Requested string }
-			if err := json.Unmarshal(r.rpc.Error.Data, &d); err != nil || d.Requested != tt.requested {
-				t.Errorf("data %s, want requested %q", r.rpc.Error.Data, tt.requested)
+			if err := json.Unmarshal(r.RPC.Error.Data, &d); err != nil || d.Requested != tt.requested {
+				t.Errorf("data %s, want requested %q", r.RPC.Error.Data, tt.requested)
 			}
-			if msg := r.rpc.Error.Message; !strings.Contains(msg, "2026-07-28") || !strings.Contains(msg, tt.requested) {
+			if msg := r.RPC.Error.Message; !strings.Contains(msg, "2026-07-28") || !strings.Contains(msg, tt.requested) {
 				t.Errorf("message %q names neither the supported nor the requested version", msg)
 			}
 		})

@@ -17,7 +17,7 @@ import (
 // (upstreams.Listens): an idle listen then costs the gateway little more than the client's
 // connection.
 func (x *request) listen() error {
-	x.armKeepAlive()
+	x.out.KeepAlive(true)
 	// The params outlive the request's body for as long as the listen lasts: a copy of these
 	// few hundred bytes lets the body's buffer go (shed).
 	params, hdr := bytes.Clone(x.in.req.Params), x.passHeaders()
@@ -28,17 +28,17 @@ func (x *request) listen() error {
 		// The registry hands over the acknowledgement first and, when every backend stream
 		// has ended, the listen's result last; the stream starts with the first message, so
 		// an invalid request is still answered with a plain JSON error.
-		return x.emit(msg)
+		return x.out.Event(msg, nil)
 	})
-	x.stopKeepAlive()
+	x.out.KeepAlive(false)
 	switch {
 	case x.ctx.Err() != nil:
-		x.out.outcome = outcomeCanceled
+		x.client.SetOutcome(outcomeCanceled)
 		return nil
 	case err != nil:
 		return err
 	}
-	x.out.outcome = outcomeOK
+	x.client.SetOutcome(outcomeOK)
 	return nil
 }
 

@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,67 +15,6 @@ import (
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
-
-// fanBackend is a modern backend whose listen streams stay open; notify sends a message to every
-// open stream. It counts the listen requests it received.
-type fanBackend struct {
-	mu      sync.Mutex
-	streams map[chan string]struct{}
-	listens int
-}
-
-func (f *fanBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.Copy(io.Discard, r.Body)
-	w.Header().Set("Content-Type", "application/json")
-	switch r.Header.Get("Mcp-Method") {
-	case "server/discover":
-		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",`+
-			`"capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"fan","version":"1"}}}`)
-		return
-	case "subscriptions/listen":
-	default:
-		http.Error(w, "unexpected", http.StatusBadRequest)
-		return
-	}
-	ch := make(chan string, 8)
-	f.mu.Lock()
-	f.listens++
-	f.streams[ch] = struct{}{}
-	f.mu.Unlock()
-	defer func() {
-		f.mu.Lock()
-		delete(f.streams, ch)
-		f.mu.Unlock()
-	}()
-	w.Header().Set("Content-Type", "text/event-stream")
-	event := func(msg string) {
-		_, _ = io.WriteString(w, "event: message\ndata: "+msg+"\n\n")
-		w.(http.Flusher).Flush()
-	}
-	event(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true}}}`)
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case msg := <-ch:
-			event(msg)
-		}
-	}
-}
-
-func (f *fanBackend) notify(msg string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for ch := range f.streams {
-		ch <- msg
-	}
-}
-
-func (f *fanBackend) counts() (open, listens int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.streams), f.listens
-}
 
 // listener is one client's listen stream through the gateway.
 type listener struct {
@@ -146,7 +83,7 @@ func subscriptionID(m map[string]any) any {
 // each client gets every notification tagged with its own id; one client leaving does not end
 // the other's, and the backend stream closes when the last one leaves.
 func TestListensShareABackendStream(t *testing.T) {
-	fan := &fanBackend{streams: map[chan string]struct{}{}}
+	fan := mcptest.NewFanBackend()
 	be := httptest.NewServer(fan)
 	t.Cleanup(be.Close)
 	g := startGateway(t, Config{}, upstreams.UpstreamConfig{Name: "fan", URL: be.URL + "/mcp"})
@@ -161,9 +98,9 @@ func TestListensShareABackendStream(t *testing.T) {
 			t.Fatalf("first message = %v, want the acknowledgement", m)
 		}
 	}
-	mcptest.WaitFor(t, "the backend has a stream open", func() bool { open, _ := fan.counts(); return open == 1 })
+	mcptest.WaitFor(t, "the backend has a stream open", func() bool { open, _ := fan.Counts(); return open == 1 })
 
-	fan.notify(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
+	fan.Notify(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
 	for _, c := range []struct {
 		l  *listener
 		id float64
@@ -173,17 +110,17 @@ func TestListensShareABackendStream(t *testing.T) {
 			t.Fatalf("client %v got %v, want list_changed tagged with its own id", c.id, m)
 		}
 	}
-	if _, listens := fan.counts(); listens != 1 {
+	if _, listens := fan.Counts(); listens != 1 {
 		t.Fatalf("the backend got %d listen requests for two identical listens, want 1", listens)
 	}
 
 	a.cancel()
-	fan.notify(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
+	fan.Notify(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
 	if m := b.next(t); m["method"] != "notifications/tools/list_changed" || subscriptionID(m) != float64(22) {
 		t.Fatalf("after the other client left, got %v", m)
 	}
 	b.cancel()
-	mcptest.WaitFor(t, "the backend stream closes", func() bool { open, _ := fan.counts(); return open == 0 })
+	mcptest.WaitFor(t, "the backend stream closes", func() bool { open, _ := fan.Counts(); return open == 0 })
 }
 
 // The causes the registry reports for a dropped listen notification are the metric's closed

@@ -17,7 +17,7 @@ var mrtrMethods = map[string]bool{
 	mrtr.MethodToolsCall: true, mrtr.MethodPromptsGet: true, mrtr.MethodResourcesRead: true,
 }
 
-// mrtrIn is stage 8. It opens a retry's requestState and checks it against the caller, the
+// mrtrIn is stage mrtr-in. It opens a retry's requestState and checks it against the caller, the
 // method, the name and the arguments; answers the gateway's own confirmations; and asks for
 // confirmation when policy requires it. It returns the params to forward, or handled=true when
 // it has answered the request itself.
@@ -157,8 +157,7 @@ func (x *request) askConfirmation(b mrtr.Binding) error {
 	}
 	s.metrics.MRTREvent(metrics.EventConfirmIssued, "")
 	x.logDecision("confirmation requested")
-	x.writeResult(res)
-	x.out.outcome = outcomeInputRequired
+	_ = x.answer(res, outcomeInputRequired)
 	return nil
 }
 
@@ -189,8 +188,7 @@ func (x *request) answerConfirmation(st *mrtr.State, b mrtr.Binding) (json.RawMe
 			return nil, false, &Error{Status: http.StatusForbidden, RPC: e, Outcome: outcomeDenied}
 		}
 		msg, _ := json.Marshal(text)
-		x.writeResult([]byte(`{"content":[{"type":"text","text":` + string(msg) + `}],"isError":true}`))
-		x.out.outcome = outcomeDenied
+		_ = x.answer([]byte(`{"content":[{"type":"text","text":`+string(msg)+`}],"isError":true}`), outcomeDenied)
 		return nil, true, nil
 	}
 	s.metrics.MRTREvent(metrics.EventConfirmApproved, "")
@@ -217,27 +215,26 @@ func (x *request) logDecision(what string) {
 		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name))
 }
 
-// mrtrOut is stage 10: a backend's input_required result reaches the client with the backend's
+// mrtrOut is the sealing part of stage forward: a backend's input_required result reaches the client with the backend's
 // requestState sealed inside ours, bound to this caller, target and arguments, so the retry can
 // land on any replica and still reach the same backend with the backend's own state.
-func (x *request) mrtrOut(result []byte) ([]byte, error) {
+func (x *request) mrtrOut(result []byte) ([]byte, string, error) {
 	s := x.s
 	if s.mrtr == nil || !mrtrMethods[x.in.req.Method] || !inputRequired(result) {
-		return result, nil
+		return result, outcomeOK, nil
 	}
 	target := upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName}
 	b, err := x.binding(target)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	wrapped, err := s.mrtr.WrapUpstream(result, mrtr.State{Kind: mrtr.KindUpstream, Issuer: b.Issuer,
 		Subject: b.Subject, Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest,
 		Confirmed: x.route.confirmed})
 	if err != nil {
-		return nil, upstreams.ErrBadResponse
+		return nil, "", upstreams.ErrBadResponse
 	}
-	x.out.outcome = outcomeInputRequired
-	return wrapped, nil
+	return wrapped, outcomeInputRequired, nil
 }
 
 func inputRequired(result []byte) bool {

@@ -24,10 +24,10 @@ import (
 // which every JSON decoder reads an integer exactly.
 const maxSafeInteger = 1<<53 - 1
 
-// checkParamSyntax is the stage-4 part of the Mcp-Param-* checks, which needs no tool
+// checkParamSyntax is the part of stage headers for the Mcp-Param-* headers that needs no tool
 // definition: each such header appears once and carries a validly encoded value.
-func (x *request) checkParamSyntax() error {
-	for k, vs := range x.r.Header {
+func checkParamSyntax(h http.Header) error {
+	for k, vs := range h {
 		if !strings.HasPrefix(k, mcpheader.ParamPrefix) {
 			continue
 		}
@@ -41,7 +41,7 @@ func (x *request) checkParamSyntax() error {
 	return nil
 }
 
-// bindParamHeaders is the tools/call part of stage 7: it checks a tools/call's Mcp-Param-* headers
+// bindParamHeaders is stage bind-headers: it checks a tools/call's Mcp-Param-* headers
 // against its arguments, using the tool's x-mcp-header bindings from its backend's tools/list, and
 // sets x.route.paramHeaders to what the backend receives. Refused with 400/-32020: a header whose
 // argument is absent or null, a missing header for a present argument, a value that differs from
@@ -55,10 +55,15 @@ func (x *request) checkParamSyntax() error {
 // held is forwarded without any, so nothing behind the gateway is told a value (and a 2026-07-28
 // backend refuses a missing header itself); once the list is held, the same call is refused here
 // when it should have mirrored an argument.
+//
+// A request another edge built (internal) carries no Mcp-Param-* header of its client's: the
+// headers are derived from its arguments instead, with the tool's bindings fetched when they
+// are not held, now that the call is authorized, so a 2026-07-28 backend gets what it requires.
 func (x *request) bindParamHeaders(target upstreams.Target) error {
-	headers := countParamHeaders(x.r.Header)
+	headers := countParamHeaders(x.hdr)
+	fetch := headers > 0 || x.internal
 	var pass http.Header // for a list fetched now; only a call with headers fetches one
-	if headers > 0 {
+	if fetch {
 		pass = x.trace().headers()
 	}
 	th, err := x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
@@ -66,7 +71,7 @@ func (x *request) bindParamHeaders(target upstreams.Target) error {
 		Header:          pass,
 		CacheKey:        x.subject(),
 		SubjectToken:    x.subjectToken(target.Upstream),
-		Fetch:           headers > 0,
+		Fetch:           fetch,
 	}, target)
 	if err != nil || th == nil {
 		return err
@@ -77,7 +82,7 @@ func (x *request) bindParamHeaders(target upstreams.Target) error {
 	declared := 0
 	for i := range th.Bindings {
 		bd := &th.Bindings[i]
-		hv, hasHeader, err := headerValue(x.r.Header, bd.Header)
+		hv, hasHeader, err := headerValue(x.hdr, bd.Header)
 		if err != nil {
 			return err
 		}
@@ -99,13 +104,15 @@ func (x *request) bindParamHeaders(target upstreams.Target) error {
 		if !ok {
 			return headerMismatch("Header mismatch: argument " + arg + " cannot be mirrored into " + bd.Header)
 		}
-		if !hasHeader {
+		switch {
+		case !hasHeader && !x.internal:
 			return headerMismatch("Header mismatch: " + bd.Header + " header is required for argument " + arg)
-		}
-		got, _ := mcpheader.Decode(hv) // checkParamSyntax has refused what does not decode
-		if !sameParam(got, want, val[0] != '"' && val[0] != 't' && val[0] != 'f') {
-			// The values themselves are arguments, which are never echoed or logged.
-			return headerMismatch("Header mismatch: " + bd.Header + " header value does not match argument " + arg)
+		case hasHeader:
+			got, _ := mcpheader.Decode(hv) // checkParamSyntax has refused what does not decode
+			if !sameParam(got, want, val[0] != '"' && val[0] != 't' && val[0] != 'f') {
+				// The values themselves are arguments, which are never echoed or logged.
+				return headerMismatch("Header mismatch: " + bd.Header + " header value does not match argument " + arg)
+			}
 		}
 		if x.route.paramHeaders == nil {
 			x.route.paramHeaders = make(http.Header, len(th.Bindings))
@@ -113,7 +120,7 @@ func (x *request) bindParamHeaders(target upstreams.Target) error {
 		x.route.paramHeaders[bd.Header] = []string{mcpheader.Encode(want)}
 	}
 	if declared != headers {
-		for k := range x.r.Header {
+		for k := range x.hdr {
 			if strings.HasPrefix(k, mcpheader.ParamPrefix) && !declares(th, k) {
 				return headerMismatch("Header mismatch: " + k + " header is not declared by the tool")
 			}

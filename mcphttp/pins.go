@@ -15,12 +15,12 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
-// Tool-definition pinning at stage 7 (docs/pinning.md): once a tools/call or prompts/get is
+// Tool-definition pinning at stage pin (docs/pinning.md): once a tools/call or prompts/get is
 // authorized (or a resources/read, judged on the resource templates its URI could come from),
 // the item's definition as its backend lists it now (the list this replica holds
 // for the caller, refetched after a list_changed or its expiry) is judged against its pin. A
 // blocked item is refused here and the backend receives nothing; a confirmed one goes through
-// the gateway's confirmation (stage 8) with the change named; a logged one only left its audit
+// the gateway's confirmation (stage mrtr-in) with the change named; a logged one only left its audit
 // line when the list was read. The verdicts were computed once per backend list: a call costs a
 // map lookup.
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -19,9 +20,9 @@ import (
 const pinBenchTool = `{"name":"echo","description":"Echo the text.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"readOnlyHint":true}}`
 
 // pinListBackend answers tools/list with pinBenchTool (cacheable for ten minutes) and every
-// other request with cannedResult, without a network; requests must come one at a time.
+// other request with mcptest.CannedResult, without a network; requests must come one at a time.
 type pinListBackend struct {
-	canned *cannedBackend
+	canned *mcptest.CannedBackend
 	list   []byte
 	rd     bytes.Reader
 }
@@ -34,7 +35,7 @@ func (l *pinListBackend) RoundTrip(r *http.Request) (*http.Response, error) {
 	_ = r.Body.Close()
 	l.rd.Reset(l.list)
 	return &http.Response{StatusCode: 200, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: l.canned.hdr, Body: io.NopCloser(&l.rd), ContentLength: int64(len(l.list)), Request: r}, nil
+		Header: jsonHeader, Body: io.NopCloser(&l.rd), ContentLength: int64(len(l.list)), Request: r}, nil
 }
 
 // pinBench builds the gateway in front of the listing backend, with pinning on (the tool

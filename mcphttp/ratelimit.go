@@ -32,7 +32,7 @@ type RateLimits struct {
 	FailOpen bool
 }
 
-// limitCaller applies the per-caller limit: the end of stage 5, after authentication.
+// limitCaller applies the per-caller limit: part of stage admit, after authentication.
 func (x *request) limitCaller() error {
 	s := x.s
 	if s.rate.PerCaller == nil || x.caller.principal == nil {
@@ -42,7 +42,7 @@ func (x *request) limitCaller() error {
 }
 
 // limitTool applies the rate limit of the policy rule that allowed this call, per caller and tool:
-// after stage 8, so only calls that reach the backend count.
+// stage limit-tool, after stage mrtr-in, so only calls that reach the backend count.
 func (x *request) limitTool() error {
 	s := x.s
 	if x.route.decision.RateLimit == "" {

@@ -18,7 +18,7 @@ import (
 // find_tools ranks the catalog against a task and returns the best tools the caller may call,
 // with their full definitions; call_tool runs one. Nothing is kept between requests: the index
 // is a function of the catalog's content, built once per version on each replica, and a
-// call_tool is rewritten into the inner tools/call before stage 6, so routing, policy, step-up,
+// call_tool is rewritten into the inner tools/call before stage route, so routing, policy, step-up,
 // confirmation, parameter headers, rate limits, metrics and logs all see the tool that runs.
 
 // The meta-tools' names. They carry no namespace prefix, so no backend's namespaced tool can
@@ -86,19 +86,10 @@ const searchInstructions = "This server lists only find_tools and call_tool: cal
 // endpoint; find_tools answered here; call_tool rewritten into the inner tools/call that the
 // later stages run. handled is true when the request has been answered.
 func (x *request) endpoint() (handled bool, err error) {
-	if len(x.s.setResources) > 0 {
-		if err := x.checkAudience(); err != nil {
-			return true, err
-		}
-	}
 	if x.set == nil {
 		return false, nil
 	}
 	switch x.in.req.Method {
-	case "server/discover":
-		if x.set.instructions != "" || x.set.search != nil {
-			return true, x.discoverSet()
-		}
 	case upstreams.MethodToolsList:
 		if x.set.search != nil {
 			return true, x.listSearch()
@@ -115,39 +106,6 @@ func (x *request) endpoint() (handled bool, err error) {
 		}
 	}
 	return false, nil
-}
-
-// discoverSet answers server/discover on a set or a search endpoint: the gateway's answer with
-// the set's instructions, or the gateway's followed by how to use search.
-func (x *request) discoverSet() error {
-	d, err := x.s.backends.Capabilities(x.ctx, x.passHeaders())
-	if err != nil {
-		return err
-	}
-	instr := x.set.instructions
-	if instr == "" {
-		// The gateway's own (or its backends'), then how to use search.
-		instr = x.s.instructions
-		if instr == "" {
-			instr = d.Instructions
-		}
-		if x.set.search != nil {
-			instr = strings.TrimSpace(instr + "\n\n" + searchInstructions)
-		}
-	}
-	res := struct {
-		SupportedVersions []string        `json:"supportedVersions"`
-		Capabilities      json.RawMessage `json:"capabilities"`
-		Instructions      string          `json:"instructions,omitempty"`
-		TTLMs             int64           `json:"ttlMs"`
-		CacheScope        string          `json:"cacheScope"`
-	}{[]string{ProtocolVersion}, d.Capabilities, instr, d.TTL.Milliseconds(), "public"}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return err
-	}
-	x.writeResult(b)
-	return nil
 }
 
 // catalog fetches the merged tool catalog as list() would for this caller. As for a list, the
@@ -198,7 +156,7 @@ func (x *request) listSearch() error {
 	out = strconv.AppendInt(out, cat.TTLMs(), 10)
 	out = append(out, `,"cacheScope":"`+scope+`","resultType":"complete"}`...)
 	x.s.setMetrics.ContextBytes(x.set.name, cat.Bytes(visible), len(out))
-	x.writeResult(out)
+	_ = x.answer(out, outcomeOK)
 	return nil
 }
 
@@ -235,7 +193,7 @@ func (x *request) findTools() error {
 	out = append(out, list...)
 	out = append(out, `,"isError":false}`...)
 	x.s.setMetrics.Search(x.set.name, len(hits))
-	x.writeResult(out)
+	_ = x.answer(out, outcomeOK)
 	return nil
 }
 
@@ -276,12 +234,12 @@ func (x *request) searchArgs() (string, int, error) {
 // the client had sent it: params keep every other member (_meta, requestState, inputResponses),
 // and the request's headers are those a client would have sent for the inner call (Mcp-Name
 // naming the inner tool, Mcp-Param-* mirroring its arguments as it declares them), checked again
-// by stage 4 as for any request. Every later stage then sees the inner tool only. A name that is
+// by stage headers as for any request. Every later stage then sees the inner tool only. A name that is
 // a meta-tool is unknown: call_tool does not nest.
 func (x *request) unwrapCall() error {
 	// call_tool declares no x-mcp-header argument: a Mcp-Param-* header on it is refused as on
 	// any tool that does not declare it, never carried over to the inner call.
-	for k := range x.r.Header {
+	for k := range x.hdr {
 		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
 			return headerMismatch("Header mismatch: " + k + " header is not declared by the tool")
 		}
@@ -304,15 +262,17 @@ func (x *request) unwrapCall() error {
 	req := *x.in.req
 	req.Params = raw
 	x.in.req, x.in.params = &req, params
+	x.viaCallTool = true
+	if x.internal {
+		// A request another edge built carries no Mcp-* headers of its client's: stage
+		// bind-headers gives the backend those of the inner tool.
+		return nil
+	}
 	if err := x.innerHeaders(name); err != nil {
 		return err
 	}
-	// Stage 4 again, on the synthesized request: the same checks as a direct call.
-	if err := x.checkHeaders(); err != nil {
-		return err
-	}
-	x.viaCallTool = true
-	return nil
+	// Stage headers again, on the rewritten request: the same checks as a direct call.
+	return checkHeaders(x.hdr, x.in.h, x.in.req.Method, x.in.params)
 }
 
 // callArgs reads call_tool's arguments: name (a non-empty string) and arguments (an object, or
@@ -377,10 +337,10 @@ func innerParams(outer json.RawMessage, name string, args json.RawMessage) (json
 // innerHeaders gives the request the headers of the inner call: the client's transport headers
 // (Authorization, trace context, X-Request-Id), Mcp-Name naming the inner tool, and the
 // Mcp-Param-* headers the inner tool declares, computed from its arguments as a client would.
-// Stage 7 (bindParamHeaders) checks them against the arguments as for any call; an argument that
+// Stage bind-headers checks them against the arguments as for any call; an argument that
 // cannot be mirrored is left without a header, and refused there.
 func (x *request) innerHeaders(name string) error {
-	h := x.r.Header.Clone()
+	h := x.hdr.Clone()
 	h.Del(mcpheader.Name)
 	for k := range h {
 		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
@@ -388,7 +348,7 @@ func (x *request) innerHeaders(name string) error {
 		}
 	}
 	h.Set(mcpheader.Name, mcpheader.Encode(name))
-	// Only for a tool the caller may see: for any other, stage 6 or 7 answers "unknown tool",
+	// Only for a tool the caller may see: for any other, stage route or authorize answers "unknown tool",
 	// and no error of fetching its bindings may tell it apart.
 	visible, _ := x.visibility()
 	if target, err := x.s.backends.Resolve(upstreams.KindTool, name); err == nil &&
@@ -416,9 +376,7 @@ func (x *request) innerHeaders(name string) error {
 			}
 		}
 	}
-	r := x.r.Clone(x.ctx)
-	r.Header = h
-	x.r = r
+	x.hdr = h
 	return nil
 }
 

@@ -17,11 +17,8 @@ import (
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
-	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
-	"github.com/mcp-gateway/gateway/internal/seal"
-	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -60,15 +57,9 @@ type Deps struct {
 	// Approvals is the out-of-band approval page for `confirm: url` rules; nil refuses those
 	// calls (fail closed).
 	Approvals *approval.Service
-	// Keys is the sealing key ring; legacy session ids are sealed with a key of their own
-	// purpose derived from it. Required when Config.Legacy.Enabled.
-	Keys *seal.KeyRing
-	// Notices carries a legacy client's answers and cancellations to the replica that waits
-	// for them; nil with a single replica.
-	Notices store.Notices
-	// SessionState keeps what a pre-2026 session sets (its log level and resource
-	// subscriptions) where every replica reads it; nil keeps it in this process (one replica).
-	SessionState LegacyStateStore
+	// Edge serves the clients of another protocol era on the same endpoint (package pre2026:
+	// 2025-11-25 and 2025-06-18 clients); nil refuses them, naming the versions served.
+	Edge EraEdge
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -87,7 +78,7 @@ type Server struct {
 	rate     RateLimits
 	hints    toolHints
 	inflight *concurrency
-	decodes  *decodeGate      // large bodies' strict decodes (stage 2)
+	decodes  *decodeGate      // large bodies' strict decodes (stage decode)
 	bodies   *bodyread.Budget // request bodies being received or served
 	// writeTimeouts counts responses cut because the client did not read them in time.
 	writeTimeouts atomic.Uint64
@@ -97,8 +88,8 @@ type Server struct {
 	toolsets      // tool sets and search mode (toolsets.go, search.go)
 	// approvals serves the approval page and keeps its records (approval.go); nil when unset.
 	approvals *approval.Service
-	// legacy serves pre-2026 clients (legacy.go); nil when Config.Legacy.Enabled is off.
-	legacy *legacyEdge
+	// edge serves pre-2026 clients (Deps.Edge); nil when they are refused.
+	edge EraEdge
 }
 
 // New builds the server from validated configuration.
@@ -144,39 +135,16 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := s.initToolsets(deps); err != nil {
 		return nil, err
 	}
-	if cfg.Legacy.Enabled {
-		if deps.Keys == nil {
-			return nil, errors.New("mcphttp: serving pre-2026 clients (legacy.enabled) needs the key ring (Deps.Keys)")
-		}
-		s.legacy = &legacyEdge{cfg: cfg.Legacy, sessions: legacysession.New(deps.Keys, cfg.Legacy.SessionTTL, s.now)}
-		// The bridge carries requests to legacy clients and their answers between replicas:
-		// its answer ids are sealed under a key of their own purpose, and deps.Notices (nil
-		// with one replica) hands an answer to the replica that waits for it. It subscribes in
-		// Start.
-		b := newBridge(bridgeConfig{Timeout: cfg.Legacy.BridgeTimeout, MaxPendingPerSession: cfg.Legacy.MaxPendingPerSession},
-			deps.Keys.Sealer(purposeLegacyReply), deps.Notices, deps.Metrics, s.now)
-		s.legacy.asker, s.legacy.bridge = b, b
-		// A session's log level and resource subscriptions live in the shared store; notices
-		// (subscribed in Start) tell the other replicas when they change.
-		state, err := newSessionState(deps.SessionState, deps.Notices, s.log, s.now)
-		if err != nil {
-			return nil, err
-		}
-		s.legacy.state = state
-	}
+	s.edge = deps.Edge
 	return s, nil
 }
 
-// Start starts what the server runs in the background for as long as ctx lasts: the
-// subscriptions through which replicas hand legacy clients' answers and cancellations to each
-// other, and tell each other of a legacy session's new log level or subscriptions. Without
-// Start a single replica still serves everything.
+// Start starts what the server runs in the background for as long as ctx lasts: the edge's
+// (the subscriptions through which replicas hand pre-2026 clients' answers and cancellations to
+// each other). Without Start a single replica still serves everything.
 func (s *Server) Start(ctx context.Context) {
-	if s.legacy != nil && s.legacy.bridge != nil {
-		s.legacy.bridge.start(ctx)
-	}
-	if s.legacy != nil && s.legacy.state != nil {
-		s.legacy.state.start(ctx)
+	if s.edge != nil {
+		s.edge.Start(ctx)
 	}
 }
 
@@ -205,8 +173,8 @@ func (s *Server) Register(e *echo.Echo) {
 	// pre-2026 client's GET with a session opens a stream of list_changed notifications
 	// (legacyget.go); DELETE stays 405, which 2025-11-25 allows.
 	methods := []string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch}
-	if s.legacy != nil && s.legacy.cfg.GetStream {
-		e.GET(s.cfg.Path, s.handleLegacyGet)
+	if s.edge != nil {
+		e.GET(s.cfg.Path, s.handleGet)
 		methods = methods[1:]
 	}
 	e.Match(methods, s.cfg.Path, methodNotAllowed)
@@ -224,21 +192,38 @@ func methodNotAllowed(c echo.Context) error {
 }
 
 // handlePost is the edge of the pipeline: request id, panic recovery and the access log wrap
-// request.run, and any error it returns is mapped once and written.
+// the pipeline (pipeline.go), and any error it returns is mapped once and written.
 func (s *Server) handlePost(c echo.Context) error {
-	return s.serve(c, (*request).run)
+	return s.serve(c, s.run)
 }
 
-// serve runs one request through run (the pipeline, or the legacy GET stream) with what every
-// request gets: its id, panic recovery, the access log and the mapping of its error.
+// handleGet serves GET on the endpoint: the era edge's stream (a pre-2026 client's list_changed
+// stream), or 405 as for any other GET, which 2026-07-28 does not have.
+func (s *Server) handleGet(c echo.Context) error {
+	if !s.edge.ClaimsGet(c.Request()) {
+		return methodNotAllowed(c)
+	}
+	return s.serve(c, func(x *request) error {
+		x.hdr = x.r.Header
+		return s.edge.ServeGet(&Incoming{x: x})
+	})
+}
+
+// serve runs one request through run (the pipeline, or the era edge's GET stream) with what
+// every request gets: its id, its ClientSink, panic recovery, the access log and the mapping of
+// its error.
 func (s *Server) serve(c echo.Context, run func(x *request) error) error {
-	x := &request{s: s, w: c.Response(), r: c.Request(), ctx: c.Request().Context(), start: s.now()}
-	x.requestID = requestID(x.r)
+	r := c.Request()
+	x := &request{s: s, r: r, hdr: r.Header, ctx: r.Context(), start: s.now()}
+	x.client = &ClientSink{w: c.Response(), srv: s}
+	x.out = x.client
+	x.requestID = requestID(r)
 	x.set = s.endpointSet(c)
 	x.requestIDValue = []string{x.requestID}
-	x.w.Header()[mcpheader.RequestID] = x.requestIDValue
+	x.client.w.Header()[mcpheader.RequestID] = x.requestIDValue
 	// Every log line of this request, the authorization decision included, carries its ids.
-	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(x.r.Header.Get(mcpheader.TraceParent)))
+	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(r.Header.Get(mcpheader.TraceParent)))
+	x.client.ctx, x.client.requestID = x.ctx, x.requestID
 	defer s.metrics.InFlight()()
 	// After record: nothing reads the body any more. A closure, as bodyBuf is set later.
 	defer func() { x.in.bodyBuf.Release() }()
@@ -249,18 +234,23 @@ func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 				panic(p)
 			}
 			s.log.Error("panic serving request", "request_id", x.requestID, "panic", p)
-			x.writeError(mapError(errors.New("panic")))
+			_ = x.client.Error(mapError(errors.New("panic")))
 		}
 	}()
 	err := run(x)
-	x.stopKeepAlive()
-	if x.out.writeErr != nil || errors.Is(err, errClientWrite) {
+	x.client.finish()
+	if x.release != nil {
+		// Admission is held until the response is written: a client that reads slowly keeps
+		// its slot, as it keeps the result's bytes.
+		x.release()
+	}
+	if x.client.writeErr != nil || errors.Is(err, errClientWrite) {
 		// The client did not take the response (gone, or not reading within the write
 		// deadline): nothing more can reach it. Returning releases the backend and the
 		// buffers; net/http closes the connection.
-		x.out.outcome = outcomeCanceled
-		if x.out.status == 0 {
-			x.out.status = 499
+		x.client.outcome = outcomeCanceled
+		if x.client.status == 0 {
+			x.client.status = 499
 		}
 		return nil
 	}
@@ -268,7 +258,7 @@ func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 		if x.ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			err = context.Canceled
 		}
-		x.writeError(mapError(err))
+		_ = x.client.Error(mapError(err))
 	}
 	return nil
 }
@@ -276,33 +266,30 @@ func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 // record ends the request's span, records its metrics and writes its access log line. Argument
 // values, tokens and bodies never appear in any of them.
 func (x *request) record() {
-	s := x.s
+	s, c := x.s, x.client
 	method := ""
 	if x.in.req != nil {
 		method = x.in.req.Method
 	}
 	d := s.now().Sub(x.start)
 	x.endRequestSpan()
-	if x.out.streamClosed != nil {
-		x.out.streamClosed()
+	if c.streamClosed != nil {
+		c.streamClosed()
 	}
-	s.metrics.ObserveRequest(method, x.out.outcome, d)
+	s.metrics.ObserveRequest(method, c.outcome, d)
 	if method == "tools/call" && x.route.upstream != "" {
-		s.metrics.ToolCall(x.route.upstream, x.route.upstreamName, x.out.outcome)
+		s.metrics.ToolCall(x.route.upstream, x.route.upstreamName, c.outcome)
 		if x.viaCallTool {
-			s.setMetrics.CallTool(x.route.upstream, x.route.upstreamName, x.out.outcome)
+			s.setMetrics.CallTool(x.route.upstream, x.route.upstreamName, c.outcome)
 		}
 	}
-	era, pv, session := eraModern, "", ""
-	if x.in.meta != nil {
+	era, pv := eraModern, x.era.version
+	if pv == "" && x.in.meta != nil {
 		pv = x.in.meta.ProtocolVersion
 	}
-	if x.legacy != nil {
-		era, pv = eraLegacy, x.legacy.version
-		if x.legacy.sess != nil && x.legacy.sess.Nonce != ([12]byte{}) {
-			session = x.legacy.sess.LogKey() // never the session id itself
-		}
-		s.metrics.LegacyRequest(method, x.out.outcome)
+	if x.era.legacy {
+		era = eraLegacy
+		s.metrics.LegacyRequest(method, c.outcome)
 	}
 	logging.LogAttrs(x.ctx, s.log, slog.LevelInfo, "request",
 		slog.String("request_id", x.requestID),
@@ -310,15 +297,21 @@ func (x *request) record() {
 		slog.String("name", x.route.name),
 		slog.String("upstream", x.route.upstream),
 		slog.String("subject", x.subject()),
-		slog.Int("status", x.out.status),
-		slog.String("outcome", x.out.outcome),
-		slog.Bool("sse", x.out.sse),
+		slog.Int("status", c.status),
+		slog.String("outcome", c.outcome),
+		slog.Bool("sse", c.sse),
 		slog.Duration("duration", d),
 		slog.String("era", era),
 		slog.String("pv", pv),
-		slog.String("session", session),
+		slog.String("session", x.era.session),
 	)
 }
+
+// Values of the access log's era attribute.
+const (
+	eraModern = "modern"
+	eraLegacy = "legacy"
+)
 
 // requestID returns the client's X-Request-Id when it is a short token of visible ASCII, and a
 // fresh random one otherwise, so a hostile value can neither forge log structure nor grow it.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -102,12 +103,12 @@ func TestSSERelayCoalescesBufferedEvents(t *testing.T) {
 		before := writes.Load()
 		r := do(t, http.MethodPost, gw.URL+DefaultPath, modern("tools/call", "be__t"), sseCallBody)
 		n := writes.Load() - before
-		if r.status != 200 || r.rpc.Result == nil {
-			t.Fatalf("call %d: status %d: %s", i, r.status, r.body)
+		if r.Status != 200 || r.RPC.Result == nil {
+			t.Fatalf("call %d: status %d: %s", i, r.Status, r.Body)
 		}
 		want := sseEvent(sseProgress1) + sseEvent(sseProgress2) + sseEvent(sseProgress3)
-		if !strings.HasPrefix(string(r.body), want) {
-			t.Fatalf("call %d: the progress events were not relayed as sent:\n%s", i, r.body)
+		if !strings.HasPrefix(string(r.Body), want) {
+			t.Fatalf("call %d: the progress events were not relayed as sent:\n%s", i, r.Body)
 		}
 		// One write for headers, events and the end of the body; two would be the events
 		// split from the body's end. Flushing every event takes five.
@@ -180,25 +181,22 @@ func TestSSERelayFlushesBeforeWaiting(t *testing.T) {
 	}
 }
 
-// cannedSSEBackend answers every request with one event stream, read in one go: three progress
-// notifications and the result. Like cannedBackend, it allocates only the response.
-type cannedSSEBackend struct {
-	cannedBackend
-}
-
-func newCannedSSEBackend() *cannedSSEBackend {
+// newCannedSSEBackend answers every request with one event stream, read in one go: three
+// progress notifications and the result. Like any canned backend, it allocates only the
+// response.
+func newCannedSSEBackend() *mcptest.CannedBackend {
 	msgs := []string{sseProgress1, sseProgress2, sseProgress3,
 		`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"done 3"}],"resultType":"complete"}}`}
 	var b bytes.Buffer
 	for _, m := range msgs {
 		b.WriteString(sseEvent(m))
 	}
-	return &cannedSSEBackend{cannedBackend{body: b.Bytes(), hdr: http.Header{"Content-Type": {"text/event-stream"}}}}
+	return mcptest.NewCannedBackendOf(b.Bytes(), "text/event-stream")
 }
 
-// flushCountingWriter is benchWriter counting its flushes.
+// flushCountingWriter is mcptest.BenchWriter counting its flushes.
 type flushCountingWriter struct {
-	*benchWriter
+	*mcptest.BenchWriter
 	flushes int
 }
 
@@ -212,9 +210,9 @@ func BenchmarkForwardToolsCallSSE(b *testing.B) {
 		Deps{Version: "bench"})
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
 	h := modern("tools/call", "be__echo")
-	w := &flushCountingWriter{benchWriter: &benchWriter{h: http.Header{}}}
-	benchPostTo(b, e, h, body, w, w.benchWriter, func() bool {
-		return w.code == 200 && bytes.Count(w.body.Bytes(), []byte("notifications/progress")) == 3
+	w := &flushCountingWriter{BenchWriter: mcptest.NewBenchWriter()}
+	mcptest.BenchPostTo(b, e, h, body, w, w.BenchWriter, func() bool {
+		return w.Code == 200 && bytes.Count(w.Body.Bytes(), []byte("notifications/progress")) == 3
 	})
 	b.ReportMetric(float64(w.flushes)/float64(b.N), "flushes/op")
 }
@@ -228,12 +226,12 @@ func TestSSERelayResultWithLineBreaks(t *testing.T) {
 	t.Cleanup(be.Close)
 	gw := startGateway(t, Config{SSEKeepAlive: time.Hour}, upstreams.UpstreamConfig{Name: "be", URL: be.URL})
 	r := do(t, http.MethodPost, gw.URL, modern("tools/call", "be__t"), sseCallBody)
-	if r.status != 200 || !strings.HasPrefix(string(r.body), sseEvent(sseProgress1)) {
-		t.Fatalf("status %d, body:\n%s", r.status, r.body)
+	if r.Status != 200 || !strings.HasPrefix(string(r.Body), sseEvent(sseProgress1)) {
+		t.Fatalf("status %d, body:\n%s", r.Status, r.Body)
 	}
-	events := strings.Split(strings.TrimSuffix(string(r.body), "\n\n"), "\n\n")
+	events := strings.Split(strings.TrimSuffix(string(r.Body), "\n\n"), "\n\n")
 	if len(events) != 2 {
-		t.Fatalf("want the progress event and the result, got %d events:\n%s", len(events), r.body)
+		t.Fatalf("want the progress event and the result, got %d events:\n%s", len(events), r.Body)
 	}
 	data, ok := strings.CutPrefix(events[1], "event: message\ndata: ")
 	if !ok || strings.ContainsAny(data, "\r\n") {

@@ -1,13 +1,9 @@
 package mcphttp
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -17,13 +13,13 @@ import (
 // of §2.1 through the real HTTP stack, asserting the status, the JSON-RPC code, the headers the
 // status requires, and — for every rejected request — that the backend received nothing.
 func TestStatusTable(t *testing.T) {
-	be := mcptest.StartServer(t, "be", withRegionTool())
+	be := mcptest.StartServer(t, "be", mcptest.WithRegionTool())
 	gw := startGateway(t, Config{MaxBodyBytes: 64 << 10}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	// A tools/call reads the tool's Mcp-Param-* bindings from the backend's tools/list, indexed
 	// for at least half a minute from any list the gateway fetched: list first, as a client does,
 	// so the rows refused for their headers reach the backend with nothing at all.
-	if r := do(t, "POST", gw.URL, modern("tools/list", ""), body("tools/list", "")); r.status != 200 {
-		t.Fatalf("tools/list: %d %s", r.status, r.body)
+	if r := do(t, "POST", gw.URL, modern("tools/list", ""), body("tools/list", "")); r.Status != 200 {
+		t.Fatalf("tools/list: %d %s", r.Status, r.Body)
 	}
 	region := modern("tools/call", "be__region")
 	regionArgs := func(args string) string { return body("tools/call", `,"name":"be__region","arguments":{`+args+`}`) }
@@ -105,12 +101,12 @@ func TestStatusTable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			be.Reset()
 			r := do(t, tt.method, gw.URL, tt.header, tt.body)
-			if r.status != tt.status {
-				t.Fatalf("status = %d, want %d; body %s", r.status, tt.status, r.body)
+			if r.Status != tt.status {
+				t.Fatalf("status = %d, want %d; body %s", r.Status, tt.status, r.Body)
 			}
 			if tt.wantHeader != "" {
 				k, v, _ := strings.Cut(tt.wantHeader, ": ")
-				if got := r.header.Get(k); got != v {
+				if got := r.Header.Get(k); got != v {
 					t.Errorf("header %s = %q, want %q", k, got, v)
 				}
 			}
@@ -122,58 +118,21 @@ func TestStatusTable(t *testing.T) {
 	}
 }
 
-// withRegionTool adds "region", a tool that mirrors its region and count arguments into
-// Mcp-Param-Region and Mcp-Param-Count and reports the headers it received.
-func withRegionTool() mcptest.Option {
-	tool := &mcp.Tool{Name: "region", InputSchema: map[string]any{"type": "object", "properties": map[string]any{
-		"region": map[string]any{"type": "string", "x-mcp-header": "Region"},
-		"count":  map[string]any{"type": "integer", "x-mcp-header": "Count"},
-	}}}
-	return mcptest.WithTool(tool, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		h := req.Extra.Header
-		text := "region=" + strings.Join(h.Values("Mcp-Param-Region"), ",") + " count=" + strings.Join(h.Values("Mcp-Param-Count"), ",")
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
-	})
-}
-
 func checkRPC(t *testing.T, r *response, code int) {
 	t.Helper()
-	if code == 0 {
-		if r.rpc.Error != nil {
-			t.Fatalf("unexpected JSON-RPC error %+v", r.rpc.Error)
-		}
-		return
-	}
-	if r.rpc.Error == nil {
-		t.Fatalf("no JSON-RPC error in body %s", r.body)
-	}
-	if r.rpc.Error.Code != code {
-		t.Fatalf("code = %d, want %d (%s)", r.rpc.Error.Code, code, r.rpc.Error.Message)
-	}
-	if code == -32700 && string(r.rpc.ID) != "null" {
-		t.Errorf("parse error id = %s, want null", r.rpc.ID)
-	}
-	if code == -32022 {
-		var d struct {
-			Supported []string `json:"supported"`
-			Requested *string  `json:"requested"`
-		}
-		if err := json.Unmarshal(r.rpc.Error.Data, &d); err != nil || len(d.Supported) == 0 || d.Supported[0] != "2026-07-28" || d.Requested == nil {
-			t.Errorf("-32022 data = %s, want supported and requested", r.rpc.Error.Data)
-		}
-	}
+	mcptest.CheckRPC(t, r, code)
 }
 
 // TestParamHeadersRecomputed: the backend receives the Mcp-Param-* headers the gateway
 // computed from the arguments it checked (plain where the client used the sentinel, an integer
 // in decimal however the client spelled it), never the client's own spelling.
 func TestParamHeadersRecomputed(t *testing.T) {
-	be := mcptest.StartServer(t, "be", withRegionTool())
+	be := mcptest.StartServer(t, "be", mcptest.WithRegionTool())
 	gw := startGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	h := with(modern("tools/call", "be__region"), "Mcp-Param-Region", "=?base64?ZXU=?=", "Mcp-Param-Count", "4.2e1")
 	r := do(t, "POST", gw.URL, h, body("tools/call", `,"name":"be__region","arguments":{"region":"eu","count":42}`))
 	checkRPC(t, r, 0)
-	if !strings.Contains(string(r.body), "region=eu count=42") {
-		t.Fatalf("the backend saw other headers: %s", r.body)
+	if !strings.Contains(string(r.Body), "region=eu count=42") {
+		t.Fatalf("the backend saw other headers: %s", r.Body)
 	}
 }

@@ -247,6 +247,27 @@ func (ts *toolset) selects(kind upstreams.Kind, t upstreams.Target) bool {
 	return true
 }
 
+// coversBackend reports whether the set may select anything of backend upstream: an include
+// rule names it, and no exclude rule takes all of it. What is said of a whole backend (its
+// server instructions) is served on the set's endpoint only then.
+func (ts *toolset) coversBackend(upstream string) bool {
+	if ts.include == nil {
+		return true
+	}
+	for i := range ts.exclude {
+		e := &ts.exclude[i]
+		if !e.hasTools && !e.hasPrompts && !e.hasResources && e.upstream.match(upstream) {
+			return false
+		}
+	}
+	for i := range ts.include {
+		if ts.include[i].upstream.match(upstream) {
+			return true
+		}
+	}
+	return false
+}
+
 // initToolsets compiles the configured sets and the default endpoint's search mode.
 func (s *Server) initToolsets(deps Deps) error {
 	origin := ""
@@ -294,11 +315,11 @@ func (s *Server) registerToolsets(e *echo.Echo) {
 			return s.handlePost(c)
 		})
 		methods := []string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch}
-		if s.legacy != nil && s.legacy.cfg.GetStream {
+		if s.edge != nil {
 			// A pre-2026 client's GET stream, narrowed to the set like everything else here.
 			e.GET(path, func(c echo.Context) error {
 				c.Set(toolsetKey, ts)
-				return s.handleLegacyGet(c)
+				return s.handleGet(c)
 			})
 			methods = methods[1:]
 		}
@@ -358,7 +379,7 @@ func (x *request) narrow(visible func(upstreams.Kind, upstreams.Target) bool) fu
 	return func(k upstreams.Kind, t upstreams.Target) bool { return ts.selects(k, t) && visible(k, t) }
 }
 
-// inSet is stage 6's check for a set: a routed call to something the set does not select is
+// inSet is stage route's check for a set: a routed call to something the set does not select is
 // refused exactly like an unknown name, before policy is asked.
 func (x *request) inSet(kind upstreams.Kind, t upstreams.Target) error {
 	if x.set == nil || x.set.selects(kind, t) {

@@ -18,15 +18,15 @@ func findNames(t *testing.T, url, query string) []string {
 	t.Helper()
 	r := do(t, "POST", url, modern("tools/call", findToolsName),
 		body("tools/call", `,"name":"find_tools","arguments":{"query":`+jsonString(query)+`}`))
-	if r.status != 200 || r.rpc.Error != nil {
-		t.Fatalf("find_tools %q: %d %s", query, r.status, r.body)
+	if r.Status != 200 || r.RPC.Error != nil {
+		t.Fatalf("find_tools %q: %d %s", query, r.Status, r.Body)
 	}
 	var res struct {
 		StructuredContent struct {
 			Tools []struct{ Name string } `json:"tools"`
 		} `json:"structuredContent"`
 	}
-	if err := json.Unmarshal(r.rpc.Result, &res); err != nil {
+	if err := json.Unmarshal(r.RPC.Result, &res); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
@@ -51,8 +51,8 @@ func TestSearchReindexesOnListChanged(t *testing.T) {
 	url := serveTest(t, e).URL + DefaultPath
 
 	r := do(t, "POST", url, modern("tools/list", ""), body("tools/list", ""))
-	if !strings.Contains(string(r.body), `"name":"find_tools"`) || strings.Contains(string(r.body), "be__echo") {
-		t.Fatalf("search-mode tools/list: %s", r.body)
+	if !strings.Contains(string(r.Body), `"name":"find_tools"`) || strings.Contains(string(r.Body), "be__echo") {
+		t.Fatalf("search-mode tools/list: %s", r.Body)
 	}
 	for range 3 {
 		if got := findNames(t, url, "adds two integers"); len(got) == 0 || got[0] != "be__add" {
@@ -142,10 +142,10 @@ func TestSearchSameOnEveryReplica(t *testing.T) {
 		for _, q := range []string{"echo text back", "report request headers", "sleep for a while"} {
 			r := do(t, "POST", url, modern("tools/call", findToolsName),
 				body("tools/call", `,"name":"find_tools","arguments":{"query":`+jsonString(q)+`,"limit":4}`))
-			if r.status != 200 {
-				t.Fatalf("find %q: %d %s", q, r.status, r.body)
+			if r.Status != 200 {
+				t.Fatalf("find %q: %d %s", q, r.Status, r.Body)
 			}
-			answers = append(answers, string(r.rpc.Result))
+			answers = append(answers, string(r.RPC.Result))
 		}
 	}
 	for i := 3; i < len(answers); i++ {

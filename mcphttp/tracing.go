@@ -21,7 +21,7 @@ func (x *request) startSpan() {
 	if x.in.req != nil && x.s.handlers[x.in.req.Method] != nil {
 		method = x.in.req.Method
 	}
-	x.ctx, x.endSpan = t.StartRequest(x.ctx, method, traceFrom(x.r.Header, x.in.meta).parent, x.start)
+	x.ctx, x.endSpan = t.StartRequest(x.ctx, method, traceFrom(x.hdr, x.in.meta).parent, x.start)
 	x.spanParent = t.TraceParent(x.ctx)
 	// Log lines then carry the span's trace id, also when the gateway started the trace.
 	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(x.spanParent))
@@ -31,7 +31,7 @@ func (x *request) startSpan() {
 func (x *request) endRequestSpan() {
 	x.startSpan()
 	if x.endSpan != nil {
-		x.endSpan(x.out.outcome, nil)
+		x.endSpan(x.client.outcome, nil)
 	}
 }
 
@@ -39,21 +39,9 @@ func (x *request) endRequestSpan() {
 // parent is the gateway's own span (the backend span during a call), so the backend's spans
 // hang under the gateway's.
 func (x *request) trace() traceContext {
-	tc := traceFrom(x.r.Header, x.in.meta)
+	tc := traceFrom(x.hdr, x.in.meta)
 	if x.spanParent != "" {
 		tc.parent = x.spanParent
 	}
 	return tc
-}
-
-// backendOutcome is the outcome of a backend call for its span: err's, or the relayed
-// response's. With tracing off there is no span and nothing to compute.
-func (x *request) backendOutcome(err error) string {
-	switch {
-	case !x.s.tracer.Enabled():
-		return ""
-	case err != nil:
-		return mapError(err).Outcome
-	}
-	return x.out.outcome
 }

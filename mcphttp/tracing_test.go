@@ -103,8 +103,8 @@ func TestTracedCall(t *testing.T) {
 			}
 			b := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + strings.TrimSuffix(meta, "}") + metaTP +
 				`},"name":"be__echo","arguments":{"text":"argument-value-secret"}}}`
-			if r := do(t, http.MethodPost, url, h, b); r.status != 200 {
-				t.Fatalf("status %d: %s", r.status, r.body)
+			if r := do(t, http.MethodPost, url, h, b); r.Status != 200 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
 			if err := tr.Shutdown(context.Background()); err != nil {
 				t.Fatal(err)
@@ -139,8 +139,8 @@ func TestTracedRefusal(t *testing.T) {
 	url, tr := tracedGateway(t, col, &traceBackend{})
 	h := with(modern("tools/call", "be__echo"), "Content-Type", "text/plain",
 		"Traceparent", "00-"+callerTraceID+"-"+callerSpanID+"-01")
-	if r := do(t, http.MethodPost, url, h, body("tools/call", `,"name":"be__echo"`)); r.status != http.StatusUnsupportedMediaType {
-		t.Fatalf("status %d", r.status)
+	if r := do(t, http.MethodPost, url, h, body("tools/call", `,"name":"be__echo"`)); r.Status != http.StatusUnsupportedMediaType {
+		t.Fatalf("status %d", r.Status)
 	}
 	if err := tr.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)

@@ -87,11 +87,22 @@ type Discovery struct {
 	Capabilities json.RawMessage
 	// Instructions joins the backends' instructions, each introduced by its backend name.
 	Instructions string
+	// Each are the backends' instructions one by one, in configuration order, for an endpoint
+	// that serves some backends only (a tool set).
+	Each []BackendInstructions
 	// TTL is the least of the backends' ttlMs (capped at MaxDiscoverTTL), zero when a backend
 	// failed: a partial answer should not be cached.
 	TTL time.Duration
 	// Failed names the backends that did not answer; they are left out.
 	Failed []string
+}
+
+// BackendInstructions are one backend's server instructions.
+type BackendInstructions struct {
+	// Upstream names the backend.
+	Upstream string
+	// Text is what it instructs, as pinning lets it through.
+	Text string
 }
 
 // Capabilities merges the backends' server/discover answers, each reused until its ttlMs
@@ -113,6 +124,7 @@ func (r *Registry) Capabilities(ctx context.Context, hdr http.Header) (*Discover
 		out.TTL = min(out.TTL, d.ttl)
 		if s := strings.TrimSpace(r.pinnedInstructions(ctx, b, d.instructions)); s != "" {
 			instr = append(instr, b.name+": "+s)
+			out.Each = append(out.Each, BackendInstructions{Upstream: b.name, Text: s})
 		}
 	}
 	if len(out.Failed) == len(r.backends) {

@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -60,8 +61,8 @@ type Config struct {
 	// Pins turns tool-definition pinning on (docs/pinning.md); absent, nothing is pinned.
 	Pins *pins.Config `yaml:"pins"`
 	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18) on the MCP endpoint, as
-	// mcphttp.LegacyConfig defines it; on by default.
-	Legacy mcphttp.LegacyConfig `yaml:"legacy"`
+	// pre2026.Config defines it; on by default.
+	Legacy pre2026.Config `yaml:"legacy"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -297,6 +298,9 @@ func (c *Config) validate() error {
 	if err := c.serverConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Legacy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, c.validateToolsetUpstreams()...)
 	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
@@ -374,11 +378,10 @@ func (c *Config) legacyNote() string {
 	return note + "\n"
 }
 
-// serverConfig is the MCP endpoint's configuration: the server: block with the top-level legacy:
-// block, which mcphttp reads as one.
+// serverConfig is the MCP endpoint's configuration: the server: block with the top-level
+// toolsets: block, which mcphttp reads as one.
 func (c *Config) serverConfig() mcphttp.Config {
 	s := c.Server.Config
-	s.Legacy = c.Legacy
 	s.Toolsets = c.Toolsets // the top-level block is the endpoint's
 	return s
 }

@@ -14,15 +14,15 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
-	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 )
 
 // TestLegacySettingsCarried: every setting of the legacy: block reaches the MCP endpoint's
 // configuration unchanged. The settings are enumerated by reflection, so a field added to
-// mcphttp.LegacyConfig is covered without touching this test.
+// pre2026.Config is covered without touching this test.
 func TestLegacySettingsCarried(t *testing.T) {
 	seed := 0
-	var want mcphttp.LegacyConfig
+	var want pre2026.Config
 	fillSettings(t, reflect.ValueOf(&want).Elem(), &seed)
 	block := map[string]any{}
 	addYAML(t, block, want)
@@ -34,8 +34,8 @@ func TestLegacySettingsCarried(t *testing.T) {
 	if err := decodeYAML(bytes.NewReader(raw), &c); err != nil {
 		t.Fatalf("the legacy block with every setting does not load: %v\n%s", err, raw)
 	}
-	if got := c.serverConfig().Legacy; !reflect.DeepEqual(got, want) {
-		t.Errorf("mcphttp.LegacyConfig differs from the file:\n got %+v\nwant %+v\nfile:\n%s", got, want, raw)
+	if got := c.Legacy; !reflect.DeepEqual(got, want) {
+		t.Errorf("pre2026.Config differs from the file:\n got %+v\nwant %+v\nfile:\n%s", got, want, raw)
 	}
 }
 
@@ -58,15 +58,15 @@ func TestLegacyDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := mcphttp.LegacyConfig{Enabled: true, Versions: []string{"2025-11-25", "2025-06-18"}, SessionTTL: 24 * time.Hour,
-		GetStream: true, BridgeTimeout: 10 * time.Minute, MaxRounds: 10, MaxPendingPerSession: 8}
-	if got := c.serverConfig().Legacy; !reflect.DeepEqual(got, want) {
+	want := pre2026.Config{Enabled: true, Versions: []string{"2025-11-25", "2025-06-18"}, SessionTTL: 24 * time.Hour,
+		GetStream: true, BridgeTimeout: 10 * time.Minute, MaxRounds: 10, MaxPendingPerSession: 8, MaxPendingPerCaller: 32}
+	if got := c.Legacy; !reflect.DeepEqual(got, want) {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}
 	if note := c.legacyNote(); !strings.Contains(note, "2025-11-25, 2025-06-18") || !strings.Contains(note, "single replica") {
 		t.Errorf("check-config note %q", note)
 	}
-	if c, err = load("legacy: {enabled: false}"); err != nil || c.serverConfig().Legacy.Enabled {
+	if c, err = load("legacy: {enabled: false}"); err != nil || c.Legacy.Enabled {
 		t.Fatalf("enabled: false not honoured: %v", err)
 	}
 	if note := c.legacyNote(); !strings.Contains(note, "refused") {

@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -224,6 +225,10 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if err != nil {
 		return nil, err
 	}
+	edge, err := g.buildEdge(cfg, ring, rec, log)
+	if err != nil {
+		return nil, err
+	}
 	srv, err := mcphttp.New(cfg.serverConfig(), mcphttp.Deps{
 		Approvals:  approvals,
 		Auth:       auth,
@@ -237,10 +242,7 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		Tracer:     g.tracer,
 		// Tool search metrics (docs/toolsets.md).
 		ToolsetMetrics: g.searchRec,
-		Keys:           ring,
-		Notices:        g.notices,
-		// A legacy session's log level and resource subscriptions, shared by every replica.
-		SessionState: g.store,
+		Edge:           edge,
 	})
 	if err != nil {
 		return nil, err
@@ -255,6 +257,22 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		return nil, err
 	}
 	return g, nil
+}
+
+// buildEdge builds the pre-2026 edge, or nil when pre-2026 clients are refused (legacy.enabled
+// off): nil, not a nil *pre2026.Edge, which the server would take for an edge.
+func (g *gateway) buildEdge(cfg *Config, ring *seal.KeyRing, rec *metrics.Recorder, log *slog.Logger) (mcphttp.EraEdge, error) {
+	if !cfg.Legacy.Enabled {
+		return nil, nil
+	}
+	d := pre2026.Deps{Keys: ring, Notices: g.notices, Metrics: rec, Logger: log}
+	if cfg.Redis.enabled() {
+		// A session's log level and resource subscriptions, shared by every replica. Without
+		// Redis the edge keeps them in a store of its own, apart from the confirmations'
+		// single-use nonces, which no client's state may crowd out.
+		d.State = g.store
+	}
+	return pre2026.New(cfg.Legacy, d)
 }
 
 // buildState sets up what a later request depends on: the sealing key ring (derived once, here),

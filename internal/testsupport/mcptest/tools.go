@@ -246,3 +246,17 @@ func (t *slowTracker) update(f func(*SlowStats)) {
 	close(t.changed)
 	t.changed = make(chan struct{})
 }
+
+// WithRegionTool adds "region", a tool that mirrors its region and count arguments into
+// Mcp-Param-Region and Mcp-Param-Count and reports the headers it received.
+func WithRegionTool() Option {
+	tool := &mcp.Tool{Name: "region", InputSchema: map[string]any{"type": "object", "properties": map[string]any{
+		"region": map[string]any{"type": "string", "x-mcp-header": "Region"},
+		"count":  map[string]any{"type": "integer", "x-mcp-header": "Count"},
+	}}}
+	return WithTool(tool, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		h := req.Extra.Header
+		text := "region=" + strings.Join(h.Values("Mcp-Param-Region"), ",") + " count=" + strings.Join(h.Values("Mcp-Param-Count"), ",")
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+	})
+}

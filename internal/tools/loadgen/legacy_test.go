@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -77,8 +78,11 @@ func startLegacyGateway(t *testing.T, tally *legacyTally) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(reg.Close)
-	s, err := mcphttp.New(mcphttp.Config{Legacy: mcphttp.LegacyConfig{Enabled: true}},
-		mcphttp.Deps{Backends: reg, Logger: logger, Loopback: true, Keys: ring, Version: "test"})
+	edge, err := pre2026.New(pre2026.Config{Enabled: true}, pre2026.Deps{Keys: ring, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcphttp.New(mcphttp.Config{}, mcphttp.Deps{Backends: reg, Logger: logger, Loopback: true, Edge: edge, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"slices"
@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -15,12 +16,12 @@ import (
 // gets the meta-tools and runs a selected tool through call_tool.
 func TestLegacyClientOnToolset(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	cfg := Config{Toolsets: []ToolsetConfig{
-		{Name: "ro", Include: []SelectorConfig{{Upstream: "be", Tools: []string{"echo"}}}},
-		{Name: "find", Include: []SelectorConfig{{Upstream: "be", Tools: []string{"echo", "add"}}},
-			Search: SearchConfig{Enabled: true}},
-	}}
-	gw, _ := startLegacyGateway(t, cfg, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	cfg := gwSpec{Server: mcphttp.Config{Toolsets: []mcphttp.ToolsetConfig{
+		{Name: "ro", Include: []mcphttp.SelectorConfig{{Upstream: "be", Tools: []string{"echo"}}}},
+		{Name: "find", Include: []mcphttp.SelectorConfig{{Upstream: "be", Tools: []string{"echo", "add"}}},
+			Search: mcphttp.SearchConfig{Enabled: true}},
+	}}}
+	gw, _ := startLegacyGateway(t, cfg, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	for _, v := range legacyVersions {
 		t.Run(v+"/set", func(t *testing.T) {
 			cs := mcptest.Connect(t, gw.URL+"/ro", mcptest.WithProtocolVersion(v))

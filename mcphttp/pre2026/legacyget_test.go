@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"bufio"
@@ -18,10 +18,10 @@ import (
 // backed by the shared listen: no acknowledgement, no subscription id, no SSE id; GET without a
 // session is 405 as before, with a session that does not open 404; DELETE stays 405.
 func TestLegacyGetStream(t *testing.T) {
-	fan := &fanBackend{streams: map[chan string]struct{}{}}
+	fan := mcptest.NewFanBackend()
 	be := httptest.NewServer(fan)
 	t.Cleanup(be.Close)
-	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "fan", URL: be.URL + "/mcp"})
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "fan", URL: be.URL + "/mcp"})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
 
 	get := func(h http.Header) *http.Response {
@@ -46,17 +46,17 @@ func TestLegacyGetStream(t *testing.T) {
 		status int
 	}{
 		{"GET without a session", http.MethodGet, legacyHeaders("2025-11-25", ""), 405},
-		{"GET without Accept SSE", http.MethodGet, with(legacyHeaders("2025-11-25", sid), "Accept", "application/json"), 405},
-		{"GET with a session that does not open", http.MethodGet, with(sse, "Mcp-Session-Id", sid[:len(sid)-4]), 404},
+		{"GET without Accept SSE", http.MethodGet, mcptest.With(legacyHeaders("2025-11-25", sid), "Accept", "application/json"), 405},
+		{"GET with a session that does not open", http.MethodGet, mcptest.With(sse, "Mcp-Session-Id", sid[:len(sid)-4]), 404},
 		{"DELETE", http.MethodDelete, legacyHeaders("2025-11-25", sid), 405},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := do(t, tt.method, gw.URL, tt.header, "")
-			if r.status != tt.status {
-				t.Fatalf("status %d, want %d", r.status, tt.status)
+			if r.Status != tt.status {
+				t.Fatalf("status %d, want %d", r.Status, tt.status)
 			}
-			if tt.status == 405 && r.header.Get("Allow") != "POST" {
-				t.Fatalf("Allow %q", r.header.Get("Allow"))
+			if tt.status == 405 && r.Header.Get("Allow") != "POST" {
+				t.Fatalf("Allow %q", r.Header.Get("Allow"))
 			}
 		})
 	}
@@ -73,8 +73,8 @@ func TestLegacyGetStream(t *testing.T) {
 		}
 		close(lines)
 	}()
-	mcptest.WaitFor(t, "the backend has a listen open", func() bool { open, _ := fan.counts(); return open == 1 })
-	fan.notify(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"b"}}}`)
+	mcptest.WaitFor(t, "the backend has a listen open", func() bool { open, _ := fan.Counts(); return open == 1 })
+	fan.Notify(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"b"}}}`)
 	deadline := time.After(10 * time.Second)
 	for {
 		select {

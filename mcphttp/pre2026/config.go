@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Defaults for LegacyConfig, used once Enabled is set (docs/protocol.md §9).
+// Defaults for Config, used once Enabled is set (docs/protocol.md §9).
 const (
 	// DefaultLegacySessionTTL is how long a legacy session id opens: a working day and more, as
 	// clients re-initialize only when told their session is gone.
@@ -19,16 +19,19 @@ const (
 	DefaultLegacyMaxRounds = 10
 	// DefaultLegacyMaxPendingPerSession bounds the requests waiting for one session's answers.
 	DefaultLegacyMaxPendingPerSession = 8
+	// DefaultLegacyMaxPendingPerCaller bounds the requests waiting for the answers of all of
+	// one caller's sessions, on one replica.
+	DefaultLegacyMaxPendingPerCaller = 32
 )
 
 // DefaultLegacyVersions are the pre-2026 revisions served at the edge, newest first.
 func DefaultLegacyVersions() []string { return []string{"2025-11-25", "2025-06-18"} }
 
-// LegacyConfig is the `legacy:` block: pre-2026 clients (2025-11-25, 2025-06-18) served at the
-// edge, on the same endpoint as 2026-07-28 clients, by translating each of their requests into
-// an internal 2026-07-28 one (docs/protocol.md §9). The zero value serves none of them, as
-// mcphttp did before: cmd/gateway turns it on by default.
-type LegacyConfig struct {
+// Config is the `legacy:` block: pre-2026 clients (2025-11-25, 2025-06-18) served at the edge,
+// on the same endpoint as 2026-07-28 clients, by translating each of their requests into a
+// 2026-07-28 one (docs/protocol.md §9). Enabled off builds no edge: such clients are refused,
+// naming the versions served. The configuration the gateway starts from turns it on.
+type Config struct {
 	// Enabled serves pre-2026 clients. False: they are refused with -32022, naming the
 	// versions the gateway speaks.
 	Enabled bool `yaml:"enabled"`
@@ -51,6 +54,9 @@ type LegacyConfig struct {
 	// MaxPendingPerSession bounds the requests of one session waiting for its answers.
 	// Default DefaultLegacyMaxPendingPerSession.
 	MaxPendingPerSession int `yaml:"maxPendingPerSession"`
+	// MaxPendingPerCaller bounds the requests of all of one caller's sessions waiting for
+	// their answers, on one replica. Default DefaultLegacyMaxPendingPerCaller.
+	MaxPendingPerCaller int `yaml:"maxPendingPerCaller"`
 }
 
 // servedLegacyVersions are the revisions the edge can translate; Versions must name only these.
@@ -58,7 +64,7 @@ var servedLegacyVersions = []string{"2025-11-25", "2025-06-18"}
 
 // WithDefaults returns c with zero fields set to their defaults; Enabled and the booleans are
 // left as they are.
-func (c LegacyConfig) WithDefaults() LegacyConfig {
+func (c Config) WithDefaults() Config {
 	if len(c.Versions) == 0 {
 		c.Versions = DefaultLegacyVersions()
 	}
@@ -74,11 +80,14 @@ func (c LegacyConfig) WithDefaults() LegacyConfig {
 	if c.MaxPendingPerSession == 0 {
 		c.MaxPendingPerSession = DefaultLegacyMaxPendingPerSession
 	}
+	if c.MaxPendingPerCaller == 0 {
+		c.MaxPendingPerCaller = DefaultLegacyMaxPendingPerCaller
+	}
 	return c
 }
 
 // Validate reports every problem in c (with its defaults applied).
-func (c LegacyConfig) Validate() error {
+func (c Config) Validate() error {
 	var errs []error
 	for _, v := range c.Versions {
 		if !slices.Contains(servedLegacyVersions, v) {
@@ -88,8 +97,8 @@ func (c LegacyConfig) Validate() error {
 	if c.SessionTTL < 0 || c.BridgeTimeout < 0 {
 		errs = append(errs, errors.New("legacy.sessionTTL and legacy.bridgeTimeout must not be negative"))
 	}
-	if c.MaxRounds < 0 || c.MaxPendingPerSession < 0 {
-		errs = append(errs, errors.New("legacy.maxRounds and legacy.maxPendingPerSession must not be negative"))
+	if c.MaxRounds < 0 || c.MaxPendingPerSession < 0 || c.MaxPendingPerCaller < 0 {
+		errs = append(errs, errors.New("legacy.maxRounds, legacy.maxPendingPerSession and legacy.maxPendingPerCaller must not be negative"))
 	}
 	return errors.Join(errs...)
 }

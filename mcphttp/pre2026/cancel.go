@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ type cancelNotice struct {
 // track registers a running legacy request (its JSON-RPC id as the client sent it) for
 // notifications/cancelled. untrack, which the caller must call when the request ends, is
 // idempotent. An id that is not a string or an integer is not tracked.
-func (b *bridge) track(sess *legacysession.Session, id json.RawMessage, cancel context.CancelFunc) (untrack func()) {
+func (b *asks) track(sess *legacysession.Session, id json.RawMessage, cancel context.CancelFunc) (untrack func()) {
 	cid, ok := canonicalRequestID(id)
 	if !ok {
 		return func() {}
@@ -69,7 +69,7 @@ func (b *bridge) track(sess *legacysession.Session, id json.RawMessage, cancel c
 // runs it: here if it runs here, else through a notice every replica hears. Best effort, like
 // the notification itself: a request that already ended, or a notice Redis drops, changes
 // nothing.
-func (b *bridge) cancel(ctx context.Context, sess *legacysession.Session, id json.RawMessage) {
+func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, id json.RawMessage) {
 	cid, ok := canonicalRequestID(id)
 	if !ok {
 		return
@@ -88,7 +88,7 @@ func (b *bridge) cancel(ctx context.Context, sess *legacysession.Session, id jso
 }
 
 // onCancel handles a cancellation another replica (or this one) published.
-func (b *bridge) onCancel(msg []byte) {
+func (b *asks) onCancel(msg []byte) {
 	var n cancelNotice
 	if json.Unmarshal(msg, &n) != nil || n.ID == "" {
 		return
@@ -98,7 +98,7 @@ func (b *bridge) onCancel(msg []byte) {
 
 // cancelLocal cancels the requests tracked under k on this replica and reports whether there
 // were any. The entries stay until their requests untrack them.
-func (b *bridge) cancelLocal(k runKey) bool {
+func (b *asks) cancelLocal(k runKey) bool {
 	b.mu.Lock()
 	list := append([]*runEntry(nil), b.running[k]...)
 	b.mu.Unlock()

@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -60,8 +61,8 @@ func pokeUntil(t *testing.T, be *mcptest.Server, u *updateSink, want string, uri
 }
 
 // watching reports whether s holds a GET stream of some session.
-func watching(s *Server) bool {
-	st := s.legacy.state
+func watching(s *Edge) bool {
+	st := s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return len(st.watchers) > 0
@@ -142,22 +143,25 @@ func TestLegacySubscribePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	be := mcptest.StartServer(t, "be", mcptest.WithSubscriptions())
-	gw, s := startLegacyGateway(t, Config{}, Deps{Auth: auth, SessionState: mem}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, s := startLegacyGateway(t, gwSpec{Deps: mcphttp.Deps{Auth: auth}, EdgeDeps: Deps{State: mem}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`, "Authorization", "Bearer "+tok)
 	h := legacyHeaders("2025-11-25", sid)
 	h.Set("Authorization", "Bearer "+tok)
-	sess, err := s.legacy.sessions.Open(sid, legacysession.Bind(iss.URL(), "alice"))
+	sess, err := s.sessions.Open(sid, legacysession.Bind(iss.URL(), "alice"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	stored := func() []string {
-		v, ok, err := mem.Get(t.Context(), subsKeyPrefix+sess.Key())
+		v, ok, err := mem.Get(t.Context(), stateKey(iss.URL()+"#alice"))
 		if err != nil || !ok {
 			return nil
 		}
-		var uris []string
-		_ = json.Unmarshal(v, &uris)
-		return uris
+		var cs callerState
+		_ = json.Unmarshal(v, &cs)
+		if e := cs.entry(&sess); e != nil {
+			return e.URIs
+		}
+		return nil
 	}
 	req := func(method, uri string) *response {
 		return do(t, "POST", gw.URL, h, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{"uri":%q}}`, method, uri))
@@ -165,33 +169,33 @@ func TestLegacySubscribePolicy(t *testing.T) {
 
 	read := req("resources/read", "be+mem://hr/salaries")
 	sub := req("resources/subscribe", "be+mem://hr/salaries")
-	if read.status != 200 || sub.status != read.status || string(sub.body) != string(read.body) {
-		t.Fatalf("subscribe to a hidden resource: %d %s; resources/read: %d %s", sub.status, sub.body, read.status, read.body)
+	if read.Status != 200 || sub.Status != read.Status || string(sub.Body) != string(read.Body) {
+		t.Fatalf("subscribe to a hidden resource: %d %s; resources/read: %d %s", sub.Status, sub.Body, read.Status, read.Body)
 	}
 	if got := stored(); got != nil {
 		t.Fatalf("a refused subscription was recorded: %q", got)
 	}
-	if r := req("resources/subscribe", "be+MEM://readme"); r.status != 200 || string(r.body) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
-		t.Fatalf("subscribe: %d %s", r.status, r.body)
+	if r := req("resources/subscribe", "be+MEM://readme"); r.Status != 200 || string(r.Body) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Fatalf("subscribe: %d %s", r.Status, r.Body)
 	}
 	if got := stored(); !slices.Equal(got, []string{"be+mem://readme"}) {
 		t.Fatalf("recorded %q, want the normal form", got)
 	}
-	if r := req("resources/unsubscribe", "be+mem://never"); string(r.body) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
-		t.Fatalf("unsubscribe of an unknown URI: %s", r.body)
+	if r := req("resources/unsubscribe", "be+mem://never"); string(r.Body) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Fatalf("unsubscribe of an unknown URI: %s", r.Body)
 	}
 	for i := 1; i < maxSessionSubscriptions; i++ {
-		if r := req("resources/subscribe", fmt.Sprintf("be+mem://r/%d", i)); r.rpc.Error != nil {
-			t.Fatalf("subscription %d: %s", i, r.body)
+		if r := req("resources/subscribe", fmt.Sprintf("be+mem://r/%d", i)); r.RPC.Error != nil {
+			t.Fatalf("subscription %d: %s", i, r.Body)
 		}
 	}
-	if r := req("resources/subscribe", "be+mem://one-too-many"); r.status != 200 || r.rpc.Error == nil || r.rpc.Error.Code != -32602 {
-		t.Fatalf("subscription beyond the bound: %d %s", r.status, r.body)
+	if r := req("resources/subscribe", "be+mem://one-too-many"); r.Status != 200 || r.RPC.Error == nil || r.RPC.Error.Code != -32602 {
+		t.Fatalf("subscription beyond the bound: %d %s", r.Status, r.Body)
 	}
 	if got := stored(); len(got) != maxSessionSubscriptions {
 		t.Fatalf("%d subscriptions recorded", len(got))
 	}
-	if r := req("resources/unsubscribe", "be+mem://readme"); r.rpc.Error != nil || slices.Contains(stored(), "be+mem://readme") {
-		t.Fatalf("unsubscribe: %s", r.body)
+	if r := req("resources/unsubscribe", "be+mem://readme"); r.RPC.Error != nil || slices.Contains(stored(), "be+mem://readme") {
+		t.Fatalf("unsubscribe: %s", r.Body)
 	}
 }

@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -27,22 +28,6 @@ func testKeyRing(tb testing.TB, keys ...seal.Key) *seal.KeyRing {
 		tb.Fatal(err)
 	}
 	return ring
-}
-
-// startLegacyGateway is startGateway with pre-2026 clients served (and the GET stream on).
-// deps.Keys defaults to testKeyRing.
-func startLegacyGateway(t testing.TB, cfg Config, deps Deps, ups ...upstreams.UpstreamConfig) (*testGateway, *Server) {
-	t.Helper()
-	cfg.Legacy.Enabled, cfg.Legacy.GetStream = true, true
-	if deps.Keys == nil {
-		deps.Keys = testKeyRing(t)
-	}
-	if deps.Version == "" {
-		deps.Version = "test"
-	}
-	s, e := testServer(t, cfg, upstreams.Config{Upstreams: ups}, upstreams.Options{}, deps)
-	hs := serveTest(t, e)
-	return &testGateway{URL: hs.URL + DefaultPath, srv: hs}, s
 }
 
 // legacyHeaders are the headers of a pre-2026 client's POST: no Mcp-Method, no Mcp-Name.
@@ -72,12 +57,12 @@ func legacyInit(t *testing.T, url, version, caps string, extra ...string) (strin
 		h.Set(extra[i], extra[i+1])
 	}
 	r := do(t, "POST", url, h, initBody(version, caps))
-	if r.status != 200 {
-		t.Fatalf("initialize: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("initialize: %d %s", r.Status, r.Body)
 	}
-	sid := r.header.Get("Mcp-Session-Id")
+	sid := r.Header.Get("Mcp-Session-Id")
 	if sid == "" {
-		t.Fatalf("initialize: no Mcp-Session-Id; %s", r.body)
+		t.Fatalf("initialize: no Mcp-Session-Id; %s", r.Body)
 	}
 	return sid, r
 }
@@ -89,7 +74,7 @@ func TestLegacyGoSDKClients(t *testing.T) {
 	for _, v := range legacyVersions {
 		t.Run(v, func(t *testing.T) {
 			be := mcptest.StartServer(t, "be")
-			gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+			gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 			cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion(v))
 			ctx := t.Context()
 			if got := cs.InitializeResult().ProtocolVersion; got != v {
@@ -132,7 +117,7 @@ func TestLegacyGoSDKClients(t *testing.T) {
 			}
 			// Every request reached the backend as a 2026-07-28 one.
 			for _, ex := range be.Forwarded() {
-				if ex.Header.Get("Mcp-Protocol-Version") != ProtocolVersion || !strings.Contains(string(ex.Body), `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`) {
+				if ex.Header.Get("Mcp-Protocol-Version") != mcphttp.ProtocolVersion || !strings.Contains(string(ex.Body), `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`) {
 					t.Errorf("backend got a non-2026 request: %v %s", ex.Header, ex.Body)
 				}
 			}

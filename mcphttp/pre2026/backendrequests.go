@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"context"
@@ -7,45 +7,44 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
-	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
-// The relay of a pre-2026 backend's mid-call requests to a pre-2026 client (docs/protocol.md
-// §9.5). A 2025 backend asks for elicitation, sampling or roots with a JSON-RPC request on the
-// response stream of the call, and waits for the answer before it goes on. MRTR cannot carry
-// that to a 2026-07-28 client, but a pre-2026 client expects exactly such requests on its own
-// call's stream: the bridge writes them there and waits for the answer, which may be POSTed to
-// any replica, and the answer goes back to the backend on its session. The bridge's bounds
-// (timeout, pending requests per session and per replica) apply, and a client that goes away
-// cancels the wait, and with it the backend's call.
+// A pre-2026 backend's mid-call requests, relayed to a pre-2026 client (docs/protocol.md §9.5).
+// A 2025 backend asks for elicitation, sampling or roots with a JSON-RPC request on the response
+// stream of the call, and waits for the answer before it goes on. MRTR cannot carry that to a
+// 2026-07-28 client, but a pre-2026 client expects exactly such requests on its own call's
+// stream: the edge asks it there (asks.go) and waits for the answer, which may be POSTed to any
+// replica, and the answer goes back to the backend on its backend session. The asks' bounds
+// (timeout, pending requests per session, per caller and per replica) apply, and a client that
+// goes away cancels the wait, and with it the backend's call.
 
 // relayKey is the inputRequests key a relayed request goes under: one request per round, so
 // any fixed key will do; the client never sees it.
 const relayKey = "relay"
 
-// legacyRelay returns the function that carries the mid-call requests of a pre-2026 backend
-// to the legacy client of x, whose session is sess. Errors it returns are *jsonrpc.Error, which
-// the backend gets as its request's error, except the end of ctx.
-func (x *request) legacyRelay(sess *legacysession.Session) upstreams.ClientRequests {
+// backendRequests returns the function that carries the mid-call requests of a pre-2026 backend
+// to q's client. Errors it returns are *jsonrpc.Error, which the backend gets as its request's
+// error, except the end of ctx.
+func (q *clientReq) backendRequests() upstreams.ClientRequests {
+	sess, e := q.sess, q.e
 	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-		q, err := era.ServerRequest(sess.Version, relayKey, method, params)
+		r, err := era.ServerRequest(sess.Version, relayKey, method, params)
 		if err != nil {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: the gateway cannot relay this "+method+" request")
 		}
 		// What the client would answer itself had the request reached it: it does not
 		// implement what it did not declare. Nothing is written to the client.
-		le := x.s.legacy
-		if !era.Declares(sess.Caps, q.Capability) || le.asker == nil {
-			return nil, relayNoCapability(q.Capability)
+		if !era.Declares(sess.Caps, r.Capability) {
+			return nil, relayNoCapability(r.Capability)
 		}
-		rctx, cancel := context.WithTimeout(ctx, le.cfg.BridgeTimeout)
+		rctx, cancel := context.WithTimeout(ctx, e.cfg.BridgeTimeout)
 		defer cancel()
 		// The request switches the client's response to SSE; keep-alive comments hold it open
 		// while the user thinks.
-		x.armKeepAlive()
-		responses, err := le.asker.ask(rctx, sess, []era.InputRequest{q}, x.emit)
-		x.pauseKeepAlive()
+		q.c.KeepAlive(true)
+		responses, err := e.asks.ask(rctx, sess, q.in.Subject(), []era.InputRequest{r}, q.emit)
+		q.c.KeepAlive(false)
 		if err != nil {
 			return nil, relayError(ctx, rctx, err)
 		}
@@ -81,11 +80,11 @@ func relayError(ctx, rctx context.Context, err error) error {
 		return ce.Err
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case legacyTimedOut(rctx, err):
+	case timedOut(rctx, err):
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "no answer from the client in time")
 	case errors.As(err, &nc):
 		return relayNoCapability(nc.Capability)
-	case errors.Is(err, errBridgeBusy):
+	case errors.Is(err, errAsksBusy):
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many requests are waiting for this client's answers")
 	}
 	return jsonrpc.NewError(jsonrpc.CodeInternalError, "the client could not be asked")

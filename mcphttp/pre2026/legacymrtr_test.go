@@ -1,10 +1,7 @@
-package mcphttp
+package pre2026
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,120 +10,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-gateway/gateway/internal/era"
-	"github.com/mcp-gateway/gateway/internal/jsonrpc"
-	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
-
-// testAsker is a single-replica legacyAsker for the edge's tests: requests go out through emit
-// with ids of its own, answers come back through deliver on the same process. The bridge between
-// replicas is tested on its own; these tests hold the edge's MRTR loop to its contract.
-type testAsker struct {
-	mu      sync.Mutex
-	n       int
-	waiting map[string]chan *jsonrpc.Message
-	running map[string]context.CancelFunc
-	asked   []era.InputRequest
-}
-
-func newTestAsker() *testAsker {
-	return &testAsker{waiting: map[string]chan *jsonrpc.Message{}, running: map[string]context.CancelFunc{}}
-}
-
-func (a *testAsker) ask(ctx context.Context, sess *legacysession.Session, reqs []era.InputRequest, emit func([]byte) error) (json.RawMessage, error) {
-	type pending struct {
-		req era.InputRequest
-		ch  chan *jsonrpc.Message
-	}
-	for _, q := range reqs {
-		if !era.Declares(sess.Caps, q.Capability) {
-			return nil, errors.New("test asker: capability not declared")
-		}
-	}
-	var ps []pending
-	for _, q := range reqs {
-		a.mu.Lock()
-		a.n++
-		id := fmt.Sprintf("t%d", a.n)
-		ch := make(chan *jsonrpc.Message, 1)
-		a.waiting[id] = ch
-		a.asked = append(a.asked, q)
-		a.mu.Unlock()
-		msg := `{"jsonrpc":"2.0","id":"` + id + `","method":"` + q.Method + `","params":` + string(q.Params) + `}`
-		if err := emit([]byte(msg)); err != nil {
-			return nil, err
-		}
-		ps = append(ps, pending{q, ch})
-	}
-	out := map[string]json.RawMessage{}
-	for _, p := range ps {
-		select {
-		case m := <-p.ch:
-			if m.Error != nil {
-				return nil, m.Error
-			}
-			v, err := era.InputResponse(p.req, m.Result)
-			if err != nil {
-				return nil, err
-			}
-			out[p.req.Key] = v
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	return json.Marshal(out)
-}
-
-func (a *testAsker) deliver(_ context.Context, _ *legacysession.Session, msg *jsonrpc.Message) error {
-	var id string
-	if json.Unmarshal(msg.ID, &id) != nil {
-		return errors.New("test asker: unknown id")
-	}
-	a.mu.Lock()
-	ch, ok := a.waiting[id]
-	delete(a.waiting, id)
-	a.mu.Unlock()
-	if !ok {
-		return errors.New("test asker: unknown id")
-	}
-	ch <- msg
-	return nil
-}
-
-func (a *testAsker) track(sess *legacysession.Session, id json.RawMessage, cancel context.CancelFunc) func() {
-	k := sess.Key() + "/" + string(id)
-	a.mu.Lock()
-	a.running[k] = cancel
-	a.mu.Unlock()
-	return func() {
-		a.mu.Lock()
-		delete(a.running, k)
-		a.mu.Unlock()
-	}
-}
-
-func (a *testAsker) cancel(_ context.Context, sess *legacysession.Session, id json.RawMessage) {
-	a.mu.Lock()
-	c := a.running[sess.Key()+"/"+string(id)]
-	a.mu.Unlock()
-	if c != nil {
-		c()
-	}
-}
-
-func (a *testAsker) askedMethods() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []string
-	for _, q := range a.asked {
-		out = append(out, q.Method)
-	}
-	return out
-}
 
 // testMRTRCodec is the requestState codec cmd/gateway always configures.
 func testMRTRCodec(t *testing.T) *mrtr.Codec {
@@ -142,13 +31,31 @@ func testMRTRCodec(t *testing.T) *mrtr.Codec {
 	return codec
 }
 
-// startBridgedGateway is startLegacyGateway with a requestState codec and a test asker.
-func startBridgedGateway(t *testing.T, cfg Config, ups ...upstreams.UpstreamConfig) (*testGateway, *testAsker) {
+// askLog records the methods of the requests the edge wrote to its clients.
+type askLog struct {
+	mu      sync.Mutex
+	methods []string
+}
+
+func (l *askLog) askedMethods() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.methods...)
+}
+
+// startBridgedGateway is startLegacyGateway with a requestState codec, recording what the edge
+// asks its clients.
+func startBridgedGateway(t *testing.T, c gwSpec, ups ...upstreams.UpstreamConfig) (*testGateway, *askLog) {
 	t.Helper()
-	gw, s := startLegacyGateway(t, cfg, Deps{MRTR: testMRTRCodec(t)}, ups...)
-	a := newTestAsker()
-	s.legacy.asker = a
-	return gw, a
+	c.Deps.MRTR = testMRTRCodec(t)
+	g, e := startLegacyGateway(t, c, ups...)
+	l := &askLog{}
+	e.asks.observe = func(method string) {
+		l.mu.Lock()
+		l.methods = append(l.methods, method)
+		l.mu.Unlock()
+	}
+	return g, l
 }
 
 // TestLegacyBackendElicitation: a backend's input_required reaches a pinned go-sdk client as a
@@ -158,7 +65,7 @@ func TestLegacyBackendElicitation(t *testing.T) {
 	for _, v := range legacyVersions {
 		t.Run(v, func(t *testing.T) {
 			be := mcptest.StartServer(t, "be")
-			gw, asker := startBridgedGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+			gw, asker := startBridgedGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 			cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion(v),
 				mcptest.WithElicitation(mcptest.Accept(map[string]any{"name": "Ada"})))
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__ask_name", Arguments: map[string]any{}})
@@ -180,7 +87,7 @@ func TestLegacyBackendElicitation(t *testing.T) {
 // ends as a failed tool call saying so, and nothing is asked.
 func TestLegacyNoCapability(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, asker := startBridgedGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, asker := startBridgedGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"))
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__ask_name", Arguments: map[string]any{}})
 	if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "requires elicitation, which this client did not declare") {
@@ -208,7 +115,7 @@ func destructiveTool(runs *atomic.Int32) mcptest.Option {
 func TestLegacyConfirmation(t *testing.T) {
 	var runs atomic.Int32
 	be := mcptest.StartServer(t, "be", destructiveTool(&runs))
-	gw, asker := startBridgedGateway(t, Config{ConfirmDestructiveTools: true}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, asker := startBridgedGateway(t, gwSpec{Server: mcphttp.Config{ConfirmDestructiveTools: true}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	call := &mcp.CallToolParams{Name: "be__wipe", Arguments: map[string]any{}}
 
 	approve := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"),
@@ -238,14 +145,14 @@ func TestLegacyConfirmation(t *testing.T) {
 // on the stream the request went out on, which carries no SSE id.
 func TestLegacyBridgeTimeout(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, asker := startBridgedGateway(t, Config{Legacy: LegacyConfig{BridgeTimeout: 300 * time.Millisecond}},
+	gw, asker := startBridgedGateway(t, gwSpec{Edge: Config{BridgeTimeout: 300 * time.Millisecond}},
 		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{"elicitation":{}}`)
 	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid),
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"be__ask_name","arguments":{}}}`)
-	body := string(r.body)
-	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") || r.header.Get("X-Accel-Buffering") != "no" {
-		t.Fatalf("%d %v %s", r.status, r.header, body)
+	body := string(r.Body)
+	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/event-stream") || r.Header.Get("X-Accel-Buffering") != "no" {
+		t.Fatalf("%d %v %s", r.Status, r.Header, body)
 	}
 	if !strings.Contains(body, `"method":"elicitation/create"`) || !strings.Contains(body, "no answer from the client within 300ms") ||
 		!strings.Contains(body, `"isError":true`) {
@@ -266,7 +173,7 @@ func TestLegacyProgressOverSSE(t *testing.T) {
 	for _, v := range legacyVersions {
 		t.Run(v, func(t *testing.T) {
 			be := mcptest.StartServer(t, "be")
-			gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+			gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 			progressed := make(chan float64, 8)
 			cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion(v), mcptest.WithProgress(
 				func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progressed <- req.Params.Progress }))
@@ -294,7 +201,7 @@ func TestLegacyProgressOverSSE(t *testing.T) {
 // the backend's call with it.
 func TestLegacyCancelled(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, _ := startBridgedGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, _ := startBridgedGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
 	done := make(chan *response, 1)
 	go func() {
@@ -308,16 +215,16 @@ func TestLegacyCancelled(t *testing.T) {
 	}
 	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid),
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1"}}`)
-	if r.status != 202 {
-		t.Fatalf("cancel: %d", r.status)
+	if r.Status != 202 {
+		t.Fatalf("cancel: %d", r.Status)
 	}
 	if err := be.WaitSlow(ctx, func(s mcptest.SlowStats) bool { return s.Cancelled == 1 }); err != nil {
 		t.Fatalf("the backend call was not cancelled: %v", err)
 	}
 	select {
 	case r := <-done:
-		if r.status != 200 || !strings.Contains(string(r.body), "Request cancelled by the client") {
-			t.Fatalf("the cancelled call ended with %d %s", r.status, r.body)
+		if r.Status != 200 || !strings.Contains(string(r.Body), "Request cancelled by the client") {
+			t.Fatalf("the cancelled call ended with %d %s", r.Status, r.Body)
 		}
 	case <-ctx.Done():
 		t.Fatal("the cancelled call's response did not end")
@@ -328,14 +235,14 @@ func TestLegacyCancelled(t *testing.T) {
 // its result as the stream's last event; no event carries an id.
 func TestLegacyKeepAlive(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, _ := startLegacyGateway(t, Config{SSEKeepAlive: 40 * time.Millisecond}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, _ := startLegacyGateway(t, gwSpec{Server: mcphttp.Config{SSEKeepAlive: 40 * time.Millisecond}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-06-18", `{}`)
 	r := do(t, "POST", gw.URL, legacyHeaders("2025-06-18", sid),
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"be__slow","arguments":{"ms":400}}}`)
-	body := string(r.body)
-	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") ||
+	body := string(r.Body)
+	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/event-stream") ||
 		!strings.Contains(body, ": keep-alive") || !strings.Contains(body, `"id":3,"result"`) {
-		t.Fatalf("%d %v %s", r.status, r.header, body)
+		t.Fatalf("%d %v %s", r.Status, r.Header, body)
 	}
 	if strings.Contains(body, "\nid:") || strings.Contains(body, "resultType") {
 		t.Fatalf("the stream carries an SSE id or a 2026 member: %s", body)
@@ -346,7 +253,7 @@ func TestLegacyKeepAlive(t *testing.T) {
 // notifications/cancelled (anyone's) cancels nothing.
 func TestLegacySessionlessNotCancelled(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, _ := startBridgedGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, _ := startBridgedGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	done := make(chan *response, 1)
 	go func() {
 		done <- do(t, "POST", gw.URL, legacyHeaders("2025-11-25", ""),
@@ -358,11 +265,11 @@ func TestLegacySessionlessNotCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", ""),
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s-1"}}`); r.status != 202 {
-		t.Fatalf("cancel: %d", r.status)
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s-1"}}`); r.Status != 202 {
+		t.Fatalf("cancel: %d", r.Status)
 	}
 	r := <-done
-	if r.status != 200 || r.rpc.Error != nil || be.SlowStats().Cancelled != 0 {
-		t.Fatalf("the call was cancelled by a session-less notification: %d %s", r.status, r.body)
+	if r.Status != 200 || r.RPC.Error != nil || be.SlowStats().Cancelled != 0 {
+		t.Fatalf("the call was cancelled by a session-less notification: %d %s", r.Status, r.Body)
 	}
 }

@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"crypto/rand"
@@ -12,9 +12,9 @@ import (
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 )
 
-// purposeLegacyReply is the key-ring purpose of answer ids: an answer id never opens as a
+// purposeAnswerID is the key-ring purpose of answer ids: an answer id never opens as a
 // session id, a requestState or a cursor, and none of those opens as an answer id.
-const purposeLegacyReply = "mcp-gateway/legacy-reply/v1"
+const purposeAnswerID = "mcp-gateway/legacy-reply/v1"
 
 // answerIDPrefix starts every id the bridge gives a server→client request. The sealed token
 // after it is visible ASCII, so the id is a JSON string that needs no escaping.
@@ -36,7 +36,7 @@ const maxBindingBytes = 128
 // r, until when, for which session, and which kind of request it answers (for the metric of an
 // answer that finds nobody waiting).
 type answerClaims struct {
-	kind     bridgeKind
+	kind     askKind
 	r        [16]byte
 	replica  [16]byte
 	deadline time.Time
@@ -52,9 +52,9 @@ func sessionBinding(sess *legacysession.Session) string {
 
 // mintAnswerID seals c into the id of one server→client request. Only this purpose's sealer
 // opens it, so an answer id never opens as a session id, a requestState or a cursor.
-func (b *bridge) mintAnswerID(c *answerClaims) (string, error) {
+func (b *asks) mintAnswerID(c *answerClaims) (string, error) {
 	if len(c.binding) > maxBindingBytes {
-		return "", fmt.Errorf("bridge: session binding of %d bytes exceeds %d", len(c.binding), maxBindingBytes)
+		return "", fmt.Errorf("asks: session binding of %d bytes exceeds %d", len(c.binding), maxBindingBytes)
 	}
 	pt := make([]byte, answerHeader, answerHeader+len(c.binding))
 	pt[0] = answerIDVersion
@@ -65,18 +65,18 @@ func (b *bridge) mintAnswerID(c *answerClaims) (string, error) {
 	pt = append(pt, c.binding...)
 	tok, err := b.sealer.Seal(pt)
 	if err != nil {
-		return "", fmt.Errorf("bridge: sealing an answer id: %w", err)
+		return "", fmt.Errorf("asks: sealing an answer id: %w", err)
 	}
 	return answerIDPrefix + tok, nil
 }
 
 // errAnswerID is why an id does not open; callers turn every case into errBadAnswer, since a
 // client must learn nothing about why its id was refused.
-var errAnswerID = errors.New("bridge: not a valid answer id")
+var errAnswerID = errors.New("asks: not a valid answer id")
 
 // openAnswerID authenticates and decodes an answer id. It does not check the deadline or the
 // binding: callers compare them with their own clock and session.
-func (b *bridge) openAnswerID(id string) (*answerClaims, error) {
+func (b *asks) openAnswerID(id string) (*answerClaims, error) {
 	tok, ok := strings.CutPrefix(id, answerIDPrefix)
 	if !ok {
 		return nil, errAnswerID
@@ -86,11 +86,11 @@ func (b *bridge) openAnswerID(id string) (*answerClaims, error) {
 		return nil, fmt.Errorf("%w: %w", errAnswerID, err)
 	}
 	if len(pt) < answerHeader || pt[0] != answerIDVersion || len(pt)-answerHeader > maxBindingBytes ||
-		!bridgeKind(pt[1]).valid() {
+		!askKind(pt[1]).valid() {
 		return nil, errAnswerID
 	}
 	c := &answerClaims{
-		kind:     bridgeKind(pt[1]),
+		kind:     askKind(pt[1]),
 		deadline: time.UnixMilli(int64(binary.BigEndian.Uint64(pt[34:42]))),
 		binding:  string(pt[answerHeader:]),
 	}

@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"context"
@@ -29,6 +29,10 @@ type replyNotice struct {
 	Result  json.RawMessage `json:"r,omitempty"`
 	Error   *jsonrpc.Error  `json:"e,omitempty"`
 	OK      bool            `json:"ok,omitempty"`
+	// Until is when the forwarding replica stops waiting for the acknowledgement (Unix
+	// milliseconds, less forwardSkew): an answer that arrives later (Redis stalled, then
+	// resumed) is not taken, since the client was told by then that it was refused.
+	Until int64 `json:"u,omitempty"`
 }
 
 // forward hands an answer for another replica to it through its reply topic and waits, at
@@ -36,29 +40,34 @@ type replyNotice struct {
 // a live replica that no longer waits for this answer (answered already, timed out) is as much
 // "nobody waiting" as one that is gone, and only the replica itself knows: hence the
 // acknowledgement rather than PUBLISH's count.
-func (b *bridge) forward(ctx context.Context, c *answerClaims, id, binding string, msg *jsonrpc.Message) error {
+//
+// A refusal is final: the notice says until when it may be taken, which is before the forward
+// gives up, so an answer delayed in a stalled Redis is never taken after the client heard it was
+// refused. A replica whose acknowledgement never came is taken for gone for a while (goneFor):
+// answers for it are refused at once, without touching Redis. Each caller may have at most
+// MaxForwardsPerCaller answers on their way at once.
+func (b *asks) forward(ctx context.Context, c *answerClaims, id, binding, caller string, msg *jsonrpc.Message) error {
 	corr := random16()
 	ack := make(chan bool, 1)
-	b.mu.Lock()
-	if len(b.forwards) >= b.cfg.MaxPending {
-		b.mu.Unlock()
-		return errBridgeBusy
+	if err := b.startForward(c, corr, caller, ack); err != nil {
+		return err
 	}
-	b.forwards[corr] = ack
-	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
 		delete(b.forwards, corr)
+		decrement(b.forwardsOf, caller, 1)
 		b.mu.Unlock()
 	}()
+	start := b.now()
 	payload, err := json.Marshal(replyNotice{Type: noticeAnswer, Corr: hex.EncodeToString(corr[:]), From: b.topic,
-		ID: id, Binding: binding, Result: msg.Result, Error: msg.Error})
+		ID: id, Binding: binding, Result: msg.Result, Error: msg.Error,
+		Until: start.Add(b.forwardTimeout - forwardSkew).UnixMilli()})
 	if err != nil {
-		return fmt.Errorf("bridge: encoding an answer for another replica: %w", err)
+		return fmt.Errorf("asks: encoding an answer for another replica: %w", err)
 	}
 	if err := b.notices.Publish(ctx, replyTopic(c.replica), payload); err != nil {
 		b.m.RedisError(metrics.RedisOpNotice)
-		return fmt.Errorf("%w: %w", errBridgeUnavailable, err)
+		return fmt.Errorf("%w: %w", errAsksUnavailable, err)
 	}
 	t := time.NewTimer(b.forwardTimeout)
 	defer t.Stop()
@@ -67,10 +76,15 @@ func (b *bridge) forward(ctx context.Context, c *answerClaims, id, binding strin
 		if !ok {
 			return errBadAnswer
 		}
+		b.mu.Lock()
+		b.markUsedLocked(c.r, c.deadline)
+		b.mu.Unlock()
 		return nil
 	case <-t.C:
-		// The asking replica is gone (or cut off from Redis): the answer has nowhere to go.
+		// The asking replica is gone (or cut off from Redis): the answer has nowhere to go,
+		// and neither will the next ones for it for a while.
 		b.m.LegacyBridge(c.kind.label(), metrics.BridgeLost)
+		b.markGone(c.replica)
 		return errBadAnswer
 	case <-ctx.Done():
 		return ctx.Err()
@@ -80,7 +94,7 @@ func (b *bridge) forward(ctx context.Context, c *answerClaims, id, binding strin
 // onReply handles a message on this replica's reply topic: an answer forwarded by another
 // replica, which it checks as if the client had POSTed it here and then acknowledges, or the
 // acknowledgement of an answer it forwarded.
-func (b *bridge) onReply(ctx context.Context, msg []byte) {
+func (b *asks) onReply(ctx context.Context, msg []byte) {
 	var n replyNotice
 	if json.Unmarshal(msg, &n) != nil {
 		return
@@ -105,7 +119,7 @@ func (b *bridge) onReply(ctx context.Context, msg []byte) {
 			return
 		}
 		took := false
-		if (n.Result == nil) != (n.Error == nil) {
+		if (n.Result == nil) != (n.Error == nil) && b.now().Before(time.UnixMilli(n.Until)) {
 			if c, err := b.checkAnswer(n.ID, n.Binding); err == nil && c.replica == b.replica {
 				took = b.accept(c, n.Result, n.Error, true)
 			}
@@ -137,4 +151,42 @@ func decodeCorr(s string) ([16]byte, bool) {
 func validReplyTopic(topic string) bool {
 	_, ok := decodeCorr(topic[min(len(topic), 3):])
 	return len(topic) == 3+32 && topic[:3] == "lr:" && ok
+}
+
+// startForward registers a forward of an answer for c's replica under the bounds: none for a
+// replica taken for gone, at most MaxForwardsPerCaller for one caller, MaxPending in all.
+func (b *asks) startForward(c *answerClaims, corr [16]byte, caller string, ack chan bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if until, ok := b.gone[c.replica]; ok {
+		if b.now().Before(until) {
+			return errBadAnswer
+		}
+		delete(b.gone, c.replica)
+	}
+	if len(b.forwards) >= b.cfg.MaxPending || b.forwardsOf[caller] >= b.cfg.MaxForwardsPerCaller {
+		return errAsksBusy
+	}
+	b.forwards[corr] = ack
+	b.forwardsOf[caller]++
+	return nil
+}
+
+// markGone takes replica for gone for goneFor, within maxGone entries (the expired go first;
+// when none has, the oldest mark is not renewed and the replica is simply not recorded).
+func (b *asks) markGone(replica [16]byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	if len(b.gone) >= maxGone {
+		for k, until := range b.gone {
+			if !now.Before(until) {
+				delete(b.gone, k)
+			}
+		}
+		if len(b.gone) >= maxGone {
+			return
+		}
+	}
+	b.gone[replica] = now.Add(goneFor)
 }

@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -25,7 +26,7 @@ import (
 // TestLegacyClassification: the era of each kind of POST (docs/protocol.md §9.1).
 func TestLegacyClassification(t *testing.T) {
 	served := DefaultLegacyVersions()
-	modernMeta := &jsonrpc.Meta{HasVersion: true, ProtocolVersion: ProtocolVersion}
+	modernMeta := &jsonrpc.Meta{HasVersion: true, ProtocolVersion: mcphttp.ProtocolVersion}
 	h := func(kv ...string) http.Header {
 		out := http.Header{}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -38,12 +39,12 @@ func TestLegacyClassification(t *testing.T) {
 		method string
 		meta   *jsonrpc.Meta
 		header http.Header
-		want   legacyClass
+		want   class
 	}{
-		{"modern _meta", "tools/list", modernMeta, h("MCP-Protocol-Version", ProtocolVersion), classModern},
+		{"modern _meta", "tools/list", modernMeta, h("MCP-Protocol-Version", mcphttp.ProtocolVersion), classModern},
 		{"modern _meta ignores the session id", "tools/list", modernMeta, h("Mcp-Session-Id", "s1.x"), classModern},
 		{"modern _meta on initialize", "initialize", modernMeta, h(), classModern},
-		{"2026 header without _meta", "tools/list", &jsonrpc.Meta{}, h("MCP-Protocol-Version", ProtocolVersion), classModern},
+		{"2026 header without _meta", "tools/list", &jsonrpc.Meta{}, h("MCP-Protocol-Version", mcphttp.ProtocolVersion), classModern},
 		{"a later header", "tools/list", nil, h("MCP-Protocol-Version", "2027-01-01"), classModern},
 		{"initialize without header", "initialize", &jsonrpc.Meta{}, h(), classInitialize},
 		{"initialize with a legacy header", "initialize", nil, h("MCP-Protocol-Version", "2025-06-18"), classInitialize},
@@ -59,7 +60,7 @@ func TestLegacyClassification(t *testing.T) {
 		{"nothing, posted answer", "", nil, h(), classNoVersion},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := legacyClassify(tt.method, tt.meta, tt.header, served); got != tt.want {
+			if got := classify(tt.method, tt.meta, tt.header, served); got != tt.want {
 				t.Fatalf("class %d, want %d", got, tt.want)
 			}
 		})
@@ -95,13 +96,13 @@ func FuzzLegacyClassify(f *testing.F) {
 		} else if m, merr := jsonrpc.DecodeMessage(body, jsonrpc.Limits{}); merr != nil || !m.IsResponse() {
 			return // the modern path's decode error stands, whatever the class
 		}
-		got := legacyClassify(method, meta, h, served)
+		got := classify(method, meta, h, served)
 		switch {
 		case meta != nil && meta.HasVersion && got != classModern:
 			t.Fatalf("modern _meta classified %d", got)
-		case version >= ProtocolVersion && got != classModern:
+		case version >= mcphttp.ProtocolVersion && got != classModern:
 			t.Fatalf("header %q classified %d", version, got)
-		case method == "initialize" && (meta == nil || !meta.HasVersion) && version < ProtocolVersion && got != classInitialize:
+		case method == "initialize" && (meta == nil || !meta.HasVersion) && version < mcphttp.ProtocolVersion && got != classInitialize:
 			t.Fatalf("initialize classified %d", got)
 		case got == classSessionless && session != "":
 			t.Fatal("a request with a session id taken for session-less")
@@ -115,7 +116,7 @@ func FuzzLegacyClassify(f *testing.F) {
 // says for how long, as for server/discover).
 func TestLegacyInitialize(t *testing.T) {
 	be := mcptest.StartServer(t, "be", mcptest.WithCacheHints(60_000, "public"), mcptest.WithInstructions("be notes"))
-	gw, s := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, s := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	_, _ = legacyInit(t, gw.URL, "2025-11-25", `{}`) // warms the discover cache
 	be.Reset()
 	for _, tt := range []struct{ requested, want, caps, wantCaps string }{
@@ -135,30 +136,30 @@ func TestLegacyInitialize(t *testing.T) {
 					ResultType      *string                    `json:"resultType"`
 				}
 			}
-			if err := json.Unmarshal(r.body, &res); err != nil {
+			if err := json.Unmarshal(r.Body, &res); err != nil {
 				t.Fatal(err)
 			}
 			if string(res.ID) != "0" || res.Result.ProtocolVersion != tt.want || res.Result.ResultType != nil {
-				t.Fatalf("result %s, want version %s, id 0 and no resultType", r.body, tt.want)
+				t.Fatalf("result %s, want version %s, id 0 and no resultType", r.Body, tt.want)
 			}
-			if !strings.Contains(string(r.body), "be notes") {
-				t.Errorf("the merged instructions are missing: %s", r.body)
+			if !strings.Contains(string(r.Body), "be notes") {
+				t.Errorf("the merged instructions are missing: %s", r.Body)
 			}
 			if _, ok := res.Result.Capabilities["tools"]; !ok {
-				t.Errorf("capabilities %s lack tools", r.body)
+				t.Errorf("capabilities %s lack tools", r.Body)
 			}
 			if string(res.Result.Capabilities["logging"]) != `{}` {
-				t.Errorf("capabilities %s lack logging (the edge keeps the session's level)", r.body)
+				t.Errorf("capabilities %s lack logging (the edge keeps the session's level)", r.Body)
 			}
 			if string(res.Result.Capabilities["resources"]) != `{"listChanged":true}` {
 				t.Errorf("resources %s: subscribe advertised although no backend supports it", res.Result.Capabilities["resources"])
 			}
 			for _, never := range []string{"tasks", "experimental"} {
 				if _, ok := res.Result.Capabilities[never]; ok {
-					t.Errorf("capabilities advertise %s: %s", never, r.body)
+					t.Errorf("capabilities advertise %s: %s", never, r.Body)
 				}
 			}
-			if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 				t.Errorf("Content-Type %q", ct)
 			}
 			for i := 0; i < len(sid); i++ {
@@ -166,7 +167,7 @@ func TestLegacyInitialize(t *testing.T) {
 					t.Fatalf("session id has byte %#x", sid[i])
 				}
 			}
-			sess, err := s.legacy.sessions.Open(sid, legacysession.Anonymous)
+			sess, err := s.sessions.Open(sid, legacysession.Anonymous)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +186,7 @@ func TestLegacyInitialize(t *testing.T) {
 // 400 without any version; 400 for a header that contradicts the session.
 func TestLegacyLocalMethods(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
 	sess := legacyHeaders("2025-11-25", sid)
 	req := func(id int, method, params string) string {
@@ -225,15 +226,15 @@ func TestLegacyLocalMethods(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := do(t, "POST", gw.URL, tt.header, tt.body)
-			if r.status != tt.status {
-				t.Fatalf("status %d, want %d: %s", r.status, tt.status, r.body)
+			if r.Status != tt.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, tt.status, r.Body)
 			}
 			if tt.status == 202 {
 				return
 			}
-			checkRPC(t, r, tt.code)
-			if tt.result != "" && string(r.rpc.Result) != tt.result {
-				t.Fatalf("result %s, want %s", r.rpc.Result, tt.result)
+			mcptest.CheckRPC(t, r, tt.code)
+			if tt.result != "" && string(r.RPC.Result) != tt.result {
+				t.Fatalf("result %s, want %s", r.RPC.Result, tt.result)
 			}
 		})
 	}
@@ -245,12 +246,12 @@ func TestLegacyLocalMethods(t *testing.T) {
 // TestLegacyRequireSession: with legacy.requireSession, a session-less request is refused.
 func TestLegacyRequireSession(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, _ := startLegacyGateway(t, Config{Legacy: LegacyConfig{RequireSession: true}}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, _ := startLegacyGateway(t, gwSpec{Edge: Config{RequireSession: true}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", ""), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
-	if r.status != 400 {
-		t.Fatalf("status %d: %s", r.status, r.body)
+	if r.Status != 400 {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
-	checkRPC(t, r, -32600)
+	mcptest.CheckRPC(t, r, -32600)
 	if len(be.Forwarded()) != 0 {
 		t.Fatal("the backend was reached")
 	}
@@ -271,8 +272,9 @@ func TestLegacySessionAttacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, _ := startLegacyGateway(t, Config{Legacy: LegacyConfig{SessionTTL: time.Hour}},
-		Deps{Keys: testKeyRing(t, newKey), Clock: clock.Now, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Metrics: rec},
+	gw, _ := startLegacyGateway(t, gwSpec{Edge: Config{SessionTTL: time.Hour},
+		Deps:     mcphttp.Deps{Clock: clock.Now, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Metrics: rec},
+		EdgeDeps: Deps{Keys: testKeyRing(t, newKey)}},
 		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
 	mint := func(ring *seal.KeyRing, principal string) string {
@@ -287,8 +289,8 @@ func TestLegacySessionAttacks(t *testing.T) {
 	tamper[len(tamper)-5] ^= 1
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__echo","arguments":{"text":"x"}}}`
 	clock.Advance(30 * time.Minute)
-	if r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid), call); r.status != 200 || r.rpc.Error != nil {
-		t.Fatalf("the valid session was refused: %d %s", r.status, r.body)
+	if r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid), call); r.Status != 200 || r.RPC.Error != nil {
+		t.Fatalf("the valid session was refused: %d %s", r.Status, r.Body)
 	}
 	clock.Advance(31 * time.Minute) // expired and sid are past their hour now
 	fresh, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
@@ -307,12 +309,12 @@ func TestLegacySessionAttacks(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", tt.id), call)
-			if r.status != http.StatusNotFound {
-				t.Fatalf("status %d, want 404: %s", r.status, r.body)
+			if r.Status != http.StatusNotFound {
+				t.Fatalf("status %d, want 404: %s", r.Status, r.Body)
 			}
-			if string(r.rpc.ID) != "null" || r.rpc.Error == nil || r.rpc.Error.Code != -32600 ||
-				r.rpc.Error.Message != "Session not found; re-initialize" {
-				t.Fatalf("body %s, want the id-less session error", r.body)
+			if string(r.RPC.ID) != "null" || r.RPC.Error == nil || r.RPC.Error.Code != -32600 ||
+				r.RPC.Error.Message != "Session not found; re-initialize" {
+				t.Fatalf("body %s, want the id-less session error", r.Body)
 			}
 		})
 	}
@@ -352,14 +354,14 @@ func legacySessionCounts(t *testing.T, reg prometheus.Gatherer) map[string]float
 func TestLegacyAccessLog(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
 	var logs mcptest.LogBuffer
-	gw, s := startLegacyGateway(t, Config{}, Deps{Logger: slog.New(slog.NewJSONHandler(&logs, nil))},
+	gw, s := startLegacyGateway(t, gwSpec{Deps: mcphttp.Deps{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}},
 		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-06-18", `{}`)
 	r := do(t, "POST", gw.URL, legacyHeaders("2025-06-18", sid), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__echo","arguments":{"text":"x"}}}`)
-	if r.status != 200 {
-		t.Fatalf("%d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	sess, err := s.legacy.sessions.Open(sid, legacysession.Anonymous)
+	sess, err := s.sessions.Open(sid, legacysession.Anonymous)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,16 +388,16 @@ func TestLegacyAccessLog(t *testing.T) {
 // the header of every x-mcp-header argument of the tool, so a 2026-07-28 backend that requires
 // it gets it, and the pipeline's own checks pass.
 func TestLegacyParamHeaders(t *testing.T) {
-	be := mcptest.StartServer(t, "be", withRegionTool())
-	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	be := mcptest.StartServer(t, "be", mcptest.WithRegionTool())
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
 	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid),
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__region","arguments":{"region":"eu-west","count":42}}}`)
-	if r.status != 200 || r.rpc.Error != nil {
-		t.Fatalf("%d %s", r.status, r.body)
+	if r.Status != 200 || r.RPC.Error != nil {
+		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	if !strings.Contains(string(r.body), "region=eu-west count=42") {
-		t.Fatalf("the backend saw other headers: %s", r.body)
+	if !strings.Contains(string(r.Body), "region=eu-west count=42") {
+		t.Fatalf("the backend saw other headers: %s", r.Body)
 	}
 	calls := be.RequestsOf("tools/call")
 	if len(calls) != 1 || calls[0].Header.Get("Mcp-Param-Region") == "" || calls[0].Header.Get("Mcp-Name") != "region" {
@@ -408,7 +410,7 @@ func TestLegacyParamHeaders(t *testing.T) {
 // session.
 func TestLegacyErrorStatuses(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
 	for _, tt := range []struct{ name, body string }{
 		{"unknown backend", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zz__echo"}}`},
@@ -419,8 +421,8 @@ func TestLegacyErrorStatuses(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid), tt.body)
-			if r.status != 200 || r.rpc.Error == nil || string(r.rpc.ID) != "1" {
-				t.Fatalf("status %d body %s, want an in-band error with id 1", r.status, r.body)
+			if r.Status != 200 || r.RPC.Error == nil || string(r.RPC.ID) != "1" {
+				t.Fatalf("status %d body %s, want an in-band error with id 1", r.Status, r.Body)
 			}
 		})
 	}
@@ -430,13 +432,13 @@ func TestLegacyErrorStatuses(t *testing.T) {
 // dropped; the internal request declares what the session declared, and nothing more.
 func TestLegacySmuggledMeta(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
 	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid),
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__echo","arguments":{"text":"x"},`+
 			`"_meta":{"progressToken":"p","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"io.modelcontextprotocol/clientInfo":{"name":"forged","version":"0"}}}}`)
-	if r.status != 200 || r.rpc.Error != nil {
-		t.Fatalf("%d %s", r.status, r.body)
+	if r.Status != 200 || r.RPC.Error != nil {
+		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	calls := be.RequestsOf("tools/call")
 	if len(calls) != 1 {
@@ -461,8 +463,8 @@ func TestKeepLegacyStatus(t *testing.T) {
 		{400, -32700, true}, {400, -32600, true},
 		{400, -32602, false}, {404, -32601, false}, {502, -32010, false}, {504, -32011, false}, {500, -32603, false},
 	} {
-		if got := keepLegacyStatus(tt.status, tt.code); got != tt.keep {
-			t.Errorf("keepLegacyStatus(%d, %d) = %v, want %v", tt.status, tt.code, got, tt.keep)
+		if got := keepStatus(tt.status, tt.code); got != tt.keep {
+			t.Errorf("keepStatus(%d, %d) = %v, want %v", tt.status, tt.code, got, tt.keep)
 		}
 	}
 }
@@ -507,13 +509,13 @@ func TestClientInfoLabel(t *testing.T) {
 // client, not the 502 a 2026-07-28 client gets.
 func TestLegacyBackendDown(t *testing.T) {
 	be := mcptest.StartServer(t, "be", mcptest.WithCacheHints(60_000, "public"))
-	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
 	be.Close()
 	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid),
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__echo","arguments":{"text":"x"}}}`)
-	if r.status != 200 || r.rpc.Error == nil || string(r.rpc.ID) != "1" {
-		t.Fatalf("%d %s, want an in-band error", r.status, r.body)
+	if r.Status != 200 || r.RPC.Error == nil || string(r.RPC.ID) != "1" {
+		t.Fatalf("%d %s, want an in-band error", r.Status, r.Body)
 	}
 }
 
@@ -522,35 +524,35 @@ func TestLegacyBackendDown(t *testing.T) {
 // serves only 2026-07-28.
 func TestLegacyModernUnchanged(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	off := startGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
-	on, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
-	list, call := modern("tools/list", ""), modern("tools/call", "be__echo")
-	echo := body("tools/call", `,"name":"be__echo","arguments":{"text":"hi"}`)
+	off, _ := startLegacyGateway(t, gwSpec{Modern: true}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	on, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	list, call := mcptest.RequestHeaders("tools/list", ""), mcptest.RequestHeaders("tools/call", "be__echo")
+	echo := mcptest.Body("tools/call", `,"name":"be__echo","arguments":{"text":"hi"}`)
 	for _, tt := range []struct {
 		name   string
 		header http.Header
 		body   string
 	}{
-		{"tools/list", list, body("tools/list", "")},
+		{"tools/list", list, mcptest.Body("tools/list", "")},
 		{"tools/call", call, echo},
-		{"tools/call with a session id", with(call, "Mcp-Session-Id", "s1.whatever"), echo},
+		{"tools/call with a session id", mcptest.With(call, "Mcp-Session-Id", "s1.whatever"), echo},
 		{"no _meta", list, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`},
-		{"no version header", with(list, "MCP-Protocol-Version", ""), body("tools/list", "")},
-		{"legacy version header with modern _meta", with(list, "MCP-Protocol-Version", "2025-11-25"), body("tools/list", "")},
-		{"initialize with modern _meta", modern("initialize", ""), body("initialize", "")},
-		{"ping with modern _meta", modern("ping", ""), body("ping", "")},
+		{"no version header", mcptest.With(list, "MCP-Protocol-Version", ""), mcptest.Body("tools/list", "")},
+		{"legacy version header with modern _meta", mcptest.With(list, "MCP-Protocol-Version", "2025-11-25"), mcptest.Body("tools/list", "")},
+		{"initialize with modern _meta", mcptest.RequestHeaders("initialize", ""), mcptest.Body("initialize", "")},
+		{"ping with modern _meta", mcptest.RequestHeaders("ping", ""), mcptest.Body("ping", "")},
 		{"posted response", list, `{"jsonrpc":"2.0","id":1,"result":{}}`},
 		{"notification", list, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`},
-		{"unsupported version", with(list, "MCP-Protocol-Version", "v999"), strings.Replace(body("tools/list", ""), "2026-07-28", "v999", 1)},
+		{"unsupported version", mcptest.With(list, "MCP-Protocol-Version", "v999"), strings.Replace(mcptest.Body("tools/list", ""), "2026-07-28", "v999", 1)},
 		{"invalid JSON", list, `{"jsonrpc":`},
-		{"unknown tool", modern("tools/call", "be__nope"), body("tools/call", `,"name":"be__nope"`)},
+		{"unknown tool", mcptest.RequestHeaders("tools/call", "be__nope"), mcptest.Body("tools/call", `,"name":"be__nope"`)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := do(t, "POST", off.URL, tt.header, tt.body), do(t, "POST", on.URL, tt.header, tt.body)
-			if a.status != b.status || !bytes.Equal(a.body, b.body) {
-				t.Fatalf("2026-only: %d %s\nwith legacy: %d %s", a.status, a.body, b.status, b.body)
+			if a.Status != b.Status || !bytes.Equal(a.Body, b.Body) {
+				t.Fatalf("2026-only: %d %s\nwith legacy: %d %s", a.Status, a.Body, b.Status, b.Body)
 			}
-			if b.header.Get("Mcp-Session-Id") != "" {
+			if b.Header.Get("Mcp-Session-Id") != "" {
 				t.Fatal("a modern response carries a session id")
 			}
 		})

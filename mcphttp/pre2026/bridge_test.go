@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"bytes"
@@ -30,6 +30,9 @@ import (
 const bridgeHang = 20 * time.Second
 
 // bridgeTestRing is the key ring of the bridge tests; every replica of a test shares it.
+// testCaller is the caller every session of these tests belongs to.
+const testCaller = "https://idp.test#alice"
+
 func bridgeTestRing(tb testing.TB) *seal.KeyRing {
 	tb.Helper()
 	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "b1", Secret: bytes.Repeat([]byte("r"), 32)}}})
@@ -41,12 +44,12 @@ func bridgeTestRing(tb testing.TB) *seal.KeyRing {
 
 // bridgeRig is one bridge with its own metrics registry.
 type bridgeRig struct {
-	b   *bridge
+	b   *asks
 	reg *prometheus.Registry
 }
 
 // newBridgeRig builds a bridge over ring; clock nil means the real clock.
-func newBridgeRig(tb testing.TB, ring *seal.KeyRing, cfg bridgeConfig, notices store.Notices, clock *mcptest.Clock) *bridgeRig {
+func newBridgeRig(tb testing.TB, ring *seal.KeyRing, cfg asksConfig, notices store.Notices, clock *mcptest.Clock) *bridgeRig {
 	tb.Helper()
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg, metrics.Options{})
@@ -57,7 +60,7 @@ func newBridgeRig(tb testing.TB, ring *seal.KeyRing, cfg bridgeConfig, notices s
 	if clock != nil {
 		now = clock.Now
 	}
-	return &bridgeRig{b: newBridge(cfg, ring.Sealer("legacy-reply"), notices, m, now), reg: reg}
+	return &bridgeRig{b: newAsks(cfg, ring.Sealer("legacy-reply"), notices, m, now), reg: reg}
 }
 
 // count returns the value of one series of the bridge's metrics, 0 when it does not exist.
@@ -153,13 +156,13 @@ type askResult struct {
 }
 
 // startAsk runs ask for reqs on sess and waits until every request is written, or ask ended.
-func startAsk(tb testing.TB, b *bridge, sess *legacysession.Session, reqs ...era.InputRequest) *pendingAsk {
+func startAsk(tb testing.TB, b *asks, sess *legacysession.Session, reqs ...era.InputRequest) *pendingAsk {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &pendingAsk{sent: make(chan []byte, len(reqs)), done: make(chan askResult, 1), stop: cancel}
 	tb.Cleanup(cancel)
 	go func() {
-		out, err := b.ask(ctx, sess, reqs, func(msg []byte) error {
+		out, err := b.ask(ctx, sess, testCaller, reqs, func(msg []byte) error {
 			p.sent <- bytes.Clone(msg)
 			return nil
 		})
@@ -222,7 +225,7 @@ func answer(id, result string) *jsonrpc.Message {
 // params as given; answers delivered on the same replica, in any order, come back as the
 // inputResponses object in the entries' order, and the bridge is left holding nothing.
 func TestBridgeLocalDelivery(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{}, nil, nil)
+	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
 	p := startAsk(t, rig.b, sess, elicitReq, samplingReq, rootsReq)
 	var msgs [][]byte
@@ -254,12 +257,12 @@ func TestBridgeLocalDelivery(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, a := range []*jsonrpc.Message{answer(ids[2], `{"roots":[]}`), answer(ids[0], acceptName)} {
-		if err := rig.b.deliver(ctx, sess, a); err != nil {
+		if err := rig.b.deliver(ctx, sess, testCaller, a); err != nil {
 			t.Fatalf("deliver: %v", err)
 		}
 	}
 	p.stillWaiting(t)
-	if err := rig.b.deliver(ctx, sess, answer(ids[1], samplingRes)); err != nil {
+	if err := rig.b.deliver(ctx, sess, testCaller, answer(ids[1], samplingRes)); err != nil {
 		t.Fatal(err)
 	}
 	r := p.result(t)
@@ -281,7 +284,7 @@ func TestBridgeLocalDelivery(t *testing.T) {
 func TestBridgeRejectsBadAnswers(t *testing.T) {
 	ring := bridgeTestRing(t)
 	clock := mcptest.NewClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
-	rig := newBridgeRig(t, ring, bridgeConfig{Timeout: time.Hour}, nil, clock)
+	rig := newBridgeRig(t, ring, asksConfig{Timeout: time.Hour}, nil, clock)
 	sess := testSession(1, "p1", allCaps)
 	p := startAsk(t, rig.b, sess, elicitReq, confirmReq)
 	ids := p.ids(t, 2)
@@ -292,7 +295,7 @@ func TestBridgeRejectsBadAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := &bridge{sealer: ring.Sealer("legacy-session")}
+	other := &asks{sealer: ring.Sealer("legacy-session")}
 	otherPurpose, err := other.mintAnswerID(claims)
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +324,7 @@ func TestBridgeRejectsBadAnswers(t *testing.T) {
 		"not an object": {sess, answer(ids[0], `[1]`)},
 	}
 	for name, c := range bad {
-		if err := rig.b.deliver(ctx, c.sess, c.msg); !errors.Is(err, errBadAnswer) {
+		if err := rig.b.deliver(ctx, c.sess, testCaller, c.msg); !errors.Is(err, errBadAnswer) {
 			t.Errorf("%s: deliver = %v, want errBadAnswer", name, err)
 		}
 	}
@@ -330,16 +333,16 @@ func TestBridgeRejectsBadAnswers(t *testing.T) {
 		t.Fatalf("%d requests waiting after refused answers, want 2", n)
 	}
 
-	if err := rig.b.deliver(ctx, sess, answer(ids[0], acceptName)); err != nil {
+	if err := rig.b.deliver(ctx, sess, testCaller, answer(ids[0], acceptName)); err != nil {
 		t.Fatalf("genuine answer: %v", err)
 	}
-	if err := rig.b.deliver(ctx, sess, answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
+	if err := rig.b.deliver(ctx, sess, testCaller, answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
 		t.Errorf("replayed answer: %v, want errBadAnswer", err)
 	}
 	// Past the deadline sealed in the id the answer is refused, though the round still waits
 	// (its own timer, on the real clock, has an hour to go).
 	clock.Advance(time.Hour)
-	if err := rig.b.deliver(ctx, sess, answer(ids[1], `{"action":"accept","content":{"approve":true}}`)); !errors.Is(err, errBadAnswer) {
+	if err := rig.b.deliver(ctx, sess, testCaller, answer(ids[1], `{"action":"accept","content":{"approve":true}}`)); !errors.Is(err, errBadAnswer) {
 		t.Errorf("expired answer: %v, want errBadAnswer", err)
 	}
 	p.stillWaiting(t)
@@ -357,18 +360,18 @@ func TestBridgeRejectsBadAnswers(t *testing.T) {
 // the same keys) and an id whose round has ended both find nobody waiting: errBadAnswer.
 func TestBridgeNoWaiter(t *testing.T) {
 	ring := bridgeTestRing(t)
-	a := newBridgeRig(t, ring, bridgeConfig{}, nil, nil)
-	other := newBridgeRig(t, ring, bridgeConfig{}, nil, nil)
+	a := newBridgeRig(t, ring, asksConfig{}, nil, nil)
+	other := newBridgeRig(t, ring, asksConfig{}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
 	p := startAsk(t, other.b, sess, elicitReq)
 	id := p.ids(t, 1)[0]
 	ctx := context.Background()
-	if err := a.b.deliver(ctx, sess, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
+	if err := a.b.deliver(ctx, sess, testCaller, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
 		t.Fatalf("answer for another replica, no Redis: %v, want errBadAnswer", err)
 	}
 	p.stop()
 	p.result(t)
-	if err := other.b.deliver(ctx, sess, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
+	if err := other.b.deliver(ctx, sess, testCaller, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
 		t.Fatalf("answer after the round ended: %v, want errBadAnswer", err)
 	}
 	a.assertIdle(t)
@@ -379,13 +382,13 @@ func TestBridgeNoWaiter(t *testing.T) {
 // confirmation decides what a decline means) counted as declined; a JSON-RPC error as the
 // answer ends the round with *clientAnswerError and forgets its other requests.
 func TestBridgeDeclineAndErrorAnswers(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{}, nil, nil)
+	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
 	ctx := context.Background()
 
 	p := startAsk(t, rig.b, sess, confirmReq)
 	id := p.ids(t, 1)[0]
-	if err := rig.b.deliver(ctx, sess, answer(id, `{"action":"decline"}`)); err != nil {
+	if err := rig.b.deliver(ctx, sess, testCaller, answer(id, `{"action":"decline"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if r := p.result(t); r.err != nil || string(r.out) != `{"`+mrtr.ConfirmKey+`":{"action":"decline"}}` {
@@ -398,14 +401,14 @@ func TestBridgeDeclineAndErrorAnswers(t *testing.T) {
 	p = startAsk(t, rig.b, sess, samplingReq, rootsReq)
 	ids := p.ids(t, 2)
 	refusal := &jsonrpc.Message{ID: json.RawMessage(`"` + ids[0] + `"`), Error: jsonrpc.NewError(-1, "User rejected sampling request")}
-	if err := rig.b.deliver(ctx, sess, refusal); err != nil {
+	if err := rig.b.deliver(ctx, sess, testCaller, refusal); err != nil {
 		t.Fatal(err)
 	}
 	var ce *clientAnswerError
 	if r := p.result(t); !errors.As(r.err, &ce) || ce.Key != "draft" || ce.Err.Message != "User rejected sampling request" {
 		t.Fatalf("ask = %v, want the client's error for draft", r.err)
 	}
-	if err := rig.b.deliver(ctx, sess, answer(ids[1], `{"roots":[]}`)); !errors.Is(err, errBadAnswer) {
+	if err := rig.b.deliver(ctx, sess, testCaller, answer(ids[1], `{"roots":[]}`)); !errors.Is(err, errBadAnswer) {
 		t.Errorf("answer to the rest of a failed round: %v, want errBadAnswer", err)
 	}
 	if got := rig.outcome(t, metrics.BridgeKindRoots, metrics.BridgeLost); got != 1 {
@@ -414,19 +417,19 @@ func TestBridgeDeclineAndErrorAnswers(t *testing.T) {
 	rig.assertIdle(t)
 }
 
-// TestBridgeTimeout: a round the client does not answer ends with errBridgeTimeout, and its
+// TestBridgeTimeout: a round the client does not answer ends with errAskTimeout, and its
 // requests are forgotten and counted as timed out.
 func TestBridgeTimeout(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{Timeout: 50 * time.Millisecond}, nil, nil)
+	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{Timeout: 50 * time.Millisecond}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
 	p := startAsk(t, rig.b, sess, elicitReq, samplingReq)
 	ids := p.ids(t, 2)
-	if err := rig.b.deliver(context.Background(), sess, answer(ids[0], acceptName)); err != nil &&
+	if err := rig.b.deliver(context.Background(), sess, testCaller, answer(ids[0], acceptName)); err != nil &&
 		!errors.Is(err, errBadAnswer) { // the round may already have timed out on a slow machine
 		t.Fatal(err)
 	}
-	if r := p.result(t); !errors.Is(r.err, errBridgeTimeout) {
-		t.Fatalf("ask = %v, want errBridgeTimeout", r.err)
+	if r := p.result(t); !errors.Is(r.err, errAskTimeout) {
+		t.Fatalf("ask = %v, want errAskTimeout", r.err)
 	}
 	if got := rig.outcome(t, metrics.BridgeKindSampling, metrics.BridgeTimeout); got != 1 {
 		t.Errorf("sampling timeout = %v, want 1", got)
@@ -435,29 +438,29 @@ func TestBridgeTimeout(t *testing.T) {
 }
 
 // TestBridgeLimits: a round that would take a session past MaxPendingPerSession, or the
-// replica past MaxPending, is refused with errBridgeBusy before anything is written; other
+// replica past MaxPending, is refused with errAsksBusy before anything is written; other
 // sessions are not affected by one session's limit, and the counts go down as rounds end.
 func TestBridgeLimits(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{MaxPendingPerSession: 2, MaxPending: 3}, nil, nil)
+	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{MaxPendingPerSession: 2, MaxPending: 3}, nil, nil)
 	s1, s2 := testSession(1, "p1", allCaps), testSession(2, "p1", allCaps)
 	ctx := context.Background()
 	wrote := false
 	emit := func([]byte) error { wrote = true; return errors.New("a refused round was written") }
 
-	if _, err := rig.b.ask(ctx, s1, []era.InputRequest{elicitReq, samplingReq, rootsReq}, emit); !errors.Is(err, errBridgeBusy) || wrote {
-		t.Fatalf("three requests for a limit of two: %v (wrote %v), want errBridgeBusy", err, wrote)
+	if _, err := rig.b.ask(ctx, s1, testCaller, []era.InputRequest{elicitReq, samplingReq, rootsReq}, emit); !errors.Is(err, errAsksBusy) || wrote {
+		t.Fatalf("three requests for a limit of two: %v (wrote %v), want errAsksBusy", err, wrote)
 	}
 	p1 := startAsk(t, rig.b, s1, elicitReq, samplingReq)
 	ids := p1.ids(t, 2)
-	if _, err := rig.b.ask(ctx, s1, []era.InputRequest{rootsReq}, emit); !errors.Is(err, errBridgeBusy) || wrote {
-		t.Fatalf("third request of the session: %v (wrote %v), want errBridgeBusy", err, wrote)
+	if _, err := rig.b.ask(ctx, s1, testCaller, []era.InputRequest{rootsReq}, emit); !errors.Is(err, errAsksBusy) || wrote {
+		t.Fatalf("third request of the session: %v (wrote %v), want errAsksBusy", err, wrote)
 	}
 	p2 := startAsk(t, rig.b, s2, rootsReq)
 	p2.ids(t, 1)
-	if _, err := rig.b.ask(ctx, testSession(3, "p1", allCaps), []era.InputRequest{rootsReq}, emit); !errors.Is(err, errBridgeBusy) || wrote {
-		t.Fatalf("fourth request of the replica: %v (wrote %v), want errBridgeBusy", err, wrote)
+	if _, err := rig.b.ask(ctx, testSession(3, "p1", allCaps), testCaller, []era.InputRequest{rootsReq}, emit); !errors.Is(err, errAsksBusy) || wrote {
+		t.Fatalf("fourth request of the replica: %v (wrote %v), want errAsksBusy", err, wrote)
 	}
-	if err := rig.b.deliver(ctx, s1, answer(ids[0], acceptName)); err != nil {
+	if err := rig.b.deliver(ctx, s1, testCaller, answer(ids[0], acceptName)); err != nil {
 		t.Fatal(err)
 	}
 	// One answer frees one place of the session: a one-request round fits again.
@@ -474,7 +477,7 @@ func TestBridgeLimits(t *testing.T) {
 // fails on the first or a later request), nothing is left behind (no waiter, no count, no
 // goroutine) and an answer sent afterwards is refused.
 func TestBridgeCleanup(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{}, nil, nil)
+	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
 	goroutines := runtime.NumGoroutine()
 
@@ -485,14 +488,14 @@ func TestBridgeCleanup(t *testing.T) {
 		t.Fatalf("ask = %v, want context.Canceled", r.err)
 	}
 	rig.assertIdle(t)
-	if err := rig.b.deliver(context.Background(), sess, answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
+	if err := rig.b.deliver(context.Background(), sess, testCaller, answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
 		t.Errorf("answer after the client left: %v, want errBadAnswer", err)
 	}
 
 	broken := errors.New("stream closed")
 	for fail := range 2 {
 		var seen []string
-		_, err := rig.b.ask(context.Background(), sess, []era.InputRequest{elicitReq, samplingReq}, func(msg []byte) error {
+		_, err := rig.b.ask(context.Background(), sess, testCaller, []era.InputRequest{elicitReq, samplingReq}, func(msg []byte) error {
 			var m struct {
 				ID string `json:"id"`
 			}
@@ -508,14 +511,14 @@ func TestBridgeCleanup(t *testing.T) {
 		}
 		rig.assertIdle(t)
 		for _, id := range seen {
-			if err := rig.b.deliver(context.Background(), sess, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
+			if err := rig.b.deliver(context.Background(), sess, testCaller, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
 				t.Errorf("answer to a request of a failed round: %v", err)
 			}
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := rig.b.ask(ctx, sess, []era.InputRequest{elicitReq}, func([]byte) error {
+	if _, err := rig.b.ask(ctx, sess, testCaller, []era.InputRequest{elicitReq}, func([]byte) error {
 		t.Error("wrote a request for a context that had already ended")
 		return errors.New("written")
 	}); !errors.Is(err, context.Canceled) {
@@ -532,7 +535,7 @@ func TestBridgeCleanup(t *testing.T) {
 // TestBridgeCapabilityGating: a round with one entry the client did not declare writes
 // nothing, registers nothing and returns *noCapabilityError naming the capability.
 func TestBridgeCapabilityGating(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{}, nil, nil)
+	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{}, nil, nil)
 	cases := []struct {
 		caps string
 		reqs []era.InputRequest
@@ -543,7 +546,7 @@ func TestBridgeCapabilityGating(t *testing.T) {
 		{`{"sampling":{},"elicitation":{"form":{}}}`, []era.InputRequest{elicitReq, rootsReq}, "roots"},
 	}
 	for _, c := range cases {
-		out, err := rig.b.ask(context.Background(), testSession(1, "p1", c.caps), c.reqs, func([]byte) error {
+		out, err := rig.b.ask(context.Background(), testSession(1, "p1", c.caps), testCaller, c.reqs, func([]byte) error {
 			t.Errorf("caps %s: a request was written", c.caps)
 			return errors.New("written")
 		})
@@ -562,7 +565,7 @@ func TestBridgeCapabilityGating(t *testing.T) {
 // only, with the id compared as JSON (7 and "7" differ, "a" and "\u0061" do not); untrack
 // removes the entry.
 func TestBridgeCancelLocal(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), bridgeConfig{}, nil, nil)
+	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
 	bg := context.Background()
 	num, cancelNum := context.WithCancel(bg)
@@ -618,7 +621,7 @@ func startRedisBridges(t *testing.T, srv *testredis.Server, clock *mcptest.Clock
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = st.Close() })
-		rigs[i] = newBridgeRig(t, ring, bridgeConfig{}, &countingNotices{Notices: st}, clock)
+		rigs[i] = newBridgeRig(t, ring, asksConfig{}, &countingNotices{Notices: st}, clock)
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
 		rigs[i].b.start(ctx)
@@ -651,26 +654,26 @@ func TestBridgeCrossReplica(t *testing.T) {
 
 	p := startAsk(t, a.b, sess, elicitReq, samplingReq)
 	ids := p.ids(t, 2)
-	if err := b.b.deliver(ctx, testSession(2, "p1", allCaps), answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
+	if err := b.b.deliver(ctx, testSession(2, "p1", allCaps), testCaller, answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
 		t.Fatalf("answer from another session through B: %v", err)
 	}
-	if err := b.b.deliver(ctx, sess, answer("g1.v1.b1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", acceptName)); !errors.Is(err, errBadAnswer) {
+	if err := b.b.deliver(ctx, sess, testCaller, answer("g1.v1.b1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", acceptName)); !errors.Is(err, errBadAnswer) {
 		t.Fatalf("forged answer through B: %v", err)
 	}
 	if n := published.Load(); n != 0 {
 		t.Fatalf("B published %d notices for answers it should have refused itself", n)
 	}
-	if err := b.b.deliver(ctx, sess, answer(ids[0], acceptName)); err != nil {
+	if err := b.b.deliver(ctx, sess, testCaller, answer(ids[0], acceptName)); err != nil {
 		t.Fatalf("answer through B: %v", err)
 	}
-	if err := b.b.deliver(ctx, sess, answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
+	if err := b.b.deliver(ctx, sess, testCaller, answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
 		t.Fatalf("replay through B: %v, want errBadAnswer", err)
 	}
-	if err := b.b.deliver(ctx, sess, answer(ids[1], `"not an object"`)); !errors.Is(err, errBadAnswer) {
+	if err := b.b.deliver(ctx, sess, testCaller, answer(ids[1], `"not an object"`)); !errors.Is(err, errBadAnswer) {
 		t.Fatalf("malformed result through B: %v, want errBadAnswer", err)
 	}
 	p.stillWaiting(t)
-	if err := a.b.deliver(ctx, sess, answer(ids[1], samplingRes)); err != nil {
+	if err := a.b.deliver(ctx, sess, testCaller, answer(ids[1], samplingRes)); err != nil {
 		t.Fatalf("answer through A: %v", err)
 	}
 	r := p.result(t)
@@ -683,13 +686,13 @@ func TestBridgeCrossReplica(t *testing.T) {
 	if got := a.outcome(t, metrics.BridgeKindSampling, metrics.BridgeAnswered); got != 1 {
 		t.Errorf("sampling answered on A = %v, want 1", got)
 	}
-	if err := b.b.deliver(ctx, sess, answer(ids[1], samplingRes)); !errors.Is(err, errBadAnswer) {
+	if err := b.b.deliver(ctx, sess, testCaller, answer(ids[1], samplingRes)); !errors.Is(err, errBadAnswer) {
 		t.Fatalf("answer after the round ended, through B: %v, want errBadAnswer", err)
 	}
 	// Past the deadline sealed in the id, B refuses without asking A.
 	before := published.Load()
-	clock.Advance(defaultBridgeTimeout)
-	if err := b.b.deliver(ctx, sess, answer(ids[1], samplingRes)); !errors.Is(err, errBadAnswer) {
+	clock.Advance(defaultAskTimeout)
+	if err := b.b.deliver(ctx, sess, testCaller, answer(ids[1], samplingRes)); !errors.Is(err, errBadAnswer) {
 		t.Fatalf("expired answer through B: %v, want errBadAnswer", err)
 	}
 	if n := published.Load() - before; n != 0 {
@@ -715,8 +718,8 @@ func TestBridgeAskingReplicaGone(t *testing.T) {
 		t.Cleanup(func() { _ = st.Close() })
 		return st
 	}
-	a := newBridgeRig(t, ring, bridgeConfig{}, newStore(), nil)
-	b := newBridgeRig(t, ring, bridgeConfig{}, newStore(), nil)
+	a := newBridgeRig(t, ring, asksConfig{}, newStore(), nil)
+	b := newBridgeRig(t, ring, asksConfig{}, newStore(), nil)
 	b.b.forwardTimeout = 200 * time.Millisecond
 	actx, stopA := context.WithCancel(context.Background())
 	a.b.start(actx)
@@ -730,7 +733,7 @@ func TestBridgeAskingReplicaGone(t *testing.T) {
 	id := p.ids(t, 1)[0]
 	stopA()
 	waitSubscribed(t, raw, "bt:notice:"+a.b.topic, 0)
-	if err := b.b.deliver(context.Background(), sess, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
+	if err := b.b.deliver(context.Background(), sess, testCaller, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
 		t.Fatalf("answer for a gone replica: %v, want errBadAnswer", err)
 	}
 	if got := b.outcome(t, metrics.BridgeKindElicitation, metrics.BridgeLost); got != 1 {
@@ -778,7 +781,7 @@ func TestBridgeCancelCrossReplica(t *testing.T) {
 // heap-B/pending counts the bridge's own state only.
 func BenchmarkBridgePending(b *testing.B) {
 	const n = 1000
-	rig := newBridgeRig(b, bridgeTestRing(b), bridgeConfig{MaxPending: n}, nil, nil)
+	rig := newBridgeRig(b, bridgeTestRing(b), asksConfig{MaxPending: n}, nil, nil)
 	sessions := make([]*legacysession.Session, n)
 	for i := range sessions {
 		sessions[i] = testSession(byte(i), "p1", allCaps)
@@ -797,7 +800,7 @@ func BenchmarkBridgePending(b *testing.B) {
 		for i := range n {
 			go func() {
 				defer ended.Done()
-				_, _ = rig.b.ask(ctx, sessions[i], reqs, func([]byte) error { written.Done(); return nil })
+				_, _ = rig.b.ask(ctx, sessions[i], testCaller, reqs, func([]byte) error { written.Done(); return nil })
 			}()
 		}
 		written.Wait()

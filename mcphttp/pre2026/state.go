@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,12 +21,16 @@ import (
 // (logging/setLevel) and its resource subscriptions (resources/subscribe). A session id is
 // sealed once at initialize and never re-minted, so this state cannot live in it; no replica
 // keeps it either, since the next request of the session may reach any replica. It lives in the
-// shared store under keys derived from the session's Key() (its random nonce), for the
-// session's remaining lifetime, and notices tell the other replicas when it changes.
+// shared store, in one record per caller (issuer and subject) that holds the state of the
+// caller's most recently active sessions, at most maxStateSessions of them and maxStateBytes in
+// all: a caller cannot make the gateway keep more, however many sessions it opens. The record
+// lives as long as its longest-lived session, and notices tell the other replicas when it
+// changes. Its store is never the one that keeps single-use nonces: state no caller can crowd
+// confirmations out with.
 
-// LegacyStateStore is the part of the shared store a pre-2026 session's state is kept in
-// (store.Store implements it; Redis shares it between replicas).
-type LegacyStateStore interface {
+// StateStore is the part of the shared store a pre-2026 session's state is kept in (store.Store
+// implements it; Redis shares it between replicas).
+type StateStore interface {
 	Get(ctx context.Context, key string) ([]byte, bool, error)
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
 }
@@ -41,24 +46,44 @@ const (
 	// maxSessionSubscriptions bounds the resources one session may subscribe to: every one is
 	// part of the session's stored set and of its GET stream's backend listens.
 	maxSessionSubscriptions = 100
-	// legacyStateTopic is the notices topic on which replicas tell each other of a session's
-	// new level or subscription set.
-	legacyStateTopic = "legacy-session-state"
+	// maxStateSessions bounds the sessions of one caller whose state is kept: the least
+	// recently changed one's state goes when another needs room.
+	maxStateSessions = 16
+	// maxStateBytes bounds one caller's record: a change that would make it larger (with
+	// every other session of the caller gone) is refused.
+	maxStateBytes = 64 << 10
+	// stateTopic is the notices topic on which replicas tell each other of a session's new
+	// level or subscription set.
+	stateTopic = "legacy-session-state"
 	// stateNoticeTimeout bounds publishing a notice, which is best effort.
 	stateNoticeTimeout = 2 * time.Second
 )
 
-// Store key prefixes; the store hashes every key, so the session key never appears in clear.
-const (
-	levelKeyPrefix = "legacy:loglevel:"
-	subsKeyPrefix  = "legacy:subs:"
-)
+// stateKeyPrefix starts a caller's record key; the store hashes every key, so the caller never
+// appears in clear.
+const stateKeyPrefix = "legacy:state:"
+
+// errStateBound refuses a change beyond what one caller's record may hold.
+var errStateBound = fmt.Errorf("the state of this caller's sessions may take at most %d bytes", maxStateBytes)
+
+// callerState is a caller's record: its sessions' state, the most recently changed last.
+type callerState struct {
+	Sessions []sessionEntry `json:"s"`
+}
+
+// sessionEntry is one session's state.
+type sessionEntry struct {
+	Key     string   `json:"k"`           // the session's Key()
+	Expires int64    `json:"e"`           // when the session expires, Unix seconds
+	Level   string   `json:"l,omitempty"` // its logging/setLevel level
+	URIs    []string `json:"u,omitempty"` // its subscriptions, namespaced, in normal form
+}
 
 // sessionState keeps pre-2026 sessions' levels and subscriptions in the shared store, with a
 // bounded per-replica cache of levels and the local GET streams to restart when a session's
 // subscriptions change.
 type sessionState struct {
-	kv      LegacyStateStore
+	kv      StateStore
 	notices store.Notices // nil with a single replica
 	self    string        // this replica's id: its own notices come back to it and are skipped
 	log     *slog.Logger
@@ -85,7 +110,7 @@ type levelEntry struct {
 // inner listen, which then starts again with the new set.
 type watch struct{ changed context.CancelFunc }
 
-// stateNotice is one notice on legacyStateTopic.
+// stateNotice is one notice on stateTopic.
 type stateNotice struct {
 	Replica string `json:"r"`
 	Kind    string `json:"k"` // "level" or "subs"
@@ -93,13 +118,13 @@ type stateNotice struct {
 	Level   string `json:"l,omitempty"`
 }
 
-// newSessionState keeps session state in kv (a process-local store when nil: one replica);
-// start listens for the other replicas' notices.
-func newSessionState(kv LegacyStateStore, notices store.Notices, log *slog.Logger, now func() time.Time) (*sessionState, error) {
+// newSessionState keeps session state in kv (a process-local store of its own when nil: one
+// replica); start listens for the other replicas' notices.
+func newSessionState(kv StateStore, notices store.Notices, log *slog.Logger, now func() time.Time) (*sessionState, error) {
 	if kv == nil {
 		m, err := store.NewMemory(store.MemoryOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("mcphttp: legacy session state: %w", err)
+			return nil, fmt.Errorf("pre2026: session state: %w", err)
 		}
 		kv = m
 	}
@@ -113,26 +138,108 @@ func newSessionState(kv LegacyStateStore, notices store.Notices, log *slog.Logge
 // start applies the other replicas' notices until ctx ends.
 func (st *sessionState) start(ctx context.Context) {
 	if st.notices != nil {
-		st.notices.Subscribe(ctx, legacyStateTopic, st.receive)
+		st.notices.Subscribe(ctx, stateTopic, st.receive)
 	}
 }
 
-// remaining is the session's lifetime left, the TTL of what it stores; false when it is over.
-func (st *sessionState) remaining(sess *legacysession.Session) (time.Duration, bool) {
-	ttl := sess.Expires.Sub(st.now())
-	return ttl, ttl > 0
+// stateKey is the key of caller's record ("" is an anonymous caller's, without authentication).
+func stateKey(caller string) string { return stateKeyPrefix + caller }
+
+// load reads caller's record; an absent one is empty.
+func (st *sessionState) load(ctx context.Context, caller string) (*callerState, error) {
+	v, found, err := st.kv.Get(ctx, stateKey(caller))
+	if err != nil {
+		return nil, err
+	}
+	cs := &callerState{}
+	if found {
+		if err := json.Unmarshal(v, cs); err != nil {
+			return nil, fmt.Errorf("pre2026: a caller's stored session state: %w", err)
+		}
+	}
+	return cs, nil
+}
+
+// entry is sess's state in cs, nil when it has none.
+func (cs *callerState) entry(sess *legacysession.Session) *sessionEntry {
+	key := sess.Key()
+	for i := range cs.Sessions {
+		if cs.Sessions[i].Key == key {
+			return &cs.Sessions[i]
+		}
+	}
+	return nil
+}
+
+// update changes sess's state in caller's record with change and writes the record back: the
+// session becomes the most recently changed, expired sessions go, and the least recently changed
+// ones go while there are more than maxStateSessions or the record is over maxStateBytes. A
+// change that does not fit even alone is refused (errStateBound). changed false leaves the
+// store as it is. The record is read, changed and written back: two changes of one caller racing
+// on two replicas may lose one (last writer wins); a client waits for each answer before its next
+// request, so one client's changes do not race.
+func (st *sessionState) update(ctx context.Context, sess *legacysession.Session, caller string,
+	change func(e *sessionEntry) (changed bool, err error)) error {
+	now := st.now()
+	if !now.Before(sess.Expires) {
+		return nil
+	}
+	cs, err := st.load(ctx, caller)
+	if err != nil {
+		return err
+	}
+	e := sessionEntry{Key: sess.Key(), Expires: sess.Expires.Unix()}
+	if old := cs.entry(sess); old != nil {
+		e = *old
+	}
+	changed, err := change(&e)
+	if err != nil || !changed {
+		return err
+	}
+	kept := make([]sessionEntry, 0, len(cs.Sessions)+1)
+	for _, o := range cs.Sessions {
+		if o.Key != e.Key && now.Unix() < o.Expires {
+			kept = append(kept, o)
+		}
+	}
+	kept = append(kept, e)
+	for {
+		if len(kept) > maxStateSessions {
+			kept = kept[1:]
+			continue
+		}
+		v, err := json.Marshal(callerState{Sessions: kept})
+		if err != nil {
+			return err
+		}
+		if len(v) > maxStateBytes {
+			if len(kept) == 1 {
+				return errStateBound
+			}
+			kept = kept[1:]
+			continue
+		}
+		var last int64
+		for _, o := range kept {
+			last = max(last, o.Expires)
+		}
+		if err := st.kv.Set(ctx, stateKey(caller), v, time.Unix(last, 0).Sub(now)); err != nil {
+			return fmt.Errorf("pre2026: recording a session's state: %w", err)
+		}
+		return nil
+	}
 }
 
 // setLevel records the session's level and tells the other replicas.
-func (st *sessionState) setLevel(ctx context.Context, sess *legacysession.Session, level string) error {
-	ttl, ok := st.remaining(sess)
-	if !ok {
-		return nil
+func (st *sessionState) setLevel(ctx context.Context, sess *legacysession.Session, caller, level string) error {
+	err := st.update(ctx, sess, caller, func(e *sessionEntry) (bool, error) {
+		e.Level = level
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
 	key := sess.Key()
-	if err := st.kv.Set(ctx, levelKeyPrefix+key, []byte(level), ttl); err != nil {
-		return fmt.Errorf("mcphttp: recording a legacy session's log level: %w", err)
-	}
 	st.cacheLevel(key, level, true)
 	st.publish(stateNotice{Kind: "level", Session: key, Level: level})
 	return nil
@@ -141,7 +248,7 @@ func (st *sessionState) setLevel(ctx context.Context, sess *legacysession.Sessio
 // level is the session's level: from this replica's cache when fresh, else from the store. A
 // store that cannot answer gives "" (no log messages) without caching it: logging is an aid,
 // never a reason to fail a call.
-func (st *sessionState) level(ctx context.Context, sess *legacysession.Session) string {
+func (st *sessionState) level(ctx context.Context, sess *legacysession.Session, caller string) string {
 	if !sessionBound(sess) {
 		return ""
 	}
@@ -152,15 +259,15 @@ func (st *sessionState) level(ctx context.Context, sess *legacysession.Session) 
 	if ok && st.now().Before(e.expires) {
 		return e.level
 	}
-	v, found, err := st.kv.Get(ctx, levelKeyPrefix+key)
+	cs, err := st.load(ctx, caller)
 	if err != nil {
 		st.log.LogAttrs(ctx, slog.LevelWarn, "legacy session log level not readable; the call gets no log messages",
 			slog.String("error", err.Error()))
 		return ""
 	}
 	level := ""
-	if found {
-		level = string(v)
+	if se := cs.entry(sess); se != nil {
+		level = se.Level
 	}
 	st.cacheLevel(key, level, true)
 	return level
@@ -191,64 +298,43 @@ func (st *sessionState) cacheLevel(key, level string, add bool) {
 }
 
 // subscriptions is the session's subscribed URIs (namespaced, in normal form).
-func (st *sessionState) subscriptions(ctx context.Context, sess *legacysession.Session) ([]string, error) {
-	v, found, err := st.kv.Get(ctx, subsKeyPrefix+sess.Key())
-	if err != nil || !found {
+func (st *sessionState) subscriptions(ctx context.Context, sess *legacysession.Session, caller string) ([]string, error) {
+	cs, err := st.load(ctx, caller)
+	if err != nil {
 		return nil, err
 	}
-	var uris []string
-	if err := json.Unmarshal(v, &uris); err != nil {
-		return nil, fmt.Errorf("mcphttp: a legacy session's stored subscriptions: %w", err)
+	if se := cs.entry(sess); se != nil {
+		return se.URIs, nil
 	}
-	return uris, nil
+	return nil, nil
 }
 
 // errTooManySubscriptions refuses a subscription beyond maxSessionSubscriptions.
 var errTooManySubscriptions = fmt.Errorf("a session may subscribe to at most %d resources", maxSessionSubscriptions)
 
 // updateSubscriptions adds or removes uri in the session's set and tells the replica holding
-// its GET stream. The set is read, changed and written back: two changes of one session racing
-// on two replicas may lose one (last writer wins); a client waits for each answer before its
-// next request, so its own changes do not race.
-func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacysession.Session, uri string, add bool) error {
-	ttl, ok := st.remaining(sess)
-	if !ok {
-		return nil
-	}
-	uris, err := st.subscriptions(ctx, sess)
+// its GET stream.
+func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacysession.Session, caller, uri string, add bool) error {
+	err := st.update(ctx, sess, caller, func(e *sessionEntry) (bool, error) {
+		i := slices.Index(e.URIs, uri)
+		switch {
+		case add && i >= 0, !add && i < 0:
+			return false, nil // already so: nothing to write, nobody to tell
+		case add && len(e.URIs) >= maxSessionSubscriptions:
+			return false, errTooManySubscriptions
+		case add:
+			e.URIs = append(e.URIs, uri)
+		default:
+			e.URIs = slices.Delete(e.URIs, i, i+1)
+		}
+		return true, nil
+	})
 	if err != nil {
 		return err
-	}
-	i := indexOf(uris, uri)
-	switch {
-	case add && i >= 0, !add && i < 0:
-		return nil // already so: nothing to write, nobody to tell
-	case add && len(uris) >= maxSessionSubscriptions:
-		return errTooManySubscriptions
-	case add:
-		uris = append(uris, uri)
-	default:
-		uris = append(uris[:i], uris[i+1:]...)
-	}
-	v, err := json.Marshal(uris)
-	if err != nil {
-		return err
-	}
-	if err := st.kv.Set(ctx, subsKeyPrefix+sess.Key(), v, ttl); err != nil {
-		return fmt.Errorf("mcphttp: recording a legacy session's subscriptions: %w", err)
 	}
 	st.subsChanged(sess.Key())
 	st.publish(stateNotice{Kind: "subs", Session: sess.Key()})
 	return nil
-}
-
-func indexOf(list []string, s string) int {
-	for i, v := range list {
-		if v == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // watch registers a GET stream of the session; the returned function unregisters it.
@@ -296,7 +382,7 @@ func (st *sessionState) publish(n stateNotice) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), stateNoticeTimeout)
 	defer cancel()
-	if err := st.notices.Publish(ctx, legacyStateTopic, msg); err != nil {
+	if err := st.notices.Publish(ctx, stateTopic, msg); err != nil {
 		st.log.Warn("could not tell the other replicas of a legacy session's new state",
 			"kind", n.Kind, "error", err)
 	}

@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"bytes"
@@ -19,31 +19,44 @@ import (
 	"github.com/mcp-gateway/gateway/mrtr"
 )
 
-// Defaults of bridgeConfig.
+// Defaults of asksConfig.
 const (
-	defaultBridgeTimeout        = 10 * time.Minute
+	defaultAskTimeout           = 10 * time.Minute
 	defaultMaxPendingPerSession = 8
+	defaultMaxPendingPerCaller  = 32
 	defaultMaxPending           = 10000
+	defaultMaxForwardsPerCaller = 4
 	// defaultForwardTimeout bounds how long a replica that received an answer for another
 	// replica waits for that replica to say whether it took it. Redis answers in well under a
 	// millisecond; only a replica that is gone lets it run out.
 	defaultForwardTimeout = 5 * time.Second
+	// forwardSkew is how much earlier than the forwarding replica gives up an asking replica
+	// stops taking a forwarded answer: clocks of replicas may differ by up to this much without
+	// an answer being taken after the client was told it was refused.
+	forwardSkew = time.Second
+	// goneFor is how long a replica whose acknowledgement never came is taken for gone:
+	// answers for it are refused at once rather than each waiting defaultForwardTimeout.
+	goneFor = time.Minute
+	// maxGone and maxUsed bound the replicas taken for gone and the answer ids known used.
+	maxGone = 1024
+	maxUsed = 100000
 )
 
-// Errors of the bridge. The edge maps them to what the client sees.
+// Errors of the asks. The edge maps them to what the client sees.
 var (
 	// errBadAnswer is a client's answer that no replica is waiting for: a forged, tampered,
 	// expired, foreign-session or already used id, or one whose asking replica is gone. The
 	// edge answers 400 and nothing else happens.
-	errBadAnswer = errors.New("bridge: no request is waiting for this answer")
-	// errBridgeTimeout is a round the client did not answer within bridgeConfig.Timeout.
-	errBridgeTimeout = errors.New("bridge: no answer from the client in time")
-	// errBridgeBusy is a round refused because its session, or this replica, already waits
-	// for as many answers as it may.
-	errBridgeBusy = errors.New("bridge: too many requests waiting for client answers")
-	// errBridgeUnavailable is an answer that could not be handed to the other replicas (Redis
+	errBadAnswer = errors.New("asks: no request is waiting for this answer")
+	// errAskTimeout is a round the client did not answer within asksConfig.Timeout.
+	errAskTimeout = errors.New("asks: no answer from the client in time")
+	// errAsksBusy is a round refused because its session, its caller or this replica already
+	// waits for as many answers as it may, or an answer refused because its caller has as many
+	// on their way to other replicas as it may.
+	errAsksBusy = errors.New("asks: too many requests waiting for client answers")
+	// errAsksUnavailable is an answer that could not be handed to the other replicas (Redis
 	// refused the publish). Unlike errBadAnswer it is not the client's fault.
-	errBridgeUnavailable = errors.New("bridge: cannot reach the other replicas")
+	errAsksUnavailable = errors.New("asks: cannot reach the other replicas")
 )
 
 // noCapabilityError is a round that needs a capability the client did not declare at
@@ -56,10 +69,10 @@ type noCapabilityError struct {
 
 // Error names the capability; the edge turns it into the tool error the client sees.
 func (e *noCapabilityError) Error() string {
-	return "bridge: the client did not declare the " + e.Capability + " capability"
+	return "asks: the client did not declare the " + e.Capability + " capability"
 }
 
-// clientAnswerError is a client that answered one of the bridge's requests with a JSON-RPC
+// clientAnswerError is a client that answered one of the gateway's requests with a JSON-RPC
 // error instead of a result. The round ends: an error has no place in inputResponses.
 type clientAnswerError struct {
 	// Key is the inputRequests key of the request the client refused.
@@ -72,48 +85,62 @@ type clientAnswerError struct {
 
 // Error names the method and the client's message.
 func (e *clientAnswerError) Error() string {
-	return "bridge: the client answered " + e.Method + " with an error: " + e.Err.Message
+	return "asks: the client answered " + e.Method + " with an error: " + e.Err.Message
 }
 
-// bridgeConfig bounds the bridge. Zero values take the defaults.
-type bridgeConfig struct {
+// asksConfig bounds the asks. Zero values take the defaults.
+type asksConfig struct {
 	Timeout              time.Duration // wait for one round's answers (default 10m)
 	MaxPendingPerSession int           // default 8
-	MaxPending           int           // all sessions on this replica; default 10000
+	MaxPendingPerCaller  int           // all sessions of one caller on this replica; default 32
+	MaxPending           int           // all callers on this replica; default 10000
+	MaxForwardsPerCaller int           // one caller's answers on their way to other replicas; default 4
 }
 
 // withDefaults fills the zero fields.
-func (c bridgeConfig) withDefaults() bridgeConfig {
+func (c asksConfig) withDefaults() asksConfig {
 	if c.Timeout <= 0 {
-		c.Timeout = defaultBridgeTimeout
+		c.Timeout = defaultAskTimeout
 	}
 	if c.MaxPendingPerSession <= 0 {
 		c.MaxPendingPerSession = defaultMaxPendingPerSession
 	}
+	if c.MaxPendingPerCaller <= 0 {
+		c.MaxPendingPerCaller = defaultMaxPendingPerCaller
+	}
 	if c.MaxPending <= 0 {
 		c.MaxPending = defaultMaxPending
+	}
+	if c.MaxForwardsPerCaller <= 0 {
+		c.MaxForwardsPerCaller = defaultMaxForwardsPerCaller
 	}
 	return c
 }
 
-// bridge carries server→client requests of legacy clients and their cancellations.
+// asks carries the gateway's requests to pre-2026 clients (elicitation, sampling, roots), their
+// answers, and the clients' cancellations.
 //
 // A pre-2026 client cannot answer an input_required result: it expects the server to send it
-// real requests (elicitation/create, sampling/createMessage, roots/list) while its own call is
-// running. The replica holding the client's POST stream writes them (ask) and waits; the
-// client POSTs each answer separately, to any replica, which hands it over (deliver): to the
-// local waiter map when it is the asking replica, else through a Redis notice on the asking
-// replica's own topic, which says back whether it took the answer. Answer ids are sealed, so
-// they cannot be forged, name their replica, session and deadline, and are single use because
-// the waiter they name is removed by the first answer it accepts.
-type bridge struct {
-	cfg     bridgeConfig
+// real requests while its own call is running. The replica holding the client's POST stream
+// writes them (ask) and waits; the client POSTs each answer separately, to any replica, which
+// hands it over (deliver): to the local waiter map when it is the asking replica, else through a
+// Redis notice on the asking replica's own topic, which says back whether it took the answer.
+// Answer ids are sealed, so they cannot be forged, name their replica, session and deadline, and
+// are single use: the waiter they name is removed by the first answer it accepts, and every
+// replica learns (a notice) that the id is used, so a replay is refused wherever it lands before
+// Redis is touched.
+//
+// Every kind of state a client makes it keep is bounded per caller (the waiters, the answers
+// on their way to another replica), besides the per-session and per-replica bounds; and the
+// request that waits holds its caller's in-flight slot for as long as it waits.
+type asks struct {
+	cfg     asksConfig
 	sealer  *seal.Sealer
 	notices store.Notices
 	m       *metrics.Recorder
 	now     func() time.Time
 
-	// replica names this bridge in the answer ids it mints; it is random per process, so a
+	// replica names this replica in the answer ids it mints; it is random per process, so a
 	// restarted replica never takes answers meant for its previous life.
 	replica [16]byte
 	// topic is where the other replicas send this one the answers it waits for, and the
@@ -125,27 +152,39 @@ type bridge struct {
 	mu sync.Mutex
 	// waiters holds every request sent and not yet answered, by its random r.
 	waiters map[[16]byte]*waiter
-	// perSession counts the waiters of each session binding; an absent key is zero.
+	// perSession and perCaller count the waiters of each session binding and of each caller;
+	// an absent key is zero.
 	perSession map[string]int
-	// forwards holds the answers handed to another replica and not yet acknowledged.
-	forwards map[[16]byte]chan bool
-	// running holds the legacy requests in progress on this replica, for cancellation.
+	perCaller  map[string]int
+	// forwards holds the answers handed to another replica and not yet acknowledged;
+	// forwardsOf counts them by caller.
+	forwards   map[[16]byte]chan bool
+	forwardsOf map[string]int
+	// gone holds the replicas whose acknowledgement never came, until when they are taken for
+	// gone.
+	gone map[[16]byte]time.Time
+	// used holds the answer ids known used, by r, until their deadline.
+	used map[[16]byte]time.Time
+	// running holds the pre-2026 requests in progress on this replica, for cancellation.
 	running map[runKey][]*runEntry
+	// observe, when set, is told the method of every request written to a client (tests).
+	observe func(method string)
 }
 
 // waiter is one request sent to a client and not yet answered.
 type waiter struct {
 	binding  string
+	caller   string
 	deadline time.Time
 	req      era.InputRequest // a copy: the caller's slice may change once ask returns
 	idx      int
 	// answers is the channel of the round the request belongs to, with room for every answer
 	// of the round, so handing one over never blocks.
-	answers chan<- bridgeAnswer
+	answers chan<- askAnswer
 }
 
-// bridgeAnswer is an accepted answer on its way to the round that waits for it.
-type bridgeAnswer struct {
+// askAnswer is an accepted answer on its way to the round that waits for it.
+type askAnswer struct {
 	idx      int
 	value    json.RawMessage // the inputResponses value
 	rpcErr   *jsonrpc.Error  // the client answered with an error instead
@@ -153,13 +192,13 @@ type bridgeAnswer struct {
 	declined bool
 }
 
-// newBridge builds a bridge. sealer is ring.Sealer("legacy-reply"), so answer ids never open
-// as anything else; notices nil means a single replica.
-func newBridge(cfg bridgeConfig, sealer *seal.Sealer, notices store.Notices, m *metrics.Recorder, now func() time.Time) *bridge {
+// newAsks builds the asks. sealer is ring.Sealer(purposeAnswerID), so answer ids never open as
+// anything else; notices nil means a single replica.
+func newAsks(cfg asksConfig, sealer *seal.Sealer, notices store.Notices, m *metrics.Recorder, now func() time.Time) *asks {
 	if now == nil {
 		now = time.Now
 	}
-	b := &bridge{
+	b := &asks{
 		cfg:            cfg.withDefaults(),
 		sealer:         sealer,
 		notices:        notices,
@@ -169,29 +208,35 @@ func newBridge(cfg bridgeConfig, sealer *seal.Sealer, notices store.Notices, m *
 		forwardTimeout: defaultForwardTimeout,
 		waiters:        map[[16]byte]*waiter{},
 		perSession:     map[string]int{},
+		perCaller:      map[string]int{},
 		forwards:       map[[16]byte]chan bool{},
+		forwardsOf:     map[string]int{},
+		gone:           map[[16]byte]time.Time{},
+		used:           map[[16]byte]time.Time{},
 		running:        map[runKey][]*runEntry{},
 	}
 	b.topic = replyTopic(b.replica)
 	return b
 }
 
-// start subscribes to the bridge's notice topics (answers and acknowledgements for this
-// replica; cancellations for every replica) until ctx ends. It returns at once.
-func (b *bridge) start(ctx context.Context) {
+// start subscribes to the asks' notice topics (answers and acknowledgements for this replica;
+// cancellations and used ids for every replica) until ctx ends. It returns at once.
+func (b *asks) start(ctx context.Context) {
 	if b.notices == nil {
 		return
 	}
 	b.notices.Subscribe(ctx, b.topic, func(msg []byte) { b.onReply(ctx, msg) })
 	b.notices.Subscribe(ctx, cancelTopic, b.onCancel)
+	b.notices.Subscribe(ctx, usedTopic, b.onUsed)
 }
 
 // ask writes one JSON-RPC request per entry on the client's stream through emit, waits for
 // every answer, and returns the inputResponses object (keys as given). Entries whose capability
 // the session does not declare are not sent: ask returns *noCapabilityError at once, before
-// writing anything. A timeout returns errBridgeTimeout, the end of ctx ctx.Err(), an error
-// answer *clientAnswerError; every request still waiting is forgotten before ask returns.
-func (b *bridge) ask(ctx context.Context, sess *legacysession.Session, reqs []era.InputRequest, emit func(msg []byte) error) (json.RawMessage, error) {
+// writing anything. A timeout returns errAskTimeout, the end of ctx ctx.Err(), an error
+// answer *clientAnswerError; every request still waiting is forgotten before ask returns. caller
+// is the session's caller (issuer and subject), whose waiters are bounded together.
+func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller string, reqs []era.InputRequest, emit func(msg []byte) error) (json.RawMessage, error) {
 	for i := range reqs {
 		if !era.Declares(sess.Caps, reqs[i].Capability) {
 			b.m.LegacyBridge(kindOf(&reqs[i]).label(), metrics.BridgeNoCapability)
@@ -204,15 +249,18 @@ func (b *bridge) ask(ctx context.Context, sess *legacysession.Session, reqs []er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r, err := b.register(sess, reqs)
+	r, err := b.register(sess, caller, reqs)
 	if err != nil {
 		return nil, err
 	}
 	failure := metrics.BridgeLost
 	defer func() { b.finish(r, failure) }()
 	for i := range reqs {
+		if b.observe != nil {
+			b.observe(reqs[i].Method)
+		}
 		if err := emit(r.messages[i]); err != nil {
-			return nil, fmt.Errorf("bridge: writing %s to the client: %w", reqs[i].Method, err)
+			return nil, fmt.Errorf("asks: writing %s to the client: %w", reqs[i].Method, err)
 		}
 	}
 	r.messages = nil // written; nothing needs them any more
@@ -229,7 +277,7 @@ func (b *bridge) ask(ctx context.Context, sess *legacysession.Session, reqs []er
 			r.values[a.idx] = a.value
 		case <-timer.C:
 			failure = metrics.BridgeTimeout
-			return nil, errBridgeTimeout
+			return nil, errAskTimeout
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -238,7 +286,7 @@ func (b *bridge) ask(ctx context.Context, sess *legacysession.Session, reqs []er
 }
 
 // outcome is the metric outcome of an accepted answer.
-func (a *bridgeAnswer) outcome() string {
+func (a *askAnswer) outcome() string {
 	switch {
 	case a.declined || a.rpcErr != nil:
 		return metrics.BridgeDeclined
@@ -252,29 +300,31 @@ func (a *bridgeAnswer) outcome() string {
 // round is one ask in progress: its waiters, the messages to write and what came back.
 type round struct {
 	binding  string
+	caller   string
 	rs       [][16]byte
 	waiters  []*waiter
-	kinds    []bridgeKind
+	kinds    []askKind
 	messages [][]byte
 	values   []json.RawMessage
 	done     []bool
-	answers  chan bridgeAnswer
+	answers  chan askAnswer
 }
 
-// register admits a round under the per-session and per-replica bounds, mints an answer id
-// per request and registers its waiter, so that an answer finds it as soon as the request is
-// written.
-func (b *bridge) register(sess *legacysession.Session, reqs []era.InputRequest) (*round, error) {
+// register admits a round under the per-session, per-caller and per-replica bounds, mints an
+// answer id per request and registers its waiter, so that an answer finds it as soon as the
+// request is written.
+func (b *asks) register(sess *legacysession.Session, caller string, reqs []era.InputRequest) (*round, error) {
 	n := len(reqs)
 	r := &round{
 		binding:  sessionBinding(sess),
+		caller:   caller,
 		rs:       make([][16]byte, n),
 		waiters:  make([]*waiter, n),
-		kinds:    make([]bridgeKind, n),
+		kinds:    make([]askKind, n),
 		messages: make([][]byte, n),
 		values:   make([]json.RawMessage, n),
 		done:     make([]bool, n),
-		answers:  make(chan bridgeAnswer, n),
+		answers:  make(chan askAnswer, n),
 	}
 	deadline := b.now().Add(b.cfg.Timeout)
 	for i := range reqs {
@@ -286,24 +336,26 @@ func (b *bridge) register(sess *legacysession.Session, reqs []era.InputRequest) 
 			return nil, err
 		}
 		r.messages[i] = requestMessage(id, reqs[i].Method, reqs[i].Params)
-		r.waiters[i] = &waiter{binding: r.binding, deadline: deadline, req: reqs[i], idx: i, answers: r.answers}
+		r.waiters[i] = &waiter{binding: r.binding, caller: caller, deadline: deadline, req: reqs[i], idx: i, answers: r.answers}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.perSession[r.binding]+n > b.cfg.MaxPendingPerSession || len(b.waiters)+n > b.cfg.MaxPending {
-		return nil, errBridgeBusy
+	if b.perSession[r.binding]+n > b.cfg.MaxPendingPerSession || b.perCaller[caller]+n > b.cfg.MaxPendingPerCaller ||
+		len(b.waiters)+n > b.cfg.MaxPending {
+		return nil, errAsksBusy
 	}
 	for i, w := range r.waiters {
 		b.waiters[r.rs[i]] = w
 	}
 	b.perSession[r.binding] += n
+	b.perCaller[caller] += n
 	b.m.LegacyPending(n)
 	return r, nil
 }
 
 // finish forgets the round's requests that are still waiting and counts every request the
 // round did not use with failure.
-func (b *bridge) finish(r *round, failure string) {
+func (b *asks) finish(r *round, failure string) {
 	b.mu.Lock()
 	removed := 0
 	for i, w := range r.waiters {
@@ -312,7 +364,7 @@ func (b *bridge) finish(r *round, failure string) {
 			removed++
 		}
 	}
-	b.releaseLocked(r.binding, removed)
+	b.releaseLocked(r.binding, r.caller, removed)
 	b.mu.Unlock()
 	for i, done := range r.done {
 		if !done {
@@ -321,17 +373,23 @@ func (b *bridge) finish(r *round, failure string) {
 	}
 }
 
-// releaseLocked takes n waiters of binding off the counts. b.mu is held.
-func (b *bridge) releaseLocked(binding string, n int) {
+// releaseLocked takes n waiters of binding and caller off the counts. b.mu is held.
+func (b *asks) releaseLocked(binding, caller string, n int) {
 	if n == 0 {
 		return
 	}
-	if left := b.perSession[binding] - n; left > 0 {
-		b.perSession[binding] = left
-	} else {
-		delete(b.perSession, binding)
-	}
+	decrement(b.perSession, binding, n)
+	decrement(b.perCaller, caller, n)
 	b.m.LegacyPending(-n)
+}
+
+// decrement takes n off counts[key], deleting the key at zero.
+func decrement(counts map[string]int, key string, n int) {
+	if left := counts[key] - n; left > 0 {
+		counts[key] = left
+	} else {
+		delete(counts, key)
+	}
 }
 
 // requestMessage is the JSON-RPC request the client gets:
@@ -370,9 +428,10 @@ func inputResponses(reqs []era.InputRequest, values []json.RawMessage) json.RawM
 
 // deliver hands a client's answer (a JSON-RPC response POSTed on any replica) to the replica
 // waiting for it. Forged, expired, foreign-session or already used ids give errBadAnswer
-// without waking anyone, and without touching Redis; so does an answer that no replica waits
-// for. A publish Redis refuses gives errBridgeUnavailable.
-func (b *bridge) deliver(ctx context.Context, sess *legacysession.Session, msg *jsonrpc.Message) error {
+// without waking anyone, and without touching Redis; so does an answer for a replica taken for
+// gone, and one that no replica waits for. A publish Redis refuses gives errAsksUnavailable.
+// caller is the session's caller, whose answers on their way to other replicas are bounded.
+func (b *asks) deliver(ctx context.Context, sess *legacysession.Session, caller string, msg *jsonrpc.Message) error {
 	if msg == nil || msg.Method != "" || (msg.Result == nil) == (msg.Error == nil) {
 		return errBadAnswer
 	}
@@ -382,7 +441,7 @@ func (b *bridge) deliver(ctx context.Context, sess *legacysession.Session, msg *
 	}
 	binding := sessionBinding(sess)
 	c, err := b.checkAnswer(id, binding)
-	if err != nil {
+	if err != nil || b.isUsed(c) {
 		return errBadAnswer
 	}
 	if c.replica == b.replica {
@@ -394,11 +453,11 @@ func (b *bridge) deliver(ctx context.Context, sess *legacysession.Session, msg *
 	if b.notices == nil {
 		return errBadAnswer // one replica: an id it did not mint has nobody waiting
 	}
-	return b.forward(ctx, c, id, binding, msg)
+	return b.forward(ctx, c, id, binding, caller, msg)
 }
 
 // checkAnswer opens id and checks that it belongs to binding and has not expired.
-func (b *bridge) checkAnswer(id, binding string) (*answerClaims, error) {
+func (b *asks) checkAnswer(id, binding string) (*answerClaims, error) {
 	c, err := b.openAnswerID(id)
 	if err != nil {
 		return nil, err
@@ -412,14 +471,14 @@ func (b *bridge) checkAnswer(id, binding string) (*answerClaims, error) {
 // accept hands an answer to the round waiting for it. It reports false, and changes nothing,
 // when no waiter of this replica is waiting under c.r for this session before its deadline,
 // or when the result is not a valid answer to the request (the client may then answer again).
-func (b *bridge) accept(c *answerClaims, result json.RawMessage, rpcErr *jsonrpc.Error, remote bool) bool {
+func (b *asks) accept(c *answerClaims, result json.RawMessage, rpcErr *jsonrpc.Error, remote bool) bool {
 	b.mu.Lock()
 	w := b.waiters[c.r]
 	b.mu.Unlock()
 	if w == nil || w.binding != c.binding || !b.now().Before(w.deadline) {
 		return false
 	}
-	a := bridgeAnswer{idx: w.idx, remote: remote}
+	a := askAnswer{idx: w.idx, remote: remote}
 	if rpcErr != nil {
 		e := *rpcErr
 		e.Data = bytes.Clone(e.Data)
@@ -438,9 +497,11 @@ func (b *bridge) accept(c *answerClaims, result json.RawMessage, rpcErr *jsonrpc
 		return false // another answer, or the end of the round, came first
 	}
 	delete(b.waiters, c.r)
-	b.releaseLocked(w.binding, 1)
+	b.releaseLocked(w.binding, w.caller, 1)
+	b.markUsedLocked(c.r, c.deadline)
 	b.mu.Unlock()
 	w.answers <- a
+	b.publishUsed(c)
 	return true
 }
 
@@ -455,11 +516,11 @@ func declined(method string, result json.RawMessage) bool {
 	return json.Unmarshal(result, &r) == nil && r.Action != "accept"
 }
 
-// bridgeKind is the kind of a bridged request, as it travels sealed in an answer id.
-type bridgeKind uint8
+// askKind is the kind of a request to a client, as it travels sealed in an answer id.
+type askKind uint8
 
 const (
-	kindElicitation bridgeKind = iota
+	kindElicitation askKind = iota
 	kindSampling
 	kindRoots
 	kindConfirm
@@ -467,10 +528,10 @@ const (
 )
 
 // valid reports whether k is a known kind.
-func (k bridgeKind) valid() bool { return k < kindCount }
+func (k askKind) valid() bool { return k < kindCount }
 
 // label is k's value of the metric label kind.
-func (k bridgeKind) label() string {
+func (k askKind) label() string {
 	switch k {
 	case kindSampling:
 		return metrics.BridgeKindSampling
@@ -484,7 +545,7 @@ func (k bridgeKind) label() string {
 }
 
 // kindOf is "confirm" for the gateway's own confirmation, else the kind of the method.
-func kindOf(req *era.InputRequest) bridgeKind {
+func kindOf(req *era.InputRequest) askKind {
 	switch {
 	case req.Key == mrtr.ConfirmKey:
 		return kindConfirm
@@ -499,3 +560,74 @@ func kindOf(req *era.InputRequest) bridgeKind {
 
 // replyTopic is the notice topic of the replica named replica.
 func replyTopic(replica [16]byte) string { return "lr:" + hex.EncodeToString(replica[:]) }
+
+// usedTopic carries the answer ids the asking replicas took to every replica, so that a replay
+// of one is refused wherever it lands, before Redis is touched.
+const usedTopic = "lu"
+
+// usedNotice is an answer id taken: its r and deadline.
+type usedNotice struct {
+	R        string `json:"r"`
+	Deadline int64  `json:"d"` // Unix milliseconds
+}
+
+// isUsed reports whether the id c names is known used.
+func (b *asks) isUsed(c *answerClaims) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.used[c.r]
+	return ok
+}
+
+// markUsedLocked records r as used until deadline, within maxUsed entries: the expired ones go
+// first, and when none has expired the id is not recorded (the asking replica still refuses it;
+// only the Redis round trip is not saved). b.mu is held.
+func (b *asks) markUsedLocked(r [16]byte, deadline time.Time) {
+	if len(b.used) >= maxUsed {
+		now := b.now()
+		for k, d := range b.used {
+			if !now.Before(d) {
+				delete(b.used, k)
+			}
+		}
+		if len(b.used) >= maxUsed {
+			return
+		}
+	}
+	b.used[r] = deadline
+}
+
+// publishUsed tells the other replicas that the id c names is used, best effort and in the
+// background: the answer that used it does not wait on Redis.
+func (b *asks) publishUsed(c *answerClaims) {
+	if b.notices == nil {
+		return
+	}
+	msg, err := json.Marshal(usedNotice{R: hex.EncodeToString(c.r[:]), Deadline: c.deadline.UnixMilli()})
+	if err != nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), b.forwardTimeout)
+		defer cancel()
+		if err := b.notices.Publish(ctx, usedTopic, msg); err != nil {
+			b.m.RedisError(metrics.RedisOpNotice)
+		}
+	}()
+}
+
+// onUsed records an id another replica took.
+func (b *asks) onUsed(msg []byte) {
+	var n usedNotice
+	if json.Unmarshal(msg, &n) != nil {
+		return
+	}
+	r, ok := decodeCorr(n.R)
+	deadline := time.UnixMilli(n.Deadline)
+	if !ok || !b.now().Before(deadline) {
+		return
+	}
+	b.mu.Lock()
+	b.markUsedLocked(r, deadline)
+	b.mu.Unlock()
+}

@@ -1,6 +1,6 @@
 //lint:file-ignore SA1019 pre-2026 clients and backends still use logging, sampling and roots, deprecated in 2026-07-28 (SEP-2577); the gateway serves them on purpose
 
-package mcphttp
+package pre2026
 
 import (
 	"context"
@@ -92,7 +92,7 @@ func TestLegacyLogging(t *testing.T) {
 	for _, v := range legacyVersions {
 		t.Run(v, func(t *testing.T) {
 			be := mcptest.StartServer(t, "be", chattyTool())
-			gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+			gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 			logs := newLogSink()
 			cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion(v), mcptest.WithLogging(logs.handler))
 			if cs.InitializeResult().Capabilities.Logging == nil {
@@ -135,7 +135,7 @@ func TestLegacyLoggingBelowLevelDropped(t *testing.T) {
 			return next(ctx, method, req)
 		}
 	})
-	gw, _ := startLegacyGateway(t, Config{}, Deps{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	logs := newLogSink()
 	cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithLogging(logs.handler))
 	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
@@ -180,7 +180,7 @@ func newRouteTransport(t *testing.T, get string) *routeTransport {
 
 // twoReplicas starts two gateways in front of be that share a real Redis (session state and
 // notices) and the session key ring, as replicas behind a load balancer do.
-func twoReplicas(t *testing.T, be *mcptest.Server) (a, b *testGateway, sa, sb *Server) {
+func twoReplicas(t *testing.T, be *mcptest.Server) (a, b *testGateway, sa, sb *Edge) {
 	t.Helper()
 	redis := testredis.Start(t)
 	stores := make([]*store.Redis, 2)
@@ -193,17 +193,17 @@ func twoReplicas(t *testing.T, be *mcptest.Server) (a, b *testGateway, sa, sb *S
 		stores[i] = r
 	}
 	up := upstreams.UpstreamConfig{Name: "be", URL: be.URL()}
-	a, sa = startLegacyGateway(t, Config{}, Deps{SessionState: stores[0], Notices: stores[0]}, up)
-	b, sb = startLegacyGateway(t, Config{}, Deps{SessionState: stores[1], Notices: stores[1]}, up)
+	a, sa = startLegacyGateway(t, gwSpec{EdgeDeps: Deps{State: stores[0], Notices: stores[0]}}, up)
+	b, sb = startLegacyGateway(t, gwSpec{EdgeDeps: Deps{State: stores[1], Notices: stores[1]}}, up)
 	sa.Start(t.Context())
 	sb.Start(t.Context())
 	// Each replica's subscription is made in the background: wait until each hears the other.
-	for _, p := range [][2]*Server{{sa, sb}, {sb, sa}} {
-		for i := 0; p[1].legacy.state.received.Load() == 0; i++ {
+	for _, p := range [][2]*Edge{{sa, sb}, {sb, sa}} {
+		for i := 0; p[1].state.received.Load() == 0; i++ {
 			if i == 500 {
 				t.Fatal("the replicas' notice subscriptions never came up")
 			}
-			p[0].legacy.state.publish(stateNotice{Kind: "subs", Session: "probe"})
+			p[0].state.publish(stateNotice{Kind: "subs", Session: "probe"})
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
@@ -216,7 +216,7 @@ func twoReplicas(t *testing.T, be *mcptest.Server) (a, b *testGateway, sa, sb *S
 func TestLegacyLoggingAcrossReplicas(t *testing.T) {
 	be := mcptest.StartServer(t, "be", chattyTool())
 	a, b, _, sb := twoReplicas(t, be)
-	sb.legacy.state.levelTTL = time.Hour
+	sb.state.levelTTL = time.Hour
 	rt := newRouteTransport(t, a.URL)
 	logs := newLogSink()
 	cs := mcptest.Connect(t, a.URL, mcptest.WithProtocolVersion("2025-11-25"),

@@ -1,4 +1,4 @@
-package mcphttp
+package pre2026
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -24,15 +26,16 @@ func BenchmarkLegacyToolsCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, e := testServer(b, Config{Legacy: LegacyConfig{Enabled: true}}, oneBackend("http://127.0.0.1:9/mcp"),
-		upstreams.Options{Transport: newCannedBackend()}, Deps{Version: "bench", MRTR: codec, Keys: testKeyRing(b)})
-	sid, _, err := s.legacy.sessions.Mint("2025-11-25", json.RawMessage(`{"elicitation":{"form":{}}}`), "bench@1", legacysession.Anonymous)
+	s, e := testServer(b, gwSpec{Deps: mcphttp.Deps{Version: "bench", MRTR: codec},
+		Opts: upstreams.Options{Transport: mcptest.NewCannedBackend()}},
+		upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "be", URL: "http://127.0.0.1:9/mcp"}}})
+	sid, _, err := s.sessions.Mint("2025-11-25", json.RawMessage(`{"elicitation":{"form":{}}}`), "bench@1", legacysession.Anonymous)
 	if err != nil {
 		b.Fatal(err)
 	}
 	h := legacyHeaders("2025-11-25", sid)
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"be__echo","arguments":{"text":"hello"}}}`
-	benchPost(b, e, h, body)
+	mcptest.BenchPost(b, e, h, body)
 }
 
 // BenchmarkLegacySessionOpen is the cost every legacy request pays for its session id.

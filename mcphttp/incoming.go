@@ -1,0 +1,179 @@
+package mcphttp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// EraEdge serves the clients of another protocol era on the MCP endpoint: package pre2026 serves
+// 2025-11-25 and 2025-06-18 clients. The pipeline hands it every POST right after the strict
+// decode (stage era), and every GET; it answers through the request's ClientSink and runs what
+// it translates through the same pipeline (Incoming.Run), so everything the 2026-07-28 path
+// checks, a translated request is checked for too.
+type EraEdge interface {
+	// ServePost serves in and reports true when it is a request of the edge's era; false leaves
+	// it to the 2026-07-28 pipeline unchanged. decodeErr is why the body did not decode as a
+	// 2026-07-28 request (a pre-2026 client's answer to the gateway's request, say), nil when it
+	// did.
+	ServePost(in *Incoming, decodeErr error) (served bool, err error)
+	// ClaimsGet reports whether a GET is one of the edge's streams; the others are 405.
+	ClaimsGet(r *http.Request) bool
+	// ServeGet serves a GET it claimed.
+	ServeGet(in *Incoming) error
+	// Start runs the edge's background work until ctx ends.
+	Start(ctx context.Context)
+}
+
+// Incoming is one client request as an era edge sees it: what the HTTP edge read of it, the
+// writer of its response, the pipeline stages every path shares (authentication, admission), and
+// the pipeline itself for the requests it translates.
+type Incoming struct{ x *request }
+
+// Context is the request's context: it ends when the client goes away.
+func (in *Incoming) Context() context.Context { return in.x.ctx }
+
+// Header is the client's HTTP request headers.
+func (in *Incoming) Header() http.Header { return in.x.r.Header }
+
+// Body is the request body as read (bounded) by stage guard; nil for a GET.
+func (in *Incoming) Body() []byte { return in.x.in.body }
+
+// Limits are the strict decoder's limits, for a body the edge decodes itself (a client's
+// answer, which the 2026-07-28 decode refuses as a response).
+func (in *Incoming) Limits() jsonrpc.Limits { return in.x.s.limits }
+
+// Message is the decoded JSON-RPC request; nil when the body did not decode as one.
+func (in *Incoming) Message() *jsonrpc.Request {
+	if in.x.in.req == nil || in.x.in.req.Method == "" {
+		return nil
+	}
+	return in.x.in.req
+}
+
+// Params are the message's params as stage decode read them; nil when they did not decode.
+func (in *Incoming) Params() *jsonrpc.Params { return in.x.in.params }
+
+// Meta is the message's _meta as stage decode read it; nil when it did not decode.
+func (in *Incoming) Meta() *jsonrpc.Meta { return in.x.in.meta }
+
+// Client is the writer of the client's response.
+func (in *Incoming) Client() *ClientSink { return in.x.client }
+
+// RequestID is the request's id in logs and the X-Request-Id header.
+func (in *Incoming) RequestID() string { return in.x.requestID }
+
+// SetMessage records the message the edge decoded itself (a GET's internal request): the
+// access log and the metrics name its method, the response answers its id.
+func (in *Incoming) SetMessage(req *jsonrpc.Request) { in.x.setMessage(req) }
+
+// SetEra labels the request for the access log and the metrics: served by the pre-2026 edge at
+// version, in the session whose short log key is session ("" for none; never the session id).
+func (in *Incoming) SetEra(version, session string) {
+	in.x.era = eraLabel{legacy: true, version: version, session: session}
+}
+
+// CheckOrigin is stage guard's Origin and Host check, for a GET, which runs no other stage.
+func (in *Incoming) CheckOrigin() error { return in.x.s.origins.check(in.x.r) }
+
+// Authenticate is stage authenticate: the bearer token to a verified principal (a 401 challenge,
+// or 503 when the identity provider cannot be reached, as for any request).
+func (in *Incoming) Authenticate() error { return in.x.s.authenticate(in.x) }
+
+// Principal is the caller stage authenticate proved; nil without authentication.
+func (in *Incoming) Principal() *authz.Principal { return in.x.caller.principal }
+
+// Subject is the caller's key in logs and limits (issuer and subject), "" without
+// authentication.
+func (in *Incoming) Subject() string { return in.x.subject() }
+
+// Admit is stage admit for the whole client request, whatever the edge does with it (answered
+// at the edge, translated and run once or for several rounds, waiting for its client's input): an
+// in-flight slot, overall and the caller's, and a token of the caller's rate limit. What it
+// takes is held until the response is written. A second call takes nothing more.
+func (in *Incoming) Admit() error {
+	x := in.x
+	if x.release != nil {
+		return nil
+	}
+	release, err := x.s.admit(x)
+	x.release = release
+	return err
+}
+
+// Inner is a request an era edge built from its client's: a 2026-07-28 message that runs through
+// the pipeline from stage method on, as the caller the edge authenticated, under the admission
+// it took (Incoming.Admit).
+type Inner struct {
+	// Ctx is the context of this run (a cancellable one, for a client's
+	// notifications/cancelled); nil is the request's.
+	Ctx context.Context
+	// ID is the JSON-RPC id the pipeline answers with.
+	ID json.RawMessage
+	// Method is the 2026-07-28 method.
+	Method string
+	// Params are the 2026-07-28 params, _meta included, as a backend is sent them.
+	Params json.RawMessage
+	// Parsed is Params read: Params.Meta must be Params' _meta. Meta is that _meta read.
+	Parsed *jsonrpc.Params
+	Meta   *jsonrpc.Meta
+}
+
+// Run runs m through the pipeline and answers it through out. The request's route is m's
+// afterwards (the access log names what the client called).
+func (in *Incoming) Run(m *Inner, out Sink) error {
+	x := in.x
+	ctx := m.Ctx
+	if ctx == nil {
+		ctx = x.ctx
+	}
+	y := &request{s: x.s, ctx: ctx, start: x.start, requestID: x.requestID, requestIDValue: x.requestIDValue,
+		r: x.r, hdr: traceHeaders(x.r.Header, nil), internal: true, set: x.set, caller: x.caller,
+		spanParent: x.spanParent, out: out, client: x.client}
+	y.in.req = &jsonrpc.Request{ID: m.ID, Method: m.Method, Params: m.Params}
+	y.in.params, y.in.meta = m.Parsed, m.Meta
+	err := x.s.run(y)
+	x.route, x.viaCallTool = y.route, y.viaCallTool
+	return err
+}
+
+// Authorize resolves a namespaced name or URI and authorizes it for the caller exactly as
+// stages route, authorize and pin do for a call of it, and returns its namespaced normal form. A
+// pre-2026 client's resources/subscribe is authorized as resources/read of the same URI this
+// way, so a caller cannot learn when a resource it may not read changes. Without authorize only
+// the form is checked.
+func (in *Incoming) Authorize(kind upstreams.Kind, name string, authorize bool) (string, error) {
+	x := in.x
+	if err := x.resolve(kind, name); err != nil {
+		return "", err
+	}
+	if authorize {
+		if err := x.authorize(kind, x.route.target); err != nil {
+			return "", err
+		}
+		if err := x.checkPin(x.route.target); err != nil {
+			return "", err
+		}
+	}
+	return x.s.backends.Namespaced(kind, x.route.target), nil
+}
+
+// Discover is the server/discover result the gateway answers with on this endpoint, with its
+// serverInfo in _meta: a pre-2026 client's initialize is answered from it.
+func (in *Incoming) Discover() ([]byte, error) { return in.x.discoverResult(in.x.s.serverInfo) }
+
+// MapError is the one mapping of an error to what a client is answered (status, headers,
+// JSON-RPC error, outcome), for the errors an edge gets from Run and the shared stages.
+func MapError(err error) *Error { return mapError(err) }
+
+// ErrClientWrite is the error of a response the client did not take (gone, or not reading in
+// time): nothing more can reach it.
+var ErrClientWrite = errClientWrite
+
+// IsClientWrite reports whether err says the client did not take its response.
+func IsClientWrite(err error) bool { return errors.Is(err, errClientWrite) }

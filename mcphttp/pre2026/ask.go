@@ -1,0 +1,91 @@
+package pre2026
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// ask is one input round of a translated request (docs/protocol.md §9.5): the inputRequests of
+// an input_required result (a backend's, or the gateway's own confirmation) become requests to
+// the client on its call's stream, whose answers become the next round's inputResponses; the
+// sealed requestState goes with them and never reaches the client. done reports that the
+// request has been answered (an entry the client cannot answer, a timeout).
+func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawMessage, state string, done bool, err error) {
+	e := q.e
+	var ir struct {
+		InputRequests json.RawMessage `json:"inputRequests"`
+		RequestState  string          `json:"requestState"`
+	}
+	if json.Unmarshal(result, &ir) != nil || len(ir.InputRequests) == 0 {
+		return nil, "", false, upstreams.ErrBadResponse
+	}
+	reqs, err := era.InputRequests(q.sess.Version, ir.InputRequests)
+	if err != nil || len(reqs) == 0 {
+		return nil, "", false, upstreams.ErrBadResponse
+	}
+	// Nothing is asked, and nothing forwarded, when any entry needs what the client did not
+	// declare at initialize.
+	for _, r := range reqs {
+		if !era.Declares(q.sess.Caps, r.Capability) {
+			return nil, "", true, q.noCapability(capabilityWord(r.Capability))
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, e.cfg.BridgeTimeout)
+	defer cancel()
+	// The requests switch the response to SSE; keep-alive comments hold it open while the user
+	// thinks.
+	q.c.KeepAlive(true)
+	responses, err = e.asks.ask(rctx, q.sess, q.in.Subject(), reqs, q.emit)
+	q.c.KeepAlive(false)
+	switch {
+	case err == nil:
+		return responses, ir.RequestState, false, nil
+	case q.c.Failed() != nil:
+		return nil, "", false, mcphttp.ErrClientWrite
+	case ctx.Err() != nil:
+		// The client went away or cancelled the call: nothing runs on at a backend between
+		// rounds, and nothing more is written.
+		return nil, "", false, context.Canceled
+	case timedOut(rctx, err):
+		return nil, "", true, q.failed("no answer from the client within " + e.cfg.BridgeTimeout.String())
+	}
+	var nc *noCapabilityError
+	if errors.As(err, &nc) {
+		return nil, "", true, q.noCapability(capabilityWord(nc.Capability))
+	}
+	return nil, "", true, q.failed("the client could not be asked: " + err.Error())
+}
+
+// emit writes one of the gateway's requests to the client, on its call's stream.
+func (q *clientReq) emit(msg []byte) error { return q.c.Event(msg, nil) }
+
+// timedOut reports whether ask gave up waiting: the round's deadline passed. The asks' own
+// timeout is configured to the same legacy.bridgeTimeout.
+func timedOut(rctx context.Context, err error) bool {
+	return errors.Is(rctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, errAskTimeout)
+}
+
+// capabilityWord names a capability of era.InputRequest for a user.
+func capabilityWord(c string) string {
+	switch c {
+	case "elicitation.form":
+		return "elicitation"
+	case "elicitation.url":
+		return "URL-mode elicitation"
+	}
+	return c
+}
+
+func joinSorted(s []string) string {
+	slices.Sort(s)
+	return strings.Join(s, " and ")
+}

@@ -1,0 +1,201 @@
+package pre2026
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/outcome"
+	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// A translated request (docs/protocol.md §9.3). The edge builds the 2026-07-28 request its
+// client's request stands for, directly: the params as they were decoded, with the modern _meta
+// built from the session (the client's own io.modelcontextprotocol/* keys dropped, its
+// progressToken and trace context kept, the session's log level added), and runs it through the
+// pipeline from stage method on as the caller it authenticated, under the admission it took for
+// the whole client request. No header is synthesised: the 2026-07-28 wire checks are for
+// 2026-07-28 clients, and stage bind-headers gives a backend the Mcp-Param-* headers of the tool
+// it calls once that call is authorized. Its answer goes to a roundSink (sink.go), which relays
+// progress at once and writes the last message in the 2025 shape, except an input_required
+// result, which becomes requests to the client (ask.go) and another round.
+
+// call serves a translated request: as many pipeline rounds as the client's input needs, at
+// most legacy.maxRounds, cancelled when the client goes away or cancels it.
+func (q *clientReq) call() error {
+	ctx, cancel := context.WithCancel(q.in.Context())
+	defer cancel()
+	if sessionBound(q.sess) {
+		defer q.e.asks.track(q.sess, q.msg.ID, cancel)()
+	}
+	base, err := stripMRTRParams(q.msg.Params)
+	if err != nil {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: params must be an object")
+	}
+	// A pre-2026 backend's mid-call requests reach this client (backendrequests.go).
+	ctx = upstreams.WithClientRequests(ctx, q.backendRequests())
+	inner, err := q.inner(ctx, base, nil, "")
+	if err != nil {
+		return err
+	}
+	for round := 1; ; round++ {
+		sink := &roundSink{q: q}
+		err := q.in.Run(inner, sink)
+		if err != nil && ctx.Err() == nil && !mcphttp.IsClientWrite(err) && q.c.Failed() == nil {
+			// A stage's error, in the 2025 shape, as the sink writes the gateway's errors.
+			err = sink.Error(mcphttp.MapError(err))
+		}
+		if err != nil {
+			return q.cancelled(ctx, err)
+		}
+		if sink.asked == nil {
+			return nil // the last message is written
+		}
+		if round >= q.e.cfg.MaxRounds {
+			return q.failed("the call needed more than " + strconv.Itoa(q.e.cfg.MaxRounds) + " rounds of client input")
+		}
+		responses, state, done, err := q.ask(ctx, sink.asked)
+		if err != nil || done {
+			return q.cancelled(ctx, err)
+		}
+		// Each round answers the last round's requests only: its answers and state replace
+		// the previous round's, they never pile up in the params.
+		if inner, err = q.inner(ctx, base, responses, state); err != nil {
+			return err
+		}
+	}
+}
+
+// inner is the 2026-07-28 request of one round: the client's params without MRTR members
+// (base), the modern _meta, and this round's answers and state (none in the first round).
+func (q *clientReq) inner(ctx context.Context, base, responses json.RawMessage, state string) (*mcphttp.Inner, error) {
+	caps := q.sess.Caps
+	if len(caps) == 0 {
+		caps = json.RawMessage(`{}`)
+	}
+	m := era.Meta{ProtocolVersion: mcphttp.ProtocolVersion, ClientCapabilities: caps,
+		ClientInfo: clientInfoJSON(q.sess.ClientInfo), LogLevel: q.logLevel}
+	params, err := era.ToModernParams(withInput(base, responses, state), m)
+	if err != nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: params must be an object")
+	}
+	// What stage decode read of the client's params stands for these params too: the members
+	// are the same bytes. The MRTR members are this round's, never the client's own.
+	parsed := *q.p
+	parsed.Meta = nil
+	parsed.RequestState, parsed.HasState, parsed.InputResponses = state, state != "", responses
+	meta := &jsonrpc.Meta{ProtocolVersion: mcphttp.ProtocolVersion, HasVersion: true, ClientCapabilities: caps,
+		ClientInfo: m.ClientInfo, LogLevel: q.logLevel}
+	if cm := q.in.Meta(); cm != nil {
+		meta.ProgressToken, meta.TraceParent, meta.TraceState, meta.Baggage = cm.ProgressToken, cm.TraceParent, cm.TraceState, cm.Baggage
+	}
+	return &mcphttp.Inner{Ctx: ctx, ID: q.msg.ID, Method: q.msg.Method, Params: params, Parsed: &parsed, Meta: meta}, nil
+}
+
+// cancelled ends a call its client cancelled (notifications/cancelled) while it is still
+// connected: the response it no longer waits for is an in-band error rather than a bare status
+// it could not read. Any other error is returned as it is.
+func (q *clientReq) cancelled(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || q.in.Context().Err() != nil || q.c.Failed() != nil || mcphttp.IsClientWrite(err) {
+		return err
+	}
+	return q.c.JSON(http.StatusOK, jsonrpc.AppendError(nil, q.msg.ID,
+		jsonrpc.NewError(jsonrpc.CodeInternalError, "Request cancelled by the client")), outcome.Canceled)
+}
+
+// clientInfoJSON turns a session's name@version back into a clientInfo object; nil when the
+// session has none (session-less requests).
+func clientInfoJSON(label string) json.RawMessage {
+	if label == "" {
+		return nil
+	}
+	name, version := label, ""
+	if i := strings.LastIndexByte(label, '@'); i >= 0 {
+		name, version = label[:i], label[i+1:]
+	}
+	b, _ := json.Marshal(struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}{name, version})
+	return b
+}
+
+// stripMRTRParams drops requestState and inputResponses from a client's params: they are the
+// gateway's business on this path, never the client's.
+func stripMRTRParams(params json.RawMessage) (json.RawMessage, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	return era.FilterObject(nil, params, func(k string, v []byte) ([]byte, bool) {
+		return v, k != "requestState" && k != "inputResponses"
+	})
+}
+
+// withInput is base with a round's answers and sealed requestState; base itself when there are
+// none (the first round).
+func withInput(base, responses json.RawMessage, state string) json.RawMessage {
+	if responses == nil && state == "" {
+		return base
+	}
+	if len(base) == 0 {
+		base = json.RawMessage(`{}`)
+	}
+	var m []byte
+	if responses != nil {
+		m = append([]byte(`"inputResponses":`), responses...)
+	}
+	if state != "" {
+		if m != nil {
+			m = append(m, ',')
+		}
+		m = jsonrpc.AppendString(append(m, `"requestState":`...), state)
+	}
+	return era.InsertMembers(base, m)
+}
+
+// failed ends a call the gateway could not complete: isError text for tools/call, an in-band
+// -32603 for the other methods.
+func (q *clientReq) failed(why string) error {
+	what := q.msg.Method
+	if q.p != nil && q.p.Name != "" {
+		what = q.p.Name
+	}
+	text := "The call to " + what + " " + why
+	if !strings.HasPrefix(why, "requires") {
+		text = "The call to " + what + " failed: " + why
+	}
+	if q.msg.Method == upstreams.MethodToolsCall {
+		res := []byte(`{"content":[{"type":"text","text":`)
+		res = jsonrpc.AppendString(res, text)
+		res = append(res, `}],"isError":true}`...)
+		return q.c.JSON(http.StatusOK, jsonrpc.AppendResult(nil, q.msg.ID, res), outcome.ClientError)
+	}
+	return q.c.JSON(http.StatusOK, jsonrpc.AppendError(nil, q.msg.ID,
+		jsonrpc.NewError(jsonrpc.CodeInternalError, text)), outcome.ClientError)
+}
+
+// noCapability answers a call that needs a capability the client did not declare: a failed tool
+// call for tools/call (so the model sees why), -32603 otherwise. Nothing was forwarded.
+func (q *clientReq) noCapability(what string) error {
+	return q.failed("requires " + what + ", which this client did not declare")
+}
+
+// requiredCapabilities names what a -32021 error's data says the client lacks.
+func requiredCapabilities(data json.RawMessage) string {
+	var d struct {
+		RequiredCapabilities map[string]json.RawMessage `json:"requiredCapabilities"`
+	}
+	if json.Unmarshal(data, &d) != nil || len(d.RequiredCapabilities) == 0 {
+		return "a client capability"
+	}
+	names := make([]string, 0, len(d.RequiredCapabilities))
+	for k := range d.RequiredCapabilities {
+		names = append(names, k)
+	}
+	return joinSorted(names)
+}

@@ -1,0 +1,164 @@
+package pre2026
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/outcome"
+	"github.com/mcp-gateway/gateway/mcphttp"
+)
+
+// The GET stream of a pre-2026 client (docs/protocol.md §9.2): with a valid session and Accept
+// text/event-stream, an SSE stream of the tools, prompts and resources list_changed
+// notifications and the resources/updated of the session's resource subscriptions
+// (subscribe.go), backed by the same shared backend listens as subscriptions/listen. Only
+// notifications go on it, never the gateway's requests (those go on the POST they belong to), so
+// no replica needs to find the stream of a session. No event id is written and Last-Event-ID is
+// ignored: a new stream is a fresh one, which is allowed since nothing is replayed.
+
+// listenID is the id of the internal listen request of a GET stream, which has none.
+var listenID = json.RawMessage(`"legacy-get"`)
+
+// acceptsSSE reports whether Accept lists text/event-stream (or a wildcard covering it).
+func acceptsSSE(values []string) bool { return mcphttp.AcceptsEventStream(values) }
+
+// ServeGet serves a pre-2026 client's GET stream: the session opened like any pre-2026 request's
+// (authenticated and admitted first; 404 when it does not open), then an internal
+// subscriptions/listen whose notifications reach the client without the listen's
+// acknowledgement and subscription ids.
+func (e *Edge) ServeGet(in *mcphttp.Incoming) error {
+	in.SetMessage(&jsonrpc.Request{ID: listenID, Method: "subscriptions/listen"})
+	q := &clientReq{e: e, in: in, c: in.Client(), msg: in.Message(), p: &jsonrpc.Params{}}
+	q.label()
+	if err := in.CheckOrigin(); err != nil {
+		return err
+	}
+	if err := in.Authenticate(); err != nil {
+		return err
+	}
+	if err := in.Admit(); err != nil {
+		return err
+	}
+	sess, err := q.openSession(classSession)
+	if err != nil || sess == nil {
+		return err
+	}
+	q.sess, q.version = sess, sess.Version
+	q.label()
+	// The stream starts at once: a client waits for the response headers of its GET.
+	if err := q.c.Comment(); err != nil {
+		return err
+	}
+	ctx := in.Context()
+	for restart := true; restart && ctx.Err() == nil; {
+		restart, err = q.listenOnce()
+	}
+	if ctx.Err() != nil {
+		q.c.SetOutcome(outcome.Canceled)
+	} else if err != nil {
+		q.c.SetOutcome(mcphttp.MapError(err).Outcome)
+	}
+	return nil
+}
+
+// listenOnce runs the GET stream's inner listen with the session's resource subscriptions as
+// they are now, until the client goes away, the listen ends, or the subscriptions change
+// (restart true: on this replica, or on another one, which says so with a notice). An update a
+// backend sends while the listen is started again is not relayed: nothing is replayed.
+func (q *clientReq) listenOnce() (restart bool, err error) {
+	st := q.e.state
+	outer := q.in.Context()
+	ctx, changed := context.WithCancel(outer)
+	defer changed()
+	// Watched before the set is read: a change made in between restarts the listen.
+	defer st.watch(q.sess.Key(), changed)()
+	uris, err := st.subscriptions(ctx, q.sess, q.in.Subject())
+	if err != nil {
+		// The list_changed notifications do not need the store: the stream goes on without
+		// the resource subscriptions until it is opened again.
+		q.e.log.Warn("legacy session subscriptions not readable; the GET stream relays no resources/updated",
+			"request_id", q.in.RequestID(), "error", err)
+	}
+	inner, err := q.inner(ctx, listenParamsFor(uris), nil, "")
+	if err != nil {
+		return false, err
+	}
+	err = q.in.Run(inner, &listenSink{c: q.c})
+	if outer.Err() == nil && ctx.Err() != nil && q.c.Failed() == nil {
+		return true, nil
+	}
+	return false, err
+}
+
+// listenSink is the pipeline's Sink for a GET stream's inner listen: its notifications go to
+// the client as a 2025 client gets them (listenNotification); what ends the listen (its result,
+// an error) is not written, the stream simply ends.
+type listenSink struct{ c *mcphttp.ClientSink }
+
+var _ mcphttp.Sink = (*listenSink)(nil)
+
+// Event relays a notification of the listen.
+func (s *listenSink) Event(msg []byte, _ *int) error {
+	m, err := jsonrpc.DecodeMessage(msg, relayLimits)
+	if err != nil || m.IsResponse() || m.ID != nil || m.Method == era.NotifMessage {
+		// A listen carries notifications only, never log messages.
+		return nil
+	}
+	if msg = listenNotification(m, msg); msg == nil {
+		return nil
+	}
+	return s.c.Event(msg, nil)
+}
+
+// FlushHeld has nothing to send: every event is flushed.
+func (s *listenSink) FlushHeld(*int) {}
+
+// KeepAlive arms or pauses the stream's keep-alive comments.
+func (s *listenSink) KeepAlive(on bool) { s.c.KeepAlive(on) }
+
+// Result ends the listen: nothing is written.
+func (s *listenSink) Result(_ []byte, _ int, oc string, _ *int) error {
+	s.c.SetOutcome(oc)
+	return nil
+}
+
+// Message ends the listen with a backend's error: nothing is written.
+func (s *listenSink) Message(_ []byte, _ int, oc string, _ *int) error {
+	s.c.SetOutcome(oc)
+	return nil
+}
+
+// Error ends the listen with the gateway's error: nothing is written.
+func (s *listenSink) Error(e *mcphttp.Error) error {
+	s.c.SetOutcome(e.Outcome)
+	return nil
+}
+
+// listenNotification is a notification of the internal listen as a legacy client gets it:
+// the acknowledgement dropped (nil), a list_changed without the subscription id in its _meta.
+func listenNotification(m *jsonrpc.Message, msg []byte) []byte {
+	if m.Method == "notifications/subscriptions/acknowledged" {
+		return nil
+	}
+	if len(m.Params) == 0 || m.Params[0] != '{' {
+		return msg
+	}
+	params, err := era.FilterObject(nil, m.Params, func(k string, v []byte) ([]byte, bool) {
+		if k != "_meta" || len(v) == 0 || v[0] != '{' {
+			return v, true
+		}
+		meta, err := era.FilterObject(nil, v, func(mk string, mv []byte) ([]byte, bool) {
+			return mv, mk != jsonrpc.MetaSubscriptionID
+		})
+		if err != nil {
+			return v, true
+		}
+		return meta, string(meta) != "{}"
+	})
+	if err != nil {
+		return msg
+	}
+	return jsonrpc.AppendNotification(nil, m.Method, params)
+}

@@ -1,0 +1,64 @@
+package mcphttp
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// relay is the relaying part of stage forward. It copies a backend's response to the request's
+// sink as it arrives: every message before the last as an event, so progress reaches the client
+// before the result; the last one as the request's result, the only message rewritten (its
+// result written from where the backend's response was read), or as the backend's error. While
+// the backend is quiet, keep-alive comments hold the response open. It returns how the response
+// ended.
+//
+// Events are sent when the relay would wait for the backend, not one by one: those the backend
+// sent together go out in one write (as a reverse proxy sends what it read at once), the last
+// with the response's end, and none waits on a backend that pauses.
+func (x *request) relay(st *upstreams.Stream) (string, error) {
+	st.ResultOnly()
+	out := x.out
+	// held counts the bytes of events written without a flush; nil: every event is flushed.
+	// OnWait's fn runs inside Next, on this goroutine.
+	var held *int
+	if st.SSE() {
+		h := new(int)
+		if st.OnWait(func() { out.FlushHeld(h) }) {
+			held = h
+		}
+	}
+	for {
+		msg, final, err := st.Next()
+		if errors.Is(err, io.EOF) {
+			return outcomeOK, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if !final {
+			if err := out.Event(msg, held); err != nil {
+				return "", err
+			}
+			continue
+		}
+		status := http.StatusOK
+		if s := st.Status(); s >= 400 && s < 500 {
+			// A backend's JSON-RPC error keeps the status the backend chose for it.
+			status = s
+		}
+		result := st.Result()
+		if result == nil {
+			return outcomeBackendError, out.Message(msg, status, outcomeBackendError, held)
+		}
+		// The stream has decoded the message already and hands over its result, which the
+		// answer borrows; a round trip's state is sealed first.
+		result, outcome, err := x.mrtrOut(result)
+		if err != nil {
+			return "", err
+		}
+		return outcome, out.Result(result, status, outcome, held)
+	}
+}

@@ -1,0 +1,141 @@
+package mcphttp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/internal/tracing"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// request is the request value: what one client request is, as the stages of the pipeline
+// (pipeline.go) learn it. Its state is grouped by the stage that produces it: a stage writes its
+// own group and reads those of the stages before it; none re-reads the body. Nothing in it
+// writes to the client: the answer goes to out, the request's Sink.
+type request struct {
+	s     *Server
+	ctx   context.Context
+	start time.Time
+	// requestID is kept apart from the response headers, which the keep-alive timer may be
+	// writing concurrently; requestIDValue is it as a header value, shared by the response and
+	// the backend request.
+	requestID      string
+	requestIDValue []string
+	// r is the client's HTTP request, which stage guard reads the body of; hdr is the headers every
+	// later stage reads: r's, or for a request another edge built (internal) only the trace
+	// context of its client's, since that edge checked its own transport.
+	r   *http.Request
+	hdr http.Header
+	// internal marks a request another edge built from what it decoded (Incoming.Run): the
+	// 2026-07-28 wire checks (version, Mcp-* headers) and authentication were that edge's,
+	// and its admission covers the whole client request.
+	internal bool
+	// set is the endpoint's tool set or search mode (toolsets.go), nil on the plain default
+	// endpoint; viaCallTool marks a tools/call rewritten from call_tool (search.go).
+	set         *toolset
+	viaCallTool bool
+	// endSpan ends the request's span, started after stage decode; nil with tracing off or
+	// before it starts. spanParent is the traceparent of the gateway's own span (the backend
+	// span from stage forward on), "" with tracing off.
+	endSpan    tracing.End
+	spanParent string
+
+	in     decoded  // stages guard to headers
+	caller identity // stage authenticate
+	route  route    // stages route to mrtr-in
+	// era is what the access log and the metrics say of the request's protocol era, set by the
+	// edge that served it.
+	era eraLabel
+
+	// out is where the request is answered: client for a 2026-07-28 request, another edge's
+	// Sink for a request it built. client is the writer of the client's HTTP response.
+	out    Sink
+	client *ClientSink
+	// release gives back what admission took, once the response is written; nil when nothing
+	// was taken.
+	release func()
+}
+
+// decoded is what stages guard to headers read from the client's request, once.
+type decoded struct {
+	body    []byte           // guard
+	bodyBuf *bodyread.Buffer // holds body; released when the request ends (server.go)
+	req     *jsonrpc.Request // decode
+	params  *jsonrpc.Params  // decode
+	meta    *jsonrpc.Meta    // decode
+	err     error            // decode: why the body did not decode, for stage era
+	h       *handler         // method: the method's entry in the table
+}
+
+// identity is who the caller is: stage authenticate.
+type identity struct {
+	principal  *authz.Principal
+	token      string // the verified bearer token: only ever given to upstreams for token exchange
+	subjectKey string // see subject()
+}
+
+// route is where a routed call goes and on what terms: stages route to mrtr-in. The access log
+// and the metrics read it too.
+type route struct {
+	kind         upstreams.Kind   // route: what the method names
+	target       upstreams.Target // route: the owning backend and its name for the item
+	upstream     string           // route: the owning backend
+	name         string           // route: the namespaced name or URI the client used
+	upstreamName string           // route: the backend-side name or URI
+	decision     authz.Decision   // authorize
+	pinDrift     pins.Set         // pin: the drift a confirmation must name (pins.go); empty: none
+	pinItem      string           // pin: the namespaced item the pin verdict is about (a read's template)
+	pinClasses   pins.Set         // pin: every drift class of the item, whatever its action (the approval page names them)
+	paramHeaders http.Header      // bind-headers, tools/call: the Mcp-Param-* headers the backend gets
+	confirmed    bool             // mrtr-in: the user approved this call (gateway confirmation)
+	params       json.RawMessage  // mrtr-in: the params the backend gets
+}
+
+// eraLabel is what the access log says of a request's era: "modern" or "legacy", the protocol
+// version, and a short key of a pre-2026 client's session (never the session id).
+type eraLabel struct {
+	legacy  bool
+	version string
+	session string
+}
+
+// subject names the caller in logs, limits and cache keys: issuer-qualified, since subjects are
+// unique per issuer only. Computed once per request.
+func (x *request) subject() string {
+	if x.caller.principal == nil {
+		return ""
+	}
+	if x.caller.subjectKey == "" {
+		x.caller.subjectKey = x.caller.principal.Issuer + "#" + x.caller.principal.Subject
+	}
+	return x.caller.subjectKey
+}
+
+// subjectToken returns the caller's token for a backend that exchanges it (RFC 8693), "" for
+// every other backend.
+func (x *request) subjectToken(upstream string) string {
+	if x.caller.token != "" && x.s.backends.ExchangesTokens(upstream) {
+		return x.caller.token
+	}
+	return ""
+}
+
+// listSubjectToken is subjectToken for a request that fans out to every backend (a list): the
+// caller's token when any backend exchanges it.
+func (x *request) listSubjectToken() string {
+	if x.caller.token != "" && x.s.backends.AnyExchangesTokens() {
+		return x.caller.token
+	}
+	return ""
+}
+
+// answer ends the request with the gateway's own result.
+func (x *request) answer(result []byte, outcome string) error {
+	return x.out.Result(result, http.StatusOK, outcome, nil)
+}
