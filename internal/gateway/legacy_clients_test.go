@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -29,12 +30,16 @@ type legacyTarget struct {
 	tools    legacyclient.Tools
 	prompt   string
 	deploys  *atomic.Int64 // how many times deploy really ran (after an approval)
-	backend  *mcptest.Server
+	// roundsConfirmed: the target confirms ask_rounds before its rounds (the gateway's policy).
+	roundsConfirmed bool
+	// steps are the steps the target passes; nil is all of them.
+	steps []string
+	backend         *mcptest.Server
 }
 
 // scenario is the client scenario for the caller sub on tg.
 func (tg *legacyTarget) scenario(t *testing.T, sub string) legacyclient.Scenario {
-	return legacyclient.Scenario{URL: tg.url, Token: tg.tokenFor(t, sub), Tools: tg.tools, Prompt: tg.prompt}
+	return legacyclient.Scenario{URL: tg.url, Token: tg.tokenFor(t, sub), Tools: tg.tools, Prompt: tg.prompt, Steps: tg.steps}
 }
 
 // directLegacyTarget is a go-sdk server serving 2025-11-25 (and 2025-06-18) itself, with
@@ -42,15 +47,18 @@ func (tg *legacyTarget) scenario(t *testing.T, sub string) legacyclient.Scenario
 func directLegacyTarget(t *testing.T) *legacyTarget {
 	t.Helper()
 	deploys := &atomic.Int64{}
-	srv := mcptest.StartLegacyServer(t, "alpha", legacyclient.ConfirmingDeployTool(deploys))
+	srv := mcptest.StartLegacyServer(t, "alpha", legacyclient.ConfirmingDeployTool(deploys), legacyclient.AskRoundsTool())
 	return &legacyTarget{
 		url:      srv.URL(),
 		tokenFor: func(*testing.T, string) string { return "" },
 		tools: legacyclient.Tools{Echo: mcptest.ToolEcho, Progress: mcptest.ToolProgress,
-			Ask: mcptest.ToolAskName, Confirm: legacyclient.ToolDeploy},
+			Ask: mcptest.ToolAskName, Confirm: legacyclient.ToolDeploy, Rounds: legacyclient.ToolAskRounds},
 		prompt:  mcptest.PromptGreet,
 		deploys: deploys,
 		backend: srv,
+		// The go-sdk's own server turns one MRTR round into a request to its client, not two:
+		// the reference has nothing to show for more.
+		steps: slices.DeleteFunc(legacyclient.AllSteps(), func(s string) bool { return s == "rounds_2" || s == "rounds_3" }),
 	}
 }
 
@@ -69,6 +77,9 @@ func legacyGateway(t *testing.T, iss *devissuer.Issuer, mutate func(*Config), ba
 		c.Legacy.Enabled, c.Legacy.GetStream = true, true
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "deploy-confirm", Upstream: "alpha", Tools: []string{legacyclient.ToolDeploy}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
+			// The gateway's confirmation, then the backend's own rounds of input: one call that
+			// needs several rounds.
+			{ID: "rounds-confirm", Upstream: "alpha", Tools: []string{legacyclient.ToolAskRounds}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
 			{ID: "rest", Upstream: "*", Tools: []string{"*"}, Prompts: []string{"*"}, Resources: []string{"**"}, AnyScope: []string{"tools:use"}},
 		}
 		if mutate != nil {
@@ -82,16 +93,17 @@ func legacyGateway(t *testing.T, iss *devissuer.Issuer, mutate func(*Config), ba
 func gatewayLegacyTarget(t *testing.T) *legacyTarget {
 	t.Helper()
 	deploys := &atomic.Int64{}
-	alpha := mcptest.StartServer(t, "alpha", legacyclient.DeployTool(deploys))
+	alpha := mcptest.StartServer(t, "alpha", legacyclient.DeployTool(deploys), legacyclient.AskRoundsTool())
 	gw := legacyGateway(t, nil, nil, alpha)
 	return &legacyTarget{
 		url:      gw.url(),
 		tokenFor: func(t *testing.T, sub string) string { return mintFor(t, gw.iss, sub) },
 		tools: legacyclient.Tools{Echo: "alpha__echo", Progress: "alpha__progress",
-			Ask: "alpha__ask_name", Confirm: "alpha__" + legacyclient.ToolDeploy},
-		prompt:  "alpha__" + mcptest.PromptGreet,
-		deploys: deploys,
-		backend: alpha,
+			Ask: "alpha__ask_name", Confirm: "alpha__" + legacyclient.ToolDeploy, Rounds: "alpha__" + legacyclient.ToolAskRounds},
+		roundsConfirmed: true,
+		prompt:          "alpha__" + mcptest.PromptGreet,
+		deploys:         deploys,
+		backend:         alpha,
 	}
 }
 
@@ -116,13 +128,15 @@ func TestLegacyClients(t *testing.T) {
 			t.Run("typescript-sdk-"+legacyclient.TSVersion, func(t *testing.T) {
 				sc, before := tg.scenario(t, "alice"), tg.deploys.Load()
 				steps := legacyclient.RunTS(t, sc)
-				legacyclient.Check(t, sc, steps, legacyclient.Expect{Version: legacyclient.TSProtocol, Deploys: tg.deploys, DeploysBefore: before})
+				legacyclient.Check(t, sc, steps, legacyclient.Expect{Version: legacyclient.TSProtocol, Deploys: tg.deploys,
+					DeploysBefore: before, RoundsConfirmed: tg.roundsConfirmed})
 			})
 			for _, v := range []string{"2025-11-25", "2025-06-18"} {
 				t.Run("go-sdk-1.8.0-"+v, func(t *testing.T) {
 					sc, before := tg.scenario(t, "alice"), tg.deploys.Load()
 					steps := legacyclient.RunGo(t, sc, v)
-					legacyclient.Check(t, sc, steps, legacyclient.Expect{Version: v, Deploys: tg.deploys, DeploysBefore: before})
+					legacyclient.Check(t, sc, steps, legacyclient.Expect{Version: v, Deploys: tg.deploys, DeploysBefore: before,
+						RoundsConfirmed: tg.roundsConfirmed})
 				})
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,7 +64,7 @@ func AllSteps() []string {
 	return []string{
 		"connect", "list_tools", "list_prompts", "list_resources", "list_resource_templates",
 		"call_tool", "get_prompt", "read_resource", "progress", "elicitation",
-		"confirm_approve", "confirm_decline", "close",
+		"confirm_approve", "confirm_decline", "rounds_1", "rounds_2", "rounds_3", "close",
 	}
 }
 
@@ -74,6 +75,9 @@ type Tools struct {
 	Progress string `json:"progress"`
 	Ask      string `json:"ask"`
 	Confirm  string `json:"confirm"`
+	// Rounds is the ask_rounds tool (AskRoundsTool) of the rounds_N steps, which call it
+	// asking for N rounds of input.
+	Rounds string `json:"rounds"`
 }
 
 // Scenario is what a client runs against one MCP endpoint.
@@ -278,7 +282,25 @@ func (g *goClient) elicit(_ context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.elicited = append(g.elicited, e)
+	if g.answer == nil {
+		return answerAsAsked(e), nil
+	}
 	return g.answer, nil
+}
+
+// answerAsAsked accepts an elicitation with what each property asks for: approve is true, name
+// is askedName.
+func answerAsAsked(e Elicited) *mcp.ElicitResult {
+	content := map[string]any{}
+	for p := range e.Properties {
+		switch p {
+		case "approve":
+			content[p] = true
+		case "name":
+			content[p] = askedName
+		}
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: content}
 }
 
 // step sets the answer to elicitations in the next step and forgets what was asked before.
@@ -475,6 +497,12 @@ func runGoSteps(cs *mcp.ClientSession, sc Scenario, g *goClient, run func(string
 		g.step(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}})
 		return call(ctx, s, &mcp.CallToolParams{Name: sc.Tools.Confirm, Arguments: sc.args("confirm_decline", map[string]any{"text": declinedText})})
 	})
+	for n := 1; n <= 3; n++ {
+		run("rounds_"+strconv.Itoa(n), func(ctx context.Context, s *Step) error {
+			g.step(nil) // each request answered as it asks: approve a confirmation, give a name
+			return call(ctx, s, &mcp.CallToolParams{Name: sc.Tools.Rounds, Arguments: map[string]any{"rounds": n}})
+		})
+	}
 }
 
 // Expect is what Check holds a run to besides the step results themselves.
@@ -484,6 +512,9 @@ type Expect struct {
 	// NoSession expects no Mcp-Session-Id, as from a stateless server; by default a target
 	// must mint one at initialize.
 	NoSession bool
+	// RoundsConfirmed expects the target to ask for a confirmation (one approve form) before
+	// the rounds of ask_rounds, as a policy that confirms it does.
+	RoundsConfirmed bool
 	// Deploys counts the deploy tool's real runs at the backend; DeploysBefore is its value
 	// before the client ran. A confirmation approved must run deploy exactly once, one declined
 	// not at all.
@@ -585,6 +616,31 @@ func checkStep(t *testing.T, sc Scenario, s Step, want Expect) {
 		if !s.IsError {
 			t.Errorf("confirm_decline: want an isError result, got %s", s)
 		}
+	case "rounds_1", "rounds_2", "rounds_3":
+		checkRounds(t, s, want.RoundsConfirmed)
+	}
+}
+
+// checkRounds asserts a rounds_N step: N names asked for one after the other (after the
+// target's confirmation, when it asks for one), and all N in the result.
+func checkRounds(t *testing.T, s Step, confirmed bool) {
+	t.Helper()
+	n, _ := strconv.Atoi(strings.TrimPrefix(s.Step, "rounds_"))
+	var props []string
+	for _, e := range s.Elicited {
+		for p := range e.Properties {
+			props = append(props, p)
+		}
+	}
+	want := slices.Repeat([]string{"name"}, n)
+	if confirmed {
+		want = append([]string{"approve"}, want...)
+	}
+	if !slices.Equal(props, want) {
+		t.Errorf("%s: asked for %v, want %v", s.Step, props, want)
+	}
+	if wantText := "names: " + strings.Join(slices.Repeat([]string{askedName}, n), ","); s.IsError || s.Text != wantText {
+		t.Errorf("%s: %s, want %q", s.Step, s, wantText)
 	}
 }
 

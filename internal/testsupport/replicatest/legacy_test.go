@@ -54,13 +54,17 @@ func TestLegacyReplicas(t *testing.T) {
 		}
 	})
 	t.Run("gateway", func(t *testing.T) {
-		c := startCluster(t, legacyclient.DeployTool(&atomic.Int64{}))
+		c := startCluster(t, legacyclient.DeployTool(&atomic.Int64{}), legacyclient.AskRoundsTool())
 		sc := legacyclient.Scenario{
 			URL: c.lb.mcpURL(),
 			// In the cluster's policy echo needs confirmation and deploy does not: deploy (which
 			// returns its text) is the plain call, echo the confirmed one.
-			Tools: legacyclient.Tools{Echo: "alpha__" + legacyclient.ToolDeploy, Ask: "alpha__" + mcptest.ToolAskName, Confirm: "alpha__echo"},
-			Steps: []string{"connect", "list_tools", "call_tool", "elicitation", "confirm_approve", "confirm_decline", "close"},
+			// ask_rounds is confirmed, then asks for N names: each round's answer may land on a
+			// different replica than the one that asked.
+			Tools: legacyclient.Tools{Echo: "alpha__" + legacyclient.ToolDeploy, Ask: "alpha__" + mcptest.ToolAskName, Confirm: "alpha__echo",
+				Rounds: "alpha__" + legacyclient.ToolAskRounds},
+			Steps: []string{"connect", "list_tools", "call_tool", "elicitation", "confirm_approve", "confirm_decline",
+				"rounds_1", "rounds_2", "rounds_3", "close"},
 		}
 		clients := legacyRunners()
 		for _, name := range slices.Sorted(maps.Keys(clients)) {
@@ -74,7 +78,7 @@ func TestLegacyReplicas(t *testing.T) {
 				c.alpha.Reset()
 				before := c.requestCounts(t)
 				steps := clients[name](t, sc)
-				legacyclient.Check(t, sc, steps, legacyclient.Expect{Version: legacyclient.TSProtocol})
+				legacyclient.Check(t, sc, steps, legacyclient.Expect{Version: legacyclient.TSProtocol, RoundsConfirmed: true})
 				checkSpread(t, steps)
 				// The replicas' own account agrees with the balancer's: the session's requests
 				// were counted by more than one of them.

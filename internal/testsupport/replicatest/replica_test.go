@@ -84,7 +84,8 @@ func newReplica(t *testing.T, name string, mcpPort, adminPort int, s clusterSett
 	return r
 }
 
-// config is the replica's YAML document. The policy has a rule that needs confirmation (echo),
+// config is the replica's YAML document. The policy has rules that need confirmation (echo, and
+// ask_rounds, whose backend then asks for input itself),
 // one with a rate limit (add) and one for the rest; secrets come from files, as in production.
 func (r *replica) config(s clusterSettings) map[string]any {
 	return map[string]any{
@@ -98,6 +99,7 @@ func (r *replica) config(s clusterSettings) map[string]any {
 			"issuers": []any{map[string]any{"issuer": s.issuer}},
 			"policy": map[string]any{"rules": []any{
 				map[string]any{"id": "confirm-echo", "upstream": "alpha", "tools": []string{"echo"}, "anyScope": []string{scopeUse}, "confirm": true},
+				map[string]any{"id": "confirm-rounds", "upstream": "alpha", "tools": []string{"ask_rounds"}, "anyScope": []string{scopeUse}, "confirm": true},
 				map[string]any{"id": "limit-add", "upstream": "alpha", "tools": []string{"add"}, "anyScope": []string{scopeUse}, "rateLimit": limitAdd},
 				map[string]any{"id": "limit-leased", "upstream": "alpha", "tools": []string{"whoami"}, "anyScope": []string{scopeUse}, "rateLimit": limitLeased},
 				map[string]any{"id": "rest", "upstream": "alpha", "tools": []string{"*"}, "anyScope": []string{scopeUse}},

@@ -12,7 +12,8 @@
 //
 //   url          the MCP endpoint
 //   steps        step names to run, in order (default: all of them, see STEPS)
-//   tools        {echo, progress, ask, confirm}: the names to call for those steps
+//   tools        {echo, progress, ask, confirm, rounds}: the names to call for those steps
+//                (rounds_N calls rounds asking for N rounds of input)
 //   prompt       the prompt to get (with the argument name=Ada)
 //   resource     a substring of the URI to read, matched against resources/list
 //   timeoutMs    bound on each request (default 15000)
@@ -40,6 +41,9 @@ const STEPS = [
   'elicitation',
   'confirm_approve',
   'confirm_decline',
+  'rounds_1',
+  'rounds_2',
+  'rounds_3',
   'close',
 ];
 
@@ -83,7 +87,8 @@ async function recordingFetch(url, init) {
   return res;
 }
 
-// What the elicitation handler answers in the current step, and what it was asked.
+// What the elicitation handler answers in the current step, and what it was asked. 'asked'
+// answers each request as it asks: approve true, name Ada.
 let answer = { action: 'decline' };
 let elicited = [];
 
@@ -99,6 +104,12 @@ client.setRequestHandler(ElicitRequestSchema, async (req) => {
     mode: req.params.mode,
     properties: Object.fromEntries(Object.entries(props).map(([k, v]) => [k, v.type])),
   });
+  if (answer === 'asked') {
+    const content = {};
+    if ('approve' in props) content.approve = true;
+    if ('name' in props) content.name = 'Ada';
+    return { action: 'accept', content };
+  }
   return answer;
 });
 
@@ -206,11 +217,20 @@ const steps = {
     const r = await client.callTool({ name: tools.confirm, arguments: args('confirm_decline', { text: 'declined' }) }, undefined, opts);
     return callSummary(r);
   },
+  rounds_1: () => rounds(1),
+  rounds_2: () => rounds(2),
+  rounds_3: () => rounds(3),
   async close() {
     await client.close();
     return {};
   },
 };
+
+async function rounds(n) {
+  answer = 'asked';
+  const r = await client.callTool({ name: tools.rounds, arguments: { rounds: n } }, undefined, opts);
+  return callSummary(r);
+}
 
 let failed = false;
 for (const name of scenario.steps ?? STEPS) {
