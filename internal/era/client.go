@@ -324,10 +324,17 @@ func resourceNotFound(e *jsonrpc.Error) bool {
 	return len(e.Data) > 0 && jsonrpc.Scan(e.Data, jsonrpc.Limits{}) == nil && hasMember(e.Data, "uri")
 }
 
+// checkedLimits bound the scan of what reaches this package already checked: a backend's
+// message, read within its backend's maxResponseBytes by upstreams, or a client's, strictly
+// decoded within the gateway's own limits. Only the structure is checked again, so a string is
+// not held to the decoder's default token size: a pre-2026 client gets a 15 MB text result
+// like any other client.
+var checkedLimits = jsonrpc.Limits{MaxDepth: 1 << 10, MaxTokenBytes: 1 << 30}
+
 // scanObject checks that b is one well-formed JSON object without duplicate keys: what the
 // functions here are given comes from backends and clients, and must be refused, never trusted.
 func scanObject(b []byte) error {
-	if err := jsonrpc.Scan(b, jsonrpc.Limits{}); err != nil {
+	if err := jsonrpc.Scan(b, checkedLimits); err != nil {
 		return err
 	}
 	if !isObject(b) {

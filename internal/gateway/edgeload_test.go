@@ -31,11 +31,16 @@ import (
 // bigText is the size of the "big" tool's text: the 15 MB result of the issue's probe.
 const bigText = 15 << 20
 
+// manyBlocks is how many 1 KiB text blocks the "many" tool answers: a 6 MiB result of short
+// strings.
+const manyBlocks = 6 << 10
+
 // edgeBackend is a 2026-07-28 backend that decodes each request with encoding/json, as Go
 // backends do: "small" answers a short text, "big" a text of bigText bytes.
 type edgeBackend struct {
 	srv   *httptest.Server
 	big   []byte // the whole "big" response but for the id, built once
+	many  []byte // the whole "many" response but for the id: manyBlocks blocks of 1 KiB
 	calls atomic.Int64
 	// large counts the calls of the big and stream tools, which only attackers make.
 	large atomic.Int64
@@ -47,6 +52,8 @@ func startEdgeBackend(t *testing.T) *edgeBackend {
 	t.Helper()
 	b := &edgeBackend{}
 	b.big = []byte(`,"result":{"content":[{"type":"text","text":"` + strings.Repeat("q", bigText) + `"}]}}`)
+	block := `{"type":"text","text":"` + strings.Repeat("m", 1<<10) + `"}`
+	b.many = []byte(`,"result":{"content":[` + strings.Repeat(block+",", manyBlocks-1) + block + `]}}`)
 	b.srv = httptest.NewServer(http.HandlerFunc(b.serve))
 	t.Cleanup(b.srv.Close)
 	return b
@@ -70,7 +77,7 @@ func (b *edgeBackend) serve(w http.ResponseWriter, r *http.Request) {
 	case req.Method == "server/discover":
 		_, _ = io.WriteString(w, head+`,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"edge","version":"1"}}}`)
 	case req.Method == "tools/list":
-		_, _ = io.WriteString(w, head+`,"result":{"tools":[{"name":"small","inputSchema":{"type":"object"}},{"name":"big","inputSchema":{"type":"object"}}]}}`)
+		_, _ = io.WriteString(w, head+`,"result":{"tools":[{"name":"small","inputSchema":{"type":"object"}},{"name":"big","inputSchema":{"type":"object"}},{"name":"many","inputSchema":{"type":"object"}}]}}`)
 	case req.Method == "tools/call" && req.Params.Name == "stream":
 		// Progress notifications of 64 KiB, every 10 ms, until the gateway lets go.
 		b.calls.Add(1)
@@ -91,12 +98,16 @@ func (b *edgeBackend) serve(w http.ResponseWriter, r *http.Request) {
 			case <-time.After(10 * time.Millisecond):
 			}
 		}
-	case req.Method == "tools/call" && req.Params.Name == "big":
+	case req.Method == "tools/call" && (req.Params.Name == "big" || req.Params.Name == "many"):
 		b.calls.Add(1)
 		b.large.Add(1)
-		w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(b.big)))
+		body := b.big
+		if req.Params.Name == "many" {
+			body = b.many
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(body)))
 		_, _ = io.WriteString(w, head)
-		_, _ = w.Write(b.big)
+		_, _ = w.Write(body)
 	case req.Method == "tools/call":
 		b.calls.Add(1)
 		_, _ = io.WriteString(w, head+`,"result":{"content":[{"type":"text","text":"ok"}]}}`)
