@@ -30,10 +30,6 @@ const (
 	// replica waits for that replica to say whether it took it. Redis answers in well under a
 	// millisecond; only a replica that is gone lets it run out.
 	defaultForwardTimeout = 5 * time.Second
-	// forwardSkew is how much earlier than the forwarding replica gives up an asking replica
-	// stops taking a forwarded answer: clocks of replicas may differ by up to this much without
-	// an answer being taken after the client was told it was refused.
-	forwardSkew = time.Second
 	// goneFor is how long a replica whose acknowledgement never came is taken for gone:
 	// answers for it are refused at once rather than each waiting defaultForwardTimeout.
 	goneFor = time.Minute

@@ -46,6 +46,8 @@ func bridgeTestRing(tb testing.TB) *seal.KeyRing {
 type bridgeRig struct {
 	b   *asks
 	reg *prometheus.Registry
+	// stop ends the rig's notice subscriptions, as a replica that goes away (startRedisBridges).
+	stop context.CancelFunc
 }
 
 // newBridgeRig builds a bridge over ring; clock nil means the real clock.
@@ -141,6 +143,7 @@ var (
 const (
 	acceptName  = `{"action":"accept","content":{"name":"Ada"}}`
 	samplingRes = `{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}`
+	rootsRes    = `{"roots":[]}`
 )
 
 // pendingAsk is an ask running in its own goroutine.
@@ -624,6 +627,7 @@ func startRedisBridges(t *testing.T, srv *testredis.Server, clock *mcptest.Clock
 		rigs[i] = newBridgeRig(t, ring, asksConfig{}, &countingNotices{Notices: st}, clock)
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
+		rigs[i].stop = cancel
 		rigs[i].b.start(ctx)
 		waitSubscribed(t, raw, "bt:notice:"+rigs[i].b.topic, 1)
 	}

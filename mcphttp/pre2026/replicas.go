@@ -29,9 +29,11 @@ type replyNotice struct {
 	Result  json.RawMessage `json:"r,omitempty"`
 	Error   *jsonrpc.Error  `json:"e,omitempty"`
 	OK      bool            `json:"ok,omitempty"`
-	// Until is when the forwarding replica stops waiting for the acknowledgement (Unix
-	// milliseconds, less forwardSkew): an answer that arrives later (Redis stalled, then
-	// resumed) is not taken, since the client was told by then that it was refused.
+	// Until is the last moment the asking replica may take the answer (Unix milliseconds),
+	// halfway through the forwarding replica's wait for the acknowledgement: an answer that
+	// arrives later (Redis stalled, then resumed) is not taken, since the client may have been
+	// told by then that it was refused. The half left over covers the replicas' clocks
+	// differing.
 	Until int64 `json:"u,omitempty"`
 }
 
@@ -41,9 +43,9 @@ type replyNotice struct {
 // "nobody waiting" as one that is gone, and only the replica itself knows: hence the
 // acknowledgement rather than PUBLISH's count.
 //
-// A refusal is final: the notice says until when it may be taken, which is before the forward
-// gives up, so an answer delayed in a stalled Redis is never taken after the client heard it was
-// refused. A replica whose acknowledgement never came is taken for gone for a while (goneFor):
+// A refusal is final: the notice says until when it may be taken, well before the forward gives
+// up (the publish included, which is bounded by the same wait), so an answer delayed in a
+// stalled Redis is never taken after the client heard it was refused. A replica whose acknowledgement never came is taken for gone for a while (goneFor):
 // answers for it are refused at once, without touching Redis. Each caller may have at most
 // MaxForwardsPerCaller answers on their way at once.
 func (b *asks) forward(ctx context.Context, c *answerClaims, id, binding, caller string, msg *jsonrpc.Message) error {
@@ -58,18 +60,20 @@ func (b *asks) forward(ctx context.Context, c *answerClaims, id, binding, caller
 		decrement(b.forwardsOf, caller, 1)
 		b.mu.Unlock()
 	}()
-	start := b.now()
 	payload, err := json.Marshal(replyNotice{Type: noticeAnswer, Corr: hex.EncodeToString(corr[:]), From: b.topic,
 		ID: id, Binding: binding, Result: msg.Result, Error: msg.Error,
-		Until: start.Add(b.forwardTimeout - forwardSkew).UnixMilli()})
+		Until: b.now().Add(b.forwardTimeout / 2).UnixMilli()})
 	if err != nil {
 		return fmt.Errorf("asks: encoding an answer for another replica: %w", err)
 	}
-	if err := b.notices.Publish(ctx, replyTopic(c.replica), payload); err != nil {
+	t := time.NewTimer(b.forwardTimeout)
+	pctx, cancel := context.WithTimeout(ctx, b.forwardTimeout)
+	err = b.notices.Publish(pctx, replyTopic(c.replica), payload)
+	cancel()
+	if err != nil {
 		b.m.RedisError(metrics.RedisOpNotice)
 		return fmt.Errorf("%w: %w", errAsksUnavailable, err)
 	}
-	t := time.NewTimer(b.forwardTimeout)
 	defer t.Stop()
 	select {
 	case ok := <-ack:

@@ -1,0 +1,193 @@
+package pre2026
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+	"github.com/mcp-gateway/gateway/metrics"
+)
+
+// TestAsksReplayRefusedBeforeRedis: once an answer id was used, a replay of it is refused on
+// whichever replica it lands, without a notice published: on the replica that forwarded it (it
+// heard the acknowledgement) and on a third one (it heard the asking replica say the id is
+// used). Before, only the asking replica knew, so every replay crossed Redis.
+func TestAsksReplayRefusedBeforeRedis(t *testing.T) {
+	srv := testredis.Start(t)
+	rigs := startRedisBridges(t, srv, nil, 3)
+	a, b, c := rigs[0], rigs[1], rigs[2]
+	waitSubscribed(t, rawRedis(t, srv), "bt:notice:"+usedTopic, 3)
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, a.b, sess, elicitReq)
+	id := p.ids(t, 1)[0]
+	if err := b.b.deliver(t.Context(), sess, testCaller, answer(id, acceptName)); err != nil {
+		t.Fatalf("answer through B: %v", err)
+	}
+	if r := p.result(t); r.err != nil {
+		t.Fatal(r.err)
+	}
+	mcptest.WaitFor(t, "C hears the id is used", func() bool { return c.b.isUsed(mustOpen(t, c.b, id)) })
+	for _, rig := range []*bridgeRig{b, c} {
+		published := &rig.b.notices.(*countingNotices).published
+		before := published.Load()
+		if err := rig.b.deliver(t.Context(), sess, testCaller, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
+			t.Fatalf("replay: %v, want errBadAnswer", err)
+		}
+		if n := published.Load() - before; n != 0 {
+			t.Errorf("a replay was published %d times", n)
+		}
+	}
+}
+
+// TestAsksGoneReplicaFailsFast: the first answer for a replica that is gone waits for its
+// acknowledgement and is refused; the next ones for it are refused at once, with nothing
+// published, instead of each waiting (and holding a forward) for the whole wait.
+func TestAsksGoneReplicaFailsFast(t *testing.T) {
+	srv := testredis.Start(t)
+	rigs := startRedisBridges(t, srv, nil, 2)
+	a, b := rigs[0], rigs[1]
+	b.b.forwardTimeout = 200 * time.Millisecond
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, a.b, sess, elicitReq, samplingReq)
+	ids := p.ids(t, 2)
+	a.stop()
+	waitSubscribed(t, rawRedis(t, srv), "bt:notice:"+a.b.topic, 0)
+	if err := b.b.deliver(t.Context(), sess, testCaller, answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
+		t.Fatalf("answer for a gone replica: %v, want errBadAnswer", err)
+	}
+	published := &b.b.notices.(*countingNotices).published
+	before := published.Load()
+	if err := b.b.deliver(t.Context(), sess, testCaller, answer(ids[1], samplingRes)); !errors.Is(err, errBadAnswer) {
+		t.Fatalf("second answer for the gone replica: %v, want errBadAnswer", err)
+	}
+	if n := published.Load() - before; n != 0 {
+		t.Errorf("an answer for a replica known to be gone was published %d times", n)
+	}
+	p.stop()
+	p.result(t)
+}
+
+// TestAsksForwardsBoundedPerCaller: a caller's answers on their way to other replicas are
+// bounded (MaxForwardsPerCaller); one more is refused at once as busy, while another caller's
+// answer still goes.
+func TestAsksForwardsBoundedPerCaller(t *testing.T) {
+	srv := testredis.Start(t)
+	ring := bridgeTestRing(t)
+	newStore := func() store.Notices {
+		st, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), KeyPrefix: "bt:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	// A asks and never acknowledges anything: its reply topic has no subscriber.
+	a := newBridgeRig(t, ring, asksConfig{}, newStore(), nil)
+	b := newBridgeRig(t, ring, asksConfig{MaxForwardsPerCaller: 2}, newStore(), nil)
+	b.b.forwardTimeout = 2 * time.Second
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, a.b, sess, elicitReq, samplingReq, rootsReq)
+	ids := p.ids(t, 3)
+	var wg sync.WaitGroup
+	for _, id := range ids[:2] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = b.b.deliver(context.Background(), sess, testCaller, answer(id, acceptName))
+		}()
+	}
+	mcptest.WaitFor(t, "two forwards under way", func() bool {
+		b.b.mu.Lock()
+		defer b.b.mu.Unlock()
+		return b.b.forwardsOf[testCaller] == 2
+	})
+	if err := b.b.deliver(t.Context(), sess, testCaller, answer(ids[2], rootsRes)); !errors.Is(err, errAsksBusy) {
+		t.Errorf("a third forward of the caller: %v, want errAsksBusy", err)
+	}
+	other := testSession(2, "p2", allCaps)
+	q := startAsk(t, a.b, other, elicitReq)
+	otherID := q.ids(t, 1)[0]
+	if err := b.b.deliver(t.Context(), other, "https://idp.test#bob", answer(otherID, acceptName)); errors.Is(err, errAsksBusy) {
+		t.Errorf("another caller's forward was refused as busy")
+	}
+	wg.Wait()
+	p.stop()
+	q.stop()
+}
+
+// stalledNotices stands for a Redis that stalls after a publish was written to it: the publish
+// returns when its context ends, as the client gives up, and the notice goes out only when the
+// test releases it, late, as the stalled server runs the command it had received.
+type stalledNotices struct {
+	store.Notices
+	release chan struct{}
+	late    sync.WaitGroup
+}
+
+// Publish holds msg until released and returns when ctx ends.
+func (s *stalledNotices) Publish(ctx context.Context, topic string, msg []byte) error {
+	s.late.Add(1)
+	go func() {
+		defer s.late.Done()
+		<-s.release
+		_ = s.Notices.Publish(context.Background(), topic, msg)
+	}()
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestAsksRefusalIsFinal: an answer refused because Redis stalled (its publish did not complete
+// within the forward's wait) is not taken when the stalled notice is delivered after all: the
+// asking replica keeps waiting, and counts nothing. Before, the late notice was taken and the
+// waiting call used the answer the client had been told was refused.
+func TestAsksRefusalIsFinal(t *testing.T) {
+	srv := testredis.Start(t)
+	rigs := startRedisBridges(t, srv, nil, 2)
+	a, b := rigs[0], rigs[1]
+	stalled := &stalledNotices{Notices: b.b.notices, release: make(chan struct{})}
+	b.b.notices = stalled
+	b.b.forwardTimeout = 300 * time.Millisecond
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, a.b, sess, elicitReq)
+	id := p.ids(t, 1)[0]
+	if err := b.b.deliver(t.Context(), sess, testCaller, answer(id, acceptName)); err == nil {
+		t.Fatal("an answer was taken while Redis was stalled")
+	}
+	close(stalled.release)
+	stalled.late.Wait()
+	// The late notice is on its way to A; whether A has handled it shows in its metrics (a
+	// refused answer is counted nowhere) only by its absence, so wait the fail-safe time a
+	// notice takes on loopback at most.
+	time.Sleep(300 * time.Millisecond)
+	p.stillWaiting(t)
+	if got := a.outcome(t, metrics.BridgeKindElicitation, metrics.BridgeCrossReplica); got != 0 {
+		t.Errorf("a refused answer was taken late (cross_replica = %v)", got)
+	}
+	p.stop()
+	p.result(t)
+}
+
+// rawRedis is a plain client of srv for the tests' own checks.
+func rawRedis(t *testing.T, srv *testredis.Server) *redis.Client {
+	t.Helper()
+	raw := redis.NewClient(&redis.Options{Addr: srv.Addr(), Password: srv.Password(), DisableIdentity: true})
+	t.Cleanup(func() { _ = raw.Close() })
+	return raw
+}
+
+// mustOpen opens an answer id minted by any rig of the ring.
+func mustOpen(t *testing.T, b *asks, id string) *answerClaims {
+	t.Helper()
+	c, err := b.openAnswerID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
