@@ -63,6 +63,7 @@ func loadCatalog(tb testing.TB) []evalTool {
 			if err != nil {
 				tb.Fatal(err)
 			}
+			tool.Backend = server
 			out = append(out, evalTool{server: server, tool: tool, raw: raw})
 		}
 	}
@@ -147,9 +148,17 @@ func evaluate(catalog []evalTool, queries []evalQuery, size evalSize) evalResult
 			sub = append(sub, t)
 		}
 	}
+	res := rank(sub, queries)
+	res.size = size.name
+	return res
+}
+
+// rank ranks every query whose tools are in catalog against it; a query is found at k when one
+// of its tools is shown in the first k slots.
+func rank(sub []evalTool, queries []evalQuery) evalResult {
 	docs := make([]Tool, len(sub))
 	in := map[string]bool{}
-	res := evalResult{size: size.name, tools: len(sub), fullBytes: len(`{"tools":[]}`)}
+	res := evalResult{tools: len(sub), fullBytes: len(`{"tools":[]}`)}
 	for i, t := range sub {
 		docs[i] = t.tool
 		in[t.tool.Name] = true
