@@ -28,6 +28,9 @@ const (
 	callToolName  = "call_tool"
 )
 
+// MetaToolNames are the names of the tools search mode lists instead of the catalog.
+func MetaToolNames() []string { return []string{findToolsName, callToolName} }
+
 // maxQueryBytes bounds a find_tools query.
 const maxQueryBytes = 1024
 
