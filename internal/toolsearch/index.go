@@ -117,6 +117,10 @@ type BM25 struct {
 	// withDups the tools that have any, ascending.
 	dups     [][]int32
 	withDups []int32
+	// backend is each tool's backend, as an id; backendWords the ids of the backends whose
+	// name holds a word.
+	backend      []int32
+	backendWords map[string][]int32
 }
 
 // posting is how often one tool holds a term, per field.
@@ -158,6 +162,7 @@ func NewBM25(tools []Tool) *BM25 {
 		}
 	}
 	ix.vocab = slices.Sorted(maps.Keys(ix.postings))
+	ix.indexBackends(tools)
 	ix.dups = nearDuplicates(tools)
 	for i, d := range ix.dups {
 		if len(d) > 0 {
@@ -165,6 +170,24 @@ func NewBM25(tools []Tool) *BM25 {
 		}
 	}
 	return ix
+}
+
+// indexBackends numbers the tools' backends and indexes the words of their names.
+func (ix *BM25) indexBackends(tools []Tool) {
+	ids := map[string]int32{}
+	ix.backend = make([]int32, len(tools))
+	ix.backendWords = map[string][]int32{}
+	for i, t := range tools {
+		id, ok := ids[t.Backend]
+		if !ok {
+			id = int32(len(ids))
+			ids[t.Backend] = id
+			for _, w := range Tokens(t.Backend) {
+				ix.backendWords[w] = append(ix.backendWords[w], id)
+			}
+		}
+		ix.backend[i] = id
+	}
 }
 
 // Len is the number of tools indexed.

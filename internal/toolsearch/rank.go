@@ -79,10 +79,15 @@ func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 		return nil
 	}
 	scores, matched := ix.score(words, &v)
+	named := ix.namedBackends(words)
 	hits := make([]Hit, 0, 16)
 	for i, s := range scores {
 		if s > 0 {
-			hits = append(hits, Hit{Index: i, Score: s * math.Pow(float64(matched[i])/float64(len(words)), coordPower)})
+			s *= math.Pow(float64(matched[i])/float64(len(words)), coordPower)
+			if named[ix.backend[i]] {
+				s *= backendBoost
+			}
+			hits = append(hits, Hit{Index: i, Score: s})
 		}
 	}
 	ix.sortHits(hits)
@@ -185,6 +190,9 @@ func (ix *BM25) expand(w string) []expansion {
 
 // Weights of the query side.
 const (
+	// backendBoost scales the tools of a backend the query names ("in Notion", "my mongo
+	// collection"): a user who names the service has chosen among the tools that do the task.
+	backendBoost = 2.0
 	// prefixWeight is the weight of an indexed word that a query word begins.
 	prefixWeight = 0.5
 	// coordPower is how strongly the share of query words a tool matches scales its score.
@@ -193,3 +201,20 @@ const (
 
 // minPrefix is the shortest query word matched as a prefix: shorter ones begin too many words.
 const minPrefix = 4
+
+// namedBackends are the backends one of whose name's words a query word is, begins (four
+// letters or more) or is a synonym of.
+func (ix *BM25) namedBackends(words []string) map[int32]bool {
+	var named map[int32]bool
+	for _, w := range words {
+		for _, e := range ix.expand(w) {
+			for _, b := range ix.backendWords[e.term] {
+				if named == nil {
+					named = map[int32]bool{}
+				}
+				named[b] = true
+			}
+		}
+	}
+	return named
+}

@@ -140,3 +140,25 @@ func TestTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryTerms: a concrete value a user names stands for its kind, a quoted value and an
+// identifier are dropped, and a few phrasings read as the request they are.
+func TestQueryTerms(t *testing.T) {
+	for in, want := range map[string][]string{
+		"show me what's inside the config.yaml file": {"show", "insid", "fil"},
+		"go to https://example.com in the browser":   {"go", "url", "browser"},
+		"run javascript to read document.title":      {"run", "javascript", "read", "script"},
+		"post in #general and ping @alice":           {"post", "channel", "ping", "user"},
+		"wait until the text \"All done\" shows up":  {"wait", "until", "text", "show"},
+		"type 'yes' into what's on Bob's prompt":     {"typ", "bob", "prompt"},
+		"send a GET to /users":                       {"send", "get", "http", "request", "url", "path"},
+		"delete the index on createdAt":              {"delet", "index"},
+		"how many rows are in invoices":              {"count", "row", "invoic"},
+		"which databases are on the server":          {"list", "databas", "server"},
+		"which kube context":                         {"kub", "context"},
+	} {
+		if got := queryTerms(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("queryTerms(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
