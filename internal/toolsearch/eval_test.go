@@ -238,7 +238,7 @@ func TestEvaluation(t *testing.T) {
 			t.Errorf("recall@5 on the whole catalog is %.3f, below the 0.9 target", r.r5)
 		}
 	}
-	for _, file := range []string{"queries-heldout.tsv", "queries-heldout-2.tsv"} {
+	for _, file := range []string{"queries-heldout.tsv", "queries-heldout-2.tsv", "queries-heldout-3.tsv"} {
 		held := loadQueryFile(t, catalog, file)
 		r := evaluate(catalog, held, evalSizes[2])
 		t.Logf("| %s, all | %d | %d | %.3f | %.3f | %.3f | %d | %d | %.0f%% |", file, r.tools, r.queries,
