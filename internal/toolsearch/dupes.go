@@ -165,22 +165,26 @@ func intersection[T cmp.Ordered](a, b []T) int {
 // tools only (the earliest visible near-duplicate listed before it, and so on), so a hidden tool
 // neither joins two visible ones nor is ever shown.
 func (ix *BM25) groups(v *view) {
-	root := make(map[int32]int32, len(ix.withDups))
+	if len(ix.withDups) == 0 {
+		return
+	}
+	root := make([]int32, len(ix.dups)) // a visible tool's group, +1; 0: none yet
 	for _, d := range ix.withDups {
 		if !v.ranked[d] {
 			continue
 		}
-		root[d] = d
+		r := d
 		for _, e := range ix.dups[d] {
 			if e >= d {
 				break
 			}
-			if r, ok := root[e]; ok {
-				root[d] = r
+			if root[e] > 0 {
+				r = root[e] - 1
 				break
 			}
 		}
-		if r := root[d]; r != d {
+		root[d] = r + 1
+		if r != d {
 			v.ranked[d] = false
 			if v.similar == nil {
 				v.similar = map[int32][]int{}

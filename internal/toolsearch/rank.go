@@ -78,39 +78,43 @@ func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 	if v.n == 0 {
 		return nil
 	}
-	scores, matched := ix.score(words, &v)
-	named := ix.namedBackends(words)
-	hits := make([]Hit, 0, 16)
-	for i, s := range scores {
-		if s > 0 {
-			s *= math.Pow(float64(matched[i])/float64(len(words)), coordPower)
+	exps := make([][]expansion, len(words))
+	for i, w := range words {
+		exps[i] = ix.expand(w)
+	}
+	acc := ix.score(exps, &v)
+	named := ix.namedBackends(exps)
+	top := topHits{ix: ix, limit: limit}
+	for i := range acc {
+		if s := acc[i].sum; s > 0 {
+			s *= math.Pow(float64(acc[i].matched)/float64(len(words)), coordPower)
 			if named[ix.backend[i]] {
 				s *= backendBoost
 			}
-			hits = append(hits, Hit{Index: i, Score: s})
+			top.offer(Hit{Index: i, Score: s})
 		}
 	}
-	ix.sortHits(hits)
-	if len(hits) > limit {
-		hits = hits[:limit]
-	}
+	hits := top.sorted()
 	for i := range hits {
 		hits[i].Similar = v.similar[int32(hits[i].Index)]
 	}
 	return hits
 }
 
-// score sums, per visible tool, the BM25 weight of its best match for each query word, and
+// acc is one tool's running score during a search.
+type acc struct {
+	sum, best float64 // the query words so far; the current word's best match
+	matched   uint8   // query words matched
+}
+
+// score sums, per ranked tool, the BM25 weight of its best match for each query word, and
 // counts the words it matched.
-func (ix *BM25) score(words []string, v *view) ([]float64, []uint8) {
-	n := len(ix.names)
-	scores := make([]float64, n)
-	matched := make([]uint8, n)
-	best := make([]float64, n)
+func (ix *BM25) score(exps [][]expansion, v *view) []acc {
+	accs := make([]acc, len(ix.names))
 	var touched []int32
-	for _, w := range words {
+	for _, word := range exps {
 		touched = touched[:0]
-		for _, e := range ix.expand(w) {
+		for _, e := range word {
 			ps := ix.postings[e.term]
 			df := v.df(ps)
 			if df == 0 {
@@ -123,19 +127,21 @@ func (ix *BM25) score(words []string, v *view) ([]float64, []uint8) {
 				}
 				tf := ix.fieldTF(&p, v)
 				s := e.weight * idf * tf * (bm25K1 + 1) / (tf + bm25K1)
-				if best[p.doc] == 0 {
+				a := &accs[p.doc]
+				if a.best == 0 {
 					touched = append(touched, p.doc)
 				}
-				best[p.doc] = max(best[p.doc], s)
+				a.best = max(a.best, s)
 			}
 		}
 		for _, d := range touched {
-			scores[d] += best[d]
-			matched[d] = min(matched[d]+1, math.MaxUint8)
-			best[d] = 0
+			a := &accs[d]
+			a.sum += a.best
+			a.matched = min(a.matched+1, math.MaxUint8)
+			a.best = 0
 		}
 	}
-	return scores, matched
+	return accs
 }
 
 // fieldTF is BM25F's pseudo-frequency of a term in a tool: each field's count, weighted and
@@ -151,17 +157,67 @@ func (ix *BM25) fieldTF(p *posting, v *view) float64 {
 	return tf
 }
 
-// sortHits orders hits best first, ties by name, so every replica ranks alike.
-func (ix *BM25) sortHits(hits []Hit) {
-	slices.SortFunc(hits, func(a, b Hit) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
+// topHits keeps the best limit hits offered, in a heap whose root is the worst kept, so a
+// search sorts limit hits rather than every tool a common word matched.
+type topHits struct {
+	ix    *BM25
+	limit int
+	h     []Hit
+}
+
+// worse orders hits best first: higher score, then name, so every replica ranks alike.
+func (t *topHits) worse(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
+	}
+	return t.ix.names[a.Index] > t.ix.names[b.Index]
+}
+
+func (t *topHits) offer(h Hit) {
+	if len(t.h) < t.limit {
+		t.h = append(t.h, h)
+		for i := len(t.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !t.worse(t.h[i], t.h[p]) {
+				break
 			}
+			t.h[i], t.h[p] = t.h[p], t.h[i]
+			i = p
+		}
+		return
+	}
+	if !t.worse(t.h[0], h) {
+		return
+	}
+	t.h[0] = h
+	for i := 0; ; {
+		w, l, r := i, 2*i+1, 2*i+2
+		if l < len(t.h) && t.worse(t.h[l], t.h[w]) {
+			w = l
+		}
+		if r < len(t.h) && t.worse(t.h[r], t.h[w]) {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		t.h[i], t.h[w] = t.h[w], t.h[i]
+		i = w
+	}
+}
+
+// sorted returns the hits kept, best first.
+func (t *topHits) sorted() []Hit {
+	slices.SortFunc(t.h, func(a, b Hit) int {
+		switch {
+		case t.worse(b, a):
+			return -1
+		case t.worse(a, b):
 			return 1
 		}
-		return strings.Compare(ix.names[a.Index], ix.names[b.Index])
+		return 0
 	})
+	return t.h
 }
 
 // expansion is one indexed term a query word looks for, and its weight.
@@ -173,7 +229,8 @@ type expansion struct {
 // expand lists what word looks for, in a fixed order: itself, its synonyms, the longer indexed
 // words it begins.
 func (ix *BM25) expand(w string) []expansion {
-	out := []expansion{{w, 1}}
+	out := make([]expansion, 1, 1+len(synonyms[w])+4)
+	out[0] = expansion{w, 1}
 	for _, s := range synonyms[w] {
 		out = append(out, expansion{s, synonymWeight})
 	}
@@ -204,10 +261,10 @@ const minPrefix = 4
 
 // namedBackends are the backends one of whose name's words a query word is, begins (four
 // letters or more) or is a synonym of.
-func (ix *BM25) namedBackends(words []string) map[int32]bool {
+func (ix *BM25) namedBackends(exps [][]expansion) map[int32]bool {
 	var named map[int32]bool
-	for _, w := range words {
-		for _, e := range ix.expand(w) {
+	for _, word := range exps {
+		for _, e := range word {
 			for _, b := range ix.backendWords[e.term] {
 				if named == nil {
 					named = map[int32]bool{}
