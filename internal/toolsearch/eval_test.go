@@ -55,19 +55,34 @@ func loadCatalog(tb testing.TB) []evalTool {
 				tb.Fatalf("%s: a tool without a name", f)
 			}
 			t["name"], _ = json.Marshal(server + "__" + name)
-			raw, err := json.Marshal(t)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			tool, err := ParseTool(raw)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			tool.Backend = server
-			out = append(out, evalTool{server: server, tool: tool, raw: raw})
+			out = append(out, newEvalTool(tb, server, t))
 		}
 	}
 	return out
+}
+
+// toolsOf is what the ranker reads of each tool of catalog.
+func toolsOf(catalog []evalTool) []Tool {
+	docs := make([]Tool, len(catalog))
+	for i, t := range catalog {
+		docs[i] = t.tool
+	}
+	return docs
+}
+
+// newEvalTool is the tool of definition def (namespaced already) served by backend server.
+func newEvalTool(tb testing.TB, server string, def map[string]json.RawMessage) evalTool {
+	tb.Helper()
+	raw, err := json.Marshal(def)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tool, err := ParseTool(raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tool.Backend = server
+	return evalTool{server: server, tool: tool, raw: raw}
 }
 
 // evalQuery is one labelled task.
@@ -267,10 +282,7 @@ func TestEvaluation(t *testing.T) {
 func BenchmarkSearchFullCatalog(b *testing.B) {
 	catalog := loadCatalog(b)
 	queries := loadQueries(b, catalog)
-	docs := make([]Tool, len(catalog))
-	for i, t := range catalog {
-		docs[i] = t.tool
-	}
+	docs := toolsOf(catalog)
 	ix := NewBM25(docs)
 	for _, c := range []struct {
 		name  string

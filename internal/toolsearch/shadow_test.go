@@ -87,22 +87,13 @@ func withClones(tb testing.TB, catalog []evalTool) []evalTool {
 	for k, backend := range cloneBackends {
 		for _, t := range catalog {
 			local := strings.TrimPrefix(t.tool.Name, t.server+"__")
-			def := map[string]any{}
+			def := map[string]json.RawMessage{}
 			if err := json.Unmarshal(t.raw, &def); err != nil {
 				tb.Fatal(err)
 			}
-			def["name"] = backend + "__" + cloneName(local, k)
-			def["description"] = cloneDescription(t.tool.Description, k)
-			raw, err := json.Marshal(def)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			tool, err := ParseTool(raw)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			tool.Backend = backend
-			out = append(out, evalTool{server: backend, tool: tool, raw: raw})
+			def["name"], _ = json.Marshal(backend + "__" + cloneName(local, k))
+			def["description"], _ = json.Marshal(cloneDescription(t.tool.Description, k))
+			out = append(out, newEvalTool(tb, backend, def))
 		}
 	}
 	return out
@@ -114,10 +105,7 @@ func withClones(tb testing.TB, catalog []evalTool) []evalTool {
 func TestShadowing(t *testing.T) {
 	catalog := loadCatalog(t)
 	cloned := withClones(t, catalog)
-	docs := make([]Tool, len(cloned))
-	for i, c := range cloned {
-		docs[i] = c.tool
-	}
+	docs := toolsOf(cloned)
 	ix := NewBM25(docs)
 	plainDocs := docs[:len(catalog)]
 	plainIx := NewBM25(plainDocs)

@@ -69,10 +69,7 @@ func TestRankingGolden(t *testing.T) {
 // a caller cannot learn them from how its own tools rank.
 func TestViewRanksAsIfAlone(t *testing.T) {
 	catalog := loadCatalog(t)
-	docs := make([]Tool, len(catalog))
-	for i, c := range catalog {
-		docs[i] = c.tool
-	}
+	docs := toolsOf(catalog)
 	full := NewBM25(docs)
 	queries := loadQueries(t, catalog)
 	rng := rand.New(rand.NewPCG(1, 2))
