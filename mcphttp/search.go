@@ -183,12 +183,11 @@ func (x *request) listSearch() error {
 	out = append(out, ',')
 	out = append(out, callToolDef...)
 	if len(x.set.search.always) > 0 {
-		ix := x.s.searchIndex.get(cat)
+		ix, view := x.s.searchIndex.get(cat), x.listView()
 		for i, t := range ix.tools {
-			if !ix.reserved[i] && x.set.search.alwaysVisible(ix.names[i]) &&
-				(visible == nil || visible(upstreams.KindTool, t.Target)) {
+			if !ix.reserved[i] && x.set.search.alwaysVisible(ix.names[i]) && view.shows(t.Target) {
 				out = append(out, ',')
-				out = append(out, t.Raw...)
+				out = view.appendItem(out, t)
 			}
 		}
 	}
@@ -220,11 +219,11 @@ func (x *request) findTools() error {
 		return err
 	}
 	ix := x.s.searchIndex.get(cat)
-	visible, _ := x.visibility()
+	view := x.listView()
 	hits := ix.ranker.Search(query, limit, func(i int) bool {
-		return !ix.reserved[i] && (visible == nil || visible(upstreams.KindTool, ix.tools[i].Target))
+		return !ix.reserved[i] && view.shows(ix.tools[i].Target)
 	})
-	list := x.appendFound(make([]byte, 0, 4096), ix, hits)
+	list := x.appendFound(make([]byte, 0, 4096), ix, hits, view)
 	out := make([]byte, 0, 2*len(list)+128)
 	out = append(out, `{"content":[{"type":"text","text":`...)
 	out = jsonrpc.AppendString(out, string(list))
@@ -240,13 +239,13 @@ func (x *request) findTools() error {
 // "backends": the backend of every tool the answer names, "similar": for a tool shown, the
 // near-duplicates from other backends that share its slot}. Naming the backend lets the caller
 // tell a tool from a copy of it served by another backend.
-func (x *request) appendFound(out []byte, ix *catalogIndex, hits []toolsearch.Hit) []byte {
+func (x *request) appendFound(out []byte, ix *catalogIndex, hits []toolsearch.Hit, view listView) []byte {
 	out = append(out, `{"tools":[`...)
 	for i, h := range hits {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = append(out, ix.tools[h.Index].Raw...)
+		out = view.appendItem(out, ix.tools[h.Index])
 	}
 	out = append(out, `],"backends":{`...)
 	n := 0

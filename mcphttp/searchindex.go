@@ -109,3 +109,34 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog) *catalogIndex {
 
 // isMetaToolName reports whether name is one of the meta-tools' names.
 func isMetaToolName(name string) bool { return name == findToolsName || name == callToolName }
+
+// listView is what this caller's tools/list on this endpoint shows: the tools visible allows as
+// they are, and those only discoverable (a policy rule lists them without the scopes a call
+// needs) marked with those scopes. Search ranks and answers over exactly this view.
+type listView struct {
+	visible      func(upstreams.Kind, upstreams.Target) bool
+	discoverable func(upstreams.Kind, upstreams.Target) []string
+}
+
+func (x *request) listView() listView {
+	visible, _ := x.visibility()
+	return listView{visible: visible, discoverable: x.discoverable()}
+}
+
+// shows reports whether the list shows the tool.
+func (v listView) shows(t upstreams.Target) bool {
+	return v.visible == nil || v.visible(upstreams.KindTool, t) ||
+		v.discoverable != nil && len(v.discoverable(upstreams.KindTool, t)) > 0
+}
+
+// appendItem appends the tool's definition as the list shows it.
+func (v listView) appendItem(out []byte, t upstreams.CatalogTool) []byte {
+	if v.visible == nil || v.visible(upstreams.KindTool, t.Target) || v.discoverable == nil {
+		return append(out, t.Raw...)
+	}
+	marked, err := upstreams.MarkRequiredScopes(t.Raw, v.discoverable(upstreams.KindTool, t.Target))
+	if err != nil {
+		return append(out, t.Raw...) // cannot happen: the catalog holds objects only; a call is refused all the same
+	}
+	return append(out, marked...)
+}
