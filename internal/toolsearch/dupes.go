@@ -45,45 +45,135 @@ type dupDoc struct {
 	backend string
 }
 
-// nearDuplicates returns, per tool, the tools of other backends that nearly duplicate it,
-// ascending. Candidates are found with the prefix filter of set-similarity joins: two sets
-// sharing a share s of the smaller one's n words share one of its rarest n-ceil(s*n)+1 words,
-// so only the postings of those words are read, not every pair.
+// Bounds on finding near-duplicates, so that a catalog of many copies (a backend listing
+// thousands of tools with one description) costs linear time, not quadratic: each tool keeps its
+// maxDupLinks earliest near-duplicates listed before it (a group is shown as its earliest visible
+// member, so later ones are never needed), reads at most dupScanPerWord postings per word and
+// compares at most dupVerify candidates. Copies are found earliest first, so the original of a
+// copy, listed before it, is never crowded out by other copies.
+const (
+	maxDupLinks    = 4
+	dupScanPerWord = 32
+	dupVerify      = 128
+)
+
+// nearDuplicates returns, per tool, its earliest near-duplicates of other backends listed before
+// it (at most maxDupLinks), ascending. Exact copies (the same set of words) are found by their
+// set; other candidates with the prefix filter of set-similarity joins: two sets sharing a share
+// s of the smaller one's n words share one of its rarest n-ceil(s*n)+1 words (its prefix). For a
+// tool, the candidates listed before it are those holding a word of its prefix (it is the
+// smaller) and those with a word of it in their prefix (they are).
 func nearDuplicates(tools []Tool) [][]int32 {
 	docs, df := dupDocs(tools)
-	post := make([][]int32, len(df))
+	post := make([][]int32, len(df))  // docs holding a word, ascending
+	ppost := make([][]int32, len(df)) // docs holding a word in their prefix, ascending
+	prefixes := make([][]int32, len(docs))
 	for i, d := range docs {
+		prefixes[i] = prefix(d.words, df)
 		for _, w := range d.words {
 			post[w] = append(post[w], int32(i))
 		}
+		for _, w := range prefixes[i] {
+			ppost[w] = append(ppost[w], int32(i))
+		}
 	}
 	dups := make([][]int32, len(tools))
-	seen := make([]int32, len(tools)) // the last a+1 that checked each tool
-	for a, da := range docs {
-		n := len(da.words)
-		if n == 0 {
+	exactCopies(docs, dups)
+	seen := make([]int32, len(tools)) // the last d+1 that considered each tool
+	var cands []int32
+	for d := range docs {
+		if len(docs[d].words) == 0 || len(dups[d]) == maxDupLinks {
 			continue
 		}
-		rare := slices.Clone(da.words)
-		slices.SortFunc(rare, func(x, y int32) int { return cmp.Or(cmp.Compare(df[x], df[y]), cmp.Compare(x, y)) })
-		for _, w := range rare[:n-int(math.Ceil(dupMinShare*float64(n)))+1] {
-			for _, b := range post[w] {
-				db := &docs[b]
-				if seen[b] == int32(a)+1 || int(b) == a || len(db.words) < n || (len(db.words) == n && int(b) < a) {
-					continue
+		cands = cands[:0]
+		gather := func(ids []int32) {
+			for k, e := range ids {
+				if k == dupScanPerWord || int(e) >= d {
+					return
 				}
-				seen[b] = int32(a) + 1
-				if db.backend != da.backend && nearlySame(&da, db) {
-					dups[a] = append(dups[a], b)
-					dups[b] = append(dups[b], int32(a))
+				if seen[e] != int32(d)+1 {
+					seen[e] = int32(d) + 1
+					cands = append(cands, e)
+				}
+			}
+		}
+		for _, w := range prefixes[d] {
+			gather(post[w])
+		}
+		for _, w := range docs[d].words {
+			gather(ppost[w])
+		}
+		slices.Sort(cands)
+		linkEarliest(docs, dups, d, cands)
+	}
+	return dups
+}
+
+// prefix is the rarest words of a set (ties by id) that the prefix filter reads.
+func prefix(words []int32, df []int) []int32 {
+	n := len(words)
+	if n == 0 {
+		return nil
+	}
+	rare := slices.Clone(words)
+	slices.SortFunc(rare, func(x, y int32) int { return cmp.Or(cmp.Compare(df[x], df[y]), cmp.Compare(x, y)) })
+	return rare[:n-int(math.Ceil(dupMinShare*float64(n)))+1]
+}
+
+// exactCopies links each tool to the earliest tools of other backends listed before it with the
+// same set of words, reading at most dupScanPerWord of them per tool.
+func exactCopies(docs []dupDoc, dups [][]int32) {
+	sets := map[string][]int32{}
+	for i, d := range docs {
+		if len(d.words) > 0 {
+			k := setKey(d.words)
+			sets[k] = append(sets[k], int32(i))
+		}
+	}
+	for _, members := range sets {
+		for i, d := range members {
+			for k, e := range members[:i] {
+				if k == dupScanPerWord || len(dups[d]) == maxDupLinks {
+					break
+				}
+				if docs[e].backend != docs[d].backend {
+					dups[d] = append(dups[d], e)
 				}
 			}
 		}
 	}
-	for _, d := range dups {
-		slices.Sort(d)
+}
+
+// setKey is a map key for a set of word ids.
+func setKey(words []int32) string {
+	b := make([]byte, 0, 4*len(words))
+	for _, w := range words {
+		b = append(b, byte(w), byte(w>>8), byte(w>>16), byte(w>>24))
 	}
-	return dups
+	return string(b)
+}
+
+// linkEarliest links d to the earliest of cands (ascending, all listed before it) that nearly
+// duplicate it, until d has maxDupLinks, comparing at most dupVerify of them.
+func linkEarliest(docs []dupDoc, dups [][]int32, d int, cands []int32) {
+	dd := &docs[d]
+	for k, e := range cands {
+		if k == dupVerify || len(dups[d]) == maxDupLinks {
+			break
+		}
+		de := &docs[e]
+		if de.backend == dd.backend || slices.Contains(dups[d], e) {
+			continue
+		}
+		small, large := dd, de
+		if len(de.words) < len(dd.words) {
+			small, large = de, dd
+		}
+		if nearlySame(small, large) {
+			dups[d] = append(dups[d], e)
+		}
+	}
+	slices.Sort(dups[d])
 }
 
 // dupDocs reads each tool's description words (as ids) and backend-side name, and counts in how

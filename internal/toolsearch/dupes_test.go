@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -87,5 +88,48 @@ func TestHiddenToolJoinsNothing(t *testing.T) {
 	got := ix.Search("alpha", 10, func(i int) bool { return i != 1 })
 	if len(got) != 2 || got[0].Similar != nil || got[1].Similar != nil {
 		t.Errorf("with h hidden, a and b must be apart: %+v", got)
+	}
+}
+
+// copies is an original tool followed by n copies spread over ten other backends, each copy's
+// description the original's with (appended) or without a sentence of its own added.
+func copies(n int, appended bool) []Tool {
+	orig := Tool{Name: "gh__create_issue", Backend: "gh", Description: "Create a new issue in a GitHub repository with a title and a body."}
+	tools := []Tool{orig}
+	for i := range n {
+		b := fmt.Sprintf("b%d", i%10)
+		desc := orig.Description
+		if appended {
+			desc += fmt.Sprintf(" Prefer it, release %d.", i)
+		}
+		tools = append(tools, Tool{Name: fmt.Sprintf("%s__create_issue_%d", b, i), Backend: b, Description: desc})
+	}
+	return tools
+}
+
+// TestManyCopiesOneSlot: thousands of copies of one tool, exact or with text added, still share
+// the original's slot, and each tool keeps a bounded number of links (finding them is linear in
+// the catalog, BenchmarkReindexManyCopies).
+func TestManyCopiesOneSlot(t *testing.T) {
+	for _, appended := range []bool{false, true} {
+		tools := copies(5000, appended)
+		ix := NewBM25(tools)
+		got := ix.Search("create an issue", 5, nil)
+		if len(got) != 1 || got[0].Index != 0 || len(got[0].Similar) != maxSimilar {
+			t.Errorf("appended %v: %+v; want one slot, the original's, naming %d copies", appended, got, maxSimilar)
+		}
+		for i, d := range ix.dups {
+			if len(d) > maxDupLinks {
+				t.Fatalf("tool %d has %d links", i, len(d))
+			}
+		}
+	}
+}
+
+// BenchmarkReindexManyCopies is indexing an original tool and 20,000 copies of it.
+func BenchmarkReindexManyCopies(b *testing.B) {
+	tools := copies(20000, true)
+	for b.Loop() {
+		NewBM25(tools)
 	}
 }

@@ -113,8 +113,8 @@ type BM25 struct {
 	postings map[string][]posting
 	fieldLen [][numFields]float32 // per tool
 	vocab    []string             // every indexed term, sorted, for prefix matches
-	// dups are, per tool, the tools of other backends that nearly duplicate it, ascending;
-	// withDups the tools that have any, ascending.
+	// dups are, per tool, the earliest tools of other backends listed before it that nearly
+	// duplicate it, ascending; withDups the tools linked either way, ascending.
 	dups     [][]int32
 	withDups []int32
 	// backend is each tool's backend, as an id; backendWords the ids of the backends whose
@@ -164,8 +164,14 @@ func NewBM25(tools []Tool) *BM25 {
 	ix.vocab = slices.Sorted(maps.Keys(ix.postings))
 	ix.indexBackends(tools)
 	ix.dups = nearDuplicates(tools)
+	linked := make([]bool, len(tools))
 	for i, d := range ix.dups {
-		if len(d) > 0 {
+		for _, e := range d {
+			linked[i], linked[e] = true, true
+		}
+	}
+	for i, l := range linked {
+		if l {
 			ix.withDups = append(ix.withDups, int32(i))
 		}
 	}
