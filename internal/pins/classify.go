@@ -224,7 +224,11 @@ func (d *delta) annotationsDiff(ov, nv any) {
 		}
 		return hintDefaults[k]
 	}
-	if hint(o, "destructiveHint") && !hint(n, "destructiveHint") {
+	// A tool that said destructiveHint: true and no longer says so is cleared whatever it says
+	// instead: clients and the gateway's own confirmation (server.confirmDestructiveTools) act
+	// on an explicit true, and many read an absent hint as false.
+	explicitly := func(m map[string]any) bool { b, _ := m["destructiveHint"].(bool); return b }
+	if (hint(o, "destructiveHint") && !hint(n, "destructiveHint")) || (explicitly(o) && !explicitly(n)) {
 		d.destructive = true
 	}
 	if !hint(o, "readOnlyHint") && hint(n, "readOnlyHint") {
