@@ -30,9 +30,9 @@ func (x *request) checkPin(target upstreams.Target) error {
 	if !s.backends.PinsEnabled(target.Upstream) {
 		return nil
 	}
-	m := x.in.req.Method
-	if m != upstreams.MethodToolsCall && m != upstreams.MethodPromptsGet && m != upstreams.MethodResourcesRead {
-		return nil
+	m, complete, err := x.pinMethod()
+	if m == "" || err != nil {
+		return err
 	}
 	q := &upstreams.PinQuery{
 		ProtocolVersion: x.in.meta.ProtocolVersion,
@@ -41,7 +41,6 @@ func (x *request) checkPin(target upstreams.Target) error {
 		SubjectToken:    x.subjectToken(target.Upstream),
 	}
 	var v pins.Verdict
-	var err error
 	x.route.pinItem = x.route.name
 	if m == upstreams.MethodResourcesRead {
 		// A URI is judged on the resource templates it could come from: the drifted item
@@ -64,7 +63,7 @@ func (x *request) checkPin(target upstreams.Target) error {
 		return err
 	}
 	x.route.pinClasses = v.Classes
-	confirm := v.Confirm() || (s.cfg.ConfirmDestructiveTools && v.Classes.Has(pins.ClassDestructiveHintCleared))
+	confirm := !complete && (v.Confirm() || (s.cfg.ConfirmDestructiveTools && v.Classes.Has(pins.ClassDestructiveHintCleared)))
 	switch {
 	case v.Blocked():
 		x.logPin("pin drift: call refused", v)
@@ -77,6 +76,24 @@ func (x *request) checkPin(target upstreams.Target) error {
 		x.route.pinDrift = v.Classes
 	}
 	return nil
+}
+
+// pinMethod returns the method whose pin verdict governs the request: tools/call, prompts/get
+// and resources/read their own; completion/complete that of the prompt or resource template
+// its ref names, for blocking only (complete is true): a completion is typed interactively,
+// with no one to confirm it. "" for every other method.
+func (x *request) pinMethod() (method string, complete bool, err error) {
+	switch m := x.in.req.Method; m {
+	case upstreams.MethodToolsCall, upstreams.MethodPromptsGet, upstreams.MethodResourcesRead:
+		return m, false, nil
+	case upstreams.MethodComplete:
+		kind, _, err := x.completionRef()
+		if kind == upstreams.KindPrompt {
+			return upstreams.MethodPromptsGet, true, err
+		}
+		return upstreams.MethodResourcesRead, true, err
+	}
+	return "", false, nil
 }
 
 // pinDriftError is the answer to a call of a blocked item (name: the tool, the prompt, or the
