@@ -16,6 +16,15 @@ const (
 	// ClassRemoved: a pinned item is no longer listed. The pin stays, so an item that comes
 	// back changed is drift, not new.
 	ClassRemoved Class = "removed"
+	// ClassUnverified: the item's pin cannot be read: the shared store does not answer and
+	// this replica has not read the backend's pins before, or the stored pins do not open
+	// (tampered with, or sealed under a key no longer configured). Always blocked: a call is
+	// refused as unavailable (retryable), never forwarded unverified.
+	ClassUnverified Class = "unverified"
+	// ClassShadows: a tool that is not pinned nearly duplicates a pinned tool of another
+	// backend, by name or description (Shadows): a clone that could take the original's calls
+	// or rank above it in search. The verdict names the tool it shadows.
+	ClassShadows Class = "shadows"
 	// ClassInvisible: the current definition contains invisible or bidirectional code points
 	// (see Scan). Reported whatever the pin says: pinning such a definition does not make it
 	// acceptable.
@@ -56,7 +65,7 @@ const (
 
 // AllClasses lists every Class in a fixed order, the most severe first.
 var AllClasses = []Class{
-	ClassNew, ClassRemoved, ClassInvisible, ClassInputSchemaWidened, ClassInputSchemaNarrowed,
+	ClassNew, ClassRemoved, ClassUnverified, ClassShadows, ClassInvisible, ClassInputSchemaWidened, ClassInputSchemaNarrowed,
 	ClassDestructiveHintCleared, ClassReadOnlyHintSet, ClassIdempotentHintSet, ClassOpenWorldHintSet,
 	ClassAnnotationsChanged, ClassTextChanged, ClassOutputSchemaChanged, ClassIconsChanged, ClassOtherChanged,
 }

@@ -23,7 +23,7 @@ func TestSchemaNarrowedIsSubsetGenerated(t *testing.T) {
 		instances = append(instances, g.instance(3))
 	}
 	var narrowed, unchanged, total int
-	for i := range 3000 {
+	for i := range 2000 {
 		old := g.schema(3)
 		cur := deepCopy(old)
 		for range 1 + rng.IntN(3) {
@@ -55,6 +55,7 @@ func TestSchemaNarrowedIsSubsetGenerated(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d narrowed, %d unchanged of %d not widened", narrowed, unchanged, total)
 	if narrowed < 200 || unchanged < 50 {
 		t.Fatalf("only %d narrowed and %d unchanged pairs of %d: the generator does not exercise the classifier", narrowed, unchanged, total)
 	}
