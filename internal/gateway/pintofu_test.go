@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // tofuReplica starts a replica in trust-on-first-use mode on redis in front of backends.
@@ -258,4 +261,49 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestPinTOFUKeys: with Redis, trust on first use needs mrtr.keys (a per-process key would
+// leave every other replica's pins unverifiable) and the start fails without them; 'gateway
+// pins reseal' seals the records again under the newest key, so that the older one can leave
+// the ring and the pins still open.
+func TestPinTOFUKeys(t *testing.T) {
+	redis := testredis.Start(t)
+	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithTool(tool("t", "Touch a file.", nil, nil), noopTool))
+	cfg := &Config{Log: LogConfig{Level: "error", Format: "text"}, Pins: &pins.Config{Mode: pins.ModeTOFU}}
+	cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.Auth.Disabled = true
+	cfg.Redis.URL = redis.URL()
+	cfg.Upstreams = []UpstreamConfig{{UpstreamConfig: upstreams.UpstreamConfig{Name: "files", URL: files.URL()}}}
+	cfg.applyDefaults()
+	if err := serve(context.Background(), cfg, func(string) string { return "" }, io.Discard, io.Discard, nil); err == nil ||
+		!strings.Contains(err.Error(), "needs mrtr.keys") {
+		t.Errorf("tofu with redis and no keys: %v", err)
+	}
+
+	_ = listNames(t, tofuReplica(t, redis, nil, files).gw, "tools/list") // first contact, sealed under k1
+	path := tofuConfigFile(t, redis, files)
+	yaml, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// k1 then k2: the newest, k2, seals.
+	withK2 := strings.Replace(string(yaml), "      secret: {value: "+testKeys[0].Secret.Value+"}\n",
+		"      secret: {value: "+testKeys[0].Secret.Value+"}\n    - id: k2\n      secret: {value: a-newer-test-secret-of-32-bytes-or-more}\n", 1)
+	if err := os.WriteFile(path, []byte(withK2), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := runGateway(t, "pins", "reseal", "--config", path); err != nil || !strings.Contains(out, "sealed 1 record(s)") {
+		t.Fatalf("pins reseal: %v %s", err, out)
+	}
+	// Only k2 now: the resealed record opens, the tool is served.
+	onlyK2 := []KeyConfig{{ID: "k2", Secret: Secret{Value: "a-newer-test-secret-of-32-bytes-or-more"}}}
+	r := startPinned(t, &pins.Config{Mode: pins.ModeTOFU}, func(c *Config) { c.Redis.URL = redis.URL(); c.MRTR.Keys = onlyK2 }, files)
+	if names := listNames(t, r.gw, "tools/list"); !slices.Equal(names, []string{"files__t"}) {
+		t.Errorf("after reseal and rotation: %v\n%s", names, r.log.String())
+	}
+	files.MCP().AddTool(tool("t", "Touch a file, changed.", nil, nil), noopTool)
+	if names := listNames(t, r.gw, "tools/list"); !slices.Equal(names, []string{"files__t"}) || driftOf(t, r.gw, "tool", "t") != "text-changed confirm" {
+		t.Errorf("the resealed pin judges changes: %v %q", names, driftOf(t, r.gw, "tool", "t"))
+	}
 }

@@ -107,3 +107,19 @@ backends:
 		t.Errorf("valid config refused: %v", err)
 	}
 }
+
+// TestConfigUnverifiedAlwaysBlocks: what cannot be verified is never served, whatever the
+// configuration says: configuring the class is refused, and its action is block regardless.
+func TestConfigUnverifiedAlwaysBlocks(t *testing.T) {
+	c := Config{Mode: ModeTOFU, Actions: map[Class]Action{ClassUnverified: ActionLog}, MaxPerBackend: -1}
+	err := c.Validate([]string{"be"})
+	if err == nil || !strings.Contains(err.Error(), "pins.actions.unverified: is always block") || !strings.Contains(err.Error(), "must not be negative") {
+		t.Errorf("Validate: %v", err)
+	}
+	if a := c.ActionForClass("be", ClassUnverified); a != ActionBlock {
+		t.Errorf("unverified: %s", a)
+	}
+	if a := (&Config{}).ActionForClass("be", ClassShadows); a != ActionBlock {
+		t.Errorf("shadows by default: %s", a)
+	}
+}
