@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -31,18 +30,9 @@ func tofuReplica(t *testing.T, redis *testredis.Server, pc *pins.Config, backend
 // tofuConfigFile writes the YAML configuration of such a replica, for the pins commands.
 func tofuConfigFile(t *testing.T, redis *testredis.Server, backends ...*mcptest.Server) string {
 	t.Helper()
-	var b strings.Builder
-	b.WriteString("server:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nauth:\n  disabled: true\nlog:\n  level: error\nredis:\n  url: " + redis.URL() + "\n")
-	b.WriteString("mrtr:\n  keys:\n    - id: " + testKeys[0].ID + "\n      secret: {value: " + testKeys[0].Secret.Value + "}\n")
-	b.WriteString("pins:\n  mode: tofu\nupstreams:\n")
-	for _, s := range backends {
-		b.WriteString("  - name: " + s.Name() + "\n    url: " + s.URL() + "\n    timeout: 5s\n")
-	}
-	path := filepath.Join(t.TempDir(), "gateway.yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeConfigWith(t, "redis:\n  url: "+redis.URL()+"\n"+
+		"mrtr:\n  keys:\n    - id: "+testKeys[0].ID+"\n      secret: {value: "+testKeys[0].Secret.Value+"}\n"+
+		"pins:\n  mode: tofu\n", backends...)
 }
 
 // manifestRedisKey is the Redis key of a backend's trust-on-first-use pins of kind, as the

@@ -438,12 +438,7 @@ func (d *delta) dependentRequired(ov, nv any) {
 }
 
 func (d *delta) multipleOf(ov any, oin bool, nv any, nin bool) {
-	switch {
-	case !nin:
-		d.widened = true
-		return
-	case !oin:
-		d.narrowed = true
+	if d.addedOrRemoved(oin, nin) {
 		return
 	}
 	o, ok1 := ov.(float64)
@@ -560,6 +555,20 @@ func hasNonLocal(v any, depth int) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// addedOrRemoved records an assertion added (narrowed: a conjunct) or removed (widened) and
+// reports whether that was the change; false leaves a change of value to the caller.
+func (d *delta) addedOrRemoved(oin, nin bool) bool {
+	switch {
+	case !nin:
+		d.widened = true
+		return true
+	case !oin:
+		d.narrowed = true
+		return true
 	}
 	return false
 }

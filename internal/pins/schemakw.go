@@ -66,12 +66,7 @@ func (d *delta) enum(ov any, oin bool, nv any, nin bool) {
 		}
 		return m, true
 	}
-	switch {
-	case !nin: // constraint dropped
-		d.widened = true
-		return
-	case !oin: // constraint added
-		d.narrowed = true
+	if d.addedOrRemoved(oin, nin) {
 		return
 	}
 	o, ok1 := set(ov)
@@ -130,12 +125,7 @@ func (d *delta) required(ov, nv any) {
 }
 
 func (d *delta) bound(ov any, oin bool, nv any, nin bool, lower bool) {
-	switch {
-	case !nin:
-		d.widened = true
-		return
-	case !oin:
-		d.narrowed = true
+	if d.addedOrRemoved(oin, nin) {
 		return
 	}
 	o, ok1 := ov.(float64)
