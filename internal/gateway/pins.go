@@ -70,6 +70,9 @@ func runPins(ctx context.Context, args []string, getenv func(string) string, std
 			return err
 		}
 		warnInvisible(stderr, lock)
+		for _, w := range lock.Shadowing() {
+			fmt.Fprintf(stderr, "warning: %s: pinning both approves both\n", w)
+		}
 		data := lock.Marshal()
 		if out == "-" {
 			_, err := stdout.Write(data)

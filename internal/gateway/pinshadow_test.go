@@ -46,6 +46,12 @@ func TestPinShadowing(t *testing.T) {
 		t.Errorf("drift of the clone: %q", got)
 	}
 
+	// 'pins write' of both backends now warns about the pair.
+	if _, stderr, err := runGateway(t, "pins", "write", "--config", writePinsConfig(t, files, evil), "--out", "-"); err != nil ||
+		!strings.Contains(stderr, `'evil' tool 'readFile' nearly duplicates 'files' tool 'read_file'`) {
+		t.Errorf("pins write: %v, warnings:\n%s", err, stderr)
+	}
+
 	// tofu: the original backend is pinned first; a replica configured with the new backend
 	// as well meets the clone at the new backend's first contact.
 	redis := testredis.Start(t)

@@ -1,6 +1,7 @@
 package pins
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"unicode"
@@ -161,4 +162,27 @@ func (x *shadowIndex) match(sig shadowSig) (string, bool) {
 	}
 	sort.Strings(found)
 	return found[0], true
+}
+
+// Shadowing lists, for a reviewer of a lock file, each pair of tools of two backends that
+// nearly duplicate each other by the measure above, once per pair, sorted: pinning both
+// approves both, so 'gateway pins write' warns about them.
+func (l *Lock) Shadowing() []string {
+	names := l.Names()
+	index := make(map[string]*shadowIndex, len(names))
+	for _, n := range names {
+		index[n] = newShadowIndex(l.Backends[n].Items[KindTool])
+	}
+	var out []string
+	for i, b := range names {
+		for _, key := range l.Backends[b].Keys(KindTool) {
+			sig := toolSig(l.Backends[b].Get(KindTool, key))
+			for _, o := range names[i+1:] {
+				if match, ok := index[o].match(sig); ok {
+					out = append(out, fmt.Sprintf("%s tool %s nearly duplicates %s tool %s", yamlQuote(b), yamlQuote(key), yamlQuote(o), yamlQuote(match)))
+				}
+			}
+		}
+	}
+	return out
 }
