@@ -23,7 +23,8 @@ const approvedTTL = 100 * 365 * 24 * time.Hour
 // approvePins is 'gateway pins approve --backend NAME [--item KIND/NAME]…': the operator pins,
 // in the shared store, the definitions a trust-on-first-use backend lists now: the named items
 // (added to its pins), or without --item its whole current lists (which replace its pins).
-// Every replica uses them within a minute, at its next list of that backend.
+// A replica uses them from its first fetch of that backend's list a minute or more after it
+// last read the pins.
 func approvePins(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	backend, rest, err := takeFlag(args, "backend")
 	if err != nil {
@@ -71,7 +72,7 @@ func approvePins(ctx context.Context, args []string, getenv func(string) string,
 		sort.Strings(missing)
 		return fmt.Errorf("pins approve: not listed by %s now (nothing written for them): %s", backend, strings.Join(missing, ", "))
 	}
-	fmt.Fprintf(stdout, "approved %d change(s) to the pins of %s; replicas use them within a minute, at their next list\n", n, backend)
+	fmt.Fprintf(stdout, "approved %d change(s) to the pins of %s; replicas use them from their next fetch of its lists a minute or more after they last read the pins\n", n, backend)
 	return nil
 }
 

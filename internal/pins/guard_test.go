@@ -216,6 +216,21 @@ func TestGuardTOFUFirstContact(t *testing.T) {
 	if st.gets != gets+1 {
 		t.Errorf("%d store reads after the recheck interval, want 1", st.gets-gets)
 	}
+	// An operator's approval (a new record in the store) is read after the recheck interval,
+	// not before.
+	approved, err := SealManifest(s, &Manifest{Backend: "be", Kind: KindTool,
+		Pins: map[string]*Definition{"a": def(t, KindTool, a1), "b": def(t, KindTool, b1), "c": def(t, KindTool, c1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.m[ManifestKey("be", KindTool)] = approved
+	if v := a.CheckList(ctx, "be", KindTool, listed(t, KindTool, a1, b1, c1)); !v["c"].Blocked() {
+		t.Errorf("approval read before the recheck interval: %+v", v["c"])
+	}
+	clk.add(tofuRecheck + time.Second)
+	if v := a.CheckList(ctx, "be", KindTool, listed(t, KindTool, a1, b1, c1)); v["c"].Action != "" {
+		t.Errorf("approval not read after the recheck interval: %+v", v["c"])
+	}
 	// Instructions: the first ones are pinned; instructions that appear later are new.
 	if v := a.CheckInstructions(ctx, "be", "Use me."); v.Action != "" {
 		t.Errorf("first instructions: %+v", v)
