@@ -123,3 +123,20 @@ func TestConfigUnverifiedAlwaysBlocks(t *testing.T) {
 		t.Errorf("shadows by default: %s", a)
 	}
 }
+
+// TestConfigFits: what an operator approves stays within the same bounds as first contact.
+func TestConfigFits(t *testing.T) {
+	m := &Manifest{Backend: "be", Kind: KindTool, Pins: map[string]*Definition{}}
+	for _, n := range []string{"a", "b", "c"} {
+		m.Pins[n] = def(t, KindTool, `{"name":"`+n+`","description":"A tool."}`)
+	}
+	if err := (&Config{}).Fits(m); err != nil {
+		t.Errorf("default bounds: %v", err)
+	}
+	if err := (&Config{MaxPerBackend: 2}).Fits(m); err == nil {
+		t.Error("three pins within maxPerBackend 2")
+	}
+	if err := (&Config{MaxBytesPerBackend: 64}).Fits(m); err == nil {
+		t.Error("three pins within 64 bytes")
+	}
+}
