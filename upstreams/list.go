@@ -94,6 +94,9 @@ type listItem struct {
 	// sum is the start of raw's SHA-256, taken once when the backend's list is read, so that
 	// the digest binding a cursor to a caller's view hashes 16 bytes per item, not the item.
 	sum [itemSumLen]byte
+	// shadows is set when pinning flagged the item as a near duplicate of another backend's
+	// tool and the configured action still lists it (pins.go).
+	shadows bool
 }
 
 // itemSumLen is the length of listItem.sum.
@@ -296,9 +299,7 @@ func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q
 		}
 		if !more {
 			p.ttlMs = max(p.ttlMs, 0)
-			if err := r.checkPins(ctx, b, spec, q, p, gen); err != nil {
-				return nil, err
-			}
+			r.checkPins(ctx, b, spec, q, p, gen)
 			r.reportTools(b, spec, p)
 			r.learnToolHeaders(b, spec, q, p, gen)
 			return p, nil

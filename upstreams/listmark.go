@@ -42,6 +42,13 @@ func (f listFilter) each(m *merged, kind Kind, fn func(it *listItem)) {
 	})
 }
 
+// MarkRequiredScopes returns a copy of the list item raw marked with the scopes a call of it
+// needs, exactly as a list shows an item that is only discoverable (tool search answers with the
+// same view as the list).
+func MarkRequiredScopes(raw []byte, scopes []string) ([]byte, error) {
+	return withRequiredScopes(raw, scopes)
+}
+
 // withRequiredScopes returns a copy of the item object raw whose _meta holds RequiredScopesMeta:
 // scopes, replacing a value the backend put there (the key is the gateway's to set) and keeping
 // every other member of _meta and of the item as it was.

@@ -316,7 +316,7 @@ func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *sl
 	if err != nil {
 		return err
 	}
-	guard, err := newPinGuard(cfg, g.store, rec, log)
+	guard, err := newPinGuard(cfg, getenv, g.store, rec, log)
 	if err != nil {
 		return err
 	}
