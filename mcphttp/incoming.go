@@ -167,6 +167,10 @@ func (in *Incoming) Authorize(kind upstreams.Kind, name string, authorize bool) 
 // serverInfo in _meta: a pre-2026 client's initialize is answered from it.
 func (in *Incoming) Discover() ([]byte, error) { return in.x.discoverResult(in.x.s.serverInfo) }
 
+// ServerInfo is the gateway's serverInfo (name and version), which every result it answers with
+// carries in _meta.
+func (in *Incoming) ServerInfo() json.RawMessage { return in.x.s.serverInfo }
+
 // MapError is the one mapping of an error to what a client is answered (status, headers,
 // JSON-RPC error, outcome), for the errors an edge gets from Run and the shared stages.
 func MapError(err error) *Error { return mapError(err) }

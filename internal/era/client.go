@@ -138,8 +138,9 @@ func appendServerCaps(dst, caps []byte, opts InitializeOptions) []byte {
 // version tools/list drops an outputSchema whose type is not "object", and tools/call drops a
 // structuredContent that is not an object, making sure a text block carries its JSON (2026
 // servers SHOULD send one anyway). A result that is not complete (input_required, task) is an
-// error: it must never reach a pre-2026 client as such.
-func ToLegacyClientResult(method, version string, result []byte) ([]byte, error) {
+// error: it must never reach a pre-2026 client as such. serverInfo, when not nil, becomes the
+// result's _meta serverInfo (the gateway's, as on every result it answers), in the same pass.
+func ToLegacyClientResult(method, version string, result, serverInfo []byte) ([]byte, error) {
 	if !IsLegacyVersion(version) {
 		return nil, fmt.Errorf("era: %q is not a pre-2026 version", version)
 	}
@@ -171,10 +172,21 @@ func ToLegacyClientResult(method, version string, result []byte) ([]byte, error)
 		}
 	}
 	var inner error
-	out, err := FilterObject(make([]byte, 0, len(result)+len(newContent)), result, func(key string, val []byte) ([]byte, bool) {
+	hasMeta := false
+	out, err := FilterObject(make([]byte, 0, len(result)+len(newContent)+len(serverInfo)+64), result, func(key string, val []byte) ([]byte, bool) {
 		switch key {
 		case "resultType", "ttlMs", "cacheScope":
 			return nil, false
+		case "_meta":
+			hasMeta = true
+			if serverInfo != nil && len(val) > 0 && val[0] == '{' {
+				meta, err := FilterObject(nil, val, func(k string, v []byte) ([]byte, bool) { return v, k != jsonrpc.MetaServerInfo })
+				if err != nil {
+					inner = err
+					return val, true
+				}
+				return InsertMembers(meta, serverInfoMember(serverInfo)), true
+			}
 		case "structuredContent":
 			return val, !dropStructured
 		case "content":
@@ -195,6 +207,9 @@ func ToLegacyClientResult(method, version string, result []byte) ([]byte, error)
 	})
 	if err == nil {
 		err = inner
+	}
+	if err == nil && serverInfo != nil && !hasMeta {
+		out = InsertMembers(out, append([]byte(`"_meta":{`), append(serverInfoMember(serverInfo), '}')...))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("era: %s result: %w", method, err)
@@ -341,4 +356,9 @@ func scanObject(b []byte) error {
 		return errors.New("not a JSON object")
 	}
 	return nil
+}
+
+// serverInfoMember is the _meta member naming the server: "io.modelcontextprotocol/serverInfo":info.
+func serverInfoMember(info []byte) []byte {
+	return append(jsonrpc.AppendString(nil, jsonrpc.MetaServerInfo), append([]byte{':'}, info...)...)
 }

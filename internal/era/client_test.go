@@ -143,7 +143,7 @@ func TestToLegacyClientResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ToLegacyClientResult(tt.method, tt.version, []byte(tt.in))
+			got, err := ToLegacyClientResult(tt.method, tt.version, []byte(tt.in), nil)
 			if err != nil || string(got) != tt.want {
 				t.Fatalf("got %s, %v\nwant %s", got, err, tt.want)
 			}
@@ -163,7 +163,7 @@ func TestToLegacyClientResult(t *testing.T) {
 		{"content not an array", "tools/call", V20250618, `{"content":{},"structuredContent":1}`},
 	}
 	for _, tt := range bad {
-		if got, err := ToLegacyClientResult(tt.method, tt.version, []byte(tt.in)); err == nil {
+		if got, err := ToLegacyClientResult(tt.method, tt.version, []byte(tt.in), nil); err == nil {
 			t.Errorf("%s: got %s, want an error", tt.name, got)
 		}
 	}
@@ -199,5 +199,21 @@ func TestLegacyClientError(t *testing.T) {
 	}
 	if LegacyClientError("resources/read", nil) != nil {
 		t.Fatal("nil error")
+	}
+}
+
+// TestToLegacyClientResultServerInfo: the gateway's serverInfo replaces a backend's in _meta, or
+// gives a result without _meta one, while every other _meta member stays.
+func TestToLegacyClientResultServerInfo(t *testing.T) {
+	info := []byte(`{"name":"mcp-gateway","version":"1"}`)
+	for _, tt := range []struct{ in, want string }{
+		{`{"content":[],"resultType":"complete"}`, `{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-gateway","version":"1"}}}`},
+		{`{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"be"},"k":1}}`, `{"content":[],"_meta":{"k":1,"io.modelcontextprotocol/serverInfo":{"name":"mcp-gateway","version":"1"}}}`},
+		{`{"content":[],"_meta":{}}`, `{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-gateway","version":"1"}}}`},
+	} {
+		got, err := ToLegacyClientResult("tools/call", "2025-11-25", []byte(tt.in), info)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%s:\n got %s %v\nwant %s", tt.in, got, err, tt.want)
+		}
 	}
 }

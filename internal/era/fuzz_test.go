@@ -36,7 +36,7 @@ func FuzzLegacyClient(f *testing.F) {
 			}
 		}
 		for _, method := range []string{"tools/call", "tools/list"} {
-			if out, err := ToLegacyClientResult(method, version, data); err == nil && !json.Valid(out) {
+			if out, err := ToLegacyClientResult(method, version, data, nil); err == nil && !json.Valid(out) {
 				t.Fatalf("%s: invalid JSON %s", method, out)
 			}
 		}

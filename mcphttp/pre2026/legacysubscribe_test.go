@@ -73,7 +73,7 @@ func watching(s *Edge) bool {
 // resource and gets resources/updated for it, with the URI as it knows it; unsubscribing stops
 // them while a subscription to another resource goes on.
 func TestLegacySubscribeAcrossReplicas(t *testing.T) {
-	const other = "mem://other"
+	const other = "mem://items/alpha"
 	be := mcptest.StartServer(t, "be", mcptest.WithSubscriptions())
 	a, b, sa, _ := twoReplicas(t, be)
 	rt := newRouteTransport(t, a.URL)
@@ -142,7 +142,7 @@ func TestLegacySubscribePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	be := mcptest.StartServer(t, "be", mcptest.WithSubscriptions())
+	be := mcptest.StartServer(t, "be", mcptest.WithSubscriptions(), numberedResources())
 	gw, s := startLegacyGateway(t, gwSpec{Deps: mcphttp.Deps{Auth: auth}, EdgeDeps: Deps{State: mem}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`, "Authorization", "Bearer "+tok)
 	h := legacyHeaders("2025-11-25", sid)
@@ -181,6 +181,14 @@ func TestLegacySubscribePolicy(t *testing.T) {
 	if got := stored(); !slices.Equal(got, []string{"be+mem://readme"}) {
 		t.Fatalf("recorded %q, want the normal form", got)
 	}
+	// A resource a read does not find is not recorded: the subscription gets the read's answer.
+	read = req("resources/read", "be+mem://never")
+	if sub := req("resources/subscribe", "be+mem://never"); read.RPC.Error == nil || string(sub.Body) != string(read.Body) {
+		t.Fatalf("subscribe to a resource that does not exist: %s; resources/read: %s", sub.Body, read.Body)
+	}
+	if got := stored(); !slices.Equal(got, []string{"be+mem://readme"}) {
+		t.Fatalf("a subscription to a resource that does not exist was recorded: %q", got)
+	}
 	if r := req("resources/unsubscribe", "be+mem://never"); string(r.Body) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 		t.Fatalf("unsubscribe of an unknown URI: %s", r.Body)
 	}
@@ -189,7 +197,7 @@ func TestLegacySubscribePolicy(t *testing.T) {
 			t.Fatalf("subscription %d: %s", i, r.Body)
 		}
 	}
-	if r := req("resources/subscribe", "be+mem://one-too-many"); r.Status != 200 || r.RPC.Error == nil || r.RPC.Error.Code != -32602 {
+	if r := req("resources/subscribe", "be+mem://r/one-too-many"); r.Status != 200 || r.RPC.Error == nil || r.RPC.Error.Code != -32602 {
 		t.Fatalf("subscription beyond the bound: %d %s", r.Status, r.Body)
 	}
 	if got := stored(); len(got) != maxSessionSubscriptions {
@@ -198,4 +206,12 @@ func TestLegacySubscribePolicy(t *testing.T) {
 	if r := req("resources/unsubscribe", "be+mem://readme"); r.RPC.Error != nil || slices.Contains(stored(), "be+mem://readme") {
 		t.Fatalf("unsubscribe: %s", r.Body)
 	}
+}
+
+// numberedResources serves mem://r/{n}: as many resources as a test subscribes to.
+func numberedResources() mcptest.Option {
+	return mcptest.WithResourceTemplate(&mcp.ResourceTemplate{Name: "numbered", URITemplate: "mem://r/{n}"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "n"}}}, nil
+		})
 }

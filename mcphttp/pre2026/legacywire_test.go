@@ -238,8 +238,15 @@ func TestLegacyLocalMethods(t *testing.T) {
 			}
 		})
 	}
-	if n := len(be.Forwarded()); n != 0 {
-		t.Fatalf("the backend got %d requests", n)
+	// A subscription is recorded only for a resource a read finds: that read is the one request
+	// the backend gets.
+	for _, ex := range be.Forwarded() {
+		if m := ex.Header.Get("Mcp-Method"); m != "resources/read" {
+			t.Errorf("the backend got %s", m)
+		}
+	}
+	if n := len(be.Forwarded()); n != 1 {
+		t.Fatalf("the backend got %d requests, want the one resources/read of the subscription", n)
 	}
 }
 

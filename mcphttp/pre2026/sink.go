@@ -62,7 +62,7 @@ func (s *roundSink) Result(result []byte, _ int, oc string, held *int) error {
 		s.asked = bytes.Clone(result)
 		return nil
 	}
-	res, err := era.ToLegacyClientResult(q.msg.Method, q.version, result)
+	res, err := era.ToLegacyClientResult(q.msg.Method, q.version, result, q.in.ServerInfo())
 	if err != nil {
 		return upstreams.ErrBadResponse
 	}

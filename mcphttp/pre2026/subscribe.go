@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/outcome"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -40,6 +41,12 @@ func (q *clientReq) subscribe() error {
 		}
 		return q.refuseAsRead(err)
 	}
+	if add {
+		// Only a resource a read finds is recorded: the backend says whether it exists.
+		if err := q.readable(); err != nil {
+			return q.refuseAsRead(err)
+		}
+	}
 	if err := q.e.state.updateSubscriptions(q.in.Context(), q.sess, q.in.Subject(), uri, add); err != nil {
 		if errors.Is(err, errTooManySubscriptions) || errors.Is(err, errStateBound) {
 			return q.rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error()))
@@ -48,6 +55,60 @@ func (q *clientReq) subscribe() error {
 		return q.rpcError(jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: the subscription could not be recorded; try again"))
 	}
 	return q.result([]byte(`{}`))
+}
+
+// readable runs resources/read of the subscription's URI through the pipeline, its result
+// dropped: nil when the read succeeds, else the error the read would have been answered with
+// (an unknown resource, a backend that fails). A read that needs the user's confirmation first
+// cannot be verified, and refuses the subscription.
+func (q *clientReq) readable() error {
+	read := *q
+	read.msg = &jsonrpc.Request{ID: q.msg.ID, Method: "resources/read", Params: q.msg.Params}
+	inner, err := read.inner(q.in.Context(), q.msg.Params, nil, "")
+	if err != nil {
+		return err
+	}
+	probe := &probeSink{}
+	if err := q.in.Run(inner, probe); err != nil {
+		return err
+	}
+	return probe.err
+}
+
+// probeSink is the Sink of a request run only for whether it succeeds: nothing is written, the
+// answer's error is kept.
+type probeSink struct{ err error }
+
+var _ mcphttp.Sink = (*probeSink)(nil)
+
+func (p *probeSink) Event([]byte, *int) error { return nil }
+func (p *probeSink) FlushHeld(*int)           {}
+func (p *probeSink) KeepAlive(bool)           {}
+
+// Result keeps a result that is not the resource (input_required) as an error.
+func (p *probeSink) Result(_ []byte, _ int, oc string, _ *int) error {
+	if oc != outcome.OK {
+		p.err = jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"Internal error: this resource cannot be read without the user's confirmation, so it cannot be subscribed to")
+	}
+	return nil
+}
+
+// Message keeps a backend's error.
+func (p *probeSink) Message(msg []byte, _ int, _ string, _ *int) error {
+	m, err := jsonrpc.DecodeMessage(msg, relayLimits)
+	if err != nil || m.Error == nil {
+		p.err = upstreams.ErrBadResponse
+		return nil
+	}
+	p.err = m.Error
+	return nil
+}
+
+// Error keeps the gateway's error.
+func (p *probeSink) Error(e *mcphttp.Error) error {
+	p.err = e
+	return nil
 }
 
 // refuseAsRead answers a refused subscription with the bytes resources/read of the same URI

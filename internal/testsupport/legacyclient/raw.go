@@ -30,7 +30,9 @@ const (
 type Raw struct {
 	// Token is sent as a bearer token; empty sends none.
 	Token string
-	ids   atomic.Int64
+	// Header is added to every request (a test's own headers, a Mcp-Name say).
+	Header http.Header
+	ids    atomic.Int64
 }
 
 // Response is one HTTP response: status, headers, the whole body and, for JSON or SSE, the
@@ -61,6 +63,9 @@ func (c *Raw) Request(ctx context.Context, url, sid, body string) (*http.Request
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	for k, v := range c.Header {
+		req.Header[k] = v
 	}
 	return req, nil
 }

@@ -1,0 +1,70 @@
+package gateway
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// TestLegacyEveryRequestCounts: every request of a pre-2026 client takes a token of its caller's
+// rate limit, whatever the edge does with it: those it answers itself (ping, logging/setLevel,
+// resources/subscribe), notifications (notifications/cancelled, a PUBLISH every replica
+// handles) and the client's answers as much as the calls it translates. Once the caller's
+// tokens are spent, each of them is refused with 429 and Retry-After, and has no effect.
+// Before, only initialize and the translated calls counted: tens of thousands of the others a
+// second went through.
+func TestLegacyEveryRequestCounts(t *testing.T) {
+	f := startAuthGatewayWith(t, func(c *Config) {
+		c.Legacy = newConfig().Legacy
+		c.RateLimit.PerCaller = "1/h burst 3"
+	})
+	raw := &legacyclient.Raw{Token: f.token(t, devissuer.Claims{"sub": "alice", "scope": "tools:read"})}
+	sid := raw.Initialize(t, f.url()) // initialize and notifications/initialized: two tokens
+	if r := raw.Post(t, f.url(), sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.Status != http.StatusOK {
+		t.Fatalf("a ping within the limit: %s", r)
+	}
+	for _, tt := range []struct{ name, body string }{
+		{"ping", `{"jsonrpc":"2.0","id":2,"method":"ping"}`},
+		{"logging/setLevel", `{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"debug"}}`},
+		{"resources/subscribe", `{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"alpha+mem://readme"}}`},
+		{"notifications/cancelled", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`},
+		{"notifications/initialized", `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"an answer", `{"jsonrpc":"2.0","id":"g1.x","result":{"action":"accept","content":{}}}`},
+		{"tools/call", raw.CallBody("alpha__echo", "hi")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := raw.Post(t, f.url(), sid, tt.body)
+			if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+				t.Errorf("over the caller's limit: %s (Retry-After %q), want 429", r, r.Header.Get("Retry-After"))
+			}
+		})
+	}
+}
+
+// TestLegacyWaitHoldsSlot: a pre-2026 call waiting for its client's input holds its caller's
+// in-flight slot for the whole wait, as the request it is: a caller limited to two requests in
+// flight whose two calls wait for an elicitation answer gets 429 for a third request, while
+// another caller is served. Before, only the inner rounds took a slot and gave it back before
+// the wait, so one caller could hold thousands of waits.
+func TestLegacyWaitHoldsSlot(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	iss := newIssuer(t)
+	gw := legacyGateway(t, iss, func(c *Config) { c.Server.MaxConcurrentPerCaller = 2 }, alpha)
+	alice := &legacyclient.Raw{Token: mintFor(t, iss, "alice")}
+	sid := alice.Initialize(t, gw.url())
+	for range 2 {
+		s := alice.Open(t, gw.url(), sid, alice.CallArgs("alpha__"+mcptest.ToolAskName, "{}"))
+		s.NextRequest(t, "elicitation/create") // the call now waits for an answer nobody sends
+	}
+	if r := alice.Post(t, gw.url(), sid, `{"jsonrpc":"2.0","id":5,"method":"ping"}`); r.Status != http.StatusTooManyRequests {
+		t.Errorf("a third request while two calls wait: %s, want 429", r)
+	}
+	bob := &legacyclient.Raw{Token: mintFor(t, iss, "bob")}
+	bobSID := bob.Initialize(t, gw.url())
+	if r := bob.CallText(t, gw.url(), bobSID, "alpha__echo", "hi"); r.Status != http.StatusOK || legacyclient.ResultText(r.Msgs) != "hi" {
+		t.Errorf("another caller: %s", r)
+	}
+}
