@@ -33,8 +33,8 @@ type legacyTarget struct {
 	// roundsConfirmed: the target confirms ask_rounds before its rounds (the gateway's policy).
 	roundsConfirmed bool
 	// steps are the steps the target passes; nil is all of them.
-	steps []string
-	backend         *mcptest.Server
+	steps   []string
+	backend *mcptest.Server
 }
 
 // scenario is the client scenario for the caller sub on tg.
