@@ -415,6 +415,12 @@ func (g *gateway) mount(cfg *Config, c *components, explainSecret string) {
 		checks = append(checks, mcphttp.Check{Name: "redis", Run: g.replays.Prime,
 			Advisory: cfg.Admin.RedisReadiness == redisReadinessAdvisory})
 	}
+	if c.auth != nil {
+		// Not ready until every issuer's keys were fetched once: a replica that cannot verify
+		// any token must not be sent traffic (a typo'd issuer URL is otherwise silent).
+		authn := c.auth.Authenticator()
+		checks = append(checks, mcphttp.Check{Name: "issuers", Run: func(context.Context) error { return authn.KeysReady() }})
+	}
 	c.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: c.backends, Gatherer: g.registry,
 		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: c.auth, Loopback: IsLoopbackAddr(cfg.Admin.Listen),
 		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret})

@@ -261,13 +261,16 @@ func (g *gateway) start(runCtx context.Context) {
 	g.startComponents(g.current.Load())
 }
 
-// startComponents starts c's background work: health probes and the endpoint's subscriptions.
-// It ends when c is closed or the process stops.
+// startComponents starts c's background work: health probes, the endpoint's subscriptions and
+// the fetching of its issuers' keys. It ends when c is closed or the process stops.
 func (g *gateway) startComponents(c *components) {
 	ctx, cancel := context.WithCancel(g.reloads.runCtx)
 	c.cancel = cancel
 	go c.backends.Run(ctx)
 	c.mcpServer.Start(ctx)
+	if c.auth != nil {
+		go c.auth.Authenticator().WatchKeys(ctx)
+	}
 	c.admin.SetReady(!g.reloads.draining)
 }
 
