@@ -65,8 +65,8 @@ func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {
 	givenClient := opts.HTTPClient
 	cfg, opts = withDefaults(cfg, opts)
 	a := &Authenticator{
-		issuers: make(map[string]*issuer, len(cfg.Issuers)),
-		reader:  claimReader{scopeClaims: cfg.ScopeClaim, groupsClaim: cfg.GroupsClaim, hierarchy: compileHierarchy(cfg.ScopeHierarchy)},
+		issuers:   make(map[string]*issuer, len(cfg.Issuers)),
+		reader:    claimReader{scopeClaims: cfg.ScopeClaim, groupsClaim: cfg.GroupsClaim, hierarchy: compileHierarchy(cfg.ScopeHierarchy)},
 		skew:      cfg.ClockSkew,
 		now:       opts.Now,
 		log:       opts.Logger,

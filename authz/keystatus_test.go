@@ -1,7 +1,6 @@
 package authz
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // closedURL is an http URL on loopback where nothing listens.
@@ -140,24 +140,6 @@ func TestKeysReadyAfterRequestFetch(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestWatchKeysRetriesUntilFetched: an issuer down at start is logged (warn, with its URL and
 // the class of the failure) and tried again with back-off until its keys are fetched; then
 // WatchKeys logs the recovery and returns.
@@ -168,7 +150,7 @@ func TestWatchKeysRetriesUntilFetched(t *testing.T) {
 	}
 	t.Cleanup(func() { iss.Close() })
 	iss.SetDown(true)
-	var logs syncBuffer
+	var logs mcptest.LogBuffer
 	a, err := NewAuthenticator(Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}, DiscoveryRetryInterval: 20 * time.Millisecond},
 		Options{ResourceURI: testResource, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	if err != nil {
