@@ -2,6 +2,9 @@
 // development-only token issuer and the gateway in front of them, all on loopback, and prints
 // bearer tokens and commands to try. `make demo` runs it. The gateway is configured and served
 // by internal/gateway exactly as `gateway serve` does it, defaults included.
+//
+// `gateway-demo issuer --audience URL` runs only the development token issuer, on a fixed
+// loopback address, to try a configuration of one's own with `gateway serve` and test tokens.
 package main
 
 import (
@@ -42,6 +45,9 @@ const demoTokenTTL = 8 * time.Hour
 // runDemo starts the demo backends, a development-only token issuer and the gateway in front of
 // them, all on loopback, and prints what to try. It runs until interrupted.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "issuer" {
+		return devissuer.Command(ctx, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("gateway-demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:8080", "MCP listener `address` (loopback only)")
