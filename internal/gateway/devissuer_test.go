@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -95,4 +97,94 @@ func TestServeAcceptsDevIssuerTokens(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+}
+
+// TestReadmeIssuerCommand: the README's development-issuer command line runs as printed (its
+// flags exist), the address it documents is the command's default, and the fields of its mint
+// example are accepted.
+func TestReadmeIssuerCommand(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	line := regexp.MustCompile(`(?m)^go run \./cmd/gateway-demo issuer (.*)$`).FindStringSubmatch(readme)
+	if line == nil {
+		t.Fatal("the README has no gateway-demo issuer command line")
+	}
+	args := shellWords(t, line[1])
+	if i := slices.Index(args, "--listen"); i < 0 || args[i+1] != devissuer.CommandAddr {
+		t.Fatalf("the README's command does not listen on the default %s: %v", devissuer.CommandAddr, args)
+	} else {
+		args[i+1] = "127.0.0.1:0" // the documented port may be taken on a test machine
+	}
+	if !strings.Contains(readme, "- issuer: http://"+devissuer.CommandAddr) {
+		t.Errorf("the README's auth.issuers example does not name %s", devissuer.CommandAddr)
+	}
+	out := &mcptest.LogBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- devissuer.Command(ctx, args, out, io.Discard) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the README's command: %v", err)
+		}
+	}()
+	mcptest.WaitFor(t, "the README's command printing a token", func() bool {
+		return strings.Contains(out.String(), "export TOKEN='") || len(done) > 0
+	})
+	issuer := regexp.MustCompile(`(?m)^issuer +(\S+)`).FindStringSubmatch(out.String())[1]
+	curl := regexp.MustCompile("curl -s http://" + regexp.QuoteMeta(devissuer.CommandAddr) + `/mint((?: -d \S+)+)`).FindStringSubmatch(readme)
+	if curl == nil {
+		t.Fatal("the README has no mint example")
+	}
+	form := url.Values{}
+	for _, kv := range regexp.MustCompile(`-d (\S+)`).FindAllStringSubmatch(curl[1], -1) {
+		k, v, _ := strings.Cut(kv[1], "=")
+		form.Set(k, v)
+	}
+	res, err := http.PostForm(issuer+"/mint", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || len(form) != 4 {
+		t.Fatalf("the README's mint example %v: %d", form, res.StatusCode)
+	}
+}
+
+// shellWords splits a command line the way a POSIX shell does for plain words and single or
+// double quotes (no escapes or expansions: the README's lines need none).
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	in, quote := false, rune(0)
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '"' || r == '\'':
+			quote, in = r, true
+		case r == ' ' || r == '\t':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if quote != 0 {
+		t.Fatalf("unbalanced quote in %q", line)
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
 }
