@@ -92,25 +92,47 @@ type connKey struct{}
 // trackedConn is one MCP connection and the component sets its requests in flight run on (one
 // at a time over HTTP/1.1, several over HTTP/2).
 type trackedConn struct {
-	conn net.Conn
-	mu   sync.Mutex
-	sets map[*components]int
+	conn  net.Conn
+	mu    sync.Mutex
+	holds []connHold // one entry per set with a request in flight here; almost always one
+}
+
+// connHold counts a connection's requests in flight on one set. A slice of them rather than a
+// map: a map's delete and insert on every request cost several times the rest of the tracking.
+type connHold struct {
+	c *components
+	n int
 }
 
 func (tc *trackedConn) hold(c *components, delta int) {
 	tc.mu.Lock()
-	if n := tc.sets[c] + delta; n > 0 {
-		tc.sets[c] = n
-	} else {
-		delete(tc.sets, c)
+	defer tc.mu.Unlock()
+	for i := range tc.holds {
+		if tc.holds[i].c != c {
+			continue
+		}
+		if tc.holds[i].n += delta; tc.holds[i].n <= 0 {
+			last := len(tc.holds) - 1
+			tc.holds[i] = tc.holds[last]
+			tc.holds[last] = connHold{} // the backing array must not keep a closed set alive
+			tc.holds = tc.holds[:last]
+		}
+		return
 	}
-	tc.mu.Unlock()
+	if delta > 0 {
+		tc.holds = append(tc.holds, connHold{c: c, n: delta})
+	}
 }
 
-func (tc *trackedConn) holds(c *components) bool {
+func (tc *trackedConn) holding(c *components) bool {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	return tc.sets[c] > 0
+	for _, h := range tc.holds {
+		if h.c == c {
+			return true
+		}
+	}
+	return false
 }
 
 // connTracker knows the MCP listener's open connections (http.Server's ConnContext and
@@ -121,7 +143,7 @@ type connTracker struct {
 }
 
 func (t *connTracker) connContext(ctx context.Context, c net.Conn) context.Context {
-	tc := &trackedConn{conn: c, sets: make(map[*components]int, 1)}
+	tc := &trackedConn{conn: c, holds: make([]connHold, 0, 1)}
 	t.mu.Lock()
 	if t.conns == nil {
 		t.conns = map[net.Conn]*trackedConn{}
@@ -145,7 +167,7 @@ func (t *connTracker) closeHolding(c *components) int {
 	t.mu.Lock()
 	var hold []net.Conn
 	for conn, tc := range t.conns {
-		if tc.holds(c) {
+		if tc.holding(c) {
 			hold = append(hold, conn)
 		}
 	}
