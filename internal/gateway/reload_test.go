@@ -411,3 +411,46 @@ func TestReloadEndsOldRequestsAfterShutdownTimeout(t *testing.T) {
 		t.Fatalf("a call after the cut: %v %+v", err, res)
 	}
 }
+
+// TestReloadLegacyAnswerAcrossReload: a pre-2026 client asked for input in the middle of a call
+// (a 2025-11-25 backend's elicitation, relayed on the call's stream) answers after a reload. Its
+// answer is a request of its own, served by the new configuration; it still reaches the call
+// waiting on the old one, also with a single replica and no Redis, and the call completes.
+func TestReloadLegacyAnswerAcrossReload(t *testing.T) {
+	backend := startRelayBackend(t)
+	body := "auth: {disabled: true}\nupstreams:\n  - {name: old, url: \"" + backend.URL() + "\", protocol: \"2025-11-25\", timeout: 30s}\n"
+	f := startReloadGateway(t, "30s", body)
+	asked, answer := make(chan struct{}), make(chan struct{})
+	cs := mcptest.Connect(t, f.url(), mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			close(asked)
+			<-answer
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		}))
+	got := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "old__" + toolRelay, Arguments: map[string]any{"what": "elicit"}})
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- mcptest.ResultText(res)
+	}()
+	select {
+	case <-asked:
+	case <-time.After(reloadWait):
+		t.Fatal("the client was never asked")
+	}
+	if err := f.reload(t, "30s", body); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	close(answer)
+	select {
+	case text := <-got:
+		if text != "elicit: accept Ada" {
+			t.Fatalf("the call across the reload: %q", text)
+		}
+	case <-time.After(reloadWait):
+		t.Fatal("the call never completed")
+	}
+}

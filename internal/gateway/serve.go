@@ -194,12 +194,16 @@ type gateway struct {
 	store     store.Store
 	lists     *listChangedRelay // nil without a shared store that carries notices
 	notices   store.Notices     // the shared store's notices; nil with the in-memory store
-	replays   *mrtr.EpochGuard
-	codec     *mrtr.Codec
-	ring      *seal.KeyRing
-	tracer    *tracing.Tracer
-	log       *slog.Logger
-	getenv    func(string) string
+	// endpointNotices carry a pre-2026 client's answers between replicas (the shared store's
+	// notices) and, without a shared store, between this process's component sets
+	// (localnotices.go).
+	endpointNotices store.Notices
+	replays         *mrtr.EpochGuard
+	codec           *mrtr.Codec
+	ring            *seal.KeyRing
+	tracer          *tracing.Tracer
+	log             *slog.Logger
+	getenv          func(string) string
 	// approvalKeys and approvalObs serve every approval page built, from the first on
 	// (approval.go): its records must open after a reload.
 	approvalKeys *seal.KeyRing
@@ -317,7 +321,7 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		// Tool search metrics (docs/toolsets.md).
 		ToolsetMetrics: g.searchRec,
 		Keys:           g.ring,
-		Notices:        g.notices,
+		Notices:        g.endpointNotices,
 		// A legacy session's log level and resource subscriptions, shared by every replica.
 		SessionState: g.store,
 	})
@@ -347,8 +351,10 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 		return err
 	}
 	if n, ok := g.store.(store.Notices); ok {
-		g.notices = n
+		g.notices, g.endpointNotices = n, n
 		g.lists = newListChangedRelay(n, g.rec, log)
+	} else {
+		g.endpointNotices = &localNotices{}
 	}
 	if cfg.Redis.enabled() {
 		counted := countedStore{Store: g.store, rec: g.rec}
