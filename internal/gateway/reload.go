@@ -215,6 +215,7 @@ func (g *gateway) logReload(prev, c *components, restart []string) {
 	}
 	g.log.Info("configuration reloaded", "upstreams", len(now), "added", added, "removed", removed,
 		"previous_requests_in_flight", prev.gate.inFlight())
+	warnNoAuth(c.cfg, g.log)
 	if len(restart) > 0 {
 		g.reloads.restartRequired.Set(1)
 		g.log.Warn("settings that take effect only on a restart changed; they keep their running values", "settings", restart)

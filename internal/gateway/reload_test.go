@@ -233,6 +233,9 @@ func TestReloadAddsBackend(t *testing.T) {
 		t.Errorf("restart_required = %v, want 1 (beta's metric labels)", got)
 	}
 	f.waitLog(t, "metric labels of upstream beta")
+	mcptest.WaitFor(t, "serving without authentication said again on the reload", func() bool {
+		return strings.Count(f.logs.String(), "AUTHENTICATION IS DISABLED") == 2
+	})
 }
 
 // TestReloadRestartOnlySettings: settings that only a restart applies keep their running values

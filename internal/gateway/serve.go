@@ -64,9 +64,7 @@ func run(ctx context.Context, cfg *Config, o runOptions) error {
 	if cfg.Redis.enabled() {
 		useRedisLogger(log)
 	}
-	if cfg.Auth.Disabled {
-		log.Warn("AUTHENTICATION IS DISABLED: every caller can list and call every backend tool; use only for local development")
-	}
+	warnNoAuth(cfg, log)
 	g, err := build(cfg, o.getenv, log)
 	if err != nil {
 		return err
@@ -110,6 +108,13 @@ func run(ctx context.Context, cfg *Config, o runOptions) error {
 		break
 	}
 	return drain(log, g, mcpSrv, adminSrv)
+}
+
+// warnNoAuth says loudly, at start-up and on every reload, that cfg serves without authentication.
+func warnNoAuth(cfg *Config, log *slog.Logger) {
+	if cfg.Auth.Disabled {
+		log.Warn("AUTHENTICATION IS DISABLED: every caller can list and call every backend tool; use only for local development")
+	}
 }
 
 // newCertReloader loads the TLS certificate when the listener terminates HTTPS itself.
