@@ -96,18 +96,25 @@ func run(ctx context.Context, cfg *Config, o runOptions) error {
 	if o.started != nil {
 		o.started <- addrs
 	}
+	if err := g.serveUntil(ctx, errc, o.reload); err != nil {
+		return err
+	}
+	return drain(log, g, mcpSrv, adminSrv)
+}
+
+// serveUntil reloads the configuration on every signal of reload until ctx is done (nil), or
+// returns a listener's failure.
+func (g *gateway) serveUntil(ctx context.Context, errc <-chan error, reload *reloadSource) error {
 	for {
 		select {
 		case err := <-errc:
 			return err
-		case <-o.reload.signals():
-			o.reload.report(g.reloadFrom(o.reload.load))
-			continue
+		case <-reload.signals():
+			reload.report(g.reloadFrom(reload.load))
 		case <-ctx.Done():
+			return nil
 		}
-		break
 	}
-	return drain(log, g, mcpSrv, adminSrv)
 }
 
 // warnNoAuth says loudly, at start-up and on every reload, that cfg serves without authentication.
