@@ -56,7 +56,12 @@ type ListRequest struct {
 	Params json.RawMessage
 	// Visible filters items by their backend-side identity; nil shows everything.
 	Visible func(Kind, Target) bool
-	// Private forces cacheScope "private": set it when Visible depends on the caller.
+	// Discoverable, when set, lists the items Visible leaves out for which it returns scopes
+	// (the caller could call them with more scopes, and policy opts in to saying so), each
+	// with those scopes under RequiredScopesMeta in its _meta. Nil, or no scopes: left out.
+	Discoverable func(Kind, Target) []string
+	// Private forces cacheScope "private": set it when Visible or Discoverable depends on
+	// the caller.
 	Private bool
 	// Header holds pass-through headers (trace context, X-Request-Id).
 	Header http.Header
@@ -159,13 +164,13 @@ func (r *Registry) List(ctx context.Context, req *ListRequest) (json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	return r.page(spec, m, req.Visible, p, req.Private, req.View)
+	return r.page(spec, m, listFilter{req.Visible, req.Discoverable}, p, req.Private, req.View)
 }
 
-// page cuts one page out of the merged list as visible filters it, in one pass that also
-// computes the digest of the whole filtered list; a cursor's digest and offset are checked
-// against it before the page is returned.
-func (r *Registry) page(spec listSpec, m *merged, visible func(Kind, Target) bool, p *jsonrpc.Params, private bool, view string) (json.RawMessage, error) {
+// page cuts one page out of the merged list as f filters it, in one pass that also computes
+// the digest of the whole filtered list; a cursor's digest and offset are checked against it
+// before the page is returned.
+func (r *Registry) page(spec listSpec, m *merged, f listFilter, p *jsonrpc.Params, private bool, view string) (json.RawMessage, error) {
 	off, want := 0, []byte(nil)
 	if p.HasCursor {
 		var err error
@@ -178,7 +183,7 @@ func (r *Registry) page(spec listSpec, m *merged, visible func(Kind, Target) boo
 	d.bindView(view)
 	pageItems := make([]*listItem, 0, r.pageSize)
 	size, n := 0, 0
-	m.each(spec.kind, visible, func(it *listItem) {
+	f.each(m, spec.kind, func(it *listItem) {
 		d.add(it)
 		if n >= off && n < end {
 			pageItems = append(pageItems, it)

@@ -37,8 +37,8 @@ const (
 	binaryLogTail = 40
 )
 
-// buildGatewayBinary builds this command into the test's temporary directory and returns the
-// binary's path. Under the race detector the binary is built with it too, so the code the
+// buildGatewayBinary builds the gateway command (cmd/gateway) into the test's temporary
+// directory and returns the binary's path. Under the race detector the binary is built with it too, so the code the
 // test drives in the child processes is still checked for races.
 func buildGatewayBinary(t *testing.T) string {
 	t.Helper()

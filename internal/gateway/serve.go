@@ -44,6 +44,8 @@ type runOptions struct {
 	getenv  func(string) string
 	stderr  io.Writer
 	started chan<- Listeners
+	// bound are listeners the caller opened (ServeOn); a nil one is opened from cfg.
+	bound bound
 	// reload, when set, applies a new configuration on every signal of its trigger (reload.go).
 	reload *reloadSource
 }
@@ -80,7 +82,7 @@ func run(ctx context.Context, cfg *Config, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	mcpSrv, adminSrv, addrs, errc, err := g.listen(cfg, certs)
+	mcpSrv, adminSrv, addrs, errc, err := g.listen(cfg, certs, o.bound)
 	if err != nil {
 		return err
 	}
@@ -137,15 +139,10 @@ func newCertReloader(cfg *Config, log *slog.Logger) (*certreload.Reloader, error
 }
 
 // listen opens both listeners and starts serving; errc receives a listener's failure.
-func (g *gateway) listen(cfg *Config, certs *certreload.Reloader) (mcpSrv, adminSrv *http.Server, addrs Listeners, errc chan error, err error) {
-	mcpLn, err := net.Listen("tcp", cfg.Server.Listen)
+func (g *gateway) listen(cfg *Config, certs *certreload.Reloader, b bound) (mcpSrv, adminSrv *http.Server, addrs Listeners, errc chan error, err error) {
+	mcpLn, adminLn, err := b.open(cfg)
 	if err != nil {
-		return nil, nil, addrs, nil, fmt.Errorf("MCP listener: %w", err)
-	}
-	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
-	if err != nil {
-		mcpLn.Close()
-		return nil, nil, addrs, nil, fmt.Errorf("admin listener: %w", err)
+		return nil, nil, addrs, nil, err
 	}
 	mcpSrv = g.httpServer(cfg, mcpHandler{g})
 	// Each connection is tracked, so that requests a reload leaves running on the previous
@@ -531,6 +528,37 @@ func (g *gateway) httpServer(cfg *Config, h http.Handler) *http.Server {
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 	}
+}
+
+// bound are listeners opened before the gateway is built; a nil one is opened from cfg.
+type bound struct{ mcp, admin net.Listener }
+
+// open returns b's listeners, opening the missing ones at cfg's addresses.
+func (b bound) open(cfg *Config) (mcpLn, adminLn net.Listener, err error) {
+	mcpLn, adminLn = b.mcp, b.admin
+	if mcpLn == nil {
+		if mcpLn, err = net.Listen("tcp", cfg.Server.Listen); err != nil {
+			return nil, nil, fmt.Errorf("MCP listener: %w", err)
+		}
+	}
+	if adminLn == nil {
+		if adminLn, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
+			mcpLn.Close()
+			return nil, nil, fmt.Errorf("admin listener: %w", err)
+		}
+	}
+	return mcpLn, adminLn, nil
+}
+
+// ServeOn is Serve on listeners the caller opened, for a caller that must know the addresses
+// before cfg is complete (the demo, whose public URL and sign-in redirect URI name the port
+// chosen for a ":0" address). cfg.Server.Listen and cfg.Admin.Listen are not used. The
+// listeners are closed when ServeOn returns.
+func ServeOn(ctx context.Context, cfg *Config, mcpLn, adminLn net.Listener, stdout, stderr io.Writer, started chan<- Listeners) error {
+	defer mcpLn.Close()
+	defer adminLn.Close()
+	return run(ctx, cfg, runOptions{getenv: func(string) string { return "" }, stderr: stderr, started: started,
+		bound: bound{mcpLn, adminLn}})
 }
 
 // Serve runs the gateway with cfg, as `gateway serve` does, until ctx is done; started, when not
