@@ -78,6 +78,11 @@ func TestRecorderMovesTheRightSeries(t *testing.T) {
 			r.ObserveRequest("tools/list", outcome.OK, time.Millisecond)
 			r.ObserveRequest("tools/list", outcome.GatewayError, -time.Second)
 		}, NameRequestDuration, map[string]float64{`{method="tools/list"}`: 2}},
+		{"client wait", func(r *Recorder) {
+			r.ObserveRequestWaited("tools/call", outcome.OK, time.Minute, 50*time.Second)
+			r.ObserveRequest("tools/call", outcome.OK, time.Second)
+			r.ObserveRequestWaited("tools/list", outcome.OK, time.Second, -time.Second)
+		}, NameClientWait, map[string]float64{`{method="tools/call"}`: 1}},
 		{"request folds unknown method and outcome", func(r *Recorder) { r.ObserveRequest("initialize", "weird", 0) },
 			NameRequests, map[string]float64{`{method="_other",outcome="_other"}`: 1}},
 		{"upstream", func(r *Recorder) {
@@ -114,8 +119,8 @@ func TestRecorderMovesTheRightSeries(t *testing.T) {
 			r.MRTREvent(EventRejected, "bogus")
 			r.MRTREvent("bogus", "")
 		}, NameMRTREvents, map[string]float64{
-			`{event="confirm_issued",reason=""}`: 1, `{event="rejected",reason="tampered"}`: 1,
-			`{event="rejected",reason="_other"}`: 2, `{event="_other",reason=""}`: 1}},
+			`{event="confirm_issued",reason="none"}`: 1, `{event="rejected",reason="tampered"}`: 1,
+			`{event="rejected",reason="_other"}`: 2, `{event="_other",reason="none"}`: 1}},
 		{"rate limit", func(r *Recorder) { r.RateLimit(RateLimited); r.RateLimit("nah") },
 			NameRateLimitDecisions, map[string]float64{`{decision="limited"}`: 1, `{decision="_other"}`: 1}},
 		{"list cache", func(r *Recorder) { r.ListCache(true); r.ListCache(true); r.ListCache(false) },
@@ -168,14 +173,16 @@ mcp_gateway_requests_total{method="tools/call",outcome="input_required"} 2
 func TestDurationIsObservedInSeconds(t *testing.T) {
 	r, reg := newTestRecorder(t, Options{})
 	r.ObserveRequest("tools/call", outcome.OK, 1500*time.Millisecond)
+	// A minute waiting for the client is not the gateway's latency.
+	r.ObserveRequestWaited("tools/call", outcome.OK, 61500*time.Millisecond, time.Minute)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
 		if mf.GetName() == NameRequestDuration {
-			if sum := mf.GetMetric()[0].GetHistogram().GetSampleSum(); sum != 1.5 {
-				t.Errorf("sample sum = %v, want 1.5", sum)
+			if sum := mf.GetMetric()[0].GetHistogram().GetSampleSum(); sum != 3 {
+				t.Errorf("sample sum = %v, want 3 (1.5 s twice)", sum)
 			}
 			return
 		}
@@ -262,7 +269,7 @@ func TestMetricNamesAreRegistered(t *testing.T) {
 func touchEverything(r *Recorder) {
 	for _, m := range append(Methods(), "bogus") {
 		for _, o := range append(Outcomes(), "bogus") {
-			r.ObserveRequest(m, o, time.Millisecond)
+			r.ObserveRequestWaited(m, o, time.Second, time.Millisecond)
 			r.ObserveUpstream("a", m, o, time.Millisecond)
 		}
 	}
