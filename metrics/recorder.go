@@ -170,6 +170,29 @@ func (r *Recorder) buildEvents(cs *[]prometheus.Collector) {
 	r.listenDropped = newTable(r.newCounterVec(cs, NameListenDropped,
 		"Notifications a backend sent on a listen stream that a listening client was not sent, by cause.",
 		"cause").WithLabelValues, r.dropCauses)
+	r.startAtZero()
+}
+
+// startAtZero creates the series of the event counters over small closed sets at 0, so that
+// the first event is an increase from 0 that rate() and increase() see. A series that appeared
+// with its first event at 1 would be invisible to them until the second, and a one-off burst
+// would never fire an alert. Other is left out: it only counts inputs outside the sets.
+func (r *Recorder) startAtZero() {
+	for _, t := range []*table[prometheus.Counter]{r.authFailures, r.rateLimits, r.listCache, r.redisErrors, r.listenDropped} {
+		for i := range t.sets[0].size() - 1 {
+			t.at1(i)
+		}
+	}
+	reject := r.events.of(EventRejected)
+	for e := range r.events.size() - 1 {
+		if e != reject {
+			r.mrtrEvents.at2(e, r.mrtrReasons.of(ReasonNone))
+			continue
+		}
+		for _, reason := range RejectReasons() {
+			r.mrtrEvents.at2(e, r.mrtrReasons.of(reason))
+		}
+	}
 }
 
 func (r *Recorder) buildGauges(cs *[]prometheus.Collector, version string) {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"runtime"
 	"strings"
 	"testing"
@@ -146,8 +147,56 @@ func TestRecorderMovesTheRightSeries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r, reg := newTestRecorder(t, opts)
 			tt.act(r)
-			assertSeries(t, reg, tt.metric, tt.want)
+			want := startedAtZero(tt.metric)
+			maps.Copy(want, tt.want)
+			assertSeries(t, reg, tt.metric, want)
 		})
+	}
+}
+
+// startedAtZero returns the series a new recorder exports at 0 in family name: every value of
+// the small closed sets of the event counters, Other aside.
+func startedAtZero(name string) map[string]float64 {
+	one := func(label string, values []string) map[string]float64 {
+		out := map[string]float64{}
+		for _, v := range values {
+			out[`{`+label+`="`+v+`"}`] = 0
+		}
+		return out
+	}
+	switch name {
+	case NameAuthFailures:
+		return one("reason", AuthReasons())
+	case NameRateLimitDecisions:
+		return one("decision", RateDecisions())
+	case NameListCacheRequests:
+		return one("result", []string{cacheHit, cacheMiss})
+	case NameRedisErrors:
+		return one("op", RedisOps())
+	case NameListenDropped:
+		return one("cause", DropCauses())
+	case NameMRTREvents:
+		out := map[string]float64{}
+		for _, e := range Events() {
+			if e != EventRejected {
+				out[`{event="`+e+`",reason="none"}`] = 0
+			}
+		}
+		for _, reason := range RejectReasons() {
+			out[`{event="rejected",reason="`+reason+`"}`] = 0
+		}
+		return out
+	}
+	return map[string]float64{}
+}
+
+// TestEventCountersStartAtZero: a new recorder exports every value of its small event counters
+// at 0, so the first event is an increase rate() sees, and nothing of Other.
+func TestEventCountersStartAtZero(t *testing.T) {
+	_, reg := newTestRecorder(t, Options{Upstreams: []string{"a"}})
+	for _, name := range []string{NameAuthFailures, NameRateLimitDecisions, NameListCacheRequests,
+		NameRedisErrors, NameListenDropped, NameMRTREvents} {
+		assertSeries(t, reg, name, startedAtZero(name))
 	}
 }
 

@@ -76,7 +76,7 @@ func (s Scrape) LabelNames(name string) []string {
 
 // HasSeries reports whether the scrape holds exactly this series: a metric name as a query or
 // a promtool input writes it and all its labels (for a _bucket series, le as the exposition
-// formats it).
+// formats it), the values of BuildLabels aside.
 func (s Scrape) HasSeries(name string, labels map[string]string) bool {
 	f, extra := s.family(name)
 	if f == nil {
@@ -111,12 +111,17 @@ func sameLabels(got []*dto.LabelPair, want map[string]string, extra []string) bo
 		return false
 	}
 	for _, lp := range got {
-		if v, ok := want[lp.GetName()]; !ok || v != lp.GetValue() {
+		v, ok := want[lp.GetName()]
+		if !ok || (v != lp.GetValue() && !slices.Contains(BuildLabels(), lp.GetName())) {
 			return false
 		}
 	}
 	return true
 }
+
+// BuildLabels are the labels whose values depend on the build that was scraped (the gateway's
+// version, the Go release); a series matches whatever values it gives them.
+func BuildLabels() []string { return []string{"version", "goversion"} }
 
 // formatFloat writes a bucket bound as the text exposition does.
 func formatFloat(f float64) string {
