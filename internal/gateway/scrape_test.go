@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -62,6 +64,43 @@ func TestMetricsScrapeCoversShippedFiles(t *testing.T) {
 	for _, f := range s.Families() {
 		if slices.Contains(s.LabelNames(f), "backend") {
 			t.Errorf("%s labels a backend \"backend\"; every other series says upstream", f)
+		}
+	}
+	checkREADMEMetrics(t, s, filepath.Join(root, "README.md"))
+}
+
+// checkREADMEMetrics holds the README's metrics table to the scrape: every gateway family the
+// scrape holds is a row with its type and exactly its labels, and every row is in the scrape
+// (but for the in-memory store's, which a gateway with Redis does not have).
+func checkREADMEMetrics(t *testing.T, s promcheck.Scrape, readme string) {
+	t.Helper()
+	raw, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `(mcp_gateway_[a-z0-9_]+)` \\| (counter|gauge|histogram) \\|\\s*([a-z_, ]*?)\\s*\\|")
+	rows := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(raw), -1) {
+		labels := strings.Split(strings.ReplaceAll(m[3], " ", ""), ",")
+		slices.Sort(labels)
+		rows[m[1]] = m[2] + " " + strings.Join(labels, ",")
+	}
+	for _, f := range s.Families() {
+		if !strings.HasPrefix(f, promcheck.Prefix) {
+			continue
+		}
+		labels := s.LabelNames(f)
+		if labels == nil {
+			labels = []string{""}
+		}
+		slices.Sort(labels)
+		if want := s.Type(f) + " " + strings.Join(labels, ","); rows[f] != want {
+			t.Errorf("README metrics table: %s is %q, the scrape says %q", f, rows[f], want)
+		}
+	}
+	for f := range rows {
+		if !s.Has(f) && f != "mcp_gateway_store_full_total" {
+			t.Errorf("README metrics table lists %s, which the gateway does not export", f)
 		}
 	}
 }

@@ -50,6 +50,15 @@ func (s Scrape) family(name string) (*dto.MetricFamily, []string) {
 	return f, []string{}
 }
 
+// Type returns the type of a family ("counter", "gauge", "histogram", ...), "" when absent.
+func (s Scrape) Type(name string) string {
+	f, ok := s.families[name]
+	if !ok {
+		return ""
+	}
+	return strings.ToLower(f.GetType().String())
+}
+
 // Has reports whether the scrape holds the metric (a family, or a histogram series name).
 func (s Scrape) Has(name string) bool {
 	f, _ := s.family(name)
