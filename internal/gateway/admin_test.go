@@ -51,9 +51,9 @@ func TestAdminListenerDefaults(t *testing.T) {
 		{"admin: {listen: \":9090\", explain: {enabled: true}}\n", "needs admin.explain.secret"},
 		{"admin: {listen: \"0.0.0.0:9090\", explain: {enabled: true}}\n", "needs admin.explain.secret"},
 		{"admin: {listen: \":9090\", explain: {enabled: true, secret: {file: /s, env: X}}}\n", "admin.explain.secret: exactly one"},
-		{"admin: {listen: \":9090\", explain: {enabled: true, secret: {file: /run/explain}}}\n", ""},
+		{"admin: {listen: \":9090\", token: {file: /run/admin}, explain: {enabled: true, secret: {file: /run/explain}}}\n", ""},
 		{"admin: {listen: \"127.0.0.1:9090\", explain: {enabled: true}}\n", ""},
-		{"admin: {listen: \":9090\"}\n", ""},
+		{"admin: {listen: \":9090\", token: {file: /run/admin}}\n", ""},
 	}
 	for _, tt := range tests {
 		file := filepath.Join(t.TempDir(), "config.yaml")

@@ -249,8 +249,12 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if err != nil {
 		return nil, err
 	}
+	adminToken, err := cfg.Admin.resolveToken(getenv)
+	if err != nil {
+		return nil, err
+	}
 	g.mcpServer = srv
-	g.mount(cfg, srv, auth, explainSecret)
+	g.mount(cfg, srv, auth, explainSecret, adminToken)
 	if err := g.registerEdgeMetrics(srv); err != nil {
 		return nil, err
 	}
@@ -325,7 +329,7 @@ func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *sl
 }
 
 // mount puts the MCP endpoint and the admin routes on their echo instances.
-func (g *gateway) mount(cfg *Config, srv *mcphttp.Server, auth *authz.Service, explainSecret string) {
+func (g *gateway) mount(cfg *Config, srv *mcphttp.Server, auth *authz.Service, explainSecret, adminToken string) {
 	g.mcp = newEcho()
 	srv.Register(g.mcp)
 	var checks []mcphttp.Check
@@ -335,7 +339,7 @@ func (g *gateway) mount(cfg *Config, srv *mcphttp.Server, auth *authz.Service, e
 	}
 	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: g.backends, Gatherer: g.registry,
 		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: auth, Loopback: IsLoopbackAddr(cfg.Admin.Listen),
-		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret})
+		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret, Token: adminToken})
 	g.adminEcho = newEcho()
 	g.admin.Register(g.adminEcho)
 }
