@@ -19,8 +19,10 @@ import (
 // The MRTR key values of the test values files, as written there.
 const (
 	minimalKey = "bWluaW1hbC10ZXN0LWtleS1ub3QtZm9yLXByb2R1Y3Rpb24tdXNlIQ=="
-	haNewKeyID = "2026-12"
-	haOldKeyID = "2026-11"
+	// testAdminToken is adminToken in every values file that has the chart create its Secret.
+	testAdminToken = "YWRtaW4tdG9rZW4tb2YtdGhlLWNoYXJ0LXRlc3RzLW5vdC1mb3ItdXNl"
+	haNewKeyID     = "2026-12"
+	haOldKeyID     = "2026-11"
 )
 
 func checkMinimal(t *testing.T, m manifests, cfg gatewayConfig) {
@@ -56,6 +58,9 @@ func checkMinimal(t *testing.T, m manifests, cfg gatewayConfig) {
 	}
 	if got := string(find[*corev1.Secret](t, m, fullname).Data["mrtr-k1"]); got != minimalKey {
 		t.Errorf("Secret mrtr-k1 = %q, want the key from the values", got)
+	}
+	if got := string(find[*corev1.Secret](t, m, fullname).Data["admin-token"]); got != testAdminToken {
+		t.Errorf("Secret admin-token = %q, want adminToken from the values", got)
 	}
 	pdb := find[*policyv1.PodDisruptionBudget](t, m, fullname)
 	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.MinAvailable != nil {
