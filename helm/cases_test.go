@@ -128,6 +128,9 @@ func checkHA(t *testing.T, m manifests, cfg gatewayConfig) {
 	}
 	checkPrometheusRule(t, m)
 	checkDashboard(t, m)
+	if sms := m.customByKind("ServiceMonitor"); len(sms) != 1 || sms[0].GetLabels()["release"] != "kube-prometheus-stack" {
+		t.Errorf("want one ServiceMonitor with the label from metrics.serviceMonitor.labels, got %d", len(sms))
+	}
 	np := find[*networkingv1.NetworkPolicy](t, m, fullname)
 	if len(np.Spec.Ingress) != 2 || len(np.Spec.Ingress[0].From) != 1 || len(np.Spec.Ingress[1].From) != 2 {
 		t.Errorf("NetworkPolicy ingress = %+v, want mcp from ingress-nginx, admin from monitoring and the test Pod", np.Spec.Ingress)
@@ -216,6 +219,10 @@ func checkGatewayTLS(t *testing.T, m manifests, cfg gatewayConfig) {
 	if cfg.Server.TLS == nil || cfg.Server.TLS.CertFile != "/etc/mcp-gateway/tls/tls.crt" || cfg.Server.TLS.KeyFile != "/etc/mcp-gateway/tls/tls.key" {
 		t.Errorf("server.tls = %+v", cfg.Server.TLS)
 	}
+	// The admin port stays plain HTTP for the kubelet probes and Prometheus.
+	if p := gatewayContainer(t, spec).ReadinessProbe.HTTPGet; p.Scheme != "" && p.Scheme != corev1.URISchemeHTTP {
+		t.Errorf("readiness probe scheme %s, want HTTP on the admin port", p.Scheme)
+	}
 	if p := find[*corev1.Service](t, m, fullname).Spec.Ports[0]; p.AppProtocol == nil || *p.AppProtocol != "https" {
 		t.Error("mcp Service port must declare appProtocol https")
 	}
@@ -247,6 +254,11 @@ func checkInternalRedis(t *testing.T, m manifests) {
 	}
 	if !slices.Contains(c.Args, "--requirepass") {
 		t.Errorf("redis args = %v, want --requirepass", c.Args)
+	}
+	// A development Redis: one pod, nothing persisted.
+	if i := slices.Index(c.Args, "--save"); i < 0 || i+1 >= len(c.Args) || c.Args[i+1] != "" ||
+		!slices.Contains(c.Args, "--appendonly") || redis.Spec.Replicas == nil || *redis.Spec.Replicas != 1 {
+		t.Errorf("redis args = %q, replicas %v, want one pod with --save \"\" and --appendonly no", c.Args, redis.Spec.Replicas)
 	}
 	if !isTrue(redis.Spec.Template.Spec.SecurityContext.RunAsNonRoot) || !isTrue(c.SecurityContext.ReadOnlyRootFilesystem) {
 		t.Error("in-chart Redis must run non-root with a read-only root filesystem")

@@ -68,6 +68,8 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"existing secret plus values", minimal, []string{"secrets.existingSecret=keys"}, "with secrets.existingSecret the chart creates no Secret"},
 		{"existing secret without ids", nil, []string{"secrets.existingSecret=keys"}, "needs the MRTR key ids in mrtr.keys"},
 		{"grace too short", minimal, []string{"terminationGracePeriodSeconds=30"}, "terminationGracePeriodSeconds must be larger than"},
+		{"two redis passwords", minimal, []string{"redis.url=redis://r:6379", "redis.password=p", "redis.existingSecret=r"}, "either redis.password or redis.existingSecret"},
+		{"autoscaling min above max", minimal, []string{"redis.url=redis://r:6379", "autoscaling.enabled=true", "autoscaling.minReplicas=5", "autoscaling.maxReplicas=3"}, "minReplicas is larger than autoscaling.maxReplicas"},
 		{"two redis", minimal, []string{"redis.url=redis://r:6379", "redis.internal.enabled=true"}, "either redis.url or redis.internal.enabled"},
 		{"managed listen", minimal, []string{"config.server.listen=:80"}, "config.server.listen is set by the chart"},
 		{"managed redis", minimal, []string{"config.redis.url=redis://r:6379"}, "config.redis is set by the chart"},
