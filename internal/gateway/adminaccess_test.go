@@ -53,7 +53,7 @@ func TestAdminEndpointsNeedToken(t *testing.T) {
 			if tok != "" {
 				h.Set("Authorization", "Bearer "+tok)
 			}
-			status, hdr, body := adminExchangeReal(t, tt.method, admin+tt.path, h, tt.body)
+			status, hdr, body := exchange(t, tt.method, admin+tt.path, h, tt.body)
 			admitted := tok == adminTestToken
 			switch {
 			case admitted || tt.open:
@@ -69,22 +69,6 @@ func TestAdminEndpointsNeedToken(t *testing.T) {
 			}
 		}
 	}
-}
-
-func adminExchangeReal(t *testing.T, method, url string, h http.Header, body string) (int, http.Header, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = h
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, res.Header, string(b)
 }
 
 // TestAdminAccessConfig: a configuration that would expose the admin endpoints without a
@@ -104,19 +88,26 @@ func TestAdminAccessConfig(t *testing.T) {
 		{"admin: {listen: \"[::1]:9090\", pprof: true, token: {value: " + adminTestToken + "}}\n", ""},
 	}
 	for _, tt := range tests {
-		file := filepath.Join(t.TempDir(), "config.yaml")
-		if err := os.WriteFile(file, []byte(tt.yaml), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
-			"--upstream", "a=http://127.0.0.1:1/mcp"}, func(string) string { return "" }, io.Discard)
-		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
-			t.Errorf("%q: err = %v, want %q", tt.yaml, err, tt.wantErr)
-		}
+		checkAdminYAML(t, tt.yaml, tt.wantErr)
 	}
 	short := AdminConfig{Token: Secret{Env: "ADMIN_TOKEN"}}
 	if _, err := short.resolveToken(func(string) string { return "only-20-characters.." }); err == nil ||
 		!strings.Contains(err.Error(), "shorter than 32") || strings.Contains(err.Error(), "only-20") {
 		t.Errorf("a short token from the environment: %v", err)
+	}
+}
+
+// checkAdminYAML loads a configuration with check-config's flags (authentication off, one
+// backend) and fails unless it is refused with wantErr, or accepted when wantErr is empty.
+func checkAdminYAML(t *testing.T, yaml, wantErr string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
+		"--upstream", "a=http://127.0.0.1:1/mcp"}, func(string) string { return "" }, io.Discard)
+	if wantErr == "" && err != nil || wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)) {
+		t.Errorf("%q: err = %v, want %q", yaml, err, wantErr)
 	}
 }
