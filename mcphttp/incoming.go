@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -77,6 +78,10 @@ func (in *Incoming) SetMessage(req *jsonrpc.Request) { in.x.setMessage(req) }
 func (in *Incoming) SetEra(version, session string) {
 	in.x.era = eraLabel{legacy: true, version: version, session: session}
 }
+
+// Waited adds d to the time the request spent waiting for its client's input, which the
+// request duration metric leaves out (mcp_gateway_request_client_wait_seconds has it).
+func (in *Incoming) Waited(d time.Duration) { in.x.waited += d }
 
 // CheckOrigin is stage guard's Origin and Host check, for a GET, which runs no other stage.
 func (in *Incoming) CheckOrigin() error { return in.x.s.origins.check(in.x.r) }

@@ -52,6 +52,9 @@ type request struct {
 	// era is what the access log and the metrics say of the request's protocol era, set by the
 	// edge that served it.
 	era eraLabel
+	// waited is the time the request spent waiting for its client's input (a pre-2026 call's
+	// asks): a person's think time, which the latency metrics leave out.
+	waited time.Duration
 
 	// out is where the request is answered: client for a 2026-07-28 request, another edge's
 	// Sink for a request it built. client is the writer of the client's HTTP response.

@@ -276,7 +276,8 @@ func (x *request) record() {
 	if c.streamClosed != nil {
 		c.streamClosed()
 	}
-	s.metrics.ObserveRequest(method, c.outcome, d)
+	// A person thinking (a pre-2026 call waiting for its client's input) is not latency.
+	s.metrics.ObserveRequestWaited(method, c.outcome, d, x.waited)
 	if method == "tools/call" && x.route.upstream != "" {
 		s.metrics.ToolCall(x.route.upstream, x.route.upstreamName, c.outcome)
 		if x.viaCallTool {

@@ -43,7 +43,9 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 	// The requests switch the response to SSE; keep-alive comments hold it open while the user
 	// thinks.
 	q.c.KeepAlive(true)
+	asked := e.now()
 	responses, err = e.asks.ask(rctx, q.sess, q.in.Subject(), reqs, q.emit)
+	q.in.Waited(e.now().Sub(asked))
 	q.c.KeepAlive(false)
 	switch {
 	case err == nil:

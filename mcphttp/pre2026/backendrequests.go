@@ -43,7 +43,9 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		// The request switches the client's response to SSE; keep-alive comments hold it open
 		// while the user thinks.
 		q.c.KeepAlive(true)
+		asked := e.now()
 		responses, err := e.asks.ask(rctx, sess, q.in.Subject(), []era.InputRequest{r}, q.emit)
+		q.in.Waited(e.now().Sub(asked))
 		q.c.KeepAlive(false)
 		if err != nil {
 			return nil, relayError(ctx, rctx, err)

@@ -63,6 +63,7 @@ type Edge struct {
 	asks    *asks
 	log     *slog.Logger
 	metrics *metrics.Recorder
+	now     func() time.Time
 }
 
 var _ mcphttp.EraEdge = (*Edge)(nil)
@@ -89,6 +90,7 @@ func New(cfg Config, d Deps) (*Edge, error) {
 		state:    state,
 		log:      d.Logger,
 		metrics:  d.Metrics,
+		now:      d.Clock,
 	}
 	// Answer ids are sealed under a key of their own purpose; d.Notices (nil with one replica)
 	// hands an answer to the replica that waits for it.
