@@ -37,9 +37,9 @@ const (
 	binaryLogTail = 40
 )
 
-// buildGatewayBinary builds this command into the test's temporary directory and returns the
-// binary's path. Under the race detector the binary is built with it too, so the code the
-// test drives in the child processes is still checked for races.
+// buildGatewayBinary builds the gateway command (cmd/gateway) into the test's temporary
+// directory and returns the binary's path. Under the race detector the binary is built with it
+// too, so the code the test drives in the child processes is still checked for races.
 func buildGatewayBinary(t *testing.T) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
@@ -53,8 +53,8 @@ func buildGatewayBinary(t *testing.T) string {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), binaryBuildTimeout)
 	defer cancel()
-	// The test runs in this command's directory, so "." is the gateway's main package.
-	cmd := exec.CommandContext(ctx, goBin, append(args, ".")...)
+	// The test runs in internal/gateway; the process is cmd/gateway, which only calls into it.
+	cmd := exec.CommandContext(ctx, goBin, append(args, "../../cmd/gateway")...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
 	}
