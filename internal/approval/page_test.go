@@ -123,8 +123,9 @@ func TestSecurityHeaders(t *testing.T) {
 	}
 }
 
-// TestCookieFlags: the sign-in and session cookies are HttpOnly, Secure, SameSite=Lax, scoped to
-// the page's path and short-lived.
+// TestCookieFlags: the sign-in and session cookies carry the __Host- prefix (so a sibling host
+// cannot toss its own cookie of that name: browsers accept such a cookie only Secure, from a
+// secure origin, with Path=/ and no Domain) and are HttpOnly, SameSite=Lax and short-lived.
 func TestCookieFlags(t *testing.T) {
 	f := newPageFixture(t)
 	_, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
@@ -142,19 +143,59 @@ func TestCookieFlags(t *testing.T) {
 	}
 	names := map[string]bool{}
 	for _, ck := range seen {
-		if ck.Name != sessionCookie && ck.Name != loginCookie {
+		if ck.Name != "__Host-mcpgw_approval" && ck.Name != "__Host-mcpgw_approval_login" {
+			if strings.Contains(ck.Name, "mcpgw") {
+				t.Errorf("cookie %s without the __Host- prefix", ck.Name)
+			}
 			continue
 		}
 		names[ck.Name] = true
-		if !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteLaxMode || ck.Path != "/approval" {
-			t.Errorf("cookie %s: HttpOnly=%v Secure=%v SameSite=%v Path=%q", ck.Name, ck.HttpOnly, ck.Secure, ck.SameSite, ck.Path)
+		if !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteLaxMode || ck.Path != "/" || ck.Domain != "" {
+			t.Errorf("cookie %s: HttpOnly=%v Secure=%v SameSite=%v Path=%q Domain=%q", ck.Name, ck.HttpOnly, ck.Secure, ck.SameSite, ck.Path, ck.Domain)
 		}
 		if ck.MaxAge > int(MaxSessionTTL/time.Second) {
 			t.Errorf("cookie %s lives %d s", ck.Name, ck.MaxAge)
 		}
 	}
-	if !names[sessionCookie] || !names[loginCookie] {
+	if len(names) != 2 {
 		t.Errorf("cookies seen: %v", names)
+	}
+}
+
+// TestUnprefixedCookiesIgnored: a session cookie under any other name than the __Host- one (what
+// a sibling host can set for the parent domain) signs nobody in, even when its value is a
+// session this gateway sealed.
+func TestUnprefixedCookiesIgnored(t *testing.T) {
+	f := newPageFixture(t)
+	_, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
+	c := f.browser(t)
+	_, body := f.signIn(t, c, page, f.op.Username())
+	if !strings.Contains(body, "Approve this tool call?") {
+		t.Fatalf("sign-in failed: %s", body)
+	}
+	u, _ := url.Parse(page)
+	var session string
+	for _, ck := range c.Jar.Cookies(u) {
+		if strings.HasSuffix(ck.Name, "mcpgw_approval") {
+			session = ck.Value
+		}
+	}
+	if session == "" {
+		t.Fatal("no session cookie after sign-in")
+	}
+	for _, name := range []string{"mcpgw_approval", "__Secure-mcpgw_approval", "__host-mcpgw_approval"} {
+		req, _ := http.NewRequest(http.MethodGet, page, nil)
+		req.AddCookie(&http.Cookie{Name: name, Value: session})
+		nc := f.browser(t)
+		nc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		resp, err := nc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("cookie %s signed the browser in: status %d", name, resp.StatusCode)
+		}
 	}
 }
 

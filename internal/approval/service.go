@@ -102,7 +102,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if max := s.ledger.calls.MaxTokenBytes(); max < MaxRecordBytes {
 		return nil, fmt.Errorf("approval: the key ring seals at most %d bytes; %d needed", max, MaxRecordBytes)
 	}
-	s.cookies = cookies{path: cfg.Path, sessions: deps.Keys.Sealer(purposeSession),
+	s.cookies = cookies{sessions: deps.Keys.Sealer(purposeSession),
 		logins: deps.Keys.Sealer(purposeLogin), now: s.now}
 	return s, nil
 }

@@ -12,12 +12,17 @@ import (
 	"github.com/mcp-gateway/gateway/internal/seal"
 )
 
-// Cookie names. Both are scoped to the page's path, HttpOnly, Secure and SameSite=Lax: Lax
-// because the sign-in returns from the issuer by a cross-site navigation, and the decisions,
-// being POSTs, are not sent cross-site under Lax and carry a CSRF token besides.
+// Cookie names. The __Host- prefix makes browsers accept the cookie only when it is Secure,
+// set by a secure origin (https, or a loopback origin the browser treats as secure), with
+// Path=/ and no Domain: a sibling host of the same site cannot set ("toss") a cookie of that
+// name for the page's host, so the page never reads a session or sign-in it did not set.
+// Both are HttpOnly and SameSite=Lax: Lax because the sign-in returns from the issuer by a
+// cross-site navigation, and the decisions, being POSTs, are not sent cross-site under Lax
+// and carry a CSRF token besides. Path=/ (which the prefix requires) also sends them to the
+// MCP endpoint, which reads no cookies and forwards none.
 const (
-	sessionCookie = "mcpgw_approval"
-	loginCookie   = "mcpgw_approval_login"
+	sessionCookie = "__Host-mcpgw_approval"
+	loginCookie   = "__Host-mcpgw_approval_login"
 )
 
 // session is who signed in on the page, sealed into the session cookie.
@@ -41,7 +46,6 @@ type login struct {
 
 // cookies seals and opens the page's cookies.
 type cookies struct {
-	path     string
 	sessions *seal.Sealer
 	logins   *seal.Sealer
 	now      func() time.Time
@@ -49,13 +53,13 @@ type cookies struct {
 
 func (c *cookies) set(w http.ResponseWriter, name, value string, ttl time.Duration) {
 	http.SetCookie(w, &http.Cookie{
-		Name: name, Value: value, Path: c.path, MaxAge: int(ttl / time.Second),
+		Name: name, Value: value, Path: "/", MaxAge: int(ttl / time.Second),
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
 	})
 }
 
 func (c *cookies) clear(w http.ResponseWriter, name string) {
-	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: c.path, MaxAge: -1,
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
 }
 
