@@ -76,7 +76,7 @@ func (s *Service) show(w http.ResponseWriter, r *http.Request, id string) {
 
 // decide records the user's decision once.
 func (s *Service) decide(w http.ResponseWriter, r *http.Request, id string) {
-	if origin := r.Header.Get("Origin"); origin != "" && origin != "null" && !sameOrigin(origin, s.cfg.BaseURL) {
+	if !fromPage(r.Header, s.cfg.BaseURL) {
 		s.refuse(w, http.StatusForbidden, RefusedOriginMismatch, "This decision did not come from the approval page.")
 		return
 	}
@@ -259,12 +259,15 @@ func (s *Service) refuse(w http.ResponseWriter, status int, reason, msg string) 
 
 // setSecurityHeaders: nothing is loaded from anywhere, the only style is the page's own
 // (allowed by its hash), scripts do not run, forms post only to the gateway, and no other site
-// may frame, cache or be told about the page.
+// may frame, cache or be told about the page (its URL names the call).
 func setSecurityHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer browsers send "Origin: null" with the
+	// decision forms, and the decision check needs the real origin. Nothing leaves the
+	// gateway's origin either way.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
@@ -276,6 +279,23 @@ var contentSecurityPolicy = "default-src 'none'; style-src '" + styleHash() + "'
 func styleHash() string {
 	sum := sha256.Sum256([]byte(pageStyle))
 	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// fromPage reports whether a decision POST comes from the page's own form: Fetch Metadata, when
+// the browser sends it, must say same-origin (not same-site, cross-site, or none, which a form
+// POST cannot legitimately be), and Origin, when sent, must be the page's; an opaque origin
+// ("null": a sandboxed frame, a data: URL, a redirect across origins) is not. Every browser
+// sends at least one of the two on a form POST (the page's Referrer-Policy, same-origin, lets
+// Origin through), so a POST with neither is refused too.
+func fromPage(h http.Header, base string) bool {
+	origins, sites := h.Values("Origin"), h.Values("Sec-Fetch-Site")
+	if len(origins) > 1 || len(sites) > 1 || len(origins)+len(sites) == 0 {
+		return false
+	}
+	if len(sites) == 1 && sites[0] != "same-origin" {
+		return false
+	}
+	return len(origins) == 0 || sameOrigin(origins[0], base)
 }
 
 func sameOrigin(origin, base string) bool {

@@ -114,3 +114,28 @@ func csrfOf(t *testing.T, body string) string {
 	tok, _, _ := strings.Cut(rest, `"`)
 	return tok
 }
+
+// postDecision posts a decision form to page as the page's own form does in a browser: with
+// the page's Origin and Sec-Fetch-Site: same-origin.
+func (f *pageFixture) postDecision(t *testing.T, c *http.Client, page string, form url.Values) (int, string) {
+	t.Helper()
+	return f.postDecisionWith(t, c, page, form, http.Header{"Origin": {f.srv.URL}, "Sec-Fetch-Site": {"same-origin"}})
+}
+
+// postDecisionWith posts a decision form with the given request headers.
+func (f *pageFixture) postDecisionWith(t *testing.T, c *http.Client, page string, form url.Values, h http.Header) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, page, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = h.Clone()
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode, string(body)
+}

@@ -109,7 +109,7 @@ func TestSecurityHeaders(t *testing.T) {
 	if !strings.Contains(csp, styleHash()) || !strings.Contains(string(body), "<style>"+pageStyle+"</style>") {
 		t.Error("the inline style is not the one the CSP hash allows")
 	}
-	for h, want := range map[string]string{"X-Frame-Options": "DENY", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+	for h, want := range map[string]string{"X-Frame-Options": "DENY", "Cache-Control": "no-store", "Referrer-Policy": "same-origin",
 		"X-Content-Type-Options": "nosniff"} {
 		if resp.Header.Get(h) != want {
 			t.Errorf("%s = %q, want %q", h, resp.Header.Get(h), want)
@@ -218,12 +218,8 @@ func TestCSRF(t *testing.T) {
 
 	post := func(form url.Values) int {
 		t.Helper()
-		resp, err := c.PostForm(page, form)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode
+		status, _ := f.postDecision(t, c, page, form)
+		return status
 	}
 	for name, form := range map[string]url.Values{
 		"no token":     {"decision": {"approve"}},
@@ -239,19 +235,11 @@ func TestCSRF(t *testing.T) {
 	if err != nil || v != Undecided {
 		t.Fatalf("after forged posts: %q %v", v, err)
 	}
-	// A request from another site is refused even with the token.
-	req, _ := http.NewRequest(http.MethodPost, page, strings.NewReader(url.Values{"decision": {"approve"}, "csrf": {token}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", "https://evil.example")
-	if resp, err := c.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("cross-origin post: %v %v", resp, err)
-	}
 	// Another browser's session, with this session's token, is refused.
 	other := f.browser(t)
 	_, _ = f.signIn(t, other, page, f.op.Username())
-	resp, err = other.PostForm(page, url.Values{"decision": {"approve"}, "csrf": {token}})
-	if err != nil || resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("token of another session: %v %v", resp, err)
+	if status, _ := f.postDecision(t, other, page, url.Values{"decision": {"approve"}, "csrf": {token}}); status != http.StatusForbidden {
+		t.Fatalf("token of another session: status %d", status)
 	}
 	if got := post(url.Values{"decision": {"approve"}, "csrf": {token}}); got != http.StatusOK {
 		t.Fatalf("the page's own form: status %d", got)
@@ -301,12 +289,43 @@ func TestStoreUnavailableFailsClosed(t *testing.T) {
 	if v, err := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); !errors.Is(err, ErrUnavailable) || v != Undecided {
 		t.Errorf("Verdict with the store down: %q %v", v, err)
 	}
-	resp, err := c.PostForm(page, url.Values{"decision": {"approve"}, "csrf": {token}})
-	if err != nil {
-		t.Fatal(err)
+	if status, _ := f.postDecision(t, c, page, url.Values{"decision": {"approve"}, "csrf": {token}}); status != http.StatusServiceUnavailable {
+		t.Errorf("decision with the store down: status %d", status)
 	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("decision with the store down: status %d", resp.StatusCode)
+}
+
+// TestDecisionFromOtherOrigins: a decision is recorded only from the page itself. A POST that
+// says it comes from another site or origin (Sec-Fetch-Site other than same-origin), from an
+// opaque origin (Origin: null, as a sandboxed frame or a data: URL sends), from another origin,
+// or that carries neither header (no browser sends a form POST so) is refused, even with a valid
+// token, and records nothing.
+func TestDecisionFromOtherOrigins(t *testing.T) {
+	f := newPageFixture(t)
+	id, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
+	c := f.browser(t)
+	_, body := f.signIn(t, c, page, f.op.Username())
+	form := url.Values{"decision": {"deny"}, "csrf": {csrfOf(t, body)}}
+	for name, h := range map[string]http.Header{
+		"opaque origin":         {"Origin": {"null"}},
+		"opaque, same-origin":   {"Origin": {"null"}, "Sec-Fetch-Site": {"same-origin"}},
+		"other origin":          {"Origin": {"https://evil.example"}},
+		"other port":            {"Origin": {strings.Replace(f.srv.URL, "127.0.0.1:", "127.0.0.1:1", 1)}},
+		"cross-site":            {"Sec-Fetch-Site": {"cross-site"}},
+		"same-site":             {"Sec-Fetch-Site": {"same-site"}},
+		"typed (none)":          {"Sec-Fetch-Site": {"none"}},
+		"cross-site, origin ok": {"Origin": {f.srv.URL}, "Sec-Fetch-Site": {"cross-site"}},
+		"neither header":        {},
+		"two origins":           {"Origin": {f.srv.URL, "https://evil.example"}},
+	} {
+		if status, _ := f.postDecisionWith(t, c, page, form, h); status != http.StatusForbidden {
+			t.Errorf("%s: status %d, want 403", name, status)
+		}
+	}
+	if v, err := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); err != nil || v != Undecided {
+		t.Fatalf("after refused posts: %q %v", v, err)
+	}
+	// The page's own form, from an older browser without Fetch Metadata: Origin alone.
+	if status, _ := f.postDecisionWith(t, c, page, form, http.Header{"Origin": {f.srv.URL}}); status != http.StatusOK {
+		t.Errorf("same origin without Sec-Fetch-Site: status %d", status)
 	}
 }
