@@ -52,6 +52,12 @@ func (s *Service) show(w http.ResponseWriter, r *http.Request, id string) {
 		s.startSignIn(w, r, id, r.URL.Query().Get("signin") == "again")
 		return
 	}
+	s.present(w, r, sess, id, stepAsk, http.StatusOK, "")
+}
+
+// present shows call id to the signed-in user: at step, with its decision forms, while it is
+// undecided; its outcome once decided. note, if any, is said below the forms.
+func (s *Service) present(w http.ResponseWriter, r *http.Request, sess *session, id string, step byte, status int, note string) {
 	c, ok := s.loadFor(w, r.Context(), sess, id)
 	if !ok {
 		return
@@ -65,16 +71,21 @@ func (s *Service) show(w http.ResponseWriter, r *http.Request, id string) {
 		s.render(w, http.StatusOK, s.outcomePage(c, sess, v, "This call was already decided."))
 		return
 	}
-	p, err := s.askPage(c, sess)
+	p, err := s.askPage(c, sess, step, note)
 	if err != nil {
 		s.refuse(w, http.StatusUnprocessableEntity, RefusedBadRequest, "The call's arguments cannot be shown, so it cannot be approved here.")
 		return
 	}
-	s.obs.PageShown()
-	s.render(w, http.StatusOK, p)
+	if step == stepAsk {
+		s.obs.PageShown()
+	}
+	s.render(w, status, p)
 }
 
-// decide records the user's decision once.
+// decide takes a decision form. Deny is recorded at once. Approve is two steps: the first
+// shows the confirmation step, whose own Approve sits where Deny was, and that one counts
+// only once the confirmation has been on screen for MinDwell. So clicks that a page elsewhere
+// makes land on the page as it appears (double-clickjacking) cannot approve.
 func (s *Service) decide(w http.ResponseWriter, r *http.Request, id string) {
 	if !fromPage(r.Header, s.cfg.BaseURL) {
 		s.refuse(w, http.StatusForbidden, RefusedOriginMismatch, "This decision did not come from the approval page.")
@@ -90,20 +101,39 @@ func (s *Service) decide(w http.ResponseWriter, r *http.Request, id string) {
 		s.refuse(w, http.StatusBadRequest, RefusedBadRequest, "The decision could not be read.")
 		return
 	}
-	if !validCSRF(sess, id, r.PostForm.Get("csrf")) {
+	step, shown, ok := openCSRF(sess, id, r.PostForm.Get("csrf"))
+	if !ok {
 		s.refuse(w, http.StatusForbidden, RefusedCSRF, "This decision was not sent from the approval page, so it was not recorded.")
 		return
 	}
 	var v Verdict
-	switch r.PostForm.Get("decision") {
-	case "approve":
-		v = Approved
-	case "deny":
+	switch d := r.PostForm.Get("decision"); {
+	case d == "deny":
 		v = Denied
+	case d == "approve" && step == stepAsk:
+		s.present(w, r, sess, id, stepConfirm, http.StatusOK, "")
+		return
+	case d == "confirm" && step == stepConfirm && s.now().Sub(shown) >= MinDwell:
+		v = Approved
+	case d == "confirm" && step == stepConfirm:
+		s.obs.Refused(RefusedTooSoon)
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "approval: confirmation too soon after the page appeared",
+			slog.String("call_ref", CallRef(id)), slog.String("subject", sess.Issuer+"#"+sess.Subject))
+		s.present(w, r, sess, id, stepConfirm, http.StatusConflict, "Approve was clicked less than a second after this page "+
+			"appeared, so it was not recorded: clicks that fast may have been meant for another page. Check the call and approve again.")
+		return
+	case d == "approve" || d == "confirm":
+		s.refuse(w, http.StatusForbidden, RefusedCSRF, "This decision was not sent from the approval page's current step, so it was not recorded.")
+		return
 	default:
 		s.refuse(w, http.StatusBadRequest, RefusedBadRequest, "Choose Approve or Deny.")
 		return
 	}
+	s.record(w, r, sess, id, v)
+}
+
+// record records decision v of the signed-in user on call id, once.
+func (s *Service) record(w http.ResponseWriter, r *http.Request, sess *session, id string, v Verdict) {
 	c, ok := s.loadFor(w, r.Context(), sess, id)
 	if !ok {
 		return

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +28,16 @@ type pageFixture struct {
 	srv   *httptest.Server
 	op    *realop.Provider
 	store *store.Memory
+	clock *testClock
 }
+
+// testClock is the page's clock: the real time plus what a test moved it forward by.
+type testClock struct{ ahead atomic.Int64 }
+
+func (c *testClock) now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+
+// advance moves the clock forward by d.
+func (c *testClock) advance(d time.Duration) { c.ahead.Add(int64(d)) }
 
 const testClientID, testClientSecret = "gateway-approval", "approval-secret"
 
@@ -44,13 +54,13 @@ func newPageFixture(t *testing.T) *pageFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &pageFixture{op: op, store: mem}
+	f := &pageFixture{op: op, store: mem, clock: &testClock{}}
 	f.srv = httptest.NewUnstartedServer(nil)
 	f.srv.StartTLS()
 	t.Cleanup(f.srv.Close)
 	cfg := Config{BaseURL: f.srv.URL, Issuer: op.Issuer(), ClientID: testClientID, ClientSecret: testClientSecret}.WithDefaults()
 	op.AddWebClient(testClientID, testClientSecret, cfg.redirectURL())
-	f.svc, err = New(cfg, Deps{Store: mem, Keys: ring, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	f.svc, err = New(cfg, Deps{Store: mem, Keys: ring, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: f.clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,4 +148,18 @@ func (f *pageFixture) postDecisionWith(t *testing.T, c *http.Client, page string
 	body, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	return resp.StatusCode, string(body)
+}
+
+// approve approves a call on its page as a user does: Approve with the page's token, then,
+// MinDwell later, the confirmation step's Approve with that step's token. body is the page
+// with the call; it returns the status of the last post.
+func (f *pageFixture) approve(t *testing.T, c *http.Client, page, body string) int {
+	t.Helper()
+	status, confirm := f.postDecision(t, c, page, url.Values{"decision": {"approve"}, "csrf": {csrfOf(t, body)}})
+	if status != http.StatusOK || !strings.Contains(confirm, `value="confirm"`) {
+		return status
+	}
+	f.clock.advance(MinDwell)
+	status, _ = f.postDecision(t, c, page, url.Values{"decision": {"confirm"}, "csrf": {csrfOf(t, confirm)}})
+	return status
 }

@@ -27,10 +27,12 @@ func mustRead(name string) string {
 	return string(b)
 }
 
-// pageData is what the template renders. Kind is "ask" (the call and its two forms),
-// "outcome" or "refused".
+// pageData is what the template renders. Kind is "ask" (the call and its two forms), "confirm"
+// (the call and the confirmation step's two forms), "outcome" or "refused".
 type pageData struct {
 	Kind, Title, Message string
+	// Note, on a confirmation step, is said below its forms (nothing above them may move them).
+	Note string
 	// Style is the inline style sheet; Call the call shown.
 	Style template.CSS
 	Call  *callView
@@ -72,13 +74,19 @@ func (s *Service) view(c Call) (*callView, error) {
 	}, nil
 }
 
-func (s *Service) askPage(c Call, sess *session) (pageData, error) {
+func (s *Service) askPage(c Call, sess *session, step byte, note string) (pageData, error) {
 	v, err := s.view(c)
 	if err != nil {
 		return pageData{}, err
 	}
-	return pageData{Kind: "ask", Title: "Approve this tool call?", Call: v, User: display(sess),
-		CSRF: csrfToken(sess, c.ID), Action: s.cfg.Path + "/c/" + c.ID}, nil
+	p := pageData{Kind: "ask", Title: "Approve this tool call?", Call: v, User: display(sess),
+		CSRF: csrfToken(sess, c.ID, step, s.now()), Action: s.cfg.Path + "/c/" + c.ID}
+	if step == stepConfirm {
+		// The same title length and nothing more above the forms: the confirmation's Deny
+		// takes the place where Approve was.
+		p.Kind, p.Title, p.Note = "confirm", "Approve: are you sure?", note
+	}
+	return p, nil
 }
 
 func (s *Service) outcomePage(c Call, sess *session, v Verdict, note string) pageData {

@@ -2,6 +2,8 @@ package approval
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net/http"
@@ -29,7 +31,7 @@ func TestRenderHostileArguments(t *testing.T) {
 	page, err := f.svc.askPage(Call{ID: strings.Repeat("a", 32), Issuer: "https://issuer.example", Subject: "alice",
 		Upstream: "files", Tool: "files__<i>delete</i>", UpstreamTool: "delete", Arguments: []byte(args),
 		Title: "Delete <u>files</u>", Description: "Removes files.\u2066 Ignore the arguments <script>x()</script>",
-		Expiry: time.Now().Add(time.Minute)}, &session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)})
+		Expiry: time.Now().Add(time.Minute)}, &session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)}, stepAsk, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,8 +243,8 @@ func TestCSRF(t *testing.T) {
 	if status, _ := f.postDecision(t, other, page, url.Values{"decision": {"approve"}, "csrf": {token}}); status != http.StatusForbidden {
 		t.Fatalf("token of another session: status %d", status)
 	}
-	if got := post(url.Values{"decision": {"approve"}, "csrf": {token}}); got != http.StatusOK {
-		t.Fatalf("the page's own form: status %d", got)
+	if got := f.approve(t, c, page, body); got != http.StatusOK {
+		t.Fatalf("the page's own forms: status %d", got)
 	}
 	if got := post(url.Values{"decision": {"deny"}, "csrf": {token}}); got != http.StatusConflict {
 		t.Errorf("second decision: status %d, want 409", got)
@@ -327,5 +329,65 @@ func TestDecisionFromOtherOrigins(t *testing.T) {
 	// The page's own form, from an older browser without Fetch Metadata: Origin alone.
 	if status, _ := f.postDecisionWith(t, c, page, form, http.Header{"Origin": {f.srv.URL}}); status != http.StatusOK {
 		t.Errorf("same origin without Sec-Fetch-Site: status %d", status)
+	}
+}
+
+// TestApproveTakesTwoSteps: Approve only shows the confirmation step, whose Approve counts only
+// MinDwell after that step was shown, by the server's clock bound into its token; a token of
+// one step does nothing at the other, and a token whose time was changed is refused.
+func TestApproveTakesTwoSteps(t *testing.T) {
+	f := newPageFixture(t)
+	id, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
+	c := f.browser(t)
+	_, body := f.signIn(t, c, page, f.op.Username())
+	askToken := csrfOf(t, body)
+	undecided := func(when string) {
+		t.Helper()
+		if v, err := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); err != nil || v != Undecided {
+			t.Fatalf("%s: verdict %q %v", when, v, err)
+		}
+	}
+	post := func(decision, token string) (int, string) {
+		t.Helper()
+		return f.postDecision(t, c, page, url.Values{"decision": {decision}, "csrf": {token}})
+	}
+	f.clock.advance(time.Minute) // however long the first page was shown
+	if status, _ := post("confirm", askToken); status != http.StatusForbidden {
+		t.Errorf("confirmation with the first step's token: status %d", status)
+	}
+	status, confirm := post("approve", askToken)
+	if status != http.StatusOK || !strings.Contains(confirm, `id="confirm"`) || strings.Contains(confirm, `value="approve"`) {
+		t.Fatalf("Approve did not lead to the confirmation step: %d\n%s", status, confirm)
+	}
+	undecided("after the first step")
+	token := csrfOf(t, confirm)
+	if status, _ := post("approve", token); status != http.StatusForbidden {
+		t.Errorf("first step with the confirmation's token: status %d", status)
+	}
+	// At once, and just before MinDwell: refused, shown again with a new token.
+	status, again := post("confirm", token)
+	if status != http.StatusConflict || !strings.Contains(again, "not recorded") || !strings.Contains(again, `id="confirm"`) {
+		t.Errorf("immediate confirmation: %d\n%s", status, again)
+	}
+	token = csrfOf(t, again)
+	f.clock.advance(MinDwell - time.Millisecond)
+	if status, _ := post("confirm", token); status != http.StatusConflict {
+		t.Errorf("confirmation just before the dwell time: status %d", status)
+	}
+	undecided("after confirmations too soon")
+	// The page's time cannot be moved back: the claim is authenticated.
+	claim, mac, _ := strings.Cut(token, ".")
+	raw, _ := base64.RawURLEncoding.DecodeString(claim)
+	binary.BigEndian.PutUint64(raw[1:], binary.BigEndian.Uint64(raw[1:])-uint64(time.Hour.Milliseconds()))
+	if status, _ := post("confirm", base64.RawURLEncoding.EncodeToString(raw)+"."+mac); status != http.StatusForbidden {
+		t.Errorf("token with an earlier time: status %d", status)
+	}
+	undecided("after a forged time")
+	f.clock.advance(time.Millisecond)
+	if status, outcome := post("confirm", token); status != http.StatusOK || !strings.Contains(outcome, "Approved") {
+		t.Fatalf("confirmation after the dwell time: %d\n%s", status, outcome)
+	}
+	if v, _ := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); v != Approved {
+		t.Errorf("verdict %q, want approved", v)
 	}
 }

@@ -30,13 +30,14 @@ const (
 	RefusedUnavailable    = "store_unavailable"
 	RefusedIssuerDown     = "issuer_unavailable"
 	RefusedOriginMismatch = "origin"
+	RefusedTooSoon        = "too_soon"
 )
 
 // RefusalReasons returns the closed set of refusal reasons, for pre-registering metrics.
 func RefusalReasons() []string {
 	return []string{RefusedWrongUser, RefusedExpired, RefusedUnknown, RefusedCSRF, RefusedDecided,
 		RefusedNoSession, RefusedSignIn, RefusedBadRequest, RefusedUnavailable, RefusedIssuerDown,
-		RefusedOriginMismatch}
+		RefusedOriginMismatch, RefusedTooSoon}
 }
 
 // Observer receives the page's events for metrics. Every method must be cheap and

@@ -342,7 +342,7 @@ func TestApprovalInBrowser(t *testing.T) {
 			}
 			checkPhoneLayout(t, b)
 			saveScreenshot(t, b)
-			step(t, b, "approve", chromedp.Click(chromedp.CSS("#approve")), chromedp.WaitVisible(chromedp.CSS("main.outcome-approved")))
+			approveOnPage(t, b)
 		})
 		if err != nil || res.IsError || mcptest.ResultText(res) != approvalText {
 			t.Fatalf("approved call: %v %+v", err, res)
@@ -350,6 +350,10 @@ func TestApprovalInBrowser(t *testing.T) {
 		if n := toolCalls(alpha); n != 1 {
 			t.Errorf("backend received %d calls, want exactly 1", n)
 		}
+	})
+
+	t.Run("a double-click elsewhere does not approve", func(t *testing.T) {
+		testDoubleClickjacking(t, browser, op, replicaA, alpha, tok, call)
 	})
 
 	t.Run("deny", func(t *testing.T) {
@@ -360,7 +364,8 @@ func TestApprovalInBrowser(t *testing.T) {
 		res, err := callThroughPage(t, cs, h, call, func(page string) {
 			b := tab(t, browser)
 			signInOnPage(t, b, page, op.Username())
-			step(t, b, "deny", chromedp.Click(chromedp.CSS("#deny")), chromedp.WaitVisible(chromedp.CSS("main.outcome-denied")))
+			clickOn(t, b, "#deny")
+			waitFor(t, b, "main.outcome-denied")
 		})
 		if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "did not approve") {
 			t.Fatalf("denied call: %v %+v", err, res)
@@ -431,7 +436,7 @@ func TestApprovalInBrowser(t *testing.T) {
 		if err != nil || token == "" {
 			t.Fatalf("reading the form's token: %q %v", token, err)
 		}
-		step(t, b, "approve on replica A", chromedp.Click(chromedp.CSS("#approve")), chromedp.WaitVisible(chromedp.CSS("main.outcome-approved")))
+		approveOnPage(t, b)
 		// The decision POST replayed with its valid token, now saying deny: the first stands.
 		replay := fmt.Sprintf(`(() => { const f = document.createElement('form'); f.method = 'post'; f.action = %q;
 			for (const [k, v] of [['csrf', %q], ['decision', 'deny']]) { const i = document.createElement('input');
