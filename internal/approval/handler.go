@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -334,11 +333,14 @@ func sameOrigin(origin, base string) bool {
 	return err1 == nil && err2 == nil && strings.EqualFold(o.Scheme, b.Scheme) && strings.EqualFold(o.Host, b.Host)
 }
 
+// display names the signed-in user in a sentence, with what the page marks in names made
+// visible in the text.
 func display(s *session) string {
+	who := nameOf(s.Subject).String() + " at " + nameOf(s.Issuer).String()
 	if s.Name != "" {
-		return fmt.Sprintf("%s (%s at %s)", s.Name, s.Subject, s.Issuer)
+		return nameOf(s.Name).String() + " (" + who + ")"
 	}
-	return s.Subject + " at " + s.Issuer
+	return who
 }
 
 func firstNonEmpty(v ...string) string {

@@ -31,10 +31,14 @@ type pageFixture struct {
 	clock *testClock
 }
 
-// testClock is the page's clock: the real time plus what a test moved it forward by.
-type testClock struct{ ahead atomic.Int64 }
+// testClock is the page's clock: the time the fixture started, plus what a test moved it
+// forward by; it does not move by itself.
+type testClock struct {
+	start time.Time
+	ahead atomic.Int64
+}
 
-func (c *testClock) now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+func (c *testClock) now() time.Time { return c.start.Add(time.Duration(c.ahead.Load())) }
 
 // advance moves the clock forward by d.
 func (c *testClock) advance(d time.Duration) { c.ahead.Add(int64(d)) }
@@ -54,7 +58,7 @@ func newPageFixture(t *testing.T) *pageFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &pageFixture{op: op, store: mem, clock: &testClock{}}
+	f := &pageFixture{op: op, store: mem, clock: &testClock{start: time.Now()}}
 	f.srv = httptest.NewUnstartedServer(nil)
 	f.srv.StartTLS()
 	t.Cleanup(f.srv.Close)

@@ -391,3 +391,60 @@ func TestApproveTakesTwoSteps(t *testing.T) {
 		t.Errorf("verdict %q, want approved", v)
 	}
 }
+
+// TestRenderHostileNames: the tool, backend tool, client and caller names are shown with
+// invisible and direction-changing characters made visible, like the arguments, and a name
+// mixing letters of several scripts (Latin with Cyrillic or Greek look-alikes) is flagged.
+func TestRenderHostileNames(t *testing.T) {
+	f := newPageFixture(t)
+	call := Call{ID: strings.Repeat("a", 32), Issuer: "https://issuer.example", Subject: "ali\u0441e",
+		Upstream: "files", Tool: "files__de\u202Eetel", UpstreamTool: "de\u202Eetel", Arguments: []byte(`{}`),
+		Client: "Cl\u0430ude\u200B 1.0", Expiry: time.Now().Add(time.Minute)}
+	page, err := f.svc.askPage(call, &session{Subject: "ali\u0441e", Issuer: "https://issuer.example", Name: "b\u043Eb\u2066",
+		CSRF: make([]byte, 32)}, stepAsk, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	f.svc.render(rec, http.StatusOK, page)
+	body := rec.Body.String()
+	for _, bad := range []string{"\u202E", "\u200B", "\u2066"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("page contains %q raw", bad)
+		}
+	}
+	for _, cp := range []string{"202E", "200B", "2066"} {
+		if !strings.Contains(body, `character">U&#43;`+cp+`</mark>`) {
+			t.Errorf("page does not show U+%s", cp)
+		}
+	}
+	// The client, the caller, and the signed-in user's name and subject mix Latin and Cyrillic;
+	// the tool does not.
+	if n := strings.Count(body, `class="mixed"`); n != 4 {
+		t.Errorf("%d names flagged as mixing scripts, want 4:\n%s", n, body)
+	}
+	if !strings.Contains(body, "mixes Cyrillic and Latin letters") || !strings.Contains(body, `id="look-alike"`) {
+		t.Error("the scripts mixed are not named")
+	}
+	if !strings.Contains(body, "The call contains 3 invisible or direction-changing characters") {
+		t.Error("the page does not count the characters made visible in names")
+	}
+	for name, want := range map[string]bool{"files__delete": false, "Cl\u0430ude": true, "\u0432\u0430\u0448": false,
+		"\uFF46iles": false, "\u03BFk\u0430y": true, "caf\u00E9": false, "x1\u0661": true} {
+		if got := nameOf(name).Mixed != ""; got != want {
+			t.Errorf("%q mixed scripts: %v, want %v", name, got, want)
+		}
+	}
+	if nameOf("\uFF46iles").Folds != "files" || nameOf("\u0432\u0430\u0448").Script != "Cyrillic" || nameOf("caf\u00E9").Flagged() {
+		t.Error("non-ASCII look-alikes of a single script are not named")
+	}
+}
+
+// TestWrongUserNameMarked: the refusal names the signed-in user with hidden characters and mixed
+// scripts made visible in its sentence too.
+func TestWrongUserNameMarked(t *testing.T) {
+	got := display(&session{Name: "b\u043Eb\u202E", Subject: "id1", Issuer: "https://issuer.example"})
+	if strings.Contains(got, "\u202E") || !strings.Contains(got, "[U+202E]") || !strings.Contains(got, "mixes Cyrillic and Latin letters") {
+		t.Errorf("display = %q", got)
+	}
+}
