@@ -174,7 +174,12 @@ func (s *Service) loadFor(w http.ResponseWriter, ctx context.Context, sess *sess
 		s.refuse(w, http.StatusGone, RefusedExpired, "This approval link has expired. Nothing will run; retry the action in your client to be asked again.")
 		return Call{}, false
 	case sess.Issuer != c.Issuer || sess.Subject != c.Subject:
+		// Someone signed in who did not make the call: a mix-up, or someone trying calls
+		// that are not theirs. Either way the operator should see it.
 		s.obs.Refused(RefusedWrongUser)
+		s.log.LogAttrs(ctx, slog.LevelWarn, "approval: wrong user", slog.String("call_ref", CallRef(id)),
+			slog.String("subject", sess.Issuer+"#"+sess.Subject), slog.String("caller", c.Issuer+"#"+c.Subject),
+			slog.String("upstream", c.Upstream), slog.String("name", c.Tool))
 		s.render(w, http.StatusForbidden, pageData{Kind: "refused", Title: "Not your call",
 			Message: "You are signed in as " + display(sess) + ", but this call was made by another user. " +
 				"Only the user who made a call can approve it. Nothing was recorded.",

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,6 +31,45 @@ type pageFixture struct {
 	op    *realop.Provider
 	store *store.Memory
 	clock *testClock
+	log   *lockedBuffer
+	obs   *countingObserver
+}
+
+// lockedBuffer is the page's log, safe to write from the server's goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// countingObserver counts the page's refusals by reason.
+type countingObserver struct {
+	nopObserver
+	mu       sync.Mutex
+	refusals map[string]int
+}
+
+func (o *countingObserver) Refused(reason string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.refusals[reason]++
+}
+
+func (o *countingObserver) refused(reason string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.refusals[reason]
 }
 
 // testClock is the page's clock: the time the fixture started, plus what a test moved it
@@ -58,13 +99,15 @@ func newPageFixture(t *testing.T) *pageFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &pageFixture{op: op, store: mem, clock: &testClock{start: time.Now()}}
+	f := &pageFixture{op: op, store: mem, clock: &testClock{start: time.Now()}, log: &lockedBuffer{},
+		obs: &countingObserver{refusals: map[string]int{}}}
 	f.srv = httptest.NewUnstartedServer(nil)
 	f.srv.StartTLS()
 	t.Cleanup(f.srv.Close)
 	cfg := Config{BaseURL: f.srv.URL, Issuer: op.Issuer(), ClientID: testClientID, ClientSecret: testClientSecret}.WithDefaults()
 	op.AddWebClient(testClientID, testClientSecret, cfg.redirectURL())
-	f.svc, err = New(cfg, Deps{Store: mem, Keys: ring, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: f.clock.now})
+	f.svc, err = New(cfg, Deps{Store: mem, Keys: ring, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Clock: f.clock.now,
+		Observer: f.obs})
 	if err != nil {
 		t.Fatal(err)
 	}

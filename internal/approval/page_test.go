@@ -272,6 +272,35 @@ func TestWrongUser(t *testing.T) {
 	if v, _ := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); v != Undecided {
 		t.Errorf("verdict %q after a refusal", v)
 	}
+	// Logged once, as a warning naming the call and both users, without cookies or tokens, and
+	// counted under its reason.
+	var lines []string
+	for _, l := range strings.Split(f.log.String(), "\n") {
+		if strings.Contains(l, "approval: wrong user") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 {
+		t.Fatalf("wrong-user log lines: %q", lines)
+	}
+	for _, want := range []string{"level=WARN", "call_ref=" + CallRef(id), "subject=" + f.op.Issuer() + "#" + realop.OtherUserID,
+		"caller=" + f.op.Issuer() + "#" + realop.UserID} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("log line %q lacks %q", lines[0], want)
+		}
+	}
+	u, _ := url.Parse(page)
+	for _, ck := range c.Jar.Cookies(u) {
+		if strings.Contains(f.log.String(), ck.Value) {
+			t.Errorf("the log holds cookie %s", ck.Name)
+		}
+	}
+	if strings.Contains(f.log.String(), id) {
+		t.Error("the log holds the call's id")
+	}
+	if n := f.obs.refused(RefusedWrongUser); n != 1 {
+		t.Errorf("%d wrong-user refusals counted, want 1", n)
+	}
 }
 
 // TestStoreUnavailableFailsClosed: when the shared store cannot answer, nothing is asked, no
