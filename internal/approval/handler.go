@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -194,10 +196,9 @@ func (s *Service) loadFor(w http.ResponseWriter, ctx context.Context, sess *sess
 func (s *Service) startSignIn(w http.ResponseWriter, r *http.Request, id string, again bool) {
 	ctx, cancel := context.WithTimeout(r.Context(), signInTimeout)
 	defer cancel()
-	p, err := s.oidcProvider(ctx)
+	p, err := s.issuer.get(ctx)
 	if err != nil {
-		s.log.LogAttrs(r.Context(), slog.LevelWarn, "approval: issuer unavailable", slog.String("error", err.Error()))
-		s.refuse(w, http.StatusServiceUnavailable, RefusedIssuerDown, "The sign-in service cannot be reached. Try again in a moment.")
+		s.issuerDown(w, r, err)
 		return
 	}
 	l := login{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Return: id,
@@ -234,16 +235,22 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), signInTimeout)
 	defer cancel()
-	p, err := s.oidcProvider(ctx)
+	p, err := s.issuer.get(ctx)
 	if err != nil {
-		s.signInFailed(w, r, "the issuer cannot be reached", err)
+		s.issuerDown(w, r, err)
 		return
 	}
 	ctx = oidc.ClientContext(ctx, s.client)
 	tok, err := s.oauth2Config(p).Exchange(context.WithValue(ctx, oauth2.HTTPClient, s.client), q.Get("code"),
 		oauth2.VerifierOption(l.Verifier))
-	if err != nil {
+	var refused *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &refused):
 		s.signInFailed(w, r, "the sign-in code was not accepted", err)
+		return
+	case err != nil:
+		// No answer from the token endpoint: the provider is down, not the sign-in wrong.
+		s.issuerDown(w, r, err)
 		return
 	}
 	raw, _ := tok.Extra("id_token").(string)
@@ -278,6 +285,22 @@ func (s *Service) signInFailed(w http.ResponseWriter, r *http.Request, why strin
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelWarn, "approval: sign-in failed", attrs...)
 	s.refuse(w, http.StatusBadRequest, RefusedSignIn, "Sign-in failed: "+why+". Open the approval link again.")
+}
+
+// issuerDown answers a sign-in that cannot reach the identity provider: 503, with when the
+// page will try the provider again. Nothing was recorded; the user retries.
+func (s *Service) issuerDown(w http.ResponseWriter, r *http.Request, err error) {
+	retry := issuerRetryInterval
+	var ue *unreachableError
+	if errors.As(err, &ue) {
+		retry = ue.retryAfter
+	}
+	secs := max(int((retry+time.Second-1)/time.Second), 1)
+	s.log.LogAttrs(r.Context(), slog.LevelWarn, "approval: issuer unavailable", slog.String("issuer", s.cfg.Issuer),
+		slog.String("error", err.Error()))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	s.refuse(w, http.StatusServiceUnavailable, RefusedIssuerDown, fmt.Sprintf("The identity provider (%s) cannot be "+
+		"reached, so you cannot sign in now. Nothing was recorded. Try again in %d seconds.", s.cfg.Issuer, secs))
 }
 
 func (s *Service) unavailable(w http.ResponseWriter, err error) {

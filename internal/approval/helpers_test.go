@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -33,6 +34,62 @@ type pageFixture struct {
 	clock *testClock
 	log   *lockedBuffer
 	obs   *countingObserver
+	// idp is the page's way to the provider, which a test can cut off.
+	idp *idpLink
+}
+
+// idpLink is the network between the page and the provider: while down, every connection to
+// the provider goes to a listener that accepts and never answers (a hung provider), and is
+// counted.
+type idpLink struct {
+	down     atomic.Bool
+	hole     net.Listener
+	attempts atomic.Int64
+	mu       sync.Mutex
+	held     []net.Conn
+}
+
+func newIDPLink(t *testing.T) *idpLink {
+	t.Helper()
+	hole, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &idpLink{hole: hole}
+	go func() {
+		for {
+			c, err := hole.Accept()
+			if err != nil {
+				return
+			}
+			l.mu.Lock()
+			l.held = append(l.held, c)
+			l.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = hole.Close()
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for _, c := range l.held {
+			_ = c.Close()
+		}
+	})
+	return l
+}
+
+func (l *idpLink) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if l.down.Load() {
+		l.attempts.Add(1)
+		addr = l.hole.Addr().String()
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// client reaches the provider through the link; a request gives up after timeout.
+func (l *idpLink) client(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{DialContext: l.dial, DisableKeepAlives: true}}
 }
 
 // lockedBuffer is the page's log, safe to write from the server's goroutines.
@@ -100,14 +157,14 @@ func newPageFixture(t *testing.T) *pageFixture {
 		t.Fatal(err)
 	}
 	f := &pageFixture{op: op, store: mem, clock: &testClock{start: time.Now()}, log: &lockedBuffer{},
-		obs: &countingObserver{refusals: map[string]int{}}}
+		obs: &countingObserver{refusals: map[string]int{}}, idp: newIDPLink(t)}
 	f.srv = httptest.NewUnstartedServer(nil)
 	f.srv.StartTLS()
 	t.Cleanup(f.srv.Close)
 	cfg := Config{BaseURL: f.srv.URL, Issuer: op.Issuer(), ClientID: testClientID, ClientSecret: testClientSecret}.WithDefaults()
 	op.AddWebClient(testClientID, testClientSecret, cfg.redirectURL())
 	f.svc, err = New(cfg, Deps{Store: mem, Keys: ring, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Clock: f.clock.now,
-		Observer: f.obs})
+		Observer: f.obs, HTTPClient: f.idp.client(2 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -75,9 +74,7 @@ type Service struct {
 	obs     Observer
 	now     func() time.Time
 	client  *http.Client
-
-	mu       sync.Mutex
-	provider *oidc.Provider // discovered on first sign-in
+	issuer  *issuer // discovered on first sign-in
 }
 
 // New builds the page from a validated configuration (Config.WithDefaults, Config.Validate).
@@ -98,6 +95,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if s.client == nil {
 		s.client = &http.Client{Timeout: 10 * time.Second}
 	}
+	s.issuer = &issuer{url: cfg.Issuer, client: s.client, now: s.now}
 	s.ledger = ledger{store: deps.Store, calls: deps.Keys.Sealer(purposeCall),
 		decisions: deps.Keys.Sealer(purposeDecision), now: s.now}
 	if max := s.ledger.calls.MaxTokenBytes(); max < MaxRecordBytes {
@@ -155,21 +153,6 @@ func (s *Service) Withdraw(ctx context.Context, id string, digest []byte, expiry
 func CallRef(id string) string {
 	sum := sha256.Sum256([]byte("approval call\x00" + id))
 	return hex.EncodeToString(sum[:8])
-}
-
-// oidcProvider discovers the issuer once; a failure is retried on the next sign-in.
-func (s *Service) oidcProvider(ctx context.Context) (*oidc.Provider, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.provider != nil {
-		return s.provider, nil
-	}
-	p, err := oidc.NewProvider(oidc.ClientContext(ctx, s.client), s.cfg.Issuer)
-	if err != nil {
-		return nil, fmt.Errorf("approval: discovering %s: %w", s.cfg.Issuer, err)
-	}
-	s.provider = p
-	return p, nil
 }
 
 func (s *Service) oauth2Config(p *oidc.Provider) *oauth2.Config {

@@ -1,0 +1,86 @@
+package approval
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/sync/singleflight"
+)
+
+// Bounds on reaching the issuer for sign-ins. They match token verification's defaults
+// (authz.DefaultDiscoveryRetryInterval, authz.DefaultFetchTimeout).
+const (
+	// issuerRetryInterval is the least time between two failed discoveries: while the issuer
+	// is down, sign-ins are refused at once instead of each waiting for it.
+	issuerRetryInterval = 5 * time.Second
+	// discoveryTimeout bounds one discovery request.
+	discoveryTimeout = 5 * time.Second
+)
+
+// issuer is the page's view of its OpenID provider: discovered once and kept, by one request
+// at a time whatever the number of sign-ins waiting for it (single flight), and after a failure
+// not asked again for issuerRetryInterval, so an outage of the provider neither queues
+// sign-ins behind each other nor multiplies requests to it.
+type issuer struct {
+	url    string
+	client *http.Client
+	now    func() time.Time
+
+	group    singleflight.Group
+	mu       sync.Mutex
+	provider *oidc.Provider
+	failedAt time.Time
+	lastErr  error
+}
+
+// unreachableError says the issuer cannot be reached and when the page will try it again.
+type unreachableError struct {
+	err        error
+	retryAfter time.Duration
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("approval: issuer unreachable (next attempt in %s): %v", e.retryAfter.Round(time.Second), e.err)
+}
+
+func (e *unreachableError) Unwrap() error { return e.err }
+
+// get returns the discovered provider, discovering it if needed; an error is an
+// *unreachableError.
+func (is *issuer) get(ctx context.Context) (*oidc.Provider, error) {
+	is.mu.Lock()
+	p, failedAt, lastErr := is.provider, is.failedAt, is.lastErr
+	is.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	if wait := issuerRetryInterval - is.now().Sub(failedAt); !failedAt.IsZero() && wait > 0 {
+		return nil, &unreachableError{err: lastErr, retryAfter: wait}
+	}
+	ch := is.group.DoChan("discover", func() (any, error) {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), discoveryTimeout)
+		defer cancel()
+		p, err := oidc.NewProvider(oidc.ClientContext(dctx, is.client), is.url)
+		is.mu.Lock()
+		defer is.mu.Unlock()
+		if err != nil {
+			is.failedAt, is.lastErr = is.now(), err
+			return nil, err
+		}
+		is.provider = p
+		return p, nil
+	})
+	select {
+	case <-ctx.Done():
+		return nil, &unreachableError{err: ctx.Err(), retryAfter: issuerRetryInterval}
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, &unreachableError{err: res.Err, retryAfter: issuerRetryInterval}
+		}
+		return res.Val.(*oidc.Provider), nil
+	}
+}
