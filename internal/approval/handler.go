@@ -254,7 +254,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw, _ := tok.Extra("id_token").(string)
-	idt, err := p.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)
+	idt, err := p.provider.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)
 	if err != nil || idt.Nonce == "" || idt.Nonce != l.Nonce {
 		s.signInFailed(w, r, "the identity token is not valid for this sign-in", err)
 		return

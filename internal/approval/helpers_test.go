@@ -42,9 +42,12 @@ type pageFixture struct {
 // the provider goes to a listener that accepts and never answers (a hung provider), and is
 // counted.
 type idpLink struct {
-	down     atomic.Bool
-	hole     net.Listener
-	attempts atomic.Int64
+	down      atomic.Bool
+	hole      net.Listener
+	attempts  atomic.Int64
+	transport *http.Transport
+	// tokenRequests counts requests to the provider's token endpoint.
+	tokenRequests atomic.Int64
 	mu       sync.Mutex
 	held     []net.Conn
 }
@@ -56,6 +59,7 @@ func newIDPLink(t *testing.T) *idpLink {
 		t.Fatal(err)
 	}
 	l := &idpLink{hole: hole}
+	l.transport = &http.Transport{DialContext: l.dial, DisableKeepAlives: true}
 	go func() {
 		for {
 			c, err := hole.Accept()
@@ -89,7 +93,15 @@ func (l *idpLink) dial(ctx context.Context, network, addr string) (net.Conn, err
 
 // client reaches the provider through the link; a request gives up after timeout.
 func (l *idpLink) client(timeout time.Duration) *http.Client {
-	return &http.Client{Timeout: timeout, Transport: &http.Transport{DialContext: l.dial, DisableKeepAlives: true}}
+	return &http.Client{Timeout: timeout, Transport: l}
+}
+
+// RoundTrip sends r to the provider, counting token requests.
+func (l *idpLink) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(r.URL.Path, "/oauth/token") {
+		l.tokenRequests.Add(1)
+	}
+	return l.transport.RoundTrip(r)
 }
 
 // lockedBuffer is the page's log, safe to write from the server's goroutines.

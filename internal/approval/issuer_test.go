@@ -3,11 +3,15 @@ package approval
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/oauth2"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 )
@@ -61,5 +65,98 @@ func TestIssuerOutage(t *testing.T) {
 	c := f.browser(t)
 	if resp, body := f.signIn(t, c, page, f.op.Username()); resp.StatusCode != http.StatusOK || !strings.Contains(body, "Approve this tool call?") {
 		t.Fatalf("sign-in after the outage: %d\n%s", resp.StatusCode, body)
+	}
+}
+
+// TestCallbackCostsTheProviderLittle: a sign-in callback costs the provider nothing unless it
+// answers a sign-in this browser started (its sealed login cookie, with the same state), and
+// then one token request, in the client authentication the provider's metadata names (not one
+// per style tried).
+func TestCallbackCostsTheProviderLittle(t *testing.T) {
+	f := newPageFixture(t)
+	_, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
+	callback := f.srv.URL + "/approval/callback"
+	get := func(c *http.Client, u string) int {
+		t.Helper()
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	// No sign-in started: refused without asking the provider.
+	if status := get(f.browser(t), callback+"?code=junk&state=junk"); status != http.StatusBadRequest {
+		t.Errorf("callback without a sign-in: status %d", status)
+	}
+	if n := f.idp.tokenRequests.Load(); n != 0 {
+		t.Fatalf("a callback without a sign-in made %d token requests", n)
+	}
+	// A sign-in started in this browser: its state, with a junk code, costs one token request.
+	c := f.browser(t)
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.Get(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || loc.Query().Get("state") == "" {
+		t.Fatalf("no sign-in started: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	state := loc.Query().Get("state")
+	if status := get(c, callback+"?code=other&state=wrong-"+state); status != http.StatusBadRequest {
+		t.Errorf("callback with another state: status %d", status)
+	}
+	if n := f.idp.tokenRequests.Load(); n != 0 {
+		t.Fatalf("a callback with another state made %d token requests", n)
+	}
+	if status := get(c, callback+"?code=junk&state="+state); status != http.StatusBadRequest {
+		t.Errorf("callback with a junk code: status %d", status)
+	}
+	if n := f.idp.tokenRequests.Load(); n != 1 {
+		t.Fatalf("a junk code made %d token requests, want 1", n)
+	}
+	// A real sign-in still takes exactly one.
+	if resp, body := f.signIn(t, f.browser(t), page, f.op.Username()); resp.StatusCode != http.StatusOK || !strings.Contains(body, "Approve this tool call?") {
+		t.Fatalf("sign-in: %d\n%s", resp.StatusCode, body)
+	}
+	if n := f.idp.tokenRequests.Load(); n != 2 {
+		t.Errorf("a sign-in made %d token requests, want 1", n-1)
+	}
+}
+
+// TestAuthStyleFromMetadata: the token request authenticates the way the provider's discovery
+// document says it accepts, client_secret_basic when it says nothing (its default), and a public
+// client names itself in the body.
+func TestAuthStyleFromMetadata(t *testing.T) {
+	var methods string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		iss := "http://" + r.Host
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"issuer":"`+iss+`","authorization_endpoint":"`+iss+`/auth","token_endpoint":"`+iss+
+			`/token","jwks_uri":"`+iss+`/keys"`+methods+`}`)
+	}))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		methods string
+		public  bool
+		want    oauth2.AuthStyle
+	}{
+		{"", false, oauth2.AuthStyleInHeader},
+		{`,"token_endpoint_auth_methods_supported":["client_secret_post"]`, false, oauth2.AuthStyleInParams},
+		{`,"token_endpoint_auth_methods_supported":["client_secret_post","client_secret_basic"]`, false, oauth2.AuthStyleInHeader},
+		{`,"token_endpoint_auth_methods_supported":["private_key_jwt"]`, false, oauth2.AuthStyleInHeader},
+		{`,"token_endpoint_auth_methods_supported":["client_secret_basic"]`, true, oauth2.AuthStyleInParams},
+	} {
+		methods = tc.methods
+		is := &issuer{url: srv.URL, client: srv.Client(), now: time.Now, public: tc.public}
+		p, err := is.get(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.endpoint.AuthStyle != tc.want {
+			t.Errorf("methods %s, public %v: style %v, want %v", tc.methods, tc.public, p.endpoint.AuthStyle, tc.want)
+		}
 	}
 }

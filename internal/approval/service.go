@@ -95,7 +95,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if s.client == nil {
 		s.client = &http.Client{Timeout: 10 * time.Second}
 	}
-	s.issuer = &issuer{url: cfg.Issuer, client: s.client, now: s.now}
+	s.issuer = &issuer{url: cfg.Issuer, client: s.client, now: s.now, public: cfg.ClientSecret == ""}
 	s.ledger = ledger{store: deps.Store, calls: deps.Keys.Sealer(purposeCall),
 		decisions: deps.Keys.Sealer(purposeDecision), now: s.now}
 	if max := s.ledger.calls.MaxTokenBytes(); max < MaxRecordBytes {
@@ -155,8 +155,8 @@ func CallRef(id string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-func (s *Service) oauth2Config(p *oidc.Provider) *oauth2.Config {
-	return &oauth2.Config{ClientID: s.cfg.ClientID, ClientSecret: s.cfg.ClientSecret, Endpoint: p.Endpoint(),
+func (s *Service) oauth2Config(p provided) *oauth2.Config {
+	return &oauth2.Config{ClientID: s.cfg.ClientID, ClientSecret: s.cfg.ClientSecret, Endpoint: p.endpoint,
 		RedirectURL: s.cfg.redirectURL(), Scopes: []string{oidc.ScopeOpenID, "profile"}}
 }
 
