@@ -35,11 +35,12 @@ func (s *Server) registerApproval(e *echo.Echo) {
 
 // askApproval answers a call that policy marks `confirm: url` with an input_required result
 // sending the user to the approval page. A client that did not declare URL elicitation gets
-// -32021, or the form confirmation when the rule allows that fallback.
+// -32021, or the form confirmation when the rule's operator chose that weaker fallback
+// (confirmFallback: clientForm).
 func (x *request) askApproval(b mrtr.Binding, target upstreams.Target) error {
 	s := x.s
 	if !mrtr.DeclaresURLElicitation(x.in.meta.ClientCapabilities) {
-		if x.route.decision.ConfirmFallbackForm {
+		if x.route.decision.ConfirmFallbackClientForm {
 			return x.askConfirmation(b)
 		}
 		e := jsonrpc.NewError(jsonrpc.CodeMissingRequiredClientCapability,
@@ -122,12 +123,38 @@ func (x *request) answerApproval(st *mrtr.State, b mrtr.Binding) (json.RawMessag
 	}
 	s.metrics.MRTREvent(metrics.EventConfirmApproved, "")
 	x.logApproval("approval used", id)
-	x.route.confirmed = true
+	x.route.confirmed, x.route.approvedOnPage = true, true
 	p, err := mrtr.RetryParams(x.in.req.Params, st)
 	if err != nil {
 		return nil, false, invalidParams("Invalid params: " + err.Error())
 	}
 	return p, false, nil
+}
+
+// stateConfirms reports whether a retry's state carries the confirmation the call's rule asks
+// for now. A state issued under another rule (the same user's token with other scopes) or
+// before the policy changed may carry a weaker one, or none: a confirm: url call continues only
+// with the page's approval (or a form, where the operator chose confirmFallback: clientForm),
+// a confirmed call only with a confirmation. Otherwise the call is asked for again.
+func (x *request) stateConfirms(st *mrtr.State) bool {
+	d := x.route.decision
+	switch {
+	case !d.Confirm || st.Kind == mrtr.KindApproval || st.ApprovedOnPage:
+		// A KindApproval state is answered only with the page's recorded decision.
+		return true
+	case d.ConfirmURL && !d.ConfirmFallbackClientForm:
+		return false
+	}
+	return st.Kind == mrtr.KindConfirm || st.Confirmed
+}
+
+// askAgain asks for the confirmation the call's rule requires, for a retry whose state does not
+// carry it (stateConfirms). The state is left unused.
+func (x *request) askAgain(b mrtr.Binding, target upstreams.Target) error {
+	if x.route.decision.ConfirmURL {
+		return x.askApproval(b, target)
+	}
+	return x.askConfirmation(b)
 }
 
 // approvalExpired reports whether a rejected requestState should simply be asked for again: it

@@ -22,7 +22,7 @@ func approvalRulesGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Se
 		c.MRTR.Keys = testKeys
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "echo-page", Upstream: "alpha", Tools: []string{"echo"}, Confirm: authz.ConfirmURL},
-			{ID: "add-page-or-form", Upstream: "alpha", Tools: []string{"add"}, Confirm: authz.ConfirmURL, ConfirmFallback: authz.FallbackForm},
+			{ID: "add-page-or-form", Upstream: "alpha", Tools: []string{"add"}, Confirm: authz.ConfirmURL, ConfirmFallback: authz.FallbackClientForm},
 			{ID: "rest", Upstream: "alpha", Tools: []string{"*"}},
 		}
 		c.Approval.ClientID = "gateway-approval"
