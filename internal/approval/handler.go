@@ -167,7 +167,8 @@ func (s *Service) loadFor(w http.ResponseWriter, ctx context.Context, sess *sess
 	c, err := s.ledger.load(ctx, id)
 	switch {
 	case errors.Is(err, ErrUnknown):
-		s.refuse(w, http.StatusNotFound, RefusedUnknown, "This approval link is unknown or has expired. Nothing will run; retry the action in your client to be asked again.")
+		s.refuse(w, http.StatusNotFound, RefusedUnknown, "This approval link is unknown, has expired, or its call was "+
+			"already run, denied or declined in your client. Nothing more will run; retry the action in your client to be asked again.")
 		return Call{}, false
 	case err != nil:
 		s.unavailable(w, err)

@@ -48,8 +48,8 @@ type idpLink struct {
 	transport *http.Transport
 	// tokenRequests counts requests to the provider's token endpoint.
 	tokenRequests atomic.Int64
-	mu       sync.Mutex
-	held     []net.Conn
+	mu            sync.Mutex
+	held          []net.Conn
 }
 
 func newIDPLink(t *testing.T) *idpLink {
@@ -155,10 +155,11 @@ func (c *testClock) advance(d time.Duration) { c.ahead.Add(int64(d)) }
 
 const testClientID, testClientSecret = "gateway-approval", "approval-secret"
 
-func newPageFixture(t *testing.T) *pageFixture {
+func newPageFixture(t *testing.T, configure ...func(*Config)) *pageFixture {
 	t.Helper()
 	op := realop.Start(t, realop.Options{})
-	mem, err := store.NewMemory(store.MemoryOptions{})
+	clock := &testClock{start: time.Now()}
+	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,12 +169,16 @@ func newPageFixture(t *testing.T) *pageFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &pageFixture{op: op, store: mem, clock: &testClock{start: time.Now()}, log: &lockedBuffer{},
+	f := &pageFixture{op: op, store: mem, clock: clock, log: &lockedBuffer{},
 		obs: &countingObserver{refusals: map[string]int{}}, idp: newIDPLink(t)}
 	f.srv = httptest.NewUnstartedServer(nil)
 	f.srv.StartTLS()
 	t.Cleanup(f.srv.Close)
-	cfg := Config{BaseURL: f.srv.URL, Issuer: op.Issuer(), ClientID: testClientID, ClientSecret: testClientSecret}.WithDefaults()
+	cfg := Config{BaseURL: f.srv.URL, Issuer: op.Issuer(), ClientID: testClientID, ClientSecret: testClientSecret}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	cfg = cfg.WithDefaults()
 	op.AddWebClient(testClientID, testClientSecret, cfg.redirectURL())
 	f.svc, err = New(cfg, Deps{Store: mem, Keys: ring, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Clock: f.clock.now,
 		Observer: f.obs, HTTPClient: f.idp.client(2 * time.Second)})

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
 )
 
 // Refusal reasons: a closed set, safe as a metric label.
@@ -97,7 +98,8 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	}
 	s.issuer = &issuer{url: cfg.Issuer, client: s.client, now: s.now, public: cfg.ClientSecret == ""}
 	s.ledger = ledger{store: deps.Store, calls: deps.Keys.Sealer(purposeCall),
-		decisions: deps.Keys.Sealer(purposeDecision), now: s.now}
+		decisions: deps.Keys.Sealer(purposeDecision), now: s.now,
+		budget: store.Budget{Count: cfg.MaxPendingPerCaller, Bytes: cfg.MaxPendingBytesPerCaller}}
 	if max := s.ledger.calls.MaxTokenBytes(); max < MaxRecordBytes {
 		return nil, fmt.Errorf("approval: the key ring seals at most %d bytes; %d needed", max, MaxRecordBytes)
 	}
@@ -115,9 +117,10 @@ func (s *Service) PageURL(id string) string { return s.cfg.pageURL(id) }
 // Issuer is the issuer users sign in with: only its callers can be asked on the page.
 func (s *Service) Issuer() string { return s.cfg.Issuer }
 
-// Ask keeps c, sealed, in the shared store until c.Expiry, so the page can show it on any
-// replica, and returns the page's URL. An error wrapping ErrUnavailable means the store could
-// not take it (fail closed: do not ask); ErrTooLarge that the arguments do not fit.
+// Ask keeps c, sealed, in the shared store until c.Expiry or Done, so the page can show it on
+// any replica, and returns the page's URL. An error wrapping ErrUnavailable means the store
+// could not take it (fail closed: do not ask); ErrTooLarge that the arguments do not fit;
+// ErrTooManyPending that the caller already has its budget of calls waiting.
 func (s *Service) Ask(ctx context.Context, c Call) (string, error) {
 	if !validID(c.ID) {
 		return "", errors.New("approval: call id is not a 16-byte hex nonce")
@@ -132,20 +135,19 @@ func (s *Service) Ask(ctx context.Context, c Call) (string, error) {
 }
 
 // Verdict returns what the page recorded for call id, counting only a decision bound to
-// digest. An error wraps ErrUnavailable: the caller fails closed.
+// digest, or Finished once the call's retry was used (Finish). An error wraps ErrUnavailable:
+// the caller fails closed.
 func (s *Service) Verdict(ctx context.Context, id string, digest []byte) (Verdict, error) {
 	return s.ledger.verdict(ctx, id, digest)
 }
 
-// Withdraw records that the client declined or cancelled call id, so the page shows it as
-// denied and can no longer approve it: the user's "no" in the client is as final as on the
-// page. A call already decided keeps its decision.
-func (s *Service) Withdraw(ctx context.Context, id string, digest []byte, expiry time.Time, by string) error {
-	err := s.ledger.decide(ctx, Call{ID: id, Digest: digest, Expiry: expiry}, Denied, by)
-	if errors.Is(err, ErrDecided) || errors.Is(err, ErrUnknown) {
-		return nil
-	}
-	return err
+// Finish forgets call id of the caller issuer and subject, which expires at expiry, once its
+// retry was used, denied, or declined or cancelled in the client: the page no longer knows it
+// (so the user's "no" in the client is as final as on the page), the call no longer counts
+// against the caller's budget of calls waiting for approval, and Verdict says Finished. An
+// error wraps ErrUnavailable; the records then expire with the call.
+func (s *Service) Finish(ctx context.Context, id, issuer, subject string, expiry time.Time) error {
+	return s.ledger.finish(ctx, id, issuer, subject, expiry)
 }
 
 // CallRef is a short, one-way reference to call id for logs, which correlates the ask, the

@@ -132,10 +132,16 @@ func TestApprovalConfigValidation(t *testing.T) {
 		"no auth": {func(c *Config) {
 			c.Approval.ClientID, c.Auth.Disabled, c.Auth.Policy.Rules = "gw", true, nil
 		}, "needs authentication"},
-		"bad path":   {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "approval" }, "approval.path"},
-		"mcp path":   {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "/mcp" }, "MCP endpoint's path"},
-		"plain http": {func(c *Config) { c.Approval.ClientID, c.Approval.BaseURL = "gw", "http://gw.example.com" }, "must use https"},
-		"ok":         {func(c *Config) { c.Approval.ClientID = "gw" }, ""},
+		"bad path":      {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "approval" }, "approval.path"},
+		"mcp path":      {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "/mcp" }, "MCP endpoint's path"},
+		"plain http":    {func(c *Config) { c.Approval.ClientID, c.Approval.BaseURL = "gw", "http://gw.example.com" }, "must use https"},
+		"pending count": {func(c *Config) { c.Approval.ClientID, c.Approval.MaxPendingPerCaller = "gw", 5000 }, "approval.maxPendingPerCaller"},
+		"pending bytes": {func(c *Config) { c.Approval.ClientID, c.Approval.MaxPendingBytesPerCaller = "gw", 1024 }, "approval.maxPendingBytesPerCaller"},
+		"old fallback": {func(c *Config) {
+			c.Approval.ClientID = "gw"
+			c.Auth.Policy.Rules[0].ConfirmFallback = "form"
+		}, "clientForm"},
+		"ok": {func(c *Config) { c.Approval.ClientID = "gw" }, ""},
 	} {
 		c := base()
 		tc.mutate(c)
