@@ -1,7 +1,6 @@
 package approval
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 )
 
@@ -32,7 +32,7 @@ type pageFixture struct {
 	op    *realop.Provider
 	store *store.Memory
 	clock *testClock
-	log   *lockedBuffer
+	log   *mcptest.LogBuffer
 	obs   *countingObserver
 	// idp is the page's way to the provider, which a test can cut off.
 	idp *idpLink
@@ -104,24 +104,6 @@ func (l *idpLink) RoundTrip(r *http.Request) (*http.Response, error) {
 	return l.transport.RoundTrip(r)
 }
 
-// lockedBuffer is the page's log, safe to write from the server's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // countingObserver counts the page's refusals by reason.
 type countingObserver struct {
 	nopObserver
@@ -169,7 +151,7 @@ func newPageFixture(t *testing.T, configure ...func(*Config)) *pageFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &pageFixture{op: op, store: mem, clock: clock, log: &lockedBuffer{},
+	f := &pageFixture{op: op, store: mem, clock: clock, log: &mcptest.LogBuffer{},
 		obs: &countingObserver{refusals: map[string]int{}}, idp: newIDPLink(t)}
 	f.srv = httptest.NewUnstartedServer(nil)
 	f.srv.StartTLS()
@@ -202,6 +184,16 @@ func (f *pageFixture) ask(t *testing.T, subject, args string) (string, string) {
 		t.Fatal(err)
 	}
 	return id, page
+}
+
+// signedIn stores a call of the first example user and signs that user in on its page in a
+// new browser; it returns the call's id and page, the browser and the page it shows.
+func (f *pageFixture) signedIn(t *testing.T) (id, page string, c *http.Client, body string) {
+	t.Helper()
+	id, page = f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
+	c = f.browser(t)
+	_, body = f.signIn(t, c, page, f.op.Username())
+	return id, page, c, body
 }
 
 // browser is an HTTP client with a cookie jar that trusts the fixture's certificate.

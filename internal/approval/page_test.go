@@ -169,9 +169,7 @@ func TestCookieFlags(t *testing.T) {
 // session this gateway sealed.
 func TestUnprefixedCookiesIgnored(t *testing.T) {
 	f := newPageFixture(t)
-	_, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
-	c := f.browser(t)
-	_, body := f.signIn(t, c, page, f.op.Username())
+	_, page, c, body := f.signedIn(t)
 	if !strings.Contains(body, "Approve this tool call?") {
 		t.Fatalf("sign-in failed: %s", body)
 	}
@@ -307,9 +305,7 @@ func TestWrongUser(t *testing.T) {
 // decision reads as given, and the page records nothing and says so.
 func TestStoreUnavailableFailsClosed(t *testing.T) {
 	f := newPageFixture(t)
-	id, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
-	c := f.browser(t)
-	_, body := f.signIn(t, c, page, f.op.Username())
+	id, page, c, body := f.signedIn(t)
 	token := csrfOf(t, body)
 	if err := f.store.Close(); err != nil {
 		t.Fatal(err)
@@ -332,9 +328,7 @@ func TestStoreUnavailableFailsClosed(t *testing.T) {
 // token, and records nothing.
 func TestDecisionFromOtherOrigins(t *testing.T) {
 	f := newPageFixture(t)
-	id, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
-	c := f.browser(t)
-	_, body := f.signIn(t, c, page, f.op.Username())
+	id, page, c, body := f.signedIn(t)
 	form := url.Values{"decision": {"deny"}, "csrf": {csrfOf(t, body)}}
 	for name, h := range map[string]http.Header{
 		"opaque origin":         {"Origin": {"null"}},
@@ -366,9 +360,7 @@ func TestDecisionFromOtherOrigins(t *testing.T) {
 // one step does nothing at the other, and a token whose time was changed is refused.
 func TestApproveTakesTwoSteps(t *testing.T) {
 	f := newPageFixture(t)
-	id, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
-	c := f.browser(t)
-	_, body := f.signIn(t, c, page, f.op.Username())
+	id, page, c, body := f.signedIn(t)
 	askToken := csrfOf(t, body)
 	undecided := func(when string) {
 		t.Helper()
