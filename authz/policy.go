@@ -77,6 +77,9 @@ type Decision struct {
 	ConfirmFallbackClientForm bool `json:"confirmFallbackClientForm,omitempty"`
 	// RateLimit, for Allow, is the rule's opaque rate-limit setting.
 	RateLimit string `json:"rateLimit,omitempty"`
+	// ListWithoutScopes, for StepUp, is the deciding rule's opt-in to list the item anyway,
+	// marked with RequiredScopes, so a host can ask the user for them before calling.
+	ListWithoutScopes bool `json:"listWithoutScopes,omitempty"`
 }
 
 // Rule effects in configuration.
@@ -136,6 +139,12 @@ type RuleConfig struct {
 	ConfirmFallback string `yaml:"confirmFallback"`
 	// RateLimit is carried opaquely into Decision.RateLimit (e.g. "60/m").
 	RateLimit string `yaml:"rateLimit"`
+	// ListWithoutScopes lists what the rule targets to a caller whose claims hold but who
+	// lacks its scopes, instead of hiding it, marked with the scopes a call needs (see
+	// Policy.Listing), so the host can step up before calling; the call itself is still
+	// 403 insufficient_scope until the token has them. Default false: lists show only what
+	// a call allows. Only an allow rule that requires scopes takes it.
+	ListWithoutScopes bool `yaml:"listWithoutScopes"`
 }
 
 func (pc PolicyConfig) validate() error {
@@ -151,11 +160,14 @@ func (pc PolicyConfig) validate() error {
 		switch r.Effect {
 		case "", EffectAllow:
 		case EffectDeny:
-			if len(r.AnyScope)+len(r.AllScopes) > 0 || r.Confirm.Enabled() || r.RateLimit != "" {
-				errs = append(errs, fmt.Errorf("%s: a deny rule takes no scopes, confirm or rateLimit", at))
+			if len(r.AnyScope)+len(r.AllScopes) > 0 || r.Confirm.Enabled() || r.RateLimit != "" || r.ListWithoutScopes {
+				errs = append(errs, fmt.Errorf("%s: a deny rule takes no scopes, confirm, rateLimit or listWithoutScopes", at))
 			}
 		default:
 			errs = append(errs, fmt.Errorf("%s: effect %q is not allow or deny", at, r.Effect))
+		}
+		if r.ListWithoutScopes && r.Effect != EffectDeny && len(r.AnyScope)+len(r.AllScopes) == 0 {
+			errs = append(errs, fmt.Errorf("%s (%s): listWithoutScopes needs anyScope or allScopes: without scopes to ask for there is nothing to list the item for", at, id))
 		}
 		for _, s := range slices.Concat(r.AnyScope, r.AllScopes) {
 			if !validScope(s) {
@@ -250,6 +262,7 @@ type rule struct {
 	confirm   ConfirmMode
 	fallback  bool // confirm: url may fall back to a form the client answers
 	rateLimit string
+	listed    bool // listWithoutScopes
 }
 
 func compileRule(r RuleConfig, i int) rule {
@@ -263,6 +276,7 @@ func compileRule(r RuleConfig, i int) rule {
 		tools:     compileGlobs(r.Tools), prompts: compileGlobs(r.Prompts), resources: compileURIGlobs(r.Resources),
 		anyScope: slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
 		confirm: r.Confirm, fallback: r.ConfirmFallback == FallbackClientForm, rateLimit: r.RateLimit,
+		listed: r.ListWithoutScopes,
 	}
 	if len(r.Issuers) > 0 && !slices.Contains(r.Issuers, "*") {
 		cr.issuers = slices.Clone(r.Issuers)

@@ -53,8 +53,7 @@ func buildGatewayBinary(t *testing.T) string {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), binaryBuildTimeout)
 	defer cancel()
-	// The test runs in internal/gateway; the process is cmd/gateway, which only calls into it.
-	cmd := exec.CommandContext(ctx, goBin, append(args, "../../cmd/gateway")...)
+	cmd := exec.CommandContext(ctx, goBin, append(args, "github.com/mcp-gateway/gateway/cmd/gateway")...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
 	}

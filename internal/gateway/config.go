@@ -298,6 +298,7 @@ func (c *Config) validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.validateToolsetUpstreams()...)
+	errs = append(errs, c.validateMetaToolNames()...)
 	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", a.name, a.addr, err))

@@ -9,19 +9,22 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
-const pinsUsage = `usage: gateway pins <write|diff> [flags]
+const pinsUsage = `usage: gateway pins <write|diff|approve|reseal> [flags]
 
-  write  fetch every configured backend's instructions, tools, prompts and resource templates
-         and write the lock file (--out, default pins.yaml; "-" for standard output)
-  diff   fetch them again and print what changed since the lock file (--pins), classified;
-         exit status 3 when anything drifted
+  write    fetch every configured backend's instructions, tools, prompts and resource templates
+           and write the lock file (--out, default pins.yaml; "-" for standard output)
+  diff     fetch them again and print what changed since the lock file (--pins), classified;
+           exit status 3 when anything drifted
+  approve  trust-on-first-use backends: pin in the shared store what --backend NAME lists now,
+           the items named by --item tool/NAME, prompt/NAME, resourceTemplate/URI or
+           instructions (repeatable), or without --item its whole lists
+  reseal   seal every trust-on-first-use record again under the newest of mrtr.keys
 
 Both take the configuration flags of 'gateway serve' (--config, --upstream, …).
 `
@@ -62,11 +65,14 @@ func runPins(ctx context.Context, args []string, getenv func(string) string, std
 		if err != nil {
 			return err
 		}
-		lock, err := fetchPins(ctx, cfg, getenv)
+		lock, err := fetchPins(ctx, cfg, getenv, "")
 		if err != nil {
 			return err
 		}
 		warnInvisible(stderr, lock)
+		for _, w := range lock.Shadowing() {
+			fmt.Fprintf(stderr, "warning: %s: pinning both approves both\n", w)
+		}
 		data := lock.Marshal()
 		if out == "-" {
 			_, err := stdout.Write(data)
@@ -77,6 +83,10 @@ func runPins(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		fmt.Fprintf(stdout, "wrote %d pin(s) for %d backend(s) to %s\n", countPins(lock), len(lock.Backends), out)
 		return nil
+	case "approve":
+		return approvePins(ctx, args, getenv, stdout, stderr)
+	case "reseal":
+		return resealPins(ctx, args, getenv, stdout, stderr)
 	case "diff":
 		path, rest, err := takeFlag(args, "pins")
 		if err != nil {
@@ -93,7 +103,7 @@ func runPins(ctx context.Context, args []string, getenv func(string) string, std
 		if err != nil {
 			return err
 		}
-		current, err := fetchPins(ctx, cfg, getenv)
+		current, err := fetchPins(ctx, cfg, getenv, "")
 		if err != nil {
 			return err
 		}
@@ -111,37 +121,20 @@ func runPins(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // takeFlag removes --name VALUE or --name=VALUE (one or two dashes) from args, up to a "--",
-// returning its value and the remaining arguments for the configuration flags.
+// returning its (last) value and the remaining arguments for the configuration flags.
 func takeFlag(args []string, name string) (string, []string, error) {
-	var val string
-	rest := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		trimmed := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
-		switch {
-		case a == "--":
-			rest = append(rest, args[i:]...)
-			return val, rest, nil
-		case trimmed == name:
-			if i+1 >= len(args) {
-				return "", nil, fmt.Errorf("flag needs an argument: --%s", name)
-			}
-			val = args[i+1]
-			i++
-		case strings.HasPrefix(trimmed, name+"="):
-			val = strings.TrimPrefix(trimmed, name+"=")
-		default:
-			rest = append(rest, a)
-		}
+	vals, rest, err := takeFlags(args, name)
+	if err != nil || len(vals) == 0 {
+		return "", rest, err
 	}
-	return val, rest, nil
+	return vals[len(vals)-1], rest, nil
 }
 
-// fetchPins asks every configured backend, in configuration order, for its definitions and
-// pins them. Any backend that cannot be fetched, or lists something that cannot be pinned, fails
+// fetchPins asks every configured backend (only that one, when only is set), in configuration
+// order, for its definitions and pins them. Any backend that cannot be fetched, or lists something that cannot be pinned, fails
 // the whole command: a lock file or diff that silently leaves a backend out would read as
 // "nothing to pin" or "everything removed".
-func fetchPins(ctx context.Context, cfg *Config, getenv func(string) string) (*pins.Lock, error) {
+func fetchPins(ctx context.Context, cfg *Config, getenv func(string) string, only string) (*pins.Lock, error) {
 	secrets, err := cfg.resolveSecrets(getenv)
 	if err != nil {
 		return nil, err
@@ -161,6 +154,9 @@ func fetchPins(ctx context.Context, cfg *Config, getenv func(string) string) (*p
 	lock := pins.NewLock()
 	var errs []error
 	for _, u := range cfg.Upstreams {
+		if only != "" && u.Name != only {
+			continue
+		}
 		defs, err := reg.Definitions(ctx, u.Name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", u.Name, err))
