@@ -7,77 +7,18 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/internal/testsupport/browsertest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 )
 
-// The approval page under real mouse input: every click here is a pair of
-// input.DispatchMouseEvent calls at viewport coordinates, as a user's mouse makes them, never a
-// script calling click() on an element.
-
-// approvalDwell is how long a deliberate user looks at the confirmation step before clicking:
-// more than the page's minimum dwell time (approval.MinDwell).
-const approvalDwell = 1500 * time.Millisecond
-
-// center returns the viewport coordinates of the middle of the first element sel matches.
-func center(t *testing.T, ctx context.Context, sel string) (x, y float64) {
-	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
-	defer cancel()
-	xy, err := chromedp.Run(sctx, chromedp.Evaluate[[]float64](fmt.Sprintf(
-		`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2] })()`, sel)))
-	if err != nil || len(xy) != 2 {
-		t.Fatalf("browser: locating %s: %v", sel, err)
-	}
-	return xy[0], xy[1]
-}
-
-// mouse dispatches one mouse event of the left button at x, y; clicks is its click count (2 for
-// the second press of a double-click).
-func mouse(t *testing.T, ctx context.Context, typ input.DispatchMouseEventType, x, y float64, clicks int) {
-	t.Helper()
-	step(t, ctx, string(typ), chromedp.MouseEvent(typ, x, y, chromedp.ButtonLeft, chromedp.ClickCount(clicks)))
-}
-
-// clickOn scrolls sel into view, as a user would, moves the mouse to its middle and clicks
-// there once.
-func clickOn(t *testing.T, ctx context.Context, sel string) {
-	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
-	_, err := chromedp.Run(sctx, chromedp.Evaluate[bool](fmt.Sprintf(
-		`(() => { document.querySelector(%q).scrollIntoView({block: "center"}); return true })()`, sel)))
-	cancel()
-	if err != nil {
-		t.Fatalf("browser: scrolling to %s: %v", sel, err)
-	}
-	x, y := center(t, ctx, sel)
-	mouse(t, ctx, input.DispatchMouseEventTypeMouseMoved, x, y, 0)
-	mouse(t, ctx, input.DispatchMouseEventTypeMousePressed, x, y, 1)
-	mouse(t, ctx, input.DispatchMouseEventTypeMouseReleased, x, y, 1)
-}
-
-// waitFor waits, bounded, until the tab's page has an element matching sel.
-func waitFor(t *testing.T, ctx context.Context, sel string) {
-	t.Helper()
-	step(t, ctx, "waiting for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
-}
-
-// approveOnPage approves the call shown in the tab as a user does: Approve, then, once the
-// confirmation step has been on screen for a while, its own Approve control.
-func approveOnPage(t *testing.T, ctx context.Context) {
-	t.Helper()
-	clickOn(t, ctx, "#approve")
-	waitFor(t, ctx, "main.confirm #confirm")
-	time.Sleep(approvalDwell) // a user reading the confirmation, not a timing under test
-	clickOn(t, ctx, "#confirm")
-	waitFor(t, ctx, "main.outcome-approved")
-}
+// The approval page under real mouse input (browsertest: input.DispatchMouseEvent at viewport
+// coordinates, as a user's mouse makes them).
 
 // baitPage serves, on another origin than the gateway's, a page that asks for a double-click
 // on a button placed at x, y, whose mousedown sends the tab to the approval page: the second
@@ -109,22 +50,22 @@ func testDoubleClickjacking(t *testing.T, browser context.Context, op *realop.Pr
 	cs := mcptest.Connect(t, replica.mcpURL(), mcptest.WithBearer(tok), mcptest.WithCapabilities(urlElicitation),
 		mcptest.WithElicitation(mcptest.Decline()), mcptest.WithManualMRTR())
 	first := mustNeedApproval(t, cs, call)
-	b := tab(t, browser)
+	b := browsertest.Tab(t, browser)
 	// A window in which the whole call and its buttons fit: the attack needs Approve on screen.
-	step(t, b, "viewport", chromedp.EmulateViewport(1000, 1000))
+	browsertest.Step(t, b, "viewport", chromedp.EmulateViewport(1000, 1000))
 	signInOnPage(t, b, first.url, op.Username())
 	// Where Approve is: the attacker knows the page's layout from a call of their own.
-	x, y := center(t, b, "#approve")
-	step(t, b, "the bait page", chromedp.Navigate(baitPage(t, first.url, x, y)), chromedp.WaitVisible(chromedp.CSS("#bait")))
-	mouse(t, b, input.DispatchMouseEventTypeMouseMoved, x, y, 0)
-	mouse(t, b, input.DispatchMouseEventTypeMousePressed, x, y, 1)
+	x, y := browsertest.Center(t, b, "#approve")
+	browsertest.Step(t, b, "the bait page", chromedp.Navigate(baitPage(t, first.url, x, y)), chromedp.WaitVisible(chromedp.CSS("#bait")))
+	browsertest.Mouse(t, b, input.DispatchMouseEventTypeMouseMoved, x, y, 0)
+	browsertest.Mouse(t, b, input.DispatchMouseEventTypeMousePressed, x, y, 1)
 	// The approval page is there before the second press: the worst case for the user.
-	waitFor(t, b, "main.ask #approve")
-	mouse(t, b, input.DispatchMouseEventTypeMouseReleased, x, y, 1)
-	mouse(t, b, input.DispatchMouseEventTypeMousePressed, x, y, 2)
-	mouse(t, b, input.DispatchMouseEventTypeMouseReleased, x, y, 2)
-	waitFor(t, b, "main.confirm, main.outcome-approved, main.refused")
-	sctx, cancel := context.WithTimeout(b, browserStepTimeout)
+	browsertest.WaitFor(t, b, "main.ask #approve")
+	browsertest.Mouse(t, b, input.DispatchMouseEventTypeMouseReleased, x, y, 1)
+	browsertest.Mouse(t, b, input.DispatchMouseEventTypeMousePressed, x, y, 2)
+	browsertest.Mouse(t, b, input.DispatchMouseEventTypeMouseReleased, x, y, 2)
+	browsertest.WaitFor(t, b, "main.confirm, main.outcome-approved, main.refused")
+	sctx, cancel := context.WithTimeout(b, browsertest.StepTimeout)
 	under, err := chromedp.Run(sctx, chromedp.Evaluate[string](fmt.Sprintf(
 		`(() => { const e = document.elementFromPoint(%f, %f); return e ? (e.id || e.tagName) : "" })()`, x, y)))
 	cancel()
@@ -134,7 +75,7 @@ func testDoubleClickjacking(t *testing.T, browser context.Context, op *realop.Pr
 	if under == "confirm" {
 		t.Error("the confirmation control is where Approve was: a third click would approve")
 	}
-	if body := text(t, b, "main"); strings.Contains(body, "Approved") {
+	if body := browsertest.Text(t, b, "main"); strings.Contains(body, "Approved") {
 		t.Errorf("the double-click approved the call:\n%s", body)
 	}
 	again := mustNeedApproval(t, cs, retryOf(call, first.state))
@@ -145,9 +86,9 @@ func testDoubleClickjacking(t *testing.T, browser context.Context, op *realop.Pr
 		t.Errorf("backend received %d calls after a double-click elsewhere", n)
 	}
 	// The user, now reading the page on purpose, can still approve it.
-	step(t, b, "back to the page", chromedp.Navigate(first.url))
-	waitFor(t, b, "main.ask #approve")
-	approveOnPage(t, b)
+	browsertest.Step(t, b, "back to the page", chromedp.Navigate(first.url))
+	browsertest.WaitFor(t, b, "main.ask #approve")
+	browsertest.Approve(t, b)
 	res, err := cs.CallTool(callCtx(t), retryOf(call, first.state))
 	if err != nil || res.IsError || res.NeedsInput() {
 		t.Fatalf("retry after a deliberate approval: %v %+v", err, res)
