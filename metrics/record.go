@@ -178,3 +178,13 @@ func seconds(d time.Duration) float64 {
 }
 
 func noop() {}
+
+// ForgetUpstream removes the health and circuit gauges of an upstream the gateway no longer has
+// (a configuration reload removed it), so that no alert keeps firing on its last value.
+func (r *Recorder) ForgetUpstream(upstream string) {
+	if r == nil {
+		return
+	}
+	r.upstreamUp.DeleteLabelValues(upstream)
+	r.circuitState.DeleteLabelValues(upstream)
+}

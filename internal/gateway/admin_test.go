@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // adminRequest sends one request to the admin listener with the given Host and headers.
@@ -78,6 +80,8 @@ func TestAdminListenerRequests(t *testing.T) {
 		c.Admin.Explain.Enabled = true
 		c.Admin.Explain.Secret = Secret{Value: secret}
 	})
+	// Ready once the issuer's keys are fetched, which start-up begins in the background.
+	mcptest.WaitFor(t, "the gateway ready", func() bool { return readyzOK(http.DefaultClient, "http://"+off.gw.Admin+"/readyz") == nil })
 	tok := on.token(t, nil)
 	explainBody := `{"token":"` + tok + `","kind":"tool","upstream":"alpha","name":"echo"}`
 	jsonCT := http.Header{"Content-Type": {"application/json"}}

@@ -48,12 +48,20 @@ func Run(ctx context.Context, version string, args []string, getenv func(string)
 	}
 	switch cmd {
 	case "serve":
-		cfg, err := loadConfig("serve", args, getenv, stderr)
+		// The same file, environment and flags, again on every SIGHUP (reload.go).
+		load := func() (*Config, error) {
+			cfg, err := loadConfig("serve", args, getenv, stderr)
+			if err != nil {
+				return nil, err
+			}
+			cfg.version = version
+			return cfg, nil
+		}
+		cfg, err := load()
 		if err != nil {
 			return err
 		}
-		cfg.version = version
-		return serve(ctx, cfg, getenv, stdout, stderr, nil)
+		return serveReloading(ctx, cfg, load, getenv, stderr)
 	case "check-config":
 		cfg, err := loadConfig("check-config", args, getenv, stderr)
 		if err != nil {
