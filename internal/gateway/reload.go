@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/metrics"
 )
 
 // Reloading the configuration without a restart (docs/deploy.md, "Changing the configuration").
@@ -81,17 +82,9 @@ type reloadState struct {
 	// fixed for the life of the process (bounded labels).
 	metricUpstreams, metricToolsets []string
 
-	total           *prometheus.CounterVec
-	lastSuccess     prometheus.Gauge
-	lastSuccessful  prometheus.Gauge
-	restartRequired prometheus.Gauge
+	// metrics records the reloads (mcp_gateway_config_*).
+	metrics *metrics.Reloads
 }
-
-// Values of the result label of mcp_gateway_config_reloads_total.
-const (
-	reloadSuccess = "success"
-	reloadFailure = "failure"
-)
 
 // register exports the reload metrics, as of a start-up at now.
 func (r *reloadState) register(reg prometheus.Registerer, now time.Time) error {
@@ -99,33 +92,9 @@ func (r *reloadState) register(reg prometheus.Registerer, now time.Time) error {
 	for _, ts := range r.running.Toolsets {
 		r.metricToolsets = append(r.metricToolsets, ts.Name)
 	}
-	r.total = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_gateway_config_reloads_total",
-		Help: "Configuration reloads (SIGHUP) by result: success (applied) or failure (refused; the running configuration stays).",
-	}, []string{"result"})
-	r.lastSuccess = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "mcp_gateway_config_last_reload_success_timestamp_seconds",
-		Help: "When the running configuration was applied: the start-up or the last successful reload (Unix seconds).",
-	})
-	r.lastSuccessful = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "mcp_gateway_config_last_reload_successful",
-		Help: "1 when the last reload was applied (or none was tried), 0 when it was refused.",
-	})
-	r.restartRequired = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "mcp_gateway_config_restart_required",
-		Help: "1 when the last applied reload changed settings that take effect only on a restart (logged by name).",
-	})
-	for _, res := range []string{reloadSuccess, reloadFailure} {
-		r.total.WithLabelValues(res)
-	}
-	r.lastSuccess.Set(float64(now.UnixNano()) / 1e9)
-	r.lastSuccessful.Set(1)
-	for _, c := range []prometheus.Collector{r.total, r.lastSuccess, r.lastSuccessful, r.restartRequired} {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
-	}
-	return nil
+	var err error
+	r.metrics, err = metrics.NewReloads(reg, now)
+	return err
 }
 
 // reloadFrom reloads the configuration that load returns, logs and counts the outcome.
@@ -134,14 +103,11 @@ func (g *gateway) reloadFrom(load func() (*Config, error)) error {
 	err := g.reload(load)
 	r := &g.reloads
 	if err != nil {
-		r.total.WithLabelValues(reloadFailure).Inc()
-		r.lastSuccessful.Set(0)
+		r.metrics.Refused()
 		g.log.Error("configuration reload refused; the running configuration stays", "error", err.Error())
 		return err
 	}
-	r.total.WithLabelValues(reloadSuccess).Inc()
-	r.lastSuccessful.Set(1)
-	r.lastSuccess.Set(float64(time.Now().UnixNano()) / 1e9)
+	r.metrics.Applied(time.Now())
 	return nil
 }
 
@@ -217,10 +183,10 @@ func (g *gateway) logReload(prev, c *components, restart []string) {
 		"previous_requests_in_flight", prev.gate.inFlight())
 	warnNoAuth(c.cfg, g.log)
 	if len(restart) > 0 {
-		g.reloads.restartRequired.Set(1)
+		g.reloads.metrics.RestartRequired(true)
 		g.log.Warn("settings that take effect only on a restart changed; they keep their running values", "settings", restart)
 	} else {
-		g.reloads.restartRequired.Set(0)
+		g.reloads.metrics.RestartRequired(false)
 	}
 }
 

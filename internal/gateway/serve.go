@@ -341,7 +341,11 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 	if err != nil {
 		return nil, err
 	}
-	g.mount(cfg, c, explainSecret)
+	adminToken, err := cfg.Admin.resolveToken(g.getenv)
+	if err != nil {
+		return nil, err
+	}
+	g.mount(cfg, c, explainSecret, adminToken)
 	return c, nil
 }
 
@@ -422,7 +426,7 @@ func (g *gateway) buildBackends(cfg *Config, c *components) (*upstreams.Registry
 }
 
 // mount puts c's MCP endpoint and admin routes on their echo instances.
-func (g *gateway) mount(cfg *Config, c *components, explainSecret string) {
+func (g *gateway) mount(cfg *Config, c *components, explainSecret, adminToken string) {
 	c.mcp = newEcho()
 	c.mcpServer.Register(c.mcp)
 	var checks []mcphttp.Check
@@ -438,7 +442,7 @@ func (g *gateway) mount(cfg *Config, c *components, explainSecret string) {
 	}
 	c.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: c.backends, Gatherer: g.registry,
 		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: c.auth, Loopback: IsLoopbackAddr(cfg.Admin.Listen),
-		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret})
+		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret, Token: adminToken})
 	c.adminEcho = newEcho()
 	c.admin.Register(c.adminEcho)
 }
