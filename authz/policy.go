@@ -71,9 +71,10 @@ type Decision struct {
 	// ConfirmURL, with Confirm, asks on the gateway's approval page (URL elicitation) rather
 	// than through a form the client answers.
 	ConfirmURL bool `json:"confirmURL,omitempty"`
-	// ConfirmFallbackForm, with ConfirmURL, lets a client that cannot open URLs confirm through
-	// a form instead of being refused.
-	ConfirmFallbackForm bool `json:"confirmFallbackForm,omitempty"`
+	// ConfirmFallbackClientForm, with ConfirmURL, lets a client that did not declare URL
+	// elicitation confirm through a form it answers itself instead of being refused: the
+	// operator's choice of a weaker confirmation (confirmFallback: clientForm).
+	ConfirmFallbackClientForm bool `json:"confirmFallbackClientForm,omitempty"`
 	// RateLimit, for Allow, is the rule's opaque rate-limit setting.
 	RateLimit string `json:"rateLimit,omitempty"`
 	// ListWithoutScopes, for StepUp, is the deciding rule's opt-in to list the item anyway,
@@ -130,9 +131,11 @@ type RuleConfig struct {
 	// refuses it otherwise, rather than let the setting be silently ignored
 	// for them).
 	Confirm ConfirmMode `yaml:"confirm"`
-	// ConfirmFallback, only with confirm: url, is "form" to let a client that
-	// did not declare URL elicitation confirm through a form instead of being
-	// refused with -32021. Empty: no fallback.
+	// ConfirmFallback, only with confirm: url, is "clientForm" to let a client
+	// that did not declare URL elicitation confirm through a form it answers
+	// itself instead of being refused with -32021. That form can be answered
+	// by the client without the user, so such a rule no longer has confirm:
+	// url's guarantee for those clients. Empty: no fallback.
 	ConfirmFallback string `yaml:"confirmFallback"`
 	// RateLimit is carried opaquely into Decision.RateLimit (e.g. "60/m").
 	RateLimit string `yaml:"rateLimit"`
@@ -187,8 +190,13 @@ func (pc PolicyConfig) validate() error {
 			}
 		}
 		switch {
-		case r.ConfirmFallback != "" && r.ConfirmFallback != FallbackForm:
-			errs = append(errs, fmt.Errorf("%s (%s): confirmFallback %q is not \"form\"", at, id, r.ConfirmFallback))
+		case r.ConfirmFallback == fallbackFormRenamed:
+			errs = append(errs, fmt.Errorf("%s (%s): confirmFallback: form is now written clientForm: the client "+
+				"answers that form itself, without the user if it wants, so a rule with it no longer guarantees what "+
+				"confirm: url does for clients without URL elicitation; write confirmFallback: clientForm only if "+
+				"that is acceptable, or remove it", at, id))
+		case r.ConfirmFallback != "" && r.ConfirmFallback != FallbackClientForm:
+			errs = append(errs, fmt.Errorf("%s (%s): confirmFallback %q is not %q", at, id, r.ConfirmFallback, FallbackClientForm))
 		case r.ConfirmFallback != "" && r.Confirm != ConfirmURL:
 			errs = append(errs, fmt.Errorf("%s (%s): confirmFallback applies to confirm: url only", at, id))
 		}
@@ -252,7 +260,7 @@ type rule struct {
 	claims    []claimCond
 	issuers   []string // nil: every issuer
 	confirm   ConfirmMode
-	fallback  bool // confirm: url may fall back to a form
+	fallback  bool // confirm: url may fall back to a form the client answers
 	rateLimit string
 	listed    bool // listWithoutScopes
 }
@@ -267,7 +275,7 @@ func compileRule(r RuleConfig, i int) rule {
 		anyTarget: len(r.Tools)+len(r.Prompts)+len(r.Resources) == 0,
 		tools:     compileGlobs(r.Tools), prompts: compileGlobs(r.Prompts), resources: compileURIGlobs(r.Resources),
 		anyScope: slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
-		confirm: r.Confirm, fallback: r.ConfirmFallback == FallbackForm, rateLimit: r.RateLimit,
+		confirm: r.Confirm, fallback: r.ConfirmFallback == FallbackClientForm, rateLimit: r.RateLimit,
 		listed: r.ListWithoutScopes,
 	}
 	if len(r.Issuers) > 0 && !slices.Contains(r.Issuers, "*") {

@@ -72,15 +72,16 @@ type identity struct {
 // route is where a routed call goes and on what terms: stages 6 to 8. The access log and the
 // metrics read it too.
 type route struct {
-	upstream     string         // stage 6: the owning backend
-	name         string         // stage 6: the namespaced name or URI the client used
-	upstreamName string         // stage 6: the backend-side name or URI
-	decision     authz.Decision // stage 7
-	paramHeaders http.Header    // stage 7, tools/call: the Mcp-Param-* headers the backend gets
-	confirmed    bool           // stage 8: the user approved this call (gateway confirmation)
-	pinDrift     pins.Set       // stage 7: the drift a confirmation must name (pins.go); empty: none
-	pinItem      string         // stage 7: the namespaced item the pin verdict is about (a read's template)
-	pinClasses   pins.Set       // stage 7: every drift class of the item, whatever its action (the approval page names them)
+	upstream       string         // stage 6: the owning backend
+	name           string         // stage 6: the namespaced name or URI the client used
+	upstreamName   string         // stage 6: the backend-side name or URI
+	decision       authz.Decision // stage 7
+	paramHeaders   http.Header    // stage 7, tools/call: the Mcp-Param-* headers the backend gets
+	confirmed      bool           // stage 8: the user approved this call (gateway confirmation)
+	approvedOnPage bool           // stage 8: ... on the gateway's approval page (approval.go)
+	pinDrift       pins.Set       // stage 7: the drift a confirmation must name (pins.go); empty: none
+	pinItem        string         // stage 7: the namespaced item the pin verdict is about (a read's template)
+	pinClasses     pins.Set       // stage 7: every drift class of the item, whatever its action (the approval page names them)
 }
 
 // output is what has been written to the client. Any stage that answers writes it, through

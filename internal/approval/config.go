@@ -20,6 +20,17 @@ const (
 	MaxSessionTTL = time.Hour
 	// loginTTL bounds one sign-in round trip to the issuer.
 	loginTTL = 10 * time.Minute
+	// DefaultMaxPendingPerCaller is how many calls of one caller may wait for the page at once.
+	DefaultMaxPendingPerCaller = 16
+	// MaxMaxPendingPerCaller bounds Config.MaxPendingPerCaller.
+	MaxMaxPendingPerCaller = 1024
+	// DefaultMaxPendingBytesPerCaller is how many bytes of sealed call records one caller may
+	// keep waiting for the page at once: four calls of the largest arguments the page takes.
+	DefaultMaxPendingBytesPerCaller = 8 << 20
+	// MinMaxPendingBytesPerCaller and MaxMaxPendingBytesPerCaller bound
+	// Config.MaxPendingBytesPerCaller.
+	MinMaxPendingBytesPerCaller = 64 << 10
+	MaxMaxPendingBytesPerCaller = 1 << 30
 )
 
 // Config is the approval page's configuration (the `approval:` block).
@@ -41,6 +52,15 @@ type Config struct {
 	// SessionTTL is the lifetime of the page's session cookie. Default DefaultSessionTTL; at
 	// most MaxSessionTTL.
 	SessionTTL time.Duration `yaml:"sessionTTL"`
+	// MaxPendingPerCaller bounds the calls of one caller (issuer and subject) kept waiting for
+	// a decision at once, on every replica together; more are refused before anything is
+	// stored. A call stops waiting when its retry is used, denied or declined, or when it
+	// expires (mrtr.ttl). Default DefaultMaxPendingPerCaller; 1 to MaxMaxPendingPerCaller.
+	MaxPendingPerCaller int `yaml:"maxPendingPerCaller"`
+	// MaxPendingBytesPerCaller bounds the bytes of those calls' sealed records (about 1.4 times
+	// their arguments). Default DefaultMaxPendingBytesPerCaller; MinMaxPendingBytesPerCaller
+	// to MaxMaxPendingBytesPerCaller.
+	MaxPendingBytesPerCaller int64 `yaml:"maxPendingBytesPerCaller"`
 }
 
 // Enabled reports whether the page is configured.
@@ -54,6 +74,12 @@ func (c Config) WithDefaults() Config {
 	c.Path = strings.TrimSuffix(c.Path, "/")
 	if c.SessionTTL == 0 {
 		c.SessionTTL = DefaultSessionTTL
+	}
+	if c.MaxPendingPerCaller == 0 {
+		c.MaxPendingPerCaller = DefaultMaxPendingPerCaller
+	}
+	if c.MaxPendingBytesPerCaller == 0 {
+		c.MaxPendingBytesPerCaller = DefaultMaxPendingBytesPerCaller
 	}
 	return c
 }
@@ -80,6 +106,13 @@ func (c Config) Validate() error {
 	}
 	if c.SessionTTL < time.Minute || c.SessionTTL > MaxSessionTTL {
 		errs = append(errs, fmt.Errorf("approval.sessionTTL %s: must be between 1m and %s", c.SessionTTL, MaxSessionTTL))
+	}
+	if c.MaxPendingPerCaller < 1 || c.MaxPendingPerCaller > MaxMaxPendingPerCaller {
+		errs = append(errs, fmt.Errorf("approval.maxPendingPerCaller %d: must be between 1 and %d", c.MaxPendingPerCaller, MaxMaxPendingPerCaller))
+	}
+	if c.MaxPendingBytesPerCaller < MinMaxPendingBytesPerCaller || c.MaxPendingBytesPerCaller > MaxMaxPendingBytesPerCaller {
+		errs = append(errs, fmt.Errorf("approval.maxPendingBytesPerCaller %d: must be between %d and %d",
+			c.MaxPendingBytesPerCaller, MinMaxPendingBytesPerCaller, MaxMaxPendingBytesPerCaller))
 	}
 	return errors.Join(errs...)
 }
