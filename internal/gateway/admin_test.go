@@ -60,8 +60,8 @@ func TestAdminListenerDefaults(t *testing.T) {
 		if err := os.WriteFile(file, []byte(tt.yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
-			"--upstream", "a=http://127.0.0.1:1/mcp"}, func(string) string { return "" }, io.Discard)
+		_, err := loadStatic([]string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
+			"--upstream", "a=http://127.0.0.1:1/mcp"}) // the secret file is an example
 		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 			t.Errorf("%q: err = %v, want %q", tt.yaml, err, tt.wantErr)
 		}

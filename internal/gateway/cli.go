@@ -48,7 +48,7 @@ func Run(ctx context.Context, version string, args []string, getenv func(string)
 	}
 	switch cmd {
 	case "serve":
-		cfg, err := loadConfig("serve", args, getenv, stderr)
+		cfg, err := readConfig("serve", args, getenv, stderr) // serve runs the checks itself
 		if err != nil {
 			return err
 		}
@@ -83,9 +83,22 @@ type flagValues struct {
 	noPrefix, noAuth, force                                     bool
 }
 
-// loadConfig applies the file, then MCPGW_* variables, then flags, then defaults, and validates
-// the result, reporting every problem at once.
+// loadConfig is readConfig followed by every check serve makes before it binds a port
+// (preflight), reporting every problem at once.
 func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (*Config, error) {
+	cfg, err := readConfig(name, args, getenv, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.preflight(getenv); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// readConfig applies the file, then MCPGW_* variables, then flags, then defaults, without
+// checking the result.
+func readConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (*Config, error) {
 	var fv flagValues
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -123,9 +136,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	if err := fv.apply(&cfg); err != nil {
 		return nil, err
 	}
-	if err := cfg.Complete(); err != nil {
-		return nil, err
-	}
+	cfg.applyDefaults()
 	return &cfg, nil
 }
 

@@ -537,8 +537,5 @@ func NewConfig() Config { return newConfig() }
 // every problem at once.
 func (c *Config) Complete() error {
 	c.applyDefaults()
-	if err := c.validate(); err != nil {
-		return fmt.Errorf("invalid configuration:\n%w", err)
-	}
-	return nil
+	return c.check(nil, false)
 }

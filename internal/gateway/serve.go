@@ -34,6 +34,9 @@ type Listeners struct {
 // serve runs the gateway until ctx is done, then drains: not-ready first while still serving,
 // then stop accepting and let in-flight requests finish (docs/deploy.md).
 func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout, stderr io.Writer, started chan<- Listeners) error {
+	if err := cfg.preflight(getenv); err != nil {
+		return err
+	}
 	// Log lines go through a bounded queue drained by one goroutine, so a slow log destination
 	// never stalls a request; lines that do not fit are counted and reported.
 	logOut, err := logging.New(stderr, logging.Config{Format: cfg.Log.Format})
