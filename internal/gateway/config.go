@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -259,12 +258,18 @@ var envVars = []struct {
 	}},
 }
 
+// parseBool reads a boolean variable in the spellings people write: true, yes, on, 1 and
+// false, no, off, 0, in any case. Anything else is refused rather than read as false, so a typo
+// cannot leave a switch at the value the operator did not mean.
 func parseBool(v string, dst *bool) error {
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return fmt.Errorf("%q is not a boolean", v)
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		*dst = true
+	case "0", "false", "no", "off":
+		*dst = false
+	default:
+		return fmt.Errorf("%q is not a boolean: want true, yes, on or 1, or false, no, off or 0", v)
 	}
-	*dst = b
 	return nil
 }
 
