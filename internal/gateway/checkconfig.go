@@ -32,7 +32,7 @@ func (c *Config) check(getenv func(string) string, local bool) error {
 		errs = append(errs, c.checkLocal(getenv)...)
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("invalid configuration:\n%w", errors.Join(errs...))
+		return fmt.Errorf("invalid configuration:\n%w", c.src.locate(errors.Join(errs...)))
 	}
 	return nil
 }

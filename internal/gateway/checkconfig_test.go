@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -63,4 +64,39 @@ func loadStatic(args []string) (*Config, error) {
 		return nil, err
 	}
 	return cfg, cfg.check(noEnv, false)
+}
+
+// TestConfigFileErrors: problems in the file name the file, line and key path and say what was
+// expected, in the file's terms, never Go's (no type names, no YAML tags), and never quote the
+// value, which may be a secret.
+func TestConfigFileErrors(t *testing.T) {
+	const secret = "Bearer s3cr3t-Value-0123456789"
+	yaml := "upstreams:\n  name: github\n  url: http://127.0.0.1:1/mcp\n" +
+		"tracing:\n  endpoint: https://otel.example.com\n  headers:\n    Authorization: " + secret + "\n" +
+		"mrtr: {keys: [{id: k1, secret: " + secret + "}]}\n"
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runMain([]string{"check-config", "--config", file}, nil)
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{
+		file + ":2: upstreams: expected a list (one \"- \" entry per line, or [a, b]), got a mapping",
+		file + ":7: tracing.headers.Authorization: expected a secret: {file: PATH}, {env: NAME} or (for development) {value: …}, got a string",
+		file + ":8: mrtr.keys[0].secret: expected a secret",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("output lacks %q:\n%s", want, errOut)
+		}
+	}
+	for _, leak := range []string{"s3cr3t", "Bearer", "!!", "unmarshal"} {
+		if strings.Contains(errOut, leak) {
+			t.Errorf("output contains %q:\n%s", leak, errOut)
+		}
+	}
+	if m := regexp.MustCompile(`\b(gateway|config|upstreams|authz|mcphttp|store|pins|time)\.[A-Z]\w*|\[\][a-zA-Z]`).FindString(errOut); m != "" {
+		t.Errorf("output names the Go type %s:\n%s", m, errOut)
+	}
 }

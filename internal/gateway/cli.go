@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/configyaml"
 )
 
 // invocation is what a sub-command runs with: the build's version, the environment and the
@@ -317,45 +319,10 @@ func runCheckConfig(ctx context.Context, inv invocation, args []string) error {
 // didYouMean returns ` (did you mean "x"?)` for the known word nearest to s, or "" when none is
 // near enough to be a likely typo.
 func didYouMean(s string, known []string) string {
-	if n := nearest(s, known); n != "" {
+	if n := configyaml.Nearest(s, known); n != "" {
 		return fmt.Sprintf(" (did you mean %q?)", n)
 	}
 	return ""
-}
-
-// nearest is the word of known closest to s by edit distance, if it is within a third of the
-// longer word's length (at least 1, at most 3 edits); "" otherwise.
-func nearest(s string, known []string) string {
-	best, bestD := "", 0
-	for _, k := range known {
-		d := editDistance(strings.ToLower(s), strings.ToLower(k))
-		limit := min(3, max(1, max(len(s), len(k))/3))
-		if d <= limit && (best == "" || d < bestD) {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, counted in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func envVarNames() []string {

@@ -1,17 +1,12 @@
 package gateway
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net"
-	"os"
 	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/pins"
@@ -67,6 +62,8 @@ type Config struct {
 	// version is the build's version (Run's), for logs, serverInfo and build_info; "" reads
 	// as "dev".
 	version string
+	// src is where the settings were read from, to locate a problem in the file.
+	src source
 }
 
 // ServerConfig is the MCP listener: where it listens and how it drains, plus the endpoint
@@ -206,32 +203,6 @@ func newConfig() Config {
 	// Pre-2026 clients are served, with their GET stream, unless the file says otherwise.
 	c.Legacy.Enabled, c.Legacy.GetStream = true, true
 	return c
-}
-
-// decodeYAML reads one YAML document into c, rejecting unknown keys: a misspelt key must not
-// silently leave a security setting at its default.
-func decodeYAML(r io.Reader, c *Config) error {
-	dec := yaml.NewDecoder(r)
-	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	var extra any
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return errors.New("the configuration file must hold exactly one YAML document")
-	}
-	return nil
-}
-
-func loadFile(path string, c *Config) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := decodeYAML(bytes.NewReader(b), c); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
 }
 
 // envVars maps each MCPGW_* variable to the setting it overrides. Kept as one table so the
