@@ -77,3 +77,56 @@ func PathOf(err error) (string, bool) {
 	}
 	return "", false
 }
+
+// Under returns errs with each problem placed under the block at prefix ("timeout" under
+// "upstreams[1]" is "upstreams[1].timeout"; a problem without a path gets prefix itself) and,
+// when kind is not nil, matching kind. A check of a block reports paths relative to it; its
+// caller, which knows where the block sits, puts them under it. Nil errors are dropped.
+func Under(prefix string, kind error, errs ...error) []error {
+	out := make([]error, 0, len(errs))
+	for _, err := range errs {
+		for _, e := range List(err) {
+			var ce *Error
+			if !errors.As(e, &ce) {
+				ce = &Error{Err: e}
+			}
+			c := *ce
+			c.Path = join(prefix, c.Path)
+			if kind != nil {
+				c.Kind = kind
+			}
+			out = append(out, &c)
+		}
+	}
+	return out
+}
+
+// join is prefix and path as one key path.
+func join(prefix, path string) string {
+	switch {
+	case prefix == "":
+		return path
+	case path == "":
+		return prefix
+	case path[0] == '[':
+		return prefix + path
+	}
+	return prefix + "." + path
+}
+
+// Note returns errs with each problem's message prefixed by note ("rule \"gh-write\": …"), to
+// name what a path's index alone does not.
+func Note(note string, errs ...error) []error {
+	out := make([]error, 0, len(errs))
+	for _, e := range errs {
+		var ce *Error
+		if !errors.As(e, &ce) {
+			out = append(out, fmt.Errorf("%s: %w", note, e))
+			continue
+		}
+		c := *ce
+		c.Err = fmt.Errorf("%s: %w", note, c.Err)
+		out = append(out, &c)
+	}
+	return out
+}

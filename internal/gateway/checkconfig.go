@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/certreload"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/seal"
 )
@@ -48,18 +50,51 @@ func (c *Config) checkLocal(getenv func(string) string) []error {
 		}
 		v, err := r.s.resolve(getenv)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", r.path, err))
+			errs = append(errs, configerr.At(r.path, "%w", err))
 			continue
 		}
 		values[r.path] = v
 	}
 	errs = append(errs, c.checkKeyLengths(values)...)
+	errs = append(errs, c.checkHeaderValues(values)...)
+	return append(errs, c.checkTLSFiles()...)
+}
+
+// checkTLSFiles loads every certificate, key and CA bundle the configuration names, and the
+// pins lock file, as building the gateway will.
+func (c *Config) checkTLSFiles() []error {
+	var errs []error
 	if t := c.Server.TLS; t.CertFile != "" && t.KeyFile != "" {
 		if _, err := certreload.New(t.CertFile, t.KeyFile); err != nil {
-			errs = append(errs, fmt.Errorf("server.tls: %w", err))
+			errs = append(errs, configerr.At("server.tls", "%w", err))
+		}
+	}
+	for i, u := range c.Upstreams {
+		if err := u.TLS.CheckFiles(); err != nil {
+			errs = append(errs, configerr.At(fmt.Sprintf("upstreams[%d].tls", i), "%w", err))
+		}
+	}
+	if c.Redis.enabled() {
+		if err := c.Redis.RedisConfig.CheckFiles(); err != nil {
+			errs = append(errs, configerr.At("redis.tls", "%w", err))
 		}
 	}
 	return append(errs, c.checkPinsLock()...)
+}
+
+// checkHeaderValues refuses a header value read from a secret that a request could not carry
+// (a line break inside it); the value is never printed.
+func (c *Config) checkHeaderValues(values map[string]string) []error {
+	var errs []error
+	for _, r := range c.secretRefs() {
+		if !strings.Contains(r.path, ".headers.") {
+			continue
+		}
+		if v, ok := values[r.path]; ok && strings.ContainsAny(v, "\r\n\x00") {
+			errs = append(errs, configerr.At(r.path, "the secret's value has a control character (CR, LF or NUL) inside it"))
+		}
+	}
+	return errs
 }
 
 // checkKeyLengths refuses a sealing key shorter than the key ring accepts; the key's text is
@@ -69,8 +104,8 @@ func (c *Config) checkKeyLengths(values map[string]string) []error {
 	for i := range c.MRTR.Keys {
 		path := fmt.Sprintf("mrtr.keys[%d].secret", i)
 		if v, ok := values[path]; ok && len(v) < seal.MinSecretBytes {
-			errs = append(errs, fmt.Errorf("%s: too short: a key needs at least %d bytes of random text (head -c 32 /dev/urandom | base64)",
-				path, seal.MinSecretBytes))
+			errs = append(errs, configerr.At(path, "too short: a key needs at least %d bytes of random text (head -c 32 /dev/urandom | base64)",
+				seal.MinSecretBytes))
 		}
 	}
 	return errs
@@ -88,10 +123,10 @@ func (c *Config) checkPinsLock() []error {
 	}
 	lock, err := pins.LoadLock(c.Pins.LockFile)
 	if err != nil {
-		return []error{fmt.Errorf("pins.lockFile: %w", err)}
+		return []error{configerr.At("pins.lockFile", "%w", err)}
 	}
 	if _, err := pins.NewGuard(pins.GuardOptions{Config: c.Pins, Lock: lock, Store: tofuStore{}, Backends: names}); err != nil {
-		return []error{fmt.Errorf("pins.lockFile: %w", err)}
+		return []error{configerr.At("pins.lockFile", "%w", err)}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -266,39 +267,40 @@ func addUpstream(c *Config, spec string) error {
 	return nil
 }
 
-// validate reports every problem at once, including those of each package's
-// block.
+// validate reports every problem at once, including those of each package's block, each a
+// *configerr.Error naming the setting's key path in the file.
 func (c *Config) validate() error {
 	var errs []error
+	at := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if err := c.serverConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.validateToolsetUpstreams()...)
 	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
-			errs = append(errs, fmt.Errorf("%s %q: %w", a.name, a.addr, err))
+			at(a.name, "%q: want host:port or :port (%v)", a.addr, errors.Unwrap(err))
 		}
 	}
 	if r := c.Admin.RedisReadiness; r != redisReadinessRequired && r != redisReadinessAdvisory {
-		errs = append(errs, fmt.Errorf("admin.redisReadiness %q: want required or advisory", r))
+		at("admin.redisReadiness", "%q: want required or advisory", r)
 	}
 	errs = append(errs, c.Admin.Explain.validate(c.Admin.Listen)...)
 	if c.Server.DrainDelay < 0 {
-		errs = append(errs, errors.New("server.drainDelay must not be negative"))
+		at("server.drainDelay", "must not be negative")
 	}
 	if (c.Server.TLS.CertFile == "") != (c.Server.TLS.KeyFile == "") {
-		errs = append(errs, errors.New("server.tls: certFile and keyFile must be set together"))
+		at("server.tls", "certFile and keyFile must be set together")
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
-		errs = append(errs, fmt.Errorf("log.level %q: want debug, info, warn or error", c.Log.Level))
+		at("log.level", "%q: want debug, info, warn or error", c.Log.Level)
 	}
 	if c.Log.Format != "json" && c.Log.Format != "text" {
-		errs = append(errs, fmt.Errorf("log.format %q: want json or text", c.Log.Format))
+		at("log.format", "%q: want json or text", c.Log.Format)
 	}
 	if c.Auth.Disabled && !IsLoopbackAddr(c.Server.Listen) && !c.forceNoAuth {
-		errs = append(errs, fmt.Errorf("auth.disabled on non-loopback listener %q: refused without --force", c.Server.Listen))
+		at("auth.disabled", "refused on the non-loopback listener %q without --force: every caller could call every tool", c.Server.Listen)
 	}
 	if !c.Auth.Disabled {
 		errs = append(errs, c.validateAuth()...)
@@ -307,7 +309,7 @@ func (c *Config) validate() error {
 		if c.Auth.Disabled && u.Auth.Type == upstreams.AuthTokenExchange {
 			// Without authentication there is no caller token to exchange: every call to the
 			// backend would be refused, never sent as the gateway instead.
-			errs = append(errs, fmt.Errorf("upstreams[%d] (%s): auth.type tokenExchange needs authenticated callers; it cannot be honoured with auth.disabled", i, u.Name))
+			at(fmt.Sprintf("upstreams[%d].auth.type", i), "tokenExchange needs authenticated callers; it cannot be honoured with auth.disabled")
 		}
 	}
 	errs = append(errs, c.MRTR.validate()...)
@@ -322,11 +324,9 @@ func (c *Config) validate() error {
 	if _, err := c.compileRateLimits(nil); err != nil {
 		errs = append(errs, err)
 	}
-	for i, u := range c.Upstreams {
-		for h, s := range u.Headers {
-			if err := s.validate(); err != nil {
-				errs = append(errs, fmt.Errorf("upstreams[%d].headers.%s: %w", i, h, err))
-			}
+	for _, r := range c.secretRefs() {
+		if err := r.s.validate(); err != nil {
+			at(r.path, "%v", err)
 		}
 	}
 	up := c.upstreamsConfig(c.placeholderSecrets())
@@ -360,16 +360,10 @@ func (c *Config) serverConfig() mcphttp.Config {
 }
 
 func (e ExplainConfig) validate(listen string) []error {
-	var errs []error
-	if !e.Secret.IsZero() {
-		if err := e.Secret.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("admin.explain.secret: %w", err))
-		}
-	}
 	if e.Enabled && e.Secret.IsZero() && !IsLoopbackAddr(listen) {
-		errs = append(errs, fmt.Errorf("admin.explain.enabled on the non-loopback admin listener %q needs admin.explain.secret: the explainer reveals the policy and token claims", listen))
+		return []error{configerr.At("admin.explain.enabled", "on the non-loopback admin listener %q needs admin.explain.secret: the explainer reveals the policy and token claims", listen)}
 	}
-	return errs
+	return nil
 }
 
 // upstreamNames lists the configured backends' names, in configuration order.
@@ -384,15 +378,13 @@ func (c *Config) upstreamNames() []string {
 func (c *Config) validateAuth() []error {
 	var errs []error
 	if len(c.Auth.Issuers) == 0 {
-		errs = append(errs, errors.New("auth: no issuer configured; configure auth.issuers, or pass --no-auth (auth.disabled: true) to serve without authentication"))
+		errs = append(errs, configerr.At("auth.issuers", "no issuer configured: configure auth.issuers, or pass --no-auth (auth.disabled: true) to serve without authentication"))
 	}
 	if c.Server.PublicURL == "" {
-		errs = append(errs, errors.New("server.publicURL is required with authentication: it is the token audience (RFC 8707) and locates the protected resource metadata"))
+		errs = append(errs, configerr.At("server.publicURL", "required with authentication: it is the token audience (RFC 8707) and locates the protected resource metadata"))
 	}
 	if len(c.Auth.Issuers) > 0 {
-		if err := c.Auth.Config.Validate(); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, configerr.Under("auth", nil, c.Auth.Config.Validate())...)
 	}
 	return errs
 }

@@ -2,11 +2,14 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
@@ -58,39 +61,51 @@ func loadFile(path string, c *Config) error {
 }
 
 // locate puts the file and line in front of each problem in err that names a setting the file
-// sets ("gateway.yaml:12: upstreams[1].url: …"), and leaves the others as they are (a setting
-// from a flag or the environment, or left at its default).
+// sets ("gateway.yaml:12: upstreams[1].url: …"), in the order of the file, and leaves the others
+// as they are, after them (a setting from a flag or the environment, or left at its default).
 func (s source) locate(err error) error {
-	problems := configerr.List(err)
-	out := make([]error, 0, len(problems))
-	for _, p := range problems {
-		out = append(out, s.locateOne(p))
+	type located struct {
+		line int
+		err  error
 	}
-	return errors.Join(out...)
+	var out []located
+	for _, p := range configerr.List(err) {
+		line := s.lineOf(p)
+		if line > 0 {
+			where := fmt.Sprintf("line %d", line)
+			if s.file != "" {
+				where = fmt.Sprintf("%s:%d", s.file, line)
+			}
+			p = fmt.Errorf("%s: %w", where, p)
+		}
+		out = append(out, located{line, p})
+	}
+	slices.SortStableFunc(out, func(a, b located) int {
+		return cmp.Compare(cmp.Or(a.line, math.MaxInt), cmp.Or(b.line, math.MaxInt))
+	})
+	errs := make([]error, len(out))
+	for i, l := range out {
+		errs[i] = l.err
+	}
+	return errors.Join(errs...)
 }
 
-func (s source) locateOne(err error) error {
+// lineOf is the line of the setting err names: where the file was read wrong, or the line of
+// its key path; 0 when the file does not set it.
+func (s source) lineOf(err error) int {
 	var ce *configerr.Error
 	if !errors.As(err, &ce) {
-		return err
+		return 0
 	}
-	line := ce.Line
-	if line == 0 {
-		line = s.lineOf(ce.Path)
+	if ce.Line > 0 {
+		return ce.Line
 	}
-	if line == 0 {
-		return err
-	}
-	where := fmt.Sprintf("line %d", line)
-	if s.file != "" {
-		where = fmt.Sprintf("%s:%d", s.file, line)
-	}
-	return fmt.Errorf("%s: %w", where, err)
+	return s.lineOfPath(ce.Path)
 }
 
 // lineOf is the line of path in the file, or of the nearest enclosing setting the file sets
 // (a missing key is reported at its block); 0 when the file sets none of it.
-func (s source) lineOf(path string) int {
+func (s source) lineOfPath(path string) int {
 	for path != "" {
 		if l, ok := s.lines[path]; ok {
 			return l

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/metrics"
 )
 
@@ -41,7 +42,7 @@ func (c *Config) validateToolsetUpstreams() []error {
 	var errs []error
 	for i, ts := range c.Toolsets {
 		for _, g := range ts.UnmatchedUpstreams(names) {
-			errs = append(errs, fmt.Errorf("toolsets[%d] %q: upstream %q matches no configured backend", i, ts.Name, g))
+			errs = append(errs, configerr.At(fmt.Sprintf("toolsets[%d].include", i), "upstream %q matches no configured backend", g))
 		}
 	}
 	return errs
