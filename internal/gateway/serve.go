@@ -34,7 +34,7 @@ type Listeners struct {
 // serve runs the gateway until ctx is done, then drains: not-ready first while still serving,
 // then stop accepting and let in-flight requests finish (docs/deploy.md).
 func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout, stderr io.Writer, started chan<- Listeners) error {
-	if err := cfg.preflight(getenv); err != nil {
+	if err := cfg.preflight(getenv); err != nil { // before anything is built or logged
 		return err
 	}
 	// Log lines go through a bounded queue drained by one goroutine, so a slow log destination
@@ -54,7 +54,7 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 	if cfg.Auth.Disabled {
 		log.Warn("AUTHENTICATION IS DISABLED: every caller can list and call every backend tool; use only for local development")
 	}
-	g, err := build(cfg, getenv, log)
+	g, certs, err := prepare(cfg, getenv, log)
 	if err != nil {
 		return err
 	}
@@ -63,10 +63,6 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 		Name: "mcp_gateway_log_lines_dropped_total",
 		Help: "Log lines dropped because the log destination could not keep up.",
 	}, func() float64 { return float64(logOut.Dropped()) })); err != nil {
-		return err
-	}
-	certs, err := newCertReloader(cfg, log)
-	if err != nil {
 		return err
 	}
 	mcpSrv, adminSrv, addrs, errc, err := g.listen(cfg, certs)
@@ -97,6 +93,21 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 	case <-ctx.Done():
 	}
 	return drain(cfg, log, g, mcpSrv, adminSrv)
+}
+
+// prepare is what serve does between a checked configuration and binding its ports: every
+// component built and the listener's certificate loaded. On error nothing is left open.
+func prepare(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway, *certreload.Reloader, error) {
+	g, err := build(cfg, getenv, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	certs, err := newCertReloader(cfg, log)
+	if err != nil {
+		g.close()
+		return nil, nil, err
+	}
+	return g, certs, nil
 }
 
 // newCertReloader loads the TLS certificate when the listener terminates HTTPS itself.
