@@ -55,7 +55,7 @@ type Config struct {
 	// DefaultSSEKeepAlive; negative disables.
 	SSEKeepAlive time.Duration `yaml:"sseKeepAlive"`
 	// ConfirmDestructiveTools asks the user to confirm every call of a tool whose annotations
-	// declare destructiveHint: true, as if a policy rule said confirm (issue 4). The
+	// declare destructiveHint: true, as if a policy rule said confirm. The
 	// annotations come from the backends' tools/list, re-read every minute; a tool the list
 	// does not show is confirmed too. Default false.
 	ConfirmDestructiveTools bool `yaml:"confirmDestructiveTools"`

@@ -66,6 +66,10 @@ const (
 // protocolChoices are the explicit values of UpstreamConfig.Protocol.
 var protocolChoices = []string{ProtocolVersion, protocol20251125, protocol20250618, protocol20250326}
 
+// ProtocolChoices are the values UpstreamConfig.Protocol takes: auto, then the revisions it can
+// be pinned to.
+func ProtocolChoices() []string { return append([]string{ProtocolAuto}, protocolChoices...) }
+
 func validProtocol(p string) bool {
 	return p == "" || p == ProtocolAuto || slices.Contains(protocolChoices, p)
 }

@@ -27,6 +27,9 @@ type Field struct {
 	// GoName the field's name there: where its documentation is.
 	Owner  reflect.Type
 	GoName string
+	// Index is the field's index sequence in the struct Fields was given, through inlined
+	// structs (reflect.Value.FieldByIndex).
+	Index []int
 }
 
 // Fields lists the keys of a mapping read into struct type t, in declaration order, inlined
@@ -34,6 +37,7 @@ type Field struct {
 func Fields(t reflect.Type) []Field {
 	var out []Field
 	for i := range t.NumField() {
+		index := []int{i}
 		f := t.Field(i)
 		if !f.IsExported() && !f.Anonymous {
 			continue
@@ -46,9 +50,15 @@ func Fields(t reflect.Type) []Field {
 		if strings.Contains(","+opts+",", ",inline,") {
 			ft := f.Type
 			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
+				ft = ft.Elem() // an inlined pointer is left out of Index: FieldByIndex would need it set
+				index = nil
 			}
-			out = append(out, Fields(ft)...)
+			for _, inner := range Fields(ft) {
+				if index != nil {
+					inner.Index = append(append([]int(nil), index...), inner.Index...)
+				}
+				out = append(out, inner)
+			}
 			continue
 		}
 		if !f.IsExported() {
@@ -57,7 +67,7 @@ func Fields(t reflect.Type) []Field {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		out = append(out, Field{Key: name, Type: f.Type, Owner: t, GoName: f.Name})
+		out = append(out, Field{Key: name, Type: f.Type, Owner: t, GoName: f.Name, Index: index})
 	}
 	return out
 }

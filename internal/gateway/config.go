@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,12 +32,22 @@ const (
 // Config is the whole gateway configuration: the YAML file, then MCPGW_* environment variables,
 // then flags. Each package owns its block; this type only assembles them.
 type Config struct {
-	Server    ServerConfig    `yaml:"server"`
-	Admin     AdminConfig     `yaml:"admin"`
-	Log       LogConfig       `yaml:"log"`
-	Auth      AuthConfig      `yaml:"auth"`
-	MRTR      MRTRConfig      `yaml:"mrtr"`
-	Redis     RedisConfig     `yaml:"redis"`
+	// Server is the MCP listener and endpoint: address, public URL, TLS, request limits and
+	// timeouts, draining.
+	Server ServerConfig `yaml:"server"`
+	// Admin is the admin listener: metrics, health, readiness, pprof and the policy explainer.
+	Admin AdminConfig `yaml:"admin"`
+	// Log selects the log level and format.
+	Log LogConfig `yaml:"log"`
+	// Auth is authentication (the trusted token issuers) and authorization (the policy rules).
+	Auth AuthConfig `yaml:"auth"`
+	// MRTR holds the keys that seal requestState, list cursors and pre-2026 session ids, and
+	// how long a requestState stays valid.
+	MRTR MRTRConfig `yaml:"mrtr"`
+	// Redis is the shared store every replica uses; absent, an in-memory store correct for one
+	// replica only.
+	Redis RedisConfig `yaml:"redis"`
+	// RateLimit is the per-caller limit and what limits do when the store cannot answer.
 	RateLimit RateLimitConfig `yaml:"rateLimit"`
 	// Config is the backend settings at the top level (namespace, healthInterval, pageSize,
 	// cache, relayCapabilities), as upstreams defines them. Its list of backends is filled from
@@ -129,6 +140,18 @@ const (
 	redisReadinessRequired = "required"
 	redisReadinessAdvisory = "advisory"
 )
+
+// logLevels and logFormats are the values LogConfig's settings take.
+func logLevels() []string  { return []string{"debug", "info", "warn", "error"} }
+func logFormats() []string { return []string{"json", "text"} }
+
+// orList writes "a, b or c".
+func orList(v []string) string {
+	if len(v) < 2 {
+		return strings.Join(v, "")
+	}
+	return strings.Join(v[:len(v)-1], ", ") + " or " + v[len(v)-1]
+}
 
 // LogConfig selects the log level and format.
 type LogConfig struct {
@@ -291,13 +314,11 @@ func (c *Config) validate() error {
 	if (c.Server.TLS.CertFile == "") != (c.Server.TLS.KeyFile == "") {
 		at("server.tls", "certFile and keyFile must be set together")
 	}
-	switch c.Log.Level {
-	case "debug", "info", "warn", "error":
-	default:
-		at("log.level", "%q: want debug, info, warn or error", c.Log.Level)
+	if !slices.Contains(logLevels(), c.Log.Level) {
+		at("log.level", "%q: want %s", c.Log.Level, orList(logLevels()))
 	}
-	if c.Log.Format != "json" && c.Log.Format != "text" {
-		at("log.format", "%q: want json or text", c.Log.Format)
+	if !slices.Contains(logFormats(), c.Log.Format) {
+		at("log.format", "%q: want %s", c.Log.Format, orList(logFormats()))
 	}
 	if c.Auth.Disabled && !IsLoopbackAddr(c.Server.Listen) && !c.forceNoAuth {
 		at("auth.disabled", "refused on the non-loopback listener %q without --force: every caller could call every tool", c.Server.Listen)
