@@ -191,8 +191,8 @@ func newConfigFlags(name, about string, inv invocation) *configFlags {
 		fmt.Fprintf(fs.Output(), "\nenvironment (overrides the file, flags override it): MCPGW_CONFIG, %s\n", strings.Join(envVarNames(), ", "))
 	}
 	fs.StringVar(&fv.config, "config", "", "YAML configuration `file`")
-	fs.StringVar(&fv.listen, "listen", "", "MCP listener `address` (default :8080)")
-	fs.StringVar(&fv.adminListen, "admin-listen", "", "admin listener `address` (default 127.0.0.1:9090)")
+	fs.StringVar(&fv.listen, "listen", "", "MCP listener `address` (default "+defaultListen+")")
+	fs.StringVar(&fv.adminListen, "admin-listen", "", "admin listener `address` (default "+defaultAdminListen+")")
 	fs.StringVar(&fv.publicURL, "public-url", "", "canonical public `URL` of the MCP endpoint")
 	fs.StringVar(&fv.logLevel, "log-level", "", "log `level`: debug, info, warn, error")
 	fs.StringVar(&fv.logFormat, "log-format", "", "log `format`: json or text")
