@@ -431,8 +431,8 @@ func (c *Config) upstreamsConfig(resolved map[string]map[string]string) upstream
 }
 
 // placeholderSecrets stands in for every secret that is configured, so validation checks the
-// rest of the configuration without reading secret files (check-config runs where they may not
-// exist, for example in CI on a rendered Helm chart).
+// rest of the configuration without reading secret files: check-config --static runs where
+// they do not exist (CI on a rendered Helm chart), and preflight reads them in its own step.
 func (c *Config) placeholderSecrets() map[string]map[string]string {
 	out := make(map[string]map[string]string, len(c.Upstreams))
 	for _, u := range c.Upstreams {
