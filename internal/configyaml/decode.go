@@ -27,18 +27,41 @@ type Options struct {
 // Lines maps each key path the file sets to the line it is set on.
 type Lines map[string]int
 
+// Decoded is what Decode learnt of the file besides the values.
+type Decoded struct {
+	// Lines locates every key path the file sets.
+	Lines Lines
+	// Unread are the blocks (key paths; "" for the whole file) whose settings were not all read
+	// because of a problem Decode reported: a problem found later inside one of them may be a
+	// consequence (a misspelt url read as no url at all), and is better left unsaid.
+	Unread []string
+}
+
+// Covers reports whether path lies in a block that was not all read.
+func (d *Decoded) Covers(path string) bool {
+	for _, u := range d.Unread {
+		if u == "" || path == u || strings.HasPrefix(path, u+".") || strings.HasPrefix(path, u+"[") {
+			return true
+		}
+	}
+	return false
+}
+
 // Decode reads the one YAML document in data into v, a pointer to a struct, after checking it
 // against v's type: every key known (inside list entries and inlined blocks too, with the
 // nearest known key suggested for one that is not), every value of the expected shape and type,
 // no key twice. It reports every problem at once, each a *configerr.Error with its key path,
 // line and column, and what was expected; no message quotes a value from the file, which may be
-// a secret. On success it returns where each key path is set, to locate later problems.
-func Decode(data []byte, v any, opts Options) (Lines, error) {
+// a secret. It returns where each key path is set, to locate later problems, and, when it
+// reports problems, still reads every value it can into v, so that the rest of the
+// configuration can be checked in the same pass (Decoded.Unread says what may be missing).
+// When the file is not YAML at all, it returns a nil *Decoded.
+func Decode(data []byte, v any, opts Options) (*Decoded, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return Lines{}, nil // an empty file sets nothing
+			return &Decoded{Lines: Lines{}}, nil // an empty file sets nothing
 		}
 		return nil, syntaxError(err)
 	}
@@ -53,14 +76,16 @@ func Decode(data []byte, v any, opts Options) (Lines, error) {
 	}
 	w := walker{opts: opts, lines: Lines{}, root: reflect.TypeOf(v).Elem()}
 	w.walk(&root, w.root, "")
+	d := &Decoded{Lines: w.lines, Unread: w.unread}
+	err := root.Decode(v) // with problems, yaml reads every value it can
 	if len(w.errs) > 0 {
-		return nil, errors.Join(w.errs...)
+		return d, errors.Join(w.errs...)
 	}
-	if err := root.Decode(v); err != nil {
+	if err != nil {
 		// The walk checked every value; yaml's own message would quote it.
 		return nil, &configerr.Error{Err: errors.New("the file does not decode into the configuration")}
 	}
-	return w.lines, nil
+	return d, nil
 }
 
 // yamlLine finds the line yaml's syntax errors name.
@@ -80,14 +105,17 @@ func syntaxError(err error) error {
 }
 
 type walker struct {
-	opts  Options
-	root  reflect.Type
-	lines Lines
-	errs  []error
+	opts   Options
+	root   reflect.Type
+	lines  Lines
+	errs   []error
+	unread []string
 }
 
-func (w *walker) fail(n *yaml.Node, path, format string, args ...any) {
+// fail reports a problem at path; unread is the block it leaves not all read.
+func (w *walker) fail(n *yaml.Node, path, unread, format string, args ...any) {
 	w.errs = append(w.errs, &configerr.Error{Path: path, Line: n.Line, Column: n.Column, Err: fmt.Errorf(format, args...)})
+	w.unread = append(w.unread, unread)
 }
 
 // walk checks n against t at path and records the lines of the keys it sets.
@@ -136,14 +164,14 @@ func (w *walker) shape(n *yaml.Node, want yaml.Kind, t reflect.Type, path string
 	if n.Kind == want {
 		return true
 	}
-	w.fail(n, path, "expected %s, got %s", w.expect(t), nodeKind(n))
+	w.fail(n, path, path, "expected %s, got %s", w.expect(t), nodeKind(n))
 	return false
 }
 
 // leaf decodes a scalar (or a self-decoding value) on its own to check its type.
 func (w *walker) leaf(n *yaml.Node, t reflect.Type, path string) {
 	if err := n.Decode(reflect.New(t).Interface()); err != nil {
-		w.fail(n, path, "expected %s, got %s", w.expect(t), nodeKind(n))
+		w.fail(n, path, path, "expected %s, got %s", w.expect(t), nodeKind(n))
 	}
 }
 
@@ -162,13 +190,14 @@ func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
 		}
 		p := keyPath(path, k.Value)
 		if first, dup := seen[k.Value]; dup {
-			w.fail(k, p, "set twice (first on line %d)", first)
+			w.fail(k, p, p, "set twice (first on line %d)", first)
 			continue
 		}
 		seen[k.Value] = k.Line
 		i := slices.IndexFunc(fields, func(f Field) bool { return f.Key == k.Value })
 		if i < 0 {
-			w.fail(k, p, "unknown key%s", w.unknownHint(k.Value, fields))
+			// What the key was meant to set is left unset: the whole block is in doubt.
+			w.fail(k, p, path, "unknown key%s", w.unknownHint(k.Value, fields))
 			continue
 		}
 		w.lines[p] = k.Line
@@ -183,12 +212,12 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) {
 		k, v := kv[0], kv[1]
 		p := keyPath(path, k.Value)
 		if first, dup := seen[k.Value]; dup {
-			w.fail(k, p, "set twice (first on line %d)", first)
+			w.fail(k, p, p, "set twice (first on line %d)", first)
 			continue
 		}
 		seen[k.Value] = k.Line
 		if err := k.Decode(reflect.New(t.Key()).Interface()); err != nil {
-			w.fail(k, p, "expected a key that is %s", w.expect(t.Key()))
+			w.fail(k, p, p, "expected a key that is %s", w.expect(t.Key()))
 			continue
 		}
 		w.lines[p] = k.Line

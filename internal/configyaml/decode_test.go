@@ -113,10 +113,11 @@ func TestDecode(t *testing.T) {
 func TestDecodeMergeAndLines(t *testing.T) {
 	src := "ptr: &p {timeout: 2s}\nentries:\n  - <<: *p\n    name: a\n"
 	var d doc
-	lines, err := Decode([]byte(src), &d, opts)
+	decoded, err := Decode([]byte(src), &d, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	lines := decoded.Lines
 	if len(d.Entries) != 1 || d.Entries[0].Timeout != 2*time.Second || d.Entries[0].Name != "a" {
 		t.Errorf("decoded %+v", d.Entries)
 	}
@@ -141,5 +142,32 @@ func TestNearest(t *testing.T) {
 		if got := Nearest(in, known); got != want {
 			t.Errorf("Nearest(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestDecodeReadsWhatItCan: with problems, every value that can be read is still read, and
+// Unread names the blocks a later check should not judge: the entry with a misspelt key, a
+// value of the wrong shape; the whole file for a misspelt top-level key.
+func TestDecodeReadsWhatItCan(t *testing.T) {
+	var d doc
+	decoded, err := Decode([]byte("ratio: 0.5\nentries:\n  - {name: a, url: u}\n  - {name: b, ulr: u}\nserver: {port: x}\n"), &d, opts)
+	if err == nil || decoded == nil {
+		t.Fatalf("Decode = %v, %v", decoded, err)
+	}
+	if d.Ratio != 0.5 || len(d.Entries) != 2 || d.Entries[0].URL != "u" || d.Entries[1].Name != "b" {
+		t.Errorf("read %+v", d)
+	}
+	for path, want := range map[string]bool{"entries[1].url": true, "entries[1]": true, "entries[0].url": false,
+		"server.port": true, "server.listen": false, "ratio": false} {
+		if decoded.Covers(path) != want {
+			t.Errorf("Covers(%s) = %v, want %v", path, !want, want)
+		}
+	}
+	decoded, _ = Decode([]byte("sever: {}\n"), &d, opts)
+	if !decoded.Covers("ratio") {
+		t.Error("a misspelt top-level key leaves the rest judged")
+	}
+	if decoded, err := Decode([]byte("a: [\n"), &d, opts); err == nil || decoded != nil {
+		t.Errorf("not YAML: %v, %v", decoded, err)
 	}
 }

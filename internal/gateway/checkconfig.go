@@ -26,12 +26,15 @@ func (c *Config) preflight(getenv func(string) string) error {
 // (files and environment variables). Without local it checks the configuration alone, as
 // check-config --static does for a file rendered for another machine.
 func (c *Config) check(getenv func(string) string, local bool) error {
-	var errs []error
-	if err := c.validate(); err != nil {
-		errs = append(errs, err)
-	}
+	found := configerr.List(c.validate())
 	if local {
-		errs = append(errs, c.checkLocal(getenv)...)
+		found = append(found, c.checkLocal(getenv)...)
+	}
+	errs := slices.Clone(c.src.problems) // reading the file, the environment, the flags
+	for _, err := range found {
+		if !c.src.consequence(err) {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration:\n%w", c.src.locate(errors.Join(errs...)))

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
 )
 
@@ -218,7 +219,8 @@ func (cf *configFlags) parse(args []string) error {
 }
 
 // read applies the file, then MCPGW_* variables, then the parsed flags, then defaults, without
-// checking the result.
+// checking the result: problems found on the way are kept for the check to report with the
+// rest. A file that cannot be read, or is not YAML, is an error at once.
 func (cf *configFlags) read(getenv func(string) string) (*Config, error) {
 	fv := cf.fv
 	if fv.config == "" {
@@ -230,11 +232,14 @@ func (cf *configFlags) read(getenv func(string) string) (*Config, error) {
 			return nil, err
 		}
 	}
+	// Problems with variables and flags are reported by the check, with every other one.
 	if err := applyEnv(&cfg, getenv); err != nil {
-		return nil, err
+		cfg.src.problems = append(cfg.src.problems, configerr.List(err)...)
+		cfg.src.overridden = true
 	}
 	if err := fv.apply(&cfg); err != nil {
-		return nil, err
+		cfg.src.problems = append(cfg.src.problems, err)
+		cfg.src.overridden = true
 	}
 	cfg.applyDefaults()
 	return &cfg, nil

@@ -17,10 +17,28 @@ import (
 )
 
 // source is the configuration file the settings were read from and the line of each key path it
-// sets, so that a problem found later, by validation or by reading a secret, points at its line.
+// sets, so that a problem found later, by validation or by reading a secret, points at its line;
+// and the problems found while reading the file, the environment and the flags, which the check
+// reports with every other problem, in the same pass.
 type source struct {
-	file  string
-	lines configyaml.Lines
+	file     string
+	lines    configyaml.Lines
+	decoded  *configyaml.Decoded
+	problems []error
+	// overridden is set when a variable or flag could not be applied: a setting it was meant to
+	// change, anywhere, is in doubt.
+	overridden bool
+}
+
+// consequence reports whether err may be a consequence of a problem already reported while
+// reading: it is about a setting in a block the file could not all be read into (a misspelt
+// url, then no url), or a variable or flag could not be applied.
+func (s source) consequence(err error) bool {
+	if s.overridden {
+		return true
+	}
+	p, ok := configerr.PathOf(err)
+	return ok && s.decoded != nil && len(s.problems) > 0 && s.decoded.Covers(p)
 }
 
 // yamlOptions says what the gateway's own value types look like, where their Go kind says too
@@ -33,28 +51,33 @@ func yamlOptions() configyaml.Options {
 
 // decodeYAML reads one YAML document into c strictly (configyaml.Decode): a misspelt key must
 // not silently leave a security setting at its default, and no error quotes a value, which may
-// be a secret. Every problem is reported at once.
+// be a secret. Every problem is returned at once, and also kept in c, which holds every value
+// that could be read, for check to report with the configuration's other problems.
 func decodeYAML(r io.Reader, c *Config) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return err
 	}
-	lines, err := configyaml.Decode(data, c, yamlOptions())
+	decoded, err := configyaml.Decode(data, c, yamlOptions())
+	if decoded != nil {
+		c.src.decoded, c.src.lines = decoded, decoded.Lines
+		c.src.problems = append(c.src.problems, configerr.List(err)...)
+	}
 	if err != nil {
 		return c.src.locate(err)
 	}
-	c.src.lines = lines
 	return nil
 }
 
-// loadFile reads the configuration file at path into c.
+// loadFile reads the configuration file at path into c. A file that is not one YAML document is
+// an error at once; problems with its settings are kept in c for check to report with the rest.
 func loadFile(path string, c *Config) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	c.src.file = path
-	if err := decodeYAML(bytes.NewReader(b), c); err != nil {
+	if err := decodeYAML(bytes.NewReader(b), c); err != nil && c.src.decoded == nil {
 		return fmt.Errorf("%s is not a valid configuration:\n%w", path, err)
 	}
 	return nil

@@ -21,13 +21,13 @@ const corpusDir = "testdata/badconfig"
 // leakMarker is in every secret value of the corpus: no output may contain it.
 const leakMarker = "s3cr3t"
 
-// corpusCase is one file of the corpus: header lines (what:, want:, env:) and then files, each
+// corpusCase is one file of the corpus: header lines (what:, want:, not:, env:) and then files, each
 // after a "-- name --" line. $DIR in a file or a variable stands for the directory the case is
 // written to, which also holds the shared fixtures (fixture/: a CA, a server certificate and
 // key, a 32-byte key, a token, a lock file pinning backend a).
 type corpusCase struct {
 	name, what string
-	want       []string
+	want, not  []string
 	env        map[string]string
 	files      map[string]string
 }
@@ -72,6 +72,8 @@ func parseCorpusCase(t *testing.T, name, raw string) corpusCase {
 			c.what = val
 		case "want":
 			c.want = append(c.want, val)
+		case "not":
+			c.not = append(c.not, val)
 		case "env":
 			k, v, _ := strings.Cut(val, "=")
 			c.env[k] = v
@@ -165,6 +167,11 @@ func TestBrokenConfigCorpus(t *testing.T) {
 			for _, w := range c.want {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("%s: check-config's errors lack %q:\n%s", c.what, w, stderr)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(stderr, w) {
+					t.Errorf("%s: check-config's errors name %q:\n%s", c.what, w, stderr)
 				}
 			}
 			if serveErr == nil {
