@@ -135,7 +135,7 @@ func (c Config) Validate() error {
 	for i, is := range c.Issuers {
 		at := fmt.Sprintf("issuers[%d]", i)
 		if first, dup := seen[is.Issuer]; dup {
-			add(at+".issuer", "%q is also issuers[%d]; each issuer once", is.Issuer, first)
+			add(at+".issuer", "%q is already issuer %d; each issuer once", is.Issuer, first)
 		} else {
 			seen[is.Issuer] = i
 		}

@@ -103,11 +103,11 @@ func TestConfigValidate(t *testing.T) {
 	}
 	wants := []string{
 		"issuers[0].issuer: ", `issuers[0].algorithms[0]: "HS256": want one of`, `issuers[0].algorithms[1]: "none": want one of`,
-		`issuers[1].issuer: "http://idp.example.com" is also issuers[0]`, "issuers[2].jwksURL: ",
+		`issuers[1].issuer: "http://idp.example.com" is already issuer 0`, "issuers[2].jwksURL: ",
 		"issuers[2].audiences[0]: empty", "clockSkew: 1h0m0s: want 0s to 5m0s", "scopeClaim[0]: empty",
 		`scopeHierarchy.a b: "a b" is not a scope`, `scopeHierarchy.a b[0]: "c\"d" is not a scope`,
 		"resourceMetadata.resource: ", "resourceMetadata.scopesSupported[0]: ", "fetchTimeout: must not be negative",
-		`policy.rules[0].effect: rule "r": "maybe": want allow or deny`, `policy.rules[1].id: "r" is also the id of policy.rules[0]`,
+		`policy.rules[0].effect: rule "r": "maybe": want allow or deny`, `policy.rules[1].id: "r" is already the id of rule 0`,
 		"policy.rules[2].effect: a deny rule takes no anyScope", "policy.rules[3].tools[0]: empty pattern",
 		"policy.rules[3].claims.groups: a claim condition needs a name and at least one value",
 		`policy.rules[4].confirm: rule "confirm-prompt": applies to tool calls only`,

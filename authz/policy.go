@@ -148,7 +148,7 @@ func (pc PolicyConfig) validate() error {
 		errs = append(errs, configerr.Under(fmt.Sprintf("policy.rules[%d]", i), nil, r.noted(r.validate())...)...)
 		id := ruleID(r, i)
 		if first, dup := ids[id]; dup {
-			errs = append(errs, configerr.At(fmt.Sprintf("policy.rules[%d].id", i), "%q is also the id of policy.rules[%d]; ids are unique", id, first))
+			errs = append(errs, configerr.At(fmt.Sprintf("policy.rules[%d].id", i), "%q is already the id of rule %d; ids are unique", id, first))
 		} else {
 			ids[id] = i
 		}

@@ -76,12 +76,12 @@ func (t *TLSConfig) validate(rawURL string) []error {
 	return errs
 }
 
-// CheckFiles reads the CA bundle and the client certificate and key t names, as New will, so
-// that a configuration check reports a file that is missing, unreadable or not PEM without
-// building the backend. It connects to nothing.
-func (t TLSConfig) CheckFiles() error {
-	if !t.set() {
-		return nil
+// CheckFiles reads the CA bundle and the client certificate and key t names, as New will for
+// the https backend at rawURL, so that a configuration check reports a file that is missing,
+// unreadable or not PEM without building the backend. It connects to nothing.
+func (t TLSConfig) CheckFiles(rawURL string) error {
+	if u, err := url.Parse(rawURL); err != nil || u.Scheme != "https" || !t.set() {
+		return nil // New reads them for an https backend only
 	}
 	_, err := clientTLS(t, slog.New(slog.DiscardHandler), time.Now)
 	return err

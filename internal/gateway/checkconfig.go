@@ -73,7 +73,7 @@ func (c *Config) checkTLSFiles() []error {
 		}
 	}
 	for i, u := range c.Upstreams {
-		if err := u.TLS.CheckFiles(); err != nil {
+		if err := u.TLS.CheckFiles(u.URL); err != nil {
 			errs = append(errs, configerr.At(fmt.Sprintf("upstreams[%d].tls", i), "%w", err))
 		}
 	}

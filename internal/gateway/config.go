@@ -301,7 +301,12 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateToolsetUpstreams()...)
 	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
-			at(a.name, "%q: want host:port or :port (%v)", a.addr, errors.Unwrap(err))
+			reason := err.Error()
+			var ae *net.AddrError
+			if errors.As(err, &ae) {
+				reason = ae.Err
+			}
+			at(a.name, "%q: want host:port or :port (%s)", a.addr, reason)
 		}
 	}
 	if r := c.Admin.RedisReadiness; r != redisReadinessRequired && r != redisReadinessAdvisory {
