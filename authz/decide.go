@@ -23,6 +23,8 @@ import (
 //     missing, the first such rule gives StepUp with every scope it needs
 //     (allScopes plus the anyScope list), so one 403 challenge lets the client
 //     ask for all of them.
+//     Lists leave such an item out unless that rule says ListWithoutScopes
+//     (see Listing).
 //   - Otherwise Hidden: deny by default, answered like an unknown name so a
 //     caller cannot probe which tools exist.
 //
@@ -37,6 +39,8 @@ type Policy struct {
 	byUpstream map[string]ruleLists
 	wild       ruleLists
 	logger     *slog.Logger
+	// listsWithoutScopes: some rule says listWithoutScopes, so lists must ask Listing.
+	listsWithoutScopes bool
 }
 
 // ruleLists are rules split by effect, each in configuration order.
@@ -66,6 +70,7 @@ func NewPolicy(cfg PolicyConfig, logger *slog.Logger) (*Policy, error) {
 	for i, rc := range cfg.Rules {
 		r := compileRule(rc, i)
 		p.order = append(p.order, &r)
+		p.listsWithoutScopes = p.listsWithoutScopes || r.listed
 		if r.upstream.form == globLiteral {
 			p.byUpstream[r.upstream.pattern] = ruleLists{}
 		}
@@ -102,6 +107,25 @@ func (p *Policy) Visible(pr *Principal, kind Kind, upstream, name string) bool {
 	return p.evaluate(pr, kind, upstream, name).Effect == Allow
 }
 
+// Listing reports whether the item belongs in a list for pr and, for an item listed only
+// because the rule deciding its step-up says listWithoutScopes, the scopes a call needs (every
+// one the rule requires, as the 403 challenge names them; shared, do not modify). An item a
+// call allows is listed with nil scopes. It does not log.
+func (p *Policy) Listing(pr *Principal, kind Kind, upstream, name string) (listed bool, requiredScopes []string) {
+	d := p.evaluate(pr, kind, upstream, name)
+	switch {
+	case d.Effect == Allow:
+		return true, nil
+	case d.Effect == StepUp && d.ListWithoutScopes:
+		return true, d.RequiredScopes
+	}
+	return false, nil
+}
+
+// ListsWithoutScopes reports whether any rule says listWithoutScopes, so callers can skip
+// Listing where Visible says everything.
+func (p *Policy) ListsWithoutScopes() bool { return p.listsWithoutScopes }
+
 func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decision {
 	if pr == nil {
 		return Decision{Reason: DecisionUnauthenticated}
@@ -129,7 +153,8 @@ func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decis
 		}
 	}
 	if stepUp != nil {
-		return Decision{Effect: StepUp, RuleID: stepUp.id, Reason: DecisionInsufficientScope, RequiredScopes: stepUp.required}
+		return Decision{Effect: StepUp, RuleID: stepUp.id, Reason: DecisionInsufficientScope, RequiredScopes: stepUp.required,
+			ListWithoutScopes: stepUp.listed}
 	}
 	return Decision{Reason: DecisionNoRule}
 }

@@ -80,6 +80,9 @@ type Decision struct {
 	ConfirmFallbackForm bool `json:"confirmFallbackForm,omitempty"`
 	// RateLimit, for Allow, is the rule's opaque rate-limit setting.
 	RateLimit string `json:"rateLimit,omitempty"`
+	// ListWithoutScopes, for StepUp, is the deciding rule's opt-in to list the item anyway,
+	// marked with RequiredScopes, so a host can ask the user for them before calling.
+	ListWithoutScopes bool `json:"listWithoutScopes,omitempty"`
 }
 
 // Rule effects in configuration.
@@ -137,6 +140,12 @@ type RuleConfig struct {
 	ConfirmFallback string `yaml:"confirmFallback"`
 	// RateLimit is carried opaquely into Decision.RateLimit (e.g. "60/m").
 	RateLimit string `yaml:"rateLimit"`
+	// ListWithoutScopes lists what the rule targets to a caller whose claims hold but who
+	// lacks its scopes, instead of hiding it, marked with the scopes a call needs (see
+	// Policy.Listing), so the host can step up before calling; the call itself is still
+	// 403 insufficient_scope until the token has them. Default false: lists show only what
+	// a call allows. Only an allow rule that requires scopes takes it.
+	ListWithoutScopes bool `yaml:"listWithoutScopes"`
 }
 
 // validate reports every problem of the rules, their key paths relative to the auth block
@@ -163,11 +172,14 @@ func (r RuleConfig) validate() []error {
 	switch r.Effect {
 	case "", EffectAllow:
 	case EffectDeny:
-		if len(r.AnyScope)+len(r.AllScopes) > 0 || r.Confirm.Enabled() || r.RateLimit != "" {
-			add("effect", "a deny rule takes no anyScope, allScopes, confirm or rateLimit")
+		if len(r.AnyScope)+len(r.AllScopes) > 0 || r.Confirm.Enabled() || r.RateLimit != "" || r.ListWithoutScopes {
+			add("effect", "a deny rule takes no anyScope, allScopes, confirm, rateLimit or listWithoutScopes")
 		}
 	default:
 		add("effect", "%q: want allow or deny", r.Effect)
+	}
+	if r.ListWithoutScopes && r.Effect != EffectDeny && len(r.AnyScope)+len(r.AllScopes) == 0 {
+		add("listWithoutScopes", "needs anyScope or allScopes: without scopes to ask for there is nothing to list the item for")
 	}
 	for key, scopes := range map[string][]string{"anyScope": r.AnyScope, "allScopes": r.AllScopes} {
 		for j, sc := range scopes {
@@ -269,6 +281,7 @@ type rule struct {
 	confirm   ConfirmMode
 	fallback  bool // confirm: url may fall back to a form
 	rateLimit string
+	listed    bool // listWithoutScopes
 }
 
 func compileRule(r RuleConfig, i int) rule {
@@ -282,6 +295,7 @@ func compileRule(r RuleConfig, i int) rule {
 		tools:     compileGlobs(r.Tools), prompts: compileGlobs(r.Prompts), resources: compileURIGlobs(r.Resources),
 		anyScope: slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
 		confirm: r.Confirm, fallback: r.ConfirmFallback == FallbackForm, rateLimit: r.RateLimit,
+		listed: r.ListWithoutScopes,
 	}
 	if len(r.Issuers) > 0 && !slices.Contains(r.Issuers, "*") {
 		cr.issuers = slices.Clone(r.Issuers)

@@ -85,6 +85,11 @@ func (s *Service) Visible(p *Principal, kind Kind, upstream, name string) bool {
 	return s.policy.Visible(p, kind, upstream, name)
 }
 
+// Listing is Policy().Listing.
+func (s *Service) Listing(p *Principal, kind Kind, upstream, name string) (bool, []string) {
+	return s.policy.Listing(p, kind, upstream, name)
+}
+
 // Metadata returns the RFC 9728 document. The slices are fresh copies.
 func (s *Service) Metadata() ProtectedResourceMetadata {
 	md := s.metadata

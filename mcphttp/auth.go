@@ -148,6 +148,25 @@ func (x *request) visibility() (func(upstreams.Kind, upstreams.Target) bool, boo
 	}), true
 }
 
+// discoverable returns, for lists, the scopes a call of an item the caller may not use yet
+// needs, when the policy rule deciding it opts in to listing it (listWithoutScopes); nil when
+// no rule does, or without authentication. The endpoint's set narrows it as it narrows
+// visibility.
+func (x *request) discoverable() func(upstreams.Kind, upstreams.Target) []string {
+	s := x.s
+	if s.auth == nil || !s.auth.Policy().ListsWithoutScopes() {
+		return nil
+	}
+	p, ts := x.caller.principal, x.set
+	return func(k upstreams.Kind, t upstreams.Target) []string {
+		if ts != nil && ts.include != nil && !ts.selects(k, t) {
+			return nil
+		}
+		_, scopes := s.auth.Listing(p, authzKinds[k], t.Upstream, t.Name)
+		return scopes
+	}
+}
+
 // registerMetadata serves the RFC 9728 protected resource metadata at the path-specific and the
 // root well-known URIs (docs/protocol.md §4), readable cross-origin so browser-based clients can discover
 // the authorization server.

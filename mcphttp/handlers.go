@@ -190,6 +190,9 @@ func (x *request) list() error {
 	if x.set != nil {
 		req.View = x.set.path // a cursor cut on one endpoint is refused on another
 	}
+	// Items a call would 403 are listed, marked, where policy opts in, so a host can ask for
+	// the scopes before calling.
+	req.Discoverable = x.discoverable()
 	res, err := x.s.backends.List(x.ctx, req)
 	if err != nil {
 		return err

@@ -30,9 +30,9 @@ func (x *request) checkPin(target upstreams.Target) error {
 	if !s.backends.PinsEnabled(target.Upstream) {
 		return nil
 	}
-	m := x.in.req.Method
-	if m != upstreams.MethodToolsCall && m != upstreams.MethodPromptsGet && m != upstreams.MethodResourcesRead {
-		return nil
+	m, complete, err := x.pinMethod()
+	if m == "" || err != nil {
+		return err
 	}
 	q := &upstreams.PinQuery{
 		ProtocolVersion: x.in.meta.ProtocolVersion,
@@ -41,7 +41,6 @@ func (x *request) checkPin(target upstreams.Target) error {
 		SubjectToken:    x.subjectToken(target.Upstream),
 	}
 	var v pins.Verdict
-	var err error
 	x.route.pinItem = x.route.name
 	if m == upstreams.MethodResourcesRead {
 		// A URI is judged on the resource templates it could come from: the drifted item
@@ -55,20 +54,23 @@ func (x *request) checkPin(target upstreams.Target) error {
 		v, err = s.backends.PinVerdict(x.ctx, q, m, target)
 	}
 	if err != nil {
-		if upstreams.IsPinStoreError(err) {
-			e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Pin store unavailable; retry later"))
-			e.Header = http.Header{"Retry-After": {"1"}}
-			e.Outcome = outcomeUnavailable
-			return e
-		}
 		return err
 	}
+	if v.Unverified() {
+		// Its pin cannot be read now (the shared store does not answer, or holds pins that do
+		// not open): refused, never forwarded unverified, and retryable.
+		x.logPin("pin unverified: call refused", v)
+		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Pin store unavailable; retry later"))
+		e.Header = http.Header{"Retry-After": {"1"}}
+		e.Outcome = outcomeUnavailable
+		return e
+	}
 	x.route.pinClasses = v.Classes
-	confirm := v.Confirm() || (s.cfg.ConfirmDestructiveTools && v.Classes.Has(pins.ClassDestructiveHintCleared))
+	confirm := !complete && (v.Confirm() || (s.cfg.ConfirmDestructiveTools && v.Classes.Has(pins.ClassDestructiveHintCleared)))
 	switch {
 	case v.Blocked():
 		x.logPin("pin drift: call refused", v)
-		return pinDriftError(x.route.pinItem, v)
+		return pinDriftError(x.route.pinItem, v, x.shadowed(v))
 	case confirm:
 		if s.mrtr == nil {
 			// Fail closed: a call that needs confirmation is never forwarded unconfirmed.
@@ -79,20 +81,57 @@ func (x *request) checkPin(target upstreams.Target) error {
 	return nil
 }
 
+// pinMethod returns the method whose pin verdict governs the request: tools/call, prompts/get
+// and resources/read their own; completion/complete that of the prompt or resource template
+// its ref names, for blocking only (complete is true): a completion is typed interactively,
+// with no one to confirm it. "" for every other method.
+func (x *request) pinMethod() (method string, complete bool, err error) {
+	switch m := x.in.req.Method; m {
+	case upstreams.MethodToolsCall, upstreams.MethodPromptsGet, upstreams.MethodResourcesRead:
+		return m, false, nil
+	case upstreams.MethodComplete:
+		kind, _, err := x.completionRef()
+		if kind == upstreams.KindPrompt {
+			return upstreams.MethodPromptsGet, true, err
+		}
+		return upstreams.MethodResourcesRead, true, err
+	}
+	return "", false, nil
+}
+
 // pinDriftError is the answer to a call of a blocked item (name: the tool, the prompt, or the
 // resource template a read URI could come from): 403 with -32013, the gateway's code for a
 // call policy refuses (docs/protocol.md), and a message and data that name pin drift and its
 // classes, so the user learns why and the operator what to review.
-func pinDriftError(name string, v pins.Verdict) *Error {
+//
+// A tool flagged as shadowing another backend's tool names that tool (shadows, namespaced) in
+// the message ("shadows:files__read") and in data.shadows.
+func pinDriftError(name string, v pins.Verdict, shadows string) *Error {
 	classes := v.Classes.Classes()
 	names := make([]string, len(classes))
+	shown := make([]string, len(classes))
 	for i, c := range classes {
-		names[i] = string(c)
+		names[i], shown[i] = string(c), string(c)
+		if c == pins.ClassShadows && shadows != "" {
+			shown[i] += ":" + shadows
+		}
+	}
+	data := map[string]any{"reason": "pin-drift", "classes": names}
+	if shadows != "" {
+		data["shadows"] = shadows
 	}
 	e := jsonrpc.NewError(jsonrpc.CodeUnauthorized, "Refused: "+strconv.Quote(name)+
-		" changed since it was pinned (pin drift: "+strings.Join(names, ", ")+"); the gateway did not forward the call").
-		WithData(map[string]any{"reason": "pin-drift", "classes": names})
+		" changed since it was pinned (pin drift: "+strings.Join(shown, ", ")+"); the gateway did not forward the call").
+		WithData(data)
 	return &Error{Status: http.StatusForbidden, RPC: e, Outcome: outcomeDenied}
+}
+
+// shadowed is the namespaced name of the tool v says the item shadows, "" when none.
+func (x *request) shadowed(v pins.Verdict) string {
+	if v.Shadows == nil {
+		return ""
+	}
+	return x.s.backends.Namespaced(upstreams.KindTool, upstreams.Target{Upstream: v.Shadows.Backend, Name: v.Shadows.Key})
 }
 
 // pinNote puts the drift in front of a confirmation's message, when the confirmation is asked

@@ -1,11 +1,9 @@
 package mcphttp
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -21,13 +19,17 @@ import (
 // call_tool is rewritten into the inner tools/call before stage 6, so routing, policy, step-up,
 // confirmation, parameter headers, rate limits, metrics and logs all see the tool that runs.
 
-// The meta-tools' names. They carry no namespace prefix, so no backend's namespaced tool can
-// take them; with namespace.noPrefix, a backend's own tool of either name is shadowed on a search
-// endpoint (it stays callable on the others).
+// The meta-tools' names. Configuration refuses a backend name that, with the namespace
+// separator, could make a namespaced tool of either name (backend "find" with separator "_");
+// with namespace.noPrefix, a backend's own tool of either name is hidden on a search endpoint
+// (searchindex.go) and stays callable on the others.
 const (
 	findToolsName = "find_tools"
 	callToolName  = "call_tool"
 )
+
+// MetaToolNames are the names of the tools search mode lists instead of the catalog.
+func MetaToolNames() []string { return []string{findToolsName, callToolName} }
 
 // maxQueryBytes bounds a find_tools query.
 const maxQueryBytes = 1024
@@ -181,11 +183,11 @@ func (x *request) listSearch() error {
 	out = append(out, ',')
 	out = append(out, callToolDef...)
 	if len(x.set.search.always) > 0 {
-		for _, t := range cat.Tools() {
-			if (visible == nil || visible(upstreams.KindTool, t.Target)) &&
-				x.set.search.alwaysVisible(x.s.backends.Namespaced(upstreams.KindTool, t.Target)) {
+		ix, view := x.s.searchIndex.get(cat), x.listView()
+		for i, t := range ix.tools {
+			if !ix.reserved[i] && x.set.search.alwaysVisible(ix.names[i]) && view.shows(t.Target) {
 				out = append(out, ',')
-				out = append(out, t.Raw...)
+				out = view.appendItem(out, t)
 			}
 		}
 	}
@@ -203,7 +205,9 @@ func (x *request) listSearch() error {
 }
 
 // findTools answers find_tools: the best matches among the tools this caller may call on this
-// endpoint, full definitions, as structured content and as text.
+// endpoint, full definitions, as structured content and as text. The ranking is computed over
+// exactly those tools (the catalog a tools/list of this caller reads, filtered by its view), so
+// a tool the caller may not see, or that pinning blocked, neither appears nor weighs.
 func (x *request) findTools() error {
 	x.route.name = findToolsName // the access log names the meta-tool
 	query, limit, err := x.searchArgs()
@@ -215,19 +219,11 @@ func (x *request) findTools() error {
 		return err
 	}
 	ix := x.s.searchIndex.get(cat)
-	visible, _ := x.visibility()
+	view := x.listView()
 	hits := ix.ranker.Search(query, limit, func(i int) bool {
-		return visible == nil || visible(upstreams.KindTool, ix.tools[i].Target)
+		return !ix.reserved[i] && view.shows(ix.tools[i].Target)
 	})
-	list := make([]byte, 0, 4096)
-	list = append(list, `{"tools":[`...)
-	for i, h := range hits {
-		if i > 0 {
-			list = append(list, ',')
-		}
-		list = append(list, ix.tools[h.Index].Raw...)
-	}
-	list = append(list, "]}"...)
+	list := x.appendFound(make([]byte, 0, 4096), ix, hits, view)
 	out := make([]byte, 0, 2*len(list)+128)
 	out = append(out, `{"content":[{"type":"text","text":`...)
 	out = jsonrpc.AppendString(out, string(list))
@@ -237,6 +233,59 @@ func (x *request) findTools() error {
 	x.s.setMetrics.Search(x.set.name, len(hits))
 	x.writeResult(out)
 	return nil
+}
+
+// appendFound appends find_tools' answer: {"tools": the definitions shown, best first,
+// "backends": the backend of every tool the answer names, "similar": for a tool shown, the
+// near-duplicates from other backends that share its slot}. Naming the backend lets the caller
+// tell a tool from a copy of it served by another backend.
+func (x *request) appendFound(out []byte, ix *catalogIndex, hits []toolsearch.Hit, view listView) []byte {
+	out = append(out, `{"tools":[`...)
+	for i, h := range hits {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = view.appendItem(out, ix.tools[h.Index])
+	}
+	out = append(out, `],"backends":{`...)
+	n := 0
+	for _, h := range hits {
+		for _, j := range append([]int{h.Index}, h.Similar...) {
+			if n > 0 {
+				out = append(out, ',')
+			}
+			n++
+			out = jsonrpc.AppendString(out, ix.names[j])
+			out = append(out, ':')
+			out = jsonrpc.AppendString(out, ix.tools[j].Target.Upstream)
+		}
+	}
+	out = append(out, '}')
+	first := true
+	for _, h := range hits {
+		if len(h.Similar) == 0 {
+			continue
+		}
+		if first {
+			out = append(out, `,"similar":{`...)
+		} else {
+			out = append(out, ',')
+		}
+		first = false
+		out = jsonrpc.AppendString(out, ix.names[h.Index])
+		out = append(out, ":["...)
+		for k, j := range h.Similar {
+			if k > 0 {
+				out = append(out, ',')
+			}
+			out = jsonrpc.AppendString(out, ix.names[j])
+		}
+		out = append(out, ']')
+	}
+	if !first {
+		out = append(out, '}')
+	}
+	return append(out, '}')
 }
 
 // searchArgs reads find_tools' arguments: query (a non-empty string) and limit (an integer,
@@ -420,84 +469,4 @@ func (x *request) innerHeaders(name string) error {
 	r.Header = h
 	x.r = r
 	return nil
-}
-
-// indexCache keeps the search indexes of the last few catalog versions on this replica: one per
-// version, built by the first request that needs it, shared by every caller and endpoint (each
-// filters the hits by its own view).
-type indexCache struct {
-	mu       sync.Mutex
-	entries  []*catalogIndex // most recent first
-	building map[[sha256.Size]byte]*sync.WaitGroup
-	// onBuild, if set, is called after each build (tests count rebuilds with it).
-	onBuild func(n int)
-}
-
-// catalogIndex is the index of one catalog version.
-type catalogIndex struct {
-	version [sha256.Size]byte
-	tools   []upstreams.CatalogTool
-	ranker  toolsearch.Ranker
-}
-
-// indexVersions is how many catalog versions are kept indexed: the current one, and a few a
-// private list or a change in flight may still ask for.
-const indexVersions = 4
-
-func newIndexCache() *indexCache {
-	return &indexCache{building: map[[sha256.Size]byte]*sync.WaitGroup{}}
-}
-
-// get returns the index of cat's version, building it once when no request has yet.
-func (c *indexCache) get(cat *upstreams.ToolCatalog) *catalogIndex {
-	v := cat.Version()
-	for {
-		c.mu.Lock()
-		for i, e := range c.entries {
-			if e.version == v {
-				if i > 0 {
-					copy(c.entries[1:i+1], c.entries[:i])
-					c.entries[0] = e
-				}
-				c.mu.Unlock()
-				return e
-			}
-		}
-		if wg, ok := c.building[v]; ok {
-			c.mu.Unlock()
-			wg.Wait()
-			continue
-		}
-		wg := &sync.WaitGroup{}
-		wg.Add(1)
-		c.building[v] = wg
-		c.mu.Unlock()
-		e := buildIndex(cat)
-		c.mu.Lock()
-		c.entries = append([]*catalogIndex{e}, c.entries...)
-		if len(c.entries) > indexVersions {
-			c.entries = c.entries[:indexVersions]
-		}
-		delete(c.building, v)
-		onBuild := c.onBuild
-		c.mu.Unlock()
-		wg.Done()
-		if onBuild != nil {
-			onBuild(len(e.tools))
-		}
-		return e
-	}
-}
-
-func buildIndex(cat *upstreams.ToolCatalog) *catalogIndex {
-	tools := cat.Tools()
-	docs := make([]toolsearch.Tool, len(tools))
-	for i, t := range tools {
-		d, err := toolsearch.ParseTool(t.Raw)
-		if err != nil {
-			d = toolsearch.Tool{}
-		}
-		docs[i] = d
-	}
-	return &catalogIndex{version: cat.Version(), tools: tools, ranker: toolsearch.NewBM25(docs)}
 }

@@ -286,7 +286,7 @@ func (s *Server) initToolsets(deps Deps) error {
 			s.setResources[ts.resource] = true
 		}
 	}
-	s.searchIndex = newIndexCache()
+	s.searchIndex = newIndexCache(s.log)
 	s.setMetrics = deps.ToolsetMetrics
 	return nil
 }

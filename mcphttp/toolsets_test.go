@@ -16,24 +16,7 @@ import (
 // findNames posts find_tools to url and returns the names it found.
 func findNames(t *testing.T, url, query string) []string {
 	t.Helper()
-	r := do(t, "POST", url, modern("tools/call", findToolsName),
-		body("tools/call", `,"name":"find_tools","arguments":{"query":`+jsonString(query)+`}`))
-	if r.status != 200 || r.rpc.Error != nil {
-		t.Fatalf("find_tools %q: %d %s", query, r.status, r.body)
-	}
-	var res struct {
-		StructuredContent struct {
-			Tools []struct{ Name string } `json:"tools"`
-		} `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(r.rpc.Result, &res); err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range res.StructuredContent.Tools {
-		names = append(names, tl.Name)
-	}
-	return names
+	return find(t, url, query).names()
 }
 
 func jsonString(s string) string {

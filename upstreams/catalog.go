@@ -25,6 +25,10 @@ type CatalogTool struct {
 	// Raw is the tool's definition as a client receives it (namespaced name). Shared with the
 	// list cache: read only.
 	Raw json.RawMessage
+	// Shadows reports that pinning flagged the tool as a near duplicate of another backend's
+	// tool (pins.ClassShadows) and the configured action still lists it: a search must not
+	// rank it. With the default action (block) such a tool is not in the catalog at all.
+	Shadows bool
 }
 
 // ToolCatalog fetches the merged tools list (from the cache or the backends, exactly as List
@@ -81,7 +85,7 @@ func (c *ToolCatalog) TTLMs() int64 { return c.m.ttlMs }
 func (c *ToolCatalog) Tools() []CatalogTool {
 	out := make([]CatalogTool, 0, c.n)
 	c.m.each(KindTool, nil, func(it *listItem) {
-		out = append(out, CatalogTool{Target: it.target, Raw: it.raw})
+		out = append(out, CatalogTool{Target: it.target, Raw: it.raw, Shadows: it.shadows})
 	})
 	return out
 }

@@ -56,7 +56,12 @@ type ListRequest struct {
 	Params json.RawMessage
 	// Visible filters items by their backend-side identity; nil shows everything.
 	Visible func(Kind, Target) bool
-	// Private forces cacheScope "private": set it when Visible depends on the caller.
+	// Discoverable, when set, lists the items Visible leaves out for which it returns scopes
+	// (the caller could call them with more scopes, and policy opts in to saying so), each
+	// with those scopes under RequiredScopesMeta in its _meta. Nil, or no scopes: left out.
+	Discoverable func(Kind, Target) []string
+	// Private forces cacheScope "private": set it when Visible or Discoverable depends on
+	// the caller.
 	Private bool
 	// Header holds pass-through headers (trace context, X-Request-Id).
 	Header http.Header
@@ -89,6 +94,9 @@ type listItem struct {
 	// sum is the start of raw's SHA-256, taken once when the backend's list is read, so that
 	// the digest binding a cursor to a caller's view hashes 16 bytes per item, not the item.
 	sum [itemSumLen]byte
+	// shadows is set when pinning flagged the item as a near duplicate of another backend's
+	// tool and the configured action still lists it (pins.go).
+	shadows bool
 }
 
 // itemSumLen is the length of listItem.sum.
@@ -159,13 +167,13 @@ func (r *Registry) List(ctx context.Context, req *ListRequest) (json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	return r.page(spec, m, req.Visible, p, req.Private, req.View)
+	return r.page(spec, m, listFilter{req.Visible, req.Discoverable}, p, req.Private, req.View)
 }
 
-// page cuts one page out of the merged list as visible filters it, in one pass that also
-// computes the digest of the whole filtered list; a cursor's digest and offset are checked
-// against it before the page is returned.
-func (r *Registry) page(spec listSpec, m *merged, visible func(Kind, Target) bool, p *jsonrpc.Params, private bool, view string) (json.RawMessage, error) {
+// page cuts one page out of the merged list as f filters it, in one pass that also computes
+// the digest of the whole filtered list; a cursor's digest and offset are checked against it
+// before the page is returned.
+func (r *Registry) page(spec listSpec, m *merged, f listFilter, p *jsonrpc.Params, private bool, view string) (json.RawMessage, error) {
 	off, want := 0, []byte(nil)
 	if p.HasCursor {
 		var err error
@@ -178,7 +186,7 @@ func (r *Registry) page(spec listSpec, m *merged, visible func(Kind, Target) boo
 	d.bindView(view)
 	pageItems := make([]*listItem, 0, r.pageSize)
 	size, n := 0, 0
-	m.each(spec.kind, visible, func(it *listItem) {
+	f.each(m, spec.kind, func(it *listItem) {
 		d.add(it)
 		if n >= off && n < end {
 			pageItems = append(pageItems, it)
@@ -291,9 +299,7 @@ func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q
 		}
 		if !more {
 			p.ttlMs = max(p.ttlMs, 0)
-			if err := r.checkPins(ctx, b, spec, q, p, gen); err != nil {
-				return nil, err
-			}
+			r.checkPins(ctx, b, spec, q, p, gen)
 			r.reportTools(b, spec, p)
 			r.learnToolHeaders(b, spec, q, p, gen)
 			return p, nil

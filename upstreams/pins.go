@@ -2,7 +2,6 @@ package upstreams
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -42,21 +41,27 @@ func (p *part) addPinDef(name string, elem []byte) {
 	p.pinDefs = append(p.pinDefs, pins.Listed{Key: name, Def: d, Err: err})
 }
 
+// unverifiedRetry is how long the verdicts of a list holding items whose pins could not be read
+// (the store did not answer) are used before the list is fetched and judged again.
+const unverifiedRetry = time.Second
+
 // checkPins compares a complete list with the pins, drops the blocked items and records the
-// verdicts on p and in the index the call path reads. A store that does not answer in tofu mode
-// fails the list: nothing unverified is served.
-func (r *Registry) checkPins(ctx context.Context, b *backend, spec listSpec, q *listQuery, p *part, gen uint64) error {
+// verdicts on p and in the index the call path reads. Items whose pins cannot be read (a store
+// that does not answer in tofu mode) are dropped like blocked ones, and the list is then not
+// cached, so that they come back as soon as they can be verified; the other items are served.
+func (r *Registry) checkPins(ctx context.Context, b *backend, spec listSpec, q *listQuery, p *part, gen uint64) {
 	if p.pinKind == "" {
-		return nil
+		return
 	}
-	verdicts, err := r.pins.CheckList(ctx, b.name, p.pinKind, p.pinDefs)
+	verdicts := r.pins.CheckList(ctx, b.name, p.pinKind, p.pinDefs)
 	p.pinDefs = nil
-	if err != nil {
-		return err
-	}
 	kept := p.items[:0]
+	unverified := false
 	for _, it := range p.items {
-		if !verdicts[it.target.Name].Blocked() {
+		v := verdicts[it.target.Name]
+		unverified = unverified || v.Unverified()
+		if !v.Blocked() {
+			it.shadows = v.Classes.Has(pins.ClassShadows)
 			kept = append(kept, it)
 		}
 	}
@@ -68,9 +73,12 @@ func (r *Registry) checkPins(ctx context.Context, b *backend, spec listSpec, q *
 		key.caller = q.cacheKey
 	}
 	now := r.now()
-	r.pinViews.put(key, &pinView{verdicts: verdicts, gen: gen, private: p.private,
-		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL))}, now)
-	return nil
+	expires := now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL))
+	if unverified {
+		p.ttlMs = 0
+		expires = now.Add(unverifiedRetry)
+	}
+	r.pinViews.put(key, &pinView{verdicts: verdicts, gen: gen, private: p.private, expires: expires}, now)
 }
 
 func orVersion(v string) string {
@@ -202,24 +210,19 @@ func (r *Registry) pinVerdicts(ctx context.Context, q *PinQuery, b *backend, spe
 }
 
 // pinnedInstructions returns a backend's server instructions as server/discover may pass them
-// on: "" when their drift blocks them or asks for confirmation, or the pin store does not
-// answer.
+// on: "" when their drift blocks them or asks for confirmation, or their pin cannot be read.
 func (r *Registry) pinnedInstructions(ctx context.Context, b *backend, instructions string) string {
 	if !r.pins.Enabled(b.name) {
 		return instructions
 	}
-	v, err := r.pins.CheckInstructions(ctx, b.name, instructions)
-	if err != nil || v.Blocked() || v.Confirm() {
+	v := r.pins.CheckInstructions(ctx, b.name, instructions)
+	if v.Blocked() || v.Confirm() {
 		// Instructions are not called, so no call can be confirmed: text that needs a
 		// user's approval is withheld like blocked text.
 		return ""
 	}
 	return instructions
 }
-
-// IsPinStoreError reports whether err is trust-on-first-use pins needing the shared store
-// while it does not answer: the list is not served and the call is refused, retryably.
-func IsPinStoreError(err error) bool { return errors.Is(err, pins.ErrStoreUnavailable) }
 
 // pinViews holds the verdicts of the newest lists fetched, per backend list, protocol version
 // and, for private lists, caller.

@@ -37,8 +37,8 @@ const (
 	binaryLogTail = 40
 )
 
-// buildGatewayBinary builds this command into the test's temporary directory and returns the
-// binary's path. Under the race detector the binary is built with it too, so the code the
+// buildGatewayBinary builds the gateway command (cmd/gateway) into the test's temporary
+// directory and returns the binary's path. Under the race detector the binary is built with it too, so the code the
 // test drives in the child processes is still checked for races.
 func buildGatewayBinary(t *testing.T) string {
 	t.Helper()
@@ -53,8 +53,7 @@ func buildGatewayBinary(t *testing.T) string {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), binaryBuildTimeout)
 	defer cancel()
-	// The test runs in this command's directory, so "." is the gateway's main package.
-	cmd := exec.CommandContext(ctx, goBin, append(args, ".")...)
+	cmd := exec.CommandContext(ctx, goBin, append(args, "github.com/mcp-gateway/gateway/cmd/gateway")...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
 	}

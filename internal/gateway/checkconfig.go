@@ -120,15 +120,16 @@ func (c *Config) checkPinsLock() []error {
 	if c.Pins == nil || c.Pins.LockFile == "" {
 		return nil
 	}
-	names := c.upstreamNames()
-	if !slices.ContainsFunc(names, func(n string) bool { return c.Pins.ModeFor(n) == pins.ModeLockfile }) {
+	// The backends pinned from the lock file; what the others need is checked by validate.
+	names := slices.DeleteFunc(c.upstreamNames(), func(n string) bool { return c.Pins.ModeFor(n) != pins.ModeLockfile })
+	if len(names) == 0 {
 		return nil
 	}
 	lock, err := pins.LoadLock(c.Pins.LockFile)
 	if err != nil {
 		return []error{configerr.At("pins.lockFile", "%w", err)}
 	}
-	if _, err := pins.NewGuard(pins.GuardOptions{Config: c.Pins, Lock: lock, Store: tofuStore{}, Backends: names}); err != nil {
+	if _, err := pins.NewGuard(pins.GuardOptions{Config: c.Pins, Lock: lock, Backends: names}); err != nil {
 		return []error{configerr.At("pins.lockFile", "%w", err)}
 	}
 	return nil

@@ -77,7 +77,7 @@ func TestCommandHelp(t *testing.T) {
 		{[]string{"help", "check-config"}, []string{"usage: gateway check-config", "-online"}, nil},
 		{[]string{"version", "--help"}, []string{"usage: gateway version"}, []string{"-listen"}},
 		{[]string{"help", "version"}, []string{"usage: gateway version"}, []string{"-listen"}},
-		{[]string{"pins", "--help"}, []string{"usage: gateway pins <write|diff>"}, []string{"-listen"}},
+		{[]string{"pins", "--help"}, []string{"usage: gateway pins <write|diff|approve|reseal>"}, []string{"-listen"}},
 		{[]string{"pins", "write", "--help"}, []string{"usage: gateway pins write", "-out", "-config"}, []string{"-pins "}},
 		{[]string{"pins", "diff", "-h"}, []string{"usage: gateway pins diff", "-pins", "-config"}, []string{"-out"}},
 		{[]string{"help", "pins", "diff"}, []string{"usage: gateway pins diff", "-pins"}, nil},

@@ -299,6 +299,7 @@ func (c *Config) validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.validateToolsetUpstreams()...)
+	errs = append(errs, c.validateMetaToolNames()...)
 	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			reason := err.Error()
@@ -346,6 +347,7 @@ func (c *Config) validate() error {
 		if err := c.Pins.Validate(c.upstreamNames()); err != nil {
 			errs = append(errs, err)
 		}
+		errs = append(errs, c.validatePinKeys()...)
 	}
 	if _, err := c.compileRateLimits(nil); err != nil {
 		errs = append(errs, err)

@@ -13,14 +13,18 @@ import (
 	"github.com/mcp-gateway/gateway/internal/pins"
 )
 
-const pinsUsage = `usage: gateway pins <write|diff> [flags]
+const pinsUsage = `usage: gateway pins <write|diff|approve|reseal> [flags]
 
-  write  fetch every configured backend's instructions, tools, prompts and resource templates
-         and write the lock file (--out, default pins.yaml; "-" for standard output)
-  diff   fetch them again and print what changed since the lock file (--pins), classified;
-         exit status 3 when anything drifted
+  write    fetch every configured backend's instructions, tools, prompts and resource templates
+           and write the lock file (--out, default pins.yaml; "-" for standard output)
+  diff     fetch them again and print what changed since the lock file (--pins), classified;
+           exit status 3 when anything drifted
+  approve  trust-on-first-use backends: pin in the shared store what --backend NAME lists now,
+           the items named by --item tool/NAME, prompt/NAME, resourceTemplate/URI or
+           instructions (repeatable), or without --item its whole lists
+  reseal   seal every trust-on-first-use record again under the newest of mrtr.keys
 
-Both take the configuration flags of 'gateway serve' (--config, --upstream, …);
+All take the configuration flags of 'gateway serve' (--config, --upstream, …);
 'gateway pins write --help' and 'gateway pins diff --help' list them.
 `
 
@@ -52,9 +56,13 @@ func runPinsCommand(ctx context.Context, inv invocation, args []string) error {
 		return runPinsWrite(ctx, inv, args)
 	case "diff":
 		return runPinsDiff(ctx, inv, args)
+	case "approve":
+		return approvePins(ctx, args, inv.getenv, inv.stdout, inv.stderr)
+	case "reseal":
+		return resealPins(ctx, args, inv.getenv, inv.stdout, inv.stderr)
 	}
 	fmt.Fprint(inv.stderr, pinsUsage)
-	return fmt.Errorf("pins: unknown sub-command %q%s", sub, didYouMean(sub, []string{"write", "diff"}))
+	return fmt.Errorf("pins: unknown sub-command %q%s", sub, didYouMean(sub, []string{"write", "diff", "approve", "reseal"}))
 }
 
 func runPinsWrite(ctx context.Context, inv invocation, args []string) error {
@@ -68,11 +76,14 @@ func runPinsWrite(ctx context.Context, inv invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	lock, err := fetchPins(ctx, cfg, inv.getenv)
+	lock, err := fetchPins(ctx, cfg, inv.getenv, "")
 	if err != nil {
 		return err
 	}
 	warnInvisible(inv.stderr, lock)
+	for _, w := range lock.Shadowing() {
+		fmt.Fprintf(inv.stderr, "warning: %s: pinning both approves both\n", w)
+	}
 	data := lock.Marshal()
 	if *out == "-" {
 		_, err := inv.stdout.Write(data)
@@ -103,7 +114,7 @@ func runPinsDiff(ctx context.Context, inv invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	current, err := fetchPins(ctx, cfg, inv.getenv)
+	current, err := fetchPins(ctx, cfg, inv.getenv, "")
 	if err != nil {
 		return err
 	}
@@ -117,11 +128,21 @@ func runPinsDiff(ctx context.Context, inv invocation, args []string) error {
 	return nil
 }
 
-// fetchPins asks every configured backend, in configuration order, for its definitions and
-// pins them. Any backend that cannot be fetched, or lists something that cannot be pinned, fails
+// takeFlag removes --name VALUE or --name=VALUE (one or two dashes) from args, up to a "--",
+// returning its (last) value and the remaining arguments for the configuration flags.
+func takeFlag(args []string, name string) (string, []string, error) {
+	vals, rest, err := takeFlags(args, name)
+	if err != nil || len(vals) == 0 {
+		return "", rest, err
+	}
+	return vals[len(vals)-1], rest, nil
+}
+
+// fetchPins asks every configured backend (only that one, when only is set), in configuration
+// order, for its definitions and pins them. Any backend that cannot be fetched, or lists something that cannot be pinned, fails
 // the whole command: a lock file or diff that silently leaves a backend out would read as
 // "nothing to pin" or "everything removed".
-func fetchPins(ctx context.Context, cfg *Config, getenv func(string) string) (*pins.Lock, error) {
+func fetchPins(ctx context.Context, cfg *Config, getenv func(string) string, only string) (*pins.Lock, error) {
 	reg, err := operatorRegistry(cfg, getenv)
 	if err != nil {
 		return nil, err
@@ -130,6 +151,9 @@ func fetchPins(ctx context.Context, cfg *Config, getenv func(string) string) (*p
 	lock := pins.NewLock()
 	var errs []error
 	for _, u := range cfg.Upstreams {
+		if only != "" && u.Name != only {
+			continue
+		}
 		defs, err := reg.Definitions(ctx, u.Name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", u.Name, err))

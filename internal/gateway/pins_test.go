@@ -57,8 +57,15 @@ func deleteTool(destructive bool) *mcp.Tool {
 
 func writePinsConfig(t *testing.T, backends ...*mcptest.Server) string {
 	t.Helper()
+	return writeConfigWith(t, "", backends...)
+}
+
+// writeConfigWith writes a configuration file of the pins commands: loopback listeners, no
+// authentication, the extra YAML sections, and backends.
+func writeConfigWith(t *testing.T, extra string, backends ...*mcptest.Server) string {
+	t.Helper()
 	var b strings.Builder
-	b.WriteString("server:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nauth:\n  disabled: true\nlog:\n  level: error\nupstreams:\n")
+	b.WriteString("server:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nauth:\n  disabled: true\nlog:\n  level: error\n" + extra + "upstreams:\n")
 	for _, s := range backends {
 		b.WriteString("  - name: " + s.Name() + "\n    url: " + s.URL() + "\n    timeout: 5s\n")
 	}

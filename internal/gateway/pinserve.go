@@ -2,22 +2,31 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/metrics"
 )
 
 // pinStoreTimeout bounds one trust-on-first-use store command, so that a list waits at most
-// this long for a store that does not answer before it fails closed.
+// this long for a store that does not answer before it serves what it verified before.
 const pinStoreTimeout = 2 * time.Second
 
-// tofuStore keeps trust-on-first-use pins in the shared store without expiry: a pin that
-// expired would silently trust whatever the backend lists next.
+// tofuStore keeps trust-on-first-use pins in the shared store without expiry: one sealed
+// manifest per backend and kind, whose existence also records that first contact happened.
 type tofuStore struct{ s store.Store }
+
+// Get implements pins.TOFUStore.
+func (t tofuStore) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, pinStoreTimeout)
+	defer cancel()
+	return t.s.Get(ctx, key)
+}
 
 // SetNX implements pins.TOFUStore.
 func (t tofuStore) SetNX(ctx context.Context, key string, value []byte) (bool, []byte, error) {
@@ -29,7 +38,7 @@ func (t tofuStore) SetNX(ctx context.Context, key string, value []byte) (bool, [
 // newPinGuard builds tool-definition pinning from the pins section: nil when the section is
 // absent. The lock file is loaded once, here, when any backend is in lockfile mode; a lock file
 // that does not load fails the start rather than serving unpinned.
-func newPinGuard(cfg *Config, st store.Store, rec *metrics.Recorder, log *slog.Logger) (*pins.Guard, error) {
+func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *metrics.Recorder, log *slog.Logger) (*pins.Guard, error) {
 	if cfg.Pins == nil {
 		return nil, nil
 	}
@@ -50,15 +59,56 @@ func newPinGuard(cfg *Config, st store.Store, rec *metrics.Recorder, log *slog.L
 			tofu = true
 		}
 	}
-	if tofu && !cfg.Redis.enabled() {
-		log.Warn("pins: trust on first use without a shared store: each replica pins the first definition it sees itself; configure redis for replicas to agree")
+	var sealer pins.Sealer
+	if tofu {
+		s, err := pinSealer(cfg, getenv)
+		if err != nil {
+			return nil, err
+		}
+		sealer = s
+		if !cfg.Redis.enabled() {
+			log.Warn("pins: trust on first use without a shared store: each replica pins the first definitions it sees itself; configure redis for replicas to agree")
+		}
 	}
 	return pins.NewGuard(pins.GuardOptions{
 		Config:   cfg.Pins,
 		Lock:     lock,
 		Store:    tofuStore{st},
+		Sealer:   sealer,
 		Backends: names,
 		Logger:   log,
 		OnDrift:  rec.PinDrift,
 	})
+}
+
+// validatePinKeys: trust-on-first-use pins kept in Redis are sealed, and every replica must
+// open what the others sealed, so they need the configured keys (pinSealer refuses to start
+// without them; the check says so before).
+func (c *Config) validatePinKeys() []error {
+	if !c.Redis.enabled() || len(c.MRTR.Keys) > 0 {
+		return nil
+	}
+	for _, n := range c.upstreamNames() {
+		if c.Pins.ModeFor(n) == pins.ModeTOFU {
+			return []error{configerr.At("mrtr.keys", "required: backend %q is pinned on first use (pins mode tofu) with redis: the pins are sealed, and every replica must open the ones the others sealed", n)}
+		}
+	}
+	return nil
+}
+
+// pinSealer seals trust-on-first-use manifests with the mrtr.keys ring, derived for their own
+// purpose and allowed to be as large as the pins bounds make a manifest. With a shared store
+// the keys must be configured: a per-process key would make every other replica's pins
+// unverifiable.
+func pinSealer(cfg *Config, getenv func(string) string) (pins.Sealer, error) {
+	if cfg.Redis.enabled() && len(cfg.MRTR.Keys) == 0 {
+		return nil, errors.New("pins: trust on first use with redis needs mrtr.keys: the pins are sealed, and every replica must open the ones the others sealed")
+	}
+	keys := cfg.MRTR
+	keys.MaxTokenBytes = cfg.Pins.MaxSealedBytes()
+	ring, _, err := keys.keyRing(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return ring.Sealer(pins.PurposeManifest), nil
 }

@@ -175,11 +175,14 @@ func TestPinDriftActions(t *testing.T) {
 			a.OpenWorldHint = nil // the default is true
 			s.AddTool(tool("t", "Touch a file.", nil, &a), noopTool)
 		}, "open-world-hint-set,annotations-changed", pins.ActionBlock},
-		{"annotations-changed", func(s *mcp.Server) {
+		{"destructive hint dropped", func(s *mcp.Server) {
 			a := *safe
-			a.DestructiveHint = nil // the default is true: the same effective hint
+			a.DestructiveHint = nil // the specification's default is true, but it no longer says so
 			s.AddTool(tool("t", "Touch a file.", nil, &a), noopTool)
-		}, "annotations-changed", pins.ActionLog},
+		}, "destructive-hint-cleared,annotations-changed", pins.ActionBlock},
+		{"annotations dropped", func(s *mcp.Server) {
+			s.AddTool(tool("t", "Touch a file.", nil, nil), noopTool)
+		}, "destructive-hint-cleared,open-world-hint-set,annotations-changed", pins.ActionBlock},
 		{"invisible-characters", func(s *mcp.Server) {
 			s.AddTool(tool("t", "Touch a file.\u200b\U000E0069", nil, safe), noopTool)
 		}, "invisible-characters,text-changed", pins.ActionBlock},
@@ -420,19 +423,34 @@ func TestPinChangeBetweenListAndCall(t *testing.T) {
 	}
 }
 
-// TestPinDestructiveHintThroughPins: with destructive-hint-cleared only logged, a tool that
-// cleared its destructiveHint is still confirmed under server.confirmDestructiveTools: the
-// destructive-hint list reads the pinned view, not only what the backend claims now.
+// TestPinDestructiveHintThroughPins: with destructive-hint-cleared only logged, a tool pinned
+// as destructive that now says destructiveHint false, says nothing (no annotations, or {}), is
+// still confirmed under server.confirmDestructiveTools: the destructive confirmation reads the
+// pin's verdict, not only what the backend claims now.
 func TestPinDestructiveHintThroughPins(t *testing.T) {
-	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithTool(deleteTool(true), noopTool))
-	p := startPinned(t, &pins.Config{LockFile: pinLock(t, files),
-		Actions: map[pins.Class]pins.Action{pins.ClassDestructiveHintCleared: pins.ActionLog}},
-		func(c *Config) { c.Server.ConfirmDestructiveTools = true }, files)
-	files.MCP().AddTool(deleteTool(false), noopTool)
-	_ = listNames(t, p.gw, "tools/list")
-	if _, res := rawCall(t, p.gw, "", "files__delete", `{"path":"a"}`, ""); res.Result.ResultType != "input_required" ||
-		!strings.Contains(string(res.Result.InputRequests), "destructive-hint-cleared") || toolCalls(files) != 0 {
-		t.Errorf("cleared destructiveHint: %s %+v, backend calls %d; want a confirmation naming the change", res.Result.InputRequests, res.Error, toolCalls(files))
+	for _, c := range []struct {
+		name string
+		ann  *mcp.ToolAnnotations
+	}{
+		{"false", &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}},
+		{"hint dropped", &mcp.ToolAnnotations{OpenWorldHint: ptr(false)}},
+		{"annotations {}", &mcp.ToolAnnotations{}},
+		{"no annotations", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithTool(deleteTool(true), noopTool))
+			p := startPinned(t, &pins.Config{LockFile: pinLock(t, files),
+				Actions: map[pins.Class]pins.Action{pins.ClassDestructiveHintCleared: pins.ActionLog, pins.ClassOpenWorldHintSet: pins.ActionLog}},
+				func(c *Config) { c.Server.ConfirmDestructiveTools = true }, files)
+			changed := deleteTool(false)
+			changed.Annotations = c.ann
+			files.MCP().AddTool(changed, noopTool)
+			_ = listNames(t, p.gw, "tools/list")
+			if _, res := rawCall(t, p.gw, "", "files__delete", `{"path":"a"}`, ""); res.Result.ResultType != "input_required" ||
+				!strings.Contains(string(res.Result.InputRequests), "destructive-hint-cleared") || toolCalls(files) != 0 {
+				t.Errorf("cleared destructiveHint: %s %+v, backend calls %d; want a confirmation naming the change", res.Result.InputRequests, res.Error, toolCalls(files))
+			}
+		})
 	}
 }
 

@@ -34,6 +34,11 @@ type Listeners struct {
 // serve runs the gateway until ctx is done, then drains: not-ready first while still serving,
 // then stop accepting and let in-flight requests finish (docs/deploy.md).
 func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout, stderr io.Writer, started chan<- Listeners) error {
+	return serveBound(ctx, cfg, getenv, bound{}, stdout, stderr, started)
+}
+
+// serveBound is serve on the listeners b holds, opening the others from cfg.
+func serveBound(ctx context.Context, cfg *Config, getenv func(string) string, b bound, stdout, stderr io.Writer, started chan<- Listeners) error {
 	if err := cfg.preflight(getenv); err != nil { // before anything is built or logged
 		return err
 	}
@@ -65,7 +70,7 @@ func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout,
 	}, func() float64 { return float64(logOut.Dropped()) })); err != nil {
 		return err
 	}
-	mcpSrv, adminSrv, addrs, errc, err := g.listen(cfg, certs)
+	mcpSrv, adminSrv, addrs, errc, err := g.listen(cfg, certs, b)
 	if err != nil {
 		return err
 	}
@@ -123,15 +128,10 @@ func newCertReloader(cfg *Config, log *slog.Logger) (*certreload.Reloader, error
 }
 
 // listen opens both listeners and starts serving; errc receives a listener's failure.
-func (g *gateway) listen(cfg *Config, certs *certreload.Reloader) (mcpSrv, adminSrv *http.Server, addrs Listeners, errc chan error, err error) {
-	mcpLn, err := net.Listen("tcp", cfg.Server.Listen)
+func (g *gateway) listen(cfg *Config, certs *certreload.Reloader, b bound) (mcpSrv, adminSrv *http.Server, addrs Listeners, errc chan error, err error) {
+	mcpLn, adminLn, err := b.open(cfg)
 	if err != nil {
-		return nil, nil, addrs, nil, fmt.Errorf("MCP listener: %w", err)
-	}
-	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
-	if err != nil {
-		mcpLn.Close()
-		return nil, nil, addrs, nil, fmt.Errorf("admin listener: %w", err)
+		return nil, nil, addrs, nil, err
 	}
 	mcpSrv = g.httpServer(cfg, g.mcp)
 	if certs != nil {
@@ -312,7 +312,7 @@ func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *sl
 	if err != nil {
 		return err
 	}
-	guard, err := newPinGuard(cfg, g.store, rec, log)
+	guard, err := newPinGuard(cfg, getenv, g.store, rec, log)
 	if err != nil {
 		return err
 	}
@@ -439,6 +439,36 @@ func (g *gateway) httpServer(cfg *Config, h http.Handler) *http.Server {
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 	}
+}
+
+// bound are listeners opened before the gateway is built; a nil one is opened from cfg.
+type bound struct{ mcp, admin net.Listener }
+
+// open returns b's listeners, opening the missing ones at cfg's addresses.
+func (b bound) open(cfg *Config) (mcpLn, adminLn net.Listener, err error) {
+	mcpLn, adminLn = b.mcp, b.admin
+	if mcpLn == nil {
+		if mcpLn, err = net.Listen("tcp", cfg.Server.Listen); err != nil {
+			return nil, nil, fmt.Errorf("MCP listener: %w", err)
+		}
+	}
+	if adminLn == nil {
+		if adminLn, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
+			mcpLn.Close()
+			return nil, nil, fmt.Errorf("admin listener: %w", err)
+		}
+	}
+	return mcpLn, adminLn, nil
+}
+
+// ServeOn is Serve on listeners the caller opened, for a caller that must know the addresses
+// before cfg is complete (the demo, whose public URL and sign-in redirect URI name the port
+// chosen for a ":0" address). cfg.Server.Listen and cfg.Admin.Listen are not used. The
+// listeners are closed when ServeOn returns.
+func ServeOn(ctx context.Context, cfg *Config, mcpLn, adminLn net.Listener, stdout, stderr io.Writer, started chan<- Listeners) error {
+	defer mcpLn.Close()
+	defer adminLn.Close()
+	return serveBound(ctx, cfg, func(string) string { return "" }, bound{mcpLn, adminLn}, stdout, stderr, started)
 }
 
 // Serve runs the gateway with cfg, as `gateway serve` does, until ctx is done; started, when not

@@ -2,11 +2,14 @@ package gateway
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // newToolsetRecorder registers the tool search metrics (docs/toolsets.md) on reg, labelled by
@@ -46,4 +49,42 @@ func (c *Config) validateToolsetUpstreams() []error {
 		}
 	}
 	return errs
+}
+
+// validateMetaToolNames refuses a backend whose name, joined by the namespace separator to a
+// tool name, can spell a meta-tool's name (backend "find" with separator "_": its tool "tools"
+// would be find_tools) while search mode is on anywhere: on a search endpoint that name always
+// reaches the meta-tool. Backend names are known now; backend tool names are not, so a tool
+// named like a meta-tool under namespace.noPrefix is hidden at run time instead (mcphttp).
+func (c *Config) validateMetaToolNames() []error {
+	if c.Namespace.NoPrefix || !c.searchEnabled() {
+		return nil
+	}
+	sep := c.Namespace.Separator
+	if sep == "" {
+		sep = upstreams.DefaultSeparator
+	}
+	var errs []error
+	for i, u := range c.Upstreams {
+		for _, m := range mcphttp.MetaToolNames() {
+			if p := u.Name + sep; len(m) > len(p) && strings.HasPrefix(m, p) {
+				errs = append(errs, configerr.At(fmt.Sprintf("upstreams[%d].name", i), "%q: with namespace.separator %q its tool %q would be named %q, "+
+					"the name of a search meta-tool; rename the backend or choose another separator", u.Name, sep, m[len(p):], m))
+			}
+		}
+	}
+	return errs
+}
+
+// searchEnabled reports whether any endpoint serves search mode.
+func (c *Config) searchEnabled() bool {
+	if c.Server.Search.Enabled {
+		return true
+	}
+	for _, ts := range c.Toolsets {
+		if ts.Search.Enabled {
+			return true
+		}
+	}
+	return false
 }

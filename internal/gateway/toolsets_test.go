@@ -415,3 +415,38 @@ func TestToolsetUnknownUpstream(t *testing.T) {
 		t.Errorf("a glob that matches was refused: %v", err)
 	}
 }
+
+// TestMetaToolNameCollision: with search mode on, a backend whose name and the namespace
+// separator begin a meta-tool's name is refused at start (check-config and serve validate
+// alike), with every such backend named; without search mode, or with another separator, the
+// names mean nothing special.
+func TestMetaToolNameCollision(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		want []string
+	}{
+		{"namespace: {separator: _}\nserver: {search: {enabled: true}}\n" +
+			"upstreams: [{name: find, url: 'http://127.0.0.1:1/mcp'}, {name: call, url: 'http://127.0.0.1:2/mcp'}, {name: ok, url: 'http://127.0.0.1:3/mcp'}]\n",
+			[]string{`upstreams[0].name: "find"`, `would be named "find_tools"`, `upstreams[1].name: "call"`, `"call_tool"`}},
+		{"namespace: {separator: _}\n" +
+			"upstreams: [{name: find, url: 'http://127.0.0.1:1/mcp'}]\n" +
+			"toolsets: [{name: all, include: [{}], search: {enabled: true}}]\n",
+			[]string{`upstreams[0].name: "find"`}},
+		{"namespace: {separator: _}\nupstreams: [{name: find, url: 'http://127.0.0.1:1/mcp'}]\n", nil},
+		{"server: {search: {enabled: true}}\nupstreams: [{name: find, url: 'http://127.0.0.1:1/mcp'}]\n", nil},
+	} {
+		cfg := newConfig()
+		if err := decodeYAML(strings.NewReader(c.raw), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		err := cfg.Complete()
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v; want an error with %s", c.raw, err, w)
+			}
+		}
+		if c.want == nil && err != nil && strings.Contains(err.Error(), "meta-tool") {
+			t.Errorf("%s: refused: %v", c.raw, err)
+		}
+	}
+}

@@ -16,6 +16,15 @@ const (
 	// ClassRemoved: a pinned item is no longer listed. The pin stays, so an item that comes
 	// back changed is drift, not new.
 	ClassRemoved Class = "removed"
+	// ClassUnverified: the item's pin cannot be read: the shared store does not answer and
+	// this replica has not read the backend's pins before, or the stored pins do not open
+	// (tampered with, or sealed under a key no longer configured). Always blocked: a call is
+	// refused as unavailable (retryable), never forwarded unverified.
+	ClassUnverified Class = "unverified"
+	// ClassShadows: a tool that is not pinned nearly duplicates a pinned tool of another
+	// backend, by name or description (Shadows): a clone that could take the original's calls
+	// or rank above it in search. The verdict names the tool it shadows.
+	ClassShadows Class = "shadows"
 	// ClassInvisible: the current definition contains invisible or bidirectional code points
 	// (see Scan). Reported whatever the pin says: pinning such a definition does not make it
 	// acceptable.
@@ -56,7 +65,7 @@ const (
 
 // AllClasses lists every Class in a fixed order, the most severe first.
 var AllClasses = []Class{
-	ClassNew, ClassRemoved, ClassInvisible, ClassInputSchemaWidened, ClassInputSchemaNarrowed,
+	ClassNew, ClassRemoved, ClassUnverified, ClassShadows, ClassInvisible, ClassInputSchemaWidened, ClassInputSchemaNarrowed,
 	ClassDestructiveHintCleared, ClassReadOnlyHintSet, ClassIdempotentHintSet, ClassOpenWorldHintSet,
 	ClassAnnotationsChanged, ClassTextChanged, ClassOutputSchemaChanged, ClassIconsChanged, ClassOtherChanged,
 }
@@ -184,7 +193,7 @@ func (d *delta) item(kind Kind, o, n map[string]any) {
 				d.other = true
 			}
 		case "inputSchema":
-			d.schema(orTrue(ov, oin), orTrue(nv, nin), 0)
+			d.inputSchema(orTrue(ov, oin), orTrue(nv, nin))
 		case "outputSchema":
 			d.output = true
 		case "annotations":
@@ -210,6 +219,10 @@ func orTrue(v any, present bool) any {
 // (https://modelcontextprotocol.io/specification/2026-07-28/server/tools).
 var hintDefaults = map[string]bool{"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}
 
+// notText are the annotation members defined for resources whose values are roles, numbers or
+// dates, not text for the reader.
+var notText = map[string]bool{"audience": true, "priority": true, "lastModified": true}
+
 func (d *delta) annotationsDiff(ov, nv any) {
 	d.annotations = true
 	o, _ := ov.(map[string]any)
@@ -220,7 +233,11 @@ func (d *delta) annotationsDiff(ov, nv any) {
 		}
 		return hintDefaults[k]
 	}
-	if hint(o, "destructiveHint") && !hint(n, "destructiveHint") {
+	// A tool that said destructiveHint: true and no longer says so is cleared whatever it says
+	// instead: clients and the gateway's own confirmation (server.confirmDestructiveTools) act
+	// on an explicit true, and many read an absent hint as false.
+	explicitly := func(m map[string]any) bool { b, _ := m["destructiveHint"].(bool); return b }
+	if (hint(o, "destructiveHint") && !hint(n, "destructiveHint")) || (explicitly(o) && !explicitly(n)) {
 		d.destructive = true
 	}
 	if !hint(o, "readOnlyHint") && hint(n, "readOnlyHint") {
@@ -232,8 +249,20 @@ func (d *delta) annotationsDiff(ov, nv any) {
 	if !hint(o, "openWorldHint") && hint(n, "openWorldHint") {
 		d.openWorld = true
 	}
-	if !reflect.DeepEqual(o["title"], n["title"]) {
-		d.text = true
+	// Any other member that carries text (the display title, a vendor's note) is text for
+	// the reader when it is added or changed.
+	for k, v := range n {
+		if _, isHint := hintDefaults[k]; isHint || notText[k] || reflect.DeepEqual(o[k], v) {
+			continue
+		}
+		strs := map[string]bool{}
+		allStrings(v, strs, 0)
+		if len(strs) > 0 {
+			d.text = true
+		}
+	}
+	if _, ok := o["title"]; ok && n["title"] == nil {
+		d.text = true // the display title went away: the reader now sees the name instead
 	}
 }
 
@@ -317,275 +346,4 @@ func union(a, b map[string]any) map[string]bool {
 		u[k] = true
 	}
 	return u
-}
-
-// Schema keywords by how a change to them is judged.
-var (
-	// schemaText: annotations for the reader; a change is text the model reads, not a change of
-	// what is accepted.
-	schemaText = map[string]bool{"title": true, "description": true, "examples": true, "default": true,
-		"$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true}
-	// schemaAssertions: keywords that only ever constrain (JSON Schema applies them as a
-	// conjunction): adding one narrows; removing or changing one is not provably narrowing.
-	schemaAssertions = map[string]bool{"pattern": true, "format": true, "multipleOf": true, "uniqueItems": true,
-		"allOf": true, "anyOf": true, "oneOf": true, "not": true, "if": true, "then": true, "else": true,
-		"contains": true, "minContains": true, "maxContains": true, "propertyNames": true,
-		"dependentRequired": true, "dependentSchemas": true, "dependencies": true}
-	lowerBounds = map[string]bool{"minimum": true, "exclusiveMinimum": true, "minLength": true, "minItems": true, "minProperties": true}
-	upperBounds = map[string]bool{"maximum": true, "exclusiveMaximum": true, "maxLength": true, "maxItems": true, "maxProperties": true}
-)
-
-// schema compares two JSON Schemas (RFC draft 2020-12, as MCP tools use) for what they accept.
-// It is conservative: whatever it cannot prove narrower is widened. Keywords it does not model
-// ($ref, $defs, patternProperties, prefixItems, unevaluated*, …) count as widened on any change.
-func (d *delta) schema(o, n any, depth int) {
-	if reflect.DeepEqual(o, n) {
-		return
-	}
-	if depth > maxDepth {
-		d.widened = true
-		return
-	}
-	if b, ok := o.(bool); ok {
-		if !b {
-			d.widened = true // old accepted nothing; new differs
-			return
-		}
-		o = map[string]any{}
-	}
-	if b, ok := n.(bool); ok {
-		if !b {
-			d.narrowed = true
-			return
-		}
-		n = map[string]any{}
-	}
-	om, ok1 := o.(map[string]any)
-	nm, ok2 := n.(map[string]any)
-	if !ok1 || !ok2 {
-		d.widened = true
-		return
-	}
-	for k := range union(om, nm) {
-		ov, oin := om[k]
-		nv, nin := nm[k]
-		if oin == nin && reflect.DeepEqual(ov, nv) {
-			continue
-		}
-		switch {
-		case schemaText[k]:
-			d.text = true
-		case k == "type":
-			d.types(ov, oin, nv, nin)
-		case k == "enum":
-			d.enum(ov, oin, nv, nin)
-		case k == "const":
-			var oa, na any
-			if oin {
-				oa = []any{ov}
-			}
-			if nin {
-				na = []any{nv}
-			}
-			d.enum(oa, oin, na, nin)
-		case k == "properties":
-			d.properties(ov, nv, nm["additionalProperties"], depth)
-		case k == "required":
-			d.required(ov, nv)
-		case k == "additionalProperties", k == "items":
-			d.schema(orTrue(ov, oin), orTrue(nv, nin), depth+1)
-		case lowerBounds[k], upperBounds[k]:
-			d.bound(ov, oin, nv, nin, lowerBounds[k])
-		case schemaAssertions[k]:
-			if !oin {
-				d.narrowed = true
-			} else {
-				d.widened = true
-			}
-		default:
-			d.widened = true
-		}
-	}
-}
-
-func (d *delta) types(ov any, oin bool, nv any, nin bool) {
-	set := func(v any, in bool) (map[string]bool, bool) {
-		if !in {
-			return nil, true // any type
-		}
-		switch v := v.(type) {
-		case string:
-			return map[string]bool{v: true}, true
-		case []any:
-			m := map[string]bool{}
-			for _, e := range v {
-				s, ok := e.(string)
-				if !ok {
-					return nil, false
-				}
-				m[s] = true
-			}
-			return m, true
-		}
-		return nil, false
-	}
-	o, ok1 := set(ov, oin)
-	n, ok2 := set(nv, nin)
-	if !ok1 || !ok2 {
-		d.widened = true
-		return
-	}
-	covers := func(s map[string]bool, t string) bool {
-		return s == nil || s[t] || (t == "integer" && s["number"])
-	}
-	if o != nil && n == nil {
-		d.widened = true
-	}
-	if o == nil && n != nil {
-		d.narrowed = true
-	}
-	for t := range n {
-		if !covers(o, t) {
-			d.widened = true
-		}
-	}
-	for t := range o {
-		if !covers(n, t) {
-			d.narrowed = true
-		}
-	}
-}
-
-func (d *delta) enum(ov any, oin bool, nv any, nin bool) {
-	set := func(v any) (map[string]bool, bool) {
-		arr, ok := v.([]any)
-		if !ok {
-			return nil, false
-		}
-		m := map[string]bool{}
-		for _, e := range arr {
-			c, err := Encode(e)
-			if err != nil {
-				return nil, false
-			}
-			m[string(c)] = true
-		}
-		return m, true
-	}
-	switch {
-	case !nin: // constraint dropped
-		d.widened = true
-		return
-	case !oin: // constraint added
-		d.narrowed = true
-		return
-	}
-	o, ok1 := set(ov)
-	n, ok2 := set(nv)
-	if !ok1 || !ok2 {
-		d.widened = true
-		return
-	}
-	for v := range n {
-		if !o[v] {
-			d.widened = true
-		}
-	}
-	for v := range o {
-		if !n[v] {
-			d.narrowed = true
-		}
-	}
-}
-
-func (d *delta) properties(ov, nv, newAdditional any, depth int) {
-	o, ok1 := ov.(map[string]any)
-	n, ok2 := nv.(map[string]any)
-	if (ov != nil && !ok1) || (nv != nil && !ok2) {
-		d.widened = true
-		return
-	}
-	for name, ns := range n {
-		os, ok := o[name]
-		if !ok {
-			d.widened = true // a new property: a new argument the model is invited to send
-			continue
-		}
-		d.schema(os, ns, depth+1)
-	}
-	for name := range o {
-		if _, ok := n[name]; ok {
-			continue
-		}
-		// A property no longer declared is refused only if additional properties are; otherwise
-		// it is now accepted unconstrained.
-		if b, ok := newAdditional.(bool); ok && !b {
-			d.narrowed = true
-		} else {
-			d.widened = true
-		}
-	}
-}
-
-func (d *delta) required(ov, nv any) {
-	set := func(v any) (map[string]bool, bool) {
-		if v == nil {
-			return map[string]bool{}, true
-		}
-		arr, ok := v.([]any)
-		if !ok {
-			return nil, false
-		}
-		m := map[string]bool{}
-		for _, e := range arr {
-			s, ok := e.(string)
-			if !ok {
-				return nil, false
-			}
-			m[s] = true
-		}
-		return m, true
-	}
-	o, ok1 := set(ov)
-	n, ok2 := set(nv)
-	if !ok1 || !ok2 {
-		d.widened = true
-		return
-	}
-	for r := range o {
-		if !n[r] {
-			d.widened = true
-		}
-	}
-	for r := range n {
-		if !o[r] {
-			d.narrowed = true
-		}
-	}
-}
-
-func (d *delta) bound(ov any, oin bool, nv any, nin bool, lower bool) {
-	switch {
-	case !nin:
-		d.widened = true
-		return
-	case !oin:
-		d.narrowed = true
-		return
-	}
-	o, ok1 := ov.(float64)
-	n, ok2 := nv.(float64)
-	if !ok1 || !ok2 {
-		d.widened = true
-		return
-	}
-	looser := n < o
-	if !lower {
-		looser = n > o
-	}
-	if looser {
-		d.widened = true
-	} else if n != o {
-		d.narrowed = true
-	}
 }

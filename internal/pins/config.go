@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
 )
@@ -59,6 +60,8 @@ const (
 var DefaultActions = map[Class]Action{
 	ClassNew:                    ActionBlock,
 	ClassRemoved:                ActionLog,
+	ClassUnverified:             ActionBlock,
+	ClassShadows:                ActionBlock,
 	ClassInvisible:              ActionBlock,
 	ClassInputSchemaWidened:     ActionBlock,
 	ClassInputSchemaNarrowed:    ActionLog,
@@ -86,6 +89,58 @@ type Config struct {
 	Actions map[Class]Action `yaml:"actions"`
 	// Backends overrides Mode and Actions per backend, keyed by the backend's configured name.
 	Backends map[string]BackendConfig `yaml:"backends"`
+	// MaxPerBackend bounds, per backend and kind (tools, prompts, resource templates), the
+	// items pinned on first use and the drift records kept (GET /pins); items beyond it are
+	// not pinned (they stay new) and not listed individually. Default DefaultMaxPerBackend.
+	MaxPerBackend int `yaml:"maxPerBackend"`
+	// MaxBytesPerBackend bounds, per backend and kind, the canonical text pinned on first use,
+	// in bytes. Default DefaultMaxBytesPerBackend.
+	MaxBytesPerBackend int `yaml:"maxBytesPerBackend"`
+	// Retention is how long an item that is no longer listed stays in the drift records (GET
+	// /pins, /readyz) as removed before it is dropped from them; its pin stays. Default
+	// DefaultRetention.
+	Retention time.Duration `yaml:"retention"`
+}
+
+// Defaults of the bounds.
+const (
+	// DefaultMaxPerBackend is Config.MaxPerBackend's default.
+	DefaultMaxPerBackend = 2048
+	// DefaultMaxBytesPerBackend is Config.MaxBytesPerBackend's default: 4 MiB.
+	DefaultMaxBytesPerBackend = 4 << 20
+	// DefaultRetention is Config.Retention's default: a week.
+	DefaultRetention = 7 * 24 * time.Hour
+)
+
+// maxPins returns the effective MaxPerBackend.
+func (c *Config) maxPins() int {
+	if c.MaxPerBackend > 0 {
+		return c.MaxPerBackend
+	}
+	return DefaultMaxPerBackend
+}
+
+// maxPinBytes returns the effective MaxBytesPerBackend.
+func (c *Config) maxPinBytes() int {
+	if c.MaxBytesPerBackend > 0 {
+		return c.MaxBytesPerBackend
+	}
+	return DefaultMaxBytesPerBackend
+}
+
+// retention returns the effective Retention.
+func (c *Config) retention() time.Duration {
+	if c.Retention > 0 {
+		return c.Retention
+	}
+	return DefaultRetention
+}
+
+// MaxSealedBytes is the largest sealed record of trust-on-first-use pins a store may hold for
+// c: the canonical text of MaxBytesPerBackend and its member names, with room for the
+// record's framing and the seal's base64 encoding.
+func (c *Config) MaxSealedBytes() int {
+	return (c.maxPinBytes()+c.maxPins()*256+4096)*4/3 + 1024
 }
 
 // BackendConfig is one backend's overrides.
@@ -117,9 +172,20 @@ func (c *Config) Validate(backends []string) error {
 			if !Class(cl).Valid() {
 				errs = append(errs, configerr.At(where+"."+cl, "unknown class %q: want one of %s", cl, classNames()))
 			}
+			if Class(cl) == ClassUnverified {
+				errs = append(errs, configerr.At(where+"."+cl, "is always block: what cannot be verified is never served"))
+			}
 			if a := acts[Class(cl)]; a.rank() == 0 {
 				errs = append(errs, configerr.At(where+"."+cl, "unknown action %q: want block, confirm or log", a))
 			}
+		}
+	}
+	for _, f := range []struct {
+		key string
+		neg bool
+	}{{"maxPerBackend", c.MaxPerBackend < 0}, {"maxBytesPerBackend", c.MaxBytesPerBackend < 0}, {"retention", c.Retention < 0}} {
+		if f.neg {
+			errs = append(errs, configerr.At("pins."+f.key, "must not be negative"))
 		}
 	}
 	checkMode("pins.mode", c.Mode)
@@ -166,6 +232,9 @@ func (c *Config) ModeFor(backend string) Mode {
 // ActionForClass returns the action for one class on a backend: the backend's override, the
 // global override, or the default.
 func (c *Config) ActionForClass(backend string, cl Class) Action {
+	if cl == ClassUnverified {
+		return ActionBlock
+	}
 	if a, ok := c.Backends[backend].Actions[cl]; ok {
 		return a
 	}
@@ -196,4 +265,18 @@ func classNames() string {
 		names[i] = string(c)
 	}
 	return strings.Join(names, ", ")
+}
+
+// Fits reports whether a manifest an operator approves stays within MaxPerBackend and
+// MaxBytesPerBackend.
+func (c *Config) Fits(m *Manifest) error {
+	size := 0
+	for k, d := range m.Pins {
+		size += len(k) + len(d.Canonical)
+	}
+	if len(m.Pins) > c.maxPins() || size > c.maxPinBytes() {
+		return fmt.Errorf("%d %s pin(s) of %s, %d bytes: more than pins.maxPerBackend (%d) or pins.maxBytesPerBackend (%d)",
+			len(m.Pins), m.Kind, m.Backend, size, c.maxPins(), c.maxPinBytes())
+	}
+	return nil
 }

@@ -107,3 +107,36 @@ backends:
 		t.Errorf("valid config refused: %v", err)
 	}
 }
+
+// TestConfigUnverifiedAlwaysBlocks: what cannot be verified is never served, whatever the
+// configuration says: configuring the class is refused, and its action is block regardless.
+func TestConfigUnverifiedAlwaysBlocks(t *testing.T) {
+	c := Config{Mode: ModeTOFU, Actions: map[Class]Action{ClassUnverified: ActionLog}, MaxPerBackend: -1}
+	err := c.Validate([]string{"be"})
+	if err == nil || !strings.Contains(err.Error(), "pins.actions.unverified: is always block") || !strings.Contains(err.Error(), "must not be negative") {
+		t.Errorf("Validate: %v", err)
+	}
+	if a := c.ActionForClass("be", ClassUnverified); a != ActionBlock {
+		t.Errorf("unverified: %s", a)
+	}
+	if a := (&Config{}).ActionForClass("be", ClassShadows); a != ActionBlock {
+		t.Errorf("shadows by default: %s", a)
+	}
+}
+
+// TestConfigFits: what an operator approves stays within the same bounds as first contact.
+func TestConfigFits(t *testing.T) {
+	m := &Manifest{Backend: "be", Kind: KindTool, Pins: map[string]*Definition{}}
+	for _, n := range []string{"a", "b", "c"} {
+		m.Pins[n] = def(t, KindTool, `{"name":"`+n+`","description":"A tool."}`)
+	}
+	if err := (&Config{}).Fits(m); err != nil {
+		t.Errorf("default bounds: %v", err)
+	}
+	if err := (&Config{MaxPerBackend: 2}).Fits(m); err == nil {
+		t.Error("three pins within maxPerBackend 2")
+	}
+	if err := (&Config{MaxBytesPerBackend: 64}).Fits(m); err == nil {
+		t.Error("three pins within 64 bytes")
+	}
+}

@@ -12,29 +12,52 @@ import (
 // InvisibleKind names why a code point is a finding.
 type InvisibleKind string
 
-// The kinds of invisible code point Scan reports.
+// The kinds of invisible code point Scan reports. Whether a code point is a finding is decided
+// by Unicode properties (classifyRune); the kind only names which property made it one.
 const (
-	// InvisibleZeroWidth: zero-width space, joiners and marks (U+200B–U+200F), word joiner and
-	// invisible operators (U+2060–U+2064), byte order mark / zero-width no-break space (U+FEFF).
+	// InvisibleControl: control characters (general category Cc: C0, DEL, C1), which move a
+	// terminal's cursor, erase or recolour text (ANSI escapes), or render as nothing; tab and
+	// line feed are ordinary text, and so is a carriage return before a line feed.
+	InvisibleControl InvisibleKind = "control"
+	// InvisibleSeparator: the line and paragraph separators U+2028 and U+2029 (Zl, Zp), which
+	// break lines where a reviewer's tools may not.
+	InvisibleSeparator InvisibleKind = "separator"
+	// InvisibleZeroWidth: the zero-width joiners (Join_Control), zero-width space (U+200B), word
+	// joiner and invisible operators (U+2060–U+2064) and zero-width no-break space (U+FEFF).
 	InvisibleZeroWidth InvisibleKind = "zero-width"
-	// InvisibleBidi: bidirectional embeddings, overrides and isolates (U+202A–U+202E,
-	// U+2066–U+2069) and the Arabic letter mark (U+061C), which reorder what a reviewer sees
-	// ("Trojan Source", CVE-2021-42574).
+	// InvisibleBidi: bidirectional controls (Bidi_Control: embeddings, overrides, isolates and
+	// marks), which reorder what a reviewer sees ("Trojan Source", CVE-2021-42574).
 	InvisibleBidi InvisibleKind = "bidi"
 	// InvisibleTag: Unicode tag characters (U+E0000–U+E007F), which render as nothing yet
 	// spell out ASCII text that language models read ("ASCII smuggling").
 	InvisibleTag InvisibleKind = "tag"
-	// InvisibleVariationSelector: variation selectors used to hide bytes (U+E0100–U+E01EF, and
-	// U+FE00–U+FE0F other than one emoji or text presentation selector after a symbol).
+	// InvisibleVariationSelector: variation selectors (Variation_Selector), used to hide bytes,
+	// other than one emoji or text presentation selector after a symbol or digit.
 	InvisibleVariationSelector InvisibleKind = "variation-selector"
-	// InvisibleFormat: any other format character (general category Cf) or default-ignorable
-	// code point (soft hyphen, Hangul fillers, Mongolian vowel separator, interlinear
-	// annotation marks, …): invisible in most renderings, visible to the model.
+	// InvisibleBlank: characters that are letters or symbols to Unicode but render as blank
+	// space (blankRendering): the braille blank and the Hangul fillers.
+	InvisibleBlank InvisibleKind = "blank"
+	// InvisibleFormat: any other format character (Cf) or default-ignorable code point (soft
+	// hyphen, Mongolian vowel separator, interlinear annotation marks, …): invisible in most
+	// renderings, visible to the model.
 	InvisibleFormat InvisibleKind = "format"
-	// InvisibleNoncharacter: Unicode noncharacters (U+FDD0–U+FDEF and the last two code points
-	// of every plane), which I-JSON (RFC 7493 §2.1) excludes and no text needs.
+	// InvisibleNoncharacter: Unicode noncharacters (Noncharacter_Code_Point: U+FDD0–U+FDEF and
+	// the last two code points of every plane), which I-JSON (RFC 7493 §2.1) excludes and no
+	// text needs.
 	InvisibleNoncharacter InvisibleKind = "noncharacter"
 )
+
+// blankRendering are code points whose Unicode properties say "visible" (a symbol or a letter)
+// but which fonts draw as empty space, so text built from them looks blank to a reviewer while
+// a model reads it: named one by one because no Unicode property groups them. The Hangul
+// fillers are also default-ignorable; listing them here gives them their own kind.
+var blankRendering = map[rune]bool{
+	0x2800: true, // BRAILLE PATTERN BLANK (So)
+	0x3164: true, // HANGUL FILLER (Lo)
+	0xFFA0: true, // HALFWIDTH HANGUL FILLER (Lo)
+	0x115F: true, // HANGUL CHOSEONG FILLER (Lo)
+	0x1160: true, // HANGUL JUNGSEONG FILLER (Lo)
+}
 
 // Finding is one invisible code point in a definition.
 type Finding struct {
@@ -103,8 +126,8 @@ func escapePointer(s string) string {
 }
 
 func scanString(s, path string, inName bool, out *[]Finding) {
-	if isASCII(s) {
-		return // every reported code point is above U+007F
+	if plainASCII(s) {
+		return // the common case: printable ASCII and line breaks
 	}
 	runes := []rune(s)
 	at := func(i int) (InvisibleKind, bool) {
@@ -142,31 +165,31 @@ func scanString(s, path string, inName bool, out *[]Finding) {
 		}
 		excerpt += escapeExcerpt(runes[j:min(len(runes), j+excerptRunes)])
 		*out = append(*out, Finding{
-			Path: path, InName: inName, CodePoint: fmt.Sprintf("U+%04X", runes[i]), Count: j - i, Kind: k,
+			Path: path, InName: inName, CodePoint: codePoint(runes[i]), Count: j - i, Kind: k,
 			Excerpt: excerpt,
 		})
 		i = j
 	}
 }
 
-// classifyRune says whether r is an invisible code point and of which kind. prev and next are
-// its neighbours (-1 at the ends); they decide only whether a variation selector is ordinary
-// emoji presentation.
+// classifyRune says whether r is an invisible code point and of which kind, by its Unicode
+// properties. prev and next are its neighbours (-1 at the ends); they decide only whether a
+// variation selector is ordinary emoji presentation and whether a carriage return ends a line.
 func classifyRune(r, prev, next rune) (InvisibleKind, bool) {
 	switch {
-	case r < 0x80:
+	case r == '\t' || r == '\n' || (r == '\r' && next == '\n'):
 		return "", false
-	case r >= 0x200B && r <= 0x200F, r >= 0x2060 && r <= 0x2064, r == 0xFEFF:
-		return InvisibleZeroWidth, true
-	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x061C:
-		return InvisibleBidi, true
-	case r >= 0xE0000 && r <= 0xE007F:
-		return InvisibleTag, true
-	case r >= 0xE0100 && r <= 0xE01EF:
-		return InvisibleVariationSelector, true
-	case r >= 0xFDD0 && r <= 0xFDEF, r&0xFFFE == 0xFFFE:
+	case r >= 0x20 && r < 0x7F:
+		return "", false
+	case unicode.Is(unicode.Cc, r):
+		return InvisibleControl, true
+	case unicode.In(r, unicode.Zl, unicode.Zp):
+		return InvisibleSeparator, true
+	case unicode.Is(unicode.Noncharacter_Code_Point, r):
 		return InvisibleNoncharacter, true
-	case r >= 0xFE00 && r <= 0xFE0F:
+	case r >= 0xE0000 && r <= 0xE007F: // the Tags block; Go has no table of blocks
+		return InvisibleTag, true
+	case unicode.Is(unicode.Variation_Selector, r):
 		// One U+FE0E/U+FE0F after a symbol or digit is how emoji are written ("❤️", "1️⃣");
 		// anything else (a run, other selectors, after a letter) is a carrier for hidden data.
 		ordinary := (r == 0xFE0E || r == 0xFE0F) && prev >= 0 && !isVariationSelector(prev) &&
@@ -175,11 +198,16 @@ func classifyRune(r, prev, next rune) (InvisibleKind, bool) {
 			return "", false
 		}
 		return InvisibleVariationSelector, true
+	case unicode.Is(unicode.Bidi_Control, r):
+		return InvisibleBidi, true
+	case unicode.Is(unicode.Join_Control, r), r == 0x200B, r >= 0x2060 && r <= 0x2064, r == 0xFEFF:
+		return InvisibleZeroWidth, true
+	case blankRendering[r]:
+		return InvisibleBlank, true
 	case unicode.Is(unicode.Prepended_Concatenation_Mark, r):
 		// Cf, but rendered visibly (Arabic number signs and the like).
 		return "", false
-	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
-		unicode.Is(unicode.Variation_Selector, r):
+	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
 		return InvisibleFormat, true
 	}
 	return "", false
@@ -213,23 +241,28 @@ func escapeExcerpt(runes []rune) string {
 	return sb.String()
 }
 
-func isASCII(s string) bool {
+// plainASCII reports whether s holds only printable ASCII, tabs, line feeds and carriage
+// returns that end a line: nothing classifyRune reports.
+func plainASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
+		c := s[i]
+		if c >= 0x20 && c < 0x7F || c == '\t' || c == '\n' || (c == '\r' && i+1 < len(s) && s[i+1] == '\n') {
+			continue
 		}
+		return false
 	}
 	return true
 }
 
-// allASCII reports whether every string and member name in v is ASCII, in any member order.
+// allASCII reports whether every string and member name in v is plainASCII, in any member
+// order.
 func allASCII(v any, depth int) bool {
 	if depth > maxDepth {
 		return false // let scan decide
 	}
 	switch v := v.(type) {
 	case string:
-		return isASCII(v)
+		return plainASCII(v)
 	case []any:
 		for _, e := range v {
 			if !allASCII(e, depth+1) {
@@ -238,10 +271,13 @@ func allASCII(v any, depth int) bool {
 		}
 	case map[string]any:
 		for k, e := range v {
-			if !isASCII(k) || !allASCII(e, depth+1) {
+			if !plainASCII(k) || !allASCII(e, depth+1) {
 				return false
 			}
 		}
 	}
 	return true
 }
+
+// codePoint names r as "U+XXXX".
+func codePoint(r rune) string { return fmt.Sprintf("U+%04X", r) }

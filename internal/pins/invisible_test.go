@@ -14,7 +14,7 @@ func TestScanFindsEachKind(t *testing.T) {
 	}{
 		{"zero-width space", "read\u200bfile", "U+200B", InvisibleZeroWidth},
 		{"zero-width joiner", "a\u200db", "U+200D", InvisibleZeroWidth},
-		{"RLM", "a\u200fb", "U+200F", InvisibleZeroWidth},
+		{"RLM", "a\u200fb", "U+200F", InvisibleBidi},
 		{"word joiner", "a\u2060b", "U+2060", InvisibleZeroWidth},
 		{"invisible plus", "a\u2064b", "U+2064", InvisibleZeroWidth},
 		{"BOM", "\ufeffhello", "U+FEFF", InvisibleZeroWidth},
@@ -31,7 +31,10 @@ func TestScanFindsEachKind(t *testing.T) {
 		{"VS16 after letter", "a\ufe0f", "U+FE0F", InvisibleVariationSelector},
 		{"soft hyphen", "ig\u00adnore", "U+00AD", InvisibleFormat},
 		{"Mongolian vowel separator", "a\u180eb", "U+180E", InvisibleFormat},
-		{"Hangul filler", "a\u3164b", "U+3164", InvisibleFormat},
+		{"Hangul filler", "a\u3164b", "U+3164", InvisibleBlank},
+		{"line separator", "line\u2028sep", "U+2028", InvisibleSeparator},
+		{"ANSI escape", "a\x1b[2Jb", "U+001B", InvisibleControl},
+		{"braille blank", "a\u2800b", "U+2800", InvisibleBlank},
 		{"interlinear annotation", "a\ufff9b", "U+FFF9", InvisibleFormat},
 		{"combining grapheme joiner", "a\u034fb", "U+034F", InvisibleFormat},
 		{"noncharacter FFFF", "a\uffffb", "U+FFFF", InvisibleNoncharacter},
@@ -52,7 +55,7 @@ func TestScanFindsEachKind(t *testing.T) {
 }
 
 func TestScanLeavesOrdinaryText(t *testing.T) {
-	for _, s := range []string{"plain ASCII\n\ttext", "Grüße, 日本語, עברית, العربية", "❤️ heart", "1️⃣ keycap", "emoji 😀", "\u0600\u0661 Arabic number sign", "line\u2028sep"} {
+	for _, s := range []string{"plain ASCII\n\ttext", "Grüße, 日本語, עברית, العربية", "❤️ heart", "1️⃣ keycap", "emoji 😀", "\u0600\u0661 Arabic number sign", "line\r\nbreak"} {
 		if got := Scan(s); len(got) != 0 {
 			t.Errorf("%q: %+v", s, got)
 		}

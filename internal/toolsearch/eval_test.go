@@ -55,18 +55,34 @@ func loadCatalog(tb testing.TB) []evalTool {
 				tb.Fatalf("%s: a tool without a name", f)
 			}
 			t["name"], _ = json.Marshal(server + "__" + name)
-			raw, err := json.Marshal(t)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			tool, err := ParseTool(raw)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			out = append(out, evalTool{server: server, tool: tool, raw: raw})
+			out = append(out, newEvalTool(tb, server, t))
 		}
 	}
 	return out
+}
+
+// toolsOf is what the ranker reads of each tool of catalog.
+func toolsOf(catalog []evalTool) []Tool {
+	docs := make([]Tool, len(catalog))
+	for i, t := range catalog {
+		docs[i] = t.tool
+	}
+	return docs
+}
+
+// newEvalTool is the tool of definition def (namespaced already) served by backend server.
+func newEvalTool(tb testing.TB, server string, def map[string]json.RawMessage) evalTool {
+	tb.Helper()
+	raw, err := json.Marshal(def)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tool, err := ParseTool(raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tool.Backend = server
+	return evalTool{server: server, tool: tool, raw: raw}
 }
 
 // evalQuery is one labelled task.
@@ -147,9 +163,17 @@ func evaluate(catalog []evalTool, queries []evalQuery, size evalSize) evalResult
 			sub = append(sub, t)
 		}
 	}
+	res := rank(sub, queries)
+	res.size = size.name
+	return res
+}
+
+// rank ranks every query whose tools are in catalog against it; a query is found at k when one
+// of its tools is shown in the first k slots.
+func rank(sub []evalTool, queries []evalQuery) evalResult {
 	docs := make([]Tool, len(sub))
 	in := map[string]bool{}
-	res := evalResult{size: size.name, tools: len(sub), fullBytes: len(`{"tools":[]}`)}
+	res := evalResult{tools: len(sub), fullBytes: len(`{"tools":[]}`)}
 	for i, t := range sub {
 		docs[i] = t.tool
 		in[t.tool.Name] = true
@@ -208,50 +232,68 @@ func evaluate(catalog []evalTool, queries []evalQuery, size evalSize) evalResult
 // search mode (mcphttp/search.go), rounded up.
 const metaToolBytes = 1300
 
+// evalFloors are the figures each task set must keep on the whole catalog (recall@1, recall@5,
+// MRR), as docs/search.md reports them: a change to the ranker that loses any of them fails.
+// They are the figures reached, not the aim: on tasks nobody tuned for the aim is recall@5 0.95
+// and MRR 0.85, which the held-out sets do not reach yet.
+var evalFloors = []struct {
+	file        string
+	r1, r5, mrr float64
+}{
+	{"queries.tsv", 0.776, 0.945, 0.849},           // tuned on
+	{"queries-heldout.tsv", 0.624, 0.924, 0.755},   // held out, figures looked at while tuning
+	{"queries-heldout-2.tsv", 0.581, 0.933, 0.724}, // held out, misses looked at while tuning
+	{"queries-heldout-3.tsv", 0.699, 0.874, 0.788}, // written after the last change, never tuned on
+}
+
 // TestEvaluation reports recall@1, recall@5, mean reciprocal rank and the context a search saves
-// on the real catalog at three sizes, and holds recall@5 on the whole catalog to the target.
+// on the real catalog at three sizes and for each task set, and holds every set to its floors.
 func TestEvaluation(t *testing.T) {
 	catalog := loadCatalog(t)
 	queries := loadQueries(t, catalog)
 	if len(queries) < 100 {
 		t.Fatalf("%d queries, want at least 100", len(queries))
 	}
-	t.Logf("| catalog | tools | queries | recall@1 | recall@5 | MRR | tools/list bytes | search bytes per task | saved |")
-	t.Logf("|---|---|---|---|---|---|---|---|---|")
-	for _, size := range evalSizes {
-		r := evaluate(catalog, queries, size)
-		t.Logf("| %s | %d | %d | %.3f | %.3f | %.3f | %d | %d | %.0f%% |", r.size, r.tools, r.queries,
+	t.Logf("| tasks | catalog | tools | tasks | recall@1 | recall@5 | MRR | tools/list bytes | search bytes per task | saved |")
+	t.Logf("|---|---|---|---|---|---|---|---|---|---|")
+	logResult := func(set string, r evalResult) {
+		t.Logf("| %s | %s | %d | %d | %.3f | %.3f | %.3f | %d | %d | %.0f%% |", set, r.size, r.tools, r.queries,
 			r.r1, r.r5, r.mrr, r.fullBytes, r.sentBytes, 100*(1-float64(r.sentBytes)/float64(r.fullBytes)))
 		for _, m := range r.misses {
-			t.Logf("  %s miss: %s", r.size, m)
-		}
-		if size.servers == nil && r.r5 < 0.9 {
-			t.Errorf("recall@5 on the whole catalog is %.3f, below the 0.9 target", r.r5)
+			t.Logf("  %s miss: %s", set, m)
 		}
 	}
-	held := loadQueryFile(t, catalog, "queries-heldout.tsv")
-	r := evaluate(catalog, held, evalSizes[2])
-	t.Logf("| held-out, all | %d | %d | %.3f | %.3f | %.3f | %d | %d | %.0f%% |", r.tools, r.queries,
-		r.r1, r.r5, r.mrr, r.fullBytes, r.sentBytes, 100*(1-float64(r.sentBytes)/float64(r.fullBytes)))
-	for _, m := range r.misses {
-		t.Logf("  held-out miss: %s", m)
+	for _, size := range evalSizes[:2] {
+		logResult("queries.tsv", evaluate(catalog, queries, size))
+	}
+	for _, f := range evalFloors {
+		r := evaluate(catalog, loadQueryFile(t, catalog, f.file), evalSizes[2])
+		logResult(f.file, r)
+		if r.r1 < f.r1 || r.r5 < f.r5 || r.mrr < f.mrr {
+			t.Errorf("%s: recall@1 %.3f, recall@5 %.3f, MRR %.3f; below the floors %.3f, %.3f, %.3f",
+				f.file, r.r1, r.r5, r.mrr, f.r1, f.r5, f.mrr)
+		}
 	}
 }
 
-// BenchmarkSearchFullCatalog is one find_tools ranking over the whole captured catalog.
+// BenchmarkSearchFullCatalog is one find_tools ranking over the whole captured catalog, for a
+// caller who may see every tool and for one who may not see one tool in seven: the statistics
+// are then taken over the tools the caller may see, in the same pass as the ranking.
 func BenchmarkSearchFullCatalog(b *testing.B) {
 	catalog := loadCatalog(b)
 	queries := loadQueries(b, catalog)
-	docs := make([]Tool, len(catalog))
-	for i, t := range catalog {
-		docs[i] = t.tool
-	}
+	docs := toolsOf(catalog)
 	ix := NewBM25(docs)
-	allow := func(i int) bool { return i%7 != 0 } // a caller who may not see every tool
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		ix.Search(queries[i%len(queries)].text, 10, allow)
+	for _, c := range []struct {
+		name  string
+		allow func(int) bool
+	}{{"every-tool", nil}, {"caller-view", func(i int) bool { return i%7 != 0 }}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				ix.Search(queries[i%len(queries)].text, 10, c.allow)
+			}
+		})
 	}
 }
 

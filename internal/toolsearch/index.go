@@ -3,9 +3,8 @@ package toolsearch
 import (
 	"encoding/json"
 	"fmt"
-	"math"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -19,6 +18,9 @@ type Tool struct {
 	Description string
 	// Params are the top-level properties of the tool's input schema.
 	Params []Param
+	// Backend is the backend that serves the tool. Near-duplicate tools are collapsed only
+	// across backends, and a backend-side name is Name without Backend's leading words.
+	Backend string
 }
 
 // Param is one input parameter of a tool.
@@ -56,207 +58,165 @@ func ParseTool(raw []byte) (Tool, error) {
 	return t, nil
 }
 
-// Hit is one ranked tool: its index in the catalog the ranker was built from, and its score,
-// which is for tests and evaluation only (never shown to a caller).
+// Hit is one ranked slot: the tool shown in it, by its index in the catalog the ranker was
+// built from, and its score, which is for tests and evaluation only (never shown to a caller).
 type Hit struct {
 	Index int
 	Score float64
+	// Similar are near-duplicates of the tool from other backends that the query matched too,
+	// collapsed into this slot (the most maxSimilar, best first): they never take a slot of
+	// their own, so cloning a tool cannot push it down the list.
+	Similar []int
 }
 
 // Ranker ranks a fixed catalog of tools against queries. Implementations are safe for
 // concurrent use once built.
 type Ranker interface {
-	// Search returns at most limit tools that allow accepts (nil: every tool), best first,
-	// ties broken by name. A tool allow refuses is never returned and never displaces one it
-	// accepts.
+	// Search returns at most limit slots of the tools allow accepts (nil: every tool), best
+	// first, ties broken by name. The ranking is computed over the accepted tools only, as if
+	// the catalog held nothing else: a tool allow refuses is never returned, never displaces
+	// one it accepts, and its words weigh nothing. allow is called once per tool.
 	Search(query string, limit int, allow func(i int) bool) []Hit
 }
 
-// Field weights of BM25F: a word in the name says most about what a tool does, one in a
-// parameter's description least.
+// The fields of a tool BM25F reads, each with its weight and length normalisation: a word in
+// the name says most about what a tool does, one in a parameter's description least. Each field
+// is normalised by its own length against the mean of that field, so a tool's long parameter
+// list does not dilute a match in its name.
 const (
-	weightName      = 3.0
-	weightTitle     = 2.0
-	weightDesc      = 1.0
-	weightParamName = 1.0
-	weightParamDesc = 0.4
-	bm25K1          = 1.2
-	bm25B           = 0.75
+	fieldName      = iota // the namespaced name, split into words
+	fieldTitle            // title or annotations.title
+	fieldLead             // the description's first sentence
+	fieldRest             // the rest of the description
+	fieldParamName        // the input schema's top-level property names
+	fieldParamDesc        // and their descriptions
+	numFields
 )
+
+var (
+	fieldWeight = [numFields]float64{3, 2, 1, 0.15, 1, 0.4}
+	fieldB      = [numFields]float64{0.75, 0.75, 0.75, 0.75, 0.75, 0.75}
+)
+
+// bm25K1 is BM25's term-frequency saturation.
+const bm25K1 = 1.2
 
 // maxDescribeBytes is the description text read per tool: the opening says what it does.
 const maxDescribeBytes = 2048
 
-// BM25 is a BM25F ranker over a catalog of tools, built once per catalog version.
+// BM25 is a BM25F ranker over a catalog of tools, built once per catalog version. It keeps
+// per-tool term frequencies and field lengths only: every statistic over the catalog (how many
+// tools hold a word, the mean length of a field) is computed per search over the tools the
+// caller may see.
 type BM25 struct {
 	names    []string
 	postings map[string][]posting
-	docLen   []float64
-	avgLen   float64
-	vocab    []string // every indexed term, sorted, for prefix matches
+	fieldLen [][numFields]float32 // per tool
+	vocab    []string             // every indexed term, sorted, for prefix matches
+	// dups are, per tool, the earliest tools of other backends listed before it that nearly
+	// duplicate it, ascending; withDups the tools linked either way, ascending.
+	dups     [][]int32
+	withDups []int32
+	// backend is each tool's backend, as an id; backendWords the ids of the backends whose
+	// name holds a word.
+	backend      []int32
+	backendWords map[string][]int32
 }
 
-// posting is one tool's weighted frequency of a term.
+// posting is how often one tool holds a term, per field.
 type posting struct {
 	doc int32
-	tf  float32
+	tf  [numFields]uint8 // saturates at 255, far beyond where BM25 stops counting
 }
 
-// NewBM25 indexes tools. Its cost is linear in the catalog's text; searches then touch only the
-// postings of the query's terms.
+// NewBM25 indexes tools. Its cost is linear in the catalog's text, plus finding near-duplicates
+// (dupes.go); searches then touch only the postings of the query's terms.
 func NewBM25(tools []Tool) *BM25 {
-	ix := &BM25{names: make([]string, len(tools)), postings: map[string][]posting{}, docLen: make([]float64, len(tools))}
-	total := 0.0
-	tf := map[string]float64{}
+	ix := &BM25{names: make([]string, len(tools)), postings: map[string][]posting{}, fieldLen: make([][numFields]float32, len(tools))}
+	tf := map[string]*[numFields]uint8{}
 	for i, t := range tools {
 		ix.names[i] = t.Name
 		clear(tf)
-		add := func(text string, w float64) {
+		add := func(text string, f int) {
 			for _, term := range Tokens(text) {
-				tf[term] += w
-				ix.docLen[i] += w
+				c := tf[term]
+				if c == nil {
+					c = new([numFields]uint8)
+					tf[term] = c
+				}
+				c[f] = min(c[f]+1, 255)
+				ix.fieldLen[i][f]++
 			}
 		}
-		add(t.Name, weightName)
-		add(t.Title, weightTitle)
-		add(truncate(t.Description, maxDescribeBytes), weightDesc)
+		add(t.Name, fieldName)
+		add(t.Title, fieldTitle)
+		lead, rest := leadSentence(truncate(t.Description, maxDescribeBytes))
+		add(lead, fieldLead)
+		add(rest, fieldRest)
 		for _, p := range t.Params {
-			add(p.Name, weightParamName)
-			add(truncate(p.Description, maxDescribeBytes/4), weightParamDesc)
+			add(p.Name, fieldParamName)
+			add(truncate(p.Description, maxDescribeBytes/4), fieldParamDesc)
 		}
-		total += ix.docLen[i]
-		terms := make([]string, 0, len(tf))
-		for term := range tf {
-			terms = append(terms, term)
-		}
-		sort.Strings(terms) // postings in a fixed order whatever the map's
-		for _, term := range terms {
-			ix.postings[term] = append(ix.postings[term], posting{doc: int32(i), tf: float32(tf[term])})
+		for _, term := range slices.Sorted(maps.Keys(tf)) { // postings in a fixed order whatever the map's
+			ix.postings[term] = append(ix.postings[term], posting{doc: int32(i), tf: *tf[term]})
 		}
 	}
-	if len(tools) > 0 {
-		ix.avgLen = total / float64(len(tools))
+	ix.vocab = slices.Sorted(maps.Keys(ix.postings))
+	ix.indexBackends(tools)
+	ix.dups = nearDuplicates(tools)
+	linked := make([]bool, len(tools))
+	for i, d := range ix.dups {
+		for _, e := range d {
+			linked[i], linked[e] = true, true
+		}
 	}
-	ix.vocab = make([]string, 0, len(ix.postings))
-	for term := range ix.postings {
-		ix.vocab = append(ix.vocab, term)
+	for i, l := range linked {
+		if l {
+			ix.withDups = append(ix.withDups, int32(i))
+		}
 	}
-	sort.Strings(ix.vocab)
 	return ix
+}
+
+// indexBackends numbers the tools' backends and indexes the words of their names.
+func (ix *BM25) indexBackends(tools []Tool) {
+	ids := map[string]int32{}
+	ix.backend = make([]int32, len(tools))
+	ix.backendWords = map[string][]int32{}
+	for i, t := range tools {
+		id, ok := ids[t.Backend]
+		if !ok {
+			id = int32(len(ids))
+			ids[t.Backend] = id
+			for _, w := range Tokens(t.Backend) {
+				ix.backendWords[w] = append(ix.backendWords[w], id)
+			}
+		}
+		ix.backend[i] = id
+	}
 }
 
 // Len is the number of tools indexed.
 func (ix *BM25) Len() int { return len(ix.names) }
-
-// Search implements Ranker. Each word of the query scores a tool by its best match: the word
-// itself, a synonym (synonymWeight) or, for a word of four letters or more, a longer indexed word
-// it begins (prefixWeight: "mongo" meets "mongodb"). A tool's score is the sum over the query's
-// words times the share of them it matches (Lucene's coordination factor), so a tool that covers
-// "create" and "folder" outranks one that only shares a rare word with the query.
-func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
-	if limit <= 0 || len(ix.names) == 0 {
-		return nil
-	}
-	words := uniqueTokens(query)
-	if len(words) == 0 {
-		return nil
-	}
-	n := len(ix.names)
-	scores := make([]float64, n)
-	matched := make([]uint8, n)
-	best := make([]float64, n)
-	var touched []int32
-	for _, w := range words {
-		touched = touched[:0]
-		for _, e := range ix.expand(w) {
-			ps := ix.postings[e.term]
-			idf := math.Log(1 + (float64(n)-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
-			for _, p := range ps {
-				tf := float64(p.tf)
-				norm := bm25K1 * (1 - bm25B + bm25B*ix.docLen[p.doc]/ix.avgLen)
-				v := e.weight * idf * tf * (bm25K1 + 1) / (tf + norm)
-				if best[p.doc] == 0 {
-					touched = append(touched, p.doc)
-				}
-				best[p.doc] = max(best[p.doc], v)
-			}
-		}
-		for _, d := range touched {
-			scores[d] += best[d]
-			matched[d]++
-			best[d] = 0
-		}
-	}
-	hits := make([]Hit, 0, 16)
-	for i, s := range scores {
-		if s > 0 && (allow == nil || allow(i)) {
-			hits = append(hits, Hit{Index: i, Score: s * math.Pow(float64(matched[i])/float64(len(words)), coordPower)})
-		}
-	}
-	slices.SortFunc(hits, func(a, b Hit) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(ix.names[a.Index], ix.names[b.Index])
-	})
-	if len(hits) > limit {
-		hits = hits[:limit]
-	}
-	return hits
-}
-
-// expansion is one indexed term a query word looks for, and its weight.
-type expansion struct {
-	term   string
-	weight float64
-}
-
-// expand lists what word looks for, in a fixed order: itself, its synonyms, the longer indexed
-// words it begins.
-func (ix *BM25) expand(w string) []expansion {
-	out := []expansion{{w, 1}}
-	for _, s := range synonyms[w] {
-		out = append(out, expansion{s, synonymWeight})
-	}
-	if len(w) >= minPrefix {
-		i := sort.SearchStrings(ix.vocab, w)
-		for ; i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], w); i++ {
-			if ix.vocab[i] != w {
-				out = append(out, expansion{ix.vocab[i], prefixWeight})
-			}
-		}
-	}
-	return out
-}
-
-// Weights of the query side.
-const (
-	// prefixWeight is the weight of an indexed word that a query word begins.
-	prefixWeight = 0.5
-	// coordPower is how strongly the share of query words a tool matches scales its score.
-	coordPower = 1.0
-)
-
-// minPrefix is the shortest query word matched as a prefix: shorter ones begin too many words.
-const minPrefix = 4
-
-// uniqueTokens are the query's terms, each once, in order.
-func uniqueTokens(query string) []string {
-	var out []string
-	for _, t := range Tokens(query) {
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
 
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return s[:n]
+}
+
+// leadSentence splits a description after its first sentence, which says what the tool does;
+// the rest (usage notes, caveats, examples) says less about which task it fits.
+func leadSentence(desc string) (lead, rest string) {
+	desc = strings.TrimSpace(desc)
+	for i := 0; i < len(desc); i++ {
+		switch {
+		case desc[i] == '\n':
+			return desc[:i], desc[i:]
+		case desc[i] == '.' && (i+1 == len(desc) || desc[i+1] == ' ' || desc[i+1] == '\n'):
+			return desc[:i], desc[i:]
+		}
+	}
+	return desc, ""
 }

@@ -125,5 +125,5 @@ var stopWords = map[string]bool{
 	"was": true, "were": true, "been": true, "has": true, "have": true, "had": true, "not": true,
 	"no": true, "yes": true, "also": true, "just": true, "one": true, "current": true,
 	"given": true, "specified": true, "optional": true, "default": true, "true": true,
-	"false": true, "called": true, "named": true, "them": true, "they": true, "their": true, "whether": true, "e.g": true,
+	"false": true, "called": true, "use": true, "using": true, "everything": true, "anything": true, "something": true, "named": true, "them": true, "they": true, "their": true, "whether": true, "e.g": true,
 }

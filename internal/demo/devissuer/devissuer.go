@@ -3,9 +3,10 @@
 // mints whatever claims it is asked to, and offers helpers that forge hostile
 // tokens. Never run it as a production identity provider.
 //
-// It serves discovery (/.well-known/openid-configuration), a JWKS, and an
-// optional client-credentials token endpoint over real HTTP on a loopback
-// listener, so that relying parties such as go-oidc exercise their real code
+// It serves discovery (/.well-known/openid-configuration), a JWKS, an
+// optional client-credentials token endpoint and an optional authorization
+// code flow with PKCE and a password-less sign-in form (authcode.go) over real
+// HTTP on a loopback listener, so that relying parties such as go-oidc exercise their real code
 // paths (discovery, key fetch, signature verification) against it.
 package devissuer
 
@@ -84,6 +85,12 @@ type Options struct {
 	// Clients maps client ids to secrets accepted by the client-credentials
 	// token endpoint. Empty: no token endpoint is served or advertised.
 	Clients map[string]string
+	// WebClients are the clients of the authorization code flow, by client id.
+	// Empty: no authorization endpoint is served or advertised.
+	WebClients map[string]WebClient
+	// Users are who can sign in on the authorization endpoint's form, by username
+	// (the "sub" of their tokens), with the claims their tokens carry besides.
+	Users map[string]Claims
 	// Now is the clock for iat/exp. Default time.Now.
 	Now func() time.Time
 }
@@ -106,6 +113,7 @@ type Issuer struct {
 	listener net.Listener
 	server   *http.Server
 	down     atomic.Bool
+	codes    codes
 
 	mu     sync.RWMutex
 	keys   []signingKey // published, oldest first
@@ -185,10 +193,10 @@ func (i *Issuer) URL() string { return i.url }
 // JWKSURL is the URL of the published key set.
 func (i *Issuer) JWKSURL() string { return i.url + jwksPath }
 
-// TokenURL is the client-credentials token endpoint, or "" when
-// Options.Clients is empty.
+// TokenURL is the token endpoint, or "" when Options.Clients and
+// Options.WebClients are empty.
 func (i *Issuer) TokenURL() string {
-	if len(i.opts.Clients) == 0 {
+	if len(i.opts.Clients) == 0 && len(i.opts.WebClients) == 0 {
 		return ""
 	}
 	return i.url + tokenPath
@@ -271,6 +279,8 @@ func (i *Issuer) routes() http.Handler {
 	mux.HandleFunc("GET "+discoveryPath, i.serveDiscovery)
 	mux.HandleFunc("GET "+jwksPath, i.serveJWKS)
 	mux.HandleFunc("POST "+tokenPath, i.serveToken)
+	mux.HandleFunc("GET "+authorizePath, i.serveAuthorize)
+	mux.HandleFunc("POST "+authorizePath, i.serveAuthorize)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if i.down.Load() {
 			http.Error(w, "issuer down", http.StatusServiceUnavailable)
@@ -290,8 +300,20 @@ func (i *Issuer) serveDiscovery(w http.ResponseWriter, _ *http.Request) {
 	}
 	if tu := i.TokenURL(); tu != "" {
 		doc["token_endpoint"] = tu
-		doc["grant_types_supported"] = []string{"client_credentials"}
-		doc["token_endpoint_auth_methods_supported"] = []string{"client_secret_basic", "client_secret_post"}
+		var grants []string
+		if len(i.opts.Clients) > 0 {
+			grants = append(grants, "client_credentials")
+		}
+		methods := []string{"client_secret_basic", "client_secret_post"}
+		if au := i.AuthorizeURL(); au != "" {
+			grants, methods = append(grants, "authorization_code"), append(methods, "none")
+			doc["authorization_endpoint"] = au
+			doc["response_types_supported"] = []string{"code"}
+			doc["code_challenge_methods_supported"] = []string{"S256"}
+			doc["scopes_supported"] = []string{"openid", "profile"}
+		}
+		doc["grant_types_supported"] = grants
+		doc["token_endpoint_auth_methods_supported"] = methods
 	}
 	writeJSON(w, http.StatusOK, doc)
 }

@@ -202,19 +202,24 @@ func rawToken(header, claims map[string]any, sig string) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(p) + "." + sig, nil
 }
 
-// serveToken implements the client-credentials grant (RFC 6749 §4.4) and the
-// token exchange grant (RFC 8693, exchange.go) with client_secret_basic or
+// serveToken implements the client-credentials grant (RFC 6749 §4.4), the
+// token exchange grant (RFC 8693, exchange.go) and the authorization code grant
+// (authcode.go) with client_secret_basic or
 // client_secret_post, honouring the RFC 8707 "resource" parameter as the
 // audience.
 func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
-	if len(i.opts.Clients) == 0 {
+	if i.TokenURL() == "" {
 		http.NotFound(w, r)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	err := r.ParseForm()
 	grant := r.PostForm.Get("grant_type")
-	if err != nil || (grant != "client_credentials" && grant != GrantTokenExchange) {
+	if err == nil && grant == "authorization_code" && len(i.opts.WebClients) > 0 {
+		i.serveCodeGrant(w, r) // authcode.go
+		return
+	}
+	if err != nil || len(i.opts.Clients) == 0 || (grant != "client_credentials" && grant != GrantTokenExchange) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
 		return
 	}

@@ -88,6 +88,10 @@ type Scenario struct {
 	Prompt string
 	// Steps restricts the run to these steps, in AllSteps order; empty runs them all.
 	Steps []string
+	// Arguments replaces, by step name, the tool arguments of call_tool, progress,
+	// elicitation, confirm_approve and confirm_decline, for targets whose tools are not the
+	// test backends' (Check expects the defaults).
+	Arguments map[string]map[string]any
 }
 
 // steps returns the steps the scenario runs.
@@ -101,19 +105,22 @@ func (sc Scenario) steps() []string {
 // Step is what a client saw in one step: the TypeScript script prints it as a JSON line, the
 // go-sdk run fills it in directly.
 type Step struct {
-	Step            string         `json:"step"`
-	OK              bool           `json:"ok"`
-	Error           string         `json:"error,omitempty"`
-	ProtocolVersion string         `json:"protocolVersion,omitempty"`
-	Session         bool           `json:"session,omitempty"`
-	Names           []string       `json:"names,omitempty"`
-	IsError         bool           `json:"isError,omitempty"`
-	Text            string         `json:"text,omitempty"`
-	Messages        []string       `json:"messages,omitempty"`
-	Contents        []ResourceText `json:"contents,omitempty"`
-	Progress        []float64      `json:"progress,omitempty"`
-	Elicited        []Elicited     `json:"elicited,omitempty"`
-	HTTP            []HTTPExchange `json:"http,omitempty"`
+	Step            string   `json:"step"`
+	OK              bool     `json:"ok"`
+	Error           string   `json:"error,omitempty"`
+	ProtocolVersion string   `json:"protocolVersion,omitempty"`
+	Session         bool     `json:"session,omitempty"`
+	Names           []string `json:"names,omitempty"`
+	// RequiredScopes are the scopes the gateway marks listed tools with (by name), where a
+	// call would need more than the caller's token has.
+	RequiredScopes map[string][]string `json:"requiredScopes,omitempty"`
+	IsError        bool                `json:"isError,omitempty"`
+	Text           string              `json:"text,omitempty"`
+	Messages       []string            `json:"messages,omitempty"`
+	Contents       []ResourceText      `json:"contents,omitempty"`
+	Progress       []float64           `json:"progress,omitempty"`
+	Elicited       []Elicited          `json:"elicited,omitempty"`
+	HTTP           []HTTPExchange      `json:"http,omitempty"`
 }
 
 // ResourceText is one content of a resources/read result.
@@ -189,7 +196,7 @@ func RunTS(tb testing.TB, sc Scenario) map[string]Step {
 	node, sdk := nodeAndSDK(tb)
 	arg, err := json.Marshal(map[string]any{
 		"url": sc.URL, "tools": sc.Tools, "prompt": sc.Prompt, "resource": resourceMatch,
-		"steps": sc.steps(), "timeoutMs": RequestTimeout.Milliseconds(),
+		"steps": sc.steps(), "timeoutMs": RequestTimeout.Milliseconds(), "arguments": sc.Arguments,
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -356,6 +363,12 @@ func runGoSteps(cs *mcp.ClientSession, sc Scenario, g *goClient, run func(string
 				return err
 			}
 			s.Names = append(s.Names, tool.Name)
+			if scopes := requiredScopes(tool.Meta); scopes != nil {
+				if s.RequiredScopes == nil {
+					s.RequiredScopes = map[string][]string{}
+				}
+				s.RequiredScopes[tool.Name] = scopes
+			}
 		}
 		return nil
 	})
@@ -395,7 +408,7 @@ func runGoSteps(cs *mcp.ClientSession, sc Scenario, g *goClient, run func(string
 		return nil
 	}
 	run("call_tool", func(ctx context.Context, s *Step) error {
-		return call(ctx, s, &mcp.CallToolParams{Name: sc.Tools.Echo, Arguments: map[string]any{"text": echoArgument}})
+		return call(ctx, s, &mcp.CallToolParams{Name: sc.Tools.Echo, Arguments: sc.args("call_tool", map[string]any{"text": echoArgument})})
 	})
 	run("get_prompt", func(ctx context.Context, s *Step) error {
 		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: sc.Prompt, Arguments: map[string]string{"name": askedName}})
@@ -433,7 +446,7 @@ func runGoSteps(cs *mcp.ClientSession, sc Scenario, g *goClient, run func(string
 		return nil
 	})
 	run("progress", func(ctx context.Context, s *Step) error {
-		p := &mcp.CallToolParams{Name: sc.Tools.Progress, Arguments: map[string]any{"steps": ProgressSteps}}
+		p := &mcp.CallToolParams{Name: sc.Tools.Progress, Arguments: sc.args("progress", map[string]any{"steps": ProgressSteps})}
 		p.SetProgressToken("legacy-progress")
 		if err := call(ctx, s, p); err != nil {
 			return err
@@ -452,15 +465,15 @@ func runGoSteps(cs *mcp.ClientSession, sc Scenario, g *goClient, run func(string
 	})
 	run("elicitation", func(ctx context.Context, s *Step) error {
 		g.step(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": askedName}})
-		return call(ctx, s, &mcp.CallToolParams{Name: sc.Tools.Ask, Arguments: map[string]any{}})
+		return call(ctx, s, &mcp.CallToolParams{Name: sc.Tools.Ask, Arguments: sc.args("elicitation", map[string]any{})})
 	})
 	run("confirm_approve", func(ctx context.Context, s *Step) error {
 		g.step(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}})
-		return call(ctx, s, &mcp.CallToolParams{Name: sc.Tools.Confirm, Arguments: map[string]any{"text": approvedText}})
+		return call(ctx, s, &mcp.CallToolParams{Name: sc.Tools.Confirm, Arguments: sc.args("confirm_approve", map[string]any{"text": approvedText})})
 	})
 	run("confirm_decline", func(ctx context.Context, s *Step) error {
 		g.step(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}})
-		return call(ctx, s, &mcp.CallToolParams{Name: sc.Tools.Confirm, Arguments: map[string]any{"text": declinedText}})
+		return call(ctx, s, &mcp.CallToolParams{Name: sc.Tools.Confirm, Arguments: sc.args("confirm_decline", map[string]any{"text": declinedText})})
 	})
 }
 

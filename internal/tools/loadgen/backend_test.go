@@ -145,7 +145,7 @@ func TestBackendProtocolErrors(t *testing.T) {
 	resp.Body.Close()
 }
 
-// captured is the first request of a go-sdk exchange in ../mcptest/testdata.
+// captured is the first request of a go-sdk exchange in ../../testsupport/mcptest/testdata.
 type captured struct {
 	header map[string]string
 	body   string
@@ -154,7 +154,7 @@ type captured struct {
 
 func readCaptured(t *testing.T, name string) captured {
 	t.Helper()
-	b, err := os.ReadFile("../mcptest/testdata/" + name)
+	b, err := os.ReadFile("../../testsupport/mcptest/testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

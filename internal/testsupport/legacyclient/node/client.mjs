@@ -16,6 +16,9 @@
 //   prompt       the prompt to get (with the argument name=Ada)
 //   resource     a substring of the URI to read, matched against resources/list
 //   timeoutMs    bound on each request (default 15000)
+//   arguments    {step: arguments}: the tool arguments of call_tool, progress, elicitation,
+//                confirm_approve and confirm_decline instead of the defaults (for targets
+//                whose tools are not the test backends')
 //
 // Each output line is {"step", "ok", ...what the step saw} or {"step", "ok": false, "error"};
 // every line also lists the HTTP exchanges of the step (status and the X-Served-By header a
@@ -65,6 +68,7 @@ const { ElicitRequestSchema } = sdk('types.js');
 
 const timeout = scenario.timeoutMs ?? 15000;
 const tools = scenario.tools ?? {};
+const args = (step, dflt) => scenario.arguments?.[step] ?? dflt;
 const token = process.env.LEGACY_CLIENT_TOKEN ?? '';
 
 // Every HTTP exchange, so each step can report where its requests landed.
@@ -112,6 +116,8 @@ const transport = new StreamableHTTPClientTransport(new URL(scenario.url), {
 });
 const opts = { timeout };
 
+const REQUIRED_SCOPES = 'io.mcp-gateway/requiredScopes';
+
 function textOf(result) {
   return (result.content ?? []).map((c) => c.text ?? '').join('');
 }
@@ -143,7 +149,12 @@ const steps = {
   },
   async list_tools() {
     const list = await paged((p) => client.listTools(p, opts), 'tools');
-    return { names: list.map((t) => t.name) };
+    // The scopes the gateway marks a listed tool with when a call would need more.
+    const marked = list.filter((t) => t._meta?.[REQUIRED_SCOPES]);
+    return {
+      names: list.map((t) => t.name),
+      requiredScopes: Object.fromEntries(marked.map((t) => [t.name, t._meta[REQUIRED_SCOPES]])),
+    };
   },
   async list_prompts() {
     const list = await paged((p) => client.listPrompts(p, opts), 'prompts');
@@ -158,7 +169,7 @@ const steps = {
     return { names: list.map((r) => r.uriTemplate) };
   },
   async call_tool() {
-    const r = await client.callTool({ name: tools.echo, arguments: { text: 'hello legacy' } }, undefined, opts);
+    const r = await client.callTool({ name: tools.echo, arguments: args('call_tool', { text: 'hello legacy' }) }, undefined, opts);
     return callSummary(r);
   },
   async get_prompt() {
@@ -174,7 +185,7 @@ const steps = {
   },
   async progress() {
     const seen = [];
-    const r = await client.callTool({ name: tools.progress, arguments: { steps: 3 } }, undefined, {
+    const r = await client.callTool({ name: tools.progress, arguments: args('progress', { steps: 3 }) }, undefined, {
       ...opts,
       onprogress: (p) => seen.push(p.progress),
     });
@@ -182,17 +193,17 @@ const steps = {
   },
   async elicitation() {
     answer = { action: 'accept', content: { name: 'Ada' } };
-    const r = await client.callTool({ name: tools.ask, arguments: {} }, undefined, opts);
+    const r = await client.callTool({ name: tools.ask, arguments: args('elicitation', {}) }, undefined, opts);
     return callSummary(r);
   },
   async confirm_approve() {
     answer = { action: 'accept', content: { approve: true } };
-    const r = await client.callTool({ name: tools.confirm, arguments: { text: 'approved' } }, undefined, opts);
+    const r = await client.callTool({ name: tools.confirm, arguments: args('confirm_approve', { text: 'approved' }) }, undefined, opts);
     return callSummary(r);
   },
   async confirm_decline() {
     answer = { action: 'accept', content: { approve: false } };
-    const r = await client.callTool({ name: tools.confirm, arguments: { text: 'declined' } }, undefined, opts);
+    const r = await client.callTool({ name: tools.confirm, arguments: args('confirm_decline', { text: 'declined' }) }, undefined, opts);
     return callSummary(r);
   },
   async close() {

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestParseDemoFlags: the demo listens on loopback only, on the ports `make demo` documents
+// unless told otherwise (port 0 included), and refuses what it does not understand.
+func TestParseDemoFlags(t *testing.T) {
+	tests := []struct {
+		args    []string
+		want    demoFlags
+		wantErr string
+	}{
+		{nil, demoFlags{listen: defaultMCPAddr, admin: defaultAdminAddr}, ""},
+		{[]string{"--listen", "127.0.0.1:0", "--admin-listen", "[::1]:0", "--no-auth"}, demoFlags{"127.0.0.1:0", "[::1]:0", true}, ""},
+		{[]string{"--listen", "0.0.0.0:8080"}, demoFlags{}, "loopback addresses only"},
+		{[]string{"--admin-listen", ":9090"}, demoFlags{}, "loopback addresses only"},
+		{[]string{"serve"}, demoFlags{}, `unexpected argument "serve"`},
+		{[]string{"--nope"}, demoFlags{}, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			got, err := parseDemoFlags(tt.args, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("parseDemoFlags = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+	if _, err := parseDemoFlags([]string{"--help"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("--help: %v", err)
+	}
+}

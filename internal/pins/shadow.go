@@ -1,0 +1,188 @@
+package pins
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Tool shadowing: a backend that lists a copy of another backend's tool (the same description,
+// a name that differs by a separator, the word order or one typo) can take the original's calls
+// or rank above it in a search. A tool that is not pinned is compared with the pinned tools of
+// the other pinned backends once per list fetch; a near duplicate is flagged ClassShadows,
+// naming the tool it shadows. The measure is deterministic and cheap (map lookups):
+//
+//   - names: the name split into lower-case word tokens (at any character that is not a letter
+//     or digit, at lower→upper case changes and at letter↔digit changes). Two names are near
+//     duplicates when their tokens are the same multiset ("read_file", "readFile",
+//     "file-read"), or when their tokens joined are at least shadowMinTypo characters long and
+//     equal after deleting at most one character from each ("read_file" and "raed_file",
+//     "read_files");
+//   - descriptions: the description's lower-case words (runs of letters and digits) as word
+//     bigrams. Two descriptions of at least shadowMinWords words are near duplicates when at
+//     least shadowOverlap of the shorter one's bigrams are in the other's (the overlap
+//     coefficient): a copied description stays a duplicate when text is added around it.
+const (
+	shadowMinTypo  = 6
+	shadowMinWords = 6
+	shadowOverlap  = 0.8
+)
+
+// shadowSig is what shadowing compares of one tool.
+type shadowSig struct {
+	tokens  string   // name tokens, sorted, joined with spaces
+	joined  string   // name tokens in order, concatenated
+	bigrams []string // description word bigrams, distinct
+}
+
+func toolSig(d *Definition) shadowSig {
+	obj, _ := d.Value.(map[string]any)
+	desc, _ := obj["description"].(string)
+	toks := nameTokens(d.Key)
+	sorted := append([]string(nil), toks...)
+	sort.Strings(sorted)
+	return shadowSig{tokens: strings.Join(sorted, " "), joined: strings.Join(toks, ""), bigrams: wordBigrams(desc)}
+}
+
+// nameTokens splits a tool name into lower-case word tokens.
+func nameTokens(name string) []string {
+	var toks []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			toks = append(toks, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prev := rune(0)
+	for _, r := range name {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case len(cur) > 0 && ((unicode.IsUpper(r) && unicode.IsLower(prev)) || unicode.IsDigit(r) != unicode.IsDigit(prev)):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+		prev = r
+	}
+	flush()
+	return toks
+}
+
+// wordBigrams returns the distinct bigrams of the description's lower-case words, none when it
+// has fewer than shadowMinWords words.
+func wordBigrams(desc string) []string {
+	words := strings.FieldsFunc(strings.ToLower(desc), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if len(words) < shadowMinWords {
+		return nil
+	}
+	seen := make(map[string]bool, len(words))
+	out := make([]string, 0, len(words)-1)
+	for i := 1; i < len(words); i++ {
+		b := words[i-1] + " " + words[i]
+		if !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// oneDeletion lists s and every string made by deleting one character of s.
+func oneDeletion(s string) []string {
+	r := []rune(s)
+	out := []string{s}
+	for i := range r {
+		out = append(out, string(r[:i])+string(r[i+1:]))
+	}
+	return out
+}
+
+// shadowIndex holds the signatures of one backend's pinned tools for lookups.
+type shadowIndex struct {
+	byTokens  map[string][]string        // sorted name tokens → tool keys
+	byVariant map[string][]string        // joined name or a one-deletion variant → tool keys
+	byBigram  map[string][]string        // description bigram → tool keys
+	bigrams   map[string]map[string]bool // tool key → its bigrams
+}
+
+func newShadowIndex(tools map[string]*Definition) *shadowIndex {
+	x := &shadowIndex{byTokens: map[string][]string{}, byVariant: map[string][]string{},
+		byBigram: map[string][]string{}, bigrams: map[string]map[string]bool{}}
+	for key, d := range tools {
+		sig := toolSig(d)
+		if sig.tokens != "" {
+			x.byTokens[sig.tokens] = append(x.byTokens[sig.tokens], key)
+		}
+		if len([]rune(sig.joined)) >= shadowMinTypo {
+			for _, v := range oneDeletion(sig.joined) {
+				x.byVariant[v] = append(x.byVariant[v], key)
+			}
+		}
+		if len(sig.bigrams) > 0 {
+			set := make(map[string]bool, len(sig.bigrams))
+			for _, b := range sig.bigrams {
+				set[b] = true
+				x.byBigram[b] = append(x.byBigram[b], key)
+			}
+			x.bigrams[key] = set
+		}
+	}
+	return x
+}
+
+// match returns the least key (in sort order) of a tool the signature nearly duplicates, and
+// whether there is one.
+func (x *shadowIndex) match(sig shadowSig) (string, bool) {
+	var found []string
+	found = append(found, x.byTokens[sig.tokens]...)
+	if len([]rune(sig.joined)) >= shadowMinTypo {
+		for _, v := range oneDeletion(sig.joined) {
+			found = append(found, x.byVariant[v]...)
+		}
+	}
+	if len(sig.bigrams) > 0 {
+		shared := map[string]int{}
+		for _, b := range sig.bigrams {
+			for _, key := range x.byBigram[b] {
+				shared[key]++
+			}
+		}
+		for key, n := range shared {
+			if float64(n) >= shadowOverlap*float64(min(len(sig.bigrams), len(x.bigrams[key]))) {
+				found = append(found, key)
+			}
+		}
+	}
+	if len(found) == 0 {
+		return "", false
+	}
+	sort.Strings(found)
+	return found[0], true
+}
+
+// Shadowing lists, for a reviewer of a lock file, each pair of tools of two backends that
+// nearly duplicate each other by the measure above, once per pair, sorted: pinning both
+// approves both, so 'gateway pins write' warns about them.
+func (l *Lock) Shadowing() []string {
+	names := l.Names()
+	index := make(map[string]*shadowIndex, len(names))
+	for _, n := range names {
+		index[n] = newShadowIndex(l.Backends[n].Items[KindTool])
+	}
+	var out []string
+	for i, b := range names {
+		for _, key := range l.Backends[b].Keys(KindTool) {
+			sig := toolSig(l.Backends[b].Get(KindTool, key))
+			for _, o := range names[i+1:] {
+				if match, ok := index[o].match(sig); ok {
+					out = append(out, fmt.Sprintf("%s tool %s nearly duplicates %s tool %s", yamlQuote(b), yamlQuote(key), yamlQuote(o), yamlQuote(match)))
+				}
+			}
+		}
+	}
+	return out
+}

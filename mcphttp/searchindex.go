@@ -1,0 +1,142 @@
+package mcphttp
+
+import (
+	"crypto/sha256"
+	"log/slog"
+	"sync"
+
+	"github.com/mcp-gateway/gateway/internal/toolsearch"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// indexCache keeps the search indexes of the last few catalog versions on this replica: one per
+// version, built by the first request that needs it, shared by every caller and endpoint. Each
+// search ranks over its caller's view of it (toolsearch computes the statistics over the tools
+// the caller may see), so no index is built per caller or per request.
+type indexCache struct {
+	log      *slog.Logger
+	mu       sync.Mutex
+	entries  []*catalogIndex // most recent first
+	building map[[sha256.Size]byte]*sync.WaitGroup
+	// onBuild, if set, is called after each build (tests count rebuilds with it).
+	onBuild func(n int)
+}
+
+// catalogIndex is the index of one catalog version.
+type catalogIndex struct {
+	version [sha256.Size]byte
+	tools   []upstreams.CatalogTool
+	names   []string // each tool's namespaced name
+	// reserved marks the tools whose namespaced name is a meta-tool's: a backend's own tool
+	// of that name (possible with namespace.noPrefix) is never found nor listed beside the
+	// meta-tools, which answer to that name on a search endpoint.
+	reserved []bool
+	ranker   toolsearch.Ranker
+}
+
+// indexVersions is how many catalog versions are kept indexed: the current one, and a few a
+// private list or a change in flight may still ask for.
+const indexVersions = 4
+
+func newIndexCache(log *slog.Logger) *indexCache {
+	return &indexCache{log: log, building: map[[sha256.Size]byte]*sync.WaitGroup{}}
+}
+
+// get returns the index of cat's version, building it once when no request has yet.
+func (c *indexCache) get(cat *upstreams.ToolCatalog) *catalogIndex {
+	v := cat.Version()
+	for {
+		c.mu.Lock()
+		for i, e := range c.entries {
+			if e.version == v {
+				if i > 0 {
+					copy(c.entries[1:i+1], c.entries[:i])
+					c.entries[0] = e
+				}
+				c.mu.Unlock()
+				return e
+			}
+		}
+		if wg, ok := c.building[v]; ok {
+			c.mu.Unlock()
+			wg.Wait()
+			continue
+		}
+		wg := &sync.WaitGroup{}
+		wg.Add(1)
+		c.building[v] = wg
+		c.mu.Unlock()
+		e := c.build(cat)
+		c.mu.Lock()
+		c.entries = append([]*catalogIndex{e}, c.entries...)
+		if len(c.entries) > indexVersions {
+			c.entries = c.entries[:indexVersions]
+		}
+		delete(c.building, v)
+		onBuild := c.onBuild
+		c.mu.Unlock()
+		wg.Done()
+		if onBuild != nil {
+			onBuild(len(e.tools))
+		}
+		return e
+	}
+}
+
+// build indexes one catalog version, and logs each backend tool it hides because its name is a
+// meta-tool's: backend names are checked against the meta-tools' names at start, tool names
+// cannot be.
+func (c *indexCache) build(cat *upstreams.ToolCatalog) *catalogIndex {
+	tools := cat.Tools()
+	e := &catalogIndex{version: cat.Version(), tools: tools, names: make([]string, len(tools)), reserved: make([]bool, len(tools))}
+	docs := make([]toolsearch.Tool, len(tools))
+	for i, t := range tools {
+		d, err := toolsearch.ParseTool(t.Raw)
+		if err != nil {
+			d = toolsearch.Tool{}
+		}
+		d.Backend = t.Target.Upstream
+		docs[i], e.names[i] = d, d.Name
+		if isMetaToolName(d.Name) {
+			e.reserved[i] = true
+			c.log.Warn("backend tool hidden on search endpoints: its name is a meta-tool's",
+				"upstream", t.Target.Upstream, "tool", t.Target.Name)
+		}
+	}
+	e.ranker = toolsearch.NewBM25(docs)
+	return e
+}
+
+// isMetaToolName reports whether name is one of the meta-tools' names.
+func isMetaToolName(name string) bool { return name == findToolsName || name == callToolName }
+
+// listView is what this caller's tools/list on this endpoint shows: the tools visible allows as
+// they are, and those only discoverable (a policy rule lists them without the scopes a call
+// needs) marked with those scopes. Search ranks and answers over exactly this view.
+type listView struct {
+	visible      func(upstreams.Kind, upstreams.Target) bool
+	discoverable func(upstreams.Kind, upstreams.Target) []string
+}
+
+func (x *request) listView() listView {
+	visible, _ := x.visibility()
+	return listView{visible: visible, discoverable: x.discoverable()}
+}
+
+// shows reports whether the list shows the tool.
+func (v listView) shows(t upstreams.Target) bool {
+	return v.visible == nil || v.visible(upstreams.KindTool, t) ||
+		v.discoverable != nil && len(v.discoverable(upstreams.KindTool, t)) > 0
+}
+
+// appendItem appends the tool's definition as the list shows it.
+func (v listView) appendItem(out []byte, t upstreams.CatalogTool) []byte {
+	if v.visible == nil || v.visible(upstreams.KindTool, t.Target) || v.discoverable == nil {
+		return append(out, t.Raw...)
+	}
+	marked, err := upstreams.MarkRequiredScopes(t.Raw, v.discoverable(upstreams.KindTool, t.Target))
+	if err != nil {
+		return append(out, t.Raw...) // cannot happen: the catalog holds objects only; a call is refused all the same
+	}
+	return append(out, marked...)
+}
