@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 #
 # The gateway image: one static binary on distroless, running as the nonroot user.
-#   docker build --build-arg VERSION=1.2.3 --build-arg REVISION=$(git rev-parse HEAD) -t mcp-gateway .
+#   make image      builds it as the Helm chart deploys it: named by the chart's image.repository,
+#                   tagged and versioned with its appVersion (see the Makefile)
 # The binary is built by .ci/build-static, the script helm/image_test.go runs outside Docker.
 
 ARG GO_VERSION=1.26

@@ -26,7 +26,7 @@ export PATH := $(PATH):/usr/sbin:/sbin
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: test setup vet govet lint lint-tidy lint-imports lint-staticcheck unit fuzz conformance conformance-legacy interop conformance-direct demo build
+.PHONY: test setup vet govet lint lint-tidy lint-imports lint-staticcheck unit fuzz conformance conformance-legacy interop conformance-direct demo build image
 
 test: setup vet unit fuzz conformance conformance-legacy interop
 
@@ -85,3 +85,14 @@ demo:
 
 build:
 	$(GO) build -o bin/gateway ./cmd/gateway
+
+# The image the Helm chart deploys, named in one place, the chart: the name is values.yaml's
+# image.repository, the tag Chart.yaml's appVersion, which is also the version stamped into
+# the binary. helm/image_test.go holds `make -n image` to the chart's rendered image.
+IMAGE_NAME = $(shell sed -n 's/^  repository: *//p' helm/mcp-gateway/values.yaml | head -n 1)
+IMAGE_TAG = $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*$$/\1/p' helm/mcp-gateway/Chart.yaml)
+
+image:
+	docker build --build-arg VERSION=$(IMAGE_TAG) \
+	  --build-arg REVISION="$$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+	  -t $(IMAGE_NAME):$(IMAGE_TAG) .

@@ -23,7 +23,7 @@ type Options struct {
 	// own path under the public URL), accepted as audiences besides ResourceURI by every issuer
 	// that lists no audiences: a client of a set asks for a token for the set's resource.
 	ToolsetResourceURIs []string
-	// Logger receives the decision log. Default: discard.
+	// Logger receives the decision log and WatchKeys' reports. Default: discard.
 	Logger *slog.Logger
 	// HTTPClient fetches discovery documents and key sets. Default: a client
 	// with FetchTimeout as its timeout.
@@ -31,6 +31,11 @@ type Options struct {
 	// Now is the clock for exp, nbf, cache expiry and fetch back-off.
 	// Default time.Now.
 	Now func() time.Time
+	// Previous is the authenticator this one replaces (a configuration reload). Its issuers
+	// whose settings are unchanged are taken over with what they fetched (discovery, key set),
+	// so a reload needs no network call for them and keeps their keys while the issuer is
+	// unreachable. Nil: every issuer starts unfetched.
+	Previous *Authenticator
 }
 
 // ErrNoAudience is returned by New when an issuer has no audience and
@@ -41,10 +46,14 @@ var ErrNoAudience = errors.New("authz: issuer has no audience and no resource UR
 // safe for concurrent use.
 type Authenticator struct {
 	issuers map[string]*issuer
+	order   []string // the issuers in configuration order, for reports
 	reader  claimReader
 	skew    time.Duration
 	now     func() time.Time
 	cache   *tokenCache // nil when disabled
+	log     *slog.Logger
+	// retryBase is the first back-off of WatchKeys (auth.discoveryRetryInterval).
+	retryBase time.Duration
 }
 
 // NewAuthenticator validates cfg and builds an Authenticator. It makes no
@@ -53,12 +62,15 @@ func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	givenClient := opts.HTTPClient
 	cfg, opts = withDefaults(cfg, opts)
 	a := &Authenticator{
-		issuers: make(map[string]*issuer, len(cfg.Issuers)),
-		reader:  claimReader{scopeClaims: cfg.ScopeClaim, groupsClaim: cfg.GroupsClaim, hierarchy: compileHierarchy(cfg.ScopeHierarchy)},
-		skew:    cfg.ClockSkew,
-		now:     opts.Now,
+		issuers:   make(map[string]*issuer, len(cfg.Issuers)),
+		reader:    claimReader{scopeClaims: cfg.ScopeClaim, groupsClaim: cfg.GroupsClaim, hierarchy: compileHierarchy(cfg.ScopeHierarchy)},
+		skew:      cfg.ClockSkew,
+		now:       opts.Now,
+		log:       opts.Logger,
+		retryBase: cfg.DiscoveryRetryInterval,
 	}
 	if cfg.TokenCacheSize > 0 {
 		a.cache = newTokenCache(cfg.TokenCacheSize)
@@ -68,7 +80,14 @@ func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {
 		if err != nil {
 			return nil, err
 		}
+		is.settings.client = givenClient
+		if prev := opts.Previous; prev != nil {
+			if old, ok := prev.issuers[ic.Issuer]; ok && old.settings.equal(is.settings) {
+				is = old
+			}
+		}
 		a.issuers[ic.Issuer] = is
+		a.order = append(a.order, ic.Issuer)
 	}
 	return a, nil
 }
@@ -122,6 +141,9 @@ func newIssuer(cfg Config, ic IssuerConfig, opts Options) (*issuer, error) {
 	is := &issuer{
 		name: ic.Issuer, audiences: auds, algs: make(map[string]bool, len(algs)), algList: slices.Clone(algs),
 		client: opts.HTTPClient, now: opts.Now, retryEvery: cfg.DiscoveryRetryInterval, timeout: cfg.FetchTimeout,
+		settings: issuerSettings{jwksURL: ic.JWKSURL, audiences: auds, algs: algs, skew: cfg.ClockSkew,
+			retryEvery: cfg.DiscoveryRetryInterval, minRefresh: cfg.JWKSMinRefreshInterval, maxAge: cfg.JWKSMaxAge,
+			timeout: cfg.FetchTimeout},
 	}
 	for _, alg := range algs {
 		is.algs[alg] = true

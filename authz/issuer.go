@@ -2,9 +2,12 @@ package authz
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,7 +16,15 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-var errNoJWKSURI = errors.New("discovery document has no jwks_uri")
+// discoveryPath is where an issuer publishes its discovery document (OIDC Discovery §4).
+const discoveryPath = "/.well-known/openid-configuration"
+
+// Failures of discovery, each its own FetchErrorClass.
+var (
+	errNoJWKSURI      = errors.New("discovery document has no jwks_uri")
+	errBadDocument    = errors.New("malformed discovery document or key set")
+	errIssuerMismatch = errors.New("discovery document is for another issuer")
+)
 
 // issuer is one trusted issuer. Its verifier is built on first use (or at
 // construction when a JWKS URL is configured) so the gateway can start while
@@ -28,19 +39,39 @@ type issuer struct {
 	retryEvery time.Duration
 	timeout    time.Duration
 	newKeySet  func(url string) *keySet
+	// settings decide whether a reloaded configuration may take this issuer over as it is.
+	settings issuerSettings
 
 	group    singleflight.Group
 	mu       sync.Mutex
 	verifier *oidc.IDTokenVerifier
+	keys     *keySet // the verifier's key set, nil until discovery succeeded
 	failedAt time.Time
 	lastErr  error
+	keyErr   error // the last failure of fetchKeys (keystatus.go)
+}
+
+// issuerSettings are what an issuer's behaviour depends on besides its URL.
+type issuerSettings struct {
+	jwksURL                              string
+	audiences, algs                      []string
+	skew, retryEvery, minRefresh, maxAge time.Duration
+	timeout                              time.Duration
+	client                               *http.Client // as given in Options; nil for the default
+}
+
+func (s issuerSettings) equal(o issuerSettings) bool {
+	return s.jwksURL == o.jwksURL && slices.Equal(s.audiences, o.audiences) && slices.Equal(s.algs, o.algs) &&
+		s.skew == o.skew && s.retryEvery == o.retryEvery && s.minRefresh == o.minRefresh && s.maxAge == o.maxAge &&
+		s.timeout == o.timeout && s.client == o.client
 }
 
 func (is *issuer) install(jwksURL string) *oidc.IDTokenVerifier {
 	// Audience and time are checked by Authenticate: go-oidc takes a single
 	// ClientID and hard-codes a 5-minute nbf leeway, while RFC 8707 needs a
 	// set of audiences and the skew must follow configuration and the clock.
-	v := oidc.NewVerifier(is.name, is.newKeySet(jwksURL), &oidc.Config{
+	ks := is.newKeySet(jwksURL)
+	v := oidc.NewVerifier(is.name, ks, &oidc.Config{
 		SupportedSigningAlgs: is.algList,
 		SkipClientIDCheck:    true,
 		SkipExpiryCheck:      true,
@@ -48,7 +79,7 @@ func (is *issuer) install(jwksURL string) *oidc.IDTokenVerifier {
 	})
 	is.mu.Lock()
 	defer is.mu.Unlock()
-	is.verifier = v
+	is.verifier, is.keys = v, ks
 	return v
 }
 
@@ -66,7 +97,7 @@ func (is *issuer) ready(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	ch := is.group.DoChan("discover", func() (any, error) {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), is.timeout)
 		defer cancel()
-		jwksURL, err := discover(oidc.ClientContext(dctx, is.client), is.name)
+		jwksURL, err := discover(dctx, is.client, is.name)
 		if err != nil {
 			is.mu.Lock()
 			is.failedAt, is.lastErr = is.now(), err
@@ -86,24 +117,30 @@ func (is *issuer) ready(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	}
 }
 
-// discover fetches the OIDC discovery document; go-oidc checks that its
-// "issuer" equals the configured one (OIDC Discovery §4.3).
-func discover(ctx context.Context, issuerURL string) (string, error) {
-	p, err := oidc.NewProvider(ctx, issuerURL)
+// discover fetches the OIDC discovery document (OIDC Discovery §4) and returns its jwks_uri.
+// Its "issuer" must equal the configured one exactly (§4.3), as go-oidc's NewProvider checks;
+// the document is read here, bounded like a key set, so that a failure keeps its type (an HTTP
+// status, a bad document, a mismatch) for the readiness report and the log.
+func discover(ctx context.Context, client *http.Client, issuerURL string) (string, error) {
+	body, err := getJSON(ctx, client, strings.TrimSuffix(issuerURL, "/")+discoveryPath)
 	if err != nil {
 		return "", err
 	}
 	var doc struct {
+		Issuer  string `json:"issuer"`
 		JWKSURI string `json:"jwks_uri"`
 	}
-	if err := p.Claims(&doc); err != nil {
-		return "", err
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return "", fmt.Errorf("%w: %w", errBadDocument, err)
+	}
+	if doc.Issuer != issuerURL {
+		return "", fmt.Errorf("%w: the document names %q", errIssuerMismatch, doc.Issuer)
 	}
 	if doc.JWKSURI == "" {
 		return "", errNoJWKSURI
 	}
 	if err := checkURL(doc.JWKSURI); err != nil {
-		return "", fmt.Errorf("jwks_uri: %w", err)
+		return "", fmt.Errorf("%w: jwks_uri: %w", errBadDocument, err)
 	}
 	return doc.JWKSURI, nil
 }

@@ -221,7 +221,7 @@ func fetchJWKS(ctx context.Context, client *http.Client, url string) ([]jose.JSO
 		Keys []json.RawMessage `json:"keys"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, fmt.Errorf("jwks: %w", err)
+		return nil, fmt.Errorf("%w: jwks: %w", errBadDocument, err)
 	}
 	var keys []jose.JSONWebKey
 	for _, r := range raw.Keys {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-
-	"github.com/coreos/go-oidc/v3/oidc"
 )
 
 // IssuerProbe is what fetching one issuer's discovery document and key set found.
@@ -32,7 +30,7 @@ func ProbeIssuer(ctx context.Context, client *http.Client, ic IssuerConfig) (Iss
 	var p IssuerProbe
 	p.JWKSURL = ic.JWKSURL
 	if p.JWKSURL == "" {
-		u, err := discover(oidc.ClientContext(ctx, client), ic.Issuer)
+		u, err := discover(ctx, client, ic.Issuer)
 		if err != nil {
 			return p, err
 		}

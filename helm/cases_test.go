@@ -19,8 +19,10 @@ import (
 // The MRTR key values of the test values files, as written there.
 const (
 	minimalKey = "bWluaW1hbC10ZXN0LWtleS1ub3QtZm9yLXByb2R1Y3Rpb24tdXNlIQ=="
-	haNewKeyID = "2026-12"
-	haOldKeyID = "2026-11"
+	// testAdminToken is adminToken in every values file that has the chart create its Secret.
+	testAdminToken = "YWRtaW4tdG9rZW4tb2YtdGhlLWNoYXJ0LXRlc3RzLW5vdC1mb3ItdXNl"
+	haNewKeyID     = "2026-12"
+	haOldKeyID     = "2026-11"
 )
 
 func checkMinimal(t *testing.T, m manifests, cfg gatewayConfig) {
@@ -56,6 +58,9 @@ func checkMinimal(t *testing.T, m manifests, cfg gatewayConfig) {
 	}
 	if got := string(find[*corev1.Secret](t, m, fullname).Data["mrtr-k1"]); got != minimalKey {
 		t.Errorf("Secret mrtr-k1 = %q, want the key from the values", got)
+	}
+	if got := string(find[*corev1.Secret](t, m, fullname).Data["admin-token"]); got != testAdminToken {
+		t.Errorf("Secret admin-token = %q, want adminToken from the values", got)
 	}
 	pdb := find[*policyv1.PodDisruptionBudget](t, m, fullname)
 	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.MinAvailable != nil {
@@ -123,6 +128,9 @@ func checkHA(t *testing.T, m manifests, cfg gatewayConfig) {
 	}
 	checkPrometheusRule(t, m)
 	checkDashboard(t, m)
+	if sms := m.customByKind("ServiceMonitor"); len(sms) != 1 || sms[0].GetLabels()["release"] != "kube-prometheus-stack" {
+		t.Errorf("want one ServiceMonitor with the label from metrics.serviceMonitor.labels, got %d", len(sms))
+	}
 	np := find[*networkingv1.NetworkPolicy](t, m, fullname)
 	if len(np.Spec.Ingress) != 2 || len(np.Spec.Ingress[0].From) != 1 || len(np.Spec.Ingress[1].From) != 2 {
 		t.Errorf("NetworkPolicy ingress = %+v, want mcp from ingress-nginx, admin from monitoring and the test Pod", np.Spec.Ingress)
@@ -211,6 +219,10 @@ func checkGatewayTLS(t *testing.T, m manifests, cfg gatewayConfig) {
 	if cfg.Server.TLS == nil || cfg.Server.TLS.CertFile != "/etc/mcp-gateway/tls/tls.crt" || cfg.Server.TLS.KeyFile != "/etc/mcp-gateway/tls/tls.key" {
 		t.Errorf("server.tls = %+v", cfg.Server.TLS)
 	}
+	// The admin port stays plain HTTP for the kubelet probes and Prometheus.
+	if p := gatewayContainer(t, spec).ReadinessProbe.HTTPGet; p.Scheme != "" && p.Scheme != corev1.URISchemeHTTP {
+		t.Errorf("readiness probe scheme %s, want HTTP on the admin port", p.Scheme)
+	}
 	if p := find[*corev1.Service](t, m, fullname).Spec.Ports[0]; p.AppProtocol == nil || *p.AppProtocol != "https" {
 		t.Error("mcp Service port must declare appProtocol https")
 	}
@@ -242,6 +254,11 @@ func checkInternalRedis(t *testing.T, m manifests) {
 	}
 	if !slices.Contains(c.Args, "--requirepass") {
 		t.Errorf("redis args = %v, want --requirepass", c.Args)
+	}
+	// A development Redis: one pod, nothing persisted.
+	if i := slices.Index(c.Args, "--save"); i < 0 || i+1 >= len(c.Args) || c.Args[i+1] != "" ||
+		!slices.Contains(c.Args, "--appendonly") || redis.Spec.Replicas == nil || *redis.Spec.Replicas != 1 {
+		t.Errorf("redis args = %q, replicas %v, want one pod with --save \"\" and --appendonly no", c.Args, redis.Spec.Replicas)
 	}
 	if !isTrue(redis.Spec.Template.Spec.SecurityContext.RunAsNonRoot) || !isTrue(c.SecurityContext.ReadOnlyRootFilesystem) {
 		t.Error("in-chart Redis must run non-root with a read-only root filesystem")

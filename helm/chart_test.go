@@ -107,6 +107,23 @@ func checkCommon(t *testing.T, m manifests, cfg gatewayConfig) {
 	if cfg.Server.Listen != ":"+portString(t, c, "mcp") || cfg.Admin.Listen != ":"+portString(t, c, "admin") {
 		t.Errorf("listen %q / admin %q do not match the container ports", cfg.Server.Listen, cfg.Admin.Listen)
 	}
+	// The admin port listens on every pod interface, so the gateway requires the admin token,
+	// read from the secrets directory (checkMounts checks that a Secret provides it).
+	if cfg.Admin.Token == nil || cfg.Admin.Token.File != secretsDir+"/admin-token" || cfg.Admin.Pprof {
+		t.Errorf("admin = %+v, want the token from %s/admin-token and no pprof", cfg.Admin, secretsDir)
+	}
+	// Rollouts bring a new pod up before draining an old one, and replicas spread over nodes
+	// and zones.
+	if ru := dep.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable == nil || ru.MaxUnavailable.IntValue() != 0 {
+		t.Errorf("rolling update %+v, want maxUnavailable 0", dep.Spec.Strategy)
+	}
+	var spread []string
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		spread = append(spread, c.TopologyKey)
+	}
+	if !slices.Contains(spread, "kubernetes.io/hostname") || !slices.Contains(spread, "topology.kubernetes.io/zone") {
+		t.Errorf("topology spread over %v, want nodes and zones", spread)
+	}
 	if pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks {
 		t.Error("enableServiceLinks must be false: service links inject environment variables")
 	}

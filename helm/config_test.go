@@ -26,9 +26,10 @@ type gatewayConfig struct {
 	} `yaml:"server"`
 	Toolsets []toolsetConfig `yaml:"toolsets"`
 	Admin    struct {
-		Listen         string `yaml:"listen"`
-		Pprof          bool   `yaml:"pprof"`
-		RedisReadiness string `yaml:"redisReadiness"`
+		Listen         string        `yaml:"listen"`
+		Pprof          bool          `yaml:"pprof"`
+		RedisReadiness string        `yaml:"redisReadiness"`
+		Token          *secretSource `yaml:"token"`
 		Explain        struct {
 			Enabled bool          `yaml:"enabled"`
 			Secret  *secretSource `yaml:"secret"`

@@ -81,6 +81,17 @@ func checkBuildStage(t *testing.T, ins []instruction, goVersion string) {
 	}); i < 0 {
 		t.Error("want a golang:${GO_VERSION} build stage")
 	}
+	// Multi-platform builds cross-compile on the build machine, without emulation.
+	if i := idx(func(in instruction) bool {
+		return in.cmd == "FROM" && strings.HasPrefix(in.args, "--platform=$BUILDPLATFORM golang:")
+	}); i < 0 {
+		t.Error("want the build stage on --platform=$BUILDPLATFORM")
+	}
+	if i := idx(func(in instruction) bool {
+		return in.cmd == "RUN" && strings.Contains(in.args, "GOOS=$TARGETOS GOARCH=$TARGETARCH")
+	}); i < 0 {
+		t.Error("want the build to target GOOS=$TARGETOS GOARCH=$TARGETARCH")
+	}
 	copyMod := idx(func(in instruction) bool { return in.cmd == "COPY" && in.args == "go.mod go.sum ./" })
 	download := idx(func(in instruction) bool { return in.cmd == "RUN" && strings.Contains(in.args, "go mod download") })
 	copyAll := idx(func(in instruction) bool { return in.cmd == "COPY" && strings.HasPrefix(in.args, ". ") })

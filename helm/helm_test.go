@@ -17,9 +17,6 @@ const (
 	// helmModule and helmVersion pin the helm CLI the chart is tested with.
 	helmModule  = "helm.sh/helm/v3"
 	helmVersion = "v3.22.0"
-	// kubeVersion is passed to helm: a helm built with go install does not carry the Kubernetes
-	// version it was released with and would assume v1.20, below the chart's kubeVersion.
-	kubeVersion = "1.33.0"
 	// chartDir is the chart, relative to the repository root.
 	chartDir = "helm/mcp-gateway"
 	// releaseName and namespace of every rendering.
@@ -114,7 +111,7 @@ func (h helmCLI) run(t *testing.T, args ...string) ([]byte, error) {
 // template renders the chart with the given values files (under helm/testdata) and --set pairs.
 func (h helmCLI) template(t *testing.T, valuesFiles []string, sets ...string) ([]byte, error) {
 	t.Helper()
-	args := []string{"template", releaseName, chartDir, "--namespace", namespace, "--kube-version", kubeVersion}
+	args := []string{"template", releaseName, chartDir, "--namespace", namespace}
 	for _, f := range valuesFiles {
 		args = append(args, "--values", filepath.Join("helm", "testdata", f))
 	}
@@ -127,7 +124,7 @@ func (h helmCLI) template(t *testing.T, valuesFiles []string, sets ...string) ([
 // lint runs helm lint --strict with one values file.
 func (h helmCLI) lint(t *testing.T, valuesFile string) ([]byte, error) {
 	t.Helper()
-	return h.run(t, "lint", "--strict", chartDir, "--kube-version", kubeVersion,
+	return h.run(t, "lint", "--strict", chartDir,
 		"--namespace", namespace, "--values", filepath.Join("helm", "testdata", valuesFile))
 }
 

@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
 )
 
 const (
@@ -136,5 +139,35 @@ func TestBuildStaticUsage(t *testing.T) {
 				t.Errorf("exit %v, output %q; want exit status 2 and %q", err, out, tc.want)
 			}
 		})
+	}
+}
+
+// TestImageIsTheChartsImage: the image `make image` builds is the one the chart deploys by
+// default, name and tag, and the tag is the version stamped into the binary; both come from the
+// chart (values.yaml image.repository, Chart.yaml appVersion), the one place they are set.
+func TestImageIsTheChartsImage(t *testing.T) {
+	h := newHelm(t)
+	cmd := exec.CommandContext(t.Context(), "make", "-n", "image")
+	cmd.Dir = h.root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n image: %v\n%s", err, out)
+	}
+	build := strings.Join(strings.Fields(strings.ReplaceAll(string(out), "\\\n", " ")), " ")
+	tag := regexp.MustCompile(` -t (\S+):(\S+) \.$`).FindStringSubmatch(build)
+	version := regexp.MustCompile(`--build-arg VERSION=(\S+)`).FindStringSubmatch(build)
+	if !strings.HasPrefix(build, "docker build ") || tag == nil || version == nil {
+		t.Fatalf("make -n image = %q, want docker build --build-arg VERSION=... -t NAME:TAG .", build)
+	}
+	rendered, err := h.template(t, []string{"minimal.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := gatewayContainer(t, find[*appsv1.Deployment](t, decodeAll(t, rendered), fullname).Spec.Template.Spec).Image
+	if want := tag[1] + ":" + tag[2]; image != want || version[1] != tag[2] {
+		t.Errorf("the chart deploys %s; make image builds %s:%s with VERSION=%s", image, tag[1], tag[2], version[1])
+	}
+	if tag[1] == "" || tag[2] == "" || strings.Contains(tag[2], "dev") {
+		t.Errorf("image %s:%s: the chart must name a released version", tag[1], tag[2])
 	}
 }

@@ -94,6 +94,9 @@ func configSecretFiles(cfg gatewayConfig) []string {
 	if cfg.Redis.Password != nil {
 		files = append(files, cfg.Redis.Password.File)
 	}
+	if cfg.Admin.Token != nil {
+		files = append(files, cfg.Admin.Token.File)
+	}
 	for _, u := range cfg.Upstreams {
 		for _, h := range u.Headers {
 			if h.File != "" {
@@ -134,7 +137,7 @@ func checkSelectors(t *testing.T, m manifests, dep *appsv1.Deployment) {
 		}
 	}
 	for _, sm := range m.customByKind("ServiceMonitor") {
-		checkServiceMonitor(t, sm, svc)
+		checkServiceMonitor(t, sm, svc, secretName(t, dep.Spec.Template.Spec))
 	}
 }
 
@@ -155,7 +158,20 @@ func checkService(t *testing.T, svc *corev1.Service, podLabels map[string]string
 	}
 }
 
-func checkServiceMonitor(t *testing.T, sm *unstructured.Unstructured, svc *corev1.Service) {
+// secretName is the Secret the pod's secrets directory comes from first: the chart's or
+// secrets.existingSecret.
+func secretName(t *testing.T, spec corev1.PodSpec) string {
+	t.Helper()
+	src := volume(t, spec, "secrets").Projected.Sources
+	if len(src) == 0 || src[0].Secret == nil {
+		t.Fatal("the secrets volume has no Secret")
+	}
+	return src[0].Secret.Name
+}
+
+// checkServiceMonitor: the ServiceMonitor scrapes the admin port's /metrics of the gateway's
+// Service, with the admin token from the pod's own Secret as its bearer (/metrics needs it).
+func checkServiceMonitor(t *testing.T, sm *unstructured.Unstructured, svc *corev1.Service, secret string) {
 	t.Helper()
 	sel, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
 	if !selectorMatches(t, &metav1.LabelSelector{MatchLabels: sel}, svc.Labels) {
@@ -168,6 +184,11 @@ func checkServiceMonitor(t *testing.T, sm *unstructured.Unstructured, svc *corev
 	ep, _ := eps[0].(map[string]any)
 	if ep["port"] != "admin" || ep["path"] != "/metrics" {
 		t.Errorf("ServiceMonitor endpoint = %v, want port admin path /metrics", ep)
+	}
+	typ, _, _ := unstructured.NestedString(ep, "authorization", "type")
+	cred, _, _ := unstructured.NestedStringMap(ep, "authorization", "credentials")
+	if typ != "Bearer" || cred["name"] != secret || cred["key"] != "admin-token" {
+		t.Errorf("ServiceMonitor authorization = %s %v, want Bearer from %s/admin-token", typ, cred, secret)
 	}
 }
 

@@ -2,8 +2,6 @@ package mcphttp
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -49,8 +47,12 @@ type AdminDeps struct {
 	// and the claims of any token sent to it.
 	Explain bool
 	// ExplainSecret, when set, is the bearer secret /authz/explain requires
-	// (Authorization: Bearer <secret>).
+	// (Authorization: Bearer <secret>); the admin Token is accepted there too.
 	ExplainSecret string
+	// Token is the admin credential (Authorization: Bearer <token>) every endpoint but /healthz
+	// and the bare status of /readyz requires (adminauth.go). Empty means none, which only a
+	// loopback-only listener may do: on any other listener those endpoints are then refused.
+	Token string
 }
 
 // Admin serves /healthz, /readyz and /metrics on the admin listener, apart from MCP traffic.
@@ -66,25 +68,27 @@ func NewAdmin(deps AdminDeps) *Admin { return &Admin{deps: deps} }
 // balancer stops sending new requests while in-flight ones finish.
 func (a *Admin) SetReady(ready bool) { a.ready.Store(ready) }
 
-// Register adds the admin routes to e, behind the admin listener's request checks.
+// Register adds the admin routes to e, behind the admin listener's request checks. /healthz and
+// /readyz answer anyone (kubelet probes carry no credential), /readyz with its detail only to
+// the admin; everything else asks for the admin credential (requireAdmin).
 func (a *Admin) Register(e *echo.Echo) {
 	e.Use(a.checkRequest)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", a.readyz)
 	if a.deps.Backends != nil && a.deps.Backends.PinGuard() != nil {
-		e.GET("/pins", a.pinDrift)
+		e.GET("/pins", a.pinDrift, a.requireAdmin)
 	}
 	if a.deps.Explain {
 		e.POST("/authz/explain", a.explain)
 	}
 	if a.deps.Gatherer != nil {
 		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(a.deps.Gatherer,
-			promhttp.HandlerOpts{EnableOpenMetrics: true})))
+			promhttp.HandlerOpts{EnableOpenMetrics: true})), a.requireAdmin)
 	}
 	if a.deps.Pprof {
-		e.GET("/debug/pprof/*", echo.WrapHandler(http.HandlerFunc(pprof.Index)))
-		e.GET("/debug/pprof/profile", echo.WrapHandler(http.HandlerFunc(pprof.Profile)))
-		e.GET("/debug/pprof/trace", echo.WrapHandler(http.HandlerFunc(pprof.Trace)))
+		e.GET("/debug/pprof/*", echo.WrapHandler(http.HandlerFunc(pprof.Index)), a.requireLoopback, a.requireAdmin)
+		e.GET("/debug/pprof/profile", echo.WrapHandler(http.HandlerFunc(pprof.Profile)), a.requireLoopback, a.requireAdmin)
+		e.GET("/debug/pprof/trace", echo.WrapHandler(http.HandlerFunc(pprof.Trace)), a.requireLoopback, a.requireAdmin)
 	}
 }
 
@@ -121,24 +125,6 @@ func hasBody(r *http.Request) bool {
 	return r.ContentLength != 0
 }
 
-// explainAuthorized reports whether the request carries the configured explain secret. The
-// comparison is over fixed-length digests, so its time does not depend on where they differ.
-func (a *Admin) explainAuthorized(r *http.Request) bool {
-	if a.deps.ExplainSecret == "" {
-		return true
-	}
-	h := r.Header.Values("Authorization")
-	if len(h) != 1 {
-		return false
-	}
-	tok, err := authz.BearerToken(h[0])
-	if err != nil {
-		return false
-	}
-	got, want := sha256.Sum256([]byte(tok)), sha256.Sum256([]byte(a.deps.ExplainSecret))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
-}
-
 type readiness struct {
 	Ready     bool               `json:"ready"`
 	Draining  bool               `json:"draining"`
@@ -153,6 +139,9 @@ func echoJSONDecoder(c echo.Context) *json.Decoder {
 	return dec
 }
 
+// readyz answers 200 when the replica is ready and 503 otherwise. The checks' messages and the
+// backends' health (names, URLs, errors) go only to the admin (authorized); a probe without the
+// credential gets the status alone.
 func (a *Admin) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
@@ -165,12 +154,15 @@ func (a *Admin) readyz(c echo.Context) error {
 		}
 		r.Checks[ch.Name] = "ok"
 	}
-	if a.deps.Backends != nil {
-		r.Upstreams = a.deps.Backends.Health()
-	}
 	status := http.StatusOK
 	if !r.Ready {
 		status = http.StatusServiceUnavailable
+	}
+	if !a.authorized(c.Request()) {
+		return c.JSON(status, readiness{Ready: r.Ready, Draining: r.Draining})
+	}
+	if a.deps.Backends != nil {
+		r.Upstreams = a.deps.Backends.Health()
 	}
 	return c.JSON(status, r)
 }

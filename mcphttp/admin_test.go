@@ -32,12 +32,14 @@ func TestReadyzChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := NewAdmin(AdminDeps{Checks: tt.checks})
+			a := NewAdmin(AdminDeps{Checks: tt.checks, Token: testAdminToken})
 			a.SetReady(tt.serving)
 			e := echo.New()
 			a.Register(e)
 			rec := httptest.NewRecorder()
-			e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+			req := httptest.NewRequest(http.MethodGet, "/readyz", nil)
+			req.Header.Set("Authorization", "Bearer "+testAdminToken)
+			e.ServeHTTP(rec, req)
 			var body readiness
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 				t.Fatalf("/readyz body %q: %v", rec.Body, err)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/era"
@@ -43,6 +44,9 @@ type legacyState struct {
 	// logLevel is the session's logging/setLevel level its translated request asks the
 	// backend for, and relays from ("" for none).
 	logLevel string
+	// waited is the time spent waiting for the client's answers to input rounds (legacyAsk):
+	// a person's think time, which the latency metrics leave out.
+	waited time.Duration
 }
 
 // legacyClass is the era path of one POST (docs/protocol.md §9.1).

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -67,7 +68,9 @@ func (x *request) legacyAsk(ctx context.Context, sess *legacysession.Session, re
 	// The requests switch the response to SSE; keep-alive comments hold it open while the user
 	// thinks.
 	x.armKeepAlive()
+	asked := x.s.now()
 	responses, err = le.asker.ask(rctx, sess, reqs, x.emit)
+	x.legacy.waited += x.s.now().Sub(asked)
 	x.pauseKeepAlive()
 	switch {
 	case err == nil:
@@ -86,6 +89,15 @@ func (x *request) legacyAsk(ctx context.Context, sess *legacysession.Session, re
 		return nil, "", true, x.legacyNoCapability(capabilityWord(nc.Capability))
 	}
 	return nil, "", true, x.legacyFailed("the client could not be asked: " + err.Error())
+}
+
+// clientWait is the time the request spent waiting for a pre-2026 client's answers, which the
+// request duration metric leaves out (metrics.Recorder.ObserveRequestWaited).
+func (x *request) clientWait() time.Duration {
+	if x.legacy == nil {
+		return 0
+	}
+	return x.legacy.waited
 }
 
 // legacyTimedOut reports whether ask gave up waiting: the round's deadline passed. The bridge's

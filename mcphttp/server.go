@@ -286,7 +286,7 @@ func (x *request) record() {
 	if x.out.streamClosed != nil {
 		x.out.streamClosed()
 	}
-	s.metrics.ObserveRequest(method, x.out.outcome, d)
+	s.metrics.ObserveRequestWaited(method, x.out.outcome, d, x.clientWait())
 	if method == "tools/call" && x.route.upstream != "" {
 		s.metrics.ToolCall(x.route.upstream, x.route.upstreamName, x.out.outcome)
 		if x.viaCallTool {

@@ -32,7 +32,10 @@ func TestDashboard(t *testing.T) {
 	for _, p := range flatten(d.Panels) {
 		checkPanel(t, s, p, ids, used)
 	}
-	for _, name := range MetricNames() {
+	shown := append(append(MetricNames(), LegacyMetricNames()...), NameToolSearches, NameToolSearchHits,
+		NameToolSearchCalls, NameToolListBytes, NameApprovalPages, NameApprovalSignIns,
+		NameApprovalDecisions, NameApprovalRefusals)
+	for _, name := range shown {
 		if !used[name] {
 			t.Errorf("no dashboard panel shows %s", name)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/outcome"
+	"github.com/mcp-gateway/gateway/internal/testsupport/promcheck"
 )
 
 // failure says, for every outcome, whether an error ratio counts it: the gateway failed, or a
@@ -61,18 +62,18 @@ func TestShippedErrorRatios(t *testing.T) {
 	}
 	found := 0
 	for where, expr := range exprs {
-		for _, sel := range selectorRE.FindAllStringSubmatch(expr, -1) {
-			for _, m := range matcherRE.FindAllStringSubmatch(sel[2], -1) {
-				if m[1] != "outcome" {
+		for _, sel := range promcheck.Parse(expr).Selectors {
+			for _, m := range sel.Matchers {
+				if m.Label != "outcome" {
 					continue
 				}
 				found++
-				if m[2] != "=~" {
-					t.Errorf("%s: outcome%s%q: select outcomes with =~ and the failure set", where, m[2], m[3])
+				if m.Op != "=~" {
+					t.Errorf("%s: outcome%s%q: select outcomes with =~ and the failure set", where, m.Op, m.Value)
 					continue
 				}
-				if got := slices.Sorted(slices.Values(strings.Split(m[3], "|"))); !slices.Equal(got, want) {
-					t.Errorf("%s: %s selects outcomes %v, want the failures %v", where, sel[1], got, want)
+				if got := slices.Sorted(slices.Values(strings.Split(m.Value, "|"))); !slices.Equal(got, want) {
+					t.Errorf("%s: %s selects outcomes %v, want the failures %v", where, sel.Metric, got, want)
 				}
 			}
 		}

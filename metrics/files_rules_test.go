@@ -1,46 +1,19 @@
 package metrics
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/mcp-gateway/gateway/internal/testsupport/promcheck"
 )
 
-// ruleFile is the Prometheus rule file format; unknown keys are rejected so
-// a misspelt field (annotation, fore) fails here rather than being ignored.
-type ruleFile struct {
-	Groups []struct {
-		Name     string `yaml:"name"`
-		Interval string `yaml:"interval"`
-		Rules    []rule `yaml:"rules"`
-	} `yaml:"groups"`
-}
-
-type rule struct {
-	Alert       string            `yaml:"alert"`
-	Record      string            `yaml:"record"`
-	Expr        string            `yaml:"expr"`
-	For         string            `yaml:"for"`
-	Labels      map[string]string `yaml:"labels"`
-	Annotations map[string]string `yaml:"annotations"`
-}
-
-func loadRules(t *testing.T) ruleFile {
+func loadRules(t *testing.T) promcheck.RuleFile {
 	t.Helper()
-	raw, err := os.ReadFile(rulesPath)
+	f, err := promcheck.LoadRules(rulesPath)
 	if err != nil {
-		t.Fatalf("read rules: %v", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	var f ruleFile
-	if err := dec.Decode(&f); err != nil {
-		t.Fatalf("decode rules: %v", err)
+		t.Fatal(err)
 	}
 	return f
 }
@@ -65,6 +38,7 @@ func TestAlertRules(t *testing.T) {
 	for _, want := range []string{
 		"MCPGatewayUpstreamDown", "MCPGatewayHighErrorRatio", "MCPGatewayHighLatencyP99",
 		"MCPGatewayRedisErrors", "MCPGatewayMRTRRejectionSpike", "MCPGatewayAuthFailureSpike",
+		"MCPGatewayPinDrift", "MCPGatewayTargetDown", "MCPGatewayAbsent",
 	} {
 		if !slices.Contains(alerts, want) {
 			t.Errorf("alert %s is missing", want)
@@ -72,7 +46,7 @@ func TestAlertRules(t *testing.T) {
 	}
 }
 
-func checkAlert(t *testing.T, s schema, r rule, seen []string) {
+func checkAlert(t *testing.T, s schema, r promcheck.Rule, seen []string) {
 	t.Helper()
 	where := fmt.Sprintf("alert %q", r.Alert)
 	if r.Alert == "" || r.Record != "" || slices.Contains(seen, r.Alert) {

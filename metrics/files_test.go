@@ -8,50 +8,64 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/mcp-gateway/gateway/internal/approval"
+	"github.com/mcp-gateway/gateway/internal/outcome"
+	"github.com/mcp-gateway/gateway/internal/testsupport/promcheck"
 )
 
 // The chart ships these files; the tests keep them in step with the recorder.
 var (
-	dashboardPath = filepath.Join("..", "helm", "mcp-gateway", "files", "grafana-dashboard.json")
-	rulesPath     = filepath.Join("..", "helm", "mcp-gateway", "files", "prometheus-rules.yaml")
+	dashboardPath = filepath.Join("..", promcheck.DashboardFile)
+	rulesPath     = filepath.Join("..", promcheck.RulesFile)
 )
 
-// Labels Prometheus or the scrape configuration add to every series.
-var targetLabels = []string{"job", "instance", "namespace", "pod", "service", "container", "endpoint"}
+// plainAltRE matches a regular expression that is only alternatives of plain
+// label values, whose values can then be checked one by one.
+var plainAltRE = regexp.MustCompile(`^[a-z_/|-]*$`)
 
-var (
-	selectorRE = regexp.MustCompile(`\b(mcp_gateway_[a-z0-9_]+)\s*(\{[^}]*\})?`)
-	matcherRE  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"`)
-	plainAltRE = regexp.MustCompile(`^[a-z_/|]*$`)
-)
-
-// schema describes what the recorder exports: per family its label names,
-// and per label the closed set of values.
+// schema describes what the recorders export: per family its label names and
+// whether it is a histogram, and per label the closed set of values.
 type schema struct {
-	labels map[string][]string
-	values map[string][]string
+	labels     map[string][]string
+	histograms map[string]bool
+	values     map[string][]string
 }
 
+// recorderSchema gathers every recorder of the package (the gateway's, the
+// approval page's and tool search's) after touching every family once.
 func recorderSchema(t *testing.T) schema {
 	t.Helper()
 	r, reg := newTestRecorder(t, Options{Upstreams: []string{"a"}})
 	touchEverything(r)
+	r.LegacySession(LegacySessionOpened)
+	r.LegacyRequest("tools/call", outcome.OK)
+	r.LegacyBridge(BridgeKindConfirm, BridgeAnswered)
+	r.LegacyPending(1)
+	if _, err := NewApproval(reg); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := NewToolsets(reg, ToolsetOptions{Sets: []string{"s"}, Upstreams: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Search("s", 1)
+	ts.ContextBytes("s", 10, 1)
+	ts.CallTool("a", "t", outcome.OK)
+	if _, err := NewReloads(reg, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := schema{labels: map[string][]string{}, values: map[string][]string{
-		"method":   append(Methods(), Other),
-		"outcome":  append(Outcomes(), Other),
-		"reason":   append(append(AuthReasons(), RejectReasons()...), "", Other),
-		"decision": append(append(Decisions(), RateDecisions()...), Other),
-		"event":    append(Events(), Other),
-		"result":   {cacheHit, cacheMiss, Other},
-		"op":       append(RedisOps(), Other),
-		"cause":    append(DropCauses(), Other),
-	}}
+	s := schema{labels: map[string][]string{}, histograms: map[string]bool{}, values: closedValues()}
 	for _, mf := range mfs {
 		s.labels[mf.GetName()] = []string{}
+		s.histograms[mf.GetName()] = mf.GetType() == dto.MetricType_HISTOGRAM
 		for _, lp := range mf.GetMetric()[0].GetLabel() {
 			s.labels[mf.GetName()] = append(s.labels[mf.GetName()], lp.GetName())
 		}
@@ -59,67 +73,90 @@ func recorderSchema(t *testing.T) schema {
 	return s
 }
 
+// closedValues returns, per label name, every value any family gives it.
+func closedValues() map[string][]string {
+	return map[string][]string{
+		"method":  append(LegacyMethods(), Other),
+		"outcome": append(append(Outcomes(), BridgeOutcomes()...), Other),
+		"reason": append(append(append(AuthReasons(), RejectReasons()...), approval.RefusalReasons()...),
+			ReasonNone, Other),
+		"decision": append(append(Decisions(), RateDecisions()...),
+			string(approval.Approved), string(approval.Denied), Other),
+		"event":  append(append(Events(), LegacySessionEvents()...), Other),
+		"result": append([]string{cacheHit, cacheMiss, "ok", "failed", Other}, ReloadResults()...),
+		"op":     append(RedisOps(), Other),
+		"cause":  append(DropCauses(), Other),
+		"kind":   append(BridgeKinds(), Other),
+		"list":   {listFull, listSent, Other},
+		"class":  append(PinClasses(), Other),
+		"action": append(PinActions(), Other),
+	}
+}
+
 // family maps a series name to its family: histogram series carry suffixes.
 func (s schema) family(name string) (string, bool) {
 	if _, ok := s.labels[name]; ok {
 		return name, true
 	}
-	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-		base, found := strings.CutSuffix(name, suffix)
-		if _, ok := s.labels[base]; found && ok && strings.HasSuffix(base, "_seconds") {
-			return base, true
-		}
-	}
-	return "", false
+	base, ok := promcheck.HistogramFamily(name)
+	return base, ok && s.histograms[base]
 }
 
 // check reports every selector in expr that names an unknown metric, a label
-// the metric lacks, or a value outside the label's closed set. It returns the
-// families used.
+// the metric lacks, or a value outside the label's closed set, and every label
+// it groups by that none of its metrics has. It returns the families used.
 func (s schema) check(t *testing.T, where, expr string) []string {
 	t.Helper()
 	var used []string
-	for _, m := range selectorRE.FindAllStringSubmatch(expr, -1) {
-		fam, ok := s.family(m[1])
+	q := promcheck.Parse(expr)
+	known := append([]string{"le"}, promcheck.TargetLabels()...)
+	for _, sel := range q.Selectors {
+		fam, ok := s.family(sel.Metric)
 		if !ok {
-			t.Errorf("%s: %s is not a metric the recorder registers", where, m[1])
+			t.Errorf("%s: %s is not a metric the recorders register", where, sel.Metric)
 			continue
 		}
 		used = append(used, fam)
-		allowed := append(slices.Clone(s.labels[fam]), targetLabels...)
-		if strings.HasSuffix(m[1], "_bucket") {
+		allowed := append(slices.Clone(s.labels[fam]), promcheck.TargetLabels()...)
+		if strings.HasSuffix(sel.Metric, "_bucket") {
 			allowed = append(allowed, "le")
 		}
-		for _, mm := range matcherRE.FindAllStringSubmatch(m[2], -1) {
-			s.checkMatcher(t, where, m[1], allowed, mm[1], mm[2], mm[3])
+		for _, m := range sel.Matchers {
+			s.checkMatcher(t, where, sel.Metric, allowed, m)
+		}
+		known = append(known, s.labels[fam]...)
+	}
+	for _, l := range q.Grouping {
+		if !slices.Contains(known, l) {
+			t.Errorf("%s: groups by %q, which no metric of the query has", where, l)
 		}
 	}
 	return used
 }
 
-func (s schema) checkMatcher(t *testing.T, where, metric string, allowed []string, label, op, value string) {
+func (s schema) checkMatcher(t *testing.T, where, metric string, allowed []string, m promcheck.Matcher) {
 	t.Helper()
-	if !slices.Contains(allowed, label) {
-		t.Errorf("%s: %s has no label %q", where, metric, label)
+	if !slices.Contains(allowed, m.Label) {
+		t.Errorf("%s: %s has no label %q", where, metric, m.Label)
 		return
 	}
-	closed, ok := s.values[label]
-	if !ok || strings.Contains(value, "$") {
+	closed, ok := s.values[m.Label]
+	if !ok || strings.Contains(m.Value, "$") {
 		return
 	}
-	if op == "=~" || op == "!~" {
-		if !plainAltRE.MatchString(value) {
+	if m.Op == "=~" || m.Op == "!~" {
+		if !plainAltRE.MatchString(m.Value) {
 			return
 		}
-		for _, v := range strings.Split(value, "|") {
+		for _, v := range strings.Split(m.Value, "|") {
 			if !slices.Contains(closed, v) {
-				t.Errorf("%s: %s{%s%s%q}: %q is not a %s value", where, metric, label, op, value, v, label)
+				t.Errorf("%s: %s{%s%s%q}: %q is not a %s value", where, metric, m.Label, m.Op, m.Value, v, m.Label)
 			}
 		}
 		return
 	}
-	if !slices.Contains(closed, value) {
-		t.Errorf("%s: %s{%s%s%q}: not a %s value", where, metric, label, op, value, label)
+	if !slices.Contains(closed, m.Value) {
+		t.Errorf("%s: %s{%s%s%q}: not a %s value", where, metric, m.Label, m.Op, m.Value, m.Label)
 	}
 }
 

@@ -58,6 +58,10 @@ const (
 
 // Reasons for an MRTR rejection (label reason when event is EventRejected).
 const (
+	// ReasonNone is the reason label of every MRTR event other than EventRejected. A label
+	// value is never empty: an empty value reads as "label absent" in PromQL, so a selector
+	// such as reason!="tampered" would silently match it.
+	ReasonNone = "none"
 	// RejectMalformed is a requestState that does not decode.
 	RejectMalformed = "malformed"
 	// RejectOversized is a requestState above the size limit.

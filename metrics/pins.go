@@ -24,7 +24,7 @@ func PinActions() []string {
 	return []string{string(pins.ActionBlock), string(pins.ActionConfirm), string(pins.ActionLog)}
 }
 
-// pinDrift is the drift counter over backend × class × action, all closed sets.
+// pinDrift is the drift counter over upstream × class × action, all closed sets.
 type pinDrift struct {
 	classes, actions closedSet
 	counts           *table[prometheus.Counter]
@@ -33,12 +33,13 @@ type pinDrift struct {
 func (r *Recorder) buildPins(cs *[]prometheus.Collector) {
 	r.pins.classes, r.pins.actions = newClosedSet(PinClasses()), newClosedSet(PinActions())
 	r.pins.counts = newTable(r.newCounterVec(cs, NamePinDrift,
-		"Tool-definition drift detected, once per changed item and class, by backend, class and the action taken on the item.",
-		"backend", "class", "action").WithLabelValues, r.upstreams, r.pins.classes, r.pins.actions)
+		"Tool-definition drift detected, once per changed item and class, by upstream, class and the action taken on the item.",
+		labelUpstream, "class", "action").WithLabelValues, r.upstreams, r.pins.classes, r.pins.actions)
 }
 
-// PinDrift counts one class of one detected drift on backend with the action taken on the
-// item (the strongest of its classes').
+// PinDrift counts one class of one detected drift on backend (a configured upstream, the
+// upstream label like every other per-backend series) with the action taken on the item (the
+// strongest of its classes').
 // Unknown values are counted as Other, so the label sets stay closed.
 func (r *Recorder) PinDrift(backend string, class pins.Class, action pins.Action) {
 	if r == nil {

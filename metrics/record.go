@@ -6,12 +6,26 @@ import "time"
 // is the JSON-RPC method as received; outcome one of the internal/outcome values.
 // For subscriptions/listen the duration is the lifetime of the stream.
 func (r *Recorder) ObserveRequest(method, outcome string, d time.Duration) {
+	r.ObserveRequestWaited(method, outcome, d, 0)
+}
+
+// ObserveRequestWaited is ObserveRequest for a request that spent waited of its
+// duration d waiting for the client to answer: a pre-2026 client asked for
+// elicitation (a backend's question, the gateway's confirmation or approval),
+// sampling or roots while its call stays open. The request duration observed
+// is d - waited, the time the gateway and the backends took, so that latency
+// objectives never count a person thinking; a positive waited is observed in
+// the client-wait histogram.
+func (r *Recorder) ObserveRequestWaited(method, outcome string, d, waited time.Duration) {
 	if r == nil {
 		return
 	}
 	m := r.methods.of(method)
 	r.requests.at2(m, r.outcomes.of(outcome)).Inc()
-	r.requestDuration.at1(m).Observe(seconds(d))
+	r.requestDuration.at1(m).Observe(seconds(d - max(waited, 0)))
+	if waited > 0 {
+		r.clientWait.at1(m).Observe(seconds(waited))
+	}
 }
 
 // ToolCall counts one tools/call by configured upstream, the tool's name at
@@ -69,15 +83,15 @@ func (r *Recorder) AuthzDecision(decision, upstream string) {
 
 // MRTREvent counts one MRTR event. reason is used only with EventRejected
 // (one of the Reject constants; anything else there counts as Other) and is
-// recorded as "" for every other event.
+// recorded as ReasonNone for every other event.
 func (r *Recorder) MRTREvent(event, reason string) {
 	if r == nil {
 		return
 	}
 	e := r.events.of(event)
 	if r.events.values[e] != EventRejected {
-		reason = ""
-	} else if reason == "" {
+		reason = ReasonNone
+	} else if reason == "" || reason == ReasonNone {
 		reason = Other
 	}
 	r.mrtrEvents.at2(e, r.mrtrReasons.of(reason)).Inc()
@@ -178,3 +192,13 @@ func seconds(d time.Duration) float64 {
 }
 
 func noop() {}
+
+// ForgetUpstream removes the health and circuit gauges of an upstream the gateway no longer has
+// (a configuration reload removed it), so that no alert keeps firing on its last value.
+func (r *Recorder) ForgetUpstream(upstream string) {
+	if r == nil {
+		return
+	}
+	r.upstreamUp.DeleteLabelValues(upstream)
+	r.circuitState.DeleteLabelValues(upstream)
+}

@@ -12,6 +12,7 @@ import (
 const (
 	NameRequests           = "mcp_gateway_requests_total"
 	NameRequestDuration    = "mcp_gateway_request_duration_seconds"
+	NameClientWait         = "mcp_gateway_request_client_wait_seconds"
 	NameToolCalls          = "mcp_gateway_tool_calls_total"
 	NameUpstreamRequests   = "mcp_gateway_upstream_requests_total"
 	NameUpstreamDuration   = "mcp_gateway_upstream_request_duration_seconds"
@@ -38,7 +39,7 @@ const (
 // the _bucket/_sum/_count series suffixes of histograms).
 func MetricNames() []string {
 	return []string{
-		NameRequests, NameRequestDuration, NameToolCalls, NameUpstreamRequests,
+		NameRequests, NameRequestDuration, NameClientWait, NameToolCalls, NameUpstreamRequests,
 		NameUpstreamDuration, NameAuthFailures, NameAuthzDecisions, NameMRTREvents,
 		NameRateLimitDecisions, NameRequestsInFlight, NameSSEStreamsOpen, NameUpstreamUp,
 		NameUpstreamCircuit, NameListCacheRequests, NameRedisErrors, NameBuildInfo,
@@ -51,6 +52,13 @@ func MetricNames() []string {
 func DurationBuckets() []float64 {
 	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 		0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+}
+
+// ClientWaitBuckets returns the buckets of the client-wait histogram, in
+// seconds: from a client that answers at once to a person who takes the
+// bridge's whole default timeout (10 minutes).
+func ClientWaitBuckets() []float64 {
+	return []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
 }
 
 // ErrRegister reports a metric the registry refused (usually registered twice).
@@ -68,6 +76,7 @@ type Recorder struct {
 
 	requests         *table[prometheus.Counter]  // method × outcome
 	requestDuration  *table[prometheus.Observer] // method
+	clientWait       *table[prometheus.Observer] // method
 	upstreamRequests *table[prometheus.Counter]  // upstream × method × outcome
 	upstreamDuration *table[prometheus.Observer] // upstream × method
 	authFailures     *table[prometheus.Counter]  // reason
@@ -103,7 +112,7 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 		authReasons:   newClosedSet(AuthReasons()),
 		decisions:     newClosedSet(Decisions()),
 		events:        newClosedSet(Events()),
-		mrtrReasons:   newClosedSet(append([]string{""}, RejectReasons()...)),
+		mrtrReasons:   newClosedSet(append([]string{ReasonNone}, RejectReasons()...)),
 		rateDecisions: newClosedSet(RateDecisions()),
 		cacheResults:  newClosedSet([]string{cacheHit, cacheMiss}),
 		redisOps:      newClosedSet(RedisOps()),
@@ -130,14 +139,17 @@ func (r *Recorder) buildTraffic(cs *[]prometheus.Collector) {
 		"Client requests by MCP method and outcome.", "method", "outcome").WithLabelValues,
 		r.methods, r.outcomes)
 	r.requestDuration = newTable(r.newHistogramVec(cs, NameRequestDuration,
-		"Client request duration by MCP method, until the response (or stream) ends.",
-		"method").WithLabelValues, r.methods)
+		"Client request duration by MCP method, until the response (or stream) ends, less the time spent waiting for the client's answers.",
+		DurationBuckets(), "method").WithLabelValues, r.methods)
+	r.clientWait = newTable(r.newHistogramVec(cs, NameClientWait,
+		"Time client requests spent waiting for the client's answers (a person answering elicitation or a confirmation, sampling, roots), by MCP method.",
+		ClientWaitBuckets(), "method").WithLabelValues, r.methods)
 	r.upstreamRequests = newTable(r.newCounterVec(cs, NameUpstreamRequests,
 		"Requests sent to backends by upstream, MCP method and outcome.",
 		labelUpstream, "method", "outcome").WithLabelValues, r.upstreams, r.methods, r.outcomes)
 	r.upstreamDuration = newTable(r.newHistogramVec(cs, NameUpstreamDuration,
 		"Backend request duration by upstream and MCP method.",
-		labelUpstream, "method").WithLabelValues, r.upstreams, r.methods)
+		DurationBuckets(), labelUpstream, "method").WithLabelValues, r.upstreams, r.methods)
 }
 
 func (r *Recorder) buildEvents(cs *[]prometheus.Collector) {
@@ -147,7 +159,7 @@ func (r *Recorder) buildEvents(cs *[]prometheus.Collector) {
 		"Authorization decisions on tool calls by decision and upstream.",
 		"decision", labelUpstream).WithLabelValues, r.decisions, r.upstreams)
 	r.mrtrEvents = newTable(r.newCounterVec(cs, NameMRTREvents,
-		"MRTR events; reason is set only for rejected requestState.",
+		"MRTR events; reason says why a requestState was rejected, and is none for every other event.",
 		"event", "reason").WithLabelValues, r.events, r.mrtrReasons)
 	r.rateLimits = newTable(r.newCounterVec(cs, NameRateLimitDecisions,
 		"Rate-limit decisions.", "decision").WithLabelValues, r.rateDecisions)
@@ -158,6 +170,29 @@ func (r *Recorder) buildEvents(cs *[]prometheus.Collector) {
 	r.listenDropped = newTable(r.newCounterVec(cs, NameListenDropped,
 		"Notifications a backend sent on a listen stream that a listening client was not sent, by cause.",
 		"cause").WithLabelValues, r.dropCauses)
+	r.startAtZero()
+}
+
+// startAtZero creates the series of the event counters over small closed sets at 0, so that
+// the first event is an increase from 0 that rate() and increase() see. A series that appeared
+// with its first event at 1 would be invisible to them until the second, and a one-off burst
+// would never fire an alert. Other is left out: it only counts inputs outside the sets.
+func (r *Recorder) startAtZero() {
+	for _, t := range []*table[prometheus.Counter]{r.authFailures, r.rateLimits, r.listCache, r.redisErrors, r.listenDropped} {
+		for i := range t.sets[0].size() - 1 {
+			t.at1(i)
+		}
+	}
+	reject := r.events.of(EventRejected)
+	for e := range r.events.size() - 1 {
+		if e != reject {
+			r.mrtrEvents.at2(e, r.mrtrReasons.of(ReasonNone))
+			continue
+		}
+		for _, reason := range RejectReasons() {
+			r.mrtrEvents.at2(e, r.mrtrReasons.of(reason))
+		}
+	}
 }
 
 func (r *Recorder) buildGauges(cs *[]prometheus.Collector, version string) {
@@ -184,9 +219,9 @@ func (r *Recorder) newCounterVec(cs *[]prometheus.Collector, name, help string, 
 	return v
 }
 
-func (r *Recorder) newHistogramVec(cs *[]prometheus.Collector, name, help string, labels ...string) prometheus.ObserverVec {
+func (r *Recorder) newHistogramVec(cs *[]prometheus.Collector, name, help string, buckets []float64, labels ...string) prometheus.ObserverVec {
 	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help,
-		Buckets: DurationBuckets()}, labels)
+		Buckets: buckets}, labels)
 	*cs = append(*cs, v)
 	return v
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"runtime"
 	"strings"
 	"testing"
@@ -78,6 +79,11 @@ func TestRecorderMovesTheRightSeries(t *testing.T) {
 			r.ObserveRequest("tools/list", outcome.OK, time.Millisecond)
 			r.ObserveRequest("tools/list", outcome.GatewayError, -time.Second)
 		}, NameRequestDuration, map[string]float64{`{method="tools/list"}`: 2}},
+		{"client wait", func(r *Recorder) {
+			r.ObserveRequestWaited("tools/call", outcome.OK, time.Minute, 50*time.Second)
+			r.ObserveRequest("tools/call", outcome.OK, time.Second)
+			r.ObserveRequestWaited("tools/list", outcome.OK, time.Second, -time.Second)
+		}, NameClientWait, map[string]float64{`{method="tools/call"}`: 1}},
 		{"request folds unknown method and outcome", func(r *Recorder) { r.ObserveRequest("initialize", "weird", 0) },
 			NameRequests, map[string]float64{`{method="_other",outcome="_other"}`: 1}},
 		{"upstream", func(r *Recorder) {
@@ -114,8 +120,8 @@ func TestRecorderMovesTheRightSeries(t *testing.T) {
 			r.MRTREvent(EventRejected, "bogus")
 			r.MRTREvent("bogus", "")
 		}, NameMRTREvents, map[string]float64{
-			`{event="confirm_issued",reason=""}`: 1, `{event="rejected",reason="tampered"}`: 1,
-			`{event="rejected",reason="_other"}`: 2, `{event="_other",reason=""}`: 1}},
+			`{event="confirm_issued",reason="none"}`: 1, `{event="rejected",reason="tampered"}`: 1,
+			`{event="rejected",reason="_other"}`: 2, `{event="_other",reason="none"}`: 1}},
 		{"rate limit", func(r *Recorder) { r.RateLimit(RateLimited); r.RateLimit("nah") },
 			NameRateLimitDecisions, map[string]float64{`{decision="limited"}`: 1, `{decision="_other"}`: 1}},
 		{"list cache", func(r *Recorder) { r.ListCache(true); r.ListCache(true); r.ListCache(false) },
@@ -141,8 +147,56 @@ func TestRecorderMovesTheRightSeries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r, reg := newTestRecorder(t, opts)
 			tt.act(r)
-			assertSeries(t, reg, tt.metric, tt.want)
+			want := startedAtZero(tt.metric)
+			maps.Copy(want, tt.want)
+			assertSeries(t, reg, tt.metric, want)
 		})
+	}
+}
+
+// startedAtZero returns the series a new recorder exports at 0 in family name: every value of
+// the small closed sets of the event counters, Other aside.
+func startedAtZero(name string) map[string]float64 {
+	one := func(label string, values []string) map[string]float64 {
+		out := map[string]float64{}
+		for _, v := range values {
+			out[`{`+label+`="`+v+`"}`] = 0
+		}
+		return out
+	}
+	switch name {
+	case NameAuthFailures:
+		return one("reason", AuthReasons())
+	case NameRateLimitDecisions:
+		return one("decision", RateDecisions())
+	case NameListCacheRequests:
+		return one("result", []string{cacheHit, cacheMiss})
+	case NameRedisErrors:
+		return one("op", RedisOps())
+	case NameListenDropped:
+		return one("cause", DropCauses())
+	case NameMRTREvents:
+		out := map[string]float64{}
+		for _, e := range Events() {
+			if e != EventRejected {
+				out[`{event="`+e+`",reason="none"}`] = 0
+			}
+		}
+		for _, reason := range RejectReasons() {
+			out[`{event="rejected",reason="`+reason+`"}`] = 0
+		}
+		return out
+	}
+	return map[string]float64{}
+}
+
+// TestEventCountersStartAtZero: a new recorder exports every value of its small event counters
+// at 0, so the first event is an increase rate() sees, and nothing of Other.
+func TestEventCountersStartAtZero(t *testing.T) {
+	_, reg := newTestRecorder(t, Options{Upstreams: []string{"a"}})
+	for _, name := range []string{NameAuthFailures, NameRateLimitDecisions, NameListCacheRequests,
+		NameRedisErrors, NameListenDropped, NameMRTREvents} {
+		assertSeries(t, reg, name, startedAtZero(name))
 	}
 }
 
@@ -168,14 +222,16 @@ mcp_gateway_requests_total{method="tools/call",outcome="input_required"} 2
 func TestDurationIsObservedInSeconds(t *testing.T) {
 	r, reg := newTestRecorder(t, Options{})
 	r.ObserveRequest("tools/call", outcome.OK, 1500*time.Millisecond)
+	// A minute waiting for the client is not the gateway's latency.
+	r.ObserveRequestWaited("tools/call", outcome.OK, 61500*time.Millisecond, time.Minute)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
 		if mf.GetName() == NameRequestDuration {
-			if sum := mf.GetMetric()[0].GetHistogram().GetSampleSum(); sum != 1.5 {
-				t.Errorf("sample sum = %v, want 1.5", sum)
+			if sum := mf.GetMetric()[0].GetHistogram().GetSampleSum(); sum != 3 {
+				t.Errorf("sample sum = %v, want 3 (1.5 s twice)", sum)
 			}
 			return
 		}
@@ -262,7 +318,7 @@ func TestMetricNamesAreRegistered(t *testing.T) {
 func touchEverything(r *Recorder) {
 	for _, m := range append(Methods(), "bogus") {
 		for _, o := range append(Outcomes(), "bogus") {
-			r.ObserveRequest(m, o, time.Millisecond)
+			r.ObserveRequestWaited(m, o, time.Second, time.Millisecond)
 			r.ObserveUpstream("a", m, o, time.Millisecond)
 		}
 	}

@@ -3,6 +3,9 @@
 // bearer tokens and a walkthrough to paste into a shell (the README's demo walkthrough is the
 // same text). `make demo` runs it. The gateway is configured and served by internal/gateway
 // exactly as `gateway serve` does it, defaults included.
+//
+// `gateway-demo issuer --audience URL` runs only the development token issuer, on a fixed
+// loopback address, to try a configuration of one's own with `gateway serve` and test tokens.
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"syscall"
 
 	"github.com/mcp-gateway/gateway/internal/demo"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/gateway"
 )
 
@@ -68,6 +72,9 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoFlags, error) {
 // runDemo starts the demo backends, a development-only issuer and the gateway in front of
 // them, all on loopback, and prints what to try. It runs until interrupted.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "issuer" {
+		return devissuer.Command(ctx, args[1:], stdout, stderr)
+	}
 	f, err := parseDemoFlags(args, stderr)
 	if err != nil {
 		return err

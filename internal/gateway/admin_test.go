@@ -3,10 +3,10 @@ package gateway
 import (
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // adminRequest sends one request to the admin listener with the given Host and headers.
@@ -51,20 +51,12 @@ func TestAdminListenerDefaults(t *testing.T) {
 		{"admin: {listen: \":9090\", explain: {enabled: true}}\n", "needs admin.explain.secret"},
 		{"admin: {listen: \"0.0.0.0:9090\", explain: {enabled: true}}\n", "needs admin.explain.secret"},
 		{"admin: {listen: \":9090\", explain: {enabled: true, secret: {file: /s, env: X}}}\n", "admin.explain.secret: exactly one"},
-		{"admin: {listen: \":9090\", explain: {enabled: true, secret: {file: /run/explain}}}\n", ""},
+		{"admin: {listen: \":9090\", token: {file: /run/admin}, explain: {enabled: true, secret: {file: /run/explain}}}\n", ""},
 		{"admin: {listen: \"127.0.0.1:9090\", explain: {enabled: true}}\n", ""},
-		{"admin: {listen: \":9090\"}\n", ""},
+		{"admin: {listen: \":9090\", token: {file: /run/admin}}\n", ""},
 	}
 	for _, tt := range tests {
-		file := filepath.Join(t.TempDir(), "config.yaml")
-		if err := os.WriteFile(file, []byte(tt.yaml), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		_, err := loadStatic([]string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
-			"--upstream", "a=http://127.0.0.1:1/mcp"}) // the secret file is an example
-		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
-			t.Errorf("%q: err = %v, want %q", tt.yaml, err, tt.wantErr)
-		}
+		checkAdminYAML(t, tt.yaml, tt.wantErr)
 	}
 }
 
@@ -78,6 +70,8 @@ func TestAdminListenerRequests(t *testing.T) {
 		c.Admin.Explain.Enabled = true
 		c.Admin.Explain.Secret = Secret{Value: secret}
 	})
+	// Ready once the issuer's keys are fetched, which start-up begins in the background.
+	mcptest.WaitFor(t, "the gateway ready", func() bool { return readyzOK(http.DefaultClient, "http://"+off.gw.Admin+"/readyz") == nil })
 	tok := on.token(t, nil)
 	explainBody := `{"token":"` + tok + `","kind":"tool","upstream":"alpha","name":"echo"}`
 	jsonCT := http.Header{"Content-Type": {"application/json"}}

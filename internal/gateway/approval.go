@@ -2,14 +2,12 @@ package gateway
 
 import (
 	"fmt"
-	"log/slog"
 	"net/url"
 	"slices"
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/configerr"
-	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/metrics"
 )
 
@@ -66,27 +64,32 @@ func (c *Config) validateApproval() []error {
 
 // buildApproval builds the approval page when it is configured. Its records and cookies are
 // sealed with the requestState keys, derived for their own purposes and allowed to be larger.
-func (g *gateway) buildApproval(cfg *Config, getenv func(string) string, log *slog.Logger, st store.Store) (*approval.Service, error) {
+// The first page built derives those keys and registers its metrics; every later one (a
+// reload) reuses them, so records and cookies sealed before a reload still open.
+func (g *gateway) buildApproval(cfg *Config) (*approval.Service, error) {
 	if !cfg.Approval.Enabled() {
 		return nil, nil
 	}
 	a := cfg.approvalConfig()
 	if !cfg.Approval.ClientSecret.IsZero() {
-		v, err := cfg.Approval.ClientSecret.resolve(getenv)
+		v, err := cfg.Approval.ClientSecret.resolve(g.getenv)
 		if err != nil {
 			return nil, fmt.Errorf("approval.clientSecret: %w", err)
 		}
 		a.ClientSecret = v
 	}
-	keys := cfg.MRTR
-	keys.MaxTokenBytes = approval.MaxRecordBytes * 2
-	ring, _, err := keys.keyRing(getenv)
-	if err != nil {
-		return nil, err
+	if g.approvalKeys == nil {
+		keys := cfg.MRTR
+		keys.MaxTokenBytes = approval.MaxRecordBytes * 2
+		ring, _, err := keys.keyRing(g.getenv)
+		if err != nil {
+			return nil, err
+		}
+		obs, err := metrics.NewApproval(g.registry)
+		if err != nil {
+			return nil, err
+		}
+		g.approvalKeys, g.approvalObs = ring, obs
 	}
-	obs, err := metrics.NewApproval(g.registry)
-	if err != nil {
-		return nil, err
-	}
-	return approval.New(a, approval.Deps{Store: st, Keys: ring, Logger: log, Observer: obs})
+	return approval.New(a, approval.Deps{Store: g.store, Keys: g.approvalKeys, Logger: g.log, Observer: g.approvalObs})
 }

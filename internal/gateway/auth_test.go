@@ -190,17 +190,28 @@ func TestProtectedResourceMetadata(t *testing.T) {
 	}
 }
 
-// TestIssuerDown: a token that is not cached cannot be verified while the issuer is down; the
-// answer is 503 (retryable), never a 401 nor an allow.
+// TestIssuerDown: a token signed with a key the gateway does not have (the issuer rotated its
+// keys) cannot be verified while the issuer is down; the answer is 503 (retryable), never a 401
+// nor an allow. Tokens signed with the keys fetched before the outage are still verified.
 func TestIssuerDown(t *testing.T) {
 	f := startAuthGateway(t)
-	tok := f.token(t, devissuer.Claims{"scope": "tools:read"})
+	mcptest.WaitFor(t, "the issuer's keys fetched", func() bool { return readyzOK(http.DefaultClient, "http://"+f.gw.Admin+"/readyz") == nil })
+	known := f.token(t, devissuer.Claims{"scope": "tools:read"})
+	if _, err := f.iss.Rotate(devissuer.RotateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	unknown := f.token(t, devissuer.Claims{"scope": "tools:read"})
 	f.iss.SetDown(true)
-	h := modernHeaders("tools/list", "")
-	h.Set("Authorization", "Bearer "+tok)
-	status, hdr, body := post(t, f.url(), h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`)
-	if status != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" || !strings.Contains(body, "-32014") {
-		t.Fatalf("issuer down: %d %s %v", status, body, hdr)
+	list := func(tok string) (int, http.Header, string) {
+		h := modernHeaders("tools/list", "")
+		h.Set("Authorization", "Bearer "+tok)
+		return post(t, f.url(), h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`)
+	}
+	if status, hdr, body := list(unknown); status != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" || !strings.Contains(body, "-32014") {
+		t.Fatalf("issuer down, key unknown: %d %s %v", status, body, hdr)
+	}
+	if status, _, body := list(known); status != http.StatusOK {
+		t.Fatalf("issuer down, key fetched before: %d %s", status, body)
 	}
 }
 

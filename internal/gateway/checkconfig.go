@@ -59,6 +59,9 @@ func (c *Config) checkLocal(getenv func(string) string) []error {
 		values[r.path] = v
 	}
 	errs = append(errs, c.checkKeyLengths(values)...)
+	if v, ok := values["admin.token"]; ok && len(v) < minAdminTokenLength {
+		errs = append(errs, configerr.At("admin.token", "shorter than %d characters", minAdminTokenLength))
+	}
 	errs = append(errs, c.checkHeaderValues(values)...)
 	return append(errs, c.checkTLSFiles()...)
 }
@@ -150,6 +153,7 @@ func (c *Config) secretRefs() []secretRef {
 			out = append(out, secretRef{path, s})
 		}
 	}
+	add("admin.token", c.Admin.Token, true)
 	add("admin.explain.secret", c.Admin.Explain.Secret, true)
 	for i, k := range c.MRTR.Keys {
 		add(fmt.Sprintf("mrtr.keys[%d].secret", i), k.Secret, false)

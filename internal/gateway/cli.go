@@ -123,12 +123,21 @@ func runServe(ctx context.Context, inv invocation, args []string) error {
 	if err := cf.parse(args); err != nil {
 		return err
 	}
-	cfg, err := cf.read(inv.getenv) // serve runs every check itself (preflight)
+	// The same file, environment and flags, read and checked again on every SIGHUP (reload.go).
+	load := func() (*Config, error) {
+		cfg, err := cf.load(inv.getenv)
+		if err != nil {
+			return nil, err
+		}
+		cfg.version = inv.version
+		return cfg, nil
+	}
+	cfg, err := cf.read(inv.getenv) // run makes every check itself (preflight) before it builds
 	if err != nil {
 		return err
 	}
 	cfg.version = inv.version
-	return serve(ctx, cfg, inv.getenv, inv.stdout, inv.stderr, nil)
+	return serveReloading(ctx, cfg, load, inv.getenv, inv.stderr)
 }
 
 func runVersion(_ context.Context, inv invocation, args []string) error {

@@ -114,8 +114,14 @@ type AdminConfig struct {
 	// Listen is the admin listener's address. Default "127.0.0.1:9090" (loopback only); set
 	// ":9090" to let probes and Prometheus reach it from outside the host or pod.
 	Listen string `yaml:"listen"`
-	// Pprof mounts /debug/pprof/ on the admin listener. Default false.
+	// Pprof mounts /debug/pprof/ on the admin listener. Default false. Only on a loopback-only
+	// listener: a profile runs as long as asked and exposes the process's internals.
 	Pprof bool `yaml:"pprof"`
+	// Token is the admin credential (file, env or value; at least 32 characters), sent as
+	// "Authorization: Bearer <token>". Every admin endpoint but /healthz and the bare status of
+	// /readyz requires it: /metrics, /pins, the detail of /readyz, /authz/explain, pprof.
+	// Required when Listen is not loopback-only; optional (and then enforced) on loopback.
+	Token Secret `yaml:"token"`
 	// RedisReadiness says what an unreachable Redis does to /readyz: "required" (the default)
 	// makes the replica not ready; "advisory" reports the failing check and keeps it ready, so
 	// a Redis outage, which every replica shares, does not take them all out of the load
@@ -313,7 +319,8 @@ func (c *Config) validate() error {
 	if r := c.Admin.RedisReadiness; r != redisReadinessRequired && r != redisReadinessAdvisory {
 		at("admin.redisReadiness", "%q: want required or advisory", r)
 	}
-	errs = append(errs, c.Admin.Explain.validate(c.Admin.Listen)...)
+	errs = append(errs, c.Admin.Explain.validate(c.Admin.Listen, !c.Admin.Token.IsZero())...)
+	errs = append(errs, c.Admin.validateAccess()...)
 	if c.Server.DrainDelay < 0 {
 		at("server.drainDelay", "must not be negative")
 	}
@@ -387,9 +394,9 @@ func (c *Config) serverConfig() mcphttp.Config {
 	return s
 }
 
-func (e ExplainConfig) validate(listen string) []error {
-	if e.Enabled && e.Secret.IsZero() && !IsLoopbackAddr(listen) {
-		return []error{configerr.At("admin.explain.enabled", "on the non-loopback admin listener %q needs admin.explain.secret: the explainer reveals the policy and token claims", listen)}
+func (e ExplainConfig) validate(listen string, adminToken bool) []error {
+	if e.Enabled && e.Secret.IsZero() && !adminToken && !IsLoopbackAddr(listen) {
+		return []error{configerr.At("admin.explain.enabled", "on the non-loopback admin listener %q needs admin.explain.secret or admin.token: the explainer reveals the policy and token claims", listen)}
 	}
 	return nil
 }

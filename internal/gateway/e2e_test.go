@@ -216,7 +216,13 @@ func modernHeaders(method, name string) http.Header { return mcptest.RequestHead
 
 func post(t *testing.T, url string, h http.Header, body string) (int, http.Header, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	return exchange(t, http.MethodPost, url, h, body)
+}
+
+// exchange sends one request and returns the status, headers and body of the response.
+func exchange(t *testing.T, method, url string, h http.Header, body string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

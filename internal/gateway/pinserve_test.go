@@ -267,7 +267,7 @@ func TestPinDriftActions(t *testing.T) {
 			}
 			metrics := get(t, "http://"+p.gw.Admin+"/metrics")
 			for _, cl := range strings.Split(tc.classes, ",") {
-				want := `mcp_gateway_pin_drift_total{action="` + string(tc.action) + `",backend="files",class="` + cl + `"} 1`
+				want := `mcp_gateway_pin_drift_total{action="` + string(tc.action) + `",class="` + cl + `",upstream="files"} 1`
 				if !strings.Contains(metrics, want) {
 					t.Errorf("metrics lack %s", want)
 				}

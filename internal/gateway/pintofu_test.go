@@ -68,7 +68,7 @@ func TestPinTOFUNewAfterFirstContact(t *testing.T) {
 		if got := driftOf(t, r.gw, "tool", "t2"); got != "new block" {
 			t.Errorf("replica %s: drift %q", r.gw.MCP, got)
 		}
-		if m := get(t, "http://"+r.gw.Admin+"/metrics"); !strings.Contains(m, `mcp_gateway_pin_drift_total{action="block",backend="files",class="new"} 1`) {
+		if m := get(t, "http://"+r.gw.Admin+"/metrics"); !strings.Contains(m, `mcp_gateway_pin_drift_total{action="block",class="new",upstream="files"} 1`) {
 			t.Errorf("replica %s: new tool not counted", r.gw.MCP)
 		}
 	}
@@ -138,7 +138,7 @@ func TestPinTOFUSealedInRedis(t *testing.T) {
 				t.Errorf("call under forged pins: %d %s, backend calls %d", status, body, toolCalls(files))
 			}
 			mcptest.WaitFor(t, "the log line", func() bool { return strings.Contains(r.log.String(), "stored pins do not open") })
-			if m := get(t, "http://"+r.gw.Admin+"/metrics"); !strings.Contains(m, `backend="files",class="unverified"} 1`) {
+			if m := get(t, "http://"+r.gw.Admin+"/metrics"); !strings.Contains(m, `class="unverified",upstream="files"} 1`) {
 				t.Errorf("unverified pins not counted:\n%s", grepLines(m, "pin_drift"))
 			}
 			if out, _, err := runGateway(t, "pins", "approve", "--config", tofuConfigFile(t, redis, files, other), "--backend", "files"); err != nil {

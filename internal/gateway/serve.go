@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -34,17 +36,28 @@ type Listeners struct {
 // serve runs the gateway until ctx is done, then drains: not-ready first while still serving,
 // then stop accepting and let in-flight requests finish (docs/deploy.md).
 func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout, stderr io.Writer, started chan<- Listeners) error {
-	return serveBound(ctx, cfg, getenv, bound{}, stdout, stderr, started)
+	return run(ctx, cfg, runOptions{getenv: getenv, stderr: stderr, started: started})
 }
 
-// serveBound is serve on the listeners b holds, opening the others from cfg.
-func serveBound(ctx context.Context, cfg *Config, getenv func(string) string, b bound, stdout, stderr io.Writer, started chan<- Listeners) error {
-	if err := cfg.preflight(getenv); err != nil { // before anything is built or logged
+// runOptions are what run needs besides the configuration.
+type runOptions struct {
+	getenv  func(string) string
+	stderr  io.Writer
+	started chan<- Listeners
+	// bound are listeners the caller opened (ServeOn); a nil one is opened from cfg.
+	bound bound
+	// reload, when set, applies a new configuration on every signal of its trigger (reload.go).
+	reload *reloadSource
+}
+
+// run is serve with the configuration reloadable (docs/deploy.md, "Changing the configuration").
+func run(ctx context.Context, cfg *Config, o runOptions) error {
+	if err := cfg.preflight(o.getenv); err != nil { // before anything is built or logged
 		return err
 	}
 	// Log lines go through a bounded queue drained by one goroutine, so a slow log destination
 	// never stalls a request; lines that do not fit are counted and reported.
-	logOut, err := logging.New(stderr, logging.Config{Format: cfg.Log.Format})
+	logOut, err := logging.New(o.stderr, logging.Config{Format: cfg.Log.Format})
 	if err != nil {
 		return err
 	}
@@ -56,10 +69,8 @@ func serveBound(ctx context.Context, cfg *Config, getenv func(string) string, b 
 	if cfg.Redis.enabled() {
 		useRedisLogger(log)
 	}
-	if cfg.Auth.Disabled {
-		log.Warn("AUTHENTICATION IS DISABLED: every caller can list and call every backend tool; use only for local development")
-	}
-	g, certs, err := prepare(cfg, getenv, log)
+	warnNoAuth(cfg, log)
+	g, certs, err := prepare(cfg, o.getenv, log)
 	if err != nil {
 		return err
 	}
@@ -70,34 +81,48 @@ func serveBound(ctx context.Context, cfg *Config, getenv func(string) string, b 
 	}, func() float64 { return float64(logOut.Dropped()) })); err != nil {
 		return err
 	}
-	mcpSrv, adminSrv, addrs, errc, err := g.listen(cfg, certs, b)
+	mcpSrv, adminSrv, addrs, errc, err := g.listen(cfg, certs, o.bound)
 	if err != nil {
 		return err
 	}
 
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
-	go g.backends.Run(runCtx)
-	g.mcpServer.Start(runCtx)
-	if g.lists != nil {
-		g.lists.run(runCtx)
-	}
+	g.start(runCtx)
 	if certs != nil {
 		go certs.Run(runCtx)
 	}
-	g.admin.SetReady(true)
 	log.Info("gateway started", "version", cfg.buildVersion(), "mcp", addrs.MCP+cfg.Server.Path,
 		"admin", addrs.Admin, "upstreams", len(cfg.Upstreams))
-	if started != nil {
-		started <- addrs
+	if o.started != nil {
+		o.started <- addrs
 	}
-
-	select {
-	case err := <-errc:
+	if err := g.serveUntil(ctx, errc, o.reload); err != nil {
 		return err
-	case <-ctx.Done():
 	}
-	return drain(cfg, log, g, mcpSrv, adminSrv)
+	return drain(log, g, mcpSrv, adminSrv)
+}
+
+// serveUntil reloads the configuration on every signal of reload until ctx is done (nil), or
+// returns a listener's failure.
+func (g *gateway) serveUntil(ctx context.Context, errc <-chan error, reload *reloadSource) error {
+	for {
+		select {
+		case err := <-errc:
+			return err
+		case <-reload.signals():
+			reload.report(g.reloadFrom(reload.load))
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// warnNoAuth says loudly, at start-up and on every reload, that cfg serves without authentication.
+func warnNoAuth(cfg *Config, log *slog.Logger) {
+	if cfg.Auth.Disabled {
+		log.Warn("AUTHENTICATION IS DISABLED: every caller can list and call every backend tool; use only for local development")
+	}
 }
 
 // prepare is what serve does between a checked configuration and binding its ports: every
@@ -133,13 +158,16 @@ func (g *gateway) listen(cfg *Config, certs *certreload.Reloader, b bound) (mcpS
 	if err != nil {
 		return nil, nil, addrs, nil, err
 	}
-	mcpSrv = g.httpServer(cfg, g.mcp)
+	mcpSrv = g.httpServer(cfg, mcpHandler{g})
+	// Each connection is tracked, so that requests a reload leaves running on the previous
+	// configuration for longer than server.shutdownTimeout can be ended (swap.go).
+	mcpSrv.ConnContext, mcpSrv.ConnState = g.conns.connContext, g.conns.connState
 	if certs != nil {
 		// Certificates are reloaded when their files change (cert-manager rotation); open
 		// connections keep the certificate they were established with.
 		mcpSrv.TLSConfig = certreload.ServerTLSConfig(certs)
 	}
-	adminSrv = g.httpServer(cfg, g.adminEcho)
+	adminSrv = g.httpServer(cfg, adminHandler{g})
 	errc = make(chan error, 2)
 	go func() { errc <- serveOn(mcpSrv, mcpLn) }()
 	go func() { errc <- serveOn(adminSrv, adminLn) }()
@@ -148,9 +176,10 @@ func (g *gateway) listen(cfg *Config, certs *certreload.Reloader, b bound) (mcpS
 
 // drain is the SIGTERM sequence. Closing idle keep-alive connections at the moment of SIGTERM
 // races the load balancer reusing them, so the listener keeps serving normally, reporting
-// not-ready, for DrainDelay first.
-func drain(cfg *Config, log *slog.Logger, g *gateway, mcpSrv, adminSrv *http.Server) error {
-	g.admin.SetReady(false)
+// not-ready, for DrainDelay first. The drain settings are the running configuration's: a
+// reload may have changed them.
+func drain(log *slog.Logger, g *gateway, mcpSrv, adminSrv *http.Server) error {
+	cfg := g.stopReloads()
 	log.Info("draining", "delay", cfg.Server.DrainDelay)
 	time.Sleep(cfg.Server.DrainDelay)
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
@@ -178,26 +207,41 @@ func serveOn(srv *http.Server, ln net.Listener) error {
 	return err
 }
 
-// gateway is the assembled process: every component built from configuration.
+// gateway is the running process: what lives as long as it does (the metrics, the shared
+// store, the sealing keys, the tracer, the listeners' connections) and the components built
+// from the running configuration, which a reload replaces as a whole (reload.go, swap.go).
 type gateway struct {
-	backends  *upstreams.Registry
-	mcp       *echo.Echo
-	adminEcho *echo.Echo
-	admin     *mcphttp.Admin
-	mcpServer *mcphttp.Server // the MCP endpoint, started with the run context
 	registry  *prometheus.Registry
+	rec       *metrics.Recorder
+	searchRec *metrics.ToolsetRecorder // tool search metrics (toolsets.go)
 	store     store.Store
 	lists     *listChangedRelay // nil without a shared store that carries notices
 	notices   store.Notices     // the shared store's notices; nil with the in-memory store
-	replays   *mrtr.EpochGuard
-	codec     *mrtr.Codec
-	tracer    *tracing.Tracer
-	log       *slog.Logger
-	searchRec *metrics.ToolsetRecorder // tool search metrics (toolsets.go)
+	// endpointNotices carry a pre-2026 client's answers between replicas (the shared store's
+	// notices) and, without a shared store, between this process's component sets
+	// (localnotices.go).
+	endpointNotices store.Notices
+	replays         *mrtr.EpochGuard
+	codec           *mrtr.Codec
+	ring            *seal.KeyRing
+	tracer          *tracing.Tracer
+	log             *slog.Logger
+	getenv          func(string) string
+	// approvalKeys and approvalObs serve every approval page built, from the first on
+	// (approval.go): its records must open after a reload.
+	approvalKeys *seal.KeyRing
+	approvalObs  *metrics.Approval
+
+	// current is the component set new requests are served by.
+	current atomic.Pointer[components]
+	conns   connTracker
+	sets    liveSets
+	reloads reloadState
 }
 
+// build assembles the process and the components of cfg.
 func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gateway, err error) {
-	g = &gateway{registry: prometheus.NewRegistry(), log: log}
+	g = &gateway{registry: prometheus.NewRegistry(), log: log, getenv: getenv}
 	// The failure paths return a nil gateway: close the one being built, not the result.
 	built := g
 	defer func() {
@@ -205,91 +249,142 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 			built.close()
 		}
 	}()
-	rec, err := newRecorder(cfg, g.registry)
-	if err != nil {
+	if g.rec, err = newRecorder(cfg, g.registry); err != nil {
 		return nil, err
 	}
 	if g.searchRec, err = newToolsetRecorder(cfg, g.registry); err != nil {
 		return nil, err
 	}
-	ring, err := g.buildState(cfg, getenv, log, rec)
+	if err := g.buildState(cfg, getenv, log); err != nil {
+		return nil, err
+	}
+	if g.lists != nil {
+		g.lists.apply = g.sets.listChanged
+	}
+	if g.tracer, err = cfg.Tracing.newTracer(cfg.buildVersion(), getenv, log); err != nil {
+		return nil, err
+	}
+	c, err := g.buildComponents(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := g.buildBackends(cfg, getenv, log, rec, ring); err != nil {
+	g.activate(c, nil)
+	g.reloads.running = cfg
+	if err := g.registerEdgeMetrics(); err != nil {
+		return nil, err
+	}
+	if err := g.reloads.register(g.registry, time.Now()); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// components are everything built from one configuration: the backends, the policy, the
+// endpoint and the admin routes. Requests in flight keep the set they started on; a reload
+// builds a new set and retires the old one once they are done (swap.go).
+type components struct {
+	cfg       *Config
+	backends  *upstreams.Registry
+	auth      *authz.Service // nil without authentication
+	mcpServer *mcphttp.Server
+	mcp       *echo.Echo
+	adminEcho *echo.Echo
+	admin     *mcphttp.Admin
+	// current is true while the set serves new requests: only then do its backends' health
+	// and circuit changes reach the gauges, which describe what new requests meet.
+	current atomic.Bool
+	gate    gate
+	cancel  context.CancelFunc // ends the set's background work; nil until started
+	closing sync.Once
+}
+
+// buildComponents builds the components of cfg on the process's shared parts. prev is the set
+// cfg replaces (nil at start-up): its issuers are taken over where their settings did not
+// change.
+func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components, err error) {
+	c = &components{cfg: cfg, gate: gate{drained: make(chan struct{})}}
+	built := c
+	defer func() {
+		if err != nil {
+			built.close()
+		}
+	}()
+	if c.backends, err = g.buildBackends(cfg, c); err != nil {
 		return nil, err
 	}
 	limits, err := cfg.compileRateLimits(g.store)
 	if err != nil {
 		return nil, err
 	}
-	if g.tracer, err = cfg.Tracing.newTracer(cfg.buildVersion(), getenv, log); err != nil {
-		return nil, err
-	}
-	cfg.Server.Toolsets = cfg.Toolsets // the top-level toolsets: block is the endpoint's
-	var auth *authz.Service
 	if !cfg.Auth.Disabled {
-		if auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: log,
-			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.serverConfig())}); err != nil {
+		var previous *authz.Authenticator
+		if prev != nil && prev.auth != nil {
+			previous = prev.auth.Authenticator()
+		}
+		if c.auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: g.log,
+			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.serverConfig()), Previous: previous}); err != nil {
 			return nil, err
 		}
 	}
-	approvals, err := g.buildApproval(cfg, getenv, log, g.store)
+	approvals, err := g.buildApproval(cfg)
 	if err != nil {
 		return nil, err
 	}
-	srv, err := mcphttp.New(cfg.serverConfig(), mcphttp.Deps{
+	c.mcpServer, err = mcphttp.New(cfg.serverConfig(), mcphttp.Deps{
 		Approvals:  approvals,
-		Auth:       auth,
-		Backends:   g.backends,
-		Logger:     log,
+		Auth:       c.auth,
+		Backends:   c.backends,
+		Logger:     g.log,
 		Version:    cfg.buildVersion(),
 		Loopback:   IsLoopbackAddr(cfg.Server.Listen),
-		Metrics:    rec,
+		Metrics:    g.rec,
 		MRTR:       g.codec,
 		RateLimits: limits,
 		Tracer:     g.tracer,
 		// Tool search metrics (docs/toolsets.md).
 		ToolsetMetrics: g.searchRec,
-		Keys:           ring,
-		Notices:        g.notices,
+		Keys:           g.ring,
+		Notices:        g.endpointNotices,
 		// A legacy session's log level and resource subscriptions, shared by every replica.
 		SessionState: g.store,
 	})
 	if err != nil {
 		return nil, err
 	}
-	explainSecret, err := cfg.Admin.Explain.resolveSecret(getenv)
+	explainSecret, err := cfg.Admin.Explain.resolveSecret(g.getenv)
 	if err != nil {
 		return nil, err
 	}
-	g.mcpServer = srv
-	g.mount(cfg, srv, auth, explainSecret)
-	if err := g.registerEdgeMetrics(srv); err != nil {
+	adminToken, err := cfg.Admin.resolveToken(g.getenv)
+	if err != nil {
 		return nil, err
 	}
-	return g, nil
+	g.mount(cfg, c, explainSecret, adminToken)
+	return c, nil
 }
 
 // buildState sets up what a later request depends on: the sealing key ring (derived once, here),
 // the shared store, and the requestState codec with its epoch guard.
-func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.Logger, rec *metrics.Recorder) (*seal.KeyRing, error) {
+func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.Logger) error {
 	ring, ephemeral, err := cfg.MRTR.keyRing(getenv)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	g.ring = ring
 	if ephemeral {
 		log.Warn("no mrtr.keys configured: requestState and list cursors use a random per-process key; run a single replica only")
 	}
 	if g.store, err = cfg.Redis.newStore(getenv, log, g.registry); err != nil {
-		return nil, err
+		return err
 	}
 	if n, ok := g.store.(store.Notices); ok {
-		g.notices = n
-		g.lists = newListChangedRelay(n, rec, log)
+		g.notices, g.endpointNotices = n, n
+		g.lists = newListChangedRelay(n, g.rec, log)
+	} else {
+		g.endpointNotices = &localNotices{}
 	}
 	if cfg.Redis.enabled() {
-		counted := countedStore{Store: g.store, rec: rec}
+		counted := countedStore{Store: g.store, rec: g.rec}
 		g.store = counted
 		if l, ok := counted.Store.(store.Leaser); ok {
 			g.store = countedLeaser{countedStore: counted, leaser: l}
@@ -303,61 +398,72 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 		log.Warn("shared store not reachable at start-up; confirmations fail closed until it is", "error", err)
 	}
 	g.codec, err = mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL}, g.replays, nil)
-	return ring, err
+	return err
 }
 
-// buildBackends builds the backend registry with the metrics hooks.
-func (g *gateway) buildBackends(cfg *Config, getenv func(string) string, log *slog.Logger, rec *metrics.Recorder, ring *seal.KeyRing) error {
-	secrets, err := cfg.resolveSecrets(getenv)
+// buildBackends builds the backend registry of c with the metrics hooks.
+func (g *gateway) buildBackends(cfg *Config, c *components) (*upstreams.Registry, error) {
+	secrets, err := cfg.resolveSecrets(g.getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	guard, err := newPinGuard(cfg, getenv, g.store, rec, log)
+	guard, err := newPinGuard(cfg, g.getenv, g.store, g.rec, g.log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	g.backends, err = upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
-		Logger:  log,
-		Cursors: ring.Sealer(seal.PurposeCursor),
+	rec := g.rec
+	return upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
+		Logger:  g.log,
+		Cursors: g.ring.Sealer(seal.PurposeCursor),
 		Observe: rec.ObserveUpstream,
 		// The hooks run under the breaker lock or on the list path: the recorder's methods
-		// are non-blocking.
-		CircuitState: func(upstream string, state int) { rec.SetCircuitState(upstream, circuitGauge(state)) },
-		CacheResult:  rec.ListCache,
+		// are non-blocking. Only the current set's health reaches the gauges (activate sets
+		// them when a set becomes current).
+		CircuitState: func(upstream string, state int) {
+			if c.current.Load() {
+				rec.SetCircuitState(upstream, circuitGauge(state))
+			}
+		},
+		CacheResult: rec.ListCache,
 		// Tool-call metrics label only names a backend published (bounded per backend).
-		OnTools:       g.onTools(rec),
-		OnHealth:      rec.SetUpstreamUp,
+		OnTools: g.onTools(rec),
+		OnHealth: func(upstream string, up bool) {
+			if c.current.Load() {
+				rec.SetUpstreamUp(upstream, up)
+			}
+		},
 		OnListChanged: g.lists.onListChanged(),
 		// Zero is upstreams' default, negative unbounded: the same meaning as in server:.
 		MaxResultBytesInFlight: cfg.Server.MaxResultBytesInFlight,
 		Pins:                   guard,
 	})
-	if err == nil && g.lists != nil {
-		g.lists.apply = g.backends.ListChanged
-	}
-	return err
 }
 
-// mount puts the MCP endpoint and the admin routes on their echo instances.
-func (g *gateway) mount(cfg *Config, srv *mcphttp.Server, auth *authz.Service, explainSecret string) {
-	g.mcp = newEcho()
-	srv.Register(g.mcp)
+// mount puts c's MCP endpoint and admin routes on their echo instances.
+func (g *gateway) mount(cfg *Config, c *components, explainSecret, adminToken string) {
+	c.mcp = newEcho()
+	c.mcpServer.Register(c.mcp)
 	var checks []mcphttp.Check
 	if cfg.Redis.enabled() {
 		checks = append(checks, mcphttp.Check{Name: "redis", Run: g.replays.Prime,
 			Advisory: cfg.Admin.RedisReadiness == redisReadinessAdvisory})
 	}
-	g.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: g.backends, Gatherer: g.registry,
-		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: auth, Loopback: IsLoopbackAddr(cfg.Admin.Listen),
-		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret})
-	g.adminEcho = newEcho()
-	g.admin.Register(g.adminEcho)
+	if c.auth != nil {
+		// Not ready until every issuer's keys were fetched once: a replica that cannot verify
+		// any token must not be sent traffic (a typo'd issuer URL is otherwise silent).
+		authn := c.auth.Authenticator()
+		checks = append(checks, mcphttp.Check{Name: "issuers", Run: func(context.Context) error { return authn.KeysReady() }})
+	}
+	c.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: c.backends, Gatherer: g.registry,
+		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: c.auth, Loopback: IsLoopbackAddr(cfg.Admin.Listen),
+		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret, Token: adminToken})
+	c.adminEcho = newEcho()
+	c.admin.Register(c.adminEcho)
 }
 
+// close ends the process's parts once every component set is closed.
 func (g *gateway) close() {
-	if g.backends != nil {
-		g.backends.Close()
-	}
+	g.sets.closeAll()
 	if g.tracer != nil {
 		shutdownTracer(g.tracer, g.log) // after draining, so the last requests' spans go out
 	}
@@ -404,21 +510,22 @@ func newEcho() *echo.Echo {
 }
 
 // registerEdgeMetrics exports what bounds the client-facing side: responses cut because the
-// client did not read them, and the memory held by request bodies and relayed results.
-func (g *gateway) registerEdgeMetrics(srv *mcphttp.Server) error {
+// client did not read them, and the memory held by request bodies and relayed results. Each sums
+// over the component sets alive: the current one and those still finishing requests.
+func (g *gateway) registerEdgeMetrics() error {
 	for _, c := range []prometheus.Collector{
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "mcp_gateway_client_write_timeouts_total",
 			Help: "Responses cut because the client did not read them within the write deadline.",
-		}, func() float64 { return float64(srv.WriteTimeouts()) }),
+		}, func() float64 { return float64(g.sets.writeTimeouts()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "mcp_gateway_request_body_bytes_in_flight",
 			Help: "Buffer memory held by request bodies being received or served (server.maxBodyBytesInFlight).",
-		}, func() float64 { return float64(srv.BodyBytesInFlight()) }),
+		}, func() float64 { return float64(g.sets.bodyBytesInFlight()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "mcp_gateway_result_bytes_in_flight",
 			Help: "Buffer memory held by backend responses being relayed (server.maxResultBytesInFlight).",
-		}, func() float64 { return float64(g.backends.ResultBytesInFlight()) }),
+		}, func() float64 { return float64(g.sets.resultBytesInFlight()) }),
 	} {
 		if err := g.registry.Register(c); err != nil {
 			return err
@@ -468,7 +575,8 @@ func (b bound) open(cfg *Config) (mcpLn, adminLn net.Listener, err error) {
 func ServeOn(ctx context.Context, cfg *Config, mcpLn, adminLn net.Listener, stdout, stderr io.Writer, started chan<- Listeners) error {
 	defer mcpLn.Close()
 	defer adminLn.Close()
-	return serveBound(ctx, cfg, func(string) string { return "" }, bound{mcpLn, adminLn}, stdout, stderr, started)
+	return run(ctx, cfg, runOptions{getenv: func(string) string { return "" }, stderr: stderr, started: started,
+		bound: bound{mcpLn, adminLn}})
 }
 
 // Serve runs the gateway with cfg, as `gateway serve` does, until ctx is done; started, when not

@@ -38,8 +38,12 @@ func TestCountedStore(t *testing.T) {
 	want := `# HELP mcp_gateway_redis_errors_total HELP
 # TYPE mcp_gateway_redis_errors_total counter
 `
-	for _, op := range []string{metrics.RedisOpCacheGet, metrics.RedisOpCacheSet, metrics.RedisOpNonce, metrics.RedisOpPing, metrics.RedisOpRateLimit} {
-		want += `mcp_gateway_redis_errors_total{op="` + op + `"} 1` + "\n"
+	for _, op := range []string{metrics.RedisOpCacheGet, metrics.RedisOpCacheSet, metrics.RedisOpNonce, metrics.RedisOpNotice, metrics.RedisOpPing, metrics.RedisOpRateLimit} {
+		n := "1"
+		if op == metrics.RedisOpNotice { // not a store operation: exported from start at 0
+			n = "0"
+		}
+		want += `mcp_gateway_redis_errors_total{op="` + op + `"} ` + n + "\n"
 	}
 	mfs, err := reg.Gather()
 	if err != nil {

@@ -19,6 +19,7 @@ that also shape the pod (ports, mounted file paths, Redis, drain timings), so th
 {{- $_ := set $cfg "server" $server }}
 {{- $admin := deepCopy ($cfg.admin | default dict) }}
 {{- $_ := set $admin "listen" (printf ":%d" (int .Values.containerPorts.admin)) }}
+{{- $_ := set $admin "token" (dict "file" (printf "%s/admin-token" (include "mcp-gateway.secretsDir" .))) }}
 {{- $_ := set $cfg "admin" $admin }}
 {{- $_ := set $cfg "mrtr" (include "mcp-gateway.mrtrConfig" . | fromYaml) }}
 {{- $_ := set $cfg "redis" (include "mcp-gateway.redisConfig" . | fromYaml) }}

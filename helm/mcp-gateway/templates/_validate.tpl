@@ -39,9 +39,8 @@ says what to change.
 {{- if and (not $auth.disabled) (not (include "mcp-gateway.publicURL" .)) }}
 {{- $errs = append $errs "with authentication the gateway needs its public URL (the token audience): set config.server.publicURL or an ingress host" }}
 {{- end }}
-{{- $explain := (.Values.config.admin | default dict).explain | default dict }}
-{{- if and $explain.enabled (not $explain.secret) }}
-{{- $errs = append $errs "config.admin.explain.enabled on the pod's admin port needs config.admin.explain.secret ({file: /etc/mcp-gateway/secrets/<name>} from secrets.files or secrets.existingSecret): the explainer reveals the policy and token claims to anyone who can reach the port" }}
+{{- if (.Values.config.admin | default dict).pprof }}
+{{- $errs = append $errs "config.admin.pprof: the gateway serves pprof on a loopback-only admin listener only, and the chart's admin port listens on every pod interface; profile a local gateway instead" }}
 {{- end }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- $errs = append $errs "tls.enabled needs tls.secretName (a kubernetes.io/tls Secret)" }}
@@ -70,6 +69,15 @@ says what to change.
 {{- if and (eq $withValue 0) (not $existing) }}
 {{- $errs = append $errs "no MRTR key: set mrtr.keys to [{id: k1, secret: <head -c 32 /dev/urandom | base64>}] or secrets.existingSecret with one entry mrtr-<id> per key id listed in mrtr.keys" }}
 {{- end }}
+{{- if and (not $existing) (not .Values.adminToken) }}
+{{- $errs = append $errs "no admin token: set adminToken (at least 32 characters: head -c 32 /dev/urandom | base64), the bearer /metrics, /pins and the detail of /readyz need on the pod's admin port, or put admin-token into secrets.existingSecret" }}
+{{- end }}
+{{- if and .Values.adminToken (lt (len .Values.adminToken) 32) }}
+{{- $errs = append $errs "adminToken is shorter than 32 characters; generate one with: head -c 32 /dev/urandom | base64" }}
+{{- end }}
+{{- if and $existing .Values.adminToken }}
+{{- $errs = append $errs "with secrets.existingSecret the chart creates no Secret: put adminToken into that Secret as admin-token" }}
+{{- end }}
 {{- if and $existing (not .Values.mrtr.keys) }}
 {{- $errs = append $errs "secrets.existingSecret needs the MRTR key ids in mrtr.keys (for example [{id: k1}]), read from entries mrtr-<id> of that Secret" }}
 {{- end }}
@@ -94,6 +102,9 @@ says what to change.
 {{- end }}
 {{- if hasKey (.Values.config.admin | default dict) "listen" }}
 {{- $errs = append $errs "config.admin.listen is set by the chart: use containerPorts.admin" }}
+{{- end }}
+{{- if hasKey (.Values.config.admin | default dict) "token" }}
+{{- $errs = append $errs "config.admin.token is set by the chart: use adminToken (or admin-token in secrets.existingSecret)" }}
 {{- end }}
 {{- if hasKey .Values.config "mrtr" }}
 {{- $errs = append $errs "config.mrtr is set by the chart: use mrtr.keys and mrtr.ttl" }}

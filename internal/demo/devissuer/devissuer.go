@@ -54,6 +54,7 @@ const (
 	discoveryPath = "/.well-known/openid-configuration"
 	jwksPath      = "/jwks"
 	tokenPath     = "/token"
+	mintPath      = "/mint"
 	minRSABits    = 2048
 	shutdownGrace = 2 * time.Second
 	maxFormBytes  = 64 << 10
@@ -93,6 +94,9 @@ type Options struct {
 	Users map[string]Claims
 	// Now is the clock for iat/exp. Default time.Now.
 	Now func() time.Time
+	// MintEndpoint serves POST /mint, which signs a token for whatever subject, scopes and
+	// groups it is sent, without any credential (mint.go): for `gateway-demo issuer` only.
+	MintEndpoint bool
 }
 
 // Claims are JWT claims. A nil value deletes a claim the issuer would
@@ -193,6 +197,14 @@ func (i *Issuer) URL() string { return i.url }
 // JWKSURL is the URL of the published key set.
 func (i *Issuer) JWKSURL() string { return i.url + jwksPath }
 
+// MintURL is the credential-less mint endpoint, or "" without Options.MintEndpoint.
+func (i *Issuer) MintURL() string {
+	if !i.opts.MintEndpoint {
+		return ""
+	}
+	return i.url + mintPath
+}
+
 // TokenURL is the token endpoint, or "" when Options.Clients and
 // Options.WebClients are empty.
 func (i *Issuer) TokenURL() string {
@@ -281,6 +293,9 @@ func (i *Issuer) routes() http.Handler {
 	mux.HandleFunc("POST "+tokenPath, i.serveToken)
 	mux.HandleFunc("GET "+authorizePath, i.serveAuthorize)
 	mux.HandleFunc("POST "+authorizePath, i.serveAuthorize)
+	if i.opts.MintEndpoint {
+		mux.HandleFunc("POST "+mintPath, i.serveMint)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if i.down.Load() {
 			http.Error(w, "issuer down", http.StatusServiceUnavailable)

@@ -1,0 +1,273 @@
+package helm
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// deployDoc is the operator's guide every claim of which is checked here.
+const deployDoc = "docs/deploy.md"
+
+// deployClaim is one claim of docs/deploy.md: the opening words of the paragraph, list item or
+// table row that makes it, exactly as written there, and the tests that check it, as
+// "<directory>:<function>" (a Test function, or a check function those tests run). A paragraph
+// that makes no claim about this project (it addresses the reader, or describes what a client
+// or identity provider does) says why in note instead.
+type deployClaim struct {
+	opens string
+	tests []string
+	note  string
+}
+
+var deployClaims = []deployClaim{
+	{opens: "The gateway is one static binary, shipped as a distroless image", tests: []string{"helm:TestBuildStatic", "helm:checkRuntimeStage"}},
+	{opens: "The image is named in one place, the chart", tests: []string{"helm:TestImageIsTheChartsImage", "helm:checkBuildStage", "helm:TestBuildStatic", "helm:TestBuildStaticUsage"}},
+	{opens: "The runtime image is `gcr.io/distroless/static-debian12:nonroot`", tests: []string{"helm:checkRuntimeStage", "internal/gateway:TestAdminListenerDefaults", "internal/gateway:TestAdminAccessConfig", "helm:checkWithGateway"}},
+	{opens: "The values without a usable default are an MRTR key", tests: []string{"helm:TestChart", "helm:TestDeployDocExamples"}},
+	{opens: "`config` is the gateway's `config.yaml`", tests: []string{"helm:TestValuesTyposRefused", "helm:TestValuesSchemaMatchesTypes"}},
+	{opens: "| `server.listen`, `admin.listen` |", tests: []string{"helm:checkCommon", "helm:TestChart"}},
+	{opens: "| `admin.token` |", tests: []string{"helm:checkCommon", "helm:checkMinimal", "helm:checkMounts"}},
+	{opens: "| `server.tls` |", tests: []string{"helm:checkGatewayTLS", "helm:checkIngressTLS"}},
+	{opens: "| `server.drainDelay`, `server.shutdownTimeout` |", tests: []string{"helm:checkDrain", "helm:checkHA"}},
+	{opens: "| `server.publicURL` when empty |", tests: []string{"helm:checkIngressTLS"}},
+	{opens: "| `mrtr` |", tests: []string{"helm:checkMinimal", "helm:checkHA"}},
+	{opens: "| `redis` |", tests: []string{"helm:checkHA", "helm:checkGatewayTLS"}},
+	{opens: "The config is mounted at `/etc/mcp-gateway/config.yaml`", tests: []string{"helm:checkMounts", "helm:TestChart", "internal/gateway:TestDeployEnvironmentOverridesFile"}},
+	{opens: "The pods run as user 65532 with a read-only root filesystem", tests: []string{"helm:checkSecurity"}},
+	{opens: "**Memory.** The chart sets `GOMEMLIMIT`", tests: []string{"helm:TestGoMemLimit"}},
+	{opens: "**No session affinity.**", tests: []string{"helm:checkService", "helm:checkIngressTLS", "internal/testsupport/replicatest:TestReplicas"}},
+	{opens: "**Redis for more than one replica.**", tests: []string{"internal/gateway:TestDeployConfirmationsAcrossReplicas", "internal/testsupport/replicatest:TestReplicas", "helm:TestChart", "helm:checkInternalRedis"}},
+	{opens: "**Timeouts for streamed responses.**", tests: []string{"helm:checkIngressTLS"}},
+	{opens: "| `proxy-buffering` | `off` |", tests: []string{"helm:checkIngressTLS", "internal/gateway:TestDeployStreamsUnbuffered"}},
+	{opens: "| `proxy-read-timeout`, `proxy-send-timeout` |", tests: []string{"helm:checkIngressTLS"}},
+	{opens: "| `proxy-body-size` |", tests: []string{"helm:checkIngressTLS"}},
+	{opens: "| `backend-protocol` | `HTTPS` |", tests: []string{"helm:checkGatewayTLS", "helm:checkIngressTLS"}},
+	{opens: "For another load balancer, set the equivalents", tests: []string{"internal/gateway:TestProtectedResourceMetadata", "helm:checkIngressTLS"}},
+	{opens: "**Draining.** On termination Kubernetes runs the preStop hook", tests: []string{"helm:checkDrain", "helm:checkCommon", "helm:checkMinimal", "internal/testsupport/replicatest:TestReplicas"}},
+	{opens: "**At the Ingress (usual).**", tests: []string{"helm:checkIngressTLS", "helm:checkHA"}},
+	{opens: "**At the gateway.** For end-to-end TLS", tests: []string{"helm:checkGatewayTLS", "internal/gateway:TestHTTPSCertificateRotation"}},
+	{opens: "Either way `config.server.publicURL` must be the exact HTTPS URL", tests: []string{"internal/gateway:TestAttackTable"}},
+	{opens: "Configure the host (an agent, IDE or SDK program)", note: "addresses the reader; the steps below say what the gateway answers"},
+	{opens: "1. **401 and the challenge.**", tests: []string{"internal/gateway:TestAttackTable", "authz:TestServiceChallenges"}},
+	{opens: "2. **Protected resource metadata (RFC 9728).**", tests: []string{"internal/gateway:TestProtectedResourceMetadata", "authz:TestMetadataDocument"}},
+	{opens: "3. **Authorization server metadata (RFC 8414).**", note: "what the MCP host asks the identity provider; the gateway is not involved"},
+	{opens: "4. **Token with `resource` (RFC 8707).**", note: "the host's OAuth flow with the identity provider; the gateway's part (verifying the audience) is the next paragraph"},
+	{opens: "The gateway verifies each token's signature against the issuer's keys", tests: []string{"internal/gateway:TestAttackTable", "internal/gateway:TestRealOpenIDProvider"}},
+	{opens: "- register the public URL as an API/resource", tests: []string{"internal/gateway:TestAttackTable"}},
+	{opens: "- define the scopes your policy rules use", tests: []string{"internal/gateway:TestAttackTable", "authz:TestServiceChallenges"}},
+	{opens: "- make sure the pods can reach the issuer over HTTPS", tests: []string{"internal/gateway:TestIssuerDown", "authz:TestIssuerUnreachable"}},
+	{opens: "The gateway never forwards the client's token to a backend.", tests: []string{"internal/gateway:TestDeployBackendCredentials"}},
+	{opens: "Each backend gets its own credentials, configured as headers", tests: []string{"internal/gateway:TestDeployBackendCredentials", "helm:checkSingle"}},
+	{opens: "Every file under `/etc/mcp-gateway/secrets/` comes from one Secret", tests: []string{"helm:checkMounts", "helm:checkHA", "helm:checkGatewayTLS"}},
+	{opens: "Prometheus metrics are on the admin port, `:9090/metrics`", tests: []string{"internal/gateway:TestAdminListenerDefaults", "internal/gateway:TestAdminAccessConfig", "helm:checkCommon", "helm:checkMinimal"}},
+	{opens: "| `/healthz` |", tests: []string{"internal/gateway:TestAdminEndpointsNeedToken", "helm:checkProbes"}},
+	{opens: "| `/readyz` |", tests: []string{"internal/gateway:TestAdminEndpointsNeedToken", "mcphttp:TestAdminCredential", "helm:checkProbes", "helm:checkTestPod"}},
+	{opens: "| `/metrics`, `/pins` |", tests: []string{"internal/gateway:TestAdminEndpointsNeedToken", "mcphttp:TestAdminCredential"}},
+	{opens: "| `/authz/explain` (when enabled) |", tests: []string{"internal/gateway:TestAdminEndpointsNeedToken", "mcphttp:TestAdminCredential"}},
+	{opens: "| `/debug/pprof/` |", tests: []string{"mcphttp:TestAdminCredential", "internal/gateway:TestAdminAccessConfig", "helm:TestChart"}},
+	{opens: "`networkPolicy.adminFrom` can in addition list the peers", tests: []string{"helm:checkHA", "helm:checkSingle", "helm:TestDeployDocExamples", "internal/gateway:TestAdminEndpointsNeedToken"}},
+	{opens: "and call it with `Authorization: Bearer <secret>`", tests: []string{"internal/gateway:TestAdminListenerRequests"}},
+	{opens: "Two ways to scrape the metrics:", note: "introduces the list below"},
+	{opens: "- **Prometheus Operator**:", tests: []string{"helm:checkServiceMonitor", "helm:checkHA"}},
+	{opens: "- **Annotations**:", tests: []string{"helm:checkMinimal", "helm:checkHA", "internal/gateway:TestAdminEndpointsNeedToken"}},
+	{opens: "`metrics.prometheusRule.enabled` installs the alerts", tests: []string{"helm:checkPrometheusRule", "helm:checkDashboard", "metrics:TestAlertRulesPromtool"}},
+	{opens: "`/readyz` reports the configuration, Redis (when configured), the token issuers and the backends", tests: []string{"mcphttp:TestReadyzChecks", "internal/gateway:TestRedisReadiness", "helm:checkProbes", "internal/gateway:TestTypoIssuerNotReady", "internal/gateway:TestIssuerDownAtStartBecomesReady"}},
+	{opens: "**With the chart: a rolling restart.**", tests: []string{"helm:checkCommon", "helm:testChecksum"}},
+	{opens: "**In place: SIGHUP.**", tests: []string{"internal/gateway:TestReloadOnSIGHUP", "internal/gateway:TestReloadKeepsInFlightSSECall", "internal/gateway:TestReloadPolicyNextRequest", "internal/gateway:TestReloadAcrossReplicasWithRedis"}},
+	{opens: "A configuration with any problem is **refused and the running one stays**", tests: []string{"internal/gateway:TestReloadRefusesInvalidConfiguration", "metrics:TestAlertRulesPromtool"}},
+	{opens: "Some settings belong to what lives as long as the process", tests: []string{"internal/gateway:TestReloadRestartOnlySettings"}},
+	{opens: "| `server.listen`, `admin.listen`, `server.tls`, `server.readHeaderTimeout`", tests: []string{"internal/gateway:TestReloadRestartOnlySettings"}},
+	{opens: "| `log` |", tests: []string{"internal/gateway:TestReloadRestartOnlySettings"}},
+	{opens: "| `tracing` |", tests: []string{"internal/gateway:TestReloadRestartOnlySettings"}},
+	{opens: "| a backend or tool set added since start-up |", tests: []string{"internal/gateway:TestReloadAddsBackend"}},
+	{opens: "Everything else applies at once", tests: []string{"internal/gateway:TestReloadPolicyNextRequest", "internal/gateway:TestReloadEndsOldRequestsAfterShutdownTimeout"}},
+	{opens: "While requests finish on the old configuration", note: "states a limit of a reload (the budgets of two configurations for a moment) and advice; the alert it names is tested with the rules"},
+	{opens: "To reload in place in Kubernetes, outside this chart", note: "a pattern outside the chart for the reader to set up; the SIGHUP it relies on is the paragraph above"},
+	{opens: "A reload reaches every replica within the same minute", note: "advice on choosing between the two ways above, each of which is tested there"},
+	{opens: "MRTR `requestState` (the token a client returns", tests: []string{"internal/seal:TestConfigValidate", "helm:TestChart"}},
+	{opens: "The list is **oldest first: the last key seals new state, every key opens**.", tests: []string{"internal/seal:TestRotation", "helm:checkHA"}},
+	{opens: "1. Append the new key and deploy:", tests: []string{"helm:TestDeployDocExamples", "helm:checkHA"}},
+	{opens: "2. Wait until the rollout is complete and then `mrtr.ttl`", tests: []string{"helm:checkMinimal", "mrtr:TestOpenExpiry"}},
+	{opens: "3. Remove the old key and deploy again.", note: "an instruction"},
+	{opens: "If a key may have leaked, remove it at once instead", tests: []string{"internal/gateway:TestDeployConfirmationsAcrossReplicas", "helm:TestChart"}},
+	{opens: "`helm install` and `helm template` stop with a message naming the fix when:", tests: []string{"helm:TestChart"}},
+	{opens: "- `replicaCount > 1` or `autoscaling.enabled` without Redis;", tests: []string{"helm:TestChart"}},
+	{opens: "- no MRTR key has a secret", tests: []string{"helm:TestChart"}},
+	{opens: "- `secrets.existingSecret` is combined with secrets in values", tests: []string{"helm:TestChart"}},
+	{opens: "- both `redis.url` and `redis.internal.enabled`", tests: []string{"helm:TestChart"}},
+	{opens: "- `config` sets a key the chart manages", tests: []string{"helm:TestChart"}},
+	{opens: "- no `adminToken` and no `secrets.existingSecret`", tests: []string{"helm:TestChart"}},
+	{opens: "- `terminationGracePeriodSeconds` is not larger than", tests: []string{"helm:TestChart", "helm:checkDrain"}},
+	{opens: "- `config.auth.disabled` without `--force`", tests: []string{"helm:TestChart", "helm:checkGatewayTLS"}},
+	{opens: "- `tls.enabled` without `tls.secretName`", tests: []string{"helm:TestChart"}},
+	{opens: "- no backend in `config.upstreams`", tests: []string{"helm:TestChart"}},
+	{opens: "- any key of the values is misspelt", tests: []string{"helm:TestValuesTyposRefused", "helm:TestChart"}},
+	{opens: "The chart needs Kubernetes 1.30 or later", tests: []string{"helm:checkDrain", "helm:TestChart"}},
+}
+
+// TestDeployDocClaims: every paragraph, list item and table row of docs/deploy.md opens as a
+// claim of the registry above, and every test named there exists. A new or reworded claim
+// fails here until it names its test (or the doc is corrected).
+func TestDeployDocClaims(t *testing.T) {
+	root := repoRoot(t)
+	raw, err := os.ReadFile(filepath.Join(root, deployDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := docBlocks(string(raw))
+	used := map[int]bool{}
+	for _, b := range blocks {
+		i := claimFor(b)
+		if i < 0 {
+			t.Errorf("%s: no claim in the registry opens %q: add it with its test", deployDoc, b[:min(len(b), 80)])
+			continue
+		}
+		used[i] = true
+	}
+	for i, c := range deployClaims {
+		if !used[i] {
+			t.Errorf("claim %q is not in %s any more", c.opens, deployDoc)
+		}
+		if len(c.tests) == 0 && c.note == "" {
+			t.Errorf("claim %q names no test", c.opens)
+		}
+		for _, ref := range c.tests {
+			if !testExists(t, root, ref) {
+				t.Errorf("claim %q: %s does not exist", c.opens, ref)
+			}
+		}
+	}
+}
+
+// claimFor returns the index of the claim a block opens with, -1 for none.
+func claimFor(block string) int {
+	for i, c := range deployClaims {
+		if strings.HasPrefix(block, c.opens) {
+			return i
+		}
+	}
+	return -1
+}
+
+// docBlocks splits Markdown into its paragraphs, list items and table rows, each on one line,
+// leaving out headings, fenced code, the table of contents and table header rows.
+func docBlocks(doc string) []string {
+	var blocks []string
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			blocks = append(blocks, strings.Join(cur, " "))
+			cur = nil
+		}
+	}
+	lines := strings.Split(doc, "\n")
+	inCode := false
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "```"):
+			inCode = !inCode
+		case inCode:
+		case trimmed == "", strings.HasPrefix(trimmed, "#"), strings.HasPrefix(trimmed, "- ["):
+			flush()
+		case strings.HasPrefix(trimmed, "|"):
+			flush()
+			next := ""
+			if i+1 < len(lines) {
+				next = lines[i+1]
+			}
+			if !tableRule.MatchString(trimmed) && !tableRule.MatchString(strings.TrimSpace(next)) {
+				blocks = append(blocks, trimmed)
+			}
+		case listItem.MatchString(line):
+			flush()
+			cur = append(cur, trimmed)
+		default:
+			cur = append(cur, trimmed)
+		}
+	}
+	flush()
+	return blocks
+}
+
+var (
+	tableRule = regexp.MustCompile(`^\|[-:| ]+\|$`)
+	listItem  = regexp.MustCompile(`^(- |[0-9]+\. )`)
+)
+
+// testExists reports whether dir:fn names a function of a _test.go file in dir.
+func testExists(t *testing.T, root, ref string) bool {
+	t.Helper()
+	dir, fn, ok := strings.Cut(ref, ":")
+	if !ok {
+		return false
+	}
+	files, err := filepath.Glob(filepath.Join(root, dir, "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "\nfunc "+fn+"(") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDeployDocExamples: every values example of docs/deploy.md (a yaml block; a block whose
+// fence names more than the language, such as a pod spec, is not values) renders, on top of the minimal
+// values (each example shows only what it is about), with its placeholders filled in.
+func TestDeployDocExamples(t *testing.T) {
+	h := newHelm(t)
+	raw, err := os.ReadFile(filepath.Join(h.root, deployDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := yamlBlocks(string(raw))
+	if len(examples) < 4 {
+		t.Fatalf("%d yaml examples found in %s, want at least 4", len(examples), deployDoc)
+	}
+	secret := regexp.MustCompile(`"<[^"]*>"`)
+	dir := t.TempDir()
+	for i, ex := range examples {
+		file := filepath.Join(dir, "example-"+strings.Repeat("x", i+1)+".yaml")
+		filled := secret.ReplaceAllString(ex, `"ZG9jLWV4YW1wbGUtcGxhY2Vob2xkZXItc2VjcmV0LXZhbHVl"`)
+		if err := os.WriteFile(file, []byte(filled), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := h.run(t, "template", releaseName, chartDir, "--namespace", namespace,
+			"--values", filepath.Join("helm", "testdata", "minimal.yaml"), "--values", file)
+		if err != nil {
+			t.Errorf("example %d of %s does not render: %v\n%s", i+1, deployDoc, err, ex)
+			continue
+		}
+		decodeAll(t, out)
+	}
+}
+
+// yamlBlocks returns the fenced yaml code blocks of a Markdown document, dedented.
+func yamlBlocks(doc string) []string {
+	var out []string
+	var cur []string
+	indent, in := "", false
+	for _, line := range strings.Split(doc, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case !in && trimmed == "```yaml":
+			in, indent, cur = true, line[:len(line)-len(strings.TrimLeft(line, " "))], nil
+		case in && trimmed == "```":
+			in = false
+			out = append(out, strings.Join(cur, "\n")+"\n")
+		case in:
+			cur = append(cur, strings.TrimPrefix(line, indent))
+		}
+	}
+	return out
+}

@@ -1,0 +1,156 @@
+package devissuer
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// Defaults of Command.
+const (
+	// CommandAddr is where `gateway-demo issuer` listens unless told otherwise.
+	CommandAddr = "127.0.0.1:9400"
+	// CommandTTL is the lifetime of the tokens it mints unless told otherwise: a working day.
+	CommandTTL = 8 * time.Hour
+	// maxMintTTL bounds the lifetime a /mint request may ask for.
+	maxMintTTL = 7 * 24 * time.Hour
+)
+
+// Command is `gateway-demo issuer`: a development issuer on a fixed loopback address, for
+// trying a gateway configuration of one's own (`gateway serve`) without an identity provider.
+// It serves discovery and the key set, prints the configuration to trust it and one token, and
+// mints more on request (POST /mint) until ctx ends. Its keys live in memory: tokens stop
+// verifying when it stops.
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gateway-demo issuer", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", CommandAddr, "loopback `address` to serve discovery, the key set and /mint on")
+	audience := fs.String("audience", "", "the gateway's server.publicURL: the `URL` tokens are issued for (required)")
+	sub := fs.String("sub", DefaultSubject, "`subject` of the printed token")
+	scope := fs.String("scope", "", "space-separated `scopes` of the printed token")
+	groups := fs.String("groups", "", "comma-separated `groups` of the printed token")
+	ttl := fs.Duration("ttl", CommandTTL, "`lifetime` of the tokens")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: gateway-demo issuer --audience URL [flags]\n\n"+
+			"A DEVELOPMENT-ONLY token issuer on loopback: it signs any token it is asked for.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	case *audience == "":
+		return errors.New("--audience is required: the gateway's server.publicURL, which its tokens must name")
+	case *ttl <= 0 || *ttl > maxMintTTL:
+		return fmt.Errorf("--ttl %s: want more than 0 and at most %s", *ttl, maxMintTTL)
+	}
+	iss, err := New(Options{Addr: *listen, Audience: *audience, TTL: *ttl, MintEndpoint: true})
+	if err != nil {
+		return err
+	}
+	defer iss.Close()
+	claims := Claims{"sub": *sub}
+	addClaims(claims, *scope, *groups)
+	tok, err := iss.Mint(claims)
+	if err != nil {
+		return err
+	}
+	if err := commandText.Execute(stdout, commandView{URL: iss.URL(), MintURL: iss.MintURL(), Audience: *audience,
+		Sub: *sub, Scope: *scope, Groups: *groups, TTL: *ttl, Token: tok}); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// addClaims sets the scope and groups claims when given.
+func addClaims(c Claims, scope, groups string) {
+	if s := strings.Join(strings.Fields(scope), " "); s != "" {
+		c["scope"] = s
+	}
+	var gs []string
+	for _, g := range strings.Split(groups, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			gs = append(gs, g)
+		}
+	}
+	if len(gs) > 0 {
+		c["groups"] = gs
+	}
+}
+
+type commandView struct {
+	URL, MintURL, Audience, Sub, Scope, Groups, Token string
+	TTL                                               time.Duration
+}
+
+var commandText = template.Must(template.New("issuer").Parse(`
+################################################################################
+##  DEVELOPMENT ONLY: this issuer signs ANY token it is asked for, with keys  ##
+##  kept in memory. Never let a gateway that serves real users trust it.      ##
+################################################################################
+
+issuer   {{.URL}}   (discovery: {{.URL}}/.well-known/openid-configuration)
+audience {{.Audience}}
+
+Trust it in the gateway's configuration (server.publicURL must be the audience above):
+
+  server:
+    publicURL: {{.Audience}}
+  auth:
+    issuers:
+      - issuer: {{.URL}}
+
+A token for sub={{.Sub}}{{if .Scope}} scope="{{.Scope}}"{{end}}{{if .Groups}} groups={{.Groups}}{{end}}, valid {{.TTL}}:
+
+  export TOKEN='{{.Token}}'
+
+More tokens while this runs (sub, scope, groups and ttl are all optional):
+
+  curl -s {{.MintURL}} -d sub=bob -d scope='notes:read' -d groups=sre -d ttl=1h
+
+They stop verifying when this process ends (its keys are not saved). Ctrl-C to stop.
+`))
+
+// serveMint signs a token for the subject, scopes and groups of a form, without any
+// credential: it exists only behind Options.MintEndpoint, on loopback. A request from a web
+// page (one carrying Origin) is refused, so a site the developer visits cannot mint tokens.
+func (i *Issuer) serveMint(w http.ResponseWriter, r *http.Request) {
+	if len(r.Header.Values("Origin")) > 0 {
+		writeJSON(w, http.StatusForbidden, map[string]string{"error": "access_denied", "error_description": "not for browsers"})
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	ttl := i.opts.TTL
+	if v := r.PostForm.Get("ttl"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > maxMintTTL {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": "ttl: a duration up to 168h"})
+			return
+		}
+		ttl = d
+	}
+	claims := Claims{"exp": i.opts.Now().Add(ttl).Unix()}
+	if sub := r.PostForm.Get("sub"); sub != "" {
+		claims["sub"] = sub
+	}
+	addClaims(claims, r.PostForm.Get("scope"), r.PostForm.Get("groups"))
+	tok, err := i.Mint(claims)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(ttl.Seconds())})
+}

@@ -1,0 +1,190 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// TestServeAcceptsDevIssuerTokens: the development issuer run as `gateway-demo issuer` beside
+// `gateway serve` gives test tokens for a configuration of one's own. The configuration it
+// prints, completed with listeners, a policy and a backend, is served; the gateway becomes
+// ready (it fetched the issuer's keys), accepts the printed token, and applies its policy to a
+// token minted on request.
+func TestServeAcceptsDevIssuerTokens(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	ports := freeLoopbackPorts(t, 2)
+	mcpAddr, adminAddr := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
+	publicURL := "http://" + mcpAddr + "/mcp"
+
+	out := &mcptest.LogBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	issuerDone := make(chan error, 1)
+	go func() {
+		issuerDone <- devissuer.Command(ctx, []string{"--listen", "127.0.0.1:0", "--audience", publicURL,
+			"--sub", "alice", "--scope", "tools:use"}, out, io.Discard)
+	}()
+	tokenLine := regexp.MustCompile(`export TOKEN='([^']+)'`)
+	mcptest.WaitFor(t, "the issuer's token printed", func() bool { return tokenLine.MatchString(out.String()) })
+	printed := out.String()
+	token := tokenLine.FindStringSubmatch(printed)[1]
+
+	// The printed configuration, as an operator pastes it, completed.
+	_, snippet, _ := strings.Cut(printed, "Trust it in the gateway's configuration (server.publicURL must be the audience above):\n")
+	snippet, _, _ = strings.Cut(snippet, "\nA token for")
+	var cfg map[string]map[string]any
+	if err := yaml.Unmarshal([]byte(snippet), &cfg); err != nil || cfg["auth"] == nil {
+		t.Fatalf("the printed configuration %q: %v", snippet, err)
+	}
+	cfg["server"]["listen"], cfg["server"]["drainDelay"] = mcpAddr, "0s"
+	cfg["admin"] = map[string]any{"listen": adminAddr}
+	cfg["auth"]["policy"] = map[string]any{"rules": []any{map[string]any{"id": "alpha", "upstream": "alpha", "tools": []string{"*"}, "anyScope": []string{"tools:use"}}}}
+	doc := map[string]any{"server": cfg["server"], "admin": cfg["admin"], "auth": cfg["auth"],
+		"upstreams": []any{map[string]any{"name": "alpha", "url": alpha.URL()}}}
+	file := writeYAML(t, t.TempDir(), "config.yaml", doc)
+
+	serveDone := make(chan error, 1)
+	go func() {
+		serveDone <- Run(ctx, "test", []string{"serve", "--config", file}, func(string) string { return "" }, io.Discard, io.Discard)
+	}()
+	mcptest.WaitFor(t, "the gateway ready", func() bool {
+		return readyzOK(http.DefaultClient, "http://"+adminAddr+"/readyz") == nil
+	})
+
+	cs := mcptest.Connect(t, publicURL, mcptest.WithBearer(token))
+	if names := toolNames(t, cs); !slices.Contains(names, "alpha__echo") {
+		t.Fatalf("the printed token lists %v", names)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "dev"}}); err != nil || res.IsError {
+		t.Fatalf("a call with the printed token: %v %+v", err, res)
+	}
+	issuer := regexp.MustCompile(`(?m)^issuer +(\S+)`).FindStringSubmatch(printed)[1]
+	res, err := http.PostForm(issuer+"/mint", url.Values{"sub": {"bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var minted struct {
+		AccessToken string `json:"access_token"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&minted)
+	res.Body.Close()
+	if err != nil || minted.AccessToken == "" {
+		t.Fatalf("mint: %v", err)
+	}
+	if names := toolNames(t, mcptest.Connect(t, publicURL, mcptest.WithBearer(minted.AccessToken))); len(names) != 0 {
+		t.Fatalf("a token without tools:use lists %v", names)
+	}
+
+	cancel()
+	for name, done := range map[string]chan error{"serve": serveDone, "issuer": issuerDone} {
+		if err := <-done; err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestReadmeIssuerCommand: the README's development-issuer command line runs as printed (its
+// flags exist), the address it documents is the command's default, and the fields of its mint
+// example are accepted.
+func TestReadmeIssuerCommand(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	line := regexp.MustCompile(`(?m)^go run \./cmd/gateway-demo issuer (.*)$`).FindStringSubmatch(readme)
+	if line == nil {
+		t.Fatal("the README has no gateway-demo issuer command line")
+	}
+	args := shellWords(t, line[1])
+	if i := slices.Index(args, "--listen"); i < 0 || args[i+1] != devissuer.CommandAddr {
+		t.Fatalf("the README's command does not listen on the default %s: %v", devissuer.CommandAddr, args)
+	} else {
+		args[i+1] = "127.0.0.1:0" // the documented port may be taken on a test machine
+	}
+	if !strings.Contains(readme, "- issuer: http://"+devissuer.CommandAddr) {
+		t.Errorf("the README's auth.issuers example does not name %s", devissuer.CommandAddr)
+	}
+	out := &mcptest.LogBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- devissuer.Command(ctx, args, out, io.Discard) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the README's command: %v", err)
+		}
+	}()
+	mcptest.WaitFor(t, "the README's command printing a token", func() bool {
+		return strings.Contains(out.String(), "export TOKEN='") || len(done) > 0
+	})
+	issuer := regexp.MustCompile(`(?m)^issuer +(\S+)`).FindStringSubmatch(out.String())[1]
+	curl := regexp.MustCompile("curl -s http://" + regexp.QuoteMeta(devissuer.CommandAddr) + `/mint((?: -d \S+)+)`).FindStringSubmatch(readme)
+	if curl == nil {
+		t.Fatal("the README has no mint example")
+	}
+	form := url.Values{}
+	for _, kv := range regexp.MustCompile(`-d (\S+)`).FindAllStringSubmatch(curl[1], -1) {
+		k, v, _ := strings.Cut(kv[1], "=")
+		form.Set(k, v)
+	}
+	res, err := http.PostForm(issuer+"/mint", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || len(form) != 4 {
+		t.Fatalf("the README's mint example %v: %d", form, res.StatusCode)
+	}
+}
+
+// shellWords splits a command line the way a POSIX shell does for plain words and single or
+// double quotes (no escapes or expansions: the README's lines need none).
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	in, quote := false, rune(0)
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '"' || r == '\'':
+			quote, in = r, true
+		case r == ' ' || r == '\t':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if quote != 0 {
+		t.Fatalf("unbalanced quote in %q", line)
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
+}

@@ -1,0 +1,255 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"reflect"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/metrics"
+)
+
+// Reloading the configuration without a restart (docs/deploy.md, "Changing the configuration").
+//
+// On SIGHUP the configuration is loaded again from the same file, environment and flags and
+// validated completely: everything `serve` checks before it binds a port, and then a whole new
+// component set is built from it (backends, policy and authentication, tool sets, pins, rate
+// limits, the approval page, the endpoint and the admin routes), with every secret and the pins
+// lock file read again. Only when all of that succeeded, and the keys of every issuer are in
+// hand, does the new set replace the running one, in one atomic step (swap.go); requests in
+// flight finish on the set they started on. Anything that fails refuses the reload: the running
+// configuration stays, the errors are logged, and mcp_gateway_config_reloads_total{result=
+// "failure"} counts it.
+//
+// Some settings shape what lives as long as the process (restartOnly): a reload keeps their
+// running values, applies everything else, and reports them, in the log and in
+// mcp_gateway_config_restart_required, as waiting for a restart.
+
+// reloadSource is where a reload's configuration comes from and what asks for one.
+type reloadSource struct {
+	// load reads the configuration again, as at start-up.
+	load func() (*Config, error)
+	// trigger asks for a reload (SIGHUP).
+	trigger <-chan os.Signal
+	// results, when set, receives each reload's outcome (tests).
+	results chan<- error
+}
+
+func (s *reloadSource) signals() <-chan os.Signal {
+	if s == nil {
+		return nil
+	}
+	return s.trigger
+}
+
+func (s *reloadSource) report(err error) {
+	if s != nil && s.results != nil {
+		s.results <- err
+	}
+}
+
+// serveReloading is `gateway serve`: cfg is served, and load gives the configuration again on
+// every SIGHUP (which would otherwise end the process).
+func serveReloading(ctx context.Context, cfg *Config, load func() (*Config, error), getenv func(string) string, stderr io.Writer) error {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	return run(ctx, cfg, runOptions{getenv: getenv, stderr: stderr, reload: &reloadSource{load: load, trigger: hup}})
+}
+
+// errDraining refuses a reload that arrives once the gateway is stopping.
+var errDraining = errors.New("the gateway is draining: a reload would serve nobody")
+
+// reloadState is what the process keeps about reloads. Reloads, start-up and the drain all run
+// on serve's goroutine; mu also covers the retiring sets' reads.
+type reloadState struct {
+	mu       sync.Mutex
+	running  *Config // the configuration being served, restart-only settings as started
+	draining bool
+	runCtx   context.Context // the process's background context: each set's derives from it
+	// metricUpstreams and metricToolsets are the label values the recorders were built with:
+	// fixed for the life of the process (bounded labels).
+	metricUpstreams, metricToolsets []string
+
+	// metrics records the reloads (mcp_gateway_config_*).
+	metrics *metrics.Reloads
+}
+
+// register exports the reload metrics, as of a start-up at now.
+func (r *reloadState) register(reg prometheus.Registerer, now time.Time) error {
+	r.metricUpstreams = r.running.upstreamNames()
+	for _, ts := range r.running.Toolsets {
+		r.metricToolsets = append(r.metricToolsets, ts.Name)
+	}
+	var err error
+	r.metrics, err = metrics.NewReloads(reg, now)
+	return err
+}
+
+// reloadFrom reloads the configuration that load returns, logs and counts the outcome.
+func (g *gateway) reloadFrom(load func() (*Config, error)) error {
+	g.log.Info("reloading the configuration")
+	err := g.reload(load)
+	r := &g.reloads
+	if err != nil {
+		r.metrics.Refused()
+		g.log.Error("configuration reload refused; the running configuration stays", "error", err.Error())
+		return err
+	}
+	r.metrics.Applied(time.Now())
+	return nil
+}
+
+// reload validates and builds the configuration load returns and, when all went well, makes it
+// the one new requests are served with. The previous set retires in the background.
+func (g *gateway) reload(load func() (*Config, error)) error {
+	next, err := load()
+	if err != nil {
+		return err
+	}
+	r := &g.reloads
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.draining {
+		return errDraining
+	}
+	restart := keepRestartOnly(next, r.running)
+	restart = append(restart, r.newLabels(next)...)
+	// Complete validated next as loaded; with the restart-only settings put back the whole
+	// must still hold together (auth.disabled and the listener, for example).
+	if err := next.validate(); err != nil {
+		return fmt.Errorf("invalid configuration with the running values of the settings that need a restart:\n%w", err)
+	}
+	prev := g.current.Load()
+	c, err := g.buildComponents(next, prev)
+	if err != nil {
+		return err
+	}
+	if err := fetchIssuerKeys(c, next); err != nil {
+		c.close()
+		return err
+	}
+	c.admin.SetReady(true)
+	g.activate(c, prev)
+	g.startComponents(c)
+	r.running = next
+	g.sets.retiring.Add(1)
+	go g.retire(prev, next.Server.ShutdownTimeout)
+	g.logReload(prev, c, restart)
+	return nil
+}
+
+// fetchIssuerKeys fetches the keys of every issuer of c not taken over from the running set.
+// A reload is applied only once every issuer's keys are in hand: a typo'd issuer would
+// otherwise take every replica out of the load balancer at once, since all of them reload the
+// same file.
+func fetchIssuerKeys(c *components, cfg *Config) error {
+	if c.auth == nil {
+		return nil
+	}
+	timeout := cmp.Or(cfg.Auth.FetchTimeout, authz.DefaultFetchTimeout)
+	// Discovery, then the key set: two requests, each bounded by the fetch timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*timeout+time.Second)
+	defer cancel()
+	return c.auth.Authenticator().FetchKeys(ctx)
+}
+
+// logReload says what the reload changed in the backends and what waits for a restart.
+func (g *gateway) logReload(prev, c *components, restart []string) {
+	was, now := prev.backends.Upstreams(), c.backends.Upstreams()
+	var added, removed []string
+	for _, n := range now {
+		if !slices.Contains(was, n) {
+			added = append(added, n)
+		}
+	}
+	for _, n := range was {
+		if !slices.Contains(now, n) {
+			removed = append(removed, n)
+		}
+	}
+	g.log.Info("configuration reloaded", "upstreams", len(now), "added", added, "removed", removed,
+		"previous_requests_in_flight", prev.gate.inFlight())
+	warnNoAuth(c.cfg, g.log)
+	if len(restart) > 0 {
+		g.reloads.metrics.RestartRequired(true)
+		g.log.Warn("settings that take effect only on a restart changed; they keep their running values", "settings", restart)
+	} else {
+		g.reloads.metrics.RestartRequired(false)
+	}
+}
+
+// stopReloads refuses every later reload, reports the gateway not ready, and returns the
+// running configuration for the drain.
+func (g *gateway) stopReloads() *Config {
+	r := &g.reloads
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.draining = true
+	g.current.Load().admin.SetReady(false)
+	return r.running
+}
+
+// keepRestartOnly gives next the running values of the settings only a restart can change, and
+// returns the names of those next had changed. They belong to what lives as long as the
+// process: the listeners and their TLS mode, the log, the sealing keys (every requestState,
+// cursor, session id and approval record in flight was sealed with them), the shared store's
+// connection, and the tracer.
+func keepRestartOnly(next, running *Config) []string {
+	var changed []string
+	for _, s := range []struct {
+		name    string
+		changed bool
+	}{
+		{"server.listen", keep(&next.Server.Listen, running.Server.Listen)},
+		{"server.tls", keep(&next.Server.TLS, running.Server.TLS)},
+		{"server.readHeaderTimeout", keep(&next.Server.ReadHeaderTimeout, running.Server.ReadHeaderTimeout)},
+		{"server.idleTimeout", keep(&next.Server.IdleTimeout, running.Server.IdleTimeout)},
+		{"server.maxHeaderBytes", keep(&next.Server.MaxHeaderBytes, running.Server.MaxHeaderBytes)},
+		{"admin.listen", keep(&next.Admin.Listen, running.Admin.Listen)},
+		{"log", keep(&next.Log, running.Log)},
+		{"mrtr", keep(&next.MRTR, running.MRTR)},
+		{"redis", keep(&next.Redis, running.Redis)},
+		{"tracing", keep(&next.Tracing, running.Tracing)},
+	} {
+		if s.changed {
+			changed = append(changed, s.name)
+		}
+	}
+	return changed
+}
+
+// keep sets *dst to running and reports whether it differed.
+func keep[T any](dst *T, running T) bool {
+	differs := !reflect.DeepEqual(*dst, running)
+	*dst = running
+	return differs
+}
+
+// newLabels names the backends and tool sets of next the metrics were not built with: their
+// series are counted under "_other" until a restart (metric labels are a closed set).
+func (r *reloadState) newLabels(next *Config) []string {
+	var out []string
+	for _, n := range next.upstreamNames() {
+		if !slices.Contains(r.metricUpstreams, n) {
+			out = append(out, "metric labels of upstream "+n)
+		}
+	}
+	for _, ts := range next.Toolsets {
+		if !slices.Contains(r.metricToolsets, ts.Name) {
+			out = append(out, "metric labels of tool set "+ts.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,252 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/promcheck"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// TestMetricsScrapeCoversShippedFiles drives a gateway configured like production (issuers, one
+// of them down, Redis, a 2026 backend pinned in a lock file that then lists a tool it did not
+// have, a pre-2026 backend, a backend that answers garbage and one that is gone, confirmations
+// on the form and on the approval page, rate limits, a search endpoint) with representative
+// traffic from 2026-07-28 and pre-2026 clients, pauses Redis for one call, and scrapes
+// /metrics. Every metric, label and grouping label the shipped alert rules and dashboard use
+// must be in that scrape, every input series of the rules' promtool tests must be one of its
+// series, no gateway label value is empty, and a backend is labelled upstream everywhere.
+func TestMetricsScrapeCoversShippedFiles(t *testing.T) {
+	s := scrapeServedGateway(t)
+	root := filepath.Join("..", "..")
+	rules, err := promcheck.LoadRules(filepath.Join(root, promcheck.RulesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dash, err := promcheck.DashboardExprs(filepath.Join(root, promcheck.DashboardFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests, err := promcheck.LoadRuleTests(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exprs := append(promcheck.RuleExprs(rules), dash...)
+	if len(exprs) < 40 || len(tests.Tests) == 0 {
+		t.Fatalf("%d queries and %d promtool tests read: the files were not found whole", len(exprs), len(tests.Tests))
+	}
+	for _, e := range exprs {
+		for _, err := range s.CheckQuery(e) {
+			t.Error(err)
+		}
+	}
+	for _, err := range s.CheckInputSeries(tests) {
+		t.Error(err)
+	}
+	if empty := s.EmptyLabelValues(promcheck.Prefix); len(empty) > 0 {
+		t.Errorf("series with an empty label value (reads as an absent label in PromQL): %v", empty)
+	}
+	for _, f := range s.Families() {
+		if slices.Contains(s.LabelNames(f), "backend") {
+			t.Errorf("%s labels a backend \"backend\"; every other series says upstream", f)
+		}
+	}
+	checkREADMEMetrics(t, s, filepath.Join(root, "README.md"))
+}
+
+// checkREADMEMetrics holds the README's metrics table to the scrape: every gateway family the
+// scrape holds is a row with its type and exactly its labels, and every row is in the scrape
+// (but for the in-memory store's, which a gateway with Redis does not have).
+func checkREADMEMetrics(t *testing.T, s promcheck.Scrape, readme string) {
+	t.Helper()
+	raw, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `(mcp_gateway_[a-z0-9_]+)` \\| (counter|gauge|histogram) \\|\\s*([a-z_, ]*?)\\s*\\|")
+	rows := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(raw), -1) {
+		labels := strings.Split(strings.ReplaceAll(m[3], " ", ""), ",")
+		slices.Sort(labels)
+		rows[m[1]] = m[2] + " " + strings.Join(labels, ",")
+	}
+	for _, f := range s.Families() {
+		if !strings.HasPrefix(f, promcheck.Prefix) {
+			continue
+		}
+		labels := s.LabelNames(f)
+		if labels == nil {
+			labels = []string{""}
+		}
+		slices.Sort(labels)
+		if want := s.Type(f) + " " + strings.Join(labels, ","); rows[f] != want {
+			t.Errorf("README metrics table: %s is %q, the scrape says %q", f, rows[f], want)
+		}
+	}
+	for f := range rows {
+		if !s.Has(f) && f != "mcp_gateway_store_full_total" {
+			t.Errorf("README metrics table lists %s, which the gateway does not export", f)
+		}
+	}
+}
+
+// scrapeServedGateway runs the traffic described on TestMetricsScrapeCoversShippedFiles and
+// returns the scrape.
+func scrapeServedGateway(t *testing.T) promcheck.Scrape {
+	t.Helper()
+	iss, down := newIssuer(t), newIssuer(t)
+	redis := testredis.Start(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	beta := mcptest.StartLegacyServer(t, "beta")
+	odd := startOutcomeBackend(t)
+	lock := pinLock(t, alpha)
+	alpha.MCP().AddTool(&mcp.Tool{Name: "extra", Description: "Listed after the pins were written.",
+		InputSchema: map[string]any{"type": "object"}}, noopTool)
+	alice, downTok := mintFor(t, iss, "alice"), mintFor(t, down, "mallory")
+	down.SetDown(true)
+	gw := startTestGateway(t, func(c *Config) {
+		scrapeConfig(t, c, iss.URL(), down.URL(), redis.URL(), odd.srv.URL)
+		c.Pins = &pins.Config{Mode: pins.ModeOff, LockFile: lock,
+			Backends: map[string]pins.BackendConfig{"alpha": {Mode: pins.ModeLockfile}}}
+	}, alpha, beta)
+
+	modernTraffic(t, gw, alice, downTok)
+	legacy := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithBearer(alice),
+		mcptest.WithElicitation(mcptest.Accept(map[string]any{"approve": true})))
+	for _, name := range []string{"alpha__echo", "beta__echo"} {
+		if res, err := legacy.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "hi"}}); err != nil || res.IsError {
+			t.Fatalf("pre-2026 %s: %v %+v", name, err, res)
+		}
+	}
+	searchTraffic(t, gw, alice)
+
+	state := askConfirmation(t, gw, alice)
+	redis.Pause()
+	rawCall(t, gw, alice, "alpha__add", `{"a":1,"b":2}`, "")                  // rate limit check fails
+	rawCall(t, gw, alice, "alpha__echo", `{"text":"pay 10"}`, approve(state)) // single use cannot be checked
+	redis.Resume()
+
+	res, err := http.Get("http://" + gw.Admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	s, err := promcheck.ParseScrape(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// scrapeConfig is the production-like configuration of scrapeServedGateway.
+func scrapeConfig(t *testing.T, c *Config, issuer, downIssuer, redisURL, oddURL string) {
+	c.Auth.Disabled = false
+	c.Server.PublicURL = testResource
+	c.Auth.Issuers = []authz.IssuerConfig{{Issuer: issuer}, {Issuer: downIssuer}}
+	c.MRTR.Keys = testKeys
+	c.Legacy = newConfig().Legacy
+	c.Redis.URL = redisURL
+	c.Redis.ReadTimeout, c.Redis.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
+	c.Redis.Breaker = store.RedisBreaker{Failures: 100, Cooldown: time.Second}
+	c.RateLimit.Lease = 1 // every call asks Redis
+	for _, u := range []struct{ name, url string }{{"odd", oddURL + "/mcp"}, {"gone", "http://" + closedPort(t) + "/mcp"}} {
+		var uc UpstreamConfig
+		uc.Name, uc.URL, uc.Protocol, uc.Timeout = u.name, u.url, upstreams.ProtocolVersion, 5*time.Second
+		c.Upstreams = append(c.Upstreams, uc)
+	}
+	use := []string{"tools:use"}
+	rules := []authz.RuleConfig{
+		{ID: "confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: use, Confirm: authz.ConfirmForm},
+		{ID: "page", Upstream: "alpha", Tools: []string{"whoami"}, AnyScope: use, Confirm: authz.ConfirmURL},
+		{ID: "limited", Upstream: "alpha", Tools: []string{"add"}, AnyScope: use, RateLimit: "100000/m"},
+		{ID: "alpha", Upstream: "alpha", Tools: []string{"*"}, AnyScope: use},
+		{ID: "beta", Upstream: "beta", Tools: []string{"*"}, AnyScope: use},
+		{ID: "odd", Upstream: "odd", Tools: []string{"*"}, AnyScope: use},
+		{ID: "gone", Upstream: "gone", Tools: []string{"*"}, AnyScope: use},
+	}
+	for i := range rules {
+		rules[i].Issuers = []string{"*"}
+	}
+	c.Auth.Policy.Rules = rules
+	c.Approval.ClientID, c.Approval.Issuer = "gateway-approval", issuer
+	c.Toolsets = []mcphttp.ToolsetConfig{{Name: "search", Include: []mcphttp.SelectorConfig{{}},
+		Search: mcphttp.SearchConfig{Enabled: true}}}
+}
+
+// modernTraffic: 2026-07-28 calls ending in every outcome the alerts read, failed tokens, a
+// tampered confirmation and an approval asked on the page.
+func modernTraffic(t *testing.T, gw Listeners, alice, downTok string) {
+	t.Helper()
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithBearer(alice),
+		mcptest.WithElicitation(func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if strings.Contains(req.Params.Message, "name") {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		}))
+	_ = toolNames(t, cs)
+	for name, args := range map[string]map[string]any{
+		"alpha__echo": {"text": "hi"}, "alpha__ask_name": {}, "alpha__add": {"a": 1, "b": 2},
+	} {
+		if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args}); err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+	}
+	for name, want := range map[string]int{"odd__reject": 200, "odd__garbage": 502, "gone__ok": 502, "alpha__extra": 403} {
+		if status, _ := rawCall(t, gw, alice, name, `{}`, ""); status != want {
+			t.Errorf("%s: %d, want %d", name, status, want)
+		}
+	}
+	for tok, want := range map[string]int{"": 401, alice[:len(alice)-4] + "AAAA": 401, downTok: 503} {
+		if status, _ := rawCall(t, gw, tok, "alpha__add", `{"a":1,"b":2}`, ""); status != want {
+			t.Errorf("token %.12s...: %d, want %d", tok, status, want)
+		}
+	}
+	state := askConfirmation(t, gw, alice)
+	if status, _ := rawCall(t, gw, alice, "alpha__echo", `{"text":"pay 10"}`, approve(state[:len(state)-2]+"AA")); status != 400 {
+		t.Errorf("tampered requestState: %d, want 400", status)
+	}
+	if _, r := callWithMeta(t, gw, alice, urlElicitMeta, "alpha__whoami", `{}`, ""); r.Result.ResultType != "input_required" {
+		t.Errorf("confirm: url call: %+v", r)
+	}
+}
+
+// searchTraffic: find_tools and call_tool on the search endpoint.
+func searchTraffic(t *testing.T, gw Listeners, alice string) {
+	t.Helper()
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp/search", mcptest.WithBearer(alice))
+	_ = toolNames(t, cs)
+	if got := findTools(t, cs, "add two integers"); len(got) == 0 {
+		t.Error("find_tools found nothing")
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool",
+		Arguments: map[string]any{"name": "alpha__add", "arguments": map[string]any{"a": 2, "b": 5}}})
+	if err != nil || mcptest.ResultText(res) != "7" {
+		t.Errorf("call_tool: %v %+v", err, res)
+	}
+}
+
+// askConfirmation asks for alpha__echo's confirmation and returns its requestState.
+func askConfirmation(t *testing.T, gw Listeners, tok string) string {
+	t.Helper()
+	_, r := rawCall(t, gw, tok, "alpha__echo", `{"text":"pay 10"}`, "")
+	if r.Result.ResultType != "input_required" || r.Result.RequestState == "" {
+		t.Fatalf("expected a confirmation, got %+v", r)
+	}
+	return r.Result.RequestState
+}

@@ -1,0 +1,75 @@
+package mcphttp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// TestLegacyClientWaitLeftOutOfLatency: a pre-2026 call that waits for its user (here a backend's
+// elicitation the user takes an hour to answer, on the gateway's clock) is observed in the
+// request duration without that hour, and the hour goes to the client-wait histogram, so a p99
+// latency objective never counts a person thinking.
+func TestLegacyClientWaitLeftOutOfLatency(t *testing.T) {
+	const think = time.Hour
+	be := mcptest.StartServer(t, "be")
+	clock := mcptest.NewClock(time.Now())
+	reg := prometheus.NewRegistry()
+	rec, err := metrics.New(reg, metrics.Options{Upstreams: []string{"be"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, s := startLegacyGateway(t, Config{}, Deps{MRTR: testMRTRCodec(t), Clock: clock.Now, Metrics: rec},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	s.legacy.asker = newTestAsker()
+	cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			clock.Advance(think)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		}))
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__ask_name", Arguments: map[string]any{}})
+	if err != nil || res.IsError || mcptest.ResultText(res) != "Hello, Ada" {
+		t.Fatalf("ask_name: %v %+v", err, res)
+	}
+	latency := histogramOf(t, reg, metrics.NameRequestDuration, "tools/call")
+	wait := histogramOf(t, reg, metrics.NameClientWait, "tools/call")
+	if latency.GetSampleCount() != 1 || latency.GetSampleSum() >= think.Seconds() {
+		t.Errorf("request duration of the call: %d samples, %v s; want 1 without the user's %v",
+			latency.GetSampleCount(), latency.GetSampleSum(), think)
+	}
+	if wait.GetSampleCount() != 1 || wait.GetSampleSum() < think.Seconds() {
+		t.Errorf("client wait of the call: %d samples, %v s; want 1 of at least %v",
+			wait.GetSampleCount(), wait.GetSampleSum(), think)
+	}
+}
+
+// histogramOf returns the histogram of family name for method, failing when it is absent.
+func histogramOf(t *testing.T, reg prometheus.Gatherer, name, method string) *dto.Histogram {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "method" && lp.GetValue() == method {
+					return m.GetHistogram()
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s{method=%q}", name, method)
+	return nil
+}
