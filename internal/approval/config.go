@@ -2,11 +2,12 @@ package approval
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // Defaults of Config.
@@ -84,35 +85,37 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports every problem in a configured page at once.
+// Validate reports every problem in a configured page at once, each a *configerr.Error naming
+// the setting's key path in the gateway's configuration file (approval.baseURL).
 func (c Config) Validate() error {
 	var errs []error
+	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if !strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, "?#*{}: ") || c.Path == "/" {
-		errs = append(errs, fmt.Errorf("approval.path %q: must be an absolute path other than /, without wildcards", c.Path))
+		add("approval.path", "%q: want an absolute path other than /, without wildcards", c.Path)
 	}
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
 		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-		errs = append(errs, fmt.Errorf("approval.baseURL %q: must be scheme://host[:port] only", c.BaseURL))
+		add("approval.baseURL", "%q: want scheme://host[:port] only (default: the scheme and host of server.publicURL)", c.BaseURL)
 	} else if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
 		// The session cookie is Secure: over plain http only loopback development works, and
 		// anywhere else the sign-in would travel in clear.
-		errs = append(errs, fmt.Errorf("approval.baseURL %q: must use https (http only on loopback)", c.BaseURL))
+		add("approval.baseURL", "%q: want https (http only on loopback)", c.BaseURL)
 	}
 	if c.Issuer == "" {
-		errs = append(errs, errors.New("approval.issuer: required (one of auth.issuers)"))
+		add("approval.issuer", "required: one of auth.issuers (the default when there is only one)")
 	}
 	if c.ClientID == "" {
-		errs = append(errs, errors.New("approval.clientID: required"))
+		add("approval.clientID", "required")
 	}
 	if c.SessionTTL < time.Minute || c.SessionTTL > MaxSessionTTL {
-		errs = append(errs, fmt.Errorf("approval.sessionTTL %s: must be between 1m and %s", c.SessionTTL, MaxSessionTTL))
+		add("approval.sessionTTL", "%s: want 1m to %s", c.SessionTTL, MaxSessionTTL)
 	}
 	if c.MaxPendingPerCaller < 1 || c.MaxPendingPerCaller > MaxMaxPendingPerCaller {
-		errs = append(errs, fmt.Errorf("approval.maxPendingPerCaller %d: must be between 1 and %d", c.MaxPendingPerCaller, MaxMaxPendingPerCaller))
+		add("approval.maxPendingPerCaller", "%d: want 1 to %d", c.MaxPendingPerCaller, MaxMaxPendingPerCaller)
 	}
 	if c.MaxPendingBytesPerCaller < MinMaxPendingBytesPerCaller || c.MaxPendingBytesPerCaller > MaxMaxPendingBytesPerCaller {
-		errs = append(errs, fmt.Errorf("approval.maxPendingBytesPerCaller %d: must be between %d and %d",
-			c.MaxPendingBytesPerCaller, MinMaxPendingBytesPerCaller, MaxMaxPendingBytesPerCaller))
+		add("approval.maxPendingBytesPerCaller", "%d: want %d to %d",
+			c.MaxPendingBytesPerCaller, MinMaxPendingBytesPerCaller, MaxMaxPendingBytesPerCaller)
 	}
 	return errors.Join(errs...)
 }

@@ -134,7 +134,7 @@ func TestApprovalConfigValidation(t *testing.T) {
 		}, "needs authentication"},
 		"bad path":      {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "approval" }, "approval.path"},
 		"mcp path":      {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "/mcp" }, "MCP endpoint's path"},
-		"plain http":    {func(c *Config) { c.Approval.ClientID, c.Approval.BaseURL = "gw", "http://gw.example.com" }, "must use https"},
+		"plain http":    {func(c *Config) { c.Approval.ClientID, c.Approval.BaseURL = "gw", "http://gw.example.com" }, "approval.baseURL: \"http://gw.example.com\": want https"},
 		"pending count": {func(c *Config) { c.Approval.ClientID, c.Approval.MaxPendingPerCaller = "gw", 5000 }, "approval.maxPendingPerCaller"},
 		"pending bytes": {func(c *Config) { c.Approval.ClientID, c.Approval.MaxPendingBytesPerCaller = "gw", 1024 }, "approval.maxPendingBytesPerCaller"},
 		"old fallback": {func(c *Config) {
