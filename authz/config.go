@@ -3,10 +3,14 @@ package authz
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // Defaults applied by New when a Config field is zero.
@@ -119,34 +123,39 @@ type ResourceMetadataConfig struct {
 	ResourceTosURI string `yaml:"resourceTosURI"`
 }
 
-// Validate reports every problem in c at once. It changes nothing.
+// Validate reports every problem in c at once, each a *configerr.Error whose key path is
+// relative to the auth block (issuers[0].issuer). It changes nothing.
 func (c Config) Validate() error {
 	var errs []error
+	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if len(c.Issuers) == 0 {
-		errs = append(errs, errors.New("authz: issuers: at least one issuer is required"))
+		add("issuers", "at least one issuer is required")
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for i, is := range c.Issuers {
-		if seen[is.Issuer] {
-			errs = append(errs, fmt.Errorf("authz: issuers[%d]: duplicate issuer %q", i, is.Issuer))
+		at := fmt.Sprintf("issuers[%d]", i)
+		if first, dup := seen[is.Issuer]; dup {
+			add(at+".issuer", "%q is already issuer %d; each issuer once", is.Issuer, first)
+		} else {
+			seen[is.Issuer] = i
 		}
-		seen[is.Issuer] = true
-		errs = append(errs, is.validate(fmt.Sprintf("issuers[%d]", i)))
+		errs = append(errs, configerr.Under(at, nil, is.validate()...)...)
 	}
 	if c.ClockSkew < 0 || c.ClockSkew > MaxClockSkew {
-		errs = append(errs, fmt.Errorf("authz: clockSkew %s outside [0, %s]", c.ClockSkew, MaxClockSkew))
+		add("clockSkew", "%s: want 0s to %s", c.ClockSkew, MaxClockSkew)
 	}
 	for i, name := range c.ScopeClaim {
 		if name == "" {
-			errs = append(errs, fmt.Errorf("authz: scopeClaim[%d]: empty", i))
+			add(fmt.Sprintf("scopeClaim[%d]", i), "empty: want a claim name")
 		}
 	}
-	for k, v := range map[string]time.Duration{
-		"discoveryRetryInterval": c.DiscoveryRetryInterval, "jwksMinRefreshInterval": c.JWKSMinRefreshInterval,
-		"jwksMaxAge": c.JWKSMaxAge, "fetchTimeout": c.FetchTimeout,
-	} {
-		if v < 0 {
-			errs = append(errs, fmt.Errorf("authz: %s: negative", k))
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"discoveryRetryInterval", c.DiscoveryRetryInterval}, {"jwksMinRefreshInterval", c.JWKSMinRefreshInterval},
+		{"jwksMaxAge", c.JWKSMaxAge}, {"fetchTimeout", c.FetchTimeout}} {
+		if d.v < 0 {
+			add(d.key, "must not be negative")
 		}
 	}
 	errs = append(errs, validateHierarchy(c.ScopeHierarchy), c.ResourceMetadata.validate(), c.Policy.validate(),
@@ -154,28 +163,28 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (ic IssuerConfig) validate(at string) error {
+func (ic IssuerConfig) validate() []error {
 	var errs []error
 	if err := checkURL(ic.Issuer); err != nil {
-		errs = append(errs, fmt.Errorf("authz: %s.issuer: %w", at, err))
+		errs = append(errs, configerr.At("issuer", "%v", err))
 	}
 	if ic.JWKSURL != "" {
 		if err := checkURL(ic.JWKSURL); err != nil {
-			errs = append(errs, fmt.Errorf("authz: %s.jwksURL: %w", at, err))
+			errs = append(errs, configerr.At("jwksURL", "%v", err))
 		}
 	}
 	for j, a := range ic.Audiences {
 		if a == "" {
-			errs = append(errs, fmt.Errorf("authz: %s.audiences[%d]: empty", at, j))
+			errs = append(errs, configerr.At(fmt.Sprintf("audiences[%d]", j), "empty: want a resource URI"))
 		}
 	}
 	allowed := DefaultAlgorithms()
 	for j, alg := range ic.Algorithms {
 		if !contains(allowed, alg) {
-			errs = append(errs, fmt.Errorf("authz: %s.algorithms[%d]: %q not allowed (asymmetric JWS algorithms only)", at, j, alg))
+			errs = append(errs, configerr.At(fmt.Sprintf("algorithms[%d]", j), "%q: want one of %s (asymmetric JWS algorithms only)", alg, strings.Join(allowed, ", ")))
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // checkURL accepts https URLs, and http only on loopback hosts so the local
@@ -207,13 +216,14 @@ func isLoopbackHost(h string) bool {
 
 func validateHierarchy(h map[string][]string) error {
 	var errs []error
-	for broad, narrow := range h {
+	for _, broad := range slices.Sorted(maps.Keys(h)) {
+		at := "scopeHierarchy." + broad
 		if !validScope(broad) {
-			errs = append(errs, fmt.Errorf("authz: scopeHierarchy: invalid scope %q", broad))
+			errs = append(errs, configerr.At(at, "%q is not a scope (printable ASCII without spaces, quotes or backslashes)", broad))
 		}
-		for _, n := range narrow {
+		for j, n := range h[broad] {
 			if !validScope(n) {
-				errs = append(errs, fmt.Errorf("authz: scopeHierarchy[%s]: invalid scope %q", broad, n))
+				errs = append(errs, configerr.At(fmt.Sprintf("%s[%d]", at, j), "%q is not a scope (printable ASCII without spaces, quotes or backslashes)", n))
 			}
 		}
 	}
@@ -237,20 +247,20 @@ func validScope(s string) bool {
 
 func (m ResourceMetadataConfig) validate() error {
 	var errs []error
-	for k, v := range map[string]string{
-		"resource": m.Resource, "resourceDocumentation": m.ResourceDocumentation,
-		"resourcePolicyURI": m.ResourcePolicyURI, "resourceTosURI": m.ResourceTosURI,
+	for _, f := range []struct{ key, v string }{
+		{"resource", m.Resource}, {"resourceDocumentation", m.ResourceDocumentation},
+		{"resourcePolicyURI", m.ResourcePolicyURI}, {"resourceTosURI", m.ResourceTosURI},
 	} {
-		if v == "" {
+		if f.v == "" {
 			continue
 		}
-		if u, err := url.Parse(v); err != nil || !u.IsAbs() || u.Fragment != "" {
-			errs = append(errs, fmt.Errorf("authz: resourceMetadata.%s: %q is not an absolute URL without fragment", k, v))
+		if u, err := url.Parse(f.v); err != nil || !u.IsAbs() || u.Fragment != "" {
+			errs = append(errs, configerr.At("resourceMetadata."+f.key, "%q: want an absolute URL without fragment", f.v))
 		}
 	}
 	for i, s := range m.ScopesSupported {
 		if !validScope(s) {
-			errs = append(errs, fmt.Errorf("authz: resourceMetadata.scopesSupported[%d]: invalid scope %q", i, s))
+			errs = append(errs, configerr.At(fmt.Sprintf("resourceMetadata.scopesSupported[%d]", i), "%q is not a scope (printable ASCII without spaces, quotes or backslashes)", s))
 		}
 	}
 	return errors.Join(errs...)

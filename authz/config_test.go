@@ -102,13 +102,19 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal("Validate accepted a bad config")
 	}
 	wants := []string{
-		"issuers[0].issuer", `"HS256" not allowed`, `"none" not allowed`, "duplicate issuer", "issuers[2].jwksURL",
-		"issuers[2].audiences[0]", "clockSkew", "scopeClaim[0]", `invalid scope "a b"`, `invalid scope "c\"d"`,
-		"resourceMetadata.resource", "scopesSupported[0]", "fetchTimeout", `effect "maybe"`, `duplicate id "r"`,
-		"deny rule takes no scopes", "empty name pattern", `claims: "groups"`,
-		"(confirm-prompt): confirm applies to tool calls only", "(confirm-all): confirm applies to tool calls only",
-		`"https://nope.example" is not one of auth.issuers`, `"*" (every configured issuer) stands alone`,
-		"rules[1] (r): with 3 issuers configured, an allow rule must say whose tokens it trusts",
+		"issuers[0].issuer: ", `issuers[0].algorithms[0]: "HS256": want one of`, `issuers[0].algorithms[1]: "none": want one of`,
+		`issuers[1].issuer: "http://idp.example.com" is already issuer 0`, "issuers[2].jwksURL: ",
+		"issuers[2].audiences[0]: empty", "clockSkew: 1h0m0s: want 0s to 5m0s", "scopeClaim[0]: empty",
+		`scopeHierarchy.a b: "a b" is not a scope`, `scopeHierarchy.a b[0]: "c\"d" is not a scope`,
+		"resourceMetadata.resource: ", "resourceMetadata.scopesSupported[0]: ", "fetchTimeout: must not be negative",
+		`policy.rules[0].effect: rule "r": "maybe": want allow or deny`, `policy.rules[1].id: "r" is already the id of rule 0`,
+		"policy.rules[2].effect: a deny rule takes no anyScope", "policy.rules[3].tools[0]: empty pattern",
+		"policy.rules[3].claims.groups: a claim condition needs a name and at least one value",
+		`policy.rules[4].confirm: rule "confirm-prompt": applies to tool calls only`,
+		`policy.rules[5].confirm: rule "confirm-all": applies to tool calls only`,
+		`policy.rules[6].issuers[0]: rule "bad-issuers": "https://nope.example" is not one of auth.issuers`,
+		`policy.rules[6].issuers: rule "bad-issuers": "*" (every configured issuer) stands alone`,
+		`policy.rules[1].issuers: rule "r": required: with 3 issuers configured, an allow rule must say whose tokens it trusts`,
 	}
 	for _, w := range wants {
 		if !strings.Contains(err.Error(), w) {

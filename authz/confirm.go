@@ -60,6 +60,11 @@ func (m *ConfirmMode) UnmarshalJSON(b []byte) error {
 
 // Confirm fallbacks a `confirm: url` rule may name in confirmFallback.
 const (
-	// FallbackForm lets a client without URL elicitation confirm through a form instead.
-	FallbackForm = "form"
+	// FallbackClientForm lets a client that did not declare URL elicitation confirm through a
+	// form it renders and answers itself. That is a weaker confirmation than the page: the
+	// client can answer it without the user (docs/approval.md), so the operator must name it
+	// for what it is.
+	FallbackClientForm = "clientForm"
+	// fallbackFormRenamed is the fallback's former name, refused with a message saying why.
+	fallbackFormRenamed = "form"
 )

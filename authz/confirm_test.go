@@ -41,12 +41,13 @@ func TestConfirmModeYAML(t *testing.T) {
 	}
 }
 
-// TestConfirmURLRules: a confirm: url rule's decision says so, with its form fallback;
-// confirmFallback is refused on anything else.
+// TestConfirmURLRules: a confirm: url rule's decision says so, with its client-form fallback;
+// confirmFallback is refused on anything else, and its former value "form" is refused saying
+// why it was renamed.
 func TestConfirmURLRules(t *testing.T) {
 	pc := PolicyConfig{Rules: []RuleConfig{
 		{ID: "page", Upstream: "files", Tools: []string{"rm"}, Confirm: ConfirmURL},
-		{ID: "page-or-form", Upstream: "files", Tools: []string{"mv"}, Confirm: ConfirmURL, ConfirmFallback: FallbackForm},
+		{ID: "page-or-form", Upstream: "files", Tools: []string{"mv"}, Confirm: ConfirmURL, ConfirmFallback: FallbackClientForm},
 		{ID: "form", Upstream: "files", Tools: []string{"cp"}, Confirm: ConfirmForm},
 	}}
 	p, err := NewPolicy(pc, nil)
@@ -56,21 +57,25 @@ func TestConfirmURLRules(t *testing.T) {
 	pr := &Principal{Issuer: "https://iss", Subject: "alice"}
 	for tool, want := range map[string]Decision{
 		"rm": {Confirm: true, ConfirmURL: true},
-		"mv": {Confirm: true, ConfirmURL: true, ConfirmFallbackForm: true},
+		"mv": {Confirm: true, ConfirmURL: true, ConfirmFallbackClientForm: true},
 		"cp": {Confirm: true},
 	} {
 		d := p.Decide(context.Background(), pr, KindTool, "files", tool)
-		if d.Effect != Allow || d.Confirm != want.Confirm || d.ConfirmURL != want.ConfirmURL || d.ConfirmFallbackForm != want.ConfirmFallbackForm {
+		if d.Effect != Allow || d.Confirm != want.Confirm || d.ConfirmURL != want.ConfirmURL || d.ConfirmFallbackClientForm != want.ConfirmFallbackClientForm {
 			t.Errorf("%s: %+v", tool, d)
 		}
 	}
 	for _, r := range []RuleConfig{
 		{ID: "bad-fallback", Tools: []string{"x"}, Confirm: ConfirmURL, ConfirmFallback: "email"},
-		{ID: "fallback-without-url", Tools: []string{"x"}, Confirm: ConfirmForm, ConfirmFallback: FallbackForm},
+		{ID: "fallback-without-url", Tools: []string{"x"}, Confirm: ConfirmForm, ConfirmFallback: FallbackClientForm},
 		{ID: "url-on-prompts", Prompts: []string{"x"}, Confirm: ConfirmURL},
 	} {
 		if err := (PolicyConfig{Rules: []RuleConfig{r}}).validate(); err == nil || !strings.Contains(err.Error(), r.ID) {
 			t.Errorf("%s: %v", r.ID, err)
 		}
+	}
+	old := PolicyConfig{Rules: []RuleConfig{{ID: "old", Tools: []string{"x"}, Confirm: ConfirmURL, ConfirmFallback: "form"}}}
+	if err := old.validate(); err == nil || !strings.Contains(err.Error(), "clientForm") || !strings.Contains(err.Error(), "without the user") {
+		t.Errorf("confirmFallback: form: %v", err)
 	}
 }

@@ -77,7 +77,7 @@ func TestRulesBoundToIssuer(t *testing.T) {
 
 	// Unbound allow rules with two issuers are refused at configuration time.
 	cfg.Policy.Rules = append(cfg.Policy.Rules, RuleConfig{ID: "unbound", Upstream: "github", Tools: []string{"list_*"}})
-	if _, err := New(cfg, Options{ResourceURI: testResource}); err == nil || !strings.Contains(err.Error(), "(unbound): with 2 issuers configured") {
+	if _, err := New(cfg, Options{ResourceURI: testResource}); err == nil || !strings.Contains(err.Error(), `policy.rules[5].issuers: rule "unbound": required: with 2 issuers configured`) {
 		t.Fatalf("unbound allow rule with two issuers: %v", err)
 	}
 }

@@ -77,8 +77,8 @@ func TestListWithoutScopesValidate(t *testing.T) {
 	if err == nil {
 		t.Fatal("validate accepted listWithoutScopes on a deny rule and on a rule without scopes")
 	}
-	for _, want := range []string{"rules[0]: a deny rule takes no scopes, confirm, rateLimit or listWithoutScopes",
-		"rules[1] (no-scopes): listWithoutScopes needs anyScope or allScopes"} {
+	for _, want := range []string{`policy.rules[0].effect: rule "deny": a deny rule takes no anyScope, allScopes, confirm, rateLimit or listWithoutScopes`,
+		`policy.rules[1].listWithoutScopes: rule "no-scopes": needs anyScope or allScopes`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}

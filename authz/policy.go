@@ -3,7 +3,11 @@ package authz
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // Kind is the kind of thing a decision is about.
@@ -71,9 +75,10 @@ type Decision struct {
 	// ConfirmURL, with Confirm, asks on the gateway's approval page (URL elicitation) rather
 	// than through a form the client answers.
 	ConfirmURL bool `json:"confirmURL,omitempty"`
-	// ConfirmFallbackForm, with ConfirmURL, lets a client that cannot open URLs confirm through
-	// a form instead of being refused.
-	ConfirmFallbackForm bool `json:"confirmFallbackForm,omitempty"`
+	// ConfirmFallbackClientForm, with ConfirmURL, lets a client that did not declare URL
+	// elicitation confirm through a form it answers itself instead of being refused: the
+	// operator's choice of a weaker confirmation (confirmFallback: clientForm).
+	ConfirmFallbackClientForm bool `json:"confirmFallbackClientForm,omitempty"`
 	// RateLimit, for Allow, is the rule's opaque rate-limit setting.
 	RateLimit string `json:"rateLimit,omitempty"`
 	// ListWithoutScopes, for StepUp, is the deciding rule's opt-in to list the item anyway,
@@ -130,9 +135,11 @@ type RuleConfig struct {
 	// refuses it otherwise, rather than let the setting be silently ignored
 	// for them).
 	Confirm ConfirmMode `yaml:"confirm"`
-	// ConfirmFallback, only with confirm: url, is "form" to let a client that
-	// did not declare URL elicitation confirm through a form instead of being
-	// refused with -32021. Empty: no fallback.
+	// ConfirmFallback, only with confirm: url, is "clientForm" to let a client
+	// that did not declare URL elicitation confirm through a form it answers
+	// itself instead of being refused with -32021. That form can be answered
+	// by the client without the user, so such a rule no longer has confirm:
+	// url's guarantee for those clients. Empty: no fallback.
 	ConfirmFallback string `yaml:"confirmFallback"`
 	// RateLimit is carried opaquely into Decision.RateLimit (e.g. "60/m").
 	RateLimit string `yaml:"rateLimit"`
@@ -144,62 +151,81 @@ type RuleConfig struct {
 	ListWithoutScopes bool `yaml:"listWithoutScopes"`
 }
 
+// validate reports every problem of the rules, their key paths relative to the auth block
+// (policy.rules[2].effect).
 func (pc PolicyConfig) validate() error {
 	var errs []error
-	ids := map[string]bool{}
+	ids := map[string]int{}
 	for i, r := range pc.Rules {
-		at := fmt.Sprintf("authz: policy.rules[%d]", i)
+		errs = append(errs, configerr.Under(fmt.Sprintf("policy.rules[%d]", i), nil, r.noted(r.validate())...)...)
 		id := ruleID(r, i)
-		if ids[id] {
-			errs = append(errs, fmt.Errorf("%s: duplicate id %q", at, id))
-		}
-		ids[id] = true
-		switch r.Effect {
-		case "", EffectAllow:
-		case EffectDeny:
-			if len(r.AnyScope)+len(r.AllScopes) > 0 || r.Confirm.Enabled() || r.RateLimit != "" || r.ListWithoutScopes {
-				errs = append(errs, fmt.Errorf("%s: a deny rule takes no scopes, confirm, rateLimit or listWithoutScopes", at))
-			}
-		default:
-			errs = append(errs, fmt.Errorf("%s: effect %q is not allow or deny", at, r.Effect))
-		}
-		if r.ListWithoutScopes && r.Effect != EffectDeny && len(r.AnyScope)+len(r.AllScopes) == 0 {
-			errs = append(errs, fmt.Errorf("%s (%s): listWithoutScopes needs anyScope or allScopes: without scopes to ask for there is nothing to list the item for", at, id))
-		}
-		for _, s := range slices.Concat(r.AnyScope, r.AllScopes) {
-			if !validScope(s) {
-				errs = append(errs, fmt.Errorf("%s: invalid scope %q", at, s))
-			}
-		}
-		for name, vals := range r.Claims {
-			if name == "" || len(vals) == 0 {
-				errs = append(errs, fmt.Errorf("%s: claims: %q needs a name and at least one value", at, name))
-			}
-		}
-		for _, p := range slices.Concat(r.Tools, r.Prompts, r.Resources) {
-			if p == "" {
-				errs = append(errs, fmt.Errorf("%s: empty name pattern", at))
-			}
-		}
-		for _, p := range r.Resources {
-			if err := checkResourcePattern(p); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", at, err))
-			}
-		}
-		switch {
-		case r.ConfirmFallback != "" && r.ConfirmFallback != FallbackForm:
-			errs = append(errs, fmt.Errorf("%s (%s): confirmFallback %q is not \"form\"", at, id, r.ConfirmFallback))
-		case r.ConfirmFallback != "" && r.Confirm != ConfirmURL:
-			errs = append(errs, fmt.Errorf("%s (%s): confirmFallback applies to confirm: url only", at, id))
-		}
-		if r.Confirm.Enabled() && (len(r.Tools) == 0 || len(r.Prompts)+len(r.Resources) > 0) {
-			errs = append(errs, fmt.Errorf("%s (%s): confirm applies to tool calls only; list tools (for example tools: [\"*\"]) and put prompts and resources, which cannot be confirmed, in another rule", at, id))
-		}
-		if slices.Contains(r.Issuers, "*") && len(r.Issuers) > 1 {
-			errs = append(errs, fmt.Errorf("%s: issuers: \"*\" (every configured issuer) stands alone", at))
+		if first, dup := ids[id]; dup {
+			errs = append(errs, configerr.At(fmt.Sprintf("policy.rules[%d].id", i), "%q is already the id of rule %d; ids are unique", id, first))
+		} else {
+			ids[id] = i
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validate reports one rule's problems, their paths relative to the rule.
+func (r RuleConfig) validate() []error {
+	var errs []error
+	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
+	switch r.Effect {
+	case "", EffectAllow:
+	case EffectDeny:
+		if len(r.AnyScope)+len(r.AllScopes) > 0 || r.Confirm.Enabled() || r.RateLimit != "" || r.ListWithoutScopes {
+			add("effect", "a deny rule takes no anyScope, allScopes, confirm, rateLimit or listWithoutScopes")
+		}
+	default:
+		add("effect", "%q: want allow or deny", r.Effect)
+	}
+	if r.ListWithoutScopes && r.Effect != EffectDeny && len(r.AnyScope)+len(r.AllScopes) == 0 {
+		add("listWithoutScopes", "needs anyScope or allScopes: without scopes to ask for there is nothing to list the item for")
+	}
+	for key, scopes := range map[string][]string{"anyScope": r.AnyScope, "allScopes": r.AllScopes} {
+		for j, sc := range scopes {
+			if !validScope(sc) {
+				add(fmt.Sprintf("%s[%d]", key, j), "%q is not a scope (printable ASCII without spaces, quotes or backslashes)", sc)
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Claims)) {
+		if name == "" || len(r.Claims[name]) == 0 {
+			add("claims."+name, "a claim condition needs a name and at least one value")
+		}
+	}
+	for key, patterns := range map[string][]string{"tools": r.Tools, "prompts": r.Prompts, "resources": r.Resources} {
+		for j, p := range patterns {
+			if p == "" {
+				add(fmt.Sprintf("%s[%d]", key, j), "empty pattern")
+			}
+		}
+	}
+	for j, p := range r.Resources {
+		if err := checkResourcePattern(p); err != nil {
+			add(fmt.Sprintf("resources[%d]", j), "%v", err)
+		}
+	}
+	switch {
+	case r.ConfirmFallback == fallbackFormRenamed:
+		add("confirmFallback", "form is now written clientForm: the client answers that form itself, without the user "+
+			"if it wants, so a rule with it no longer guarantees what confirm: url does for clients without URL "+
+			"elicitation; write confirmFallback: clientForm only if that is acceptable, or remove it")
+	case r.ConfirmFallback != "" && r.ConfirmFallback != FallbackClientForm:
+		add("confirmFallback", "%q: want %s, or leave it out", r.ConfirmFallback, FallbackClientForm)
+	case r.ConfirmFallback != "" && r.Confirm != ConfirmURL:
+		add("confirmFallback", "applies to confirm: url only")
+	}
+	if r.Confirm.Enabled() && (len(r.Tools) == 0 || len(r.Prompts)+len(r.Resources) > 0) {
+		add("confirm", "applies to tool calls only; list tools (for example tools: [\"*\"]) and put prompts and resources, which cannot be confirmed, in another rule")
+	}
+	if slices.Contains(r.Issuers, "*") && len(r.Issuers) > 1 {
+		add("issuers", "\"*\" (every configured issuer) stands alone")
+	}
+	slices.SortStableFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errs
 }
 
 // validateIssuers checks the rules' issuers against the configured ones: each
@@ -212,17 +238,25 @@ func (pc PolicyConfig) validateIssuers(issuers []IssuerConfig) error {
 	}
 	var errs []error
 	for i, r := range pc.Rules {
-		at := fmt.Sprintf("authz: policy.rules[%d] (%s)", i, ruleID(r, i))
-		for _, name := range r.Issuers {
+		at := fmt.Sprintf("policy.rules[%d].issuers", i)
+		for j, name := range r.Issuers {
 			if name != "*" && !configured[name] {
-				errs = append(errs, fmt.Errorf("%s: issuers: %q is not one of auth.issuers (write it exactly as there)", at, name))
+				errs = append(errs, r.noted([]error{configerr.At(fmt.Sprintf("%s[%d]", at, j), "%q is not one of auth.issuers (write it exactly as there)", name)})...)
 			}
 		}
 		if len(issuers) > 1 && len(r.Issuers) == 0 && r.Effect != EffectDeny {
-			errs = append(errs, fmt.Errorf("%s: with %d issuers configured, an allow rule must say whose tokens it trusts: add issuers: [<issuer>, …], or [\"*\"] for all of them", at, len(issuers)))
+			errs = append(errs, r.noted([]error{configerr.At(at, "required: with %d issuers configured, an allow rule must say whose tokens it trusts: add issuers: [<issuer>, …], or [\"*\"] for all of them", len(issuers))})...)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// noted names the rule in its problems when it has an id, which says more than its index.
+func (r RuleConfig) noted(errs []error) []error {
+	if r.ID == "" {
+		return errs
+	}
+	return configerr.Note(fmt.Sprintf("rule %q", r.ID), errs...)
 }
 
 func ruleID(r RuleConfig, i int) string {
@@ -252,7 +286,7 @@ type rule struct {
 	claims    []claimCond
 	issuers   []string // nil: every issuer
 	confirm   ConfirmMode
-	fallback  bool // confirm: url may fall back to a form
+	fallback  bool // confirm: url may fall back to a form the client answers
 	rateLimit string
 	listed    bool // listWithoutScopes
 }
@@ -267,7 +301,7 @@ func compileRule(r RuleConfig, i int) rule {
 		anyTarget: len(r.Tools)+len(r.Prompts)+len(r.Resources) == 0,
 		tools:     compileGlobs(r.Tools), prompts: compileGlobs(r.Prompts), resources: compileURIGlobs(r.Resources),
 		anyScope: slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
-		confirm: r.Confirm, fallback: r.ConfirmFallback == FallbackForm, rateLimit: r.RateLimit,
+		confirm: r.Confirm, fallback: r.ConfirmFallback == FallbackClientForm, rateLimit: r.RateLimit,
 		listed: r.ListWithoutScopes,
 	}
 	if len(r.Issuers) > 0 && !slices.Contains(r.Issuers, "*") {

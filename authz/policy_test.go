@@ -343,7 +343,7 @@ func scanAll(p *Policy, pr *Principal, kind Kind, upstream, name string) Decisio
 		}
 		if r.scopesHold(pr) {
 			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm.Enabled(),
-				ConfirmURL: r.confirm == ConfirmURL, ConfirmFallbackForm: r.fallback, RateLimit: r.rateLimit}
+				ConfirmURL: r.confirm == ConfirmURL, ConfirmFallbackClientForm: r.fallback, RateLimit: r.rateLimit}
 		}
 		if stepUp == nil {
 			stepUp = r

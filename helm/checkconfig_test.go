@@ -41,7 +41,8 @@ func checkWithGateway(t *testing.T, cm *corev1.ConfigMap, c corev1.Container) {
 	if err := os.WriteFile(file, []byte(cm.Data["config.yaml"]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"check-config", "--config", file}, c.Args[min(3, len(c.Args)):]...)
+	// --static: the secret files the configuration names are mounted in the pod, not here.
+	args := append([]string{"check-config", "--static", "--config", file}, c.Args[min(3, len(c.Args)):]...)
 	out, err := exec.Command(gatewayBin.path, args...).CombinedOutput()
 	if err != nil {
 		t.Errorf("gateway %v refuses the rendered config: %v\n%s\n--- config.yaml ---\n%s", args, err, out, cm.Data["config.yaml"])

@@ -35,11 +35,12 @@ func (s *Server) registerApproval(e *echo.Echo) {
 
 // askApproval answers a call that policy marks `confirm: url` with an input_required result
 // sending the user to the approval page. A client that did not declare URL elicitation gets
-// -32021, or the form confirmation when the rule allows that fallback.
+// -32021, or the form confirmation when the rule's operator chose that weaker fallback
+// (confirmFallback: clientForm).
 func (x *request) askApproval(b mrtr.Binding, target upstreams.Target) error {
 	s := x.s
 	if !mrtr.DeclaresURLElicitation(x.in.meta.ClientCapabilities) {
-		if x.route.decision.ConfirmFallbackForm {
+		if x.route.decision.ConfirmFallbackClientForm {
 			return x.askConfirmation(b)
 		}
 		e := jsonrpc.NewError(jsonrpc.CodeMissingRequiredClientCapability,
@@ -66,11 +67,18 @@ func (x *request) askApproval(b mrtr.Binding, target upstreams.Target) error {
 		UpstreamTool: target.Name, Arguments: x.in.params.Arguments,
 		Digest: st.ArgsDigest[:], Client: clientName(x.in.meta.ClientInfo), Expiry: st.Expiry,
 	}
+	// An ask stores the call until it is decided or expires: it takes a token of the rule's
+	// rate limit like a forwarded call, besides the caller's budget of waiting calls.
+	if err := x.limitTool(); err != nil {
+		return err
+	}
 	x.describeTool(&call, target)
 	page, err := s.approvals.Ask(x.ctx, call)
 	switch {
 	case errors.Is(err, approval.ErrTooLarge):
 		return x.approvalRefused("The arguments of " + x.route.name + " are too large to be shown for approval; it was not run.")
+	case errors.Is(err, approval.ErrTooManyPending):
+		return errTooManyPending
 	case errors.Is(err, approval.ErrUnavailable):
 		return approvalUnavailable()
 	case err != nil:
@@ -99,8 +107,7 @@ func (x *request) answerApproval(st *mrtr.State, b mrtr.Binding) (json.RawMessag
 		if err := x.consume(st); err != nil {
 			return nil, false, err
 		}
-		// Best effort: the call is not run either way; the record only closes the page.
-		_ = s.approvals.Withdraw(x.ctx, id, st.ArgsDigest[:], st.Expiry, x.subject())
+		x.approvalDone(st, id)
 		return nil, true, x.approvalDenied(outcome.String(), id)
 	}
 	verdict, err := s.approvals.Verdict(x.ctx, id, st.ArgsDigest[:])
@@ -108,6 +115,13 @@ func (x *request) answerApproval(st *mrtr.State, b mrtr.Binding) (json.RawMessag
 		return nil, false, approvalUnavailable()
 	}
 	switch verdict {
+	case approval.Finished:
+		// The call's retry was used already: this one is a replay, which consuming refuses.
+		// Should the nonce be free (the store lost it), the user is asked again.
+		if err := x.consume(st); err != nil {
+			return nil, false, err
+		}
+		return nil, true, x.askApproval(b, upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName})
 	case approval.Undecided:
 		// The same state and page: the nonce is not used until there is a decision.
 		return nil, true, x.writeApprovalRequest(s.approvals.PageURL(id), id, x.in.params.RequestState)
@@ -115,19 +129,47 @@ func (x *request) answerApproval(st *mrtr.State, b mrtr.Binding) (json.RawMessag
 		if err := x.consume(st); err != nil {
 			return nil, false, err
 		}
+		x.approvalDone(st, id)
 		return nil, true, x.approvalDenied("denied", id)
 	}
 	if err := x.consume(st); err != nil {
 		return nil, false, err
 	}
+	x.approvalDone(st, id)
 	s.metrics.MRTREvent(metrics.EventConfirmApproved, "")
 	x.logApproval("approval used", id)
-	x.route.confirmed = true
+	x.route.confirmed, x.route.approvedOnPage = true, true
 	p, err := mrtr.RetryParams(x.in.req.Params, st)
 	if err != nil {
 		return nil, false, invalidParams("Invalid params: " + err.Error())
 	}
 	return p, false, nil
+}
+
+// stateConfirms reports whether a retry's state carries the confirmation the call's rule asks
+// for now. A state issued under another rule (the same user's token with other scopes) or
+// before the policy changed may carry a weaker one, or none: a confirm: url call continues only
+// with the page's approval (or a form, where the operator chose confirmFallback: clientForm),
+// a confirmed call only with a confirmation. Otherwise the call is asked for again.
+func (x *request) stateConfirms(st *mrtr.State) bool {
+	d := x.route.decision
+	switch {
+	case !d.Confirm || st.Kind == mrtr.KindApproval || st.ApprovedOnPage:
+		// A KindApproval state is answered only with the page's recorded decision.
+		return true
+	case d.ConfirmURL && !d.ConfirmFallbackClientForm:
+		return false
+	}
+	return st.Kind == mrtr.KindConfirm || st.Confirmed
+}
+
+// askAgain asks for the confirmation the call's rule requires, for a retry whose state does not
+// carry it (stateConfirms). The state is left unused.
+func (x *request) askAgain(b mrtr.Binding, target upstreams.Target) error {
+	if x.route.decision.ConfirmURL {
+		return x.askApproval(b, target)
+	}
+	return x.askConfirmation(b)
 }
 
 // approvalExpired reports whether a rejected requestState should simply be asked for again: it
@@ -159,6 +201,24 @@ func (x *request) approvalRefused(text string) error {
 	_ = x.answer([]byte(`{"content":[{"type":"text","text":`+string(msg)+`}],"isError":true}`), outcomeDenied)
 	return nil
 }
+
+// approvalDone finishes a call whose state was just consumed, so it no longer counts against
+// the caller's budget of waiting calls and the page can no longer decide it. Best effort: the
+// state is consumed, so nothing more can run either way, and the records expire with it.
+func (x *request) approvalDone(st *mrtr.State, id string) {
+	if err := x.s.approvals.Finish(x.ctx, id, st.Issuer, st.Subject, st.Expiry); err != nil {
+		x.s.log.LogAttrs(x.ctx, slog.LevelWarn, "approval: forgetting a used call", slog.String("call_ref", approval.CallRef(id)),
+			slog.String("error", err.Error()))
+	}
+}
+
+// errTooManyPending refuses to ask for another approval while the caller already has its budget
+// of calls waiting for the page (approval.maxPendingPerCaller and maxPendingBytesPerCaller).
+// Nothing is stored and nothing runs; the client may retry once calls are decided or expire.
+var errTooManyPending = &Error{Status: http.StatusTooManyRequests, Outcome: outcomeRateLimited,
+	Header: http.Header{"Retry-After": {"60"}},
+	RPC: jsonrpc.NewError(jsonrpc.CodeRateLimited, "Too many calls of this caller are waiting for approval on the "+
+		"gateway's page; decide or abandon them first")}
 
 // approvalUnavailable fails closed with a retryable error when the shared store cannot keep or
 // tell the page's records.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -58,7 +59,7 @@ type Config struct {
 	// DefaultSSEKeepAlive; negative disables.
 	SSEKeepAlive time.Duration `yaml:"sseKeepAlive"`
 	// ConfirmDestructiveTools asks the user to confirm every call of a tool whose annotations
-	// declare destructiveHint: true, as if a policy rule said confirm (issue 4). The
+	// declare destructiveHint: true, as if a policy rule said confirm. The
 	// annotations come from the backends' tools/list, re-read every minute; a tool the list
 	// does not show is confirmed too. Default false.
 	ConfirmDestructiveTools bool `yaml:"confirmDestructiveTools"`
@@ -136,39 +137,44 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports every problem in c.
+// Validate reports every problem in c, each a *configerr.Error naming the setting's key path
+// in the gateway's configuration file (server.path, legacy.versions, toolsets[0].name).
 func (c Config) Validate() error {
 	var errs []error
+	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if c.Path != "" && (!strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, "?#*:")) {
-		errs = append(errs, fmt.Errorf("server.path %q: must be an absolute path without query, wildcards or parameters", c.Path))
+		add("server.path", "%q: want an absolute path without query, wildcards or parameters", c.Path)
 	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("server.publicURL: %w", err))
+			add("server.publicURL", "does not parse as a URL")
 		case u.Scheme != "https" && u.Scheme != "http", u.Host == "", u.Fragment != "":
-			errs = append(errs, fmt.Errorf("server.publicURL %q: must be an absolute http(s) URL without fragment", c.PublicURL))
+			add("server.publicURL", "%q: want an absolute http(s) URL without fragment, such as https://mcp.example.com/mcp", c.PublicURL)
 		}
 	}
 	if c.MaxBodyBytes < 0 {
-		errs = append(errs, errors.New("server.maxBodyBytes: must not be negative"))
+		add("server.maxBodyBytes", "must not be negative")
 	}
-	for _, o := range c.AllowedOrigins {
+	for i, o := range c.AllowedOrigins {
 		if o == "*" {
 			continue
 		}
 		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
-			errs = append(errs, fmt.Errorf("server.allowedOrigins: %q is not an origin (scheme://host[:port])", o))
+			add(fmt.Sprintf("server.allowedOrigins[%d]", i), "%q: want an origin, scheme://host[:port], or \"*\"", o)
 		}
 	}
 	if c.MaxBodyBytesInFlight > 0 && c.MaxBodyBytesInFlight < 2*c.MaxBodyBytes {
 		// A buffer doubles as a body arrives, so a body of maxBodyBytes briefly holds 1.5 times
 		// its size.
-		errs = append(errs, errors.New("server.maxBodyBytesInFlight: must be at least twice server.maxBodyBytes, or a large body could never be received"))
+		add("server.maxBodyBytesInFlight", "must be at least twice server.maxBodyBytes, or a large body could never be received")
 	}
-	if c.MaxJSONDepth < 0 || c.MaxJSONTokenBytes < 0 {
-		errs = append(errs, errors.New("server.maxJSONDepth and server.maxJSONTokenBytes must not be negative"))
+	if c.MaxJSONDepth < 0 {
+		add("server.maxJSONDepth", "must not be negative")
+	}
+	if c.MaxJSONTokenBytes < 0 {
+		add("server.maxJSONTokenBytes", "must not be negative")
 	}
 	errs = append(errs, c.validateToolsets())
 	return errors.Join(errs...)

@@ -46,6 +46,9 @@ func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handl
 		}
 		return nil, false, x.rejectState(err)
 	}
+	if !x.stateConfirms(st) {
+		return nil, true, x.askAgain(b, target)
+	}
 	if st.Kind == mrtr.KindConfirm {
 		return x.answerConfirmation(st, b)
 	}
@@ -57,7 +60,7 @@ func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handl
 			return nil, false, err
 		}
 	}
-	x.route.confirmed = st.Confirmed
+	x.route.confirmed, x.route.approvedOnPage = st.Confirmed, st.ApprovedOnPage
 	s.metrics.MRTREvent(metrics.EventUpstreamRoundTrip, "")
 	p, err := mrtr.RetryParams(x.in.req.Params, st)
 	if err != nil {
@@ -230,7 +233,7 @@ func (x *request) mrtrOut(result []byte) ([]byte, string, error) {
 	}
 	wrapped, err := s.mrtr.WrapUpstream(result, mrtr.State{Kind: mrtr.KindUpstream, Issuer: b.Issuer,
 		Subject: b.Subject, Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest,
-		Confirmed: x.route.confirmed})
+		Confirmed: x.route.confirmed, ApprovedOnPage: x.route.approvedOnPage})
 	if err != nil {
 		return nil, "", upstreams.ErrBadResponse
 	}

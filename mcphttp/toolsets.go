@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -79,62 +80,67 @@ var toolsetName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 // validateToolsets reports every problem in the tool sets of c at once.
 func (c Config) validateToolsets() error {
 	var errs []error
-	if err := c.Search.validate("server.search"); err != nil {
-		errs = append(errs, err)
-	}
+	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
+	errs = append(errs, c.Search.validate("server.search")...)
 	base := c.WithDefaults().Path
-	names, paths := map[string]bool{}, map[string]bool{base: true}
+	names, paths := map[string]int{}, map[string]bool{base: true}
 	for i, ts := range c.Toolsets {
 		at := fmt.Sprintf("toolsets[%d]", i)
 		if !toolsetName.MatchString(ts.Name) {
-			errs = append(errs, fmt.Errorf("%s.name %q: must be 1 to 63 lower-case letters, digits, '-' or '_'", at, ts.Name))
-		} else if names[ts.Name] {
-			errs = append(errs, fmt.Errorf("%s.name %q: used twice", at, ts.Name))
+			add(at+".name", "%q: want 1 to 63 lower-case letters, digits, '-' or '_', starting with a letter or digit", ts.Name)
+		} else if first, dup := names[ts.Name]; dup {
+			add(at+".name", "%q is also the name of toolsets[%d]; names are unique", ts.Name, first)
+		} else {
+			names[ts.Name] = i
 		}
-		names[ts.Name] = true
 		path := ts.path(base)
 		switch {
 		case !strings.HasPrefix(path, "/") || strings.ContainsAny(path, "?#*:") || strings.HasSuffix(path, "/"):
-			errs = append(errs, fmt.Errorf("%s.path %q: must be an absolute path without query, wildcards, parameters or trailing slash", at, path))
+			add(at+".path", "%q: want an absolute path without query, wildcards, parameters or trailing slash", path)
 		case paths[path] || strings.HasPrefix(path, "/.well-known/"):
-			errs = append(errs, fmt.Errorf("%s.path %q: already served", at, path))
+			add(at+".path", "%q is already served (by the MCP endpoint, another set or the metadata)", path)
 		}
 		paths[path] = true
 		if len(ts.Include) == 0 {
-			errs = append(errs, fmt.Errorf("%s.include: at least one rule is required (a set selects what it shows)", at))
+			add(at+".include", "at least one rule is required (a set selects what it shows)")
 		}
 		for j, r := range ts.Include {
-			errs = append(errs, r.validate(fmt.Sprintf("%s.include[%d]", at, j)))
+			errs = append(errs, r.validate(fmt.Sprintf("%s.include[%d]", at, j))...)
 		}
 		for j, r := range ts.Exclude {
-			errs = append(errs, r.validate(fmt.Sprintf("%s.exclude[%d]", at, j)))
+			errs = append(errs, r.validate(fmt.Sprintf("%s.exclude[%d]", at, j))...)
 		}
-		errs = append(errs, ts.Search.validate(at+".search"))
+		errs = append(errs, ts.Search.validate(at+".search")...)
 	}
 	return errors.Join(errs...)
 }
 
-func (r SelectorConfig) validate(at string) error {
-	for _, l := range [][]string{r.Tools, r.Prompts, r.Resources} {
-		for _, g := range l {
+func (r SelectorConfig) validate(at string) []error {
+	var errs []error
+	for _, l := range []struct {
+		key   string
+		globs []string
+	}{{"tools", r.Tools}, {"prompts", r.Prompts}, {"resources", r.Resources}} {
+		for k, g := range l.globs {
 			if g == "" {
-				return fmt.Errorf("%s: an empty glob selects nothing; leave the list empty instead", at)
+				errs = append(errs, configerr.At(fmt.Sprintf("%s.%s[%d]", at, l.key, k), "an empty glob selects nothing; leave the list empty instead"))
 			}
 		}
 	}
-	return nil
+	return errs
 }
 
-func (sc SearchConfig) validate(at string) error {
+func (sc SearchConfig) validate(at string) []error {
+	var errs []error
 	if sc.MaxResults < 0 || sc.MaxResults > MaxSearchResults {
-		return fmt.Errorf("%s.maxResults: must be between 0 (default %d) and %d", at, DefaultSearchResults, MaxSearchResults)
+		errs = append(errs, configerr.At(at+".maxResults", "%d: want 0 (the default, %d) to %d", sc.MaxResults, DefaultSearchResults, MaxSearchResults))
 	}
-	for _, g := range sc.AlwaysVisible {
+	for k, g := range sc.AlwaysVisible {
 		if g == "" {
-			return fmt.Errorf("%s.alwaysVisible: an empty glob", at)
+			errs = append(errs, configerr.At(fmt.Sprintf("%s.alwaysVisible[%d]", at, k), "an empty glob"))
 		}
 	}
-	return nil
+	return errs
 }
 
 // path is where the set is served.

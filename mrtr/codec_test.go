@@ -92,10 +92,16 @@ func stateFor(b Binding, kind Kind) State {
 }
 
 func TestSealOpenRoundTrip(t *testing.T) {
+	for _, onPage := range []bool{false, true} {
+		testSealOpenRoundTrip(t, onPage)
+	}
+}
+
+func testSealOpenRoundTrip(t *testing.T, onPage bool) {
 	f := newFixture(t)
 	b := testBinding(t)
 	in := stateFor(b, KindUpstream)
-	in.UpstreamState, in.HasUpstreamState, in.Confirmed = "backend-state", true, true
+	in.UpstreamState, in.HasUpstreamState, in.Confirmed, in.ApprovedOnPage = "backend-state", true, true, onPage
 	tok, err := f.codec.Seal(in)
 	if err != nil {
 		t.Fatal(err)

@@ -46,7 +46,7 @@ const (
 //
 // Encoding (compact binary, big-endian, no trailing bytes):
 //
-//	version(1)=1 | kind(1) | flags(1: bit0 Confirmed, bit1 has upstream state)
+//	version(1)=1 | kind(1) | flags(1: bit0 Confirmed, bit1 has upstream state, bit2 ApprovedOnPage)
 //	| method(1: 1 tools/call, 2 prompts/get, 3 resources/read)
 //	| expiry unix ms (8) | nonce (16) | args digest (32)
 //	| uvarint-length-prefixed: issuer, subject, upstream, name, upstream state
@@ -77,6 +77,11 @@ type State struct {
 	// Confirmed records that the user already approved this call, so a
 	// confirmed call whose backend then asks for input is not asked again.
 	Confirmed bool
+	// ApprovedOnPage, with Confirmed, records that the approval was given on
+	// the gateway's approval page (KindApproval), which a client cannot
+	// produce, rather than in a form the client answers: only such a state
+	// continues a call whose rule says confirm: url.
+	ApprovedOnPage bool
 }
 
 // SingleUse reports whether the gateway must consume the nonce before acting
@@ -90,6 +95,7 @@ const (
 	stateVersion     = 1
 	flagConfirmed    = 1 << 0
 	flagHasUpstream  = 1 << 1
+	flagApproved     = 1 << 2
 	stateFixedHeader = 4 + 8 + 16 + 32
 )
 
@@ -131,6 +137,9 @@ func (s *State) marshal() ([]byte, error) {
 	if s.HasUpstreamState {
 		flags |= flagHasUpstream
 	}
+	if s.ApprovedOnPage && s.Confirmed {
+		flags |= flagApproved
+	}
 	n := stateFixedHeader + 5*binary.MaxVarintLen64 + len(s.Issuer) + len(s.Subject) +
 		len(s.Upstream) + len(s.Name) + len(s.UpstreamState)
 	b := make([]byte, 0, n)
@@ -153,11 +162,13 @@ func (s *State) unmarshal(b []byte) error {
 	flags := b[2]
 	s.Method = methodName(b[3])
 	if !s.Kind.known() || s.Method == "" ||
-		flags&^(flagConfirmed|flagHasUpstream) != 0 {
+		flags&^(flagConfirmed|flagHasUpstream|flagApproved) != 0 ||
+		flags&flagApproved != 0 && flags&flagConfirmed == 0 {
 		return errDecode
 	}
 	s.Confirmed = flags&flagConfirmed != 0
 	s.HasUpstreamState = flags&flagHasUpstream != 0
+	s.ApprovedOnPage = flags&flagApproved != 0
 	s.Expiry = time.UnixMilli(int64(binary.BigEndian.Uint64(b[4:12]))).UTC()
 	copy(s.Nonce[:], b[12:28])
 	copy(s.ArgsDigest[:], b[28:60])

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
@@ -47,10 +48,14 @@ type BreakerConfig struct {
 }
 
 func (c *BreakerConfig) validate() []error {
-	if c.Failures < 0 || c.Cooldown < 0 {
-		return []error{errors.New("breaker.failures and breaker.cooldown must not be negative")}
+	var errs []error
+	if c.Failures < 0 {
+		errs = append(errs, configerr.At("failures", "must not be negative"))
 	}
-	return nil
+	if c.Cooldown < 0 {
+		errs = append(errs, configerr.At("cooldown", "must not be negative"))
+	}
+	return errs
 }
 
 // breaker is a consecutive-failure circuit breaker. A nil *breaker allows everything.

@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // DefaultCacheEntries bounds the list cache: one entry per backend, list method and, for
@@ -55,10 +57,10 @@ type CacheConfig struct {
 func (c *CacheConfig) validate() []error {
 	var errs []error
 	if c.MaxEntries < 0 || c.MaxEntries > MaxCacheEntries {
-		errs = append(errs, errors.New("cache.maxEntries must be within 0..1048576"))
+		errs = append(errs, configerr.At("cache.maxEntries", "%d: want 0..%d", c.MaxEntries, MaxCacheEntries))
 	}
 	if c.MaxBytes < 0 || c.MaxBytes > MaxCacheBytes {
-		errs = append(errs, errors.New("cache.maxBytes must be within 0..68719476736 (64 GiB)"))
+		errs = append(errs, configerr.At("cache.maxBytes", "%d: want 0..%d (64 GiB)", c.MaxBytes, int64(MaxCacheBytes)))
 	}
 	return errs
 }

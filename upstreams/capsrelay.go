@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // tasksExtension is the MCP Tasks extension. The gateway does not relay it: a task result's
@@ -39,16 +41,16 @@ func (c RelayCapabilities) validate() []error {
 	var errs []error
 	check := func(field string, names []string) {
 		if len(names) > maxRelayed {
-			errs = append(errs, fmt.Errorf("relayCapabilities.%s: at most %d names", field, maxRelayed))
+			errs = append(errs, configerr.At("relayCapabilities."+field, "at most %d names", maxRelayed))
 		}
 		for i, n := range names {
 			switch {
 			case n == "" || len(n) > 256 || strings.ContainsFunc(n, func(r rune) bool { return r <= ' ' || r == 0x7f }):
-				errs = append(errs, fmt.Errorf("relayCapabilities.%s[%d]: want a name without spaces or control characters", field, i))
+				errs = append(errs, configerr.At(fmt.Sprintf("relayCapabilities.%s[%d]", field, i), "want a name of 1 to 256 bytes without spaces or control characters"))
 			case slices.Contains(names[:i], n):
-				errs = append(errs, fmt.Errorf("relayCapabilities.%s[%d]: %q listed twice", field, i, n))
+				errs = append(errs, configerr.At(fmt.Sprintf("relayCapabilities.%s[%d]", field, i), "%q listed twice", n))
 			case field == "extensions" && n == tasksExtension:
-				errs = append(errs, fmt.Errorf("relayCapabilities.extensions[%d]: %s cannot be relayed: the gateway does not route tasks/get, tasks/update or tasks/cancel", i, n))
+				errs = append(errs, configerr.At(fmt.Sprintf("relayCapabilities.extensions[%d]", i), "%s cannot be relayed: the gateway does not route tasks/get, tasks/update or tasks/cancel", n))
 			}
 		}
 	}

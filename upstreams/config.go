@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/era"
 )
 
@@ -64,6 +65,10 @@ const (
 
 // protocolChoices are the explicit values of UpstreamConfig.Protocol.
 var protocolChoices = []string{ProtocolVersion, protocol20251125, protocol20250618, protocol20250326}
+
+// ProtocolChoices are the values UpstreamConfig.Protocol takes: auto, then the revisions it can
+// be pinned to.
+func ProtocolChoices() []string { return append([]string{ProtocolAuto}, protocolChoices...) }
 
 func validProtocol(p string) bool {
 	return p == "" || p == ProtocolAuto || slices.Contains(protocolChoices, p)
@@ -188,109 +193,118 @@ type NamespaceConfig struct {
 	NoPrefix bool `yaml:"noPrefix"`
 }
 
-// Validate reports every problem in c at once; it changes nothing.
+// Validate reports every problem in c at once, each a *configerr.Error naming the setting's key
+// path in the gateway's configuration file and matching ErrInvalidConfig; it changes nothing.
 func (c *Config) Validate() error {
 	var errs []error
-	add := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
-	}
+	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if len(c.Upstreams) == 0 {
-		add("at least one upstream is required")
+		add("upstreams", "at least one upstream is required (a list of entries with name and url)")
 	}
 	if c.Namespace.NoPrefix && len(c.Upstreams) > 1 {
-		add("namespace.noPrefix needs exactly one upstream, have %d", len(c.Upstreams))
+		add("namespace.noPrefix", "needs exactly one upstream, have %d", len(c.Upstreams))
 	}
 	sep := c.separator()
 	if !validSeparator(sep) {
-		add("namespace.separator %q must be 1 to %d characters from [A-Za-z0-9_.-]", sep, MaxSeparatorBytes)
+		add("namespace.separator", "%q: want 1 to %d characters from [A-Za-z0-9_.-]", sep, MaxSeparatorBytes)
 	}
 	if c.HealthInterval < 0 {
-		add("healthInterval must not be negative")
+		add("healthInterval", "must not be negative")
 	}
 	if c.PageSize < 0 || c.PageSize > MaxPageSize {
-		add("pageSize must be within 0..%d", MaxPageSize)
+		add("pageSize", "%d: want 0 (the default, %d) to %d", c.PageSize, DefaultPageSize, MaxPageSize)
 	}
-	for _, err := range c.Cache.validate() {
-		add("%v", err)
-	}
-	for _, err := range c.RelayCapabilities.validate() {
-		add("%v", err)
-	}
-	seen := make(map[string]bool, len(c.Upstreams))
+	errs = append(errs, c.Cache.validate()...)
+	errs = append(errs, c.RelayCapabilities.validate()...)
+	seen := make(map[string]int, len(c.Upstreams))
 	for i := range c.Upstreams {
 		u := &c.Upstreams[i]
-		for _, err := range u.validate() {
-			add("upstreams[%d] (%s): %v", i, u.Name, err)
+		at := fmt.Sprintf("upstreams[%d]", i)
+		errs = append(errs, configerr.Under(at, nil, u.validate()...)...)
+		if first, dup := seen[u.Name]; dup {
+			add(at+".name", "%q is also the name of upstreams[%d]; names are unique", u.Name, first)
+		} else {
+			seen[u.Name] = i
 		}
-		if seen[u.Name] {
-			add("upstreams[%d]: duplicate name %q", i, u.Name)
-		}
-		seen[u.Name] = true
 	}
 	if !c.Namespace.NoPrefix {
 		for _, msg := range ambiguousNames(c.Upstreams, sep) {
-			add("%s", msg)
+			add("upstreams", "%s", msg)
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(configerr.Under("", ErrInvalidConfig, errs...)...)
 }
 
+// validate reports the problems of one backend, their paths relative to its entry.
 func (u *UpstreamConfig) validate() []error {
 	var errs []error
+	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if !validName(u.Name) {
-		errs = append(errs, errors.New("name must match [a-z][a-z0-9-]{0,62}"))
+		add("name", "%q: want [a-z][a-z0-9-]{0,62} (lower-case letters, digits and -, starting with a letter)", u.Name)
 	}
 	if err := validateURL(u.URL); err != nil {
-		errs = append(errs, err)
+		add("url", "%v", err)
 	}
-	if u.Timeout < 0 || u.ConnectTimeout < 0 || u.MaxResponseBytes < 0 {
-		errs = append(errs, errors.New("timeout, connectTimeout and maxResponseBytes must not be negative"))
-	}
-	if !validProtocol(u.Protocol) {
-		errs = append(errs, fmt.Errorf("protocol %q must be one of auto, %s", u.Protocol, strings.Join(protocolChoices, ", ")))
-	}
-	for name, value := range u.Headers {
-		if err := validateHeader(name, value); err != nil {
-			errs = append(errs, err)
+	for _, f := range []struct {
+		key string
+		neg bool
+	}{{"timeout", u.Timeout < 0}, {"connectTimeout", u.ConnectTimeout < 0}, {"maxResponseBytes", u.MaxResponseBytes < 0},
+		{"responseHeaderTimeout", u.ResponseHeaderTimeout < 0}} {
+		if f.neg {
+			add(f.key, "must not be negative")
 		}
 	}
-	if u.ResponseHeaderTimeout < 0 {
-		errs = append(errs, errors.New("responseHeaderTimeout must not be negative"))
+	if !validProtocol(u.Protocol) {
+		add("protocol", "%q: want auto, %s", u.Protocol, strings.Join(protocolChoices, ", "))
 	}
-	errs = append(errs, u.TLS.validate(u.URL)...)
-	errs = append(errs, u.Auth.validate(u.Headers)...)
-	errs = append(errs, u.Retry.validate()...)
-	return append(errs, u.Breaker.validate()...)
+	for _, name := range sortedNames(u.Headers) {
+		if err := validateHeader(name, u.Headers[name]); err != nil {
+			add("headers."+name, "%v", err)
+		}
+	}
+	errs = append(errs, configerr.Under("tls", nil, u.TLS.validate(u.URL)...)...)
+	errs = append(errs, configerr.Under("auth", nil, u.Auth.validate(u.Headers)...)...)
+	errs = append(errs, configerr.Under("retry", nil, u.Retry.validate()...)...)
+	return append(errs, configerr.Under("breaker", nil, u.Breaker.validate()...)...)
+}
+
+func sortedNames(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
 }
 
 func validateURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return errors.New("url does not parse")
+		return errors.New("does not parse as a URL") // url.Parse would quote it, credentials included
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return errors.New("url must be http or https")
+		return errors.New("want an http or https URL of the backend's MCP endpoint")
 	}
 	if u.Host == "" || u.Fragment != "" {
-		return errors.New("url needs a host and no fragment")
+		return errors.New("want an absolute URL with a host and no fragment")
 	}
 	return nil
 }
 
 func validateHeader(name, value string) error {
 	if name == "" || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
-		return fmt.Errorf("header name %q is not an HTTP token", name)
+		return fmt.Errorf("%q is not an HTTP header name (a token)", name)
 	}
 	canon := http.CanonicalHeaderKey(name)
 	if reservedHeader(canon) {
-		return fmt.Errorf("header %s is set by the gateway and cannot be configured", canon)
+		return fmt.Errorf("%s is set by the gateway and cannot be configured", canon)
 	}
 	if strings.HasPrefix(canon, "Mcp-") {
-		return fmt.Errorf("header %s: Mcp-* headers are protocol headers", canon)
+		return fmt.Errorf("%s: Mcp-* headers are protocol headers, set by the gateway", canon)
 	}
 	if strings.ContainsAny(value, "\r\n\x00") {
 		// The value itself is a secret: name only the header.
-		return fmt.Errorf("header %s has a control character in its value", canon)
+		return errors.New("the value has a control character (CR, LF or NUL)")
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -99,27 +100,40 @@ func (a *AuthConfig) validate(headers map[string]string) []error {
 		return nil
 	}
 	var errs []error
+	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if a.Type != AuthClientCredentials && a.Type != AuthTokenExchange {
-		errs = append(errs, fmt.Errorf("auth.type %q must be %s or %s", a.Type, AuthClientCredentials, AuthTokenExchange))
+		add("type", "%q: want %s or %s", a.Type, AuthClientCredentials, AuthTokenExchange)
 	}
 	if err := validateTokenURL(a.TokenURL); err != nil {
-		errs = append(errs, err)
+		add("tokenURL", "%v", err)
 	}
-	if a.ClientID == "" || a.ClientSecret == "" {
-		errs = append(errs, errors.New("auth.clientID and auth.clientSecret are required"))
+	if a.ClientID == "" {
+		add("clientID", "required")
 	}
-	if strings.ContainsAny(a.ClientID+a.ClientSecret, "\r\n\x00") {
-		errs = append(errs, errors.New("auth.clientID or auth.clientSecret has a control character"))
+	if a.ClientSecret == "" {
+		add("clientSecret", "required")
 	}
-	if a.Timeout < 0 || a.RefreshBefore < 0 || a.MaxCachedTokens < 0 || a.MaxLegacySessions < 0 || a.LegacySessionIdle < 0 {
-		errs = append(errs, errors.New("auth.timeout, auth.refreshBefore, auth.maxCachedTokens, auth.maxLegacySessions and auth.legacySessionIdle must not be negative"))
+	if strings.ContainsAny(a.ClientID, "\r\n\x00") {
+		add("clientID", "has a control character (CR, LF or NUL)")
+	}
+	if strings.ContainsAny(a.ClientSecret, "\r\n\x00") {
+		add("clientSecret", "the value has a control character (CR, LF or NUL)")
+	}
+	for _, f := range []struct {
+		key string
+		neg bool
+	}{{"timeout", a.Timeout < 0}, {"refreshBefore", a.RefreshBefore < 0}, {"maxCachedTokens", a.MaxCachedTokens < 0},
+		{"maxLegacySessions", a.MaxLegacySessions < 0}, {"legacySessionIdle", a.LegacySessionIdle < 0}} {
+		if f.neg {
+			add(f.key, "must not be negative")
+		}
 	}
 	if a.Type != AuthTokenExchange && (a.MaxLegacySessions != 0 || a.LegacySessionIdle != 0) {
-		errs = append(errs, errors.New("auth.maxLegacySessions and auth.legacySessionIdle apply to tokenExchange only"))
+		add("maxLegacySessions", "maxLegacySessions and legacySessionIdle apply to type tokenExchange only")
 	}
 	for name := range headers {
 		if http.CanonicalHeaderKey(name) == "Authorization" {
-			errs = append(errs, errors.New("auth and an Authorization header exclude each other"))
+			add("", "auth and an Authorization header exclude each other")
 		}
 	}
 	return errs
@@ -129,7 +143,7 @@ func (a *AuthConfig) validate(headers map[string]string) []error {
 func validateTokenURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Fragment != "" {
-		return errors.New("auth.tokenURL must be an absolute URL without fragment")
+		return errors.New("want an absolute URL without fragment")
 	}
 	if u.Scheme == "https" {
 		return nil
@@ -138,7 +152,7 @@ func validateTokenURL(raw string) error {
 	if ip := net.ParseIP(host); u.Scheme == "http" && (host == "localhost" || (ip != nil && ip.IsLoopback())) {
 		return nil
 	}
-	return errors.New("auth.tokenURL must be https (http only on a loopback host)")
+	return errors.New("want https (http only on a loopback host): the client secret travels in it")
 }
 
 // token is one access token and when it stops being used.

@@ -91,12 +91,13 @@ func TestConfigValidate(t *testing.T) {
 				{Name: "fs", URL: "http://a/mcp", Headers: map[string]string{"Mcp-Name": "x", "X-K": "a\nb"}},
 				{Name: "fs", URL: "http://a/mcp", Timeout: -1},
 			},
-		}, []string{"noPrefix needs exactly one", "separator", "name must match", "http or https",
-			"Mcp-Name", "control character", "duplicate name", "must not be negative"}},
+		}, []string{"namespace.noPrefix: needs exactly one", "namespace.separator: ", "upstreams[0].name: \"Bad\": want [a-z]",
+			"upstreams[0].url: want an http or https", "upstreams[1].headers.Mcp-Name: ", "upstreams[1].headers.X-K: the value has a control character",
+			`upstreams[2].name: "fs" is also the name of upstreams[1]`, "upstreams[2].timeout: must not be negative"}},
 		{"ambiguous names", Config{Namespace: NamespaceConfig{Separator: "-"}, Upstreams: []UpstreamConfig{
 			{Name: "git", URL: "http://a/mcp"}, {Name: "git-hub", URL: "http://b/mcp"}}}, []string{"ambiguous"}},
-		{"digit first", Config{Upstreams: []UpstreamConfig{{Name: "1fs", URL: "http://a/mcp"}}}, []string{"name must match"}},
-		{"page size", Config{PageSize: MaxPageSize + 1, Upstreams: []UpstreamConfig{ok}}, []string{"pageSize"}},
+		{"digit first", Config{Upstreams: []UpstreamConfig{{Name: "1fs", URL: "http://a/mcp"}}}, []string{"upstreams[0].name: \"1fs\": want"}},
+		{"page size", Config{PageSize: MaxPageSize + 1, Upstreams: []UpstreamConfig{ok}}, []string{"pageSize: 1001: want 0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

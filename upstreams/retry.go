@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
@@ -40,10 +41,13 @@ type RetryConfig struct {
 func (c *RetryConfig) validate() []error {
 	var errs []error
 	if c.Attempts < 0 || c.Attempts > MaxRetryAttempts {
-		errs = append(errs, errors.New("retry.attempts must be within 0..10"))
+		errs = append(errs, configerr.At("attempts", "%d: want 0..%d", c.Attempts, MaxRetryAttempts))
 	}
-	if c.Backoff < 0 || c.MaxBackoff < 0 {
-		errs = append(errs, errors.New("retry.backoff and retry.maxBackoff must not be negative"))
+	if c.Backoff < 0 {
+		errs = append(errs, configerr.At("backoff", "must not be negative"))
+	}
+	if c.MaxBackoff < 0 {
+		errs = append(errs, configerr.At("maxBackoff", "must not be negative"))
 	}
 	return errs
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/certreload"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/upstreams/direct"
 )
 
@@ -64,15 +65,26 @@ func (t *TLSConfig) validate(rawURL string) []error {
 	}
 	var errs []error
 	if u, err := url.Parse(rawURL); err == nil && u.Scheme != "https" {
-		errs = append(errs, errors.New("tls applies only to an https url"))
+		errs = append(errs, configerr.At("", "applies only to an https url"))
 	}
 	if (t.CertFile == "") != (t.KeyFile == "") {
-		errs = append(errs, errors.New("tls.certFile and tls.keyFile go together"))
+		errs = append(errs, configerr.At("certFile", "certFile and keyFile go together: set both or neither"))
 	}
 	if t.InsecureSkipVerify && (t.CAFile != "" || t.ServerName != "") {
-		errs = append(errs, errors.New("tls.insecureSkipVerify contradicts tls.caFile and tls.serverName"))
+		errs = append(errs, configerr.At("insecureSkipVerify", "contradicts caFile and serverName, which it would ignore"))
 	}
 	return errs
+}
+
+// CheckFiles reads the CA bundle and the client certificate and key t names, as New will for
+// the https backend at rawURL, so that a configuration check reports a file that is missing,
+// unreadable or not PEM without building the backend. It connects to nothing.
+func (t TLSConfig) CheckFiles(rawURL string) error {
+	if u, err := url.Parse(rawURL); err != nil || u.Scheme != "https" || !t.set() {
+		return nil // New reads them for an https backend only
+	}
+	_, err := clientTLS(t, slog.New(slog.DiscardHandler), time.Now)
+	return err
 }
 
 // clientTLS compiles t into a client configuration, reading the files once so a mistake

@@ -56,7 +56,7 @@ const walkthrough = `{{define "walkthrough"}}{{if .Issuer}}  # mcp METHOD [NAME]
   TOKEN=$ALICE mcp tools/call notes__add_note ',"arguments":{"title":"hello","body":"from the gateway"}'
   TOKEN=$ALICE mcp tools/call toolbox__count_slowly ',"arguments":{"n":3}' ',"progressToken":"p1"'  # SSE
   TOKEN=$ALICE mcp tools/call notes__delete_note ',"arguments":{"id":"1"}'  # input_required: a url
-  # Open that url in a browser, sign in as alice, Approve; then retry with its requestState:
+  # Open that url in a browser, sign in as alice, Approve and confirm; then retry with its requestState:
   STATE=$(sed -n 's/.*"requestState":"\([^"]*\)".*/\1/p' "$MCPLOG")
   TOKEN=$ALICE mcp tools/call notes__delete_note ',"arguments":{"id":"1"},"requestState":"'$STATE'","inputResponses":{"io.mcp-gateway/confirm":{"action":"accept"}}'
   TOKEN=$ALICE mcp initialize  # removed in 2026-07-28: -32601

@@ -111,7 +111,8 @@ func (s *demoSite) close() {
 // demoPolicy is the demo's authorization: reading notes needs notes:read; writing needs
 // notes:write, and the writing tools are listed to readers too, marked with that scope, so a
 // host can step up; deleting also asks the user to approve on the gateway's page (a client
-// without URL elicitation gets a form instead); the toolbox needs tools:use and stays hidden
+// without URL elicitation gets a form it answers itself instead: the weaker fallback, chosen so
+// every demo client can delete); the toolbox needs tools:use and stays hidden
 // from those without it.
 func demoPolicy(cfg *gateway.Config, issuer string) {
 	cfg.Auth.Issuers = []authz.IssuerConfig{{Issuer: issuer}}
@@ -123,7 +124,7 @@ func demoPolicy(cfg *gateway.Config, issuer string) {
 		{ID: "notes-write", Upstream: demo.NotesName, Tools: []string{"add_note"}, AllScopes: []string{"notes:write"},
 			ListWithoutScopes: true},
 		{ID: "notes-delete", Upstream: demo.NotesName, Tools: []string{"delete_note"}, AllScopes: []string{"notes:write"},
-			ListWithoutScopes: true, Confirm: authz.ConfirmURL, ConfirmFallback: authz.FallbackForm},
+			ListWithoutScopes: true, Confirm: authz.ConfirmURL, ConfirmFallback: authz.FallbackClientForm},
 		{ID: "toolbox", Upstream: demo.ToolboxName, Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
 	}
 }

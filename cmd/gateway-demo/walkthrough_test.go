@@ -261,7 +261,7 @@ func approveAsAlice(t *testing.T, browser context.Context, page string) {
 	if body := browsertest.Text(t, b, "main"); !strings.Contains(body, "notes__delete_note") || !strings.Contains(body, "alice") {
 		t.Errorf("the approval page does not show the call and its caller:\n%s", body)
 	}
-	browsertest.Step(t, b, "approve", chromedp.Click(chromedp.CSS("#approve")), chromedp.WaitVisible(chromedp.CSS("main.outcome-approved")))
+	browsertest.Approve(t, b)
 }
 
 // readmeWalkthrough locates the README's copy of the walkthrough: the shell block after the

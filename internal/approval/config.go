@@ -2,11 +2,12 @@ package approval
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // Defaults of Config.
@@ -20,6 +21,17 @@ const (
 	MaxSessionTTL = time.Hour
 	// loginTTL bounds one sign-in round trip to the issuer.
 	loginTTL = 10 * time.Minute
+	// DefaultMaxPendingPerCaller is how many calls of one caller may wait for the page at once.
+	DefaultMaxPendingPerCaller = 16
+	// MaxMaxPendingPerCaller bounds Config.MaxPendingPerCaller.
+	MaxMaxPendingPerCaller = 1024
+	// DefaultMaxPendingBytesPerCaller is how many bytes of sealed call records one caller may
+	// keep waiting for the page at once: four calls of the largest arguments the page takes.
+	DefaultMaxPendingBytesPerCaller = 8 << 20
+	// MinMaxPendingBytesPerCaller and MaxMaxPendingBytesPerCaller bound
+	// Config.MaxPendingBytesPerCaller.
+	MinMaxPendingBytesPerCaller = 64 << 10
+	MaxMaxPendingBytesPerCaller = 1 << 30
 )
 
 // Config is the approval page's configuration (the `approval:` block).
@@ -41,6 +53,15 @@ type Config struct {
 	// SessionTTL is the lifetime of the page's session cookie. Default DefaultSessionTTL; at
 	// most MaxSessionTTL.
 	SessionTTL time.Duration `yaml:"sessionTTL"`
+	// MaxPendingPerCaller bounds the calls of one caller (issuer and subject) kept waiting for
+	// a decision at once, on every replica together; more are refused before anything is
+	// stored. A call stops waiting when its retry is used, denied or declined, or when it
+	// expires (mrtr.ttl). Default DefaultMaxPendingPerCaller; 1 to MaxMaxPendingPerCaller.
+	MaxPendingPerCaller int `yaml:"maxPendingPerCaller"`
+	// MaxPendingBytesPerCaller bounds the bytes of those calls' sealed records (about 1.4 times
+	// their arguments). Default DefaultMaxPendingBytesPerCaller; MinMaxPendingBytesPerCaller
+	// to MaxMaxPendingBytesPerCaller.
+	MaxPendingBytesPerCaller int64 `yaml:"maxPendingBytesPerCaller"`
 }
 
 // Enabled reports whether the page is configured.
@@ -55,31 +76,46 @@ func (c Config) WithDefaults() Config {
 	if c.SessionTTL == 0 {
 		c.SessionTTL = DefaultSessionTTL
 	}
+	if c.MaxPendingPerCaller == 0 {
+		c.MaxPendingPerCaller = DefaultMaxPendingPerCaller
+	}
+	if c.MaxPendingBytesPerCaller == 0 {
+		c.MaxPendingBytesPerCaller = DefaultMaxPendingBytesPerCaller
+	}
 	return c
 }
 
-// Validate reports every problem in a configured page at once.
+// Validate reports every problem in a configured page at once, each a *configerr.Error naming
+// the setting's key path in the gateway's configuration file (approval.baseURL).
 func (c Config) Validate() error {
 	var errs []error
+	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if !strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, "?#*{}: ") || c.Path == "/" {
-		errs = append(errs, fmt.Errorf("approval.path %q: must be an absolute path other than /, without wildcards", c.Path))
+		add("approval.path", "%q: want an absolute path other than /, without wildcards", c.Path)
 	}
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
 		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-		errs = append(errs, fmt.Errorf("approval.baseURL %q: must be scheme://host[:port] only", c.BaseURL))
+		add("approval.baseURL", "%q: want scheme://host[:port] only (default: the scheme and host of server.publicURL)", c.BaseURL)
 	} else if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
 		// The session cookie is Secure: over plain http only loopback development works, and
 		// anywhere else the sign-in would travel in clear.
-		errs = append(errs, fmt.Errorf("approval.baseURL %q: must use https (http only on loopback)", c.BaseURL))
+		add("approval.baseURL", "%q: want https (http only on loopback)", c.BaseURL)
 	}
 	if c.Issuer == "" {
-		errs = append(errs, errors.New("approval.issuer: required (one of auth.issuers)"))
+		add("approval.issuer", "required: one of auth.issuers (the default when there is only one)")
 	}
 	if c.ClientID == "" {
-		errs = append(errs, errors.New("approval.clientID: required"))
+		add("approval.clientID", "required")
 	}
 	if c.SessionTTL < time.Minute || c.SessionTTL > MaxSessionTTL {
-		errs = append(errs, fmt.Errorf("approval.sessionTTL %s: must be between 1m and %s", c.SessionTTL, MaxSessionTTL))
+		add("approval.sessionTTL", "%s: want 1m to %s", c.SessionTTL, MaxSessionTTL)
+	}
+	if c.MaxPendingPerCaller < 1 || c.MaxPendingPerCaller > MaxMaxPendingPerCaller {
+		add("approval.maxPendingPerCaller", "%d: want 1 to %d", c.MaxPendingPerCaller, MaxMaxPendingPerCaller)
+	}
+	if c.MaxPendingBytesPerCaller < MinMaxPendingBytesPerCaller || c.MaxPendingBytesPerCaller > MaxMaxPendingBytesPerCaller {
+		add("approval.maxPendingBytesPerCaller", "%d: want %d to %d",
+			c.MaxPendingBytesPerCaller, MinMaxPendingBytesPerCaller, MaxMaxPendingBytesPerCaller)
 	}
 	return errors.Join(errs...)
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +53,12 @@ func (s *Service) show(w http.ResponseWriter, r *http.Request, id string) {
 		s.startSignIn(w, r, id, r.URL.Query().Get("signin") == "again")
 		return
 	}
+	s.present(w, r, sess, id, stepAsk, http.StatusOK, "")
+}
+
+// present shows call id to the signed-in user: at step, with its decision forms, while it is
+// undecided; its outcome once decided. note, if any, is said below the forms.
+func (s *Service) present(w http.ResponseWriter, r *http.Request, sess *session, id string, step byte, status int, note string) {
 	c, ok := s.loadFor(w, r.Context(), sess, id)
 	if !ok {
 		return
@@ -65,18 +72,23 @@ func (s *Service) show(w http.ResponseWriter, r *http.Request, id string) {
 		s.render(w, http.StatusOK, s.outcomePage(c, sess, v, "This call was already decided."))
 		return
 	}
-	p, err := s.askPage(c, sess)
+	p, err := s.askPage(c, sess, step, note)
 	if err != nil {
 		s.refuse(w, http.StatusUnprocessableEntity, RefusedBadRequest, "The call's arguments cannot be shown, so it cannot be approved here.")
 		return
 	}
-	s.obs.PageShown()
-	s.render(w, http.StatusOK, p)
+	if step == stepAsk {
+		s.obs.PageShown()
+	}
+	s.render(w, status, p)
 }
 
-// decide records the user's decision once.
+// decide takes a decision form. Deny is recorded at once. Approve is two steps: the first
+// shows the confirmation step, whose own Approve sits where Deny was, and that one counts
+// only once the confirmation has been on screen for MinDwell. So clicks that a page elsewhere
+// makes land on the page as it appears (double-clickjacking) cannot approve.
 func (s *Service) decide(w http.ResponseWriter, r *http.Request, id string) {
-	if origin := r.Header.Get("Origin"); origin != "" && origin != "null" && !sameOrigin(origin, s.cfg.BaseURL) {
+	if !fromPage(r.Header, s.cfg.BaseURL) {
 		s.refuse(w, http.StatusForbidden, RefusedOriginMismatch, "This decision did not come from the approval page.")
 		return
 	}
@@ -90,20 +102,39 @@ func (s *Service) decide(w http.ResponseWriter, r *http.Request, id string) {
 		s.refuse(w, http.StatusBadRequest, RefusedBadRequest, "The decision could not be read.")
 		return
 	}
-	if !validCSRF(sess, id, r.PostForm.Get("csrf")) {
+	step, shown, ok := openCSRF(sess, id, r.PostForm.Get("csrf"))
+	if !ok {
 		s.refuse(w, http.StatusForbidden, RefusedCSRF, "This decision was not sent from the approval page, so it was not recorded.")
 		return
 	}
 	var v Verdict
-	switch r.PostForm.Get("decision") {
-	case "approve":
-		v = Approved
-	case "deny":
+	switch d := r.PostForm.Get("decision"); {
+	case d == "deny":
 		v = Denied
+	case d == "approve" && step == stepAsk:
+		s.present(w, r, sess, id, stepConfirm, http.StatusOK, "")
+		return
+	case d == "confirm" && step == stepConfirm && s.now().Sub(shown) >= MinDwell:
+		v = Approved
+	case d == "confirm" && step == stepConfirm:
+		s.obs.Refused(RefusedTooSoon)
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "approval: confirmation too soon after the page appeared",
+			slog.String("call_ref", CallRef(id)), slog.String("subject", sess.Issuer+"#"+sess.Subject))
+		s.present(w, r, sess, id, stepConfirm, http.StatusConflict, "Approve was clicked less than a second after this page "+
+			"appeared, so it was not recorded: clicks that fast may have been meant for another page. Check the call and approve again.")
+		return
+	case d == "approve" || d == "confirm":
+		s.refuse(w, http.StatusForbidden, RefusedCSRF, "This decision was not sent from the approval page's current step, so it was not recorded.")
+		return
 	default:
 		s.refuse(w, http.StatusBadRequest, RefusedBadRequest, "Choose Approve or Deny.")
 		return
 	}
+	s.record(w, r, sess, id, v)
+}
+
+// record records decision v of the signed-in user on call id, once.
+func (s *Service) record(w http.ResponseWriter, r *http.Request, sess *session, id string, v Verdict) {
 	c, ok := s.loadFor(w, r.Context(), sess, id)
 	if !ok {
 		return
@@ -136,7 +167,8 @@ func (s *Service) loadFor(w http.ResponseWriter, ctx context.Context, sess *sess
 	c, err := s.ledger.load(ctx, id)
 	switch {
 	case errors.Is(err, ErrUnknown):
-		s.refuse(w, http.StatusNotFound, RefusedUnknown, "This approval link is unknown or has expired. Nothing will run; retry the action in your client to be asked again.")
+		s.refuse(w, http.StatusNotFound, RefusedUnknown, "This approval link is unknown, has expired, or its call was "+
+			"already run, denied or declined in your client. Nothing more will run; retry the action in your client to be asked again.")
 		return Call{}, false
 	case err != nil:
 		s.unavailable(w, err)
@@ -145,7 +177,12 @@ func (s *Service) loadFor(w http.ResponseWriter, ctx context.Context, sess *sess
 		s.refuse(w, http.StatusGone, RefusedExpired, "This approval link has expired. Nothing will run; retry the action in your client to be asked again.")
 		return Call{}, false
 	case sess.Issuer != c.Issuer || sess.Subject != c.Subject:
+		// Someone signed in who did not make the call: a mix-up, or someone trying calls
+		// that are not theirs. Either way the operator should see it.
 		s.obs.Refused(RefusedWrongUser)
+		s.log.LogAttrs(ctx, slog.LevelWarn, "approval: wrong user", slog.String("call_ref", CallRef(id)),
+			slog.String("subject", sess.Issuer+"#"+sess.Subject), slog.String("caller", c.Issuer+"#"+c.Subject),
+			slog.String("upstream", c.Upstream), slog.String("name", c.Tool))
 		s.render(w, http.StatusForbidden, pageData{Kind: "refused", Title: "Not your call",
 			Message: "You are signed in as " + display(sess) + ", but this call was made by another user. " +
 				"Only the user who made a call can approve it. Nothing was recorded.",
@@ -160,10 +197,9 @@ func (s *Service) loadFor(w http.ResponseWriter, ctx context.Context, sess *sess
 func (s *Service) startSignIn(w http.ResponseWriter, r *http.Request, id string, again bool) {
 	ctx, cancel := context.WithTimeout(r.Context(), signInTimeout)
 	defer cancel()
-	p, err := s.oidcProvider(ctx)
+	p, err := s.issuer.get(ctx)
 	if err != nil {
-		s.log.LogAttrs(r.Context(), slog.LevelWarn, "approval: issuer unavailable", slog.String("error", err.Error()))
-		s.refuse(w, http.StatusServiceUnavailable, RefusedIssuerDown, "The sign-in service cannot be reached. Try again in a moment.")
+		s.issuerDown(w, r, err)
 		return
 	}
 	l := login{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Return: id,
@@ -200,20 +236,26 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), signInTimeout)
 	defer cancel()
-	p, err := s.oidcProvider(ctx)
+	p, err := s.issuer.get(ctx)
 	if err != nil {
-		s.signInFailed(w, r, "the issuer cannot be reached", err)
+		s.issuerDown(w, r, err)
 		return
 	}
 	ctx = oidc.ClientContext(ctx, s.client)
 	tok, err := s.oauth2Config(p).Exchange(context.WithValue(ctx, oauth2.HTTPClient, s.client), q.Get("code"),
 		oauth2.VerifierOption(l.Verifier))
-	if err != nil {
+	var refused *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &refused):
 		s.signInFailed(w, r, "the sign-in code was not accepted", err)
+		return
+	case err != nil:
+		// No answer from the token endpoint: the provider is down, not the sign-in wrong.
+		s.issuerDown(w, r, err)
 		return
 	}
 	raw, _ := tok.Extra("id_token").(string)
-	idt, err := p.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)
+	idt, err := p.provider.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)
 	if err != nil || idt.Nonce == "" || idt.Nonce != l.Nonce {
 		s.signInFailed(w, r, "the identity token is not valid for this sign-in", err)
 		return
@@ -246,6 +288,22 @@ func (s *Service) signInFailed(w http.ResponseWriter, r *http.Request, why strin
 	s.refuse(w, http.StatusBadRequest, RefusedSignIn, "Sign-in failed: "+why+". Open the approval link again.")
 }
 
+// issuerDown answers a sign-in that cannot reach the identity provider: 503, with when the
+// page will try the provider again. Nothing was recorded; the user retries.
+func (s *Service) issuerDown(w http.ResponseWriter, r *http.Request, err error) {
+	retry := issuerRetryInterval
+	var ue *unreachableError
+	if errors.As(err, &ue) {
+		retry = ue.retryAfter
+	}
+	secs := max(int((retry+time.Second-1)/time.Second), 1)
+	s.log.LogAttrs(r.Context(), slog.LevelWarn, "approval: issuer unavailable", slog.String("issuer", s.cfg.Issuer),
+		slog.String("error", err.Error()))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	s.refuse(w, http.StatusServiceUnavailable, RefusedIssuerDown, fmt.Sprintf("The identity provider (%s) cannot be "+
+		"reached, so you cannot sign in now. Nothing was recorded. Try again in %d seconds.", s.cfg.Issuer, secs))
+}
+
 func (s *Service) unavailable(w http.ResponseWriter, err error) {
 	s.log.Warn("approval: store unavailable", "error", err)
 	w.Header().Set("Retry-After", "1")
@@ -259,12 +317,15 @@ func (s *Service) refuse(w http.ResponseWriter, status int, reason, msg string) 
 
 // setSecurityHeaders: nothing is loaded from anywhere, the only style is the page's own
 // (allowed by its hash), scripts do not run, forms post only to the gateway, and no other site
-// may frame, cache or be told about the page.
+// may frame, cache or be told about the page (its URL names the call).
 func setSecurityHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer browsers send "Origin: null" with the
+	// decision forms, and the decision check needs the real origin. Nothing leaves the
+	// gateway's origin either way.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
@@ -278,17 +339,37 @@ func styleHash() string {
 	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
+// fromPage reports whether a decision POST comes from the page's own form: Fetch Metadata, when
+// the browser sends it, must say same-origin (not same-site, cross-site, or none, which a form
+// POST cannot legitimately be), and Origin, when sent, must be the page's; an opaque origin
+// ("null": a sandboxed frame, a data: URL, a redirect across origins) is not. Every browser
+// sends at least one of the two on a form POST (the page's Referrer-Policy, same-origin, lets
+// Origin through), so a POST with neither is refused too.
+func fromPage(h http.Header, base string) bool {
+	origins, sites := h.Values("Origin"), h.Values("Sec-Fetch-Site")
+	if len(origins) > 1 || len(sites) > 1 || len(origins)+len(sites) == 0 {
+		return false
+	}
+	if len(sites) == 1 && sites[0] != "same-origin" {
+		return false
+	}
+	return len(origins) == 0 || sameOrigin(origins[0], base)
+}
+
 func sameOrigin(origin, base string) bool {
 	o, err1 := url.Parse(origin)
 	b, err2 := url.Parse(base)
 	return err1 == nil && err2 == nil && strings.EqualFold(o.Scheme, b.Scheme) && strings.EqualFold(o.Host, b.Host)
 }
 
+// display names the signed-in user in a sentence, with what the page marks in names made
+// visible in the text.
 func display(s *session) string {
+	who := nameOf(s.Subject).String() + " at " + nameOf(s.Issuer).String()
 	if s.Name != "" {
-		return fmt.Sprintf("%s (%s at %s)", s.Name, s.Subject, s.Issuer)
+		return nameOf(s.Name).String() + " (" + who + ")"
 	}
-	return s.Subject + " at " + s.Issuer
+	return who
 }
 
 func firstNonEmpty(v ...string) string {

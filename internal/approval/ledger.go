@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
 )
 
 // Store is the part of the gateway's shared store the page uses (store.Store has it).
@@ -17,6 +18,9 @@ type Store interface {
 	UseOnce(ctx context.Context, key string, ttl time.Duration) (first bool, err error)
 	Get(ctx context.Context, key string) ([]byte, bool, error)
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	Delete(ctx context.Context, key string) error
+	Hold(ctx context.Context, key, item string, size int64, ttl time.Duration, b store.Budget) (bool, error)
+	Release(ctx context.Context, key, item string) error
 }
 
 // Sealing purposes: each kind of sealed value opens only as itself, so a session cookie cannot
@@ -33,6 +37,8 @@ const (
 	keyCall     = "approval/call/"
 	keyDecided  = "approval/decided/"
 	keyDecision = "approval/decision/"
+	// keyPending is a caller's budget of calls waiting for the page (issuer#subject follows).
+	keyPending = "approval/pending/"
 )
 
 // MaxRecordBytes bounds a sealed call record, and so the arguments a call needing approval may
@@ -49,6 +55,9 @@ var (
 	ErrDecided = errors.New("approval: already decided")
 	// ErrTooLarge means the call's arguments do not fit a record.
 	ErrTooLarge = errors.New("approval: arguments too large for the approval page")
+	// ErrTooManyPending means the caller already has as many calls, or bytes of calls, waiting
+	// for the page as its budget allows; nothing was stored.
+	ErrTooManyPending = errors.New("approval: too many calls of this caller wait for approval")
 )
 
 // Call is a tool call waiting for the user's decision: what the page shows and what binds the
@@ -97,6 +106,9 @@ const (
 	Approved Verdict = "approved"
 	// Denied: the user denied it.
 	Denied Verdict = "denied"
+	// Finished: the call's retry was used, denied or declined in the client; the page no longer
+	// knows the call, and a retry presenting its state again is a replay.
+	Finished Verdict = "finished"
 )
 
 // decision is the sealed value recorded once per call.
@@ -108,13 +120,17 @@ type decision struct {
 	At      time.Time `json:"at"`
 }
 
-// ledger keeps calls and decisions in the shared store, sealed.
+// ledger keeps calls and decisions in the shared store, sealed, each caller's waiting calls
+// within its budget.
 type ledger struct {
 	store     Store
 	calls     *seal.Sealer
 	decisions *seal.Sealer
+	budget    store.Budget
 	now       func() time.Time
 }
+
+func pendingKey(issuer, subject string) string { return keyPending + issuer + "#" + subject }
 
 func (l *ledger) put(ctx context.Context, c Call) error {
 	b, err := json.Marshal(c)
@@ -132,7 +148,40 @@ func (l *ledger) put(ctx context.Context, c Call) error {
 	if ttl < time.Millisecond {
 		return ErrUnknown
 	}
+	owner := pendingKey(c.Issuer, c.Subject)
+	switch held, err := l.store.Hold(ctx, owner, c.ID, int64(len(tok)), ttl, l.budget); {
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	case !held:
+		return ErrTooManyPending
+	}
 	if err := l.store.Set(ctx, keyCall+c.ID, []byte(tok), ttl); err != nil {
+		_ = l.store.Release(ctx, owner, c.ID)
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// finish forgets call id of issuer and subject, whose retry was used, denied or declined: its
+// record goes, its decision becomes Finished (small, until expiry, so that a replayed retry is
+// told apart from one still waiting), and its share of the caller's budget is given back.
+// The page then knows the call no more, so nothing can be decided for it afterwards.
+func (l *ledger) finish(ctx context.Context, id, issuer, subject string, expiry time.Time) error {
+	ttl := expiry.Sub(l.now())
+	if ttl < time.Millisecond {
+		ttl = time.Millisecond
+	}
+	b, err := json.Marshal(decision{ID: id, Verdict: Finished, At: l.now().UTC()})
+	if err != nil {
+		return fmt.Errorf("approval: encoding decision: %w", err)
+	}
+	tok, err := l.decisions.Seal(b)
+	if err != nil {
+		return fmt.Errorf("approval: sealing decision: %w", err)
+	}
+	err = errors.Join(l.store.Set(ctx, keyDecision+id, []byte(tok), ttl), l.store.Delete(ctx, keyCall+id),
+		l.store.Release(ctx, pendingKey(issuer, subject), id))
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return nil
@@ -186,8 +235,8 @@ func (l *ledger) decide(ctx context.Context, c Call, v Verdict, by string) error
 	return nil
 }
 
-// verdict returns the decision recorded for id, if it is bound to digest. A decision whose
-// seal does not open, or that names another id or digest, counts as none.
+// verdict returns the decision recorded for id, if it is bound to digest, or Finished. A
+// decision whose seal does not open, or that names another id or digest, counts as none.
 func (l *ledger) verdict(ctx context.Context, id string, digest []byte) (Verdict, error) {
 	raw, ok, err := l.store.Get(ctx, keyDecision+id)
 	if err != nil {
@@ -201,11 +250,15 @@ func (l *ledger) verdict(ctx context.Context, id string, digest []byte) (Verdict
 		return Undecided, nil
 	}
 	var d decision
-	if json.Unmarshal(pt, &d) != nil || d.ID != id || subtle.ConstantTimeCompare(d.Digest, digest) != 1 {
+	if json.Unmarshal(pt, &d) != nil || d.ID != id {
 		return Undecided, nil
 	}
-	switch d.Verdict {
-	case Approved, Denied:
+	switch {
+	case d.Verdict == Finished:
+		return Finished, nil
+	case subtle.ConstantTimeCompare(d.Digest, digest) != 1:
+		return Undecided, nil
+	case d.Verdict == Approved, d.Verdict == Denied:
 		return d.Verdict, nil
 	}
 	return Undecided, nil

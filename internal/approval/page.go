@@ -27,15 +27,18 @@ func mustRead(name string) string {
 	return string(b)
 }
 
-// pageData is what the template renders. Kind is "ask" (the call and its two forms),
-// "outcome" or "refused".
+// pageData is what the template renders. Kind is "ask" (the call and its two forms), "confirm"
+// (the call and the confirmation step's two forms), "outcome" or "refused".
 type pageData struct {
 	Kind, Title, Message string
+	// Note, on a confirmation step, is said below its forms (nothing above them may move them).
+	Note string
 	// Style is the inline style sheet; Call the call shown.
 	Style template.CSS
 	Call  *callView
 	// User is who is signed in; CSRF the decision forms' token; Action where they post.
-	User, CSRF, Action string
+	User         *userView
+	CSRF, Action string
 	// Verdict is the recorded decision of an outcome page.
 	Verdict Verdict
 	// SignInAgain, on a refusal, links to a fresh sign-in for the same call.
@@ -44,7 +47,10 @@ type pageData struct {
 
 // callView is a call as the page shows it.
 type callView struct {
-	Tool, UpstreamTool, Upstream, Caller, Client string
+	// Tool is the client-facing name, UpstreamTool the backend's (Renamed when they differ),
+	// Upstream the backend, Subject and Issuer the caller, Client the client's name for itself.
+	Tool, UpstreamTool, Upstream, Subject, Issuer, Client Name
+	Renamed                                               bool
 	// Title and Description are the tool's, with hidden characters made visible; Pinned says
 	// they are the pinned ones, Drift how the live definition differs from the pin.
 	Title, Description   Text
@@ -53,7 +59,16 @@ type callView struct {
 	Args                 Value
 	ArgsBytes            int
 	ExpiresIn, ExpiresAt string
-	Hidden               int
+	// Hidden counts the characters made visible; LookAlike says a name looks like another.
+	Hidden    int
+	LookAlike bool
+}
+
+// userView is the signed-in user as the page shows them.
+type userView struct{ Name, Subject, Issuer Name }
+
+func newUserView(s *session) *userView {
+	return &userView{Name: nameOf(s.Name), Subject: nameOf(s.Subject), Issuer: nameOf(s.Issuer)}
 }
 
 func (s *Service) view(c Call) (*callView, error) {
@@ -62,27 +77,38 @@ func (s *Service) view(c Call) (*callView, error) {
 		return nil, err
 	}
 	left := max(c.Expiry.Sub(s.now()), 0).Round(time.Second)
-	return &callView{
-		Tool: c.Tool, UpstreamTool: c.UpstreamTool, Upstream: c.Upstream,
+	v := &callView{
+		Tool: nameOf(c.Tool), UpstreamTool: nameOf(c.UpstreamTool), Upstream: nameOf(c.Upstream), Renamed: c.Tool != c.UpstreamTool,
+		Subject: nameOf(c.Subject), Issuer: nameOf(c.Issuer), Client: nameOf(c.Client),
 		Title: visible(c.Title), Description: visible(c.Description), Pinned: c.Pinned,
-		Drift:  strings.ReplaceAll(c.Drift, ",", ", "),
-		Caller: c.Subject + " at " + c.Issuer, Client: c.Client, Args: args, ArgsBytes: len(c.Arguments),
+		Drift: strings.ReplaceAll(c.Drift, ",", ", "), Args: args, ArgsBytes: len(c.Arguments),
 		ExpiresIn: humanDuration(left), ExpiresAt: c.Expiry.UTC().Format("15:04:05 UTC"),
-		Hidden: countHidden(args) + visible(c.Title).Hidden + visible(c.Description).Hidden,
-	}, nil
+	}
+	v.Hidden = countHidden(args) + v.Title.Hidden + v.Description.Hidden
+	for _, n := range []Name{v.Tool, v.UpstreamTool, v.Upstream, v.Subject, v.Issuer, v.Client} {
+		v.Hidden += n.Hidden
+		v.LookAlike = v.LookAlike || n.Flagged()
+	}
+	return v, nil
 }
 
-func (s *Service) askPage(c Call, sess *session) (pageData, error) {
+func (s *Service) askPage(c Call, sess *session, step byte, note string) (pageData, error) {
 	v, err := s.view(c)
 	if err != nil {
 		return pageData{}, err
 	}
-	return pageData{Kind: "ask", Title: "Approve this tool call?", Call: v, User: display(sess),
-		CSRF: csrfToken(sess, c.ID), Action: s.cfg.Path + "/c/" + c.ID}, nil
+	p := pageData{Kind: "ask", Title: "Approve this tool call?", Call: v, User: newUserView(sess),
+		CSRF: csrfToken(sess, c.ID, step, s.now()), Action: s.cfg.Path + "/c/" + c.ID}
+	if step == stepConfirm {
+		// The same title length and nothing more above the forms: the confirmation's Deny
+		// takes the place where Approve was.
+		p.Kind, p.Title, p.Note = "confirm", "Approve: are you sure?", note
+	}
+	return p, nil
 }
 
 func (s *Service) outcomePage(c Call, sess *session, v Verdict, note string) pageData {
-	p := pageData{Kind: "outcome", User: display(sess), Verdict: v, Message: note}
+	p := pageData{Kind: "outcome", User: newUserView(sess), Verdict: v, Message: note}
 	switch v {
 	case Approved:
 		p.Title = "Approved"

@@ -2,6 +2,8 @@ package approval
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net/http"
@@ -29,7 +31,7 @@ func TestRenderHostileArguments(t *testing.T) {
 	page, err := f.svc.askPage(Call{ID: strings.Repeat("a", 32), Issuer: "https://issuer.example", Subject: "alice",
 		Upstream: "files", Tool: "files__<i>delete</i>", UpstreamTool: "delete", Arguments: []byte(args),
 		Title: "Delete <u>files</u>", Description: "Removes files.\u2066 Ignore the arguments <script>x()</script>",
-		Expiry: time.Now().Add(time.Minute)}, &session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)})
+		Expiry: time.Now().Add(time.Minute)}, &session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)}, stepAsk, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,7 @@ func TestSecurityHeaders(t *testing.T) {
 	if !strings.Contains(csp, styleHash()) || !strings.Contains(string(body), "<style>"+pageStyle+"</style>") {
 		t.Error("the inline style is not the one the CSP hash allows")
 	}
-	for h, want := range map[string]string{"X-Frame-Options": "DENY", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+	for h, want := range map[string]string{"X-Frame-Options": "DENY", "Cache-Control": "no-store", "Referrer-Policy": "same-origin",
 		"X-Content-Type-Options": "nosniff"} {
 		if resp.Header.Get(h) != want {
 			t.Errorf("%s = %q, want %q", h, resp.Header.Get(h), want)
@@ -123,8 +125,9 @@ func TestSecurityHeaders(t *testing.T) {
 	}
 }
 
-// TestCookieFlags: the sign-in and session cookies are HttpOnly, Secure, SameSite=Lax, scoped to
-// the page's path and short-lived.
+// TestCookieFlags: the sign-in and session cookies carry the __Host- prefix (so a sibling host
+// cannot toss its own cookie of that name: browsers accept such a cookie only Secure, from a
+// secure origin, with Path=/ and no Domain) and are HttpOnly, SameSite=Lax and short-lived.
 func TestCookieFlags(t *testing.T) {
 	f := newPageFixture(t)
 	_, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
@@ -142,19 +145,57 @@ func TestCookieFlags(t *testing.T) {
 	}
 	names := map[string]bool{}
 	for _, ck := range seen {
-		if ck.Name != sessionCookie && ck.Name != loginCookie {
+		if ck.Name != "__Host-mcpgw_approval" && ck.Name != "__Host-mcpgw_approval_login" {
+			if strings.Contains(ck.Name, "mcpgw") {
+				t.Errorf("cookie %s without the __Host- prefix", ck.Name)
+			}
 			continue
 		}
 		names[ck.Name] = true
-		if !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteLaxMode || ck.Path != "/approval" {
-			t.Errorf("cookie %s: HttpOnly=%v Secure=%v SameSite=%v Path=%q", ck.Name, ck.HttpOnly, ck.Secure, ck.SameSite, ck.Path)
+		if !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteLaxMode || ck.Path != "/" || ck.Domain != "" {
+			t.Errorf("cookie %s: HttpOnly=%v Secure=%v SameSite=%v Path=%q Domain=%q", ck.Name, ck.HttpOnly, ck.Secure, ck.SameSite, ck.Path, ck.Domain)
 		}
 		if ck.MaxAge > int(MaxSessionTTL/time.Second) {
 			t.Errorf("cookie %s lives %d s", ck.Name, ck.MaxAge)
 		}
 	}
-	if !names[sessionCookie] || !names[loginCookie] {
+	if len(names) != 2 {
 		t.Errorf("cookies seen: %v", names)
+	}
+}
+
+// TestUnprefixedCookiesIgnored: a session cookie under any other name than the __Host- one (what
+// a sibling host can set for the parent domain) signs nobody in, even when its value is a
+// session this gateway sealed.
+func TestUnprefixedCookiesIgnored(t *testing.T) {
+	f := newPageFixture(t)
+	_, page, c, body := f.signedIn(t)
+	if !strings.Contains(body, "Approve this tool call?") {
+		t.Fatalf("sign-in failed: %s", body)
+	}
+	u, _ := url.Parse(page)
+	var session string
+	for _, ck := range c.Jar.Cookies(u) {
+		if strings.HasSuffix(ck.Name, "mcpgw_approval") {
+			session = ck.Value
+		}
+	}
+	if session == "" {
+		t.Fatal("no session cookie after sign-in")
+	}
+	for _, name := range []string{"mcpgw_approval", "__Secure-mcpgw_approval", "__host-mcpgw_approval"} {
+		req, _ := http.NewRequest(http.MethodGet, page, nil)
+		req.AddCookie(&http.Cookie{Name: name, Value: session})
+		nc := f.browser(t)
+		nc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		resp, err := nc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("cookie %s signed the browser in: status %d", name, resp.StatusCode)
+		}
 	}
 }
 
@@ -177,12 +218,8 @@ func TestCSRF(t *testing.T) {
 
 	post := func(form url.Values) int {
 		t.Helper()
-		resp, err := c.PostForm(page, form)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode
+		status, _ := f.postDecision(t, c, page, form)
+		return status
 	}
 	for name, form := range map[string]url.Values{
 		"no token":     {"decision": {"approve"}},
@@ -198,22 +235,14 @@ func TestCSRF(t *testing.T) {
 	if err != nil || v != Undecided {
 		t.Fatalf("after forged posts: %q %v", v, err)
 	}
-	// A request from another site is refused even with the token.
-	req, _ := http.NewRequest(http.MethodPost, page, strings.NewReader(url.Values{"decision": {"approve"}, "csrf": {token}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", "https://evil.example")
-	if resp, err := c.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("cross-origin post: %v %v", resp, err)
-	}
 	// Another browser's session, with this session's token, is refused.
 	other := f.browser(t)
 	_, _ = f.signIn(t, other, page, f.op.Username())
-	resp, err = other.PostForm(page, url.Values{"decision": {"approve"}, "csrf": {token}})
-	if err != nil || resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("token of another session: %v %v", resp, err)
+	if status, _ := f.postDecision(t, other, page, url.Values{"decision": {"approve"}, "csrf": {token}}); status != http.StatusForbidden {
+		t.Fatalf("token of another session: status %d", status)
 	}
-	if got := post(url.Values{"decision": {"approve"}, "csrf": {token}}); got != http.StatusOK {
-		t.Fatalf("the page's own form: status %d", got)
+	if got := f.approve(t, c, page, body); got != http.StatusOK {
+		t.Fatalf("the page's own forms: status %d", got)
 	}
 	if got := post(url.Values{"decision": {"deny"}, "csrf": {token}}); got != http.StatusConflict {
 		t.Errorf("second decision: status %d, want 409", got)
@@ -241,15 +270,42 @@ func TestWrongUser(t *testing.T) {
 	if v, _ := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); v != Undecided {
 		t.Errorf("verdict %q after a refusal", v)
 	}
+	// Logged once, as a warning naming the call and both users, without cookies or tokens, and
+	// counted under its reason.
+	var lines []string
+	for _, l := range strings.Split(f.log.String(), "\n") {
+		if strings.Contains(l, "approval: wrong user") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 {
+		t.Fatalf("wrong-user log lines: %q", lines)
+	}
+	for _, want := range []string{"level=WARN", "call_ref=" + CallRef(id), "subject=" + f.op.Issuer() + "#" + realop.OtherUserID,
+		"caller=" + f.op.Issuer() + "#" + realop.UserID} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("log line %q lacks %q", lines[0], want)
+		}
+	}
+	u, _ := url.Parse(page)
+	for _, ck := range c.Jar.Cookies(u) {
+		if strings.Contains(f.log.String(), ck.Value) {
+			t.Errorf("the log holds cookie %s", ck.Name)
+		}
+	}
+	if strings.Contains(f.log.String(), id) {
+		t.Error("the log holds the call's id")
+	}
+	if n := f.obs.refused(RefusedWrongUser); n != 1 {
+		t.Errorf("%d wrong-user refusals counted, want 1", n)
+	}
 }
 
 // TestStoreUnavailableFailsClosed: when the shared store cannot answer, nothing is asked, no
 // decision reads as given, and the page records nothing and says so.
 func TestStoreUnavailableFailsClosed(t *testing.T) {
 	f := newPageFixture(t)
-	id, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
-	c := f.browser(t)
-	_, body := f.signIn(t, c, page, f.op.Username())
+	id, page, c, body := f.signedIn(t)
 	token := csrfOf(t, body)
 	if err := f.store.Close(); err != nil {
 		t.Fatal(err)
@@ -260,12 +316,156 @@ func TestStoreUnavailableFailsClosed(t *testing.T) {
 	if v, err := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); !errors.Is(err, ErrUnavailable) || v != Undecided {
 		t.Errorf("Verdict with the store down: %q %v", v, err)
 	}
-	resp, err := c.PostForm(page, url.Values{"decision": {"approve"}, "csrf": {token}})
+	if status, _ := f.postDecision(t, c, page, url.Values{"decision": {"approve"}, "csrf": {token}}); status != http.StatusServiceUnavailable {
+		t.Errorf("decision with the store down: status %d", status)
+	}
+}
+
+// TestDecisionFromOtherOrigins: a decision is recorded only from the page itself. A POST that
+// says it comes from another site or origin (Sec-Fetch-Site other than same-origin), from an
+// opaque origin (Origin: null, as a sandboxed frame or a data: URL sends), from another origin,
+// or that carries neither header (no browser sends a form POST so) is refused, even with a valid
+// token, and records nothing.
+func TestDecisionFromOtherOrigins(t *testing.T) {
+	f := newPageFixture(t)
+	id, page, c, body := f.signedIn(t)
+	form := url.Values{"decision": {"deny"}, "csrf": {csrfOf(t, body)}}
+	for name, h := range map[string]http.Header{
+		"opaque origin":         {"Origin": {"null"}},
+		"opaque, same-origin":   {"Origin": {"null"}, "Sec-Fetch-Site": {"same-origin"}},
+		"other origin":          {"Origin": {"https://evil.example"}},
+		"other port":            {"Origin": {strings.Replace(f.srv.URL, "127.0.0.1:", "127.0.0.1:1", 1)}},
+		"cross-site":            {"Sec-Fetch-Site": {"cross-site"}},
+		"same-site":             {"Sec-Fetch-Site": {"same-site"}},
+		"typed (none)":          {"Sec-Fetch-Site": {"none"}},
+		"cross-site, origin ok": {"Origin": {f.srv.URL}, "Sec-Fetch-Site": {"cross-site"}},
+		"neither header":        {},
+		"two origins":           {"Origin": {f.srv.URL, "https://evil.example"}},
+	} {
+		if status, _ := f.postDecisionWith(t, c, page, form, h); status != http.StatusForbidden {
+			t.Errorf("%s: status %d, want 403", name, status)
+		}
+	}
+	if v, err := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); err != nil || v != Undecided {
+		t.Fatalf("after refused posts: %q %v", v, err)
+	}
+	// The page's own form, from an older browser without Fetch Metadata: Origin alone.
+	if status, _ := f.postDecisionWith(t, c, page, form, http.Header{"Origin": {f.srv.URL}}); status != http.StatusOK {
+		t.Errorf("same origin without Sec-Fetch-Site: status %d", status)
+	}
+}
+
+// TestApproveTakesTwoSteps: Approve only shows the confirmation step, whose Approve counts only
+// MinDwell after that step was shown, by the server's clock bound into its token; a token of
+// one step does nothing at the other, and a token whose time was changed is refused.
+func TestApproveTakesTwoSteps(t *testing.T) {
+	f := newPageFixture(t)
+	id, page, c, body := f.signedIn(t)
+	askToken := csrfOf(t, body)
+	undecided := func(when string) {
+		t.Helper()
+		if v, err := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); err != nil || v != Undecided {
+			t.Fatalf("%s: verdict %q %v", when, v, err)
+		}
+	}
+	post := func(decision, token string) (int, string) {
+		t.Helper()
+		return f.postDecision(t, c, page, url.Values{"decision": {decision}, "csrf": {token}})
+	}
+	f.clock.advance(time.Minute) // however long the first page was shown
+	if status, _ := post("confirm", askToken); status != http.StatusForbidden {
+		t.Errorf("confirmation with the first step's token: status %d", status)
+	}
+	status, confirm := post("approve", askToken)
+	if status != http.StatusOK || !strings.Contains(confirm, `id="confirm"`) || strings.Contains(confirm, `value="approve"`) {
+		t.Fatalf("Approve did not lead to the confirmation step: %d\n%s", status, confirm)
+	}
+	undecided("after the first step")
+	token := csrfOf(t, confirm)
+	if status, _ := post("approve", token); status != http.StatusForbidden {
+		t.Errorf("first step with the confirmation's token: status %d", status)
+	}
+	// At once, and just before MinDwell: refused, shown again with a new token.
+	status, again := post("confirm", token)
+	if status != http.StatusConflict || !strings.Contains(again, "not recorded") || !strings.Contains(again, `id="confirm"`) {
+		t.Errorf("immediate confirmation: %d\n%s", status, again)
+	}
+	token = csrfOf(t, again)
+	f.clock.advance(MinDwell - time.Millisecond)
+	if status, _ := post("confirm", token); status != http.StatusConflict {
+		t.Errorf("confirmation just before the dwell time: status %d", status)
+	}
+	undecided("after confirmations too soon")
+	// The page's time cannot be moved back: the claim is authenticated.
+	claim, mac, _ := strings.Cut(token, ".")
+	raw, _ := base64.RawURLEncoding.DecodeString(claim)
+	binary.BigEndian.PutUint64(raw[1:], binary.BigEndian.Uint64(raw[1:])-uint64(time.Hour.Milliseconds()))
+	if status, _ := post("confirm", base64.RawURLEncoding.EncodeToString(raw)+"."+mac); status != http.StatusForbidden {
+		t.Errorf("token with an earlier time: status %d", status)
+	}
+	undecided("after a forged time")
+	f.clock.advance(time.Millisecond)
+	if status, outcome := post("confirm", token); status != http.StatusOK || !strings.Contains(outcome, "Approved") {
+		t.Fatalf("confirmation after the dwell time: %d\n%s", status, outcome)
+	}
+	if v, _ := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); v != Approved {
+		t.Errorf("verdict %q, want approved", v)
+	}
+}
+
+// TestRenderHostileNames: the tool, backend tool, client and caller names are shown with
+// invisible and direction-changing characters made visible, like the arguments, and a name
+// mixing letters of several scripts (Latin with Cyrillic or Greek look-alikes) is flagged.
+func TestRenderHostileNames(t *testing.T) {
+	f := newPageFixture(t)
+	call := Call{ID: strings.Repeat("a", 32), Issuer: "https://issuer.example", Subject: "ali\u0441e",
+		Upstream: "files", Tool: "files__de\u202Eetel", UpstreamTool: "de\u202Eetel", Arguments: []byte(`{}`),
+		Client: "Cl\u0430ude\u200B 1.0", Expiry: time.Now().Add(time.Minute)}
+	page, err := f.svc.askPage(call, &session{Subject: "ali\u0441e", Issuer: "https://issuer.example", Name: "b\u043Eb\u2066",
+		CSRF: make([]byte, 32)}, stepAsk, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("decision with the store down: status %d", resp.StatusCode)
+	rec := httptest.NewRecorder()
+	f.svc.render(rec, http.StatusOK, page)
+	body := rec.Body.String()
+	for _, bad := range []string{"\u202E", "\u200B", "\u2066"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("page contains %q raw", bad)
+		}
+	}
+	for _, cp := range []string{"202E", "200B", "2066"} {
+		if !strings.Contains(body, `character">U&#43;`+cp+`</mark>`) {
+			t.Errorf("page does not show U+%s", cp)
+		}
+	}
+	// The client, the caller, and the signed-in user's name and subject mix Latin and Cyrillic;
+	// the tool does not.
+	if n := strings.Count(body, `class="mixed"`); n != 4 {
+		t.Errorf("%d names flagged as mixing scripts, want 4:\n%s", n, body)
+	}
+	if !strings.Contains(body, "mixes Cyrillic and Latin letters") || !strings.Contains(body, `id="look-alike"`) {
+		t.Error("the scripts mixed are not named")
+	}
+	if !strings.Contains(body, "The call contains 3 invisible or direction-changing characters") {
+		t.Error("the page does not count the characters made visible in names")
+	}
+	for name, want := range map[string]bool{"files__delete": false, "Cl\u0430ude": true, "\u0432\u0430\u0448": false,
+		"\uFF46iles": false, "\u03BFk\u0430y": true, "caf\u00E9": false, "x1\u0661": true} {
+		if got := nameOf(name).Mixed != ""; got != want {
+			t.Errorf("%q mixed scripts: %v, want %v", name, got, want)
+		}
+	}
+	if nameOf("\uFF46iles").Folds != "files" || nameOf("\u0432\u0430\u0448").Script != "Cyrillic" || nameOf("caf\u00E9").Flagged() {
+		t.Error("non-ASCII look-alikes of a single script are not named")
+	}
+}
+
+// TestWrongUserNameMarked: the refusal names the signed-in user with hidden characters and mixed
+// scripts made visible in its sentence too.
+func TestWrongUserNameMarked(t *testing.T) {
+	got := display(&session{Name: "b\u043Eb\u202E", Subject: "id1", Issuer: "https://issuer.example"})
+	if strings.Contains(got, "\u202E") || !strings.Contains(got, "[U+202E]") || !strings.Contains(got, "mixes Cyrillic and Latin letters") {
+		t.Errorf("display = %q", got)
 	}
 }

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
 	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
 )
 
 // Refusal reasons: a closed set, safe as a metric label.
@@ -30,13 +30,14 @@ const (
 	RefusedUnavailable    = "store_unavailable"
 	RefusedIssuerDown     = "issuer_unavailable"
 	RefusedOriginMismatch = "origin"
+	RefusedTooSoon        = "too_soon"
 )
 
 // RefusalReasons returns the closed set of refusal reasons, for pre-registering metrics.
 func RefusalReasons() []string {
 	return []string{RefusedWrongUser, RefusedExpired, RefusedUnknown, RefusedCSRF, RefusedDecided,
 		RefusedNoSession, RefusedSignIn, RefusedBadRequest, RefusedUnavailable, RefusedIssuerDown,
-		RefusedOriginMismatch}
+		RefusedOriginMismatch, RefusedTooSoon}
 }
 
 // Observer receives the page's events for metrics. Every method must be cheap and
@@ -74,9 +75,7 @@ type Service struct {
 	obs     Observer
 	now     func() time.Time
 	client  *http.Client
-
-	mu       sync.Mutex
-	provider *oidc.Provider // discovered on first sign-in
+	issuer  *issuer // discovered on first sign-in
 }
 
 // New builds the page from a validated configuration (Config.WithDefaults, Config.Validate).
@@ -97,12 +96,14 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if s.client == nil {
 		s.client = &http.Client{Timeout: 10 * time.Second}
 	}
+	s.issuer = &issuer{url: cfg.Issuer, client: s.client, now: s.now, public: cfg.ClientSecret == ""}
 	s.ledger = ledger{store: deps.Store, calls: deps.Keys.Sealer(purposeCall),
-		decisions: deps.Keys.Sealer(purposeDecision), now: s.now}
+		decisions: deps.Keys.Sealer(purposeDecision), now: s.now,
+		budget: store.Budget{Count: cfg.MaxPendingPerCaller, Bytes: cfg.MaxPendingBytesPerCaller}}
 	if max := s.ledger.calls.MaxTokenBytes(); max < MaxRecordBytes {
 		return nil, fmt.Errorf("approval: the key ring seals at most %d bytes; %d needed", max, MaxRecordBytes)
 	}
-	s.cookies = cookies{path: cfg.Path, sessions: deps.Keys.Sealer(purposeSession),
+	s.cookies = cookies{sessions: deps.Keys.Sealer(purposeSession),
 		logins: deps.Keys.Sealer(purposeLogin), now: s.now}
 	return s, nil
 }
@@ -116,9 +117,10 @@ func (s *Service) PageURL(id string) string { return s.cfg.pageURL(id) }
 // Issuer is the issuer users sign in with: only its callers can be asked on the page.
 func (s *Service) Issuer() string { return s.cfg.Issuer }
 
-// Ask keeps c, sealed, in the shared store until c.Expiry, so the page can show it on any
-// replica, and returns the page's URL. An error wrapping ErrUnavailable means the store could
-// not take it (fail closed: do not ask); ErrTooLarge that the arguments do not fit.
+// Ask keeps c, sealed, in the shared store until c.Expiry or Done, so the page can show it on
+// any replica, and returns the page's URL. An error wrapping ErrUnavailable means the store
+// could not take it (fail closed: do not ask); ErrTooLarge that the arguments do not fit;
+// ErrTooManyPending that the caller already has its budget of calls waiting.
 func (s *Service) Ask(ctx context.Context, c Call) (string, error) {
 	if !validID(c.ID) {
 		return "", errors.New("approval: call id is not a 16-byte hex nonce")
@@ -133,20 +135,19 @@ func (s *Service) Ask(ctx context.Context, c Call) (string, error) {
 }
 
 // Verdict returns what the page recorded for call id, counting only a decision bound to
-// digest. An error wraps ErrUnavailable: the caller fails closed.
+// digest, or Finished once the call's retry was used (Finish). An error wraps ErrUnavailable:
+// the caller fails closed.
 func (s *Service) Verdict(ctx context.Context, id string, digest []byte) (Verdict, error) {
 	return s.ledger.verdict(ctx, id, digest)
 }
 
-// Withdraw records that the client declined or cancelled call id, so the page shows it as
-// denied and can no longer approve it: the user's "no" in the client is as final as on the
-// page. A call already decided keeps its decision.
-func (s *Service) Withdraw(ctx context.Context, id string, digest []byte, expiry time.Time, by string) error {
-	err := s.ledger.decide(ctx, Call{ID: id, Digest: digest, Expiry: expiry}, Denied, by)
-	if errors.Is(err, ErrDecided) || errors.Is(err, ErrUnknown) {
-		return nil
-	}
-	return err
+// Finish forgets call id of the caller issuer and subject, which expires at expiry, once its
+// retry was used, denied, or declined or cancelled in the client: the page no longer knows it
+// (so the user's "no" in the client is as final as on the page), the call no longer counts
+// against the caller's budget of calls waiting for approval, and Verdict says Finished. An
+// error wraps ErrUnavailable; the records then expire with the call.
+func (s *Service) Finish(ctx context.Context, id, issuer, subject string, expiry time.Time) error {
+	return s.ledger.finish(ctx, id, issuer, subject, expiry)
 }
 
 // CallRef is a short, one-way reference to call id for logs, which correlates the ask, the
@@ -156,23 +157,8 @@ func CallRef(id string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// oidcProvider discovers the issuer once; a failure is retried on the next sign-in.
-func (s *Service) oidcProvider(ctx context.Context) (*oidc.Provider, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.provider != nil {
-		return s.provider, nil
-	}
-	p, err := oidc.NewProvider(oidc.ClientContext(ctx, s.client), s.cfg.Issuer)
-	if err != nil {
-		return nil, fmt.Errorf("approval: discovering %s: %w", s.cfg.Issuer, err)
-	}
-	s.provider = p
-	return p, nil
-}
-
-func (s *Service) oauth2Config(p *oidc.Provider) *oauth2.Config {
-	return &oauth2.Config{ClientID: s.cfg.ClientID, ClientSecret: s.cfg.ClientSecret, Endpoint: p.Endpoint(),
+func (s *Service) oauth2Config(p provided) *oauth2.Config {
+	return &oauth2.Config{ClientID: s.cfg.ClientID, ClientSecret: s.cfg.ClientSecret, Endpoint: p.endpoint,
 		RedirectURL: s.cfg.redirectURL(), Scopes: []string{oidc.ScopeOpenID, "profile"}}
 }
 

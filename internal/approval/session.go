@@ -5,19 +5,26 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/seal"
 )
 
-// Cookie names. Both are scoped to the page's path, HttpOnly, Secure and SameSite=Lax: Lax
-// because the sign-in returns from the issuer by a cross-site navigation, and the decisions,
-// being POSTs, are not sent cross-site under Lax and carry a CSRF token besides.
+// Cookie names. The __Host- prefix makes browsers accept the cookie only when it is Secure,
+// set by a secure origin (https, or a loopback origin the browser treats as secure), with
+// Path=/ and no Domain: a sibling host of the same site cannot set ("toss") a cookie of that
+// name for the page's host, so the page never reads a session or sign-in it did not set.
+// Both are HttpOnly and SameSite=Lax: Lax because the sign-in returns from the issuer by a
+// cross-site navigation, and the decisions, being POSTs, are not sent cross-site under Lax
+// and carry a CSRF token besides. Path=/ (which the prefix requires) also sends them to the
+// MCP endpoint, which reads no cookies and forwards none.
 const (
-	sessionCookie = "mcpgw_approval"
-	loginCookie   = "mcpgw_approval_login"
+	sessionCookie = "__Host-mcpgw_approval"
+	loginCookie   = "__Host-mcpgw_approval_login"
 )
 
 // session is who signed in on the page, sealed into the session cookie.
@@ -41,7 +48,6 @@ type login struct {
 
 // cookies seals and opens the page's cookies.
 type cookies struct {
-	path     string
 	sessions *seal.Sealer
 	logins   *seal.Sealer
 	now      func() time.Time
@@ -49,13 +55,13 @@ type cookies struct {
 
 func (c *cookies) set(w http.ResponseWriter, name, value string, ttl time.Duration) {
 	http.SetCookie(w, &http.Cookie{
-		Name: name, Value: value, Path: c.path, MaxAge: int(ttl / time.Second),
+		Name: name, Value: value, Path: "/", MaxAge: int(ttl / time.Second),
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
 	})
 }
 
 func (c *cookies) clear(w http.ResponseWriter, name string) {
-	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: c.path, MaxAge: -1,
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
 }
 
@@ -97,17 +103,47 @@ func (c *cookies) login(r *http.Request) (*login, bool) {
 	return &l, true
 }
 
-// csrfToken is the token a decision form for call id must carry: an HMAC under the session's
-// own key, so it is worthless in another session or for another call.
-func csrfToken(s *session, id string) string {
-	m := hmac.New(sha256.New, s.CSRF)
-	m.Write([]byte("approval decision\x00" + id))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+// Steps of a decision: the page with the call (Approve, Deny) and, after Approve, the
+// confirmation step (its own Approve control, elsewhere on the page, and Deny).
+const (
+	stepAsk     byte = 1
+	stepConfirm byte = 2
+)
+
+// MinDwell is how long the confirmation step must have been shown before its Approve counts. A
+// page elsewhere can make the user's clicks land on the approval page (it asks for a
+// double-click and sends the tab to the page on the first press); such clicks come within a
+// fraction of a second of the page appearing, a reading user's do not.
+const MinDwell = time.Second
+
+// csrfToken is the token the decision forms of one step of call id carry: the step and the
+// time the page was shown, and an HMAC of them, the call and the purpose under the session's
+// own key, so it is worthless in another session, for another call or another step, and
+// tells when its page was shown (the server's clock: the browser cannot change it).
+func csrfToken(s *session, id string, step byte, shown time.Time) string {
+	var claim [9]byte
+	claim[0] = step
+	binary.BigEndian.PutUint64(claim[1:], uint64(shown.UnixMilli()))
+	return base64.RawURLEncoding.EncodeToString(claim[:]) + "." + base64.RawURLEncoding.EncodeToString(csrfMAC(s, id, claim[:]))
 }
 
-func validCSRF(s *session, id, token string) bool {
-	want := csrfToken(s, id)
-	return token != "" && hmac.Equal([]byte(want), []byte(token))
+func csrfMAC(s *session, id string, claim []byte) []byte {
+	m := hmac.New(sha256.New, s.CSRF)
+	m.Write([]byte("approval decision\x00" + id + "\x00"))
+	m.Write(claim)
+	return m.Sum(nil)
+}
+
+// openCSRF checks token for call id in session s and returns its step and the time its page
+// was shown.
+func openCSRF(s *session, id, token string) (step byte, shown time.Time, ok bool) {
+	c, m, found := strings.Cut(token, ".")
+	claim, err1 := base64.RawURLEncoding.DecodeString(c)
+	mac, err2 := base64.RawURLEncoding.DecodeString(m)
+	if !found || err1 != nil || err2 != nil || len(claim) != 9 || !hmac.Equal(mac, csrfMAC(s, id, claim)) {
+		return 0, time.Time{}, false
+	}
+	return claim[0], time.UnixMilli(int64(binary.BigEndian.Uint64(claim[1:]))), true
 }
 
 func randomKey() []byte {

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"fmt"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // minAdminTokenLength is the shortest admin.token accepted: as long as the MRTR keys, so that
@@ -16,17 +18,17 @@ func (a AdminConfig) validateAccess() []error {
 	loopback := IsLoopbackAddr(a.Listen)
 	switch {
 	case !a.Token.IsZero():
-		if err := a.Token.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("admin.token: %w", err))
-		} else if a.Token.Value != "" && len(a.Token.Value) < minAdminTokenLength {
-			errs = append(errs, fmt.Errorf("admin.token: shorter than %d characters", minAdminTokenLength))
+		// Its sources are checked with every other secret (secretRefs), its length once read
+		// (checkLocal); an inline one can be measured now.
+		if a.Token.validate() == nil && a.Token.Value != "" && len(a.Token.Value) < minAdminTokenLength {
+			errs = append(errs, configerr.At("admin.token", "shorter than %d characters", minAdminTokenLength))
 		}
 	case !loopback:
-		errs = append(errs, fmt.Errorf("admin.listen %q is not loopback-only, so admin.token is required: /metrics, /pins and "+
+		errs = append(errs, configerr.At("admin.token", "required: admin.listen %q is not loopback-only, and /metrics, /pins and "+
 			"the detail of /readyz reveal the configuration and tool inventory (/healthz and the status of /readyz stay open for probes)", a.Listen))
 	}
 	if a.Pprof && !loopback {
-		errs = append(errs, fmt.Errorf("admin.pprof on the admin listener %q: pprof is served on a loopback-only listener only", a.Listen))
+		errs = append(errs, configerr.At("admin.pprof", "on the admin listener %q: pprof is served on a loopback-only listener only", a.Listen))
 	}
 	return errs
 }

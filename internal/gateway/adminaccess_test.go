@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 const adminTestToken = "admin-token-of-the-tests-0123456789abcdef"
@@ -31,6 +31,8 @@ func TestAdminEndpointsNeedToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin := "http://127.0.0.1:" + port
+	// The issuer's keys are fetched in the background; /readyz answers 503 until then.
+	mcptest.WaitFor(t, "the gateway ready", func() bool { return readyzOK(http.DefaultClient, admin+"/readyz") == nil })
 	explain := `{"token":"` + f.token(t, nil) + `","kind":"tool","upstream":"alpha","name":"echo"}`
 	backendURL := f.alpha.URL()
 	tests := []struct {
@@ -78,7 +80,7 @@ func TestAdminAccessConfig(t *testing.T) {
 	tests := []struct {
 		yaml, wantErr string
 	}{
-		{"admin: {listen: \":9090\"}\n", "admin.token is required"},
+		{"admin: {listen: \":9090\"}\n", "admin.token: required"},
 		{"admin: {listen: \"0.0.0.0:9090\", token: {value: short}}\n", "admin.token: shorter than 32"},
 		{"admin: {listen: \":9090\", token: {value: " + adminTestToken + ", env: X}}\n", "admin.token: exactly one"},
 		{"admin: {listen: \":9090\", token: {value: " + adminTestToken + "}, pprof: true}\n", "pprof is served on a loopback-only listener only"},
@@ -105,8 +107,8 @@ func checkAdminYAML(t *testing.T, yaml, wantErr string) {
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
-		"--upstream", "a=http://127.0.0.1:1/mcp"}, func(string) string { return "" }, io.Discard)
+	_, err := loadStatic([]string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
+		"--upstream", "a=http://127.0.0.1:1/mcp"}) // the secret files are examples
 	if wantErr == "" && err != nil || wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)) {
 		t.Errorf("%q: err = %v, want %q", yaml, err, wantErr)
 	}

@@ -1,13 +1,13 @@
 package gateway
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/approval"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/metrics"
 )
 
@@ -18,11 +18,6 @@ type ApprovalConfig struct {
 	// ClientSecret authenticates the gateway at the issuer's token endpoint (file, env or
 	// value). Empty for a public client, which PKCE alone protects.
 	ClientSecret Secret `yaml:"clientSecret"`
-}
-
-// usesURLConfirmation reports whether any policy rule asks for approval on the page.
-func (c *Config) usesURLConfirmation() bool {
-	return slices.ContainsFunc(c.Auth.Policy.Rules, func(r authz.RuleConfig) bool { return r.Confirm == authz.ConfirmURL })
 }
 
 // approvalConfig is the page's configuration with its defaults: the scheme and host of
@@ -44,29 +39,25 @@ func (c *Config) approvalConfig() approval.Config {
 // signs users in with one of the issuers whose tokens the gateway accepts.
 func (c *Config) validateApproval() []error {
 	if !c.Approval.Enabled() {
-		if c.usesURLConfirmation() {
-			return []error{errors.New("auth.policy: a rule says confirm: url but the approval page is not configured (approval.clientID and the issuer's client)")}
+		if i := slices.IndexFunc(c.Auth.Policy.Rules, func(r authz.RuleConfig) bool { return r.Confirm == authz.ConfirmURL }); i >= 0 {
+			return []error{configerr.At(fmt.Sprintf("auth.policy.rules[%d].confirm", i),
+				"url, but the approval page is not configured (approval.clientID and the issuer's client)")}
 		}
 		return nil
 	}
 	var errs []error
 	if c.Auth.Disabled {
-		errs = append(errs, errors.New("approval: the approval page needs authentication (auth.disabled is set)"))
+		errs = append(errs, configerr.At("approval", "the approval page needs authentication (auth.disabled is set)"))
 	}
 	a := c.approvalConfig()
 	if err := a.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if a.Issuer != "" && !slices.ContainsFunc(c.Auth.Issuers, func(i authz.IssuerConfig) bool { return i.Issuer == a.Issuer }) {
-		errs = append(errs, fmt.Errorf("approval.issuer %q: must be one of auth.issuers (written exactly as there)", a.Issuer))
-	}
-	if !c.Approval.ClientSecret.IsZero() {
-		if err := c.Approval.ClientSecret.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("approval.clientSecret: %w", err))
-		}
+		errs = append(errs, configerr.At("approval.issuer", "%q: must be one of auth.issuers (written exactly as there)", a.Issuer))
 	}
 	if a.Path == c.Server.Path {
-		errs = append(errs, fmt.Errorf("approval.path %q is the MCP endpoint's path", a.Path))
+		errs = append(errs, configerr.At("approval.path", "%q is the MCP endpoint's path", a.Path))
 	}
 	return errs
 }

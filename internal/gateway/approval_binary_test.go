@@ -38,8 +38,8 @@ const (
 )
 
 // buildGatewayBinary builds the gateway command (cmd/gateway) into the test's temporary
-// directory and returns the binary's path. Under the race detector the binary is built with it too, so the code the
-// test drives in the child processes is still checked for races.
+// directory and returns the binary's path. Under the race detector the binary is built with it
+// too, so the code the test drives in the child processes is still checked for races.
 func buildGatewayBinary(t *testing.T) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/internal/testsupport/browsertest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
@@ -33,8 +33,6 @@ const (
 	approvalClientSecret = "approval-client-secret"
 	// screenshotPath is the checked-in screenshot of the page; UPDATE_SCREENSHOT=1 rewrites it.
 	screenshotPath = "../../docs/approval-page.png"
-	// browserStepTimeout bounds one browser step (navigation, sign-in, a click).
-	browserStepTimeout = 60 * time.Second
 	// approvalCallTimeout bounds one MCP call, including, for a call that waits for the page,
 	// the browser's visit and the client's retry.
 	approvalCallTimeout = 3 * time.Minute
@@ -132,78 +130,11 @@ func (s approvalSite) start(t *testing.T, name, redisURL string, ttl time.Durati
 	return approvalReplica{base: base, mcp: mcpAddr, proc: startGatewayProcess(t, s.bin, name, config, adminAddr)}
 }
 
-// newBrowser starts headless chromium for the test. It is required, like redis-server and
-// haproxy for other tests: .ci/setup installs it.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("chromium is required (apt-get install chromium; .ci/setup installs it): %v", err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1000, 720))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(cancelBrowser)
-	if err := openBounded(bctx, cancelBrowser); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return bctx
-}
-
-// openBounded makes the first run of a chromedp context, which starts the browser or opens
-// the tab, within browserStepTimeout. That run must use ctx itself, whose lifetime the browser
-// or tab then has, so it is bounded by cancelling ctx rather than by a deadline on it.
-func openBounded(ctx context.Context, cancel context.CancelFunc) error {
-	timer := time.AfterFunc(browserStepTimeout, cancel)
-	err := chromedp.Do(ctx)
-	if !timer.Stop() {
-		return fmt.Errorf("not open within %v", browserStepTimeout)
-	}
-	return err
-}
-
-// tab opens a tab in a fresh browser context: its own cookies, like a private window.
-func tab(t *testing.T, browser context.Context) context.Context {
-	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
-	t.Cleanup(cancel)
-	// The first run opens the tab, which lives as long as the context of that run: this one,
-	// not a step's bounded one.
-	if err := openBounded(ctx, cancel); err != nil {
-		t.Fatalf("opening a tab: %v", err)
-	}
-	return ctx
-}
-
-// step runs browser actions with a bounded time.
-func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
-	defer cancel()
-	if err := chromedp.Do(sctx, actions...); err != nil {
-		t.Fatalf("browser: %s: %v", what, err)
-	}
-}
-
-// text is the visible text of the first element sel matches, read within browserStepTimeout.
-func text(t *testing.T, ctx context.Context, sel string) string {
-	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
-	defer cancel()
-	s, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("browser: reading %s: %v", sel, err)
-	}
-	return s
-}
-
 // signInOnPage opens the approval page, which sends the browser to the provider's login page,
 // and signs in there as username; it waits for the page the gateway then shows (main).
 func signInOnPage(t *testing.T, ctx context.Context, page, username string) {
 	t.Helper()
-	step(t, ctx, "sign in",
+	browsertest.Step(t, ctx, "sign in",
 		chromedp.Navigate(page),
 		chromedp.WaitVisible(chromedp.CSS("#username")),
 		chromedp.SendKeys(chromedp.CSS("#username"), username),
@@ -300,7 +231,7 @@ var urlElicitation = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabi
 // TestApprovalInBrowser is the out-of-band approval end to end, with the gateway binary.
 func TestApprovalInBrowser(t *testing.T) {
 	// The browser first: without chromium the test fails at once, before the build.
-	browser := newBrowser(t)
+	browser := browsertest.New(t)
 	op := realop.Start(t, realop.Options{})
 	redis := testredis.Start(t)
 	alpha := mcptest.StartServer(t, "alpha")
@@ -331,9 +262,9 @@ func TestApprovalInBrowser(t *testing.T) {
 			if toolCalls(alpha) != 0 {
 				t.Error("the backend was reached before the approval")
 			}
-			b := tab(t, browser)
+			b := browsertest.Tab(t, browser)
 			signInOnPage(t, b, page, op.Username())
-			body := text(t, b, "main")
+			body := browsertest.Text(t, b, "main")
 			for _, want := range []string{"Approve this tool call?", "alpha__echo", "alpha", "DELETE every invoice of 2025",
 				"U+202E", realop.UserID, "mcptest-client", "Returns text unchanged."} {
 				if !strings.Contains(body, want) {
@@ -342,7 +273,7 @@ func TestApprovalInBrowser(t *testing.T) {
 			}
 			checkPhoneLayout(t, b)
 			saveScreenshot(t, b)
-			step(t, b, "approve", chromedp.Click(chromedp.CSS("#approve")), chromedp.WaitVisible(chromedp.CSS("main.outcome-approved")))
+			browsertest.Approve(t, b)
 		})
 		if err != nil || res.IsError || mcptest.ResultText(res) != approvalText {
 			t.Fatalf("approved call: %v %+v", err, res)
@@ -352,15 +283,20 @@ func TestApprovalInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a double-click elsewhere does not approve", func(t *testing.T) {
+		testDoubleClickjacking(t, browser, op, replicaA, alpha, tok, call)
+	})
+
 	t.Run("deny", func(t *testing.T) {
 		alpha.Reset()
 		h := newPageHandoff(t)
 		cs := mcptest.Connect(t, replicaA.mcpURL(), mcptest.WithBearer(tok), mcptest.WithCapabilities(urlElicitation),
 			mcptest.WithElicitation(h.handler))
 		res, err := callThroughPage(t, cs, h, call, func(page string) {
-			b := tab(t, browser)
+			b := browsertest.Tab(t, browser)
 			signInOnPage(t, b, page, op.Username())
-			step(t, b, "deny", chromedp.Click(chromedp.CSS("#deny")), chromedp.WaitVisible(chromedp.CSS("main.outcome-denied")))
+			browsertest.ClickOn(t, b, "#deny")
+			browsertest.WaitFor(t, b, "main.outcome-denied")
 		})
 		if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "did not approve") {
 			t.Fatalf("denied call: %v %+v", err, res)
@@ -375,9 +311,9 @@ func TestApprovalInBrowser(t *testing.T) {
 		cs := mcptest.Connect(t, replicaA.mcpURL(), mcptest.WithBearer(tok), mcptest.WithCapabilities(urlElicitation),
 			mcptest.WithElicitation(mcptest.Decline()), mcptest.WithManualMRTR())
 		first := mustNeedApproval(t, cs, call)
-		b := tab(t, browser)
+		b := browsertest.Tab(t, browser)
 		signInOnPage(t, b, first.url, realop.OtherUsername)
-		body := text(t, b, "main")
+		body := browsertest.Text(t, b, "main")
 		if !strings.Contains(body, "Not your call") || !strings.Contains(body, realop.OtherUserID) {
 			t.Errorf("another user's page:\n%s", body)
 		}
@@ -396,18 +332,18 @@ func TestApprovalInBrowser(t *testing.T) {
 		cs := mcptest.Connect(t, replicaA.mcpURL(), mcptest.WithBearer(tok), mcptest.WithCapabilities(urlElicitation),
 			mcptest.WithElicitation(mcptest.Decline()), mcptest.WithManualMRTR())
 		first := mustNeedApproval(t, cs, call)
-		b := tab(t, browser)
+		b := browsertest.Tab(t, browser)
 		signInOnPage(t, b, first.url, op.Username())
 		// The signed-in user's own browser posts Approve without the token (DevTools evaluation
 		// is not bound by the page's CSP, which would stop any script of the page itself).
-		sctx, cancel := context.WithTimeout(b, browserStepTimeout)
+		sctx, cancel := context.WithTimeout(b, browsertest.StepTimeout)
 		_, err := chromedp.Run(sctx, chromedp.Evaluate[bool](`(() => { for (const i of document.querySelectorAll('input[name=csrf]')) i.remove(); document.getElementById('approve').click(); return true })()`))
 		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
-		step(t, b, "refusal", chromedp.WaitVisible(chromedp.CSS("main.refused")))
-		if body := text(t, b, "main"); !strings.Contains(body, "was not recorded") {
+		browsertest.Step(t, b, "refusal", chromedp.WaitVisible(chromedp.CSS("main.refused")))
+		if body := browsertest.Text(t, b, "main"); !strings.Contains(body, "was not recorded") {
 			t.Errorf("forged post:\n%s", body)
 		}
 		again := mustNeedApproval(t, cs, retryOf(call, first.state))
@@ -423,21 +359,21 @@ func TestApprovalInBrowser(t *testing.T) {
 		csB := mcptest.Connect(t, replicaB.mcpURL(), mcptest.WithBearer(tok), mcptest.WithCapabilities(urlElicitation),
 			mcptest.WithElicitation(mcptest.Decline()), mcptest.WithManualMRTR())
 		first := mustNeedApproval(t, csA, call)
-		b := tab(t, browser)
+		b := browsertest.Tab(t, browser)
 		signInOnPage(t, b, first.url, op.Username())
-		sctx, cancel := context.WithTimeout(b, browserStepTimeout)
+		sctx, cancel := context.WithTimeout(b, browsertest.StepTimeout)
 		token, err := chromedp.Run(sctx, chromedp.Evaluate[string](`document.querySelector('input[name=csrf]').value`))
 		cancel()
 		if err != nil || token == "" {
 			t.Fatalf("reading the form's token: %q %v", token, err)
 		}
-		step(t, b, "approve on replica A", chromedp.Click(chromedp.CSS("#approve")), chromedp.WaitVisible(chromedp.CSS("main.outcome-approved")))
+		browsertest.Approve(t, b)
 		// The decision POST replayed with its valid token, now saying deny: the first stands.
 		replay := fmt.Sprintf(`(() => { const f = document.createElement('form'); f.method = 'post'; f.action = %q;
 			for (const [k, v] of [['csrf', %q], ['decision', 'deny']]) { const i = document.createElement('input');
 			i.type = 'hidden'; i.name = k; i.value = v; f.appendChild(i) } document.body.appendChild(f); f.submit(); return true })()`,
 			strings.TrimPrefix(first.url, replicaA.base), token)
-		sctx, cancel = context.WithTimeout(b, browserStepTimeout)
+		sctx, cancel = context.WithTimeout(b, browsertest.StepTimeout)
 		_, err = chromedp.Run(sctx, chromedp.Evaluate[bool](replay))
 		cancel()
 		if err != nil {
@@ -471,9 +407,9 @@ func TestApprovalInBrowser(t *testing.T) {
 			mcptest.WithElicitation(mcptest.Decline()), mcptest.WithManualMRTR())
 		first := mustNeedApproval(t, cs, late)
 		time.Sleep(shortTTL + 200*time.Millisecond) // past the state's expiry, whatever the machine's speed
-		b := tab(t, browser)
+		b := browsertest.Tab(t, browser)
 		signInOnPage(t, b, first.url, op.Username())
-		body := text(t, b, "main")
+		body := browsertest.Text(t, b, "main")
 		if !strings.Contains(body, "expired") || countNodes(t, b, "#approve") != 0 {
 			t.Errorf("page after expiry:\n%s", body)
 		}
@@ -521,9 +457,9 @@ func retryOf(call *mcp.CallToolParams, state string) *mcp.CallToolParams {
 // may still be there for a while.
 func waitText(t *testing.T, ctx context.Context, want string) {
 	t.Helper()
-	deadline := time.Now().Add(browserStepTimeout)
+	deadline := time.Now().Add(browsertest.StepTimeout)
 	for {
-		sctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
+		sctx, cancel := context.WithTimeout(ctx, browsertest.StepTimeout)
 		body, err := chromedp.Run(sctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
 		cancel()
 		if err == nil && strings.Contains(body, want) {
@@ -539,7 +475,7 @@ func waitText(t *testing.T, ctx context.Context, want string) {
 // countNodes is how many elements sel matches on the tab's page.
 func countNodes(t *testing.T, ctx context.Context, sel string) int {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
+	sctx, cancel := context.WithTimeout(ctx, browsertest.StepTimeout)
 	defer cancel()
 	n, err := chromedp.Run(sctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
 	if err != nil {
@@ -551,8 +487,8 @@ func countNodes(t *testing.T, ctx context.Context, sel string) int {
 // checkPhoneLayout: at a phone's width the page needs no horizontal scrolling.
 func checkPhoneLayout(t *testing.T, ctx context.Context) {
 	t.Helper()
-	step(t, ctx, "phone viewport", chromedp.EmulateViewport(390, 844))
-	sctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
+	browsertest.Step(t, ctx, "phone viewport", chromedp.EmulateViewport(390, 844))
+	sctx, cancel := context.WithTimeout(ctx, browsertest.StepTimeout)
 	defer cancel()
 	fits, err := chromedp.Run(sctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`))
 	if err != nil {
@@ -561,14 +497,14 @@ func checkPhoneLayout(t *testing.T, ctx context.Context) {
 	if !fits {
 		t.Error("the page scrolls sideways on a phone")
 	}
-	step(t, ctx, "desktop viewport", chromedp.EmulateViewport(1000, 720))
+	browsertest.Step(t, ctx, "desktop viewport", chromedp.EmulateViewport(1000, 720))
 }
 
 // saveScreenshot keeps a screenshot of the page with the test's files, and replaces the
 // checked-in one when UPDATE_SCREENSHOT=1.
 func saveScreenshot(t *testing.T, ctx context.Context) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
+	sctx, cancel := context.WithTimeout(ctx, browsertest.StepTimeout)
 	defer cancel()
 	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
 	if err != nil {

@@ -22,7 +22,7 @@ func approvalRulesGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Se
 		c.MRTR.Keys = testKeys
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "echo-page", Upstream: "alpha", Tools: []string{"echo"}, Confirm: authz.ConfirmURL},
-			{ID: "add-page-or-form", Upstream: "alpha", Tools: []string{"add"}, Confirm: authz.ConfirmURL, ConfirmFallback: authz.FallbackForm},
+			{ID: "add-page-or-form", Upstream: "alpha", Tools: []string{"add"}, Confirm: authz.ConfirmURL, ConfirmFallback: authz.FallbackClientForm},
 			{ID: "rest", Upstream: "alpha", Tools: []string{"*"}},
 		}
 		c.Approval.ClientID = "gateway-approval"
@@ -132,10 +132,16 @@ func TestApprovalConfigValidation(t *testing.T) {
 		"no auth": {func(c *Config) {
 			c.Approval.ClientID, c.Auth.Disabled, c.Auth.Policy.Rules = "gw", true, nil
 		}, "needs authentication"},
-		"bad path":   {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "approval" }, "approval.path"},
-		"mcp path":   {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "/mcp" }, "MCP endpoint's path"},
-		"plain http": {func(c *Config) { c.Approval.ClientID, c.Approval.BaseURL = "gw", "http://gw.example.com" }, "must use https"},
-		"ok":         {func(c *Config) { c.Approval.ClientID = "gw" }, ""},
+		"bad path":      {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "approval" }, "approval.path"},
+		"mcp path":      {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "/mcp" }, "MCP endpoint's path"},
+		"plain http":    {func(c *Config) { c.Approval.ClientID, c.Approval.BaseURL = "gw", "http://gw.example.com" }, "approval.baseURL: \"http://gw.example.com\": want https"},
+		"pending count": {func(c *Config) { c.Approval.ClientID, c.Approval.MaxPendingPerCaller = "gw", 5000 }, "approval.maxPendingPerCaller"},
+		"pending bytes": {func(c *Config) { c.Approval.ClientID, c.Approval.MaxPendingBytesPerCaller = "gw", 1024 }, "approval.maxPendingBytesPerCaller"},
+		"old fallback": {func(c *Config) {
+			c.Approval.ClientID = "gw"
+			c.Auth.Policy.Rules[0].ConfirmFallback = "form"
+		}, "clientForm"},
+		"ok": {func(c *Config) { c.Approval.ClientID = "gw" }, ""},
 	} {
 		c := base()
 		tc.mutate(c)

@@ -1,20 +1,16 @@
 package gateway
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net"
-	"os"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
@@ -37,12 +33,22 @@ const (
 // Config is the whole gateway configuration: the YAML file, then MCPGW_* environment variables,
 // then flags. Each package owns its block; this type only assembles them.
 type Config struct {
-	Server    ServerConfig    `yaml:"server"`
-	Admin     AdminConfig     `yaml:"admin"`
-	Log       LogConfig       `yaml:"log"`
-	Auth      AuthConfig      `yaml:"auth"`
-	MRTR      MRTRConfig      `yaml:"mrtr"`
-	Redis     RedisConfig     `yaml:"redis"`
+	// Server is the MCP listener and endpoint: address, public URL, TLS, request limits and
+	// timeouts, draining.
+	Server ServerConfig `yaml:"server"`
+	// Admin is the admin listener: metrics, health, readiness, pprof and the policy explainer.
+	Admin AdminConfig `yaml:"admin"`
+	// Log selects the log level and format.
+	Log LogConfig `yaml:"log"`
+	// Auth is authentication (the trusted token issuers) and authorization (the policy rules).
+	Auth AuthConfig `yaml:"auth"`
+	// MRTR holds the keys that seal requestState, list cursors and pre-2026 session ids, and
+	// how long a requestState stays valid.
+	MRTR MRTRConfig `yaml:"mrtr"`
+	// Redis is the shared store every replica uses; absent, an in-memory store correct for one
+	// replica only.
+	Redis RedisConfig `yaml:"redis"`
+	// RateLimit is the per-caller limit and what limits do when the store cannot answer.
 	RateLimit RateLimitConfig `yaml:"rateLimit"`
 	// Config is the backend settings at the top level (namespace, healthInterval, pageSize,
 	// cache, relayCapabilities), as upstreams defines them. Its list of backends is filled from
@@ -69,6 +75,8 @@ type Config struct {
 	// version is the build's version (Run's), for logs, serverInfo and build_info; "" reads
 	// as "dev".
 	version string
+	// src is where the settings were read from, to locate a problem in the file.
+	src source
 }
 
 // ServerConfig is the MCP listener: where it listens and how it drains, plus the endpoint
@@ -139,6 +147,18 @@ const (
 	redisReadinessRequired = "required"
 	redisReadinessAdvisory = "advisory"
 )
+
+// logLevels and logFormats are the values LogConfig's settings take.
+func logLevels() []string  { return []string{"debug", "info", "warn", "error"} }
+func logFormats() []string { return []string{"json", "text"} }
+
+// orList writes "a, b or c".
+func orList(v []string) string {
+	if len(v) < 2 {
+		return strings.Join(v, "")
+	}
+	return strings.Join(v[:len(v)-1], ", ") + " or " + v[len(v)-1]
+}
 
 // LogConfig selects the log level and format.
 type LogConfig struct {
@@ -216,32 +236,6 @@ func newConfig() Config {
 	return c
 }
 
-// decodeYAML reads one YAML document into c, rejecting unknown keys: a misspelt key must not
-// silently leave a security setting at its default.
-func decodeYAML(r io.Reader, c *Config) error {
-	dec := yaml.NewDecoder(r)
-	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	var extra any
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return errors.New("the configuration file must hold exactly one YAML document")
-	}
-	return nil
-}
-
-func loadFile(path string, c *Config) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := decodeYAML(bytes.NewReader(b), c); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
 // envVars maps each MCPGW_* variable to the setting it overrides. Kept as one table so the
 // README documents exactly this list.
 var envVars = []struct {
@@ -266,12 +260,18 @@ var envVars = []struct {
 	}},
 }
 
+// parseBool reads a boolean variable in the spellings people write: true, yes, on, 1 and
+// false, no, off, 0, in any case. Anything else is refused rather than read as false, so a typo
+// cannot leave a switch at the value the operator did not mean.
 func parseBool(v string, dst *bool) error {
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return fmt.Errorf("%q is not a boolean", v)
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		*dst = true
+	case "0", "false", "no", "off":
+		*dst = false
+	default:
+		return fmt.Errorf("%q is not a boolean: want true, yes, on or 1, or false, no, off or 0", v)
 	}
-	*dst = b
 	return nil
 }
 
@@ -297,10 +297,11 @@ func addUpstream(c *Config, spec string) error {
 	return nil
 }
 
-// validate reports every problem at once, including those of each package's
-// block.
+// validate reports every problem at once, including those of each package's block, each a
+// *configerr.Error naming the setting's key path in the file.
 func (c *Config) validate() error {
 	var errs []error
+	at := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if err := c.serverConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -311,30 +312,33 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateMetaToolNames()...)
 	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
-			errs = append(errs, fmt.Errorf("%s %q: %w", a.name, a.addr, err))
+			reason := err.Error()
+			var ae *net.AddrError
+			if errors.As(err, &ae) {
+				reason = ae.Err
+			}
+			at(a.name, "%q: want host:port or :port (%s)", a.addr, reason)
 		}
 	}
 	if r := c.Admin.RedisReadiness; r != redisReadinessRequired && r != redisReadinessAdvisory {
-		errs = append(errs, fmt.Errorf("admin.redisReadiness %q: want required or advisory", r))
+		at("admin.redisReadiness", "%q: want required or advisory", r)
 	}
 	errs = append(errs, c.Admin.Explain.validate(c.Admin.Listen, !c.Admin.Token.IsZero())...)
 	errs = append(errs, c.Admin.validateAccess()...)
 	if c.Server.DrainDelay < 0 {
-		errs = append(errs, errors.New("server.drainDelay must not be negative"))
+		at("server.drainDelay", "must not be negative")
 	}
 	if (c.Server.TLS.CertFile == "") != (c.Server.TLS.KeyFile == "") {
-		errs = append(errs, errors.New("server.tls: certFile and keyFile must be set together"))
+		at("server.tls", "certFile and keyFile must be set together")
 	}
-	switch c.Log.Level {
-	case "debug", "info", "warn", "error":
-	default:
-		errs = append(errs, fmt.Errorf("log.level %q: want debug, info, warn or error", c.Log.Level))
+	if !slices.Contains(logLevels(), c.Log.Level) {
+		at("log.level", "%q: want %s", c.Log.Level, orList(logLevels()))
 	}
-	if c.Log.Format != "json" && c.Log.Format != "text" {
-		errs = append(errs, fmt.Errorf("log.format %q: want json or text", c.Log.Format))
+	if !slices.Contains(logFormats(), c.Log.Format) {
+		at("log.format", "%q: want %s", c.Log.Format, orList(logFormats()))
 	}
 	if c.Auth.Disabled && !IsLoopbackAddr(c.Server.Listen) && !c.forceNoAuth {
-		errs = append(errs, fmt.Errorf("auth.disabled on non-loopback listener %q: refused without --force", c.Server.Listen))
+		at("auth.disabled", "refused on the non-loopback listener %q without --force: every caller could call every tool", c.Server.Listen)
 	}
 	if !c.Auth.Disabled {
 		errs = append(errs, c.validateAuth()...)
@@ -343,7 +347,7 @@ func (c *Config) validate() error {
 		if c.Auth.Disabled && u.Auth.Type == upstreams.AuthTokenExchange {
 			// Without authentication there is no caller token to exchange: every call to the
 			// backend would be refused, never sent as the gateway instead.
-			errs = append(errs, fmt.Errorf("upstreams[%d] (%s): auth.type tokenExchange needs authenticated callers; it cannot be honoured with auth.disabled", i, u.Name))
+			at(fmt.Sprintf("upstreams[%d].auth.type", i), "tokenExchange needs authenticated callers; it cannot be honoured with auth.disabled")
 		}
 	}
 	errs = append(errs, c.MRTR.validate()...)
@@ -354,15 +358,14 @@ func (c *Config) validate() error {
 		if err := c.Pins.Validate(c.upstreamNames()); err != nil {
 			errs = append(errs, err)
 		}
+		errs = append(errs, c.validatePinKeys()...)
 	}
 	if _, err := c.compileRateLimits(nil); err != nil {
 		errs = append(errs, err)
 	}
-	for i, u := range c.Upstreams {
-		for h, s := range u.Headers {
-			if err := s.validate(); err != nil {
-				errs = append(errs, fmt.Errorf("upstreams[%d].headers.%s: %w", i, h, err))
-			}
+	for _, r := range c.secretRefs() {
+		if err := r.s.validate(); err != nil {
+			at(r.path, "%v", err)
 		}
 	}
 	up := c.upstreamsConfig(c.placeholderSecrets())
@@ -395,16 +398,10 @@ func (c *Config) serverConfig() mcphttp.Config {
 }
 
 func (e ExplainConfig) validate(listen string, adminToken bool) []error {
-	var errs []error
-	if !e.Secret.IsZero() {
-		if err := e.Secret.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("admin.explain.secret: %w", err))
-		}
-	}
 	if e.Enabled && e.Secret.IsZero() && !adminToken && !IsLoopbackAddr(listen) {
-		errs = append(errs, fmt.Errorf("admin.explain.enabled on the non-loopback admin listener %q needs admin.explain.secret or admin.token: the explainer reveals the policy and token claims", listen))
+		return []error{configerr.At("admin.explain.enabled", "on the non-loopback admin listener %q needs admin.explain.secret or admin.token: the explainer reveals the policy and token claims", listen)}
 	}
-	return errs
+	return nil
 }
 
 // upstreamNames lists the configured backends' names, in configuration order.
@@ -419,15 +416,13 @@ func (c *Config) upstreamNames() []string {
 func (c *Config) validateAuth() []error {
 	var errs []error
 	if len(c.Auth.Issuers) == 0 {
-		errs = append(errs, errors.New("auth: no issuer configured; configure auth.issuers, or pass --no-auth (auth.disabled: true) to serve without authentication"))
+		errs = append(errs, configerr.At("auth.issuers", "no issuer configured: configure auth.issuers, or pass --no-auth (auth.disabled: true) to serve without authentication"))
 	}
 	if c.Server.PublicURL == "" {
-		errs = append(errs, errors.New("server.publicURL is required with authentication: it is the token audience (RFC 8707) and locates the protected resource metadata"))
+		errs = append(errs, configerr.At("server.publicURL", "required with authentication: it is the token audience (RFC 8707) and locates the protected resource metadata"))
 	}
 	if len(c.Auth.Issuers) > 0 {
-		if err := c.Auth.Config.Validate(); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, configerr.Under("auth", nil, c.Auth.Config.Validate())...)
 	}
 	return errs
 }
@@ -453,8 +448,8 @@ func (c *Config) upstreamsConfig(resolved map[string]map[string]string) upstream
 }
 
 // placeholderSecrets stands in for every secret that is configured, so validation checks the
-// rest of the configuration without reading secret files (check-config runs where they may not
-// exist, for example in CI on a rendered Helm chart).
+// rest of the configuration without reading secret files: check-config --static runs where
+// they do not exist (CI on a rendered Helm chart), and preflight reads them in its own step.
 func (c *Config) placeholderSecrets() map[string]map[string]string {
 	out := make(map[string]map[string]string, len(c.Upstreams))
 	for _, u := range c.Upstreams {
@@ -548,8 +543,5 @@ func NewConfig() Config { return newConfig() }
 // every problem at once.
 func (c *Config) Complete() error {
 	c.applyDefaults()
-	if err := c.validate(); err != nil {
-		return fmt.Errorf("invalid configuration:\n%w", err)
-	}
-	return nil
+	return c.check(nil, false)
 }

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // configSeeds are configurations a real operator could write, and a few a hostile or careless
@@ -34,12 +36,14 @@ upstreams:
 		"upstreams: [{name: A_B, url: \"ftp://x\", timeout: -1s, headers: {\"X\\r\\nY\": {value: v, env: E}}}]\n",
 		"mrtr: {keys: [{id: \"\", secret: {value: Sh0rtButSECRET1234567890abcdef}}], ttl: 1ns}\n",
 		"redis: {url: \"redis://:Pa55wordOfTheRedis99@127.0.0.1:6379\"}\n",
+		"upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\", headers: {Authorization: Bearer0Secret0Token0Value9}}]\n",
+		"mrtr: {keys: [{id: k, secret: Sh0rtButSECRET1234567890abcdef}]}\n",
 		"server: {maxBodyBytes: 99999999999999999999}\n",
 	}
 }
 
-// FuzzConfig: loading never panics, whatever the file holds, and a validation error never
-// repeats a secret value given inline.
+// FuzzConfig: loading never panics, whatever the file holds; an error reading the file never
+// repeats a value of it, and a validation error never repeats a secret value given inline.
 func FuzzConfig(f *testing.F) {
 	for _, s := range configSeeds() {
 		f.Add([]byte(s))
@@ -47,6 +51,11 @@ func FuzzConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c Config
 		if err := decodeYAML(bytes.NewReader(data), &c); err != nil {
+			for _, v := range scalarValues(data) {
+				if secretLike(v) && bytes.Count(data, []byte(v)) == 1 && strings.Contains(err.Error(), v) {
+					t.Fatalf("the error reading the file repeats the value %q: %v", v, err)
+				}
+			}
 			return
 		}
 		c.applyDefaults()
@@ -61,6 +70,29 @@ func FuzzConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// scalarValues lists the values (not the keys) of the YAML in data.
+func scalarValues(data []byte) []string {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		for i, child := range n.Content {
+			if n.Kind == yaml.MappingNode && i%2 == 0 {
+				continue // a key
+			}
+			if child.Kind == yaml.ScalarNode {
+				out = append(out, child.Value)
+			}
+			walk(child)
+		}
+	}
+	walk(&root)
+	return out
 }
 
 func inlineSecrets(c *Config) []string {

@@ -20,7 +20,7 @@ func TestDrainDelayZero(t *testing.T) {
 		{"server: { drainDelay: 0s }\n", 0, ""},
 		{"server: { drainDelay: 1500ms }\n", 1500 * time.Millisecond, ""},
 		{"log: { level: info }\n", defaultDrainDelay, ""},
-		{"server: { drainDelay: -1s }\n", 0, "drainDelay must not be negative"},
+		{"server: { drainDelay: -1s }\n", 0, "server.drainDelay: must not be negative"},
 	}
 	for _, tt := range tests {
 		file := filepath.Join(t.TempDir(), "config.yaml")

@@ -66,16 +66,16 @@ func TestCheckConfigPolicyRules(t *testing.T) {
 		name, auth, wantErr string
 	}{
 		{"confirm on prompts", `{issuers: [{issuer: "https://a.example"}], policy: {rules: [{id: p, prompts: ["*"], confirm: true}]}}`,
-			"(p): confirm applies to tool calls only"},
+			`auth.policy.rules[0].confirm: rule "p": applies to tool calls only`},
 		{"confirm on resources beside tools", `{issuers: [{issuer: "https://a.example"}], policy: {rules: [{id: r, tools: ["*"], resources: ["file:///*"], confirm: true}]}}`,
-			"(r): confirm applies to tool calls only"},
+			`auth.policy.rules[0].confirm: rule "r": applies to tool calls only`},
 		{"confirm on every kind", `{issuers: [{issuer: "https://a.example"}], policy: {rules: [{id: all, upstream: gh, confirm: true}]}}`,
-			"(all): confirm applies to tool calls only"},
+			`auth.policy.rules[0].confirm: rule "all": applies to tool calls only`},
 		{"confirm on tools", `{issuers: [{issuer: "https://a.example"}], policy: {rules: [{id: t, tools: ["*"], confirm: true}]}}`, ""},
 		{"two issuers, unbound allow", `{issuers: [{issuer: "https://a.example"}, {issuer: "https://b.example"}], policy: {rules: [{id: u, tools: ["*"]}]}}`,
-			"(u): with 2 issuers configured, an allow rule must say whose tokens it trusts"},
+			`auth.policy.rules[0].issuers: rule "u": required: with 2 issuers configured, an allow rule must say whose tokens it trusts`},
 		{"two issuers, unknown issuer", `{issuers: [{issuer: "https://a.example"}, {issuer: "https://b.example"}], policy: {rules: [{id: u, tools: ["*"], issuers: ["https://a.example/"]}]}}`,
-			`"https://a.example/" is not one of auth.issuers`},
+			`auth.policy.rules[0].issuers[0]: rule "u": "https://a.example/" is not one of auth.issuers`},
 		{"two issuers, bound", `{issuers: [{issuer: "https://a.example"}, {issuer: "https://b.example"}], policy: {rules: [{id: a, tools: ["*"], issuers: ["https://a.example"]}, {id: any, prompts: ["*"], issuers: ["*"]}, {id: d, effect: deny, tools: ["rm"]}]}}`, ""},
 	}
 	for _, tt := range tests {

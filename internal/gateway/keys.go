@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/mrtr"
 )
@@ -31,15 +32,26 @@ type KeyConfig struct {
 	Secret Secret `yaml:"secret"`
 }
 
+// validate checks the keys' ids and the settings; the secrets are checked with every other
+// secret (secretRefs), their length once they are read (checkKeyLengths).
 func (c MRTRConfig) validate() []error {
 	var errs []error
+	seen := map[string]int{}
 	for i, k := range c.Keys {
-		if err := k.Secret.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("mrtr.keys[%d].secret: %w", i, err))
+		at := fmt.Sprintf("mrtr.keys[%d].id", i)
+		if !seal.ValidKeyID(k.ID) {
+			errs = append(errs, configerr.At(at, "%q: want 1 to %d characters of [A-Za-z0-9_-]", k.ID, seal.MaxKeyIDBytes))
+		} else if first, dup := seen[k.ID]; dup {
+			errs = append(errs, configerr.At(at, "%q is also the id of mrtr.keys[%d]; ids are unique", k.ID, first))
+		} else {
+			seen[k.ID] = i
 		}
 	}
 	if err := (mrtr.Config{TTL: c.TTL}).Validate(); err != nil {
-		errs = append(errs, err)
+		errs = append(errs, configerr.At("mrtr.ttl", "%s: want %s to %s", c.TTL, mrtr.MinTTL, mrtr.MaxTTL))
+	}
+	if c.MaxTokenBytes < 0 {
+		errs = append(errs, configerr.At("mrtr.maxTokenBytes", "must not be negative"))
 	}
 	return errs
 }

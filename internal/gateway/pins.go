@@ -4,15 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 
 	"github.com/mcp-gateway/gateway/internal/pins"
-	"github.com/mcp-gateway/gateway/internal/seal"
-	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 const pinsUsage = `usage: gateway pins <write|diff|approve|reseal> [flags]
@@ -26,7 +24,8 @@ const pinsUsage = `usage: gateway pins <write|diff|approve|reseal> [flags]
            instructions (repeatable), or without --item its whole lists
   reseal   seal every trust-on-first-use record again under the newest of mrtr.keys
 
-Both take the configuration flags of 'gateway serve' (--config, --upstream, …).
+All take the configuration flags of 'gateway serve' (--config, --upstream, …);
+'gateway pins write --help' and 'gateway pins diff --help' list them.
 `
 
 // exitDrift is the exit status of 'gateway pins diff' when definitions drifted, so that a
@@ -41,83 +40,92 @@ func (e driftError) Error() string {
 }
 func (e driftError) ExitCode() int { return exitDrift }
 
-// runPins is 'gateway pins write' and 'gateway pins diff'.
-func runPins(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// runPinsCommand is 'gateway pins write' and 'gateway pins diff'.
+func runPinsCommand(ctx context.Context, inv invocation, args []string) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, pinsUsage)
+		fmt.Fprint(inv.stderr, pinsUsage)
 		return errors.New("pins: a sub-command is required")
 	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stdout, pinsUsage)
-		return nil
+	if args[0] == "help" || isHelpFlag(args[0]) {
+		fmt.Fprint(inv.stdout, pinsUsage)
+		return flag.ErrHelp
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
 	case "write":
-		out, rest, err := takeFlag(args, "out")
-		if err != nil {
-			return err
-		}
-		if out == "" {
-			out = "pins.yaml"
-		}
-		cfg, err := loadConfig("pins write", rest, getenv, stderr)
-		if err != nil {
-			return err
-		}
-		lock, err := fetchPins(ctx, cfg, getenv, "")
-		if err != nil {
-			return err
-		}
-		warnInvisible(stderr, lock)
-		for _, w := range lock.Shadowing() {
-			fmt.Fprintf(stderr, "warning: %s: pinning both approves both\n", w)
-		}
-		data := lock.Marshal()
-		if out == "-" {
-			_, err := stdout.Write(data)
-			return err
-		}
-		if err := writeFileAtomic(out, data); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote %d pin(s) for %d backend(s) to %s\n", countPins(lock), len(lock.Backends), out)
-		return nil
-	case "approve":
-		return approvePins(ctx, args, getenv, stdout, stderr)
-	case "reseal":
-		return resealPins(ctx, args, getenv, stdout, stderr)
+		return runPinsWrite(ctx, inv, args)
 	case "diff":
-		path, rest, err := takeFlag(args, "pins")
-		if err != nil {
-			return err
-		}
-		if path == "" {
-			return errors.New("pins diff: --pins is required")
-		}
-		pinned, err := pins.LoadLock(path)
-		if err != nil {
-			return err
-		}
-		cfg, err := loadConfig("pins diff", rest, getenv, stderr)
-		if err != nil {
-			return err
-		}
-		current, err := fetchPins(ctx, cfg, getenv, "")
-		if err != nil {
-			return err
-		}
-		drift := pins.Diff(pinned, current)
-		if err := pins.WriteDiff(stdout, drift); err != nil {
-			return err
-		}
-		if len(drift) > 0 {
-			return driftError{len(drift)}
-		}
-		return nil
+		return runPinsDiff(ctx, inv, args)
+	case "approve":
+		return approvePins(ctx, args, inv.getenv, inv.stdout, inv.stderr)
+	case "reseal":
+		return resealPins(ctx, args, inv.getenv, inv.stdout, inv.stderr)
 	}
-	fmt.Fprint(stderr, pinsUsage)
-	return fmt.Errorf("pins: unknown sub-command %q", sub)
+	fmt.Fprint(inv.stderr, pinsUsage)
+	return fmt.Errorf("pins: unknown sub-command %q%s", sub, didYouMean(sub, []string{"write", "diff", "approve", "reseal"}))
+}
+
+func runPinsWrite(ctx context.Context, inv invocation, args []string) error {
+	cf := newConfigFlags("pins write", "Fetch every configured backend's instructions, tools, prompts and resource templates and\n"+
+		"write the lock file.", inv)
+	out := cf.fs.String("out", "pins.yaml", "lock `file` to write (\"-\": standard output)")
+	if err := cf.parse(args); err != nil {
+		return err
+	}
+	cfg, err := cf.load(inv.getenv)
+	if err != nil {
+		return err
+	}
+	lock, err := fetchPins(ctx, cfg, inv.getenv, "")
+	if err != nil {
+		return err
+	}
+	warnInvisible(inv.stderr, lock)
+	for _, w := range lock.Shadowing() {
+		fmt.Fprintf(inv.stderr, "warning: %s: pinning both approves both\n", w)
+	}
+	data := lock.Marshal()
+	if *out == "-" {
+		_, err := inv.stdout.Write(data)
+		return err
+	}
+	if err := writeFileAtomic(*out, data); err != nil {
+		return err
+	}
+	fmt.Fprintf(inv.stdout, "wrote %d pin(s) for %d backend(s) to %s\n", countPins(lock), len(lock.Backends), *out)
+	return nil
+}
+
+func runPinsDiff(ctx context.Context, inv invocation, args []string) error {
+	cf := newConfigFlags("pins diff", "Fetch the definitions again and print what changed since the lock file, classified;\n"+
+		"exit status 3 when anything drifted.", inv)
+	path := cf.fs.String("pins", "", "lock `file` to compare with (required)")
+	if err := cf.parse(args); err != nil {
+		return err
+	}
+	if *path == "" {
+		return errors.New("pins diff: --pins is required")
+	}
+	pinned, err := pins.LoadLock(*path)
+	if err != nil {
+		return err
+	}
+	cfg, err := cf.load(inv.getenv)
+	if err != nil {
+		return err
+	}
+	current, err := fetchPins(ctx, cfg, inv.getenv, "")
+	if err != nil {
+		return err
+	}
+	drift := pins.Diff(pinned, current)
+	if err := pins.WriteDiff(inv.stdout, drift); err != nil {
+		return err
+	}
+	if len(drift) > 0 {
+		return driftError{len(drift)}
+	}
+	return nil
 }
 
 // takeFlag removes --name VALUE or --name=VALUE (one or two dashes) from args, up to a "--",
@@ -135,18 +143,7 @@ func takeFlag(args []string, name string) (string, []string, error) {
 // the whole command: a lock file or diff that silently leaves a backend out would read as
 // "nothing to pin" or "everything removed".
 func fetchPins(ctx context.Context, cfg *Config, getenv func(string) string, only string) (*pins.Lock, error) {
-	secrets, err := cfg.resolveSecrets(getenv)
-	if err != nil {
-		return nil, err
-	}
-	ring, _, err := cfg.MRTR.keyRing(getenv)
-	if err != nil {
-		return nil, err
-	}
-	reg, err := upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
-		Logger:  slog.New(slog.DiscardHandler),
-		Cursors: ring.Sealer(seal.PurposeCursor),
-	})
+	reg, err := operatorRegistry(cfg, getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/metrics"
@@ -78,6 +79,21 @@ func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *m
 		Logger:   log,
 		OnDrift:  rec.PinDrift,
 	})
+}
+
+// validatePinKeys: trust-on-first-use pins kept in Redis are sealed, and every replica must
+// open what the others sealed, so they need the configured keys (pinSealer refuses to start
+// without them; the check says so before).
+func (c *Config) validatePinKeys() []error {
+	if !c.Redis.enabled() || len(c.MRTR.Keys) > 0 {
+		return nil
+	}
+	for _, n := range c.upstreamNames() {
+		if c.Pins.ModeFor(n) == pins.ModeTOFU {
+			return []error{configerr.At("mrtr.keys", "required: backend %q is pinned on first use (pins mode tofu) with redis: the pins are sealed, and every replica must open the ones the others sealed", n)}
+		}
+	}
+	return nil
 }
 
 // pinSealer seals trust-on-first-use manifests with the mrtr.keys ring, derived for their own

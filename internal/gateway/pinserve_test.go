@@ -601,8 +601,7 @@ func TestPinsConfigChecked(t *testing.T) {
 		if err := os.WriteFile(file, []byte("upstreams:\n- name: a\n  url: http://127.0.0.1:1/mcp\n"+yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0"},
-			func(string) string { return "" }, io.Discard)
+		_, err := loadStatic([]string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0"})
 		return err
 	}
 	for _, tt := range []struct{ yaml, want string }{

@@ -267,7 +267,7 @@ func TestPinTOFUKeys(t *testing.T) {
 	cfg.Upstreams = []UpstreamConfig{{UpstreamConfig: upstreams.UpstreamConfig{Name: "files", URL: files.URL()}}}
 	cfg.applyDefaults()
 	if err := serve(context.Background(), cfg, func(string) string { return "" }, io.Discard, io.Discard, nil); err == nil ||
-		!strings.Contains(err.Error(), "needs mrtr.keys") {
+		!strings.Contains(err.Error(), "mrtr.keys: required") {
 		t.Errorf("tofu with redis and no keys: %v", err)
 	}
 

@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/mcphttp"
 )
@@ -29,19 +30,19 @@ type RateLimitConfig struct {
 func (c *Config) compileRateLimits(st store.Store) (mcphttp.RateLimits, error) {
 	rl := mcphttp.RateLimits{Store: st, FailOpen: !c.RateLimit.FailClosed, Rules: map[string]store.Limit{}}
 	if c.RateLimit.Lease < 0 || c.RateLimit.Lease > store.MaxLeaseMax {
-		return rl, fmt.Errorf("rateLimit.lease: %d out of range 0..%d", c.RateLimit.Lease, store.MaxLeaseMax)
+		return rl, configerr.At("rateLimit.lease", "%d: want 0 (the default) to %d", c.RateLimit.Lease, store.MaxLeaseMax)
 	}
 	if leaser, ok := st.(store.Leaser); ok && c.RateLimit.Lease != 1 {
 		leased, err := store.NewLeased(leaser, store.LeaseOptions{Max: c.RateLimit.Lease})
 		if err != nil {
-			return rl, fmt.Errorf("rateLimit.lease: %w", err)
+			return rl, configerr.At("rateLimit.lease", "%w", err)
 		}
 		rl.Store = leased
 	}
 	if c.RateLimit.PerCaller != "" {
 		l, err := store.ParseLimit(c.RateLimit.PerCaller)
 		if err != nil {
-			return rl, fmt.Errorf("rateLimit.perCaller: %w", err)
+			return rl, configerr.At("rateLimit.perCaller", "%w", err)
 		}
 		rl.PerCaller = &l
 	}
@@ -51,7 +52,7 @@ func (c *Config) compileRateLimits(st store.Store) (mcphttp.RateLimits, error) {
 		}
 		l, err := store.ParseLimit(r.RateLimit)
 		if err != nil {
-			return rl, fmt.Errorf("auth.policy.rules[%d].rateLimit: %w", i, err)
+			return rl, configerr.At(fmt.Sprintf("auth.policy.rules[%d].rateLimit", i), "%w", err)
 		}
 		rl.Rules[r.RateLimit] = l
 	}

@@ -75,7 +75,7 @@ func TestRedisReadinessValidated(t *testing.T) {
 	}
 	_, err := loadConfig("serve", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
 		"--upstream", "a=http://127.0.0.1:1/mcp"}, func(string) string { return "" }, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), `admin.redisReadiness "sometimes"`) {
+	if err == nil || !strings.Contains(err.Error(), `admin.redisReadiness: "sometimes": want required or advisory`) {
 		t.Fatalf("err = %v, want admin.redisReadiness refused", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/store"
 )
 
@@ -27,18 +28,7 @@ func (c RedisConfig) validate() []error {
 	if !c.enabled() {
 		return nil
 	}
-	var errs []error
-	for name, s := range map[string]Secret{"password": c.Password, "sentinelPassword": c.SentinelPassword} {
-		if !s.IsZero() {
-			if err := s.validate(); err != nil {
-				errs = append(errs, fmt.Errorf("redis.%s: %w", name, err))
-			}
-		}
-	}
-	if err := c.RedisConfig.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	return errs
+	return configerr.Under("redis", nil, c.RedisConfig.Validate())
 }
 
 // newStore returns the shared store: Redis when configured, else the in-memory one. With Redis

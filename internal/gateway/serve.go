@@ -53,6 +53,9 @@ type runOptions struct {
 
 // run is serve with the configuration reloadable (docs/deploy.md, "Changing the configuration").
 func run(ctx context.Context, cfg *Config, o runOptions) error {
+	if err := cfg.preflight(o.getenv); err != nil { // before anything is built or logged
+		return err
+	}
 	// Log lines go through a bounded queue drained by one goroutine, so a slow log destination
 	// never stalls a request; lines that do not fit are counted and reported.
 	logOut, err := logging.New(o.stderr, logging.Config{Format: cfg.Log.Format})
@@ -68,7 +71,7 @@ func run(ctx context.Context, cfg *Config, o runOptions) error {
 		useRedisLogger(log)
 	}
 	warnNoAuth(cfg, log)
-	g, err := build(cfg, o.getenv, log)
+	g, certs, err := prepare(cfg, o.getenv, log)
 	if err != nil {
 		return err
 	}
@@ -77,10 +80,6 @@ func run(ctx context.Context, cfg *Config, o runOptions) error {
 		Name: "mcp_gateway_log_lines_dropped_total",
 		Help: "Log lines dropped because the log destination could not keep up.",
 	}, func() float64 { return float64(logOut.Dropped()) })); err != nil {
-		return err
-	}
-	certs, err := newCertReloader(cfg, log)
-	if err != nil {
 		return err
 	}
 	mcpSrv, adminSrv, addrs, errc, err := g.listen(cfg, certs, o.bound)
@@ -125,6 +124,21 @@ func warnNoAuth(cfg *Config, log *slog.Logger) {
 	if cfg.Auth.Disabled {
 		log.Warn("AUTHENTICATION IS DISABLED: every caller can list and call every backend tool; use only for local development")
 	}
+}
+
+// prepare is what serve does between a checked configuration and binding its ports: every
+// component built and the listener's certificate loaded. On error nothing is left open.
+func prepare(cfg *Config, getenv func(string) string, log *slog.Logger) (*gateway, *certreload.Reloader, error) {
+	g, err := build(cfg, getenv, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	certs, err := newCertReloader(cfg, log)
+	if err != nil {
+		g.close()
+		return nil, nil, err
+	}
+	return g, certs, nil
 }
 
 // newCertReloader loads the TLS certificate when the listener terminates HTTPS itself.

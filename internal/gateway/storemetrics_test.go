@@ -62,7 +62,7 @@ func TestCountedStore(t *testing.T) {
 // TestStoreFullMetrics: the in-memory store's refused writes are exported by kind.
 func TestStoreFullMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := store.NewMemory(store.MemoryOptions{MaxEntries: 1, MaxRateEntries: 1, Shards: 1})
+	m, err := store.NewMemory(store.MemoryOptions{MaxNonces: 1, MaxRateEntries: 1, Shards: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -44,7 +45,7 @@ func (c *Config) validateToolsetUpstreams() []error {
 	var errs []error
 	for i, ts := range c.Toolsets {
 		for _, g := range ts.UnmatchedUpstreams(names) {
-			errs = append(errs, fmt.Errorf("toolsets[%d] %q: upstream %q matches no configured backend", i, ts.Name, g))
+			errs = append(errs, configerr.At(fmt.Sprintf("toolsets[%d].include", i), "upstream %q matches no configured backend", g))
 		}
 	}
 	return errs
@@ -67,8 +68,8 @@ func (c *Config) validateMetaToolNames() []error {
 	for i, u := range c.Upstreams {
 		for _, m := range mcphttp.MetaToolNames() {
 			if p := u.Name + sep; len(m) > len(p) && strings.HasPrefix(m, p) {
-				errs = append(errs, fmt.Errorf("upstreams[%d] %q: with namespace.separator %q its tool %q would be named %q, "+
-					"the name of a search meta-tool; rename the backend or choose another separator", i, u.Name, sep, m[len(p):], m))
+				errs = append(errs, configerr.At(fmt.Sprintf("upstreams[%d].name", i), "%q: with namespace.separator %q its tool %q would be named %q, "+
+					"the name of a search meta-tool; rename the backend or choose another separator", u.Name, sep, m[len(p):], m))
 			}
 		}
 	}

@@ -427,11 +427,11 @@ func TestMetaToolNameCollision(t *testing.T) {
 	}{
 		{"namespace: {separator: _}\nserver: {search: {enabled: true}}\n" +
 			"upstreams: [{name: find, url: 'http://127.0.0.1:1/mcp'}, {name: call, url: 'http://127.0.0.1:2/mcp'}, {name: ok, url: 'http://127.0.0.1:3/mcp'}]\n",
-			[]string{`upstreams[0] "find"`, `would be named "find_tools"`, `upstreams[1] "call"`, `"call_tool"`}},
+			[]string{`upstreams[0].name: "find"`, `would be named "find_tools"`, `upstreams[1].name: "call"`, `"call_tool"`}},
 		{"namespace: {separator: _}\n" +
 			"upstreams: [{name: find, url: 'http://127.0.0.1:1/mcp'}]\n" +
 			"toolsets: [{name: all, include: [{}], search: {enabled: true}}]\n",
-			[]string{`upstreams[0] "find"`}},
+			[]string{`upstreams[0].name: "find"`}},
 		{"namespace: {separator: _}\nupstreams: [{name: find, url: 'http://127.0.0.1:1/mcp'}]\n", nil},
 		{"server: {search: {enabled: true}}\nupstreams: [{name: find, url: 'http://127.0.0.1:1/mcp'}]\n", nil},
 	} {

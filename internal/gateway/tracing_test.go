@@ -5,9 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/otlptest"
 	"github.com/mcp-gateway/gateway/internal/tracing"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // TestTracingExport runs the real gateway with tracing on against a collector on loopback that
@@ -104,7 +106,14 @@ func TestTracingConfigValidate(t *testing.T) {
 		{"plain http", TracingConfig{Config: tracing.Config{Endpoint: "http://collector:4318", SampleRatio: 2}}, []string{"tracing.insecure", "sampleRatio"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := tc.cfg.validate()
+			// The block in a configuration that is valid otherwise: its secrets are checked
+			// with every other secret.
+			c := newConfig()
+			c.Auth.Disabled, c.Server.Listen = true, "127.0.0.1:0"
+			c.Upstreams = []UpstreamConfig{{UpstreamConfig: upstreams.UpstreamConfig{Name: "a", URL: "http://127.0.0.1:1/mcp"}}}
+			c.Tracing = tc.cfg
+			c.applyDefaults()
+			errs := configerr.List(c.validate())
 			got := ""
 			for _, e := range errs {
 				got += e.Error() + "\n"

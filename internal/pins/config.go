@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // Action is what the gateway does with an item that drifted.
@@ -150,12 +153,13 @@ type BackendConfig struct {
 
 // Validate reports every problem at once: unknown modes, classes or actions, overrides for a
 // backend that is not configured (when backends is non-nil), and a missing lock file path
-// where lockfile mode needs one.
+// where lockfile mode needs one. Each is a *configerr.Error naming the setting's key path in
+// the gateway's configuration file (pins.backends.github.mode).
 func (c *Config) Validate(backends []string) error {
 	var errs []error
 	checkMode := func(where string, m Mode) {
 		if m != "" && m != ModeLockfile && m != ModeTOFU && m != ModeOff {
-			errs = append(errs, fmt.Errorf("%s: unknown mode %q (want lockfile, tofu or off)", where, m))
+			errs = append(errs, configerr.At(where, "unknown mode %q: want lockfile, tofu or off", m))
 		}
 	}
 	checkActions := func(where string, acts map[Class]Action) {
@@ -166,18 +170,23 @@ func (c *Config) Validate(backends []string) error {
 		sort.Strings(classes)
 		for _, cl := range classes {
 			if !Class(cl).Valid() {
-				errs = append(errs, fmt.Errorf("%s: unknown class %q", where, cl))
+				errs = append(errs, configerr.At(where+"."+cl, "unknown class %q: want one of %s", cl, classNames()))
 			}
 			if Class(cl) == ClassUnverified {
-				errs = append(errs, fmt.Errorf("%s.%s: is always block: what cannot be verified is never served", where, cl))
+				errs = append(errs, configerr.At(where+"."+cl, "is always block: what cannot be verified is never served"))
 			}
 			if a := acts[Class(cl)]; a.rank() == 0 {
-				errs = append(errs, fmt.Errorf("%s.%s: unknown action %q (want block, confirm or log)", where, cl, a))
+				errs = append(errs, configerr.At(where+"."+cl, "unknown action %q: want block, confirm or log", a))
 			}
 		}
 	}
-	if c.MaxPerBackend < 0 || c.MaxBytesPerBackend < 0 || c.Retention < 0 {
-		errs = append(errs, errors.New("pins: maxPerBackend, maxBytesPerBackend and retention must not be negative"))
+	for _, f := range []struct {
+		key string
+		neg bool
+	}{{"maxPerBackend", c.MaxPerBackend < 0}, {"maxBytesPerBackend", c.MaxBytesPerBackend < 0}, {"retention", c.Retention < 0}} {
+		if f.neg {
+			errs = append(errs, configerr.At("pins."+f.key, "must not be negative"))
+		}
 	}
 	checkMode("pins.mode", c.Mode)
 	checkActions("pins.actions", c.Actions)
@@ -193,7 +202,7 @@ func (c *Config) Validate(backends []string) error {
 	for _, n := range names {
 		where := fmt.Sprintf("pins.backends.%s", n)
 		if backends != nil && !known[n] {
-			errs = append(errs, fmt.Errorf("%s: no such backend", where))
+			errs = append(errs, configerr.At(where, "no such backend: want the name of one of upstreams"))
 		}
 		checkMode(where+".mode", c.Backends[n].Mode)
 		checkActions(where+".actions", c.Backends[n].Actions)
@@ -201,7 +210,7 @@ func (c *Config) Validate(backends []string) error {
 	if c.LockFile == "" {
 		for _, b := range append(append([]string(nil), backends...), names...) {
 			if c.ModeFor(b) == ModeLockfile {
-				errs = append(errs, fmt.Errorf("pins.lockFile: required: backend %q is in lockfile mode", b))
+				errs = append(errs, configerr.At("pins.lockFile", "required: backend %q is in lockfile mode (the default mode)", b))
 				break
 			}
 		}
@@ -247,6 +256,15 @@ func (c *Config) ActionFor(backend string, s Set) (a Action, ok bool) {
 		}
 	}
 	return a, a != ""
+}
+
+// classNames lists the classes an action may be set for, for an error message.
+func classNames() string {
+	names := make([]string, len(AllClasses))
+	for i, c := range AllClasses {
+		names[i] = string(c)
+	}
+	return strings.Join(names, ", ")
 }
 
 // Fits reports whether a manifest an operator approves stays within MaxPerBackend and

@@ -86,7 +86,7 @@ backends:
 	}
 	for _, want := range []string{
 		`pins.mode: unknown mode "sometimes"`,
-		`pins.actions: unknown class "rug-pull"`,
+		`pins.actions.rug-pull: unknown class "rug-pull": want one of new, `,
 		`pins.actions.text-changed: unknown action "allow"`,
 		`pins.backends.ghost: no such backend`,
 		`pins.backends.web.actions.icons-changed: unknown action "warn"`,

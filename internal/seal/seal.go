@@ -99,6 +99,10 @@ func (c Config) maxTokenBytes() int {
 	return c.MaxTokenBytes
 }
 
+// ValidKeyID reports whether id is a valid key id: 1 to MaxKeyIDBytes characters of
+// [A-Za-z0-9_-].
+func ValidKeyID(id string) bool { return validKeyID(id) }
+
 func validKeyID(id string) bool {
 	if len(id) == 0 || len(id) > MaxKeyIDBytes {
 		return false

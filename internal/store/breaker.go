@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // Defaults for the Redis circuit breaker (RedisConfig.Breaker).
@@ -71,10 +73,10 @@ type RedisBreaker struct {
 func (b RedisBreaker) validate() []error {
 	var errs []error
 	if b.Failures < -1 {
-		errs = append(errs, errors.New("store: redis breaker.failures: want -1, 0 or more"))
+		errs = append(errs, configerr.At("failures", "%d: want -1 (off), 0 (the default, %d) or more", b.Failures, DefaultBreakerFailures))
 	}
 	if b.Cooldown < 0 || b.Cooldown > MaxBreakerCooldown {
-		errs = append(errs, errors.New("store: redis breaker.cooldown out of range (0, 5m]"))
+		errs = append(errs, configerr.At("cooldown", "%v: want 0s (the default, %v) to %v", b.Cooldown, DefaultBreakerCooldown, MaxBreakerCooldown))
 	}
 	return errs
 }

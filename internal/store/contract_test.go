@@ -39,6 +39,9 @@ func runContract(t *testing.T, newHarness func(t *testing.T) harness) {
 	t.Run("GetSet", func(t *testing.T) { contractGetSet(t, newHarness(t)) })
 	t.Run("SetNX", func(t *testing.T) { contractSetNX(t, newHarness(t)) })
 	t.Run("KindsSeparate", func(t *testing.T) { contractKinds(t, newHarness(t)) })
+	t.Run("Hold", func(t *testing.T) { contractHold(t, newHarness(t)) })
+	t.Run("HoldConcurrent", func(t *testing.T) { contractHoldConcurrent(t, newHarness(t)) })
+	t.Run("Delete", func(t *testing.T) { contractDelete(t, newHarness(t)) })
 	t.Run("PingClose", func(t *testing.T) { contractPingClose(t, newHarness(t)) })
 }
 

@@ -5,14 +5,15 @@ import (
 	"encoding/base64"
 )
 
-// kind separates the three uses of the store so that the same caller key
-// cannot collide across them.
+// kind separates the uses of the store so that the same caller key cannot
+// collide across them.
 type kind byte
 
 const (
 	kindOnce kind = iota + 1
 	kindRate
 	kindValue
+	kindHold
 )
 
 // redisTag is the kind's segment in a Redis key.
@@ -22,6 +23,8 @@ func (k kind) redisTag() string {
 		return "once:"
 	case kindRate:
 		return "rl:"
+	case kindHold:
+		return "hold:"
 	default:
 		return "kv:"
 	}

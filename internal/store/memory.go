@@ -14,8 +14,12 @@ import (
 
 // Defaults for MemoryOptions.
 const (
-	// DefaultMaxEntries caps the live nonces and values of a memory store.
-	DefaultMaxEntries = 1_000_000
+	// DefaultMaxNonces caps the live single-use nonces of a memory store.
+	DefaultMaxNonces = 1_000_000
+	// DefaultMaxValues caps the live values (and hold budgets) of a memory store.
+	DefaultMaxValues = 250_000
+	// DefaultMaxValueBytes caps the bytes of the live values of a memory store.
+	DefaultMaxValueBytes = 256 << 20
 	// DefaultMaxRateEntries caps the live rate-limit buckets of a memory store.
 	DefaultMaxRateEntries = 250_000
 	// DefaultShards is the number of independently locked partitions.
@@ -29,25 +33,38 @@ const (
 	// expired entries, so a store full of live entries does not pay O(n) on
 	// every write.
 	fullSweepInterval = time.Second
+	// entryOverhead is what a value costs besides its bytes (key, entry, map slot), counted
+	// against MaxValueBytes so that many small values weigh too.
+	entryOverhead = 96
 )
 
 // MemoryOptions configures NewMemory. The zero value is ready to use.
+//
+// The store keeps four kinds of state in pools of their own, so that no kind can crowd out
+// another: single-use nonces (what confirmations need to refuse replays), values (with the
+// budgets of Hold), and rate-limit buckets. When a pool is full, writes of its kind fail with
+// ErrFull (and ErrUnavailable) rather than evict anything still live.
 type MemoryOptions struct {
 	// Now returns the current time. nil means time.Now; tests inject a fake
 	// clock to move expiry and rate-limit refill forward.
 	Now func() time.Time
-	// MaxEntries caps live single-use nonces and values together, split
-	// evenly across shards. 0 means DefaultMaxEntries. When a shard is full of
-	// unexpired entries, writes fail with ErrFull rather than evicting a nonce
-	// that still guards against replay.
-	MaxEntries int
-	// MaxRateEntries caps live rate-limit buckets, in a pool of their own so
-	// that a flood of buckets (one per caller and tool) cannot make
-	// confirmations fail, nor a flood of nonces switch rate limits off. 0
-	// means DefaultMaxRateEntries. When a shard's buckets are full, Allow
-	// fails with ErrFull (and ErrUnavailable): the caller applies its
-	// fail-open or fail-closed rule, as for an unreachable Redis. A bucket
-	// lives only until it is full again, at most Burst × Period/Rate.
+	// MaxNonces caps live single-use nonces, split evenly across shards. 0
+	// means DefaultMaxNonces. When a shard is full of unexpired nonces,
+	// UseOnce fails with ErrFull rather than evicting a nonce that still
+	// guards against replay.
+	MaxNonces int
+	// MaxValues caps live values and hold budgets, split evenly across
+	// shards. 0 means DefaultMaxValues.
+	MaxValues int
+	// MaxValueBytes caps the bytes of live values and hold budgets, across
+	// all shards, each counted with its key and bookkeeping. 0 means
+	// DefaultMaxValueBytes.
+	MaxValueBytes int64
+	// MaxRateEntries caps live rate-limit buckets. 0 means
+	// DefaultMaxRateEntries. When a shard's buckets are full, Allow fails
+	// with ErrFull (and ErrUnavailable): the caller applies its fail-open or
+	// fail-closed rule, as for an unreachable Redis. A bucket lives only
+	// until it is full again, at most Burst × Period/Rate.
 	MaxRateEntries int
 	// Shards is the number of independently locked partitions, rounded up to
 	// a power of two. 0 means DefaultShards; at most MaxShards.
@@ -57,11 +74,14 @@ type MemoryOptions struct {
 // Validate reports every problem with o.
 func (o MemoryOptions) Validate() error {
 	var errs []error
-	if o.MaxEntries < 0 {
-		errs = append(errs, fmt.Errorf("store: memory maxEntries %d is negative", o.MaxEntries))
-	}
-	if o.MaxRateEntries < 0 {
-		errs = append(errs, fmt.Errorf("store: memory maxRateEntries %d is negative", o.MaxRateEntries))
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"maxNonces", int64(o.MaxNonces)}, {"maxValues", int64(o.MaxValues)}, {"maxValueBytes", o.MaxValueBytes},
+		{"maxRateEntries", int64(o.MaxRateEntries)}} {
+		if c.v < 0 {
+			errs = append(errs, fmt.Errorf("store: memory %s %d is negative", c.name, c.v))
+		}
 	}
 	if o.Shards < 0 || o.Shards > MaxShards {
 		errs = append(errs, fmt.Errorf("store: memory shards %d out of range 0..%d", o.Shards, MaxShards))
@@ -72,14 +92,18 @@ func (o MemoryOptions) Validate() error {
 // Memory is the in-process Store: the default for a single replica. Expired
 // entries are swept incrementally on writes; there is no background goroutine.
 type Memory struct {
-	now      func() time.Time
-	shards   []shard
-	mask     uint64
-	perShard int
-	// ratePerShard caps each shard's rate-limit buckets, counted apart from perShard.
-	ratePerShard int
-	closed       atomic.Bool
-	full         [kindValue + 1]atomic.Uint64
+	now    func() time.Time
+	shards []shard
+	mask   uint64
+	// caps are each pool's entries per shard, by kind.
+	caps [kindHold + 1]int
+	// bytes are the value pool's bytes, across shards; maxBytes bounds them.
+	bytes    atomic.Int64
+	maxBytes int64
+	// lastGlobalSweep (Unix µs) limits sweeps of every shard for expired values' bytes.
+	lastGlobalSweep atomic.Int64
+	closed          atomic.Bool
+	full            [kindHold + 1]atomic.Uint64
 }
 
 var _ Store = (*Memory)(nil)
@@ -89,21 +113,28 @@ type memKey struct {
 	sum  [32]byte
 }
 
-// memEntry is one nonce, bucket or cached value; times in Unix microseconds.
+// memEntry is one nonce, bucket, value or hold budget; times in Unix microseconds.
 type memEntry struct {
 	expires int64
 	tat     int64
 	value   []byte
+	held    []heldItem
+}
+
+// cost is what e weighs against the value pool's bytes.
+func (e memEntry) cost() int64 {
+	return entryOverhead + int64(len(e.value)) + int64(len(e.held))*heldItemBytes
 }
 
 type shard struct {
 	mu            sync.Mutex
 	entries       map[memKey]memEntry
 	lastFullSweep int64
-	rate          int // entries of kindRate; the rest count against perShard
+	n             [kindHold + 1]int // live entries by kind
+	bytes         *atomic.Int64     // the store's value bytes
 	// Pads the shard to its own cache line so neighbouring locks do not
 	// contend through false sharing.
-	_ [32]byte
+	_ [8]byte
 }
 
 // NewMemory returns an empty in-memory store.
@@ -115,24 +146,20 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 	if now == nil {
 		now = time.Now
 	}
-	maxEntries := opts.MaxEntries
-	if maxEntries == 0 {
-		maxEntries = DefaultMaxEntries
-	}
 	n := opts.Shards
 	if n == 0 {
 		n = DefaultShards
 	}
 	n = 1 << bits.Len(uint(n-1))
-	m := &Memory{
-		now:      now,
-		shards:   make([]shard, n),
-		mask:     uint64(n - 1),
-		perShard: max(1, (maxEntries+n-1)/n),
-	}
-	m.ratePerShard = max(1, (orDefault(opts.MaxRateEntries, DefaultMaxRateEntries)+n-1)/n)
+	m := &Memory{now: now, shards: make([]shard, n), mask: uint64(n - 1),
+		maxBytes: orDefault(opts.MaxValueBytes, DefaultMaxValueBytes)}
+	perShard := func(total int) int { return max(1, (total+n-1)/n) }
+	m.caps[kindOnce] = perShard(orDefault(opts.MaxNonces, DefaultMaxNonces))
+	m.caps[kindRate] = perShard(orDefault(opts.MaxRateEntries, DefaultMaxRateEntries))
+	m.caps[kindValue] = perShard(orDefault(opts.MaxValues, DefaultMaxValues))
 	for i := range m.shards {
 		m.shards[i].entries = make(map[memKey]memEntry)
+		m.shards[i].bytes = &m.bytes
 	}
 	return m, nil
 }
@@ -209,37 +236,59 @@ func (m *Memory) Set(_ context.Context, key string, value []byte, ttl time.Durat
 	}
 	k := memKey{kind: kindValue, sum: digest(key)}
 	v := append([]byte(nil), value...)
-	sh, now, err := m.lock(k)
-	if err != nil {
-		return err
-	}
-	defer sh.mu.Unlock()
-	return m.put(sh, k, memEntry{expires: now + micros(ttl), value: v}, now)
+	return m.retryFull(func() error {
+		sh, now, err := m.lock(k)
+		if err != nil {
+			return err
+		}
+		defer sh.mu.Unlock()
+		return m.put(sh, k, memEntry{expires: now + micros(ttl), value: v}, now)
+	})
 }
 
-// SetNX implements Store. A value without expiry counts against MaxEntries
-// like any other until the store is closed.
+// SetNX implements Store. A value without expiry counts against MaxValues
+// and MaxValueBytes like any other until it is deleted or the store closed.
 func (m *Memory) SetNX(_ context.Context, key string, value []byte, ttl time.Duration) (bool, []byte, error) {
 	if ttl < 0 {
 		return false, nil, ErrInvalidTTL
 	}
 	k := memKey{kind: kindValue, sum: digest(key)}
-	sh, now, err := m.lock(k)
+	v := append([]byte(nil), value...)
+	var stored bool
+	var current []byte
+	err := m.retryFull(func() error {
+		sh, now, err := m.lock(k)
+		if err != nil {
+			return err
+		}
+		defer sh.mu.Unlock()
+		if e, ok := sh.entries[k]; ok && e.expires > now {
+			current = append([]byte(nil), e.value...)
+			return nil
+		}
+		expires := int64(math.MaxInt64)
+		if ttl > 0 {
+			expires = now + micros(ttl)
+		}
+		stored = true
+		return m.put(sh, k, memEntry{expires: expires, value: v}, now)
+	})
 	if err != nil {
 		return false, nil, err
 	}
+	return stored, current, nil
+}
+
+// Delete implements Store.
+func (m *Memory) Delete(_ context.Context, key string) error {
+	k := memKey{kind: kindValue, sum: digest(key)}
+	sh, _, err := m.lock(k)
+	if err != nil {
+		return err
+	}
 	defer sh.mu.Unlock()
-	if e, ok := sh.entries[k]; ok && e.expires > now {
-		return false, append([]byte(nil), e.value...), nil
-	}
-	expires := int64(math.MaxInt64)
-	if ttl > 0 {
-		expires = now + micros(ttl)
-	}
-	if err := m.put(sh, k, memEntry{expires: expires, value: append([]byte(nil), value...)}, now); err != nil {
-		return false, nil, err
-	}
-	return true, nil, nil
+	sh.del(k)
+	return nil
 }
 
 // Ping implements Store; it fails only after Close.
@@ -258,8 +307,9 @@ func (m *Memory) Close() error {
 	for i := range m.shards {
 		sh := &m.shards[i]
 		sh.mu.Lock()
-		clear(sh.entries)
-		sh.rate = 0
+		for k := range sh.entries {
+			sh.del(k)
+		}
 		sh.mu.Unlock()
 	}
 	return nil
@@ -277,6 +327,10 @@ func (m *Memory) Len() int {
 	return n
 }
 
+// ValueBytes reports the bytes the value pool holds (values and hold budgets with their
+// bookkeeping), expired ones not yet swept included.
+func (m *Memory) ValueBytes() int64 { return m.bytes.Load() }
+
 // errClosed is the error every operation returns after Close.
 func errClosed() error { return fmt.Errorf("%w: %w", ErrUnavailable, ErrClosed) }
 
@@ -290,73 +344,10 @@ func (m *Memory) lock(k memKey) (*shard, int64, error) {
 	return sh, m.now().UnixMicro(), nil
 }
 
-// FullErrors reports how many writes of each kind failed with ErrFull:
-// single-use nonces, rate-limit buckets and values.
+// FullErrors reports how many writes of each pool failed with ErrFull:
+// single-use nonces, rate-limit buckets and values (hold budgets included).
 func (m *Memory) FullErrors() (nonces, buckets, values uint64) {
 	return m.full[kindOnce].Load(), m.full[kindRate].Load(), m.full[kindValue].Load()
-}
-
-// put stores e under k in sh, sweeping expired entries to keep the shard
-// under the cap of k's pool. The caller holds sh.mu.
-func (m *Memory) put(sh *shard, k memKey, e memEntry, now int64) error {
-	if err := sh.put(k, e, now, m.perShard, m.ratePerShard); err != nil {
-		m.full[k.kind].Add(1)
-		return err
-	}
-	return nil
-}
-
-func (sh *shard) put(k memKey, e memEntry, now int64, limit, rateLimit int) error {
-	sh.sweep(now, sweepBatch)
-	if _, exists := sh.entries[k]; !exists && sh.atCap(k.kind, limit, rateLimit) {
-		if now-sh.lastFullSweep >= fullSweepInterval.Microseconds() {
-			sh.lastFullSweep = now
-			sh.sweep(now, len(sh.entries))
-		}
-		if sh.atCap(k.kind, limit, rateLimit) {
-			if k.kind == kindRate {
-				limit = rateLimit
-			}
-			return fmt.Errorf("%w: %w: %d entries per shard", ErrUnavailable, ErrFull, limit)
-		}
-	}
-	if _, exists := sh.entries[k]; !exists && k.kind == kindRate {
-		sh.rate++
-	}
-	sh.entries[k] = e
-	return nil
-}
-
-// atCap reports whether the pool of kind is full in sh.
-func (sh *shard) atCap(kind kind, limit, rateLimit int) bool {
-	if kind == kindRate {
-		return sh.rate >= rateLimit
-	}
-	return len(sh.entries)-sh.rate >= limit
-}
-
-// del removes k, keeping the bucket count.
-func (sh *shard) del(k memKey) {
-	if _, ok := sh.entries[k]; ok {
-		delete(sh.entries, k)
-		if k.kind == kindRate {
-			sh.rate--
-		}
-	}
-}
-
-// sweep inspects up to n entries and deletes the expired ones. Go randomizes
-// map iteration order, so repeated small batches sample the whole shard.
-func (sh *shard) sweep(now int64, n int) {
-	for k, e := range sh.entries {
-		if n <= 0 {
-			return
-		}
-		n--
-		if e.expires <= now {
-			sh.del(k)
-		}
-	}
 }
 
 // micros converts a positive duration to microseconds, rounding up so that a

@@ -46,7 +46,7 @@ func TestMemoryExpiryBoundary(t *testing.T) {
 }
 
 func TestMemoryCapFailsInsteadOfEvicting(t *testing.T) {
-	h, m, _ := newMemoryHarness(t, MemoryOptions{MaxEntries: 4, Shards: 1})
+	h, m, _ := newMemoryHarness(t, MemoryOptions{MaxNonces: 4, MaxValues: 4, Shards: 1})
 	ctx := context.Background()
 	for i := range 4 {
 		if first, err := h.store.UseOnce(ctx, fmt.Sprint("n", i), time.Minute); err != nil || !first {
@@ -59,9 +59,6 @@ func TestMemoryCapFailsInsteadOfEvicting(t *testing.T) {
 	}
 	if first, err := h.store.UseOnce(ctx, "n0", time.Minute); err != nil || first {
 		t.Fatalf("replay of a live nonce at the cap: first=%v err=%v, want false, nil", first, err)
-	}
-	if err := h.store.Set(ctx, "v", []byte("x"), time.Minute); !errors.Is(err, ErrFull) {
-		t.Fatalf("Set over the cap err = %v, want ErrFull", err)
 	}
 	h.elapse(time.Minute)
 	if first, err := h.store.UseOnce(ctx, "n4", time.Minute); err != nil || !first {
@@ -109,7 +106,9 @@ func TestMemoryOptions(t *testing.T) {
 		{name: "zero value", opts: MemoryOptions{}, wantShards: DefaultShards},
 		{name: "rounded up to a power of two", opts: MemoryOptions{Shards: 3}, wantShards: 4},
 		{name: "one shard", opts: MemoryOptions{Shards: 1}, wantShards: 1},
-		{name: "negative cap", opts: MemoryOptions{MaxEntries: -1}, wantErr: true},
+		{name: "negative cap", opts: MemoryOptions{MaxNonces: -1}, wantErr: true},
+		{name: "negative value cap", opts: MemoryOptions{MaxValues: -1}, wantErr: true},
+		{name: "negative byte cap", opts: MemoryOptions{MaxValueBytes: -1}, wantErr: true},
 		{name: "too many shards", opts: MemoryOptions{Shards: MaxShards + 1}, wantErr: true},
 		{name: "negative shards", opts: MemoryOptions{Shards: -2}, wantErr: true},
 	}
@@ -131,7 +130,7 @@ func TestMemoryOptions(t *testing.T) {
 // applies rateLimit.failClosed — and never the single-use nonces that confirmations need; a
 // flood of nonces never switches rate limits off.
 func TestMemoryRateBucketsOwnPool(t *testing.T) {
-	h, m, _ := newMemoryHarness(t, MemoryOptions{MaxEntries: 4, MaxRateEntries: 2, Shards: 1})
+	h, m, _ := newMemoryHarness(t, MemoryOptions{MaxNonces: 4, MaxRateEntries: 2, Shards: 1})
 	ctx := context.Background()
 	limit := Limit{Rate: 1, Period: time.Minute}
 	for i := range 2 {
@@ -162,5 +161,86 @@ func TestMemoryRateBucketsOwnPool(t *testing.T) {
 	}
 	if n := m.Len(); n > 6 {
 		t.Fatalf("Len = %d, want at most 4 + 2", n)
+	}
+}
+
+// TestMemoryNoncesOwnPool: values (pending approvals, cached lists, legacy session state, pins)
+// and single-use nonces fill pools of their own, so no amount of other state can make a
+// confirmation's nonce fail, and a full nonce pool leaves values working.
+func TestMemoryNoncesOwnPool(t *testing.T) {
+	h, m, _ := newMemoryHarness(t, MemoryOptions{MaxNonces: 2, MaxValues: 3, Shards: 1})
+	ctx := context.Background()
+	for i := range 3 {
+		if err := h.store.Set(ctx, fmt.Sprint("v", i), []byte("x"), time.Hour); err != nil {
+			t.Fatalf("value %d: %v", i, err)
+		}
+	}
+	if err := h.store.Set(ctx, "v3", []byte("x"), time.Hour); !errors.Is(err, ErrFull) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("value over its pool: err = %v, want ErrFull and ErrUnavailable", err)
+	}
+	if ok, err := h.store.Hold(ctx, "alice", "a", 1, time.Hour, Budget{Count: 1, Bytes: 1}); !errors.Is(err, ErrFull) {
+		t.Fatalf("hold with the value pool full: %v, %v; want ErrFull", ok, err)
+	}
+	for i := range 2 {
+		if first, err := h.store.UseOnce(ctx, fmt.Sprint("n", i), time.Hour); err != nil || !first {
+			t.Fatalf("nonce %d with the value pool full: %v, %v", i, first, err)
+		}
+	}
+	if _, err := h.store.UseOnce(ctx, "n2", time.Hour); !errors.Is(err, ErrFull) {
+		t.Fatalf("nonce over its pool: err = %v, want ErrFull", err)
+	}
+	if err := h.store.Delete(ctx, "v0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.Set(ctx, "v3", []byte("x"), time.Hour); err != nil {
+		t.Fatalf("value after one was deleted, with the nonce pool full: %v", err)
+	}
+	if nonces, _, values := m.FullErrors(); nonces != 1 || values != 2 {
+		t.Fatalf("FullErrors = %d nonces, %d values; want 1, 2", nonces, values)
+	}
+}
+
+// TestMemoryValueBytesBounded: values are bounded by their bytes across all shards, not only by
+// their number; overwriting, deleting and expiry give bytes back, wherever the expired values
+// are.
+func TestMemoryValueBytesBounded(t *testing.T) {
+	const limit = 1 << 20
+	h, m, _ := newMemoryHarness(t, MemoryOptions{MaxValueBytes: limit})
+	ctx := context.Background()
+	big := make([]byte, 300<<10)
+	for i := range 3 {
+		if err := h.store.Set(ctx, fmt.Sprint("big", i), big, time.Minute); err != nil {
+			t.Fatalf("value %d: %v", i, err)
+		}
+	}
+	if err := h.store.Set(ctx, "big3", big, time.Minute); !errors.Is(err, ErrFull) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a value beyond the byte bound: err = %v, want ErrFull and ErrUnavailable", err)
+	}
+	if stored, _, err := h.store.SetNX(ctx, "big3", big, time.Minute); stored || !errors.Is(err, ErrFull) {
+		t.Fatalf("SetNX beyond the byte bound: %v, %v; want ErrFull", stored, err)
+	}
+	if first, err := h.store.UseOnce(ctx, "nonce", time.Minute); err != nil || !first {
+		t.Fatalf("nonce with the value bytes full: %v, %v", first, err)
+	}
+	if err := h.store.Set(ctx, "big0", big[:1000], time.Minute); err != nil {
+		t.Fatalf("overwriting with a smaller value: %v", err)
+	}
+	if err := h.store.Set(ctx, "big3", big, time.Minute); err != nil {
+		t.Fatalf("a value once an overwrite gave bytes back: %v", err)
+	}
+	if got := m.ValueBytes(); got > limit {
+		t.Fatalf("ValueBytes = %d, over the bound %d", got, limit)
+	}
+	h.elapse(time.Minute)
+	for i := range 3 {
+		if err := h.store.Set(ctx, fmt.Sprint("new", i), big, time.Minute); err != nil {
+			t.Fatalf("value %d after the others expired: %v", i, err)
+		}
+	}
+	for i := range 3 {
+		_ = h.store.Delete(ctx, fmt.Sprint("new", i))
+	}
+	if got := m.ValueBytes(); got > 4096 {
+		t.Fatalf("ValueBytes = %d after deleting every value, want (almost) nothing", got)
 	}
 }

@@ -60,7 +60,9 @@ type Redis struct {
 	now    func() time.Time
 	gcra   *redis.Script
 	lease  *redis.Script
-	closed atomic.Bool
+	// hold and release keep hold budgets (hold.go).
+	hold, release *redis.Script
+	closed        atomic.Bool
 	// brk skips Redis while it is failing, so that a hanging Redis costs each request nothing
 	// rather than a timeout (see RedisBreaker).
 	brk       *breaker
@@ -94,6 +96,9 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		prefix: cfg.keyPrefix(),
 		gcra:   redis.NewScript(gcraScript),
 		lease:  redis.NewScript(leaseScript),
+		hold:   redis.NewScript(holdScript),
+
+		release: redis.NewScript(releaseScript),
 
 		waitReplicas: cfg.WaitReplicas,
 		waitTimeout:  orDefault(cfg.WaitTimeout, DefaultWaitTimeout),

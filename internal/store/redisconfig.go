@@ -16,6 +16,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // Defaults for RedisConfig.
@@ -132,52 +134,63 @@ type RedisTLS struct {
 // Enabled reports whether c selects a Redis server at all.
 func (c RedisConfig) Enabled() bool { return c.URL != "" || len(c.Addrs) > 0 }
 
-// Validate reports every problem with c. It reads no files and dials nothing.
+// Validate reports every problem with c, each a *configerr.Error whose key path is relative to
+// the redis block (url, addrs[1], breaker.cooldown). It reads no files and dials nothing.
 func (c RedisConfig) Validate() error {
 	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("store: redis "+format, args...)) }
+	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if c.URL != "" && len(c.Addrs) > 0 {
-		add("url and addrs are mutually exclusive")
+		add("url", "url and addrs exclude each other: url for one server, addrs for Sentinel or Cluster")
 	}
 	if !c.Enabled() && (c.MasterName != "" || c.Cluster) {
-		add("masterName and cluster need url or addrs")
+		add("", "masterName and cluster need url or addrs")
 	}
 	if c.URL != "" {
 		if err := c.validateURL(); err != nil {
-			errs = append(errs, err)
+			add("url", "%v", err)
 		}
 	}
 	for i, a := range c.Addrs {
 		if err := validateAddr(a); err != nil {
-			add("addrs[%d]: %v", i, err)
+			add(fmt.Sprintf("addrs[%d]", i), "%v", err)
 		}
 	}
 	if c.MasterName != "" && c.Cluster {
-		add("masterName (Sentinel) and cluster are mutually exclusive")
+		add("masterName", "masterName (Sentinel) and cluster exclude each other")
 	}
 	if c.MasterName != "" && c.URL != "" {
-		add("masterName needs Sentinel addrs, not url")
+		add("masterName", "needs Sentinel addrs, not url")
 	}
 	if c.DB < 0 || (c.DB != 0 && c.clusterMode()) {
-		add("db %d: must be non-negative, and 0 under Cluster", c.DB)
+		add("db", "%d: want 0 or more, and 0 under Cluster", c.DB)
 	}
 	errs = append(errs, c.validateTuning()...)
-	errs = append(errs, c.Breaker.validate()...)
-	errs = append(errs, c.TLS.validate(c.tlsOn())...)
+	errs = append(errs, configerr.Under("breaker", nil, c.Breaker.validate()...)...)
+	errs = append(errs, configerr.Under("tls", nil, c.TLS.validate(c.tlsOn())...)...)
 	return errors.Join(errs...)
 }
 
+// validateURL checks the URL as go-redis will parse it, without quoting it: it may hold a
+// password.
 func (c RedisConfig) validateURL() error {
 	u, err := url.Parse(c.URL)
 	if err != nil {
-		// url.Parse echoes the input, which may hold a password.
-		return errors.New("store: redis url does not parse")
+		return errors.New("does not parse as a URL")
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return fmt.Errorf("store: redis url scheme %q: want redis or rediss", u.Scheme)
+		return fmt.Errorf("scheme %q: want redis:// or rediss://", u.Scheme)
 	}
 	if u.Host == "" {
-		return errors.New("store: redis url has no host")
+		return errors.New("has no host")
+	}
+	var perr error
+	if c.Cluster {
+		_, perr = redis.ParseClusterURL(c.URL)
+	} else {
+		_, perr = redis.ParseURL(c.URL)
+	}
+	if perr != nil {
+		return errors.New("is not a Redis URL: want redis[s]://[user:password@]host:port[/db] with a numeric db")
 	}
 	return nil
 }
@@ -185,7 +198,7 @@ func (c RedisConfig) validateURL() error {
 func validateAddr(a string) error {
 	host, port, err := net.SplitHostPort(a)
 	if err != nil {
-		return err
+		return fmt.Errorf("%q: want host:port", a)
 	}
 	if host == "" {
 		return fmt.Errorf("%q has no host", a)
@@ -198,34 +211,35 @@ func validateAddr(a string) error {
 
 func (c RedisConfig) validateTuning() []error {
 	var errs []error
+	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if c.PoolSize < 0 {
-		errs = append(errs, fmt.Errorf("store: redis poolSize %d is negative", c.PoolSize))
+		add("poolSize", "must not be negative")
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{{"dialTimeout", c.DialTimeout}, {"readTimeout", c.ReadTimeout}, {"writeTimeout", c.WriteTimeout}} {
 		if d.v < 0 {
-			errs = append(errs, fmt.Errorf("store: redis %s %v is negative", d.name, d.v))
+			add(d.name, "must not be negative")
 		}
 	}
 	if c.WaitReplicas < 0 || c.WaitReplicas > MaxWaitReplicas {
-		errs = append(errs, fmt.Errorf("store: redis waitReplicas %d out of range 0..%d", c.WaitReplicas, MaxWaitReplicas))
+		add("waitReplicas", "%d: want 0..%d", c.WaitReplicas, MaxWaitReplicas)
 	}
 	if c.WaitTimeout < 0 {
-		errs = append(errs, fmt.Errorf("store: redis waitTimeout %v is negative", c.WaitTimeout))
+		add("waitTimeout", "must not be negative")
 	} else if c.WaitReplicas > 0 && orDefault(c.WaitTimeout, DefaultWaitTimeout) >= orDefault(c.ReadTimeout, DefaultReadTimeout) {
-		errs = append(errs, fmt.Errorf("store: redis waitTimeout %v must be shorter than readTimeout %v",
-			orDefault(c.WaitTimeout, DefaultWaitTimeout), orDefault(c.ReadTimeout, DefaultReadTimeout)))
+		add("waitTimeout", "%v must be shorter than readTimeout %v",
+			orDefault(c.WaitTimeout, DefaultWaitTimeout), orDefault(c.ReadTimeout, DefaultReadTimeout))
 	}
 	if c.MaxRetries < -1 {
-		errs = append(errs, fmt.Errorf("store: redis maxRetries %d: want -1, 0 or more", c.MaxRetries))
+		add("maxRetries", "%d: want -1 (no retries), 0 (the default, %d) or more", c.MaxRetries, DefaultMaxRetries)
 	}
 	if len(c.KeyPrefix) > MaxKeyPrefixLen {
-		errs = append(errs, fmt.Errorf("store: redis keyPrefix longer than %d bytes", MaxKeyPrefixLen))
+		add("keyPrefix", "longer than %d bytes", MaxKeyPrefixLen)
 	}
 	if strings.ContainsFunc(c.KeyPrefix, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-		errs = append(errs, errors.New("store: redis keyPrefix contains spaces or control characters"))
+		add("keyPrefix", "contains spaces or control characters")
 	}
 	return errs
 }
@@ -233,10 +247,10 @@ func (c RedisConfig) validateTuning() []error {
 func (t RedisTLS) validate(on bool) []error {
 	var errs []error
 	if !on && (t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "" || t.InsecureSkipVerify) {
-		errs = append(errs, errors.New("store: redis tls options set but TLS is off (set tls.enabled or use rediss://)"))
+		errs = append(errs, configerr.At("", "options set but TLS is off: set tls.enabled or use a rediss:// url"))
 	}
 	if (t.CertFile == "") != (t.KeyFile == "") {
-		errs = append(errs, errors.New("store: redis tls certFile and keyFile go together"))
+		errs = append(errs, configerr.At("certFile", "certFile and keyFile go together: set both or neither"))
 	}
 	return errs
 }
@@ -384,4 +398,15 @@ func orDefault[T comparable](v, def T) T {
 		return def
 	}
 	return v
+}
+
+// CheckFiles reads the TLS files c names (CA bundle, client certificate and key) as NewRedis
+// will, so that a configuration check reports a file that is missing or unreadable without
+// building the client. It dials nothing.
+func (c RedisConfig) CheckFiles() error {
+	if !c.tlsOn() {
+		return nil
+	}
+	_, err := c.TLS.load()
+	return err
 }

@@ -24,18 +24,19 @@ func TestRedisConfigValidate(t *testing.T) {
 		{name: "tls url", cfg: RedisConfig{URL: "rediss://redis.internal:6380", TLS: RedisTLS{CAFile: "ca.pem"}}},
 		{name: "sentinel", cfg: RedisConfig{Addrs: []string{"10.0.0.1:26379", "10.0.0.2:26379"}, MasterName: "mymaster"}},
 		{name: "cluster", cfg: RedisConfig{Addrs: []string{"10.0.0.1:6379"}, Cluster: true}},
-		{name: "url and addrs", cfg: RedisConfig{URL: "redis://a:1", Addrs: []string{"b:2"}}, wantErr: []string{"mutually exclusive"}},
+		{name: "url and addrs", cfg: RedisConfig{URL: "redis://a:1", Addrs: []string{"b:2"}}, wantErr: []string{"url: url and addrs exclude each other"}},
 		{name: "bad scheme", cfg: RedisConfig{URL: "http://a:1"}, wantErr: []string{"scheme"}},
 		{name: "no host", cfg: RedisConfig{URL: "redis://"}, wantErr: []string{"no host"}},
+		{name: "db not a number", cfg: RedisConfig{URL: "redis://:Pa55wordOfTheRedis99@a:1/x"}, wantErr: []string{"url: is not a Redis URL"}},
 		{name: "bad addr", cfg: RedisConfig{Addrs: []string{"nohost", ":6379", "h:0"}}, wantErr: []string{"addrs[0]", "addrs[1]", "addrs[2]"}},
 		{name: "masterName alone", cfg: RedisConfig{MasterName: "m"}, wantErr: []string{"need url or addrs"}},
 		{name: "sentinel and cluster", cfg: RedisConfig{Addrs: []string{"a:1"}, MasterName: "m", Cluster: true}, wantErr: []string{"Sentinel"}},
-		{name: "sentinel with url", cfg: RedisConfig{URL: "redis://a:1", MasterName: "m"}, wantErr: []string{"masterName needs"}},
-		{name: "db under cluster", cfg: RedisConfig{Addrs: []string{"a:1", "b:2"}, DB: 3}, wantErr: []string{"db 3"}},
+		{name: "sentinel with url", cfg: RedisConfig{URL: "redis://a:1", MasterName: "m"}, wantErr: []string{"masterName: needs Sentinel addrs"}},
+		{name: "db under cluster", cfg: RedisConfig{Addrs: []string{"a:1", "b:2"}, DB: 3}, wantErr: []string{"db: 3: want"}},
 		{name: "negative tuning", cfg: RedisConfig{URL: "redis://a:1", DB: -1, PoolSize: -1, DialTimeout: -1, ReadTimeout: -1, WriteTimeout: -1, MaxRetries: -2},
-			wantErr: []string{"db -1", "poolSize", "dialTimeout", "readTimeout", "writeTimeout", "maxRetries"}},
+			wantErr: []string{"db: -1: want", "poolSize", "dialTimeout", "readTimeout", "writeTimeout", "maxRetries"}},
 		{name: "prefix", cfg: RedisConfig{URL: "redis://a:1", KeyPrefix: "my app:"}, wantErr: []string{"keyPrefix"}},
-		{name: "long prefix", cfg: RedisConfig{URL: "redis://a:1", KeyPrefix: strings.Repeat("p", MaxKeyPrefixLen+1)}, wantErr: []string{"keyPrefix longer"}},
+		{name: "long prefix", cfg: RedisConfig{URL: "redis://a:1", KeyPrefix: strings.Repeat("p", MaxKeyPrefixLen+1)}, wantErr: []string{"keyPrefix: longer"}},
 		{name: "tls options without tls", cfg: RedisConfig{URL: "redis://a:1", TLS: RedisTLS{CAFile: "ca.pem"}}, wantErr: []string{"TLS is off"}},
 		{name: "cert without key", cfg: RedisConfig{Addrs: []string{"a:1"}, TLS: RedisTLS{Enabled: true, CertFile: "c.pem"}}, wantErr: []string{"go together"}},
 	}
@@ -55,6 +56,9 @@ func TestRedisConfigValidate(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("Validate() = %v, want it to mention %q", err, w)
 				}
+			}
+			if strings.Contains(err.Error(), "Pa55word") {
+				t.Errorf("Validate() = %v quotes the password", err)
 			}
 		})
 	}

@@ -1,5 +1,6 @@
 // Package store holds the gateway's shared state behind one interface: MRTR
-// single-use nonces, rate-limit buckets and an optional list cache.
+// single-use nonces, rate-limit buckets, values (list cache, pins, records
+// such as calls waiting for approval) and per-owner hold budgets.
 //
 // Two implementations exist. Memory (the default) keeps state in the process
 // and suits a single replica. Redis keeps it in a Redis server, Sentinel group
@@ -42,6 +43,19 @@ type Store interface {
 	// tool-definition pins). A ttl of zero keeps the value until it is deleted
 	// out of band; a negative one is ErrInvalidTTL.
 	SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (stored bool, current []byte, err error)
+	// Delete removes the value stored under key, if any (Set and SetNX
+	// values).
+	Delete(ctx context.Context, key string) error
+	// Hold counts item, weighing size bytes, against the budget under key
+	// for ttl or until Release, atomically across replicas: it holds
+	// nothing and returns false when the budget's live items would then
+	// number more than b.Count or weigh more than b.Bytes. Holding an item
+	// again replaces its earlier hold. This bounds what one owner (a
+	// caller) keeps in the store at once.
+	Hold(ctx context.Context, key, item string, size int64, ttl time.Duration, b Budget) (held bool, err error)
+	// Release ends item's hold in the budget under key; releasing what is
+	// not held does nothing.
+	Release(ctx context.Context, key, item string) error
 	// Ping reports whether the store can serve requests (for /readyz).
 	Ping(ctx context.Context) error
 	// Close releases the store's resources; later calls fail with ErrClosed.
@@ -53,16 +67,27 @@ var (
 	// (network errors, timeouts, a full memory store, a closed store). The
 	// caller decides whether to fail open or closed.
 	ErrUnavailable = errors.New("store: unavailable")
-	// ErrFull means the memory store reached its entry cap and could not make
-	// room by dropping expired entries. It always comes wrapped together with
+	// ErrFull means a pool of the memory store (its entries of one kind, or
+	// its value bytes) is full and could not make room by dropping expired
+	// entries. It always comes wrapped together with
 	// ErrUnavailable.
 	ErrFull = errors.New("store: full")
 	// ErrClosed means the store was used after Close. It always comes wrapped
 	// together with ErrUnavailable.
 	ErrClosed = errors.New("store: closed")
-	// ErrInvalidTTL means a non-positive TTL was passed to UseOnce or Set, or a
-	// negative one to SetNX.
+	// ErrInvalidTTL means a non-positive TTL was passed to UseOnce, Set or
+	// Hold, or a negative one to SetNX.
 	ErrInvalidTTL = errors.New("store: ttl must be positive")
 	// ErrInvalidLimit means a rate limit failed Limit.Validate.
 	ErrInvalidLimit = errors.New("store: invalid rate limit")
+	// ErrInvalidBudget means Hold got a budget without room or a negative size.
+	ErrInvalidBudget = errors.New("store: invalid hold budget")
 )
+
+// Budget bounds what one owner may hold at once (Store.Hold).
+type Budget struct {
+	// Count is the most items held at once; at least 1.
+	Count int
+	// Bytes is the most the held items may weigh together; at least 1.
+	Bytes int64
+}

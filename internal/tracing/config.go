@@ -5,11 +5,13 @@ package tracing
 
 import (
 	"errors"
-	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // Defaults for Config when an endpoint is set.
@@ -71,26 +73,36 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports every problem in c. Errors name headers, never their values.
+// Validate reports every problem in c, each a *configerr.Error naming the setting's key path
+// in the gateway's configuration file (tracing.endpoint) and matching ErrInvalidConfig. Errors
+// name headers, never their values.
 func (c Config) Validate() error {
 	if !c.Enabled() {
 		return nil
 	}
 	var errs []error
+	add := func(path, format string, args ...any) {
+		errs = append(errs, configerr.Of(ErrInvalidConfig, path, format, args...))
+	}
 	if err := c.validateEndpoint(); err != nil {
-		errs = append(errs, err)
+		add("tracing.endpoint", "%v", err)
 	}
 	if c.SampleRatio < 0 || c.SampleRatio > 1 {
-		errs = append(errs, fmt.Errorf("%w: tracing.sampleRatio %v: want a fraction in (0, 1]", ErrInvalidConfig, c.SampleRatio))
+		add("tracing.sampleRatio", "%v: want a fraction in (0, 1]", c.SampleRatio)
 	}
 	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("%w: tracing.timeout: must not be negative", ErrInvalidConfig))
+		add("tracing.timeout", "must not be negative")
 	}
-	for name, value := range c.Headers {
+	names := make([]string, 0, len(c.Headers))
+	for name := range c.Headers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
 		if !httpguts.ValidHeaderFieldName(name) {
-			errs = append(errs, fmt.Errorf("%w: tracing.headers: %q is not a header name", ErrInvalidConfig, name))
-		} else if !httpguts.ValidHeaderFieldValue(value) || value == "" {
-			errs = append(errs, fmt.Errorf("%w: tracing.headers.%s: the value is empty or not a valid header value", ErrInvalidConfig, name))
+			add("tracing.headers."+name, "%q is not a header name", name)
+		} else if v := c.Headers[name]; !httpguts.ValidHeaderFieldValue(v) || v == "" {
+			add("tracing.headers."+name, "the value is empty or not a valid header value")
 		}
 	}
 	return errors.Join(errs...)
@@ -100,15 +112,15 @@ func (c Config) validateEndpoint() error {
 	u, err := url.Parse(c.Endpoint)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%w: tracing.endpoint: %w", ErrInvalidConfig, err)
+		return errors.New("does not parse as a URL") // url.Parse would quote it, credentials included
 	case u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
-		return fmt.Errorf("%w: tracing.endpoint: want scheme://host[:port][/path] without credentials, query or fragment", ErrInvalidConfig)
+		return errors.New("want scheme://host[:port][/path] without credentials, query or fragment")
 	case u.Scheme == "http" && !c.Insecure:
-		return fmt.Errorf("%w: tracing.endpoint is plain http: set tracing.insecure to send spans unencrypted", ErrInvalidConfig)
+		return errors.New("plain http: set tracing.insecure to send spans unencrypted")
 	case u.Scheme == "https" && c.Insecure:
-		return fmt.Errorf("%w: tracing.insecure is for http:// endpoints; this one is https", ErrInvalidConfig)
+		return errors.New("https, but tracing.insecure (for http:// endpoints) is set")
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%w: tracing.endpoint: scheme must be http or https", ErrInvalidConfig)
+		return errors.New("want an http or https URL")
 	}
 	return nil
 }

@@ -18,12 +18,12 @@ func TestValidate(t *testing.T) {
 		{"https with path", Config{Endpoint: "https://otel.example.com/otlp/", SampleRatio: 0.25, Timeout: time.Second,
 			Headers: map[string]string{"Authorization": "Bearer k"}}, nil},
 		{"http without insecure", Config{Endpoint: "http://collector:4318"}, []string{"set tracing.insecure"}},
-		{"insecure https", Config{Endpoint: "https://collector:4318", Insecure: true}, []string{"tracing.insecure is for http://"}},
+		{"insecure https", Config{Endpoint: "https://collector:4318", Insecure: true}, []string{"tracing.endpoint: https, but tracing.insecure"}},
 		{"no host", Config{Endpoint: "collector:4318"}, []string{"tracing.endpoint"}},
 		{"credentials", Config{Endpoint: "https://u:p@collector:4318"}, []string{"without credentials"}},
 		{"everything wrong", Config{Endpoint: "ftp://collector", SampleRatio: 1.5, Timeout: -1,
 			Headers: map[string]string{"Bad Name": "v", "X-Key": "line\nbreak-secret"}},
-			[]string{"scheme must be", "sampleRatio", "timeout", `"Bad Name"`, "tracing.headers.X-Key"}},
+			[]string{"tracing.endpoint: want an http or https URL", "sampleRatio", "timeout", `"Bad Name"`, "tracing.headers.X-Key"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // Defaults for Config, used once Enabled is set (docs/protocol.md §9).
@@ -89,16 +92,20 @@ func (c Config) WithDefaults() Config {
 // Validate reports every problem in c (with its defaults applied).
 func (c Config) Validate() error {
 	var errs []error
-	for _, v := range c.Versions {
+	for i, v := range c.Versions {
 		if !slices.Contains(servedLegacyVersions, v) {
-			errs = append(errs, fmt.Errorf("legacy.versions: %q is not a served pre-2026 version (want %v)", v, servedLegacyVersions))
+			errs = append(errs, configerr.At(fmt.Sprintf("legacy.versions[%d]", i), "%q is not a served pre-2026 version: want one of %s",
+				v, strings.Join(servedLegacyVersions, ", ")))
 		}
 	}
-	if c.SessionTTL < 0 || c.BridgeTimeout < 0 {
-		errs = append(errs, errors.New("legacy.sessionTTL and legacy.bridgeTimeout must not be negative"))
-	}
-	if c.MaxRounds < 0 || c.MaxPendingPerSession < 0 || c.MaxPendingPerCaller < 0 {
-		errs = append(errs, errors.New("legacy.maxRounds, legacy.maxPendingPerSession and legacy.maxPendingPerCaller must not be negative"))
+	for _, f := range []struct {
+		key string
+		neg bool
+	}{{"sessionTTL", c.SessionTTL < 0}, {"bridgeTimeout", c.BridgeTimeout < 0}, {"maxRounds", c.MaxRounds < 0},
+		{"maxPendingPerSession", c.MaxPendingPerSession < 0}, {"maxPendingPerCaller", c.MaxPendingPerCaller < 0}} {
+		if f.neg {
+			errs = append(errs, configerr.At("legacy."+f.key, "must not be negative"))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,118 @@
+package approval
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+	"golang.org/x/sync/singleflight"
+)
+
+// Bounds on reaching the issuer for sign-ins. They match token verification's defaults
+// (authz.DefaultDiscoveryRetryInterval, authz.DefaultFetchTimeout).
+const (
+	// issuerRetryInterval is the least time between two failed discoveries: while the issuer
+	// is down, sign-ins are refused at once instead of each waiting for it.
+	issuerRetryInterval = 5 * time.Second
+	// discoveryTimeout bounds one discovery request.
+	discoveryTimeout = 5 * time.Second
+)
+
+// issuer is the page's view of its OpenID provider: discovered once and kept, by one request
+// at a time whatever the number of sign-ins waiting for it (single flight), and after a failure
+// not asked again for issuerRetryInterval, so an outage of the provider neither queues
+// sign-ins behind each other nor multiplies requests to it.
+type issuer struct {
+	url    string
+	client *http.Client
+	now    func() time.Time
+
+	// public: the gateway has no client secret, so it names itself in the token request's body.
+	public bool
+
+	group    singleflight.Group
+	mu       sync.Mutex
+	provider *oidc.Provider
+	endpoint oauth2.Endpoint
+	failedAt time.Time
+	lastErr  error
+}
+
+// provided is what discovery yields: the provider and its endpoints, with the client
+// authentication the provider's metadata asks for.
+type provided struct {
+	provider *oidc.Provider
+	endpoint oauth2.Endpoint
+}
+
+// unreachableError says the issuer cannot be reached and when the page will try it again.
+type unreachableError struct {
+	err        error
+	retryAfter time.Duration
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("approval: issuer unreachable (next attempt in %s): %v", e.retryAfter.Round(time.Second), e.err)
+}
+
+func (e *unreachableError) Unwrap() error { return e.err }
+
+// get returns the discovered provider, discovering it if needed; an error is an
+// *unreachableError.
+func (is *issuer) get(ctx context.Context) (provided, error) {
+	is.mu.Lock()
+	p, failedAt, lastErr := provided{is.provider, is.endpoint}, is.failedAt, is.lastErr
+	is.mu.Unlock()
+	if p.provider != nil {
+		return p, nil
+	}
+	if wait := issuerRetryInterval - is.now().Sub(failedAt); !failedAt.IsZero() && wait > 0 {
+		return provided{}, &unreachableError{err: lastErr, retryAfter: wait}
+	}
+	ch := is.group.DoChan("discover", func() (any, error) {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), discoveryTimeout)
+		defer cancel()
+		p, err := oidc.NewProvider(oidc.ClientContext(dctx, is.client), is.url)
+		is.mu.Lock()
+		defer is.mu.Unlock()
+		if err != nil {
+			is.failedAt, is.lastErr = is.now(), err
+			return nil, err
+		}
+		is.provider, is.endpoint = p, p.Endpoint()
+		is.endpoint.AuthStyle = authStyle(p, is.public)
+		return provided{is.provider, is.endpoint}, nil
+	})
+	select {
+	case <-ctx.Done():
+		return provided{}, &unreachableError{err: ctx.Err(), retryAfter: issuerRetryInterval}
+	case res := <-ch:
+		if res.Err != nil {
+			return provided{}, &unreachableError{err: res.Err, retryAfter: issuerRetryInterval}
+		}
+		return res.Val.(provided), nil
+	}
+}
+
+// authStyle is how the gateway authenticates at the token endpoint, from the provider's
+// token_endpoint_auth_methods_supported (OpenID Connect Discovery §3; absent means
+// client_secret_basic). Left to the oauth2 package, the style is guessed: a refused code is
+// sent again in the other style, two token requests for every junk code.
+func authStyle(p *oidc.Provider, public bool) oauth2.AuthStyle {
+	if public {
+		return oauth2.AuthStyleInParams
+	}
+	var meta struct {
+		Methods []string `json:"token_endpoint_auth_methods_supported"`
+	}
+	_ = p.Claims(&meta)
+	if !slices.Contains(meta.Methods, "client_secret_basic") && slices.Contains(meta.Methods, "client_secret_post") {
+		return oauth2.AuthStyleInParams
+	}
+	return oauth2.AuthStyleInHeader
+}

@@ -1,0 +1,162 @@
+package approval
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
+)
+
+// TestIssuerOutage: while the identity provider hangs, sign-ins degrade as token verification
+// does. Concurrent sign-ins share one discovery attempt, and after it fails no other is made
+// until the retry interval has passed; every one of them gets a page saying the identity
+// provider cannot be reached, 503 with Retry-After. Once the provider answers again, sign-in
+// works.
+func TestIssuerOutage(t *testing.T) {
+	f := newPageFixture(t)
+	_, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
+	f.idp.down.Store(true)
+	wave := func(n int) {
+		t.Helper()
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				c := f.browser(t)
+				c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+				resp, err := c.Get(page)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				body, _ := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+				if resp.StatusCode != http.StatusServiceUnavailable || secs < 1 ||
+					!strings.Contains(string(body), "identity provider") || !strings.Contains(string(body), f.op.Issuer()) {
+					t.Errorf("sign-in with the provider down: %d Retry-After %q\n%s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	wave(8)
+	if n := f.idp.attempts.Load(); n != 1 {
+		t.Errorf("8 concurrent sign-ins made %d discovery attempts, want 1", n)
+	}
+	wave(8)
+	if n := f.idp.attempts.Load(); n != 1 {
+		t.Errorf("sign-ins within the retry interval made %d more attempts, want none", n-1)
+	}
+	if n := f.obs.refused(RefusedIssuerDown); n != 16 {
+		t.Errorf("%d refusals counted as issuer_unavailable, want 16", n)
+	}
+	// The provider is back, and the retry interval is over: sign-in works.
+	f.idp.down.Store(false)
+	f.clock.advance(5 * time.Second)
+	c := f.browser(t)
+	if resp, body := f.signIn(t, c, page, f.op.Username()); resp.StatusCode != http.StatusOK || !strings.Contains(body, "Approve this tool call?") {
+		t.Fatalf("sign-in after the outage: %d\n%s", resp.StatusCode, body)
+	}
+}
+
+// TestCallbackCostsTheProviderLittle: a sign-in callback costs the provider nothing unless it
+// answers a sign-in this browser started (its sealed login cookie, with the same state), and
+// then one token request, in the client authentication the provider's metadata names (not one
+// per style tried).
+func TestCallbackCostsTheProviderLittle(t *testing.T) {
+	f := newPageFixture(t)
+	_, page := f.ask(t, realop.UserID, `{"path":"/tmp/x"}`)
+	callback := f.srv.URL + "/approval/callback"
+	get := func(c *http.Client, u string) int {
+		t.Helper()
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	// No sign-in started: refused without asking the provider.
+	if status := get(f.browser(t), callback+"?code=junk&state=junk"); status != http.StatusBadRequest {
+		t.Errorf("callback without a sign-in: status %d", status)
+	}
+	if n := f.idp.tokenRequests.Load(); n != 0 {
+		t.Fatalf("a callback without a sign-in made %d token requests", n)
+	}
+	// A sign-in started in this browser: its state, with a junk code, costs one token request.
+	c := f.browser(t)
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.Get(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || loc.Query().Get("state") == "" {
+		t.Fatalf("no sign-in started: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	state := loc.Query().Get("state")
+	if status := get(c, callback+"?code=other&state=wrong-"+state); status != http.StatusBadRequest {
+		t.Errorf("callback with another state: status %d", status)
+	}
+	if n := f.idp.tokenRequests.Load(); n != 0 {
+		t.Fatalf("a callback with another state made %d token requests", n)
+	}
+	if status := get(c, callback+"?code=junk&state="+state); status != http.StatusBadRequest {
+		t.Errorf("callback with a junk code: status %d", status)
+	}
+	if n := f.idp.tokenRequests.Load(); n != 1 {
+		t.Fatalf("a junk code made %d token requests, want 1", n)
+	}
+	// A real sign-in still takes exactly one.
+	if resp, body := f.signIn(t, f.browser(t), page, f.op.Username()); resp.StatusCode != http.StatusOK || !strings.Contains(body, "Approve this tool call?") {
+		t.Fatalf("sign-in: %d\n%s", resp.StatusCode, body)
+	}
+	if n := f.idp.tokenRequests.Load(); n != 2 {
+		t.Errorf("a sign-in made %d token requests, want 1", n-1)
+	}
+}
+
+// TestAuthStyleFromMetadata: the token request authenticates the way the provider's discovery
+// document says it accepts, client_secret_basic when it says nothing (its default), and a public
+// client names itself in the body.
+func TestAuthStyleFromMetadata(t *testing.T) {
+	var methods string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		iss := "http://" + r.Host
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"issuer":"`+iss+`","authorization_endpoint":"`+iss+`/auth","token_endpoint":"`+iss+
+			`/token","jwks_uri":"`+iss+`/keys"`+methods+`}`)
+	}))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		methods string
+		public  bool
+		want    oauth2.AuthStyle
+	}{
+		{"", false, oauth2.AuthStyleInHeader},
+		{`,"token_endpoint_auth_methods_supported":["client_secret_post"]`, false, oauth2.AuthStyleInParams},
+		{`,"token_endpoint_auth_methods_supported":["client_secret_post","client_secret_basic"]`, false, oauth2.AuthStyleInHeader},
+		{`,"token_endpoint_auth_methods_supported":["private_key_jwt"]`, false, oauth2.AuthStyleInHeader},
+		{`,"token_endpoint_auth_methods_supported":["client_secret_basic"]`, true, oauth2.AuthStyleInParams},
+	} {
+		methods = tc.methods
+		is := &issuer{url: srv.URL, client: srv.Client(), now: time.Now, public: tc.public}
+		p, err := is.get(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.endpoint.AuthStyle != tc.want {
+			t.Errorf("methods %s, public %v: style %v, want %v", tc.methods, tc.public, p.endpoint.AuthStyle, tc.want)
+		}
+	}
+}

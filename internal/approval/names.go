@@ -1,0 +1,104 @@
+package approval
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Name is a name the page shows (tool, backend, client, caller, signed-in user): its text with
+// invisible and direction-changing characters made visible, and what makes it look like
+// another name. Names come from backends, clients and issuers, not from the gateway.
+type Name struct {
+	Text
+	// Mixed names the scripts of its letters and digits when there are several, e.g. "Cyrillic
+	// and Latin": a name mixing look-alike letters of two scripts reads as one word but is
+	// not the one it looks like.
+	Mixed string
+	// Script names the one script of its letters when it is not Latin, e.g. "Cyrillic": a name
+	// written entirely in look-alikes of Latin letters.
+	Script string
+	// Folds is the name's compatibility form (NFKC) when that differs: full-width, styled or
+	// ligature letters that read as the plain ones ("ｆiles" folds to "files").
+	Folds string
+}
+
+// Flagged reports whether the page should warn about the name.
+func (n Name) Flagged() bool { return n.Mixed != "" || n.Script != "" || n.Folds != "" }
+
+// String is the name as plain text, for a sentence: characters made visible as [U+XXXX], and
+// what makes it look like another name in parentheses.
+func (n Name) String() string {
+	var b strings.Builder
+	for _, r := range n.Full {
+		if r.Mark {
+			b.WriteString("[" + r.S + "]")
+			continue
+		}
+		b.WriteString(r.S)
+	}
+	switch {
+	case n.Mixed != "":
+		b.WriteString(" (mixes " + n.Mixed + " letters)")
+	case n.Script != "":
+		b.WriteString(" (" + n.Script + " letters)")
+	case n.Folds != "":
+		b.WriteString(" (reads as " + n.Folds + ")")
+	}
+	return b.String()
+}
+
+// nameOf prepares name for the page.
+func nameOf(name string) Name {
+	n := Name{Text: visible(name)}
+	scripts := scriptsOf(name)
+	switch {
+	case len(scripts) > 1:
+		n.Mixed = strings.Join(scripts[:len(scripts)-1], ", ") + " and " + scripts[len(scripts)-1]
+	case len(scripts) == 1 && scripts[0] != "Latin":
+		n.Script = scripts[0]
+	}
+	if f := norm.NFKC.String(name); f != norm.NFC.String(name) {
+		n.Folds = f
+	}
+	return n
+}
+
+// commonScripts are tried first: most letters belong to one of them.
+var commonScripts = []string{"Latin", "Cyrillic", "Greek", "Armenian", "Hebrew", "Arabic", "Han", "Hiragana",
+	"Katakana", "Hangul", "Devanagari", "Thai", "Georgian", "Cherokee"}
+
+// scriptsOf returns the sorted scripts of the letters and digits of s, leaving out the Common
+// and Inherited ones (ASCII digits, punctuation, combining marks), which every script uses.
+func scriptsOf(s string) []string {
+	var out []string
+	for _, r := range s {
+		if r < 0x80 && !unicode.IsLetter(r) || !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Nl, r) {
+			continue
+		}
+		if sc := scriptOf(r); sc != "" && !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func scriptOf(r rune) string {
+	if r < 0x80 {
+		return "Latin"
+	}
+	for _, name := range commonScripts {
+		if unicode.Is(unicode.Scripts[name], r) {
+			return name
+		}
+	}
+	for name, table := range unicode.Scripts {
+		if name != "Common" && name != "Inherited" && unicode.Is(table, r) {
+			return name
+		}
+	}
+	return ""
+}

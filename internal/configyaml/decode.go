@@ -1,0 +1,315 @@
+package configyaml
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
+)
+
+// Options tune Decode and Schema for the types whose Go kind says too little.
+type Options struct {
+	// Expect says, per type, what a value must look like ("a secret: {file: PATH}, {env: NAME}
+	// or {value: …}"), in place of what Decode derives from the type.
+	Expect map[reflect.Type]string
+}
+
+// Lines maps each key path the file sets to the line it is set on.
+type Lines map[string]int
+
+// Decoded is what Decode learnt of the file besides the values.
+type Decoded struct {
+	// Lines locates every key path the file sets.
+	Lines Lines
+	// Unread are the blocks (key paths; "" for the whole file) whose settings were not all read
+	// because of a problem Decode reported: a problem found later inside one of them may be a
+	// consequence (a misspelt url read as no url at all), and is better left unsaid.
+	Unread []string
+}
+
+// Covers reports whether path lies in a block that was not all read.
+func (d *Decoded) Covers(path string) bool {
+	for _, u := range d.Unread {
+		if u == "" || path == u || strings.HasPrefix(path, u+".") || strings.HasPrefix(path, u+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// Decode reads the one YAML document in data into v, a pointer to a struct, after checking it
+// against v's type: every key known (inside list entries and inlined blocks too, with the
+// nearest known key suggested for one that is not), every value of the expected shape and type,
+// no key twice. It reports every problem at once, each a *configerr.Error with its key path,
+// line and column, and what was expected; no message quotes a value from the file, which may be
+// a secret. It returns where each key path is set, to locate later problems, and, when it
+// reports problems, still reads every value it can into v, so that the rest of the
+// configuration can be checked in the same pass (Decoded.Unread says what may be missing).
+// When the file is not YAML at all, it returns a nil *Decoded.
+func Decode(data []byte, v any, opts Options) (*Decoded, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &Decoded{Lines: Lines{}}, nil // an empty file sets nothing
+		}
+		return nil, syntaxError(err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		line := 0
+		if err == nil {
+			line = extra.Line
+		}
+		return nil, &configerr.Error{Line: line,
+			Err: errors.New("a second YAML document (after ---): the configuration is one document")}
+	}
+	w := walker{opts: opts, lines: Lines{}, root: reflect.TypeOf(v).Elem()}
+	w.walk(&root, w.root, "")
+	d := &Decoded{Lines: w.lines, Unread: w.unread}
+	err := root.Decode(v) // with problems, yaml reads every value it can
+	if len(w.errs) > 0 {
+		return d, errors.Join(w.errs...)
+	}
+	if err != nil {
+		// The walk checked every value; yaml's own message would quote it.
+		return nil, &configerr.Error{Err: errors.New("the file does not decode into the configuration")}
+	}
+	return d, nil
+}
+
+// yamlLine finds the line yaml's syntax errors name.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// syntaxError reports a file that is not YAML. yaml's syntax messages describe the structure
+// ("did not find expected key"), not values.
+func syntaxError(err error) error {
+	msg := err.Error()
+	line := 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	return &configerr.Error{Line: line, Err: fmt.Errorf("not valid YAML: %s", msg)}
+}
+
+type walker struct {
+	opts   Options
+	root   reflect.Type
+	lines  Lines
+	errs   []error
+	unread []string
+}
+
+// fail reports a problem at path; unread is the block it leaves not all read.
+func (w *walker) fail(n *yaml.Node, path, unread, format string, args ...any) {
+	w.errs = append(w.errs, &configerr.Error{Path: path, Line: n.Line, Column: n.Column, Err: fmt.Errorf(format, args...)})
+	w.unread = append(w.unread, unread)
+}
+
+// walk checks n against t at path and records the lines of the keys it sets.
+func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
+	for n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return // an empty value leaves the setting at its default
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case selfDecoding(t):
+		w.leaf(n, t, path)
+	case t.Kind() == reflect.Struct && t != reflect.TypeFor[time.Time]():
+		if w.shape(n, yaml.MappingNode, t, path) {
+			w.structure(n, t, path)
+		}
+	case t.Kind() == reflect.Map:
+		if w.shape(n, yaml.MappingNode, t, path) {
+			w.mapping(n, t, path)
+		}
+	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+		if w.shape(n, yaml.SequenceNode, t, path) {
+			for i, item := range n.Content {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				w.lines[p] = item.Line
+				w.walk(item, t.Elem(), p)
+			}
+		}
+	case t.Kind() == reflect.Interface:
+	default:
+		if w.shape(n, yaml.ScalarNode, t, path) {
+			w.leaf(n, t, path)
+		}
+	}
+}
+
+// shape checks that n is a node of kind want, reporting what was expected otherwise.
+func (w *walker) shape(n *yaml.Node, want yaml.Kind, t reflect.Type, path string) bool {
+	if n.Kind == want {
+		return true
+	}
+	w.fail(n, path, path, "expected %s, got %s", w.expect(t), nodeKind(n))
+	return false
+}
+
+// leaf decodes a scalar (or a self-decoding value) on its own to check its type.
+func (w *walker) leaf(n *yaml.Node, t reflect.Type, path string) {
+	if err := n.Decode(reflect.New(t).Interface()); err != nil {
+		w.fail(n, path, path, "expected %s, got %s", w.expect(t), nodeKind(n))
+	}
+}
+
+// mergeKey is YAML's merge key ("<<: *defaults").
+const mergeKey = "<<"
+
+// structure checks a mapping read into struct type t: known keys, each once, each value.
+func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
+	fields := Fields(t)
+	seen := map[string]int{}
+	for _, kv := range pairs(n) {
+		k, v := kv[0], kv[1]
+		if k.Value == mergeKey && k.ShortTag() == "!!merge" {
+			w.walk(v, t, path)
+			continue
+		}
+		p := keyPath(path, k.Value)
+		if first, dup := seen[k.Value]; dup {
+			w.fail(k, p, p, "set twice (first on line %d)", first)
+			continue
+		}
+		seen[k.Value] = k.Line
+		i := slices.IndexFunc(fields, func(f Field) bool { return f.Key == k.Value })
+		if i < 0 {
+			// What the key was meant to set is left unset: the whole block is in doubt.
+			w.fail(k, p, path, "unknown key%s", w.unknownHint(k.Value, fields))
+			continue
+		}
+		w.lines[p] = k.Line
+		w.walk(v, fields[i].Type, p)
+	}
+}
+
+// mapping checks a mapping read into a Go map: each key of the key type, each once, each value.
+func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) {
+	seen := map[string]int{}
+	for _, kv := range pairs(n) {
+		k, v := kv[0], kv[1]
+		p := keyPath(path, k.Value)
+		if first, dup := seen[k.Value]; dup {
+			w.fail(k, p, p, "set twice (first on line %d)", first)
+			continue
+		}
+		seen[k.Value] = k.Line
+		if err := k.Decode(reflect.New(t.Key()).Interface()); err != nil {
+			w.fail(k, p, p, "expected a key that is %s", w.expect(t.Key()))
+			continue
+		}
+		w.lines[p] = k.Line
+		w.walk(v, t.Elem(), p)
+	}
+}
+
+// pairs returns a mapping node's key and value nodes.
+func pairs(n *yaml.Node) [][2]*yaml.Node {
+	out := make([][2]*yaml.Node, 0, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		out = append(out, [2]*yaml.Node{n.Content[i], n.Content[i+1]})
+	}
+	return out
+}
+
+// unknownHint suggests the nearest key of this mapping, or where else in the file a key of that
+// name belongs, or lists the keys when they are few.
+func (w *walker) unknownHint(key string, fields []Field) string {
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.Key
+	}
+	if n := Nearest(key, keys); n != "" {
+		return fmt.Sprintf(" (did you mean %q?)", n)
+	}
+	if elsewhere := PathsOf(w.root, key, 3); len(elsewhere) > 0 {
+		return fmt.Sprintf(" here (did you mean %s?)", strings.Join(elsewhere, " or "))
+	}
+	if len(keys) <= 16 {
+		return "; expected one of: " + strings.Join(keys, ", ")
+	}
+	return ""
+}
+
+// expect says what a value of type t must be.
+func (w *walker) expect(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if s, ok := w.opts.Expect[t]; ok {
+		return s
+	}
+	return describe(t)
+}
+
+// describe says what a value of type t is, from its Go kind.
+func describe(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeFor[time.Duration]():
+		return "a duration such as 250ms, 30s, 5m or 1h30m"
+	case selfDecoding(t):
+		return "a value of " + t.Name()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number, not negative"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list (one \"- \" entry per line, or [a, b])"
+	case reflect.Map:
+		return "a mapping of keys to values"
+	case reflect.Struct:
+		return "a mapping (key: value)"
+	}
+	return "a value of type " + t.String()
+}
+
+// nodeKind names what the file holds at n, never its text.
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	switch n.ShortTag() {
+	case "!!str":
+		return "a string"
+	case "!!int":
+		return "a whole number"
+	case "!!float":
+		return "a number"
+	case "!!bool":
+		return "true or false"
+	}
+	return "a " + strings.TrimPrefix(n.ShortTag(), "!!") + " value"
+}

@@ -1,0 +1,173 @@
+package configyaml
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
+)
+
+type secret struct {
+	Value string `yaml:"value"`
+	File  string `yaml:"file"`
+}
+
+type base struct {
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+type entry struct {
+	base    `yaml:",inline"`
+	Name    string            `yaml:"name"`
+	URL     string            `yaml:"url"`
+	Headers map[string]secret `yaml:"headers"`
+	Hidden  string            `yaml:"-"`
+}
+
+type doc struct {
+	Server struct {
+		Listen string `yaml:"listen"`
+		Port   int    `yaml:"port"`
+	} `yaml:"server"`
+	Entries []entry  `yaml:"entries"`
+	Ratio   float64  `yaml:"ratio"`
+	On      bool     `yaml:"on"`
+	Ptr     *base    `yaml:"ptr"`
+	Tags    []string `yaml:"tags"`
+}
+
+var opts = Options{Expect: map[reflect.Type]string{reflect.TypeFor[secret](): "a secret {value|file}"}}
+
+// problems decodes src into a doc and returns each problem as "line:path: message", the line
+// in two digits.
+func problems(t *testing.T, src string) []string {
+	t.Helper()
+	var d doc
+	_, err := Decode([]byte(src), &d, opts)
+	var out []string
+	for _, e := range configerr.List(err) {
+		var ce *configerr.Error
+		if !errors.As(e, &ce) {
+			t.Fatalf("%v is not a *configerr.Error", e)
+		}
+		out = append(out, fmt.Sprintf("%02d:%s", ce.Line, ce.Error()))
+	}
+	return out
+}
+
+// TestDecode: every problem of a file is reported at once, with its key path, line and what was
+// expected, suggesting the nearest key; no message quotes a value.
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"valid", "server: {listen: ':1', port: 2}\nentries:\n  - {name: a, url: u, timeout: 5s, headers: {X: {file: /f}}}\nratio: 0.5\non: yes\nptr: {timeout: 1m}\n", nil},
+		{"empty", "", nil},
+		{"null block", "server:\nentries:\n", nil},
+		{"typo in a list entry", "entries:\n  - name: a\n  - name: b\n    ulr: x\n",
+			[]string{`04:entries[1].ulr: unknown key (did you mean "url"?)`}},
+		{"typo of an inlined key", "entries: [{timeot: 1s}]\n", []string{`01:entries[0].timeot: unknown key (did you mean "timeout"?)`}},
+		{"case", "Server: {}\n", []string{`01:Server: unknown key (did you mean "server"?)`}},
+		{"wrong level", "listen: x\n", []string{`01:listen: unknown key here (did you mean server.listen?)`}},
+		{"no suggestion", "zzzzzz: 1\n", []string{`01:zzzzzz: unknown key; expected one of: server, entries, ratio, on, ptr, tags`}},
+		{"hidden field is unknown", "entries: [{hidden: x}]\n", []string{`01:entries[0].hidden: unknown key; expected one of: timeout, name, url, headers`}},
+		{"map for a list", "entries: {name: a}\n", []string{`01:entries: expected a list (one "- " entry per line, or [a, b]), got a mapping`}},
+		{"list for a mapping", "server: [a]\n", []string{`01:server: expected a mapping (key: value), got a list`}},
+		{"scalar for a list", "tags: a\n", []string{`01:tags: expected a list (one "- " entry per line, or [a, b]), got a string`}},
+		{"duration", "ptr: {timeout: 30}\n", []string{`01:ptr.timeout: expected a duration such as 250ms, 30s, 5m or 1h30m, got a whole number`}},
+		{"int", "server: {port: eighty}\n", []string{`01:server.port: expected a whole number, got a string`}},
+		{"bool", "on: maybe\n", []string{`01:on: expected true or false, got a string`}},
+		{"float", "ratio: [1]\n", []string{`01:ratio: expected a number, got a list`}},
+		{"secret as a string", "entries: [{headers: {X: hunter2-s3cr3t}}]\n",
+			[]string{`01:entries[0].headers.X: expected a secret {value|file}, got a string`}},
+		{"odd map key", "entries: [{headers: {\"a.b\": 1}}]\n", []string{`01:entries[0].headers["a.b"]: expected a secret {value|file}, got a whole number`}},
+		{"twice", "ratio: 1\nratio: 2\n", []string{`02:ratio: set twice (first on line 1)`}},
+		{"twice in a map", "entries: [{headers: {X: {file: a}, X: {file: b}}}]\n", []string{`01:entries[0].headers.X: set twice (first on line 1)`}},
+		{"every problem", "sever: 1\nratio: x\nentries: [{ulr: 1}]\n", []string{
+			`01:sever: unknown key (did you mean "server"?)`, `02:ratio: expected a number, got a string`,
+			`03:entries[0].ulr: unknown key (did you mean "url"?)`}},
+		{"alias and merge", "x: &d {timeout: 1s}\n", []string{`01:x: unknown key; expected one of: server, entries, ratio, on, ptr, tags`}},
+		{"two documents", "ratio: 1\n---\nratio: 2\n", []string{`02:a second YAML document (after ---): the configuration is one document`}},
+		{"syntax", "server:\n  listen: a\n bad\n", []string{`02:not valid YAML: did not find expected key`}},
+	}
+	for _, tt := range tests {
+		got := problems(t, tt.src)
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+		for _, g := range got {
+			if strings.Contains(g, "s3cr3t") {
+				t.Errorf("%s: a value is quoted: %s", tt.name, g)
+			}
+		}
+	}
+}
+
+// TestDecodeMergeAndLines: aliases and merge keys are read as yaml reads them, and Lines gives
+// each key path's line.
+func TestDecodeMergeAndLines(t *testing.T) {
+	src := "ptr: &p {timeout: 2s}\nentries:\n  - <<: *p\n    name: a\n"
+	var d doc
+	decoded, err := Decode([]byte(src), &d, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := decoded.Lines
+	if len(d.Entries) != 1 || d.Entries[0].Timeout != 2*time.Second || d.Entries[0].Name != "a" {
+		t.Errorf("decoded %+v", d.Entries)
+	}
+	for path, line := range map[string]int{"ptr": 1, "ptr.timeout": 1, "entries": 2, "entries[0]": 3, "entries[0].name": 4} {
+		if lines[path] != line {
+			t.Errorf("line of %s = %d, want %d", path, lines[path], line)
+		}
+	}
+	if _, err := Decode([]byte("entries:\n  - <<: *p\n"), &d, opts); err == nil {
+		t.Error("an unknown alias decoded")
+	}
+}
+
+// TestNearest: typos are matched to the key they miss, case and transpositions included; words
+// that are not near any key are not.
+func TestNearest(t *testing.T) {
+	known := []string{"url", "name", "timeout", "connectTimeout", "publicURL"}
+	for in, want := range map[string]string{
+		"ulr": "url", "nmae": "name", "timout": "timeout", "publicUrl": "publicURL", "connecttimeout": "connectTimeout",
+		"x": "", "zzzzzzz": "", "headers": "",
+	} {
+		if got := Nearest(in, known); got != want {
+			t.Errorf("Nearest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestDecodeReadsWhatItCan: with problems, every value that can be read is still read, and
+// Unread names the blocks a later check should not judge: the entry with a misspelt key, a
+// value of the wrong shape; the whole file for a misspelt top-level key.
+func TestDecodeReadsWhatItCan(t *testing.T) {
+	var d doc
+	decoded, err := Decode([]byte("ratio: 0.5\nentries:\n  - {name: a, url: u}\n  - {name: b, ulr: u}\nserver: {port: x}\n"), &d, opts)
+	if err == nil || decoded == nil {
+		t.Fatalf("Decode = %v, %v", decoded, err)
+	}
+	if d.Ratio != 0.5 || len(d.Entries) != 2 || d.Entries[0].URL != "u" || d.Entries[1].Name != "b" {
+		t.Errorf("read %+v", d)
+	}
+	for path, want := range map[string]bool{"entries[1].url": true, "entries[1]": true, "entries[0].url": false,
+		"server.port": true, "server.listen": false, "ratio": false} {
+		if decoded.Covers(path) != want {
+			t.Errorf("Covers(%s) = %v, want %v", path, !want, want)
+		}
+	}
+	decoded, _ = Decode([]byte("sever: {}\n"), &d, opts)
+	if !decoded.Covers("ratio") {
+		t.Error("a misspelt top-level key leaves the rest judged")
+	}
+	if decoded, err := Decode([]byte("a: [\n"), &d, opts); err == nil || decoded != nil {
+		t.Errorf("not YAML: %v, %v", decoded, err)
+	}
+}

@@ -1,0 +1,92 @@
+package gateway
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// TestApprovalURLNeverClientSatisfied: with `confirm: url` and no fallback, nothing a client can
+// produce forwards the call, whatever capabilities it declares: not a form answer, not an
+// answer in URL mode without the page's decision, and not a requestState the same user got
+// under another rule (a token with more scopes whose rule asks for a form, or none) for the
+// very same call and arguments. Only the page's approval forwards it.
+func TestApprovalURLNeverClientSatisfied(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.MRTR.Keys = testKeys
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			// The same user's tokens with the admin scope confirm echo in the client, and call
+			// ask_name without confirmation.
+			{ID: "admin-form", Upstream: "alpha", Tools: []string{"echo"}, AllScopes: []string{"admin"}, Confirm: authz.ConfirmForm},
+			{ID: "admin-ask", Upstream: "alpha", Tools: []string{"ask_name"}, AllScopes: []string{"admin"}},
+			{ID: "page", Upstream: "alpha", Tools: []string{"echo", "ask_name"}, Confirm: authz.ConfirmURL},
+		}
+		c.Approval.ClientID = "gateway-approval"
+	}, alpha)
+	tok := mintFor(t, iss, "alice")
+	admin := mint(t, iss, devissuer.Claims{"sub": "alice", "scope": "tools:use admin"})
+	const args = `{"text":"x"}`
+	accept := func(state string) string {
+		return `,"inputResponses":{"io.mcp-gateway/confirm":{"action":"accept","content":{"approve":true}}},"requestState":"` + state + `"`
+	}
+	metaWith := func(caps string) string {
+		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+	}
+	// Whatever the client declares, the first call is refused or sent to the page, never to a form.
+	for _, caps := range []string{`{}`, `{"elicitation":{}}`, `{"elicitation":{"form":{}}}`, `{"elicitation":{"url":{}}}`,
+		`{"elicitation":{"form":{},"url":{}}}`, `{"elicitation":{"url":true}}`} {
+		status, r := callWithMeta(t, gw, tok, metaWith(caps), "alpha__echo", args, "")
+		if p, ok := r.Result.InputRequests["io.mcp-gateway/confirm"]; ok && p.Params.Mode != "url" {
+			t.Errorf("%s: asked in mode %q", caps, p.Params.Mode)
+		}
+		if r.Result.ResultType != "input_required" && (r.Error == nil || r.Error.Code != -32021) {
+			t.Errorf("%s: %d %+v", caps, status, r)
+		}
+		// The page's state answered in the client, with form content: asked again.
+		if r.Result.RequestState != "" {
+			_, again := callWithMeta(t, gw, tok, metaWith(caps), "alpha__echo", args, accept(r.Result.RequestState))
+			if again.Result.ResultType != "input_required" {
+				t.Errorf("%s: the client's own accept of the page's state: %+v", caps, again)
+			}
+		}
+	}
+	// A form confirmation of the same call, issued under the admin rule, presented with the
+	// page rule's token.
+	_, form := callWithMeta(t, gw, admin, elicitMeta, "alpha__echo", args, "")
+	if form.Result.InputRequests["io.mcp-gateway/confirm"].Params.Mode != "form" {
+		t.Fatalf("admin's form confirmation: %+v", form)
+	}
+	_, r := callWithMeta(t, gw, tok, urlElicitMeta, "alpha__echo", args, accept(form.Result.RequestState))
+	if r.Result.ResultType != "input_required" || r.Result.InputRequests["io.mcp-gateway/confirm"].Params.Mode != "url" {
+		t.Errorf("a form confirmation under a confirm: url rule: %+v %+v", r, r.Error)
+	}
+	// A backend's own round trip, begun unconfirmed under the admin rule, continued with the page
+	// rule's token.
+	_, begun := callWithMeta(t, gw, admin, elicitMeta, "alpha__ask_name", `{}`, "")
+	if begun.Result.ResultType != "input_required" || begun.Result.RequestState == "" {
+		t.Fatalf("ask_name under the admin rule: %+v", begun)
+	}
+	named := `,"inputResponses":{"name":{"action":"accept","content":{"name":"Eve"}}},"requestState":"` + begun.Result.RequestState + `"`
+	_, r = callWithMeta(t, gw, tok, urlElicitMeta, "alpha__ask_name", `{}`, named)
+	if strings.Contains(strings.Join(textsOf(r), " "), "Hello") || r.Result.InputRequests["io.mcp-gateway/confirm"].Params.Mode != "url" {
+		t.Errorf("a backend round trip without approval under a confirm: url rule: %+v", r)
+	}
+	if n := toolCalls(alpha); n != 1 {
+		t.Errorf("backend received %d calls, want 1 (ask_name under the admin rule)", n)
+	}
+}
+
+// textsOf returns the text contents of a result.
+func textsOf(r urlAsk) []string {
+	var out []string
+	for _, c := range r.Result.Content {
+		out = append(out, c.Text)
+	}
+	return out
+}

@@ -1,0 +1,96 @@
+package gateway
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/approval"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+)
+
+// TestApprovalPendingBounded: calls waiting for the approval page are bounded per caller, in
+// count and in bytes, in the shared Redis. One caller sending 30 calls of 1.4 MB adds at most
+// its byte budget to Redis (not 65 MB), the calls over the budget are refused with 429 and
+// stored nowhere, another caller is still asked, and a call the client declines gives its
+// share back. Each ask also takes a token of the rule's rate limit.
+func TestApprovalPendingBounded(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	rs := testredis.Start(t)
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.MRTR.Keys = testKeys
+		c.Redis.URL = rs.URL()
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "page", Upstream: "alpha", Tools: []string{"echo"}, Confirm: authz.ConfirmURL},
+			{ID: "page-limited", Upstream: "alpha", Tools: []string{"add"}, Confirm: authz.ConfirmURL, RateLimit: "2/h"},
+		}
+		c.Approval.ClientID = "gateway-approval"
+	}, alpha)
+	raw := redis.NewClient(&redis.Options{Addr: rs.Addr(), Password: rs.Password(), DisableIdentity: true})
+	t.Cleanup(func() { _ = raw.Close() })
+	usedMemory := func() int64 {
+		t.Helper()
+		info, err := raw.Info(context.Background(), "memory").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(info, "used_memory:")
+		n, err := strconv.ParseInt(strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0]), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	alice := mintFor(t, iss, "alice")
+	// 1.4 MB of arguments, in strings of 1 KiB (the decoder bounds one string's length).
+	big := `{"text":"x","pad":["` + strings.Repeat(strings.Repeat("A", 1<<10)+`","`, 1400) + `"]}`
+	before := usedMemory()
+	var asked, refused []string
+	for range 30 {
+		status, r := callWithMeta(t, gw, alice, urlElicitMeta, "alpha__echo", big, "")
+		switch {
+		case r.Result.ResultType == "input_required":
+			asked = append(asked, r.Result.RequestState)
+		case status == 429 && r.Error != nil && r.Error.Code == -32012 && strings.Contains(r.Error.Message, "waiting for approval"):
+			refused = append(refused, "")
+		default:
+			t.Fatalf("call of 1.4 MB: %d %+v", status, r.Error)
+		}
+	}
+	grown := usedMemory() - before
+	t.Logf("30 calls of 1.4 MB: %d asked, %d refused, Redis grew by %d bytes", len(asked), len(refused), grown)
+	// 1.4 MB of arguments seal to about 1.9 MB: four fit in the 8 MiB budget.
+	if len(asked) != 4 || grown > approval.DefaultMaxPendingBytesPerCaller+(1<<20) {
+		t.Errorf("%d calls asked and Redis grew by %d bytes; want 4 and at most the budget of %d bytes",
+			len(asked), grown, approval.DefaultMaxPendingBytesPerCaller)
+	}
+	if _, r := callWithMeta(t, gw, mintFor(t, iss, "bob"), urlElicitMeta, "alpha__echo", big, ""); r.Result.ResultType != "input_required" {
+		t.Errorf("another caller: %+v", r.Error)
+	}
+	// A declined call gives its share back: one more call is asked.
+	decline := `,"inputResponses":{"io.mcp-gateway/confirm":{"action":"decline"}},"requestState":"` + asked[0] + `"`
+	if _, r := callWithMeta(t, gw, alice, urlElicitMeta, "alpha__echo", big, decline); !r.Result.IsError {
+		t.Fatalf("decline: %+v", r)
+	}
+	if _, r := callWithMeta(t, gw, alice, urlElicitMeta, "alpha__echo", big, ""); r.Result.ResultType != "input_required" {
+		t.Errorf("a call after one was declined: %+v", r.Error)
+	}
+	// Asks count against the rule's rate limit: two per hour.
+	for i := range 3 {
+		status, r := callWithMeta(t, gw, alice, urlElicitMeta, "alpha__add", `{"a":1,"b":2}`, "")
+		if limited := status == 429 && r.Error != nil && strings.Contains(r.Error.Message, "Rate limit"); limited != (i == 2) {
+			t.Errorf("ask %d under a limit of 2/h: %d %+v", i, status, r.Error)
+		}
+	}
+	if n := toolCalls(alpha); n != 0 {
+		t.Errorf("backend received %d calls", n)
+	}
+}

@@ -1,0 +1,103 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestPreflightSharedByServe: check-config and serve refuse a configuration with the same
+// errors, all of them in one pass, and serve does so before it binds a port (the port it is
+// given is taken, so reaching the bind would fail differently).
+func TestPreflightSharedByServe(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	yaml := "log: { level: verbose }\n" +
+		"server:\n  listen: " + taken.Addr().String() + "\n" +
+		"  tls: { certFile: " + filepath.Join(dir, "missing.crt") + ", keyFile: " + filepath.Join(dir, "missing.key") + " }\n" +
+		"upstreams:\n- name: a\n  url: http://127.0.0.1:1/mcp\n  headers: { X-Key: { env: UNSET_KEY } }\n" +
+		"auth: { disabled: true }\n"
+	file := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`config.yaml:1: log.level: "verbose": want debug`, "config.yaml:4: server.tls: ", "missing.crt",
+		"config.yaml:8: upstreams[0].headers.X-Key: environment variable UNSET_KEY is empty or unset"}
+	getenv := func(string) string { return "" }
+	var out, errOut bytes.Buffer
+	checkErr := Run(context.Background(), "test", []string{"check-config", "--config", file}, getenv, &out, &errOut)
+	serveErr := Run(context.Background(), "test", []string{"serve", "--config", file}, getenv, &out, &errOut)
+	for name, err := range map[string]error{"check-config": checkErr, "serve": serveErr} {
+		if err == nil {
+			t.Fatalf("%s accepted the configuration", name)
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error lacks %q:\n%v", name, w, err)
+			}
+		}
+		if strings.Contains(err.Error(), "address already in use") {
+			t.Errorf("%s reached the bind: %v", name, err)
+		}
+	}
+	if checkErr.Error() != serveErr.Error() {
+		t.Errorf("check-config and serve disagree:\ncheck-config: %v\nserve: %v", checkErr, serveErr)
+	}
+}
+
+// loadStatic loads a configuration as check-config --static checks it: the file, environment and
+// flags, without reading the files and variables it names (examples name files of another
+// machine).
+func loadStatic(args []string) (*Config, error) {
+	noEnv := func(string) string { return "" }
+	cfg, err := readConfig("check-config", args, noEnv, io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, cfg.check(noEnv, false)
+}
+
+// TestConfigFileErrors: problems in the file name the file, line and key path and say what was
+// expected, in the file's terms, never Go's (no type names, no YAML tags), and never quote the
+// value, which may be a secret.
+func TestConfigFileErrors(t *testing.T) {
+	const secret = "Bearer s3cr3t-Value-0123456789"
+	yaml := "upstreams:\n  name: github\n  url: http://127.0.0.1:1/mcp\n" +
+		"tracing:\n  endpoint: https://otel.example.com\n  headers:\n    Authorization: " + secret + "\n" +
+		"mrtr: {keys: [{id: k1, secret: " + secret + "}]}\n"
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runMain([]string{"check-config", "--config", file}, nil)
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{
+		file + ":2: upstreams: expected a list (one \"- \" entry per line, or [a, b]), got a mapping",
+		file + ":7: tracing.headers.Authorization: expected a secret: {file: PATH}, {env: NAME} or (for development) {value: …}, got a string",
+		file + ":8: mrtr.keys[0].secret: expected a secret",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("output lacks %q:\n%s", want, errOut)
+		}
+	}
+	for _, leak := range []string{"s3cr3t", "Bearer", "!!", "unmarshal"} {
+		if strings.Contains(errOut, leak) {
+			t.Errorf("output contains %q:\n%s", leak, errOut)
+		}
+	}
+	if m := regexp.MustCompile(`\b(gateway|config|upstreams|authz|mcphttp|store|pins|time)\.[A-Z]\w*|\[\][a-zA-Z]`).FindString(errOut); m != "" {
+		t.Errorf("output names the Go type %s:\n%s", m, errOut)
+	}
+}

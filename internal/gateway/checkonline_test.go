@@ -1,0 +1,66 @@
+package gateway
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// TestCheckConfigOnline: check-config --online fetches each issuer's discovery document and key
+// set and probes each backend, one line per item, against a real issuer and real SDK servers of
+// both eras: a misspelt issuer (discovery answers 404) and a backend that is not there fail,
+// named, and make the check fail; the same file without them passes.
+func TestCheckConfigOnline(t *testing.T) {
+	iss := newIssuer(t)
+	modern := mcptest.StartServer(t, "modern", mcptest.WithoutDefaults(),
+		mcptest.WithTool(readTool(nil), noopTool), mcptest.WithTool(deleteTool(true), noopTool))
+	legacy := mcptest.StartLegacyServer(t, "legacy", mcptest.WithoutDefaults(), mcptest.WithTool(deleteTool(true), noopTool))
+	write := func(issuers []string, backends map[string]string) string {
+		var b strings.Builder
+		b.WriteString("server: {listen: \"127.0.0.1:0\", publicURL: \"" + testResource + "\"}\nauth:\n  issuers:\n")
+		for _, u := range issuers {
+			b.WriteString("    - issuer: " + u + "\n")
+		}
+		b.WriteString("  policy: {rules: [{id: all, issuers: [\"*\"]}]}\nupstreams:\n")
+		for _, name := range []string{"modern", "legacy", "gone"} {
+			if u, ok := backends[name]; ok {
+				b.WriteString("  - {name: " + name + ", url: \"" + u + "\", timeout: 5s, connectTimeout: 1s}\n")
+			}
+		}
+		path := filepath.Join(t.TempDir(), "gateway.yaml")
+		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+
+	bad := write([]string{iss.URL(), iss.URL() + "/typo"},
+		map[string]string{"modern": modern.URL(), "legacy": legacy.URL(), "gone": "http://127.0.0.1:1/mcp"})
+	out, _, err := runGateway(t, "check-config", "--config", bad, "--online")
+	if err == nil || !strings.Contains(err.Error(), "2 of 5 item(s) failed") {
+		t.Errorf("err = %v, want 2 of 5 failed", err)
+	}
+	for _, want := range []string{
+		`(?m)^ok     auth\.issuers\[0\] ` + regexp.QuoteMeta(iss.URL()) + `: discovery, key set ` + regexp.QuoteMeta(iss.JWKSURL()) + `: [1-9][0-9]* usable key\(s\)$`,
+		`(?m)^FAILED auth\.issuers\[1\] ` + regexp.QuoteMeta(iss.URL()+"/typo") + `: .*404`,
+		`(?m)^ok     upstreams\[0\] modern: speaks 2026-07-28 \(server/discover\), 2 tool\(s\)$`,
+		`(?m)^ok     upstreams\[1\] legacy: pre-2026 \(initialize, 2025-11-25\), 1 tool\(s\)$`,
+		`(?m)^FAILED upstreams\[2\] gone: `,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("output lacks %s:\n%s", want, out)
+		}
+	}
+
+	good := write([]string{iss.URL()}, map[string]string{"modern": modern.URL(), "legacy": legacy.URL()})
+	if out, _, err := runGateway(t, "check-config", "--config", good, "--online"); err != nil {
+		t.Errorf("a reachable configuration fails online: %v\n%s", err, out)
+	}
+	if _, _, err := runGateway(t, "check-config", "--config", good, "--online", "--static"); err == nil {
+		t.Error("--online with --static accepted")
+	}
+}

@@ -1,0 +1,165 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runMain runs the gateway command in-process as the binary would, returning its exit status
+// and both outputs.
+func runMain(args []string, env map[string]string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = Main(context.Background(), "test", args, func(k string) string { return env[k] }, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestHelpListsEveryCommand: `gateway --help`, `gateway -h` and `gateway help` print every
+// sub-command on standard output and exit 0, and the README's list of sub-commands is the same.
+func TestHelpListsEveryCommand(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		code, out, _ := runMain(args, nil)
+		if code != 0 {
+			t.Errorf("gateway %v: exit %d", args, code)
+		}
+		for _, name := range commandNames() {
+			if !strings.Contains(out, "\n  "+name+" ") {
+				t.Errorf("gateway %v does not list %s:\n%s", args, name, out)
+			}
+		}
+		if strings.Contains(out, "-admin-listen") {
+			t.Errorf("gateway %v prints serve's flags instead of the command list:\n%s", args, out)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sentence starting "Sub-commands: " names each in backquotes.
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	i := strings.Index(text, "Sub-commands: ")
+	if i < 0 {
+		t.Fatal("the README has no sentence starting with \"Sub-commands: \"")
+	}
+	line := text[i:]
+	line = line[:strings.Index(line, ". ")]
+	documented := map[string]bool{}
+	for _, f := range strings.Split(line, "`")[1:] {
+		if f != "" && !strings.ContainsAny(f, " ,.") {
+			documented[f] = true
+		}
+	}
+	for _, name := range commandNames() {
+		if !documented[name] {
+			t.Errorf("the README's %q does not name %s", line, name)
+		}
+		delete(documented, name)
+	}
+	for name := range documented {
+		t.Errorf("the README names sub-command %s, which the gateway does not have", name)
+	}
+}
+
+// TestCommandHelp: each command's --help (and `gateway help <command>`) prints that command's
+// own usage and flags on standard output and exits 0, not serve's.
+func TestCommandHelp(t *testing.T) {
+	tests := []struct {
+		args        []string
+		want, wrong []string
+	}{
+		{[]string{"serve", "--help"}, []string{"usage: gateway serve", "-listen", "-config", "MCPGW_NO_AUTH"}, []string{"-static", "-online"}},
+		{[]string{"check-config", "--help"}, []string{"usage: gateway check-config", "-static", "-online", "-config"}, []string{"usage: gateway serve"}},
+		{[]string{"check-config", "-h"}, []string{"usage: gateway check-config", "-online"}, nil},
+		{[]string{"help", "check-config"}, []string{"usage: gateway check-config", "-online"}, nil},
+		{[]string{"version", "--help"}, []string{"usage: gateway version"}, []string{"-listen"}},
+		{[]string{"help", "version"}, []string{"usage: gateway version"}, []string{"-listen"}},
+		{[]string{"pins", "--help"}, []string{"usage: gateway pins <write|diff|approve|reseal>"}, []string{"-listen"}},
+		{[]string{"pins", "write", "--help"}, []string{"usage: gateway pins write", "-out", "-config"}, []string{"-pins "}},
+		{[]string{"pins", "diff", "-h"}, []string{"usage: gateway pins diff", "-pins", "-config"}, []string{"-out"}},
+		{[]string{"help", "pins", "diff"}, []string{"usage: gateway pins diff", "-pins"}, nil},
+	}
+	for _, tt := range tests {
+		code, out, errOut := runMain(tt.args, nil)
+		if code != 0 {
+			t.Errorf("gateway %v: exit %d\n%s", tt.args, code, errOut)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("gateway %v: standard output lacks %q:\n%s", tt.args, w, out)
+			}
+		}
+		for _, w := range tt.wrong {
+			if strings.Contains(out, w) {
+				t.Errorf("gateway %v prints %q, which is not its own:\n%s", tt.args, w, out)
+			}
+		}
+	}
+	code, _, errOut := runMain([]string{"chek-config"}, nil)
+	if code != 1 || !strings.Contains(errOut, `unknown command "chek-config" (did you mean "check-config"?)`) {
+		t.Errorf("a misspelt command: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestBoolEnv: boolean variables take the usual spellings in any case, and anything else is
+// refused with the spellings accepted, never read as false.
+func TestBoolEnv(t *testing.T) {
+	for _, tt := range []struct {
+		v    string
+		want bool
+	}{
+		{"1", true}, {"true", true}, {"TRUE", true}, {"yes", true}, {"Yes", true}, {"on", true}, {"ON", true},
+		{"0", false}, {"false", false}, {"no", false}, {"NO", false}, {"off", false}, {"Off", false},
+	} {
+		for _, name := range []string{"MCPGW_NO_AUTH", "MCPGW_NO_PREFIX"} {
+			cfg, err := readConfig("check-config", []string{"--upstream", "a=http://127.0.0.1:1/mcp"},
+				func(k string) string { return map[string]string{name: tt.v}[k] }, &bytes.Buffer{})
+			if err != nil {
+				t.Errorf("%s=%s: %v", name, tt.v, err)
+				continue
+			}
+			got := cfg.Auth.Disabled
+			if name == "MCPGW_NO_PREFIX" {
+				got = cfg.Namespace.NoPrefix
+			}
+			if got != tt.want {
+				t.Errorf("%s=%s read as %v", name, tt.v, got)
+			}
+		}
+	}
+	for _, v := range []string{"maybe", "y", "enabled", "2", "tru"} {
+		code, _, errOut := runMain([]string{"check-config", "--upstream", "a=http://127.0.0.1:1/mcp", "--listen", "127.0.0.1:0"},
+			map[string]string{"MCPGW_NO_AUTH": v})
+		if code == 0 || !strings.Contains(errOut, "MCPGW_NO_AUTH") || !strings.Contains(errOut, "want true, yes, on or 1, or false, no, off or 0") {
+			t.Errorf("MCPGW_NO_AUTH=%s: exit %d\n%s", v, code, errOut)
+		}
+	}
+}
+
+// TestBuiltBinaryIgnored: the binaries `go build` leaves at the repository root, and bin/, are
+// ignored by git, so they are never committed by accident.
+func TestBuiltBinaryIgnored(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("git", "-C", root, "rev-parse", "--git-dir").Run(); err != nil {
+		t.Skip("not a git checkout")
+	}
+	for _, p := range []string{"gateway", "gateway-demo", "bin/gateway"} {
+		if err := exec.Command("git", "-C", root, "check-ignore", "-q", "--no-index", p).Run(); err != nil {
+			t.Errorf("%s is not ignored by git: %v", p, err)
+		}
+	}
+	for _, p := range []string{"cmd/gateway/main.go", "internal/gateway/cli.go"} {
+		if err := exec.Command("git", "-C", root, "check-ignore", "-q", "--no-index", p).Run(); err == nil {
+			t.Errorf("%s is ignored by git", p)
+		}
+	}
+}

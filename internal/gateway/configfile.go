@@ -1,0 +1,143 @@
+package gateway
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/configyaml"
+)
+
+// source is the configuration file the settings were read from and the line of each key path it
+// sets, so that a problem found later, by validation or by reading a secret, points at its line;
+// and the problems found while reading the file, the environment and the flags, which the check
+// reports with every other problem, in the same pass.
+type source struct {
+	file     string
+	lines    configyaml.Lines
+	decoded  *configyaml.Decoded
+	problems []error
+	// overridden is set when a variable or flag could not be applied: a setting it was meant to
+	// change, anywhere, is in doubt.
+	overridden bool
+}
+
+// consequence reports whether err may be a consequence of a problem already reported while
+// reading: it is about a setting in a block the file could not all be read into (a misspelt
+// url, then no url), or a variable or flag could not be applied.
+func (s source) consequence(err error) bool {
+	if s.overridden {
+		return true
+	}
+	p, ok := configerr.PathOf(err)
+	return ok && s.decoded != nil && len(s.problems) > 0 && s.decoded.Covers(p)
+}
+
+// yamlOptions says what the gateway's own value types look like, where their Go kind says too
+// little.
+func yamlOptions() configyaml.Options {
+	return configyaml.Options{Expect: map[reflect.Type]string{
+		reflect.TypeFor[Secret](): "a secret: {file: PATH}, {env: NAME} or (for development) {value: …}",
+	}}
+}
+
+// decodeYAML reads one YAML document into c strictly (configyaml.Decode): a misspelt key must
+// not silently leave a security setting at its default, and no error quotes a value, which may
+// be a secret. Every problem is returned at once, and also kept in c, which holds every value
+// that could be read, for check to report with the configuration's other problems.
+func decodeYAML(r io.Reader, c *Config) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	decoded, err := configyaml.Decode(data, c, yamlOptions())
+	if decoded != nil {
+		c.src.decoded, c.src.lines = decoded, decoded.Lines
+		c.src.problems = append(c.src.problems, configerr.List(err)...)
+	}
+	if err != nil {
+		return c.src.locate(err)
+	}
+	return nil
+}
+
+// loadFile reads the configuration file at path into c. A file that is not one YAML document is
+// an error at once; problems with its settings are kept in c for check to report with the rest.
+func loadFile(path string, c *Config) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	c.src.file = path
+	if err := decodeYAML(bytes.NewReader(b), c); err != nil && c.src.decoded == nil {
+		return fmt.Errorf("%s is not a valid configuration:\n%w", path, err)
+	}
+	return nil
+}
+
+// locate puts the file and line in front of each problem in err that names a setting the file
+// sets ("gateway.yaml:12: upstreams[1].url: …"), in the order of the file, and leaves the others
+// as they are, after them (a setting from a flag or the environment, or left at its default).
+func (s source) locate(err error) error {
+	type located struct {
+		line int
+		err  error
+	}
+	var out []located
+	for _, p := range configerr.List(err) {
+		line := s.lineOf(p)
+		if line > 0 {
+			where := fmt.Sprintf("line %d", line)
+			if s.file != "" {
+				where = fmt.Sprintf("%s:%d", s.file, line)
+			}
+			p = fmt.Errorf("%s: %w", where, p)
+		}
+		out = append(out, located{line, p})
+	}
+	slices.SortStableFunc(out, func(a, b located) int {
+		return cmp.Compare(cmp.Or(a.line, math.MaxInt), cmp.Or(b.line, math.MaxInt))
+	})
+	errs := make([]error, len(out))
+	for i, l := range out {
+		errs[i] = l.err
+	}
+	return errors.Join(errs...)
+}
+
+// lineOf is the line of the setting err names: where the file was read wrong, or the line of
+// its key path; 0 when the file does not set it.
+func (s source) lineOf(err error) int {
+	var ce *configerr.Error
+	if !errors.As(err, &ce) {
+		return 0
+	}
+	if ce.Line > 0 {
+		return ce.Line
+	}
+	return s.lineOfPath(ce.Path)
+}
+
+// lineOf is the line of path in the file, or of the nearest enclosing setting the file sets
+// (a missing key is reported at its block); 0 when the file sets none of it.
+func (s source) lineOfPath(path string) int {
+	for path != "" {
+		if l, ok := s.lines[path]; ok {
+			return l
+		}
+		i := max(strings.LastIndexByte(path, '.'), strings.LastIndexByte(path, '['))
+		if i <= 0 {
+			return 0
+		}
+		path = path[:i]
+	}
+	return 0
+}

@@ -1,0 +1,131 @@
+package gateway
+
+import (
+	"reflect"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/approval"
+	"github.com/mcp-gateway/gateway/internal/configyaml"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/tracing"
+	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/mrtr"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// configDefaults is every setting's default, by generic key path (list entries "[]", map
+// entries "*"), as the code applies it: what applyDefaults sets on a configuration that sets
+// nothing, read back from the result, and the defaults each package applies where it compiles
+// its block, from the constants and functions it applies them with. The JSON Schema, the
+// configuration reference and the test of the README's values are generated from it.
+func configDefaults() map[string]any {
+	c := newConfig()
+	c.applyDefaults()
+	out := map[string]any{}
+	collectDefaults(reflect.ValueOf(c), "", out)
+	tr := tracing.Config{}.WithDefaults()
+	ap := approval.Config{}.WithDefaults()
+	for path, v := range map[string]any{
+		"server.maxJSONDepth":      jsonrpc.DefaultMaxDepth,
+		"server.maxJSONTokenBytes": jsonrpc.DefaultMaxTokenBytes,
+		"server.search.maxResults": mcphttp.DefaultSearchResults,
+
+		"auth.clockSkew":              authz.DefaultClockSkew,
+		"auth.scopeClaim":             authz.DefaultScopeClaims(),
+		"auth.groupsClaim":            authz.DefaultGroupsClaim,
+		"auth.tokenCacheSize":         authz.DefaultTokenCacheSize,
+		"auth.discoveryRetryInterval": authz.DefaultDiscoveryRetryInterval,
+		"auth.jwksMinRefreshInterval": authz.DefaultJWKSMinRefreshInterval,
+		"auth.jwksMaxAge":             authz.DefaultJWKSMaxAge,
+		"auth.fetchTimeout":           authz.DefaultFetchTimeout,
+		"auth.issuers[].algorithms":   authz.DefaultAlgorithms(),
+
+		"mrtr.ttl":           mrtr.DefaultTTL,
+		"mrtr.maxTokenBytes": seal.DefaultMaxTokenBytes,
+
+		"redis.keyPrefix":        store.DefaultKeyPrefix,
+		"redis.dialTimeout":      store.DefaultDialTimeout,
+		"redis.readTimeout":      store.DefaultReadTimeout,
+		"redis.writeTimeout":     store.DefaultWriteTimeout,
+		"redis.maxRetries":       store.DefaultMaxRetries,
+		"redis.waitTimeout":      store.DefaultWaitTimeout,
+		"redis.breaker.failures": store.DefaultBreakerFailures,
+		"redis.breaker.cooldown": store.DefaultBreakerCooldown,
+
+		"namespace.separator": upstreams.DefaultSeparator,
+		"healthInterval":      upstreams.DefaultHealthInterval,
+		"pageSize":            upstreams.DefaultPageSize,
+		"cache.maxEntries":    upstreams.DefaultCacheEntries,
+		"cache.maxBytes":      upstreams.DefaultCacheBytes,
+
+		"upstreams[].timeout":                upstreams.DefaultTimeout,
+		"upstreams[].connectTimeout":         upstreams.DefaultConnectTimeout,
+		"upstreams[].maxResponseBytes":       upstreams.DefaultMaxResponseBytes,
+		"upstreams[].protocol":               upstreams.DefaultProtocol,
+		"upstreams[].responseHeaderTimeout":  upstreams.DefaultResponseHeaderTimeout,
+		"upstreams[].retry.attempts":         upstreams.DefaultRetryAttempts,
+		"upstreams[].retry.backoff":          upstreams.DefaultRetryBackoff,
+		"upstreams[].retry.maxBackoff":       upstreams.DefaultRetryMaxBackoff,
+		"upstreams[].breaker.failures":       upstreams.DefaultBreakerFailures,
+		"upstreams[].breaker.cooldown":       upstreams.DefaultBreakerCooldown,
+		"upstreams[].auth.timeout":           upstreams.DefaultTokenTimeout,
+		"upstreams[].auth.refreshBefore":     upstreams.DefaultTokenRefreshBefore,
+		"upstreams[].auth.maxCachedTokens":   upstreams.DefaultMaxExchangedTokens,
+		"upstreams[].auth.maxLegacySessions": upstreams.DefaultMaxLegacySessions,
+		"upstreams[].auth.legacySessionIdle": upstreams.DefaultLegacySessionIdle,
+
+		"tracing.serviceName": tr.ServiceName,
+		"tracing.sampleRatio": tr.SampleRatio,
+		"tracing.timeout":     tr.Timeout,
+
+		"approval.path":       ap.Path,
+		"approval.sessionTTL": ap.SessionTTL,
+
+		"pins.mode":                          string((&pins.Config{}).ModeFor("any")),
+		"pins.actions":                       pinActionDefaults(),
+		"toolsets[].search.maxResults":       mcphttp.DefaultSearchResults,
+		"toolsets[].search.enabled":          false,
+		"auth.policy.rules[].effect":         authz.EffectAllow,
+		"upstreams[].required":               false,
+		"upstreams[].tls.insecureSkipVerify": false,
+	} {
+		out[path] = v
+	}
+	return out
+}
+
+// collectDefaults records the settings of v, a configuration with its defaults applied, that
+// are not zero, and every boolean: what an operator gets without writing them.
+func collectDefaults(v reflect.Value, path string, out map[string]any) {
+	for _, f := range configyaml.Fields(v.Type()) {
+		if f.Index == nil {
+			continue
+		}
+		fv := v.FieldByIndex(f.Index)
+		p := path + f.Key
+		switch {
+		case fv.Kind() == reflect.Struct && !isLeafStruct(fv.Type()):
+			collectDefaults(fv, p+".", out)
+		case fv.Kind() == reflect.Bool:
+			out[p] = fv.Bool()
+		case fv.Kind() == reflect.Pointer, fv.Kind() == reflect.Map, fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() != reflect.String:
+		case !fv.IsZero():
+			out[p] = fv.Interface()
+		}
+	}
+}
+
+// isLeafStruct reports a struct the file writes as one value.
+func isLeafStruct(t reflect.Type) bool { return t == reflect.TypeFor[Secret]() }
+
+// pinActionDefaults is pins.DefaultActions as the file writes it.
+func pinActionDefaults() map[string]string {
+	out := make(map[string]string, len(pins.DefaultActions))
+	for class, action := range pins.DefaultActions {
+		out[string(class)] = string(action)
+	}
+	return out
+}

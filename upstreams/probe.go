@@ -1,0 +1,43 @@
+package upstreams
+
+import (
+	"context"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+)
+
+// Probe is what one backend answered when the operator checked it (gateway check-config
+// --online).
+type Probe struct {
+	// Modern reports a backend that speaks 2026-07-28; false, a pre-2026 backend reached
+	// through initialize and a session.
+	Modern bool
+	// Protocol is the revision spoken to it: 2026-07-28, or the one offered (or pinned) in
+	// initialize.
+	Protocol string
+	// Tools is the number of tools its complete tools/list holds.
+	Tools int
+}
+
+// Probe asks upstream for server/discover, learning its protocol era as the first call would,
+// then follows its tools/list to the end, directly, as Definitions does: no cache, no caller
+// token (a backend that needs token exchange answers as it does to the gateway's own probes).
+func (r *Registry) Probe(ctx context.Context, upstream string) (*Probe, error) {
+	b, err := r.backend(upstream)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.fetchDiscover(ctx, b, nil, false); err != nil {
+		return nil, err
+	}
+	p := &Probe{Modern: b.legacy.known() != era.Legacy, Protocol: ProtocolVersion}
+	if !p.Modern {
+		p.Protocol = b.legacy.offer
+	}
+	tools, err := r.rawList(ctx, b, MethodToolsList)
+	if err != nil {
+		return p, err
+	}
+	p.Tools = len(tools)
+	return p, nil
+}
