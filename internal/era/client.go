@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -141,6 +142,12 @@ func appendServerCaps(dst, caps []byte, opts InitializeOptions) []byte {
 // error: it must never reach a pre-2026 client as such. serverInfo, when not nil, becomes the
 // result's _meta serverInfo (the gateway's, as on every result it answers), in the same pass.
 func ToLegacyClientResult(method, version string, result, serverInfo []byte) ([]byte, error) {
+	return AppendLegacyClientResult(nil, method, version, result, serverInfo)
+}
+
+// AppendLegacyClientResult is ToLegacyClientResult appending to dst (the head of a response,
+// say), so the reshaped result is written once.
+func AppendLegacyClientResult(dst []byte, method, version string, result, serverInfo []byte) ([]byte, error) {
 	if !IsLegacyVersion(version) {
 		return nil, fmt.Errorf("era: %q is not a pre-2026 version", version)
 	}
@@ -171,53 +178,87 @@ func ToLegacyClientResult(method, version string, result, serverInfo []byte) ([]
 			return nil, fmt.Errorf("era: tools/call result: %w", err)
 		}
 	}
-	var inner error
-	hasMeta := false
-	out, err := FilterObject(make([]byte, 0, len(result)+len(newContent)+len(serverInfo)+64), result, func(key string, val []byte) ([]byte, bool) {
-		switch key {
+	// One pass into one buffer, the added members at the end.
+	out := slices.Grow(dst, len(result)+len(newContent)+len(serverInfo)+len(`,"_meta":{"":}`)+len(jsonrpc.MetaServerInfo)+16)
+	out = append(out, '{')
+	n, hasMeta := 0, false
+	member := func(key []byte) {
+		if n > 0 {
+			out = append(out, ',')
+		}
+		n++
+		out = append(jsonrpc.AppendString(out, key), ':')
+	}
+	err = jsonrpc.Members(result, func(key, val []byte) error {
+		switch string(key) {
 		case "resultType", "ttlMs", "cacheScope":
-			return nil, false
+			return nil
 		case "_meta":
 			hasMeta = true
-			if serverInfo != nil && len(val) > 0 && val[0] == '{' {
-				meta, err := FilterObject(nil, val, func(k string, v []byte) ([]byte, bool) { return v, k != jsonrpc.MetaServerInfo })
-				if err != nil {
-					inner = err
-					return val, true
-				}
-				return InsertMembers(meta, serverInfoMember(serverInfo)), true
+			member(key)
+			if serverInfo == nil || len(val) == 0 || val[0] != '{' {
+				out = append(out, val...)
+				return nil
 			}
+			var err error
+			out, err = appendWithServerInfo(out, val, serverInfo)
+			return err
 		case "structuredContent":
-			return val, !dropStructured
+			if dropStructured {
+				return nil
+			}
 		case "content":
 			if newContent != nil {
-				return newContent, true
+				val = newContent
 			}
 		case "tools":
 			if method == methodToolsList && len(val) > 0 && val[0] == '[' {
 				tools, err := mapArray(val, legacyTool)
 				if err != nil {
-					inner = err
-					return val, true
+					return err
 				}
-				return tools, true
+				val = tools
 			}
 		}
-		return val, true
+		member(key)
+		out = append(out, val...)
+		return nil
 	})
-	if err == nil {
-		err = inner
-	}
-	if err == nil && serverInfo != nil && !hasMeta {
-		out = InsertMembers(out, append([]byte(`"_meta":{`), append(serverInfoMember(serverInfo), '}')...))
-	}
 	if err != nil {
 		return nil, fmt.Errorf("era: %s result: %w", method, err)
 	}
-	if newContent != nil && content == nil {
-		out = InsertMembers(out, append([]byte(`"content":`), newContent...))
+	if serverInfo != nil && !hasMeta {
+		member([]byte("_meta"))
+		out, _ = appendWithServerInfo(out, []byte(`{}`), serverInfo)
 	}
-	return out, nil
+	if newContent != nil && content == nil {
+		member([]byte("content"))
+		out = append(out, newContent...)
+	}
+	return append(out, '}'), nil
+}
+
+// appendWithServerInfo appends the _meta object meta with its serverInfo member, if any,
+// replaced by info.
+func appendWithServerInfo(dst, meta, info []byte) ([]byte, error) {
+	dst = append(dst, '{')
+	n := 0
+	err := jsonrpc.Members(meta, func(k, v []byte) error {
+		if string(k) == jsonrpc.MetaServerInfo {
+			return nil
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		dst = append(append(jsonrpc.AppendString(dst, k), ':'), v...)
+		return nil
+	})
+	if n > 0 {
+		dst = append(dst, ',')
+	}
+	dst = append(append(jsonrpc.AppendString(dst, jsonrpc.MetaServerInfo), ':'), info...)
+	return append(dst, '}'), err
 }
 
 // legacyTool drops a tool's outputSchema unless its type is "object".
@@ -225,8 +266,8 @@ func legacyTool(tool []byte) ([]byte, error) {
 	if !isObject(tool) {
 		return tool, nil
 	}
-	return FilterObject(make([]byte, 0, len(tool)), tool, func(key string, val []byte) ([]byte, bool) {
-		if key != "outputSchema" {
+	return FilterObject(make([]byte, 0, len(tool)), tool, func(key []byte, val []byte) ([]byte, bool) {
+		if string(key) != "outputSchema" {
 			return val, true
 		}
 		return val, objectSchema(val)
@@ -356,9 +397,4 @@ func scanObject(b []byte) error {
 		return errors.New("not a JSON object")
 	}
 	return nil
-}
-
-// serverInfoMember is the _meta member naming the server: "io.modelcontextprotocol/serverInfo":info.
-func serverInfoMember(info []byte) []byte {
-	return append(jsonrpc.AppendString(nil, jsonrpc.MetaServerInfo), append([]byte{':'}, info...)...)
 }

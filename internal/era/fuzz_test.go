@@ -3,6 +3,8 @@ package era
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
 // FuzzLegacyClient: what a backend or client sends is hostile. The pre-2026 client
@@ -36,10 +38,13 @@ func FuzzLegacyClient(f *testing.F) {
 			}
 		}
 		for _, method := range []string{"tools/call", "tools/list"} {
-			if out, err := ToLegacyClientResult(method, version, data, nil); err == nil && !json.Valid(out) {
-				t.Fatalf("%s: invalid JSON %s", method, out)
+			for _, info := range [][]byte{nil, []byte(`{"name":"gw","version":"1"}`)} {
+				if out, err := ToLegacyClientResult(method, version, data, info); err == nil && !json.Valid(out) {
+					t.Fatalf("%s: invalid JSON %s", method, out)
+				}
 			}
 		}
+		checkModernParams(t, data)
 		if out, err := InitializeResult(version, data, InitializeOptions{ResourceSubscribe: true}); err == nil && !json.Valid(out) {
 			t.Fatalf("InitializeResult: invalid JSON %s", out)
 		}
@@ -49,4 +54,40 @@ func FuzzLegacyClient(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkModernParams: params ToModernParams accepts become valid JSON whose _meta declares the
+// era, capabilities and log level the gateway gave, whatever reserved keys the client wrote, in
+// whatever spelling. Only params the strict decode accepts reach it (a case variant of a
+// member it reads, "_metA" say, is refused there).
+func checkModernParams(t *testing.T, data []byte) {
+	if !json.Valid(data) || !isObject(data) {
+		return
+	}
+	if _, err := jsonrpc.ParseParams(data); err != nil {
+		return
+	}
+	out, err := ToModernParams(data, Meta{ProtocolVersion: "2026-07-28", ClientCapabilities: json.RawMessage(`{}`), LogLevel: "info"})
+	if err != nil {
+		return
+	}
+	if !json.Valid(out) {
+		t.Fatalf("ToModernParams: invalid JSON %s", out)
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(out, &p); err != nil {
+		t.Fatalf("ToModernParams: %s: %v", out, err)
+	}
+	for k, v := range p.Meta {
+		if !IsProtocolMetaKey(k) {
+			continue
+		}
+		want := map[string]string{"io.modelcontextprotocol/protocolVersion": `"2026-07-28"`,
+			"io.modelcontextprotocol/clientCapabilities": `{}`, "io.modelcontextprotocol/logLevel": `"info"`}[k]
+		if string(v) != want {
+			t.Fatalf("ToModernParams: _meta %q is %s, want %q: %s", k, v, want, out)
+		}
+	}
 }

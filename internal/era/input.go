@@ -183,14 +183,14 @@ func elicitation(r InputRequest, version string, params []byte) (InputRequest, e
 // dropped.
 func withoutProtocolMeta(obj []byte, keep func(key string) bool) (json.RawMessage, error) {
 	var inner error
-	out, err := FilterObject(make([]byte, 0, len(obj)), obj, func(key string, val []byte) ([]byte, bool) {
-		if keep != nil && !keep(key) {
+	out, err := FilterObject(make([]byte, 0, len(obj)), obj, func(key []byte, val []byte) ([]byte, bool) {
+		if keep != nil && !keep(string(key)) {
 			return nil, false
 		}
-		if key != "_meta" || !isObject(val) {
+		if string(key) != "_meta" || !isObject(val) {
 			return val, true
 		}
-		meta, err := FilterObject(nil, val, func(k string, v []byte) ([]byte, bool) { return v, !IsProtocolMetaKey(k) })
+		meta, err := FilterObject(nil, val, func(k []byte, v []byte) ([]byte, bool) { return v, !IsProtocolMetaKey(string(k)) })
 		if err != nil {
 			inner = err
 		}

@@ -4,11 +4,11 @@ import "github.com/mcp-gateway/gateway/internal/jsonrpc"
 
 // FilterObject appends the JSON object obj to dst keeping only the members fn keeps, with the
 // values it returns, in their order.
-func FilterObject(dst, obj []byte, fn func(key string, val []byte) ([]byte, bool)) ([]byte, error) {
+func FilterObject(dst, obj []byte, fn func(key []byte, val []byte) ([]byte, bool)) ([]byte, error) {
 	dst = append(dst, '{')
 	n := 0
 	err := jsonrpc.Members(obj, func(key, val []byte) error {
-		v, keep := fn(string(key), val)
+		v, keep := fn(key, val)
 		if !keep {
 			return nil
 		}
@@ -16,7 +16,7 @@ func FilterObject(dst, obj []byte, fn func(key string, val []byte) ([]byte, bool
 			dst = append(dst, ',')
 		}
 		n++
-		dst = append(jsonrpc.AppendString(dst, string(key)), ':')
+		dst = append(jsonrpc.AppendString(dst, key), ':')
 		dst = append(dst, v...)
 		return nil
 	})

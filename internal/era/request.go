@@ -40,20 +40,20 @@ func ToLegacyRequest(body []byte) (*Request, error) {
 	if err != nil || params == nil || params[0] != '{' {
 		return lr, err
 	}
-	lr.Params, err = FilterObject(nil, params, func(key string, val []byte) ([]byte, bool) {
-		switch key {
+	lr.Params, err = FilterObject(nil, params, func(key []byte, val []byte) ([]byte, bool) {
+		switch string(key) {
 		case "inputResponses", "requestState":
 			return nil, false
 		case "_meta":
 			if val[0] != '{' {
 				return val, true
 			}
-			meta, err := FilterObject(nil, val, func(k string, v []byte) ([]byte, bool) {
-				if k == jsonrpc.MetaLogLevel {
+			meta, err := FilterObject(nil, val, func(k []byte, v []byte) ([]byte, bool) {
+				if string(k) == jsonrpc.MetaLogLevel {
 					lr.Logs = true
 					_ = json.Unmarshal(v, &lr.LogLevel)
 				}
-				return v, !IsModernMetaKey(k)
+				return v, !IsModernMetaKey(string(k))
 			})
 			return meta, err == nil && string(meta) != "{}"
 		}
@@ -92,61 +92,103 @@ type Meta struct {
 // capabilities and client; every other member, and every other _meta key (progressToken,
 // trace context), stays in order.
 func ToModernParams(params json.RawMessage, m Meta) (json.RawMessage, error) {
-	add := appendMeta(nil, m)
 	if len(params) == 0 {
-		return InsertMembers([]byte(`{}`), appendMetaMember(nil, add)), nil
+		params = json.RawMessage(`{}`)
 	}
-	hasMeta := false
-	out, err := FilterObject(make([]byte, 0, len(params)+len(add)+16), params, func(key string, val []byte) ([]byte, bool) {
-		if key != "_meta" {
-			return val, true
+	// One pass into one buffer: a translated request pays for its params once.
+	out := make([]byte, 0, len(params)+metaLen(m)+len(`,"_meta":{}`))
+	out = append(out, '{')
+	n, hasMeta := 0, false
+	err := jsonrpc.Members(params, func(key, val []byte) error {
+		if n > 0 {
+			out = append(out, ',')
+		}
+		n++
+		out = append(jsonrpc.AppendString(out, key), ':')
+		if string(key) != "_meta" {
+			out = append(out, val...)
+			return nil
 		}
 		hasMeta = true
-		if len(val) == 0 || val[0] != '{' {
-			// Not an object (null, say): replaced, so the request has one _meta.
-			return append(append([]byte{'{'}, add...), '}'), true
+		out = append(out, '{')
+		kept := 0
+		if len(val) > 0 && val[0] == '{' {
+			// The client's own members, less the reserved keys; anything else (null, say) is
+			// replaced, so the request has one _meta.
+			err := jsonrpc.Members(val, func(mk, mv []byte) error {
+				if IsProtocolMetaKey(string(mk)) {
+					return nil
+				}
+				if kept > 0 {
+					out = append(out, ',')
+				}
+				kept++
+				out = append(append(jsonrpc.AppendString(out, mk), ':'), mv...)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
 		}
-		meta, err := FilterObject(nil, val, func(k string, v []byte) ([]byte, bool) { return v, !IsProtocolMetaKey(k) })
-		if err != nil {
-			return val, true
+		if kept > 0 && metaLen(m) > 0 {
+			out = append(out, ',')
 		}
-		return InsertMembers(meta, add), true
+		out = append(appendMeta(out, m), '}')
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	if !hasMeta {
-		out = InsertMembers(out, appendMetaMember(nil, add))
+		if n > 0 {
+			out = append(out, ',')
+		}
+		out = append(appendMeta(append(out, `"_meta":{`...), m), '}')
 	}
-	return out, nil
+	return append(out, '}'), nil
 }
 
 // appendMeta appends m's members, comma-separated.
 func appendMeta(dst []byte, m Meta) []byte {
-	member := func(key string, val []byte) {
-		if len(val) == 0 {
-			return
-		}
-		if len(dst) > 0 {
+	n := 0
+	member := func(dst []byte, key string) []byte {
+		if n > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(jsonrpc.AppendString(dst, key), ':')
-		dst = append(dst, val...)
+		n++
+		return append(jsonrpc.AppendString(dst, key), ':')
 	}
 	if m.ProtocolVersion != "" {
-		member(jsonrpc.MetaProtocolVersion, jsonrpc.AppendString(nil, m.ProtocolVersion))
+		dst = jsonrpc.AppendString(member(dst, jsonrpc.MetaProtocolVersion), m.ProtocolVersion)
 	}
-	member(jsonrpc.MetaClientCapabilities, m.ClientCapabilities)
-	member(jsonrpc.MetaClientInfo, m.ClientInfo)
+	if len(m.ClientCapabilities) > 0 {
+		dst = append(member(dst, jsonrpc.MetaClientCapabilities), m.ClientCapabilities...)
+	}
+	if len(m.ClientInfo) > 0 {
+		dst = append(member(dst, jsonrpc.MetaClientInfo), m.ClientInfo...)
+	}
 	if m.LogLevel != "" {
-		member(jsonrpc.MetaLogLevel, jsonrpc.AppendString(nil, m.LogLevel))
+		dst = jsonrpc.AppendString(member(dst, jsonrpc.MetaLogLevel), m.LogLevel)
 	}
 	return dst
 }
 
-func appendMetaMember(dst, members []byte) []byte {
-	dst = append(dst, `"_meta":{`...)
-	return append(append(dst, members...), '}')
+// metaLen is about the length appendMeta appends for m (exactly, unless a string needs escapes).
+func metaLen(m Meta) int {
+	n := 0
+	if m.ProtocolVersion != "" {
+		n += len(jsonrpc.MetaProtocolVersion) + len(m.ProtocolVersion) + 6
+	}
+	if len(m.ClientCapabilities) > 0 {
+		n += len(jsonrpc.MetaClientCapabilities) + len(m.ClientCapabilities) + 4
+	}
+	if len(m.ClientInfo) > 0 {
+		n += len(jsonrpc.MetaClientInfo) + len(m.ClientInfo) + 4
+	}
+	if m.LogLevel != "" {
+		n += len(jsonrpc.MetaLogLevel) + len(m.LogLevel) + 6
+	}
+	return n
 }
 
 // logLevels are the syslog severities MCP logging uses, least severe first.

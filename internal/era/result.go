@@ -40,8 +40,8 @@ func ToModernResult(method string, m *jsonrpc.Message) *jsonrpc.Message {
 	}
 	cacheable := Cacheable(method)
 	hasType := false
-	res, err := FilterObject(make([]byte, 0, len(m.Result)+48), m.Result, func(key string, val []byte) ([]byte, bool) {
-		switch key {
+	res, err := FilterObject(make([]byte, 0, len(m.Result)+48), m.Result, func(key []byte, val []byte) ([]byte, bool) {
+		switch string(key) {
 		case "resultType":
 			hasType = true
 		case "ttlMs", "cacheScope":
@@ -70,8 +70,8 @@ func ToModernResult(method string, m *jsonrpc.Message) *jsonrpc.Message {
 // ToLegacyResult strips from a 2026-07-28 result object what a pre-2026 client does not know:
 // resultType, ttlMs and cacheScope. Every other member stays, in order (_meta included).
 func ToLegacyResult(result []byte) ([]byte, error) {
-	return FilterObject(make([]byte, 0, len(result)), result, func(key string, val []byte) ([]byte, bool) {
-		switch key {
+	return FilterObject(make([]byte, 0, len(result)), result, func(key []byte, val []byte) ([]byte, bool) {
+		switch string(key) {
 		case "resultType", "ttlMs", "cacheScope":
 			return nil, false
 		}

@@ -60,10 +60,10 @@ func appendID(dst []byte, id json.RawMessage) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// AppendString appends s as a JSON string, as every rewriter of messages writes one: only what
-// JSON requires is escaped, non-ASCII text is kept as UTF-8, and invalid UTF-8 is replaced, as
-// encoding/json does.
-func AppendString(dst []byte, s string) []byte {
+// AppendString appends s (a string or its bytes) as a JSON string, as every rewriter of
+// messages writes one: only what JSON requires is escaped, non-ASCII text is kept as UTF-8, and
+// invalid UTF-8 is replaced, as encoding/json does.
+func AppendString[S string | []byte](dst []byte, s S) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -75,7 +75,8 @@ func AppendString(dst []byte, s string) []byte {
 		case c < utf8.RuneSelf:
 			dst = append(dst, c)
 		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
+			// At most four bytes: the conversion of a []byte stays on the stack.
+			r, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
 			if r == utf8.RuneError && size == 1 {
 				dst = append(dst, `\ufffd`...)
 			} else {

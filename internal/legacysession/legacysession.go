@@ -87,11 +87,18 @@ type Session struct {
 	IssuedAt   time.Time
 	Expires    time.Time
 	Nonce      [12]byte // random; zero for a session-less request
+	// key is Key, computed once when the session is opened; "" for a Session built otherwise.
+	key string
 }
 
 // Key is the lowercase hex of Nonce: the routing key for the client's answers and
 // cancellations, which may reach any replica.
-func (s *Session) Key() string { return hex.EncodeToString(s.Nonce[:]) }
+func (s *Session) Key() string {
+	if s.key != "" {
+		return s.key
+	}
+	return hex.EncodeToString(s.Nonce[:])
+}
 
 // LogKey is the first 8 hex characters of Key, for the access log: enough to follow one
 // session through the logs, too little to name it anywhere else.
@@ -272,8 +279,15 @@ func decode(b []byte) (Session, bool) {
 	if n > MaxClientInfoBytes || len(rest) != 1+p+1+n {
 		return s, false
 	}
-	strs := string(rest) // one allocation for both strings
-	s.Principal, s.ClientInfo = strs[1:1+p], strs[1+p+1:]
+	// One allocation for the principal, the client and the key, which every request reads.
+	var sb strings.Builder
+	sb.Grow(len(rest) + hex.EncodedLen(len(s.Nonce)))
+	sb.Write(rest)
+	var key [2 * len(s.Nonce)]byte
+	hex.Encode(key[:], s.Nonce[:])
+	sb.Write(key[:])
+	strs := sb.String()
+	s.Principal, s.ClientInfo, s.key = strs[1:1+p], strs[1+p+1:len(rest)], strs[len(rest):]
 	return s, true
 }
 

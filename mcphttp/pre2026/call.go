@@ -33,9 +33,14 @@ func (q *clientReq) call() error {
 	if sessionBound(q.sess) {
 		defer q.e.asks.track(q.sess, q.msg.ID, cancel)()
 	}
-	base, err := stripMRTRParams(q.msg.Params)
-	if err != nil {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: params must be an object")
+	base := q.msg.Params
+	if q.p != nil && (q.p.HasState || q.p.InputResponses != nil) {
+		// Stage decode found the members exactly as the client wrote them (a case variant is
+		// refused there), so params without them need no pass.
+		var err error
+		if base, err = stripMRTRParams(base); err != nil {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: params must be an object")
+		}
 	}
 	// A pre-2026 backend's mid-call requests reach this client (backendrequests.go).
 	ctx = upstreams.WithClientRequests(ctx, q.backendRequests())
@@ -118,11 +123,10 @@ func clientInfoJSON(label string) json.RawMessage {
 	if i := strings.LastIndexByte(label, '@'); i >= 0 {
 		name, version = label[:i], label[i+1:]
 	}
-	b, _ := json.Marshal(struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	}{name, version})
-	return b
+	b := make([]byte, 0, len(label)+len(`{"name":"","version":""}`)+8)
+	b = jsonrpc.AppendString(append(b, `{"name":`...), name)
+	b = jsonrpc.AppendString(append(b, `,"version":`...), version)
+	return append(b, '}')
 }
 
 // stripMRTRParams drops requestState and inputResponses from a client's params: they are the
@@ -131,8 +135,8 @@ func stripMRTRParams(params json.RawMessage) (json.RawMessage, error) {
 	if len(params) == 0 {
 		return nil, nil
 	}
-	return era.FilterObject(nil, params, func(k string, v []byte) ([]byte, bool) {
-		return v, k != "requestState" && k != "inputResponses"
+	return era.FilterObject(nil, params, func(k []byte, v []byte) ([]byte, bool) {
+		return v, string(k) != "requestState" && string(k) != "inputResponses"
 	})
 }
 

@@ -62,12 +62,14 @@ func (s *roundSink) Result(result []byte, _ int, oc string, held *int) error {
 		s.asked = bytes.Clone(result)
 		return nil
 	}
-	res, err := era.ToLegacyClientResult(q.msg.Method, q.version, result, q.in.ServerInfo())
+	info := q.in.ServerInfo()
+	head := jsonrpc.AppendResultHead(make([]byte, 0, len(result)+len(info)+len(q.msg.ID)+128), q.msg.ID)
+	res, err := era.AppendLegacyClientResult(head, q.msg.Method, q.version, result, info)
 	if err != nil {
 		return upstreams.ErrBadResponse
 	}
 	s.done = true
-	return q.c.JSON(http.StatusOK, jsonrpc.AppendResult(nil, q.msg.ID, res), oc)
+	return q.c.JSON(http.StatusOK, append(res, '}'), oc)
 }
 
 // Message writes a backend's JSON-RPC error in-band, in the 2025 shape.

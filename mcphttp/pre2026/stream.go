@@ -145,12 +145,12 @@ func listenNotification(m *jsonrpc.Message, msg []byte) []byte {
 	if len(m.Params) == 0 || m.Params[0] != '{' {
 		return msg
 	}
-	params, err := era.FilterObject(nil, m.Params, func(k string, v []byte) ([]byte, bool) {
-		if k != "_meta" || len(v) == 0 || v[0] != '{' {
+	params, err := era.FilterObject(nil, m.Params, func(k []byte, v []byte) ([]byte, bool) {
+		if string(k) != "_meta" || len(v) == 0 || v[0] != '{' {
 			return v, true
 		}
-		meta, err := era.FilterObject(nil, v, func(mk string, mv []byte) ([]byte, bool) {
-			return mv, mk != jsonrpc.MetaSubscriptionID
+		meta, err := era.FilterObject(nil, v, func(mk []byte, mv []byte) ([]byte, bool) {
+			return mv, string(mk) != jsonrpc.MetaSubscriptionID
 		})
 		if err != nil {
 			return v, true
