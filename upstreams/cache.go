@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // DefaultCacheEntries bounds the list cache: one entry per backend, list method and, for
@@ -324,11 +325,11 @@ var (
 func (r *Registry) ListChanged(upstream, method string) int {
 	var lists []byte
 	switch method {
-	case notifToolsListChanged:
+	case wire.NotifToolsListChanged:
 		lists = toolLists
-	case notifPromptsListChanged:
+	case wire.NotifPromptsListChanged:
 		lists = promptLists
-	case notifResourcesListChanged:
+	case wire.NotifResourcesListChanged:
 		lists = resourceLists
 	default:
 		return 0

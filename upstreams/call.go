@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // Call is one client request routed to exactly one backend.
@@ -37,11 +38,11 @@ type Call struct {
 	// configured for token exchange: it is exchanged for the backend's own token and never
 	// sent to the backend itself.
 	SubjectToken string
-	// Visible is the caller's policy for the resources a result names (see uriRewriter):
+	// Visible is the caller's policy for the resources a result names (see names.Rewriter):
 	// nothing under a resource URI it hides is relayed. Nil shows every resource.
 	Visible func(Kind, Target) bool
 	// Embedded says whether a resource may appear in a tool or prompt result (see
-	// uriRewriter). Nil allows every resource whose URI normalises.
+	// names.Rewriter). Nil allows every resource whose URI normalises.
 	Embedded func(Kind, Target) bool
 	// Caller identifies the caller (issuer + "#" + subject) for a backend configured for token
 	// exchange: a pre-2026 one gets a session per caller, keyed by it. Empty: keyed by the
@@ -69,7 +70,7 @@ type Stream struct {
 	b       *backend
 	method  string
 	id      json.RawMessage
-	rw      uriRewriter
+	rw      names.Rewriter
 	ctx     context.Context
 	stop    context.CancelFunc // ends the backend request and releases the timeout timer
 	outcome string             // of the response: OutcomeOK or OutcomeBackendError
@@ -122,7 +123,7 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 // open sends o and prepares the Stream of its response; id is the id the response gets.
 func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *outgoing) (*Stream, error) {
 	s := &Stream{r: r, b: b, method: o.method, id: id, start: r.now(), probe: o.probe,
-		rw: uriRewriter{ns: r.ns, upstream: b.name, visible: o.visible, embedded: o.embedded}}
+		rw: names.Rewriter{Space: r.ns, Upstream: b.name, Visible: o.visible, Embedded: o.embedded}}
 	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	if legacy, _, err := r.isLegacy(s.ctx, b, o); err != nil {
 		s.fail(err)
@@ -193,7 +194,7 @@ func appendRequest(dst []byte, c *Call) ([]byte, error) {
 	dst = append(dst, `,"method":`...)
 	dst = jsonrpc.AppendString(dst, c.Method)
 	dst = append(dst, `,"params":`...)
-	dst, err := rewriteParams(dst, c.Params, c.Method, c.Target)
+	dst, err := names.RewriteParams(dst, c.Params, c.Method, c.Target)
 	return append(dst, '}'), err
 }
 
@@ -228,7 +229,7 @@ func (s *Stream) render(m *jsonrpc.Message) ([]byte, error) {
 	if m.Error != nil {
 		s.outcome = OutcomeBackendError
 		e := m.Error
-		data, ok := s.rw.errorData(e.Data)
+		data, ok := s.rw.ErrorData(e.Data)
 		switch {
 		case !ok && s.method == MethodResourcesRead:
 			return s.hiddenResource(), nil
@@ -240,8 +241,8 @@ func (s *Stream) render(m *jsonrpc.Message) ([]byte, error) {
 		return jsonrpc.AppendError(nil, s.id, e), nil
 	}
 	s.outcome = OutcomeOK
-	res, err := s.rw.resultOf(s.method, m)
-	if errors.Is(err, errHiddenResource) {
+	res, err := s.rw.Result(s.method, m)
+	if errors.Is(err, names.ErrHiddenResource) {
 		s.outcome = OutcomeBackendError
 		return s.hiddenResource(), nil
 	}
@@ -324,7 +325,7 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 			// requests go through MRTR instead).
 			err = fmt.Errorf("%w: %s: request %q on a response stream", ErrBadResponse, s.b.name, m.Method)
 		default:
-			if p, ok := s.rw.notification(m.Method, m.Params); ok {
+			if p, ok := s.rw.Notification(m.Method, m.Params); ok {
 				if sameBytes(p, m.Params) && isCanonicalNotification(data, m.Method, p) {
 					return data, false, nil // what would be rendered is what was read
 				}

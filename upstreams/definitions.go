@@ -86,7 +86,7 @@ func (r *Registry) rawList(ctx context.Context, b *backend, method string) ([]js
 		items = append(items, these...)
 		next, more := "", false
 		if raw, ok := page["nextCursor"]; ok {
-			next, more = jsonString(raw)
+			next, more = wire.JSONString(raw)
 		}
 		if !more {
 			return items, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them (or the caller's context
@@ -13,7 +14,10 @@ import (
 // ErrUnavailable and ErrBadResponse → 502; ErrTimeout → 504; context.Canceled → 499 (log only).
 var (
 	// ErrUnknownName: a namespaced tool or prompt name or resource URI names no configured backend.
-	ErrUnknownName = errors.New("upstreams: unknown name")
+	ErrUnknownName = names.ErrUnknownName
+	// ErrBadURI: a resource URI (or URI template) a client sent is ambiguous or malformed (see
+	// internal/resuri); it is refused with -32602 and never forwarded.
+	ErrBadURI = names.ErrBadURI
 	// ErrBadCursor: a list cursor does not open, belongs to another method, or to a list that
 	// has changed since (docs/protocol.md §5.1: a bad cursor is -32602).
 	ErrBadCursor = errors.New("upstreams: bad cursor")

@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // legacyBackend is feed.backend for a legacy backend (docs/protocol.md §7 "Listen"): a session of
@@ -73,7 +74,7 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 // not published (each subscriber still filters by its own subscriptions and policy).
 func (f *feed) legacyRelay(ctx context.Context, b *backend, x *legacy.RoundTrip, share *subscriptions) error {
 	r := f.spec.r
-	rw := uriRewriter{ns: r.ns, upstream: b.name}
+	rw := names.Rewriter{Space: r.ns, Upstream: b.name}
 	flt := newListenFilter(share, r.namespacedURI(b.name))
 	for {
 		data, err := x.Event()

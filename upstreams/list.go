@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // maxListPages bounds how many pages the gateway follows per backend and list.
@@ -334,7 +335,7 @@ func (r *Registry) addPage(p *part, b *backend, spec listSpec, res []byte) (next
 		case spec.key:
 			return r.addItems(p, b, spec, val)
 		case "nextCursor":
-			next, more = jsonString(val)
+			next, more = wire.JSONString(val)
 		case "ttlMs":
 			n, perr := strconv.ParseInt(string(val), 10, 64)
 			ttl, hasTTL = n, perr == nil
@@ -362,24 +363,24 @@ func (r *Registry) addPage(p *part, b *backend, spec listSpec, res []byte) (next
 }
 
 func (r *Registry) addItems(p *part, b *backend, spec listSpec, arr []byte) error {
-	return forEachElem(arr, func(elem []byte, _ int) error {
+	return wire.ForEachElem(arr, func(elem []byte, _ int) error {
 		if elem[0] != '{' {
 			return nil
 		}
 		var target Target
-		raw, err := editObject(make([]byte, 0, len(elem)+len(b.name)+4), elem, func(k, v []byte) ([]byte, bool) {
+		raw, err := wire.EditObject(make([]byte, 0, len(elem)+len(b.name)+4), elem, func(k, v []byte) ([]byte, bool) {
 			if string(k) != spec.field {
 				return nil, false
 			}
-			name, ok := jsonString(v)
+			name, ok := wire.JSONString(v)
 			if !ok || name == "" {
 				return nil, false
 			}
-			if name, ok = listedName(spec.kind, name); !ok {
+			if name, ok = names.Listed(spec.kind, name); !ok {
 				return nil, false // a URI the gateway would refuse: not listed
 			}
 			target = Target{Upstream: b.name, Name: name}
-			return jsonrpc.AppendString(nil, r.ns.name(spec.kind, target)), true
+			return jsonrpc.AppendString(nil, string(r.ns.Name(spec.kind, target))), true
 		})
 		if err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // requestID returns the JSON-RPC id of a request body, or null.
@@ -120,12 +121,12 @@ func TestListChangedDropsOnlyItsLists(t *testing.T) {
 		upstream, method string
 		dropped          int
 	}{
-		{"fake", notifPromptsListChanged, 0},
-		{"fake", notifResourcesListChanged, 0},
-		{"fake", notifResourcesUpdated, 0},
-		{"other", notifToolsListChanged, 0},
-		{"fake", notifToolsListChanged, 1},
-		{"fake", notifToolsListChanged, 0}, // nothing left to drop
+		{"fake", wire.NotifPromptsListChanged, 0},
+		{"fake", wire.NotifResourcesListChanged, 0},
+		{"fake", wire.NotifResourcesUpdated, 0},
+		{"other", wire.NotifToolsListChanged, 0},
+		{"fake", wire.NotifToolsListChanged, 1},
+		{"fake", wire.NotifToolsListChanged, 0}, // nothing left to drop
 	} {
 		if got := r.ListChanged(tt.upstream, tt.method); got != tt.dropped {
 			t.Errorf("ListChanged(%s, %s) dropped %d, want %d", tt.upstream, tt.method, got, tt.dropped)
@@ -155,7 +156,7 @@ func TestListAfterChangeDoesNotJoinEarlierFetch(t *testing.T) {
 	go func() { early <- listedTool(t, r) }()
 	mcptest.WaitFor(t, "the first list reaches the backend", func() bool { return lb.lists.Load() == 1 })
 	lb.version.Store(1)
-	r.ListChanged("fake", notifToolsListChanged)
+	r.ListChanged("fake", wire.NotifToolsListChanged)
 
 	late := make(chan string, 1)
 	go func() { late <- listedTool(t, r) }()
@@ -194,7 +195,7 @@ func TestListChangedUnderConcurrentLists(t *testing.T) {
 			default:
 			}
 			lb.version.Store(v)
-			r.ListChanged("fake", notifToolsListChanged)
+			r.ListChanged("fake", wire.NotifToolsListChanged)
 			signalled.Store(v)
 		}
 	})

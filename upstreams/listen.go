@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // subscriptions is the notifications object of subscriptions/listen and of its acknowledgement.
@@ -128,7 +129,7 @@ func (r *Registry) planListen(ctx context.Context, want *subscriptions, hdr http
 		honoured.ResourcesListChanged = honoured.ResourcesListChanged || s.ResourcesListChanged
 	}
 	for _, uri := range want.ResourceSubscriptions {
-		t, err := r.ns.resolve(KindResource, uri)
+		t, err := r.ns.Resolve(KindResource, names.Namespaced(uri))
 		if err != nil || visible != nil && !visible(KindResource, t) {
 			continue // no such backend, or not the caller's to read: not honoured
 		}
@@ -138,7 +139,7 @@ func (r *Registry) planListen(ctx context.Context, want *subscriptions, hdr http
 		}
 		shares[i].ResourceSubscriptions = append(shares[i].ResourceSubscriptions, t.Name)
 		// Acknowledged in the normal form that later updates carry, not as the client spelt it.
-		honoured.ResourceSubscriptions = append(honoured.ResourceSubscriptions, r.ns.name(KindResource, t))
+		honoured.ResourceSubscriptions = append(honoured.ResourceSubscriptions, string(r.ns.Name(KindResource, t)))
 	}
 	return honoured, shares
 }
@@ -156,7 +157,7 @@ func ackMessage(id json.RawMessage, honoured subscriptions) []byte {
 	n, _ := json.Marshal(honoured)
 	p := append([]byte(`{"_meta":{"`+jsonrpc.MetaSubscriptionID+`":`), id...)
 	p = append(append(append(p, `},"notifications":`...), n...), '}')
-	return jsonrpc.AppendNotification(nil, notifAcknowledged, p)
+	return jsonrpc.AppendNotification(nil, wire.NotifAcknowledged, p)
 }
 
 func listenEndResult(id json.RawMessage) []byte {
@@ -203,7 +204,7 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 	if _, isSSE := wire.MediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
 		return wire.StatusError(b.name, resp.StatusCode, "listen was not answered with an event stream")
 	}
-	rw := uriRewriter{ns: f.spec.r.ns, upstream: b.name}
+	rw := names.Rewriter{Space: f.spec.r.ns, Upstream: b.name}
 	sse := wire.NewSSEReaderSize(resp.Body, int(b.maxBytes), wire.SSEListenBuffer)
 	for {
 		data, err := sse.Next()
@@ -240,16 +241,16 @@ type listenEvent struct {
 // namespacedURI returns the function that gives a backend-side URI of upstream its namespaced
 // form.
 func (r *Registry) namespacedURI(upstream string) func(string) string {
-	return func(uri string) string { return r.ns.name(KindResource, Target{Upstream: upstream, Name: uri}) }
+	return func(uri string) string { return string(r.ns.Name(KindResource, Target{Upstream: upstream, Name: uri})) }
 }
 
 // eventOf returns the relayed form of a backend notification, or false for messages that are
 // not relayed.
-func eventOf(rw uriRewriter, m *jsonrpc.Message) (listenEvent, bool) {
+func eventOf(rw names.Rewriter, m *jsonrpc.Message) (listenEvent, bool) {
 	switch m.Method {
-	case notifToolsListChanged, notifPromptsListChanged, notifResourcesListChanged:
+	case wire.NotifToolsListChanged, wire.NotifPromptsListChanged, wire.NotifResourcesListChanged:
 		return listenEvent{method: m.Method}, true
-	case notifResourcesUpdated:
+	case wire.NotifResourcesUpdated:
 		uri, ok := updatedURI(m.Params)
 		if !ok {
 			return listenEvent{}, false
@@ -258,11 +259,11 @@ func eventOf(rw uriRewriter, m *jsonrpc.Message) (listenEvent, bool) {
 		// the gateway authorises and forwards (internal/resuri); one without a normal form
 		// is relayed to nobody. Each listener's policy is applied when it is offered
 		// (subscriber.offer).
-		t, name, ok := rw.ns.clientResource(rw.upstream, uri, nil)
+		t, name, ok := rw.Space.ClientResource(rw.Upstream, uri, nil)
 		if !ok {
 			return listenEvent{}, false
 		}
-		return listenEvent{method: m.Method, uri: name, target: t.Name}, true
+		return listenEvent{method: m.Method, uri: string(name), target: t.Name}, true
 	}
 	return listenEvent{}, false
 }
@@ -271,7 +272,7 @@ func eventOf(rw uriRewriter, m *jsonrpc.Message) (listenEvent, bool) {
 func (ev listenEvent) render(id json.RawMessage) []byte {
 	p := append([]byte(`{"_meta":{"`+jsonrpc.MetaSubscriptionID+`":`), id...)
 	p = append(p, '}')
-	if ev.method == notifResourcesUpdated {
+	if ev.method == wire.NotifResourcesUpdated {
 		p = append(p, `,"uri":`...)
 		p = jsonrpc.AppendString(p, ev.uri)
 	}
@@ -286,7 +287,7 @@ func updatedURI(params json.RawMessage) (string, bool) {
 	}
 	_ = jsonrpc.Members(params, func(key, val []byte) error {
 		if string(key) == "uri" {
-			uri, ok = jsonString(val)
+			uri, ok = wire.JSONString(val)
 		}
 		return nil
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // errNoSubscribers ends a backend listen stream that nobody listens to any more.
@@ -171,7 +172,7 @@ func (f *feed) end() {
 // again on hearing it get the new list from this replica, and is reported to
 // Options.OnListChanged for the other replicas.
 func (f *feed) publish(ev listenEvent) {
-	if ev.method != notifResourcesUpdated {
+	if ev.method != wire.NotifResourcesUpdated {
 		r, name := f.spec.r, f.spec.b.name
 		r.ListChanged(name, ev.method)
 		if r.onListChanged != nil {
@@ -238,7 +239,7 @@ func (s *subscriber) offer(upstream string, flt *listenFilter, ev listenEvent) {
 	case !ok:
 		s.drop(DropUnsubscribed, 1)
 		return
-	case ev.method == notifResourcesUpdated && s.caller.Visible != nil &&
+	case ev.method == wire.NotifResourcesUpdated && s.caller.Visible != nil &&
 		!s.caller.Visible(KindResource, Target{Upstream: upstream, Name: ev.target}):
 		s.drop(DropHidden, 1)
 		return

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // listenBackend is a modern backend whose listen streams stay open until the test ends them.
@@ -315,9 +316,9 @@ func TestListensSlowSubscriberHoldsUpNoOther(t *testing.T) {
 func TestSubscriberQueueCoalesces(t *testing.T) {
 	s := newSubscriber(defaultQueueLimits, ListenCaller{})
 	for range 10 {
-		s.push(listenEvent{method: notifToolsListChanged})
-		s.push(listenEvent{method: notifResourcesUpdated, uri: "a+mem://x"})
-		s.push(listenEvent{method: notifResourcesUpdated, uri: "a+mem://y"})
+		s.push(listenEvent{method: wire.NotifToolsListChanged})
+		s.push(listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://x"})
+		s.push(listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://y"})
 	}
 	if q, _, _ := s.take(); len(q) != 3 {
 		t.Fatalf("queue %v, want one of each pending notification", q)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // ListenCaller is what a listen knows of the client it serves.
@@ -78,7 +79,7 @@ func eventCost(ev listenEvent) int {
 // subscribed to, or one below it, changed) and tells it what to read again; every update below
 // one subscription becomes the same notification, queued once.
 func (ev listenEvent) coalesced() listenEvent {
-	if ev.method != notifResourcesUpdated || ev.cover == "" {
+	if ev.method != wire.NotifResourcesUpdated || ev.cover == "" {
 		return ev
 	}
 	return listenEvent{method: ev.method, uri: ev.cover, cover: ev.cover}
@@ -142,7 +143,7 @@ func (q *eventQueue) push(ev listenEvent) (coalesced int, ok bool) {
 
 // lossOf is 1 when coalescing ev loses which sub-resource changed.
 func lossOf(ev listenEvent) int {
-	if ev.method == notifResourcesUpdated && ev.cover != "" && ev.uri != ev.cover {
+	if ev.method == wire.NotifResourcesUpdated && ev.cover != "" && ev.uri != ev.cover {
 		return 1
 	}
 	return 0
@@ -190,13 +191,13 @@ func newListenFilter(share *subscriptions, name func(string) string) *listenFilt
 // For a resources/updated, cover is the namespaced URI of the subscription that covers it.
 func (f *listenFilter) covers(ev listenEvent) (cover string, ok bool) {
 	switch ev.method {
-	case notifToolsListChanged:
+	case wire.NotifToolsListChanged:
 		return "", f.tools
-	case notifPromptsListChanged:
+	case wire.NotifPromptsListChanged:
 		return "", f.prompts
-	case notifResourcesListChanged:
+	case wire.NotifResourcesListChanged:
 		return "", f.resources
-	case notifResourcesUpdated:
+	case wire.NotifResourcesUpdated:
 		return f.coverOf(ev.target)
 	}
 	return "", false

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 func ns(uri string) string { return "a+" + uri }
@@ -15,32 +17,32 @@ func TestListenFilterCovers(t *testing.T) {
 		ev    listenEvent
 		cover string // "-": not covered
 	}{
-		{listenEvent{method: notifToolsListChanged}, ""},
-		{listenEvent{method: notifPromptsListChanged}, "-"},
-		{listenEvent{method: notifResourcesListChanged}, "-"},
+		{listenEvent{method: wire.NotifToolsListChanged}, ""},
+		{listenEvent{method: wire.NotifPromptsListChanged}, "-"},
+		{listenEvent{method: wire.NotifResourcesListChanged}, "-"},
 		{listenEvent{method: "notifications/tasks"}, "-"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://x"}, "a+mem://x"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://x/y"}, "a+mem://x"}, // a sub-resource
-		{listenEvent{method: notifResourcesUpdated, target: "mem://xy"}, "-"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/"}, "a+mem://docs/"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/a"}, "a+mem://docs/"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/hr/ceo"}, "a+mem://docs/hr"}, // the longest
-		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/hrx"}, "a+mem://docs/"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://docs"}, "-"},
-		{listenEvent{method: notifResourcesUpdated, target: "file:///srv/a/b"}, "a+file:///srv/a"},
-		{listenEvent{method: notifResourcesUpdated, target: "file:///srv/ab"}, "-"},
-		{listenEvent{method: notifResourcesUpdated, target: "file:///srv"}, "-"},
-		{listenEvent{method: notifResourcesUpdated, target: ""}, "-"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://x"}, "a+mem://x"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://x/y"}, "a+mem://x"}, // a sub-resource
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://xy"}, "-"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://docs/"}, "a+mem://docs/"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://docs/a"}, "a+mem://docs/"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://docs/hr/ceo"}, "a+mem://docs/hr"}, // the longest
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://docs/hrx"}, "a+mem://docs/"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://docs"}, "-"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "file:///srv/a/b"}, "a+file:///srv/a"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "file:///srv/ab"}, "-"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "file:///srv"}, "-"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: ""}, "-"},
 		// Below a subscription only what cannot climb out of it.
-		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/a..b"}, "a+mem://docs/"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/a?q=.."}, "a+mem://docs/"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/../hr/ceo"}, "-"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/./a"}, "-"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://x/.."}, "-"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/%2E%2e/hr"}, "-"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/a%2fb"}, "-"},
-		{listenEvent{method: notifResourcesUpdated, target: `mem://docs/a\b`}, "-"},
-		{listenEvent{method: notifResourcesUpdated, target: "mem://docs/a\x00"}, "-"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://docs/a..b"}, "a+mem://docs/"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://docs/a?q=.."}, "a+mem://docs/"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://docs/../hr/ceo"}, "-"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://docs/./a"}, "-"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://x/.."}, "-"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://docs/%2E%2e/hr"}, "-"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://docs/a%2fb"}, "-"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: `mem://docs/a\b`}, "-"},
+		{listenEvent{method: wire.NotifResourcesUpdated, target: "mem://docs/a\x00"}, "-"},
 	} {
 		cover, ok := f.covers(c.ev)
 		if !ok {
@@ -50,7 +52,7 @@ func TestListenFilterCovers(t *testing.T) {
 			t.Errorf("covers(%s %q) = %q, want %q", c.ev.method, c.ev.target, cover, c.cover)
 		}
 	}
-	if _, ok := newListenFilter(&subscriptions{}, ns).covers(listenEvent{method: notifResourcesUpdated, target: "mem://x"}); ok {
+	if _, ok := newListenFilter(&subscriptions{}, ns).covers(listenEvent{method: wire.NotifResourcesUpdated, target: "mem://x"}); ok {
 		t.Error("a listen without resource subscriptions covers a resources/updated")
 	}
 }
@@ -68,7 +70,7 @@ func TestSubscriberQueueBounds(t *testing.T) {
 			maxLen, maxBytes, accepted := 0, 0, 0
 			for i := range 20000 {
 				uri := fmt.Sprintf("mem://%d/%s", i, pad)
-				s.push(listenEvent{method: notifResourcesUpdated, uri: ns(uri), target: uri, cover: ns(uri)})
+				s.push(listenEvent{method: wire.NotifResourcesUpdated, uri: ns(uri), target: uri, cover: ns(uri)})
 				s.mu.Lock()
 				maxLen, maxBytes = max(maxLen, s.queue.len()), max(maxBytes, s.queue.bytes)
 				if !s.over {
@@ -101,10 +103,10 @@ func TestSubscriberFiltersBeforeQueueing(t *testing.T) {
 		Dropped: func(cause string, n int) { dropped[cause] += n },
 	})
 	flt := newListenFilter(&subscriptions{ResourceSubscriptions: []string{"mem://hr/"}}, ns)
-	s.offer("a", flt, listenEvent{method: notifToolsListChanged})
-	s.offer("a", flt, listenEvent{method: notifResourcesUpdated, uri: "a+mem://other", target: "mem://other"})
-	s.offer("a", flt, listenEvent{method: notifResourcesUpdated, uri: "a+mem://hr/ceo", target: "mem://hr/ceo"})
-	s.offer("a", flt, listenEvent{method: notifResourcesUpdated, uri: "a+mem://hr/dev", target: "mem://hr/dev"})
+	s.offer("a", flt, listenEvent{method: wire.NotifToolsListChanged})
+	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://other", target: "mem://other"})
+	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://hr/ceo", target: "mem://hr/ceo"})
+	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://hr/dev", target: "mem://hr/dev"})
 	q, _, over := s.take()
 	if len(q) != 1 || q[0].target != "mem://hr/dev" || over {
 		t.Errorf("queued %v, want mem://hr/dev only", q)
@@ -121,11 +123,11 @@ func TestSubscriberQueueCoalescesSubResources(t *testing.T) {
 	dropped := map[string]int{}
 	s := newSubscriber(queueLimits{events: 10, bytes: 1 << 20}, ListenCaller{Dropped: func(cause string, n int) { dropped[cause] += n }})
 	flt := newListenFilter(&subscriptions{ToolsListChanged: true, ResourceSubscriptions: []string{"mem://a/", "mem://b/"}}, ns)
-	s.offer("a", flt, listenEvent{method: notifResourcesUpdated, uri: "a+mem://b/1", target: "mem://b/1"})
-	s.offer("a", flt, listenEvent{method: notifToolsListChanged})
+	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://b/1", target: "mem://b/1"})
+	s.offer("a", flt, listenEvent{method: wire.NotifToolsListChanged})
 	for i := range 20000 {
 		uri := fmt.Sprintf("mem://a/%d", i)
-		s.offer("a", flt, listenEvent{method: notifResourcesUpdated, uri: ns(uri), target: uri})
+		s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: ns(uri), target: uri})
 		if n := s.queue.len(); n > 10 {
 			t.Fatalf("the queue holds %d notifications", n)
 		}
@@ -142,7 +144,7 @@ func TestSubscriberQueueCoalescesSubResources(t *testing.T) {
 	if dropped[DropCoalesced] != 20001 || dropped[DropOverflow] != 0 {
 		t.Errorf("dropped %v, want 20001 coalesced", dropped)
 	}
-	s.offer("a", flt, listenEvent{method: notifResourcesUpdated, uri: "a+mem://a/x", target: "mem://a/x"})
+	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://a/x", target: "mem://a/x"})
 	if q, _, _ := s.take(); len(q) != 1 || q[0].uri != "a+mem://a/x" {
 		t.Errorf("after the client caught up, queued %v, want the update itself", q)
 	}

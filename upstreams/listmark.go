@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // RequiredScopesMeta is the _meta key of a listed item the caller cannot use yet: the scopes a
@@ -63,7 +64,7 @@ func withRequiredScopes(raw []byte, scopes []string) ([]byte, error) {
 	}
 	member = append(member, ']')
 	found := false
-	out, err := editObject(make([]byte, 0, len(raw)+len(member)+16), raw, func(k, v []byte) ([]byte, bool) {
+	out, err := wire.EditObject(make([]byte, 0, len(raw)+len(member)+16), raw, func(k, v []byte) ([]byte, bool) {
 		if string(k) != "_meta" {
 			return nil, false
 		}

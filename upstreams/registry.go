@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/outcome"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/upstreams/direct"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // ProtocolVersion is the MCP revision the gateway speaks to modern backends.
@@ -105,7 +106,7 @@ type Options struct {
 
 // Registry is the set of configured backends. It is safe for concurrent use.
 type Registry struct {
-	ns             *namespace
+	ns             *names.Space
 	backends       []*backend
 	byName         map[string]*backend
 	log            *slog.Logger
@@ -164,7 +165,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		return nil, ErrNoCursorSealer
 	}
 	r := &Registry{
-		ns:             newNamespace(&cfg),
+		ns:             names.New(cfg.separator(), cfg.Namespace.NoPrefix, upstreamNames(cfg.Upstreams)),
 		byName:         make(map[string]*backend, len(cfg.Upstreams)),
 		log:            opts.Logger,
 		cursors:        opts.Cursors,
@@ -211,6 +212,15 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		}
 	}
 	return r, nil
+}
+
+// upstreamNames returns the names of ups, in order.
+func upstreamNames(ups []UpstreamConfig) []string {
+	out := make([]string, len(ups))
+	for i := range ups {
+		out[i] = ups[i].Name
+	}
+	return out
 }
 
 func newBackend(uc UpstreamConfig, userAgent string, rt http.RoundTripper) *backend {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // BenchmarkLargeResult is the gateway's own work on a backend's JSON answer to a tools/call
@@ -20,7 +21,7 @@ func BenchmarkLargeResult(b *testing.B) {
 		"link": `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + text +
 			`"},{"type":"resource_link","uri":"docs://limits.md","name":"limits"}],"resultType":"complete"}}`,
 	}
-	ns := newNamespace(&Config{Upstreams: []UpstreamConfig{{Name: "alpha"}, {Name: "beta"}}})
+	ns := names.New("__", false, []string{"alpha", "beta"})
 	for _, name := range []string{"text", "link"} {
 		body := []byte(bodies[name])
 		b.Run(name, func(b *testing.B) {
@@ -31,7 +32,7 @@ func BenchmarkLargeResult(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				s := &Stream{method: MethodToolsCall, id: json.RawMessage(`7`), rw: uriRewriter{ns: ns, upstream: "beta"}, resultOnly: true}
+				s := &Stream{method: MethodToolsCall, id: json.RawMessage(`7`), rw: names.Rewriter{Space: ns, Upstream: "beta"}, resultOnly: true}
 				if _, err := s.render(m); err != nil {
 					b.Fatal(err)
 				}

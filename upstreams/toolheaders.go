@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // A tool may mirror arguments into Mcp-Param-* headers by annotating a property of its input
@@ -258,11 +259,11 @@ func (w *bindingWalker) schema(obj []byte, path []string, onPath bool) {
 		switch {
 		case string(k) == "x-mcp-header":
 			hasHeader = true
-			if s, ok := jsonString(v); ok {
+			if s, ok := wire.JSONString(v); ok {
 				header = s
 			}
 		case string(k) == "type":
-			typ, _ = jsonString(v)
+			typ, _ = wire.JSONString(v)
 		case string(k) == "properties" && v[0] == '{':
 			_ = jsonrpc.Members(v, func(name, sub []byte) error {
 				if sub[0] == '{' {
@@ -301,7 +302,7 @@ func (w *bindingWalker) nested(v []byte) {
 	case '{':
 		w.schema(v, nil, false)
 	case '[':
-		_ = forEachElem(v, func(elem []byte, _ int) error {
+		_ = wire.ForEachElem(v, func(elem []byte, _ int) error {
 			w.nested(elem)
 			return nil
 		})

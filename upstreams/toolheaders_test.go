@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 func TestToolHeadersOf(t *testing.T) {
@@ -148,13 +150,13 @@ func TestToolHeadersFetchAndRefresh(t *testing.T) {
 		}
 		// The backend drops the annotation and says so: the next lookup reads the new list.
 		tb.set(func(tb *toolsBackend) { tb.tools = `[{"name":"t","inputSchema":{"type":"object"}}]` })
-		r.ListChanged("be", notifToolsListChanged)
+		r.ListChanged("be", wire.NotifToolsListChanged)
 		if th := get(); len(th.Bindings) != 0 || tb.served() != 2 {
 			t.Fatalf("ttl %d: after list_changed: bindings %+v, lists %d", ttl, th, tb.served())
 		}
 		// A list that cannot be fetched fails the lookup (fail closed).
 		tb.set(func(tb *toolsBackend) { tb.fail = true })
-		r.ListChanged("be", notifToolsListChanged)
+		r.ListChanged("be", wire.NotifToolsListChanged)
 		if _, err := r.ToolHeaders(context.Background(), &ToolHeaderQuery{Fetch: true}, target); err == nil {
 			t.Fatalf("ttl %d: a failed list gave no error", ttl)
 		}

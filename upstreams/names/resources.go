@@ -1,10 +1,11 @@
-package upstreams
+package names
 
 import (
 	"errors"
 	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/resuri"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // ErrBadURI: a resource URI (or URI template) a client sent is ambiguous or malformed (see
@@ -37,15 +38,11 @@ type badURIError struct{ reason string }
 func (e *badURIError) Error() string { return ErrBadURI.Error() + ": " + e.reason }
 func (e *badURIError) Unwrap() error { return ErrBadURI }
 
-// ClientResource maps a resource URI a backend sent (in a result, an error, a notification) to
-// what the client may see: its namespaced normal form, or false when the URI cannot be
-// normalised or visible (the caller's policy; nil allows all) hides it. Whatever is under such a
-// URI is not relayed.
-func (r *Registry) ClientResource(upstream, uri string, visible func(Kind, Target) bool) (Target, string, bool) {
-	return r.ns.clientResource(upstream, uri, visible)
-}
-
-func (ns *namespace) clientResource(upstream, uri string, visible func(Kind, Target) bool) (Target, string, bool) {
+// ClientResource maps a backend URI of upstream (in a result, an error, a notification) to
+// what the client may see: the backend URI's normal form and its client URI, or false when the
+// URI cannot be normalised or visible (the caller's policy; nil allows all) hides it. Whatever is
+// under such a URI is not relayed.
+func (ns *Space) ClientResource(upstream, uri string, visible func(Kind, Target) bool) (Target, Namespaced, bool) {
 	n, err := resuri.Normalize(uri)
 	if err != nil {
 		return Target{}, "", false
@@ -54,7 +51,7 @@ func (ns *namespace) clientResource(upstream, uri string, visible func(Kind, Tar
 	if visible != nil && !visible(KindResource, t) {
 		return Target{}, "", false
 	}
-	return t, ns.name(KindResource, t), true
+	return t, ns.Name(KindResource, t), true
 }
 
 // filterArray appends arr to dst keeping only the elements for which fn returns keep, each
@@ -62,7 +59,7 @@ func (ns *namespace) clientResource(upstream, uri string, visible func(Kind, Tar
 func filterArray(dst, arr []byte, fn func(elem []byte) (repl []byte, keep bool)) (out []byte, dropped int, err error) {
 	dst = append(dst, '[')
 	n := 0
-	err = forEachElem(arr, func(elem []byte, _ int) error {
+	err = wire.ForEachElem(arr, func(elem []byte, _ int) error {
 		repl, keep := fn(elem)
 		if !keep {
 			dropped++
@@ -81,10 +78,10 @@ func filterArray(dst, arr []byte, fn func(elem []byte) (repl []byte, keep bool))
 	return append(dst, ']'), dropped, err
 }
 
-// listedName is the backend-side name under which a listed item is filtered and shown: for a
+// Listed is the backend-side name under which a listed item is filtered and shown: for a
 // resource or template its normal form, false when it has none (the item is left out, since
 // the client could not read it through the gateway).
-func listedName(kind Kind, name string) (string, bool) {
+func Listed(kind Kind, name string) (string, bool) {
 	if kind != KindResource {
 		return name, true
 	}

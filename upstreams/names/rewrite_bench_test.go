@@ -1,10 +1,11 @@
-package upstreams
+package names
 
 import (
 	"encoding/json"
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // BenchmarkNameRewriting is the naming work of one forwarded tools/call: resolve the namespaced
@@ -17,9 +18,9 @@ func BenchmarkNameRewriting(b *testing.B) {
 		{"resource-links", `{"content":[{"type":"text","text":"2 hits"},{"type":"resource_link","uri":"docs://limits.md","name":"limits"},` +
 			`{"type":"resource","resource":{"uri":"docs://quota.md","text":"..."}}],"resultType":"complete"}`},
 	}
-	ns := newNamespace(&Config{Upstreams: []UpstreamConfig{{Name: "alpha"}, {Name: "beta"}, {Name: "gamma"}}})
+	ns := New("__", false, []string{"alpha", "beta", "gamma"})
 	params := []byte(`{"_meta":` + testMeta + `,"name":"beta__search_docs","arguments":{"query":"rate limits","limit":10}}`)
-	rw := uriRewriter{ns: ns, upstream: "beta"}
+	rw := Rewriter{Space: ns, Upstream: "beta"}
 	for _, r := range results {
 		b.Run(r.name, func(b *testing.B) {
 			// Decoded once, as Stream.render has it: the benchmark times the rewrite, not the scan.
@@ -31,14 +32,14 @@ func BenchmarkNameRewriting(b *testing.B) {
 			var out []byte
 			b.ReportAllocs()
 			for b.Loop() {
-				t, err := ns.resolve(KindTool, "beta__search_docs")
+				t, err := ns.Resolve(KindTool, "beta__search_docs")
 				if err != nil {
 					b.Fatal(err)
 				}
-				if dst, err = rewriteParams(dst[:0], params, MethodToolsCall, t); err != nil {
+				if dst, err = RewriteParams(dst[:0], params, wire.MethodToolsCall, t); err != nil {
 					b.Fatal(err)
 				}
-				if out, err = rw.resultOf(MethodToolsCall, m); err != nil {
+				if out, err = rw.Result(wire.MethodToolsCall, m); err != nil {
 					b.Fatal(err)
 				}
 			}

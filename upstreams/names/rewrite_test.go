@@ -1,10 +1,11 @@
-package upstreams
+package names
 
 import (
 	"encoding/json"
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 func TestRewriteParamsByteFaithful(t *testing.T) {
@@ -12,20 +13,20 @@ func TestRewriteParamsByteFaithful(t *testing.T) {
 		name, method, in, want string
 		target                 Target
 	}{
-		{"tools/call keeps everything else", MethodToolsCall,
+		{"tools/call keeps everything else", wire.MethodToolsCall,
 			`{ "_meta" : {"progressToken":1, "x":"\u00e9"}, "name":"gh__create", "arguments":{"n":1.50,"s":"a\"b"},"requestState":"st","inputResponses":{"k":{"action":"accept"}} }`,
 			`{ "_meta" : {"progressToken":1, "x":"\u00e9"}, "name":"create", "arguments":{"n":1.50,"s":"a\"b"},"requestState":"st","inputResponses":{"k":{"action":"accept"}} }`,
 			Target{"gh", "create"}},
-		{"name is rewritten, not nested names", MethodPromptsGet,
+		{"name is rewritten, not nested names", wire.MethodPromptsGet,
 			`{"arguments":{"name":"keep"},"name":"gh__p"}`, `{"arguments":{"name":"keep"},"name":"p"}`, Target{"gh", "p"}},
-		{"resources/read", MethodResourcesRead, `{"uri":"fs+file:///a","_meta":{}}`, `{"uri":"file:///a","_meta":{}}`, Target{"fs", "file:///a"}},
-		{"completion ref/prompt", MethodComplete,
+		{"resources/read", wire.MethodResourcesRead, `{"uri":"fs+file:///a","_meta":{}}`, `{"uri":"file:///a","_meta":{}}`, Target{"fs", "file:///a"}},
+		{"completion ref/prompt", wire.MethodComplete,
 			`{"ref":{"type":"ref/prompt","name":"gh__p"},"argument":{"name":"n","value":"v"}}`,
 			`{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"n","value":"v"}}`, Target{"gh", "p"}},
-		{"completion ref/resource", MethodComplete,
+		{"completion ref/resource", wire.MethodComplete,
 			`{"ref":{"type":"ref/resource","uri":"fs+mem://{id}"},"argument":{"name":"id","value":""}}`,
 			`{"ref":{"type":"ref/resource","uri":"mem://{id}"},"argument":{"name":"id","value":""}}`, Target{"fs", "mem://{id}"}},
-		{"escaping of the new name", MethodToolsCall, `{"name":"x"}`, `{"name":"a\"b\\c\u0001ü"}`, Target{"gh", "a\"b\\c\x01ü"}},
+		{"escaping of the new name", wire.MethodToolsCall, `{"name":"x"}`, `{"name":"a\"b\\c\u0001ü"}`, Target{"gh", "a\"b\\c\x01ü"}},
 		{"other methods untouched", "tools/list", `{"name":"x"}`, `{"name":"x"}`, Target{"gh", "y"}},
 	}
 	for _, tt := range tests {
@@ -33,7 +34,7 @@ func TestRewriteParamsByteFaithful(t *testing.T) {
 			if err := jsonrpc.Scan([]byte(tt.in), jsonrpc.Limits{}); err != nil {
 				t.Fatalf("bad test input: %v", err)
 			}
-			got, err := rewriteParams(nil, []byte(tt.in), tt.method, tt.target)
+			got, err := RewriteParams(nil, []byte(tt.in), tt.method, tt.target)
 			if err != nil || string(got) != tt.want {
 				t.Fatalf("got %s, %v\nwant %s", got, err, tt.want)
 			}
@@ -45,20 +46,20 @@ func TestRewriteParamsByteFaithful(t *testing.T) {
 }
 
 func TestRewriteResultURIs(t *testing.T) {
-	rw := uriRewriter{ns: &namespace{sep: "__", known: map[string]bool{"fs": true}}, upstream: "fs"}
+	rw := Rewriter{Space: New("__", false, []string{"fs"}), Upstream: "fs"}
 	tests := []struct {
 		name, method, in, want string
 	}{
-		{"resources/read", MethodResourcesRead,
+		{"resources/read", wire.MethodResourcesRead,
 			`{"contents":[{"uri":"file:///a","text":"t"},{"blob":"AA==","uri":"file:///b"}],"ttlMs":5}`,
 			`{"contents":[{"uri":"fs+file:///a","text":"t"},{"blob":"AA==","uri":"fs+file:///b"}],"ttlMs":5}`},
-		{"prompt embedded resource", MethodPromptsGet,
+		{"prompt embedded resource", wire.MethodPromptsGet,
 			`{"messages":[{"role":"user","content":{"type":"resource","resource":{"uri":"mem://x","text":"t"}}},{"role":"user","content":{"type":"text","text":"\"uri\""}}]}`,
 			`{"messages":[{"role":"user","content":{"type":"resource","resource":{"uri":"fs+mem://x","text":"t"}}},{"role":"user","content":{"type":"text","text":"\"uri\""}}]}`},
-		{"structuredContent untouched", MethodToolsCall,
+		{"structuredContent untouched", wire.MethodToolsCall,
 			`{"content":[{"type":"resource_link","uri":"a:b","name":"n"}],"structuredContent":{"uri":"keep"}}`,
 			`{"content":[{"type":"resource_link","uri":"fs+a:b","name":"n"}],"structuredContent":{"uri":"keep"}}`},
-		{"nothing to do", MethodToolsCall, `{"content":[{"type":"text","text":"x"}]}`, `{"content":[{"type":"text","text":"x"}]}`},
+		{"nothing to do", wire.MethodToolsCall, `{"content":[{"type":"text","text":"x"}]}`, `{"content":[{"type":"text","text":"x"}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,8 +77,8 @@ func FuzzRewriteParams(f *testing.F) {
 		if jsonrpc.Scan(params, jsonrpc.Limits{}) != nil || len(params) == 0 || params[0] != '{' {
 			return
 		}
-		for _, m := range []string{MethodToolsCall, MethodResourcesRead, MethodComplete} {
-			out, err := rewriteParams(nil, params, m, Target{"u", name})
+		for _, m := range []string{wire.MethodToolsCall, wire.MethodResourcesRead, wire.MethodComplete} {
+			out, err := RewriteParams(nil, params, m, Target{"u", name})
 			if err != nil {
 				continue
 			}
@@ -88,13 +89,13 @@ func FuzzRewriteParams(f *testing.F) {
 	})
 }
 
-// resultFromBytes runs a result through uriRewriter.resultOf as Stream.render does: inside a
+// resultFromBytes runs a result through Rewriter.resultOf as Stream.render does: inside a
 // response decoded (and scanned) by jsonrpc.DecodeMessage.
-func resultFromBytes(u uriRewriter, method string, res []byte) ([]byte, error) {
+func resultFromBytes(u Rewriter, method string, res []byte) ([]byte, error) {
 	body := append(append([]byte(`{"jsonrpc":"2.0","id":1,"result":`), res...), '}')
 	m, err := jsonrpc.DecodeMessage(body, jsonrpc.Limits{})
 	if err != nil {
 		return nil, err
 	}
-	return u.resultOf(method, m)
+	return u.Result(method, m)
 }

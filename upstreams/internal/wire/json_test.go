@@ -1,4 +1,4 @@
-package upstreams
+package wire
 
 import (
 	"math/rand/v2"

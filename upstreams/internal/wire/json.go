@@ -1,4 +1,4 @@
-package upstreams
+package wire
 
 import (
 	"encoding/json"
@@ -14,9 +14,9 @@ import (
 // errNotArray is returned when a member that must be an array is not.
 var errNotArray = errors.New("expected a JSON array")
 
-// editObject appends obj to dst with the value of each member for which fn returns ok replaced
+// EditObject appends obj to dst with the value of each member for which fn returns ok replaced
 // by repl. obj must be a scanned JSON object.
-func editObject(dst, obj []byte, fn func(key, val []byte) (repl []byte, ok bool)) ([]byte, error) {
+func EditObject(dst, obj []byte, fn func(key, val []byte) (repl []byte, ok bool)) ([]byte, error) {
 	last := 0
 	err := jsonrpc.Members(obj, func(key, val []byte) error {
 		repl, ok := fn(key, val)
@@ -36,8 +36,8 @@ func editObject(dst, obj []byte, fn func(key, val []byte) (repl []byte, ok bool)
 	return append(dst, obj[last:]...), nil
 }
 
-// forEachElem calls fn with each element of the scanned JSON array arr and its offset.
-func forEachElem(arr []byte, fn func(elem []byte, off int) error) error {
+// ForEachElem calls fn with each element of the scanned JSON array arr and its offset.
+func ForEachElem(arr []byte, fn func(elem []byte, off int) error) error {
 	i := skipWS(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return errNotArray
@@ -100,8 +100,8 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// jsonString decodes a scanned JSON string value.
-func jsonString(val []byte) (string, bool) {
+// JSONString decodes a scanned JSON string value.
+func JSONString(val []byte) (string, bool) {
 	if len(val) < 2 || val[0] != '"' {
 		return "", false
 	}
