@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -253,9 +254,9 @@ type flightResult struct {
 
 // cachedPart returns the backend's list from the cache (public, or this caller's private copy),
 // reported as a hit, or nil.
-func (r *Registry) cachedPart(b *backend, spec listSpec, q *listQuery) *part {
+func (r *Registry) cachedPart(b *backend.Backend, spec listSpec, q *listQuery) *part {
 	c := r.cache
-	pub := partKey{upstream: b.name, list: spec.index, version: q.version}
+	pub := partKey{upstream: b.Name(), list: spec.index, version: q.version}
 	p := c.get(pub)
 	if p == nil && q.cacheKey != "" {
 		own := pub
@@ -269,14 +270,14 @@ func (r *Registry) cachedPart(b *backend, spec listSpec, q *listQuery) *part {
 }
 
 // missedPart fetches the backend's list after a cache miss, which it reports.
-func (r *Registry) missedPart(ctx context.Context, b *backend, spec listSpec, q *listQuery) (*part, error) {
+func (r *Registry) missedPart(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery) (*part, error) {
 	c := r.cache
-	pub := partKey{upstream: b.name, list: spec.index, version: q.version}
+	pub := partKey{upstream: b.Name(), list: spec.index, version: q.version}
 	own := pub
 	own.caller = q.cacheKey
 	c.report(false)
 	gen := c.generation(pub)
-	fk := "p\x00" + b.name + "\x00" + spec.method + "\x00" + q.version + "\x00" + strconv.FormatUint(gen, 10)
+	fk := "p\x00" + b.Name() + "\x00" + spec.method + "\x00" + q.version + "\x00" + strconv.FormatUint(gen, 10)
 	if c.wasPrivate(pub) {
 		if q.cacheKey == "" {
 			return r.fetchPart(ctx, b, spec, q, own, gen)
@@ -342,7 +343,7 @@ func (r *Registry) ListChanged(upstream, method string) int {
 
 // fetchPart asks the backend and stores the answer when it may be reused: gen is the list's
 // generation from before the request was sent.
-func (r *Registry) fetchPart(ctx context.Context, b *backend, spec listSpec, q *listQuery, k partKey, gen uint64) (*part, error) {
+func (r *Registry) fetchPart(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery, k partKey, gen uint64) (*part, error) {
 	p, err := r.listBackend(ctx, b, spec, q)
 	if err != nil {
 		return nil, err

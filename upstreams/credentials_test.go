@@ -297,7 +297,7 @@ func TestSubjectTokenOnlyForTokenExchange(t *testing.T) {
 		{Name: "static", URL: backend.URL(), Protocol: ProtocolVersion},
 	}}, Options{})
 	for name, want := range map[string]string{"exchange": "tok", "client": "", "static": ""} {
-		if got := r.byName[name].subjectFor("tok"); got != want {
+		if got := r.byName[name].SubjectFor("tok"); got != want {
 			t.Errorf("%s: subjectFor = %q, want %q", name, got, want)
 		}
 	}

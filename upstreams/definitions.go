@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -29,11 +30,11 @@ func (r *Registry) Definitions(ctx context.Context, upstream string) (*Definitio
 	if err != nil {
 		return nil, err
 	}
-	d, err := r.fetchDiscover(ctx, b, nil, false)
+	d, err := b.Discover(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := &Definitions{Instructions: d.instructions}
+	out := &Definitions{Instructions: d.Instructions}
 	for _, l := range []struct {
 		method string
 		dst    *[]json.RawMessage
@@ -55,15 +56,15 @@ const gatewayMeta = `{"io.modelcontextprotocol/protocolVersion":"` + ProtocolVer
 	`"io.modelcontextprotocol/clientCapabilities":{}}`
 
 // rawList follows b's pagination of method to the end and returns its items as sent.
-func (r *Registry) rawList(ctx context.Context, b *backend, method string) ([]json.RawMessage, error) {
+func (r *Registry) rawList(ctx context.Context, b *backend.Backend, method string) ([]json.RawMessage, error) {
 	spec, _ := listSpecFor(method)
-	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout(), wire.ErrCallTimeout)
 	defer cancel()
 	var items []json.RawMessage
 	cursor, hasCursor := "", false
 	for range maxListPages {
 		body := appendListRequest(nil, method, json.RawMessage(gatewayMeta), cursor, hasCursor)
-		msg, err := r.roundTrip(ctx, b, &outgoing{method: method, body: body})
+		msg, err := b.RoundTrip(ctx, &backend.Request{Method: method, Body: body})
 		if err != nil {
 			return nil, err
 		}
@@ -71,16 +72,16 @@ func (r *Registry) rawList(ctx context.Context, b *backend, method string) ([]js
 			if msg.Error.Code == jsonrpc.CodeMethodNotFound {
 				return nil, nil
 			}
-			return nil, fmt.Errorf("%w: %s: %s answered error %d", ErrBadResponse, b.name, method, msg.Error.Code)
+			return nil, fmt.Errorf("%w: %s: %s answered error %d", ErrBadResponse, b.Name(), method, msg.Error.Code)
 		}
 		var page map[string]json.RawMessage
 		if err := json.Unmarshal(msg.Result, &page); err != nil {
-			return nil, fmt.Errorf("%w: %s: %s result: %v", ErrBadResponse, b.name, method, err)
+			return nil, fmt.Errorf("%w: %s: %s result: %v", ErrBadResponse, b.Name(), method, err)
 		}
 		var these []json.RawMessage
 		if raw, ok := page[spec.key]; ok {
 			if err := json.Unmarshal(raw, &these); err != nil {
-				return nil, fmt.Errorf("%w: %s: %s result: %s: %v", ErrBadResponse, b.name, method, spec.key, err)
+				return nil, fmt.Errorf("%w: %s: %s result: %s: %v", ErrBadResponse, b.Name(), method, spec.key, err)
 			}
 		}
 		items = append(items, these...)
@@ -93,5 +94,5 @@ func (r *Registry) rawList(ctx context.Context, b *backend, method string) ([]js
 		}
 		cursor, hasCursor = next, true
 	}
-	return nil, fmt.Errorf("%w: %s: %s has more than %d pages", ErrBadResponse, b.name, method, maxListPages)
+	return nil, fmt.Errorf("%w: %s: %s has more than %d pages", ErrBadResponse, b.Name(), method, maxListPages)
 }

@@ -3,6 +3,7 @@ package upstreams
 import (
 	"errors"
 
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
@@ -30,6 +31,18 @@ var (
 	// an oversized body or event, a non-2xx status without a JSON-RPC body, a stream that ended
 	// without its response.
 	ErrBadResponse = wire.ErrBadResponse
+	// ErrCircuitOpen: the backend's circuit is open, so the call was not sent; it comes wrapped
+	// together with ErrUnavailable.
+	ErrCircuitOpen = backend.ErrCircuitOpen
+	// ErrCredentials: the backend's own credentials could not be obtained; it comes wrapped
+	// together with ErrUnavailable.
+	ErrCredentials = backend.ErrCredentials
+	// ErrTLSFiles wraps a failure to load a backend's CA bundle or client certificate at New.
+	ErrTLSFiles = backend.ErrTLSFiles
+	// ErrResultBudget: relaying a backend's response would take the buffer memory of every
+	// response being relayed on this replica past Options.MaxResultBytesInFlight. It is the
+	// gateway's own overload: it counts against neither the backend's health nor its breaker.
+	ErrResultBudget = backend.ErrResultBudget
 	// ErrNoCursorSealer: New was called without Options.Cursors.
 	ErrNoCursorSealer = errors.New("upstreams: Options.Cursors is required")
 )

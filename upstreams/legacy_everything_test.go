@@ -71,7 +71,7 @@ func TestEverythingServerLegacyAndModern(t *testing.T) {
 			t.Errorf("merged tools/list lacks %s", want)
 		}
 	}
-	if r.backend0("old").legacy.known() != era.Legacy || r.backend0("new").legacy.known() != era.Modern {
+	if r.byName["old"].Era() != era.Legacy || r.byName["new"].Era() != era.Modern {
 		t.Fatal("eras not detected as stateful=legacy, stateless=modern")
 	}
 	for _, up := range []string{"old", "new"} {
@@ -102,4 +102,3 @@ func TestEverythingServerLegacyAndModern(t *testing.T) {
 }
 
 // backend0 is a test accessor for a configured backend.
-func (r *Registry) backend0(name string) *backend { return r.byName[name] }

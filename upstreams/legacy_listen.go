@@ -3,12 +3,14 @@ package upstreams
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
 	"github.com/mcp-gateway/gateway/upstreams/names"
@@ -24,16 +26,20 @@ func (f *feed) legacyBackend(ctx context.Context) {
 	err := f.legacyListen(ctx, b, f.spec.share, f.spec.pass)
 	switch {
 	case errors.Is(err, errLegacySkip):
-		r.log.Info("legacy upstream has no GET stream; left out of the listen", "upstream", b.name)
+		r.log.Info("legacy upstream has no GET stream; left out of the listen", "upstream", b.Name())
 		err = nil
 	case err != nil && ctx.Err() == nil:
-		r.log.Warn("upstream listen stream failed", "upstream", b.name, "error", err.Error())
+		r.log.Warn("upstream listen stream failed", "upstream", b.Name(), "error", err.Error())
 	}
-	r.record(b, MethodListen, outcomeOf(err), start, err, true)
+	b.Record(MethodListen, start, err)
 }
 
-func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscriptions, hdr http.Header) error {
-	br := b.legacy.bridge
+// errLegacySkip marks a legacy backend that cannot take part in an operation (a GET stream
+// refused with 405); the caller leaves it out quietly.
+var errLegacySkip = errors.New("not supported by this legacy backend")
+
+func (f *feed) legacyListen(ctx context.Context, b *backend.Backend, share *subscriptions, hdr http.Header) error {
+	br := b.Bridge()
 	sess, err := br.Initialize(ctx)
 	if err != nil {
 		return err
@@ -41,7 +47,7 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 	defer br.Delete(ctx, sess)
 	hctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	headers := time.AfterFunc(b.timeout, func() { cancel(wire.ErrCallTimeout) })
+	headers := time.AfterFunc(b.Timeout(), func() { cancel(wire.ErrCallTimeout) })
 	resp, err := br.Do(hctx, sess, http.MethodGet, nil, hdr, "")
 	headers.Stop()
 	if err != nil {
@@ -52,18 +58,18 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 		return errLegacySkip
 	}
 	if _, isSSE := wire.MediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
-		return wire.StatusError(b.name, resp.StatusCode, "the GET stream was not an event stream")
+		return wire.StatusError(b.Name(), resp.StatusCode, "the GET stream was not an event stream")
 	}
 	for _, uri := range share.ResourceSubscriptions {
 		params := jsonrpc.AppendString([]byte(`{"uri":`), uri)
-		sctx, scancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
+		sctx, scancel := context.WithTimeoutCause(ctx, b.Timeout(), wire.ErrCallTimeout)
 		m, _, err := br.Request(sctx, sess, era.MethodSubscribe, append(params, '}'), hdr)
 		scancel()
 		if err != nil {
 			return err
 		}
 		if m.Error != nil {
-			return errorf(ErrBadResponse, b, "resources/subscribe answered error %d", m.Error.Code)
+			return fmt.Errorf("%w: %s: resources/subscribe answered error %d", ErrBadResponse, b.Name(), m.Error.Code)
 		}
 	}
 	return f.legacyRelay(hctx, b, br.Events(sess, resp), share)
@@ -72,22 +78,22 @@ func (f *feed) legacyListen(ctx context.Context, b *backend, share *subscription
 // legacyRelay forwards the requested notifications of a legacy GET stream until it ends. The
 // stream carries everything the session hears, and the share asked for some of it: the rest is
 // not published (each subscriber still filters by its own subscriptions and policy).
-func (f *feed) legacyRelay(ctx context.Context, b *backend, x *legacy.RoundTrip, share *subscriptions) error {
+func (f *feed) legacyRelay(ctx context.Context, b *backend.Backend, x *legacy.RoundTrip, share *subscriptions) error {
 	r := f.spec.r
-	rw := names.Rewriter{Space: r.ns, Upstream: b.name}
-	flt := newListenFilter(share, r.namespacedURI(b.name))
+	rw := names.Rewriter{Space: r.ns, Upstream: b.Name()}
+	flt := newListenFilter(share, r.namespacedURI(b.Name()))
 	for {
 		data, err := x.Event()
 		switch {
 		case errors.Is(err, io.EOF):
 			return nil
 		case err != nil:
-			return readErr(ctx, b, err)
+			return wire.ReadErr(ctx, b.Name(), b.MaxBytes(), err)
 		}
-		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.maxBytes))
+		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.MaxBytes()))
 		switch {
 		case err != nil:
-			return errorf(ErrBadResponse, b, "listen event is not a JSON-RPC message")
+			return fmt.Errorf("%w: %s: listen event is not a JSON-RPC message", ErrBadResponse, b.Name())
 		case m.IsResponse():
 			continue
 		case m.ID != nil:

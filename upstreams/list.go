@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
@@ -249,10 +250,10 @@ func (r *Registry) fetchList(ctx context.Context, spec listSpec, q *listQuery) (
 	answered := 0
 	for i, b := range r.backends {
 		if err := errs[i]; err != nil {
-			if b.required || ctx.Err() != nil {
+			if b.Required() || ctx.Err() != nil {
 				return nil, err
 			}
-			r.log.Warn("upstream left out of list", "upstream", b.name, "method", spec.method, "error", err.Error())
+			r.log.Warn("upstream left out of list", "upstream", b.Name(), "method", spec.method, "error", err.Error())
 			m.ttlMs = 0 // a partial list must not be cached
 			continue
 		}
@@ -274,17 +275,17 @@ func (r *Registry) fetchList(ctx context.Context, spec listSpec, q *listQuery) (
 }
 
 // listBackend follows one backend's pagination to the end.
-func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q *listQuery) (*part, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
+func (r *Registry) listBackend(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery) (*part, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout(), wire.ErrCallTimeout)
 	defer cancel()
 	p := &part{ttlMs: -1}
 	r.collectPins(b, spec, p)
-	gen := r.cache.generation(partKey{upstream: b.name, list: spec.index})
+	gen := r.cache.generation(partKey{upstream: b.Name(), list: spec.index})
 	cursor, hasCursor := "", false
 	for range maxListPages {
 		body := appendListRequest(nil, spec.method, q.meta, cursor, hasCursor)
-		msg, err := r.roundTrip(ctx, b, &outgoing{method: spec.method, version: q.version, pass: q.hdr, body: body,
-			subject: b.subjectFor(q.subject), caller: q.cacheKey, fromCaller: true})
+		msg, err := b.RoundTrip(ctx, &backend.Request{Method: spec.method, Version: q.version, Header: q.hdr, Body: body,
+			Subject: b.SubjectFor(q.subject), Caller: q.cacheKey, FromCaller: true})
 		if err != nil {
 			return nil, err
 		}
@@ -292,7 +293,7 @@ func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q
 			if msg.Error.Code == jsonrpc.CodeMethodNotFound {
 				return &part{absent: true}, nil
 			}
-			return nil, fmt.Errorf("%w: %s: %s answered error %d", ErrBadResponse, b.name, spec.method, msg.Error.Code)
+			return nil, fmt.Errorf("%w: %s: %s answered error %d", ErrBadResponse, b.Name(), spec.method, msg.Error.Code)
 		}
 		next, more, err := r.addPage(p, b, spec, msg.Result)
 		if err != nil {
@@ -307,7 +308,7 @@ func (r *Registry) listBackend(ctx context.Context, b *backend, spec listSpec, q
 		}
 		cursor, hasCursor = next, true
 	}
-	return nil, fmt.Errorf("%w: %s: %s has more than %d pages", ErrBadResponse, b.name, spec.method, maxListPages)
+	return nil, fmt.Errorf("%w: %s: %s has more than %d pages", ErrBadResponse, b.Name(), spec.method, maxListPages)
 }
 
 func appendListRequest(dst []byte, method string, meta json.RawMessage, cursor string, hasCursor bool) []byte {
@@ -328,7 +329,7 @@ func appendListRequest(dst []byte, method string, meta json.RawMessage, cursor s
 }
 
 // addPage appends one page's renamed items to p and returns the backend's next cursor.
-func (r *Registry) addPage(p *part, b *backend, spec listSpec, res []byte) (next string, more bool, err error) {
+func (r *Registry) addPage(p *part, b *backend.Backend, spec listSpec, res []byte) (next string, more bool, err error) {
 	ttl, hasTTL := int64(0), false
 	err = jsonrpc.Members(res, func(key, val []byte) error {
 		switch string(key) {
@@ -351,7 +352,7 @@ func (r *Registry) addPage(p *part, b *backend, spec listSpec, res []byte) (next
 		return nil
 	})
 	if err != nil {
-		return "", false, fmt.Errorf("%w: %s: %s result: %v", ErrBadResponse, b.name, spec.method, err)
+		return "", false, fmt.Errorf("%w: %s: %s result: %v", ErrBadResponse, b.Name(), spec.method, err)
 	}
 	if !hasTTL || ttl < 0 {
 		ttl = 0 // docs/protocol.md §5.1: absent or negative means stale
@@ -362,13 +363,13 @@ func (r *Registry) addPage(p *part, b *backend, spec listSpec, res []byte) (next
 	return next, more, nil
 }
 
-func (r *Registry) addItems(p *part, b *backend, spec listSpec, arr []byte) error {
+func (r *Registry) addItems(p *part, b *backend.Backend, spec listSpec, arr []byte) error {
 	return wire.ForEachElem(arr, func(elem []byte, _ int) error {
 		if elem[0] != '{' {
 			return nil
 		}
 		var target Target
-		raw, err := wire.EditObject(make([]byte, 0, len(elem)+len(b.name)+4), elem, func(k, v []byte) ([]byte, bool) {
+		raw, err := wire.EditObject(make([]byte, 0, len(elem)+len(b.Name())+4), elem, func(k, v []byte) ([]byte, bool) {
 			if string(k) != spec.field {
 				return nil, false
 			}
@@ -379,7 +380,7 @@ func (r *Registry) addItems(p *part, b *backend, spec listSpec, arr []byte) erro
 			if name, ok = names.Listed(spec.kind, name); !ok {
 				return nil, false // a URI the gateway would refuse: not listed
 			}
-			target = Target{Upstream: b.name, Name: name}
+			target = Target{Upstream: b.Name(), Name: name}
 			return jsonrpc.AppendString(nil, string(r.ns.Name(spec.kind, target))), true
 		})
 		if err != nil {
@@ -396,7 +397,7 @@ func (r *Registry) addItems(p *part, b *backend, spec listSpec, arr []byte) erro
 
 // reportTools hands a backend's complete tool list (backend-side names) to Options.OnTools, so
 // metrics can label tool calls with names the backends themselves published.
-func (r *Registry) reportTools(b *backend, spec listSpec, p *part) {
+func (r *Registry) reportTools(b *backend.Backend, spec listSpec, p *part) {
 	if r.onTools == nil || spec.kind != KindTool {
 		return
 	}
@@ -404,5 +405,5 @@ func (r *Registry) reportTools(b *backend, spec listSpec, p *part) {
 	for _, it := range p.items {
 		names = append(names, it.target.Name)
 	}
-	r.onTools(b.name, names)
+	r.onTools(b.Name(), names)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
@@ -120,7 +121,7 @@ func (r *Registry) planListen(ctx context.Context, want *subscriptions, hdr http
 		if d == nil {
 			continue
 		}
-		c, s := &d.caps, &shares[i]
+		c, s := &d.Caps, &shares[i]
 		s.ToolsListChanged = want.ToolsListChanged && c.Tools != nil && c.Tools.ListChanged
 		s.PromptsListChanged = want.PromptsListChanged && c.Prompts != nil && c.Prompts.ListChanged
 		s.ResourcesListChanged = want.ResourcesListChanged && c.Resources != nil && c.Resources.ListChanged
@@ -134,7 +135,7 @@ func (r *Registry) planListen(ctx context.Context, want *subscriptions, hdr http
 			continue // no such backend, or not the caller's to read: not honoured
 		}
 		i := r.indexOf(t.Upstream)
-		if d := ds[i]; d == nil || d.caps.Resources == nil || !d.caps.Resources.Subscribe {
+		if d := ds[i]; d == nil || d.Caps.Resources == nil || !d.Caps.Resources.Subscribe {
 			continue // that backend cannot honour it
 		}
 		shares[i].ResourceSubscriptions = append(shares[i].ResourceSubscriptions, t.Name)
@@ -146,7 +147,7 @@ func (r *Registry) planListen(ctx context.Context, want *subscriptions, hdr http
 
 func (r *Registry) indexOf(name string) int {
 	for i, b := range r.backends {
-		if b.name == name {
+		if b.Name() == name {
 			return i
 		}
 	}
@@ -182,43 +183,43 @@ func (f *feed) backend(ctx context.Context) {
 	start := r.now()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	o := &outgoing{method: MethodListen, version: f.spec.version, pass: f.spec.pass,
-		body: appendListenRequest(f.spec.id, f.spec.meta, f.spec.share)}
+	o := &backend.Request{Method: MethodListen, Version: f.spec.version, Header: f.spec.pass,
+		Body: appendListenRequest(f.spec.id, f.spec.meta, f.spec.share)}
 	// Only the wait for response headers is bounded: the stream itself is long-lived.
-	headers := time.AfterFunc(b.timeout, func() { cancel(wire.ErrCallTimeout) })
-	resp, err := r.post(ctx, b, o)
+	headers := time.AfterFunc(b.Timeout(), func() { cancel(wire.ErrCallTimeout) })
+	resp, err := b.Post(ctx, o)
 	headers.Stop()
 	if err == nil {
 		err = f.relay(ctx, resp)
 		resp.Body.Close()
 	}
 	if err != nil && ctx.Err() == nil {
-		r.log.Warn("upstream listen stream failed", "upstream", b.name, "error", err.Error())
+		r.log.Warn("upstream listen stream failed", "upstream", b.Name(), "error", err.Error())
 	}
-	r.record(b, MethodListen, outcomeOf(err), start, err, true)
+	b.Record(MethodListen, start, err)
 }
 
 // relay publishes the notifications of one backend listen stream.
 func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 	b := f.spec.b
 	if _, isSSE := wire.MediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
-		return wire.StatusError(b.name, resp.StatusCode, "listen was not answered with an event stream")
+		return wire.StatusError(b.Name(), resp.StatusCode, "listen was not answered with an event stream")
 	}
-	rw := names.Rewriter{Space: f.spec.r.ns, Upstream: b.name}
-	sse := wire.NewSSEReaderSize(resp.Body, int(b.maxBytes), wire.SSEListenBuffer)
+	rw := names.Rewriter{Space: f.spec.r.ns, Upstream: b.Name()}
+	sse := wire.NewSSEReaderSize(resp.Body, int(b.MaxBytes()), wire.SSEListenBuffer)
 	for {
 		data, err := sse.Next()
 		switch {
 		case errors.Is(err, io.EOF):
 			return nil
 		case errors.Is(err, wire.ErrEventTooLarge):
-			return fmt.Errorf("%w: %s: %v", ErrBadResponse, b.name, err)
+			return fmt.Errorf("%w: %s: %v", ErrBadResponse, b.Name(), err)
 		case err != nil:
-			return wire.Classify(ctx, b.name, err)
+			return wire.Classify(ctx, b.Name(), err)
 		}
-		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.maxBytes))
+		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.MaxBytes()))
 		if err != nil {
-			return fmt.Errorf("%w: %s: listen event is not a JSON-RPC message", ErrBadResponse, b.name)
+			return fmt.Errorf("%w: %s: listen event is not a JSON-RPC message", ErrBadResponse, b.Name())
 		}
 		if m.IsResponse() {
 			return nil // the backend ended its subscription gracefully

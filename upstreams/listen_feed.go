@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -27,7 +28,7 @@ var errNoSubscribers = errors.New("upstreams: the last subscriber left the liste
 // Identical means the same backend request: the same share of the subscriptions (so every
 // subscriber gets exactly what its own stream would carry), the same _meta and the same
 // Mcp-Param-* headers. Backend listen streams carry the gateway's credentials, never the
-// caller's (see outgoing.fromCaller), and every caller is authenticated on its own request
+// caller's (see backend.Request.FromCaller), and every caller is authenticated on its own request
 // before it joins. The request id and trace context the backend sees are those of the client
 // whose listen opened the stream.
 type Listens struct {
@@ -57,7 +58,7 @@ func (ls *Listens) ListenFor(ctx context.Context, id, params json.RawMessage, hd
 // feedSpec is what opens one backend listen stream.
 type feedSpec struct {
 	r       *Registry
-	b       *backend
+	b       *backend.Backend
 	share   *subscriptions
 	meta    json.RawMessage // the client's _meta, sent on
 	version string
@@ -69,7 +70,7 @@ type feedSpec struct {
 // headers.
 func (s *feedSpec) key() string {
 	var k strings.Builder
-	k.WriteString(s.b.name)
+	k.WriteString(s.b.Name())
 	k.WriteByte(0)
 	k.Write(appendListenRequest(json.RawMessage(`0`), s.meta, s.share))
 	var params []string
@@ -109,7 +110,7 @@ func (hub *Listens) join(ctx context.Context, s *subscriber, spec *feedSpec) {
 	s.mu.Lock()
 	s.open++
 	s.mu.Unlock()
-	flt := newListenFilter(spec.share, spec.r.namespacedURI(spec.b.name))
+	flt := newListenFilter(spec.share, spec.r.namespacedURI(spec.b.Name()))
 	var key string
 	if hub != nil {
 		key = spec.key()
@@ -139,7 +140,7 @@ func (f *feed) add(s *subscriber, flt *listenFilter) {
 
 func (f *feed) run(ctx context.Context) {
 	defer f.end()
-	if f.spec.b.legacy.known() == era.Legacy {
+	if f.spec.b.Era() == era.Legacy {
 		f.legacyBackend(ctx) // docs/protocol.md §7: the legacy GET stream
 		return
 	}
@@ -173,13 +174,13 @@ func (f *feed) end() {
 // Options.OnListChanged for the other replicas.
 func (f *feed) publish(ev listenEvent) {
 	if ev.method != wire.NotifResourcesUpdated {
-		r, name := f.spec.r, f.spec.b.name
+		r, name := f.spec.r, f.spec.b.Name()
 		r.ListChanged(name, ev.method)
 		if r.onListChanged != nil {
 			r.onListChanged(name, ev.method)
 		}
 	}
-	upstream := f.spec.b.name
+	upstream := f.spec.b.Name()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for s, flt := range f.subs {

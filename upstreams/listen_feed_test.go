@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -221,7 +223,7 @@ func TestListensShareOnlyIdenticalListens(t *testing.T) {
 }
 
 func TestFeedKey(t *testing.T) {
-	b := &backend{name: "fault"}
+	b := namedBackend(t, "fault")
 	tools := &subscriptions{ToolsListChanged: true}
 	base := feedSpec{b: b, share: tools, meta: json.RawMessage(testMeta), id: json.RawMessage(`1`),
 		pass: http.Header{"Traceparent": {"00-a-b-01"}, "X-Request-Id": {"r1"}}}
@@ -232,7 +234,7 @@ func TestFeedKey(t *testing.T) {
 		t.Error("listens that differ only in id, trace context and request id do not share")
 	}
 	for name, mod := range map[string]func(*feedSpec){
-		"backend": func(s *feedSpec) { s.b = &backend{name: "other"} },
+		"backend": func(s *feedSpec) { s.b = namedBackend(t, "other") },
 		"share":   func(s *feedSpec) { s.share = &subscriptions{ResourceSubscriptions: []string{"mem://x"}} },
 		"meta": func(s *feedSpec) {
 			s.meta = json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`)
@@ -364,4 +366,16 @@ func TestListenResourceSubscriptionsFollowPolicy(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Listen = %v after the client left", err)
 	}
+}
+
+// namedBackend returns a Backend named name that is never sent a request.
+func namedBackend(t *testing.T, name string) *backend.Backend {
+	t.Helper()
+	b, err := backend.New(backend.Config{Name: name, URL: "http://127.0.0.1:1/mcp"},
+		&backend.Env{Log: slog.New(slog.DiscardHandler), Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
 }

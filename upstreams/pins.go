@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/resuri"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 )
 
 // Tool-definition pinning on the list path (docs/pinning.md). Each tools, prompts and resource
@@ -26,8 +27,8 @@ var pinKinds = map[byte]pins.Kind{1: pins.KindTool, 2: pins.KindPrompt, 4: pins.
 const pinVerdictBytes = 160
 
 // collectPins makes p gather its items' definitions for the pin check, when b is pinned.
-func (r *Registry) collectPins(b *backend, spec listSpec, p *part) {
-	if kind, ok := pinKinds[spec.index]; ok && r.pins.Enabled(b.name) {
+func (r *Registry) collectPins(b *backend.Backend, spec listSpec, p *part) {
+	if kind, ok := pinKinds[spec.index]; ok && r.pins.Enabled(b.Name()) {
 		p.pinKind = kind
 	}
 }
@@ -49,11 +50,11 @@ const unverifiedRetry = time.Second
 // verdicts on p and in the index the call path reads. Items whose pins cannot be read (a store
 // that does not answer in tofu mode) are dropped like blocked ones, and the list is then not
 // cached, so that they come back as soon as they can be verified; the other items are served.
-func (r *Registry) checkPins(ctx context.Context, b *backend, spec listSpec, q *listQuery, p *part, gen uint64) {
+func (r *Registry) checkPins(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery, p *part, gen uint64) {
 	if p.pinKind == "" {
 		return
 	}
-	verdicts := r.pins.CheckList(ctx, b.name, p.pinKind, p.pinDefs)
+	verdicts := r.pins.CheckList(ctx, b.Name(), p.pinKind, p.pinDefs)
 	p.pinDefs = nil
 	kept := p.items[:0]
 	unverified := false
@@ -68,7 +69,7 @@ func (r *Registry) checkPins(ctx context.Context, b *backend, spec listSpec, q *
 	clear(p.items[len(kept):])
 	p.items = kept
 	p.pins = verdicts
-	key := partKey{upstream: b.name, list: spec.index, version: orVersion(q.version)}
+	key := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.version)}
 	if p.private {
 		key.caller = q.cacheKey
 	}
@@ -141,7 +142,7 @@ func (r *Registry) PinVerdict(ctx context.Context, q *PinQuery, method string, t
 	if v, ok := verdicts[target.Name]; ok {
 		return v, nil
 	}
-	return r.pins.Unlisted(b.name, pinKinds[spec.index], target.Name), nil
+	return r.pins.Unlisted(b.Name(), pinKinds[spec.index], target.Name), nil
 }
 
 // TemplatePinVerdict returns the pin verdict that governs a resources/read of target (a
@@ -187,8 +188,8 @@ func (r *Registry) TemplatePinVerdict(ctx context.Context, q *PinQuery, target T
 // pinVerdicts returns the verdicts of the newest list spec of b this replica fetched for the
 // caller (invalidated by list_changed, at most the list's ttlMs or minHeaderIndexTTL old), else
 // of one fetched now.
-func (r *Registry) pinVerdicts(ctx context.Context, q *PinQuery, b *backend, spec listSpec) (map[string]pins.Verdict, error) {
-	pub := partKey{upstream: b.name, list: spec.index, version: orVersion(q.ProtocolVersion)}
+func (r *Registry) pinVerdicts(ctx context.Context, q *PinQuery, b *backend.Backend, spec listSpec) (map[string]pins.Verdict, error) {
+	pub := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.ProtocolVersion)}
 	own := pub
 	own.caller = q.CacheKey
 	gen := r.cache.generation(pub)
@@ -211,11 +212,11 @@ func (r *Registry) pinVerdicts(ctx context.Context, q *PinQuery, b *backend, spe
 
 // pinnedInstructions returns a backend's server instructions as server/discover may pass them
 // on: "" when their drift blocks them or asks for confirmation, or their pin cannot be read.
-func (r *Registry) pinnedInstructions(ctx context.Context, b *backend, instructions string) string {
-	if !r.pins.Enabled(b.name) {
+func (r *Registry) pinnedInstructions(ctx context.Context, upstream, instructions string) string {
+	if !r.pins.Enabled(upstream) {
 		return instructions
 	}
-	v := r.pins.CheckInstructions(ctx, b.name, instructions)
+	v := r.pins.CheckInstructions(ctx, upstream, instructions)
 	if v.Blocked() || v.Confirm() {
 		// Instructions are not called, so no call can be confirmed: text that needs a
 		// user's approval is withheld like blocked text.

@@ -27,13 +27,10 @@ func (r *Registry) Probe(ctx context.Context, upstream string) (*Probe, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.fetchDiscover(ctx, b, nil, false); err != nil {
+	if _, err := b.Discover(ctx); err != nil {
 		return nil, err
 	}
-	p := &Probe{Modern: b.legacy.known() != era.Legacy, Protocol: ProtocolVersion}
-	if !p.Modern {
-		p.Protocol = b.legacy.offer
-	}
+	p := &Probe{Modern: b.Era() != era.Legacy, Protocol: b.Protocol()}
 	tools, err := r.rawList(ctx, b, MethodToolsList)
 	if err != nil {
 		return p, err

@@ -1,13 +1,9 @@
 package upstreams
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/mcp-gateway/gateway/internal/jsonrpc"
-	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 func TestResolveNormalizesResources(t *testing.T) {
@@ -44,25 +40,3 @@ func TestResolveNormalizesResources(t *testing.T) {
 // hideSecret is a caller's policy: everything under file:///secret/ is hidden, and a deny rule
 // covers it (embedded resources are dropped too).
 func hideSecret(_ Kind, t Target) bool { return !strings.HasPrefix(t.Name, "file:///secret/") }
-
-// TestFinalErrorData: a backend error's data.uri (SEP-2164) is namespaced; one naming a hidden
-// resource is the hidden answer for resources/read and loses its data otherwise.
-func TestFinalErrorData(t *testing.T) {
-	ns := names.New("__", false, []string{"fs"})
-	for _, tt := range []struct{ method, data, want string }{
-		{MethodResourcesRead, `{"uri":"file:///a/../missing"}`,
-			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Resource not found","data":{"uri":"fs+file:///missing"}}}`},
-		{MethodResourcesRead, `{"uri":"file:///secret/k"}`,
-			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"` + HiddenResourceMessage + `"}}`},
-		{MethodToolsCall, `{"uri":"file:///secret/k"}`,
-			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Resource not found"}}`},
-		{MethodToolsCall, `{"detail":"x"}`,
-			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Resource not found","data":{"detail":"x"}}}`},
-	} {
-		s := &Stream{method: tt.method, id: json.RawMessage("1"), rw: names.Rewriter{Space: ns, Upstream: "fs", Visible: hideSecret}}
-		got, err := s.render(&jsonrpc.Message{Error: &jsonrpc.Error{Code: -32602, Message: "Resource not found", Data: json.RawMessage(tt.data)}})
-		if err != nil || string(got) != tt.want {
-			t.Errorf("%s with data %s:\n got %s, %v\nwant %s", tt.method, tt.data, got, err, tt.want)
-		}
-	}
-}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -102,7 +103,7 @@ func (r *Registry) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target T
 	if version == "" {
 		version = ProtocolVersion
 	}
-	pub := partKey{upstream: b.name, list: spec.index, version: version}
+	pub := partKey{upstream: b.Name(), list: spec.index, version: version}
 	own := pub
 	own.caller = q.CacheKey
 	gen := r.cache.generation(pub)
@@ -143,7 +144,7 @@ var noToolHeaders = &ToolHeaders{}
 // learnToolHeaders indexes a tools list just fetched from a backend, for whatever reason (a
 // client's tools/list, most often), so that the calls that follow need not fetch it again.
 // gen is the list's invalidation count from before it was requested.
-func (r *Registry) learnToolHeaders(b *backend, spec listSpec, q *listQuery, p *part, gen uint64) {
+func (r *Registry) learnToolHeaders(b *backend.Backend, spec listSpec, q *listQuery, p *part, gen uint64) {
 	if spec.kind != KindTool {
 		return
 	}
@@ -151,7 +152,7 @@ func (r *Registry) learnToolHeaders(b *backend, spec listSpec, q *listQuery, p *
 	if version == "" {
 		version = ProtocolVersion
 	}
-	key := partKey{upstream: b.name, list: spec.index, version: version}
+	key := partKey{upstream: b.Name(), list: spec.index, version: version}
 	if p.private {
 		key.caller = q.cacheKey // "" only without authentication, where every caller is one
 	}

@@ -1,4 +1,4 @@
-package upstreams
+package backend
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ type Call struct {
 	// Params are the client's raw params. Only the routed name, uri or ref changes.
 	Params json.RawMessage
 	// Target is the resolved backend and backend-side name or URI.
-	Target Target
+	Target names.Target
 	// ProtocolVersion is sent as MCP-Protocol-Version; empty means ProtocolVersion.
 	ProtocolVersion string
 	// Header holds the pass-through headers the caller selected: Mcp-Param-*, traceparent,
@@ -40,34 +40,27 @@ type Call struct {
 	SubjectToken string
 	// Visible is the caller's policy for the resources a result names (see names.Rewriter):
 	// nothing under a resource URI it hides is relayed. Nil shows every resource.
-	Visible func(Kind, Target) bool
+	Visible func(names.Kind, names.Target) bool
 	// Embedded says whether a resource may appear in a tool or prompt result (see
 	// names.Rewriter). Nil allows every resource whose URI normalises.
-	Embedded func(Kind, Target) bool
+	Embedded func(names.Kind, names.Target) bool
 	// Caller identifies the caller (issuer + "#" + subject) for a backend configured for token
 	// exchange: a pre-2026 one gets a session per caller, keyed by it. Empty: keyed by the
 	// SubjectToken.
 	Caller string
 }
 
-// DefaultMaxResultBytesInFlight is the default of Options.MaxResultBytesInFlight.
-const DefaultMaxResultBytesInFlight = 128 << 20
-
 // ErrResultBudget is returned when relaying a backend's response would take the buffer memory
-// of every response being relayed on this replica past Options.MaxResultBytesInFlight. It is the
+// of every response being relayed on this replica past its bound (Env.Results). It is the
 // gateway's own overload, not the backend's failure: it counts against neither the backend's
 // health nor its circuit breaker.
 var ErrResultBudget = errors.New("upstreams: too many response bytes in flight on this replica")
-
-// ResultBytesInFlight is the buffer memory held now by backend responses being relayed.
-func (r *Registry) ResultBytesInFlight() int64 { return r.results.InUse() }
 
 // Stream yields a backend's messages for one call, in order, as complete JSON-RPC messages with
 // resource URIs rewritten back to namespaced form: notifications (progress, log) first, then the
 // response, which carries the client's id and ends the call. It is not safe for concurrent use.
 type Stream struct {
-	r       *Registry
-	b       *backend
+	b       *Backend
 	method  string
 	id      json.RawMessage
 	rw      names.Rewriter
@@ -79,7 +72,7 @@ type Stream struct {
 	probe   bool               // a health probe: failures do not trigger another probe
 	resp    *http.Response
 	sse     *wire.SSEReader
-	leg     *legacy.RoundTrip // set for a legacy backend (legacy_stream.go)
+	leg     *legacy.RoundTrip // set for a legacy backend (legacystream.go)
 	body    *bodyread.Buffer  // a JSON response; Result may point into it until Close
 	// resultOnly: the caller takes a successful response from Result, so Next does
 	// not render it (see ResultOnly).
@@ -93,15 +86,12 @@ type Stream struct {
 	dropped    int // notifications not relayed (resources the caller may not see)
 }
 
-// Call forwards c to its backend and returns the response stream once the backend has answered
-// with headers (and, for a JSON answer, its whole body). The backend request is cancelled when
-// ctx ends, when the backend's timeout passes, or when the Stream is closed. A JSON response
-// that is not a valid JSON-RPC response fails here with ErrBadResponse.
-func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
-	b, err := r.backend(c.Target.Upstream)
-	if err != nil {
-		return nil, err
-	}
+// Call forwards c to the backend, whose name c.Target.Upstream is, and returns the response
+// stream once the backend has answered with headers (and, for a JSON answer, its whole body).
+// The backend request is cancelled when ctx ends, when the backend's timeout passes, or when
+// the Stream is closed. A JSON response that is not a valid JSON-RPC response fails here with
+// wire.ErrBadResponse.
+func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 	if len(c.ID) == 0 {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: a call needs an id")
 	}
@@ -113,25 +103,25 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 	}
 	name := ""
 	switch c.Method {
-	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead:
+	case wire.MethodToolsCall, wire.MethodPromptsGet, wire.MethodResourcesRead:
 		name = c.Target.Name // docs/protocol.md §2.2: only these three carry Mcp-Name
 	}
-	return r.open(ctx, b, c.ID, &outgoing{method: c.Method, name: name, version: c.ProtocolVersion, pass: c.Header, body: body,
-		subject: b.subjectFor(c.SubjectToken), caller: c.Caller, fromCaller: true, visible: c.Visible, embedded: c.Embedded})
+	return b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
+		Subject: b.SubjectFor(c.SubjectToken), Caller: c.Caller, FromCaller: true, visible: c.Visible, embedded: c.Embedded})
 }
 
 // open sends o and prepares the Stream of its response; id is the id the response gets.
-func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *outgoing) (*Stream, error) {
-	s := &Stream{r: r, b: b, method: o.method, id: id, start: r.now(), probe: o.probe,
-		rw: names.Rewriter{Space: r.ns, Upstream: b.name, Visible: o.visible, Embedded: o.embedded}}
+func (b *Backend) open(ctx context.Context, id json.RawMessage, o *Request) (*Stream, error) {
+	s := &Stream{b: b, method: o.Method, id: id, start: b.env.Now(), probe: o.probe,
+		rw: names.Rewriter{Space: b.env.Names, Upstream: b.name, Visible: o.visible, Embedded: o.embedded}}
 	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
-	if legacy, _, err := r.isLegacy(s.ctx, b, o); err != nil {
+	if legacy, _, err := b.isLegacy(s.ctx, o); err != nil {
 		s.fail(err)
 		return nil, err
 	} else if legacy {
-		return r.openLegacy(s, o) // docs/protocol.md §7: bridged to a pre-2026 backend
+		return s.openLegacy(o) // docs/protocol.md §7: bridged to a pre-2026 backend
 	}
-	resp, err := r.post(s.ctx, b, o)
+	resp, err := b.Post(s.ctx, o)
 	if err != nil {
 		s.fail(err)
 		return nil, err
@@ -142,7 +132,7 @@ func (r *Registry) open(ctx context.Context, b *backend, id json.RawMessage, o *
 	case isSSE && resp.StatusCode/100 == 2:
 		s.isSSE = true
 		s.sse = wire.NewSSEReader(resp.Body, int(b.maxBytes))
-		s.sse.Budget = r.results
+		s.sse.Budget = b.env.Results
 		return s, nil
 	case isJSON:
 		err = s.readJSON()
@@ -161,8 +151,8 @@ const maxSkippedNotifications = 10000
 
 // roundTripOnce sends one gateway-originated request (list page, discover) and returns the
 // decoded response, skipping notifications. roundTrip (retry.go) retries it.
-func (r *Registry) roundTripOnce(ctx context.Context, b *backend, o *outgoing) (*jsonrpc.Message, error) {
-	s, err := r.open(ctx, b, json.RawMessage(gatewayID), o)
+func (b *Backend) roundTripOnce(ctx context.Context, o *Request) (*jsonrpc.Message, error) {
+	s, err := b.open(ctx, json.RawMessage(gatewayID), o)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +169,7 @@ func (r *Registry) roundTripOnce(ctx context.Context, b *backend, o *outgoing) (
 			return &m, nil
 		}
 	}
-	err = fmt.Errorf("%w: %s: too many notifications before the response", ErrBadResponse, b.name)
+	err = fmt.Errorf("%w: %s: too many notifications before the response", wire.ErrBadResponse, b.name)
 	s.fail(err)
 	return nil, err
 }
@@ -202,7 +192,7 @@ func (s *Stream) readJSON() error {
 	// One buffer of the declared length (or growing as the response arrives), charged to the
 	// replica's budget for responses in flight, kept until Close: the result is relayed from
 	// it without a copy.
-	buf, err := bodyread.ReadSized(s.resp.Body, s.b.maxBytes, s.resp.ContentLength, s.r.results)
+	buf, err := bodyread.ReadSized(s.resp.Body, s.b.maxBytes, s.resp.ContentLength, s.b.env.Results)
 	if err != nil {
 		return s.readError(err)
 	}
@@ -231,7 +221,7 @@ func (s *Stream) render(m *jsonrpc.Message) ([]byte, error) {
 		e := m.Error
 		data, ok := s.rw.ErrorData(e.Data)
 		switch {
-		case !ok && s.method == MethodResourcesRead:
+		case !ok && s.method == wire.MethodResourcesRead:
 			return s.hiddenResource(), nil
 		case !ok:
 			e = &jsonrpc.Error{Code: e.Code, Message: e.Message} // its data names a hidden resource
@@ -247,10 +237,10 @@ func (s *Stream) render(m *jsonrpc.Message) ([]byte, error) {
 		return s.hiddenResource(), nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: result: %v", ErrBadResponse, s.b.name, err)
+		return nil, fmt.Errorf("%w: %s: result: %v", wire.ErrBadResponse, s.b.name, err)
 	}
 	if s.resultOnly && s.leg == nil {
-		// A legacy round trip reads on after its response (legacy_stream.go), so its result
+		// A legacy round trip reads on after its response (legacystream.go), so its result
 		// is copied below instead.
 		s.result = res
 		return nil, nil
@@ -267,11 +257,11 @@ func (s *Stream) render(m *jsonrpc.Message) ([]byte, error) {
 func (s *Stream) readError(err error) error {
 	switch {
 	case errors.Is(err, bodyread.ErrBudget):
-		return fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, s.r.results.Max())
+		return fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, s.b.env.Results.Max())
 	case errors.Is(err, wire.ErrTooLarge), errors.Is(err, bodyread.ErrTooLarge), errors.Is(err, wire.ErrEventTooLarge):
-		return fmt.Errorf("%w: %s: %v (limit %d bytes)", ErrBadResponse, s.b.name, err, s.b.maxBytes)
+		return fmt.Errorf("%w: %s: %v (limit %d bytes)", wire.ErrBadResponse, s.b.name, err, s.b.maxBytes)
 	case errors.Is(err, io.EOF):
-		return fmt.Errorf("%w: %s: the stream ended without a response", ErrBadResponse, s.b.name)
+		return fmt.Errorf("%w: %s: the stream ended without a response", wire.ErrBadResponse, s.b.name)
 	}
 	return wire.Classify(s.ctx, s.b.name, err)
 }
@@ -283,8 +273,8 @@ func (s *Stream) Result() json.RawMessage { return s.result }
 
 // Next returns the next message. last is true for the response, which ends the call; after it
 // Next returns io.EOF. A notification may be returned in the Stream's own buffer: it is valid
-// until the next call. Any other error ends the stream: it wraps ErrUnavailable (connection reset
-// mid-stream), ErrTimeout, ErrBadResponse, or the caller's context error.
+// until the next call. Any other error ends the stream: it wraps wire.ErrUnavailable (connection reset
+// mid-stream), wire.ErrTimeout, wire.ErrBadResponse, or the caller's context error.
 func (s *Stream) Next() (msg []byte, last bool, err error) {
 	if s.done {
 		return nil, false, io.EOF
@@ -314,7 +304,7 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(s.b.maxBytes))
 		switch {
 		case err != nil:
-			err = fmt.Errorf("%w: %s: event is not a JSON-RPC message", ErrBadResponse, s.b.name)
+			err = fmt.Errorf("%w: %s: event is not a JSON-RPC message", wire.ErrBadResponse, s.b.name)
 		case m.IsResponse():
 			if msg, err = s.render(m); err == nil {
 				s.end(s.outcome, nil)
@@ -323,7 +313,7 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 		case m.ID != nil:
 			// A 2026-07-28 response stream must not carry JSON-RPC requests (server-to-client
 			// requests go through MRTR instead).
-			err = fmt.Errorf("%w: %s: request %q on a response stream", ErrBadResponse, s.b.name, m.Method)
+			err = fmt.Errorf("%w: %s: request %q on a response stream", wire.ErrBadResponse, s.b.name, m.Method)
 		default:
 			if p, ok := s.rw.Notification(m.Method, m.Params); ok {
 				if sameBytes(p, m.Params) && isCanonicalNotification(data, m.Method, p) {
@@ -335,7 +325,7 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 			if s.dropped++; s.dropped <= maxSkippedNotifications {
 				continue
 			}
-			err = fmt.Errorf("%w: %s: too many notifications dropped", ErrBadResponse, s.b.name)
+			err = fmt.Errorf("%w: %s: too many notifications dropped", wire.ErrBadResponse, s.b.name)
 		}
 		s.fail(err)
 		return nil, false, err
@@ -397,7 +387,7 @@ func (s *Stream) OnWait(fn func()) bool {
 func (s *Stream) hiddenResource() []byte {
 	s.outcome = OutcomeBackendError
 	s.status = http.StatusBadRequest
-	s.last = &jsonrpc.Message{Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, HiddenResourceMessage)}
+	s.last = &jsonrpc.Message{Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, names.HiddenResourceMessage)}
 	return jsonrpc.AppendError(nil, s.id, s.last.Error)
 }
 
@@ -421,14 +411,14 @@ func (s *Stream) Close() error {
 }
 
 func (s *Stream) fail(err error) {
-	s.end(outcomeOf(err), err) // a failure never changes the backend's learnt era (legacy.go)
+	s.end(outcomeOf(err), err) // a failure never changes the backend's learnt era (era.go)
 }
 
 // end records the outcome once and releases the backend request.
 func (s *Stream) end(outcome string, err error) {
 	s.done = true
 	s.once.Do(func() {
-		s.r.record(s.b, s.method, outcome, s.start, err, !s.probe)
+		s.b.record(s.method, outcome, s.start, err, !s.probe)
 		s.stop()
 		if s.resp != nil {
 			s.resp.Body.Close()

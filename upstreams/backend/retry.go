@@ -1,4 +1,4 @@
-package upstreams
+package backend
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // Defaults of RetryConfig.
@@ -83,13 +84,13 @@ func (p retryPolicy) wait(n int) time.Duration {
 // retried (a slow backend stays slow and the caller's budget is spent), nor an open circuit,
 // a bad answer, or the caller going away.
 func retryable(err error) bool {
-	return errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrCircuitOpen) && !errors.Is(err, ErrCredentials)
+	return errors.Is(err, wire.ErrUnavailable) && !errors.Is(err, ErrCircuitOpen) && !errors.Is(err, ErrCredentials)
 }
 
-// roundTrip sends a gateway-originated request that is safe to repeat (a list page or
-// server/discover) and returns the decoded final response, retrying with backoff within ctx. A
-// health probe is tried once: the next probe is its retry.
-func (r *Registry) roundTrip(ctx context.Context, b *backend, o *outgoing) (*jsonrpc.Message, error) {
+// RoundTrip sends a gateway-originated request that is safe to repeat (a list page or
+// server/discover) and returns the decoded final response, notifications skipped, retrying
+// with backoff within ctx. A health probe is tried once: the next probe is its retry.
+func (b *Backend) RoundTrip(ctx context.Context, o *Request) (*jsonrpc.Message, error) {
 	attempts := b.retry.attempts
 	if o.probe {
 		attempts = 1
@@ -97,7 +98,7 @@ func (r *Registry) roundTrip(ctx context.Context, b *backend, o *outgoing) (*jso
 	var err error
 	for n := 1; ; n++ {
 		var m *jsonrpc.Message
-		if m, err = r.roundTripOnce(ctx, b, o); err == nil || n >= attempts || !retryable(err) {
+		if m, err = b.roundTripOnce(ctx, o); err == nil || n >= attempts || !retryable(err) {
 			return m, err
 		}
 		t := time.NewTimer(b.retry.wait(n))

@@ -1,7 +1,7 @@
-package upstreams
+package backend
 
 // Bridging to pre-2026 backends (docs/protocol.md §7): toward a 2025-11-25, 2025-06-18 or 2025-03-26
-// backend the gateway is a legacy client with a small pool of sessions, while the Registry API
+// backend the gateway is a legacy client with a small pool of sessions, while the Backend API
 // stays the same, so a 2026-07-28 client cannot tell the eras apart.
 
 import (
@@ -122,14 +122,14 @@ var errEraPending = errors.New("the backend's protocol era is still being probed
 
 // isLegacy reports the backend's era for o, learning it when unknown. d is the backend's
 // server/discover answer when the probe just fetched one from a modern backend.
-func (r *Registry) isLegacy(ctx context.Context, b *backend, o *outgoing) (legacy bool, d *discovered, err error) {
+func (b *Backend) isLegacy(ctx context.Context, o *Request) (legacy bool, d *Discovered, err error) {
 	switch b.legacy.known() {
 	case era.Modern:
 		return false, nil, nil
 	case era.Legacy:
 		return true, nil, nil
 	}
-	p, err := r.awaitEra(ctx, b, o)
+	p, err := b.awaitEra(ctx, o)
 	if err != nil {
 		return false, nil, err
 	}
@@ -139,7 +139,7 @@ func (r *Registry) isLegacy(ctx context.Context, b *backend, o *outgoing) (legac
 // probeResult is the outcome of one shared era probe.
 type probeResult struct {
 	era  era.Era // era.Unknown when the answer was not definitive
-	disc *discovered
+	disc *Discovered
 }
 
 // awaitEra joins the backend's era probe, starting it when none is in flight. The probe runs
@@ -148,15 +148,15 @@ type probeResult struct {
 // by the circuit breaker like any backend request; only a health probe (o.probe) passes an open circuit,
 // as it does for server/discover. A request that fans out to every backend waits at most
 // eraFanOutWait.
-func (r *Registry) awaitEra(ctx context.Context, b *backend, o *outgoing) (*probeResult, error) {
+func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error) {
 	health := o.probe
-	if !health && b.breaker.isOpen(r.now()) {
+	if !health && b.breaker.isOpen(b.env.Now()) {
 		return nil, b.breaker.openErr()
 	}
 	ch := b.legacy.flight.DoChan("era", func() (any, error) {
 		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, wire.ErrCallTimeout)
 		defer cancel()
-		return r.probeEra(pctx, b, health)
+		return b.probeEra(pctx, health)
 	})
 	var limit <-chan time.Time
 	if fanOut(o) && !b.required {
@@ -171,7 +171,7 @@ func (r *Registry) awaitEra(ctx context.Context, b *backend, o *outgoing) (*prob
 		}
 		return res.Val.(*probeResult), nil
 	case <-limit:
-		return nil, fmt.Errorf("%w: %w: %s", ErrTimeout, errEraPending, b.name)
+		return nil, fmt.Errorf("%w: %w: %s", wire.ErrTimeout, errEraPending, b.name)
 	case <-ctx.Done():
 		// The request's own timeout may pass just before the probe's: it waited on the probe,
 		// whose outcome the probe records, so it is not counted again.
@@ -187,9 +187,9 @@ type probeErr struct{ error }
 func (e probeErr) Unwrap() error { return e.error }
 
 // fanOut reports whether o is part of a request sent to every backend.
-func fanOut(o *outgoing) bool {
-	switch o.method {
-	case MethodDiscover, MethodToolsList, MethodPromptsList, MethodResourcesList, MethodResourceTemplates:
+func fanOut(o *Request) bool {
+	switch o.Method {
+	case wire.MethodDiscover, wire.MethodToolsList, wire.MethodPromptsList, wire.MethodResourcesList, wire.MethodResourceTemplates:
 		return !o.probe
 	}
 	return false
@@ -203,35 +203,35 @@ const maxProbeEvents = 100
 // answer (refused, reset, timeout) is an error; an answer that says nothing about the era leaves
 // it unknown, and the request then goes out as modern, uncached, so that the backend's own answer
 // to it is what the caller sees.
-func (r *Registry) probeEra(ctx context.Context, b *backend, health bool) (*probeResult, error) {
+func (b *Backend) probeEra(ctx context.Context, health bool) (*probeResult, error) {
 	if !health {
-		if err := b.breaker.allow(r.now(), false); err != nil {
+		if err := b.breaker.allow(b.env.Now(), false); err != nil {
 			return nil, err
 		}
 	}
-	start := r.now()
-	v, d, answered, err := r.sendProbe(ctx, b)
+	start := b.env.Now()
+	v, d, answered, err := b.sendProbe(ctx)
 	if v.Candidate {
-		v = r.confirmLegacy(ctx, b)
+		v = b.confirmLegacy(ctx)
 	}
 	outcome := outcomeOf(err)
 	switch {
 	case v.Era != era.Unknown:
 		outcome, err = OutcomeOK, nil
 	case err == nil:
-		outcome, err = OutcomeBadResponse, errorf(ErrBadResponse, b, "server/discover probe: the answer names no protocol era")
+		outcome, err = OutcomeBadResponse, errorf(wire.ErrBadResponse, b, "server/discover probe: the answer names no protocol era")
 	}
-	r.record(b, MethodDiscover, outcome, start, err, !health)
+	b.record(wire.MethodDiscover, outcome, start, err, !health)
 	if !answered {
 		return nil, err
 	}
 	if v.Era != era.Unknown {
 		b.legacy.learn(v.Era)
 		if d != nil {
-			b.disc.store(d, r.now())
+			b.disc.store(d, b.env.Now())
 		}
 		if v.Era == era.Legacy {
-			r.log.Info("upstream speaks a pre-2026 revision; bridging", "upstream", b.name)
+			b.env.Log.Info("upstream speaks a pre-2026 revision; bridging", "upstream", b.name)
 		}
 	}
 	return &probeResult{era: v.Era, disc: d}, nil
@@ -239,8 +239,8 @@ func (r *Registry) probeEra(ctx context.Context, b *backend, health bool) (*prob
 
 // sendProbe sends the server/discover probe and classifies the answer. answered is false when
 // no answer came at all; err then says why, or why an answer was not definitive.
-func (r *Registry) sendProbe(ctx context.Context, b *backend) (v era.Verdict, d *discovered, answered bool, err error) {
-	resp, err := r.post(ctx, b, &outgoing{method: MethodDiscover, body: []byte(discoverRequest), probe: true})
+func (b *Backend) sendProbe(ctx context.Context) (v era.Verdict, d *Discovered, answered bool, err error) {
+	resp, err := b.Post(ctx, &Request{Method: wire.MethodDiscover, Body: []byte(discoverRequest), probe: true})
 	if err != nil {
 		return era.Verdict{}, nil, false, err
 	}
@@ -260,9 +260,9 @@ func (r *Registry) sendProbe(ctx context.Context, b *backend) (v era.Verdict, d 
 
 // confirmLegacy learns legacy from a candidate answer only when a legacy initialize handshake
 // succeeds; the session stays in the gateway's pool.
-func (r *Registry) confirmLegacy(ctx context.Context, b *backend) era.Verdict {
+func (b *Backend) confirmLegacy(ctx context.Context) era.Verdict {
 	if _, err := b.legacy.bridge.InitResult(ctx); err != nil {
-		r.log.Warn("upstream answered the era probe like a pre-2026 server, but initialize failed; era left unknown",
+		b.env.Log.Warn("upstream answered the era probe like a pre-2026 server, but initialize failed; era left unknown",
 			"upstream", b.name, "error", err.Error())
 		return era.Verdict{}
 	}
@@ -271,7 +271,7 @@ func (r *Registry) confirmLegacy(ctx context.Context, b *backend) era.Verdict {
 
 // readProbeResponse returns the JSON-RPC response of the probe, from a JSON body or the first
 // response event of an SSE body.
-func readProbeResponse(b *backend, resp *http.Response) (*jsonrpc.Message, error) {
+func readProbeResponse(b *Backend, resp *http.Response) (*jsonrpc.Message, error) {
 	isJSON, isSSE := wire.MediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case isJSON:
@@ -300,25 +300,25 @@ func readProbeResponse(b *backend, resp *http.Response) (*jsonrpc.Message, error
 // to re-learn the era from an answer naming 2026-07-28, and pings a session so a dead backend
 // shows as down. handled is false for a modern backend whose discover the caller must still
 // fetch.
-func (r *Registry) legacyDiscover(ctx context.Context, b *backend, probe bool) (d *discovered, handled bool, err error) {
-	legacy, d, err := r.isLegacy(ctx, b, &outgoing{method: MethodDiscover, probe: probe})
+func (b *Backend) legacyDiscover(ctx context.Context, probe bool) (d *Discovered, handled bool, err error) {
+	legacy, d, err := b.isLegacy(ctx, &Request{Method: wire.MethodDiscover, probe: probe})
 	switch {
 	case err != nil:
 		if !errors.Is(err, errEraPending) && !errors.Is(err, ErrCircuitOpen) {
-			b.health.down(r.now(), err)
+			b.health.down(b.env.Now(), err)
 		}
 		return nil, true, err
 	case d != nil:
-		b.health.up(r.now)
+		b.health.up(b.env.Now)
 		return d, true, nil
 	case !legacy:
 		return nil, false, nil
 	}
 	if probe {
-		if d, ok := r.recheckLegacy(ctx, b); ok {
+		if d, ok := b.recheckLegacy(ctx); ok {
 			return d, true, nil
 		}
-		if _, err := r.roundTrip(ctx, b, &outgoing{method: era.MethodPing, body: []byte(pingRequest), probe: true}); err != nil {
+		if _, err := b.RoundTrip(ctx, &Request{Method: era.MethodPing, Body: []byte(pingRequest), probe: true}); err != nil {
 			return nil, true, err
 		}
 	}
@@ -326,48 +326,44 @@ func (r *Registry) legacyDiscover(ctx context.Context, b *backend, probe bool) (
 	if err != nil {
 		return nil, true, err
 	}
-	b.health.up(r.now)
+	b.health.up(b.env.Now)
 	return discoveredFrom(init), true, nil
 }
 
 // recheckLegacy sends a learnt-legacy backend the server/discover probe; an answer naming
 // 2026-07-28 among its supportedVersions re-learns the era as modern, and the legacy sessions
 // are closed. Any other answer, or none, keeps the era.
-func (r *Registry) recheckLegacy(ctx context.Context, b *backend) (*discovered, bool) {
+func (b *Backend) recheckLegacy(ctx context.Context) (*Discovered, bool) {
 	if b.legacy.pinned != "" {
 		return nil, false
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	defer cancel()
-	v, d, _, _ := r.sendProbe(ctx, b)
+	v, d, _, _ := b.sendProbe(ctx)
 	if !v.Named || v.Era != era.Modern || d == nil || !b.legacy.relearn(era.Modern) {
 		return nil, false
 	}
-	r.log.Info("upstream now names 2026-07-28 in server/discover; no longer bridging", "upstream", b.name)
-	b.disc.store(d, r.now())
-	b.health.up(r.now)
+	b.env.Log.Info("upstream now names 2026-07-28 in server/discover; no longer bridging", "upstream", b.name)
+	b.disc.store(d, b.env.Now())
+	b.health.up(b.env.Now)
 	go b.legacy.bridge.Close()
 	return d, true
 }
 
 // relearnModern is fetchDiscover's check of a health probe's answer from a learnt-modern
 // backend: an answer naming only pre-2026 versions re-learns the era as legacy.
-func (r *Registry) relearnModern(b *backend, m *jsonrpc.Message) bool {
+func (b *Backend) relearnModern(m *jsonrpc.Message) bool {
 	if era.Named(m) != era.Legacy || !b.legacy.relearn(era.Legacy) {
 		return false
 	}
-	r.log.Info("upstream names only pre-2026 revisions in server/discover; bridging", "upstream", b.name)
+	b.env.Log.Info("upstream names only pre-2026 revisions in server/discover; bridging", "upstream", b.name)
 	return true
 }
 
 // pingRequest is the health probe sent to a legacy backend instead of server/discover.
 const pingRequest = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 
-// errLegacySkip marks a legacy backend that cannot take part in an operation (a GET stream
-// refused with 405); the caller leaves it out quietly.
-var errLegacySkip = errors.New("not supported by this legacy backend")
-
 // errorf builds an error wrapping sentinel with the backend name.
-func errorf(sentinel error, b *backend, format string, args ...any) error {
+func errorf(sentinel error, b *Backend, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: "+format, append([]any{sentinel, b.name}, args...)...)
 }

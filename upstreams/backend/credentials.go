@@ -1,4 +1,4 @@
-package upstreams
+package backend
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
-// Backend credential types (UpstreamConfig.Auth.Type).
+// Backend credential types (Config.Auth.Type).
 const (
 	// AuthClientCredentials: the gateway gets its own token with the OAuth 2.0 client
 	// credentials grant (RFC 6749 §4.4) and sends it to the backend.
@@ -55,7 +55,7 @@ const maxTokenResponseBytes = 64 << 10
 
 // ErrCredentials: the backend's own credentials could not be obtained (the token endpoint failed
 // or refused, or a call to a token-exchange backend came without the caller's token). It always
-// comes wrapped together with ErrUnavailable.
+// comes wrapped together with wire.ErrUnavailable.
 var ErrCredentials = wire.ErrCredentials
 
 // AuthConfig is how the gateway authenticates to one backend with OAuth. The client's own token
@@ -209,7 +209,7 @@ func (c *credentials) authorization(ctx context.Context, subject string, fromCal
 		return c.get(ctx, &c.own, "", "")
 	}
 	if subject == "" {
-		return "", fmt.Errorf("%w: %w: %s: no caller token to exchange", ErrUnavailable, ErrCredentials, c.name)
+		return "", fmt.Errorf("%w: %w: %s: no caller token to exchange", wire.ErrUnavailable, ErrCredentials, c.name)
 	}
 	sum := sha256.Sum256([]byte(subject))
 	return c.get(ctx, &c.subj, string(sum[:]), subject)
@@ -326,7 +326,7 @@ func oauthErrorCode(s string) string {
 }
 
 func (c *credentials) fail(why string) error {
-	return fmt.Errorf("%w: %w: %s: %s", ErrUnavailable, ErrCredentials, c.name, why)
+	return fmt.Errorf("%w: %w: %s: %s", wire.ErrUnavailable, ErrCredentials, c.name, why)
 }
 
 // tokenCache holds tokens by key, at most max of them.

@@ -1,10 +1,9 @@
-package upstreams
+package backend
 
 import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
@@ -22,28 +21,25 @@ const (
 
 // newBridge gives b its bridge to a pre-2026 backend; the bridge is used only once the backend
 // is known (or pinned) to speak a pre-2026 revision.
-func (r *Registry) newBridge(b *backend, auth *AuthConfig) *legacy.Bridge {
-	return legacy.New(bridgeBackend{r: r, b: b}, legacy.Config{
+func (b *Backend) newBridge(auth *AuthConfig) *legacy.Bridge {
+	return legacy.New(bridgeBackend{b}, legacy.Config{
 		Offer:      b.legacy.offer,
 		ClientInfo: b.legacy.client,
 		MaxCallers: auth.MaxLegacySessions,
 		CallerIdle: auth.LegacySessionIdle,
 		CheckInit: func(init *legacy.InitResult) error {
 			if _, err := capsOf(init); err != nil {
-				return errorf(ErrBadResponse, b, "initialize result: %v", err)
+				return errorf(wire.ErrBadResponse, b, "initialize result: %v", err)
 			}
 			return nil
 		},
-		Log: r.log,
-		Now: r.now,
+		Log: b.env.Log,
+		Now: b.env.Now,
 	})
 }
 
 // bridgeBackend is a backend as the bridge sees it (legacy.Backend).
-type bridgeBackend struct {
-	r *Registry
-	b *backend
-}
+type bridgeBackend struct{ b *Backend }
 
 func (x bridgeBackend) Name() string           { return x.b.name }
 func (x bridgeBackend) URL() string            { return x.b.url }
@@ -58,13 +54,13 @@ func (x bridgeBackend) Authorization(ctx context.Context, subject string, fromCa
 }
 
 func (x bridgeBackend) Failed(method string, start time.Time, err error) {
-	x.r.record(x.b, method, outcomeOf(err), start, err, true)
+	x.b.record(method, outcomeOf(err), start, err, true)
 }
 
 // capsOf decodes the capabilities of a legacy InitializeResult into the set the gateway merges,
 // which drops core tasks and anything else legacy-only.
-func capsOf(init *legacy.InitResult) (capSet, error) {
-	var caps capSet
+func capsOf(init *legacy.InitResult) (Caps, error) {
+	var caps Caps
 	if len(init.Capabilities) == 0 {
 		return caps, nil
 	}
@@ -74,22 +70,12 @@ func capsOf(init *legacy.InitResult) (capSet, error) {
 
 // discoveredFrom synthesizes a legacy backend's server/discover contribution from its
 // InitializeResult.
-func discoveredFrom(init *legacy.InitResult) *discovered {
+func discoveredFrom(init *legacy.InitResult) *Discovered {
 	caps, _ := capsOf(init) // checked by the handshake (CheckInit)
-	return &discovered{caps: caps, instructions: init.Instructions, ttl: MaxDiscoverTTL}
+	return &Discovered{Caps: caps, Instructions: init.Instructions, TTL: MaxDiscoverTTL}
 }
 
 // readErr classifies an error met while reading a response outside a Stream.
-func readErr(ctx context.Context, b *backend, err error) error {
+func readErr(ctx context.Context, b *Backend, err error) error {
 	return wire.ReadErr(ctx, b.name, b.maxBytes, err)
-}
-
-// closeLegacy ends every pooled legacy session with DELETE, so backends free them now rather
-// than at their idle timeout.
-func (r *Registry) closeLegacy() {
-	var wg sync.WaitGroup
-	for _, b := range r.backends {
-		wg.Go(b.legacy.bridge.Close)
-	}
-	wg.Wait()
 }

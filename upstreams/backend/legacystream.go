@@ -1,29 +1,29 @@
-package upstreams
+package backend
 
 import (
-	"context"
 	"crypto/sha256"
 	"fmt"
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
 // openLegacy is open for a legacy backend: the request goes on a pooled session with a
 // session-unique id, and the Stream translates what comes back.
-func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
-	lr, err := era.ToLegacyRequest(o.body)
+func (s *Stream) openLegacy(o *Request) (*Stream, error) {
+	lr, err := era.ToLegacyRequest(o.Body)
 	if err != nil {
-		err = errorf(ErrBadResponse, s.b, "request for a legacy backend: %v", err)
+		err = errorf(wire.ErrBadResponse, s.b, "request for a legacy backend: %v", err)
 		s.fail(err)
 		return nil, err
 	}
-	if o.fromCaller && s.b.exchangesTokens() {
+	if o.FromCaller && s.b.ExchangesTokens() {
 		// Every request of this call, the side ones included, goes as the caller.
-		s.ctx = legacy.WithCaller(s.ctx, o.subject)
+		s.ctx = legacy.WithCaller(s.ctx, o.Subject)
 	}
-	x, err := r.legacyStart(s.ctx, s.b, lr, o)
+	x, err := s.legacyStart(lr, o)
 	if err != nil {
 		s.fail(err)
 		return nil, err
@@ -43,38 +43,39 @@ func (r *Registry) openLegacy(s *Stream, o *outgoing) (*Stream, error) {
 
 // legacyStart sends lr on a pooled session, within the backend's circuit breaker: for a caller
 // of a token-exchange backend one of that caller's own sessions, else one of the gateway's.
-func (r *Registry) legacyStart(ctx context.Context, b *backend, lr *era.Request, o *outgoing) (*legacy.RoundTrip, error) {
-	if err := b.breaker.allow(r.now(), false); err != nil {
+func (s *Stream) legacyStart(lr *era.Request, o *Request) (*legacy.RoundTrip, error) {
+	b := s.b
+	if err := b.breaker.allow(b.env.Now(), false); err != nil {
 		return nil, err
 	}
-	pool, give, err := r.legacyPool(b, o)
+	pool, give, err := b.legacy.pool(b, o)
 	if err != nil {
-		b.breaker.result(r.now(), OutcomeCanceled) // frees a half-open slot this request may hold
+		b.breaker.result(b.env.Now(), OutcomeCanceled) // frees a half-open slot this request may hold
 		return nil, err
 	}
-	return b.legacy.bridge.Start(ctx, pool, give, lr, o.pass)
+	return b.legacy.bridge.Start(s.ctx, pool, give, lr, o.Header)
 }
 
-// legacyPool returns the pool o's request goes to. A caller of a token-exchange backend gets
+// pool returns the pool o's request to b goes to. A caller of a token-exchange backend gets
 // its own (give hands it back when done); without the caller's token the request is refused
 // before anything is sent, never sent as the gateway.
-func (r *Registry) legacyPool(b *backend, o *outgoing) (*legacy.Pool, func(), error) {
-	if !o.fromCaller || !b.exchangesTokens() {
-		return b.legacy.bridge.Gateway(), nil, nil
+func (l *legacyState) pool(b *Backend, o *Request) (*legacy.Pool, func(), error) {
+	if !o.FromCaller || !b.ExchangesTokens() {
+		return l.bridge.Gateway(), nil, nil
 	}
-	if o.subject == "" {
-		return nil, nil, fmt.Errorf("%w: %w: %s: no caller token to exchange", ErrUnavailable, ErrCredentials, b.name)
+	if o.Subject == "" {
+		return nil, nil, fmt.Errorf("%w: %w: %s: no caller token to exchange", wire.ErrUnavailable, ErrCredentials, b.name)
 	}
-	return b.legacy.bridge.CallerPool(callerKey(o))
+	return l.bridge.CallerPool(callerKey(o))
 }
 
 // callerKey identifies the caller of o: its identity when the gateway named it, else its token
 // (one token belongs to one caller).
-func callerKey(o *outgoing) [sha256.Size]byte {
-	if o.caller != "" {
-		return sha256.Sum256([]byte("caller\x00" + o.caller))
+func callerKey(o *Request) [sha256.Size]byte {
+	if o.Caller != "" {
+		return sha256.Sum256([]byte("caller\x00" + o.Caller))
 	}
-	return sha256.Sum256([]byte("token\x00" + o.subject))
+	return sha256.Sum256([]byte("token\x00" + o.Subject))
 }
 
 // nextLegacy is Stream.Next for a legacy SSE response: progress passes through, logs only when
@@ -103,7 +104,7 @@ func (s *Stream) nextLegacy() ([]byte, bool, error) {
 			return jsonrpc.AppendNotification(nil, m.Method, m.Params), false, nil
 		}
 	}
-	err := errorf(ErrBadResponse, s.b, "too many notifications before the response")
+	err := errorf(wire.ErrBadResponse, s.b, "too many notifications before the response")
 	s.fail(err)
 	return nil, false, err
 }

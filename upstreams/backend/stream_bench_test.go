@@ -1,4 +1,4 @@
-package upstreams
+package backend
 
 import (
 	"encoding/json"
@@ -32,7 +32,7 @@ func BenchmarkLargeResult(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				s := &Stream{method: MethodToolsCall, id: json.RawMessage(`7`), rw: names.Rewriter{Space: ns, Upstream: "beta"}, resultOnly: true}
+				s := &Stream{method: wire.MethodToolsCall, id: json.RawMessage(`7`), rw: names.Rewriter{Space: ns, Upstream: "beta"}, resultOnly: true}
 				if _, err := s.render(m); err != nil {
 					b.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package upstreams
+package backend
 
 import (
 	"testing"
@@ -8,11 +8,11 @@ import (
 
 func TestProtocolConfig(t *testing.T) {
 	for _, p := range []string{"", "auto", "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "latest"} {
-		cfg := Config{Upstreams: []UpstreamConfig{{Name: "a", URL: "http://127.0.0.1:1/mcp", Protocol: p}}}
-		err := cfg.Validate()
+		cfg := Config{Name: "a", URL: "http://127.0.0.1:1/mcp", Protocol: p}
+		errs := cfg.Problems()
 		valid := p != "2024-11-05" && p != "latest"
-		if (err == nil) != valid {
-			t.Errorf("protocol %q: Validate = %v, want valid=%v", p, err, valid)
+		if (len(errs) == 0) != valid {
+			t.Errorf("protocol %q: Problems = %v, want valid=%v", p, errs, valid)
 		}
 	}
 	if s := newLegacyState("2025-06-18", "gw/1"); s.known() != era.Legacy || s.offer != "2025-06-18" {

@@ -1,4 +1,4 @@
-package upstreams
+package backend
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
@@ -19,7 +20,7 @@ const (
 	DefaultBreakerCooldown = 30 * time.Second
 )
 
-// Circuit states passed to Options.CircuitState; the numbers are stable so a gauge can show
+// Circuit states passed to Env.CircuitState; the numbers are stable so a gauge can show
 // them.
 const (
 	// CircuitClosed: calls flow normally.
@@ -32,7 +33,7 @@ const (
 )
 
 // ErrCircuitOpen: the backend's circuit is open, so the call was not sent. It always comes
-// wrapped together with ErrUnavailable, so callers that map ErrUnavailable need nothing more.
+// wrapped together with wire.ErrUnavailable, so callers that map it need nothing more.
 var ErrCircuitOpen = errors.New("upstreams: circuit open")
 
 // BreakerConfig tunes one backend's circuit breaker.
@@ -137,7 +138,7 @@ func (b *breaker) isOpen(now time.Time) bool {
 }
 
 func (b *breaker) openErr() error {
-	return fmt.Errorf("%w: %w: %s", ErrUnavailable, ErrCircuitOpen, b.name)
+	return fmt.Errorf("%w: %w: %s", wire.ErrUnavailable, ErrCircuitOpen, b.name)
 }
 
 // result records the outcome of a request that allow let through.
@@ -178,16 +179,6 @@ func (b *breaker) setState(s int) {
 	}
 }
 
-// CircuitStates returns each backend's circuit state by backend name: one of the Circuit
-// constants, CircuitClosed for a backend whose breaker is disabled.
-func (r *Registry) CircuitStates() map[string]int {
-	out := make(map[string]int, len(r.backends))
-	for _, b := range r.backends {
-		out[b.name] = b.breaker.current()
-	}
-	return out
-}
-
 func (b *breaker) current() int {
 	if b == nil {
 		return CircuitClosed
@@ -213,17 +204,4 @@ func (b *breaker) observe(now time.Time, outcome string, err error) bool {
 	}
 	b.result(now, outcome)
 	return true
-}
-
-// equip gives b its resilience parts: transport settings, circuit breaker, retry policy and
-// OAuth credentials.
-func (r *Registry) equip(b *backend, uc *UpstreamConfig, opts *Options) error {
-	if err := configureTransport(b, uc, r.log, r.now); err != nil {
-		return err
-	}
-	b.breaker = newBreaker(b.name, uc.Breaker, opts.CircuitState)
-	b.retry = newRetryPolicy(uc.Retry)
-	b.creds = newCredentials(b.name, uc.Auth, nil, r.now)
-	b.legacy.bridge = r.newBridge(b, &uc.Auth)
-	return nil
 }

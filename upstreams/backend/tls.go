@@ -1,4 +1,4 @@
-package upstreams
+package backend
 
 import (
 	"crypto/tls"
@@ -19,7 +19,7 @@ import (
 
 // DefaultResponseHeaderTimeout bounds the wait for a backend's response headers. It is
 // separate from the whole-call timeout: once a backend has answered with an event stream, a
-// long tool call may stream for as long as UpstreamConfig.Timeout allows.
+// long tool call may stream for as long as Config.Timeout allows.
 const DefaultResponseHeaderTimeout = 30 * time.Second
 
 // clientCertRecheck is the least time between two reads of the client certificate files.
@@ -158,8 +158,8 @@ func (c *clientCert) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) 
 
 // configureTransport applies the TLS and response-header settings of uc to b's own transport,
 // and gives a plain-http backend the direct transport instead. A transport given through
-// Options.Transport (tests) is left alone.
-func configureTransport(b *backend, uc *UpstreamConfig, log *slog.Logger, now func() time.Time) error {
+// Env.Transport (tests) is left alone.
+func configureTransport(b *Backend, uc *Config, log *slog.Logger, now func() time.Time) error {
 	if b.transport == nil {
 		return nil
 	}
