@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/upstreams/catalog"
 )
 
 // Defaults for the configuration fields.
@@ -31,7 +32,7 @@ const (
 	// DefaultHealthInterval is the period of the server/discover health probe.
 	DefaultHealthInterval = 15 * time.Second
 	// DefaultPageSize is the number of merged list items per page sent to the client.
-	DefaultPageSize = 100
+	DefaultPageSize = catalog.DefaultPageSize
 	// MaxSeparatorBytes bounds the separator so namespaced names stay short.
 	MaxSeparatorBytes = 8
 	// MaxPageSize bounds Config.PageSize.
@@ -110,7 +111,7 @@ func (c *Config) Validate() error {
 	if c.PageSize < 0 || c.PageSize > MaxPageSize {
 		add("pageSize", "%d: want 0 (the default, %d) to %d", c.PageSize, DefaultPageSize, MaxPageSize)
 	}
-	errs = append(errs, c.Cache.validate()...)
+	errs = append(errs, c.Cache.Problems()...)
 	errs = append(errs, c.RelayCapabilities.validate()...)
 	seen := make(map[string]int, len(c.Upstreams))
 	for i := range c.Upstreams {

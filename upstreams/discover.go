@@ -66,7 +66,7 @@ func (r *Registry) Capabilities(ctx context.Context, hdr http.Header) (*Discover
 		}
 		mergeCaps(&merged, &d.Caps)
 		out.TTL = min(out.TTL, d.TTL)
-		if s := strings.TrimSpace(r.pinnedInstructions(ctx, b.Name(), d.Instructions)); s != "" {
+		if s := strings.TrimSpace(r.catalog.Instructions(ctx, b.Name(), d.Instructions)); s != "" {
 			instr = append(instr, b.Name()+": "+s)
 			out.Each = append(out.Each, BackendInstructions{Upstream: b.Name(), Text: s})
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/catalog"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
@@ -21,7 +22,7 @@ var (
 	ErrBadURI = names.ErrBadURI
 	// ErrBadCursor: a list cursor does not open, belongs to another method, or to a list that
 	// has changed since (docs/protocol.md §5.1: a bad cursor is -32602).
-	ErrBadCursor = errors.New("upstreams: bad cursor")
+	ErrBadCursor = catalog.ErrBadCursor
 	// ErrUnavailable: the backend could not be reached (refused, DNS, reset before or during the
 	// response) or answered 502, 503 or 504 without a JSON-RPC body.
 	ErrUnavailable = wire.ErrUnavailable

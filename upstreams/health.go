@@ -34,7 +34,7 @@ func (r *Registry) Health() []Status {
 	for i, b := range r.backends {
 		up, lastErr, checkedAt := b.Health()
 		out[i] = Status{Name: b.Name(), URL: b.SafeURL(), Up: up, LastError: lastErr, CheckedAt: checkedAt,
-			Pins: r.pins.State(b.Name())}
+			Pins: r.catalog.Guard().State(b.Name())}
 	}
 	return out
 }

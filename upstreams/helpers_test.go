@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -151,4 +152,13 @@ func lastRequest(t *testing.T, s *mcptest.Server, method string) mcptest.Exchang
 		t.Fatalf("backend %s received no %s", s.Name(), method)
 	}
 	return ex[len(ex)-1]
+}
+
+// heapInUse is the live heap after two collections.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -11,17 +11,12 @@ import (
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/catalog"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
-// Sealer seals and opens the gateway's list cursors. The gateway passes an AEAD sealer bound to
-// the cursor purpose; a token that does not open must return an error.
-type Sealer interface {
-	// Seal returns an opaque token carrying plaintext.
-	Seal(plaintext []byte) (string, error)
-	// Open returns the plaintext of a token Seal produced, or an error.
-	Open(token string) ([]byte, error)
-}
+// Sealer seals and opens the gateway's list cursors (see catalog.Sealer).
+type Sealer = catalog.Sealer
 
 // Options are the dependencies of a Registry.
 type Options struct {
@@ -74,20 +69,14 @@ type Registry struct {
 	ns             *names.Space
 	backends       []*backend.Backend
 	byName         map[string]*backend.Backend
+	catalog        *catalog.Catalog // the merged lists and what hangs on them
 	log            *slog.Logger
-	cursors        Sealer
-	onTools        func(upstream string, tools []string)
 	onListChanged  func(upstream, method string)
 	now            func() time.Time
-	pageSize       int
 	relay          RelayCapabilities // extensions and experimental capabilities discover passes on
 	healthInterval time.Duration
 	kick           chan struct{}
-	cache          *listCache
-	toolHeaders    toolHeaderIndexes // the tools' x-mcp-header bindings (toolheaders.go)
-	pins           *pins.Guard       // nil without pinning (pins.go)
-	pinViews       pinViews          // the pin verdicts of the newest lists (pins.go)
-	results        *bodyread.Budget  // responses being relayed (call.go)
+	results        *bodyread.Budget // responses being relayed (backend.Stream)
 	closeOnce      sync.Once
 }
 
@@ -103,12 +92,8 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		ns:             names.New(cfg.separator(), cfg.Namespace.NoPrefix, upstreamNames(cfg.Upstreams)),
 		byName:         make(map[string]*backend.Backend, len(cfg.Upstreams)),
 		log:            opts.Logger,
-		cursors:        opts.Cursors,
-		onTools:        opts.OnTools,
 		onListChanged:  opts.OnListChanged,
-		pins:           opts.Pins,
 		now:            opts.Clock,
-		pageSize:       cfg.PageSize,
 		relay:          cfg.RelayCapabilities,
 		healthInterval: orDuration(cfg.HealthInterval, DefaultHealthInterval),
 		kick:           make(chan struct{}, 1),
@@ -120,10 +105,6 @@ func New(cfg Config, opts Options) (*Registry, error) {
 	if r.now == nil {
 		r.now = time.Now
 	}
-	if r.pageSize == 0 {
-		r.pageSize = DefaultPageSize
-	}
-	r.cache = newListCache(cfg.Cache, r.now, opts.CacheResult)
 	env := &backend.Env{Log: r.log, Now: r.now, Names: r.ns, Results: r.results, Kick: r.kick, UserAgent: opts.UserAgent,
 		Transport: opts.Transport, Observe: opts.Observe, CircuitState: opts.CircuitState, OnHealth: opts.OnHealth}
 	for _, uc := range cfg.Upstreams {
@@ -139,6 +120,8 @@ func New(cfg Config, opts Options) (*Registry, error) {
 				"upstream", b.Name(), "max_response_bytes", b.MaxBytes(), "max_result_bytes_in_flight", max)
 		}
 	}
+	r.catalog = catalog.New(r.backends, r.ns, catalog.Options{Cursors: opts.Cursors, PageSize: cfg.PageSize, Cache: cfg.Cache,
+		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, Pins: opts.Pins})
 	return r, nil
 }
 

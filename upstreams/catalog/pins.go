@@ -1,4 +1,4 @@
-package upstreams
+package catalog
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/resuri"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // Tool-definition pinning on the list path (docs/pinning.md). Each tools, prompts and resource
@@ -27,8 +29,8 @@ var pinKinds = map[byte]pins.Kind{1: pins.KindTool, 2: pins.KindPrompt, 4: pins.
 const pinVerdictBytes = 160
 
 // collectPins makes p gather its items' definitions for the pin check, when b is pinned.
-func (r *Registry) collectPins(b *backend.Backend, spec listSpec, p *part) {
-	if kind, ok := pinKinds[spec.index]; ok && r.pins.Enabled(b.Name()) {
+func (c *Catalog) collectPins(b *backend.Backend, spec listSpec, p *part) {
+	if kind, ok := pinKinds[spec.index]; ok && c.pins.Enabled(b.Name()) {
 		p.pinKind = kind
 	}
 }
@@ -50,11 +52,11 @@ const unverifiedRetry = time.Second
 // verdicts on p and in the index the call path reads. Items whose pins cannot be read (a store
 // that does not answer in tofu mode) are dropped like blocked ones, and the list is then not
 // cached, so that they come back as soon as they can be verified; the other items are served.
-func (r *Registry) checkPins(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery, p *part, gen uint64) {
+func (c *Catalog) checkPins(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery, p *part, gen uint64) {
 	if p.pinKind == "" {
 		return
 	}
-	verdicts := r.pins.CheckList(ctx, b.Name(), p.pinKind, p.pinDefs)
+	verdicts := c.pins.CheckList(ctx, b.Name(), p.pinKind, p.pinDefs)
 	p.pinDefs = nil
 	kept := p.items[:0]
 	unverified := false
@@ -73,25 +75,25 @@ func (r *Registry) checkPins(ctx context.Context, b *backend.Backend, spec listS
 	if p.private {
 		key.caller = q.cacheKey
 	}
-	now := r.now()
+	now := c.now()
 	expires := now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL))
 	if unverified {
 		p.ttlMs = 0
 		expires = now.Add(unverifiedRetry)
 	}
-	r.pinViews.put(key, &pinView{verdicts: verdicts, gen: gen, private: p.private, expires: expires}, now)
+	c.pinViews.put(key, &pinView{verdicts: verdicts, gen: gen, private: p.private, expires: expires}, now)
 }
 
 func orVersion(v string) string {
 	if v == "" {
-		return ProtocolVersion
+		return backend.ProtocolVersion
 	}
 	return v
 }
 
 // PinQuery is what looking up a call's pin verdict takes, as in ListRequest.
 type PinQuery struct {
-	// ProtocolVersion is sent as MCP-Protocol-Version; empty means ProtocolVersion.
+	// ProtocolVersion is sent as MCP-Protocol-Version; empty means backend.ProtocolVersion.
 	ProtocolVersion string
 	// Header holds pass-through headers (trace context, X-Request-Id).
 	Header http.Header
@@ -102,11 +104,7 @@ type PinQuery struct {
 }
 
 // PinsEnabled reports whether upstream's definitions are pinned.
-func (r *Registry) PinsEnabled(upstream string) bool { return r.pins.Enabled(upstream) }
-
-// PinGuard returns the guard the Registry checks lists with (nil when pinning is off), for
-// the admin endpoint.
-func (r *Registry) PinGuard() *pins.Guard { return r.pins }
+func (c *Catalog) PinsEnabled(upstream string) bool { return c.pins.Enabled(upstream) }
 
 // PinVerdict returns the pin verdict of the item a tools/call or prompts/get (method) names,
 // or of the templates a resources/read's URI could come from (TemplatePinVerdict):
@@ -114,35 +112,35 @@ func (r *Registry) PinGuard() *pins.Guard { return r.pins }
 // list_changed, at most the list's ttlMs or minHeaderIndexTTL old), else from a list fetched
 // now. An item the list does not show is judged as unlisted: removed when pinned, new when not.
 // Other methods, and backends that are not pinned, get the zero verdict.
-func (r *Registry) PinVerdict(ctx context.Context, q *PinQuery, method string, target Target) (pins.Verdict, error) {
-	if !r.pins.Enabled(target.Upstream) {
+func (c *Catalog) PinVerdict(ctx context.Context, q *PinQuery, method string, target names.Target) (pins.Verdict, error) {
+	if !c.pins.Enabled(target.Upstream) {
 		return pins.Verdict{}, nil
 	}
 	var listMethod string
 	switch method {
-	case MethodToolsCall:
-		listMethod = MethodToolsList
-	case MethodPromptsGet:
-		listMethod = MethodPromptsList
-	case MethodResourcesRead:
-		v, _, err := r.TemplatePinVerdict(ctx, q, target)
+	case wire.MethodToolsCall:
+		listMethod = wire.MethodToolsList
+	case wire.MethodPromptsGet:
+		listMethod = wire.MethodPromptsList
+	case wire.MethodResourcesRead:
+		v, _, err := c.TemplatePinVerdict(ctx, q, target)
 		return v, err
 	default:
 		return pins.Verdict{}, nil
 	}
-	b, err := r.backend(target.Upstream)
+	b, err := c.backend(target.Upstream)
 	if err != nil {
 		return pins.Verdict{}, err
 	}
 	spec, _ := listSpecFor(listMethod)
-	verdicts, err := r.pinVerdicts(ctx, q, b, spec)
+	verdicts, err := c.pinVerdicts(ctx, q, b, spec)
 	if err != nil {
 		return pins.Verdict{}, err
 	}
 	if v, ok := verdicts[target.Name]; ok {
 		return v, nil
 	}
-	return r.pins.Unlisted(b.Name(), pinKinds[spec.index], target.Name), nil
+	return c.pins.Unlisted(b.Name(), pinKinds[spec.index], target.Name), nil
 }
 
 // TemplatePinVerdict returns the pin verdict that governs a resources/read of target (a
@@ -157,16 +155,16 @@ func (r *Registry) PinVerdict(ctx context.Context, q *PinQuery, method string, t
 // Matching generously errs on the safe side: a backend's own matcher may pick one template
 // where several match, and the gateway cannot know which; a plain resource whose URI a
 // drifted template could also produce shares that template's verdict.
-func (r *Registry) TemplatePinVerdict(ctx context.Context, q *PinQuery, target Target) (pins.Verdict, string, error) {
-	if !r.pins.Enabled(target.Upstream) {
+func (c *Catalog) TemplatePinVerdict(ctx context.Context, q *PinQuery, target names.Target) (pins.Verdict, string, error) {
+	if !c.pins.Enabled(target.Upstream) {
 		return pins.Verdict{}, "", nil
 	}
-	b, err := r.backend(target.Upstream)
+	b, err := c.backend(target.Upstream)
 	if err != nil {
 		return pins.Verdict{}, "", err
 	}
-	spec, _ := listSpecFor(MethodResourceTemplates)
-	verdicts, err := r.pinVerdicts(ctx, q, b, spec)
+	spec, _ := listSpecFor(wire.MethodResourceTemplates)
+	verdicts, err := c.pinVerdicts(ctx, q, b, spec)
 	if err != nil {
 		return pins.Verdict{}, "", err
 	}
@@ -188,41 +186,26 @@ func (r *Registry) TemplatePinVerdict(ctx context.Context, q *PinQuery, target T
 // pinVerdicts returns the verdicts of the newest list spec of b this replica fetched for the
 // caller (invalidated by list_changed, at most the list's ttlMs or minHeaderIndexTTL old), else
 // of one fetched now.
-func (r *Registry) pinVerdicts(ctx context.Context, q *PinQuery, b *backend.Backend, spec listSpec) (map[string]pins.Verdict, error) {
+func (c *Catalog) pinVerdicts(ctx context.Context, q *PinQuery, b *backend.Backend, spec listSpec) (map[string]pins.Verdict, error) {
 	pub := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.ProtocolVersion)}
 	own := pub
 	own.caller = q.CacheKey
-	gen := r.cache.generation(pub)
-	if verdicts, found := r.pinViews.recent(pub, own, gen, r.now()); found {
+	gen := c.cache.generation(pub)
+	if verdicts, found := c.pinViews.recent(pub, own, gen, c.now()); found {
 		return verdicts, nil
 	}
-	p := r.cache.get(pub)
+	p := c.cache.get(pub)
 	if p == nil && q.CacheKey != "" {
-		p = r.cache.get(own)
+		p = c.cache.get(own)
 	}
 	if p == nil {
 		lq := &listQuery{meta: headerMeta, version: pub.version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
 		var err error
-		if p, err = r.missedPart(ctx, b, spec, lq); err != nil {
+		if p, err = c.missedPart(ctx, b, spec, lq); err != nil {
 			return nil, err
 		}
 	}
 	return p.pins, nil
-}
-
-// pinnedInstructions returns a backend's server instructions as server/discover may pass them
-// on: "" when their drift blocks them or asks for confirmation, or their pin cannot be read.
-func (r *Registry) pinnedInstructions(ctx context.Context, upstream, instructions string) string {
-	if !r.pins.Enabled(upstream) {
-		return instructions
-	}
-	v := r.pins.CheckInstructions(ctx, upstream, instructions)
-	if v.Blocked() || v.Confirm() {
-		// Instructions are not called, so no call can be confirmed: text that needs a
-		// user's approval is withheld like blocked text.
-		return ""
-	}
-	return instructions
 }
 
 // pinViews holds the verdicts of the newest lists fetched, per backend list, protocol version

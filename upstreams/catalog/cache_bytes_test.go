@@ -1,4 +1,4 @@
-package upstreams
+package catalog
 
 import (
 	"context"
@@ -8,6 +8,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // bigListBody is a tools/list result of n tools of about 300 bytes each, with the given scope.
@@ -40,12 +44,10 @@ func TestCacheBoundedInBytes(t *testing.T) {
 	const tools, callers, budget = 5000, 40, 8 << 20
 	body := bigListBody(tools, "private")
 	url, hits := scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) { writeJSONBody(w, body) })
-	r := newTestRegistry(t, Config{
-		Upstreams: []UpstreamConfig{{Name: "big", URL: url, Protocol: ProtocolVersion}},
-		Cache:     CacheConfig{MaxBytes: budget},
-	}, Options{})
+	r := newTestCatalog(t, Options{Cache: CacheConfig{MaxBytes: budget}},
+		backend.Config{Name: "big", URL: url, Protocol: backend.ProtocolVersion})
 	list := func(key string) int {
-		res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, CacheKey: key,
+		res, err := r.List(context.Background(), &ListRequest{Method: wire.MethodToolsList, CacheKey: key,
 			Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
 		if err != nil {
 			t.Fatalf("List as %q: %v", key, err)
@@ -88,9 +90,9 @@ func TestCacheBoundedInBytes(t *testing.T) {
 func TestCacheOversizedPartNotCached(t *testing.T) {
 	clock := newTestClock()
 	c := newListCache(CacheConfig{MaxBytes: 4096}, clock.Now, nil)
-	small := &part{ttlMs: 1000, private: true, items: []listItem{newListItem(Target{Upstream: "u", Name: "a"}, []byte(`{"name":"u__a"}`))}}
+	small := &part{ttlMs: 1000, private: true, items: []listItem{newListItem(names.Target{Upstream: "u", Name: "a"}, []byte(`{"name":"u__a"}`))}}
 	c.put(partKey{upstream: "u", list: 1, caller: "small"}, small, 0)
-	big := &part{ttlMs: 1000, private: true, items: []listItem{newListItem(Target{Upstream: "u", Name: "b"}, make([]byte, 8192))}}
+	big := &part{ttlMs: 1000, private: true, items: []listItem{newListItem(names.Target{Upstream: "u", Name: "b"}, make([]byte, 8192))}}
 	c.put(partKey{upstream: "u", list: 1, caller: "big"}, big, 0)
 	if c.get(partKey{upstream: "u", list: 1, caller: "big"}) != nil {
 		t.Fatal("a part larger than maxBytes was cached")
@@ -109,7 +111,7 @@ func TestCacheOversizedPartNotCached(t *testing.T) {
 
 func TestCacheMaxBytesValidated(t *testing.T) {
 	for _, v := range []int64{-1, MaxCacheBytes + 1} {
-		if errs := (&CacheConfig{MaxBytes: v}).validate(); len(errs) == 0 {
+		if errs := (&CacheConfig{MaxBytes: v}).Problems(); len(errs) == 0 {
 			t.Errorf("maxBytes %d accepted", v)
 		}
 	}

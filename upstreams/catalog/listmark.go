@@ -1,10 +1,11 @@
-package upstreams
+package catalog
 
 import (
 	"bytes"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // RequiredScopesMeta is the _meta key of a listed item the caller cannot use yet: the scopes a
@@ -14,13 +15,13 @@ const RequiredScopesMeta = "io.mcp-gateway/requiredScopes"
 // listFilter is what a page shows of the merged list: the items visible allows as they are,
 // and those only discoverable marked with the scopes a call needs.
 type listFilter struct {
-	visible      func(Kind, Target) bool
-	discoverable func(Kind, Target) []string
+	visible      func(names.Kind, names.Target) bool
+	discoverable func(names.Kind, names.Target) []string
 }
 
 // each calls fn with every item f shows, in order. A marked item is a fresh copy: the merged
 // list is shared by every caller and the cache.
-func (f listFilter) each(m *merged, kind Kind, fn func(it *listItem)) {
+func (f listFilter) each(m *merged, kind names.Kind, fn func(it *listItem)) {
 	if f.discoverable == nil || f.visible == nil {
 		m.each(kind, f.visible, fn)
 		return

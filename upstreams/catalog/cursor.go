@@ -1,9 +1,10 @@
-package upstreams
+package catalog
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash"
 )
@@ -13,6 +14,10 @@ import (
 // exact view it was cut from: a cursor replayed after the list changed, or by a caller who sees
 // other items, no longer matches and is refused as a bad cursor (docs/protocol.md §5.1: -32602), so the
 // client starts over instead of silently skipping or repeating items.
+// ErrBadCursor: a list cursor does not open, belongs to another method, or to a list that has
+// changed since (docs/protocol.md §5.1: a bad cursor is -32602).
+var ErrBadCursor = errors.New("upstreams: bad cursor")
+
 const (
 	// cursorVersion 2: the digest hashes each item's listItem.sum instead of the item itself;
 	// a version-1 cursor, cut by a gateway before that change, is refused like any stale one.
@@ -58,12 +63,12 @@ func (d *listDigester) sum() []byte {
 	return d.h.Sum(nil)[:cursorDigestLen]
 }
 
-func (r *Registry) sealCursor(spec listSpec, offset int, digest []byte) (string, error) {
+func (c *Catalog) sealCursor(spec listSpec, offset int, digest []byte) (string, error) {
 	var b [cursorLen]byte
 	b[0], b[1] = cursorVersion, spec.index
 	binary.BigEndian.PutUint32(b[2:6], uint32(offset))
 	copy(b[6:], digest)
-	token, err := r.cursors.Seal(b[:])
+	token, err := c.cursors.Seal(b[:])
 	if err != nil {
 		return "", fmt.Errorf("upstreams: sealing a list cursor: %w", err)
 	}
@@ -72,8 +77,8 @@ func (r *Registry) sealCursor(spec listSpec, offset int, digest []byte) (string,
 
 // openCursor returns the offset a cursor points at and the digest of the list it was cut
 // from, or ErrBadCursor; checkCursor then holds them against the list of this request.
-func (r *Registry) openCursor(token string, spec listSpec) (int, []byte, error) {
-	b, err := r.cursors.Open(token)
+func (c *Catalog) openCursor(token string, spec listSpec) (int, []byte, error) {
+	b, err := c.cursors.Open(token)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%w: does not open", ErrBadCursor)
 	}

@@ -1,4 +1,4 @@
-package upstreams
+package catalog
 
 import (
 	"container/list"
@@ -14,7 +14,6 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
-	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // DefaultCacheEntries bounds the list cache: one entry per backend, list method and, for
@@ -56,7 +55,9 @@ type CacheConfig struct {
 	Disabled bool `yaml:"disabled"`
 }
 
-func (c *CacheConfig) validate() []error {
+// Problems reports every problem of the cache configuration, each a *configerr.Error under the
+// key path "cache"; it changes nothing.
+func (c *CacheConfig) Problems() []error {
 	var errs []error
 	if c.MaxEntries < 0 || c.MaxEntries > MaxCacheEntries {
 		errs = append(errs, configerr.At("cache.maxEntries", "%d: want 0..%d", c.MaxEntries, MaxCacheEntries))
@@ -254,40 +255,40 @@ type flightResult struct {
 
 // cachedPart returns the backend's list from the cache (public, or this caller's private copy),
 // reported as a hit, or nil.
-func (r *Registry) cachedPart(b *backend.Backend, spec listSpec, q *listQuery) *part {
-	c := r.cache
+func (c *Catalog) cachedPart(b *backend.Backend, spec listSpec, q *listQuery) *part {
+	lc := c.cache
 	pub := partKey{upstream: b.Name(), list: spec.index, version: q.version}
-	p := c.get(pub)
+	p := lc.get(pub)
 	if p == nil && q.cacheKey != "" {
 		own := pub
 		own.caller = q.cacheKey
-		p = c.get(own)
+		p = lc.get(own)
 	}
 	if p != nil {
-		c.report(true)
+		lc.report(true)
 	}
 	return p
 }
 
 // missedPart fetches the backend's list after a cache miss, which it reports.
-func (r *Registry) missedPart(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery) (*part, error) {
-	c := r.cache
+func (c *Catalog) missedPart(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery) (*part, error) {
+	lc := c.cache
 	pub := partKey{upstream: b.Name(), list: spec.index, version: q.version}
 	own := pub
 	own.caller = q.cacheKey
-	c.report(false)
-	gen := c.generation(pub)
+	lc.report(false)
+	gen := lc.generation(pub)
 	fk := "p\x00" + b.Name() + "\x00" + spec.method + "\x00" + q.version + "\x00" + strconv.FormatUint(gen, 10)
-	if c.wasPrivate(pub) {
+	if lc.wasPrivate(pub) {
 		if q.cacheKey == "" {
-			return r.fetchPart(ctx, b, spec, q, own, gen)
+			return c.fetchPart(ctx, b, spec, q, own, gen)
 		}
 		fk = "c\x00" + q.cacheKey + "\x00" + fk
 	}
 	initiated := false
-	ch := c.flight.DoChan(fk, func() (any, error) {
+	ch := lc.flight.DoChan(fk, func() (any, error) {
 		initiated = true
-		p, err := r.fetchPart(ctx, b, spec, q, own, gen)
+		p, err := c.fetchPart(ctx, b, spec, q, own, gen)
 		return flightResult{part: p, caller: q.cacheKey}, err
 	})
 	select {
@@ -301,7 +302,7 @@ func (r *Registry) missedPart(ctx context.Context, b *backend.Backend, spec list
 		// Another caller's request: its failure through its own cancellation, or a private
 		// answer meant for it, is not ours to use.
 		if isContextErr(res.Err) || (res.Err == nil && fr.part.private && (fr.caller != q.cacheKey || q.cacheKey == "")) {
-			return r.fetchPart(ctx, b, spec, q, own, gen)
+			return c.fetchPart(ctx, b, spec, q, own, gen)
 		}
 		return fr.part, res.Err
 	}
@@ -311,43 +312,13 @@ func isContextErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// Lists of listSpec.index that each list_changed notification makes stale.
-var (
-	toolLists     = []byte{1}
-	promptLists   = []byte{2}
-	resourceLists = []byte{3, 4} // resources/list and resources/templates/list
-)
-
-// ListChanged drops every cached list that a list_changed notification (method, for example
-// notifications/tools/list_changed) from upstream makes stale (docs/protocol.md §5.1: the notification
-// invalidates the entry), in every protocol version and for every caller. Listen streams
-// through this Registry call it on their own; call it for a notification another replica saw.
-// It returns how many cached lists it dropped; an unknown upstream or method drops none.
-func (r *Registry) ListChanged(upstream, method string) int {
-	var lists []byte
-	switch method {
-	case wire.NotifToolsListChanged:
-		lists = toolLists
-	case wire.NotifPromptsListChanged:
-		lists = promptLists
-	case wire.NotifResourcesListChanged:
-		lists = resourceLists
-	default:
-		return 0
-	}
-	if _, ok := r.byName[upstream]; !ok {
-		return 0
-	}
-	return r.cache.invalidate(upstream, lists)
-}
-
 // fetchPart asks the backend and stores the answer when it may be reused: gen is the list's
 // generation from before the request was sent.
-func (r *Registry) fetchPart(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery, k partKey, gen uint64) (*part, error) {
-	p, err := r.listBackend(ctx, b, spec, q)
+func (c *Catalog) fetchPart(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery, k partKey, gen uint64) (*part, error) {
+	p, err := c.listBackend(ctx, b, spec, q)
 	if err != nil {
 		return nil, err
 	}
-	r.cache.put(k, p, gen)
+	c.cache.put(k, p, gen)
 	return p, nil
 }

@@ -1,4 +1,4 @@
-package upstreams
+package catalog
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // ToolCatalog is the whole merged tools list, unfiltered, as List would page it: every answering
@@ -21,7 +23,7 @@ type ToolCatalog struct {
 // CatalogTool is one tool of a ToolCatalog.
 type CatalogTool struct {
 	// Target is the tool's backend and backend-side name, which policy decides on.
-	Target Target
+	Target names.Target
 	// Raw is the tool's definition as a client receives it (namespaced name). Shared with the
 	// list cache: read only.
 	Raw json.RawMessage
@@ -31,28 +33,28 @@ type CatalogTool struct {
 	Shadows bool
 }
 
-// ToolCatalog fetches the merged tools list (from the cache or the backends, exactly as List
-// does) for req, whose Method, Visible and Private are ignored.
-func (r *Registry) ToolCatalog(ctx context.Context, req *ListRequest) (*ToolCatalog, error) {
-	spec, _ := listSpecFor(MethodToolsList)
+// Tools fetches the merged tools list (from the cache or the backends, exactly as List does)
+// for req, whose Method, Visible and Private are ignored.
+func (c *Catalog) Tools(ctx context.Context, req *ListRequest) (*ToolCatalog, error) {
+	spec, _ := listSpecFor(wire.MethodToolsList)
 	meta, err := jsonrpc.ParseMeta(metaOf(req.Params))
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.fetchList(ctx, spec, &listQuery{meta: metaOf(req.Params), version: meta.ProtocolVersion,
+	m, err := c.fetchList(ctx, spec, &listQuery{meta: metaOf(req.Params), version: meta.ProtocolVersion,
 		hdr: req.Header, cacheKey: req.CacheKey, subject: req.SubjectToken})
 	if err != nil {
 		return nil, err
 	}
-	c := &ToolCatalog{m: m}
+	tc := &ToolCatalog{m: m}
 	h := sha256.New()
 	m.each(spec.kind, nil, func(it *listItem) {
 		h.Write(it.sum[:])
-		c.n++
-		c.bytes += len(it.raw) + 1
+		tc.n++
+		tc.bytes += len(it.raw) + 1
 	})
-	h.Sum(c.version[:0])
-	return c, nil
+	h.Sum(tc.version[:0])
+	return tc, nil
 }
 
 // metaOf returns the _meta member of a request's params, nil when it has none or the params do
@@ -84,7 +86,7 @@ func (c *ToolCatalog) TTLMs() int64 { return c.m.ttlMs }
 // Tools returns the catalog's tools in list order.
 func (c *ToolCatalog) Tools() []CatalogTool {
 	out := make([]CatalogTool, 0, c.n)
-	c.m.each(KindTool, nil, func(it *listItem) {
+	c.m.each(names.KindTool, nil, func(it *listItem) {
 		out = append(out, CatalogTool{Target: it.target, Raw: it.raw, Shadows: it.shadows})
 	})
 	return out
@@ -92,11 +94,11 @@ func (c *ToolCatalog) Tools() []CatalogTool {
 
 // Bytes is the size of the tools array a client would receive for the catalog's tools visible
 // allows (nil: all), for measuring what a search saves against listing them.
-func (c *ToolCatalog) Bytes(visible func(Kind, Target) bool) int {
+func (c *ToolCatalog) Bytes(visible func(names.Kind, names.Target) bool) int {
 	if visible == nil {
 		return c.bytes + 1
 	}
 	n := 2
-	c.m.each(KindTool, visible, func(it *listItem) { n += len(it.raw) + 1 })
+	c.m.each(names.KindTool, visible, func(it *listItem) { n += len(it.raw) + 1 })
 	return n
 }

@@ -1,4 +1,4 @@
-package upstreams
+package catalog
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // A tool may mirror arguments into Mcp-Param-* headers by annotating a property of its input
@@ -41,7 +42,7 @@ type ToolHeaders struct {
 
 // ToolHeaderQuery is what fetching a backend's tools/list for a caller takes, as in ListRequest.
 type ToolHeaderQuery struct {
-	// ProtocolVersion is sent as MCP-Protocol-Version; empty means ProtocolVersion.
+	// ProtocolVersion is sent as MCP-Protocol-Version; empty means backend.ProtocolVersion.
 	ProtocolVersion string
 	// Header holds pass-through headers (trace context, X-Request-Id).
 	Header http.Header
@@ -65,7 +66,7 @@ const maxHeaderIndexes = 4096
 
 // headerMeta is the _meta of the gateway's own tools/list for an index: no capabilities, as
 // for any list the gateway makes for itself.
-var headerMeta = []byte(`{"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion +
+var headerMeta = []byte(`{"io.modelcontextprotocol/protocolVersion":"` + backend.ProtocolVersion +
 	`","io.modelcontextprotocol/clientCapabilities":{}}`)
 
 // toolHeaderIndexes holds the indexes, each tied to the cached list it was built from.
@@ -93,36 +94,36 @@ type headerIndex struct {
 // else, with q.Fetch, a list fetched now; without q.Fetch it then returns nil (unknown). A
 // backend that does not implement tools/list declares no bindings. A failed fetch is returned
 // as the error. The result is shared: callers must not modify it.
-func (r *Registry) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target Target) (*ToolHeaders, error) {
-	b, err := r.backend(target.Upstream)
+func (c *Catalog) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target names.Target) (*ToolHeaders, error) {
+	b, err := c.backend(target.Upstream)
 	if err != nil {
 		return nil, err
 	}
-	spec, _ := listSpecFor(MethodToolsList)
+	spec, _ := listSpecFor(wire.MethodToolsList)
 	version := q.ProtocolVersion
 	if version == "" {
-		version = ProtocolVersion
+		version = backend.ProtocolVersion
 	}
 	pub := partKey{upstream: b.Name(), list: spec.index, version: version}
 	own := pub
 	own.caller = q.CacheKey
-	gen := r.cache.generation(pub)
-	now := r.now()
+	gen := c.cache.generation(pub)
+	now := c.now()
 	// Every tools list fetched from the backend is indexed as it arrives (learnToolHeaders), so
 	// the index is at least as new as the cached list: it is consulted first, which costs no
 	// copy of the cache entry.
-	idx := r.toolHeaders.recent(pub, own, gen, now)
+	idx := c.toolHeaders.recent(pub, own, gen, now)
 	if idx == nil {
-		p := r.cache.get(pub)
+		p := c.cache.get(pub)
 		if p == nil && q.CacheKey != "" {
-			p = r.cache.get(own)
+			p = c.cache.get(own)
 		}
 		if p == nil {
 			if !q.Fetch {
 				return nil, nil
 			}
 			lq := &listQuery{meta: headerMeta, version: version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
-			if p, err = r.missedPart(ctx, b, spec, lq); err != nil {
+			if p, err = c.missedPart(ctx, b, spec, lq); err != nil {
 				return nil, err
 			}
 		}
@@ -130,7 +131,7 @@ func (r *Registry) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target T
 		if p.private {
 			key = own
 		}
-		idx = r.toolHeaders.forPart(key, p, gen, now)
+		idx = c.toolHeaders.forPart(key, p, gen, now)
 	}
 	if th := idx.tools[target.Name]; th != nil {
 		return th, nil
@@ -144,19 +145,19 @@ var noToolHeaders = &ToolHeaders{}
 // learnToolHeaders indexes a tools list just fetched from a backend, for whatever reason (a
 // client's tools/list, most often), so that the calls that follow need not fetch it again.
 // gen is the list's invalidation count from before it was requested.
-func (r *Registry) learnToolHeaders(b *backend.Backend, spec listSpec, q *listQuery, p *part, gen uint64) {
-	if spec.kind != KindTool {
+func (c *Catalog) learnToolHeaders(b *backend.Backend, spec listSpec, q *listQuery, p *part, gen uint64) {
+	if spec.kind != names.KindTool {
 		return
 	}
 	version := q.version
 	if version == "" {
-		version = ProtocolVersion
+		version = backend.ProtocolVersion
 	}
 	key := partKey{upstream: b.Name(), list: spec.index, version: version}
 	if p.private {
 		key.caller = q.cacheKey // "" only without authentication, where every caller is one
 	}
-	r.toolHeaders.forPart(key, p, gen, r.now())
+	c.toolHeaders.forPart(key, p, gen, c.now())
 }
 
 // recent returns an index built from a fetched list that is still young and whose list no

@@ -1,4 +1,4 @@
-package upstreams
+package catalog
 
 import (
 	"context"
@@ -31,20 +31,20 @@ type listSpec struct {
 	method string // e.g. tools/list
 	key    string // result member holding the array
 	field  string // item member holding the name or URI
-	kind   Kind
+	kind   names.Kind
 }
 
 // listSpecFor returns the spec of a list method (docs/protocol.md §5.1: the four arrays).
 func listSpecFor(method string) (listSpec, bool) {
 	switch method {
-	case MethodToolsList:
-		return listSpec{1, method, "tools", "name", KindTool}, true
-	case MethodPromptsList:
-		return listSpec{2, method, "prompts", "name", KindPrompt}, true
-	case MethodResourcesList:
-		return listSpec{3, method, "resources", "uri", KindResource}, true
-	case MethodResourceTemplates:
-		return listSpec{4, method, "resourceTemplates", "uriTemplate", KindResource}, true
+	case wire.MethodToolsList:
+		return listSpec{1, method, "tools", "name", names.KindTool}, true
+	case wire.MethodPromptsList:
+		return listSpec{2, method, "prompts", "name", names.KindPrompt}, true
+	case wire.MethodResourcesList:
+		return listSpec{3, method, "resources", "uri", names.KindResource}, true
+	case wire.MethodResourceTemplates:
+		return listSpec{4, method, "resourceTemplates", "uriTemplate", names.KindResource}, true
 	}
 	return listSpec{}, false
 }
@@ -57,11 +57,11 @@ type ListRequest struct {
 	// gateway cursor) selects the page.
 	Params json.RawMessage
 	// Visible filters items by their backend-side identity; nil shows everything.
-	Visible func(Kind, Target) bool
+	Visible func(names.Kind, names.Target) bool
 	// Discoverable, when set, lists the items Visible leaves out for which it returns scopes
 	// (the caller could call them with more scopes, and policy opts in to saying so), each
 	// with those scopes under RequiredScopesMeta in its _meta. Nil, or no scopes: left out.
-	Discoverable func(Kind, Target) []string
+	Discoverable func(names.Kind, names.Target) []string
 	// Private forces cacheScope "private": set it when Visible or Discoverable depends on
 	// the caller.
 	Private bool
@@ -91,7 +91,7 @@ type listQuery struct {
 
 // listItem is one item of a merged list, renamed to its namespaced form.
 type listItem struct {
-	target Target
+	target names.Target
 	raw    []byte
 	// sum is the start of raw's SHA-256, taken once when the backend's list is read, so that
 	// the digest binding a cursor to a caller's view hashes 16 bytes per item, not the item.
@@ -104,7 +104,7 @@ type listItem struct {
 // itemSumLen is the length of listItem.sum.
 const itemSumLen = 16
 
-func newListItem(target Target, raw []byte) listItem {
+func newListItem(target names.Target, raw []byte) listItem {
 	it := listItem{target: target, raw: raw}
 	full := sha256.Sum256(raw)
 	copy(it.sum[:], full[:])
@@ -122,7 +122,7 @@ type merged struct {
 }
 
 // each calls fn with every item visible allows (nil: every item), in order.
-func (m *merged) each(kind Kind, visible func(Kind, Target) bool, fn func(it *listItem)) {
+func (m *merged) each(kind names.Kind, visible func(names.Kind, names.Target) bool, fn func(it *listItem)) {
 	for _, items := range m.parts {
 		for i := range items {
 			if visible == nil || visible(kind, items[i].target) {
@@ -151,7 +151,7 @@ type part struct {
 // as the raw result object (items, nextCursor, ttlMs, cacheScope, resultType). A backend that
 // fails is left out and the result gets ttlMs 0, unless it is Required: then List fails. A
 // cursor that does not open is ErrBadCursor.
-func (r *Registry) List(ctx context.Context, req *ListRequest) (json.RawMessage, error) {
+func (c *Catalog) List(ctx context.Context, req *ListRequest) (json.RawMessage, error) {
 	spec, ok := listSpecFor(req.Method)
 	if !ok {
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found")
@@ -164,29 +164,29 @@ func (r *Registry) List(ctx context.Context, req *ListRequest) (json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.fetchList(ctx, spec, &listQuery{meta: p.Meta, version: meta.ProtocolVersion, hdr: req.Header,
+	m, err := c.fetchList(ctx, spec, &listQuery{meta: p.Meta, version: meta.ProtocolVersion, hdr: req.Header,
 		cacheKey: req.CacheKey, subject: req.SubjectToken})
 	if err != nil {
 		return nil, err
 	}
-	return r.page(spec, m, listFilter{req.Visible, req.Discoverable}, p, req.Private, req.View)
+	return c.page(spec, m, listFilter{req.Visible, req.Discoverable}, p, req.Private, req.View)
 }
 
 // page cuts one page out of the merged list as f filters it, in one pass that also computes
 // the digest of the whole filtered list; a cursor's digest and offset are checked against it
 // before the page is returned.
-func (r *Registry) page(spec listSpec, m *merged, f listFilter, p *jsonrpc.Params, private bool, view string) (json.RawMessage, error) {
+func (c *Catalog) page(spec listSpec, m *merged, f listFilter, p *jsonrpc.Params, private bool, view string) (json.RawMessage, error) {
 	off, want := 0, []byte(nil)
 	if p.HasCursor {
 		var err error
-		if off, want, err = r.openCursor(p.Cursor, spec); err != nil {
+		if off, want, err = c.openCursor(p.Cursor, spec); err != nil {
 			return nil, err
 		}
 	}
-	end := off + r.pageSize
+	end := off + c.pageSize
 	d := newListDigester(spec)
 	d.bindView(view)
-	pageItems := make([]*listItem, 0, r.pageSize)
+	pageItems := make([]*listItem, 0, c.pageSize)
 	size, n := 0, 0
 	f.each(m, spec.kind, func(it *listItem) {
 		d.add(it)
@@ -214,7 +214,7 @@ func (r *Registry) page(spec listSpec, m *merged, f listFilter, p *jsonrpc.Param
 	}
 	out = append(out, ']')
 	if end < n {
-		c, err := r.sealCursor(spec, end, digest)
+		c, err := c.sealCursor(spec, end, digest)
 		if err != nil {
 			return nil, err
 		}
@@ -233,27 +233,27 @@ func (r *Registry) page(spec listSpec, m *merged, f listFilter, p *jsonrpc.Param
 
 // fetchList collects every backend's full list in parallel, each from the cache or the
 // backend, and merges them in configuration order.
-func (r *Registry) fetchList(ctx context.Context, spec listSpec, q *listQuery) (*merged, error) {
-	parts := make([]*part, len(r.backends))
-	errs := make([]error, len(r.backends))
+func (c *Catalog) fetchList(ctx context.Context, spec listSpec, q *listQuery) (*merged, error) {
+	parts := make([]*part, len(c.backends))
+	errs := make([]error, len(c.backends))
 	var wg sync.WaitGroup
-	for i, b := range r.backends {
+	for i, b := range c.backends {
 		// Cached parts are taken here; only backends to ask get a goroutine, so a warm list
 		// starts none.
-		if parts[i] = r.cachedPart(b, spec, q); parts[i] != nil {
+		if parts[i] = c.cachedPart(b, spec, q); parts[i] != nil {
 			continue
 		}
-		wg.Go(func() { parts[i], errs[i] = r.missedPart(ctx, b, spec, q) })
+		wg.Go(func() { parts[i], errs[i] = c.missedPart(ctx, b, spec, q) })
 	}
 	wg.Wait()
 	m := &merged{ttlMs: -1, parts: make([][]listItem, 0, len(parts))}
 	answered := 0
-	for i, b := range r.backends {
+	for i, b := range c.backends {
 		if err := errs[i]; err != nil {
 			if b.Required() || ctx.Err() != nil {
 				return nil, err
 			}
-			r.log.Warn("upstream left out of list", "upstream", b.Name(), "method", spec.method, "error", err.Error())
+			c.log.Warn("upstream left out of list", "upstream", b.Name(), "method", spec.method, "error", err.Error())
 			m.ttlMs = 0 // a partial list must not be cached
 			continue
 		}
@@ -268,19 +268,19 @@ func (r *Registry) fetchList(ctx context.Context, spec listSpec, q *listQuery) (
 		}
 	}
 	if answered == 0 {
-		return nil, fmt.Errorf("%w: no upstream answered %s: %w", ErrUnavailable, spec.method, errors.Join(errs...))
+		return nil, fmt.Errorf("%w: no upstream answered %s: %w", wire.ErrUnavailable, spec.method, errors.Join(errs...))
 	}
 	m.ttlMs = max(m.ttlMs, 0)
 	return m, nil
 }
 
 // listBackend follows one backend's pagination to the end.
-func (r *Registry) listBackend(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery) (*part, error) {
+func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery) (*part, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout(), wire.ErrCallTimeout)
 	defer cancel()
 	p := &part{ttlMs: -1}
-	r.collectPins(b, spec, p)
-	gen := r.cache.generation(partKey{upstream: b.Name(), list: spec.index})
+	c.collectPins(b, spec, p)
+	gen := c.cache.generation(partKey{upstream: b.Name(), list: spec.index})
 	cursor, hasCursor := "", false
 	for range maxListPages {
 		body := appendListRequest(nil, spec.method, q.meta, cursor, hasCursor)
@@ -293,22 +293,22 @@ func (r *Registry) listBackend(ctx context.Context, b *backend.Backend, spec lis
 			if msg.Error.Code == jsonrpc.CodeMethodNotFound {
 				return &part{absent: true}, nil
 			}
-			return nil, fmt.Errorf("%w: %s: %s answered error %d", ErrBadResponse, b.Name(), spec.method, msg.Error.Code)
+			return nil, fmt.Errorf("%w: %s: %s answered error %d", wire.ErrBadResponse, b.Name(), spec.method, msg.Error.Code)
 		}
-		next, more, err := r.addPage(p, b, spec, msg.Result)
+		next, more, err := c.addPage(p, b, spec, msg.Result)
 		if err != nil {
 			return nil, err
 		}
 		if !more {
 			p.ttlMs = max(p.ttlMs, 0)
-			r.checkPins(ctx, b, spec, q, p, gen)
-			r.reportTools(b, spec, p)
-			r.learnToolHeaders(b, spec, q, p, gen)
+			c.checkPins(ctx, b, spec, q, p, gen)
+			c.reportTools(b, spec, p)
+			c.learnToolHeaders(b, spec, q, p, gen)
 			return p, nil
 		}
 		cursor, hasCursor = next, true
 	}
-	return nil, fmt.Errorf("%w: %s: %s has more than %d pages", ErrBadResponse, b.Name(), spec.method, maxListPages)
+	return nil, fmt.Errorf("%w: %s: %s has more than %d pages", wire.ErrBadResponse, b.Name(), spec.method, maxListPages)
 }
 
 func appendListRequest(dst []byte, method string, meta json.RawMessage, cursor string, hasCursor bool) []byte {
@@ -329,12 +329,12 @@ func appendListRequest(dst []byte, method string, meta json.RawMessage, cursor s
 }
 
 // addPage appends one page's renamed items to p and returns the backend's next cursor.
-func (r *Registry) addPage(p *part, b *backend.Backend, spec listSpec, res []byte) (next string, more bool, err error) {
+func (c *Catalog) addPage(p *part, b *backend.Backend, spec listSpec, res []byte) (next string, more bool, err error) {
 	ttl, hasTTL := int64(0), false
 	err = jsonrpc.Members(res, func(key, val []byte) error {
 		switch string(key) {
 		case spec.key:
-			return r.addItems(p, b, spec, val)
+			return c.addItems(p, b, spec, val)
 		case "nextCursor":
 			next, more = wire.JSONString(val)
 		case "ttlMs":
@@ -352,7 +352,7 @@ func (r *Registry) addPage(p *part, b *backend.Backend, spec listSpec, res []byt
 		return nil
 	})
 	if err != nil {
-		return "", false, fmt.Errorf("%w: %s: %s result: %v", ErrBadResponse, b.Name(), spec.method, err)
+		return "", false, fmt.Errorf("%w: %s: %s result: %v", wire.ErrBadResponse, b.Name(), spec.method, err)
 	}
 	if !hasTTL || ttl < 0 {
 		ttl = 0 // docs/protocol.md §5.1: absent or negative means stale
@@ -363,12 +363,12 @@ func (r *Registry) addPage(p *part, b *backend.Backend, spec listSpec, res []byt
 	return next, more, nil
 }
 
-func (r *Registry) addItems(p *part, b *backend.Backend, spec listSpec, arr []byte) error {
+func (c *Catalog) addItems(p *part, b *backend.Backend, spec listSpec, arr []byte) error {
 	return wire.ForEachElem(arr, func(elem []byte, _ int) error {
 		if elem[0] != '{' {
 			return nil
 		}
-		var target Target
+		var target names.Target
 		raw, err := wire.EditObject(make([]byte, 0, len(elem)+len(b.Name())+4), elem, func(k, v []byte) ([]byte, bool) {
 			if string(k) != spec.field {
 				return nil, false
@@ -380,8 +380,8 @@ func (r *Registry) addItems(p *part, b *backend.Backend, spec listSpec, arr []by
 			if name, ok = names.Listed(spec.kind, name); !ok {
 				return nil, false // a URI the gateway would refuse: not listed
 			}
-			target = Target{Upstream: b.Name(), Name: name}
-			return jsonrpc.AppendString(nil, string(r.ns.Name(spec.kind, target))), true
+			target = names.Target{Upstream: b.Name(), Name: name}
+			return jsonrpc.AppendString(nil, string(c.ns.Name(spec.kind, target))), true
 		})
 		if err != nil {
 			return err
@@ -397,13 +397,13 @@ func (r *Registry) addItems(p *part, b *backend.Backend, spec listSpec, arr []by
 
 // reportTools hands a backend's complete tool list (backend-side names) to Options.OnTools, so
 // metrics can label tool calls with names the backends themselves published.
-func (r *Registry) reportTools(b *backend.Backend, spec listSpec, p *part) {
-	if r.onTools == nil || spec.kind != KindTool {
+func (c *Catalog) reportTools(b *backend.Backend, spec listSpec, p *part) {
+	if c.onTools == nil || spec.kind != names.KindTool {
 		return
 	}
 	names := make([]string, 0, len(p.items))
 	for _, it := range p.items {
 		names = append(names, it.target.Name)
 	}
-	r.onTools(b.Name(), names)
+	c.onTools(b.Name(), names)
 }
