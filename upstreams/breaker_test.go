@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // newTestClock returns the manual clock the upstreams tests inject.
@@ -44,7 +44,7 @@ func (l *stateLog) get() []int {
 func TestBreakerThroughRegistry(t *testing.T) {
 	var hits atomic.Int64
 	var healthy atomic.Bool
-	srv := loopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := upstreamstest.Loopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		hits.Add(1)
 		if !healthy.Load() {
@@ -87,17 +87,6 @@ func TestBreakerThroughRegistry(t *testing.T) {
 	if got := log.get(); !equalInts(got, want) {
 		t.Fatalf("reported states %v, want %v", got, want)
 	}
-}
-
-// loopbackServer serves h on a loopback port until the test ends and returns its base URL.
-func loopbackServer(t testing.TB, h http.Handler) string {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return srv.URL
 }
 
 func equalInts(a, b []int) bool {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // cacheCounter counts Options.CacheResult reports.
@@ -28,7 +29,7 @@ func (c *cacheCounter) hook(hit bool) {
 func listAs(t *testing.T, r *Registry, key string) map[string]any {
 	t.Helper()
 	res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, CacheKey: key,
-		Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 	if err != nil {
 		t.Fatalf("List as %q: %v", key, err)
 	}
@@ -94,13 +95,13 @@ func gatedBackend(t *testing.T, scope string) (url string, hits *atomic.Int64, o
 	var once sync.Once
 	open = func() { once.Do(func() { close(gate) }) }
 	t.Cleanup(open)
-	url, hits = scripted(t, func(n int64, w http.ResponseWriter, r *http.Request) {
+	url, hits = upstreamstest.Scripted(t, func(n int64, w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-gate:
 		case <-r.Context().Done():
 			return
 		}
-		writeJSONBody(w, toolsListBody(fmt.Sprintf("t%d", n), 60000, scope))
+		upstreamstest.WriteJSON(w, toolsListBody(fmt.Sprintf("t%d", n), 60000, scope))
 	})
 	return url, hits, open
 }
@@ -117,7 +118,7 @@ func concurrentLists(t *testing.T, r *Registry, cc *cacheCounter, open func(), k
 		go func() {
 			defer wg.Done()
 			res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, CacheKey: key,
-				Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+				Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 			if errs[i] = err; err == nil {
 				var v struct{ Tools []struct{ Name string } }
 				errs[i] = json.Unmarshal(res, &v)
@@ -188,8 +189,8 @@ func TestCachePrivateNotShared(t *testing.T) {
 
 // TestCacheNeverStoresIncomplete: an MRTR (input_required) list page is refused and not cached.
 func TestCacheNeverStoresIncomplete(t *testing.T) {
-	url, hits := scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
-		writeJSONBody(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","ttlMs":60000,"cacheScope":"public",`+
+	url, hits := upstreamstest.Scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","ttlMs":60000,"cacheScope":"public",`+
 			`"inputRequests":{"x":{"method":"elicitation/create","params":{}}},"requestState":"s"}}`)
 	})
 	good := mcptest.StartServer(t, "good")

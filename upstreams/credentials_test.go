@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // authServer is a real devissuer behind a counting proxy, so tests see how many token
@@ -36,7 +37,7 @@ func startAuthServer(t *testing.T, now func() time.Time) *authServer {
 	a := &authServer{iss: iss}
 	target, _ := url.Parse(iss.URL())
 	proxy := httputil.NewSingleHostReverseProxy(target)
-	a.tokenURL = loopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	a.tokenURL = upstreamstest.Loopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.requests.Add(1)
 		proxy.ServeHTTP(w, r)
 	})) + "/token"
@@ -56,7 +57,7 @@ var jwtClaims = mcptest.JWTClaims
 func whoami(r *Registry, subject string) (map[string]any, error) {
 	s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`1`),
 		Target:       Target{Upstream: "alpha", Name: mcptest.ToolWhoAmI},
-		Params:       json.RawMessage(`{"_meta":` + testMeta + `,"name":"alpha__whoami","arguments":{}}`),
+		Params:       json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"alpha__whoami","arguments":{}}`),
 		Header:       http.Header{"Authorization": {"Bearer " + subject}, "Cookie": {"session=x"}},
 		SubjectToken: subject,
 	})
@@ -216,7 +217,7 @@ func TestTokenExchange(t *testing.T) {
 		}
 	}
 	if _, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, SubjectToken: alice,
-		Params: json.RawMessage(`{"_meta":` + testMeta + `}`)}); err != nil {
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if c := jwtClaims(t, lastBearer(t, backend, MethodToolsList)); c["sub"] != "alice" {

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // TestEscapedURIKey: a backend may spell a member name with JSON escapes, "\u0075ri" for "uri",
@@ -53,10 +55,10 @@ func TestEscapedURIKey(t *testing.T) {
 			}))
 			defer srv.Close()
 			r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: srv.URL + "/mcp"}, {Name: "beta", URL: srv.URL + "/mcp"}}}, Options{})
-			params := `{"_meta":` + testMeta + `,"name":"alpha__t"}`
+			params := `{"_meta":` + upstreamstest.Meta + `,"name":"alpha__t"}`
 			target := Target{Upstream: "alpha", Name: "t"}
 			if tt.method == MethodResourcesRead {
-				params, target = `{"_meta":`+testMeta+`,"uri":"alpha+file:///k"}`, Target{Upstream: "alpha", Name: "file:///k"}
+				params, target = `{"_meta":`+upstreamstest.Meta+`,"uri":"alpha+file:///k"}`, Target{Upstream: "alpha", Name: "file:///k"}
 			}
 			s, err := r.Call(context.Background(), &Call{Method: tt.method, ID: json.RawMessage(`7`),
 				Params: json.RawMessage(params), Target: target, Visible: hideSecret, Embedded: hideSecret})

@@ -15,9 +15,6 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
-// testMeta is a valid 2026-07-28 request _meta.
-const testMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-
 // hmacSealer is a test Sealer: base64url(payload).base64url(HMAC-SHA256(payload)). It
 // authenticates but does not encrypt, which is enough to test cursor handling.
 type hmacSealer struct{ key []byte }

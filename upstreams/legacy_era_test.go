@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // flakyProxy stands between the gateway and a real backend. It can answer every request, or
@@ -40,7 +41,7 @@ func startFlakyProxy(t *testing.T, target string) *flakyProxy {
 	t.Helper()
 	p := &flakyProxy{}
 	p.setTarget(target)
-	p.url = loopbackServer(t, http.HandlerFunc(p.serve)) + mcptest.EndpointPath
+	p.url = upstreamstest.Loopback(t, http.HandlerFunc(p.serve)) + mcptest.EndpointPath
 	return p
 }
 
@@ -383,7 +384,7 @@ func TestListLeavesOutHungBackend(t *testing.T) {
 	mcptest.WaitFor(t, "the probe's connection", func() bool { return hung.conns.Load() == 1 })
 	for i := range 3 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		res, err := r.List(ctx, &ListRequest{Method: MethodToolsList, Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+		res, err := r.List(ctx, &ListRequest{Method: MethodToolsList, Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 		cancel()
 		if err != nil {
 			t.Fatalf("list %d: %v", i, err)

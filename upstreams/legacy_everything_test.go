@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // startEverything runs the go-sdk's conformance everything-server on a free loopback port,
@@ -62,7 +63,7 @@ func TestEverythingServerLegacyAndModern(t *testing.T) {
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{
 		{Name: "old", URL: legacyURL}, {Name: "new", URL: modernURL},
 	}}, Options{})
-	res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+	res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,12 +78,12 @@ func TestEverythingServerLegacyAndModern(t *testing.T) {
 	for _, up := range []string{"old", "new"} {
 		t.Run(up, func(t *testing.T) {
 			m := callOnce(t, r, MethodToolsCall, up+"__test_simple_text", KindTool,
-				`{"_meta":`+testMeta+`,"name":"`+up+`__test_simple_text"}`)
+				`{"_meta":`+upstreamstest.Meta+`,"name":"`+up+`__test_simple_text"}`)
 			if got := path(m, "result", "content", 0, "text"); got != "This is a simple text response for testing." {
 				t.Fatalf("test_simple_text: %v", m)
 			}
 			m = callOnce(t, r, MethodResourcesRead, up+"+test://static-text", KindResource,
-				`{"_meta":`+testMeta+`,"uri":"`+up+`+test://static-text"}`)
+				`{"_meta":`+upstreamstest.Meta+`,"uri":"`+up+`+test://static-text"}`)
 			if path(m, "result", "contents", 0, "uri") != up+"+test://static-text" || path(m, "result", "cacheScope") == nil {
 				t.Fatalf("static-text: %v", m)
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // rawLegacy is a 2025-11-25 backend written with net/http for behaviours the SDKs do not
@@ -178,7 +179,7 @@ func TestLegacyRawBackend(t *testing.T) {
 	raw := startRawLegacy(t)
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}}, Options{})
 	call := func(t *testing.T, tool string) map[string]any {
-		return callOnce(t, r, MethodToolsCall, "raw__"+tool, KindTool, `{"_meta":`+testMeta+`,"name":"raw__`+tool+`"}`)
+		return callOnce(t, r, MethodToolsCall, "raw__"+tool, KindTool, `{"_meta":`+upstreamstest.Meta+`,"name":"raw__`+tool+`"}`)
 	}
 	t.Run("ping mid-stream is answered with the session", func(t *testing.T) {
 		res := call(t, "ping_mid")

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
@@ -20,7 +21,7 @@ import (
 func callAs(ctx context.Context, r *Registry, tool, args, subject, caller string) error {
 	s, err := r.Call(ctx, &Call{Method: MethodToolsCall, ID: json.RawMessage(`7`),
 		Target:       Target{Upstream: "alpha", Name: tool},
-		Params:       json.RawMessage(`{"_meta":` + testMeta + `,"name":"alpha__` + tool + `","arguments":` + args + `}`),
+		Params:       json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"alpha__` + tool + `","arguments":` + args + `}`),
 		SubjectToken: subject, Caller: caller,
 	})
 	if err != nil {
@@ -99,7 +100,7 @@ func TestLegacyTokenExchangePerCaller(t *testing.T) {
 				}
 			}
 			if _, err := r.List(ctx, &ListRequest{Method: MethodToolsList, SubjectToken: alice, CacheKey: as.iss.URL() + "#alice",
-				Params: json.RawMessage(`{"_meta":` + testMeta + `}`)}); err != nil {
+				Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)}); err != nil {
 				t.Fatal(err)
 			}
 			if got := bearerSub(t, lastLegacyRequest(t, backend, MethodToolsList)); got != "alice" {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // modernAndLegacy starts a modern go-sdk backend alpha and a stateful 2025-11-25 go-sdk
@@ -49,7 +50,7 @@ func postedMethods(s *mcptest.Server) []string {
 func TestLegacyListMergesWithModern(t *testing.T) {
 	r, _, _ := modernAndLegacy(t)
 	res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList,
-		Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
@@ -259,7 +260,7 @@ func TestLegacyListen(t *testing.T) {
 	got := make(chan string, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- r.Listen(ctx, json.RawMessage(`"L1"`), json.RawMessage(`{"_meta":`+testMeta+`,"notifications":{"toolsListChanged":true}}`),
+		done <- r.Listen(ctx, json.RawMessage(`"L1"`), json.RawMessage(`{"_meta":`+upstreamstest.Meta+`,"notifications":{"toolsListChanged":true}}`),
 			nil, nil, func(msg []byte) error { got <- string(msg); return nil })
 	}()
 	timeout := time.After(30 * time.Second)

@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // listPage asks for one page and decodes it.
 func listPage(t *testing.T, r *Registry, req ListRequest, cursor string) map[string]any {
 	t.Helper()
-	p := `{"_meta":` + testMeta
+	p := `{"_meta":` + upstreamstest.Meta
 	if cursor != "" {
 		p += `,"cursor":"` + cursor + `"`
 	}
@@ -124,7 +125,7 @@ func TestListBadCursor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.req.Params = json.RawMessage(`{"_meta":` + testMeta + `,"cursor":"` + tt.cursor + `"}`)
+			tt.req.Params = json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"cursor":"` + tt.cursor + `"}`)
 			_, err := r.List(context.Background(), &tt.req)
 			if !errors.Is(err, ErrBadCursor) {
 				t.Fatalf("err = %v, want ErrBadCursor", err)
@@ -193,7 +194,7 @@ func TestListBackendDown(t *testing.T) {
 				{Name: "down", URL: deadURL(t), Required: required},
 			}}, Options{})
 			res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList,
-				Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+				Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 			if required {
 				if !errors.Is(err, ErrUnavailable) {
 					t.Fatalf("err = %v, want ErrUnavailable from the required backend", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // subscribable starts a stateless go-sdk server that supports resource subscriptions (mcptest's
@@ -49,7 +50,7 @@ func TestListen(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	params := `{"_meta":` + testMeta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":false,` +
+	params := `{"_meta":` + upstreamstest.Meta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":false,` +
 		`"resourceSubscriptions":["subs+mem://cfg","alpha+mem://readme","nobody+mem://x"]}}`
 	go func() {
 		done <- r.Listen(ctx, json.RawMessage(`"L1"`), json.RawMessage(params), nil, nil, func(m []byte) error {
@@ -126,7 +127,7 @@ func TestListenNothingToListenFor(t *testing.T) {
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: alpha.URL()}}}, Options{})
 	var got []string
 	err := r.Listen(context.Background(), json.RawMessage(`7`),
-		json.RawMessage(`{"_meta":`+testMeta+`,"notifications":{"resourceSubscriptions":["alpha+mem://readme"]}}`), nil, nil,
+		json.RawMessage(`{"_meta":`+upstreamstest.Meta+`,"notifications":{"resourceSubscriptions":["alpha+mem://readme"]}}`), nil, nil,
 		func(m []byte) error { got = append(got, string(m)); return nil })
 	if err != nil {
 		t.Fatal(err)

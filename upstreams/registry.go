@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/catalog"
+	"github.com/mcp-gateway/gateway/upstreams/listen"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
@@ -70,6 +71,7 @@ type Registry struct {
 	backends       []*backend.Backend
 	byName         map[string]*backend.Backend
 	catalog        *catalog.Catalog // the merged lists and what hangs on them
+	listens        *listen.Source   // what listens need of the backends
 	log            *slog.Logger
 	onListChanged  func(upstream, method string)
 	now            func() time.Time
@@ -122,6 +124,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 	}
 	r.catalog = catalog.New(r.backends, r.ns, catalog.Options{Cursors: opts.Cursors, PageSize: cfg.PageSize, Cache: cfg.Cache,
 		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, Pins: opts.Pins})
+	r.listens = r.listenSource()
 	return r, nil
 }
 

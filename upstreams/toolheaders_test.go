@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -80,7 +81,7 @@ func TestToolHeadersFetchAndRefresh(t *testing.T) {
 			t.Fatalf("ttl %d: without Fetch: %+v %v, %d lists", ttl, th, err, tb.served())
 		}
 		// A client's tools/list is indexed as it passes.
-		if _, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, Params: []byte(`{"_meta":` + testMeta + `}`)}); err != nil {
+		if _, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, Params: []byte(`{"_meta":` + upstreamstest.Meta + `}`)}); err != nil {
 			t.Fatal(err)
 		}
 		if th, err := r.ToolHeaders(context.Background(), &ToolHeaderQuery{}, target); err != nil || th == nil || len(th.Bindings) != 1 || th.Bindings[0].Header != "Mcp-Param-Region" {

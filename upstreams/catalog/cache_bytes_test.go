@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
@@ -43,12 +44,12 @@ func heapInUse() uint64 {
 func TestCacheBoundedInBytes(t *testing.T) {
 	const tools, callers, budget = 5000, 40, 8 << 20
 	body := bigListBody(tools, "private")
-	url, hits := scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) { writeJSONBody(w, body) })
+	url, hits := upstreamstest.Scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) { upstreamstest.WriteJSON(w, body) })
 	r := newTestCatalog(t, Options{Cache: CacheConfig{MaxBytes: budget}},
 		backend.Config{Name: "big", URL: url, Protocol: backend.ProtocolVersion})
 	list := func(key string) int {
 		res, err := r.List(context.Background(), &ListRequest{Method: wire.MethodToolsList, CacheKey: key,
-			Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+			Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 		if err != nil {
 			t.Fatalf("List as %q: %v", key, err)
 		}

@@ -2,11 +2,7 @@ package catalog
 
 import (
 	"bytes"
-	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,9 +12,6 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
-
-// testMeta is a valid 2026-07-28 request _meta.
-const testMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
 // newTestClock returns the manual clock the catalog tests inject.
 func newTestClock() *mcptest.Clock {
@@ -51,25 +44,4 @@ func newTestCatalog(t testing.TB, o Options, cfgs ...backend.Config) *Catalog {
 	}
 	o.Cursors, o.Log, o.Now = ring.Sealer(seal.PurposeCursor), log, time.Now
 	return New(bs, ns, o)
-}
-
-// scripted starts a loopback backend whose n-th request (from 1) is answered by answer, and
-// returns its URL and request counter.
-func scripted(t testing.TB, answer func(n int64, w http.ResponseWriter, r *http.Request)) (string, *atomic.Int64) {
-	t.Helper()
-	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		answer(hits.Add(1), w, r)
-	}))
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return srv.URL + "/mcp", &hits
-}
-
-func writeJSONBody(w http.ResponseWriter, body string) {
-	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, body)
 }

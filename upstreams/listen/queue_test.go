@@ -1,4 +1,4 @@
-package upstreams
+package listen
 
 import (
 	"fmt"
@@ -6,16 +6,17 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
-func ns(uri string) string { return "a+" + uri }
+func ns(uri string) names.Namespaced { return names.Namespaced("a+" + uri) }
 
 func TestListenFilterCovers(t *testing.T) {
-	f := newListenFilter(&subscriptions{ToolsListChanged: true,
+	f := newListenFilter(&share{ToolsListChanged: true,
 		ResourceSubscriptions: []string{"mem://docs/", "file:///srv/a", "mem://x", "mem://x", "mem://docs/hr"}}, ns)
 	for _, c := range []struct {
 		ev    listenEvent
-		cover string // "-": not covered
+		cover names.Namespaced // "-": not covered
 	}{
 		{listenEvent{method: wire.NotifToolsListChanged}, ""},
 		{listenEvent{method: wire.NotifPromptsListChanged}, "-"},
@@ -52,7 +53,7 @@ func TestListenFilterCovers(t *testing.T) {
 			t.Errorf("covers(%s %q) = %q, want %q", c.ev.method, c.ev.target, cover, c.cover)
 		}
 	}
-	if _, ok := newListenFilter(&subscriptions{}, ns).covers(listenEvent{method: wire.NotifResourcesUpdated, target: "mem://x"}); ok {
+	if _, ok := newListenFilter(&share{}, ns).covers(listenEvent{method: wire.NotifResourcesUpdated, target: "mem://x"}); ok {
 		t.Error("a listen without resource subscriptions covers a resources/updated")
 	}
 }
@@ -65,7 +66,7 @@ func TestSubscriberQueueBounds(t *testing.T) {
 	for _, lim := range []queueLimits{{events: 100, bytes: 1 << 20}, {events: 1 << 20, bytes: 64 << 10}} {
 		t.Run(fmt.Sprintf("%d events %d bytes", lim.events, lim.bytes), func(t *testing.T) {
 			dropped := map[string]int{}
-			s := newSubscriber(lim, ListenCaller{Dropped: func(cause string, n int) { dropped[cause] += n }})
+			s := newSubscriber(lim, Caller{Dropped: func(cause string, n int) { dropped[cause] += n }})
 			pad := strings.Repeat("x", 1024)
 			maxLen, maxBytes, accepted := 0, 0, 0
 			for i := range 20000 {
@@ -96,13 +97,13 @@ func TestSubscriberQueueBounds(t *testing.T) {
 // is reported and never queued.
 func TestSubscriberFiltersBeforeQueueing(t *testing.T) {
 	dropped := map[string]int{}
-	s := newSubscriber(defaultQueueLimits, ListenCaller{
-		Visible: func(k Kind, tg Target) bool {
-			return k == KindResource && tg.Upstream == "a" && tg.Name != "mem://hr/ceo"
+	s := newSubscriber(defaultQueueLimits, Caller{
+		Visible: func(k names.Kind, tg names.Target) bool {
+			return k == names.KindResource && tg.Upstream == "a" && tg.Name != "mem://hr/ceo"
 		},
 		Dropped: func(cause string, n int) { dropped[cause] += n },
 	})
-	flt := newListenFilter(&subscriptions{ResourceSubscriptions: []string{"mem://hr/"}}, ns)
+	flt := newListenFilter(&share{ResourceSubscriptions: []string{"mem://hr/"}}, ns)
 	s.offer("a", flt, listenEvent{method: wire.NotifToolsListChanged})
 	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://other", target: "mem://other"})
 	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://hr/ceo", target: "mem://hr/ceo"})
@@ -121,8 +122,8 @@ func TestSubscriberFiltersBeforeQueueing(t *testing.T) {
 // once the client has taken the queue, updates are relayed one by one again.
 func TestSubscriberQueueCoalescesSubResources(t *testing.T) {
 	dropped := map[string]int{}
-	s := newSubscriber(queueLimits{events: 10, bytes: 1 << 20}, ListenCaller{Dropped: func(cause string, n int) { dropped[cause] += n }})
-	flt := newListenFilter(&subscriptions{ToolsListChanged: true, ResourceSubscriptions: []string{"mem://a/", "mem://b/"}}, ns)
+	s := newSubscriber(queueLimits{events: 10, bytes: 1 << 20}, Caller{Dropped: func(cause string, n int) { dropped[cause] += n }})
+	flt := newListenFilter(&share{ToolsListChanged: true, ResourceSubscriptions: []string{"mem://a/", "mem://b/"}}, ns)
 	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://b/1", target: "mem://b/1"})
 	s.offer("a", flt, listenEvent{method: wire.NotifToolsListChanged})
 	for i := range 20000 {
@@ -135,7 +136,7 @@ func TestSubscriberQueueCoalescesSubResources(t *testing.T) {
 	q, _, over := s.take()
 	var got []string
 	for _, ev := range q {
-		got = append(got, strings.TrimSpace(ev.method+" "+ev.uri))
+		got = append(got, strings.TrimSpace(ev.method+" "+string(ev.uri)))
 	}
 	want := []string{"notifications/resources/updated a+mem://b/", "notifications/tools/list_changed", "notifications/resources/updated a+mem://a/"}
 	if over || fmt.Sprint(got) != fmt.Sprint(want) {

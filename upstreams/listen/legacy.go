@@ -1,4 +1,4 @@
-package upstreams
+package listen
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
-	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // legacyBackend is feed.backend for a legacy backend (docs/protocol.md §7 "Listen"): a session of
@@ -21,24 +20,24 @@ import (
 // stream, resources/subscribe for each URI of the share, and only the requested notification
 // types relayed. The session is deleted at the end, which also ends its subscriptions.
 func (f *feed) legacyBackend(ctx context.Context) {
-	r, b := f.spec.r, f.spec.b
-	start := r.now()
+	src, b := f.spec.src, f.spec.b
+	start := src.Now()
 	err := f.legacyListen(ctx, b, f.spec.share, f.spec.pass)
 	switch {
 	case errors.Is(err, errLegacySkip):
-		r.log.Info("legacy upstream has no GET stream; left out of the listen", "upstream", b.Name())
+		src.Log.Info("legacy upstream has no GET stream; left out of the listen", "upstream", b.Name())
 		err = nil
 	case err != nil && ctx.Err() == nil:
-		r.log.Warn("upstream listen stream failed", "upstream", b.Name(), "error", err.Error())
+		src.Log.Warn("upstream listen stream failed", "upstream", b.Name(), "error", err.Error())
 	}
-	b.Record(MethodListen, start, err)
+	b.Record(wire.MethodListen, start, err)
 }
 
 // errLegacySkip marks a legacy backend that cannot take part in an operation (a GET stream
 // refused with 405); the caller leaves it out quietly.
 var errLegacySkip = errors.New("not supported by this legacy backend")
 
-func (f *feed) legacyListen(ctx context.Context, b *backend.Backend, share *subscriptions, hdr http.Header) error {
+func (f *feed) legacyListen(ctx context.Context, b *backend.Backend, sh *share, hdr http.Header) error {
 	br := b.Bridge()
 	sess, err := br.Initialize(ctx)
 	if err != nil {
@@ -60,7 +59,7 @@ func (f *feed) legacyListen(ctx context.Context, b *backend.Backend, share *subs
 	if _, isSSE := wire.MediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
 		return wire.StatusError(b.Name(), resp.StatusCode, "the GET stream was not an event stream")
 	}
-	for _, uri := range share.ResourceSubscriptions {
+	for _, uri := range sh.ResourceSubscriptions {
 		params := jsonrpc.AppendString([]byte(`{"uri":`), uri)
 		sctx, scancel := context.WithTimeoutCause(ctx, b.Timeout(), wire.ErrCallTimeout)
 		m, _, err := br.Request(sctx, sess, era.MethodSubscribe, append(params, '}'), hdr)
@@ -69,19 +68,18 @@ func (f *feed) legacyListen(ctx context.Context, b *backend.Backend, share *subs
 			return err
 		}
 		if m.Error != nil {
-			return fmt.Errorf("%w: %s: resources/subscribe answered error %d", ErrBadResponse, b.Name(), m.Error.Code)
+			return fmt.Errorf("%w: %s: resources/subscribe answered error %d", wire.ErrBadResponse, b.Name(), m.Error.Code)
 		}
 	}
-	return f.legacyRelay(hctx, b, br.Events(sess, resp), share)
+	return f.legacyRelay(hctx, b, br.Events(sess, resp), sh)
 }
 
 // legacyRelay forwards the requested notifications of a legacy GET stream until it ends. The
 // stream carries everything the session hears, and the share asked for some of it: the rest is
 // not published (each subscriber still filters by its own subscriptions and policy).
-func (f *feed) legacyRelay(ctx context.Context, b *backend.Backend, x *legacy.RoundTrip, share *subscriptions) error {
-	r := f.spec.r
-	rw := names.Rewriter{Space: r.ns, Upstream: b.Name()}
-	flt := newListenFilter(share, r.namespacedURI(b.Name()))
+func (f *feed) legacyRelay(ctx context.Context, b *backend.Backend, x *legacy.RoundTrip, sh *share) error {
+	src := f.spec.src
+	flt := newListenFilter(sh, src.clientURI(b.Name()))
 	for {
 		data, err := x.Event()
 		switch {
@@ -93,14 +91,14 @@ func (f *feed) legacyRelay(ctx context.Context, b *backend.Backend, x *legacy.Ro
 		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.MaxBytes()))
 		switch {
 		case err != nil:
-			return fmt.Errorf("%w: %s: listen event is not a JSON-RPC message", ErrBadResponse, b.Name())
+			return fmt.Errorf("%w: %s: listen event is not a JSON-RPC message", wire.ErrBadResponse, b.Name())
 		case m.IsResponse():
 			continue
 		case m.ID != nil:
 			x.Answer(ctx, m)
 			continue
 		}
-		if ev, ok := eventOf(rw, m); ok {
+		if ev, ok := eventOf(src.Names, b.Name(), m); ok {
 			if _, wanted := flt.covers(ev); wanted {
 				f.publish(ev)
 			}

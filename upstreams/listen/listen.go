@@ -1,4 +1,13 @@
-package upstreams
+// Package listen serves subscriptions/listen through the gateway: the acknowledgement of what the
+// backends can honour for this caller, one backend listen stream per backend with a share of the
+// subscriptions (a pre-2026 backend's GET stream on a session of its own, legacy.go), shared
+// between identical listens (feed.go), and a bounded queue per client between a shared stream
+// and the client's own writes (queue.go).
+//
+// It sees the backends through package backend and a Source, which also says what each backend
+// offers (its server/discover answer) and hears of every list_changed a stream brings, so the
+// lists' cache can drop what it makes stale.
+package listen
 
 import (
 	"context"
@@ -6,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -15,15 +25,42 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
-// subscriptions is the notifications object of subscriptions/listen and of its acknowledgement.
-type subscriptions struct {
-	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
-	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
-	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
-	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+// Source is what listens need of the backends they listen to.
+type Source struct {
+	// Backends are the backends, in configuration order.
+	Backends []*backend.Backend
+	// Names namespaces their names and URIs.
+	Names *names.Space
+	// Discover returns each backend's server/discover answer (cached or fetched), in the order
+	// of Backends, nil for a backend that did not answer.
+	Discover func(ctx context.Context, hdr http.Header) []*backend.Discovered
+	// Changed, when set, hears each list_changed notification (its method) a backend sends on a
+	// stream, on the stream's goroutine before the stream's subscribers hear it, so that the
+	// lists it makes stale are gone when they list again; it must return promptly.
+	Changed func(upstream, method string)
+	// Log receives the streams that fail. Required.
+	Log *slog.Logger
+	// Now returns the current time. Required.
+	Now func() time.Time
 }
 
-func (s *subscriptions) empty() bool {
+// subscriptions is the notifications object of subscriptions/listen and of its acknowledgement,
+// its resource URIs of the form U: what a client asks for and is acknowledged (asked) names
+// client URIs, what one backend's stream asks it for (share) backend URIs.
+type subscriptions[U ~string] struct {
+	ToolsListChanged      bool `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []U  `json:"resourceSubscriptions,omitempty"`
+}
+
+// asked is what a client's listen asks for, and the honoured part of it, in client URIs.
+type asked = subscriptions[names.Namespaced]
+
+// share is one backend's part of a listen, in that backend's URIs.
+type share = subscriptions[string]
+
+func (s *subscriptions[U]) empty() bool {
 	return !s.ToolsListChanged && !s.PromptsListChanged && !s.ResourcesListChanged && len(s.ResourceSubscriptions) == 0
 }
 
@@ -39,21 +76,21 @@ func (s *subscriptions) empty() bool {
 // for resources/updated, visible allows the resource; backends' acknowledgements and anything
 // else are dropped. Backends that fail are skipped. Listen returns nil when ctx is done (the
 // client closed the stream), after emitting the graceful-end result once every backend stream
-// has ended, or after emitting the ListenOverflow error when the client fell too far behind; it
+// has ended, or after emitting the Overflow error when the client fell too far behind; it
 // returns emit's error if emit fails. emit is never called concurrently, and only on the
 // caller's goroutine.
 //
 // Each call opens backend streams of its own; Listens.Listen shares them between identical
 // listens.
-func (r *Registry) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, visible func(Kind, Target) bool, emit func(msg []byte) error) error {
-	return r.listen(ctx, nil, defaultQueueLimits, id, params, hdr, ListenCaller{Visible: visible}, emit)
+func (src *Source) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, visible func(names.Kind, names.Target) bool, emit func(msg []byte) error) error {
+	return src.listen(ctx, nil, defaultQueueLimits, id, params, hdr, Caller{Visible: visible}, emit)
 }
 
 // listen is Listen with the backend streams taken from hub (nil: private streams). The set-up
 // is in subscribe, so that its locals are not in the frame an idle listen blocks under (see
 // subscriber.relay).
-func (r *Registry) listen(ctx context.Context, hub *Listens, limits queueLimits, id, params json.RawMessage, hdr http.Header, c ListenCaller, emit func(msg []byte) error) error {
-	s, err := r.subscribe(ctx, hub, limits, id, params, hdr, c, emit)
+func (src *Source) listen(ctx context.Context, hub *Listens, limits queueLimits, id, params json.RawMessage, hdr http.Header, c Caller, emit func(msg []byte) error) error {
+	s, err := src.subscribe(ctx, hub, limits, id, params, hdr, c, emit)
 	if s != nil {
 		defer s.leave()
 	}
@@ -67,7 +104,7 @@ func (r *Registry) listen(ctx context.Context, hub *Listens, limits queueLimits,
 // non-nil subscriber must leave, also when err is set.
 //
 //go:noinline
-func (r *Registry) subscribe(ctx context.Context, hub *Listens, limits queueLimits, id, params json.RawMessage, hdr http.Header, c ListenCaller, emit func(msg []byte) error) (*subscriber, error) {
+func (src *Source) subscribe(ctx context.Context, hub *Listens, limits queueLimits, id, params json.RawMessage, hdr http.Header, c Caller, emit func(msg []byte) error) (*subscriber, error) {
 	meta, want, err := parseListen(params)
 	if err != nil {
 		return nil, err
@@ -76,20 +113,20 @@ func (r *Registry) subscribe(ctx context.Context, hub *Listens, limits queueLimi
 	if err != nil {
 		return nil, err
 	}
-	honoured, shares := r.planListen(ctx, want, hdr, c.Visible)
+	honoured, shares := src.plan(ctx, want, hdr, c.Visible)
 	s := newSubscriber(limits, c)
 	// Join before acknowledging: a client that has the acknowledgement is subscribed, and what a
 	// shared backend stream delivers meanwhile waits in s's queue until relay sends it.
-	for i, b := range r.backends {
+	for i, b := range src.Backends {
 		if shares[i].empty() {
 			continue
 		}
-		hub.join(ctx, s, &feedSpec{r: r, b: b, share: &shares[i], meta: meta, version: m.ProtocolVersion, id: id, pass: hdr})
+		hub.join(ctx, s, &feedSpec{src: src, b: b, share: &shares[i], meta: meta, version: m.ProtocolVersion, id: id, pass: hdr})
 	}
 	return s, emit(ackMessage(id, honoured))
 }
 
-func parseListen(params json.RawMessage) (json.RawMessage, *subscriptions, error) {
+func parseListen(params json.RawMessage) (json.RawMessage, *asked, error) {
 	var meta, notifs json.RawMessage
 	if params != nil {
 		err := jsonrpc.Members(params, func(key, val []byte) error {
@@ -105,18 +142,18 @@ func parseListen(params json.RawMessage) (json.RawMessage, *subscriptions, error
 			return nil, nil, err
 		}
 	}
-	var want subscriptions
+	var want asked
 	if notifs == nil || notifs[0] != '{' || json.Unmarshal(notifs, &want) != nil {
 		return nil, nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: notifications must be an object")
 	}
 	return meta, &want, nil
 }
 
-// planListen decides the honoured subset and each backend's share of it.
-func (r *Registry) planListen(ctx context.Context, want *subscriptions, hdr http.Header, visible func(Kind, Target) bool) (subscriptions, []subscriptions) {
-	var honoured subscriptions
-	shares := make([]subscriptions, len(r.backends))
-	ds, _ := r.discoverAll(ctx, hdr)
+// plan decides the honoured subset and each backend's share of it.
+func (src *Source) plan(ctx context.Context, want *asked, hdr http.Header, visible func(names.Kind, names.Target) bool) (asked, []share) {
+	var honoured asked
+	shares := make([]share, len(src.Backends))
+	ds := src.Discover(ctx, hdr)
 	for i, d := range ds {
 		if d == nil {
 			continue
@@ -130,23 +167,23 @@ func (r *Registry) planListen(ctx context.Context, want *subscriptions, hdr http
 		honoured.ResourcesListChanged = honoured.ResourcesListChanged || s.ResourcesListChanged
 	}
 	for _, uri := range want.ResourceSubscriptions {
-		t, err := r.ns.Resolve(KindResource, names.Namespaced(uri))
-		if err != nil || visible != nil && !visible(KindResource, t) {
+		t, err := src.Names.Resolve(names.KindResource, uri)
+		if err != nil || visible != nil && !visible(names.KindResource, t) {
 			continue // no such backend, or not the caller's to read: not honoured
 		}
-		i := r.indexOf(t.Upstream)
+		i := src.indexOf(t.Upstream)
 		if d := ds[i]; d == nil || d.Caps.Resources == nil || !d.Caps.Resources.Subscribe {
 			continue // that backend cannot honour it
 		}
 		shares[i].ResourceSubscriptions = append(shares[i].ResourceSubscriptions, t.Name)
 		// Acknowledged in the normal form that later updates carry, not as the client spelt it.
-		honoured.ResourceSubscriptions = append(honoured.ResourceSubscriptions, string(r.ns.Name(KindResource, t)))
+		honoured.ResourceSubscriptions = append(honoured.ResourceSubscriptions, src.Names.Name(names.KindResource, t))
 	}
 	return honoured, shares
 }
 
-func (r *Registry) indexOf(name string) int {
-	for i, b := range r.backends {
+func (src *Source) indexOf(name string) int {
+	for i, b := range src.Backends {
 		if b.Name() == name {
 			return i
 		}
@@ -154,7 +191,7 @@ func (r *Registry) indexOf(name string) int {
 	return -1
 }
 
-func ackMessage(id json.RawMessage, honoured subscriptions) []byte {
+func ackMessage(id json.RawMessage, honoured asked) []byte {
 	n, _ := json.Marshal(honoured)
 	p := append([]byte(`{"_meta":{"`+jsonrpc.MetaSubscriptionID+`":`), id...)
 	p = append(append(append(p, `},"notifications":`...), n...), '}')
@@ -166,8 +203,8 @@ func listenEndResult(id json.RawMessage) []byte {
 	return append(p, "}}"...)
 }
 
-func appendListenRequest(id, meta json.RawMessage, share *subscriptions) []byte {
-	n, _ := json.Marshal(share)
+func appendListenRequest(id, meta json.RawMessage, sh *share) []byte {
+	n, _ := json.Marshal(sh)
 	dst := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
 	dst = append(dst, `,"method":"subscriptions/listen","params":{`...)
 	if meta != nil {
@@ -179,11 +216,11 @@ func appendListenRequest(id, meta json.RawMessage, share *subscriptions) []byte 
 
 // backend runs one backend's listen stream until it ends, fails or ctx is done.
 func (f *feed) backend(ctx context.Context) {
-	r, b := f.spec.r, f.spec.b
-	start := r.now()
+	src, b := f.spec.src, f.spec.b
+	start := src.Now()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	o := &backend.Request{Method: MethodListen, Version: f.spec.version, Header: f.spec.pass,
+	o := &backend.Request{Method: wire.MethodListen, Version: f.spec.version, Header: f.spec.pass,
 		Body: appendListenRequest(f.spec.id, f.spec.meta, f.spec.share)}
 	// Only the wait for response headers is bounded: the stream itself is long-lived.
 	headers := time.AfterFunc(b.Timeout(), func() { cancel(wire.ErrCallTimeout) })
@@ -194,9 +231,9 @@ func (f *feed) backend(ctx context.Context) {
 		resp.Body.Close()
 	}
 	if err != nil && ctx.Err() == nil {
-		r.log.Warn("upstream listen stream failed", "upstream", b.Name(), "error", err.Error())
+		src.Log.Warn("upstream listen stream failed", "upstream", b.Name(), "error", err.Error())
 	}
-	b.Record(MethodListen, start, err)
+	b.Record(wire.MethodListen, start, err)
 }
 
 // relay publishes the notifications of one backend listen stream.
@@ -205,7 +242,6 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 	if _, isSSE := wire.MediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
 		return wire.StatusError(b.Name(), resp.StatusCode, "listen was not answered with an event stream")
 	}
-	rw := names.Rewriter{Space: f.spec.r.ns, Upstream: b.Name()}
 	sse := wire.NewSSEReaderSize(resp.Body, int(b.MaxBytes()), wire.SSEListenBuffer)
 	for {
 		data, err := sse.Next()
@@ -213,18 +249,18 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 		case errors.Is(err, io.EOF):
 			return nil
 		case errors.Is(err, wire.ErrEventTooLarge):
-			return fmt.Errorf("%w: %s: %v", ErrBadResponse, b.Name(), err)
+			return fmt.Errorf("%w: %s: %v", wire.ErrBadResponse, b.Name(), err)
 		case err != nil:
 			return wire.Classify(ctx, b.Name(), err)
 		}
 		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.MaxBytes()))
 		if err != nil {
-			return fmt.Errorf("%w: %s: listen event is not a JSON-RPC message", ErrBadResponse, b.Name())
+			return fmt.Errorf("%w: %s: listen event is not a JSON-RPC message", wire.ErrBadResponse, b.Name())
 		}
 		if m.IsResponse() {
 			return nil // the backend ended its subscription gracefully
 		}
-		if ev, ok := eventOf(rw, m); ok {
+		if ev, ok := eventOf(f.spec.src.Names, b.Name(), m); ok {
 			f.publish(ev)
 		}
 	}
@@ -234,20 +270,21 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 // subscription id each one's copy is tagged with.
 type listenEvent struct {
 	method string
-	uri    string // the namespaced URI of resources/updated; empty otherwise
-	target string // the backend-side URI of resources/updated, for the subscription and policy
-	cover  string // the namespaced URI of the subscription that covers it (see listenFilter)
+	uri    names.Namespaced // the client URI of resources/updated; empty otherwise
+	target string           // the backend URI of resources/updated, for the subscription and policy
+	cover  names.Namespaced // the client URI of the subscription that covers it (see listenFilter)
 }
 
-// namespacedURI returns the function that gives a backend-side URI of upstream its namespaced
-// form.
-func (r *Registry) namespacedURI(upstream string) func(string) string {
-	return func(uri string) string { return string(r.ns.Name(KindResource, Target{Upstream: upstream, Name: uri})) }
+// clientURI returns the function that gives a backend URI of upstream its client URI.
+func (src *Source) clientURI(upstream string) func(string) names.Namespaced {
+	return func(uri string) names.Namespaced {
+		return src.Names.Name(names.KindResource, names.Target{Upstream: upstream, Name: uri})
+	}
 }
 
-// eventOf returns the relayed form of a backend notification, or false for messages that are
-// not relayed.
-func eventOf(rw names.Rewriter, m *jsonrpc.Message) (listenEvent, bool) {
+// eventOf returns the relayed form of a notification of the backend upstream, or false for
+// messages that are not relayed.
+func eventOf(ns *names.Space, upstream string, m *jsonrpc.Message) (listenEvent, bool) {
 	switch m.Method {
 	case wire.NotifToolsListChanged, wire.NotifPromptsListChanged, wire.NotifResourcesListChanged:
 		return listenEvent{method: m.Method}, true
@@ -260,11 +297,11 @@ func eventOf(rw names.Rewriter, m *jsonrpc.Message) (listenEvent, bool) {
 		// the gateway authorises and forwards (internal/resuri); one without a normal form
 		// is relayed to nobody. Each listener's policy is applied when it is offered
 		// (subscriber.offer).
-		t, name, ok := rw.Space.ClientResource(rw.Upstream, uri, nil)
+		t, name, ok := ns.ClientResource(upstream, uri, nil)
 		if !ok {
 			return listenEvent{}, false
 		}
-		return listenEvent{method: m.Method, uri: string(name), target: t.Name}, true
+		return listenEvent{method: m.Method, uri: name, target: t.Name}, true
 	}
 	return listenEvent{}, false
 }
@@ -275,7 +312,7 @@ func (ev listenEvent) render(id json.RawMessage) []byte {
 	p = append(p, '}')
 	if ev.method == wire.NotifResourcesUpdated {
 		p = append(p, `,"uri":`...)
-		p = jsonrpc.AppendString(p, ev.uri)
+		p = jsonrpc.AppendString(p, string(ev.uri))
 	}
 	return jsonrpc.AppendNotification(nil, ev.method, append(p, '}'))
 }

@@ -1,4 +1,4 @@
-package upstreams
+package listen
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // updated is a backend's resources/updated for uri.
@@ -20,50 +22,34 @@ func jsonQuote(s string) string {
 	return string(b)
 }
 
-// relayed describes a message a client got: its method, and the URI of a resources/updated.
-func relayed(t *testing.T, msg string) string {
-	t.Helper()
-	var m struct {
-		Method string
-		Params struct{ URI string }
-	}
-	if err := json.Unmarshal([]byte(msg), &m); err != nil {
-		t.Fatalf("relayed %q: %v", msg, err)
-	}
-	if m.Params.URI != "" {
-		return m.Method + " " + m.Params.URI
-	}
-	return m.Method
-}
-
 // TestListenRelaysOnlyWhatEachListenerMaySee: two callers whose listens send a modern backend the
 // same request share one stream, yet each hears only what it subscribed to and what its own
 // policy lets it read. The backend here broadcasts: it sends resources/updated for URIs nobody
 // subscribed to and a list_changed kind nobody asked for.
 func TestListenRelaysOnlyWhatEachListenerMaySee(t *testing.T) {
-	lb, url := startListenBackend(t)
-	ls := NewListens(singleBackend(t, url, nil))
+	lb, url := upstreamstest.StartListenBackend(t)
+	ls := New(singleSource(t, url))
 	const want = `{"toolsListChanged":true,"resourceSubscriptions":["fault+mem://docs/"]}`
-	hr := func(k Kind, tg Target) bool { return !strings.HasPrefix(tg.Name, "mem://docs/hr/") }
-	clients := map[string]*client{}
-	for id, visible := range map[string]func(Kind, Target) bool{`"all"`: nil, `"nohr"`: hr} {
-		c := &client{msgs: make(chan string, 64), done: make(chan error, 1)}
+	hr := func(k names.Kind, tg names.Target) bool { return !strings.HasPrefix(tg.Name, "mem://docs/hr/") }
+	clients := map[string]*upstreamstest.Client{}
+	for id, visible := range map[string]func(names.Kind, names.Target) bool{`"all"`: nil, `"nohr"`: hr} {
+		c := &upstreamstest.Client{Msgs: make(chan string, 64), Done: make(chan error, 1)}
 		ctx, cancel := context.WithCancel(context.Background())
-		c.cancel = cancel
-		params := `{"_meta":` + testMeta + `,"notifications":` + want + `}`
+		c.Cancel = cancel
+		params := `{"_meta":` + upstreamstest.Meta + `,"notifications":` + want + `}`
 		go func() {
-			c.done <- ls.Listen(ctx, json.RawMessage(id), json.RawMessage(params), nil, visible, func(m []byte) error {
-				c.msgs <- string(m)
+			c.Done <- ls.Listen(ctx, json.RawMessage(id), json.RawMessage(params), nil, visible, func(m []byte) error {
+				c.Msgs <- string(m)
 				return nil
 			})
 		}()
-		if ack := c.next(t); !strings.Contains(ack, `"resourceSubscriptions":["fault+mem://docs/"]`) {
+		if ack := c.Next(t); !strings.Contains(ack, `"resourceSubscriptions":["fault+mem://docs/"]`) {
 			t.Fatalf("%s: acknowledgement %s", id, ack)
 		}
 		clients[id] = c
 	}
 	mcptest.WaitFor(t, "both share one stream", func() bool {
-		open, _ := lb.counts()
+		open, _ := lb.Counts()
 		feeds, subs := ls.subscribers()
 		return open == 1 && feeds == 1 && subs == 2
 	})
@@ -74,9 +60,9 @@ func TestListenRelaysOnlyWhatEachListenerMaySee(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`, // nobody asked
 		`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"t1"}}`,
 		updated("mem://docs/a"),
-		toolsChanged,
+		upstreamstest.ToolsChanged,
 	} {
-		lb.notify(msg)
+		lb.Notify(msg)
 	}
 	wantGot := map[string][]string{
 		`"all"`: {"notifications/resources/updated fault+mem://docs/hr/salaries/ceo",
@@ -86,22 +72,22 @@ func TestListenRelaysOnlyWhatEachListenerMaySee(t *testing.T) {
 	for id, c := range clients {
 		var got []string
 		for len(got) == 0 || got[len(got)-1] != "notifications/tools/list_changed" {
-			got = append(got, relayed(t, c.next(t)))
+			got = append(got, upstreamstest.Relayed(t, c.Next(t)))
 		}
 		if fmt.Sprint(got) != fmt.Sprint(wantGot[id]) {
 			t.Errorf("%s got %q, want %q", id, got, wantGot[id])
 		}
 	}
 	for _, c := range clients {
-		c.stop(t)
+		c.Stop(t)
 	}
 }
 
 // stalledClient is a listen through ls whose client writes the acknowledgement and then gets
 // stuck on the first notification until gate is closed; got collects what it was sent.
-func stalledClient(ls *Listens, notifications string, gate <-chan struct{}) (*client, *[]string) {
+func stalledClient(ls *Listens, notifications string, gate <-chan struct{}) (*upstreamstest.Client, *[]string) {
 	var got []string
-	c := listenVia(ls, `"slow"`, notifications, func(m string) error {
+	c := upstreamstest.ListenVia(ls, `"slow"`, notifications, func(m string) error {
 		got = append(got, m)
 		if len(got) == 2 {
 			<-gate
@@ -116,19 +102,19 @@ func stalledClient(ls *Listens, notifications string, gate <-chan struct{}) (*cl
 // the gateway does not keep every notification for it. Once it reads again it is told, once,
 // that its subscription changed, and its listen goes on.
 func TestStalledListenerIsBounded(t *testing.T) {
-	lb, url := startListenBackend(t)
-	ls := NewListens(singleBackend(t, url, nil))
+	lb, url := upstreamstest.StartListenBackend(t)
+	ls := New(singleSource(t, url))
 	const n, size = 20000, 1024
 	pad := strings.Repeat("x", size)
 	gate := make(chan struct{})
 	before := int64(heapInUse())
 	c, got := stalledClient(ls, `{"resourceSubscriptions":["fault+mem://big/"]}`, gate)
-	mcptest.WaitFor(t, "the stream is open", func() bool { open, _ := lb.counts(); return open == 1 })
-	lb.notify(updated("mem://big/first"))
+	mcptest.WaitFor(t, "the stream is open", func() bool { open, _ := lb.Counts(); return open == 1 })
+	lb.Notify(updated("mem://big/first"))
 	for i := range n {
-		lb.notify(updated(fmt.Sprintf("mem://big/%05d/%s", i, pad)))
+		lb.Notify(updated(fmt.Sprintf("mem://big/%05d/%s", i, pad)))
 	}
-	lb.notify("") // the backend ends its stream once it has sent everything
+	lb.Notify("") // the backend ends its stream once it has sent everything
 	mcptest.WaitFor(t, "the backend stream has ended", func() bool { feeds, _ := ls.subscribers(); return feeds == 0 })
 	grown := int64(heapInUse()) - before
 	t.Logf("heap grew by %.2f MiB while %d x %d B notifications waited for a stalled client", float64(grown)/(1<<20), n, size)
@@ -137,13 +123,13 @@ func TestStalledListenerIsBounded(t *testing.T) {
 	}
 
 	close(gate)
-	if err := <-c.done; err != nil {
+	if err := <-c.Done; err != nil {
 		t.Fatalf("Listen = %v", err)
 	}
 	var updates []string
 	for _, m := range (*got)[1:] {
 		if strings.Contains(m, "notifications/resources/updated") {
-			updates = append(updates, relayed(t, m))
+			updates = append(updates, upstreamstest.Relayed(t, m))
 		}
 	}
 	if len(updates) > defaultQueueLimits.events+1 {
@@ -162,8 +148,8 @@ func TestStalledListenerIsBounded(t *testing.T) {
 // ends with the overflow error once it reads again, without being sent what was dropped.
 // (TestSubscriberQueueBounds checks the queue's bounds meanwhile.)
 func TestStalledListenerOverflowEndsListen(t *testing.T) {
-	lb, url := startListenBackend(t)
-	ls := NewListens(singleBackend(t, url, nil))
+	lb, url := upstreamstest.StartListenBackend(t)
+	ls := New(singleSource(t, url))
 	const n = 2000
 	pad := strings.Repeat("x", 1000)
 	uris := make([]string, n)
@@ -174,14 +160,14 @@ func TestStalledListenerOverflowEndsListen(t *testing.T) {
 	}
 	gate := make(chan struct{})
 	c, got := stalledClient(ls, `{"resourceSubscriptions":[`+strings.Join(subs, ",")+`]}`, gate)
-	mcptest.WaitFor(t, "the stream is open", func() bool { open, _ := lb.counts(); return open == 1 })
+	mcptest.WaitFor(t, "the stream is open", func() bool { open, _ := lb.Counts(); return open == 1 })
 	for _, uri := range uris {
-		lb.notify(updated(uri))
+		lb.Notify(updated(uri))
 	}
-	lb.notify("")
+	lb.Notify("")
 	mcptest.WaitFor(t, "the backend stream has ended", func() bool { feeds, _ := ls.subscribers(); return feeds == 0 })
 	close(gate)
-	if err := <-c.done; err != nil {
+	if err := <-c.Done; err != nil {
 		t.Fatalf("Listen = %v", err)
 	}
 	if len(*got) >= n {
@@ -197,14 +183,14 @@ func TestStalledListenerOverflowEndsListen(t *testing.T) {
 // backend's URI that climbs out of the subscription by a dot segment, plain or encoded, is
 // matched where it really points; one without a normal form reaches nobody.
 func TestListenUpdatesInNormalForm(t *testing.T) {
-	lb, url := startListenBackend(t)
-	ls := NewListens(singleBackend(t, url, nil))
-	c := listenVia(ls, `"n"`, `{"toolsListChanged":true,"resourceSubscriptions":["fault+mem://docs/./"]}`, nil)
-	if ack := c.next(t); !strings.Contains(ack, `"resourceSubscriptions":["fault+mem://docs/"]`) {
+	lb, url := upstreamstest.StartListenBackend(t)
+	ls := New(singleSource(t, url))
+	c := upstreamstest.ListenVia(ls, `"n"`, `{"toolsListChanged":true,"resourceSubscriptions":["fault+mem://docs/./"]}`, nil)
+	if ack := c.Next(t); !strings.Contains(ack, `"resourceSubscriptions":["fault+mem://docs/"]`) {
 		t.Fatalf("acknowledgement %s, want the subscription in normal form", ack)
 	}
 	mcptest.WaitFor(t, "the listen joined the backend stream", func() bool {
-		open, _ := lb.counts()
+		open, _ := lb.Counts()
 		feeds, subs := ls.subscribers()
 		return open == 1 && feeds == 1 && subs == 1
 	})
@@ -213,17 +199,17 @@ func TestListenUpdatesInNormalForm(t *testing.T) {
 		updated("mem://docs/../hr/x"),       // really mem://hr/x: not subscribed
 		updated("mem://docs/%2e%2e/secret"), // really mem://secret
 		updated(`mem://docs/a\b`),           // no normal form
-		toolsChanged,
+		upstreamstest.ToolsChanged,
 	} {
-		lb.notify(msg)
+		lb.Notify(msg)
 	}
 	var got []string
 	for len(got) == 0 || got[len(got)-1] != "notifications/tools/list_changed" {
-		got = append(got, relayed(t, c.next(t)))
+		got = append(got, upstreamstest.Relayed(t, c.Next(t)))
 	}
 	want := []string{"notifications/resources/updated fault+mem://docs/a", "notifications/tools/list_changed"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	c.stop(t)
+	c.Stop(t)
 }

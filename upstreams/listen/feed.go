@@ -1,4 +1,4 @@
-package upstreams
+package listen
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // errNoSubscribers ends a backend listen stream that nobody listens to any more.
@@ -32,34 +33,34 @@ var errNoSubscribers = errors.New("upstreams: the last subscriber left the liste
 // before it joins. The request id and trace context the backend sees are those of the client
 // whose listen opened the stream.
 type Listens struct {
-	r      *Registry
+	src    *Source
 	limits queueLimits
 	mu     sync.Mutex
 	feeds  map[string]*feed // the open shared streams by feedSpec.key
 }
 
-// NewListens returns a Listens for the backends of r.
-func NewListens(r *Registry) *Listens {
-	return &Listens{r: r, limits: defaultQueueLimits, feeds: make(map[string]*feed)}
+// New returns a Listens for the backends of src.
+func New(src *Source) *Listens {
+	return &Listens{src: src, limits: defaultQueueLimits, feeds: make(map[string]*feed)}
 }
 
-// Listen is Registry.Listen with backend streams shared between identical listens. A client
+// Listen is Source.Listen with backend streams shared between identical listens. A client
 // that leaves ends the backend streams only it still listens to; one that joins a stream already
 // open gets the notifications from then on.
-func (ls *Listens) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, visible func(Kind, Target) bool, emit func(msg []byte) error) error {
-	return ls.ListenFor(ctx, id, params, hdr, ListenCaller{Visible: visible}, emit)
+func (ls *Listens) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, visible func(names.Kind, names.Target) bool, emit func(msg []byte) error) error {
+	return ls.ListenFor(ctx, id, params, hdr, Caller{Visible: visible}, emit)
 }
 
 // ListenFor is Listen for a caller described by c.
-func (ls *Listens) ListenFor(ctx context.Context, id, params json.RawMessage, hdr http.Header, c ListenCaller, emit func(msg []byte) error) error {
-	return ls.r.listen(ctx, ls, ls.limits, id, params, hdr, c, emit)
+func (ls *Listens) ListenFor(ctx context.Context, id, params json.RawMessage, hdr http.Header, c Caller, emit func(msg []byte) error) error {
+	return ls.src.listen(ctx, ls, ls.limits, id, params, hdr, c, emit)
 }
 
 // feedSpec is what opens one backend listen stream.
 type feedSpec struct {
-	r       *Registry
+	src     *Source
 	b       *backend.Backend
-	share   *subscriptions
+	share   *share
 	meta    json.RawMessage // the client's _meta, sent on
 	version string
 	id      json.RawMessage // the id of the listen that opens the stream
@@ -110,7 +111,7 @@ func (hub *Listens) join(ctx context.Context, s *subscriber, spec *feedSpec) {
 	s.mu.Lock()
 	s.open++
 	s.mu.Unlock()
-	flt := newListenFilter(spec.share, spec.r.namespacedURI(spec.b.Name()))
+	flt := newListenFilter(spec.share, spec.src.clientURI(spec.b.Name()))
 	var key string
 	if hub != nil {
 		key = spec.key()
@@ -170,14 +171,12 @@ func (f *feed) end() {
 
 // publish hands ev to every subscriber that subscribed to it and may see it. It never waits
 // for a client. A list_changed first drops the backend's cached lists, so subscribers that list
-// again on hearing it get the new list from this replica, and is reported to
-// Options.OnListChanged for the other replicas.
+// again on hearing it get the new list from this replica, and the other replicas hear of it
+// (Source.Changed).
 func (f *feed) publish(ev listenEvent) {
 	if ev.method != wire.NotifResourcesUpdated {
-		r, name := f.spec.r, f.spec.b.Name()
-		r.ListChanged(name, ev.method)
-		if r.onListChanged != nil {
-			r.onListChanged(name, ev.method)
+		if changed := f.spec.src.Changed; changed != nil {
+			changed(f.spec.b.Name(), ev.method)
 		}
 	}
 	upstream := f.spec.b.Name()
@@ -214,24 +213,24 @@ func (f *feed) remove(s *subscriber) {
 // until the client's own goroutine writes them, so a slow client holds up no other subscriber
 // of a shared stream. The queue is bounded (see eventQueue): a client that falls behind gets
 // coalesced resource updates, and one that overflows even those has its listen ended with
-// ListenOverflow, since it has then missed notifications it cannot learn of otherwise.
+// Overflow, since it has then missed notifications it cannot learn of otherwise.
 type subscriber struct {
 	wake   chan struct{} // signalled, never blocking, when queue or open changed
 	feeds  []*feed       // written only by the client's goroutine
-	caller ListenCaller
+	caller Caller
 	mu     sync.Mutex
 	queue  eventQueue
 	open   int  // backend streams that have not ended
 	over   bool // the queue overflowed: the listen ends, and nothing more is queued
 }
 
-func newSubscriber(limits queueLimits, c ListenCaller) *subscriber {
+func newSubscriber(limits queueLimits, c Caller) *subscriber {
 	return &subscriber{wake: make(chan struct{}, 1), caller: c, queue: eventQueue{limits: limits}}
 }
 
 // offer queues ev, from the backend upstream, for the client if flt (what the client
 // subscribed to on that backend's stream) covers it and the caller's policy lets it read the
-// resource a resources/updated names. Otherwise the drop is reported to ListenCaller.Dropped.
+// resource a resources/updated names. Otherwise the drop is reported to Caller.Dropped.
 // Neither check nor the queue depends on what else is queued: offer is O(1) however slow the
 // client.
 func (s *subscriber) offer(upstream string, flt *listenFilter, ev listenEvent) {
@@ -241,7 +240,7 @@ func (s *subscriber) offer(upstream string, flt *listenFilter, ev listenEvent) {
 		s.drop(DropUnsubscribed, 1)
 		return
 	case ev.method == wire.NotifResourcesUpdated && s.caller.Visible != nil &&
-		!s.caller.Visible(KindResource, Target{Upstream: upstream, Name: ev.target}):
+		!s.caller.Visible(names.KindResource, names.Target{Upstream: upstream, Name: ev.target}):
 		s.drop(DropHidden, 1)
 		return
 	}
@@ -252,7 +251,7 @@ func (s *subscriber) offer(upstream string, flt *listenFilter, ev listenEvent) {
 // push queues ev unless the same notification is still waiting: a client that has not yet
 // been told a list changed, or a resource was updated, learns nothing more from a second copy.
 // When even coalesced the queue cannot hold ev, it is emptied and the listen is marked to end
-// with ListenOverflow; nothing more is queued.
+// with Overflow; nothing more is queued.
 func (s *subscriber) push(ev listenEvent) {
 	s.mu.Lock()
 	coalesced, lost := 0, 0
@@ -341,7 +340,7 @@ func (s *subscriber) flush(ctx context.Context, id json.RawMessage, emit func([]
 	case ctx.Err() != nil && (over || open == 0):
 		return true, nil
 	case over:
-		return true, emit(jsonrpc.AppendError(nil, id, ListenOverflow))
+		return true, emit(jsonrpc.AppendError(nil, id, Overflow))
 	case open == 0:
 		return true, emit(jsonrpc.AppendResult(nil, id, listenEndResult(id)))
 	}

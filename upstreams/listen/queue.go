@@ -1,4 +1,4 @@
-package upstreams
+package listen
 
 import (
 	"slices"
@@ -6,16 +6,17 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
-// ListenCaller is what a listen knows of the client it serves.
-type ListenCaller struct {
+// Caller is what a listen knows of the client it serves.
+type Caller struct {
 	// Visible reports whether the caller may read a resource (KindResource, with the backend-side
 	// URI), the same decision resources/read makes. It decides which resource subscriptions are
 	// honoured and, for every resources/updated a backend sends, whether this client hears of it:
 	// a client must not learn when a resource it may not read changes. It is called on the
 	// backend stream's goroutine and must not block. nil allows every resource.
-	Visible func(Kind, Target) bool
+	Visible func(names.Kind, names.Target) bool
 	// Dropped, when set, is called with one of the Drop constants and a count each time
 	// notifications a backend sent are not relayed to this client. It is called on the backend
 	// stream's goroutine and must not block.
@@ -33,7 +34,7 @@ const (
 	// for the subscribed URI that covers it because the client fell behind (see eventQueue).
 	DropCoalesced = "coalesced"
 	// DropOverflow: the client fell so far behind that even coalesced its notifications do not
-	// fit its queue: they are lost and its listen ends with ListenOverflow.
+	// fit its queue: they are lost and its listen ends with Overflow.
 	DropOverflow = "overflow"
 )
 
@@ -42,15 +43,15 @@ func DropCauses() []string {
 	return []string{DropUnsubscribed, DropHidden, DropCoalesced, DropOverflow}
 }
 
-// CodeListenOverflow is the JSON-RPC error code that ends a listen whose client did not keep
-// up (gateway-specific range, see jsonrpc).
-const CodeListenOverflow = -32015
+// CodeOverflow is the JSON-RPC error code that ends a listen whose client did not keep up
+// (gateway-specific range, see jsonrpc).
+const CodeOverflow = -32015
 
-// ListenOverflow is the error a listen ends with when its client let too many notifications
+// Overflow is the error a listen ends with when its client let too many notifications
 // wait: some were dropped, so the client cannot know what changed. It should listen again and
 // then re-read the resources it subscribed to and re-list what it lists, as after any
 // reconnection (2026-07-28 listens are not resumable).
-var ListenOverflow = jsonrpc.NewError(CodeListenOverflow,
+var Overflow = jsonrpc.NewError(CodeOverflow,
 	"listen ended: the client did not keep up and notifications were dropped; listen again and re-read what it subscribed to")
 
 // queueLimits bound the notifications waiting for one client.
@@ -160,19 +161,18 @@ func (q *eventQueue) reset() {
 // and its resource subscriptions.
 type listenFilter struct {
 	tools, prompts, resources bool
-	uris                      map[string]string // backend-side URI → namespaced URI
-	lens                      []int             // the distinct lengths of uris' keys, ascending
+	uris                      map[string]names.Namespaced // backend URI → client URI
+	lens                      []int                       // the distinct lengths of uris' keys, ascending
 }
 
-// newListenFilter returns the filter of share; name gives the namespaced form of a backend-side
-// URI.
-func newListenFilter(share *subscriptions, name func(string) string) *listenFilter {
-	f := &listenFilter{tools: share.ToolsListChanged, prompts: share.PromptsListChanged,
-		resources: share.ResourcesListChanged}
-	if len(share.ResourceSubscriptions) > 0 {
-		f.uris = make(map[string]string, len(share.ResourceSubscriptions))
+// newListenFilter returns the filter of sh; name gives the client URI of a backend URI.
+func newListenFilter(sh *share, name func(string) names.Namespaced) *listenFilter {
+	f := &listenFilter{tools: sh.ToolsListChanged, prompts: sh.PromptsListChanged,
+		resources: sh.ResourcesListChanged}
+	if len(sh.ResourceSubscriptions) > 0 {
+		f.uris = make(map[string]names.Namespaced, len(sh.ResourceSubscriptions))
 	}
-	for _, u := range share.ResourceSubscriptions {
+	for _, u := range sh.ResourceSubscriptions {
 		if _, ok := f.uris[u]; !ok && u != "" {
 			f.uris[u] = name(u)
 			f.lens = append(f.lens, len(u))
@@ -188,8 +188,8 @@ func newListenFilter(share *subscriptions, name func(string) string) *listenFilt
 // resources/updated notification "might be a sub-resource of the one that the client actually
 // subscribed to" (https://modelcontextprotocol.io/specification/2026-07-28/server/resources):
 // a URI below a subscribed one, at a "/" boundary, is covered. Every other notification is not.
-// For a resources/updated, cover is the namespaced URI of the subscription that covers it.
-func (f *listenFilter) covers(ev listenEvent) (cover string, ok bool) {
+// For a resources/updated, cover is the client URI of the subscription that covers it.
+func (f *listenFilter) covers(ev listenEvent) (cover names.Namespaced, ok bool) {
 	switch ev.method {
 	case wire.NotifToolsListChanged:
 		return "", f.tools
@@ -208,7 +208,7 @@ func (f *listenFilter) covers(ev listenEvent) (cover string, ok bool) {
 // covering subscription wins. A URI whose part below the prefix could climb out of it (a dot
 // segment, an encoded dot, slash or backslash, a backslash or a NUL) is below nothing: it must
 // name the subscription exactly.
-func (f *listenFilter) coverOf(uri string) (string, bool) {
+func (f *listenFilter) coverOf(uri string) (names.Namespaced, bool) {
 	if c, ok := f.uris[uri]; ok {
 		return c, true
 	}
