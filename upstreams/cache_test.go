@@ -180,7 +180,7 @@ func TestCachePrivateNotShared(t *testing.T) {
 	}
 	for _, tt := range tests {
 		res := listAs(t, r, tt.key)
-		got := path(res, "tools", 0, "name")
+		got := mcptest.Path(res, "tools", 0, "name")
 		if got != tt.want || hits.Load() != tt.requests || res["cacheScope"] != "private" {
 			t.Fatalf("as %q: %v (%v) after %d requests; want %s after %d", tt.key, got, res["cacheScope"], hits.Load(), tt.want, tt.requests)
 		}

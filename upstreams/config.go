@@ -1,7 +1,21 @@
-// Package upstreams holds the gateway's backends: one HTTP client per backend MCP server,
-// forwarding of single calls with streamed responses, fan-out and merge of list methods,
-// namespacing of tool and prompt names and resource URIs, merged capabilities for
-// server/discover, subscriptions/listen fan-out, and health probing (docs/protocol.md §2, §5).
+// Package upstreams holds the gateway's backends (docs/protocol.md §2, §5). Its Registry is the
+// set of configured backends and the policy over them: it resolves a namespaced name to its
+// backend and backend-side name, forwards a call to that one backend, fans server/discover and
+// the health probes out to every backend and merges their answers. The rest lives in rooms, each a
+// package that depends only on those below it:
+//
+//   - backend: one backend's behaviour (transport and TLS, credentials and token exchange,
+//     retries, circuit breaker, health, the era probe and the bridge to a pre-2026 backend, its
+//     server/discover answer, sending a request and relaying its Stream);
+//   - catalog: the merged lists (fan-out, cache, cursors, pins, the tools' x-mcp-header bindings);
+//   - listen: subscriptions/listen and its shared backend streams;
+//   - names: backend names, namespaced names and backend-side names, and rewriting them;
+//   - legacy, direct and internal/wire: the pre-2026 session client, the plain-http transport
+//     and the wire helpers the others share.
+//
+// The Registry keeps one method per thing its callers ask (Call, List, Listen, ...) and this
+// package names the rooms' types (Call, Stream, ListRequest, UpstreamConfig, ...), so callers
+// import upstreams alone.
 //
 // The client's credentials never reach a backend. The caller passes only the headers it has
 // selected for pass-through, and even among those Authorization, Cookie and anything but

@@ -120,7 +120,7 @@ func TestClientCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if path(res, "result", "structuredContent", "authorization") != true || path(res, "result", "structuredContent", "cookie") != false {
+	if mcptest.Path(res, "result", "structuredContent", "authorization") != true || mcptest.Path(res, "result", "structuredContent", "cookie") != false {
 		t.Fatalf("whoami = %v, want an Authorization and no Cookie", res)
 	}
 	first := lastBearer(t, backend, MethodToolsCall)

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -123,24 +122,6 @@ func decodeObject(t *testing.T, s string) map[string]any {
 	return m
 }
 
-// path walks decoded JSON by object keys and array indexes.
-func path(v any, keys ...any) any {
-	for _, k := range keys {
-		switch k := k.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			a, _ := v.([]any)
-			if k >= len(a) {
-				return nil
-			}
-			v = a[k]
-		}
-	}
-	return v
-}
-
 // lastRequest returns the body of the last request a backend received with the given method.
 func lastRequest(t *testing.T, s *mcptest.Server, method string) mcptest.Exchange {
 	t.Helper()
@@ -149,13 +130,4 @@ func lastRequest(t *testing.T, s *mcptest.Server, method string) mcptest.Exchang
 		t.Fatalf("backend %s received no %s", s.Name(), method)
 	}
 	return ex[len(ex)-1]
-}
-
-// heapInUse is the live heap after two collections.
-func heapInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

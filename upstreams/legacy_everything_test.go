@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
@@ -79,12 +80,12 @@ func TestEverythingServerLegacyAndModern(t *testing.T) {
 		t.Run(up, func(t *testing.T) {
 			m := callOnce(t, r, MethodToolsCall, up+"__test_simple_text", KindTool,
 				`{"_meta":`+upstreamstest.Meta+`,"name":"`+up+`__test_simple_text"}`)
-			if got := path(m, "result", "content", 0, "text"); got != "This is a simple text response for testing." {
+			if got := mcptest.Path(m, "result", "content", 0, "text"); got != "This is a simple text response for testing." {
 				t.Fatalf("test_simple_text: %v", m)
 			}
 			m = callOnce(t, r, MethodResourcesRead, up+"+test://static-text", KindResource,
 				`{"_meta":`+upstreamstest.Meta+`,"uri":"`+up+`+test://static-text"}`)
-			if path(m, "result", "contents", 0, "uri") != up+"+test://static-text" || path(m, "result", "cacheScope") == nil {
+			if mcptest.Path(m, "result", "contents", 0, "uri") != up+"+test://static-text" || mcptest.Path(m, "result", "cacheScope") == nil {
 				t.Fatalf("static-text: %v", m)
 			}
 			s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`"p"`),

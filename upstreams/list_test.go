@@ -36,7 +36,7 @@ func listAll(t *testing.T, r *Registry, req ListRequest, key, field string) []st
 		res := listPage(t, r, req, cursor)
 		items, _ := res[key].([]any)
 		for _, it := range items {
-			names = append(names, path(it, field).(string))
+			names = append(names, mcptest.Path(it, field).(string))
 		}
 		next, ok := res["nextCursor"].(string)
 		if !ok {
@@ -73,7 +73,7 @@ func TestListMergeOrderAndPaging(t *testing.T) {
 		t.Fatalf("merge order not deterministic:\n%v\n%v", first, again)
 	}
 	page := listPage(t, r, req, "")
-	if path(page, "resultType") != "complete" || len(page["tools"].([]any)) != 5 {
+	if mcptest.Path(page, "resultType") != "complete" || len(page["tools"].([]any)) != 5 {
 		t.Fatalf("first page = %v", page)
 	}
 }
@@ -160,8 +160,8 @@ func TestListVisibleAndCacheHints(t *testing.T) {
 			r, _, _ := twoBackends(t, tt.alpha, tt.beta, nil)
 			res := listPage(t, r, tt.req, "")
 			items := res["tools"].([]any)
-			if len(items) != tt.wantCount || path(items[0], "name") != tt.wantFirstN {
-				t.Fatalf("got %d items starting %v, want %d starting %s", len(items), path(items[0], "name"), tt.wantCount, tt.wantFirstN)
+			if len(items) != tt.wantCount || mcptest.Path(items[0], "name") != tt.wantFirstN {
+				t.Fatalf("got %d items starting %v, want %d starting %s", len(items), mcptest.Path(items[0], "name"), tt.wantCount, tt.wantFirstN)
 			}
 			if res["ttlMs"] != tt.wantTTL {
 				t.Fatalf("ttlMs = %v, want %v", res["ttlMs"], tt.wantTTL)

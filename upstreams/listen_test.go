@@ -79,10 +79,10 @@ func TestListen(t *testing.T) {
 
 	ack := next("acknowledgement", nil)
 	if ack["method"] != "notifications/subscriptions/acknowledged" ||
-		path(ack, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" ||
-		path(ack, "params", "notifications", "toolsListChanged") != true ||
-		path(ack, "params", "notifications", "promptsListChanged") != nil ||
-		fmt.Sprint(path(ack, "params", "notifications", "resourceSubscriptions")) != "[subs+mem://cfg]" {
+		mcptest.Path(ack, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" ||
+		mcptest.Path(ack, "params", "notifications", "toolsListChanged") != true ||
+		mcptest.Path(ack, "params", "notifications", "promptsListChanged") != nil ||
+		fmt.Sprint(mcptest.Path(ack, "params", "notifications", "resourceSubscriptions")) != "[subs+mem://cfg]" {
 		t.Fatalf("first message = %v, want the acknowledgement of tools and subs+mem://cfg only", ack)
 	}
 
@@ -93,7 +93,7 @@ func TestListen(t *testing.T) {
 			})
 	})
 	if changed["method"] != "notifications/tools/list_changed" ||
-		path(changed, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" {
+		mcptest.Path(changed, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" {
 		t.Fatalf("got %v, want tools/list_changed tagged L1", changed)
 	}
 
@@ -104,8 +104,8 @@ func TestListen(t *testing.T) {
 		if updated["method"] == "notifications/tools/list_changed" {
 			continue
 		}
-		if updated["method"] != "notifications/resources/updated" || path(updated, "params", "uri") != "subs+mem://cfg" ||
-			path(updated, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" {
+		if updated["method"] != "notifications/resources/updated" || mcptest.Path(updated, "params", "uri") != "subs+mem://cfg" ||
+			mcptest.Path(updated, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" {
 			t.Fatalf("got %v, want resources/updated for subs+mem://cfg tagged L1", updated)
 		}
 		break

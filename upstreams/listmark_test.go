@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // TestListDiscoverable: items Visible leaves out and Discoverable names scopes for are listed
@@ -28,23 +30,23 @@ func TestListDiscoverable(t *testing.T) {
 		t.Errorf("cacheScope = %v", page["cacheScope"])
 	}
 	for _, it := range page["tools"].([]any) {
-		marks := path(it, "_meta", RequiredScopesMeta)
-		switch path(it, "name") {
+		marks := mcptest.Path(it, "_meta", RequiredScopesMeta)
+		switch mcptest.Path(it, "name") {
 		case "alpha__progress":
 			if !reflect.DeepEqual(marks, []any{"tools:write"}) {
 				t.Errorf("alpha__progress marks = %v", marks)
 			}
-			if path(it, "inputSchema") == nil {
+			if mcptest.Path(it, "inputSchema") == nil {
 				t.Error("the marked item lost its definition")
 			}
 		default:
 			if marks != nil {
-				t.Errorf("%v is marked though visible: %v", path(it, "name"), marks)
+				t.Errorf("%v is marked though visible: %v", mcptest.Path(it, "name"), marks)
 			}
 		}
 	}
 	for _, it := range listPage(t, r, ListRequest{Method: MethodToolsList}, "")["tools"].([]any) {
-		if path(it, "_meta", RequiredScopesMeta) != nil {
+		if mcptest.Path(it, "_meta", RequiredScopesMeta) != nil {
 			t.Fatalf("the shared list was marked: %v", it)
 		}
 	}

@@ -123,7 +123,7 @@ func TestFaultMatrix(t *testing.T) {
 			}()
 			<-arrived
 			if res := callOnce(t, r, MethodToolsCall, "good__echo", KindTool,
-				`{"_meta":`+upstreamstest.Meta+`,"name":"good__echo","arguments":{"text":"still here"}}`); path(res, "result", "isError") == true {
+				`{"_meta":`+upstreamstest.Meta+`,"name":"good__echo","arguments":{"text":"still here"}}`); mcptest.Path(res, "result", "isError") == true {
 				t.Fatalf("the healthy backend failed during the fault: %v", res)
 			}
 			err := <-result

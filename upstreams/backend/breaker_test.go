@@ -11,8 +11,8 @@ import (
 
 func TestBreakerTransitions(t *testing.T) {
 	clock := newTestClock()
-	var log stateLog
-	b := newBreaker("x", BreakerConfig{Failures: 2, Cooldown: time.Minute}, log.hook)
+	var states []int // the breaker reports on the calling goroutine, this one
+	b := newBreaker("x", BreakerConfig{Failures: 2, Cooldown: time.Minute}, func(_ string, s int) { states = append(states, s) })
 	mustAllow := func(probe bool) {
 		t.Helper()
 		if err := b.allow(clock.Now(), probe); err != nil {
@@ -51,7 +51,7 @@ func TestBreakerTransitions(t *testing.T) {
 	mustAllow(false)
 	mustAllow(false)
 	want := []int{CircuitClosed, CircuitOpen, CircuitHalfOpen, CircuitOpen, CircuitHalfOpen, CircuitClosed}
-	if got := log.get(); !slices.Equal(got, want) {
+	if got := states; !slices.Equal(got, want) {
 		t.Fatalf("reported states %v, want %v", got, want)
 	}
 }

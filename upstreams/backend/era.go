@@ -117,7 +117,7 @@ const eraFanOutWait = 2 * time.Second
 
 // errEraPending marks a fan-out request that stopped waiting for a backend's era probe. The
 // request was not sent, so it says nothing about the backend: neither the breaker nor the
-// health state count it, and it is not retried (it comes wrapped in ErrTimeout).
+// health state count it, and it is not retried (it comes wrapped in wire.ErrTimeout).
 var errEraPending = errors.New("the backend's protocol era is still being probed")
 
 // isLegacy reports the backend's era for o, learning it when unknown. d is the backend's

@@ -2,7 +2,6 @@ package backend
 
 import (
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
@@ -12,24 +11,6 @@ import (
 // newTestClock returns the manual clock the backend tests inject.
 func newTestClock() *mcptest.Clock {
 	return mcptest.NewClock(time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC))
-}
-
-// stateLog records the circuit states reported through Env.CircuitState.
-type stateLog struct {
-	mu     sync.Mutex
-	states []int
-}
-
-func (l *stateLog) hook(_ string, s int) {
-	l.mu.Lock()
-	l.states = append(l.states, s)
-	l.mu.Unlock()
-}
-
-func (l *stateLog) get() []int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]int(nil), l.states...)
 }
 
 // hideSecret is a caller's policy: everything under file:///secret/ is hidden, and a deny rule

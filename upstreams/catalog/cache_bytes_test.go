@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -30,14 +29,6 @@ func bigListBody(n int, scope string) string {
 	return b.String()
 }
 
-func heapInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
 // TestCacheBoundedInBytes: many callers of a large private list each get their own copy, but the
 // cache keeps only what fits in maxBytes (least recently used out first), and the heap grows by
 // about that budget, not by callers × list size.
@@ -56,13 +47,13 @@ func TestCacheBoundedInBytes(t *testing.T) {
 		return len(res)
 	}
 	list("warm-up") // connections, buffers and the first copy
-	before := heapInUse()
+	before := upstreamstest.HeapInUse()
 	for i := range callers {
 		if n := list(fmt.Sprintf("iss#caller-%d", i)); n < 1000 {
 			t.Fatalf("caller %d got %d bytes, want the list", i, n)
 		}
 	}
-	after := heapInUse()
+	after := upstreamstest.HeapInUse()
 	bytes, entries := r.cache.retained()
 	perList := int64(len(body)) // a lower bound of one cached copy
 	t.Logf("%d private callers of a %d-tool list (%d KiB JSON): cache holds %d lists, %d KiB by its count; heap %d → %d KiB (+%d KiB)",

@@ -107,7 +107,7 @@ func TestStalledListenerIsBounded(t *testing.T) {
 	const n, size = 20000, 1024
 	pad := strings.Repeat("x", size)
 	gate := make(chan struct{})
-	before := int64(heapInUse())
+	before := int64(upstreamstest.HeapInUse())
 	c, got := stalledClient(ls, `{"resourceSubscriptions":["fault+mem://big/"]}`, gate)
 	mcptest.WaitFor(t, "the stream is open", func() bool { open, _ := lb.Counts(); return open == 1 })
 	lb.Notify(updated("mem://big/first"))
@@ -116,7 +116,7 @@ func TestStalledListenerIsBounded(t *testing.T) {
 	}
 	lb.Notify("") // the backend ends its stream once it has sent everything
 	mcptest.WaitFor(t, "the backend stream has ended", func() bool { feeds, _ := ls.subscribers(); return feeds == 0 })
-	grown := int64(heapInUse()) - before
+	grown := int64(upstreamstest.HeapInUse()) - before
 	t.Logf("heap grew by %.2f MiB while %d x %d B notifications waited for a stalled client", float64(grown)/(1<<20), n, size)
 	if grown > 4<<20 { // unbounded, this is over 20 MiB
 		t.Errorf("heap grew by %d bytes for one stalled listener", grown)

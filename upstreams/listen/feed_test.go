@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -230,11 +229,6 @@ func TestListenResourceSubscriptionsFollowPolicy(t *testing.T) {
 // namedBackend returns a Backend named name that is never sent a request.
 func namedBackend(t *testing.T, name string) *backend.Backend {
 	t.Helper()
-	b, err := backend.New(backend.Config{Name: name, URL: "http://127.0.0.1:1/mcp"},
-		&backend.Env{Log: slog.New(slog.DiscardHandler), Now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
-	return b
+	bs, _ := upstreamstest.Backends(t, backend.Config{Name: name, URL: "http://127.0.0.1:1/mcp"})
+	return bs[0]
 }

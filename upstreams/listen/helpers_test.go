@@ -4,36 +4,19 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"runtime"
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
-	"github.com/mcp-gateway/gateway/upstreams/names"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
-// newTestSource builds the Source of the backends cfgs, as a Registry would: real backends, the
-// default separator, each backend's server/discover answer cached or fetched.
+// newTestSource builds the Source of the backends cfgs, as a Registry would, each backend's
+// server/discover answer cached or fetched.
 func newTestSource(t testing.TB, cfgs ...backend.Config) *Source {
 	t.Helper()
-	upstreams := make([]string, len(cfgs))
-	for i := range cfgs {
-		upstreams[i] = cfgs[i].Name
-	}
-	ns := names.New("__", false, upstreams)
-	log := slog.New(slog.DiscardHandler)
-	env := &backend.Env{Log: log, Now: time.Now, Names: ns, Results: bodyread.NewBudget(128 << 20)}
-	var bs []*backend.Backend
-	t.Cleanup(func() { backend.CloseAll(bs) })
-	for _, cfg := range cfgs {
-		b, err := backend.New(cfg, env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bs = append(bs, b)
-	}
-	return &Source{Backends: bs, Names: ns, Log: log, Now: time.Now,
+	bs, ns := upstreamstest.Backends(t, cfgs...)
+	return &Source{Backends: bs, Names: ns, Log: slog.New(slog.DiscardHandler), Now: time.Now,
 		Discover: func(ctx context.Context, hdr http.Header) []*backend.Discovered {
 			ds := make([]*backend.Discovered, len(bs))
 			for i, b := range bs {
@@ -48,13 +31,4 @@ func singleSource(t testing.TB, url string) *Source {
 	return newTestSource(t, backend.Config{Name: "fault", URL: url, Protocol: backend.ProtocolVersion,
 		Retry:   backend.RetryConfig{Attempts: 3, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond},
 		Breaker: backend.BreakerConfig{Disabled: true}, Timeout: 5 * time.Second})
-}
-
-// heapInUse is the live heap after two collections.
-func heapInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

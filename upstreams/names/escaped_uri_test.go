@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -74,16 +75,16 @@ func FuzzResultOf(f *testing.F) {
 				msgs, _ := v["messages"].([]any)
 				blocks = blocks[:0]
 				for _, msg := range msgs {
-					blocks = append(blocks, path(msg, "content"))
+					blocks = append(blocks, mcptest.Path(msg, "content"))
 				}
 			}
 			for _, blk := range blocks {
 				var u any
-				switch path(blk, "type") {
+				switch mcptest.Path(blk, "type") {
 				case "resource_link":
-					u = path(blk, "uri")
+					u = mcptest.Path(blk, "uri")
 				case "resource":
-					u = path(blk, "resource", "uri")
+					u = mcptest.Path(blk, "resource", "uri")
 				}
 				if s, ok := u.(string); ok && !strings.HasPrefix(s, "fs+") {
 					t.Fatalf("%s of %s relays %s with a URI not namespaced", method, res, out)

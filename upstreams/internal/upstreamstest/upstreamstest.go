@@ -6,10 +6,17 @@ package upstreamstest
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // Meta is a valid 2026-07-28 request _meta.
@@ -59,4 +66,35 @@ func RequestID(body []byte) string {
 		return "null"
 	}
 	return string(m.ID)
+}
+
+// Backends builds the backends cfgs as a Registry would, with the default separator, and closes
+// them when the test ends.
+func Backends(t testing.TB, cfgs ...backend.Config) ([]*backend.Backend, *names.Space) {
+	t.Helper()
+	upstreams := make([]string, len(cfgs))
+	for i := range cfgs {
+		upstreams[i] = cfgs[i].Name
+	}
+	ns := names.New("__", false, upstreams)
+	env := &backend.Env{Log: slog.New(slog.DiscardHandler), Now: time.Now, Names: ns, Results: bodyread.NewBudget(128 << 20)}
+	var bs []*backend.Backend
+	t.Cleanup(func() { backend.CloseAll(bs) })
+	for _, cfg := range cfgs {
+		b, err := backend.New(cfg, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs = append(bs, b)
+	}
+	return bs, ns
+}
+
+// HeapInUse is the live heap after two collections.
+func HeapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
