@@ -59,7 +59,7 @@ func (r *Registry) Namespaced(kind Kind, t Target) string { return string(r.ns.N
 // what the client may see: its normal form and its client URI, or false when the URI cannot be
 // normalised or visible (the caller's policy; nil allows all) hides it. Whatever is under such a
 // URI is not relayed.
-func (r *Registry) ClientResource(upstream, uri string, visible func(Kind, Target) bool) (Target, string, bool) {
-	t, n, ok := r.ns.ClientResource(upstream, uri, visible)
+func (r *Registry) ClientResource(upstream, backendURI string, visible func(Kind, Target) bool) (Target, string, bool) {
+	t, n, ok := r.ns.ClientResource(upstream, backendURI, visible)
 	return t, string(n), ok
 }

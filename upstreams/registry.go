@@ -152,11 +152,11 @@ func (r *Registry) Upstreams() []string {
 	return out
 }
 
-// backend returns the backend named name (a backend name), or ErrUnknownName.
-func (r *Registry) backend(name string) (*backend.Backend, error) {
-	b, ok := r.byName[name]
+// backend returns the backend named upstream, or ErrUnknownName.
+func (r *Registry) backend(upstream string) (*backend.Backend, error) {
+	b, ok := r.byName[upstream]
 	if !ok {
-		return nil, fmt.Errorf("%w: upstream %q is not configured", ErrUnknownName, name)
+		return nil, fmt.Errorf("%w: upstream %q is not configured", ErrUnknownName, upstream)
 	}
 	return b, nil
 }

@@ -182,9 +182,9 @@ func (src *Source) plan(ctx context.Context, want *asked, hdr http.Header, visib
 	return honoured, shares
 }
 
-func (src *Source) indexOf(name string) int {
+func (src *Source) indexOf(upstream string) int {
 	for i, b := range src.Backends {
-		if b.Name() == name {
+		if b.Name() == upstream {
 			return i
 		}
 	}

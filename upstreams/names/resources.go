@@ -42,8 +42,8 @@ func (e *badURIError) Unwrap() error { return ErrBadURI }
 // what the client may see: the backend URI's normal form and its client URI, or false when the
 // URI cannot be normalised or visible (the caller's policy; nil allows all) hides it. Whatever is
 // under such a URI is not relayed.
-func (ns *Space) ClientResource(upstream, uri string, visible func(Kind, Target) bool) (Target, Namespaced, bool) {
-	n, err := resuri.Normalize(uri)
+func (ns *Space) ClientResource(upstream, backendURI string, visible func(Kind, Target) bool) (Target, Namespaced, bool) {
+	n, err := resuri.Normalize(backendURI)
 	if err != nil {
 		return Target{}, "", false
 	}
