@@ -26,37 +26,36 @@ import (
 // registerApproval serves the approval page under its path on the MCP listener, when it is
 // configured.
 func (s *Server) registerApproval(e *echo.Echo) {
-	if s.approvals == nil {
+	if s.confirm.approvals == nil {
 		return
 	}
-	h := echo.WrapHandler(s.approvals)
-	e.Any(s.approvals.Path()+"/*", h)
+	h := echo.WrapHandler(s.confirm.approvals)
+	e.Any(s.confirm.approvals.Path()+"/*", h)
 }
 
 // askApproval answers a call that policy marks `confirm: url` with an input_required result
 // sending the user to the approval page. A client that did not declare URL elicitation gets
 // -32021, or the form confirmation when the rule's operator chose that weaker fallback
 // (confirmFallback: clientForm).
-func (x *request) askApproval(b mrtr.Binding, target upstreams.Target) error {
-	s := x.s
+func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Target) error {
 	if !mrtr.DeclaresURLElicitation(x.in.meta.ClientCapabilities) {
 		if x.route.decision.ConfirmFallbackClientForm {
-			return x.askConfirmation(b)
+			return c.askConfirmation(x, b)
 		}
 		e := jsonrpc.NewError(jsonrpc.CodeMissingRequiredClientCapability,
 			"Missing required client capability: this call needs the user's approval on the gateway's page through URL elicitation")
 		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredURLElicitationCapability + `}`)
 		return rpcError(e)
 	}
-	if s.approvals == nil {
+	if c.approvals == nil {
 		// Fail closed: a call that needs approval is never forwarded without it.
 		return errors.New("approval required but no approval page configured")
 	}
-	if b.Issuer != s.approvals.Issuer() {
-		return x.approvalRefused("The call to " + x.route.name + " needs approval on the gateway's page, where only users of " +
-			s.approvals.Issuer() + " can sign in; it was not run.")
+	if b.Issuer != c.approvals.Issuer() {
+		return c.approvalRefused(x, "The call to "+x.route.name+" needs approval on the gateway's page, where only users of "+
+			c.approvals.Issuer()+" can sign in; it was not run.")
 	}
-	tok, st, err := s.mrtr.SealState(mrtr.State{Kind: mrtr.KindApproval, Issuer: b.Issuer, Subject: b.Subject,
+	tok, st, err := c.codec.SealState(mrtr.State{Kind: mrtr.KindApproval, Issuer: b.Issuer, Subject: b.Subject,
 		Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest})
 	if err != nil {
 		return err
@@ -72,11 +71,11 @@ func (x *request) askApproval(b mrtr.Binding, target upstreams.Target) error {
 	if err := x.limitTool(); err != nil {
 		return err
 	}
-	x.describeTool(&call, target)
-	page, err := s.approvals.Ask(x.ctx, call)
+	c.describeTool(x, &call, target)
+	page, err := c.approvals.Ask(x.ctx, call)
 	switch {
 	case errors.Is(err, approval.ErrTooLarge):
-		return x.approvalRefused("The arguments of " + x.route.name + " are too large to be shown for approval; it was not run.")
+		return c.approvalRefused(x, "The arguments of "+x.route.name+" are too large to be shown for approval; it was not run.")
 	case errors.Is(err, approval.ErrTooManyPending):
 		return errTooManyPending
 	case errors.Is(err, approval.ErrUnavailable):
@@ -84,17 +83,16 @@ func (x *request) askApproval(b mrtr.Binding, target upstreams.Target) error {
 	case err != nil:
 		return err
 	}
-	s.metrics.MRTREvent(metrics.EventConfirmIssued, "")
-	x.logApproval("approval requested", id)
-	return x.writeApprovalRequest(page, id, tok)
+	c.metrics.MRTREvent(metrics.EventConfirmIssued, "")
+	c.logApproval(x, "approval requested", id)
+	return c.writeApprovalRequest(x, page, id, tok)
 }
 
 // answerApproval handles the retry of an approval: forwarded once if the page recorded an
 // approval for this nonce and argument digest; a denial (on the page or in the client) is a
 // failed tool call, never forwarded; no decision yet sends the user to the same page again.
-func (x *request) answerApproval(st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
-	s := x.s
-	if s.approvals == nil {
+func (c *confirmer) answerApproval(x *request, st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
+	if c.approvals == nil {
 		return nil, false, errors.New("approval state received but no approval page configured")
 	}
 	outcome, err := mrtr.EvaluateURL(x.in.params.InputResponses, mrtr.ConfirmKey)
@@ -104,13 +102,13 @@ func (x *request) answerApproval(st *mrtr.State, b mrtr.Binding) (json.RawMessag
 	}
 	id := hex.EncodeToString(st.Nonce[:])
 	if outcome == mrtr.OutcomeDeclined || outcome == mrtr.OutcomeCancelled {
-		if err := x.consume(st); err != nil {
+		if err := c.consume(x, st); err != nil {
 			return nil, false, err
 		}
-		x.approvalDone(st, id)
-		return nil, true, x.approvalDenied(outcome.String(), id)
+		c.approvalDone(x, st, id)
+		return nil, true, c.approvalDenied(x, outcome.String(), id)
 	}
-	verdict, err := s.approvals.Verdict(x.ctx, id, st.ArgsDigest[:])
+	verdict, err := c.approvals.Verdict(x.ctx, id, st.ArgsDigest[:])
 	if err != nil {
 		return nil, false, approvalUnavailable()
 	}
@@ -118,26 +116,26 @@ func (x *request) answerApproval(st *mrtr.State, b mrtr.Binding) (json.RawMessag
 	case approval.Finished:
 		// The call's retry was used already: this one is a replay, which consuming refuses.
 		// Should the nonce be free (the store lost it), the user is asked again.
-		if err := x.consume(st); err != nil {
+		if err := c.consume(x, st); err != nil {
 			return nil, false, err
 		}
-		return nil, true, x.askApproval(b, upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName})
+		return nil, true, c.askApproval(x, b, upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName})
 	case approval.Undecided:
 		// The same state and page: the nonce is not used until there is a decision.
-		return nil, true, x.writeApprovalRequest(s.approvals.PageURL(id), id, x.in.params.RequestState)
+		return nil, true, c.writeApprovalRequest(x, c.approvals.PageURL(id), id, x.in.params.RequestState)
 	case approval.Denied:
-		if err := x.consume(st); err != nil {
+		if err := c.consume(x, st); err != nil {
 			return nil, false, err
 		}
-		x.approvalDone(st, id)
-		return nil, true, x.approvalDenied("denied", id)
+		c.approvalDone(x, st, id)
+		return nil, true, c.approvalDenied(x, "denied", id)
 	}
-	if err := x.consume(st); err != nil {
+	if err := c.consume(x, st); err != nil {
 		return nil, false, err
 	}
-	x.approvalDone(st, id)
-	s.metrics.MRTREvent(metrics.EventConfirmApproved, "")
-	x.logApproval("approval used", id)
+	c.approvalDone(x, st, id)
+	c.metrics.MRTREvent(metrics.EventConfirmApproved, "")
+	c.logApproval(x, "approval used", id)
 	x.route.confirmed, x.route.approvedOnPage = true, true
 	p, err := mrtr.RetryParams(x.in.req.Params, st)
 	if err != nil {
@@ -151,7 +149,7 @@ func (x *request) answerApproval(st *mrtr.State, b mrtr.Binding) (json.RawMessag
 // before the policy changed may carry a weaker one, or none: a confirm: url call continues only
 // with the page's approval (or a form, where the operator chose confirmFallback: clientForm),
 // a confirmed call only with a confirmation. Otherwise the call is asked for again.
-func (x *request) stateConfirms(st *mrtr.State) bool {
+func (c *confirmer) stateConfirms(x *request, st *mrtr.State) bool {
 	d := x.route.decision
 	switch {
 	case !d.Confirm || st.Kind == mrtr.KindApproval || st.ApprovedOnPage:
@@ -165,22 +163,22 @@ func (x *request) stateConfirms(st *mrtr.State) bool {
 
 // askAgain asks for the confirmation the call's rule requires, for a retry whose state does not
 // carry it (stateConfirms). The state is left unused.
-func (x *request) askAgain(b mrtr.Binding, target upstreams.Target) error {
+func (c *confirmer) askAgain(x *request, b mrtr.Binding, target upstreams.Target) error {
 	if x.route.decision.ConfirmURL {
-		return x.askApproval(b, target)
+		return c.askApproval(x, b, target)
 	}
-	return x.askConfirmation(b)
+	return c.askConfirmation(x, b)
 }
 
 // approvalExpired reports whether a rejected requestState should simply be asked for again: it
 // expired, and policy asks for approval on the page for this call. Asking again forwards
 // nothing; any other rejection stays -32602.
-func (x *request) approvalExpired(err error) bool {
+func (c *confirmer) approvalExpired(x *request, err error) bool {
 	return x.route.decision.ConfirmURL && x.in.req.Method == mrtr.MethodToolsCall &&
 		mrtr.Reason(err) == mrtr.ReasonExpired
 }
 
-func (x *request) writeApprovalRequest(page, id, state string) error {
+func (c *confirmer) writeApprovalRequest(x *request, page, id, state string) error {
 	res, err := json.Marshal(mrtr.ApprovalResult(x.route.name, page, id, state))
 	if err != nil {
 		return err
@@ -189,14 +187,14 @@ func (x *request) writeApprovalRequest(page, id, state string) error {
 	return nil
 }
 
-func (x *request) approvalDenied(how, id string) error {
-	x.s.metrics.MRTREvent(metrics.EventConfirmDeclined, "")
-	x.logApproval("approval "+how, id)
-	return x.approvalRefused("The user did not approve the call to " + x.route.name + " (" + how + "); it was not run.")
+func (c *confirmer) approvalDenied(x *request, how, id string) error {
+	c.metrics.MRTREvent(metrics.EventConfirmDeclined, "")
+	c.logApproval(x, "approval "+how, id)
+	return c.approvalRefused(x, "The user did not approve the call to "+x.route.name+" ("+how+"); it was not run.")
 }
 
 // approvalRefused answers with a failed tool call: the model sees why, and nothing ran.
-func (x *request) approvalRefused(text string) error {
+func (c *confirmer) approvalRefused(x *request, text string) error {
 	msg, _ := json.Marshal(text)
 	_ = x.answer([]byte(`{"content":[{"type":"text","text":`+string(msg)+`}],"isError":true}`), outcomeDenied)
 	return nil
@@ -205,9 +203,9 @@ func (x *request) approvalRefused(text string) error {
 // approvalDone finishes a call whose state was just consumed, so it no longer counts against
 // the caller's budget of waiting calls and the page can no longer decide it. Best effort: the
 // state is consumed, so nothing more can run either way, and the records expire with it.
-func (x *request) approvalDone(st *mrtr.State, id string) {
-	if err := x.s.approvals.Finish(x.ctx, id, st.Issuer, st.Subject, st.Expiry); err != nil {
-		x.s.log.LogAttrs(x.ctx, slog.LevelWarn, "approval: forgetting a used call", slog.String("call_ref", approval.CallRef(id)),
+func (c *confirmer) approvalDone(x *request, st *mrtr.State, id string) {
+	if err := c.approvals.Finish(x.ctx, id, st.Issuer, st.Subject, st.Expiry); err != nil {
+		c.log.LogAttrs(x.ctx, slog.LevelWarn, "approval: forgetting a used call", slog.String("call_ref", approval.CallRef(id)),
 			slog.String("error", err.Error()))
 	}
 }
@@ -229,9 +227,8 @@ func approvalUnavailable() error {
 	return e
 }
 
-func (x *request) logApproval(what, id string) {
-	s := x.s
-	s.log.LogAttrs(x.ctx, slog.LevelInfo, what,
+func (c *confirmer) logApproval(x *request, what, id string) {
+	c.log.LogAttrs(x.ctx, slog.LevelInfo, what,
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
 		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name),
 		slog.String("call_ref", approval.CallRef(id)))
@@ -243,23 +240,23 @@ func (x *request) logApproval(what, id string) {
 // whether and how the live definition drifted from the pin (the verdict judged at stage pin,
 // whatever its action). Otherwise, or when this replica does not know the pin, they are the
 // caller's live tool list's.
-func (x *request) describeTool(c *approval.Call, target upstreams.Target) {
-	if x.s.backends.PinsEnabled(target.Upstream) {
-		c.Drift = x.route.pinClasses.String()
-		if d := x.s.backends.PinGuard().Pinned(target.Upstream, pins.KindTool, target.Name); d != nil {
-			c.Title, c.Description = d.Text()
-			c.Pinned = true
+func (c *confirmer) describeTool(x *request, call *approval.Call, target upstreams.Target) {
+	if c.backends.PinsEnabled(target.Upstream) {
+		call.Drift = x.route.pinClasses.String()
+		if d := c.backends.PinGuard().Pinned(target.Upstream, pins.KindTool, target.Name); d != nil {
+			call.Title, call.Description = d.Text()
+			call.Pinned = true
 			return
 		}
 	}
-	c.Title, c.Description = x.toolText()
+	call.Title, call.Description = c.toolText(x)
 }
 
 // toolText returns the title and description of the called tool as the caller's tools/list
 // shows them, for the page. It is best effort: a list that fails leaves them empty, and the
 // page still shows the names and the arguments, which are what the decision is bound to.
-func (x *request) toolText() (title, description string) {
-	_ = x.eachToolsPage(100, func(page json.RawMessage) (bool, error) {
+func (c *confirmer) toolText(x *request) (title, description string) {
+	_ = c.eachToolsPage(x, 100, func(page json.RawMessage) (bool, error) {
 		var list struct {
 			Tools []struct {
 				Name, Title, Description string

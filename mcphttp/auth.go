@@ -66,7 +66,7 @@ func (s *Server) authenticate(x *request) error {
 		// Kept only for backends configured for token exchange; never forwarded as is.
 		x.caller.token = tok
 		if len(s.setResources) > 0 {
-			return x.checkAudience()
+			return s.checkAudience(x)
 		}
 		return nil
 	}
@@ -141,10 +141,10 @@ func (x *request) authorize(kind upstreams.Kind, target upstreams.Target) error 
 func (x *request) visibility() (func(upstreams.Kind, upstreams.Target) bool, bool) {
 	s := x.s
 	if s.auth == nil {
-		return x.narrow(nil), false
+		return x.set.narrow(nil), false
 	}
 	p := x.caller.principal
-	return x.narrow(func(k upstreams.Kind, t upstreams.Target) bool {
+	return x.set.narrow(func(k upstreams.Kind, t upstreams.Target) bool {
 		return s.auth.Visible(p, authzKinds[k], t.Upstream, t.Name)
 	}), true
 }

@@ -23,15 +23,14 @@ type toolHints struct {
 // isDestructive reports whether a call must be confirmed because its tool declares
 // destructiveHint: true. The annotations come from a tools/list this replica made itself, at most
 // hintsTTL old. A tool the list does not show is confirmed: unknown is not safe.
-func (x *request) isDestructive(name string) (bool, error) {
-	s := x.s
-	if !s.cfg.ConfirmDestructiveTools {
+func (c *confirmer) isDestructive(x *request, name string) (bool, error) {
+	if !c.confirmDestructive {
 		return false, nil
 	}
-	h := &s.hints
+	h := &c.hints
 	for {
 		h.mu.Lock()
-		if !h.fetched.IsZero() && s.now().Sub(h.fetched) < hintsTTL {
+		if !h.fetched.IsZero() && c.now().Sub(h.fetched) < hintsTTL {
 			d, known := h.destructive[name]
 			h.mu.Unlock()
 			return d || !known, nil
@@ -48,10 +47,10 @@ func (x *request) isDestructive(name string) (bool, error) {
 		}
 		h.refreshing = make(chan struct{})
 		h.mu.Unlock()
-		m, err := x.fetchDestructive()
+		m, err := c.fetchDestructive(x)
 		h.mu.Lock()
 		if err == nil {
-			h.destructive, h.fetched = m, s.now()
+			h.destructive, h.fetched = m, c.now()
 		}
 		close(h.refreshing)
 		h.refreshing = nil
@@ -66,9 +65,9 @@ func (x *request) isDestructive(name string) (bool, error) {
 // that takes exchanged tokens cannot be listed without a caller's token, so the caller's is
 // exchanged for it as for any list (never sent itself); lists a backend marks private are then
 // cached under the caller, as on the caller's own tools/list.
-func (x *request) fetchDestructive() (map[string]bool, error) {
+func (c *confirmer) fetchDestructive(x *request) (map[string]bool, error) {
 	out := map[string]bool{}
-	err := x.eachToolsPage(1000, func(page json.RawMessage) (bool, error) {
+	err := c.eachToolsPage(x, 1000, func(page json.RawMessage) (bool, error) {
 		var list struct {
 			Tools []struct {
 				Name        string `json:"name"`
@@ -94,7 +93,7 @@ func (x *request) fetchDestructive() (map[string]bool, error) {
 // eachToolsPage walks the merged tools/list as the gateway's own request on the caller's behalf
 // (cached under the caller, the caller's token exchanged where a backend needs it), calling fn
 // with each page until fn says done, fn fails, the list ends or maxPages pages were read.
-func (x *request) eachToolsPage(maxPages int, fn func(page json.RawMessage) (done bool, err error)) error {
+func (c *confirmer) eachToolsPage(x *request, maxPages int, fn func(page json.RawMessage) (done bool, err error)) error {
 	cursor := ""
 	for page := 0; page < maxPages; page++ {
 		params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion +
@@ -103,7 +102,7 @@ func (x *request) eachToolsPage(maxPages int, fn func(page json.RawMessage) (don
 			c, _ := json.Marshal(cursor)
 			params += `,"cursor":` + string(c)
 		}
-		res, err := x.s.backends.List(x.ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}"),
+		res, err := c.backends.List(x.ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}"),
 			CacheKey: x.subject(), SubjectToken: x.listSubjectToken()})
 		if err != nil {
 			return err

@@ -94,7 +94,7 @@ func (x *request) resolve(kind upstreams.Kind, name string) error {
 	if err != nil {
 		return errUnknownName(kindNoun(kind))
 	}
-	if err := x.inSet(kind, target); err != nil {
+	if err := x.set.inSet(kind, target); err != nil {
 		return err
 	}
 	x.route.target = target

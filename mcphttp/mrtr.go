@@ -5,12 +5,31 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
+	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
+
+// confirmer runs stage mrtr-in and the sealing of a backend's input_required at stage forward:
+// the requestState codec, the gateway's own confirmations (form elicitation, destructive tools,
+// pin drift) and the approval page's (approval.go). It holds only what those need; the request
+// they act on is an argument.
+type confirmer struct {
+	codec     *mrtr.Codec       // nil: round trips pass unsealed, nothing can be confirmed
+	approvals *approval.Service // nil: confirm: url calls are refused
+	backends  *upstreams.Registry
+	log       *slog.Logger
+	metrics   *metrics.Recorder
+	now       func() time.Time
+	// confirmDestructive is server.confirmDestructiveTools; hints what it learned of the
+	// backends' annotations (destructive.go).
+	confirmDestructive bool
+	hints              toolHints
+}
 
 // mrtrMethods may return input_required and carry a retry's requestState (docs/protocol.md §3).
 var mrtrMethods = map[string]bool{
@@ -21,47 +40,46 @@ var mrtrMethods = map[string]bool{
 // method, the name and the arguments; answers the gateway's own confirmations; and asks for
 // confirmation when policy requires it. It returns the params to forward, or handled=true when
 // it has answered the request itself.
-func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handled bool, err error) {
-	s := x.s
-	if s.mrtr == nil && x.route.decision.Confirm {
+func (c *confirmer) mrtrIn(x *request, target upstreams.Target) (params json.RawMessage, handled bool, err error) {
+	if c.codec == nil && x.route.decision.Confirm {
 		// Fail closed: a call that needs confirmation is never forwarded unconfirmed.
 		return nil, false, errors.New("confirmation required but no requestState codec configured")
 	}
-	if s.mrtr == nil || !mrtrMethods[x.in.req.Method] {
+	if c.codec == nil || !mrtrMethods[x.in.req.Method] {
 		return x.in.req.Params, false, nil
 	}
 	if !x.in.params.HasState {
-		return x.firstCall(target)
+		return c.firstCall(x, target)
 	}
 	// The binding (with its digest of the canonical arguments) is computed only when a state is
 	// sealed or opened, never for the plain calls that are most of the traffic.
-	b, err := x.binding(target)
+	b, err := c.binding(x, target)
 	if err != nil {
 		return nil, false, err
 	}
-	st, err := s.mrtr.Open(x.in.params.RequestState, b)
+	st, err := c.codec.Open(x.in.params.RequestState, b)
 	if err != nil {
-		if x.approvalExpired(err) {
-			return nil, true, x.askApproval(b, target)
+		if c.approvalExpired(x, err) {
+			return nil, true, c.askApproval(x, b, target)
 		}
-		return nil, false, x.rejectState(err)
+		return nil, false, c.rejectState(x, err)
 	}
-	if !x.stateConfirms(st) {
-		return nil, true, x.askAgain(b, target)
+	if !c.stateConfirms(x, st) {
+		return nil, true, c.askAgain(x, b, target)
 	}
 	if st.Kind == mrtr.KindConfirm {
-		return x.answerConfirmation(st, b)
+		return c.answerConfirmation(x, st, b)
 	}
 	if st.Kind == mrtr.KindApproval {
-		return x.answerApproval(st, b)
+		return c.answerApproval(x, st, b)
 	}
 	if st.SingleUse() {
-		if err := x.consume(st); err != nil {
+		if err := c.consume(x, st); err != nil {
 			return nil, false, err
 		}
 	}
 	x.route.confirmed, x.route.approvedOnPage = st.Confirmed, st.ApprovedOnPage
-	s.metrics.MRTREvent(metrics.EventUpstreamRoundTrip, "")
+	c.metrics.MRTREvent(metrics.EventUpstreamRoundTrip, "")
 	p, err := mrtr.RetryParams(x.in.req.Params, st)
 	if err != nil {
 		return nil, false, invalidParams("Invalid params: " + err.Error())
@@ -71,31 +89,31 @@ func (x *request) mrtrIn(target upstreams.Target) (params json.RawMessage, handl
 
 // firstCall asks for confirmation when policy (or a destructive annotation, or pin drift) requires
 // it, and otherwise forwards the params as they are.
-func (x *request) firstCall(target upstreams.Target) (json.RawMessage, bool, error) {
+func (c *confirmer) firstCall(x *request, target upstreams.Target) (json.RawMessage, bool, error) {
 	if x.in.req.Method != mrtr.MethodToolsCall && x.route.pinDrift.Empty() {
 		return x.in.req.Params, false, nil
 	}
 	confirm := x.route.decision.Confirm || !x.route.pinDrift.Empty()
 	if !confirm {
 		var err error
-		if confirm, err = x.isDestructive(x.route.name); err != nil {
+		if confirm, err = c.isDestructive(x, x.route.name); err != nil {
 			return nil, false, err
 		}
 	}
 	if !confirm {
 		return x.in.req.Params, false, nil
 	}
-	b, err := x.binding(target)
+	b, err := c.binding(x, target)
 	if err != nil {
 		return nil, false, err
 	}
 	if x.route.decision.ConfirmURL {
-		return nil, true, x.askApproval(b, target)
+		return nil, true, c.askApproval(x, b, target)
 	}
-	return nil, true, x.askConfirmation(b)
+	return nil, true, c.askConfirmation(x, b)
 }
 
-func (x *request) binding(target upstreams.Target) (mrtr.Binding, error) {
+func (c *confirmer) binding(x *request, target upstreams.Target) (mrtr.Binding, error) {
 	digest, err := mrtr.Digest(x.in.params.Arguments)
 	if err != nil {
 		return mrtr.Binding{}, invalidParams("Invalid params: arguments")
@@ -109,11 +127,10 @@ func (x *request) binding(target upstreams.Target) (mrtr.Binding, error) {
 
 // rejectState answers every bad requestState with the same message, so a client learns nothing
 // about why; the reason goes to metrics and the decision log.
-func (x *request) rejectState(err error) error {
-	s := x.s
+func (c *confirmer) rejectState(x *request, err error) error {
 	reason := mrtr.Reason(err)
-	s.metrics.MRTREvent(metrics.EventRejected, reason)
-	s.log.LogAttrs(x.ctx, slog.LevelWarn, "requestState rejected",
+	c.metrics.MRTREvent(metrics.EventRejected, reason)
+	c.log.LogAttrs(x.ctx, slog.LevelWarn, "requestState rejected",
 		slog.String("request_id", x.requestID), slog.String("reason", reason),
 		slog.String("subject", x.subject()), slog.String("name", x.route.name))
 	return invalidParams(mrtr.ClientMessage)
@@ -121,33 +138,31 @@ func (x *request) rejectState(err error) error {
 
 // consume makes a state single-use through the shared store. A store that cannot answer fails
 // closed with a retryable error: replay protection is a security property.
-func (x *request) consume(st *mrtr.State) error {
-	s := x.s
-	err := s.mrtr.Consume(x.ctx, st)
+func (c *confirmer) consume(x *request, st *mrtr.State) error {
+	err := c.codec.Consume(x.ctx, st)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, mrtr.ErrStoreUnavailable):
-		s.metrics.MRTREvent(metrics.EventRejected, metrics.RejectStoreUnavailable)
+		c.metrics.MRTREvent(metrics.EventRejected, metrics.RejectStoreUnavailable)
 		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Confirmation store unavailable; retry later"))
 		e.Header = http.Header{"Retry-After": {"1"}}
 		e.Outcome = outcomeUnavailable
 		return e
 	}
-	return x.rejectState(err)
+	return c.rejectState(x, err)
 }
 
 // askConfirmation answers a call that policy marks as risky with an input_required result
 // carrying a form elicitation, only if the client declared elicitation on this request.
-func (x *request) askConfirmation(b mrtr.Binding) error {
-	s := x.s
+func (c *confirmer) askConfirmation(x *request, b mrtr.Binding) error {
 	if !mrtr.DeclaresFormElicitation(x.in.meta.ClientCapabilities) {
 		e := jsonrpc.NewError(jsonrpc.CodeMissingRequiredClientCapability,
 			"Missing required client capability: this call needs user confirmation through elicitation")
 		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredElicitationCapability + `}`)
 		return rpcError(e)
 	}
-	tok, err := s.mrtr.Seal(mrtr.State{Kind: mrtr.KindConfirm, Issuer: b.Issuer, Subject: b.Subject,
+	tok, err := c.codec.Seal(mrtr.State{Kind: mrtr.KindConfirm, Issuer: b.Issuer, Subject: b.Subject,
 		Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest})
 	if err != nil {
 		return err
@@ -158,8 +173,8 @@ func (x *request) askConfirmation(b mrtr.Binding) error {
 	if err != nil {
 		return err
 	}
-	s.metrics.MRTREvent(metrics.EventConfirmIssued, "")
-	x.logDecision("confirmation requested")
+	c.metrics.MRTREvent(metrics.EventConfirmIssued, "")
+	c.logDecision(x, "confirmation requested")
 	_ = x.answer(res, outcomeInputRequired)
 	return nil
 }
@@ -167,21 +182,20 @@ func (x *request) askConfirmation(b mrtr.Binding) error {
 // answerConfirmation handles the retry of a confirmation: approved calls are forwarded once;
 // declined or cancelled ones are answered as a failed tool call and never forwarded; missing
 // answers get a fresh confirmation (docs/protocol.md §3: never assume the client will retry).
-func (x *request) answerConfirmation(st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
-	s := x.s
+func (c *confirmer) answerConfirmation(x *request, st *mrtr.State, b mrtr.Binding) (json.RawMessage, bool, error) {
 	outcome, err := mrtr.Evaluate(x.in.params.InputResponses, mrtr.ConfirmKey)
 	switch outcome {
 	case mrtr.OutcomeMissing:
-		return nil, true, x.askConfirmation(b)
+		return nil, true, c.askConfirmation(x, b)
 	case mrtr.OutcomeMalformed:
 		return nil, false, invalidParams("Invalid params: inputResponses: " + errString(err))
 	}
-	if err := x.consume(st); err != nil {
+	if err := c.consume(x, st); err != nil {
 		return nil, false, err
 	}
 	if outcome != mrtr.OutcomeApproved {
-		s.metrics.MRTREvent(metrics.EventConfirmDeclined, "")
-		x.logDecision("confirmation " + outcome.String())
+		c.metrics.MRTREvent(metrics.EventConfirmDeclined, "")
+		c.logDecision(x, "confirmation "+outcome.String())
 		text := "The user did not approve the call to " + x.route.name + " (" + outcome.String() + "); it was not run."
 		if x.in.req.Method != mrtr.MethodToolsCall {
 			// Only a tool result has room for a failure the model reads: a prompt or a
@@ -194,8 +208,8 @@ func (x *request) answerConfirmation(st *mrtr.State, b mrtr.Binding) (json.RawMe
 		_ = x.answer([]byte(`{"content":[{"type":"text","text":`+string(msg)+`}],"isError":true}`), outcomeDenied)
 		return nil, true, nil
 	}
-	s.metrics.MRTREvent(metrics.EventConfirmApproved, "")
-	x.logDecision("confirmation approved")
+	c.metrics.MRTREvent(metrics.EventConfirmApproved, "")
+	c.logDecision(x, "confirmation approved")
 	x.route.confirmed = true
 	p, err := mrtr.RetryParams(x.in.req.Params, st)
 	if err != nil {
@@ -211,9 +225,8 @@ func errString(err error) string {
 	return err.Error()
 }
 
-func (x *request) logDecision(what string) {
-	s := x.s
-	s.log.LogAttrs(x.ctx, slog.LevelInfo, what,
+func (c *confirmer) logDecision(x *request, what string) {
+	c.log.LogAttrs(x.ctx, slog.LevelInfo, what,
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
 		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name))
 }
@@ -221,17 +234,16 @@ func (x *request) logDecision(what string) {
 // mrtrOut is the sealing part of stage forward: a backend's input_required result reaches the client with the backend's
 // requestState sealed inside ours, bound to this caller, target and arguments, so the retry can
 // land on any replica and still reach the same backend with the backend's own state.
-func (x *request) mrtrOut(result []byte) ([]byte, string, error) {
-	s := x.s
-	if s.mrtr == nil || !mrtrMethods[x.in.req.Method] || !inputRequired(result) {
+func (c *confirmer) mrtrOut(x *request, result []byte) ([]byte, string, error) {
+	if c.codec == nil || !mrtrMethods[x.in.req.Method] || !inputRequired(result) {
 		return result, outcomeOK, nil
 	}
 	target := upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName}
-	b, err := x.binding(target)
+	b, err := c.binding(x, target)
 	if err != nil {
 		return nil, "", err
 	}
-	wrapped, err := s.mrtr.WrapUpstream(result, mrtr.State{Kind: mrtr.KindUpstream, Issuer: b.Issuer,
+	wrapped, err := c.codec.WrapUpstream(result, mrtr.State{Kind: mrtr.KindUpstream, Issuer: b.Issuer,
 		Subject: b.Subject, Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest,
 		Confirmed: x.route.confirmed, ApprovedOnPage: x.route.approvedOnPage})
 	if err != nil {

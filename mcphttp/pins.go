@@ -72,7 +72,7 @@ func (x *request) checkPin(target upstreams.Target) error {
 		x.logPin("pin drift: call refused", v)
 		return pinDriftError(x.route.pinItem, v, x.shadowed(v))
 	case confirm:
-		if s.mrtr == nil {
+		if s.confirm.codec == nil {
 			// Fail closed: a call that needs confirmation is never forwarded unconfirmed.
 			return errors.New("pin drift needs confirmation but no requestState codec is configured")
 		}

@@ -132,7 +132,7 @@ func stageAdmit(s *Server, x *request) (bool, error) {
 	return false, err
 }
 
-func stageEndpoint(s *Server, x *request) (bool, error) { return x.endpoint() }
+func stageEndpoint(s *Server, x *request) (bool, error) { return s.search.endpoint(x) }
 
 func stageUnrouted(s *Server, x *request) (bool, error) {
 	if !pooledBody[x.in.req.Method] {
@@ -170,7 +170,7 @@ func stageBindHeaders(s *Server, x *request) (bool, error) {
 }
 
 func stageMRTRIn(s *Server, x *request) (bool, error) {
-	params, handled, err := x.mrtrIn(x.route.target)
+	params, handled, err := s.confirm.mrtrIn(x, x.route.target)
 	x.route.params = params
 	return handled, err
 }

@@ -55,7 +55,7 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 		}
 		// The stream has decoded the message already and hands over its result, which the
 		// answer borrows; a round trip's state is sealed first.
-		result, outcome, err := x.mrtrOut(result)
+		result, outcome, err := x.s.confirm.mrtrOut(x, result)
 		if err != nil {
 			return "", err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/toolsearch"
+	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -83,18 +84,26 @@ var callToolDef = []byte(`{"name":"call_tool","title":"Call a tool",` +
 const searchInstructions = "This server lists only find_tools and call_tool: call find_tools with a short " +
 	"description of the task to get the tools that can do it, then call one with call_tool (or directly by its name)."
 
-// endpoint is the stage-5 part of tool sets and search mode, after the caller is admitted and
-// before routing: the audience check of a set; server/discover and tools/list of a search
-// endpoint; find_tools answered here; call_tool rewritten into the inner tools/call that the
-// later stages run. handled is true when the request has been answered.
-func (x *request) endpoint() (handled bool, err error) {
+// searcher serves search mode: the meta-tools' list, find_tools over this replica's index of
+// the catalog, and call_tool's rewrite into the inner call. It holds only what those need.
+type searcher struct {
+	backends *upstreams.Registry
+	index    *indexCache
+	metrics  *metrics.ToolsetRecorder
+}
+
+// endpoint is stage endpoint, search mode's part of a request, after the caller is admitted
+// and before routing: tools/list of a search endpoint; find_tools answered here; call_tool
+// rewritten into the inner tools/call that the later stages run. handled is true when the
+// request has been answered.
+func (sr *searcher) endpoint(x *request) (handled bool, err error) {
 	if x.set == nil {
 		return false, nil
 	}
 	switch x.in.req.Method {
 	case upstreams.MethodToolsList:
 		if x.set.search != nil {
-			return true, x.listSearch()
+			return true, sr.listSearch(x)
 		}
 	case upstreams.MethodToolsCall:
 		if x.set.search == nil {
@@ -102,9 +111,9 @@ func (x *request) endpoint() (handled bool, err error) {
 		}
 		switch x.in.params.Name {
 		case findToolsName:
-			return true, x.findTools()
+			return true, sr.findTools(x)
 		case callToolName:
-			return false, x.unwrapCall()
+			return false, sr.unwrapCall(x)
 		}
 	}
 	return false, nil
@@ -113,9 +122,9 @@ func (x *request) endpoint() (handled bool, err error) {
 // catalog fetches the merged tool catalog as list() would for this caller. As for a list, the
 // body's buffer goes to the garbage collector rather than the pool: a backend fetch this request
 // starts is shared, may outlive it, and sends the client's _meta, a slice of the body.
-func (x *request) catalog() (*upstreams.ToolCatalog, error) {
+func (sr *searcher) catalog(x *request) (*upstreams.ToolCatalog, error) {
 	x.in.bodyBuf.Detach()
-	return x.s.backends.ToolCatalog(x.ctx, &upstreams.ListRequest{
+	return sr.backends.ToolCatalog(x.ctx, &upstreams.ListRequest{
 		Method:       upstreams.MethodToolsList,
 		Params:       x.in.req.Params,
 		Header:       x.passHeaders(),
@@ -126,11 +135,11 @@ func (x *request) catalog() (*upstreams.ToolCatalog, error) {
 
 // listSearch is tools/list in search mode: the meta-tools, then the always-visible tools the
 // caller may see, in one page. A cursor is refused: this list has one page.
-func (x *request) listSearch() error {
+func (sr *searcher) listSearch(x *request) error {
 	if x.in.params.HasCursor {
 		return invalidParams("Invalid params: invalid cursor")
 	}
-	cat, err := x.catalog()
+	cat, err := sr.catalog(x)
 	if err != nil {
 		return err
 	}
@@ -141,7 +150,7 @@ func (x *request) listSearch() error {
 	out = append(out, ',')
 	out = append(out, callToolDef...)
 	if len(x.set.search.always) > 0 {
-		ix, view := x.s.searchIndex.get(cat), x.listView()
+		ix, view := sr.index.get(cat), newListView(x)
 		for i, t := range ix.tools {
 			if !ix.reserved[i] && x.set.search.alwaysVisible(ix.names[i]) && view.shows(t.Target) {
 				out = append(out, ',')
@@ -157,7 +166,7 @@ func (x *request) listSearch() error {
 	out = append(out, `,"ttlMs":`...)
 	out = strconv.AppendInt(out, cat.TTLMs(), 10)
 	out = append(out, `,"cacheScope":"`+scope+`","resultType":"complete"}`...)
-	x.s.setMetrics.ContextBytes(x.set.name, cat.Bytes(visible), len(out))
+	sr.metrics.ContextBytes(x.set.name, cat.Bytes(visible), len(out))
 	_ = x.answer(out, outcomeOK)
 	return nil
 }
@@ -166,29 +175,29 @@ func (x *request) listSearch() error {
 // endpoint, full definitions, as structured content and as text. The ranking is computed over
 // exactly those tools (the catalog a tools/list of this caller reads, filtered by its view), so
 // a tool the caller may not see, or that pinning blocked, neither appears nor weighs.
-func (x *request) findTools() error {
+func (sr *searcher) findTools(x *request) error {
 	x.route.name = findToolsName // the access log names the meta-tool
-	query, limit, err := x.searchArgs()
+	query, limit, err := sr.searchArgs(x)
 	if err != nil {
 		return err
 	}
-	cat, err := x.catalog()
+	cat, err := sr.catalog(x)
 	if err != nil {
 		return err
 	}
-	ix := x.s.searchIndex.get(cat)
-	view := x.listView()
+	ix := sr.index.get(cat)
+	view := newListView(x)
 	hits := ix.ranker.Search(query, limit, func(i int) bool {
 		return !ix.reserved[i] && view.shows(ix.tools[i].Target)
 	})
-	list := x.appendFound(make([]byte, 0, 4096), ix, hits, view)
+	list := sr.appendFound(x, make([]byte, 0, 4096), ix, hits, view)
 	out := make([]byte, 0, 2*len(list)+128)
 	out = append(out, `{"content":[{"type":"text","text":`...)
 	out = jsonrpc.AppendString(out, string(list))
 	out = append(out, `}],"structuredContent":`...)
 	out = append(out, list...)
 	out = append(out, `,"isError":false}`...)
-	x.s.setMetrics.Search(x.set.name, len(hits))
+	sr.metrics.Search(x.set.name, len(hits))
 	_ = x.answer(out, outcomeOK)
 	return nil
 }
@@ -197,7 +206,7 @@ func (x *request) findTools() error {
 // "backends": the backend of every tool the answer names, "similar": for a tool shown, the
 // near-duplicates from other backends that share its slot}. Naming the backend lets the caller
 // tell a tool from a copy of it served by another backend.
-func (x *request) appendFound(out []byte, ix *catalogIndex, hits []toolsearch.Hit, view listView) []byte {
+func (sr *searcher) appendFound(x *request, out []byte, ix *catalogIndex, hits []toolsearch.Hit, view listView) []byte {
 	out = append(out, `{"tools":[`...)
 	for i, h := range hits {
 		if i > 0 {
@@ -248,7 +257,7 @@ func (x *request) appendFound(out []byte, ix *catalogIndex, hits []toolsearch.Hi
 
 // searchArgs reads find_tools' arguments: query (a non-empty string) and limit (an integer,
 // bounded by the endpoint's maximum).
-func (x *request) searchArgs() (string, int, error) {
+func (sr *searcher) searchArgs(x *request) (string, int, error) {
 	if x.in.params.Arguments == nil {
 		return "", 0, invalidParams("Invalid params: find_tools needs arguments {query, limit}")
 	}
@@ -285,7 +294,7 @@ func (x *request) searchArgs() (string, int, error) {
 // naming the inner tool, Mcp-Param-* mirroring its arguments as it declares them), checked again
 // by stage headers as for any request. Every later stage then sees the inner tool only. A name that is
 // a meta-tool is unknown: call_tool does not nest.
-func (x *request) unwrapCall() error {
+func (sr *searcher) unwrapCall(x *request) error {
 	// call_tool declares no x-mcp-header argument: a Mcp-Param-* header on it is refused as on
 	// any tool that does not declare it, never carried over to the inner call.
 	for k := range x.hdr {
@@ -317,7 +326,7 @@ func (x *request) unwrapCall() error {
 		// bind-headers gives the backend those of the inner tool.
 		return nil
 	}
-	if err := x.innerHeaders(name); err != nil {
+	if err := sr.innerHeaders(x, name); err != nil {
 		return err
 	}
 	// Stage headers again, on the rewritten request: the same checks as a direct call.
@@ -388,7 +397,7 @@ func innerParams(outer json.RawMessage, name string, args json.RawMessage) (json
 // Mcp-Param-* headers the inner tool declares, computed from its arguments as a client would.
 // Stage bind-headers checks them against the arguments as for any call; an argument that
 // cannot be mirrored is left without a header, and refused there.
-func (x *request) innerHeaders(name string) error {
+func (sr *searcher) innerHeaders(x *request, name string) error {
 	h := x.hdr.Clone()
 	h.Del(mcpheader.Name)
 	for k := range h {
@@ -400,9 +409,9 @@ func (x *request) innerHeaders(name string) error {
 	// Only for a tool the caller may see: for any other, stage route or authorize answers "unknown tool",
 	// and no error of fetching its bindings may tell it apart.
 	visible, _ := x.visibility()
-	if target, err := x.s.backends.Resolve(upstreams.KindTool, name); err == nil &&
+	if target, err := sr.backends.Resolve(upstreams.KindTool, name); err == nil &&
 		(visible == nil || visible(upstreams.KindTool, target)) {
-		th, err := x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
+		th, err := sr.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
 			ProtocolVersion: x.in.meta.ProtocolVersion,
 			Header:          x.trace().headers(),
 			CacheKey:        x.subject(),

@@ -118,7 +118,7 @@ type listView struct {
 	discoverable func(upstreams.Kind, upstreams.Target) []string
 }
 
-func (x *request) listView() listView {
+func newListView(x *request) listView {
 	visible, _ := x.visibility()
 	return listView{visible: visible, discoverable: x.discoverable()}
 }

@@ -74,9 +74,9 @@ type Server struct {
 	metrics  *metrics.Recorder
 	tracer   *tracing.Tracer
 	auth     *authz.Service
-	mrtr     *mrtr.Codec
 	rate     RateLimits
-	hints    toolHints
+	// confirm is stage mrtr-in's component: requestState, confirmations, the approval page.
+	confirm  *confirmer
 	inflight *concurrency
 	decodes  *decodeGate      // large bodies' strict decodes (stage decode)
 	bodies   *bodyread.Budget // request bodies being received or served
@@ -86,8 +86,6 @@ type Server struct {
 	serverInfo    []byte
 	instructions  string
 	toolsets      // tool sets and search mode (toolsets.go, search.go)
-	// approvals serves the approval page and keeps its records (approval.go); nil when unset.
-	approvals *approval.Service
 	// edge serves pre-2026 clients (Deps.Edge); nil when they are refused.
 	edge EraEdge
 }
@@ -118,14 +116,14 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		metrics:  deps.Metrics,
 		tracer:   deps.Tracer,
 		auth:     deps.Auth,
-		mrtr:     deps.MRTR,
 		rate:     deps.RateLimits,
 		now:      deps.Clock,
 	}
-	s.approvals = deps.Approvals
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.confirm = &confirmer{codec: deps.MRTR, approvals: deps.Approvals, backends: deps.Backends, log: deps.Logger,
+		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools}
 	name := deps.Name
 	if name == "" {
 		name = "mcp-gateway"

@@ -179,8 +179,8 @@ type toolsets struct {
 	sets         map[string]*toolset // by path
 	defaultSet   *toolset            // the default endpoint in search mode; nil otherwise
 	setResources map[string]bool     // every set's resource URI
-	searchIndex  *indexCache
 	setMetrics   *metrics.ToolsetRecorder
+	search       *searcher
 }
 
 // defaultSetName labels the default endpoint in metrics when it is in search mode.
@@ -307,8 +307,8 @@ func (s *Server) initToolsets(deps Deps) error {
 			s.setResources[ts.resource] = true
 		}
 	}
-	s.searchIndex = newIndexCache(s.log)
 	s.setMetrics = deps.ToolsetMetrics
+	s.search = &searcher{backends: deps.Backends, index: newIndexCache(s.log), metrics: deps.ToolsetMetrics}
 	return nil
 }
 
@@ -374,8 +374,8 @@ func ToolsetResources(cfg Config) []string {
 
 // narrow composes a visibility filter with the endpoint's set: what the set does not select is
 // invisible whatever the policy says. A set never widens: with a policy filter, both must hold.
-func (x *request) narrow(visible func(upstreams.Kind, upstreams.Target) bool) func(upstreams.Kind, upstreams.Target) bool {
-	ts := x.set
+// A nil set (the plain default endpoint) narrows nothing.
+func (ts *toolset) narrow(visible func(upstreams.Kind, upstreams.Target) bool) func(upstreams.Kind, upstreams.Target) bool {
 	if ts == nil || ts.include == nil {
 		return visible
 	}
@@ -387,8 +387,9 @@ func (x *request) narrow(visible func(upstreams.Kind, upstreams.Target) bool) fu
 
 // inSet is stage route's check for a set: a routed call to something the set does not select is
 // refused exactly like an unknown name, before policy is asked.
-func (x *request) inSet(kind upstreams.Kind, t upstreams.Target) error {
-	if x.set == nil || x.set.selects(kind, t) {
+// A nil set holds everything.
+func (ts *toolset) inSet(kind upstreams.Kind, t upstreams.Target) error {
+	if ts == nil || ts.selects(kind, t) {
 		return nil
 	}
 	return errUnknownName(kindNoun(kind))
@@ -408,21 +409,21 @@ func (x *request) challenge(status int, c authz.Challenge) *Error {
 // URL). A token for a narrow set must not open a wider endpoint; a token for the gateway works on
 // every set, which only narrows it; a token whose audiences name no set (an operator's own
 // audience values) is left to the issuer's audience check alone.
-func (x *request) checkAudience() error {
+func (s *Server) checkAudience(x *request) error {
 	p := x.caller.principal
 	if p == nil {
 		return nil
 	}
-	own := x.s.cfg.PublicURL
+	own := s.cfg.PublicURL
 	if x.set != nil && x.set.resource != "" {
 		own = x.set.resource
 	}
 	namesSet := false
 	for _, a := range audiences(p.Claims["aud"]) {
-		if a == own || a == x.s.cfg.PublicURL {
+		if a == own || a == s.cfg.PublicURL {
 			return nil
 		}
-		namesSet = namesSet || x.s.setResources[a]
+		namesSet = namesSet || s.setResources[a]
 	}
 	if !namesSet {
 		return nil

@@ -30,7 +30,7 @@ func TestSearchReindexesOnListChanged(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
 	s, e := testServer(t, Config{Search: SearchConfig{Enabled: true}}, oneBackend(be.URL()), upstreams.Options{}, Deps{})
 	var builds atomic.Int32
-	s.searchIndex.onBuild = func(int) { builds.Add(1) }
+	s.search.index.onBuild = func(int) { builds.Add(1) }
 	url := serveTest(t, e).URL + DefaultPath
 
 	r := do(t, "POST", url, modern("tools/list", ""), body("tools/list", ""))

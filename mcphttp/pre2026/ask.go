@@ -60,8 +60,11 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 		return nil, "", true, q.failed("no answer from the client within " + e.cfg.BridgeTimeout.String())
 	}
 	var nc *noCapabilityError
-	if errors.As(err, &nc) {
+	switch {
+	case errors.As(err, &nc):
 		return nil, "", true, q.noCapability(capabilityWord(nc.Capability))
+	case errors.Is(err, errAsksBusy):
+		return nil, "", true, q.failed("too many requests of this session or caller are waiting for the client's answers")
 	}
 	return nil, "", true, q.failed("the client could not be asked: " + err.Error())
 }

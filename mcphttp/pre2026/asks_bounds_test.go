@@ -3,15 +3,19 @@ package pre2026
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/metrics"
 )
 
@@ -190,4 +194,31 @@ func mustOpen(t *testing.T, b *asks, id string) *answerClaims {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestAnswerRefusalsSayWhy: an answer the gateway did not deliver is refused with what the
+// client can act on: 429 with Retry-After when the caller's answers already on their way fill
+// its budget, 503 with Retry-After when the store cannot carry it, and 400 for an answer nobody
+// waits for, which sending again cannot help. Each keeps its status for a pre-2026 client.
+func TestAnswerRefusalsSayWhy(t *testing.T) {
+	tests := []struct {
+		err        error
+		status     int
+		code       int
+		retryAfter bool
+	}{
+		{errAsksBusy, http.StatusTooManyRequests, jsonrpc.CodeRateLimited, true},
+		{fmt.Errorf("%w: %w", errAsksUnavailable, errors.New("redis: connection refused")), http.StatusServiceUnavailable, jsonrpc.CodeUnavailable, true},
+		{errBadAnswer, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, false},
+		{errAnswerID, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, false},
+	}
+	for _, tt := range tests {
+		e := mcphttp.MapError(answerRefused(tt.err))
+		if e.Status != tt.status || e.RPC == nil || e.RPC.Code != tt.code || (e.Header.Get("Retry-After") != "") != tt.retryAfter {
+			t.Errorf("%v: %d %+v %v; want %d, code %d, Retry-After %v", tt.err, e.Status, e.RPC, e.Header, tt.status, tt.code, tt.retryAfter)
+		}
+		if !keepStatus(e.Status, e.RPC.Code) {
+			t.Errorf("%v: status %d would be turned into an in-band error", tt.err, e.Status)
+		}
+	}
 }

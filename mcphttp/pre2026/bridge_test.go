@@ -476,6 +476,36 @@ func TestBridgeLimits(t *testing.T) {
 	rig.assertIdle(t)
 }
 
+// TestBridgeCallerLimit: the sessions of one caller together wait for at most
+// MaxPendingPerCaller answers, so opening more sessions does not buy more; another caller's
+// rounds are not affected by it.
+func TestBridgeCallerLimit(t *testing.T) {
+	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{MaxPendingPerSession: 2, MaxPendingPerCaller: 3}, nil, nil)
+	wrote := false
+	emit := func([]byte) error { wrote = true; return errors.New("a refused round was written") }
+	p1 := startAsk(t, rig.b, testSession(1, "p1", allCaps), elicitReq, samplingReq)
+	p1.ids(t, 2)
+	p2 := startAsk(t, rig.b, testSession(2, "p1", allCaps), rootsReq)
+	p2.ids(t, 1)
+	if _, err := rig.b.ask(t.Context(), testSession(3, "p1", allCaps), testCaller, []era.InputRequest{rootsReq}, emit); !errors.Is(err, errAsksBusy) || wrote {
+		t.Fatalf("a fourth request of the caller in a third session: %v (wrote %v), want errAsksBusy", err, wrote)
+	}
+	other := make(chan error, 1)
+	go func() {
+		_, err := rig.b.ask(t.Context(), testSession(4, "p2", allCaps), "https://idp.test#bob", []era.InputRequest{rootsReq},
+			func([]byte) error { return errors.New("written") })
+		other <- err
+	}()
+	if err := <-other; errors.Is(err, errAsksBusy) {
+		t.Errorf("another caller's round was refused as busy")
+	}
+	for _, p := range []*pendingAsk{p1, p2} {
+		p.stop()
+		p.result(t)
+	}
+	rig.assertIdle(t)
+}
+
 // TestBridgeCleanup: whichever way a round ends early (its context ends, the client's stream
 // fails on the first or a later request), nothing is left behind (no waiter, no count, no
 // goroutine) and an answer sent afterwards is refused.

@@ -16,8 +16,8 @@ import (
 )
 
 // TestLegacyClientWaitLeftOutOfLatency: a pre-2026 call that waits for its user (here a backend's
-// elicitation the user takes an hour to answer, on the gateway's clock) is observed in the
-// request duration without that hour, and the hour goes to the client-wait histogram, so a p99
+// elicitation the user takes minutes to answer, on the gateway's clock) is observed in the
+// request duration without those minutes, which go to the client-wait histogram, so a p99
 // latency objective never counts a person thinking.
 func TestLegacyClientWaitLeftOutOfLatency(t *testing.T) {
 	// The user thinks for longer than any request should take, within the round's timeout.

@@ -309,13 +309,38 @@ func (q *clientReq) notification() {
 }
 
 // deliver hands a client's answer to one of the gateway's requests to the replica waiting for
-// it: 202, or 400 for an answer nobody waits for (forged, used, expired, another session's).
+// it: 202, or the refusal answerRefused says.
 func (q *clientReq) deliver(answer *jsonrpc.Message) error {
-	if !sessionBound(q.sess) || q.e.asks.deliver(q.in.Context(), q.sess, q.in.Subject(), answer) != nil {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: no request awaits this answer")
+	if !sessionBound(q.sess) {
+		return answerRefused(errBadAnswer)
+	}
+	if err := q.e.asks.deliver(q.in.Context(), q.sess, q.in.Subject(), answer); err != nil {
+		return answerRefused(err)
 	}
 	q.c.Accepted()
 	return nil
+}
+
+// answerRefused is the error a client's answer gets when it was not delivered. Every refusal is
+// final for that POST (nothing of it takes effect later); only the two that are not the client's
+// fault invite sending the same answer again: too many of the caller's answers already on their
+// way to other replicas (429), or the shared store refusing to carry it (503). Anything else is an
+// answer nobody waits for (forged, used, expired, another session's, for a replica that is gone):
+// 400.
+func answerRefused(err error) error {
+	switch {
+	case errors.Is(err, errAsksBusy):
+		return &mcphttp.Error{Status: http.StatusTooManyRequests, Outcome: outcome.RateLimited,
+			Header: http.Header{"Retry-After": {"1"}},
+			RPC: jsonrpc.NewError(jsonrpc.CodeRateLimited, "Too many of this caller's answers are on their way "+
+				"to other replicas of the gateway; send this one again shortly")}
+	case errors.Is(err, errAsksUnavailable):
+		return &mcphttp.Error{Status: http.StatusServiceUnavailable, Outcome: outcome.Unavailable,
+			Header: http.Header{"Retry-After": {"1"}},
+			RPC: jsonrpc.NewError(jsonrpc.CodeUnavailable, "The replica of the gateway waiting for this answer "+
+				"cannot be reached now; send it again shortly")}
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: no request awaits this answer")
 }
 
 // id is the JSON-RPC id the client's request carries.
