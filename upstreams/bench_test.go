@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // benchCall forwards one tools/call and reads it to the end.
@@ -32,7 +33,7 @@ func benchCall(b *testing.B, r *Registry, c *Call) {
 func echoCall(upstream string) *Call {
 	return &Call{
 		Method: MethodToolsCall, ID: json.RawMessage(`1`), Target: Target{Upstream: upstream, Name: "echo"},
-		Params: json.RawMessage(`{"_meta":` + testMeta + `,"name":"` + upstream + `__echo","arguments":{"text":"hello"}}`),
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"` + upstream + `__echo","arguments":{"text":"hello"}}`),
 		Header: http.Header{"Traceparent": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // newTestClock returns the manual clock the upstreams tests inject.
@@ -38,86 +38,13 @@ func (l *stateLog) get() []int {
 	return append([]int(nil), l.states...)
 }
 
-func TestBreakerTransitions(t *testing.T) {
-	clock := newTestClock()
-	var log stateLog
-	b := newBreaker("x", BreakerConfig{Failures: 2, Cooldown: time.Minute}, log.hook)
-	mustAllow := func(probe bool) {
-		t.Helper()
-		if err := b.allow(clock.Now(), probe); err != nil {
-			t.Fatalf("allow (probe %v) in state %d: %v", probe, b.current(), err)
-		}
-	}
-	mustRefuse := func() {
-		t.Helper()
-		err := b.allow(clock.Now(), false)
-		if !errors.Is(err, ErrCircuitOpen) || !errors.Is(err, ErrUnavailable) {
-			t.Fatalf("allow in state %d = %v, want ErrCircuitOpen and ErrUnavailable", b.current(), err)
-		}
-	}
-	// One failure, then a JSON-RPC error (an answer) and a bad response (not a reachability
-	// signal): none of them opens the circuit.
-	for _, o := range []string{OutcomeTimeout, OutcomeBackendError, OutcomeTimeout, OutcomeBadResponse} {
-		mustAllow(false)
-		b.result(clock.Now(), o)
-	}
-	mustAllow(false)
-	b.result(clock.Now(), OutcomeUnavailable) // the second consecutive failure opens it
-	mustRefuse()
-	mustAllow(true) // a health probe passes an open circuit
-	clock.Advance(time.Minute - time.Second)
-	mustRefuse()
-	clock.Advance(time.Second)
-	mustAllow(false) // the half-open trial
-	mustRefuse()     // only one trial at a time
-	b.result(clock.Now(), OutcomeCanceled)
-	mustAllow(false) // a cancelled trial frees the slot
-	b.result(clock.Now(), OutcomeUnavailable)
-	mustRefuse() // the failed trial re-opened it for another cooldown
-	clock.Advance(time.Minute)
-	mustAllow(false)
-	b.result(clock.Now(), OutcomeOK)
-	mustAllow(false)
-	mustAllow(false)
-	want := []int{CircuitClosed, CircuitOpen, CircuitHalfOpen, CircuitOpen, CircuitHalfOpen, CircuitClosed}
-	if got := log.get(); !equalInts(got, want) {
-		t.Fatalf("reported states %v, want %v", got, want)
-	}
-}
-
-func TestBreakerProbeCloses(t *testing.T) {
-	clock := newTestClock()
-	b := newBreaker("x", BreakerConfig{Failures: 1}, nil)
-	b.result(clock.Now(), OutcomeUnavailable)
-	if b.current() != CircuitOpen {
-		t.Fatalf("state %d, want open", b.current())
-	}
-	if err := b.allow(clock.Now(), true); err != nil {
-		t.Fatal(err)
-	}
-	b.result(clock.Now(), OutcomeOK)
-	if b.current() != CircuitClosed {
-		t.Fatalf("state %d after a successful probe, want closed", b.current())
-	}
-}
-
-func TestBreakerDisabled(t *testing.T) {
-	b := newBreaker("x", BreakerConfig{Disabled: true, Failures: 1}, nil)
-	for range 5 {
-		b.result(time.Time{}, OutcomeUnavailable)
-		if err := b.allow(time.Time{}, false); err != nil {
-			t.Fatalf("a disabled breaker refused: %v", err)
-		}
-	}
-}
-
 // TestBreakerThroughRegistry drives a real backend: it fails, the circuit opens and calls stop
 // reaching it, the cooldown passes, the trial reaches it and, once it has recovered, closes the
 // circuit.
 func TestBreakerThroughRegistry(t *testing.T) {
 	var hits atomic.Int64
 	var healthy atomic.Bool
-	srv := loopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := upstreamstest.Loopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		hits.Add(1)
 		if !healthy.Load() {
@@ -160,17 +87,6 @@ func TestBreakerThroughRegistry(t *testing.T) {
 	if got := log.get(); !equalInts(got, want) {
 		t.Fatalf("reported states %v, want %v", got, want)
 	}
-}
-
-// loopbackServer serves h on a loopback port until the test ends and returns its base URL.
-func loopbackServer(t testing.TB, h http.Handler) string {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return srv.URL
 }
 
 func equalInts(a, b []int) bool {

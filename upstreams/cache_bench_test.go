@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // benchToolsBody is a tools/list result of n tools with cache hints.
@@ -44,7 +46,7 @@ func benchFanOut(b *testing.B, cache CacheConfig) *Registry {
 // BenchmarkToolsList20x100 is tools/list (first page of 100 out of 2000 merged tools) across 20
 // backends of 100 tools: cold asks every backend each time, cached serves from the list cache.
 func BenchmarkToolsList20x100(b *testing.B) {
-	params := json.RawMessage(`{"_meta":` + testMeta + `}`)
+	params := json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)
 	for _, bc := range []struct {
 		name  string
 		cache CacheConfig

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // cacheCounter counts Options.CacheResult reports.
@@ -28,7 +29,7 @@ func (c *cacheCounter) hook(hit bool) {
 func listAs(t *testing.T, r *Registry, key string) map[string]any {
 	t.Helper()
 	res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, CacheKey: key,
-		Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 	if err != nil {
 		t.Fatalf("List as %q: %v", key, err)
 	}
@@ -94,13 +95,13 @@ func gatedBackend(t *testing.T, scope string) (url string, hits *atomic.Int64, o
 	var once sync.Once
 	open = func() { once.Do(func() { close(gate) }) }
 	t.Cleanup(open)
-	url, hits = scripted(t, func(n int64, w http.ResponseWriter, r *http.Request) {
+	url, hits = upstreamstest.Scripted(t, func(n int64, w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-gate:
 		case <-r.Context().Done():
 			return
 		}
-		writeJSONBody(w, toolsListBody(fmt.Sprintf("t%d", n), 60000, scope))
+		upstreamstest.WriteJSON(w, toolsListBody(fmt.Sprintf("t%d", n), 60000, scope))
 	})
 	return url, hits, open
 }
@@ -117,7 +118,7 @@ func concurrentLists(t *testing.T, r *Registry, cc *cacheCounter, open func(), k
 		go func() {
 			defer wg.Done()
 			res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, CacheKey: key,
-				Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+				Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 			if errs[i] = err; err == nil {
 				var v struct{ Tools []struct{ Name string } }
 				errs[i] = json.Unmarshal(res, &v)
@@ -179,7 +180,7 @@ func TestCachePrivateNotShared(t *testing.T) {
 	}
 	for _, tt := range tests {
 		res := listAs(t, r, tt.key)
-		got := path(res, "tools", 0, "name")
+		got := mcptest.Path(res, "tools", 0, "name")
 		if got != tt.want || hits.Load() != tt.requests || res["cacheScope"] != "private" {
 			t.Fatalf("as %q: %v (%v) after %d requests; want %s after %d", tt.key, got, res["cacheScope"], hits.Load(), tt.want, tt.requests)
 		}
@@ -188,8 +189,8 @@ func TestCachePrivateNotShared(t *testing.T) {
 
 // TestCacheNeverStoresIncomplete: an MRTR (input_required) list page is refused and not cached.
 func TestCacheNeverStoresIncomplete(t *testing.T) {
-	url, hits := scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
-		writeJSONBody(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","ttlMs":60000,"cacheScope":"public",`+
+	url, hits := upstreamstest.Scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","ttlMs":60000,"cacheScope":"public",`+
 			`"inputRequests":{"x":{"method":"elicitation/create","params":{}}},"requestState":"s"}}`)
 	})
 	good := mcptest.StartServer(t, "good")
@@ -227,20 +228,5 @@ func TestCacheMergedHints(t *testing.T) {
 	if res["ttlMs"] != float64(25000) || len(pub.RequestsOf(MethodToolsList)) != 1 || len(priv.RequestsOf(MethodToolsList)) != 3 {
 		t.Fatalf("ttlMs %v, pub asked %d, priv asked %d; want 25000, 1, 3", res["ttlMs"],
 			len(pub.RequestsOf(MethodToolsList)), len(priv.RequestsOf(MethodToolsList)))
-	}
-}
-
-func TestCacheBounded(t *testing.T) {
-	clock := newTestClock()
-	c := newListCache(CacheConfig{MaxEntries: 2}, clock.Now, nil)
-	key := func(i int) partKey { return partKey{upstream: "u", list: 1, caller: fmt.Sprint(i)} }
-	for i := range 3 {
-		c.put(key(i), &part{ttlMs: 1000, private: true}, 0)
-		if i == 1 {
-			c.get(key(0)) // 0 is now more recently used than 1
-		}
-	}
-	if c.get(key(1)) != nil || c.get(key(0)) == nil || c.get(key(2)) == nil || c.lru.Len() != 2 {
-		t.Fatalf("after 3 puts into 2 slots: want the least recently used (1) evicted")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 func TestCallToolsOnBothBackends(t *testing.T) {
@@ -26,12 +27,12 @@ func TestCallToolsOnBothBackends(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			params := `{"_meta":` + testMeta + `,"name":"` + tt.tool + `","arguments":` + tt.args + `}`
+			params := `{"_meta":` + upstreamstest.Meta + `,"name":"` + tt.tool + `","arguments":` + tt.args + `}`
 			res := callOnce(t, r, MethodToolsCall, tt.tool, KindTool, params)
-			if got := path(res, "result", "content", 0, "text"); got != tt.want {
+			if got := mcptest.Path(res, "result", "content", 0, "text"); got != tt.want {
 				t.Fatalf("text = %v, want %q (response %v)", got, tt.want, res)
 			}
-			if got := path(res, "id"); got != float64(7) {
+			if got := mcptest.Path(res, "id"); got != float64(7) {
 				t.Fatalf("id = %v, want the client's 7", got)
 			}
 			ex := lastRequest(t, tt.backend, MethodToolsCall)
@@ -67,7 +68,7 @@ func TestCallHeadersReachingBackend(t *testing.T) {
 			target := Target{Upstream: b.Name(), Name: "whoami"}
 			s, err := r.Call(context.Background(), &Call{
 				Method: MethodToolsCall, ID: json.RawMessage(`"w"`), Target: target, Header: client,
-				Params: json.RawMessage(`{"_meta":` + testMeta + `,"name":"` + r.Namespaced(KindTool, target) + `"}`),
+				Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"` + r.Namespaced(KindTool, target) + `"}`),
 			})
 			if err != nil {
 				t.Fatalf("Call: %v", err)
@@ -97,7 +98,7 @@ func TestCallHeadersReachingBackend(t *testing.T) {
 func TestCallProgressBeforeResult(t *testing.T) {
 	r, _, _ := twoBackends(t, nil, nil, nil)
 	target, _ := r.Resolve(KindTool, "beta__progress")
-	meta := strings.TrimSuffix(testMeta, "}") + `,"progressToken":"tok"}`
+	meta := strings.TrimSuffix(upstreamstest.Meta, "}") + `,"progressToken":"tok"}`
 	s, err := r.Call(context.Background(), &Call{
 		Method: MethodToolsCall, ID: json.RawMessage(`3`), Target: target,
 		Params: json.RawMessage(`{"_meta":` + meta + `,"name":"beta__progress","arguments":{"steps":3}}`),
@@ -114,11 +115,11 @@ func TestCallProgressBeforeResult(t *testing.T) {
 	}
 	for i, m := range msgs[:3] {
 		n := decodeObject(t, m)
-		if n["method"] != "notifications/progress" || path(n, "params", "progress") != float64(i+1) {
+		if n["method"] != "notifications/progress" || mcptest.Path(n, "params", "progress") != float64(i+1) {
 			t.Fatalf("message %d = %s, want progress %d", i, m, i+1)
 		}
 	}
-	if got := path(decodeObject(t, msgs[3]), "result", "content", 0, "text"); got != "done 3" {
+	if got := mcptest.Path(decodeObject(t, msgs[3]), "result", "content", 0, "text"); got != "done 3" {
 		t.Fatalf("final text = %v, want done 3", got)
 	}
 	if s.Status() != http.StatusOK {
@@ -138,23 +139,25 @@ func TestCallPromptsResourcesCompletion(t *testing.T) {
 		check                    func(map[string]any) bool
 	}{
 		{"prompts/get", MethodPromptsGet, "beta__greet", KindPrompt,
-			`{"_meta":` + testMeta + `,"name":"beta__greet","arguments":{"name":"Ada"}}`, beta,
+			`{"_meta":` + upstreamstest.Meta + `,"name":"beta__greet","arguments":{"name":"Ada"}}`, beta,
 			`"name":"greet","arguments":{"name":"Ada"}`, "greet",
 			func(m map[string]any) bool {
-				return path(m, "result", "messages", 0, "content", "text") == "Say hello to Ada."
+				return mcptest.Path(m, "result", "messages", 0, "content", "text") == "Say hello to Ada."
 			}},
 		{"resources/read", MethodResourcesRead, "alpha+mem://readme", KindResource,
-			`{"_meta":` + testMeta + `,"uri":"alpha+mem://readme"}`, alpha,
+			`{"_meta":` + upstreamstest.Meta + `,"uri":"alpha+mem://readme"}`, alpha,
 			`"uri":"mem://readme"`, "mem://readme",
-			func(m map[string]any) bool { return path(m, "result", "contents", 0, "uri") == "alpha+mem://readme" }},
+			func(m map[string]any) bool {
+				return mcptest.Path(m, "result", "contents", 0, "uri") == "alpha+mem://readme"
+			}},
 		{"complete ref/prompt", MethodComplete, "alpha__greet", KindPrompt,
-			`{"_meta":` + testMeta + `,"ref":{"type":"ref/prompt","name":"alpha__greet"},"argument":{"name":"name","value":"A"}}`, alpha,
+			`{"_meta":` + upstreamstest.Meta + `,"ref":{"type":"ref/prompt","name":"alpha__greet"},"argument":{"name":"name","value":"A"}}`, alpha,
 			`"ref":{"type":"ref/prompt","name":"greet"}`, "",
-			func(m map[string]any) bool { return path(m, "result", "completion", "values", 1) == "Alan" }},
+			func(m map[string]any) bool { return mcptest.Path(m, "result", "completion", "values", 1) == "Alan" }},
 		{"complete ref/resource", MethodComplete, "beta+mem://items/{id}", KindResource,
-			`{"_meta":` + testMeta + `,"ref":{"type":"ref/resource","uri":"beta+mem://items/{id}"},"argument":{"name":"id","value":"g"}}`, beta,
+			`{"_meta":` + upstreamstest.Meta + `,"ref":{"type":"ref/resource","uri":"beta+mem://items/{id}"},"argument":{"name":"id","value":"g"}}`, beta,
 			`"ref":{"type":"ref/resource","uri":"mem://items/{id}"}`, "",
-			func(m map[string]any) bool { return path(m, "result", "completion", "values", 0) == "gamma" }},
+			func(m map[string]any) bool { return mcptest.Path(m, "result", "completion", "values", 0) == "gamma" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,14 +186,14 @@ func TestCallRewritesResourceURIsInToolResults(t *testing.T) {
 	}
 	tool := &mcp.Tool{Name: "links", InputSchema: map[string]any{"type": "object"}}
 	r, _, _ := twoBackends(t, []mcptest.Option{mcptest.WithTool(tool, linker)}, nil, nil)
-	res := callOnce(t, r, MethodToolsCall, "alpha__links", KindTool, `{"_meta":`+testMeta+`,"name":"alpha__links"}`)
+	res := callOnce(t, r, MethodToolsCall, "alpha__links", KindTool, `{"_meta":`+upstreamstest.Meta+`,"name":"alpha__links"}`)
 	for _, c := range []struct {
 		got  any
 		want string
 	}{
-		{path(res, "result", "content", 0, "uri"), "alpha+file:///etc/motd"},
-		{path(res, "result", "content", 1, "resource", "uri"), "alpha+mem://readme"},
-		{path(res, "result", "content", 2, "text"), `a text mentioning "uri":"file:///x"`},
+		{mcptest.Path(res, "result", "content", 0, "uri"), "alpha+file:///etc/motd"},
+		{mcptest.Path(res, "result", "content", 1, "resource", "uri"), "alpha+mem://readme"},
+		{mcptest.Path(res, "result", "content", 2, "text"), `a text mentioning "uri":"file:///x"`},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %v, want %q (response %v)", c.got, c.want, res)
@@ -202,14 +205,14 @@ func TestCallRelaysBackendError(t *testing.T) {
 	r, alpha, _ := twoBackends(t, nil, nil, nil)
 	s, err := r.Call(context.Background(), &Call{
 		Method: MethodToolsCall, ID: json.RawMessage(`"e1"`), Target: Target{Upstream: "alpha", Name: "nope"},
-		Params: json.RawMessage(`{"_meta":` + testMeta + `,"name":"alpha__nope"}`),
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"alpha__nope"}`),
 	})
 	if err != nil {
 		t.Fatalf("Call: %v", err)
 	}
 	msgs := collect(t, s)
 	res := decodeObject(t, msgs[len(msgs)-1])
-	if path(res, "error", "code") == nil || path(res, "id") != "e1" {
+	if mcptest.Path(res, "error", "code") == nil || mcptest.Path(res, "id") != "e1" {
 		t.Fatalf("final = %v, want a JSON-RPC error with the client's id", res)
 	}
 	if want := lastRequest(t, alpha, MethodToolsCall).Status; s.Status() != want {

@@ -6,19 +6,21 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // capsBackend answers server/discover with the given capabilities object (and every other
 // request with an empty tools list), the way a 2026-07-28 backend does on the wire.
 func capsBackend(t *testing.T, caps string) string {
 	t.Helper()
-	url, _ := scripted(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+	url, _ := upstreamstest.Scripted(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Method") == MethodDiscover {
-			writeJSONBody(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,`+
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,`+
 				`"supportedVersions":["`+ProtocolVersion+`"],"serverInfo":{"name":"x","version":"1"},"capabilities":`+caps+`}}`)
 			return
 		}
-		writeJSONBody(w, toolsListBody("t", 0, "public"))
+		upstreamstest.WriteJSON(w, toolsListBody("t", 0, "public"))
 	})
 	return url
 }

@@ -1,7 +1,21 @@
-// Package upstreams holds the gateway's backends: one HTTP client per backend MCP server,
-// forwarding of single calls with streamed responses, fan-out and merge of list methods,
-// namespacing of tool and prompt names and resource URIs, merged capabilities for
-// server/discover, subscriptions/listen fan-out, and health probing (docs/protocol.md §2, §5).
+// Package upstreams holds the gateway's backends (docs/protocol.md §2, §5). Its Registry is the
+// set of configured backends and the policy over them: it resolves a namespaced name to its
+// backend and backend-side name, forwards a call to that one backend, fans server/discover and
+// the health probes out to every backend and merges their answers. The rest lives in rooms, each a
+// package that depends only on those below it:
+//
+//   - backend: one backend's behaviour (transport and TLS, credentials and token exchange,
+//     retries, circuit breaker, health, the era probe and the bridge to a pre-2026 backend, its
+//     server/discover answer, sending a request and relaying its Stream);
+//   - catalog: the merged lists (fan-out, cache, cursors, pins, the tools' x-mcp-header bindings);
+//   - listen: subscriptions/listen and its shared backend streams;
+//   - names: backend names, namespaced names and backend-side names, and rewriting them;
+//   - legacy, direct and internal/wire: the pre-2026 session client, the plain-http transport
+//     and the wire helpers the others share.
+//
+// The Registry keeps one method per thing its callers ask (Call, List, Listen, ...) and this
+// package names the rooms' types (Call, Stream, ListRequest, UpstreamConfig, ...), so callers
+// import upstreams alone.
 //
 // The client's credentials never reach a backend. The caller passes only the headers it has
 // selected for pass-through, and even among those Authorization, Cookie and anything but
@@ -12,85 +26,32 @@
 // there it is sent as the subject_token to that backend's token endpoint, never to the backend
 // itself, never logged, and kept in memory only as a SHA-256 key of the exchanged-token cache and
 // of the caller's pre-2026 sessions. For every other backend the package drops it before the
-// request is built (backend.subjectFor).
+// request is built (backend.Backend.SubjectFor).
 package upstreams
 
 import (
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
-	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/upstreams/catalog"
 )
 
 // Defaults for the configuration fields.
 const (
-	// DefaultTimeout bounds a whole call to a backend; long tool calls are legitimate.
-	DefaultTimeout = 60 * time.Second
-	// DefaultConnectTimeout bounds the TCP connect and the TLS handshake.
-	DefaultConnectTimeout = 5 * time.Second
-	// DefaultMaxResponseBytes bounds a JSON response body and each SSE event.
-	DefaultMaxResponseBytes = 16 << 20
 	// DefaultSeparator joins the backend name and the backend's tool or prompt name.
 	DefaultSeparator = "__"
 	// DefaultHealthInterval is the period of the server/discover health probe.
 	DefaultHealthInterval = 15 * time.Second
 	// DefaultPageSize is the number of merged list items per page sent to the client.
-	DefaultPageSize = 100
+	DefaultPageSize = catalog.DefaultPageSize
 	// MaxSeparatorBytes bounds the separator so namespaced names stay short.
 	MaxSeparatorBytes = 8
 	// MaxPageSize bounds Config.PageSize.
 	MaxPageSize = 1000
 )
-
-// Values of UpstreamConfig.Protocol besides the legacy revisions in protocolChoices.
-const (
-	// ProtocolAuto detects the backend's era with a server/discover probe (docs/protocol.md §7).
-	ProtocolAuto = "auto"
-	// DefaultProtocol is used when UpstreamConfig.Protocol is empty.
-	DefaultProtocol = ProtocolAuto
-)
-
-// Legacy revisions a backend may be pinned to; the first is offered in initialize under auto.
-const (
-	protocol20251125 = era.V20251125
-	protocol20250618 = era.V20250618
-	protocol20250326 = era.V20250326
-)
-
-// protocolChoices are the explicit values of UpstreamConfig.Protocol.
-var protocolChoices = []string{ProtocolVersion, protocol20251125, protocol20250618, protocol20250326}
-
-// ProtocolChoices are the values UpstreamConfig.Protocol takes: auto, then the revisions it can
-// be pinned to.
-func ProtocolChoices() []string { return append([]string{ProtocolAuto}, protocolChoices...) }
-
-func validProtocol(p string) bool {
-	return p == "" || p == ProtocolAuto || slices.Contains(protocolChoices, p)
-}
-
-// maxNameBytes bounds a backend name.
-const maxNameBytes = 63
-
-// validName checks the backend name syntax [a-z][a-z0-9-]{0,62}. It starts with a letter
-// (narrower than a DNS label) because the name also becomes the first part of a URI scheme
-// (RFC 3986 §3.1: a scheme starts with a letter), see namespace.go.
-func validName(s string) bool {
-	if len(s) == 0 || len(s) > maxNameBytes || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
-			return false
-		}
-	}
-	return true
-}
 
 // validSeparator keeps namespaced names within the characters a tool name SHOULD use
 // (docs/protocol.md §5.2: [A-Za-z0-9_.-]).
@@ -105,17 +66,6 @@ func validSeparator(s string) bool {
 		}
 	}
 	return true
-}
-
-// reservedHeader reports headers the forwarder sets itself; configuring them would break the
-// protocol or the framing.
-func reservedHeader(canonical string) bool {
-	switch canonical {
-	case "Accept", "Content-Type", "Content-Length", "Host", "Transfer-Encoding", "Connection",
-		"Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name", "Mcp-Session-Id", "Last-Event-Id":
-		return true
-	}
-	return false
 }
 
 // ErrInvalidConfig wraps every problem Config.Validate reports.
@@ -143,45 +93,6 @@ type Config struct {
 	// RelayCapabilities names the backends' extensions and experimental capabilities the merged
 	// server/discover passes on; none by default.
 	RelayCapabilities RelayCapabilities `yaml:"relayCapabilities"`
-}
-
-// UpstreamConfig describes one backend MCP server.
-type UpstreamConfig struct {
-	// Name identifies the backend in namespaced names, URIs, logs and metric labels:
-	// [a-z][a-z0-9-]{0,62}, unique.
-	Name string `yaml:"name"`
-	// URL is the backend's MCP endpoint, http or https. User info in it is never reported.
-	URL string `yaml:"url"`
-	// Timeout bounds a whole call, response stream included. Zero means DefaultTimeout.
-	Timeout time.Duration `yaml:"timeout"`
-	// ConnectTimeout bounds connecting (TCP and TLS). Zero means DefaultConnectTimeout.
-	ConnectTimeout time.Duration `yaml:"connectTimeout"`
-	// Headers are static headers sent on every request to this backend, typically its own
-	// Authorization. Values are already resolved from secret files by the caller and are never
-	// logged or reported; not read from YAML, where the values are secrets.
-	Headers map[string]string `yaml:"-"`
-	// Required makes a list fail when this backend fails; otherwise the backend is left out.
-	Required bool `yaml:"required"`
-	// MaxResponseBytes bounds a JSON response body and each SSE event from this backend.
-	// Zero means DefaultMaxResponseBytes.
-	MaxResponseBytes int64 `yaml:"maxResponseBytes"`
-	// Protocol is the MCP revision spoken to this backend: "auto" (detect with a
-	// server/discover probe, the default when empty), "2026-07-28" (always modern), or a
-	// legacy revision offered in initialize: "2025-11-25", "2025-06-18" or "2025-03-26".
-	Protocol string `yaml:"protocol"`
-	// ResponseHeaderTimeout bounds the wait for the response headers of one request; once a
-	// stream has started only Timeout applies. Zero means DefaultResponseHeaderTimeout.
-	ResponseHeaderTimeout time.Duration `yaml:"responseHeaderTimeout"`
-	// TLS sets the trust anchors and client certificate for an https backend (tls.go).
-	TLS TLSConfig `yaml:"tls"`
-	// Auth makes the gateway get an OAuth token for this backend (credentials.go); it
-	// excludes a static Authorization header. Not read from YAML, where its client secret is a
-	// secret the caller resolves.
-	Auth AuthConfig `yaml:"-"`
-	// Retry tunes the retries of requests that are safe to repeat (retry.go).
-	Retry RetryConfig `yaml:"retry"`
-	// Breaker tunes the circuit breaker (breaker.go).
-	Breaker BreakerConfig `yaml:"breaker"`
 }
 
 // NamespaceConfig says how names are made unique across backends.
@@ -214,13 +125,13 @@ func (c *Config) Validate() error {
 	if c.PageSize < 0 || c.PageSize > MaxPageSize {
 		add("pageSize", "%d: want 0 (the default, %d) to %d", c.PageSize, DefaultPageSize, MaxPageSize)
 	}
-	errs = append(errs, c.Cache.validate()...)
+	errs = append(errs, c.Cache.Problems()...)
 	errs = append(errs, c.RelayCapabilities.validate()...)
 	seen := make(map[string]int, len(c.Upstreams))
 	for i := range c.Upstreams {
 		u := &c.Upstreams[i]
 		at := fmt.Sprintf("upstreams[%d]", i)
-		errs = append(errs, configerr.Under(at, nil, u.validate()...)...)
+		errs = append(errs, configerr.Under(at, nil, u.Problems()...)...)
 		if first, dup := seen[u.Name]; dup {
 			add(at+".name", "%q is also the name of upstreams[%d]; names are unique", u.Name, first)
 		} else {
@@ -233,88 +144,6 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(configerr.Under("", ErrInvalidConfig, errs...)...)
-}
-
-// validate reports the problems of one backend, their paths relative to its entry.
-func (u *UpstreamConfig) validate() []error {
-	var errs []error
-	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
-	if !validName(u.Name) {
-		add("name", "%q: want [a-z][a-z0-9-]{0,62} (lower-case letters, digits and -, starting with a letter)", u.Name)
-	}
-	if err := validateURL(u.URL); err != nil {
-		add("url", "%v", err)
-	}
-	for _, f := range []struct {
-		key string
-		neg bool
-	}{{"timeout", u.Timeout < 0}, {"connectTimeout", u.ConnectTimeout < 0}, {"maxResponseBytes", u.MaxResponseBytes < 0},
-		{"responseHeaderTimeout", u.ResponseHeaderTimeout < 0}} {
-		if f.neg {
-			add(f.key, "must not be negative")
-		}
-	}
-	if !validProtocol(u.Protocol) {
-		add("protocol", "%q: want auto, %s", u.Protocol, strings.Join(protocolChoices, ", "))
-	}
-	for _, name := range sortedNames(u.Headers) {
-		if err := validateHeader(name, u.Headers[name]); err != nil {
-			add("headers."+name, "%v", err)
-		}
-	}
-	errs = append(errs, configerr.Under("tls", nil, u.TLS.validate(u.URL)...)...)
-	errs = append(errs, configerr.Under("auth", nil, u.Auth.validate(u.Headers)...)...)
-	errs = append(errs, configerr.Under("retry", nil, u.Retry.validate()...)...)
-	return append(errs, configerr.Under("breaker", nil, u.Breaker.validate()...)...)
-}
-
-func sortedNames(m map[string]string) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
-}
-
-func validateURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return errors.New("does not parse as a URL") // url.Parse would quote it, credentials included
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return errors.New("want an http or https URL of the backend's MCP endpoint")
-	}
-	if u.Host == "" || u.Fragment != "" {
-		return errors.New("want an absolute URL with a host and no fragment")
-	}
-	return nil
-}
-
-func validateHeader(name, value string) error {
-	if name == "" || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
-		return fmt.Errorf("%q is not an HTTP header name (a token)", name)
-	}
-	canon := http.CanonicalHeaderKey(name)
-	if reservedHeader(canon) {
-		return fmt.Errorf("%s is set by the gateway and cannot be configured", canon)
-	}
-	if strings.HasPrefix(canon, "Mcp-") {
-		return fmt.Errorf("%s: Mcp-* headers are protocol headers, set by the gateway", canon)
-	}
-	if strings.ContainsAny(value, "\r\n\x00") {
-		// The value itself is a secret: name only the header.
-		return errors.New("the value has a control character (CR, LF or NUL)")
-	}
-	return nil
-}
-
-func isTokenChar(r rune) bool {
-	switch {
-	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		return true
-	}
-	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
 }
 
 // ambiguousNames finds pairs of backends where one name plus the separator is a prefix of the
@@ -338,11 +167,4 @@ func (c *Config) separator() string {
 		return DefaultSeparator
 	}
 	return c.Namespace.Separator
-}
-
-func orDuration(v, def time.Duration) time.Duration {
-	if v > 0 {
-		return v
-	}
-	return def
 }

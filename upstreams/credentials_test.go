@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // authServer is a real devissuer behind a counting proxy, so tests see how many token
@@ -36,7 +37,7 @@ func startAuthServer(t *testing.T, now func() time.Time) *authServer {
 	a := &authServer{iss: iss}
 	target, _ := url.Parse(iss.URL())
 	proxy := httputil.NewSingleHostReverseProxy(target)
-	a.tokenURL = loopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	a.tokenURL = upstreamstest.Loopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.requests.Add(1)
 		proxy.ServeHTTP(w, r)
 	})) + "/token"
@@ -56,7 +57,7 @@ var jwtClaims = mcptest.JWTClaims
 func whoami(r *Registry, subject string) (map[string]any, error) {
 	s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`1`),
 		Target:       Target{Upstream: "alpha", Name: mcptest.ToolWhoAmI},
-		Params:       json.RawMessage(`{"_meta":` + testMeta + `,"name":"alpha__whoami","arguments":{}}`),
+		Params:       json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"alpha__whoami","arguments":{}}`),
 		Header:       http.Header{"Authorization": {"Bearer " + subject}, "Cookie": {"session=x"}},
 		SubjectToken: subject,
 	})
@@ -119,7 +120,7 @@ func TestClientCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if path(res, "result", "structuredContent", "authorization") != true || path(res, "result", "structuredContent", "cookie") != false {
+	if mcptest.Path(res, "result", "structuredContent", "authorization") != true || mcptest.Path(res, "result", "structuredContent", "cookie") != false {
 		t.Fatalf("whoami = %v, want an Authorization and no Cookie", res)
 	}
 	first := lastBearer(t, backend, MethodToolsCall)
@@ -216,7 +217,7 @@ func TestTokenExchange(t *testing.T) {
 		}
 	}
 	if _, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, SubjectToken: alice,
-		Params: json.RawMessage(`{"_meta":` + testMeta + `}`)}); err != nil {
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if c := jwtClaims(t, lastBearer(t, backend, MethodToolsList)); c["sub"] != "alice" {
@@ -297,7 +298,7 @@ func TestSubjectTokenOnlyForTokenExchange(t *testing.T) {
 		{Name: "static", URL: backend.URL(), Protocol: ProtocolVersion},
 	}}, Options{})
 	for name, want := range map[string]string{"exchange": "tok", "client": "", "static": ""} {
-		if got := r.byName[name].subjectFor("tok"); got != want {
+		if got := r.byName[name].SubjectFor("tok"); got != want {
 			t.Errorf("%s: subjectFor = %q, want %q", name, got, want)
 		}
 	}

@@ -3,10 +3,8 @@ package upstreams
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
-	"github.com/mcp-gateway/gateway/internal/jsonrpc"
-	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/catalog"
 )
 
 // Definitions is what one backend itself publishes about its tools, prompts and resource
@@ -29,11 +27,11 @@ func (r *Registry) Definitions(ctx context.Context, upstream string) (*Definitio
 	if err != nil {
 		return nil, err
 	}
-	d, err := r.fetchDiscover(ctx, b, nil, false)
+	d, err := b.Discover(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := &Definitions{Instructions: d.instructions}
+	out := &Definitions{Instructions: d.Instructions}
 	for _, l := range []struct {
 		method string
 		dst    *[]json.RawMessage
@@ -42,56 +40,9 @@ func (r *Registry) Definitions(ctx context.Context, upstream string) (*Definitio
 		{MethodPromptsList, &out.Prompts},
 		{MethodResourceTemplates, &out.ResourceTemplates},
 	} {
-		if *l.dst, err = r.rawList(ctx, b, l.method); err != nil {
+		if *l.dst, err = catalog.RawList(ctx, b, l.method); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
-}
-
-// gatewayMeta is the request _meta of the gateway's own list requests: the protocol version
-// and no client capabilities, as in its server/discover request.
-const gatewayMeta = `{"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion + `",` +
-	`"io.modelcontextprotocol/clientCapabilities":{}}`
-
-// rawList follows b's pagination of method to the end and returns its items as sent.
-func (r *Registry) rawList(ctx context.Context, b *backend, method string) ([]json.RawMessage, error) {
-	spec, _ := listSpecFor(method)
-	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
-	defer cancel()
-	var items []json.RawMessage
-	cursor, hasCursor := "", false
-	for range maxListPages {
-		body := appendListRequest(nil, method, json.RawMessage(gatewayMeta), cursor, hasCursor)
-		msg, err := r.roundTrip(ctx, b, &outgoing{method: method, body: body})
-		if err != nil {
-			return nil, err
-		}
-		if msg.Error != nil {
-			if msg.Error.Code == jsonrpc.CodeMethodNotFound {
-				return nil, nil
-			}
-			return nil, fmt.Errorf("%w: %s: %s answered error %d", ErrBadResponse, b.name, method, msg.Error.Code)
-		}
-		var page map[string]json.RawMessage
-		if err := json.Unmarshal(msg.Result, &page); err != nil {
-			return nil, fmt.Errorf("%w: %s: %s result: %v", ErrBadResponse, b.name, method, err)
-		}
-		var these []json.RawMessage
-		if raw, ok := page[spec.key]; ok {
-			if err := json.Unmarshal(raw, &these); err != nil {
-				return nil, fmt.Errorf("%w: %s: %s result: %s: %v", ErrBadResponse, b.name, method, spec.key, err)
-			}
-		}
-		items = append(items, these...)
-		next, more := "", false
-		if raw, ok := page["nextCursor"]; ok {
-			next, more = jsonString(raw)
-		}
-		if !more {
-			return items, nil
-		}
-		cursor, hasCursor = next, true
-	}
-	return nil, fmt.Errorf("%w: %s: %s has more than %d pages", ErrBadResponse, b.name, method, maxListPages)
 }

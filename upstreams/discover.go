@@ -9,73 +9,17 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 )
 
-// MaxDiscoverTTL caps how long a backend's server/discover answer is reused, whatever ttlMs it
-// names, so a capability change reaches clients within minutes.
-const MaxDiscoverTTL = 5 * time.Minute
-
-// discoverRequest is the gateway's own server/discover: it declares no client capabilities, so
-// backends answer with what they offer to anyone (docs/protocol.md §1).
-const discoverRequest = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
-	`"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion + `",` +
-	`"io.modelcontextprotocol/clientCapabilities":{}}}}`
-
-// listChangedCap is the tools or prompts capability.
-type listChangedCap struct {
-	ListChanged bool `json:"listChanged"`
-}
-
-// resourcesCap is the resources capability.
-type resourcesCap struct {
-	Subscribe   bool `json:"subscribe"`
-	ListChanged bool `json:"listChanged"`
-}
-
-// capSet is the part of a backend's ServerCapabilities the gateway merges.
-type capSet struct {
-	Tools       *listChangedCap `json:"tools"`
-	Prompts     *listChangedCap `json:"prompts"`
-	Resources   *resourcesCap   `json:"resources"`
-	Completions json.RawMessage `json:"completions"`
-	Logging     json.RawMessage `json:"logging"`
-	// Extensions and Experimental are relayed only for the names RelayCapabilities lists.
-	Extensions   map[string]json.RawMessage `json:"extensions"`
-	Experimental map[string]json.RawMessage `json:"experimental"`
-
-	// relay and the merged named capabilities, set on the merge target only.
+// mergedCaps is the merge of the backends' capabilities, with the extensions and experimental
+// capabilities RelayCapabilities names.
+type mergedCaps struct {
+	backend.Caps
 	relay      RelayCapabilities
 	extensions namedCaps
 	experim    namedCaps
-}
-
-// discovered is one backend's parsed server/discover result.
-type discovered struct {
-	caps         capSet
-	instructions string
-	ttl          time.Duration
-}
-
-// discoverCache keeps a backend's last discover result until its ttl passes.
-type discoverCache struct {
-	mu      sync.Mutex
-	d       *discovered
-	expires time.Time
-}
-
-func (c *discoverCache) get(now time.Time) *discovered {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.d == nil || !now.Before(c.expires) {
-		return nil
-	}
-	return c.d
-}
-
-func (c *discoverCache) store(d *discovered, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.d, c.expires = d, now.Add(d.ttl)
 }
 
 // Discovery is the merged view of the backends for the gateway's server/discover answer.
@@ -111,20 +55,20 @@ type BackendInstructions struct {
 func (r *Registry) Capabilities(ctx context.Context, hdr http.Header) (*Discovery, error) {
 	ds, errs := r.discoverAll(ctx, hdr)
 	out := &Discovery{TTL: MaxDiscoverTTL}
-	merged := capSet{relay: r.relay}
+	merged := mergedCaps{relay: r.relay}
 	var instr []string
 	for i, b := range r.backends {
 		d := ds[i]
 		if d == nil {
-			out.Failed = append(out.Failed, b.name)
+			out.Failed = append(out.Failed, b.Name())
 			out.TTL = 0
 			continue
 		}
-		mergeCaps(&merged, &d.caps)
-		out.TTL = min(out.TTL, d.ttl)
-		if s := strings.TrimSpace(r.pinnedInstructions(ctx, b, d.instructions)); s != "" {
-			instr = append(instr, b.name+": "+s)
-			out.Each = append(out.Each, BackendInstructions{Upstream: b.name, Text: s})
+		mergeCaps(&merged, &d.Caps)
+		out.TTL = min(out.TTL, d.TTL)
+		if s := strings.TrimSpace(r.catalog.Instructions(ctx, b.Name(), d.Instructions)); s != "" {
+			instr = append(instr, b.Name()+": "+s)
+			out.Each = append(out.Each, BackendInstructions{Upstream: b.Name(), Text: s})
 		}
 	}
 	if len(out.Failed) == len(r.backends) {
@@ -136,72 +80,27 @@ func (r *Registry) Capabilities(ctx context.Context, hdr http.Header) (*Discover
 }
 
 // discoverAll returns each backend's discover result (cached or fetched), nil for failures.
-func (r *Registry) discoverAll(ctx context.Context, hdr http.Header) ([]*discovered, []error) {
-	ds := make([]*discovered, len(r.backends))
+func (r *Registry) discoverAll(ctx context.Context, hdr http.Header) ([]*backend.Discovered, []error) {
+	ds := make([]*backend.Discovered, len(r.backends))
 	errs := make([]error, len(r.backends))
 	var wg sync.WaitGroup
 	for i, b := range r.backends {
-		if ds[i] = b.disc.get(r.now()); ds[i] != nil {
+		// Cached answers are taken here; only backends to ask get a goroutine.
+		if ds[i] = b.CachedDiscovery(); ds[i] != nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d, err := r.fetchDiscover(ctx, b, hdr, false)
-			if err != nil {
-				r.log.Warn("upstream server/discover failed", "upstream", b.name, "error", err.Error())
-				errs[i] = err
-				return
-			}
-			b.disc.store(d, r.now())
-			ds[i] = d
-		}()
+		wg.Go(func() { ds[i], errs[i] = b.Discovery(ctx, hdr) })
 	}
 	wg.Wait()
 	return ds, errs
 }
 
-// fetchDiscover calls server/discover on b.
-func (r *Registry) fetchDiscover(ctx context.Context, b *backend, hdr http.Header, probe bool) (*discovered, error) {
-	if d, handled, err := r.legacyDiscover(ctx, b, probe); handled {
-		return d, err // the era probe answered, or a legacy backend's InitializeResult did
-	}
-	m, err := r.roundTrip(ctx, b, &outgoing{method: MethodDiscover, pass: hdr, body: []byte(discoverRequest), probe: probe})
-	if err != nil {
-		return nil, err
-	}
-	if probe && r.relearnModern(b, m) {
-		d, _, err := r.legacyDiscover(ctx, b, probe)
-		return d, err
-	}
-	if m.Error != nil {
-		err := fmt.Errorf("%w: %s: server/discover answered error %d", ErrBadResponse, b.name, m.Error.Code)
-		b.health.down(r.now(), err)
-		return nil, err
-	}
-	return parseDiscover(b, m.Result)
-}
-
-// parseDiscover reads a DiscoverResult.
-func parseDiscover(b *backend, result json.RawMessage) (*discovered, error) {
-	var w struct {
-		Capabilities capSet `json:"capabilities"`
-		Instructions string `json:"instructions"`
-		TTLMs        int64  `json:"ttlMs"`
-	}
-	if err := json.Unmarshal(result, &w); err != nil {
-		return nil, fmt.Errorf("%w: %s: server/discover result: %v", ErrBadResponse, b.name, err)
-	}
-	ttl := min(time.Duration(max(w.TTLMs, 0))*time.Millisecond, MaxDiscoverTTL)
-	return &discovered{caps: w.Capabilities, instructions: w.Instructions, ttl: ttl}, nil
-}
-
-func mergeCaps(dst, src *capSet) {
+func mergeCaps(dst *mergedCaps, src *backend.Caps) {
 	if src.Tools != nil {
-		dst.Tools = &listChangedCap{ListChanged: src.Tools.ListChanged || (dst.Tools != nil && dst.Tools.ListChanged)}
+		dst.Tools = &backend.ListChangedCap{ListChanged: src.Tools.ListChanged || (dst.Tools != nil && dst.Tools.ListChanged)}
 	}
 	if src.Prompts != nil {
-		dst.Prompts = &listChangedCap{ListChanged: src.Prompts.ListChanged || (dst.Prompts != nil && dst.Prompts.ListChanged)}
+		dst.Prompts = &backend.ListChangedCap{ListChanged: src.Prompts.ListChanged || (dst.Prompts != nil && dst.Prompts.ListChanged)}
 	}
 	if src.Resources != nil {
 		merged := *src.Resources
@@ -222,7 +121,7 @@ func mergeCaps(dst, src *capSet) {
 }
 
 // renderCaps writes the merged capabilities, naming only flags that are true.
-func renderCaps(c *capSet) json.RawMessage {
+func renderCaps(c *mergedCaps) json.RawMessage {
 	var parts []string
 	flag := func(name string, on bool) string {
 		if on {

@@ -26,8 +26,8 @@ func TestCapabilitiesMerge(t *testing.T) {
 	if err := json.Unmarshal(d.Capabilities, &caps); err != nil {
 		t.Fatal(err)
 	}
-	if path(caps, "tools", "listChanged") != true || path(caps, "prompts", "listChanged") != true ||
-		path(caps, "resources", "listChanged") != true || caps["completions"] == nil {
+	if mcptest.Path(caps, "tools", "listChanged") != true || mcptest.Path(caps, "prompts", "listChanged") != true ||
+		mcptest.Path(caps, "resources", "listChanged") != true || caps["completions"] == nil {
 		t.Fatalf("merged capabilities = %s", d.Capabilities)
 	}
 	if d.Instructions != "alpha: Use alpha for echo." {

@@ -3,7 +3,10 @@ package upstreams
 import (
 	"errors"
 
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/catalog"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them (or the caller's context
@@ -13,10 +16,13 @@ import (
 // ErrUnavailable and ErrBadResponse → 502; ErrTimeout → 504; context.Canceled → 499 (log only).
 var (
 	// ErrUnknownName: a namespaced tool or prompt name or resource URI names no configured backend.
-	ErrUnknownName = errors.New("upstreams: unknown name")
+	ErrUnknownName = names.ErrUnknownName
+	// ErrBadURI: a resource URI (or URI template) a client sent is ambiguous or malformed (see
+	// internal/resuri); it is refused with -32602 and never forwarded.
+	ErrBadURI = names.ErrBadURI
 	// ErrBadCursor: a list cursor does not open, belongs to another method, or to a list that
 	// has changed since (docs/protocol.md §5.1: a bad cursor is -32602).
-	ErrBadCursor = errors.New("upstreams: bad cursor")
+	ErrBadCursor = catalog.ErrBadCursor
 	// ErrUnavailable: the backend could not be reached (refused, DNS, reset before or during the
 	// response) or answered 502, 503 or 504 without a JSON-RPC body.
 	ErrUnavailable = wire.ErrUnavailable
@@ -26,6 +32,18 @@ var (
 	// an oversized body or event, a non-2xx status without a JSON-RPC body, a stream that ended
 	// without its response.
 	ErrBadResponse = wire.ErrBadResponse
+	// ErrCircuitOpen: the backend's circuit is open, so the call was not sent; it comes wrapped
+	// together with ErrUnavailable.
+	ErrCircuitOpen = backend.ErrCircuitOpen
+	// ErrCredentials: the backend's own credentials could not be obtained; it comes wrapped
+	// together with ErrUnavailable.
+	ErrCredentials = backend.ErrCredentials
+	// ErrTLSFiles wraps a failure to load a backend's CA bundle or client certificate at New.
+	ErrTLSFiles = backend.ErrTLSFiles
+	// ErrResultBudget: relaying a backend's response would take the buffer memory of every
+	// response being relayed on this replica past Options.MaxResultBytesInFlight. It is the
+	// gateway's own overload: it counts against neither the backend's health nor its breaker.
+	ErrResultBudget = backend.ErrResultBudget
 	// ErrNoCursorSealer: New was called without Options.Cursors.
 	ErrNoCursorSealer = errors.New("upstreams: Options.Cursors is required")
 )

@@ -1,7 +1,6 @@
 package upstreams
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // TestEscapedURIKey: a backend may spell a member name with JSON escapes, "\u0075ri" for "uri",
@@ -56,10 +55,10 @@ func TestEscapedURIKey(t *testing.T) {
 			}))
 			defer srv.Close()
 			r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: srv.URL + "/mcp"}, {Name: "beta", URL: srv.URL + "/mcp"}}}, Options{})
-			params := `{"_meta":` + testMeta + `,"name":"alpha__t"}`
+			params := `{"_meta":` + upstreamstest.Meta + `,"name":"alpha__t"}`
 			target := Target{Upstream: "alpha", Name: "t"}
 			if tt.method == MethodResourcesRead {
-				params, target = `{"_meta":`+testMeta+`,"uri":"alpha+file:///k"}`, Target{Upstream: "alpha", Name: "file:///k"}
+				params, target = `{"_meta":`+upstreamstest.Meta+`,"uri":"alpha+file:///k"}`, Target{Upstream: "alpha", Name: "file:///k"}
 			}
 			s, err := r.Call(context.Background(), &Call{Method: tt.method, ID: json.RawMessage(`7`),
 				Params: json.RawMessage(params), Target: target, Visible: hideSecret, Embedded: hideSecret})
@@ -72,87 +71,4 @@ func TestEscapedURIKey(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestEscapedURIKeyBytes: the same for a result or error data not read by DecodeMessage, whose
-// bytes alone decide whether it may name a "uri".
-func TestEscapedURIKeyBytes(t *testing.T) {
-	rw := uriRewriter{ns: &namespace{sep: "__", known: map[string]bool{"fs": true}}, upstream: "fs", visible: hideSecret, embedded: hideSecret}
-	for _, tt := range []struct{ method, in, want string }{
-		{MethodToolsCall, `{"content":[{"type":"resource_link","\u0075ri":"file:///secret/k"},{"type":"text","text":"t"}]}`,
-			`{"content":[{"type":"text","text":"t"}]}`},
-		{MethodToolsCall, `{"content":[{"type":"resource_link","\u0075ri":"file:///a"}]}`,
-			`{"content":[{"type":"resource_link","\u0075ri":"fs+file:///a"}]}`},
-		{MethodToolsCall, `{"content":[{"type":"text","text":"\u00e9"},{"type":"resource_link","name":"no uri"}]}`,
-			`{"content":[{"type":"text","text":"\u00e9"},{"type":"resource_link","name":"no uri"}]}`},
-		{MethodPromptsGet, `{"messages":[{"role":"user","content":{"type":"resource_link","\u0075ri":"file:///secret/k"}}]}`,
-			`{"messages":[]}`},
-	} {
-		got, err := resultFromBytes(rw, tt.method, []byte(tt.in))
-		if err != nil || string(got) != tt.want {
-			t.Errorf("%s\n got %s, %v\nwant %s", tt.in, got, err, tt.want)
-		}
-	}
-	if _, ok := rw.errorData([]byte(`{"\u0075ri":"file:///secret/k"}`)); ok {
-		t.Error("error data naming a hidden URI under an escaped key relayed")
-	}
-	if d, ok := rw.errorData([]byte(`{"\u0075ri":"file:///a"}`)); !ok || string(d) != `{"\u0075ri":"fs+file:///a"}` {
-		t.Errorf("error data rewritten to %s, %v", d, ok)
-	}
-}
-
-// FuzzResultOf: relaying a decoded result as it is when the scan found no "uri" member loses
-// no rewrite (the parsed rewrite gives the same JSON), and no resource_link or embedded
-// resource a client decodes from what is relayed names a URI that was not namespaced.
-func FuzzResultOf(f *testing.F) {
-	f.Add(`{"content":[{"type":"resource_link","\u0075ri":"file:///secret/k"},{"type":"text","text":"t"}]}`)
-	f.Add(`{"content":[{"type":"resource","resource":{"ur\u0069":"file:///a"}}]}`)
-	f.Add(`{"messages":[{"role":"user","content":{"type":"resource_link","uri":"file:///a"}}]}`)
-	f.Add(`{"content":[{"type":"text","text":"\"uri\""}],"structuredContent":{"u":1}}`)
-	rw := uriRewriter{ns: &namespace{sep: "__", known: map[string]bool{"fs": true}}, upstream: "fs", visible: hideSecret, embedded: hideSecret}
-	f.Fuzz(func(t *testing.T, res string) {
-		m, err := jsonrpc.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":`+res+`}`), jsonrpc.Limits{})
-		if err != nil || m.Result == nil {
-			return
-		}
-		for _, method := range []string{MethodToolsCall, MethodPromptsGet} {
-			out, err := rw.resultOf(method, m)
-			want, werr := rw.rewriteResult(method, m.Result)
-			if (err == nil) != (werr == nil) {
-				t.Fatalf("%s of %s: %v, parsed: %v", method, res, err, werr)
-			}
-			if err != nil {
-				continue
-			}
-			var a, b bytes.Buffer
-			if json.Compact(&a, out) != nil || json.Compact(&b, want) != nil || a.String() != b.String() {
-				t.Fatalf("%s of %s: relayed %s, parsed rewrite %s", method, res, out, want)
-			}
-			// Decoded with exact member names, as the rewrite compares them.
-			var v map[string]any
-			if json.Unmarshal(out, &v) != nil {
-				continue
-			}
-			blocks, _ := v["content"].([]any)
-			if method == MethodPromptsGet {
-				msgs, _ := v["messages"].([]any)
-				blocks = blocks[:0]
-				for _, msg := range msgs {
-					blocks = append(blocks, path(msg, "content"))
-				}
-			}
-			for _, blk := range blocks {
-				var u any
-				switch path(blk, "type") {
-				case "resource_link":
-					u = path(blk, "uri")
-				case "resource":
-					u = path(blk, "resource", "uri")
-				}
-				if s, ok := u.(string); ok && !strings.HasPrefix(s, "fs+") {
-					t.Fatalf("%s of %s relays %s with a URI not namespaced", method, res, out)
-				}
-			}
-		}
-	})
 }

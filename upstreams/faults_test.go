@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // faultBackend starts a loopback HTTP backend with handler h and a Registry over it.
@@ -33,7 +34,7 @@ func faultBackend(t *testing.T, h http.HandlerFunc, mod func(*UpstreamConfig)) *
 func faultCall(r *Registry, ctx context.Context) (*Stream, error) {
 	return r.Call(ctx, &Call{
 		Method: MethodToolsCall, ID: json.RawMessage(`1`), Target: Target{Upstream: r.Upstreams()[0], Name: "t"},
-		Params: json.RawMessage(`{"_meta":` + testMeta + `,"name":"t"}`),
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"t"}`),
 	})
 }
 
@@ -47,11 +48,6 @@ func drain(s *Stream) error {
 		}
 	}
 	return errors.New("stream did not end")
-}
-
-func sseEvent(w http.ResponseWriter, data string) {
-	io.WriteString(w, "event: message\ndata: "+data+"\n\n")
-	w.(http.Flusher).Flush()
 }
 
 const progressEvent = `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`
@@ -126,27 +122,27 @@ func TestCallStreamFaults(t *testing.T) {
 	}{
 		{"reset mid-stream", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
-			sseEvent(w, progressEvent)
+			upstreamstest.SSEEvent(w, progressEvent)
 			panic(http.ErrAbortHandler) // the server drops the connection without ending the body
 		}, nil, ErrUnavailable},
 		{"ends without a response", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
-			sseEvent(w, progressEvent)
+			upstreamstest.SSEEvent(w, progressEvent)
 		}, nil, ErrBadResponse},
 		{"oversized event", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
-			sseEvent(w, progressEvent)
-			sseEvent(w, `{"jsonrpc":"2.0","id":1,"result":{"t":"`+strings.Repeat("x", 4096)+`"}}`)
+			upstreamstest.SSEEvent(w, progressEvent)
+			upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","id":1,"result":{"t":"`+strings.Repeat("x", 4096)+`"}}`)
 		}, func(u *UpstreamConfig) { u.MaxResponseBytes = 1024 }, ErrBadResponse},
 		{"server-to-client request", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
-			sseEvent(w, progressEvent)
-			sseEvent(w, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+			upstreamstest.SSEEvent(w, progressEvent)
+			upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
 		}, nil, ErrBadResponse},
 		{"garbage event", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
-			sseEvent(w, progressEvent)
-			sseEvent(w, `{"jsonrpc":"2.0",`)
+			upstreamstest.SSEEvent(w, progressEvent)
+			upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0",`)
 		}, nil, ErrBadResponse},
 	}
 	for _, tt := range tests {
@@ -175,7 +171,7 @@ func TestCallClientCancelReachesBackend(t *testing.T) {
 	go func() {
 		s, err := r.Call(ctx, &Call{
 			Method: MethodToolsCall, ID: json.RawMessage(`1`), Target: Target{Upstream: "slow", Name: "slow"},
-			Params: json.RawMessage(`{"_meta":` + testMeta + `,"name":"slow__slow","arguments":{"ms":60000}}`),
+			Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"slow__slow","arguments":{"ms":60000}}`),
 		})
 		if err == nil {
 			err = drain(s)
@@ -205,7 +201,7 @@ func TestCallObserve(t *testing.T) {
 	})
 	for _, name := range []string{"echo", "nope"} {
 		s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`1`),
-			Target: Target{Upstream: "alpha", Name: name}, Params: json.RawMessage(`{"_meta":` + testMeta + `,"name":"` + name + `","arguments":{"text":"x"}}`)})
+			Target: Target{Upstream: "alpha", Name: name}, Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"` + name + `","arguments":{"text":"x"}}`)})
 		if err != nil {
 			t.Fatal(err)
 		}

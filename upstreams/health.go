@@ -2,9 +2,7 @@ package upstreams
 
 import (
 	"context"
-	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/pins"
@@ -30,51 +28,13 @@ type Status struct {
 	Pins *pins.BackendState `json:",omitempty"`
 }
 
-// health is a backend's state. Successful calls only read an atomic flag when nothing changes,
-// keeping the hot path free of locks.
-type health struct {
-	isUp      atomic.Bool
-	mu        sync.Mutex
-	lastErr   string
-	checkedAt time.Time
-	// onChange, when set, hears every change of up (and the first probe's result), under mu;
-	// it must not block (Options.OnHealth).
-	onChange func(up bool)
-	reported bool
-}
-
-func (h *health) up(now func() time.Time) {
-	if h.isUp.Load() {
-		return
-	}
-	h.set(now(), nil)
-}
-
-func (h *health) down(now time.Time, err error) { h.set(now, err) }
-
-func (h *health) set(now time.Time, err error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.onChange != nil && (!h.reported || h.isUp.Load() != (err == nil)) {
-		h.reported = true
-		h.onChange(err == nil)
-	}
-	h.isUp.Store(err == nil)
-	h.lastErr = ""
-	if err != nil {
-		h.lastErr = err.Error()
-	}
-	h.checkedAt = now
-}
-
 // Health reports each backend, in configuration order.
 func (r *Registry) Health() []Status {
 	out := make([]Status, len(r.backends))
 	for i, b := range r.backends {
-		b.health.mu.Lock()
-		out[i] = Status{Name: b.name, URL: b.safeURL, Up: b.health.isUp.Load(),
-			LastError: b.health.lastErr, CheckedAt: b.health.checkedAt, Pins: r.pins.State(b.name)}
-		b.health.mu.Unlock()
+		up, lastErr, checkedAt := b.Health()
+		out[i] = Status{Name: b.Name(), URL: b.SafeURL(), Up: up, LastError: lastErr, CheckedAt: checkedAt,
+			Pins: r.catalog.Guard().State(b.Name())}
 	}
 	return out
 }
@@ -107,20 +67,10 @@ func (r *Registry) Run(ctx context.Context) {
 func (r *Registry) probe(ctx context.Context, downOnly bool) {
 	var wg sync.WaitGroup
 	for _, b := range r.backends {
-		if downOnly && b.health.isUp.Load() {
+		if downOnly && b.Up() {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d, err := r.fetchDiscover(ctx, b, nil, true)
-			if err == nil {
-				b.disc.store(d, r.now())
-				b.health.set(r.now(), nil)
-			} else if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
-				r.log.Warn("upstream health probe failed", "upstream", b.name, "error", err.Error())
-			}
-		}()
+		wg.Go(func() { _ = b.Check(ctx) }) // a failure is logged and recorded by the backend
 	}
 	wg.Wait()
 }

@@ -14,9 +14,6 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
-// testMeta is a valid 2026-07-28 request _meta.
-const testMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-
 // hmacSealer is a test Sealer: base64url(payload).base64url(HMAC-SHA256(payload)). It
 // authenticates but does not encrypt, which is enough to test cursor handling.
 type hmacSealer struct{ key []byte }
@@ -123,24 +120,6 @@ func decodeObject(t *testing.T, s string) map[string]any {
 		t.Fatalf("decoding %s: %v", s, err)
 	}
 	return m
-}
-
-// path walks decoded JSON by object keys and array indexes.
-func path(v any, keys ...any) any {
-	for _, k := range keys {
-		switch k := k.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			a, _ := v.([]any)
-			if k >= len(a) {
-				return nil
-			}
-			v = a[k]
-		}
-	}
-	return v
 }
 
 // lastRequest returns the body of the last request a backend received with the given method.

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // flakyProxy stands between the gateway and a real backend. It can answer every request, or
@@ -40,7 +41,7 @@ func startFlakyProxy(t *testing.T, target string) *flakyProxy {
 	t.Helper()
 	p := &flakyProxy{}
 	p.setTarget(target)
-	p.url = loopbackServer(t, http.HandlerFunc(p.serve)) + mcptest.EndpointPath
+	p.url = upstreamstest.Loopback(t, http.HandlerFunc(p.serve)) + mcptest.EndpointPath
 	return p
 }
 
@@ -111,7 +112,7 @@ func TestEraDoesNotFlipOnTransientAnswers(t *testing.T) {
 	if err := call(); err != nil {
 		t.Fatal(err)
 	}
-	if b.legacy.known() != era.Modern {
+	if b.Era() != era.Modern {
 		t.Fatal("the era was not learnt from the backend's DiscoverResult")
 	}
 	for _, status := range []int{http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusBadRequest, http.StatusBadGateway} {
@@ -121,7 +122,7 @@ func TestEraDoesNotFlipOnTransientAnswers(t *testing.T) {
 				t.Fatalf("HTTP %d: the call succeeded through a failing proxy", status)
 			}
 			r.probe(ctx, false) // the health probe meets the same answer
-			if e := b.legacy.known(); e != era.Modern {
+			if e := b.Era(); e != era.Modern {
 				t.Fatalf("HTTP %d (discover only: %v): the era became %d", status, discoverOnly, e)
 			}
 		}
@@ -157,7 +158,7 @@ func TestEraUnknownStaysUnknownOnTransientAnswers(t *testing.T) {
 		if err := callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice"); err == nil {
 			t.Fatalf("HTTP %d: the call succeeded through a failing proxy", status)
 		}
-		if e := b.legacy.known(); e != era.Unknown {
+		if e := b.Era(); e != era.Unknown {
 			t.Fatalf("HTTP %d: an unconfirmed answer set the era to %d", status, e)
 		}
 	}
@@ -165,7 +166,7 @@ func TestEraUnknownStaysUnknownOnTransientAnswers(t *testing.T) {
 	if err := callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice"); err != nil {
 		t.Fatal(err)
 	}
-	if b.legacy.known() != era.Modern {
+	if b.Era() != era.Modern {
 		t.Fatal("the era was not learnt once the backend answered")
 	}
 	if got := bearerSub(t, lastRequest(t, backend, MethodToolsCall)); got != "alice" {
@@ -191,16 +192,16 @@ func TestEraRelearnedFromNamedAnswers(t *testing.T) {
 	alice, _ := as.iss.Mint(devissuer.Claims{"sub": "alice"})
 	ctx := context.Background()
 	call := func() error { return callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice") }
-	if err := call(); err != nil || b.legacy.known() != era.Modern {
-		t.Fatalf("modern backend: err %v, era %d", err, b.legacy.known())
+	if err := call(); err != nil || b.Era() != era.Modern {
+		t.Fatalf("modern backend: err %v, era %d", err, b.Era())
 	}
 	proxy.setTarget(legacy.URL())
 	_ = call() // answered -32022: a failed call, not a reason to change the era
-	if b.legacy.known() != era.Modern {
+	if b.Era() != era.Modern {
 		t.Fatal("a failed call changed the era")
 	}
 	r.probe(ctx, false)
-	if b.legacy.known() != era.Legacy {
+	if b.Era() != era.Legacy {
 		t.Fatal("the health probe's -32022 naming only legacy versions did not re-learn the era")
 	}
 	if err := call(); err != nil {
@@ -211,7 +212,7 @@ func TestEraRelearnedFromNamedAnswers(t *testing.T) {
 	}
 	proxy.setTarget(modern.URL())
 	r.probe(ctx, false)
-	if b.legacy.known() != era.Modern {
+	if b.Era() != era.Modern {
 		t.Fatal("a DiscoverResult naming 2026-07-28 did not re-learn the era as modern")
 	}
 	if err := call(); err != nil {
@@ -383,7 +384,7 @@ func TestListLeavesOutHungBackend(t *testing.T) {
 	mcptest.WaitFor(t, "the probe's connection", func() bool { return hung.conns.Load() == 1 })
 	for i := range 3 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		res, err := r.List(ctx, &ListRequest{Method: MethodToolsList, Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+		res, err := r.List(ctx, &ListRequest{Method: MethodToolsList, Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 		cancel()
 		if err != nil {
 			t.Fatalf("list %d: %v", i, err)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // startEverything runs the go-sdk's conformance everything-server on a free loopback port,
@@ -62,7 +64,7 @@ func TestEverythingServerLegacyAndModern(t *testing.T) {
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{
 		{Name: "old", URL: legacyURL}, {Name: "new", URL: modernURL},
 	}}, Options{})
-	res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+	res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,19 +73,19 @@ func TestEverythingServerLegacyAndModern(t *testing.T) {
 			t.Errorf("merged tools/list lacks %s", want)
 		}
 	}
-	if r.backend0("old").legacy.known() != era.Legacy || r.backend0("new").legacy.known() != era.Modern {
+	if r.byName["old"].Era() != era.Legacy || r.byName["new"].Era() != era.Modern {
 		t.Fatal("eras not detected as stateful=legacy, stateless=modern")
 	}
 	for _, up := range []string{"old", "new"} {
 		t.Run(up, func(t *testing.T) {
 			m := callOnce(t, r, MethodToolsCall, up+"__test_simple_text", KindTool,
-				`{"_meta":`+testMeta+`,"name":"`+up+`__test_simple_text"}`)
-			if got := path(m, "result", "content", 0, "text"); got != "This is a simple text response for testing." {
+				`{"_meta":`+upstreamstest.Meta+`,"name":"`+up+`__test_simple_text"}`)
+			if got := mcptest.Path(m, "result", "content", 0, "text"); got != "This is a simple text response for testing." {
 				t.Fatalf("test_simple_text: %v", m)
 			}
 			m = callOnce(t, r, MethodResourcesRead, up+"+test://static-text", KindResource,
-				`{"_meta":`+testMeta+`,"uri":"`+up+`+test://static-text"}`)
-			if path(m, "result", "contents", 0, "uri") != up+"+test://static-text" || path(m, "result", "cacheScope") == nil {
+				`{"_meta":`+upstreamstest.Meta+`,"uri":"`+up+`+test://static-text"}`)
+			if mcptest.Path(m, "result", "contents", 0, "uri") != up+"+test://static-text" || mcptest.Path(m, "result", "cacheScope") == nil {
 				t.Fatalf("static-text: %v", m)
 			}
 			s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`"p"`),
@@ -102,4 +104,3 @@ func TestEverythingServerLegacyAndModern(t *testing.T) {
 }
 
 // backend0 is a test accessor for a configured backend.
-func (r *Registry) backend0(name string) *backend { return r.byName[name] }

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // TestLegacyListenFiltersEachNotification: on the legacy path, where one GET stream carries
@@ -43,7 +44,7 @@ func TestLegacyListenFiltersEachNotification(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- r.Listen(ctx, json.RawMessage(`"L1"`),
-			json.RawMessage(`{"_meta":`+testMeta+`,"notifications":{"resourceSubscriptions":["beta+mem://docs"]}}`),
+			json.RawMessage(`{"_meta":`+upstreamstest.Meta+`,"notifications":{"resourceSubscriptions":["beta+mem://docs"]}}`),
 			nil, visible, func(msg []byte) error { got <- string(msg); return nil })
 	}()
 	if ack := waitMsg(t, got, time.After(30*time.Second)); !strings.Contains(ack, `"resourceSubscriptions":["beta+mem://docs"]`) {
@@ -63,7 +64,7 @@ func TestLegacyListenFiltersEachNotification(t *testing.T) {
 		for {
 			select {
 			case msg := <-got:
-				relayedURIs = append(relayedURIs, strings.TrimPrefix(relayed(t, msg), "notifications/resources/updated "))
+				relayedURIs = append(relayedURIs, strings.TrimPrefix(upstreamstest.Relayed(t, msg), "notifications/resources/updated "))
 			case <-wait:
 				break poll
 			}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // rawLegacy is a 2025-11-25 backend written with net/http for behaviours the SDKs do not
@@ -178,11 +180,11 @@ func TestLegacyRawBackend(t *testing.T) {
 	raw := startRawLegacy(t)
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}}, Options{})
 	call := func(t *testing.T, tool string) map[string]any {
-		return callOnce(t, r, MethodToolsCall, "raw__"+tool, KindTool, `{"_meta":`+testMeta+`,"name":"raw__`+tool+`"}`)
+		return callOnce(t, r, MethodToolsCall, "raw__"+tool, KindTool, `{"_meta":`+upstreamstest.Meta+`,"name":"raw__`+tool+`"}`)
 	}
 	t.Run("ping mid-stream is answered with the session", func(t *testing.T) {
 		res := call(t, "ping_mid")
-		reply, _ := path(res, "result", "content", 0, "text").(string)
+		reply, _ := mcptest.Path(res, "result", "content", 0, "text").(string)
 		if reply != `{"jsonrpc":"2.0","id":"srv-ping","result":{}}` {
 			t.Fatalf("backend got ping reply %q", reply)
 		}
@@ -201,7 +203,7 @@ func TestLegacyRawBackend(t *testing.T) {
 			t.Fatalf("got %v, want only the final response", msgs)
 		}
 		m := decodeObject(t, msgs[0])
-		reply, _ := path(m, "result", "content", 0, "text").(string)
+		reply, _ := mcptest.Path(m, "result", "content", 0, "text").(string)
 		if !strings.Contains(reply, `"code":-32601`) || !strings.Contains(reply, "not supported through the gateway") {
 			t.Fatalf("backend got elicitation reply %q", reply)
 		}
@@ -217,7 +219,7 @@ func TestLegacyRawBackend(t *testing.T) {
 			t.Fatal(err)
 		}
 		msgs := collect(t, s)
-		reply, _ := path(decodeObject(t, msgs[len(msgs)-1]), "result", "content", 0, "text").(string)
+		reply, _ := mcptest.Path(decodeObject(t, msgs[len(msgs)-1]), "result", "content", 0, "text").(string)
 		return reply
 	}
 	t.Run("elicitation is relayed to a client that can be asked", func(t *testing.T) {
@@ -243,7 +245,7 @@ func TestLegacyRawBackend(t *testing.T) {
 	})
 	t.Run("early close is resumed with Last-Event-ID", func(t *testing.T) {
 		res := call(t, "resume")
-		if got := path(res, "result", "content", 0, "text"); got != "resumed" {
+		if got := mcptest.Path(res, "result", "content", 0, "text"); got != "resumed" {
 			t.Fatalf("response %v", res)
 		}
 		if id := <-raw.resumed; id != "ev-1" {
@@ -256,7 +258,7 @@ func TestLegacyRawBackend(t *testing.T) {
 	t.Run("404 re-initializes and retries once", func(t *testing.T) {
 		before := len(raw.requests())
 		res := call(t, "expire")
-		if got := path(res, "result", "content", 0, "text"); got != "fresh" {
+		if got := mcptest.Path(res, "result", "content", 0, "text"); got != "fresh" {
 			t.Fatalf("response %v", res)
 		}
 		got := raw.requests()[before:]

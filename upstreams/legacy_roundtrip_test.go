@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
@@ -20,7 +21,7 @@ import (
 func callAs(ctx context.Context, r *Registry, tool, args, subject, caller string) error {
 	s, err := r.Call(ctx, &Call{Method: MethodToolsCall, ID: json.RawMessage(`7`),
 		Target:       Target{Upstream: "alpha", Name: tool},
-		Params:       json.RawMessage(`{"_meta":` + testMeta + `,"name":"alpha__` + tool + `","arguments":` + args + `}`),
+		Params:       json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"alpha__` + tool + `","arguments":` + args + `}`),
 		SubjectToken: subject, Caller: caller,
 	})
 	if err != nil {
@@ -80,7 +81,7 @@ func sessionOwners(t *testing.T, backend *mcptest.Server) map[string]string {
 // and lists alike, and never as the gateway; a call without the caller's token is refused
 // before anything is sent.
 func TestLegacyTokenExchangePerCaller(t *testing.T) {
-	for _, protocol := range []string{ProtocolAuto, protocol20251125} {
+	for _, protocol := range []string{ProtocolAuto, era.V20251125} {
 		t.Run(protocol, func(t *testing.T) {
 			as := startAuthServer(t, nil)
 			backend := mcptest.StartLegacyServer(t, "alpha")
@@ -99,7 +100,7 @@ func TestLegacyTokenExchangePerCaller(t *testing.T) {
 				}
 			}
 			if _, err := r.List(ctx, &ListRequest{Method: MethodToolsList, SubjectToken: alice, CacheKey: as.iss.URL() + "#alice",
-				Params: json.RawMessage(`{"_meta":` + testMeta + `}`)}); err != nil {
+				Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)}); err != nil {
 				t.Fatal(err)
 			}
 			if got := bearerSub(t, lastLegacyRequest(t, backend, MethodToolsList)); got != "alice" {
@@ -168,7 +169,7 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 	}
 	auth := as.auth(AuthTokenExchange, backend.URL())
 	auth.MaxLegacySessions, auth.LegacySessionIdle = 2, time.Hour
-	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: backend.URL(), Protocol: protocol20251125,
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: backend.URL(), Protocol: era.V20251125,
 		Auth: auth}}}, Options{Clock: clock})
 	b := r.byName["alpha"]
 	ctx := context.Background()
@@ -197,7 +198,7 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 	if err := call("c"); err != nil { // a, least recently used, makes room
 		t.Fatal(err)
 	}
-	if n := b.legacy.bridge.Callers(); n != 2 {
+	if n := b.Bridge().Callers(); n != 2 {
 		t.Fatalf("%d callers hold sessions, want the bound 2", n)
 	}
 	mcptest.WaitFor(t, "the evicted session to be ended", func() bool { return deletes() == 1 })
@@ -222,7 +223,7 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 	if n := countLegacy(backend, era.MethodInitialize); n != inits {
 		t.Fatal("a refused caller opened a session")
 	}
-	if st := b.breaker.current(); st != CircuitClosed {
+	if st := b.CircuitState(); st != CircuitClosed {
 		t.Fatalf("the session limit was charged to the backend: circuit %d", st)
 	}
 	stop()
@@ -233,7 +234,7 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 	if err := call("e"); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.legacy.bridge.Callers(); n != 1 {
+	if n := b.Bridge().Callers(); n != 1 {
 		t.Fatalf("%d callers hold sessions after the others idled out, want 1", n)
 	}
 	mcptest.WaitFor(t, "the idle sessions to be ended", func() bool { return deletes() == 3 })

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // modernAndLegacy starts a modern go-sdk backend alpha and a stateful 2025-11-25 go-sdk
@@ -49,7 +50,7 @@ func postedMethods(s *mcptest.Server) []string {
 func TestLegacyListMergesWithModern(t *testing.T) {
 	r, _, _ := modernAndLegacy(t)
 	res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList,
-		Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
@@ -57,7 +58,7 @@ func TestLegacyListMergesWithModern(t *testing.T) {
 	names := map[string]bool{}
 	tools, _ := m["tools"].([]any)
 	for _, tool := range tools {
-		names[path(tool, "name").(string)] = true
+		names[mcptest.Path(tool, "name").(string)] = true
 	}
 	for _, want := range []string{"alpha__echo", "beta__echo", "beta__progress"} {
 		if !names[want] {
@@ -77,10 +78,10 @@ func TestLegacyCallOnSession(t *testing.T) {
 		`"io.modelcontextprotocol/logLevel":"info","progressToken":"p1","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},` +
 		`"name":"beta__echo","arguments":{"text":"old world"}}`
 	res := callOnce(t, r, MethodToolsCall, "beta__echo", KindTool, params)
-	if got := path(res, "result", "content", 0, "text"); got != "old world" {
+	if got := mcptest.Path(res, "result", "content", 0, "text"); got != "old world" {
 		t.Fatalf("text = %v (response %v)", got, res)
 	}
-	if path(res, "result", "resultType") != "complete" || path(res, "id") != float64(7) {
+	if mcptest.Path(res, "result", "resultType") != "complete" || mcptest.Path(res, "id") != float64(7) {
 		t.Fatalf("response %v lacks resultType complete or the client's id", res)
 	}
 	got := postedMethods(beta)
@@ -138,14 +139,14 @@ func TestLegacyResultTranslation(t *testing.T) {
 	}{
 		{"read adds cache hints", MethodResourcesRead, "beta+mem://readme", KindResource,
 			`{"uri":"beta+mem://readme"}`, func(m map[string]any) bool {
-				return path(m, "result", "ttlMs") == float64(0) && path(m, "result", "cacheScope") == "private" &&
-					strings.HasPrefix(path(m, "result", "contents", 0, "uri").(string), "beta+")
+				return mcptest.Path(m, "result", "ttlMs") == float64(0) && mcptest.Path(m, "result", "cacheScope") == "private" &&
+					strings.HasPrefix(mcptest.Path(m, "result", "contents", 0, "uri").(string), "beta+")
 			}},
 		{"missing resource is -32602", MethodResourcesRead, "beta+mem://nope", KindResource,
-			`{"uri":"beta+mem://nope"}`, func(m map[string]any) bool { return path(m, "error", "code") == float64(-32602) }},
+			`{"uri":"beta+mem://nope"}`, func(m map[string]any) bool { return mcptest.Path(m, "error", "code") == float64(-32602) }},
 		{"prompt", MethodPromptsGet, "beta__greet", KindPrompt,
 			`{"name":"beta__greet","arguments":{"name":"Ada"}}`, func(m map[string]any) bool {
-				return path(m, "result", "resultType") == "complete" && path(m, "result", "ttlMs") == nil
+				return mcptest.Path(m, "result", "resultType") == "complete" && mcptest.Path(m, "result", "ttlMs") == nil
 			}},
 	}
 	for _, tt := range tests {
@@ -194,7 +195,7 @@ func TestLegacySessionExpiryReinitializes(t *testing.T) {
 	deleteSession(t, beta, first)
 	beta.Reset()
 	res := callOnce(t, r, MethodToolsCall, "beta__echo", KindTool, `{"name":"beta__echo","arguments":{"text":"two"}}`)
-	if got := path(res, "result", "content", 0, "text"); got != "two" {
+	if got := mcptest.Path(res, "result", "content", 0, "text"); got != "two" {
 		t.Fatalf("after expiry: %v", res)
 	}
 	got := strings.Join(postedMethods(beta), " ")
@@ -259,7 +260,7 @@ func TestLegacyListen(t *testing.T) {
 	got := make(chan string, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- r.Listen(ctx, json.RawMessage(`"L1"`), json.RawMessage(`{"_meta":`+testMeta+`,"notifications":{"toolsListChanged":true}}`),
+		done <- r.Listen(ctx, json.RawMessage(`"L1"`), json.RawMessage(`{"_meta":`+upstreamstest.Meta+`,"notifications":{"toolsListChanged":true}}`),
 			nil, nil, func(msg []byte) error { got <- string(msg); return nil })
 	}()
 	timeout := time.After(30 * time.Second)
@@ -310,7 +311,7 @@ func TestLegacyPinnedRevisions(t *testing.T) {
 			beta := mcptest.StartLegacyServer(t, "beta")
 			r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "beta", URL: beta.URL(), Protocol: version}}}, Options{})
 			res := callOnce(t, r, MethodToolsCall, "beta__echo", KindTool, `{"name":"beta__echo","arguments":{"text":"v"}}`)
-			if path(res, "result", "content", 0, "text") != "v" {
+			if mcptest.Path(res, "result", "content", 0, "text") != "v" {
 				t.Fatalf("response %v", res)
 			}
 			if got := strings.Join(postedMethods(beta), " "); got != "initialize notifications/initialized tools/call" {

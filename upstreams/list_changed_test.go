@@ -11,18 +11,9 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
-
-// requestID returns the JSON-RPC id of a request body, or null.
-func requestID(body []byte) string {
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(body, &m) != nil || m.ID == nil {
-		return "null"
-	}
-	return string(m.ID)
-}
 
 // changeLog records Options.OnListChanged calls.
 type changeLog struct {
@@ -78,7 +69,7 @@ func onlyToolName(res json.RawMessage) string {
 // gateway and lists again gets the new list, not the one cached for the backend's ttlMs
 // (docs/protocol.md §5.1), and the notification is handed on for the other replicas.
 func TestListChangedInvalidatesCachedList(t *testing.T) {
-	lb, url := startListenBackend(t)
+	lb, url := upstreamstest.StartListenBackend(t)
 	var changes changeLog
 	r := listenCacheRegistry(t, url, Options{OnListChanged: changes.hook})
 	ls := NewListens(r)
@@ -86,26 +77,26 @@ func TestListChangedInvalidatesCachedList(t *testing.T) {
 	if got := listedTool(t, r); got != "fake__v0" {
 		t.Fatalf("first list: %s", got)
 	}
-	if got := listedTool(t, r); got != "fake__v0" || lb.lists.Load() != 1 {
-		t.Fatalf("second list: %s after %d backend lists, want the cached fake__v0", got, lb.lists.Load())
+	if got := listedTool(t, r); got != "fake__v0" || lb.Lists.Load() != 1 {
+		t.Fatalf("second list: %s after %d backend lists, want the cached fake__v0", got, lb.Lists.Load())
 	}
 
-	c := listenVia(ls, `"L"`, `{"toolsListChanged":true}`, nil)
-	defer c.stop(t)
-	if ack := c.next(t); !strings.Contains(ack, "subscriptions/acknowledged") {
+	c := upstreamstest.ListenVia(ls, `"L"`, `{"toolsListChanged":true}`, nil)
+	defer c.Stop(t)
+	if ack := c.Next(t); !strings.Contains(ack, "subscriptions/acknowledged") {
 		t.Fatalf("first message %s", ack)
 	}
-	mcptest.WaitFor(t, "the backend stream is open", func() bool { open, _ := lb.counts(); return open == 1 })
-	lb.version.Store(1)
-	lb.notify(toolsChanged)
-	wantChanged(t, c.next(t), `"L"`)
+	mcptest.WaitFor(t, "the backend stream is open", func() bool { open, _ := lb.Counts(); return open == 1 })
+	lb.Version.Store(1)
+	lb.Notify(upstreamstest.ToolsChanged)
+	upstreamstest.WantChanged(t, c.Next(t), `"L"`)
 
 	// No waiting: the cache is dropped before the notification is handed to any client.
-	if got := listedTool(t, r); got != "fake__v1" || lb.lists.Load() != 2 {
-		t.Fatalf("list after list_changed: %s after %d backend lists, want fake__v1 from the backend", got, lb.lists.Load())
+	if got := listedTool(t, r); got != "fake__v1" || lb.Lists.Load() != 2 {
+		t.Fatalf("list after list_changed: %s after %d backend lists, want fake__v1 from the backend", got, lb.Lists.Load())
 	}
-	if got := listedTool(t, r); got != "fake__v1" || lb.lists.Load() != 2 {
-		t.Fatalf("the new list is cached again: %s after %d backend lists", got, lb.lists.Load())
+	if got := listedTool(t, r); got != "fake__v1" || lb.Lists.Load() != 2 {
+		t.Fatalf("the new list is cached again: %s after %d backend lists", got, lb.Lists.Load())
 	}
 	if got := changes.get(); len(got) != 1 || got[0] != "fake notifications/tools/list_changed" {
 		t.Fatalf("OnListChanged calls %q", got)
@@ -113,26 +104,26 @@ func TestListChangedInvalidatesCachedList(t *testing.T) {
 }
 
 func TestListChangedDropsOnlyItsLists(t *testing.T) {
-	lb, url := startListenBackend(t)
+	lb, url := upstreamstest.StartListenBackend(t)
 	r := listenCacheRegistry(t, url, Options{})
 	listedTool(t, r)
 	for _, tt := range []struct {
 		upstream, method string
 		dropped          int
 	}{
-		{"fake", notifPromptsListChanged, 0},
-		{"fake", notifResourcesListChanged, 0},
-		{"fake", notifResourcesUpdated, 0},
-		{"other", notifToolsListChanged, 0},
-		{"fake", notifToolsListChanged, 1},
-		{"fake", notifToolsListChanged, 0}, // nothing left to drop
+		{"fake", wire.NotifPromptsListChanged, 0},
+		{"fake", wire.NotifResourcesListChanged, 0},
+		{"fake", wire.NotifResourcesUpdated, 0},
+		{"other", wire.NotifToolsListChanged, 0},
+		{"fake", wire.NotifToolsListChanged, 1},
+		{"fake", wire.NotifToolsListChanged, 0}, // nothing left to drop
 	} {
 		if got := r.ListChanged(tt.upstream, tt.method); got != tt.dropped {
 			t.Errorf("ListChanged(%s, %s) dropped %d, want %d", tt.upstream, tt.method, got, tt.dropped)
 		}
 	}
 	listedTool(t, r)
-	if n := lb.lists.Load(); n != 2 {
+	if n := lb.Lists.Load(); n != 2 {
 		t.Fatalf("%d backend lists, want 2: one at first, one after the tools list was dropped", n)
 	}
 }
@@ -142,9 +133,9 @@ func TestListChangedDropsOnlyItsLists(t *testing.T) {
 // notification does not share that request but asks the backend itself, and the old answer,
 // arriving last, is not cached over the new one.
 func TestListAfterChangeDoesNotJoinEarlierFetch(t *testing.T) {
-	lb, url := startListenBackend(t)
+	lb, url := upstreamstest.StartListenBackend(t)
 	release := make(chan struct{})
-	lb.hold = func(n int64) {
+	lb.Hold = func(n int64) {
 		if n == 1 {
 			<-release
 		}
@@ -153,9 +144,9 @@ func TestListAfterChangeDoesNotJoinEarlierFetch(t *testing.T) {
 
 	early := make(chan string, 1)
 	go func() { early <- listedTool(t, r) }()
-	mcptest.WaitFor(t, "the first list reaches the backend", func() bool { return lb.lists.Load() == 1 })
-	lb.version.Store(1)
-	r.ListChanged("fake", notifToolsListChanged)
+	mcptest.WaitFor(t, "the first list reaches the backend", func() bool { return lb.Lists.Load() == 1 })
+	lb.Version.Store(1)
+	r.ListChanged("fake", wire.NotifToolsListChanged)
 
 	late := make(chan string, 1)
 	go func() { late <- listedTool(t, r) }()
@@ -172,8 +163,8 @@ func TestListAfterChangeDoesNotJoinEarlierFetch(t *testing.T) {
 	if got := <-early; got != "fake__v0" {
 		t.Fatalf("the early list gave %s, want the old fake__v0", got)
 	}
-	if got := listedTool(t, r); got != "fake__v1" || lb.lists.Load() != 2 {
-		t.Fatalf("third list %s after %d backend lists; want fake__v1 from the cache", got, lb.lists.Load())
+	if got := listedTool(t, r); got != "fake__v1" || lb.Lists.Load() != 2 {
+		t.Fatalf("third list %s after %d backend lists; want fake__v1 from the cache", got, lb.Lists.Load())
 	}
 }
 
@@ -181,7 +172,7 @@ func TestListAfterChangeDoesNotJoinEarlierFetch(t *testing.T) {
 // callers list without pause (sharing fetches, filling the cache), every list shows the change
 // signalled last before it started, or a later one; never an earlier list.
 func TestListChangedUnderConcurrentLists(t *testing.T) {
-	lb, url := startListenBackend(t)
+	lb, url := upstreamstest.StartListenBackend(t)
 	r := listenCacheRegistry(t, url, Options{})
 	var signalled atomic.Int64 // the last version whose ListChanged has returned
 	stop := make(chan struct{})
@@ -193,8 +184,8 @@ func TestListChangedUnderConcurrentLists(t *testing.T) {
 				return
 			default:
 			}
-			lb.version.Store(v)
-			r.ListChanged("fake", notifToolsListChanged)
+			lb.Version.Store(v)
+			r.ListChanged("fake", wire.NotifToolsListChanged)
 			signalled.Store(v)
 		}
 	})

@@ -1,7 +1,6 @@
 package upstreams
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // listPage asks for one page and decodes it.
 func listPage(t *testing.T, r *Registry, req ListRequest, cursor string) map[string]any {
 	t.Helper()
-	p := `{"_meta":` + testMeta
+	p := `{"_meta":` + upstreamstest.Meta
 	if cursor != "" {
 		p += `,"cursor":"` + cursor + `"`
 	}
@@ -36,7 +36,7 @@ func listAll(t *testing.T, r *Registry, req ListRequest, key, field string) []st
 		res := listPage(t, r, req, cursor)
 		items, _ := res[key].([]any)
 		for _, it := range items {
-			names = append(names, path(it, field).(string))
+			names = append(names, mcptest.Path(it, field).(string))
 		}
 		next, ok := res["nextCursor"].(string)
 		if !ok {
@@ -73,7 +73,7 @@ func TestListMergeOrderAndPaging(t *testing.T) {
 		t.Fatalf("merge order not deterministic:\n%v\n%v", first, again)
 	}
 	page := listPage(t, r, req, "")
-	if path(page, "resultType") != "complete" || len(page["tools"].([]any)) != 5 {
+	if mcptest.Path(page, "resultType") != "complete" || len(page["tools"].([]any)) != 5 {
 		t.Fatalf("first page = %v", page)
 	}
 }
@@ -125,7 +125,7 @@ func TestListBadCursor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.req.Params = json.RawMessage(`{"_meta":` + testMeta + `,"cursor":"` + tt.cursor + `"}`)
+			tt.req.Params = json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"cursor":"` + tt.cursor + `"}`)
 			_, err := r.List(context.Background(), &tt.req)
 			if !errors.Is(err, ErrBadCursor) {
 				t.Fatalf("err = %v, want ErrBadCursor", err)
@@ -160,8 +160,8 @@ func TestListVisibleAndCacheHints(t *testing.T) {
 			r, _, _ := twoBackends(t, tt.alpha, tt.beta, nil)
 			res := listPage(t, r, tt.req, "")
 			items := res["tools"].([]any)
-			if len(items) != tt.wantCount || path(items[0], "name") != tt.wantFirstN {
-				t.Fatalf("got %d items starting %v, want %d starting %s", len(items), path(items[0], "name"), tt.wantCount, tt.wantFirstN)
+			if len(items) != tt.wantCount || mcptest.Path(items[0], "name") != tt.wantFirstN {
+				t.Fatalf("got %d items starting %v, want %d starting %s", len(items), mcptest.Path(items[0], "name"), tt.wantCount, tt.wantFirstN)
 			}
 			if res["ttlMs"] != tt.wantTTL {
 				t.Fatalf("ttlMs = %v, want %v", res["ttlMs"], tt.wantTTL)
@@ -194,7 +194,7 @@ func TestListBackendDown(t *testing.T) {
 				{Name: "down", URL: deadURL(t), Required: required},
 			}}, Options{})
 			res, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList,
-				Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+				Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 			if required {
 				if !errors.Is(err, ErrUnavailable) {
 					t.Fatalf("err = %v, want ErrUnavailable from the required backend", err)
@@ -213,41 +213,5 @@ func TestListBackendDown(t *testing.T) {
 				t.Fatalf("Health = %+v, want alpha up and down reported down with its error", h)
 			}
 		})
-	}
-}
-
-// listDigest is the digest page computes for items.
-func listDigest(spec listSpec, items []listItem) []byte {
-	d := newListDigester(spec)
-	for i := range items {
-		d.add(&items[i])
-	}
-	return d.sum()
-}
-
-// TestListDigestBindsContentAndOrder: the digest a cursor carries changes when any item's
-// bytes change (a backend edits a tool's description), when items swap places, and when one
-// is left out, so a cursor cut from the old view is refused.
-func TestListDigestBindsContentAndOrder(t *testing.T) {
-	spec, _ := listSpecFor(MethodToolsList)
-	item := func(name, desc string) listItem {
-		return newListItem(Target{Upstream: "a", Name: name}, []byte(`{"name":"a__`+name+`","description":"`+desc+`"}`))
-	}
-	base := []listItem{item("x", "one"), item("y", "two"), item("z", "three")}
-	want := listDigest(spec, base)
-	if got := listDigest(spec, []listItem{item("x", "one"), item("y", "two"), item("z", "three")}); !bytes.Equal(got, want) {
-		t.Fatal("the same list gave another digest")
-	}
-	for name, items := range map[string][]listItem{
-		"edited":    {item("x", "one"), item("y", "TWO"), item("z", "three")},
-		"reordered": {item("y", "two"), item("x", "one"), item("z", "three")},
-		"shorter":   {item("x", "one"), item("y", "two")},
-	} {
-		if bytes.Equal(listDigest(spec, items), want) {
-			t.Errorf("%s list kept the digest", name)
-		}
-	}
-	if prompts, _ := listSpecFor(MethodPromptsList); bytes.Equal(listDigest(prompts, base), want) {
-		t.Error("another method kept the digest")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // subscribable starts a stateless go-sdk server that supports resource subscriptions (mcptest's
@@ -49,7 +50,7 @@ func TestListen(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	params := `{"_meta":` + testMeta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":false,` +
+	params := `{"_meta":` + upstreamstest.Meta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":false,` +
 		`"resourceSubscriptions":["subs+mem://cfg","alpha+mem://readme","nobody+mem://x"]}}`
 	go func() {
 		done <- r.Listen(ctx, json.RawMessage(`"L1"`), json.RawMessage(params), nil, nil, func(m []byte) error {
@@ -78,10 +79,10 @@ func TestListen(t *testing.T) {
 
 	ack := next("acknowledgement", nil)
 	if ack["method"] != "notifications/subscriptions/acknowledged" ||
-		path(ack, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" ||
-		path(ack, "params", "notifications", "toolsListChanged") != true ||
-		path(ack, "params", "notifications", "promptsListChanged") != nil ||
-		fmt.Sprint(path(ack, "params", "notifications", "resourceSubscriptions")) != "[subs+mem://cfg]" {
+		mcptest.Path(ack, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" ||
+		mcptest.Path(ack, "params", "notifications", "toolsListChanged") != true ||
+		mcptest.Path(ack, "params", "notifications", "promptsListChanged") != nil ||
+		fmt.Sprint(mcptest.Path(ack, "params", "notifications", "resourceSubscriptions")) != "[subs+mem://cfg]" {
 		t.Fatalf("first message = %v, want the acknowledgement of tools and subs+mem://cfg only", ack)
 	}
 
@@ -92,7 +93,7 @@ func TestListen(t *testing.T) {
 			})
 	})
 	if changed["method"] != "notifications/tools/list_changed" ||
-		path(changed, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" {
+		mcptest.Path(changed, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" {
 		t.Fatalf("got %v, want tools/list_changed tagged L1", changed)
 	}
 
@@ -103,8 +104,8 @@ func TestListen(t *testing.T) {
 		if updated["method"] == "notifications/tools/list_changed" {
 			continue
 		}
-		if updated["method"] != "notifications/resources/updated" || path(updated, "params", "uri") != "subs+mem://cfg" ||
-			path(updated, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" {
+		if updated["method"] != "notifications/resources/updated" || mcptest.Path(updated, "params", "uri") != "subs+mem://cfg" ||
+			mcptest.Path(updated, "params", "_meta", "io.modelcontextprotocol/subscriptionId") != "L1" {
 			t.Fatalf("got %v, want resources/updated for subs+mem://cfg tagged L1", updated)
 		}
 		break
@@ -126,7 +127,7 @@ func TestListenNothingToListenFor(t *testing.T) {
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: alpha.URL()}}}, Options{})
 	var got []string
 	err := r.Listen(context.Background(), json.RawMessage(`7`),
-		json.RawMessage(`{"_meta":`+testMeta+`,"notifications":{"resourceSubscriptions":["alpha+mem://readme"]}}`), nil, nil,
+		json.RawMessage(`{"_meta":`+upstreamstest.Meta+`,"notifications":{"resourceSubscriptions":["alpha+mem://readme"]}}`), nil, nil,
 		func(m []byte) error { got = append(got, string(m)); return nil })
 	if err != nil {
 		t.Fatal(err)

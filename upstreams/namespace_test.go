@@ -23,17 +23,17 @@ func TestNamespaceRoundTrip(t *testing.T) {
 		namespaced string
 		want       Target
 	}{
-		{"tool", nsRegistry(t, "", false, "github", "fs"), KindTool, "github__create_issue", Target{"github", "create_issue"}},
-		{"tool containing the separator", nsRegistry(t, "", false, "github"), KindTool, "github__a__b", Target{"github", "a__b"}},
-		{"prompt", nsRegistry(t, "", false, "github"), KindPrompt, "github__review", Target{"github", "review"}},
-		{"dash separator, dashed backend", nsRegistry(t, "-", false, "my-git", "fs"), KindTool, "my-git-list-repos", Target{"my-git", "list-repos"}},
-		{"dot separator", nsRegistry(t, ".", false, "fs"), KindTool, "fs.read", Target{"fs", "read"}},
-		{"resource", nsRegistry(t, "", false, "fs"), KindResource, "fs+file:///a/b.txt", Target{"fs", "file:///a/b.txt"}},
-		{"resource with plus", nsRegistry(t, "", false, "fs"), KindResource, "fs+git+ssh://h/r", Target{"fs", "git+ssh://h/r"}},
-		{"template", nsRegistry(t, "", false, "fs"), KindResource, "fs+mem://items/{id}", Target{"fs", "mem://items/{id}"}},
-		{"no prefix tool", nsRegistry(t, "", true, "solo"), KindTool, "create__issue", Target{"solo", "create__issue"}},
-		{"no prefix resource", nsRegistry(t, "", true, "solo"), KindResource, "file:///a", Target{"solo", "file:///a"}},
-		{"unicode tool", nsRegistry(t, "", false, "fs"), KindTool, "fs__grüße", Target{"fs", "grüße"}},
+		{"tool", nsRegistry(t, "", false, "github", "fs"), KindTool, "github__create_issue", Target{Upstream: "github", Name: "create_issue"}},
+		{"tool containing the separator", nsRegistry(t, "", false, "github"), KindTool, "github__a__b", Target{Upstream: "github", Name: "a__b"}},
+		{"prompt", nsRegistry(t, "", false, "github"), KindPrompt, "github__review", Target{Upstream: "github", Name: "review"}},
+		{"dash separator, dashed backend", nsRegistry(t, "-", false, "my-git", "fs"), KindTool, "my-git-list-repos", Target{Upstream: "my-git", Name: "list-repos"}},
+		{"dot separator", nsRegistry(t, ".", false, "fs"), KindTool, "fs.read", Target{Upstream: "fs", Name: "read"}},
+		{"resource", nsRegistry(t, "", false, "fs"), KindResource, "fs+file:///a/b.txt", Target{Upstream: "fs", Name: "file:///a/b.txt"}},
+		{"resource with plus", nsRegistry(t, "", false, "fs"), KindResource, "fs+git+ssh://h/r", Target{Upstream: "fs", Name: "git+ssh://h/r"}},
+		{"template", nsRegistry(t, "", false, "fs"), KindResource, "fs+mem://items/{id}", Target{Upstream: "fs", Name: "mem://items/{id}"}},
+		{"no prefix tool", nsRegistry(t, "", true, "solo"), KindTool, "create__issue", Target{Upstream: "solo", Name: "create__issue"}},
+		{"no prefix resource", nsRegistry(t, "", true, "solo"), KindResource, "file:///a", Target{Upstream: "solo", Name: "file:///a"}},
+		{"unicode tool", nsRegistry(t, "", false, "fs"), KindTool, "fs__grüße", Target{Upstream: "fs", Name: "grüße"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // TestCatalogMarksShadowingTools: a tool pinning flags as shadowing another backend's tool is
@@ -40,7 +41,7 @@ func TestCatalogMarksShadowingTools(t *testing.T) {
 		}
 		r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: alpha.URL()}, {Name: "beta", URL: beta.URL()}}},
 			Options{Pins: guard})
-		cat, err := r.ToolCatalog(context.Background(), &ListRequest{Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+		cat, err := r.ToolCatalog(context.Background(), &ListRequest{Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/upstreams/catalog"
 )
 
 // Probe is what one backend answered when the operator checked it (gateway check-config
@@ -27,14 +28,11 @@ func (r *Registry) Probe(ctx context.Context, upstream string) (*Probe, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.fetchDiscover(ctx, b, nil, false); err != nil {
+	if _, err := b.Discover(ctx); err != nil {
 		return nil, err
 	}
-	p := &Probe{Modern: b.legacy.known() != era.Legacy, Protocol: ProtocolVersion}
-	if !p.Modern {
-		p.Protocol = b.legacy.offer
-	}
-	tools, err := r.rawList(ctx, b, MethodToolsList)
+	p := &Probe{Modern: b.Era() != era.Legacy, Protocol: b.Protocol()}
+	tools, err := catalog.RawList(ctx, b, MethodToolsList)
 	if err != nil {
 		return p, err
 	}

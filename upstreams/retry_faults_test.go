@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // hold blocks a fault handler until the client goes away or the test ends.
@@ -43,7 +44,7 @@ func TestFaultMatrix(t *testing.T) {
 	t.Cleanup(func() { close(done) })
 	sse := func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		sseEvent(w, progressEvent)
+		upstreamstest.SSEEvent(w, progressEvent)
 	}
 	tests := []struct {
 		name    string
@@ -61,7 +62,9 @@ func TestFaultMatrix(t *testing.T) {
 			},
 			ErrTimeout, "within the timeout"},
 		{"reset mid-stream", func(w http.ResponseWriter, _ *http.Request) { sse(w); panic(http.ErrAbortHandler) }, nil, ErrUnavailable, ""},
-		{"garbage JSON", func(w http.ResponseWriter, _ *http.Request) { writeJSONBody(w, `{"jsonrpc":"2.0","id":1,"result":`) },
+		{"garbage JSON", func(w http.ResponseWriter, _ *http.Request) {
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":`)
+		},
 			nil, ErrBadResponse, ""},
 		{"endless JSON", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -91,7 +94,7 @@ func TestFaultMatrix(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			url, arrived := deadURL(t), make(chan struct{}, 1)
 			if tt.h != nil {
-				url = loopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				url = upstreamstest.Loopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					io.Copy(io.Discard, r.Body)
 					select {
 					case arrived <- struct{}{}:
@@ -120,7 +123,7 @@ func TestFaultMatrix(t *testing.T) {
 			}()
 			<-arrived
 			if res := callOnce(t, r, MethodToolsCall, "good__echo", KindTool,
-				`{"_meta":`+testMeta+`,"name":"good__echo","arguments":{"text":"still here"}}`); path(res, "result", "isError") == true {
+				`{"_meta":`+upstreamstest.Meta+`,"name":"good__echo","arguments":{"text":"still here"}}`); mcptest.Path(res, "result", "isError") == true {
 				t.Fatalf("the healthy backend failed during the fault: %v", res)
 			}
 			err := <-result
@@ -134,13 +137,13 @@ func TestFaultMatrix(t *testing.T) {
 // TestStreamOutlivesHeaderTimeout: once the backend has answered with a stream, a quiet spell
 // longer than the response-header timeout does not cut the call.
 func TestStreamOutlivesHeaderTimeout(t *testing.T) {
-	url, _ := scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+	url, _ := upstreamstest.Scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		sseEvent(w, progressEvent)
+		upstreamstest.SSEEvent(w, progressEvent)
 		time.Sleep(300 * time.Millisecond)
-		sseEvent(w, progressEvent)
+		upstreamstest.SSEEvent(w, progressEvent)
 		time.Sleep(300 * time.Millisecond)
-		sseEvent(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}`)
+		upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}`)
 	})
 	r := singleBackend(t, url, func(u *UpstreamConfig) { u.ResponseHeaderTimeout = 50 * time.Millisecond })
 	s, err := faultCall(r, context.Background())

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // toolsListBody is a one-tool tools/list result with the given cache hints.
@@ -18,23 +18,6 @@ func toolsListBody(tool string, ttlMs int, scope string) string {
 		"resultType": "complete", "ttlMs": ttlMs, "cacheScope": scope,
 	}})
 	return string(b)
-}
-
-// scripted starts a loopback backend whose n-th request (from 1) is answered by answer, and
-// returns its URL and request counter.
-func scripted(t testing.TB, answer func(n int64, w http.ResponseWriter, r *http.Request)) (string, *atomic.Int64) {
-	t.Helper()
-	var hits atomic.Int64
-	url := loopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		answer(hits.Add(1), w, r)
-	}))
-	return url + "/mcp", &hits
-}
-
-func writeJSONBody(w http.ResponseWriter, body string) {
-	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, body)
 }
 
 // fastRetry retries three times with a backoff too short to slow the tests.
@@ -51,7 +34,7 @@ func singleBackend(t testing.TB, url string, mod func(*UpstreamConfig)) *Registr
 }
 
 func listTools(r *Registry, ctx context.Context) (json.RawMessage, error) {
-	return r.List(ctx, &ListRequest{Method: MethodToolsList, Params: json.RawMessage(`{"_meta":` + testMeta + `}`)})
+	return r.List(ctx, &ListRequest{Method: MethodToolsList, Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
 }
 
 func TestRetrySafeRequests(t *testing.T) {
@@ -66,7 +49,7 @@ func TestRetrySafeRequests(t *testing.T) {
 				http.Error(w, "busy", http.StatusServiceUnavailable)
 				return
 			}
-			writeJSONBody(w, toolsListBody("t", 0, "public"))
+			upstreamstest.WriteJSON(w, toolsListBody("t", 0, "public"))
 		}, nil, 3},
 		{"gives up after the attempts", func(_ int64, w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "busy", http.StatusBadGateway)
@@ -75,18 +58,18 @@ func TestRetrySafeRequests(t *testing.T) {
 			http.Error(w, "bug", http.StatusInternalServerError)
 		}, ErrBadResponse, 1},
 		{"garbage is not retried", func(_ int64, w http.ResponseWriter, _ *http.Request) {
-			writeJSONBody(w, `{"jsonrpc":`)
+			upstreamstest.WriteJSON(w, `{"jsonrpc":`)
 		}, ErrBadResponse, 1},
 		{"reset before the answer is retried", func(n int64, w http.ResponseWriter, _ *http.Request) {
 			if n == 1 {
 				panic(http.ErrAbortHandler)
 			}
-			writeJSONBody(w, toolsListBody("t", 0, "public"))
+			upstreamstest.WriteJSON(w, toolsListBody("t", 0, "public"))
 		}, nil, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			url, hits := scripted(t, tt.answer)
+			url, hits := upstreamstest.Scripted(t, tt.answer)
 			r := singleBackend(t, url, func(u *UpstreamConfig) { u.Required = true })
 			_, err := listTools(r, context.Background())
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
@@ -102,7 +85,7 @@ func TestRetrySafeRequests(t *testing.T) {
 func TestRetryTimeoutNotRetried(t *testing.T) {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	url, hits := scripted(t, func(_ int64, _ http.ResponseWriter, r *http.Request) {
+	url, hits := upstreamstest.Scripted(t, func(_ int64, _ http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-release:
@@ -120,11 +103,11 @@ func TestRetryTimeoutNotRetried(t *testing.T) {
 func TestRetryNeverForCalls(t *testing.T) {
 	for _, method := range []string{MethodToolsCall, MethodPromptsGet, MethodResourcesRead, MethodComplete} {
 		t.Run(method, func(t *testing.T) {
-			url, hits := scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+			url, hits := upstreamstest.Scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
 				http.Error(w, "busy", http.StatusServiceUnavailable)
 			})
 			r := singleBackend(t, url, nil)
-			params := `{"_meta":` + testMeta + `,"name":"t","uri":"mem://x","ref":{"type":"ref/prompt","name":"t"}}`
+			params := `{"_meta":` + upstreamstest.Meta + `,"name":"t","uri":"mem://x","ref":{"type":"ref/prompt","name":"t"}}`
 			_, err := r.Call(context.Background(), &Call{Method: method, ID: json.RawMessage(`1`),
 				Params: json.RawMessage(params), Target: Target{Upstream: "fault", Name: "t"}})
 			if !errors.Is(err, ErrUnavailable) || hits.Load() != 1 {
@@ -138,7 +121,7 @@ func TestRetryNeverForCalls(t *testing.T) {
 func TestRetryStopsWithTheCaller(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	url, hits := scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+	url, hits := upstreamstest.Scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
 		cancel()
 		http.Error(w, "busy", http.StatusServiceUnavailable)
 	})
@@ -147,28 +130,5 @@ func TestRetryStopsWithTheCaller(t *testing.T) {
 	})
 	if _, err := listTools(r, ctx); err == nil || hits.Load() != 1 {
 		t.Fatalf("List = %v after %d requests, want an error after 1", err, hits.Load())
-	}
-}
-
-func TestRetryWait(t *testing.T) {
-	p := newRetryPolicy(RetryConfig{Backoff: 100 * time.Millisecond, MaxBackoff: 300 * time.Millisecond})
-	tests := []struct {
-		n        int
-		min, max time.Duration
-	}{
-		{1, 50 * time.Millisecond, 100 * time.Millisecond},
-		{2, 100 * time.Millisecond, 200 * time.Millisecond},
-		{3, 150 * time.Millisecond, 300 * time.Millisecond},
-		{60, 150 * time.Millisecond, 300 * time.Millisecond},
-	}
-	for _, tt := range tests {
-		for range 200 {
-			if w := p.wait(tt.n); w < tt.min || w > tt.max {
-				t.Fatalf("wait(%d) = %v, want within [%v, %v]", tt.n, w, tt.min, tt.max)
-			}
-		}
-	}
-	if p.attempts != DefaultRetryAttempts {
-		t.Fatalf("attempts = %d, want the default %d", p.attempts, DefaultRetryAttempts)
 	}
 }

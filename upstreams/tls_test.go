@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/certtest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
 // tlsBackend is an HTTPS backend with HTTP/2 that requires a client certificate signed by
@@ -39,7 +40,7 @@ func startTLSBackend(t *testing.T, ca *certtest.CA) *tlsBackend {
 		tb.mu.Lock()
 		tb.proto, tb.clientCN = r.ProtoMajor, r.TLS.PeerCertificates[0].Subject.CommonName
 		tb.mu.Unlock()
-		writeJSONBody(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}`)
+		upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}`)
 	}))
 	srv.EnableHTTP2 = true
 	srv.TLS = &tls.Config{

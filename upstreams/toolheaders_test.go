@@ -6,64 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
-	"strings"
 	"sync"
 	"testing"
-)
 
-func TestToolHeadersOf(t *testing.T) {
-	tests := []struct {
-		name    string
-		tool    string
-		want    []HeaderBinding
-		invalid string // a substring of ToolHeaders.Invalid; "" for a valid tool
-		none    bool   // no bindings at all (nil)
-	}{
-		{"no annotation", `{"name":"a","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}}}`, nil, "", true},
-		{"annotation in a description only", `{"name":"a","description":"uses x-mcp-header","inputSchema":{"type":"object"}}`, nil, "", true},
-		{"one string", `{"name":"a","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"region"}}}}`,
-			[]HeaderBinding{{Header: "Mcp-Param-Region", Path: []string{"region"}}}, "", false},
-		{"nested through properties", `{"name":"a","inputSchema":{"type":"object","properties":{"cfg":{"type":"object","properties":{"tenant":{"type":"integer","x-mcp-header":"Tenant-Id"}}},"on":{"type":"boolean","x-mcp-header":"On"}}}}`,
-			[]HeaderBinding{{Header: "Mcp-Param-Tenant-Id", Path: []string{"cfg", "tenant"}}, {Header: "Mcp-Param-On", Path: []string{"on"}}}, "", false},
-		{"escaped key", `{"name":"a","inputSchema":{"type":"object","properties":{"region":{"type":"string","x\u002dmcp-header":"region"}}}}`,
-			[]HeaderBinding{{Header: "Mcp-Param-Region", Path: []string{"region"}}}, "", false},
-		{"a property named x-mcp-header", `{"name":"a","inputSchema":{"type":"object","properties":{"x-mcp-header":{"type":"string"}}}}`, nil, "", true},
-		{"number type", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"number","x-mcp-header":"N"}}}}`, nil, "not a string, integer or boolean", false},
-		{"no type", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"x-mcp-header":"N"}}}}`, nil, "not a string, integer or boolean", false},
-		{"empty name", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"string","x-mcp-header":""}}}}`, nil, "token", false},
-		{"not a token", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"string","x-mcp-header":"a b"}}}}`, nil, "token", false},
-		{"not a string", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"string","x-mcp-header":1}}}}`, nil, "token", false},
-		{"duplicate ignoring case", `{"name":"a","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"R"},"b":{"type":"string","x-mcp-header":"r"}}}}`, nil, "twice", false},
-		{"under items", `{"name":"a","inputSchema":{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","x-mcp-header":"L"}}}}}`, nil, "outside", false},
-		{"under anyOf", `{"name":"a","inputSchema":{"type":"object","anyOf":[{"properties":{"x":{"type":"string","x-mcp-header":"X"}}}]}}`, nil, "outside", false},
-		{"under $defs", `{"name":"a","inputSchema":{"type":"object","$defs":{"d":{"type":"string","x-mcp-header":"D"}}}}`, nil, "outside", false},
-		{"on the root", `{"name":"a","inputSchema":{"type":"string","x-mcp-header":"X"}}`, nil, "outside", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			th := toolHeadersOf([]byte(tt.tool))
-			if tt.none {
-				if th != nil {
-					t.Fatalf("got %+v, want no bindings", th)
-				}
-				return
-			}
-			if th == nil {
-				t.Fatal("got no bindings")
-			}
-			if tt.invalid != "" {
-				if !strings.Contains(th.Invalid, tt.invalid) {
-					t.Fatalf("Invalid = %q, want it to say %q", th.Invalid, tt.invalid)
-				}
-				return
-			}
-			if th.Invalid != "" || !reflect.DeepEqual(th.Bindings, tt.want) {
-				t.Fatalf("got %+v, want %+v", th, tt.want)
-			}
-		})
-	}
-}
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+)
 
 // toolsBackend answers tools/list with whatever its tools holds (or an error when fail is set)
 // and counts the lists it served.
@@ -133,7 +81,7 @@ func TestToolHeadersFetchAndRefresh(t *testing.T) {
 			t.Fatalf("ttl %d: without Fetch: %+v %v, %d lists", ttl, th, err, tb.served())
 		}
 		// A client's tools/list is indexed as it passes.
-		if _, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, Params: []byte(`{"_meta":` + testMeta + `}`)}); err != nil {
+		if _, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, Params: []byte(`{"_meta":` + upstreamstest.Meta + `}`)}); err != nil {
 			t.Fatal(err)
 		}
 		if th, err := r.ToolHeaders(context.Background(), &ToolHeaderQuery{}, target); err != nil || th == nil || len(th.Bindings) != 1 || th.Bindings[0].Header != "Mcp-Param-Region" {
@@ -148,13 +96,13 @@ func TestToolHeadersFetchAndRefresh(t *testing.T) {
 		}
 		// The backend drops the annotation and says so: the next lookup reads the new list.
 		tb.set(func(tb *toolsBackend) { tb.tools = `[{"name":"t","inputSchema":{"type":"object"}}]` })
-		r.ListChanged("be", notifToolsListChanged)
+		r.ListChanged("be", wire.NotifToolsListChanged)
 		if th := get(); len(th.Bindings) != 0 || tb.served() != 2 {
 			t.Fatalf("ttl %d: after list_changed: bindings %+v, lists %d", ttl, th, tb.served())
 		}
 		// A list that cannot be fetched fails the lookup (fail closed).
 		tb.set(func(tb *toolsBackend) { tb.fail = true })
-		r.ListChanged("be", notifToolsListChanged)
+		r.ListChanged("be", wire.NotifToolsListChanged)
 		if _, err := r.ToolHeaders(context.Background(), &ToolHeaderQuery{Fetch: true}, target); err == nil {
 			t.Fatalf("ttl %d: a failed list gave no error", ttl)
 		}

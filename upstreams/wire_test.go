@@ -14,6 +14,7 @@ import (
 	"testing/iotest"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -53,7 +54,7 @@ func TestOneWritePerBackendRequest(t *testing.T) {
 	for i := range calls {
 		before := writes.Load()
 		s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`7`), Target: target,
-			Params: json.RawMessage(`{"_meta":` + testMeta + `,"name":"alpha__echo","arguments":{"text":"hi"}}`)})
+			Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"alpha__echo","arguments":{"text":"hi"}}`)})
 		if err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}

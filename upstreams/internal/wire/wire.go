@@ -1,7 +1,8 @@
 // Package wire holds what every client of a backend in upstreams shares, whatever the
 // backend's era: the sentinel errors and the classification of transport failures, the
-// reading and decoding of a response body, the event-stream reader, and the headers a caller
-// may pass through.
+// reading and decoding of a response body, the event-stream reader, the headers a caller
+// may pass through, the MCP method names the packages route on, and the byte-faithful edits of
+// scanned JSON (json.go).
 package wire
 
 import (

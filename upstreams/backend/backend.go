@@ -1,0 +1,308 @@
+// Package backend is one backend MCP server as the gateway talks to it: its HTTP transport and
+// TLS, its credentials (static headers, client credentials, RFC 8693 token exchange), the
+// retries of safe requests, the circuit breaker and health, the protocol era it speaks
+// (2026-07-28, or a pre-2026 revision reached through the bridge of package legacy), its
+// server/discover answer, and sending one request and relaying its response (Call, Stream).
+//
+// Policy over many backends (resolving names, fanning out, merging) is not here: that is
+// package upstreams, whose Registry holds one Backend per configured backend, and its rooms
+// catalog (lists) and listen (subscriptions/listen).
+package backend
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/outcome"
+	"github.com/mcp-gateway/gateway/upstreams/direct"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
+	"github.com/mcp-gateway/gateway/upstreams/names"
+)
+
+// DefaultUserAgent is sent to backends when Env.UserAgent is empty.
+const DefaultUserAgent = "mcp-gateway"
+
+// Transport pool sizes. One gateway replica may carry hundreds of concurrent calls to one
+// backend; keeping that many idle connections avoids a new TCP/TLS handshake per call.
+const (
+	maxIdleConnsPerHost = 256
+	idleConnTimeout     = 90 * time.Second
+	tcpKeepAlive        = 30 * time.Second
+)
+
+// Outcomes passed to Env.Observe: the part of the gateway's one outcome set (internal/outcome)
+// that a backend request can end in, so each is a metric label value as it is and means there
+// what it means here.
+const (
+	// OutcomeOK: the backend answered with a result.
+	OutcomeOK = outcome.OK
+	// OutcomeBackendError: the backend answered with a JSON-RPC error, relayed to the client.
+	OutcomeBackendError = outcome.BackendError
+	// OutcomeUnavailable: see wire.ErrUnavailable.
+	OutcomeUnavailable = outcome.Unavailable
+	// OutcomeTimeout: see wire.ErrTimeout.
+	OutcomeTimeout = outcome.Timeout
+	// OutcomeBadResponse: see wire.ErrBadResponse.
+	OutcomeBadResponse = outcome.BadResponse
+	// OutcomeCanceled: the caller went away or closed the stream before the final response.
+	OutcomeCanceled = outcome.Canceled
+)
+
+// Env is what the backends of one registry share: its dependencies and hooks.
+type Env struct {
+	// Log receives backend failures (never tokens, secrets or argument values). Required.
+	Log *slog.Logger
+	// Now returns the current time. Required.
+	Now func() time.Time
+	// Names namespaces the resource URIs of responses. Required.
+	Names *names.Space
+	// Results bounds the buffer memory of the responses being relayed at once. Required.
+	Results *bodyread.Budget
+	// Kick, when set, is signalled (without blocking) when a request fails in a way that
+	// should make the health prober look at the backends soon.
+	Kick chan struct{}
+	// UserAgent is sent to backends. Empty means DefaultUserAgent.
+	UserAgent string
+	// Transport replaces the backends' own HTTP transports (tests). Optional.
+	Transport http.RoundTripper
+	// Observe, when set, is called once per backend request with its outcome (one of the
+	// Outcome constants), the MCP method and the time until the final response or failure.
+	Observe func(upstream, method, outcome string, d time.Duration)
+	// CircuitState, when set, is called with a backend's circuit state once at New and on
+	// every change; it runs under the breaker's lock and must not block.
+	CircuitState func(upstream string, state int)
+	// OnHealth, when set, is called when a backend's health changes (and with the first
+	// probe's result). It must not block.
+	OnHealth func(upstream string, up bool)
+}
+
+// Backend is one configured backend with its compiled client. It is safe for concurrent use.
+type Backend struct {
+	env      *Env
+	name     string
+	url      string
+	safeURL  string // without user info and query, for reports
+	timeout  time.Duration
+	required bool
+	maxBytes int64
+	// header holds the headers every request carries: Content-Type, Accept, User-Agent and
+	// the configured static ones. Requests share its value slices and never modify them.
+	header http.Header
+	// template is a POST to url with nothing else set; each request is a shallow copy of it, so
+	// the URL is parsed once. nil when url does not parse (Config.Problems refuses that).
+	template *http.Request
+	client   *http.Client
+	// rt is the client's transport, used directly on the hot path: http.Client adds redirect
+	// bookkeeping (a header copy per request) that a backend call never needs, since redirects
+	// are refused anyway.
+	rt        http.RoundTripper
+	transport *http.Transport   // nil when Env.Transport was given
+	direct    *direct.Transport // the transport of a plain-http backend, else nil
+	health    health
+	disc      discoverCache
+	breaker   *breaker     // nil when disabled
+	creds     *credentials // nil without auth
+	retry     retryPolicy
+	legacy    *legacyState // era detection and the session pool for pre-2026 backends
+}
+
+// New compiles one backend's configuration, which the caller has validated (Config.Problems).
+// It fails only when the TLS files cannot be read.
+func New(uc Config, env *Env) (*Backend, error) {
+	ua := env.UserAgent
+	if ua == "" {
+		ua = DefaultUserAgent
+	}
+	b := newBackend(uc, ua, env)
+	if err := configureTransport(b, &uc, env.Log, env.Now); err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.breaker = newBreaker(b.name, uc.Breaker, env.CircuitState)
+	b.retry = newRetryPolicy(uc.Retry)
+	b.creds = newCredentials(b.name, uc.Auth, nil, env.Now)
+	b.legacy.bridge = b.newBridge(&uc.Auth)
+	return b, nil
+}
+
+func newBackend(uc Config, userAgent string, env *Env) *Backend {
+	b := &Backend{
+		env:      env,
+		name:     uc.Name,
+		url:      uc.URL,
+		safeURL:  redactURL(uc.URL),
+		timeout:  orDuration(uc.Timeout, DefaultTimeout),
+		required: uc.Required,
+		maxBytes: uc.MaxResponseBytes,
+		header: http.Header{
+			"Content-Type": {"application/json"},
+			"Accept":       {"application/json, text/event-stream"},
+			"User-Agent":   {userAgent},
+		},
+	}
+	if b.maxBytes == 0 {
+		b.maxBytes = DefaultMaxResponseBytes
+	}
+	if onHealth := env.OnHealth; onHealth != nil {
+		name := uc.Name
+		b.health.onChange = func(up bool) { onHealth(name, up) }
+	}
+	b.legacy = newLegacyState(uc.Protocol, userAgent)
+	for k, v := range uc.Headers {
+		b.header.Set(k, v)
+	}
+	if tmpl, err := http.NewRequest(http.MethodPost, uc.URL, nil); err == nil {
+		b.template = tmpl
+	}
+	rt := env.Transport
+	if rt == nil {
+		b.transport = newTransport(orDuration(uc.ConnectTimeout, DefaultConnectTimeout))
+		rt = b.transport
+	}
+	b.rt = rt
+	b.client = &http.Client{
+		Transport: rt,
+		// A redirect would send the backend's credentials and the request body elsewhere; a
+		// 3xx is reported as a bad response instead.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return b
+}
+
+func newTransport(connect time.Duration) *http.Transport {
+	d := &net.Dialer{Timeout: connect, KeepAlive: tcpKeepAlive}
+	return &http.Transport{
+		// No Proxy: packages read no environment; a proxy would be configured explicitly.
+		DialContext:         d.DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        4 * maxIdleConnsPerHost,
+		MaxIdleConnsPerHost: maxIdleConnsPerHost,
+		IdleConnTimeout:     idleConnTimeout,
+		TLSHandshakeTimeout: connect,
+	}
+}
+
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	u.User, u.RawQuery, u.ForceQuery = nil, "", false
+	return u.String()
+}
+
+// Close ends the backend's pre-2026 sessions with DELETE, so the backend frees them now rather
+// than at its idle timeout, then releases idle connections. In-flight calls are ended by their
+// contexts.
+func (b *Backend) Close() {
+	if b.legacy.bridge != nil {
+		b.legacy.bridge.Close() // while connections are still pooled
+	}
+	if b.transport != nil {
+		b.transport.CloseIdleConnections()
+	}
+	if b.direct != nil {
+		b.direct.CloseIdleConnections()
+	}
+	b.creds.close()
+}
+
+// CloseAll closes every backend of bs at once, so that no backend waits for another's sessions
+// to end.
+func CloseAll(bs []*Backend) {
+	var wg sync.WaitGroup
+	for _, b := range bs {
+		wg.Go(b.Close)
+	}
+	wg.Wait()
+}
+
+// Name is the backend name.
+func (b *Backend) Name() string { return b.name }
+
+// SafeURL is the backend's endpoint without user info or query (which may hold secrets).
+func (b *Backend) SafeURL() string { return b.safeURL }
+
+// Required reports whether a list fails when this backend fails (Config.Required).
+func (b *Backend) Required() bool { return b.required }
+
+// Timeout bounds a whole call to the backend (Config.Timeout).
+func (b *Backend) Timeout() time.Duration { return b.timeout }
+
+// MaxBytes bounds a response body and each event from the backend (Config.MaxResponseBytes).
+func (b *Backend) MaxBytes() int64 { return b.maxBytes }
+
+// Era is the protocol era the backend is known to speak: era.Modern, era.Legacy, or era.Unknown
+// until a definitive answer (or its configuration) told.
+func (b *Backend) Era() era.Era { return b.legacy.known() }
+
+// Protocol is the revision spoken to the backend: ProtocolVersion, or for a pre-2026 backend
+// the one offered (or pinned) in initialize.
+func (b *Backend) Protocol() string {
+	if b.Era() == era.Legacy {
+		return b.legacy.offer
+	}
+	return ProtocolVersion
+}
+
+// Bridge is the bridge to the backend as a pre-2026 server; used only once it is known (or
+// pinned) to speak a pre-2026 revision.
+func (b *Backend) Bridge() *legacy.Bridge { return b.legacy.bridge }
+
+// CircuitState is the backend's circuit state: one of the Circuit constants, CircuitClosed when
+// its breaker is disabled.
+func (b *Backend) CircuitState() int { return b.breaker.current() }
+
+// outcomeOf maps an error from this package to its Outcome constant.
+func outcomeOf(err error) string {
+	switch {
+	case err == nil:
+		return OutcomeOK
+	case errors.Is(err, wire.ErrTimeout):
+		return OutcomeTimeout
+	case errors.Is(err, wire.ErrUnavailable):
+		return OutcomeUnavailable
+	case errors.Is(err, wire.ErrBadResponse):
+		return OutcomeBadResponse
+	}
+	return OutcomeCanceled
+}
+
+// Record reports one finished backend request the caller made itself (a listen stream) to the
+// observer, the breaker and the health state, its outcome taken from err.
+func (b *Backend) Record(method string, start time.Time, err error) {
+	b.record(method, outcomeOf(err), start, err, true)
+}
+
+// record reports one finished backend request to the observer and the backend's health; kick
+// asks the health prober to look soon when the request failed.
+func (b *Backend) record(method, outcome string, start time.Time, err error, kick bool) {
+	now := b.env.Now
+	if b.env.Observe != nil {
+		b.env.Observe(b.name, method, outcome, now().Sub(start))
+	}
+	if !b.breaker.observe(now(), outcome, err) {
+		return
+	}
+	switch outcome {
+	case OutcomeOK, OutcomeBackendError:
+		b.health.up(now)
+	case OutcomeUnavailable, OutcomeTimeout, OutcomeBadResponse:
+		b.health.down(now(), err)
+		if !kick || b.env.Kick == nil {
+			return
+		}
+		select {
+		case b.env.Kick <- struct{}{}:
+		default:
+		}
+	}
+}

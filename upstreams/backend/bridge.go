@@ -1,0 +1,81 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
+)
+
+// Defaults of the per-caller sessions of a token-exchange legacy backend (AuthConfig).
+const (
+	// DefaultMaxLegacySessions bounds the callers that hold a session with one such backend in
+	// one replica (one session each).
+	DefaultMaxLegacySessions = legacy.DefaultMaxSessions
+	// DefaultLegacySessionIdle is how long a caller's session may go unused before it is closed.
+	DefaultLegacySessionIdle = legacy.DefaultSessionIdle
+)
+
+// newBridge gives b its bridge to a pre-2026 backend; the bridge is used only once the backend
+// is known (or pinned) to speak a pre-2026 revision.
+func (b *Backend) newBridge(auth *AuthConfig) *legacy.Bridge {
+	return legacy.New(bridgeBackend{b}, legacy.Config{
+		Offer:      b.legacy.offer,
+		ClientInfo: b.legacy.client,
+		MaxCallers: auth.MaxLegacySessions,
+		CallerIdle: auth.LegacySessionIdle,
+		CheckInit: func(init *legacy.InitResult) error {
+			if _, err := capsOf(init); err != nil {
+				return errorf(wire.ErrBadResponse, b, "initialize result: %v", err)
+			}
+			return nil
+		},
+		Log: b.env.Log,
+		Now: b.env.Now,
+	})
+}
+
+// bridgeBackend is a backend as the bridge sees it (legacy.Backend).
+type bridgeBackend struct{ b *Backend }
+
+func (x bridgeBackend) Name() string           { return x.b.name }
+func (x bridgeBackend) URL() string            { return x.b.url }
+func (x bridgeBackend) Header() http.Header    { return x.b.header }
+func (x bridgeBackend) Client() *http.Client   { return x.b.client }
+func (x bridgeBackend) Timeout() time.Duration { return x.b.timeout }
+func (x bridgeBackend) MaxBytes() int64        { return x.b.maxBytes }
+func (x bridgeBackend) HasCredentials() bool   { return x.b.creds != nil }
+
+func (x bridgeBackend) Authorization(ctx context.Context, subject string, fromCaller bool) (string, error) {
+	return x.b.creds.authorization(ctx, subject, fromCaller)
+}
+
+func (x bridgeBackend) Failed(method string, start time.Time, err error) {
+	x.b.record(method, outcomeOf(err), start, err, true)
+}
+
+// capsOf decodes the capabilities of a legacy InitializeResult into the set the gateway merges,
+// which drops core tasks and anything else legacy-only.
+func capsOf(init *legacy.InitResult) (Caps, error) {
+	var caps Caps
+	if len(init.Capabilities) == 0 {
+		return caps, nil
+	}
+	err := json.Unmarshal(init.Capabilities, &caps)
+	return caps, err
+}
+
+// discoveredFrom synthesizes a legacy backend's server/discover contribution from its
+// InitializeResult.
+func discoveredFrom(init *legacy.InitResult) *Discovered {
+	caps, _ := capsOf(init) // checked by the handshake (CheckInit)
+	return &Discovered{Caps: caps, Instructions: init.Instructions, TTL: MaxDiscoverTTL}
+}
+
+// readErr classifies an error met while reading a response outside a Stream.
+func readErr(ctx context.Context, b *Backend, err error) error {
+	return wire.ReadErr(ctx, b.name, b.maxBytes, err)
+}

@@ -1,0 +1,369 @@
+package backend
+
+// Bridging to pre-2026 backends (docs/protocol.md §7): toward a 2025-11-25, 2025-06-18 or 2025-03-26
+// backend the gateway is a legacy client with a small pool of sessions, while the Backend API
+// stays the same, so a 2026-07-28 client cannot tell the eras apart.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
+)
+
+// legacyState is one backend's era and, for a legacy backend, its session pools.
+//
+// How the era is learnt (protocol: auto), so that a transient answer never changes whom a
+// backend sees or how it is spoken to:
+//
+//   - It is learnt once, from a definitive answer to the gateway's server/discover probe: a
+//     DiscoverResult (legacy when its supportedVersions lacks 2026-07-28), an error from the
+//     range the 2026 revision reserves, or -32022 naming the supported versions. A bare 400, 404
+//     or 405 (what a legacy server, but also a proxy or a restarting backend, may answer) only
+//     makes legacy a candidate: it is learnt when a legacy initialize handshake then succeeds.
+//     Anything else (no answer, a timeout, a 5xx, garbage) leaves the era unknown: the request
+//     goes out as modern and a later one probes again.
+//   - Once learnt it is kept: failed calls, timeouts, 4xx and 5xx answers never change it. The
+//     health probe re-learns it only from an answer that names the versions and contradicts it:
+//     a DiscoverResult whose supportedVersions names (or lacks) 2026-07-28, or -32022 naming the
+//     supported versions. A backend replaced by one of another era that answers only with bare
+//     statuses needs a pinned protocol or a restart of the gateway.
+//   - A pinned protocol is never probed nor changed.
+//
+// One probe at a time runs per backend (probeFlight), on its own context bounded by the
+// backend's timeout, so callers that give up do not cancel it for the others.
+type legacyState struct {
+	// pinned is the configured revision; empty under auto.
+	pinned string
+	// offer is the protocolVersion sent in initialize.
+	offer string
+	// client is the clientInfo sent in initialize.
+	client json.RawMessage
+	mu     sync.Mutex
+	era    era.Era
+	// bridge holds the sessions with the backend once it speaks a pre-2026 revision.
+	bridge *legacy.Bridge
+	flight singleflight.Group
+}
+
+func newLegacyState(protocol, userAgent string) *legacyState {
+	s := &legacyState{offer: protocol20251125, client: clientInfo(userAgent)}
+	switch protocol {
+	case "", ProtocolAuto:
+	case ProtocolVersion:
+		s.pinned, s.era = protocol, era.Modern
+	default:
+		s.pinned, s.offer, s.era = protocol, protocol, era.Legacy
+	}
+	return s
+}
+
+// clientInfo turns a User-Agent such as "mcp-gateway/1.4.0" into the initialize clientInfo.
+func clientInfo(userAgent string) json.RawMessage {
+	name, version, ok := strings.Cut(userAgent, "/")
+	if !ok || version == "" {
+		version = "unknown"
+	}
+	out, _ := json.Marshal(map[string]string{"name": name, "version": version})
+	return out
+}
+
+func (s *legacyState) known() era.Era {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.era
+}
+
+// learn records an era learnt from a definitive answer while it was unknown. A pinned or
+// already learnt era is kept.
+func (s *legacyState) learn(e era.Era) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pinned == "" && s.era == era.Unknown {
+		s.era = e
+	}
+}
+
+// relearn replaces a learnt era after an answer that names the versions and contradicts it;
+// it reports whether the era changed. A pinned era is never changed.
+func (s *legacyState) relearn(e era.Era) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pinned != "" || s.era == e || e == era.Unknown {
+		return false
+	}
+	s.era = e
+	return true
+}
+
+// eraFanOutWait bounds how long a request that fans out to every backend (a list, the
+// gateway's server/discover) waits for the era probe of a backend whose era is unknown. A
+// healthy backend answers the probe in milliseconds; one that hangs is left out of that list
+// rather than holding it for the backend's whole timeout, while the probe goes on for the
+// requests that target the backend.
+const eraFanOutWait = 2 * time.Second
+
+// errEraPending marks a fan-out request that stopped waiting for a backend's era probe. The
+// request was not sent, so it says nothing about the backend: neither the breaker nor the
+// health state count it, and it is not retried (it comes wrapped in wire.ErrTimeout).
+var errEraPending = errors.New("the backend's protocol era is still being probed")
+
+// isLegacy reports the backend's era for o, learning it when unknown. d is the backend's
+// server/discover answer when the probe just fetched one from a modern backend.
+func (b *Backend) isLegacy(ctx context.Context, o *Request) (legacy bool, d *Discovered, err error) {
+	switch b.legacy.known() {
+	case era.Modern:
+		return false, nil, nil
+	case era.Legacy:
+		return true, nil, nil
+	}
+	p, err := b.awaitEra(ctx, o)
+	if err != nil {
+		return false, nil, err
+	}
+	return p.era == era.Legacy, p.disc, nil
+}
+
+// probeResult is the outcome of one shared era probe.
+type probeResult struct {
+	era  era.Era // era.Unknown when the answer was not definitive
+	disc *Discovered
+}
+
+// awaitEra joins the backend's era probe, starting it when none is in flight. The probe runs
+// on its own context (the caller's values, not its cancellation) bounded by the backend's
+// timeout, so one caller giving up does not fail it for the others. A caller's probe is governed
+// by the circuit breaker like any backend request; only a health probe (o.probe) passes an open circuit,
+// as it does for server/discover. A request that fans out to every backend waits at most
+// eraFanOutWait.
+func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error) {
+	health := o.probe
+	if !health && b.breaker.isOpen(b.env.Now()) {
+		return nil, b.breaker.openErr()
+	}
+	ch := b.legacy.flight.DoChan("era", func() (any, error) {
+		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, wire.ErrCallTimeout)
+		defer cancel()
+		return b.probeEra(pctx, health)
+	})
+	var limit <-chan time.Time
+	if fanOut(o) && !b.required {
+		t := time.NewTimer(eraFanOutWait)
+		defer t.Stop()
+		limit = t.C
+	}
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, probeErr{res.Err}
+		}
+		return res.Val.(*probeResult), nil
+	case <-limit:
+		return nil, fmt.Errorf("%w: %w: %s", wire.ErrTimeout, errEraPending, b.name)
+	case <-ctx.Done():
+		// The request's own timeout may pass just before the probe's: it waited on the probe,
+		// whose outcome the probe records, so it is not counted again.
+		return nil, probeErr{wire.Classify(ctx, b.name, ctx.Err())}
+	}
+}
+
+// probeErr is the failure of a shared era probe, handed to every request that waited for it.
+// The probe recorded its own outcome once (breaker, health), so the requests do not count it
+// again, however many they were.
+type probeErr struct{ error }
+
+func (e probeErr) Unwrap() error { return e.error }
+
+// fanOut reports whether o is part of a request sent to every backend.
+func fanOut(o *Request) bool {
+	switch o.Method {
+	case wire.MethodDiscover, wire.MethodToolsList, wire.MethodPromptsList, wire.MethodResourcesList, wire.MethodResourceTemplates:
+		return !o.probe
+	}
+	return false
+}
+
+// maxProbeEvents bounds the SSE events read while waiting for the probe's response.
+const maxProbeEvents = 100
+
+// probeEra sends one modern server/discover, learns the era from a definitive answer, and
+// records the request like any other (metrics, breaker, health). Only the failure to get any
+// answer (refused, reset, timeout) is an error; an answer that says nothing about the era leaves
+// it unknown, and the request then goes out as modern, uncached, so that the backend's own answer
+// to it is what the caller sees.
+func (b *Backend) probeEra(ctx context.Context, health bool) (*probeResult, error) {
+	if !health {
+		if err := b.breaker.allow(b.env.Now(), false); err != nil {
+			return nil, err
+		}
+	}
+	start := b.env.Now()
+	v, d, answered, err := b.sendProbe(ctx)
+	if v.Candidate {
+		v = b.confirmLegacy(ctx)
+	}
+	outcome := outcomeOf(err)
+	switch {
+	case v.Era != era.Unknown:
+		outcome, err = OutcomeOK, nil
+	case err == nil:
+		outcome, err = OutcomeBadResponse, errorf(wire.ErrBadResponse, b, "server/discover probe: the answer names no protocol era")
+	}
+	b.record(wire.MethodDiscover, outcome, start, err, !health)
+	if !answered {
+		return nil, err
+	}
+	if v.Era != era.Unknown {
+		b.legacy.learn(v.Era)
+		if d != nil {
+			b.disc.store(d, b.env.Now())
+		}
+		if v.Era == era.Legacy {
+			b.env.Log.Info("upstream speaks a pre-2026 revision; bridging", "upstream", b.name)
+		}
+	}
+	return &probeResult{era: v.Era, disc: d}, nil
+}
+
+// sendProbe sends the server/discover probe and classifies the answer. answered is false when
+// no answer came at all; err then says why, or why an answer was not definitive.
+func (b *Backend) sendProbe(ctx context.Context) (v era.Verdict, d *Discovered, answered bool, err error) {
+	resp, err := b.Post(ctx, &Request{Method: wire.MethodDiscover, Body: []byte(discoverRequest), probe: true})
+	if err != nil {
+		return era.Verdict{}, nil, false, err
+	}
+	defer resp.Body.Close()
+	m, err := readProbeResponse(b, resp)
+	v = era.Classify(resp.StatusCode, m, err)
+	if err != nil {
+		err = readErr(ctx, b, err)
+	}
+	if v.Era == era.Modern && m.Error == nil && m.Result != nil {
+		if d, err = parseDiscover(b, m.Result); err != nil {
+			return era.Verdict{}, nil, true, err
+		}
+	}
+	return v, d, true, err
+}
+
+// confirmLegacy learns legacy from a candidate answer only when a legacy initialize handshake
+// succeeds; the session stays in the gateway's pool.
+func (b *Backend) confirmLegacy(ctx context.Context) era.Verdict {
+	if _, err := b.legacy.bridge.InitResult(ctx); err != nil {
+		b.env.Log.Warn("upstream answered the era probe like a pre-2026 server, but initialize failed; era left unknown",
+			"upstream", b.name, "error", err.Error())
+		return era.Verdict{}
+	}
+	return era.Verdict{Era: era.Legacy}
+}
+
+// readProbeResponse returns the JSON-RPC response of the probe, from a JSON body or the first
+// response event of an SSE body.
+func readProbeResponse(b *Backend, resp *http.Response) (*jsonrpc.Message, error) {
+	isJSON, isSSE := wire.MediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case isJSON:
+		var buf bytes.Buffer
+		if err := wire.ReadBody(&buf, resp.Body, b.maxBytes); err != nil {
+			return nil, err
+		}
+		return wire.DecodeResponse(b.name, resp.StatusCode, buf.Bytes(), b.maxBytes)
+	case isSSE && resp.StatusCode/100 == 2:
+		sse := wire.NewSSEReader(resp.Body, int(b.maxBytes))
+		for range maxProbeEvents {
+			data, err := sse.Next()
+			if err != nil {
+				return nil, err
+			}
+			if m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.maxBytes)); err == nil && m.IsResponse() {
+				return m, nil
+			}
+		}
+	}
+	return nil, wire.StatusError(b.name, resp.StatusCode, "server/discover probe got no JSON-RPC response")
+}
+
+// legacyDiscover answers fetchDiscover for a legacy backend from its InitializeResult (digest
+// §7: synthesize server/discover). A health probe also asks a legacy backend server/discover,
+// to re-learn the era from an answer naming 2026-07-28, and pings a session so a dead backend
+// shows as down. handled is false for a modern backend whose discover the caller must still
+// fetch.
+func (b *Backend) legacyDiscover(ctx context.Context, probe bool) (d *Discovered, handled bool, err error) {
+	legacy, d, err := b.isLegacy(ctx, &Request{Method: wire.MethodDiscover, probe: probe})
+	switch {
+	case err != nil:
+		if !errors.Is(err, errEraPending) && !errors.Is(err, ErrCircuitOpen) {
+			b.health.down(b.env.Now(), err)
+		}
+		return nil, true, err
+	case d != nil:
+		b.health.up(b.env.Now)
+		return d, true, nil
+	case !legacy:
+		return nil, false, nil
+	}
+	if probe {
+		if d, ok := b.recheckLegacy(ctx); ok {
+			return d, true, nil
+		}
+		if _, err := b.RoundTrip(ctx, &Request{Method: era.MethodPing, Body: []byte(pingRequest), probe: true}); err != nil {
+			return nil, true, err
+		}
+	}
+	init, err := b.legacy.bridge.InitResult(ctx)
+	if err != nil {
+		return nil, true, err
+	}
+	b.health.up(b.env.Now)
+	return discoveredFrom(init), true, nil
+}
+
+// recheckLegacy sends a learnt-legacy backend the server/discover probe; an answer naming
+// 2026-07-28 among its supportedVersions re-learns the era as modern, and the legacy sessions
+// are closed. Any other answer, or none, keeps the era.
+func (b *Backend) recheckLegacy(ctx context.Context) (*Discovered, bool) {
+	if b.legacy.pinned != "" {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
+	defer cancel()
+	v, d, _, _ := b.sendProbe(ctx)
+	if !v.Named || v.Era != era.Modern || d == nil || !b.legacy.relearn(era.Modern) {
+		return nil, false
+	}
+	b.env.Log.Info("upstream now names 2026-07-28 in server/discover; no longer bridging", "upstream", b.name)
+	b.disc.store(d, b.env.Now())
+	b.health.up(b.env.Now)
+	go b.legacy.bridge.Close()
+	return d, true
+}
+
+// relearnModern is fetchDiscover's check of a health probe's answer from a learnt-modern
+// backend: an answer naming only pre-2026 versions re-learns the era as legacy.
+func (b *Backend) relearnModern(m *jsonrpc.Message) bool {
+	if era.Named(m) != era.Legacy || !b.legacy.relearn(era.Legacy) {
+		return false
+	}
+	b.env.Log.Info("upstream names only pre-2026 revisions in server/discover; bridging", "upstream", b.name)
+	return true
+}
+
+// pingRequest is the health probe sent to a legacy backend instead of server/discover.
+const pingRequest = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+
+// errorf builds an error wrapping sentinel with the backend name.
+func errorf(sentinel error, b *Backend, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: "+format, append([]any{sentinel, b.name}, args...)...)
+}

@@ -1,0 +1,115 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
+)
+
+// Request is one JSON-RPC request to a backend.
+type Request struct {
+	// Method is the JSON-RPC method, sent as Mcp-Method.
+	Method string
+	// Name is the backend-side name or URI for Mcp-Name; empty for methods without one.
+	Name string
+	// Version is sent as MCP-Protocol-Version; empty means ProtocolVersion.
+	Version string
+	// Header holds the pass-through headers selected by the caller, filtered again here.
+	Header http.Header
+	// Body is the JSON-RPC request.
+	Body []byte
+	// Subject is the caller's verified token for a token-exchange backend; never sent itself.
+	Subject string
+	// Caller identifies the caller (issuer and subject) for its legacy sessions; optional.
+	Caller string
+	// FromCaller marks a request made for a client's request (a call or list), as opposed to
+	// the gateway's own discover, probe and listen requests.
+	FromCaller bool
+
+	probe  bool         // a health probe: its failure does not trigger another probe
+	reader bytes.Reader // reads Body for the request, set by Post
+	// vals backs the header values Post sets (version, method, name), in the outgoing request
+	// that is allocated anyway rather than in an array of their own.
+	vals [3]string
+
+	// visible and embedded are the caller's resource policy for the URIs in the response
+	// (Call.Visible, Call.Embedded).
+	visible, embedded func(names.Kind, names.Target) bool
+}
+
+// Post POSTs o to b and returns the response once its headers have arrived, within the
+// backend's circuit breaker and with its credentials. ctx bounds the whole request: its
+// cancellation closes the backend connection. The caller records the request (Record).
+//
+// This runs once per forwarded request, so it avoids what http.NewRequestWithContext and
+// Header.Clone would redo every time: the URL is parsed once into b.template, and the header map
+// shares the backend's static values and the caller's pass-through values (a RoundTripper must
+// not modify a request, so sharing read-only slices is safe) rather than copying them.
+func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) {
+	if err := b.breaker.allow(b.env.Now(), o.probe); err != nil {
+		return nil, err
+	}
+	if b.template == nil {
+		return nil, fmt.Errorf("%w: %s: the URL does not make a request", wire.ErrUnavailable, b.name)
+	}
+	req := b.template.WithContext(ctx)
+	o.reader.Reset(o.Body)
+	// io.NopCloser over a *bytes.Reader is a body the transport knows to be in memory, so it
+	// writes headers and body in one system call; any other type makes it flush the headers
+	// on their own first.
+	req.Body, req.ContentLength = io.NopCloser(&o.reader), int64(len(o.Body))
+	// The transport rewinds the body through GetBody when it retries on a keep-alive
+	// connection the backend had closed.
+	req.GetBody = o.getBody
+	if len(o.Body) == 0 {
+		req.Body, req.GetBody = http.NoBody, nil
+	}
+	h := make(http.Header, len(b.header)+len(o.Header)+4)
+	for k, vs := range b.header {
+		h[k] = vs
+	}
+	wire.CopyPassThrough(h, o.Header)
+	// One backing array for the values set here, rather than one slice each.
+	vals := o.vals[:0]
+	v := o.Version
+	if v == "" {
+		v = ProtocolVersion
+	}
+	vals = append(vals, v, o.Method)
+	h[mcpheader.ProtocolVersion] = vals[0:1:1]
+	h[mcpheader.Method] = vals[1:2:2]
+	if o.Name != "" {
+		// Recomputed for the backend-side name (docs/protocol.md §8: recompute Mcp-Name after a rename).
+		vals = append(vals, mcpheader.Encode(o.Name))
+		h[mcpheader.Name] = vals[2:3:3]
+	}
+	if b.creds != nil {
+		// Set after the pass-through copy so nothing the caller passed can replace it.
+		auth, err := b.creds.authorization(ctx, o.Subject, o.FromCaller)
+		if err != nil && !errors.Is(err, wire.ErrUnavailable) {
+			err = wire.Classify(ctx, b.name, err) // the caller left or the call timed out meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		h["Authorization"] = []string{auth}
+	}
+	req.Header = h
+	resp, err := b.rt.RoundTrip(req)
+	if err != nil {
+		return nil, wire.Classify(ctx, b.name, err)
+	}
+	return resp, nil
+}
+
+// getBody is the request's GetBody: a fresh reader over the same bytes.
+func (o *Request) getBody() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.Body)), nil
+}

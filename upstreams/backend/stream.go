@@ -1,0 +1,430 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
+	"github.com/mcp-gateway/gateway/upstreams/names"
+)
+
+// Call is one client request routed to exactly one backend.
+type Call struct {
+	// Method is tools/call, prompts/get, resources/read or completion/complete.
+	Method string
+	// ID is the client's JSON-RPC id, forwarded as is: each HTTP request to a backend carries one call,
+	// so ids of different clients cannot clash at the backend.
+	ID json.RawMessage
+	// Params are the client's raw params. Only the routed name, uri or ref changes.
+	Params json.RawMessage
+	// Target is the resolved backend and backend-side name or URI.
+	Target names.Target
+	// ProtocolVersion is sent as MCP-Protocol-Version; empty means ProtocolVersion.
+	ProtocolVersion string
+	// Header holds the pass-through headers the caller selected: Mcp-Param-*, traceparent,
+	// tracestate, baggage and X-Request-Id. Anything else is dropped.
+	Header http.Header
+	// SubjectToken is the caller's verified bearer token. Fill it only for a backend
+	// configured for token exchange: it is exchanged for the backend's own token and never
+	// sent to the backend itself.
+	SubjectToken string
+	// Visible is the caller's policy for the resources a result names (see names.Rewriter):
+	// nothing under a resource URI it hides is relayed. Nil shows every resource.
+	Visible func(names.Kind, names.Target) bool
+	// Embedded says whether a resource may appear in a tool or prompt result (see
+	// names.Rewriter). Nil allows every resource whose URI normalises.
+	Embedded func(names.Kind, names.Target) bool
+	// Caller identifies the caller (issuer + "#" + subject) for a backend configured for token
+	// exchange: a pre-2026 one gets a session per caller, keyed by it. Empty: keyed by the
+	// SubjectToken.
+	Caller string
+}
+
+// ErrResultBudget is returned when relaying a backend's response would take the buffer memory
+// of every response being relayed on this replica past its bound (Env.Results). It is the
+// gateway's own overload, not the backend's failure: it counts against neither the backend's
+// health nor its circuit breaker.
+var ErrResultBudget = errors.New("upstreams: too many response bytes in flight on this replica")
+
+// Stream yields a backend's messages for one call, in order, as complete JSON-RPC messages with
+// resource URIs rewritten back to namespaced form: notifications (progress, log) first, then the
+// response, which carries the client's id and ends the call. It is not safe for concurrent use.
+type Stream struct {
+	b       *Backend
+	method  string
+	id      json.RawMessage
+	rw      names.Rewriter
+	ctx     context.Context
+	stop    context.CancelFunc // ends the backend request and releases the timeout timer
+	outcome string             // of the response: OutcomeOK or OutcomeBackendError
+	last    *jsonrpc.Message   // the decoded response, the call's last message
+	result  json.RawMessage    // the response's result with names rewritten back (nil for an error)
+	probe   bool               // a health probe: failures do not trigger another probe
+	resp    *http.Response
+	sse     *wire.SSEReader
+	leg     *legacy.RoundTrip // set for a legacy backend (legacystream.go)
+	body    *bodyread.Buffer  // a JSON response; Result may point into it until Close
+	// resultOnly: the caller takes a successful response from Result, so Next does
+	// not render it (see ResultOnly).
+	resultOnly bool
+	pending    []byte
+	status     int
+	isSSE      bool
+	done       bool
+	start      time.Time
+	once       sync.Once
+	dropped    int // notifications not relayed (resources the caller may not see)
+}
+
+// Call forwards c to the backend, whose name c.Target.Upstream is, and returns the response
+// stream once the backend has answered with headers (and, for a JSON answer, its whole body).
+// The backend request is cancelled when ctx ends, when the backend's timeout passes, or when
+// the Stream is closed. A JSON response that is not a valid JSON-RPC response fails here with
+// wire.ErrBadResponse.
+func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
+	if len(c.ID) == 0 {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: a call needs an id")
+	}
+	// The request body is not pooled: the transport may still read it (a retry on a stale
+	// keep-alive connection rewinds it) after the response has arrived.
+	body, err := appendRequest(make([]byte, 0, len(c.Params)+len(c.ID)+len(c.Method)+64), c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: params: %v", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params"), err)
+	}
+	name := ""
+	switch c.Method {
+	case wire.MethodToolsCall, wire.MethodPromptsGet, wire.MethodResourcesRead:
+		name = c.Target.Name // docs/protocol.md §2.2: only these three carry Mcp-Name
+	}
+	return b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
+		Subject: b.SubjectFor(c.SubjectToken), Caller: c.Caller, FromCaller: true, visible: c.Visible, embedded: c.Embedded})
+}
+
+// open sends o and prepares the Stream of its response; id is the id the response gets.
+func (b *Backend) open(ctx context.Context, id json.RawMessage, o *Request) (*Stream, error) {
+	s := &Stream{b: b, method: o.Method, id: id, start: b.env.Now(), probe: o.probe,
+		rw: names.Rewriter{Space: b.env.Names, Upstream: b.name, Visible: o.visible, Embedded: o.embedded}}
+	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
+	if legacy, _, err := b.isLegacy(s.ctx, o); err != nil {
+		s.fail(err)
+		return nil, err
+	} else if legacy {
+		return s.openLegacy(o) // docs/protocol.md §7: bridged to a pre-2026 backend
+	}
+	resp, err := b.Post(s.ctx, o)
+	if err != nil {
+		s.fail(err)
+		return nil, err
+	}
+	s.resp, s.status = resp, resp.StatusCode
+	isJSON, isSSE := wire.MediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case isSSE && resp.StatusCode/100 == 2:
+		s.isSSE = true
+		s.sse = wire.NewSSEReader(resp.Body, int(b.maxBytes))
+		s.sse.Budget = b.env.Results
+		return s, nil
+	case isJSON:
+		err = s.readJSON()
+	default:
+		err = wire.StatusError(b.name, resp.StatusCode, "neither JSON nor an event stream")
+	}
+	if err != nil {
+		s.fail(err)
+		return nil, err
+	}
+	return s, nil
+}
+
+// maxSkippedNotifications bounds how many notifications roundTrip skips before the response.
+const maxSkippedNotifications = 10000
+
+// roundTripOnce sends one gateway-originated request (list page, discover) and returns the
+// decoded response, skipping notifications. roundTrip (retry.go) retries it.
+func (b *Backend) roundTripOnce(ctx context.Context, o *Request) (*jsonrpc.Message, error) {
+	s, err := b.open(ctx, json.RawMessage(gatewayID), o)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	for range maxSkippedNotifications {
+		_, last, err := s.Next()
+		if err != nil {
+			return nil, err
+		}
+		if last {
+			// s.last is handed on after Close, which releases the buffer it was read into.
+			m := *s.last
+			m.Result = bytes.Clone(m.Result)
+			return &m, nil
+		}
+	}
+	err = fmt.Errorf("%w: %s: too many notifications before the response", wire.ErrBadResponse, b.name)
+	s.fail(err)
+	return nil, err
+}
+
+// gatewayID is the id of the gateway's own requests; each is alone on its HTTP request.
+const gatewayID = "1"
+
+// appendRequest builds the JSON-RPC request for the backend.
+func appendRequest(dst []byte, c *Call) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, c.ID...)
+	dst = append(dst, `,"method":`...)
+	dst = jsonrpc.AppendString(dst, c.Method)
+	dst = append(dst, `,"params":`...)
+	dst, err := names.RewriteParams(dst, c.Params, c.Method, c.Target)
+	return append(dst, '}'), err
+}
+
+func (s *Stream) readJSON() error {
+	// One buffer of the declared length (or growing as the response arrives), charged to the
+	// replica's budget for responses in flight, kept until Close: the result is relayed from
+	// it without a copy.
+	buf, err := bodyread.ReadSized(s.resp.Body, s.b.maxBytes, s.resp.ContentLength, s.b.env.Results)
+	if err != nil {
+		return s.readError(err)
+	}
+	s.body = buf
+	m, err := wire.DecodeResponse(s.b.name, s.status, buf.B, s.b.maxBytes)
+	if err != nil {
+		return err
+	}
+	// Rendered by Next, once the caller has had the chance to ask for ResultOnly.
+	s.last = m
+	return nil
+}
+
+// ResultOnly tells the Stream that the caller takes a successful response from
+// Result and re-renders it itself: Next then returns a nil msg for it, sparing a copy of a
+// result that may be megabytes. Call it before Next.
+func (s *Stream) ResultOnly() { s.resultOnly = true }
+
+// render renders the response with the client's id and namespaced URIs. With resultOnly
+// a success is not rendered, and its result stays where it was read (the response buffer or
+// the event) until Close.
+func (s *Stream) render(m *jsonrpc.Message) ([]byte, error) {
+	s.last = m
+	if m.Error != nil {
+		s.outcome = OutcomeBackendError
+		e := m.Error
+		data, ok := s.rw.ErrorData(e.Data)
+		switch {
+		case !ok && s.method == wire.MethodResourcesRead:
+			return s.hiddenResource(), nil
+		case !ok:
+			e = &jsonrpc.Error{Code: e.Code, Message: e.Message} // its data names a hidden resource
+		case !bytes.Equal(data, e.Data):
+			e = &jsonrpc.Error{Code: e.Code, Message: e.Message, Data: data}
+		}
+		return jsonrpc.AppendError(nil, s.id, e), nil
+	}
+	s.outcome = OutcomeOK
+	res, err := s.rw.Result(s.method, m)
+	if errors.Is(err, names.ErrHiddenResource) {
+		s.outcome = OutcomeBackendError
+		return s.hiddenResource(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: result: %v", wire.ErrBadResponse, s.b.name, err)
+	}
+	if s.resultOnly && s.leg == nil {
+		// A legacy round trip reads on after its response (legacystream.go), so its result
+		// is copied below instead.
+		s.result = res
+		return nil, nil
+	}
+	out := jsonrpc.AppendResultHead(make([]byte, 0, len(res)+len(s.id)+32), s.id)
+	head := len(out)
+	out = append(append(out, res...), '}')
+	// res may point into a buffer that is reused; the result handed out is the copy in out.
+	s.result = out[head : len(out)-1 : len(out)-1]
+	return out, nil
+}
+
+// readError classifies an error met while reading the response body.
+func (s *Stream) readError(err error) error {
+	switch {
+	case errors.Is(err, bodyread.ErrBudget):
+		return fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, s.b.env.Results.Max())
+	case errors.Is(err, wire.ErrTooLarge), errors.Is(err, bodyread.ErrTooLarge), errors.Is(err, wire.ErrEventTooLarge):
+		return fmt.Errorf("%w: %s: %v (limit %d bytes)", wire.ErrBadResponse, s.b.name, err, s.b.maxBytes)
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%w: %s: the stream ended without a response", wire.ErrBadResponse, s.b.name)
+	}
+	return wire.Classify(s.ctx, s.b.name, err)
+}
+
+// Result returns the response's result object, names rewritten back, once Next has
+// returned the response; nil when the response was an error or has not come yet. It
+// spares the caller decoding again what the stream has just decoded. It is valid until Close.
+func (s *Stream) Result() json.RawMessage { return s.result }
+
+// Next returns the next message. last is true for the response, which ends the call; after it
+// Next returns io.EOF. A notification may be returned in the Stream's own buffer: it is valid
+// until the next call. Any other error ends the stream: it wraps wire.ErrUnavailable (connection reset
+// mid-stream), wire.ErrTimeout, wire.ErrBadResponse, or the caller's context error.
+func (s *Stream) Next() (msg []byte, last bool, err error) {
+	if s.done {
+		return nil, false, io.EOF
+	}
+	if !s.isSSE {
+		if s.leg == nil {
+			if msg, err = s.render(s.last); err != nil {
+				s.fail(err)
+				return nil, false, err
+			}
+		} else {
+			msg, s.pending = s.pending, nil
+		}
+		s.end(s.outcome, nil)
+		return msg, true, nil
+	}
+	if s.leg != nil {
+		return s.nextLegacy()
+	}
+	for {
+		data, err := s.sse.Next()
+		if err != nil {
+			err = s.readError(err)
+			s.fail(err)
+			return nil, false, err
+		}
+		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(s.b.maxBytes))
+		switch {
+		case err != nil:
+			err = fmt.Errorf("%w: %s: event is not a JSON-RPC message", wire.ErrBadResponse, s.b.name)
+		case m.IsResponse():
+			if msg, err = s.render(m); err == nil {
+				s.end(s.outcome, nil)
+				return msg, true, nil
+			}
+		case m.ID != nil:
+			// A 2026-07-28 response stream must not carry JSON-RPC requests (server-to-client
+			// requests go through MRTR instead).
+			err = fmt.Errorf("%w: %s: request %q on a response stream", wire.ErrBadResponse, s.b.name, m.Method)
+		default:
+			if p, ok := s.rw.Notification(m.Method, m.Params); ok {
+				if sameBytes(p, m.Params) && isCanonicalNotification(data, m.Method, p) {
+					return data, false, nil // what would be rendered is what was read
+				}
+				return jsonrpc.AppendNotification(nil, m.Method, p), false, nil
+			}
+			// About a resource the caller may not see: consumed, and the next event read.
+			if s.dropped++; s.dropped <= maxSkippedNotifications {
+				continue
+			}
+			err = fmt.Errorf("%w: %s: too many notifications dropped", wire.ErrBadResponse, s.b.name)
+		}
+		s.fail(err)
+		return nil, false, err
+	}
+}
+
+// notificationHead is how jsonrpc.AppendNotification starts a notification whose method needs
+// no escaping.
+const notificationHead = `{"jsonrpc":"2.0","method":"`
+
+// isCanonicalNotification reports whether data, a notification that passed
+// jsonrpc.DecodeMessage with method and params (a slice of data), is byte for byte what
+// jsonrpc.AppendNotification renders for them: then data itself can be relayed, and the client
+// receives exactly the bytes the gateway checked. Anything else (spacing, member order, unknown
+// members, a method with escapes or characters AppendString escapes or replaces) is rendered as before.
+func isCanonicalNotification(data []byte, method string, params []byte) bool {
+	for i := 0; i < len(method); i++ {
+		switch c := method[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\':
+			return false
+		}
+	}
+	n := len(notificationHead) + len(method) + 1 // through the method's closing quote
+	if len(data) < n+1 || string(data[:len(notificationHead)]) != notificationHead ||
+		string(data[len(notificationHead):n-1]) != method || data[n-1] != '"' || data[len(data)-1] != '}' {
+		return false
+	}
+	rest := data[n : len(data)-1]
+	if params == nil {
+		return len(rest) == 0
+	}
+	const member = `,"params":`
+	// params must be the very bytes after the member name, not an equal copy elsewhere.
+	return len(rest) == len(member)+len(params) && string(rest[:len(member)]) == member &&
+		&rest[len(member)] == &params[0]
+}
+
+// sameBytes reports whether a and b are the same slice of memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// OnWait sets fn to run whenever Next is about to wait for more of the backend's event stream,
+// so a caller that holds back what it has relayed can send it first: events the backend sent
+// together are relayed together, and none waits on a backend that pauses. It reports false for
+// a stream that cannot tell (a JSON response, a pre-2026 backend), for which the caller must
+// hold nothing back.
+func (s *Stream) OnWait(fn func()) bool {
+	if s.sse == nil || s.leg != nil {
+		return false
+	}
+	s.sse.OnWait = fn
+	return true
+}
+
+// hiddenResource is the response for a result (or error) that names only resources the
+// caller may not see: the answer a hidden resource gets from the gateway itself, status and
+// bytes, so the caller cannot tell the two apart. The result is not relayed.
+func (s *Stream) hiddenResource() []byte {
+	s.outcome = OutcomeBackendError
+	s.status = http.StatusBadRequest
+	s.last = &jsonrpc.Message{Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, names.HiddenResourceMessage)}
+	return jsonrpc.AppendError(nil, s.id, s.last.Error)
+}
+
+// SSE reports whether the backend answered with an event stream; the caller then streams too.
+func (s *Stream) SSE() bool { return s.isSSE }
+
+// Status is the backend's HTTP status, to relay with a JSON-RPC error response.
+func (s *Stream) Status() int { return s.status }
+
+// Close ends the backend request, cancelling it if the response has not been
+// read, and releases its buffers: Result must not be used afterwards. It is safe to call
+// more than once.
+func (s *Stream) Close() error {
+	s.end(OutcomeCanceled, nil)
+	s.body.Release()
+	s.body = nil
+	if s.sse != nil {
+		s.sse.Release()
+	}
+	return nil
+}
+
+func (s *Stream) fail(err error) {
+	s.end(outcomeOf(err), err) // a failure never changes the backend's learnt era (era.go)
+}
+
+// end records the outcome once and releases the backend request.
+func (s *Stream) end(outcome string, err error) {
+	s.done = true
+	s.once.Do(func() {
+		s.b.record(s.method, outcome, s.start, err, !s.probe)
+		s.stop()
+		if s.resp != nil {
+			s.resp.Body.Close()
+		}
+		if s.leg != nil {
+			s.endLegacy(outcome)
+		}
+	})
+}

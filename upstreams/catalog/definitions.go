@@ -1,0 +1,61 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+)
+
+// gatewayMeta is the request _meta of the gateway's own list requests: the protocol version
+// and no client capabilities, as in its server/discover request.
+const gatewayMeta = `{"io.modelcontextprotocol/protocolVersion":"` + backend.ProtocolVersion + `",` +
+	`"io.modelcontextprotocol/clientCapabilities":{}}`
+
+// RawList follows b's pagination of method (a list method) to the end, directly: no cache, no
+// renaming, no filtering, no caller token. It returns the items as sent, for operator tooling
+// (upstreams.Registry.Definitions, Probe), not for the request path. A list the backend does
+// not implement (-32601) is empty.
+func RawList(ctx context.Context, b *backend.Backend, method string) ([]json.RawMessage, error) {
+	spec, _ := listSpecFor(method)
+	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout(), wire.ErrCallTimeout)
+	defer cancel()
+	var items []json.RawMessage
+	cursor, hasCursor := "", false
+	for range maxListPages {
+		body := appendListRequest(nil, method, json.RawMessage(gatewayMeta), cursor, hasCursor)
+		msg, err := b.RoundTrip(ctx, &backend.Request{Method: method, Body: body})
+		if err != nil {
+			return nil, err
+		}
+		if msg.Error != nil {
+			if msg.Error.Code == jsonrpc.CodeMethodNotFound {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("%w: %s: %s answered error %d", wire.ErrBadResponse, b.Name(), method, msg.Error.Code)
+		}
+		var page map[string]json.RawMessage
+		if err := json.Unmarshal(msg.Result, &page); err != nil {
+			return nil, fmt.Errorf("%w: %s: %s result: %v", wire.ErrBadResponse, b.Name(), method, err)
+		}
+		var these []json.RawMessage
+		if raw, ok := page[spec.key]; ok {
+			if err := json.Unmarshal(raw, &these); err != nil {
+				return nil, fmt.Errorf("%w: %s: %s result: %s: %v", wire.ErrBadResponse, b.Name(), method, spec.key, err)
+			}
+		}
+		items = append(items, these...)
+		next, more := "", false
+		if raw, ok := page["nextCursor"]; ok {
+			next, more = wire.JSONString(raw)
+		}
+		if !more {
+			return items, nil
+		}
+		cursor, hasCursor = next, true
+	}
+	return nil, fmt.Errorf("%w: %s: %s has more than %d pages", wire.ErrBadResponse, b.Name(), method, maxListPages)
+}

@@ -1,0 +1,409 @@
+package catalog
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
+)
+
+// maxListPages bounds how many pages the gateway follows per backend and list.
+const maxListPages = 100
+
+// pageTailRoom is what a page needs besides its items: the nextCursor (a sealed token of a
+// hundred-odd characters), ttlMs, cacheScope and resultType. An estimate for sizing the buffer
+// once; append grows it if a sealer's tokens are longer.
+const pageTailRoom = 384
+
+// listSpec says where a list method keeps its items and their names.
+type listSpec struct {
+	index  byte   // stable small number, stored in cursors
+	method string // e.g. tools/list
+	key    string // result member holding the array
+	field  string // item member holding the name or URI
+	kind   names.Kind
+}
+
+// listSpecFor returns the spec of a list method (docs/protocol.md §5.1: the four arrays).
+func listSpecFor(method string) (listSpec, bool) {
+	switch method {
+	case wire.MethodToolsList:
+		return listSpec{1, method, "tools", "name", names.KindTool}, true
+	case wire.MethodPromptsList:
+		return listSpec{2, method, "prompts", "name", names.KindPrompt}, true
+	case wire.MethodResourcesList:
+		return listSpec{3, method, "resources", "uri", names.KindResource}, true
+	case wire.MethodResourceTemplates:
+		return listSpec{4, method, "resourceTemplates", "uriTemplate", names.KindResource}, true
+	}
+	return listSpec{}, false
+}
+
+// ListRequest is one client list request.
+type ListRequest struct {
+	// Method is tools/list, prompts/list, resources/list or resources/templates/list.
+	Method string
+	// Params are the client's raw params: its _meta goes to every backend, its cursor (a
+	// gateway cursor) selects the page.
+	Params json.RawMessage
+	// Visible filters items by their backend-side identity; nil shows everything.
+	Visible func(names.Kind, names.Target) bool
+	// Discoverable, when set, lists the items Visible leaves out for which it returns scopes
+	// (the caller could call them with more scopes, and policy opts in to saying so), each
+	// with those scopes under RequiredScopesMeta in its _meta. Nil, or no scopes: left out.
+	Discoverable func(names.Kind, names.Target) []string
+	// Private forces cacheScope "private": set it when Visible or Discoverable depends on
+	// the caller.
+	Private bool
+	// Header holds pass-through headers (trace context, X-Request-Id).
+	Header http.Header
+	// CacheKey identifies the caller's authorization context, for example issuer + "#" +
+	// subject. Backend lists marked private are cached only under it; empty: private lists
+	// are not cached at all. Public lists are shared whatever it is.
+	CacheKey string
+	// SubjectToken is the caller's verified bearer token. Fill it only when a backend is
+	// configured for token exchange: it is exchanged, never sent to a backend itself.
+	SubjectToken string
+	// View names the endpoint (a tool set's path) the list is served on, "" for the default
+	// one. It is bound into the cursor's digest, so a cursor cut on one endpoint is refused on
+	// another even when both show the same items.
+	View string
+}
+
+// listQuery is what a backend list request carries from the client's ListRequest.
+type listQuery struct {
+	meta     json.RawMessage
+	version  string
+	hdr      http.Header
+	cacheKey string
+	subject  string
+}
+
+// listItem is one item of a merged list, renamed to its namespaced form.
+type listItem struct {
+	target names.Target
+	raw    []byte
+	// sum is the start of raw's SHA-256, taken once when the backend's list is read, so that
+	// the digest binding a cursor to a caller's view hashes 16 bytes per item, not the item.
+	sum [itemSumLen]byte
+	// shadows is set when pinning flagged the item as a near duplicate of another backend's
+	// tool and the configured action still lists it (pins.go).
+	shadows bool
+}
+
+// itemSumLen is the length of listItem.sum.
+const itemSumLen = 16
+
+func newListItem(target names.Target, raw []byte) listItem {
+	it := listItem{target: target, raw: raw}
+	full := sha256.Sum256(raw)
+	copy(it.sum[:], full[:])
+	return it
+}
+
+// merged is the whole merged list before filtering and paging: each answering backend's items
+// in configuration order, left in their (cached) parts rather than copied into one slice, which
+// for 2,000 items cost more than the rest of a cached list request. It does not depend on the
+// caller beyond the _meta sent to backends.
+type merged struct {
+	parts   [][]listItem
+	ttlMs   int64
+	private bool
+}
+
+// each calls fn with every item visible allows (nil: every item), in order.
+func (m *merged) each(kind names.Kind, visible func(names.Kind, names.Target) bool, fn func(it *listItem)) {
+	for _, items := range m.parts {
+		for i := range items {
+			if visible == nil || visible(kind, items[i].target) {
+				fn(&items[i])
+			}
+		}
+	}
+}
+
+// part is one backend's contribution to a list.
+type part struct {
+	items   []listItem
+	ttlMs   int64
+	private bool
+	absent  bool // the backend does not implement the method (-32601)
+	// pins are the pin verdicts of the items listed, by backend-side name (pins.go); nil when
+	// the backend or list is not pinned. Blocked items are no longer in items.
+	pins map[string]pins.Verdict
+	// pinKind and pinDefs gather the definitions while the list is read, for checkPins.
+	pinKind pins.Kind
+	pinDefs []pins.Listed
+}
+
+// List fans the list out to every backend, follows each backend's pagination, renames and
+// filters the items, merges them in configuration order, and returns one page of the merged list
+// as the raw result object (items, nextCursor, ttlMs, cacheScope, resultType). A backend that
+// fails is left out and the result gets ttlMs 0, unless it is Required: then List fails. A
+// cursor that does not open is ErrBadCursor.
+func (c *Catalog) List(ctx context.Context, req *ListRequest) (json.RawMessage, error) {
+	spec, ok := listSpecFor(req.Method)
+	if !ok {
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found")
+	}
+	p, err := jsonrpc.ParseParams(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := jsonrpc.ParseMeta(p.Meta)
+	if err != nil {
+		return nil, err
+	}
+	m, err := c.fetchList(ctx, spec, &listQuery{meta: p.Meta, version: meta.ProtocolVersion, hdr: req.Header,
+		cacheKey: req.CacheKey, subject: req.SubjectToken})
+	if err != nil {
+		return nil, err
+	}
+	return c.page(spec, m, listFilter{req.Visible, req.Discoverable}, p, req.Private, req.View)
+}
+
+// page cuts one page out of the merged list as f filters it, in one pass that also computes
+// the digest of the whole filtered list; a cursor's digest and offset are checked against it
+// before the page is returned.
+func (c *Catalog) page(spec listSpec, m *merged, f listFilter, p *jsonrpc.Params, private bool, view string) (json.RawMessage, error) {
+	off, want := 0, []byte(nil)
+	if p.HasCursor {
+		var err error
+		if off, want, err = c.openCursor(p.Cursor, spec); err != nil {
+			return nil, err
+		}
+	}
+	end := off + c.pageSize
+	d := newListDigester(spec)
+	d.bindView(view)
+	pageItems := make([]*listItem, 0, c.pageSize)
+	size, n := 0, 0
+	f.each(m, spec.kind, func(it *listItem) {
+		d.add(it)
+		if n >= off && n < end {
+			pageItems = append(pageItems, it)
+			size += len(it.raw) + 1
+		}
+		n++
+	})
+	digest := d.sum()
+	if p.HasCursor {
+		if err := checkCursor(want, digest, off, n); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]byte, 0, size+len(spec.key)+pageTailRoom)
+	out = append(out, '{')
+	out = jsonrpc.AppendString(out, spec.key)
+	out = append(out, ":["...)
+	for i, it := range pageItems {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, it.raw...)
+	}
+	out = append(out, ']')
+	if end < n {
+		c, err := c.sealCursor(spec, end, digest)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, `,"nextCursor":`...)
+		out = jsonrpc.AppendString(out, c)
+	}
+	scope := "public"
+	if m.private || private {
+		scope = "private"
+	}
+	out = append(out, `,"ttlMs":`...)
+	out = strconv.AppendInt(out, m.ttlMs, 10)
+	out = append(out, `,"cacheScope":"`+scope+`","resultType":"complete"}`...)
+	return out, nil
+}
+
+// fetchList collects every backend's full list in parallel, each from the cache or the
+// backend, and merges them in configuration order.
+func (c *Catalog) fetchList(ctx context.Context, spec listSpec, q *listQuery) (*merged, error) {
+	parts := make([]*part, len(c.backends))
+	errs := make([]error, len(c.backends))
+	var wg sync.WaitGroup
+	for i, b := range c.backends {
+		// Cached parts are taken here; only backends to ask get a goroutine, so a warm list
+		// starts none.
+		if parts[i] = c.cachedPart(b, spec, q); parts[i] != nil {
+			continue
+		}
+		wg.Go(func() { parts[i], errs[i] = c.missedPart(ctx, b, spec, q) })
+	}
+	wg.Wait()
+	m := &merged{ttlMs: -1, parts: make([][]listItem, 0, len(parts))}
+	answered := 0
+	for i, b := range c.backends {
+		if err := errs[i]; err != nil {
+			if b.Required() || ctx.Err() != nil {
+				return nil, err
+			}
+			c.log.Warn("upstream left out of list", "upstream", b.Name(), "method", spec.method, "error", err.Error())
+			m.ttlMs = 0 // a partial list must not be cached
+			continue
+		}
+		answered++
+		if parts[i].absent {
+			continue
+		}
+		m.parts = append(m.parts, parts[i].items)
+		m.private = m.private || parts[i].private
+		if m.ttlMs < 0 || parts[i].ttlMs < m.ttlMs {
+			m.ttlMs = parts[i].ttlMs
+		}
+	}
+	if answered == 0 {
+		return nil, fmt.Errorf("%w: no upstream answered %s: %w", wire.ErrUnavailable, spec.method, errors.Join(errs...))
+	}
+	m.ttlMs = max(m.ttlMs, 0)
+	return m, nil
+}
+
+// listBackend follows one backend's pagination to the end.
+func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery) (*part, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout(), wire.ErrCallTimeout)
+	defer cancel()
+	p := &part{ttlMs: -1}
+	c.collectPins(b, spec, p)
+	gen := c.cache.generation(partKey{upstream: b.Name(), list: spec.index})
+	cursor, hasCursor := "", false
+	for range maxListPages {
+		body := appendListRequest(nil, spec.method, q.meta, cursor, hasCursor)
+		msg, err := b.RoundTrip(ctx, &backend.Request{Method: spec.method, Version: q.version, Header: q.hdr, Body: body,
+			Subject: b.SubjectFor(q.subject), Caller: q.cacheKey, FromCaller: true})
+		if err != nil {
+			return nil, err
+		}
+		if msg.Error != nil {
+			if msg.Error.Code == jsonrpc.CodeMethodNotFound {
+				return &part{absent: true}, nil
+			}
+			return nil, fmt.Errorf("%w: %s: %s answered error %d", wire.ErrBadResponse, b.Name(), spec.method, msg.Error.Code)
+		}
+		next, more, err := c.addPage(p, b, spec, msg.Result)
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			p.ttlMs = max(p.ttlMs, 0)
+			c.checkPins(ctx, b, spec, q, p, gen)
+			c.reportTools(b, spec, p)
+			c.learnToolHeaders(b, spec, q, p, gen)
+			return p, nil
+		}
+		cursor, hasCursor = next, true
+	}
+	return nil, fmt.Errorf("%w: %s: %s has more than %d pages", wire.ErrBadResponse, b.Name(), spec.method, maxListPages)
+}
+
+func appendListRequest(dst []byte, method string, meta json.RawMessage, cursor string, hasCursor bool) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":1,"method":`...)
+	dst = jsonrpc.AppendString(dst, method)
+	dst = append(dst, `,"params":{`...)
+	sep := ""
+	if meta != nil {
+		dst = append(dst, `"_meta":`...)
+		dst = append(dst, meta...)
+		sep = ","
+	}
+	if hasCursor {
+		dst = append(dst, sep+`"cursor":`...)
+		dst = jsonrpc.AppendString(dst, cursor)
+	}
+	return append(dst, "}}"...)
+}
+
+// addPage appends one page's renamed items to p and returns the backend's next cursor.
+func (c *Catalog) addPage(p *part, b *backend.Backend, spec listSpec, res []byte) (next string, more bool, err error) {
+	ttl, hasTTL := int64(0), false
+	err = jsonrpc.Members(res, func(key, val []byte) error {
+		switch string(key) {
+		case spec.key:
+			return c.addItems(p, b, spec, val)
+		case "nextCursor":
+			next, more = wire.JSONString(val)
+		case "ttlMs":
+			n, perr := strconv.ParseInt(string(val), 10, 64)
+			ttl, hasTTL = n, perr == nil
+		case "resultType":
+			if string(val) != `"complete"` {
+				// An input_required list cannot be merged, and must never be cached.
+				return errors.New("resultType is not complete")
+			}
+		case "cacheScope":
+			// Anything but "public" is treated as private: the safe reading of a bad value.
+			p.private = p.private || string(val) != `"public"`
+		}
+		return nil
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("%w: %s: %s result: %v", wire.ErrBadResponse, b.Name(), spec.method, err)
+	}
+	if !hasTTL || ttl < 0 {
+		ttl = 0 // docs/protocol.md §5.1: absent or negative means stale
+	}
+	if p.ttlMs < 0 || ttl < p.ttlMs {
+		p.ttlMs = ttl
+	}
+	return next, more, nil
+}
+
+func (c *Catalog) addItems(p *part, b *backend.Backend, spec listSpec, arr []byte) error {
+	return wire.ForEachElem(arr, func(elem []byte, _ int) error {
+		if elem[0] != '{' {
+			return nil
+		}
+		var target names.Target
+		raw, err := wire.EditObject(make([]byte, 0, len(elem)+len(b.Name())+4), elem, func(k, v []byte) ([]byte, bool) {
+			if string(k) != spec.field {
+				return nil, false
+			}
+			name, ok := wire.JSONString(v)
+			if !ok || name == "" {
+				return nil, false
+			}
+			if name, ok = names.Listed(spec.kind, name); !ok {
+				return nil, false // a URI the gateway would refuse: not listed
+			}
+			target = names.Target{Upstream: b.Name(), Name: name}
+			return jsonrpc.AppendString(nil, string(c.ns.Name(spec.kind, target))), true
+		})
+		if err != nil {
+			return err
+		}
+		if target.Name == "" {
+			return nil // an item without a name cannot be addressed: skipped
+		}
+		p.items = append(p.items, newListItem(target, raw))
+		p.addPinDef(target.Name, elem)
+		return nil
+	})
+}
+
+// reportTools hands a backend's complete tool list (backend-side names) to Options.OnTools, so
+// metrics can label tool calls with names the backends themselves published.
+func (c *Catalog) reportTools(b *backend.Backend, spec listSpec, p *part) {
+	if c.onTools == nil || spec.kind != names.KindTool {
+		return
+	}
+	names := make([]string, 0, len(p.items))
+	for _, it := range p.items {
+		names = append(names, it.target.Name)
+	}
+	c.onTools(b.Name(), names)
+}

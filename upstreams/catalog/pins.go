@@ -1,0 +1,263 @@
+package catalog
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/internal/resuri"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
+)
+
+// Tool-definition pinning on the list path (docs/pinning.md). Each tools, prompts and resource
+// templates list fetched from a backend is checked against the pins once, when it arrives:
+// every item is fingerprinted and classified, blocked items are dropped from the list before it
+// is cached, and the verdicts are kept with the list (and in a small index, as for the tools'
+// header bindings) so that a call looks its item's verdict up in the list the caller was shown,
+// or in a newer one: a list_changed or the list's expiry moves both on together.
+
+// pinKinds maps a list (listSpec.index) to the kind its items are pinned as; resources/list
+// is not pinned (its items are data, not instructions).
+var pinKinds = map[byte]pins.Kind{1: pins.KindTool, 2: pins.KindPrompt, 4: pins.KindResourceTemplate}
+
+// pinVerdictBytes estimates what one item's pin verdict retains in a cached list: its map
+// entry and its current fingerprint (the pinned one is shared with the lock file).
+const pinVerdictBytes = 160
+
+// collectPins makes p gather its items' definitions for the pin check, when b is pinned.
+func (c *Catalog) collectPins(b *backend.Backend, spec listSpec, p *part) {
+	if kind, ok := pinKinds[spec.index]; ok && c.pins.Enabled(b.Name()) {
+		p.pinKind = kind
+	}
+}
+
+// addPinDef fingerprints one listed item, as the backend sent it (elem), for the pin check.
+func (p *part) addPinDef(name string, elem []byte) {
+	if p.pinKind == "" {
+		return
+	}
+	d, err := pins.FromJSON(p.pinKind, elem)
+	p.pinDefs = append(p.pinDefs, pins.Listed{Key: name, Def: d, Err: err})
+}
+
+// unverifiedRetry is how long the verdicts of a list holding items whose pins could not be read
+// (the store did not answer) are used before the list is fetched and judged again.
+const unverifiedRetry = time.Second
+
+// checkPins compares a complete list with the pins, drops the blocked items and records the
+// verdicts on p and in the index the call path reads. Items whose pins cannot be read (a store
+// that does not answer in tofu mode) are dropped like blocked ones, and the list is then not
+// cached, so that they come back as soon as they can be verified; the other items are served.
+func (c *Catalog) checkPins(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery, p *part, gen uint64) {
+	if p.pinKind == "" {
+		return
+	}
+	verdicts := c.pins.CheckList(ctx, b.Name(), p.pinKind, p.pinDefs)
+	p.pinDefs = nil
+	kept := p.items[:0]
+	unverified := false
+	for _, it := range p.items {
+		v := verdicts[it.target.Name]
+		unverified = unverified || v.Unverified()
+		if !v.Blocked() {
+			it.shadows = v.Classes.Has(pins.ClassShadows)
+			kept = append(kept, it)
+		}
+	}
+	clear(p.items[len(kept):])
+	p.items = kept
+	p.pins = verdicts
+	key := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.version)}
+	if p.private {
+		key.caller = q.cacheKey
+	}
+	now := c.now()
+	expires := now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL))
+	if unverified {
+		p.ttlMs = 0
+		expires = now.Add(unverifiedRetry)
+	}
+	c.pinViews.put(key, &pinView{verdicts: verdicts, gen: gen, private: p.private, expires: expires}, now)
+}
+
+func orVersion(v string) string {
+	if v == "" {
+		return backend.ProtocolVersion
+	}
+	return v
+}
+
+// PinQuery is what looking up a call's pin verdict takes, as in ListRequest.
+type PinQuery struct {
+	// ProtocolVersion is sent as MCP-Protocol-Version; empty means backend.ProtocolVersion.
+	ProtocolVersion string
+	// Header holds pass-through headers (trace context, X-Request-Id).
+	Header http.Header
+	// CacheKey identifies the caller's authorization context, as ListRequest.CacheKey.
+	CacheKey string
+	// SubjectToken is the caller's token for a backend that exchanges it, as in ListRequest.
+	SubjectToken string
+}
+
+// PinsEnabled reports whether upstream's definitions are pinned.
+func (c *Catalog) PinsEnabled(upstream string) bool { return c.pins.Enabled(upstream) }
+
+// PinVerdict returns the pin verdict of the item a tools/call or prompts/get (method) names,
+// or of the templates a resources/read's URI could come from (TemplatePinVerdict):
+// from the newest list of its backend this replica fetched for the caller (invalidated by
+// list_changed, at most the list's ttlMs or minHeaderIndexTTL old), else from a list fetched
+// now. An item the list does not show is judged as unlisted: removed when pinned, new when not.
+// Other methods, and backends that are not pinned, get the zero verdict.
+func (c *Catalog) PinVerdict(ctx context.Context, q *PinQuery, method string, target names.Target) (pins.Verdict, error) {
+	if !c.pins.Enabled(target.Upstream) {
+		return pins.Verdict{}, nil
+	}
+	var listMethod string
+	switch method {
+	case wire.MethodToolsCall:
+		listMethod = wire.MethodToolsList
+	case wire.MethodPromptsGet:
+		listMethod = wire.MethodPromptsList
+	case wire.MethodResourcesRead:
+		v, _, err := c.TemplatePinVerdict(ctx, q, target)
+		return v, err
+	default:
+		return pins.Verdict{}, nil
+	}
+	b, err := c.backend(target.Upstream)
+	if err != nil {
+		return pins.Verdict{}, err
+	}
+	spec, _ := listSpecFor(listMethod)
+	verdicts, err := c.pinVerdicts(ctx, q, b, spec)
+	if err != nil {
+		return pins.Verdict{}, err
+	}
+	if v, ok := verdicts[target.Name]; ok {
+		return v, nil
+	}
+	return c.pins.Unlisted(b.Name(), pinKinds[spec.index], target.Name), nil
+}
+
+// TemplatePinVerdict returns the pin verdict that governs a resources/read of target (a
+// backend-side URI in normal form), and the backend-side template it comes from ("" when
+// none). The URI is judged against every resource template of the backend's list (as in
+// PinVerdict: the one the caller was shown, or a newer one) that it could be an expansion of,
+// reading each template expression as any text (resuri.MayExpand), blocked templates included:
+// the strongest action among them wins, so a read is refused when any template that might
+// serve the URI is blocked, and confirmed when any needs confirmation. A URI that no listed
+// template could produce is a plain resource: not pinned, the zero verdict.
+//
+// Matching generously errs on the safe side: a backend's own matcher may pick one template
+// where several match, and the gateway cannot know which; a plain resource whose URI a
+// drifted template could also produce shares that template's verdict.
+func (c *Catalog) TemplatePinVerdict(ctx context.Context, q *PinQuery, target names.Target) (pins.Verdict, string, error) {
+	if !c.pins.Enabled(target.Upstream) {
+		return pins.Verdict{}, "", nil
+	}
+	b, err := c.backend(target.Upstream)
+	if err != nil {
+		return pins.Verdict{}, "", err
+	}
+	spec, _ := listSpecFor(wire.MethodResourceTemplates)
+	verdicts, err := c.pinVerdicts(ctx, q, b, spec)
+	if err != nil {
+		return pins.Verdict{}, "", err
+	}
+	var out pins.Verdict
+	var from string
+	for tmpl, v := range verdicts {
+		if v.Action == "" || !resuri.MayExpand(tmpl, target.Name) {
+			continue
+		}
+		// The strongest action wins; between equals, the least template, so the answer
+		// does not depend on map order.
+		if from == "" || v.Action.Stronger(out.Action) || (v.Action == out.Action && tmpl < from) {
+			out, from = v, tmpl
+		}
+	}
+	return out, from, nil
+}
+
+// pinVerdicts returns the verdicts of the newest list spec of b this replica fetched for the
+// caller (invalidated by list_changed, at most the list's ttlMs or minHeaderIndexTTL old), else
+// of one fetched now.
+func (c *Catalog) pinVerdicts(ctx context.Context, q *PinQuery, b *backend.Backend, spec listSpec) (map[string]pins.Verdict, error) {
+	pub := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.ProtocolVersion)}
+	own := pub
+	own.caller = q.CacheKey
+	gen := c.cache.generation(pub)
+	if verdicts, found := c.pinViews.recent(pub, own, gen, c.now()); found {
+		return verdicts, nil
+	}
+	p := c.cache.get(pub)
+	if p == nil && q.CacheKey != "" {
+		p = c.cache.get(own)
+	}
+	if p == nil {
+		lq := &listQuery{meta: headerMeta, version: pub.version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
+		var err error
+		if p, err = c.missedPart(ctx, b, spec, lq); err != nil {
+			return nil, err
+		}
+	}
+	return p.pins, nil
+}
+
+// pinViews holds the verdicts of the newest lists fetched, per backend list, protocol version
+// and, for private lists, caller.
+type pinViews struct {
+	mu      sync.Mutex
+	entries map[partKey]*pinView
+}
+
+// pinView is the verdicts of one fetched list.
+type pinView struct {
+	verdicts map[string]pins.Verdict
+	gen      uint64
+	private  bool
+	expires  time.Time
+}
+
+func (v *pinViews) put(k partKey, e *pinView, now time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.entries == nil {
+		v.entries = make(map[partKey]*pinView)
+	}
+	if _, ok := v.entries[k]; !ok && len(v.entries) >= maxHeaderIndexes {
+		evicted := false
+		for old, e := range v.entries { // the expired first, else any one
+			if now.After(e.expires) {
+				delete(v.entries, old)
+				evicted = true
+			}
+		}
+		if !evicted {
+			for old := range v.entries {
+				delete(v.entries, old)
+				break
+			}
+		}
+	}
+	v.entries[k] = e
+}
+
+// recent returns the verdicts of a young list that no list_changed has invalidated since,
+// preferring the caller's own, as toolHeaderIndexes.recent.
+func (v *pinViews) recent(pub, own partKey, gen uint64, now time.Time) (map[string]pins.Verdict, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	fresh := func(e *pinView) bool { return e != nil && e.gen == gen && now.Before(e.expires) }
+	if e := v.entries[own]; fresh(e) && (e.private || own.caller == "") {
+		return e.verdicts, true
+	}
+	if e := v.entries[pub]; fresh(e) && !e.private {
+		return e.verdicts, true
+	}
+	return nil, false
+}

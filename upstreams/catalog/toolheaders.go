@@ -1,0 +1,341 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
+)
+
+// A tool may mirror arguments into Mcp-Param-* headers by annotating a property of its input
+// schema with "x-mcp-header" (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports,
+// SEP-2243), so that intermediaries can route or limit on them without parsing the body. The
+// gateway checks every mirrored value against the body before forwarding; to do that it needs
+// each tool's bindings, which it reads from the backend's own tools/list, as the caller would see
+// it. This file keeps an index of them per backend list.
+
+// HeaderBinding is one argument a tool mirrors into a header.
+type HeaderBinding struct {
+	// Header is the canonical header name: "Mcp-Param-" and the x-mcp-header value.
+	Header string
+	// Path is the chain of property names from the arguments object to the argument.
+	Path []string
+}
+
+// ToolHeaders holds the header bindings of one tool. A tool absent from its backend's list has
+// none: it may receive no Mcp-Param-* header.
+type ToolHeaders struct {
+	Bindings []HeaderBinding
+	// Invalid says why the tool's x-mcp-header declarations break the rules (clients must drop
+	// such a tool from their lists); "" when they are valid. Calls to it are refused.
+	Invalid string
+}
+
+// ToolHeaderQuery is what fetching a backend's tools/list for a caller takes, as in ListRequest.
+type ToolHeaderQuery struct {
+	// ProtocolVersion is sent as MCP-Protocol-Version; empty means backend.ProtocolVersion.
+	ProtocolVersion string
+	// Header holds pass-through headers (trace context, X-Request-Id).
+	Header http.Header
+	// CacheKey identifies the caller's authorization context, as ListRequest.CacheKey.
+	CacheKey string
+	// SubjectToken is the caller's token for a backend that exchanges it, as in ListRequest.
+	SubjectToken string
+	// Fetch asks the backend for its list when no copy is at hand; without it ToolHeaders
+	// returns nil for a backend whose list it does not hold.
+	Fetch bool
+}
+
+// minHeaderIndexTTL is how long an index built from a fetched list is used when the list cache
+// holds no copy (caching off, or a backend that marks its list stale at once), so that a call
+// does not cost a list request each time. A list_changed from the backend ends it early.
+const minHeaderIndexTTL = 30 * time.Second
+
+// maxHeaderIndexes bounds the indexes kept: one per backend, protocol version and, for private
+// lists, caller.
+const maxHeaderIndexes = 4096
+
+// headerMeta is the _meta of the gateway's own tools/list for an index: no capabilities, as
+// for any list the gateway makes for itself.
+var headerMeta = []byte(`{"io.modelcontextprotocol/protocolVersion":"` + backend.ProtocolVersion +
+	`","io.modelcontextprotocol/clientCapabilities":{}}`)
+
+// toolHeaderIndexes holds the indexes, each tied to the cached list it was built from.
+type toolHeaderIndexes struct {
+	mu      sync.Mutex
+	entries map[partKey]*headerIndex
+}
+
+// headerIndex is the bindings of one backend list's tools.
+type headerIndex struct {
+	tools map[string]*ToolHeaders // backend-side tool name → bindings; tools without none
+	// from identifies the list it was built from by the sums of its items, not by a pointer
+	// into it: a pointer would keep every item's JSON alive for as long as the index lives,
+	// outside the list cache's byte bound.
+	from    [sha256.Size]byte
+	n       int    // and its length
+	gen     uint64 // the list's invalidation count when it was fetched
+	private bool
+	expires time.Time
+}
+
+// ToolHeaders returns the x-mcp-header bindings of target's tool, from its backend's tools/list:
+// the index of the newest list fetched (for a client or for this), used as long as that list
+// may be cached and at least minHeaderIndexTTL, and until a list_changed; else the cached list;
+// else, with q.Fetch, a list fetched now; without q.Fetch it then returns nil (unknown). A
+// backend that does not implement tools/list declares no bindings. A failed fetch is returned
+// as the error. The result is shared: callers must not modify it.
+func (c *Catalog) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target names.Target) (*ToolHeaders, error) {
+	b, err := c.backend(target.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	spec, _ := listSpecFor(wire.MethodToolsList)
+	version := q.ProtocolVersion
+	if version == "" {
+		version = backend.ProtocolVersion
+	}
+	pub := partKey{upstream: b.Name(), list: spec.index, version: version}
+	own := pub
+	own.caller = q.CacheKey
+	gen := c.cache.generation(pub)
+	now := c.now()
+	// Every tools list fetched from the backend is indexed as it arrives (learnToolHeaders), so
+	// the index is at least as new as the cached list: it is consulted first, which costs no
+	// copy of the cache entry.
+	idx := c.toolHeaders.recent(pub, own, gen, now)
+	if idx == nil {
+		p := c.cache.get(pub)
+		if p == nil && q.CacheKey != "" {
+			p = c.cache.get(own)
+		}
+		if p == nil {
+			if !q.Fetch {
+				return nil, nil
+			}
+			lq := &listQuery{meta: headerMeta, version: version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
+			if p, err = c.missedPart(ctx, b, spec, lq); err != nil {
+				return nil, err
+			}
+		}
+		key := pub
+		if p.private {
+			key = own
+		}
+		idx = c.toolHeaders.forPart(key, p, gen, now)
+	}
+	if th := idx.tools[target.Name]; th != nil {
+		return th, nil
+	}
+	return noToolHeaders, nil
+}
+
+// noToolHeaders is the answer for a tool without bindings; callers only read it.
+var noToolHeaders = &ToolHeaders{}
+
+// learnToolHeaders indexes a tools list just fetched from a backend, for whatever reason (a
+// client's tools/list, most often), so that the calls that follow need not fetch it again.
+// gen is the list's invalidation count from before it was requested.
+func (c *Catalog) learnToolHeaders(b *backend.Backend, spec listSpec, q *listQuery, p *part, gen uint64) {
+	if spec.kind != names.KindTool {
+		return
+	}
+	version := q.version
+	if version == "" {
+		version = backend.ProtocolVersion
+	}
+	key := partKey{upstream: b.Name(), list: spec.index, version: version}
+	if p.private {
+		key.caller = q.cacheKey // "" only without authentication, where every caller is one
+	}
+	c.toolHeaders.forPart(key, p, gen, c.now())
+}
+
+// recent returns an index built from a fetched list that is still young and whose list no
+// list_changed has invalidated since, preferring the caller's own.
+func (t *toolHeaderIndexes) recent(pub, own partKey, gen uint64, now time.Time) *headerIndex {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fresh := func(e *headerIndex) bool { return e != nil && e.gen == gen && now.Before(e.expires) }
+	// A private list is indexed under its caller ("" only without authentication, where every
+	// caller is the same one); a public one under no caller.
+	if e := t.entries[own]; fresh(e) && (e.private || own.caller == "") {
+		return e
+	}
+	if e := t.entries[pub]; fresh(e) && !e.private {
+		return e
+	}
+	return nil
+}
+
+// forPart returns the index of p, building it unless the stored one was built from the same
+// list.
+func (t *toolHeaderIndexes) forPart(key partKey, p *part, gen uint64, now time.Time) *headerIndex {
+	first := itemsIdentity(p.items)
+	t.mu.Lock()
+	e := t.entries[key]
+	t.mu.Unlock()
+	if e != nil && e.from == first && e.n == len(p.items) && e.gen == gen {
+		return e
+	}
+	e = &headerIndex{tools: map[string]*ToolHeaders{}, from: first, n: len(p.items), gen: gen, private: p.private,
+		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL))}
+	for i := range p.items {
+		if th := toolHeadersOf(p.items[i].raw); th != nil {
+			e.tools[p.items[i].target.Name] = th
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.entries == nil {
+		t.entries = make(map[partKey]*headerIndex)
+	}
+	if _, ok := t.entries[key]; !ok && len(t.entries) >= maxHeaderIndexes {
+		for k, old := range t.entries { // the expired first, else any one
+			if now.After(old.expires) {
+				delete(t.entries, k)
+			}
+		}
+		for k := range t.entries {
+			if len(t.entries) < maxHeaderIndexes {
+				break
+			}
+			delete(t.entries, k)
+		}
+	}
+	t.entries[key] = e
+	return e
+}
+
+// toolHeadersOf reads the bindings of one listed tool, nil when it declares none. The item has
+// passed the response scan.
+func toolHeadersOf(tool []byte) *ToolHeaders {
+	if !bytes.Contains(tool, []byte("x-mcp-header")) && !bytes.Contains(tool, []byte(`\u`)) {
+		return nil // most tools: no parsing (an escape could spell the key, so those are parsed)
+	}
+	w := bindingWalker{seen: map[string]bool{}}
+	_ = jsonrpc.Members(tool, func(k, v []byte) error {
+		if string(k) == "inputSchema" && v[0] == '{' {
+			w.schema(v, nil, true)
+		}
+		return nil
+	})
+	if w.invalid == "" && len(w.th.Bindings) == 0 {
+		// Somewhere outside the input schema (a description, say): no binding.
+		return nil
+	}
+	w.th.Invalid = w.invalid
+	return &w.th
+}
+
+// bindingWalker collects the x-mcp-header annotations of an input schema and checks them
+// against the rules: a non-empty token, unique without regard to case, only on string, integer
+// or boolean properties, and reached from the root through "properties" only.
+type bindingWalker struct {
+	th      ToolHeaders
+	seen    map[string]bool // header names, lower-cased
+	invalid string
+}
+
+func (w *bindingWalker) fail(why string) {
+	if w.invalid == "" {
+		w.invalid = why
+	}
+}
+
+// schema walks a schema object at path; onPath says whether it is reached from the root through
+// "properties" only.
+func (w *bindingWalker) schema(obj []byte, path []string, onPath bool) {
+	var header, typ string
+	hasHeader := false
+	_ = jsonrpc.Members(obj, func(k, v []byte) error {
+		switch {
+		case string(k) == "x-mcp-header":
+			hasHeader = true
+			if s, ok := wire.JSONString(v); ok {
+				header = s
+			}
+		case string(k) == "type":
+			typ, _ = wire.JSONString(v)
+		case string(k) == "properties" && v[0] == '{':
+			_ = jsonrpc.Members(v, func(name, sub []byte) error {
+				if sub[0] == '{' {
+					w.schema(sub, append(path[:len(path):len(path)], string(name)), onPath)
+				}
+				return nil
+			})
+		default:
+			w.nested(v)
+		}
+		return nil
+	})
+	if !hasHeader {
+		return
+	}
+	switch {
+	case !onPath || len(path) == 0:
+		w.fail("x-mcp-header outside a property reached through properties")
+	case !validToken(header):
+		w.fail("x-mcp-header is not a valid header name token")
+	case typ != "string" && typ != "integer" && typ != "boolean":
+		w.fail("x-mcp-header on a property that is not a string, integer or boolean")
+	case w.seen[strings.ToLower(header)]:
+		w.fail("x-mcp-header names a header twice")
+	default:
+		w.seen[strings.ToLower(header)] = true
+		w.th.Bindings = append(w.th.Bindings, HeaderBinding{
+			Header: http.CanonicalHeaderKey(mcpheader.ParamPrefix + header), Path: path})
+	}
+}
+
+// nested walks a value that is not on a binding path (items, anyOf, $defs, …): any annotation
+// found there makes the tool invalid.
+func (w *bindingWalker) nested(v []byte) {
+	switch v[0] {
+	case '{':
+		w.schema(v, nil, false)
+	case '[':
+		_ = wire.ForEachElem(v, func(elem []byte, _ int) error {
+			w.nested(elem)
+			return nil
+		})
+	}
+}
+
+// validToken reports whether s is an RFC 9110 token (§5.6.2).
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// itemsIdentity is a digest of the items' sums (taken once when the list was read), which tells
+// one list from another without holding on to either.
+func itemsIdentity(items []listItem) [sha256.Size]byte {
+	h := sha256.New()
+	for i := range items {
+		h.Write(items[i].sum[:])
+	}
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
+}

@@ -1,0 +1,355 @@
+package listen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
+)
+
+// errNoSubscribers ends a backend listen stream that nobody listens to any more.
+var errNoSubscribers = errors.New("upstreams: the last subscriber left the listen")
+
+// Listens shares backend listen streams between identical client listens (docs/protocol.md §5.5). An
+// idle listen held through the gateway would otherwise cost a backend connection, its
+// transport goroutines and buffers, and a relay goroutine, each; with Listens, clients whose
+// listens would send a backend the same request share one stream, and every client gets its own
+// copy of each notification, tagged with its own listen id.
+//
+// Identical means the same backend request: the same share of the subscriptions (so every
+// subscriber gets exactly what its own stream would carry), the same _meta and the same
+// Mcp-Param-* headers. Backend listen streams carry the gateway's credentials, never the
+// caller's (see backend.Request.FromCaller), and every caller is authenticated on its own request
+// before it joins. The request id and trace context the backend sees are those of the client
+// whose listen opened the stream.
+type Listens struct {
+	src    *Source
+	limits queueLimits
+	mu     sync.Mutex
+	feeds  map[string]*feed // the open shared streams by feedSpec.key
+}
+
+// New returns a Listens for the backends of src.
+func New(src *Source) *Listens {
+	return &Listens{src: src, limits: defaultQueueLimits, feeds: make(map[string]*feed)}
+}
+
+// Listen is Source.Listen with backend streams shared between identical listens. A client
+// that leaves ends the backend streams only it still listens to; one that joins a stream already
+// open gets the notifications from then on.
+func (ls *Listens) Listen(ctx context.Context, id, params json.RawMessage, hdr http.Header, visible func(names.Kind, names.Target) bool, emit func(msg []byte) error) error {
+	return ls.ListenFor(ctx, id, params, hdr, Caller{Visible: visible}, emit)
+}
+
+// ListenFor is Listen for a caller described by c.
+func (ls *Listens) ListenFor(ctx context.Context, id, params json.RawMessage, hdr http.Header, c Caller, emit func(msg []byte) error) error {
+	return ls.src.listen(ctx, ls, ls.limits, id, params, hdr, c, emit)
+}
+
+// feedSpec is what opens one backend listen stream.
+type feedSpec struct {
+	src     *Source
+	b       *backend.Backend
+	share   *share
+	meta    json.RawMessage // the client's _meta, sent on
+	version string
+	id      json.RawMessage // the id of the listen that opens the stream
+	pass    http.Header
+}
+
+// key identifies the backend request of s, short of its id and its trace and request-id
+// headers.
+func (s *feedSpec) key() string {
+	var k strings.Builder
+	k.WriteString(s.b.Name())
+	k.WriteByte(0)
+	k.Write(appendListenRequest(json.RawMessage(`0`), s.meta, s.share))
+	var params []string
+	for name, vs := range s.pass {
+		if ck := http.CanonicalHeaderKey(name); strings.HasPrefix(ck, mcpheader.ParamPrefix) {
+			params = append(params, ck+": "+strings.Join(vs, "\x00"))
+		}
+	}
+	slices.Sort(params)
+	for _, p := range params {
+		k.WriteByte(0)
+		k.WriteString(p)
+	}
+	return k.String()
+}
+
+// feed is one backend listen stream and the subscribers it delivers to.
+type feed struct {
+	spec   feedSpec
+	hub    *Listens // nil for a stream private to one listen
+	key    string
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed when the stream has ended and every subscriber has heard so
+	mu     sync.Mutex
+	// subs maps each subscriber to what it subscribed to on this stream. Subscribers share a
+	// stream only when their shares are equal (see feedSpec.key), yet each is filtered by its
+	// own, so that no notification reaches a listener that did not ask for it, however the
+	// streams are shared.
+	subs  map[*subscriber]*listenFilter
+	ended bool
+}
+
+// join adds s to the stream of spec in hub, opening it if there is none; a nil hub opens a
+// stream for s alone. The stream outlives ctx, the opening client's, as long as it has
+// subscribers; it keeps ctx's values.
+func (hub *Listens) join(ctx context.Context, s *subscriber, spec *feedSpec) {
+	s.mu.Lock()
+	s.open++
+	s.mu.Unlock()
+	flt := newListenFilter(spec.share, spec.src.clientURI(spec.b.Name()))
+	var key string
+	if hub != nil {
+		key = spec.key()
+		hub.mu.Lock()
+		defer hub.mu.Unlock()
+		if f := hub.feeds[key]; f != nil {
+			f.add(s, flt)
+			return
+		}
+	}
+	fctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	f := &feed{spec: *spec, hub: hub, key: key, cancel: cancel, done: make(chan struct{}),
+		subs: make(map[*subscriber]*listenFilter, 1)}
+	f.add(s, flt)
+	if hub != nil {
+		hub.feeds[key] = f
+	}
+	go f.run(fctx)
+}
+
+func (f *feed) add(s *subscriber, flt *listenFilter) {
+	f.mu.Lock()
+	f.subs[s] = flt
+	f.mu.Unlock()
+	s.feeds = append(s.feeds, f)
+}
+
+func (f *feed) run(ctx context.Context) {
+	defer f.end()
+	if f.spec.b.Era() == era.Legacy {
+		f.legacyBackend(ctx) // docs/protocol.md §7: the legacy GET stream
+		return
+	}
+	f.backend(ctx)
+}
+
+// end tells every subscriber that the stream has ended. A listen that arrives from now on
+// opens a new stream.
+func (f *feed) end() {
+	if f.hub != nil {
+		f.hub.mu.Lock()
+		if f.hub.feeds[f.key] == f {
+			delete(f.hub.feeds, f.key)
+		}
+		f.hub.mu.Unlock()
+	}
+	f.mu.Lock()
+	subs := f.subs
+	f.subs, f.ended = nil, true
+	f.mu.Unlock()
+	for s := range subs {
+		s.ended()
+	}
+	f.cancel(nil)
+	close(f.done)
+}
+
+// publish hands ev to every subscriber that subscribed to it and may see it. It never waits
+// for a client. A list_changed first drops the backend's cached lists, so subscribers that list
+// again on hearing it get the new list from this replica, and the other replicas hear of it
+// (Source.Changed).
+func (f *feed) publish(ev listenEvent) {
+	if ev.method != wire.NotifResourcesUpdated {
+		if changed := f.spec.src.Changed; changed != nil {
+			changed(f.spec.b.Name(), ev.method)
+		}
+	}
+	upstream := f.spec.b.Name()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s, flt := range f.subs {
+		s.offer(upstream, flt, ev)
+	}
+}
+
+// remove takes s off the stream; the last subscriber to leave ends it and waits until it has
+// ended, so the backend connection is closed by the time the last listen returns.
+func (f *feed) remove(s *subscriber) {
+	if f.hub != nil {
+		f.hub.mu.Lock()
+	}
+	f.mu.Lock()
+	delete(f.subs, s)
+	last := len(f.subs) == 0 && !f.ended
+	if last && f.hub != nil && f.hub.feeds[f.key] == f {
+		delete(f.hub.feeds, f.key) // nobody may join a stream that is being closed
+	}
+	f.mu.Unlock()
+	if f.hub != nil {
+		f.hub.mu.Unlock()
+	}
+	if last {
+		f.cancel(errNoSubscribers)
+		<-f.done
+	}
+}
+
+// subscriber is one client listen: the notifications of its backend streams wait in queue
+// until the client's own goroutine writes them, so a slow client holds up no other subscriber
+// of a shared stream. The queue is bounded (see eventQueue): a client that falls behind gets
+// coalesced resource updates, and one that overflows even those has its listen ended with
+// Overflow, since it has then missed notifications it cannot learn of otherwise.
+type subscriber struct {
+	wake   chan struct{} // signalled, never blocking, when queue or open changed
+	feeds  []*feed       // written only by the client's goroutine
+	caller Caller
+	mu     sync.Mutex
+	queue  eventQueue
+	open   int  // backend streams that have not ended
+	over   bool // the queue overflowed: the listen ends, and nothing more is queued
+}
+
+func newSubscriber(limits queueLimits, c Caller) *subscriber {
+	return &subscriber{wake: make(chan struct{}, 1), caller: c, queue: eventQueue{limits: limits}}
+}
+
+// offer queues ev, from the backend upstream, for the client if flt (what the client
+// subscribed to on that backend's stream) covers it and the caller's policy lets it read the
+// resource a resources/updated names. Otherwise the drop is reported to Caller.Dropped.
+// Neither check nor the queue depends on what else is queued: offer is O(1) however slow the
+// client.
+func (s *subscriber) offer(upstream string, flt *listenFilter, ev listenEvent) {
+	cover, ok := flt.covers(ev)
+	switch {
+	case !ok:
+		s.drop(DropUnsubscribed, 1)
+		return
+	case ev.method == wire.NotifResourcesUpdated && s.caller.Visible != nil &&
+		!s.caller.Visible(names.KindResource, names.Target{Upstream: upstream, Name: ev.target}):
+		s.drop(DropHidden, 1)
+		return
+	}
+	ev.cover = cover
+	s.push(ev)
+}
+
+// push queues ev unless the same notification is still waiting: a client that has not yet
+// been told a list changed, or a resource was updated, learns nothing more from a second copy.
+// When even coalesced the queue cannot hold ev, it is emptied and the listen is marked to end
+// with Overflow; nothing more is queued.
+func (s *subscriber) push(ev listenEvent) {
+	s.mu.Lock()
+	coalesced, lost := 0, 0
+	if s.over {
+		lost = 1
+	} else if c, ok := s.queue.push(ev); ok {
+		coalesced = c
+	} else {
+		lost = s.queue.len() + 1
+		s.queue.reset()
+		s.over = true
+	}
+	s.mu.Unlock()
+	s.drop(DropCoalesced, coalesced)
+	s.drop(DropOverflow, lost)
+	s.signal()
+}
+
+func (s *subscriber) drop(cause string, n int) {
+	if n > 0 && s.caller.Dropped != nil {
+		s.caller.Dropped(cause, n)
+	}
+}
+
+func (s *subscriber) ended() {
+	s.mu.Lock()
+	s.open--
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *subscriber) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the waiting notifications, oldest first, and empties the queue; open is the
+// number of backend streams still open, over whether the queue overflowed.
+func (s *subscriber) take() (q []listenEvent, open int, over bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q = s.queue.items
+	s.queue.reset() // an idle listen holds no queue
+	return q, s.open, s.over
+}
+
+// relay emits the queued notifications, tagged with id, until ctx is done, emit fails, the
+// queue overflows, or every backend stream has ended; then it emits the listen's end: the
+// overflow error, or the graceful-end result.
+//
+// An idle listen spends its life blocked in relay's select, at the bottom of its handler
+// goroutine's stack; the work between wake-ups is in flush, so that the frames of an idle stream
+// stay small. The runtime halves a goroutine's stack at a GC only while less than a quarter of it
+// is in use, so a few hundred bytes more at the blocking point keep every idle stream's stack
+// twice as large (docs/performance.md).
+func (s *subscriber) relay(ctx context.Context, id json.RawMessage, emit func([]byte) error) error {
+	for {
+		if done, err := s.flush(ctx, id, emit); done {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.wake:
+		}
+	}
+}
+
+// flush emits what is queued and, when the listen is over, its end; done reports that relay
+// must return err.
+//
+//go:noinline
+func (s *subscriber) flush(ctx context.Context, id json.RawMessage, emit func([]byte) error) (done bool, err error) {
+	q, open, over := s.take()
+	for _, ev := range q {
+		if ctx.Err() != nil {
+			return true, nil
+		}
+		if err := emit(ev.render(id)); err != nil {
+			return true, err
+		}
+	}
+	switch {
+	case ctx.Err() != nil && (over || open == 0):
+		return true, nil
+	case over:
+		return true, emit(jsonrpc.AppendError(nil, id, Overflow))
+	case open == 0:
+		return true, emit(jsonrpc.AppendResult(nil, id, listenEndResult(id)))
+	}
+	return false, nil
+}
+
+// leave takes s off every backend stream it listens to.
+func (s *subscriber) leave() {
+	for _, f := range s.feeds {
+		f.remove(s)
+	}
+}
