@@ -145,6 +145,17 @@ func startEdgeGateway(t *testing.T, mutate func(*Config)) *edgeFixture {
 // stay open until the test ends. The wait is a fail-safe for a loaded machine, not a timing.
 func (f *edgeFixture) callUnread(t *testing.T, n int, tool, body string) {
 	t.Helper()
+	f.postUnread(t, n, "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: edge__"+tool+"\r\n", body)
+	if !settle(30*time.Second, func() bool { return f.backend.large.Load() >= int64(n) }) {
+		t.Fatalf("the backend saw %d of %d calls", f.backend.large.Load(), n)
+	}
+}
+
+// postUnread POSTs body n times as the attacker, with the headers given besides those every
+// request carries, each on a raw connection with a small receive buffer that is never read and
+// stays open until the test ends.
+func (f *edgeFixture) postUnread(t *testing.T, n int, headers, body string) {
+	t.Helper()
 	for range n {
 		c, err := net.Dial("tcp", f.gw.MCP)
 		if err != nil {
@@ -153,12 +164,8 @@ func (f *edgeFixture) callUnread(t *testing.T, n int, tool, body string) {
 		t.Cleanup(func() { c.Close() })
 		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
 		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
-			"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"+
-			"Mcp-Method: tools/call\r\nMcp-Name: edge__%s\r\nAuthorization: Bearer %s\r\n"+
-			"Content-Length: %d\r\n\r\n%s", f.gw.MCP, tool, f.attacker, len(body), body)
-	}
-	if !settle(30*time.Second, func() bool { return f.backend.large.Load() >= int64(n) }) {
-		t.Fatalf("the backend saw %d of %d calls", f.backend.large.Load(), n)
+			"Accept: application/json, text/event-stream\r\n%sAuthorization: Bearer %s\r\n"+
+			"Content-Length: %d\r\n\r\n%s", f.gw.MCP, headers, f.attacker, len(body), body)
 	}
 }
 

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -19,18 +17,7 @@ const legacyBigCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"
 // until the test ends.
 func (f *edgeFixture) callUnreadLegacy(t *testing.T, n int, sid string) {
 	t.Helper()
-	for range n {
-		c, err := net.Dial("tcp", f.gw.MCP)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
-		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
-			"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n"+
-			"Mcp-Session-Id: %s\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s",
-			f.gw.MCP, sid, f.attacker, len(legacyBigCall), legacyBigCall)
-	}
+	f.postUnread(t, n, "MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: "+sid+"\r\n", legacyBigCall)
 }
 
 // TestLegacyUnreadResultsHoldTheirBudget: a pre-2026 call holds its caller's in-flight slot and
