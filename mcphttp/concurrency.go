@@ -39,57 +39,92 @@ var errCallerBusy = &Error{Status: http.StatusTooManyRequests, Outcome: outcomeR
 	RPC:    jsonrpc.NewError(jsonrpc.CodeRateLimited, "Too many concurrent requests from this caller; retry later"),
 	Header: http.Header{"Retry-After": {"1"}}}
 
-// acquire takes an overall slot; release must be called once when it succeeded.
-func (c *concurrency) acquire() (release func(), err error) {
+// acquire takes an overall slot; took is false when there is no overall limit. A slot taken
+// is given back with releaseAll, once.
+func (c *concurrency) acquire() (took bool, err error) {
 	if c.all == nil {
-		return func() {}, nil
+		return false, nil
 	}
 	select {
 	case c.all <- struct{}{}:
-		return func() { <-c.all }, nil
+		return true, nil
 	default:
-		return nil, errBusy
+		return false, errBusy
 	}
 }
 
-// acquireCaller takes one of the caller's slots.
-func (c *concurrency) acquireCaller(caller string) (release func(), err error) {
+func (c *concurrency) releaseAll() { <-c.all }
+
+// acquireCaller takes one of the caller's slots; took is false when callers are not limited. A
+// slot taken is given back with releaseCaller, once.
+func (c *concurrency) acquireCaller(caller string) (took bool, err error) {
 	if c.perCaller <= 0 || caller == "" {
-		return func() {}, nil
+		return false, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.callers[caller] >= c.perCaller {
-		return nil, errCallerBusy
+		return false, errCallerBusy
 	}
 	c.callers[caller]++
-	return func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.callers[caller]--; c.callers[caller] <= 0 {
-			delete(c.callers, caller)
-		}
-	}, nil
+	return true, nil
+}
+
+func (c *concurrency) releaseCaller(caller string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.callers[caller]--; c.callers[caller] <= 0 {
+		delete(c.callers, caller)
+	}
+}
+
+// admission is what stage admit took for a request, held until its response is written. It is
+// a value in the request, not a closure: admitting costs no allocation.
+type admission struct {
+	c      *concurrency
+	held   bool   // admit succeeded; release gives back what it took
+	all    bool   // an overall slot
+	caller string // the caller whose slot was taken; "" for none
+}
+
+// release gives back what admission took, once; later calls do nothing.
+func (a *admission) release() {
+	if !a.held {
+		return
+	}
+	a.held = false
+	if a.caller != "" {
+		a.c.releaseCaller(a.caller)
+	}
+	if a.all {
+		a.c.releaseAll()
+	}
 }
 
 // admit is stage admit: an in-flight slot on this replica, one of the caller's, and a token of
 // the caller's rate limit. Every request that is authenticated takes them, on every path: the
 // 2026-07-28 pipeline here, and an era edge once for its whole client request
-// (Incoming.Admit). release gives the slots back; it is nil when admission failed.
-func (s *Server) admit(x *request) (release func(), err error) {
-	releaseAll, err := s.inflight.acquire()
-	if err != nil {
-		return nil, err
+// (Incoming.Admit). What it took is x.admitted, given back once the response is written.
+func (s *Server) admit(x *request) error {
+	a := admission{c: s.inflight}
+	var err error
+	if a.all, err = s.inflight.acquire(); err != nil {
+		return err
 	}
-	releaseCaller, err := s.inflight.acquireCaller(x.subject())
+	took, err := s.inflight.acquireCaller(x.subject())
 	if err != nil {
-		releaseAll()
-		return nil, err
+		a.held = true
+		a.release()
+		return err
 	}
-	release = func() { releaseCaller(); releaseAll() }
+	if took {
+		a.caller = x.subject()
+	}
+	a.held = true
 	if err := x.limitCaller(); err != nil {
-		release()
-		return nil, err
+		a.release()
+		return err
 	}
-	return release, nil
+	x.admitted = a
+	return nil
 }

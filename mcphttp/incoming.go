@@ -103,12 +103,10 @@ func (in *Incoming) Subject() string { return in.x.subject() }
 // takes is held until the response is written. A second call takes nothing more.
 func (in *Incoming) Admit() error {
 	x := in.x
-	if x.release != nil {
+	if x.admitted.held {
 		return nil
 	}
-	release, err := x.s.admit(x)
-	x.release = release
-	return err
+	return x.s.admit(x)
 }
 
 // Inner is a request an era edge built from its client's: a 2026-07-28 message that runs through

@@ -126,11 +126,7 @@ func stageHeaders(s *Server, x *request) (bool, error) {
 
 func stageAuthenticate(s *Server, x *request) (bool, error) { return false, s.authenticate(x) }
 
-func stageAdmit(s *Server, x *request) (bool, error) {
-	release, err := s.admit(x)
-	x.release = release
-	return false, err
-}
+func stageAdmit(s *Server, x *request) (bool, error) { return false, s.admit(x) }
 
 func stageEndpoint(s *Server, x *request) (bool, error) { return s.search.endpoint(x) }
 

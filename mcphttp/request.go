@@ -60,9 +60,8 @@ type request struct {
 	// Sink for a request it built. client is the writer of the client's HTTP response.
 	out    Sink
 	client *ClientSink
-	// release gives back what admission took, once the response is written; nil when nothing
-	// was taken.
-	release func()
+	// admitted is what stage admit took, given back once the response is written.
+	admitted admission
 }
 
 // decoded is what stages guard to headers read from the client's request, once.

@@ -212,8 +212,13 @@ func (s *Server) handleGet(c echo.Context) error {
 // its error.
 func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 	r := c.Request()
-	x := &request{s: s, r: r, hdr: r.Header, ctx: r.Context(), start: s.now()}
-	x.client = &ClientSink{w: c.Response(), srv: s}
+	// The request value and its client sink live and die together: one allocation.
+	both := &struct {
+		x request
+		c ClientSink
+	}{x: request{s: s, r: r, hdr: r.Header, ctx: r.Context(), start: s.now()}, c: ClientSink{w: c.Response(), srv: s}}
+	x := &both.x
+	x.client = &both.c
 	x.out = x.client
 	x.requestID = requestID(r)
 	x.set = s.endpointSet(c)
@@ -237,11 +242,9 @@ func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 	}()
 	err := run(x)
 	x.client.finish()
-	if x.release != nil {
-		// Admission is held until the response is written: a client that reads slowly keeps
-		// its slot, as it keeps the result's bytes.
-		x.release()
-	}
+	// Admission is held until the response is written: a client that reads slowly keeps its
+	// slot, as it keeps the result's bytes.
+	x.admitted.release()
 	if x.client.writeErr != nil || errors.Is(err, errClientWrite) {
 		// The client did not take the response (gone, or not reading within the write
 		// deadline): nothing more can reach it. Returning releases the backend and the
