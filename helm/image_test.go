@@ -147,7 +147,9 @@ func TestBuildStaticUsage(t *testing.T) {
 // chart (values.yaml image.repository, Chart.yaml appVersion), the one place they are set.
 func TestImageIsTheChartsImage(t *testing.T) {
 	h := newHelm(t)
-	cmd := exec.CommandContext(t.Context(), "make", "-n", "image")
+	// --no-print-directory: under `make test` this make is a sub-make, which would otherwise
+	// announce the directory it enters.
+	cmd := exec.CommandContext(t.Context(), "make", "--no-print-directory", "-n", "image")
 	cmd.Dir = h.root
 	out, err := cmd.CombinedOutput()
 	if err != nil {
