@@ -141,11 +141,16 @@ func guardrailByName(name string) (Guardrail, bool) {
 // detSet is a set of detectors.
 type detSet uint64
 
-func (s detSet) has(d Detector) bool      { return s&(1<<d) != 0 }
-func (s detSet) with(d Detector) detSet   { return s | 1<<d }
-func (s detSet) any(o detSet) bool        { return s&o != 0 }
-func setOf(ds ...Detector) (s detSet)     { for _, d := range ds { s = s.with(d) }; return s }
-func (s detSet) empty() bool              { return s == 0 }
+func (s detSet) has(d Detector) bool    { return s&(1<<d) != 0 }
+func (s detSet) with(d Detector) detSet { return s | 1<<d }
+func (s detSet) any(o detSet) bool      { return s&o != 0 }
+func setOf(ds ...Detector) (s detSet) {
+	for _, d := range ds {
+		s = s.with(d)
+	}
+	return s
+}
+func (s detSet) empty() bool               { return s == 0 }
 func (s detSet) without(d Detector) detSet { return s &^ (1 << d) }
 
 // Action is what a rule does with a finding. Actions are ordered by strength: a message is

@@ -19,8 +19,8 @@ var (
 		"every", "and", "or", "developer", "safety", "current"}
 	overrideNouns = []string{"instructions", "instruction", "prompts", "prompt", "directions", "directives",
 		"rules", "guidelines", "guidance", "context", "messages", "commands", "constraints", "guardrails"}
-	hideVerbs = []string{"tell", "inform", "mention", "reveal", "disclose", "show", "notify", "alert", "let"}
-	hideFill  = []string{"this", "it", "anything", "to", "about", "that", "the", "any", "of", "your"}
+	hideVerbs    = []string{"tell", "inform", "mention", "reveal", "disclose", "show", "notify", "alert", "let"}
+	hideFill     = []string{"this", "it", "anything", "to", "about", "that", "the", "any", "of", "your"}
 	withoutVerbs = []string{"telling", "informing", "notifying", "asking", "alerting", "letting", "showing"}
 	userWords    = []string{"user", "users", "human", "humans"}
 	noteWords    = []string{"note", "attention", "message", "reminder", "instructions", "instruction"}
