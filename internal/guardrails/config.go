@@ -237,3 +237,20 @@ func (c *Config) RuleIDs() []string {
 	}
 	return out
 }
+
+// ValidatesSchemas reports whether any rule validates against tool schemas: then the gateway
+// keeps every listed tool's schemas in its tool index.
+func (c *Config) ValidatesSchemas() bool {
+	if c == nil {
+		return false
+	}
+	for i := range c.Rules {
+		v := &c.Rules[i].Validate
+		a, _ := parseAction(orOff(v.Arguments))
+		o, _ := parseAction(orOff(v.StructuredContent))
+		if a != Off || o != Off {
+			return true
+		}
+	}
+	return false
+}

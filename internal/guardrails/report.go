@@ -69,6 +69,8 @@ type Report struct {
 	Findings []Finding
 	// Counts counts the findings per detector, beyond maxRecorded too.
 	Counts [numDetectors]uint32
+	// acts is the action taken on each detector's findings.
+	acts [numDetectors]Action
 	// Err is why the check could not be completed (JSON nested too deeply, too many matches
 	// to redact, a schema that does not compile); a message whose check failed is blocked.
 	Err error
@@ -128,6 +130,7 @@ func (m *msgScan) found(det Detector, start, end int, w *walker) {
 	}
 	r := m.rep
 	r.Counts[det]++
+	r.acts[det] = a
 	r.Action = max(r.Action, a)
 	if a == Redact {
 		if len(r.edits) >= maxEdits {
