@@ -49,6 +49,9 @@ type request struct {
 	in     decoded  // stages guard to headers
 	caller identity // stage authenticate
 	route  route    // stages route to mrtr-in
+	// rails is what the guardrails keep of the request (guardrails.go): stage guardrails and
+	// the relay.
+	rails railState
 	// era is what the access log and the metrics say of the request's protocol era, set by the
 	// edge that served it.
 	era eraLabel
