@@ -75,17 +75,25 @@ func configEnums() map[string][]any {
 	}
 	modes := strs(string(pins.ModeLockfile), string(pins.ModeTOFU), string(pins.ModeOff))
 	return map[string][]any{
-		"log.level":                           strs(logLevels()...),
-		"log.format":                          strs(logFormats()...),
-		"admin.redisReadiness":                strs(redisReadinessRequired, redisReadinessAdvisory),
-		"auth.issuers[].algorithms[]":         strs(authz.DefaultAlgorithms()...),
-		"auth.policy.rules[].effect":          strs(authz.EffectAllow, authz.EffectDeny),
-		"auth.policy.rules[].confirmFallback": strs(authz.FallbackClientForm),
-		"upstreams[].protocol":                strs(upstreams.ProtocolChoices()...),
-		"upstreams[].auth.type":               strs(upstreams.AuthClientCredentials, upstreams.AuthTokenExchange),
-		"legacy.versions[]":                   strs(pre2026.DefaultLegacyVersions()...),
-		"pins.mode":                           modes,
-		"pins.backends.*.mode":                modes,
+		"log.level":                                     strs(logLevels()...),
+		"log.format":                                    strs(logFormats()...),
+		"admin.redisReadiness":                          strs(redisReadinessRequired, redisReadinessAdvisory),
+		"auth.issuers[].algorithms[]":                   strs(authz.DefaultAlgorithms()...),
+		"auth.policy.rules[].effect":                    strs(authz.EffectAllow, authz.EffectDeny),
+		"auth.policy.rules[].confirmFallback":           strs(authz.FallbackClientForm),
+		"upstreams[].protocol":                          strs(upstreams.ProtocolChoices()...),
+		"upstreams[].auth.type":                         strs(upstreams.AuthClientCredentials, upstreams.AuthTokenExchange),
+		"legacy.versions[]":                             strs(pre2026.DefaultLegacyVersions()...),
+		"pins.mode":                                     modes,
+		"pins.backends.*.mode":                          modes,
+		"guardrails.rules[].validate.arguments":         strs("off", "log", "block"),
+		"guardrails.rules[].validate.structuredContent": strs("off", "log", "block"),
+		"guardrails.rules[].arguments.secrets":          strs("off", "log", "redact", "block"),
+		"guardrails.rules[].arguments.pii":              strs("off", "log", "redact", "block"),
+		"guardrails.rules[].arguments.injection":        strs("off"),
+		"guardrails.rules[].results.secrets":            strs("off", "log", "flag", "redact", "block"),
+		"guardrails.rules[].results.pii":                strs("off", "log", "flag", "redact", "block"),
+		"guardrails.rules[].results.injection":          strs("off", "log", "flag", "redact", "block"),
 	}
 }
 
