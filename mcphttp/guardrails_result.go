@@ -1,6 +1,8 @@
 package mcphttp
 
 import (
+	"net/http"
+
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/metrics"
@@ -81,7 +83,8 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 			return nil, toolError(msg), nil
 		}
 		e := rpcError(jsonrpc.NewError(jsonrpc.CodeInternalError, msg))
-		e.Outcome = outcomeDenied
+		// In the place of the backend's answer, as a backend's JSON-RPC error is relayed.
+		e.Status, e.Outcome = http.StatusOK, outcomeDenied
 		return nil, nil, e
 	}
 	out, _ = rep.RewriteResult(result, x.rails.notes)
