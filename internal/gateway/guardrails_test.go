@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +12,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
 
 // What the guardrails backend puts in its answers: a credential, personal data and injection
@@ -58,6 +62,8 @@ func railBackend(t *testing.T) *mcptest.Server {
 	return mcptest.StartServer(t, "be",
 		mcptest.WithTool(&mcp.Tool{Name: "echo_args", InputSchema: obj(map[string]*jsonschema.Schema{
 			"n": {Type: "integer"}, "note": {Type: "string"}}, "n")}, echoArgs),
+		mcptest.WithTool(&mcp.Tool{Name: "mirror", InputSchema: map[string]any{"type": "object",
+			"properties": map[string]any{"note": map[string]any{"type": "string", "x-mcp-header": "Note"}}}}, echoArgs),
 		mcptest.WithTool(&mcp.Tool{Name: "leak", InputSchema: obj(nil)}, leak),
 		mcptest.WithTool(&mcp.Tool{Name: "structured", InputSchema: obj(map[string]*jsonschema.Schema{"bad": {Type: "boolean"}}),
 			OutputSchema: obj(map[string]*jsonschema.Schema{"count": {Type: "integer"}}, "count")}, structured),
@@ -75,7 +81,7 @@ func railBackend(t *testing.T) *mcptest.Server {
 // railRules are the rules of the guardrails end-to-end tests.
 func railRules() guardrails.Config {
 	return guardrails.Config{AllowedHosts: []string{"*.example.com"}, Rules: []guardrails.RuleConfig{
-		{ID: "schema", Tools: []string{"echo_args", "structured"},
+		{ID: "schema", Tools: []string{"echo_args", "structured", "mirror"},
 			Validate:  guardrails.ValidateConfig{Arguments: "block", StructuredContent: "block"},
 			Arguments: guardrails.DirectionConfig{Secrets: "redact", PII: "block"}},
 		{ID: "results", Tools: []string{"leak", "progress_leak"},
@@ -124,7 +130,7 @@ func TestGuardrails(t *testing.T) {
 }
 
 func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mcptest.Server, progress <-chan string) {
-	call := func(name string, args map[string]any) *mcp.CallToolResult {
+	call := func(t *testing.T, name string, args map[string]any) *mcp.CallToolResult {
 		t.Helper()
 		p := &mcp.CallToolParams{Name: "be__" + name, Arguments: args}
 		p.SetProgressToken("p1")
@@ -136,7 +142,7 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 	}
 	t.Run("arguments against the input schema", func(t *testing.T) {
 		be.Reset()
-		res := call("echo_args", map[string]any{"n": "seven"})
+		res := call(t, "echo_args", map[string]any{"n": "seven"})
 		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, `"schema"`) || !strings.Contains(got, "/n") ||
 			strings.Contains(got, "seven") {
 			t.Fatalf("a call breaking the schema: %+v %q", res.IsError, got)
@@ -144,25 +150,42 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 		if n := len(be.RequestsOf("tools/call")); n != 0 {
 			t.Fatalf("a refused call reached the backend %d times", n)
 		}
-		if res := call("echo_args", map[string]any{"n": 7}); res.IsError {
+		if res := call(t, "echo_args", map[string]any{"n": 7}); res.IsError {
 			t.Fatalf("a valid call was refused: %q", mcptest.ResultText(res))
 		}
 	})
 	t.Run("secrets in arguments redacted before forwarding", func(t *testing.T) {
-		res := call("echo_args", map[string]any{"n": 1, "note": "use " + railAWSKey})
+		res := call(t, "echo_args", map[string]any{"n": 1, "note": "use " + railAWSKey})
 		got := mcptest.ResultText(res)
 		if res.IsError || strings.Contains(got, railAWSKey) || !strings.Contains(got, "[REDACTED:aws-access-key]") {
 			t.Fatalf("the backend got %q", got)
 		}
 	})
+	t.Run("a mirrored argument's header says what the body says", func(t *testing.T) {
+		if _, err := cs.ListTools(ctx, nil); err != nil { // the client mirrors what the list declares
+			t.Fatal(err)
+		}
+		be.Reset()
+		if res := call(t, "mirror", map[string]any{"note": "key " + railAWSKey}); res.IsError {
+			t.Fatalf("mirror: %q", mcptest.ResultText(res))
+		}
+		reqs := be.RequestsOf("tools/call")
+		if len(reqs) != 1 {
+			t.Fatalf("the backend got %d calls", len(reqs))
+		}
+		h, err := mcpheader.Decode(reqs[0].Header.Get("Mcp-Param-Note"))
+		if err != nil || h != "key [REDACTED:aws-access-key]" || strings.Contains(string(reqs[0].Body), railAWSKey) {
+			t.Fatalf("the backend got header %q (%v) and body %s", h, err, reqs[0].Body)
+		}
+	})
 	t.Run("personal data in arguments blocked", func(t *testing.T) {
-		res := call("echo_args", map[string]any{"n": 1, "note": "mail " + railEmail})
+		res := call(t, "echo_args", map[string]any{"n": 1, "note": "mail " + railEmail})
 		if got := mcptest.ResultText(res); !res.IsError || strings.Contains(got, railEmail) || !strings.Contains(got, "pii (email)") || !strings.Contains(got, "/note") {
 			t.Fatalf("got %v %q", res.IsError, got)
 		}
 	})
 	t.Run("result redacted and flagged", func(t *testing.T) {
-		res := call("leak", nil)
+		res := call(t, "leak", nil)
 		got := mcptest.ResultText(res)
 		if strings.Contains(got, railAWSKey) || strings.Contains(got, railEmail) ||
 			!strings.Contains(got, "[REDACTED:aws-access-key]") || !strings.Contains(got, "[REDACTED:email]") {
@@ -176,10 +199,10 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 		}
 	})
 	t.Run("structured content against the output schema", func(t *testing.T) {
-		if res := call("structured", map[string]any{"bad": false}); res.IsError {
+		if res := call(t, "structured", map[string]any{"bad": false}); res.IsError {
 			t.Fatalf("a conforming result was refused: %q", mcptest.ResultText(res))
 		}
-		res := call("structured", map[string]any{"bad": true})
+		res := call(t, "structured", map[string]any{"bad": true})
 		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, "/structuredContent/count") || strings.Contains(got, "three") {
 			t.Fatalf("got %v %q", res.IsError, got)
 		}
@@ -195,19 +218,19 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 			}
 			return ""
 		}
-		if res := call("progress_leak", nil); res.IsError {
+		if res := call(t, "progress_leak", nil); res.IsError {
 			t.Fatalf("progress_leak: %q", mcptest.ResultText(res))
 		}
 		if m := next(); m != "token [REDACTED:github-token]" {
 			t.Fatalf("progress reached the client as %q", m)
 		}
-		res := call("progress_block", nil)
+		res := call(t, "progress_block", nil)
 		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, "notification") || !strings.Contains(got, "github-token") ||
 			strings.Contains(got, railGHToken) {
 			t.Fatalf("a blocked notification let the result through: %v %q", res.IsError, got)
 		}
 		// The blocked notification never comes: the next one is the next call's.
-		call("progress_leak", nil)
+		call(t, "progress_leak", nil)
 		if m := next(); m != "token [REDACTED:github-token]" {
 			t.Fatalf("after a blocked notification the client saw %q", m)
 		}
@@ -255,5 +278,42 @@ func TestGuardrailsTypeScriptClient(t *testing.T) {
 	s := steps["call_tool"]
 	if !s.OK || strings.Contains(s.Text, railAWSKey) || !strings.Contains(s.Text, "[REDACTED:aws-access-key]") {
 		t.Fatalf("call_tool: %s", s)
+	}
+}
+
+// TestGuardrailsPinnedSchema: with pinning on, arguments are validated against the pinned
+// inputSchema, not the one the backend lists now: a backend that widens its schema (a drift the
+// operator lets through, logged) does not widen what the guardrail lets the tool receive.
+func TestGuardrailsPinnedSchema(t *testing.T) {
+	redis := testredis.Start(t)
+	limited := func(max float64) *mcp.Tool {
+		return &mcp.Tool{Name: "count", InputSchema: map[string]any{"type": "object",
+			"properties": map[string]any{"n": map[string]any{"type": "integer", "maximum": max}}}}
+	}
+	be := mcptest.StartServer(t, "be", mcptest.WithoutDefaults(), mcptest.WithTool(limited(10), noopTool))
+	pc := &pins.Config{Mode: pins.ModeTOFU, Actions: map[pins.Class]pins.Action{
+		pins.ClassInputSchemaWidened: pins.ActionLog, pins.ClassOtherChanged: pins.ActionLog}}
+	r := startPinned(t, pc, func(c *Config) {
+		c.Redis.URL = redis.URL()
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "count", Tools: []string{"*"},
+			Validate: guardrails.ValidateConfig{Arguments: "block"}}}}
+	}, be)
+	if names := listNames(t, r.gw, "tools/list"); !slices.Equal(names, []string{"be__count"}) {
+		t.Fatalf("first contact: %v", names)
+	}
+	be.MCP().AddTool(limited(1000), noopTool)
+	if names := listNames(t, r.gw, "tools/list"); !slices.Equal(names, []string{"be__count"}) {
+		t.Fatalf("after the drift: %v\n%s", names, r.log.String())
+	}
+	cs := mcptest.Connect(t, "http://"+r.gw.MCP+"/mcp")
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "be__count", Arguments: map[string]any{"n": 500}})
+	if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "/n") {
+		t.Fatalf("a call the pinned schema refuses: %v %+v\n%s", err, res, r.log.String())
+	}
+	if n := len(be.RequestsOf("tools/call")); n != 0 {
+		t.Fatalf("the backend got %d calls", n)
+	}
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "be__count", Arguments: map[string]any{"n": 5}}); err != nil || res.IsError {
+		t.Fatalf("a call within the pinned schema: %v %+v", err, res)
 	}
 }
