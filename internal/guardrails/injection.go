@@ -33,6 +33,9 @@ var (
 		"function_calls", "function_results", "system_prompt"}
 )
 
+// minWebhookPath is the shortest path after /services/ a Slack webhook has.
+const minWebhookPath = 20
+
 // phrase matches an instruction-like phrase starting at the word t[i:j].
 func (s *textScan) phrase(i, j int) {
 	t := s.t
@@ -219,7 +222,10 @@ func (s *textScan) url(i int) int {
 		return a
 	}
 	ue := urlEnd(t, a, ae)
-	if s.on.has(DetSlackWebhook) && eqFold(t[host:hostEnd], "hooks.slack.com") && hasPrefix(t, ae, "/services/") {
+	// A webhook's path names a workspace, a channel and a secret (/services/T…/B…/…): the
+	// service's base URL alone, as documentation writes it, is not one.
+	if s.on.has(DetSlackWebhook) && eqFold(t[host:hostEnd], "hooks.slack.com") && hasPrefix(t, ae, "/services/") &&
+		ue-ae-len("/services/") >= minWebhookPath {
 		s.found(DetSlackWebhook, ss, ue)
 	}
 	if s.on.has(DetLink) && !s.hosts.allows(t[host:hostEnd]) {

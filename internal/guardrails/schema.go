@@ -189,8 +189,8 @@ func (s *CompiledSchema) Validate(instance []byte) (v *Violation, err error) {
 	if s.objectOnly && instance[skipWS(instance, 0)] == '{' {
 		return nil, nil
 	}
-	var inst any
-	if err := json.Unmarshal(instance, &inst); err != nil {
+	inst, err := decodeTrusted(instance)
+	if err != nil {
 		// A number out of the range of a double: no validator reads it as written.
 		return &Violation{Problem: "holds a number that cannot be read as a JSON Schema number"}, nil
 	}

@@ -333,10 +333,8 @@ func (s *textScan) entropy(i, j int) {
 	if n < minEntropyLen || n > maxEntropyLen || (e < j && t[e] != '.' && t[e] != '=' && t[e] != '~') {
 		return
 	}
-	var counts [128]uint16
 	var up, lo, di int
 	for _, c := range t[i:e] {
-		counts[c]++
 		switch {
 		case isUpper(c):
 			up++
@@ -348,6 +346,10 @@ func (s *textScan) entropy(i, j int) {
 	}
 	if up < 2 || lo < 2 || di < 2 {
 		return
+	}
+	var counts [128]uint16
+	for _, c := range t[i:e] {
+		counts[c]++
 	}
 	sum := 0.0
 	for _, c := range counts {

@@ -34,8 +34,12 @@ type tables struct {
 	maybeInvisible [0x10000 / 64]uint64
 	// plogp[c] is c·log2(c), for the entropy of a token of up to maxEntropyLen bytes.
 	plogp [maxEntropyLen + 1]float64
-	// phraseStart marks the lower-case letters an instruction-like phrase can start with.
-	phraseStart [256]bool
+	// phrase2 marks the first two letters, in lower case, of the words an instruction-like
+	// phrase can start with: other words are not looked up in the word lists.
+	phrase2 [0x10000 / 64]uint64
+	// prefix2 marks the first two bytes of every prefixed format (and of a JWT): a token that
+	// starts otherwise, nearly every word, is not compared with the formats one by one.
+	prefix2 [0x10000 / 64]uint64
 }
 
 func newTables() *tables {
@@ -70,9 +74,18 @@ func newTables() *tables {
 	for c := 1; c <= maxEntropyLen; c++ {
 		t.plogp[c] = float64(c) * math.Log2(float64(c))
 	}
-	for _, c := range "idfobnwahurm" {
-		t.phraseStart[c] = true
-		t.phraseStart[c-'a'+'A'] = true
+	for _, fs := range [][]prefixed{lowerFormats, upperFormats, {{prefix: "eyJ"}}} {
+		for _, f := range fs {
+			k := uint16(f.prefix[0])<<8 | uint16(f.prefix[1])
+			t.prefix2[k/64] |= 1 << (k % 64)
+		}
+	}
+	starts := [][]string{overrideVerbs, {"do", "never", "don't", "dont", "without", "new", "updated"}, noteWords, roleWords}
+	for _, ws := range starts {
+		for _, w := range ws {
+			k := uint16(w[0])<<8 | uint16(w[1])
+			t.phrase2[k/64] |= 1 << (k % 64)
+		}
 	}
 	return t
 }
@@ -89,3 +102,23 @@ func (t *tables) candidate(r rune) bool {
 }
 
 func (t *tables) is(c byte, k uint8) bool { return t.cls[c]&k != 0 }
+
+// maybePhrase reports whether a word that starts with the letters a and b may start an
+// instruction-like phrase.
+func (t *tables) maybePhrase(a, b byte) bool {
+	k := uint16(lowerASCII(a))<<8 | uint16(lowerASCII(b))
+	return t.phrase2[k/64]&(1<<(k%64)) != 0
+}
+
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// maybePrefixed reports whether a token that starts with a and b may be of a prefixed format.
+func (t *tables) maybePrefixed(a, b byte) bool {
+	k := uint16(a)<<8 | uint16(b)
+	return t.prefix2[k/64]&(1<<(k%64)) != 0
+}

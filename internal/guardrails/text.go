@@ -1,6 +1,7 @@
 package guardrails
 
 import (
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/pins"
@@ -67,16 +68,16 @@ func (s *textScan) token(i, j int) int {
 	c := t[i]
 	switch {
 	case c >= 'a' && c <= 'z':
-		if j-i >= 8 && s.on.any(lowerPrefixed) {
+		if j-i >= 8 && s.tb.maybePrefixed(c, t[i+1]) && s.on.any(lowerPrefixed) {
 			if e := s.lowerSecret(i, j); e > i {
 				return e
 			}
 		}
-		if s.on.has(DetInstructions) && s.tb.phraseStart[c] {
+		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(c, t[i+1]) {
 			s.phrase(i, j)
 		}
 	case c >= 'A' && c <= 'Z':
-		if j-i >= 16 && s.on.any(upperPrefixed) {
+		if j-i >= 16 && s.tb.maybePrefixed(c, t[i+1]) && s.on.any(upperPrefixed) {
 			if e := s.upperSecret(i, j); e > i {
 				return e
 			}
@@ -86,7 +87,7 @@ func (s *textScan) token(i, j int) int {
 				return e
 			}
 		}
-		if s.on.has(DetInstructions) && s.tb.phraseStart[c] {
+		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(c, t[i+1]) {
 			s.phrase(i, j)
 		}
 	case c >= '0' && c <= '9':
@@ -190,6 +191,11 @@ func (s *textScan) invisibleAt(r, prev rune, next int) (Detector, bool) {
 	if next < len(s.t) {
 		nr, _ = utf8.DecodeRune(s.t[next:])
 	}
+	if r == zwj && emojiBefore(prev) && nr >= 0 && unicode.Is(unicode.So, nr) {
+		// One joiner inside an emoji sequence ("👨‍👩‍👧", "🏳️‍🌈") is how such emoji are
+		// written; a run of joiners, or one between letters, is still a finding.
+		return 0, false
+	}
 	kind, bad := pins.ClassifyRune(r, prev, nr)
 	if !bad {
 		return 0, false
@@ -198,6 +204,15 @@ func (s *textScan) invisibleAt(r, prev rune, next int) (Detector, bool) {
 		return DetBidi, true
 	}
 	return DetInvisible, true
+}
+
+// zwj is U+200D ZERO WIDTH JOINER.
+const zwj = 0x200D
+
+// emojiBefore reports whether r may end the emoji a joiner follows: a symbol, the emoji
+// presentation selector, or a skin tone modifier.
+func emojiBefore(r rune) bool {
+	return r == 0xFE0F || (r >= 0x1F3FB && r <= 0x1F3FF) || (r >= 0 && unicode.Is(unicode.So, r))
 }
 
 // Detector groups by where they start.
