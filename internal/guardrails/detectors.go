@@ -128,16 +128,6 @@ func detectorByName(name string) (Detector, bool) {
 	return 0, false
 }
 
-// guardrailByName returns the guardrail named name.
-func guardrailByName(name string) (Guardrail, bool) {
-	for i, n := range guardrailNames {
-		if n == name {
-			return Guardrail(i), true
-		}
-	}
-	return 0, false
-}
-
 // detSet is a set of detectors.
 type detSet uint64
 
@@ -150,8 +140,7 @@ func setOf(ds ...Detector) (s detSet) {
 	}
 	return s
 }
-func (s detSet) empty() bool               { return s == 0 }
-func (s detSet) without(d Detector) detSet { return s &^ (1 << d) }
+func (s detSet) empty() bool { return s == 0 }
 
 // Action is what a rule does with a finding. Actions are ordered by strength: a message is
 // treated with the strongest action among its findings.

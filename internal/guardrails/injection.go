@@ -329,10 +329,8 @@ func (h *hostSet) allows(host []byte) bool {
 	for k, c := range host {
 		buf[k] = lower(c)
 	}
-	name := string(buf[:len(host)])
-	if strings.HasSuffix(name, ".") {
-		name = name[:len(name)-1] // the root label: "example.com." is example.com
-	}
+	// The root label: "example.com." is example.com.
+	name := strings.TrimSuffix(string(buf[:len(host)]), ".")
 	for _, g := range h.globs {
 		if g.Match(name) {
 			return true

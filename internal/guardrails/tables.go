@@ -101,8 +101,6 @@ func (t *tables) candidate(r rune) bool {
 	return r >= 0xE0000 || r&0xFFFE == 0xFFFE || (r >= 0x1BCA0 && r <= 0x1BCA3) || (r >= 0x1D173 && r <= 0x1D17A)
 }
 
-func (t *tables) is(c byte, k uint8) bool { return t.cls[c]&k != 0 }
-
 // maybePhrase reports whether a word that starts with the letters a and b may start an
 // instruction-like phrase.
 func (t *tables) maybePhrase(a, b byte) bool {

@@ -238,19 +238,6 @@ func lower(c byte) byte {
 	return c
 }
 
-// hasPrefixFold reports whether t[i:] starts with p, ignoring ASCII case (p is lower case).
-func hasPrefixFold(t []byte, i int, p string) bool {
-	if len(t)-i < len(p) {
-		return false
-	}
-	for k := 0; k < len(p); k++ {
-		if lower(t[i+k]) != p[k] {
-			return false
-		}
-	}
-	return true
-}
-
 // hasPrefix reports whether t[i:] starts with p.
 func hasPrefix(t []byte, i int, p string) bool {
 	return len(t)-i >= len(p) && string(t[i:i+len(p)]) == p
