@@ -4,7 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // Metric names of the asks: the requests the gateway writes to pre-2026 clients (elicitation, sampling, roots).
 const (
-	NameLegacyAsks  = "mcp_gateway_legacy_asks_total"
+	NameLegacyAsks        = "mcp_gateway_legacy_asks_total"
 	NameLegacyAsksPending = "mcp_gateway_legacy_asks_pending"
 )
 
