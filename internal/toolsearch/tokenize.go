@@ -9,18 +9,32 @@ import (
 // Tokens splits text into lower-case, stemmed terms: at every character that is not a letter or a
 // digit (so snake_case, kebab-case, dotted and namespaced names such as github__create_issue fall
 // apart), and inside words at a lower-to-upper case change and at the end of an upper-case run
-// (camelCase, HTTPRequest). Stop words and one-letter terms are dropped: they match everything
-// and rank nothing.
+// (camelCase, HTTPRequest). A word split at a case change is also kept whole (GitHub gives git,
+// hub and github; CronJob cron, job and cronjob), as users write it either way. Stop words and
+// one-letter terms are dropped: they match everything and rank nothing.
 func Tokens(text string) []string {
 	var out []string
-	for _, w := range words(text) {
+	emit := func(w string) {
 		w = strings.ToLower(w)
-		if len(w) < 2 || stopWords[w] {
-			continue
+		if len(w) >= 2 && !stopWords[w] {
+			out = append(out, Stem(w))
 		}
-		out = append(out, Stem(w))
+	}
+	for _, run := range runs(text) {
+		parts := words(run)
+		for _, w := range parts {
+			emit(w)
+		}
+		if len(parts) == 2 && strings.ToUpper(run) != run {
+			emit(run)
+		}
 	}
 	return out
+}
+
+// runs cuts text into its runs of letters and digits.
+func runs(text string) []string {
+	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
 // words cuts text into its alphanumeric runs and splits each at case changes.
