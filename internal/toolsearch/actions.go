@@ -1,7 +1,5 @@
 package toolsearch
 
-import "strings"
-
 // Actions. A tool's name is mostly an action and a thing: create_issue, list_issues, get_issue,
 // update_issue. Words for the thing rank the four alike, and a synonym of the action ("show",
 // "open") often matches a sibling as well as the right one, so the action the query asks for
@@ -30,7 +28,7 @@ var actionWords = buildActionWords(map[action][]string{
 	actRead:   {"get", "fetch", "retrieve", "read", "show", "view", "display", "see", "inspect", "describe", "print", "obtain", "grab"},
 	actList:   {"list", "enumerate", "ls", "browse"},
 	actCreate: {"create", "make", "add", "insert", "generate", "submit", "register", "init", "initialize", "compose", "draft", "spawn"},
-	actDelete: {"delete", "remove", "erase", "drop", "destroy", "discard", "purge", "nuke", "uninstall", "forget", "trash", "cleanup"},
+	actDelete: {"delete", "remove", "erase", "drop", "destroy", "discard", "purge", "nuke", "uninstall", "forget", "trash", "cleanup", "kill"},
 	actUpdate: {"update", "edit", "modify", "change", "set", "patch", "alter", "replace", "rewrite", "tweak", "adjust", "amend", "fix", "sync", "upgrade"},
 	actSearch: {"search", "find", "lookup", "locate", "grep", "seek", "hunt", "scan", "query"},
 	actRun:    {"run", "execute", "exec", "start", "launch", "trigger", "invoke", "kick"},
@@ -109,17 +107,12 @@ func actionsOf(terms []string) action {
 	return a
 }
 
-// toolAction is what a tool says it does: the actions of its backend-side name's words, or, if
-// they say none, of the first three words of its description.
-func toolAction(t Tool) action {
-	name := t.Name
-	if t.Backend != "" {
-		name = strings.TrimPrefix(name, t.Backend)
-	}
-	if a := actionsOf(Tokens(name)); a != 0 {
+// toolAction is what a tool says it does: the actions of the words of its name after its
+// backend's (the first backendWords), or, if they say none, of the first three words of its
+// description's lead sentence.
+func toolAction(nameTerms []string, backendWords int, leadTerms []string) action {
+	if a := actionsOf(nameTerms[min(backendWords, len(nameTerms)):]); a != 0 {
 		return a
 	}
-	lead, _ := leadSentence(truncate(t.Description, maxDescribeBytes))
-	words := Tokens(lead)
-	return actionsOf(words[:min(3, len(words))])
+	return actionsOf(leadTerms[:min(3, len(leadTerms))])
 }

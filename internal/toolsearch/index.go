@@ -138,28 +138,8 @@ func NewBM25(tools []Tool) *BM25 {
 	tf := map[string]*[numFields]uint8{}
 	for i, t := range tools {
 		ix.names[i] = t.Name
-		ix.actions[i] = toolAction(t)
 		clear(tf)
-		add := func(text string, f int) {
-			for _, term := range Tokens(text) {
-				c := tf[term]
-				if c == nil {
-					c = new([numFields]uint8)
-					tf[term] = c
-				}
-				c[f] = min(c[f]+1, 255)
-				ix.fieldLen[i][f]++
-			}
-		}
-		add(t.Name, fieldName)
-		add(t.Title, fieldTitle)
-		lead, rest := leadSentence(truncate(t.Description, maxDescribeBytes))
-		add(lead, fieldLead)
-		add(rest, fieldRest)
-		for _, p := range t.Params {
-			add(p.Name, fieldParamName)
-			add(truncate(p.Description, maxDescribeBytes/4), fieldParamDesc)
-		}
+		ix.actions[i] = ix.countTerms(i, t, tf)
 		splitNameWords(tf, &ix.fieldLen[i])
 		for _, term := range slices.Sorted(maps.Keys(tf)) { // postings in a fixed order whatever the map's
 			ix.postings[term] = append(ix.postings[term], posting{doc: int32(i), tf: *tf[term]})
@@ -180,6 +160,39 @@ func NewBM25(tools []Tool) *BM25 {
 		}
 	}
 	return ix
+}
+
+// countTerms counts, per field, the terms of tool i (t) into tf and its field lengths, and
+// returns what the tool says it does.
+func (ix *BM25) countTerms(i int, t Tool, tf map[string]*[numFields]uint8) action {
+	addTerms := func(terms []string, f int) {
+		for _, term := range terms {
+			c := tf[term]
+			if c == nil {
+				c = new([numFields]uint8)
+				tf[term] = c
+			}
+			c[f] = min(c[f]+1, 255)
+			ix.fieldLen[i][f]++
+		}
+	}
+	add := func(text string, f int) { addTerms(Tokens(text), f) }
+	nameTerms := Tokens(t.Name)
+	addTerms(nameTerms, fieldName)
+	add(t.Title, fieldTitle)
+	lead, rest := leadSentence(truncate(t.Description, maxDescribeBytes))
+	leadTerms := Tokens(lead)
+	addTerms(leadTerms, fieldLead)
+	add(rest, fieldRest)
+	for _, p := range t.Params {
+		add(p.Name, fieldParamName)
+		add(truncate(p.Description, maxDescribeBytes/4), fieldParamDesc)
+	}
+	skip := 0 // the backend's words that begin the namespaced name
+	if t.Backend != "" && strings.HasPrefix(t.Name, t.Backend) {
+		skip = len(Tokens(t.Backend))
+	}
+	return toolAction(nameTerms, skip, leadTerms)
 }
 
 // splitNameWords adds to a tool's name the words its run-together name words are made of

@@ -15,7 +15,7 @@ var phrases = map[string]string{
 	// Making and starting.
 	"set up": "create", "start up": "start", "boot up": "start",
 	"fire up": "start launch", "kick off": "start run trigger", "put together": "create",
-	"write up": "write create", "draw up": "create", "sign up": "create account",
+	"write up": "write create", "draw up": "create",
 	// Removing and stopping.
 	"throw away": "delete", "throw out": "delete",
 	"clean up": "cleanup delete", "tear down": "delete destroy", "take down": "delete stop",
@@ -41,6 +41,7 @@ var phrases = map[string]string{
 	"signed in": "login", "log out": "logout", "sign out": "logout", "hook up": "connect",
 	"file a": "create", "file an": "create", "drop a note": "send message", "drop a line": "send message",
 	"drop a message": "send message", "reports to": "relation manager", "report to": "relation manager",
+	"dark mode": "color scheme emulate media", "light mode": "color scheme emulate media",
 	// Commands of common command-line tools.
 	"go test": "command run test", "go build": "command run build", "go run": "command run",
 	"npm run": "command run", "npm test": "command run test", "npm install": "command run install",
@@ -83,6 +84,10 @@ func readPhrases(fields []string) []string {
 // phraseAt is the longest phrase that fields begin with: how many fields it takes and what it
 // means (0, "" when none). A phrase does not run past a field that ends in punctuation.
 func phraseAt(fields []string) (int, string) {
+	first := strings.ToLower(strings.Trim(fields[0], phrasePunct))
+	if !phraseStarts[first] {
+		return 0, "" // most words begin no phrase: no string is built for them
+	}
 	n := min(maxPhraseWords, len(fields))
 	for i := range n - 1 {
 		if strings.ContainsAny(fields[i][len(fields[i])-1:], ",.;:!?") {
@@ -91,13 +96,26 @@ func phraseAt(fields []string) (int, string) {
 		}
 	}
 	for ; n > 0; n-- {
-		words := make([]string, n)
-		for i, f := range fields[:n] {
-			words[i] = strings.ToLower(strings.Trim(f, ",.;:!?()\""))
+		key := first
+		for _, f := range fields[1:n] {
+			key += " " + strings.ToLower(strings.Trim(f, phrasePunct))
 		}
-		if means, ok := phrases[strings.Join(words, " ")]; ok {
+		if means, ok := phrases[key]; ok {
 			return n, means
 		}
 	}
 	return 0, ""
 }
+
+// phrasePunct is the punctuation around a word that a phrase ignores.
+const phrasePunct = ",.;:!?()\""
+
+// phraseStarts are the first words of the phrases of the table.
+var phraseStarts = func() map[string]bool {
+	m := map[string]bool{}
+	for p := range phrases {
+		first, _, _ := strings.Cut(p, " ")
+		m[first] = true
+	}
+	return m
+}()

@@ -20,10 +20,10 @@ var synonymGroups = [][]string{
 	{"search", "find", "query", "lookup", "locate", "look", "grep", "match", "filter", "seek", "hunt", "discover", "scan"},
 	{"run", "execute", "invoke", "start", "launch", "call", "trigger", "fire", "kick", "boot"},
 	{"stop", "kill", "terminate", "cancel", "end", "halt", "abort", "interrupt", "quit", "shutdown"},
-	{"move", "rename", "relocate", "transfer", "shift", "archive"},
+	{"move", "rename", "relocate", "transfer", "shift"},
 	{"copy", "duplicate", "clone", "fork", "replicate", "mirror"},
 	{"write", "save", "store", "persist", "put", "record"},
-	{"navigate", "go", "visit", "open", "browse", "goto", "load", "refresh"},
+	{"navigate", "go", "visit", "open", "browse", "goto", "load"},
 	{"click", "press", "tap", "hit", "tick", "check"},
 	{"type", "fill", "enter", "input", "key"},
 	{"screenshot", "capture", "snapshot", "picture", "image", "photo"},
@@ -45,7 +45,7 @@ var synonymGroups = [][]string{
 	{"entity", "node", "item", "object", "entry", "thing"},
 	{"relation", "link", "connection", "edge", "relationship", "related"},
 	{"log", "console", "output", "print", "stdout", "stderr"},
-	{"page", "tab", "website", "site", "web", "url", "webpage", "homepage"},
+	{"page", "tab", "website", "site", "web", "url", "webpage"},
 	{"size", "length", "dimension", "resize", "big", "small", "shrink", "grow"},
 	{"wait", "sleep", "pause", "delay", "until", "await"},
 	{"database", "db", "collection", "table"},
@@ -145,6 +145,9 @@ var synonymGroups = [][]string{
 	{"port", "localhost"},
 	{"email", "mail", "inbox"},
 	{"test", "spec", "unit"},
+	{"mobile", "device", "iphone", "android", "tablet", "emulate", "viewport"},
+	{"cordon", "drain", "unschedulable", "maintenance", "schedule"},
+	{"resource", "secret", "service", "event"},
 	{"alive", "running", "responsive", "up", "health", "healthy"},
 }
 
@@ -182,7 +185,7 @@ var broaderTerms = map[string][]string{
 	"mentor": {"relation"}, "teammate": {"relation"}, "roommate": {"relation"}, "dating": {"relation"},
 	"related": {"relation"}, "knows": {"relation"}, "between": {"relation"},
 	// Facts about someone or something.
-	"birthday": {"observation", "fact"}, "favorite": {"observation", "fact"}, "likes": {"observation"},
+	"favorite": {"observation", "fact"}, "likes": {"observation"},
 	"prefers": {"observation"}, "lives": {"observation"},
 	"age": {"observation"}, "hobby": {"observation"}, "allergic": {"observation"},
 	// Places.
@@ -191,7 +194,7 @@ var broaderTerms = map[string][]string{
 	"hospital": {"place"}, "school": {"place"}, "park": {"place"}, "gym": {"place"}, "shop": {"place"},
 	"store": {"place"}, "supermarket": {"place"}, "bakery": {"place"}, "pizza": {"place"},
 	"gas": {"place"}, "bank": {"place"}, "atm": {"place"}, "library": {"place"},
-	"hours": {"place", "detail"}, "phone": {"place", "detail"}, "open": {"detail"},
+	"hours": {"place", "detail"}, "phone": {"place", "detail"},
 	// The web at large: news, facts of the world.
 	"news": {"web"}, "weather": {"web"}, "won": {"web"}, "winner": {"web"}, "score": {"web"},
 	"election": {"web"}, "release": {"news"}, "wikipedia": {"web"},
@@ -207,7 +210,7 @@ var broaderTerms = map[string][]string{
 	// Data.
 	"record": {"document"},
 	// Changing the state of a thing is updating it; ending a thing that is not a program deletes it.
-	"close": {"update", "state"}, "reopen": {"update", "state"}, "assign": {"update"}, "label": {"update"},
+	"close": {"update", "state"}, "assign": {"update"}, "label": {"update"},
 	"tag": {"update"}, "mark": {"update"}, "rename": {"update"}, "kill": {"delete"},
 	"send": {"create"}, "google": {"search", "web"}, "bing": {"search", "web"},
 	// Kinds of media file.

@@ -20,42 +20,55 @@ func Tokens(text string) []string {
 			out = append(out, Stem(w))
 		}
 	}
-	for _, run := range runs(text) {
-		parts := words(run)
-		for _, w := range parts {
-			emit(w)
-		}
-		if len(parts) == 2 && strings.ToUpper(run) != run {
-			emit(run)
+	run, runEnd, parts := -1, 0, 0
+	joinRun := func() {
+		if r := text[max(run, 0):runEnd]; parts == 2 && strings.ToUpper(r) != r {
+			emit(r)
 		}
 	}
+	eachWord(text, func(start, end, runStart int) {
+		if runStart != run {
+			joinRun()
+			run, parts = runStart, 0
+		}
+		emit(text[start:end])
+		runEnd = end
+		parts++
+	})
+	joinRun()
 	return out
-}
-
-// runs cuts text into its runs of letters and digits.
-func runs(text string) []string {
-	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
 // words cuts text into its alphanumeric runs and splits each at case changes.
 func words(text string) []string {
 	var out []string
-	start := -1
+	eachWord(text, func(start, end, _ int) { out = append(out, text[start:end]) })
+	return out
+}
+
+// eachWord calls fn with the bounds of each word of text, and the start of the alphanumeric run
+// it is part of: text is cut at every character that is not a letter or a digit, and each run at
+// a lower-to-upper case change and at the end of an upper-case run (HTTPRequest).
+func eachWord(text string, fn func(start, end, runStart int)) {
+	start, runStart := -1, -1
 	var prev rune
 	flush := func(end int) {
 		if start >= 0 && end > start {
-			out = append(out, text[start:end])
+			fn(start, end, runStart)
 		}
 		start = -1
 	}
 	for i, r := range text {
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			flush(i)
-			prev = 0
+			prev, runStart = 0, -1
 			continue
 		}
 		if start < 0 {
 			start, prev = i, r
+			if runStart < 0 {
+				runStart = i
+			}
 			continue
 		}
 		switch {
@@ -72,7 +85,6 @@ func words(text string) []string {
 		prev = r
 	}
 	flush(len(text))
-	return out
 }
 
 // Stem reduces an English word to a crude stem, so "files", "listing" and "listed" meet "file" and
