@@ -1,5 +1,7 @@
 package toolsearch
 
+import "strings"
+
 // Actions. A tool's name is mostly an action and a thing: create_issue, list_issues, get_issue,
 // update_issue. Words for the thing rank the four alike, and a synonym of the action ("show",
 // "open") often matches a sibling as well as the right one, so the action the query asks for
@@ -21,6 +23,8 @@ const (
 	actRun
 	actStop
 	actWrite
+	actMove
+	actCopy
 )
 
 // actionWords are the verbs of each kind of action, as Stem leaves them.
@@ -34,6 +38,8 @@ var actionWords = buildActionWords(map[action][]string{
 	actRun:    {"run", "execute", "exec", "start", "launch", "trigger", "invoke", "kick"},
 	actStop:   {"stop", "kill", "terminate", "cancel", "halt", "abort", "interrupt", "quit", "end"},
 	actWrite:  {"write", "save", "store", "persist"},
+	actMove:   {"move", "rename", "relocate", "transfer", "shove"},
+	actCopy:   {"copy", "duplicate", "clone", "fork"},
 })
 
 // actionFamilies are kinds of action close enough that a query asking for one is served by a
@@ -42,8 +48,8 @@ var actionWords = buildActionWords(map[action][]string{
 // that is no program removes it.
 var actionFamilies = [...]action{
 	actRead | actList | actSearch,
-	actCreate | actWrite | actRun,
-	actUpdate,
+	actCreate | actWrite | actRun | actCopy,
+	actUpdate | actMove,
 	actDelete | actStop,
 }
 
@@ -116,3 +122,19 @@ func toolAction(nameTerms []string, backendWords int, leadTerms []string) action
 	}
 	return actionsOf(leadTerms[:min(3, len(leadTerms))])
 }
+
+// redone is the verb that w, a word the word table does not know, does again (reopen: open,
+// retitle: title), when the table knows it; "" for any other word. Words the table knows
+// (remove, review, report) are not read so.
+func redone(w string) string {
+	if len(w) < 6 || !strings.HasPrefix(w, "re") || known(w) {
+		return ""
+	}
+	if rest := w[2:]; known(rest) {
+		return rest
+	}
+	return ""
+}
+
+// known reports whether the word table or the actions know the stem w.
+func known(w string) bool { return len(synonyms[w]) > 0 || actionWords[w] != 0 }

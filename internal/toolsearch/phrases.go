@@ -13,16 +13,17 @@ import "strings"
 // A phrase is matched on whole words of the query, longest first, its punctuation ignored.
 var phrases = map[string]string{
 	// Making and starting.
-	"set up": "create", "start up": "start", "boot up": "start",
+	"set up": "create", "spin up": "create start", "start up": "start", "boot up": "start",
 	"fire up": "start launch", "kick off": "start run trigger", "put together": "create",
 	"write up": "write create", "draw up": "create",
+	"add up": "sum total", "act like": "pretend emulate", "turn into": "generate convert",
 	// Removing and stopping.
-	"throw away": "delete", "throw out": "delete",
+	"get rid of": "delete remove", "throw away": "delete", "throw out": "delete",
 	"clean up": "cleanup delete", "tear down": "delete destroy", "take down": "delete stop",
 	"rip out": "remove", "cut out": "remove",
 	"shut down": "stop close", "shut off": "stop", "turn off": "disable toggle set",
 	"switch off": "disable toggle set", "turn on": "enable toggle set", "switch on": "enable toggle set",
-	"no longer": "remove delete", "cancel out": "cancel",
+	"no longer": "remove delete", "not anymore": "remove delete", "anymore": "remove delete", "cancel out": "cancel",
 	// Reading, showing, finding.
 	"look up": "search find", "look for": "search find", "search for": "search",
 	"hunt for": "search find", "dig up": "search find", "find out": "get", "figure out": "get",
@@ -31,7 +32,10 @@ var phrases = map[string]string{
 	"what's in": "content list show", "whats in": "content list show", "what is in": "content list show",
 	"what's inside": "content list show", "what is inside": "content list show",
 	"what's on": "content show", "what is on": "content show",
-	"contents of": "content", "what's written": "content read", "what is written": "content read",
+	"contents of": "content", "is there": "search find", "are there": "search find list",
+	"the latest on": "news web", "news on": "news web", "what's new with": "news web",
+	"slow connection": "network throttle", "bad connection": "network throttle",
+	"slow network": "network throttle", "poor connection": "network throttle", "offline mode": "network throttle", "what's written": "content read", "what is written": "content read",
 	"who am i": "self user", "logged in as": "self user login", "signed in as": "self user login", "list out": "list", "show off": "show",
 	// Changing.
 	"fill in": "fill", "fill out": "fill", "switch over": "switch",
@@ -53,11 +57,13 @@ var phrases = map[string]string{
 	"stop remembering": "forget delete", "note that": "remember observation",
 	"record that": "remember observation", "remember that": "remember observation",
 	"note down": "note remember add", "write down": "write note",
-	"take note": "note remember", "make a note": "note remember", "bear in mind": "remember", "keep track of": "remember track",
+	"jot down": "note remember add", "keep in mind": "remember", "take note": "note remember", "make a note": "note remember", "bear in mind": "remember", "keep track of": "remember track",
 	// Moving about.
 	"go back": "back previous", "go forward": "forward", "go to": "navigate", "head to": "navigate",
 	"scroll down": "scroll", "scroll up": "scroll", "zoom in": "zoom", "zoom out": "zoom",
 	"try again": "retry again", "once more": "again", "one more time": "again",
+	"go away": "disappear", "goes away": "disappear", "show up": "appear", "shows up": "appear",
+	"pointed at": "context", "pointing at": "context", "pointed to": "context",
 	"hang on": "wait", "hold on": "wait", "wait for": "wait",
 }
 

@@ -10,6 +10,7 @@ import (
 type parsed struct {
 	terms []string
 	acts  action
+	redo  []string // verbs in their plain form that may do another again (reopen)
 }
 
 // queryTerms are the terms of query (readQuery).
@@ -33,7 +34,7 @@ func queryTerms(query string) []string { return readQuery(query).terms }
 // a list.
 func readQuery(query string) parsed {
 	var p parsed
-	plural := false
+	plural, every := false, false
 	fields := readPhrases(unquoted(strings.Fields(query)))
 	question := len(fields) > 0 && questionWords[strings.ToLower(strings.Trim(fields[0], ",.;:!?"))]
 	for i := 0; i < len(fields); i++ {
@@ -42,17 +43,25 @@ func readQuery(query string) parsed {
 		case i+1 < len(fields) && strings.EqualFold(fields[i], "how") && strings.EqualFold(fields[i+1], "many"):
 			kind, i = "count", i+1 // "how many rows": a count, not many rows
 		case i+1 < len(fields) && strings.EqualFold(fields[i], "which"):
-			if next = strings.ToLower(fields[i+1]); len(next) > 3 && next[len(next)-1] == 's' && !strings.HasSuffix(next, "ss") {
-				kind = "list" // "which databases are there": a list of them
+			if next = strings.Trim(fields[i+1], ",.;:!?"); len(next) > 2 && next[len(next)-1] == 's' && !strings.HasSuffix(next, "ss") {
+				kind, plural = "list", true // "which databases are there": a list of them
 			}
 		case i+1 < len(fields) && isDecimal(fields[i]) && isDecimal(fields[i+1]):
 			kind, i = "coordinate", i+1 // 48.85, 2.29
+		case i+1 < len(fields) && isState(fields[i]) && isPlural(strings.ToLower(fields[i+1]), Stem(strings.ToLower(strings.Trim(fields[i+1], ",.;:!?")))):
+			kind, plural = "state", true // "the open issues": which ones, not a thing to open
+		case i > 0 && beVerbs[strings.ToLower(fields[0])] && (strings.EqualFold(fields[i], "open") || strings.EqualFold(fields[i], "closed")):
+			kind = "state hours" // "is the museum open", "is the issue closed": asked about, not done
 		}
 		terms := Tokens(kind)
+		every = every || allWords[strings.ToLower(fields[i])]
 		if kind == fields[i] && len(terms) == 1 {
 			w := strings.ToLower(strings.Trim(kind, ",.;:!?()"))
-			if !question && plainVerb(w) && !queryOnlyNot[terms[0]] {
+			if !question && plainVerb(w) && (!queryOnlyNot[terms[0]] || i == 0) {
 				p.acts |= actionWords[terms[0]]
+				if redone(terms[0]) != "" {
+					p.redo = append(p.redo, terms[0])
+				}
 			}
 			plural = plural || isPlural(w, terms[0])
 		}
@@ -64,6 +73,12 @@ func readQuery(query string) parsed {
 	}
 	if plural && (question && p.acts == 0 || p.acts != 0 && p.acts&^actionFamilies[0] == 0) {
 		p.acts |= actList
+	}
+	if question && p.acts == 0 {
+		p.acts = actRead // a question asks to be told something
+	}
+	if every && p.acts&(actCreate|actUpdate|actDelete|actWrite) != 0 && !slices.Contains(p.terms, "many") {
+		p.terms = append(p.terms, "many") // "delete all old orders": many at once
 	}
 	return p
 }
@@ -83,6 +98,41 @@ var questionWords = map[string]bool{
 	"what": true, "what's": true, "whats": true, "which": true, "who": true, "who's": true,
 	"whose": true, "where": true, "where's": true, "when": true, "why": true, "is": true,
 	"are": true, "was": true, "were": true, "did": true, "does": true, "has": true, "have": true,
+	"any": true,
+}
+
+// keyChord is what a key combination stands for: ctrl-c interrupts a program, the others are
+// keys to press ("" if v is none).
+func keyChord(v string) string {
+	mod, key, ok := strings.Cut(strings.ToLower(v), "-")
+	if !ok {
+		mod, key, ok = strings.Cut(strings.ToLower(v), "+")
+	}
+	switch {
+	case !ok || key == "":
+		return ""
+	case mod != "ctrl" && mod != "control" && mod != "cmd" && mod != "alt" && mod != "shift" && mod != "option":
+		return ""
+	case mod != "shift" && (key == "c" || key == "d" || key == "z") && mod != "cmd":
+		return "interrupt stop key"
+	}
+	return "key press"
+}
+
+// beVerbs begin a question about what a thing is.
+var beVerbs = map[string]bool{"is": true, "are": true, "was": true, "were": true}
+
+// allWords say a task is about every thing of a kind.
+var allWords = map[string]bool{"all": true, "every": true, "each": true}
+
+// isState reports an adjective that says which of a kind of thing a task is about (the open
+// issues, the closed pull requests), not an action.
+func isState(f string) bool {
+	switch strings.ToLower(f) {
+	case "open", "closed", "active", "running", "failed", "failing", "pending", "merged", "stale":
+		return true
+	}
+	return false
 }
 
 // pastForms are the irregular past forms of common verbs.
@@ -94,7 +144,7 @@ var pastForms = map[string]bool{
 // isPlural reports whether w, a query word whose stem is stem, is a plural noun: its stem drops
 // a final s, and it is no action word.
 func isPlural(w, stem string) bool {
-	return len(w) > 3 && w[len(w)-1] == 's' && !strings.HasSuffix(w, "ss") && stem != w && actionWords[stem] == 0
+	return len(w) > 2 && w[len(w)-1] == 's' && !strings.HasSuffix(w, "ss") && stem != w && actionWords[stem] == 0
 }
 
 // kindOf is what a field of a query stands for (queryTerms), or field itself.
@@ -102,8 +152,10 @@ func kindOf(field string) string {
 	v := strings.Trim(field, "\"'`()[]{}<>,;:!?")
 	ext := path.Ext(v)
 	switch {
-	case strings.Contains(v, "://") || strings.HasPrefix(v, "www.") || isHostPort(v):
+	case strings.Contains(v, "://") || strings.HasPrefix(v, "www."):
 		return "url"
+	case isHostPort(v):
+		return "url port" // localhost:3000
 	case strings.Count(v, "@") == 1 && v[0] != '@' && strings.Contains(v, "."):
 		return "email"
 	case fileExtensions[strings.ToLower(strings.TrimPrefix(ext, "."))] && len(v) > len(ext):
@@ -126,11 +178,15 @@ func kindOf(field string) string {
 		return v + " http request"
 	case len(v) > 1 && (v[0] == '~' || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../")):
 		return "path" // ~/notes, ./build
+	case strings.Count(v, "/") >= 2 && v[0] != '/':
+		return "path" // src/components/buttons
 	case len(v) > 1 && v[0] == '/' && !strings.ContainsAny(v, " "):
 		if diskRoots[strings.SplitN(v[1:], "/", 2)[0]] {
 			return "path" // /var/log, /etc/hosts
 		}
 		return "url path" // /users
+	case keyChord(v) != "":
+		return keyChord(v)
 	case len(v) > 1 && v[0] == '$':
 		return "" // $lookup, $100: a value, not a word of the task
 	case isCodeName(v):

@@ -81,15 +81,24 @@ func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 	}
 	exps := make([][]expansion, len(words))
 	for i, w := range words {
-		exps[i] = ix.expand(w)
+		exps[i] = ix.expand(w, &v)
+	}
+	for _, w := range q.redo {
+		if again := redone(w); again != "" && v.df(ix.postings[w]) == 0 {
+			q.acts |= actionWords[again] | actUpdate // reopen, retitle: a change to a thing
+		}
 	}
 	acc := ix.score(exps, &v)
 	named := ix.namedBackends(exps, &v)
 	asked := q.acts
 	top := topHits{ix: ix, limit: limit}
+	coord := make([]float64, len(words)+1) // per number of query words matched: one Pow each
+	for m := range coord {
+		coord[m] = math.Pow(float64(m)/float64(len(words)), coordPower)
+	}
 	for i := range acc {
 		if s := acc[i].sum; s > 0 {
-			s *= math.Pow(float64(acc[i].matched)/float64(len(words)), coordPower)
+			s *= coord[min(int(acc[i].matched), len(words))]
 			s *= actionFactor(asked, ix.actions[i])
 			if named[ix.backend[i]] {
 				s *= backendBoost
@@ -232,11 +241,14 @@ type expansion struct {
 
 // expand lists what word looks for, in a fixed order: itself, its synonyms, the longer indexed
 // words it begins.
-func (ix *BM25) expand(w string) []expansion {
+func (ix *BM25) expand(w string, v *view) []expansion {
 	out := make([]expansion, 1, 1+len(synonyms[w])+4)
 	out[0] = expansion{term: w, weight: 1}
 	for _, s := range synonyms[w] {
 		out = append(out, expansion{term: s.term, weight: s.weight})
+	}
+	if again := redone(w); again != "" && v.df(ix.postings[w]) == 0 { // no tool's word: re- + a verb
+		out = append(out, expansion{term: again, weight: redoWeight})
 	}
 	if len(w) >= minPrefix {
 		i := sort.SearchStrings(ix.vocab, w)
@@ -254,6 +266,8 @@ const (
 	// backendBoost scales the tools of a backend the query names ("in Notion", "my mongo
 	// collection"): a user who names the service has chosen among the tools that do the task.
 	backendBoost = 1.5
+	// redoWeight is the weight of the verb a word made with re- does again (retitle: title).
+	redoWeight = 0.7
 	// prefixWeight is the weight of an indexed word that a query word begins.
 	prefixWeight = 0.5
 	// coordPower is how strongly the share of query words a tool matches scales its score: less

@@ -15,6 +15,9 @@ import (
 func Tokens(text string) []string {
 	var out []string
 	emit := func(w string) {
+		if n := len(w); n > 2 && w[n-1] == 's' && strings.ToUpper(w[:n-1]) == w[:n-1] {
+			w = w[:n-1] // PRs, URLs: the abbreviation's plural
+		}
 		w = strings.ToLower(w)
 		if len(w) >= 2 && !stopWords[w] {
 			out = append(out, Stem(w))
@@ -76,8 +79,8 @@ func eachWord(text string, fn func(start, end, runStart int)) {
 			// fooBar: a new word at B.
 			flush(i)
 			start = i
-		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-start > 1:
-			// HTTPRequest: the new word starts at the R before "equest".
+		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-start > 1 && !pluralS(text, i):
+			// HTTPRequest: the new word starts at the R before "equest"; PRs and URLs stay whole.
 			_, size := utf8.DecodeLastRuneInString(text[:i])
 			flush(i - size)
 			start = i - size
@@ -85,6 +88,16 @@ func eachWord(text string, fn func(start, end, runStart int)) {
 		prev = r
 	}
 	flush(len(text))
+}
+
+// pluralS reports whether text[i] is an s that ends a word (the plural of an upper-case
+// abbreviation: PRs, URLs).
+func pluralS(text string, i int) bool {
+	if text[i] != 's' {
+		return false
+	}
+	next, _ := utf8.DecodeRuneInString(text[i+1:])
+	return i+1 == len(text) || !unicode.IsLetter(next) && !unicode.IsDigit(next)
 }
 
 // Stem reduces an English word to a crude stem, so "files", "listing" and "listed" meet "file" and

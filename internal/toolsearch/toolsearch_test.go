@@ -149,7 +149,7 @@ func TestQueryTerms(t *testing.T) {
 		"go to https://example.com in the browser":   {"navigat", "url", "browser"},
 		"run javascript to read document.title":      {"run", "javascript", "read", "script"},
 		"post in #general and ping @alice":           {"post", "channel", "ping", "user"},
-		"wait until the text \"All done\" shows up":  {"wait", "until", "text", "show"},
+		"wait until the text \"All done\" shows up":  {"wait", "until", "text", "appear"},
 		"type 'yes' into Bob's prompt":               {"typ", "bob", "prompt"},
 		"send a GET to /users":                       {"send", "get", "http", "request", "url", "path"},
 		"delete the index on createdAt":              {"delet", "index"},
@@ -157,7 +157,7 @@ func TestQueryTerms(t *testing.T) {
 		"which databases are on the server":          {"list", "databas", "server"},
 		"which kube context":                         {"kub", "context"},
 		"open docs.example.org/guide in a tab":       {"open", "url", "tab"},
-		"curl localhost:8080/health":                 {"curl", "url"},
+		"curl localhost:8080/health":                 {"curl", "url", "port"},
 		"tail /etc/hosts and ~/notes":                {"tail", "path"},
 		"mail ann@example.com about #1203":           {"mail", "email", "issu"},
 		"react with :rocket: to it":                  {"react", "emoji"},
@@ -167,6 +167,11 @@ func TestQueryTerms(t *testing.T) {
 		"explain the StatefulSet":                    {"explain", "stateful", "set", "statefulset"},
 		"hey, could you quickly throw away draft 42": {"delet", "draft"},
 		"match $regex values":                        {"match", "valu"},
+		"copy it to app/static/img":                  {"copy", "path"},
+		"ctrl+c the watcher, then press cmd-s":       {"interrupt", "stop", "key", "watcher", "press"},
+		"list the URLs and IDs":                      {"list", "url", "id"},
+		"which PRs are stale":                        {"list", "pr", "stal"},
+		"jot down that Kim likes tea":                {"not", "remember", "add", "kim", "lik", "tea"},
 	} {
 		if got := queryTerms(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("queryTerms(%q) = %q, want %q", in, got, want)
@@ -175,18 +180,23 @@ func TestQueryTerms(t *testing.T) {
 }
 
 // TestQueryActions: the actions a query asks for are those of its verbs in their plain form; a
-// question asks for none, and a plural asked about or to be shown asks for a list.
+// question asks to be told (read), and a plural asked about or to be shown asks for a list.
 func TestQueryActions(t *testing.T) {
 	for in, want := range map[string]action{
 		"delete the stale branch":                   actDelete,
 		"throw away the stale branch":               actDelete,
-		"when was this branch created":              0,
-		"what did the build produce":                0,
+		"when was this branch created":              actRead,
+		"what did the build produce":                actRead,
+		"any failing jobs?":                         actList,
+		"is the runner open on Sunday":              actRead,
 		"the query is slow":                         0,
 		"show me the failing jobs":                  actRead | actList,
 		"which runners are idle":                    actList,
 		"what runners are idle":                     actList,
 		"make a new runner":                         actCreate,
+		"set the runner's label":                    actUpdate,
+		"move the runner to pool b":                 actMove,
+		"delete all the old runners":                actDelete,
 		"delete the failing jobs":                   actDelete,
 		"kick off a nightly build and then stop it": actRun | actStop,
 	} {
@@ -212,6 +222,8 @@ func TestActionRanksSiblings(t *testing.T) {
 		"which runners are there":     "t__list_runners",
 		"throw away that runner":      "t__delete_runner",
 		"tweak the runner's settings": "t__update_runner",
+		"reassign the runner":         "t__update_runner",
+		"which runners are open":      "t__list_runners",
 	} {
 		if hits := ix.Search(q, 1, nil); len(hits) == 0 || tools[hits[0].Index].Name != want {
 			t.Errorf("%q: first %v, want %s", q, hits, want)
