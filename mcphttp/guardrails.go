@@ -23,7 +23,7 @@ import (
 // through the same stages and relay.
 //
 // A gateway without rules has no railer (Server.rails is nil), and a request no rule covers has
-// no rule (request.rails.rule is nil): the relay tests one pointer per message.
+// no rails (request.rails is nil): the relay tests one pointer per message.
 
 // railer is the guardrails' component: the compiled rules, their metrics and the decision log.
 type railer struct {
@@ -73,7 +73,7 @@ func (g *railer) checkRequest(x *request) (bool, error) {
 	if rule == nil {
 		return false, nil
 	}
-	x.rails.rule = rule
+	x.rails = &railState{rule: rule}
 	rep := &guardrails.Report{Rule: rule.ID(), Dir: guardrails.DirArguments}
 	if kind == guardrails.KindTool && rule.ValidateArguments() != guardrails.Off {
 		if err := g.validateArguments(x, rule, rep); err != nil {

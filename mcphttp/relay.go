@@ -39,7 +39,7 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 			return "", err
 		}
 		if !final {
-			if x.rails.rule != nil {
+			if x.rails != nil {
 				var drop bool
 				if msg, drop = x.s.rails.checkNotification(x, msg); drop {
 					continue
@@ -57,12 +57,12 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 		}
 		result := st.Result()
 		if result == nil {
-			if x.rails.rule != nil {
+			if x.rails != nil {
 				msg = x.s.rails.checkError(x, msg)
 			}
 			return outcomeBackendError, out.Message(msg, status, outcomeBackendError, held)
 		}
-		if x.rails.rule != nil {
+		if x.rails != nil {
 			var refusal []byte
 			if result, refusal, err = x.s.rails.checkResult(x, result); err != nil {
 				return "", err
