@@ -81,7 +81,7 @@ func railBackend(t *testing.T) *mcptest.Server {
 // railRules are the rules of the guardrails end-to-end tests.
 func railRules() guardrails.Config {
 	return guardrails.Config{AllowedHosts: []string{"*.example.com"}, Rules: []guardrails.RuleConfig{
-		{ID: "schema", Tools: []string{"echo_args", "structured", "mirror"},
+		{ID: "schema", Tools: []string{"echo_args", "structured*", "mirror"},
 			Validate:  guardrails.ValidateConfig{Arguments: "block", StructuredContent: "block"},
 			Arguments: guardrails.DirectionConfig{Secrets: "redact", PII: "block"}},
 		{ID: "results", Tools: []string{"leak", "progress_leak"},
@@ -114,6 +114,16 @@ func TestGuardrails(t *testing.T) {
 				}))
 			railChecks(ctx, t, cs, be, progress)
 		})
+	}
+	metrics := get(t, "http://"+gw.Admin+"/metrics")
+	for _, want := range []string{
+		`mcp_gateway_guardrail_findings_total{action="redact",detector="aws-access-key",direction="result",guardrail="secrets"} 2`,
+		`mcp_gateway_guardrail_findings_total{action="block",detector="github-token",direction="notification",guardrail="secrets"} 2`,
+		`mcp_gateway_guardrail_checks_total{direction="arguments",guardrail="schema",verdict="blocked"}`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 	stop()
 	if t.Failed() {
@@ -152,6 +162,17 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 		}
 		if res := call(t, "echo_args", map[string]any{"n": 7}); res.IsError {
 			t.Fatalf("a valid call was refused: %q", mcptest.ResultText(res))
+		}
+	})
+	t.Run("a tool whose schema is not known is refused", func(t *testing.T) {
+		be.Reset()
+		// Not in the backend's list: the gateway has no schema to check the call against.
+		res := call(t, "structured_unlisted", map[string]any{})
+		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, "not known") {
+			t.Fatalf("got %v %q", res.IsError, got)
+		}
+		if n := len(be.RequestsOf("tools/call")); n != 0 {
+			t.Fatalf("the backend got %d calls", n)
 		}
 	})
 	t.Run("secrets in arguments redacted before forwarding", func(t *testing.T) {
