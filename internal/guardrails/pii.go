@@ -46,7 +46,8 @@ func localByte(c byte) bool {
 // number runs the detectors that start from a token of digits at t[i]: a payment card, a North
 // American phone number.
 func (s *textScan) number(i int) int {
-	if s.on.has(DetPaymentCard) {
+	// Every card network's numbers start with 2 to 6 (cardNetwork).
+	if c := s.t[i]; c >= '2' && c <= '6' && s.on.has(DetPaymentCard) {
 		if e := s.card(i); e > i {
 			return e
 		}

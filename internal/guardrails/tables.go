@@ -34,8 +34,8 @@ type tables struct {
 	maybeInvisible [0x10000 / 64]uint64
 	// plogp[c] is c·log2(c), for the entropy of a token of up to maxEntropyLen bytes.
 	plogp [maxEntropyLen + 1]float64
-	// phrase2 marks the first two letters, in lower case, of the words an instruction-like
-	// phrase can start with: other words are not looked up in the word lists.
+	// phrase2 marks the first three letters, in lower case, of the words an instruction-like
+	// phrase can start with (phraseKey): other words are not looked up in the word lists.
 	phrase2 [0x10000 / 64]uint64
 	// prefix2 marks the first two bytes of every prefixed format (and of a JWT): a token that
 	// starts otherwise, nearly every word, is not compared with the formats one by one.
@@ -83,7 +83,11 @@ func newTables() *tables {
 	starts := [][]string{overrideVerbs, {"do", "never", "don't", "dont", "without", "new", "updated"}, noteWords, roleWords}
 	for _, ws := range starts {
 		for _, w := range ws {
-			k := uint16(w[0])<<8 | uint16(w[1])
+			var c byte
+			if len(w) > 2 {
+				c = w[2]
+			}
+			k := phraseKey(w[0], w[1], c)
 			t.phrase2[k/64] |= 1 << (k % 64)
 		}
 	}
@@ -101,12 +105,20 @@ func (t *tables) candidate(r rune) bool {
 	return r >= 0xE0000 || r&0xFFFE == 0xFFFE || (r >= 0x1BCA0 && r <= 0x1BCA3) || (r >= 0x1D173 && r <= 0x1D17A)
 }
 
-// maybePhrase reports whether a word that starts with the letters a and b may start an
-// instruction-like phrase.
-func (t *tables) maybePhrase(a, b byte) bool {
-	k := uint16(lowerASCII(a))<<8 | uint16(lowerASCII(b))
+// maybePhrase reports whether the word w (two bytes at least) may start an instruction-like
+// phrase, from its first three letters (two for a word of two).
+func (t *tables) maybePhrase(w []byte) bool {
+	var c byte
+	if len(w) > 2 {
+		c = lowerASCII(w[2])
+	}
+	k := phraseKey(lowerASCII(w[0]), lowerASCII(w[1]), c)
 	return t.phrase2[k/64]&(1<<(k%64)) != 0
 }
+
+// phraseKey hashes a word's first three letters (c is 0 for a word of two) into the bits of
+// phrase2; a collision only costs a look at the word lists.
+func phraseKey(a, b, c byte) uint16 { return uint16(a)*961 + uint16(b)*31 + uint16(c) }
 
 func lowerASCII(c byte) byte {
 	if c >= 'A' && c <= 'Z' {

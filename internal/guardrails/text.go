@@ -73,7 +73,7 @@ func (s *textScan) token(i, j int) int {
 				return e
 			}
 		}
-		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(c, t[i+1]) {
+		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(t[i:j]) {
 			s.phrase(i, j)
 		}
 	case c >= 'A' && c <= 'Z':
@@ -87,7 +87,7 @@ func (s *textScan) token(i, j int) int {
 				return e
 			}
 		}
-		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(c, t[i+1]) {
+		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(t[i:j]) {
 			s.phrase(i, j)
 		}
 	case c >= '0' && c <= '9':
