@@ -47,7 +47,7 @@ type railState struct {
 // maxNotes bounds the findings notifications leave for the result's annotation.
 const maxNotes = 32
 
-// guardKinds maps the routed methods the guardrails cover to what a rule names.
+// guardKind maps the routed methods the guardrails cover to what a rule names (0: none).
 func guardKind(method string) guardrails.Kind {
 	switch method {
 	case upstreams.MethodToolsCall:
