@@ -128,7 +128,7 @@ func TestAppsVisibilityAndBackendNames(t *testing.T) {
 		{mcptest.AppRefreshTool, Target{Upstream: "alpha", Name: mcptest.AppRefreshTool}, nil},
 		{mcptest.AppShowTool, Target{Upstream: "alpha", Name: mcptest.AppShowTool}, nil},
 		{mcptest.ToolEcho, Target{Upstream: "alpha", Name: mcptest.ToolEcho}, nil}, // only alpha serves apps
-		{mcptest.AppModelTool, Target{}, ErrUnknownName},                          // visibility ["model"]
+		{mcptest.AppModelTool, Target{}, ErrUnknownName},                           // visibility ["model"]
 		{"no_such_tool", Target{}, ErrUnknownName},
 	} {
 		got, err := r.ResolveAppName(ctx, q, tt.name)
