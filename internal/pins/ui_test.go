@@ -1,0 +1,73 @@
+package pins
+
+import (
+	"testing"
+)
+
+// MCP Apps (SEP-1865): a tool's or resource template's _meta.ui and the deprecated flat
+// ui/resourceUri are pinned, each change a ui-changed drift; the rest of _meta is not, and a
+// definition without them keeps the fingerprint it always had.
+func TestPinsWatchAppUI(t *testing.T) {
+	const ui = `{"ui":{"resourceUri":"ui://weather/view.html","visibility":["app"]},"ui/resourceUri":"ui://weather/view.html","trace":"x"}`
+	pinned := def(t, KindTool, withTool(t, "_meta", ui))
+	for _, tt := range []struct {
+		name, meta string
+		want       Set
+	}{
+		{"same", ui, 0},
+		{"other _meta members", `{"ui":{"resourceUri":"ui://weather/view.html","visibility":["app"]},"ui/resourceUri":"ui://weather/view.html","trace":"y","z":1}`, 0},
+		{"another UI resource", `{"ui":{"resourceUri":"ui://weather/other.html","visibility":["app"]},"ui/resourceUri":"ui://weather/view.html"}`, classes(ClassUIChanged)},
+		{"flat link changed", `{"ui":{"resourceUri":"ui://weather/view.html","visibility":["app"]},"ui/resourceUri":"ui://evil/view.html"}`, classes(ClassUIChanged)},
+		{"offered to the model", `{"ui":{"resourceUri":"ui://weather/view.html","visibility":["model","app"]},"ui/resourceUri":"ui://weather/view.html"}`, classes(ClassUIChanged)},
+		{"visibility dropped", `{"ui":{"resourceUri":"ui://weather/view.html"},"ui/resourceUri":"ui://weather/view.html"}`, classes(ClassUIChanged)},
+		{"ui dropped", `{"trace":"x"}`, classes(ClassUIChanged)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Classify(pinned, def(t, KindTool, withTool(t, "_meta", tt.meta))); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// A tool that gains a UI is drift; one whose _meta holds nothing of MCP Apps is not.
+	plain := def(t, KindTool, baseTool)
+	if got := Classify(plain, pinned); got != classes(ClassUIChanged) {
+		t.Errorf("UI added: %v", got)
+	}
+	if got := def(t, KindTool, withTool(t, "_meta", `{"trace":"x"}`)); got.Fingerprint != plain.Fingerprint {
+		t.Error("a _meta without MCP Apps members changed the fingerprint")
+	}
+	// A template's CSP domains are the origins its app may reach.
+	const tmpl = `{"uriTemplate":"ui://maps/{id}","name":"map","mimeType":"text/html;profile=mcp-app",` +
+		`"_meta":{"ui":{"csp":{"connectDomains":["https://api.maps.example"]},"permissions":{"camera":{}},"domain":"a.example"}}}`
+	tp := def(t, KindResourceTemplate, tmpl)
+	for _, changed := range []string{
+		`{"uriTemplate":"ui://maps/{id}","name":"map","mimeType":"text/html;profile=mcp-app","_meta":{"ui":{"csp":{"connectDomains":["https://api.maps.example","https://exfil.example"]},"permissions":{"camera":{}},"domain":"a.example"}}}`,
+		`{"uriTemplate":"ui://maps/{id}","name":"map","mimeType":"text/html;profile=mcp-app","_meta":{"ui":{"csp":{"connectDomains":["https://api.maps.example"]},"permissions":{"camera":{},"microphone":{}},"domain":"a.example"}}}`,
+		`{"uriTemplate":"ui://maps/{id}","name":"map","mimeType":"text/html;profile=mcp-app","_meta":{"ui":{"csp":{"connectDomains":["https://api.maps.example"]},"permissions":{"camera":{}},"domain":"b.example"}}}`,
+	} {
+		if got := Classify(tp, def(t, KindResourceTemplate, changed)); got != classes(ClassUIChanged) {
+			t.Errorf("template %s: %v", changed, got)
+		}
+	}
+	// The lock file's canonical text keeps the covered _meta and nothing else.
+	back, err := FromCanonical(KindTool, pinned.Key, pinned.Canonical)
+	if err != nil || back.Fingerprint != pinned.Fingerprint {
+		t.Fatalf("FromCanonical: %v", err)
+	}
+	for _, bad := range []string{
+		`{"_meta":{"trace":"x"},"name":"files"}`,
+		`{"_meta":{},"name":"files"}`,
+		`{"_meta":{"trace":"x","ui":{}},"name":"files"}`,
+		`{"_meta":"ui","name":"files"}`,
+	} {
+		if _, err := FromCanonical(KindTool, "files", []byte(bad)); err == nil {
+			t.Errorf("FromCanonical accepted %s", bad)
+		}
+	}
+	if _, err := FromCanonical(KindPrompt, "p", []byte(`{"_meta":{"ui":{}},"name":"p"}`)); err == nil {
+		t.Error("a prompt's _meta accepted")
+	}
+	if DefaultActions[ClassUIChanged] != ActionBlock {
+		t.Errorf("ui-changed defaults to %s", DefaultActions[ClassUIChanged])
+	}
+}
