@@ -2,9 +2,13 @@ package upstreams
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
@@ -166,4 +170,33 @@ func toStrings(v any) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// A backend that offers its UI tools only to hosts declaring the MCP Apps extension (as the
+// specification says servers SHOULD) still shows them to the gateway's own list, which routes the
+// apps' calls: the gateway declares the extension when apps are on.
+func TestAppsIndexDeclaresTheExtension(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithApp("weather"))
+	var declared []bool
+	alpha.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			lt, ok := res.(*mcp.ListToolsResult)
+			if method != "tools/list" || !ok || err != nil {
+				return res, err
+			}
+			caps, _ := json.Marshal(req.GetParams().GetMeta()["io.modelcontextprotocol/clientCapabilities"])
+			ui := strings.Contains(string(caps), `"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}`)
+			declared = append(declared, ui)
+			if !ui {
+				lt.Tools = slices.DeleteFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Meta["ui"] != nil })
+			}
+			return lt, nil
+		}
+	})
+	r := newTestRegistry(t, Config{Apps: AppsConfig{Enabled: true}, Upstreams: []UpstreamConfig{{Name: "alpha", URL: alpha.URL()}}}, Options{})
+	got, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{}, mcptest.AppRefreshTool)
+	if err != nil || got.Upstream != "alpha" || !slices.Equal(declared, []bool{true}) {
+		t.Fatalf("ResolveAppName = %+v, %v; the backend saw the extension declared: %v", got, err, declared)
+	}
 }

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -165,6 +166,14 @@ func (c *Catalog) ResolveAppName(ctx context.Context, q *ToolHeaderQuery, name s
 	return names.Target{}, fmt.Errorf("%w: %d backends have it: %v", ErrAmbiguousAppName, len(found), found)
 }
 
+// indexMeta is the _meta of the gateway's own list requests for an index (headerMeta).
+func (c *Catalog) indexMeta() json.RawMessage {
+	if c.apps {
+		return appsHeaderMeta
+	}
+	return headerMeta
+}
+
 // toolIndex returns the index of b's tools list for q's caller and version: the newest one
 // built, else one built from the cached list, else, with q.Fetch, from a list fetched now; nil
 // without q.Fetch when no list is held.
@@ -190,7 +199,7 @@ func (c *Catalog) toolIndex(ctx context.Context, q *ToolHeaderQuery, b *backend.
 		if !q.Fetch {
 			return nil, nil
 		}
-		lq := &listQuery{meta: headerMeta, version: version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
+		lq := &listQuery{meta: c.indexMeta(), version: version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
 		var err error
 		if p, err = c.missedPart(ctx, b, spec, lq); err != nil {
 			return nil, err

@@ -65,9 +65,16 @@ const minHeaderIndexTTL = 30 * time.Second
 const maxHeaderIndexes = 4096
 
 // headerMeta is the _meta of the gateway's own tools/list for an index: no capabilities, as
-// for any list the gateway makes for itself.
+// for any list the gateway makes for itself. With Options.Apps it declares the MCP Apps extension
+// (appsHeaderMeta): a backend that offers its UI tools only to hosts that support apps (as the
+// specification says servers SHOULD) must show them to the index that routes the apps' calls.
 var headerMeta = []byte(`{"io.modelcontextprotocol/protocolVersion":"` + backend.ProtocolVersion +
 	`","io.modelcontextprotocol/clientCapabilities":{}}`)
+
+// appsHeaderMeta is headerMeta declaring the MCP Apps extension with the one mimeType it defines
+// (SEP-1865, "Client (Host) Capabilities").
+var appsHeaderMeta = []byte(`{"io.modelcontextprotocol/protocolVersion":"` + backend.ProtocolVersion +
+	`","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}`)
 
 // toolHeaderIndexes holds the indexes, each tied to the cached list it was built from.
 type toolHeaderIndexes struct {
