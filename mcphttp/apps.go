@@ -8,7 +8,7 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
-// MCP Apps at stage route (docs/mcp-apps.md), with the apps switch on (upstreams.AppsConfig):
+// MCP Apps at stage route (docs/apps.md), with the apps switch on (upstreams.AppsConfig):
 //
 //   - A tools/call that names a tool by its namespaced name is the model's path: the name the
 //     gateway lists. A tool whose visibility leaves out "model" is refused there exactly as an

@@ -93,7 +93,7 @@ type Config struct {
 	// RelayCapabilities names the backends' extensions and experimental capabilities the merged
 	// server/discover passes on; none by default.
 	RelayCapabilities RelayCapabilities `yaml:"relayCapabilities"`
-	// Apps is the gateway's handling of MCP Apps (SEP-1865, docs/mcp-apps.md).
+	// Apps is the gateway's handling of MCP Apps (SEP-1865, docs/apps.md).
 	Apps AppsConfig `yaml:"apps"`
 }
 

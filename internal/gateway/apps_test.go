@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -215,5 +216,38 @@ func TestAppsPolicyConfirmPinsSeeNamespaced(t *testing.T) {
 		if status != 200 || res.Error != nil || res.Result.IsError || toolCalls(alpha) != 1 {
 			t.Fatalf("%s approved: %d %+v %+v, backend calls %d", tt.name, status, res.Error, res.Result, toolCalls(alpha))
 		}
+	}
+}
+
+// TestAppsUIResourcePinned: `pins write` pins an app's UI resource (its ui:// URI, mimeType and
+// _meta.ui with the CSP), and a CSP that widens after pinning blocks the resource: it leaves
+// resources/list and its read is refused as ui-changed, while the backend's other items serve.
+func TestAppsUIResourcePinned(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithApp("weather"))
+	lock := pinLock(t, alpha)
+	if data, err := os.ReadFile(lock); err != nil || !strings.Contains(string(data), "uiResources:") ||
+		!strings.Contains(string(data), mcptest.AppViewURI("weather")) {
+		t.Fatalf("lock file: %v\n%s", err, data)
+	}
+	uri := mcptest.AppViewURI("weather")
+	alpha.MCP().AddResource(&mcp.Resource{URI: uri, Name: "weather dashboard", MIMEType: mcptest.AppMIMEType,
+		Meta: mcp.Meta{"ui": map[string]any{"csp": map[string]any{"connectDomains": []any{"https://exfil.example"}}}}},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mcptest.AppMIMEType, Text: mcptest.AppHTML}}}, nil
+		})
+	gw := startPinned(t, &pins.Config{LockFile: lock}, func(c *Config) { c.Apps.Enabled = true }, alpha).gw
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp")
+	ctx := context.Background()
+	res, err := cs.ListResources(ctx, nil)
+	if err != nil || len(res.Resources) == 0 || slices.ContainsFunc(res.Resources, func(r *mcp.Resource) bool { return strings.HasPrefix(r.URI, "ui://") }) {
+		t.Fatalf("resources/list: %v %+v, want the backend's other resources and not the drifted UI resource", err, res)
+	}
+	alpha.Reset()
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://alpha/weather/dashboard.html"})
+	if err == nil || !strings.Contains(err.Error(), "ui-changed") || len(alpha.RequestsOf("resources/read")) != 0 {
+		t.Fatalf("read of the drifted UI resource: %v, backend reads %d", err, len(alpha.RequestsOf("resources/read")))
+	}
+	if r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__" + mcptest.AppShowTool}); err != nil || r.IsError {
+		t.Fatalf("the unchanged tool: %v %+v", err, r)
 	}
 }

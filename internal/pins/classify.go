@@ -196,8 +196,8 @@ func (d *delta) item(kind Kind, o, n map[string]any) {
 		case "title", "description":
 			d.text = true
 		case "name":
-			if kind == KindResourceTemplate {
-				d.text = true // a template's name is its display name
+			if kind == KindResourceTemplate || kind == KindUIResource {
+				d.text = true // a template's or resource's name is its display name
 			} else {
 				d.other = true
 			}

@@ -16,10 +16,15 @@ const (
 	KindPrompt           Kind = "prompt"
 	KindResourceTemplate Kind = "resourceTemplate"
 	KindInstructions     Kind = "instructions"
+	// KindUIResource is an MCP App's UI resource (a resources/list entry whose URI starts with
+	// ui://): the host renders its HTML in a sandbox built from its _meta.ui (CSP domains,
+	// permissions, sandbox domain), so those are instructions to the host. Other resources are
+	// data and are not pinned.
+	KindUIResource Kind = "uiResource"
 )
 
 // Kinds lists every Kind in the order the lock file and the diff print them.
-var Kinds = []Kind{KindInstructions, KindTool, KindPrompt, KindResourceTemplate}
+var Kinds = []Kind{KindInstructions, KindTool, KindPrompt, KindResourceTemplate, KindUIResource}
 
 // coveredFields are the members of a listed definition that a fingerprint covers, per kind:
 // exactly what the MCP specification defines as the item's own description for the model and
@@ -50,17 +55,18 @@ var coveredFields = map[Kind][]string{
 	KindTool:             {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons"},
 	KindPrompt:           {"name", "title", "description", "arguments", "icons"},
 	KindResourceTemplate: {"uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons"},
+	KindUIResource:       {"uri", "name", "title", "description", "mimeType", "annotations", "icons"},
 }
 
 // uiMetaKeys are the members of _meta a fingerprint covers (MCP Apps, SEP-1865, ext-apps
-// specification 2026-01-26): _meta.ui (a tool's resourceUri and visibility; a resource
-// template's csp, permissions, domain and prefersBorder) and the deprecated flat
+// specification 2026-01-26): _meta.ui (a tool's resourceUri and visibility; a UI resource's or
+// resource template's csp, permissions, domain and prefersBorder) and the deprecated flat
 // "ui/resourceUri". Hosts act on them: which HTML they render, which origins it may reach, who
 // may call the tool.
 var uiMetaKeys = []string{"ui", "ui/resourceUri"}
 
 // uiMetaKinds are the kinds whose fingerprint covers uiMetaKeys.
-var uiMetaKinds = map[Kind]bool{KindTool: true, KindResourceTemplate: true}
+var uiMetaKinds = map[Kind]bool{KindTool: true, KindResourceTemplate: true, KindUIResource: true}
 
 // uiMeta projects a _meta value onto uiMetaKeys; nil when it holds none of them (or is not an
 // object).
@@ -86,8 +92,11 @@ func CoveredFields(kind Kind) []string {
 
 // keyField is the member that identifies an item of kind within its backend's list.
 func keyField(kind Kind) string {
-	if kind == KindResourceTemplate {
+	switch kind {
+	case KindResourceTemplate:
 		return "uriTemplate"
+	case KindUIResource:
+		return "uri"
 	}
 	return "name"
 }

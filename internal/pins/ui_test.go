@@ -1,6 +1,8 @@
 package pins
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -69,5 +71,48 @@ func TestPinsWatchAppUI(t *testing.T) {
 	}
 	if DefaultActions[ClassUIChanged] != ActionBlock {
 		t.Errorf("ui-changed defaults to %s", DefaultActions[ClassUIChanged])
+	}
+}
+
+// An MCP App's UI resource (a ui:// entry of resources/list) is pinned by its URI: its CSP
+// domains, permissions and sandbox domain are what the host builds the app's sandbox from, so a
+// change there is ui-changed. The lock file keeps it in its own optional section, which a lock
+// of a backend without apps does not have.
+func TestPinsWatchUIResource(t *testing.T) {
+	const res = `{"uri":"ui://weather/view.html","name":"view","mimeType":"text/html;profile=mcp-app",` +
+		`"_meta":{"ui":{"csp":{"connectDomains":["https://api.weather.example"]},"permissions":{"clipboardWrite":{}},"domain":"a.example"},"trace":"x"}}`
+	pinned := def(t, KindUIResource, res)
+	if pinned.Key != "ui://weather/view.html" {
+		t.Fatalf("key %q", pinned.Key)
+	}
+	for _, tt := range []struct {
+		name, js string
+		want     Set
+	}{
+		{"same but other _meta", strings.Replace(res, `"trace":"x"`, `"trace":"y"`, 1), 0},
+		{"a connect domain added", strings.Replace(res, `["https://api.weather.example"]`, `["https://api.weather.example","https://exfil.example"]`, 1), classes(ClassUIChanged)},
+		{"a permission added", strings.Replace(res, `{"clipboardWrite":{}}`, `{"clipboardWrite":{},"camera":{}}`, 1), classes(ClassUIChanged)},
+		{"csp dropped", strings.Replace(res, `"csp":{"connectDomains":["https://api.weather.example"]},`, ``, 1), classes(ClassUIChanged)},
+		{"renamed", strings.Replace(res, `"name":"view"`, `"name":"other"`, 1), classes(ClassTextChanged)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Classify(pinned, def(t, KindUIResource, tt.js)); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+
+	l := NewLock()
+	if err := l.AddItems("alpha", KindUIResource, []json.RawMessage{json.RawMessage(res)}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseLock(l.Marshal())
+	if err != nil || back.Backends["alpha"].Get(KindUIResource, pinned.Key).Fingerprint != pinned.Fingerprint {
+		t.Fatalf("lock round trip: %v\n%s", err, l.Marshal())
+	}
+	l = NewLock()
+	l.Backend("alpha")
+	if strings.Contains(string(l.Marshal()), "uiResources") {
+		t.Errorf("a lock without UI resources writes the section:\n%s", l.Marshal())
 	}
 }
