@@ -13,6 +13,12 @@ import (
 // shapes), beta (serving another app when betaApp) and plain (no app), with apps switched on.
 func appsGateway(t *testing.T, cfg Config, betaApp bool) string {
 	t.Helper()
+	return appsGatewaySwitch(t, cfg, betaApp, true)
+}
+
+// appsGatewaySwitch is appsGateway with the apps switch as given.
+func appsGatewaySwitch(t *testing.T, cfg Config, betaApp, enabled bool) string {
+	t.Helper()
 	alpha := mcptest.StartServer(t, "alpha", mcptest.WithApp("weather"))
 	var betaOpts []mcptest.Option
 	if betaApp {
@@ -20,7 +26,7 @@ func appsGateway(t *testing.T, cfg Config, betaApp bool) string {
 	}
 	beta := mcptest.StartServer(t, "beta", betaOpts...)
 	plain := mcptest.StartServer(t, "plain")
-	ucfg := upstreams.Config{Apps: upstreams.AppsConfig{Enabled: true}, Upstreams: []upstreams.UpstreamConfig{
+	ucfg := upstreams.Config{Apps: upstreams.AppsConfig{Enabled: enabled}, Upstreams: []upstreams.UpstreamConfig{
 		{Name: "alpha", URL: alpha.URL()}, {Name: "beta", URL: beta.URL()}, {Name: "plain", URL: plain.URL()}}}
 	_, e := testServer(t, cfg, ucfg, upstreams.Options{}, Deps{})
 	return serveTest(t, e).URL + DefaultPath
@@ -100,5 +106,32 @@ func TestAppsSearchNeverTakesBackendNames(t *testing.T) {
 		body("tools/call", `,"name":"call_tool","arguments":{"name":"alpha__show_dashboard","arguments":{}}`)); r.RPC.Error != nil ||
 		!strings.Contains(string(r.RPC.Result), "show_dashboard of weather") {
 		t.Fatalf("call_tool of a model tool: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestAppsOff: with the switch off (the default) the gateway routes as it always did: a backend's
+// own name is an unknown tool, and an app-only tool is called by its namespaced name, visibility
+// being left to the host.
+func TestAppsOff(t *testing.T) {
+	url := appsGatewaySwitch(t, Config{}, false, false)
+	if r := callName(t, url, "refresh_dashboard"); r.Status != 400 || r.RPC.Error == nil || r.RPC.Error.Message != "Invalid params: unknown tool" {
+		t.Errorf("own name with apps off: %d %s", r.Status, r.Body)
+	}
+	if r := callName(t, url, "alpha__refresh_dashboard"); r.Status != 200 || !strings.Contains(string(r.RPC.Result), "refresh_dashboard of weather") {
+		t.Errorf("namespaced app-only tool with apps off: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestAppsToolSetNarrows: on a tool set's endpoint an app's own name resolves to the same
+// namespaced tool, which the set must include: a set never widens what an app reaches.
+func TestAppsToolSetNarrows(t *testing.T) {
+	set := ToolsetConfig{Name: "show-only", Include: []SelectorConfig{{Upstream: "alpha", Tools: []string{"show_*"}}}}
+	url := appsGateway(t, Config{Toolsets: []ToolsetConfig{set}}, false)
+	setURL := strings.TrimSuffix(url, DefaultPath) + DefaultPath + "/show-only"
+	if r := callName(t, setURL, "show_dashboard"); r.Status != 200 || !strings.Contains(string(r.RPC.Result), "show_dashboard of weather") {
+		t.Errorf("own name of a tool in the set: %d %s", r.Status, r.Body)
+	}
+	if r := callName(t, setURL, "refresh_dashboard"); r.RPC.Error == nil || strings.Contains(string(r.Body), "refresh_dashboard of weather") {
+		t.Errorf("own name of a tool outside the set: %d %s", r.Status, r.Body)
 	}
 }

@@ -147,6 +147,11 @@ func TestAppsPre2026Clients(t *testing.T) {
 	url := "http://" + gw.MCP + "/mcp"
 	ctx := context.Background()
 	cs := mcptest.Connect(t, url, mcptest.WithProtocolVersion("2025-11-25"))
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || slices.ContainsFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "alpha__"+weather.Refresh() }) ||
+		!slices.ContainsFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "alpha__"+weather.Show() }) {
+		t.Fatalf("2025-11-25 tools/list: %v %+v", err, tools)
+	}
 	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://alpha/weather/view.html"})
 	if err != nil || read.Contents[0].MIMEType != appsbackend.MIMEType ||
 		mcptest.Path(map[string]any(read.Contents[0].Meta), "ui", "csp", "connectDomains", 0) != appsbackend.ConnectDomain {
