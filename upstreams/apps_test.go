@@ -173,8 +173,8 @@ func toStrings(v any) []string {
 }
 
 // A backend that offers its UI tools only to hosts declaring the MCP Apps extension (as the
-// specification says servers SHOULD) still shows them to the gateway's own list, which routes the
-// apps' calls: the gateway declares the extension when apps are on.
+// specification says servers SHOULD) still shows them to the gateway's own lists, which route the
+// apps' calls and make the pins: the gateway declares the extension when apps are on.
 func TestAppsIndexDeclaresTheExtension(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha", mcptest.WithApp("weather"))
 	var declared []bool
@@ -198,5 +198,11 @@ func TestAppsIndexDeclaresTheExtension(t *testing.T) {
 	got, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{}, mcptest.AppRefreshTool)
 	if err != nil || got.Upstream != "alpha" || !slices.Equal(declared, []bool{true}) {
 		t.Fatalf("ResolveAppName = %+v, %v; the backend saw the extension declared: %v", got, err, declared)
+	}
+	// What 'gateway pins write' pins is what the routing and the hosts see: the UI tools too.
+	defs, err := r.Definitions(context.Background(), "alpha")
+	if err != nil || !slices.ContainsFunc(defs.Tools, func(d json.RawMessage) bool { return strings.Contains(string(d), mcptest.AppRefreshTool) }) ||
+		len(defs.UIResources) != 1 {
+		t.Fatalf("Definitions: %v, %d tools, UI resources %s", err, len(defs.Tools), defs.UIResources)
 	}
 }

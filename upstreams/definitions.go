@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/mcp-gateway/gateway/upstreams/catalog"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
@@ -46,7 +45,7 @@ func (r *Registry) Definitions(ctx context.Context, upstream string) (*Definitio
 		{MethodResourceTemplates, &out.ResourceTemplates},
 		{MethodResourcesList, &out.UIResources},
 	} {
-		if *l.dst, err = catalog.RawList(ctx, b, l.method); err != nil {
+		if *l.dst, err = r.catalog.RawList(ctx, b, l.method); err != nil {
 			return nil, err
 		}
 	}

@@ -166,8 +166,11 @@ func (c *Catalog) ResolveAppName(ctx context.Context, q *ToolHeaderQuery, name s
 	return names.Target{}, fmt.Errorf("%w: %d backends have it: %v", ErrAmbiguousAppName, len(found), found)
 }
 
-// indexMeta is the _meta of the gateway's own list requests for an index (headerMeta).
-func (c *Catalog) indexMeta() json.RawMessage {
+// OwnListMeta is the _meta of the lists the gateway requests for itself (its indexes, pin
+// verdicts, and RawList for operator tooling): the protocol version and no client capabilities
+// (headerMeta), but the MCP Apps extension when apps are on (appsHeaderMeta), so that a backend
+// offering UI tools only to hosts that support apps shows them to the routing and to pinning.
+func (c *Catalog) OwnListMeta() json.RawMessage {
 	if c.apps {
 		return appsHeaderMeta
 	}
@@ -199,7 +202,7 @@ func (c *Catalog) toolIndex(ctx context.Context, q *ToolHeaderQuery, b *backend.
 		if !q.Fetch {
 			return nil, nil
 		}
-		lq := &listQuery{meta: c.indexMeta(), version: version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
+		lq := &listQuery{meta: c.OwnListMeta(), version: version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
 		var err error
 		if p, err = c.missedPart(ctx, b, spec, lq); err != nil {
 			return nil, err

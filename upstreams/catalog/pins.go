@@ -229,7 +229,7 @@ func (c *Catalog) pinVerdicts(ctx context.Context, q *PinQuery, b *backend.Backe
 		p = c.cache.get(own)
 	}
 	if p == nil {
-		lq := &listQuery{meta: c.indexMeta(), version: pub.version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
+		lq := &listQuery{meta: c.OwnListMeta(), version: pub.version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
 		var err error
 		if p, err = c.missedPart(ctx, b, spec, lq); err != nil {
 			return nil, err
