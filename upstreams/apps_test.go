@@ -206,3 +206,31 @@ func TestAppsIndexDeclaresTheExtension(t *testing.T) {
 		t.Fatalf("Definitions: %v, %d tools, UI resources %s", err, len(defs.Tools), defs.UIResources)
 	}
 }
+
+// A pre-2026 backend learns the host supports apps only from initialize: with apps on the
+// gateway's sessions declare the extension there, so a backend that offers UI tools only to such
+// hosts shows them, and an app's own name resolves to it.
+func TestAppsLegacyBackendSeesTheExtension(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		old := mcptest.StartLegacyServer(t, "old", mcptest.WithApp("weather"))
+		old.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				lt, ok := res.(*mcp.ListToolsResult)
+				if method != "tools/list" || !ok || err != nil {
+					return res, err
+				}
+				ss, _ := req.GetSession().(*mcp.ServerSession)
+				if ss == nil || ss.InitializeParams() == nil || ss.InitializeParams().Capabilities.Extensions["io.modelcontextprotocol/ui"] == nil {
+					lt.Tools = slices.DeleteFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Meta["ui"] != nil })
+				}
+				return lt, nil
+			}
+		})
+		r := newTestRegistry(t, Config{Apps: AppsConfig{Enabled: on}, Upstreams: []UpstreamConfig{{Name: "old", URL: old.URL()}}}, Options{})
+		got, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{}, mcptest.AppRefreshTool)
+		if on && (err != nil || got.Upstream != "old") || !on && !errors.Is(err, ErrUnknownName) {
+			t.Errorf("apps %v: ResolveAppName = %+v, %v", on, got, err)
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
-
 // RawList follows b's pagination of method (a list method) to the end, directly: no cache, no
 // renaming, no filtering, no caller token. It returns the items as sent, for operator tooling
 // (upstreams.Registry.Definitions, Probe), not for the request path. A list the backend does
