@@ -1,10 +1,12 @@
 package mcphttp
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -73,4 +75,54 @@ func errAmbiguousAppName(name string) *Error {
 		" is not a namespaced name, and more than one backend serving MCP Apps has a tool of that name: "+
 		"the gateway cannot tell which backend's app called it, so it did not forward the call").
 		WithData(map[string]any{"reason": "ambiguous-tool-name"}))
+}
+
+// checkUIRead holds a resources/read result of a pinned MCP App UI resource to its pin: a host
+// prefers the _meta.ui of a content item (its CSP domains, permissions, sandbox domain) over
+// the listed resource's, which pinning judged at stage pin, so a content item must carry the
+// pinned _meta.ui or none. Each "_meta" and "ui" member is judged, duplicates included, with
+// names compared as a client decodes them. A difference is ui-changed: with its action log the
+// result is relayed and logged; otherwise it is refused as a blocked item, since a read's
+// content cannot be confirmed once the backend has answered (a read has no effect to undo).
+func (x *request) checkUIRead(result []byte) error {
+	pin := x.route.uiReadPin
+	same := true
+	_ = jsonrpc.Members(result, func(k, contents []byte) error {
+		if string(k) != "contents" || contents[0] != '[' {
+			return nil
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(contents, &items); err != nil {
+			same = false // the scan let it through; judged unreadable, never relayed unjudged
+			return nil
+		}
+		for _, item := range items {
+			if item[0] != '{' {
+				continue
+			}
+			_ = jsonrpc.Members(item, func(k, meta []byte) error {
+				if string(k) != "_meta" || meta[0] != '{' {
+					return nil
+				}
+				return jsonrpc.Members(meta, func(k, ui []byte) error {
+					if string(k) == "ui" && !pin.SameUIMeta(ui) {
+						same = false
+					}
+					return nil
+				})
+			})
+		}
+		return nil
+	})
+	if same {
+		return nil
+	}
+	v := pins.Verdict{Classes: pins.Set(0).Add(pins.ClassUIChanged), Action: pin.Action}
+	if pin.Action == pins.ActionLog {
+		x.logPin("pin drift: UI resource content relayed", v)
+		return nil
+	}
+	v.Action = pins.ActionBlock
+	x.logPin("pin drift: UI resource content refused", v)
+	return pinDriftError(x.route.pinItem, v, "")
 }

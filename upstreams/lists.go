@@ -90,6 +90,12 @@ func (r *Registry) ResolveAppName(ctx context.Context, q *ToolHeaderQuery, name 
 // PinsEnabled reports whether upstream's definitions are pinned.
 func (r *Registry) PinsEnabled(upstream string) bool { return r.catalog.PinsEnabled(upstream) }
 
+// UIReadPin returns what a read of upstream's pinned MCP App UI resource uri is held to; see
+// catalog.Catalog.UIReadPin.
+func (r *Registry) UIReadPin(upstream, uri string) *pins.UIReadPin {
+	return r.catalog.UIReadPin(upstream, uri)
+}
+
 // PinGuard returns the guard the lists are checked with (nil when pinning is off), for the
 // admin endpoint.
 func (r *Registry) PinGuard() *pins.Guard { return r.catalog.Guard() }

@@ -116,3 +116,38 @@ func TestPinsWatchUIResource(t *testing.T) {
 		t.Errorf("a lock without UI resources writes the section:\n%s", l.Marshal())
 	}
 }
+
+// A read of a pinned UI resource is held to the _meta.ui it is pinned with, compared in RFC 8785
+// form, with ui-changed's action; a resource pinned without one, or not pinned, is not judged.
+func TestUIReadPin(t *testing.T) {
+	const res = `{"uri":"ui://weather/view.html","name":"view","_meta":{"ui":{"csp":{"connectDomains":["https://a.example"]},"domain":"d.example"}}}`
+	lock := NewLock()
+	if err := lock.AddItems("be", KindUIResource, []json.RawMessage{json.RawMessage(res),
+		json.RawMessage(`{"uri":"ui://weather/bare.html","name":"bare"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{LockFile: "pins.yaml", Actions: map[Class]Action{ClassUIChanged: ActionLog}}
+	g, err := NewGuard(GuardOptions{Config: cfg, Lock: lock, Backends: []string{"be"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.UIReadPin("be", "ui://weather/bare.html") != nil || g.UIReadPin("be", "ui://weather/other.html") != nil {
+		t.Error("a resource pinned without _meta.ui, or not pinned, is judged")
+	}
+	p := g.UIReadPin("be", "ui://weather/view.html")
+	if p == nil || p.Action != ActionLog {
+		t.Fatalf("UIReadPin = %+v", p)
+	}
+	for ui, want := range map[string]bool{
+		`{"domain":"d.example","csp":{"connectDomains":["https://a.example"]}}`:                     true, // order
+		`{ "csp" : {"connectDomains":["https:\/\/a.example"]}, "domain":"d.\u0065xample" }`:         true, // escapes, spaces
+		`{"csp":{"connectDomains":["https://a.example","https://b.example"]},"domain":"d.example"}`: false,
+		`{"csp":{"connectDomains":["https://a.example"]},"domain":"d.example","domain":"x"}`:        false, // duplicate
+		`{"csp":{"connectDomains":["https://a.example"]}}`:                                          false,
+		`"not an object"`: false,
+	} {
+		if got := p.SameUIMeta([]byte(ui)); got != want {
+			t.Errorf("SameUIMeta(%s) = %v, want %v", ui, got, want)
+		}
+	}
+}

@@ -127,6 +127,15 @@ type PinQuery struct {
 // PinsEnabled reports whether upstream's definitions are pinned.
 func (c *Catalog) PinsEnabled(upstream string) bool { return c.pins.Enabled(upstream) }
 
+// UIReadPin returns what the content items of a read of upstream's UI resource uri (backend-side)
+// are held to: the _meta.ui it is pinned with; nil when it is not pinned with one.
+func (c *Catalog) UIReadPin(upstream, uri string) *pins.UIReadPin {
+	if !names.IsUIResource(uri) {
+		return nil
+	}
+	return c.pins.UIReadPin(upstream, uri)
+}
+
 // PinVerdict returns the pin verdict of the item a tools/call or prompts/get (method) names,
 // or of the templates a resources/read's URI could come from (TemplatePinVerdict):
 // from the newest list of its backend this replica fetched for the caller (invalidated by

@@ -31,17 +31,24 @@ const (
 // AppViewURI is the UI resource of the app WithApp(view) serves, as its backend names it.
 func AppViewURI(view string) string { return "ui://" + view + "/dashboard.html" }
 
-// WithApp makes the server serve an MCP App whose UI resource is AppViewURI(view): the resource
-// (listed with _meta.ui.csp, read with the same _meta.ui on its content item) and the three
-// tools AppShowTool, AppRefreshTool and AppModelTool, each answering "<tool> of <view>".
-func WithApp(view string) Option {
-	uri := AppViewURI(view)
-	uiMeta := mcp.Meta{"ui": map[string]any{
+// AppUIMeta is the _meta of the UI resource WithApp serves, on its resources/list entry and on
+// its read content item: _meta.ui with the CSP domains, a permission, a sandbox domain and
+// prefersBorder.
+func AppUIMeta() mcp.Meta {
+	return mcp.Meta{"ui": map[string]any{
 		"csp":           map[string]any{"connectDomains": []any{AppConnectDomain}, "resourceDomains": []any{AppResourceDomain}},
 		"permissions":   map[string]any{"clipboardWrite": map[string]any{}},
 		"domain":        "a904794854a047f6.example.com",
 		"prefersBorder": true,
 	}}
+}
+
+// WithApp makes the server serve an MCP App whose UI resource is AppViewURI(view): the resource
+// (listed with _meta.ui.csp, read with the same _meta.ui on its content item) and the three
+// tools AppShowTool, AppRefreshTool and AppModelTool, each answering "<tool> of <view>".
+func WithApp(view string) Option {
+	uri := AppViewURI(view)
+	uiMeta := AppUIMeta()
 	tool := func(name string, visibility []any) *mcp.Tool {
 		ui := map[string]any{"resourceUri": uri}
 		if visibility != nil {
