@@ -178,21 +178,11 @@ func toStrings(v any) []string {
 func TestAppsIndexDeclaresTheExtension(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha", mcptest.WithApp("weather"))
 	var declared []bool
-	alpha.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			lt, ok := res.(*mcp.ListToolsResult)
-			if method != "tools/list" || !ok || err != nil {
-				return res, err
-			}
-			caps, _ := json.Marshal(req.GetParams().GetMeta()["io.modelcontextprotocol/clientCapabilities"])
-			ui := strings.Contains(string(caps), `"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}`)
-			declared = append(declared, ui)
-			if !ui {
-				lt.Tools = slices.DeleteFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Meta["ui"] != nil })
-			}
-			return lt, nil
-		}
+	uiToolsOnlyFor(alpha, func(req mcp.Request) bool {
+		caps, _ := json.Marshal(req.GetParams().GetMeta()["io.modelcontextprotocol/clientCapabilities"])
+		ui := strings.Contains(string(caps), `"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}`)
+		declared = append(declared, ui)
+		return ui
 	})
 	r := newTestRegistry(t, Config{Apps: AppsConfig{Enabled: true}, Upstreams: []UpstreamConfig{{Name: "alpha", URL: alpha.URL()}}}, Options{})
 	got, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{}, mcptest.AppRefreshTool)
@@ -213,19 +203,9 @@ func TestAppsIndexDeclaresTheExtension(t *testing.T) {
 func TestAppsLegacyBackendSeesTheExtension(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		old := mcptest.StartLegacyServer(t, "old", mcptest.WithApp("weather"))
-		old.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				res, err := next(ctx, method, req)
-				lt, ok := res.(*mcp.ListToolsResult)
-				if method != "tools/list" || !ok || err != nil {
-					return res, err
-				}
-				ss, _ := req.GetSession().(*mcp.ServerSession)
-				if ss == nil || ss.InitializeParams() == nil || ss.InitializeParams().Capabilities.Extensions["io.modelcontextprotocol/ui"] == nil {
-					lt.Tools = slices.DeleteFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Meta["ui"] != nil })
-				}
-				return lt, nil
-			}
+		uiToolsOnlyFor(old, func(req mcp.Request) bool {
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			return ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().Capabilities.Extensions["io.modelcontextprotocol/ui"] != nil
 		})
 		r := newTestRegistry(t, Config{Apps: AppsConfig{Enabled: on}, Upstreams: []UpstreamConfig{{Name: "old", URL: old.URL()}}}, Options{})
 		got, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{}, mcptest.AppRefreshTool)
@@ -233,4 +213,22 @@ func TestAppsLegacyBackendSeesTheExtension(t *testing.T) {
 			t.Errorf("apps %v: ResolveAppName = %+v, %v", on, got, err)
 		}
 	}
+}
+
+// uiToolsOnlyFor makes srv list its UI tools (those with _meta.ui) only to the tools/list
+// requests declared accepts, as a server that checks the client's MCP Apps capability does.
+func uiToolsOnlyFor(srv *mcptest.Server, declared func(mcp.Request) bool) {
+	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			lt, ok := res.(*mcp.ListToolsResult)
+			if method != "tools/list" || !ok || err != nil {
+				return res, err
+			}
+			if !declared(req) {
+				lt.Tools = slices.DeleteFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Meta["ui"] != nil })
+			}
+			return lt, nil
+		}
+	})
 }
