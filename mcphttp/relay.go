@@ -62,6 +62,11 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 			}
 			return outcomeBackendError, out.Message(msg, status, outcomeBackendError, held)
 		}
+		if x.route.uiReadPin != nil {
+			if err := x.checkUIRead(result); err != nil {
+				return "", err
+			}
+		}
 		if x.rails != nil {
 			var refusal []byte
 			if result, refusal, err = x.s.rails.checkResult(x, result); err != nil {
