@@ -69,7 +69,7 @@ func railBackend(t *testing.T) *mcptest.Server {
 			OutputSchema: obj(map[string]*jsonschema.Schema{"count": {Type: "integer"}}, "count")}, structured),
 		mcptest.WithTool(&mcp.Tool{Name: "progress_leak", InputSchema: obj(nil)}, progress),
 		mcptest.WithTool(&mcp.Tool{Name: "progress_block", InputSchema: obj(nil)}, progress),
-		mcptest.WithPrompt(&mcp.Prompt{Name: "contact"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		mcptest.WithPrompt(&mcp.Prompt{Name: "contact", Arguments: []*mcp.PromptArgument{{Name: "who"}}}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "mail " + railEmail}}}}, nil
 		}),
 		mcptest.WithResource(&mcp.Resource{URI: "mem://deploy-key", Name: "deploy-key"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -87,7 +87,8 @@ func railRules() guardrails.Config {
 		{ID: "results", Tools: []string{"leak", "progress_leak"},
 			Results: guardrails.DirectionConfig{Secrets: "redact", PII: "redact", Injection: "flag"}},
 		{ID: "strict", Tools: []string{"progress_block"}, Results: guardrails.DirectionConfig{Secrets: "block"}},
-		{ID: "prompts", Prompts: []string{"*"}, Results: guardrails.DirectionConfig{PII: "redact"}},
+		{ID: "prompts", Prompts: []string{"*"}, Arguments: guardrails.DirectionConfig{Secrets: "block"},
+			Results: guardrails.DirectionConfig{PII: "redact"}},
 		{ID: "keys", Resources: []string{"mem://deploy-*"}, Results: guardrails.DirectionConfig{Secrets: "block"}},
 	}}
 }
@@ -263,6 +264,17 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 		}
 		if got := res.Messages[0].Content.(*mcp.TextContent).Text; got != "mail [REDACTED:email]" {
 			t.Fatalf("prompt message %q", got)
+		}
+	})
+	t.Run("prompt arguments blocked", func(t *testing.T) {
+		be.Reset()
+		_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "be__contact", Arguments: map[string]string{"who": railAWSKey}})
+		if err == nil || strings.Contains(err.Error(), railAWSKey) || !strings.Contains(err.Error(), "aws-access-key") ||
+			!strings.Contains(err.Error(), "/who") {
+			t.Fatalf("got %v", err)
+		}
+		if n := len(be.RequestsOf("prompts/get")); n != 0 {
+			t.Fatalf("the backend got %d prompts/get", n)
 		}
 	})
 	t.Run("resource contents blocked", func(t *testing.T) {
