@@ -31,7 +31,10 @@ const (
 // railBackend is a go-sdk server whose tools, prompt and resource answer with what the
 // guardrails look for; echo_args answers with the arguments it received, so a test sees what
 // the backend acted on.
-func railBackend(t *testing.T) *mcptest.Server {
+func railBackend(t *testing.T) *mcptest.Server { return mcptest.StartServer(t, "be", railOptions()...) }
+
+// railOptions are railBackend's tools, prompt and resource.
+func railOptions() []mcptest.Option {
 	obj := func(props map[string]*jsonschema.Schema, required ...string) *jsonschema.Schema {
 		return &jsonschema.Schema{Type: "object", Properties: props, Required: required}
 	}
@@ -59,7 +62,7 @@ func railBackend(t *testing.T) *mcptest.Server {
 		}
 		return &mcp.CallToolResult{Content: text("done")}, nil
 	}
-	return mcptest.StartServer(t, "be",
+	return []mcptest.Option{
 		mcptest.WithTool(&mcp.Tool{Name: "echo_args", InputSchema: obj(map[string]*jsonschema.Schema{
 			"n": {Type: "integer"}, "note": {Type: "string"}}, "n")}, echoArgs),
 		mcptest.WithTool(&mcp.Tool{Name: "mirror", InputSchema: map[string]any{"type": "object",
@@ -75,7 +78,7 @@ func railBackend(t *testing.T) *mcptest.Server {
 		mcptest.WithResource(&mcp.Resource{URI: "mem://deploy-key", Name: "deploy-key"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: railPrivKey}}}, nil
 		}),
-	)
+	}
 }
 
 // railRules are the rules of the guardrails end-to-end tests.
@@ -100,11 +103,12 @@ func railRules() guardrails.Config {
 // matched in any log line.
 func TestGuardrails(t *testing.T) {
 	be := railBackend(t)
+	old := mcptest.StartLegacyServer(t, "old", railOptions()...) // a 2025-11-25 backend
 	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
 		c.Auth.Disabled = true
 		c.Legacy.Enabled = true
 		c.Guardrails = railRules()
-	}, be)
+	}, be, old)
 	ctx := context.Background()
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(version, func(t *testing.T) {
@@ -118,7 +122,7 @@ func TestGuardrails(t *testing.T) {
 	}
 	metrics := get(t, "http://"+gw.Admin+"/metrics")
 	for _, want := range []string{
-		`mcp_gateway_guardrail_findings_total{action="redact",detector="aws-access-key",direction="result",guardrail="secrets"} 2`,
+		`mcp_gateway_guardrail_findings_total{action="redact",detector="aws-access-key",direction="result",guardrail="secrets"} 4`,
 		`mcp_gateway_guardrail_findings_total{action="block",detector="github-token",direction="notification",guardrail="secrets"} 2`,
 		`mcp_gateway_guardrail_checks_total{direction="arguments",guardrail="schema",verdict="blocked"}`,
 	} {
@@ -218,6 +222,15 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 			if !strings.Contains(string(meta), want) {
 				t.Errorf("annotation %s lacks %s", meta, want)
 			}
+		}
+	})
+	t.Run("a pre-2026 backend's result redacted", func(t *testing.T) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "old__leak"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mcptest.ResultText(res); strings.Contains(got, railAWSKey) || !strings.Contains(got, "[REDACTED:aws-access-key]") {
+			t.Fatalf("result %q", got)
 		}
 	})
 	t.Run("structured content against the output schema", func(t *testing.T) {
