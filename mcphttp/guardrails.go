@@ -60,10 +60,11 @@ func guardKind(method string) guardrails.Kind {
 	return 0
 }
 
-// checkRequest is stage guardrails: it finds the request's rule, validates a tools/call's
-// arguments against the tool's schema and runs the argument detectors. A refusal answers the
-// request (a tool error for tools/call, which the model can read; invalid params for
-// prompts/get); a redaction replaces the arguments the later stages see and forward.
+// checkRequest is stage guardrails: it finds the request's rule, runs the argument detectors
+// and then validates a tools/call's arguments, as redacted, against the tool's schema: what is
+// validated is what is forwarded. A refusal answers the request (a tool error for tools/call,
+// which the model can read; invalid params for prompts/get); a redaction replaces the arguments
+// the later stages see and forward.
 func (g *railer) checkRequest(x *request) (bool, error) {
 	kind := guardKind(x.in.req.Method)
 	if kind == 0 {
@@ -75,34 +76,26 @@ func (g *railer) checkRequest(x *request) (bool, error) {
 	}
 	x.rails = &railState{rule: rule}
 	rep := &guardrails.Report{Rule: rule.ID(), Dir: guardrails.DirArguments}
-	if kind == guardrails.KindTool && rule.ValidateArguments() != guardrails.Off {
-		if err := g.validateArguments(x, rule, rep); err != nil {
+	if rule.ScansArguments() && len(x.in.params.Arguments) > 0 {
+		start := g.now()
+		rep = rule.ScanArguments(x.in.params.Arguments)
+		g.rec.Duration(metrics.CheckContent, guardrails.DirArguments, g.now().Sub(start))
+	}
+	if !rep.Blocked() && rep.Redacted() {
+		if err := g.redactArguments(x, rep); err != nil {
 			return false, err
 		}
 	}
-	if rule.ScansArguments() && len(x.in.params.Arguments) > 0 {
-		start := g.now()
-		scan := rule.ScanArguments(x.in.params.Arguments)
-		g.rec.Duration(metrics.CheckContent, guardrails.DirArguments, g.now().Sub(start))
-		rep = merge(rep, scan)
+	if !rep.Blocked() && kind == guardrails.KindTool && rule.ValidateArguments() != guardrails.Off {
+		if err := g.validateArguments(x, rule, rep); err != nil {
+			return false, err
+		}
 	}
 	g.record(x, rule, rep)
 	if rep.Blocked() {
 		return true, g.refuseRequest(x, rep)
 	}
-	if rep.Redacted() {
-		return false, g.redactArguments(x, rep)
-	}
 	return false, nil
-}
-
-// merge returns the content scan's report with the schema check's findings added: the scan
-// holds the redactions, the schema check only blocks or logs.
-func merge(schema, scan *guardrails.Report) *guardrails.Report {
-	for _, f := range schema.Findings {
-		scan.Add(f.Detector, f.Action, f.Path, f.Note)
-	}
-	return scan
 }
 
 // refuseRequest answers a refused request: a tool error for tools/call, invalid params for

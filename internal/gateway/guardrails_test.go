@@ -67,6 +67,8 @@ func railOptions() []mcptest.Option {
 			"n": {Type: "integer"}, "note": {Type: "string"}}, "n")}, echoArgs),
 		mcptest.WithTool(&mcp.Tool{Name: "mirror", InputSchema: map[string]any{"type": "object",
 			"properties": map[string]any{"note": map[string]any{"type": "string", "x-mcp-header": "Note"}}}}, echoArgs),
+		mcptest.WithTool(&mcp.Tool{Name: "strict_note", InputSchema: obj(map[string]*jsonschema.Schema{
+			"note": {Type: "string", Pattern: "^key [A-Z0-9]+$"}})}, echoArgs),
 		mcptest.WithTool(&mcp.Tool{Name: "leak", InputSchema: obj(nil)}, leak),
 		mcptest.WithTool(&mcp.Tool{Name: "structured", InputSchema: obj(map[string]*jsonschema.Schema{"bad": {Type: "boolean"}}),
 			OutputSchema: obj(map[string]*jsonschema.Schema{"count": {Type: "integer"}}, "count")}, structured),
@@ -84,7 +86,7 @@ func railOptions() []mcptest.Option {
 // railRules are the rules of the guardrails end-to-end tests.
 func railRules() guardrails.Config {
 	return guardrails.Config{AllowedHosts: []string{"*.example.com"}, Rules: []guardrails.RuleConfig{
-		{ID: "schema", Tools: []string{"echo_args", "structured*", "mirror"},
+		{ID: "schema", Tools: []string{"echo_args", "structured*", "mirror", "strict_note"},
 			Validate:  guardrails.ValidateConfig{Arguments: "block", StructuredContent: "block"},
 			Arguments: guardrails.DirectionConfig{Secrets: "redact", PII: "block"}},
 		{ID: "results", Tools: []string{"leak", "progress_leak"},
@@ -202,6 +204,18 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 		h, err := mcpheader.Decode(reqs[0].Header.Get("Mcp-Param-Note"))
 		if err != nil || h != "key [REDACTED:aws-access-key]" || strings.Contains(string(reqs[0].Body), railAWSKey) {
 			t.Fatalf("the backend got header %q (%v) and body %s", h, err, reqs[0].Body)
+		}
+	})
+	t.Run("arguments validated as they are forwarded, redacted", func(t *testing.T) {
+		be.Reset()
+		// The client's value matches the pattern; the redacted one, which the backend would
+		// get, does not.
+		res := call(t, "strict_note", map[string]any{"note": "key " + railAWSKey})
+		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, "/note") || strings.Contains(got, railAWSKey) {
+			t.Fatalf("got %v %q", res.IsError, got)
+		}
+		if n := len(be.RequestsOf("tools/call")); n != 0 {
+			t.Fatalf("the backend got %d calls", n)
 		}
 	})
 	t.Run("personal data in arguments blocked", func(t *testing.T) {
