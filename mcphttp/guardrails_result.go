@@ -49,9 +49,9 @@ func (g *railer) checkNotification(x *request, msg []byte) (out []byte, drop boo
 	return msg, false
 }
 
-// checkResult checks the final result of a request a rule covers: the result detectors, a tool
-// result's structuredContent against the tool's outputSchema, and what the notifications
-// before it left. It returns the result to send (redacted, annotated), or refusal: the tool
+// checkResult checks the final result of a request a rule covers: the result detectors, then a
+// tool result's structuredContent, as redacted, against the tool's outputSchema, and what the
+// notifications before it left. It returns the result to send (redacted, annotated), or refusal: the tool
 // error that replaces a tools/call's result. A prompts/get or resources/read result that is
 // refused becomes a JSON-RPC error (err).
 func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, err error) {
@@ -62,9 +62,13 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 		rep = rule.ScanResult(result)
 		g.rec.Duration(metrics.CheckContent, guardrails.DirResult, g.now().Sub(start))
 	}
+	if !rep.Blocked() && x.rails.blocked == nil {
+		// Redacted first: the structured content validated is the one the client gets.
+		out, _ = rep.RewriteResult(result, x.rails.notes)
+	}
 	tool := x.in.req.Method == upstreams.MethodToolsCall
-	if tool && rule.ValidateStructuredContent() != guardrails.Off {
-		if err := g.validateStructured(x, rule, result, rep); err != nil {
+	if out != nil && tool && rule.ValidateStructuredContent() != guardrails.Off {
+		if err := g.validateStructured(x, rule, out, rep); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -87,7 +91,6 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 		e.Status, e.Outcome = http.StatusOK, outcomeDenied
 		return nil, nil, e
 	}
-	out, _ = rep.RewriteResult(result, x.rails.notes)
 	return out, nil, nil
 }
 
