@@ -29,7 +29,7 @@ func NormalizeURL(raw string) (string, error) {
 		return "", errURL
 	}
 	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if host == "" {
+	if !validHost(host) {
 		return "", errURL
 	}
 	if scheme == "http" && port == "80" || scheme == "https" && port == "443" {
@@ -46,6 +46,20 @@ func NormalizeURL(raw string) (string, error) {
 		return "", errURL
 	}
 	return scheme + "://" + host + removeDotSegments(path), nil
+}
+
+// validHost accepts an IP literal or a registered name of unreserved characters: what an
+// endpoint's public URL can have, so nothing else needs a normal form.
+func validHost(h string) bool {
+	if strings.Contains(h, ":") {
+		return net.ParseIP(h) != nil
+	}
+	for i := 0; i < len(h); i++ {
+		if !unreserved(h[i]) {
+			return false
+		}
+	}
+	return h != ""
 }
 
 // normalizeEscapes decodes percent-encoded unreserved characters and upper-cases the hex digits
