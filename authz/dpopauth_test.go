@@ -131,7 +131,10 @@ func TestAuthenticateDPoP(t *testing.T) {
 		{"bearer token with a proof", ReasonDPoPBinding, func() error { _, _, err := f.present(bearer, h.proof(t, f.clk, bearer, nil)); return err }, ErrInvalidToken},
 		{"token bound to another key", ReasonDPoPBinding, func() error { _, _, err := f.present(tok, other.proof(t, f.clk, tok, nil)); return err }, ErrInvalidToken},
 		{"expired token", ReasonExpired, func() error { _, _, err := f.present(expired, h.proof(t, f.clk, expired, nil)); return err }, ErrInvalidToken},
-		{"wrong htm", ReasonDPoPProof, func() error { _, _, err := f.present(tok, h.proof(t, f.clk, tok, map[string]any{"htm": "GET"})); return err }, ErrInvalidToken},
+		{"wrong htm", ReasonDPoPProof, func() error {
+			_, _, err := f.present(tok, h.proof(t, f.clk, tok, map[string]any{"htm": "GET"}))
+			return err
+		}, ErrInvalidToken},
 		{"bound token as Bearer", ReasonDPoPBinding, func() error { _, err := f.svc.AuthenticateBearer(context.Background(), tok); return err }, ErrInvalidToken},
 		{"cnf not an object", ReasonClaims, func() error {
 			_, err := f.svc.AuthenticateBearer(context.Background(), mint(t, f.iss, devissuer.Claims{"cnf": "x"}))

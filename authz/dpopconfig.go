@@ -64,7 +64,9 @@ func validMode(m string) bool { return m == DPoPOff || m == DPoPAllowed || m == 
 // validate reports the problems of auth.dpop, relative to the auth block.
 func (c DPoPConfig) validate() []error {
 	var errs []error
-	add := func(path, format string, args ...any) { errs = append(errs, configerr.At("dpop."+path, format, args...)) }
+	add := func(path, format string, args ...any) {
+		errs = append(errs, configerr.At("dpop."+path, format, args...))
+	}
 	if c.Mode != "" && !validMode(c.Mode) {
 		add("mode", "%q: want off, allowed or required", c.Mode)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -88,6 +89,9 @@ type Server struct {
 	toolsets      // tool sets and search mode (toolsets.go, search.go)
 	// edge serves pre-2026 clients (Deps.Edge); nil when they are refused.
 	edge EraEdge
+	// htu is the public URL in the form DPoP proofs' htu is compared in; "" without one, when no
+	// proof can match.
+	htu string
 }
 
 // New builds the server from validated configuration.
@@ -121,6 +125,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if cfg.PublicURL != "" {
+		s.htu, _ = dpop.NormalizeURL(cfg.PublicURL)
 	}
 	s.confirm = &confirmer{codec: deps.MRTR, approvals: deps.Approvals, backends: deps.Backends, log: deps.Logger,
 		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools}
