@@ -46,11 +46,16 @@ const (
 )
 
 // DefaultAlgorithms are the JWS algorithms proofs may use when none are configured: every
-// registered asymmetric one. "none" and the HMAC algorithms never are: a proof proves possession
-// of a private key, which a shared secret cannot.
+// registered asymmetric one, with Ed25519 both as EdDSA and under its fully-specified name
+// (RFC 9864), which current clients send. "none" and the HMAC algorithms never are: a proof
+// proves possession of a private key, which a shared secret cannot.
 func DefaultAlgorithms() []string {
-	return []string{"ES256", "ES384", "ES512", "PS256", "PS384", "PS512", "RS256", "RS384", "RS512", "EdDSA"}
+	return []string{"ES256", "ES384", "ES512", "PS256", "PS384", "PS512", "RS256", "RS384", "RS512", "EdDSA", algEd25519}
 }
+
+// algEd25519 is the fully-specified JWS algorithm for Ed25519 (RFC 9864), which go-jose does
+// not know: it is verified here.
+const algEd25519 = "Ed25519"
 
 // Asymmetric reports whether alg is one of DefaultAlgorithms.
 func Asymmetric(alg string) bool { return slices.Contains(DefaultAlgorithms(), alg) }
@@ -133,9 +138,10 @@ func (v *Verifier) Nonces() *Nonces { return v.nonces }
 
 // header is the JOSE header of a proof as read before the signature is checked.
 type header struct {
-	Typ *string         `json:"typ"`
-	Alg string          `json:"alg"`
-	JWK json.RawMessage `json:"jwk"`
+	Typ  *string         `json:"typ"`
+	Alg  string          `json:"alg"`
+	JWK  json.RawMessage `json:"jwk"`
+	Crit json.RawMessage `json:"crit"`
 }
 
 // claims are a proof's claims; pointers tell absent from empty.
@@ -152,17 +158,9 @@ type claims struct {
 // order). Errors are *Error: CodeInvalidProof, or CodeUseNonce when a nonce is required and
 // missing, expired or not the server's.
 func (v *Verifier) Verify(raw string, req Request) (*Proof, error) {
-	jws, alg, err := v.parse(raw)
+	jwk, payload, err := v.verifySignature(raw)
 	if err != nil {
 		return nil, err
-	}
-	jwk := jws.Signatures[0].Header.JSONWebKey
-	if err := checkKey(jwk, alg); err != nil {
-		return nil, err
-	}
-	payload, err := jws.Verify(jwk)
-	if err != nil {
-		return nil, proofError(ReasonSignature, "the proof's signature does not verify with its jwk")
 	}
 	c, err := readClaims(payload)
 	if err != nil {
@@ -193,38 +191,89 @@ func (v *Verifier) Verify(raw string, req Request) (*Proof, error) {
 	return p, nil
 }
 
-// parse reads the header and parses the JWS for verification: typ, alg and the presence of a
-// public jwk are checked here, each with its own error, before any cryptography.
-func (v *Verifier) parse(raw string) (*jose.JSONWebSignature, string, error) {
-	if raw == "" {
-		return nil, "", proofError(ReasonHeader, "the request has no DPoP proof")
+// verifySignature reads the header, checks typ, alg and the jwk, each with its own error, before
+// any cryptography, then verifies the signature with the jwk and returns it and the payload.
+func (v *Verifier) verifySignature(raw string) (*jose.JSONWebKey, []byte, error) {
+	h, err := v.readHeader(raw)
+	if err != nil {
+		return nil, nil, err
 	}
-	if len(raw) > MaxProofBytes {
-		return nil, "", proofError(ReasonMalformed, "the DPoP proof is too large")
-	}
-	seg, _, ok := strings.Cut(raw, ".")
-	if !ok || strings.Count(raw, ".") != 2 {
-		return nil, "", proofError(ReasonMalformed, "the DPoP proof is not a compact JWS")
-	}
-	var h header
-	if err := decodeStrict(seg, &h); err != nil {
-		return nil, "", proofError(ReasonMalformed, "the DPoP proof's header is not a JSON object")
-	}
-	switch {
-	case h.Typ == nil || *h.Typ != ProofType:
-		return nil, "", proofError(ReasonType, "the proof's typ is not dpop+jwt")
-	case !slices.Contains(v.algs, h.Alg):
-		return nil, "", proofError(ReasonAlgorithm, "the proof's alg is not an accepted asymmetric algorithm")
-	case len(h.JWK) == 0 || string(h.JWK) == "null":
-		return nil, "", proofError(ReasonKey, "the proof's header has no jwk")
-	case hasPrivateMembers(h.JWK):
-		return nil, "", proofError(ReasonKey, "the proof's jwk holds private key material")
+	if h.Alg == algEd25519 {
+		return verifyEd25519(raw, h.JWK)
 	}
 	jws, err := jose.ParseSignedCompact(raw, []jose.SignatureAlgorithm{jose.SignatureAlgorithm(h.Alg)})
 	if err != nil || len(jws.Signatures) != 1 || jws.Signatures[0].Header.JSONWebKey == nil {
-		return nil, "", proofError(ReasonKey, "the proof's jwk is not a valid public key")
+		return nil, nil, proofError(ReasonKey, "the proof's jwk is not a valid public key")
 	}
-	return jws, h.Alg, nil
+	jwk := jws.Signatures[0].Header.JSONWebKey
+	if err := checkKey(jwk, h.Alg); err != nil {
+		return nil, nil, err
+	}
+	payload, err := jws.Verify(jwk)
+	if err != nil {
+		return nil, nil, badSignature()
+	}
+	return jwk, payload, nil
+}
+
+func badSignature() error {
+	return proofError(ReasonSignature, "the proof's signature does not verify with its jwk")
+}
+
+// verifyEd25519 verifies a proof signed with the fully-specified Ed25519 algorithm (RFC 9864),
+// the way go-jose verifies EdDSA: the jwk must be an OKP Ed25519 public key.
+func verifyEd25519(raw string, rawJWK json.RawMessage) (*jose.JSONWebKey, []byte, error) {
+	var jwk jose.JSONWebKey
+	if err := jwk.UnmarshalJSON(rawJWK); err != nil || !jwk.Valid() || !jwk.IsPublic() {
+		return nil, nil, proofError(ReasonKey, "the proof's jwk is not a valid public key")
+	}
+	pub, ok := jwk.Key.(ed25519.PublicKey)
+	if !ok {
+		return nil, nil, proofError(ReasonKey, "the proof's jwk does not suit its alg")
+	}
+	dot := strings.LastIndexByte(raw, '.')
+	sig, err := base64.RawURLEncoding.Strict().DecodeString(raw[dot+1:])
+	if err != nil || !ed25519.Verify(pub, []byte(raw[:dot]), sig) {
+		return nil, nil, badSignature()
+	}
+	first := strings.IndexByte(raw, '.')
+	payload, err := base64.RawURLEncoding.Strict().DecodeString(raw[first+1 : dot])
+	if err != nil {
+		return nil, nil, proofError(ReasonMalformed, "the proof's claims are not a JSON object")
+	}
+	return &jwk, payload, nil
+}
+
+// readHeader reads and checks a proof's JOSE header.
+func (v *Verifier) readHeader(raw string) (header, error) {
+	var h header
+	if raw == "" {
+		return h, proofError(ReasonHeader, "the request has no DPoP proof")
+	}
+	if len(raw) > MaxProofBytes {
+		return h, proofError(ReasonMalformed, "the DPoP proof is too large")
+	}
+	seg, _, _ := strings.Cut(raw, ".")
+	if strings.Count(raw, ".") != 2 {
+		return h, proofError(ReasonMalformed, "the DPoP proof is not a compact JWS")
+	}
+	if err := decodeStrict(seg, &h); err != nil {
+		return h, proofError(ReasonMalformed, "the DPoP proof's header is not a JSON object")
+	}
+	switch {
+	case h.Typ == nil || *h.Typ != ProofType:
+		return h, proofError(ReasonType, "the proof's typ is not dpop+jwt")
+	case !slices.Contains(v.algs, h.Alg):
+		return h, proofError(ReasonAlgorithm, "the proof's alg is not an accepted asymmetric algorithm")
+	case len(h.JWK) == 0 || string(h.JWK) == "null":
+		return h, proofError(ReasonKey, "the proof's header has no jwk")
+	case hasPrivateMembers(h.JWK):
+		return h, proofError(ReasonKey, "the proof's jwk holds private key material")
+	case h.Crit != nil:
+		// No extension of a proof is understood here (RFC 7515 §4.1.11).
+		return h, proofError(ReasonMalformed, "the proof names critical header parameters")
+	}
+	return h, nil
 }
 
 // decodeStrict decodes one base64url segment holding a JSON object, refusing duplicate members:

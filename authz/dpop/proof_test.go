@@ -42,7 +42,7 @@ func newSigner(t *testing.T, alg string) signer {
 		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	case "PS256", "RS256":
 		priv, err = rsa.GenerateKey(rand.Reader, 2048)
-	case "EdDSA":
+	case "EdDSA", "Ed25519":
 		_, priv, err = ed25519.GenerateKey(rand.Reader)
 	}
 	if err != nil {
@@ -157,7 +157,7 @@ func request() Request {
 // RFC 7638 thumbprint of its key.
 func TestVerifyAccepts(t *testing.T) {
 	v := newTestVerifier(t, Config{})
-	for _, alg := range []string{"ES256", "PS256", "RS256", "EdDSA"} {
+	for _, alg := range []string{"ES256", "PS256", "RS256", "EdDSA", "Ed25519"} {
 		t.Run(alg, func(t *testing.T) {
 			s := newSigner(t, alg)
 			p, err := v.Verify(s.proof(t, nil), request())
@@ -174,10 +174,11 @@ func TestVerifyAccepts(t *testing.T) {
 // TestVerifyRefuses: each defect of RFC 9449 §4.3 is refused with invalid_dpop_proof and its own
 // reason, whatever else the proof gets right.
 func TestVerifyRefuses(t *testing.T) {
-	v := newTestVerifier(t, Config{Algorithms: []string{"ES256", "RS256"}})
+	v := newTestVerifier(t, Config{Algorithms: []string{"ES256", "RS256", "Ed25519"}})
 	s := newSigner(t, "ES256")
 	other := newSigner(t, "ES256")
 	rsaKey := newSigner(t, "RS256")
+	ed := newSigner(t, "Ed25519")
 	privJWK := func(h, _ map[string]any) {
 		b, _ := json.Marshal(jose.JSONWebKey{Key: s.priv})
 		var m map[string]any
@@ -223,6 +224,9 @@ func TestVerifyRefuses(t *testing.T) {
 		{"ath wrong", ReasonTokenHash, s.proof(t, func(_, c map[string]any) { c["ath"] = "not-the-right-hash" }), nil},
 		{"ath of another token", ReasonTokenHash, s.proof(t, nil), func(r *Request) { r.AccessToken = "other" }},
 		{"duplicate header member", ReasonMalformed, duplicateAlg(t, s), nil},
+		{"crit", ReasonMalformed, s.proof(t, func(h, _ map[string]any) { h["crit"] = []string{"x"}; h["x"] = 1 }), nil},
+		{"Ed25519 with an EC key", ReasonKey, s.proof(t, func(h, _ map[string]any) { h["alg"] = "Ed25519" }), nil},
+		{"Ed25519 tampered", ReasonSignature, tamper(ed.proof(t, nil)), nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
