@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -119,6 +120,7 @@ type dpopTransport struct {
 	mu     sync.Mutex
 	nonce  string
 	proofs []string // every proof sent, for the log check
+	sends  []string // "METHOD status" of every request sent
 }
 
 func (d *dpopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -145,6 +147,9 @@ func (d *dpopTransport) send(req *http.Request) (*http.Response, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.proofs = append(d.proofs, proof)
+	if err == nil {
+		d.sends = append(d.sends, req.Method+" "+strconv.Itoa(res.StatusCode))
+	}
 	if err == nil && res.Header.Get(dpop.NonceHeader) != "" {
 		d.nonce = res.Header.Get(dpop.NonceHeader) // the newest nonce wins (RFC 9449 §8.2)
 	}
@@ -156,6 +161,13 @@ func (d *dpopTransport) sent() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]string(nil), d.proofs...)
+}
+
+// exchanges returns "METHOD status" of every request the transport sent.
+func (d *dpopTransport) exchanges() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.sends...)
 }
 
 // newDPoPTransport is a dpopTransport over its own connection pool, closed when the test ends.

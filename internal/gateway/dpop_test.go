@@ -218,3 +218,96 @@ func protectedResourceMetadata(t *testing.T, gw Listeners) authz.ProtectedResour
 	}
 	return md
 }
+
+// TestDPoPNoncesAndRules: with server nonces required (RFC 9449 §8; SEP-1932's nonce check), a
+// proof without one is answered 401 use_dpop_nonce with a DPoP-Nonce, a retry carrying it
+// passes on another replica (the nonce is sealed, nothing is stored), and a wrong nonce is
+// refused; the go-sdk client retries on its own, in 2026-07-28 and through the pre-2026 edge
+// (initialize and the GET stream carry proofs of their own method). With DPoP allowed, a
+// bearer token works except where a rule requires DPoP, which the metadata then says.
+func TestDPoPNoncesAndRules(t *testing.T) {
+	iss := newDPoPIssuer(t)
+	dc := dpopclient.Start(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	mutate := func(c *Config) {
+		trustIssuers(c, iss)
+		c.Auth.DPoP.Mode = authz.DPoPAllowed
+		c.Auth.DPoP.Nonce.Required = true
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "strong", Upstream: "alpha", Tools: []string{"add"}, AnyScope: []string{"tools:use"}, DPoP: authz.DPoPRequired},
+			{ID: "use", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
+		}
+		c.MRTR.Keys = testKeys
+		c.Legacy.Enabled, c.Legacy.GetStream = true, true
+	}
+	c, d := startTestGateway(t, mutate, alpha), startTestGateway(t, mutate, alpha)
+	urlC, urlD := "http://"+c.MCP+"/mcp", "http://"+d.MCP+"/mcp"
+	caller := newDPoPCaller(t, dc, iss, testResource)
+
+	t.Run("sep-1932-server-nonce", func(t *testing.T) {
+		alpha.Reset()
+		status, h, _ := post(t, urlC, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), callBody)
+		wantDPoPRefusal(t, status, h, dpop.CodeUseNonce)
+		nonce := h.Get(dpop.NonceHeader)
+		if nonce == "" || toolCalls(alpha) != 0 {
+			t.Fatalf("use_dpop_nonce without a DPoP-Nonce (%q), or the call went through", nonce)
+		}
+		withNonce := caller.proof(t, http.MethodPost, testResource, func(p *dpopclient.Proof) { p.Nonce = nonce })
+		if status, _, body := post(t, urlD, caller.headers("tools/call", "alpha__echo", withNonce), callBody); status != http.StatusOK {
+			t.Fatalf("the retry with the nonce on another replica: %d %s", status, body)
+		}
+		for _, wrong := range []string{"not-our-nonce", nonce[:len(nonce)-2] + "xx"} {
+			p := caller.proof(t, http.MethodPost, testResource, func(p *dpopclient.Proof) { p.Nonce = wrong })
+			status, h, _ := post(t, urlD, caller.headers("tools/call", "alpha__echo", p), callBody)
+			wantDPoPRefusal(t, status, h, dpop.CodeUseNonce)
+		}
+		if toolCalls(alpha) != 1 {
+			t.Fatalf("the backend received %d calls, want 1", toolCalls(alpha))
+		}
+	})
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run("go-sdk client "+version, func(t *testing.T) {
+			tr := newDPoPTransport(t, caller)
+			opts := []mcptest.ClientOption{mcptest.WithRoundTripper(tr)}
+			if version != "2026-07-28" {
+				opts = append(opts, mcptest.WithProtocolVersion(version))
+			}
+			cs := mcptest.Connect(t, urlC, opts...)
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__add", Arguments: map[string]any{"a": 1, "b": 2}})
+			if err != nil || res.IsError {
+				t.Fatalf("a DPoP caller's call of a tool whose rule requires DPoP: %v %+v", err, res)
+			}
+			if err := cs.Close(); err != nil {
+				t.Fatal(err)
+			}
+			sends := tr.exchanges()
+			if version != "2026-07-28" && !slices.Contains(sends, "GET 200") {
+				t.Fatalf("the pre-2026 session's GET stream did not pass with its proof (htm GET): %v", sends)
+			}
+		})
+	}
+	t.Run("bearer allowed, except where a rule requires DPoP", func(t *testing.T) {
+		bearer, typ := requestToken(t, iss, testResource, "")
+		if typ != "Bearer" {
+			t.Fatalf("token_type %q without a proof", typ)
+		}
+		cs := mcptest.Connect(t, urlD, mcptest.WithBearer(bearer))
+		if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "x"}}); err != nil || res.IsError {
+			t.Fatalf("a bearer call where DPoP is allowed: %v %+v", err, res)
+		}
+		h := modernHeaders("tools/call", "alpha__add")
+		h.Set("Authorization", "Bearer "+bearer)
+		status, hdr, _ := post(t, urlD, h, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{`+testMeta+`,"name":"alpha__add","arguments":{"a":1,"b":2}}}`)
+		wantDPoPRefusal(t, status, hdr, authz.ChallengeInvalidToken)
+		if md := protectedResourceMetadata(t, d); !md.DPoPBoundAccessTokensRequired {
+			t.Fatalf("a rule requires DPoP, the metadata says %+v", md)
+		}
+	})
+	t.Run("pre-2026 edge: a proof for another method", func(t *testing.T) {
+		h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+		h.Set("Authorization", dpop.Scheme+" "+caller.token)
+		h.Set(dpop.Header, caller.proof(t, http.MethodGet, testResource, nil))
+		status, hdr, _ := post(t, urlC, h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		wantDPoPRefusal(t, status, hdr, dpop.CodeInvalidProof)
+	})
+}
