@@ -311,3 +311,34 @@ func TestDPoPNoncesAndRules(t *testing.T) {
 		wantDPoPRefusal(t, status, hdr, dpop.CodeInvalidProof)
 	})
 }
+
+// TestDPoPProofBudget: the proofs one caller may have remembered against replay are bounded
+// (auth.dpop.maxProofsPerCaller); past the budget its requests are 429 with Retry-After, not
+// forwarded, while a replay of a remembered proof is still refused as one.
+func TestDPoPProofBudget(t *testing.T) {
+	iss := newDPoPIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Auth.DPoP.Mode = authz.DPoPRequired
+		c.Auth.DPoP.MaxProofsPerCaller = 2
+		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "use", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
+	}, alpha)
+	u := "http://" + gw.MCP + "/mcp"
+	caller := newDPoPCaller(t, dpopclient.Start(t), iss, testResource)
+	first := caller.proof(t, http.MethodPost, testResource, nil)
+	for _, p := range []string{first, caller.proof(t, http.MethodPost, testResource, nil)} {
+		if status, _, body := post(t, u, caller.headers("tools/call", "alpha__echo", p), callBody); status != http.StatusOK {
+			t.Fatalf("within the budget: %d %s", status, body)
+		}
+	}
+	status, h, body := post(t, u, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), callBody)
+	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.Contains(body, `"error"`) {
+		t.Fatalf("over the budget: %d, Retry-After %q: %s", status, h.Get("Retry-After"), body)
+	}
+	status, h, _ = post(t, u, caller.headers("tools/call", "alpha__echo", first), callBody)
+	wantDPoPRefusal(t, status, h, dpop.CodeInvalidProof)
+	if n := toolCalls(alpha); n != 2 {
+		t.Fatalf("the backend received %d calls, want 2", n)
+	}
+}
