@@ -248,6 +248,16 @@ func (s *Service) DPoPChallenge() Challenge {
 	return s.dpopChallenge(ChallengeInvalidToken, "This operation requires a DPoP-bound access token")
 }
 
+// InvalidTokenChallenges are the challenges of a token refused after authentication (desc is a
+// fixed description): in the DPoP scheme for a token that came with a proof, so a DPoP client
+// gets the challenge it reads (RFC 9449 §7.1), else in the Bearer scheme.
+func (s *Service) InvalidTokenChallenges(withProof bool, desc string) []Challenge {
+	if withProof && s.dpop != nil {
+		return []Challenge{s.dpopChallenge(ChallengeInvalidToken, desc)}
+	}
+	return []Challenge{{Error: ChallengeInvalidToken, Description: desc}}
+}
+
 func (s *Service) dpopChallenge(code, desc string) Challenge {
 	c := Challenge{Scheme: dpop.Scheme, Error: code, Description: desc, ResourceMetadata: s.metadataURL}
 	if s.dpop != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/dpopclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+	"github.com/mcp-gateway/gateway/mcphttp"
 )
 
 // dpopReplicas is two replicas sharing a real Redis, with every token of a real issuer
@@ -40,6 +41,10 @@ func startDPoPReplicas(t *testing.T, iss *devissuer.Issuer) *dpopReplicas {
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "use", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
 		c.Redis.URL = f.redis.URL()
 		c.MRTR.Keys = testKeys
+		c.Toolsets = []mcphttp.ToolsetConfig{
+			{Name: "ro", Path: "/ro/mcp", Include: []mcphttp.SelectorConfig{{Upstream: "alpha", Tools: []string{"echo"}}}},
+			{Name: "other", Path: "/other/mcp", Include: []mcphttp.SelectorConfig{{}}},
+		}
 	}
 	f.a, f.logs, f.stopA = startLoggedGateway(t, mutate, f.alpha)
 	f.b = startTestGateway(t, mutate, f.alpha)
@@ -99,6 +104,24 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 			status, h, _ := post(t, u, caller.headers("tools/call", "alpha__echo", proof), callBody)
 			wantDPoPRefusal(t, status, h, dpop.CodeInvalidProof)
 		}
+		if n := toolCalls(f.alpha); n != 1 {
+			t.Fatalf("the backend received %d calls, want 1", n)
+		}
+	})
+	t.Run("tool set endpoint: its own htu and audience", func(t *testing.T) {
+		f.alpha.Reset()
+		const setURL = "https://mcp.test.invalid/ro/mcp"
+		ro := "http://" + f.a.MCP + "/ro/mcp"
+		own := caller.proof(t, http.MethodPost, setURL, nil)
+		sent = append(sent, own)
+		if status, _, body := post(t, ro, caller.headers("tools/call", "alpha__echo", own), callBody); status != http.StatusOK {
+			t.Fatalf("a proof for the set's URL: %d %s", status, body)
+		}
+		status, h, _ := post(t, ro, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), callBody)
+		wantDPoPRefusal(t, status, h, dpop.CodeInvalidProof)
+		other := newDPoPCaller(t, dc, iss, "https://mcp.test.invalid/other/mcp")
+		status, h, _ = post(t, ro, other.headers("tools/call", "alpha__echo", other.proof(t, http.MethodPost, setURL, nil)), callBody)
+		wantDPoPRefusal(t, status, h, authz.ChallengeInvalidToken)
 		if n := toolCalls(f.alpha); n != 1 {
 			t.Fatalf("the backend received %d calls, want 1", n)
 		}
