@@ -14,7 +14,6 @@ package dpopclient
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -215,7 +214,7 @@ func nodeAndLibrary(tb testing.TB) (node, lib string) {
 	lib = filepath.Join(cache, libCacheSubdir)
 	for _, p := range []string{node, filepath.Join(lib, "node_modules", "dpop", "package.json")} {
 		if _, err := os.Stat(p); err != nil {
-			tb.Fatal(fmt.Sprintf("dpopclient needs .ci/setup to have run: %v", err))
+			tb.Fatalf("dpopclient needs .ci/setup to have run: %v", err)
 		}
 	}
 	return node, lib
