@@ -14,7 +14,8 @@ const (
 
 // Challenge is the data of one WWW-Authenticate challenge: Bearer (RFC 6750) or DPoP
 // (RFC 9449 §7.1). The gateway sends Bearer with 401 (Error empty or ChallengeInvalidToken) or
-// 403 (Error ChallengeInsufficientScope), and DPoP with 401.
+// 403 (Error ChallengeInsufficientScope), and DPoP with 401, or with 403 to a caller whose token
+// came with a proof.
 type Challenge struct {
 	// Scheme is "" for Bearer, or dpop.Scheme.
 	Scheme string

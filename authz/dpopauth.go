@@ -248,14 +248,14 @@ func (s *Service) DPoPChallenge() Challenge {
 	return s.dpopChallenge(ChallengeInvalidToken, "This operation requires a DPoP-bound access token")
 }
 
-// InvalidTokenChallenges are the challenges of a token refused after authentication (desc is a
-// fixed description): in the DPoP scheme for a token that came with a proof, so a DPoP client
-// gets the challenge it reads (RFC 9449 §7.1), else in the Bearer scheme.
-func (s *Service) InvalidTokenChallenges(withProof bool, desc string) []Challenge {
+// InScheme returns c, a challenge decided after authentication (a token for another endpoint,
+// a scope to step up to), in the DPoP scheme with the accepted algorithms for a token that came
+// with a proof, so a DPoP client gets the challenge it reads (RFC 9449 §7.1); else c unchanged.
+func (s *Service) InScheme(c Challenge, withProof bool) Challenge {
 	if withProof && s.dpop != nil {
-		return []Challenge{s.dpopChallenge(ChallengeInvalidToken, desc)}
+		c.Scheme, c.Algs = dpop.Scheme, s.dpop.algs
 	}
-	return []Challenge{{Error: ChallengeInvalidToken, Description: desc}}
+	return c
 }
 
 func (s *Service) dpopChallenge(code, desc string) Challenge {

@@ -209,7 +209,7 @@ func (x *request) authorize(kind upstreams.Kind, target upstreams.Target) error 
 		return nil
 	case authz.StepUp:
 		s.metrics.AuthzDecision(metrics.DecisionStepUp, target.Upstream)
-		return x.challenge(http.StatusForbidden, s.auth.Forbidden(d))
+		return x.challenge(http.StatusForbidden, s.auth.InScheme(s.auth.Forbidden(d), x.caller.dpop))
 	}
 	s.metrics.AuthzDecision(metrics.DecisionHidden, target.Upstream)
 	return errUnknownName(kindNoun(kind))

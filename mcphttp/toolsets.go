@@ -433,7 +433,8 @@ func (s *Server) checkAudience(x *request) error {
 	if !namesSet {
 		return nil
 	}
-	return x.challenge(http.StatusUnauthorized, s.auth.InvalidTokenChallenges(x.caller.dpop, "the token's audience is another endpoint")...)
+	return x.challenge(http.StatusUnauthorized, s.auth.InScheme(authz.Challenge{Error: authz.ChallengeInvalidToken,
+		Description: "the token's audience is another endpoint"}, x.caller.dpop))
 }
 
 // audiences reads an "aud" claim: a string or an array of strings.

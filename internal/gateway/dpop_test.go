@@ -38,7 +38,10 @@ func startDPoPReplicas(t *testing.T, iss *devissuer.Issuer) *dpopReplicas {
 		c.Server.PublicURL = testResource
 		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
 		c.Auth.DPoP.Mode = authz.DPoPRequired
-		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "use", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "use", Upstream: "alpha", Tools: []string{"echo", "add"}, AnyScope: []string{"tools:use"}},
+			{ID: "admin", Upstream: "alpha", Tools: []string{"whoami"}, AnyScope: []string{"tools:admin"}},
+		}
 		c.Redis.URL = f.redis.URL()
 		c.MRTR.Keys = testKeys
 		c.Toolsets = []mcphttp.ToolsetConfig{
@@ -106,6 +109,16 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 		}
 		if n := toolCalls(f.alpha); n != 1 {
 			t.Fatalf("the backend received %d calls, want 1", n)
+		}
+	})
+	t.Run("step-up in the DPoP scheme", func(t *testing.T) {
+		p := caller.proof(t, http.MethodPost, testResource, nil)
+		sent = append(sent, p)
+		status, h, _ := post(t, urlB, caller.headers("tools/call", "alpha__whoami", p),
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{`+testMeta+`,"name":"alpha__whoami","arguments":{}}}`)
+		if ch := dpopChallenge(h); status != http.StatusForbidden || !strings.Contains(ch, `error="insufficient_scope"`) ||
+			!strings.Contains(ch, `scope="tools:admin"`) || !strings.Contains(ch, `algs="`) {
+			t.Fatalf("status %d, WWW-Authenticate %q: want 403 with a DPoP insufficient_scope challenge", status, h.Values("WWW-Authenticate"))
 		}
 	})
 	t.Run("tool set endpoint: its own htu and audience", func(t *testing.T) {
