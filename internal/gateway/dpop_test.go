@@ -111,6 +111,14 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 			t.Fatalf("the backend received %d calls, want 1", n)
 		}
 	})
+	t.Run("no token: a DPoP challenge only, where every issuer requires DPoP", func(t *testing.T) {
+		status, h, _ := post(t, urlA, modernHeaders("tools/call", "alpha__echo"), callBody)
+		lines := h.Values("WWW-Authenticate")
+		if status != http.StatusUnauthorized || len(lines) != 1 || !strings.HasPrefix(lines[0], "DPoP algs=") ||
+			!strings.Contains(lines[0], `resource_metadata="https://mcp.test.invalid/.well-known/oauth-protected-resource/mcp"`) {
+			t.Fatalf("status %d, WWW-Authenticate %q", status, lines)
+		}
+	})
 	t.Run("step-up in the DPoP scheme", func(t *testing.T) {
 		p := caller.proof(t, http.MethodPost, testResource, nil)
 		sent = append(sent, p)
@@ -337,6 +345,14 @@ func TestDPoPNoncesAndRules(t *testing.T) {
 		wantDPoPRefusal(t, status, hdr, authz.ChallengeInvalidToken)
 		if md := protectedResourceMetadata(t, d); !md.DPoPBoundAccessTokensRequired {
 			t.Fatalf("a rule requires DPoP, the metadata says %+v", md)
+		}
+	})
+	t.Run("no token: Bearer first, then DPoP, where both are accepted", func(t *testing.T) {
+		status, h, _ := post(t, urlC, modernHeaders("tools/call", "alpha__echo"), callBody)
+		lines := h.Values("WWW-Authenticate")
+		if status != http.StatusUnauthorized || len(lines) != 2 || !strings.HasPrefix(lines[0], "Bearer resource_metadata=") ||
+			!strings.HasPrefix(lines[1], "DPoP algs=") {
+			t.Fatalf("status %d, WWW-Authenticate %q", status, lines)
 		}
 	})
 	t.Run("pre-2026 edge: a proof for another method", func(t *testing.T) {
