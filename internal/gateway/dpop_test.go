@@ -59,7 +59,8 @@ const callBody = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + te
 
 // TestDPoPAcrossReplicas is the acceptance list of MCP's DPoP conformance checks for servers
 // (SEP-1932: validate proof, iat window, asymmetric algorithms only, audience, 401 with a DPoP
-// challenge), through two replicas sharing a real Redis, with tokens bound by a real issuer
+// challenge, Bearer downgrade; the nonce check is TestDPoPNoncesAndRules'), each case as the
+// suite's auth/dpop-server-validation scenario sends it, through two replicas sharing a real Redis, with tokens bound by a real issuer
 // over HTTP and proofs made by panva's dpop library. A proof is refused a second time on either
 // replica; the backend never sees the token or a proof, nor does the log; with Redis gone the
 // gateway fails closed.
@@ -226,7 +227,12 @@ func dpopConformanceCases(t *testing.T, c *dpopCaller, iss *devissuer.Issuer) []
 			other := c.dc.NewKey(t, "ES256")
 			return bound, []string{c.dc.Proof(t, other, dpopclient.Proof{Method: http.MethodPost, URL: htu, AccessToken: c.token})}
 		}, authz.ChallengeInvalidToken},
-		{proofCheck, "bound token as Bearer", func() (string, []string) { return "Bearer " + c.token, nil }, authz.ChallengeInvalidToken},
+		// Its own check since the scenario landed on the suite's main branch, sent with a valid
+		// proof beside it.
+		{"sep-1932-server-reject-bearer-downgrade", "bound token as Bearer", func() (string, []string) {
+			return "Bearer " + c.token, []string{c.proof(t, http.MethodPost, htu, nil)}
+		}, authz.ChallengeInvalidToken},
+		{"sep-1932-server-reject-bearer-downgrade", "bound token as Bearer, no proof", func() (string, []string) { return "Bearer " + c.token, nil }, authz.ChallengeInvalidToken},
 		{iatCheck, "iat 303s ago", lib(func(p *dpopclient.Proof) { p.Skew = -303 * time.Second }), dpop.CodeInvalidProof},
 		{iatCheck, "iat 303s ahead", lib(func(p *dpopclient.Proof) { p.Skew = 303 * time.Second }), dpop.CodeInvalidProof},
 		{algCheck, "alg none", forge(func(h, _ map[string]any) { h["alg"] = "none" }), dpop.CodeInvalidProof},
@@ -342,6 +348,12 @@ func TestDPoPNoncesAndRules(t *testing.T) {
 		h := modernHeaders("tools/call", "alpha__add")
 		h.Set("Authorization", "Bearer "+bearer)
 		status, hdr, _ := post(t, urlD, h, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{`+testMeta+`,"name":"alpha__add","arguments":{"a":1,"b":2}}}`)
+		wantDPoPRefusal(t, status, hdr, authz.ChallengeInvalidToken)
+		// Where Bearer is accepted, a DPoP-bound token presented as Bearer is still refused
+		// (RFC 9449 §7.2).
+		h = modernHeaders("tools/call", "alpha__echo")
+		h.Set("Authorization", "Bearer "+caller.token)
+		status, hdr, _ = post(t, urlD, h, callBody)
 		wantDPoPRefusal(t, status, hdr, authz.ChallengeInvalidToken)
 		if md := protectedResourceMetadata(t, d); !md.DPoPBoundAccessTokensRequired {
 			t.Fatalf("a rule requires DPoP, the metadata says %+v", md)
