@@ -155,7 +155,7 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 			sent = append(sent, proofs...)
 			h := caller.headers("tools/call", "alpha__echo", proofs...)
 			h.Set("Authorization", auth)
-			status, hdr, body := post(t, urlB, h, callBody)
+			status, hdr, body := post(t, urlA, h, callBody) // a is logged: no refusal may log a secret
 			wantDPoPRefusal(t, status, hdr, tc.code)
 			if strings.Contains(body, `"result"`) || len(f.alpha.Forwarded()) != 0 {
 				t.Fatalf("a refused request reached the backend: %s", body)
