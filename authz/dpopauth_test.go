@@ -291,3 +291,22 @@ func TestDPoPConfigValidate(t *testing.T) {
 		t.Errorf("a rule requiring DPoP with DPoP off: %v", err)
 	}
 }
+
+// TestInScheme: a challenge decided after authentication goes to a caller whose token came with
+// a proof in the DPoP scheme, with the accepted algorithms and the challenge's own parameters; to
+// a bearer caller, and with DPoP off, unchanged.
+func TestInScheme(t *testing.T) {
+	f := newDPoPFixture(t, func(c *Config) { c.DPoP.Algorithms = []string{"ES256", "EdDSA"} })
+	c := Challenge{Error: ChallengeInsufficientScope, Scopes: []string{"tools:admin"}, ResourceMetadata: "https://m.example/prm"}
+	want := `DPoP error="insufficient_scope", algs="ES256 EdDSA", resource_metadata="https://m.example/prm", scope="tools:admin"`
+	if got := f.svc.InScheme(c, true).Header(); got != want {
+		t.Errorf("with a proof: %s\nwant %s", got, want)
+	}
+	if got := f.svc.InScheme(c, false); got.Scheme != "" || got.Algs != nil {
+		t.Errorf("without a proof: %+v", got)
+	}
+	off := newDPoPFixture(t, func(c *Config) { c.DPoP.Mode = DPoPOff })
+	if got := off.svc.InScheme(c, true); got.Scheme != "" {
+		t.Errorf("with DPoP off: %+v", got)
+	}
+}
