@@ -34,9 +34,7 @@ func startDPoPReplicas(t *testing.T, iss *devissuer.Issuer) *dpopReplicas {
 	t.Helper()
 	f := &dpopReplicas{alpha: mcptest.StartServer(t, "alpha"), redis: testredis.Start(t)}
 	mutate := func(c *Config) {
-		c.Auth.Disabled = false
-		c.Server.PublicURL = testResource
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: iss.URL()}}
+		trustIssuers(c, iss)
 		c.Auth.DPoP.Mode = authz.DPoPRequired
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "use", Upstream: "alpha", Tools: []string{"echo", "add"}, AnyScope: []string{"tools:use"}},
@@ -54,8 +52,8 @@ func startDPoPReplicas(t *testing.T, iss *devissuer.Issuer) *dpopReplicas {
 	return f
 }
 
-// callBody is a tools/call of alpha__echo.
-const callBody = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + testMeta + `,"name":"alpha__echo","arguments":{"text":"x"}}}`
+// dpopCallBody is a tools/call of alpha__echo.
+const dpopCallBody = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + testMeta + `,"name":"alpha__echo","arguments":{"text":"x"}}}`
 
 // TestDPoPAcrossReplicas is the acceptance list of MCP's DPoP conformance checks for servers
 // (SEP-1932: validate proof, iat window, asymmetric algorithms only, audience, 401 with a DPoP
@@ -101,11 +99,11 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 		f.alpha.Reset()
 		proof := caller.proof(t, http.MethodPost, testResource, nil)
 		sent = append(sent, proof)
-		if status, _, body := post(t, urlA, caller.headers("tools/call", "alpha__echo", proof), callBody); status != http.StatusOK {
+		if status, _, body := post(t, urlA, caller.headers("tools/call", "alpha__echo", proof), dpopCallBody); status != http.StatusOK {
 			t.Fatalf("first use: %d %s", status, body)
 		}
 		for _, u := range []string{urlB, urlA} {
-			status, h, _ := post(t, u, caller.headers("tools/call", "alpha__echo", proof), callBody)
+			status, h, _ := post(t, u, caller.headers("tools/call", "alpha__echo", proof), dpopCallBody)
 			wantDPoPRefusal(t, status, h, dpop.CodeInvalidProof)
 		}
 		if n := toolCalls(f.alpha); n != 1 {
@@ -113,7 +111,7 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 		}
 	})
 	t.Run("no token: a DPoP challenge only, where every issuer requires DPoP", func(t *testing.T) {
-		status, h, _ := post(t, urlA, modernHeaders("tools/call", "alpha__echo"), callBody)
+		status, h, _ := post(t, urlA, modernHeaders("tools/call", "alpha__echo"), dpopCallBody)
 		lines := h.Values("WWW-Authenticate")
 		if status != http.StatusUnauthorized || len(lines) != 1 || !strings.HasPrefix(lines[0], "DPoP algs=") ||
 			!strings.Contains(lines[0], `resource_metadata="https://mcp.test.invalid/.well-known/oauth-protected-resource/mcp"`) {
@@ -136,13 +134,13 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 		ro := "http://" + f.a.MCP + "/ro/mcp"
 		own := caller.proof(t, http.MethodPost, setURL, nil)
 		sent = append(sent, own)
-		if status, _, body := post(t, ro, caller.headers("tools/call", "alpha__echo", own), callBody); status != http.StatusOK {
+		if status, _, body := post(t, ro, caller.headers("tools/call", "alpha__echo", own), dpopCallBody); status != http.StatusOK {
 			t.Fatalf("a proof for the set's URL: %d %s", status, body)
 		}
-		status, h, _ := post(t, ro, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), callBody)
+		status, h, _ := post(t, ro, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), dpopCallBody)
 		wantDPoPRefusal(t, status, h, dpop.CodeInvalidProof)
 		other := newDPoPCaller(t, dc, iss, "https://mcp.test.invalid/other/mcp")
-		status, h, _ = post(t, ro, other.headers("tools/call", "alpha__echo", other.proof(t, http.MethodPost, setURL, nil)), callBody)
+		status, h, _ = post(t, ro, other.headers("tools/call", "alpha__echo", other.proof(t, http.MethodPost, setURL, nil)), dpopCallBody)
 		wantDPoPRefusal(t, status, h, authz.ChallengeInvalidToken)
 		if n := toolCalls(f.alpha); n != 1 {
 			t.Fatalf("the backend received %d calls, want 1", n)
@@ -155,7 +153,7 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 			sent = append(sent, proofs...)
 			h := caller.headers("tools/call", "alpha__echo", proofs...)
 			h.Set("Authorization", auth)
-			status, hdr, body := post(t, urlA, h, callBody) // a is logged: no refusal may log a secret
+			status, hdr, body := post(t, urlA, h, dpopCallBody) // a is logged: no refusal may log a secret
 			wantDPoPRefusal(t, status, hdr, tc.code)
 			if strings.Contains(body, `"result"`) || len(f.alpha.Forwarded()) != 0 {
 				t.Fatalf("a refused request reached the backend: %s", body)
@@ -165,7 +163,7 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 	t.Run("Redis gone: 503, never an allow", func(t *testing.T) {
 		f.alpha.Reset()
 		f.redis.Stop()
-		status, h, body := post(t, urlA, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), callBody)
+		status, h, body := post(t, urlA, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), dpopCallBody)
 		if status != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || toolCalls(f.alpha) != 0 {
 			t.Fatalf("status %d, Retry-After %q: %s", status, h.Get("Retry-After"), body)
 		}
@@ -296,19 +294,19 @@ func TestDPoPNoncesAndRules(t *testing.T) {
 
 	t.Run("sep-1932-server-nonce", func(t *testing.T) {
 		alpha.Reset()
-		status, h, _ := post(t, urlC, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), callBody)
+		status, h, _ := post(t, urlC, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), dpopCallBody)
 		wantDPoPRefusal(t, status, h, dpop.CodeUseNonce)
 		nonce := h.Get(dpop.NonceHeader)
 		if nonce == "" || toolCalls(alpha) != 0 {
 			t.Fatalf("use_dpop_nonce without a DPoP-Nonce (%q), or the call went through", nonce)
 		}
 		withNonce := caller.proof(t, http.MethodPost, testResource, func(p *dpopclient.Proof) { p.Nonce = nonce })
-		if status, _, body := post(t, urlD, caller.headers("tools/call", "alpha__echo", withNonce), callBody); status != http.StatusOK {
+		if status, _, body := post(t, urlD, caller.headers("tools/call", "alpha__echo", withNonce), dpopCallBody); status != http.StatusOK {
 			t.Fatalf("the retry with the nonce on another replica: %d %s", status, body)
 		}
 		for _, wrong := range []string{"not-our-nonce", nonce[:len(nonce)-2] + "xx"} {
 			p := caller.proof(t, http.MethodPost, testResource, func(p *dpopclient.Proof) { p.Nonce = wrong })
-			status, h, _ := post(t, urlD, caller.headers("tools/call", "alpha__echo", p), callBody)
+			status, h, _ := post(t, urlD, caller.headers("tools/call", "alpha__echo", p), dpopCallBody)
 			wantDPoPRefusal(t, status, h, dpop.CodeUseNonce)
 		}
 		if toolCalls(alpha) != 1 {
@@ -353,14 +351,14 @@ func TestDPoPNoncesAndRules(t *testing.T) {
 		// (RFC 9449 §7.2).
 		h = modernHeaders("tools/call", "alpha__echo")
 		h.Set("Authorization", "Bearer "+caller.token)
-		status, hdr, _ = post(t, urlD, h, callBody)
+		status, hdr, _ = post(t, urlD, h, dpopCallBody)
 		wantDPoPRefusal(t, status, hdr, authz.ChallengeInvalidToken)
 		if md := protectedResourceMetadata(t, d); !md.DPoPBoundAccessTokensRequired {
 			t.Fatalf("a rule requires DPoP, the metadata says %+v", md)
 		}
 	})
 	t.Run("no token: Bearer first, then DPoP, where both are accepted", func(t *testing.T) {
-		status, h, _ := post(t, urlC, modernHeaders("tools/call", "alpha__echo"), callBody)
+		status, h, _ := post(t, urlC, modernHeaders("tools/call", "alpha__echo"), dpopCallBody)
 		lines := h.Values("WWW-Authenticate")
 		if status != http.StatusUnauthorized || len(lines) != 2 || !strings.HasPrefix(lines[0], "Bearer resource_metadata=") ||
 			!strings.HasPrefix(lines[1], "DPoP algs=") {
@@ -392,15 +390,15 @@ func TestDPoPProofBudget(t *testing.T) {
 	caller := newDPoPCaller(t, dpopclient.Start(t), iss, testResource)
 	first := caller.proof(t, http.MethodPost, testResource, nil)
 	for _, p := range []string{first, caller.proof(t, http.MethodPost, testResource, nil)} {
-		if status, _, body := post(t, u, caller.headers("tools/call", "alpha__echo", p), callBody); status != http.StatusOK {
+		if status, _, body := post(t, u, caller.headers("tools/call", "alpha__echo", p), dpopCallBody); status != http.StatusOK {
 			t.Fatalf("within the budget: %d %s", status, body)
 		}
 	}
-	status, h, body := post(t, u, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), callBody)
+	status, h, body := post(t, u, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), dpopCallBody)
 	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.Contains(body, `"error"`) {
 		t.Fatalf("over the budget: %d, Retry-After %q: %s", status, h.Get("Retry-After"), body)
 	}
-	status, h, _ = post(t, u, caller.headers("tools/call", "alpha__echo", first), callBody)
+	status, h, _ = post(t, u, caller.headers("tools/call", "alpha__echo", first), dpopCallBody)
 	wantDPoPRefusal(t, status, h, dpop.CodeInvalidProof)
 	if n := toolCalls(alpha); n != 2 {
 		t.Fatalf("the backend received %d calls, want 2", n)
