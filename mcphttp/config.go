@@ -96,6 +96,12 @@ type Config struct {
 	MaxConcurrentPerCaller int `yaml:"maxConcurrentPerCaller"`
 	// Search is the search mode of the default endpoint (docs/toolsets.md). Off by default.
 	Search SearchConfig `yaml:"search"`
+	// DraftErrors turns on error shapes of MCP drafts that are not part of 2026-07-28 yet
+	// (docs/denials.md): "denials" (SEP-2643: authorization denials carry
+	// _meta["io.modelcontextprotocol/authorization"]) and "rateLimited" (SEP-3304: a limited
+	// caller gets -32023 with data.retryAfterMs). Empty (the default): neither, and nothing on
+	// the wire differs from a gateway without the setting.
+	DraftErrors []string `yaml:"draftErrors"`
 	// Toolsets are the tool sets, each served at its own path (the top-level toolsets: block,
 	// which cmd/gateway copies here).
 	Toolsets []ToolsetConfig `yaml:"-"`
@@ -177,6 +183,7 @@ func (c Config) Validate() error {
 		add("server.maxJSONTokenBytes", "must not be negative")
 	}
 	errs = append(errs, c.validateToolsets())
+	errs = append(errs, validateDraftErrors(c.DraftErrors)...)
 	return errors.Join(errs...)
 }
 

@@ -174,6 +174,19 @@ func (in *Incoming) Discover() ([]byte, error) { return in.x.discoverResult(in.x
 // carries in _meta.
 func (in *Incoming) ServerInfo() json.RawMessage { return in.x.s.serverInfo }
 
+// Limited is the error of a caller over one of its limits, to retry after retryAfter: 429 with
+// Retry-After, as -32012 or, with server.draftErrors: [rateLimited], SEP-3304's -32023.
+func (in *Incoming) Limited(retryAfter time.Duration, msg string) *Error {
+	return in.x.s.drafts.limited(retryAfter, msg)
+}
+
+// LimitedError is Incoming.Limited of a server whose server.draftErrors has rateLimited (draft)
+// or not.
+func LimitedError(retryAfter time.Duration, msg string, draft bool) *Error {
+	d := drafts{rateLimited: draft}
+	return d.limited(retryAfter, msg)
+}
+
 // MapError is the one mapping of an error to what a client is answered (status, headers,
 // JSON-RPC error, outcome), for the errors an edge gets from Run and the shared stages.
 func MapError(err error) *Error { return mapError(err) }

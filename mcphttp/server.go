@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -60,6 +61,10 @@ type Deps struct {
 	// Edge serves the clients of another protocol era on the same endpoint (package pre2026:
 	// 2025-11-25 and 2025-06-18 clients); nil refuses them, naming the versions served.
 	Edge EraEdge
+	// AuthorizationContexts seals the authorizationContextId of the gateway's authorization
+	// denials with server.draftErrors: [denials] (seal.PurposeAuthorizationContext; every
+	// replica needs the same keys); nil sends denials without one.
+	AuthorizationContexts *seal.Sealer
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -88,6 +93,8 @@ type Server struct {
 	toolsets      // tool sets and search mode (toolsets.go, search.go)
 	// edge serves pre-2026 clients (Deps.Edge); nil when they are refused.
 	edge EraEdge
+	// drafts is server.draftErrors compiled (drafts.go).
+	drafts drafts
 }
 
 // New builds the server from validated configuration.
@@ -122,8 +129,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.drafts = compileDrafts(cfg.DraftErrors, deps.AuthorizationContexts)
 	s.confirm = &confirmer{codec: deps.MRTR, approvals: deps.Approvals, backends: deps.Backends, log: deps.Logger,
-		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools}
+		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools, drafts: &s.drafts}
 	name := deps.Name
 	if name == "" {
 		name = "mcp-gateway"

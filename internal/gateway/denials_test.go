@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -60,7 +61,7 @@ func startDenialSite(t *testing.T, drafts []string) denialSite {
 		c.Auth.Policy.Rules = denialRules
 		c.Approval.ClientID = "gateway-approval"
 		c.Legacy.Enabled = true
-		// c.Server.DraftErrors = drafts
+		c.Server.DraftErrors = drafts
 	}
 	s := denialSite{iss: iss, alpha: alpha}
 	s.main = startTestGateway(t, func(c *Config) {
@@ -105,7 +106,16 @@ type wire struct {
 var recordedHeaders = []string{"Content-Type", "Retry-After", "Www-Authenticate", "Ratelimit-Limit", "Ratelimit-Remaining"}
 
 // transcript collects the exchanges of the paths, normalised, in the order they ran.
-type transcript struct{ b strings.Builder }
+type transcript struct {
+	b strings.Builder
+	// wires are the exchanges as they came, by path.
+	wires []namedWire
+}
+
+type namedWire struct {
+	name string
+	wire
+}
 
 // volatile are the parts of an answer that differ from run to run.
 var volatile = []struct {
@@ -122,6 +132,7 @@ var volatile = []struct {
 }
 
 func (tr *transcript) add(name string, w wire) {
+	tr.wires = append(tr.wires, namedWire{name, w})
 	fmt.Fprintf(&tr.b, "== %s\nHTTP %d\n", name, w.Status)
 	for _, h := range recordedHeaders {
 		v := w.Header.Get(h)
@@ -333,4 +344,170 @@ func TestDraftErrorsOff(t *testing.T) {
 	s.modernPaths(t, &tr)
 	s.legacyPaths(t, &tr)
 	mcptest.Golden(t, filepath.Join("testdata", "denials", "off.golden"), []byte(tr.b.String()), *updateDenials, "-update-denials")
+}
+
+// TestDraftErrorsOn: with server.draftErrors: [denials, rateLimited] the same paths answer in
+// the drafts' shapes (on.golden), in both eras: each denial the envelope SEP-2643 gives its case,
+// each limit SEP-3304's error with a Retry-After that agrees with it; what the drafts leave alone
+// (the step-up challenge, hidden names, the tool set's boundary) is what it was.
+func TestDraftErrorsOn(t *testing.T) {
+	s := startDenialSite(t, []string{mcphttp.DraftDenials, mcphttp.DraftRateLimited})
+	var tr transcript
+	s.modernPaths(t, &tr)
+	s.legacyPaths(t, &tr)
+	mcptest.Golden(t, filepath.Join("testdata", "denials", "on.golden"), []byte(tr.b.String()), *updateDenials, "-update-denials")
+	for _, w := range tr.wires {
+		t.Run(w.name, func(t *testing.T) { checkDraftShape(t, w.name, w.wire) })
+	}
+	off := goldenSections(t, "off.golden")
+	on := goldenSections(t, "on.golden")
+	for name, want := range draftShapes {
+		if want.unchanged && on[name] != off[name] {
+			t.Errorf("%s changed with the drafts on:\n%s\nwas:\n%s", name, on[name], off[name])
+		}
+	}
+	if len(on) != len(draftShapes) || len(off) != len(draftShapes) {
+		t.Errorf("%d paths recorded on, %d off, %d expected", len(on), len(off), len(draftShapes))
+	}
+}
+
+// shape is what a path answers with the drafts on.
+type shape struct {
+	unchanged   bool   // as with the drafts off
+	remediation string // the envelope's remediation; "" for none
+	hint        string // its one hint's type; "" for none
+	isError     bool   // a failed tool call
+	limited     bool   // SEP-3304's error
+}
+
+// draftShapes are the paths' shapes with the drafts on, by name.
+var draftShapes = map[string]shape{
+	"policy deny":                              {unchanged: true},
+	"set boundary":                             {unchanged: true},
+	"step-up":                                  {unchanged: true},
+	"approval needed":                          {remediation: "available", hint: "url"},
+	"approval retried undecided":               {remediation: "available", hint: "url"},
+	"approval declined in the client":          {remediation: "unavailable", isError: true},
+	"approval without URL elicitation":         {remediation: "undisclosed", isError: true},
+	"confirmation needed":                      {remediation: "available"},
+	"confirmation declined":                    {remediation: "unavailable", isError: true},
+	"confirmation without elicitation":         {remediation: "undisclosed", isError: true},
+	"pin block":                                {remediation: "unavailable", isError: true},
+	"tool rate limit, first":                   {unchanged: true},
+	"tool rate limit":                          {limited: true},
+	"caller rate limit":                        {limited: true},
+	"caller concurrency":                       {limited: true},
+	"approvals pending":                        {limited: true},
+	"approval expired":                         {remediation: "available", hint: "url"},
+	"legacy: policy deny":                      {unchanged: true},
+	"legacy: step-up":                          {unchanged: true},
+	"legacy: approval without URL elicitation": {remediation: "undisclosed", isError: true},
+	"legacy: pin block":                        {remediation: "unavailable", isError: true},
+	"legacy: confirmation declined":            {remediation: "unavailable", isError: true},
+	"legacy: tool rate limit, first":           {unchanged: true},
+	"legacy: tool rate limit":                  {limited: true},
+	"legacy: set boundary":                     {unchanged: true},
+	"legacy: approval declined in the client":  {remediation: "unavailable", isError: true},
+	"legacy: caller rate limit":                {limited: true},
+	"legacy: caller concurrency":               {limited: true},
+	"legacy: approvals pending":                {limited: true},
+}
+
+// answer is what checkDraftShape reads of a response's last message.
+type answer struct {
+	Result *struct {
+		ResultType string                     `json:"resultType"`
+		IsError    bool                       `json:"isError"`
+		Meta       map[string]json.RawMessage `json:"_meta"`
+	} `json:"result"`
+	Error *struct {
+		Code int `json:"code"`
+		Data *struct {
+			RetryAfterMs *int64 `json:"retryAfterMs"`
+		} `json:"data"`
+	} `json:"error"`
+}
+
+// envelope is SEP-2643's _meta["io.modelcontextprotocol/authorization"].
+type envelope struct {
+	Reason                 string            `json:"reason"`
+	Remediation            string            `json:"remediation"`
+	AuthorizationContextID string            `json:"authorizationContextId"`
+	RemediationHints       []json.RawMessage `json:"remediationHints"`
+}
+
+func envelopeOf(t *testing.T, a answer) *envelope {
+	t.Helper()
+	if a.Result == nil || a.Result.Meta["io.modelcontextprotocol/authorization"] == nil {
+		return nil
+	}
+	var e envelope
+	if err := json.Unmarshal(a.Result.Meta["io.modelcontextprotocol/authorization"], &e); err != nil {
+		t.Fatalf("envelope: %v", err)
+	}
+	return &e
+}
+
+// checkDraftShape checks one answer against the drafts' rules and the shape its path expects.
+func checkDraftShape(t *testing.T, name string, w wire) {
+	want, ok := draftShapes[name]
+	if !ok {
+		t.Fatalf("no expected shape for %q", name)
+	}
+	var a answer
+	if err := json.Unmarshal([]byte(w.Msg), &a); err != nil {
+		t.Fatalf("%v: %s", err, w.Msg)
+	}
+	env := envelopeOf(t, a)
+	switch {
+	case want.limited:
+		// SEP-3304 RL-1 to RL-3: -32023, data.retryAfterMs, 429, Retry-After agreeing with it.
+		if w.Status != http.StatusTooManyRequests || a.Error == nil || a.Error.Code != -32023 || a.Error.Data == nil ||
+			a.Error.Data.RetryAfterMs == nil || *a.Error.Data.RetryAfterMs < 0 {
+			t.Fatalf("want 429 with -32023 and data.retryAfterMs: %d %s", w.Status, w.Msg)
+		}
+		ms := *a.Error.Data.RetryAfterMs
+		if got, want := w.Header.Get("Retry-After"), fmt.Sprint(max((ms+999)/1000, 1)); got != want {
+			t.Errorf("Retry-After %q, want %s for retryAfterMs %d", got, want, ms)
+		}
+	case want.remediation != "":
+		if env == nil {
+			t.Fatalf("no envelope: %s", w.Msg)
+		}
+		// SEP-2643: the reason, the remediation, a handle, hints only with available.
+		if env.Reason != "insufficient_authorization" || env.Remediation != want.remediation || env.AuthorizationContextID == "" {
+			t.Errorf("envelope %+v, want remediation %s and a handle", env, want.remediation)
+		}
+		hints := ""
+		for _, h := range env.RemediationHints {
+			var hint struct{ Type string }
+			_ = json.Unmarshal(h, &hint)
+			hints += hint.Type
+		}
+		if hints != want.hint {
+			t.Errorf("hints %q, want %q", hints, want.hint)
+		}
+		if a.Result.IsError != want.isError || (want.isError == (a.Result.ResultType == "input_required")) {
+			t.Errorf("isError %v resultType %q, want a failed call %v", a.Result.IsError, a.Result.ResultType, want.isError)
+		}
+	default:
+		if env != nil || (a.Error != nil && a.Error.Code == -32023) {
+			t.Errorf("want the answer of the drafts off: %s", w.Msg)
+		}
+	}
+}
+
+// goldenSections reads a transcript into its paths' sections.
+func goldenSections(t *testing.T, name string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "denials", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, sec := range strings.Split(string(b), "== ")[1:] {
+		title, body, _ := strings.Cut(sec, "\n")
+		out[title] = body
+	}
+	return out
 }
