@@ -56,7 +56,7 @@ func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Tar
 	if b.Issuer != c.approvals.Issuer() {
 		// A remedy exists (a token of the page's issuer), but not one the client may start
 		// on its own: undisclosed, described in the text.
-		return x.refuseCall(denial{remediation: remediationUndisclosed, text: "The call to " + x.route.name +
+		return c.drafts.refuseCall(x, denial{remediation: remediationUndisclosed, text: "The call to " + x.route.name +
 			" needs approval on the gateway's page, where only users of " + c.approvals.Issuer() + " can sign in; it was not run."})
 	}
 	tok, st, err := c.codec.SealState(mrtr.State{Kind: mrtr.KindApproval, Issuer: b.Issuer, Subject: b.Subject,
@@ -79,7 +79,7 @@ func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Tar
 	page, err := c.approvals.Ask(x.ctx, call)
 	switch {
 	case errors.Is(err, approval.ErrTooLarge):
-		return x.refuseCall(denial{remediation: remediationUnavailable,
+		return c.drafts.refuseCall(x, denial{remediation: remediationUnavailable,
 			text: "The arguments of " + x.route.name + " are too large to be shown for approval; it was not run."})
 	case errors.Is(err, approval.ErrTooManyPending):
 		return c.drafts.tooManyPending
@@ -191,7 +191,7 @@ func (c *confirmer) writeApprovalRequest(x *request, page, id, state string) err
 	if err != nil {
 		return err
 	}
-	res = x.withEnvelope(res, denial{remediation: remediationAvailable, hint: hintURL})
+	res = c.drafts.withEnvelope(x, res, denial{remediation: remediationAvailable, hint: hintURL})
 	_ = x.answer(res, outcomeInputRequired)
 	return nil
 }
@@ -201,7 +201,7 @@ func (c *confirmer) writeApprovalRequest(x *request, page, id, state string) err
 func (c *confirmer) approvalDenied(x *request, how, id string) error {
 	c.metrics.MRTREvent(metrics.EventConfirmDeclined, "")
 	c.logApproval(x, "approval "+how, id)
-	return x.refuseCall(denial{remediation: remediationUnavailable,
+	return c.drafts.refuseCall(x, denial{remediation: remediationUnavailable,
 		text: "The user did not approve the call to " + x.route.name + " (" + how + "); it was not run."})
 }
 

@@ -65,23 +65,23 @@ func denialError(e *Error, d denial) *Error {
 
 // asDenial answers a tools/call refused with an error carrying a denial as the draft says: a
 // failed tool call with the envelope. Any other error, or another method, is returned as it is.
-func (x *request) asDenial(err error) error {
+func (d *drafts) asDenial(x *request, err error) error {
 	var e *Error
 	if !errors.As(err, &e) || e.denial == nil || x.in.req.Method != mrtr.MethodToolsCall {
 		return err
 	}
-	return x.refuseCall(*e.denial)
+	return d.refuseCall(x, *e.denial)
 }
 
 // refuseCall answers the tools/call with a failed tool call whose text is d's, carrying the
 // envelope when denials are on: the model reads why, the client what it may do, and nothing ran.
-func (x *request) refuseCall(d denial) error {
+func (d *drafts) refuseCall(x *request, dn denial) error {
 	// Marshalled as the gateway always wrote these results: the same bytes with denials off.
-	text, _ := json.Marshal(d.text)
+	text, _ := json.Marshal(dn.text)
 	res := append(append([]byte(`{"content":[{"type":"text","text":`), text...), `}],"isError":true`...)
-	if x.s.drafts.denials {
+	if d.denials {
 		res = append(res, `,"_meta":`...)
-		res = x.appendEnvelope(res, d)
+		res = d.appendEnvelope(x, res, dn)
 	}
 	res = append(res, '}')
 	// A write that fails ends the response; serve sees it on the client sink.
@@ -91,33 +91,33 @@ func (x *request) refuseCall(d denial) error {
 
 // withEnvelope is result (a JSON object without _meta: the gateway's own input_required) with
 // the envelope of d in _meta, or result as it is when denials are off.
-func (x *request) withEnvelope(result []byte, d denial) []byte {
-	if !x.s.drafts.denials || len(result) == 0 || result[len(result)-1] != '}' {
+func (d *drafts) withEnvelope(x *request, result []byte, dn denial) []byte {
+	if !d.denials || len(result) == 0 || result[len(result)-1] != '}' {
 		return result
 	}
 	out := append(result[:len(result)-1:len(result)-1], `,"_meta":`...)
-	out = x.appendEnvelope(out, d)
+	out = d.appendEnvelope(x, out, dn)
 	return append(out, '}')
 }
 
 // appendEnvelope appends the _meta object holding d's envelope, and logs the denial with its
 // authorizationContextId: the value a caller quotes and the operator finds.
-func (x *request) appendEnvelope(dst []byte, d denial) []byte {
+func (d *drafts) appendEnvelope(x *request, dst []byte, dn denial) []byte {
 	dst = append(dst, `{"`+metaAuthorization+`":{"reason":"`+reasonInsufficient+`","remediation":"`...)
-	dst = append(dst, d.remediation...)
+	dst = append(dst, dn.remediation...)
 	dst = append(dst, '"')
-	ctx := x.authorizationContext()
+	ctx := d.authorizationContext(x)
 	if ctx != "" {
 		dst = jsonrpc.AppendString(append(dst, `,"authorizationContextId":`...), ctx)
 	}
-	if d.hint != "" && d.remediation == remediationAvailable {
+	if dn.hint != "" && dn.remediation == remediationAvailable {
 		dst = append(dst, `,"remediationHints":[{"type":"`...)
-		dst = append(append(dst, d.hint...), `"}]`...)
+		dst = append(append(dst, dn.hint...), `"}]`...)
 	}
-	x.s.log.LogAttrs(x.ctx, slog.LevelInfo, "authorization denial",
+	d.log.LogAttrs(x.ctx, slog.LevelInfo, "authorization denial",
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
 		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name),
-		slog.String("remediation", d.remediation), slog.String("authz_ctx", ctx))
+		slog.String("remediation", dn.remediation), slog.String("authz_ctx", ctx))
 	return append(dst, "}}"...)
 }
 
@@ -135,15 +135,14 @@ func (x *request) appendEnvelope(dst []byte, d denial) []byte {
 const contextVersion = 1
 
 // authorizationContext mints the handle of a denial of this request; "" without keys.
-func (x *request) authorizationContext() string {
-	d := &x.s.drafts
+func (d *drafts) authorizationContext(x *request) string {
 	if d.contexts == nil {
 		return ""
 	}
 	var p [1 + 8 + 16]byte
 	p[0] = contextVersion
-	binary.BigEndian.PutUint64(p[1:9], uint64(x.s.now().Add(authorizationContextTTL).Unix()))
-	b := x.contextBinding()
+	binary.BigEndian.PutUint64(p[1:9], uint64(d.now().Add(authorizationContextTTL).Unix()))
+	b := contextBinding(x)
 	copy(p[9:], b[:])
 	tok, err := d.contexts.Seal(p[:])
 	if err != nil {
@@ -154,7 +153,7 @@ func (x *request) authorizationContext() string {
 
 // contextBinding is the digest of what a handle is for: the caller, the method, the name and
 // the arguments of the call.
-func (x *request) contextBinding() [16]byte {
+func contextBinding(x *request) [16]byte {
 	h := sha256.New()
 	if p := x.caller.principal; p != nil {
 		h.Write([]byte(p.Issuer + "\x00" + p.Subject + "\x00"))
@@ -173,25 +172,25 @@ func (x *request) contextBinding() [16]byte {
 // correlate reads the handle a retry echoes (denials on) and logs that the retry follows the
 // denial it names, when the handle is the gateway's own, unexpired, for this caller and call.
 // Whatever it holds, the request goes on as any other: the handle decides nothing.
-func (x *request) correlate() {
+func (d *drafts) correlate(x *request) {
 	raw := x.in.meta.AuthorizationContextID
 	var tok string
-	if x.s.drafts.contexts == nil || json.Unmarshal(raw, &tok) != nil || len(tok) > x.s.drafts.contexts.MaxTokenBytes() {
-		x.logCorrelation("", false)
+	if d.contexts == nil || json.Unmarshal(raw, &tok) != nil || len(tok) > d.contexts.MaxTokenBytes() {
+		d.logCorrelation(x, "", false)
 		return
 	}
-	p, err := x.s.drafts.contexts.Open(tok)
-	b := x.contextBinding()
+	p, err := d.contexts.Open(tok)
+	b := contextBinding(x)
 	ok := err == nil && len(p) == 1+8+16 && p[0] == contextVersion &&
-		x.s.now().Unix() <= int64(binary.BigEndian.Uint64(p[1:9])) && string(p[9:]) == string(b[:])
+		d.now().Unix() <= int64(binary.BigEndian.Uint64(p[1:9])) && string(p[9:]) == string(b[:])
 	if !ok {
 		tok = ""
 	}
-	x.logCorrelation(tok, ok)
+	d.logCorrelation(x, tok, ok)
 }
 
-func (x *request) logCorrelation(ctx string, verified bool) {
-	x.s.log.LogAttrs(x.ctx, slog.LevelInfo, "authorization context echoed",
+func (d *drafts) logCorrelation(x *request, ctx string, verified bool) {
+	d.log.LogAttrs(x.ctx, slog.LevelInfo, "authorization context echoed",
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
 		slog.String("name", x.route.name), slog.Bool("verified", verified), slog.String("authz_ctx", ctx))
 }

@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -51,13 +52,16 @@ type drafts struct {
 	denials, rateLimited bool
 	// contexts seals the authorizationContextId of a denial (denials.go); nil mints none.
 	contexts *seal.Sealer
+	// log records denials and the handles retries echo; now is the server's clock.
+	log *slog.Logger
+	now func() time.Time
 	// callerBusy and tooManyPending are the limits' errors of fixed retry time in the shape
 	// configured, built once: errCallerBusy and errTooManyPending with the switch off.
 	callerBusy, tooManyPending *Error
 }
 
-func compileDrafts(names []string, contexts *seal.Sealer) drafts {
-	d := drafts{denials: slices.Contains(names, DraftDenials), rateLimited: slices.Contains(names, DraftRateLimited),
+func compileDrafts(names []string, contexts *seal.Sealer, log *slog.Logger, now func() time.Time) drafts {
+	d := drafts{log: log, now: now, denials: slices.Contains(names, DraftDenials), rateLimited: slices.Contains(names, DraftRateLimited),
 		callerBusy: errCallerBusy, tooManyPending: errTooManyPending}
 	if d.denials {
 		d.contexts = contexts

@@ -180,7 +180,7 @@ func (c *confirmer) askConfirmation(x *request, b mrtr.Binding) error {
 	c.logDecision(x, "confirmation requested")
 	// Not yet authorized: the user's confirmation is the remedy, which the form itself asks for
 	// (the draft defines no hint for a form).
-	_ = x.answer(x.withEnvelope(res, denial{remediation: remediationAvailable}), outcomeInputRequired)
+	_ = x.answer(c.drafts.withEnvelope(x, res, denial{remediation: remediationAvailable}), outcomeInputRequired)
 	return nil
 }
 
@@ -209,7 +209,7 @@ func (c *confirmer) answerConfirmation(x *request, st *mrtr.State, b mrtr.Bindin
 			e := jsonrpc.NewError(jsonrpc.CodeUnauthorized, text).WithData(map[string]any{"reason": "not-approved"})
 			return nil, false, &Error{Status: http.StatusForbidden, RPC: e, Outcome: outcomeDenied}
 		}
-		return nil, true, x.refuseCall(denial{remediation: remediationUnavailable, text: text})
+		return nil, true, c.drafts.refuseCall(x, denial{remediation: remediationUnavailable, text: text})
 	}
 	c.metrics.MRTREvent(metrics.EventConfirmApproved, "")
 	c.logDecision(x, "confirmation approved")

@@ -77,7 +77,7 @@ func (s *Server) run(x *request) error {
 		if err != nil && s.drafts.denials {
 			// A refusal the draft gives another shape (denials.go); with the switch off
 			// this costs the one test.
-			return x.asDenial(err)
+			return s.drafts.asDenial(x, err)
 		}
 		if err != nil || done {
 			return err
@@ -159,7 +159,7 @@ func stageRoute(s *Server, x *request) (bool, error) {
 
 func stageAuthorize(s *Server, x *request) (bool, error) {
 	if s.drafts.denials && x.in.meta.AuthorizationContextID != nil {
-		x.correlate() // a retry echoing a denial's handle: logged, never decisive
+		s.drafts.correlate(x) // a retry echoing a denial's handle: logged, never decisive
 	}
 	return false, x.authorize(x.route.kind, x.route.target)
 }

@@ -129,7 +129,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.drafts = compileDrafts(cfg.DraftErrors, deps.AuthorizationContexts)
+	s.drafts = compileDrafts(cfg.DraftErrors, deps.AuthorizationContexts, s.log, s.now)
 	s.confirm = &confirmer{codec: deps.MRTR, approvals: deps.Approvals, backends: deps.Backends, log: deps.Logger,
 		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools, drafts: &s.drafts}
 	name := deps.Name
