@@ -102,6 +102,9 @@ type Config struct {
 	// caller gets -32023 with data.retryAfterMs). Empty (the default): neither, and nothing on
 	// the wire differs from a gateway without the setting.
 	DraftErrors []string `yaml:"draftErrors"`
+	// ServerCard serves the endpoints' Server Cards and the AI Catalog (SEP-2127, a draft;
+	// docs/server-card.md). Off by default.
+	ServerCard ServerCardConfig `yaml:"serverCard"`
 	// Toolsets are the tool sets, each served at its own path (the top-level toolsets: block,
 	// which cmd/gateway copies here).
 	Toolsets []ToolsetConfig `yaml:"-"`
@@ -184,6 +187,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.validateToolsets())
 	errs = append(errs, validateDraftErrors(c.DraftErrors)...)
+	errs = append(errs, c.ServerCard.validate(c.PublicURL)...)
 	return errors.Join(errs...)
 }
 

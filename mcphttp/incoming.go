@@ -29,6 +29,9 @@ type EraEdge interface {
 	ServeGet(in *Incoming) error
 	// Start runs the edge's background work until ctx ends.
 	Start(ctx context.Context)
+	// Versions are the protocol versions the edge serves, newest first: the Server Cards
+	// name them beside ProtocolVersion.
+	Versions() []string
 }
 
 // Incoming is one client request as an era edge sees it: what the HTTP edge read of it, the

@@ -95,6 +95,8 @@ type Server struct {
 	edge EraEdge
 	// drafts is server.draftErrors compiled (drafts.go).
 	drafts drafts
+	// cards are the endpoints' Server Cards and the AI Catalog (cards.go); nil when off.
+	cards *cards
 }
 
 // New builds the server from validated configuration.
@@ -142,6 +144,13 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.edge = deps.Edge
+	versions := []string{ProtocolVersion}
+	if s.edge != nil {
+		versions = append(versions, s.edge.Versions()...)
+	}
+	if err := s.initCards(name, deps.Version, versions); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -175,6 +184,7 @@ func (s *Server) Register(e *echo.Echo) {
 	s.registerMetadata(e)
 	s.registerToolsets(e)
 	s.registerApproval(e)
+	s.registerCards(e)
 	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (docs/protocol.md §2.1). A
 	// pre-2026 client's GET with a session opens a stream of list_changed notifications
 	// (legacyget.go); DELETE stays 405, which 2025-11-25 allows.

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/era"
@@ -107,6 +108,9 @@ func (e *Edge) Start(ctx context.Context) {
 	e.asks.start(ctx)
 	e.state.start(ctx)
 }
+
+// Versions are the pre-2026 revisions the edge negotiates (legacy.versions), newest first.
+func (e *Edge) Versions() []string { return slices.Clone(e.cfg.Versions) }
 
 // clientReq is one pre-2026 request as the edge serves it.
 type clientReq struct {
