@@ -1,11 +1,16 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
@@ -169,4 +174,72 @@ func firstLog(t *testing.T, logs *mcptest.LogBuffer, from int, msg string) logLi
 		return false
 	})
 	return found
+}
+
+// TestDraftErrorsWithSDKClients: the Go SDK's clients, at 2026-07-28 and at 2025-11-25, meet the
+// drafts' shapes: a confirmation the client cannot give is a failed tool call whose _meta carries
+// the envelope ("undisclosed"); a caller over a tool's limit gets 429, which the SDK (v1.8.0)
+// reports as the transport's "Too Many Requests" without reading the body, and the body it was
+// sent is -32023 with retryAfterMs (what an SDK reading the body, or a proxy, acts on).
+func TestDraftErrorsWithSDKClients(t *testing.T) {
+	p := startReplicaPair(t, []string{mcphttp.DraftDenials, mcphttp.DraftRateLimited})
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			rec := &limitedRecorder{base: &http.Transport{}}
+			t.Cleanup(rec.base.CloseIdleConnections)
+			opts := []mcptest.ClientOption{mcptest.WithBearer(p.site.token(t, "sdk-"+version, "tools:use")),
+				mcptest.WithCapabilities(&mcp.ClientCapabilities{}), mcptest.WithRoundTripper(rec)}
+			if version != "2026-07-28" {
+				opts = append(opts, mcptest.WithProtocolVersion(version))
+			}
+			cs := mcptest.Connect(t, p.a, opts...)
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__add", Arguments: map[string]any{"a": 1, "b": 2}})
+			if err != nil || !res.IsError {
+				t.Fatalf("confirmation without elicitation: %v %+v", err, res)
+			}
+			env, _ := res.Meta["io.modelcontextprotocol/authorization"].(map[string]any)
+			if env["remediation"] != "undisclosed" || env["reason"] != "insufficient_authorization" || env["authorizationContextId"] == "" {
+				t.Errorf("envelope %v", res.Meta)
+			}
+			call := &mcp.CallToolParams{Name: "alpha__progress", Arguments: map[string]any{"steps": 0}}
+			if _, err := cs.CallTool(t.Context(), call); err != nil {
+				t.Fatalf("first call: %v", err)
+			}
+			if _, err = cs.CallTool(t.Context(), call); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+				t.Errorf("over the limit: %v", err)
+			}
+			var m answer
+			if body := rec.last(); json.Unmarshal(body, &m) != nil || m.Error == nil || m.Error.Code != -32023 ||
+				m.Error.Data == nil || m.Error.Data.RetryAfterMs == nil {
+				t.Errorf("the 429's body: %s", body)
+			}
+		})
+	}
+}
+
+// limitedRecorder keeps the body of the last 429 its client received.
+type limitedRecorder struct {
+	base *http.Transport
+	mu   sync.Mutex
+	body []byte
+}
+
+func (r *limitedRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := r.base.RoundTrip(req)
+	if err != nil || res.StatusCode != http.StatusTooManyRequests {
+		return res, err
+	}
+	b, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(b))
+	r.mu.Lock()
+	r.body = b
+	r.mu.Unlock()
+	return res, err
+}
+
+func (r *limitedRecorder) last() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.body
 }
