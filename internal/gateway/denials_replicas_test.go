@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -242,4 +243,21 @@ func (r *limitedRecorder) last() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.body
+}
+
+// TestLegacyClientsWithDraftErrors: the TypeScript SDK v1 client passes every step of the
+// legacy scenario through a gateway with both draft shapes on, as it does with them off
+// (TestLegacyClients): a declined confirmation, now a failed tool call carrying the envelope,
+// is still read as the failed call it is.
+func TestLegacyClientsWithDraftErrors(t *testing.T) {
+	deploys := &atomic.Int64{}
+	alpha := mcptest.StartServer(t, "alpha", legacyclient.DeployTool(deploys), legacyclient.AskRoundsTool())
+	gw := legacyGateway(t, nil, func(c *Config) {
+		c.Server.DraftErrors = []string{mcphttp.DraftDenials, mcphttp.DraftRateLimited}
+	}, alpha)
+	sc := legacyclient.Scenario{URL: gw.url(), Token: mintFor(t, gw.iss, "alice"), Prompt: "alpha__" + mcptest.PromptGreet,
+		Tools: legacyclient.Tools{Echo: "alpha__echo", Progress: "alpha__progress", Ask: "alpha__ask_name",
+			Confirm: "alpha__" + legacyclient.ToolDeploy, Rounds: "alpha__" + legacyclient.ToolAskRounds}}
+	steps := legacyclient.RunTS(t, sc)
+	legacyclient.Check(t, sc, steps, legacyclient.Expect{Version: legacyclient.TSProtocol, Deploys: deploys, RoundsConfirmed: true})
 }
