@@ -103,6 +103,17 @@ func TestAuthorizationContextAcrossReplicas(t *testing.T) {
 	if line := firstLog(t, p.logB, before, "authorization context echoed"); line["verified"] != true {
 		t.Errorf("legacy echo: %v", line)
 	}
+
+	// What the backend is sent of an echo: a 2026-07-28 request's _meta as the client wrote it,
+	// a pre-2026 request's without the client's io.modelcontextprotocol/* keys.
+	const echoKey = `"io.modelcontextprotocol/authorization-context-id":"authzctx_1"`
+	p.site.alpha.Reset()
+	modernCall(t, p.b, tok, capsURL+","+echoKey, "alpha__slow", `{"ms":0}`, "")
+	cb.Post(t, p.b, sidB, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"alpha__slow","arguments":{"ms":1},"_meta":{`+echoKey+`}}}`)
+	calls := p.site.alpha.RequestsOf("tools/call")
+	if len(calls) != 2 || !strings.Contains(string(calls[0].Body), echoKey) || strings.Contains(string(calls[1].Body), "authorization-context-id") {
+		t.Errorf("alpha received %d calls: %v", len(calls), calls)
+	}
 }
 
 // TestRateLimitedAcrossReplicas: a caller that spent a tool's limit on one replica is refused on
