@@ -1,8 +1,12 @@
 package mcphttp
 
 import (
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // TestServerCardValidation: check-config reports every wrong server.serverCard setting at once,
@@ -48,5 +52,32 @@ func TestDefaultCardName(t *testing.T) {
 	}
 	if got := defaultCardName("h", "my gateway/é"); got != "h/my-gateway--" {
 		t.Errorf("server name: %q", got)
+	}
+}
+
+// TestCardWithoutAuthentication: a gateway that authenticates no one (development) serves a card
+// that asks for no header and names no issuer, for GET and HEAD alike, and a set's card at the
+// set's own path.
+func TestCardWithoutAuthentication(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	cfg := Config{PublicURL: "https://gw.example/mcp", ServerCard: ServerCardConfig{Enabled: true},
+		Toolsets: []ToolsetConfig{{Name: "ro", Path: "/tools/ro", Include: []SelectorConfig{{Upstream: "be"}}}}}
+	_, e := testServer(t, cfg, oneBackend(be.URL()), upstreams.Options{}, Deps{})
+	url := serveTest(t, e).URL
+	r := do(t, http.MethodGet, url+"/mcp/server-card", http.Header{}, "")
+	if r.Status != http.StatusOK || r.Header.Get("Content-Type") != CardMediaType ||
+		strings.Contains(string(r.Body), "Authorization") || strings.Contains(string(r.Body), "_meta") ||
+		!strings.Contains(string(r.Body), `"name":"example.gw/mcp-gateway"`) {
+		t.Errorf("card: %d %s", r.Status, r.Body)
+	}
+	if h := do(t, http.MethodHead, url+"/mcp/server-card", http.Header{}, ""); h.Status != http.StatusOK || len(h.Body) != 0 || h.Header.Get("ETag") != r.Header.Get("ETag") {
+		t.Errorf("HEAD: %d %q", h.Status, h.Body)
+	}
+	if s := do(t, http.MethodGet, url+"/tools/ro/server-card", http.Header{}, ""); s.Status != http.StatusOK ||
+		!strings.Contains(string(s.Body), `"url":"https://gw.example/tools/ro"`) {
+		t.Errorf("the set's card: %d %s", s.Status, s.Body)
+	}
+	if c := do(t, http.MethodGet, url+CatalogPath, http.Header{}, ""); c.Status == http.StatusOK {
+		t.Errorf("catalog served without aiCatalog: %s", c.Body)
 	}
 }
