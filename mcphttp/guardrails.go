@@ -197,7 +197,7 @@ func (g *railer) redactArguments(x *request, rep *guardrails.Report) error {
 	if len(x.route.paramHeaders) > 0 {
 		// A mirrored argument must say what the backend reads: the headers are derived again
 		// from the redacted arguments.
-		return x.rebindParamHeaders(x.route.target)
+		return g.rebindParamHeaders(x, x.route.target)
 	}
 	return nil
 }
@@ -293,7 +293,7 @@ func (g *railer) schema(x *request, output bool) (*guardrails.CompiledSchema, er
 
 // rebindParamHeaders derives a tools/call's Mcp-Param-* headers from its arguments again, after
 // a redaction changed them, with the bindings stage bind-headers used.
-func (x *request) rebindParamHeaders(t upstreams.Target) error {
+func (g *railer) rebindParamHeaders(x *request, t upstreams.Target) error {
 	th, err := x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
 		ProtocolVersion: x.in.meta.ProtocolVersion,
 		CacheKey:        x.subject(),
