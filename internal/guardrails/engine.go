@@ -193,7 +193,8 @@ func (r *Rule) scan(raw []byte, d *direction, dir Direction, result bool) *Repor
 	w := r.e.walker()
 	defer r.e.putWalker(w)
 	w.raw, w.stripMeta = raw, result
-	w.sc = &msgScan{rep: rep, dir: d}
+	w.msg = msgScan{rep: rep, dir: d}
+	w.sc = &w.msg
 	w.ts.on, w.ts.hosts = d.on, r.hosts
 	if err := w.walk(); err != nil {
 		rep.Err = err
@@ -206,14 +207,17 @@ func (e *Engine) walker() *walker {
 	if w, ok := e.walkers.Get().(*walker); ok {
 		return w
 	}
-	return &walker{ts: textScan{tb: e.tb}}
+	w := &walker{ts: textScan{tb: e.tb}}
+	// Bound once, for the walker's life: a method value made per scan would be an allocation.
+	w.ts.emit = w.onMatch
+	return w
 }
 
 // maxPooledWindow bounds the window buffer a pooled walker keeps.
 const maxPooledWindow = 2 * (windowStep + maxMatch)
 
 func (e *Engine) putWalker(w *walker) {
-	w.raw, w.sc, w.ts.t, w.path = nil, nil, nil, w.path[:0]
+	w.raw, w.sc, w.msg, w.ts.t, w.path = nil, nil, msgScan{}, nil, w.path[:0]
 	if cap(w.win) > maxPooledWindow || cap(w.marks) > maxPooledWindow {
 		w.win, w.marks = nil, nil
 	}

@@ -221,15 +221,17 @@ func (s *textScan) url(i int) int {
 	if ss == i || !(eqFold(t[ss:i], "http") || eqFold(t[ss:i], "https")) {
 		return a
 	}
-	ue := urlEnd(t, a, ae)
+	// The URL's end is looked for only when there is a match to end: most links are to
+	// allowed hosts.
 	// A webhook's path names a workspace, a channel and a secret (/services/T…/B…/…): the
 	// service's base URL alone, as documentation writes it, is not one.
-	if s.on.has(DetSlackWebhook) && eqFold(t[host:hostEnd], "hooks.slack.com") && hasPrefix(t, ae, "/services/") &&
-		ue-ae-len("/services/") >= minWebhookPath {
-		s.found(DetSlackWebhook, ss, ue)
+	if s.on.has(DetSlackWebhook) && eqFold(t[host:hostEnd], "hooks.slack.com") && hasPrefix(t, ae, "/services/") {
+		if ue := urlEnd(t, a, ae); ue-ae-len("/services/") >= minWebhookPath {
+			s.found(DetSlackWebhook, ss, ue)
+		}
 	}
 	if s.on.has(DetLink) && !s.hosts.allows(t[host:hostEnd]) {
-		s.found(DetLink, ss, ue)
+		s.found(DetLink, ss, urlEnd(t, a, ae))
 	}
 	return a
 }

@@ -43,16 +43,21 @@ func localByte(c byte) bool {
 	return isAlnum(c) || c == '.' || c == '_' || c == '%' || c == '+' || c == '-'
 }
 
-// number runs the detectors that start from a token of digits at t[i]: a payment card, a North
-// American phone number.
-func (s *textScan) number(i int) int {
+// number runs the detectors that start from the token t[i:j], which starts with a digit: a
+// payment card, a North American phone number. Most numbers are neither, and are told so
+// without a call: a card's 13 digits at least lie in the token or go on after a space, a phone
+// number's first group is "1-" or three digits and a dash or dot.
+func (s *textScan) number(i, j int) int {
+	t := s.t
 	// Every card network's numbers start with 2 to 6 (cardNetwork).
-	if c := s.t[i]; c >= '2' && c <= '6' && s.on.has(DetPaymentCard) {
+	if c := t[i]; c >= '2' && c <= '6' && s.on.has(DetPaymentCard) &&
+		(j-i >= 13 || (j+1 < len(t) && t[j] == ' ' && isDigit(t[j+1]))) {
 		if e := s.card(i); e > i {
 			return e
 		}
 	}
-	if s.on.has(DetPhone) {
+	if s.on.has(DetPhone) && ((t[i] == '1' && i+1 < len(t) && t[i+1] == '-') ||
+		(i+3 < len(t) && (t[i+3] == '-' || t[i+3] == '.'))) {
 		return s.phone(i)
 	}
 	return i

@@ -18,11 +18,13 @@ const (
 	// clsOther: a byte above ASCII (the first of a UTF-8 sequence) or a control character:
 	// what the invisible and bidi detectors judge.
 	clsOther
-	// clsLetter, clsUpper, clsDigit, clsB64: character classes the matchers use.
+	// clsLetter, clsUpper, clsDigit, clsB64, clsLower: character classes the matchers use, and
+	// the classes a token holds (ORed as it is read) rule out the detectors that need others.
 	clsLetter
 	clsUpper
 	clsDigit
 	clsB64 // [A-Za-z0-9+/_-]: base64 and base64url
+	clsLower
 )
 
 // tables are the scanner's lookup tables, computed once per Engine.
@@ -48,7 +50,7 @@ func newTables() *tables {
 		var k uint8
 		switch {
 		case c >= 'a' && c <= 'z':
-			k = clsWord | clsLetter | clsB64
+			k = clsWord | clsLetter | clsLower | clsB64
 		case c >= 'A' && c <= 'Z':
 			k = clsWord | clsLetter | clsUpper | clsB64
 		case c >= '0' && c <= '9':
@@ -83,15 +85,27 @@ func newTables() *tables {
 	starts := [][]string{overrideVerbs, {"do", "never", "don't", "dont", "without", "new", "updated"}, noteWords, roleWords}
 	for _, ws := range starts {
 		for _, w := range ws {
-			var c byte
-			if len(w) > 2 {
-				c = w[2]
-			}
-			k := phraseKey(w[0], w[1], c)
-			t.phrase2[k/64] |= 1 << (k % 64)
+			t.markPhrase(w)
 		}
 	}
 	return t
+}
+
+// markPhrase registers the first three letters of w, a word an instruction-like phrase starts
+// with; for a word of two, with whatever ends it (the end of the token, or any byte that is not a
+// letter: "do_not", "do-not").
+func (t *tables) markPhrase(w string) {
+	set := func(k uint16) { t.phrase2[k/64] |= 1 << (k % 64) }
+	if len(w) > 2 {
+		set(phraseKey(w[0], w[1], w[2]))
+		return
+	}
+	set(phraseKey(w[0], w[1], 0))
+	for c := 0; c < 256; c++ {
+		if l := byte(c) | 0x20; l < 'a' || l > 'z' {
+			set(phraseKey(w[0], w[1], l))
+		}
+	}
 }
 
 // candidate reports whether r may be an invisible code point, before its context is looked at.
@@ -105,27 +119,22 @@ func (t *tables) candidate(r rune) bool {
 	return r >= 0xE0000 || r&0xFFFE == 0xFFFE || (r >= 0x1BCA0 && r <= 0x1BCA3) || (r >= 0x1D173 && r <= 0x1D17A)
 }
 
-// maybePhrase reports whether the word w (two bytes at least) may start an instruction-like
-// phrase, from its first three letters (two for a word of two).
-func (t *tables) maybePhrase(w []byte) bool {
+// maybePhrase reports whether the word at t[i:j] (two bytes at least, the first a letter) may
+// start an instruction-like phrase, from its first three bytes. It is a few loads and no call,
+// for it runs on nearly every word: ORing 0x20 lowers a letter and leaves any other byte of a
+// token a non-letter, and every non-letter third byte is registered for a word of two.
+func (t *tables) maybePhrase(w []byte, i, j int) bool {
 	var c byte
-	if len(w) > 2 {
-		c = lowerASCII(w[2])
+	if j-i > 2 {
+		c = w[i+2] | 0x20
 	}
-	k := phraseKey(lowerASCII(w[0]), lowerASCII(w[1]), c)
+	k := phraseKey(w[i]|0x20, w[i+1]|0x20, c)
 	return t.phrase2[k/64]&(1<<(k%64)) != 0
 }
 
-// phraseKey hashes a word's first three letters (c is 0 for a word of two) into the bits of
-// phrase2; a collision only costs a look at the word lists.
+// phraseKey hashes a word's first three bytes, lowered (c is 0 for a word of two), into the
+// bits of phrase2; a collision only costs a look at the word lists.
 func phraseKey(a, b, c byte) uint16 { return uint16(a)*961 + uint16(b)*31 + uint16(c) }
-
-func lowerASCII(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
 
 // maybePrefixed reports whether a token that starts with a and b may be of a prefixed format.
 func (t *tables) maybePrefixed(a, b byte) bool {

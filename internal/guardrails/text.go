@@ -41,18 +41,33 @@ func (s *textScan) found(det Detector, start, end int) {
 
 // run scans the whole text.
 func (s *textScan) run() {
-	t, cls := s.t, &s.tb.cls
+	t, tb := s.t, s.tb
+	phrases := s.on.has(DetInstructions)
 	for i := 0; i < len(t); {
-		k := cls[t[i]]
+		k := tb.cls[t[i]]
 		switch {
 		case k == 0:
 			i++
 		case k&clsWord != 0:
-			j := i + 1
-			for j < len(t) && cls[t[j]]&clsWord != 0 {
+			j, m := i+1, k
+			for j < len(t) {
+				c := tb.cls[t[j]]
+				if c&clsWord == 0 {
+					break
+				}
+				m |= c
 				j++
 			}
-			i = s.token(i, j)
+			if k&clsLetter == 0 || j-i >= shortWord[k&clsUpper] {
+				i = s.token(i, j, m)
+				continue
+			}
+			// A word too short for any format that starts with a letter (most of prose): only
+			// an instruction-like phrase may start there.
+			if phrases && j-i >= 2 && tb.maybePhrase(t, i, j) {
+				s.phrase(i, j)
+			}
+			i = j
 		case k&clsOther != 0:
 			i = s.unicode(i)
 		default:
@@ -61,9 +76,19 @@ func (s *textScan) run() {
 	}
 }
 
-// token runs the detectors that start from the token t[i:j], and returns where scanning goes on:
-// after the token, or after a match that ends elsewhere (a card number's digit groups).
-func (s *textScan) token(i, j int) int {
+// entropyClasses are the classes a token the entropy check reports holds.
+const entropyClasses = clsUpper | clsLower | clsDigit
+
+// shortWord is, by whether a token starts with an upper-case letter (clsUpper) or a lower-case
+// one, the length from which a detector other than the phrases may match it: a lower-case
+// prefixed format is 8 bytes at least, an upper-case one 16 and an IBAN 15, but an IBAN is
+// tried from 4 (its country code and check digits), entropy and Azure secrets from 20 and 37.
+var shortWord = [clsUpper + 1]int{0: 8, clsUpper: 4}
+
+// token runs the detectors that start from the token t[i:j], whose bytes hold the classes m, and
+// returns where scanning goes on: after the token, or after a match that ends elsewhere (a card
+// number's digit groups).
+func (s *textScan) token(i, j int, m uint8) int {
 	t := s.t
 	c := t[i]
 	switch {
@@ -73,7 +98,7 @@ func (s *textScan) token(i, j int) int {
 				return e
 			}
 		}
-		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(t[i:j]) {
+		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(t, i, j) {
 			s.phrase(i, j)
 		}
 	case c >= 'A' && c <= 'Z':
@@ -87,11 +112,11 @@ func (s *textScan) token(i, j int) int {
 				return e
 			}
 		}
-		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(t[i:j]) {
+		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(t, i, j) {
 			s.phrase(i, j)
 		}
 	case c >= '0' && c <= '9':
-		if e := s.number(i); e > i {
+		if e := s.number(i, j); e > i {
 			return e
 		}
 	case c == '+':
@@ -110,7 +135,8 @@ func (s *textScan) token(i, j int) int {
 	if j-i >= 37 && s.on.has(DetAzureClientSecret) && s.azureClientSecret(i, j) {
 		return j
 	}
-	if j-i >= minEntropyLen && s.on.has(DetHighEntropy) {
+	// A random-looking token mixes upper- and lower-case letters and digits (entropy).
+	if j-i >= minEntropyLen && m&entropyClasses == entropyClasses && s.on.has(DetHighEntropy) {
 		s.entropy(i, j)
 	}
 	return j

@@ -33,8 +33,10 @@ type mark struct{ d, dn, r, rn int32 }
 
 // walker is the state of one check of one JSON text.
 type walker struct {
-	raw  []byte
-	sc   *msgScan
+	raw []byte
+	sc  *msgScan
+	// msg is what sc points to: held here so a check allocates no state of its own.
+	msg  msgScan
 	ts   textScan
 	path []pathElem
 	// off is the raw offset of the text being scanned (a string without escapes); marks is
@@ -56,7 +58,6 @@ type pathElem struct {
 
 // walk visits the JSON value raw.
 func (w *walker) walk() error {
-	w.ts.emit = w.onMatch
 	_, err := w.value(skipWS(w.raw, 0), 0)
 	return err
 }
