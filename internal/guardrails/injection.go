@@ -199,12 +199,9 @@ func (s *textScan) url(i int) int {
 		ss++
 	}
 	a := i + 3
-	ae := a
-	for ae < len(t) && ae-a < 512 && !authorityEnd(t[ae]) {
-		ae++
-	}
+	ae, at, port := s.tb.authority(t, a)
 	host, hostEnd := a, ae
-	if at := lastIndexByte(t[a:ae], '@'); at >= 0 {
+	if at >= 0 {
 		user := t[a : a+at]
 		if c := indexByte(user, ':'); c >= 0 && s.on.has(DetConnectionString) {
 			pw := user[c+1:]
@@ -215,8 +212,13 @@ func (s *textScan) url(i int) int {
 		host = a + at + 1
 		s.noEmail = ae
 	}
-	if h := hostEndAt(t, host, ae); h >= 0 {
-		hostEnd = h
+	switch {
+	case host < ae && t[host] == '[':
+		if h := hostEndAt(t, host, ae); h >= 0 {
+			hostEnd = h
+		}
+	case port >= 0:
+		hostEnd = port
 	}
 	if ss == i || !(eqFold(t[ss:i], "http") || eqFold(t[ss:i], "https")) {
 		return a
@@ -243,6 +245,28 @@ func authorityEnd(c byte) bool {
 		return true
 	}
 	return c < 0x20 || c >= 0x7f
+}
+
+// authority reads a URL's authority from t[a], in one pass: it returns its end (at most 512
+// bytes on), the offset from a of its last '@' and the first ':' after that (the start of a
+// port, unless the host is an IPv6 literal), each -1 when absent.
+func (tb *tables) authority(t []byte, a int) (ae, at, colon int) {
+	at, colon = -1, -1
+	for ae = a; ae < len(t) && ae-a < 512; ae++ {
+		c := t[ae]
+		if tb.authStop[c] {
+			break
+		}
+		switch c {
+		case '@':
+			at, colon = ae-a, -1
+		case ':':
+			if colon < 0 {
+				colon = ae
+			}
+		}
+	}
+	return ae, at, colon
 }
 
 // hostEndAt returns the end of the host in t[host:ae] (before a port), or -1 when it is all host.
@@ -293,15 +317,6 @@ func trimURL(t []byte, k, e int) int {
 func indexByte(b []byte, c byte) int {
 	for k, x := range b {
 		if x == c {
-			return k
-		}
-	}
-	return -1
-}
-
-func lastIndexByte(b []byte, c byte) int {
-	for k := len(b) - 1; k >= 0; k-- {
-		if b[k] == c {
 			return k
 		}
 	}

@@ -201,6 +201,9 @@ func (s *textScan) assignment(i int) {
 		k--
 	}
 	ke := k + 1
+	if !secretKeyEnd(t, ke) {
+		return
+	}
 	for k >= 0 && ke-k <= 40 && (isAlnum(t[k]) || t[k] == '_' || t[k] == '-' || t[k] == '.') {
 		k--
 	}
@@ -224,6 +227,24 @@ func (s *textScan) assignment(i int) {
 	if plausibleValue(det, t[vs:ve]) {
 		s.found(det, vs, ve)
 	}
+}
+
+// secretKeyEnd reports whether the key that ends at t[ke] may name a secret, before it is read:
+// every key assignedSecret knows ends, separators aside, with 'd' (password, passwd, pwd), 'y'
+// (the keys) or 'g' (sig). Most colons (a time, a label) are told so from one byte.
+func secretKeyEnd(t []byte, ke int) bool {
+	l := ke - 1
+	for l >= 0 && ke-l <= 40 && (t[l] == '_' || t[l] == '-' || t[l] == '.') {
+		l--
+	}
+	if l < 0 {
+		return false
+	}
+	switch lower(t[l]) {
+	case 'd', 'y', 'g':
+		return true
+	}
+	return false
 }
 
 // valueByte reports whether c continues a value (quoted by quote, 0 for none).

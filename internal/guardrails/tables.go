@@ -42,6 +42,8 @@ type tables struct {
 	// prefix2 marks the first two bytes of every prefixed format (and of a JWT): a token that
 	// starts otherwise, nearly every word, is not compared with the formats one by one.
 	prefix2 [0x10000 / 64]uint64
+	// authStop marks the bytes that end a URL's authority (authorityEnd).
+	authStop [256]bool
 }
 
 func newTables() *tables {
@@ -65,6 +67,7 @@ func newTables() *tables {
 			k = clsOther
 		}
 		t.cls[c] = k
+		t.authStop[c] = authorityEnd(byte(c))
 	}
 	for r := rune(0); r < 0x10000; r++ {
 		// Neighbours that make a contextual code point count: a letter before a variation
