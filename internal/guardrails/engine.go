@@ -195,7 +195,7 @@ func (r *Rule) scan(raw []byte, d *direction, dir Direction, result bool) *Repor
 	w.raw, w.stripMeta = raw, result
 	w.msg = msgScan{rep: rep, dir: d}
 	w.sc = &w.msg
-	w.ts.on, w.ts.hosts = d.on, r.hosts
+	w.ts.on, w.ts.hosts, w.ts.allowedLen = d.on, r.hosts, 0
 	if err := w.walk(); err != nil {
 		rep.Err = err
 	}

@@ -232,7 +232,7 @@ func (s *textScan) url(i int) int {
 			s.found(DetSlackWebhook, ss, ue)
 		}
 	}
-	if s.on.has(DetLink) && !s.hosts.allows(t[host:hostEnd]) {
+	if s.on.has(DetLink) && !s.allows(t[host:hostEnd]) {
 		s.found(DetLink, ss, urlEnd(t, a, ae))
 	}
 	return a

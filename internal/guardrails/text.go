@@ -30,6 +30,24 @@ type textScan struct {
 	// noEmail: an '@' before it belongs to a URL's authority (user:password@host), not an
 	// address.
 	noEmail int
+	// allowed is the last host found allowed (allowedLen bytes; none when 0): a text's links
+	// are mostly to one host, which is then not matched again. Reset with hosts.
+	allowed    [64]byte
+	allowedLen int
+}
+
+// allows reports whether the host of a link is allowed.
+func (s *textScan) allows(host []byte) bool {
+	if s.allowedLen > 0 && string(host) == string(s.allowed[:s.allowedLen]) {
+		return true
+	}
+	if !s.hosts.allows(host) {
+		return false
+	}
+	if len(host) <= len(s.allowed) {
+		s.allowedLen = copy(s.allowed[:], host)
+	}
+	return true
 }
 
 // found records a match unless it belongs to the next window.
@@ -67,7 +85,10 @@ func (s *textScan) run() {
 			if phrases && j-i >= 2 && tb.maybePhrase(t, i, j) {
 				s.phrase(i, j)
 			}
-			i = j
+			// The space after a word, most often, is passed over here.
+			if i = j; i < len(t) && t[i] == ' ' {
+				i++
+			}
 		case k&clsOther != 0:
 			i = s.unicode(i)
 		default:
