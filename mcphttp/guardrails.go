@@ -75,11 +75,13 @@ func (g *railer) checkRequest(x *request) (bool, error) {
 		return false, nil
 	}
 	x.rails = &railState{rule: rule}
-	rep := &guardrails.Report{Rule: rule.ID(), Dir: guardrails.DirArguments}
+	var rep *guardrails.Report
 	if rule.ScansArguments() && len(x.in.params.Arguments) > 0 {
 		start := g.now()
 		rep = rule.ScanArguments(x.in.params.Arguments)
 		g.rec.Duration(metrics.CheckContent, guardrails.DirArguments, g.now().Sub(start))
+	} else {
+		rep = &guardrails.Report{Rule: rule.ID(), Dir: guardrails.DirArguments}
 	}
 	if !rep.Blocked() && rep.Redacted() {
 		if err := g.redactArguments(x, rep); err != nil {
