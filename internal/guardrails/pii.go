@@ -44,23 +44,30 @@ func localByte(c byte) bool {
 }
 
 // number runs the detectors that start from the token t[i:j], which starts with a digit: a
-// payment card, a North American phone number. Most numbers are neither, and are told so
-// without a call: a card's 13 digits at least lie in the token or go on after a space, a phone
-// number's first group is "1-" or three digits and a dash or dot.
+// payment card, a North American phone number.
 func (s *textScan) number(i, j int) int {
-	t := s.t
-	// Every card network's numbers start with 2 to 6 (cardNetwork).
-	if c := t[i]; c >= '2' && c <= '6' && s.on.has(DetPaymentCard) &&
-		(j-i >= 13 || (j+1 < len(t) && t[j] == ' ' && isDigit(t[j+1]))) {
+	if s.on.has(DetPaymentCard) && cardMay(s.t, i, j) {
 		if e := s.card(i); e > i {
 			return e
 		}
 	}
-	if s.on.has(DetPhone) && ((t[i] == '1' && i+1 < len(t) && t[i+1] == '-') ||
-		(i+3 < len(t) && (t[i+3] == '-' || t[i+3] == '.'))) {
+	if s.on.has(DetPhone) && phoneMay(s.t, i) {
 		return s.phone(i)
 	}
 	return i
+}
+
+// cardMay reports whether a card number may start at the number token t[i:j], before it is
+// read: every network's numbers start with 2 to 6 (cardNetwork), and its 13 digits at least lie
+// in the token or go on after a space (a token ends at any other separator).
+func cardMay(t []byte, i, j int) bool {
+	return t[i] >= '2' && t[i] <= '6' && (j-i >= 13 || (j+1 < len(t) && t[j] == ' ' && isDigit(t[j+1])))
+}
+
+// phoneMay reports whether a phone number (phone) may start at the digit t[i]: its first group
+// is "1-" or three digits and a dash or a dot.
+func phoneMay(t []byte, i int) bool {
+	return (t[i] == '1' && i+1 < len(t) && t[i+1] == '-') || (i+3 < len(t) && (t[i+3] == '-' || t[i+3] == '.'))
 }
 
 // card matches a payment card number at t[i:]: 13 to 19 digits, optionally in groups separated

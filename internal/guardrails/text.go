@@ -76,14 +76,18 @@ func (s *textScan) run() {
 				m |= c
 				j++
 			}
-			if k&clsLetter == 0 || j-i >= shortWord[k&clsUpper] {
+			switch {
+			case k&clsLetter != 0 && j-i < shortWord[k&clsUpper]:
+				// A word too short for any format that starts with a letter (most of prose):
+				// only an instruction-like phrase may start there.
+				if phrases && j-i >= 2 && tb.maybePhrase(t, i, j) {
+					s.phrase(i, j)
+				}
+			case k&clsDigit != 0 && j-i < minEntropyLen && !cardMay(t, i, j) && !phoneMay(t, i):
+				// A number that starts neither a card nor a phone number: a count, a date, a time.
+			default:
 				i = s.token(i, j, m)
 				continue
-			}
-			// A word too short for any format that starts with a letter (most of prose): only
-			// an instruction-like phrase may start there.
-			if phrases && j-i >= 2 && tb.maybePhrase(t, i, j) {
-				s.phrase(i, j)
 			}
 			// The space after a word, most often, is passed over here.
 			if i = j; i < len(t) && t[i] == ' ' {
