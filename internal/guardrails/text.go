@@ -77,9 +77,9 @@ func (s *textScan) run() {
 				j++
 			}
 			switch {
-			case k&clsLetter != 0 && j-i < shortWord[k&clsUpper]:
-				// A word too short for any format that starts with a letter (most of prose):
-				// only an instruction-like phrase may start there.
+			case k&clsLetter != 0 && (j-i < shortWord[k&clsUpper] || !tb.wordMay(t, i, j, k&clsUpper != 0)):
+				// A word no format that starts with a letter can match (most of prose): only an
+				// instruction-like phrase may start there.
 				if phrases && j-i >= 2 && tb.maybePhrase(t, i, j) {
 					s.phrase(i, j)
 				}
@@ -99,6 +99,21 @@ func (s *textScan) run() {
 			i = s.anchor(i)
 		}
 	}
+}
+
+// wordMay reports whether a detector other than the phrases may match at the token t[i:j],
+// which starts with a letter (upper case when upper), from its length and first bytes: a
+// prefixed format (token's lowerSecret and upperSecret), an IBAN (iban: two letters and two
+// digits), an Azure secret or a high-entropy token (20 bytes at least).
+func (tb *tables) wordMay(t []byte, i, j int, upper bool) bool {
+	n := j - i
+	switch {
+	case n >= minEntropyLen:
+		return true
+	case !upper:
+		return n >= 8 && tb.maybePrefixed(t[i], t[i+1])
+	}
+	return (n >= 16 && tb.maybePrefixed(t[i], t[i+1])) || (n >= 4 && isUpper(t[i+1]) && isDigit(t[i+2]) && isDigit(t[i+3]))
 }
 
 // entropyClasses are the classes a token the entropy check reports holds.
