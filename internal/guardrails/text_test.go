@@ -1,6 +1,9 @@
 package guardrails
 
-import "testing"
+import (
+	"runtime/debug"
+	"testing"
+)
 
 // The scanner remembers the last host it found allowed; the next check, under a rule that allows
 // other hosts, must not take that memory for its own.
@@ -30,4 +33,41 @@ func TestAllowedHostRememberedPerCheck(t *testing.T) {
 	if rep := docs.ScanResult(mixed); rep.Counts[DetLink] != 1 {
 		t.Fatalf("mixed: %d link findings, want 1", rep.Counts[DetLink])
 	}
+}
+
+// A check allocates its report and nothing else (docs/performance.md): the walker, with its
+// state and bound callback, comes from the pool.
+func TestCheckAllocatesOnlyItsReport(t *testing.T) {
+	if raceBuild() {
+		t.Skip("the race detector drops pooled values at random")
+	}
+	cfg := everything("redact")
+	cfg.AllowedHosts = []string{"*.example.com"}
+	r := testEngine(t, cfg).Rule(KindTool, "up", "blob")
+	args, result := benchTexts()
+	for name, check := range map[string]func() *Report{
+		"arguments": func() *Report { return r.ScanArguments(args) },
+		"result":    func() *Report { return r.ScanResult(result) },
+	} {
+		if rep := check(); !rep.Clean() {
+			t.Fatalf("%s: %v, want no finding", name, rep.Findings)
+		}
+		if n := testing.AllocsPerRun(100, func() { check() }); n != 1 {
+			t.Errorf("%s: %v allocations per check, want 1 (the report)", name, n)
+		}
+	}
+}
+
+// raceBuild reports whether this test binary was built with -race.
+func raceBuild() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
 }
