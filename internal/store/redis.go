@@ -62,7 +62,9 @@ type Redis struct {
 	lease  *redis.Script
 	// hold and release keep hold budgets (hold.go).
 	hold, release *redis.Script
-	closed        atomic.Bool
+	// recPut, recSwap and recDelete change Records (records.go).
+	recPut, recSwap, recDelete *redis.Script
+	closed                     atomic.Bool
 	// brk skips Redis while it is failing, so that a hanging Redis costs each request nothing
 	// rather than a timeout (see RedisBreaker).
 	brk       *breaker
@@ -99,6 +101,10 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		hold:   redis.NewScript(holdScript),
 
 		release: redis.NewScript(releaseScript),
+
+		recPut:    redis.NewScript(recPutScript),
+		recSwap:   redis.NewScript(recSwapScript),
+		recDelete: redis.NewScript(recDeleteScript),
 
 		waitReplicas: cfg.WaitReplicas,
 		waitTimeout:  orDefault(cfg.WaitTimeout, DefaultWaitTimeout),
