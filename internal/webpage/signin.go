@@ -217,7 +217,9 @@ func (s *SignIn) oauth2Config(p provided) *oauth2.Config {
 
 // SetCookie sets a sealed page cookie name (its name must carry the __Host- prefix) for ttl,
 // with the attributes of the sign-in's own cookies.
-func SetCookie(w http.ResponseWriter, name, value string, ttl time.Duration) { setCookie(w, name, value, ttl) }
+func SetCookie(w http.ResponseWriter, name, value string, ttl time.Duration) {
+	setCookie(w, name, value, ttl)
+}
 
 // ClearCookie removes the page cookie name.
 func ClearCookie(w http.ResponseWriter, name string) { clearCookie(w, name) }
