@@ -306,7 +306,9 @@ func csrfOf(t *testing.T, body string) string {
 }
 
 // caller is the gateway caller of the first example user of the gateway's issuer.
-func (f *fixture) caller(sub string) vault.Caller { return vault.Caller{Issuer: f.idp.Issuer(), Subject: sub} }
+func (f *fixture) caller(sub string) vault.Caller {
+	return vault.Caller{Issuer: f.idp.Issuer(), Subject: sub}
+}
 
 func (f *fixture) link(t *testing.T, who vault.Caller) string {
 	t.Helper()
