@@ -58,6 +58,11 @@ type fixture struct {
 	// its revocation endpoint.
 	tokenRequests, revocations atomic.Int64
 	asLink                     *asLink
+	// counters is the fixture whose counters and hooks the authorization server updates: this
+	// one, or the one a replica was made from.
+	counters *fixture
+	// onTokenRequest, when set, runs as the authorization server receives a token request.
+	onTokenRequest atomic.Pointer[func()]
 }
 
 type fixtureOptions struct {
@@ -73,13 +78,18 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	f := &fixture{clock: mcptest.NewClock(time.Now()), log: &mcptest.LogBuffer{}, obs: newCountingObserver()}
 	if p := o.replicaOf; p != nil {
 		f.idp, f.as, f.backend, f.store, f.redis, f.asLink = p.idp, p.as, p.backend, p.store, p.redis, p.asLink
-		f.clock = p.clock
+		f.clock, f.counters = p.clock, p.counters
 	} else {
+		f.counters = f
 		f.idp = realop.Start(t, realop.Options{})
 		f.as = realop.Start(t, realop.Options{AuthServer: o.authServer, Observe: func(r *http.Request) {
+			f := f.counters
 			switch r.URL.Path {
 			case "/oauth/token":
 				f.tokenRequests.Add(1)
+				if fn := f.onTokenRequest.Load(); fn != nil {
+					(*fn)()
+				}
 			case "/revoke":
 				f.revocations.Add(1)
 			}

@@ -146,7 +146,10 @@ func (s *storage) metadataDocumentClient(ctx context.Context, clientID string) (
 	if err != nil {
 		return nil, true, err
 	}
-	resp, err := s.fetch.Do(req)
+	s.mu.Lock()
+	fetch := s.fetch
+	s.mu.Unlock()
+	resp, err := fetch.Do(req)
 	if err != nil {
 		return nil, true, oidc.ErrInvalidClient().WithDescription("the client metadata document cannot be fetched")
 	}
@@ -165,6 +168,14 @@ func (s *storage) metadataDocumentClient(ctx context.Context, clientID string) (
 	}
 	ec := extraClient{client: exstorage.WebClient(clientID, "", doc.RedirectURIs...), jwt: true, public: true}
 	return ec.op(false), true, nil
+}
+
+// SetDocumentClient makes the provider fetch Client ID Metadata Documents with c (a client
+// that trusts a test server's certificate, for example).
+func (p *Provider) SetDocumentClient(c *http.Client) {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	p.store.fetch = c
 }
 
 // publicClient is a client without a secret: PKCE alone protects its code.
