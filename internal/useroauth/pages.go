@@ -88,6 +88,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, note string) {
 		return
 	}
 	p := pageData{Kind: "list", Title: "Connected accounts", Message: note, User: newUserView(sess)}
+	var targets []string
 	for _, name := range s.order {
 		v := s.backendView(ctx, name, false)
 		if e, ok := have[name]; ok {
@@ -95,10 +96,12 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, note string) {
 			v.Action = s.cfg.Path + "/b/" + name + "/disconnect"
 		} else {
 			v.Action = s.cfg.Path + "/b/" + name
+			targets = append(targets, s.formTargets(ctx, name)...)
 		}
 		v.CSRF = webpage.CSRFToken(sess, csrfPurpose, v.Action, nil)
 		p.Backends = append(p.Backends, v)
 	}
+	webpage.AllowFormsTo(w.Header(), targets...)
 	s.render(w, http.StatusOK, p)
 }
 
@@ -128,6 +131,7 @@ func (s *Service) showLink(w http.ResponseWriter, r *http.Request, tok string) {
 	}
 	v.Action = r.URL.Path
 	v.CSRF = webpage.CSRFToken(sess, csrfPurpose, "l/"+l.ID, nil)
+	webpage.AllowFormsTo(w.Header(), s.formTargets(ctx, l.Backend)...)
 	s.render(w, http.StatusOK, pageData{Kind: "connect", Title: "Connect your account?", User: newUserView(sess), Backend: &v})
 }
 
@@ -282,6 +286,17 @@ func (s *Service) backendView(ctx context.Context, backend string, discover bool
 		}
 	}
 	return v
+}
+
+// formTargets is where a Connect form of backend leads the browser: its authorization
+// server's authorization endpoint, which the page's form-action must allow (nothing when it
+// cannot be discovered now: the form then ends on the gateway's own error page).
+func (s *Service) formTargets(ctx context.Context, backend string) []string {
+	d, err := s.backends[backend].disc.get(ctx)
+	if err != nil {
+		return nil
+	}
+	return []string{d.as.AuthorizationEndpoint}
 }
 
 // pageData is what the template renders. Kind is "list" (every per-user backend), "connect" (one

@@ -64,3 +64,21 @@ func Display(s *Session) string {
 	}
 	return who
 }
+
+// AllowFormsTo extends the page's form-action to origins besides the gateway's own: a form
+// whose POST the gateway answers with a redirect to another site (the connect page's Continue,
+// to an authorization server) is blocked by browsers unless the redirect's target is allowed
+// too. Anything but a plain http(s) origin is left out.
+func AllowFormsTo(h http.Header, origins ...string) {
+	var extra strings.Builder
+	for _, o := range origins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.ContainsAny(u.Host, " ;,'\"") {
+			continue
+		}
+		extra.WriteString(" " + u.Scheme + "://" + u.Host)
+	}
+	if extra.Len() > 0 {
+		h.Set("Content-Security-Policy", strings.Replace(contentSecurityPolicy, "form-action 'self'", "form-action 'self'"+extra.String(), 1))
+	}
+}
