@@ -53,6 +53,8 @@ var stages = [...]stage{
 		"the namespaced name or URI to (backend, backend-side name), since policy is written in backend terms"},
 	{"authorize", stageAuthorize, true,
 		"allow, step-up or hidden for this caller and target; needs the principal and the route"},
+	{"connect", stageConnect, true,
+		"exit: a per-user backend's call goes on only with the caller's own token, else the user is sent to connect an account; once authorized, and before pin and bind-headers, which may list the backend's tools with that token"},
 	{"pin", stagePin, true,
 		"a drifted definition is refused (block) or confirmed: once authorized, so a hidden item reveals no drift"},
 	{"bind-headers", stageBindHeaders, true,
@@ -163,6 +165,13 @@ func stageBindHeaders(s *Server, x *request) (bool, error) {
 		return false, nil
 	}
 	return false, x.bindParamHeaders(x.route.target)
+}
+
+func stageConnect(s *Server, x *request) (bool, error) {
+	if s.userOAuth == nil {
+		return false, nil
+	}
+	return s.connect(x)
 }
 
 func stageMRTRIn(s *Server, x *request) (bool, error) {

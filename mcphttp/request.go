@@ -98,6 +98,7 @@ type route struct {
 	confirmed      bool             // mrtr-in: the user approved this call (gateway confirmation)
 	approvedOnPage bool             // mrtr-in: ... on the gateway's approval page (approval.go)
 	params         json.RawMessage  // mrtr-in: the params the backend gets
+	userToken      string           // connect: the caller's token for a per-user backend
 }
 
 // eraLabel is what the access log says of a request's era: "modern" or "legacy", the protocol

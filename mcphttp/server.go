@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/tracing"
+	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -57,6 +58,9 @@ type Deps struct {
 	// Approvals is the out-of-band approval page for `confirm: url` rules; nil refuses those
 	// calls (fail closed).
 	Approvals *approval.Service
+	// UserOAuth is per-user OAuth to backends (auth.type userOAuth): the callers' tokens and
+	// the connect pages. Nil: no backend uses it.
+	UserOAuth *useroauth.Service
 	// Edge serves the clients of another protocol era on the same endpoint (package pre2026:
 	// 2025-11-25 and 2025-06-18 clients); nil refuses them, naming the versions served.
 	Edge EraEdge
@@ -88,6 +92,8 @@ type Server struct {
 	toolsets      // tool sets and search mode (toolsets.go, search.go)
 	// edge serves pre-2026 clients (Deps.Edge); nil when they are refused.
 	edge EraEdge
+	// userOAuth is stage connect's service (Deps.UserOAuth); nil when no backend uses it.
+	userOAuth *useroauth.Service
 }
 
 // New builds the server from validated configuration.
@@ -134,6 +140,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.edge = deps.Edge
+	s.userOAuth = deps.UserOAuth
 	return s, nil
 }
 
@@ -167,6 +174,7 @@ func (s *Server) Register(e *echo.Echo) {
 	s.registerMetadata(e)
 	s.registerToolsets(e)
 	s.registerApproval(e)
+	s.registerConnect(e)
 	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (docs/protocol.md §2.1). A
 	// pre-2026 client's GET with a session opens a stream of list_changed notifications
 	// (legacyget.go); DELETE stays 405, which 2025-11-25 allows.
