@@ -66,6 +66,9 @@ type Config struct {
 	Approval ApprovalConfig `yaml:"approval"`
 	// Pins turns tool-definition pinning on (docs/pinning.md); absent, nothing is pinned.
 	Pins *pins.Config `yaml:"pins"`
+	// UserOAuth is the connect pages and token vault of backends whose callers connect their
+	// own accounts (auth.type userOAuth, docs/user-oauth.md).
+	UserOAuth UserOAuthConfig `yaml:"userOAuth"`
 	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18) on the MCP endpoint, as
 	// pre2026.Config defines it; on by default.
 	Legacy pre2026.Config `yaml:"legacy"`
@@ -354,6 +357,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.Redis.validate()...)
 	errs = append(errs, c.Tracing.validate()...)
 	errs = append(errs, c.validateApproval()...)
+	errs = append(errs, c.validateUserOAuth()...)
 	if c.Pins != nil {
 		if err := c.Pins.Validate(c.upstreamNames()); err != nil {
 			errs = append(errs, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/tracing"
+	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 	"github.com/mcp-gateway/gateway/metrics"
@@ -236,6 +237,12 @@ type gateway struct {
 	// (approval.go): its records must open after a reload.
 	approvalKeys *seal.KeyRing
 	approvalObs  *metrics.Approval
+	// records is the shared store's records (the per-user OAuth vault's), unwrapped from the
+	// metrics; userOAuthObs and vaultSize are per-user OAuth's metrics, registered by the
+	// first service built (useroauth.go).
+	records      store.Records
+	userOAuthObs *metrics.UserOAuth
+	vaultSize    *metrics.VaultSize
 
 	// current is the component set new requests are served by.
 	current atomic.Pointer[components]
@@ -290,7 +297,8 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 type components struct {
 	cfg       *Config
 	backends  *upstreams.Registry
-	auth      *authz.Service // nil without authentication
+	auth      *authz.Service     // nil without authentication
+	userOAuth *useroauth.Service // nil when no backend uses per-user OAuth
 	mcpServer *mcphttp.Server
 	mcp       *echo.Echo
 	adminEcho *echo.Echo
@@ -314,6 +322,13 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 			built.close()
 		}
 	}()
+	approvals, err := g.buildApproval(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if c.userOAuth, err = g.buildUserOAuth(cfg, approvals); err != nil {
+		return nil, err
+	}
 	if c.backends, err = g.buildBackends(cfg, c); err != nil {
 		return nil, err
 	}
@@ -331,16 +346,13 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 			return nil, err
 		}
 	}
-	approvals, err := g.buildApproval(cfg)
-	if err != nil {
-		return nil, err
-	}
 	edge, err := g.buildEdge(cfg)
 	if err != nil {
 		return nil, err
 	}
 	c.mcpServer, err = mcphttp.New(cfg.serverConfig(), mcphttp.Deps{
 		Approvals:  approvals,
+		UserOAuth:  c.userOAuth,
 		Auth:       c.auth,
 		Backends:   c.backends,
 		Logger:     g.log,
@@ -396,6 +408,7 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	if g.store, err = cfg.Redis.newStore(getenv, log, g.registry); err != nil {
 		return err
 	}
+	g.records, _ = g.store.(store.Records)
 	if n, ok := g.store.(store.Notices); ok {
 		g.notices, g.endpointNotices = n, n
 		g.lists = newListChangedRelay(n, g.rec, log)
@@ -458,6 +471,7 @@ func (g *gateway) buildBackends(cfg *Config, c *components) (*upstreams.Registry
 			}
 		},
 		OnListChanged: g.lists.onListChanged(),
+		UserTokens:    userTokens(c.userOAuth),
 		// Zero is upstreams' default, negative unbounded: the same meaning as in server:.
 		MaxResultBytesInFlight: cfg.Server.MaxResultBytesInFlight,
 		Pins:                   guard,
@@ -481,7 +495,7 @@ func (g *gateway) mount(cfg *Config, c *components, explainSecret, adminToken st
 	}
 	c.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: c.backends, Gatherer: g.registry,
 		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: c.auth, Loopback: IsLoopbackAddr(cfg.Admin.Listen),
-		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret, Token: adminToken})
+		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret, Token: adminToken, UserOAuth: c.userOAuth})
 	c.adminEcho = newEcho()
 	c.admin.Register(c.adminEcho)
 }
