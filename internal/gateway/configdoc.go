@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
 	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -82,7 +83,8 @@ func configEnums() map[string][]any {
 		"auth.policy.rules[].effect":          strs(authz.EffectAllow, authz.EffectDeny),
 		"auth.policy.rules[].confirmFallback": strs(authz.FallbackClientForm),
 		"upstreams[].protocol":                strs(upstreams.ProtocolChoices()...),
-		"upstreams[].auth.type":               strs(upstreams.AuthClientCredentials, upstreams.AuthTokenExchange),
+		"upstreams[].auth.type":               strs(upstreams.AuthClientCredentials, upstreams.AuthTokenExchange, upstreams.AuthUserOAuth),
+		"upstreams[].auth.registration":       strs(string(useroauth.RegistrationStatic), string(useroauth.RegistrationMetadataDocument), string(useroauth.RegistrationDynamic)),
 		"legacy.versions[]":                   strs(pre2026.DefaultLegacyVersions()...),
 		"pins.mode":                           modes,
 		"pins.backends.*.mode":                modes,
