@@ -54,11 +54,11 @@ func newReplicaSwitch(targets map[string]string) *replicaSwitch {
 	s := &replicaSwitch{proxies: map[string]*httputil.ReverseProxy{}}
 	for name, addr := range targets {
 		u := &url.URL{Scheme: "http", Host: addr}
-		p := httputil.NewSingleHostReverseProxy(u)
 		// The replicas see the public host, as behind a load balancer that keeps Host.
-		d := p.Director
-		p.Director = func(r *http.Request) { host := r.Host; d(r); r.Host = host }
-		s.proxies[name] = p
+		s.proxies[name] = &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(u)
+			r.Out.Host = r.In.Host
+		}}
 	}
 	return s
 }
@@ -266,20 +266,40 @@ func TestUserOAuthInBrowser(t *testing.T) {
 	})
 
 	t.Run("the operator revokes the caller", func(t *testing.T) {
+		for body, want := range map[string]string{
+			`{}`: "400", `{"backend":"notes","issuer":"x","subject":"y"}`: "400", `{"issuer":"x"}`: "400",
+			`{"backend":"nope"}`: "404", `{"backend":"notes","extra":1}`: "400", `not json`: "400",
+		} {
+			if got := site.adminRevoke(t, "b", body); !strings.HasPrefix(got, want+" ") {
+				t.Errorf("revocation %s: %s, want %s", body, got, want)
+			}
+		}
 		body := fmt.Sprintf(`{"issuer":%q,"subject":%q}`, site.op.Issuer(), realop.UserID)
 		if got := site.adminRevoke(t, "b", body); got != `200 {"revoked":1}` {
 			t.Fatalf("revocation: %s", got)
 		}
 		manual := connect("a", mcptest.WithCapabilities(urlElicitation), mcptest.WithManualMRTR())
 		page := site.needsConnect(t, manual)
-		// Connect again, from the page a 2025-11-25 client without URL elicitation is shown
-		// in its tool error.
+		// A 2025-11-25 client without URL elicitation gets the link in a tool error.
 		legacy := connect("b", mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithCapabilities(&mcp.ClientCapabilities{}))
 		res, err := legacy.CallTool(callCtx(t), &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}})
 		if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), site.base+"/connect/l/") {
 			t.Fatalf("2025-11-25 client without URL elicitation: %v %+v", err, res)
 		}
-		site.connectInBrowser(t, browsertest.Tab(t, browser), page, "b", "a", realop.OtherUsername)
+		if !strings.HasPrefix(page, site.base+"/connect/l/") {
+			t.Errorf("2026-07-28 client's page: %q", page)
+		}
+		// A 2025-11-25 client that declared URL elicitation is asked on its call's stream, and
+		// its call finishes once the user is back.
+		h := newPageHandoff(t)
+		withURL := connect("b", mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithCapabilities(urlElicitation),
+			mcptest.WithElicitation(h.handler))
+		res, err = callThroughPage(t, withURL, h, &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}}, func(page string) {
+			site.connectInBrowser(t, browsertest.Tab(t, browser), page, "b", "a", realop.OtherUsername)
+		})
+		if err != nil || res.IsError || mcptest.ResultText(res) != wantSub {
+			t.Fatalf("the 2025-11-25 client's call after connecting: %v %+v", err, res)
+		}
 		if got := whoami(t, legacy); got != wantSub {
 			t.Errorf("after connecting again: %q", got)
 		}

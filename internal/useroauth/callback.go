@@ -93,14 +93,14 @@ func issMatches(q url.Values, as asMetadata) bool {
 func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendState, d *discovered, st *state, f *flow, code string) {
 	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
 	defer cancel()
-	c, err := s.clientFor(ctx, b, d)
+	c, err := s.oauth.clientFor(ctx, b, d)
 	if err != nil || c.ID != st.ClientID {
 		s.authServerDown(w, r, st.Backend)
 		return
 	}
 	tctx, tcancel := context.WithTimeout(ctx, b.cfg.timeout())
-	tr, err := s.tokenRequest(tctx, &d.as, c, url.Values{"grant_type": {"authorization_code"}, "code": {code},
-		"redirect_uri": {s.redirectURL()}, "code_verifier": {f.Verifier}, "resource": {b.cfg.resource()}})
+	tr, err := s.oauth.tokenRequest(tctx, &d.as, c, url.Values{"grant_type": {"authorization_code"}, "code": {code},
+		"redirect_uri": {s.oauth.redirectURL}, "code_verifier": {f.Verifier}, "resource": {b.cfg.resource()}})
 	tcancel()
 	var refused *oauthError
 	switch {

@@ -51,8 +51,8 @@ func invalidGrant(err error) bool {
 // tokenRequest POSTs form (a grant) to the token endpoint with the client's authentication and
 // reads the answer. A server that cannot be reached, hangs past ctx, or answers garbage is an
 // error wrapping ErrAuthServer; a refusal is an *oauthError.
-func (s *Service) tokenRequest(ctx context.Context, as *asMetadata, c client, form url.Values) (*tokenResponse, error) {
-	body, status, err := s.post(ctx, as.TokenEndpoint, as.TokenAuthMethods, c, form)
+func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, form url.Values) (*tokenResponse, error) {
+	body, status, err := a.post(ctx, as.TokenEndpoint, as.TokenAuthMethods, c, form)
 	if err != nil {
 		return nil, err
 	}
@@ -81,13 +81,13 @@ func (s *Service) tokenRequest(ctx context.Context, as *asMetadata, c client, fo
 	if n, err := w.ExpiresIn.Int64(); err == nil && n > 0 && n < 10*365*24*3600 {
 		life = time.Duration(n) * time.Second
 	}
-	return &tokenResponse{AccessToken: w.AccessToken, RefreshToken: w.RefreshToken, Expiry: s.now().Add(life),
+	return &tokenResponse{AccessToken: w.AccessToken, RefreshToken: w.RefreshToken, Expiry: a.now().Add(life),
 		Scope: w.Scope}, nil
 }
 
 // revoke asks the server to revoke token (RFC 7009), best effort: a server without a revocation
 // endpoint, or one that fails, is reported and the caller goes on.
-func (s *Service) revoke(ctx context.Context, as *asMetadata, c client, token, hint string) error {
+func (a *asClient) revoke(ctx context.Context, as *asMetadata, c client, token, hint string) error {
 	if as.RevocationEndpoint == "" {
 		return errors.New("the authorization server has no revocation endpoint")
 	}
@@ -95,7 +95,7 @@ func (s *Service) revoke(ctx context.Context, as *asMetadata, c client, token, h
 	if len(methods) == 0 {
 		methods = as.TokenAuthMethods
 	}
-	_, status, err := s.post(ctx, as.RevocationEndpoint, methods, c, url.Values{"token": {token}, "token_type_hint": {hint}})
+	_, status, err := a.post(ctx, as.RevocationEndpoint, methods, c, url.Values{"token": {token}, "token_type_hint": {hint}})
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (s *Service) revoke(ctx context.Context, as *asMetadata, c client, token, h
 // post sends form to endpoint authenticated as c: client_secret_basic, or client_secret_post
 // when the server names only that, for a confidential client; the client id in the form for a
 // public one. It returns the bounded body and the status; redirects are not followed.
-func (s *Service) post(ctx context.Context, endpoint string, methods []string, c client, form url.Values) ([]byte, int, error) {
+func (a *asClient) post(ctx context.Context, endpoint string, methods []string, c client, form url.Values) ([]byte, int, error) {
 	basic := c.Secret != "" && (!slices.Contains(methods, "client_secret_post") || slices.Contains(methods, "client_secret_basic"))
 	switch {
 	case c.Secret == "":
@@ -121,12 +121,12 @@ func (s *Service) post(ctx context.Context, endpoint string, methods []string, c
 	if basic {
 		auth = &c
 	}
-	return s.send(ctx, endpoint, "application/x-www-form-urlencoded", form.Encode(), auth)
+	return a.send(ctx, endpoint, "application/x-www-form-urlencoded", form.Encode(), auth)
 }
 
 // send POSTs body to endpoint, with HTTP Basic authentication as auth when it is set, and
 // returns the bounded answer and its status; redirects are not followed.
-func (s *Service) send(ctx context.Context, endpoint, contentType, body string, auth *client) ([]byte, int, error) {
+func (a *asClient) send(ctx context.Context, endpoint, contentType, body string, auth *client) ([]byte, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: the endpoint URL does not make a request", ErrAuthServer)
@@ -137,7 +137,7 @@ func (s *Service) send(ctx context.Context, endpoint, contentType, body string, 
 		// RFC 6749 §2.3.1: id and secret are form-encoded before Basic encoding.
 		req.SetBasicAuth(url.QueryEscape(auth.ID), url.QueryEscape(auth.Secret))
 	}
-	resp, err := s.client.Do(req)
+	resp, err := a.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, 0, fmt.Errorf("%w: no answer in time", ErrAuthServer)

@@ -45,7 +45,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case rest == "callback" && get:
 		s.callback(w, r)
 	case rest == strings.TrimPrefix(metadataDocumentPath, "/") && get:
-		s.metadataDocument(w)
+		s.oauth.metadataDocument(w)
 	case strings.HasPrefix(rest, "l/") && get:
 		s.showLink(w, r, rest[2:])
 	case strings.HasPrefix(rest, "l/") && post:
@@ -96,7 +96,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, note string) {
 			v.Action = s.cfg.Path + "/b/" + name + "/disconnect"
 		} else {
 			v.Action = s.cfg.Path + "/b/" + name
-			targets = append(targets, s.formTargets(ctx, name)...)
+			targets = append(targets, s.backends[name].formTargets(ctx)...)
 		}
 		v.CSRF = webpage.CSRFToken(sess, csrfPurpose, v.Action, nil)
 		p.Backends = append(p.Backends, v)
@@ -131,7 +131,7 @@ func (s *Service) showLink(w http.ResponseWriter, r *http.Request, tok string) {
 	}
 	v.Action = r.URL.Path
 	v.CSRF = webpage.CSRFToken(sess, csrfPurpose, "l/"+l.ID, nil)
-	webpage.AllowFormsTo(w.Header(), s.formTargets(ctx, l.Backend)...)
+	webpage.AllowFormsTo(w.Header(), s.backends[l.Backend].formTargets(ctx)...)
 	s.render(w, http.StatusOK, pageData{Kind: "connect", Title: "Connect your account?", User: newUserView(sess), Backend: &v})
 }
 
@@ -258,7 +258,7 @@ func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *webpage.Se
 	q := authURL.Query()
 	q.Set("response_type", "code")
 	q.Set("client_id", c.ID)
-	q.Set("redirect_uri", s.redirectURL())
+	q.Set("redirect_uri", s.oauth.redirectURL)
 	q.Set("state", stateTok)
 	q.Set("code_challenge", oauth2.S256ChallengeFromVerifier(f.Verifier))
 	q.Set("code_challenge_method", "S256")
@@ -288,11 +288,11 @@ func (s *Service) backendView(ctx context.Context, backend string, discover bool
 	return v
 }
 
-// formTargets is where a Connect form of backend leads the browser: its authorization
+// formTargets is where a Connect form of the backend leads the browser: its authorization
 // server's authorization endpoint, which the page's form-action must allow (nothing when it
 // cannot be discovered now: the form then ends on the gateway's own error page).
-func (s *Service) formTargets(ctx context.Context, backend string) []string {
-	d, err := s.backends[backend].disc.get(ctx)
+func (st *backendState) formTargets(ctx context.Context) []string {
+	d, err := st.disc.get(ctx)
 	if err != nil {
 		return nil
 	}

@@ -82,10 +82,10 @@ func (s *Service) revokeTokens(ctx context.Context, st *backendState, t *vault.T
 		return // nothing to ask: the tokens expire on their own
 	}
 	if err == nil && t.RefreshToken != "" {
-		err = s.revoke(ctx, &d.as, c, t.RefreshToken, "refresh_token")
+		err = s.oauth.revoke(ctx, &d.as, c, t.RefreshToken, "refresh_token")
 	}
 	if err == nil {
-		err = s.revoke(ctx, &d.as, c, t.AccessToken, "access_token")
+		err = s.oauth.revoke(ctx, &d.as, c, t.AccessToken, "access_token")
 	}
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: revocation at the authorization server failed; the record is removed anyway",

@@ -124,6 +124,7 @@ type Service struct {
 	obs      Observer
 	now      func() time.Time
 	flight   singleflight.Group // refreshes, by backend and owner
+	oauth    *asClient
 	links    *seal.Sealer
 	states   *seal.Sealer
 	flows    *seal.Sealer
@@ -187,6 +188,8 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 	if s.client == nil {
 		s.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
+	s.oauth = &asClient{http: s.client, store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,
+		redirectURL: deps.BaseURL + cfg.Path + "/callback", documentURL: deps.BaseURL + cfg.Path + metadataDocumentPath}
 	for i := range backends {
 		b := backends[i]
 		if errs := b.Problems(); len(errs) > 0 {

@@ -254,7 +254,7 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	var tr *tokenResponse
 	if err == nil {
 		rctx, cancel := context.WithTimeout(ctx, st.cfg.timeout())
-		tr, err = s.tokenRequest(rctx, &d.as, c, url.Values{"grant_type": {"refresh_token"},
+		tr, err = s.oauth.tokenRequest(rctx, &d.as, c, url.Values{"grant_type": {"refresh_token"},
 			"refresh_token": {e.RefreshToken}, "resource": {st.cfg.resource()}})
 		cancel()
 	}
@@ -297,6 +297,6 @@ func (s *Service) serverAndClient(ctx context.Context, st *backendState) (*disco
 	if err != nil {
 		return nil, client{}, err
 	}
-	c, err := s.clientFor(ctx, st, d)
+	c, err := s.oauth.clientFor(ctx, st, d)
 	return d, c, err
 }
