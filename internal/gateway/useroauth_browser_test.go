@@ -74,6 +74,7 @@ type userOAuthSite struct {
 	op, as   *realop.Provider
 	backend  *oauthbackend.Backend
 	alpha    *mcptest.Server // a backend with the gateway's own credentials, beside the per-user one
+	redis    *testredis.Server
 	base     string          // the public scheme and host
 	sw       *replicaSwitch
 	replicas map[string]approvalReplica
@@ -90,6 +91,7 @@ func startUserOAuthSite(t *testing.T) *userOAuthSite {
 		Scopes: []string{"openid", "offline_access", "notes"}})
 	site.alpha = mcptest.StartServer(t, "alpha")
 	redis := testredis.Start(t)
+	site.redis = redis
 	bin, dir := buildGatewayBinary(t), t.TempDir()
 	secrets := map[string]string{
 		"mrtr": writeSecretFile(t, dir, "mrtr-key", testKeys[0].Secret.Value), "pages": writeSecretFile(t, dir, "pages", uoPagesSecret),
@@ -360,6 +362,24 @@ func TestUserOAuthInBrowser(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("the store down", func(t *testing.T) { testStoreDown(t, site, connect("a")) })
+}
+
+// testStoreDown is TestUserOAuthInBrowser's last step: with the vault's store gone, a call
+// fails with a retryable error and reaches no backend.
+func testStoreDown(t *testing.T, site *userOAuthSite, cs *mcp.ClientSession) {
+	site.redis.Pause()
+	defer site.redis.Resume()
+	before := len(site.backend.Calls())
+	res, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}})
+	// 503: the go-sdk client reports the status of the retryable -32014 answer.
+	if err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("the call with the store down: %v %+v, want the retryable 503", err, res)
+	}
+	if n := len(site.backend.Calls()); n != before {
+		t.Errorf("the backend was called %d times with the store down", n-before)
+	}
 }
 
 // adminGet reads path from replica's admin listener with the admin token.
