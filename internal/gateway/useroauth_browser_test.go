@@ -75,7 +75,7 @@ type userOAuthSite struct {
 	backend  *oauthbackend.Backend
 	alpha    *mcptest.Server // a backend with the gateway's own credentials, beside the per-user one
 	redis    *testredis.Server
-	base     string          // the public scheme and host
+	base     string // the public scheme and host
 	sw       *replicaSwitch
 	replicas map[string]approvalReplica
 	admins   map[string]string
