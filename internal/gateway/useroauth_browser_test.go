@@ -71,10 +71,13 @@ func (s *replicaSwitch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // userOAuthSite is the whole deployment of the test.
 type userOAuthSite struct {
-	op, as   *realop.Provider
-	backend  *oauthbackend.Backend
-	alpha    *mcptest.Server // a backend with the gateway's own credentials, beside the per-user one
-	redis    *testredis.Server
+	op, as  *realop.Provider
+	backend *oauthbackend.Backend
+	alpha   *mcptest.Server // a backend with the gateway's own credentials, beside the per-user one
+	redis   *testredis.Server
+	// refuse makes the backend answer 401 to every token, as when its authorization server
+	// revoked them.
+	refuse   atomic.Bool
 	base     string // the public scheme and host
 	sw       *replicaSwitch
 	replicas map[string]approvalReplica
@@ -88,7 +91,7 @@ func startUserOAuthSite(t *testing.T) *userOAuthSite {
 		as:       realop.Start(t, realop.Options{AuthServer: realop.AuthServerOptions{ISSResponse: true}}),
 		replicas: map[string]approvalReplica{}, admins: map[string]string{}}
 	site.backend = oauthbackend.Start(t, uoBackend, oauthbackend.Options{Issuer: site.as.Issuer(), ClientIDs: []string{uoASClient},
-		Scopes: []string{"openid", "offline_access", "notes"}})
+		Scopes: []string{"openid", "offline_access", "notes"}, Refuse: func(string) bool { return site.refuse.Load() }})
 	site.alpha = mcptest.StartServer(t, "alpha")
 	redis := testredis.Start(t)
 	site.redis = redis
@@ -361,6 +364,19 @@ func TestUserOAuthInBrowser(t *testing.T) {
 				t.Error("the metrics hold a token")
 			}
 		}
+	})
+
+	t.Run("a token the backend no longer accepts", func(t *testing.T) {
+		manual := connect("b", mcptest.WithCapabilities(urlElicitation), mcptest.WithManualMRTR())
+		site.refuse.Store(true)
+		_, err := manual.CallTool(callCtx(t), &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}})
+		site.refuse.Store(false)
+		// 502 with -32010 naming the refusal, of which the go-sdk client reports the status.
+		if err == nil || !strings.Contains(err.Error(), "Bad Gateway") {
+			t.Fatalf("the call with a refused token: %v", err)
+		}
+		// The record went: the next call, on the other replica, asks for consent again.
+		site.needsConnect(t, connect("a", mcptest.WithCapabilities(urlElicitation), mcptest.WithManualMRTR()))
 	})
 
 	t.Run("the store down", func(t *testing.T) { testStoreDown(t, site, connect("a")) })
