@@ -209,11 +209,21 @@ func (s *userOAuthSite) needsConnect(t *testing.T, cs *mcp.ClientSession) string
 	return p.URL
 }
 
-// adminRevoke posts an operator's revocation to replica's admin listener.
+// adminRevoke posts an operator's revocation to replica's admin listener; it returns the
+// status and the body.
 func (s *userOAuthSite) adminRevoke(t *testing.T, replica, body string) string {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(callCtx(t), http.MethodPost, "http://"+s.admins[replica]+"/useroauth/revoke", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
+	status, b := s.admin(t, replica, http.MethodPost, "/useroauth/revoke", body)
+	return fmt.Sprintf("%d %s", status, strings.TrimSpace(b))
+}
+
+// admin sends a request to replica's admin listener with the admin token.
+func (s *userOAuthSite) admin(t *testing.T, replica, method, path, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(callCtx(t), method, "http://"+s.admins[replica]+path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Authorization", "Bearer "+uoAdminToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -221,7 +231,7 @@ func (s *userOAuthSite) adminRevoke(t *testing.T, replica, body string) string {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(b))
+	return resp.StatusCode, string(b)
 }
 
 // TestUserOAuthInBrowser: a 2026-07-28 client and a 2025-11-25 client each connect the backend
@@ -350,7 +360,8 @@ func TestUserOAuthInBrowser(t *testing.T) {
 		}
 		var scrape string
 		for _, r := range []string{"a", "b"} {
-			scrape += site.adminGet(t, r, "/metrics")
+			_, m := site.admin(t, r, http.MethodGet, "/metrics", "")
+			scrape += m
 		}
 		for _, want := range []string{`mcp_gateway_user_oauth_consents_total{event="completed",reason="",upstream="notes"} 1`,
 			`mcp_gateway_user_oauth_revocations_total{by="admin",upstream="notes"} 1`,
@@ -396,18 +407,4 @@ func testStoreDown(t *testing.T, site *userOAuthSite, cs *mcp.ClientSession) {
 	if n := len(site.backend.Calls()); n != before {
 		t.Errorf("the backend was called %d times with the store down", n-before)
 	}
-}
-
-// adminGet reads path from replica's admin listener with the admin token.
-func (s *userOAuthSite) adminGet(t *testing.T, replica, path string) string {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(callCtx(t), http.MethodGet, "http://"+s.admins[replica]+path, nil)
-	req.Header.Set("Authorization", "Bearer "+uoAdminToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
 }
