@@ -331,6 +331,13 @@ func TestUserOAuthInBrowser(t *testing.T) {
 		waitText(t, tab, "Disconnected")
 		manual := connect("a", mcptest.WithCapabilities(urlElicitation), mcptest.WithManualMRTR())
 		site.needsConnect(t, manual)
+		// A retry that declines the page ends the call, which did not run.
+		declined := &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{},
+			InputResponses: mcp.InputResponseMap{uoConnectKey: &mcp.ElicitResult{Action: "decline"}}}
+		res, err := manual.CallTool(callCtx(t), declined)
+		if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "was not connected (declined)") {
+			t.Errorf("a declined connect: %v %+v", err, res)
+		}
 		// The list page connects without a call, too.
 		site.loginAtAS(t, tab, "#connect-"+uoBackend, "a", realop.OtherUsername)
 		if got := whoami(t, manual); got != wantSub {
