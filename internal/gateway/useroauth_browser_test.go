@@ -194,7 +194,7 @@ func whoami(t *testing.T, cs *mcp.ClientSession) string {
 // returns the connect page's URL it is sent to; nothing reaches the backend.
 func (s *userOAuthSite) needsConnect(t *testing.T, cs *mcp.ClientSession) string {
 	t.Helper()
-	before := len(s.backend.Calls())
+	before := toolCalls(s.backend.Server)
 	res, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}})
 	if err != nil || !res.NeedsInput() {
 		t.Fatalf("expected input_required: %v %+v", err, res)
@@ -203,7 +203,7 @@ func (s *userOAuthSite) needsConnect(t *testing.T, cs *mcp.ClientSession) string
 	if !ok || p.Mode != "url" || !strings.HasPrefix(p.URL, s.base+"/connect/l/") || p.ElicitationID == "" {
 		t.Fatalf("not a URL elicitation of the connect page: %#v", res.InputRequests)
 	}
-	if n := len(s.backend.Calls()); n != before {
+	if n := toolCalls(s.backend.Server); n != before {
 		t.Errorf("the backend was called %d times without the caller's token", n-before)
 	}
 	return p.URL
@@ -259,7 +259,7 @@ func TestUserOAuthInBrowser(t *testing.T) {
 			if !strings.HasPrefix(page, site.base+"/connect/l/") {
 				t.Errorf("page URL %q is not the connect page", page)
 			}
-			if n := len(site.backend.Calls()); n != 0 {
+			if n := toolCalls(site.backend.Server); n != 0 {
 				t.Errorf("the backend was called %d times before the consent", n)
 			}
 			// Started on replica a, the callback on replica b.
@@ -405,13 +405,13 @@ func TestUserOAuthInBrowser(t *testing.T) {
 func testStoreDown(t *testing.T, site *userOAuthSite, cs *mcp.ClientSession) {
 	site.redis.Pause()
 	defer site.redis.Resume()
-	before := len(site.backend.Calls())
+	before := toolCalls(site.backend.Server)
 	res, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}})
 	// 503: the go-sdk client reports the status of the retryable -32014 answer.
 	if err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
 		t.Errorf("the call with the store down: %v %+v, want the retryable 503", err, res)
 	}
-	if n := len(site.backend.Calls()); n != before {
+	if n := toolCalls(site.backend.Server); n != before {
 		t.Errorf("the backend was called %d times with the store down", n-before)
 	}
 }
