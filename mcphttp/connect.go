@@ -80,7 +80,8 @@ func (s *Server) askConnect(x *request, who vault.Caller, upstream string) error
 	if mrtrMethods[x.in.req.Method] && mrtr.DeclaresURLElicitation(x.in.meta.ClientCapabilities) {
 		res, err := json.Marshal(connectResult{ResultType: mrtr.ResultTypeInputRequired,
 			InputRequests: map[string]mrtr.URLInputRequest{ConnectKey: {Method: mrtr.MethodElicitationCreate,
-				Params: mrtr.URLElicitParams{Mode: mrtr.ElicitationModeURL, Message: msg, URL: link, ElicitationID: id}}}})
+				Params: mrtr.URLElicitParams{Mode: mrtr.ElicitationModeURL, Message: msg, URL: link, ElicitationID: id}}},
+			Meta: json.RawMessage(connectDeniedURL)})
 		if err != nil {
 			return err
 		}
@@ -95,14 +96,26 @@ func (s *Server) askConnect(x *request, who vault.Caller, upstream string) error
 type connectResult struct {
 	ResultType    string                          `json:"resultType"`
 	InputRequests map[string]mrtr.URLInputRequest `json:"inputRequests"`
+	Meta          json.RawMessage                 `json:"_meta"`
 }
+
+// The structured authorization denial (the io.modelcontextprotocol/authorization envelope of
+// the structured-authorization-denials extension, as reworked for 2026-07-28) of a call that
+// did not run for want of the caller's account: the user acts at a URL (the elicitation's);
+// for a client that cannot be sent there, the remedy is described in the result's text only.
+const (
+	connectDeniedURL = `{"io.modelcontextprotocol/authorization":{"reason":"insufficient_authorization",` +
+		`"remediation":"available","remediationHints":[{"type":"url"}]}}`
+	connectDeniedText = `{"io.modelcontextprotocol/authorization":{"reason":"insufficient_authorization",` +
+		`"remediation":"undisclosed"}}`
+)
 
 // notConnected answers with a failed tool call (the model sees why, and can show the link), or
 // for a prompt, a read or a completion, which have no such result, with an error.
 func (s *Server) notConnected(x *request, text string) error {
 	msg, _ := json.Marshal(text)
 	if x.in.req.Method == mrtr.MethodToolsCall {
-		_ = x.answer([]byte(`{"content":[{"type":"text","text":`+string(msg)+`}],"isError":true}`), outcomeDenied)
+		_ = x.answer([]byte(`{"content":[{"type":"text","text":`+string(msg)+`}],"isError":true,"_meta":`+connectDeniedText+`}`), outcomeDenied)
 		return nil
 	}
 	e := rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidRequest, text))

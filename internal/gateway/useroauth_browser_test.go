@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -206,6 +207,11 @@ func (s *userOAuthSite) needsConnect(t *testing.T, cs *mcp.ClientSession) string
 	if n := toolCalls(s.backend.Server); n != before {
 		t.Errorf("the backend was called %d times without the caller's token", n-before)
 	}
+	// The structured authorization denial: the user acts at the URL.
+	if env, _ := json.Marshal(res.Meta["io.modelcontextprotocol/authorization"]); string(env) !=
+		`{"reason":"insufficient_authorization","remediation":"available","remediationHints":[{"type":"url"}]}` {
+		t.Errorf("the denial envelope: %s", env)
+	}
 	return p.URL
 }
 
@@ -300,6 +306,9 @@ func TestUserOAuthInBrowser(t *testing.T) {
 		res, err := legacy.CallTool(callCtx(t), &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}})
 		if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), site.base+"/connect/l/") {
 			t.Fatalf("2025-11-25 client without URL elicitation: %v %+v", err, res)
+		}
+		if env, _ := json.Marshal(res.Meta["io.modelcontextprotocol/authorization"]); !strings.Contains(string(env), `"remediation":"undisclosed"`) {
+			t.Errorf("the denial envelope of the tool error: %s", env)
 		}
 		if !strings.HasPrefix(page, site.base+"/connect/l/") {
 			t.Errorf("2026-07-28 client's page: %q", page)
