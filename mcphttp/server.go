@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/metrics"
@@ -64,6 +65,10 @@ type Deps struct {
 	// Edge serves the clients of another protocol era on the same endpoint (package pre2026:
 	// 2025-11-25 and 2025-06-18 clients); nil refuses them, naming the versions served.
 	Edge EraEdge
+	// AuthorizationContexts seals the authorizationContextId of the gateway's authorization
+	// denials with server.draftErrors: [denials] (seal.PurposeAuthorizationContext; every
+	// replica needs the same keys); nil sends denials without one.
+	AuthorizationContexts *seal.Sealer
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -94,6 +99,10 @@ type Server struct {
 	edge EraEdge
 	// userOAuth is stage connect's service (Deps.UserOAuth); nil when no backend uses it.
 	userOAuth *useroauth.Service
+	// drafts is server.draftErrors compiled (drafts.go).
+	drafts drafts
+	// cards are the endpoints' Server Cards and the AI Catalog (cards.go); nil when off.
+	cards *cards
 }
 
 // New builds the server from validated configuration.
@@ -128,8 +137,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.drafts = compileDrafts(cfg.DraftErrors, deps.AuthorizationContexts, s.log, s.now)
 	s.confirm = &confirmer{codec: deps.MRTR, approvals: deps.Approvals, backends: deps.Backends, log: deps.Logger,
-		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools}
+		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools, drafts: &s.drafts}
 	name := deps.Name
 	if name == "" {
 		name = "mcp-gateway"
@@ -141,6 +151,13 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.edge = deps.Edge
 	s.userOAuth = deps.UserOAuth
+	versions := []string{ProtocolVersion}
+	if s.edge != nil {
+		versions = append(versions, s.edge.Versions()...)
+	}
+	if err := s.initCards(name, deps.Version, versions); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -175,6 +192,7 @@ func (s *Server) Register(e *echo.Echo) {
 	s.registerToolsets(e)
 	s.registerApproval(e)
 	s.registerConnect(e)
+	s.registerCards(e)
 	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (docs/protocol.md §2.1). A
 	// pre-2026 client's GET with a session opens a stream of list_changed notifications
 	// (legacyget.go); DELETE stays 405, which 2025-11-25 allows.

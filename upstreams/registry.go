@@ -81,6 +81,7 @@ type Registry struct {
 	healthInterval time.Duration
 	kick           chan struct{}
 	results        *bodyread.Budget // responses being relayed (backend.Stream)
+	apps           bool             // Config.Apps.Enabled
 	closeOnce      sync.Once
 }
 
@@ -99,6 +100,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		onListChanged:  opts.OnListChanged,
 		now:            opts.Clock,
 		relay:          cfg.RelayCapabilities,
+		apps:           cfg.Apps.Enabled,
 		healthInterval: orDuration(cfg.HealthInterval, DefaultHealthInterval),
 		kick:           make(chan struct{}, 1),
 		results:        bodyread.NewBudget(orInt64(opts.MaxResultBytesInFlight, DefaultMaxResultBytesInFlight)),
@@ -111,7 +113,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 	}
 	env := &backend.Env{Log: r.log, Now: r.now, Names: r.ns, Results: r.results, Kick: r.kick, UserAgent: opts.UserAgent,
 		Transport: opts.Transport, Observe: opts.Observe, CircuitState: opts.CircuitState, OnHealth: opts.OnHealth,
-		UserTokens: opts.UserTokens}
+		Apps: cfg.Apps.Enabled, UserTokens: opts.UserTokens}
 	for _, uc := range cfg.Upstreams {
 		b, err := backend.New(uc, env)
 		if err != nil {
@@ -126,7 +128,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		}
 	}
 	r.catalog = catalog.New(r.backends, r.ns, catalog.Options{Cursors: opts.Cursors, PageSize: cfg.PageSize, Cache: cfg.Cache,
-		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, Pins: opts.Pins})
+		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, Pins: opts.Pins, Apps: cfg.Apps.Enabled})
 	r.listens = r.listenSource()
 	return r, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/configyaml"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/useroauth"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -86,6 +87,7 @@ func configEnums() map[string][]any {
 		"upstreams[].auth.type":               strs(upstreams.AuthClientCredentials, upstreams.AuthTokenExchange, upstreams.AuthUserOAuth),
 		"upstreams[].auth.registration":       strs(string(useroauth.RegistrationStatic), string(useroauth.RegistrationMetadataDocument), string(useroauth.RegistrationDynamic)),
 		"legacy.versions[]":                   strs(pre2026.DefaultLegacyVersions()...),
+		"server.draftErrors[]":                strs(mcphttp.DraftErrorNames()...),
 		"pins.mode":                           modes,
 		"pins.backends.*.mode":                modes,
 	}

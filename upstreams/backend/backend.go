@@ -85,6 +85,10 @@ type Env struct {
 	// UserTokens hands out the callers' tokens of per-user backends (AuthUserOAuth). Nil: a
 	// per-user backend's requests go without Authorization unless the call carries the token.
 	UserTokens UserTokens
+	// Apps declares the MCP Apps extension to pre-2026 backends at initialize (the apps switch):
+	// their sessions are shared by many callers, and one that offers UI tools only to hosts
+	// supporting apps must show them to the gateway that routes the apps' calls.
+	Apps bool
 }
 
 // Backend is one configured backend with its compiled client. It is safe for concurrent use.
