@@ -80,11 +80,12 @@ func (s *Server) askConnect(x *request, who vault.Caller, upstream string) error
 	if mrtrMethods[x.in.req.Method] && mrtr.DeclaresURLElicitation(x.in.meta.ClientCapabilities) {
 		res, err := json.Marshal(connectResult{ResultType: mrtr.ResultTypeInputRequired,
 			InputRequests: map[string]mrtr.URLInputRequest{ConnectKey: {Method: mrtr.MethodElicitationCreate,
-				Params: mrtr.URLElicitParams{Mode: mrtr.ElicitationModeURL, Message: msg, URL: link, ElicitationID: id}}},
-			Meta: json.RawMessage(connectDeniedURL)})
+				Params: mrtr.URLElicitParams{Mode: mrtr.ElicitationModeURL, Message: msg, URL: link, ElicitationID: id}}}})
 		if err != nil {
 			return err
 		}
+		// With server.draftErrors: [denials], the draft's use case 1: the user acts at a URL.
+		res = s.drafts.withEnvelope(x, res, denial{remediation: remediationAvailable, hint: hintURL})
 		_ = x.answer(res, outcomeInputRequired)
 		return nil
 	}
@@ -96,27 +97,14 @@ func (s *Server) askConnect(x *request, who vault.Caller, upstream string) error
 type connectResult struct {
 	ResultType    string                          `json:"resultType"`
 	InputRequests map[string]mrtr.URLInputRequest `json:"inputRequests"`
-	Meta          json.RawMessage                 `json:"_meta"`
 }
 
-// The structured authorization denial (the io.modelcontextprotocol/authorization envelope of
-// the structured-authorization-denials extension, as reworked for 2026-07-28) of a call that
-// did not run for want of the caller's account: the user acts at a URL (the elicitation's);
-// for a client that cannot be sent there, the remedy is described in the result's text only.
-const (
-	connectDeniedURL = `{"io.modelcontextprotocol/authorization":{"reason":"insufficient_authorization",` +
-		`"remediation":"available","remediationHints":[{"type":"url"}]}}`
-	connectDeniedText = `{"io.modelcontextprotocol/authorization":{"reason":"insufficient_authorization",` +
-		`"remediation":"undisclosed"}}`
-)
-
-// notConnected answers with a failed tool call (the model sees why, and can show the link), or
-// for a prompt, a read or a completion, which have no such result, with an error.
+// notConnected answers with a failed tool call (the model sees why, and can show the link),
+// which with server.draftErrors: [denials] carries remediation "undisclosed", the remedy told in
+// its text; for a prompt, a read or a completion, which have no such result, with an error.
 func (s *Server) notConnected(x *request, text string) error {
-	msg, _ := json.Marshal(text)
 	if x.in.req.Method == mrtr.MethodToolsCall {
-		_ = x.answer([]byte(`{"content":[{"type":"text","text":`+string(msg)+`}],"isError":true,"_meta":`+connectDeniedText+`}`), outcomeDenied)
-		return nil
+		return s.drafts.refuseCall(x, denial{remediation: remediationUndisclosed, text: text})
 	}
 	e := rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidRequest, text))
 	e.Outcome = outcomeDenied

@@ -130,7 +130,7 @@ func (s *userOAuthSite) config(mcpAddr, adminAddr, redisURL string, secrets map[
 	file := func(k string) map[string]any { return map[string]any{"file": secrets[k]} }
 	return map[string]any{
 		"server": map[string]any{"listen": mcpAddr, "publicURL": s.base + "/mcp", "drainDelay": "0s", "shutdownTimeout": "5s",
-			"allowedOrigins": []string{s.base}},
+			"allowedOrigins": []string{s.base}, "draftErrors": []string{"denials"}},
 		"admin": map[string]any{"listen": adminAddr, "token": file("admin")},
 		"log":   map[string]any{"level": "debug", "format": "text"},
 		"auth": map[string]any{
@@ -207,9 +207,10 @@ func (s *userOAuthSite) needsConnect(t *testing.T, cs *mcp.ClientSession) string
 	if n := toolCalls(s.backend.Server); n != before {
 		t.Errorf("the backend was called %d times without the caller's token", n-before)
 	}
-	// The structured authorization denial: the user acts at the URL.
-	if env, _ := json.Marshal(res.Meta["io.modelcontextprotocol/authorization"]); string(env) !=
-		`{"reason":"insufficient_authorization","remediation":"available","remediationHints":[{"type":"url"}]}` {
+	// The structured authorization denial (server.draftErrors: [denials]): the user acts at the
+	// URL.
+	if env, _ := json.Marshal(res.Meta["io.modelcontextprotocol/authorization"]); !strings.Contains(string(env), `"remediation":"available"`) ||
+		!strings.Contains(string(env), `"remediationHints":[{"type":"url"}]`) {
 		t.Errorf("the denial envelope: %s", env)
 	}
 	return p.URL
