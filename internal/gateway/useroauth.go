@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/configerr"
@@ -179,4 +180,23 @@ func userTokens(s *useroauth.Service) upstreams.UserTokens {
 		return nil
 	}
 	return s
+}
+
+// userOAuthNote is what check-config says about per-user OAuth: which backends use it and,
+// without redis, that the vault lives in this process's memory, so such a deployment must run
+// one replica and its users connect again after a restart.
+func (c *Config) userOAuthNote() string {
+	idx := c.userOAuthBackends()
+	if len(idx) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(idx))
+	for _, i := range idx {
+		names = append(names, c.Upstreams[i].Name)
+	}
+	note := "per-user OAuth: " + strings.Join(names, ", ") + " (connect pages at " + c.userOAuthConfig(nil).Path + "/)"
+	if !c.Redis.enabled() {
+		note += "; without redis the tokens are kept in this process's memory: run a single replica, and users connect again after a restart"
+	}
+	return note + "\n"
 }

@@ -43,10 +43,14 @@ func TestUserOAuthConfig(t *testing.T) {
 			if err := os.WriteFile(file, []byte(tt.yaml), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := loadConfig("check-config", []string{"--config", file}, func(string) string { return "" }, io.Discard)
+			cfg, err := loadConfig("check-config", []string{"--config", file}, func(string) string { return "" }, io.Discard)
 			if len(tt.want) == 0 {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
+				}
+				if note := cfg.userOAuthNote(); !strings.Contains(note, "per-user OAuth: tracker (connect pages at /connect/)") ||
+					!strings.Contains(note, "run a single replica") {
+					t.Errorf("check-config's note: %q", note)
 				}
 				return
 			}
