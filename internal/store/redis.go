@@ -64,7 +64,9 @@ type Redis struct {
 	hold, release *redis.Script
 	// recPut, recSwap and recDelete change Records (records.go).
 	recPut, recSwap, recDelete *redis.Script
-	closed                     atomic.Bool
+	// replay records single-use ids per owner (replay.go).
+	replay *redis.Script
+	closed atomic.Bool
 	// brk skips Redis while it is failing, so that a hanging Redis costs each request nothing
 	// rather than a timeout (see RedisBreaker).
 	brk       *breaker
@@ -101,6 +103,7 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		hold:   redis.NewScript(holdScript),
 
 		release: redis.NewScript(releaseScript),
+		replay:  redis.NewScript(replayScript),
 
 		recPut:    redis.NewScript(recPutScript),
 		recSwap:   redis.NewScript(recSwapScript),
