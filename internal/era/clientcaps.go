@@ -152,14 +152,17 @@ func (c ClientCaps) Has(capability string) bool {
 }
 
 // ForVersion returns c without what a client of version cannot declare: URL-mode elicitation
-// and tool-using sampling came with 2025-11-25, so a 2025-06-18 (or older) client that sends
-// them anyway is not sent requests it cannot read.
+// and tool-using sampling came with 2025-11-25, and elicitation itself with 2025-06-18, so a
+// client of an older revision that declares them anyway is not sent requests it cannot read.
 func (c ClientCaps) ForVersion(version string) ClientCaps {
 	if version != V20250618 && version != V20250326 {
 		return c
 	}
 	c.ElicitationURL = false
 	c.SamplingTools = false
+	if version == V20250326 {
+		c.ElicitationForm = false
+	}
 	return c
 }
 
@@ -188,9 +191,15 @@ func Declares(caps json.RawMessage, capability string) bool {
 	return err == nil && c.Has(capability)
 }
 
-// NegotiateVersion answers a pre-2026 initialize as 2025-11-25 requires: requested if the
-// gateway serves it, else the newest it serves (served is newest first); "" when it serves
-// none.
+// NegotiateVersion answers a pre-2026 initialize: requested if the gateway serves it, else
+// another version it serves, as every initialize-based revision requires ("the server MUST
+// respond with another protocol version it supports. This SHOULD be the latest version
+// supported by the server"). That is the newest served (served is newest first), except for a
+// client asking for a revision older than every served one (2024-11-05, say), which gets the
+// oldest served instead: it asked for the latest it supports, so the revision nearest to it
+// differs least from what it can read (for 2024-11-05 that is 2025-03-26, which hosts driving
+// an SDK of that time through mcp-remote accept, where they refuse 2025-11-25). "" when it
+// serves none.
 func NegotiateVersion(requested string, served []string) string {
 	if slices.Contains(served, requested) {
 		return requested
@@ -198,7 +207,24 @@ func NegotiateVersion(requested string, served []string) string {
 	if len(served) == 0 {
 		return ""
 	}
+	if oldest := slices.Min(served); isRevision(requested) && requested < oldest {
+		return oldest
+	}
 	return served[0]
+}
+
+// isRevision reports whether v is shaped like an MCP revision (YYYY-MM-DD), which compare as
+// strings in the order of their dates.
+func isRevision(v string) bool {
+	if len(v) != len("2025-03-26") {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if dash := i == 4 || i == 7; dash != (v[i] == '-') || (!dash && (v[i] < '0' || v[i] > '9')) {
+			return false
+		}
+	}
+	return true
 }
 
 // isObject reports whether the scanned JSON value v is an object.
