@@ -47,13 +47,13 @@ var (
 // result0326 are the members of the 2025-03-26 results of each method that hold items, and what
 // each becomes.
 var result0326 = map[string]fieldSet{
-	methodToolsList:           {"tools": eachOf(tool20250326)},
-	methodPromptsList:         {"prompts": eachOf(prompt0326.filter)},
-	methodResourcesList:       {"resources": eachOf(resource0326.filter)},
-	methodResourceTemplates:   {"resourceTemplates": eachOf(template0326.filter)},
-	methodResourcesRead:       {"contents": eachOf(contents0326.filter)},
-	"prompts/get":             {"messages": eachOf(promptMessage0326.filter)},
-	"tools/call":              {"content": eachOf(contentBlock0326)},
+	methodToolsList:         {"tools": eachOf(tool20250326)},
+	methodPromptsList:       {"prompts": eachOf(prompt0326.filter)},
+	methodResourcesList:     {"resources": eachOf(resource0326.filter)},
+	methodResourceTemplates: {"resourceTemplates": eachOf(template0326.filter)},
+	methodResourcesRead:     {"contents": eachOf(contents0326.filter)},
+	"prompts/get":           {"messages": eachOf(promptMessage0326.filter)},
+	"tools/call":            {"content": eachOf(contentBlock0326)},
 }
 
 // shape20250326 returns the value of the member key of a result of method as a 2025-03-26
