@@ -125,6 +125,12 @@ type Step struct {
 	Progress       []float64           `json:"progress,omitempty"`
 	Elicited       []Elicited          `json:"elicited,omitempty"`
 	HTTP           []HTTPExchange      `json:"http,omitempty"`
+	// Structured reports a tool result with structuredContent (2025-03-26 clients).
+	Structured bool `json:"structured,omitempty"`
+	// Extras are the members of listed tools that 2025-03-26 does not define.
+	Extras []string `json:"extras,omitempty"`
+	// Batch are the answers to a batch, by request id.
+	Batch map[string]BatchAnswer `json:"batch,omitempty"`
 }
 
 // ResourceText is one content of a resources/read result.
