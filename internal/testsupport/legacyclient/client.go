@@ -652,9 +652,12 @@ func checkRounds(t *testing.T, s Step, confirmed bool) {
 
 // ServedBy returns the replicas that answered the run's requests, in order, from the
 // balancer's X-Served-By header (requests answered without one are left out).
-func ServedBy(steps map[string]Step) []string {
+func ServedBy(steps map[string]Step) []string { return servedBy(steps, AllSteps()) }
+
+// servedBy is ServedBy over the steps named in order.
+func servedBy(steps map[string]Step, order []string) []string {
 	var out []string
-	for _, name := range AllSteps() {
+	for _, name := range order {
 		for _, ex := range steps[name].HTTP {
 			if ex.ServedBy != "" {
 				out = append(out, ex.ServedBy)

@@ -74,6 +74,9 @@ func (sc Scenario0326) steps() []string {
 	return slices.DeleteFunc(AllSteps0326(), func(s string) bool { return !slices.Contains(sc.Steps, s) })
 }
 
+// ServedBy0326 is ServedBy for a run of the 2025-03-26 TypeScript SDK client.
+func ServedBy0326(steps map[string]Step) []string { return servedBy(steps, AllSteps0326()) }
+
 // BatchAnswer is the response to one request of a batch.
 type BatchAnswer struct {
 	Result json.RawMessage `json:"result,omitempty"`
