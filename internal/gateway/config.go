@@ -66,7 +66,7 @@ type Config struct {
 	Approval ApprovalConfig `yaml:"approval"`
 	// Pins turns tool-definition pinning on (docs/pinning.md); absent, nothing is pinned.
 	Pins *pins.Config `yaml:"pins"`
-	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18) on the MCP endpoint, as
+	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18, 2025-03-26) on the MCP endpoint, as
 	// pre2026.Config defines it; on by default.
 	Legacy pre2026.Config `yaml:"legacy"`
 

@@ -55,8 +55,9 @@ type Config struct {
 	Versions []string `yaml:"versions"`
 	// SessionTTL is how long a sealed session id opens. Default DefaultLegacySessionTTL.
 	SessionTTL time.Duration `yaml:"sessionTTL"`
-	// RequireSession refuses (400) a pre-2026 request that carries a version header but no
-	// session id. Default false: some hosts never echo the session id.
+	// RequireSession refuses (400) a pre-2026 request that carries no session id (with a
+	// version header, or, 2025-03-26 being served, with none). Default false: some hosts never
+	// echo the session id.
 	RequireSession bool `yaml:"requireSession"`
 	// GetStream answers GET with a valid session with an SSE stream of list_changed
 	// notifications; false answers 405.
