@@ -217,3 +217,49 @@ func TestLegacyBatchNeedsElicitation(t *testing.T) {
 		t.Fatalf("deploy ran %d times", n)
 	}
 }
+
+// TestLegacyBatchInFlight: each message of a batch takes an in-flight slot of its caller as if it
+// had been sent alone, so a batch is no way around server.maxConcurrentPerCaller. With one slot,
+// of two slow calls served at once one runs and the other is refused in-band with -32012; the
+// backend gets one call.
+func TestLegacyBatchInFlight(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := legacyGateway(t, nil, func(c *Config) { c.Server.MaxConcurrentPerCaller = 1 }, alpha)
+	alice := &legacyclient.Raw{Token: mintFor(t, gw.iss, "alice"), Protocol: legacyclient.Protocol20250326}
+	sid := alice.Initialize(t, gw.url())
+	alpha.Reset()
+	slow := alice.CallArgs("alpha__"+mcptest.ToolSlow, `{"ms":400}`)
+	r := alice.Post(t, gw.url(), sid, "["+slow+","+alice.CallArgs("alpha__"+mcptest.ToolSlow, `{"ms":400}`)+"]")
+	if r.Status != http.StatusOK || len(r.Msgs) != 2 {
+		t.Fatalf("batch: want 200 with 2 answers, got %s", r)
+	}
+	busy := 0
+	for _, m := range r.Msgs {
+		var a struct{ Error *struct{ Code int } }
+		if err := json.Unmarshal(m, &a); err != nil {
+			t.Fatal(err)
+		}
+		if a.Error != nil && a.Error.Code == -32012 {
+			busy++
+		}
+	}
+	if busy != 1 {
+		t.Errorf("%d of the two calls were refused for the caller's one slot, want 1: %s", busy, r.Body)
+	}
+	if n := toolCalls(alpha); n != 1 {
+		t.Errorf("the backend got %d calls, want 1", n)
+	}
+}
+
+// TestLegacy0326NotServed: what serving 2025-03-26 is for. With it left out of legacy.versions
+// the gateway offers such a client 2025-06-18, and the 2025-03-26 TypeScript SDK gives up at
+// connect, as the hosts that vendored it do.
+func TestLegacy0326NotServed(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := legacyGateway(t, nil, func(c *Config) { c.Legacy.Versions = []string{"2025-11-25", "2025-06-18"} }, alpha)
+	sc := legacyclient.Scenario0326{URL: gw.url(), Token: mintFor(t, gw.iss, "alice"), Steps: []string{"connect"}}
+	s, ran := legacyclient.RunTS0326(t, sc)["connect"]
+	if !ran || s.OK || !strings.Contains(s.Error, "2025-06-18") {
+		t.Fatalf("connect: want the client to refuse the 2025-06-18 it is offered, got %s", s)
+	}
+}
