@@ -211,11 +211,18 @@ func RunTS(tb testing.TB, sc Scenario) map[string]Step {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return runScript(tb, "the TypeScript client", node, filepath.Join(packageDir(tb), "node", scriptName), string(arg), sdk, sc.Token)
+}
+
+// runScript runs a client script with node, scenario as its argument, sdk as LEGACY_CLIENT_SDK
+// and the token in the environment (never on a command line other processes can read), and
+// returns the steps it printed by name. A step the script never printed is absent.
+func runScript(tb testing.TB, what, node, script, scenario, sdk, token string) map[string]Step {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(tb.Context(), RunTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(packageDir(tb), "node", scriptName), string(arg))
-	// The token goes in the environment, never on a command line other processes can read.
-	cmd.Env = append(os.Environ(), "LEGACY_CLIENT_SDK="+sdk, "LEGACY_CLIENT_TOKEN="+sc.Token)
+	cmd := exec.CommandContext(ctx, node, script, scenario)
+	cmd.Env = append(os.Environ(), "LEGACY_CLIENT_SDK="+sdk, "LEGACY_CLIENT_TOKEN="+token)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
@@ -225,13 +232,13 @@ func RunTS(tb testing.TB, sc Scenario) map[string]Step {
 	for lines.Scan() {
 		var s Step
 		if err := json.Unmarshal(lines.Bytes(), &s); err != nil {
-			tb.Errorf("the TypeScript client printed a line that is not a step: %q", lines.Text())
+			tb.Errorf("%s printed a line that is not a step: %q", what, lines.Text())
 			continue
 		}
 		steps[s.Step] = s
 	}
 	if runErr != nil {
-		tb.Logf("the TypeScript client exited with %v; stderr:\n%s", runErr, stderr.String())
+		tb.Logf("%s exited with %v; stderr:\n%s", what, runErr, stderr.String())
 	}
 	return steps
 }

@@ -112,28 +112,7 @@ func RunTS0326(tb testing.TB, sc Scenario0326) map[string]Step {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(tb.Context(), RunTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(packageDir(tb), filepath.FromSlash(script0326)), string(arg))
-	cmd.Env = append(os.Environ(), "LEGACY_CLIENT_SDK="+dir, "LEGACY_CLIENT_TOKEN="+sc.Token)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	steps := map[string]Step{}
-	lines := bufio.NewScanner(&stdout)
-	lines.Buffer(make([]byte, 0, 64*1024), 4<<20)
-	for lines.Scan() {
-		var s Step
-		if err := json.Unmarshal(lines.Bytes(), &s); err != nil {
-			tb.Errorf("the 2025-03-26 client printed a line that is not a step: %q", lines.Text())
-			continue
-		}
-		steps[s.Step] = s
-	}
-	if runErr != nil {
-		tb.Logf("the 2025-03-26 client exited with %v; stderr:\n%s", runErr, stderr.String())
-	}
-	return steps
+	return runScript(tb, "the 2025-03-26 client", node, filepath.Join(packageDir(tb), filepath.FromSlash(script0326)), string(arg), dir, sc.Token)
 }
 
 // Expect0326 is what Check0326 holds a run to besides the steps themselves.
