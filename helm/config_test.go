@@ -61,9 +61,12 @@ type gatewayConfig struct {
 		SessionTTL           duration `yaml:"sessionTTL"`
 		RequireSession       bool     `yaml:"requireSession"`
 		GetStream            bool     `yaml:"getStream"`
-		BridgeTimeout        duration `yaml:"bridgeTimeout"`
+		AskTimeout           duration `yaml:"askTimeout"`
 		MaxRounds            int      `yaml:"maxRounds"`
 		MaxPendingPerSession int      `yaml:"maxPendingPerSession"`
+		MaxBatchMessages     int      `yaml:"maxBatchMessages"`
+		MaxBatchBytes        int64    `yaml:"maxBatchBytes"`
+		BatchConcurrency     int      `yaml:"batchConcurrency"`
 	} `yaml:"legacy"`
 }
 
