@@ -89,9 +89,24 @@ func (q *clientReq) batch(class class) error {
 		}
 		return err
 	}
-	// An element that is no message at all is answered with its error: in a batch of answers
-	// as a refused answer, in any other as a request is.
-	requests, messages, answers := 0, 0, 0
+	requests, messages, answers := batchKinds(items)
+	if answers > 0 && messages > 0 {
+		if aerr := q.in.Admit(); aerr != nil {
+			return aerr
+		}
+		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"Invalid Request: a batch holds either requests and notifications, or responses, not both")
+	}
+	if answers > 0 {
+		return q.batchAnswers(items)
+	}
+	return q.batchRequests(items, requests > 0)
+}
+
+// batchKinds counts a batch's requests, its requests and notifications, and its answers. An
+// element that is no message at all is answered with its error: in a batch of answers as a
+// refused answer, in any other as a request is.
+func batchKinds(items []batchItem) (requests, messages, answers int) {
 	for _, it := range items {
 		switch m := it.in.Message(); {
 		case it.answer != nil:
@@ -105,17 +120,7 @@ func (q *clientReq) batch(class class) error {
 			messages++
 		}
 	}
-	if answers > 0 && messages > 0 {
-		if aerr := q.in.Admit(); aerr != nil {
-			return aerr
-		}
-		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
-			"Invalid Request: a batch holds either requests and notifications, or responses, not both")
-	}
-	if answers > 0 {
-		return q.batchAnswers(items)
-	}
-	return q.batchRequests(items, requests > 0)
+	return requests, messages, answers
 }
 
 // batchItems checks the batch as a whole and decodes each of its messages.
