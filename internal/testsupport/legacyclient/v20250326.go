@@ -122,8 +122,8 @@ type Expect0326 struct {
 	// Strict holds results to the 2025-03-26 schema: no tool member it does not define, no
 	// structuredContent (the gateway). The go-sdk's own server sends them to every version.
 	Strict bool
-	// Confirmed is what the confirm step must see: the call refused with a text naming
-	// 2025-03-26 (true, the gateway), or run ("" checks nothing).
+	// ConfirmRefused holds the confirm step to a failed call whose text names 2025-03-26 (the
+	// gateway, whose confirmation that revision cannot answer); false checks nothing more.
 	ConfirmRefused bool
 	// Deploys counts the confirmed tool's real runs at the backend; it must not move.
 	Deploys       *atomic.Int64
