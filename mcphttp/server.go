@@ -58,7 +58,7 @@ type Deps struct {
 	// calls (fail closed).
 	Approvals *approval.Service
 	// Edge serves the clients of another protocol era on the same endpoint (package pre2026:
-	// 2025-11-25 and 2025-06-18 clients); nil refuses them, naming the versions served.
+	// 2025-11-25, 2025-06-18 and 2025-03-26 clients); nil refuses them, naming the versions served.
 	Edge EraEdge
 }
 

@@ -1,6 +1,6 @@
 // Package pre2026 serves MCP clients of the 2025 revisions (2025-11-25, 2025-06-18 and
-// 2025-03-26, with its JSON-RPC batches: batch.go) on the gateway's endpoint, beside 2026-07-28 clients, from any replica and without sticky sessions
-// (docs/protocol.md §9). It is a client of the pipeline of package mcphttp: the HTTP edge hands
+// 2025-03-26, with its JSON-RPC batches: batch.go) on the gateway's endpoint, beside 2026-07-28
+// clients, from any replica and without sticky sessions (docs/protocol.md §9). It is a client of the pipeline of package mcphttp: the HTTP edge hands
 // it each request of its era right after the strict decode; it authenticates and admits it with
 // the pipeline's own stages, answers at the edge what 2026-07-28 has no method for (initialize,
 // ping, logging/setLevel, resources/subscribe, notifications, its client's answers), and runs
