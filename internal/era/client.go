@@ -198,6 +198,9 @@ func AppendLegacyClientResult(dst []byte, method, version string, result, server
 		out = append(jsonrpc.AppendString(out, key), ':')
 	}
 	err = jsonrpc.Members(result, func(key, val []byte) error {
+		if shadowsResultKey(key) {
+			return nil
+		}
 		switch string(key) {
 		case "resultType", "ttlMs", "cacheScope":
 			return nil
@@ -250,6 +253,23 @@ func AppendLegacyClientResult(dst []byte, method, version string, result, server
 		out = append(out, newContent...)
 	}
 	return append(out, '}'), nil
+}
+
+// resultKeys are the result members AppendLegacyClientResult drops or rewrites.
+var resultKeys = [...][]byte{[]byte("resultType"), []byte("ttlMs"), []byte("cacheScope"), []byte("_meta"),
+	[]byte("structuredContent"), []byte("content"), []byte("tools")}
+
+// shadowsResultKey reports whether key is another spelling of one of resultKeys under the case
+// folding of case-insensitive JSON decoders (Go's encoding/json matches members with
+// bytes.EqualFold): such a member would reach those clients as the one the gateway dropped or
+// rewrote ("struCturedContent" as structuredContent), so it is dropped.
+func shadowsResultKey(key []byte) bool {
+	for _, k := range resultKeys {
+		if bytes.EqualFold(key, k) && !bytes.Equal(key, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // appendWithServerInfo appends the _meta object meta with its serverInfo member, if any,

@@ -53,6 +53,10 @@ func TestLegacyClientResult20250326(t *testing.T) {
 		{"read", "resources/read",
 			`{"contents":[{"uri":"u","mimeType":"text/html;profile=mcp-app","text":"<p>","_meta":{"ui":{}}}]}`,
 			`{"contents":[{"uri":"u","mimeType":"text/html;profile=mcp-app","text":"<p>"}]}`},
+		{"case variants of the members dropped or rewritten go too", "tools/call",
+			`{"content":[{"type":"text","text":"t"}],"struCturedContent":[0],"Content":[{"type":"resource_link","uri":"u"}],` +
+				`"resultTypE":"x","TTLMS":1,"_META":{},"ſtructuredContent":{},"isError":false}`,
+			`{"content":[{"type":"text","text":"t"}],"isError":false}`},
 		{"completion unchanged", "completion/complete",
 			`{"completion":{"values":["a"],"hasMore":false}}`, `{"completion":{"values":["a"],"hasMore":false}}`},
 	}
