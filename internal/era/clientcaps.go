@@ -194,12 +194,12 @@ func Declares(caps json.RawMessage, capability string) bool {
 // NegotiateVersion answers a pre-2026 initialize: requested if the gateway serves it, else
 // another version it serves, as every initialize-based revision requires ("the server MUST
 // respond with another protocol version it supports. This SHOULD be the latest version
-// supported by the server"). That is the newest served (served is newest first), except for a
-// client asking for a revision older than every served one (2024-11-05, say), which gets the
-// oldest served instead: it asked for the latest it supports, so the revision nearest to it
-// differs least from what it can read (for 2024-11-05 that is 2025-03-26, which hosts driving
-// an SDK of that time through mcp-remote accept, where they refuse 2025-11-25). "" when it
-// serves none.
+// supported by the server"). A client asks for the latest revision it supports, so for a
+// requested revision (YYYY-MM-DD) that is the newest served one not newer than it, which the
+// client can read; for one older than every served revision (2024-11-05, say) the oldest served,
+// which differs least from what it reads (for 2024-11-05 that is 2025-03-26, which hosts driving
+// an SDK of that time through mcp-remote accept, where they refuse 2025-11-25). Anything else
+// gets the newest served (served is newest first). "" when it serves none.
 func NegotiateVersion(requested string, served []string) string {
 	if slices.Contains(served, requested) {
 		return requested
@@ -207,10 +207,19 @@ func NegotiateVersion(requested string, served []string) string {
 	if len(served) == 0 {
 		return ""
 	}
-	if oldest := slices.Min(served); isRevision(requested) && requested < oldest {
-		return oldest
+	if !isRevision(requested) {
+		return served[0]
 	}
-	return served[0]
+	nearest := ""
+	for _, v := range served {
+		if v < requested && v > nearest {
+			nearest = v
+		}
+	}
+	if nearest == "" {
+		return slices.Min(served)
+	}
+	return nearest
 }
 
 // isRevision reports whether v is shaped like an MCP revision (YYYY-MM-DD), which compare as

@@ -101,6 +101,11 @@ func TestNegotiateVersion(t *testing.T) {
 		{V20250326, append(served, V20250326), V20250326},
 		{V20260728, served, V20251125},
 		{"2025-01-01", []string{V20250618, V20251125}, V20250618},
+		// Between served revisions: the newest the client can read, not one newer than it asked.
+		{"2025-05-01", append(served, V20250326), V20250326},
+		{"2025-09-01", append(served, V20250326), V20250618},
+		{"2026-01-01", append(served, V20250326), V20251125},
+		{"2025-09-01", []string{V20250326, V20251125, V20250618}, V20250618},
 		{"2024-1-005", served, V20251125},
 		{"0000-00-00x", served, V20251125},
 		{"", served, V20251125},

@@ -48,8 +48,8 @@ type Config struct {
 	// versions the gateway speaks.
 	Enabled bool `yaml:"enabled"`
 	// Versions are the pre-2026 revisions negotiated at initialize, newest first: a client
-	// asking for another gets the first, or the oldest when it asked for an older revision
-	// (2024-11-05). With 2025-03-26 among them, a request with neither a session id nor an
+	// asking for another revision gets the newest of them not newer than it, or the oldest when
+	// it asked for an older one (2024-11-05); one asking for something else gets the first. With 2025-03-26 among them, a request with neither a session id nor an
 	// MCP-Protocol-Version header is served as a session-less 2025-03-26 one, and sessions at
 	// 2025-03-26 may send JSON-RPC batches. Default DefaultLegacyVersions.
 	Versions []string `yaml:"versions"`
