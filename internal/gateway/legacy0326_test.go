@@ -263,3 +263,30 @@ func TestLegacy0326NotServed(t *testing.T) {
 		t.Fatalf("connect: want the client to refuse the 2025-06-18 it is offered, got %s", s)
 	}
 }
+
+// TestLegacy0326ApprovalPage: a `confirm: url` call needs URL-mode elicitation to send its user
+// to the approval page, which 2025-03-26 lacks: alone or in a batch it ends with a failed call
+// naming the revision, and nothing reaches the backend.
+func TestLegacy0326ApprovalPage(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := legacyGateway(t, nil, func(c *Config) {
+		c.Auth.Policy.Rules = append([]authz.RuleConfig{
+			{ID: "page", Upstream: "alpha", Tools: []string{mcptest.ToolEcho}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmURL},
+		}, c.Auth.Policy.Rules...)
+		c.Approval.ClientID = "gateway-approval"
+	}, alpha)
+	alice := &legacyclient.Raw{Token: mintFor(t, gw.iss, "alice"), Protocol: legacyclient.Protocol20250326}
+	sid := alice.Initialize(t, gw.url())
+	alpha.Reset()
+	echo := alice.CallBody("alpha__"+mcptest.ToolEcho, "approve me")
+	for _, body := range []string{echo, "[" + echo + "]"} {
+		r := alice.Post(t, gw.url(), sid, body)
+		if text := legacyclient.ResultText(r.Msgs); r.Status != http.StatusOK || !strings.Contains(text, "requires elicitation") ||
+			!strings.Contains(text, "MCP 2025-03-26") {
+			t.Errorf("%s: %s", body, r)
+		}
+	}
+	if n := toolCalls(alpha); n != 0 {
+		t.Fatalf("the backend got %d calls", n)
+	}
+}
