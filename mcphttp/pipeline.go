@@ -50,7 +50,7 @@ var stages = [...]stage{
 	{"unrouted", stageUnrouted, true,
 		"exit: lists, server/discover and subscriptions/listen are not routed to one backend: they filter by policy and fan out or listen in their handlers"},
 	{"route", stageRoute, true,
-		"the namespaced name or URI to (backend, backend-side name), since policy is written in backend terms"},
+		"the namespaced name or URI to (backend, backend-side name), since policy is written in backend terms; an MCP App's call by its backend's own tool name becomes the namespaced tool here, so every later stage sees only that"},
 	{"authorize", stageAuthorize, true,
 		"allow, step-up or hidden for this caller and target; needs the principal and the route"},
 	{"pin", stagePin, true,
@@ -74,6 +74,11 @@ func (s *Server) run(x *request) error {
 			continue
 		}
 		done, err := st.run(s, x)
+		if err != nil && s.drafts.denials {
+			// A refusal the draft gives another shape (denials.go); with the switch off
+			// this costs the one test.
+			return s.drafts.asDenial(x, err)
+		}
 		if err != nil || done {
 			return err
 		}
@@ -153,6 +158,9 @@ func stageRoute(s *Server, x *request) (bool, error) {
 }
 
 func stageAuthorize(s *Server, x *request) (bool, error) {
+	if s.drafts.denials && x.in.meta.AuthorizationContextID != nil {
+		s.drafts.correlate(x) // a retry echoing a denial's handle: logged, never decisive
+	}
 	return false, x.authorize(x.route.kind, x.route.target)
 }
 

@@ -53,6 +53,11 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 		if result == nil {
 			return outcomeBackendError, out.Message(msg, status, outcomeBackendError, held)
 		}
+		if x.route.uiReadPin != nil {
+			if err := x.checkUIRead(result); err != nil {
+				return "", err
+			}
+		}
 		// The stream has decoded the message already and hands over its result, which the
 		// answer borrows; a round trip's state is sealed first.
 		result, outcome, err := x.s.confirm.mrtrOut(x, result)

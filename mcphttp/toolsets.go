@@ -3,9 +3,11 @@ package mcphttp
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -111,6 +113,15 @@ func (c Config) validateToolsets() error {
 			errs = append(errs, r.validate(fmt.Sprintf("%s.exclude[%d]", at, j))...)
 		}
 		errs = append(errs, ts.Search.validate(at+".search")...)
+	}
+	if c.ServerCard.Enabled {
+		// A set must not take the path of an endpoint's card.
+		cards := cardPaths(slices.Collect(maps.Keys(paths)))
+		for i, ts := range c.Toolsets {
+			if slices.Contains(cards, ts.path(base)) {
+				add(fmt.Sprintf("toolsets[%d].path", i), "%q is where an endpoint's Server Card is served", ts.path(base))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

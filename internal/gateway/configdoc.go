@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
 	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -84,6 +85,7 @@ func configEnums() map[string][]any {
 		"upstreams[].protocol":                strs(upstreams.ProtocolChoices()...),
 		"upstreams[].auth.type":               strs(upstreams.AuthClientCredentials, upstreams.AuthTokenExchange),
 		"legacy.versions[]":                   strs(pre2026.DefaultLegacyVersions()...),
+		"server.draftErrors[]":                strs(mcphttp.DraftErrorNames()...),
 		"pins.mode":                           modes,
 		"pins.backends.*.mode":                modes,
 	}

@@ -353,6 +353,8 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		// Tool search metrics (docs/toolsets.md).
 		ToolsetMetrics: g.searchRec,
 		Edge:           edge,
+		// The handles of denials (server.draftErrors: [denials]) open on every replica.
+		AuthorizationContexts: g.ring.Sealer(seal.PurposeAuthorizationContext),
 	})
 	if err != nil {
 		return nil, err
