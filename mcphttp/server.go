@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -93,6 +94,9 @@ type Server struct {
 	toolsets      // tool sets and search mode (toolsets.go, search.go)
 	// edge serves pre-2026 clients (Deps.Edge); nil when they are refused.
 	edge EraEdge
+	// htu is the public URL in the form DPoP proofs' htu is compared in; "" without one, when no
+	// proof can match.
+	htu string
 	// drafts is server.draftErrors compiled (drafts.go).
 	drafts drafts
 	// cards are the endpoints' Server Cards and the AI Catalog (cards.go); nil when off.
@@ -130,6 +134,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if cfg.PublicURL != "" {
+		s.htu, _ = dpop.NormalizeURL(cfg.PublicURL)
 	}
 	s.drafts = compileDrafts(cfg.DraftErrors, deps.AuthorizationContexts, s.log, s.now)
 	s.confirm = &confirmer{codec: deps.MRTR, approvals: deps.Approvals, backends: deps.Backends, log: deps.Logger,
