@@ -57,6 +57,8 @@ var stages = [...]stage{
 		"a drifted definition is refused (block) or confirmed: once authorized, so a hidden item reveals no drift"},
 	{"bind-headers", stageBindHeaders, true,
 		"a tools/call's Mcp-Param-* headers bound to its arguments before any confirmation is asked"},
+	{"guardrails", stageGuardrails, true,
+		"arguments are checked as the backend will get them, once authorized and pinned (a refusal reveals nothing of a hidden tool) and before a person is asked to confirm them, so a confirmation shows what is forwarded"},
 	{"mrtr-in", stageMRTRIn, true,
 		"only an authorized call may be confirmed or resumed: a retry's requestState opened, confirmations asked or answered, nonces consumed"},
 	{"limit-tool", stageLimitTool, true,
@@ -171,6 +173,13 @@ func stageBindHeaders(s *Server, x *request) (bool, error) {
 		return false, nil
 	}
 	return false, x.bindParamHeaders(x.route.target)
+}
+
+func stageGuardrails(s *Server, x *request) (bool, error) {
+	if s.rails == nil {
+		return false, nil
+	}
+	return s.rails.checkRequest(x)
 }
 
 func stageMRTRIn(s *Server, x *request) (bool, error) {
