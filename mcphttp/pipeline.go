@@ -59,6 +59,8 @@ var stages = [...]stage{
 		"a drifted definition is refused (block) or confirmed: once authorized, so a hidden item reveals no drift"},
 	{"bind-headers", stageBindHeaders, true,
 		"a tools/call's Mcp-Param-* headers bound to its arguments before any confirmation is asked"},
+	{"guardrails", stageGuardrails, true,
+		"arguments are checked as the backend will get them, once authorized and pinned (a refusal reveals nothing of a hidden tool) and before a person is asked to confirm them, so a confirmation shows what is forwarded"},
 	{"mrtr-in", stageMRTRIn, true,
 		"only an authorized call may be confirmed or resumed: a retry's requestState opened, confirmations asked or answered, nonces consumed"},
 	{"limit-tool", stageLimitTool, true,
@@ -166,6 +168,13 @@ func stageAuthorize(s *Server, x *request) (bool, error) {
 	return false, x.authorize(x.route.kind, x.route.target)
 }
 
+func stageConnect(s *Server, x *request) (bool, error) {
+	if s.userOAuth == nil {
+		return false, nil
+	}
+	return s.connect(x)
+}
+
 func stagePin(s *Server, x *request) (bool, error) { return false, x.checkPin(x.route.target) }
 
 func stageBindHeaders(s *Server, x *request) (bool, error) {
@@ -175,11 +184,11 @@ func stageBindHeaders(s *Server, x *request) (bool, error) {
 	return false, x.bindParamHeaders(x.route.target)
 }
 
-func stageConnect(s *Server, x *request) (bool, error) {
-	if s.userOAuth == nil {
+func stageGuardrails(s *Server, x *request) (bool, error) {
+	if s.rails == nil {
 		return false, nil
 	}
-	return s.connect(x)
+	return s.rails.checkRequest(x)
 }
 
 func stageMRTRIn(s *Server, x *request) (bool, error) {

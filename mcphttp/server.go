@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
@@ -64,8 +65,12 @@ type Deps struct {
 	// the connect pages. Nil: no backend uses it.
 	UserOAuth *useroauth.Service
 	// Edge serves the clients of another protocol era on the same endpoint (package pre2026:
-	// 2025-11-25 and 2025-06-18 clients); nil refuses them, naming the versions served.
+	// 2025-11-25, 2025-06-18 and 2025-03-26 clients); nil refuses them, naming the versions served.
 	Edge EraEdge
+	// Guardrails are the built-in guardrails (docs/guardrails.md); nil runs none, at no cost.
+	Guardrails *guardrails.Engine
+	// GuardrailMetrics records the guardrails' checks; nil records nothing.
+	GuardrailMetrics *metrics.GuardrailRecorder
 	// AuthorizationContexts seals the authorizationContextId of the gateway's authorization
 	// denials with server.draftErrors: [denials] (seal.PurposeAuthorizationContext; every
 	// replica needs the same keys); nil sends denials without one.
@@ -86,7 +91,9 @@ type Server struct {
 	auth     *authz.Service
 	rate     RateLimits
 	// confirm is stage mrtr-in's component: requestState, confirmations, the approval page.
-	confirm  *confirmer
+	confirm *confirmer
+	// rails is stage guardrails' component and the relay's checks; nil without guardrails.
+	rails    *railer
 	inflight *concurrency
 	decodes  *decodeGate      // large bodies' strict decodes (stage decode)
 	bodies   *bodyread.Budget // request bodies being received or served
@@ -140,6 +147,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if deps.Guardrails != nil {
+		s.rails = &railer{engine: deps.Guardrails, rec: deps.GuardrailMetrics, log: deps.Logger,
+			backends: deps.Backends, now: s.now}
 	}
 	if cfg.PublicURL != "" {
 		s.htu, _ = dpop.NormalizeURL(cfg.PublicURL)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
@@ -69,9 +70,12 @@ type Config struct {
 	// UserOAuth is the connect pages and token vault of backends whose callers connect their
 	// own accounts (auth.type userOAuth, docs/user-oauth.md).
 	UserOAuth UserOAuthConfig `yaml:"userOAuth"`
-	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18) on the MCP endpoint, as
+	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18, 2025-03-26) on the MCP endpoint, as
 	// pre2026.Config defines it; on by default.
 	Legacy pre2026.Config `yaml:"legacy"`
+	// Guardrails are the built-in content guardrails (docs/guardrails.md): schema validation,
+	// secrets, personal data and injection markers, per rule. No rules: none runs.
+	Guardrails guardrails.Config `yaml:"guardrails"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -358,6 +362,9 @@ func (c *Config) validate() error {
 	errs = append(errs, c.Tracing.validate()...)
 	errs = append(errs, c.validateApproval()...)
 	errs = append(errs, c.validateUserOAuth()...)
+	if err := c.Guardrails.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Pins != nil {
 		if err := c.Pins.Validate(c.upstreamNames()); err != nil {
 			errs = append(errs, err)
