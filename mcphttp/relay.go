@@ -53,6 +53,21 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 		if result == nil {
 			return outcomeBackendError, out.Message(msg, status, outcomeBackendError, held)
 		}
+		if ic := x.s.intercept; ic != nil {
+			// The response phase: the interceptors read the result before the client does;
+			// the progress relayed so far reaches the client while they decide.
+			if held != nil {
+				out.FlushHeld(held)
+			}
+			release, refusal, err := ic.response(x, result)
+			switch {
+			case err != nil:
+				return "", err
+			case refusal != nil:
+				return outcomeDenied, out.Result(refusal, http.StatusOK, outcomeDenied, held)
+			}
+			result = release
+		}
 		// The stream has decoded the message already and hands over its result, which the
 		// answer borrows; a round trip's state is sealed first.
 		result, outcome, err := x.s.confirm.mrtrOut(x, result)

@@ -40,6 +40,10 @@ type request struct {
 	// endpoint; viaCallTool marks a tools/call rewritten from call_tool (search.go).
 	set         *toolset
 	viaCallTool bool
+	// mutated marks params an interceptor replaced (stage intercept): the client's Mcp-Param-*
+	// headers mirrored the arguments it sent, so the backend's are derived from the new ones, as
+	// for a request another edge built.
+	mutated bool
 	// endSpan ends the request's span, started after stage decode; nil with tracing off or
 	// before it starts. spanParent is the traceparent of the gateway's own span (the backend
 	// span from stage forward on), "" with tracing off.

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
@@ -60,6 +61,9 @@ type Deps struct {
 	// Edge serves the clients of another protocol era on the same endpoint (package pre2026:
 	// 2025-11-25 and 2025-06-18 clients); nil refuses them, naming the versions served.
 	Edge EraEdge
+	// Interceptors are the out-of-process interceptors of calls (docs/interceptors.md); nil
+	// when none is configured.
+	Interceptors *intercept.Set
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -76,7 +80,12 @@ type Server struct {
 	auth     *authz.Service
 	rate     RateLimits
 	// confirm is stage mrtr-in's component: requestState, confirmations, the approval page.
-	confirm  *confirmer
+	confirm *confirmer
+	// intercept is stage intercept's component and the response phase's; nil without
+	// interceptors.
+	intercept *interceptor
+	// rechecks are the stages a request an interceptor changed runs again (stagesBetween).
+	rechecks []stage
 	inflight *concurrency
 	decodes  *decodeGate      // large bodies' strict decodes (stage decode)
 	bodies   *bodyread.Budget // request bodies being received or served
@@ -121,6 +130,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if deps.Interceptors != nil {
+		s.intercept = &interceptor{set: deps.Interceptors, log: deps.Logger}
+		s.rechecks = stagesBetween(stageFirstRechecked, stageNameIntercept)
 	}
 	s.confirm = &confirmer{codec: deps.MRTR, approvals: deps.Approvals, backends: deps.Backends, log: deps.Logger,
 		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools}

@@ -85,6 +85,7 @@ func (c *Config) checkTLSFiles() []error {
 			errs = append(errs, configerr.At("redis.tls", "%w", err))
 		}
 	}
+	errs = append(errs, c.checkInterceptorTLS()...)
 	return append(errs, c.checkPinsLock()...)
 }
 
@@ -174,6 +175,7 @@ func (c *Config) secretRefs() []secretRef {
 	if c.Approval.Enabled() {
 		add("approval.clientSecret", c.Approval.ClientSecret, true)
 	}
+	c.interceptorSecretRefs(add)
 	return out
 }
 

@@ -69,6 +69,10 @@ type Config struct {
 	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18) on the MCP endpoint, as
 	// pre2026.Config defines it; on by default.
 	Legacy pre2026.Config `yaml:"legacy"`
+	// Interceptors are out-of-process interceptors of calls (docs/interceptors.md): SEP-2624
+	// Interceptor Servers or webhooks, each with the rules that select the calls it governs.
+	// None by default.
+	Interceptors []InterceptorConfig `yaml:"interceptors"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -354,6 +358,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.Redis.validate()...)
 	errs = append(errs, c.Tracing.validate()...)
 	errs = append(errs, c.validateApproval()...)
+	errs = append(errs, c.validateInterceptors()...)
 	if c.Pins != nil {
 		if err := c.Pins.Validate(c.upstreamNames()); err != nil {
 			errs = append(errs, err)
