@@ -1,0 +1,388 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/intercept"
+	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// The eras of the clients the interceptor tests run with: a 2026-07-28 go-sdk client, and the
+// go-sdk in its 2025-11-25 mode, served by the pre-2026 edge through the same pipeline.
+var clientEras = []string{"2026-07-28", "2025-11-25"}
+
+// connectEra connects a go-sdk client of era to gw.
+func connectEra(t *testing.T, gw Listeners, era string, opts ...mcptest.ClientOption) *mcp.ClientSession {
+	t.Helper()
+	if era != "2026-07-28" {
+		opts = append(opts, mcptest.WithProtocolVersion(era))
+	}
+	return mcptest.Connect(t, "http://"+gw.MCP+"/mcp", opts...)
+}
+
+// interceptorEntry is the file form of an interceptor named name at url, of type typ, with one
+// rule over alpha's tools in the phases given.
+func interceptorEntry(name, url, typ string, tools []string, phases ...string) InterceptorConfig {
+	return InterceptorConfig{Config: intercept.Config{Name: name, URL: url, Type: typ,
+		Rules: []intercept.RuleConfig{{Upstream: "alpha", Tools: tools, Phases: phases}}}}
+}
+
+// replaceIn is a mutator replacing old with new in the payload, or leaving it unchanged.
+func replaceIn(old, new string) intercepttest.Handler {
+	return intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+		if !strings.Contains(string(p), old) {
+			return nil
+		}
+		return json.RawMessage(strings.ReplaceAll(string(p), old, new))
+	})
+}
+
+// lastCallBody is the body of the last tools/call the backend received, "" for none.
+func lastCallBody(s *mcptest.Server) string {
+	calls := s.RequestsOf("tools/call")
+	if len(calls) == 0 {
+		return ""
+	}
+	return string(calls[len(calls)-1].Body)
+}
+
+// TestInterceptorsBothEras: through a real Interceptor Server, a request-phase validator refuses
+// (a failed tool call the model reads, the backend never called), a request-phase mutator's
+// change is exactly what the backend receives, a response-phase validator withholds a result the
+// backend produced, and a response-phase mutator changes a streamed result after its progress
+// reached the client; for 2026-07-28 and 2025-11-25 clients alike. The audit lines name the rule
+// and the decision and never an argument value.
+func TestInterceptorsBothEras(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("forbidden", "no")},
+		{Name: "redact", Type: intercept.TypeMutation, Handle: replaceIn("secret-123", "[redacted]")},
+		{Name: "withhold", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("leak", "no")},
+		{Name: "shout", Type: intercept.TypeMutation, Handle: replaceIn("done", "DONE")},
+	})
+	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
+		c.Auth.Disabled, c.Legacy.Enabled = true, true
+		c.Interceptors = []InterceptorConfig{
+			interceptorEntry("guard", ics.URL(), intercept.TypeValidation, []string{"echo"}, "request"),
+			interceptorEntry("redact", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request"),
+			interceptorEntry("withhold", ics.URL(), intercept.TypeValidation, []string{"echo"}, "response"),
+			interceptorEntry("shout", ics.URL(), intercept.TypeMutation, []string{"progress"}, "response"),
+		}
+	}, alpha)
+	ctx := context.Background()
+	for _, era := range clientEras {
+		t.Run(era, func(t *testing.T) {
+			var progress atomic.Int32
+			cs := connectEra(t, gw, era, mcptest.WithProgress(func(context.Context, *mcp.ProgressNotificationClientRequest) {
+				progress.Add(1)
+			}))
+			call := func(name string, args map[string]any) *mcp.CallToolResult {
+				t.Helper()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: mcp.Meta{"progressToken": "p"}})
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				return res
+			}
+			alpha.Reset()
+			if res := call("alpha__echo", map[string]any{"text": "hello secret-123"}); res.IsError || mcptest.ResultText(res) != "hello [redacted]" {
+				t.Fatalf("mutated call: %+v", res)
+			}
+			if b := lastCallBody(alpha); !strings.Contains(b, "hello [redacted]") || strings.Contains(b, "secret-123") {
+				t.Fatalf("the backend received %s", b)
+			}
+			res := call("alpha__echo", map[string]any{"text": "forbidden"})
+			if !res.IsError || !strings.Contains(mcptest.ResultText(res), "refused by the gateway's interceptor guard") {
+				t.Fatalf("refused call: %+v", res)
+			}
+			if n := len(alpha.RequestsOf("tools/call")); n != 1 {
+				t.Fatalf("the backend received %d calls; the refused one must not reach it", n)
+			}
+			res = call("alpha__echo", map[string]any{"text": "leak"})
+			if !res.IsError || !strings.Contains(mcptest.ResultText(res), "withheld by the gateway's interceptor withhold") ||
+				!strings.Contains(lastCallBody(alpha), "leak") {
+				t.Fatalf("withheld result: %+v", res)
+			}
+			res = call("alpha__progress", map[string]any{"steps": 3})
+			if res.IsError || mcptest.ResultText(res) != "DONE 3" {
+				t.Fatalf("streamed result: %q", mcptest.ResultText(res))
+			}
+			// The client's SDK handles notifications apart from the response they preceded.
+			waitFor(t, func() bool { return progress.Load() == 3 })
+		})
+	}
+	stop()
+	out := logs.String()
+	for _, want := range []string{`"msg":"interceptor"`, `"rule":"redact-0"`, `"decision":"mutated"`, `"decision":"denied"`, `"phase":"response"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the audit lines lack %s", want)
+		}
+	}
+	if strings.Contains(out, "secret-123") || strings.Contains(out, "hello [redacted]") {
+		t.Error("an argument value reached the log")
+	}
+}
+
+// TestInterceptorMutationRechecked: a mutated call is authorized again as the call it has
+// become: a rename into a tool the policy denies, or one the caller lacks the scope for, is
+// refused and never forwarded; a rename into a tool the caller may call reaches the backend as
+// that tool, named in its Mcp-Name header.
+func TestInterceptorMutationRechecked(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	rename := intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+		s := string(p)
+		for from, to := range map[string]string{
+			`"alpha__echo","arguments":{"text":"to-fail"}`:     `"alpha__fail","arguments":{}`,
+			`"alpha__echo","arguments":{"text":"to-progress"}`: `"alpha__progress","arguments":{"steps":1}`,
+			`"alpha__echo","arguments":{"text":"to-add"}`:      `"alpha__add","arguments":{"a":2,"b":3}`,
+		} {
+			if strings.Contains(s, from) {
+				return json.RawMessage(strings.Replace(s, from, to, 1))
+			}
+		}
+		return nil
+	})
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "rename", Type: intercept.TypeMutation, Handle: rename}})
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Legacy.Enabled = true
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "no-fail", Upstream: "*", Tools: []string{"fail"}, Effect: "deny"},
+			{ID: "read", Upstream: "alpha", Tools: []string{"echo", "add", "fail"}, AnyScope: []string{"tools:read"}},
+			{ID: "write", Upstream: "alpha", Tools: []string{"progress"}, AllScopes: []string{"tools:write"}},
+		}
+		c.Interceptors = []InterceptorConfig{interceptorEntry("rename", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request")}
+	}, alpha)
+	tok := mint(t, iss, devissuer.Claims{"sub": "reader", "scope": "tools:read"})
+	for _, era := range clientEras {
+		t.Run(era, func(t *testing.T) {
+			cs := connectEra(t, gw, era, mcptest.WithBearer(tok))
+			alpha.Reset()
+			for _, text := range []string{"to-fail", "to-progress"} {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": text}})
+				if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "one this caller may not make") {
+					t.Fatalf("%s: %v %+v", text, err, res)
+				}
+			}
+			if n := len(alpha.RequestsOf("tools/call")); n != 0 {
+				t.Fatalf("the backend received %d refused calls", n)
+			}
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "to-add"}})
+			if err != nil || res.IsError || mcptest.ResultText(res) != "5" {
+				t.Fatalf("renamed into add: %v %+v", err, res)
+			}
+			calls := alpha.RequestsOf("tools/call")
+			if len(calls) != 1 || calls[0].Header.Get("Mcp-Name") != "add" || !strings.Contains(string(calls[0].Body), `"name":"add"`) {
+				t.Fatalf("the backend received %+v", calls)
+			}
+		})
+	}
+}
+
+// TestInterceptorConfirmsWhatIsForwarded: a call that needs confirmation is confirmed as the
+// interceptor changed it: the person is shown the mutated arguments, and the approved retry
+// forwards exactly them.
+func TestInterceptorConfirmsWhatIsForwarded(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "fix", Type: intercept.TypeMutation, Handle: replaceIn("bob", "alice")}})
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Legacy.Enabled = true
+		c.MRTR.Keys = testKeys
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
+		}
+		c.Interceptors = []InterceptorConfig{interceptorEntry("fix", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request")}
+	}, alpha)
+	for _, era := range clientEras {
+		t.Run(era, func(t *testing.T) {
+			var asked string
+			cs := connectEra(t, gw, era, mcptest.WithBearer(mintFor(t, iss, "carol")), mcptest.WithElicitation(
+				func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = req.Params.Message
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+				}))
+			alpha.Reset()
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "pay bob"}})
+			if err != nil || res.IsError || mcptest.ResultText(res) != "pay alice" {
+				t.Fatalf("confirmed call: %v %+v", err, res)
+			}
+			if !strings.Contains(asked, "pay alice") || strings.Contains(asked, "bob") {
+				t.Fatalf("the person was asked %q, not about the call as forwarded", asked)
+			}
+			if calls := alpha.RequestsOf("tools/call"); len(calls) != 1 || !strings.Contains(string(calls[0].Body), "pay alice") {
+				t.Fatalf("the backend received %d calls: %+v", len(calls), calls)
+			}
+		})
+	}
+}
+
+// TestInterceptorCredentialsAndClaims: an interceptor is called with its own credentials, never
+// the caller's token, and learns only the claims the operator allows.
+func TestInterceptorCredentialsAndClaims(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.Allow()}})
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Legacy.Enabled = true
+		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
+		ic := interceptorEntry("guard", ics.URL(), intercept.TypeValidation, []string{"echo"})
+		ic.Claims = []string{"groups"}
+		ic.Headers = map[string]Secret{"Authorization": {Value: "Bearer interceptor-own-secret"}}
+		c.Interceptors = []InterceptorConfig{ic}
+	}, alpha)
+	tok := mint(t, iss, devissuer.Claims{"sub": "dave", "scope": "tools:use", "groups": []string{"sre"}, "email": "dave@example.com"})
+	for _, era := range clientEras {
+		ics.Reset()
+		cs := connectEra(t, gw, era, mcptest.WithBearer(tok))
+		if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "hi"}}); err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", era, err, res)
+		}
+		invs := ics.Invocations()
+		if len(invs) != 2 {
+			t.Fatalf("%s: %d invocations, want the request and the response", era, len(invs))
+		}
+		for _, inv := range invs {
+			if !strings.Contains(string(inv.Context), `"principal":{"type":"user","claims":{"groups":["sre"]}}`) ||
+				strings.Contains(string(inv.Context), "dave") {
+				t.Fatalf("%s: context %s", era, inv.Context)
+			}
+		}
+		for _, h := range ics.Headers() {
+			if got := h.Get("Authorization"); got != "Bearer interceptor-own-secret" || strings.Contains(got, tok) {
+				t.Fatalf("%s: the interceptor was sent Authorization %q", era, got)
+			}
+		}
+	}
+}
+
+// TestInterceptorFailures: a slow interceptor times out: fail-closed refuses the call with a
+// retryable error and the backend receives nothing, fail-open lets it through; a webhook
+// answering garbage fails closed; an Interceptor Server that crashes opens its circuit (calls
+// then fail fast without reaching it) and closes it again once it is back. The metrics name
+// each interceptor, its results and the reasons.
+func TestInterceptorFailures(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	slow := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "slow", Type: intercept.TypeValidation,
+		Handle: intercepttest.Slow(time.Minute, intercepttest.Allow())}})
+	garbage := intercepttest.StartWebhook(t, []intercepttest.Interceptor{{Name: "garbage", Type: intercept.TypeValidation, Handle: intercepttest.Allow()}})
+	garbage.SetGarbage(true)
+	crashy := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "crashy", Type: intercept.TypeValidation, Handle: intercepttest.Allow()}})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Legacy.Enabled = true
+		closed := interceptorEntry("slow", slow.URL(), intercept.TypeValidation, []string{"echo"}, "request")
+		closed.Timeout = 300 * time.Millisecond
+		open := interceptorEntry("slow-open", slow.URL(), intercept.TypeValidation, []string{"add"}, "request")
+		open.Interceptor, open.Timeout, open.FailOpen = "slow", 300*time.Millisecond, true
+		hook := interceptorEntry("garbage", garbage.URL(), intercept.TypeValidation, []string{"whoami"}, "request")
+		hook.Webhook = true
+		crash := interceptorEntry("crashy", crashy.URL(), intercept.TypeValidation, []string{"progress"}, "request")
+		crash.Breaker.Failures, crash.Breaker.Cooldown = 2, 300*time.Millisecond
+		c.Interceptors = []InterceptorConfig{closed, open, hook, crash}
+	}, alpha)
+	for _, era := range clientEras {
+		t.Run(era, func(t *testing.T) {
+			cs := connectEra(t, gw, era)
+			alpha.Reset()
+			_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "hi"}})
+			if !couldNotDecide(err) || len(alpha.RequestsOf("tools/call")) != 0 {
+				t.Fatalf("fail-closed timeout: %v; forwarded %d", err, len(alpha.RequestsOf("tools/call")))
+			}
+			if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__add", Arguments: map[string]any{"a": 1, "b": 1}}); err != nil || mcptest.ResultText(res) != "2" {
+				t.Fatalf("fail-open timeout: %v %+v", err, res)
+			}
+			if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__whoami"}); !couldNotDecide(err) {
+				t.Fatalf("garbage webhook: %v", err)
+			}
+		})
+	}
+	cs := connectEra(t, gw, "2026-07-28")
+	progress := func() error {
+		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__progress", Arguments: map[string]any{"steps": 1}})
+		return err
+	}
+	crashy.SetCrashed(true)
+	for range 3 {
+		if err := progress(); err == nil {
+			t.Fatal("a call governed by a crashed interceptor went through")
+		}
+	}
+	scrape := scrapeAdmin(t, gw)
+	if !scrape.Has(`mcp_gateway_interceptor_errors_total{interceptor="crashy",reason="circuit_open"}`) ||
+		!scrape.Has(`mcp_gateway_interceptor_circuit_state{interceptor="crashy"} 1`) {
+		t.Fatalf("the crashed interceptor's circuit is not open:\n%s", scrape.Text())
+	}
+	crashy.SetCrashed(false)
+	waitFor(t, func() bool { return progress() == nil })
+	scrape = scrapeAdmin(t, gw)
+	for _, want := range []string{
+		`mcp_gateway_interceptor_circuit_state{interceptor="crashy"} 0`,
+		`mcp_gateway_interceptor_errors_total{interceptor="slow",reason="timeout"} 2`,
+		`mcp_gateway_interceptor_errors_total{interceptor="slow-open",reason="timeout"} 2`,
+		`mcp_gateway_interceptor_errors_total{interceptor="garbage",reason="malformed"} 2`,
+		`mcp_gateway_interceptor_calls_total{interceptor="crashy",phase="request",result="allowed"} 1`,
+	} {
+		if !scrape.Has(want) {
+			t.Errorf("the scrape lacks %s\n%s", want, scrape.Text())
+		}
+	}
+}
+
+// couldNotDecide reports whether err is the gateway's answer to a call whose interceptor could
+// not decide (fail-closed): 503 with -32014, which a 2026-07-28 go-sdk client reports by its
+// HTTP status only, and the pre-2026 edge as the JSON-RPC error on its stream.
+func couldNotDecide(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "could not decide") || strings.Contains(err.Error(), "Service Unavailable"))
+}
+
+// adminScrape is the text of one /metrics scrape.
+type adminScrape string
+
+func (s adminScrape) Has(series string) bool { return strings.Contains(string(s), series) }
+func (s adminScrape) Text() string           { return string(s) }
+
+// scrapeAdmin reads the gateway's /metrics.
+func scrapeAdmin(t *testing.T, gw Listeners) adminScrape {
+	t.Helper()
+	res, err := http.Get("http://" + gw.Admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := res.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return adminScrape(b.String())
+}
+
+// waitFor polls ok until it holds, failing the test after ten seconds.
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
