@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -434,5 +435,60 @@ func TestInterceptorMutationPinned(t *testing.T) {
 	}
 	if files.RequestsOf("tools/call")[0].Header.Get("Mcp-Name") != "u" {
 		t.Fatalf("Mcp-Name %q", files.RequestsOf("tools/call")[0].Header.Get("Mcp-Name"))
+	}
+}
+
+// TestInterceptorWebhook: a plain HTTP webhook has the Interceptor Server's contract: it is
+// POSTed the invocation with its own credentials, its refusal blocks (with its reason, when the
+// operator shows it), its mutation is what the backend receives, and a webhook that fails (500)
+// is fail-closed; for clients of both eras.
+func TestInterceptorWebhook(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	hook := intercepttest.StartWebhook(t, []intercepttest.Interceptor{
+		{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("forbidden", "no forbidden words, please")},
+		{Name: "redact", Type: intercept.TypeMutation, Handle: replaceIn("secret-123", "[redacted]")},
+		{Name: "broken", Type: intercept.TypeValidation, Handle: func(context.Context, *intercepttest.Invocation) (json.RawMessage, error) {
+			return nil, errors.New("the policy engine is down")
+		}},
+	})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Legacy.Enabled = true
+		guard := interceptorEntry("guard", hook.URL(), intercept.TypeValidation, []string{"echo"}, "request")
+		guard.ShowReason = true
+		redact := interceptorEntry("redact", hook.URL(), intercept.TypeMutation, []string{"echo"}, "response")
+		broken := interceptorEntry("broken", hook.URL(), intercept.TypeValidation, []string{"add"}, "request")
+		for _, ic := range []*InterceptorConfig{&guard, &redact, &broken} {
+			ic.Webhook = true
+			ic.Headers = map[string]Secret{"Authorization": {Value: "Bearer hook-own-secret"}}
+		}
+		c.Interceptors = []InterceptorConfig{guard, redact, broken}
+	}, alpha)
+	for _, era := range clientEras {
+		t.Run(era, func(t *testing.T) {
+			cs := connectEra(t, gw, era)
+			alpha.Reset()
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "a forbidden word"}})
+			if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "refused by the gateway's interceptor guard") ||
+				!strings.Contains(mcptest.ResultText(res), "Reason: no forbidden words, please") || toolCalls(alpha) != 0 {
+				t.Fatalf("refused: %v %+v; backend calls %d", err, res, toolCalls(alpha))
+			}
+			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "my secret-123"}})
+			if err != nil || res.IsError || mcptest.ResultText(res) != "my [redacted]" || !strings.Contains(lastCallBody(alpha), "secret-123") {
+				t.Fatalf("result mutated: %v %+v", err, res)
+			}
+			if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__add", Arguments: map[string]any{"a": 1, "b": 2}}); !couldNotDecide(err) || toolCalls(alpha) != 1 {
+				t.Fatalf("failing webhook: %v; backend calls %d", err, toolCalls(alpha))
+			}
+		})
+	}
+	for _, h := range hook.Headers() {
+		if h.Get("Authorization") != "Bearer hook-own-secret" || h.Get("Mcp-Method") != intercept.MethodInvoke {
+			t.Fatalf("the webhook was sent %v", h)
+		}
+	}
+	for _, inv := range hook.Invocations() {
+		if inv.Event != "tools/call" || inv.TimeoutMs <= 0 || len(inv.Payload) == 0 {
+			t.Fatalf("invocation %+v", inv)
+		}
 	}
 }
