@@ -18,7 +18,8 @@ const (
 	NameInterceptorErrors = "mcp_gateway_interceptor_errors_total"
 	// NameInterceptorDuration is the time of one invocation, the wait for a slot included.
 	NameInterceptorDuration = "mcp_gateway_interceptor_duration_seconds"
-	// NameInterceptorCircuit is an interceptor's circuit state (0 closed, 1 open, 2 half-open).
+	// NameInterceptorCircuit is an interceptor's circuit state, on the scale of
+	// NameUpstreamCircuit (CircuitClosed, CircuitHalfOpen, CircuitOpen).
 	NameInterceptorCircuit = "mcp_gateway_interceptor_circuit_state"
 	labelInterceptor       = "interceptor"
 	labelPhase             = "phase"
@@ -66,7 +67,7 @@ func NewInterceptors(reg prometheus.Registerer, names []string) (*Interceptors, 
 		Help:    "Time of one interceptor invocation, the wait for a free slot included, by interceptor and phase.",
 		Buckets: DurationBuckets()}, []string{labelInterceptor, labelPhase})
 	m.circuit = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NameInterceptorCircuit,
-		Help: "An interceptor's circuit breaker: 0 closed, 1 open, 2 half-open."}, []string{labelInterceptor})
+		Help: "An interceptor's circuit breaker: 0 closed, 1 half-open, 2 open."}, []string{labelInterceptor})
 	m.calls = newTable(calls.WithLabelValues, m.names, m.phases, m.results)
 	m.errors = newTable(errs.WithLabelValues, m.names, m.reasons)
 	m.duration = newTable(func(lvs ...string) prometheus.Observer { return dur.WithLabelValues(lvs...) }, m.names, m.phases)
@@ -92,7 +93,8 @@ func (m *Interceptors) Invocation(interceptor, phase, result, reason string, d t
 	m.duration.at2(n, p).Observe(d.Seconds())
 }
 
-// CircuitState sets an interceptor's circuit state gauge. An interceptor not among the names
+// CircuitState sets an interceptor's circuit state gauge to state, one of CircuitClosed,
+// CircuitHalfOpen and CircuitOpen (the caller maps its breaker's states onto them). An interceptor not among the names
 // the recorder was built with (added by a reload) is not shown.
 func (m *Interceptors) CircuitState(interceptor string, state int) {
 	if m == nil {

@@ -29,17 +29,17 @@ func TestInterceptorMetrics(t *testing.T) {
 		m.Invocation(bogus, bogus, bogus, bogus, time.Millisecond)
 		m.Invocation("dlp", "request", intercept.ResultError, bogus, time.Millisecond)
 	}
-	m.CircuitState("guard", 1)
+	m.CircuitState("guard", CircuitOpen)
 	m.CircuitState("unknown", 1)
 	want := `
 # HELP mcp_gateway_interceptor_errors_total Interceptor invocations that gave no decision, by interceptor and reason.
 # TYPE mcp_gateway_interceptor_errors_total counter
 mcp_gateway_interceptor_errors_total{interceptor="dlp",reason="_other"} 1000
 mcp_gateway_interceptor_errors_total{interceptor="guard",reason="timeout"} 1
-# HELP mcp_gateway_interceptor_circuit_state An interceptor's circuit breaker: 0 closed, 1 open, 2 half-open.
+# HELP mcp_gateway_interceptor_circuit_state An interceptor's circuit breaker: 0 closed, 1 half-open, 2 open.
 # TYPE mcp_gateway_interceptor_circuit_state gauge
 mcp_gateway_interceptor_circuit_state{interceptor="dlp"} 0
-mcp_gateway_interceptor_circuit_state{interceptor="guard"} 1
+mcp_gateway_interceptor_circuit_state{interceptor="guard"} 2
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), NameInterceptorErrors, NameInterceptorCircuit); err != nil {
 		t.Fatal(err)

@@ -138,7 +138,16 @@ func (g *gateway) buildInterceptors(cfg *Config) (*intercept.Set, error) {
 	}
 	deps := intercept.Deps{Log: g.log}
 	if g.interceptRec != nil {
-		deps.Metrics = g.interceptRec
+		deps.Metrics = interceptorMetrics{g.interceptRec}
 	}
 	return intercept.New(cs, deps)
+}
+
+// interceptorMetrics records the interceptors with their circuit states on the gauge scale of
+// the upstreams' circuits (circuitGauge), so one dashboard reads both alike.
+type interceptorMetrics struct{ *metrics.Interceptors }
+
+// CircuitState maps the breaker's state before recording it.
+func (m interceptorMetrics) CircuitState(interceptor string, state int) {
+	m.Interceptors.CircuitState(interceptor, circuitGauge(state))
 }

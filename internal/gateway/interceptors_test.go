@@ -325,7 +325,7 @@ func TestInterceptorFailures(t *testing.T) {
 	}
 	scrape := scrapeAdmin(t, gw)
 	if !scrape.Has(`mcp_gateway_interceptor_errors_total{interceptor="crashy",reason="circuit_open"}`) ||
-		!scrape.Has(`mcp_gateway_interceptor_circuit_state{interceptor="crashy"} 1`) {
+		!scrape.Has(`mcp_gateway_interceptor_circuit_state{interceptor="crashy"} 2`) {
 		t.Fatalf("the crashed interceptor's circuit is not open:\n%s", scrape.Text())
 	}
 	crashy.SetCrashed(false)
