@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
@@ -186,6 +187,10 @@ func scrapeConfig(t *testing.T, c *Config, issuer, downIssuer, redisURL, oddURL 
 	c.Approval.ClientID, c.Approval.Issuer = "gateway-approval", issuer
 	c.Toolsets = []mcphttp.ToolsetConfig{{Name: "search", Include: []mcphttp.SelectorConfig{{}},
 		Search: mcphttp.SearchConfig{Enabled: true}}}
+	// An interceptor that cannot be reached, fail-open, on odd's calls: its series without
+	// changing what those calls do.
+	c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "unreachable", URL: "http://" + closedPort(t) + "/mcp",
+		Type: intercept.TypeValidation, FailOpen: true, Rules: []intercept.RuleConfig{{Upstream: "odd", Tools: []string{"*"}}}}}}
 }
 
 // modernTraffic: 2026-07-28 calls ending in every outcome the alerts read, failed tokens, a
