@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -195,11 +198,20 @@ func TestInterceptorMutationRechecked(t *testing.T) {
 
 // TestInterceptorConfirmsWhatIsForwarded: a call that needs confirmation is confirmed as the
 // interceptor changed it: the person is shown the mutated arguments, and the approved retry
-// forwards exactly them.
+// forwards exactly them; a mutator that changes the retry differently gets nothing forwarded.
 func TestInterceptorConfirmsWhatIsForwarded(t *testing.T) {
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
-	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "fix", Type: intercept.TypeMutation, Handle: replaceIn("bob", "alice")}})
+	var stamps atomic.Int32
+	fix := intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+		s := strings.ReplaceAll(string(p), "bob", "alice")
+		if strings.Contains(s, `"stamp"`) {
+			// A mutator that changes the call differently each time it sees it.
+			s = strings.ReplaceAll(s, `"stamp"`, fmt.Sprintf(`"stamp %d"`, stamps.Add(1)))
+		}
+		return json.RawMessage(s)
+	})
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "fix", Type: intercept.TypeMutation, Handle: fix}})
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
 		c.Legacy.Enabled = true
@@ -227,6 +239,11 @@ func TestInterceptorConfirmsWhatIsForwarded(t *testing.T) {
 			}
 			if calls := alpha.RequestsOf("tools/call"); len(calls) != 1 || !strings.Contains(string(calls[0].Body), "pay alice") {
 				t.Fatalf("the backend received %d calls: %+v", len(calls), calls)
+			}
+			// The retry is mutated again; a change other than the one confirmed is not forwarded.
+			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "stamp"}})
+			if (err == nil && !res.IsError) || !strings.Contains(asked, "stamp ") || toolCalls(alpha) != 1 {
+				t.Fatalf("a mutation that differs on the retry: %v %+v; asked %q; backend calls %d", err, res, asked, toolCalls(alpha))
 			}
 		})
 	}
@@ -490,5 +507,32 @@ func TestInterceptorWebhook(t *testing.T) {
 		if inv.Event != "tools/call" || inv.TimeoutMs <= 0 || len(inv.Payload) == 0 {
 			t.Fatalf("invocation %+v", inv)
 		}
+	}
+}
+
+// TestInterceptorsDocExample: the configuration example of docs/interceptors.md is valid as the
+// gateway checks a configuration, and sets what the page says it sets.
+func TestInterceptorsDocExample(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "interceptors.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(raw), "```yaml\n")
+	example, _, _ := strings.Cut(rest, "```")
+	path := filepath.Join(t.TempDir(), "gateway.yaml")
+	if err := os.WriteFile(path, []byte("auth: {disabled: true}\nserver: {listen: \"127.0.0.1:8080\"}\n"+example), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadStatic([]string{"--config", path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Interceptors) != 2 {
+		t.Fatalf("%d interceptors", len(cfg.Interceptors))
+	}
+	dlp, redact := cfg.Interceptors[0], cfg.Interceptors[1]
+	if dlp.FailOpen || dlp.Webhook || dlp.Timeout != 500*time.Millisecond || len(dlp.Rules) != 2 ||
+		!redact.Webhook || !redact.FailOpen || redact.Type != intercept.TypeMutation {
+		t.Fatalf("the example reads as %+v and %+v", dlp.Config, redact.Config)
 	}
 }
