@@ -71,7 +71,7 @@ func lastCallBody(s *mcptest.Server) string {
 func TestInterceptorsBothEras(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha")
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{
-		{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("forbidden", "no")},
+		{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("forbidden", "interceptor-private-words")},
 		{Name: "redact", Type: intercept.TypeMutation, Handle: replaceIn("secret-123", "[redacted]")},
 		{Name: "withhold", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("leak", "no")},
 		{Name: "shout", Type: intercept.TypeMutation, Handle: replaceIn("done", "DONE")},
@@ -134,8 +134,10 @@ func TestInterceptorsBothEras(t *testing.T) {
 			t.Errorf("the audit lines lack %s", want)
 		}
 	}
-	if strings.Contains(out, "secret-123") || strings.Contains(out, "hello [redacted]") {
-		t.Error("an argument value reached the log")
+	for _, value := range []string{"secret-123", "hello [redacted]", "forbidden", "interceptor-private-words", "DONE"} {
+		if strings.Contains(out, value) {
+			t.Errorf("%q, a value or the interceptor's words, reached the log", value)
+		}
 	}
 }
 
