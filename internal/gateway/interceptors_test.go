@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -294,7 +295,8 @@ func TestInterceptorCredentialsAndClaims(t *testing.T) {
 // TestInterceptorFailures: a slow interceptor times out: fail-closed refuses the call with a
 // retryable error and the backend receives nothing, fail-open lets it through; a webhook
 // answering garbage fails closed; an Interceptor Server that crashes opens its circuit (calls
-// then fail fast without reaching it) and closes it again once it is back. The metrics name
+// then fail fast without reaching it) and closes it again once it is back; a call past an
+// interceptor's concurrency bound waits for a slot and is not sent while the slot is held. The metrics name
 // each interceptor, its results and the reasons.
 func TestInterceptorFailures(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha")
@@ -303,6 +305,16 @@ func TestInterceptorFailures(t *testing.T) {
 	garbage := intercepttest.StartWebhook(t, []intercepttest.Interceptor{{Name: "garbage", Type: intercept.TypeValidation, Handle: intercepttest.Allow()}})
 	garbage.SetGarbage(true)
 	crashy := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "crashy", Type: intercept.TypeValidation, Handle: intercepttest.Allow()}})
+	entered, release := make(chan struct{}, 2), make(chan struct{})
+	narrow := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "narrow", Type: intercept.TypeValidation,
+		Handle: func(_ context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+			entered <- struct{}{}
+			<-release
+			return intercepttest.Validation(inv, true, ""), nil
+		}}})
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before the server closes, which waits for its handlers
 	gw := startTestGateway(t, func(c *Config) {
 		c.Legacy.Enabled = true
 		closed := interceptorEntry("slow", slow.URL(), intercept.TypeValidation, []string{"echo"}, "request")
@@ -313,7 +325,9 @@ func TestInterceptorFailures(t *testing.T) {
 		hook.Webhook = true
 		crash := interceptorEntry("crashy", crashy.URL(), intercept.TypeValidation, []string{"progress"}, "request")
 		crash.Breaker.Failures, crash.Breaker.Cooldown = 2, 300*time.Millisecond
-		c.Interceptors = []InterceptorConfig{closed, open, hook, crash}
+		bound := interceptorEntry("narrow", narrow.URL(), intercept.TypeValidation, []string{"fail"}, "request")
+		bound.MaxConcurrent, bound.Timeout = 1, time.Minute
+		c.Interceptors = []InterceptorConfig{closed, open, hook, crash, bound}
 	}, alpha)
 	for _, era := range clientEras {
 		t.Run(era, func(t *testing.T) {
@@ -349,6 +363,28 @@ func TestInterceptorFailures(t *testing.T) {
 	}
 	crashy.SetCrashed(false)
 	waitFor(t, func() bool { return progress() == nil })
+
+	// maxConcurrent 1: while one invocation holds the slot, another call waits for it and is
+	// not sent; when its caller gives up, it is counted and nothing more happens.
+	held := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__fail"})
+		held <- err
+	}()
+	<-entered
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__fail"})
+	cancel()
+	if err == nil || len(narrow.Invocations()) != 1 {
+		t.Fatalf("past the concurrency bound: %v; %d invocations while the slot was held", err, len(narrow.Invocations()))
+	}
+	unblock()
+	if err := <-held; err != nil {
+		t.Fatalf("the call holding the slot: %v", err)
+	}
+	waitFor(t, func() bool {
+		return scrapeAdmin(t, gw).Has(`mcp_gateway_interceptor_errors_total{interceptor="narrow",reason="canceled"} 1`)
+	})
 	scrape = scrapeAdmin(t, gw)
 	for _, want := range []string{
 		`mcp_gateway_interceptor_circuit_state{interceptor="crashy"} 0`,
@@ -356,6 +392,7 @@ func TestInterceptorFailures(t *testing.T) {
 		`mcp_gateway_interceptor_errors_total{interceptor="slow-open",reason="timeout"} 2`,
 		`mcp_gateway_interceptor_errors_total{interceptor="garbage",reason="malformed"} 2`,
 		`mcp_gateway_interceptor_calls_total{interceptor="crashy",phase="request",result="allowed"} 1`,
+		`mcp_gateway_interceptor_calls_total{interceptor="narrow",phase="request",result="allowed"} 1`,
 	} {
 		if !scrape.Has(want) {
 			t.Errorf("the scrape lacks %s\n%s", want, scrape.Text())
