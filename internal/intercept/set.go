@@ -145,7 +145,7 @@ func newInterceptor(c Config, env *backend.Env) (*interceptor, error) {
 	}
 	ic := &interceptor{cfg: c, b: b, slots: make(chan struct{}, c.MaxConcurrent)}
 	if c.Webhook {
-		ic.t = webhookTransport{b: b, max: c.MaxResponseBytes}
+		ic.t = webhookTransport{b: b, max: c.MaxResponseBytes, now: env.Now}
 	} else {
 		ic.t = mcpTransport{b: b}
 	}

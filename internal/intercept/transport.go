@@ -79,10 +79,11 @@ func (t mcpTransport) invoke(ctx context.Context, params []byte, hdr http.Header
 type webhookTransport struct {
 	b   *backend.Backend
 	max int64
+	now func() time.Time // the Set's clock, which the backend's breaker reads too
 }
 
 func (t webhookTransport) invoke(ctx context.Context, params []byte, hdr http.Header) ([]byte, error) {
-	start := time.Now()
+	start := t.now()
 	out, err := t.post(ctx, params, hdr)
 	// The breaker and health learn of it as of an upstream's request.
 	t.b.Record(MethodInvoke, start, err)
