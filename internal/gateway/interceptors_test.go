@@ -253,11 +253,13 @@ func TestInterceptorConfirmsWhatIsForwarded(t *testing.T) {
 }
 
 // TestInterceptorCredentialsAndClaims: an interceptor is called with its own credentials, never
-// the caller's token, and learns only the claims the operator allows.
+// the caller's token, and learns only the claims the operator allows. The Interceptor Server
+// here speaks 2025-11-25, so the gateway reaches it through a session of its own.
 func TestInterceptorCredentialsAndClaims(t *testing.T) {
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
-	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.Allow()}})
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.Allow()}},
+		intercepttest.Legacy())
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
 		c.Legacy.Enabled = true
@@ -284,10 +286,14 @@ func TestInterceptorCredentialsAndClaims(t *testing.T) {
 				t.Fatalf("%s: context %s", era, inv.Context)
 			}
 		}
-		for _, h := range ics.Headers() {
+		hs := ics.Headers()
+		for _, h := range hs {
 			if got := h.Get("Authorization"); got != "Bearer interceptor-own-secret" || strings.Contains(got, tok) {
 				t.Fatalf("%s: the interceptor was sent Authorization %q", era, got)
 			}
+		}
+		if len(hs) == 0 || hs[len(hs)-1].Get("Mcp-Session-Id") == "" {
+			t.Fatalf("%s: the 2025-11-25 Interceptor Server was not reached through a session: %v", era, hs)
 		}
 	}
 }
