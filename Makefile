@@ -40,7 +40,12 @@ vet: govet lint
 govet:
 	$(GO) vet ./...
 
-lint: lint-tidy lint-imports lint-staticcheck
+lint: lint-gofmt lint-tidy lint-imports lint-staticcheck
+
+# Every Go file is as gofmt writes it (the files that are not are listed).
+lint-gofmt:
+	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))"; \
+	  if [ -n "$$out" ]; then echo "not gofmt'ed:"; echo "$$out"; exit 1; fi
 
 # go.mod and go.sum are exactly what `go mod tidy` writes (the diff is printed
 # otherwise): direct requirements marked as such, no stale or missing sums.

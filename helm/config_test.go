@@ -61,7 +61,7 @@ type gatewayConfig struct {
 		SessionTTL           duration `yaml:"sessionTTL"`
 		RequireSession       bool     `yaml:"requireSession"`
 		GetStream            bool     `yaml:"getStream"`
-		BridgeTimeout        duration `yaml:"bridgeTimeout"`
+		AskTimeout           duration `yaml:"askTimeout"`
 		MaxRounds            int      `yaml:"maxRounds"`
 		MaxPendingPerSession int      `yaml:"maxPendingPerSession"`
 	} `yaml:"legacy"`

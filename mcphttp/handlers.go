@@ -91,6 +91,14 @@ func (x *request) resolve(kind upstreams.Kind, name string) error {
 		// Refused, never forwarded: the policy and the backend could read it differently.
 		return invalidParams("Invalid params: " + strings.TrimPrefix(err.Error(), "upstreams: "))
 	}
+	if x.in.req.Method == upstreams.MethodToolsCall && x.s.backends.AppsEnabled() {
+		// MCP Apps: app-only tools and the backends' own names an app calls (apps.go). From
+		// here on name is the namespaced name, whatever the client sent.
+		target, name, err = x.appRoute(name, target, err)
+		if err != nil {
+			return err
+		}
+	}
 	if err != nil {
 		return errUnknownName(kindNoun(kind))
 	}

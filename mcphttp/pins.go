@@ -50,6 +50,9 @@ func (x *request) checkPin(target upstreams.Target) error {
 		if tmpl != "" {
 			x.route.pinItem = s.backends.Namespaced(upstreams.KindResource, upstreams.Target{Upstream: target.Upstream, Name: tmpl})
 		}
+		if !complete {
+			x.route.uiReadPin = s.backends.UIReadPin(target.Upstream, target.Name)
+		}
 	} else {
 		v, err = s.backends.PinVerdict(x.ctx, q, m, target)
 	}

@@ -54,7 +54,7 @@ var stages = [...]stage{
 	{"unrouted", stageUnrouted, true,
 		"exit: lists, server/discover and subscriptions/listen are not routed to one backend: they filter by policy and fan out or listen in their handlers"},
 	{"route", stageRoute, true,
-		"the namespaced name or URI to (backend, backend-side name), since policy is written in backend terms"},
+		"the namespaced name or URI to (backend, backend-side name), since policy is written in backend terms; an MCP App's call by its backend's own tool name becomes the namespaced tool here, so every later stage sees only that"},
 	{"authorize", stageAuthorize, true,
 		"allow, step-up or hidden for this caller and target; needs the principal and the route"},
 	{"pin", stagePin, true,

@@ -68,6 +68,13 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 			}
 			result = release
 		}
+		// After the interceptors: a UI resource's pinned _meta.ui is checked on what the client
+		// receives, a mutated result included.
+		if x.route.uiReadPin != nil {
+			if err := x.checkUIRead(result); err != nil {
+				return "", err
+			}
+		}
 		// The stream has decoded the message already and hands over its result, which the
 		// answer borrows; a round trip's state is sealed first.
 		result, outcome, err := x.s.confirm.mrtrOut(x, result)

@@ -43,8 +43,8 @@ func recorderSchema(t *testing.T) schema {
 	touchEverything(r)
 	r.LegacySession(LegacySessionOpened)
 	r.LegacyRequest("tools/call", outcome.OK)
-	r.LegacyBridge(BridgeKindConfirm, BridgeAnswered)
-	r.LegacyPending(1)
+	r.LegacyAsk(AskKindConfirm, AskAnswered)
+	r.LegacyAsksPending(1)
 	if _, err := NewApproval(reg); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func recorderSchema(t *testing.T) schema {
 func closedValues() map[string][]string {
 	return map[string][]string{
 		"method":  append(LegacyMethods(), Other),
-		"outcome": append(append(Outcomes(), BridgeOutcomes()...), Other),
+		"outcome": append(append(Outcomes(), AskOutcomes()...), Other),
 		"reason": append(append(append(AuthReasons(), RejectReasons()...), approval.RefusalReasons()...),
 			ReasonNone, Other),
 		"decision": append(append(Decisions(), RateDecisions()...),
@@ -86,7 +86,7 @@ func closedValues() map[string][]string {
 		"result": append([]string{cacheHit, cacheMiss, "ok", "failed", Other}, ReloadResults()...),
 		"op":     append(RedisOps(), Other),
 		"cause":  append(DropCauses(), Other),
-		"kind":   append(BridgeKinds(), Other),
+		"kind":   append(AskKinds(), Other),
 		"list":   {listFull, listSent, Other},
 		"class":  append(PinClasses(), Other),
 		"action": append(PinActions(), Other),

@@ -7,17 +7,17 @@ import "testing"
 // Recorder ignores both.
 func TestLegacyBridgeSeries(t *testing.T) {
 	r, reg := newTestRecorder(t, Options{})
-	for _, name := range LegacyBridgeMetricNames() {
+	for _, name := range LegacyAskMetricNames() {
 		if got := series(t, reg, name); len(got) != 0 {
 			t.Errorf("%s exported before the bridge was used: %v", name, got)
 		}
 	}
-	r.LegacyBridge(BridgeKindConfirm, BridgeAnswered)
-	r.LegacyBridge(BridgeKindConfirm, BridgeAnswered)
-	r.LegacyBridge("tasks/get", "exploded")
-	r.LegacyPending(3)
-	r.LegacyPending(-1)
-	got := series(t, reg, NameLegacyBridge)
+	r.LegacyAsk(AskKindConfirm, AskAnswered)
+	r.LegacyAsk(AskKindConfirm, AskAnswered)
+	r.LegacyAsk("tasks/get", "exploded")
+	r.LegacyAsksPending(3)
+	r.LegacyAsksPending(-1)
+	got := series(t, reg, NameLegacyAsks)
 	want := map[string]float64{
 		`{kind="confirm",outcome="answered"}`: 2,
 		`{kind="_other",outcome="_other"}`:    1,
@@ -30,10 +30,10 @@ func TestLegacyBridgeSeries(t *testing.T) {
 			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
 		}
 	}
-	if g := series(t, reg, NameLegacyPending)[`{}`]; g != 2 {
+	if g := series(t, reg, NameLegacyAsksPending)[`{}`]; g != 2 {
 		t.Errorf("pending = %v, want 2", g)
 	}
 	var nilRec *Recorder
-	nilRec.LegacyBridge(BridgeKindRoots, BridgeLost)
-	nilRec.LegacyPending(1)
+	nilRec.LegacyAsk(AskKindRoots, AskLost)
+	nilRec.LegacyAsksPending(1)
 }

@@ -36,7 +36,7 @@ func LegacyMethods() []string {
 
 // LegacyMetricNames returns the names of the metrics of pre-2026 clients.
 func LegacyMetricNames() []string {
-	return append([]string{NameLegacySessions, NameLegacyRequests}, LegacyBridgeMetricNames()...)
+	return append([]string{NameLegacySessions, NameLegacyRequests}, LegacyAskMetricNames()...)
 }
 
 type legacyMetrics struct {

@@ -56,7 +56,7 @@ func DurationBuckets() []float64 {
 
 // ClientWaitBuckets returns the buckets of the client-wait histogram, in
 // seconds: from a client that answers at once to a person who takes the
-// bridge's whole default timeout (10 minutes).
+// whole default legacy.askTimeout (10 minutes).
 func ClientWaitBuckets() []float64 {
 	return []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
 }
@@ -71,8 +71,8 @@ type Recorder struct {
 	methods, outcomes, upstreams, authReasons, decisions closedSet
 	events, mrtrReasons, rateDecisions, cacheResults     closedSet
 	redisOps, dropCauses                                 closedSet
-	// legacy counts the requests bridged to pre-2026 clients (legacy.go).
-	legacy *legacyBridge
+	// legacy counts the asks written to pre-2026 clients (legacy.go).
+	legacy *legacyAsks
 
 	requests         *table[prometheus.Counter]  // method × outcome
 	requestDuration  *table[prometheus.Observer] // method
@@ -127,7 +127,7 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 	r.tools = newToolCalls(r.newCounterVec(&cs, NameToolCalls,
 		"Tool calls by upstream, upstream tool name (allowlisted) and outcome.",
 		labelUpstream, labelTool, "outcome"), opts.Upstreams, r.outcomes, opts.maxTools())
-	r.legacy = r.newLegacyBridge(&cs)
+	r.legacy = r.newLegacyAsks(&cs)
 	if err := registerAll(reg, cs); err != nil {
 		return nil, err
 	}

@@ -93,6 +93,21 @@ type Config struct {
 	// RelayCapabilities names the backends' extensions and experimental capabilities the merged
 	// server/discover passes on; none by default.
 	RelayCapabilities RelayCapabilities `yaml:"relayCapabilities"`
+	// Apps is the gateway's handling of MCP Apps (SEP-1865, docs/apps.md).
+	Apps AppsConfig `yaml:"apps"`
+}
+
+// AppsConfig is the gateway's handling of MCP Apps (SEP-1865): backends whose tools render an
+// interactive UI (a ui:// resource) in the host. Their ui:// URIs are namespaced and their
+// _meta.ui passed on whether or not it is enabled.
+type AppsConfig struct {
+	// Enabled makes the gateway act on the tools' _meta.ui.visibility: a tool only an app may
+	// call (visibility ["app"]) is left out of tools/list, tool search and tool sets and refused
+	// when called by its namespaced name, and a tools/call naming a backend's own tool, as an app
+	// calls it, is routed to the one backend serving apps that has that tool (refused when two
+	// have it). Off (the default): visibility passes to the host untouched, the host hides
+	// app-only tools itself, and a backend's own tool names are unknown, as before.
+	Enabled bool `yaml:"enabled"`
 }
 
 // NamespaceConfig says how names are made unique across backends.

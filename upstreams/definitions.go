@@ -3,8 +3,9 @@ package upstreams
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
-	"github.com/mcp-gateway/gateway/upstreams/catalog"
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // Definitions is what one backend itself publishes about its tools, prompts and resource
@@ -16,6 +17,9 @@ type Definitions struct {
 	// Tools, Prompts and ResourceTemplates are the items of the complete lists, in the
 	// backend's order. A list the backend does not implement (-32601) is empty.
 	Tools, Prompts, ResourceTemplates []json.RawMessage
+	// UIResources are the MCP Apps UI resources (ui:// URIs) of its resources list, in its
+	// order: the only resources pinned (pins.KindUIResource).
+	UIResources []json.RawMessage
 }
 
 // Definitions fetches upstream's instructions and its complete tools, prompts and resource
@@ -39,10 +43,21 @@ func (r *Registry) Definitions(ctx context.Context, upstream string) (*Definitio
 		{MethodToolsList, &out.Tools},
 		{MethodPromptsList, &out.Prompts},
 		{MethodResourceTemplates, &out.ResourceTemplates},
+		{MethodResourcesList, &out.UIResources},
 	} {
-		if *l.dst, err = catalog.RawList(ctx, b, l.method); err != nil {
+		if *l.dst, err = r.catalog.RawList(ctx, b, l.method); err != nil {
 			return nil, err
 		}
 	}
+	out.UIResources = slices.DeleteFunc(out.UIResources, func(item json.RawMessage) bool {
+		var r struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(item, &r) != nil {
+			return false // kept: pinning it reports why it cannot be pinned
+		}
+		n, err := names.NormalizeResource(r.URI)
+		return err != nil || !names.IsUIResource(n)
+	})
 	return out, nil
 }

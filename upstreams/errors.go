@@ -20,6 +20,9 @@ var (
 	// ErrBadURI: a resource URI (or URI template) a client sent is ambiguous or malformed (see
 	// internal/resuri); it is refused with -32602 and never forwarded.
 	ErrBadURI = names.ErrBadURI
+	// ErrAmbiguousAppName: a tools/call named a backend's own tool, as an MCP App does, that
+	// more than one backend serving apps has; refused with -32602, never forwarded.
+	ErrAmbiguousAppName = catalog.ErrAmbiguousAppName
 	// ErrBadCursor: a list cursor does not open, belongs to another method, or to a list that
 	// has changed since (docs/protocol.md §5.1: a bad cursor is -32602).
 	ErrBadCursor = catalog.ErrBadCursor

@@ -71,8 +71,30 @@ func (r *Registry) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target T
 	return r.catalog.ToolHeaders(ctx, q, target)
 }
 
+// AppsEnabled reports whether the gateway enforces MCP Apps' tool visibility and resolves the
+// backends' own tool names an app calls (Config.Apps).
+func (r *Registry) AppsEnabled() bool { return r.apps }
+
+// ModelHidden reports whether target's tool leaves "model" out of its MCP Apps visibility, from
+// its backend's tools/list; see catalog.Catalog.ModelHidden.
+func (r *Registry) ModelHidden(ctx context.Context, q *ToolHeaderQuery, target Target) (bool, error) {
+	return r.catalog.ModelHidden(ctx, q, target)
+}
+
+// ResolveAppName resolves a backend's own tool name as an MCP App calls it to the one backend
+// serving apps that has it; see catalog.Catalog.ResolveAppName.
+func (r *Registry) ResolveAppName(ctx context.Context, q *ToolHeaderQuery, name string) (Target, error) {
+	return r.catalog.ResolveAppName(ctx, q, name)
+}
+
 // PinsEnabled reports whether upstream's definitions are pinned.
 func (r *Registry) PinsEnabled(upstream string) bool { return r.catalog.PinsEnabled(upstream) }
+
+// UIReadPin returns what a read of upstream's pinned MCP App UI resource uri is held to; see
+// catalog.Catalog.UIReadPin.
+func (r *Registry) UIReadPin(upstream, uri string) *pins.UIReadPin {
+	return r.catalog.UIReadPin(upstream, uri)
+}
 
 // PinGuard returns the guard the lists are checked with (nil when pinning is off), for the
 // admin endpoint.

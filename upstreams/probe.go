@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/mcp-gateway/gateway/internal/era"
-	"github.com/mcp-gateway/gateway/upstreams/catalog"
 )
 
 // Probe is what one backend answered when the operator checked it (gateway check-config
@@ -32,7 +31,7 @@ func (r *Registry) Probe(ctx context.Context, upstream string) (*Probe, error) {
 		return nil, err
 	}
 	p := &Probe{Modern: b.Era() != era.Legacy, Protocol: b.Protocol()}
-	tools, err := catalog.RawList(ctx, b, MethodToolsList)
+	tools, err := r.catalog.RawList(ctx, b, MethodToolsList)
 	if err != nil {
 		return p, err
 	}

@@ -79,6 +79,7 @@ type Registry struct {
 	healthInterval time.Duration
 	kick           chan struct{}
 	results        *bodyread.Budget // responses being relayed (backend.Stream)
+	apps           bool             // Config.Apps.Enabled
 	closeOnce      sync.Once
 }
 
@@ -97,6 +98,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		onListChanged:  opts.OnListChanged,
 		now:            opts.Clock,
 		relay:          cfg.RelayCapabilities,
+		apps:           cfg.Apps.Enabled,
 		healthInterval: orDuration(cfg.HealthInterval, DefaultHealthInterval),
 		kick:           make(chan struct{}, 1),
 		results:        bodyread.NewBudget(orInt64(opts.MaxResultBytesInFlight, DefaultMaxResultBytesInFlight)),
@@ -108,7 +110,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		r.now = time.Now
 	}
 	env := &backend.Env{Log: r.log, Now: r.now, Names: r.ns, Results: r.results, Kick: r.kick, UserAgent: opts.UserAgent,
-		Transport: opts.Transport, Observe: opts.Observe, CircuitState: opts.CircuitState, OnHealth: opts.OnHealth}
+		Transport: opts.Transport, Observe: opts.Observe, CircuitState: opts.CircuitState, OnHealth: opts.OnHealth, Apps: cfg.Apps.Enabled}
 	for _, uc := range cfg.Upstreams {
 		b, err := backend.New(uc, env)
 		if err != nil {
@@ -123,7 +125,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		}
 	}
 	r.catalog = catalog.New(r.backends, r.ns, catalog.Options{Cursors: opts.Cursors, PageSize: cfg.PageSize, Cache: cfg.Cache,
-		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, Pins: opts.Pins})
+		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, Pins: opts.Pins, Apps: cfg.Apps.Enabled})
 	r.listens = r.listenSource()
 	return r, nil
 }

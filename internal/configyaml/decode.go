@@ -239,6 +239,9 @@ func pairs(n *yaml.Node) [][2]*yaml.Node {
 func (w *walker) unknownHint(key string, fields []Field) string {
 	keys := make([]string, len(fields))
 	for i, f := range fields {
+		if f.Was != "" && f.Was == key {
+			return fmt.Sprintf(" (renamed: write %q)", f.Key)
+		}
 		keys[i] = f.Key
 	}
 	if n := Nearest(key, keys); n != "" {

@@ -32,6 +32,7 @@ type doc struct {
 	Server struct {
 		Listen string `yaml:"listen"`
 		Port   int    `yaml:"port"`
+		Bind   string `yaml:"bind" was:"address"`
 	} `yaml:"server"`
 	Entries []entry  `yaml:"entries"`
 	Ratio   float64  `yaml:"ratio"`
@@ -73,6 +74,7 @@ func TestDecode(t *testing.T) {
 			[]string{`04:entries[1].ulr: unknown key (did you mean "url"?)`}},
 		{"typo of an inlined key", "entries: [{timeot: 1s}]\n", []string{`01:entries[0].timeot: unknown key (did you mean "timeout"?)`}},
 		{"case", "Server: {}\n", []string{`01:Server: unknown key (did you mean "server"?)`}},
+		{"renamed", "server: {address: x}\n", []string{`01:server.address: unknown key (renamed: write "bind")`}},
 		{"wrong level", "listen: x\n", []string{`01:listen: unknown key here (did you mean server.listen?)`}},
 		{"no suggestion", "zzzzzz: 1\n", []string{`01:zzzzzz: unknown key; expected one of: server, entries, ratio, on, ptr, tags`}},
 		{"hidden field is unknown", "entries: [{hidden: x}]\n", []string{`01:entries[0].hidden: unknown key; expected one of: timeout, name, url, headers`}},

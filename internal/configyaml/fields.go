@@ -30,6 +30,9 @@ type Field struct {
 	// Index is the field's index sequence in the struct Fields was given, through inlined
 	// structs (reflect.Value.FieldByIndex).
 	Index []int
+	// Was is the key's former name (the field's `was` tag), which a file may still use: it is
+	// refused with a pointer to the new one rather than as an unknown key.
+	Was string
 }
 
 // Fields lists the keys of a mapping read into struct type t, in declaration order, inlined
@@ -67,7 +70,7 @@ func Fields(t reflect.Type) []Field {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		out = append(out, Field{Key: name, Type: f.Type, Owner: t, GoName: f.Name, Index: index})
+		out = append(out, Field{Key: name, Type: f.Type, Owner: t, GoName: f.Name, Index: index, Was: f.Tag.Get("was")})
 	}
 	return out
 }

@@ -59,7 +59,7 @@ func TestLegacyDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := pre2026.Config{Enabled: true, Versions: []string{"2025-11-25", "2025-06-18"}, SessionTTL: 24 * time.Hour,
-		GetStream: true, BridgeTimeout: 10 * time.Minute, MaxRounds: 10, MaxPendingPerSession: 8, MaxPendingPerCaller: 32}
+		GetStream: true, AskTimeout: 10 * time.Minute, MaxRounds: 10, MaxPendingPerSession: 8, MaxPendingPerCaller: 32}
 	if got := c.Legacy; !reflect.DeepEqual(got, want) {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}

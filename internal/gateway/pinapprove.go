@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -206,7 +207,7 @@ type itemRef struct {
 	key  string
 }
 
-// parseItems reads --item values: tool/NAME, prompt/NAME, resourceTemplate/URI or
+// parseItems reads --item values: tool/NAME, prompt/NAME, resourceTemplate/URI, uiResource/URI or
 // instructions. None: nil (the whole backend).
 func parseItems(items []string) (map[itemRef]bool, error) {
 	if len(items) == 0 {
@@ -219,8 +220,8 @@ func parseItems(items []string) (map[itemRef]bool, error) {
 			continue
 		}
 		kind, key, ok := strings.Cut(it, "/")
-		if !ok || key == "" || (pins.Kind(kind) != pins.KindTool && pins.Kind(kind) != pins.KindPrompt && pins.Kind(kind) != pins.KindResourceTemplate) {
-			return nil, fmt.Errorf("pins approve: --item %q: want tool/NAME, prompt/NAME, resourceTemplate/URI or instructions", it)
+		if !ok || key == "" || pins.Kind(kind) == pins.KindInstructions || !slices.Contains(pins.Kinds, pins.Kind(kind)) {
+			return nil, fmt.Errorf("pins approve: --item %q: want tool/NAME, prompt/NAME, resourceTemplate/URI, uiResource/URI or instructions", it)
 		}
 		out[itemRef{pins.Kind(kind), key}] = true
 	}

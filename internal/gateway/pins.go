@@ -20,7 +20,7 @@ const pinsUsage = `usage: gateway pins <write|diff|approve|reseal> [flags]
   diff     fetch them again and print what changed since the lock file (--pins), classified;
            exit status 3 when anything drifted
   approve  trust-on-first-use backends: pin in the shared store what --backend NAME lists now,
-           the items named by --item tool/NAME, prompt/NAME, resourceTemplate/URI or
+           the items named by --item tool/NAME, prompt/NAME, resourceTemplate/URI, uiResource/URI or
            instructions (repeatable), or without --item its whole lists
   reseal   seal every trust-on-first-use record again under the newest of mrtr.keys
 
@@ -174,6 +174,7 @@ func fetchPins(ctx context.Context, cfg *Config, getenv func(string) string, onl
 			items []json.RawMessage
 		}{
 			{pins.KindTool, defs.Tools}, {pins.KindPrompt, defs.Prompts}, {pins.KindResourceTemplate, defs.ResourceTemplates},
+			{pins.KindUIResource, defs.UIResources},
 		} {
 			if err := lock.AddItems(u.Name, l.kind, l.items); err != nil {
 				errs = append(errs, err)

@@ -18,15 +18,16 @@ type Message struct {
 	Params json.RawMessage
 	Result json.RawMessage
 	Error  *Error
-	// noURIKey: DecodeMessage found no object member named "uri" in the message.
+	// noURIKey: DecodeMessage found no object member named "uri", "resourceUri" or
+	// "ui/resourceUri" in the message.
 	noURIKey bool
 }
 
 // IsResponse reports whether m is a response (success or error).
 func (m *Message) IsResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
 
-// MayHaveURIKey reports whether an object anywhere in m may have a member named "uri", its
-// escapes decoded (so "\u0075ri" is one, as for every client's decoder): false only when
+// MayHaveURIKey reports whether an object anywhere in m may have a member named "uri" (or, for
+// MCP Apps, "resourceUri" or "ui/resourceUri"), its escapes decoded (so "\u0075ri" is one, as for every client's decoder): false only when
 // DecodeMessage read m and found none. It is what lets a result that names no resource be
 // relayed without another pass over it. A Message built any other way answers true, so work
 // skipped on false is never skipped wrongly. The answer is about the message DecodeMessage read:

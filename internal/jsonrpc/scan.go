@@ -85,7 +85,7 @@ func scanStrict(data []byte, lim Limits) error {
 }
 
 // scan is Scan (scanStrict with fold) that also reports whether some object has a member named
-// "uri", escapes decoded: the scan decodes every key anyway, so DecodeMessage learns it without
+// "uri" (or another isURIKey), escapes decoded: the scan decodes every key anyway, so DecodeMessage learns it without
 // another pass (see Message.MayHaveURIKey).
 func scan(data []byte, lim Limits, fold bool) (uriKey bool, err error) {
 	s := scanner{data: data, lim: lim.withDefaults(), fold: fold}
@@ -99,6 +99,17 @@ func scan(data []byte, lim Limits, fold bool) (uriKey bool, err error) {
 	return s.uriKey, nil
 }
 
+// isURIKey reports whether a member named key holds a resource URI a gateway may have to
+// rewrite: "uri" (resources, resource links, embedded resources) and, for MCP Apps (SEP-1865),
+// "resourceUri" (_meta.ui.resourceUri) and the deprecated flat "ui/resourceUri".
+func isURIKey(key []byte) bool {
+	switch string(key) {
+	case "uri", "resourceUri", "ui/resourceUri":
+		return true
+	}
+	return false
+}
+
 type scanner struct {
 	data []byte
 	lim  Limits
@@ -107,7 +118,8 @@ type scanner struct {
 	trusted bool
 	// fold also refuses keys of one object that are equal under folding (FoldKey).
 	fold bool
-	// uriKey is set once an object with a member named "uri" has been seen (not when trusted).
+	// uriKey is set once an object with a member isURIKey names has been seen (not when
+	// trusted).
 	uriKey bool
 }
 
@@ -203,7 +215,7 @@ func (s *scanner) object(i, depth int) (int, error) {
 			if escaped {
 				key = unescapeKey(key)
 			}
-			s.uriKey = s.uriKey || string(key) == "uri"
+			s.uriKey = s.uriKey || isURIKey(key)
 			if key, prev, dup := seen.add(key, s.fold); dup {
 				if prev != "" && prev != key {
 					return start, &ScanError{Err: ErrFoldedKey, Offset: start, Key: key, Prev: prev, Depth: depth}

@@ -19,6 +19,11 @@ func TestMayHaveURIKey(t *testing.T) {
 		{`{"content":[{"type":"text","text":"\"uri\":\"a:b\""}]}`, false},
 		{`{"content":[{"type":"resource_link","URI":"a:b","\u0055ri":"c","uri ":"d","ur":"e"}]}`, false},
 		{`{"content":[{"type":"resource_link","\u0075rl":"a:b"}]}`, false},
+		// MCP Apps: a tool result's _meta.ui.resourceUri, and the deprecated flat key.
+		{`{"content":[],"_meta":{"ui":{"resourceUri":"ui://a"}}}`, true},
+		{`{"content":[],"_meta":{"ui":{"resourceUr\u0069":"ui://a"}}}`, true},
+		{`{"content":[],"_meta":{"ui/resourceUri":"ui://a"}}`, true},
+		{`{"content":[],"_meta":{"ui":{"ResourceUri":"ui://a","resourceURI":"b"}}}`, false},
 	} {
 		m, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":`+tt.result+`}`), Limits{})
 		if err != nil {

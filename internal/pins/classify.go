@@ -47,6 +47,11 @@ const (
 	// ClassOpenWorldHintSet: annotations.openWorldHint went from false to true (the default):
 	// the tool now says it reaches beyond the closed set of things that were approved.
 	ClassOpenWorldHintSet Class = "open-world-hint-set"
+	// ClassUIChanged: the MCP App part of the definition differs (SEP-1865): _meta.ui of a tool
+	// or resource template (the UI resource it renders, who may call it, and a template's CSP
+	// domains, permissions and sandbox domain) or the deprecated _meta["ui/resourceUri"]. The
+	// app may now load other code, reach other origins or be offered to the model.
+	ClassUIChanged Class = "ui-changed"
 	// ClassAnnotationsChanged: annotations differ in any way (the dangerous directions above
 	// are reported in addition).
 	ClassAnnotationsChanged Class = "annotations-changed"
@@ -66,7 +71,7 @@ const (
 // AllClasses lists every Class in a fixed order, the most severe first.
 var AllClasses = []Class{
 	ClassNew, ClassRemoved, ClassUnverified, ClassShadows, ClassInvisible, ClassInputSchemaWidened, ClassInputSchemaNarrowed,
-	ClassDestructiveHintCleared, ClassReadOnlyHintSet, ClassIdempotentHintSet, ClassOpenWorldHintSet,
+	ClassDestructiveHintCleared, ClassReadOnlyHintSet, ClassIdempotentHintSet, ClassOpenWorldHintSet, ClassUIChanged,
 	ClassAnnotationsChanged, ClassTextChanged, ClassOutputSchemaChanged, ClassIconsChanged, ClassOtherChanged,
 }
 
@@ -154,7 +159,7 @@ func Classify(pinned, current *Definition) Set {
 
 // delta accumulates what a comparison found.
 type delta struct {
-	widened, narrowed, text, output, icons, other             bool
+	widened, narrowed, text, output, icons, other, ui         bool
 	annotations, destructive, readOnly, idempotent, openWorld bool
 }
 
@@ -168,6 +173,7 @@ func (d *delta) set() Set {
 		{d.output, ClassOutputSchemaChanged}, {d.icons, ClassIconsChanged}, {d.other, ClassOtherChanged},
 		{d.annotations, ClassAnnotationsChanged}, {d.destructive, ClassDestructiveHintCleared},
 		{d.readOnly, ClassReadOnlyHintSet}, {d.idempotent, ClassIdempotentHintSet}, {d.openWorld, ClassOpenWorldHintSet},
+		{d.ui, ClassUIChanged},
 	} {
 		if x.on {
 			s = s.Add(x.c)
@@ -177,6 +183,9 @@ func (d *delta) set() Set {
 }
 
 func (d *delta) item(kind Kind, o, n map[string]any) {
+	if uiMetaKinds[kind] && !reflect.DeepEqual(o["_meta"], n["_meta"]) {
+		d.ui = true // only its MCP App members are covered (uiMeta)
+	}
 	for _, f := range coveredFields[kind] {
 		ov, oin := o[f]
 		nv, nin := n[f]
@@ -187,8 +196,8 @@ func (d *delta) item(kind Kind, o, n map[string]any) {
 		case "title", "description":
 			d.text = true
 		case "name":
-			if kind == KindResourceTemplate {
-				d.text = true // a template's name is its display name
+			if kind == KindResourceTemplate || kind == KindUIResource {
+				d.text = true // a template's or resource's name is its display name
 			} else {
 				d.other = true
 			}

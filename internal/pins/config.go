@@ -69,6 +69,7 @@ var DefaultActions = map[Class]Action{
 	ClassReadOnlyHintSet:        ActionBlock,
 	ClassIdempotentHintSet:      ActionBlock,
 	ClassOpenWorldHintSet:       ActionBlock,
+	ClassUIChanged:              ActionBlock,
 	ClassAnnotationsChanged:     ActionLog,
 	ClassTextChanged:            ActionConfirm,
 	ClassOutputSchemaChanged:    ActionConfirm,

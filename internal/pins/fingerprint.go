@@ -16,10 +16,15 @@ const (
 	KindPrompt           Kind = "prompt"
 	KindResourceTemplate Kind = "resourceTemplate"
 	KindInstructions     Kind = "instructions"
+	// KindUIResource is an MCP App's UI resource (a resources/list entry whose URI starts with
+	// ui://): the host renders its HTML in a sandbox built from its _meta.ui (CSP domains,
+	// permissions, sandbox domain), so those are instructions to the host. Other resources are
+	// data and are not pinned.
+	KindUIResource Kind = "uiResource"
 )
 
 // Kinds lists every Kind in the order the lock file and the diff print them.
-var Kinds = []Kind{KindInstructions, KindTool, KindPrompt, KindResourceTemplate}
+var Kinds = []Kind{KindInstructions, KindTool, KindPrompt, KindResourceTemplate, KindUIResource}
 
 // coveredFields are the members of a listed definition that a fingerprint covers, per kind:
 // exactly what the MCP specification defines as the item's own description for the model and
@@ -36,8 +41,10 @@ var Kinds = []Kind{KindInstructions, KindTool, KindPrompt, KindResourceTemplate}
 //     (trace context, SDK or vendor extensions, values a gateway or proxy adds or rewrites on
 //     the way). Backends and intermediaries change it without changing what the item is, so
 //     covering it would make pins drift on every such change and train operators to re-pin
-//     without reading. The flip side: a client that renders or obeys something from _meta
-//     (an app's UI template, for instance) is not protected by the pin.
+//     without reading. Except MCP Apps' members (uiMetaKeys), which hosts obey: a tool's or
+//     resource template's _meta.ui and the deprecated flat _meta["ui/resourceUri"] are covered
+//     as a "_meta" member holding only them, present only when the item has one, so the
+//     fingerprint of every item without them is what it always was.
 //   - any member the specification does not define: it is not part of the contract a client
 //     interprets, and an unknown member added by a newer protocol version must not make every
 //     pin drift at once. Adding it here is a deliberate, reviewed change of the fingerprint.
@@ -48,6 +55,33 @@ var coveredFields = map[Kind][]string{
 	KindTool:             {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons"},
 	KindPrompt:           {"name", "title", "description", "arguments", "icons"},
 	KindResourceTemplate: {"uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons"},
+	KindUIResource:       {"uri", "name", "title", "description", "mimeType", "annotations", "icons"},
+}
+
+// uiMetaKeys are the members of _meta a fingerprint covers (MCP Apps, SEP-1865, ext-apps
+// specification 2026-01-26): _meta.ui (a tool's resourceUri and visibility; a UI resource's or
+// resource template's csp, permissions, domain and prefersBorder) and the deprecated flat
+// "ui/resourceUri". Hosts act on them: which HTML they render, which origins it may reach, who
+// may call the tool.
+var uiMetaKeys = []string{"ui", "ui/resourceUri"}
+
+// uiMetaKinds are the kinds whose fingerprint covers uiMetaKeys.
+var uiMetaKinds = map[Kind]bool{KindTool: true, KindResourceTemplate: true, KindUIResource: true}
+
+// uiMeta projects a _meta value onto uiMetaKeys; nil when it holds none of them (or is not an
+// object).
+func uiMeta(meta any) map[string]any {
+	m, _ := meta.(map[string]any)
+	var out map[string]any
+	for _, k := range uiMetaKeys {
+		if v, ok := m[k]; ok {
+			if out == nil {
+				out = make(map[string]any, len(uiMetaKeys))
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // CoveredFields returns the members a fingerprint of kind covers (nil for instructions, which
@@ -58,8 +92,11 @@ func CoveredFields(kind Kind) []string {
 
 // keyField is the member that identifies an item of kind within its backend's list.
 func keyField(kind Kind) string {
-	if kind == KindResourceTemplate {
+	switch kind {
+	case KindResourceTemplate:
 		return "uriTemplate"
+	case KindUIResource:
+		return "uri"
 	}
 	return "name"
 }
@@ -103,11 +140,14 @@ func FromJSON(kind Kind, item json.RawMessage) (*Definition, error) {
 	if key == "" {
 		return nil, fmt.Errorf("pins: %s definition has no %s", kind, keyField(kind))
 	}
-	proj := make(map[string]any, len(fields))
+	proj := make(map[string]any, len(fields)+1)
 	for _, f := range fields {
 		if fv, ok := obj[f]; ok {
 			proj[f] = fv
 		}
+	}
+	if m := uiMeta(obj["_meta"]); m != nil && uiMetaKinds[kind] {
+		proj["_meta"] = m
 	}
 	return newDefinition(kind, key, proj)
 }
@@ -170,7 +210,13 @@ func FromCanonical(kind Kind, key string, canonical []byte) (*Definition, error)
 	for _, f := range fields {
 		allowed[f] = true
 	}
-	for k := range obj {
+	for k, v := range obj {
+		if k == "_meta" && uiMetaKinds[kind] {
+			if m, ok := v.(map[string]any); !ok || len(m) == 0 || len(uiMeta(m)) != len(m) {
+				return nil, fmt.Errorf("pins: %s _meta holds members a fingerprint does not cover", kind)
+			}
+			continue
+		}
 		if !allowed[k] {
 			return nil, fmt.Errorf("pins: member %q is not covered by a %s fingerprint", k, kind)
 		}

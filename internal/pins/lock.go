@@ -30,7 +30,8 @@ type Lock struct {
 type BackendPins struct {
 	// Instructions is the pinned server instructions, nil if the backend had none.
 	Instructions *Definition
-	// Items maps KindTool, KindPrompt and KindResourceTemplate to the pinned items by key.
+	// Items maps KindTool, KindPrompt, KindResourceTemplate and KindUIResource to the pinned items
+	// by key.
 	Items map[Kind]map[string]*Definition
 }
 
@@ -117,7 +118,8 @@ func (l *Lock) Names() []string {
 }
 
 // lockSection is the YAML member of each kind in a backend's section.
-var lockSection = map[Kind]string{KindTool: "tools", KindPrompt: "prompts", KindResourceTemplate: "resourceTemplates"}
+var lockSection = map[Kind]string{KindTool: "tools", KindPrompt: "prompts", KindResourceTemplate: "resourceTemplates",
+	KindUIResource: "uiResources"}
 
 // The file form, for the loader only: unknown members are refused.
 type (
@@ -130,6 +132,7 @@ type (
 		Tools             map[string]lockEntry `yaml:"tools"`
 		Prompts           map[string]lockEntry `yaml:"prompts"`
 		ResourceTemplates map[string]lockEntry `yaml:"resourceTemplates"`
+		UIResources       map[string]lockEntry `yaml:"uiResources"`
 	}
 	lockEntry struct {
 		Fingerprint string `yaml:"fingerprint"`
@@ -202,15 +205,17 @@ func ParseLock(data []byte) (*Lock, error) {
 				b.Instructions = d
 			}
 		}
-		for _, kind := range []Kind{KindTool, KindPrompt, KindResourceTemplate} {
+		for _, kind := range []Kind{KindTool, KindPrompt, KindResourceTemplate, KindUIResource} {
 			var m map[string]lockEntry
 			switch kind {
 			case KindTool:
 				m = lb.Tools
 			case KindPrompt:
 				m = lb.Prompts
-			default:
+			case KindResourceTemplate:
 				m = lb.ResourceTemplates
+			default:
+				m = lb.UIResources
 			}
 			keys := make([]string, 0, len(m))
 			for k := range m {
@@ -276,8 +281,11 @@ func (l *Lock) Marshal() []byte {
 			w.WriteString("    instructions:\n")
 			writeEntry(&w, "      ", b.Instructions)
 		}
-		for _, kind := range []Kind{KindTool, KindPrompt, KindResourceTemplate} {
+		for _, kind := range []Kind{KindTool, KindPrompt, KindResourceTemplate, KindUIResource} {
 			keys := b.Keys(kind)
+			if len(keys) == 0 && kind == KindUIResource {
+				continue // optional: a lock of a backend without MCP Apps reads as it always did
+			}
 			if len(keys) == 0 {
 				fmt.Fprintf(&w, "    %s: {}\n", lockSection[kind])
 				continue

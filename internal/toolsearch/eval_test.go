@@ -235,15 +235,18 @@ const metaToolBytes = 1300
 // evalFloors are the figures each task set must keep on the whole catalog (recall@1, recall@5,
 // MRR), as docs/search.md reports them: a change to the ranker that loses any of them fails.
 // They are the figures reached, not the aim: on tasks nobody tuned for the aim is recall@5 0.95
-// and MRR 0.85, which the held-out sets do not reach yet.
+// and MRR 0.85, which the untouched set (queries-heldout-6.tsv) does not reach.
 var evalFloors = []struct {
 	file        string
 	r1, r5, mrr float64
 }{
-	{"queries.tsv", 0.776, 0.945, 0.849},           // tuned on
-	{"queries-heldout.tsv", 0.624, 0.924, 0.755},   // held out, figures looked at while tuning
-	{"queries-heldout-2.tsv", 0.581, 0.933, 0.724}, // held out, misses looked at while tuning
-	{"queries-heldout-3.tsv", 0.699, 0.874, 0.788}, // written after the last change, never tuned on
+	{"queries.tsv", 0.784, 0.976, 0.863},           // tuned on
+	{"queries-heldout.tsv", 0.824, 0.974, 0.891},   // held out at first, then tuned on
+	{"queries-heldout-2.tsv", 0.757, 0.966, 0.843}, // held out at first, then tuned on
+	{"queries-heldout-3.tsv", 0.874, 0.999, 0.925}, // the first round's confirmation, then tuned on
+	{"queries-heldout-4.tsv", 0.629, 0.945, 0.759}, // the second round's confirmation, then tuned on
+	{"queries-heldout-5.tsv", 0.688, 0.940, 0.795}, // written for tuning
+	{"queries-heldout-6.tsv", 0.633, 0.792, 0.711}, // written after the last change, never tuned on
 }
 
 // TestEvaluation reports recall@1, recall@5, mean reciprocal rank and the context a search saves

@@ -94,7 +94,7 @@ const (
 )
 
 var (
-	fieldWeight = [numFields]float64{3, 2, 1, 0.15, 1, 0.4}
+	fieldWeight = [numFields]float64{3, 2, 1, 0.15, 0.5, 0.4}
 	fieldB      = [numFields]float64{0.75, 0.75, 0.75, 0.75, 0.75, 0.75}
 )
 
@@ -121,6 +121,8 @@ type BM25 struct {
 	// name holds a word.
 	backend      []int32
 	backendWords map[string][]int32
+	// actions are what each tool says it does (actions.go).
+	actions []action
 }
 
 // posting is how often one tool holds a term, per field.
@@ -132,31 +134,13 @@ type posting struct {
 // NewBM25 indexes tools. Its cost is linear in the catalog's text, plus finding near-duplicates
 // (dupes.go); searches then touch only the postings of the query's terms.
 func NewBM25(tools []Tool) *BM25 {
-	ix := &BM25{names: make([]string, len(tools)), postings: map[string][]posting{}, fieldLen: make([][numFields]float32, len(tools))}
+	ix := &BM25{names: make([]string, len(tools)), postings: map[string][]posting{}, fieldLen: make([][numFields]float32, len(tools)), actions: make([]action, len(tools))}
 	tf := map[string]*[numFields]uint8{}
 	for i, t := range tools {
 		ix.names[i] = t.Name
 		clear(tf)
-		add := func(text string, f int) {
-			for _, term := range Tokens(text) {
-				c := tf[term]
-				if c == nil {
-					c = new([numFields]uint8)
-					tf[term] = c
-				}
-				c[f] = min(c[f]+1, 255)
-				ix.fieldLen[i][f]++
-			}
-		}
-		add(t.Name, fieldName)
-		add(t.Title, fieldTitle)
-		lead, rest := leadSentence(truncate(t.Description, maxDescribeBytes))
-		add(lead, fieldLead)
-		add(rest, fieldRest)
-		for _, p := range t.Params {
-			add(p.Name, fieldParamName)
-			add(truncate(p.Description, maxDescribeBytes/4), fieldParamDesc)
-		}
+		ix.actions[i] = ix.countTerms(i, t, tf)
+		splitNameWords(tf, &ix.fieldLen[i])
 		for _, term := range slices.Sorted(maps.Keys(tf)) { // postings in a fixed order whatever the map's
 			ix.postings[term] = append(ix.postings[term], posting{doc: int32(i), tf: *tf[term]})
 		}
@@ -177,6 +161,78 @@ func NewBM25(tools []Tool) *BM25 {
 	}
 	return ix
 }
+
+// countTerms counts, per field, the terms of tool i (t) into tf and its field lengths, and
+// returns what the tool says it does.
+func (ix *BM25) countTerms(i int, t Tool, tf map[string]*[numFields]uint8) action {
+	addTerms := func(terms []string, f int) {
+		for _, term := range terms {
+			c := tf[term]
+			if c == nil {
+				c = new([numFields]uint8)
+				tf[term] = c
+			}
+			c[f] = min(c[f]+1, 255)
+			ix.fieldLen[i][f]++
+		}
+	}
+	add := func(text string, f int) { addTerms(Tokens(text), f) }
+	nameTerms := Tokens(t.Name)
+	addTerms(nameTerms, fieldName)
+	add(t.Title, fieldTitle)
+	lead, rest := leadSentence(truncate(t.Description, maxDescribeBytes))
+	leadTerms := Tokens(lead)
+	addTerms(leadTerms, fieldLead)
+	add(rest, fieldRest)
+	for _, p := range t.Params {
+		add(p.Name, fieldParamName)
+		add(truncate(p.Description, maxDescribeBytes/4), fieldParamDesc)
+	}
+	skip := 0 // the backend's words that begin the namespaced name
+	if t.Backend != "" && strings.HasPrefix(t.Name, t.Backend) {
+		skip = len(Tokens(t.Backend))
+	}
+	return toolAction(nameTerms, skip, leadTerms)
+}
+
+// splitNameWords adds to a tool's name the words its run-together name words are made of
+// (heapsnapshot, desktopcommander, sequentialthinking), when the tool's own text or the word
+// table holds both: a user writes "heap snapshot". Only the tool's own text is read, so how one
+// tool is indexed never depends on another (which a caller may not see).
+func splitNameWords(tf map[string]*[numFields]uint8, lens *[numFields]float32) {
+	known := func(w string) bool {
+		c, ok := tf[w]
+		return ok && c != nil || len(synonyms[w]) > 0 || actionWords[w] != 0
+	}
+	var parts []string
+	for term, c := range tf {
+		if c[fieldName] == 0 || len(term) < minSplitWord {
+			continue
+		}
+		for cut := len(term) - minSplitPart; cut >= minSplitPart; cut-- {
+			if a, b := term[:cut], term[cut:]; known(a) && known(b) {
+				parts = append(parts, a, b)
+				break
+			}
+		}
+	}
+	for _, w := range parts {
+		c := tf[w]
+		if c == nil {
+			c = new([numFields]uint8)
+			tf[w] = c
+		}
+		c[fieldName] = min(c[fieldName]+1, 255)
+		lens[fieldName]++
+	}
+}
+
+// minSplitWord is the shortest word splitNameWords cuts, minSplitPart the shortest part: shorter
+// words (github) are seldom written apart.
+const (
+	minSplitWord = 8
+	minSplitPart = 3
+)
 
 // indexBackends numbers the tools' backends and indexes the words of their names.
 func (ix *BM25) indexBackends(tools []Tool) {

@@ -70,7 +70,8 @@ func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 	if limit <= 0 || len(ix.names) == 0 {
 		return nil
 	}
-	words := queryTerms(query)
+	q := readQuery(query)
+	words := q.terms
 	if len(words) == 0 {
 		return nil
 	}
@@ -80,14 +81,25 @@ func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 	}
 	exps := make([][]expansion, len(words))
 	for i, w := range words {
-		exps[i] = ix.expand(w)
+		exps[i] = ix.expand(w, &v)
+	}
+	for _, w := range q.redo {
+		if again := redone(w); again != "" && v.df(ix.postings[w]) == 0 {
+			q.acts |= actionWords[again] | actUpdate // reopen, retitle: a change to a thing
+		}
 	}
 	acc := ix.score(exps, &v)
-	named := ix.namedBackends(exps)
+	named := ix.namedBackends(exps, &v)
+	asked := q.acts
 	top := topHits{ix: ix, limit: limit}
+	coord := make([]float64, len(words)+1) // per number of query words matched: one Pow each
+	for m := range coord {
+		coord[m] = math.Pow(float64(m)/float64(len(words)), coordPower)
+	}
 	for i := range acc {
 		if s := acc[i].sum; s > 0 {
-			s *= math.Pow(float64(acc[i].matched)/float64(len(words)), coordPower)
+			s *= coord[min(int(acc[i].matched), len(words))]
+			s *= actionFactor(asked, ix.actions[i])
 			if named[ix.backend[i]] {
 				s *= backendBoost
 			}
@@ -224,21 +236,25 @@ func (t *topHits) sorted() []Hit {
 type expansion struct {
 	term   string
 	weight float64
+	prefix bool // a longer word the query word begins
 }
 
 // expand lists what word looks for, in a fixed order: itself, its synonyms, the longer indexed
 // words it begins.
-func (ix *BM25) expand(w string) []expansion {
+func (ix *BM25) expand(w string, v *view) []expansion {
 	out := make([]expansion, 1, 1+len(synonyms[w])+4)
-	out[0] = expansion{w, 1}
+	out[0] = expansion{term: w, weight: 1}
 	for _, s := range synonyms[w] {
-		out = append(out, expansion{s, synonymWeight})
+		out = append(out, expansion{term: s.term, weight: s.weight})
+	}
+	if again := redone(w); again != "" && v.df(ix.postings[w]) == 0 { // no tool's word: re- + a verb
+		out = append(out, expansion{term: again, weight: redoWeight})
 	}
 	if len(w) >= minPrefix {
 		i := sort.SearchStrings(ix.vocab, w)
 		for ; i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], w); i++ {
 			if ix.vocab[i] != w {
-				out = append(out, expansion{ix.vocab[i], prefixWeight})
+				out = append(out, expansion{ix.vocab[i], prefixWeight, true})
 			}
 		}
 	}
@@ -249,22 +265,32 @@ func (ix *BM25) expand(w string) []expansion {
 const (
 	// backendBoost scales the tools of a backend the query names ("in Notion", "my mongo
 	// collection"): a user who names the service has chosen among the tools that do the task.
-	backendBoost = 2.0
+	backendBoost = 1.5
+	// redoWeight is the weight of the verb a word made with re- does again (retitle: title).
+	redoWeight = 0.7
 	// prefixWeight is the weight of an indexed word that a query word begins.
 	prefixWeight = 0.5
-	// coordPower is how strongly the share of query words a tool matches scales its score.
-	coordPower = 1.0
+	// coordPower is how strongly the share of query words a tool matches scales its score: less
+	// than linearly, so a tool that matches the task's rare words outranks one matching more
+	// common ones.
+	coordPower = 0.75
 )
 
 // minPrefix is the shortest query word matched as a prefix: shorter ones begin too many words.
 const minPrefix = 4
 
-// namedBackends are the backends one of whose name's words a query word is, begins (four
-// letters or more) or is a synonym of.
-func (ix *BM25) namedBackends(exps [][]expansion) map[int32]bool {
+// namedBackends are the backends one of whose name's words a query word is, is a synonym of, or
+// begins (four letters or more: "mongo", "circle") when no tool the caller sees holds the query
+// word itself: "context" is a word of tools ("switch the kube context"), not a name of the
+// context7 backend.
+func (ix *BM25) namedBackends(exps [][]expansion, v *view) map[int32]bool {
 	var named map[int32]bool
 	for _, word := range exps {
+		ordinary := v.df(ix.postings[word[0].term]) > 0
 		for _, e := range word {
+			if e.prefix && ordinary {
+				continue
+			}
 			for _, b := range ix.backendWords[e.term] {
 				if named == nil {
 					named = map[int32]bool{}

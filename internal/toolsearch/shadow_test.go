@@ -110,7 +110,8 @@ func TestShadowing(t *testing.T) {
 	plainDocs := docs[:len(catalog)]
 	plainIx := NewBM25(plainDocs)
 	t.Logf("| tasks | tools | queries | recall@5 without copies | recall@5 with copies | a copy shown first | real tool out of the first 5 |")
-	for _, file := range []string{"queries.tsv", "queries-heldout.tsv", "queries-heldout-2.tsv", "queries-heldout-3.tsv"} {
+	for _, f := range evalFloors {
+		file := f.file
 		queries := loadQueryFile(t, catalog, file)
 		plain := rank(catalog, queries)
 		found, copyFirst := 0, 0

@@ -9,39 +9,69 @@ import (
 // Tokens splits text into lower-case, stemmed terms: at every character that is not a letter or a
 // digit (so snake_case, kebab-case, dotted and namespaced names such as github__create_issue fall
 // apart), and inside words at a lower-to-upper case change and at the end of an upper-case run
-// (camelCase, HTTPRequest). Stop words and one-letter terms are dropped: they match everything
-// and rank nothing.
+// (camelCase, HTTPRequest). A word split at a case change is also kept whole (GitHub gives git,
+// hub and github; CronJob cron, job and cronjob), as users write it either way. Stop words and
+// one-letter terms are dropped: they match everything and rank nothing.
 func Tokens(text string) []string {
 	var out []string
-	for _, w := range words(text) {
-		w = strings.ToLower(w)
-		if len(w) < 2 || stopWords[w] {
-			continue
+	emit := func(w string) {
+		if n := len(w); n > 2 && w[n-1] == 's' && strings.ToUpper(w[:n-1]) == w[:n-1] {
+			w = w[:n-1] // PRs, URLs: the abbreviation's plural
 		}
-		out = append(out, Stem(w))
+		w = strings.ToLower(w)
+		if len(w) >= 2 && !stopWords[w] {
+			out = append(out, Stem(w))
+		}
 	}
+	run, runEnd, parts := -1, 0, 0
+	joinRun := func() {
+		if r := text[max(run, 0):runEnd]; parts == 2 && strings.ToUpper(r) != r {
+			emit(r)
+		}
+	}
+	eachWord(text, func(start, end, runStart int) {
+		if runStart != run {
+			joinRun()
+			run, parts = runStart, 0
+		}
+		emit(text[start:end])
+		runEnd = end
+		parts++
+	})
+	joinRun()
 	return out
 }
 
 // words cuts text into its alphanumeric runs and splits each at case changes.
 func words(text string) []string {
 	var out []string
-	start := -1
+	eachWord(text, func(start, end, _ int) { out = append(out, text[start:end]) })
+	return out
+}
+
+// eachWord calls fn with the bounds of each word of text, and the start of the alphanumeric run
+// it is part of: text is cut at every character that is not a letter or a digit, and each run at
+// a lower-to-upper case change and at the end of an upper-case run (HTTPRequest).
+func eachWord(text string, fn func(start, end, runStart int)) {
+	start, runStart := -1, -1
 	var prev rune
 	flush := func(end int) {
 		if start >= 0 && end > start {
-			out = append(out, text[start:end])
+			fn(start, end, runStart)
 		}
 		start = -1
 	}
 	for i, r := range text {
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			flush(i)
-			prev = 0
+			prev, runStart = 0, -1
 			continue
 		}
 		if start < 0 {
 			start, prev = i, r
+			if runStart < 0 {
+				runStart = i
+			}
 			continue
 		}
 		switch {
@@ -49,8 +79,8 @@ func words(text string) []string {
 			// fooBar: a new word at B.
 			flush(i)
 			start = i
-		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-start > 1:
-			// HTTPRequest: the new word starts at the R before "equest".
+		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-start > 1 && !pluralS(text, i):
+			// HTTPRequest: the new word starts at the R before "equest"; PRs and URLs stay whole.
 			_, size := utf8.DecodeLastRuneInString(text[:i])
 			flush(i - size)
 			start = i - size
@@ -58,7 +88,16 @@ func words(text string) []string {
 		prev = r
 	}
 	flush(len(text))
-	return out
+}
+
+// pluralS reports whether text[i] is an s that ends a word (the plural of an upper-case
+// abbreviation: PRs, URLs).
+func pluralS(text string, i int) bool {
+	if text[i] != 's' {
+		return false
+	}
+	next, _ := utf8.DecodeRuneInString(text[i+1:])
+	return i+1 == len(text) || !unicode.IsLetter(next) && !unicode.IsDigit(next)
 }
 
 // Stem reduces an English word to a crude stem, so "files", "listing" and "listed" meet "file" and

@@ -131,6 +131,8 @@ func TestTokens(t *testing.T) {
 		"API-retrieve-a-page-property": {"api", "retriev", "pag", "property"},
 		"Listing the created files":    {"list", "creat", "fil"},
 		"stopped running processes":    {"stop", "run", "process"},
+		"GitHub CronJob":               {"git", "hub", "github", "cron", "job", "cronjob"},
+		"HTTPS URL":                    {"http", "url"},
 	} {
 		if got := Tokens(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("Tokens(%q) = %q, want %q", in, got, want)
@@ -138,24 +140,118 @@ func TestTokens(t *testing.T) {
 	}
 }
 
-// TestQueryTerms: a concrete value a user names stands for its kind, a quoted value and an
-// identifier are dropped, and a few phrasings read as the request they are.
+// TestQueryTerms: a concrete value a user names stands for its kind, a quoted value, a number
+// and an identifier are dropped, phrases read as the words they mean, and a few phrasings read as
+// the request they are.
 func TestQueryTerms(t *testing.T) {
 	for in, want := range map[string][]string{
-		"show me what's inside the config.yaml file": {"show", "insid", "fil"},
-		"go to https://example.com in the browser":   {"go", "url", "browser"},
+		"show me what's inside the config.yaml file": {"show", "content", "list", "fil"},
+		"go to https://example.com in the browser":   {"navigat", "url", "browser"},
 		"run javascript to read document.title":      {"run", "javascript", "read", "script"},
 		"post in #general and ping @alice":           {"post", "channel", "ping", "user"},
-		"wait until the text \"All done\" shows up":  {"wait", "until", "text", "show"},
-		"type 'yes' into what's on Bob's prompt":     {"typ", "bob", "prompt"},
+		"wait until the text \"All done\" shows up":  {"wait", "until", "text", "appear"},
+		"type 'yes' into Bob's prompt":               {"typ", "bob", "prompt"},
 		"send a GET to /users":                       {"send", "get", "http", "request", "url", "path"},
 		"delete the index on createdAt":              {"delet", "index"},
 		"how many rows are in invoices":              {"count", "row", "invoic"},
 		"which databases are on the server":          {"list", "databas", "server"},
 		"which kube context":                         {"kub", "context"},
+		"open docs.example.org/guide in a tab":       {"open", "url", "tab"},
+		"curl localhost:8080/health":                 {"curl", "url", "port"},
+		"tail /etc/hosts and ~/notes":                {"tail", "path"},
+		"mail ann@example.com about #1203":           {"mail", "email", "issu"},
+		"react with :rocket: to it":                  {"react", "emoji"},
+		"what is at 40.7128, -74.0060":               {"coordinat"},
+		"edit the Dockerfile and .env":               {"edit", "fil"},
+		"view diagram.svg":                           {"view", "imag", "fil"},
+		"explain the StatefulSet":                    {"explain", "stateful", "set", "statefulset"},
+		"hey, could you quickly throw away draft 42": {"delet", "draft"},
+		"match $regex values":                        {"match", "valu"},
+		"copy it to app/static/img":                  {"copy", "path"},
+		"ctrl+c the watcher, then press cmd-s":       {"interrupt", "stop", "key", "watcher", "press"},
+		"list the URLs and IDs":                      {"list", "url", "id"},
+		"which PRs are stale":                        {"list", "pr", "stal"},
+		"jot down that Kim likes tea":                {"not", "remember", "add", "kim", "lik", "tea"},
 	} {
 		if got := queryTerms(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("queryTerms(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestQueryActions: the actions a query asks for are those of its verbs in their plain form; a
+// question asks to be told (read), and a plural asked about or to be shown asks for a list.
+func TestQueryActions(t *testing.T) {
+	for in, want := range map[string]action{
+		"delete the stale branch":                   actDelete,
+		"throw away the stale branch":               actDelete,
+		"when was this branch created":              actRead,
+		"what did the build produce":                actRead,
+		"any failing jobs?":                         actList,
+		"is the runner open on Sunday":              actRead,
+		"the query is slow":                         0,
+		"show me the failing jobs":                  actRead | actList,
+		"which runners are idle":                    actList,
+		"what runners are idle":                     actList,
+		"make a new runner":                         actCreate,
+		"set the runner's label":                    actUpdate,
+		"move the runner to pool b":                 actMove,
+		"delete all the old runners":                actDelete,
+		"delete the failing jobs":                   actDelete,
+		"kick off a nightly build and then stop it": actRun | actStop,
+	} {
+		if got := readQuery(in).acts; got != want {
+			t.Errorf("readQuery(%q).acts = %b, want %b", in, got, want)
+		}
+	}
+}
+
+// TestActionRanksSiblings: among tools named for the same thing, the one whose action the query
+// asks for ranks first, whichever word of the query names the thing.
+func TestActionRanksSiblings(t *testing.T) {
+	tools := []Tool{
+		{Name: "t__create_runner", Backend: "t", Description: "Create a runner."},
+		{Name: "t__list_runners", Backend: "t", Description: "List runners."},
+		{Name: "t__delete_runner", Backend: "t", Description: "Delete a runner."},
+		{Name: "t__update_runner", Backend: "t", Description: "Update a runner."},
+	}
+	ix := NewBM25(tools)
+	for q, want := range map[string]string{
+		"set up another runner":       "t__create_runner",
+		"show me every runner":        "t__list_runners",
+		"which runners are there":     "t__list_runners",
+		"throw away that runner":      "t__delete_runner",
+		"tweak the runner's settings": "t__update_runner",
+		"reassign the runner":         "t__update_runner",
+		"which runners are open":      "t__list_runners",
+	} {
+		if hits := ix.Search(q, 1, nil); len(hits) == 0 || tools[hits[0].Index].Name != want {
+			t.Errorf("%q: first %v, want %s", q, hits, want)
+		}
+	}
+}
+
+// TestSplitNameWords: a run-together name word is also indexed as the words it is made of, when
+// the tool's own text holds them; another tool's text never splits it.
+func TestSplitNameWords(t *testing.T) {
+	tools := []Tool{
+		{Name: "dev__heapsnapshot", Backend: "dev", Description: "Capture a heap snapshot of the page."},
+		{Name: "dev__pagesnapshot", Backend: "dev", Description: "Capture the page."},
+		{Name: "other__tool", Backend: "other", Description: "Mentions pagesnapshot, page and snapshot."},
+	}
+	ix := NewBM25(tools)
+	inName := func(term string, doc int32) bool {
+		for _, p := range ix.postings[term] {
+			if p.doc == doc {
+				return p.tf[fieldName] > 0
+			}
+		}
+		return false
+	}
+	if !inName("heap", 0) || !inName("snapshot", 0) {
+		t.Errorf("heapsnapshot not split into heap and snapshot")
+	}
+	if inName("snapshot", 1) {
+		t.Errorf("pagesnapshot split though its own text lacks snapshot")
 	}
 }

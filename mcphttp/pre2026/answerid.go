@@ -16,7 +16,7 @@ import (
 // session id, a requestState or a cursor, and none of those opens as an answer id.
 const purposeAnswerID = "mcp-gateway/legacy-reply/v1"
 
-// answerIDPrefix starts every id the bridge gives a server→client request. The sealed token
+// answerIDPrefix starts every id the edge gives an ask (a server→client request). The sealed token
 // after it is visible ASCII, so the id is a JSON string that needs no escaping.
 const answerIDPrefix = "g1."
 
@@ -43,7 +43,7 @@ type answerClaims struct {
 	binding  string
 }
 
-// sessionBinding is what ties a bridged request to the client it was sent to: the session's
+// sessionBinding is what ties an ask to the client it was sent to: the session's
 // routing key and its principal. The principal is part of it because every session-less request
 // has the same (zero) key: an id shown to one caller must never be accepted from another.
 func sessionBinding(sess *legacysession.Session) string {
@@ -99,7 +99,7 @@ func (b *asks) openAnswerID(id string) (*answerClaims, error) {
 	return c, nil
 }
 
-// answerIDOf returns the id of a client's answer, the JSON string the bridge gave its request.
+// answerIDOf returns the id of a client's answer, the JSON string the edge gave its ask.
 // Anything else (a number, an escaped string, which no minted id ever needs) is not an answer.
 func answerIDOf(raw json.RawMessage) (string, bool) {
 	if len(raw) < 2+len(answerIDPrefix) || raw[0] != '"' || raw[len(raw)-1] != '"' {

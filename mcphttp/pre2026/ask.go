@@ -38,7 +38,7 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 			return nil, "", true, q.noCapability(capabilityWord(r.Capability))
 		}
 	}
-	rctx, cancel := context.WithTimeout(ctx, e.cfg.BridgeTimeout)
+	rctx, cancel := context.WithTimeout(ctx, e.cfg.AskTimeout)
 	defer cancel()
 	// The requests switch the response to SSE; keep-alive comments hold it open while the user
 	// thinks.
@@ -57,7 +57,7 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 		// rounds, and nothing more is written.
 		return nil, "", false, context.Canceled
 	case timedOut(rctx, err):
-		return nil, "", true, q.failed("no answer from the client within " + e.cfg.BridgeTimeout.String())
+		return nil, "", true, q.failed("no answer from the client within " + e.cfg.AskTimeout.String())
 	}
 	var nc *noCapabilityError
 	switch {
@@ -73,7 +73,7 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 func (q *clientReq) emit(msg []byte) error { return q.c.Event(msg, nil) }
 
 // timedOut reports whether ask gave up waiting: the round's deadline passed. The asks' own
-// timeout is configured to the same legacy.bridgeTimeout.
+// timeout is configured to the same legacy.askTimeout.
 func timedOut(rctx context.Context, err error) bool {
 	return errors.Is(rctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, errAskTimeout)

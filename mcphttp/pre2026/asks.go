@@ -235,7 +235,7 @@ func (b *asks) start(ctx context.Context) {
 func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller string, reqs []era.InputRequest, emit func(msg []byte) error) (json.RawMessage, error) {
 	for i := range reqs {
 		if !era.Declares(sess.Caps, reqs[i].Capability) {
-			b.m.LegacyBridge(kindOf(&reqs[i]).label(), metrics.BridgeNoCapability)
+			b.m.LegacyAsk(kindOf(&reqs[i]).label(), metrics.AskNoCapability)
 			return nil, &noCapabilityError{Capability: reqs[i].Capability}
 		}
 	}
@@ -249,7 +249,7 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 	if err != nil {
 		return nil, err
 	}
-	failure := metrics.BridgeLost
+	failure := metrics.AskLost
 	defer func() { b.finish(r, failure) }()
 	for i := range reqs {
 		if b.observe != nil {
@@ -266,13 +266,13 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 		select {
 		case a := <-r.answers:
 			r.done[a.idx] = true
-			b.m.LegacyBridge(r.kinds[a.idx].label(), a.outcome())
+			b.m.LegacyAsk(r.kinds[a.idx].label(), a.outcome())
 			if a.rpcErr != nil {
 				return nil, &clientAnswerError{Key: reqs[a.idx].Key, Method: reqs[a.idx].Method, Err: a.rpcErr}
 			}
 			r.values[a.idx] = a.value
 		case <-timer.C:
-			failure = metrics.BridgeTimeout
+			failure = metrics.AskTimeout
 			return nil, errAskTimeout
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -285,11 +285,11 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 func (a *askAnswer) outcome() string {
 	switch {
 	case a.declined || a.rpcErr != nil:
-		return metrics.BridgeDeclined
+		return metrics.AskDeclined
 	case a.remote:
-		return metrics.BridgeCrossReplica
+		return metrics.AskCrossReplica
 	default:
-		return metrics.BridgeAnswered
+		return metrics.AskAnswered
 	}
 }
 
@@ -345,7 +345,7 @@ func (b *asks) register(sess *legacysession.Session, caller string, reqs []era.I
 	}
 	b.perSession[r.binding] += n
 	b.perCaller[caller] += n
-	b.m.LegacyPending(n)
+	b.m.LegacyAsksPending(n)
 	return r, nil
 }
 
@@ -364,7 +364,7 @@ func (b *asks) finish(r *round, failure string) {
 	b.mu.Unlock()
 	for i, done := range r.done {
 		if !done {
-			b.m.LegacyBridge(r.kinds[i].label(), failure)
+			b.m.LegacyAsk(r.kinds[i].label(), failure)
 		}
 	}
 }
@@ -376,7 +376,7 @@ func (b *asks) releaseLocked(binding, caller string, n int) {
 	}
 	decrement(b.perSession, binding, n)
 	decrement(b.perCaller, caller, n)
-	b.m.LegacyPending(-n)
+	b.m.LegacyAsksPending(-n)
 }
 
 // decrement takes n off counts[key], deleting the key at zero.
@@ -530,13 +530,13 @@ func (k askKind) valid() bool { return k < kindCount }
 func (k askKind) label() string {
 	switch k {
 	case kindSampling:
-		return metrics.BridgeKindSampling
+		return metrics.AskKindSampling
 	case kindRoots:
-		return metrics.BridgeKindRoots
+		return metrics.AskKindRoots
 	case kindConfirm:
-		return metrics.BridgeKindConfirm
+		return metrics.AskKindConfirm
 	default:
-		return metrics.BridgeKindElicitation
+		return metrics.AskKindElicitation
 	}
 }
 

@@ -25,7 +25,7 @@ import (
 // used). Before, only the asking replica knew, so every replay crossed Redis.
 func TestAsksReplayRefusedBeforeRedis(t *testing.T) {
 	srv := testredis.Start(t)
-	rigs := startRedisBridges(t, srv, nil, 3)
+	rigs := startRedisAsks(t, srv, nil, 3)
 	a, b, c := rigs[0], rigs[1], rigs[2]
 	waitSubscribed(t, rawRedis(t, srv), "bt:notice:"+usedTopic, 3)
 	sess := testSession(1, "p1", allCaps)
@@ -38,7 +38,7 @@ func TestAsksReplayRefusedBeforeRedis(t *testing.T) {
 		t.Fatal(r.err)
 	}
 	mcptest.WaitFor(t, "C hears the id is used", func() bool { return c.b.isUsed(mustOpen(t, c.b, id)) })
-	for _, rig := range []*bridgeRig{b, c} {
+	for _, rig := range []*asksRig{b, c} {
 		published := &rig.b.notices.(*countingNotices).published
 		before := published.Load()
 		if err := rig.b.deliver(t.Context(), sess, testCaller, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
@@ -55,7 +55,7 @@ func TestAsksReplayRefusedBeforeRedis(t *testing.T) {
 // published, instead of each waiting (and holding a forward) for the whole wait.
 func TestAsksGoneReplicaFailsFast(t *testing.T) {
 	srv := testredis.Start(t)
-	rigs := startRedisBridges(t, srv, nil, 2)
+	rigs := startRedisAsks(t, srv, nil, 2)
 	a, b := rigs[0], rigs[1]
 	b.b.forwardTimeout = 200 * time.Millisecond
 	sess := testSession(1, "p1", allCaps)
@@ -83,7 +83,7 @@ func TestAsksGoneReplicaFailsFast(t *testing.T) {
 // answer still goes.
 func TestAsksForwardsBoundedPerCaller(t *testing.T) {
 	srv := testredis.Start(t)
-	ring := bridgeTestRing(t)
+	ring := asksTestRing(t)
 	newStore := func() store.Notices {
 		st, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), KeyPrefix: "bt:"})
 		if err != nil {
@@ -93,8 +93,8 @@ func TestAsksForwardsBoundedPerCaller(t *testing.T) {
 		return st
 	}
 	// A asks and never acknowledges anything: its reply topic has no subscriber.
-	a := newBridgeRig(t, ring, asksConfig{}, newStore(), nil)
-	b := newBridgeRig(t, ring, asksConfig{MaxForwardsPerCaller: 2}, newStore(), nil)
+	a := newAsksRig(t, ring, asksConfig{}, newStore(), nil)
+	b := newAsksRig(t, ring, asksConfig{MaxForwardsPerCaller: 2}, newStore(), nil)
 	b.b.forwardTimeout = 2 * time.Second
 	sess := testSession(1, "p1", allCaps)
 	p := startAsk(t, a.b, sess, elicitReq, samplingReq, rootsReq)
@@ -153,7 +153,7 @@ func (s *stalledNotices) Publish(ctx context.Context, topic string, msg []byte) 
 // waiting call used the answer the client had been told was refused.
 func TestAsksRefusalIsFinal(t *testing.T) {
 	srv := testredis.Start(t)
-	rigs := startRedisBridges(t, srv, nil, 2)
+	rigs := startRedisAsks(t, srv, nil, 2)
 	a, b := rigs[0], rigs[1]
 	stalled := &stalledNotices{Notices: b.b.notices, release: make(chan struct{})}
 	b.b.notices = stalled
@@ -171,7 +171,7 @@ func TestAsksRefusalIsFinal(t *testing.T) {
 	// notice takes on loopback at most.
 	time.Sleep(300 * time.Millisecond)
 	p.stillWaiting(t)
-	if got := a.outcome(t, metrics.BridgeKindElicitation, metrics.BridgeCrossReplica); got != 0 {
+	if got := a.outcome(t, metrics.AskKindElicitation, metrics.AskCrossReplica); got != 0 {
 		t.Errorf("a refused answer was taken late (cross_replica = %v)", got)
 	}
 	p.stop()

@@ -38,7 +38,7 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		if !era.Declares(sess.Caps, r.Capability) {
 			return nil, relayNoCapability(r.Capability)
 		}
-		rctx, cancel := context.WithTimeout(ctx, e.cfg.BridgeTimeout)
+		rctx, cancel := context.WithTimeout(ctx, e.cfg.AskTimeout)
 		defer cancel()
 		// The request switches the client's response to SSE; keep-alive comments hold it open
 		// while the user thinks.

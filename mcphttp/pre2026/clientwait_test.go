@@ -21,7 +21,7 @@ import (
 // latency objective never counts a person thinking.
 func TestLegacyClientWaitLeftOutOfLatency(t *testing.T) {
 	// The user thinks for longer than any request should take, within the round's timeout.
-	const think = DefaultLegacyBridgeTimeout / 2
+	const think = DefaultLegacyAskTimeout / 2
 	be := mcptest.StartServer(t, "be")
 	clock := mcptest.NewClock(time.Now())
 	reg := prometheus.NewRegistry()
@@ -40,6 +40,11 @@ func TestLegacyClientWaitLeftOutOfLatency(t *testing.T) {
 	if err != nil || res.IsError || mcptest.ResultText(res) != "Hello, Ada" {
 		t.Fatalf("ask_name: %v %+v", err, res)
 	}
+	// The request is recorded once its response is written, which the client may read first.
+	mcptest.WaitFor(t, "the call recorded", func() bool {
+		h := findHistogram(reg, metrics.NameRequestDuration, "tools/call")
+		return h != nil && h.GetSampleCount() > 0
+	})
 	latency := histogramOf(t, reg, metrics.NameRequestDuration, "tools/call")
 	wait := histogramOf(t, reg, metrics.NameClientWait, "tools/call")
 	if latency.GetSampleCount() != 1 || latency.GetSampleSum() >= think.Seconds() {
@@ -55,9 +60,18 @@ func TestLegacyClientWaitLeftOutOfLatency(t *testing.T) {
 // histogramOf returns the histogram of family name for method, failing when it is absent.
 func histogramOf(t *testing.T, reg prometheus.Gatherer, name, method string) *dto.Histogram {
 	t.Helper()
+	h := findHistogram(reg, name, method)
+	if h == nil {
+		t.Fatalf("no %s{method=%q}", name, method)
+	}
+	return h
+}
+
+// findHistogram returns the histogram of family name for method, nil when it is absent.
+func findHistogram(reg prometheus.Gatherer, name, method string) *dto.Histogram {
 	mfs, err := reg.Gather()
 	if err != nil {
-		t.Fatal(err)
+		return nil
 	}
 	for _, mf := range mfs {
 		if mf.GetName() != name {
@@ -71,6 +85,5 @@ func histogramOf(t *testing.T, reg prometheus.Gatherer, name, method string) *dt
 			}
 		}
 	}
-	t.Fatalf("no %s{method=%q}", name, method)
 	return nil
 }

@@ -15,9 +15,9 @@ const (
 	// DefaultLegacySessionTTL is how long a legacy session id opens: a working day and more, as
 	// clients re-initialize only when told their session is gone.
 	DefaultLegacySessionTTL = 24 * time.Hour
-	// DefaultLegacyBridgeTimeout bounds one round's wait for a legacy client's answers to the
+	// DefaultLegacyAskTimeout bounds one round's wait for a legacy client's answers to the
 	// requests the gateway sent it: the lifetime of a requestState.
-	DefaultLegacyBridgeTimeout = 10 * time.Minute
+	DefaultLegacyAskTimeout = 10 * time.Minute
 	// DefaultLegacyMaxRounds bounds the input rounds of one legacy call, as the go-sdk does.
 	DefaultLegacyMaxRounds = 10
 	// DefaultLegacyMaxPendingPerSession bounds the requests waiting for one session's answers.
@@ -49,9 +49,9 @@ type Config struct {
 	// GetStream answers GET with a valid session with an SSE stream of list_changed
 	// notifications; false answers 405.
 	GetStream bool `yaml:"getStream"`
-	// BridgeTimeout bounds the wait for one round of a client's answers to elicitation,
-	// sampling or roots requests. Default DefaultLegacyBridgeTimeout.
-	BridgeTimeout time.Duration `yaml:"bridgeTimeout"`
+	// AskTimeout bounds the wait for one round of a client's answers to elicitation,
+	// sampling or roots requests. Default DefaultLegacyAskTimeout.
+	AskTimeout time.Duration `yaml:"askTimeout" was:"bridgeTimeout"`
 	// MaxRounds bounds the input rounds of one call. Default DefaultLegacyMaxRounds.
 	MaxRounds int `yaml:"maxRounds"`
 	// MaxPendingPerSession bounds the requests of one session waiting for its answers.
@@ -74,8 +74,8 @@ func (c Config) WithDefaults() Config {
 	if c.SessionTTL == 0 {
 		c.SessionTTL = DefaultLegacySessionTTL
 	}
-	if c.BridgeTimeout == 0 {
-		c.BridgeTimeout = DefaultLegacyBridgeTimeout
+	if c.AskTimeout == 0 {
+		c.AskTimeout = DefaultLegacyAskTimeout
 	}
 	if c.MaxRounds == 0 {
 		c.MaxRounds = DefaultLegacyMaxRounds
@@ -101,7 +101,7 @@ func (c Config) Validate() error {
 	for _, f := range []struct {
 		key string
 		neg bool
-	}{{"sessionTTL", c.SessionTTL < 0}, {"bridgeTimeout", c.BridgeTimeout < 0}, {"maxRounds", c.MaxRounds < 0},
+	}{{"sessionTTL", c.SessionTTL < 0}, {"askTimeout", c.AskTimeout < 0}, {"maxRounds", c.MaxRounds < 0},
 		{"maxPendingPerSession", c.MaxPendingPerSession < 0}, {"maxPendingPerCaller", c.MaxPendingPerCaller < 0}} {
 		if f.neg {
 			errs = append(errs, configerr.At("legacy."+f.key, "must not be negative"))

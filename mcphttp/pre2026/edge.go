@@ -94,7 +94,7 @@ func New(cfg Config, d Deps) (*Edge, error) {
 	}
 	// Answer ids are sealed under a key of their own purpose; d.Notices (nil with one replica)
 	// hands an answer to the replica that waits for it.
-	e.asks = newAsks(asksConfig{Timeout: cfg.BridgeTimeout, MaxPendingPerSession: cfg.MaxPendingPerSession,
+	e.asks = newAsks(asksConfig{Timeout: cfg.AskTimeout, MaxPendingPerSession: cfg.MaxPendingPerSession,
 		MaxPendingPerCaller: cfg.MaxPendingPerCaller},
 		d.Keys.Sealer(purposeAnswerID), d.Notices, d.Metrics, d.Clock)
 	return e, nil

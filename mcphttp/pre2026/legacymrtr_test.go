@@ -43,9 +43,9 @@ func (l *askLog) askedMethods() []string {
 	return append([]string(nil), l.methods...)
 }
 
-// startBridgedGateway is startLegacyGateway with a requestState codec, recording what the edge
+// startAskingGateway is startLegacyGateway with a requestState codec, recording what the edge
 // asks its clients.
-func startBridgedGateway(t *testing.T, c gwSpec, ups ...upstreams.UpstreamConfig) (*testGateway, *askLog) {
+func startAskingGateway(t *testing.T, c gwSpec, ups ...upstreams.UpstreamConfig) (*testGateway, *askLog) {
 	t.Helper()
 	c.Deps.MRTR = testMRTRCodec(t)
 	g, e := startLegacyGateway(t, c, ups...)
@@ -65,7 +65,7 @@ func TestLegacyBackendElicitation(t *testing.T) {
 	for _, v := range legacyVersions {
 		t.Run(v, func(t *testing.T) {
 			be := mcptest.StartServer(t, "be")
-			gw, asker := startBridgedGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+			gw, asker := startAskingGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 			cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion(v),
 				mcptest.WithElicitation(mcptest.Accept(map[string]any{"name": "Ada"})))
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__ask_name", Arguments: map[string]any{}})
@@ -87,7 +87,7 @@ func TestLegacyBackendElicitation(t *testing.T) {
 // ends as a failed tool call saying so, and nothing is asked.
 func TestLegacyNoCapability(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, asker := startBridgedGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, asker := startAskingGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"))
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__ask_name", Arguments: map[string]any{}})
 	if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "requires elicitation, which this client did not declare") {
@@ -115,7 +115,7 @@ func destructiveTool(runs *atomic.Int32) mcptest.Option {
 func TestLegacyConfirmation(t *testing.T) {
 	var runs atomic.Int32
 	be := mcptest.StartServer(t, "be", destructiveTool(&runs))
-	gw, asker := startBridgedGateway(t, gwSpec{Server: mcphttp.Config{ConfirmDestructiveTools: true}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, asker := startAskingGateway(t, gwSpec{Server: mcphttp.Config{ConfirmDestructiveTools: true}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	call := &mcp.CallToolParams{Name: "be__wipe", Arguments: map[string]any{}}
 
 	approve := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"),
@@ -141,11 +141,11 @@ func TestLegacyConfirmation(t *testing.T) {
 	}
 }
 
-// TestLegacyBridgeTimeout: a client that never answers gets a failed tool call naming the wait,
+// TestLegacyAskTimeout: a client that never answers gets a failed tool call naming the wait,
 // on the stream the request went out on, which carries no SSE id.
-func TestLegacyBridgeTimeout(t *testing.T) {
+func TestLegacyAskTimeout(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, asker := startBridgedGateway(t, gwSpec{Edge: Config{BridgeTimeout: 300 * time.Millisecond}},
+	gw, asker := startAskingGateway(t, gwSpec{Edge: Config{AskTimeout: 300 * time.Millisecond}},
 		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{"elicitation":{}}`)
 	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid),
@@ -201,7 +201,7 @@ func TestLegacyProgressOverSSE(t *testing.T) {
 // the backend's call with it.
 func TestLegacyCancelled(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, _ := startBridgedGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, _ := startAskingGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
 	done := make(chan *response, 1)
 	go func() {
@@ -253,7 +253,7 @@ func TestLegacyKeepAlive(t *testing.T) {
 // notifications/cancelled (anyone's) cancels nothing.
 func TestLegacySessionlessNotCancelled(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, _ := startBridgedGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	gw, _ := startAskingGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
 	done := make(chan *response, 1)
 	go func() {
 		done <- do(t, "POST", gw.URL, legacyHeaders("2025-11-25", ""),

@@ -87,7 +87,7 @@ func (b *asks) forward(ctx context.Context, c *answerClaims, id, binding, caller
 	case <-t.C:
 		// The asking replica is gone (or cut off from Redis): the answer has nowhere to go,
 		// and neither will the next ones for it for a while.
-		b.m.LegacyBridge(c.kind.label(), metrics.BridgeLost)
+		b.m.LegacyAsk(c.kind.label(), metrics.AskLost)
 		b.markGone(c.replica)
 		return errBadAnswer
 	case <-ctx.Done():

@@ -82,6 +82,10 @@ type Env struct {
 	// OnHealth, when set, is called when a backend's health changes (and with the first
 	// probe's result). It must not block.
 	OnHealth func(upstream string, up bool)
+	// Apps declares the MCP Apps extension to pre-2026 backends at initialize (the apps switch):
+	// their sessions are shared by many callers, and one that offers UI tools only to hosts
+	// supporting apps must show them to the gateway that routes the apps' calls.
+	Apps bool
 }
 
 // Backend is one configured backend with its compiled client. It is safe for concurrent use.

@@ -27,6 +27,7 @@ func (b *Backend) newBridge(auth *AuthConfig) *legacy.Bridge {
 		ClientInfo: b.legacy.client,
 		MaxCallers: auth.MaxLegacySessions,
 		CallerIdle: auth.LegacySessionIdle,
+		Apps:       b.env.Apps,
 		CheckInit: func(init *legacy.InitResult) error {
 			if _, err := capsOf(init); err != nil {
 				return errorf(wire.ErrBadResponse, b, "initialize result: %v", err)

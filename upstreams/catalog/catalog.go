@@ -56,6 +56,9 @@ type Options struct {
 	// Pins, when set, checks every tools, prompts and resource templates list and the server
 	// instructions against the tool-definition pins (pins.go). Nil: no pinning.
 	Pins *pins.Guard
+	// Apps keeps the tools whose MCP Apps visibility leaves out "model" out of every list and
+	// catalog (apps.go).
+	Apps bool
 }
 
 // Catalog serves the merged lists of a set of backends. It is safe for concurrent use.
@@ -72,13 +75,14 @@ type Catalog struct {
 	toolHeaders toolHeaderIndexes // the tools' x-mcp-header bindings (toolheaders.go)
 	pins        *pins.Guard       // nil without pinning (pins.go)
 	pinViews    pinViews          // the pin verdicts of the newest lists (pins.go)
+	apps        bool              // Options.Apps
 }
 
 // New returns the Catalog of backends, whose names ns namespaces, in the order their items
 // appear in merged lists.
 func New(backends []*backend.Backend, ns *names.Space, o Options) *Catalog {
 	c := &Catalog{backends: backends, byName: make(map[string]*backend.Backend, len(backends)), ns: ns, log: o.Log,
-		now: o.Now, cursors: o.Cursors, pageSize: o.PageSize, onTools: o.OnTools, pins: o.Pins}
+		now: o.Now, cursors: o.Cursors, pageSize: o.PageSize, onTools: o.OnTools, pins: o.Pins, apps: o.Apps}
 	for _, b := range backends {
 		c.byName[b.Name()] = b
 	}

@@ -10,23 +10,19 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
-// gatewayMeta is the request _meta of the gateway's own list requests: the protocol version
-// and no client capabilities, as in its server/discover request.
-const gatewayMeta = `{"io.modelcontextprotocol/protocolVersion":"` + backend.ProtocolVersion + `",` +
-	`"io.modelcontextprotocol/clientCapabilities":{}}`
-
 // RawList follows b's pagination of method (a list method) to the end, directly: no cache, no
 // renaming, no filtering, no caller token. It returns the items as sent, for operator tooling
 // (upstreams.Registry.Definitions, Probe), not for the request path. A list the backend does
-// not implement (-32601) is empty.
-func RawList(ctx context.Context, b *backend.Backend, method string) ([]json.RawMessage, error) {
+// not implement (-32601) is empty. Its requests carry the _meta of the gateway's own lists
+// (OwnListMeta).
+func (c *Catalog) RawList(ctx context.Context, b *backend.Backend, method string) ([]json.RawMessage, error) {
 	spec, _ := listSpecFor(method)
 	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout(), wire.ErrCallTimeout)
 	defer cancel()
 	var items []json.RawMessage
 	cursor, hasCursor := "", false
 	for range maxListPages {
-		body := appendListRequest(nil, method, json.RawMessage(gatewayMeta), cursor, hasCursor)
+		body := appendListRequest(nil, method, c.OwnListMeta(), cursor, hasCursor)
 		msg, err := b.RoundTrip(ctx, &backend.Request{Method: method, Body: body})
 		if err != nil {
 			return nil, err

@@ -99,6 +99,8 @@ type listItem struct {
 	// shadows is set when pinning flagged the item as a near duplicate of another backend's
 	// tool and the configured action still lists it (pins.go).
 	shadows bool
+	// app is what a tool's _meta.ui says (apps.go).
+	app appTool
 }
 
 // itemSumLen is the length of listItem.sum.
@@ -119,12 +121,17 @@ type merged struct {
 	parts   [][]listItem
 	ttlMs   int64
 	private bool
+	// modelOnly leaves out the tools whose visibility leaves out "model" (Options.Apps).
+	modelOnly bool
 }
 
 // each calls fn with every item visible allows (nil: every item), in order.
 func (m *merged) each(kind names.Kind, visible func(names.Kind, names.Target) bool, fn func(it *listItem)) {
 	for _, items := range m.parts {
 		for i := range items {
+			if m.modelOnly && items[i].app.noModel {
+				continue
+			}
 			if visible == nil || visible(kind, items[i].target) {
 				fn(&items[i])
 			}
@@ -246,7 +253,7 @@ func (c *Catalog) fetchList(ctx context.Context, spec listSpec, q *listQuery) (*
 		wg.Go(func() { parts[i], errs[i] = c.missedPart(ctx, b, spec, q) })
 	}
 	wg.Wait()
-	m := &merged{ttlMs: -1, parts: make([][]listItem, 0, len(parts))}
+	m := &merged{ttlMs: -1, parts: make([][]listItem, 0, len(parts)), modelOnly: c.apps && spec.kind == names.KindTool}
 	answered := 0
 	for i, b := range c.backends {
 		if err := errs[i]; err != nil {
@@ -389,7 +396,17 @@ func (c *Catalog) addItems(p *part, b *backend.Backend, spec listSpec, arr []byt
 		if target.Name == "" {
 			return nil // an item without a name cannot be addressed: skipped
 		}
-		p.items = append(p.items, newListItem(target, raw))
+		var app appTool
+		if spec.kind == names.KindTool {
+			// An MCP App tool: its UI resource link namespaced, its visibility read (apps.go).
+			if raw, err = c.ns.RewriteUIMeta(make([]byte, 0, len(raw)+len(b.Name())+8), raw, b.Name()); err != nil {
+				return err
+			}
+			app = readAppTool(elem)
+		}
+		it := newListItem(target, raw)
+		it.app = app
+		p.items = append(p.items, it)
 		p.addPinDef(target.Name, elem)
 		return nil
 	})

@@ -20,9 +20,10 @@ import (
 // header bindings) so that a call looks its item's verdict up in the list the caller was shown,
 // or in a newer one: a list_changed or the list's expiry moves both on together.
 
-// pinKinds maps a list (listSpec.index) to the kind its items are pinned as; resources/list
-// is not pinned (its items are data, not instructions).
-var pinKinds = map[byte]pins.Kind{1: pins.KindTool, 2: pins.KindPrompt, 4: pins.KindResourceTemplate}
+// pinKinds maps a list (listSpec.index) to the kind its items are pinned as. Of resources/list
+// only MCP Apps' UI resources (ui:// URIs, addPinDef) are pinned: the host builds an app's
+// sandbox from their _meta.ui; other resources are data, not instructions.
+var pinKinds = map[byte]pins.Kind{1: pins.KindTool, 2: pins.KindPrompt, 3: pins.KindUIResource, 4: pins.KindResourceTemplate}
 
 // pinVerdictBytes estimates what one item's pin verdict retains in a cached list: its map
 // entry and its current fingerprint (the pinned one is shared with the lock file).
@@ -37,7 +38,7 @@ func (c *Catalog) collectPins(b *backend.Backend, spec listSpec, p *part) {
 
 // addPinDef fingerprints one listed item, as the backend sent it (elem), for the pin check.
 func (p *part) addPinDef(name string, elem []byte) {
-	if p.pinKind == "" {
+	if p.pinKind == "" || (p.pinKind == pins.KindUIResource && !names.IsUIResource(name)) {
 		return
 	}
 	d, err := pins.FromJSON(p.pinKind, elem)
@@ -84,6 +85,26 @@ func (c *Catalog) checkPins(ctx context.Context, b *backend.Backend, spec listSp
 	c.pinViews.put(key, &pinView{verdicts: verdicts, gen: gen, private: p.private, expires: expires}, now)
 }
 
+// uiResourcePinVerdict judges a read of the UI resource uri on its pin: the verdict of the
+// resources list's entry (as PinVerdict judges a tool), or removed when it is pinned and no
+// longer listed. judged is false for a UI resource neither listed nor pinned: a server may leave
+// UI-only resources out of resources/list (SEP-1865), and such a read is judged on the resource
+// templates, as any other.
+func (c *Catalog) uiResourcePinVerdict(ctx context.Context, q *PinQuery, b *backend.Backend, uri string) (v pins.Verdict, judged bool, err error) {
+	spec, _ := listSpecFor(wire.MethodResourcesList)
+	verdicts, err := c.pinVerdicts(ctx, q, b, spec)
+	if err != nil {
+		return pins.Verdict{}, true, err
+	}
+	if v, ok := verdicts[uri]; ok {
+		return v, true, nil
+	}
+	if c.pins.Pinned(b.Name(), pins.KindUIResource, uri) == nil {
+		return pins.Verdict{}, false, nil
+	}
+	return c.pins.Unlisted(b.Name(), pins.KindUIResource, uri), true, nil
+}
+
 func orVersion(v string) string {
 	if v == "" {
 		return backend.ProtocolVersion
@@ -105,6 +126,15 @@ type PinQuery struct {
 
 // PinsEnabled reports whether upstream's definitions are pinned.
 func (c *Catalog) PinsEnabled(upstream string) bool { return c.pins.Enabled(upstream) }
+
+// UIReadPin returns what the content items of a read of upstream's UI resource uri (backend-side)
+// are held to: the _meta.ui it is pinned with; nil when it is not pinned with one.
+func (c *Catalog) UIReadPin(upstream, uri string) *pins.UIReadPin {
+	if !names.IsUIResource(uri) {
+		return nil
+	}
+	return c.pins.UIReadPin(upstream, uri)
+}
 
 // PinVerdict returns the pin verdict of the item a tools/call or prompts/get (method) names,
 // or of the templates a resources/read's URI could come from (TemplatePinVerdict):
@@ -155,6 +185,9 @@ func (c *Catalog) PinVerdict(ctx context.Context, q *PinQuery, method string, ta
 // Matching generously errs on the safe side: a backend's own matcher may pick one template
 // where several match, and the gateway cannot know which; a plain resource whose URI a
 // drifted template could also produce shares that template's verdict.
+//
+// A UI resource (ui://) of the backend's resources list is judged on its own pin first
+// (uiResourcePinVerdict).
 func (c *Catalog) TemplatePinVerdict(ctx context.Context, q *PinQuery, target names.Target) (pins.Verdict, string, error) {
 	if !c.pins.Enabled(target.Upstream) {
 		return pins.Verdict{}, "", nil
@@ -162,6 +195,12 @@ func (c *Catalog) TemplatePinVerdict(ctx context.Context, q *PinQuery, target na
 	b, err := c.backend(target.Upstream)
 	if err != nil {
 		return pins.Verdict{}, "", err
+	}
+	if names.IsUIResource(target.Name) {
+		v, judged, err := c.uiResourcePinVerdict(ctx, q, b, target.Name)
+		if judged || err != nil {
+			return v, "", err
+		}
 	}
 	spec, _ := listSpecFor(wire.MethodResourceTemplates)
 	verdicts, err := c.pinVerdicts(ctx, q, b, spec)
@@ -199,7 +238,7 @@ func (c *Catalog) pinVerdicts(ctx context.Context, q *PinQuery, b *backend.Backe
 		p = c.cache.get(own)
 	}
 	if p == nil {
-		lq := &listQuery{meta: headerMeta, version: pub.version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
+		lq := &listQuery{meta: c.OwnListMeta(), version: pub.version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
 		var err error
 		if p, err = c.missedPart(ctx, b, spec, lq); err != nil {
 			return nil, err

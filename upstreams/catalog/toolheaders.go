@@ -65,9 +65,16 @@ const minHeaderIndexTTL = 30 * time.Second
 const maxHeaderIndexes = 4096
 
 // headerMeta is the _meta of the gateway's own tools/list for an index: no capabilities, as
-// for any list the gateway makes for itself.
+// for any list the gateway makes for itself. With Options.Apps it declares the MCP Apps extension
+// (appsHeaderMeta): a backend that offers its UI tools only to hosts that support apps (as the
+// specification says servers SHOULD) must show them to the index that routes the apps' calls.
 var headerMeta = []byte(`{"io.modelcontextprotocol/protocolVersion":"` + backend.ProtocolVersion +
 	`","io.modelcontextprotocol/clientCapabilities":{}}`)
+
+// appsHeaderMeta is headerMeta declaring the MCP Apps extension with the one mimeType it defines
+// (SEP-1865, "Client (Host) Capabilities").
+var appsHeaderMeta = []byte(`{"io.modelcontextprotocol/protocolVersion":"` + backend.ProtocolVersion +
+	`","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}`)
 
 // toolHeaderIndexes holds the indexes, each tied to the cached list it was built from.
 type toolHeaderIndexes struct {
@@ -86,6 +93,8 @@ type headerIndex struct {
 	gen     uint64 // the list's invalidation count when it was fetched
 	private bool
 	expires time.Time
+	// apps is what the list says of MCP Apps (apps.go), nil when no tool links a UI resource.
+	apps *appIndex
 }
 
 // ToolHeaders returns the x-mcp-header bindings of target's tool, from its backend's tools/list:
@@ -99,39 +108,9 @@ func (c *Catalog) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target na
 	if err != nil {
 		return nil, err
 	}
-	spec, _ := listSpecFor(wire.MethodToolsList)
-	version := q.ProtocolVersion
-	if version == "" {
-		version = backend.ProtocolVersion
-	}
-	pub := partKey{upstream: b.Name(), list: spec.index, version: version}
-	own := pub
-	own.caller = q.CacheKey
-	gen := c.cache.generation(pub)
-	now := c.now()
-	// Every tools list fetched from the backend is indexed as it arrives (learnToolHeaders), so
-	// the index is at least as new as the cached list: it is consulted first, which costs no
-	// copy of the cache entry.
-	idx := c.toolHeaders.recent(pub, own, gen, now)
-	if idx == nil {
-		p := c.cache.get(pub)
-		if p == nil && q.CacheKey != "" {
-			p = c.cache.get(own)
-		}
-		if p == nil {
-			if !q.Fetch {
-				return nil, nil
-			}
-			lq := &listQuery{meta: headerMeta, version: version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
-			if p, err = c.missedPart(ctx, b, spec, lq); err != nil {
-				return nil, err
-			}
-		}
-		key := pub
-		if p.private {
-			key = own
-		}
-		idx = c.toolHeaders.forPart(key, p, gen, now)
+	idx, err := c.toolIndex(ctx, q, b)
+	if err != nil || idx == nil {
+		return nil, err
 	}
 	if th := idx.tools[target.Name]; th != nil {
 		return th, nil
@@ -188,7 +167,7 @@ func (t *toolHeaderIndexes) forPart(key partKey, p *part, gen uint64, now time.T
 		return e
 	}
 	e = &headerIndex{tools: map[string]*ToolHeaders{}, from: first, n: len(p.items), gen: gen, private: p.private,
-		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL))}
+		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL)), apps: buildAppIndex(p.items)}
 	for i := range p.items {
 		if th := toolHeadersOf(p.items[i].raw); th != nil {
 			e.tools[p.items[i].target.Name] = th

@@ -58,8 +58,10 @@ type Config struct {
 	// CheckInit, when set, refuses an InitializeResult the gateway cannot use; the handshake
 	// then fails with its error.
 	CheckInit func(*InitResult) error
-	Log       *slog.Logger
-	Now       func() time.Time
+	// Apps adds the MCP Apps extension to the capabilities declared (appsCapabilities).
+	Apps bool
+	Log  *slog.Logger
+	Now  func() time.Time
 }
 
 // Defaults of the per-caller sessions of a token-exchange backend.
@@ -103,6 +105,7 @@ type Bridge struct {
 	log    *slog.Logger
 	now    func() time.Time
 	check  func(*InitResult) error
+	caps   json.RawMessage // the capabilities initialize declares
 	// pool holds the sessions that authenticate as the gateway itself (static headers, client
 	// credentials; for a token-exchange backend only the gateway's own discover and probes).
 	pool Pool
@@ -112,7 +115,11 @@ type Bridge struct {
 
 // New returns the bridge to be.
 func New(be Backend, cfg Config) *Bridge {
-	br := &Bridge{be: be, offer: cfg.Offer, client: cfg.ClientInfo, log: cfg.Log, now: cfg.Now, check: cfg.CheckInit}
+	br := &Bridge{be: be, offer: cfg.Offer, client: cfg.ClientInfo, log: cfg.Log, now: cfg.Now, check: cfg.CheckInit,
+		caps: clientCapabilities}
+	if cfg.Apps {
+		br.caps = appsCapabilities
+	}
 	if br.log == nil {
 		br.log = slog.New(slog.DiscardHandler)
 	}

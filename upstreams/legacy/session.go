@@ -193,11 +193,16 @@ func (br *Bridge) initialize(ctx context.Context, caller bool) (*Session, error)
 // would answer. Without the declaration a backend would not even ask.
 var clientCapabilities = json.RawMessage(`{"elicitation":{},"sampling":{},"roots":{}}`)
 
+// appsCapabilities is clientCapabilities declaring the MCP Apps extension with the one mimeType
+// it defines, in the form the ext-apps specification (2026-01-26) gives for initialize.
+var appsCapabilities = json.RawMessage(`{"elicitation":{},"sampling":{},"roots":{},` +
+	`"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}`)
+
 // handshake performs initialize offering the configured revision with clientCapabilities, then
 // notifications/initialized
 // (https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#initialization).
 func (br *Bridge) handshake(ctx context.Context, caller bool) (*Session, error) {
-	params, _ := era.InitializeParams(br.offer, clientCapabilities, br.client)
+	params, _ := era.InitializeParams(br.offer, br.caps, br.client)
 	s := &Session{caller: caller}
 	m, hdr, err := br.Request(ctx, s, era.MethodInitialize, params, nil)
 	if err != nil {

@@ -127,8 +127,9 @@ func (u Rewriter) embeddedURI(s string) (string, bool) {
 	return string(n), ok
 }
 
-// Result rewrites the URIs in the result of the decoded response m to method. Most tool and
-// prompt results name no resource, and the scan that decoded m has told so
+// Result rewrites the URIs in the result of the decoded response m to method (for a tools/call,
+// the UI resource its _meta may name, too: RewriteUIMeta). Most tool and prompt results name no
+// resource, and the scan that decoded m has told so
 // (jsonrpc.Message.MayHaveURIKey): they are relayed as they are, without another pass. A
 // resources/read result is always parsed: each of its items must carry a "uri" to be relayed.
 func (u Rewriter) Result(method string, m *jsonrpc.Message) ([]byte, error) {
@@ -160,6 +161,14 @@ func (u Rewriter) rewriteResult(method string, res []byte) ([]byte, error) {
 	}
 	var ferr error
 	out, err := wire.EditObject(make([]byte, 0, len(res)+64), res, func(k, val []byte) ([]byte, bool) {
+		if method == wire.MethodToolsCall && string(k) == "_meta" {
+			// An MCP App tool's result may name its UI resource (names/ui.go).
+			repl, ok, err := u.Space.uiMeta(val, u.Upstream)
+			if err != nil {
+				ferr = err
+			}
+			return repl, ok
+		}
 		if string(k) != member || val[0] != '[' {
 			return nil, false
 		}

@@ -68,7 +68,19 @@ var ErrUnknownName = errors.New("upstreams: unknown name")
 // the result is still a valid URI whose scheme is "fs+file" (RFC 3986 §3.1 allows "+" in a
 // scheme), the owner is the text before the first "+", and the backend URI is everything after
 // it, byte for byte. Templates (uriTemplate) are prefixed the same way.
+//
+// MCP Apps' UI resources are the exception (uiScheme).
 const uriJoin = "+"
+
+// uiScheme starts the URI of an MCP App's UI resource (SEP-1865, ext-apps specification
+// 2026-01-26: the URI "MUST use the ui:// URI scheme"; hosts check it before rendering). A
+// prefixed scheme (weather+ui://…) would break every host that follows the specification, so
+// a UI resource keeps its scheme and the backend name becomes the first segment after it:
+// ui://dashboard/view of backend weather is ui://weather/dashboard/view. The owner is the text
+// between "ui://" and the next "/", which a backend name never holds, and the backend URI is
+// "ui://" and everything after that "/", byte for byte. A UI resource has this one client
+// name: weather+ui://… names nothing.
+const uiScheme = "ui://"
 
 // Space maps between namespaced and backend-side names for one set of configured backends.
 // It is read only once built, so safe for concurrent use.
@@ -109,8 +121,8 @@ func (ns *Space) Resolve(kind Kind, n Namespaced) (Target, error) {
 		}
 		t = Target{Upstream: ns.only, Name: s}
 	case kind == KindResource:
-		up, rest, ok := strings.Cut(s, uriJoin)
-		if !ok || rest == "" || !ns.known[up] {
+		up, rest, ok := ns.splitURI(s)
+		if !ok {
 			return Target{}, fmt.Errorf("%w: resource URI names no configured upstream", ErrUnknownName)
 		}
 		t = Target{Upstream: up, Name: rest}
@@ -122,10 +134,37 @@ func (ns *Space) Resolve(kind Kind, n Namespaced) (Target, error) {
 		if err != nil {
 			return Target{}, err
 		}
+		if !ns.noPrefix && IsUIResource(n) != strings.HasPrefix(s, uiScheme) {
+			// One client name per resource: a UI resource only as ui://<backend>/…, and
+			// ui://<backend>/… only for a UI resource.
+			return Target{}, fmt.Errorf("%w: resource URI names no configured upstream", ErrUnknownName)
+		}
 		t.Name = n
 	}
 	return t, nil
 }
+
+// splitURI splits a namespaced resource URI (or template) into its backend name and the
+// backend's URI: ui://<backend>/<rest> for a UI resource (uiScheme), <backend>+<URI> for any
+// other. False when it names no configured backend.
+func (ns *Space) splitURI(s string) (upstream, backendURI string, ok bool) {
+	if rest, isUI := strings.CutPrefix(s, uiScheme); isUI {
+		up, path, found := strings.Cut(rest, "/")
+		if !found || !ns.known[up] {
+			return "", "", false
+		}
+		return up, uiScheme + path, true
+	}
+	up, rest, found := strings.Cut(s, uriJoin)
+	if !found || rest == "" || !ns.known[up] {
+		return "", "", false
+	}
+	return up, rest, true
+}
+
+// IsUIResource reports whether a backend URI (or template) in normal form names an MCP App's UI
+// resource: it starts with ui://, the scheme the normal form lower-cases.
+func IsUIResource(uri string) bool { return strings.HasPrefix(uri, uiScheme) }
 
 // resolveName splits at the first separator that follows a configured backend name, so tool
 // names that themselves contain the separator stay whole. Config validation rules out backend
@@ -158,6 +197,9 @@ func (ns *Space) Name(kind Kind, t Target) Namespaced {
 		return Namespaced(t.Name)
 	}
 	if kind == KindResource {
+		if rest, isUI := strings.CutPrefix(t.Name, uiScheme); isUI {
+			return Namespaced(uiScheme + t.Upstream + "/" + rest)
+		}
 		return Namespaced(t.Upstream + uriJoin + t.Name)
 	}
 	return Namespaced(t.Upstream + ns.sep + t.Name)

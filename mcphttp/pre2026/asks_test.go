@@ -26,14 +26,14 @@ import (
 	"github.com/mcp-gateway/gateway/mrtr"
 )
 
-// bridgeHang bounds every wait of these tests, so a broken bridge fails instead of hanging.
-const bridgeHang = 20 * time.Second
+// asksHang bounds every wait of these tests, so broken asks fail instead of hanging.
+const asksHang = 20 * time.Second
 
-// bridgeTestRing is the key ring of the bridge tests; every replica of a test shares it.
+// asksTestRing is the key ring of the asks tests; every replica of a test shares it.
 // testCaller is the caller every session of these tests belongs to.
 const testCaller = "https://idp.test#alice"
 
-func bridgeTestRing(tb testing.TB) *seal.KeyRing {
+func asksTestRing(tb testing.TB) *seal.KeyRing {
 	tb.Helper()
 	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "b1", Secret: bytes.Repeat([]byte("r"), 32)}}})
 	if err != nil {
@@ -42,16 +42,16 @@ func bridgeTestRing(tb testing.TB) *seal.KeyRing {
 	return ring
 }
 
-// bridgeRig is one bridge with its own metrics registry.
-type bridgeRig struct {
+// asksRig is one asks component with its own metrics registry.
+type asksRig struct {
 	b   *asks
 	reg *prometheus.Registry
-	// stop ends the rig's notice subscriptions, as a replica that goes away (startRedisBridges).
+	// stop ends the rig's notice subscriptions, as a replica that goes away (startRedisAsks).
 	stop context.CancelFunc
 }
 
-// newBridgeRig builds a bridge over ring; clock nil means the real clock.
-func newBridgeRig(tb testing.TB, ring *seal.KeyRing, cfg asksConfig, notices store.Notices, clock *mcptest.Clock) *bridgeRig {
+// newAsksRig builds the asks over ring; clock nil means the real clock.
+func newAsksRig(tb testing.TB, ring *seal.KeyRing, cfg asksConfig, notices store.Notices, clock *mcptest.Clock) *asksRig {
 	tb.Helper()
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg, metrics.Options{})
@@ -62,11 +62,11 @@ func newBridgeRig(tb testing.TB, ring *seal.KeyRing, cfg asksConfig, notices sto
 	if clock != nil {
 		now = clock.Now
 	}
-	return &bridgeRig{b: newAsks(cfg, ring.Sealer("legacy-reply"), notices, m, now), reg: reg}
+	return &asksRig{b: newAsks(cfg, ring.Sealer("legacy-reply"), notices, m, now), reg: reg}
 }
 
-// count returns the value of one series of the bridge's metrics, 0 when it does not exist.
-func (r *bridgeRig) count(tb testing.TB, name string, labels map[string]string) float64 {
+// count returns the value of one series of the asks' metrics, 0 when it does not exist.
+func (r *asksRig) count(tb testing.TB, name string, labels map[string]string) float64 {
 	tb.Helper()
 	mfs, err := r.reg.Gather()
 	if err != nil {
@@ -92,29 +92,29 @@ func (r *bridgeRig) count(tb testing.TB, name string, labels map[string]string) 
 	return 0
 }
 
-// outcome returns mcp_gateway_legacy_bridge_total{kind,outcome}.
-func (r *bridgeRig) outcome(tb testing.TB, kind, outcome string) float64 {
+// outcome returns mcp_gateway_legacy_asks_total{kind,outcome}.
+func (r *asksRig) outcome(tb testing.TB, kind, outcome string) float64 {
 	tb.Helper()
-	return r.count(tb, metrics.NameLegacyBridge, map[string]string{"kind": kind, "outcome": outcome})
+	return r.count(tb, metrics.NameLegacyAsks, map[string]string{"kind": kind, "outcome": outcome})
 }
 
-// assertIdle fails unless the bridge holds nothing: no waiter, no per-session count, no
+// assertIdle fails unless the asks hold nothing: no waiter, no per-session count, no
 // forwarded answer awaiting its acknowledgement, no tracked request, and a zero pending gauge.
-func (r *bridgeRig) assertIdle(tb testing.TB) {
+func (r *asksRig) assertIdle(tb testing.TB) {
 	tb.Helper()
 	r.b.mu.Lock()
 	w, s, f, run := len(r.b.waiters), len(r.b.perSession), len(r.b.forwards), len(r.b.running)
 	r.b.mu.Unlock()
 	if w+s+f+run != 0 {
-		tb.Errorf("bridge not idle: %d waiters, %d session counts, %d forwards, %d tracked", w, s, f, run)
+		tb.Errorf("asks not idle: %d waiters, %d session counts, %d forwards, %d tracked", w, s, f, run)
 	}
-	if g := r.count(tb, metrics.NameLegacyPending, nil); g != 0 {
+	if g := r.count(tb, metrics.NameLegacyAsksPending, nil); g != 0 {
 		tb.Errorf("pending gauge %v, want 0", g)
 	}
 }
 
-// waiting returns how many requests the bridge waits for.
-func (r *bridgeRig) waiting() int {
+// waiting returns how many requests the asks wait for.
+func (r *asksRig) waiting() int {
 	r.b.mu.Lock()
 	defer r.b.mu.Unlock()
 	return len(r.b.waiters)
@@ -127,7 +127,7 @@ func testSession(n byte, p, caps string) *legacysession.Session {
 	return s
 }
 
-// allCaps declares everything the bridge can ask for.
+// allCaps declares everything the edge can ask for.
 const allCaps = `{"elicitation":{"form":{},"url":{}},"sampling":{},"roots":{}}`
 
 var (
@@ -190,7 +190,7 @@ func (p *pendingAsk) ids(tb testing.TB, n int) []string {
 			ids = append(ids, m.ID)
 		case r := <-p.done:
 			tb.Fatalf("ask ended before writing its requests: %v", r.err)
-		case <-time.After(bridgeHang): // fail-safe
+		case <-time.After(asksHang): // fail-safe
 			tb.Fatal("ask wrote nothing")
 		}
 	}
@@ -203,7 +203,7 @@ func (p *pendingAsk) result(tb testing.TB) askResult {
 	select {
 	case r := <-p.done:
 		return r
-	case <-time.After(bridgeHang): // fail-safe
+	case <-time.After(asksHang): // fail-safe
 		tb.Fatal("ask did not return")
 		return askResult{}
 	}
@@ -224,11 +224,11 @@ func answer(id, result string) *jsonrpc.Message {
 	return &jsonrpc.Message{ID: json.RawMessage(`"` + id + `"`), Result: json.RawMessage(result)}
 }
 
-// TestBridgeLocalDelivery: ask writes one well-formed JSON-RPC request per entry, with the
+// TestAsksLocalDelivery: ask writes one well-formed JSON-RPC request per entry, with the
 // params as given; answers delivered on the same replica, in any order, come back as the
-// inputResponses object in the entries' order, and the bridge is left holding nothing.
-func TestBridgeLocalDelivery(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{}, nil, nil)
+// inputResponses object in the entries' order, and the asks are left holding nothing.
+func TestAsksLocalDelivery(t *testing.T) {
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
 	p := startAsk(t, rig.b, sess, elicitReq, samplingReq, rootsReq)
 	var msgs [][]byte
@@ -273,21 +273,21 @@ func TestBridgeLocalDelivery(t *testing.T) {
 	if r.err != nil || string(r.out) != want {
 		t.Fatalf("ask = %s, %v; want %s", r.out, r.err, want)
 	}
-	for kind, n := range map[string]float64{metrics.BridgeKindElicitation: 1, metrics.BridgeKindSampling: 1, metrics.BridgeKindRoots: 1} {
-		if got := rig.outcome(t, kind, metrics.BridgeAnswered); got != n {
+	for kind, n := range map[string]float64{metrics.AskKindElicitation: 1, metrics.AskKindSampling: 1, metrics.AskKindRoots: 1} {
+		if got := rig.outcome(t, kind, metrics.AskAnswered); got != n {
 			t.Errorf("%s answered = %v, want %v", kind, got, n)
 		}
 	}
 	rig.assertIdle(t)
 }
 
-// TestBridgeRejectsBadAnswers: an answer whose id is forged, tampered with, sealed for another
+// TestAsksRejectsBadAnswers: an answer whose id is forged, tampered with, sealed for another
 // purpose, expired, bound to another session or principal, already used, or not a response at
 // all is refused with errBadAnswer and wakes nobody; the genuine answer still works after them.
-func TestBridgeRejectsBadAnswers(t *testing.T) {
-	ring := bridgeTestRing(t)
+func TestAsksRejectsBadAnswers(t *testing.T) {
+	ring := asksTestRing(t)
 	clock := mcptest.NewClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
-	rig := newBridgeRig(t, ring, asksConfig{Timeout: time.Hour}, nil, clock)
+	rig := newAsksRig(t, ring, asksConfig{Timeout: time.Hour}, nil, clock)
 	sess := testSession(1, "p1", allCaps)
 	p := startAsk(t, rig.b, sess, elicitReq, confirmReq)
 	ids := p.ids(t, 2)
@@ -353,18 +353,18 @@ func TestBridgeRejectsBadAnswers(t *testing.T) {
 	if r := p.result(t); !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("ask = %v, want context.Canceled", r.err)
 	}
-	if got := rig.outcome(t, metrics.BridgeKindConfirm, metrics.BridgeLost); got != 1 {
+	if got := rig.outcome(t, metrics.AskKindConfirm, metrics.AskLost); got != 1 {
 		t.Errorf("confirm lost = %v, want 1", got)
 	}
 	rig.assertIdle(t)
 }
 
-// TestBridgeNoWaiter: on a single replica, an id that replica did not mint (another bridge with
+// TestAsksNoWaiter: on a single replica, an id that replica did not mint (other asks with
 // the same keys) and an id whose round has ended both find nobody waiting: errBadAnswer.
-func TestBridgeNoWaiter(t *testing.T) {
-	ring := bridgeTestRing(t)
-	a := newBridgeRig(t, ring, asksConfig{}, nil, nil)
-	other := newBridgeRig(t, ring, asksConfig{}, nil, nil)
+func TestAsksNoWaiter(t *testing.T) {
+	ring := asksTestRing(t)
+	a := newAsksRig(t, ring, asksConfig{}, nil, nil)
+	other := newAsksRig(t, ring, asksConfig{}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
 	p := startAsk(t, other.b, sess, elicitReq)
 	id := p.ids(t, 1)[0]
@@ -381,11 +381,11 @@ func TestBridgeNoWaiter(t *testing.T) {
 	other.assertIdle(t)
 }
 
-// TestBridgeDeclineAndErrorAnswers: a declined elicitation is an answer (the backend or the
+// TestAsksDeclineAndErrorAnswers: a declined elicitation is an answer (the backend or the
 // confirmation decides what a decline means) counted as declined; a JSON-RPC error as the
 // answer ends the round with *clientAnswerError and forgets its other requests.
-func TestBridgeDeclineAndErrorAnswers(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{}, nil, nil)
+func TestAsksDeclineAndErrorAnswers(t *testing.T) {
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
 	ctx := context.Background()
 
@@ -397,7 +397,7 @@ func TestBridgeDeclineAndErrorAnswers(t *testing.T) {
 	if r := p.result(t); r.err != nil || string(r.out) != `{"`+mrtr.ConfirmKey+`":{"action":"decline"}}` {
 		t.Fatalf("ask = %s, %v", r.out, r.err)
 	}
-	if got := rig.outcome(t, metrics.BridgeKindConfirm, metrics.BridgeDeclined); got != 1 {
+	if got := rig.outcome(t, metrics.AskKindConfirm, metrics.AskDeclined); got != 1 {
 		t.Errorf("confirm declined = %v, want 1", got)
 	}
 
@@ -414,16 +414,16 @@ func TestBridgeDeclineAndErrorAnswers(t *testing.T) {
 	if err := rig.b.deliver(ctx, sess, testCaller, answer(ids[1], `{"roots":[]}`)); !errors.Is(err, errBadAnswer) {
 		t.Errorf("answer to the rest of a failed round: %v, want errBadAnswer", err)
 	}
-	if got := rig.outcome(t, metrics.BridgeKindRoots, metrics.BridgeLost); got != 1 {
+	if got := rig.outcome(t, metrics.AskKindRoots, metrics.AskLost); got != 1 {
 		t.Errorf("roots lost = %v, want 1", got)
 	}
 	rig.assertIdle(t)
 }
 
-// TestBridgeTimeout: a round the client does not answer ends with errAskTimeout, and its
+// TestAsksTimeout: a round the client does not answer ends with errAskTimeout, and its
 // requests are forgotten and counted as timed out.
-func TestBridgeTimeout(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{Timeout: 50 * time.Millisecond}, nil, nil)
+func TestAsksTimeout(t *testing.T) {
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{Timeout: 50 * time.Millisecond}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
 	p := startAsk(t, rig.b, sess, elicitReq, samplingReq)
 	ids := p.ids(t, 2)
@@ -434,17 +434,17 @@ func TestBridgeTimeout(t *testing.T) {
 	if r := p.result(t); !errors.Is(r.err, errAskTimeout) {
 		t.Fatalf("ask = %v, want errAskTimeout", r.err)
 	}
-	if got := rig.outcome(t, metrics.BridgeKindSampling, metrics.BridgeTimeout); got != 1 {
+	if got := rig.outcome(t, metrics.AskKindSampling, metrics.AskTimeout); got != 1 {
 		t.Errorf("sampling timeout = %v, want 1", got)
 	}
 	rig.assertIdle(t)
 }
 
-// TestBridgeLimits: a round that would take a session past MaxPendingPerSession, or the
+// TestAsksLimits: a round that would take a session past MaxPendingPerSession, or the
 // replica past MaxPending, is refused with errAsksBusy before anything is written; other
 // sessions are not affected by one session's limit, and the counts go down as rounds end.
-func TestBridgeLimits(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{MaxPendingPerSession: 2, MaxPending: 3}, nil, nil)
+func TestAsksLimits(t *testing.T) {
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{MaxPendingPerSession: 2, MaxPending: 3}, nil, nil)
 	s1, s2 := testSession(1, "p1", allCaps), testSession(2, "p1", allCaps)
 	ctx := context.Background()
 	wrote := false
@@ -476,11 +476,11 @@ func TestBridgeLimits(t *testing.T) {
 	rig.assertIdle(t)
 }
 
-// TestBridgeCallerLimit: the sessions of one caller together wait for at most
+// TestAsksCallerLimit: the sessions of one caller together wait for at most
 // MaxPendingPerCaller answers, so opening more sessions does not buy more; another caller's
 // rounds are not affected by it.
-func TestBridgeCallerLimit(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{MaxPendingPerSession: 2, MaxPendingPerCaller: 3}, nil, nil)
+func TestAsksCallerLimit(t *testing.T) {
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{MaxPendingPerSession: 2, MaxPendingPerCaller: 3}, nil, nil)
 	wrote := false
 	emit := func([]byte) error { wrote = true; return errors.New("a refused round was written") }
 	p1 := startAsk(t, rig.b, testSession(1, "p1", allCaps), elicitReq, samplingReq)
@@ -506,11 +506,11 @@ func TestBridgeCallerLimit(t *testing.T) {
 	rig.assertIdle(t)
 }
 
-// TestBridgeCleanup: whichever way a round ends early (its context ends, the client's stream
+// TestAsksCleanup: whichever way a round ends early (its context ends, the client's stream
 // fails on the first or a later request), nothing is left behind (no waiter, no count, no
 // goroutine) and an answer sent afterwards is refused.
-func TestBridgeCleanup(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{}, nil, nil)
+func TestAsksCleanup(t *testing.T) {
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
 	goroutines := runtime.NumGoroutine()
 
@@ -557,7 +557,7 @@ func TestBridgeCleanup(t *testing.T) {
 	}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("ask with an ended context = %v", err)
 	}
-	if got := rig.outcome(t, metrics.BridgeKindSampling, metrics.BridgeLost); got != 3 {
+	if got := rig.outcome(t, metrics.AskKindSampling, metrics.AskLost); got != 3 {
 		t.Errorf("sampling lost = %v, want 3", got)
 	}
 	rig.assertIdle(t)
@@ -565,10 +565,10 @@ func TestBridgeCleanup(t *testing.T) {
 	mcptest.WaitFor(t, "no goroutine left", func() bool { return runtime.NumGoroutine() <= goroutines })
 }
 
-// TestBridgeCapabilityGating: a round with one entry the client did not declare writes
+// TestAsksCapabilityGating: a round with one entry the client did not declare writes
 // nothing, registers nothing and returns *noCapabilityError naming the capability.
-func TestBridgeCapabilityGating(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{}, nil, nil)
+func TestAsksCapabilityGating(t *testing.T) {
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{}, nil, nil)
 	cases := []struct {
 		caps string
 		reqs []era.InputRequest
@@ -589,16 +589,16 @@ func TestBridgeCapabilityGating(t *testing.T) {
 		}
 		rig.assertIdle(t)
 	}
-	if got := rig.outcome(t, metrics.BridgeKindConfirm, metrics.BridgeNoCapability); got != 1 {
+	if got := rig.outcome(t, metrics.AskKindConfirm, metrics.AskNoCapability); got != 1 {
 		t.Errorf("confirm no_capability = %v, want 1", got)
 	}
 }
 
-// TestBridgeCancelLocal: notifications/cancelled cancels the request it names, in its session
+// TestAsksCancelLocal: notifications/cancelled cancels the request it names, in its session
 // only, with the id compared as JSON (7 and "7" differ, "a" and "\u0061" do not); untrack
 // removes the entry.
-func TestBridgeCancelLocal(t *testing.T) {
-	rig := newBridgeRig(t, bridgeTestRing(t), asksConfig{}, nil, nil)
+func TestAsksCancelLocal(t *testing.T) {
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{}, nil, nil)
 	sess := testSession(1, "p1", allCaps)
 	bg := context.Background()
 	num, cancelNum := context.WithCancel(bg)
@@ -640,21 +640,21 @@ func (c *countingNotices) Publish(ctx context.Context, topic string, msg []byte)
 	return c.Notices.Publish(ctx, topic, msg)
 }
 
-// startRedisBridges starts n bridges sharing srv and clock, each with its own store (its own
+// startRedisAsks starts n asks components sharing srv and clock, each with its own store (its own
 // connections, like separate replicas), subscribed until the test ends.
-func startRedisBridges(t *testing.T, srv *testredis.Server, clock *mcptest.Clock, n int) []*bridgeRig {
+func startRedisAsks(t *testing.T, srv *testredis.Server, clock *mcptest.Clock, n int) []*asksRig {
 	t.Helper()
-	ring := bridgeTestRing(t)
+	ring := asksTestRing(t)
 	raw := redis.NewClient(&redis.Options{Addr: srv.Addr(), Password: srv.Password(), DisableIdentity: true})
 	t.Cleanup(func() { _ = raw.Close() })
-	rigs := make([]*bridgeRig, n)
+	rigs := make([]*asksRig, n)
 	for i := range rigs {
 		st, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), KeyPrefix: "bt:"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = st.Close() })
-		rigs[i] = newBridgeRig(t, ring, asksConfig{}, &countingNotices{Notices: st}, clock)
+		rigs[i] = newAsksRig(t, ring, asksConfig{}, &countingNotices{Notices: st}, clock)
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
 		rigs[i].stop = cancel
@@ -674,13 +674,13 @@ func waitSubscribed(t *testing.T, raw *redis.Client, channel string, n int64) {
 	})
 }
 
-// TestBridgeCrossReplica: two replicas share a real Redis. An answer POSTed to replica B for a
+// TestAsksCrossReplica: two replicas share a real Redis. An answer POSTed to replica B for a
 // request replica A sent wakes A's round; B refuses a replay (A says it no longer waits) and
 // an answer for a round that has ended; the ids' checks run on B before anything is published.
-func TestBridgeCrossReplica(t *testing.T) {
+func TestAsksCrossReplica(t *testing.T) {
 	srv := testredis.Start(t)
 	clock := mcptest.NewClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
-	rigs := startRedisBridges(t, srv, clock, 2)
+	rigs := startRedisAsks(t, srv, clock, 2)
 	a, b := rigs[0], rigs[1]
 	published := &b.b.notices.(*countingNotices).published
 	sess := testSession(1, "p1", allCaps)
@@ -714,10 +714,10 @@ func TestBridgeCrossReplica(t *testing.T) {
 	if want := `{"name":` + acceptName + `,"draft":` + samplingRes + `}`; r.err != nil || string(r.out) != want {
 		t.Fatalf("ask = %s, %v; want %s", r.out, r.err, want)
 	}
-	if got := a.outcome(t, metrics.BridgeKindElicitation, metrics.BridgeCrossReplica); got != 1 {
+	if got := a.outcome(t, metrics.AskKindElicitation, metrics.AskCrossReplica); got != 1 {
 		t.Errorf("elicitation cross_replica on A = %v, want 1", got)
 	}
-	if got := a.outcome(t, metrics.BridgeKindSampling, metrics.BridgeAnswered); got != 1 {
+	if got := a.outcome(t, metrics.AskKindSampling, metrics.AskAnswered); got != 1 {
 		t.Errorf("sampling answered on A = %v, want 1", got)
 	}
 	if err := b.b.deliver(ctx, sess, testCaller, answer(ids[1], samplingRes)); !errors.Is(err, errBadAnswer) {
@@ -736,12 +736,12 @@ func TestBridgeCrossReplica(t *testing.T) {
 	b.assertIdle(t)
 }
 
-// TestBridgeAskingReplicaGone: when the replica that asked is gone (its subscription ended),
+// TestAsksAskingReplicaGone: when the replica that asked is gone (its subscription ended),
 // the replica that received the answer hears nothing back and refuses the answer, counting it
 // as lost.
-func TestBridgeAskingReplicaGone(t *testing.T) {
+func TestAsksAskingReplicaGone(t *testing.T) {
 	srv := testredis.Start(t)
-	ring := bridgeTestRing(t)
+	ring := asksTestRing(t)
 	raw := redis.NewClient(&redis.Options{Addr: srv.Addr(), Password: srv.Password(), DisableIdentity: true})
 	t.Cleanup(func() { _ = raw.Close() })
 	newStore := func() *store.Redis {
@@ -752,8 +752,8 @@ func TestBridgeAskingReplicaGone(t *testing.T) {
 		t.Cleanup(func() { _ = st.Close() })
 		return st
 	}
-	a := newBridgeRig(t, ring, asksConfig{}, newStore(), nil)
-	b := newBridgeRig(t, ring, asksConfig{}, newStore(), nil)
+	a := newAsksRig(t, ring, asksConfig{}, newStore(), nil)
+	b := newAsksRig(t, ring, asksConfig{}, newStore(), nil)
 	b.b.forwardTimeout = 200 * time.Millisecond
 	actx, stopA := context.WithCancel(context.Background())
 	a.b.start(actx)
@@ -770,7 +770,7 @@ func TestBridgeAskingReplicaGone(t *testing.T) {
 	if err := b.b.deliver(context.Background(), sess, testCaller, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
 		t.Fatalf("answer for a gone replica: %v, want errBadAnswer", err)
 	}
-	if got := b.outcome(t, metrics.BridgeKindElicitation, metrics.BridgeLost); got != 1 {
+	if got := b.outcome(t, metrics.AskKindElicitation, metrics.AskLost); got != 1 {
 		t.Errorf("elicitation lost on B = %v, want 1", got)
 	}
 	p.stillWaiting(t)
@@ -780,11 +780,11 @@ func TestBridgeAskingReplicaGone(t *testing.T) {
 	b.assertIdle(t)
 }
 
-// TestBridgeCancelCrossReplica: notifications/cancelled POSTed to replica B cancels the request
+// TestAsksCancelCrossReplica: notifications/cancelled POSTed to replica B cancels the request
 // running on replica A, and only that one.
-func TestBridgeCancelCrossReplica(t *testing.T) {
+func TestAsksCancelCrossReplica(t *testing.T) {
 	srv := testredis.Start(t)
-	rigs := startRedisBridges(t, srv, nil, 2)
+	rigs := startRedisAsks(t, srv, nil, 2)
 	a, b := rigs[0], rigs[1]
 	sess := testSession(1, "p1", allCaps)
 	run, cancelRun := context.WithCancel(context.Background())
@@ -797,7 +797,7 @@ func TestBridgeCancelCrossReplica(t *testing.T) {
 	b.b.cancel(context.Background(), sess, json.RawMessage(`"call-1"`))
 	select {
 	case <-run.Done():
-	case <-time.After(bridgeHang): // fail-safe
+	case <-time.After(asksHang): // fail-safe
 		t.Fatal("the request on A was not cancelled")
 	}
 	if other.Err() != nil {
@@ -809,13 +809,13 @@ func TestBridgeCancelCrossReplica(t *testing.T) {
 	b.assertIdle(t)
 }
 
-// BenchmarkBridgePending measures what 1,000 requests waiting for a legacy client's answer
-// cost a replica: B/pending counts the bridge's heap and the stack of the goroutine waiting in
+// BenchmarkAsksPending measures what 1,000 requests waiting for a legacy client's answer
+// cost a replica: B/pending counts the asks' heap and the stack of the goroutine waiting in
 // ask (in the gateway that goroutine is the client's HTTP handler, which exists anyway);
-// heap-B/pending counts the bridge's own state only.
-func BenchmarkBridgePending(b *testing.B) {
+// heap-B/pending counts the asks' own state only.
+func BenchmarkAsksPending(b *testing.B) {
 	const n = 1000
-	rig := newBridgeRig(b, bridgeTestRing(b), asksConfig{MaxPending: n}, nil, nil)
+	rig := newAsksRig(b, asksTestRing(b), asksConfig{MaxPending: n}, nil, nil)
 	sessions := make([]*legacysession.Session, n)
 	for i := range sessions {
 		sessions[i] = testSession(byte(i), "p1", allCaps)

@@ -1,0 +1,161 @@
+// Package appsbackend runs an MCP Apps backend built on the official ext-apps server helpers
+// (@modelcontextprotocol/ext-apps registerAppTool and registerAppResource, over the TypeScript
+// SDK v2 server, which serves 2026-07-28 and falls back to stateless 2025 serving), for the
+// gateway's MCP Apps tests. node/server.mjs is the backend; node/package-lock.json pins what
+// .ci/setup installs into the cache (apps-backend).
+package appsbackend
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The pinned releases node/package-lock.json installs.
+const (
+	// ExtAppsVersion is the @modelcontextprotocol/ext-apps release.
+	ExtAppsVersion = "2.0.4"
+	// ServerVersion is the @modelcontextprotocol/server (TypeScript SDK v2) release.
+	ServerVersion = "2.4.0"
+)
+
+// MIMEType is the UI resources' mimeType (RESOURCE_MIME_TYPE of the helpers).
+const MIMEType = "text/html;profile=mcp-app"
+
+// The CSP domains the UI resource declares.
+const (
+	ConnectDomain  = "https://api.weather.example"
+	ResourceDomain = "https://cdn.weather.example"
+)
+
+//go:embed node/server.mjs
+var script []byte
+
+// Backend is one running backend.
+type Backend struct {
+	// URL is its MCP endpoint.
+	URL string
+	// Name is the server name it answers with, View the name of its app: its UI resource is
+	// ViewURI, its tools Show, Refresh (app-only) and Explain (model-only).
+	Name, View string
+}
+
+// ViewURI is the app's UI resource as the backend names it.
+func (b *Backend) ViewURI() string { return "ui://" + b.View + "/view.html" }
+
+// Show is the tool that renders the app (visibility left to its default, ["model","app"]).
+func (b *Backend) Show() string { return "show_" + b.View }
+
+// Refresh is the app-only tool (visibility ["app"]).
+func (b *Backend) Refresh() string { return "refresh_" + b.View }
+
+// Explain is the model-only tool (visibility ["model"]).
+func (b *Backend) Explain() string { return "explain_" + b.View }
+
+// Answer is what tool answers for city (the tools' text).
+func (b *Backend) Answer(tool, city string) string { return tool + " " + city + " from " + b.Name }
+
+// Start runs the backend named name serving the app view until the test ends; it fails the test
+// when .ci/setup has not installed Node and the packages.
+func Start(tb testing.TB, name, view string) *Backend {
+	tb.Helper()
+	node, modules := nodeAndModules(tb)
+	dir := tb.TempDir()
+	// The script resolves its packages from its own directory: it runs next to a link to the
+	// installed node_modules, so the repository holds the script and the cache the packages.
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "server.mjs"), script, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "server.mjs"), name, view)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = stdin.Close() // the script exits when its stdin ends
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cancel()
+			<-done
+		}
+		cancel()
+		if tb.Failed() && stderr.Len() > 0 {
+			tb.Logf("apps backend %s stderr:\n%s", name, stderr.String())
+		}
+	})
+	port := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if p, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
+				port <- p
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case p := <-port:
+		return &Backend{URL: "http://127.0.0.1:" + p + "/mcp", Name: name, View: view}
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("apps backend %s did not start; stderr:\n%s", name, stderr.String())
+	}
+	return nil
+}
+
+// nodeAndModules returns Node 22 and the installed node_modules, failing when .ci/setup has not
+// installed them.
+func nodeAndModules(tb testing.TB) (node, modules string) {
+	tb.Helper()
+	cache := cacheDir(tb)
+	node = filepath.Join(cache, "node", "node_modules", "node", "bin", "node")
+	modules = filepath.Join(cache, "apps-backend", "node_modules")
+	for _, p := range []string{node, filepath.Join(modules, "@modelcontextprotocol", "ext-apps", "package.json")} {
+		if _, err := os.Stat(p); err != nil {
+			tb.Fatalf("the MCP Apps backend needs .ci/setup to have run: %v", err)
+		}
+	}
+	return node, modules
+}
+
+// cacheDir is where .ci/setup installs Node and the packages: CACHE_DIR as the .ci scripts read
+// it (relative to the repository root), else the repository's .cache.
+func cacheDir(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv("CACHE_DIR")
+	if dir == "" {
+		dir = ".cache"
+	}
+	if !filepath.IsAbs(dir) {
+		_, file, _, ok := runtime.Caller(0)
+		if !ok {
+			tb.Fatal("appsbackend: cannot locate the package source")
+		}
+		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", dir)
+	}
+	return filepath.Clean(dir)
+}

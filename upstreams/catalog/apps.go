@@ -1,0 +1,216 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
+)
+
+// MCP Apps (SEP-1865, ext-apps specification 2026-01-26). A tool links to its UI resource
+// through _meta.ui.resourceUri (names/ui.go rewrites the link) and says who may call it through
+// _meta.ui.visibility: "model" (the agent's tool list), "app" (the app of the same server), both
+// by default. The gateway reads both from each backend's tools/list as it arrives:
+//
+//   - with Options.Apps, a tool whose visibility leaves out "model" is kept out of every list a
+//     model reads (tools/list, tool search, tool sets), and a call that names it by its
+//     namespaced name is refused (AppTool): the model path never reaches it;
+//   - a call from inside an app names the backend's own tool, the name the app's HTML was
+//     written with. No member of the request says a call comes from an app, or from which
+//     backend's app (the host forwards the app's tools/call as the app wrote it), so
+//     ResolveAppName takes the one reading that is safe: the name of a tool that an app may
+//     call ("app" in its visibility) on a backend that serves apps (lists at least one tool
+//     with a UI resource), when exactly one backend has it.
+
+// appTool is what a listed tool's _meta.ui says.
+type appTool struct {
+	ui       bool // links a UI resource (_meta.ui.resourceUri or the flat ui/resourceUri)
+	noModel  bool // visibility is present and leaves out "model"
+	noApp    bool // visibility is present and leaves out "app"
+	declared bool // _meta.ui (or the flat key) is present at all
+}
+
+// readAppTool reads a tool definition's _meta.ui (names compared with their escapes decoded).
+func readAppTool(tool []byte) appTool {
+	var a appTool
+	if !bytes.Contains(tool, []byte("ui")) && !bytes.Contains(tool, []byte(`\u`)) {
+		return a // most tools: no parsing
+	}
+	_ = jsonrpc.Members(tool, func(k, meta []byte) error {
+		if string(k) != "_meta" || meta[0] != '{' {
+			return nil
+		}
+		return jsonrpc.Members(meta, func(k, v []byte) error {
+			switch {
+			case string(k) == "ui/resourceUri":
+				a.declared = true
+				_, isString := wire.JSONString(v)
+				a.ui = a.ui || isString
+			case string(k) == "ui" && v[0] == '{':
+				a.declared = true
+				a.readUI(v)
+			}
+			return nil
+		})
+	})
+	return a
+}
+
+// readUI reads the _meta.ui object of a tool.
+func (a *appTool) readUI(ui []byte) {
+	_ = jsonrpc.Members(ui, func(k, v []byte) error {
+		switch string(k) {
+		case "resourceUri":
+			_, isString := wire.JSONString(v)
+			a.ui = a.ui || isString
+		case "visibility":
+			// Absent means ["model","app"]. Present, only the values it names: a value that is
+			// not an array of strings names neither, the reading that shows the tool to nobody.
+			model, app := false, false
+			if v[0] == '[' {
+				_ = wire.ForEachElem(v, func(e []byte, _ int) error {
+					s, _ := wire.JSONString(e)
+					model, app = model || s == "model", app || s == "app"
+					return nil
+				})
+			}
+			a.noModel, a.noApp = !model, !app
+		}
+		return nil
+	})
+}
+
+// appIndex is what one backend's tools list says of its apps: nil when no tool of it links a UI
+// resource (the backend serves no app, so no app of it can call anything).
+type appIndex struct {
+	tools map[string]appTool // every listed tool, by backend-side name
+}
+
+// buildAppIndex indexes a tools list's _meta.ui, nil when no tool links a UI resource.
+func buildAppIndex(items []listItem) *appIndex {
+	serves := false
+	for i := range items {
+		serves = serves || items[i].app.ui
+	}
+	if !serves {
+		return nil
+	}
+	ix := &appIndex{tools: make(map[string]appTool, len(items))}
+	for i := range items {
+		ix.tools[items[i].target.Name] = items[i].app
+	}
+	return ix
+}
+
+// ModelHidden reports whether target's tool leaves "model" out of its visibility, from the index
+// of its backend's newest tools list held or, with q.Fetch, of one fetched now (as ToolHeaders).
+// Without q.Fetch and no list held, false.
+func (c *Catalog) ModelHidden(ctx context.Context, q *ToolHeaderQuery, target names.Target) (bool, error) {
+	b, err := c.backend(target.Upstream)
+	if err != nil {
+		return false, err
+	}
+	idx, err := c.toolIndex(ctx, q, b)
+	if err != nil || idx == nil || idx.apps == nil {
+		return false, err
+	}
+	return idx.apps.tools[target.Name].noModel, nil
+}
+
+// ErrAmbiguousAppName: a tools/call named a backend's own tool (a call from inside an MCP App)
+// that more than one backend serving apps has; the gateway cannot tell whose app called.
+var ErrAmbiguousAppName = errors.New("upstreams: tool name is ambiguous between backends")
+
+// ResolveAppName resolves the backend's own name of a tool, as an MCP App calls it: the one
+// backend serving apps (a tool of its list links a UI resource) whose list shows a tool of that
+// name that an app may call ("app" in its visibility, the default). No such backend is
+// names.ErrUnknownName; more than one is ErrAmbiguousAppName, naming them. Each backend's list is
+// the one held or one fetched now; a backend whose list cannot be had makes the answer unknown,
+// and its error is returned: a call must not reach one backend because another that may have the
+// same tool did not answer.
+func (c *Catalog) ResolveAppName(ctx context.Context, q *ToolHeaderQuery, name string) (names.Target, error) {
+	idx := make([]*headerIndex, len(c.backends))
+	errs := make([]error, len(c.backends))
+	var wg sync.WaitGroup
+	fq := *q
+	fq.Fetch = true
+	for i, b := range c.backends {
+		wg.Go(func() { idx[i], errs[i] = c.toolIndex(ctx, &fq, b) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return names.Target{}, err
+	}
+	var found []string
+	for i, b := range c.backends {
+		if idx[i] == nil || idx[i].apps == nil {
+			continue
+		}
+		if a, ok := idx[i].apps.tools[name]; ok && !a.noApp {
+			found = append(found, b.Name())
+		}
+	}
+	switch len(found) {
+	case 0:
+		return names.Target{}, fmt.Errorf("%w: no backend serving apps has this tool", names.ErrUnknownName)
+	case 1:
+		return names.Target{Upstream: found[0], Name: name}, nil
+	}
+	return names.Target{}, fmt.Errorf("%w: %d backends have it: %v", ErrAmbiguousAppName, len(found), found)
+}
+
+// OwnListMeta is the _meta of the lists the gateway requests for itself (its indexes, pin
+// verdicts, and RawList for operator tooling): the protocol version and no client capabilities
+// (headerMeta), but the MCP Apps extension when apps are on (appsHeaderMeta), so that a backend
+// offering UI tools only to hosts that support apps shows them to the routing and to pinning.
+func (c *Catalog) OwnListMeta() json.RawMessage {
+	if c.apps {
+		return appsHeaderMeta
+	}
+	return headerMeta
+}
+
+// toolIndex returns the index of b's tools list for q's caller and version: the newest one
+// built, else one built from the cached list, else, with q.Fetch, from a list fetched now; nil
+// without q.Fetch when no list is held.
+func (c *Catalog) toolIndex(ctx context.Context, q *ToolHeaderQuery, b *backend.Backend) (*headerIndex, error) {
+	spec, _ := listSpecFor(wire.MethodToolsList)
+	version := orVersion(q.ProtocolVersion)
+	pub := partKey{upstream: b.Name(), list: spec.index, version: version}
+	own := pub
+	own.caller = q.CacheKey
+	gen := c.cache.generation(pub)
+	now := c.now()
+	// Every tools list fetched from the backend is indexed as it arrives (learnToolHeaders), so
+	// the index is at least as new as the cached list: it is consulted first, which costs no
+	// copy of the cache entry.
+	if idx := c.toolHeaders.recent(pub, own, gen, now); idx != nil {
+		return idx, nil
+	}
+	p := c.cache.get(pub)
+	if p == nil && q.CacheKey != "" {
+		p = c.cache.get(own)
+	}
+	if p == nil {
+		if !q.Fetch {
+			return nil, nil
+		}
+		lq := &listQuery{meta: c.OwnListMeta(), version: version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
+		var err error
+		if p, err = c.missedPart(ctx, b, spec, lq); err != nil {
+			return nil, err
+		}
+	}
+	key := pub
+	if p.private {
+		key = own
+	}
+	return c.toolHeaders.forPart(key, p, gen, now), nil
+}
