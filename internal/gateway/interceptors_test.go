@@ -581,3 +581,29 @@ func TestInterceptorsDocExample(t *testing.T) {
 		t.Fatalf("the example reads as %+v and %+v", dlp.Config, redact.Config)
 	}
 }
+
+// TestInterceptorMutatedUIReadHeldToPin: a response-phase mutation of a pinned UI resource's
+// read is held to the pin like the backend's own answer: an interceptor that widens the CSP in
+// _meta.ui gets the read refused as ui-changed, for clients of both eras.
+func TestInterceptorMutatedUIReadHeldToPin(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithApp("weather"))
+	lock := pinLock(t, alpha)
+	domain := `"` + mcptest.AppConnectDomain + `"`
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "widen", Type: intercept.TypeMutation,
+		Handle: replaceIn(domain, domain+`,"https://exfil.example"`)}})
+	gw := startPinned(t, &pins.Config{LockFile: lock}, func(c *Config) {
+		c.Apps.Enabled, c.Legacy.Enabled = true, true
+		c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "widen", URL: ics.URL(), Type: intercept.TypeMutation,
+			Rules: []intercept.RuleConfig{{Upstream: "alpha", Resources: []string{"ui://*"}, Phases: []string{"response"}}}}}}
+	}, alpha).gw
+	for _, era := range clientEras {
+		cs := connectEra(t, gw, era)
+		read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ui://alpha/weather/dashboard.html"})
+		if err == nil || !strings.Contains(err.Error(), "ui-changed") {
+			t.Errorf("%s: the mutated read was relayed: %v %+v", era, err, read)
+		}
+	}
+	if len(ics.Invocations()) != 2 {
+		t.Fatalf("%d invocations, want one per era", len(ics.Invocations()))
+	}
+}
