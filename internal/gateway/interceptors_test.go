@@ -607,3 +607,39 @@ func TestInterceptorMutatedUIReadHeldToPin(t *testing.T) {
 		t.Fatalf("%d invocations, want one per era", len(ics.Invocations()))
 	}
 }
+
+// TestInterceptorConfigChecked: the gateway refuses, with the rest of the configuration's
+// problems, an interceptor rule whose upstream glob matches no backend and an interceptor
+// problem of its own, naming each key path and never a secret's value.
+func TestInterceptorConfigChecked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gateway.yaml")
+	yaml := `server: {listen: "127.0.0.1:8080"}
+auth: {disabled: true}
+upstreams: [{name: alpha, url: "http://127.0.0.1:1/mcp"}]
+interceptors:
+  - name: guard
+    url: https://guard.example/mcp
+    type: validation
+    headers: {Authorization: {value: "Bearer very-secret-interceptor-token"}}
+    rules: [{upstream: "beta*", tools: ["*"]}]
+  - name: fix
+    url: https://fix.example/mcp
+    type: rewrite
+    rules: [{tools: ["*"]}]
+`
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadStatic([]string{"--config", path})
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{"interceptors[0].rules[0].upstream", "matches no configured upstream", "interceptors[1].type"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error lacks %q: %v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "very-secret-interceptor-token") {
+		t.Errorf("the error quotes a secret: %v", err)
+	}
+}
