@@ -181,8 +181,8 @@ func TestMalformedMutations(t *testing.T) {
 	}
 }
 
-// TestModifiedFalse: modified:false leaves the payload as it was; with a changed payload it is
-// malformed (M1's companion rule), even when the change is only the member order.
+// TestModifiedFalse: modified:false leaves the payload as it was; a payload that is the same JSON
+// value (its members reordered) is unchanged, a changed one is malformed (M1's companion rule).
 func TestModifiedFalse(t *testing.T) {
 	same := `{"interceptor":"m","type":"mutation","phase":"request","modified":false,"payload":{"params":{"arguments":{"text":"x"},"name":"alpha__echo"},"method":"tools/call"}}`
 	s := host(t, "m", TypeMutation, intercepttest.Raw(same))
