@@ -643,3 +643,39 @@ interceptors:
 		t.Errorf("the error quotes a secret: %v", err)
 	}
 }
+
+// TestReloadInterceptors: a reload (SIGHUP) applies the interceptors of the new file to the next
+// call: added, a refusal takes effect; removed, the call goes through again. An interceptor
+// the process did not start with is named as needing a restart for its metric labels.
+func TestReloadInterceptors(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.Deny("no")}})
+	plain := "auth: {disabled: true}\nupstreams:\n" + upstreamYAML(alpha)
+	guarded := plain + fmt.Sprintf("interceptors:\n  - {name: guard, url: %q, type: validation, rules: [{tools: [echo]}]}\n", ics.URL())
+	f := startReloadGateway(t, "30s", plain)
+	cs := mcptest.Connect(t, f.url())
+	echo := func() *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "hi"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := echo(); res.IsError {
+		t.Fatalf("before: %+v", res)
+	}
+	if err := f.reload(t, "30s", guarded); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	if res := echo(); !res.IsError || !strings.Contains(mcptest.ResultText(res), "refused by the gateway's interceptor guard") {
+		t.Fatalf("after adding the interceptor: %+v", res)
+	}
+	f.waitLog(t, "metric labels of interceptor guard")
+	if err := f.reload(t, "30s", plain); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	if res := echo(); res.IsError || len(ics.Invocations()) != 1 {
+		t.Fatalf("after removing it: %+v; %d invocations", res, len(ics.Invocations()))
+	}
+}
