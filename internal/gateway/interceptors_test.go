@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
@@ -67,8 +68,9 @@ func lastCallBody(s *mcptest.Server) string {
 // (a failed tool call the model reads, the backend never called), a request-phase mutator's
 // change is exactly what the backend receives, a response-phase validator withholds a result the
 // backend produced, and a response-phase mutator changes a streamed result after its progress
-// reached the client; for 2026-07-28 and 2025-11-25 clients alike. The audit lines name the rule
-// and the decision and never an argument value.
+// reached the client; for 2026-07-28 and 2025-11-25 go-sdk clients, and the mutations for the
+// TypeScript SDK v1 too. The audit lines name the rule and the decision and never an argument
+// value nor the interceptor's words.
 func TestInterceptorsBothEras(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha")
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{
@@ -127,6 +129,18 @@ func TestInterceptorsBothEras(t *testing.T) {
 			// The client's SDK handles notifications apart from the response they preceded.
 			waitFor(t, func() bool { return progress.Load() == 3 })
 		})
+	}
+	// The TypeScript SDK v1 client (2025-11-25), as most agent hosts ship it.
+	steps := legacyclient.RunTS(t, legacyclient.Scenario{URL: "http://" + gw.MCP + "/mcp",
+		Steps: []string{"connect", "call_tool", "progress"},
+		Tools: legacyclient.Tools{Echo: "alpha__echo", Progress: "alpha__progress"},
+		Arguments: map[string]map[string]any{"call_tool": {"text": "ts secret-123"},
+			"progress": {"steps": legacyclient.ProgressSteps}}})
+	if st := steps["call_tool"]; !st.OK || st.IsError || st.Text != "ts [redacted]" {
+		t.Errorf("TS v1 mutated call: %+v", st)
+	}
+	if st := steps["progress"]; !st.OK || st.Text != fmt.Sprintf("DONE %d", legacyclient.ProgressSteps) || len(st.Progress) != legacyclient.ProgressSteps {
+		t.Errorf("TS v1 streamed result: %+v", st)
 	}
 	stop()
 	out := logs.String()
