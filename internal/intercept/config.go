@@ -82,6 +82,11 @@ type Config struct {
 	// MaxConcurrent bounds this interceptor's invocations in flight on a replica; more wait
 	// for a slot within Timeout. Default DefaultMaxConcurrent.
 	MaxConcurrent int `yaml:"maxConcurrent"`
+	// MaxConcurrentPerCaller bounds one authenticated caller's (issuer and subject) share of
+	// those invocations: past it, a call fails at once (reason caller_limit, routed by
+	// FailOpen) instead of waiting, so one caller cannot hold the slots every other caller's
+	// calls need. Default a quarter of MaxConcurrent, at least 1; at most MaxConcurrent.
+	MaxConcurrentPerCaller int `yaml:"maxConcurrentPerCaller"`
 	// MaxPayloadBytes bounds the payload (the request or the result) sent; a larger one is an
 	// invocation failure. Default DefaultMaxPayloadBytes.
 	MaxPayloadBytes int64 `yaml:"maxPayloadBytes"`
@@ -154,6 +159,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxConcurrent == 0 {
 		c.MaxConcurrent = DefaultMaxConcurrent
 	}
+	if c.MaxConcurrentPerCaller == 0 {
+		c.MaxConcurrentPerCaller = max(c.MaxConcurrent/4, 1)
+	}
 	if c.MaxPayloadBytes == 0 {
 		c.MaxPayloadBytes = DefaultMaxPayloadBytes
 	}
@@ -181,11 +189,15 @@ func (c *Config) Problems() []error {
 	for _, f := range []struct {
 		key string
 		neg bool
-	}{{"maxConcurrent", c.MaxConcurrent < 0}, {"maxPayloadBytes", c.MaxPayloadBytes < 0},
+	}{{"maxConcurrent", c.MaxConcurrent < 0}, {"maxConcurrentPerCaller", c.MaxConcurrentPerCaller < 0},
+		{"maxPayloadBytes", c.MaxPayloadBytes < 0},
 		{"maxResponseBytes", c.MaxResponseBytes < 0}} {
 		if f.neg {
 			add(f.key, "must not be negative")
 		}
+	}
+	if d := c.WithDefaults(); c.MaxConcurrentPerCaller > 0 && c.MaxConcurrentPerCaller > d.MaxConcurrent {
+		add("maxConcurrentPerCaller", "%d: at most maxConcurrent (%d)", c.MaxConcurrentPerCaller, d.MaxConcurrent)
 	}
 	if len(c.Claims) > MaxClaims {
 		add("claims", "%d claims: at most %d", len(c.Claims), MaxClaims)

@@ -24,6 +24,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 			Headers: map[string]string{"Authorization": "Bearer hook-secret-value"},
 			Rules:   []RuleConfig{{ID: "r"}, {ID: "r", Tools: []string{"*"}, Phases: []string{"both"}}}},
 		{Name: "guard", URL: "https://a.example/mcp", Type: TypeMutation, Webhook: true, Protocol: "2026-07-28",
+			MaxConcurrent: 2, MaxConcurrentPerCaller: 3,
 			Auth: backend.AuthConfig{Type: backend.AuthTokenExchange, TokenURL: "https://idp.example/token", ClientID: "gw",
 				ClientSecret: "client-secret-value"}},
 		good,
@@ -43,6 +44,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"interceptors[0].maxResponseBytes", "interceptors[0].claims[1]", "interceptors[0].claims[2]",
 		"interceptors[0].rules[0]", "interceptors[0].rules[1].phases[0]", "interceptors[0].rules[1].id",
 		"interceptors[1].protocol", "interceptors[1].auth.type", "interceptors[1].rules",
+		"interceptors[1].maxConcurrentPerCaller",
 		"interceptors[2].name",
 	} {
 		if !slices.Contains(paths, want) {

@@ -200,10 +200,21 @@ var errTooLarge = errors.New("the payload is larger than maxPayloadBytes")
 // errSlotTimeout: no slot became free within the interceptor's timeout.
 var errSlotTimeout = errors.New("no free slot within the timeout")
 
-// call sends one invocation within the interceptor's timeout and concurrency bound.
+// errCallerLimit: the caller has MaxConcurrentPerCaller invocations of this interceptor in
+// flight already.
+var errCallerLimit = errors.New("the caller's share of the interceptor's slots is taken")
+
+// call sends one invocation within the interceptor's timeout and concurrency bounds.
 func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload []byte, now time.Time) (*answer, error) {
 	if int64(len(payload)) > ic.cfg.MaxPayloadBytes {
 		return nil, errTooLarge
+	}
+	if p := c.Principal; p != nil {
+		key := p.Issuer + "\x00" + p.Subject
+		if !ic.enter(key) {
+			return nil, errCallerLimit
+		}
+		defer ic.leave(key)
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, ic.cfg.Timeout, context.DeadlineExceeded)
 	defer cancel()
@@ -228,6 +239,26 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 		return nil, err
 	}
 	return readAnswer(raw, resultLimits)
+}
+
+// enter counts one more invocation of the caller key in flight, unless it has its share already.
+func (ic *interceptor) enter(key string) bool {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	if ic.callers[key] >= ic.cfg.MaxConcurrentPerCaller {
+		return false
+	}
+	ic.callers[key]++
+	return true
+}
+
+// leave ends one invocation of the caller key, forgetting the caller at zero.
+func (ic *interceptor) leave(key string) {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	if ic.callers[key]--; ic.callers[key] <= 0 {
+		delete(ic.callers, key)
+	}
 }
 
 // context is the invocation context: the caller as far as the configuration allows (its

@@ -473,3 +473,51 @@ func TestCrashOpensBreaker(t *testing.T) {
 		}
 	}
 }
+
+// TestPerCallerBound: a caller holding its share of an interceptor's slots (maxConcurrentPerCaller)
+// has its next call fail at once, not sent (fail-closed, so blocked), while another caller's call
+// is decided; once its invocation ends the caller is forgotten and may call again.
+func TestPerCallerBound(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	hold := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		if strings.Contains(string(inv.Payload), "hold") {
+			entered <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return intercepttest.Validation(inv, true, ""), nil
+	}
+	s := host(t, "guard", TypeValidation, hold)
+	cfg := validator("guard", s.URL())
+	cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller, cfg.Timeout = 8, 1, time.Minute
+	f := newFixture(t, nil, cfg)
+	as := func(sub, args string) *Call {
+		c := toolCall(t, args)
+		c.Principal = &authz.Principal{Issuer: "https://idp", Subject: sub}
+		return c
+	}
+	var wg sync.WaitGroup
+	var first Verdict
+	wg.Go(func() { first = f.run(t, PhaseRequest, as("alice", `{"text":"hold"}`)) })
+	<-entered
+	if v := f.run(t, PhaseRequest, as("alice", `{"text":"again"}`)); !v.Blocked || !v.Failed || f.metrics.last().reason != ReasonCallerLimit {
+		t.Fatalf("alice past her share: %+v, %+v", v, f.metrics.last())
+	}
+	if v := f.run(t, PhaseRequest, as("bob", `{"text":"fine"}`)); v.Blocked {
+		t.Fatalf("bob: %+v, %+v", v, f.metrics.last())
+	}
+	close(release)
+	wg.Wait()
+	if first.Blocked || len(s.Invocations()) != 2 {
+		t.Fatalf("first: %+v; %d invocations", first, len(s.Invocations()))
+	}
+	if v := f.run(t, PhaseRequest, as("alice", `{"text":"again"}`)); v.Blocked {
+		t.Fatalf("alice after her call ended: %+v", v)
+	}
+	if n := len(f.set.all[0].callers); n != 0 {
+		t.Fatalf("%d callers still counted", n)
+	}
+}

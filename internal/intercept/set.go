@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
@@ -95,6 +96,11 @@ type interceptor struct {
 	slots  chan struct{}
 	config []byte // Settings as JSON, nil without
 	rules  []rule
+	// callers counts each authenticated caller's invocations in flight (MaxConcurrentPerCaller);
+	// an entry lives while its count is above zero, so the map holds at most the callers in
+	// flight.
+	mu      sync.Mutex
+	callers map[string]int
 }
 
 // rule is a compiled RuleConfig.
@@ -143,7 +149,7 @@ func newInterceptor(c Config, env *backend.Env) (*interceptor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("interceptor %s: %w", c.Name, err)
 	}
-	ic := &interceptor{cfg: c, b: b, slots: make(chan struct{}, c.MaxConcurrent)}
+	ic := &interceptor{cfg: c, b: b, slots: make(chan struct{}, c.MaxConcurrent), callers: map[string]int{}}
 	if c.Webhook {
 		ic.t = webhookTransport{b: b, max: c.MaxResponseBytes, now: env.Now}
 	} else {

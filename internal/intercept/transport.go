@@ -125,13 +125,14 @@ const (
 	ReasonRPCError    = "error"        // the interceptor answered a JSON-RPC error
 	ReasonMalformed   = "malformed"    // a result the SEP says to treat as a failure
 	ReasonTooLarge    = "too_large"    // the payload is larger than maxPayloadBytes: not sent
+	ReasonCallerLimit = "caller_limit" // the caller holds its share of the slots already: not sent
 	ReasonCanceled    = "canceled"     // the caller went away first
 )
 
 // Reasons lists every failure reason, for metric label sets.
 func Reasons() []string {
 	return []string{ReasonTimeout, ReasonUnavailable, ReasonCircuitOpen, ReasonBadResponse, ReasonRPCError,
-		ReasonMalformed, ReasonTooLarge, ReasonCanceled}
+		ReasonMalformed, ReasonTooLarge, ReasonCallerLimit, ReasonCanceled}
 }
 
 // reasonOf classifies an invocation's error. parent is the caller's context: its end is the
@@ -143,6 +144,8 @@ func reasonOf(parent context.Context, err error) string {
 		return ReasonMalformed
 	case errors.Is(err, errTooLarge):
 		return ReasonTooLarge
+	case errors.Is(err, errCallerLimit):
+		return ReasonCallerLimit
 	case errors.As(err, &rpc) && rpc.timeout:
 		return ReasonTimeout
 	case errors.As(err, &rpc):
