@@ -31,6 +31,9 @@ type Options struct {
 	// Now is the clock for exp, nbf, cache expiry and fetch back-off.
 	// Default time.Now.
 	Now func() time.Time
+	// DPoP are what DPoP-bound tokens need (a replay store, the nonce keys); used only when an
+	// issuer accepts them (auth.dpop).
+	DPoP DPoPOptions
 	// Previous is the authenticator this one replaces (a configuration reload). Its issuers
 	// whose settings are unchanged are taken over with what they fetched (discovery, key set),
 	// so a reload needs no network call for them and keeps their keys while the issuer is
@@ -54,6 +57,8 @@ type Authenticator struct {
 	log     *slog.Logger
 	// retryBase is the first back-off of WatchKeys (auth.discoveryRetryInterval).
 	retryBase time.Duration
+	// dpopModes are the issuers' DPoP modes, which their principals carry.
+	dpopModes map[string]string
 }
 
 // NewAuthenticator validates cfg and builds an Authenticator. It makes no
@@ -71,6 +76,7 @@ func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {
 		now:       opts.Now,
 		log:       opts.Logger,
 		retryBase: cfg.DiscoveryRetryInterval,
+		dpopModes: make(map[string]string, len(cfg.Issuers)),
 	}
 	if cfg.TokenCacheSize > 0 {
 		a.cache = newTokenCache(cfg.TokenCacheSize)
@@ -88,6 +94,7 @@ func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {
 		}
 		a.issuers[ic.Issuer] = is
 		a.order = append(a.order, ic.Issuer)
+		a.dpopModes[ic.Issuer] = cfg.dpopMode(ic)
 	}
 	return a, nil
 }

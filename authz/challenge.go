@@ -12,11 +12,15 @@ const (
 	ChallengeInsufficientScope = "insufficient_scope"
 )
 
-// Challenge is the data of a WWW-Authenticate Bearer challenge. The gateway
-// sends it with 401 (Error empty or ChallengeInvalidToken) or 403 (Error
-// ChallengeInsufficientScope).
+// Challenge is the data of one WWW-Authenticate challenge: Bearer (RFC 6750) or DPoP
+// (RFC 9449 §7.1). The gateway sends Bearer with 401 (Error empty or ChallengeInvalidToken) or
+// 403 (Error ChallengeInsufficientScope), and DPoP with 401, or with 403 to a caller whose token
+// came with a proof.
 type Challenge struct {
-	// Error is "", ChallengeInvalidToken or ChallengeInsufficientScope.
+	// Scheme is "" for Bearer, or dpop.Scheme.
+	Scheme string
+	// Error is "", ChallengeInvalidToken or ChallengeInsufficientScope; for DPoP also
+	// invalid_dpop_proof or use_dpop_nonce.
 	Error string
 	// Scopes are the scopes the operation needs; for 403, all of them
 	// (MCP authorization: one challenge lists every needed scope).
@@ -25,21 +29,26 @@ type Challenge struct {
 	Description string
 	// ResourceMetadata is the URL of the RFC 9728 document (RFC 9728 §5.1).
 	ResourceMetadata string
+	// Algs, for DPoP, are the JWS algorithms proofs may use (the algs parameter).
+	Algs []string
 }
 
-// Header renders the WWW-Authenticate value. A 401 challenge reads
+// Header renders the WWW-Authenticate value. A 401 Bearer challenge reads
 //
 //	Bearer resource_metadata="…", scope="…"[, error="invalid_token", error_description="…"]
 //
-// and a 403 challenge reads
+// a 403 challenge reads
 //
 //	Bearer error="insufficient_scope", scope="…", resource_metadata="…", error_description="…"
+//
+// and a DPoP challenge reads
+//
+//	DPoP [error="…", error_description="…", ]algs="ES256 …", resource_metadata="…"[, scope="…"]
 //
 // Empty parameters are left out. Values are RFC 9110 §5.6.4 quoted-strings;
 // error_description is further limited to the characters RFC 6750 §3 allows.
 func (c Challenge) Header() string {
 	var b strings.Builder
-	b.WriteString("Bearer")
 	first := true
 	param := func(name, value string, clean func(string) string) {
 		if value == "" {
@@ -57,11 +66,22 @@ func (c Challenge) Header() string {
 		b.WriteByte('"')
 	}
 	scope := strings.Join(c.Scopes, " ")
-	if c.Error == ChallengeInsufficientScope {
+	switch {
+	case c.Scheme != "":
+		b.WriteString(c.Scheme)
+		param("error", c.Error, quoteEscape)
+		param("error_description", c.Description, descriptionChars)
+		param("algs", algsParam(c.Algs), quoteEscape)
+		param("resource_metadata", c.ResourceMetadata, quoteEscape)
+		param("scope", scope, quoteEscape)
+		return b.String()
+	case c.Error == ChallengeInsufficientScope:
+		b.WriteString("Bearer")
 		param("error", c.Error, quoteEscape)
 		param("scope", scope, quoteEscape)
 		param("resource_metadata", c.ResourceMetadata, quoteEscape)
-	} else {
+	default:
+		b.WriteString("Bearer")
 		param("resource_metadata", c.ResourceMetadata, quoteEscape)
 		param("scope", scope, quoteEscape)
 		param("error", c.Error, quoteEscape)

@@ -51,8 +51,8 @@ func TestServiceChallenges(t *testing.T) {
 		c    Challenge
 		want string
 	}{
-		{"no token", s.Unauthorized(ErrNoToken), `Bearer resource_metadata="` + md + `", scope="mcp:tools"`},
-		{"expired", s.Unauthorized(invalid(ReasonExpired, "x")),
+		{"no token", only(t, s.Unauthorized(ErrNoToken)), `Bearer resource_metadata="` + md + `", scope="mcp:tools"`},
+		{"expired", only(t, s.Unauthorized(invalid(ReasonExpired, "x"))),
 			`Bearer resource_metadata="` + md + `", scope="mcp:tools", error="invalid_token", error_description="The access token expired"`},
 		{"step-up", s.Forbidden(Decision{Effect: StepUp, RequiredScopes: []string{"a:w", "b"}}),
 			`Bearer error="insufficient_scope", scope="a:w b", resource_metadata="` + md + `", error_description="This operation needs the scopes: a:w b"`},
@@ -108,4 +108,13 @@ func TestMetadataDocument(t *testing.T) {
 	if string(got) != want {
 		t.Fatalf("metadata =\n%s\nwant\n%s", got, want)
 	}
+}
+
+// only is the one challenge of cs.
+func only(t *testing.T, cs []Challenge) Challenge {
+	t.Helper()
+	if len(cs) != 1 {
+		t.Fatalf("%d challenges, want 1: %v", len(cs), cs)
+	}
+	return cs[0]
 }

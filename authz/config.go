@@ -88,6 +88,9 @@ type Config struct {
 	// FetchTimeout bounds one discovery or key-set request. Default
 	// DefaultFetchTimeout.
 	FetchTimeout time.Duration `yaml:"fetchTimeout"`
+	// DPoP accepts or requires DPoP-bound tokens with proofs of possession (RFC 9449,
+	// docs/dpop.md). Default: off.
+	DPoP DPoPConfig `yaml:"dpop"`
 }
 
 // IssuerConfig is one trusted issuer.
@@ -104,6 +107,8 @@ type IssuerConfig struct {
 	// Algorithms are the accepted JWS algorithms. Default DefaultAlgorithms();
 	// "none" and HS* are rejected.
 	Algorithms []string `yaml:"algorithms"`
+	// DPoP is off, allowed or required for this issuer's tokens (RFC 9449). Empty: auth.dpop.mode.
+	DPoP string `yaml:"dpop"`
 }
 
 // ResourceMetadataConfig fills the RFC 9728 document.
@@ -158,8 +163,9 @@ func (c Config) Validate() error {
 			add(d.key, "must not be negative")
 		}
 	}
+	errs = append(errs, c.DPoP.validate()...)
 	errs = append(errs, validateHierarchy(c.ScopeHierarchy), c.ResourceMetadata.validate(), c.Policy.validate(),
-		c.Policy.validateIssuers(c.Issuers))
+		c.Policy.validateIssuers(c.Issuers), c.validateDPoP())
 	return errors.Join(errs...)
 }
 
@@ -183,6 +189,9 @@ func (ic IssuerConfig) validate() []error {
 		if !contains(allowed, alg) {
 			errs = append(errs, configerr.At(fmt.Sprintf("algorithms[%d]", j), "%q: want one of %s (asymmetric JWS algorithms only)", alg, strings.Join(allowed, ", ")))
 		}
+	}
+	if ic.DPoP != "" && !validMode(ic.DPoP) {
+		errs = append(errs, configerr.At("dpop", "%q: want off, allowed or required, or leave it out for auth.dpop.mode", ic.DPoP))
 	}
 	return errs
 }

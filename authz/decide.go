@@ -146,7 +146,8 @@ func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decis
 		}
 		if r.scopesHold(pr) {
 			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm.Enabled(),
-				ConfirmURL: r.confirm == ConfirmURL, ConfirmFallbackClientForm: r.fallback, RateLimit: r.rateLimit}
+				ConfirmURL: r.confirm == ConfirmURL, ConfirmFallbackClientForm: r.fallback, RateLimit: r.rateLimit,
+				DPoPRequired: r.dpop}
 		}
 		if stepUp == nil {
 			stepUp = r

@@ -60,9 +60,12 @@ func invalid(reason, detail string) error { return &tokenError{reason: reason, d
 // ReasonNone for nil, one of the Reason* constants otherwise.
 func Reason(err error) string {
 	var te *tokenError
+	var de *dpopError
 	switch {
 	case err == nil:
 		return ReasonNone
+	case errors.As(err, &de) && de.err == nil:
+		return de.reason
 	case errors.As(err, &te):
 		return te.reason
 	case errors.Is(err, ErrNoToken):

@@ -77,7 +77,7 @@ func TestListWithoutScopesValidate(t *testing.T) {
 	if err == nil {
 		t.Fatal("validate accepted listWithoutScopes on a deny rule and on a rule without scopes")
 	}
-	for _, want := range []string{`policy.rules[0].effect: rule "deny": a deny rule takes no anyScope, allScopes, confirm, rateLimit or listWithoutScopes`,
+	for _, want := range []string{`policy.rules[0].effect: rule "deny": a deny rule takes no anyScope, allScopes, confirm, rateLimit, listWithoutScopes or dpop`,
 		`policy.rules[1].listWithoutScopes: rule "no-scopes": needs anyScope or allScopes`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

@@ -29,6 +29,12 @@ type ProtectedResourceMetadata struct {
 	ResourcePolicyURI string `json:"resource_policy_uri,omitempty"`
 	// ResourceTosURI is a URL of the terms of service.
 	ResourceTosURI string `json:"resource_tos_uri,omitempty"`
+	// DPoPSigningAlgValuesSupported are the JWS algorithms DPoP proofs may use; absent when
+	// DPoP is off (RFC 9728 §2, RFC 9449).
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	// DPoPBoundAccessTokensRequired is true when an issuer or a policy rule requires DPoP-bound
+	// tokens (RFC 9728 §2).
+	DPoPBoundAccessTokensRequired bool `json:"dpop_bound_access_tokens_required,omitempty"`
 }
 
 // MetadataURL returns the path-specific well-known URL for resource:

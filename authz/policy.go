@@ -84,6 +84,9 @@ type Decision struct {
 	// ListWithoutScopes, for StepUp, is the deciding rule's opt-in to list the item anyway,
 	// marked with RequiredScopes, so a host can ask the user for them before calling.
 	ListWithoutScopes bool `json:"listWithoutScopes,omitempty"`
+	// DPoPRequired, for Allow, says the deciding rule allows only a caller who proved
+	// possession of its token's key (dpop: required).
+	DPoPRequired bool `json:"dpopRequired,omitempty"`
 }
 
 // Rule effects in configuration.
@@ -149,6 +152,10 @@ type RuleConfig struct {
 	// 403 insufficient_scope until the token has them. Default false: lists show only what
 	// a call allows. Only an allow rule that requires scopes takes it.
 	ListWithoutScopes bool `yaml:"listWithoutScopes"`
+	// DPoP is "required" to allow what the rule targets only to callers who present a
+	// DPoP-bound token with a proof of possession (RFC 9449); others get 401 with a DPoP
+	// challenge. Empty: the issuer's auth.dpop mode decides. Only an allow rule takes it.
+	DPoP string `yaml:"dpop"`
 }
 
 // validate reports every problem of the rules, their key paths relative to the auth block
@@ -175,11 +182,14 @@ func (r RuleConfig) validate() []error {
 	switch r.Effect {
 	case "", EffectAllow:
 	case EffectDeny:
-		if len(r.AnyScope)+len(r.AllScopes) > 0 || r.Confirm.Enabled() || r.RateLimit != "" || r.ListWithoutScopes {
-			add("effect", "a deny rule takes no anyScope, allScopes, confirm, rateLimit or listWithoutScopes")
+		if len(r.AnyScope)+len(r.AllScopes) > 0 || r.Confirm.Enabled() || r.RateLimit != "" || r.ListWithoutScopes || r.DPoP != "" {
+			add("effect", "a deny rule takes no anyScope, allScopes, confirm, rateLimit, listWithoutScopes or dpop")
 		}
 	default:
 		add("effect", "%q: want allow or deny", r.Effect)
+	}
+	if r.DPoP != "" && r.DPoP != DPoPRequired {
+		add("dpop", "%q: want %s, or leave it out", r.DPoP, DPoPRequired)
 	}
 	if r.ListWithoutScopes && r.Effect != EffectDeny && len(r.AnyScope)+len(r.AllScopes) == 0 {
 		add("listWithoutScopes", "needs anyScope or allScopes: without scopes to ask for there is nothing to list the item for")
@@ -289,6 +299,7 @@ type rule struct {
 	fallback  bool // confirm: url may fall back to a form the client answers
 	rateLimit string
 	listed    bool // listWithoutScopes
+	dpop      bool // dpop: required
 }
 
 func compileRule(r RuleConfig, i int) rule {
@@ -302,7 +313,7 @@ func compileRule(r RuleConfig, i int) rule {
 		tools:     compileGlobs(r.Tools), prompts: compileGlobs(r.Prompts), resources: compileURIGlobs(r.Resources),
 		anyScope: slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
 		confirm: r.Confirm, fallback: r.ConfirmFallback == FallbackClientForm, rateLimit: r.RateLimit,
-		listed: r.ListWithoutScopes,
+		listed: r.ListWithoutScopes, dpop: r.DPoP == DPoPRequired,
 	}
 	if len(r.Issuers) > 0 && !slices.Contains(r.Issuers, "*") {
 		cr.issuers = slices.Clone(r.Issuers)

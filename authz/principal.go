@@ -23,6 +23,12 @@ type Principal struct {
 	Claims map[string]any `json:"claims"`
 	// ExpiresAt is the token's "exp".
 	ExpiresAt time.Time `json:"expiresAt"`
+	// JKT is the token's cnf.jkt: the thumbprint of the key it is bound to (RFC 9449 §6.1);
+	// "" for a bearer token.
+	JKT string `json:"jkt,omitempty"`
+	// dpop is the DPoP mode of the token's issuer (DPoPOff, DPoPAllowed, DPoPRequired), set when
+	// the token is verified.
+	dpop string
 }
 
 // ScopeSet is a set of scope names.
@@ -107,7 +113,30 @@ func (r claimReader) principal(claims map[string]any) *Principal {
 		p.Scopes = ScopeSet{}
 	}
 	p.Groups = stringsOf(claims[r.groupsClaim], false)
+	if cnf, ok := claims["cnf"].(map[string]any); ok {
+		p.JKT, _ = cnf["jkt"].(string)
+	}
 	return p
+}
+
+// checkConfirmation refuses a cnf claim that is not an object, or whose jkt is present but not a
+// non-empty string: such a token says it is bound without saying to what, and must be neither
+// taken for a bearer token nor matched against a proof.
+func checkConfirmation(claims map[string]any) error {
+	v, present := claims["cnf"]
+	if !present {
+		return nil
+	}
+	cnf, ok := v.(map[string]any)
+	if !ok {
+		return invalid(ReasonClaims, "cnf")
+	}
+	if j, present := cnf["jkt"]; present {
+		if s, ok := j.(string); !ok || s == "" {
+			return invalid(ReasonClaims, "cnf.jkt")
+		}
+	}
+	return nil
 }
 
 // stringsOf reads a claim that is an array of strings or one string; with

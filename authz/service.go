@@ -15,6 +15,7 @@ type Service struct {
 	policy      *Policy
 	metadata    ProtectedResourceMetadata
 	metadataURL string
+	dpop        *dpopState // nil when no issuer accepts DPoP-bound tokens
 }
 
 // ErrExplainInput is returned by Explain when neither a token nor claims are
@@ -36,12 +37,17 @@ func New(cfg Config, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	st, err := newDPoPState(cfg, opts.DPoP)
+	if err != nil {
+		return nil, err
+	}
 	md := buildMetadata(cfg, opts.ResourceURI)
+	dpopMetadata(&md, cfg, st)
 	mdURL, err := MetadataURL(md.Resource)
 	if err != nil {
 		return nil, err
 	}
-	return &Service{auth: auth, policy: policy, metadata: md, metadataURL: mdURL}, nil
+	return &Service{auth: auth, policy: policy, metadata: md, metadataURL: mdURL, dpop: st}, nil
 }
 
 func buildMetadata(cfg Config, resourceURI string) ProtectedResourceMetadata {
@@ -96,26 +102,13 @@ func (s *Service) Metadata() ProtectedResourceMetadata {
 	md.AuthorizationServers = slices.Clone(md.AuthorizationServers)
 	md.ScopesSupported = slices.Clone(md.ScopesSupported)
 	md.BearerMethodsSupported = slices.Clone(md.BearerMethodsSupported)
+	md.DPoPSigningAlgValuesSupported = slices.Clone(md.DPoPSigningAlgValuesSupported)
 	return md
 }
 
 // MetadataURL is the path-specific URL of the metadata document, as sent in
 // challenges. Serve the document there and at RootMetadataURL(resource).
 func (s *Service) MetadataURL() string { return s.metadataURL }
-
-// Unauthorized returns the 401 challenge for an Authenticate error:
-// without an error code for ErrNoToken, with invalid_token and a fixed
-// description per Reason otherwise. scope is ScopesSupported (MCP
-// authorization: scope SHOULD be present on 401). Do not use it for
-// ErrIssuerUnavailable, which is a 5xx.
-func (s *Service) Unauthorized(err error) Challenge {
-	c := Challenge{Scopes: s.metadata.ScopesSupported, ResourceMetadata: s.metadataURL}
-	if errors.Is(err, ErrInvalidToken) {
-		c.Error = ChallengeInvalidToken
-		c.Description = describe(Reason(err))
-	}
-	return c
-}
 
 // Forbidden returns the 403 insufficient_scope challenge for a StepUp
 // decision, naming every scope the deciding rule needs.

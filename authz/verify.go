@@ -54,10 +54,14 @@ func (a *Authenticator) accept(tok *oidc.IDToken, is *issuer, now time.Time) (*P
 	if err := a.checkTimes(claims, tok.Expiry, now); err != nil {
 		return nil, err
 	}
+	if err := checkConfirmation(claims); err != nil {
+		return nil, err
+	}
 	p := a.reader.principal(claims)
 	if p.Subject == "" {
 		return nil, invalid(ReasonClaims, "no sub")
 	}
+	p.dpop = a.dpopModes[is.name]
 	return p, nil
 }
 

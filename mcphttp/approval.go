@@ -45,15 +45,19 @@ func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Tar
 		e := jsonrpc.NewError(jsonrpc.CodeMissingRequiredClientCapability,
 			"Missing required client capability: this call needs the user's approval on the gateway's page through URL elicitation")
 		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredURLElicitationCapability + `}`)
-		return rpcError(e)
+		return denialError(rpcError(e), denial{remediation: remediationUndisclosed, text: "The call to " + x.route.name +
+			" needs the user's approval on the gateway's page, which this client cannot send the user to: it did not " +
+			"declare URL elicitation. It was not run."})
 	}
 	if c.approvals == nil {
 		// Fail closed: a call that needs approval is never forwarded without it.
 		return errors.New("approval required but no approval page configured")
 	}
 	if b.Issuer != c.approvals.Issuer() {
-		return c.approvalRefused(x, "The call to "+x.route.name+" needs approval on the gateway's page, where only users of "+
-			c.approvals.Issuer()+" can sign in; it was not run.")
+		// A remedy exists (a token of the page's issuer), but not one the client may start
+		// on its own: undisclosed, described in the text.
+		return c.drafts.refuseCall(x, denial{remediation: remediationUndisclosed, text: "The call to " + x.route.name +
+			" needs approval on the gateway's page, where only users of " + c.approvals.Issuer() + " can sign in; it was not run."})
 	}
 	tok, st, err := c.codec.SealState(mrtr.State{Kind: mrtr.KindApproval, Issuer: b.Issuer, Subject: b.Subject,
 		Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest})
@@ -75,9 +79,10 @@ func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Tar
 	page, err := c.approvals.Ask(x.ctx, call)
 	switch {
 	case errors.Is(err, approval.ErrTooLarge):
-		return c.approvalRefused(x, "The arguments of "+x.route.name+" are too large to be shown for approval; it was not run.")
+		return c.drafts.refuseCall(x, denial{remediation: remediationUnavailable,
+			text: "The arguments of " + x.route.name + " are too large to be shown for approval; it was not run."})
 	case errors.Is(err, approval.ErrTooManyPending):
-		return errTooManyPending
+		return c.drafts.tooManyPending
 	case errors.Is(err, approval.ErrUnavailable):
 		return approvalUnavailable()
 	case err != nil:
@@ -178,26 +183,26 @@ func (c *confirmer) approvalExpired(x *request, err error) bool {
 		mrtr.Reason(err) == mrtr.ReasonExpired
 }
 
+// writeApprovalRequest answers with the input_required result sending the user to page: the
+// draft's first use case, carrying its envelope (remediation available, a url hint) when
+// denials are on.
 func (c *confirmer) writeApprovalRequest(x *request, page, id, state string) error {
 	res, err := json.Marshal(mrtr.ApprovalResult(x.route.name, page, id, state))
 	if err != nil {
 		return err
 	}
+	res = c.drafts.withEnvelope(x, res, denial{remediation: remediationAvailable, hint: hintURL})
 	_ = x.answer(res, outcomeInputRequired)
 	return nil
 }
 
+// approvalDenied answers a call the user did not approve (on the page, or declined in the
+// client) with a failed tool call: final for this call.
 func (c *confirmer) approvalDenied(x *request, how, id string) error {
 	c.metrics.MRTREvent(metrics.EventConfirmDeclined, "")
 	c.logApproval(x, "approval "+how, id)
-	return c.approvalRefused(x, "The user did not approve the call to "+x.route.name+" ("+how+"); it was not run.")
-}
-
-// approvalRefused answers with a failed tool call: the model sees why, and nothing ran.
-func (c *confirmer) approvalRefused(x *request, text string) error {
-	msg, _ := json.Marshal(text)
-	_ = x.answer([]byte(`{"content":[{"type":"text","text":`+string(msg)+`}],"isError":true}`), outcomeDenied)
-	return nil
+	return c.drafts.refuseCall(x, denial{remediation: remediationUnavailable,
+		text: "The user did not approve the call to " + x.route.name + " (" + how + "); it was not run."})
 }
 
 // approvalDone finishes a call whose state was just consumed, so it no longer counts against

@@ -2,14 +2,17 @@ package mcphttp
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -28,13 +31,19 @@ var authReasons = map[string]string{
 	authz.ReasonNotYetValid:       metrics.AuthNotYetValid,
 	authz.ReasonClaims:            metrics.AuthClaims,
 	authz.ReasonIssuerUnavailable: metrics.AuthIdPUnavailable,
+	authz.ReasonDPoPProof:         metrics.AuthDPoPProof,
+	authz.ReasonDPoPNonce:         metrics.AuthDPoPNonce,
+	authz.ReasonDPoPReplay:        metrics.AuthDPoPReplay,
+	authz.ReasonDPoPBinding:       metrics.AuthDPoPBinding,
 }
 
-// authenticate is stage authenticate: a verified principal from the bearer token, or a 401
-// challenge that tells the client where the protected resource metadata is (docs/protocol.md
-// §4). An identity provider that cannot be reached is 503, never an allow and never a 401 that
-// would make a client drop a good token. A token minted for another tool set's endpoint is
-// refused here too (checkAudience), so no path that authenticates, in either era, takes it.
+// authenticate is stage authenticate: a verified principal from the access token, presented as
+// Bearer or, with its proof of possession, as DPoP (RFC 9449, docs/dpop.md), or a 401 challenge
+// that tells the client where the protected resource metadata is (docs/protocol.md §4). An
+// identity provider or replay store that cannot be reached is 503, never an allow and never a
+// 401 that would make a client drop a good token. A token minted for another tool set's
+// endpoint is refused here too (checkAudience), so no path that authenticates, in either era,
+// takes it.
 func (s *Server) authenticate(x *request) error {
 	if s.auth == nil {
 		return nil
@@ -51,7 +60,13 @@ func (s *Server) authenticate(x *request) error {
 	case 0:
 		err = authz.ErrNoToken
 	case 1:
-		tok, err = authz.BearerToken(h[0])
+		if t, ok := dpopToken(h[0]); ok {
+			tok, err = t, s.authenticateDPoP(x, t)
+			break
+		}
+		if tok, err = authz.BearerToken(h[0]); err == nil {
+			x.caller.principal, err = s.auth.AuthenticateBearer(x.ctx, tok)
+		}
 	default:
 		// Which copy a proxy or backend would read is not ours to guess: a malformed request
 		// (RFC 6750 §3.1 invalid_request), like a token in the query.
@@ -60,24 +75,77 @@ func (s *Server) authenticate(x *request) error {
 			Description: "exactly one Authorization header is accepted"})
 	}
 	if err == nil {
-		x.caller.principal, err = s.auth.Authenticate(x.ctx, tok)
-	}
-	if err == nil {
-		// Kept only for backends configured for token exchange; never forwarded as is.
+		// Kept only for backends configured for token exchange, which send it to the identity
+		// provider; never forwarded to a backend, bound or not.
 		x.caller.token = tok
 		if len(s.setResources) > 0 {
 			return s.checkAudience(x)
 		}
 		return nil
 	}
+	return s.authFailure(x, err)
+}
+
+// dpopToken returns the token of an `Authorization: DPoP <token>` value (the scheme is
+// case-insensitive, RFC 9110 §11.1), false for any other scheme.
+func dpopToken(h string) (string, bool) {
+	const scheme = dpop.Scheme + " "
+	if len(h) <= len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
+		return "", false
+	}
+	return strings.TrimLeft(h[len(scheme):], " "), true
+}
+
+// authenticateDPoP checks a DPoP-bound token and its proof against this request: its method and
+// the public URL of the endpoint it came to (a tool set's own). A fresh server nonce, when
+// authz has one, goes out on the response (RFC 9449 §8.2).
+func (s *Server) authenticateDPoP(x *request, tok string) error {
+	p, nonce, err := s.auth.AuthenticateDPoP(x.ctx, authz.DPoPRequest{Token: tok,
+		Proofs: x.r.Header.Values(dpop.Header), Method: x.r.Method, URL: x.endpointURL()})
+	if nonce != "" {
+		x.client.w.Header().Set(dpop.NonceHeader, nonce)
+	}
+	if err == nil {
+		x.caller.principal, x.caller.dpop = p, true
+	}
+	return err
+}
+
+// endpointURL is the normalised public URL of the endpoint the request came to, which a DPoP
+// proof's htu must name: the tool set's, or the gateway's.
+func (x *request) endpointURL() string {
+	if x.set != nil && x.set.htu != "" {
+		return x.set.htu
+	}
+	return x.s.htu
+}
+
+// authFailure answers a failed authentication: 503 when the identity provider or the replay
+// store cannot answer, 429 for a caller over its proof budget, else 401 with the challenges.
+func (s *Server) authFailure(x *request, err error) error {
 	s.metrics.AuthFailure(authReasons[authz.Reason(err)])
-	if errors.Is(err, authz.ErrIssuerUnavailable) {
+	switch {
+	case errors.Is(err, authz.ErrIssuerUnavailable):
 		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Authorization server unavailable; retry later"))
 		e.Header = http.Header{"Retry-After": {issuerRetryAfter(err)}}
 		e.Outcome = outcomeUnavailable
 		return e
+	case errors.Is(err, authz.ErrReplayUnavailable):
+		s.log.LogAttrs(x.ctx, slog.LevelWarn, "DPoP replay store unavailable", slog.String("error", err.Error()))
+		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Proof replay check unavailable; retry later"))
+		e.Header = http.Header{"Retry-After": {"1"}}
+		e.Outcome = outcomeUnavailable
+		return e
+	case errors.Is(err, authz.ErrProofBudget):
+		return &Error{Status: http.StatusTooManyRequests, Outcome: outcomeRateLimited,
+			RPC:    jsonrpc.NewError(jsonrpc.CodeRateLimited, "Too many DPoP proofs from this caller; retry later"),
+			Header: http.Header{"Retry-After": {"60"}}}
 	}
-	return x.challenge(http.StatusUnauthorized, s.auth.Unauthorized(err))
+	e := x.challenge(http.StatusUnauthorized, s.auth.Unauthorized(err)...)
+	if n := authz.DPoPNonce(err); n != "" {
+		e.Header.Set(dpop.NonceHeader, n)
+	}
+	return e
 }
 
 // issuerRetryAfter is the Retry-After for an unavailable issuer: when the gateway will ask it
@@ -90,20 +158,26 @@ func issuerRetryAfter(err error) string {
 	return strconv.FormatInt(int64(min((d+time.Second-1)/time.Second, 60)), 10)
 }
 
-func (s *Server) challenge(status int, c authz.Challenge) *Error {
-	if c.ResourceMetadata == "" {
-		c.ResourceMetadata = s.auth.MetadataURL()
+// challenge is the error of a 400, 401 or 403 with its WWW-Authenticate challenges, one header
+// line each, in order.
+func (s *Server) challenge(status int, cs ...authz.Challenge) *Error {
+	values := make([]string, len(cs))
+	for i, c := range cs {
+		if c.ResourceMetadata == "" {
+			c.ResourceMetadata = s.auth.MetadataURL()
+		}
+		values[i] = c.Header()
 	}
-	msg := "Unauthorized: a valid bearer token is required"
+	msg := "Unauthorized: a valid access token is required"
 	if status == http.StatusForbidden {
 		msg = "Forbidden: insufficient scope"
 	} else if status == http.StatusBadRequest {
-		msg = "Bad request: " + c.Description
+		msg = "Bad request: " + cs[0].Description
 	}
 	return &Error{
 		Status:  status,
 		RPC:     jsonrpc.NewError(jsonrpc.CodeUnauthorized, msg),
-		Header:  http.Header{"Www-Authenticate": {c.Header()}},
+		Header:  http.Header{"Www-Authenticate": values},
 		Outcome: outcomeDenied,
 	}
 }
@@ -126,11 +200,16 @@ func (x *request) authorize(kind upstreams.Kind, target upstreams.Target) error 
 	x.route.decision = d
 	switch d.Effect {
 	case authz.Allow:
+		if d.DPoPRequired && !x.caller.dpop {
+			// The rule allows only a caller who proved possession of its token's key.
+			s.metrics.AuthFailure(metrics.AuthDPoPBinding)
+			return x.challenge(http.StatusUnauthorized, s.auth.DPoPChallenge())
+		}
 		s.metrics.AuthzDecision(metrics.DecisionAllow, target.Upstream)
 		return nil
 	case authz.StepUp:
 		s.metrics.AuthzDecision(metrics.DecisionStepUp, target.Upstream)
-		return x.challenge(http.StatusForbidden, s.auth.Forbidden(d))
+		return x.challenge(http.StatusForbidden, s.auth.InScheme(s.auth.Forbidden(d), x.caller.dpop))
 	}
 	s.metrics.AuthzDecision(metrics.DecisionHidden, target.Upstream)
 	return errUnknownName(kindNoun(kind))

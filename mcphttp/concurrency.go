@@ -35,6 +35,8 @@ var errBusy = &Error{Status: http.StatusServiceUnavailable, Outcome: outcomeRate
 	RPC:    jsonrpc.NewError(jsonrpc.CodeUnavailable, "Too many requests in flight; retry later"),
 	Header: http.Header{"Retry-After": {"1"}}}
 
+// errCallerBusy is the caller's limit of requests in flight, as the gateway answers it without
+// server.draftErrors (drafts.callerBusy is what it answers).
 var errCallerBusy = &Error{Status: http.StatusTooManyRequests, Outcome: outcomeRateLimited,
 	RPC:    jsonrpc.NewError(jsonrpc.CodeRateLimited, "Too many concurrent requests from this caller; retry later"),
 	Header: http.Header{"Retry-After": {"1"}}}
@@ -115,7 +117,7 @@ func (s *Server) admit(x *request) error {
 	if err != nil {
 		a.held = true
 		a.release()
-		return err
+		return s.drafts.callerBusy
 	}
 	if took {
 		a.caller = x.subject()

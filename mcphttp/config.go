@@ -96,6 +96,15 @@ type Config struct {
 	MaxConcurrentPerCaller int `yaml:"maxConcurrentPerCaller"`
 	// Search is the search mode of the default endpoint (docs/toolsets.md). Off by default.
 	Search SearchConfig `yaml:"search"`
+	// DraftErrors turns on error shapes of MCP drafts that are not part of 2026-07-28 yet
+	// (docs/denials.md): "denials" (SEP-2643: authorization denials carry
+	// _meta["io.modelcontextprotocol/authorization"]) and "rateLimited" (SEP-3304: a limited
+	// caller gets -32023 with data.retryAfterMs). Empty (the default): neither, and nothing on
+	// the wire differs from a gateway without the setting.
+	DraftErrors []string `yaml:"draftErrors"`
+	// ServerCard serves the endpoints' Server Cards and the AI Catalog (SEP-2127, a draft;
+	// docs/server-card.md). Off by default.
+	ServerCard ServerCardConfig `yaml:"serverCard"`
 	// Toolsets are the tool sets, each served at its own path (the top-level toolsets: block,
 	// which cmd/gateway copies here).
 	Toolsets []ToolsetConfig `yaml:"-"`
@@ -177,6 +186,8 @@ func (c Config) Validate() error {
 		add("server.maxJSONTokenBytes", "must not be negative")
 	}
 	errs = append(errs, c.validateToolsets())
+	errs = append(errs, validateDraftErrors(c.DraftErrors)...)
+	errs = append(errs, c.ServerCard.validate(c.PublicURL)...)
 	return errors.Join(errs...)
 }
 

@@ -19,6 +19,10 @@ type Error struct {
 	Header http.Header
 	// Outcome is the closed-set label recorded in metrics and the access log.
 	Outcome string
+	// denial, when set, is the authorization denial this error stands for: with
+	// server.draftErrors: [denials] a tools/call refused with it is answered as a failed tool
+	// call carrying SEP-2643's envelope instead (denials.go).
+	denial *denial
 }
 
 func (e *Error) Error() string {
@@ -57,6 +61,7 @@ var statusForCode = map[int]int{
 	jsonrpc.CodeUpstreamUnavailable:             http.StatusBadGateway,
 	jsonrpc.CodeUpstreamTimeout:                 http.StatusGatewayTimeout,
 	jsonrpc.CodeRateLimited:                     http.StatusTooManyRequests,
+	jsonrpc.CodeRateLimitedDraft:                http.StatusTooManyRequests,
 	jsonrpc.CodeUnavailable:                     http.StatusServiceUnavailable,
 }
 
@@ -71,7 +76,7 @@ func rpcError(e *jsonrpc.Error) *Error {
 	switch {
 	case status >= 500:
 		outcome = outcomeInternal
-	case e.Code == jsonrpc.CodeRateLimited:
+	case e.Code == jsonrpc.CodeRateLimited, e.Code == jsonrpc.CodeRateLimitedDraft:
 		outcome = outcomeRateLimited
 	}
 	return &Error{Status: status, RPC: e, Outcome: outcome}

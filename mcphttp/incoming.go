@@ -29,6 +29,9 @@ type EraEdge interface {
 	ServeGet(in *Incoming) error
 	// Start runs the edge's background work until ctx ends.
 	Start(ctx context.Context)
+	// Versions are the protocol versions the edge serves, newest first: the Server Cards
+	// name them beside ProtocolVersion.
+	Versions() []string
 }
 
 // Incoming is one client request as an era edge sees it: what the HTTP edge read of it, the
@@ -173,6 +176,19 @@ func (in *Incoming) Discover() ([]byte, error) { return in.x.discoverResult(in.x
 // ServerInfo is the gateway's serverInfo (name and version), which every result it answers with
 // carries in _meta.
 func (in *Incoming) ServerInfo() json.RawMessage { return in.x.s.serverInfo }
+
+// Limited is the error of a caller over one of its limits, to retry after retryAfter: 429 with
+// Retry-After, as -32012 or, with server.draftErrors: [rateLimited], SEP-3304's -32023.
+func (in *Incoming) Limited(retryAfter time.Duration, msg string) *Error {
+	return in.x.s.drafts.limited(retryAfter, msg)
+}
+
+// LimitedError is Incoming.Limited of a server whose server.draftErrors has rateLimited (draft)
+// or not.
+func LimitedError(retryAfter time.Duration, msg string, draft bool) *Error {
+	d := drafts{rateLimited: draft}
+	return d.limited(retryAfter, msg)
+}
 
 // MapError is the one mapping of an error to what a client is answered (status, headers,
 // JSON-RPC error, outcome), for the errors an edge gets from Run and the shared stages.

@@ -29,6 +29,8 @@ type confirmer struct {
 	// backends' annotations (destructive.go).
 	confirmDestructive bool
 	hints              toolHints
+	// drafts is the server's server.draftErrors: the shapes of its denials and limits.
+	drafts *drafts
 }
 
 // mrtrMethods may return input_required and carry a retry's requestState (docs/protocol.md §3).
@@ -160,7 +162,8 @@ func (c *confirmer) askConfirmation(x *request, b mrtr.Binding) error {
 		e := jsonrpc.NewError(jsonrpc.CodeMissingRequiredClientCapability,
 			"Missing required client capability: this call needs user confirmation through elicitation")
 		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredElicitationCapability + `}`)
-		return rpcError(e)
+		return denialError(rpcError(e), denial{remediation: remediationUndisclosed, text: "The call to " + x.route.name +
+			" needs the user's confirmation, which this client cannot ask for: it did not declare elicitation. It was not run."})
 	}
 	tok, err := c.codec.Seal(mrtr.State{Kind: mrtr.KindConfirm, Issuer: b.Issuer, Subject: b.Subject,
 		Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest})
@@ -175,7 +178,9 @@ func (c *confirmer) askConfirmation(x *request, b mrtr.Binding) error {
 	}
 	c.metrics.MRTREvent(metrics.EventConfirmIssued, "")
 	c.logDecision(x, "confirmation requested")
-	_ = x.answer(res, outcomeInputRequired)
+	// Not yet authorized: the user's confirmation is the remedy, which the form itself asks for
+	// (the draft defines no hint for a form).
+	_ = x.answer(c.drafts.withEnvelope(x, res, denial{remediation: remediationAvailable}), outcomeInputRequired)
 	return nil
 }
 
@@ -204,9 +209,7 @@ func (c *confirmer) answerConfirmation(x *request, st *mrtr.State, b mrtr.Bindin
 			e := jsonrpc.NewError(jsonrpc.CodeUnauthorized, text).WithData(map[string]any{"reason": "not-approved"})
 			return nil, false, &Error{Status: http.StatusForbidden, RPC: e, Outcome: outcomeDenied}
 		}
-		msg, _ := json.Marshal(text)
-		_ = x.answer([]byte(`{"content":[{"type":"text","text":`+string(msg)+`}],"isError":true}`), outcomeDenied)
-		return nil, true, nil
+		return nil, true, c.drafts.refuseCall(x, denial{remediation: remediationUnavailable, text: text})
 	}
 	c.metrics.MRTREvent(metrics.EventConfirmApproved, "")
 	c.logDecision(x, "confirmation approved")

@@ -73,7 +73,9 @@ func (x *request) checkPin(target upstreams.Target) error {
 	switch {
 	case v.Blocked():
 		x.logPin("pin drift: call refused", v)
-		return pinDriftError(x.route.pinItem, v, x.shadowed(v))
+		e := pinDriftError(x.route.pinItem, v, x.shadowed(v))
+		// Final for the caller: only the operator's review of the change lifts it.
+		return denialError(e, denial{remediation: remediationUnavailable, text: e.RPC.Message})
 	case confirm:
 		if s.confirm.codec == nil {
 			// Fail closed: a call that needs confirmation is never forwarded unconfirmed.

@@ -84,8 +84,5 @@ func (x *request) takeToken(key string, l store.Limit) error {
 	}
 	s.metrics.RateLimit(metrics.RateLimited)
 	secs := int64((d.RetryAfter + time.Second - 1) / time.Second)
-	e := rpcError(jsonrpc.NewError(jsonrpc.CodeRateLimited, "Rate limit exceeded; retry after "+
-		strconv.FormatInt(secs, 10)+"s"))
-	e.Header = http.Header{"Retry-After": {strconv.FormatInt(max(secs, 1), 10)}}
-	return e
+	return s.drafts.limited(d.RetryAfter, "Rate limit exceeded; retry after "+strconv.FormatInt(secs, 10)+"s")
 }

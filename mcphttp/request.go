@@ -82,8 +82,9 @@ type decoded struct {
 // identity is who the caller is: stage authenticate.
 type identity struct {
 	principal  *authz.Principal
-	token      string // the verified bearer token: only ever given to upstreams for token exchange
+	token      string // the verified access token: only ever given to upstreams for token exchange
 	subjectKey string // see subject()
+	dpop       bool   // the token came with a verified proof of possession (RFC 9449)
 }
 
 // route is where a routed call goes and on what terms: stages route to mrtr-in. The access log

@@ -14,12 +14,14 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -64,6 +66,10 @@ type Deps struct {
 	// Interceptors are the out-of-process interceptors of calls (docs/interceptors.md); nil
 	// when none is configured.
 	Interceptors *intercept.Set
+	// AuthorizationContexts seals the authorizationContextId of the gateway's authorization
+	// denials with server.draftErrors: [denials] (seal.PurposeAuthorizationContext; every
+	// replica needs the same keys); nil sends denials without one.
+	AuthorizationContexts *seal.Sealer
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -97,6 +103,13 @@ type Server struct {
 	toolsets      // tool sets and search mode (toolsets.go, search.go)
 	// edge serves pre-2026 clients (Deps.Edge); nil when they are refused.
 	edge EraEdge
+	// htu is the public URL in the form DPoP proofs' htu is compared in; "" without one, when no
+	// proof can match.
+	htu string
+	// drafts is server.draftErrors compiled (drafts.go).
+	drafts drafts
+	// cards are the endpoints' Server Cards and the AI Catalog (cards.go); nil when off.
+	cards *cards
 }
 
 // New builds the server from validated configuration.
@@ -135,8 +148,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.intercept = &interceptor{set: deps.Interceptors, log: deps.Logger}
 		s.rechecks = stagesBetween(stageFirstRechecked, stageNameIntercept)
 	}
+	if cfg.PublicURL != "" {
+		s.htu, _ = dpop.NormalizeURL(cfg.PublicURL)
+	}
+	s.drafts = compileDrafts(cfg.DraftErrors, deps.AuthorizationContexts, s.log, s.now)
 	s.confirm = &confirmer{codec: deps.MRTR, approvals: deps.Approvals, backends: deps.Backends, log: deps.Logger,
-		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools}
+		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools, drafts: &s.drafts}
 	name := deps.Name
 	if name == "" {
 		name = "mcp-gateway"
@@ -147,6 +164,13 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.edge = deps.Edge
+	versions := []string{ProtocolVersion}
+	if s.edge != nil {
+		versions = append(versions, s.edge.Versions()...)
+	}
+	if err := s.initCards(name, deps.Version, versions); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -180,6 +204,7 @@ func (s *Server) Register(e *echo.Echo) {
 	s.registerMetadata(e)
 	s.registerToolsets(e)
 	s.registerApproval(e)
+	s.registerCards(e)
 	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (docs/protocol.md §2.1). A
 	// pre-2026 client's GET with a session opens a stream of list_changed notifications
 	// (legacyget.go); DELETE stays 405, which 2025-11-25 allows.

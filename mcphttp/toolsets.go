@@ -3,14 +3,17 @@ package mcphttp
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -112,6 +115,15 @@ func (c Config) validateToolsets() error {
 		}
 		errs = append(errs, ts.Search.validate(at+".search")...)
 	}
+	if c.ServerCard.Enabled {
+		// A set must not take the path of an endpoint's card.
+		cards := cardPaths(slices.Collect(maps.Keys(paths)))
+		for i, ts := range c.Toolsets {
+			if slices.Contains(cards, ts.path(base)) {
+				add(fmt.Sprintf("toolsets[%d].path", i), "%q is where an endpoint's Server Card is served", ts.path(base))
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -163,8 +175,9 @@ type toolset struct {
 	// instructions answer server/discover on this path; "" keeps the gateway's.
 	instructions string
 	// resource is the set's RFC 8707 resource URI (public origin + path), metadataURL where its
-	// RFC 9728 metadata is served; "" without a public URL.
-	resource, metadataURL string
+	// RFC 9728 metadata is served, htu resource in the form DPoP proofs are compared in; "" without
+	// a public URL.
+	resource, metadataURL, htu string
 }
 
 // selector is a compiled SelectorConfig; a nil glob list means "every item of that kind".
@@ -298,6 +311,7 @@ func (s *Server) initToolsets(deps Deps) error {
 			if u, err := authz.MetadataURL(ts.resource); err == nil {
 				ts.metadataURL = u
 			}
+			ts.htu, _ = dpop.NormalizeURL(ts.resource)
 		}
 		s.sets[ts.path] = ts
 	}
@@ -397,11 +411,13 @@ func (ts *toolset) inSet(kind upstreams.Kind, t upstreams.Target) error {
 
 // challenge is Server.challenge pointing at the protected resource metadata of the endpoint the
 // request came to, so a client of a set discovers the set's resource.
-func (x *request) challenge(status int, c authz.Challenge) *Error {
+func (x *request) challenge(status int, cs ...authz.Challenge) *Error {
 	if x.set != nil && x.set.metadataURL != "" {
-		c.ResourceMetadata = x.set.metadataURL
+		for i := range cs {
+			cs[i].ResourceMetadata = x.set.metadataURL
+		}
 	}
-	return x.s.challenge(status, c)
+	return x.s.challenge(status, cs...)
 }
 
 // checkAudience refuses a token minted for other tool sets on this endpoint: one whose "aud"
@@ -428,8 +444,8 @@ func (s *Server) checkAudience(x *request) error {
 	if !namesSet {
 		return nil
 	}
-	return x.challenge(http.StatusUnauthorized, authz.Challenge{Error: authz.ChallengeInvalidToken,
-		Description: "the token's audience is another endpoint"})
+	return x.challenge(http.StatusUnauthorized, s.auth.InScheme(authz.Challenge{Error: authz.ChallengeInvalidToken,
+		Description: "the token's audience is another endpoint"}, x.caller.dpop))
 }
 
 // audiences reads an "aud" claim: a string or an array of strings.

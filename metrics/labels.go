@@ -30,6 +30,16 @@ const (
 	// AuthIdPUnavailable is a technical failure reaching discovery or JWKS:
 	// the request fails with 5xx, never a silent allow.
 	AuthIdPUnavailable = "idp_unavailable"
+	// AuthDPoPProof is a DPoP proof that failed a check of RFC 9449 §4.3, or a missing or
+	// duplicated DPoP header.
+	AuthDPoPProof = "dpop_proof"
+	// AuthDPoPNonce is a DPoP proof without the server nonce, or with an expired or forged one.
+	AuthDPoPNonce = "dpop_nonce"
+	// AuthDPoPReplay is a DPoP proof used a second time.
+	AuthDPoPReplay = "dpop_replay"
+	// AuthDPoPBinding is a token presented against its binding: a DPoP-bound token as Bearer, a
+	// token bound to another key, or a bearer token where DPoP is required.
+	AuthDPoPBinding = "dpop_binding"
 )
 
 // Authorization decisions (mcp_gateway_authz_decisions_total).
@@ -165,7 +175,7 @@ func AuthReasons() []string {
 	return []string{
 		AuthMissing, AuthMalformed, AuthInvalidSignature, AuthUnsupportedAlgorithm,
 		AuthExpired, AuthNotYetValid, AuthUnknownIssuer, AuthWrongAudience,
-		AuthClaims, AuthIdPUnavailable,
+		AuthClaims, AuthIdPUnavailable, AuthDPoPProof, AuthDPoPNonce, AuthDPoPReplay, AuthDPoPBinding,
 	}
 }
 

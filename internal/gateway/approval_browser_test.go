@@ -68,6 +68,8 @@ type approvalSite struct {
 	// mrtrKeyFile and clientSecretFile hold the sealing key and the page's client secret, read
 	// by the gateways from files as in production.
 	mrtrKeyFile, clientSecretFile string
+	// drafts is the gateways' server.draftErrors (docs/denials.md); nil for none.
+	drafts []string
 }
 
 // newApprovalSite builds the gateway binary and writes the shared secret files.
@@ -125,6 +127,9 @@ func (s approvalSite) start(t *testing.T, name, redisURL string, ttl time.Durati
 	}
 	if redisURL != "" {
 		doc["redis"] = map[string]any{"url": redisURL}
+	}
+	if s.drafts != nil {
+		doc["server"].(map[string]any)["draftErrors"] = s.drafts
 	}
 	config := writeYAML(t, s.dir, name+".yaml", doc)
 	return approvalReplica{base: base, mcp: mcpAddr, proc: startGatewayProcess(t, s.bin, name, config, adminAddr)}

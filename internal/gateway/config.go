@@ -429,6 +429,11 @@ func (c *Config) validateAuth() []error {
 	if len(c.Auth.Issuers) > 0 {
 		errs = append(errs, configerr.Under("auth", nil, c.Auth.Config.Validate())...)
 	}
+	if c.Auth.DPoP.Nonce.Required && c.Redis.enabled() && len(c.MRTR.Keys) == 0 {
+		// Redis means several replicas; a nonce sealed under one replica's random key would be
+		// refused by every other, and clients would loop on use_dpop_nonce.
+		errs = append(errs, configerr.At("mrtr.keys", "required: auth.dpop.nonce.required with redis: DPoP nonces are sealed, and every replica must open the ones the others issued"))
+	}
 	return errs
 }
 

@@ -13,8 +13,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
 	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -74,6 +76,7 @@ func configEnums() map[string][]any {
 		return out
 	}
 	modes := strs(string(pins.ModeLockfile), string(pins.ModeTOFU), string(pins.ModeOff))
+	dpopModes := strs(authz.DPoPOff, authz.DPoPAllowed, authz.DPoPRequired)
 	return map[string][]any{
 		"log.level":                           strs(logLevels()...),
 		"log.format":                          strs(logFormats()...),
@@ -81,9 +84,14 @@ func configEnums() map[string][]any {
 		"auth.issuers[].algorithms[]":         strs(authz.DefaultAlgorithms()...),
 		"auth.policy.rules[].effect":          strs(authz.EffectAllow, authz.EffectDeny),
 		"auth.policy.rules[].confirmFallback": strs(authz.FallbackClientForm),
+		"auth.policy.rules[].dpop":            strs(authz.DPoPRequired),
+		"auth.issuers[].dpop":                 dpopModes,
+		"auth.dpop.mode":                      dpopModes,
+		"auth.dpop.algorithms[]":              strs(dpop.DefaultAlgorithms()...),
 		"upstreams[].protocol":                strs(upstreams.ProtocolChoices()...),
 		"upstreams[].auth.type":               strs(upstreams.AuthClientCredentials, upstreams.AuthTokenExchange),
 		"legacy.versions[]":                   strs(pre2026.DefaultLegacyVersions()...),
+		"server.draftErrors[]":                strs(mcphttp.DraftErrorNames()...),
 		"pins.mode":                           modes,
 		"pins.backends.*.mode":                modes,
 	}

@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -33,15 +34,20 @@ func configDefaults() map[string]any {
 		"server.maxJSONTokenBytes": jsonrpc.DefaultMaxTokenBytes,
 		"server.search.maxResults": mcphttp.DefaultSearchResults,
 
-		"auth.clockSkew":              authz.DefaultClockSkew,
-		"auth.scopeClaim":             authz.DefaultScopeClaims(),
-		"auth.groupsClaim":            authz.DefaultGroupsClaim,
-		"auth.tokenCacheSize":         authz.DefaultTokenCacheSize,
-		"auth.discoveryRetryInterval": authz.DefaultDiscoveryRetryInterval,
-		"auth.jwksMinRefreshInterval": authz.DefaultJWKSMinRefreshInterval,
-		"auth.jwksMaxAge":             authz.DefaultJWKSMaxAge,
-		"auth.fetchTimeout":           authz.DefaultFetchTimeout,
-		"auth.issuers[].algorithms":   authz.DefaultAlgorithms(),
+		"auth.clockSkew":               authz.DefaultClockSkew,
+		"auth.scopeClaim":              authz.DefaultScopeClaims(),
+		"auth.groupsClaim":             authz.DefaultGroupsClaim,
+		"auth.tokenCacheSize":          authz.DefaultTokenCacheSize,
+		"auth.discoveryRetryInterval":  authz.DefaultDiscoveryRetryInterval,
+		"auth.jwksMinRefreshInterval":  authz.DefaultJWKSMinRefreshInterval,
+		"auth.jwksMaxAge":              authz.DefaultJWKSMaxAge,
+		"auth.fetchTimeout":            authz.DefaultFetchTimeout,
+		"auth.issuers[].algorithms":    authz.DefaultAlgorithms(),
+		"auth.dpop.mode":               authz.DPoPOff,
+		"auth.dpop.algorithms":         dpop.DefaultAlgorithms(),
+		"auth.dpop.window":             dpop.DefaultWindow,
+		"auth.dpop.maxProofsPerCaller": authz.DefaultMaxProofsPerCaller,
+		"auth.dpop.nonce.lifetime":     dpop.DefaultNonceLifetime,
 
 		"mrtr.ttl":           mrtr.DefaultTTL,
 		"mrtr.maxTokenBytes": seal.DefaultMaxTokenBytes,

@@ -19,6 +19,12 @@ import (
 // and returns its Listeners. It stops when the test ends.
 func startTestGateway(t *testing.T, mutate func(*Config), backends ...*mcptest.Server) Listeners {
 	t.Helper()
+	return startTestGatewayTo(t, io.Discard, mutate, backends...)
+}
+
+// startTestGatewayTo is startTestGateway writing the gateway's log to logs.
+func startTestGatewayTo(t *testing.T, logs io.Writer, mutate func(*Config), backends ...*mcptest.Server) Listeners {
+	t.Helper()
 	cfg := &Config{Log: LogConfig{Level: "error", Format: "text"}}
 	cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Auth.Disabled = true
@@ -36,7 +42,7 @@ func startTestGateway(t *testing.T, mutate func(*Config), backends ...*mcptest.S
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan Listeners, 1)
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, func(string) string { return "" }, io.Discard, io.Discard, started) }()
+	go func() { done <- serve(ctx, cfg, func(string) string { return "" }, logs, logs, started) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

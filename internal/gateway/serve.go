@@ -233,6 +233,7 @@ type gateway struct {
 	replays     *mrtr.EpochGuard
 	codec       *mrtr.Codec
 	ring        *seal.KeyRing
+	replay      authz.ReplayCache // the store's Replay: DPoP proofs' jti
 	tracer      *tracing.Tracer
 	log         *slog.Logger
 	getenv      func(string) string
@@ -336,7 +337,8 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 			previous = prev.auth.Authenticator()
 		}
 		if c.auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: g.log,
-			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.serverConfig()), Previous: previous}); err != nil {
+			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.serverConfig()), Previous: previous,
+			DPoP: authz.DPoPOptions{Replay: g.replay, Keys: g.ring}}); err != nil {
 			return nil, err
 		}
 	}
@@ -366,6 +368,8 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		ToolsetMetrics: g.searchRec,
 		Edge:           edge,
 		Interceptors:   c.interceptors,
+		// The handles of denials (server.draftErrors: [denials]) open on every replica.
+		AuthorizationContexts: g.ring.Sealer(seal.PurposeAuthorizationContext),
 	})
 	if err != nil {
 		return nil, err
@@ -419,6 +423,13 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	if !cfg.Redis.enabled() {
 		if g.legacyState, err = store.NewMemory(store.MemoryOptions{}); err != nil {
 			return err
+		}
+	}
+	// DPoP proofs' jti: in Redis across replicas, in this process's memory store on one.
+	if r, ok := g.store.(store.Replay); ok {
+		g.replay = r
+		if cfg.Redis.enabled() {
+			g.replay = countedReplay{Replay: r, rec: g.rec}
 		}
 	}
 	if cfg.Redis.enabled() {

@@ -36,6 +36,20 @@ func (c countedStore) Allow(ctx context.Context, key string, l store.Limit) (sto
 	return d, err
 }
 
+// countedReplay counts the replay store's failures (DPoP proofs' jti) as single-use nonces.
+type countedReplay struct {
+	store.Replay
+	rec *metrics.Recorder
+}
+
+func (c countedReplay) FirstUse(ctx context.Context, owner, id string, ttl time.Duration, b store.ReplayBudget) (store.Use, error) {
+	u, err := c.Replay.FirstUse(ctx, owner, id, ttl, b)
+	if errors.Is(err, store.ErrUnavailable) {
+		c.rec.RedisError(metrics.RedisOpNonce)
+	}
+	return u, err
+}
+
 // countedLeaser is countedStore for a store that also leases rate-limit tokens (Redis).
 type countedLeaser struct {
 	countedStore

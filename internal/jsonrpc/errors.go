@@ -24,6 +24,10 @@ const (
 	CodeMissingRequiredClientCapability = -32021
 	// CodeUnsupportedProtocolVersion: the request's protocol version is not served here.
 	CodeUnsupportedProtocolVersion = -32022
+	// CodeRateLimitedDraft is RateLimited of SEP-3304 (a draft): the caller exceeded a limit,
+	// data.retryAfterMs says when to retry (HTTP 429). 2026-07-28 does not define it, so the
+	// gateway sends it only where its operator turned the draft on (server.draftErrors).
+	CodeRateLimitedDraft = -32023
 
 	// Gateway-specific codes. The 2026-07-28 allocation policy reserves -32020..-32099 for the
 	// spec and leaves -32000..-32019 to implementations; we avoid -32001/-32003/-32004, which

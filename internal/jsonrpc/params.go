@@ -14,6 +14,10 @@ const (
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 	MetaProgressToken      = "progressToken"
+	// MetaAuthorizationContextID is where a client echoes the authorizationContextId of an
+	// authorization denial on its retry (SEP-2643, a draft). Only read, never refused: a server
+	// must process a retry whatever the key holds.
+	MetaAuthorizationContextID = "io.modelcontextprotocol/authorization-context-id"
 )
 
 // Params holds the members of a request's params that the gateway itself reads. Everything else
@@ -103,6 +107,9 @@ type Meta struct {
 	TraceParent        string          // W3C traceparent (SEP-414)
 	TraceState         string          // W3C tracestate
 	Baggage            string          // W3C baggage
+	// AuthorizationContextID is the raw value under MetaAuthorizationContextID, nil when absent;
+	// not checked here (any JSON value), since the key is a draft's and never grounds to refuse.
+	AuthorizationContextID json.RawMessage
 }
 
 // ParseMeta reads the gateway-relevant keys of a _meta object. Wrongly typed reserved keys are
@@ -138,6 +145,9 @@ func ParseMeta(raw json.RawMessage) (*Meta, error) {
 			return paramString(val, &m.TraceState, "tracestate")
 		case "baggage":
 			return paramString(val, &m.Baggage, "baggage")
+		case MetaAuthorizationContextID:
+			m.AuthorizationContextID = val
+			return nil
 		}
 		if k := variantOf(key, metaKeys); k != "" {
 			return caseVariant("_meta ", string(key), k)

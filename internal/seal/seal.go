@@ -42,6 +42,11 @@ const (
 	PurposeRequestState = "mcp-gateway/requestState/v1"
 	// PurposeCursor is the purpose for list pagination cursors.
 	PurposeCursor = "mcp-gateway/cursor/v1"
+	// PurposeDPoPNonce is the purpose for DPoP server nonces (authz/dpop).
+	PurposeDPoPNonce = "mcp-gateway/dpop-nonce/v1"
+	// PurposeAuthorizationContext is the purpose for the authorizationContextId of the
+	// gateway's authorization denials (SEP-2643).
+	PurposeAuthorizationContext = "mcp-gateway/authorization-context/v1"
 )
 
 // Key is one secret in the ring.

@@ -14,6 +14,9 @@ const (
 	kindRate
 	kindValue
 	kindHold
+	// kindReplay and kindReplayOwner are Replay's ids and per-owner counters.
+	kindReplay
+	kindReplayOwner
 )
 
 // redisTag is the kind's segment in a Redis key.
@@ -25,6 +28,8 @@ func (k kind) redisTag() string {
 		return "rl:"
 	case kindHold:
 		return "hold:"
+	case kindReplay, kindReplayOwner:
+		return "replay:"
 	default:
 		return "kv:"
 	}

@@ -11,10 +11,14 @@ import (
 // errBytesFull marks an ErrFull of the value pool's bytes: sweeping other shards may help.
 var errBytesFull = errors.New("store: value bytes full")
 
-// pool is the pool k's entries count against: hold budgets are values.
+// pool is the pool k's entries count against: hold budgets are values, Replay's ids and
+// counters single-use entries.
 func (k kind) pool() kind {
-	if k == kindHold {
+	switch k {
+	case kindHold:
 		return kindValue
+	case kindReplay, kindReplayOwner:
+		return kindOnce
 	}
 	return k
 }

@@ -62,7 +62,9 @@ type Redis struct {
 	lease  *redis.Script
 	// hold and release keep hold budgets (hold.go).
 	hold, release *redis.Script
-	closed        atomic.Bool
+	// replay records single-use ids per owner (replay.go).
+	replay *redis.Script
+	closed atomic.Bool
 	// brk skips Redis while it is failing, so that a hanging Redis costs each request nothing
 	// rather than a timeout (see RedisBreaker).
 	brk       *breaker
@@ -99,6 +101,7 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		hold:   redis.NewScript(holdScript),
 
 		release: redis.NewScript(releaseScript),
+		replay:  redis.NewScript(replayScript),
 
 		waitReplicas: cfg.WaitReplicas,
 		waitTimeout:  orDefault(cfg.WaitTimeout, DefaultWaitTimeout),

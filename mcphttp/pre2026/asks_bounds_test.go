@@ -212,8 +212,9 @@ func TestAnswerRefusalsSayWhy(t *testing.T) {
 		{errBadAnswer, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, false},
 		{errAnswerID, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, false},
 	}
+	limited := func(d time.Duration, msg string) *mcphttp.Error { return mcphttp.LimitedError(d, msg, false) }
 	for _, tt := range tests {
-		e := mcphttp.MapError(answerRefused(tt.err))
+		e := mcphttp.MapError(answerRefused(tt.err, limited))
 		if e.Status != tt.status || e.RPC == nil || e.RPC.Code != tt.code || (e.Header.Get("Retry-After") != "") != tt.retryAfter {
 			t.Errorf("%v: %d %+v %v; want %d, code %d, Retry-After %v", tt.err, e.Status, e.RPC, e.Header, tt.status, tt.code, tt.retryAfter)
 		}

@@ -98,6 +98,10 @@ func (q *clientReq) inner(ctx context.Context, base, responses json.RawMessage, 
 		ClientInfo: m.ClientInfo, LogLevel: q.logLevel}
 	if cm := q.in.Meta(); cm != nil {
 		meta.ProgressToken, meta.TraceParent, meta.TraceState, meta.Baggage = cm.ProgressToken, cm.TraceParent, cm.TraceState, cm.Baggage
+		// A denial's handle the client echoes (SEP-2643): the gateway's log ties the retry to
+		// the denial. The backend is not sent it: era.ToModernParams drops the client's
+		// io.modelcontextprotocol/* keys, this one with the others.
+		meta.AuthorizationContextID = cm.AuthorizationContextID
 	}
 	return &mcphttp.Inner{Ctx: ctx, ID: q.msg.ID, Method: q.msg.Method, Params: params, Parsed: &parsed, Meta: meta}, nil
 }

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/era"
@@ -107,6 +108,9 @@ func (e *Edge) Start(ctx context.Context) {
 	e.asks.start(ctx)
 	e.state.start(ctx)
 }
+
+// Versions are the pre-2026 revisions the edge negotiates (legacy.versions), newest first.
+func (e *Edge) Versions() []string { return slices.Clone(e.cfg.Versions) }
 
 // clientReq is one pre-2026 request as the edge serves it.
 type clientReq struct {
@@ -312,10 +316,10 @@ func (q *clientReq) notification() {
 // it: 202, or the refusal answerRefused says.
 func (q *clientReq) deliver(answer *jsonrpc.Message) error {
 	if !sessionBound(q.sess) {
-		return answerRefused(errBadAnswer)
+		return answerRefused(errBadAnswer, q.in.Limited)
 	}
 	if err := q.e.asks.deliver(q.in.Context(), q.sess, q.in.Subject(), answer); err != nil {
-		return answerRefused(err)
+		return answerRefused(err, q.in.Limited)
 	}
 	q.c.Accepted()
 	return nil
@@ -326,14 +330,12 @@ func (q *clientReq) deliver(answer *jsonrpc.Message) error {
 // fault invite sending the same answer again: too many of the caller's answers already on their
 // way to other replicas (429), or the shared store refusing to carry it (503). Anything else is an
 // answer nobody waits for (forged, used, expired, another session's, for a replica that is gone):
-// 400.
-func answerRefused(err error) error {
+// 400. limited builds the 429 in the shape the server's draftErrors select (Incoming.Limited).
+func answerRefused(err error, limited func(time.Duration, string) *mcphttp.Error) error {
 	switch {
 	case errors.Is(err, errAsksBusy):
-		return &mcphttp.Error{Status: http.StatusTooManyRequests, Outcome: outcome.RateLimited,
-			Header: http.Header{"Retry-After": {"1"}},
-			RPC: jsonrpc.NewError(jsonrpc.CodeRateLimited, "Too many of this caller's answers are on their way "+
-				"to other replicas of the gateway; send this one again shortly")}
+		return limited(time.Second, "Too many of this caller's answers are on their way "+
+			"to other replicas of the gateway; send this one again shortly")
 	case errors.Is(err, errAsksUnavailable):
 		return &mcphttp.Error{Status: http.StatusServiceUnavailable, Outcome: outcome.Unavailable,
 			Header: http.Header{"Retry-After": {"1"}},

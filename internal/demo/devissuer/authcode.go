@@ -189,13 +189,18 @@ func (i *Issuer) serveCodeGrant(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, http.StatusBadRequest, "invalid_grant")
 		return
 	}
-	idToken, access, err := i.mintSignIn(p)
+	binding := Claims{}
+	tokenType, ok := i.bindToProof(w, r, binding)
+	if !ok {
+		return
+	}
+	idToken, access, err := i.mintSignIn(p, binding)
 	if err != nil {
 		writeOAuthError(w, http.StatusInternalServerError, "server_error")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token": access, "id_token": idToken, "token_type": "Bearer",
+		"access_token": access, "id_token": idToken, "token_type": tokenType,
 		"expires_in": int(i.opts.TTL.Seconds()), "scope": p.req.Scope,
 	})
 }
@@ -210,8 +215,9 @@ func pkceHolds(verifier, challenge string) bool {
 }
 
 // mintSignIn mints the ID token for the client (the user's claims but scope, the nonce) and
-// an access token with the user's claims for the issuer's default audience.
-func (i *Issuer) mintSignIn(p pendingCode) (idToken, access string, err error) {
+// an access token with the user's claims and binding (cnf, with a DPoP proof) for the issuer's
+// default audience.
+func (i *Issuer) mintSignIn(p pendingCode, binding Claims) (idToken, access string, err error) {
 	user := i.opts.Users[p.user]
 	idc := Claims{"sub": p.user, "preferred_username": p.user, "aud": p.req.ClientID,
 		"auth_time": i.opts.Now().Unix()}
@@ -224,6 +230,9 @@ func (i *Issuer) mintSignIn(p pendingCode) (idToken, access string, err error) {
 	}
 	if p.req.Nonce != "" {
 		idc["nonce"] = p.req.Nonce
+	}
+	for k, v := range binding {
+		acc[k] = v
 	}
 	if idToken, err = i.Mint(idc); err != nil {
 		return "", "", err

@@ -329,6 +329,8 @@ func (i *Issuer) serveDiscovery(w http.ResponseWriter, _ *http.Request) {
 		}
 		doc["grant_types_supported"] = grants
 		doc["token_endpoint_auth_methods_supported"] = methods
+		// RFC 9449 §5.1: the token endpoint binds tokens to a DPoP proof's key.
+		doc["dpop_signing_alg_values_supported"] = dpopAlgorithms()
 	}
 	writeJSON(w, http.StatusOK, doc)
 }

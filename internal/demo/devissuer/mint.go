@@ -206,7 +206,8 @@ func rawToken(header, claims map[string]any, sig string) (string, error) {
 // token exchange grant (RFC 8693, exchange.go) and the authorization code grant
 // (authcode.go) with client_secret_basic or
 // client_secret_post, honouring the RFC 8707 "resource" parameter as the
-// audience.
+// audience. With a DPoP proof, client-credentials and authorization code
+// tokens are bound to its key (dpop.go).
 func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 	if i.TokenURL() == "" {
 		http.NotFound(w, r)
@@ -243,12 +244,16 @@ func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 	if res := r.PostForm.Get("resource"); res != "" {
 		claims["aud"] = res
 	}
+	tokenType, ok := i.bindToProof(w, r, claims)
+	if !ok {
+		return
+	}
 	tok, err := i.Mint(claims)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token": tok, "token_type": "Bearer", "expires_in": int(i.opts.TTL.Seconds()),
+		"access_token": tok, "token_type": tokenType, "expires_in": int(i.opts.TTL.Seconds()),
 	})
 }

@@ -1,0 +1,324 @@
+package dpop
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+)
+
+const (
+	testURL   = "https://mcp.example.com/mcp"
+	testToken = "eyJ.test.token"
+)
+
+var testNow = time.Unix(1_800_000_000, 0)
+
+// signer makes proofs with one key, header and claims changed at will: the hostile proofs the
+// verifier must refuse, built by hand so each carries exactly one defect.
+type signer struct {
+	alg  string
+	priv crypto.Signer
+}
+
+func newSigner(t *testing.T, alg string) signer {
+	t.Helper()
+	var priv crypto.Signer
+	var err error
+	switch alg {
+	case "ES256":
+		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case "PS256", "RS256":
+		priv, err = rsa.GenerateKey(rand.Reader, 2048)
+	case "EdDSA", "Ed25519":
+		_, priv, err = ed25519.GenerateKey(rand.Reader)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer{alg: alg, priv: priv}
+}
+
+func (s signer) publicJWK(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(jose.JSONWebKey{Key: s.priv.Public()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+func (s signer) jkt(t *testing.T) string {
+	t.Helper()
+	j, err := Thumbprint(&jose.JSONWebKey{Key: s.priv.Public()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// defaults are the header and claims of a valid proof for testURL and testToken at testNow.
+func (s signer) defaults(t *testing.T) (map[string]any, map[string]any) {
+	h := map[string]any{"typ": ProofType, "alg": s.alg, "jwk": s.publicJWK(t)}
+	c := map[string]any{"jti": rand.Text(), "htm": "POST", "htu": testURL, "iat": testNow.Unix(), "ath": TokenHash(testToken)}
+	return h, c
+}
+
+// sign signs header and claims as they are (a nil value deletes the member).
+func (s signer) sign(t *testing.T, h, c map[string]any) string {
+	t.Helper()
+	hb, _ := json.Marshal(dropNil(h))
+	cb, _ := json.Marshal(dropNil(c))
+	input := b64(hb) + "." + b64(cb)
+	return input + "." + b64(s.signature(t, input))
+}
+
+func (s signer) signature(t *testing.T, input string) []byte {
+	t.Helper()
+	sum := sha256.Sum256([]byte(input))
+	switch k := s.priv.(type) {
+	case *ecdsa.PrivateKey:
+		r, sv, err := ecdsa.Sign(rand.Reader, k, sum[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]byte, 64)
+		r.FillBytes(out[:32])
+		sv.FillBytes(out[32:])
+		return out
+	case *rsa.PrivateKey:
+		var sig []byte
+		var err error
+		if s.alg == "PS256" {
+			sig, err = rsa.SignPSS(rand.Reader, k, crypto.SHA256, sum[:], nil)
+		} else {
+			sig, err = rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, sum[:])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sig
+	case ed25519.PrivateKey:
+		return ed25519.Sign(k, []byte(input))
+	}
+	t.Fatalf("no signer for %T", s.priv)
+	return nil
+}
+
+func (s signer) proof(t *testing.T, change func(h, c map[string]any)) string {
+	t.Helper()
+	h, c := s.defaults(t)
+	if change != nil {
+		change(h, c)
+	}
+	return s.sign(t, h, c)
+}
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+func dropNil(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		if v != nil {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func newTestVerifier(t *testing.T, cfg Config) *Verifier {
+	t.Helper()
+	v, err := NewVerifier(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func request() Request {
+	return Request{Method: "POST", URL: testURL, AccessToken: testToken, Now: testNow}
+}
+
+// TestVerifyAccepts: a valid proof of every algorithm family verifies, and its thumbprint is the
+// RFC 7638 thumbprint of its key.
+func TestVerifyAccepts(t *testing.T) {
+	v := newTestVerifier(t, Config{})
+	for _, alg := range []string{"ES256", "PS256", "RS256", "EdDSA", "Ed25519"} {
+		t.Run(alg, func(t *testing.T) {
+			s := newSigner(t, alg)
+			p, err := v.Verify(s.proof(t, nil), request())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.JKT != s.jkt(t) || p.JTI == "" || !p.IssuedAt.Equal(testNow) {
+				t.Errorf("proof %+v, want jkt %s", p, s.jkt(t))
+			}
+		})
+	}
+}
+
+// TestVerifyRefuses: each defect of RFC 9449 §4.3 is refused with invalid_dpop_proof and its own
+// reason, whatever else the proof gets right.
+func TestVerifyRefuses(t *testing.T) {
+	v := newTestVerifier(t, Config{Algorithms: []string{"ES256", "RS256", "Ed25519"}})
+	s := newSigner(t, "ES256")
+	other := newSigner(t, "ES256")
+	rsaKey := newSigner(t, "RS256")
+	ed := newSigner(t, "Ed25519")
+	privJWK := func(h, _ map[string]any) {
+		b, _ := json.Marshal(jose.JSONWebKey{Key: s.priv})
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		h["jwk"] = m
+	}
+	cases := []struct {
+		name, reason string
+		proof        string
+		req          func(*Request)
+	}{
+		{"empty", ReasonHeader, "", nil},
+		{"not a JWS", ReasonMalformed, "this-is-not-a-jwt", nil},
+		{"four parts", ReasonMalformed, s.proof(t, nil) + ".x", nil},
+		{"oversized", ReasonMalformed, strings.Repeat("a", MaxProofBytes+1), nil},
+		{"typ jwt", ReasonType, s.proof(t, func(h, _ map[string]any) { h["typ"] = "jwt" }), nil},
+		{"typ missing", ReasonType, s.proof(t, func(h, _ map[string]any) { h["typ"] = nil }), nil},
+		{"alg none", ReasonAlgorithm, noneProof(t, s), nil},
+		{"alg HS256", ReasonAlgorithm, hmacProof(t, s), nil},
+		{"alg not configured", ReasonAlgorithm, s.proof(t, func(h, _ map[string]any) { h["alg"] = "ES512" }), nil},
+		{"jwk missing", ReasonKey, s.proof(t, func(h, _ map[string]any) { h["jwk"] = nil }), nil},
+		{"jwk private", ReasonKey, s.proof(t, privJWK), nil},
+		{"jwk symmetric", ReasonKey, s.proof(t, func(h, _ map[string]any) { h["jwk"] = map[string]any{"kty": "oct", "k": "c2VjcmV0"} }), nil},
+		{"jwk of another alg", ReasonKey, s.proof(t, func(h, _ map[string]any) { h["jwk"] = rsaKey.publicJWK(t) }), nil},
+		{"signature tampered", ReasonSignature, tamper(s.proof(t, nil)), nil},
+		{"signed by another key", ReasonSignature, s.proof(t, func(h, _ map[string]any) { h["jwk"] = other.publicJWK(t) }), nil},
+		{"jti missing", ReasonClaims, s.proof(t, func(_, c map[string]any) { c["jti"] = nil }), nil},
+		{"jti empty", ReasonClaims, s.proof(t, func(_, c map[string]any) { c["jti"] = "" }), nil},
+		{"htm missing", ReasonClaims, s.proof(t, func(_, c map[string]any) { c["htm"] = nil }), nil},
+		{"htu missing", ReasonClaims, s.proof(t, func(_, c map[string]any) { c["htu"] = nil }), nil},
+		{"iat missing", ReasonClaims, s.proof(t, func(_, c map[string]any) { c["iat"] = nil }), nil},
+		{"iat a string", ReasonClaims, s.proof(t, func(_, c map[string]any) { c["iat"] = "1800000000" }), nil},
+		{"htm GET", ReasonMethod, s.proof(t, func(_, c map[string]any) { c["htm"] = "GET" }), nil},
+		{"htm lower case", ReasonMethod, s.proof(t, func(_, c map[string]any) { c["htm"] = "post" }), nil},
+		{"htu other host", ReasonURL, s.proof(t, func(_, c map[string]any) { c["htu"] = "https://wrong.example.com/mcp" }), nil},
+		{"htu other path", ReasonURL, s.proof(t, func(_, c map[string]any) { c["htu"] = "https://mcp.example.com/mcp/set" }), nil},
+		{"htu with query", ReasonURL, s.proof(t, func(_, c map[string]any) { c["htu"] = testURL + "?a=1" }), nil},
+		{"htu with fragment", ReasonURL, s.proof(t, func(_, c map[string]any) { c["htu"] = testURL + "#x" }), nil},
+		{"htu http", ReasonURL, s.proof(t, func(_, c map[string]any) { c["htu"] = "http://mcp.example.com/mcp" }), nil},
+		{"iat stale", ReasonTime, s.proof(t, func(_, c map[string]any) { c["iat"] = testNow.Unix() - 303 }), nil},
+		{"iat future", ReasonTime, s.proof(t, func(_, c map[string]any) { c["iat"] = testNow.Unix() + 303 }), nil},
+		{"ath missing", ReasonTokenHash, s.proof(t, func(_, c map[string]any) { c["ath"] = nil }), nil},
+		{"ath wrong", ReasonTokenHash, s.proof(t, func(_, c map[string]any) { c["ath"] = "not-the-right-hash" }), nil},
+		{"ath of another token", ReasonTokenHash, s.proof(t, nil), func(r *Request) { r.AccessToken = "other" }},
+		{"duplicate header member", ReasonMalformed, duplicateAlg(t, s), nil},
+		{"crit", ReasonMalformed, s.proof(t, func(h, _ map[string]any) { h["crit"] = []string{"x"}; h["x"] = 1 }), nil},
+		{"Ed25519 with an EC key", ReasonKey, s.proof(t, func(h, _ map[string]any) { h["alg"] = "Ed25519" }), nil},
+		{"Ed25519 tampered", ReasonSignature, tamper(ed.proof(t, nil)), nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := request()
+			if tc.req != nil {
+				tc.req(&req)
+			}
+			_, err := v.Verify(tc.proof, req)
+			var e *Error
+			if !errors.As(err, &e) || !errors.Is(err, ErrInvalidProof) || e.Reason != tc.reason {
+				t.Fatalf("err %v, want invalid_dpop_proof for %s", err, tc.reason)
+			}
+			if strings.Contains(e.Description, testToken) || strings.Contains(e.Description, "eyJ") {
+				t.Errorf("description %q carries request content", e.Description)
+			}
+		})
+	}
+}
+
+// TestVerifyWindow: a stricter window refuses what the default accepts, and the edges of the
+// default window are inside it.
+func TestVerifyWindow(t *testing.T) {
+	s := newSigner(t, "ES256")
+	def := newTestVerifier(t, Config{})
+	strict := newTestVerifier(t, Config{Window: 30 * time.Second})
+	for _, d := range []int64{-300, 300, -60, 60} {
+		p := s.proof(t, func(_, c map[string]any) { c["iat"] = testNow.Unix() + d })
+		if _, err := def.Verify(p, request()); err != nil {
+			t.Errorf("iat %+ds refused by the default window: %v", d, err)
+		}
+		if _, err := strict.Verify(p, request()); !errors.Is(err, ErrInvalidProof) {
+			t.Errorf("iat %+ds accepted by a 30s window", d)
+		}
+	}
+	if _, err := NewVerifier(Config{Window: 6 * time.Minute}); err == nil {
+		t.Error("a window wider than 5 minutes was accepted")
+	}
+	if _, err := NewVerifier(Config{Algorithms: []string{"HS256"}}); err == nil {
+		t.Error("HS256 was accepted as a proof algorithm")
+	}
+}
+
+// TestVerifyTokenEndpoint: without an access token no ath is asked for (a token request).
+func TestVerifyTokenEndpoint(t *testing.T) {
+	v := newTestVerifier(t, Config{})
+	s := newSigner(t, "ES256")
+	p := s.proof(t, func(_, c map[string]any) { c["ath"] = nil })
+	req := request()
+	req.AccessToken = ""
+	if _, err := v.Verify(p, req); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func noneProof(t *testing.T, s signer) string {
+	t.Helper()
+	h, c := s.defaults(t)
+	h["alg"] = "none"
+	hb, _ := json.Marshal(h)
+	cb, _ := json.Marshal(c)
+	return b64(hb) + "." + b64(cb) + "."
+}
+
+// hmacProof is an HS256 proof keyed with the public key's JSON: the algorithm-confusion attack.
+func hmacProof(t *testing.T, s signer) string {
+	t.Helper()
+	h, c := s.defaults(t)
+	h["alg"] = "HS256"
+	hb, _ := json.Marshal(h)
+	cb, _ := json.Marshal(c)
+	input := b64(hb) + "." + b64(cb)
+	key, _ := json.Marshal(s.publicJWK(t))
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(input))
+	return input + "." + b64(m.Sum(nil))
+}
+
+// duplicateAlg is a proof whose header names alg twice: "none" first, the real one last.
+func duplicateAlg(t *testing.T, s signer) string {
+	t.Helper()
+	_, c := s.defaults(t)
+	jwk, _ := json.Marshal(s.publicJWK(t))
+	hb := []byte(`{"typ":"dpop+jwt","alg":"none","jwk":` + string(jwk) + `,"alg":"` + s.alg + `"}`)
+	cb, _ := json.Marshal(c)
+	input := b64(hb) + "." + b64(cb)
+	return input + "." + b64(s.signature(t, input))
+}
+
+func tamper(proof string) string {
+	parts := strings.Split(proof, ".")
+	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	sig[len(sig)/2] ^= 1
+	parts[2] = b64(sig)
+	return strings.Join(parts, ".")
+}

@@ -1,0 +1,221 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Use is the answer of Replay.FirstUse.
+type Use int
+
+const (
+	// UseFirst: the id was not used within its lifetime; it is recorded now.
+	UseFirst Use = iota + 1
+	// UseAgain: the id was used before and its record is live: a replay.
+	UseAgain
+	// UseOverBudget: the owner has recorded its budget of ids in the current window; nothing
+	// is recorded.
+	UseOverBudget
+)
+
+// ReplayBudget bounds the ids one owner records (Replay.FirstUse).
+type ReplayBudget struct {
+	// Count is the most first uses an owner records per Window; at least 1.
+	Count int
+	// Window is the length of the fixed window Count applies to, started by the owner's first
+	// use. With ids that live at most Window, an owner holds at most 2×Count live ids.
+	Window time.Duration
+}
+
+// Replay refuses a second use of an id within its lifetime, atomically across replicas when
+// shared, and bounds how many ids one owner (a caller) can make the store keep, so that no
+// client can fill it. DPoP proofs' jti are its ids (RFC 9449 §11.1). Memory and Redis implement
+// it.
+type Replay interface {
+	// FirstUse records owner's id for ttl unless it is recorded already (UseAgain) or owner has
+	// used up b (UseOverBudget). A replay costs the owner nothing from b. Errors wrap
+	// ErrUnavailable; the caller fails closed.
+	FirstUse(ctx context.Context, owner, id string, ttl time.Duration, b ReplayBudget) (Use, error)
+}
+
+var (
+	_ Replay = (*Memory)(nil)
+	_ Replay = (*Redis)(nil)
+)
+
+func checkReplay(ttl time.Duration, b ReplayBudget) error {
+	if ttl <= 0 || b.Window <= 0 {
+		return ErrInvalidTTL
+	}
+	if b.Count < 1 {
+		return fmt.Errorf("%w: replay budget %+v", ErrInvalidBudget, b)
+	}
+	return nil
+}
+
+// replayIDKey is the memory key of owner's id; replayOwnerKey that of owner's counter.
+func replayIDKey(owner, id string) memKey {
+	return memKey{kind: kindReplay, sum: digest(owner + "\x00" + id)}
+}
+
+func replayOwnerKey(owner string) memKey { return memKey{kind: kindReplayOwner, sum: digest(owner)} }
+
+// FirstUse implements Replay. The id is recorded first and taken back when the owner is over its
+// budget, as the Redis script does, so that a replay never counts.
+func (m *Memory) FirstUse(_ context.Context, owner, id string, ttl time.Duration, b ReplayBudget) (Use, error) {
+	if err := checkReplay(ttl, b); err != nil {
+		return 0, err
+	}
+	k := replayIDKey(owner, id)
+	fresh, err := m.recordID(k, ttl)
+	if err != nil {
+		return 0, err
+	}
+	if !fresh {
+		return UseAgain, nil
+	}
+	ok, err := m.countOwner(replayOwnerKey(owner), b)
+	if err == nil && ok {
+		return UseFirst, nil
+	}
+	if sh, _, lerr := m.lock(k); lerr == nil {
+		sh.del(k)
+		sh.mu.Unlock()
+	}
+	if err != nil {
+		return 0, err
+	}
+	return UseOverBudget, nil
+}
+
+func (m *Memory) recordID(k memKey, ttl time.Duration) (bool, error) {
+	sh, now, err := m.lock(k)
+	if err != nil {
+		return false, err
+	}
+	defer sh.mu.Unlock()
+	if e, ok := sh.entries[k]; ok && e.expires > now {
+		return false, nil
+	}
+	return true, m.put(sh, k, memEntry{expires: now + micros(ttl)}, now)
+}
+
+// countOwner adds one to the owner's count in its window (the entry's tat), false when that
+// would pass b.Count.
+func (m *Memory) countOwner(k memKey, b ReplayBudget) (bool, error) {
+	sh, now, err := m.lock(k)
+	if err != nil {
+		return false, err
+	}
+	defer sh.mu.Unlock()
+	e, ok := sh.entries[k]
+	if !ok || e.expires <= now {
+		e = memEntry{expires: now + micros(b.Window)}
+	}
+	if e.tat >= int64(b.Count) {
+		return false, nil
+	}
+	e.tat++
+	return true, m.put(sh, k, e, now)
+}
+
+// replayScript is FirstUse next to the keys: KEYS[1] the id, KEYS[2] the owner's counter (one
+// hash slot, see replayKeys). ARGV: ttl (ms), window (ms), count. Returns 1 first use, 0 a
+// replay, 2 over budget.
+const replayScript = `
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then
+  return 0
+end
+local n = redis.call('INCR', KEYS[2])
+if n == 1 then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+if n > tonumber(ARGV[3]) then
+  redis.call('DEL', KEYS[1])
+  return 2
+end
+return 1
+`
+
+// replayKeys are the Redis keys of owner's id and counter. The owner's digest is their hash tag,
+// so a Cluster keeps both in one slot, as a script needs.
+func replayKeys(prefix, owner, id string) []string {
+	o, i := digest(owner), digest(owner+"\x00"+id)
+	tag := prefix + kindReplay.redisTag() + "{" + base64.RawURLEncoding.EncodeToString(o[:]) + "}"
+	return []string{tag + ":" + base64.RawURLEncoding.EncodeToString(i[:]), tag}
+}
+
+// FirstUse implements Replay with one Lua script; with RedisConfig.WaitReplicas a first use
+// counts only once enough replicas acknowledged it, as for UseOnce.
+func (r *Redis) FirstUse(ctx context.Context, owner, id string, ttl time.Duration, b ReplayBudget) (Use, error) {
+	if err := checkReplay(ttl, b); err != nil {
+		return 0, err
+	}
+	probe, err := r.admit()
+	if err != nil {
+		return 0, err
+	}
+	keys := replayKeys(r.prefix, owner, id)
+	args := []any{ceilMillis(ttl).Milliseconds(), ceilMillis(b.Window).Milliseconds(), b.Count}
+	if r.waitReplicas > 0 {
+		return r.firstUseAcked(ctx, probe, keys, args)
+	}
+	n, err := r.replay.Run(ctx, r.client, keys, args...).Int64()
+	if err = r.done(probe, err); err != nil {
+		return 0, err
+	}
+	return replayUse(n), nil
+}
+
+func replayUse(n int64) Use {
+	switch n {
+	case 1:
+		return UseFirst
+	case 2:
+		return UseOverBudget
+	}
+	return UseAgain
+}
+
+// firstUseAcked is FirstUse followed by WAIT on the keys' primary, in one pipeline. A first use
+// fewer replicas than configured hold is taken back and refused (fail closed).
+func (r *Redis) firstUseAcked(ctx context.Context, probe bool, keys []string, args []any) (Use, error) {
+	var c redis.Cmdable = r.client
+	if cc, ok := r.client.(*redis.ClusterClient); ok {
+		node, err := cc.MasterForKey(ctx, keys[0])
+		if err != nil {
+			return 0, r.done(probe, err)
+		}
+		c = node
+	}
+	var run *redis.Cmd
+	var wait *redis.Cmd
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		run = r.replay.Eval(ctx, p, keys, args...)
+		wait = p.Do(ctx, "wait", r.waitReplicas, r.waitTimeout.Milliseconds())
+		return nil
+	})
+	if err = r.done(probe, err); err != nil {
+		return 0, err
+	}
+	n, err := run.Int64()
+	if err != nil {
+		return 0, r.wrap(err)
+	}
+	if u := replayUse(n); u != UseFirst {
+		return u, nil
+	}
+	acked, err := wait.Int64()
+	if err == nil && acked >= int64(r.waitReplicas) {
+		return UseFirst, nil
+	}
+	_ = c.Del(context.WithoutCancel(ctx), keys[0]).Err()
+	if err != nil {
+		return 0, r.wrap(err)
+	}
+	return 0, fmt.Errorf("%w: %w: %d of %d replicas within %v", ErrUnavailable, ErrNotReplicated, acked, r.waitReplicas, r.waitTimeout)
+}

@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// contractReplay: a first use is recorded, a replay is refused until the id's lifetime ends, ids
+// of owners and of ids are apart, and an owner past its budget records nothing more until its
+// window ends, while replays cost it nothing.
+func contractReplay(t *testing.T, h harness) {
+	ctx := context.Background()
+	r, ok := h.store.(Replay)
+	if !ok {
+		t.Fatalf("%T does not implement Replay", h.store)
+	}
+	const ttl = time.Second
+	b := ReplayBudget{Count: 3, Window: 4 * time.Second}
+	use := func(owner, id string) Use {
+		t.Helper()
+		u, err := r.FirstUse(ctx, owner, id, ttl, b)
+		if err != nil {
+			t.Fatalf("FirstUse(%s, %s): %v", owner, id, err)
+		}
+		return u
+	}
+	steps := []struct {
+		owner, id string
+		elapse    time.Duration
+		want      Use
+	}{
+		{"alice", "j1", 0, UseFirst},
+		{"alice", "j1", 0, UseAgain},
+		{"bob", "j1", 0, UseFirst}, // another owner's id of the same name
+		{"alice", "j1", ttl / 2, UseAgain},
+		{"alice", "j2", 0, UseFirst},
+		{"alice", "j3", 0, UseFirst},
+		{"alice", "j2", 0, UseAgain}, // replays cost nothing...
+		{"alice", "j4", 0, UseOverBudget},
+		{"alice", "j4", 0, UseOverBudget}, // ...and an id refused for the budget is not recorded
+		{"bob", "j2", 0, UseFirst},
+		{"alice", "j1", ttl, UseOverBudget}, // expired, but the window still holds three
+		{"alice", "j5", b.Window, UseFirst}, // a new window
+		{"alice", "j1", 0, UseFirst},
+	}
+	for i, s := range steps {
+		h.elapse(s.elapse)
+		if got := use(s.owner, s.id); got != s.want {
+			t.Fatalf("step %d: FirstUse(%s, %s) = %v, want %v", i, s.owner, s.id, got, s.want)
+		}
+	}
+	for _, bad := range []struct {
+		ttl time.Duration
+		b   ReplayBudget
+	}{{0, b}, {ttl, ReplayBudget{Count: 0, Window: time.Second}}, {ttl, ReplayBudget{Count: 1}}} {
+		if _, err := r.FirstUse(ctx, "o", "i", bad.ttl, bad.b); !errors.Is(err, ErrInvalidTTL) && !errors.Is(err, ErrInvalidBudget) {
+			t.Errorf("FirstUse(ttl %v, %+v) err = %v, want a refusal", bad.ttl, bad.b, err)
+		}
+	}
+}
+
+// contractReplayConcurrent: of many concurrent first uses of one id exactly one wins, and of
+// many ids of one owner exactly the budget is recorded.
+func contractReplayConcurrent(t *testing.T, h harness) {
+	r := h.store.(Replay)
+	ctx := context.Background()
+	b := ReplayBudget{Count: 5, Window: time.Minute}
+	var mu sync.Mutex
+	got := map[Use]int{}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			u, err := r.FirstUse(ctx, "same", "jti", time.Minute, b)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			got[u]++
+			mu.Unlock()
+		}()
+		go func() {
+			defer wg.Done()
+			u, err := r.FirstUse(ctx, "many", fmt.Sprint("jti-", i), time.Minute, b)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			got[u+10]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if got[UseFirst] != 1 || got[UseAgain] != 19 {
+		t.Errorf("one id used 20 times at once: %d first, %d again", got[UseFirst], got[UseAgain])
+	}
+	if got[UseFirst+10] != 5 || got[UseOverBudget+10] != 15 {
+		t.Errorf("20 ids of one owner under a budget of 5: %d first, %d over budget", got[UseFirst+10], got[UseOverBudget+10])
+	}
+}
