@@ -63,7 +63,7 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 	}
 	c.log.LogAttrs(x.ctx, slog.LevelWarn, "interceptors kept renaming the call: refused",
 		slog.String("request_id", x.requestID), slog.String("name", x.route.name))
-	return true, x.refusal(intercept.PhaseRequest, "The call to "+x.route.name+
+	return true, c.refusal(x, intercept.PhaseRequest, "The call to "+x.route.name+
 		" was refused: the gateway's interceptors kept changing it into other calls; it was not run.", "")
 }
 
@@ -129,7 +129,7 @@ func (c *interceptor) notPermitted(x *request, v *intercept.Verdict, err error) 
 	}
 	c.log.LogAttrs(x.ctx, slog.LevelWarn, "interceptor mutation refused", slog.String("request_id", x.requestID),
 		slog.String("interceptor", v.By), slog.String("rule", v.Rule), slog.Int("status", e.Status))
-	return x.refusal(intercept.PhaseRequest, "The gateway's interceptors changed this call into one this caller may not make; it was not run.", "")
+	return c.refusal(x, intercept.PhaseRequest, "The gateway's interceptors changed this call into one this caller may not make; it was not run.", "")
 }
 
 // refuse answers a blocked verdict. A failure (no decision, fail-closed) is a retryable error; a
@@ -155,13 +155,14 @@ func (c *interceptor) refuse(x *request, phase intercept.Phase, v *intercept.Ver
 		*tool = toolError(text, v.Reason)
 		return nil
 	}
-	return x.refusal(phase, text, v.Reason)
+	return c.refusal(x, phase, text, v.Reason)
 }
 
 // refusal answers a request refused by the interceptors: a failed tool call for tools/call,
 // 403 with -32013 for the other methods (whose results have no room for a failure the model
 // reads).
-func (x *request) refusal(phase intercept.Phase, text, reason string) error {
+// A method of the component rather than of the request, which is at its bound of methods.
+func (c *interceptor) refusal(x *request, phase intercept.Phase, text, reason string) error {
 	if x.in.req.Method == upstreams.MethodToolsCall && phase == intercept.PhaseRequest {
 		_ = x.answer(toolError(text, reason), outcomeDenied)
 		return nil
