@@ -521,3 +521,24 @@ func TestPerCallerBound(t *testing.T) {
 		t.Fatalf("%d callers still counted", n)
 	}
 }
+
+// TestFailOpenMutator: a fail-open mutator that gives no decision changes nothing and stops
+// nothing: the call goes on with the payload of the mutators before it, and the validators
+// still see it.
+func TestFailOpenMutator(t *testing.T) {
+	s := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "up", Type: TypeMutation, Handle: intercepttest.Mutate(upper)},
+		{Name: "broken", Type: TypeMutation, Handle: intercepttest.Raw(`{"interceptor":"broken"}`)},
+		{Name: "watch", Type: TypeValidation, Handle: intercepttest.DenyIf("HELLO", "no shouting")},
+	})
+	up, broken := mutator("up", s.URL()), mutator("broken", s.URL())
+	up.Priority, broken.FailOpen = -1, true
+	f := newFixture(t, nil, up, broken, validator("watch", s.URL()))
+	v := f.run(t, PhaseRequest, toolCall(t, `{"text":"hello"}`))
+	if !v.Blocked || v.Failed || v.By != "watch" || len(s.Invocations()) != 3 {
+		t.Fatalf("verdict %+v; %d invocations", v, len(s.Invocations()))
+	}
+	if r := f.metrics.all()[1]; r.interceptor != "broken" || r.result != ResultError || r.reason != ReasonMalformed {
+		t.Fatalf("metrics %+v", f.metrics.all())
+	}
+}
