@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 )
 
 // The eras of the clients the interceptor tests run with: a 2026-07-28 go-sdk client, and the
@@ -691,5 +692,29 @@ func TestReloadInterceptors(t *testing.T) {
 	}
 	if res := echo(); res.IsError || len(ics.Invocations()) != 1 {
 		t.Fatalf("after removing it: %+v; %d invocations", res, len(ics.Invocations()))
+	}
+}
+
+// TestInterceptorThroughCallTool: in search mode, call_tool is the direct call of the inner tool,
+// so the interceptors that govern that tool decide it as they would the call by name: a refusal
+// is not bypassed by naming the tool inside call_tool, and the backend gets nothing.
+func TestInterceptorThroughCallTool(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "guard", Type: intercept.TypeValidation,
+		Handle: intercepttest.DenyIf("forbidden", "no")}})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Server.Search = mcphttp.SearchConfig{Enabled: true}
+		c.Interceptors = []InterceptorConfig{interceptorEntry("guard", ics.URL(), intercept.TypeValidation, []string{"echo"}, "request")}
+	}, alpha)
+	if _, res := rawCall(t, gw, "", "call_tool", `{"name":"alpha__echo","arguments":{"text":"fine"}}`, ""); res.Error != nil ||
+		res.Result.IsError || toolCalls(alpha) != 1 {
+		t.Fatalf("an allowed call through call_tool: %+v; backend calls %d", res, toolCalls(alpha))
+	}
+	_, res := rawCall(t, gw, "", "call_tool", `{"name":"alpha__echo","arguments":{"text":"forbidden"}}`, "")
+	if !res.Result.IsError || !strings.Contains(res.Result.Content[0].Text, "refused by the gateway's interceptor guard") || toolCalls(alpha) != 1 {
+		t.Fatalf("a refused call through call_tool: %+v; backend calls %d", res, toolCalls(alpha))
+	}
+	if invs := ics.Invocations(); len(invs) != 2 || !strings.Contains(string(invs[1].Payload), `"name":"alpha__echo"`) {
+		t.Fatalf("invocations %+v", invs)
 	}
 }
