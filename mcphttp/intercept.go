@@ -1,7 +1,6 @@
 package mcphttp
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -152,7 +151,7 @@ func (c *interceptor) refuse(x *request, phase intercept.Phase, v *intercept.Ver
 		text = "The result of " + x.route.name + " was withheld by the gateway's interceptor " + v.By + "."
 	}
 	if tool != nil && x.in.req.Method == upstreams.MethodToolsCall {
-		*tool = toolError(text, v.Reason)
+		*tool = toolError(withReason(text, v.Reason))
 		return nil
 	}
 	return c.refusal(x, phase, text, v.Reason)
@@ -164,24 +163,19 @@ func (c *interceptor) refuse(x *request, phase intercept.Phase, v *intercept.Ver
 // A method of the component rather than of the request, which is at its bound of methods.
 func (c *interceptor) refusal(x *request, phase intercept.Phase, text, reason string) error {
 	if x.in.req.Method == upstreams.MethodToolsCall && phase == intercept.PhaseRequest {
-		_ = x.answer(toolError(text, reason), outcomeDenied)
+		_ = x.answer(toolError(withReason(text, reason)), outcomeDenied)
 		return nil
 	}
-	if reason != "" {
-		text += " Reason: " + reason
-	}
-	e := jsonrpc.NewError(jsonrpc.CodeUnauthorized, text).WithData(map[string]any{"reason": "refused-by-interceptor"})
+	e := jsonrpc.NewError(jsonrpc.CodeUnauthorized, withReason(text, reason)).WithData(map[string]any{"reason": "refused-by-interceptor"})
 	return &Error{Status: http.StatusForbidden, RPC: e, Outcome: outcomeDenied}
 }
 
-// toolError is a failed tool call's result saying text, and the interceptor's reason when it
-// shows it.
-func toolError(text, reason string) []byte {
+// withReason is text followed by the interceptor's reason, when it shows one.
+func withReason(text, reason string) string {
 	if reason != "" {
-		text += " Reason: " + reason
+		return text + " Reason: " + reason
 	}
-	msg, _ := json.Marshal(text)
-	return []byte(`{"content":[{"type":"text","text":` + string(msg) + `}],"isError":true}`)
+	return text
 }
 
 // withoutParamHeaders returns h without its Mcp-Param-* headers (a copy: h is the client's).

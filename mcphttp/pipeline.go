@@ -63,6 +63,8 @@ var stages = [...]stage{
 		"a tools/call's Mcp-Param-* headers bound to its arguments before any confirmation is asked"},
 	{"intercept", stageIntercept, true,
 		"interceptors see only a call that is authorized and pinned; a mutated call goes through route to bind-headers again, then is confirmed as mutated: what is checked and confirmed is what is forwarded"},
+	{"guardrails", stageGuardrails, true,
+		"arguments are checked as the backend will get them, once authorized and pinned (a refusal reveals nothing of a hidden tool) and before a person is asked to confirm them, so a confirmation shows what is forwarded"},
 	{"mrtr-in", stageMRTRIn, true,
 		"only an authorized call may be confirmed or resumed: a retry's requestState opened, confirmations asked or answered, nonces consumed"},
 	{"limit-tool", stageLimitTool, true,
@@ -212,6 +214,13 @@ func stageIntercept(s *Server, x *request) (bool, error) {
 		return false, nil
 	}
 	return s.intercept.request(x)
+}
+
+func stageGuardrails(s *Server, x *request) (bool, error) {
+	if s.rails == nil {
+		return false, nil
+	}
+	return s.rails.checkRequest(x)
 }
 
 func stageMRTRIn(s *Server, x *request) (bool, error) {

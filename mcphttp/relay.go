@@ -39,6 +39,12 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 			return "", err
 		}
 		if !final {
+			if x.rails != nil {
+				var drop bool
+				if msg, drop = x.s.rails.checkNotification(x, msg); drop {
+					continue
+				}
+			}
 			if err := out.Event(msg, held); err != nil {
 				return "", err
 			}
@@ -51,6 +57,9 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 		}
 		result := st.Result()
 		if result == nil {
+			if x.rails != nil {
+				msg = x.s.rails.checkError(x, msg)
+			}
 			return outcomeBackendError, out.Message(msg, status, outcomeBackendError, held)
 		}
 		if ic := x.s.intercept; ic != nil {
@@ -73,6 +82,14 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 		if x.route.uiReadPin != nil {
 			if err := x.checkUIRead(result); err != nil {
 				return "", err
+			}
+		}
+		if x.rails != nil {
+			var refusal []byte
+			if result, refusal, err = x.s.rails.checkResult(x, result); err != nil {
+				return "", err
+			} else if refusal != nil {
+				return outcomeDenied, out.Result(refusal, http.StatusOK, outcomeDenied, held)
 			}
 		}
 		// The stream has decoded the message already and hands over its result, which the

@@ -32,17 +32,18 @@ type request struct {
 	// context of its client's, since that edge checked its own transport.
 	r   *http.Request
 	hdr http.Header
-	// internal marks a request another edge built from what it decoded (Incoming.Run): the
-	// 2026-07-28 wire checks (version, Mcp-* headers) and authentication were that edge's,
-	// and its admission covers the whole client request.
-	internal bool
 	// set is the endpoint's tool set or search mode (toolsets.go), nil on the plain default
 	// endpoint; viaCallTool marks a tools/call rewritten from call_tool (search.go).
 	set         *toolset
 	viaCallTool bool
+	// internal marks a request another edge built from what it decoded (Incoming.Run): the
+	// 2026-07-28 wire checks (version, Mcp-* headers) and authentication were that edge's,
+	// and its admission covers the whole client request. (Next to viaCallTool: the two share
+	// a word, which keeps the request in its size class.)
+	internal bool
 	// mutated marks params an interceptor replaced (stage intercept): the client's Mcp-Param-*
 	// headers mirrored the arguments it sent, so the backend's are derived from the new ones, as
-	// for a request another edge built.
+	// for a request another edge built. (In the same word as internal and viaCallTool.)
 	mutated bool
 	// endSpan ends the request's span, started after stage decode; nil with tracing off or
 	// before it starts. spanParent is the traceparent of the gateway's own span (the backend
@@ -53,6 +54,9 @@ type request struct {
 	in     decoded  // stages guard to headers
 	caller identity // stage authenticate
 	route  route    // stages route to mrtr-in
+	// rails is what the guardrails keep of a request a rule covers (guardrails.go): stage
+	// guardrails and the relay; nil for every other request, which it costs one word.
+	rails *railState
 	// era is what the access log and the metrics say of the request's protocol era, set by the
 	// edge that served it.
 	era eraLabel

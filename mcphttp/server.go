@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
@@ -61,11 +62,15 @@ type Deps struct {
 	// calls (fail closed).
 	Approvals *approval.Service
 	// Edge serves the clients of another protocol era on the same endpoint (package pre2026:
-	// 2025-11-25 and 2025-06-18 clients); nil refuses them, naming the versions served.
+	// 2025-11-25, 2025-06-18 and 2025-03-26 clients); nil refuses them, naming the versions served.
 	Edge EraEdge
 	// Interceptors are the out-of-process interceptors of calls (docs/interceptors.md); nil
 	// when none is configured.
 	Interceptors *intercept.Set
+	// Guardrails are the built-in guardrails (docs/guardrails.md); nil runs none, at no cost.
+	Guardrails *guardrails.Engine
+	// GuardrailMetrics records the guardrails' checks; nil records nothing.
+	GuardrailMetrics *metrics.GuardrailRecorder
 	// AuthorizationContexts seals the authorizationContextId of the gateway's authorization
 	// denials with server.draftErrors: [denials] (seal.PurposeAuthorizationContext; every
 	// replica needs the same keys); nil sends denials without one.
@@ -92,6 +97,8 @@ type Server struct {
 	intercept *interceptor
 	// rechecks are the stages a request an interceptor changed runs again (stagesBetween).
 	rechecks []stage
+	// rails is stage guardrails' component and the relay's checks; nil without guardrails.
+	rails    *railer
 	inflight *concurrency
 	decodes  *decodeGate      // large bodies' strict decodes (stage decode)
 	bodies   *bodyread.Budget // request bodies being received or served
@@ -147,6 +154,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Interceptors != nil {
 		s.intercept = &interceptor{set: deps.Interceptors, log: deps.Logger}
 		s.rechecks = stagesBetween(stageFirstRechecked, stageNameIntercept)
+	}
+	if deps.Guardrails != nil {
+		s.rails = &railer{engine: deps.Guardrails, rec: deps.GuardrailMetrics, log: deps.Logger,
+			backends: deps.Backends, now: s.now}
 	}
 	if cfg.PublicURL != "" {
 		s.htu, _ = dpop.NormalizeURL(cfg.PublicURL)

@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/mcp-gateway/gateway/internal/approval"
+	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/outcome"
 	"github.com/mcp-gateway/gateway/internal/testsupport/promcheck"
 )
@@ -55,6 +56,13 @@ func recorderSchema(t *testing.T) schema {
 	ts.Search("s", 1)
 	ts.ContextBytes("s", 10, 1)
 	ts.CallTool("a", "t", outcome.OK)
+	gr, err := NewGuardrails(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr.Check(guardrails.Secrets, guardrails.DirResult, guardrails.Redact, false)
+	gr.Findings(guardrails.DetJWT, guardrails.DirResult, guardrails.Redact, 1)
+	gr.Duration(CheckContent, guardrails.DirResult, time.Millisecond)
 	if _, err := NewReloads(reg, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -82,14 +90,19 @@ func closedValues() map[string][]string {
 			ReasonNone, Other),
 		"decision": append(append(Decisions(), RateDecisions()...),
 			string(approval.Approved), string(approval.Denied), Other),
-		"event":  append(append(Events(), LegacySessionEvents()...), Other),
-		"result": append([]string{cacheHit, cacheMiss, "ok", "failed", Other}, ReloadResults()...),
-		"op":     append(RedisOps(), Other),
-		"cause":  append(DropCauses(), Other),
-		"kind":   append(AskKinds(), Other),
-		"list":   {listFull, listSent, Other},
-		"class":  append(PinClasses(), Other),
-		"action": append(PinActions(), Other),
+		"event":     append(append(Events(), LegacySessionEvents()...), Other),
+		"result":    append([]string{cacheHit, cacheMiss, "ok", "failed", Other}, ReloadResults()...),
+		"op":        append(RedisOps(), Other),
+		"cause":     append(DropCauses(), Other),
+		"kind":      append(AskKinds(), Other),
+		"list":      {listFull, listSent, Other},
+		"class":     append(PinClasses(), Other),
+		"action":    append(append(PinActions(), guardrails.Actions()...), Other),
+		"guardrail": append(guardrails.Guardrails(), Other),
+		"detector":  append(guardrails.Detectors(), Other),
+		"direction": append(guardrails.Directions(), Other),
+		"verdict":   append(GuardrailVerdicts(), Other),
+		"check":     {CheckSchema, CheckContent, Other},
 	}
 }
 

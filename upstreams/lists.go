@@ -23,6 +23,9 @@ type CatalogTool = catalog.CatalogTool
 // ToolHeaders holds the x-mcp-header bindings of one tool (see catalog.ToolHeaders).
 type ToolHeaders = catalog.ToolHeaders
 
+// ToolSchemas are a listed tool's schemas (see catalog.ToolSchemas).
+type ToolSchemas = catalog.ToolSchemas
+
 // HeaderBinding is one argument a tool mirrors into a header.
 type HeaderBinding = catalog.HeaderBinding
 

@@ -63,6 +63,9 @@ type Options struct {
 	// Pins, when set, checks every tools, prompts and resource templates list and the server
 	// instructions against the tool-definition pins (pins.go). Nil: no pinning.
 	Pins *pins.Guard
+	// ToolSchemas keeps each listed tool's inputSchema and outputSchema in the tool index
+	// (ToolHeaders.Schemas), for the schema guardrail.
+	ToolSchemas bool
 }
 
 // Registry is the set of configured backends. It is safe for concurrent use.
@@ -125,7 +128,8 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		}
 	}
 	r.catalog = catalog.New(r.backends, r.ns, catalog.Options{Cursors: opts.Cursors, PageSize: cfg.PageSize, Cache: cfg.Cache,
-		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, Pins: opts.Pins, Apps: cfg.Apps.Enabled})
+		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, Pins: opts.Pins, Apps: cfg.Apps.Enabled,
+		KeepSchemas: opts.ToolSchemas})
 	r.listens = r.listenSource()
 	return r, nil
 }

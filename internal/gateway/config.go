@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
@@ -66,13 +67,16 @@ type Config struct {
 	Approval ApprovalConfig `yaml:"approval"`
 	// Pins turns tool-definition pinning on (docs/pinning.md); absent, nothing is pinned.
 	Pins *pins.Config `yaml:"pins"`
-	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18) on the MCP endpoint, as
+	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18, 2025-03-26) on the MCP endpoint, as
 	// pre2026.Config defines it; on by default.
 	Legacy pre2026.Config `yaml:"legacy"`
 	// Interceptors are out-of-process interceptors of calls (docs/interceptors.md): SEP-2624
 	// Interceptor Servers or webhooks, each with the rules that select the calls it governs.
 	// None by default.
 	Interceptors []InterceptorConfig `yaml:"interceptors"`
+	// Guardrails are the built-in content guardrails (docs/guardrails.md): schema validation,
+	// secrets, personal data and injection markers, per rule. No rules: none runs.
+	Guardrails guardrails.Config `yaml:"guardrails"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -359,6 +363,9 @@ func (c *Config) validate() error {
 	errs = append(errs, c.Tracing.validate()...)
 	errs = append(errs, c.validateApproval()...)
 	errs = append(errs, c.validateInterceptors()...)
+	if err := c.Guardrails.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Pins != nil {
 		if err := c.Pins.Validate(c.upstreamNames()); err != nil {
 			errs = append(errs, err)

@@ -215,7 +215,8 @@ func serveOn(srv *http.Server, ln net.Listener) error {
 type gateway struct {
 	registry  *prometheus.Registry
 	rec       *metrics.Recorder
-	searchRec *metrics.ToolsetRecorder // tool search metrics (toolsets.go)
+	searchRec *metrics.ToolsetRecorder   // tool search metrics (toolsets.go)
+	railRec   *metrics.GuardrailRecorder // guardrail metrics, registered with the first rules (guardrails.go)
 	store     store.Store
 	lists     *listChangedRelay // nil without a shared store that carries notices
 	notices   store.Notices     // the shared store's notices; nil with the in-memory store
@@ -353,6 +354,10 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 	if c.interceptors, err = g.buildInterceptors(cfg); err != nil {
 		return nil, err
 	}
+	rails, err := g.buildGuardrails(cfg)
+	if err != nil {
+		return nil, err
+	}
 	c.mcpServer, err = mcphttp.New(cfg.serverConfig(), mcphttp.Deps{
 		Approvals:  approvals,
 		Auth:       c.auth,
@@ -370,6 +375,9 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		Interceptors:   c.interceptors,
 		// The handles of denials (server.draftErrors: [denials]) open on every replica.
 		AuthorizationContexts: g.ring.Sealer(seal.PurposeAuthorizationContext),
+		// Built-in guardrails (docs/guardrails.md); nil without rules.
+		Guardrails:       rails,
+		GuardrailMetrics: g.railRec,
 	})
 	if err != nil {
 		return nil, err
@@ -485,6 +493,8 @@ func (g *gateway) buildBackends(cfg *Config, c *components) (*upstreams.Registry
 		// Zero is upstreams' default, negative unbounded: the same meaning as in server:.
 		MaxResultBytesInFlight: cfg.Server.MaxResultBytesInFlight,
 		Pins:                   guard,
+		// The schema guardrail validates against the schemas the caller's list shows.
+		ToolSchemas: cfg.Guardrails.ValidatesSchemas(),
 	})
 }
 

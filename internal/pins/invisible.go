@@ -172,6 +172,12 @@ func scanString(s, path string, inName bool, out *[]Finding) {
 	}
 }
 
+// ClassifyRune says whether r is an invisible code point and of which kind, by its Unicode
+// properties; prev and next are its neighbours (-1 at the ends), as for classifyRune. It is the
+// one definition of "invisible" the gateway uses: pinning judges definitions with it, and the
+// content guardrails (internal/guardrails) judge tool results with it.
+func ClassifyRune(r, prev, next rune) (InvisibleKind, bool) { return classifyRune(r, prev, next) }
+
 // classifyRune says whether r is an invisible code point and of which kind, by its Unicode
 // properties. prev and next are its neighbours (-1 at the ends); they decide only whether a
 // variation selector is ordinary emoji presentation and whether a carriage return ends a line.

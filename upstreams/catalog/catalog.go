@@ -56,6 +56,9 @@ type Options struct {
 	// Pins, when set, checks every tools, prompts and resource templates list and the server
 	// instructions against the tool-definition pins (pins.go). Nil: no pinning.
 	Pins *pins.Guard
+	// KeepSchemas indexes every listed tool's inputSchema and outputSchema with its header
+	// bindings (ToolHeaders.Schemas), for the schema guardrail. Off, only bindings are kept.
+	KeepSchemas bool
 	// Apps keeps the tools whose MCP Apps visibility leaves out "model" out of every list and
 	// catalog (apps.go).
 	Apps bool
@@ -90,6 +93,7 @@ func New(backends []*backend.Backend, ns *names.Space, o Options) *Catalog {
 		c.pageSize = DefaultPageSize
 	}
 	c.cache = newListCache(o.Cache, c.now, o.CacheResult)
+	c.toolHeaders.schemas = o.KeepSchemas
 	return c
 }
 

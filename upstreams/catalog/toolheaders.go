@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unique"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
@@ -38,6 +39,16 @@ type ToolHeaders struct {
 	// Invalid says why the tool's x-mcp-header declarations break the rules (clients must drop
 	// such a tool from their lists); "" when they are valid. Calls to it are refused.
 	Invalid string
+	// Schemas are the tool's schemas as its backend lists them, when the catalog keeps them
+	// (Options.KeepSchemas); nil otherwise, and for a tool the list does not show.
+	Schemas *ToolSchemas
+}
+
+// ToolSchemas are a listed tool's inputSchema and outputSchema, interned: a schema listed to
+// many callers, in many protocol versions, is held once, and not as a part of any list.
+type ToolSchemas struct {
+	Input, Output       unique.Handle[string]
+	HasInput, HasOutput bool
 }
 
 // ToolHeaderQuery is what fetching a backend's tools/list for a caller takes, as in ListRequest.
@@ -80,6 +91,8 @@ var appsHeaderMeta = []byte(`{"io.modelcontextprotocol/protocolVersion":"` + bac
 type toolHeaderIndexes struct {
 	mu      sync.Mutex
 	entries map[partKey]*headerIndex
+	// schemas: every listed tool is indexed, with its schemas (Options.KeepSchemas).
+	schemas bool
 }
 
 // headerIndex is the bindings of one backend list's tools.
@@ -169,7 +182,7 @@ func (t *toolHeaderIndexes) forPart(key partKey, p *part, gen uint64, now time.T
 	e = &headerIndex{tools: map[string]*ToolHeaders{}, from: first, n: len(p.items), gen: gen, private: p.private,
 		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL)), apps: buildAppIndex(p.items)}
 	for i := range p.items {
-		if th := toolHeadersOf(p.items[i].raw); th != nil {
+		if th := toolHeadersOf(p.items[i].raw, t.schemas); th != nil {
 			e.tools[p.items[i].target.Name] = th
 		}
 	}
@@ -195,9 +208,17 @@ func (t *toolHeaderIndexes) forPart(key partKey, p *part, gen uint64, now time.T
 	return e
 }
 
-// toolHeadersOf reads the bindings of one listed tool, nil when it declares none. The item has
-// passed the response scan.
-func toolHeadersOf(tool []byte) *ToolHeaders {
+// toolHeadersOf reads the bindings of one listed tool, nil when it declares none; with schemas,
+// also its schemas, and never nil. The item has passed the response scan.
+func toolHeadersOf(tool []byte, schemas bool) *ToolHeaders {
+	if schemas {
+		th := toolHeadersOf(tool, false)
+		if th == nil {
+			th = &ToolHeaders{}
+		}
+		th.Schemas = toolSchemasOf(tool)
+		return th
+	}
 	if !bytes.Contains(tool, []byte("x-mcp-header")) && !bytes.Contains(tool, []byte(`\u`)) {
 		return nil // most tools: no parsing (an escape could spell the key, so those are parsed)
 	}
@@ -214,6 +235,21 @@ func toolHeadersOf(tool []byte) *ToolHeaders {
 	}
 	w.th.Invalid = w.invalid
 	return &w.th
+}
+
+// toolSchemasOf reads a listed tool's schemas.
+func toolSchemasOf(tool []byte) *ToolSchemas {
+	ts := &ToolSchemas{}
+	_ = jsonrpc.Members(tool, func(k, v []byte) error {
+		switch string(k) {
+		case "inputSchema":
+			ts.Input, ts.HasInput = unique.Make(string(v)), true
+		case "outputSchema":
+			ts.Output, ts.HasOutput = unique.Make(string(v)), true
+		}
+		return nil
+	})
+	return ts
 }
 
 // bindingWalker collects the x-mcp-header annotations of an input schema and checks them

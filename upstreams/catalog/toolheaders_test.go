@@ -36,7 +36,7 @@ func TestToolHeadersOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			th := toolHeadersOf([]byte(tt.tool))
+			th := toolHeadersOf([]byte(tt.tool), false)
 			if tt.none {
 				if th != nil {
 					t.Fatalf("got %+v, want no bindings", th)
@@ -56,5 +56,26 @@ func TestToolHeadersOf(t *testing.T) {
 				t.Fatalf("got %+v, want %+v", th, tt.want)
 			}
 		})
+	}
+}
+
+// With schemas kept, every listed tool is indexed with its schemas, interned, and its bindings
+// as without.
+func TestToolHeadersOfSchemas(t *testing.T) {
+	in := `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"region"}}}`
+	tool := `{"name":"a","inputSchema":` + in + `,"outputSchema":{"type":"object"}}`
+	th := toolHeadersOf([]byte(tool), true)
+	if th == nil || th.Schemas == nil || !th.Schemas.HasInput || !th.Schemas.HasOutput {
+		t.Fatalf("got %+v", th)
+	}
+	if th.Schemas.Input.Value() != in || len(th.Bindings) != 1 {
+		t.Fatalf("input %q bindings %v", th.Schemas.Input.Value(), th.Bindings)
+	}
+	again := toolHeadersOf([]byte(`{"inputSchema":`+in+`,"name":"b"}`), true)
+	if again.Schemas.Input != th.Schemas.Input || again.Schemas.HasOutput {
+		t.Fatal("the same schema is not one handle")
+	}
+	if plain := toolHeadersOf([]byte(`{"name":"c"}`), true); plain == nil || plain.Schemas == nil || plain.Schemas.HasInput {
+		t.Fatalf("a tool without schemas: %+v", plain)
 	}
 }

@@ -44,6 +44,7 @@ func TestBackendWithGoSDKClient(t *testing.T) {
 		{ToolConfirm, map[string]any{}, "", "confirmed"},
 		{ToolSlow, map[string]any{"ms": 1}, "", "slept"},
 		{ToolBlob, map[string]any{"bytes": 5}, "", "xxxxx"},
+		{ToolBlob, map[string]any{"bytes": 10, "prose": true}, "", "Build 4821"},
 		// An empty object, not nil: the go-sdk sends nil arguments as "arguments":null, which the
 		// strict jsonrpc leaf rejects as not an object.
 		{"tool_0012", map[string]any{}, "", "ok"},

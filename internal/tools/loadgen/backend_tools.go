@@ -38,7 +38,7 @@ var realTools = []struct{ name, desc, schema string }{
 	{ToolProgress, "Streams steps progress notifications over SSE, then returns.", `{"type":"object","properties":{"steps":{"type":"integer"}}}`},
 	{ToolConfirm, "Asks for approval through MRTR, then returns.", `{"type":"object"}`},
 	{ToolSlow, "Sleeps ms milliseconds or until cancelled.", `{"type":"object","properties":{"ms":{"type":"integer"}},"required":["ms"]}`},
-	{ToolBlob, "Returns a text of the given number of bytes.", `{"type":"object","properties":{"bytes":{"type":"integer"}},"required":["bytes"]}`},
+	{ToolBlob, "Returns a text of the given number of bytes: x repeated, or prose.", `{"type":"object","properties":{"bytes":{"type":"integer"},"prose":{"type":"boolean"},"note":{"type":"string"}},"required":["bytes"]}`},
 }
 
 func renderTools(n int) []byte {
@@ -77,7 +77,8 @@ func (b *Backend) call(w http.ResponseWriter, r *http.Request, x *exchange) {
 		}
 	case ToolBlob:
 		n, _ := strconv.Atoi(string(rawMember(x.params.Arguments, "bytes", "0")))
-		writeResult(w, x.id, b.blob(min(max(n, 0), maxBlob)))
+		prose := string(member(x.params.Arguments, "prose")) == "true"
+		writeResult(w, x.id, b.blob(min(max(n, 0), maxBlob), prose))
 	default:
 		if n, err := strconv.Atoi(trimPrefix(x.params.Name, "tool_")); err == nil && n > len(realTools) && n <= b.cfg.Tools {
 			b.writeText(w, x.id, []byte(`"ok"`))
@@ -96,25 +97,41 @@ func trimPrefix(s, p string) string {
 
 // blob returns the rendered result of the blob tool for n bytes of text, so that the benchmark
 // measures relaying a large result rather than the backend building it: the first maxBlobSizes
-// sizes asked for are kept.
-func (b *Backend) blob(n int) []byte {
+// sizes asked for are kept. With prose the text is proseText repeated, what a tool that reports
+// on a ticket or a build answers (words, numbers, dates, paths, links), for checks that read
+// text; without, x repeated.
+func (b *Backend) blob(n int, prose bool) []byte {
+	key := 2 * n
+	if prose {
+		key++
+	}
 	b.blobMu.Lock()
 	defer b.blobMu.Unlock()
-	if res, ok := b.blobs[n]; ok {
+	if res, ok := b.blobs[key]; ok {
 		return res
 	}
-	text := make([]byte, 0, n+2)
+	fill := "x"
+	if prose {
+		fill = proseText
+	}
+	text := make([]byte, 0, n+2+len(fill))
 	text = append(text, '"')
-	text = append(text, strings.Repeat("x", n)...)
+	text = append(text, strings.Repeat(fill, n/len(fill)+1)[:n]...)
 	res := b.textResult(append(text, '"'))
 	if len(b.blobs) < maxBlobSizes {
 		if b.blobs == nil {
 			b.blobs = map[int][]byte{}
 		}
-		b.blobs[n] = res
+		b.blobs[key] = res
 	}
 	return res
 }
+
+// proseText is the unit of the blob tool's prose: plain ASCII that needs no JSON escape.
+const proseText = "Build 48213 of service checkout-api finished on 2026-03-14 at 09:42 UTC with status " +
+	"passed after 6m 12s. Stage compile took 71s, unit tests 3m 05s (1,284 tests, 0 failures), " +
+	"and integration 1m 48s. Artifacts were published to https://artifacts.example.com/checkout-api/48213 " +
+	"and the report is at /var/lib/ci/reports/48213/summary.html. Reviewers: the payments team. "
 
 // rawMember returns the raw JSON value of key in obj when it is a string or number, else def.
 func rawMember(obj json.RawMessage, key, def string) []byte {

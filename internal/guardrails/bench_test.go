@@ -1,0 +1,54 @@
+package guardrails
+
+import (
+	"strings"
+	"testing"
+	"unique"
+)
+
+// The typical call of the .ci/bench guardrails scenario: 1 KiB of prose arguments and a 4 KiB
+// prose result, no finding in either, every guardrail on.
+const benchProse = "Build 48213 of service checkout-api finished on 2026-03-14 at 09:42 UTC with status " +
+	"passed after 6m 12s. Stage compile took 71s, unit tests 3m 05s (1,284 tests, 0 failures), " +
+	"and integration 1m 48s. Artifacts were published to https://artifacts.example.com/checkout-api/48213 " +
+	"and the report is at /var/lib/ci/reports/48213/summary.html. Reviewers: the payments team. "
+
+func benchTexts() (args, result []byte) {
+	prose := func(n int) string { return strings.Repeat(benchProse, n/len(benchProse)+1)[:n] }
+	args = []byte(`{"bytes":4096,"prose":true,"note":` + jsonString(prose(1000)) + `}`)
+	result = []byte(`{"content":[{"type":"text","text":` + jsonString(prose(4096)) + `}]}`)
+	return args, result
+}
+
+func BenchmarkTypicalCall(b *testing.B) {
+	cfg := everything("redact")
+	cfg.AllowedHosts = []string{"*.example.com"}
+	e := testEngine(b, cfg)
+	r := e.Rule(KindTool, "fast", "blob")
+	args, result := benchTexts()
+	schema := e.ContentSchema(unique.Make(`{"type":"object","properties":{"bytes":{"type":"integer"},"prose":{"type":"boolean"},"note":{"type":"string"}},"required":["bytes"]}`))
+	b.Run("schema", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if v, err := schema.Validate(args); v != nil || err != nil {
+				b.Fatal(v, err)
+			}
+		}
+	})
+	b.Run("arguments", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if rep := r.ScanArguments(args); !rep.Clean() {
+				b.Fatal(rep.Findings)
+			}
+		}
+	})
+	b.Run("result", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if rep := r.ScanResult(result); !rep.Clean() {
+				b.Fatal(rep.Findings)
+			}
+		}
+	})
+}

@@ -1,0 +1,90 @@
+package guardrails
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
+)
+
+// Validate reports every problem at once, each at its key path.
+func TestConfigValidate(t *testing.T) {
+	c := &Config{
+		SchemaCache:  -1,
+		AllowedHosts: []string{"https://x.test"},
+		Rules: []RuleConfig{
+			{ID: "a", Tools: []string{"*"}, Validate: ValidateConfig{Arguments: "redact"}},
+			{ID: "a", Prompts: []string{"*"}, Arguments: DirectionConfig{Secrets: "flag", Injection: "log"}},
+			{},
+			{ID: "bad id!", Tools: []string{"*"}, Results: DirectionConfig{PII: "maybe", Detectors: map[string]string{"nope": "log", "invalid-arguments": "log", "jwt": "block"}}},
+			{Tools: []string{"*"}, Arguments: DirectionConfig{Detectors: map[string]string{"link": "log"}}},
+		},
+	}
+	err := c.Validate()
+	want := []string{
+		"guardrails.schemaCache",
+		"guardrails.allowedHosts[0]",
+		"guardrails.rules[0].validate.arguments",
+		"guardrails.rules[1].id",
+		"guardrails.rules[1].arguments.secrets",
+		"guardrails.rules[1].arguments.injection",
+		"guardrails.rules[2]",
+		"guardrails.rules[3].id",
+		"guardrails.rules[3].results.pii",
+		"guardrails.rules[3].results.detectors.invalid-arguments",
+		"guardrails.rules[3].results.detectors.nope",
+		"guardrails.rules[4].arguments.detectors.link",
+	}
+	var got []string
+	for _, e := range configerr.List(err) {
+		var ce *configerr.Error
+		if !errors.As(e, &ce) || !errors.Is(e, ErrInvalidConfig) {
+			t.Fatalf("not a configerr of ErrInvalidConfig: %v", e)
+		}
+		got = append(got, ce.Path)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("problems at\n%s\nwant\n%s\n(%v)", strings.Join(got, "\n"), strings.Join(want, "\n"), err)
+	}
+	if err := everything("flag").Validate(); err != nil {
+		t.Errorf("valid configuration: %v", err)
+	}
+}
+
+// Without rules there is no engine; rules are matched in order, the first wins; a detector's
+// own action beats its guardrail's.
+func TestRules(t *testing.T) {
+	if e, err := New(&Config{}); e != nil || err != nil {
+		t.Fatalf("no rules: %v %v", e, err)
+	}
+	e := testEngine(t, &Config{Rules: []RuleConfig{
+		{ID: "gh-read", Upstream: "github", Tools: []string{"get_*"}, Results: DirectionConfig{Secrets: "redact", Detectors: map[string]string{"jwt": "off", "email": "block"}}},
+		{ID: "rest", Upstream: "*", Tools: []string{"*"}, Prompts: []string{"greet"}, Results: DirectionConfig{Injection: "flag"}},
+	}})
+	for _, c := range []struct {
+		kind           Kind
+		upstream, name string
+		want           string
+	}{
+		{KindTool, "github", "get_issue", "gh-read"},
+		{KindTool, "github", "create_issue", "rest"},
+		{KindPrompt, "github", "greet", "rest"},
+		{KindPrompt, "github", "other", ""},
+		{KindResource, "github", "file:///x", ""},
+	} {
+		r := e.Rule(c.kind, c.upstream, c.name)
+		got := ""
+		if r != nil {
+			got = r.ID()
+		}
+		if got != c.want {
+			t.Errorf("%v %s %s: rule %q, want %q", c.kind, c.upstream, c.name, got, c.want)
+		}
+	}
+	r := e.Rule(KindTool, "github", "get_issue")
+	if r.results.actions[DetJWT] != Off || r.results.actions[DetEmail] != Block || r.results.actions[DetAWSAccessKey] != Redact ||
+		r.results.actions[DetPhone] != Off || r.ScansArguments() || !r.ScansResults() {
+		t.Errorf("actions %v", r.results.actions)
+	}
+}

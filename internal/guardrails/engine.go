@@ -1,0 +1,221 @@
+package guardrails
+
+import (
+	"sync"
+
+	"github.com/mcp-gateway/gateway/authz"
+)
+
+// Kind is what a request names: a tool, a prompt or a resource.
+type Kind uint8
+
+// The kinds a rule covers.
+const (
+	KindTool Kind = iota + 1
+	KindPrompt
+	KindResource
+)
+
+// Engine is the compiled guardrails configuration: the rules, the scanner's tables and the
+// cache of compiled schemas. It is safe for concurrent use.
+type Engine struct {
+	rules   []Rule
+	tb      *tables
+	schemas *schemaCache
+	walkers sync.Pool // *walker, with their window buffers
+}
+
+// New compiles a validated configuration. It returns nil for a configuration without rules:
+// then no guardrail runs and callers skip them at no cost.
+func New(cfg *Config) (*Engine, error) {
+	if !cfg.Enabled() {
+		return nil, nil
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	size := cfg.SchemaCache
+	if size == 0 {
+		size = DefaultSchemaCache
+	}
+	e := &Engine{tb: newTables(), schemas: newSchemaCache(size)}
+	for i := range cfg.Rules {
+		e.rules = append(e.rules, compileRule(cfg, i, e))
+	}
+	return e, nil
+}
+
+// Rule is one compiled guardrail rule.
+type Rule struct {
+	e         *Engine
+	id        string
+	upstream  authz.Glob
+	tools     []authz.Glob
+	prompts   []authz.Glob
+	resources []authz.Glob
+	// validateArgs and validateOut are the schema guardrail's actions.
+	validateArgs, validateOut Action
+	args, results             direction
+	hosts                     *hostSet
+}
+
+// direction is the actions of the content detectors on one direction.
+type direction struct {
+	actions [numDetectors]Action
+	on      detSet // the detectors whose action is not Off
+}
+
+func compileRule(cfg *Config, i int, e *Engine) Rule {
+	rc := &cfg.Rules[i]
+	up := rc.Upstream
+	if up == "" {
+		up = "*"
+	}
+	r := Rule{e: e, id: rc.ruleID(i), upstream: authz.CompileGlob(up), tools: globs(rc.Tools),
+		prompts: globs(rc.Prompts), resources: globs(rc.Resources)}
+	r.validateArgs, _ = parseAction(orOff(rc.Validate.Arguments))
+	r.validateOut, _ = parseAction(orOff(rc.Validate.StructuredContent))
+	r.args = compileDirection(&rc.Arguments)
+	r.results = compileDirection(&rc.Results)
+	hosts := rc.AllowedHosts
+	if hosts == nil {
+		hosts = cfg.AllowedHosts
+	}
+	r.hosts = newHostSet(hosts)
+	return r
+}
+
+func compileDirection(dc *DirectionConfig) direction {
+	var d direction
+	group := [numGuardrails]Action{}
+	group[Secrets], _ = parseAction(orOff(dc.Secrets))
+	group[PII], _ = parseAction(orOff(dc.PII))
+	group[Injection], _ = parseAction(orOff(dc.Injection))
+	for k := range detectorTable {
+		if g := detectorTable[k].g; g != Schema {
+			d.actions[k] = group[g]
+		}
+	}
+	for name, act := range dc.Detectors {
+		det, _ := detectorByName(name)
+		d.actions[det], _ = parseAction(act)
+	}
+	for k, a := range d.actions {
+		if a != Off {
+			d.on = d.on.with(Detector(k))
+		}
+	}
+	return d
+}
+
+func globs(ps []string) []authz.Glob {
+	out := make([]authz.Glob, len(ps))
+	for i, p := range ps {
+		out[i] = authz.CompileGlob(p)
+	}
+	return out
+}
+
+// Rule returns the first rule that covers kind name of upstream (backend-side names), nil when
+// none does.
+func (e *Engine) Rule(kind Kind, upstream, name string) *Rule {
+	if e == nil {
+		return nil
+	}
+	for i := range e.rules {
+		r := &e.rules[i]
+		if r.upstream.Match(upstream) && matchAny(r.list(kind), name) {
+			return r
+		}
+	}
+	return nil
+}
+
+func (r *Rule) list(kind Kind) []authz.Glob {
+	switch kind {
+	case KindTool:
+		return r.tools
+	case KindPrompt:
+		return r.prompts
+	case KindResource:
+		return r.resources
+	}
+	return nil
+}
+
+func matchAny(gs []authz.Glob, name string) bool {
+	for _, g := range gs {
+		if g.Match(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// ID is the rule's id.
+func (r *Rule) ID() string { return r.id }
+
+// ValidateArguments is the schema guardrail's action on a tools/call's arguments.
+func (r *Rule) ValidateArguments() Action { return r.validateArgs }
+
+// ValidateStructuredContent is the schema guardrail's action on a tool result's
+// structuredContent.
+func (r *Rule) ValidateStructuredContent() Action { return r.validateOut }
+
+// ScansArguments reports whether any content detector runs on arguments.
+func (r *Rule) ScansArguments() bool { return !r.args.on.empty() }
+
+// ScansResults reports whether any content detector runs on results and notifications.
+func (r *Rule) ScansResults() bool { return !r.results.on.empty() }
+
+// ScanArguments runs the argument detectors over args, a JSON object that passed the strict
+// decode.
+func (r *Rule) ScanArguments(args []byte) *Report {
+	return r.scan(args, &r.args, DirArguments, false)
+}
+
+// ScanResult runs the result detectors over result (a backend's result object, or its JSON-RPC
+// error object), which passed the strict decode.
+func (r *Rule) ScanResult(result []byte) *Report {
+	return r.scan(result, &r.results, DirResult, true)
+}
+
+// ScanNotification runs the result detectors over params, a relayed notification's params.
+func (r *Rule) ScanNotification(params []byte) *Report {
+	return r.scan(params, &r.results, DirNotification, false)
+}
+
+func (r *Rule) scan(raw []byte, d *direction, dir Direction, result bool) *Report {
+	rep := &Report{Rule: r.id, Dir: dir}
+	if len(raw) == 0 || d.on.empty() {
+		return rep
+	}
+	w := r.e.walker()
+	defer r.e.putWalker(w)
+	w.raw, w.stripMeta = raw, result
+	w.sc = &msgScan{rep: rep, dir: d}
+	w.ts.on, w.ts.hosts = d.on, r.hosts
+	if err := w.walk(); err != nil {
+		rep.Err = err
+	}
+	return rep
+}
+
+// walker returns a walker from the pool.
+func (e *Engine) walker() *walker {
+	if w, ok := e.walkers.Get().(*walker); ok {
+		return w
+	}
+	return &walker{ts: textScan{tb: e.tb}}
+}
+
+// maxPooledWindow bounds the window buffer a pooled walker keeps.
+const maxPooledWindow = 2 * (windowStep + maxMatch)
+
+func (e *Engine) putWalker(w *walker) {
+	w.raw, w.sc, w.ts.t, w.path = nil, nil, nil, w.path[:0]
+	if cap(w.win) > maxPooledWindow || cap(w.marks) > maxPooledWindow {
+		w.win, w.marks = nil, nil
+	}
+	e.walkers.Put(w)
+}

@@ -1,0 +1,340 @@
+package guardrails
+
+import (
+	"strings"
+
+	"github.com/mcp-gateway/gateway/authz"
+)
+
+// The injection detectors beyond invisible code points (text.go): instruction-like text aimed
+// at the model, chat-template and role markers, and links to hosts not allowed. The phrases are
+// a short list of the forms tool-poisoning and indirect prompt injection reports use; they are
+// matched on whole words, without regard to case, with up to a few filler words in between.
+
+// Word lists of the phrases.
+var (
+	overrideVerbs = []string{"ignore", "disregard", "forget", "override", "bypass"}
+	overrideFill  = []string{"all", "any", "the", "your", "my", "of", "these", "those", "previous", "prior",
+		"above", "earlier", "preceding", "past", "system", "original", "initial", "existing", "other",
+		"every", "and", "or", "developer", "safety", "current"}
+	overrideNouns = []string{"instructions", "instruction", "prompts", "prompt", "directions", "directives",
+		"rules", "guidelines", "guidance", "context", "messages", "commands", "constraints", "guardrails"}
+	hideVerbs    = []string{"tell", "inform", "mention", "reveal", "disclose", "show", "notify", "alert", "let"}
+	hideFill     = []string{"this", "it", "anything", "to", "about", "that", "the", "any", "of", "your"}
+	withoutVerbs = []string{"telling", "informing", "notifying", "asking", "alerting", "letting", "showing"}
+	userWords    = []string{"user", "users", "human", "humans"}
+	noteWords    = []string{"note", "attention", "message", "reminder", "instructions", "instruction"}
+	modelWords   = []string{"ai", "assistant", "llm", "model", "agent", "chatbot", "claude", "chatgpt", "gpt",
+		"copilot", "gemini"}
+	roleWords = []string{"human", "assistant", "system"}
+	// markerTags are tags a model's chat format or a tool-poisoning payload uses to pass text
+	// off as the system's or as a tool's own frame.
+	markerTags = []string{"system", "important", "instructions", "instruction", "tool_call", "tool_result",
+		"function_calls", "function_results", "system_prompt"}
+)
+
+// minWebhookPath is the shortest path after /services/ a Slack webhook has.
+const minWebhookPath = 20
+
+// phrase matches an instruction-like phrase starting at the word t[i:j].
+func (s *textScan) phrase(i, j int) {
+	t := s.t
+	we := wordEnd(t, i)
+	w := t[i:we]
+	var e int
+	switch {
+	case oneOf(w, overrideVerbs):
+		e = s.afterFill(we, overrideFill, 4, overrideNouns)
+	case eqFold(w, "do") || eqFold(w, "never") || eqFold(w, "don't") || eqFold(w, "dont"):
+		k := we
+		if eqFold(w, "do") {
+			k = s.expect(we, []string{"not"})
+		}
+		if k > 0 {
+			if k = s.expect(k, hideVerbs); k > 0 {
+				e = s.afterFill(k, hideFill, 3, userWords)
+			}
+		}
+	case eqFold(w, "without"):
+		if k := s.expect(we, withoutVerbs); k > 0 {
+			e = s.afterFill(k, []string{"the", "any", "of"}, 2, userWords)
+		}
+	case oneOf(w, noteWords):
+		e = s.afterFill(we, []string{"to", "for", "the", "all", "any", "dear"}, 3, modelWords)
+	case eqFold(w, "new") || eqFold(w, "updated"):
+		if k := s.expect(we, []string{"instructions", "instruction"}); k > 0 && k < len(t) && t[k] == ':' {
+			e = k + 1
+		}
+	case oneOf(w, roleWords):
+		// A turn marker of a chat transcript: "\n\nHuman:", "\n\nAssistant:".
+		if i >= 2 && t[i-1] == '\n' && t[i-2] == '\n' && we < len(t) && t[we] == ':' {
+			e = we + 1
+		}
+	}
+	if e > 0 {
+		s.found(DetInstructions, i, e)
+	}
+}
+
+// marker matches a chat-template or role marker at the '<' or '[' at t[i]: "<|name|>",
+// "<<SYS>>", "[INST]", or one of markerTags as an opening or closing tag.
+func (s *textScan) marker(i int) int {
+	t := s.t
+	var e int
+	switch {
+	case hasPrefix(t, i, "[INST]"):
+		e = i + 6
+	case hasPrefix(t, i, "[/INST]"):
+		e = i + 7
+	case hasPrefix(t, i, "<<SYS>>"):
+		e = i + 7
+	case hasPrefix(t, i, "<</SYS>>"):
+		e = i + 8
+	case hasPrefix(t, i, "<|"):
+		k := run(t, i+2, 32, func(c byte) bool { return isLower(c) || c == '_' || isDigit(c) })
+		if k > i+3 && hasPrefix(t, k, "|>") {
+			e = k + 2
+		}
+	case t[i] == '<':
+		k := i + 1
+		if k < len(t) && t[k] == '/' {
+			k++
+		}
+		n := run(t, k, 32, func(c byte) bool { return isLetter(c) || c == '_' })
+		if n < len(t) && t[n] == '>' && oneOf(t[k:n], markerTags) {
+			e = n + 1
+		}
+	}
+	if e == 0 {
+		return i
+	}
+	s.found(DetInstructions, i, e)
+	return e
+}
+
+// wordEnd is the end of the word (letters and apostrophes) at t[i].
+func wordEnd(t []byte, i int) int {
+	return run(t, i, 32, func(c byte) bool { return isLetter(c) || c == '\'' })
+}
+
+// nextWord skips what separates words (spaces, line breaks, a comma, a colon, a dash, quotes)
+// from t[k] and returns the start and end of the word there; ok is false when there is none
+// within a few bytes.
+func nextWord(t []byte, k int) (start, end int, ok bool) {
+	for n := 0; k < len(t) && n < 4; n++ {
+		switch t[k] {
+		case ' ', '\n', '\t', '\r', ',', ':', '-', '"', '\'', '*', '_':
+			k++
+			continue
+		}
+		break
+	}
+	if k >= len(t) || !isLetter(t[k]) {
+		return 0, 0, false
+	}
+	return k, wordEnd(t, k), true
+}
+
+// expect returns the end of the next word after t[k] when it is one of words, else 0.
+func (s *textScan) expect(k int, words []string) int {
+	ws, we, ok := nextWord(s.t, k)
+	if !ok || !oneOf(s.t[ws:we], words) {
+		return 0
+	}
+	return we
+}
+
+// afterFill returns the end of the first word of last among the next max+1 words after t[k],
+// when every word before it is one of fill; else 0.
+func (s *textScan) afterFill(k int, fill []string, max int, last []string) int {
+	for n := 0; n <= max; n++ {
+		ws, we, ok := nextWord(s.t, k)
+		if !ok {
+			return 0
+		}
+		w := s.t[ws:we]
+		if oneOf(w, last) {
+			return we
+		}
+		if !oneOf(w, fill) {
+			return 0
+		}
+		k = we
+	}
+	return 0
+}
+
+// eqFold reports whether w is word (lower case), ignoring ASCII case.
+func eqFold(w []byte, word string) bool {
+	if len(w) != len(word) {
+		return false
+	}
+	for k := range w {
+		if lower(w[k]) != word[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func oneOf(w []byte, words []string) bool {
+	for _, x := range words {
+		if eqFold(w, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// url handles the "://" at t[i]: a password in its authority (connection-string), a Slack
+// webhook, and for http(s) a link to a host that is not allowed. It returns where scanning goes
+// on: just after "://", so the rest of the URL (a token in its query) is scanned too.
+func (s *textScan) url(i int) int {
+	t := s.t
+	ss := i
+	for ss > 0 && i-ss < 32 && (isAlnum(t[ss-1]) || t[ss-1] == '+' || t[ss-1] == '-' || t[ss-1] == '.') {
+		ss--
+	}
+	for ss < i && !isLetter(t[ss]) {
+		ss++
+	}
+	a := i + 3
+	ae := a
+	for ae < len(t) && ae-a < 512 && !authorityEnd(t[ae]) {
+		ae++
+	}
+	host, hostEnd := a, ae
+	if at := lastIndexByte(t[a:ae], '@'); at >= 0 {
+		user := t[a : a+at]
+		if c := indexByte(user, ':'); c >= 0 && s.on.has(DetConnectionString) {
+			pw := user[c+1:]
+			if len(pw) > 0 && !placeholder(pw) {
+				s.found(DetConnectionString, a+c+1, a+at)
+			}
+		}
+		host = a + at + 1
+		s.noEmail = ae
+	}
+	if h := hostEndAt(t, host, ae); h >= 0 {
+		hostEnd = h
+	}
+	if ss == i || !(eqFold(t[ss:i], "http") || eqFold(t[ss:i], "https")) {
+		return a
+	}
+	ue := urlEnd(t, a, ae)
+	// A webhook's path names a workspace, a channel and a secret (/services/T…/B…/…): the
+	// service's base URL alone, as documentation writes it, is not one.
+	if s.on.has(DetSlackWebhook) && eqFold(t[host:hostEnd], "hooks.slack.com") && hasPrefix(t, ae, "/services/") &&
+		ue-ae-len("/services/") >= minWebhookPath {
+		s.found(DetSlackWebhook, ss, ue)
+	}
+	if s.on.has(DetLink) && !s.hosts.allows(t[host:hostEnd]) {
+		s.found(DetLink, ss, ue)
+	}
+	return a
+}
+
+// authorityEnd reports whether c ends a URL's authority.
+func authorityEnd(c byte) bool {
+	switch c {
+	case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'', '<', '>', '`', '\\', ')', ']', '}', '|', '^', ',':
+		return true
+	}
+	return c < 0x20 || c >= 0x7f
+}
+
+// hostEndAt returns the end of the host in t[host:ae] (before a port), or -1 when it is all host.
+func hostEndAt(t []byte, host, ae int) int {
+	if host < ae && t[host] == '[' {
+		if k := indexByte(t[host:ae], ']'); k >= 0 {
+			return host + k + 1
+		}
+		return -1
+	}
+	if k := indexByte(t[host:ae], ':'); k >= 0 {
+		return host + k
+	}
+	return -1
+}
+
+// urlEnd returns the end of a URL whose authority is t[a:k]: the first space, quote or angle
+// bracket, less trailing punctuation and a closing parenthesis or bracket it did not open.
+func urlEnd(t []byte, a, k int) int {
+	e := k
+	depth := 0
+	for e < len(t) && e-k < maxMatch {
+		c := t[e]
+		if c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' || c >= 0x7f {
+			break
+		}
+		switch c {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			if depth == 0 {
+				return trimURL(t, a, e)
+			}
+			depth--
+		}
+		e++
+	}
+	return trimURL(t, a, e)
+}
+
+func trimURL(t []byte, k, e int) int {
+	for e > k && strings.IndexByte(".,;:!?*", t[e-1]) >= 0 {
+		e--
+	}
+	return e
+}
+
+func indexByte(b []byte, c byte) int {
+	for k, x := range b {
+		if x == c {
+			return k
+		}
+	}
+	return -1
+}
+
+func lastIndexByte(b []byte, c byte) int {
+	for k := len(b) - 1; k >= 0; k-- {
+		if b[k] == c {
+			return k
+		}
+	}
+	return -1
+}
+
+// hostSet is a rule's allowed hosts, compared without regard to case.
+type hostSet struct{ globs []authz.Glob }
+
+func newHostSet(hosts []string) *hostSet {
+	h := &hostSet{}
+	for _, p := range hosts {
+		h.globs = append(h.globs, authz.CompileGlob(strings.ToLower(p)))
+	}
+	return h
+}
+
+// allows reports whether host (as written in a URL) is allowed.
+func (h *hostSet) allows(host []byte) bool {
+	if h == nil || len(h.globs) == 0 {
+		return false
+	}
+	var buf [256]byte
+	if len(host) > len(buf) {
+		return false
+	}
+	for k, c := range host {
+		buf[k] = lower(c)
+	}
+	// The root label: "example.com." is example.com.
+	name := strings.TrimSuffix(string(buf[:len(host)]), ".")
+	for _, g := range h.globs {
+		if g.Match(name) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,256 @@
+package guardrails
+
+import (
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mcp-gateway/gateway/internal/pins"
+)
+
+// The text scanner: one pass over a string's text (decoded from JSON) that runs every enabled
+// content detector. Most bytes cost one table load. Detectors start from a token (a run of
+// [A-Za-z0-9_./+~%-]: a key, a word, a number, a path), from an anchor byte outside a token
+// ('@', ':', '=', '<', '[', '('), or from a byte that is not printable ASCII. Each match is
+// bounded in length, so a text can be scanned in windows (walk.go) with a fixed overlap.
+
+// maxMatch bounds the length of one match (a private key block's is the longest); windows
+// overlap by it.
+const maxMatch = 16 << 10
+
+// textScan is the state of one scan of one text.
+type textScan struct {
+	t     []byte
+	tb    *tables
+	on    detSet
+	hosts *hostSet
+	// limit: matches starting at or after it belong to the next window.
+	limit int
+	// emit records a match of det over t[start:end].
+	emit func(det Detector, start, end int)
+	// noEmail: an '@' before it belongs to a URL's authority (user:password@host), not an
+	// address.
+	noEmail int
+}
+
+// found records a match unless it belongs to the next window.
+func (s *textScan) found(det Detector, start, end int) {
+	if start < s.limit && end > start {
+		s.emit(det, start, end)
+	}
+}
+
+// run scans the whole text.
+func (s *textScan) run() {
+	t, cls := s.t, &s.tb.cls
+	for i := 0; i < len(t); {
+		k := cls[t[i]]
+		switch {
+		case k == 0:
+			i++
+		case k&clsWord != 0:
+			j := i + 1
+			for j < len(t) && cls[t[j]]&clsWord != 0 {
+				j++
+			}
+			i = s.token(i, j)
+		case k&clsOther != 0:
+			i = s.unicode(i)
+		default:
+			i = s.anchor(i)
+		}
+	}
+}
+
+// token runs the detectors that start from the token t[i:j], and returns where scanning goes on:
+// after the token, or after a match that ends elsewhere (a card number's digit groups).
+func (s *textScan) token(i, j int) int {
+	t := s.t
+	c := t[i]
+	switch {
+	case c >= 'a' && c <= 'z':
+		if j-i >= 8 && s.tb.maybePrefixed(c, t[i+1]) && s.on.any(lowerPrefixed) {
+			if e := s.lowerSecret(i, j); e > i {
+				return e
+			}
+		}
+		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(t[i:j]) {
+			s.phrase(i, j)
+		}
+	case c >= 'A' && c <= 'Z':
+		if j-i >= 16 && s.tb.maybePrefixed(c, t[i+1]) && s.on.any(upperPrefixed) {
+			if e := s.upperSecret(i, j); e > i {
+				return e
+			}
+		}
+		if s.on.has(DetIBAN) && j-i >= 4 {
+			if e := s.iban(i); e > i {
+				return e
+			}
+		}
+		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(t[i:j]) {
+			s.phrase(i, j)
+		}
+	case c >= '0' && c <= '9':
+		if e := s.number(i); e > i {
+			return e
+		}
+	case c == '+':
+		if s.on.has(DetPhone) {
+			if e := s.phone(i); e > i {
+				return e
+			}
+		}
+	case c == '-':
+		if s.on.has(DetPrivateKey) && j-i >= 10 {
+			if e := s.privateKey(i); e > i {
+				return e
+			}
+		}
+	}
+	if j-i >= 37 && s.on.has(DetAzureClientSecret) && s.azureClientSecret(i, j) {
+		return j
+	}
+	if j-i >= minEntropyLen && s.on.has(DetHighEntropy) {
+		s.entropy(i, j)
+	}
+	return j
+}
+
+// anchor runs the detectors that start from the anchor byte t[i].
+func (s *textScan) anchor(i int) int {
+	t := s.t
+	switch t[i] {
+	case '@':
+		if s.on.has(DetEmail) && i >= s.noEmail {
+			return s.email(i)
+		}
+	case ':':
+		if i+2 < len(t) && t[i+1] == '/' && t[i+2] == '/' {
+			return s.url(i)
+		}
+		if s.on.any(assignmentDets) {
+			s.assignment(i)
+		}
+	case '=':
+		if s.on.any(assignmentDets) {
+			s.assignment(i)
+		}
+	case '<', '[':
+		if s.on.has(DetInstructions) {
+			if e := s.marker(i); e > i {
+				return e
+			}
+		}
+	case '(':
+		if s.on.has(DetPhone) {
+			if e := s.phone(i); e > i {
+				return e
+			}
+		}
+	}
+	return i + 1
+}
+
+// unicode judges the code point at t[i] (not printable ASCII) and, when it is invisible, the
+// run of invisible code points of the same detector that it starts.
+func (s *textScan) unicode(i int) int {
+	t := s.t
+	r, n := utf8.DecodeRune(t[i:])
+	if !s.on.any(unicodeDets) || !s.tb.candidate(r) {
+		return i + n
+	}
+	prev, _ := utf8.DecodeLastRune(t[:i])
+	if i == 0 {
+		prev = -1
+	}
+	det, ok := s.invisibleAt(r, prev, i+n)
+	if !ok {
+		return i + n
+	}
+	end := i + n
+	for end < len(t) {
+		r2, n2 := utf8.DecodeRune(t[end:])
+		prevR, _ := utf8.DecodeLastRune(t[:end])
+		if !s.tb.candidate(r2) {
+			break
+		}
+		if d2, ok := s.invisibleAt(r2, prevR, end+n2); !ok || d2 != det {
+			break
+		}
+		end += n2
+	}
+	if s.on.has(det) {
+		s.found(det, i, end)
+	}
+	return end
+}
+
+// invisibleAt classifies r, whose neighbours are prev and the code point at t[next].
+func (s *textScan) invisibleAt(r, prev rune, next int) (Detector, bool) {
+	nr := rune(-1)
+	if next < len(s.t) {
+		nr, _ = utf8.DecodeRune(s.t[next:])
+	}
+	if r == zwj && emojiBefore(prev) && nr >= 0 && unicode.Is(unicode.So, nr) {
+		// One joiner inside an emoji sequence ("👨‍👩‍👧", "🏳️‍🌈") is how such emoji are
+		// written; a run of joiners, or one between letters, is still a finding.
+		return 0, false
+	}
+	kind, bad := pins.ClassifyRune(r, prev, nr)
+	if !bad {
+		return 0, false
+	}
+	if kind == pins.InvisibleBidi {
+		return DetBidi, true
+	}
+	return DetInvisible, true
+}
+
+// zwj is U+200D ZERO WIDTH JOINER.
+const zwj = 0x200D
+
+// emojiBefore reports whether r may end the emoji a joiner follows: a symbol, the emoji
+// presentation selector, or a skin tone modifier.
+func emojiBefore(r rune) bool {
+	return r == 0xFE0F || (r >= 0x1F3FB && r <= 0x1F3FF) || (r >= 0 && unicode.Is(unicode.So, r))
+}
+
+// Detector groups by where they start.
+var (
+	lowerPrefixed = setOf(DetGitHubToken, DetGitLabToken, DetSlackToken, DetStripeKey, DetOpenAIKey,
+		DetAnthropicKey, DetGCPOAuthToken, DetJWT)
+	upperPrefixed  = setOf(DetAWSAccessKey, DetGCPAPIKey)
+	assignmentDets = setOf(DetConnectionString, DetAzureStorageKey, DetAzureSASToken, DetAWSSecretKey)
+	unicodeDets    = setOf(DetInvisible, DetBidi)
+)
+
+// Character tests for ASCII bytes.
+
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isUpper(c byte) bool  { return c >= 'A' && c <= 'Z' }
+func isLower(c byte) bool  { return c >= 'a' && c <= 'z' }
+func isLetter(c byte) bool { return isUpper(c) || isLower(c) }
+func isAlnum(c byte) bool  { return isLetter(c) || isDigit(c) }
+func lower(c byte) byte {
+	if isUpper(c) {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasPrefix reports whether t[i:] starts with p.
+func hasPrefix(t []byte, i int, p string) bool {
+	return len(t)-i >= len(p) && string(t[i:i+len(p)]) == p
+}
+
+// run returns the end of the run of bytes starting at i for which ok holds, at most max long.
+func run(t []byte, i, max int, ok func(byte) bool) int {
+	j := i
+	for j < len(t) && j-i < max && ok(t[j]) {
+		j++
+	}
+	return j
+}
+
+// boundary reports whether no alphanumeric byte is at t[i] (the end of a match).
+func boundary(t []byte, i int) bool { return i >= len(t) || !isAlnum(t[i]) }

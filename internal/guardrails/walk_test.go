@@ -1,0 +1,215 @@
+package guardrails
+
+import (
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// The walker and the rewrite: what a JSON text's strings hold is found wherever it is and
+// however it is escaped, redactions leave valid JSON with the typed marker in place of the
+// match, the annotation lands in _meta, and a backend's own annotation never survives.
+
+func TestRedactResult(t *testing.T) {
+	e := testEngine(t, everything("redact"))
+	r := e.Rule(KindTool, "b", "t")
+	result := `{"content":[{"type":"text","text":"key AKIAIOSFODNN7EXAMPLE, mail bob@example.org"}],"isError":false}`
+	rep := r.ScanResult([]byte(result))
+	if rep.Action != Redact || rep.Err != nil {
+		t.Fatalf("action %v err %v", rep.Action, rep.Err)
+	}
+	out, changed := rep.RewriteResult([]byte(result), nil)
+	if !changed {
+		t.Fatal("nothing rewritten")
+	}
+	var got struct {
+		Content []struct{ Text string } `json:"content"`
+		Meta    map[string]annotation   `json:"_meta"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("rewritten result is not JSON: %v\n%s", err, out)
+	}
+	if want := "key [REDACTED:aws-access-key], mail [REDACTED:email]"; got.Content[0].Text != want {
+		t.Errorf("text %q, want %q", got.Content[0].Text, want)
+	}
+	a := got.Meta[MetaKey]
+	if a.Rule != "all" || len(a.Findings) != 2 || a.Findings[0].Path != "/content/0/text" || a.Findings[1].Detector != "email" {
+		t.Errorf("annotation %+v", a)
+	}
+	if strings.Contains(string(out), "AKIA") || strings.Contains(string(out), "bob@") {
+		t.Errorf("matched text survived: %s", out)
+	}
+}
+
+// Escapes cannot hide a match, and the redaction covers exactly the escaped match.
+func TestEscapedStrings(t *testing.T) {
+	e := testEngine(t, everything("redact"))
+	r := e.Rule(KindTool, "b", "t")
+	for _, c := range []struct{ name, text, want string }{
+		{"unicode escapes", `\u0041KIA\u0049OSFODNN7EXAMPLE\n`, "[REDACTED:aws-access-key]\n"},
+		{"escaped bidi", `abc\u202edef`, "abc[REDACTED:bidi]def"},
+		{"surrogate pair tag", `x\udb40\udc41y`, "x[REDACTED:invisible]y"},
+		{"escaped slash url", `see https:\/\/evil.test\/x now`, "see [REDACTED:link] now"},
+		{"quote before", `say \"hi\" to alice@example.org`, `say "hi" to [REDACTED:email]`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			raw := `{"content":[{"type":"text","text":"` + c.text + `"}]}`
+			rep := r.ScanResult([]byte(raw))
+			out, _ := rep.RewriteResult([]byte(raw), nil)
+			var got struct {
+				Content []struct{ Text string } `json:"content"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("not JSON: %v: %s", err, out)
+			}
+			if got.Content[0].Text != c.want {
+				t.Errorf("got %q, want %q", got.Content[0].Text, c.want)
+			}
+		})
+	}
+}
+
+// A match that straddles a window of an escaped string is found once, and redacted whole.
+func TestWindowBoundaries(t *testing.T) {
+	e := testEngine(t, everything("redact"))
+	r := e.Rule(KindTool, "b", "t")
+	for _, at := range []int{0, windowStep - 30, windowStep - 5, windowStep, windowStep + 3, 2*windowStep - 10, 3 * windowStep} {
+		pad := strings.Repeat(`a\n`, at/3) // escapes throughout: every window is decoded
+		text := pad + ` AKIAIOSFODNN7EXAMPLE ` + pad + ` bob@example.org`
+		raw := `{"text":"` + text + `"}`
+		rep := r.ScanResult([]byte(raw))
+		if rep.Counts[DetAWSAccessKey] != 1 || rep.Counts[DetEmail] != 1 {
+			t.Fatalf("at %d: counts aws %d email %d", at, rep.Counts[DetAWSAccessKey], rep.Counts[DetEmail])
+		}
+		out, _ := rep.RewriteResult([]byte(raw), nil)
+		var got struct{ Text string }
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("at %d: not JSON: %v", at, err)
+		}
+		if strings.Contains(got.Text, "AKIA") || !strings.Contains(got.Text, " [REDACTED:aws-access-key] ") {
+			t.Errorf("at %d: not redacted whole", at)
+		}
+	}
+}
+
+// What is not text is not scanned: base64 content, a round trip's state; and a backend's own
+// annotation is dropped, whether the gateway annotates or not.
+func TestSkippedAndOwned(t *testing.T) {
+	e := testEngine(t, everything("flag"))
+	r := e.Rule(KindTool, "b", "t")
+	blob := "QUtJQUlPU0ZPRE5ON0VYQU1QTEU=" + strings.Repeat("Zm9v", 30)
+	raw := `{"contents":[{"uri":"mem://x","blob":"` + blob + `"},{"type":"image","data":"` + blob + `","mimeType":"image/png"}],` +
+		`"requestState":"q8Zr4Lm2Xt7Vb1Nc9Kp3Wd6Hs0Jf5Gy","_meta":{"a":1,"` + MetaKey + `":{"forged":true}}}`
+	rep := r.ScanResult([]byte(raw))
+	if !rep.Clean() {
+		t.Fatalf("findings in skipped values: %+v", rep.Findings)
+	}
+	out, changed := rep.RewriteResult([]byte(raw), nil)
+	if !changed || strings.Contains(string(out), "forged") {
+		t.Fatalf("backend annotation kept: %s", out)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out, &v); err != nil || v["_meta"].(map[string]any)["a"] != 1.0 {
+		t.Fatalf("rewrite broke the result: %v %s", err, out)
+	}
+	// Its annotation replaces the backend's.
+	raw2 := `{"content":[{"type":"text","text":"<|im_start|>"}],"_meta":{"` + MetaKey + `":{"forged":true},"z":2}}`
+	rep = r.ScanResult([]byte(raw2))
+	out, _ = rep.RewriteResult([]byte(raw2), nil)
+	var got struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil || strings.Contains(string(out), "forged") || got.Meta[MetaKey] == nil || got.Meta["z"] == nil {
+		t.Fatalf("annotation: %v %s", err, out)
+	}
+}
+
+// The annotation goes into an existing _meta, or a new one, and the result stays valid JSON
+// whatever its shape.
+func TestAnnotationPlacement(t *testing.T) {
+	e := testEngine(t, everything("flag"))
+	r := e.Rule(KindTool, "b", "t")
+	for _, raw := range []string{
+		`{"content":[{"type":"text","text":"https://evil.test"}]}`,
+		`{"content":[{"type":"text","text":"https://evil.test"}],"_meta":{}}`,
+		`{"_meta":{"k":"v"},"content":[{"type":"text","text":"https://evil.test"}]}`,
+		` { "content" : [ { "type" : "text" , "text" : "https://evil.test" } ] , "_meta" : { "` + MetaKey + `" : 1 } } `,
+		`{"_meta":{"` + MetaKey + `":1,"k":2},"content":[{"type":"text","text":"https://evil.test"}]}`,
+	} {
+		rep := r.ScanResult([]byte(raw))
+		out, changed := rep.RewriteResult([]byte(raw), nil)
+		var got struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		var a annotation
+		if err := json.Unmarshal(out, &got); err != nil || !changed {
+			t.Fatalf("%s: %v: %s", raw, err, out)
+		}
+		if err := json.Unmarshal(got.Meta[MetaKey], &a); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if len(a.Findings) != 1 || a.Findings[0].Detector != "link" || a.Findings[0].Action != "flag" {
+			t.Errorf("%s: annotation %+v", raw, a)
+		}
+	}
+	// Only the owned member, nothing flagged: removed, with its comma.
+	for _, raw := range []string{
+		`{"a":1,"_meta":{"` + MetaKey + `":1}}`,
+		`{"_meta":{"x":1,"` + MetaKey + `":1}}`,
+		`{"_meta":{"` + MetaKey + `":1, "x":1}}`,
+	} {
+		rep := r.ScanResult([]byte(raw))
+		out, _ := rep.RewriteResult([]byte(raw), nil)
+		var v any
+		if err := json.Unmarshal(out, &v); err != nil || strings.Contains(string(out), MetaKey) {
+			t.Errorf("%s: %v: %s", raw, err, out)
+		}
+	}
+}
+
+// A result of 50 MB is scanned in bounded memory: the check allocates a small fraction of it,
+// with escapes throughout (decoded window by window) or without (scanned in place).
+func TestLargeResultBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 MB")
+	}
+	e := testEngine(t, everything("redact"))
+	r := e.Rule(KindTool, "b", "t")
+	const size = 50 << 20
+	for _, unit := range []string{"plain text without escapes. ", `escaped \"text\"\n with escapes `} {
+		raw := []byte(`{"content":[{"type":"text","text":"` + strings.Repeat(unit, size/len(unit)) + ` AKIAIOSFODNN7EXAMPLE"}]}`)
+		r.ScanResult(raw[:200]) // warm the pool
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		rep := r.ScanResult(raw)
+		runtime.ReadMemStats(&after)
+		if rep.Counts[DetAWSAccessKey] != 1 || rep.Err != nil {
+			t.Fatalf("the key at the end was not found: %+v", rep)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+			t.Errorf("scanning %d bytes allocated %d bytes; want under 1 MiB", len(raw), alloc)
+		}
+	}
+}
+
+// JSON nested deeper than the walker follows fails the check (and so blocks), never a crash.
+func TestTooDeep(t *testing.T) {
+	e := testEngine(t, everything("log"))
+	r := e.Rule(KindTool, "b", "t")
+	raw := strings.Repeat(`{"a":`, maxDepth+2) + `"x"` + strings.Repeat("}", maxDepth+2)
+	if rep := r.ScanResult([]byte(raw)); rep.Err == nil || !rep.Blocked() {
+		t.Fatalf("err %v", rep.Err)
+	}
+}
+
+// A message that would need more redactions than maxEdits is blocked.
+func TestTooManyRedactions(t *testing.T) {
+	e := testEngine(t, everything("redact"))
+	r := e.Rule(KindTool, "b", "t")
+	raw := `{"text":"` + strings.Repeat("a@example.org ", maxEdits+1) + `"}`
+	if rep := r.ScanResult([]byte(raw)); rep.Err != ErrTooManyFindings || !rep.Blocked() {
+		t.Fatalf("err %v", rep.Err)
+	}
+}

@@ -1,0 +1,329 @@
+package mcphttp
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// The built-in guardrails (docs/guardrails.md) at two places of the pipeline: stage guardrails
+// checks a routed request's arguments once it is authorized, pinned and its headers bound, and
+// the relay checks the backend's answer (and every notification relayed while it runs) before
+// the client sees it. Both eras pass through here: the pre-2026 edge runs its clients' calls
+// through the same stages and relay.
+//
+// A gateway without rules has no railer (Server.rails is nil), and a request no rule covers has
+// no rails (request.rails is nil): the relay tests one pointer per message.
+
+// railer is the guardrails' component: the compiled rules, their metrics and the decision log.
+type railer struct {
+	engine   *guardrails.Engine
+	rec      *metrics.GuardrailRecorder
+	log      *slog.Logger
+	backends *upstreams.Registry
+	now      func() time.Time
+}
+
+// railState is what the guardrails keep of one request: the rule that covers it, and what the
+// notifications relayed so far had (flagged findings the result names, a blocked one that
+// withholds it).
+type railState struct {
+	rule    *guardrails.Rule
+	notes   []guardrails.Finding
+	blocked *guardrails.Finding
+	failed  bool
+}
+
+// maxNotes bounds the findings notifications leave for the result's annotation.
+const maxNotes = 32
+
+// guardKind maps the routed methods the guardrails cover to what a rule names (0: none).
+func guardKind(method string) guardrails.Kind {
+	switch method {
+	case upstreams.MethodToolsCall:
+		return guardrails.KindTool
+	case upstreams.MethodPromptsGet:
+		return guardrails.KindPrompt
+	case upstreams.MethodResourcesRead:
+		return guardrails.KindResource
+	}
+	return 0
+}
+
+// checkRequest is stage guardrails: it finds the request's rule, runs the argument detectors
+// and then validates a tools/call's arguments, as redacted, against the tool's schema: what is
+// validated is what is forwarded. A refusal answers the request (a tool error for tools/call,
+// which the model can read; invalid params for prompts/get); a redaction replaces the arguments
+// the later stages see and forward.
+func (g *railer) checkRequest(x *request) (bool, error) {
+	kind := guardKind(x.in.req.Method)
+	if kind == 0 {
+		return false, nil
+	}
+	rule := g.engine.Rule(kind, x.route.upstream, x.route.upstreamName)
+	if rule == nil {
+		return false, nil
+	}
+	x.rails = &railState{rule: rule}
+	rep := &guardrails.Report{Rule: rule.ID(), Dir: guardrails.DirArguments}
+	if rule.ScansArguments() && len(x.in.params.Arguments) > 0 {
+		start := g.now()
+		rep = rule.ScanArguments(x.in.params.Arguments)
+		g.rec.Duration(metrics.CheckContent, guardrails.DirArguments, g.now().Sub(start))
+	}
+	if !rep.Blocked() && rep.Redacted() {
+		if err := g.redactArguments(x, rep); err != nil {
+			return false, err
+		}
+	}
+	if !rep.Blocked() && kind == guardrails.KindTool && rule.ValidateArguments() != guardrails.Off {
+		if err := g.validateArguments(x, rule, rep); err != nil {
+			return false, err
+		}
+	}
+	g.record(x, rule, rep)
+	if rep.Blocked() {
+		return true, g.refuseRequest(x, rep)
+	}
+	return false, nil
+}
+
+// refuseRequest answers a refused request: a tool error for tools/call, invalid params for
+// prompts/get. The message names the rule, the detector and where, never the value.
+func (g *railer) refuseRequest(x *request, rep *guardrails.Report) error {
+	msg := refusalText(rep, "the arguments")
+	if x.in.req.Method == upstreams.MethodToolsCall {
+		return x.answer(toolError(msg), outcomeDenied)
+	}
+	return invalidParams("Invalid params: " + msg)
+}
+
+// toolError is a tools/call result the model reads as the tool's failure.
+func toolError(msg string) []byte {
+	text, _ := json.Marshal(msg)
+	return []byte(`{"content":[{"type":"text","text":` + string(text) + `}],"isError":true}`)
+}
+
+// refusalText says why a message was refused, from the report: the rule, the finding's
+// detector and path (or the schema violation), never the text that matched.
+func refusalText(rep *guardrails.Report, what string) string {
+	var b strings.Builder
+	b.WriteString("Refused by guardrail rule ")
+	b.WriteString(strconv.Quote(rep.Rule))
+	b.WriteString(": ")
+	f := rep.First(guardrails.Block)
+	switch {
+	case f != nil && f.Note != "":
+		b.WriteString(what + " fail the tool's schema at " + pointerOrRoot(f.Path) + ": " + f.Note)
+	case f != nil:
+		b.WriteString("found " + f.Detector.Guardrail().String() + " (" + f.Detector.String() + ") in " + what +
+			" at " + pointerOrRoot(f.Path))
+	default:
+		b.WriteString(what + " could not be checked")
+	}
+	return b.String()
+}
+
+func pointerOrRoot(p string) string {
+	if p == "" {
+		return "(root)"
+	}
+	return p
+}
+
+// record counts the check in the metrics and writes its decision line when it found anything:
+// the rule, the direction, the action and each detector's count, never the text or the path.
+func (g *railer) record(x *request, rule *guardrails.Rule, rep *guardrails.Report) {
+	dir := rep.Dir
+	for gr := guardrails.Schema; gr <= guardrails.Injection; gr++ {
+		if rule.Runs(gr, dir) {
+			g.rec.Check(gr, dir, rep.GuardrailAction(gr), rep.Err != nil)
+		}
+	}
+	if rep.Clean() {
+		return
+	}
+	var kinds strings.Builder
+	rep.EachDetector(func(det guardrails.Detector, a guardrails.Action, n int) {
+		g.rec.Findings(det, dir, a, n)
+		if kinds.Len() > 0 {
+			kinds.WriteByte(',')
+		}
+		kinds.WriteString(det.String() + ":" + a.String() + ":" + strconv.Itoa(n))
+	})
+	level, what := slog.LevelInfo, "guardrail finding"
+	if rep.Blocked() {
+		level, what = slog.LevelWarn, "guardrail refused"
+	}
+	attrs := []slog.Attr{slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
+		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name),
+		slog.String("rule", rep.Rule), slog.String("direction", dir.String()),
+		slog.String("action", rep.Action.String()), slog.String("findings", kinds.String())}
+	if rep.Err != nil {
+		attrs = append(attrs, slog.String("error", checkError(rep.Err)))
+	}
+	g.log.LogAttrs(x.ctx, level, what, attrs...)
+}
+
+// checkError names why a check failed, in the guardrails package's words (never the input's).
+func checkError(err error) string {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, ':'); i > 0 && strings.HasPrefix(msg, "guardrails") {
+		return strings.TrimSpace(msg[i+1:])
+	}
+	return "check failed"
+}
+
+// redactArguments replaces the request's arguments with their redacted text: the params the
+// later stages confirm and forward, and the Mcp-Param-* headers bound to them.
+func (g *railer) redactArguments(x *request, rep *guardrails.Report) error {
+	args := rep.Rewrite(x.in.params.Arguments)
+	params, err := spliceMember(x.in.req.Params, x.in.params.Arguments, "arguments", args)
+	if err != nil {
+		return err
+	}
+	x.in.req.Params = params
+	x.in.params.Arguments = args
+	if len(x.route.paramHeaders) > 0 {
+		// A mirrored argument must say what the backend reads: the headers are derived again
+		// from the redacted arguments.
+		return g.rebindParamHeaders(x, x.route.target)
+	}
+	return nil
+}
+
+// spliceMember returns obj with the value of member name, old (a slice of obj, as the decode
+// left it), replaced with val.
+func spliceMember(obj, old []byte, name string, val []byte) ([]byte, error) {
+	if off := cap(obj) - cap(old); len(old) > 0 && off >= 0 && off+len(old) <= len(obj) && &obj[off] == &old[0] {
+		out := make([]byte, 0, len(obj)-len(old)+len(val))
+		out = append(append(append(out, obj[:off]...), val...), obj[off+len(old):]...)
+		return out, nil
+	}
+	// Not a slice of obj (a request another edge built): rebuilt member by member.
+	out := []byte{'{'}
+	err := jsonrpc.Members(obj, func(k, v []byte) error {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = jsonrpc.AppendString(out, k)
+		out = append(out, ':')
+		if string(k) == name {
+			v = val
+		}
+		out = append(out, v...)
+		return nil
+	})
+	return append(out, '}'), err
+}
+
+// validateArguments is the schema guardrail on a tools/call's arguments, against the pinned
+// inputSchema when the backend is pinned and the tool has a pin, else the one its backend lists
+// to the caller. A tool whose schema cannot be had fails the check (closed).
+func (g *railer) validateArguments(x *request, rule *guardrails.Rule, rep *guardrails.Report) error {
+	start := g.now()
+	defer func() { g.rec.Duration(metrics.CheckSchema, guardrails.DirArguments, g.now().Sub(start)) }()
+	cs, err := g.schema(x, false)
+	if err != nil {
+		return err
+	}
+	a := rule.ValidateArguments()
+	if cs == nil {
+		rep.Add(guardrails.DetInvalidArguments, a, "", "the tool's input schema is not known to the gateway")
+		return nil
+	}
+	v, verr := cs.Validate(x.in.params.Arguments)
+	switch {
+	case verr != nil:
+		rep.Add(guardrails.DetInvalidArguments, a, "", "the tool's input schema cannot be used")
+	case v != nil:
+		rep.Add(guardrails.DetInvalidArguments, a, v.Path, v.Problem)
+	}
+	return nil
+}
+
+// schema returns the compiled inputSchema (output false) or outputSchema of the routed tool:
+// pinned, or listed; nil when the tool has none the gateway knows.
+func (g *railer) schema(x *request, output bool) (*guardrails.CompiledSchema, error) {
+	t := x.route.target
+	if g.backends.PinsEnabled(t.Upstream) {
+		if def := g.backends.PinGuard().Pinned(t.Upstream, pins.KindTool, t.Name); def != nil {
+			member := "inputSchema"
+			if output {
+				member = "outputSchema"
+			}
+			obj, _ := def.Value.(map[string]any)
+			sv, ok := obj[member]
+			if !ok {
+				return nil, nil
+			}
+			return g.engine.Schema(guardrails.PinKey(def.Fingerprint, output), func() ([]byte, error) {
+				return json.Marshal(sv)
+			}), nil
+		}
+	}
+	th, err := x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
+		ProtocolVersion: x.in.meta.ProtocolVersion,
+		Header:          x.trace().headers(),
+		CacheKey:        x.subject(),
+		SubjectToken:    x.subjectToken(t.Upstream),
+		Fetch:           true,
+	}, t)
+	if err != nil || th == nil || th.Schemas == nil {
+		return nil, err
+	}
+	switch {
+	case output && th.Schemas.HasOutput:
+		return g.engine.ContentSchema(th.Schemas.Output), nil
+	case !output && th.Schemas.HasInput:
+		return g.engine.ContentSchema(th.Schemas.Input), nil
+	}
+	return nil, nil
+}
+
+// rebindParamHeaders derives a tools/call's Mcp-Param-* headers from its arguments again, after
+// a redaction changed them, with the bindings stage bind-headers used.
+func (g *railer) rebindParamHeaders(x *request, t upstreams.Target) error {
+	th, err := x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
+		ProtocolVersion: x.in.meta.ProtocolVersion,
+		CacheKey:        x.subject(),
+		SubjectToken:    x.subjectToken(t.Upstream),
+		Fetch:           true,
+	}, t)
+	if err != nil {
+		return err
+	}
+	x.route.paramHeaders = nil
+	if th == nil {
+		return nil
+	}
+	for i := range th.Bindings {
+		bd := &th.Bindings[i]
+		val, err := argumentAt(x.in.params.Arguments, bd.Path)
+		if err != nil || val == nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		want, ok := mirrored(val)
+		if !ok {
+			return headerMismatch("Header mismatch: argument " + strings.Join(bd.Path, ".") + " cannot be mirrored into " + bd.Header)
+		}
+		if x.route.paramHeaders == nil {
+			x.route.paramHeaders = make(http.Header, len(th.Bindings))
+		}
+		x.route.paramHeaders[bd.Header] = []string{mcpheader.Encode(want)}
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package mcphttp
+
+import (
+	"net/http"
+
+	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// The guardrails on what a backend answers (docs/guardrails.md), run by the relay for a request
+// a rule covers: every notification relayed while the request runs, then the final result, all
+// before the client sees them. Progress is no way around the check: a notification that a
+// rule blocks is dropped and withholds the result too, and what notifications had that was
+// flagged or redacted is named in the result's annotation.
+
+// checkNotification checks one relayed notification (the whole message): it returns the
+// message to relay (redacted where a rule redacts), or drop when a rule blocks it.
+func (g *railer) checkNotification(x *request, msg []byte) (out []byte, drop bool) {
+	rule := x.rails.rule
+	if !rule.ScansResults() {
+		return msg, false
+	}
+	start := g.now()
+	rep := rule.ScanNotification(msg)
+	g.rec.Duration(metrics.CheckContent, guardrails.DirNotification, g.now().Sub(start))
+	g.record(x, rule, rep)
+	if rep.Blocked() {
+		if x.rails.blocked == nil {
+			f := guardrails.Finding{Detector: guardrails.DetInvalidArguments, Action: guardrails.Block}
+			if b := rep.First(guardrails.Block); b != nil {
+				f = *b
+			} else {
+				x.rails.failed = true
+			}
+			x.rails.blocked = &f
+		}
+		return nil, true
+	}
+	for _, f := range rep.Findings {
+		if (f.Action == guardrails.Flag || f.Action == guardrails.Redact) && len(x.rails.notes) < maxNotes {
+			x.rails.notes = append(x.rails.notes, f)
+		}
+	}
+	if rep.Redacted() {
+		return rep.Rewrite(msg), false
+	}
+	return msg, false
+}
+
+// checkResult checks the final result of a request a rule covers: the result detectors, then a
+// tool result's structuredContent, as redacted, against the tool's outputSchema, and what the
+// notifications before it left. It returns the result to send (redacted, annotated), or refusal: the tool
+// error that replaces a tools/call's result. A prompts/get or resources/read result that is
+// refused becomes a JSON-RPC error (err).
+func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, err error) {
+	rule := x.rails.rule
+	rep := &guardrails.Report{Rule: rule.ID(), Dir: guardrails.DirResult}
+	if rule.ScansResults() {
+		start := g.now()
+		rep = rule.ScanResult(result)
+		g.rec.Duration(metrics.CheckContent, guardrails.DirResult, g.now().Sub(start))
+	}
+	if !rep.Blocked() && x.rails.blocked == nil {
+		// Redacted first: the structured content validated is the one the client gets.
+		out, _ = rep.RewriteResult(result, x.rails.notes)
+	}
+	tool := x.in.req.Method == upstreams.MethodToolsCall
+	if out != nil && tool && rule.ValidateStructuredContent() != guardrails.Off {
+		if err := g.validateStructured(x, rule, out, rep); err != nil {
+			return nil, nil, err
+		}
+	}
+	g.record(x, rule, rep)
+	what := "the result"
+	if f := x.rails.blocked; f != nil {
+		rep = &guardrails.Report{Rule: rule.ID(), Dir: guardrails.DirNotification}
+		if !x.rails.failed {
+			rep.Add(f.Detector, guardrails.Block, f.Path, "")
+		}
+		what = "a notification relayed during the request"
+	}
+	if rep.Blocked() || x.rails.blocked != nil {
+		msg := refusalText(rep, what)
+		if tool {
+			return nil, toolError(msg), nil
+		}
+		e := rpcError(jsonrpc.NewError(jsonrpc.CodeInternalError, msg))
+		// In the place of the backend's answer, as a backend's JSON-RPC error is relayed.
+		e.Status, e.Outcome = http.StatusOK, outcomeDenied
+		return nil, nil, e
+	}
+	return out, nil, nil
+}
+
+// validateStructured is the schema guardrail on a tool result's structuredContent, against the
+// tool's outputSchema (pinned, or listed). A tool error is not checked; a result without
+// structuredContent from a tool that declares an outputSchema fails, as the protocol requires
+// one.
+func (g *railer) validateStructured(x *request, rule *guardrails.Rule, result []byte, rep *guardrails.Report) error {
+	start := g.now()
+	defer func() { g.rec.Duration(metrics.CheckSchema, guardrails.DirResult, g.now().Sub(start)) }()
+	var sc []byte
+	isError := false
+	_ = jsonrpc.Members(result, func(k, v []byte) error {
+		switch string(k) {
+		case "structuredContent":
+			sc = v
+		case "isError":
+			isError = string(v) == "true"
+		}
+		return nil
+	})
+	if isError {
+		return nil
+	}
+	cs, err := g.schema(x, true)
+	if err != nil || cs == nil {
+		return err
+	}
+	a := rule.ValidateStructuredContent()
+	if sc == nil {
+		rep.Add(guardrails.DetInvalidStructuredContent, a, "/structuredContent", "missing, while the tool declares an outputSchema")
+		return nil
+	}
+	v, verr := cs.Validate(sc)
+	switch {
+	case verr != nil:
+		rep.Add(guardrails.DetInvalidStructuredContent, a, "/structuredContent", "the tool's output schema cannot be used")
+	case v != nil:
+		rep.Add(guardrails.DetInvalidStructuredContent, a, "/structuredContent"+v.Path, v.Problem)
+	}
+	return nil
+}
+
+// checkError checks a backend's JSON-RPC error (the whole message) with the result detectors:
+// its message and data reach the model as a result does. It returns the message to relay:
+// redacted, or when a rule blocks it the gateway's own error naming the rule, with the
+// backend's error code.
+func (g *railer) checkError(x *request, msg []byte) []byte {
+	rule := x.rails.rule
+	if !rule.ScansResults() {
+		return msg
+	}
+	rep := rule.ScanResult(msg)
+	rep.Dir = guardrails.DirResult
+	g.record(x, rule, rep)
+	switch {
+	case rep.Blocked():
+		e := jsonrpc.NewError(jsonrpc.CodeInternalError, refusalText(rep, "the backend's error"))
+		return jsonrpc.AppendError(nil, x.in.req.ID, e)
+	case rep.Redacted():
+		return rep.Rewrite(msg)
+	}
+	return msg
+}
