@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
@@ -716,5 +717,26 @@ func TestInterceptorThroughCallTool(t *testing.T) {
 	}
 	if invs := ics.Invocations(); len(invs) != 2 || !strings.Contains(string(invs[1].Payload), `"name":"alpha__echo"`) {
 		t.Fatalf("invocations %+v", invs)
+	}
+}
+
+// TestGuardrailsSeeTheInterceptedCall: the built-in guardrails run after the interceptors, so
+// they check the call as an interceptor changed it: personal data a mutation put into the
+// arguments is refused by a rule that blocks it, and the backend gets nothing.
+func TestGuardrailsSeeTheInterceptedCall(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "sign", Type: intercept.TypeMutation,
+		Handle: replaceIn("regards", "regards, ann@example.com")}})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Interceptors = []InterceptorConfig{interceptorEntry("sign", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request")}
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "no-pii", Upstream: "alpha", Tools: []string{"echo"},
+			Arguments: guardrails.DirectionConfig{PII: "block"}}}}
+	}, alpha)
+	if _, res := rawCall(t, gw, "", "alpha__echo", `{"text":"hello"}`, ""); res.Error != nil || res.Result.IsError || toolCalls(alpha) != 1 {
+		t.Fatalf("an unchanged call: %+v; backend calls %d", res, toolCalls(alpha))
+	}
+	_, res := rawCall(t, gw, "", "alpha__echo", `{"text":"kind regards"}`, "")
+	if !res.Result.IsError || !strings.Contains(res.Result.Content[0].Text, `guardrail rule "no-pii"`) || toolCalls(alpha) != 1 {
+		t.Fatalf("the mutated call: %+v; backend calls %d", res, toolCalls(alpha))
 	}
 }
