@@ -722,15 +722,21 @@ func TestInterceptorThroughCallTool(t *testing.T) {
 
 // TestGuardrailsSeeTheInterceptedCall: the built-in guardrails run after the interceptors, so
 // they check the call as an interceptor changed it: personal data a mutation put into the
-// arguments is refused by a rule that blocks it, and the backend gets nothing.
+// arguments is refused by a rule that blocks it, and the backend gets nothing; personal data a
+// response mutation put into the result is withheld from the client.
 func TestGuardrailsSeeTheInterceptedCall(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha")
-	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "sign", Type: intercept.TypeMutation,
-		Handle: replaceIn("regards", "regards, ann@example.com")}})
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "sign", Type: intercept.TypeMutation, Handle: replaceIn("regards", "regards, ann@example.com")},
+		{Name: "sign-result", Type: intercept.TypeMutation, Handle: replaceIn("cheers", "cheers, bob@example.com")},
+	})
 	gw := startTestGateway(t, func(c *Config) {
-		c.Interceptors = []InterceptorConfig{interceptorEntry("sign", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request")}
+		c.Interceptors = []InterceptorConfig{
+			interceptorEntry("sign", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request"),
+			interceptorEntry("sign-result", ics.URL(), intercept.TypeMutation, []string{"echo"}, "response"),
+		}
 		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "no-pii", Upstream: "alpha", Tools: []string{"echo"},
-			Arguments: guardrails.DirectionConfig{PII: "block"}}}}
+			Arguments: guardrails.DirectionConfig{PII: "block"}, Results: guardrails.DirectionConfig{PII: "block"}}}}
 	}, alpha)
 	if _, res := rawCall(t, gw, "", "alpha__echo", `{"text":"hello"}`, ""); res.Error != nil || res.Result.IsError || toolCalls(alpha) != 1 {
 		t.Fatalf("an unchanged call: %+v; backend calls %d", res, toolCalls(alpha))
@@ -738,5 +744,9 @@ func TestGuardrailsSeeTheInterceptedCall(t *testing.T) {
 	_, res := rawCall(t, gw, "", "alpha__echo", `{"text":"kind regards"}`, "")
 	if !res.Result.IsError || !strings.Contains(res.Result.Content[0].Text, `guardrail rule "no-pii"`) || toolCalls(alpha) != 1 {
 		t.Fatalf("the mutated call: %+v; backend calls %d", res, toolCalls(alpha))
+	}
+	_, res = rawCall(t, gw, "", "alpha__echo", `{"text":"cheers"}`, "")
+	if !res.Result.IsError || !strings.Contains(res.Result.Content[0].Text, `guardrail rule "no-pii"`) || toolCalls(alpha) != 2 {
+		t.Fatalf("the mutated result: %+v; backend calls %d", res, toolCalls(alpha))
 	}
 }
