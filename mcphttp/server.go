@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
@@ -67,6 +68,9 @@ type Deps struct {
 	// Edge serves the clients of another protocol era on the same endpoint (package pre2026:
 	// 2025-11-25, 2025-06-18 and 2025-03-26 clients); nil refuses them, naming the versions served.
 	Edge EraEdge
+	// Interceptors are the out-of-process interceptors of calls (docs/interceptors.md); nil
+	// when none is configured.
+	Interceptors *intercept.Set
 	// Guardrails are the built-in guardrails (docs/guardrails.md); nil runs none, at no cost.
 	Guardrails *guardrails.Engine
 	// GuardrailMetrics records the guardrails' checks; nil records nothing.
@@ -92,6 +96,11 @@ type Server struct {
 	rate     RateLimits
 	// confirm is stage mrtr-in's component: requestState, confirmations, the approval page.
 	confirm *confirmer
+	// intercept is stage intercept's component and the response phase's; nil without
+	// interceptors.
+	intercept *interceptor
+	// rechecks are the stages a request an interceptor changed runs again (stagesBetween).
+	rechecks []stage
 	// rails is stage guardrails' component and the relay's checks; nil without guardrails.
 	rails    *railer
 	inflight *concurrency
@@ -147,6 +156,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if deps.Interceptors != nil {
+		s.intercept = &interceptor{set: deps.Interceptors, log: deps.Logger}
+		s.rechecks = stagesBetween(stageFirstRechecked, stageNameIntercept)
 	}
 	if deps.Guardrails != nil {
 		s.rails = &railer{engine: deps.Guardrails, rec: deps.GuardrailMetrics, log: deps.Logger,

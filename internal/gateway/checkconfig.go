@@ -85,6 +85,7 @@ func (c *Config) checkTLSFiles() []error {
 			errs = append(errs, configerr.At("redis.tls", "%w", err))
 		}
 	}
+	errs = append(errs, c.checkInterceptorTLS()...)
 	return append(errs, c.checkPinsLock()...)
 }
 
@@ -180,6 +181,7 @@ func (c *Config) secretRefs() []secretRef {
 	for i, p := range c.userOAuthKeyPaths() {
 		add(p, c.UserOAuth.Keys[i].Secret, false)
 	}
+	c.interceptorSecretRefs(add)
 	return out
 }
 

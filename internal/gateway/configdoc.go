@@ -213,6 +213,8 @@ func typeName(s *jsonschema.Schema) string {
 		return "map to " + typeName(s.AdditionalProperties)
 	case len(s.Enum) > 0:
 		return "one of " + strings.Join(enumTexts(s.Enum), ", ")
+	case s.Type == "":
+		return "any value" // a setting passed on as it is written (an interceptor's config)
 	}
 	return s.Type
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/certreload"
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
@@ -220,6 +221,9 @@ type gateway struct {
 	store     store.Store
 	lists     *listChangedRelay // nil without a shared store that carries notices
 	notices   store.Notices     // the shared store's notices; nil with the in-memory store
+	// interceptRec records the interceptors (interceptors.go); nil when the process started
+	// without any.
+	interceptRec *metrics.Interceptors
 	// endpointNotices carry a pre-2026 client's answers between replicas (the shared store's
 	// notices) and, without a shared store, between this process's component sets
 	// (localnotices.go).
@@ -269,6 +273,9 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if g.searchRec, err = newToolsetRecorder(cfg, g.registry); err != nil {
 		return nil, err
 	}
+	if g.interceptRec, err = newInterceptorRecorder(cfg, g.registry); err != nil {
+		return nil, err
+	}
 	if err := g.buildState(cfg, getenv, log); err != nil {
 		return nil, err
 	}
@@ -305,6 +312,8 @@ type components struct {
 	mcp       *echo.Echo
 	adminEcho *echo.Echo
 	admin     *mcphttp.Admin
+	// interceptors call the configured interceptors; nil without any.
+	interceptors *intercept.Set
 	// current is true while the set serves new requests: only then do its backends' health
 	// and circuit changes reach the gauges, which describe what new requests meet.
 	current atomic.Bool
@@ -353,6 +362,9 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 	if err != nil {
 		return nil, err
 	}
+	if c.interceptors, err = g.buildInterceptors(cfg); err != nil {
+		return nil, err
+	}
 	rails, err := g.buildGuardrails(cfg)
 	if err != nil {
 		return nil, err
@@ -372,6 +384,7 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		// Tool search metrics (docs/toolsets.md).
 		ToolsetMetrics: g.searchRec,
 		Edge:           edge,
+		Interceptors:   c.interceptors,
 		// The handles of denials (server.draftErrors: [denials]) open on every replica.
 		AuthorizationContexts: g.ring.Sealer(seal.PurposeAuthorizationContext),
 		// Built-in guardrails (docs/guardrails.md); nil without rules.

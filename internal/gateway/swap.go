@@ -372,5 +372,6 @@ func (c *components) close() {
 		if c.backends != nil {
 			c.backends.Close()
 		}
+		c.interceptors.Close()
 	})
 }
