@@ -54,6 +54,11 @@ func (s *Server) connect(x *request) (done bool, err error) {
 	case ok:
 		x.route.userToken = tok
 		return false, nil
+	case x.mutated:
+		// Re-checked after an interceptor changed the call (stage intercept), where no stage
+		// answers the request itself: the changed call is refused, never forwarded.
+		return false, rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"The call was changed into one of a backend whose account the caller has not connected"))
 	}
 	return true, s.askConnect(x, who, upstream)
 }

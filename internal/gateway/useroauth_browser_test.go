@@ -17,7 +17,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/testsupport/browsertest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/oauthbackend"
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
@@ -76,6 +78,7 @@ type userOAuthSite struct {
 	backend *oauthbackend.Backend
 	alpha   *mcptest.Server // a backend with the gateway's own credentials, beside the per-user one
 	redis   *testredis.Server
+	rename  *intercepttest.Server // turns a call of alpha into one of the per-user backend
 	// refuse makes the backend answer 401 to every token, as when its authorization server
 	// revoked them.
 	refuse   atomic.Bool
@@ -94,6 +97,15 @@ func startUserOAuthSite(t *testing.T) *userOAuthSite {
 	site.backend = oauthbackend.Start(t, uoBackend, oauthbackend.Options{Issuer: site.as.Issuer(), ClientIDs: []string{uoASClient},
 		Scopes: []string{"openid", "offline_access", "notes"}, Refuse: func(string) bool { return site.refuse.Load() }})
 	site.alpha = mcptest.StartServer(t, "alpha")
+	// An interceptor that turns alpha's echo of "to-notes" into a call of the per-user backend.
+	site.rename = intercepttest.Start(t, []intercepttest.Interceptor{{Name: "rename", Type: intercept.TypeMutation,
+		Handle: intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+			const from = `"alpha__echo","arguments":{"text":"to-notes"}`
+			if !strings.Contains(string(p), from) {
+				return nil
+			}
+			return json.RawMessage(strings.Replace(string(p), from, `"`+uoWhoami+`","arguments":{}`, 1))
+		})}})
 	redis := testredis.Start(t)
 	site.redis = redis
 	bin, dir := buildGatewayBinary(t), t.TempDir()
@@ -142,6 +154,8 @@ func (s *userOAuthSite) config(mcpAddr, adminAddr, redisURL string, secrets map[
 		"redis":     map[string]any{"url": redisURL},
 		"approval":  map[string]any{"clientID": uoPagesClient, "clientSecret": file("pages"), "baseURL": s.base},
 		"userOAuth": map[string]any{"keys": []any{map[string]any{"id": "v1", "secret": file("vault")}}},
+		"interceptors": []any{map[string]any{"name": "rename", "url": s.rename.URL(), "type": "mutation",
+			"rules": []any{map[string]any{"upstream": "alpha", "tools": []string{"echo"}, "phases": []string{"request"}}}}},
 		"upstreams": []any{map[string]any{"name": uoBackend, "url": s.backend.URL(), "timeout": "5s", "protocol": "2026-07-28",
 			"auth": map[string]any{"type": "userOAuth", "clientID": uoASClient, "clientSecret": file("as"),
 				"scopes": []string{"openid", "offline_access", "notes"}}},
@@ -405,6 +419,20 @@ func TestUserOAuthInBrowser(t *testing.T) {
 		}
 		// The record went: the next call, on the other replica, asks for consent again.
 		site.needsConnect(t, connect("a", mcptest.WithCapabilities(urlElicitation), mcptest.WithManualMRTR()))
+	})
+
+	t.Run("an interceptor turns a call into one of a backend not connected", func(t *testing.T) {
+		// alice's record went with the refused token: the changed call is refused, not sent to
+		// the connect page, and reaches neither backend.
+		before, alphaBefore := toolCalls(site.backend.Server), toolCalls(site.alpha)
+		res, err := connect("a", mcptest.WithCapabilities(urlElicitation), mcptest.WithManualMRTR()).CallTool(callCtx(t),
+			&mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "to-notes"}})
+		if err != nil || !res.IsError || res.NeedsInput() || !strings.Contains(mcptest.ResultText(res), "one this caller may not make") {
+			t.Fatalf("the changed call: %v %+v", err, res)
+		}
+		if toolCalls(site.backend.Server) != before || toolCalls(site.alpha) != alphaBefore {
+			t.Error("a backend received the refused call")
+		}
 	})
 
 	t.Run("the store down", func(t *testing.T) { testStoreDown(t, site, connect("a")) })
