@@ -64,6 +64,9 @@ type gatewayConfig struct {
 		AskTimeout           duration `yaml:"askTimeout"`
 		MaxRounds            int      `yaml:"maxRounds"`
 		MaxPendingPerSession int      `yaml:"maxPendingPerSession"`
+		MaxBatchMessages     int      `yaml:"maxBatchMessages"`
+		MaxBatchBytes        int64    `yaml:"maxBatchBytes"`
+		BatchConcurrency     int      `yaml:"batchConcurrency"`
 	} `yaml:"legacy"`
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -53,6 +54,9 @@ type AdminDeps struct {
 	// and the bare status of /readyz requires (adminauth.go). Empty means none, which only a
 	// loopback-only listener may do: on any other listener those endpoints are then refused.
 	Token string
+	// UserOAuth mounts POST /useroauth/revoke, the operator's revocation of per-user OAuth
+	// tokens by caller or backend. Nil: not mounted.
+	UserOAuth *useroauth.Service
 }
 
 // Admin serves /healthz, /readyz and /metrics on the admin listener, apart from MCP traffic.
@@ -77,6 +81,9 @@ func (a *Admin) Register(e *echo.Echo) {
 	e.GET("/readyz", a.readyz)
 	if a.deps.Backends != nil && a.deps.Backends.PinGuard() != nil {
 		e.GET("/pins", a.pinDrift, a.requireAdmin)
+	}
+	if a.deps.UserOAuth != nil {
+		e.POST("/useroauth/revoke", a.revokeUserTokens, a.requireAdmin)
 	}
 	if a.deps.Explain {
 		e.POST("/authz/explain", a.explain)

@@ -43,6 +43,9 @@ type ClientSink struct {
 	sse          bool
 	writeErr     error  // the first failed write: the response is over
 	streamClosed func() // ends the open-SSE-streams gauge when the response was a stream
+	// el is set for the element of a batch (batch.go): its messages go out through the batch's
+	// ClientSink, and w is nil.
+	el *element
 }
 
 // errClientWrite marks a response the client did not take: nothing more can be written to it.
@@ -70,7 +73,12 @@ var (
 
 // Header is the response's header map, for what must go out with the status line (a pre-2026
 // session id).
-func (c *ClientSink) Header() http.Header { return c.w.Header() }
+func (c *ClientSink) Header() http.Header {
+	if c.el != nil {
+		return c.el.headers()
+	}
+	return c.w.Header()
+}
 
 // Outcome is how the response ended so far (the outcome label), "" before anything decided it.
 func (c *ClientSink) Outcome() string { return c.outcome }
@@ -87,7 +95,12 @@ func (c *ClientSink) Streaming() bool { return c.sse }
 
 // Failed is the error of the write that ended the response (the client gone, or not reading in
 // time), nil while the client takes what it is sent.
-func (c *ClientSink) Failed() error { return c.writeErr }
+func (c *ClientSink) Failed() error {
+	if c.el != nil {
+		return c.el.failed()
+	}
+	return c.writeErr
+}
 
 // setID sets the JSON-RPC id every message this response answers with carries.
 func (c *ClientSink) setID(id json.RawMessage) { c.id = id }
@@ -96,12 +109,20 @@ func (c *ClientSink) setID(id json.RawMessage) { c.id = id }
 // confirmation) or a backend's, borrowed until Result returns. It gets resultType and the
 // gateway's serverInfo; status is the backend's for a relayed result, 200 otherwise.
 func (c *ClientSink) Result(result []byte, status int, outcome string, held *int) error {
+	if c.el != nil {
+		c.el.last(c, status, outcome)
+		return c.el.emitMsg(c, c.srv.newResponse(c.id, result))
+	}
 	c.outcome = outcome
 	return c.emitLast(c.srv.newResponse(c.id, result), status, held)
 }
 
 // Message answers with msg, a whole JSON-RPC message relayed untouched (a backend's error).
 func (c *ClientSink) Message(msg []byte, status int, outcome string, held *int) error {
+	if c.el != nil {
+		c.el.last(c, status, outcome)
+		return c.el.emit(c, msg)
+	}
 	c.outcome = outcome
 	p := &outMsg{}
 	p.add(msg)
@@ -113,6 +134,9 @@ func (c *ClientSink) Message(msg []byte, status int, outcome string, held *int) 
 // keep-alive, a later flushed event or the last message sends it. It serializes with the
 // keep-alive timer and leaves it armed.
 func (c *ClientSink) Event(msg []byte, held *int) error {
+	if c.el != nil {
+		return c.el.emit(c, msg) // nothing held: other elements write to the same stream
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.sse {
@@ -124,7 +148,7 @@ func (c *ClientSink) Event(msg []byte, held *int) error {
 // FlushHeld sends the events written without a flush, if any: the relay is about to wait for
 // the backend (Stream.OnWait).
 func (c *ClientSink) FlushHeld(held *int) {
-	if held == nil || *held == 0 {
+	if held == nil || *held == 0 || c.el != nil {
 		return
 	}
 	c.mu.Lock()
@@ -138,6 +162,9 @@ func (c *ClientSink) FlushHeld(held *int) {
 // Error answers with e: its status, headers and JSON-RPC error (with the request's id, null when
 // the id could not be read); on a started stream, the error is the stream's last message.
 func (c *ClientSink) Error(e *Error) error {
+	if c.el != nil {
+		return c.el.rpcError(c, e)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stopKeepAliveLocked()
@@ -163,6 +190,10 @@ func (c *ClientSink) Error(e *Error) error {
 // JSON answers with body, a whole JSON message, as the response: with status and as JSON when
 // nothing has been written yet, else as the stream's last event. It stops the keep-alives.
 func (c *ClientSink) JSON(status int, body []byte, outcome string) error {
+	if c.el != nil {
+		c.el.last(c, status, outcome)
+		return c.el.emit(c, body)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stopKeepAliveLocked()
@@ -175,6 +206,10 @@ func (c *ClientSink) JSON(status int, body []byte, outcome string) error {
 
 // Accepted answers 202 with no body: a notification, or a client's answer, was taken.
 func (c *ClientSink) Accepted() {
+	if c.el != nil {
+		c.el.last(c, http.StatusAccepted, outcomeOK)
+		return
+	}
 	c.writeDeadline(0)
 	c.w.WriteHeader(http.StatusAccepted)
 	c.status, c.outcome = http.StatusAccepted, outcomeOK
@@ -185,6 +220,9 @@ func (c *ClientSink) Accepted() {
 // (clients accept either, docs/protocol.md §2.1), so a long call is not cut off by a proxy
 // waiting for its first byte. Once the last message is written it stays off.
 func (c *ClientSink) KeepAlive(on bool) {
+	if c.el != nil {
+		return // the batch's stream keeps itself alive
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !on {
@@ -206,6 +244,9 @@ func (c *ClientSink) KeepAlive(on bool) {
 // Comment writes a keep-alive comment now, starting the stream if needed: a stream a client
 // waits for the headers of.
 func (c *ClientSink) Comment() error {
+	if c.el != nil {
+		return c.el.batch.Comment()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.sse {

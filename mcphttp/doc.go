@@ -22,7 +22,7 @@
 //
 // # Another era as a client of the pipeline
 //
-// An EraEdge (package pre2026, for 2025-11-25 and 2025-06-18 clients) is handed every POST right
+// An EraEdge (package pre2026, for 2025-11-25, 2025-06-18 and 2025-03-26 clients) is handed every POST right
 // after the decode and every GET. It shares the pipeline's stages through an Incoming:
 // authentication and admission, which every path runs, and Run, which takes a 2026-07-28
 // request the edge built straight to the stages after the wire checks, answering through the

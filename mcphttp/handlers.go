@@ -150,6 +150,7 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 		Visible:         visible,
 		Embedded:        embedded,
 		Caller:          x.subject(),
+		UserToken:       x.route.userToken,
 	})
 	if err != nil {
 		return "", err

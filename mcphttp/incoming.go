@@ -13,7 +13,7 @@ import (
 )
 
 // EraEdge serves the clients of another protocol era on the MCP endpoint: package pre2026 serves
-// 2025-11-25 and 2025-06-18 clients. The pipeline hands it every POST right after the strict
+// 2025-11-25, 2025-06-18 and 2025-03-26 clients. The pipeline hands it every POST right after the strict
 // decode (stage era), and every GET; it answers through the request's ClientSink and runs what
 // it translates through the same pipeline (Incoming.Run), so everything the 2026-07-28 path
 // checks, a translated request is checked for too.

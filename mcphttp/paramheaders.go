@@ -56,12 +56,12 @@ func checkParamSyntax(h http.Header) error {
 // backend refuses a missing header itself); once the list is held, the same call is refused here
 // when it should have mirrored an argument.
 //
-// A request another edge built (internal) carries no Mcp-Param-* header of its client's: the
-// headers are derived from its arguments instead, with the tool's bindings fetched when they
+// A request another edge built (internal), or whose params an interceptor replaced (mutated),
+// carries no Mcp-Param-* header of its client's: the headers are derived from its arguments instead, with the tool's bindings fetched when they
 // are not held, now that the call is authorized, so a 2026-07-28 backend gets what it requires.
 func (x *request) bindParamHeaders(target upstreams.Target) error {
 	headers := countParamHeaders(x.hdr)
-	fetch := headers > 0 || x.internal
+	fetch := headers > 0 || x.internal || x.mutated
 	var pass http.Header // for a list fetched now; only a call with headers fetches one
 	if fetch {
 		pass = x.trace().headers()
@@ -105,7 +105,7 @@ func (x *request) bindParamHeaders(target upstreams.Target) error {
 			return headerMismatch("Header mismatch: argument " + arg + " cannot be mirrored into " + bd.Header)
 		}
 		switch {
-		case !hasHeader && !x.internal:
+		case !hasHeader && !x.internal && !x.mutated:
 			return headerMismatch("Header mismatch: " + bd.Header + " header is required for argument " + arg)
 		case hasHeader:
 			got, _ := mcpheader.Decode(hv) // checkParamSyntax has refused what does not decode

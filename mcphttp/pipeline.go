@@ -11,7 +11,11 @@ package mcphttp
 //
 // docs/architecture.md lists these stages by name; TestArchitectureStages keeps the two in step.
 
-import "github.com/mcp-gateway/gateway/upstreams"
+import (
+	"slices"
+
+	"github.com/mcp-gateway/gateway/upstreams"
+)
 
 // stage is one step of the pipeline.
 type stage struct {
@@ -53,10 +57,14 @@ var stages = [...]stage{
 		"the namespaced name or URI to (backend, backend-side name), since policy is written in backend terms; an MCP App's call by its backend's own tool name becomes the namespaced tool here, so every later stage sees only that"},
 	{"authorize", stageAuthorize, true,
 		"allow, step-up or hidden for this caller and target; needs the principal and the route"},
+	{"connect", stageConnect, true,
+		"exit: a per-user backend's call goes on only with the caller's own token, else the user is sent to connect an account; once authorized, and before pin and bind-headers, which may list the backend's tools with that token"},
 	{"pin", stagePin, true,
 		"a drifted definition is refused (block) or confirmed: once authorized, so a hidden item reveals no drift"},
 	{"bind-headers", stageBindHeaders, true,
 		"a tools/call's Mcp-Param-* headers bound to its arguments before any confirmation is asked"},
+	{"intercept", stageIntercept, true,
+		"interceptors see only a call that is authorized and pinned; a mutated call goes through route to bind-headers again, then is confirmed as mutated: what is checked and confirmed is what is forwarded"},
 	{"guardrails", stageGuardrails, true,
 		"arguments are checked as the backend will get them, once authorized and pinned (a refusal reveals nothing of a hidden tool) and before a person is asked to confirm them, so a confirmation shows what is forwarded"},
 	{"mrtr-in", stageMRTRIn, true,
@@ -82,6 +90,34 @@ func (s *Server) run(x *request) error {
 			return s.drafts.asDenial(x, err)
 		}
 		if err != nil || done {
+			return err
+		}
+	}
+	return nil
+}
+
+// Names of the stages a mutated request runs again (stage intercept): from route up to, not
+// including, intercept.
+const (
+	stageFirstRechecked = "route"
+	stageNameIntercept  = "intercept"
+)
+
+// stagesBetween returns the stages from the one named from up to, not including, the one named
+// until, in the pipeline's order. The server keeps those a mutated request runs again
+// (Server.recheck), so the stage functions need not refer to the list they are in.
+func stagesBetween(from, until string) []stage {
+	i := slices.IndexFunc(stages[:], func(st stage) bool { return st.name == from })
+	j := slices.IndexFunc(stages[:], func(st stage) bool { return st.name == until })
+	return stages[i:j]
+}
+
+// recheck runs x through the stages a request an interceptor changed must pass again: those that
+// checked the client's request from route on (Server.recheck). None of them answers a request
+// itself.
+func (s *Server) recheck(x *request) error {
+	for i := range s.rechecks {
+		if done, err := s.rechecks[i].run(s, x); err != nil || done {
 			return err
 		}
 	}
@@ -166,6 +202,13 @@ func stageAuthorize(s *Server, x *request) (bool, error) {
 	return false, x.authorize(x.route.kind, x.route.target)
 }
 
+func stageConnect(s *Server, x *request) (bool, error) {
+	if s.userOAuth == nil {
+		return false, nil
+	}
+	return s.connect(x)
+}
+
 func stagePin(s *Server, x *request) (bool, error) { return false, x.checkPin(x.route.target) }
 
 func stageBindHeaders(s *Server, x *request) (bool, error) {
@@ -173,6 +216,13 @@ func stageBindHeaders(s *Server, x *request) (bool, error) {
 		return false, nil
 	}
 	return false, x.bindParamHeaders(x.route.target)
+}
+
+func stageIntercept(s *Server, x *request) (bool, error) {
+	if s.intercept == nil {
+		return false, nil
+	}
+	return s.intercept.request(x)
 }
 
 func stageGuardrails(s *Server, x *request) (bool, error) {

@@ -62,6 +62,23 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 			}
 			return outcomeBackendError, out.Message(msg, status, outcomeBackendError, held)
 		}
+		if ic := x.s.intercept; ic != nil {
+			// The response phase: the interceptors read the result before the client does;
+			// the progress relayed so far reaches the client while they decide.
+			if held != nil {
+				out.FlushHeld(held)
+			}
+			release, refusal, err := ic.response(x, result)
+			switch {
+			case err != nil:
+				return "", err
+			case refusal != nil:
+				return outcomeDenied, out.Result(refusal, http.StatusOK, outcomeDenied, held)
+			}
+			result = release
+		}
+		// After the interceptors: a UI resource's pinned _meta.ui is checked on what the client
+		// receives, a mutated result included.
 		if x.route.uiReadPin != nil {
 			if err := x.checkUIRead(result); err != nil {
 				return "", err

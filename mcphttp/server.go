@@ -18,11 +18,13 @@ import (
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/tracing"
+	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -60,9 +62,15 @@ type Deps struct {
 	// Approvals is the out-of-band approval page for `confirm: url` rules; nil refuses those
 	// calls (fail closed).
 	Approvals *approval.Service
+	// UserOAuth is per-user OAuth to backends (auth.type userOAuth): the callers' tokens and
+	// the connect pages. Nil: no backend uses it.
+	UserOAuth *useroauth.Service
 	// Edge serves the clients of another protocol era on the same endpoint (package pre2026:
-	// 2025-11-25 and 2025-06-18 clients); nil refuses them, naming the versions served.
+	// 2025-11-25, 2025-06-18 and 2025-03-26 clients); nil refuses them, naming the versions served.
 	Edge EraEdge
+	// Interceptors are the out-of-process interceptors of calls (docs/interceptors.md); nil
+	// when none is configured.
+	Interceptors *intercept.Set
 	// Guardrails are the built-in guardrails (docs/guardrails.md); nil runs none, at no cost.
 	Guardrails *guardrails.Engine
 	// GuardrailMetrics records the guardrails' checks; nil records nothing.
@@ -88,6 +96,11 @@ type Server struct {
 	rate     RateLimits
 	// confirm is stage mrtr-in's component: requestState, confirmations, the approval page.
 	confirm *confirmer
+	// intercept is stage intercept's component and the response phase's; nil without
+	// interceptors.
+	intercept *interceptor
+	// rechecks are the stages a request an interceptor changed runs again (stagesBetween).
+	rechecks []stage
 	// rails is stage guardrails' component and the relay's checks; nil without guardrails.
 	rails    *railer
 	inflight *concurrency
@@ -101,6 +114,8 @@ type Server struct {
 	toolsets      // tool sets and search mode (toolsets.go, search.go)
 	// edge serves pre-2026 clients (Deps.Edge); nil when they are refused.
 	edge EraEdge
+	// userOAuth is stage connect's service (Deps.UserOAuth); nil when no backend uses it.
+	userOAuth *useroauth.Service
 	// htu is the public URL in the form DPoP proofs' htu is compared in; "" without one, when no
 	// proof can match.
 	htu string
@@ -142,6 +157,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	if deps.Interceptors != nil {
+		s.intercept = &interceptor{set: deps.Interceptors, log: deps.Logger}
+		s.rechecks = stagesBetween(stageFirstRechecked, stageNameIntercept)
+	}
 	if deps.Guardrails != nil {
 		s.rails = &railer{engine: deps.Guardrails, rec: deps.GuardrailMetrics, log: deps.Logger,
 			backends: deps.Backends, now: s.now}
@@ -162,6 +181,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.edge = deps.Edge
+	s.userOAuth = deps.UserOAuth
 	versions := []string{ProtocolVersion}
 	if s.edge != nil {
 		versions = append(versions, s.edge.Versions()...)
@@ -202,6 +222,7 @@ func (s *Server) Register(e *echo.Echo) {
 	s.registerMetadata(e)
 	s.registerToolsets(e)
 	s.registerApproval(e)
+	s.registerConnect(e)
 	s.registerCards(e)
 	// Streamable HTTP 2026-07-28 has no GET stream and no DELETE (docs/protocol.md §2.1). A
 	// pre-2026 client's GET with a session opens a stream of list_changed notifications

@@ -60,7 +60,11 @@ const (
 	DefaultProtocol       = backend.DefaultProtocol
 	AuthClientCredentials = backend.AuthClientCredentials
 	AuthTokenExchange     = backend.AuthTokenExchange
+	AuthUserOAuth         = backend.AuthUserOAuth
 )
+
+// UserTokens hands out the callers' tokens of per-user backends (see backend.UserTokens).
+type UserTokens = backend.UserTokens
 
 // ProtocolChoices are the values UpstreamConfig.Protocol takes: auto, then the revisions it can
 // be pinned to.

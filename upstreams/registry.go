@@ -63,6 +63,8 @@ type Options struct {
 	// Pins, when set, checks every tools, prompts and resource templates list and the server
 	// instructions against the tool-definition pins (pins.go). Nil: no pinning.
 	Pins *pins.Guard
+	// UserTokens hands out the callers' tokens of per-user backends (auth.type userOAuth).
+	UserTokens UserTokens
 	// ToolSchemas keeps each listed tool's inputSchema and outputSchema in the tool index
 	// (ToolHeaders.Schemas), for the schema guardrail.
 	ToolSchemas bool
@@ -113,7 +115,8 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		r.now = time.Now
 	}
 	env := &backend.Env{Log: r.log, Now: r.now, Names: r.ns, Results: r.results, Kick: r.kick, UserAgent: opts.UserAgent,
-		Transport: opts.Transport, Observe: opts.Observe, CircuitState: opts.CircuitState, OnHealth: opts.OnHealth, Apps: cfg.Apps.Enabled}
+		Transport: opts.Transport, Observe: opts.Observe, CircuitState: opts.CircuitState, OnHealth: opts.OnHealth,
+		Apps: cfg.Apps.Enabled, UserTokens: opts.UserTokens}
 	for _, uc := range cfg.Upstreams {
 		b, err := backend.New(uc, env)
 		if err != nil {
@@ -196,6 +199,13 @@ func (r *Registry) CircuitStates() map[string]int {
 func (r *Registry) ExchangesTokens(upstream string) bool {
 	b, ok := r.byName[upstream]
 	return ok && b.ExchangesTokens()
+}
+
+// PerUser reports whether the named backend's callers connect their own accounts (auth.type
+// userOAuth): a call needs the caller's token, which Call.UserToken carries.
+func (r *Registry) PerUser(upstream string) bool {
+	b, ok := r.byName[upstream]
+	return ok && b.PerUser()
 }
 
 // AnyExchangesTokens reports whether some backend uses token exchange, so a list (which fans out

@@ -63,7 +63,7 @@ const walkthrough = `{{define "walkthrough"}}{{if .Issuer}}  # mcp METHOD [NAME]
   curl -sS -i http://{{.Admin}}/authz/explain -H 'Content-Type: application/json' \
     -d '{"claims":{"sub":"bob","scope":"notes:read"},"kind":"tool","upstream":"notes","name":"add_note"}'; echo
 
-  # A pre-2026 client (2025-11-25, 2025-06-18: the TypeScript SDK v1, most agent hosts) uses the
+  # A pre-2026 client (2025-03-26 to 2025-11-25: the TypeScript SDK v1, most agent hosts) uses the
   # same endpoint: initialize, then send the Mcp-Session-Id it returns with every request.
   legacy() { curl -sS -i -N http://{{.MCP}}/mcp -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' ${TOKEN:+-H "Authorization: Bearer $TOKEN"} \

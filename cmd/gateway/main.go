@@ -1,5 +1,5 @@
 // Command gateway is the MCP gateway: a stateless Streamable HTTP edge server speaking MCP
-// 2026-07-28 (and serving 2025-11-25 and 2025-06-18 clients) that authenticates callers, applies
+// 2026-07-28 (and serving 2025-11-25, 2025-06-18 and 2025-03-26 clients) that authenticates callers, applies
 // per-tool policy and forwards to backend MCP servers presented as one namespaced server.
 //
 // Everything it does is in internal/gateway; this file is the process around it. The local demo

@@ -6,8 +6,9 @@
 // shared store under its requestState nonce (Ask); the page reads it on any replica, checks
 // that the signed-in issuer and subject are the caller's, and records one decision, sealed and
 // bound to the nonce and the argument digest (Decide). The retry of the call reads that
-// decision (Verdict). Sessions and sign-in state live in sealed, short-lived cookies scoped to
-// the page's path, so any replica can serve any step.
+// decision (Verdict). Sessions and sign-in state live in sealed, short-lived cookies
+// (internal/webpage, whose sign-in the gateway's other pages share, through this page's
+// callback), so any replica can serve any step.
 //
 // What the page renders is escaped by html/template; argument strings have invisible and
 // bidirectional characters made visible and long values folded. Responses carry a strict

@@ -2,32 +2,24 @@ package approval
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/coreos/go-oidc/v3/oidc"
-	"golang.org/x/oauth2"
+	"github.com/mcp-gateway/gateway/internal/webpage"
 )
 
 // maxFormBytes bounds a decision POST's body: a CSRF token and one word.
 const maxFormBytes = 4 << 10
 
-// signInTimeout bounds the discovery and code exchange of one sign-in.
-const signInTimeout = 15 * time.Second
-
 // ServeHTTP serves everything under Path: the call pages (GET shows, POST decides) and the
 // sign-in callback. Every response carries the page's security headers.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	setSecurityHeaders(w.Header())
+	webpage.SetSecurityHeaders(w.Header())
 	rest, ok := strings.CutPrefix(r.URL.Path, s.cfg.Path+"/")
 	switch {
 	case !ok:
@@ -48,7 +40,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // show renders the call's page, after sign-in.
 func (s *Service) show(w http.ResponseWriter, r *http.Request, id string) {
-	sess, ok := s.cookies.session(r)
+	sess, ok := s.signin.Session(r)
 	if !ok || r.URL.Query().Get("signin") == "again" {
 		s.startSignIn(w, r, id, r.URL.Query().Get("signin") == "again")
 		return
@@ -88,11 +80,11 @@ func (s *Service) present(w http.ResponseWriter, r *http.Request, sess *session,
 // only once the confirmation has been on screen for MinDwell. So clicks that a page elsewhere
 // makes land on the page as it appears (double-clickjacking) cannot approve.
 func (s *Service) decide(w http.ResponseWriter, r *http.Request, id string) {
-	if !fromPage(r.Header, s.cfg.BaseURL) {
+	if !webpage.FromPage(r.Header, s.cfg.BaseURL) {
 		s.refuse(w, http.StatusForbidden, RefusedOriginMismatch, "This decision did not come from the approval page.")
 		return
 	}
-	sess, ok := s.cookies.session(r)
+	sess, ok := s.signin.Session(r)
 	if !ok {
 		s.refuse(w, http.StatusForbidden, RefusedNoSession, "You are not signed in (or your session ended). Open the approval link again.")
 		return
@@ -184,7 +176,7 @@ func (s *Service) loadFor(w http.ResponseWriter, ctx context.Context, sess *sess
 			slog.String("subject", sess.Issuer+"#"+sess.Subject), slog.String("caller", c.Issuer+"#"+c.Subject),
 			slog.String("upstream", c.Upstream), slog.String("name", c.Tool))
 		s.render(w, http.StatusForbidden, pageData{Kind: "refused", Title: "Not your call",
-			Message: "You are signed in as " + display(sess) + ", but this call was made by another user. " +
+			Message: "You are signed in as " + webpage.Display(sess) + ", but this call was made by another user. " +
 				"Only the user who made a call can approve it. Nothing was recorded.",
 			SignInAgain: s.cfg.Path + "/c/" + id + "?signin=again"})
 		return Call{}, false
@@ -192,90 +184,30 @@ func (s *Service) loadFor(w http.ResponseWriter, ctx context.Context, sess *sess
 	return c, true
 }
 
-// startSignIn sends the browser to the issuer (authorization code flow with PKCE, state and
-// nonce), remembering the call in a sealed login cookie.
+// startSignIn sends the browser to the issuer to sign in (webpage.SignIn), to come back to
+// the page of call id.
 func (s *Service) startSignIn(w http.ResponseWriter, r *http.Request, id string, again bool) {
-	ctx, cancel := context.WithTimeout(r.Context(), signInTimeout)
-	defer cancel()
-	p, err := s.issuer.get(ctx)
-	if err != nil {
+	if err := s.signin.Start(w, r, s.cfg.Path+"/c/"+id, again); err != nil {
 		s.issuerDown(w, r, err)
-		return
 	}
-	l := login{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Return: id,
-		Expiry: s.now().Add(loginTTL)}
-	val, err := s.cookies.seal(s.cookies.logins, l)
-	if err != nil {
-		s.unavailable(w, err)
-		return
-	}
-	s.cookies.clear(w, sessionCookie)
-	s.cookies.set(w, loginCookie, val, loginTTL)
-	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(l.Verifier), oidc.Nonce(l.Nonce)}
-	if again {
-		// The user asked to sign in as someone else: the issuer must not reuse its session.
-		opts = append(opts, oauth2.SetAuthURLParam("prompt", "login"))
-	}
-	u := s.oauth2Config(p).AuthCodeURL(l.State, opts...)
-	http.Redirect(w, r, u, http.StatusSeeOther)
 }
 
-// callback completes the sign-in: state, code exchange with the PKCE verifier, ID token
-// signature, audience, expiry and nonce; then a session cookie and back to the call's page.
+// callback completes a sign-in the gateway's pages started, this one's or another page's
+// (the connect page signs users in the same way, through this callback): a session cookie,
+// then back to the page that asked.
 func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
-	l, ok := s.cookies.login(r)
-	q := r.URL.Query()
-	if !ok || q.Get("state") == "" || q.Get("state") != l.State {
-		s.signInFailed(w, r, "the sign-in response does not belong to this browser's sign-in", nil)
-		return
-	}
-	s.cookies.clear(w, loginCookie)
-	if e := q.Get("error"); e != "" {
-		s.signInFailed(w, r, "the issuer refused the sign-in", nil)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), signInTimeout)
-	defer cancel()
-	p, err := s.issuer.get(ctx)
-	if err != nil {
-		s.issuerDown(w, r, err)
-		return
-	}
-	ctx = oidc.ClientContext(ctx, s.client)
-	tok, err := s.oauth2Config(p).Exchange(context.WithValue(ctx, oauth2.HTTPClient, s.client), q.Get("code"),
-		oauth2.VerifierOption(l.Verifier))
-	var refused *oauth2.RetrieveError
+	ret, err := s.signin.Finish(w, r)
+	var failed *webpage.ErrSignIn
 	switch {
-	case errors.As(err, &refused):
-		s.signInFailed(w, r, "the sign-in code was not accepted", err)
+	case errors.As(err, &failed):
+		s.signInFailed(w, r, failed.Why, failed.Err)
 		return
 	case err != nil:
-		// No answer from the token endpoint: the provider is down, not the sign-in wrong.
 		s.issuerDown(w, r, err)
 		return
 	}
-	raw, _ := tok.Extra("id_token").(string)
-	idt, err := p.provider.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)
-	if err != nil || idt.Nonce == "" || idt.Nonce != l.Nonce {
-		s.signInFailed(w, r, "the identity token is not valid for this sign-in", err)
-		return
-	}
-	var claims struct {
-		Name     string `json:"name"`
-		Username string `json:"preferred_username"`
-		Email    string `json:"email"`
-	}
-	_ = idt.Claims(&claims)
-	sess := session{Issuer: idt.Issuer, Subject: idt.Subject, Name: firstNonEmpty(claims.Username, claims.Email, claims.Name),
-		Expiry: s.now().Add(s.cfg.SessionTTL), CSRF: randomKey()}
-	val, err := s.cookies.seal(s.cookies.sessions, sess)
-	if err != nil {
-		s.unavailable(w, err)
-		return
-	}
-	s.cookies.set(w, sessionCookie, val, s.cfg.SessionTTL)
 	s.obs.SignIn(true)
-	http.Redirect(w, r, s.cfg.Path+"/c/"+l.Return, http.StatusSeeOther)
+	http.Redirect(w, r, ret, http.StatusSeeOther)
 }
 
 func (s *Service) signInFailed(w http.ResponseWriter, r *http.Request, why string, err error) {
@@ -291,10 +223,10 @@ func (s *Service) signInFailed(w http.ResponseWriter, r *http.Request, why strin
 // issuerDown answers a sign-in that cannot reach the identity provider: 503, with when the
 // page will try the provider again. Nothing was recorded; the user retries.
 func (s *Service) issuerDown(w http.ResponseWriter, r *http.Request, err error) {
-	retry := issuerRetryInterval
-	var ue *unreachableError
+	retry := 5 * time.Second
+	var ue *webpage.UnreachableError
 	if errors.As(err, &ue) {
-		retry = ue.retryAfter
+		retry = ue.RetryAfter
 	}
 	secs := max(int((retry+time.Second-1)/time.Second), 1)
 	s.log.LogAttrs(r.Context(), slog.LevelWarn, "approval: issuer unavailable", slog.String("issuer", s.cfg.Issuer),
@@ -313,70 +245,4 @@ func (s *Service) unavailable(w http.ResponseWriter, err error) {
 func (s *Service) refuse(w http.ResponseWriter, status int, reason, msg string) {
 	s.obs.Refused(reason)
 	s.render(w, status, pageData{Kind: "refused", Title: "Not possible", Message: msg})
-}
-
-// setSecurityHeaders: nothing is loaded from anywhere, the only style is the page's own
-// (allowed by its hash), scripts do not run, forms post only to the gateway, and no other site
-// may frame, cache or be told about the page (its URL names the call).
-func setSecurityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Content-Type-Options", "nosniff")
-	// same-origin, not no-referrer: under no-referrer browsers send "Origin: null" with the
-	// decision forms, and the decision check needs the real origin. Nothing leaves the
-	// gateway's origin either way.
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Cross-Origin-Opener-Policy", "same-origin")
-	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
-}
-
-var contentSecurityPolicy = "default-src 'none'; style-src '" + styleHash() + "'; img-src 'none'; " +
-	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-
-func styleHash() string {
-	sum := sha256.Sum256([]byte(pageStyle))
-	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
-}
-
-// fromPage reports whether a decision POST comes from the page's own form: Fetch Metadata, when
-// the browser sends it, must say same-origin (not same-site, cross-site, or none, which a form
-// POST cannot legitimately be), and Origin, when sent, must be the page's; an opaque origin
-// ("null": a sandboxed frame, a data: URL, a redirect across origins) is not. Every browser
-// sends at least one of the two on a form POST (the page's Referrer-Policy, same-origin, lets
-// Origin through), so a POST with neither is refused too.
-func fromPage(h http.Header, base string) bool {
-	origins, sites := h.Values("Origin"), h.Values("Sec-Fetch-Site")
-	if len(origins) > 1 || len(sites) > 1 || len(origins)+len(sites) == 0 {
-		return false
-	}
-	if len(sites) == 1 && sites[0] != "same-origin" {
-		return false
-	}
-	return len(origins) == 0 || sameOrigin(origins[0], base)
-}
-
-func sameOrigin(origin, base string) bool {
-	o, err1 := url.Parse(origin)
-	b, err2 := url.Parse(base)
-	return err1 == nil && err2 == nil && strings.EqualFold(o.Scheme, b.Scheme) && strings.EqualFold(o.Host, b.Host)
-}
-
-// display names the signed-in user in a sentence, with what the page marks in names made
-// visible in the text.
-func display(s *session) string {
-	who := nameOf(s.Subject).String() + " at " + nameOf(s.Issuer).String()
-	if s.Name != "" {
-		return nameOf(s.Name).String() + " (" + who + ")"
-	}
-	return who
-}
-
-func firstNonEmpty(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -28,8 +28,6 @@ type Store interface {
 const (
 	purposeCall     = "mcp-gateway/approval-call/v1"
 	purposeDecision = "mcp-gateway/approval-decision/v1"
-	purposeSession  = "mcp-gateway/approval-session/v1"
-	purposeLogin    = "mcp-gateway/approval-login/v1"
 )
 
 // Store key prefixes. The store hashes keys, so ids never reach it in clear.

@@ -1,31 +1,20 @@
 package approval
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"html/template"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/webpage"
 )
 
-//go:embed templates/page.html templates/style.css
+//go:embed templates/page.html
 var templateFiles embed.FS
 
-// pageStyle is the page's only style sheet, inlined and allowed by its hash in the CSP.
-var pageStyle = mustRead("templates/style.css")
-
-var pageTemplate = template.Must(template.New("page.html").ParseFS(templateFiles, "templates/page.html"))
-
-func mustRead(name string) string {
-	b, err := templateFiles.ReadFile(name)
-	if err != nil {
-		panic("approval: embedded file missing: " + name)
-	}
-	return string(b)
-}
+var pageTemplate = webpage.Templates("page.html", templateFiles, "templates/page.html")
 
 // pageData is what the template renders. Kind is "ask" (the call and its two forms), "confirm"
 // (the call and the confirmation step's two forms), "outcome" or "refused".
@@ -49,11 +38,11 @@ type pageData struct {
 type callView struct {
 	// Tool is the client-facing name, UpstreamTool the backend's (Renamed when they differ),
 	// Upstream the backend, Subject and Issuer the caller, Client the client's name for itself.
-	Tool, UpstreamTool, Upstream, Subject, Issuer, Client Name
+	Tool, UpstreamTool, Upstream, Subject, Issuer, Client webpage.Name
 	Renamed                                               bool
 	// Title and Description are the tool's, with hidden characters made visible; Pinned says
 	// they are the pinned ones, Drift how the live definition differs from the pin.
-	Title, Description   Text
+	Title, Description   webpage.Text
 	Pinned               bool
 	Drift                string
 	Args                 Value
@@ -65,10 +54,10 @@ type callView struct {
 }
 
 // userView is the signed-in user as the page shows them.
-type userView struct{ Name, Subject, Issuer Name }
+type userView struct{ Name, Subject, Issuer webpage.Name }
 
 func newUserView(s *session) *userView {
-	return &userView{Name: nameOf(s.Name), Subject: nameOf(s.Subject), Issuer: nameOf(s.Issuer)}
+	return &userView{Name: webpage.NameOf(s.Name), Subject: webpage.NameOf(s.Subject), Issuer: webpage.NameOf(s.Issuer)}
 }
 
 func (s *Service) view(c Call) (*callView, error) {
@@ -78,14 +67,14 @@ func (s *Service) view(c Call) (*callView, error) {
 	}
 	left := max(c.Expiry.Sub(s.now()), 0).Round(time.Second)
 	v := &callView{
-		Tool: nameOf(c.Tool), UpstreamTool: nameOf(c.UpstreamTool), Upstream: nameOf(c.Upstream), Renamed: c.Tool != c.UpstreamTool,
-		Subject: nameOf(c.Subject), Issuer: nameOf(c.Issuer), Client: nameOf(c.Client),
-		Title: visible(c.Title), Description: visible(c.Description), Pinned: c.Pinned,
+		Tool: webpage.NameOf(c.Tool), UpstreamTool: webpage.NameOf(c.UpstreamTool), Upstream: webpage.NameOf(c.Upstream), Renamed: c.Tool != c.UpstreamTool,
+		Subject: webpage.NameOf(c.Subject), Issuer: webpage.NameOf(c.Issuer), Client: webpage.NameOf(c.Client),
+		Title: webpage.Visible(c.Title), Description: webpage.Visible(c.Description), Pinned: c.Pinned,
 		Drift: strings.ReplaceAll(c.Drift, ",", ", "), Args: args, ArgsBytes: len(c.Arguments),
 		ExpiresIn: humanDuration(left), ExpiresAt: c.Expiry.UTC().Format("15:04:05 UTC"),
 	}
 	v.Hidden = countHidden(args) + v.Title.Hidden + v.Description.Hidden
-	for _, n := range []Name{v.Tool, v.UpstreamTool, v.Upstream, v.Subject, v.Issuer, v.Client} {
+	for _, n := range []webpage.Name{v.Tool, v.UpstreamTool, v.Upstream, v.Subject, v.Issuer, v.Client} {
 		v.Hidden += n.Hidden
 		v.LookAlike = v.LookAlike || n.Flagged()
 	}
@@ -129,20 +118,10 @@ func (s *Service) outcomePage(c Call, sess *session, v Verdict, note string) pag
 	return p
 }
 
-// render writes the page; the template is executed into a buffer first, so a failure cannot
-// leave half a page.
+// render writes the page (webpage.Render).
 func (s *Service) render(w http.ResponseWriter, status int, p pageData) {
-	p.Style = template.CSS(pageStyle)
-	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, p); err != nil {
-		s.log.Error("approval: rendering the page", "error", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	p.Style = template.CSS(webpage.Style)
+	webpage.Render(w, s.log, pageTemplate, status, p)
 }
 
 func humanDuration(d time.Duration) string {

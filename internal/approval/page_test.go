@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
+	"github.com/mcp-gateway/gateway/internal/webpage"
 )
 
 // TestRenderHostileArguments: markup, script, very long values and invisible or bidi characters
@@ -36,7 +38,7 @@ func TestRenderHostileArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	setSecurityHeaders(rec.Header())
+	webpage.SetSecurityHeaders(rec.Header())
 	f.svc.render(rec, http.StatusOK, page)
 	body := rec.Body.String()
 
@@ -108,7 +110,8 @@ func TestSecurityHeaders(t *testing.T) {
 	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "script-src") {
 		t.Errorf("CSP %q allows scripts or inline code", csp)
 	}
-	if !strings.Contains(csp, styleHash()) || !strings.Contains(string(body), "<style>"+pageStyle+"</style>") {
+	sum := sha256.Sum256([]byte(webpage.Style))
+	if !strings.Contains(csp, base64.StdEncoding.EncodeToString(sum[:])) || !strings.Contains(string(body), "<style>"+webpage.Style+"</style>") {
 		t.Error("the inline style is not the one the CSP hash allows")
 	}
 	for h, want := range map[string]string{"X-Frame-Options": "DENY", "Cache-Control": "no-store", "Referrer-Policy": "same-origin",
@@ -452,11 +455,11 @@ func TestRenderHostileNames(t *testing.T) {
 	}
 	for name, want := range map[string]bool{"files__delete": false, "Cl\u0430ude": true, "\u0432\u0430\u0448": false,
 		"\uFF46iles": false, "\u03BFk\u0430y": true, "caf\u00E9": false, "x1\u0661": true} {
-		if got := nameOf(name).Mixed != ""; got != want {
+		if got := webpage.NameOf(name).Mixed != ""; got != want {
 			t.Errorf("%q mixed scripts: %v, want %v", name, got, want)
 		}
 	}
-	if nameOf("\uFF46iles").Folds != "files" || nameOf("\u0432\u0430\u0448").Script != "Cyrillic" || nameOf("caf\u00E9").Flagged() {
+	if webpage.NameOf("\uFF46iles").Folds != "files" || webpage.NameOf("\u0432\u0430\u0448").Script != "Cyrillic" || webpage.NameOf("caf\u00E9").Flagged() {
 		t.Error("non-ASCII look-alikes of a single script are not named")
 	}
 }
@@ -464,7 +467,7 @@ func TestRenderHostileNames(t *testing.T) {
 // TestWrongUserNameMarked: the refusal names the signed-in user with hidden characters and mixed
 // scripts made visible in its sentence too.
 func TestWrongUserNameMarked(t *testing.T) {
-	got := display(&session{Name: "b\u043Eb\u202E", Subject: "id1", Issuer: "https://issuer.example"})
+	got := webpage.Display(&session{Name: "b\u043Eb\u202E", Subject: "id1", Issuer: "https://issuer.example"})
 	if strings.Contains(got, "\u202E") || !strings.Contains(got, "[U+202E]") || !strings.Contains(got, "mixes Cyrillic and Latin letters") {
 		t.Errorf("display = %q", got)
 	}

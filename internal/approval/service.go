@@ -10,11 +10,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/coreos/go-oidc/v3/oidc"
-	"golang.org/x/oauth2"
-
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/webpage"
 )
 
 // Refusal reasons: a closed set, safe as a metric label.
@@ -68,14 +66,12 @@ type Deps struct {
 
 // Service is the approval page and the ledger behind it. It is safe for concurrent use.
 type Service struct {
-	cfg     Config
-	ledger  ledger
-	cookies cookies
-	log     *slog.Logger
-	obs     Observer
-	now     func() time.Time
-	client  *http.Client
-	issuer  *issuer // discovered on first sign-in
+	cfg    Config
+	ledger ledger
+	signin *webpage.SignIn
+	log    *slog.Logger
+	obs    Observer
+	now    func() time.Time
 }
 
 // New builds the page from a validated configuration (Config.WithDefaults, Config.Validate).
@@ -86,25 +82,21 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Store == nil || deps.Keys == nil || deps.Logger == nil {
 		return nil, errors.New("approval: Store, Keys and Logger are required")
 	}
-	s := &Service{cfg: cfg, log: deps.Logger, obs: deps.Observer, now: deps.Clock, client: deps.HTTPClient}
+	s := &Service{cfg: cfg, log: deps.Logger, obs: deps.Observer, now: deps.Clock}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
-	if s.client == nil {
-		s.client = &http.Client{Timeout: 10 * time.Second}
-	}
-	s.issuer = &issuer{url: cfg.Issuer, client: s.client, now: s.now, public: cfg.ClientSecret == ""}
+	s.signin = webpage.NewSignIn(webpage.SignInConfig{Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
+		RedirectURL: cfg.redirectURL(), SessionTTL: cfg.SessionTTL}, deps.Keys, deps.HTTPClient, s.now)
 	s.ledger = ledger{store: deps.Store, calls: deps.Keys.Sealer(purposeCall),
 		decisions: deps.Keys.Sealer(purposeDecision), now: s.now,
 		budget: store.Budget{Count: cfg.MaxPendingPerCaller, Bytes: cfg.MaxPendingBytesPerCaller}}
 	if max := s.ledger.calls.MaxTokenBytes(); max < MaxRecordBytes {
 		return nil, fmt.Errorf("approval: the key ring seals at most %d bytes; %d needed", max, MaxRecordBytes)
 	}
-	s.cookies = cookies{sessions: deps.Keys.Sealer(purposeSession),
-		logins: deps.Keys.Sealer(purposeLogin), now: s.now}
 	return s, nil
 }
 
@@ -157,10 +149,15 @@ func CallRef(id string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-func (s *Service) oauth2Config(p provided) *oauth2.Config {
-	return &oauth2.Config{ClientID: s.cfg.ClientID, ClientSecret: s.cfg.ClientSecret, Endpoint: p.endpoint,
-		RedirectURL: s.cfg.redirectURL(), Scopes: []string{oidc.ScopeOpenID, "profile"}}
-}
+// SignIn is the page's sign-in, which the gateway's other pages share: a user signed in on one
+// is signed in on all, and the sign-in callback is this page's.
+func (s *Service) SignIn() *webpage.SignIn { return s.signin }
+
+// BaseURL is the scheme and host users reach the pages at.
+func (s *Service) BaseURL() string { return s.cfg.BaseURL }
+
+// CallbackPath is the path of the sign-in callback registered at the issuer.
+func (s *Service) CallbackPath() string { return s.cfg.Path + "/callback" }
 
 type nopObserver struct{}
 

@@ -58,6 +58,11 @@ func InitializeResult(version string, discover []byte, opts InitializeOptions) (
 	if serverInfo == nil {
 		return nil, errors.New("era: initialize: discover result has no serverInfo")
 	}
+	if version == V20250326 {
+		if serverInfo, err = implementation0326.filter(serverInfo); err != nil {
+			return nil, fmt.Errorf("era: initialize: serverInfo: %w", err)
+		}
+	}
 	out := make([]byte, 0, 192+len(serverInfo)+len(instructions))
 	out = append(out, `{"protocolVersion":`...)
 	out = jsonrpc.AppendString(out, version)
@@ -138,7 +143,9 @@ func appendServerCaps(dst, caps []byte, opts InitializeOptions) []byte {
 // whole result, and validates structuredContent against outputSchema), so for every pre-2026
 // version tools/list drops an outputSchema whose type is not "object", and tools/call drops a
 // structuredContent that is not an object, making sure a text block carries its JSON (2026
-// servers SHOULD send one anyway). A result that is not complete (input_required, task) is an
+// servers SHOULD send one anyway). For 2025-03-26, which has no structured output, titles, icons
+// or resource links, the items are cut down to what that revision defines (v20250326.go). A
+// result that is not complete (input_required, task) is an
 // error: it must never reach a pre-2026 client as such. serverInfo, when not nil, becomes the
 // result's _meta serverInfo (the gateway's, as on every result it answers), in the same pass.
 func ToLegacyClientResult(method, version string, result, serverInfo []byte) ([]byte, error) {
@@ -171,7 +178,8 @@ func AppendLegacyClientResult(dst []byte, method, version string, result, server
 	if err != nil {
 		return nil, err
 	}
-	dropStructured := method == "tools/call" && structured != nil && !isObject(structured)
+	// 2025-03-26 has no structured output at all; the later revisions take an object only.
+	dropStructured := method == "tools/call" && structured != nil && (!isObject(structured) || version == V20250326)
 	var newContent []byte
 	if dropStructured {
 		if newContent, err = contentCarrying(content, structured); err != nil {
@@ -190,6 +198,9 @@ func AppendLegacyClientResult(dst []byte, method, version string, result, server
 		out = append(jsonrpc.AppendString(out, key), ':')
 	}
 	err = jsonrpc.Members(result, func(key, val []byte) error {
+		if shadowsResultKey(key) {
+			return nil
+		}
 		switch string(key) {
 		case "resultType", "ttlMs", "cacheScope":
 			return nil
@@ -212,12 +223,18 @@ func AppendLegacyClientResult(dst []byte, method, version string, result, server
 				val = newContent
 			}
 		case "tools":
-			if method == methodToolsList && len(val) > 0 && val[0] == '[' {
+			if method == methodToolsList && len(val) > 0 && val[0] == '[' && version != V20250326 {
 				tools, err := mapArray(val, legacyTool)
 				if err != nil {
 					return err
 				}
 				val = tools
+			}
+		}
+		if version == V20250326 {
+			var err error
+			if val, err = shape20250326(method, key, val); err != nil {
+				return err
 			}
 		}
 		member(key)
@@ -236,6 +253,23 @@ func AppendLegacyClientResult(dst []byte, method, version string, result, server
 		out = append(out, newContent...)
 	}
 	return append(out, '}'), nil
+}
+
+// resultKeys are the result members AppendLegacyClientResult drops or rewrites.
+var resultKeys = [...][]byte{[]byte("resultType"), []byte("ttlMs"), []byte("cacheScope"), []byte("_meta"),
+	[]byte("structuredContent"), []byte("content"), []byte("tools")}
+
+// shadowsResultKey reports whether key is another spelling of one of resultKeys under the case
+// folding of case-insensitive JSON decoders (Go's encoding/json matches members with
+// bytes.EqualFold): such a member would reach those clients as the one the gateway dropped or
+// rewrote ("struCturedContent" as structuredContent), so it is dropped.
+func shadowsResultKey(key []byte) bool {
+	for _, k := range resultKeys {
+		if bytes.EqualFold(key, k) && !bytes.Equal(key, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // appendWithServerInfo appends the _meta object meta with its serverInfo member, if any,

@@ -152,14 +152,17 @@ func (c ClientCaps) Has(capability string) bool {
 }
 
 // ForVersion returns c without what a client of version cannot declare: URL-mode elicitation
-// and tool-using sampling came with 2025-11-25, so a 2025-06-18 (or older) client that sends
-// them anyway is not sent requests it cannot read.
+// and tool-using sampling came with 2025-11-25, and elicitation itself with 2025-06-18, so a
+// client of an older revision that declares them anyway is not sent requests it cannot read.
 func (c ClientCaps) ForVersion(version string) ClientCaps {
 	if version != V20250618 && version != V20250326 {
 		return c
 	}
 	c.ElicitationURL = false
 	c.SamplingTools = false
+	if version == V20250326 {
+		c.ElicitationForm = false
+	}
 	return c
 }
 
@@ -188,9 +191,15 @@ func Declares(caps json.RawMessage, capability string) bool {
 	return err == nil && c.Has(capability)
 }
 
-// NegotiateVersion answers a pre-2026 initialize as 2025-11-25 requires: requested if the
-// gateway serves it, else the newest it serves (served is newest first); "" when it serves
-// none.
+// NegotiateVersion answers a pre-2026 initialize: requested if the gateway serves it, else
+// another version it serves, as every initialize-based revision requires ("the server MUST
+// respond with another protocol version it supports. This SHOULD be the latest version
+// supported by the server"). A client asks for the latest revision it supports, so for a
+// requested revision (YYYY-MM-DD) that is the newest served one not newer than it, which the
+// client can read; for one older than every served revision (2024-11-05, say) the oldest served,
+// which differs least from what it reads (for 2024-11-05 that is 2025-03-26, which hosts driving
+// an SDK of that time through mcp-remote accept, where they refuse 2025-11-25). Anything else
+// gets the newest served (served is newest first). "" when it serves none.
 func NegotiateVersion(requested string, served []string) string {
 	if slices.Contains(served, requested) {
 		return requested
@@ -198,7 +207,33 @@ func NegotiateVersion(requested string, served []string) string {
 	if len(served) == 0 {
 		return ""
 	}
-	return served[0]
+	if !isRevision(requested) {
+		return served[0]
+	}
+	nearest := ""
+	for _, v := range served {
+		if v < requested && v > nearest {
+			nearest = v
+		}
+	}
+	if nearest == "" {
+		return slices.Min(served)
+	}
+	return nearest
+}
+
+// isRevision reports whether v is shaped like an MCP revision (YYYY-MM-DD), which compare as
+// strings in the order of their dates.
+func isRevision(v string) bool {
+	if len(v) != len("2025-03-26") {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if dash := i == 4 || i == 7; dash != (v[i] == '-') || (!dash && (v[i] < '0' || v[i] > '9')) {
+			return false
+		}
+	}
+	return true
 }
 
 // isObject reports whether the scanned JSON value v is an object.

@@ -78,6 +78,11 @@ func TestClientCapsForVersion(t *testing.T) {
 	if j := string(got.JSON()); strings.Contains(j, "url") || strings.Contains(j, "tools") {
 		t.Errorf("2025-06-18 JSON %s", j)
 	}
+	// 2025-03-26 has no elicitation at all: sampling (with context) and roots stay.
+	got = all.ForVersion(V20250326)
+	if got != (ClientCaps{Roots: true, Sampling: true, SamplingContext: true}) {
+		t.Errorf("2025-03-26 kept %+v", got)
+	}
 }
 
 func TestNegotiateVersion(t *testing.T) {
@@ -89,8 +94,20 @@ func TestNegotiateVersion(t *testing.T) {
 	}{
 		{V20251125, served, V20251125},
 		{V20250618, served, V20250618},
-		{V20250326, served, V20251125},
+		// Older than every served revision: the nearest served, not the newest.
+		{V20250326, served, V20250618},
+		{"2024-11-05", append(served, V20250326), V20250326},
+		{"2024-10-07", append(served, V20250326), V20250326},
+		{V20250326, append(served, V20250326), V20250326},
 		{V20260728, served, V20251125},
+		{"2025-01-01", []string{V20250618, V20251125}, V20250618},
+		// Between served revisions: the newest the client can read, not one newer than it asked.
+		{"2025-05-01", append(served, V20250326), V20250326},
+		{"2025-09-01", append(served, V20250326), V20250618},
+		{"2026-01-01", append(served, V20250326), V20251125},
+		{"2025-09-01", []string{V20250326, V20251125, V20250618}, V20250618},
+		{"2024-1-005", served, V20251125},
+		{"0000-00-00x", served, V20251125},
 		{"", served, V20251125},
 		{"garbage", []string{V20250618}, V20250618},
 		{V20251125, nil, ""},

@@ -44,6 +44,7 @@ func FuzzLegacyClient(f *testing.F) {
 				}
 			}
 		}
+		check20250326(t, data)
 		checkModernParams(t, data)
 		if out, err := InitializeResult(version, data, InitializeOptions{ResourceSubscribe: true}); err == nil && !json.Valid(out) {
 			t.Fatalf("InitializeResult: invalid JSON %s", out)
@@ -88,6 +89,38 @@ func checkModernParams(t *testing.T, data []byte) {
 			"io.modelcontextprotocol/clientCapabilities": `{}`, "io.modelcontextprotocol/logLevel": `"info"`}[k]
 		if string(v) != want {
 			t.Fatalf("ToModernParams: _meta %q is %s, want %q: %s", k, v, want, out)
+		}
+	}
+}
+
+// check20250326: whatever a backend returns, what a 2025-03-26 client is sent of it is valid JSON
+// without structured output, and its tools carry only the members 2025-03-26 defines.
+func check20250326(t *testing.T, data []byte) {
+	for _, method := range []string{"tools/call", "tools/list", "prompts/list", "prompts/get", "resources/list",
+		"resources/templates/list", "resources/read"} {
+		out, err := ToLegacyClientResult(method, V20250326, data, nil)
+		if err != nil {
+			continue
+		}
+		if !json.Valid(out) {
+			t.Fatalf("%s at 2025-03-26: invalid JSON %s", method, out)
+		}
+		var r struct {
+			Structured json.RawMessage              `json:"structuredContent"`
+			Tools      []map[string]json.RawMessage `json:"tools"`
+		}
+		if json.Unmarshal(out, &r) != nil {
+			continue // duplicate keys the scanner let through, say: the shape is not ours to judge
+		}
+		if method == "tools/call" && r.Structured != nil {
+			t.Fatalf("tools/call at 2025-03-26 kept structuredContent: %s", out)
+		}
+		for _, tool := range r.Tools {
+			for k := range tool {
+				if _, ok := tool0326[k]; !ok && method == "tools/list" {
+					t.Fatalf("tools/list at 2025-03-26 kept %q: %s", k, out)
+				}
+			}
 		}
 	}
 }

@@ -85,6 +85,7 @@ func (c *Config) checkTLSFiles() []error {
 			errs = append(errs, configerr.At("redis.tls", "%w", err))
 		}
 	}
+	errs = append(errs, c.checkInterceptorTLS()...)
 	return append(errs, c.checkPinsLock()...)
 }
 
@@ -107,8 +108,11 @@ func (c *Config) checkHeaderValues(values map[string]string) []error {
 // never printed, nor its length.
 func (c *Config) checkKeyLengths(values map[string]string) []error {
 	var errs []error
+	paths := c.userOAuthKeyPaths()
 	for i := range c.MRTR.Keys {
-		path := fmt.Sprintf("mrtr.keys[%d].secret", i)
+		paths = append(paths, fmt.Sprintf("mrtr.keys[%d].secret", i))
+	}
+	for _, path := range paths {
 		if v, ok := values[path]; ok && len(v) < seal.MinSecretBytes {
 			errs = append(errs, configerr.At(path, "too short: a key needs at least %d bytes of random text (head -c 32 /dev/urandom | base64)",
 				seal.MinSecretBytes))
@@ -174,6 +178,10 @@ func (c *Config) secretRefs() []secretRef {
 	if c.Approval.Enabled() {
 		add("approval.clientSecret", c.Approval.ClientSecret, true)
 	}
+	for i, p := range c.userOAuthKeyPaths() {
+		add(p, c.UserOAuth.Keys[i].Secret, false)
+	}
+	c.interceptorSecretRefs(add)
 	return out
 }
 

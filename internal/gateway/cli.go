@@ -324,6 +324,7 @@ func runCheckConfig(ctx context.Context, inv invocation, args []string) error {
 	fmt.Fprintf(inv.stdout, "configuration OK: %d upstream(s), MCP on %s%s, admin on %s\n",
 		len(cfg.Upstreams), cfg.Server.Listen, cfg.Server.Path, cfg.Admin.Listen)
 	fmt.Fprint(inv.stdout, cfg.legacyNote())
+	fmt.Fprint(inv.stdout, cfg.userOAuthNote())
 	if *online {
 		return cfg.checkOnline(ctx, inv.getenv, inv.stdout)
 	}

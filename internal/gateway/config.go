@@ -67,9 +67,16 @@ type Config struct {
 	Approval ApprovalConfig `yaml:"approval"`
 	// Pins turns tool-definition pinning on (docs/pinning.md); absent, nothing is pinned.
 	Pins *pins.Config `yaml:"pins"`
-	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18) on the MCP endpoint, as
+	// UserOAuth is the connect pages and token vault of backends whose callers connect their
+	// own accounts (auth.type userOAuth, docs/user-oauth.md).
+	UserOAuth UserOAuthConfig `yaml:"userOAuth"`
+	// Legacy serves pre-2026 clients (2025-11-25, 2025-06-18, 2025-03-26) on the MCP endpoint, as
 	// pre2026.Config defines it; on by default.
 	Legacy pre2026.Config `yaml:"legacy"`
+	// Interceptors are out-of-process interceptors of calls (docs/interceptors.md): SEP-2624
+	// Interceptor Servers or webhooks, each with the rules that select the calls it governs.
+	// None by default.
+	Interceptors []InterceptorConfig `yaml:"interceptors"`
 	// Guardrails are the built-in content guardrails (docs/guardrails.md): schema validation,
 	// secrets, personal data and injection markers, per rule. No rules: none runs.
 	Guardrails guardrails.Config `yaml:"guardrails"`
@@ -358,6 +365,8 @@ func (c *Config) validate() error {
 	errs = append(errs, c.Redis.validate()...)
 	errs = append(errs, c.Tracing.validate()...)
 	errs = append(errs, c.validateApproval()...)
+	errs = append(errs, c.validateUserOAuth()...)
+	errs = append(errs, c.validateInterceptors()...)
 	if err := c.Guardrails.Validate(); err != nil {
 		errs = append(errs, err)
 	}

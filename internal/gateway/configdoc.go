@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
 	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -89,7 +90,8 @@ func configEnums() map[string][]any {
 		"auth.dpop.mode":                                dpopModes,
 		"auth.dpop.algorithms[]":                        strs(dpop.DefaultAlgorithms()...),
 		"upstreams[].protocol":                          strs(upstreams.ProtocolChoices()...),
-		"upstreams[].auth.type":                         strs(upstreams.AuthClientCredentials, upstreams.AuthTokenExchange),
+		"upstreams[].auth.type":                         strs(upstreams.AuthClientCredentials, upstreams.AuthTokenExchange, upstreams.AuthUserOAuth),
+		"upstreams[].auth.registration":                 strs(string(useroauth.RegistrationStatic), string(useroauth.RegistrationMetadataDocument), string(useroauth.RegistrationDynamic)),
 		"legacy.versions[]":                             strs(pre2026.DefaultLegacyVersions()...),
 		"server.draftErrors[]":                          strs(mcphttp.DraftErrorNames()...),
 		"pins.mode":                                     modes,
@@ -211,6 +213,8 @@ func typeName(s *jsonschema.Schema) string {
 		return "map to " + typeName(s.AdditionalProperties)
 	case len(s.Enum) > 0:
 		return "one of " + strings.Join(enumTexts(s.Enum), ", ")
+	case s.Type == "":
+		return "any value" // a setting passed on as it is written (an interceptor's config)
 	}
 	return s.Type
 }

@@ -58,12 +58,13 @@ func TestLegacyDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := pre2026.Config{Enabled: true, Versions: []string{"2025-11-25", "2025-06-18"}, SessionTTL: 24 * time.Hour,
-		GetStream: true, AskTimeout: 10 * time.Minute, MaxRounds: 10, MaxPendingPerSession: 8, MaxPendingPerCaller: 32}
+	want := pre2026.Config{Enabled: true, Versions: []string{"2025-11-25", "2025-06-18", "2025-03-26"}, SessionTTL: 24 * time.Hour,
+		GetStream: true, AskTimeout: 10 * time.Minute, MaxRounds: 10, MaxPendingPerSession: 8, MaxPendingPerCaller: 32,
+		MaxBatchMessages: 32, MaxBatchBytes: 1 << 20, BatchConcurrency: 4}
 	if got := c.Legacy; !reflect.DeepEqual(got, want) {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}
-	if note := c.legacyNote(); !strings.Contains(note, "2025-11-25, 2025-06-18") || !strings.Contains(note, "single replica") {
+	if note := c.legacyNote(); !strings.Contains(note, "2025-11-25, 2025-06-18, 2025-03-26") || !strings.Contains(note, "single replica") {
 		t.Errorf("check-config note %q", note)
 	}
 	if c, err = load("legacy: {enabled: false}"); err != nil || c.Legacy.Enabled {

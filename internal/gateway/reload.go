@@ -78,9 +78,9 @@ type reloadState struct {
 	running  *Config // the configuration being served, restart-only settings as started
 	draining bool
 	runCtx   context.Context // the process's background context: each set's derives from it
-	// metricUpstreams and metricToolsets are the label values the recorders were built with:
-	// fixed for the life of the process (bounded labels).
-	metricUpstreams, metricToolsets []string
+	// metricUpstreams, metricToolsets and metricInterceptors are the label values the
+	// recorders were built with: fixed for the life of the process (bounded labels).
+	metricUpstreams, metricToolsets, metricInterceptors []string
 
 	// metrics records the reloads (mcp_gateway_config_*).
 	metrics *metrics.Reloads
@@ -89,6 +89,7 @@ type reloadState struct {
 // register exports the reload metrics, as of a start-up at now.
 func (r *reloadState) register(reg prometheus.Registerer, now time.Time) error {
 	r.metricUpstreams = r.running.upstreamNames()
+	r.metricInterceptors = r.running.interceptorNames()
 	for _, ts := range r.running.Toolsets {
 		r.metricToolsets = append(r.metricToolsets, ts.Name)
 	}
@@ -249,6 +250,11 @@ func (r *reloadState) newLabels(next *Config) []string {
 	for _, ts := range next.Toolsets {
 		if !slices.Contains(r.metricToolsets, ts.Name) {
 			out = append(out, "metric labels of tool set "+ts.Name)
+		}
+	}
+	for _, n := range next.interceptorNames() {
+		if !slices.Contains(r.metricInterceptors, n) {
+			out = append(out, "metric labels of interceptor "+n)
 		}
 	}
 	return out

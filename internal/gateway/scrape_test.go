@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
@@ -129,7 +131,8 @@ func scrapeServedGateway(t *testing.T) promcheck.Scrape {
 	legacy := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithBearer(alice),
 		mcptest.WithElicitation(mcptest.Accept(map[string]any{"approve": true})))
 	for _, name := range []string{"alpha__echo", "beta__echo"} {
-		if res, err := legacy.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "hi"}}); err != nil || res.IsError {
+		// beta's echo carries an address the guardrails log (and the backend echoes back).
+		if res, err := legacy.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "hi ops@example.com"}}); err != nil || res.IsError {
 			t.Fatalf("pre-2026 %s: %v %+v", name, err, res)
 		}
 	}
@@ -186,6 +189,14 @@ func scrapeConfig(t *testing.T, c *Config, issuer, downIssuer, redisURL, oddURL 
 	c.Approval.ClientID, c.Approval.Issuer = "gateway-approval", issuer
 	c.Toolsets = []mcphttp.ToolsetConfig{{Name: "search", Include: []mcphttp.SelectorConfig{{}},
 		Search: mcphttp.SearchConfig{Enabled: true}}}
+	// An interceptor that cannot be reached, fail-open, on odd's calls: its series without
+	// changing what those calls do.
+	c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "unreachable", URL: "http://" + closedPort(t) + "/mcp",
+		Type: intercept.TypeValidation, FailOpen: true, Rules: []intercept.RuleConfig{{Upstream: "odd", Tools: []string{"*"}}}}}}
+	// Guardrails that only log, on beta's calls: their series without changing what those calls do.
+	c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "watch", Upstream: "beta", Tools: []string{"*"},
+		Validate:  guardrails.ValidateConfig{Arguments: "log"},
+		Arguments: guardrails.DirectionConfig{PII: "log"}, Results: guardrails.DirectionConfig{PII: "log"}}}}
 }
 
 // modernTraffic: 2026-07-28 calls ending in every outcome the alerts read, failed tokens, a

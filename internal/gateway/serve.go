@@ -17,10 +17,12 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/certreload"
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/tracing"
+	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 	"github.com/mcp-gateway/gateway/metrics"
@@ -219,6 +221,9 @@ type gateway struct {
 	store     store.Store
 	lists     *listChangedRelay // nil without a shared store that carries notices
 	notices   store.Notices     // the shared store's notices; nil with the in-memory store
+	// interceptRec records the interceptors (interceptors.go); nil when the process started
+	// without any.
+	interceptRec *metrics.Interceptors
 	// endpointNotices carry a pre-2026 client's answers between replicas (the shared store's
 	// notices) and, without a shared store, between this process's component sets
 	// (localnotices.go).
@@ -238,6 +243,12 @@ type gateway struct {
 	// (approval.go): its records must open after a reload.
 	approvalKeys *seal.KeyRing
 	approvalObs  *metrics.Approval
+	// records is the shared store's records (the per-user OAuth vault's), unwrapped from the
+	// metrics; userOAuthObs and vaultSize are per-user OAuth's metrics, registered by the
+	// first service built (useroauth.go).
+	records      store.Records
+	userOAuthObs *metrics.UserOAuth
+	vaultSize    *metrics.VaultSize
 
 	// current is the component set new requests are served by.
 	current atomic.Pointer[components]
@@ -260,6 +271,9 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		return nil, err
 	}
 	if g.searchRec, err = newToolsetRecorder(cfg, g.registry); err != nil {
+		return nil, err
+	}
+	if g.interceptRec, err = newInterceptorRecorder(cfg, g.registry); err != nil {
 		return nil, err
 	}
 	if err := g.buildState(cfg, getenv, log); err != nil {
@@ -292,11 +306,14 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 type components struct {
 	cfg       *Config
 	backends  *upstreams.Registry
-	auth      *authz.Service // nil without authentication
+	auth      *authz.Service     // nil without authentication
+	userOAuth *useroauth.Service // nil when no backend uses per-user OAuth
 	mcpServer *mcphttp.Server
 	mcp       *echo.Echo
 	adminEcho *echo.Echo
 	admin     *mcphttp.Admin
+	// interceptors call the configured interceptors; nil without any.
+	interceptors *intercept.Set
 	// current is true while the set serves new requests: only then do its backends' health
 	// and circuit changes reach the gauges, which describe what new requests meet.
 	current atomic.Bool
@@ -316,6 +333,13 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 			built.close()
 		}
 	}()
+	approvals, err := g.buildApproval(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if c.userOAuth, err = g.buildUserOAuth(cfg, approvals); err != nil {
+		return nil, err
+	}
 	if c.backends, err = g.buildBackends(cfg, c); err != nil {
 		return nil, err
 	}
@@ -334,12 +358,11 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 			return nil, err
 		}
 	}
-	approvals, err := g.buildApproval(cfg)
+	edge, err := g.buildEdge(cfg)
 	if err != nil {
 		return nil, err
 	}
-	edge, err := g.buildEdge(cfg)
-	if err != nil {
+	if c.interceptors, err = g.buildInterceptors(cfg); err != nil {
 		return nil, err
 	}
 	rails, err := g.buildGuardrails(cfg)
@@ -348,6 +371,7 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 	}
 	c.mcpServer, err = mcphttp.New(cfg.serverConfig(), mcphttp.Deps{
 		Approvals:  approvals,
+		UserOAuth:  c.userOAuth,
 		Auth:       c.auth,
 		Backends:   c.backends,
 		Logger:     g.log,
@@ -360,6 +384,7 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		// Tool search metrics (docs/toolsets.md).
 		ToolsetMetrics: g.searchRec,
 		Edge:           edge,
+		Interceptors:   c.interceptors,
 		// The handles of denials (server.draftErrors: [denials]) open on every replica.
 		AuthorizationContexts: g.ring.Sealer(seal.PurposeAuthorizationContext),
 		// Built-in guardrails (docs/guardrails.md); nil without rules.
@@ -408,6 +433,7 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	if g.store, err = cfg.Redis.newStore(getenv, log, g.registry); err != nil {
 		return err
 	}
+	g.records, _ = g.store.(store.Records)
 	if n, ok := g.store.(store.Notices); ok {
 		g.notices, g.endpointNotices = n, n
 		g.lists = newListChangedRelay(n, g.rec, log)
@@ -477,6 +503,7 @@ func (g *gateway) buildBackends(cfg *Config, c *components) (*upstreams.Registry
 			}
 		},
 		OnListChanged: g.lists.onListChanged(),
+		UserTokens:    userTokens(c.userOAuth),
 		// Zero is upstreams' default, negative unbounded: the same meaning as in server:.
 		MaxResultBytesInFlight: cfg.Server.MaxResultBytesInFlight,
 		Pins:                   guard,
@@ -502,7 +529,7 @@ func (g *gateway) mount(cfg *Config, c *components, explainSecret, adminToken st
 	}
 	c.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: c.backends, Gatherer: g.registry,
 		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: c.auth, Loopback: IsLoopbackAddr(cfg.Admin.Listen),
-		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret, Token: adminToken})
+		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret, Token: adminToken, UserOAuth: c.userOAuth})
 	c.adminEcho = newEcho()
 	c.admin.Register(c.adminEcho)
 }

@@ -106,7 +106,7 @@ func TestServerCards(t *testing.T) {
 	}
 	// The versions served: server/discover's, then the pre-2026 edge's.
 	discovered := discoverVersions(t, base, mint(t, iss, map[string]any{"sub": "u", "scope": "tools:use"}))
-	if want := append(discovered, "2025-11-25", "2025-06-18"); !slices.Equal(main.Remotes[0].SupportedProtocolVersions, want) {
+	if want := append(discovered, "2025-11-25", "2025-06-18", "2025-03-26"); !slices.Equal(main.Remotes[0].SupportedProtocolVersions, want) {
 		t.Errorf("supportedProtocolVersions %v, want %v", main.Remotes[0].SupportedProtocolVersions, want)
 	}
 	// Authorization as the protected resource metadata says it, and a secret bearer header.

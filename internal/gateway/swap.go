@@ -305,6 +305,9 @@ func (g *gateway) activate(c, prev *components) {
 		prev.current.Store(false)
 	}
 	c.current.Store(true)
+	if g.vaultSize != nil {
+		g.vaultSize.Set(c.userOAuth)
+	}
 	for _, name := range c.backends.Upstreams() {
 		g.rec.SetCircuitState(name, metrics.CircuitClosed)
 	}
@@ -369,5 +372,6 @@ func (c *components) close() {
 		if c.backends != nil {
 			c.backends.Close()
 		}
+		c.interceptors.Close()
 	})
 }

@@ -1,5 +1,5 @@
 // Package legacysession mints and opens the Mcp-Session-Id the gateway gives a pre-2026
-// (2025-11-25, 2025-06-18) client at initialize. The id is the session: a sealed,
+// (2025-11-25, 2025-06-18, 2025-03-26) client at initialize. The id is the session: a sealed,
 // self-describing token that any replica opens with one AEAD operation (about a microsecond,
 // no key derivation per call), so no replica keeps session state and no load balancer needs
 // affinity.

@@ -52,3 +52,9 @@ func redisKey(prefix string, k kind, key string) string {
 	buf = base64.RawURLEncoding.AppendEncode(buf, sum[:])
 	return string(buf)
 }
+
+// b64Digest is the base64url digest of key, the hashed part of a Redis key.
+func b64Digest(key string) string {
+	sum := digest(key)
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}

@@ -104,6 +104,9 @@ type Memory struct {
 	lastGlobalSweep atomic.Int64
 	closed          atomic.Bool
 	full            [kindHold + 1]atomic.Uint64
+	// rec holds the Records (records.go), made on first use.
+	recOnce sync.Once
+	rec     *memRecords
 }
 
 var _ Store = (*Memory)(nil)

@@ -62,6 +62,8 @@ type Redis struct {
 	lease  *redis.Script
 	// hold and release keep hold budgets (hold.go).
 	hold, release *redis.Script
+	// recPut, recSwap and recDelete change Records (records.go).
+	recPut, recSwap, recDelete *redis.Script
 	// replay records single-use ids per owner (replay.go).
 	replay *redis.Script
 	closed atomic.Bool
@@ -102,6 +104,10 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 
 		release: redis.NewScript(releaseScript),
 		replay:  redis.NewScript(replayScript),
+
+		recPut:    redis.NewScript(recPutScript),
+		recSwap:   redis.NewScript(recSwapScript),
+		recDelete: redis.NewScript(recDeleteScript),
 
 		waitReplicas: cfg.WaitReplicas,
 		waitTimeout:  orDefault(cfg.WaitTimeout, DefaultWaitTimeout),

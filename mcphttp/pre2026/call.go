@@ -190,6 +190,10 @@ func (q *clientReq) failed(why string) error {
 // noCapability answers a call that needs a capability the client did not declare: a failed tool
 // call for tools/call (so the model sees why), -32603 otherwise. Nothing was forwarded.
 func (q *clientReq) noCapability(what string) error {
+	if q.version == era.V20250326 && strings.Contains(what, "elicitation") {
+		// Not the client's omission: its revision has no way to ask its user anything.
+		return q.failed("requires " + what + ", which MCP 2025-03-26 (the version this client speaks) does not have")
+	}
 	return q.failed("requires " + what + ", which this client did not declare")
 }
 

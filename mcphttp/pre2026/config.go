@@ -25,12 +25,21 @@ const (
 	// DefaultLegacyMaxPendingPerCaller bounds the requests waiting for the answers of all of
 	// one caller's sessions, on one replica.
 	DefaultLegacyMaxPendingPerCaller = 32
+	// DefaultMaxBatchMessages bounds the messages of one JSON-RPC batch (2025-03-26 only).
+	DefaultMaxBatchMessages = 32
+	// DefaultMaxBatchBytes bounds the body of one JSON-RPC batch.
+	DefaultMaxBatchBytes = 1 << 20
+	// DefaultBatchConcurrency is how many messages of one batch are served at once.
+	DefaultBatchConcurrency = 4
+	// MaxBatchMessagesLimit is the largest MaxBatchMessages accepted: every message of a batch
+	// is served as if sent alone, so a batch is never a way around the per-caller bounds.
+	MaxBatchMessagesLimit = 1000
 )
 
 // DefaultLegacyVersions are the pre-2026 revisions served at the edge, newest first.
-func DefaultLegacyVersions() []string { return []string{"2025-11-25", "2025-06-18"} }
+func DefaultLegacyVersions() []string { return []string{"2025-11-25", "2025-06-18", "2025-03-26"} }
 
-// Config is the `legacy:` block: pre-2026 clients (2025-11-25, 2025-06-18) served at the edge,
+// Config is the `legacy:` block: pre-2026 clients (2025-11-25, 2025-06-18, 2025-03-26) served at the edge,
 // on the same endpoint as 2026-07-28 clients, by translating each of their requests into a
 // 2026-07-28 one (docs/protocol.md §9). Enabled off builds no edge: such clients are refused,
 // naming the versions served. The configuration the gateway starts from turns it on.
@@ -39,12 +48,16 @@ type Config struct {
 	// versions the gateway speaks.
 	Enabled bool `yaml:"enabled"`
 	// Versions are the pre-2026 revisions negotiated at initialize, newest first: a client
-	// asking for another gets the first. Default DefaultLegacyVersions.
+	// asking for another revision gets the newest of them not newer than it, or the oldest when
+	// it asked for an older one (2024-11-05); one asking for something else gets the first. With 2025-03-26 among them, a request with neither a session id nor an
+	// MCP-Protocol-Version header is served as a session-less 2025-03-26 one, and sessions at
+	// 2025-03-26 may send JSON-RPC batches. Default DefaultLegacyVersions.
 	Versions []string `yaml:"versions"`
 	// SessionTTL is how long a sealed session id opens. Default DefaultLegacySessionTTL.
 	SessionTTL time.Duration `yaml:"sessionTTL"`
-	// RequireSession refuses (400) a pre-2026 request that carries a version header but no
-	// session id. Default false: some hosts never echo the session id.
+	// RequireSession refuses (400) a pre-2026 request that carries no session id (with a
+	// version header, or, 2025-03-26 being served, with none). Default false: some hosts never
+	// echo the session id.
 	RequireSession bool `yaml:"requireSession"`
 	// GetStream answers GET with a valid session with an SSE stream of list_changed
 	// notifications; false answers 405.
@@ -60,10 +73,21 @@ type Config struct {
 	// MaxPendingPerCaller bounds the requests of all of one caller's sessions waiting for
 	// their answers, on one replica. Default DefaultLegacyMaxPendingPerCaller.
 	MaxPendingPerCaller int `yaml:"maxPendingPerCaller"`
+	// MaxBatchMessages bounds the messages of one JSON-RPC batch of a 2025-03-26 session; a
+	// larger batch is refused whole with 413. Each message is admitted (in-flight slots, rate
+	// limit) as if sent alone. Default DefaultMaxBatchMessages, at most MaxBatchMessagesLimit.
+	MaxBatchMessages int `yaml:"maxBatchMessages"`
+	// MaxBatchBytes bounds the body of one JSON-RPC batch, in bytes, below server.maxBodyBytes
+	// (which bounds every body); a larger batch is refused whole with 413. Default
+	// DefaultMaxBatchBytes.
+	MaxBatchBytes int64 `yaml:"maxBatchBytes"`
+	// BatchConcurrency is how many messages of one batch are served at once; the others wait
+	// for a turn. Default DefaultBatchConcurrency.
+	BatchConcurrency int `yaml:"batchConcurrency"`
 }
 
 // servedLegacyVersions are the revisions the edge can translate; Versions must name only these.
-var servedLegacyVersions = []string{"2025-11-25", "2025-06-18"}
+var servedLegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
 // WithDefaults returns c with zero fields set to their defaults; Enabled and the booleans are
 // left as they are.
@@ -86,6 +110,15 @@ func (c Config) WithDefaults() Config {
 	if c.MaxPendingPerCaller == 0 {
 		c.MaxPendingPerCaller = DefaultLegacyMaxPendingPerCaller
 	}
+	if c.MaxBatchMessages == 0 {
+		c.MaxBatchMessages = DefaultMaxBatchMessages
+	}
+	if c.MaxBatchBytes == 0 {
+		c.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if c.BatchConcurrency == 0 {
+		c.BatchConcurrency = DefaultBatchConcurrency
+	}
 	return c
 }
 
@@ -102,10 +135,15 @@ func (c Config) Validate() error {
 		key string
 		neg bool
 	}{{"sessionTTL", c.SessionTTL < 0}, {"askTimeout", c.AskTimeout < 0}, {"maxRounds", c.MaxRounds < 0},
-		{"maxPendingPerSession", c.MaxPendingPerSession < 0}, {"maxPendingPerCaller", c.MaxPendingPerCaller < 0}} {
+		{"maxPendingPerSession", c.MaxPendingPerSession < 0}, {"maxPendingPerCaller", c.MaxPendingPerCaller < 0},
+		{"maxBatchMessages", c.MaxBatchMessages < 0}, {"maxBatchBytes", c.MaxBatchBytes < 0},
+		{"batchConcurrency", c.BatchConcurrency < 0}} {
 		if f.neg {
 			errs = append(errs, configerr.At("legacy."+f.key, "must not be negative"))
 		}
+	}
+	if c.MaxBatchMessages > MaxBatchMessagesLimit {
+		errs = append(errs, configerr.At("legacy.maxBatchMessages", "must be at most %d", MaxBatchMessagesLimit))
 	}
 	return errors.Join(errs...)
 }

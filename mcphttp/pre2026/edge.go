@@ -1,6 +1,6 @@
-// Package pre2026 serves MCP clients of the 2025 revisions (2025-11-25 and 2025-06-18) on the
-// gateway's endpoint, beside 2026-07-28 clients, from any replica and without sticky sessions
-// (docs/protocol.md §9). It is a client of the pipeline of package mcphttp: the HTTP edge hands
+// Package pre2026 serves MCP clients of the 2025 revisions (2025-11-25, 2025-06-18 and
+// 2025-03-26, with its JSON-RPC batches: batch.go) on the gateway's endpoint, beside 2026-07-28
+// clients, from any replica and without sticky sessions (docs/protocol.md §9). It is a client of the pipeline of package mcphttp: the HTTP edge hands
 // it each request of its era right after the strict decode; it authenticates and admits it with
 // the pipeline's own stages, answers at the edge what 2026-07-28 has no method for (initialize,
 // ping, logging/setLevel, resources/subscribe, notifications, its client's answers), and runs
@@ -133,6 +133,9 @@ type clientReq struct {
 // 2026-07-28 pipeline, decodeErr included, exactly as before. A JSON-RPC response (the client's
 // answer to one of the gateway's requests), which the strict decode refuses, is read here.
 func (e *Edge) ServePost(in *mcphttp.Incoming, decodeErr error) (bool, error) {
+	if decodeErr != nil && isBatch(in.Body()) {
+		return e.serveBatch(in)
+	}
 	served := e.cfg.Versions
 	q := &clientReq{e: e, in: in, c: in.Client(), msg: in.Message(), p: in.Params()}
 	var answer *jsonrpc.Message
@@ -201,8 +204,8 @@ func (q *clientReq) label() {
 // counts against the caller's slots and rate limit, whatever the edge does with it), then the
 // handshake, or the session opened against this request's principal.
 func (q *clientReq) serve(class class, answer *jsonrpc.Message) error {
-	if class == classNoVersion {
-		// 2025-03-26 (which a missing header would mean) is not served.
+	if class == classNoVersion && !q.e.serves(era.V20250326) {
+		// 2025-03-26, which a missing header means (2025-06-18 transports), is not served.
 		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
 			"Invalid Request: MCP-Protocol-Version header required (this gateway serves "+q.e.servedVersions()+")")
 	}

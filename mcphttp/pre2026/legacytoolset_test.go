@@ -65,7 +65,11 @@ func TestLegacyClientOnToolset(t *testing.T) {
 			}
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool",
 				Arguments: map[string]any{"name": "be__add", "arguments": map[string]any{"a": 2, "b": 3}}})
-			if err != nil || res.IsError || mcptest.ResultText(res) != "5" {
+			want := "5"
+			if v == "2025-03-26" {
+				want = `5{"sum":5}` // structured output carried as text
+			}
+			if err != nil || res.IsError || mcptest.ResultText(res) != want {
 				t.Fatalf("call_tool: %v %+v", err, res)
 			}
 		})

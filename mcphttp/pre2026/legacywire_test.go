@@ -122,7 +122,10 @@ func TestLegacyInitialize(t *testing.T) {
 	for _, tt := range []struct{ requested, want, caps, wantCaps string }{
 		{"2025-11-25", "2025-11-25", `{"elicitation":{},"roots":{"listChanged":true},"experimental":{"x":{}}}`, `{"elicitation":{"form":{}},"roots":{}}`},
 		{"2025-06-18", "2025-06-18", `{"sampling":{}}`, `{"sampling":{}}`},
-		{"2024-11-05", "2025-11-25", `{}`, `{}`},
+		// 2025-03-26 has no elicitation: a session never declares it, whatever the client sent.
+		{"2025-03-26", "2025-03-26", `{"elicitation":{},"sampling":{},"roots":{"listChanged":true}}`, `{"roots":{},"sampling":{}}`},
+		// Older than every served version: the nearest served one (era.NegotiateVersion).
+		{"2024-11-05", "2025-03-26", `{}`, `{}`},
 		{"2099-01-01", "2025-11-25", `{}`, `{}`},
 	} {
 		t.Run(tt.requested, func(t *testing.T) {
@@ -217,12 +220,15 @@ func TestLegacyLocalMethods(t *testing.T) {
 		{"unknown method", sess, req(5, "no/such", `{}`), 200, -32601, ""},
 		{"server/discover is not legacy", sess, req(6, "server/discover", `{}`), 200, -32601, ""},
 		{"session-less ping", legacyHeaders("2025-06-18", ""), req(7, "ping", `{}`), 200, 0, `{}`},
-		{"no version, no session", legacyHeaders("", ""), req(8, "ping", `{}`), 400, -32600, ""},
+		// Neither a session nor a version header: a session-less 2025-03-26 request, as the
+		// 2025-06-18 transport says to assume (docs/protocol.md §9.1).
+		{"no version, no session", legacyHeaders("", ""), req(8, "ping", `{}`), 200, 0, `{}`},
+		{"no version, no session, logging/setLevel", legacyHeaders("", ""), req(8, "logging/setLevel", `{"level":"info"}`), 200, 0, `{}`},
 		{"header contradicts the session", legacyHeaders("2025-06-18", sid), req(9, "ping", `{}`), 400, -32600, ""},
 		{"answer nobody waits for", sess, `{"jsonrpc":"2.0","id":"g1.x.y","result":{}}`, 400, -32600, ""},
 		{"answer with folded duplicate keys", sess, `{"jsonrpc":"2.0","id":"g1.x.y","result":{"action":"accept","Action":"decline"}}`, 400, -32602, ""},
 		{"notification without session or version", legacyHeaders("", ""), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 202, 0, ""},
-		{"batch", sess, "[" + req(10, "ping", `{}`) + "]", 400, -32600, ""},
+		{"batch on a 2025-11-25 session", sess, "[" + req(10, "ping", `{}`) + "]", 400, -32600, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := do(t, "POST", gw.URL, tt.header, tt.body)

@@ -94,10 +94,14 @@ func (q *clientReq) openSession(class class) (*legacysession.Session, error) {
 	e := q.e
 	h := q.in.Header()
 	hdr, hasHdr, _ := headerValue(h, mcpheader.ProtocolVersion) // classification read it once
-	if class == classSessionless {
+	if class == classSessionless || class == classNoVersion {
 		if e.cfg.RequireSession {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
 				"Invalid Request: Mcp-Session-Id required; send initialize first")
+		}
+		if !hasHdr {
+			// No session and no header: 2025-03-26, as the later transports say to assume.
+			hdr = era.V20250326
 		}
 		q.version = hdr
 		return &legacysession.Session{Version: hdr, Caps: json.RawMessage(`{}`), Principal: q.principal()}, nil

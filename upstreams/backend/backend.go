@@ -82,6 +82,9 @@ type Env struct {
 	// OnHealth, when set, is called when a backend's health changes (and with the first
 	// probe's result). It must not block.
 	OnHealth func(upstream string, up bool)
+	// UserTokens hands out the callers' tokens of per-user backends (AuthUserOAuth). Nil: a
+	// per-user backend's requests go without Authorization unless the call carries the token.
+	UserTokens UserTokens
 	// Apps declares the MCP Apps extension to pre-2026 backends at initialize (the apps switch):
 	// their sessions are shared by many callers, and one that offers UI tools only to hosts
 	// supporting apps must show them to the gateway that routes the apps' calls.
@@ -270,6 +273,8 @@ func outcomeOf(err error) string {
 	switch {
 	case err == nil:
 		return OutcomeOK
+	case errors.Is(err, ErrUserTokenNeeded):
+		return OutcomeBackendError // it answered: it wants a user's token
 	case errors.Is(err, wire.ErrTimeout):
 		return OutcomeTimeout
 	case errors.Is(err, wire.ErrUnavailable):

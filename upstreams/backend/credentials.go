@@ -61,9 +61,16 @@ var ErrCredentials = wire.ErrCredentials
 // AuthConfig is how the gateway authenticates to one backend with OAuth. The client's own token
 // is never sent to a backend (docs/protocol.md §4: no token passthrough).
 type AuthConfig struct {
-	// Type is AuthClientCredentials or AuthTokenExchange; empty means no OAuth (static
-	// Headers only).
+	// Type is AuthClientCredentials, AuthTokenExchange or AuthUserOAuth; empty means no OAuth
+	// (static Headers only).
 	Type string `yaml:"type"`
+	// AuthServer is, for AuthUserOAuth, the issuer of the backend's authorization server.
+	// Default: the one its protected resource metadata (RFC 9728) names.
+	AuthServer string `yaml:"authServer"`
+	// Registration is, for AuthUserOAuth, how the gateway is a client of that server: static
+	// (the default: ClientID and ClientSecret), metadataDocument (a Client ID Metadata
+	// Document the gateway serves) or dynamic (RFC 7591).
+	Registration string `yaml:"registration"`
 	// TokenURL is the authorization server's token endpoint: https, or http on a loopback host.
 	TokenURL string `yaml:"tokenURL"`
 	// ClientID is the gateway's client id at the authorization server.
@@ -99,10 +106,16 @@ func (a *AuthConfig) validate(headers map[string]string) []error {
 	if a.Type == "" {
 		return nil
 	}
+	if a.Type == AuthUserOAuth {
+		return a.validateUserOAuth(headers)
+	}
 	var errs []error
 	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if a.Type != AuthClientCredentials && a.Type != AuthTokenExchange {
-		add("type", "%q: want %s or %s", a.Type, AuthClientCredentials, AuthTokenExchange)
+		add("type", "%q: want %s, %s or %s", a.Type, AuthClientCredentials, AuthTokenExchange, AuthUserOAuth)
+	}
+	if a.AuthServer != "" || a.Registration != "" {
+		add("authServer", "authServer and registration apply to type %s only", AuthUserOAuth)
 	}
 	if err := validateTokenURL(a.TokenURL); err != nil {
 		add("tokenURL", "%v", err)
@@ -205,6 +218,11 @@ func newCredentials(name string, cfg AuthConfig, rt http.RoundTripper, now func(
 // to the gateway's own discover, probe and listen requests, which authenticate as the gateway
 // itself with the client credentials grant.
 func (c *credentials) authorization(ctx context.Context, subject string, fromCaller bool) (string, error) {
+	if c.cfg.Type == AuthUserOAuth {
+		// A pre-2026 backend's session is not per caller at a per-user backend: fail closed
+		// rather than share one caller's token in another's session.
+		return "", fmt.Errorf("%w: %w: %s: per-user OAuth to a backend that speaks a pre-2026 revision is not supported", wire.ErrUnavailable, ErrCredentials, c.name)
+	}
 	if c.cfg.Type == AuthClientCredentials || (!fromCaller && subject == "") {
 		return c.get(ctx, &c.own, "", "")
 	}

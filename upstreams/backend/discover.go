@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -107,6 +108,11 @@ func (b *Backend) fetchDiscover(ctx context.Context, hdr http.Header, probe bool
 		return d, err // the era probe answered, or a legacy backend's InitializeResult did
 	}
 	m, err := b.RoundTrip(ctx, &Request{Method: wire.MethodDiscover, Header: hdr, Body: []byte(discoverRequest), probe: probe})
+	if errors.Is(err, ErrUserTokenNeeded) {
+		// A per-user backend that serves nothing without a user's token: it is up, and its
+		// tools are what callers connect it for.
+		return &Discovered{Caps: Caps{Tools: &ListChangedCap{}}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -27,8 +27,12 @@ type Request struct {
 	Body []byte
 	// Subject is the caller's verified token for a token-exchange backend; never sent itself.
 	Subject string
-	// Caller identifies the caller (issuer and subject) for its legacy sessions; optional.
+	// Caller identifies the caller (issuer and subject) for its legacy sessions and a per-user
+	// backend's token; optional.
 	Caller string
+	// UserToken is the caller's token for a per-user backend (Auth.Type userOAuth), when the
+	// pipeline looked it up already; sent as the request's Authorization.
+	UserToken string
 	// FromCaller marks a request made for a client's request (a call or list), as opposed to
 	// the gateway's own discover, probe and listen requests.
 	FromCaller bool
@@ -92,19 +96,24 @@ func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) 
 	}
 	if b.creds != nil {
 		// Set after the pass-through copy so nothing the caller passed can replace it.
-		auth, err := b.creds.authorization(ctx, o.Subject, o.FromCaller)
+		auth, err := b.authorization(ctx, o)
 		if err != nil && !errors.Is(err, wire.ErrUnavailable) {
 			err = wire.Classify(ctx, b.name, err) // the caller left or the call timed out meanwhile
 		}
 		if err != nil {
 			return nil, err
 		}
-		h["Authorization"] = []string{auth}
+		if auth != "" {
+			h["Authorization"] = []string{auth}
+		}
 	}
 	req.Header = h
 	resp, err := b.rt.RoundTrip(req)
 	if err != nil {
 		return nil, wire.Classify(ctx, b.name, err)
+	}
+	if resp.StatusCode == http.StatusUnauthorized && b.PerUser() {
+		return nil, b.userRefused(ctx, o, resp)
 	}
 	return resp, nil
 }

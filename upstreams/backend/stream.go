@@ -48,6 +48,9 @@ type Call struct {
 	// exchange: a pre-2026 one gets a session per caller, keyed by it. Empty: keyed by the
 	// SubjectToken.
 	Caller string
+	// UserToken is the caller's token for a per-user backend (Auth.Type userOAuth), looked up
+	// by the pipeline before the call; sent as Authorization to this backend only.
+	UserToken string
 }
 
 // ErrResultBudget is returned when relaying a backend's response would take the buffer memory
@@ -107,7 +110,7 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 		name = c.Target.Name // docs/protocol.md §2.2: only these three carry Mcp-Name
 	}
 	return b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
-		Subject: b.SubjectFor(c.SubjectToken), Caller: c.Caller, FromCaller: true, visible: c.Visible, embedded: c.Embedded})
+		Subject: b.SubjectFor(c.SubjectToken), Caller: c.Caller, UserToken: b.userTokenFor(c.UserToken), FromCaller: true, visible: c.Visible, embedded: c.Embedded})
 }
 
 // open sends o and prepares the Stream of its response; id is the id the response gets.

@@ -285,7 +285,9 @@ func (c *Catalog) fetchList(ctx context.Context, spec listSpec, q *listQuery) (*
 func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery) (*part, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout(), wire.ErrCallTimeout)
 	defer cancel()
-	p := &part{ttlMs: -1}
+	// A per-user backend answers each caller with that caller's own token: its lists are
+	// that caller's, never shared with another.
+	p := &part{ttlMs: -1, private: b.PerUser()}
 	c.collectPins(b, spec, p)
 	gen := c.cache.generation(partKey{upstream: b.Name(), list: spec.index})
 	cursor, hasCursor := "", false
@@ -293,6 +295,10 @@ func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec list
 		body := appendListRequest(nil, spec.method, q.meta, cursor, hasCursor)
 		msg, err := b.RoundTrip(ctx, &backend.Request{Method: spec.method, Version: q.version, Header: q.hdr, Body: body,
 			Subject: b.SubjectFor(q.subject), Caller: q.cacheKey, FromCaller: true})
+		if errors.Is(err, backend.ErrUserTokenNeeded) {
+			// A per-user backend lists nothing to a caller who has not connected it.
+			return &part{absent: true, private: true}, nil
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -125,6 +125,12 @@ type Step struct {
 	Progress       []float64           `json:"progress,omitempty"`
 	Elicited       []Elicited          `json:"elicited,omitempty"`
 	HTTP           []HTTPExchange      `json:"http,omitempty"`
+	// Structured reports a tool result with structuredContent (2025-03-26 clients).
+	Structured bool `json:"structured,omitempty"`
+	// Extras are the members of listed tools that 2025-03-26 does not define.
+	Extras []string `json:"extras,omitempty"`
+	// Batch are the answers to a batch, by request id.
+	Batch map[string]BatchAnswer `json:"batch,omitempty"`
 }
 
 // ResourceText is one content of a resources/read result.
@@ -205,11 +211,18 @@ func RunTS(tb testing.TB, sc Scenario) map[string]Step {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return runScript(tb, "the TypeScript client", node, filepath.Join(packageDir(tb), "node", scriptName), string(arg), sdk, sc.Token)
+}
+
+// runScript runs a client script with node, scenario as its argument, sdk as LEGACY_CLIENT_SDK
+// and the token in the environment (never on a command line other processes can read), and
+// returns the steps it printed by name. A step the script never printed is absent.
+func runScript(tb testing.TB, what, node, script, scenario, sdk, token string) map[string]Step {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(tb.Context(), RunTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(packageDir(tb), "node", scriptName), string(arg))
-	// The token goes in the environment, never on a command line other processes can read.
-	cmd.Env = append(os.Environ(), "LEGACY_CLIENT_SDK="+sdk, "LEGACY_CLIENT_TOKEN="+sc.Token)
+	cmd := exec.CommandContext(ctx, node, script, scenario)
+	cmd.Env = append(os.Environ(), "LEGACY_CLIENT_SDK="+sdk, "LEGACY_CLIENT_TOKEN="+token)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
@@ -219,13 +232,13 @@ func RunTS(tb testing.TB, sc Scenario) map[string]Step {
 	for lines.Scan() {
 		var s Step
 		if err := json.Unmarshal(lines.Bytes(), &s); err != nil {
-			tb.Errorf("the TypeScript client printed a line that is not a step: %q", lines.Text())
+			tb.Errorf("%s printed a line that is not a step: %q", what, lines.Text())
 			continue
 		}
 		steps[s.Step] = s
 	}
 	if runErr != nil {
-		tb.Logf("the TypeScript client exited with %v; stderr:\n%s", runErr, stderr.String())
+		tb.Logf("%s exited with %v; stderr:\n%s", what, runErr, stderr.String())
 	}
 	return steps
 }
@@ -646,9 +659,12 @@ func checkRounds(t *testing.T, s Step, confirmed bool) {
 
 // ServedBy returns the replicas that answered the run's requests, in order, from the
 // balancer's X-Served-By header (requests answered without one are left out).
-func ServedBy(steps map[string]Step) []string {
+func ServedBy(steps map[string]Step) []string { return servedBy(steps, AllSteps()) }
+
+// servedBy is ServedBy over the steps named in order.
+func servedBy(steps map[string]Step, order []string) []string {
 	var out []string
-	for _, name := range AllSteps() {
+	for _, name := range order {
 		for _, ex := range steps[name].HTTP {
 			if ex.ServedBy != "" {
 				out = append(out, ex.ServedBy)

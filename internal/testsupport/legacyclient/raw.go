@@ -32,7 +32,18 @@ type Raw struct {
 	Token string
 	// Header is added to every request (a test's own headers, a Mcp-Name say).
 	Header http.Header
-	ids    atomic.Int64
+	// Protocol is the version offered at initialize; empty is Version. A 2025-03-26 client
+	// sends no MCP-Protocol-Version header, which came with 2025-06-18.
+	Protocol string
+	ids      atomic.Int64
+}
+
+// version is the version the client speaks.
+func (c *Raw) version() string {
+	if c.Protocol == "" {
+		return Version
+	}
+	return c.Protocol
 }
 
 // Response is one HTTP response: status, headers, the whole body and, for JSON or SSE, the
@@ -59,7 +70,9 @@ func (c *Raw) Request(ctx context.Context, url, sid, body string) (*http.Request
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("MCP-Protocol-Version", Version)
+		if v := c.version(); v != Protocol20250326 {
+			req.Header.Set("MCP-Protocol-Version", v)
+		}
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
@@ -126,11 +139,12 @@ func SSEMessages(b []byte) []json.RawMessage {
 // notifications/initialized) and returns the session id the server minted.
 func (c *Raw) Initialize(tb testing.TB, url string) string {
 	tb.Helper()
-	r := c.Post(tb, url, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+Version+
+	v := c.version()
+	r := c.Post(tb, url, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+v+
 		`","capabilities":{"elicitation":{}},"clientInfo":{"name":"legacy-raw","version":"1.0.0"}}}`)
 	sid := r.Header.Get("Mcp-Session-Id")
-	if r.Status != http.StatusOK || sid == "" || len(r.Msgs) == 0 || !strings.Contains(string(r.Msgs[len(r.Msgs)-1]), `"protocolVersion":"`+Version+`"`) {
-		tb.Fatalf("initialize: want 200 with Mcp-Session-Id and %s, got %s (session id present: %v)", Version, r, sid != "")
+	if r.Status != http.StatusOK || sid == "" || len(r.Msgs) == 0 || !strings.Contains(string(r.Msgs[len(r.Msgs)-1]), `"protocolVersion":"`+v+`"`) {
+		tb.Fatalf("initialize: want 200 with Mcp-Session-Id and %s, got %s (session id present: %v)", v, r, sid != "")
 	}
 	if n := c.Post(tb, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); n.Status != http.StatusAccepted {
 		tb.Fatalf("notifications/initialized: want 202, got %s", n)

@@ -50,6 +50,8 @@ type serverConfig struct {
 	completionSet bool
 	subscribe     bool
 	logger        *slog.Logger
+	middleware    func(http.Handler) http.Handler
+	routes        map[string]http.Handler
 }
 
 type toolEntry struct {
@@ -114,6 +116,23 @@ func WithRequiredHeader(name, value string) Option {
 			c.required = http.Header{}
 		}
 		c.required.Set(name, value)
+	}
+}
+
+// WithMiddleware wraps the MCP endpoint's handler (not the other routes), for example in a
+// bearer-token check.
+func WithMiddleware(m func(http.Handler) http.Handler) Option {
+	return func(c *serverConfig) { c.middleware = m }
+}
+
+// WithRoute serves h at path beside the MCP endpoint, for example the protected resource
+// metadata.
+func WithRoute(path string, h http.Handler) Option {
+	return func(c *serverConfig) {
+		if c.routes == nil {
+			c.routes = map[string]http.Handler{}
+		}
+		c.routes[path] = h
 	}
 }
 
@@ -195,7 +214,14 @@ func start(tb testing.TB, name string, legacy bool, opts []Option) *Server {
 		PropagateRequestCancellation: true,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, requireHeaders(cfg.required, handler))
+	var endpoint http.Handler = requireHeaders(cfg.required, handler)
+	if cfg.middleware != nil {
+		endpoint = cfg.middleware(endpoint)
+	}
+	mux.Handle(EndpointPath, endpoint)
+	for path, h := range cfg.routes {
+		mux.Handle(path, h)
+	}
 	s.http = httptest.NewServer(s.rec.wrap(mux))
 	tb.Cleanup(s.Close)
 	return s

@@ -51,6 +51,13 @@ type Options struct {
 	// example hard-codes it, so the only way to set it is to wrap its
 	// storage, which is what this does.
 	Audience string
+	// AuthServer turns on what the example OP lacks as the authorization server of a
+	// third-party backend (authserver.go): RFC 9207 iss in authorization responses, RFC 7591
+	// registration, Client ID Metadata Documents. The zero value turns on none.
+	AuthServer AuthServerOptions
+	// Observe, when set, is called with every request the provider receives, before it is
+	// served (tests count token requests with it).
+	Observe func(r *http.Request)
 }
 
 // Provider is a running example OP. It stops when the test that started
@@ -73,10 +80,13 @@ func Start(tb testing.TB, opts Options) *Provider {
 		Storage:  exstorage.NewStorage(exstorage.NewUserStore(issuer)),
 		audience: opts.Audience,
 		extra:    map[string]extraClient{},
+		cimd:     opts.AuthServer.MetadataDocuments,
+		fetch:    &http.Client{Timeout: DefaultHTTPTimeout},
 	}
 	// A nil logger keeps SetupServer from replacing the process-wide
 	// slog default.
-	srv.Config.Handler = exampleop.SetupServer(issuer, store, nil, false)
+	op := exampleop.SetupServer(issuer, store, nil, false)
+	srv.Config.Handler = opts.AuthServer.wrap(op, issuer, store, opts.Observe)
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	return &Provider{issuer: issuer, client: &http.Client{Timeout: DefaultHTTPTimeout}, store: store}
@@ -123,7 +133,10 @@ type storage struct {
 	audience string
 
 	mu    sync.Mutex
-	extra map[string]extraClient // clients added with AddWebClient
+	extra map[string]extraClient // clients added with AddWebClient, AddJWTWebClient, or registered
+	// cimd serves URL client ids from their metadata documents, fetched with fetch.
+	cimd  bool
+	fetch *http.Client
 }
 
 func (s *storage) ClientCredentials(ctx context.Context, clientID, secret string) (op.Client, error) {

@@ -45,6 +45,8 @@ func (p *Provider) Username() string {
 type extraClient struct {
 	client *exstorage.Client
 	secret string
+	// jwt makes its access tokens JWTs; public makes it a public client (PKCE only).
+	jwt, public bool
 }
 
 // AddWebClient registers a confidential client (client_secret_basic, authorization code with
@@ -69,12 +71,38 @@ func (s *storage) lookup(id string) (extraClient, bool) {
 // GetClientByClientID serves the clients added after start before the example's own.
 func (s *storage) GetClientByClientID(ctx context.Context, clientID string) (op.Client, error) {
 	if c, ok := s.lookup(clientID); ok {
-		if clientID == UserClientID {
-			return jwtClient{exstorage.RedirectGlobsClient(c.client)}, nil
-		}
-		return exstorage.RedirectGlobsClient(c.client), nil
+		return c.op(clientID == UserClientID), nil
+	}
+	if c, ok, err := s.metadataDocumentClient(ctx, clientID); ok || err != nil {
+		return c, err
 	}
 	return s.Storage.GetClientByClientID(ctx, clientID)
+}
+
+// op is c as the provider sees it.
+func (c extraClient) op(jwt bool) op.Client {
+	var oc op.Client = exstorage.RedirectGlobsClient(c.client)
+	if c.public {
+		oc = publicClient{oc}
+	}
+	if jwt || c.jwt {
+		oc = jwtClient{oc}
+	}
+	return oc
+}
+
+// AddJWTWebClient is AddWebClient for a client whose access tokens are JWTs, which a resource
+// server verifies on its own (go-oidc against the provider's keys): the client of a backend's
+// authorization server that the gateway is for its users.
+func (p *Provider) AddJWTWebClient(id, secret string, redirectURIs ...string) {
+	p.store.add(id, extraClient{client: exstorage.WebClient(id, secret, redirectURIs...), secret: secret, jwt: true})
+}
+
+// EndSessions ends every session of user userID at client clientID: its access and refresh
+// tokens are removed, as when the user revokes an application's access at the provider. A
+// refresh with one of them is then refused with invalid_grant, as an expired one is.
+func (p *Provider) EndSessions(ctx context.Context, userID, clientID string) error {
+	return p.store.TerminateSession(ctx, userID, clientID)
 }
 
 // AuthorizeClientIDSecret checks the added clients' secrets, then the example's.

@@ -103,6 +103,9 @@ func TestLegacyReplicas(t *testing.T) {
 		t.Run("answers posted to other replicas", func(t *testing.T) {
 			testLegacyAnswersAcross(t, c)
 		})
+		t.Run("2025-03-26", func(t *testing.T) {
+			testLegacy0326Across(t, c)
+		})
 	})
 }
 
@@ -167,7 +170,12 @@ func legacyRunners() map[string]func(*testing.T, legacyclient.Scenario) map[stri
 // some two consecutive ones were served by different replicas: no affinity was needed.
 func checkSpread(t *testing.T, steps map[string]legacyclient.Step) {
 	t.Helper()
-	served := legacyclient.ServedBy(steps)
+	checkServed(t, legacyclient.ServedBy(steps))
+}
+
+// checkServed is checkSpread over the replicas that served a run's requests, in order.
+func checkServed(t *testing.T, served []string) {
+	t.Helper()
 	distinct := slices.Compact(slices.Sorted(slices.Values(served)))
 	consecutive := false
 	for i := 1; i < len(served); i++ {

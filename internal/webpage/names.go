@@ -1,4 +1,4 @@
-package approval
+package webpage
 
 import (
 	"slices"
@@ -50,9 +50,9 @@ func (n Name) String() string {
 	return b.String()
 }
 
-// nameOf prepares name for the page.
-func nameOf(name string) Name {
-	n := Name{Text: visible(name)}
+// NameOf prepares name for the page.
+func NameOf(name string) Name {
+	n := Name{Text: Visible(name)}
 	scripts := scriptsOf(name)
 	switch {
 	case len(scripts) > 1:

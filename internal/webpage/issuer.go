@@ -1,4 +1,4 @@
-package approval
+package webpage
 
 import (
 	"context"
@@ -23,7 +23,7 @@ const (
 	discoveryTimeout = 5 * time.Second
 )
 
-// issuer is the page's view of its OpenID provider: discovered once and kept, by one request
+// issuer is the pages' view of its OpenID provider: discovered once and kept, by one request
 // at a time whatever the number of sign-ins waiting for it (single flight), and after a failure
 // not asked again for issuerRetryInterval, so an outage of the provider neither queues
 // sign-ins behind each other nor multiplies requests to it.
@@ -50,20 +50,21 @@ type provided struct {
 	endpoint oauth2.Endpoint
 }
 
-// unreachableError says the issuer cannot be reached and when the page will try it again.
-type unreachableError struct {
-	err        error
-	retryAfter time.Duration
+// UnreachableError says the issuer cannot be reached and when the sign-in will try it again.
+type UnreachableError struct {
+	err error
+	// RetryAfter is when the issuer will be tried again.
+	RetryAfter time.Duration
 }
 
-func (e *unreachableError) Error() string {
-	return fmt.Sprintf("approval: issuer unreachable (next attempt in %s): %v", e.retryAfter.Round(time.Second), e.err)
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("sign-in: issuer unreachable (next attempt in %s): %v", e.RetryAfter.Round(time.Second), e.err)
 }
 
-func (e *unreachableError) Unwrap() error { return e.err }
+func (e *UnreachableError) Unwrap() error { return e.err }
 
 // get returns the discovered provider, discovering it if needed; an error is an
-// *unreachableError.
+// *UnreachableError.
 func (is *issuer) get(ctx context.Context) (provided, error) {
 	is.mu.Lock()
 	p, failedAt, lastErr := provided{is.provider, is.endpoint}, is.failedAt, is.lastErr
@@ -72,7 +73,7 @@ func (is *issuer) get(ctx context.Context) (provided, error) {
 		return p, nil
 	}
 	if wait := issuerRetryInterval - is.now().Sub(failedAt); !failedAt.IsZero() && wait > 0 {
-		return provided{}, &unreachableError{err: lastErr, retryAfter: wait}
+		return provided{}, &UnreachableError{err: lastErr, RetryAfter: wait}
 	}
 	ch := is.group.DoChan("discover", func() (any, error) {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), discoveryTimeout)
@@ -90,10 +91,10 @@ func (is *issuer) get(ctx context.Context) (provided, error) {
 	})
 	select {
 	case <-ctx.Done():
-		return provided{}, &unreachableError{err: ctx.Err(), retryAfter: issuerRetryInterval}
+		return provided{}, &UnreachableError{err: ctx.Err(), RetryAfter: issuerRetryInterval}
 	case res := <-ch:
 		if res.Err != nil {
-			return provided{}, &unreachableError{err: res.Err, retryAfter: issuerRetryInterval}
+			return provided{}, &UnreachableError{err: res.Err, RetryAfter: issuerRetryInterval}
 		}
 		return res.Val.(provided), nil
 	}

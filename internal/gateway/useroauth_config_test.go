@@ -1,0 +1,70 @@
+package gateway
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestUserOAuthConfig: check-config accepts a per-user backend with what it needs and names
+// every missing or conflicting setting otherwise, all at once, never a secret's value.
+func TestUserOAuthConfig(t *testing.T) {
+	const base = "server: {publicURL: https://gw.example/mcp}\n" +
+		"auth: {issuers: [{issuer: https://id.example, audiences: [gw]}]}\n"
+	const approval = "approval: {clientID: pages, clientSecret: {value: pages-secret}}\n"
+	const keys = "userOAuth: {keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n"
+	const upstream = "upstreams:\n- name: tracker\n  url: https://mcp.tracker.example/mcp\n  auth:\n    type: userOAuth\n"
+	for _, tt := range []struct {
+		name, yaml string
+		want       []string // empty: valid
+	}{
+		{"valid", base + approval + keys + upstream + "    clientID: gw\n    clientSecret: {value: s}\n", nil},
+		{"metadata document", base + approval + keys + upstream + "    registration: metadataDocument\n", nil},
+		{"nothing it needs", base + upstream, []string{"approval", "userOAuth.keys", "clientID", "required with registration static"}},
+		{"a short vault key", base + approval + upstream + "    clientID: gw\n" +
+			"userOAuth: {keys: [{id: v1, secret: {value: short}}]}\n", []string{"userOAuth.keys[0].secret", "too short"}},
+		{"settings of other types", base + approval + keys + upstream + "    clientID: gw\n    tokenURL: https://t.example/token\n",
+			[]string{"tokenURL, audience"}},
+		{"a client for a self-registering type", base + approval + keys + upstream + "    registration: dynamic\n    clientID: gw\n",
+			[]string{"the dynamic registration makes its own client"}},
+		{"an unknown registration", base + approval + keys + upstream + "    registration: manual\n", []string{`"manual": want static`}},
+		{"an authorization server in clear", base + approval + keys + upstream + "    clientID: gw\n    authServer: http://as.example\n",
+			[]string{"want https"}},
+		{"a path taken by the endpoint", base + approval + upstream + "    clientID: gw\n" +
+			"userOAuth: {path: /mcp, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n", []string{"userOAuth.path"}},
+		{"authorization server settings on another type", base + "upstreams:\n- name: a\n  url: https://a.example/mcp\n  auth:\n" +
+			"    type: clientCredentials\n    tokenURL: https://t.example/token\n    clientID: gw\n    clientSecret: {value: s}\n" +
+			"    registration: dynamic\n", []string{"apply to type userOAuth only"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(file, []byte(tt.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := loadConfig("check-config", []string{"--config", file}, func(string) string { return "" }, io.Discard)
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if note := cfg.userOAuthNote(); !strings.Contains(note, "per-user OAuth: tracker (connect pages at /connect/)") ||
+					!strings.Contains(note, "run a single replica") {
+					t.Errorf("check-config's note: %q", note)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the error does not say %q:\n%v", w, err)
+				}
+			}
+			if strings.Contains(err.Error(), "0123456789abcdef") || strings.Contains(err.Error(), "pages-secret") {
+				t.Errorf("the error repeats a secret:\n%v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,392 @@
+package intercept
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/logging"
+)
+
+// Call is one call in one phase, as the gateway hands it to a plan.
+type Call struct {
+	// Method is the call's method, the SEP's event.
+	Method string
+	// Payload is what is governed: in the request phase RequestPayload's {method, params}, in
+	// the response phase the result as the backend returned it (resource URIs namespaced).
+	Payload []byte
+	// Principal is the verified caller (nil without authentication); an interceptor gets only
+	// the claims its configuration names.
+	Principal *authz.Principal
+	// TraceParent is the call's traceparent ("" for none), from which the context's traceId and
+	// spanId come; Header are the trace headers sent along.
+	TraceParent string
+	Header      http.Header
+	// RequestID, Upstream and Name (the namespaced name or URI the client used) label the audit
+	// lines.
+	RequestID, Upstream, Name string
+	// Limits are the strict decoder's limits a mutated request must pass, as the client's did.
+	Limits jsonrpc.Limits
+}
+
+// Verdict is what a plan decided.
+type Verdict struct {
+	// Payload is what to go on with: the call's, or the mutation the plan committed.
+	Payload []byte
+	// Mutated reports that Payload is a mutation.
+	Mutated bool
+	// Blocked: the call must not go on. By is the interceptor that blocked it and Rule the rule
+	// that selected it; Failed says it gave no decision (a failure, fail-closed) rather than a
+	// refusal; Reason is its own words, when it shows them (Config.ShowReason).
+	Blocked bool
+	Failed  bool
+	By      string
+	Rule    string
+	Reason  string
+}
+
+// Run runs p on c, in the order the SEP gives the direction of each phase: the request is about
+// to be sent to the backend, so the mutations run first and the validations see exactly what
+// would be forwarded; a result has been received from the backend, so the validations are the
+// first to read it and the mutations run only on a result they let through. A blocking first
+// pass skips the second. A nil plan allows everything.
+func (s *Set) Run(ctx context.Context, p *Plan, c *Call) Verdict {
+	v := Verdict{Payload: c.Payload}
+	if p == nil {
+		return v
+	}
+	first, second := s.validate, s.mutate
+	if p.phase == PhaseRequest {
+		first, second = s.mutate, s.validate
+	}
+	if first(ctx, p, c, &v); !v.Blocked {
+		second(ctx, p, c, &v)
+	}
+	return v
+}
+
+// mutate runs the mutation interceptors one after the other, each on the payload the one before
+// committed. A blocking failure discards every change of the pass (the SEP's atomicity): the
+// verdict keeps the pass's input.
+func (s *Set) mutate(ctx context.Context, p *Plan, c *Call, v *Verdict) {
+	current, mutated := v.Payload, false
+	for _, st := range p.mutators {
+		inv := s.invoke(ctx, st, p.phase, c, current)
+		enforced := st.ic.cfg.Mode != ModeAudit
+		switch {
+		case inv.a == nil:
+			s.record(ctx, c, inv, ResultError, enforced)
+			if enforced && !st.ic.cfg.FailOpen {
+				v.block(st, true, "")
+				return
+			}
+		case !inv.a.modified:
+			s.record(ctx, c, inv, ResultAllowed, enforced)
+		default:
+			s.record(ctx, c, inv, ResultMutated, enforced)
+			if enforced {
+				current, mutated = inv.a.payload, true
+			}
+		}
+	}
+	v.Payload, v.Mutated = current, v.Mutated || mutated
+}
+
+// validate runs the validation interceptors at once on the same payload and waits for all of
+// them (a pass once begun is complete); the decision is read in plan order, never in the order
+// the answers came.
+func (s *Set) validate(ctx context.Context, p *Plan, c *Call, v *Verdict) {
+	invs := make([]invocation, len(p.validators))
+	if len(invs) == 1 {
+		invs[0] = s.invoke(ctx, p.validators[0], p.phase, c, v.Payload)
+	} else {
+		var wg sync.WaitGroup
+		for i, st := range p.validators {
+			wg.Go(func() { invs[i] = s.invoke(ctx, st, p.phase, c, v.Payload) })
+		}
+		wg.Wait()
+	}
+	for i, inv := range invs {
+		st := p.validators[i]
+		enforced := st.ic.cfg.Mode != ModeAudit
+		switch {
+		case inv.a == nil:
+			s.record(ctx, c, inv, ResultError, enforced)
+			if enforced && !st.ic.cfg.FailOpen && !v.Blocked {
+				v.block(st, true, "")
+			}
+		case inv.a.blocks():
+			s.record(ctx, c, inv, ResultDenied, enforced)
+			if enforced && !v.Blocked {
+				reason := ""
+				if st.ic.cfg.ShowReason {
+					reason = inv.a.reasons()
+				}
+				v.block(st, false, reason)
+			}
+		default:
+			s.record(ctx, c, inv, ResultAllowed, enforced)
+		}
+	}
+}
+
+func (v *Verdict) block(st step, failed bool, reason string) {
+	v.Blocked, v.Failed, v.By, v.Rule, v.Reason = true, failed, st.ic.cfg.Name, st.rule, reason
+}
+
+// invocation is one interceptor's answer, or why there is none.
+type invocation struct {
+	st     step
+	phase  Phase
+	a      *answer // nil on failure
+	reason string  // the failure reason, "" on success
+	d      time.Duration
+}
+
+// invoke calls one interceptor and checks its answer against the SEP's rules for results; any
+// failure (transport, timeout, an open circuit, a JSON-RPC error, a malformed result) comes back
+// as a reason, for the pass to route by the interceptor's mode and failOpen.
+func (s *Set) invoke(ctx context.Context, st step, phase Phase, c *Call, payload []byte) invocation {
+	start := s.now()
+	a, err := st.ic.call(ctx, phase, c, payload, start)
+	if err == nil {
+		err = st.ic.check(a, phase, c, payload)
+	}
+	inv := invocation{st: st, phase: phase, a: a, d: s.now().Sub(start)}
+	if err != nil {
+		inv.a, inv.reason = nil, reasonOf(ctx, err)
+		if inv.reason != ReasonCanceled {
+			// The error names the interceptor and the failure, never a payload.
+			s.log.LogAttrs(ctx, slog.LevelWarn, "interceptor failed", slog.String("interceptor", st.ic.cfg.Name),
+				slog.String("reason", inv.reason), slog.String("error", err.Error()))
+		}
+	}
+	return inv
+}
+
+// record counts an invocation and writes its audit line: the rule and the decision, never a
+// payload, an argument value or the interceptor's messages.
+func (s *Set) record(ctx context.Context, c *Call, inv invocation, result string, enforced bool) {
+	name, phase := inv.st.ic.cfg.Name, inv.phase.String()
+	if s.metrics != nil {
+		s.metrics.Invocation(name, phase, result, inv.reason, inv.d)
+	}
+	logging.LogAttrs(ctx, s.log, slog.LevelInfo, "interceptor",
+		slog.String("request_id", c.RequestID),
+		slog.String("interceptor", name),
+		slog.String("rule", inv.st.rule),
+		slog.String("phase", phase),
+		slog.String("method", c.Method),
+		slog.String("upstream", c.Upstream),
+		slog.String("name", c.Name),
+		slog.String("decision", result),
+		slog.String("reason", inv.reason),
+		slog.Bool("enforced", enforced),
+		slog.Duration("duration", inv.d),
+	)
+}
+
+// errTooLarge: the payload is larger than the interceptor takes; it is not sent.
+var errTooLarge = errors.New("the payload is larger than maxPayloadBytes")
+
+// errSlotTimeout: no slot became free within the interceptor's timeout.
+var errSlotTimeout = errors.New("no free slot within the timeout")
+
+// errCallerLimit: the caller has MaxConcurrentPerCaller invocations of this interceptor in
+// flight already.
+var errCallerLimit = errors.New("the caller's share of the interceptor's slots is taken")
+
+// call sends one invocation within the interceptor's timeout and concurrency bounds.
+func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload []byte, now time.Time) (*answer, error) {
+	if int64(len(payload)) > ic.cfg.MaxPayloadBytes {
+		return nil, errTooLarge
+	}
+	if p := c.Principal; p != nil {
+		key := p.Issuer + "\x00" + p.Subject
+		if !ic.enter(key) {
+			return nil, errCallerLimit
+		}
+		defer ic.leave(key)
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, ic.cfg.Timeout, context.DeadlineExceeded)
+	defer cancel()
+	select {
+	case ic.slots <- struct{}{}:
+		defer func() { <-ic.slots }()
+	case <-ctx.Done():
+		return nil, errors.Join(errSlotTimeout, context.Cause(ctx))
+	}
+	left := ic.cfg.Timeout
+	if dl, ok := ctx.Deadline(); ok {
+		left = time.Until(dl)
+	}
+	var meta []byte
+	if !ic.cfg.Webhook {
+		meta = []byte(modernMeta)
+	}
+	params := appendParams(make([]byte, 0, len(payload)+512), ic.cfg.Interceptor, c.Method, phase.String(),
+		payload, ic.config, left, ic.context(c, now), meta)
+	raw, err := ic.t.invoke(ctx, params, c.Header)
+	if err != nil {
+		return nil, err
+	}
+	return readAnswer(raw, resultLimits)
+}
+
+// enter counts one more invocation of the caller key in flight, unless it has its share already.
+func (ic *interceptor) enter(key string) bool {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	if ic.callers[key] >= ic.cfg.MaxConcurrentPerCaller {
+		return false
+	}
+	ic.callers[key]++
+	return true
+}
+
+// leave ends one invocation of the caller key, forgetting the caller at zero.
+func (ic *interceptor) leave(key string) {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	if ic.callers[key]--; ic.callers[key] <= 0 {
+		delete(ic.callers, key)
+	}
+}
+
+// context is the invocation context: the caller as far as the configuration allows (its
+// allowlisted claims; its subject as id only when "sub" is one), the trace, the time.
+func (ic *interceptor) context(c *Call, now time.Time) *invokeContext {
+	out := &invokeContext{Timestamp: now.UTC().Format(time.RFC3339Nano), Principal: principal{Type: principalAnonymous}}
+	if tp := c.TraceParent; len(tp) >= 55 {
+		out.TraceID, out.SpanID = tp[3:35], tp[36:52]
+	}
+	if p := c.Principal; p != nil {
+		out.Principal.Type = principalUser
+		for _, name := range ic.cfg.Claims {
+			v, ok := p.Claims[name]
+			if !ok {
+				continue
+			}
+			if out.Principal.Claims == nil {
+				out.Principal.Claims = make(map[string]any, len(ic.cfg.Claims))
+			}
+			out.Principal.Claims[name] = v
+			if name == "sub" {
+				out.Principal.ID = p.Subject
+			}
+		}
+	}
+	return out
+}
+
+// check applies the SEP's rules for results: the answer must echo the interceptor's name, its
+// expected type and the phase (M1); a validation result must say valid; a mutation result must
+// say modified, and its payload must be a valid payload of the same event and phase (a
+// modified:false that changes the payload is malformed too).
+func (ic *interceptor) check(a *answer, phase Phase, c *Call, payload []byte) error {
+	switch {
+	case a.interceptor != ic.cfg.Interceptor:
+		return malformed("the result names another interceptor")
+	case a.typ != ic.cfg.Type:
+		return malformed("a %s result from a %s interceptor", a.typ, ic.cfg.Type)
+	case a.phase != phase.String():
+		return malformed("a result for phase %q", a.phase)
+	case ic.cfg.Type == TypeValidation && !a.hasValid:
+		return malformed("a validation result without valid")
+	case ic.cfg.Type == TypeValidation:
+		return nil
+	case !a.hasModified:
+		return malformed("a mutation result without modified")
+	case !a.modified:
+		if a.payload != nil && !sameJSON(a.payload, payload) {
+			return malformed("modified is false but the payload changed")
+		}
+		return nil
+	case a.payload == nil:
+		return malformed("modified is true without a payload")
+	case phase == PhaseRequest:
+		return checkRequestMutation(c.Method, a.payload, c.Limits)
+	}
+	return checkResultMutation(payload, a.payload)
+}
+
+// checkRequestMutation checks a mutated request-phase payload as the client's request was
+// checked: exactly {method, params}, the same method, params that decode strictly (no duplicate
+// keys, none that differ only in case, within the client's limits) and read as the gateway reads
+// params, and none of the members the gateway owns.
+func checkRequestMutation(method string, payload []byte, lim jsonrpc.Limits) error {
+	if len(payload) < 2 || payload[0] != '{' {
+		return malformed("the mutated request is not an object")
+	}
+	// As a message: Decode refuses any member but method and params besides the framing.
+	msg := append([]byte(`{"jsonrpc":"2.0","id":1,`), payload[1:]...)
+	req, err := jsonrpc.Decode(msg, lim)
+	if err != nil {
+		return malformed("the mutated request: %v", err)
+	}
+	if req.Method != method || req.Params == nil {
+		return malformed("the mutated request changes the method or has no params")
+	}
+	if _, err := jsonrpc.ParseParams(req.Params); err != nil {
+		return malformed("the mutated params: %v", err)
+	}
+	return jsonrpc.Members(req.Params, func(key, _ []byte) error {
+		if isOwned(key) {
+			return malformed("the mutated params set %q, which the gateway owns", key)
+		}
+		return nil
+	})
+}
+
+// checkResultMutation checks a mutated result: an object whose resultType and requestState are
+// the original's, so a mutation can neither forge a backend's round trip nor end one.
+func checkResultMutation(orig, mutated []byte) error {
+	if err := jsonrpc.Scan(mutated, resultLimits); err != nil || mutated[0] != '{' {
+		return malformed("the mutated result is not a JSON object")
+	}
+	for _, k := range []string{"resultType", "requestState"} {
+		if !bytes.Equal(member(orig, k), member(mutated, k)) {
+			return malformed("the mutated result changes %s", k)
+		}
+	}
+	return nil
+}
+
+// member returns the raw value of obj's member key, nil when absent.
+func member(obj []byte, key string) []byte {
+	var out []byte
+	_ = jsonrpc.Members(obj, func(k, v []byte) error {
+		if string(k) == key {
+			out = v
+		}
+		return nil
+	})
+	return out
+}
+
+// sameJSON reports whether a and b are the same JSON value, whatever their spacing and member
+// order.
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	if decodeNumbers(a, &x) != nil || decodeNumbers(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func decodeNumbers(b []byte, v *any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
+}

@@ -1,0 +1,544 @@
+package intercept
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+)
+
+// TestValidatorDecides: a validation interceptor's answer decides the call, over each way of
+// reaching it (a 2026-07-28 Interceptor Server, a 2025-11-25 one through its session, a
+// webhook); the refusal carries the interceptor's words only when it shows them.
+func TestValidatorDecides(t *testing.T) {
+	deny := intercepttest.DenyIf("forbidden", "no forbidden words, please")
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T) (*intercepttest.Server, Config)
+	}{
+		{"mcp", func(t *testing.T) (*intercepttest.Server, Config) {
+			s := host(t, "guard", TypeValidation, deny)
+			return s, validator("guard", s.URL())
+		}},
+		{"mcp-2025-11-25", func(t *testing.T) (*intercepttest.Server, Config) {
+			s := host(t, "guard", TypeValidation, deny, intercepttest.Legacy())
+			return s, validator("guard", s.URL())
+		}},
+		{"webhook", func(t *testing.T) (*intercepttest.Server, Config) {
+			s := intercepttest.StartWebhook(t, []intercepttest.Interceptor{{Name: "guard", Type: TypeValidation, Handle: deny}})
+			c := validator("guard", s.URL())
+			c.Webhook = true
+			return s, c
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, cfg := tc.start(t)
+			f := newFixture(t, nil, cfg)
+			if v := f.run(t, PhaseRequest, toolCall(t, `{"text":"fine"}`)); v.Blocked || v.Mutated {
+				t.Fatalf("allowed call: %+v", v)
+			}
+			v := f.run(t, PhaseRequest, toolCall(t, `{"text":"forbidden"}`))
+			if !v.Blocked || v.Failed || v.By != "guard" || v.Rule != "guard-0" || v.Reason != "" {
+				t.Fatalf("refused call: %+v", v)
+			}
+			invs := srv.Invocations()
+			if len(invs) != 2 || invs[1].Event != "tools/call" || invs[1].Phase != "request" || invs[1].Name != "guard" {
+				t.Fatalf("invocations: %+v", invs)
+			}
+			var payload struct {
+				Method string                     `json:"method"`
+				Params map[string]json.RawMessage `json:"params"`
+			}
+			if err := json.Unmarshal(invs[1].Payload, &payload); err != nil || payload.Method != "tools/call" {
+				t.Fatalf("payload %s: %v", invs[1].Payload, err)
+			}
+			if _, ok := payload.Params["_meta"]; ok || string(payload.Params["name"]) != `"alpha__echo"` {
+				t.Fatalf("payload params carry the gateway's members or lose the call's: %s", invs[1].Payload)
+			}
+			if got := f.metrics.all(); len(got) != 2 || got[0].result != ResultAllowed || got[1].result != ResultDenied {
+				t.Fatalf("metrics: %+v", got)
+			}
+		})
+	}
+	t.Run("showReason", func(t *testing.T) {
+		s := host(t, "guard", TypeValidation, deny)
+		cfg := validator("guard", s.URL())
+		cfg.ShowReason = true
+		f := newFixture(t, nil, cfg)
+		if v := f.run(t, PhaseRequest, toolCall(t, `{"text":"forbidden"}`)); v.Reason != "no forbidden words, please" {
+			t.Fatalf("reason = %q", v.Reason)
+		}
+	})
+}
+
+// TestSeverity: only valid:false at severity error, missing or unknown blocks (the chain-free
+// rewrite's fail-secure rule); warn and info never do.
+func TestSeverity(t *testing.T) {
+	for _, tc := range []struct {
+		severity string
+		blocks   bool
+	}{{`"error"`, true}, {``, true}, {`"fatal"`, true}, {`"warn"`, false}, {`"info"`, false}} {
+		sev := ""
+		if tc.severity != "" {
+			sev = `,"severity":` + tc.severity
+		}
+		s := host(t, "guard", TypeValidation, intercepttest.Raw(`{"interceptor":"guard","type":"validation","phase":"request","valid":false`+sev+`}`))
+		f := newFixture(t, nil, validator("guard", s.URL()))
+		if v := f.run(t, PhaseRequest, toolCall(t, `{}`)); v.Blocked != tc.blocks || v.Failed {
+			t.Errorf("severity %s: %+v", tc.severity, v)
+		}
+	}
+}
+
+// TestMutatorOrderAndValidation: in the request phase the mutators run in priority order (ties by
+// name), each on the payload the one before committed, and the validators see what would be
+// forwarded; in the response phase the validators read the backend's result first.
+func TestMutatorOrderAndValidation(t *testing.T) {
+	seen := make(chan string, 4)
+	appendMark := func(mark string) intercepttest.Handler {
+		return intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+			return json.RawMessage(strings.Replace(string(p), `"text":"`, `"text":"`+mark, 1))
+		})
+	}
+	watch := func(_ context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		seen <- string(inv.Payload)
+		return intercepttest.Validation(inv, true, ""), nil
+	}
+	s := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "b", Type: TypeMutation, Handle: appendMark("b")},
+		{Name: "a", Type: TypeMutation, Handle: appendMark("a")},
+		{Name: "z", Type: TypeMutation, Handle: appendMark("z")},
+		{Name: "watch", Type: TypeValidation, Handle: watch},
+	})
+	z := mutator("z", s.URL())
+	z.Priority = -10 // first despite its name
+	f := newFixture(t, nil, mutator("b", s.URL()), mutator("a", s.URL()), z, validator("watch", s.URL()))
+	v := f.run(t, PhaseRequest, toolCall(t, `{"text":"x"}`))
+	if !v.Mutated || v.Blocked || !strings.Contains(string(v.Payload), `"text":"bazx"`) {
+		t.Fatalf("verdict %+v payload %s", v, v.Payload)
+	}
+	if got := <-seen; !strings.Contains(got, `"text":"bazx"`) {
+		t.Fatalf("the validator saw %s, not what would be forwarded", got)
+	}
+	result := `{"content":[{"type":"text","text":"x"}]}`
+	v = f.run(t, PhaseResponse, &Call{Method: "tools/call", Payload: []byte(result)})
+	if got := <-seen; got != result || !strings.Contains(string(v.Payload), `"text":"bazx"`) {
+		t.Fatalf("response: the validator saw %s; released %s", got, v.Payload)
+	}
+}
+
+// TestMalformedMutations: a mutation the SEP calls malformed (or that would smuggle past the
+// gateway's checks) is a failure of its interceptor, never applied.
+func TestMalformedMutations(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		phase  Phase
+		mutate func(string) string
+	}{
+		{"changes the method", PhaseRequest, func(p string) string { return strings.Replace(p, `"tools/call"`, `"prompts/get"`, 1) }},
+		{"adds a member", PhaseRequest, func(p string) string { return strings.Replace(p, `{"method"`, `{"id":7,"method"`, 1) }},
+		{"sets requestState", PhaseRequest, func(p string) string {
+			return strings.Replace(p, `"name":`, `"requestState":"forged","name":`, 1)
+		}},
+		{"answers for the client", PhaseRequest, func(p string) string {
+			return strings.Replace(p, `"name":`, `"inputResponses":{"confirm":{"approve":true}},"name":`, 1)
+		}},
+		{"duplicate key", PhaseRequest, func(p string) string { return strings.Replace(p, `"name":`, `"name":"x","name":`, 1) }},
+		{"folded key", PhaseRequest, func(p string) string { return strings.Replace(p, `"name":`, `"NAME":"x","name":`, 1) }},
+		{"name of the wrong type", PhaseRequest, func(p string) string {
+			return strings.Replace(p, `"name":"alpha__echo"`, `"name":7`, 1)
+		}},
+		{"ends a round trip", PhaseResponse, func(p string) string { return strings.Replace(p, `"input_required"`, `"complete"`, 1) }},
+		{"forges a round trip", PhaseResponse, func(p string) string { return strings.Replace(p, `"state-1"`, `"state-2"`, 1) }},
+		{"not an object", PhaseResponse, func(string) string { return `[1]` }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := host(t, "m", TypeMutation, intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+				return json.RawMessage(tc.mutate(string(p)))
+			}))
+			f := newFixture(t, nil, mutator("m", s.URL()))
+			c := toolCall(t, `{"text":"hello"}`)
+			if tc.phase == PhaseResponse {
+				c = &Call{Method: "tools/call", Payload: []byte(`{"resultType":"input_required","requestState":"state-1","inputRequests":{}}`)}
+			}
+			v := f.run(t, tc.phase, c)
+			if !v.Blocked || !v.Failed || v.Mutated || string(v.Payload) != string(c.Payload) {
+				t.Fatalf("verdict %+v", v)
+			}
+			// A duplicate key is already refused with the JSON-RPC answer it came in.
+			if r := f.metrics.last(); r.result != ResultError || (r.reason != ReasonMalformed && r.reason != ReasonBadResponse) {
+				t.Fatalf("metrics: %+v", r)
+			}
+		})
+	}
+}
+
+// TestModifiedFalse: modified:false leaves the payload as it was; a payload that is the same JSON
+// value (its members reordered) is unchanged, a changed one is malformed (M1's companion rule).
+func TestModifiedFalse(t *testing.T) {
+	same := `{"interceptor":"m","type":"mutation","phase":"request","modified":false,"payload":{"params":{"arguments":{"text":"x"},"name":"alpha__echo"},"method":"tools/call"}}`
+	s := host(t, "m", TypeMutation, intercepttest.Raw(same))
+	f := newFixture(t, nil, mutator("m", s.URL()))
+	if v := f.run(t, PhaseRequest, toolCall(t, `{"text":"x"}`)); v.Blocked || v.Mutated {
+		t.Fatalf("reordered unchanged payload: %+v", v)
+	}
+	changed := strings.Replace(same, `"text":"x"`, `"text":"y"`, 1)
+	s = host(t, "m", TypeMutation, intercepttest.Raw(changed))
+	f = newFixture(t, nil, mutator("m", s.URL()))
+	if v := f.run(t, PhaseRequest, toolCall(t, `{"text":"x"}`)); !v.Blocked || !v.Failed {
+		t.Fatalf("changed payload under modified:false: %+v", v)
+	}
+}
+
+// TestMalformedResults: a result that does not echo the call (M1), lacks its decision, or is
+// not JSON is a failure, routed by failOpen.
+func TestMalformedResults(t *testing.T) {
+	for _, raw := range []string{
+		`{"interceptor":"other","type":"validation","phase":"request","valid":true}`,
+		`{"interceptor":"guard","type":"mutation","phase":"request","modified":false}`,
+		`{"interceptor":"guard","type":"validation","phase":"response","valid":true}`,
+		`{"interceptor":"guard","type":"validation","phase":"request"}`,
+		`{"interceptor":"guard","type":"validation","phase":"request","valid":"yes"}`,
+		`{"interceptor":"guard","type":"validation","phase":"request","VALID":true}`,
+		`{"interceptor":"guard","type":"validation","phase":"request","valid":true,"valid":false}`,
+		`"valid"`,
+	} {
+		s := host(t, "guard", TypeValidation, intercepttest.Raw(raw))
+		closed := newFixture(t, nil, validator("guard", s.URL()))
+		if v := closed.run(t, PhaseRequest, toolCall(t, `{}`)); !v.Blocked || !v.Failed {
+			t.Errorf("%s, fail-closed: %+v", raw, v)
+		}
+		if r := closed.metrics.last(); r.reason != ReasonMalformed && r.reason != ReasonBadResponse {
+			t.Errorf("%s: reason %q", raw, r.reason)
+		}
+		open := validator("guard", s.URL())
+		open.FailOpen = true
+		if v := newFixture(t, nil, open).run(t, PhaseRequest, toolCall(t, `{}`)); v.Blocked {
+			t.Errorf("%s, fail-open: %+v", raw, v)
+		}
+	}
+}
+
+// TestFailures: a slow interceptor times out, an unknown interceptor name is a JSON-RPC error,
+// a server answering garbage is a bad response; each blocks when fail-closed and lets the call
+// through when fail-open, and audit mode never blocks.
+func TestFailures(t *testing.T) {
+	slow := host(t, "slow", TypeValidation, intercepttest.Slow(time.Minute, intercepttest.Allow()))
+	garbage := host(t, "garbage", TypeValidation, intercepttest.Allow())
+	garbage.SetGarbage(true)
+	for _, tc := range []struct {
+		name, reason string
+		cfg          Config
+	}{
+		{"slow", ReasonTimeout, Config{Name: "slow", URL: slow.URL(), Timeout: 200 * time.Millisecond}},
+		{"unknown name", ReasonRPCError, Config{Name: "nobody", URL: slow.URL()}},
+		{"garbage", ReasonBadResponse, Config{Name: "garbage", URL: garbage.URL()}},
+	} {
+		for _, mode := range []string{"closed", "open", "audit"} {
+			t.Run(tc.name+"/"+mode, func(t *testing.T) {
+				cfg := tc.cfg
+				cfg.Type, cfg.Rules = TypeValidation, toolRule
+				cfg.FailOpen, cfg.Mode = mode == "open", map[bool]string{true: ModeAudit}[mode == "audit"]
+				f := newFixture(t, nil, cfg)
+				v := f.run(t, PhaseRequest, toolCall(t, `{}`))
+				if v.Blocked != (mode == "closed") || (v.Blocked && !v.Failed) {
+					t.Fatalf("verdict %+v", v)
+				}
+				if r := f.metrics.last(); r.result != ResultError || r.reason != tc.reason {
+					t.Fatalf("metrics %+v, want reason %s", r, tc.reason)
+				}
+				if !strings.Contains(f.logs.String(), `"reason":"`+tc.reason+`"`) {
+					t.Fatalf("no audit line with the reason:\n%s", f.logs.String())
+				}
+			})
+		}
+	}
+	if invs := slow.Invocations(); len(invs) == 0 || invs[0].TimeoutMs <= 0 || invs[0].TimeoutMs > 200 {
+		t.Fatalf("the slow interceptor was not told its timeout: %+v", invs)
+	}
+}
+
+// TestTooLarge: a payload above maxPayloadBytes is never sent; it is a failure.
+func TestTooLarge(t *testing.T) {
+	s := host(t, "guard", TypeValidation, intercepttest.Allow())
+	cfg := validator("guard", s.URL())
+	cfg.MaxPayloadBytes = 64
+	f := newFixture(t, nil, cfg)
+	v := f.run(t, PhaseRequest, toolCall(t, `{"text":"`+strings.Repeat("x", 100)+`"}`))
+	if !v.Blocked || !v.Failed || len(s.Invocations()) != 0 || f.metrics.last().reason != ReasonTooLarge {
+		t.Fatalf("verdict %+v, invocations %d, metrics %+v", v, len(s.Invocations()), f.metrics.last())
+	}
+}
+
+// TestConcurrencyBound: with maxConcurrent 1, a second invocation waits for the slot while the
+// first holds it and is never sent if its call ends first (fail-closed, so blocked); once the
+// slot is free the next one goes through.
+func TestConcurrencyBound(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 2)
+	hold := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		entered <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return intercepttest.Validation(inv, true, ""), nil
+	}
+	s := host(t, "guard", TypeValidation, hold)
+	cfg := validator("guard", s.URL())
+	cfg.MaxConcurrent, cfg.Timeout = 1, time.Minute
+	f := newFixture(t, nil, cfg)
+	var wg sync.WaitGroup
+	var first Verdict
+	wg.Go(func() { first = f.run(t, PhaseRequest, toolCall(t, `{}`)) })
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	p := f.set.Plan(PhaseRequest, "tools/call", "alpha", "echo")
+	second := f.set.Run(ctx, p, toolCall(t, `{}`))
+	close(release)
+	wg.Wait()
+	if !second.Blocked || !second.Failed || len(s.Invocations()) != 1 || f.metrics.all()[0].reason != ReasonCanceled {
+		t.Fatalf("second: %+v; invocations %d; metrics %+v", second, len(s.Invocations()), f.metrics.all())
+	}
+	if first.Blocked {
+		t.Fatalf("first: %+v", first)
+	}
+	if third := f.run(t, PhaseRequest, toolCall(t, `{}`)); third.Blocked || len(s.Invocations()) != 2 {
+		t.Fatalf("third: %+v", third)
+	}
+}
+
+// TestClaimsAllowlist: the interceptor learns only the claims the operator allows; the subject
+// is its id only when "sub" is one of them.
+func TestClaimsAllowlist(t *testing.T) {
+	s := host(t, "guard", TypeValidation, intercepttest.Allow())
+	p := &authz.Principal{Issuer: "https://idp", Subject: "alice",
+		Claims: map[string]any{"sub": "alice", "email": "alice@example.com", "groups": []any{"sre"}, "secret": "x"}}
+	for _, tc := range []struct {
+		claims []string
+		want   string
+	}{
+		{nil, `{"type":"user"}`},
+		{[]string{"groups"}, `{"type":"user","claims":{"groups":["sre"]}}`},
+		{[]string{"sub", "email", "missing"}, `{"type":"user","id":"alice","claims":{"email":"alice@example.com","sub":"alice"}}`},
+	} {
+		s.Reset()
+		cfg := validator("guard", s.URL())
+		cfg.Claims = tc.claims
+		f := newFixture(t, nil, cfg)
+		c := toolCall(t, `{}`)
+		c.Principal = p
+		c.TraceParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+		f.run(t, PhaseRequest, c)
+		var ctx struct {
+			Principal json.RawMessage `json:"principal"`
+			TraceID   string          `json:"traceId"`
+			SpanID    string          `json:"spanId"`
+			Timestamp string          `json:"timestamp"`
+		}
+		if err := json.Unmarshal(s.Invocations()[0].Context, &ctx); err != nil {
+			t.Fatal(err)
+		}
+		if string(ctx.Principal) != tc.want || ctx.TraceID != "0af7651916cd43dd8448eb211c80319c" ||
+			ctx.SpanID != "b7ad6b7169203331" || ctx.Timestamp == "" {
+			t.Errorf("claims %v: context %s", tc.claims, s.Invocations()[0].Context)
+		}
+	}
+}
+
+// TestAuditMode: an audit-mode interceptor is called and its decision recorded, but it never
+// blocks and its mutation is not applied.
+func TestAuditMode(t *testing.T) {
+	s := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "deny", Type: TypeValidation, Handle: intercepttest.Deny("no")},
+		{Name: "up", Type: TypeMutation, Handle: intercepttest.Mutate(upper)},
+	})
+	d, m := validator("deny", s.URL()), mutator("up", s.URL())
+	d.Mode, m.Mode = ModeAudit, ModeAudit
+	f := newFixture(t, nil, d, m)
+	c := toolCall(t, `{"text":"hello"}`)
+	v := f.run(t, PhaseRequest, c)
+	if v.Blocked || v.Mutated || string(v.Payload) != string(c.Payload) || len(s.Invocations()) != 2 {
+		t.Fatalf("verdict %+v, invocations %d", v, len(s.Invocations()))
+	}
+	if !strings.Contains(f.logs.String(), `"decision":"denied"`) || !strings.Contains(f.logs.String(), `"enforced":false`) {
+		t.Fatalf("audit lines:\n%s", f.logs.String())
+	}
+}
+
+// TestFirstPassGates: a refusal in the response phase's validation pass keeps the mutation pass
+// from running; a blocking failure of a request-phase mutator keeps the validators from being
+// called and releases nothing of the pass.
+func TestFirstPassGates(t *testing.T) {
+	s := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "deny", Type: TypeValidation, Handle: intercepttest.Deny("no")},
+		{Name: "up", Type: TypeMutation, Handle: intercepttest.Mutate(upper)},
+		{Name: "broken", Type: TypeMutation, Handle: intercepttest.Raw(`{}`)},
+	})
+	f := newFixture(t, nil, validator("deny", s.URL()), mutator("up", s.URL()))
+	if v := f.run(t, PhaseResponse, &Call{Method: "tools/call", Payload: []byte(`{"content":[]}`)}); !v.Blocked || len(s.Invocations()) != 1 {
+		t.Fatalf("response: %+v, invocations %+v", v, s.Invocations())
+	}
+	s.Reset()
+	up := mutator("up", s.URL())
+	up.Priority = -1
+	f = newFixture(t, nil, validator("deny", s.URL()), up, mutator("broken", s.URL()))
+	c := toolCall(t, `{"text":"hello"}`)
+	v := f.run(t, PhaseRequest, c)
+	if !v.Blocked || !v.Failed || v.By != "broken" || string(v.Payload) != string(c.Payload) || len(s.Invocations()) != 2 {
+		t.Fatalf("request: %+v, invocations %d", v, len(s.Invocations()))
+	}
+}
+
+// TestPlanSelects: rules select by phase, backend glob and the method's item globs; a call no
+// rule selects has no plan, at no allocation.
+func TestPlanSelects(t *testing.T) {
+	cfg := Config{Name: "guard", URL: "http://127.0.0.1:1/mcp", Type: TypeValidation, Rules: []RuleConfig{
+		{Upstream: "git*", Tools: []string{"create_*"}, Phases: []string{PhaseNameRequest}},
+		{Upstream: "docs", Prompts: []string{"summarize"}, Resources: []string{"file:///secret/*"}},
+	}}
+	f := newFixture(t, nil, cfg)
+	for _, tc := range []struct {
+		phase                  Phase
+		method, upstream, name string
+		want                   bool
+	}{
+		{PhaseRequest, "tools/call", "github", "create_issue", true},
+		{PhaseResponse, "tools/call", "github", "create_issue", false},
+		{PhaseRequest, "tools/call", "github", "list_issues", false},
+		{PhaseRequest, "tools/call", "docs", "create_issue", false},
+		{PhaseResponse, "prompts/get", "docs", "summarize", true},
+		{PhaseRequest, "resources/read", "docs", "file:///secret/a", true},
+		{PhaseRequest, "resources/read", "docs", "file:///public/a", false},
+		{PhaseRequest, "completion/complete", "docs", "summarize", false},
+	} {
+		if got := f.set.Plan(tc.phase, tc.method, tc.upstream, tc.name) != nil; got != tc.want {
+			t.Errorf("%v %s %s %s: planned %v", tc.phase, tc.method, tc.upstream, tc.name, got)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { f.set.Plan(PhaseRequest, "tools/call", "github", "list_issues") }); n != 0 {
+		t.Fatalf("an unselected call allocates %v times", n)
+	}
+	var none *Set
+	if none.Plan(PhaseRequest, "tools/call", "a", "b") != nil || none.Run(context.Background(), nil, &Call{Payload: []byte(`{}`)}).Blocked {
+		t.Fatal("a nil set governs something")
+	}
+}
+
+// TestCrashOpensBreaker: an interceptor that keeps dropping its connections opens its circuit,
+// after which calls fail fast without reaching it (fail-closed: refused; fail-open: let
+// through); once it is back, the first call after the cooldown closes the circuit again.
+func TestCrashOpensBreaker(t *testing.T) {
+	for _, failOpen := range []bool{false, true} {
+		s := host(t, "guard", TypeValidation, intercepttest.Deny("no"))
+		clock := mcptest.NewClock(time.Unix(1_800_000_000, 0))
+		cfg := validator("guard", s.URL())
+		cfg.FailOpen = failOpen
+		cfg.Breaker = backend.BreakerConfig{Failures: 2, Cooldown: time.Minute}
+		f := newFixture(t, clock.Now, cfg)
+		s.SetCrashed(true)
+		for i := range 3 {
+			v := f.run(t, PhaseRequest, toolCall(t, `{}`))
+			want := []string{ReasonUnavailable, ReasonUnavailable, ReasonCircuitOpen}[i]
+			if r := f.metrics.last(); r.reason != want || v.Blocked == failOpen {
+				t.Fatalf("failOpen %v, call %d: %+v, metrics %+v", failOpen, i, v, r)
+			}
+		}
+		if n := len(s.Headers()); n != 0 {
+			t.Fatalf("a crashed server recorded %d invocations", n)
+		}
+		s.SetCrashed(false)
+		if v := f.run(t, PhaseRequest, toolCall(t, `{}`)); f.metrics.last().reason != ReasonCircuitOpen || v.Blocked == failOpen {
+			t.Fatalf("failOpen %v: still open before the cooldown: %+v, %+v", failOpen, v, f.metrics.last())
+		}
+		clock.Advance(time.Minute + time.Second)
+		for range 2 {
+			// Back: the trial closes the circuit, and its refusal is a decision again.
+			if v := f.run(t, PhaseRequest, toolCall(t, `{}`)); !v.Blocked || v.Failed || f.metrics.last().result != ResultDenied {
+				t.Fatalf("failOpen %v: after recovery: %+v, %+v", failOpen, v, f.metrics.last())
+			}
+		}
+		states := f.metrics.circuits["guard"]
+		if len(states) < 3 || states[len(states)-1] != backend.CircuitClosed || !slices.Contains(states, backend.CircuitOpen) {
+			t.Fatalf("circuit states %v", states)
+		}
+	}
+}
+
+// TestPerCallerBound: a caller holding its share of an interceptor's slots (maxConcurrentPerCaller)
+// has its next call fail at once, not sent (fail-closed, so blocked), while another caller's call
+// is decided; once its invocation ends the caller is forgotten and may call again.
+func TestPerCallerBound(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	hold := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		if strings.Contains(string(inv.Payload), "hold") {
+			entered <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return intercepttest.Validation(inv, true, ""), nil
+	}
+	s := host(t, "guard", TypeValidation, hold)
+	cfg := validator("guard", s.URL())
+	cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller, cfg.Timeout = 8, 1, time.Minute
+	f := newFixture(t, nil, cfg)
+	as := func(sub, args string) *Call {
+		c := toolCall(t, args)
+		c.Principal = &authz.Principal{Issuer: "https://idp", Subject: sub}
+		return c
+	}
+	var wg sync.WaitGroup
+	var first Verdict
+	wg.Go(func() { first = f.run(t, PhaseRequest, as("alice", `{"text":"hold"}`)) })
+	<-entered
+	if v := f.run(t, PhaseRequest, as("alice", `{"text":"again"}`)); !v.Blocked || !v.Failed || f.metrics.last().reason != ReasonCallerLimit {
+		t.Fatalf("alice past her share: %+v, %+v", v, f.metrics.last())
+	}
+	if v := f.run(t, PhaseRequest, as("bob", `{"text":"fine"}`)); v.Blocked {
+		t.Fatalf("bob: %+v, %+v", v, f.metrics.last())
+	}
+	close(release)
+	wg.Wait()
+	if first.Blocked || len(s.Invocations()) != 2 {
+		t.Fatalf("first: %+v; %d invocations", first, len(s.Invocations()))
+	}
+	if v := f.run(t, PhaseRequest, as("alice", `{"text":"again"}`)); v.Blocked {
+		t.Fatalf("alice after her call ended: %+v", v)
+	}
+	if n := len(f.set.all[0].callers); n != 0 {
+		t.Fatalf("%d callers still counted", n)
+	}
+}
+
+// TestFailOpenMutator: a fail-open mutator that gives no decision changes nothing and stops
+// nothing: the call goes on with the payload of the mutators before it, and the validators
+// still see it.
+func TestFailOpenMutator(t *testing.T) {
+	s := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "up", Type: TypeMutation, Handle: intercepttest.Mutate(upper)},
+		{Name: "broken", Type: TypeMutation, Handle: intercepttest.Raw(`{"interceptor":"broken"}`)},
+		{Name: "watch", Type: TypeValidation, Handle: intercepttest.DenyIf("HELLO", "no shouting")},
+	})
+	up, broken := mutator("up", s.URL()), mutator("broken", s.URL())
+	up.Priority, broken.FailOpen = -1, true
+	f := newFixture(t, nil, up, broken, validator("watch", s.URL()))
+	v := f.run(t, PhaseRequest, toolCall(t, `{"text":"hello"}`))
+	if !v.Blocked || v.Failed || v.By != "watch" || len(s.Invocations()) != 3 {
+		t.Fatalf("verdict %+v; %d invocations", v, len(s.Invocations()))
+	}
+	if r := f.metrics.all()[1]; r.interceptor != "broken" || r.result != ResultError || r.reason != ReasonMalformed {
+		t.Fatalf("metrics %+v", f.metrics.all())
+	}
+}

@@ -1,0 +1,308 @@
+// Package intercept calls out-of-process interceptors on the calls the gateway forwards: an
+// Interceptor Server reached over MCP (SEP-2624's interceptor/invoke), or a plain HTTP webhook
+// with the same contract. Per rule (backend, item globs) and phase (the request before the
+// backend receives it, the result before the client does), each interceptor allows, refuses or
+// returns a mutation; its timeout, concurrency bound, circuit breaker and fail-open or
+// fail-closed choice (closed by default) decide what a failure does.
+//
+// The package runs the invocations and says what they decided (Set.Run); the request path
+// (package mcphttp) puts the decision into effect: a refusal answered, a mutated request
+// authorized, pinned and confirmed again before it is forwarded.
+package intercept
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/names"
+)
+
+// Phase is where a call is intercepted.
+type Phase uint8
+
+// The two phases.
+const (
+	// PhaseRequest: after authorization and pinning, before the backend receives the call.
+	PhaseRequest Phase = iota
+	// PhaseResponse: the backend's result, before the client receives it.
+	PhaseResponse
+)
+
+func (p Phase) String() string {
+	if p == PhaseResponse {
+		return PhaseNameResponse
+	}
+	return PhaseNameRequest
+}
+
+// Events are the methods an interceptor can govern: the calls routed to one backend whose
+// request or result enters the model's context (SEP-2624's events; completion/complete is not
+// one).
+var Events = []string{"tools/call", "prompts/get", "resources/read"}
+
+// Metrics receives what the interceptors do. Its methods must not block.
+type Metrics interface {
+	// Invocation records one invocation: its phase, its result (one of the Result
+	// constants), the failure reason ("" unless failed) and how long it took.
+	Invocation(interceptor, phase, result, reason string, d time.Duration)
+	// CircuitState records an interceptor's circuit state (the backend.Circuit constants).
+	CircuitState(interceptor string, state int)
+}
+
+// Results of one invocation, for metrics and audit lines.
+const (
+	ResultAllowed = "allowed"
+	ResultDenied  = "denied"
+	ResultMutated = "mutated"
+	ResultError   = "error"
+)
+
+// Deps are what a Set needs.
+type Deps struct {
+	// Log receives one audit line per invocation (never a payload, an argument value, or the
+	// interceptor's messages) and the interceptors' failures. Required.
+	Log *slog.Logger
+	// Now returns the current time. Default time.Now.
+	Now func() time.Time
+	// Metrics records the invocations; nil records nothing.
+	Metrics Metrics
+	// UserAgent is sent to the interceptors. Empty: the backend client's default.
+	UserAgent string
+}
+
+// Set is the configured interceptors, compiled. It is safe for concurrent use.
+type Set struct {
+	all     []*interceptor
+	log     *slog.Logger
+	now     func() time.Time
+	metrics Metrics
+}
+
+// interceptor is one configured interceptor with its client.
+type interceptor struct {
+	cfg    Config
+	b      *backend.Backend
+	t      transport
+	slots  chan struct{}
+	config []byte // Settings as JSON, nil without
+	rules  []rule
+	// callers counts each authenticated caller's invocations in flight (MaxConcurrentPerCaller);
+	// an entry lives while its count is above zero, so the map holds at most the callers in
+	// flight.
+	mu      sync.Mutex
+	callers map[string]int
+}
+
+// rule is a compiled RuleConfig.
+type rule struct {
+	id                       string
+	upstream                 authz.Glob
+	tools, prompts, resource []authz.Glob
+	phases                   [2]bool
+}
+
+// maxResultBytesInFlight bounds the memory of the interceptors' answers being read at once on a
+// replica.
+const maxResultBytesInFlight = 64 << 20
+
+// New compiles validated configurations (Validate) into a Set; nil when cs is empty, so that a
+// gateway without interceptors carries nothing. It fails only when TLS files cannot be read.
+func New(cs []Config, deps Deps) (*Set, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	if deps.Log == nil {
+		return nil, errors.New("intercept: Deps.Log is required")
+	}
+	s := &Set{log: deps.Log, now: deps.Now, metrics: deps.Metrics}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	env := &backend.Env{Log: deps.Log, Now: s.now, Names: names.New("__", false, nil),
+		Results: bodyread.NewBudget(maxResultBytesInFlight), UserAgent: deps.UserAgent}
+	if m := deps.Metrics; m != nil {
+		env.CircuitState = m.CircuitState
+	}
+	for _, c := range cs {
+		ic, err := newInterceptor(c.WithDefaults(), env)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.all = append(s.all, ic)
+	}
+	return s, nil
+}
+
+func newInterceptor(c Config, env *backend.Env) (*interceptor, error) {
+	b, err := backend.New(c.backendConfig(), env)
+	if err != nil {
+		return nil, fmt.Errorf("interceptor %s: %w", c.Name, err)
+	}
+	ic := &interceptor{cfg: c, b: b, slots: make(chan struct{}, c.MaxConcurrent), callers: map[string]int{}}
+	if c.Webhook {
+		ic.t = webhookTransport{b: b, max: c.MaxResponseBytes, now: env.Now}
+	} else {
+		ic.t = mcpTransport{b: b}
+	}
+	if c.Settings != nil {
+		if ic.config, err = json.Marshal(c.Settings); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("interceptor %s: config: %w", c.Name, err)
+		}
+	}
+	for i, r := range c.Rules {
+		ic.rules = append(ic.rules, compileRule(c.ruleID(i), r))
+	}
+	return ic, nil
+}
+
+func compileRule(id string, r RuleConfig) rule {
+	up := r.Upstream
+	if up == "" {
+		up = "*"
+	}
+	out := rule{id: id, upstream: authz.CompileGlob(up), tools: globs(r.Tools), prompts: globs(r.Prompts),
+		resource: globs(r.Resources)}
+	if len(r.Phases) == 0 {
+		out.phases = [2]bool{true, true}
+	}
+	for _, p := range r.Phases {
+		out.phases[phaseOf(p)] = true
+	}
+	return out
+}
+
+func phaseOf(name string) Phase {
+	if name == PhaseNameResponse {
+		return PhaseResponse
+	}
+	return PhaseRequest
+}
+
+func globs(ps []string) []authz.Glob {
+	out := make([]authz.Glob, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, authz.CompileGlob(p))
+	}
+	return out
+}
+
+// Close releases the interceptors' connections.
+func (s *Set) Close() {
+	if s == nil {
+		return
+	}
+	bs := make([]*backend.Backend, 0, len(s.all))
+	for _, ic := range s.all {
+		bs = append(bs, ic.b)
+	}
+	backend.CloseAll(bs)
+}
+
+// Names are the configured interceptors' names, in configuration order.
+func (s *Set) Names() []string {
+	if s == nil {
+		return nil
+	}
+	out := make([]string, 0, len(s.all))
+	for _, ic := range s.all {
+		out = append(out, ic.cfg.Name)
+	}
+	return out
+}
+
+// step is one interceptor of a plan and the rule that selected it.
+type step struct {
+	ic   *interceptor
+	rule string
+}
+
+// Plan is what governs one call in one phase: its mutation interceptors in the order they run
+// (priority, then name by code point, then configuration order) and its validation
+// interceptors. A nil Plan governs nothing.
+type Plan struct {
+	phase      Phase
+	mutators   []step
+	validators []step
+}
+
+// Plan selects the interceptors whose rules match a call of method on upstream's item name
+// (backend-side), in phase; nil when none does, without allocating. The selection depends on
+// the configuration and the call's target only, never on the payload.
+func (s *Set) Plan(phase Phase, method, upstream, name string) *Plan {
+	if s == nil {
+		return nil
+	}
+	var p *Plan
+	for _, ic := range s.all {
+		r, ok := ic.match(phase, method, upstream, name)
+		if !ok {
+			continue
+		}
+		if p == nil {
+			p = &Plan{phase: phase}
+		}
+		if ic.cfg.Type == TypeMutation {
+			p.mutators = append(p.mutators, step{ic, r})
+		} else {
+			p.validators = append(p.validators, step{ic, r})
+		}
+	}
+	if p != nil {
+		slices.SortStableFunc(p.mutators, func(a, b step) int {
+			if c := cmp.Compare(a.ic.cfg.Priority, b.ic.cfg.Priority); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ic.cfg.Name, b.ic.cfg.Name) // byte order of UTF-8 is code point order
+		})
+	}
+	return p
+}
+
+// match reports the first rule of ic that selects the call, by id.
+func (ic *interceptor) match(phase Phase, method, upstream, name string) (string, bool) {
+	for i := range ic.rules {
+		r := &ic.rules[i]
+		if !r.phases[phase] || !r.upstream.Match(upstream) {
+			continue
+		}
+		var gs []authz.Glob
+		switch method {
+		case "tools/call":
+			gs = r.tools
+		case "prompts/get":
+			gs = r.prompts
+		case "resources/read":
+			gs = r.resource
+		}
+		for _, g := range gs {
+			if g.Match(name) {
+				return r.id, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Same reports whether p and q invoke the same interceptors: a call renamed by a mutation needs
+// no second pass of a plan whose validators have already seen the payload it carries.
+func (p *Plan) Same(q *Plan) bool {
+	if p == nil || q == nil {
+		return p == q
+	}
+	same := func(a, b []step) bool {
+		return slices.EqualFunc(a, b, func(x, y step) bool { return x.ic == y.ic })
+	}
+	return same(p.mutators, q.mutators) && same(p.validators, q.validators)
+}

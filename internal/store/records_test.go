@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// contractRecords is what every Records must do: bounded per owner, replaced and removed only
+// while unchanged, listed and counted per name.
+func contractRecords(t *testing.T, h harness) {
+	r, ok := h.store.(Records)
+	if !ok {
+		t.Fatalf("%T does not implement Records", h.store)
+	}
+	ctx := context.Background()
+	b := Budget{Count: 2, Bytes: 10}
+	put := func(owner, name, value string) bool {
+		t.Helper()
+		ok, err := r.PutRecord(ctx, owner, name, []byte(value), b)
+		if err != nil {
+			t.Fatalf("PutRecord(%s, %s): %v", owner, name, err)
+		}
+		return ok
+	}
+	get := func(owner, name string) (string, bool) {
+		t.Helper()
+		v, ok, err := r.GetRecord(ctx, owner, name)
+		if err != nil {
+			t.Fatalf("GetRecord(%s, %s): %v", owner, name, err)
+		}
+		return string(v), ok
+	}
+	if _, ok := get("o1", "a"); ok {
+		t.Fatal("an empty store has a record")
+	}
+	if !put("o1", "a", "1234") || !put("o1", "b", "12345") {
+		t.Fatal("records within the budget were refused")
+	}
+	if put("o1", "c", "1") {
+		t.Error("a third record was stored over a budget of two")
+	}
+	if put("o1", "a", "1234567") {
+		t.Error("a replacement over the owner's bytes was stored")
+	}
+	if !put("o1", "a", "12345") {
+		t.Error("a replacement within the bytes was refused")
+	}
+	if v, ok := get("o1", "a"); !ok || v != "12345" {
+		t.Errorf("record a = %q %v", v, ok)
+	}
+	if _, err := r.PutRecord(ctx, "o1", "a", []byte("12345678901"), b); !errors.Is(err, ErrRecordTooLarge) {
+		t.Errorf("a record larger than the budget: %v", err)
+	}
+	if !put("o2", "a", "x") {
+		t.Fatal("another owner's record refused")
+	}
+	if n, err := r.CountRecords(ctx, "a"); err != nil || n != 2 {
+		t.Errorf("CountRecords(a) = %d %v, want 2", n, err)
+	}
+
+	// Swap and conditional delete act only on what the caller read.
+	if ok, err := r.SwapRecord(ctx, "o1", "a", []byte("stale"), []byte("new")); err != nil || ok {
+		t.Errorf("swap of a stale value: %v %v", ok, err)
+	}
+	if ok, err := r.SwapRecord(ctx, "o1", "a", []byte("12345"), []byte("new")); err != nil || !ok {
+		t.Errorf("swap of the current value: %v %v", ok, err)
+	}
+	if ok, err := r.SwapRecord(ctx, "o3", "a", []byte("x"), []byte("y")); err != nil || ok {
+		t.Errorf("swap of an absent record: %v %v", ok, err)
+	}
+	if ok, err := r.DeleteRecord(ctx, "o1", "a", []byte("12345")); err != nil || ok {
+		t.Errorf("delete of a stale value: %v %v", ok, err)
+	}
+	if v, _ := get("o1", "a"); v != "new" {
+		t.Errorf("after a refused delete: %q", v)
+	}
+	all, err := r.OwnerRecords(ctx, "o1")
+	if err != nil || len(all) != 2 || string(all["a"]) != "new" || string(all["b"]) != "12345" {
+		t.Errorf("OwnerRecords(o1) = %q %v", all, err)
+	}
+	if ok, err := r.DeleteRecord(ctx, "o1", "a", []byte("new")); err != nil || !ok {
+		t.Errorf("delete of the current value: %v %v", ok, err)
+	}
+	if ok, err := r.DeleteRecord(ctx, "o1", "a", nil); err != nil || ok {
+		t.Errorf("second delete: %v %v", ok, err)
+	}
+	if n, _ := r.CountRecords(ctx, "a"); n != 1 {
+		t.Errorf("CountRecords(a) after a delete = %d, want 1", n)
+	}
+	// The freed slot takes a new record.
+	if !put("o1", "c", "1") {
+		t.Error("a record in a freed slot was refused")
+	}
+	if ok, err := r.DeleteRecord(ctx, "o1", "b", nil); err != nil || !ok {
+		t.Errorf("unconditional delete: %v %v", ok, err)
+	}
+	contractNameOwners(t, r)
+}
+
+// contractNameOwners lists many owners in batches and deletes them while listing.
+func contractNameOwners(t *testing.T, r Records) {
+	ctx := context.Background()
+	const n = 600
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for i := range n {
+		wg.Go(func() {
+			if ok, err := r.PutRecord(ctx, fmt.Sprintf("owner-%d", i), "many", []byte("v"), Budget{Count: 4, Bytes: 64}); err != nil || !ok {
+				failed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() != 0 {
+		t.Fatalf("%d concurrent puts failed", failed.Load())
+	}
+	if c, err := r.CountRecords(ctx, "many"); err != nil || c != n {
+		t.Fatalf("CountRecords = %d %v, want %d", c, err, n)
+	}
+	var seen []string
+	err := r.NameOwners(ctx, "many", func(owners []string) error {
+		for _, o := range owners {
+			if _, err := r.DeleteRecord(ctx, o, "many", nil); err != nil {
+				return err
+			}
+		}
+		seen = append(seen, owners...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(seen)
+	seen = slices.Compact(seen)
+	if len(seen) != n {
+		t.Errorf("NameOwners listed %d distinct owners, want %d", len(seen), n)
+	}
+	if c, _ := r.CountRecords(ctx, "many"); c != 0 {
+		t.Errorf("after deleting every listed owner, %d remain", c)
+	}
+	stop := errors.New("stop")
+	_, _ = r.PutRecord(ctx, "o", "one", []byte("v"), Budget{Count: 1, Bytes: 8})
+	if err := r.NameOwners(ctx, "one", func([]string) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("NameOwners did not return fn's error: %v", err)
+	}
+}

@@ -1,0 +1,218 @@
+package useroauth
+
+import (
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
+)
+
+// held starts alice's connect in browser b and stops before the callback: it returns the
+// callback URL the authorization server sent the browser to.
+func held(t *testing.T, f *fixture, b *browser, gwUser, asUser string, link string) *url.URL {
+	t.Helper()
+	b.stop.Store(true)
+	b.connect(link, gwUser, asUser)
+	h := b.held.Load()
+	if h == nil {
+		t.Fatal("the browser was not sent to the callback")
+	}
+	b.stop.Store(false)
+	u, err := url.Parse(*h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func withQuery(u *url.URL, set map[string]string, del ...string) string {
+	c := *u
+	q := c.Query()
+	for k, v := range set {
+		q.Set(k, v)
+	}
+	for _, k := range del {
+		q.Del(k)
+	}
+	c.RawQuery = q.Encode()
+	return c.String()
+}
+
+// TestCallbackAttacks: every way a callback can be wrong is refused with a page that says so,
+// before it costs the authorization server anything where it can be, and stores nothing.
+func TestCallbackAttacks(t *testing.T) {
+	f := newFixture(t, fixtureOptions{authServer: realop.AuthServerOptions{ISSResponse: true}})
+	alice, bob := f.caller(realop.UserID), f.caller(realop.OtherUserID)
+	refused := func(t *testing.T, b *browser, u string, status int, reason string, says ...string) {
+		t.Helper()
+		before := f.tokenRequests.Load()
+		got, _, body := b.get(u)
+		if got != status {
+			t.Errorf("status %d, want %d:\n%s", got, status, body)
+		}
+		expectContains(t, "the refusal", body, says...)
+		if f.obs.count("consent failed "+reason) == 0 && reason != FailBadState {
+			t.Errorf("no failed consent counted as %s: %v", reason, f.obs.counts)
+		}
+		if reason != FailCodeRefused && f.tokenRequests.Load() != before {
+			t.Errorf("the refused callback made %d token requests", f.tokenRequests.Load()-before)
+		}
+		f.noToken(t, alice)
+		f.noToken(t, bob)
+	}
+
+	t.Run("a state that does not open", func(t *testing.T) {
+		refused(t, f.browser(t), f.srv.URL+"/connect/callback?code=junk&state=junk", http.StatusBadRequest, FailBadState, "not one the gateway asked for")
+	})
+	t.Run("a missing iss", func(t *testing.T) {
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		if u.Query().Get("iss") != f.as.Issuer() {
+			t.Fatalf("the authorization server sent no iss: %s", u)
+		}
+		refused(t, b, withQuery(u, nil, "iss"), http.StatusBadRequest, FailIssMismatch, "does not come from the authorization server")
+		expectContains(t, "the log", f.log.String(), "mix-up")
+	})
+	t.Run("another server's iss", func(t *testing.T) {
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		refused(t, b, withQuery(u, map[string]string{"iss": f.idp.Issuer()}), http.StatusBadRequest, FailIssMismatch, "does not come from")
+	})
+	t.Run("a response of another browser's sign-in", func(t *testing.T) {
+		// bob's code and state, loaded in alice's browser (a login CSRF, or a stolen
+		// callback): her browser has no flow cookie for that state.
+		u := held(t, f, f.browser(t), realop.OtherUsername, realop.OtherUsername, f.link(t, bob))
+		victim := f.browser(t)
+		victim.openLink(f.link(t, alice), f.idp.Username())
+		refused(t, victim, u.String(), http.StatusBadRequest, FailOtherBrowser, "started in another browser")
+	})
+	t.Run("a code injected into a genuine session", func(t *testing.T) {
+		// bob's code with alice's own state, in her browser: every check on the gateway's
+		// side passes, and the authorization server refuses the code, which was issued for
+		// bob's PKCE challenge, not hers.
+		code := held(t, f, f.browser(t), realop.OtherUsername, realop.OtherUsername, f.link(t, bob)).Query().Get("code")
+		victim := f.browser(t)
+		u := held(t, f, victim, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		refused(t, victim, withQuery(u, map[string]string{"code": code}), http.StatusBadRequest, FailCodeRefused, "did not accept")
+	})
+	t.Run("the signed-in user is not the caller", func(t *testing.T) {
+		// One browser: alice starts, then bob signs in on it before the callback arrives.
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		_, where, _ := b.get(f.srv.URL + "/connect/?signin=again")
+		b.login(where, realop.OtherUsername)
+		refused(t, b, u.String(), http.StatusForbidden, FailWrongUser, "made for another user")
+		expectContains(t, "the log", f.log.String(), "wrong user", "caller="+alice.Issuer+"#"+alice.Subject)
+	})
+	t.Run("the authorization server refuses", func(t *testing.T) {
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		refused(t, b, withQuery(u, map[string]string{"error": "access_denied"}, "code"), http.StatusForbidden, FailDenied, "did not grant access")
+	})
+	t.Run("a replayed callback", func(t *testing.T) {
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		// The flow cookie as it was before the callback took it, put back for the replay.
+		jar := b.c.Jar.(*cookiejar.Jar)
+		saved := jar.Cookies(u)
+		if status, _, body := b.get(u.String()); status != http.StatusOK {
+			t.Fatalf("the callback: %d\n%s", status, body)
+		}
+		tok := f.mustToken(t, alice)
+		jar.SetCookies(u, saved)
+		before := f.tokenRequests.Load()
+		status, _, body := b.get(u.String())
+		if status != http.StatusBadRequest || !strings.Contains(body, "used already") || f.tokenRequests.Load() != before {
+			t.Errorf("replayed callback: %d, %d token requests\n%s", status, f.tokenRequests.Load()-before, body)
+		}
+		if f.mustToken(t, alice) != tok {
+			t.Error("the replay changed the stored token")
+		}
+		if _, err := f.svc.Disconnect(t.Context(), alice, backendName, "user"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("garbage from the token endpoint", func(t *testing.T) {
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		f.asLink.garbage.Store(true)
+		defer f.asLink.garbage.Store(false)
+		status, _, body := b.get(u.String())
+		if status != http.StatusServiceUnavailable || !strings.Contains(body, "Nothing was stored") {
+			t.Errorf("garbage: %d\n%s", status, body)
+		}
+		f.noToken(t, alice)
+	})
+	t.Run("a token endpoint that hangs", func(t *testing.T) {
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		f.asLink.hang.Store(true)
+		defer f.asLink.hang.Store(false)
+		start := time.Now()
+		status, _, body := b.get(u.String())
+		if status != http.StatusServiceUnavailable || time.Since(start) > 15*time.Second {
+			t.Errorf("hanging server: %d after %v\n%s", status, time.Since(start), body)
+		}
+		f.noToken(t, alice)
+	})
+}
+
+// TestLinkAttacks: a link is only the caller's, only while it lasts, and only a form of the
+// page itself continues it.
+func TestLinkAttacks(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice := f.caller(realop.UserID)
+	t.Run("another user opens it", func(t *testing.T) {
+		b := f.browser(t)
+		status, body := b.openLink(f.link(t, alice), realop.OtherUsername)
+		if status != http.StatusForbidden || strings.Contains(body, `id="continue"`) {
+			t.Fatalf("another user's visit: %d\n%s", status, body)
+		}
+		expectContains(t, "the refusal", body, "Not your link", "signin-again")
+		expectContains(t, "the log", f.log.String(), "wrong user on the connect page")
+	})
+	t.Run("an expired link", func(t *testing.T) {
+		link := f.link(t, alice)
+		f.clock.Advance(DefaultConsentTTL + time.Second)
+		status, _, body := f.browser(t).get(link)
+		if status != http.StatusGone || !strings.Contains(body, "expired") {
+			t.Errorf("expired link: %d\n%s", status, body)
+		}
+	})
+	t.Run("a tampered link", func(t *testing.T) {
+		link := f.link(t, alice)
+		status, _, _ := f.browser(t).get(link[:len(link)-2] + "xx")
+		if status != http.StatusNotFound {
+			t.Errorf("tampered link: %d", status)
+		}
+	})
+	t.Run("a form without its token or from another origin", func(t *testing.T) {
+		b := f.browser(t)
+		link := f.link(t, alice)
+		if status, body := b.openLink(link, f.idp.Username()); status != http.StatusOK {
+			t.Fatalf("link page: %d\n%s", status, body)
+		}
+		status, _, body := b.post(link, url.Values{"csrf": {"forged"}})
+		if status != http.StatusForbidden || !strings.Contains(body, "not sent from the connect page") {
+			t.Errorf("forged token: %d\n%s", status, body)
+		}
+		req, _ := http.NewRequest(http.MethodPost, link, strings.NewReader(""))
+		req.Header.Set("Origin", "https://evil.example")
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := b.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("cross-origin form: %d", resp.StatusCode)
+		}
+		if f.obs.count("consent started ") != 0 {
+			t.Error("a refused form started a consent")
+		}
+	})
+}

@@ -1,0 +1,137 @@
+package useroauth
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/vault"
+	"github.com/mcp-gateway/gateway/internal/webpage"
+)
+
+// usedStatePrefix keys a state's nonce once its callback was taken.
+const usedStatePrefix = "useroauth/state/"
+
+// callback takes the authorization server's answer. In order, each check before anything that
+// costs the server or changes the vault: the state opens and is live; this browser started that
+// round trip (its flow cookie holds the same nonce: a code injected into another browser's
+// session is refused); the signed-in user is the caller the state is for; the server did not
+// refuse; the response names the server the round trip went to (RFC 9207 iss: a mix-up is
+// refused); the state was not used before (single use, through the shared store). Only then
+// is the code exchanged, with the PKCE verifier, and the tokens stored in one write.
+func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var st state
+	if openJSON(s.states, q.Get("state"), &st) != nil || !s.PerUser(st.Backend) {
+		s.refuse(w, r, "", http.StatusBadRequest, FailBadState, "This answer from the authorization server is not one the gateway asked for.")
+		return
+	}
+	if !s.now().Before(st.Expiry) {
+		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailExpired, "This sign-in at the authorization server took too long. Start again from the connect page.")
+		return
+	}
+	var f flow
+	cookie := flowCookiePrefix + st.Backend
+	if !s.deps.SignIn.OpenCookie(r, cookie, s.flows, &f, func() time.Time { return f.Expiry }) || f.Nonce != st.Nonce {
+		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailOtherBrowser,
+			"This answer from the authorization server belongs to a sign-in started in another browser, so it was not used.")
+		return
+	}
+	sess, ok := s.deps.SignIn.Session(r)
+	if !ok {
+		s.refuse(w, r, st.Backend, http.StatusForbidden, FailBadRequest, "You are not signed in to the gateway (or your session ended). Start again from the connect page.")
+		return
+	}
+	if !s.sameUser(w, r, sess, st.Issuer, st.Subject, st.Backend) {
+		return
+	}
+	webpage.ClearCookie(w, cookie)
+	if e := q.Get("error"); e != "" {
+		s.refuse(w, r, st.Backend, http.StatusForbidden, FailDenied, "The authorization server did not grant access ("+errorCode(e)+"). Nothing was stored.")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
+	defer cancel()
+	b := s.backends[st.Backend]
+	d, err := b.disc.get(ctx)
+	if err != nil || d.as.Issuer != st.AuthServer {
+		s.authServerDown(w, r, st.Backend)
+		return
+	}
+	if !issMatches(q, d.as) {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: authorization response from another issuer (mix-up) refused",
+			slog.String("upstream", st.Backend), slog.String("subject", st.Issuer+"#"+st.Subject))
+		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailIssMismatch, "This answer does not come from the authorization server the gateway sent you to, so it was not used.")
+		return
+	}
+	first, err := s.deps.Store.UseOnce(ctx, usedStatePrefix+st.Nonce, s.cfg.ConsentTTL)
+	switch {
+	case err != nil:
+		s.storeDown(w, r, st.Backend)
+		return
+	case !first:
+		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailReplayed, "This answer from the authorization server was used already.")
+		return
+	}
+	s.exchange(w, r, b, d, &st, &f, q.Get("code"))
+}
+
+// issMatches is RFC 9207 §2.4: when the server says it sends iss, the response must carry it;
+// when it is there, it must be the server's issuer.
+func issMatches(q url.Values, as asMetadata) bool {
+	iss, present := q["iss"]
+	if !present {
+		return !as.ISSParameter
+	}
+	return len(iss) == 1 && iss[0] == as.Issuer
+}
+
+// exchange trades the code for tokens and stores them.
+func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendState, d *discovered, st *state, f *flow, code string) {
+	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
+	defer cancel()
+	c, err := s.oauth.clientFor(ctx, b, d)
+	if err != nil || c.ID != st.ClientID {
+		s.authServerDown(w, r, st.Backend)
+		return
+	}
+	tctx, tcancel := context.WithTimeout(ctx, b.cfg.timeout())
+	tr, err := s.oauth.tokenRequest(tctx, &d.as, c, url.Values{"grant_type": {"authorization_code"}, "code": {code},
+		"redirect_uri": {s.oauth.redirectURL}, "code_verifier": {f.Verifier}, "resource": {b.cfg.resource()}})
+	tcancel()
+	var refused *oauthError
+	switch {
+	case errors.As(err, &refused):
+		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code refused", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
+		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailCodeRefused, "The authorization server did not accept the sign-in ("+refused.Code+"). Nothing was stored; start again.")
+		return
+	case err != nil:
+		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code exchange failed", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
+		s.authServerDown(w, r, st.Backend)
+		return
+	}
+	t := &vault.Token{Issuer: st.Issuer, Subject: st.Subject, Backend: st.Backend, Resource: b.cfg.resource(),
+		AuthServer: d.as.Issuer, ClientID: c.ID, AccessToken: tr.AccessToken, RefreshToken: tr.RefreshToken,
+		Expiry: tr.Expiry, Scope: tr.Scope, Connected: s.now()}
+	if err := s.vault.Put(ctx, t); err != nil {
+		// Nothing is stored: the tokens just issued are revoked rather than left valid
+		// somewhere the gateway cannot reach them.
+		s.revokeTokens(ctx, b, t)
+		if errors.Is(err, vault.ErrFull) || errors.Is(err, vault.ErrTooLarge) {
+			s.refuse(w, r, st.Backend, http.StatusConflict, FailFull, "The tokens could not be kept: "+err.Error()+". Nothing was stored.")
+			return
+		}
+		s.storeDown(w, r, st.Backend)
+		return
+	}
+	s.obs.Consent(st.Backend, ConsentCompleted, "")
+	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: connected", slog.String("subject", st.Issuer+"#"+st.Subject),
+		slog.String("upstream", st.Backend), slog.String("auth_server", d.as.Issuer), slog.String("scope", tr.Scope))
+	v := s.backendView(ctx, st.Backend, false)
+	s.render(w, http.StatusOK, pageData{Kind: "done", Title: "Connected", Backend: &v,
+		User:    &userView{Subject: webpage.NameOf(st.Subject), Issuer: webpage.NameOf(st.Issuer)},
+		Message: "Your account is connected. Go back to your client: the call can continue. You can close this page."})
+}

@@ -1,0 +1,225 @@
+package useroauth
+
+import (
+	"errors"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/vault"
+)
+
+// Defaults and bounds of Config and Backend.
+const (
+	// DefaultPath is where the connect pages are served when Config.Path is empty.
+	DefaultPath = "/connect"
+	// DefaultConsentTTL is how long a connect link, and one round trip to a backend's
+	// authorization server, stay valid.
+	DefaultConsentTTL = 10 * time.Minute
+	// MaxConsentTTL bounds Config.ConsentTTL.
+	MaxConsentTTL = time.Hour
+	// DefaultClientName names the gateway to authorization servers that register it (dynamic
+	// registration, a client ID metadata document) and shows on their consent screens.
+	DefaultClientName = "MCP gateway"
+	// DefaultTimeout bounds one request to a backend's authorization server or metadata.
+	DefaultTimeout = 10 * time.Second
+	// DefaultRefreshBefore is how long before its expiry an access token is refreshed.
+	DefaultRefreshBefore = time.Minute
+	// DefaultTokenLifetime is assumed for an access token issued without expires_in (RFC 6749
+	// §5.1 makes it optional): short, so an unknown lifetime is not trusted for long.
+	DefaultTokenLifetime = 5 * time.Minute
+)
+
+// Registration is how the gateway becomes a client of a backend's authorization server.
+type Registration string
+
+// The registrations an operator chooses from, per backend.
+const (
+	// RegistrationStatic: a client id (and secret, for a confidential client) the operator
+	// registered at the authorization server and configured.
+	RegistrationStatic Registration = "static"
+	// RegistrationMetadataDocument: the client id is the URL of the gateway's Client ID
+	// Metadata Document, served on the connect path, which the authorization server fetches
+	// (its metadata says client_id_metadata_document_supported). A public client.
+	RegistrationMetadataDocument Registration = "metadataDocument"
+	// RegistrationDynamic: the gateway registers itself at the authorization server's
+	// registration_endpoint (RFC 7591) once, shared by every replica through the store.
+	RegistrationDynamic Registration = "dynamic"
+)
+
+// Config is the `userOAuth:` block: the connect pages and the token vault of the backends whose
+// auth.type is userOAuth (docs/user-oauth.md).
+type Config struct {
+	// Path is the URL path prefix of the connect pages. Default DefaultPath.
+	Path string `yaml:"path"`
+	// Keys seal the token records (AES-256-GCM), oldest first: the last seals, every one opens;
+	// rotate by adding a key, and remove the old one once records were sealed again (every
+	// refresh does). Resolved from secrets by the caller, never read from this struct's YAML.
+	Keys []seal.Key `yaml:"-"`
+	// ConsentTTL is how long a connect link a call hands out, and one round trip to the
+	// authorization server, stay valid. Default DefaultConsentTTL; 1m to MaxConsentTTL.
+	ConsentTTL time.Duration `yaml:"consentTTL"`
+	// MaxRecordBytes bounds one caller's sealed tokens for one backend. Default
+	// vault.DefaultMaxRecordBytes.
+	MaxRecordBytes int `yaml:"maxRecordBytes"`
+	// ClientName is the gateway's name at authorization servers that register it. Default
+	// DefaultClientName.
+	ClientName string `yaml:"clientName"`
+}
+
+// WithDefaults fills the zero fields that have defaults.
+func (c Config) WithDefaults() Config {
+	if c.Path == "" {
+		c.Path = DefaultPath
+	}
+	c.Path = strings.TrimSuffix(c.Path, "/")
+	if c.ConsentTTL == 0 {
+		c.ConsentTTL = DefaultConsentTTL
+	}
+	if c.ClientName == "" {
+		c.ClientName = DefaultClientName
+	}
+	return c
+}
+
+// Validate reports every problem of c (with its defaults) at once, each a *configerr.Error under
+// userOAuth.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(path, format string, args ...any) {
+		errs = append(errs, configerr.At("userOAuth."+path, format, args...))
+	}
+	if !strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, "?#*{}: ") || c.Path == "/" {
+		add("path", "%q: want an absolute path other than /, without wildcards", c.Path)
+	}
+	if len(c.Keys) == 0 {
+		add("keys", "required: at least one key (a secret of 32 bytes or more) seals the token records")
+	} else if err := (seal.Config{Keys: c.Keys}).Validate(); err != nil {
+		add("keys", "%v", err)
+	}
+	if c.ConsentTTL < time.Minute || c.ConsentTTL > MaxConsentTTL {
+		add("consentTTL", "%s: want 1m to %s", c.ConsentTTL, MaxConsentTTL)
+	}
+	if c.MaxRecordBytes < 0 || c.MaxRecordBytes > vault.MaxMaxRecordBytes {
+		add("maxRecordBytes", "%d: want 0 (default %d) to %d", c.MaxRecordBytes, vault.DefaultMaxRecordBytes, vault.MaxMaxRecordBytes)
+	}
+	if len(c.ClientName) > 128 || strings.ContainsAny(c.ClientName, "\r\n\x00") {
+		add("clientName", "want at most 128 characters without control characters")
+	}
+	return errors.Join(errs...)
+}
+
+// Backend is one backend whose callers connect their own accounts: what the gateway needs to be
+// an OAuth client of its authorization server on their behalf. The caller fills it from the
+// backend's configuration (its auth block).
+type Backend struct {
+	// Name is the backend's name.
+	Name string
+	// URL is the backend's MCP endpoint: where its protected resource metadata is looked up
+	// (RFC 9728) and, unless Resource says otherwise, the resource its tokens are for.
+	URL string
+	// Resource is the RFC 8707 resource indicator sent in the authorization and token requests,
+	// and the resource the metadata must name. Default URL.
+	Resource string
+	// AuthServer is the issuer of the authorization server. Default: the one the backend's
+	// protected resource metadata lists (it must list exactly one then).
+	AuthServer string
+	// Scopes are requested. Default: the scopes_supported of the resource metadata.
+	Scopes []string
+	// Registration is how the gateway is a client there. Default RegistrationStatic.
+	Registration Registration
+	// ClientID and ClientSecret are the static registration's client (the secret is empty for a
+	// public client).
+	ClientID, ClientSecret string
+	// Timeout bounds one request to the authorization server. Default DefaultTimeout.
+	Timeout time.Duration
+	// RefreshBefore is how long before expiry a token is refreshed. Default
+	// DefaultRefreshBefore; never more than half the token's lifetime.
+	RefreshBefore time.Duration
+}
+
+// Problems reports every problem of b, each a *configerr.Error relative to the backend's auth
+// block.
+func (b *Backend) Problems() []error {
+	var errs []error
+	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
+	switch b.Registration {
+	case "", RegistrationStatic:
+		if b.ClientID == "" {
+			add("clientID", "required with registration static (the default)")
+		}
+	case RegistrationMetadataDocument, RegistrationDynamic:
+		if b.ClientID != "" || b.ClientSecret != "" {
+			add("clientID", "the %s registration makes its own client: leave clientID and clientSecret out", b.Registration)
+		}
+	default:
+		add("registration", "%q: want %s, %s or %s", b.Registration, RegistrationStatic, RegistrationMetadataDocument, RegistrationDynamic)
+	}
+	if strings.ContainsAny(b.ClientID+b.ClientSecret, "\r\n\x00") {
+		add("clientID", "clientID or clientSecret has a control character")
+	}
+	if b.AuthServer != "" {
+		if err := checkEndpoint(b.AuthServer); err != nil {
+			add("authServer", "%v", err)
+		}
+	}
+	if b.Resource != "" {
+		if u, err := url.Parse(b.Resource); err != nil || !u.IsAbs() || u.Fragment != "" {
+			add("resource", "want an absolute URI without fragment (RFC 8707)")
+		}
+	}
+	for _, s := range b.Scopes {
+		if s == "" || strings.ContainsAny(s, " \"\\\r\n\x00") {
+			add("scopes", "%q is not a scope token (RFC 6749 §3.3)", s)
+		}
+	}
+	return errs
+}
+
+// checkEndpoint refuses an authorization server URL the gateway would send codes, secrets or
+// tokens to in clear: https, or http on a loopback host.
+func checkEndpoint(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Fragment != "" || u.RawQuery != "" || u.User != nil {
+		return errors.New("want an absolute URL without user info, query or fragment")
+	}
+	if u.Scheme == "https" {
+		return nil
+	}
+	if u.Scheme == "http" && loopback(u.Hostname()) {
+		return nil
+	}
+	return errors.New("want https (http only on a loopback host): codes and tokens travel to it")
+}
+
+func loopback(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (b *Backend) resource() string {
+	if b.Resource != "" {
+		return b.Resource
+	}
+	return b.URL
+}
+
+func (b *Backend) timeout() time.Duration {
+	if b.Timeout > 0 {
+		return b.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (b *Backend) registration() Registration {
+	if b.Registration == "" {
+		return RegistrationStatic
+	}
+	return b.Registration
+}

@@ -1,0 +1,278 @@
+package useroauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// Discovery bounds.
+const (
+	// metadataTTL is how long a backend's discovered metadata is kept: the endpoints of an
+	// authorization server rarely move, and a change reaches the gateway within the hour.
+	metadataTTL = time.Hour
+	// metadataRetry is the least time between two failed discoveries of one backend: while
+	// its authorization server is down, consents and refreshes fail at once.
+	metadataRetry = 5 * time.Second
+	// maxMetadataBytes bounds a metadata document.
+	maxMetadataBytes = 64 << 10
+)
+
+// ErrAuthServer is an authorization server (or a backend's metadata) that cannot be reached,
+// answers garbage, or refuses the gateway as a client: a failure the user cannot fix, which the
+// gateway reports as retryable and forwards nothing for.
+var ErrAuthServer = errors.New("useroauth: authorization server unavailable")
+
+// asMetadata is what the gateway reads of an authorization server's metadata (RFC 8414, or
+// OpenID Connect Discovery 1.0, which shares these members).
+type asMetadata struct {
+	Issuer                string   `json:"issuer"`
+	AuthorizationEndpoint string   `json:"authorization_endpoint"`
+	TokenEndpoint         string   `json:"token_endpoint"`
+	RevocationEndpoint    string   `json:"revocation_endpoint"`
+	RegistrationEndpoint  string   `json:"registration_endpoint"`
+	CodeChallengeMethods  []string `json:"code_challenge_methods_supported"`
+	TokenAuthMethods      []string `json:"token_endpoint_auth_methods_supported"`
+	RevocationAuthMethods []string `json:"revocation_endpoint_auth_methods_supported"`
+	// ISSParameter says the server sends iss in its authorization responses (RFC 9207 §3); the
+	// gateway then refuses a response without it.
+	ISSParameter bool `json:"authorization_response_iss_parameter_supported"`
+	// MetadataDocuments says the server accepts a URL client id (Client ID Metadata Document).
+	MetadataDocuments bool `json:"client_id_metadata_document_supported"`
+}
+
+// resourceMetadata is what the gateway reads of a backend's protected resource metadata (RFC
+// 9728).
+type resourceMetadata struct {
+	Resource             string   `json:"resource"`
+	AuthorizationServers []string `json:"authorization_servers"`
+	ScopesSupported      []string `json:"scopes_supported"`
+}
+
+// discovered is a backend's authorization server as the gateway uses it.
+type discovered struct {
+	as     asMetadata
+	scopes []string
+}
+
+// discoverer keeps one backend's discovered metadata, fetching it by one request at a time and
+// sparing a server that failed for metadataRetry.
+type discoverer struct {
+	b      *Backend
+	client *http.Client
+	now    func() time.Time
+	group  singleflight.Group
+
+	mu       sync.Mutex
+	d        *discovered
+	fetched  time.Time
+	failedAt time.Time
+	lastErr  error
+}
+
+// get returns the backend's authorization server, discovering it when it is not known or too
+// old. An error wraps ErrAuthServer.
+func (x *discoverer) get(ctx context.Context) (*discovered, error) {
+	x.mu.Lock()
+	d, fetched, failedAt, lastErr := x.d, x.fetched, x.failedAt, x.lastErr
+	x.mu.Unlock()
+	now := x.now()
+	if d != nil && now.Sub(fetched) < metadataTTL {
+		return d, nil
+	}
+	if !failedAt.IsZero() && now.Sub(failedAt) < metadataRetry {
+		return nil, lastErr
+	}
+	ch := x.group.DoChan("d", func() (any, error) {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*x.b.timeout())
+		defer cancel()
+		d, err := x.discover(dctx)
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if err != nil {
+			x.failedAt, x.lastErr = x.now(), err
+			return nil, err
+		}
+		x.d, x.fetched, x.failedAt = d, x.now(), time.Time{}
+		return d, nil
+	})
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %s: %w", ErrAuthServer, x.b.Name, ctx.Err())
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(*discovered), nil
+	}
+}
+
+// discover reads the backend's resource metadata (when it needs it for the authorization
+// server or the scopes) and its authorization server's metadata.
+func (x *discoverer) discover(ctx context.Context) (*discovered, error) {
+	b := x.b
+	issuer, scopes := b.AuthServer, b.Scopes
+	if issuer == "" || len(scopes) == 0 {
+		rm, err := x.resourceMetadata(ctx)
+		switch {
+		case err != nil && issuer == "":
+			return nil, err
+		case err == nil:
+			if issuer, err = pickServer(b, rm); err != nil {
+				return nil, err
+			}
+			if len(scopes) == 0 {
+				scopes = rm.ScopesSupported
+			}
+		}
+	}
+	as, err := x.serverMetadata(ctx, issuer)
+	if err != nil {
+		return nil, err
+	}
+	return &discovered{as: *as, scopes: scopes}, nil
+}
+
+// pickServer chooses the authorization server among those the resource metadata lists: the
+// configured one when it is listed, else the only one listed.
+func pickServer(b *Backend, rm *resourceMetadata) (string, error) {
+	if b.AuthServer != "" {
+		return b.AuthServer, nil
+	}
+	if len(rm.AuthorizationServers) != 1 {
+		return "", fmt.Errorf("%w: %s: the resource metadata lists %d authorization servers: configure auth.authServer",
+			ErrAuthServer, b.Name, len(rm.AuthorizationServers))
+	}
+	if err := checkEndpoint(rm.AuthorizationServers[0]); err != nil {
+		return "", fmt.Errorf("%w: %s: the authorization server it lists: %v", ErrAuthServer, b.Name, err)
+	}
+	return rm.AuthorizationServers[0], nil
+}
+
+// resourceMetadata fetches the backend's protected resource metadata at the path-specific
+// well-known URI, then at the root one (RFC 9728 §3.1), and checks that it is about the
+// resource the gateway sends tokens to (§3.3).
+func (x *discoverer) resourceMetadata(ctx context.Context) (*resourceMetadata, error) {
+	u, err := url.Parse(x.b.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: the backend URL does not parse", ErrAuthServer, x.b.Name)
+	}
+	var last error
+	for _, p := range wellKnown("oauth-protected-resource", u.EscapedPath()) {
+		var rm resourceMetadata
+		if last = x.fetchJSON(ctx, u.Scheme+"://"+u.Host+p, &rm); last != nil {
+			continue
+		}
+		if rm.Resource != x.b.resource() {
+			return nil, fmt.Errorf("%w: %s: the resource metadata is about %q, not %q", ErrAuthServer, x.b.Name, rm.Resource, x.b.resource())
+		}
+		return &rm, nil
+	}
+	return nil, last
+}
+
+// serverMetadata fetches issuer's metadata at the RFC 8414 and OpenID Connect well-known URIs
+// in the order MCP gives (path insertion first), and checks that it names that issuer exactly,
+// that its endpoints may receive codes and tokens, and that it supports PKCE with S256.
+func (x *discoverer) serverMetadata(ctx context.Context, issuer string) (*asMetadata, error) {
+	u, err := url.Parse(issuer)
+	if err != nil || checkEndpoint(issuer) != nil {
+		return nil, fmt.Errorf("%w: %s: issuer %q is not an https URL", ErrAuthServer, x.b.Name, issuer)
+	}
+	path := strings.TrimSuffix(u.EscapedPath(), "/")
+	urls := []string{}
+	for _, p := range wellKnown("oauth-authorization-server", path) {
+		urls = append(urls, u.Scheme+"://"+u.Host+p)
+	}
+	urls = append(urls, u.Scheme+"://"+u.Host+"/.well-known/openid-configuration"+path)
+	if path != "" {
+		urls = append(urls, strings.TrimSuffix(issuer, "/")+"/.well-known/openid-configuration")
+	}
+	var last error
+	for _, m := range urls {
+		var as asMetadata
+		if last = x.fetchJSON(ctx, m, &as); last != nil {
+			continue
+		}
+		return x.checkServer(issuer, &as)
+	}
+	return nil, last
+}
+
+func (x *discoverer) checkServer(issuer string, as *asMetadata) (*asMetadata, error) {
+	name := x.b.Name
+	if as.Issuer != issuer {
+		// RFC 8414 §3.3: a metadata document naming another issuer is refused (mix-up).
+		return nil, fmt.Errorf("%w: %s: the metadata names issuer %q, not %q", ErrAuthServer, name, as.Issuer, issuer)
+	}
+	if !slices.Contains(as.CodeChallengeMethods, "S256") {
+		return nil, fmt.Errorf("%w: %s: the authorization server does not say it supports PKCE with S256", ErrAuthServer, name)
+	}
+	for _, e := range []struct{ what, url string }{{"authorization_endpoint", as.AuthorizationEndpoint},
+		{"token_endpoint", as.TokenEndpoint}} {
+		if err := checkEndpointURL(e.url); err != nil {
+			return nil, fmt.Errorf("%w: %s: %s: %v", ErrAuthServer, name, e.what, err)
+		}
+	}
+	for _, opt := range []*string{&as.RevocationEndpoint, &as.RegistrationEndpoint} {
+		if *opt != "" && checkEndpointURL(*opt) != nil {
+			*opt = "" // unusable: treated as absent
+		}
+	}
+	return as, nil
+}
+
+// checkEndpointURL is checkEndpoint for an endpoint, which may carry a query (RFC 6749 §3.1).
+func checkEndpointURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("does not parse")
+	}
+	u.RawQuery = ""
+	return checkEndpoint(u.String())
+}
+
+// wellKnown returns the well-known paths of suffix for a resource or issuer path: inserted
+// between the host and the path, then at the root.
+func wellKnown(suffix, path string) []string {
+	path = strings.TrimSuffix(path, "/")
+	if path == "" {
+		return []string{"/.well-known/" + suffix}
+	}
+	return []string{"/.well-known/" + suffix + path, "/.well-known/" + suffix}
+}
+
+// fetchJSON GETs u and decodes its JSON body into v. An error wraps ErrAuthServer and names
+// neither the body nor anything it echoes.
+func (x *discoverer) fetchJSON(ctx context.Context, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %s: metadata URL: %v", ErrAuthServer, x.b.Name, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := x.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %s: metadata unreachable", ErrAuthServer, x.b.Name)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
+	switch {
+	case err != nil || len(body) > maxMetadataBytes:
+		return fmt.Errorf("%w: %s: metadata unreadable or too large", ErrAuthServer, x.b.Name)
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Errorf("%w: %s: metadata answered HTTP %d", ErrAuthServer, x.b.Name, resp.StatusCode)
+	case json.Unmarshal(body, v) != nil:
+		return fmt.Errorf("%w: %s: metadata is not a JSON object", ErrAuthServer, x.b.Name)
+	}
+	return nil
+}

@@ -1,0 +1,378 @@
+package useroauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/oauthbackend"
+	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+	"github.com/mcp-gateway/gateway/internal/vault"
+	"github.com/mcp-gateway/gateway/internal/webpage"
+)
+
+// The real parts of these tests: the gateway's own identity provider (a zitadel example OP,
+// where users sign in to the gateway's pages), a second, distinct zitadel example OP as the
+// backend's authorization server, a go-sdk MCP backend that verifies that server's tokens with
+// go-oidc, and the connect pages served over TLS (their cookies are Secure) to an HTTP client
+// with a cookie jar that fills in the login forms as a user would.
+
+const (
+	pagesClientID, pagesClientSecret = "gateway-pages", "pages-secret"
+	asClientID, asClientSecret       = "gateway-saas", "saas-secret"
+	backendName                      = "saas"
+)
+
+var testKeys = []seal.Key{{ID: "k1", Secret: []byte("a-test-only-secret-of-at-least-32-bytes")}}
+
+// fixture is one gateway's connect pages with their parts.
+type fixture struct {
+	idp     *realop.Provider // the gateway's issuer
+	as      *realop.Provider // the backend's authorization server
+	backend *oauthbackend.Backend
+	srv     *httptest.Server
+	svc     *Service
+	clock   *mcptest.Clock
+	log     *mcptest.LogBuffer
+	obs     *countingObserver
+	store   store.Store
+	redis   *testredis.Server // nil with the memory store
+	// tokenRequests counts requests to the authorization server's token endpoint, revocations
+	// its revocation endpoint.
+	tokenRequests, revocations atomic.Int64
+	asLink                     *asLink
+	// counters is the fixture whose counters and hooks the authorization server updates: this
+	// one, or the one a replica was made from.
+	counters *fixture
+	// onTokenRequest, when set, runs as the authorization server receives a token request.
+	onTokenRequest atomic.Pointer[func()]
+}
+
+type fixtureOptions struct {
+	redis        bool
+	authServer   realop.AuthServerOptions
+	registration Registration
+	// replicaOf, when set, builds another replica of that fixture: same parts, same store.
+	replicaOf *fixture
+}
+
+func newFixture(t *testing.T, o fixtureOptions) *fixture {
+	t.Helper()
+	f := &fixture{clock: mcptest.NewClock(time.Now()), log: &mcptest.LogBuffer{}, obs: newCountingObserver()}
+	if p := o.replicaOf; p != nil {
+		f.idp, f.as, f.backend, f.store, f.redis, f.asLink = p.idp, p.as, p.backend, p.store, p.redis, p.asLink
+		f.clock, f.counters = p.clock, p.counters
+	} else {
+		f.counters = f
+		f.idp = realop.Start(t, realop.Options{})
+		f.as = realop.Start(t, realop.Options{AuthServer: o.authServer, Observe: func(r *http.Request) {
+			f := f.counters
+			switch r.URL.Path {
+			case "/oauth/token":
+				f.tokenRequests.Add(1)
+				if fn := f.onTokenRequest.Load(); fn != nil {
+					(*fn)()
+				}
+			case "/revoke":
+				f.revocations.Add(1)
+			}
+		}})
+		f.backend = oauthbackend.Start(t, backendName, oauthbackend.Options{Issuer: f.as.Issuer(),
+			Scopes: []string{"openid", "offline_access", "notes"}})
+		f.asLink = &asLink{}
+		f.store = newStore(t, f, o.redis)
+	}
+	f.srv = httptest.NewUnstartedServer(nil)
+	f.srv.StartTLS()
+	t.Cleanup(f.srv.Close)
+	ring, err := seal.New(seal.Config{Keys: testKeys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.idp.AddWebClient(pagesClientID, pagesClientSecret, f.srv.URL+"/signin/callback")
+	signIn := webpage.NewSignIn(webpage.SignInConfig{Issuer: f.idp.Issuer(), ClientID: pagesClientID, ClientSecret: pagesClientSecret,
+		RedirectURL: f.srv.URL + "/signin/callback", SessionTTL: 10 * time.Minute}, ring, nil, f.clock.Now)
+	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: time.Second}
+	if o.registration == "" || o.registration == RegistrationStatic {
+		b.ClientID, b.ClientSecret = asClientID, asClientSecret
+		f.as.AddJWTWebClient(asClientID, asClientSecret, f.srv.URL+"/connect/callback")
+	}
+	recs, _ := f.store.(store.Records)
+	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), []Backend{b}, Deps{Records: recs, Store: f.store, Keys: ring,
+		SignIn: signIn, BaseURL: f.srv.URL, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Observer: f.obs,
+		Clock: f.clock.Now, HTTPClient: f.asLink.client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/signin/callback", func(w http.ResponseWriter, r *http.Request) {
+		ret, err := signIn.Finish(w, r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		http.Redirect(w, r, ret, http.StatusSeeOther)
+	})
+	mux.Handle("/connect/", f.svc)
+	f.srv.Config.Handler = mux
+	return f
+}
+
+func newStore(t *testing.T, f *fixture, redis bool) store.Store {
+	t.Helper()
+	if !redis {
+		m, err := store.NewMemory(store.MemoryOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = m.Close() })
+		return m
+	}
+	f.redis = testredis.Start(t)
+	r, err := store.NewRedis(store.RedisConfig{URL: f.redis.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+// asLink is the gateway's way to the authorization server and the backend's metadata, which a
+// test can make answer garbage or hang for the token endpoint.
+type asLink struct {
+	garbage, hang atomic.Bool
+}
+
+func (l *asLink) client() *http.Client {
+	return &http.Client{Transport: l, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/oauth/token" {
+		switch {
+		case l.hang.Load():
+			<-r.Context().Done()
+			return nil, r.Context().Err()
+		case l.garbage.Load():
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"text/html"}},
+				Body: io.NopCloser(strings.NewReader("<html>oops</html>")), Request: r}, nil
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// countingObserver counts the service's events.
+type countingObserver struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func newCountingObserver() *countingObserver { return &countingObserver{counts: map[string]int{}} }
+
+func (o *countingObserver) add(k string, n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.counts[k] += n
+}
+
+func (o *countingObserver) Consent(_, event, reason string) { o.add("consent "+event+" "+reason, 1) }
+func (o *countingObserver) Refresh(_, result string)        { o.add("refresh "+result, 1) }
+func (o *countingObserver) Revoked(_, by string, n int)     { o.add("revoked "+by, n) }
+
+func (o *countingObserver) count(k string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.counts[k]
+}
+
+// browser is a user's browser: an HTTP client with its own cookies, trusting the pages'
+// certificate. It stops at a redirect to the gateway's callback when stop says so.
+type browser struct {
+	t    *testing.T
+	f    *fixture
+	c    *http.Client
+	stop atomic.Bool // do not follow redirects to /connect/callback
+	// held is the last callback URL not followed.
+	held atomic.Pointer[string]
+}
+
+func (f *fixture) browser(t *testing.T) *browser {
+	jar, _ := cookiejar.New(nil)
+	b := &browser{t: t, f: f}
+	b.c = &http.Client{Transport: f.srv.Client().Transport, Jar: jar, Timeout: 20 * time.Second,
+		CheckRedirect: func(r *http.Request, _ []*http.Request) error {
+			if b.stop.Load() && r.URL.Path == "/connect/callback" {
+				u := r.URL.String()
+				b.held.Store(&u)
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}}
+	return b
+}
+
+// get fetches u and returns the final response's status, URL and body.
+func (b *browser) get(u string) (int, *url.URL, string) {
+	b.t.Helper()
+	resp, err := b.c.Get(u)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode, resp.Request.URL, string(body)
+}
+
+// login fills in a provider's login form the browser was sent to (at where) as username.
+func (b *browser) login(where *url.URL, username string) (int, *url.URL, string) {
+	b.t.Helper()
+	id := where.Query().Get("authRequestID")
+	if id == "" {
+		b.t.Fatalf("not at a provider's login page: %s", where)
+	}
+	resp, err := b.c.PostForm(where.ResolveReference(&url.URL{Path: "/login/username"}).String(),
+		url.Values{"id": {id}, "username": {username}, "password": {realop.UserPassword}})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode, resp.Request.URL, string(body)
+}
+
+// post posts form to page as the page's own form does: with the pages' Origin and
+// Sec-Fetch-Site: same-origin.
+func (b *browser) post(page string, form url.Values) (int, *url.URL, string) {
+	b.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, page, strings.NewReader(form.Encode()))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", b.f.srv.URL)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode, resp.Request.URL, string(body)
+}
+
+// openLink opens a connect link, signing in to the gateway as gwUser when asked; it returns
+// the page the link shows.
+func (b *browser) openLink(link, gwUser string) (int, string) {
+	b.t.Helper()
+	status, where, body := b.get(link)
+	if where.Query().Get("authRequestID") != "" {
+		status, _, body = b.login(where, gwUser)
+	}
+	return status, body
+}
+
+// connect goes through a call's connect link as gwUser, continuing to the authorization
+// server and signing in there as asUser; it returns the last page. With b.stop set it stops
+// before the callback (b.held has its URL).
+func (b *browser) connect(link, gwUser, asUser string) (int, string) {
+	b.t.Helper()
+	status, body := b.openLink(link, gwUser)
+	if status != http.StatusOK || !strings.Contains(body, `id="continue"`) {
+		b.t.Fatalf("connect page: %d\n%s", status, body)
+	}
+	status, where, body := b.post(link, url.Values{"csrf": {csrfOf(b.t, body)}})
+	if where.Query().Get("authRequestID") == "" {
+		return status, body
+	}
+	status, _, body = b.login(where, asUser)
+	return status, body
+}
+
+func csrfOf(t *testing.T, body string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(body, `name="csrf" value="`)
+	if !ok {
+		t.Fatalf("no CSRF token on the page:\n%s", body)
+	}
+	tok, _, _ := strings.Cut(rest, `"`)
+	return tok
+}
+
+// caller is the gateway caller of the first example user of the gateway's issuer.
+func (f *fixture) caller(sub string) vault.Caller {
+	return vault.Caller{Issuer: f.idp.Issuer(), Subject: sub}
+}
+
+func (f *fixture) link(t *testing.T, who vault.Caller) string {
+	t.Helper()
+	u, _, err := f.svc.Link(who, backendName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// whoami calls the backend directly with token and returns what it says, or the error.
+func (f *fixture) whoami(t *testing.T, token string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	cs, err := mcptest.Dial(ctx, f.backend.URL(), mcptest.WithBearer(token))
+	if err != nil {
+		return "", err
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
+	if err != nil {
+		return "", err
+	}
+	if res.IsError {
+		return "", errors.New(mcptest.ResultText(res))
+	}
+	return mcptest.ResultText(res), nil
+}
+
+// mustToken returns who's token, failing the test when there is none.
+func (f *fixture) mustToken(t *testing.T, who vault.Caller) string {
+	t.Helper()
+	tok, ok, err := f.svc.Token(t.Context(), backendName, who)
+	if err != nil || !ok {
+		t.Fatalf("Token: ok %v, %v", ok, err)
+	}
+	return tok
+}
+
+func (f *fixture) noToken(t *testing.T, who vault.Caller) {
+	t.Helper()
+	if tok, ok, err := f.svc.Token(t.Context(), backendName, who); ok || err != nil {
+		t.Fatalf("Token: %q ok %v, %v; want none", tok, ok, err)
+	}
+}
+
+func expectContains(t *testing.T, what, body string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(body, w) {
+			t.Errorf("%s does not say %q:\n%s", what, w, body)
+		}
+	}
+}
+
+var _ = fmt.Sprint

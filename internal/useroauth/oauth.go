@@ -1,0 +1,168 @@
+package useroauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// maxTokenResponseBytes bounds a token endpoint's answer.
+const maxTokenResponseBytes = 64 << 10
+
+// client is the gateway's client at one authorization server: its id and, for a confidential
+// client, its secret.
+type client struct {
+	ID, Secret string
+}
+
+// tokenResponse is a successful token endpoint answer (RFC 6749 §5.1).
+type tokenResponse struct {
+	AccessToken  string
+	RefreshToken string
+	Expiry       time.Time
+	Scope        string
+}
+
+// oauthError is an authorization server's refusal (RFC 6749 §5.2): Code is the error code, kept
+// only when it looks like one, never the description (which may echo what was sent).
+type oauthError struct {
+	Status int
+	Code   string
+}
+
+func (e *oauthError) Error() string {
+	return fmt.Sprintf("the authorization server answered HTTP %d, error %q", e.Status, e.Code)
+}
+
+// invalidGrant reports whether err is the server refusing the grant itself: a code or refresh
+// token that is expired, revoked, or was never its own.
+func invalidGrant(err error) bool {
+	var oe *oauthError
+	return errors.As(err, &oe) && oe.Code == "invalid_grant"
+}
+
+// tokenRequest POSTs form (a grant) to the token endpoint with the client's authentication and
+// reads the answer. A server that cannot be reached, hangs past ctx, or answers garbage is an
+// error wrapping ErrAuthServer; a refusal is an *oauthError.
+func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, form url.Values) (*tokenResponse, error) {
+	body, status, err := a.post(ctx, as.TokenEndpoint, as.TokenAuthMethods, c, form)
+	if err != nil {
+		return nil, err
+	}
+	var w struct {
+		AccessToken  string          `json:"access_token"`
+		TokenType    string          `json:"token_type"`
+		ExpiresIn    json.Number     `json:"expires_in"`
+		RefreshToken string          `json:"refresh_token"`
+		Scope        string          `json:"scope"`
+		Error        json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &w) != nil {
+		return nil, fmt.Errorf("%w: the token endpoint answered HTTP %d without a JSON object", ErrAuthServer, status)
+	}
+	if status != http.StatusOK || len(w.Error) > 0 {
+		var code string
+		_ = json.Unmarshal(w.Error, &code)
+		return nil, &oauthError{Status: status, Code: errorCode(code)}
+	}
+	if w.AccessToken == "" || !strings.EqualFold(w.TokenType, "Bearer") || !tokenChars(w.AccessToken) ||
+		(w.RefreshToken != "" && !tokenChars(w.RefreshToken)) {
+		// DPoP or other bound tokens would need proofs the gateway does not make.
+		return nil, fmt.Errorf("%w: the token response lacks a Bearer access_token", ErrAuthServer)
+	}
+	life := DefaultTokenLifetime
+	if n, err := w.ExpiresIn.Int64(); err == nil && n > 0 && n < 10*365*24*3600 {
+		life = time.Duration(n) * time.Second
+	}
+	return &tokenResponse{AccessToken: w.AccessToken, RefreshToken: w.RefreshToken, Expiry: a.now().Add(life),
+		Scope: w.Scope}, nil
+}
+
+// revoke asks the server to revoke token (RFC 7009), best effort: a server without a revocation
+// endpoint, or one that fails, is reported and the caller goes on.
+func (a *asClient) revoke(ctx context.Context, as *asMetadata, c client, token, hint string) error {
+	if as.RevocationEndpoint == "" {
+		return errors.New("the authorization server has no revocation endpoint")
+	}
+	methods := as.RevocationAuthMethods
+	if len(methods) == 0 {
+		methods = as.TokenAuthMethods
+	}
+	_, status, err := a.post(ctx, as.RevocationEndpoint, methods, c, url.Values{"token": {token}, "token_type_hint": {hint}})
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("the revocation endpoint answered HTTP %d", status)
+	}
+	return nil
+}
+
+// post sends form to endpoint authenticated as c: client_secret_basic, or client_secret_post
+// when the server names only that, for a confidential client; the client id in the form for a
+// public one. It returns the bounded body and the status; redirects are not followed.
+func (a *asClient) post(ctx context.Context, endpoint string, methods []string, c client, form url.Values) ([]byte, int, error) {
+	basic := c.Secret != "" && (!slices.Contains(methods, "client_secret_post") || slices.Contains(methods, "client_secret_basic"))
+	switch {
+	case c.Secret == "":
+		form.Set("client_id", c.ID)
+	case !basic:
+		form.Set("client_id", c.ID)
+		form.Set("client_secret", c.Secret)
+	}
+	var auth *client
+	if basic {
+		auth = &c
+	}
+	return a.send(ctx, endpoint, "application/x-www-form-urlencoded", form.Encode(), auth)
+}
+
+// send POSTs body to endpoint, with HTTP Basic authentication as auth when it is set, and
+// returns the bounded answer and its status; redirects are not followed.
+func (a *asClient) send(ctx context.Context, endpoint, contentType, body string, auth *client) ([]byte, int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: the endpoint URL does not make a request", ErrAuthServer)
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Accept", "application/json")
+	if auth != nil {
+		// RFC 6749 §2.3.1: id and secret are form-encoded before Basic encoding.
+		req.SetBasicAuth(url.QueryEscape(auth.ID), url.QueryEscape(auth.Secret))
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, fmt.Errorf("%w: no answer in time", ErrAuthServer)
+		}
+		return nil, 0, fmt.Errorf("%w: unreachable", ErrAuthServer)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponseBytes+1))
+	if err != nil || len(out) > maxTokenResponseBytes {
+		return nil, 0, fmt.Errorf("%w: the answer is unreadable or too large", ErrAuthServer)
+	}
+	return out, resp.StatusCode, nil
+}
+
+// errorCode keeps an OAuth error code only when it looks like one (RFC 6749 §5.2 charset), so a
+// hostile server cannot put arbitrary text into logs or pages.
+func errorCode(s string) string {
+	if s == "" || len(s) > 64 || strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r > 0x7e || r == '"' || r == '\\' }) >= 0 {
+		return "invalid"
+	}
+	return s
+}
+
+// tokenChars reports whether a token is one the gateway can send in a header: visible ASCII
+// (RFC 6750 §2.1 b64token and what servers use beyond it), no space or control character.
+func tokenChars(t string) bool {
+	return len(t) <= 16<<10 && strings.IndexFunc(t, func(r rune) bool { return r <= 0x20 || r >= 0x7f }) < 0
+}

@@ -1,0 +1,329 @@
+package useroauth
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/mcp-gateway/gateway/internal/vault"
+	"github.com/mcp-gateway/gateway/internal/webpage"
+)
+
+// Page bounds.
+const (
+	// maxFormBytes bounds a form POST's body: a CSRF token.
+	maxFormBytes = 4 << 10
+	// pageTimeout bounds the work of one page request (discovery, the store, revocation).
+	pageTimeout = 20 * time.Second
+	// csrfPurpose separates the connect pages' form tokens from every other page's.
+	csrfPurpose = "useroauth"
+)
+
+// ServeHTTP serves the connect pages under Path: the list of the signed-in user's per-user
+// backends (connect, disconnect), a call's connect link, the authorization server's callback and
+// the Client ID Metadata Document. Every page carries the pages' security headers.
+func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	webpage.SetSecurityHeaders(w.Header())
+	rest, ok := strings.CutPrefix(r.URL.Path, s.cfg.Path+"/")
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	post := r.Method == http.MethodPost
+	switch {
+	case !ok && r.URL.Path == s.cfg.Path && get:
+		http.Redirect(w, r, s.cfg.Path+"/", http.StatusSeeOther)
+	case !ok:
+		s.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is nothing here.")
+	case rest == "" && get:
+		s.list(w, r, "")
+	case rest == "callback" && get:
+		s.callback(w, r)
+	case rest == strings.TrimPrefix(metadataDocumentPath, "/") && get:
+		s.oauth.metadataDocument(w)
+	case strings.HasPrefix(rest, "l/") && get:
+		s.showLink(w, r, rest[2:])
+	case strings.HasPrefix(rest, "l/") && post:
+		s.startFromLink(w, r, rest[2:])
+	case strings.HasPrefix(rest, "b/") && post:
+		s.backendAction(w, r, rest[2:])
+	case get || post:
+		s.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is nothing here.")
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		s.refuse(w, r, "", http.StatusMethodNotAllowed, FailBadRequest, "These pages take GET and POST only.")
+	}
+}
+
+// signedIn returns the signed-in user, or sends the browser to sign in (back to this page) and
+// returns false.
+func (s *Service) signedIn(w http.ResponseWriter, r *http.Request) (*webpage.Session, bool) {
+	again := r.URL.Query().Get("signin") == "again"
+	if sess, ok := s.deps.SignIn.Session(r); ok && !again {
+		return sess, true
+	}
+	if err := s.deps.SignIn.Start(w, r, r.URL.Path, again); err != nil {
+		s.issuerDown(w, r, err)
+	}
+	return nil, false
+}
+
+// list shows the signed-in user's per-user backends, each with Connect or Disconnect; note, if
+// any, says what was just done.
+func (s *Service) list(w http.ResponseWriter, r *http.Request, note string) {
+	sess, ok := s.signedIn(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
+	defer cancel()
+	have, err := s.vault.Subject(ctx, vault.Caller{Issuer: sess.Issuer, Subject: sess.Subject})
+	if err != nil {
+		s.storeDown(w, r, "")
+		return
+	}
+	p := pageData{Kind: "list", Title: "Connected accounts", Message: note, User: newUserView(sess)}
+	var targets []string
+	for _, name := range s.order {
+		v := s.backendView(ctx, name, false)
+		if e, ok := have[name]; ok {
+			v.Connected, v.Since, v.Granted = true, e.Connected.UTC().Format("2006-01-02 15:04 UTC"), webpage.Visible(e.Scope)
+			v.Action = s.cfg.Path + "/b/" + name + "/disconnect"
+		} else {
+			v.Action = s.cfg.Path + "/b/" + name
+			targets = append(targets, s.backends[name].formTargets(ctx)...)
+		}
+		v.CSRF = webpage.CSRFToken(sess, csrfPurpose, v.Action, nil)
+		p.Backends = append(p.Backends, v)
+	}
+	webpage.AllowFormsTo(w.Header(), targets...)
+	s.render(w, http.StatusOK, p)
+}
+
+// showLink shows a call's connect link: which backend, which authorization server and scopes,
+// and Continue, to the caller who made the call only.
+func (s *Service) showLink(w http.ResponseWriter, r *http.Request, tok string) {
+	l, ok := s.linkFor(w, r, tok)
+	if !ok {
+		return
+	}
+	sess, ok := s.signedIn(w, r)
+	if !ok || !s.sameUser(w, r, sess, l.Issuer, l.Subject, l.Backend) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
+	defer cancel()
+	if _, err := s.vault.Get(ctx, vault.Caller{Issuer: l.Issuer, Subject: l.Subject}, l.Backend); err == nil {
+		v := s.backendView(ctx, l.Backend, false)
+		s.render(w, http.StatusOK, pageData{Kind: "done", Title: "Already connected", User: newUserView(sess), Backend: &v,
+			Message: "Your account is connected already. Go back to your client: the call can continue."})
+		return
+	}
+	v := s.backendView(ctx, l.Backend, true)
+	if v.AuthServer.Runes == 0 {
+		s.authServerDown(w, r, l.Backend)
+		return
+	}
+	v.Action = r.URL.Path
+	v.CSRF = webpage.CSRFToken(sess, csrfPurpose, "l/"+l.ID, nil)
+	webpage.AllowFormsTo(w.Header(), s.backends[l.Backend].formTargets(ctx)...)
+	s.render(w, http.StatusOK, pageData{Kind: "connect", Title: "Connect your account?", User: newUserView(sess), Backend: &v})
+}
+
+// startFromLink starts the authorization round trip from a call's connect link.
+func (s *Service) startFromLink(w http.ResponseWriter, r *http.Request, tok string) {
+	sess, ok := s.checkForm(w, r)
+	if !ok {
+		return
+	}
+	l, ok := s.linkFor(w, r, tok)
+	if !ok || !s.sameUser(w, r, sess, l.Issuer, l.Subject, l.Backend) {
+		return
+	}
+	if _, ok := webpage.OpenCSRF(sess, csrfPurpose, "l/"+l.ID, r.PostForm.Get("csrf")); !ok {
+		s.refuse(w, r, l.Backend, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
+		return
+	}
+	s.start(w, r, sess, l.Backend)
+}
+
+// backendAction is a form of the list page: connect (b/NAME) or disconnect (b/NAME/disconnect).
+func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest string) {
+	sess, ok := s.checkForm(w, r)
+	if !ok {
+		return
+	}
+	name, disconnect := strings.CutSuffix(rest, "/disconnect")
+	if !s.PerUser(name) {
+		s.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is no such backend.")
+		return
+	}
+	if _, ok := webpage.OpenCSRF(sess, csrfPurpose, r.URL.Path, r.PostForm.Get("csrf")); !ok {
+		s.refuse(w, r, name, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
+		return
+	}
+	if !disconnect {
+		s.start(w, r, sess, name)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
+	defer cancel()
+	who := vault.Caller{Issuer: sess.Issuer, Subject: sess.Subject}
+	if _, err := s.Disconnect(ctx, who, name, "user"); err != nil {
+		s.storeDown(w, r, name)
+		return
+	}
+	r.URL.Path = s.cfg.Path + "/"
+	s.list(w, r, "Disconnected "+name+": its tokens were revoked and removed.")
+}
+
+// checkForm checks a form POST: from the pages' own origin, by a signed-in user, readable.
+func (s *Service) checkForm(w http.ResponseWriter, r *http.Request) (*webpage.Session, bool) {
+	if !webpage.FromPage(r.Header, s.deps.BaseURL) {
+		s.refuse(w, r, "", http.StatusForbidden, FailCSRF, "This form did not come from the connect page.")
+		return nil, false
+	}
+	sess, ok := s.deps.SignIn.Session(r)
+	if !ok {
+		s.refuse(w, r, "", http.StatusForbidden, FailBadRequest, "You are not signed in (or your session ended). Open the page again.")
+		return nil, false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		s.refuse(w, r, "", http.StatusBadRequest, FailBadRequest, "The form could not be read.")
+		return nil, false
+	}
+	return sess, true
+}
+
+// linkFor opens a connect link, answering the request itself when it is not valid.
+func (s *Service) linkFor(w http.ResponseWriter, r *http.Request, tok string) (*link, bool) {
+	l, expired, ok := s.openLink(tok)
+	switch {
+	case !ok:
+		s.refuse(w, r, "", http.StatusNotFound, FailBadState, "This connect link is not valid.")
+		return nil, false
+	case expired:
+		s.refuse(w, r, l.Backend, http.StatusGone, FailExpired, "This connect link has expired. Retry the action in your client to get a new one.")
+		return nil, false
+	}
+	return l, true
+}
+
+// sameUser checks that the signed-in user is the caller a link or state is for; otherwise the
+// page refuses, and the operator sees it in the logs.
+func (s *Service) sameUser(w http.ResponseWriter, r *http.Request, sess *webpage.Session, iss, sub, backend string) bool {
+	if sess.Issuer == iss && sess.Subject == sub {
+		return true
+	}
+	s.obs.Consent(backend, ConsentFailed, FailWrongUser)
+	s.log.LogAttrs(r.Context(), slog.LevelWarn, "useroauth: wrong user on the connect page", slog.String("upstream", backend),
+		slog.String("subject", sess.Issuer+"#"+sess.Subject), slog.String("caller", iss+"#"+sub))
+	s.render(w, http.StatusForbidden, pageData{Kind: "refused", Title: "Not your link",
+		Message: "You are signed in as " + webpage.Display(sess) + ", but this link was made for another user. " +
+			"Only the user whose call asked can connect an account with it. Nothing was done.",
+		SignInAgain: r.URL.Path + "?signin=again"})
+	return false
+}
+
+// start sends the browser to the backend's authorization server: authorization code with PKCE
+// (S256), the sealed state, the resource, and the flow cookie that ties the state to this
+// browser.
+func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *webpage.Session, backend string) {
+	st := s.backends[backend]
+	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
+	defer cancel()
+	d, c, err := s.serverAndClient(ctx, st)
+	if err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: authorization server unavailable", slog.String("upstream", backend),
+			slog.String("error", err.Error()))
+		s.authServerDown(w, r, backend)
+		return
+	}
+	exp := s.now().Add(s.cfg.ConsentTTL)
+	f := flow{Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Expiry: exp}
+	stateTok, err1 := sealJSON(s.states, state{Issuer: sess.Issuer, Subject: sess.Subject, Backend: backend,
+		AuthServer: d.as.Issuer, ClientID: c.ID, Nonce: f.Nonce, Expiry: exp})
+	flowTok, err2 := sealJSON(s.flows, f)
+	authURL, err3 := url.Parse(d.as.AuthorizationEndpoint)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		s.refuse(w, r, backend, http.StatusInternalServerError, FailBadRequest, "The request to the authorization server could not be made.")
+		return
+	}
+	q := authURL.Query()
+	q.Set("response_type", "code")
+	q.Set("client_id", c.ID)
+	q.Set("redirect_uri", s.oauth.redirectURL)
+	q.Set("state", stateTok)
+	q.Set("code_challenge", oauth2.S256ChallengeFromVerifier(f.Verifier))
+	q.Set("code_challenge_method", "S256")
+	q.Set("resource", st.cfg.resource())
+	if len(d.scopes) > 0 {
+		q.Set("scope", strings.Join(d.scopes, " "))
+	}
+	authURL.RawQuery = q.Encode()
+	webpage.SetCookie(w, flowCookiePrefix+backend, flowTok, s.cfg.ConsentTTL)
+	s.obs.Consent(backend, ConsentStarted, "")
+	http.Redirect(w, r, authURL.String(), http.StatusSeeOther)
+}
+
+// backendView is how a page shows backend; with discover, its authorization server and scopes
+// are looked up (empty when that fails).
+func (s *Service) backendView(ctx context.Context, backend string, discover bool) backendView {
+	v := backendView{Name: webpage.NameOf(backend)}
+	if !discover {
+		return v
+	}
+	if d, err := s.backends[backend].disc.get(ctx); err == nil {
+		v.AuthServer = webpage.NameOf(d.as.Issuer)
+		for _, sc := range d.scopes {
+			v.Scopes = append(v.Scopes, webpage.NameOf(sc))
+		}
+	}
+	return v
+}
+
+// formTargets is where a Connect form of the backend leads the browser: its authorization
+// server's authorization endpoint, which the page's form-action must allow (nothing when it
+// cannot be discovered now: the form then ends on the gateway's own error page).
+func (st *backendState) formTargets(ctx context.Context) []string {
+	d, err := st.disc.get(ctx)
+	if err != nil {
+		return nil
+	}
+	return []string{d.as.AuthorizationEndpoint}
+}
+
+// pageData is what the template renders. Kind is "list" (every per-user backend), "connect" (one
+// backend and Continue), "done" (connected) or "refused".
+type pageData struct {
+	Kind, Title, Message string
+	Style                template.CSS
+	User                 *userView
+	Backend              *backendView
+	Backends             []backendView
+	// SignInAgain, on a refusal, links to a fresh sign-in for the same page.
+	SignInAgain string
+}
+
+// backendView is one backend as a page shows it, with the form acting on it.
+type backendView struct {
+	Name, AuthServer webpage.Name
+	Scopes           []webpage.Name
+	Connected        bool
+	Since            string
+	Granted          webpage.Text
+	Action, CSRF     string
+}
+
+// userView is the signed-in user as a page shows them.
+type userView struct{ Name, Subject, Issuer webpage.Name }
+
+func newUserView(s *webpage.Session) *userView {
+	return &userView{Name: webpage.NameOf(s.Name), Subject: webpage.NameOf(s.Subject), Issuer: webpage.NameOf(s.Issuer)}
+}

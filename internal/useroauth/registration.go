@@ -1,0 +1,186 @@
+package useroauth
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
+)
+
+// Registration bounds.
+const (
+	// registrationPrefix keys a dynamically registered client in the shared store.
+	registrationPrefix = "useroauth/client/"
+	// metadataDocumentPath is where the Client ID Metadata Document is served, under Path.
+	metadataDocumentPath = "/client-metadata.json"
+)
+
+// asClient is the gateway as an OAuth client of backends' authorization servers: its
+// registrations, grants and revocations. It holds no per-user state.
+type asClient struct {
+	http    *http.Client
+	store   store.Store  // dynamically registered clients, shared by the replicas
+	clients *seal.Sealer // seals those clients' secrets in the store
+	now     func() time.Time
+	log     *slog.Logger
+	// clientName, redirectURL and documentURL are how the gateway describes itself: its name,
+	// its callback and the URL of its Client ID Metadata Document (its client id there).
+	clientName, redirectURL, documentURL string
+}
+
+// registered is a client the gateway registered dynamically, as the store keeps it (sealed).
+type registered struct {
+	ID      string    `json:"id"`
+	Secret  string    `json:"secret,omitempty"`
+	Expires time.Time `json:"exp,omitzero"`
+}
+
+// clientFor returns the gateway's client at the backend's authorization server, by the
+// backend's registration. An error wraps ErrAuthServer.
+func (a *asClient) clientFor(ctx context.Context, st *backendState, d *discovered) (client, error) {
+	switch st.cfg.registration() {
+	case RegistrationMetadataDocument:
+		if !d.as.MetadataDocuments {
+			return client{}, fmt.Errorf("%w: %s: the authorization server does not accept client ID metadata documents",
+				ErrAuthServer, st.cfg.Name)
+		}
+		return client{ID: a.documentURL}, nil
+	case RegistrationDynamic:
+		return a.dynamicClient(ctx, st, d)
+	}
+	return client{ID: st.cfg.ClientID, Secret: st.cfg.ClientSecret}, nil
+}
+
+// dynamicClient returns the client registered at the backend's authorization server (RFC 7591),
+// registering it when no replica has yet: the first registration stored wins, and every replica
+// then uses it, so the server sees one client per gateway, not one per replica or restart.
+func (a *asClient) dynamicClient(ctx context.Context, st *backendState, d *discovered) (client, error) {
+	if d.as.RegistrationEndpoint == "" {
+		return client{}, fmt.Errorf("%w: %s: the authorization server has no registration endpoint", ErrAuthServer, st.cfg.Name)
+	}
+	key := registrationPrefix + st.cfg.Name + "\x00" + d.as.Issuer + "\x00" + a.redirectURL
+	if c, ok := st.cachedClient(key, a.now()); ok {
+		return c, nil
+	}
+	if raw, ok, err := a.store.Get(ctx, key); err != nil {
+		return client{}, fmt.Errorf("%w: %s: the shared store: %w", ErrAuthServer, st.cfg.Name, err)
+	} else if ok {
+		if r, err := a.openRegistered(raw); err == nil && (r.Expires.IsZero() || a.now().Before(r.Expires)) {
+			return st.keepClient(key, r), nil
+		}
+	}
+	r, err := a.register(ctx, st, d)
+	if err != nil {
+		return client{}, err
+	}
+	sealed, err := a.sealRegistered(r)
+	if err != nil {
+		return client{}, err
+	}
+	var ttl time.Duration
+	if !r.Expires.IsZero() {
+		ttl = max(r.Expires.Sub(a.now()), time.Second)
+	}
+	stored, current, err := a.store.SetNX(ctx, key, sealed, ttl)
+	if err != nil {
+		return client{}, fmt.Errorf("%w: %s: the shared store: %w", ErrAuthServer, st.cfg.Name, err)
+	}
+	if !stored {
+		// Another replica registered first: use its client, so every replica uses one.
+		if other, err := a.openRegistered(current); err == nil {
+			r = other
+		}
+	}
+	return st.keepClient(key, r), nil
+}
+
+// register sends the registration request and reads the answer (RFC 7591 §3).
+func (a *asClient) register(ctx context.Context, st *backendState, d *discovered) (registered, error) {
+	method := "client_secret_basic"
+	if len(d.as.TokenAuthMethods) > 0 && !slices.Contains(d.as.TokenAuthMethods, method) {
+		method = "none"
+		if slices.Contains(d.as.TokenAuthMethods, "client_secret_post") {
+			method = "client_secret_post"
+		}
+	}
+	meta := map[string]any{
+		"client_name":    a.clientName,
+		"redirect_uris":  []string{a.redirectURL},
+		"grant_types":    []string{"authorization_code", "refresh_token"},
+		"response_types": []string{"code"},
+		// A web application: the gateway runs on a server and keeps its secret there.
+		"application_type":           "web",
+		"token_endpoint_auth_method": method,
+	}
+	if len(d.scopes) > 0 {
+		meta["scope"] = strings.Join(d.scopes, " ")
+	}
+	body, _ := json.Marshal(meta)
+	rctx, cancel := context.WithTimeout(ctx, st.cfg.timeout())
+	defer cancel()
+	resp, status, err := a.postJSON(rctx, d.as.RegistrationEndpoint, body)
+	if err != nil {
+		return registered{}, err
+	}
+	var w struct {
+		ClientID        string `json:"client_id"`
+		ClientSecret    string `json:"client_secret"`
+		SecretExpiresAt int64  `json:"client_secret_expires_at"`
+		Error           string `json:"error"`
+	}
+	if json.Unmarshal(resp, &w) != nil || (status != http.StatusCreated && status != http.StatusOK) || w.ClientID == "" {
+		return registered{}, fmt.Errorf("%w: %s: registration refused (HTTP %d, error %q)", ErrAuthServer, st.cfg.Name, status, errorCode(w.Error))
+	}
+	r := registered{ID: w.ClientID, Secret: w.ClientSecret}
+	if w.SecretExpiresAt > 0 {
+		r.Expires = time.Unix(w.SecretExpiresAt, 0)
+	}
+	a.log.Info("useroauth: registered at the authorization server", "upstream", st.cfg.Name, "auth_server", d.as.Issuer)
+	return r, nil
+}
+
+// postJSON POSTs a JSON body and returns the bounded answer; redirects are not followed.
+func (a *asClient) postJSON(ctx context.Context, endpoint string, body []byte) ([]byte, int, error) {
+	return a.send(ctx, endpoint, "application/json", string(body), nil)
+}
+
+func (a *asClient) sealRegistered(r registered) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := a.clients.Seal(b)
+	return []byte(tok), err
+}
+
+func (a *asClient) openRegistered(raw []byte) (registered, error) {
+	var r registered
+	pt, err := a.clients.Open(string(raw))
+	if err != nil {
+		return r, err
+	}
+	return r, json.Unmarshal(pt, &r)
+}
+
+// metadataDocument serves the gateway's Client ID Metadata Document: its URL is its client id.
+func (a *asClient) metadataDocument(w http.ResponseWriter) {
+	doc := map[string]any{
+		"client_id":                  a.documentURL,
+		"client_name":                a.clientName,
+		"redirect_uris":              []string{a.redirectURL},
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": "none",
+	}
+	b, _ := json.Marshal(doc)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "max-age=300")
+	_, _ = w.Write(b)
+}

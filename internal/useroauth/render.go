@@ -1,0 +1,65 @@
+package useroauth
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/webpage"
+)
+
+//go:embed templates/connect.html
+var templateFiles embed.FS
+
+var pageTemplate = webpage.Templates("connect.html", templateFiles, "templates/connect.html")
+
+// render writes a page (webpage.Render).
+func (s *Service) render(w http.ResponseWriter, status int, p pageData) {
+	p.Style = template.CSS(webpage.Style)
+	webpage.Render(w, s.log, pageTemplate, status, p)
+}
+
+// refuse answers with a refusal page; backend, when known, counts it as a failed consent.
+func (s *Service) refuse(w http.ResponseWriter, r *http.Request, backend string, status int, reason, msg string) {
+	if backend != "" {
+		s.obs.Consent(backend, ConsentFailed, reason)
+	}
+	if reason != FailBadRequest {
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "useroauth: refused", slog.String("upstream", backend), slog.String("reason", reason))
+	}
+	s.render(w, status, pageData{Kind: "refused", Title: "Not possible", Message: msg})
+}
+
+// authServerDown answers when the backend's authorization server (or its metadata) cannot be
+// used now: 503, retryable, nothing stored.
+func (s *Service) authServerDown(w http.ResponseWriter, r *http.Request, backend string) {
+	w.Header().Set("Retry-After", "5")
+	s.refuse(w, r, backend, http.StatusServiceUnavailable, FailAuthServer,
+		"The authorization server of "+backend+" cannot be used now. Nothing was stored. Try again in a moment.")
+}
+
+// storeDown answers when the shared store cannot answer: 503, retryable, nothing stored.
+func (s *Service) storeDown(w http.ResponseWriter, r *http.Request, backend string) {
+	w.Header().Set("Retry-After", "1")
+	s.refuse(w, r, backend, http.StatusServiceUnavailable, FailStore, "The gateway cannot keep tokens now. Nothing was stored. Try again in a moment.")
+}
+
+// issuerDown answers a sign-in that cannot reach the gateway's own identity provider.
+func (s *Service) issuerDown(w http.ResponseWriter, r *http.Request, err error) {
+	retry := 5 * time.Second
+	var ue *webpage.UnreachableError
+	if errors.As(err, &ue) {
+		retry = ue.RetryAfter
+	}
+	secs := max(int((retry+time.Second-1)/time.Second), 1)
+	s.log.LogAttrs(r.Context(), slog.LevelWarn, "useroauth: sign-in unavailable", slog.String("error", err.Error()))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	s.render(w, http.StatusServiceUnavailable, pageData{Kind: "refused", Title: "Not possible",
+		Message: fmt.Sprintf("The identity provider (%s) cannot be reached, so you cannot sign in now. Try again in %d seconds.",
+			s.deps.SignIn.Issuer(), secs)})
+}

@@ -1,0 +1,94 @@
+package useroauth
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/mcp-gateway/gateway/internal/vault"
+)
+
+// ErrUnknownBackend is a revocation naming a backend that does not use per-user OAuth.
+var ErrUnknownBackend = errors.New("useroauth: not a per-user backend")
+
+// Disconnect revokes who's tokens for backend at its authorization server (RFC 7009, best
+// effort) and removes the record; by says who asked ("user" or "admin"), for the audit line and
+// the metrics. removed is false when there was no record.
+func (s *Service) Disconnect(ctx context.Context, who vault.Caller, backend, by string) (removed bool, err error) {
+	st, ok := s.backends[backend]
+	if !ok {
+		return false, ErrUnknownBackend
+	}
+	e, err := s.vault.Get(ctx, who, backend)
+	switch {
+	case errors.Is(err, vault.ErrNotFound):
+		return false, nil
+	case errors.Is(err, vault.ErrUnreadable):
+	case err != nil:
+		return false, err
+	default:
+		s.revokeTokens(ctx, st, &e.Token)
+	}
+	if removed, err = s.vault.Delete(ctx, who, backend, e); err != nil || !removed {
+		return removed, err
+	}
+	s.obs.Revoked(backend, by, 1)
+	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: disconnected", slog.String("subject", who.Issuer+"#"+who.Subject),
+		slog.String("upstream", backend), slog.String("by", by))
+	return true, nil
+}
+
+// RevokeSubject disconnects who from every per-user backend (the operator's revocation of a
+// user): it returns how many records went.
+func (s *Service) RevokeSubject(ctx context.Context, who vault.Caller) (int, error) {
+	n := 0
+	for _, backend := range s.order {
+		removed, err := s.Disconnect(ctx, who, backend, "admin")
+		if err != nil {
+			return n, err
+		}
+		if removed {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// RevokeBackend disconnects every caller from backend (the operator's revocation of a backend):
+// each record's tokens are revoked at the authorization server, best effort, and the record
+// removed. It returns how many records went.
+func (s *Service) RevokeBackend(ctx context.Context, backend string) (int, error) {
+	st, ok := s.backends[backend]
+	if !ok {
+		return 0, ErrUnknownBackend
+	}
+	n, err := s.vault.EachOfBackend(ctx, backend, func(e *vault.Entry) { s.revokeTokens(ctx, st, &e.Token) })
+	if n > 0 {
+		s.obs.Revoked(backend, "admin", n)
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: backend revoked", slog.String("upstream", backend), slog.Int("records", n))
+	return n, err
+}
+
+// revokeTokens asks the authorization server to revoke t's tokens (RFC 7009 §2.1): the refresh
+// token, which takes the access token with it at most servers, then the access token. Best
+// effort: a failure is logged (never the token), and the record goes either way.
+func (s *Service) revokeTokens(ctx context.Context, st *backendState, t *vault.Token) {
+	d, c, err := s.serverAndClient(ctx, st)
+	if err == nil && (d.as.Issuer != t.AuthServer || c.ID != t.ClientID) {
+		err = errors.New("the tokens were issued by another authorization server or to another client")
+	}
+	if err == nil && d.as.RevocationEndpoint == "" {
+		return // nothing to ask: the tokens expire on their own
+	}
+	if err == nil && t.RefreshToken != "" {
+		err = s.oauth.revoke(ctx, &d.as, c, t.RefreshToken, "refresh_token")
+	}
+	if err == nil {
+		err = s.oauth.revoke(ctx, &d.as, c, t.AccessToken, "access_token")
+	}
+	if err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: revocation at the authorization server failed; the record is removed anyway",
+			slog.String("upstream", st.cfg.Name), slog.String("error", err.Error()))
+	}
+}

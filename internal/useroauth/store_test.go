@@ -1,0 +1,98 @@
+package useroauth
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
+)
+
+// TestCallbackStoreDown: Redis goes away while the authorization server issues the tokens of a
+// callback: the page says nothing was stored and to retry, the tokens just issued are revoked at
+// the server, and once Redis is back nothing half-stored is there: the user simply connects
+// again.
+func TestCallbackStoreDown(t *testing.T) {
+	f := newFixture(t, fixtureOptions{redis: true})
+	alice := f.caller(realop.UserID)
+	b := f.browser(t)
+	u := held(t, f, b, f.idp.Username(), realop.OtherUsername, f.link(t, alice))
+	pause := func() { f.redis.Pause() }
+	f.onTokenRequest.Store(&pause)
+	before := f.revocations.Load()
+	status, _, body := b.get(u.String())
+	f.onTokenRequest.Store(nil)
+	f.redis.Resume()
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, "Nothing was stored") {
+		t.Fatalf("callback with the store down: %d\n%s", status, body)
+	}
+	if f.revocations.Load() == before {
+		t.Error("the tokens issued for a record that could not be stored were not revoked")
+	}
+	if f.obs.count("consent failed "+FailStore) != 1 {
+		t.Errorf("consent metrics: %v", f.obs.counts)
+	}
+	f.noToken(t, alice)
+	if status, body := f.browser(t).connect(f.link(t, alice), f.idp.Username(), realop.OtherUsername); status != http.StatusOK {
+		t.Fatalf("connecting again: %d\n%s", status, body)
+	}
+	f.mustToken(t, alice)
+}
+
+// TestRegistrations: the gateway is a client of the authorization server by a Client ID
+// Metadata Document it serves, and by dynamic registration (RFC 7591); either way the backend
+// accepts the token as the connected account.
+func TestRegistrations(t *testing.T) {
+	for _, tt := range []struct {
+		reg  Registration
+		opts realop.AuthServerOptions
+	}{
+		{RegistrationMetadataDocument, realop.AuthServerOptions{MetadataDocuments: true, ISSResponse: true}},
+		{RegistrationDynamic, realop.AuthServerOptions{Registration: true}},
+	} {
+		t.Run(string(tt.reg), func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{registration: tt.reg, authServer: tt.opts})
+			f.as.SetDocumentClient(f.srv.Client())
+			alice, tok := connected(t, f)
+			if who, err := f.whoami(t, tok); err != nil || who != "sub="+realop.OtherUserID {
+				t.Fatalf("the backend with the token: %q, %v", who, err)
+			}
+			e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.reg == RegistrationMetadataDocument && e.ClientID != f.srv.URL+"/connect/client-metadata.json" {
+				t.Errorf("client id %q, want the metadata document's URL", e.ClientID)
+			}
+			if tt.reg == RegistrationDynamic && (e.ClientID == "" || e.ClientID == asClientID) {
+				t.Errorf("client id %q, want a registered one", e.ClientID)
+			}
+		})
+	}
+}
+
+// TestRevokeBackend: the operator's revocation of a backend removes every caller's record and
+// revokes their tokens at the authorization server; the other callers' calls then ask for
+// consent again.
+func TestRevokeBackend(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice, _ := connected(t, f)
+	bob := f.caller(realop.OtherUserID)
+	if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != http.StatusOK {
+		t.Fatalf("bob's connect: %d\n%s", status, body)
+	}
+	before := f.revocations.Load()
+	n, err := f.svc.RevokeBackend(t.Context(), backendName)
+	if err != nil || n != 2 {
+		t.Fatalf("RevokeBackend: %d, %v; want 2", n, err)
+	}
+	if f.revocations.Load()-before != 4 {
+		t.Errorf("%d revocation requests, want 4 (two tokens each)", f.revocations.Load()-before)
+	}
+	f.noToken(t, alice)
+	f.noToken(t, bob)
+	if _, err := f.svc.RevokeBackend(t.Context(), "nope"); err != ErrUnknownBackend {
+		t.Errorf("unknown backend: %v", err)
+	}
+	expectContains(t, "the audit log", f.log.String(), "useroauth: backend revoked", "records=2")
+}

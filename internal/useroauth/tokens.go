@@ -1,0 +1,302 @@
+package useroauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/vault"
+)
+
+// Refresh bounds.
+const (
+	// lockTTL bounds how long one replica's refresh lock holds the others off: far longer than
+	// a refresh (bounded by the backend's timeout), short enough that a replica that died
+	// holding it does not stop refreshes for long.
+	lockTTL = 30 * time.Second
+	// waitPoll is how often a replica waiting for another's refresh looks at the record.
+	waitPoll = 50 * time.Millisecond
+)
+
+// ErrUnavailable is a token that cannot be had now: the shared store or the backend's
+// authorization server is down. The call is refused as retryable and forwards nothing.
+var ErrUnavailable = errors.New("useroauth: the caller's token is unavailable now")
+
+// CallerOf splits a caller key as the gateway writes it (issuer + "#" + subject). An issuer
+// has no fragment, so the first "#" ends it.
+func CallerOf(key string) (vault.Caller, bool) {
+	iss, sub, ok := strings.Cut(key, "#")
+	return vault.Caller{Issuer: iss, Subject: sub}, ok && iss != "" && sub != ""
+}
+
+// Token returns who's access token for backend, refreshed first when it is due. ok is false
+// when who has no usable token (never connected, disconnected, revoked, refused by the
+// authorization server on refresh): the caller asks for consent. An error wraps ErrUnavailable.
+func (s *Service) Token(ctx context.Context, backend string, who vault.Caller) (token string, ok bool, err error) {
+	st, known := s.backends[backend]
+	if !known {
+		return "", false, nil
+	}
+	e, err := s.usable(ctx, st, who)
+	if err != nil || e == nil {
+		return "", false, err
+	}
+	now := s.now()
+	if !refreshDue(e, st.cfg.RefreshBefore, now) {
+		if e.Stale {
+			s.reseal(ctx, e)
+		}
+		return e.AccessToken, true, nil
+	}
+	fresh, err := s.refresh(ctx, st, who, e)
+	switch {
+	case err == nil && fresh == nil:
+		return "", false, nil
+	case err == nil:
+		return fresh.AccessToken, true, nil
+	case now.Before(e.Expiry):
+		// The refresh failed early: the token it was to replace still works.
+		return e.AccessToken, true, nil
+	}
+	return "", false, err
+}
+
+// UserToken is Token for a caller key (CallerOf), the form the backends give (they implement
+// their per-user credentials with it).
+func (s *Service) UserToken(ctx context.Context, backend, caller string) (string, bool, error) {
+	who, ok := CallerOf(caller)
+	if !ok {
+		return "", false, nil
+	}
+	return s.Token(ctx, backend, who)
+}
+
+// Rejected records that backend refused token for caller (HTTP 401): the record holding it is
+// removed, so the next call asks for consent again. A record refreshed meanwhile is kept.
+func (s *Service) Rejected(ctx context.Context, backend, caller, token string) {
+	who, ok := CallerOf(caller)
+	if !ok || !s.PerUser(backend) {
+		return
+	}
+	e, err := s.vault.Get(ctx, who, backend)
+	if err != nil || e.AccessToken != token {
+		return
+	}
+	if removed, err := s.vault.Delete(ctx, who, backend, e); err == nil && removed {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: the backend refused the caller's token; the record was removed",
+			slog.String("subject", caller), slog.String("upstream", backend))
+	}
+}
+
+// usable returns who's record for backend when it may be used for this backend now: nil when
+// there is none, or it does not open, or it was issued for another resource or authorization
+// server than the backend's now (its configuration changed): such a record is removed.
+func (s *Service) usable(ctx context.Context, st *backendState, who vault.Caller) (*vault.Entry, error) {
+	e, err := s.vault.Get(ctx, who, st.cfg.Name)
+	switch {
+	case errors.Is(err, vault.ErrNotFound):
+		return nil, nil
+	case errors.Is(err, vault.ErrUnreadable):
+		s.drop(ctx, who, st.cfg.Name, e, "the record does not open")
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if e.Resource != st.cfg.resource() || (st.cfg.AuthServer != "" && e.AuthServer != st.cfg.AuthServer) {
+		// Tokens go only to the resource they were issued for.
+		s.drop(ctx, who, st.cfg.Name, e, "the backend's resource or authorization server changed")
+		return nil, nil
+	}
+	return e, nil
+}
+
+// drop removes a record that may not be used, and says why (never what it held).
+func (s *Service) drop(ctx context.Context, who vault.Caller, backend string, e *vault.Entry, why string) {
+	if _, err := s.vault.Delete(ctx, who, backend, e); err != nil {
+		return
+	}
+	s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: token record removed", slog.String("subject", who.Issuer+"#"+who.Subject),
+		slog.String("upstream", backend), slog.String("why", why))
+}
+
+// reseal seals a record read under an older key again under the newest, best effort: key
+// rotation completes as callers use their tokens.
+func (s *Service) reseal(ctx context.Context, e *vault.Entry) {
+	_, _ = s.vault.Swap(ctx, e, &e.Token)
+}
+
+// refreshDue reports whether e's access token is to be refreshed now: within refreshBefore of
+// its expiry (at most half its lifetime), or past it.
+func refreshDue(e *vault.Entry, refreshBefore time.Duration, now time.Time) bool {
+	if e.Expiry.IsZero() {
+		return false
+	}
+	if refreshBefore <= 0 {
+		refreshBefore = DefaultRefreshBefore
+	}
+	issued := e.Refreshed
+	if issued.IsZero() {
+		issued = e.Connected
+	}
+	if life := e.Expiry.Sub(issued); life > 0 {
+		refreshBefore = min(refreshBefore, life/2)
+	}
+	return !now.Before(e.Expiry.Add(-refreshBefore))
+}
+
+// refresh refreshes who's tokens for backend once, however many calls of this replica and of
+// the others need it at once: one per replica through the flight group, and one among the
+// replicas through the vault's lock, the others waiting for its result. It returns the fresh
+// record, nil when there is none any more (consent is needed), or an error wrapping
+// ErrUnavailable.
+func (s *Service) refresh(ctx context.Context, st *backendState, who vault.Caller, e *vault.Entry) (*vault.Entry, error) {
+	key := st.cfg.Name + "\x00" + string(who.Owner())
+	ch := s.flight.DoChan(key, func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*st.cfg.timeout())
+		defer cancel()
+		return s.refreshShared(rctx, st, who, e)
+	})
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, ctx.Err())
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		fresh, _ := res.Val.(*vault.Entry)
+		return fresh, nil
+	}
+}
+
+// refreshShared takes the record's refresh lock and refreshes, or waits for the replica that
+// holds it.
+func (s *Service) refreshShared(ctx context.Context, st *backendState, who vault.Caller, seen *vault.Entry) (*vault.Entry, error) {
+	for {
+		release, ok, err := s.vault.Lock(ctx, who, st.cfg.Name, lockTTL)
+		if err != nil {
+			s.obs.Refresh(st.cfg.Name, RefreshUnavailable)
+			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		if ok {
+			e, err := s.refreshLocked(ctx, st, who)
+			release()
+			return e, err
+		}
+		e, err := s.awaitRefresh(ctx, st, who, seen)
+		if err != nil || e != nil {
+			return e, err
+		}
+		// The lock went without a new record (that replica failed): try to take it.
+	}
+}
+
+// refreshLocked refreshes under the lock, unless another replica did between the read and the
+// lock.
+func (s *Service) refreshLocked(ctx context.Context, st *backendState, who vault.Caller) (*vault.Entry, error) {
+	e, err := s.usable(ctx, st, who)
+	if err != nil || e == nil || !refreshDue(e, st.cfg.RefreshBefore, s.now()) {
+		return e, err
+	}
+	return s.refreshNow(ctx, st, who, e)
+}
+
+// awaitRefresh waits while another replica refreshes: the fresh record once it is stored, nil
+// once the lock is free with nothing new (then this replica tries), or an error.
+func (s *Service) awaitRefresh(ctx context.Context, st *backendState, who vault.Caller, seen *vault.Entry) (*vault.Entry, error) {
+	t := time.NewTicker(waitPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.obs.Refresh(st.cfg.Name, RefreshUnavailable)
+			return nil, fmt.Errorf("%w: waiting for another replica's refresh: %w", ErrUnavailable, ctx.Err())
+		case <-t.C:
+		}
+		e, err := s.usable(ctx, st, who)
+		switch {
+		case err != nil:
+			return nil, err
+		case e == nil:
+			return nil, nil
+		case e.AccessToken != seen.AccessToken:
+			return e, nil
+		}
+		// Free again without a new record: the other replica failed; try ourselves.
+		if release, ok, err := s.vault.Lock(ctx, who, st.cfg.Name, lockTTL); err == nil && ok {
+			release()
+			return nil, nil
+		}
+	}
+}
+
+// refreshNow sends the refresh grant (RFC 6749 §6) and stores the result in place of e, only
+// while e is still the record (a disconnect meanwhile wins). A refusal of the grant
+// (invalid_grant: the refresh token expired or was revoked) removes the record: the next call
+// asks for consent.
+func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Caller, e *vault.Entry) (*vault.Entry, error) {
+	name := st.cfg.Name
+	if e.RefreshToken == "" {
+		if s.now().Before(e.Expiry) {
+			return e, nil
+		}
+		s.drop(ctx, who, name, e, "the access token expired and there is no refresh token")
+		return nil, nil
+	}
+	d, c, err := s.serverAndClient(ctx, st)
+	if err == nil && c.ID != e.ClientID {
+		s.drop(ctx, who, name, e, "the gateway's client at the authorization server changed")
+		return nil, nil
+	}
+	var tr *tokenResponse
+	if err == nil {
+		rctx, cancel := context.WithTimeout(ctx, st.cfg.timeout())
+		tr, err = s.oauth.tokenRequest(rctx, &d.as, c, url.Values{"grant_type": {"refresh_token"},
+			"refresh_token": {e.RefreshToken}, "resource": {st.cfg.resource()}})
+		cancel()
+	}
+	switch {
+	case invalidGrant(err):
+		s.obs.Refresh(name, RefreshInvalidGrant)
+		s.drop(ctx, who, name, e, "the authorization server refused the refresh token")
+		return nil, nil
+	case err != nil:
+		s.obs.Refresh(name, RefreshUnavailable)
+		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: refresh failed", slog.String("upstream", name), slog.String("error", err.Error()))
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	t := e.Token
+	t.AccessToken, t.Expiry, t.Refreshed = tr.AccessToken, tr.Expiry, s.now()
+	if tr.RefreshToken != "" {
+		t.RefreshToken = tr.RefreshToken // rotated (OAuth 2.1 §4.3.1)
+	}
+	if tr.Scope != "" {
+		t.Scope = tr.Scope
+	}
+	swapped, err := s.vault.Swap(ctx, e, &t)
+	switch {
+	case err != nil:
+		s.obs.Refresh(name, RefreshUnavailable)
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	case !swapped:
+		// Disconnected (or replaced by a new consent) while the refresh ran: the new tokens
+		// are not kept.
+		s.revokeTokens(ctx, st, &t)
+		return s.usable(ctx, st, who)
+	}
+	s.obs.Refresh(name, RefreshOK)
+	return &vault.Entry{Token: t}, nil
+}
+
+// serverAndClient discovers the backend's authorization server and the gateway's client there.
+func (s *Service) serverAndClient(ctx context.Context, st *backendState) (*discovered, client, error) {
+	d, err := st.disc.get(ctx)
+	if err != nil {
+		return nil, client{}, err
+	}
+	c, err := s.oauth.clientFor(ctx, st, d)
+	return d, c, err
+}

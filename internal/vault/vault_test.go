@@ -1,0 +1,280 @@
+package vault
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+)
+
+var (
+	keyA = seal.Key{ID: "2026-10", Secret: bytes.Repeat([]byte{'a'}, 32)}
+	keyB = seal.Key{ID: "2026-11", Secret: bytes.Repeat([]byte{'b'}, 32)}
+)
+
+var alice = Caller{Issuer: "https://idp.example/", Subject: "alice"}
+
+// stores are the two implementations of the vault's storage, each fresh.
+func stores(t *testing.T) map[string]func(t *testing.T) (store.Records, store.Store) {
+	srv := testredis.Start(t)
+	var n atomic.Int64
+	return map[string]func(t *testing.T) (store.Records, store.Store){
+		"memory": func(t *testing.T) (store.Records, store.Store) {
+			m, err := store.NewMemory(store.MemoryOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = m.Close() })
+			return m, m
+		},
+		"redis": func(t *testing.T) (store.Records, store.Store) {
+			r, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), KeyPrefix: fmt.Sprintf("v%d:", n.Add(1))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = r.Close() })
+			return r, r
+		},
+	}
+}
+
+func newVault(t *testing.T, recs store.Records, locks store.Store, keys ...seal.Key) *Vault {
+	t.Helper()
+	v, err := New(Config{Keys: keys, MaxRecordsPerSubject: 2}, recs, locks, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func tokenFor(who Caller, backend, access string) *Token {
+	return &Token{Issuer: who.Issuer, Subject: who.Subject, Backend: backend, Resource: "https://" + backend + ".example/mcp",
+		AuthServer: "https://as.example/", ClientID: "gw", AccessToken: access, RefreshToken: "refresh-" + access,
+		Expiry: time.Unix(1_900_000_000, 0).UTC(), Connected: time.Unix(1_800_000_000, 0).UTC()}
+}
+
+func TestVault(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Run("round trip", func(t *testing.T) { testRoundTrip(t, open) })
+			t.Run("records are bound to their owner and backend", func(t *testing.T) { testBinding(t, open) })
+			t.Run("key rotation", func(t *testing.T) { testRotation(t, open) })
+			t.Run("bounds", func(t *testing.T) { testBounds(t, open) })
+			t.Run("swap and delete act on what was read", func(t *testing.T) { testSwap(t, open) })
+			t.Run("every record of a backend", func(t *testing.T) { testEachOfBackend(t, open) })
+			t.Run("refresh lock", func(t *testing.T) { testLock(t, open) })
+		})
+	}
+}
+
+func testRoundTrip(t *testing.T, open func(t *testing.T) (store.Records, store.Store)) {
+	recs, locks := open(t)
+	v := newVault(t, recs, locks, keyA)
+	ctx := context.Background()
+	if _, err := v.Get(ctx, alice, "saas"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("empty vault: %v", err)
+	}
+	want := tokenFor(alice, "saas", "access-secret-1")
+	if err := v.Put(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	e, err := v.Get(ctx, alice, "saas")
+	if err != nil || e.Token != *want || e.Stale {
+		t.Fatalf("Get = %+v, %v; want %+v", e, err, want)
+	}
+	// What the store holds is sealed: neither token nor identity appears in it.
+	raw, _, _ := recs.GetRecord(ctx, string(alice.Owner()), "saas")
+	for _, secret := range []string{"access-secret-1", "refresh-access-secret-1", "alice", "idp.example"} {
+		if bytes.Contains(raw, []byte(secret)) || strings.Contains(string(alice.Owner()), secret) {
+			t.Errorf("the stored record or its owner shows %q", secret)
+		}
+	}
+	all, err := v.Subject(ctx, alice)
+	if err != nil || len(all) != 1 || all["saas"].AccessToken != "access-secret-1" {
+		t.Errorf("Subject = %v, %v", all, err)
+	}
+	if n, err := v.Count(ctx, "saas"); err != nil || n != 1 {
+		t.Errorf("Count = %d, %v", n, err)
+	}
+}
+
+func testBinding(t *testing.T, open func(t *testing.T) (store.Records, store.Store)) {
+	recs, locks := open(t)
+	v := newVault(t, recs, locks, keyA)
+	ctx := context.Background()
+	if err := v.Put(ctx, tokenFor(alice, "saas", "alice-token")); err != nil {
+		t.Fatal(err)
+	}
+	raw, _, _ := recs.GetRecord(ctx, string(alice.Owner()), "saas")
+	mallory := Caller{Issuer: alice.Issuer, Subject: "mallory"}
+	// Someone with write access to the store copies alice's record under mallory and under
+	// another backend: neither opens.
+	b := store.Budget{Count: 4, Bytes: 1 << 20}
+	if _, err := recs.PutRecord(ctx, string(mallory.Owner()), "saas", raw, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := recs.PutRecord(ctx, string(alice.Owner()), "other", raw, b); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := v.Get(ctx, mallory, "saas"); !errors.Is(err, ErrUnreadable) {
+		t.Errorf("alice's record under mallory: %+v, %v", e, err)
+	}
+	if e, err := v.Get(ctx, alice, "other"); !errors.Is(err, ErrUnreadable) {
+		t.Errorf("alice's record under another backend: %+v, %v", e, err)
+	}
+	// A flipped byte does not open either, and the unreadable record can be removed.
+	tampered := bytes.Clone(raw)
+	tampered[len(tampered)-3] ^= 1
+	if _, err := recs.PutRecord(ctx, string(alice.Owner()), "saas", tampered, b); err != nil {
+		t.Fatal(err)
+	}
+	e, err := v.Get(ctx, alice, "saas")
+	if !errors.Is(err, ErrUnreadable) {
+		t.Fatalf("tampered record: %v", err)
+	}
+	if removed, err := v.Delete(ctx, alice, "saas", e); err != nil || !removed {
+		t.Errorf("removing the unreadable record: %v %v", removed, err)
+	}
+}
+
+func testRotation(t *testing.T, open func(t *testing.T) (store.Records, store.Store)) {
+	recs, locks := open(t)
+	ctx := context.Background()
+	old := newVault(t, recs, locks, keyA)
+	if err := old.Put(ctx, tokenFor(alice, "saas", "sealed-under-a")); err != nil {
+		t.Fatal(err)
+	}
+	// Both keys configured, B newest: A's record opens and is marked stale; sealing it again
+	// moves it to B.
+	both := newVault(t, recs, locks, keyA, keyB)
+	e, err := both.Get(ctx, alice, "saas")
+	if err != nil || !e.Stale || e.AccessToken != "sealed-under-a" {
+		t.Fatalf("record under the older key: %+v, %v", e, err)
+	}
+	if ok, err := both.Swap(ctx, e, &e.Token); err != nil || !ok {
+		t.Fatalf("resealing: %v %v", ok, err)
+	}
+	// Only B configured: the resealed record opens; one still under A would not.
+	onlyB := newVault(t, recs, locks, keyB)
+	if e, err := onlyB.Get(ctx, alice, "saas"); err != nil || e.Stale {
+		t.Errorf("resealed record with only the new key: %+v, %v", e, err)
+	}
+	bob := Caller{Issuer: alice.Issuer, Subject: "bob"}
+	if err := old.Put(ctx, tokenFor(bob, "saas", "never-resealed")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := onlyB.Get(ctx, bob, "saas"); !errors.Is(err, ErrUnreadable) {
+		t.Errorf("a record under a removed key: %v", err)
+	}
+}
+
+func testBounds(t *testing.T, open func(t *testing.T) (store.Records, store.Store)) {
+	recs, locks := open(t)
+	ctx := context.Background()
+	v := newVault(t, recs, locks, keyA)
+	for _, b := range []string{"one", "two"} {
+		if err := v.Put(ctx, tokenFor(alice, b, "t-"+b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := v.Put(ctx, tokenFor(alice, "three", "t")); !errors.Is(err, ErrFull) {
+		t.Errorf("a third backend over a budget of two: %v", err)
+	}
+	if err := v.Put(ctx, tokenFor(alice, "one", "replaced")); err != nil {
+		t.Errorf("replacing a record within the budget: %v", err)
+	}
+	huge := tokenFor(Caller{Issuer: alice.Issuer, Subject: "carol"}, "one", strings.Repeat("x", DefaultMaxRecordBytes))
+	if err := v.Put(ctx, huge); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("a record over the size bound: %v", err)
+	}
+}
+
+func testSwap(t *testing.T, open func(t *testing.T) (store.Records, store.Store)) {
+	recs, locks := open(t)
+	ctx := context.Background()
+	v := newVault(t, recs, locks, keyA)
+	if err := v.Put(ctx, tokenFor(alice, "saas", "first")); err != nil {
+		t.Fatal(err)
+	}
+	read, _ := v.Get(ctx, alice, "saas")
+	// The user disconnects while a refresh runs: the refresh's result does not bring the
+	// record back, nor does its failure remove a newer record.
+	if removed, err := v.Delete(ctx, alice, "saas", nil); err != nil || !removed {
+		t.Fatal(removed, err)
+	}
+	if ok, err := v.Swap(ctx, read, tokenFor(alice, "saas", "refreshed")); err != nil || ok {
+		t.Errorf("a refresh after a disconnect was stored: %v %v", ok, err)
+	}
+	if err := v.Put(ctx, tokenFor(alice, "saas", "reconnected")); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := v.Delete(ctx, alice, "saas", read); err != nil || removed {
+		t.Errorf("a stale delete removed a newer record: %v %v", removed, err)
+	}
+	if e, err := v.Get(ctx, alice, "saas"); err != nil || e.AccessToken != "reconnected" {
+		t.Errorf("after the stale delete: %+v %v", e, err)
+	}
+}
+
+func testEachOfBackend(t *testing.T, open func(t *testing.T) (store.Records, store.Store)) {
+	recs, locks := open(t)
+	ctx := context.Background()
+	v := newVault(t, recs, locks, keyA)
+	for i := range 5 {
+		who := Caller{Issuer: alice.Issuer, Subject: fmt.Sprint("user-", i)}
+		if err := v.Put(ctx, tokenFor(who, "saas", fmt.Sprint("token-", i))); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Put(ctx, tokenFor(who, "other", "keep")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []string
+	n, err := v.EachOfBackend(ctx, "saas", func(e *Entry) { seen = append(seen, e.AccessToken) })
+	if err != nil || n != 5 || len(seen) != 5 {
+		t.Fatalf("EachOfBackend removed %d, saw %d: %v", n, len(seen), err)
+	}
+	if c, _ := v.Count(ctx, "saas"); c != 0 {
+		t.Errorf("%d records of the backend remain", c)
+	}
+	if c, _ := v.Count(ctx, "other"); c != 5 {
+		t.Errorf("another backend's records: %d, want 5", c)
+	}
+}
+
+func testLock(t *testing.T, open func(t *testing.T) (store.Records, store.Store)) {
+	recs, locks := open(t)
+	ctx := context.Background()
+	v1, v2 := newVault(t, recs, locks, keyA), newVault(t, recs, locks, keyA)
+	release, ok, err := v1.Lock(ctx, alice, "saas", time.Minute)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if _, ok, err := v2.Lock(ctx, alice, "saas", time.Minute); err != nil || ok {
+		t.Errorf("a second replica took a held lock: %v %v", ok, err)
+	}
+	if _, ok, _ := v2.Lock(ctx, alice, "other", time.Minute); !ok {
+		t.Error("another backend's lock is not independent")
+	}
+	release()
+	if _, ok, err := v2.Lock(ctx, alice, "saas", time.Minute); err != nil || !ok {
+		t.Errorf("the released lock: %v %v", ok, err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	err := Config{Keys: []seal.Key{{ID: "bad id", Secret: []byte("short")}}, MaxRecordBytes: -1}.Validate()
+	for _, want := range []string{"id must be", "at least 32", "maxRecordBytes", "maxRecordsPerSubject"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want it to name %q", err, want)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package webpage
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// SetSecurityHeaders: nothing is loaded from anywhere, the only style is the pages' own
+// (allowed by its hash), scripts do not run, forms post only to the gateway, and no other site
+// may frame, cache or be told about a page (its URL may name a call or a backend).
+func SetSecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	// same-origin, not no-referrer: under no-referrer browsers send "Origin: null" with the
+	// pages' forms, and FromPage needs the real origin. Nothing leaves the gateway's origin
+	// either way.
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+}
+
+var contentSecurityPolicy = "default-src 'none'; style-src '" + styleHash() + "'; img-src 'none'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+func styleHash() string {
+	sum := sha256.Sum256([]byte(Style))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// FromPage reports whether a POST comes from a form of the gateway's own pages at base: Fetch
+// Metadata, when the browser sends it, must say same-origin (not same-site, cross-site, or
+// none, which a form POST cannot legitimately be), and Origin, when sent, must be the pages';
+// an opaque origin ("null": a sandboxed frame, a data: URL, a redirect across origins) is not.
+// Every browser sends at least one of the two on a form POST (the pages' Referrer-Policy,
+// same-origin, lets Origin through), so a POST with neither is refused too.
+func FromPage(h http.Header, base string) bool {
+	origins, sites := h.Values("Origin"), h.Values("Sec-Fetch-Site")
+	if len(origins) > 1 || len(sites) > 1 || len(origins)+len(sites) == 0 {
+		return false
+	}
+	if len(sites) == 1 && sites[0] != "same-origin" {
+		return false
+	}
+	return len(origins) == 0 || sameOrigin(origins[0], base)
+}
+
+func sameOrigin(origin, base string) bool {
+	o, err1 := url.Parse(origin)
+	b, err2 := url.Parse(base)
+	return err1 == nil && err2 == nil && strings.EqualFold(o.Scheme, b.Scheme) && strings.EqualFold(o.Host, b.Host)
+}
+
+// Display names the signed-in user in a sentence, with what the pages mark in names made
+// visible in the text.
+func Display(s *Session) string {
+	who := NameOf(s.Subject).String() + " at " + NameOf(s.Issuer).String()
+	if s.Name != "" {
+		return NameOf(s.Name).String() + " (" + who + ")"
+	}
+	return who
+}
+
+// AllowFormsTo extends the page's form-action to origins besides the gateway's own: a form
+// whose POST the gateway answers with a redirect to another site (the connect page's Continue,
+// to an authorization server) is blocked by browsers unless the redirect's target is allowed
+// too. Anything but a plain http(s) origin is left out.
+func AllowFormsTo(h http.Header, origins ...string) {
+	var extra strings.Builder
+	for _, o := range origins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.ContainsAny(u.Host, " ;,'\"") {
+			continue
+		}
+		extra.WriteString(" " + u.Scheme + "://" + u.Host)
+	}
+	if extra.Len() > 0 {
+		h.Set("Content-Security-Policy", strings.Replace(contentSecurityPolicy, "form-action 'self'", "form-action 'self'"+extra.String(), 1))
+	}
+}

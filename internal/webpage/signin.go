@@ -1,0 +1,281 @@
+package webpage
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
+	"github.com/mcp-gateway/gateway/internal/seal"
+)
+
+// Cookie names. The __Host- prefix makes browsers accept the cookie only when it is Secure,
+// set by a secure origin (https, or a loopback origin the browser treats as secure), with
+// Path=/ and no Domain: a sibling host of the same site cannot set ("toss") a cookie of that
+// name for the gateway's host, so a page never reads a session or sign-in it did not set. Both
+// are HttpOnly and SameSite=Lax: Lax because the sign-in returns from the issuer by a
+// cross-site navigation, and the pages' decisions, being POSTs, are not sent cross-site under
+// Lax and carry a CSRF token besides. Path=/ (which the prefix requires) also sends them to the
+// MCP endpoint, which reads no cookies and forwards none. The names are the approval page's,
+// where the sign-in started: sessions of either page are the same session.
+const (
+	sessionCookie = "__Host-mcpgw_approval"
+	loginCookie   = "__Host-mcpgw_approval_login"
+)
+
+// Sealing purposes of the sign-in's cookies.
+const (
+	purposeSession = "mcp-gateway/approval-session/v1"
+	purposeLogin   = "mcp-gateway/approval-login/v1"
+)
+
+// loginTTL bounds one sign-in round trip to the issuer.
+const loginTTL = 10 * time.Minute
+
+// signInTimeout bounds the discovery and code exchange of one sign-in.
+const signInTimeout = 15 * time.Second
+
+// Session is who signed in on the gateway's pages, sealed into the session cookie.
+type Session struct {
+	Issuer  string    `json:"iss"`
+	Subject string    `json:"sub"`
+	Name    string    `json:"name,omitempty"`
+	Expiry  time.Time `json:"exp"`
+	// CSRF keys the session's CSRF tokens (CSRFToken).
+	CSRF []byte `json:"csrf"`
+}
+
+// login is one sign-in in progress, sealed into the login cookie: what the callback checks.
+type login struct {
+	State    string    `json:"state"`
+	Nonce    string    `json:"nonce"`
+	Verifier string    `json:"verifier"`
+	Return   string    `json:"return"` // the gateway's path to show after sign-in
+	Expiry   time.Time `json:"exp"`
+}
+
+// SignInConfig is the gateway's OpenID Connect client for its pages.
+type SignInConfig struct {
+	// Issuer is the OpenID Connect issuer users sign in with.
+	Issuer string
+	// ClientID and ClientSecret are the gateway's client there; an empty secret is a public
+	// client, which PKCE alone protects.
+	ClientID, ClientSecret string
+	// RedirectURL is the sign-in callback registered at the issuer (an absolute URL).
+	RedirectURL string
+	// SessionTTL is the lifetime of the session cookie.
+	SessionTTL time.Duration
+}
+
+// SignIn signs users in on the gateway's pages: the authorization code flow with PKCE, state
+// and nonce against the gateway's issuer, and a sealed session cookie any replica opens. It is
+// safe for concurrent use.
+type SignIn struct {
+	cfg      SignInConfig
+	sessions *seal.Sealer
+	logins   *seal.Sealer
+	issuer   *issuer // discovered on first sign-in
+	client   *http.Client
+	now      func() time.Time
+}
+
+// NewSignIn returns the sign-in of cfg; keys seal its cookies (every replica holds the same).
+func NewSignIn(cfg SignInConfig, keys *seal.KeyRing, client *http.Client, now func() time.Time) *SignIn {
+	if now == nil {
+		now = time.Now
+	}
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	return &SignIn{cfg: cfg, sessions: keys.Sealer(purposeSession), logins: keys.Sealer(purposeLogin), client: client, now: now,
+		issuer: &issuer{url: cfg.Issuer, client: client, now: now, public: cfg.ClientSecret == ""}}
+}
+
+// Issuer is the issuer users sign in with.
+func (s *SignIn) Issuer() string { return s.cfg.Issuer }
+
+// Session returns the signed-in user, false when there is none (no cookie, not opening,
+// expired).
+func (s *SignIn) Session(r *http.Request) (*Session, bool) {
+	var sess Session
+	if !s.open(r, sessionCookie, s.sessions, &sess, func() time.Time { return sess.Expiry }) || len(sess.CSRF) < 16 {
+		return nil, false
+	}
+	return &sess, true
+}
+
+// ErrSignIn is a sign-in that failed on the user's side (a response of another browser's
+// sign-in, a refused code, an identity token not valid for it); Why says which, for the page.
+type ErrSignIn struct {
+	Why string
+	Err error
+}
+
+func (e *ErrSignIn) Error() string {
+	if e.Err != nil {
+		return "sign-in failed: " + e.Why + ": " + e.Err.Error()
+	}
+	return "sign-in failed: " + e.Why
+}
+
+func (e *ErrSignIn) Unwrap() error { return e.Err }
+
+// Start sends the browser to the issuer to sign in, remembering ret (a path of the gateway, the
+// page to show afterwards) in a sealed login cookie. again asks the issuer for a fresh login (the
+// user wants to sign in as someone else). An error is an *UnreachableError (the issuer is down)
+// or a failure to seal; nothing was sent.
+func (s *SignIn) Start(w http.ResponseWriter, r *http.Request, ret string, again bool) error {
+	if !strings.HasPrefix(ret, "/") || strings.HasPrefix(ret, "//") || strings.ContainsAny(ret, "\\\r\n") {
+		return errors.New("sign-in: the return path is not a path of the gateway")
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), signInTimeout)
+	defer cancel()
+	p, err := s.issuer.get(ctx)
+	if err != nil {
+		return err
+	}
+	l := login{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Return: ret,
+		Expiry: s.now().Add(loginTTL)}
+	val, err := s.seal(s.logins, l)
+	if err != nil {
+		return err
+	}
+	clearCookie(w, sessionCookie)
+	setCookie(w, loginCookie, val, loginTTL)
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(l.Verifier), oidc.Nonce(l.Nonce)}
+	if again {
+		// The user asked to sign in as someone else: the issuer must not reuse its session.
+		opts = append(opts, oauth2.SetAuthURLParam("prompt", "login"))
+	}
+	http.Redirect(w, r, s.oauth2Config(p).AuthCodeURL(l.State, opts...), http.StatusSeeOther)
+	return nil
+}
+
+// Finish completes a sign-in at the callback: state, code exchange with the PKCE verifier, ID
+// token signature, audience, expiry and nonce; then the session cookie. It returns the path to
+// show now. An error is an *ErrSignIn (the user's sign-in failed), an *UnreachableError (the
+// issuer is down) or a failure to seal.
+func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) {
+	var l login
+	ok := s.open(r, loginCookie, s.logins, &l, func() time.Time { return l.Expiry })
+	q := r.URL.Query()
+	if !ok || q.Get("state") == "" || q.Get("state") != l.State {
+		return "", &ErrSignIn{Why: "the sign-in response does not belong to this browser's sign-in"}
+	}
+	clearCookie(w, loginCookie)
+	if q.Get("error") != "" {
+		return "", &ErrSignIn{Why: "the issuer refused the sign-in"}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), signInTimeout)
+	defer cancel()
+	p, err := s.issuer.get(ctx)
+	if err != nil {
+		return "", err
+	}
+	ctx = oidc.ClientContext(ctx, s.client)
+	tok, err := s.oauth2Config(p).Exchange(context.WithValue(ctx, oauth2.HTTPClient, s.client), q.Get("code"),
+		oauth2.VerifierOption(l.Verifier))
+	var refused *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &refused):
+		return "", &ErrSignIn{Why: "the sign-in code was not accepted", Err: err}
+	case err != nil:
+		// No answer from the token endpoint: the provider is down, not the sign-in wrong.
+		return "", &UnreachableError{err: err, RetryAfter: issuerRetryInterval}
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	idt, err := p.provider.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)
+	if err != nil || idt.Nonce == "" || idt.Nonce != l.Nonce {
+		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: err}
+	}
+	var claims struct {
+		Name     string `json:"name"`
+		Username string `json:"preferred_username"`
+		Email    string `json:"email"`
+	}
+	_ = idt.Claims(&claims)
+	sess := Session{Issuer: idt.Issuer, Subject: idt.Subject, Name: firstNonEmpty(claims.Username, claims.Email, claims.Name),
+		Expiry: s.now().Add(s.cfg.SessionTTL), CSRF: randomKey()}
+	val, err := s.seal(s.sessions, sess)
+	if err != nil {
+		return "", err
+	}
+	setCookie(w, sessionCookie, val, s.cfg.SessionTTL)
+	return l.Return, nil
+}
+
+func (s *SignIn) oauth2Config(p provided) *oauth2.Config {
+	return &oauth2.Config{ClientID: s.cfg.ClientID, ClientSecret: s.cfg.ClientSecret, Endpoint: p.endpoint,
+		RedirectURL: s.cfg.RedirectURL, Scopes: []string{oidc.ScopeOpenID, "profile"}}
+}
+
+// SetCookie sets a sealed page cookie name (its name must carry the __Host- prefix) for ttl,
+// with the attributes of the sign-in's own cookies.
+func SetCookie(w http.ResponseWriter, name, value string, ttl time.Duration) {
+	setCookie(w, name, value, ttl)
+}
+
+// ClearCookie removes the page cookie name.
+func ClearCookie(w http.ResponseWriter, name string) { clearCookie(w, name) }
+
+func setCookie(w http.ResponseWriter, name, value string, ttl time.Duration) {
+	http.SetCookie(w, &http.Cookie{
+		Name: name, Value: value, Path: "/", MaxAge: int(ttl / time.Second),
+		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
+	})
+}
+
+func clearCookie(w http.ResponseWriter, name string) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
+}
+
+// OpenCookie reads the sealed JSON value of cookie name into v with sealer; false when it is
+// absent, does not open, or has expired by expiry.
+func (s *SignIn) OpenCookie(r *http.Request, name string, sealer *seal.Sealer, v any, expiry func() time.Time) bool {
+	return s.open(r, name, sealer, v, expiry)
+}
+
+func (s *SignIn) open(r *http.Request, name string, sealer *seal.Sealer, v any, expiry func() time.Time) bool {
+	ck, err := r.Cookie(name)
+	if err != nil || ck.Value == "" {
+		return false
+	}
+	pt, err := sealer.Open(ck.Value)
+	if err != nil || json.Unmarshal(pt, v) != nil {
+		return false
+	}
+	return s.now().Before(expiry())
+}
+
+// Seal seals v as JSON with sealer, for a page cookie.
+func (s *SignIn) Seal(sealer *seal.Sealer, v any) (string, error) { return s.seal(sealer, v) }
+
+func (s *SignIn) seal(sealer *seal.Sealer, v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return sealer.Seal(b)
+}
+
+func randomKey() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return b
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

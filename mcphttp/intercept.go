@@ -1,0 +1,190 @@
+package mcphttp
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/intercept"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// interceptor runs the out-of-process interceptors (docs/interceptors.md): stage intercept for
+// the request, and the response phase inside stage forward, on the backend's last message before
+// the client sees it. The server holds nil when none is configured, and then neither phase costs
+// anything.
+//
+// A mutated request is routed, authorized, pinned and bound again (the stages route to
+// bind-headers, in the pipeline's order) before stage mrtr-in confirms it: what is checked, and
+// what a person confirms, is what the backend receives. A mutation into a call this caller may
+// not make is refused.
+type interceptor struct {
+	set *intercept.Set
+	log *slog.Logger
+}
+
+// maxReplans bounds how often a call renamed by a mutation is planned again: the new target may
+// be governed by other interceptors, which may rename it once more.
+const maxReplans = 3
+
+// request is stage intercept. done reports that it answered the request (a refusal).
+func (c *interceptor) request(x *request) (done bool, err error) {
+	var ran *intercept.Plan
+	for range maxReplans {
+		p := c.set.Plan(intercept.PhaseRequest, x.in.req.Method, x.route.upstream, x.route.upstreamName)
+		if p == nil || p.Same(ran) {
+			// Nothing governs the call, or the interceptors that govern its new target have
+			// just seen the payload it carries.
+			return false, nil
+		}
+		payload, err := intercept.RequestPayload(x.in.req.Method, x.in.req.Params)
+		if err != nil {
+			return false, err
+		}
+		v := c.set.Run(x.ctx, p, c.call(x, payload))
+		if v.Blocked {
+			return true, c.refuse(x, intercept.PhaseRequest, &v, nil)
+		}
+		if !v.Mutated {
+			return false, nil
+		}
+		before := x.route.target
+		if err := c.apply(x, &v); err != nil {
+			return true, c.notPermitted(x, &v, err)
+		}
+		if x.route.target == before {
+			return false, nil
+		}
+		ran = p
+	}
+	c.log.LogAttrs(x.ctx, slog.LevelWarn, "interceptors kept renaming the call: refused",
+		slog.String("request_id", x.requestID), slog.String("name", x.route.name))
+	return true, c.refusal(x, intercept.PhaseRequest, "The call to "+x.route.name+
+		" was refused: the gateway's interceptors kept changing it into other calls; it was not run.", "")
+}
+
+// response is the response phase: the result the backend returned, before the client sees it.
+// It returns the result to release (the backend's, or a mutation), or the refusal to answer
+// with instead (a failed tool call), or an error.
+func (c *interceptor) response(x *request, result []byte) (release, refusal []byte, err error) {
+	p := c.set.Plan(intercept.PhaseResponse, x.in.req.Method, x.route.upstream, x.route.upstreamName)
+	if p == nil {
+		return result, nil, nil
+	}
+	v := c.set.Run(x.ctx, p, c.call(x, result))
+	if !v.Blocked {
+		return v.Payload, nil, nil
+	}
+	var tool []byte
+	err = c.refuse(x, intercept.PhaseResponse, &v, &tool)
+	return nil, tool, err
+}
+
+// call is what an interceptor is told of x: the payload, the caller, the trace and what the
+// audit lines name.
+func (c *interceptor) call(x *request, payload []byte) *intercept.Call {
+	tc := x.trace()
+	return &intercept.Call{Method: x.in.req.Method, Payload: payload, Principal: x.caller.principal,
+		TraceParent: tc.parent, Header: tc.headers(), RequestID: x.requestID, Upstream: x.route.upstream,
+		Name: x.route.name, Limits: x.s.limits}
+}
+
+// apply makes v's mutation the request: its params, with the client's _meta and round-trip
+// members put back, and the stages that route, authorize, pin and bind the call run on it
+// again.
+func (c *interceptor) apply(x *request, v *intercept.Verdict) error {
+	params, err := intercept.MutatedParams(v.Payload, x.in.req.Params)
+	if err != nil {
+		return err
+	}
+	parsed, err := jsonrpc.ParseParams(params)
+	if err != nil {
+		return invalidParams("Invalid params: " + err.Error())
+	}
+	if err := x.in.h.requireName(parsed); err != nil {
+		return err
+	}
+	req := *x.in.req // the request value another edge built stays as it was
+	req.Params = params
+	x.in.req, x.in.params = &req, parsed
+	// The client's Mcp-Param-* headers mirrored the arguments it sent; the backend's are
+	// derived from the new ones.
+	x.hdr, x.mutated = withoutParamHeaders(x.hdr), true
+	x.route = route{}
+	return x.s.recheck(x)
+}
+
+// notPermitted answers a mutation the re-checks refused: a client error of those stages (a name
+// that does not exist or the caller may not use, a scope it lacks, a drifted pin) is the
+// interceptor's change of the call, refused as such without naming the call it became; any
+// other error is answered as it is.
+func (c *interceptor) notPermitted(x *request, v *intercept.Verdict, err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.Status >= 500 {
+		return err
+	}
+	c.log.LogAttrs(x.ctx, slog.LevelWarn, "interceptor mutation refused", slog.String("request_id", x.requestID),
+		slog.String("interceptor", v.By), slog.String("rule", v.Rule), slog.Int("status", e.Status))
+	return c.refusal(x, intercept.PhaseRequest, "The gateway's interceptors changed this call into one this caller may not make; it was not run.", "")
+}
+
+// refuse answers a blocked verdict. A failure (no decision, fail-closed) is a retryable error; a
+// refusal of a tools/call is a failed tool call the model can read (into *tool for the response
+// phase, which writes it itself), of any other method an error.
+func (c *interceptor) refuse(x *request, phase intercept.Phase, v *intercept.Verdict, tool *[]byte) error {
+	if v.Failed {
+		msg := "Interceptor " + v.By + " could not decide; the call was not forwarded. Retry later"
+		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, msg))
+		if phase == intercept.PhaseResponse {
+			e.RPC.Message = "Interceptor " + v.By + " could not decide; the result was withheld"
+		} else {
+			e.Header = http.Header{"Retry-After": {"1"}}
+		}
+		e.Outcome = outcomeUnavailable
+		return e
+	}
+	text := "The call to " + x.route.name + " was refused by the gateway's interceptor " + v.By + "; it was not run."
+	if phase == intercept.PhaseResponse {
+		text = "The result of " + x.route.name + " was withheld by the gateway's interceptor " + v.By + "."
+	}
+	if tool != nil && x.in.req.Method == upstreams.MethodToolsCall {
+		*tool = toolError(withReason(text, v.Reason))
+		return nil
+	}
+	return c.refusal(x, phase, text, v.Reason)
+}
+
+// refusal answers a request refused by the interceptors: a failed tool call for tools/call,
+// 403 with -32013 for the other methods (whose results have no room for a failure the model
+// reads).
+// A method of the component rather than of the request, which is at its bound of methods.
+func (c *interceptor) refusal(x *request, phase intercept.Phase, text, reason string) error {
+	if x.in.req.Method == upstreams.MethodToolsCall && phase == intercept.PhaseRequest {
+		_ = x.answer(toolError(withReason(text, reason)), outcomeDenied)
+		return nil
+	}
+	e := jsonrpc.NewError(jsonrpc.CodeUnauthorized, withReason(text, reason)).WithData(map[string]any{"reason": "refused-by-interceptor"})
+	return &Error{Status: http.StatusForbidden, RPC: e, Outcome: outcomeDenied}
+}
+
+// withReason is text followed by the interceptor's reason, when it shows one.
+func withReason(text, reason string) string {
+	if reason != "" {
+		return text + " Reason: " + reason
+	}
+	return text
+}
+
+// withoutParamHeaders returns h without its Mcp-Param-* headers (a copy: h is the client's).
+func withoutParamHeaders(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, v := range h {
+		if !strings.HasPrefix(k, mcpheader.ParamPrefix) {
+			out[k] = v
+		}
+	}
+	return out
+}

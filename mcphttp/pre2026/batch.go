@@ -1,0 +1,293 @@
+package pre2026
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/outcome"
+	"github.com/mcp-gateway/gateway/mcphttp"
+)
+
+// JSON-RPC batches (docs/protocol.md §9.7). MCP 2025-03-26, and only that revision, lets a POST
+// carry an array of messages: requests and notifications, or responses (a client's answers to
+// the gateway's requests), never both, and never initialize. The batch is authenticated once
+// and its session opened once; each message is then an element (mcphttp.Incoming.Element):
+// admitted (in-flight slots, rate limit), authorised, served and logged as if it had been sent
+// alone, so a batch that mixes allowed and refused calls answers each. A batch with requests is
+// answered with an SSE stream on which each response is written as soon as it is ready (the
+// batch's responses are never held together; the TypeScript SDK's servers answer batches this
+// way too), at most legacy.batchConcurrency messages being served at once. A batch of
+// notifications or of answers only is answered 202.
+//
+// Refused whole, as one request (admitted once): a batch on a session of another version (400,
+// -32600: those revisions require one message per POST), an empty one (400, -32600, as
+// JSON-RPC 2.0 answers "[]"), one over legacy.maxBatchMessages or legacy.maxBatchBytes (413),
+// one that mixes answers with requests, and one with Mcp-Method or Mcp-Name headers, which
+// cannot mirror several messages (400, -32020).
+
+// isBatch reports whether body is a JSON array, by its first byte that is not white space.
+func isBatch(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '['
+}
+
+// serveBatch serves a POST whose body is an array and reports whether it was the edge's: one of
+// a pre-2026 client. Any other (a 2026-07-28 request's, say) keeps the refusal of stage decode.
+func (e *Edge) serveBatch(in *mcphttp.Incoming) (bool, error) {
+	class := classify("", nil, in.Header(), e.cfg.Versions)
+	if class == classModern || (class == classNoVersion && !e.serves(era.V20250326)) {
+		return false, nil
+	}
+	q := &clientReq{e: e, in: in, c: in.Client()}
+	q.label()
+	return true, q.inBand(q.batch(class))
+}
+
+// serves reports whether the edge negotiates version.
+func (e *Edge) serves(version string) bool {
+	for _, v := range e.cfg.Versions {
+		if v == version {
+			return true
+		}
+	}
+	return false
+}
+
+// batchItem is one message of a batch: its Incoming, why it did not decode (nil when it did)
+// and, for a client's answer, the answer.
+type batchItem struct {
+	in     *mcphttp.Incoming
+	err    error
+	answer *jsonrpc.Message
+	dup    bool // a request whose id an earlier request of the batch has
+}
+
+// batch serves a batch: authenticated and its session opened as one request, then each message
+// on its own.
+func (q *clientReq) batch(class class) error {
+	if err := q.in.Authenticate(); err != nil {
+		return err
+	}
+	sess, err := q.openSession(class)
+	if err != nil || sess == nil {
+		return err
+	}
+	q.sess, q.version = sess, sess.Version
+	q.label()
+	items, err := q.batchItems()
+	if err != nil {
+		// Refused whole: it counts as one request of the caller's.
+		if aerr := q.in.Admit(); aerr != nil {
+			return aerr
+		}
+		return err
+	}
+	requests, messages, answers := batchKinds(items)
+	if answers > 0 && messages > 0 {
+		if aerr := q.in.Admit(); aerr != nil {
+			return aerr
+		}
+		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"Invalid Request: a batch holds either requests and notifications, or responses, not both")
+	}
+	if answers > 0 {
+		return q.batchAnswers(items)
+	}
+	return q.batchRequests(items, requests > 0)
+}
+
+// batchKinds counts a batch's requests, its requests and notifications, and its answers. An
+// element that is no message at all is answered with its error: in a batch of answers as a
+// refused answer, in any other as a request is.
+func batchKinds(items []batchItem) (requests, messages, answers int) {
+	for _, it := range items {
+		switch m := it.in.Message(); {
+		case it.answer != nil:
+			answers++
+		case m == nil:
+			requests++
+		case !m.IsNotification():
+			requests++
+			messages++
+		default:
+			messages++
+		}
+	}
+	return requests, messages, answers
+}
+
+// batchItems checks the batch as a whole and decodes each of its messages.
+func (q *clientReq) batchItems() ([]batchItem, error) {
+	e := q.e
+	if q.version != era.V20250326 {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: JSON-RPC batches exist only in "+
+			"MCP 2025-03-26; this session negotiated "+q.version+", which takes one message per POST")
+	}
+	h := q.in.Header()
+	for _, name := range []string{mcpheader.Method, mcpheader.Name} {
+		if len(h.Values(name)) > 0 {
+			return nil, jsonrpc.NewError(jsonrpc.CodeHeaderMismatch,
+				"Header mismatch: "+name+" cannot mirror the several messages of a batch")
+		}
+	}
+	body := q.in.Body()
+	if int64(len(body)) > e.cfg.MaxBatchBytes {
+		return nil, batchTooLarge("the batch is larger than " + strconv.FormatInt(e.cfg.MaxBatchBytes, 10) + " bytes")
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeParseError, "Parse error: invalid JSON")
+	}
+	switch {
+	case len(raws) == 0:
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: the batch is empty")
+	case len(raws) > e.cfg.MaxBatchMessages:
+		return nil, batchTooLarge("the batch holds more than " + strconv.Itoa(e.cfg.MaxBatchMessages) + " messages")
+	}
+	items := make([]batchItem, len(raws))
+	ids := map[string]bool{}
+	for i, raw := range raws {
+		in, err := q.in.Element(raw, i+1)
+		it := batchItem{in: in, err: err}
+		if m := in.Message(); m != nil && m.ID != nil {
+			it.dup = ids[string(m.ID)]
+			ids[string(m.ID)] = true
+		} else if err != nil && m == nil {
+			it.answer = answerOf(in, err)
+		}
+		items[i] = it
+	}
+	return items, nil
+}
+
+// batchTooLarge is the refusal of a batch over the edge's bounds.
+func batchTooLarge(why string) error {
+	return &mcphttp.Error{Status: http.StatusRequestEntityTooLarge, Outcome: outcome.ClientError,
+		RPC: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: "+why)}
+}
+
+// element is the clientReq of one message of the batch.
+func (q *clientReq) element(it batchItem) *clientReq {
+	eq := &clientReq{e: q.e, in: it.in, c: it.in.Client(), msg: it.in.Message(), p: it.in.Params(),
+		sess: q.sess, version: q.version}
+	eq.label()
+	return eq
+}
+
+// batchRequests serves a batch of requests and notifications: each admitted and served on its
+// own, the responses written on one SSE stream as they come (202 when there is none to write).
+func (q *clientReq) batchRequests(items []batchItem, stream bool) error {
+	if stream {
+		// The stream starts at once: the responses follow as each is ready.
+		if err := q.c.Comment(); err != nil {
+			return err
+		}
+		q.c.KeepAlive(true)
+	}
+	sem := make(chan struct{}, max(q.e.cfg.BatchConcurrency, 1))
+	var wg sync.WaitGroup
+	for _, it := range items {
+		sem <- struct{}{}
+		eq := q.element(it)
+		wg.Go(func() {
+			defer func() { <-sem }()
+			eq.serveElement(it)
+		})
+	}
+	wg.Wait()
+	if !stream {
+		q.c.Accepted()
+		return nil
+	}
+	q.c.SetOutcome(outcome.OK)
+	return nil
+}
+
+// serveElement serves one request or notification of a batch and ends it: what it answers goes
+// in-band on the batch's stream, whatever status it would have had alone.
+func (q *clientReq) serveElement(it batchItem) {
+	defer q.in.End()
+	defer func() {
+		if p := recover(); p != nil {
+			q.e.log.Error("panic serving a message of a batch", "request_id", q.in.RequestID(), "panic", p)
+			_ = q.c.Error(mcphttp.MapError(errors.New("panic")))
+		}
+	}()
+	if q.msg != nil && q.msg.IsNotification() && it.err != nil {
+		// A notification is never answered, not even with its error.
+		q.c.SetOutcome(outcome.ClientError)
+		return
+	}
+	var err error
+	if q.msg == nil {
+		// Not a message: its error carries the id it has, if one could be read, as the
+		// refusal of a body that does not decode does.
+		err = it.err
+	} else {
+		err = q.inBand(q.serveOne(it))
+	}
+	if err != nil && !mcphttp.IsClientWrite(err) {
+		_ = q.c.Error(mcphttp.MapError(err))
+	}
+}
+
+// serveOne serves one message of a batch as if it had been sent alone on the batch's session.
+func (q *clientReq) serveOne(it batchItem) error {
+	switch {
+	case it.err != nil:
+		return it.err // params that did not decode
+	case it.dup:
+		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: another request of this batch has the same id")
+	}
+	if err := q.in.Admit(); err != nil {
+		return err
+	}
+	switch {
+	case q.msg.Method == era.MethodInitialize:
+		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: initialize must not be part of a JSON-RPC batch")
+	case q.msg.IsNotification():
+		q.notification()
+		return nil
+	}
+	return q.request()
+}
+
+// batchAnswers delivers a batch of the client's answers, each admitted and delivered on its own:
+// 202 when every one was, else the refusal of the most final one (an answer nobody waits for
+// before a busy or unavailable store), the others having been delivered.
+func (q *clientReq) batchAnswers(items []batchItem) error {
+	var refused []error
+	for _, it := range items {
+		eq := q.element(it)
+		err := it.err
+		if it.answer != nil {
+			if err = eq.in.Admit(); err == nil {
+				err = eq.deliver(it.answer)
+			}
+		}
+		if err != nil {
+			eq.c.SetOutcome(mcphttp.MapError(err).Outcome)
+			refused = append(refused, err)
+		}
+		eq.in.End()
+	}
+	if len(refused) == 0 {
+		q.c.Accepted()
+		return nil
+	}
+	worst := refused[0]
+	for _, err := range refused {
+		if mcphttp.MapError(err).Status == http.StatusBadRequest {
+			worst = err
+			break
+		}
+	}
+	return worst
+}

@@ -1,0 +1,232 @@
+package pre2026
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// batchMessages are the JSON-RPC messages of a response: every event of an SSE stream, or the
+// JSON body.
+func batchMessages(t *testing.T, r *response) map[string]jsonrpc.Message {
+	t.Helper()
+	out := map[string]jsonrpc.Message{}
+	for id, ms := range batchAnswers(t, r) {
+		if len(ms) > 1 {
+			t.Fatalf("%d messages answer id %s: %s", len(ms), id, r.Body)
+		}
+		out[id] = ms[0]
+	}
+	return out
+}
+
+// batchAnswers are the messages of a response by id, in their order.
+func batchAnswers(t *testing.T, r *response) map[string][]jsonrpc.Message {
+	t.Helper()
+	out := map[string][]jsonrpc.Message{}
+	var datas [][]byte
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "text/event-stream") {
+		for _, line := range bytes.Split(r.Body, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+				datas = append(datas, d)
+			}
+		}
+	} else if len(r.Body) > 0 {
+		datas = append(datas, r.Body)
+	}
+	for _, d := range datas {
+		var m jsonrpc.Message
+		if err := json.Unmarshal(d, &m); err != nil {
+			t.Fatalf("not a JSON-RPC message: %s", d)
+		}
+		out[string(m.ID)] = append(out[string(m.ID)], m)
+	}
+	return out
+}
+
+func rpc(id any, method, params string) string {
+	idJSON, _ := json.Marshal(id)
+	if id == nil {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":%s}`, method, params)
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q,"params":%s}`, idJSON, method, params)
+}
+
+func batchOf(msgs ...string) string { return "[" + strings.Join(msgs, ",") + "]" }
+
+// TestBatch20250326: a batch of a 2025-03-26 session is answered on one SSE stream with one
+// response per request, each served on its own (a refused call among allowed ones answers with
+// its own error), notifications answered with nothing, results in the 2025-03-26 shape; the
+// backend gets each call as a 2026-07-28 request of its own.
+func TestBatch20250326(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-03-26", `{}`)
+	be.Reset()
+	r := do(t, "POST", gw.URL, legacyHeaders("", sid), batchOf(
+		rpc(1, "ping", `{}`),
+		rpc(2, "tools/call", `{"name":"be__echo","arguments":{"text":"one"}}`),
+		rpc("three", "tools/call", `{"name":"be__nope","arguments":{}}`),
+		rpc(nil, "notifications/initialized", `{}`),
+		rpc(4, "tools/call", `{"name":"be__add","arguments":{"a":1,"b":2}}`),
+		rpc(5, "tools/list", `{}`),
+		rpc(6, "prompts/get", `{"name":"be__greet","arguments":{"name":"Ada"}}`),
+		rpc(7, "initialize", `{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"x","version":"1"}}`),
+		`{"jsonrpc":"2.0","id":8,"method":"ping","params":{"a":1,"A":2}}`,
+		`{"jsonrpc":"2.0","id":9}`,
+		rpc(2, "ping", `{}`),
+	))
+	if r.Status != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("status %d %s: %s", r.Status, r.Header.Get("Content-Type"), r.Body)
+	}
+	all := batchAnswers(t, r)
+	// The second request with id 2 is refused under the id it shares: two answers of id 2, one
+	// of them that refusal.
+	if twos := all["2"]; len(twos) != 2 || (twos[0].Error == nil) == (twos[1].Error == nil) {
+		t.Fatalf("id 2: %+v", twos)
+	}
+	for _, m := range all["2"] {
+		if m.Error == nil {
+			all["2"] = []jsonrpc.Message{m}
+		}
+	}
+	got := map[string]jsonrpc.Message{}
+	for id, ms := range all {
+		if len(ms) != 1 {
+			t.Fatalf("%d answers of id %s: %s", len(ms), id, r.Body)
+		}
+		got[id] = ms[0]
+	}
+	ok := func(id string) jsonrpc.Message {
+		t.Helper()
+		m, found := got[id]
+		if !found || m.Error != nil {
+			t.Fatalf("id %s: %+v (error %+v); all: %s", id, m, m.Error, r.Body)
+		}
+		return m
+	}
+	refused := func(id string, code int) {
+		t.Helper()
+		if m, found := got[id]; !found || m.Error == nil || m.Error.Code != code {
+			t.Errorf("id %s: want error %d, got %+v; all: %s", id, code, m, r.Body)
+		}
+	}
+	if string(ok("1").Result) != `{}` {
+		t.Errorf("ping: %s", got["1"].Result)
+	}
+	if !strings.Contains(string(ok("2").Result), `"one"`) {
+		t.Errorf("echo: %s", got["2"].Result)
+	}
+	refused(`"three"`, jsonrpc.CodeInvalidParams)
+	if res := string(ok("4").Result); strings.Contains(res, "structuredContent") || !strings.Contains(res, `{\"sum\":3}`) {
+		t.Errorf("add, for 2025-03-26: %s", res)
+	}
+	if res := string(ok("5").Result); strings.Contains(res, "outputSchema") || strings.Contains(res, "resultType") {
+		t.Errorf("tools/list, for 2025-03-26: %s", res)
+	}
+	ok("6")
+	refused("7", jsonrpc.CodeInvalidRequest) // initialize must not be batched
+	refused("8", jsonrpc.CodeInvalidParams)  // folded duplicate keys: its own error
+	refused("9", jsonrpc.CodeInvalidRequest) // not a request
+	if len(got) != 9 {
+		// ids 1, 2, "three", 4..9: the notification gets nothing.
+		t.Errorf("%d ids answered, want 9: %s", len(got), r.Body)
+	}
+	// echo, nope (which the backend refuses) and add: each call of the batch reached the
+	// backend as a request of its own.
+	calls := be.RequestsOf("tools/call")
+	if len(calls) != 3 {
+		t.Fatalf("the backend got %d tools/call, want 3", len(calls))
+	}
+	for _, ex := range calls {
+		if bytes.HasPrefix(bytes.TrimSpace(ex.Body), []byte("[")) {
+			t.Errorf("the backend got a batch: %s", ex.Body)
+		}
+	}
+}
+
+// TestBatchRefusals: what is refused whole, as the specification and JSON-RPC 2.0 say, and
+// batches of every revision but 2025-03-26.
+func TestBatchRefusals(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{Edge: Config{MaxBatchMessages: 3, MaxBatchBytes: 400}},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid0326, _ := legacyInit(t, gw.URL, "2025-03-26", `{}`)
+	sid1125, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	ping := rpc(1, "ping", `{}`)
+	withHeader := legacyHeaders("", sid0326)
+	withHeader.Set("Mcp-Method", "ping")
+	be.Reset()
+	for _, tt := range []struct {
+		name   string
+		h      http.Header
+		body   string
+		status int
+		code   int
+	}{
+		{"empty", legacyHeaders("", sid0326), `[]`, 400, jsonrpc.CodeInvalidRequest},
+		{"empty, spaced", legacyHeaders("", sid0326), " [ ] ", 400, jsonrpc.CodeInvalidRequest},
+		{"too many messages", legacyHeaders("", sid0326), batchOf(ping, ping, ping, ping), 413, jsonrpc.CodeInvalidRequest},
+		{"too many bytes", legacyHeaders("", sid0326), batchOf(rpc(1, "tools/call", `{"name":"be__echo","arguments":{"text":"`+strings.Repeat("x", 400)+`"}}`)), 413, jsonrpc.CodeInvalidRequest},
+		{"not JSON", legacyHeaders("", sid0326), `[{"jsonrpc"`, 400, jsonrpc.CodeParseError},
+		{"answers and requests", legacyHeaders("", sid0326), batchOf(ping, `{"jsonrpc":"2.0","id":"g1.a.b","result":{}}`), 400, jsonrpc.CodeInvalidRequest},
+		{"Mcp-Method on a batch", withHeader, batchOf(ping), 400, jsonrpc.CodeHeaderMismatch},
+		{"2025-11-25 session", legacyHeaders("", sid1125), batchOf(ping), 400, jsonrpc.CodeInvalidRequest},
+		{"2025-11-25 session and header", legacyHeaders("2025-11-25", sid1125), batchOf(ping), 400, jsonrpc.CodeInvalidRequest},
+		{"session-less 2025-06-18", legacyHeaders("2025-06-18", ""), batchOf(ping), 400, jsonrpc.CodeInvalidRequest},
+		{"2026-07-28 header", legacyHeaders("2026-07-28", ""), batchOf(ping), 400, jsonrpc.CodeInvalidRequest},
+		{"unknown session", legacyHeaders("", "s1.nope"), batchOf(ping), 404, jsonrpc.CodeInvalidRequest},
+		{"answers nobody waits for", legacyHeaders("", sid0326), batchOf(`{"jsonrpc":"2.0","id":"g1.a.b","result":{}}`), 400, jsonrpc.CodeInvalidRequest},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, "POST", gw.URL, tt.h, tt.body)
+			if r.Status != tt.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, tt.status, r.Body)
+			}
+			if string(r.RPC.ID) != "null" {
+				t.Errorf("a batch's refusal answers no id: %s", r.Body)
+			}
+			mcptest.CheckRPC(t, r, tt.code)
+		})
+	}
+	// Notifications only: accepted with nothing to answer; session-less (no header, no
+	// session) is 2025-03-26 too.
+	for _, h := range []http.Header{legacyHeaders("", sid0326), legacyHeaders("", "")} {
+		if r := do(t, "POST", gw.URL, h, batchOf(rpc(nil, "notifications/initialized", `{}`), rpc(nil, "notifications/cancelled", `{"requestId":1}`))); r.Status != http.StatusAccepted || len(r.Body) != 0 {
+			t.Errorf("notifications only: %d %s", r.Status, r.Body)
+		}
+	}
+	if r := do(t, "POST", gw.URL, legacyHeaders("", ""), batchOf(ping)); r.Status != http.StatusOK || batchMessages(t, r)["1"].Error != nil {
+		t.Errorf("session-less 2025-03-26 batch: %d %s", r.Status, r.Body)
+	}
+	if n := len(be.Requests()); n != 0 {
+		t.Errorf("the backend got %d requests from refused batches", n)
+	}
+}
+
+// TestNoVersionWithout20250326: with 2025-03-26 not served, a request with neither a session
+// nor a version is refused as before, and so is a batch.
+func TestNoVersionWithout20250326(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{Edge: Config{Versions: []string{"2025-11-25", "2025-06-18"}}},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	for _, body := range []string{rpc(1, "ping", `{}`), batchOf(rpc(1, "ping", `{}`))} {
+		r := do(t, "POST", gw.URL, legacyHeaders("", ""), body)
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("%s: status %d: %s", body, r.Status, r.Body)
+		}
+		mcptest.CheckRPC(t, r, jsonrpc.CodeInvalidRequest)
+	}
+	// And a client asking for 2025-03-26 gets the nearest served version.
+	_, r := legacyInit(t, gw.URL, "2025-03-26", `{}`)
+	if !strings.Contains(string(r.Body), `"protocolVersion":"2025-06-18"`) {
+		t.Fatalf("initialize at 2025-03-26: %s", r.Body)
+	}
+}
