@@ -19,8 +19,6 @@ const (
 	// MaxSessionTTL bounds Config.SessionTTL: the session approves risky calls and is meant to
 	// last one visit.
 	MaxSessionTTL = time.Hour
-	// loginTTL bounds one sign-in round trip to the issuer.
-	loginTTL = 10 * time.Minute
 	// DefaultMaxPendingPerCaller is how many calls of one caller may wait for the page at once.
 	DefaultMaxPendingPerCaller = 16
 	// MaxMaxPendingPerCaller bounds Config.MaxPendingPerCaller.
