@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -58,6 +59,13 @@ type Options struct {
 	// Observe, when set, is called with every request the provider receives, before it is
 	// served (tests count token requests with it).
 	Observe func(r *http.Request)
+	// Listener, when set, is where the provider listens (its address makes the issuer)
+	// instead of a new one on 127.0.0.1:0: a test that owns it can make the provider
+	// unreachable, hang or answer garbage, and bring it back at the same issuer.
+	Listener net.Listener
+	// AccessTokenLifetime, when set, shortens the lifetime of the JWT access tokens the
+	// provider issues (the example's is five minutes), so a test can see one expire.
+	AccessTokenLifetime time.Duration
 }
 
 // Provider is a running example OP. It stops when the test that started
@@ -75,6 +83,10 @@ type Provider struct {
 func Start(tb testing.TB, opts Options) *Provider {
 	tb.Helper()
 	srv := httptest.NewUnstartedServer(nil) // listens on 127.0.0.1:0 already
+	if opts.Listener != nil {
+		_ = srv.Listener.Close()
+		srv.Listener = opts.Listener
+	}
 	issuer := "http://" + srv.Listener.Addr().String() + "/"
 	store := &storage{
 		Storage:  exstorage.NewStorage(exstorage.NewUserStore(issuer)),
@@ -82,6 +94,7 @@ func Start(tb testing.TB, opts Options) *Provider {
 		extra:    map[string]extraClient{},
 		cimd:     opts.AuthServer.MetadataDocuments,
 		fetch:    &http.Client{Timeout: DefaultHTTPTimeout},
+		lifetime: opts.AccessTokenLifetime,
 	}
 	// A nil logger keeps SetupServer from replacing the process-wide
 	// slog default.
@@ -137,6 +150,32 @@ type storage struct {
 	// cimd serves URL client ids from their metadata documents, fetched with fetch.
 	cimd  bool
 	fetch *http.Client
+	// lifetime, when positive, caps the expiry of the access tokens issued.
+	lifetime time.Duration
+}
+
+// CreateAccessToken is the example's, with the expiry capped by lifetime: the JWT's exp and
+// the response's expires_in are made from it.
+func (s *storage) CreateAccessToken(ctx context.Context, request op.TokenRequest) (string, time.Time, error) {
+	id, exp, err := s.Storage.CreateAccessToken(ctx, request)
+	return id, s.capExpiry(exp), err
+}
+
+// CreateAccessAndRefreshTokens is the example's, with the access token's expiry capped by
+// lifetime.
+func (s *storage) CreateAccessAndRefreshTokens(ctx context.Context, request op.TokenRequest, current string) (string, string, time.Time, error) {
+	id, refresh, exp, err := s.Storage.CreateAccessAndRefreshTokens(ctx, request, current)
+	return id, refresh, s.capExpiry(exp), err
+}
+
+func (s *storage) capExpiry(exp time.Time) time.Time {
+	if s.lifetime <= 0 {
+		return exp
+	}
+	if capped := time.Now().Add(s.lifetime); capped.Before(exp) {
+		return capped
+	}
+	return exp
 }
 
 func (s *storage) ClientCredentials(ctx context.Context, clientID, secret string) (op.Client, error) {
