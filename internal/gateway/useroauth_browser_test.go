@@ -87,13 +87,23 @@ type userOAuthSite struct {
 	replicas map[string]approvalReplica
 	admins   map[string]string
 	logs     []string
+	// asTimeout is the backend's auth.timeout (one request to its authorization server);
+	// empty, the default.
+	asTimeout string
 }
 
-func startUserOAuthSite(t *testing.T) *userOAuthSite {
+// uoSiteOptions changes the site for a test: how the backend's authorization server runs and
+// how long the gateway waits for it.
+type uoSiteOptions struct {
+	as        realop.Options // ISSResponse is always on
+	asTimeout string
+}
+
+func startUserOAuthSite(t *testing.T, o uoSiteOptions) *userOAuthSite {
 	t.Helper()
-	site := &userOAuthSite{op: realop.Start(t, realop.Options{}),
-		as:       realop.Start(t, realop.Options{AuthServer: realop.AuthServerOptions{ISSResponse: true}}),
-		replicas: map[string]approvalReplica{}, admins: map[string]string{}}
+	o.as.AuthServer.ISSResponse = true
+	site := &userOAuthSite{op: realop.Start(t, realop.Options{}), as: realop.Start(t, o.as),
+		replicas: map[string]approvalReplica{}, admins: map[string]string{}, asTimeout: o.asTimeout}
 	site.backend = oauthbackend.Start(t, uoBackend, oauthbackend.Options{Issuer: site.as.Issuer(), ClientIDs: []string{uoASClient},
 		Scopes: []string{"openid", "offline_access", "notes"}, Refuse: func(string) bool { return site.refuse.Load() }})
 	site.alpha = mcptest.StartServer(t, "alpha")
@@ -140,6 +150,11 @@ func startUserOAuthSite(t *testing.T) *userOAuthSite {
 
 func (s *userOAuthSite) config(mcpAddr, adminAddr, redisURL string, secrets map[string]string) map[string]any {
 	file := func(k string) map[string]any { return map[string]any{"file": secrets[k]} }
+	auth := map[string]any{"type": "userOAuth", "clientID": uoASClient, "clientSecret": file("as"),
+		"scopes": []string{"openid", "offline_access", "notes"}}
+	if s.asTimeout != "" {
+		auth["timeout"] = s.asTimeout
+	}
 	return map[string]any{
 		"server": map[string]any{"listen": mcpAddr, "publicURL": s.base + "/mcp", "drainDelay": "0s", "shutdownTimeout": "5s",
 			"allowedOrigins": []string{s.base}, "draftErrors": []string{"denials"}},
@@ -157,8 +172,7 @@ func (s *userOAuthSite) config(mcpAddr, adminAddr, redisURL string, secrets map[
 		"interceptors": []any{map[string]any{"name": "rename", "url": s.rename.URL(), "type": "mutation",
 			"rules": []any{map[string]any{"upstream": "alpha", "tools": []string{"echo"}, "phases": []string{"request"}}}}},
 		"upstreams": []any{map[string]any{"name": uoBackend, "url": s.backend.URL(), "timeout": "5s", "protocol": "2026-07-28",
-			"auth": map[string]any{"type": "userOAuth", "clientID": uoASClient, "clientSecret": file("as"),
-				"scopes": []string{"openid", "offline_access", "notes"}}},
+			"auth": auth},
 			map[string]any{"name": "alpha", "url": s.alpha.URL(), "timeout": "5s"}},
 	}
 }
@@ -261,7 +275,7 @@ func (s *userOAuthSite) admin(t *testing.T, replica, method, path, body string) 
 // logs.
 func TestUserOAuthInBrowser(t *testing.T) {
 	browser := browsertest.New(t)
-	site := startUserOAuthSite(t)
+	site := startUserOAuthSite(t, uoSiteOptions{})
 	tok, err := site.op.UserToken(callCtx(t), site.op.Username(), realop.UserPassword)
 	if err != nil {
 		t.Fatal(err)

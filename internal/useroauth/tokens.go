@@ -183,7 +183,7 @@ func (s *Service) refreshShared(ctx context.Context, st *backendState, who vault
 		}
 		if ok {
 			e, err := s.refreshLocked(ctx, st, who)
-			release()
+			s.releaseUnlessUnsaved(st, who, err, release)
 			return e, err
 		}
 		e, err := s.awaitRefresh(ctx, st, who, seen)
@@ -280,7 +280,7 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	switch {
 	case err != nil:
 		s.obs.Refresh(name, RefreshUnavailable)
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return nil, &unsavedError{old: e, fresh: t, err: fmt.Errorf("%w: %w", ErrUnavailable, err)}
 	case !swapped:
 		// Disconnected (or replaced by a new consent) while the refresh ran: the new tokens
 		// are not kept.

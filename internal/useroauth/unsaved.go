@@ -1,0 +1,82 @@
+package useroauth
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/vault"
+)
+
+// storeRetry is how often a replica holding refreshed tokens the store refused tries to store
+// them again.
+const storeRetry = 250 * time.Millisecond
+
+// unsavedError is a refresh the authorization server answered whose result the store did not
+// take. The server may have rotated the refresh token (OAuth 2.1 §4.3.1): the old one in the
+// store no longer works, so the fresh tokens are the user's connection and must not be lost
+// with the call that failed.
+type unsavedError struct {
+	old   *vault.Entry
+	fresh vault.Token
+	err   error // wraps ErrUnavailable
+}
+
+func (u *unsavedError) Error() string { return u.err.Error() }
+func (u *unsavedError) Unwrap() error { return u.err }
+
+// storeLater keeps trying to store u's fresh tokens in place of the record they replace, while
+// this replica still holds the record's refresh lock (which keeps the other replicas from
+// refreshing with the rotated-away token and waiting callers polling for the result); then it
+// releases the lock. The window is what is left of lockTTL after the refresh itself (at most
+// twice the timeout); a store that stays away longer loses the tokens, and the user connects
+// again once the refresh token is refused.
+func (s *Service) storeLater(st *backendState, who vault.Caller, u *unsavedError, release func()) {
+	defer release()
+	ctx, cancel := context.WithTimeout(context.Background(), lockTTL-2*st.cfg.timeout())
+	defer cancel()
+	name := st.cfg.Name
+	t := time.NewTicker(storeRetry)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: refreshed tokens lost: the store stayed unavailable",
+				slog.String("upstream", name), slog.String("subject", who.Issuer+"#"+who.Subject))
+			return
+		case <-t.C:
+		}
+		swapped, err := s.vault.Swap(ctx, u.old, &u.fresh)
+		if err != nil {
+			continue
+		}
+		if !swapped && !s.holds(ctx, st, who, &u.fresh) {
+			// Disconnected or connected anew meanwhile: the fresh tokens are not kept.
+			s.revokeTokens(ctx, st, &u.fresh)
+			return
+		}
+		s.obs.Refresh(name, RefreshOK)
+		s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: refreshed tokens stored once the store was back",
+			slog.String("upstream", name), slog.String("subject", who.Issuer+"#"+who.Subject))
+		return
+	}
+}
+
+// holds reports whether the store's record for who is t already: a write the store applied
+// after the gateway gave up waiting for its answer.
+func (s *Service) holds(ctx context.Context, st *backendState, who vault.Caller, t *vault.Token) bool {
+	e, err := s.vault.Get(ctx, who, st.cfg.Name)
+	return err == nil && e.AccessToken == t.AccessToken
+}
+
+// releaseUnlessUnsaved releases the refresh lock after a refresh, except when its result is to
+// be stored later: then storeLater releases it.
+func (s *Service) releaseUnlessUnsaved(st *backendState, who vault.Caller, err error, release func()) {
+	var u *unsavedError
+	if errors.As(err, &u) {
+		go s.storeLater(st, who, u, release)
+		return
+	}
+	release()
+}
