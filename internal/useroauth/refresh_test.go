@@ -118,3 +118,38 @@ func TestBackendRefusesToken(t *testing.T) {
 	f.svc.Rejected(t.Context(), backendName, key, tok)
 	f.noToken(t, alice)
 }
+
+// TestRefreshStoreDownMidway: the store stops while the authorization server answers a
+// refresh, which rotates the refresh token. The call fails retryably; once the store is back,
+// the replica that refreshed stores the result, and a call on the other replica gets the new
+// token without a second refresh (which, with the rotated-away token, would have been refused
+// and the user asked to connect again).
+func TestRefreshStoreDownMidway(t *testing.T) {
+	f := newFixture(t, fixtureOptions{redis: true})
+	alice, old := connected(t, f)
+	other := newFixture(t, fixtureOptions{replicaOf: f})
+	f.clock.Advance(24 * time.Hour)
+	pause := func() {
+		f.onTokenRequest.Store(nil)
+		f.redis.Pause()
+	}
+	f.onTokenRequest.Store(&pause)
+	before := f.tokenRequests.Load()
+	if _, ok, err := f.svc.Token(t.Context(), backendName, alice); ok || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("store paused during the refresh: ok %v, %v; want ErrUnavailable", ok, err)
+	}
+	f.redis.Resume()
+	fresh := other.mustToken(t, alice)
+	if fresh == old {
+		t.Fatal("the other replica got the expired token")
+	}
+	if n := f.tokenRequests.Load() - before; n != 1 {
+		t.Errorf("%d refresh requests at the authorization server, want 1", n)
+	}
+	if who, err := f.whoami(t, fresh); err != nil || who != "sub="+realop.OtherUserID {
+		t.Errorf("the backend with the stored token: %q, %v", who, err)
+	}
+	if got := f.mustToken(t, alice); got != fresh {
+		t.Error("the replicas disagree on the token")
+	}
+}
