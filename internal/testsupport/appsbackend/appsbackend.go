@@ -13,10 +13,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/nodecache"
 )
 
 // The pinned releases node/package-lock.json installs.
@@ -131,31 +132,6 @@ func Start(tb testing.TB, name, view string) *Backend {
 // installed them.
 func nodeAndModules(tb testing.TB) (node, modules string) {
 	tb.Helper()
-	cache := cacheDir(tb)
-	node = filepath.Join(cache, "node", "node_modules", "node", "bin", "node")
-	modules = filepath.Join(cache, "apps-backend", "node_modules")
-	for _, p := range []string{node, filepath.Join(modules, "@modelcontextprotocol", "ext-apps", "package.json")} {
-		if _, err := os.Stat(p); err != nil {
-			tb.Fatalf("the MCP Apps backend needs .ci/setup to have run: %v", err)
-		}
-	}
-	return node, modules
-}
-
-// cacheDir is where .ci/setup installs Node and the packages: CACHE_DIR as the .ci scripts read
-// it (relative to the repository root), else the repository's .cache.
-func cacheDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("CACHE_DIR")
-	if dir == "" {
-		dir = ".cache"
-	}
-	if !filepath.IsAbs(dir) {
-		_, file, _, ok := runtime.Caller(0)
-		if !ok {
-			tb.Fatal("appsbackend: cannot locate the package source")
-		}
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", dir)
-	}
-	return filepath.Clean(dir)
+	node, dir := nodecache.Require(tb, "the MCP Apps backend", "apps-backend", "node_modules/@modelcontextprotocol/ext-apps/package.json")
+	return node, filepath.Join(dir, "node_modules")
 }

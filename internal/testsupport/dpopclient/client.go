@@ -22,6 +22,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/nodecache"
 )
 
 // Version is the panva dpop release node/package-lock.json pins.
@@ -29,9 +31,8 @@ const Version = "2.1.2"
 
 // What the client runs and where .ci/setup installs it.
 const (
-	scriptName      = "proof.mjs"
-	libCacheSubdir  = "dpop-client"
-	nodeCacheSubdir = "node/node_modules/node/bin/node"
+	scriptName     = "proof.mjs"
+	libCacheSubdir = "dpop-client"
 	// answerTimeout bounds one answer of the Node process.
 	answerTimeout = 30 * time.Second
 )
@@ -193,29 +194,7 @@ func packageDir(tb testing.TB) string {
 	return filepath.Dir(file)
 }
 
-// cacheDir is where .ci/setup installs Node and the library: CACHE_DIR as the .ci scripts read
-// it (relative to the repository root), else the repository's .cache.
-func cacheDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("CACHE_DIR")
-	if dir == "" {
-		dir = ".cache"
-	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(packageDir(tb), "..", "..", "..", dir)
-	}
-	return filepath.Clean(dir)
-}
-
 func nodeAndLibrary(tb testing.TB) (node, lib string) {
 	tb.Helper()
-	cache := cacheDir(tb)
-	node = filepath.Join(cache, filepath.FromSlash(nodeCacheSubdir))
-	lib = filepath.Join(cache, libCacheSubdir)
-	for _, p := range []string{node, filepath.Join(lib, "node_modules", "dpop", "package.json")} {
-		if _, err := os.Stat(p); err != nil {
-			tb.Fatalf("dpopclient needs .ci/setup to have run: %v", err)
-		}
-	}
-	return node, lib
+	return nodecache.Require(tb, "dpopclient", libCacheSubdir, "node_modules/dpop/package.json")
 }

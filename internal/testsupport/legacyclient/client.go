@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/nodecache"
 )
 
 // Bounds of a client run.
@@ -48,15 +49,14 @@ const ServedByHeader = "X-Served-By"
 
 // What the steps send and expect, and where the TypeScript client lives.
 const (
-	resourceMatch   = "readme"     // a substring of the resource URI read_resource reads
-	templateMatch   = "items/{id}" // a substring of the template list_resource_templates expects
-	echoArgument    = "hello legacy"
-	askedName       = "Ada"
-	approvedText    = "approved"
-	declinedText    = "declined"
-	scriptName      = "client.mjs"
-	sdkCacheSubdir  = "legacy-client"
-	nodeCacheSubdir = "node/node_modules/node/bin/node"
+	resourceMatch  = "readme"     // a substring of the resource URI read_resource reads
+	templateMatch  = "items/{id}" // a substring of the template list_resource_templates expects
+	echoArgument   = "hello legacy"
+	askedName      = "Ada"
+	approvedText   = "approved"
+	declinedText   = "declined"
+	scriptName     = "client.mjs"
+	sdkCacheSubdir = "legacy-client"
 )
 
 // AllSteps are the steps a client runs by default, in order; close comes last.
@@ -170,33 +170,11 @@ func packageDir(tb testing.TB) string {
 	return filepath.Dir(file)
 }
 
-// cacheDir is where .ci/setup installs Node and the SDK: CACHE_DIR as the .ci scripts read it
-// (relative to the repository root), else the repository's .cache.
-func cacheDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("CACHE_DIR")
-	if dir == "" {
-		dir = ".cache"
-	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(packageDir(tb), "..", "..", "..", dir)
-	}
-	return filepath.Clean(dir)
-}
-
 // nodeAndSDK returns Node 22 and the SDK install directory, failing when .ci/setup has not
 // installed them.
 func nodeAndSDK(tb testing.TB) (node, sdk string) {
 	tb.Helper()
-	cache := cacheDir(tb)
-	node = filepath.Join(cache, filepath.FromSlash(nodeCacheSubdir))
-	sdk = filepath.Join(cache, sdkCacheSubdir)
-	for _, p := range []string{node, filepath.Join(sdk, "node_modules", "@modelcontextprotocol", "sdk", "package.json")} {
-		if _, err := os.Stat(p); err != nil {
-			tb.Fatalf("the TypeScript legacy client needs .ci/setup to have run: %v", err)
-		}
-	}
-	return node, sdk
+	return nodecache.Require(tb, "the TypeScript legacy client", sdkCacheSubdir, "node_modules/@modelcontextprotocol/sdk/package.json")
 }
 
 // RunTS runs the scenario with the TypeScript SDK client and returns its steps by name. A step

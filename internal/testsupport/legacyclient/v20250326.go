@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/nodecache"
 )
 
 // The 2025-03-26 clients, pinned with their whole tree by node0326/package-lock.json and
@@ -90,16 +91,8 @@ type BatchAnswer struct {
 // .ci/setup has not installed them.
 func node0326(tb testing.TB) (node, dir string) {
 	tb.Helper()
-	cache := cacheDir(tb)
-	node = filepath.Join(cache, filepath.FromSlash(nodeCacheSubdir))
-	dir = filepath.Join(cache, sdk0326CacheDir)
-	for _, p := range []string{node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"),
-		filepath.Join(dir, filepath.FromSlash(mcpRemoteProxyRel))} {
-		if _, err := os.Stat(p); err != nil {
-			tb.Fatalf("the 2025-03-26 clients need .ci/setup to have run: %v", err)
-		}
-	}
-	return node, dir
+	return nodecache.Require(tb, "the 2025-03-26 clients", sdk0326CacheDir,
+		"node_modules/@modelcontextprotocol/sdk/package.json", mcpRemoteProxyRel)
 }
 
 // RunTS0326 runs the scenario with the 2025-03-26 TypeScript SDK client and returns its steps by
