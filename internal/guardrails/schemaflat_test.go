@@ -3,6 +3,8 @@ package guardrails
 import (
 	"testing"
 	"unique"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
 const flatTestSchema = `{"type":"object","title":"t",
@@ -93,4 +95,37 @@ func TestSchemaFlatAllocatesNothing(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("%v allocations per check, want 0", n)
 	}
+}
+
+// FuzzSchemaFlatOnlyAccepts: on any arguments that pass the gateway's strict scan, the text check
+// accepts only what the full validator accepts, and the flat schema answers as the validator.
+func FuzzSchemaFlatOnlyAccepts(f *testing.F) {
+	for _, seed := range []string{
+		`{"bytes":4096,"note":"x"}`, `{"bytes":-1,"note":"","prose":true,"none":null,"ratio":3,"other":"y"}`,
+		`{"bytes":1.0,"note":"x"}`, `{"bytes":1e2,"note":"x"}`, `{"bytes":"1","note":"x"}`, `{"note":"x"}`,
+		`{"bytes":1,"note":"x","\u004eote":"y"}`, `{"bytes":1,"note":"x","other":{"Bytes":2}}`, `[1]`, `  {"bytes":1,"note":"x"}`,
+		`{"bytes":123456789012345,"note":"x","ratio":-0}`, `{"bytes":1,"note":"x","ſ":1}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	e := testEngine(f, everything("log"))
+	s := e.ContentSchema(unique.Make(flatTestSchema))
+	if s.flat == nil {
+		f.Fatal("not recognised as flat")
+	}
+	full := compileSchema([]byte(flatTestSchema))
+	full.flat = nil
+	f.Fuzz(func(t *testing.T, args []byte) {
+		if len(args) == 0 || jsonrpc.Scan(args, jsonrpc.Limits{}) != nil {
+			return
+		}
+		vf, errf := full.Validate(args)
+		if s.flat.accepts(args, s.names, s.folded) && (vf != nil || errf != nil) {
+			t.Fatalf("%s: the text check accepts what the validator refuses: %v %v", args, vf, errf)
+		}
+		v, err := s.Validate(args)
+		if (v == nil) != (vf == nil) || (err == nil) != (errf == nil) {
+			t.Fatalf("%s: got %v %v, the validator says %v %v", args, v, err, vf, errf)
+		}
+	})
 }
