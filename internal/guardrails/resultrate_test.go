@@ -97,6 +97,30 @@ func TestResultFalsePositiveRate(t *testing.T) {
 		}
 	}
 	reportResultRates(t, len(results), bytesTotal, falseRes, realRes, falseMatches)
+	checkResultDocs(t, len(results), falseRes)
+}
+
+// checkResultDocs checks that docs/guardrails.md reports the corpus's size and, for every
+// detector with false positives, the number of results it flags falsely, and that every detector
+// it holds to a figure is reported.
+func checkResultDocs(t *testing.T, n int, falseRes [numDetectors]int) {
+	raw, err := os.ReadFile("../../docs/guardrails.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	if want := fmt.Sprintf("holds %d real `tools/call` results", n); !strings.Contains(doc, want) {
+		t.Errorf("docs/guardrails.md does not say it %s", want)
+	}
+	for d := range numDetectors {
+		if falseRes[d] == 0 && maxResultFalsePositives[d] == 0 {
+			continue
+		}
+		want := fmt.Sprintf("| `%s` | %d (%.2f%%) |", d, falseRes[d], pct(falseRes[d], n))
+		if !strings.Contains(doc, want) {
+			t.Errorf("docs/guardrails.md has no row %q", want)
+		}
+	}
 }
 
 // reportResultRates logs the table docs/guardrails.md reports and holds each detector to its
