@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// realResults are the project's corpus of real tool results: the tools/list results of public
-// MCP servers the tool search is evaluated on. Nothing in them is a secret, personal data or an
+// realResults are the tools/list results of public MCP servers the tool search is evaluated on:
+// tool descriptions and schemas (TestResultFalsePositiveRate measures the detectors on real
+// tools/call results). Nothing in them is a secret, personal data or an
 // injection: every finding of the secrets, pii, invisible, bidi and instructions detectors on
 // them is a false positive. (Links are findings by policy: their hosts are not on an allowlist.)
 const realResults = "../toolsearch/testdata/catalog/*.json"

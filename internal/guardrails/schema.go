@@ -48,6 +48,9 @@ type CompiledSchema struct {
 	// objectOnly: the schema accepts any object (type object, nothing else that constrains):
 	// arguments need not be decoded.
 	objectOnly bool
+	// flat: the schema declares scalar properties and nothing more; arguments it certainly
+	// accepts are not decoded (schemaflat.go).
+	flat *flatSchema
 	// names are the property names the schema declares, exactly and under folding (see
 	// jsonrpc.FoldKey), to refuse an argument whose name only a case-insensitive decoder reads
 	// as a declared one.
@@ -105,6 +108,9 @@ func compileSchema(raw []byte) *CompiledSchema {
 	s.resolved = rs
 	_ = json.Unmarshal(raw, &s.doc)
 	s.objectOnly = objectOnly(s.doc)
+	if !s.objectOnly {
+		s.flat = compileFlat(s.doc)
+	}
 	s.names, s.folded = map[string]bool{}, map[string]bool{}
 	collectNames(s.doc, s.names, s.folded, 0)
 	return s
@@ -187,6 +193,9 @@ func (s *CompiledSchema) Validate(instance []byte) (v *Violation, err error) {
 		instance = []byte("{}")
 	}
 	if s.objectOnly && instance[skipWS(instance, 0)] == '{' {
+		return nil, nil
+	}
+	if s.flat != nil && s.flat.accepts(instance, s.names, s.folded) {
 		return nil, nil
 	}
 	inst, err := decodeTrusted(instance)
