@@ -209,6 +209,26 @@ func (s *userOAuthSite) loginAtAS(t *testing.T, tab context.Context, button, cal
 	}
 }
 
+// logsWithout returns the replicas' logs together, failing the test if any holds one of
+// secrets.
+func (s *userOAuthSite) logsWithout(t *testing.T, secrets []string) []byte {
+	t.Helper()
+	var all []byte
+	for _, path := range s.logs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	for _, secret := range secrets {
+		if secret != "" && bytes.Contains(all, []byte(secret)) {
+			t.Error("a replica's log holds a token or secret")
+		}
+	}
+	return all
+}
+
 // whoami calls the backend's whoami through cs and returns its text, failing unless it ran.
 func whoami(t *testing.T, cs *mcp.ClientSession) string {
 	t.Helper()
@@ -385,19 +405,7 @@ func TestUserOAuthInBrowser(t *testing.T) {
 
 	t.Run("audit lines and metrics, never a token", func(t *testing.T) {
 		tokens := append(site.backend.Tokens(), tok, uoASSecret, uoVaultKey)
-		var all []byte
-		for _, path := range site.logs {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, b...)
-		}
-		for _, secret := range tokens {
-			if secret != "" && bytes.Contains(all, []byte(secret)) {
-				t.Error("a replica's log holds a token or secret")
-			}
-		}
+		all := site.logsWithout(t, tokens)
 		for _, want := range []string{"useroauth: connected", "useroauth: disconnected", "by=admin", "by=user", "subject=" + site.op.Issuer() + "#" + realop.UserID} {
 			if !bytes.Contains(all, []byte(want)) {
 				t.Errorf("no audit line with %q", want)
