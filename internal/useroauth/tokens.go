@@ -183,7 +183,7 @@ func (s *Service) refreshShared(ctx context.Context, st *backendState, who vault
 		}
 		if ok {
 			e, err := s.refreshLocked(ctx, st, who)
-			s.releaseUnlessUnsaved(st, who, err, release)
+			releaseUnlessUnsaved(s, st, who, err, release)
 			return e, err
 		}
 		e, err := s.awaitRefresh(ctx, st, who, seen)

@@ -26,14 +26,23 @@ type unsavedError struct {
 func (u *unsavedError) Error() string { return u.err.Error() }
 func (u *unsavedError) Unwrap() error { return u.err }
 
-// storeLater keeps trying to store u's fresh tokens in place of the record they replace, while
-// this replica still holds the record's refresh lock (which keeps the other replicas from
+// pendingStore is one refresh's result that the store refused, with what storing it later needs.
+type pendingStore struct {
+	s   *Service
+	st  *backendState
+	who vault.Caller
+	u   *unsavedError
+}
+
+// run keeps trying to store the fresh tokens in place of the record they replace, while this
+// replica still holds the record's refresh lock (which keeps the other replicas from
 // refreshing with the rotated-away token and waiting callers polling for the result); then it
 // releases the lock. The window is what is left of lockTTL after the refresh itself (at most
 // twice the timeout); a store that stays away longer loses the tokens, and the user connects
 // again once the refresh token is refused.
-func (s *Service) storeLater(st *backendState, who vault.Caller, u *unsavedError, release func()) {
+func (p pendingStore) run(release func()) {
 	defer release()
+	s, st, who, u := p.s, p.st, p.who, p.u
 	ctx, cancel := context.WithTimeout(context.Background(), lockTTL-2*st.cfg.timeout())
 	defer cancel()
 	name := st.cfg.Name
@@ -51,7 +60,7 @@ func (s *Service) storeLater(st *backendState, who vault.Caller, u *unsavedError
 		if err != nil {
 			continue
 		}
-		if !swapped && !s.holds(ctx, st, who, &u.fresh) {
+		if !swapped && !p.stored(ctx) {
 			// Disconnected or connected anew meanwhile: the fresh tokens are not kept.
 			s.revokeTokens(ctx, st, &u.fresh)
 			return
@@ -63,19 +72,19 @@ func (s *Service) storeLater(st *backendState, who vault.Caller, u *unsavedError
 	}
 }
 
-// holds reports whether the store's record for who is t already: a write the store applied
-// after the gateway gave up waiting for its answer.
-func (s *Service) holds(ctx context.Context, st *backendState, who vault.Caller, t *vault.Token) bool {
-	e, err := s.vault.Get(ctx, who, st.cfg.Name)
-	return err == nil && e.AccessToken == t.AccessToken
+// stored reports whether the store's record is the fresh tokens already: a write the store
+// applied after the gateway gave up waiting for its answer.
+func (p pendingStore) stored(ctx context.Context) bool {
+	e, err := p.s.vault.Get(ctx, p.who, p.st.cfg.Name)
+	return err == nil && e.AccessToken == p.u.fresh.AccessToken
 }
 
 // releaseUnlessUnsaved releases the refresh lock after a refresh, except when its result is to
-// be stored later: then storeLater releases it.
-func (s *Service) releaseUnlessUnsaved(st *backendState, who vault.Caller, err error, release func()) {
+// be stored later: then pendingStore.run releases it.
+func releaseUnlessUnsaved(s *Service, st *backendState, who vault.Caller, err error, release func()) {
 	var u *unsavedError
 	if errors.As(err, &u) {
-		go s.storeLater(st, who, u, release)
+		go pendingStore{s: s, st: st, who: who, u: u}.run(release)
 		return
 	}
 	release()
