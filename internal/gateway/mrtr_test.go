@@ -120,6 +120,20 @@ func rawCall(t *testing.T, gw Listeners, tok, name, args, retry string) (int, rp
 	return status, r
 }
 
+// tamper changes one character in the middle of a sealed value, always to another one: a
+// change at the end may leave the string as it was (the last characters of base64 carry few
+// bits, and may already be the replacement), which let a "tampered" value through by chance.
+func tamper(sealed string) string {
+	b := []byte(sealed)
+	i := len(b) / 2
+	if b[i] == 'A' {
+		b[i] = 'B'
+	} else {
+		b[i] = 'A'
+	}
+	return string(b)
+}
+
 func approve(state string) string {
 	return `,"inputResponses":{"io.mcp-gateway/confirm":{"action":"accept","content":{"approve":true}}},"requestState":"` + state + `"`
 }
@@ -145,7 +159,7 @@ func TestConfirmationStateAttacks(t *testing.T) {
 		{"other user", mallory, "alpha__echo", `{"text":"pay 10"}`, approve(state)},
 		{"other arguments", alice, "alpha__echo", `{"text":"pay 1000"}`, approve(state)},
 		{"other tool", alice, "alpha__add", `{"text":"pay 10"}`, approve(state)},
-		{"tampered", alice, "alpha__echo", `{"text":"pay 10"}`, approve(state[:len(state)-2] + "AA")},
+		{"tampered", alice, "alpha__echo", `{"text":"pay 10"}`, approve(tamper(state))},
 		{"truncated", alice, "alpha__echo", `{"text":"pay 10"}`, approve(state[:len(state)/2])},
 		{"oversized", alice, "alpha__echo", `{"text":"pay 10"}`, approve(strings.Repeat("A", 20000))},
 	}

@@ -229,7 +229,7 @@ func modernTraffic(t *testing.T, gw Listeners, alice, downTok string) {
 		}
 	}
 	state := askConfirmation(t, gw, alice)
-	if status, _ := rawCall(t, gw, alice, "alpha__echo", `{"text":"pay 10"}`, approve(state[:len(state)-2]+"AA")); status != 400 {
+	if status, _ := rawCall(t, gw, alice, "alpha__echo", `{"text":"pay 10"}`, approve(tamper(state))); status != 400 {
 		t.Errorf("tampered requestState: %d, want 400", status)
 	}
 	if _, r := callWithMeta(t, gw, alice, urlElicitMeta, "alpha__whoami", `{}`, ""); r.Result.ResultType != "input_required" {
