@@ -346,18 +346,30 @@ func checkRequestMutation(method string, payload []byte, lim jsonrpc.Limits) err
 	})
 }
 
+// roundTripKeys are the members of a result that carry a backend's round trip.
+var roundTripKeys = []string{"resultType", "requestState"}
+
 // checkResultMutation checks a mutated result: an object whose resultType and requestState are
-// the original's, so a mutation can neither forge a backend's round trip nor end one.
+// the original's, so a mutation can neither forge a backend's round trip nor end one. A member
+// that differs from one of them only in case or punctuation is refused too: the gateway reads
+// the exact name, but a client whose decoder folds case would read the variant as that member.
 func checkResultMutation(orig, mutated []byte) error {
 	if err := jsonrpc.Scan(mutated, resultLimits); err != nil || mutated[0] != '{' {
 		return malformed("the mutated result is not a JSON object")
 	}
-	for _, k := range []string{"resultType", "requestState"} {
+	for _, k := range roundTripKeys {
 		if !bytes.Equal(member(orig, k), member(mutated, k)) {
 			return malformed("the mutated result changes %s", k)
 		}
 	}
-	return nil
+	return jsonrpc.Members(mutated, func(key, _ []byte) error {
+		for _, k := range roundTripKeys {
+			if string(key) != k && jsonrpc.FoldEqual(key, []byte(k)) {
+				return malformed("the mutated result sets %q, a spelling of %s", key, k)
+			}
+		}
+		return nil
+	})
 }
 
 // member returns the raw value of obj's member key, nil when absent.

@@ -159,6 +159,12 @@ func TestMalformedMutations(t *testing.T) {
 		{"ends a round trip", PhaseResponse, func(p string) string { return strings.Replace(p, `"input_required"`, `"complete"`, 1) }},
 		{"forges a round trip", PhaseResponse, func(p string) string { return strings.Replace(p, `"state-1"`, `"state-2"`, 1) }},
 		{"not an object", PhaseResponse, func(string) string { return `[1]` }},
+		{"ends a round trip in another case", PhaseResponse, func(p string) string {
+			return strings.Replace(p, `"resultType"`, `"ResultType":"complete","resultType"`, 1)
+		}},
+		{"forges a round trip in another spelling", PhaseResponse, func(p string) string {
+			return strings.Replace(p, `"requestState"`, `"request_state":"state-2","requestState"`, 1)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := host(t, "m", TypeMutation, intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
