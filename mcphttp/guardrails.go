@@ -3,14 +3,12 @@ package mcphttp
 import (
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
-	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -198,8 +196,10 @@ func (g *railer) redactArguments(x *request, rep *guardrails.Report) error {
 	x.in.params.Arguments = args
 	if len(x.route.paramHeaders) > 0 {
 		// A mirrored argument must say what the backend reads: the headers are derived again
-		// from the redacted arguments.
-		return g.rebindParamHeaders(x, x.route.target)
+		// from the redacted arguments by stage bind-headers' own code, as for a call an
+		// interceptor changed (the client's headers mirrored what it sent).
+		x.hdr, x.mutated, x.route.paramHeaders = withoutParamHeaders(x.hdr), true, nil
+		return x.bindParamHeaders(x.route.target)
 	}
 	return nil
 }
@@ -291,41 +291,4 @@ func (g *railer) schema(x *request, output bool) (*guardrails.CompiledSchema, er
 		return g.engine.ContentSchema(th.Schemas.Input), nil
 	}
 	return nil, nil
-}
-
-// rebindParamHeaders derives a tools/call's Mcp-Param-* headers from its arguments again, after
-// a redaction changed them, with the bindings stage bind-headers used.
-func (g *railer) rebindParamHeaders(x *request, t upstreams.Target) error {
-	th, err := x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
-		ProtocolVersion: x.in.meta.ProtocolVersion,
-		CacheKey:        x.subject(),
-		SubjectToken:    x.subjectToken(t.Upstream),
-		Fetch:           true,
-	}, t)
-	if err != nil {
-		return err
-	}
-	x.route.paramHeaders = nil
-	if th == nil {
-		return nil
-	}
-	for i := range th.Bindings {
-		bd := &th.Bindings[i]
-		val, err := argumentAt(x.in.params.Arguments, bd.Path)
-		if err != nil || val == nil {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		want, ok := mirrored(val)
-		if !ok {
-			return headerMismatch("Header mismatch: argument " + strings.Join(bd.Path, ".") + " cannot be mirrored into " + bd.Header)
-		}
-		if x.route.paramHeaders == nil {
-			x.route.paramHeaders = make(http.Header, len(th.Bindings))
-		}
-		x.route.paramHeaders[bd.Header] = []string{mcpheader.Encode(want)}
-	}
-	return nil
 }

@@ -41,9 +41,10 @@ type request struct {
 	// and its admission covers the whole client request. (Next to viaCallTool: the two share
 	// a word, which keeps the request in its size class.)
 	internal bool
-	// mutated marks params an interceptor replaced (stage intercept): the client's Mcp-Param-*
-	// headers mirrored the arguments it sent, so the backend's are derived from the new ones, as
-	// for a request another edge built. (In the same word as internal and viaCallTool.)
+	// mutated marks params the gateway replaced (an interceptor's mutation, a guardrail's
+	// redaction): the client's Mcp-Param-* headers mirrored the arguments it sent, so the
+	// backend's are derived from the new ones, as for a request another edge built. (In the
+	// same word as internal and viaCallTool.)
 	mutated bool
 	// endSpan ends the request's span, started after stage decode; nil with tracing off or
 	// before it starts. spanParent is the traceparent of the gateway's own span (the backend
