@@ -548,3 +548,46 @@ func TestFailOpenMutator(t *testing.T) {
 		t.Fatalf("metrics %+v", f.metrics.all())
 	}
 }
+
+// TestAnswersWithinBudget: an interceptor's answer is read within the replica's budget of
+// answers in flight, whichever transport brings it: past it the invocation fails (fail-closed by
+// default), and a read answer gives its charge back.
+func TestAnswersWithinBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T) Config
+	}{
+		{"mcp", func(t *testing.T) Config {
+			return validator("guard", host(t, "guard", TypeValidation, intercepttest.Allow()).URL())
+		}},
+		{"webhook", func(t *testing.T) Config {
+			s := intercepttest.StartWebhook(t, []intercepttest.Interceptor{{Name: "guard", Type: TypeValidation, Handle: intercepttest.Allow()}})
+			c := validator("guard", s.URL())
+			c.Webhook = true
+			return c
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil, tc.start(t))
+			budget := f.set.results
+			taken := budget.Max() - 8 // room for no answer at all
+			if !budget.Take(taken) {
+				t.Fatal("the budget is in use before any call")
+			}
+			v := f.run(t, PhaseRequest, toolCall(t, `{"text":"fine"}`))
+			if !v.Blocked || !v.Failed {
+				t.Fatalf("an answer past the budget: %+v", v)
+			}
+			if r := f.metrics.last(); r.result != ResultError {
+				t.Fatalf("metrics: %+v", r)
+			}
+			budget.Return(taken)
+			if v := f.run(t, PhaseRequest, toolCall(t, `{"text":"fine"}`)); v.Blocked {
+				t.Fatalf("an answer within the budget: %+v", v)
+			}
+			if n := budget.InUse(); n != 0 {
+				t.Fatalf("%d bytes still charged after the answers were read", n)
+			}
+		})
+	}
+}

@@ -86,6 +86,8 @@ type Set struct {
 	log     *slog.Logger
 	now     func() time.Time
 	metrics Metrics
+	// results bounds the interceptors' answers being read at once, over every transport.
+	results *bodyread.Budget
 }
 
 // interceptor is one configured interceptor with its client.
@@ -124,12 +126,12 @@ func New(cs []Config, deps Deps) (*Set, error) {
 	if deps.Log == nil {
 		return nil, errors.New("intercept: Deps.Log is required")
 	}
-	s := &Set{log: deps.Log, now: deps.Now, metrics: deps.Metrics}
+	s := &Set{log: deps.Log, now: deps.Now, metrics: deps.Metrics, results: bodyread.NewBudget(maxResultBytesInFlight)}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	env := &backend.Env{Log: deps.Log, Now: s.now, Names: names.New("__", false, nil),
-		Results: bodyread.NewBudget(maxResultBytesInFlight), UserAgent: deps.UserAgent}
+		Results: s.results, UserAgent: deps.UserAgent}
 	if m := deps.Metrics; m != nil {
 		env.CircuitState = m.CircuitState
 	}
@@ -151,7 +153,7 @@ func newInterceptor(c Config, env *backend.Env) (*interceptor, error) {
 	}
 	ic := &interceptor{cfg: c, b: b, slots: make(chan struct{}, c.MaxConcurrent), callers: map[string]int{}}
 	if c.Webhook {
-		ic.t = webhookTransport{b: b, max: c.MaxResponseBytes, now: env.Now}
+		ic.t = webhookTransport{b: b, max: c.MaxResponseBytes, results: env.Results, now: env.Now}
 	} else {
 		ic.t = mcpTransport{b: b}
 	}

@@ -1,15 +1,14 @@
 package intercept
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
@@ -79,7 +78,10 @@ func (t mcpTransport) invoke(ctx context.Context, params []byte, hdr http.Header
 type webhookTransport struct {
 	b   *backend.Backend
 	max int64
-	now func() time.Time // the Set's clock, which the backend's breaker reads too
+	// results is the replica's budget of interceptors' answers being read at once, which an
+	// Interceptor Server's answers are read within too (the backend client's Env.Results).
+	results *bodyread.Budget
+	now     func() time.Time // the Set's clock, which the backend's breaker reads too
 }
 
 func (t webhookTransport) invoke(ctx context.Context, params []byte, hdr http.Header) ([]byte, error) {
@@ -96,23 +98,27 @@ func (t webhookTransport) post(ctx context.Context, params []byte, hdr http.Head
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var buf bytes.Buffer
-	_, err = io.Copy(&buf, io.LimitReader(resp.Body, t.max+1))
+	buf, err := bodyread.ReadSized(resp.Body, t.max, resp.ContentLength, t.results)
 	switch {
+	case errors.Is(err, bodyread.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %s: the answer is larger than %d bytes", upstreams.ErrBadResponse, t.b.Name(), t.max)
+	case errors.Is(err, bodyread.ErrBudget):
+		return nil, fmt.Errorf("%w: %s", upstreams.ErrResultBudget, t.b.Name())
 	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("%w: %s: %v", upstreams.ErrTimeout, t.b.Name(), context.Cause(ctx))
 	case err != nil:
 		return nil, fmt.Errorf("%w: %s: reading the answer: %v", upstreams.ErrUnavailable, t.b.Name(), err)
-	case int64(buf.Len()) > t.max:
-		return nil, fmt.Errorf("%w: %s: the answer is larger than %d bytes", upstreams.ErrBadResponse, t.b.Name(), t.max)
 	}
+	// The answer is read: its charge goes back, and its bytes, which the verdict may hand on,
+	// to the garbage collector rather than the buffer pool.
+	buf.Detach()
 	switch s := resp.StatusCode; {
 	case s == http.StatusBadGateway || s == http.StatusServiceUnavailable || s == http.StatusGatewayTimeout:
 		return nil, fmt.Errorf("%w: %s: status %d", upstreams.ErrUnavailable, t.b.Name(), s)
 	case s != http.StatusOK:
 		return nil, fmt.Errorf("%w: %s: status %d", upstreams.ErrBadResponse, t.b.Name(), s)
 	}
-	return buf.Bytes(), nil
+	return buf.B, nil
 }
 
 // Failure reasons: why an invocation gave no decision. They label metrics and audit lines, a
