@@ -262,21 +262,19 @@ func (r *RuleConfig) problems() []error {
 
 // backendConfig is the connection to the interceptor as package backend configures one: no
 // retries (an invocation is not safe to repeat blind: the SEP routes an indeterminate outcome as
-// a failure), and its own timeout.
+// a failure), and its own timeout and answer bound, defaulted by WithDefaults whether or not c
+// already was (Problems checks c as written).
 func (c *Config) backendConfig() backend.Config {
-	protocol := c.Protocol
-	if c.Webhook {
+	d := c.WithDefaults()
+	protocol := d.Protocol
+	if d.Webhook {
 		// No era probe: the webhook is sent nothing but its invocations.
 		protocol = backend.ProtocolVersion
 	}
-	timeout := c.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
 	return backend.Config{
-		Name: c.Name, URL: c.URL, Timeout: timeout, ConnectTimeout: c.ConnectTimeout,
-		Headers: c.Headers, MaxResponseBytes: c.MaxResponseBytes, Protocol: protocol,
-		TLS: c.TLS, Auth: c.Auth, Retry: backend.RetryConfig{Attempts: 1}, Breaker: c.Breaker,
+		Name: d.Name, URL: d.URL, Timeout: d.Timeout, ConnectTimeout: d.ConnectTimeout,
+		Headers: d.Headers, MaxResponseBytes: d.MaxResponseBytes, Protocol: protocol,
+		TLS: d.TLS, Auth: d.Auth, Retry: backend.RetryConfig{Attempts: 1}, Breaker: d.Breaker,
 	}
 }
 
