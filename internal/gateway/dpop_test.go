@@ -404,3 +404,24 @@ func TestDPoPProofBudget(t *testing.T) {
 		t.Fatalf("the backend received %d calls, want 2", n)
 	}
 }
+
+// TestDPoPPublicURLNormalises: with DPoP on, a server.publicURL that has no htu normal form (a
+// query, user information, a host of other characters) is a configuration error: every proof's
+// htu is compared with it, so the gateway would otherwise start and refuse every DPoP request.
+// The same URLs stay accepted with DPoP off.
+func TestDPoPPublicURLNormalises(t *testing.T) {
+	for _, public := range []string{"https://mcp.test.invalid/mcp?tenant=a", "https://user@mcp.test.invalid/mcp", "https://bücher.test.invalid/mcp"} {
+		cfg := &Config{Log: LogConfig{Level: "error", Format: "text"}}
+		cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
+		cfg.Auth.Issuers = []authz.IssuerConfig{{Issuer: "https://issuer.test.invalid"}}
+		cfg.Server.PublicURL = public
+		cfg.applyDefaults()
+		if err := cfg.validate(); err != nil && strings.Contains(err.Error(), "server.publicURL") {
+			t.Fatalf("%s with DPoP off: %v", public, err)
+		}
+		cfg.Auth.DPoP.Mode = authz.DPoPAllowed
+		if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "server.publicURL") || !strings.Contains(err.Error(), "htu") {
+			t.Errorf("%s with DPoP on: %v", public, err)
+		}
+	}
+}
