@@ -100,7 +100,7 @@ type dpopState struct {
 }
 
 func newDPoPState(cfg Config, o DPoPOptions) (*dpopState, error) {
-	if !cfg.dpopUsed() {
+	if !cfg.DPoPUsed() {
 		return nil, nil
 	}
 	if o.Replay == nil {

@@ -98,8 +98,8 @@ func (c Config) dpopMode(is IssuerConfig) string {
 	return DPoPOff
 }
 
-// dpopUsed reports whether any issuer accepts DPoP-bound tokens.
-func (c Config) dpopUsed() bool {
+// DPoPUsed reports whether any issuer accepts DPoP-bound tokens.
+func (c Config) DPoPUsed() bool {
 	return slices.ContainsFunc(c.Issuers, func(is IssuerConfig) bool { return c.dpopMode(is) != DPoPOff })
 }
 
@@ -115,7 +115,7 @@ func (c Config) dpopRequired() bool {
 func (c Config) validateDPoP() error {
 	var errs []error
 	for i, r := range c.Policy.Rules {
-		if r.DPoP == DPoPRequired && !c.dpopUsed() {
+		if r.DPoP == DPoPRequired && !c.DPoPUsed() {
 			errs = append(errs, configerr.At(fmt.Sprintf("policy.rules[%d].dpop", i),
 				"no issuer accepts DPoP-bound tokens: set auth.dpop.mode (or an issuer's dpop) to allowed or required"))
 		}

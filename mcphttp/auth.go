@@ -120,8 +120,16 @@ func (x *request) endpointURL() string {
 	return x.s.htu
 }
 
+// errProofBudget answers a caller over its budget of DPoP proofs remembered against replay
+// (authz.ErrProofBudget). The budget's window runs for twice the proof window; a minute is when
+// trying again is worth it.
+var errProofBudget = &Error{Status: http.StatusTooManyRequests, Outcome: outcomeRateLimited,
+	RPC:    jsonrpc.NewError(jsonrpc.CodeRateLimited, "Too many DPoP proofs from this caller; retry later"),
+	Header: http.Header{"Retry-After": {"60"}}}
+
 // authFailure answers a failed authentication: 503 when the identity provider or the replay
-// store cannot answer, 429 for a caller over its proof budget, else 401 with the challenges.
+// store cannot answer, 429 for a caller over its proof budget (in server.draftErrors' shape),
+// else 401 with the challenges.
 func (s *Server) authFailure(x *request, err error) error {
 	s.metrics.AuthFailure(authReasons[authz.Reason(err)])
 	switch {
@@ -137,9 +145,7 @@ func (s *Server) authFailure(x *request, err error) error {
 		e.Outcome = outcomeUnavailable
 		return e
 	case errors.Is(err, authz.ErrProofBudget):
-		return &Error{Status: http.StatusTooManyRequests, Outcome: outcomeRateLimited,
-			RPC:    jsonrpc.NewError(jsonrpc.CodeRateLimited, "Too many DPoP proofs from this caller; retry later"),
-			Header: http.Header{"Retry-After": {"60"}}}
+		return s.drafts.proofBudget
 	}
 	e := x.challenge(http.StatusUnauthorized, s.auth.Unauthorized(err)...)
 	if n := authz.DPoPNonce(err); n != "" {

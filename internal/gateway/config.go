@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/pins"
@@ -439,6 +440,13 @@ func (c *Config) validateAuth() []error {
 	}
 	if len(c.Auth.Issuers) > 0 {
 		errs = append(errs, configerr.Under("auth", nil, c.Auth.Config.Validate())...)
+	}
+	if c.Server.PublicURL != "" && c.Auth.Config.DPoPUsed() {
+		if _, err := dpop.NormalizeURL(c.Server.PublicURL); err != nil {
+			// Every proof's htu is compared with it: the gateway would start and refuse every
+			// DPoP request.
+			errs = append(errs, configerr.At("server.publicURL", "%q: with auth.dpop, want an http(s) URL without query or user information, its host a DNS name or IP literal: DPoP proofs' htu is compared with it", c.Server.PublicURL))
+		}
 	}
 	if c.Auth.DPoP.Nonce.Required && c.Redis.enabled() && len(c.MRTR.Keys) == 0 {
 		// Redis means several replicas; a nonce sealed under one replica's random key would be

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -376,31 +377,66 @@ func TestDPoPNoncesAndRules(t *testing.T) {
 
 // TestDPoPProofBudget: the proofs one caller may have remembered against replay are bounded
 // (auth.dpop.maxProofsPerCaller); past the budget its requests are 429 with Retry-After, not
-// forwarded, while a replay of a remembered proof is still refused as one.
+// forwarded, while a replay of a remembered proof is still refused as one. It is a caller's
+// limit like the others: -32012, or with server.draftErrors [rateLimited] SEP-3304's -32023
+// with retryAfterMs (docs/denials.md).
 func TestDPoPProofBudget(t *testing.T) {
 	iss := newDPoPIssuer(t)
-	alpha := mcptest.StartServer(t, "alpha")
-	gw := startTestGateway(t, func(c *Config) {
-		trustIssuers(c, iss)
-		c.Auth.DPoP.Mode = authz.DPoPRequired
-		c.Auth.DPoP.MaxProofsPerCaller = 2
-		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "use", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
-	}, alpha)
-	u := "http://" + gw.MCP + "/mcp"
-	caller := newDPoPCaller(t, dpopclient.Start(t), iss, testResource)
-	first := caller.proof(t, http.MethodPost, testResource, nil)
-	for _, p := range []string{first, caller.proof(t, http.MethodPost, testResource, nil)} {
-		if status, _, body := post(t, u, caller.headers("tools/call", "alpha__echo", p), dpopCallBody); status != http.StatusOK {
-			t.Fatalf("within the budget: %d %s", status, body)
+	dc := dpopclient.Start(t)
+	for _, tc := range []struct {
+		drafts []string
+		want   string
+	}{
+		{nil, `"code":-32012`},
+		{[]string{mcphttp.DraftRateLimited}, `"code":-32023,"message":"Too many DPoP proofs from this caller; retry later","data":{"retryAfterMs":60000}`},
+	} {
+		t.Run(fmt.Sprint(tc.drafts), func(t *testing.T) {
+			alpha := mcptest.StartServer(t, "alpha")
+			gw := startTestGateway(t, func(c *Config) {
+				trustIssuers(c, iss)
+				c.Server.DraftErrors = tc.drafts
+				c.Auth.DPoP.Mode = authz.DPoPRequired
+				c.Auth.DPoP.MaxProofsPerCaller = 2
+				c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "use", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
+			}, alpha)
+			u := "http://" + gw.MCP + "/mcp"
+			caller := newDPoPCaller(t, dc, iss, testResource)
+			first := caller.proof(t, http.MethodPost, testResource, nil)
+			for _, p := range []string{first, caller.proof(t, http.MethodPost, testResource, nil)} {
+				if status, _, body := post(t, u, caller.headers("tools/call", "alpha__echo", p), dpopCallBody); status != http.StatusOK {
+					t.Fatalf("within the budget: %d %s", status, body)
+				}
+			}
+			status, h, body := post(t, u, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), dpopCallBody)
+			if status != http.StatusTooManyRequests || h.Get("Retry-After") != "60" || !strings.Contains(body, tc.want) {
+				t.Fatalf("over the budget: %d, Retry-After %q: %s, want %s", status, h.Get("Retry-After"), body, tc.want)
+			}
+			status, h, _ = post(t, u, caller.headers("tools/call", "alpha__echo", first), dpopCallBody)
+			wantDPoPRefusal(t, status, h, dpop.CodeInvalidProof)
+			if n := toolCalls(alpha); n != 2 {
+				t.Fatalf("the backend received %d calls, want 2", n)
+			}
+		})
+	}
+}
+
+// TestDPoPPublicURLNormalises: with DPoP on, a server.publicURL that has no htu normal form (a
+// query, user information, a host of other characters) is a configuration error: every proof's
+// htu is compared with it, so the gateway would otherwise start and refuse every DPoP request.
+// The same URLs stay accepted with DPoP off.
+func TestDPoPPublicURLNormalises(t *testing.T) {
+	for _, public := range []string{"https://mcp.test.invalid/mcp?tenant=a", "https://user@mcp.test.invalid/mcp", "https://bücher.test.invalid/mcp"} {
+		cfg := &Config{Log: LogConfig{Level: "error", Format: "text"}}
+		cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
+		cfg.Auth.Issuers = []authz.IssuerConfig{{Issuer: "https://issuer.test.invalid"}}
+		cfg.Server.PublicURL = public
+		cfg.applyDefaults()
+		if err := cfg.validate(); err != nil && strings.Contains(err.Error(), "server.publicURL") {
+			t.Fatalf("%s with DPoP off: %v", public, err)
 		}
-	}
-	status, h, body := post(t, u, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), dpopCallBody)
-	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.Contains(body, `"error"`) {
-		t.Fatalf("over the budget: %d, Retry-After %q: %s", status, h.Get("Retry-After"), body)
-	}
-	status, h, _ = post(t, u, caller.headers("tools/call", "alpha__echo", first), dpopCallBody)
-	wantDPoPRefusal(t, status, h, dpop.CodeInvalidProof)
-	if n := toolCalls(alpha); n != 2 {
-		t.Fatalf("the backend received %d calls, want 2", n)
+		cfg.Auth.DPoP.Mode = authz.DPoPAllowed
+		if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "server.publicURL") || !strings.Contains(err.Error(), "htu") {
+			t.Errorf("%s with DPoP on: %v", public, err)
+		}
 	}
 }

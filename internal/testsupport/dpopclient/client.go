@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -187,11 +186,7 @@ func (c *Client) Proof(t testing.TB, k Key, p Proof) string {
 // packageDir is this package's source directory, where node/ lives.
 func packageDir(tb testing.TB) string {
 	tb.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		tb.Fatal("dpopclient: cannot locate the package source")
-	}
-	return filepath.Dir(file)
+	return nodecache.CallerDir(tb)
 }
 
 func nodeAndLibrary(tb testing.TB) (node, lib string) {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,15 +158,10 @@ func (s Step) String() string {
 	return string(b)
 }
 
-// packageDir is this package's source directory, where node/ lives; the test binary of any
-// package finds it this way, whatever its working directory.
+// packageDir is this package's source directory, where node/ lives.
 func packageDir(tb testing.TB) string {
 	tb.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		tb.Fatal("legacyclient: cannot locate the package source")
-	}
-	return filepath.Dir(file)
+	return nodecache.CallerDir(tb)
 }
 
 // nodeAndSDK returns Node 22 and the SDK install directory, failing when .ci/setup has not

@@ -30,6 +30,18 @@ func Dir(tb testing.TB) string {
 	return filepath.Clean(dir)
 }
 
+// CallerDir is the source directory of the function calling it: where a test client keeps its
+// node/ scripts, found this way by the test binary of any package, whatever its working
+// directory.
+func CallerDir(tb testing.TB) string {
+	tb.Helper()
+	_, file, _, ok := runtime.Caller(1)
+	if !ok {
+		tb.Fatal("nodecache: cannot locate the caller's source")
+	}
+	return filepath.Dir(file)
+}
+
 // Require returns Node 22 and the install directory sub of the cache, failing the test, in the
 // words of what needs them, unless Node and every marker (slash-separated, relative to that
 // directory) are there: .ci/setup has not run otherwise.
