@@ -84,7 +84,9 @@ func readPhrases(fields []string) []string {
 			i++
 			continue
 		}
-		out = append(out, strings.Fields(means)...)
+		for w := range strings.FieldsSeq(means) {
+			out = append(out, w)
+		}
 		i += n
 	}
 	return out

@@ -42,3 +42,15 @@ func TestPhraseAtAllocates(t *testing.T) {
 		t.Errorf("phraseAt allocates %v times per call; want 0", n)
 	}
 }
+
+// TestReadPhrasesAllocates: replacing a query's phrases costs the one slice of fields it
+// returns, however many phrases it replaces.
+func TestReadPhrasesAllocates(t *testing.T) {
+	fields := strings.Fields("set up a runner, then look up its logs and shut down the old one")
+	if got := readPhrases(fields); strings.Join(got, " ") != "create a runner, then search find its logs and stop close the old one" {
+		t.Fatalf("readPhrases = %q", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { readPhrases(fields) }); n != 1 {
+		t.Errorf("readPhrases allocates %v times per call; want 1", n)
+	}
+}
