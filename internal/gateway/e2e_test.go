@@ -25,12 +25,8 @@ func startTestGateway(t *testing.T, mutate func(*Config), backends ...*mcptest.S
 // startTestGatewayTo is startTestGateway writing the gateway's log to logs.
 func startTestGatewayTo(t *testing.T, logs io.Writer, mutate func(*Config), backends ...*mcptest.Server) Listeners {
 	t.Helper()
-	cfg := &Config{Log: LogConfig{Level: "error", Format: "text"}}
-	cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
+	cfg := testConfig("error", "text", backends...)
 	cfg.Auth.Disabled = true
-	for _, b := range backends {
-		cfg.Upstreams = append(cfg.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: b.Name(), URL: b.URL(), Timeout: 5 * time.Second}})
-	}
 	if mutate != nil {
 		mutate(cfg)
 	}
@@ -56,6 +52,19 @@ func startTestGatewayTo(t *testing.T, logs io.Writer, mutate func(*Config), back
 		t.Fatalf("serve: %v", err)
 	}
 	return Listeners{}
+}
+
+// testConfig is the configuration a test gateway starts from: serve's own before the file
+// (newConfig, so the pre-2026 edge is on as it is by default), on loopback ports, logging at
+// level in format, in front of backends. A test that needs a setting off says so in its mutate.
+func testConfig(level, format string, backends ...*mcptest.Server) *Config {
+	c := newConfig()
+	c.Log = LogConfig{Level: level, Format: format}
+	c.Server.Listen, c.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
+	for _, b := range backends {
+		c.Upstreams = append(c.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: b.Name(), URL: b.URL(), Timeout: 5 * time.Second}})
+	}
+	return &c
 }
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {

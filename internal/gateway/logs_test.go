@@ -15,7 +15,6 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
-	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // Values that must never reach a log line.
@@ -30,11 +29,7 @@ const (
 // which every access line has been written.
 func startLoggedGateway(t *testing.T, mutate func(*Config), backends ...*mcptest.Server) (gw Listeners, logs *mcptest.LogBuffer, stop func()) {
 	t.Helper()
-	cfg := &Config{Log: LogConfig{Level: "debug", Format: "json"}}
-	cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
-	for _, b := range backends {
-		cfg.Upstreams = append(cfg.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: b.Name(), URL: b.URL(), Timeout: 5 * time.Second}})
-	}
+	cfg := testConfig("debug", "json", backends...)
 	mutate(cfg)
 	cfg.applyDefaults()
 	cfg.Server.DrainDelay = 0

@@ -36,14 +36,10 @@ type pinned struct {
 // confirmations configured, and keeps its log (warn and above) for the audit lines.
 func startPinned(t *testing.T, pc *pins.Config, mutate func(*Config), backends ...*mcptest.Server) pinned {
 	t.Helper()
-	cfg := &Config{Log: LogConfig{Level: "warn", Format: "json"}}
-	cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
+	cfg := testConfig("warn", "json", backends...)
 	cfg.Auth.Disabled = true
 	cfg.MRTR.Keys = testKeys
 	cfg.Pins = pc
-	for _, b := range backends {
-		cfg.Upstreams = append(cfg.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: b.Name(), URL: b.URL(), Timeout: 5 * time.Second}})
-	}
 	if mutate != nil {
 		mutate(cfg)
 	}
@@ -632,12 +628,8 @@ func TestPinsConfigChecked(t *testing.T) {
 		{"missing lock file", &pins.Config{LockFile: filepath.Join(t.TempDir(), "none.yaml")}, "pins.lockFile"},
 		{"backend not in the lock file", &pins.Config{LockFile: lock}, `backend "other" is in lockfile mode but the lock file has no section for it`},
 	} {
-		cfg := &Config{Log: LogConfig{Level: "error", Format: "text"}, Pins: tt.pc}
-		cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
-		cfg.Auth.Disabled = true
-		for _, b := range []*mcptest.Server{files, other} {
-			cfg.Upstreams = append(cfg.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: b.Name(), URL: b.URL()}})
-		}
+		cfg := testConfig("error", "text", files, other)
+		cfg.Auth.Disabled, cfg.Pins = true, tt.pc
 		cfg.applyDefaults()
 		err := serve(context.Background(), cfg, func(string) string { return "" }, io.Discard, io.Discard, nil)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -15,7 +15,6 @@ import (
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
-	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // tofuReplica starts a replica in trust-on-first-use mode on redis in front of backends.
@@ -260,11 +259,9 @@ func grepLines(s, sub string) string {
 func TestPinTOFUKeys(t *testing.T) {
 	redis := testredis.Start(t)
 	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithTool(tool("t", "Touch a file.", nil, nil), noopTool))
-	cfg := &Config{Log: LogConfig{Level: "error", Format: "text"}, Pins: &pins.Config{Mode: pins.ModeTOFU}}
-	cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.Auth.Disabled = true
+	cfg := testConfig("error", "text", files)
+	cfg.Auth.Disabled, cfg.Pins = true, &pins.Config{Mode: pins.ModeTOFU}
 	cfg.Redis.URL = redis.URL()
-	cfg.Upstreams = []UpstreamConfig{{UpstreamConfig: upstreams.UpstreamConfig{Name: "files", URL: files.URL()}}}
 	cfg.applyDefaults()
 	if err := serve(context.Background(), cfg, func(string) string { return "" }, io.Discard, io.Discard, nil); err == nil ||
 		!strings.Contains(err.Error(), "mrtr.keys: required") {

@@ -317,3 +317,13 @@ func BenchmarkReindex(b *testing.B) {
 		NewBM25(docs)
 	}
 }
+
+// BenchmarkReadQuery is the reading of a query alone (phrases, values, actions), the part of a
+// search that does not depend on the catalog's size, over every task of the evaluation set.
+func BenchmarkReadQuery(b *testing.B) {
+	queries := loadQueries(b, loadCatalog(b))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		readQuery(queries[i%len(queries)].text)
+	}
+}

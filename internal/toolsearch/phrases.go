@@ -1,6 +1,9 @@
 package toolsearch
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // A user asks in phrases: "throw away the release", "kick off a build", "note down that...", "X
 // is no longer there". The words of a phrasal verb say little alone ("throw", "away", "kick",
@@ -81,14 +84,18 @@ func readPhrases(fields []string) []string {
 			i++
 			continue
 		}
-		out = append(out, strings.Fields(means)...)
+		for w := range strings.FieldsSeq(means) {
+			out = append(out, w)
+		}
 		i += n
 	}
 	return out
 }
 
 // phraseAt is the longest phrase that fields begin with: how many fields it takes and what it
-// means (0, "" when none). A phrase does not run past a field that ends in punctuation.
+// means (0, "" when none). A phrase does not run past a field that ends in punctuation. The
+// candidate keys are the prefixes of one buffer on the stack, so a query whose words begin
+// phrases ("what", "is", "go") costs no allocation per candidate.
 func phraseAt(fields []string) (int, string) {
 	first := strings.ToLower(strings.Trim(fields[0], phrasePunct))
 	if !phraseStarts[first] {
@@ -101,16 +108,37 @@ func phraseAt(fields []string) (int, string) {
 			break
 		}
 	}
+	var buf [64]byte
+	var ends [maxPhraseWords]int
+	key := append(buf[:0], first...)
+	ends[0] = len(key)
+	for i := 1; i < n; i++ {
+		key = appendLower(append(key, ' '), strings.Trim(fields[i], phrasePunct))
+		ends[i] = len(key)
+	}
 	for ; n > 0; n-- {
-		key := first
-		for _, f := range fields[1:n] {
-			key += " " + strings.ToLower(strings.Trim(f, phrasePunct))
-		}
-		if means, ok := phrases[key]; ok {
+		if means, ok := phrases[string(key[:ends[n-1]])]; ok { // no copy: a map lookup's key
 			return n, means
 		}
 	}
 	return 0, ""
+}
+
+// appendLower appends s in lower case to b, as strings.ToLower writes it.
+func appendLower(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return append(b, strings.ToLower(s)...)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
 }
 
 // phrasePunct is the punctuation around a word that a phrase ignores.
