@@ -551,12 +551,8 @@ func Check(t *testing.T, sc Scenario, steps map[string]Step, want Expect) {
 // checkStep asserts one step's result.
 func checkStep(t *testing.T, sc Scenario, s Step, want Expect) {
 	t.Helper()
-	wantNames := func(want ...string) {
-		for _, w := range want {
-			if !slices.ContainsFunc(s.Names, func(n string) bool { return strings.Contains(n, w) }) {
-				t.Errorf("%s lacks %s: %v", s.Step, w, s.Names)
-			}
-		}
+	if checkSharedStep(t, s, sc.Prompt) {
+		return
 	}
 	wantElicited := func(property, typ string) {
 		if len(s.Elicited) != 1 || s.Elicited[0].Properties[property] != typ {
@@ -569,29 +565,7 @@ func checkStep(t *testing.T, sc Scenario, s Step, want Expect) {
 			t.Errorf("connect: negotiated %q with a session id %v, want %s with one %v", s.ProtocolVersion, s.Session, want.Version, !want.NoSession)
 		}
 	case "list_tools":
-		wantNames(sc.Tools.Echo, sc.Tools.Progress, sc.Tools.Ask, sc.Tools.Confirm)
-	case "list_prompts":
-		wantNames(sc.Prompt)
-	case "list_resources":
-		wantNames(resourceMatch)
-	case "list_resource_templates":
-		wantNames(templateMatch)
-	case "call_tool":
-		if s.IsError || s.Text != echoArgument {
-			t.Errorf("call_tool: %s", s)
-		}
-	case "get_prompt":
-		if len(s.Messages) == 0 || !strings.Contains(s.Messages[0], askedName) {
-			t.Errorf("get_prompt: %s", s)
-		}
-	case "read_resource":
-		if len(s.Contents) != 1 || s.Contents[0].Text != mcptest.ReadmeText {
-			t.Errorf("read_resource: %s", s)
-		}
-	case "progress":
-		if s.IsError || s.Text != fmt.Sprintf("done %d", ProgressSteps) || len(s.Progress) != ProgressSteps {
-			t.Errorf("progress: want done %d after %d progress notifications, got %s", ProgressSteps, ProgressSteps, s)
-		}
+		wantNames(t, s, sc.Tools.Echo, sc.Tools.Progress, sc.Tools.Ask, sc.Tools.Confirm)
 	case "elicitation":
 		wantElicited("name", "string")
 		if s.IsError || s.Text != "Hello, "+askedName {
@@ -609,6 +583,49 @@ func checkStep(t *testing.T, sc Scenario, s Step, want Expect) {
 		}
 	case "rounds_1", "rounds_2", "rounds_3":
 		checkRounds(t, s, want.RoundsConfirmed)
+	}
+}
+
+// checkSharedStep asserts a step both SDK clients' scenarios run alike (client.mjs of either
+// revision, and RunGo), prompt being the scenario's prompt; false for any other step.
+func checkSharedStep(t *testing.T, s Step, prompt string) bool {
+	t.Helper()
+	switch s.Step {
+	case "list_prompts":
+		wantNames(t, s, prompt)
+	case "list_resources":
+		wantNames(t, s, resourceMatch)
+	case "list_resource_templates":
+		wantNames(t, s, templateMatch)
+	case "call_tool":
+		if s.IsError || s.Text != echoArgument {
+			t.Errorf("call_tool: %s", s)
+		}
+	case "get_prompt":
+		if len(s.Messages) == 0 || !strings.Contains(s.Messages[0], askedName) {
+			t.Errorf("get_prompt: %s", s)
+		}
+	case "read_resource":
+		if len(s.Contents) != 1 || s.Contents[0].Text != mcptest.ReadmeText {
+			t.Errorf("read_resource: %s", s)
+		}
+	case "progress":
+		if s.IsError || s.Text != fmt.Sprintf("done %d", ProgressSteps) || len(s.Progress) != ProgressSteps {
+			t.Errorf("progress: want done %d after %d progress notifications, got %s", ProgressSteps, ProgressSteps, s)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// wantNames asserts that each of want is part of a name the step s listed.
+func wantNames(t *testing.T, s Step, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !slices.ContainsFunc(s.Names, func(n string) bool { return strings.Contains(n, w) }) {
+			t.Errorf("%s lacks %s: %v", s.Step, w, s.Names)
+		}
 	}
 }
 
