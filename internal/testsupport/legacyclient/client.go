@@ -517,22 +517,7 @@ type Expect struct {
 // connect stops the test: nothing else can have run.
 func Check(t *testing.T, sc Scenario, steps map[string]Step, want Expect) {
 	t.Helper()
-	names := sc.steps()
-	for _, name := range names {
-		s, ran := steps[name]
-		t.Run(name, func(t *testing.T) {
-			if !ran {
-				t.Fatal("the step did not run")
-			}
-			if !s.OK {
-				t.Fatalf("failed: %s", s.Error)
-			}
-			checkStep(t, sc, s, want)
-		})
-		if name == "connect" && !s.OK {
-			t.Fatalf("no session, so the other %d steps did not run", len(names)-1)
-		}
-	}
+	checkSteps(t, sc.steps(), steps, func(t *testing.T, s Step) { checkStep(t, sc, s, want) })
 	// The steps ran before this check, so only the total is known: the approved deploy ran
 	// once (its text came back) and the declined one never reached the backend.
 	approved, declined := steps["confirm_approve"], steps["confirm_decline"]
@@ -545,6 +530,27 @@ func Check(t *testing.T, sc Scenario, steps map[string]Step, want Expect) {
 	}
 	if n := want.Deploys.Load() - want.DeploysBefore; n != wantRuns {
 		t.Errorf("deploy ran %d times at the backend, want %d (approved once, declined never)", n, wantRuns)
+	}
+}
+
+// checkSteps asserts each step of names with check, as subtests named after the steps, once it
+// ran and completed. A failed connect stops the test: nothing else can have run.
+func checkSteps(t *testing.T, names []string, steps map[string]Step, check func(*testing.T, Step)) {
+	t.Helper()
+	for _, name := range names {
+		s, ran := steps[name]
+		t.Run(name, func(t *testing.T) {
+			if !ran {
+				t.Fatal("the step did not run")
+			}
+			if !s.OK {
+				t.Fatalf("failed: %s", s.Error)
+			}
+			check(t, s)
+		})
+		if name == "connect" && !s.OK {
+			t.Fatalf("no session, so the other %d steps did not run", len(names)-1)
+		}
 	}
 }
 

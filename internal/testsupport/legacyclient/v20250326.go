@@ -125,21 +125,7 @@ type Expect0326 struct {
 // Check0326 asserts every step of sc a 2025-03-26 client ran, as subtests named after them.
 func Check0326(t *testing.T, sc Scenario0326, steps map[string]Step, want Expect0326) {
 	t.Helper()
-	for _, name := range sc.steps() {
-		s, ran := steps[name]
-		t.Run(name, func(t *testing.T) {
-			if !ran {
-				t.Fatal("the step did not run")
-			}
-			if !s.OK {
-				t.Fatalf("failed: %s", s.Error)
-			}
-			check0326(t, sc, s, want)
-		})
-		if name == "connect" && !s.OK {
-			t.Fatalf("no session: the other steps did not run")
-		}
-	}
+	checkSteps(t, sc.steps(), steps, func(t *testing.T, s Step) { check0326(t, sc, s, want) })
 	if want.Deploys != nil {
 		if n := want.Deploys.Load() - want.DeploysBefore; n != 0 {
 			t.Errorf("the confirmed tool ran %d times at the backend, want never (2025-03-26 cannot confirm)", n)
