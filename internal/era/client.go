@@ -197,8 +197,12 @@ func AppendLegacyClientResult(dst []byte, method, version string, result, server
 		n++
 		out = append(jsonrpc.AppendString(out, key), ':')
 	}
+	var shaped fieldSet // the members shape20250326 rewrites, for a 2025-03-26 client
+	if version == V20250326 {
+		shaped = result0326[method]
+	}
 	err = jsonrpc.Members(result, func(key, val []byte) error {
-		if shadowsResultKey(key) {
+		if shadowsResultKey(key, shaped) {
 			return nil
 		}
 		switch string(key) {
@@ -259,17 +263,28 @@ func AppendLegacyClientResult(dst []byte, method, version string, result, server
 var resultKeys = [...][]byte{[]byte("resultType"), []byte("ttlMs"), []byte("cacheScope"), []byte("_meta"),
 	[]byte("structuredContent"), []byte("content"), []byte("tools")}
 
-// shadowsResultKey reports whether key is another spelling of one of resultKeys under the case
-// folding of case-insensitive JSON decoders (Go's encoding/json matches members with
-// bytes.EqualFold): such a member would reach those clients as the one the gateway dropped or
-// rewrote ("struCturedContent" as structuredContent), so it is dropped.
-func shadowsResultKey(key []byte) bool {
+// shadowsResultKey reports whether key is another spelling of one of resultKeys, or of the
+// members shaped rewrites, under the case folding of case-insensitive JSON decoders (Go's
+// encoding/json matches members with bytes.EqualFold): such a member would reach those clients
+// as the one the gateway dropped or rewrote ("struCturedContent" as structuredContent,
+// "Prompts" as the prompts cut down for 2025-03-26), so it is dropped.
+func shadowsResultKey(key []byte, shaped fieldSet) bool {
 	for _, k := range resultKeys {
-		if bytes.EqualFold(key, k) && !bytes.Equal(key, k) {
+		if foldedOther(key, k) {
+			return true
+		}
+	}
+	for k := range shaped {
+		if foldedOther(key, []byte(k)) {
 			return true
 		}
 	}
 	return false
+}
+
+// foldedOther reports whether key is k spelled otherwise, as a case-insensitive decoder reads it.
+func foldedOther(key, k []byte) bool {
+	return bytes.EqualFold(key, k) && !bytes.Equal(key, k)
 }
 
 // appendWithServerInfo appends the _meta object meta with its serverInfo member, if any,

@@ -66,7 +66,7 @@ type batchItem struct {
 	in     *mcphttp.Incoming
 	err    error
 	answer *jsonrpc.Message
-	dup    bool // a request whose id an earlier request of the batch has
+	dup    bool // a request whose id (as decoded) an earlier request of the batch has
 }
 
 // batch serves a batch: authenticated and its session opened as one request, then each message
@@ -157,8 +157,14 @@ func (q *clientReq) batchItems() ([]batchItem, error) {
 		in, err := q.in.Element(raw, i+1)
 		it := batchItem{in: in, err: err}
 		if m := in.Message(); m != nil && m.ID != nil {
-			it.dup = ids[string(m.ID)]
-			ids[string(m.ID)] = true
+			// Compared as decoded ("b1" and "\u0062\u0031" are one id to a client, and to
+			// notifications/cancelled), as the cancellations of the session compare them.
+			id, ok := canonicalRequestID(m.ID)
+			if !ok {
+				id = string(m.ID)
+			}
+			it.dup = ids[id]
+			ids[id] = true
 		} else if err != nil && m == nil {
 			it.answer = answerOf(in, err)
 		}

@@ -230,3 +230,43 @@ func TestNoVersionWithout20250326(t *testing.T) {
 		t.Fatalf("initialize at 2025-03-26: %s", r.Body)
 	}
 }
+
+// TestBatchDuplicateIDsAsDecoded: two requests of a batch have the same id when a client
+// decodes them so ("b1" and "\u0062\u0031"), not only when their bytes match: their responses
+// could not be told apart, and a notifications/cancelled of that id reaches both. The second is
+// refused under the id it shares, as a byte-for-byte duplicate is.
+func TestBatchDuplicateIDsAsDecoded(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-03-26", `{}`)
+	r := do(t, "POST", gw.URL, legacyHeaders("", sid), batchOf(
+		`{"jsonrpc":"2.0","id":"b1","method":"ping","params":{}}`,
+		`{"jsonrpc":"2.0","id":"\u0062\u0031","method":"ping","params":{}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping","params":{}}`,
+		`{"jsonrpc":"2.0","id":"7","method":"ping","params":{}}`,
+	))
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+	answered, refused := map[string]int{}, 0
+	for _, ms := range batchAnswers(t, r) {
+		for _, m := range ms {
+			var id any
+			if err := json.Unmarshal(m.ID, &id); err != nil {
+				t.Fatalf("id %s: %v", m.ID, err)
+			}
+			answered[fmt.Sprintf("%T %v", id, id)]++
+			if m.Error != nil {
+				if m.Error.Code != jsonrpc.CodeInvalidRequest || !strings.Contains(m.Error.Message, "same id") {
+					t.Errorf("id %s: %+v", m.ID, m.Error)
+				}
+				refused++
+			}
+		}
+	}
+	// "b1" twice (one refused); 7 and "7" are different ids, each answered.
+	want := map[string]int{"string b1": 2, "float64 7": 1, "string 7": 1}
+	if fmt.Sprint(answered) != fmt.Sprint(want) || refused != 1 {
+		t.Fatalf("answers by id %v with %d refused, want %v with 1: %s", answered, refused, want, r.Body)
+	}
+}

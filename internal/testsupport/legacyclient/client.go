@@ -511,22 +511,7 @@ type Expect struct {
 // connect stops the test: nothing else can have run.
 func Check(t *testing.T, sc Scenario, steps map[string]Step, want Expect) {
 	t.Helper()
-	names := sc.steps()
-	for _, name := range names {
-		s, ran := steps[name]
-		t.Run(name, func(t *testing.T) {
-			if !ran {
-				t.Fatal("the step did not run")
-			}
-			if !s.OK {
-				t.Fatalf("failed: %s", s.Error)
-			}
-			checkStep(t, sc, s, want)
-		})
-		if name == "connect" && !s.OK {
-			t.Fatalf("no session, so the other %d steps did not run", len(names)-1)
-		}
-	}
+	checkSteps(t, sc.steps(), steps, func(t *testing.T, s Step) { checkStep(t, sc, s, want) })
 	// The steps ran before this check, so only the total is known: the approved deploy ran
 	// once (its text came back) and the declined one never reached the backend.
 	approved, declined := steps["confirm_approve"], steps["confirm_decline"]
@@ -542,15 +527,32 @@ func Check(t *testing.T, sc Scenario, steps map[string]Step, want Expect) {
 	}
 }
 
+// checkSteps asserts each step of names with check, as subtests named after the steps, once it
+// ran and completed. A failed connect stops the test: nothing else can have run.
+func checkSteps(t *testing.T, names []string, steps map[string]Step, check func(*testing.T, Step)) {
+	t.Helper()
+	for _, name := range names {
+		s, ran := steps[name]
+		t.Run(name, func(t *testing.T) {
+			if !ran {
+				t.Fatal("the step did not run")
+			}
+			if !s.OK {
+				t.Fatalf("failed: %s", s.Error)
+			}
+			check(t, s)
+		})
+		if name == "connect" && !s.OK {
+			t.Fatalf("no session, so the other %d steps did not run", len(names)-1)
+		}
+	}
+}
+
 // checkStep asserts one step's result.
 func checkStep(t *testing.T, sc Scenario, s Step, want Expect) {
 	t.Helper()
-	wantNames := func(want ...string) {
-		for _, w := range want {
-			if !slices.ContainsFunc(s.Names, func(n string) bool { return strings.Contains(n, w) }) {
-				t.Errorf("%s lacks %s: %v", s.Step, w, s.Names)
-			}
-		}
+	if checkSharedStep(t, s, sc.Prompt) {
+		return
 	}
 	wantElicited := func(property, typ string) {
 		if len(s.Elicited) != 1 || s.Elicited[0].Properties[property] != typ {
@@ -563,29 +565,7 @@ func checkStep(t *testing.T, sc Scenario, s Step, want Expect) {
 			t.Errorf("connect: negotiated %q with a session id %v, want %s with one %v", s.ProtocolVersion, s.Session, want.Version, !want.NoSession)
 		}
 	case "list_tools":
-		wantNames(sc.Tools.Echo, sc.Tools.Progress, sc.Tools.Ask, sc.Tools.Confirm)
-	case "list_prompts":
-		wantNames(sc.Prompt)
-	case "list_resources":
-		wantNames(resourceMatch)
-	case "list_resource_templates":
-		wantNames(templateMatch)
-	case "call_tool":
-		if s.IsError || s.Text != echoArgument {
-			t.Errorf("call_tool: %s", s)
-		}
-	case "get_prompt":
-		if len(s.Messages) == 0 || !strings.Contains(s.Messages[0], askedName) {
-			t.Errorf("get_prompt: %s", s)
-		}
-	case "read_resource":
-		if len(s.Contents) != 1 || s.Contents[0].Text != mcptest.ReadmeText {
-			t.Errorf("read_resource: %s", s)
-		}
-	case "progress":
-		if s.IsError || s.Text != fmt.Sprintf("done %d", ProgressSteps) || len(s.Progress) != ProgressSteps {
-			t.Errorf("progress: want done %d after %d progress notifications, got %s", ProgressSteps, ProgressSteps, s)
-		}
+		wantNames(t, s, sc.Tools.Echo, sc.Tools.Progress, sc.Tools.Ask, sc.Tools.Confirm)
 	case "elicitation":
 		wantElicited("name", "string")
 		if s.IsError || s.Text != "Hello, "+askedName {
@@ -603,6 +583,49 @@ func checkStep(t *testing.T, sc Scenario, s Step, want Expect) {
 		}
 	case "rounds_1", "rounds_2", "rounds_3":
 		checkRounds(t, s, want.RoundsConfirmed)
+	}
+}
+
+// checkSharedStep asserts a step both SDK clients' scenarios run alike (client.mjs of either
+// revision, and RunGo), prompt being the scenario's prompt; false for any other step.
+func checkSharedStep(t *testing.T, s Step, prompt string) bool {
+	t.Helper()
+	switch s.Step {
+	case "list_prompts":
+		wantNames(t, s, prompt)
+	case "list_resources":
+		wantNames(t, s, resourceMatch)
+	case "list_resource_templates":
+		wantNames(t, s, templateMatch)
+	case "call_tool":
+		if s.IsError || s.Text != echoArgument {
+			t.Errorf("call_tool: %s", s)
+		}
+	case "get_prompt":
+		if len(s.Messages) == 0 || !strings.Contains(s.Messages[0], askedName) {
+			t.Errorf("get_prompt: %s", s)
+		}
+	case "read_resource":
+		if len(s.Contents) != 1 || s.Contents[0].Text != mcptest.ReadmeText {
+			t.Errorf("read_resource: %s", s)
+		}
+	case "progress":
+		if s.IsError || s.Text != fmt.Sprintf("done %d", ProgressSteps) || len(s.Progress) != ProgressSteps {
+			t.Errorf("progress: want done %d after %d progress notifications, got %s", ProgressSteps, ProgressSteps, s)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// wantNames asserts that each of want is part of a name the step s listed.
+func wantNames(t *testing.T, s Step, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !slices.ContainsFunc(s.Names, func(n string) bool { return strings.Contains(n, w) }) {
+			t.Errorf("%s lacks %s: %v", s.Step, w, s.Names)
+		}
 	}
 }
 

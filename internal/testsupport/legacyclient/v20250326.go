@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/nodecache"
 )
 
@@ -126,21 +125,7 @@ type Expect0326 struct {
 // Check0326 asserts every step of sc a 2025-03-26 client ran, as subtests named after them.
 func Check0326(t *testing.T, sc Scenario0326, steps map[string]Step, want Expect0326) {
 	t.Helper()
-	for _, name := range sc.steps() {
-		s, ran := steps[name]
-		t.Run(name, func(t *testing.T) {
-			if !ran {
-				t.Fatal("the step did not run")
-			}
-			if !s.OK {
-				t.Fatalf("failed: %s", s.Error)
-			}
-			check0326(t, sc, s, want)
-		})
-		if name == "connect" && !s.OK {
-			t.Fatalf("no session: the other steps did not run")
-		}
-	}
+	checkSteps(t, sc.steps(), steps, func(t *testing.T, s Step) { check0326(t, sc, s, want) })
 	if want.Deploys != nil {
 		if n := want.Deploys.Load() - want.DeploysBefore; n != 0 {
 			t.Errorf("the confirmed tool ran %d times at the backend, want never (2025-03-26 cannot confirm)", n)
@@ -151,12 +136,8 @@ func Check0326(t *testing.T, sc Scenario0326, steps map[string]Step, want Expect
 // check0326 asserts one step's result.
 func check0326(t *testing.T, sc Scenario0326, s Step, want Expect0326) {
 	t.Helper()
-	contains := func(names []string, want ...string) {
-		for _, w := range want {
-			if !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, w) }) {
-				t.Errorf("%s lacks %s: %v", s.Step, w, names)
-			}
-		}
+	if checkSharedStep(t, s, sc.Prompt) {
+		return
 	}
 	switch s.Step {
 	case "connect":
@@ -164,19 +145,9 @@ func check0326(t *testing.T, sc Scenario0326, s Step, want Expect0326) {
 			t.Errorf("connect: negotiated %q with a session id %v, want %s with one", s.ProtocolVersion, s.Session, want.Version)
 		}
 	case "list_tools":
-		contains(s.Names, sc.Tools.Echo, sc.Tools.Add)
+		wantNames(t, s, sc.Tools.Echo, sc.Tools.Add)
 		if want.Strict && len(s.Extras) > 0 {
 			t.Errorf("listed tools carry members 2025-03-26 does not define: %v", s.Extras)
-		}
-	case "list_prompts":
-		contains(s.Names, sc.Prompt)
-	case "list_resources":
-		contains(s.Names, resourceMatch)
-	case "list_resource_templates":
-		contains(s.Names, templateMatch)
-	case "call_tool":
-		if s.IsError || s.Text != echoArgument {
-			t.Errorf("call_tool: %s", s)
 		}
 	case "structured":
 		if want.Strict && (s.IsError || s.Structured || !strings.Contains(s.Text, `{"sum":5}`)) {
@@ -184,18 +155,6 @@ func check0326(t *testing.T, sc Scenario0326, s Step, want Expect0326) {
 		}
 		if s.IsError || !strings.Contains(s.Text, "5") {
 			t.Errorf("structured: %s", s)
-		}
-	case "get_prompt":
-		if len(s.Messages) == 0 || !strings.Contains(s.Messages[0], askedName) {
-			t.Errorf("get_prompt: %s", s)
-		}
-	case "read_resource":
-		if len(s.Contents) != 1 || s.Contents[0].Text != mcptest.ReadmeText {
-			t.Errorf("read_resource: %s", s)
-		}
-	case "progress":
-		if s.IsError || s.Text != fmt.Sprintf("done %d", ProgressSteps) || len(s.Progress) != ProgressSteps {
-			t.Errorf("progress: %s", s)
 		}
 	case "confirm":
 		if want.ConfirmRefused && (!s.IsError || !strings.Contains(s.Text, "2025-03-26")) {

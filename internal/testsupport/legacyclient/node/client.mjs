@@ -25,8 +25,7 @@
 // every line also lists the HTTP exchanges of the step (status and the X-Served-By header a
 // balancer adds) as "http". The exit status is 0 when every step completed (a tool result with
 // isError still completes), 1 when one threw, 2 on a usage error.
-import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
+import { exchanges, loadScenario, paged, runSteps, textOf } from '../steps.mjs';
 
 const STEPS = [
   'connect',
@@ -47,43 +46,17 @@ const STEPS = [
   'close',
 ];
 
-function usage(msg) {
-  console.error(`legacyclient: ${msg}`);
-  process.exit(2);
-}
-
-const sdkDir = process.env.LEGACY_CLIENT_SDK;
-if (!sdkDir) usage('LEGACY_CLIENT_SDK is not set');
-let scenario;
-try {
-  scenario = JSON.parse(process.argv[2] ?? '');
-} catch (e) {
-  usage(`scenario is not JSON: ${e.message}`);
-}
-if (!scenario.url) usage('scenario.url is required');
-
-// The SDK is resolved from its install directory, not from this file's, so the script can live
-// in the repository while the packages live in the cache.
-const require = createRequire(resolve(sdkDir, 'package.json'));
-const sdk = (p) => require(join('@modelcontextprotocol/sdk', p));
+const { scenario, sdk, timeout, tools, token } = loadScenario();
 const { Client } = sdk('client/index.js');
 const { StreamableHTTPClientTransport } = sdk('client/streamableHttp.js');
 const { ElicitRequestSchema } = sdk('types.js');
 
-const timeout = scenario.timeoutMs ?? 15000;
-const tools = scenario.tools ?? {};
 const args = (step, dflt) => scenario.arguments?.[step] ?? dflt;
-const token = process.env.LEGACY_CLIENT_TOKEN ?? '';
 
-// Every HTTP exchange, so each step can report where its requests landed.
-let exchanges = [];
+// Every HTTP exchange is recorded, so each step can report where its requests landed.
 async function recordingFetch(url, init) {
   const res = await fetch(url, init);
-  exchanges.push({
-    method: init?.method ?? 'GET',
-    status: res.status,
-    servedBy: res.headers.get('x-served-by') ?? undefined,
-  });
+  exchanges.add(init, res);
   return res;
 }
 
@@ -129,23 +102,8 @@ const opts = { timeout };
 
 const REQUIRED_SCOPES = 'io.mcp-gateway/requiredScopes';
 
-function textOf(result) {
-  return (result.content ?? []).map((c) => c.text ?? '').join('');
-}
-
 function callSummary(result) {
   return { isError: result.isError === true, text: textOf(result), structured: result.structuredContent };
-}
-
-async function paged(list, key) {
-  const out = [];
-  let cursor;
-  do {
-    const page = await list(cursor ? { cursor } : {});
-    out.push(...page[key]);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return out;
 }
 
 const steps = {
@@ -232,25 +190,10 @@ async function rounds(n) {
   return callSummary(r);
 }
 
-let failed = false;
-for (const name of scenario.steps ?? STEPS) {
-  const step = steps[name];
-  if (!step) usage(`unknown step ${name}`);
-  exchanges = [];
-  elicited = [];
-  answer = { action: 'decline' };
-  let line;
-  try {
-    line = { step: name, ok: true, ...(await step()) };
-  } catch (e) {
-    failed = true;
-    line = { step: name, ok: false, error: String(e?.message ?? e) };
-  }
-  line.elicited = elicited;
-  line.http = exchanges;
-  console.log(JSON.stringify(line));
-  // Without a session nothing else can work; say so once instead of once per step.
-  if (name === 'connect' && !line.ok) break;
-}
-await client.close().catch(() => {});
-process.exit(failed ? 1 : 0);
+await runSteps(scenario.steps ?? STEPS, steps, client, {
+  reset() {
+    elicited = [];
+    answer = { action: 'decline' };
+  },
+  extra: () => ({ elicited }),
+});

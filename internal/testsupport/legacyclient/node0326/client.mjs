@@ -20,8 +20,7 @@
 // The batch step sends one JSON-RPC batch through the SDK's transport (which the SDK's Client
 // never does itself, but its transport takes): two calls of echo, a call of the denied tool, a
 // ping and a notification, and reports each response by id.
-import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
+import { exchanges, loadScenario, paged, runSteps, textOf } from '../steps.mjs';
 
 const STEPS = [
   'connect',
@@ -39,44 +38,18 @@ const STEPS = [
   'close',
 ];
 
-function usage(msg) {
-  console.error(`legacyclient: ${msg}`);
-  process.exit(2);
-}
-
-const sdkDir = process.env.LEGACY_CLIENT_SDK;
-if (!sdkDir) usage('LEGACY_CLIENT_SDK is not set');
-let scenario;
-try {
-  scenario = JSON.parse(process.argv[2] ?? '');
-} catch (e) {
-  usage(`scenario is not JSON: ${e.message}`);
-}
-if (!scenario.url) usage('scenario.url is required');
-
-const require = createRequire(resolve(sdkDir, 'package.json'));
-const sdk = (p) => require(join('@modelcontextprotocol/sdk', p));
+const { scenario, sdk, timeout, tools, token } = loadScenario();
 const { Client } = sdk('client/index.js');
 const { StreamableHTTPClientTransport } = sdk('client/streamableHttp.js');
 const { LATEST_PROTOCOL_VERSION } = sdk('types.js');
 
-const timeout = scenario.timeoutMs ?? 15000;
-const tools = scenario.tools ?? {};
-const token = process.env.LEGACY_CLIENT_TOKEN ?? '';
-
-// Every HTTP exchange, and the protocol version the server answered initialize with (this SDK
-// release does not keep it).
-let exchanges = [];
+// The protocol version the server answered initialize with (this SDK release does not keep it).
 let negotiated;
 // This SDK release calls the global fetch (it takes no fetch option), so the global is wrapped.
 const realFetch = globalThis.fetch;
 async function recordingFetch(url, init) {
   const res = await realFetch(url, init);
-  exchanges.push({
-    method: init?.method ?? 'GET',
-    status: res.status,
-    servedBy: res.headers.get('x-served-by') ?? undefined,
-  });
+  exchanges.add(init, res);
   if (typeof init?.body === 'string' && init.body.includes('"method":"initialize"') && res.ok) {
     // A JSON answer, or the first event of a stream: read from a copy, without waiting for
     // the end of a stream.
@@ -100,23 +73,8 @@ const opts = { timeout };
 // Members of a listed tool that 2025-03-26 does not define.
 const TOOL_MEMBERS = new Set(['name', 'description', 'inputSchema', 'annotations']);
 
-function textOf(result) {
-  return (result.content ?? []).map((c) => c.text ?? '').join('');
-}
-
 function callSummary(result) {
   return { isError: result.isError === true, text: textOf(result), structured: result.structuredContent !== undefined };
-}
-
-async function paged(list, key) {
-  const out = [];
-  let cursor;
-  do {
-    const page = await list(cursor ? { cursor } : {});
-    out.push(...page[key]);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return out;
 }
 
 // batch sends one JSON-RPC batch and waits for the response of each of its requests.
@@ -201,21 +159,4 @@ const steps = {
   },
 };
 
-let failed = false;
-for (const name of scenario.steps ?? STEPS) {
-  const step = steps[name];
-  if (!step) usage(`unknown step ${name}`);
-  exchanges = [];
-  let line;
-  try {
-    line = { step: name, ok: true, ...(await step()) };
-  } catch (e) {
-    failed = true;
-    line = { step: name, ok: false, error: String(e?.message ?? e) };
-  }
-  line.http = exchanges;
-  console.log(JSON.stringify(line));
-  if (name === 'connect' && !line.ok) break;
-}
-await client.close().catch(() => {});
-process.exit(failed ? 1 : 0);
+await runSteps(scenario.steps ?? STEPS, steps, client);
