@@ -155,9 +155,10 @@ func newStore(t *testing.T, f *fixture, redis bool) store.Store {
 }
 
 // asLink is the gateway's way to the authorization server and the backend's metadata, which a
-// test can make answer garbage or hang for the token endpoint.
+// test can make answer garbage or hang for the token endpoint, or hang for the revocation
+// endpoint.
 type asLink struct {
-	garbage, hang atomic.Bool
+	garbage, hang, hangRevoke atomic.Bool
 }
 
 func (l *asLink) client() *http.Client {
@@ -165,6 +166,10 @@ func (l *asLink) client() *http.Client {
 }
 
 func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/revoke" && l.hangRevoke.Load() {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
 	if r.URL.Path == "/oauth/token" {
 		switch {
 		case l.hang.Load():
