@@ -132,6 +132,6 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 		slog.String("upstream", st.Backend), slog.String("auth_server", d.as.Issuer), slog.String("scope", tr.Scope))
 	v := s.backendView(ctx, st.Backend, false)
 	s.render(w, http.StatusOK, pageData{Kind: "done", Title: "Connected", Backend: &v,
-		User:    &userView{Subject: webpage.NameOf(st.Subject), Issuer: webpage.NameOf(st.Issuer)},
+		User:    &webpage.User{Subject: webpage.NameOf(st.Subject), Issuer: webpage.NameOf(st.Issuer)},
 		Message: "Your account is connected. Go back to your client: the call can continue. You can close this page."})
 }

@@ -17,11 +17,10 @@ var testPages embed.FS
 // shared "who", escaped and with hidden characters marked as in the rest of the page, and says
 // nothing of a user when there is none.
 func TestSharedPartials(t *testing.T) {
-	type user struct{ Name, Subject, Issuer Name }
 	type page struct {
 		Title string
 		Style template.CSS
-		User  *user
+		User  *User
 	}
 	tpl := Templates("page.html", testPages, "testdata/page.html")
 	render := func(p page) string {
@@ -30,7 +29,7 @@ func TestSharedPartials(t *testing.T) {
 		return rec.Body.String()
 	}
 	body := render(page{Title: "Connect <b>", Style: template.CSS(Style),
-		User: &user{Name: NameOf("Al<i>ce\u202E"), Subject: NameOf("alice"), Issuer: NameOf("https://issuer.example")}})
+		User: &User{Name: NameOf("Al<i>ce\u202E"), Subject: NameOf("alice"), Issuer: NameOf("https://issuer.example")}})
 	for _, want := range []string{"<!DOCTYPE html>", "<title>Connect &lt;b&gt; · MCP gateway</title>", "<style>" + Style + "</style>",
 		`<p class="who">Signed in as Al&lt;i&gt;ce`, `character">U&#43;202E</mark> (alice at https://issuer.example)</p>`} {
 		if !strings.Contains(body, want) {
