@@ -115,7 +115,8 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		f.as.AddJWTWebClient(asClientID, asClientSecret, f.srv.URL+"/connect/callback")
 	}
 	recs, _ := f.store.(store.Records)
-	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), []Backend{b}, Deps{Records: recs, Store: f.store, Keys: ring,
+	replay, _ := f.store.(store.Replay)
+	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), []Backend{b}, Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
 		SignIn: signIn, BaseURL: f.srv.URL, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Observer: f.obs,
 		Clock: f.clock.Now, HTTPClient: f.asLink.client()})
 	if err != nil {
