@@ -26,7 +26,7 @@ type pageData struct {
 	Style template.CSS
 	Call  *callView
 	// User is who is signed in; CSRF the decision forms' token; Action where they post.
-	User         *userView
+	User         *webpage.User
 	CSRF, Action string
 	// Verdict is the recorded decision of an outcome page.
 	Verdict Verdict
@@ -51,13 +51,6 @@ type callView struct {
 	// Hidden counts the characters made visible; LookAlike says a name looks like another.
 	Hidden    int
 	LookAlike bool
-}
-
-// userView is the signed-in user as the page shows them.
-type userView struct{ Name, Subject, Issuer webpage.Name }
-
-func newUserView(s *session) *userView {
-	return &userView{Name: webpage.NameOf(s.Name), Subject: webpage.NameOf(s.Subject), Issuer: webpage.NameOf(s.Issuer)}
 }
 
 func (s *Service) view(c Call) (*callView, error) {
@@ -86,7 +79,7 @@ func (s *Service) askPage(c Call, sess *session, step byte, note string) (pageDa
 	if err != nil {
 		return pageData{}, err
 	}
-	p := pageData{Kind: "ask", Title: "Approve this tool call?", Call: v, User: newUserView(sess),
+	p := pageData{Kind: "ask", Title: "Approve this tool call?", Call: v, User: webpage.UserOf(sess),
 		CSRF: csrfToken(sess, c.ID, step, s.now()), Action: s.cfg.Path + "/c/" + c.ID}
 	if step == stepConfirm {
 		// The same title length and nothing more above the forms: the confirmation's Deny
@@ -97,7 +90,7 @@ func (s *Service) askPage(c Call, sess *session, step byte, note string) (pageDa
 }
 
 func (s *Service) outcomePage(c Call, sess *session, v Verdict, note string) pageData {
-	p := pageData{Kind: "outcome", User: newUserView(sess), Verdict: v, Message: note}
+	p := pageData{Kind: "outcome", User: webpage.UserOf(sess), Verdict: v, Message: note}
 	switch v {
 	case Approved:
 		p.Title = "Approved"

@@ -156,7 +156,7 @@ func (g *gateway) buildUserOAuth(cfg *Config, approvals *approval.Service) (*use
 	if g.records == nil {
 		return nil, fmt.Errorf("userOAuth: the store keeps no records")
 	}
-	return useroauth.New(cfg.userOAuthConfig(keys), backends, useroauth.Deps{Records: g.records, Store: g.store,
+	return useroauth.New(cfg.userOAuthConfig(keys), backends, useroauth.Deps{Records: g.records, Store: g.store, Replay: g.replay,
 		Keys: g.approvalKeys, SignIn: approvals.SignIn(), BaseURL: cfg.publicBase(), Logger: g.log, Observer: g.userOAuthObs})
 }
 

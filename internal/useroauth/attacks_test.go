@@ -1,9 +1,11 @@
 package useroauth
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -215,4 +217,47 @@ func TestLinkAttacks(t *testing.T) {
 			t.Error("a refused form started a consent")
 		}
 	})
+}
+
+// TestCallbackBudget: each callback records its state's single use in the shared store; a
+// signed-in caller who loops through connects is refused once past its budget, before the
+// code costs the authorization server anything, and other callers are not affected.
+func TestCallbackBudget(t *testing.T) {
+	// The documented bound is the one the service applies.
+	doc, err := os.ReadFile("../../docs/user-oauth.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("at most %d\n  callbacks per `consentTTL`, so at most %d live keys", maxCallbacks, 2*maxCallbacks); !strings.Contains(string(doc), want) {
+		t.Errorf("docs/user-oauth.md does not say %q", want)
+	}
+	f := newFixture(t, fixtureOptions{})
+	if f.svc.callbacks.Count != maxCallbacks || f.svc.callbacks.Window != f.svc.cfg.ConsentTTL {
+		t.Errorf("callback budget %+v", f.svc.callbacks)
+	}
+	f.svc.callbacks.Count = 2
+	alice, bob := f.caller(realop.UserID), f.caller(realop.OtherUserID)
+	for range f.svc.callbacks.Count {
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		if status, _, body := b.get(withQuery(u, map[string]string{"code": "junk"})); status != http.StatusBadRequest {
+			t.Fatalf("a junk code within the budget: %d\n%s", status, body)
+		}
+	}
+	b := f.browser(t)
+	u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+	before := f.tokenRequests.Load()
+	status, _, body := b.get(u.String())
+	if status != http.StatusTooManyRequests || f.tokenRequests.Load() != before {
+		t.Errorf("a callback past the budget: %d, %d token requests\n%s", status, f.tokenRequests.Load()-before, body)
+	}
+	expectContains(t, "the refusal", body, "too many connections")
+	if f.obs.count("consent failed "+FailTooMany) != 1 {
+		t.Errorf("consent metrics: %v", f.obs.counts)
+	}
+	f.noToken(t, alice)
+	if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != http.StatusOK {
+		t.Fatalf("bob's connect: %d\n%s", status, body)
+	}
+	f.mustToken(t, bob)
 }

@@ -8,12 +8,19 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/vault"
 	"github.com/mcp-gateway/gateway/internal/webpage"
 )
 
-// usedStatePrefix keys a state's nonce once its callback was taken.
-const usedStatePrefix = "useroauth/state/"
+// usedStateOwner prefixes the caller a state's single use is recorded for (store.Replay's
+// owner), apart from the owners of DPoP proofs.
+const usedStateOwner = "useroauth/state/"
+
+// maxCallbacks bounds the callbacks one caller takes per ConsentTTL: each records its state
+// for ConsentTTL, so a caller holds at most twice as many (store.ReplayBudget). A person
+// connects a few backends, a few times.
+const maxCallbacks = 30
 
 // callback takes the authorization server's answer. In order, each check before anything that
 // costs the server or changes the vault: the state opens and is live; this browser started that
@@ -67,13 +74,17 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailIssMismatch, "This answer does not come from the authorization server the gateway sent you to, so it was not used.")
 		return
 	}
-	first, err := s.deps.Store.UseOnce(ctx, usedStatePrefix+st.Nonce, s.cfg.ConsentTTL)
+	use, err := s.deps.Replay.FirstUse(ctx, usedStateOwner+st.Issuer+"#"+st.Subject, st.Nonce, s.cfg.ConsentTTL, s.callbacks)
 	switch {
 	case err != nil:
 		s.storeDown(w, r, st.Backend)
 		return
-	case !first:
+	case use == store.UseAgain:
 		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailReplayed, "This answer from the authorization server was used already.")
+		return
+	case use == store.UseOverBudget:
+		s.refuse(w, r, st.Backend, http.StatusTooManyRequests, FailTooMany,
+			"You started too many connections in a short time. Nothing was stored; try again later.")
 		return
 	}
 	s.exchange(w, r, b, d, &st, &f, q.Get("code"))
@@ -132,6 +143,6 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 		slog.String("upstream", st.Backend), slog.String("auth_server", d.as.Issuer), slog.String("scope", tr.Scope))
 	v := s.backendView(ctx, st.Backend, false)
 	s.render(w, http.StatusOK, pageData{Kind: "done", Title: "Connected", Backend: &v,
-		User:    &userView{Subject: webpage.NameOf(st.Subject), Issuer: webpage.NameOf(st.Issuer)},
+		User:    &webpage.User{Subject: webpage.NameOf(st.Subject), Issuer: webpage.NameOf(st.Issuer)},
 		Message: "Your account is connected. Go back to your client: the call can continue. You can close this page."})
 }

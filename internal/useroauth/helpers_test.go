@@ -115,7 +115,8 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		f.as.AddJWTWebClient(asClientID, asClientSecret, f.srv.URL+"/connect/callback")
 	}
 	recs, _ := f.store.(store.Records)
-	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), []Backend{b}, Deps{Records: recs, Store: f.store, Keys: ring,
+	replay, _ := f.store.(store.Replay)
+	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), []Backend{b}, Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
 		SignIn: signIn, BaseURL: f.srv.URL, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Observer: f.obs,
 		Clock: f.clock.Now, HTTPClient: f.asLink.client()})
 	if err != nil {
@@ -155,9 +156,10 @@ func newStore(t *testing.T, f *fixture, redis bool) store.Store {
 }
 
 // asLink is the gateway's way to the authorization server and the backend's metadata, which a
-// test can make answer garbage or hang for the token endpoint.
+// test can make answer garbage or hang for the token endpoint, or hang for the revocation
+// endpoint.
 type asLink struct {
-	garbage, hang atomic.Bool
+	garbage, hang, hangRevoke atomic.Bool
 }
 
 func (l *asLink) client() *http.Client {
@@ -165,6 +167,10 @@ func (l *asLink) client() *http.Client {
 }
 
 func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/revoke" && l.hangRevoke.Load() {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
 	if r.URL.Path == "/oauth/token" {
 		switch {
 		case l.hang.Load():

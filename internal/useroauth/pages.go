@@ -87,7 +87,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, note string) {
 		s.storeDown(w, r, "")
 		return
 	}
-	p := pageData{Kind: "list", Title: "Connected accounts", Message: note, User: newUserView(sess)}
+	p := pageData{Kind: "list", Title: "Connected accounts", Message: note, User: webpage.UserOf(sess)}
 	var targets []string
 	for _, name := range s.order {
 		v := s.backendView(ctx, name, false)
@@ -120,7 +120,7 @@ func (s *Service) showLink(w http.ResponseWriter, r *http.Request, tok string) {
 	defer cancel()
 	if _, err := s.vault.Get(ctx, vault.Caller{Issuer: l.Issuer, Subject: l.Subject}, l.Backend); err == nil {
 		v := s.backendView(ctx, l.Backend, false)
-		s.render(w, http.StatusOK, pageData{Kind: "done", Title: "Already connected", User: newUserView(sess), Backend: &v,
+		s.render(w, http.StatusOK, pageData{Kind: "done", Title: "Already connected", User: webpage.UserOf(sess), Backend: &v,
 			Message: "Your account is connected already. Go back to your client: the call can continue."})
 		return
 	}
@@ -132,7 +132,7 @@ func (s *Service) showLink(w http.ResponseWriter, r *http.Request, tok string) {
 	v.Action = r.URL.Path
 	v.CSRF = webpage.CSRFToken(sess, csrfPurpose, "l/"+l.ID, nil)
 	webpage.AllowFormsTo(w.Header(), s.backends[l.Backend].formTargets(ctx)...)
-	s.render(w, http.StatusOK, pageData{Kind: "connect", Title: "Connect your account?", User: newUserView(sess), Backend: &v})
+	s.render(w, http.StatusOK, pageData{Kind: "connect", Title: "Connect your account?", User: webpage.UserOf(sess), Backend: &v})
 }
 
 // startFromLink starts the authorization round trip from a call's connect link.
@@ -304,7 +304,7 @@ func (st *backendState) formTargets(ctx context.Context) []string {
 type pageData struct {
 	Kind, Title, Message string
 	Style                template.CSS
-	User                 *userView
+	User                 *webpage.User
 	Backend              *backendView
 	Backends             []backendView
 	// SignInAgain, on a refusal, links to a fresh sign-in for the same page.
@@ -319,11 +319,4 @@ type backendView struct {
 	Since            string
 	Granted          webpage.Text
 	Action, CSRF     string
-}
-
-// userView is the signed-in user as a page shows them.
-type userView struct{ Name, Subject, Issuer webpage.Name }
-
-func newUserView(s *webpage.Session) *userView {
-	return &userView{Name: webpage.NameOf(s.Name), Subject: webpage.NameOf(s.Subject), Issuer: webpage.NameOf(s.Issuer)}
 }

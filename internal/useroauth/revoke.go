@@ -81,11 +81,16 @@ func (s *Service) revokeTokens(ctx context.Context, st *backendState, t *vault.T
 	if err == nil && d.as.RevocationEndpoint == "" {
 		return // nothing to ask: the tokens expire on their own
 	}
+	// One Timeout for both requests, whatever the caller's deadline (an operator's revocation
+	// has none): a server that hangs must not hold the revocation, nor leave a page no time to
+	// remove the record after it.
+	rctx, cancel := context.WithTimeout(ctx, st.cfg.timeout())
+	defer cancel()
 	if err == nil && t.RefreshToken != "" {
-		err = s.oauth.revoke(ctx, &d.as, c, t.RefreshToken, "refresh_token")
+		err = s.oauth.revoke(rctx, &d.as, c, t.RefreshToken, "refresh_token")
 	}
 	if err == nil {
-		err = s.oauth.revoke(ctx, &d.as, c, t.AccessToken, "access_token")
+		err = s.oauth.revoke(rctx, &d.as, c, t.AccessToken, "access_token")
 	}
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: revocation at the authorization server failed; the record is removed anyway",

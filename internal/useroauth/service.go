@@ -73,12 +73,13 @@ const (
 	FailFull         = "too_many_tokens"
 	FailCSRF         = "csrf"
 	FailBadRequest   = "bad_request"
+	FailTooMany      = "too_many_callbacks"
 )
 
 // FailureReasons returns the closed set of failure reasons, for pre-registering metrics.
 func FailureReasons() []string {
 	return []string{FailBadState, FailExpired, FailOtherBrowser, FailWrongUser, FailReplayed, FailIssMismatch, FailDenied,
-		FailCodeRefused, FailAuthServer, FailStore, FailFull, FailCSRF, FailBadRequest}
+		FailCodeRefused, FailAuthServer, FailStore, FailFull, FailCSRF, FailBadRequest, FailTooMany}
 }
 
 // Refresh results.
@@ -94,6 +95,10 @@ type Deps struct {
 	// and the dynamically registered clients. Both are the shared store. Required.
 	Records store.Records
 	Store   store.Store
+	// Replay records each state's single use, bounded per caller (the store's Replay, as for
+	// DPoP proofs' jti): a signed-in user who loops through connects cannot fill the store.
+	// Required.
+	Replay store.Replay
 	// Keys seal the links, states, cookies and registered clients (the gateway's key ring);
 	// every replica holds the same. Required.
 	Keys *seal.KeyRing
@@ -129,6 +134,8 @@ type Service struct {
 	states   *seal.Sealer
 	flows    *seal.Sealer
 	clients  *seal.Sealer
+	// callbacks bounds the states one caller's callbacks record (callback).
+	callbacks store.ReplayBudget
 }
 
 // backendState is one backend's configuration and what the gateway learnt of it.
@@ -164,8 +171,8 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if deps.Records == nil || deps.Store == nil || deps.Keys == nil || deps.SignIn == nil || deps.Logger == nil || deps.BaseURL == "" {
-		return nil, errors.New("useroauth: Records, Store, Keys, SignIn, BaseURL and Logger are required")
+	if deps.Records == nil || deps.Store == nil || deps.Replay == nil || deps.Keys == nil || deps.SignIn == nil || deps.Logger == nil || deps.BaseURL == "" {
+		return nil, errors.New("useroauth: Records, Store, Replay, Keys, SignIn, BaseURL and Logger are required")
 	}
 	if len(backends) == 0 {
 		return nil, errors.New("useroauth: no backend uses per-user OAuth")
@@ -178,7 +185,8 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 	s := &Service{cfg: cfg, deps: deps, vault: v, backends: map[string]*backendState{}, client: deps.HTTPClient,
 		log: deps.Logger, obs: deps.Observer, now: deps.Clock,
 		links: deps.Keys.Sealer(purposeLink), states: deps.Keys.Sealer(purposeState),
-		flows: deps.Keys.Sealer(purposeFlow), clients: deps.Keys.Sealer(purposeClient)}
+		flows: deps.Keys.Sealer(purposeFlow), clients: deps.Keys.Sealer(purposeClient),
+		callbacks: store.ReplayBudget{Count: maxCallbacks, Window: cfg.ConsentTTL}}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -1,9 +1,11 @@
 package useroauth
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 )
@@ -95,4 +97,34 @@ func TestRevokeBackend(t *testing.T) {
 		t.Errorf("unknown backend: %v", err)
 	}
 	expectContains(t, "the audit log", f.log.String(), "useroauth: backend revoked", "records=2")
+}
+
+// TestRevokeAuthServerHangs: an operator's revocation carries no deadline of its own, and an
+// authorization server whose revocation endpoint never answers must not hold it: the request is
+// given up after the backend's Timeout, and the record is removed all the same.
+func TestRevokeAuthServerHangs(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice, _ := connected(t, f)
+	f.asLink.hangRevoke.Store(true)
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// context.Background: the admin endpoint's request context has no deadline either.
+		n, err := f.svc.RevokeSubject(context.Background(), alice)
+		done <- result{n, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(time.Minute): // a liveness bound, far above the fixture's 1s Timeout
+		t.Fatal("RevokeSubject still waits for a revocation endpoint that never answers")
+	}
+	if res.err != nil || res.n != 1 {
+		t.Fatalf("RevokeSubject: %d, %v; want 1 record removed", res.n, res.err)
+	}
+	f.noToken(t, alice)
+	expectContains(t, "the log", f.log.String(), "revocation at the authorization server failed")
 }

@@ -102,3 +102,11 @@ func scriptOf(r rune) string {
 	}
 	return ""
 }
+
+// User is a signed-in user as a page shows them: the dot of the "who" partial.
+type User struct{ Name, Subject, Issuer Name }
+
+// UserOf is s's user for the "who" partial.
+func UserOf(s *Session) *User {
+	return &User{Name: NameOf(s.Name), Subject: NameOf(s.Subject), Issuer: NameOf(s.Issuer)}
+}

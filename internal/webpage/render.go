@@ -24,8 +24,10 @@ func mustRead(name string) string {
 }
 
 // Templates parses a page's template from fsys (its files named by patterns) together with the
-// shared partials: "text", "name" and "runs" render a Text, a Name and its runs with what is
-// hidden made visible. It panics on a template that does not parse, at start-up.
+// shared partials: "head" opens a page (its dot has Title and Style), "who" says who is signed
+// in (its dot has Name, Subject and Issuer; nothing when nil), and "text", "name" and "runs"
+// render a Text, a Name and its runs with what is hidden made visible. Every page states who is
+// signed in the same way. It panics on a template that does not parse, at start-up.
 func Templates(name string, fsys embed.FS, patterns ...string) *template.Template {
 	t := template.Must(template.New(name).ParseFS(fsys, patterns...))
 	return template.Must(t.ParseFS(files, "templates/partials.html"))
