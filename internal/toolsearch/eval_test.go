@@ -171,15 +171,17 @@ func evaluate(catalog []evalTool, queries []evalQuery, size evalSize) evalResult
 // rank ranks every query whose tools are in catalog against it; a query is found at k when one
 // of its tools is shown in the first k slots.
 func rank(sub []evalTool, queries []evalQuery) evalResult {
-	docs := make([]Tool, len(sub))
+	return rankWith(NewBM25(toolsOf(sub)), sub, queries)
+}
+
+// rankWith is rank with ix, an index of sub.
+func rankWith(ix *BM25, sub []evalTool, queries []evalQuery) evalResult {
 	in := map[string]bool{}
 	res := evalResult{tools: len(sub), fullBytes: len(`{"tools":[]}`)}
-	for i, t := range sub {
-		docs[i] = t.tool
+	for _, t := range sub {
 		in[t.tool.Name] = true
 		res.fullBytes += len(t.raw) + 1
 	}
-	ix := NewBM25(docs)
 	found := 0
 	for _, q := range queries {
 		var want []string
