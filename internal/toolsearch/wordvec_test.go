@@ -128,18 +128,7 @@ var wordVectorVariants = []struct {
 //
 //	TOOLSEARCH_WORDVEC=/tmp/wordvec.bin go test -run TestWordVectorEvaluation -v ./internal/toolsearch
 func TestWordVectorEvaluation(t *testing.T) {
-	path := os.Getenv("TOOLSEARCH_WORDVEC")
-	if path == "" {
-		t.Skip("TOOLSEARCH_WORDVEC names no word-vector table")
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wv, err := decodeWordVectors(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wv := envTable(t)
 	catalog := loadCatalog(t)
 	docs := toolsOf(catalog)
 	var sets [][]evalQuery
@@ -170,18 +159,7 @@ func TestWordVectorEvaluation(t *testing.T) {
 // BenchmarkSearchWordVectors is BenchmarkSearchFullCatalog's search with each use of word vectors
 // on, with the table TOOLSEARCH_WORDVEC names (skipped without one), and the index's rebuild.
 func BenchmarkSearchWordVectors(b *testing.B) {
-	path := os.Getenv("TOOLSEARCH_WORDVEC")
-	if path == "" {
-		b.Skip("TOOLSEARCH_WORDVEC names no word-vector table")
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	wv, err := decodeWordVectors(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
+	wv := envTable(b)
 	catalog := loadCatalog(b)
 	queries := loadQueries(b, catalog)
 	docs := toolsOf(catalog)
@@ -204,4 +182,23 @@ func BenchmarkSearchWordVectors(b *testing.B) {
 			newBM25(docs, vr)
 		}
 	})
+}
+
+// envTable is the word-vector table the file TOOLSEARCH_WORDVEC names; without one the test or
+// benchmark is skipped.
+func envTable(tb testing.TB) *wordVectors {
+	tb.Helper()
+	path := os.Getenv("TOOLSEARCH_WORDVEC")
+	if path == "" {
+		tb.Skip("TOOLSEARCH_WORDVEC names no word-vector table")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wv, err := decodeWordVectors(raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return wv
 }
