@@ -82,6 +82,31 @@ type decoded struct {
 	meta    *jsonrpc.Meta    // decode
 	err     error            // decode: why the body did not decode, for stage era
 	h       *handler         // method: the method's entry in the table
+	// client is the params the client sent once a later stage replaced them (replaceParams);
+	// nil while params are the client's.
+	client *jsonrpc.Params
+}
+
+// replaceParams makes params, read as parsed, the request's params from here on: what the
+// later stages check, confirm and forward. The values decode (or another edge, Incoming.Run)
+// built are left as they were, since that edge may hold them; the client's params stay
+// readable (clientParams) for what must name the call as the client sends it again.
+func (x *request) replaceParams(params json.RawMessage, parsed *jsonrpc.Params) {
+	if x.in.client == nil {
+		x.in.client = x.in.params
+	}
+	req := *x.in.req
+	req.Params = params
+	x.in.req, x.in.params = &req, parsed
+}
+
+// clientParams are the params as the client sent them: a retry of the call carries these, not
+// a redaction of them.
+func (x *request) clientParams() *jsonrpc.Params {
+	if x.in.client != nil {
+		return x.in.client
+	}
+	return x.in.params
 }
 
 // identity is who the caller is: stage authenticate.
