@@ -40,6 +40,7 @@ var (
 // replicas).
 type ReplayCache interface {
 	FirstUse(ctx context.Context, owner, id string, ttl time.Duration, b store.ReplayBudget) (store.Use, error)
+	BudgetReset(ctx context.Context, owner string) (time.Duration, error)
 }
 
 // DPoPOptions are the runtime dependencies of DPoP (Options.DPoP), needed when an issuer
@@ -214,17 +215,30 @@ func fromProofError(err error, ns *dpop.Nonces, now time.Time) error {
 func (s *Service) recordProof(ctx context.Context, p *Principal, proof *dpop.Proof, now time.Time) error {
 	d := s.dpop
 	ttl := proof.IssuedAt.Add(d.verifier.Window()).Sub(now) + time.Second
-	use, err := d.replay.FirstUse(ctx, p.Issuer+"#"+p.Subject, proof.JKT+"."+proof.JTI, max(ttl, time.Second), d.budget)
+	owner := p.Issuer + "#" + p.Subject
+	use, err := d.replay.FirstUse(ctx, owner, proof.JKT+"."+proof.JTI, max(ttl, time.Second), d.budget)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w: %w", ErrReplayUnavailable, err)
 	case use == store.UseAgain:
 		return &dpopError{code: dpop.CodeInvalidProof, reason: ReasonDPoPReplay, desc: "The DPoP proof was already used"}
 	case use == store.UseOverBudget:
-		return ErrProofBudget
+		// The budget frees when the window its first proof opened ends; if the store cannot
+		// say (any more), no later than a whole window from now.
+		left, err := d.replay.BudgetReset(ctx, owner)
+		if err != nil {
+			left = d.budget.Window
+		}
+		return &budgetError{retryAfter: left}
 	}
 	return nil
 }
+
+// budgetError is an ErrProofBudget that knows when the caller's budget frees (RetryAfter).
+type budgetError struct{ retryAfter time.Duration }
+
+func (e *budgetError) Error() string { return ErrProofBudget.Error() }
+func (e *budgetError) Unwrap() error { return ErrProofBudget }
 
 // AuthenticateBearer is Authenticate for a token presented with the Bearer scheme: a DPoP-bound
 // token is refused (RFC 9449 §7.2: its proof of possession would be skipped), as is any token
