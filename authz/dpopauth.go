@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -156,11 +157,12 @@ func (s *Service) AuthenticateDPoP(ctx context.Context, req DPoPRequest) (p *Pri
 		return nil, "", &dpopError{code: ChallengeInvalidToken, err: invalid(ReasonMalformed, "DPoP token syntax")}
 	}
 	now := s.auth.now()
-	proof, err := s.verifyProof(req, now)
+	sum := s.auth.tokenSum(req.Token) // the proof's ath and the token cache's key: one hash
+	proof, err := s.verifyProof(req, now, &sum)
 	if err != nil {
 		return nil, "", err
 	}
-	p, err = s.auth.Authenticate(ctx, req.Token)
+	p, err = s.auth.authenticateSum(ctx, req.Token, sum)
 	if err != nil {
 		if errors.Is(err, ErrInvalidToken) {
 			err = &dpopError{code: ChallengeInvalidToken, err: err}
@@ -184,12 +186,12 @@ func (s *Service) AuthenticateDPoP(ctx context.Context, req DPoPRequest) (p *Pri
 	return p, nonce, nil
 }
 
-func (s *Service) verifyProof(req DPoPRequest, now time.Time) (*dpop.Proof, error) {
+func (s *Service) verifyProof(req DPoPRequest, now time.Time, sum *[sha256.Size]byte) (*dpop.Proof, error) {
 	d := s.dpop
 	if len(req.Proofs) != 1 {
 		return nil, fromProofError(dpop.HeaderError(len(req.Proofs)), nil, now)
 	}
-	proof, err := d.verifier.Verify(req.Proofs[0], dpop.Request{Method: req.Method, URL: req.URL, AccessToken: req.Token, Now: now})
+	proof, err := d.verifier.Verify(req.Proofs[0], dpop.Request{Method: req.Method, URL: req.URL, AccessToken: req.Token, TokenSum: sum, Now: now})
 	if err != nil {
 		return nil, fromProofError(err, d.verifier.Nonces(), now)
 	}
