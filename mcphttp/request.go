@@ -103,22 +103,22 @@ type decoded struct {
 // later stages check, confirm and forward. The values decode (or another edge, Incoming.Run)
 // built are left as they were, since that edge may hold them; the client's params stay
 // readable (clientParams) for what must name the call as the client sends it again.
-func (x *request) replaceParams(params json.RawMessage, parsed *jsonrpc.Params) {
-	if x.in.client == nil {
-		x.in.client = x.in.params
+func (d *decoded) replaceParams(params json.RawMessage, parsed *jsonrpc.Params) {
+	if d.client == nil {
+		d.client = d.params
 	}
-	req := *x.in.req
+	req := *d.req
 	req.Params = params
-	x.in.req, x.in.params = &req, parsed
+	d.req, d.params = &req, parsed
 }
 
 // clientParams are the params as the client sent them: a retry of the call carries these, not
 // a redaction of them.
-func (x *request) clientParams() *jsonrpc.Params {
-	if x.in.client != nil {
-		return x.in.client
+func (d *decoded) clientParams() *jsonrpc.Params {
+	if d.client != nil {
+		return d.client
 	}
-	return x.in.params
+	return d.params
 }
 
 // identity is who the caller is: stage authenticate.
