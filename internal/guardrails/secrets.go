@@ -224,9 +224,54 @@ func (s *textScan) assignment(i int) {
 	for ve < len(t) && ve-vs < 512 && valueByte(t[ve], quote) {
 		ve++
 	}
-	if plausibleValue(det, t[vs:ve]) {
+	if plausibleValue(det, t[vs:ve]) && (quote != 0 || !codeValue(t[vs:ve])) {
 		s.found(det, vs, ve)
 	}
+}
+
+// codeValue reports whether the unquoted value v is code that reads a secret rather than a
+// literal one: a call or an index ("rs.Password(", "os.Getenv(", "os.environ["; the value ends
+// at the argument's quote or parenthesis), a field or variable whose name names a password
+// ("cfg.DB.Password", "process.env.DB_PASSWORD", "dbPassword"). A literal is what a value in
+// quotes is, and what any other value is, however it reads.
+func codeValue(v []byte) bool {
+	parts := 0
+	for k := 0; k < len(v); parts++ {
+		e := k
+		for e < len(v) && (isAlnum(v[e]) || v[e] == '_' || v[e] == '$') {
+			e++
+		}
+		if e == k || isDigit(v[k]) {
+			return false // not an identifier
+		}
+		switch {
+		case e == len(v):
+			return passwordName(v[k:e]) && (parts > 0 || !oneWord(v[k:e]))
+		case (v[e] == '(' || v[e] == '[') && e+1 == len(v):
+			return true
+		case v[e] != '.':
+			return false
+		}
+		k = e + 1
+	}
+	return false
+}
+
+// passwordName reports whether the identifier name names a password ("Password", "DB_PASSWORD",
+// "dbPasswd").
+func passwordName(name []byte) bool {
+	if len(name) > 40 {
+		return false
+	}
+	det, named := assignedSecret(name, ':')
+	return named && det == DetConnectionString
+}
+
+// oneWord reports whether name is the word password alone: as a bare value, a placeholder
+// (placeholder) rather than a variable, and "Passw0rd" is a literal; a name that joins it to
+// another ("dbPassword", "DB_PASSWORD") reads as a variable.
+func oneWord(name []byte) bool {
+	return eqFold(name, "password") || eqFold(name, "passwd") || eqFold(name, "pwd")
 }
 
 // secretKeyEnd reports whether the key that ends at t[ke] may name a secret, before it is read:
