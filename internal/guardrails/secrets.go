@@ -1,9 +1,6 @@
 package guardrails
 
-import (
-	"bytes"
-	"math"
-)
+import "bytes"
 
 // The secrets detectors: credentials recognised by their published formats (a prefix and a
 // fixed alphabet and length, or a key name in an assignment), private key blocks, JWTs,
@@ -377,63 +374,6 @@ func all(b []byte, ok func(byte) bool) bool {
 		}
 	}
 	return true
-}
-
-// The entropy check: a token of random-looking base64 that no format above names.
-
-const (
-	minEntropyLen = 20
-	maxEntropyLen = 256
-)
-
-// entropy reports the run of base64 characters that starts the token t[i:j] when it is long,
-// mixes upper- and lower-case letters and digits, and its Shannon entropy per character is near
-// the most its length allows.
-func (s *textScan) entropy(i, j int) {
-	t := s.t
-	e := i
-	for e < j && s.tb.cls[t[e]]&clsB64 != 0 {
-		e++
-	}
-	n := e - i
-	if n < minEntropyLen || n > maxEntropyLen || (e < j && t[e] != '.' && t[e] != '=' && t[e] != '~') {
-		return
-	}
-	var up, lo, di int
-	for _, c := range t[i:e] {
-		switch {
-		case isUpper(c):
-			up++
-		case isLower(c):
-			lo++
-		case isDigit(c):
-			di++
-		}
-	}
-	if up < 2 || lo < 2 || di < 2 {
-		return
-	}
-	var counts [128]uint16
-	for _, c := range t[i:e] {
-		counts[c]++
-	}
-	sum := 0.0
-	for _, c := range counts {
-		if c > 0 {
-			sum += s.tb.plogp[c]
-		}
-	}
-	h := math.Log2(float64(n)) - sum/float64(n)
-	if h >= entropyThreshold(n) {
-		s.found(DetHighEntropy, i, e)
-	}
-}
-
-// entropyThreshold is the entropy per character a run of n characters must reach: 90% of the
-// most n distinct characters give (log2 n), at most 4.8 bits (random base64 of 40 characters
-// is near 5).
-func entropyThreshold(n int) float64 {
-	return min(0.9*math.Log2(float64(n)), 4.8)
 }
 
 func containsString(b []byte, s string) bool { return indexString(b, s) >= 0 }
