@@ -1,6 +1,10 @@
 package guardrails
 
-import "math"
+import (
+	"bytes"
+	"encoding/base64"
+	"math"
+)
 
 // The entropy check: a token of random-looking base64 that no credential format (secrets.go)
 // names, and that is neither a published content hash nor a name made of words.
@@ -24,7 +28,7 @@ func (s *textScan) entropy(i, j int) {
 	}
 	// Only a run random enough to report is judged further: what is published or named is
 	// not a secret, however random it looks.
-	if s.tb.randomRun(t[i:e]) && !publishedDigest(t, i, e) && !identifier(t[i:e]) {
+	if s.tb.randomRun(t[i:e]) && !publishedDigest(t, i, e) && !joseHeader(t, i, e) && !identifier(t[i:e]) {
 		s.found(DetHighEntropy, i, e)
 	}
 }
@@ -106,6 +110,45 @@ func publishedDigest(t []byte, i, e int) bool {
 func digestEnd(t []byte, e int) bool {
 	return e >= len(t) || t[e] == '=' || !(isAlnum(t[e]) || t[e] == '+' || t[e] == '/' || t[e] == '_' || t[e] == '-')
 }
+
+// joseHeader reports whether the base64 run t[i:e] is the header of a JWS or JWT that stands
+// without a token's claims and signature (a DPoP proof's header quoted in a log, a test's or a
+// fuzz seed's "header.e30.AA"): base64url of a JSON object naming an "alg". A header is public
+// by design (RFC 7515: its members name the algorithm, the type and the public key); in a whole
+// token, a payload of ten characters or more and a signature after it as the jwt detector reads
+// one, the run is left to the check. A JSON object that holds a private or symmetric key's
+// members ("d", "k", the RSA primes) is not a header.
+func joseHeader(t []byte, i, e int) bool {
+	if !hasPrefix(t, i, "eyJ") || wholeToken(t, e) {
+		return false
+	}
+	var buf [maxEntropyLen * 3 / 4]byte
+	n, err := base64.RawURLEncoding.Decode(buf[:], t[i:e])
+	obj := bytes.TrimSpace(buf[:n])
+	if err != nil || len(obj) < 2 || obj[len(obj)-1] != '}' || !bytes.Contains(obj, []byte(`"alg"`)) {
+		return false
+	}
+	for _, m := range privateJWKMembers {
+		if bytes.Contains(obj, []byte(m)) {
+			return false
+		}
+	}
+	return true
+}
+
+// wholeToken reports whether a header that ends at t[e] goes on as a token: a '.', a payload of
+// ten base64url characters or more, and a '.' before the signature.
+func wholeToken(t []byte, e int) bool {
+	if e >= len(t) || t[e] != '.' {
+		return false
+	}
+	p := run(t, e+1, maxMatch, isTokenB64u)
+	return p-e-1 >= 10 && p < len(t) && t[p] == '.'
+}
+
+// privateJWKMembers are the members of a JSON Web Key that hold private or symmetric key
+// material (RFC 7518, section 6).
+var privateJWKMembers = []string{`"d"`, `"k"`, `"p"`, `"q"`, `"dp"`, `"dq"`, `"qi"`, `"oth"`}
 
 // identifier reports whether the run r is a name made of words, as code and logs write them:
 // joined by case changes ("BenchmarkToolsList20x100", "getHTTPResponse2xxCount"), underscores,
