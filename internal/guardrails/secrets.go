@@ -229,8 +229,8 @@ func (s *textScan) assignment(i int) {
 // codeValue reports whether the unquoted value v is code that reads a secret rather than a
 // literal one: a call or an index ("rs.Password(", "os.Getenv(", "os.environ["; the value ends
 // at the argument's quote or parenthesis), a field or variable whose name names a password
-// ("cfg.DB.Password", "process.env.DB_PASSWORD", "dbPassword"). A literal is what a value in
-// quotes is, and what any other value is, however it reads.
+// ("cfg.DB.Password", "process.env.DB_PASSWORD", "dbPassword"). A value in quotes is a literal
+// however it reads, and so is any other unquoted value.
 func codeValue(v []byte) bool {
 	parts := 0
 	for k := 0; k < len(v); parts++ {
