@@ -28,7 +28,8 @@ import (
 )
 
 // The eras of the clients the interceptor tests run with: a 2026-07-28 go-sdk client, and the
-// go-sdk in its 2025-11-25 mode, served by the pre-2026 edge through the same pipeline.
+// go-sdk in its 2025-11-25 mode, served by the pre-2026 edge through the same pipeline (the
+// older revisions are TestInterceptorsOlderEras').
 var clientEras = []string{"2026-07-28", "2025-11-25"}
 
 // connectEra connects a go-sdk client of era to gw.
