@@ -145,6 +145,20 @@ func TestInterceptorsBothEras(t *testing.T) {
 	if st := steps["progress"]; !st.OK || st.Text != fmt.Sprintf("DONE %d", legacyclient.ProgressSteps) || len(st.Progress) != legacyclient.ProgressSteps {
 		t.Errorf("TS v1 streamed result: %+v", st)
 	}
+	// The response phase is counted and timed per interceptor like the request phase: withhold
+	// decided each era's two echo results and the TS client's, shout each streamed result.
+	scrape := scrapeAdmin(t, gw)
+	for _, want := range []string{
+		`mcp_gateway_interceptor_calls_total{interceptor="withhold",phase="response",result="denied"} 2` + "\n",
+		`mcp_gateway_interceptor_calls_total{interceptor="withhold",phase="response",result="allowed"} 3` + "\n",
+		`mcp_gateway_interceptor_duration_seconds_count{interceptor="withhold",phase="response"} 5` + "\n",
+		`mcp_gateway_interceptor_calls_total{interceptor="shout",phase="response",result="mutated"} 3` + "\n",
+		`mcp_gateway_interceptor_duration_seconds_count{interceptor="shout",phase="response"} 3` + "\n",
+	} {
+		if !scrape.Has(want) {
+			t.Errorf("the scrape lacks %s", want)
+		}
+	}
 	stop()
 	out := logs.String()
 	for _, want := range []string{`"msg":"interceptor"`, `"rule":"redact-0"`, `"decision":"mutated"`, `"decision":"denied"`, `"phase":"response"`} {
