@@ -1,7 +1,6 @@
 package mcphttp
 
 import (
-	"log/slog"
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/intercept"
@@ -46,14 +45,5 @@ func benchInterceptors(b *testing.B, srv *intercepttest.Server, webhook bool) *i
 	b.Helper()
 	cfg := governs("allow", srv.URL(), intercept.TypeValidation, intercept.PhaseNameRequest, []string{"*"}, nil, nil)
 	cfg.Webhook = webhook
-	cfgs := []intercept.Config{cfg}
-	if err := intercept.Validate(cfgs); err != nil {
-		b.Fatal(err)
-	}
-	set, err := intercept.New(cfgs, intercept.Deps{Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(set.Close)
-	return set
+	return newInterceptSet(b, []intercept.Config{cfg})
 }

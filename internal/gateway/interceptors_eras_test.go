@@ -38,19 +38,11 @@ var olderEras = []string{"2025-06-18", "2025-03-26"}
 func TestInterceptorsOlderEras(t *testing.T) {
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
-	rename := intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
-		s := string(p)
-		for from, to := range map[string]string{
-			`"alpha__echo","arguments":{"text":"to-fail"}`:      `"alpha__fail","arguments":{}`,
-			`"alpha__echo","arguments":{"text":"hello legacy"}`: `"alpha__fail","arguments":{}`, // the TS client's echo
-			`"alpha__echo","arguments":{"text":"to-add"}`:       `"alpha__add","arguments":{"a":2,"b":3}`,
-			`"alpha__echo","arguments":{"text":"batch two"}`:    `"alpha__fail","arguments":{}`, // in the TS client's batch
-		} {
-			if strings.Contains(s, from) {
-				return json.RawMessage(strings.Replace(s, from, to, 1))
-			}
-		}
-		return nil
+	rename := rewrites(map[string]string{
+		`"alpha__echo","arguments":{"text":"to-fail"}`:      `"alpha__fail","arguments":{}`,
+		`"alpha__echo","arguments":{"text":"hello legacy"}`: `"alpha__fail","arguments":{}`, // the TS client's echo
+		`"alpha__echo","arguments":{"text":"to-add"}`:       `"alpha__add","arguments":{"a":2,"b":3}`,
+		`"alpha__echo","arguments":{"text":"batch two"}`:    `"alpha__fail","arguments":{}`, // in the TS client's batch
 	})
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{
 		{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("forbidden", "no forbidden words, please")},

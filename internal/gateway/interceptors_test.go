@@ -58,6 +58,19 @@ func replaceIn(old, new string) intercepttest.Handler {
 	})
 }
 
+// rewrites is a mutator replacing the first key of m that the payload contains with its value
+// (the keys must not overlap), or leaving the payload unchanged.
+func rewrites(m map[string]string) intercepttest.Handler {
+	return intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+		for from, to := range m {
+			if strings.Contains(string(p), from) {
+				return json.RawMessage(strings.Replace(string(p), from, to, 1))
+			}
+		}
+		return nil
+	})
+}
+
 // lastCallBody is the body of the last tools/call the backend received, "" for none.
 func lastCallBody(s *mcptest.Server) string {
 	calls := s.RequestsOf("tools/call")
@@ -180,18 +193,10 @@ func TestInterceptorsBothEras(t *testing.T) {
 func TestInterceptorMutationRechecked(t *testing.T) {
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
-	rename := intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
-		s := string(p)
-		for from, to := range map[string]string{
-			`"alpha__echo","arguments":{"text":"to-fail"}`:     `"alpha__fail","arguments":{}`,
-			`"alpha__echo","arguments":{"text":"to-progress"}`: `"alpha__progress","arguments":{"steps":1}`,
-			`"alpha__echo","arguments":{"text":"to-add"}`:      `"alpha__add","arguments":{"a":2,"b":3}`,
-		} {
-			if strings.Contains(s, from) {
-				return json.RawMessage(strings.Replace(s, from, to, 1))
-			}
-		}
-		return nil
+	rename := rewrites(map[string]string{
+		`"alpha__echo","arguments":{"text":"to-fail"}`:     `"alpha__fail","arguments":{}`,
+		`"alpha__echo","arguments":{"text":"to-progress"}`: `"alpha__progress","arguments":{"steps":1}`,
+		`"alpha__echo","arguments":{"text":"to-add"}`:      `"alpha__add","arguments":{"a":2,"b":3}`,
 	})
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "rename", Type: intercept.TypeMutation, Handle: rename}})
 	gw := startTestGateway(t, func(c *Config) {
