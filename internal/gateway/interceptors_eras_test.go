@@ -66,7 +66,13 @@ func TestInterceptorsOlderEras(t *testing.T) {
 	}, alpha)
 	tok := mint(t, iss, devissuer.Claims{"sub": "reader", "scope": "tools:read"})
 	for _, era := range olderEras {
-		t.Run(era, func(t *testing.T) { checkInterceptedEra(t, connectEra(t, gw, era, mcptest.WithBearer(tok)), alpha) })
+		t.Run(era, func(t *testing.T) {
+			cs := connectEra(t, gw, era, mcptest.WithBearer(tok))
+			if got := cs.InitializeResult().ProtocolVersion; got != era {
+				t.Fatalf("negotiated %s", got)
+			}
+			checkInterceptedEra(t, cs, alpha)
+		})
 	}
 	t.Run("typescript-sdk-"+legacyclient.TS0326Version, func(t *testing.T) {
 		alpha.Reset()
