@@ -1,0 +1,93 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdkrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// TestGuardrailsOpaqueMembers: a credential in a member named like binary content or opaque
+// state ("data", "blob", "requestState") where the protocol puts no such thing is found like
+// any other text, in both eras: in a tool's structuredContent, in a backend's JSON-RPC error
+// data, and in a client's arguments before the backend gets them. Such a member used to be
+// passed over whenever its value was made of base64 characters, as an AWS key id or a GitHub
+// token is.
+func TestGuardrailsOpaqueMembers(t *testing.T) {
+	text := func(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
+	open := &jsonschema.Schema{Type: "object"}
+	be := mcptest.StartServer(t, "be",
+		mcptest.WithTool(&mcp.Tool{Name: "structured_data", InputSchema: open}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: text("ok"), StructuredContent: map[string]any{"data": railAWSKey,
+				"requestState": railGHToken}}, nil
+		}),
+		mcptest.WithTool(&mcp.Tool{Name: "error_data", InputSchema: open}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, &sdkrpc.Error{Code: -32000, Message: "failed", Data: json.RawMessage(`{"data":"` + railGHToken + `"}`)}
+		}),
+		mcptest.WithTool(&mcp.Tool{Name: "echo_args", InputSchema: open}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: text(string(req.Params.Arguments))}, nil
+		}))
+	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "all", Tools: []string{"*"},
+			Arguments: guardrails.DirectionConfig{Secrets: "redact"}, Results: guardrails.DirectionConfig{Secrets: "redact"}}}}
+	}, be)
+	defer stop()
+	ctx := context.Background()
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version))
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "be__structured_data"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc, _ := json.Marshal(res.StructuredContent)
+			if strings.Contains(string(sc), railAWSKey) || strings.Contains(string(sc), railGHToken) ||
+				!strings.Contains(string(sc), "[REDACTED:aws-access-key]") {
+				t.Errorf("structuredContent reached the client as %s", sc)
+			}
+			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "be__error_data"})
+			var werr *sdkrpc.Error
+			if !errors.As(err, &werr) || strings.Contains(string(werr.Data), railGHToken) || strings.Contains(err.Error(), railGHToken) {
+				t.Errorf("the backend's error reached the client as %v (data %s)", err, dataOf(werr))
+			}
+			be.Reset()
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "be__echo_args", Arguments: map[string]any{
+				"data": railAWSKey, "blob": railGHToken, "requestState": railAWSKey}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range be.RequestsOf("tools/call") {
+				if strings.Contains(string(r.Body), railAWSKey) || strings.Contains(string(r.Body), railGHToken) {
+					t.Errorf("the backend got %s", r.Body)
+				}
+			}
+			if got := mcptest.ResultText(res); !strings.Contains(got, "[REDACTED:github-token]") {
+				t.Errorf("the backend echoed %q", got)
+			}
+		})
+	}
+	stop()
+	for _, secret := range []string{railAWSKey, railGHToken} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("a log line holds %q", secret)
+		}
+	}
+}
+
+// dataOf is an SDK error's data, for a failure message.
+func dataOf(e *sdkrpc.Error) string {
+	if e == nil {
+		return ""
+	}
+	return string(e.Data)
+}

@@ -1,0 +1,109 @@
+package guardrails
+
+import (
+	"bytes"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+)
+
+// What the walker leaves unscanned is decided by where a member stands in the protocol, never
+// by its name alone: a member named "data", "blob" or "requestState" can hold anything a
+// backend or a client puts there (a tool's structuredContent, a log notification's data, a
+// JSON-RPC error's data, an argument), and a bare credential is made of base64 characters
+// (an AWS key id, a GitHub token), so a skip by name and alphabet would let it through.
+
+// opaque reports whether the member key, whose value starts at raw[v], in the object that
+// starts at raw[obj], is binary content or a round trip's opaque state, which no detector reads
+// as text: in a result only, in its content blocks, prompt messages or resource contents, an
+// image's or audio's base64 "data" and a resource's base64 "blob" (an object naming its "uri"),
+// and the result's own "requestState" (a member of the result object itself). Arguments,
+// notifications, structuredContent, _meta and errors carry no such content: everything in them
+// is scanned.
+func (w *walker) opaque(key []byte, obj, v, depth int) bool {
+	raw := w.raw
+	if !w.stripMeta || raw[v] != '"' {
+		return false
+	}
+	switch string(decodedKey(key)) {
+	case "data":
+		if !w.inContent() {
+			return false
+		}
+		t := memberValue(raw, obj, "type")
+		return (bytes.Equal(t, []byte(`"image"`)) || bytes.Equal(t, []byte(`"audio"`))) && w.base64At(v)
+	case "blob":
+		return w.inContent() && memberValue(raw, obj, "uri") != nil && w.base64At(v)
+	case "requestState":
+		return depth == 1
+	}
+	return false
+}
+
+// inContent reports whether the walker is inside a result's content blocks ("content"), a
+// prompt's "messages" or a resource's "contents", where binary content stands.
+func (w *walker) inContent() bool {
+	if len(w.path) < 2 || w.path[0].key == nil {
+		return false
+	}
+	switch string(decodedKey(w.path[0].key)) {
+	case "content", "contents", "messages":
+		return true
+	}
+	return false
+}
+
+// base64At reports whether the string at raw[v] holds only base64 characters.
+func (w *walker) base64At(v int) bool {
+	return base64Only(w.raw[v+1 : jsonrpc.StringEnd(w.raw, v)-1])
+}
+
+// memberValue returns the raw value of the member name of the object that starts at raw[obj],
+// or nil. The text passed the strict scan: no member appears twice.
+func memberValue(raw []byte, obj int, name string) []byte {
+	i := skipWS(raw, obj+1)
+	for i < len(raw) && raw[i] == '"' {
+		kend := jsonrpc.StringEnd(raw, i)
+		v := skipWS(raw, skipWS(raw, kend)+1)
+		end := valueEnd(raw, v)
+		if keyIs(raw[i+1:kend-1], name) {
+			return raw[v:end]
+		}
+		i = skipWS(raw, end)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipWS(raw, i+1)
+		}
+	}
+	return nil
+}
+
+// valueEnd returns the offset just past the JSON value that starts at raw[i], which passed the
+// strict scan.
+func valueEnd(raw []byte, i int) int {
+	depth := 0
+	for i < len(raw) {
+		switch c := raw[i]; c {
+		case '"':
+			i = jsonrpc.StringEnd(raw, i)
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+			if depth < 0 {
+				return i
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	return i
+}
