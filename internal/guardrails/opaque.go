@@ -2,6 +2,7 @@ package guardrails
 
 import (
 	"bytes"
+	"errors"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
@@ -106,4 +107,21 @@ func valueEnd(raw []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// errMetaSpelling refuses a result with a member that a client's decoder may read as _meta
+// without being spelt so.
+var errMetaSpelling = errors.New("guardrails: the result has a member a client may read as _meta, spelt otherwise")
+
+// metaSpelling refuses, in a result, a member of the result object whose name is _meta under
+// folding (jsonrpc.FoldKey: "_META", "_Meta", "meta") but not exactly: the gateway owns the
+// annotation in _meta and removes a backend's, but a decoder that matches names without case
+// (Go's encoding/json, for one) reads such a member as _meta too, merged over the gateway's, so
+// a backend could forge or hide the annotation. No backend needs that spelling, so the check
+// fails (closed) rather than guessing which member a client reads.
+func (w *walker) metaSpelling(depth int, key []byte) error {
+	if !w.stripMeta || depth != 1 || keyIs(key, "_meta") || !jsonrpc.FoldEqual(decodedKey(key), []byte("_meta")) {
+		return nil
+	}
+	return errMetaSpelling
 }
