@@ -23,14 +23,14 @@ import (
 // any other text, in both eras: in a tool's structuredContent, in a backend's JSON-RPC error
 // data, and in a client's arguments before the backend gets them. Such a member used to be
 // passed over whenever its value was made of base64 characters, as an AWS key id or a GitHub
-// token is.
+// token is. A payment card sent as a JSON number is found too, in arguments and results.
 func TestGuardrailsOpaqueMembers(t *testing.T) {
 	text := func(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
 	open := &jsonschema.Schema{Type: "object"}
 	be := mcptest.StartServer(t, "be",
 		mcptest.WithTool(&mcp.Tool{Name: "structured_data", InputSchema: open}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: text("ok"), StructuredContent: map[string]any{"data": railAWSKey,
-				"requestState": railGHToken}}, nil
+				"requestState": railGHToken, "card": int64(railCard)}}, nil
 		}),
 		mcptest.WithTool(&mcp.Tool{Name: "error_data", InputSchema: open}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return nil, &sdkrpc.Error{Code: -32000, Message: "failed", Data: json.RawMessage(`{"data":"` + railGHToken + `"}`)}
@@ -42,7 +42,7 @@ func TestGuardrailsOpaqueMembers(t *testing.T) {
 		c.Auth.Disabled = true
 		c.Legacy.Enabled = true
 		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "all", Tools: []string{"*"},
-			Arguments: guardrails.DirectionConfig{Secrets: "redact"}, Results: guardrails.DirectionConfig{Secrets: "redact"}}}}
+			Arguments: guardrails.DirectionConfig{Secrets: "redact", PII: "redact"}, Results: guardrails.DirectionConfig{Secrets: "redact", PII: "redact"}}}}
 	}, be)
 	defer stop()
 	ctx := context.Background()
@@ -55,7 +55,8 @@ func TestGuardrailsOpaqueMembers(t *testing.T) {
 			}
 			sc, _ := json.Marshal(res.StructuredContent)
 			if strings.Contains(string(sc), railAWSKey) || strings.Contains(string(sc), railGHToken) ||
-				!strings.Contains(string(sc), "[REDACTED:aws-access-key]") {
+				strings.Contains(string(sc), "411111") || !strings.Contains(string(sc), "[REDACTED:aws-access-key]") ||
+				!strings.Contains(string(sc), `"card":"[REDACTED:payment-card]"`) {
 				t.Errorf("structuredContent reached the client as %s", sc)
 			}
 			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "be__error_data"})
@@ -65,12 +66,13 @@ func TestGuardrailsOpaqueMembers(t *testing.T) {
 			}
 			be.Reset()
 			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "be__echo_args", Arguments: map[string]any{
-				"data": railAWSKey, "blob": railGHToken, "requestState": railAWSKey}})
+				"data": railAWSKey, "blob": railGHToken, "requestState": railAWSKey, "card": railCard}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range be.RequestsOf("tools/call") {
-				if strings.Contains(string(r.Body), railAWSKey) || strings.Contains(string(r.Body), railGHToken) {
+				if strings.Contains(string(r.Body), railAWSKey) || strings.Contains(string(r.Body), railGHToken) ||
+					strings.Contains(string(r.Body), "411111") {
 					t.Errorf("the backend got %s", r.Body)
 				}
 			}
@@ -86,6 +88,9 @@ func TestGuardrailsOpaqueMembers(t *testing.T) {
 		}
 	}
 }
+
+// railCard is a test payment card number (it passes the Luhn check), sent as a JSON number.
+const railCard = 4111111111111111
 
 // dataOf is an SDK error's data, for a failure message.
 func dataOf(e *sdkrpc.Error) string {

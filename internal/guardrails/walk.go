@@ -74,14 +74,9 @@ func (w *walker) value(i, depth int) (int, error) {
 		w.str(i+1, end-1)
 		return end, nil
 	}
-	for i < len(raw) {
-		switch raw[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i, nil
-		}
-		i++
-	}
-	return i, nil
+	end := literalEnd(raw, i)
+	w.number(i, end)
+	return end, nil
 }
 
 func (w *walker) object(i, depth int) (int, error) {
