@@ -109,19 +109,28 @@ func valueEnd(raw []byte, i int) int {
 	return i
 }
 
-// errMetaSpelling refuses a result with a member that a client's decoder may read as _meta
-// without being spelt so.
-var errMetaSpelling = errors.New("guardrails: the result has a member a client may read as _meta, spelt otherwise")
+// namedMembers are the members of a result the guardrails read by their exact name: the
+// annotation's _meta, the structuredContent validated against the output schema, and isError,
+// which exempts a tool error from that validation.
+var namedMembers = [...]string{"_meta", "structuredContent", "isError"}
 
-// metaSpelling refuses, in a result, a member of the result object whose name is _meta under
-// folding (jsonrpc.FoldKey: "_META", "_Meta", "meta") but not exactly: the gateway owns the
-// annotation in _meta and removes a backend's, but a decoder that matches names without case
-// (Go's encoding/json, for one) reads such a member as _meta too, merged over the gateway's, so
-// a backend could forge or hide the annotation. No backend needs that spelling, so the check
-// fails (closed) rather than guessing which member a client reads.
-func (w *walker) metaSpelling(depth int, key []byte) error {
-	if !w.stripMeta || depth != 1 || keyIs(key, "_meta") || !jsonrpc.FoldEqual(decodedKey(key), []byte("_meta")) {
+// spelling refuses, in a result, a member of the result object whose name is one of
+// namedMembers under folding (jsonrpc.FoldKey: "_META", "StructuredContent", "iserror") but not
+// exactly. The gateway reads the exact name, but a decoder that matches names without case
+// (Go's encoding/json, for one) reads the variant as that member too, merged over it or in its
+// place: a backend could forge or hide the annotation in _meta, or have the schema checked on
+// one structuredContent (or skipped on isError) while the client reads another. No backend
+// needs such a spelling, and which member a client reads depends on its decoder, so the check
+// fails (closed) rather than guessing.
+func (w *walker) spelling(depth int, key []byte) error {
+	if !w.stripMeta || depth != 1 {
 		return nil
 	}
-	return errMetaSpelling
+	name := decodedKey(key)
+	for _, m := range namedMembers {
+		if string(name) != m && jsonrpc.FoldEqual(name, []byte(m)) {
+			return errors.New("guardrails: the result has a member a client may read as " + m + ", spelt otherwise")
+		}
+	}
+	return nil
 }

@@ -60,7 +60,8 @@ func TestOpaqueOnlyWhereTheProtocolPutsIt(t *testing.T) {
 
 // The annotation in _meta is the gateway's: a result with a member that a case-folding client
 // (Go's encoding/json) reads as _meta, merged over the gateway's, would let a backend forge
-// the annotation or hide what the gateway flagged, so such a result fails the check.
+// the annotation or hide what the gateway flagged, so such a result fails the check; so does
+// one with another spelling of structuredContent or isError, which the schema check reads.
 func TestMetaSpelledOtherwise(t *testing.T) {
 	e := testEngine(t, everything("flag"))
 	r := e.Rule(KindTool, "b", "t")
@@ -82,7 +83,13 @@ func TestMetaSpelledOtherwise(t *testing.T) {
 			t.Errorf("%s: %v", raw, rep.Err)
 		}
 	}
-	if rep := r.ScanArguments([]byte(`{"_META":"x","meta":"y"}`)); rep.Err != nil {
+	for _, name := range []string{"StructuredContent", "structured_content", "IsError", "is-error", "ISERROR"} {
+		raw := `{"content":[],"isError":true,"structuredContent":{},"` + name + `":{}}`
+		if rep := r.ScanResult([]byte(raw)); rep.Err == nil || !strings.Contains(rep.Err.Error(), "spelt otherwise") {
+			t.Errorf("%s: %v; the client may read another member than the one checked", raw, rep.Err)
+		}
+	}
+	if rep := r.ScanArguments([]byte(`{"_META":"x","meta":"y","IsError":1}`)); rep.Err != nil {
 		t.Errorf("arguments: %v", rep.Err)
 	}
 }

@@ -89,7 +89,7 @@ func (w *walker) object(i, depth int) (int, error) {
 	for i < len(raw) && raw[i] == '"' {
 		kend := jsonrpc.StringEnd(raw, i)
 		key := raw[i+1 : kend-1]
-		if err := w.metaSpelling(depth, key); err != nil {
+		if err := w.spelling(depth, key); err != nil {
 			return 0, err
 		}
 		v := skipWS(raw, skipWS(raw, kend)+1)
