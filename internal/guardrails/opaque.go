@@ -126,11 +126,20 @@ func (w *walker) spelling(depth int, key []byte) error {
 	if !w.stripMeta || depth != 1 {
 		return nil
 	}
+	if m, ok := Respelt(key); ok {
+		return errors.New("guardrails: the result has a member a client may read as " + m + ", spelt otherwise")
+	}
+	return nil
+}
+
+// Respelt reports whether key, a member name of a result object as in the JSON text, is
+// another spelling of one of the members the guardrails read by name, and which.
+func Respelt(key []byte) (string, bool) {
 	name := decodedKey(key)
 	for _, m := range namedMembers {
 		if string(name) != m && jsonrpc.FoldEqual(name, []byte(m)) {
-			return errors.New("guardrails: the result has a member a client may read as " + m + ", spelt otherwise")
+			return m, true
 		}
 	}
-	return nil
+	return "", false
 }
