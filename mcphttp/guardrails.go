@@ -86,6 +86,16 @@ func (g *railer) checkRequest(x *request) (bool, error) {
 			return false, err
 		}
 	}
+	if !rep.Blocked() && rule.ScansArguments() {
+		by, err := g.checkParams(x, rule, rep)
+		if err != nil {
+			return false, err
+		}
+		if by != nil {
+			g.record(x, rule, rep)
+			return true, g.refuseRequest(x, refusalText(by, "the request's params"))
+		}
+	}
 	if !rep.Blocked() && kind == guardrails.KindTool && rule.ValidateArguments() != guardrails.Off {
 		if err := g.validateArguments(x, rule, rep); err != nil {
 			return false, err
@@ -93,15 +103,14 @@ func (g *railer) checkRequest(x *request) (bool, error) {
 	}
 	g.record(x, rule, rep)
 	if rep.Blocked() {
-		return true, g.refuseRequest(x, rep)
+		return true, g.refuseRequest(x, refusalText(rep, "the arguments"))
 	}
 	return false, nil
 }
 
 // refuseRequest answers a refused request: a tool error for tools/call, invalid params for
 // prompts/get. The message names the rule, the detector and where, never the value.
-func (g *railer) refuseRequest(x *request, rep *guardrails.Report) error {
-	msg := refusalText(rep, "the arguments")
+func (g *railer) refuseRequest(x *request, msg string) error {
 	if x.in.req.Method == upstreams.MethodToolsCall {
 		return x.answer(toolError(msg), outcomeDenied)
 	}

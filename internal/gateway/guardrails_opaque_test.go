@@ -180,3 +180,58 @@ func TestGuardrailsMetaSpelledOtherwise(t *testing.T) {
 		t.Errorf("a case-folding client reads the backend's annotation %s", a)
 	}
 }
+
+// TestGuardrailsWholeParams: the argument detectors read everything of the params the backend
+// receives from the client, not only the arguments: a credential in the client's _meta is
+// redacted before the backend gets it, and so is what a person typed into a backend's form
+// (an MRTR retry's inputResponses), in both eras.
+func TestGuardrailsWholeParams(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "args", Tools: []string{"*"},
+			Arguments: guardrails.DirectionConfig{Secrets: "redact", PII: "redact"}}}}
+	}, alpha)
+	defer stop()
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version),
+				mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": railEmail}}, nil
+				}))
+			alpha.Reset()
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "hi"},
+				Meta: mcp.Meta{"x.example/note": railAWSKey}})
+			if err != nil || res.IsError {
+				t.Fatalf("echo: %v %+v", err, res)
+			}
+			reqs := alpha.RequestsOf("tools/call")
+			if len(reqs) != 1 || strings.Contains(string(reqs[0].Body), railAWSKey) ||
+				!strings.Contains(string(reqs[0].Body), "[REDACTED:aws-access-key]") {
+				t.Errorf("the backend got %d calls: %s", len(reqs), bodies(reqs))
+			}
+			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__ask_name", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := mcptest.ResultText(res); got != "Hello, [REDACTED:email]" {
+				t.Errorf("the backend read the person's answer as %q", got)
+			}
+		})
+	}
+	stop()
+	if strings.Contains(logs.String(), railAWSKey) || strings.Contains(logs.String(), railEmail) {
+		t.Error("a log line holds a matched value")
+	}
+}
+
+// bodies joins the bodies of recorded requests, for a failure message.
+func bodies(reqs []mcptest.Exchange) string {
+	var b strings.Builder
+	for _, r := range reqs {
+		b.Write(r.Body)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
