@@ -16,19 +16,6 @@ const minNumberDigits = 10
 // and a number like 1e999999 is not expanded.
 const maxNumberDigits = 24
 
-// literalEnd returns the offset just past the literal (a number, true, false or null) that
-// starts at raw[i].
-func literalEnd(raw []byte, i int) int {
-	for i < len(raw) {
-		switch raw[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
-}
-
 // number scans the number literal raw[s:e] (true, false and null are passed over) as the
 // digits of its integer part.
 func (w *walker) number(s, e int) {
@@ -36,7 +23,7 @@ func (w *walker) number(s, e int) {
 	if w.sc.dir == nil || e-s < 2 || (raw[s] != '-' && (raw[s] < '0' || raw[s] > '9')) {
 		return
 	}
-	if e-s < minNumberDigits && bytes.IndexAny(raw[s:e], "eE") < 0 {
+	if e-s < minNumberDigits && !bytes.ContainsAny(raw[s:e], "eE") {
 		return // the common case: too short to hold what a detector reads in digits
 	}
 	digits, ok := integerDigits(raw[s:e], w.win[:0])

@@ -65,7 +65,7 @@ func memberValue(raw []byte, obj int, name string) []byte {
 	for i < len(raw) && raw[i] == '"' {
 		kend := jsonrpc.StringEnd(raw, i)
 		v := skipWS(raw, skipWS(raw, kend)+1)
-		end := valueEnd(raw, v)
+		end := jsonrpc.ValueEnd(raw, v)
 		if keyIs(raw[i+1:kend-1], name) {
 			return raw[v:end]
 		}
@@ -75,38 +75,6 @@ func memberValue(raw []byte, obj int, name string) []byte {
 		}
 	}
 	return nil
-}
-
-// valueEnd returns the offset just past the JSON value that starts at raw[i], which passed the
-// strict scan.
-func valueEnd(raw []byte, i int) int {
-	depth := 0
-	for i < len(raw) {
-		switch c := raw[i]; c {
-		case '"':
-			i = jsonrpc.StringEnd(raw, i)
-			if depth == 0 {
-				return i
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-			if depth < 0 {
-				return i
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
-		}
-		i++
-	}
-	return i
 }
 
 // namedMembers are the members of a result the guardrails read by their exact name: the

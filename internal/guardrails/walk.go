@@ -74,7 +74,7 @@ func (w *walker) value(i, depth int) (int, error) {
 		w.str(i+1, end-1)
 		return end, nil
 	}
-	end := literalEnd(raw, i)
+	end := jsonrpc.ValueEnd(raw, i)
 	w.number(i, end)
 	return end, nil
 }
