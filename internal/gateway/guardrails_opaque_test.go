@@ -235,3 +235,46 @@ func bodies(reqs []mcptest.Exchange) string {
 	}
 	return b.String()
 }
+
+// TestGuardrailsCompletion: completion/complete carries a prompt's argument values to its
+// backend as prompts/get does (what a person types, as they type it), so the rule that covers
+// the prompt checks them there too: a credential in the argument being completed, or in the
+// context's arguments, is refused and never reaches the backend, and what the backend suggests
+// is checked as a result, in both eras.
+func TestGuardrailsCompletion(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithCompletion(func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"Ada", "ada@mail.example.org"}, Total: 2}}, nil
+	}))
+	gw := startTestGateway(t, func(c *Config) {
+		c.Legacy.Enabled = true
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "prompts", Prompts: []string{"greet"},
+			Arguments: guardrails.DirectionConfig{Secrets: "block"}, Results: guardrails.DirectionConfig{PII: "redact"}}}}
+	}, alpha)
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version))
+			ref := &mcp.CompleteReference{Type: "ref/prompt", Name: "alpha__greet"}
+			alpha.Reset()
+			for _, p := range []*mcp.CompleteParams{
+				{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: "name", Value: railAWSKey}},
+				{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: "name", Value: "A"},
+					Context: &mcp.CompleteContext{Arguments: map[string]string{"other": railGHToken}}},
+			} {
+				_, err := cs.Complete(t.Context(), p)
+				if err == nil || !strings.Contains(err.Error(), `guardrail rule "prompts"`) || strings.Contains(err.Error(), railAWSKey) {
+					t.Errorf("a completion carrying a credential: %v", err)
+				}
+			}
+			if n := len(alpha.RequestsOf("completion/complete")); n != 0 {
+				t.Errorf("the backend got %d refused completions", n)
+			}
+			res, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: "name", Value: "A"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(res.Completion.Values, ","); got != "Ada,[REDACTED:email]" {
+				t.Errorf("the backend's suggestions reached the client as %q", got)
+			}
+		})
+	}
+}
