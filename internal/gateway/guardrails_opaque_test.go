@@ -23,7 +23,8 @@ import (
 // any other text, in both eras: in a tool's structuredContent, in a backend's JSON-RPC error
 // data, and in a client's arguments before the backend gets them. Such a member used to be
 // passed over whenever its value was made of base64 characters, as an AWS key id or a GitHub
-// token is. A payment card sent as a JSON number is found too, in arguments and results.
+// token is. A payment card sent as a JSON number is found too, in arguments and results, and
+// a credential in a member name.
 func TestGuardrailsOpaqueMembers(t *testing.T) {
 	text := func(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
 	open := &jsonschema.Schema{Type: "object"}
@@ -78,6 +79,17 @@ func TestGuardrailsOpaqueMembers(t *testing.T) {
 			}
 			if got := mcptest.ResultText(res); !strings.Contains(got, "[REDACTED:github-token]") {
 				t.Errorf("the backend echoed %q", got)
+			}
+			// A credential in a member name: refused (a name is not rewritten), never forwarded.
+			be.Reset()
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "be__echo_args", Arguments: map[string]any{
+				"env": map[string]any{railAWSKey: "1"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, "aws-access-key") || !strings.Contains(got, "at /env") ||
+				strings.Contains(got, railAWSKey) || len(be.RequestsOf("tools/call")) != 0 {
+				t.Errorf("a credential in a member name: %v %q; forwarded %d", res.IsError, got, len(be.RequestsOf("tools/call")))
 			}
 		})
 	}

@@ -92,6 +92,7 @@ func (w *walker) object(i, depth int) (int, error) {
 		if err := w.spelling(depth, key); err != nil {
 			return 0, err
 		}
+		w.memberName(i+1, kend-1)
 		v := skipWS(raw, skipWS(raw, kend)+1)
 		var err error
 		start := v
