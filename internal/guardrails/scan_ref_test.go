@@ -1,0 +1,132 @@
+package guardrails
+
+// The scan loop as it was before the prefilters in front of the detectors, kept as the reference
+// the differential tests (scan_diff_test.go) hold the scanner to: whatever the prefilters pass
+// over, the detectors must find exactly what they found when every token and anchor reached
+// them.
+
+// refRun is the scan loop as it was before the prefilters (the reference).
+func (s *textScan) refRun() {
+	t, tb := s.t, s.tb
+	phrases := s.on.has(DetInstructions)
+	for i := 0; i < len(t); {
+		k := tb.cls[t[i]]
+		switch {
+		case k == 0:
+			i++
+		case k&clsWord != 0:
+			j, m := i+1, k
+			for j < len(t) {
+				c := tb.cls[t[j]]
+				if c&clsWord == 0 {
+					break
+				}
+				m |= c
+				j++
+			}
+			switch {
+			case k&clsLetter != 0 && (j-i < shortWord[k&clsUpper] || !tb.refWordMay(t, i, j, k&clsUpper != 0)):
+				// A word no format that starts with a letter can match (most of prose): only an
+				// instruction-like phrase may start there.
+				if phrases && j-i >= 2 && tb.refMaybePhrase(t, i, j) {
+					s.phrase(i, j)
+				}
+			case k&clsDigit != 0 && j-i < minEntropyLen && !cardMay(t, i, j) && !phoneMay(t, i):
+				// A number that starts neither a card nor a phone number: a count, a date, a time.
+			default:
+				i = s.refToken(i, j, m)
+				continue
+			}
+			// The space after a word, most often, is passed over here.
+			if i = j; i < len(t) && t[i] == ' ' {
+				i++
+			}
+		case k&clsOther != 0:
+			i = s.unicode(i)
+		default:
+			i = s.anchor(i)
+		}
+	}
+}
+
+// refWordMay is wordMay as it was: it reports whether a detector other than the phrases may match at the token t[i:j],
+// which starts with a letter (upper case when upper), from its length and first bytes: a
+// prefixed format (token's lowerSecret and upperSecret), an IBAN (iban: two letters and two
+// digits), an Azure secret or a high-entropy token (20 bytes at least).
+func (tb *tables) refWordMay(t []byte, i, j int, upper bool) bool {
+	n := j - i
+	switch {
+	case n >= minEntropyLen:
+		return true
+	case !upper:
+		return n >= 8 && tb.maybePrefixed(t[i], t[i+1])
+	}
+	return (n >= 16 && tb.maybePrefixed(t[i], t[i+1])) || (n >= 4 && isUpper(t[i+1]) && isDigit(t[i+2]) && isDigit(t[i+3]))
+}
+
+// refToken is token as it was: it runs the detectors that start from the token t[i:j], whose bytes hold the classes m, and
+// returns where scanning goes on: after the token, or after a match that ends elsewhere (a card
+// number's digit groups).
+func (s *textScan) refToken(i, j int, m uint8) int {
+	t := s.t
+	c := t[i]
+	switch {
+	case c >= 'a' && c <= 'z':
+		if j-i >= 8 && s.tb.maybePrefixed(c, t[i+1]) && s.on.any(lowerPrefixed) {
+			if e := s.lowerSecret(i, j); e > i {
+				return e
+			}
+		}
+		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.refMaybePhrase(t, i, j) {
+			s.phrase(i, j)
+		}
+	case c >= 'A' && c <= 'Z':
+		if j-i >= 16 && s.tb.maybePrefixed(c, t[i+1]) && s.on.any(upperPrefixed) {
+			if e := s.upperSecret(i, j); e > i {
+				return e
+			}
+		}
+		if s.on.has(DetIBAN) && j-i >= 4 {
+			if e := s.iban(i); e > i {
+				return e
+			}
+		}
+		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.refMaybePhrase(t, i, j) {
+			s.phrase(i, j)
+		}
+	case c >= '0' && c <= '9':
+		if e := s.number(i, j); e > i {
+			return e
+		}
+	case c == '+':
+		if s.on.has(DetPhone) {
+			if e := s.phone(i); e > i {
+				return e
+			}
+		}
+	case c == '-':
+		if s.on.has(DetPrivateKey) && j-i >= 10 {
+			if e := s.privateKey(i); e > i {
+				return e
+			}
+		}
+	}
+	if j-i >= 37 && s.on.has(DetAzureClientSecret) && s.azureClientSecret(i, j) {
+		return j
+	}
+	// A random-looking token mixes upper- and lower-case letters and digits (entropy).
+	if j-i >= minEntropyLen && m&entropyClasses == entropyClasses && s.on.has(DetHighEntropy) {
+		s.entropy(i, j)
+	}
+	return j
+}
+
+// refMaybePhrase is maybePhrase as it was: the first three letters' bit, nothing else.
+func (tb *tables) refMaybePhrase(w []byte, i, j int) bool {
+	var c byte
+	if j-i > 2 {
+		c = w[i+2] | 0x20
+	}
+	k := phraseKey(w[i]|0x20, w[i+1]|0x20, c)
+	return tb.phrase2[k/64]&(1<<(k%64)) != 0
+}
