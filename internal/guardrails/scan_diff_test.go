@@ -108,7 +108,41 @@ func diffTexts(t testing.TB) [][]byte {
 			}
 		}
 	}
+	out = append(out, builtTexts()...)
 	return append(out, []byte(strings.Repeat(benchProse, 3)))
+}
+
+// builtTexts are texts made from what the detectors look for: every phrase's first word before
+// each word a phrase can go on with, in three cases, and every prefixed format's prefix before a
+// body of each length its format takes and one more.
+func builtTexts() [][]byte {
+	var out [][]byte
+	var nexts []string
+	for _, ws := range [][]string{overrideFill, overrideNouns, hideVerbs, hideFill, withoutVerbs, userWords,
+		modelWords, {"not", "instructions:", "instruction:", ":"}} {
+		nexts = append(nexts, ws...)
+	}
+	for _, ws := range phraseStarts() {
+		for _, w := range ws {
+			for _, n := range nexts {
+				p := w + " " + n + " the user"
+				for _, c := range []string{p, strings.ToUpper(p), strings.ToUpper(p[:1]) + p[1:], "\n\n" + w + ":"} {
+					out = append(out, []byte("x "+c+" y"))
+				}
+			}
+		}
+	}
+	body := "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4Y5z6" + strings.Repeat("Ab3", 30)
+	for _, fs := range [][]prefixed{lowerFormats, upperFormats} {
+		for _, f := range fs {
+			for _, n := range []int{f.min - 1, f.min, f.max, f.max + 1} {
+				if n >= 0 && n <= len(body) {
+					out = append(out, []byte("key "+f.prefix+body[:n]+" end"))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // appendStrings appends every string value in v.

@@ -28,7 +28,7 @@ func (s *textScan) refRun() {
 			case k&clsLetter != 0 && (j-i < shortWord[k&clsUpper] || !tb.refWordMay(t, i, j, k&clsUpper != 0)):
 				// A word no format that starts with a letter can match (most of prose): only an
 				// instruction-like phrase may start there.
-				if phrases && j-i >= 2 && tb.refMaybePhrase(t, i, j) {
+				if phrases && j-i >= 2 && refMaybePhrase(t, i, j) {
 					s.phrase(i, j)
 				}
 			case k&clsDigit != 0 && j-i < minEntropyLen && !cardMay(t, i, j) && !phoneMay(t, i):
@@ -59,9 +59,9 @@ func (tb *tables) refWordMay(t []byte, i, j int, upper bool) bool {
 	case n >= minEntropyLen:
 		return true
 	case !upper:
-		return n >= 8 && tb.maybePrefixed(t[i], t[i+1])
+		return n >= 8 && refMaybePrefixed(t[i], t[i+1])
 	}
-	return (n >= 16 && tb.maybePrefixed(t[i], t[i+1])) || (n >= 4 && isUpper(t[i+1]) && isDigit(t[i+2]) && isDigit(t[i+3]))
+	return (n >= 16 && refMaybePrefixed(t[i], t[i+1])) || (n >= 4 && isUpper(t[i+1]) && isDigit(t[i+2]) && isDigit(t[i+3]))
 }
 
 // refToken is token as it was: it runs the detectors that start from the token t[i:j], whose bytes hold the classes m, and
@@ -72,16 +72,16 @@ func (s *textScan) refToken(i, j int, m uint8) int {
 	c := t[i]
 	switch {
 	case c >= 'a' && c <= 'z':
-		if j-i >= 8 && s.tb.maybePrefixed(c, t[i+1]) && s.on.any(lowerPrefixed) {
+		if j-i >= 8 && refMaybePrefixed(c, t[i+1]) && s.on.any(lowerPrefixed) {
 			if e := s.lowerSecret(i, j); e > i {
 				return e
 			}
 		}
-		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.refMaybePhrase(t, i, j) {
+		if j-i >= 2 && s.on.has(DetInstructions) && refMaybePhrase(t, i, j) {
 			s.phrase(i, j)
 		}
 	case c >= 'A' && c <= 'Z':
-		if j-i >= 16 && s.tb.maybePrefixed(c, t[i+1]) && s.on.any(upperPrefixed) {
+		if j-i >= 16 && refMaybePrefixed(c, t[i+1]) && s.on.any(upperPrefixed) {
 			if e := s.upperSecret(i, j); e > i {
 				return e
 			}
@@ -91,7 +91,7 @@ func (s *textScan) refToken(i, j int, m uint8) int {
 				return e
 			}
 		}
-		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.refMaybePhrase(t, i, j) {
+		if j-i >= 2 && s.on.has(DetInstructions) && refMaybePhrase(t, i, j) {
 			s.phrase(i, j)
 		}
 	case c >= '0' && c <= '9':
@@ -121,12 +121,49 @@ func (s *textScan) refToken(i, j int, m uint8) int {
 	return j
 }
 
-// refMaybePhrase is maybePhrase as it was: the first three letters' bit, nothing else.
-func (tb *tables) refMaybePhrase(w []byte, i, j int) bool {
+// The reference's filters, as they were: the first three letters of a phrase's first word and
+// the first two bytes of a prefixed format, each in a bit set of 2^16 bits.
+var refPhrase2, refPrefix2 = refFilters()
+
+func refFilters() (phrase2, prefix2 *[0x10000 / 64]uint64) {
+	phrase2, prefix2 = new([0x10000 / 64]uint64), new([0x10000 / 64]uint64)
+	set := func(b *[0x10000 / 64]uint64, k uint16) { b[k/64] |= 1 << (k % 64) }
+	for _, ws := range phraseStarts() {
+		for _, w := range ws {
+			if len(w) > 2 {
+				set(phrase2, refPhraseKey(w[0], w[1], w[2]))
+				continue
+			}
+			set(phrase2, refPhraseKey(w[0], w[1], 0))
+			for c := 0; c < 256; c++ {
+				if l := byte(c) | 0x20; l < 'a' || l > 'z' {
+					set(phrase2, refPhraseKey(w[0], w[1], l))
+				}
+			}
+		}
+	}
+	for _, fs := range [][]prefixed{lowerFormats, upperFormats, {{prefix: "eyJ"}}} {
+		for _, f := range fs {
+			set(prefix2, uint16(f.prefix[0])<<8|uint16(f.prefix[1]))
+		}
+	}
+	return phrase2, prefix2
+}
+
+func refPhraseKey(a, b, c byte) uint16 { return uint16(a)*961 + uint16(b)*31 + uint16(c) }
+
+// refMaybePhrase is the phrase filter as it was: the first three letters' bit.
+func refMaybePhrase(w []byte, i, j int) bool {
 	var c byte
 	if j-i > 2 {
 		c = w[i+2] | 0x20
 	}
-	k := phraseKey(w[i]|0x20, w[i+1]|0x20, c)
-	return tb.phrase2[k/64]&(1<<(k%64)) != 0
+	k := refPhraseKey(w[i]|0x20, w[i+1]|0x20, c)
+	return refPhrase2[k/64]&(1<<(k%64)) != 0
+}
+
+// refMaybePrefixed is the prefixed formats' filter as it was.
+func refMaybePrefixed(a, b byte) bool {
+	k := uint16(a)<<8 | uint16(b)
+	return refPrefix2[k/64]&(1<<(k%64)) != 0
 }
