@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -180,11 +181,33 @@ func (a *Authenticator) Authenticate(ctx context.Context, raw string) (*Principa
 	if len(raw) > maxTokenBytes {
 		return nil, invalid(ReasonMalformed, "token too large")
 	}
-	now := a.now()
 	if a.cache == nil {
-		return a.verify(ctx, raw, now)
+		return a.verify(ctx, raw, a.now())
 	}
-	key := a.cache.key(raw)
+	return a.authenticateKey(ctx, raw, a.cache.key(raw))
+}
+
+// tokenSum is the SHA-256 of raw: the token cache's key, which a DPoP proof's ath is made of
+// too, so AuthenticateDPoP hashes the token once for both (authenticateSum).
+func (a *Authenticator) tokenSum(raw string) [sha256.Size]byte {
+	if a.cache == nil {
+		return sha256.Sum256([]byte(raw))
+	}
+	return a.cache.key(raw)
+}
+
+// authenticateSum is Authenticate of a token already checked for size, sum being its
+// tokenSum.
+func (a *Authenticator) authenticateSum(ctx context.Context, raw string, sum [sha256.Size]byte) (*Principal, error) {
+	if a.cache == nil {
+		return a.verify(ctx, raw, a.now())
+	}
+	return a.authenticateKey(ctx, raw, sum)
+}
+
+// authenticateKey is the cached path of Authenticate, key being raw's SHA-256.
+func (a *Authenticator) authenticateKey(ctx context.Context, raw string, key [sha256.Size]byte) (*Principal, error) {
+	now := a.now()
 	if p, ok := a.cache.get(key); ok {
 		if now.After(p.ExpiresAt.Add(a.skew)) {
 			a.cache.remove(key)

@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -40,6 +41,7 @@ var (
 // replicas).
 type ReplayCache interface {
 	FirstUse(ctx context.Context, owner, id string, ttl time.Duration, b store.ReplayBudget) (store.Use, error)
+	BudgetReset(ctx context.Context, owner string) (time.Duration, error)
 }
 
 // DPoPOptions are the runtime dependencies of DPoP (Options.DPoP), needed when an issuer
@@ -155,11 +157,12 @@ func (s *Service) AuthenticateDPoP(ctx context.Context, req DPoPRequest) (p *Pri
 		return nil, "", &dpopError{code: ChallengeInvalidToken, err: invalid(ReasonMalformed, "DPoP token syntax")}
 	}
 	now := s.auth.now()
-	proof, err := s.verifyProof(req, now)
+	sum := s.auth.tokenSum(req.Token) // the proof's ath and the token cache's key: one hash
+	proof, err := s.verifyProof(req, now, &sum)
 	if err != nil {
 		return nil, "", err
 	}
-	p, err = s.auth.Authenticate(ctx, req.Token)
+	p, err = s.auth.authenticateSum(ctx, req.Token, sum)
 	if err != nil {
 		if errors.Is(err, ErrInvalidToken) {
 			err = &dpopError{code: ChallengeInvalidToken, err: err}
@@ -183,12 +186,12 @@ func (s *Service) AuthenticateDPoP(ctx context.Context, req DPoPRequest) (p *Pri
 	return p, nonce, nil
 }
 
-func (s *Service) verifyProof(req DPoPRequest, now time.Time) (*dpop.Proof, error) {
+func (s *Service) verifyProof(req DPoPRequest, now time.Time, sum *[sha256.Size]byte) (*dpop.Proof, error) {
 	d := s.dpop
 	if len(req.Proofs) != 1 {
 		return nil, fromProofError(dpop.HeaderError(len(req.Proofs)), nil, now)
 	}
-	proof, err := d.verifier.Verify(req.Proofs[0], dpop.Request{Method: req.Method, URL: req.URL, AccessToken: req.Token, Now: now})
+	proof, err := d.verifier.Verify(req.Proofs[0], dpop.Request{Method: req.Method, URL: req.URL, AccessToken: req.Token, TokenSum: sum, Now: now})
 	if err != nil {
 		return nil, fromProofError(err, d.verifier.Nonces(), now)
 	}
@@ -214,17 +217,30 @@ func fromProofError(err error, ns *dpop.Nonces, now time.Time) error {
 func (s *Service) recordProof(ctx context.Context, p *Principal, proof *dpop.Proof, now time.Time) error {
 	d := s.dpop
 	ttl := proof.IssuedAt.Add(d.verifier.Window()).Sub(now) + time.Second
-	use, err := d.replay.FirstUse(ctx, p.Issuer+"#"+p.Subject, proof.JKT+"."+proof.JTI, max(ttl, time.Second), d.budget)
+	owner := p.Issuer + "#" + p.Subject
+	use, err := d.replay.FirstUse(ctx, owner, proof.JKT+"."+proof.JTI, max(ttl, time.Second), d.budget)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w: %w", ErrReplayUnavailable, err)
 	case use == store.UseAgain:
 		return &dpopError{code: dpop.CodeInvalidProof, reason: ReasonDPoPReplay, desc: "The DPoP proof was already used"}
 	case use == store.UseOverBudget:
-		return ErrProofBudget
+		// The budget frees when the window its first proof opened ends; if the store cannot
+		// say (any more), no later than a whole window from now.
+		left, err := d.replay.BudgetReset(ctx, owner)
+		if err != nil {
+			left = d.budget.Window
+		}
+		return &budgetError{retryAfter: left}
 	}
 	return nil
 }
+
+// budgetError is an ErrProofBudget that knows when the caller's budget frees (RetryAfter).
+type budgetError struct{ retryAfter time.Duration }
+
+func (e *budgetError) Error() string { return ErrProofBudget.Error() }
+func (e *budgetError) Unwrap() error { return ErrProofBudget }
 
 // AuthenticateBearer is Authenticate for a token presented with the Bearer scheme: a DPoP-bound
 // token is refused (RFC 9449 §7.2: its proof of possession would be skipped), as is any token

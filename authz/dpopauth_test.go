@@ -27,7 +27,7 @@ type holder struct {
 	jkt string
 }
 
-func newHolder(t *testing.T) holder {
+func newHolder(t testing.TB) holder {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -40,7 +40,7 @@ func newHolder(t *testing.T) holder {
 	return holder{key: k, jkt: jkt}
 }
 
-func (h holder) proof(t *testing.T, clk *mcptest.Clock, token string, extra map[string]any) string {
+func (h holder) proof(t testing.TB, clk *mcptest.Clock, token string, extra map[string]any) string {
 	t.Helper()
 	opts := (&jose.SignerOptions{EmbedJWK: true}).WithType(dpop.ProofType)
 	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: h.key}, opts)
@@ -70,7 +70,7 @@ type dpopFixture struct {
 	store *store.Memory
 }
 
-func newDPoPFixture(t *testing.T, mutate func(*Config)) *dpopFixture {
+func newDPoPFixture(t testing.TB, mutate func(*Config)) *dpopFixture {
 	t.Helper()
 	f := &dpopFixture{clk: newClock()}
 	f.iss = startIssuer(t, f.clk)
@@ -94,7 +94,7 @@ func newDPoPFixture(t *testing.T, mutate func(*Config)) *dpopFixture {
 	return f
 }
 
-func (f *dpopFixture) bound(t *testing.T, jkt string) string {
+func (f *dpopFixture) bound(t testing.TB, jkt string) string {
 	t.Helper()
 	return mint(t, f.iss, devissuer.Claims{"sub": "alice", "cnf": map[string]any{"jkt": jkt}})
 }
@@ -129,6 +129,7 @@ func TestAuthenticateDPoP(t *testing.T) {
 		}, ErrInvalidToken},
 		{"no proof", ReasonDPoPProof, func() error { _, _, err := f.present(tok); return err }, ErrInvalidToken},
 		{"bearer token with a proof", ReasonDPoPBinding, func() error { _, _, err := f.present(bearer, h.proof(t, f.clk, bearer, nil)); return err }, ErrInvalidToken},
+		{"ath of another token", ReasonDPoPProof, func() error { _, _, err := f.present(tok, h.proof(t, f.clk, bearer, nil)); return err }, ErrInvalidToken},
 		{"token bound to another key", ReasonDPoPBinding, func() error { _, _, err := f.present(tok, other.proof(t, f.clk, tok, nil)); return err }, ErrInvalidToken},
 		{"expired token", ReasonExpired, func() error { _, _, err := f.present(expired, h.proof(t, f.clk, expired, nil)); return err }, ErrInvalidToken},
 		{"wrong htm", ReasonDPoPProof, func() error {

@@ -103,12 +103,17 @@ func (e *unavailableError) Unwrap() []error {
 }
 
 // RetryAfter returns, for an ErrIssuerUnavailable from Authenticate, how long
-// until the gateway will try the issuer again (at least one second), for a
-// Retry-After header; zero when err says nothing about it.
+// until the gateway will try the issuer again, and for an ErrProofBudget from
+// AuthenticateDPoP, how long until the caller's budget frees (at least one
+// second), for a Retry-After header; zero when err says nothing about it.
 func RetryAfter(err error) time.Duration {
 	var ue *unavailableError
-	if !errors.As(err, &ue) {
-		return 0
+	if errors.As(err, &ue) {
+		return max(ue.retryAfter, time.Second)
 	}
-	return max(ue.retryAfter, time.Second)
+	var be *budgetError
+	if errors.As(err, &be) {
+		return max(be.retryAfter, time.Second)
+	}
+	return 0
 }

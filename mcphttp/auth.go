@@ -120,12 +120,10 @@ func (x *request) endpointURL() string {
 	return x.s.htu
 }
 
-// errProofBudget answers a caller over its budget of DPoP proofs remembered against replay
-// (authz.ErrProofBudget). The budget's window runs for twice the proof window; a minute is when
-// trying again is worth it.
-var errProofBudget = &Error{Status: http.StatusTooManyRequests, Outcome: outcomeRateLimited,
-	RPC:    jsonrpc.NewError(jsonrpc.CodeRateLimited, "Too many DPoP proofs from this caller; retry later"),
-	Header: http.Header{"Retry-After": {"60"}}}
+// msgProofBudget answers a caller over its budget of DPoP proofs remembered against replay
+// (authz.ErrProofBudget), 429 with the time left of the budget's window (twice the proof
+// window, opened by the caller's first proof) as Retry-After: trying sooner is refused again.
+const msgProofBudget = "Too many DPoP proofs from this caller; retry later"
 
 // authFailure answers a failed authentication: 503 when the identity provider or the replay
 // store cannot answer, 429 for a caller over its proof budget (in server.draftErrors' shape),
@@ -145,7 +143,7 @@ func (s *Server) authFailure(x *request, err error) error {
 		e.Outcome = outcomeUnavailable
 		return e
 	case errors.Is(err, authz.ErrProofBudget):
-		return s.drafts.proofBudget
+		return s.drafts.limited(authz.RetryAfter(err), msgProofBudget)
 	}
 	e := x.challenge(http.StatusUnauthorized, s.auth.Unauthorized(err)...)
 	if n := authz.DPoPNonce(err); n != "" {

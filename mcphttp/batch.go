@@ -37,8 +37,7 @@ func (in *Incoming) Element(body []byte, n int) (*Incoming, error) {
 		c ClientSink
 	}{}
 	y := &both.x
-	*y = request{s: s, ctx: x.ctx, start: s.now(), requestID: x.requestID + "." + strconv.Itoa(n), r: x.r, hdr: x.hdr,
-		set: x.set, caller: x.caller, spanParent: x.spanParent, era: x.era}
+	*y = request{shared: x.shared, start: s.now(), requestID: x.requestID + "." + strconv.Itoa(n)}
 	y.requestIDValue = []string{y.requestID}
 	both.c = ClientSink{srv: s, ctx: x.ctx, requestID: y.requestID, el: &element{batch: x.client}}
 	y.client = &both.c

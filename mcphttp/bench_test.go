@@ -54,7 +54,7 @@ func BenchmarkDecodeAndCheck(b *testing.B) {
 	for b.Loop() {
 		rd.Reset(body)
 		req.Body, req.ContentLength = io.NopCloser(rd), int64(len(body))
-		x := &request{s: s, r: req, hdr: req.Header, client: &ClientSink{srv: s}}
+		x := &request{shared: shared{s: s, r: req, hdr: req.Header}, client: &ClientSink{srv: s}}
 		if err := s.guard(x); err != nil {
 			b.Fatal(err)
 		}

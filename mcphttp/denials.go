@@ -159,8 +159,10 @@ func contextBinding(x *request) [16]byte {
 		h.Write([]byte(p.Issuer + "\x00" + p.Subject + "\x00"))
 	}
 	h.Write([]byte(x.in.req.Method + "\x00" + x.route.name + "\x00"))
-	if x.in.params != nil {
-		if args, err := mrtr.Digest(x.in.params.Arguments); err == nil {
+	if p := x.in.clientParams(); p != nil {
+		// The client's arguments, not what a guardrail made of them: the retry that echoes
+		// the handle sends its own again, and is bound before any redaction.
+		if args, err := mrtr.Digest(p.Arguments); err == nil {
 			h.Write(args[:])
 		}
 	}

@@ -55,22 +55,20 @@ type drafts struct {
 	// log records denials and the handles retries echo; now is the server's clock.
 	log *slog.Logger
 	now func() time.Time
-	// callerBusy, tooManyPending and proofBudget are the limits' errors of fixed retry time in
-	// the shape configured, built once: errCallerBusy, errTooManyPending and errProofBudget
-	// with the switch off.
-	callerBusy, tooManyPending, proofBudget *Error
+	// callerBusy and tooManyPending are the limits' errors of fixed retry time in the shape
+	// configured, built once: errCallerBusy and errTooManyPending with the switch off.
+	callerBusy, tooManyPending *Error
 }
 
 func compileDrafts(names []string, contexts *seal.Sealer, log *slog.Logger, now func() time.Time) drafts {
 	d := drafts{log: log, now: now, denials: slices.Contains(names, DraftDenials), rateLimited: slices.Contains(names, DraftRateLimited),
-		callerBusy: errCallerBusy, tooManyPending: errTooManyPending, proofBudget: errProofBudget}
+		callerBusy: errCallerBusy, tooManyPending: errTooManyPending}
 	if d.denials {
 		d.contexts = contexts
 	}
 	if d.rateLimited {
 		d.callerBusy = d.limited(time.Second, errCallerBusy.RPC.Message)
 		d.tooManyPending = d.limited(pendingRetryAfter, errTooManyPending.RPC.Message)
-		d.proofBudget = d.limited(time.Minute, errProofBudget.RPC.Message)
 	}
 	return d
 }

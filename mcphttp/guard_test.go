@@ -82,7 +82,7 @@ func TestReadBody(t *testing.T) {
 				r.ContentLength = int64(tt.size)
 			}
 			s := &Server{cfg: Config{MaxBodyBytes: limit}, log: slog.New(slog.DiscardHandler)}
-			x := &request{s: s, client: &ClientSink{w: httptest.NewRecorder(), srv: s}, r: r, ctx: context.Background()}
+			x := &request{shared: shared{s: s, r: r, ctx: context.Background()}, client: &ClientSink{w: httptest.NewRecorder(), srv: s}}
 			err := s.readBody(x)
 			got := x.in.body
 			switch {

@@ -192,8 +192,9 @@ func (g *railer) redactArguments(x *request, rep *guardrails.Report) error {
 	if err != nil {
 		return err
 	}
-	x.in.req.Params = params
-	x.in.params.Arguments = args
+	parsed := *x.in.params
+	parsed.Arguments = args
+	x.in.replaceParams(params, &parsed)
 	if len(x.route.paramHeaders) > 0 {
 		// A mirrored argument must say what the backend reads: the headers are derived again
 		// from the redacted arguments by stage bind-headers' own code, as for a call an

@@ -91,7 +91,7 @@ func fuzzRequest(t *testing.T, s *Server, method, name, hVersion, hMethod, hName
 		t.Fatal(err)
 	}
 	r.Header = h
-	return &request{s: s, r: r, hdr: r.Header, in: decoded{body: body}, client: &ClientSink{srv: s}}
+	return &request{shared: shared{s: s, r: r, hdr: r.Header}, in: decoded{body: body}, client: &ClientSink{srv: s}}
 }
 
 func checkRefusal(t *testing.T, err error) {

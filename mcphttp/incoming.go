@@ -138,9 +138,9 @@ func (in *Incoming) Run(m *Inner, out Sink) error {
 	if ctx == nil {
 		ctx = x.ctx
 	}
-	y := &request{s: x.s, ctx: ctx, start: x.start, requestID: x.requestID, requestIDValue: x.requestIDValue,
-		r: x.r, hdr: traceHeaders(x.r.Header, nil), internal: true, set: x.set, caller: x.caller,
-		spanParent: x.spanParent, out: out, client: x.client}
+	y := &request{shared: x.shared, start: x.start, requestID: x.requestID, requestIDValue: x.requestIDValue,
+		internal: true, out: out, client: x.client}
+	y.ctx, y.hdr = ctx, traceHeaders(x.r.Header, nil)
 	y.in.req = &jsonrpc.Request{ID: m.ID, Method: m.Method, Params: m.Params}
 	y.in.params, y.in.meta = m.Parsed, m.Meta
 	err := x.s.run(y)

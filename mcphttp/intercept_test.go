@@ -18,17 +18,23 @@ import (
 func startIntercepted(t *testing.T, ics []intercept.Config, opts ...mcptest.Option) (*testGateway, *mcptest.Server) {
 	t.Helper()
 	be := mcptest.StartServer(t, "be", opts...)
+	_, e := testServer(t, Config{}, oneBackend(be.URL()), upstreams.Options{}, Deps{Version: "test", Interceptors: newInterceptSet(t, ics)})
+	hs := serveTest(t, e)
+	return &testGateway{URL: hs.URL + DefaultPath, srv: hs}, be
+}
+
+// newInterceptSet validates and compiles ics, closed when tb ends.
+func newInterceptSet(tb testing.TB, ics []intercept.Config) *intercept.Set {
+	tb.Helper()
 	if err := intercept.Validate(ics); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	set, err := intercept.New(ics, intercept.Deps{Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(set.Close)
-	_, e := testServer(t, Config{}, oneBackend(be.URL()), upstreams.Options{}, Deps{Version: "test", Interceptors: set})
-	hs := serveTest(t, e)
-	return &testGateway{URL: hs.URL + DefaultPath, srv: hs}, be
+	tb.Cleanup(set.Close)
+	return set
 }
 
 // governs is an interceptor named name at url of type typ, for the phase given (both when

@@ -31,10 +31,10 @@ func TestRateLimitStoreErrorsLogged(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			x := &request{ctx: context.Background(), s: &Server{
+			x := &request{shared: shared{ctx: context.Background(), s: &Server{
 				log:  slog.New(slog.NewTextHandler(&buf, nil)),
 				rate: RateLimits{Store: failingLimiter{tt.err}, FailOpen: true},
-			}}
+			}}}
 			if err := x.takeToken("c|someone", store.Limit{}); err != nil {
 				t.Fatalf("fail-open limit refused: %v", err)
 			}

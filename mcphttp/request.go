@@ -19,22 +19,17 @@ import (
 // own group and reads those of the stages before it; none re-reads the body. Nothing in it
 // writes to the client: the answer goes to out, the request's Sink.
 type request struct {
-	s     *Server
-	ctx   context.Context
+	// shared is what every message of the client's HTTP request has in common: a message of a
+	// batch (Incoming.Element) and a request another edge built (Incoming.Run) start from a
+	// copy of it, so a field added there reaches them without anyone listing it.
+	shared
 	start time.Time
 	// requestID is kept apart from the response headers, which the keep-alive timer may be
 	// writing concurrently; requestIDValue is it as a header value, shared by the response and
 	// the backend request.
 	requestID      string
 	requestIDValue []string
-	// r is the client's HTTP request, which stage guard reads the body of; hdr is the headers every
-	// later stage reads: r's, or for a request another edge built (internal) only the trace
-	// context of its client's, since that edge checked its own transport.
-	r   *http.Request
-	hdr http.Header
-	// set is the endpoint's tool set or search mode (toolsets.go), nil on the plain default
-	// endpoint; viaCallTool marks a tools/call rewritten from call_tool (search.go).
-	set         *toolset
+	// viaCallTool marks a tools/call rewritten from call_tool (search.go).
 	viaCallTool bool
 	// internal marks a request another edge built from what it decoded (Incoming.Run): the
 	// 2026-07-28 wire checks (version, Mcp-* headers) and authentication were that edge's,
@@ -47,20 +42,14 @@ type request struct {
 	// same word as internal and viaCallTool.)
 	mutated bool
 	// endSpan ends the request's span, started after stage decode; nil with tracing off or
-	// before it starts. spanParent is the traceparent of the gateway's own span (the backend
-	// span from stage forward on), "" with tracing off.
-	endSpan    tracing.End
-	spanParent string
+	// before it starts.
+	endSpan tracing.End
 
-	in     decoded  // stages guard to headers
-	caller identity // stage authenticate
-	route  route    // stages route to mrtr-in
+	in    decoded // stages guard to headers
+	route route   // stages route to mrtr-in
 	// rails is what the guardrails keep of a request a rule covers (guardrails.go): stage
 	// guardrails and the relay; nil for every other request, which it costs one word.
 	rails *railState
-	// era is what the access log and the metrics say of the request's protocol era, set by the
-	// edge that served it.
-	era eraLabel
 	// waited is the time the request spent waiting for its client's input (a pre-2026 call's
 	// asks): a person's think time, which the latency metrics leave out.
 	waited time.Duration
@@ -73,6 +62,29 @@ type request struct {
 	admitted admission
 }
 
+// shared is the part of a request that belongs to the client's HTTP request and its caller
+// rather than to one JSON-RPC message: what every message of a batch, and every request another
+// edge builds from its client's, carries as it is (TestRequestSharedCarried).
+type shared struct {
+	s   *Server
+	ctx context.Context
+	// r is the client's HTTP request, which stage guard reads the body of; hdr is the headers every
+	// later stage reads: r's, or for a request another edge built (internal) only the trace
+	// context of its client's, since that edge checked its own transport.
+	r   *http.Request
+	hdr http.Header
+	// set is the endpoint's tool set or search mode (toolsets.go), nil on the plain default
+	// endpoint.
+	set    *toolset
+	caller identity // stage authenticate
+	// spanParent is the traceparent of the gateway's own span (the backend span from stage
+	// forward on), "" with tracing off.
+	spanParent string
+	// era is what the access log and the metrics say of the request's protocol era, set by the
+	// edge that served it.
+	era eraLabel
+}
+
 // decoded is what stages guard to headers read from the client's request, once.
 type decoded struct {
 	body    []byte           // guard
@@ -82,6 +94,31 @@ type decoded struct {
 	meta    *jsonrpc.Meta    // decode
 	err     error            // decode: why the body did not decode, for stage era
 	h       *handler         // method: the method's entry in the table
+	// client is the params the client sent once a later stage replaced them (replaceParams);
+	// nil while params are the client's.
+	client *jsonrpc.Params
+}
+
+// replaceParams makes params, read as parsed, the request's params from here on: what the
+// later stages check, confirm and forward. The values decode (or another edge, Incoming.Run)
+// built are left as they were, since that edge may hold them; the client's params stay
+// readable (clientParams) for what must name the call as the client sends it again.
+func (d *decoded) replaceParams(params json.RawMessage, parsed *jsonrpc.Params) {
+	if d.client == nil {
+		d.client = d.params
+	}
+	req := *d.req
+	req.Params = params
+	d.req, d.params = &req, parsed
+}
+
+// clientParams are the params as the client sent them: a retry of the call carries these, not
+// a redaction of them.
+func (d *decoded) clientParams() *jsonrpc.Params {
+	if d.client != nil {
+		return d.client
+	}
+	return d.params
 }
 
 // identity is who the caller is: stage authenticate.

@@ -174,7 +174,7 @@ type toolset struct {
 	search  *searchMode // nil: search mode off
 	// instructions answer server/discover on this path; "" keeps the gateway's.
 	instructions string
-	// resource is the set's RFC 8707 resource URI (public origin + path), metadataURL where its
+	// resource is the set's RFC 8707 resource URI (setResource), metadataURL where its
 	// RFC 9728 metadata is served, htu resource in the form DPoP proofs are compared in; "" without
 	// a public URL.
 	resource, metadataURL, htu string
@@ -289,10 +289,6 @@ func (ts *toolset) coversBackend(upstream string) bool {
 
 // initToolsets compiles the configured sets and the default endpoint's search mode.
 func (s *Server) initToolsets(deps Deps) error {
-	origin := ""
-	if u, err := url.Parse(s.cfg.PublicURL); err == nil && s.cfg.PublicURL != "" {
-		origin = u.Scheme + "://" + u.Host
-	}
 	if s.cfg.Search.Enabled {
 		s.defaultSet = &toolset{name: defaultSetName, path: s.cfg.Path, search: newSearchMode(s.cfg.Search)}
 	}
@@ -306,8 +302,7 @@ func (s *Server) initToolsets(deps Deps) error {
 		if c.Search.Enabled {
 			ts.search = newSearchMode(c.Search)
 		}
-		if origin != "" {
-			ts.resource = origin + ts.path
+		if ts.resource = setResource(s.cfg.PublicURL, s.cfg.Path, ts.path); ts.resource != "" {
 			if u, err := authz.MetadataURL(ts.resource); err == nil {
 				ts.metadataURL = u
 			}
@@ -375,15 +370,36 @@ func (s *Server) endpointSet(c echo.Context) *toolset {
 // which tokens may name as their audience besides the gateway's own (authz.Options).
 func ToolsetResources(cfg Config) []string {
 	cfg = cfg.WithDefaults()
-	u, err := url.Parse(cfg.PublicURL)
-	if err != nil || cfg.PublicURL == "" {
-		return nil
-	}
 	var out []string
 	for _, ts := range cfg.Toolsets {
-		out = append(out, u.Scheme+"://"+u.Host+ts.path(cfg.Path))
+		if r := setResource(cfg.PublicURL, cfg.Path, ts.path(cfg.Path)); r != "" {
+			out = append(out, r)
+		}
 	}
 	return out
+}
+
+// setResource is the public URL of the set served at path, given that the default endpoint,
+// served at base, is published at publicURL; "" without a public URL. What a balancer puts in
+// front of base is put in front of the set's path too: publicURL https://host/team-a/mcp with
+// base /mcp publishes /mcp/ro at https://host/team-a/mcp/ro and /docs/mcp at
+// https://host/team-a/docs/mcp. When publicURL does not end in base (the balancer rewrites the
+// path), only a set under base can be placed (publicURL and the rest of its path); any other set
+// is taken to be published at its own path on publicURL's origin.
+func setResource(publicURL, base, path string) string {
+	u, err := url.Parse(publicURL)
+	if err != nil || publicURL == "" || u.Host == "" {
+		return ""
+	}
+	pub, base := strings.TrimSuffix(u.EscapedPath(), "/"), strings.TrimSuffix(base, "/")
+	origin := u.Scheme + "://" + u.Host
+	switch {
+	case path == base || strings.HasPrefix(path, base+"/"):
+		return origin + pub + path[len(base):]
+	case strings.HasSuffix(pub, base):
+		return origin + strings.TrimSuffix(pub, base) + path
+	}
+	return origin + path
 }
 
 // narrow composes a visibility filter with the endpoint's set: what the set does not select is

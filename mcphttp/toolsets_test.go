@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -78,6 +79,30 @@ func TestToolsetValidation(t *testing.T) {
 		Toolsets: []ToolsetConfig{{Name: "github-ro", Include: []SelectorConfig{{Upstream: "github", Tools: []string{"get_*"}}}}}}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("a good configuration: %v", err)
+	}
+}
+
+// TestToolsetResources: a set's public URL is its path under what the balancer puts in front of
+// server.path (a path prefix), whether it sits under server.path or at a path of its own; with a
+// rewriting balancer (publicURL not ending in server.path) a set under server.path follows
+// publicURL.
+func TestToolsetResources(t *testing.T) {
+	sets := []ToolsetConfig{{Name: "ro", Include: []SelectorConfig{{}}}, {Name: "docs", Path: "/docs/mcp", Include: []SelectorConfig{{}}}}
+	for _, tc := range []struct {
+		public, path string
+		want         []string
+	}{
+		{"https://h.example/mcp", "", []string{"https://h.example/mcp/ro", "https://h.example/docs/mcp"}},
+		{"https://h.example/team-a/mcp", "", []string{"https://h.example/team-a/mcp/ro", "https://h.example/team-a/docs/mcp"}},
+		{"https://h.example/team-a/mcp/", "/mcp/", []string{"https://h.example/team-a/mcp/ro", "https://h.example/team-a/docs/mcp"}},
+		{"https://h.example/gw", "/mcp", []string{"https://h.example/gw/ro", "https://h.example/docs/mcp"}},
+		{"https://h.example", "/", []string{"https://h.example/ro", "https://h.example/docs/mcp"}},
+		{"", "", nil},
+	} {
+		got := ToolsetResources(Config{PublicURL: tc.public, Path: tc.path, Toolsets: sets})
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("publicURL %q, path %q: %v, want %v", tc.public, tc.path, got, tc.want)
+		}
 	}
 }
 

@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -159,6 +164,48 @@ func TestAppsBackendNameFailsClosed(t *testing.T) {
 	_, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{}, mcptest.AppRefreshTool)
 	if err == nil || errors.Is(err, ErrUnknownName) || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("ResolveAppName with a backend down = %v, want ErrUnavailable", err)
+	}
+}
+
+// A call naming no namespaced tool consults every backend's list; one whose list cannot be had
+// is not asked again for such calls for a few seconds (per caller), which all fail closed, so
+// a client cannot make the gateway send a failing backend a list request per call.
+func TestAppsBackendNameFailureRemembered(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithApp("weather"))
+	var asked atomic.Int32
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		asked.Add(1)
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+	clock := newTestClock()
+	r := newTestRegistry(t, Config{Apps: AppsConfig{Enabled: true}, Upstreams: []UpstreamConfig{
+		{Name: "alpha", URL: alpha.URL()},
+		{Name: "down", URL: down.URL + "/mcp", Protocol: ProtocolVersion, Breaker: BreakerConfig{Failures: 1000}},
+	}}, Options{Clock: clock.Now})
+	resolve := func(caller string, calls int) int32 {
+		t.Helper()
+		before := asked.Load()
+		for i := range calls {
+			_, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{CacheKey: caller}, fmt.Sprint("tool_", i))
+			if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrUnknownName) {
+				t.Fatalf("ResolveAppName with a backend down = %v, want ErrUnavailable", err)
+			}
+		}
+		return asked.Load() - before
+	}
+	if n := resolve("iss#alice", 20); n == 0 || n > 3 {
+		t.Fatalf("20 calls sent the failing backend %d requests, want one list request (and its retries)", n)
+	}
+	if n := resolve("iss#bob", 1); n == 0 {
+		t.Error("another caller's call did not ask the backend")
+	}
+	clock.Advance(5*time.Second + time.Millisecond)
+	if n := resolve("iss#alice", 3); n == 0 || n > 3 {
+		t.Errorf("after the wait: %d requests, want one list request again", n)
+	}
+	if n := len(alpha.RequestsOf("tools/list")); n != 1 {
+		t.Errorf("alpha was asked for its list %d times, want once", n)
 	}
 }
 

@@ -69,6 +69,9 @@ type Request struct {
 	// AccessToken is the token the request presents; "" at a token endpoint, where the proof
 	// has no ath.
 	AccessToken string
+	// TokenSum, when not nil, is the SHA-256 of AccessToken the caller has already computed
+	// (a token cache's key), so the token is not hashed a second time for ath.
+	TokenSum *[sha256.Size]byte
 	// Now is the server's time.
 	Now time.Time
 }
@@ -180,8 +183,7 @@ func (v *Verifier) Verify(raw string, req Request) (*Proof, error) {
 		if c.ATH == nil {
 			return nil, proofError(ReasonTokenHash, "the proof has no ath for the access token")
 		}
-		want := TokenHash(req.AccessToken)
-		if subtle.ConstantTimeCompare([]byte(*c.ATH), []byte(want)) != 1 {
+		if !athMatches(*c.ATH, req) {
 			return nil, proofError(ReasonTokenHash, "the proof's ath is not the hash of the access token")
 		}
 	}
@@ -387,6 +389,23 @@ func TokenHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
+
+// athMatches reports whether ath is the hash of req's access token (TokenHash), from
+// req.TokenSum when the caller has it, in constant time and without allocating.
+func athMatches(ath string, req Request) bool {
+	var sum [sha256.Size]byte
+	if req.TokenSum != nil {
+		sum = *req.TokenSum
+	} else {
+		sum = sha256.Sum256([]byte(req.AccessToken))
+	}
+	var want [athLen]byte
+	base64.RawURLEncoding.Encode(want[:], sum[:])
+	return len(ath) == athLen && subtle.ConstantTimeCompare([]byte(ath), want[:]) == 1
+}
+
+// athLen is the length of an ath: unpadded base64url of a SHA-256.
+const athLen = (sha256.Size*8 + 5) / 6
 
 // Thumbprint is the base64url SHA-256 JWK thumbprint (RFC 7638) of a public key, the value of a
 // bound token's cnf.jkt (RFC 9449 §6.1).

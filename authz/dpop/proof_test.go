@@ -246,6 +246,25 @@ func TestVerifyRefuses(t *testing.T) {
 	}
 }
 
+// TestVerifyTokenSum: the token's hash a caller passes (TokenSum) stands for hashing the token:
+// the proof's ath is compared with it, so the proof of this token passes with this token's sum
+// and is refused with another's, as without one.
+func TestVerifyTokenSum(t *testing.T) {
+	s := newSigner(t, "ES256")
+	v := newTestVerifier(t, Config{})
+	own, other := sha256.Sum256([]byte(testToken)), sha256.Sum256([]byte(testToken+"x"))
+	req := request()
+	req.TokenSum = &own
+	if _, err := v.Verify(s.proof(t, nil), req); err != nil {
+		t.Fatalf("with the token's own sum: %v", err)
+	}
+	req.TokenSum = &other
+	var e *Error
+	if _, err := v.Verify(s.proof(t, nil), req); !errors.As(err, &e) || e.Reason != ReasonTokenHash {
+		t.Fatalf("with another token's sum: %v, want %s", err, ReasonTokenHash)
+	}
+}
+
 // TestVerifyWindow: a stricter window refuses what the default accepts, and the edges of the
 // default window are inside it.
 func TestVerifyWindow(t *testing.T) {

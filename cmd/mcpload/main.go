@@ -1,7 +1,7 @@
 // Command mcpload is the gateway's load harness: it drives an MCP 2026-07-28 endpoint on
 // loopback with a closed-loop mix of operations, serves a minimal fast backend to measure
-// against and a bare Go reverse proxy to compare hops with, holds idle listen streams, times
-// process start-up and summarises a comparison.
+// against, a bare Go reverse proxy to compare hops with and an Interceptor Server that allows
+// every call, holds idle listen streams, times process start-up and summarises a comparison.
 //
 //	mcpload run       -url http://127.0.0.1:8080/mcp -c 16 -duration 10s -mix call:8,list:1,confirm:1 [-json]
 //	mcpload backend   -listen 127.0.0.1:0 -tools 100 [-count 20] [-addr-file F]
@@ -11,6 +11,7 @@
 //	mcpload ports     -n 3
 //	mcpload issuer    -audience http://127.0.0.1:8080/mcp -token-file F
 //	mcpload proxy     -upstream http://127.0.0.1:PORT/mcp [-addr-file F]
+//	mcpload interceptor [-listen 127.0.0.1:0] [-addr-file F]
 //
 // Every address it listens on or sends to must be loopback.
 package main
@@ -65,8 +66,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runIssuer(ctx, args, stdout, stderr)
 	case "proxy":
 		return runProxy(ctx, args, stdout, stderr)
+	case "interceptor":
+		return runInterceptor(ctx, args, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "mcpload: unknown command %q (run, backend, hold, startup, summarize, ports, issuer, proxy)\n", cmd)
+	fmt.Fprintf(stderr, "mcpload: unknown command %q (run, backend, hold, startup, summarize, ports, issuer, proxy, interceptor)\n", cmd)
 	return errUsage
 }
 

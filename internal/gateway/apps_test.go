@@ -24,8 +24,7 @@ import (
 func appsGateway(t *testing.T, backends ...*appsbackend.Backend) Listeners {
 	t.Helper()
 	return startTestGateway(t, func(c *Config) {
-		c.Apps.Enabled = true
-		c.Legacy.Enabled = true // pre-2026 clients too
+		c.Apps.Enabled = true // pre-2026 clients are served too, by default
 		for i, b := range backends {
 			c.Upstreams = append(c.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{
 				Name: []string{"alpha", "beta", "gamma"}[i], URL: b.URL, Timeout: 10 * time.Second}})
@@ -264,7 +263,7 @@ func TestAppsUIResourcePinned(t *testing.T) {
 func TestAppsUIReadHeldToPin(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha", mcptest.WithApp("weather"))
 	lock := pinLock(t, alpha)
-	gw := startPinned(t, &pins.Config{LockFile: lock}, func(c *Config) { c.Apps.Enabled = true; c.Legacy.Enabled = true }, alpha).gw
+	gw := startPinned(t, &pins.Config{LockFile: lock}, func(c *Config) { c.Apps.Enabled = true }, alpha).gw
 	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp")
 	old := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion("2025-11-25")) // the pre-2026 edge
 	ctx := context.Background()

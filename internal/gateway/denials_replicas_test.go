@@ -39,7 +39,6 @@ func startReplicaPair(t *testing.T, drafts []string) replicaPair {
 			c.Redis.URL = rs.URL()
 			c.Auth.Policy.Rules = denialRules
 			c.Approval.ClientID = "gateway-approval"
-			c.Legacy.Enabled = true
 			c.Server.DraftErrors = drafts
 		}, p.site.alpha)
 		return "http://" + gw.MCP + "/mcp"

@@ -60,7 +60,6 @@ func startDenialSite(t *testing.T, drafts []string) denialSite {
 		c.MRTR.Keys = testKeys
 		c.Auth.Policy.Rules = denialRules
 		c.Approval.ClientID = "gateway-approval"
-		c.Legacy.Enabled = true
 		c.Server.DraftErrors = drafts
 	}
 	s := denialSite{iss: iss, alpha: alpha}

@@ -28,7 +28,8 @@ import (
 )
 
 // The eras of the clients the interceptor tests run with: a 2026-07-28 go-sdk client, and the
-// go-sdk in its 2025-11-25 mode, served by the pre-2026 edge through the same pipeline.
+// go-sdk in its 2025-11-25 mode, served by the pre-2026 edge through the same pipeline (the
+// older revisions are TestInterceptorsOlderEras').
 var clientEras = []string{"2026-07-28", "2025-11-25"}
 
 // connectEra connects a go-sdk client of era to gw.
@@ -54,6 +55,19 @@ func replaceIn(old, new string) intercepttest.Handler {
 			return nil
 		}
 		return json.RawMessage(strings.ReplaceAll(string(p), old, new))
+	})
+}
+
+// rewrites is a mutator replacing the first key of m that the payload contains with its value
+// (the keys must not overlap), or leaving the payload unchanged.
+func rewrites(m map[string]string) intercepttest.Handler {
+	return intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+		for from, to := range m {
+			if strings.Contains(string(p), from) {
+				return json.RawMessage(strings.Replace(string(p), from, to, 1))
+			}
+		}
+		return nil
 	})
 }
 
@@ -144,6 +158,20 @@ func TestInterceptorsBothEras(t *testing.T) {
 	if st := steps["progress"]; !st.OK || st.Text != fmt.Sprintf("DONE %d", legacyclient.ProgressSteps) || len(st.Progress) != legacyclient.ProgressSteps {
 		t.Errorf("TS v1 streamed result: %+v", st)
 	}
+	// The response phase is counted and timed per interceptor like the request phase: withhold
+	// decided each era's two echo results and the TS client's, shout each streamed result.
+	scrape := scrapeAdmin(t, gw)
+	for _, want := range []string{
+		`mcp_gateway_interceptor_calls_total{interceptor="withhold",phase="response",result="denied"} 2` + "\n",
+		`mcp_gateway_interceptor_calls_total{interceptor="withhold",phase="response",result="allowed"} 3` + "\n",
+		`mcp_gateway_interceptor_duration_seconds_count{interceptor="withhold",phase="response"} 5` + "\n",
+		`mcp_gateway_interceptor_calls_total{interceptor="shout",phase="response",result="mutated"} 3` + "\n",
+		`mcp_gateway_interceptor_duration_seconds_count{interceptor="shout",phase="response"} 3` + "\n",
+	} {
+		if !scrape.Has(want) {
+			t.Errorf("the scrape lacks %s", want)
+		}
+	}
 	stop()
 	out := logs.String()
 	for _, want := range []string{`"msg":"interceptor"`, `"rule":"redact-0"`, `"decision":"mutated"`, `"decision":"denied"`, `"phase":"response"`} {
@@ -165,18 +193,10 @@ func TestInterceptorsBothEras(t *testing.T) {
 func TestInterceptorMutationRechecked(t *testing.T) {
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
-	rename := intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
-		s := string(p)
-		for from, to := range map[string]string{
-			`"alpha__echo","arguments":{"text":"to-fail"}`:     `"alpha__fail","arguments":{}`,
-			`"alpha__echo","arguments":{"text":"to-progress"}`: `"alpha__progress","arguments":{"steps":1}`,
-			`"alpha__echo","arguments":{"text":"to-add"}`:      `"alpha__add","arguments":{"a":2,"b":3}`,
-		} {
-			if strings.Contains(s, from) {
-				return json.RawMessage(strings.Replace(s, from, to, 1))
-			}
-		}
-		return nil
+	rename := rewrites(map[string]string{
+		`"alpha__echo","arguments":{"text":"to-fail"}`:     `"alpha__fail","arguments":{}`,
+		`"alpha__echo","arguments":{"text":"to-progress"}`: `"alpha__progress","arguments":{"steps":1}`,
+		`"alpha__echo","arguments":{"text":"to-add"}`:      `"alpha__add","arguments":{"a":2,"b":3}`,
 	})
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "rename", Type: intercept.TypeMutation, Handle: rename}})
 	gw := startTestGateway(t, func(c *Config) {

@@ -34,7 +34,6 @@ func TestLegacyBackendLogs(t *testing.T) {
 			}))
 	gw := startTestGateway(t, func(c *Config) {
 		c.MRTR.Keys = testKeys
-		c.Legacy.Enabled = true
 		c.Upstreams[0].Protocol = "2025-11-25"
 	}, backend)
 	var mu sync.Mutex

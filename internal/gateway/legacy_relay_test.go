@@ -97,7 +97,6 @@ func relayGateway(t *testing.T, backend *mcptest.Server, pin, redisURL string) s
 	t.Helper()
 	gw := startTestGateway(t, func(c *Config) {
 		c.MRTR.Keys = testKeys
-		c.Legacy.Enabled = true
 		c.Upstreams[0].Protocol = pin
 		c.Redis.URL = redisURL
 	}, backend)

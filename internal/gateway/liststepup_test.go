@@ -35,10 +35,9 @@ func listedTools(t *testing.T, cs *mcp.ClientSession) map[string]any {
 // insufficient_scope; without the opt-in they are hidden, as is everything no scope could grant
 // (deny rules, unmet claims, no rule) and everything a tool set does not select.
 func TestListWithoutScopes(t *testing.T) {
-	// Both serve pre-2026 clients, as a configuration file's gateway does (newConfig).
-	plain := startAuthGatewayWith(t, func(c *Config) { c.Legacy.Enabled = true })
+	// Both serve pre-2026 clients, as a configuration file's gateway does by default (newConfig).
+	plain := startAuthGateway(t)
 	optIn := startAuthGatewayWith(t, func(c *Config) {
-		c.Legacy.Enabled = true
 		c.Auth.Policy.Rules[2].ListWithoutScopes = true // write: alpha progress, needs tools:write
 		c.Toolsets = []mcphttp.ToolsetConfig{{Name: "echo-only", Include: []mcphttp.SelectorConfig{{Upstream: "alpha", Tools: []string{"echo"}}}}}
 	})

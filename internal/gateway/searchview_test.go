@@ -15,7 +15,6 @@ import (
 // with those scopes as the list marks it; without the opt-in it is found by no one who lacks them.
 func TestSearchShowsTheListView(t *testing.T) {
 	search := func(c *Config) {
-		c.Legacy.Enabled = true
 		c.Server.Search = mcphttp.SearchConfig{Enabled: true, AlwaysVisible: []string{"alpha__progress"}}
 	}
 	plain := startAuthGatewayWith(t, search)

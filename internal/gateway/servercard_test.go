@@ -66,7 +66,6 @@ func TestServerCards(t *testing.T) {
 	cfg := func(c *Config) {
 		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
-		c.Legacy.Enabled = true
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "use", Upstream: "alpha", AnyScope: []string{"tools:use"}}}
 		c.Auth.ResourceMetadata.ScopesSupported = []string{"tools:use"}
 		c.Server.ServerCard = mcphttp.ServerCardConfig{Enabled: true, AICatalog: true, Title: "Example gateway",

@@ -61,6 +61,9 @@ func (s *textScan) phrase(i, j int) {
 		}
 	case oneOf(w, noteWords):
 		e = s.afterFill(we, []string{"to", "for", "the", "all", "any", "dear"}, 3, modelWords)
+		if e > 0 && !s.addressed(e) {
+			e = 0
+		}
 	case eqFold(w, "new") || eqFold(w, "updated"):
 		if k := s.expect(we, []string{"instructions", "instruction"}); k > 0 && k < len(t) && t[k] == ':' {
 			e = k + 1
@@ -74,6 +77,29 @@ func (s *textScan) phrase(i, j int) {
 	if e > 0 {
 		s.found(DetInstructions, i, e)
 	}
+}
+
+// addressed reports whether the model's name that ends at t[k] ends a heading that addresses
+// the model ("Note to the AI:", "Instructions for AI Agents:", "Attention, assistant!"): a
+// colon, an exclamation mark or a spaced dash follows it, after at most one more name of a
+// model, plural or not. Prose that speaks about the model ("descriptions are instructions to
+// the model and promises to the user") goes on with its sentence.
+func (s *textScan) addressed(k int) bool {
+	t := s.t
+	if k+1 < len(t) && t[k] == ' ' && isLetter(t[k+1]) {
+		we := wordEnd(t, k+1)
+		w := t[k+1 : we]
+		if len(w) > 1 && lower(w[len(w)-1]) == 's' {
+			w = w[:len(w)-1]
+		}
+		if oneOf(w, modelWords) {
+			k = we
+		}
+	}
+	if k < len(t) && (t[k] == ':' || t[k] == '!') {
+		return true
+	}
+	return k+1 < len(t) && t[k] == ' ' && (t[k+1] == '-' || hasPrefix(t, k+1, "\u2014"))
 }
 
 // marker matches a chat-template or role marker at the '<' or '[' at t[i]: "<|name|>",

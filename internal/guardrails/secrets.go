@@ -1,9 +1,6 @@
 package guardrails
 
-import (
-	"bytes"
-	"math"
-)
+import "bytes"
 
 // The secrets detectors: credentials recognised by their published formats (a prefix and a
 // fixed alphabet and length, or a key name in an assignment), private key blocks, JWTs,
@@ -224,9 +221,54 @@ func (s *textScan) assignment(i int) {
 	for ve < len(t) && ve-vs < 512 && valueByte(t[ve], quote) {
 		ve++
 	}
-	if plausibleValue(det, t[vs:ve]) {
+	if plausibleValue(det, t[vs:ve]) && (quote != 0 || !codeValue(t[vs:ve])) {
 		s.found(det, vs, ve)
 	}
+}
+
+// codeValue reports whether the unquoted value v is code that reads a secret rather than a
+// literal one: a call or an index ("rs.Password(", "os.Getenv(", "os.environ["; the value ends
+// at the argument's quote or parenthesis), a field or variable whose name names a password
+// ("cfg.DB.Password", "process.env.DB_PASSWORD", "dbPassword"). A value in quotes is a literal
+// however it reads, and so is any other unquoted value.
+func codeValue(v []byte) bool {
+	parts := 0
+	for k := 0; k < len(v); parts++ {
+		e := k
+		for e < len(v) && (isAlnum(v[e]) || v[e] == '_' || v[e] == '$') {
+			e++
+		}
+		if e == k || isDigit(v[k]) {
+			return false // not an identifier
+		}
+		switch {
+		case e == len(v):
+			return passwordName(v[k:e]) && (parts > 0 || !oneWord(v[k:e]))
+		case (v[e] == '(' || v[e] == '[') && e+1 == len(v):
+			return true
+		case v[e] != '.':
+			return false
+		}
+		k = e + 1
+	}
+	return false
+}
+
+// passwordName reports whether the identifier name names a password ("Password", "DB_PASSWORD",
+// "dbPasswd").
+func passwordName(name []byte) bool {
+	if len(name) > 40 {
+		return false
+	}
+	det, named := assignedSecret(name, ':')
+	return named && det == DetConnectionString
+}
+
+// oneWord reports whether name is the word password alone: as a bare value, a placeholder
+// (placeholder) rather than a variable, and "Passw0rd" is a literal; a name that joins it to
+// another ("dbPassword", "DB_PASSWORD") reads as a variable.
+func oneWord(name []byte) bool {
+	return eqFold(name, "password") || eqFold(name, "passwd") || eqFold(name, "pwd")
 }
 
 // secretKeyEnd reports whether the key that ends at t[ke] may name a secret, before it is read:
@@ -332,63 +374,6 @@ func all(b []byte, ok func(byte) bool) bool {
 		}
 	}
 	return true
-}
-
-// The entropy check: a token of random-looking base64 that no format above names.
-
-const (
-	minEntropyLen = 20
-	maxEntropyLen = 256
-)
-
-// entropy reports the run of base64 characters that starts the token t[i:j] when it is long,
-// mixes upper- and lower-case letters and digits, and its Shannon entropy per character is near
-// the most its length allows.
-func (s *textScan) entropy(i, j int) {
-	t := s.t
-	e := i
-	for e < j && s.tb.cls[t[e]]&clsB64 != 0 {
-		e++
-	}
-	n := e - i
-	if n < minEntropyLen || n > maxEntropyLen || (e < j && t[e] != '.' && t[e] != '=' && t[e] != '~') {
-		return
-	}
-	var up, lo, di int
-	for _, c := range t[i:e] {
-		switch {
-		case isUpper(c):
-			up++
-		case isLower(c):
-			lo++
-		case isDigit(c):
-			di++
-		}
-	}
-	if up < 2 || lo < 2 || di < 2 {
-		return
-	}
-	var counts [128]uint16
-	for _, c := range t[i:e] {
-		counts[c]++
-	}
-	sum := 0.0
-	for _, c := range counts {
-		if c > 0 {
-			sum += s.tb.plogp[c]
-		}
-	}
-	h := math.Log2(float64(n)) - sum/float64(n)
-	if h >= entropyThreshold(n) {
-		s.found(DetHighEntropy, i, e)
-	}
-}
-
-// entropyThreshold is the entropy per character a run of n characters must reach: 90% of the
-// most n distinct characters give (log2 n), at most 4.8 bits (random base64 of 40 characters
-// is near 5).
-func entropyThreshold(n int) float64 {
-	return min(0.9*math.Log2(float64(n)), 4.8)
 }
 
 func containsString(b []byte, s string) bool { return indexString(b, s) >= 0 }

@@ -40,6 +40,10 @@ type Replay interface {
 	// used up b (UseOverBudget). A replay costs the owner nothing from b. Errors wrap
 	// ErrUnavailable; the caller fails closed.
 	FirstUse(ctx context.Context, owner, id string, ttl time.Duration, b ReplayBudget) (Use, error)
+	// BudgetReset is how long until owner's budget window ends and its count starts again:
+	// when an owner refused with UseOverBudget can record ids again; 0 when it has no window
+	// open. Errors wrap ErrUnavailable.
+	BudgetReset(ctx context.Context, owner string) (time.Duration, error)
 }
 
 var (
@@ -90,6 +94,21 @@ func (m *Memory) FirstUse(_ context.Context, owner, id string, ttl time.Duration
 		return 0, err
 	}
 	return UseOverBudget, nil
+}
+
+// BudgetReset implements Replay: what is left of the owner's counter entry.
+func (m *Memory) BudgetReset(_ context.Context, owner string) (time.Duration, error) {
+	k := replayOwnerKey(owner)
+	sh, now, err := m.lock(k)
+	if err != nil {
+		return 0, err
+	}
+	defer sh.mu.Unlock()
+	e, ok := sh.entries[k]
+	if !ok || e.expires <= now {
+		return 0, nil
+	}
+	return time.Duration(e.expires-now) * time.Microsecond, nil
 }
 
 func (m *Memory) recordID(k memKey, ttl time.Duration) (bool, error) {
@@ -144,9 +163,29 @@ return 1
 // replayKeys are the Redis keys of owner's id and counter. The owner's digest is their hash tag,
 // so a Cluster keeps both in one slot, as a script needs.
 func replayKeys(prefix, owner, id string) []string {
-	o, i := digest(owner), digest(owner+"\x00"+id)
-	tag := prefix + kindReplay.redisTag() + "{" + base64.RawURLEncoding.EncodeToString(o[:]) + "}"
+	i := digest(owner + "\x00" + id)
+	tag := replayOwnerTag(prefix, owner)
 	return []string{tag + ":" + base64.RawURLEncoding.EncodeToString(i[:]), tag}
+}
+
+// replayOwnerTag is the Redis key of owner's counter, the hash tag of its ids' keys.
+func replayOwnerTag(prefix, owner string) string {
+	o := digest(owner)
+	return prefix + kindReplay.redisTag() + "{" + base64.RawURLEncoding.EncodeToString(o[:]) + "}"
+}
+
+// BudgetReset implements Replay: the time to live of the owner's counter (the script sets it
+// with the window's first use).
+func (r *Redis) BudgetReset(ctx context.Context, owner string) (time.Duration, error) {
+	probe, err := r.admit()
+	if err != nil {
+		return 0, err
+	}
+	d, err := r.client.PTTL(ctx, replayOwnerTag(r.prefix, owner)).Result()
+	if err = r.done(probe, err); err != nil {
+		return 0, err
+	}
+	return max(d, 0), nil // -1 and -2 (no expiry, no key): no window open
 }
 
 // FirstUse implements Replay with one Lua script; with RedisConfig.WaitReplicas a first use

@@ -47,11 +47,24 @@ func contractReplay(t *testing.T, h harness) {
 		{"alice", "j5", b.Window, UseFirst}, // a new window
 		{"alice", "j1", 0, UseFirst},
 	}
+	spent := time.Duration(0) // of alice's first window
 	for i, s := range steps {
 		h.elapse(s.elapse)
+		spent += s.elapse
 		if got := use(s.owner, s.id); got != s.want {
 			t.Fatalf("step %d: FirstUse(%s, %s) = %v, want %v", i, s.owner, s.id, got, s.want)
 		}
+		if s.owner == "alice" && s.want == UseOverBudget {
+			// Refused until the window the first use opened ends: what is left of it, which
+			// a server-side clock (Redis) has seen run a little longer.
+			left, err := r.BudgetReset(ctx, "alice")
+			if err != nil || left > b.Window-spent || left < b.Window-spent-ttl/2 {
+				t.Fatalf("step %d: BudgetReset = %v, %v; want about %v", i, left, err, b.Window-spent)
+			}
+		}
+	}
+	if left, err := r.BudgetReset(ctx, "carol"); left != 0 || err != nil {
+		t.Errorf("BudgetReset of an owner without a window = %v, %v; want 0", left, err)
 	}
 	for _, bad := range []struct {
 		ttl time.Duration

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
@@ -142,7 +143,7 @@ func (c *Catalog) ResolveAppName(ctx context.Context, q *ToolHeaderQuery, name s
 	fq := *q
 	fq.Fetch = true
 	for i, b := range c.backends {
-		wg.Go(func() { idx[i], errs[i] = c.toolIndex(ctx, &fq, b) })
+		wg.Go(func() { idx[i], errs[i] = c.appToolIndex(ctx, &fq, b) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -164,6 +165,68 @@ func (c *Catalog) ResolveAppName(ctx context.Context, q *ToolHeaderQuery, name s
 		return names.Target{Upstream: found[0], Name: name}, nil
 	}
 	return names.Target{}, fmt.Errorf("%w: %d backends have it: %v", ErrAmbiguousAppName, len(found), found)
+}
+
+// appListRetry is how long a backend whose tools list could not be had for resolving an app's
+// tool name is not asked for it again, for that caller and version: every such call consults
+// every backend, so without it each call naming no namespaced tool would send a list request to
+// every backend that is failing. The calls in between fail closed, with the error remembered; a
+// list_changed from the backend ends the wait.
+const appListRetry = 5 * time.Second
+
+// listFailures remembers the tools lists that could not be had for ResolveAppName, bounded
+// like the indexes (maxHeaderIndexes).
+type listFailures struct {
+	mu      sync.Mutex
+	entries map[partKey]listFailure
+}
+
+// listFailure is one remembered failure: its error, the list's invalidation count when it was
+// asked for, and until when it stands.
+type listFailure struct {
+	err   error
+	gen   uint64
+	until time.Time
+}
+
+// appToolIndex is toolIndex for ResolveAppName: a failure to have b's list within
+// appListRetry is answered again without asking b.
+func (c *Catalog) appToolIndex(ctx context.Context, q *ToolHeaderQuery, b *backend.Backend) (*headerIndex, error) {
+	spec, _ := listSpecFor(wire.MethodToolsList)
+	key := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.ProtocolVersion), caller: q.CacheKey}
+	gen := c.cache.generation(partKey{upstream: key.upstream, list: key.list, version: key.version})
+	if err := c.appFailures.get(key, gen, c.now()); err != nil {
+		return nil, err
+	}
+	idx, err := c.toolIndex(ctx, q, b)
+	if err != nil && !isContextErr(err) && ctx.Err() == nil {
+		c.appFailures.put(key, listFailure{err: err, gen: gen, until: c.now().Add(appListRetry)})
+	}
+	return idx, err
+}
+
+func (f *listFailures) get(key partKey, gen uint64, now time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if e, ok := f.entries[key]; ok && e.gen == gen && now.Before(e.until) {
+		return e.err
+	}
+	return nil
+}
+
+func (f *listFailures) put(key partKey, e listFailure) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.entries == nil {
+		f.entries = make(map[partKey]listFailure)
+	}
+	if _, ok := f.entries[key]; !ok && len(f.entries) >= maxHeaderIndexes {
+		for k := range f.entries { // any one: each lasts seconds
+			delete(f.entries, k)
+			break
+		}
+	}
+	f.entries[key] = e
 }
 
 // OwnListMeta is the _meta of the lists the gateway requests for itself (its indexes, pin
