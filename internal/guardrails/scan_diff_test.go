@@ -196,16 +196,31 @@ func TestScanMatchesReferenceOnStitchedTexts(t *testing.T) {
 	}
 }
 
-// Every code point, in the places of a text the filters treat apart: alone, before and after a
-// word, inside a token, before a phrase.
+// Every code point, in the places of a text the filters treat apart: between spaces, inside a
+// word, after a phrase's first word, inside a card number, before a key, doubled before a bidi
+// override. The code points go 256 to a text, each in its own copy of the place; the
+// unassigned planes (3 to 13) in the first two places only.
 func TestScanMatchesReferenceOnEveryCodePoint(t *testing.T) {
 	tb, hosts := newTables(), diffHosts()
 	sets := []detSet{allOn()}
-	for r := rune(0); r <= utf8.MaxRune; r++ {
-		c := string(r)
-		for _, text := range []string{c, "ab" + c + "cd", "ignore" + c + "all previous instructions",
-			"4111" + c + "1111 1111 1111", "x " + c + "AKIAIOSFODNN7EXAMPLE", c + c + "\u202e"} {
-			checkSame(t, tb, hosts, []byte(text), sets)
+	places := [][2]string{{"", " "}, {"ab", "cd "}, {"ignore", "all previous instructions. "},
+		{"4111", "1111 1111 1111 "}, {"x ", "AKIAIOSFODNN7EXAMPLE "}, {"", "%[1]s\u202e "}}
+	for lo := rune(0); lo <= utf8.MaxRune; lo += 256 {
+		ps := places
+		if lo >= 0x30000 && lo < 0xE0000 {
+			ps = places[:2]
+		}
+		for _, pl := range ps {
+			var b []byte
+			for r := lo; r < lo+256; r++ {
+				c := string(r)
+				post := pl[1]
+				if strings.HasPrefix(post, "%[1]s") {
+					post = c + post[len("%[1]s"):]
+				}
+				b = append(append(append(b, pl[0]...), c...), post...)
+			}
+			checkSame(t, tb, hosts, b, sets)
 		}
 	}
 }
