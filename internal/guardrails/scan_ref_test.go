@@ -1,11 +1,11 @@
 package guardrails
 
-// The scan loop as it was before the prefilters in front of the detectors, kept as the reference
-// the differential tests (scan_diff_test.go) hold the scanner to: whatever the prefilters pass
-// over, the detectors must find exactly what they found when every token and anchor reached
-// them.
+// The scan loop as it was before the phrase and prefix tables (tables.go), with its own copies of
+// the filters it had then, kept as the reference the differential tests (scan_diff_test.go) hold
+// the scanner to: whatever a new filter in front of the detectors passes over, the detectors
+// must find exactly what they found before it.
 
-// refRun is the scan loop as it was before the prefilters (the reference).
+// refRun is the scan loop as it was (the reference).
 func (s *textScan) refRun() {
 	t, tb := s.t, s.tb
 	phrases := s.on.has(DetInstructions)
@@ -49,10 +49,9 @@ func (s *textScan) refRun() {
 	}
 }
 
-// refWordMay is wordMay as it was: it reports whether a detector other than the phrases may match at the token t[i:j],
-// which starts with a letter (upper case when upper), from its length and first bytes: a
-// prefixed format (token's lowerSecret and upperSecret), an IBAN (iban: two letters and two
-// digits), an Azure secret or a high-entropy token (20 bytes at least).
+// refWordMay is wordMay as it was: whether a detector other than the phrases may match at the
+// token t[i:j], which starts with a letter (upper case when upper), from its length and first
+// bytes.
 func (tb *tables) refWordMay(t []byte, i, j int, upper bool) bool {
 	n := j - i
 	switch {
@@ -64,9 +63,8 @@ func (tb *tables) refWordMay(t []byte, i, j int, upper bool) bool {
 	return (n >= 16 && refMaybePrefixed(t[i], t[i+1])) || (n >= 4 && isUpper(t[i+1]) && isDigit(t[i+2]) && isDigit(t[i+3]))
 }
 
-// refToken is token as it was: it runs the detectors that start from the token t[i:j], whose bytes hold the classes m, and
-// returns where scanning goes on: after the token, or after a match that ends elsewhere (a card
-// number's digit groups).
+// refToken is token as it was: it runs the detectors that start from the token t[i:j], whose
+// bytes hold the classes m, and returns where scanning goes on.
 func (s *textScan) refToken(i, j int, m uint8) int {
 	t := s.t
 	c := t[i]
@@ -125,6 +123,7 @@ func (s *textScan) refToken(i, j int, m uint8) int {
 // the first two bytes of a prefixed format, each in a bit set of 2^16 bits.
 var refPhrase2, refPrefix2 = refFilters()
 
+// refFilters builds the reference's filters from the word lists and the formats.
 func refFilters() (phrase2, prefix2 *[0x10000 / 64]uint64) {
 	phrase2, prefix2 = new([0x10000 / 64]uint64), new([0x10000 / 64]uint64)
 	set := func(b *[0x10000 / 64]uint64, k uint16) { b[k/64] |= 1 << (k % 64) }
@@ -150,6 +149,7 @@ func refFilters() (phrase2, prefix2 *[0x10000 / 64]uint64) {
 	return phrase2, prefix2
 }
 
+// refPhraseKey hashes a word's first three bytes, lowered, into the bits of refPhrase2.
 func refPhraseKey(a, b, c byte) uint16 { return uint16(a)*961 + uint16(b)*31 + uint16(c) }
 
 // refMaybePhrase is the phrase filter as it was: the first three letters' bit.

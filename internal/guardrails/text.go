@@ -87,7 +87,9 @@ func (s *textScan) run() {
 		case k&clsLetter != 0 && (j-i < shortWord[k&clsUpper] || !tb.wordMay(t, i, j, k&clsUpper != 0)):
 			// A word no format that starts with a letter can match (most of prose): only an
 			// instruction-like phrase may start there.
-			if phrases && j-i >= 2 && tb.phraseRowHas(t[i], t[i+1]) && tb.phraseTriHas(t, i, j) && tb.phraseWordMay(t, i) {
+			// mayStartPhrase, its first two looks inlined.
+			if phrases && j-i >= 2 && tb.phraseRowHas(t[i], t[i+1]) && tb.phraseTriHas(t, i, j) &&
+				tb.phraseWordMay(t, i) {
 				s.phrase(i, j)
 			}
 		case k&clsDigit != 0 && j-i < minEntropyLen && !cardMay(t, i, j) && !phoneMay(t, i):
