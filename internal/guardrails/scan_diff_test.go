@@ -201,6 +201,9 @@ func TestScanMatchesReferenceOnStitchedTexts(t *testing.T) {
 // override. The code points go 256 to a text, each in its own copy of the place; the
 // unassigned planes (3 to 13) in the first two places only.
 func TestScanMatchesReferenceOnEveryCodePoint(t *testing.T) {
+	if raceBuild() {
+		t.Skip("one goroutine and no shared state: the race detector finds nothing here, in 10 s")
+	}
 	tb, hosts := newTables(), diffHosts()
 	sets := []detSet{allOn()}
 	places := [][2]string{{"", " "}, {"ab", "cd "}, {"ignore", "all previous instructions. "},
