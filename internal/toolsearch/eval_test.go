@@ -171,15 +171,17 @@ func evaluate(catalog []evalTool, queries []evalQuery, size evalSize) evalResult
 // rank ranks every query whose tools are in catalog against it; a query is found at k when one
 // of its tools is shown in the first k slots.
 func rank(sub []evalTool, queries []evalQuery) evalResult {
-	docs := make([]Tool, len(sub))
+	return rankWith(NewBM25(toolsOf(sub)), sub, queries)
+}
+
+// rankWith is rank with ix, an index of sub.
+func rankWith(ix *BM25, sub []evalTool, queries []evalQuery) evalResult {
 	in := map[string]bool{}
 	res := evalResult{tools: len(sub), fullBytes: len(`{"tools":[]}`)}
-	for i, t := range sub {
-		docs[i] = t.tool
+	for _, t := range sub {
 		in[t.tool.Name] = true
 		res.fullBytes += len(t.raw) + 1
 	}
-	ix := NewBM25(docs)
 	found := 0
 	for _, q := range queries {
 		var want []string
@@ -235,7 +237,7 @@ const metaToolBytes = 1300
 // evalFloors are the figures each task set must keep on the whole catalog (recall@1, recall@5,
 // MRR), as docs/search.md reports them: a change to the ranker that loses any of them fails.
 // They are the figures reached, not the aim: on tasks nobody tuned for the aim is recall@5 0.95
-// and MRR 0.85, which the untouched set (queries-heldout-6.tsv) does not reach.
+// and MRR 0.85, which the sets run untouched (queries-heldout-6.tsv, then -7) do not reach.
 var evalFloors = []struct {
 	file        string
 	r1, r5, mrr float64
@@ -246,7 +248,8 @@ var evalFloors = []struct {
 	{"queries-heldout-3.tsv", 0.874, 0.999, 0.925}, // the first round's confirmation, then tuned on
 	{"queries-heldout-4.tsv", 0.629, 0.945, 0.759}, // the second round's confirmation, then tuned on
 	{"queries-heldout-5.tsv", 0.688, 0.940, 0.795}, // written for tuning
-	{"queries-heldout-6.tsv", 0.633, 0.792, 0.711}, // written after the last change, never tuned on
+	{"queries-heldout-6.tsv", 0.633, 0.792, 0.711}, // the second round's confirmation, seen in the third
+	{"queries-heldout-7.tsv", 0.431, 0.655, 0.535}, // written blind in the third round, run once at its end
 }
 
 // TestEvaluation reports recall@1, recall@5, mean reciprocal rank and the context a search saves

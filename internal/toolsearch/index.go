@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Tool is what the ranker reads of one tool definition.
@@ -123,6 +124,10 @@ type BM25 struct {
 	backendWords map[string][]int32
 	// actions are what each tool says it does (actions.go).
 	actions []action
+	// vec is what word vectors add (wordvec.go); nil: none, as NewBM25 builds.
+	vec *vectorIndex
+	// scratch holds per-search buffers of one entry per tool, reused across searches.
+	scratch sync.Pool
 }
 
 // posting is how often one tool holds a term, per field.
@@ -133,8 +138,12 @@ type posting struct {
 
 // NewBM25 indexes tools. Its cost is linear in the catalog's text, plus finding near-duplicates
 // (dupes.go); searches then touch only the postings of the query's terms.
-func NewBM25(tools []Tool) *BM25 {
+func NewBM25(tools []Tool) *BM25 { return newBM25(tools, nil) }
+
+// newBM25 indexes tools, with word vectors used as vr says (nil: none).
+func newBM25(tools []Tool, vr *vectorRanking) *BM25 {
 	ix := &BM25{names: make([]string, len(tools)), postings: map[string][]posting{}, fieldLen: make([][numFields]float32, len(tools)), actions: make([]action, len(tools))}
+	ix.vec = newVectorIndex(vr, len(tools))
 	tf := map[string]*[numFields]uint8{}
 	for i, t := range tools {
 		ix.names[i] = t.Name
@@ -146,6 +155,9 @@ func NewBM25(tools []Tool) *BM25 {
 		}
 	}
 	ix.vocab = slices.Sorted(maps.Keys(ix.postings))
+	if ix.vec != nil {
+		ix.vec.indexTerms(ix.vocab)
+	}
 	ix.indexBackends(tools)
 	ix.dups = nearDuplicates(tools)
 	linked := make([]bool, len(tools))
@@ -179,9 +191,13 @@ func (ix *BM25) countTerms(i int, t Tool, tf map[string]*[numFields]uint8) actio
 	add := func(text string, f int) { addTerms(Tokens(text), f) }
 	nameTerms := Tokens(t.Name)
 	addTerms(nameTerms, fieldName)
-	add(t.Title, fieldTitle)
+	titleTerms := Tokens(t.Title)
+	addTerms(titleTerms, fieldTitle)
 	lead, rest := leadSentence(truncate(t.Description, maxDescribeBytes))
 	leadTerms := Tokens(lead)
+	if ix.vec != nil {
+		ix.vec.embed(i, nameTerms, titleTerms, leadTerms)
+	}
 	addTerms(leadTerms, fieldLead)
 	add(rest, fieldRest)
 	for _, p := range t.Params {

@@ -20,10 +20,10 @@ type view struct {
 
 // newView calls allow once per tool. Its cost is one pass over the catalog, the same as a
 // filtered tools/list, and one over the tools that have near-duplicates; no index is rebuilt.
-func (ix *BM25) newView(allow func(i int) bool) view {
+func (ix *BM25) newView(allow func(i int) bool, sc *scratch) view {
 	var v view
 	if allow != nil || len(ix.withDups) > 0 {
-		v.ranked = make([]bool, len(ix.fieldLen))
+		v.ranked = sc.ranked
 		for i := range v.ranked {
 			v.ranked[i] = allow == nil || allow(i)
 		}
@@ -75,7 +75,9 @@ func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 	if len(words) == 0 {
 		return nil
 	}
-	v := ix.newView(allow)
+	sc := ix.getScratch()
+	defer ix.scratch.Put(sc)
+	v := ix.newView(allow, sc)
 	if v.n == 0 {
 		return nil
 	}
@@ -88,7 +90,7 @@ func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 			q.acts |= actionWords[again] | actUpdate // reopen, retitle: a change to a thing
 		}
 	}
-	acc := ix.score(exps, &v)
+	acc := ix.score(exps, &v, sc.accs)
 	named := ix.namedBackends(exps, &v)
 	asked := q.acts
 	top := topHits{ix: ix, limit: limit}
@@ -97,8 +99,13 @@ func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 		coord[m] = math.Pow(float64(m)/float64(len(words)), coordPower)
 	}
 	for i := range acc {
+		acc[i].sum *= coord[min(int(acc[i].matched), len(words))]
+	}
+	if ix.vec != nil {
+		ix.vec.fuse(acc, &v, words)
+	}
+	for i := range acc {
 		if s := acc[i].sum; s > 0 {
-			s *= coord[min(int(acc[i].matched), len(words))]
 			s *= actionFactor(asked, ix.actions[i])
 			if named[ix.backend[i]] {
 				s *= backendBoost
@@ -120,9 +127,9 @@ type acc struct {
 }
 
 // score sums, per ranked tool, the BM25 weight of its best match for each query word, and
-// counts the words it matched.
-func (ix *BM25) score(exps [][]expansion, v *view) []acc {
-	accs := make([]acc, len(ix.names))
+// counts the words it matched, into accs (one per tool, cleared here).
+func (ix *BM25) score(exps [][]expansion, v *view, accs []acc) []acc {
+	clear(accs)
 	var touched []int32
 	for _, word := range exps {
 		touched = touched[:0]
@@ -258,6 +265,9 @@ func (ix *BM25) expand(w string, v *view) []expansion {
 			}
 		}
 	}
+	if ix.vec != nil && v.df(ix.postings[w]) == 0 {
+		out = ix.vec.near(out, w)
+	}
 	return out
 }
 
@@ -300,4 +310,18 @@ func (ix *BM25) namedBackends(exps [][]expansion, v *view) map[int32]bool {
 		}
 	}
 	return named
+}
+
+// scratch is one search's buffers of one entry per tool.
+type scratch struct {
+	accs   []acc
+	ranked []bool
+}
+
+// getScratch takes a search's buffers from the pool, so a search does not allocate per tool.
+func (ix *BM25) getScratch() *scratch {
+	if sc, ok := ix.scratch.Get().(*scratch); ok {
+		return sc
+	}
+	return &scratch{accs: make([]acc, len(ix.names)), ranked: make([]bool, len(ix.names))}
 }

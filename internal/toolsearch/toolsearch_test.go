@@ -68,9 +68,16 @@ func TestRankingGolden(t *testing.T) {
 // hidden tool is never returned, never displaces a visible one, and its words weigh nothing, so
 // a caller cannot learn them from how its own tools rank.
 func TestViewRanksAsIfAlone(t *testing.T) {
+	checkViewRanksAsIfAlone(t, NewBM25)
+}
+
+// checkViewRanksAsIfAlone checks, over random views of the captured catalog, that a search over
+// an index that build made of every tool, through the view, ranks as one over an index of the
+// view's tools alone.
+func checkViewRanksAsIfAlone(t *testing.T, build func([]Tool) *BM25) {
 	catalog := loadCatalog(t)
 	docs := toolsOf(catalog)
-	full := NewBM25(docs)
+	full := build(docs)
 	queries := loadQueries(t, catalog)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 12 {
@@ -86,7 +93,7 @@ func TestViewRanksAsIfAlone(t *testing.T) {
 		for j, i := range keep {
 			sub[j], visible[i] = docs[i], true
 		}
-		alone := NewBM25(sub)
+		alone := build(sub)
 		for _, q := range queries {
 			got := full.Search(q.text, 10, func(i int) bool { return visible[i] })
 			want := alone.Search(q.text, 10, nil)

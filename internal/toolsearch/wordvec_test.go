@@ -1,0 +1,204 @@
+package toolsearch
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// encodeTable writes words and their vectors in the format internal/tools/wordvec writes.
+func encodeTable(words []string, vecs [][]int8, dims int) []byte {
+	out := []byte("wordvec1")
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(words)))
+	out = binary.LittleEndian.AppendUint32(out, uint32(dims))
+	for _, w := range words {
+		out = append(out, w+"\n"...)
+	}
+	for _, v := range vecs {
+		for _, x := range v {
+			out = append(out, byte(x))
+		}
+	}
+	return out
+}
+
+// TestDecodeWordVectors: a table is read by stem, its most frequent form first, and a table that
+// is not whole is an error, never a partial table.
+func TestDecodeWordVectors(t *testing.T) {
+	good := encodeTable([]string{"file", "files", "folder"}, [][]int8{{1, 0}, {0, 1}, {3, 4}}, 2)
+	wv, err := decodeWordVectors(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wv.row["file"] != 0 || wv.row["folder"] != 2 || len(wv.row) != 2 {
+		t.Errorf("rows %v: want file (its first form) at 0 and folder at 2", wv.row)
+	}
+	if u := wv.unit("folder"); len(u) != 2 || u[0] != 0.6 || u[1] != 0.8 {
+		t.Errorf("unit(folder) = %v, want [0.6 0.8]", u)
+	}
+	if wv.unit("directory") != nil {
+		t.Error("a word the table does not hold has a vector")
+	}
+	for name, b := range map[string][]byte{
+		"empty":          nil,
+		"no header":      append([]byte("wordvec2"), good[8:]...),
+		"too few words":  encodeTable([]string{"file"}, nil, 2)[:16+len("fi")],
+		"short vectors":  good[:len(good)-1],
+		"long vectors":   append(slices.Clone(good), 0),
+		"zero dimension": encodeTable([]string{"file"}, [][]int8{{}}, 0),
+	} {
+		if _, err := decodeWordVectors(b); err == nil {
+			t.Errorf("%s: decoded without an error", name)
+		}
+	}
+}
+
+// randomTable is a table of random vectors for every term of the captured catalog's index and
+// some words no tool holds: vectors that rank nothing well, to check what holds whatever the
+// vectors say.
+func randomTable(tb testing.TB) *wordVectors {
+	tb.Helper()
+	vocab := slices.Clone(NewBM25(toolsOf(loadCatalog(tb))).vocab)
+	vocab = append(vocab, "coworker", "trip", "picture", "airport")
+	rng := rand.New(rand.NewPCG(3, 4))
+	rng.Shuffle(len(vocab), func(i, j int) { vocab[i], vocab[j] = vocab[j], vocab[i] })
+	const dims = 8
+	vecs := make([][]int8, len(vocab))
+	for i := range vecs {
+		vecs[i] = make([]int8, dims)
+		for j := range vecs[i] {
+			vecs[i][j] = int8(rng.IntN(255) - 127)
+		}
+	}
+	wv, err := decodeWordVectors(encodeTable(vocab, vecs, dims))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return wv
+}
+
+// TestVectorsKeepTheView: with word vectors (both uses on, at weights that let them decide), a
+// search over a view still ranks as over an index of the view's tools alone: a tool's vector is
+// made of its own text, a query word looks for every term near it (not the nearest few, where a
+// hidden tool's term could displace a visible one's), and the dense score is scaled to the best
+// in the view.
+func TestVectorsKeepTheView(t *testing.T) {
+	vr := &vectorRanking{wv: randomTable(t), nearFloor: 0.3, nearWeight: 0.5, denseWeight: 1}
+	checkViewRanksAsIfAlone(t, func(tools []Tool) *BM25 { return newBM25(tools, vr) })
+}
+
+// TestVectorsOffChangeNothing: an index built without a table ranks exactly as before word
+// vectors existed (the golden ranking), and one with a table whose weights are zero ranks as one
+// without.
+func TestVectorsOffChangeNothing(t *testing.T) {
+	catalog := loadCatalog(t)
+	docs := toolsOf(catalog)
+	plain := NewBM25(docs)
+	zero := newBM25(docs, &vectorRanking{wv: randomTable(t)})
+	for _, q := range loadQueries(t, catalog) {
+		if got, want := zero.Search(q.text, 10, nil), plain.Search(q.text, 10, nil); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%q: with zero weights %v, without vectors %v", q.text, got, want)
+		}
+	}
+}
+
+// wordVectorVariants are the uses of word vectors the evaluation measures, at the parameters
+// docs/search.md reports.
+var wordVectorVariants = []struct {
+	name string
+	vr   vectorRanking
+}{
+	{"soft match, cosine >= 0.5, weight 0.2", vectorRanking{nearFloor: 0.5, nearWeight: 0.2}},
+	{"soft match, cosine >= 0.6, weight 0.2", vectorRanking{nearFloor: 0.6, nearWeight: 0.2}},
+	{"dense, weight 0.1", vectorRanking{denseWeight: 0.1}},
+	{"dense, weight 0.25", vectorRanking{denseWeight: 0.25}},
+	{"dense, weight 0.5", vectorRanking{denseWeight: 0.5}},
+	{"dense gated, weight 0.25", vectorRanking{denseWeight: 0.25, denseGated: true}},
+	{"dense gated, weight 0.5", vectorRanking{denseWeight: 0.5, denseGated: true}},
+	{"dense alone", vectorRanking{denseWeight: 1e6}},
+}
+
+// TestWordVectorEvaluation measures the uses of word vectors on every task set, against words
+// alone. The table is not in the repository (docs/search.md § Word vectors says how to make it):
+// TOOLSEARCH_WORDVEC names it, and without it the test is skipped.
+//
+//	TOOLSEARCH_WORDVEC=/tmp/wordvec.bin go test -run TestWordVectorEvaluation -v ./internal/toolsearch
+func TestWordVectorEvaluation(t *testing.T) {
+	wv := envTable(t)
+	catalog := loadCatalog(t)
+	docs := toolsOf(catalog)
+	var sets [][]evalQuery
+	head := "| ranker | mean R@1/R@5/MRR |"
+	for _, f := range evalFloors {
+		sets = append(sets, loadQueryFile(t, catalog, f.file))
+		head += " " + strings.TrimSuffix(strings.TrimPrefix(f.file, "queries-"), ".tsv") + " |"
+	}
+	t.Log(head)
+	report := func(name string, ix *BM25) {
+		line := ""
+		var m1, m5, mm float64
+		for _, qs := range sets {
+			r := rankWith(ix, catalog, qs)
+			line += fmt.Sprintf(" %.3f/%.3f/%.3f |", r.r1, r.r5, r.mrr)
+			m1, m5, mm = m1+r.r1/float64(len(sets)), m5+r.r5/float64(len(sets)), mm+r.mrr/float64(len(sets))
+		}
+		t.Logf("| %s | %.3f/%.3f/%.3f |%s", name, m1, m5, mm, line)
+	}
+	report("words alone", NewBM25(docs))
+	for _, v := range wordVectorVariants {
+		vr := v.vr
+		vr.wv = wv
+		report(v.name, newBM25(docs, &vr))
+	}
+}
+
+// BenchmarkSearchWordVectors is BenchmarkSearchFullCatalog's search with each use of word vectors
+// on, with the table TOOLSEARCH_WORDVEC names (skipped without one), and the index's rebuild.
+func BenchmarkSearchWordVectors(b *testing.B) {
+	wv := envTable(b)
+	catalog := loadCatalog(b)
+	queries := loadQueries(b, catalog)
+	docs := toolsOf(catalog)
+	for _, c := range []struct {
+		name string
+		vr   vectorRanking
+	}{{"soft-match", vectorRanking{wv: wv, nearFloor: 0.6, nearWeight: 0.2}}, {"dense", vectorRanking{wv: wv, denseWeight: 0.25}}} {
+		ix := newBM25(docs, &c.vr)
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				ix.Search(queries[i%len(queries)].text, 10, nil)
+			}
+		})
+	}
+	b.Run("reindex", func(b *testing.B) {
+		b.ReportAllocs()
+		vr := &vectorRanking{wv: wv, nearFloor: 0.6, nearWeight: 0.2, denseWeight: 0.25}
+		for b.Loop() {
+			newBM25(docs, vr)
+		}
+	})
+}
+
+// envTable is the word-vector table the file TOOLSEARCH_WORDVEC names; without one the test or
+// benchmark is skipped.
+func envTable(tb testing.TB) *wordVectors {
+	tb.Helper()
+	path := os.Getenv("TOOLSEARCH_WORDVEC")
+	if path == "" {
+		tb.Skip("TOOLSEARCH_WORDVEC names no word-vector table")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wv, err := decodeWordVectors(raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return wv
+}
