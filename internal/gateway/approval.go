@@ -2,12 +2,12 @@ package gateway
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/metrics"
 )
 
@@ -20,14 +20,13 @@ type ApprovalConfig struct {
 	ClientSecret Secret `yaml:"clientSecret"`
 }
 
-// approvalConfig is the page's configuration with its defaults: the scheme and host of
-// server.publicURL, and the only configured issuer.
+// approvalConfig is the page's configuration with its defaults: where server.publicURL places
+// the gateway's paths outside server.path (mcphttp.PublicBase: with its path prefix, as for a
+// tool set at a path of its own), and the only configured issuer.
 func (c *Config) approvalConfig() approval.Config {
 	a := c.Approval.Config.WithDefaults()
 	if a.BaseURL == "" {
-		if u, err := url.Parse(c.Server.PublicURL); err == nil && u.Host != "" {
-			a.BaseURL = u.Scheme + "://" + u.Host
-		}
+		a.BaseURL = mcphttp.PublicBase(c.Server.PublicURL, c.Server.WithDefaults().Path)
 	}
 	if a.Issuer == "" && len(c.Auth.Issuers) == 1 {
 		a.Issuer = c.Auth.Issuers[0].Issuer
