@@ -7,7 +7,6 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/configerr"
-	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/metrics"
 )
 
@@ -21,12 +20,11 @@ type ApprovalConfig struct {
 }
 
 // approvalConfig is the page's configuration with its defaults: where server.publicURL places
-// the gateway's paths outside server.path (mcphttp.PublicBase: with its path prefix, as for a
-// tool set at a path of its own), and the only configured issuer.
+// the gateway's pages (publicBase), and the only configured issuer.
 func (c *Config) approvalConfig() approval.Config {
 	a := c.Approval.Config.WithDefaults()
 	if a.BaseURL == "" {
-		a.BaseURL = mcphttp.PublicBase(c.Server.PublicURL, c.Server.WithDefaults().Path)
+		a.BaseURL = c.publicBase()
 	}
 	if a.Issuer == "" && len(c.Auth.Issuers) == 1 {
 		a.Issuer = c.Auth.Issuers[0].Issuer

@@ -43,3 +43,27 @@ func TestApprovalPageBehindPathPrefix(t *testing.T) {
 		t.Fatalf("the page at the forwarded path: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 }
+
+// TestPagesBaseBehindPathPrefix: the gateway's pages (the approval page, the per-user OAuth
+// connect pages, whose links, callback and Client ID Metadata Document are under it) are placed
+// behind the prefix server.publicURL puts before server.path, as a tool set at a path of its
+// own: with the prefix, without one, and on the host alone when publicURL's path does not end
+// in server.path; an approval.baseURL set by hand is kept.
+func TestPagesBaseBehindPathPrefix(t *testing.T) {
+	for _, tc := range []struct{ public, path, baseURL, pages, approval string }{
+		{"https://gw.example/team-a/mcp", "", "", "https://gw.example/team-a", "https://gw.example/team-a"},
+		{"https://gw.example/team-a/gw/", "/gw", "", "https://gw.example/team-a", "https://gw.example/team-a"},
+		{"https://gw.example/mcp", "", "", "https://gw.example", "https://gw.example"},
+		{"https://gw.example/other", "", "", "https://gw.example", "https://gw.example"},
+		{"https://gw.example/team-a/mcp", "", "https://pages.example/x", "https://gw.example/team-a", "https://pages.example/x"},
+	} {
+		c := &Config{}
+		c.Server.PublicURL, c.Server.Path, c.Approval.BaseURL = tc.public, tc.path, tc.baseURL
+		if got := c.publicBase(); got != tc.pages {
+			t.Errorf("%s at %q: the pages' base is %q, want %q", tc.public, tc.path, got, tc.pages)
+		}
+		if got := c.approvalConfig().BaseURL; got != tc.approval {
+			t.Errorf("%s at %q, approval.baseURL %q: the page's base is %q, want %q", tc.public, tc.path, tc.baseURL, got, tc.approval)
+		}
+	}
+}
