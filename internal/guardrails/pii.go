@@ -153,7 +153,7 @@ func (s *textScan) phone(i int) int {
 		k += 2
 	}
 	var e int
-	if t[k] == '(' {
+	if k < len(t) && t[k] == '(' {
 		if !areaCode(t, k+1) || k+5 > len(t) || t[k+4] != ')' {
 			return i
 		}

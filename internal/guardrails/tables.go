@@ -36,12 +36,27 @@ type tables struct {
 	maybeInvisible [0x10000 / 64]uint64
 	// plogp[c] is c·log2(c), for the entropy of a token of up to maxEntropyLen bytes.
 	plogp [maxEntropyLen + 1]float64
-	// phrase2 marks the first three letters, in lower case, of the words an instruction-like
-	// phrase can start with (phraseKey): other words are not looked up in the word lists.
-	phrase2 [0x10000 / 64]uint64
-	// prefix2 marks the first two bytes of every prefixed format (and of a JWT): a token that
-	// starts otherwise, nearly every word, is not compared with the formats one by one.
-	prefix2 [0x10000 / 64]uint64
+	// phraseRow marks, by the first byte of a word (the row, its low five bits: the letter
+	// without its case), the second bytes (their low five bits) of the words an
+	// instruction-like phrase can start with (phraseStarts). Most words are turned away by it
+	// with one load from a table of 128 bytes, which stays in the first-level cache next to cls
+	// while the gateway does its other work; other bytes that share a letter's low bits only
+	// cost the next look.
+	phraseRow [32]uint32
+	// phraseTri marks, for a word whose first two bytes passed phraseRow, by those two (their
+	// low five bits) its third (its low five bits; 0 when the token ends after two): a word
+	// that shares its first two letters with one ("at", "report", "integration") is turned away
+	// here, from a table of 4 KiB. Every third byte is marked for a word of two ("do"), which
+	// whatever follows it may end ("do_not", "do-not").
+	phraseTri [32 * 32]uint32
+	// phraseWord marks the words a phrase can start with, by their first three letters and
+	// length (phraseWordKey): a word that only shares its first letters with one ("with",
+	// "note" for "not") is not looked up in the word lists; a collision only costs that look.
+	phraseWord [phraseWordBits / 64]uint64
+	// prefixRow marks, as phraseRow does, the first two bytes of every prefixed format (and of
+	// a JWT): a token that starts otherwise, nearly every word, is not compared with the
+	// formats one by one.
+	prefixRow [32]uint32
 	// authStop marks the bytes that end a URL's authority (authorityEnd).
 	authStop [256]bool
 }
@@ -81,34 +96,28 @@ func newTables() *tables {
 	}
 	for _, fs := range [][]prefixed{lowerFormats, upperFormats, {{prefix: "eyJ"}}} {
 		for _, f := range fs {
-			k := uint16(f.prefix[0])<<8 | uint16(f.prefix[1])
-			t.prefix2[k/64] |= 1 << (k % 64)
+			t.prefixRow[f.prefix[0]&31] |= 1 << (f.prefix[1] & 31)
 		}
 	}
-	starts := [][]string{overrideVerbs, {"do", "never", "don't", "dont", "without", "new", "updated"}, noteWords, roleWords}
-	for _, ws := range starts {
+	for _, ws := range phraseStarts() {
 		for _, w := range ws {
-			t.markPhrase(w)
+			t.phraseRow[w[0]&31] |= 1 << (w[1] & 31)
+			third := ^uint32(0)
+			if len(w) > 2 {
+				third = 1 << (w[2] & 31)
+			}
+			t.phraseTri[phraseTriKey(w[0], w[1])] |= third
+			k := phraseWordKey([]byte(w))
+			t.phraseWord[k/64] |= 1 << (k % 64)
 		}
 	}
 	return t
 }
 
-// markPhrase registers the first three letters of w, a word an instruction-like phrase starts
-// with; for a word of two, with whatever ends it (the end of the token, or any byte that is not a
-// letter: "do_not", "do-not").
-func (t *tables) markPhrase(w string) {
-	set := func(k uint16) { t.phrase2[k/64] |= 1 << (k % 64) }
-	if len(w) > 2 {
-		set(phraseKey(w[0], w[1], w[2]))
-		return
-	}
-	set(phraseKey(w[0], w[1], 0))
-	for c := 0; c < 256; c++ {
-		if l := byte(c) | 0x20; l < 'a' || l > 'z' {
-			set(phraseKey(w[0], w[1], l))
-		}
-	}
+// phraseStarts are the words phrase (injection.go) starts a match from, each list as phrase
+// tells them apart.
+func phraseStarts() [][]string {
+	return [][]string{overrideVerbs, {"do", "never", "don't", "dont", "without", "new", "updated"}, noteWords, roleWords}
 }
 
 // candidate reports whether r may be an invisible code point, before its context is looked at.
@@ -122,25 +131,54 @@ func (t *tables) candidate(r rune) bool {
 	return r >= 0xE0000 || r&0xFFFE == 0xFFFE || (r >= 0x1BCA0 && r <= 0x1BCA3) || (r >= 0x1D173 && r <= 0x1D17A)
 }
 
-// maybePhrase reports whether the word at t[i:j] (two bytes at least, the first a letter) may
-// start an instruction-like phrase, from its first three bytes. It is a few loads and no call,
-// for it runs on nearly every word: ORing 0x20 lowers a letter and leaves any other byte of a
-// token a non-letter, and every non-letter third byte is registered for a word of two.
-func (t *tables) maybePhrase(w []byte, i, j int) bool {
+// mayStartPhrase reports whether an instruction-like phrase may start at the token t[i:j] (two
+// bytes at least, the first a letter): whether the word there (letters and apostrophes,
+// wordEnd) may be one of phraseStarts, from its first two bytes (phraseRow: a load and a bit),
+// then its third (phraseTri), then its first three letters and length (phraseWordMay). Each is
+// a necessary condition of phrase finding anything: a word that fails one is never one phrase
+// starts from. The scan loop inlines the first two looks, which run for nearly every word.
+func (tb *tables) mayStartPhrase(t []byte, i, j int) bool {
+	return tb.phraseRowHas(t[i], t[i+1]) && tb.phraseTriHas(t, i, j) && tb.phraseWordMay(t, i)
+}
+
+// phraseRowHas is mayStartPhrase's first look, at a word's first two bytes a and b.
+func (tb *tables) phraseRowHas(a, b byte) bool { return tb.phraseRow[a&31]>>(b&31)&1 != 0 }
+
+// phraseTriHas is mayStartPhrase's second look, at the token t[i:j]'s third byte.
+func (tb *tables) phraseTriHas(t []byte, i, j int) bool {
 	var c byte
 	if j-i > 2 {
-		c = w[i+2] | 0x20
+		c = t[i+2]
 	}
-	k := phraseKey(w[i]|0x20, w[i+1]|0x20, c)
-	return t.phrase2[k/64]&(1<<(k%64)) != 0
+	return tb.phraseTri[phraseTriKey(t[i], t[i+1])]>>(c&31)&1 != 0
 }
 
-// phraseKey hashes a word's first three bytes, lowered (c is 0 for a word of two), into the
-// bits of phrase2; a collision only costs a look at the word lists.
-func phraseKey(a, b, c byte) uint16 { return uint16(a)*961 + uint16(b)*31 + uint16(c) }
+// phraseTriKey is the row of phraseTri of a word that starts with a and b.
+func phraseTriKey(a, b byte) int { return int(a&31)<<5 | int(b&31) }
+
+// phraseWordMay is mayStartPhrase's last look, at the whole word.
+func (tb *tables) phraseWordMay(t []byte, i int) bool {
+	k := phraseWordKey(t[i:wordEnd(t, i)])
+	return tb.phraseWord[k/64]&(1<<(k%64)) != 0
+}
+
+// phraseWordBits is the size of phraseWord: some twenty words in 4096 bits.
+const phraseWordBits = 4096
+
+// phraseWordKey hashes a word (letters and apostrophes) into the bits of phraseWord from its
+// first three letters, without their case, and its length. A word of one letter starts no
+// phrase: it gets the key of the empty word.
+func phraseWordKey(w []byte) uint16 {
+	if len(w) < 2 {
+		return 0
+	}
+	var c byte
+	if len(w) > 2 {
+		c = w[2] | 0x20
+	}
+	k := uint32(w[0]|0x20)*961 + uint32(w[1]|0x20)*31 + uint32(c) + uint32(len(w))*7919
+	return uint16(k % phraseWordBits)
+}
 
 // maybePrefixed reports whether a token that starts with a and b may be of a prefixed format.
-func (t *tables) maybePrefixed(a, b byte) bool {
-	k := uint16(a)<<8 | uint16(b)
-	return t.prefix2[k/64]&(1<<(k%64)) != 0
-}
+func (tb *tables) maybePrefixed(a, b byte) bool { return tb.prefixRow[a&31]>>(b&31)&1 != 0 }

@@ -63,40 +63,44 @@ func (s *textScan) run() {
 	phrases := s.on.has(DetInstructions)
 	for i := 0; i < len(t); {
 		k := tb.cls[t[i]]
-		switch {
-		case k == 0:
-			i++
-		case k&clsWord != 0:
-			j, m := i+1, k
-			for j < len(t) {
-				c := tb.cls[t[j]]
-				if c&clsWord == 0 {
-					break
-				}
-				m |= c
-				j++
-			}
+		if k&clsWord == 0 {
 			switch {
-			case k&clsLetter != 0 && (j-i < shortWord[k&clsUpper] || !tb.wordMay(t, i, j, k&clsUpper != 0)):
-				// A word no format that starts with a letter can match (most of prose): only an
-				// instruction-like phrase may start there.
-				if phrases && j-i >= 2 && tb.maybePhrase(t, i, j) {
-					s.phrase(i, j)
-				}
-			case k&clsDigit != 0 && j-i < minEntropyLen && !cardMay(t, i, j) && !phoneMay(t, i):
-				// A number that starts neither a card nor a phone number: a count, a date, a time.
-			default:
-				i = s.token(i, j, m)
-				continue
-			}
-			// The space after a word, most often, is passed over here.
-			if i = j; i < len(t) && t[i] == ' ' {
+			case k == 0:
 				i++
+			case k&clsOther != 0:
+				i = s.unicode(i)
+			default:
+				i = s.anchor(i)
 			}
-		case k&clsOther != 0:
-			i = s.unicode(i)
+			continue
+		}
+		j, m := i+1, k
+		for j < len(t) {
+			c := tb.cls[t[j]]
+			if c&clsWord == 0 {
+				break
+			}
+			m |= c
+			j++
+		}
+		switch {
+		case k&clsLetter != 0 && (j-i < shortWord[k&clsUpper] || !tb.wordMay(t, i, j, k&clsUpper != 0)):
+			// A word no format that starts with a letter can match (most of prose): only an
+			// instruction-like phrase may start there.
+			// mayStartPhrase, its first two looks inlined.
+			if phrases && j-i >= 2 && tb.phraseRowHas(t[i], t[i+1]) && tb.phraseTriHas(t, i, j) &&
+				tb.phraseWordMay(t, i) {
+				s.phrase(i, j)
+			}
+		case k&clsDigit != 0 && j-i < minEntropyLen && !cardMay(t, i, j) && !phoneMay(t, i):
+			// A number that starts neither a card nor a phone number: a count, a date, a time.
 		default:
-			i = s.anchor(i)
+			i = s.token(i, j, m)
+			continue
+		}
+		// The space after a word, most often, is passed over here.
+		if i = j; i < len(t) && t[i] == ' ' {
+			i++
 		}
 	}
 }
@@ -138,7 +142,7 @@ func (s *textScan) token(i, j int, m uint8) int {
 				return e
 			}
 		}
-		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(t, i, j) {
+		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.mayStartPhrase(t, i, j) {
 			s.phrase(i, j)
 		}
 	case c >= 'A' && c <= 'Z':
@@ -152,7 +156,7 @@ func (s *textScan) token(i, j int, m uint8) int {
 				return e
 			}
 		}
-		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.maybePhrase(t, i, j) {
+		if j-i >= 2 && s.on.has(DetInstructions) && s.tb.mayStartPhrase(t, i, j) {
 			s.phrase(i, j)
 		}
 	case c >= '0' && c <= '9':
