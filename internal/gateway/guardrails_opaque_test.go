@@ -213,14 +213,21 @@ func TestGuardrailsWholeParams(t *testing.T) {
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": railEmail}}, nil
 				}))
 			alpha.Reset()
+			// A random token of the client's own is high-entropy, and is redacted; the same in
+			// the handles and trace context the protocol defines is left alone (they are ids).
+			const random = "q8Zr4Lm2Xt7Vb1Nc9Kp3Wd6Hs0Jf5GyT2uE"
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "hi"},
-				Meta: mcp.Meta{"x.example/note": railAWSKey}})
+				Meta: mcp.Meta{"x.example/note": railAWSKey, "x.example/id": random, "progressToken": random,
+					"io.modelcontextprotocol/authorization-context-id": random}})
 			if err != nil || res.IsError {
 				t.Fatalf("echo: %v %+v", err, res)
 			}
 			reqs := alpha.RequestsOf("tools/call")
 			if len(reqs) != 1 || strings.Contains(string(reqs[0].Body), railAWSKey) ||
-				!strings.Contains(string(reqs[0].Body), "[REDACTED:aws-access-key]") {
+				!strings.Contains(string(reqs[0].Body), `"x.example/note":"[REDACTED:aws-access-key]"`) ||
+				!strings.Contains(string(reqs[0].Body), `"x.example/id":"[REDACTED:high-entropy]"`) ||
+				strings.Count(string(reqs[0].Body), "[REDACTED:high-entropy]") != 1 ||
+				!strings.Contains(string(reqs[0].Body), `"progressToken":"`+random+`"`) {
 				t.Errorf("the backend got %d calls: %s", len(reqs), bodies(reqs))
 			}
 			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__ask_name", Arguments: map[string]any{}})
