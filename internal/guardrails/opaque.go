@@ -15,11 +15,11 @@ import (
 
 // opaque reports whether the member key, whose value starts at raw[v], in the object that
 // starts at raw[obj], is binary content or a round trip's opaque state, which no detector reads
-// as text: in a result only, in its content blocks, prompt messages or resource contents, an
-// image's or audio's base64 "data" and a resource's base64 "blob" (an object naming its "uri"),
-// and the result's own "requestState" (a member of the result object itself). Arguments,
-// notifications, structuredContent, _meta and errors carry no such content: everything in them
-// is scanned.
+// as text: in a result only, in its content blocks, prompt messages, resource contents or input
+// requests, an image's or audio's base64 "data" and a resource's base64 "blob" (an object
+// naming its "uri"), and the result's own "requestState" (a member of the result object
+// itself). Arguments, notifications, structuredContent, _meta and errors carry no such content:
+// everything in them is scanned.
 func (w *walker) opaque(key []byte, obj, v, depth int) bool {
 	raw := w.raw
 	if !w.stripMeta || raw[v] != '"' {
@@ -41,13 +41,14 @@ func (w *walker) opaque(key []byte, obj, v, depth int) bool {
 }
 
 // inContent reports whether the walker is inside a result's content blocks ("content"), a
-// prompt's "messages" or a resource's "contents", where binary content stands.
+// prompt's "messages", a resource's "contents" or an input_required result's "inputRequests"
+// (a sampling request's messages), where binary content stands.
 func (w *walker) inContent() bool {
 	if len(w.path) < 2 || w.path[0].key == nil {
 		return false
 	}
 	switch string(decodedKey(w.path[0].key)) {
-	case "content", "contents", "messages":
+	case "content", "contents", "messages", "inputRequests":
 		return true
 	}
 	return false

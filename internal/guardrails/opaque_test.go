@@ -51,6 +51,8 @@ func TestOpaqueOnlyWhereTheProtocolPutsIt(t *testing.T) {
 		`{"contents":[{"blob":"` + blob + `","uri":"mem://x"}]}`,
 		`{"messages":[{"role":"user","content":{"type":"image","data":"` + blob + `"}}]}`,
 		`{"resultType":"input_required","requestState":"q8Zr4Lm2Xt7Vb1Nc9Kp3Wd6Hs0Jf5Gy"}`,
+		`{"resultType":"input_required","inputRequests":{"s":{"method":"sampling/createMessage","params":{"messages":[` +
+			`{"role":"user","content":{"type":"image","data":"` + blob + `","mimeType":"image/png"}}]}}}}`,
 	} {
 		if rep := r.ScanResult([]byte(raw)); !rep.Clean() {
 			t.Errorf("binary content scanned as text: %s: %+v", raw, rep.Findings)
