@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
@@ -19,6 +20,9 @@ import (
 
 // skippedParams are the members of params the argument detectors leave alone.
 var skippedParams = [...]string{"name", "uri", "arguments", "requestState"}
+
+// metaNamespace is the prefix of the _meta members the protocol reserves.
+var metaNamespace = []byte("io.modelcontextprotocol/")
 
 // skippedMeta are the _meta members, besides the protocol's namespace, left alone.
 var skippedMeta = [...]string{jsonrpc.MetaProgressToken, "traceparent", "tracestate", "baggage"}
@@ -60,7 +64,7 @@ func skipParam(key []byte) bool {
 }
 
 func skipMeta(key []byte) bool {
-	if strings.HasPrefix(string(key), "io.modelcontextprotocol/") {
+	if bytes.HasPrefix(key, metaNamespace) {
 		return true
 	}
 	for _, k := range skippedMeta {
@@ -83,15 +87,14 @@ func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool)
 		if skip(key) {
 			return nil
 		}
-		at := prefix + "/" + pointerToken(string(key))
 		var nv []byte
 		if prefix == "" && string(key) == "_meta" && len(val) > 0 && val[0] == '{' {
-			v, ch, err := ps.members(val, at, skipMeta)
+			v, ch, err := ps.members(val, "/_meta", skipMeta)
 			if err != nil || !ch {
 				return err
 			}
 			nv = v
-		} else if nv = ps.scan(val, at); nv == nil {
+		} else if nv = ps.scan(val, prefix, key); nv == nil {
 			return nil
 		}
 		changes = append(changes, change{string(key), val, nv})
@@ -106,13 +109,14 @@ func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool)
 	return out, len(changes) > 0, err
 }
 
-// scan runs the argument detectors over val, at path at, and returns its redacted text, or nil
-// when nothing is redacted.
-func (ps *paramsScan) scan(val []byte, at string) []byte {
+// scan runs the argument detectors over val, the member key of the object at path prefix, and
+// returns its redacted text, or nil when nothing is redacted.
+func (ps *paramsScan) scan(val []byte, prefix string, key []byte) []byte {
 	sub := ps.rule.ScanArguments(val)
 	if sub.Clean() {
 		return nil
 	}
+	at := prefix + "/" + pointerToken(string(key))
 	for k := range sub.Findings {
 		f := &sub.Findings[k]
 		f.Path = at + f.Path
