@@ -40,6 +40,9 @@ type railState struct {
 	notes   []guardrails.Finding
 	blocked *guardrails.Finding
 	failed  bool
+	// nameFound: a detector found something in the URI the request names, which the log
+	// lines leave out (they name the request by its upstream and id).
+	nameFound bool
 }
 
 // maxNotes bounds the findings notifications leave for the result's annotation.
@@ -161,6 +164,14 @@ func refusalText(rep *guardrails.Report, what string) string {
 	return b.String()
 }
 
+// railName is the name of x for its log lines: none when the guardrails found something in it.
+func (x *request) railName() string {
+	if x.rails != nil && x.rails.nameFound {
+		return ""
+	}
+	return x.route.name
+}
+
 func pointerOrRoot(p string) string {
 	if p == "" {
 		return "(root)"
@@ -193,7 +204,7 @@ func (g *railer) record(x *request, rule *guardrails.Rule, rep *guardrails.Repor
 		level, what = slog.LevelWarn, "guardrail refused"
 	}
 	attrs := []slog.Attr{slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
-		slog.String("upstream", x.route.upstream), slog.String("name", x.route.name),
+		slog.String("upstream", x.route.upstream), slog.String("name", x.railName()),
 		slog.String("rule", rep.Rule), slog.String("direction", dir.String()),
 		slog.String("action", rep.Action.String()), slog.String("findings", kinds.String())}
 	if rep.Err != nil {

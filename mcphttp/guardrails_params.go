@@ -6,13 +6,15 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // The argument detectors read everything of a request's params that the backend receives from
 // the client, not only its arguments: the client's own _meta members (forwarded as they are),
 // an MRTR retry's inputResponses (what a person typed into a form, for the backend) and any
-// member the gateway does not know. Left out are the name and the uri, which authorization and
-// routing read exactly and the backend needs as they are; the requestState, which the gateway
+// member the gateway does not know. The resource a request names (a read's uri, a completion's
+// ref) is scanned too, block-only (guardrails_uri.go). Left out are a tool's or prompt's name,
+// which authorization and routing read exactly; the requestState, which the gateway
 // sealed itself; and the _meta members of the protocol's own namespace and of trace context,
 // which the gateway reads and validates (versions, capabilities, the client's name, the
 // handles the gateway issued, opaque progress tokens and trace ids, which a detector of random
@@ -33,6 +35,11 @@ type paramsScan struct {
 	rule    *guardrails.Rule
 	rep     *guardrails.Report
 	blocked *guardrails.Report
+	// method is the request's; backendURI the resource URI (or template) the backend receives
+	// for it, in its normal form ("" when it names no resource).
+	method, backendURI string
+	// nameFound: a detector found something in the member that names the resource.
+	nameFound bool
 }
 
 // checkParams runs the argument detectors over the members of x's params described above.
@@ -41,8 +48,12 @@ type paramsScan struct {
 // are replaced in the params forwarded. It returns the report that blocks the request, for the
 // refusal to name.
 func (g *railer) checkParams(x *request, rule *guardrails.Rule, rep *guardrails.Report) (*guardrails.Report, error) {
-	ps := paramsScan{rule: rule, rep: rep}
+	ps := paramsScan{rule: rule, rep: rep, method: x.in.req.Method}
+	if x.route.kind == upstreams.KindResource {
+		ps.backendURI = x.route.upstreamName
+	}
 	params, changed, err := ps.members(x.in.req.Params, "", skipParam)
+	x.rails.nameFound = ps.nameFound
 	if err != nil || ps.blocked != nil || !changed {
 		return ps.blocked, err
 	}
@@ -84,6 +95,10 @@ func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool)
 	}
 	var changes []change
 	err = jsonrpc.Members(obj, func(key, val []byte) error {
+		if prefix == "" && ps.routed(key) {
+			ps.resource(val, key)
+			return nil
+		}
 		if skip(key) {
 			return nil
 		}

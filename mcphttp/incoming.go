@@ -145,6 +145,10 @@ func (in *Incoming) Run(m *Inner, out Sink) error {
 	y.in.params, y.in.meta = m.Parsed, m.Meta
 	err := x.s.run(y)
 	x.route, x.viaCallTool = y.route, y.viaCallTool
+	if y.rails != nil && y.rails.nameFound {
+		// The access line of the pre-2026 request names the inner one's target: not this one.
+		x.rails = &railState{nameFound: true}
+	}
 	return err
 }
 

@@ -1,0 +1,98 @@
+package mcphttp
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// The resource a request names is part of what the backend acts on: a credential in a read's
+// uri (file:///x?token=…, https://h/p#…) reaches the backend, its logs and whatever it fetches
+// as surely as one in the arguments. The argument detectors read it in every form a backend may
+// act on: as the client sent it (its JSON escapes decoded), in the normal form the backend
+// receives (escapes of unreserved characters decoded, the scheme and host lower-cased), and that
+// normal form percent-decoded as the backend decodes its path and query ('+' read as a space
+// too, as a form decoder reads a query). The normal form has no double encoding (refused when
+// the request was routed), so one decoding is what a backend can make of it.
+//
+// A finding there can only refuse the request: the routed URI is what the backend receives
+// whatever the params say, and a URI with a marker in it would read another resource. A rule
+// that redacts what the detector finds blocks it here; log stays log. The refusal names the
+// detector and the member (/uri, /ref/uri), never the text.
+
+// routed reports whether key is the member of the params that names what the request is
+// routed to, other than a tool's or prompt's name: a read's uri, a completion's ref.
+func (ps *paramsScan) routed(key []byte) bool {
+	switch ps.method {
+	case upstreams.MethodResourcesRead:
+		return string(key) == "uri"
+	case upstreams.MethodComplete:
+		return string(key) == "ref"
+	}
+	return false
+}
+
+// resource scans val, the routed member key, and the forms of the backend's URI, block-only.
+// Nothing is allocated for a URI that the client sent in its normal form without escapes.
+func (ps *paramsScan) resource(val, key []byte) {
+	ps.blockOnly(ps.rule.ScanArguments(val), key, "")
+	u := ps.backendURI
+	if u == "" {
+		return
+	}
+	sub := ""
+	if string(key) == "ref" {
+		sub = "/uri"
+	}
+	if !jsonStringEndsWith(val, u) {
+		ps.blockOnly(ps.rule.ScanArguments(jsonrpc.AppendString(nil, u)), key, sub)
+	}
+	if strings.IndexByte(u, '%') >= 0 {
+		if d, err := url.PathUnescape(u); err == nil && d != u {
+			ps.blockOnly(ps.rule.ScanArguments(jsonrpc.AppendString(nil, d)), key, sub)
+		}
+	}
+	if strings.IndexByte(u, '+') >= 0 {
+		if d, err := url.QueryUnescape(u); err == nil {
+			ps.blockOnly(ps.rule.ScanArguments(jsonrpc.AppendString(nil, d)), key, sub)
+		}
+	}
+}
+
+// jsonStringEndsWith reports whether the JSON string val ends with s spelt without escapes:
+// the client's URI is the backend's after the backend's prefix, and its scan covered it.
+func jsonStringEndsWith(val []byte, s string) bool {
+	n := len(val)
+	m := n - 1 - len(s)
+	return m >= 1 && val[0] == '"' && val[n-1] == '"' && string(val[m:n-1]) == s
+}
+
+// blockOnly adds sub's findings, in the member key (and sub-path under it), to the request's
+// report, a redaction made a refusal.
+func (ps *paramsScan) blockOnly(rep *guardrails.Report, key []byte, sub string) {
+	if rep.Clean() {
+		return
+	}
+	ps.nameFound = true
+	at := "/" + pointerToken(string(key)) + sub
+	for k := range rep.Findings {
+		f := &rep.Findings[k]
+		if f.Action == guardrails.Redact {
+			f.Action = guardrails.Block
+		}
+		f.Path = at + f.Path
+		ps.rep.Add(f.Detector, f.Action, f.Path, "")
+	}
+	if rep.Action == guardrails.Redact {
+		rep.Action = guardrails.Block
+	}
+	if rep.Err != nil && ps.rep.Err == nil {
+		ps.rep.Err = rep.Err
+	}
+	if rep.Blocked() && ps.blocked == nil {
+		ps.blocked = rep
+	}
+}
