@@ -75,12 +75,34 @@ func (c *interceptor) response(x *request, result []byte) (release, refusal []by
 		return result, nil, nil
 	}
 	v := c.set.Run(x.ctx, p, c.call(x, result))
+	if !v.Blocked && v.Mutated {
+		return c.checkURIs(x, &v)
+	}
 	if !v.Blocked {
 		return v.Payload, nil, nil
 	}
 	var tool []byte
 	err = c.refuse(x, intercept.PhaseResponse, &v, &tool)
 	return nil, tool, err
+}
+
+// checkURIs holds a mutated result's resource URIs to the caller's resource policy, as the
+// backend's were before the interceptors saw them: what sits under a URI the caller may not see
+// is dropped, and a read left with nothing is answered as a hidden resource. A result whose
+// URIs cannot be checked (no longer the method's shape) is withheld as a failed interceptor's.
+func (c *interceptor) checkURIs(x *request, v *intercept.Verdict) (release, refusal []byte, err error) {
+	visible, embedded := x.resourcePolicy()
+	out, err := x.s.backends.ClientResult(x.in.req.Method, v.Payload, visible, embedded)
+	switch {
+	case errors.Is(err, upstreams.ErrHiddenResource):
+		return nil, nil, errUnknownName("resource")
+	case err != nil:
+		c.log.LogAttrs(x.ctx, slog.LevelWarn, "interceptor mutation's resources could not be checked",
+			slog.String("request_id", x.requestID), slog.String("interceptor", v.By), slog.String("rule", v.Rule))
+		v.Blocked, v.Failed = true, true
+		return nil, nil, c.refuse(x, intercept.PhaseResponse, v, nil)
+	}
+	return out, nil, nil
 }
 
 // call is what an interceptor is told of x: the payload, the caller, the trace and what the

@@ -26,6 +26,18 @@ type Target = names.Target
 // that does not exist or that the caller may not read (see names.HiddenResourceMessage).
 const HiddenResourceMessage = names.HiddenResourceMessage
 
+// ErrHiddenResource: a resources/read result names only resources the caller may not see (see
+// names.ErrHiddenResource); it is answered as a hidden resource is.
+var ErrHiddenResource = names.ErrHiddenResource
+
+// ClientResult checks the resource URIs of a result already in the client's namespace (one an
+// interceptor changed) exactly as the URIs of a backend's result are checked: against the
+// caller's read policy (visible) for a read's contents, its deny rules (embedded) for the
+// resources of a tool or prompt result; see names.Rewriter.ClientResult.
+func (r *Registry) ClientResult(method string, result []byte, visible, embedded func(Kind, Target) bool) ([]byte, error) {
+	return names.Rewriter{Space: r.ns, Visible: visible, Embedded: embedded}.ClientResult(method, result)
+}
+
 // MCP method names the forwarder treats specially.
 const (
 	MethodToolsCall         = wire.MethodToolsCall

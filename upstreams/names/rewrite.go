@@ -104,6 +104,8 @@ type Rewriter struct {
 	// Visible is the caller's read policy (nil: no policy, every normalisable URI is shown);
 	// Embedded says whether a resource may appear in a tool or prompt result (nil: all may).
 	Visible, Embedded func(Kind, Target) bool
+	// client: the URIs are in the client's namespace already (ClientResult).
+	client bool
 }
 
 // ErrHiddenResource: the backend answered a resources/read with contents the caller may not see
@@ -116,15 +118,38 @@ var ErrHiddenResource = errors.New("upstreams: every resource in the result is h
 const HiddenResourceMessage = "Invalid params: unknown resource"
 
 // clientURI maps one backend URI; false when it must not be relayed.
-func (u Rewriter) clientURI(s string) (string, bool) {
-	_, n, ok := u.Space.ClientResource(u.Upstream, s, u.Visible)
+func (u Rewriter) clientURI(s string) (string, bool) { return u.mapURI(s, u.Visible) }
+
+// embeddedURI is clientURI for a resource in a tool or prompt result.
+func (u Rewriter) embeddedURI(s string) (string, bool) { return u.mapURI(s, u.Embedded) }
+
+// mapURI maps one URI under policy. A URI in the client's namespace is resolved to its
+// backend first, exactly as a client's read of it would be.
+func (u Rewriter) mapURI(s string, policy func(Kind, Target) bool) (string, bool) {
+	up := u.Upstream
+	if u.client {
+		t, err := u.Space.Resolve(KindResource, Namespaced(s))
+		if err != nil {
+			return "", false
+		}
+		up, s = t.Upstream, t.Name
+	}
+	_, n, ok := u.Space.ClientResource(up, s, policy)
 	return string(n), ok
 }
 
-// embeddedURI is clientURI for a resource in a tool or prompt result.
-func (u Rewriter) embeddedURI(s string) (string, bool) {
-	_, n, ok := u.Space.ClientResource(u.Upstream, s, u.Embedded)
-	return string(n), ok
+// ClientResult checks the resource URIs of a result that is in the client's namespace already
+// (one an interceptor changed after Result) as Result checks a backend's: each URI is resolved
+// as a client's read of it would be, checked against the caller's policy and written in its
+// namespaced normal form, and what sits under one that does not resolve or that the caller may
+// not see is dropped, or the whole read is ErrHiddenResource. Any backend's URI may be there:
+// Upstream is not used. An MCP App tool's UI resource in _meta is left to the UI checks.
+func (u Rewriter) ClientResult(method string, res []byte) ([]byte, error) {
+	if method != wire.MethodResourcesRead && !mayNameURI(res) {
+		return res, nil
+	}
+	u.client = true
+	return u.rewriteResult(method, res)
 }
 
 // Result rewrites the URIs in the result of the decoded response m to method (for a tools/call,
@@ -161,7 +186,7 @@ func (u Rewriter) rewriteResult(method string, res []byte) ([]byte, error) {
 	}
 	var ferr error
 	out, err := wire.EditObject(make([]byte, 0, len(res)+64), res, func(k, val []byte) ([]byte, bool) {
-		if method == wire.MethodToolsCall && string(k) == "_meta" {
+		if method == wire.MethodToolsCall && string(k) == "_meta" && !u.client {
 			// An MCP App tool's result may name its UI resource (names/ui.go).
 			repl, ok, err := u.Space.uiMeta(val, u.Upstream)
 			if err != nil {

@@ -1,0 +1,73 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/intercept"
+	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// TestInterceptorMutatedURIsChecked: the resource URIs a response-phase interceptor writes into
+// a result are held to the caller's resource policy as the backend's are: a read whose contents
+// a mutation moves to a resource the caller may not read is answered as that hidden resource is,
+// a resource link or embedded resource moved onto a denied resource is dropped from a tool
+// result, and one moved onto a resource the caller may read reaches it, in both eras.
+func TestInterceptorMutatedURIsChecked(t *testing.T) {
+	iss := newIssuer(t)
+	links := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "see"},
+			&mcp.ResourceLink{URI: "mem://items/alpha", Name: "one"},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://items/alpha", Text: "one"}}}}, nil
+	}
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithTool(&mcp.Tool{Name: "links", InputSchema: map[string]any{"type": "object"}}, links))
+	// Moves every resource the backend names to mem://items/beta (denied) or, for the readme's
+	// read, to mem://items/gamma (allowed).
+	moves := strings.NewReplacer(`alpha+mem://items/alpha"`, `alpha+mem://items/beta"`,
+		`alpha+`+mcptest.ResourceReadme+`"`, `alpha+mem://items/gamma"`)
+	move := intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+		if out := moves.Replace(string(p)); out != string(p) {
+			return json.RawMessage(out)
+		}
+		return nil
+	})
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "move", Type: intercept.TypeMutation, Handle: move}})
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "no-two", Upstream: "*", Resources: []string{"mem://items/beta"}, Effect: "deny"},
+			{ID: "use", Upstream: "alpha", Tools: []string{"*"}, Resources: []string{"*"}, AnyScope: []string{"tools:use"}},
+		}
+		c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "move", URL: ics.URL(), Type: intercept.TypeMutation,
+			Rules: []intercept.RuleConfig{{Upstream: "alpha", Tools: []string{"links"}, Resources: []string{"*"}, Phases: []string{"response"}}}}}}
+	}, alpha)
+	tok := mint(t, iss, devissuer.Claims{"sub": "reader", "scope": "tools:use"})
+	for _, era := range clientEras {
+		t.Run(era, func(t *testing.T) {
+			cs := connectEra(t, gw, era, mcptest.WithBearer(tok))
+			_, denied := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "alpha+mem://items/beta"})
+			_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "alpha+mem://items/alpha"})
+			if err == nil || denied == nil || err.Error() != denied.Error() {
+				t.Errorf("a read moved onto a denied resource: %v, a read of it: %v", err, denied)
+			}
+			res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "alpha+" + mcptest.ResourceReadme})
+			if err != nil || len(res.Contents) != 1 || res.Contents[0].URI != "alpha+mem://items/gamma" {
+				t.Errorf("a read moved onto a readable resource: %v %+v", err, res)
+			}
+			call, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__links", Arguments: map[string]any{}})
+			if err != nil || call.IsError {
+				t.Fatalf("links: %v %+v", err, call)
+			}
+			if len(call.Content) != 1 || mcptest.ResultText(call) != "see" {
+				t.Errorf("a tool result's resources moved onto a denied resource reached the client: %+v", call.Content)
+			}
+		})
+	}
+}
