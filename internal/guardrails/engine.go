@@ -186,6 +186,15 @@ func (r *Rule) ScanNotification(params []byte) *Report {
 }
 
 func (r *Rule) scan(raw []byte, d *direction, dir Direction, result bool) *Report {
+	rep := r.scanOnce(raw, d, dir, result)
+	if !rep.Blocked() && !d.on.empty() {
+		r.disguised(raw, d, dir, result, rep) // ignorable.go
+	}
+	return rep
+}
+
+// scanOnce runs d's detectors over raw as it is.
+func (r *Rule) scanOnce(raw []byte, d *direction, dir Direction, result bool) *Report {
 	rep := &Report{Rule: r.id, Dir: dir}
 	if len(raw) == 0 || d.on.empty() {
 		return rep

@@ -1,0 +1,60 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// TestGuardrailsIgnorableInside: a credential with a default-ignorable character inside it
+// (zero-width space, soft hyphen, word joiner, variation selector, tag character, byte order
+// mark), raw or as a JSON escape, is the credential to any reader that drops what it does not
+// display: in the arguments it refuses the call where the rule redacts (the backend receives
+// nothing), and in a result it withholds the result, in both eras. A call whose text merely holds
+// such characters goes through unchanged.
+func TestGuardrailsIgnorableInside(t *testing.T) {
+	hide := func(s, mark string) string { return s[:4] + mark + s[4:] }
+	marks := []string{"\u200b", "\u00ad", "\u2060", "\ufe0f", "\U000E0041", "\ufeff", "\u200b\u200c\u200d"}
+	leak := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "key " + hide(railAWSKey, "\u2060")}}}, nil
+	}
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithTool(&mcp.Tool{Name: "leak", InputSchema: map[string]any{"type": "object"}}, leak))
+	gw := startTestGateway(t, func(c *Config) {
+		c.Legacy.Enabled = true
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{
+			{ID: "args", Tools: []string{"echo"}, Arguments: guardrails.DirectionConfig{Secrets: "redact"}},
+			{ID: "results", Tools: []string{"leak"}, Results: guardrails.DirectionConfig{Secrets: "redact"}},
+		}}
+	}, alpha)
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version))
+			alpha.Reset()
+			for _, m := range marks {
+				for _, secret := range []string{hide(railAWSKey, m), hide(railGHToken, m)} {
+					res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "my key " + secret}})
+					if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), `guardrail rule "args"`) {
+						t.Errorf("%q inside: %v %+v", m, err, res)
+					}
+				}
+			}
+			if n := len(alpha.RequestsOf("tools/call")); n != 0 {
+				t.Errorf("the backend got %d refused calls", n)
+			}
+			text := "caf\u00e9 \u200bzero-width and \U0001F469\u200d\U0001F4BB"
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": text}})
+			if err != nil || res.IsError || mcptest.ResultText(res) != text {
+				t.Errorf("a text with such characters and nothing hidden: %v %+v", err, res)
+			}
+			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__leak", Arguments: map[string]any{}})
+			if err != nil || !res.IsError || strings.Contains(mcptest.ResultText(res), railAWSKey[4:]) {
+				t.Errorf("a result with a credential so hidden: %v %+v", err, res)
+			}
+		})
+	}
+}

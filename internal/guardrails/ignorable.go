@@ -1,0 +1,110 @@
+package guardrails
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// A credential or address with a default-ignorable character inside it (AKIA<U+200B>IOSF…, a
+// soft hyphen, a word joiner, a variation selector, a tag character) is not what the detectors
+// match, yet it is the credential to every reader that drops what it does not display: a person
+// who copies it, a model, a backend that normalises its input. So a message that holds such
+// characters is read a second time with them removed, and what that reading finds beyond the
+// first is a disguised finding: it refuses the message where the rule redacts or blocks what the
+// detector finds (its place in the message as forwarded cannot be marked without leaving the
+// rest of it readable), and is logged where the rule logs. The message forwarded is the one the
+// client or backend sent: both of its readings were checked.
+//
+// The second reading costs nothing for a message of ASCII without escapes, and one pass without
+// allocating for any other that holds no such character.
+
+// ignorable reports whether r is a Default_Ignorable_Code_Point (Unicode's derived property,
+// DerivedCoreProperties.txt): soft hyphen, combining grapheme joiner, the zero-width, joiner,
+// direction and invisible-operator marks, the Hangul and Mongolian fillers and selectors,
+// variation selectors, the byte order mark, the musical format marks and the tag characters.
+// Written out as ranges: every rune of a non-ASCII text passes here.
+func ignorable(r rune) bool {
+	switch {
+	case r < 0xAD:
+		return false
+	case r < 0x2000:
+		return r == 0xAD || r == 0x34F || r == 0x61C || r == 0x115F || r == 0x1160 ||
+			r == 0x17B4 || r == 0x17B5 || (r >= 0x180B && r <= 0x180F)
+	case r < 0x3000:
+		return (r >= 0x200B && r <= 0x200F) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2060 && r <= 0x206F)
+	case r < 0x10000:
+		return r == 0x3164 || (r >= 0xFE00 && r <= 0xFE0F) || r == 0xFEFF || r == 0xFFA0 || (r >= 0xFFF0 && r <= 0xFFF8)
+	}
+	return (r >= 0x1BCA0 && r <= 0x1BCA3) || (r >= 0x1D173 && r <= 0x1D17A) || (r >= 0xE0000 && r <= 0xE0FFF)
+}
+
+// stripIgnorable returns the JSON text raw with every default-ignorable character removed from
+// its strings, raw or written as a \u escape (a pair of them for a supplementary character),
+// and false when raw holds none (nothing is allocated then). raw passed the strict decode:
+// outside strings it is ASCII without backslashes, so removing a character keeps it valid JSON.
+func stripIgnorable(raw []byte) ([]byte, bool) {
+	var out []byte
+	last := 0 // raw[last:i] is still to be copied to out
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c < utf8.RuneSelf && c != '\\' {
+			i++
+			continue
+		}
+		r, n := rune(0), 0
+		if c == '\\' {
+			r, n = escapedRune(raw, i)
+		} else {
+			r, n = utf8.DecodeRune(raw[i:])
+		}
+		if n > 0 && ignorable(r) {
+			out = append(out, raw[last:i]...)
+			last = i + n
+		}
+		i += max(n, 1)
+	}
+	if last == 0 {
+		return nil, false
+	}
+	return append(out, raw[last:]...), true
+}
+
+// escapedRune decodes the escape at raw[i] (a backslash): the rune of a \u escape (of a
+// surrogate pair's two) and its length, or 0 and the length of any other escape.
+func escapedRune(raw []byte, i int) (rune, int) {
+	if i+1 >= len(raw) || raw[i+1] != 'u' || i+6 > len(raw) {
+		return 0, 2
+	}
+	r := hex4(raw[i+2 : i+6])
+	if utf16.IsSurrogate(r) && i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
+		if p := utf16.DecodeRune(r, hex4(raw[i+8:i+12])); p != utf8.RuneError {
+			return p, 12
+		}
+	}
+	return r, 6
+}
+
+// disguised reads raw again without its default-ignorable characters and adds to rep what
+// that reading finds beyond what rep holds, a redaction made a refusal.
+func (r *Rule) disguised(raw []byte, d *direction, dir Direction, result bool, rep *Report) {
+	stripped, ok := stripIgnorable(raw)
+	if !ok {
+		return
+	}
+	again := r.scanOnce(stripped, d, dir, result)
+	if again.Err != nil && rep.Err == nil {
+		rep.Err = again.Err
+	}
+	var seen [numDetectors]uint32
+	for _, f := range again.Findings {
+		seen[f.Detector]++
+		if seen[f.Detector] <= rep.Counts[f.Detector] {
+			continue // found in the message as it is, too
+		}
+		a := f.Action
+		if a == Redact {
+			a = Block
+		}
+		rep.Add(f.Detector, a, f.Path, "")
+	}
+}
