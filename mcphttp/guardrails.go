@@ -165,7 +165,8 @@ func refusalText(rep *guardrails.Report, what string) string {
 }
 
 // railName is the name of x for its log lines: none when the guardrails found something in it.
-func (x *request) railName() string {
+// A function: request is at its bound of methods.
+func railName(x *request) string {
 	if x.rails != nil && x.rails.nameFound {
 		return ""
 	}
@@ -204,7 +205,7 @@ func (g *railer) record(x *request, rule *guardrails.Rule, rep *guardrails.Repor
 		level, what = slog.LevelWarn, "guardrail refused"
 	}
 	attrs := []slog.Attr{slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
-		slog.String("upstream", x.route.upstream), slog.String("name", x.railName()),
+		slog.String("upstream", x.route.upstream), slog.String("name", railName(x)),
 		slog.String("rule", rep.Rule), slog.String("direction", dir.String()),
 		slog.String("action", rep.Action.String()), slog.String("findings", kinds.String())}
 	if rep.Err != nil {

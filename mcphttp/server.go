@@ -353,7 +353,7 @@ func (x *request) record() {
 	logging.LogAttrs(x.ctx, s.log, slog.LevelInfo, "request",
 		slog.String("request_id", x.requestID),
 		slog.String("method", method),
-		slog.String("name", x.railName()),
+		slog.String("name", railName(x)),
 		slog.String("upstream", x.route.upstream),
 		slog.String("subject", x.subject()),
 		slog.Int("status", c.status),
