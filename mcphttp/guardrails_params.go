@@ -131,7 +131,15 @@ func (ps *paramsScan) scan(val []byte, prefix string, key []byte) []byte {
 	if sub.Clean() {
 		return nil
 	}
-	at := prefix + "/" + pointerToken(string(key))
+	ps.add(sub, prefix+"/"+pointerToken(string(key)))
+	if !sub.Redacted() {
+		return nil
+	}
+	return sub.Rewrite(val)
+}
+
+// add joins sub's findings, in the member at path at, to the request's report.
+func (ps *paramsScan) add(sub *guardrails.Report, at string) {
 	for k := range sub.Findings {
 		f := &sub.Findings[k]
 		f.Path = at + f.Path
@@ -143,10 +151,6 @@ func (ps *paramsScan) scan(val []byte, prefix string, key []byte) []byte {
 	if sub.Blocked() && ps.blocked == nil {
 		ps.blocked = sub
 	}
-	if !sub.Redacted() {
-		return nil
-	}
-	return sub.Rewrite(val)
 }
 
 // pointerToken escapes a member name as one RFC 6901 reference token.

@@ -70,29 +70,20 @@ func jsonStringEndsWith(val []byte, s string) bool {
 	return m >= 1 && val[0] == '"' && val[n-1] == '"' && string(val[m:n-1]) == s
 }
 
-// blockOnly adds sub's findings, in the member key (and sub-path under it), to the request's
+// blockOnly adds rep's findings, in the member key (and sub-path under it), to the request's
 // report, a redaction made a refusal.
 func (ps *paramsScan) blockOnly(rep *guardrails.Report, key []byte, sub string) {
 	if rep.Clean() {
 		return
 	}
 	ps.nameFound = true
-	at := "/" + pointerToken(string(key)) + sub
 	for k := range rep.Findings {
-		f := &rep.Findings[k]
-		if f.Action == guardrails.Redact {
+		if f := &rep.Findings[k]; f.Action == guardrails.Redact {
 			f.Action = guardrails.Block
 		}
-		f.Path = at + f.Path
-		ps.rep.Add(f.Detector, f.Action, f.Path, "")
 	}
 	if rep.Action == guardrails.Redact {
 		rep.Action = guardrails.Block
 	}
-	if rep.Err != nil && ps.rep.Err == nil {
-		ps.rep.Err = rep.Err
-	}
-	if rep.Blocked() && ps.blocked == nil {
-		ps.blocked = rep
-	}
+	ps.add(rep, "/"+pointerToken(string(key))+sub)
 }
