@@ -40,6 +40,8 @@ type paramsScan struct {
 	method, backendURI string
 	// nameFound: a detector found something in the member that names the resource.
 	nameFound bool
+	// uriAt is the path of the URI scanned when it is not a member of the params (listen).
+	uriAt string
 }
 
 // checkParams runs the argument detectors over the members of x's params described above.

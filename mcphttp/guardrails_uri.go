@@ -85,5 +85,9 @@ func (ps *paramsScan) blockOnly(rep *guardrails.Report, key []byte, sub string) 
 	if rep.Action == guardrails.Redact {
 		rep.Action = guardrails.Block
 	}
-	ps.add(rep, "/"+pointerToken(string(key))+sub)
+	at := ps.uriAt
+	if at == "" {
+		at = "/" + pointerToken(string(key)) + sub
+	}
+	ps.add(rep, at)
 }

@@ -17,6 +17,11 @@ import (
 // (upstreams.Listens): an idle listen then costs the gateway little more than the client's
 // connection.
 func (x *request) listen() error {
+	if x.s.rails != nil {
+		if err := x.s.rails.checkListen(x); err != nil {
+			return err
+		}
+	}
 	x.out.KeepAlive(true)
 	// The params outlive the request's body for as long as the listen lasts: a copy of these
 	// few hundred bytes lets the body's buffer go (shed).

@@ -1,6 +1,12 @@
 package gateway
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,6 +58,8 @@ func TestGuardrailsResourceURI(t *testing.T) {
 			if version == "2025-11-25" {
 				err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uris[2]})
 				refusedWithout(t, "subscription", err, "/uri", secrets)
+			} else {
+				listenRefused(t, gw, `["alpha+mem://readme",`+strconv.Quote(uris[5])+`]`, secrets)
 			}
 			if n := len(alpha.RequestsOf("resources/read")) + len(alpha.RequestsOf("completion/complete")); n != 0 {
 				t.Errorf("the backend got %d refused requests", n)
@@ -66,6 +74,38 @@ func TestGuardrailsResourceURI(t *testing.T) {
 		if i := strings.Index(logs.String(), s); i >= 0 {
 			t.Error("a log line holds a matched value", logs.String()[i:min(len(logs.String()), i+300)])
 		}
+	}
+}
+
+// listenRefused opens a subscriptions/listen of the resources subs through gw and checks that
+// it is refused by the guardrails, naming the subscription and none of secrets; a listen of a
+// clean URI is acknowledged.
+func listenRefused(t *testing.T, gw Listeners, subs string, secrets []string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{` + testMeta +
+		`,"notifications":{"resourceSubscriptions":` + subs + `}}}`
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+gw.MCP+"/mcp", strings.NewReader(body))
+	req.Header = modernHeaders("subscriptions/listen", "")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var answer struct{ Error struct{ Message string } }
+	if err := json.Unmarshal(got, &answer); err != nil || res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("listen: %d %s", res.StatusCode, got)
+	}
+	refusedWithout(t, "listen", errors.New(answer.Error.Message), "/notifications/resourceSubscriptions/1", secrets)
+	for _, s := range secrets {
+		if strings.Contains(string(got), s) {
+			t.Errorf("the listen's refusal quotes what it found: %s", got)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if ack := <-listen(t, ctx, gw, `{"resourceSubscriptions":["alpha+mem://readme"]}`, ""); !strings.Contains(ack, "acknowledged") {
+		t.Errorf("a clean listen: %s", ack)
 	}
 }
 
