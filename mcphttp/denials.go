@@ -152,16 +152,19 @@ func (d *drafts) authorizationContext(x *request) string {
 }
 
 // contextBinding is the digest of what a handle is for: the caller, the method, the name and
-// the arguments of the call.
+// the arguments of the call, as the client sent them. Not what an interceptor's mutation or a
+// guardrail's redaction made of them, nor the name a mutation routed the call to: the retry
+// that echoes the handle sends the client's call again, and is bound (stage authorize) before
+// either changes it.
 func contextBinding(x *request) [16]byte {
 	h := sha256.New()
 	if p := x.caller.principal; p != nil {
 		h.Write([]byte(p.Issuer + "\x00" + p.Subject + "\x00"))
 	}
-	h.Write([]byte(x.in.req.Method + "\x00" + x.route.name + "\x00"))
+	h.Write([]byte(x.in.req.Method + "\x00"))
 	if p := x.in.clientParams(); p != nil {
-		// The client's arguments, not what a guardrail made of them: the retry that echoes
-		// the handle sends its own again, and is bound before any redaction.
+		h.Write([]byte(p.Name + "\x00" + p.URI + "\x00"))
+		h.Write(p.Ref)
 		if args, err := mrtr.Digest(p.Arguments); err == nil {
 			h.Write(args[:])
 		}

@@ -46,13 +46,31 @@ type railState struct {
 const maxNotes = 32
 
 // guardKind maps the routed methods the guardrails cover to what a rule names (0: none).
-func guardKind(method string) guardrails.Kind {
-	switch method {
+// completion/complete is covered as what its ref names: it carries a prompt's argument values
+// (or a resource template's), as a person types them, to the backend that prompts/get would
+// carry them to.
+func guardKind(x *request) guardrails.Kind {
+	switch x.in.req.Method {
 	case upstreams.MethodToolsCall:
 		return guardrails.KindTool
 	case upstreams.MethodPromptsGet:
 		return guardrails.KindPrompt
 	case upstreams.MethodResourcesRead:
+		return guardrails.KindResource
+	case upstreams.MethodComplete:
+		return completionKind(x.in.params.Ref)
+	}
+	return 0
+}
+
+// completionKind is what a completion's ref names (stage route read it already).
+func completionKind(raw []byte) guardrails.Kind {
+	ref, err := jsonrpc.ParseRef(raw)
+	switch {
+	case err != nil:
+	case ref.Type == "ref/prompt":
+		return guardrails.KindPrompt
+	case ref.Type == "ref/resource":
 		return guardrails.KindResource
 	}
 	return 0
@@ -64,7 +82,7 @@ func guardKind(method string) guardrails.Kind {
 // which the model can read; invalid params for prompts/get); a redaction replaces the arguments
 // the later stages see and forward.
 func (g *railer) checkRequest(x *request) (bool, error) {
-	kind := guardKind(x.in.req.Method)
+	kind := guardKind(x)
 	if kind == 0 {
 		return false, nil
 	}
@@ -86,6 +104,16 @@ func (g *railer) checkRequest(x *request) (bool, error) {
 			return false, err
 		}
 	}
+	if !rep.Blocked() && rule.ScansArguments() {
+		by, err := g.checkParams(x, rule, rep)
+		if err != nil {
+			return false, err
+		}
+		if by != nil {
+			g.record(x, rule, rep)
+			return true, g.refuseRequest(x, refusalText(by, "the request's params"))
+		}
+	}
 	if !rep.Blocked() && kind == guardrails.KindTool && rule.ValidateArguments() != guardrails.Off {
 		if err := g.validateArguments(x, rule, rep); err != nil {
 			return false, err
@@ -93,15 +121,14 @@ func (g *railer) checkRequest(x *request) (bool, error) {
 	}
 	g.record(x, rule, rep)
 	if rep.Blocked() {
-		return true, g.refuseRequest(x, rep)
+		return true, g.refuseRequest(x, refusalText(rep, "the arguments"))
 	}
 	return false, nil
 }
 
 // refuseRequest answers a refused request: a tool error for tools/call, invalid params for
 // prompts/get. The message names the rule, the detector and where, never the value.
-func (g *railer) refuseRequest(x *request, rep *guardrails.Report) error {
-	msg := refusalText(rep, "the arguments")
+func (g *railer) refuseRequest(x *request, msg string) error {
 	if x.in.req.Method == upstreams.MethodToolsCall {
 		return x.answer(toolError(msg), outcomeDenied)
 	}

@@ -104,16 +104,26 @@ func (g *railer) validateStructured(x *request, rule *guardrails.Rule, result []
 	start := g.now()
 	defer func() { g.rec.Duration(metrics.CheckSchema, guardrails.DirResult, g.now().Sub(start)) }()
 	var sc []byte
-	isError := false
+	isError, respelt := false, ""
 	_ = jsonrpc.Members(result, func(k, v []byte) error {
 		switch string(k) {
 		case "structuredContent":
 			sc = v
 		case "isError":
 			isError = string(v) == "true"
+		default:
+			if m, ok := guardrails.Respelt(k); ok && respelt == "" {
+				respelt = m
+			}
 		}
 		return nil
 	})
+	a := rule.ValidateStructuredContent()
+	if respelt != "" {
+		// A client that folds case may read that member instead of the one checked here.
+		rep.Add(guardrails.DetInvalidStructuredContent, a, "/"+respelt, "spelt otherwise too, which a client may read in its place")
+		return nil
+	}
 	if isError {
 		return nil
 	}
@@ -121,7 +131,6 @@ func (g *railer) validateStructured(x *request, rule *guardrails.Rule, result []
 	if err != nil || cs == nil {
 		return err
 	}
-	a := rule.ValidateStructuredContent()
 	if sc == nil {
 		rep.Add(guardrails.DetInvalidStructuredContent, a, "/structuredContent", "missing, while the tool declares an outputSchema")
 		return nil

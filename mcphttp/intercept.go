@@ -107,9 +107,9 @@ func (c *interceptor) apply(x *request, v *intercept.Verdict) error {
 	if err := x.in.h.requireName(parsed); err != nil {
 		return err
 	}
-	req := *x.in.req // the request value another edge built stays as it was
-	req.Params = params
-	x.in.req, x.in.params = &req, parsed
+	// The client's params stay readable: a denial's handle names the call as the client sends
+	// it again (contextBinding).
+	x.in.replaceParams(params, parsed)
 	// The client's Mcp-Param-* headers mirrored the arguments it sent; the backend's are
 	// derived from the new ones.
 	x.hdr, x.mutated = withoutParamHeaders(x.hdr), true

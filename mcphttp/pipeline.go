@@ -196,8 +196,10 @@ func stageRoute(s *Server, x *request) (bool, error) {
 }
 
 func stageAuthorize(s *Server, x *request) (bool, error) {
-	if s.drafts.denials && x.in.meta.AuthorizationContextID != nil {
-		s.drafts.correlate(x) // a retry echoing a denial's handle: logged, never decisive
+	if s.drafts.denials && x.in.meta.AuthorizationContextID != nil && !x.mutated {
+		// A retry echoing a denial's handle: logged, never decisive. Once, for the call as the
+		// client sent it: not again when a mutation's re-checks pass here.
+		s.drafts.correlate(x)
 	}
 	return false, x.authorize(x.route.kind, x.route.target)
 }

@@ -391,15 +391,29 @@ func setResource(publicURL, base, path string) string {
 	if err != nil || publicURL == "" || u.Host == "" {
 		return ""
 	}
-	pub, base := strings.TrimSuffix(u.EscapedPath(), "/"), strings.TrimSuffix(base, "/")
-	origin := u.Scheme + "://" + u.Host
-	switch {
-	case path == base || strings.HasPrefix(path, base+"/"):
-		return origin + pub + path[len(base):]
-	case strings.HasSuffix(pub, base):
-		return origin + strings.TrimSuffix(pub, base) + path
+	if base := strings.TrimSuffix(base, "/"); path == base || strings.HasPrefix(path, base+"/") {
+		return u.Scheme + "://" + u.Host + strings.TrimSuffix(u.EscapedPath(), "/") + path[len(base):]
 	}
-	return origin + path
+	return PublicBase(publicURL, base) + path
+}
+
+// PublicBase is where publicURL, the public URL of the default endpoint served at base, places
+// the gateway's paths outside base: its scheme and host, and the path prefix a balancer routing
+// by path puts before them (https://host/team-a for https://host/team-a/mcp and base /mcp). When
+// publicURL's path does not end in base (a balancer that rewrites the path) no prefix can be
+// known, and the paths are taken to be published as they are on publicURL's host. "" without a
+// public URL. The gateway's pages (approval, per-user OAuth) are reached there, and a tool set
+// at a path of its own (setResource).
+func PublicBase(publicURL, base string) string {
+	u, err := url.Parse(publicURL)
+	if err != nil || publicURL == "" || u.Host == "" {
+		return ""
+	}
+	origin := u.Scheme + "://" + u.Host
+	if pub, base := strings.TrimSuffix(u.EscapedPath(), "/"), strings.TrimSuffix(base, "/"); strings.HasSuffix(pub, base) {
+		return origin + strings.TrimSuffix(pub, base)
+	}
+	return origin
 }
 
 // narrow composes a visibility filter with the endpoint's set: what the set does not select is

@@ -166,3 +166,22 @@ func TestSearchSameOnEveryReplica(t *testing.T) {
 		t.Errorf("echo tie: %s", answers[0])
 	}
 }
+
+// TestPublicBase: the gateway's paths outside server.path are placed behind the prefix that
+// publicURL puts before server.path, and on publicURL's host alone when its path does not end in
+// server.path.
+func TestPublicBase(t *testing.T) {
+	for _, tc := range []struct{ public, base, want string }{
+		{"https://host/team-a/mcp", "/mcp", "https://host/team-a"},
+		{"https://host/team-a/mcp/", "/mcp", "https://host/team-a"},
+		{"https://host/mcp", "/mcp", "https://host"},
+		{"https://host:8443/a/b/mcp", "/mcp", "https://host:8443/a/b"},
+		{"https://host/gw", "/mcp", "https://host"},
+		{"https://host/team-a/xmcp", "/mcp", "https://host"},
+		{"", "/mcp", ""},
+	} {
+		if got := PublicBase(tc.public, tc.base); got != tc.want {
+			t.Errorf("PublicBase(%q, %q) = %q, want %q", tc.public, tc.base, got, tc.want)
+		}
+	}
+}

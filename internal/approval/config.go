@@ -36,8 +36,10 @@ const (
 type Config struct {
 	// Path is the URL path prefix of the page. Default DefaultPath.
 	Path string `yaml:"path"`
-	// BaseURL is the scheme and host users reach the page at, e.g. https://gw.example.com.
-	// Default: the scheme and host of server.publicURL.
+	// BaseURL is where users reach the gateway's pages: the scheme and host, and the path
+	// prefix a balancer routing by path puts before the gateway's own paths, e.g.
+	// https://gw.example.com or https://gw.example.com/team-a. The page is at BaseURL + Path.
+	// Default: what server.publicURL places before server.path (docs/approval.md).
 	BaseURL string `yaml:"baseURL"`
 	// Issuer is the OpenID Connect issuer users sign in with. It must be one of auth.issuers;
 	// only callers with tokens of this issuer can approve. Default: the only auth issuer.
@@ -92,8 +94,8 @@ func (c Config) Validate() error {
 		add("approval.path", "%q: want an absolute path other than /, without wildcards", c.Path)
 	}
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-		add("approval.baseURL", "%q: want scheme://host[:port] only (default: the scheme and host of server.publicURL)", c.BaseURL)
+		u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.ContainsAny(u.Path, "*{}: ") {
+		add("approval.baseURL", "%q: want scheme://host[:port] and an optional path prefix (default: placed by server.publicURL)", c.BaseURL)
 	} else if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
 		// The session cookie is Secure: over plain http only loopback development works, and
 		// anywhere else the sign-in would travel in clear.
@@ -134,4 +136,15 @@ func (c Config) pageURL(id string) string {
 // redirectURL is the sign-in callback registered at the issuer.
 func (c Config) redirectURL() string {
 	return strings.TrimSuffix(c.BaseURL, "/") + c.Path + "/callback"
+}
+
+// publicPath is the path a browser reaches the page at: BaseURL's path prefix, then Path. What
+// the page sends the browser to (its forms, its links, the return from sign-in) is under it,
+// since the browser's requests reach the gateway only through the balancer that adds the prefix.
+func (c Config) publicPath() string {
+	u, err := url.Parse(c.BaseURL)
+	if err != nil {
+		return c.Path
+	}
+	return strings.TrimSuffix(u.EscapedPath(), "/") + c.Path
 }

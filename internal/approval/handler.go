@@ -178,7 +178,7 @@ func (s *Service) loadFor(w http.ResponseWriter, ctx context.Context, sess *sess
 		s.render(w, http.StatusForbidden, pageData{Kind: "refused", Title: "Not your call",
 			Message: "You are signed in as " + webpage.Display(sess) + ", but this call was made by another user. " +
 				"Only the user who made a call can approve it. Nothing was recorded.",
-			SignInAgain: s.cfg.Path + "/c/" + id + "?signin=again"})
+			SignInAgain: s.callPath(id) + "?signin=again"})
 		return Call{}, false
 	}
 	return c, true
@@ -187,7 +187,7 @@ func (s *Service) loadFor(w http.ResponseWriter, ctx context.Context, sess *sess
 // startSignIn sends the browser to the issuer to sign in (webpage.SignIn), to come back to
 // the page of call id.
 func (s *Service) startSignIn(w http.ResponseWriter, r *http.Request, id string, again bool) {
-	if err := s.signin.Start(w, r, s.cfg.Path+"/c/"+id, again); err != nil {
+	if err := s.signin.Start(w, r, s.callPath(id), again); err != nil {
 		s.issuerDown(w, r, err)
 	}
 }
@@ -246,3 +246,6 @@ func (s *Service) refuse(w http.ResponseWriter, status int, reason, msg string) 
 	s.obs.Refused(reason)
 	s.render(w, status, pageData{Kind: "refused", Title: "Not possible", Message: msg})
 }
+
+// callPath is the path the browser reaches call id's page at.
+func (s *Service) callPath(id string) string { return s.public + "/c/" + id }

@@ -66,7 +66,9 @@ type Deps struct {
 
 // Service is the approval page and the ledger behind it. It is safe for concurrent use.
 type Service struct {
-	cfg    Config
+	cfg Config
+	// public is the path the browser reaches the page at (Config.publicPath).
+	public string
 	ledger ledger
 	signin *webpage.SignIn
 	log    *slog.Logger
@@ -82,7 +84,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Store == nil || deps.Keys == nil || deps.Logger == nil {
 		return nil, errors.New("approval: Store, Keys and Logger are required")
 	}
-	s := &Service{cfg: cfg, log: deps.Logger, obs: deps.Observer, now: deps.Clock}
+	s := &Service{cfg: cfg, public: cfg.publicPath(), log: deps.Logger, obs: deps.Observer, now: deps.Clock}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -153,7 +155,7 @@ func CallRef(id string) string {
 // is signed in on all, and the sign-in callback is this page's.
 func (s *Service) SignIn() *webpage.SignIn { return s.signin }
 
-// BaseURL is the scheme and host users reach the pages at.
+// BaseURL is where users reach the gateway's pages: scheme, host and any path prefix.
 func (s *Service) BaseURL() string { return s.cfg.BaseURL }
 
 // CallbackPath is the path of the sign-in callback registered at the issuer.

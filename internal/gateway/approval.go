@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
 
 	"github.com/mcp-gateway/gateway/authz"
@@ -20,14 +19,12 @@ type ApprovalConfig struct {
 	ClientSecret Secret `yaml:"clientSecret"`
 }
 
-// approvalConfig is the page's configuration with its defaults: the scheme and host of
-// server.publicURL, and the only configured issuer.
+// approvalConfig is the page's configuration with its defaults: where server.publicURL places
+// the gateway's pages (publicBase), and the only configured issuer.
 func (c *Config) approvalConfig() approval.Config {
 	a := c.Approval.Config.WithDefaults()
 	if a.BaseURL == "" {
-		if u, err := url.Parse(c.Server.PublicURL); err == nil && u.Host != "" {
-			a.BaseURL = u.Scheme + "://" + u.Host
-		}
+		a.BaseURL = c.publicBase()
 	}
 	if a.Issuer == "" && len(c.Auth.Issuers) == 1 {
 		a.Issuer = c.Auth.Issuers[0].Issuer

@@ -141,7 +141,9 @@ func TestApprovalConfigValidation(t *testing.T) {
 			c.Approval.ClientID = "gw"
 			c.Auth.Policy.Rules[0].ConfirmFallback = "form"
 		}, "clientForm"},
-		"ok": {func(c *Config) { c.Approval.ClientID = "gw" }, ""},
+		"base with query":  {func(c *Config) { c.Approval.ClientID, c.Approval.BaseURL = "gw", "https://gw.example.com/team-a?x=1" }, "approval.baseURL"},
+		"base with prefix": {func(c *Config) { c.Approval.ClientID, c.Approval.BaseURL = "gw", "https://gw.example.com/team-a" }, ""},
+		"ok":               {func(c *Config) { c.Approval.ClientID = "gw" }, ""},
 	} {
 		c := base()
 		tc.mutate(c)

@@ -288,7 +288,6 @@ func TestDPoPNoncesAndRules(t *testing.T) {
 			{ID: "use", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
 		}
 		c.MRTR.Keys = testKeys
-		c.Legacy.Enabled, c.Legacy.GetStream = true, true
 	}
 	c, d := startTestGateway(t, mutate, alpha), startTestGateway(t, mutate, alpha)
 	urlC, urlD := "http://"+c.MCP+"/mcp", "http://"+d.MCP+"/mcp"

@@ -53,7 +53,6 @@ func TestInterceptorsOlderEras(t *testing.T) {
 	})
 	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
-		c.Legacy.Enabled = true
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "no-fail", Upstream: "*", Tools: []string{"fail"}, Effect: "deny"},
 			{ID: "read", Upstream: "alpha", Tools: []string{"echo", "add", "fail", "whoami"}, AnyScope: []string{"tools:read"}},

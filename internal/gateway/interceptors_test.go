@@ -96,7 +96,7 @@ func TestInterceptorsBothEras(t *testing.T) {
 		{Name: "shout", Type: intercept.TypeMutation, Handle: replaceIn("done", "DONE")},
 	})
 	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
-		c.Auth.Disabled, c.Legacy.Enabled = true, true
+		c.Auth.Disabled = true
 		c.Interceptors = []InterceptorConfig{
 			interceptorEntry("guard", ics.URL(), intercept.TypeValidation, []string{"echo"}, "request"),
 			interceptorEntry("redact", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request"),
@@ -201,7 +201,6 @@ func TestInterceptorMutationRechecked(t *testing.T) {
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "rename", Type: intercept.TypeMutation, Handle: rename}})
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
-		c.Legacy.Enabled = true
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "no-fail", Upstream: "*", Tools: []string{"fail"}, Effect: "deny"},
 			{ID: "read", Upstream: "alpha", Tools: []string{"echo", "add", "fail"}, AnyScope: []string{"tools:read"}},
@@ -253,7 +252,6 @@ func TestInterceptorConfirmsWhatIsForwarded(t *testing.T) {
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "fix", Type: intercept.TypeMutation, Handle: fix}})
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
-		c.Legacy.Enabled = true
 		c.MRTR.Keys = testKeys
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
@@ -298,7 +296,6 @@ func TestInterceptorCredentialsAndClaims(t *testing.T) {
 		intercepttest.Legacy())
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
-		c.Legacy.Enabled = true
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
 		ic := interceptorEntry("guard", ics.URL(), intercept.TypeValidation, []string{"echo"})
 		ic.Claims = []string{"groups"}
@@ -358,7 +355,6 @@ func TestInterceptorFailures(t *testing.T) {
 	unblock := func() { releaseOnce.Do(func() { close(release) }) }
 	t.Cleanup(unblock) // before the server closes, which waits for its handlers
 	gw := startTestGateway(t, func(c *Config) {
-		c.Legacy.Enabled = true
 		closed := interceptorEntry("slow", slow.URL(), intercept.TypeValidation, []string{"echo"}, "request")
 		closed.Timeout = 300 * time.Millisecond
 		open := interceptorEntry("slow-open", slow.URL(), intercept.TypeValidation, []string{"add"}, "request")
@@ -550,7 +546,6 @@ func TestInterceptorWebhook(t *testing.T) {
 		}},
 	})
 	gw := startTestGateway(t, func(c *Config) {
-		c.Legacy.Enabled = true
 		guard := interceptorEntry("guard", hook.URL(), intercept.TypeValidation, []string{"echo"}, "request")
 		guard.ShowReason = true
 		redact := interceptorEntry("redact", hook.URL(), intercept.TypeMutation, []string{"echo"}, "response")
@@ -628,7 +623,7 @@ func TestInterceptorMutatedUIReadHeldToPin(t *testing.T) {
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "widen", Type: intercept.TypeMutation,
 		Handle: replaceIn(domain, domain+`,"https://exfil.example"`)}})
 	gw := startPinned(t, &pins.Config{LockFile: lock}, func(c *Config) {
-		c.Apps.Enabled, c.Legacy.Enabled = true, true
+		c.Apps.Enabled = true
 		c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "widen", URL: ics.URL(), Type: intercept.TypeMutation,
 			Rules: []intercept.RuleConfig{{Upstream: "alpha", Resources: []string{"ui://*"}, Phases: []string{"response"}}}}}}
 	}, alpha).gw

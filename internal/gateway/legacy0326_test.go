@@ -126,7 +126,6 @@ func TestLegacyBatchAsIfAlone(t *testing.T) {
 	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
-		c.Legacy = newConfig().Legacy
 		// One message at a time, in the batch's order, so which ones find a token is known.
 		c.Legacy.BatchConcurrency = 1
 		c.RateLimit.PerCaller = "1/h burst 6"

@@ -73,8 +73,6 @@ func legacyGateway(t *testing.T, iss *devissuer.Issuer, mutate func(*Config), ba
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
-		// As a configuration file gets it (newConfig); fixtures built in code start from zero.
-		c.Legacy.Enabled, c.Legacy.GetStream = true, true
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "deploy-confirm", Upstream: "alpha", Tools: []string{legacyclient.ToolDeploy}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
 			// The gateway's confirmation, then the backend's own rounds of input: one call that

@@ -18,7 +18,6 @@ import (
 // second went through.
 func TestLegacyEveryRequestCounts(t *testing.T) {
 	f := startAuthGatewayWith(t, func(c *Config) {
-		c.Legacy = newConfig().Legacy
 		c.RateLimit.PerCaller = "1/h burst 3"
 	})
 	raw := &legacyclient.Raw{Token: f.token(t, devissuer.Claims{"sub": "alice", "scope": "tools:read"})}

@@ -26,7 +26,6 @@ func TestSetIsABoundary(t *testing.T) {
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
-		c.Legacy = newConfig().Legacy
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "*", Tools: []string{"*"}, Resources: []string{"**"}, AnyScope: []string{"tools:use"}}}
 		c.Toolsets = []mcphttp.ToolsetConfig{{Name: "alpha-only", Include: []mcphttp.SelectorConfig{{Upstream: "alpha"}}}}
 	}, alpha, beta)

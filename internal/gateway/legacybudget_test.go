@@ -29,7 +29,6 @@ func (f *edgeFixture) callUnreadLegacy(t *testing.T, n int, sid string) {
 func TestLegacyUnreadResultsHoldTheirBudget(t *testing.T) {
 	const slots, tries = 2, 6
 	f := startEdgeGateway(t, func(c *Config) {
-		c.Legacy.Enabled, c.Legacy.GetStream = true, true
 		c.Server.MaxConcurrentPerCaller = slots
 		c.Server.WriteTimeout = time.Minute // the unread responses stay held for the test
 	})

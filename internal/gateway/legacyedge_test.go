@@ -84,7 +84,7 @@ func TestLegacyDefaults(t *testing.T) {
 // else, whose request reaches no backend. A go-sdk client pinned to 2025-11-25 then works under
 // the same policy as a 2026-07-28 one.
 func TestLegacyClientsAuthenticated(t *testing.T) {
-	f := startAuthGatewayWith(t, func(c *Config) { c.Legacy = newConfig().Legacy })
+	f := startAuthGateway(t)
 	post := func(h http.Header, body string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, f.url(), strings.NewReader(body))
@@ -176,7 +176,6 @@ func TestLegacyDisabledRefusal(t *testing.T) {
 // 2026-07-28 caller gets, not an in-band error, so its client backs off.
 func TestLegacyRateLimited(t *testing.T) {
 	f := startAuthGatewayWith(t, func(c *Config) {
-		c.Legacy = newConfig().Legacy
 		c.RateLimit.PerCaller = "1/h burst 2"
 	})
 	alice := f.token(t, devissuer.Claims{"sub": "alice", "scope": "tools:read"})

@@ -162,7 +162,6 @@ func scrapeConfig(t *testing.T, c *Config, issuer, downIssuer, redisURL, oddURL 
 	c.Server.PublicURL = testResource
 	c.Auth.Issuers = []authz.IssuerConfig{{Issuer: issuer}, {Issuer: downIssuer}}
 	c.MRTR.Keys = testKeys
-	c.Legacy = newConfig().Legacy
 	c.Redis.URL = redisURL
 	c.Redis.ReadTimeout, c.Redis.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
 	c.Redis.Breaker = store.RedisBreaker{Failures: 100, Cooldown: time.Second}

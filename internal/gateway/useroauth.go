@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/useroauth"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -108,12 +108,11 @@ func (c *Config) userOAuthConfig(keys []seal.Key) useroauth.Config {
 	return u
 }
 
-// publicBase is the scheme and host of server.publicURL: where users reach the gateway's pages.
+// publicBase is where users reach the gateway's pages by default: server.publicURL's scheme and
+// host, and the path prefix it puts before server.path (mcphttp.PublicBase), as for a tool set
+// at a path of its own.
 func (c *Config) publicBase() string {
-	if u, err := url.Parse(c.Server.PublicURL); err == nil && u.Host != "" {
-		return u.Scheme + "://" + u.Host
-	}
-	return ""
+	return mcphttp.PublicBase(c.Server.PublicURL, c.Server.WithDefaults().Path)
 }
 
 // buildUserOAuth builds per-user OAuth when a backend uses it. Its links, states and cookies

@@ -74,14 +74,9 @@ func (w *walker) value(i, depth int) (int, error) {
 		w.str(i+1, end-1)
 		return end, nil
 	}
-	for i < len(raw) {
-		switch raw[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i, nil
-		}
-		i++
-	}
-	return i, nil
+	end := jsonrpc.ValueEnd(raw, i)
+	w.number(i, end)
+	return end, nil
 }
 
 func (w *walker) object(i, depth int) (int, error) {
@@ -89,14 +84,19 @@ func (w *walker) object(i, depth int) (int, error) {
 		return 0, errTooDeep
 	}
 	raw := w.raw
+	obj := i
 	i = skipWS(raw, i+1)
 	for i < len(raw) && raw[i] == '"' {
 		kend := jsonrpc.StringEnd(raw, i)
 		key := raw[i+1 : kend-1]
+		if err := w.spelling(depth, key); err != nil {
+			return 0, err
+		}
+		w.memberName(i+1, kend-1)
 		v := skipWS(raw, skipWS(raw, kend)+1)
 		var err error
 		start := v
-		skipped := w.skipValue(key, v, depth)
+		skipped := w.skipValue(key, obj, v, depth)
 		if skipped {
 			v, err = w.skip(v, depth)
 		} else {
@@ -137,16 +137,12 @@ func (w *walker) array(i, depth int) (int, error) {
 	return i + 1, nil
 }
 
-// skipValue reports whether the value at raw[v], the member key, is not text to scan: base64
-// content (a resource's blob, an image's or audio's data), a round trip's opaque requestState,
+// skipValue reports whether the value at raw[v], the member key of the object at raw[obj], is
+// not text to scan: binary content or opaque state where the protocol puts them (opaque.go),
 // and in a result the member of _meta the gateway owns (replaced by its own annotation).
-func (w *walker) skipValue(key []byte, v, depth int) bool {
-	raw := w.raw
-	switch string(decodedKey(key)) {
-	case "blob", "data":
-		return raw[v] == '"' && base64Only(raw[v+1:jsonrpc.StringEnd(raw, v)-1])
-	case "requestState":
-		return raw[v] == '"'
+func (w *walker) skipValue(key []byte, obj, v, depth int) bool {
+	if w.opaque(key, obj, v, depth) {
+		return true
 	}
 	return w.stripMeta && depth == 2 && len(w.path) == 1 && keyIs(w.path[0].key, "_meta") && keyIs(key, MetaKey)
 }

@@ -313,7 +313,7 @@ func (ic *interceptor) check(a *answer, phase Phase, c *Call, payload []byte) er
 	case a.payload == nil:
 		return malformed("modified is true without a payload")
 	case phase == PhaseRequest:
-		return checkRequestMutation(c.Method, a.payload, c.Limits)
+		return checkRequestMutation(c.Method, a.payload, payload, c.Limits)
 	}
 	return checkResultMutation(payload, a.payload)
 }
@@ -321,8 +321,9 @@ func (ic *interceptor) check(a *answer, phase Phase, c *Call, payload []byte) er
 // checkRequestMutation checks a mutated request-phase payload as the client's request was
 // checked: exactly {method, params}, the same method, params that decode strictly (no duplicate
 // keys, none that differ only in case, within the client's limits) and read as the gateway reads
-// params, and none of the members the gateway owns.
-func checkRequestMutation(method string, payload []byte, lim jsonrpc.Limits) error {
+// params, and none of the members the gateway owns but the answers it was shown (sent, the
+// payload sent), given back unchanged.
+func checkRequestMutation(method string, payload, sent []byte, lim jsonrpc.Limits) error {
 	if len(payload) < 2 || payload[0] != '{' {
 		return malformed("the mutated request is not an object")
 	}
@@ -338,8 +339,16 @@ func checkRequestMutation(method string, payload []byte, lim jsonrpc.Limits) err
 	if _, err := jsonrpc.ParseParams(req.Params); err != nil {
 		return malformed("the mutated params: %v", err)
 	}
-	return jsonrpc.Members(req.Params, func(key, _ []byte) error {
-		if isOwned(key) {
+	var answers []byte
+	if params := member(sent, "params"); params != nil {
+		answers = member(params, shownOwned)
+	}
+	return jsonrpc.Members(req.Params, func(key, val []byte) error {
+		switch {
+		case string(key) == shownOwned && answers != nil && sameJSON(val, answers):
+		case string(key) == shownOwned:
+			return malformed("the mutated params change %q, which are the client's", key)
+		case isOwned(key):
 			return malformed("the mutated params set %q, which the gateway owns", key)
 		}
 		return nil

@@ -27,10 +27,19 @@ const MethodInvoke = "interceptor/invoke"
 const ExtensionID = "io.modelcontextprotocol/interceptors"
 
 // gatewayOwned are the members of a request's params the gateway owns rather than the call:
-// the protocol's _meta and the MRTR round trip's sealed state and answers. They are not part of
-// the payload an interceptor sees, a mutation may not set them, and the client's are put back
-// into a mutated request (a mutation could otherwise forge a confirmation's answer).
+// the protocol's _meta and the MRTR round trip's sealed state and answers. A mutation may not
+// change them, and the client's are put back into a mutated request (a mutation could otherwise
+// forge a confirmation's answer).
 var gatewayOwned = []string{"_meta", "requestState", "inputResponses"}
+
+// notShown are the owned members left out of the payload an interceptor sees: the protocol's
+// _meta and the sealed state. The answers (inputResponses) are shown: on a retry they carry
+// what a person typed into a backend's form, for the backend, and an interceptor that checks
+// what the backend receives must see it. A mutation must give them back unchanged.
+var notShown = []string{"_meta", "requestState"}
+
+// shownOwned is the owned member an interceptor sees and may not change.
+const shownOwned = "inputResponses"
 
 // invokeContext is the invocation's context: who calls (as far as the operator allows), the
 // trace, and the time.
@@ -83,13 +92,13 @@ func appendParams(dst []byte, name, event, phase string, payload, config []byte,
 }
 
 // RequestPayload is the request-phase payload of a call: {"method": method, "params": params}
-// without the members the gateway owns (gatewayOwned).
+// without the members an interceptor is not shown (notShown).
 func RequestPayload(method string, params []byte) ([]byte, error) {
 	out := make([]byte, 0, len(params)+len(method)+32)
 	out = append(out, `{"method":`...)
 	out = jsonrpc.AppendString(out, method)
 	out = append(out, `,"params":`...)
-	out, err := appendWithout(out, params, gatewayOwned)
+	out, err := appendWithout(out, params, notShown)
 	if err != nil {
 		return nil, err
 	}
@@ -118,9 +127,14 @@ func MutatedParams(payload, orig []byte) ([]byte, error) {
 			return nil
 		})
 	}
-	out := make([]byte, 0, len(params)+len(orig))
-	out = append(out, params[:len(params)-1]...) // without its closing brace
-	empty := isEmptyObject(params)
+	// The answers a mutation gave back (unchanged: checkRequestMutation) are the client's own,
+	// put back below with the rest.
+	kept, err := appendWithout(make([]byte, 0, len(params)+len(orig)), params, gatewayOwned)
+	if err != nil {
+		return nil, err
+	}
+	out := kept[:len(kept)-1] // without its closing brace
+	empty := isEmptyObject(kept)
 	for _, kv := range owned {
 		if !empty {
 			out = append(out, ',')

@@ -2,10 +2,12 @@ package useroauth
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -261,11 +263,24 @@ func TestCallbackBudget(t *testing.T) {
 	b := f.browser(t)
 	u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
 	before := f.tokenRequests.Load()
-	status, _, body := b.get(u.String())
+	resp, err := b.c.Get(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	status, body := resp.StatusCode, string(raw)
 	if status != http.StatusTooManyRequests || f.tokenRequests.Load() != before {
 		t.Errorf("a callback past the budget: %d, %d token requests\n%s", status, f.tokenRequests.Load()-before, body)
 	}
-	expectContains(t, "the refusal", body, "too many connections")
+	expectContains(t, "the refusal", body, "too many connections", "try again in 10 minutes")
+	// The budget frees when the window alice's first callback opened ends: consentTTL after it,
+	// which this test's few seconds leave a little short of, not a moment sooner.
+	window := f.svc.callbacks.Window
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil ||
+		time.Duration(secs)*time.Second > window || time.Duration(secs)*time.Second < window-time.Minute {
+		t.Errorf("Retry-After %q, want when the budget frees (about %s)", resp.Header.Get("Retry-After"), window)
+	}
 	if f.obs.count("consent failed "+FailTooMany) != 1 {
 		t.Errorf("consent metrics: %v", f.obs.counts)
 	}

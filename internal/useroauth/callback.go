@@ -3,9 +3,11 @@ package useroauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/store"
@@ -74,7 +76,8 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailIssMismatch, "This answer does not come from the authorization server the gateway sent you to, so it was not used.")
 		return
 	}
-	use, err := s.deps.Replay.FirstUse(ctx, usedStateOwner+st.Issuer+"#"+st.Subject, st.Nonce, s.cfg.ConsentTTL, s.callbacks)
+	owner := usedStateOwner + st.Issuer + "#" + st.Subject
+	use, err := s.deps.Replay.FirstUse(ctx, owner, st.Nonce, s.cfg.ConsentTTL, s.callbacks)
 	switch {
 	case err != nil:
 		s.storeDown(w, r, st.Backend)
@@ -83,11 +86,24 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailReplayed, "This answer from the authorization server was used already.")
 		return
 	case use == store.UseOverBudget:
-		s.refuse(w, r, st.Backend, http.StatusTooManyRequests, FailTooMany,
-			"You started too many connections in a short time. Nothing was stored; try again later.")
+		secs := budgetFrees(ctx, s.deps.Replay, owner, s.callbacks.Window)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		s.refuse(w, r, st.Backend, http.StatusTooManyRequests, FailTooMany, fmt.Sprintf(
+			"You started too many connections in a short time. Nothing was stored; try again in %d minutes.", (secs+59)/60))
 		return
 	}
 	s.exchange(w, r, b, d, &st, &f, q.Get("code"))
+}
+
+// budgetFrees is, in whole seconds (at least one), when owner's callback budget frees: the end
+// of the window its first callback opened, asked of the store only on the refused path; a whole
+// window when the store cannot say, after which it is certainly free.
+func budgetFrees(ctx context.Context, replay store.Replay, owner string, window time.Duration) int {
+	left, err := replay.BudgetReset(ctx, owner)
+	if err != nil {
+		left = window
+	}
+	return max(int((left+time.Second-1)/time.Second), 1)
 }
 
 // issMatches is RFC 9207 §2.4: when the server says it sends iss, the response must carry it;

@@ -71,6 +71,9 @@ type fixtureOptions struct {
 	registration Registration
 	// replicaOf, when set, builds another replica of that fixture: same parts, same store.
 	replicaOf *fixture
+	// prefix, when set, puts the pages behind a balancer that routes the prefix to them and
+	// strips it: BaseURL is the server's URL with the prefix.
+	prefix string
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -106,18 +109,19 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.idp.AddWebClient(pagesClientID, pagesClientSecret, f.srv.URL+"/signin/callback")
+	base := f.srv.URL + o.prefix
+	f.idp.AddWebClient(pagesClientID, pagesClientSecret, base+"/signin/callback")
 	signIn := webpage.NewSignIn(webpage.SignInConfig{Issuer: f.idp.Issuer(), ClientID: pagesClientID, ClientSecret: pagesClientSecret,
-		RedirectURL: f.srv.URL + "/signin/callback", SessionTTL: 10 * time.Minute}, ring, nil, f.clock.Now)
+		RedirectURL: base + "/signin/callback", SessionTTL: 10 * time.Minute}, ring, nil, f.clock.Now)
 	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: time.Second}
 	if o.registration == "" || o.registration == RegistrationStatic {
 		b.ClientID, b.ClientSecret = asClientID, asClientSecret
-		f.as.AddJWTWebClient(asClientID, asClientSecret, f.srv.URL+"/connect/callback")
+		f.as.AddJWTWebClient(asClientID, asClientSecret, base+"/connect/callback")
 	}
 	recs, _ := f.store.(store.Records)
 	replay, _ := f.store.(store.Replay)
 	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), []Backend{b}, Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
-		SignIn: signIn, BaseURL: f.srv.URL, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Observer: f.obs,
+		SignIn: signIn, BaseURL: base, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Observer: f.obs,
 		Clock: f.clock.Now, HTTPClient: f.asLink.client()})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +136,11 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		http.Redirect(w, r, ret, http.StatusSeeOther)
 	})
 	mux.Handle("/connect/", f.svc)
+	mux.Handle("/connect", f.svc) // the pages' own redirect to /connect/, as the gateway routes it
 	f.srv.Config.Handler = mux
+	if o.prefix != "" {
+		f.srv.Config.Handler = http.StripPrefix(o.prefix, mux) // a request outside the prefix is 404
+	}
 	return f
 }
 

@@ -37,7 +37,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	post := r.Method == http.MethodPost
 	switch {
 	case !ok && r.URL.Path == s.cfg.Path && get:
-		http.Redirect(w, r, s.cfg.Path+"/", http.StatusSeeOther)
+		http.Redirect(w, r, s.prefix.public(s.cfg.Path+"/"), http.StatusSeeOther)
 	case !ok:
 		s.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is nothing here.")
 	case rest == "" && get:
@@ -67,7 +67,7 @@ func (s *Service) signedIn(w http.ResponseWriter, r *http.Request) (*webpage.Ses
 	if sess, ok := s.deps.SignIn.Session(r); ok && !again {
 		return sess, true
 	}
-	if err := s.deps.SignIn.Start(w, r, r.URL.Path, again); err != nil {
+	if err := s.deps.SignIn.Start(w, r, s.prefix.public(r.URL.Path), again); err != nil {
 		s.issuerDown(w, r, err)
 	}
 	return nil, false
@@ -91,14 +91,16 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, note string) {
 	var targets []string
 	for _, name := range s.order {
 		v := s.backendView(ctx, name, false)
+		// The token is bound to the path the form's POST is served at (backendAction), the
+		// form posts to where the browser reaches that path.
+		action := s.cfg.Path + "/b/" + name
 		if e, ok := have[name]; ok {
 			v.Connected, v.Since, v.Granted = true, e.Connected.UTC().Format("2006-01-02 15:04 UTC"), webpage.Visible(e.Scope)
-			v.Action = s.cfg.Path + "/b/" + name + "/disconnect"
+			action += "/disconnect"
 		} else {
-			v.Action = s.cfg.Path + "/b/" + name
 			targets = append(targets, s.backends[name].formTargets(ctx)...)
 		}
-		v.CSRF = webpage.CSRFToken(sess, csrfPurpose, v.Action, nil)
+		v.Action, v.CSRF = s.prefix.public(action), webpage.CSRFToken(sess, csrfPurpose, action, nil)
 		p.Backends = append(p.Backends, v)
 	}
 	webpage.AllowFormsTo(w.Header(), targets...)
@@ -129,7 +131,7 @@ func (s *Service) showLink(w http.ResponseWriter, r *http.Request, tok string) {
 		s.authServerDown(w, r, l.Backend)
 		return
 	}
-	v.Action = r.URL.Path
+	v.Action = s.prefix.public(r.URL.Path)
 	v.CSRF = webpage.CSRFToken(sess, csrfPurpose, "l/"+l.ID, nil)
 	webpage.AllowFormsTo(w.Header(), s.backends[l.Backend].formTargets(ctx)...)
 	s.render(w, http.StatusOK, pageData{Kind: "connect", Title: "Connect your account?", User: webpage.UserOf(sess), Backend: &v})
@@ -227,7 +229,7 @@ func (s *Service) sameUser(w http.ResponseWriter, r *http.Request, sess *webpage
 	s.render(w, http.StatusForbidden, pageData{Kind: "refused", Title: "Not your link",
 		Message: "You are signed in as " + webpage.Display(sess) + ", but this link was made for another user. " +
 			"Only the user whose call asked can connect an account with it. Nothing was done.",
-		SignInAgain: r.URL.Path + "?signin=again"})
+		SignInAgain: s.prefix.public(r.URL.Path) + "?signin=again"})
 	return false
 }
 
@@ -320,3 +322,10 @@ type backendView struct {
 	Granted          webpage.Text
 	Action, CSRF     string
 }
+
+// pathPrefix is BaseURL's path: what the browser's requests carry before the paths the pages
+// are served at, since the balancer in front of the gateway takes it off what it forwards.
+type pathPrefix string
+
+// public is where the browser reaches path, a path the pages are served at.
+func (p pathPrefix) public(path string) string { return string(p) + path }

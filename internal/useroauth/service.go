@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,7 +106,9 @@ type Deps struct {
 	Keys *seal.KeyRing
 	// SignIn signs users in on the connect pages (the approval page's). Required.
 	SignIn *webpage.SignIn
-	// BaseURL is the scheme and host users reach the pages at. Required.
+	// BaseURL is where users reach the gateway's pages: the scheme and host, and the path
+	// prefix a balancer routing by path puts before the gateway's own paths
+	// (https://host/team-a). The pages are at BaseURL + Config.Path. Required.
 	BaseURL string
 	// Logger receives the audit lines (never a token). Required.
 	Logger *slog.Logger
@@ -121,6 +125,7 @@ type Deps struct {
 type Service struct {
 	cfg      Config
 	deps     Deps
+	prefix   pathPrefix // BaseURL's path
 	vault    *vault.Vault
 	backends map[string]*backendState
 	order    []string // backend names in configuration order
@@ -177,12 +182,17 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 	if len(backends) == 0 {
 		return nil, errors.New("useroauth: no backend uses per-user OAuth")
 	}
+	base, err := url.Parse(deps.BaseURL)
+	if err != nil || base.Host == "" {
+		return nil, fmt.Errorf("useroauth: BaseURL %q is not an absolute URL", deps.BaseURL)
+	}
+	deps.BaseURL = strings.TrimSuffix(deps.BaseURL, "/")
 	v, err := vault.New(vault.Config{Keys: cfg.Keys, MaxRecordBytes: cfg.MaxRecordBytes, MaxRecordsPerSubject: len(backends)},
 		deps.Records, deps.Store, deps.Clock)
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, deps: deps, vault: v, backends: map[string]*backendState{}, client: deps.HTTPClient,
+	s := &Service{cfg: cfg, deps: deps, prefix: pathPrefix(strings.TrimSuffix(base.EscapedPath(), "/")), vault: v, backends: map[string]*backendState{}, client: deps.HTTPClient,
 		log: deps.Logger, obs: deps.Observer, now: deps.Clock,
 		links: deps.Keys.Sealer(purposeLink), states: deps.Keys.Sealer(purposeState),
 		flows: deps.Keys.Sealer(purposeFlow), clients: deps.Keys.Sealer(purposeClient),

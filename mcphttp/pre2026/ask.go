@@ -31,6 +31,7 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 	if err != nil || len(reqs) == 0 {
 		return nil, "", false, upstreams.ErrBadResponse
 	}
+	withAnnotation(result, reqs)
 	// Nothing is asked, and nothing forwarded, when any entry needs what the client did not
 	// declare at initialize.
 	for _, r := range reqs {

@@ -57,38 +57,7 @@ func ForEachElem(arr []byte, fn func(elem []byte, off int) error) error {
 }
 
 // skipValue returns the offset just after the scanned JSON value starting at i.
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', ']', '}', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
-}
+func skipValue(b []byte, i int) int { return jsonrpc.ValueEnd(b, i) }
 
 // skipString returns the offset after the scanned JSON string starting at i.
 func skipString(b []byte, i int) int { return jsonrpc.StringEnd(b, i) }

@@ -1,0 +1,140 @@
+package mcphttp
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+)
+
+// The argument detectors read everything of a request's params that the backend receives from
+// the client, not only its arguments: the client's own _meta members (forwarded as they are),
+// an MRTR retry's inputResponses (what a person typed into a form, for the backend) and any
+// member the gateway does not know. Left out are the name and the uri, which authorization and
+// routing read exactly and the backend needs as they are; the requestState, which the gateway
+// sealed itself; and the _meta members of the protocol's own namespace and of trace context,
+// which the gateway reads and validates (versions, capabilities, the client's name, the
+// handles the gateway issued, opaque progress tokens and trace ids, which a detector of random
+// tokens would take for credentials).
+
+// skippedParams are the members of params the argument detectors leave alone.
+var skippedParams = [...]string{"name", "uri", "arguments", "requestState"}
+
+// metaNamespace is the prefix of the _meta members the protocol reserves.
+var metaNamespace = []byte("io.modelcontextprotocol/")
+
+// skippedMeta are the _meta members, besides the protocol's namespace, left alone.
+var skippedMeta = [...]string{jsonrpc.MetaProgressToken, "traceparent", "tracestate", "baggage"}
+
+// paramsScan is the state of one checkParams: the rule, the arguments' report findings join,
+// and the first report that blocks.
+type paramsScan struct {
+	rule    *guardrails.Rule
+	rep     *guardrails.Report
+	blocked *guardrails.Report
+}
+
+// checkParams runs the argument detectors over the members of x's params described above.
+// Their findings are added to rep (the arguments' report, so the request has one audit line
+// and one check in the metrics), with their path from the params; members with redactions
+// are replaced in the params forwarded. It returns the report that blocks the request, for the
+// refusal to name.
+func (g *railer) checkParams(x *request, rule *guardrails.Rule, rep *guardrails.Report) (*guardrails.Report, error) {
+	ps := paramsScan{rule: rule, rep: rep}
+	params, changed, err := ps.members(x.in.req.Params, "", skipParam)
+	if err != nil || ps.blocked != nil || !changed {
+		return ps.blocked, err
+	}
+	parsed, err := jsonrpc.ParseParams(params)
+	if err != nil {
+		return nil, err
+	}
+	x.in.replaceParams(params, parsed)
+	return nil, nil
+}
+
+func skipParam(key []byte) bool {
+	for _, k := range skippedParams {
+		if string(key) == k {
+			return true
+		}
+	}
+	return false
+}
+
+func skipMeta(key []byte) bool {
+	if bytes.HasPrefix(key, metaNamespace) {
+		return true
+	}
+	for _, k := range skippedMeta {
+		if string(key) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// members scans the members of obj (at path prefix) that skip does not leave alone, _meta
+// member by member, and returns obj with the redacted ones replaced.
+func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool) (out []byte, changed bool, err error) {
+	type change struct {
+		key      string
+		old, new []byte
+	}
+	var changes []change
+	err = jsonrpc.Members(obj, func(key, val []byte) error {
+		if skip(key) {
+			return nil
+		}
+		var nv []byte
+		if prefix == "" && string(key) == "_meta" && len(val) > 0 && val[0] == '{' {
+			v, ch, err := ps.members(val, "/_meta", skipMeta)
+			if err != nil || !ch {
+				return err
+			}
+			nv = v
+		} else if nv = ps.scan(val, prefix, key); nv == nil {
+			return nil
+		}
+		changes = append(changes, change{string(key), val, nv})
+		return nil
+	})
+	out = obj
+	for _, c := range changes {
+		if out, err = spliceMember(out, c.old, c.key, c.new); err != nil {
+			return nil, false, err
+		}
+	}
+	return out, len(changes) > 0, err
+}
+
+// scan runs the argument detectors over val, the member key of the object at path prefix, and
+// returns its redacted text, or nil when nothing is redacted.
+func (ps *paramsScan) scan(val []byte, prefix string, key []byte) []byte {
+	sub := ps.rule.ScanArguments(val)
+	if sub.Clean() {
+		return nil
+	}
+	at := prefix + "/" + pointerToken(string(key))
+	for k := range sub.Findings {
+		f := &sub.Findings[k]
+		f.Path = at + f.Path
+		ps.rep.Add(f.Detector, f.Action, f.Path, "")
+	}
+	if sub.Err != nil && ps.rep.Err == nil {
+		ps.rep.Err = sub.Err
+	}
+	if sub.Blocked() && ps.blocked == nil {
+		ps.blocked = sub
+	}
+	if !sub.Redacted() {
+		return nil
+	}
+	return sub.Rewrite(val)
+}
+
+// pointerToken escapes a member name as one RFC 6901 reference token.
+func pointerToken(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}

@@ -1,0 +1,39 @@
+package pre2026
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/guardrails"
+)
+
+// The annotation of an input_required result goes into every request's _meta, replacing a
+// backend's member of that name, and leaves the rest of the params as they were.
+func TestWithAnnotation(t *testing.T) {
+	const a = `{"rule":"r","findings":[{"guardrail":"injection","detector":"instructions","action":"flag","path":"/inputRequests/k/params/message"}]}`
+	result := []byte(`{"resultType":"input_required","inputRequests":{},"_meta":{"x":1,"` + guardrails.MetaKey + `":` + a + `}}`)
+	reqs := []era.InputRequest{
+		{Params: []byte(`{"message":"m"}`)},
+		{Params: []byte(`{}`)},
+		{Params: []byte(`{"_meta":{"` + guardrails.MetaKey + `":{"rule":"forged"},"y":2},"message":"m"}`)},
+	}
+	withAnnotation(result, reqs)
+	for i, r := range reqs {
+		var p struct {
+			Meta    map[string]json.RawMessage `json:"_meta"`
+			Message string                     `json:"message"`
+		}
+		if err := json.Unmarshal(r.Params, &p); err != nil {
+			t.Fatalf("%d: %v: %s", i, err, r.Params)
+		}
+		if string(p.Meta[guardrails.MetaKey]) != a || (i != 1 && p.Message != "m") || (i == 2 && string(p.Meta["y"]) != "2") {
+			t.Errorf("%d: %s", i, r.Params)
+		}
+	}
+	plain := []era.InputRequest{{Params: []byte(`{"message":"m"}`)}}
+	withAnnotation([]byte(`{"resultType":"input_required","_meta":{"x":1}}`), plain)
+	if string(plain[0].Params) != `{"message":"m"}` {
+		t.Errorf("a result without annotation changed the request: %s", plain[0].Params)
+	}
+}
