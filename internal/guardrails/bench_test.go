@@ -52,3 +52,29 @@ func BenchmarkTypicalCall(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkScan is the text scanner's loop alone over 4 KiB of the typical call's prose and 4
+// KiB of plain English words (no finding in either), every content detector on, and none (the
+// "-off" rows: the loop's own cost, with no detector but the loop's steps).
+func BenchmarkScan(b *testing.B) {
+	tb, hosts := newTables(), newHostSet([]string{"*.example.com"})
+	prose := strings.Repeat(benchProse, 4096/len(benchProse)+1)[:4096]
+	words := strings.Repeat("the quick brown fox jumps over the lazy dog while a team reviews their notes and ", 60)[:4096]
+	for _, c := range []struct{ name, text string }{{"prose", prose}, {"words", words}} {
+		for _, on := range []detSet{allOn(), 0} {
+			name := c.name
+			if on == 0 {
+				name += "-off"
+			}
+			b.Run(name, func(b *testing.B) {
+				s := textScan{t: []byte(c.text), tb: tb, on: on, hosts: hosts, limit: len(c.text)}
+				s.emit = func(Detector, int, int) { b.Fatal("a finding in the bench's text") }
+				b.SetBytes(int64(len(c.text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					s.run()
+				}
+			})
+		}
+	}
+}
