@@ -88,8 +88,8 @@ func (c *interceptor) response(x *request, result []byte) (release, refusal []by
 
 // checkURIs holds a mutated result's resource URIs to the caller's resource policy, as the
 // backend's were before the interceptors saw them: what sits under a URI the caller may not see
-// is dropped, and a read left with nothing is answered as a hidden resource. A result whose
-// URIs cannot be checked (no longer the method's shape) is withheld as a failed interceptor's.
+// is dropped, and a read left with nothing is answered as a hidden resource. Should the check
+// fail (the mutation was read strictly, so it does not), the result is withheld: closed.
 func (c *interceptor) checkURIs(x *request, v *intercept.Verdict) (release, refusal []byte, err error) {
 	visible, embedded := x.resourcePolicy()
 	out, err := x.s.backends.ClientResult(x.in.req.Method, v.Payload, visible, embedded)
