@@ -1,6 +1,8 @@
 package guardrails
 
 import (
+	"bytes"
+	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -43,9 +45,13 @@ func ignorable(r rune) bool {
 // and false when raw holds none (nothing is allocated then). raw passed the strict decode:
 // outside strings it is ASCII without backslashes, so removing a character keeps it valid JSON.
 func stripIgnorable(raw []byte) ([]byte, bool) {
+	start := mayHoldIgnorable(raw)
+	if start < 0 {
+		return nil, false
+	}
 	var out []byte
 	last := 0 // raw[last:i] is still to be copied to out
-	for i := 0; i < len(raw); {
+	for i := start; i < len(raw); {
 		c := raw[i]
 		if c < utf8.RuneSelf && c != '\\' {
 			i++
@@ -67,6 +73,39 @@ func stripIgnorable(raw []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return append(out, raw[last:]...), true
+}
+
+// mayHoldIgnorable returns where the first byte of raw that could begin a default-ignorable
+// character is, or -1 when raw holds none: every such character is written either as UTF-8 of
+// two bytes or more (all of whose bytes are 0x80 or above) or as a \u escape. Most messages are
+// ASCII whose only escapes are \n, \" and the like, so they are passed over eight bytes at a
+// time (a byte at or above 0x80 sets its word's high bits) and by bytes.Index for "\u", instead
+// of a branch per byte.
+func mayHoldIgnorable(raw []byte) int {
+	n := len(raw)
+	if e := bytes.Index(raw, []byte(`\u`)); e >= 0 {
+		// Back to the first of its run of backslashes, where an escape begins (in "\\u" the
+		// u is no escape's).
+		for e > 0 && raw[e-1] == '\\' {
+			e--
+		}
+		n = e
+	}
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if binary.LittleEndian.Uint64(raw[i:])&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; i < n; i++ {
+		if raw[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	if n < len(raw) {
+		return n
+	}
+	return -1
 }
 
 // escapedRune decodes the escape at raw[i] (a backslash): the rune of a \u escape (of a

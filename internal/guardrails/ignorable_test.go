@@ -1,6 +1,7 @@
 package guardrails
 
 import (
+	"strings"
 	"testing"
 	"unicode"
 )
@@ -29,12 +30,30 @@ func TestStripIgnorable(t *testing.T) {
 		`{"k":"a\u00adb\u2060c"}`:                                   `{"k":"abc"}`,
 		`{"k":"a\udb40\udc41b","j":"x` + "\U000E0041\ufe0f" + `y"}`: `{"k":"ab","j":"xy"}`,
 		`{"k":"a\\u200bb é \n"}`:                                    ``,
+		`{"k":"a\\\u200bb"}`:                                        `{"k":"a\\b"}`,
 		`{"k":"plain ascii","n":[1,2]}`:                             ``,
 		`{"k":"日本語 \ud83d\ude00"}`:                                  ``,
 	} {
 		got, ok := stripIgnorable([]byte(in))
 		if string(got) != want || ok != (want != "") {
 			t.Errorf("%s: %q %v, want %q", in, got, ok, want)
+		}
+	}
+	// Around the word-at-a-time skip: an ignorable character, raw or escaped, at every offset
+	// of texts of up to 40 bytes, and a non-ignorable one, which changes nothing.
+	for n := 0; n <= 40; n++ {
+		for at := 0; at <= n; at++ {
+			pad := strings.Repeat("a", n)
+			for _, c := range []string{"\u200b", "​", "󠁁"} {
+				in := `{"k":"` + pad[:at] + c + pad[at:] + `"}`
+				if got, ok := stripIgnorable([]byte(in)); !ok || string(got) != `{"k":"`+pad+`"}` {
+					t.Fatalf("%q: %q %v", in, got, ok)
+				}
+			}
+			in := `{"k":"` + pad[:at] + "é\n" + pad[at:] + `"}`
+			if got, ok := stripIgnorable([]byte(in)); ok {
+				t.Fatalf("%q: %q", in, got)
+			}
 		}
 	}
 	clean := []byte(`{"k":"日本語 text with no ignorable character in it at all"}`)
