@@ -17,8 +17,9 @@ import (
 // rest of it readable), and is logged where the rule logs. The message forwarded is the one the
 // client or backend sent: both of its readings were checked.
 //
-// The second reading costs nothing for a message of ASCII without escapes, and one pass without
-// allocating for any other that holds no such character.
+// The second reading costs one pass of eight bytes at a time for a message of ASCII without \u
+// escapes (mayHoldIgnorable), and one pass without allocating for any other that holds no such
+// character.
 
 // ignorable reports whether r is a Default_Ignorable_Code_Point (Unicode's derived property,
 // DerivedCoreProperties.txt): soft hyphen, combining grapheme joiner, the zero-width, joiner,
