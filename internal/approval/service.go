@@ -155,12 +155,6 @@ func CallRef(id string) string {
 // is signed in on all, and the sign-in callback is this page's.
 func (s *Service) SignIn() *webpage.SignIn { return s.signin }
 
-// BaseURL is where users reach the gateway's pages: scheme, host and any path prefix.
-func (s *Service) BaseURL() string { return s.cfg.BaseURL }
-
-// CallbackPath is the path of the sign-in callback registered at the issuer.
-func (s *Service) CallbackPath() string { return s.cfg.Path + "/callback" }
-
 type nopObserver struct{}
 
 func (nopObserver) PageShown()      {}
