@@ -11,9 +11,10 @@ export function usage(msg) {
   process.exit(2);
 }
 
-// loadScenario reads the scenario (argv[2]), LEGACY_CLIENT_SDK and LEGACY_CLIENT_TOKEN. The SDK
-// is resolved from its install directory, not from the script's, so the scripts live in the
-// repository while the packages live in the cache.
+// loadScenario reads the scenario (argv[2]), LEGACY_CLIENT_SDK and LEGACY_CLIENT_TOKEN, and loads
+// the SDK's Client and StreamableHTTPClientTransport, which every release names alike (sdk loads
+// what a script uses of its own release). The SDK is resolved from its install directory, not
+// from the script's, so the scripts live in the repository while the packages live in the cache.
 export function loadScenario() {
   const sdkDir = process.env.LEGACY_CLIENT_SDK;
   if (!sdkDir) usage('LEGACY_CLIENT_SDK is not set');
@@ -25,9 +26,12 @@ export function loadScenario() {
   }
   if (!scenario.url) usage('scenario.url is required');
   const require = createRequire(resolve(sdkDir, 'package.json'));
+  const sdk = (p) => require(join('@modelcontextprotocol/sdk', p));
   return {
     scenario,
-    sdk: (p) => require(join('@modelcontextprotocol/sdk', p)),
+    sdk,
+    Client: sdk('client/index.js').Client,
+    StreamableHTTPClientTransport: sdk('client/streamableHttp.js').StreamableHTTPClientTransport,
     timeout: scenario.timeoutMs ?? 15000,
     tools: scenario.tools ?? {},
     token: process.env.LEGACY_CLIENT_TOKEN ?? '',
@@ -65,6 +69,35 @@ export async function paged(list, key) {
     cursor = page.nextCursor;
   } while (cursor);
   return out;
+}
+
+// sharedSteps are the steps whose calls both SDK releases make alike: listing prompts, resources
+// and templates (every page), getting the scenario's prompt, and reading the first listed
+// resource whose URI contains scenario.resource (found in the step's own listing).
+export function sharedSteps(client, scenario, opts) {
+  const names = async (method, key, name) => (await paged((p) => client[method](p, opts), key)).map(name);
+  return {
+    async list_prompts() {
+      return { names: await names('listPrompts', 'prompts', (p) => p.name) };
+    },
+    async list_resources() {
+      return { names: await names('listResources', 'resources', (r) => r.uri) };
+    },
+    async list_resource_templates() {
+      return { names: await names('listResourceTemplates', 'resourceTemplates', (r) => r.uriTemplate) };
+    },
+    async get_prompt() {
+      const r = await client.getPrompt({ name: scenario.prompt, arguments: { name: 'Ada' } }, opts);
+      return { messages: r.messages.map((m) => m.content.text ?? '') };
+    },
+    async read_resource() {
+      const all = await paged((p) => client.listResources(p, opts), 'resources');
+      const match = all.find((r) => r.uri.includes(scenario.resource ?? ''));
+      if (!match) throw new Error(`no listed resource URI contains ${JSON.stringify(scenario.resource)}`);
+      const r = await client.readResource({ uri: match.uri }, opts);
+      return { uri: match.uri, contents: r.contents.map((c) => ({ uri: c.uri, text: c.text })) };
+    },
+  };
 }
 
 // runSteps runs the named steps in order and prints one line per step: {"step", "ok", ...what

@@ -25,7 +25,7 @@
 // every line also lists the HTTP exchanges of the step (status and the X-Served-By header a
 // balancer adds) as "http". The exit status is 0 when every step completed (a tool result with
 // isError still completes), 1 when one threw, 2 on a usage error.
-import { exchanges, loadScenario, paged, runSteps, textOf } from '../steps.mjs';
+import { exchanges, loadScenario, paged, runSteps, sharedSteps, textOf } from '../steps.mjs';
 
 const STEPS = [
   'connect',
@@ -46,9 +46,7 @@ const STEPS = [
   'close',
 ];
 
-const { scenario, sdk, timeout, tools, token } = loadScenario();
-const { Client } = sdk('client/index.js');
-const { StreamableHTTPClientTransport } = sdk('client/streamableHttp.js');
+const { scenario, sdk, timeout, tools, token, Client, StreamableHTTPClientTransport } = loadScenario();
 const { ElicitRequestSchema } = sdk('types.js');
 
 const args = (step, dflt) => scenario.arguments?.[step] ?? dflt;
@@ -107,6 +105,7 @@ function callSummary(result) {
 }
 
 const steps = {
+  ...sharedSteps(client, scenario, opts),
   async connect() {
     await client.connect(transport, opts);
     return {
@@ -125,32 +124,9 @@ const steps = {
       requiredScopes: Object.fromEntries(marked.map((t) => [t.name, t._meta[REQUIRED_SCOPES]])),
     };
   },
-  async list_prompts() {
-    const list = await paged((p) => client.listPrompts(p, opts), 'prompts');
-    return { names: list.map((p) => p.name) };
-  },
-  async list_resources() {
-    const list = await paged((p) => client.listResources(p, opts), 'resources');
-    return { names: list.map((r) => r.uri) };
-  },
-  async list_resource_templates() {
-    const list = await paged((p) => client.listResourceTemplates(p, opts), 'resourceTemplates');
-    return { names: list.map((r) => r.uriTemplate) };
-  },
   async call_tool() {
     const r = await client.callTool({ name: tools.echo, arguments: args('call_tool', { text: 'hello legacy' }) }, undefined, opts);
     return callSummary(r);
-  },
-  async get_prompt() {
-    const r = await client.getPrompt({ name: scenario.prompt, arguments: { name: 'Ada' } }, opts);
-    return { messages: r.messages.map((m) => m.content.text ?? '') };
-  },
-  async read_resource() {
-    const all = await paged((p) => client.listResources(p, opts), 'resources');
-    const match = all.find((r) => r.uri.includes(scenario.resource ?? ''));
-    if (!match) throw new Error(`no listed resource URI contains ${JSON.stringify(scenario.resource)}`);
-    const r = await client.readResource({ uri: match.uri }, opts);
-    return { uri: match.uri, contents: r.contents.map((c) => ({ uri: c.uri, text: c.text })) };
   },
   async progress() {
     const seen = [];

@@ -20,7 +20,7 @@
 // The batch step sends one JSON-RPC batch through the SDK's transport (which the SDK's Client
 // never does itself, but its transport takes): two calls of echo, a call of the denied tool, a
 // ping and a notification, and reports each response by id.
-import { exchanges, loadScenario, paged, runSteps, textOf } from '../steps.mjs';
+import { exchanges, loadScenario, paged, runSteps, sharedSteps, textOf } from '../steps.mjs';
 
 const STEPS = [
   'connect',
@@ -38,9 +38,7 @@ const STEPS = [
   'close',
 ];
 
-const { scenario, sdk, timeout, tools, token } = loadScenario();
-const { Client } = sdk('client/index.js');
-const { StreamableHTTPClientTransport } = sdk('client/streamableHttp.js');
+const { scenario, sdk, timeout, tools, token, Client, StreamableHTTPClientTransport } = loadScenario();
 const { LATEST_PROTOCOL_VERSION } = sdk('types.js');
 
 // The protocol version the server answered initialize with (this SDK release does not keep it).
@@ -109,6 +107,7 @@ async function batch() {
 }
 
 const steps = {
+  ...sharedSteps(client, scenario, opts),
   async connect() {
     await client.connect(transport, opts);
     return { protocolVersion: negotiated, session: Boolean(transport.sessionId), sdkLatest: LATEST_PROTOCOL_VERSION };
@@ -118,31 +117,11 @@ const steps = {
     const extras = [...new Set(list.flatMap((t) => Object.keys(t).filter((k) => !TOOL_MEMBERS.has(k))))];
     return { names: list.map((t) => t.name), extras };
   },
-  async list_prompts() {
-    return { names: (await paged((p) => client.listPrompts(p, opts), 'prompts')).map((p) => p.name) };
-  },
-  async list_resources() {
-    return { names: (await paged((p) => client.listResources(p, opts), 'resources')).map((r) => r.uri) };
-  },
-  async list_resource_templates() {
-    return { names: (await paged((p) => client.listResourceTemplates(p, opts), 'resourceTemplates')).map((r) => r.uriTemplate) };
-  },
   async call_tool() {
     return callSummary(await client.callTool({ name: tools.echo, arguments: { text: 'hello legacy' } }, undefined, opts));
   },
   async structured() {
     return callSummary(await client.callTool({ name: tools.add, arguments: { a: 2, b: 3 } }, undefined, opts));
-  },
-  async get_prompt() {
-    const r = await client.getPrompt({ name: scenario.prompt, arguments: { name: 'Ada' } }, opts);
-    return { messages: r.messages.map((m) => m.content.text ?? '') };
-  },
-  async read_resource() {
-    const all = await paged((p) => client.listResources(p, opts), 'resources');
-    const match = all.find((r) => r.uri.includes(scenario.resource ?? ''));
-    if (!match) throw new Error(`no listed resource URI contains ${JSON.stringify(scenario.resource)}`);
-    const r = await client.readResource({ uri: match.uri }, opts);
-    return { contents: r.contents.map((c) => ({ uri: c.uri, text: c.text })) };
   },
   async progress() {
     const seen = [];
