@@ -24,9 +24,29 @@ type wordVectors struct {
 	vecs []byte // int8, dims per row
 }
 
-// decodeWordVectors reads the format internal/tools/wordvec writes: "wordvec1", the number of
-// words and of dimensions (uint32, little-endian), the words each ended by a newline, then one
-// signed byte per dimension per word. Words are looked up by their stem, the most frequent first.
+// EncodeWordVectors writes a word-vector table, words most frequent first and each word's vector
+// of dims signed bytes, in the format decodeWordVectors reads: "wordvec1", the number of words and
+// of dimensions (uint32, little-endian), the words each ended by a newline, then one signed byte
+// per dimension per word. It is here, next to its reader, so that internal/tools/wordvec, which
+// makes the table, and the tests write the format the ranker reads.
+func EncodeWordVectors(words []string, vecs [][]int8, dims int) []byte {
+	out := []byte("wordvec1")
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(words)))
+	out = binary.LittleEndian.AppendUint32(out, uint32(dims))
+	for _, w := range words {
+		out = append(out, w...)
+		out = append(out, '\n')
+	}
+	for _, v := range vecs {
+		for _, x := range v {
+			out = append(out, byte(x))
+		}
+	}
+	return out
+}
+
+// decodeWordVectors reads the format EncodeWordVectors writes. Words are looked up by their stem,
+// the most frequent first.
 func decodeWordVectors(b []byte) (*wordVectors, error) {
 	if len(b) < 16 || string(b[:8]) != "wordvec1" {
 		return nil, errors.New("toolsearch: not a word-vector table (no wordvec1 header)")

@@ -1,7 +1,6 @@
 package toolsearch
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -10,26 +9,10 @@ import (
 	"testing"
 )
 
-// encodeTable writes words and their vectors in the format internal/tools/wordvec writes.
-func encodeTable(words []string, vecs [][]int8, dims int) []byte {
-	out := []byte("wordvec1")
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(words)))
-	out = binary.LittleEndian.AppendUint32(out, uint32(dims))
-	for _, w := range words {
-		out = append(out, w+"\n"...)
-	}
-	for _, v := range vecs {
-		for _, x := range v {
-			out = append(out, byte(x))
-		}
-	}
-	return out
-}
-
 // TestDecodeWordVectors: a table is read by stem, its most frequent form first, and a table that
 // is not whole is an error, never a partial table.
 func TestDecodeWordVectors(t *testing.T) {
-	good := encodeTable([]string{"file", "files", "folder"}, [][]int8{{1, 0}, {0, 1}, {3, 4}}, 2)
+	good := EncodeWordVectors([]string{"file", "files", "folder"}, [][]int8{{1, 0}, {0, 1}, {3, 4}}, 2)
 	wv, err := decodeWordVectors(good)
 	if err != nil {
 		t.Fatal(err)
@@ -46,10 +29,10 @@ func TestDecodeWordVectors(t *testing.T) {
 	for name, b := range map[string][]byte{
 		"empty":          nil,
 		"no header":      append([]byte("wordvec2"), good[8:]...),
-		"too few words":  encodeTable([]string{"file"}, nil, 2)[:16+len("fi")],
+		"too few words":  EncodeWordVectors([]string{"file"}, nil, 2)[:16+len("fi")],
 		"short vectors":  good[:len(good)-1],
 		"long vectors":   append(slices.Clone(good), 0),
-		"zero dimension": encodeTable([]string{"file"}, [][]int8{{}}, 0),
+		"zero dimension": EncodeWordVectors([]string{"file"}, [][]int8{{}}, 0),
 	} {
 		if _, err := decodeWordVectors(b); err == nil {
 			t.Errorf("%s: decoded without an error", name)
@@ -74,7 +57,7 @@ func randomTable(tb testing.TB) *wordVectors {
 			vecs[i][j] = int8(rng.IntN(255) - 127)
 		}
 	}
-	wv, err := decodeWordVectors(encodeTable(vocab, vecs, dims))
+	wv, err := decodeWordVectors(EncodeWordVectors(vocab, vecs, dims))
 	if err != nil {
 		tb.Fatal(err)
 	}

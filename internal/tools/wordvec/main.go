@@ -16,7 +16,7 @@
 // away their mean and projects them on their principal components, dropping the largest few
 // (which encode how common a word is more than what it means: Mu and Viswanath, "All-but-the-Top",
 // 2018) and keeping the next ones, and stores each as a unit vector quantised to signed bytes. With
-// the defaults (60,000 words, 2 dropped, 48 kept) the table is 2.5 MB; the format is in encode.
+// the defaults (60,000 words, 2 dropped, 48 kept) the table is 2.5 MB; the format is toolsearch.EncodeWordVectors's.
 package main
 
 import (

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -104,21 +103,5 @@ func quantise(v []float64) []int8 {
 	return q
 }
 
-// encode writes the table in the format toolsearch reads (its wordvec.go): the magic
-// "wordvec1", the number of words and of dimensions (uint32, little-endian), the words each
-// ended by a newline, then each word's vector, one signed byte per dimension.
-func (t *table) encode() []byte {
-	out := []byte("wordvec1")
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(t.words)))
-	out = binary.LittleEndian.AppendUint32(out, uint32(t.dims))
-	for _, w := range t.words {
-		out = append(out, w...)
-		out = append(out, '\n')
-	}
-	for _, v := range t.vecs {
-		for _, x := range v {
-			out = append(out, byte(x))
-		}
-	}
-	return out
-}
+// encode writes the table in the format toolsearch reads (toolsearch.EncodeWordVectors).
+func (t *table) encode() []byte { return toolsearch.EncodeWordVectors(t.words, t.vecs, t.dims) }
