@@ -143,7 +143,7 @@ func TestInterceptorsBothEras(t *testing.T) {
 				t.Fatalf("streamed result: %q", mcptest.ResultText(res))
 			}
 			// The client's SDK handles notifications apart from the response they preceded.
-			waitFor(t, func() bool { return progress.Load() == 3 })
+			mcptest.WaitFor(t, "the three progress notifications", func() bool { return progress.Load() == 3 })
 		})
 	}
 	// The TypeScript SDK v1 client (2025-11-25), as most agent hosts ship it.
@@ -400,7 +400,7 @@ func TestInterceptorFailures(t *testing.T) {
 		t.Fatalf("the crashed interceptor's circuit is not open:\n%s", scrape.Text())
 	}
 	crashy.SetCrashed(false)
-	waitFor(t, func() bool { return progress() == nil })
+	mcptest.WaitFor(t, "the recovered interceptor's circuit to let a call through", func() bool { return progress() == nil })
 
 	// maxConcurrent 1: while one invocation holds the slot, another call waits for it and is
 	// not sent; when its caller gives up, it is counted and nothing more happens.
@@ -420,7 +420,7 @@ func TestInterceptorFailures(t *testing.T) {
 	if err := <-held; err != nil {
 		t.Fatalf("the call holding the slot: %v", err)
 	}
-	waitFor(t, func() bool {
+	mcptest.WaitFor(t, "the given-up invocation counted", func() bool {
 		return scrapeAdmin(t, gw).Has(`mcp_gateway_interceptor_errors_total{interceptor="narrow",reason="canceled"} 1`)
 	})
 	scrape = scrapeAdmin(t, gw)
@@ -469,18 +469,6 @@ func scrapeAdmin(t *testing.T, gw Listeners) adminScrape {
 		}
 	}
 	return adminScrape(b.String())
-}
-
-// waitFor polls ok until it holds, failing the test after ten seconds.
-func waitFor(t *testing.T, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // TestInterceptorMutationPinned: a call mutated into another tool is checked against that

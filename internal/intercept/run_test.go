@@ -591,3 +591,27 @@ func TestAnswersWithinBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestValidatorsDecideInConfigurationOrder: when several validators refuse, the verdict names
+// the first of them in configuration order, wherever the mutators sit among them in the
+// configuration and whatever their names.
+func TestValidatorsDecideInConfigurationOrder(t *testing.T) {
+	refuse := func(_ context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		return intercepttest.Validation(inv, false, "no"), nil
+	}
+	s := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "z", Type: TypeValidation, Handle: refuse},
+		{Name: "m", Type: TypeMutation, Handle: intercepttest.Mutate(upper)},
+		{Name: "a", Type: TypeValidation, Handle: refuse},
+	})
+	f := newFixture(t, nil, validator("z", s.URL()), mutator("m", s.URL()), validator("a", s.URL()))
+	for _, phase := range []Phase{PhaseRequest, PhaseResponse} {
+		c := toolCall(t, `{"text":"x"}`)
+		if phase == PhaseResponse {
+			c = &Call{Method: "tools/call", Payload: []byte(`{"content":[{"type":"text","text":"x"}]}`)}
+		}
+		if v := f.run(t, phase, c); !v.Blocked || v.Failed || v.By != "z" {
+			t.Fatalf("%s: verdict %+v, want blocked by z", phase, v)
+		}
+	}
+}

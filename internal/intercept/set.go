@@ -82,6 +82,9 @@ type Deps struct {
 
 // Set is the configured interceptors, compiled. It is safe for concurrent use.
 type Set struct {
+	// all is every interceptor in the order a plan lists them: the mutation interceptors in the
+	// order they run (priority, then name by code point), then the validation interceptors in
+	// configuration order. Sorted once by New, so Plan only filters.
 	all     []*interceptor
 	log     *slog.Logger
 	now     func() time.Time
@@ -143,6 +146,7 @@ func New(cs []Config, deps Deps) (*Set, error) {
 		}
 		s.all = append(s.all, ic)
 	}
+	slices.SortStableFunc(s.all, runOrder)
 	return s, nil
 }
 
@@ -212,18 +216,6 @@ func (s *Set) Close() {
 	backend.CloseAll(bs)
 }
 
-// Names are the configured interceptors' names, in configuration order.
-func (s *Set) Names() []string {
-	if s == nil {
-		return nil
-	}
-	out := make([]string, 0, len(s.all))
-	for _, ic := range s.all {
-		out = append(out, ic.cfg.Name)
-	}
-	return out
-}
-
 // step is one interceptor of a plan and the rule that selected it.
 type step struct {
 	ic   *interceptor
@@ -261,15 +253,26 @@ func (s *Set) Plan(phase Phase, method, upstream, name string) *Plan {
 			p.validators = append(p.validators, step{ic, r})
 		}
 	}
-	if p != nil {
-		slices.SortStableFunc(p.mutators, func(a, b step) int {
-			if c := cmp.Compare(a.ic.cfg.Priority, b.ic.cfg.Priority); c != 0 {
-				return c
-			}
-			return strings.Compare(a.ic.cfg.Name, b.ic.cfg.Name) // byte order of UTF-8 is code point order
-		})
-	}
 	return p
+}
+
+// runOrder orders the interceptors as a plan lists them (Set.all): mutations before
+// validations; mutations by priority, then name; validations left in configuration order (the
+// sort is stable).
+func runOrder(a, b *interceptor) int {
+	am, bm := a.cfg.Type == TypeMutation, b.cfg.Type == TypeMutation
+	switch {
+	case am != bm && am:
+		return -1
+	case am != bm:
+		return 1
+	case !am:
+		return 0
+	}
+	if c := cmp.Compare(a.cfg.Priority, b.cfg.Priority); c != 0 {
+		return c
+	}
+	return strings.Compare(a.cfg.Name, b.cfg.Name) // byte order of UTF-8 is code point order
 }
 
 // match reports the first rule of ic that selects the call, by id.
