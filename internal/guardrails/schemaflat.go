@@ -11,8 +11,8 @@ import (
 // their text, member by member, without decoding them into a tree for the validator: under
 // load that decode and the validator's walk were most of the schema guardrail's CPU and half
 // of the bytes a guarded call allocated. The check only ever accepts: any member it cannot
-// decide on its text (a number with a fraction or an exponent, an escaped key, a name that
-// folds to a declared one, a nested value under a name the schema does not declare) sends the
+// decide on its text (a number with a fraction or an exponent, a name that folds to a
+// declared one, a nested value under a name the schema does not declare) sends the
 // arguments to the full validator, as does any mismatch, so a refusal is worded by the
 // validator exactly as before and nothing the validator refuses is let through.
 
@@ -125,6 +125,9 @@ var errUndecided = errors.New("undecided")
 // accepts reports whether the arguments (text that passed the strict decode: valid, no
 // duplicate members) certainly match the schema; false means the full validator decides.
 // folded is the schema's folded names, as foldedName reads them.
+//
+// Names are compared decoded (jsonrpc.Members decodes an escaped key): "\u0062ytes" is the
+// member "bytes" to every backend, so it is checked as that property.
 func (f *flatSchema) accepts(instance []byte, names, folded map[string]bool) bool {
 	if instance[skipWS(instance, 0)] != '{' {
 		return false

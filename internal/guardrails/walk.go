@@ -98,7 +98,9 @@ func (w *walker) object(i, depth int) (int, error) {
 		start := v
 		skipped := w.skipValue(key, obj, v, depth)
 		if skipped {
-			v, err = w.skip(v, depth)
+			// Passed over, not walked: nothing in it is scanned, and the gateway's own member
+			// of _meta is replaced whole however deep the backend nested it.
+			v = jsonrpc.ValueEnd(raw, v)
 		} else {
 			w.path = append(w.path, pathElem{key: key})
 			v, err = w.value(v, depth)
@@ -158,17 +160,6 @@ func (w *walker) layout(depth int, name []byte, key, start, end int, skipped boo
 	case depth == 2 && skipped && keyIs(name, MetaKey):
 		w.sc.rep.own = span{key, end}
 	}
-}
-
-// skip passes over the value at raw[v] without scanning it.
-func (w *walker) skip(v, depth int) (int, error) {
-	saved := w.sc.dir
-	w.sc.dir = nil
-	defer func() { w.sc.dir = saved }()
-	if w.raw[v] == '"' {
-		return jsonrpc.StringEnd(w.raw, v), nil
-	}
-	return w.value(v, depth)
 }
 
 // base64Only reports whether s holds only base64 characters (and the escaped line breaks some

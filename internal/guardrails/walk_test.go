@@ -213,3 +213,23 @@ func TestTooManyRedactions(t *testing.T) {
 		t.Fatalf("err %v", rep.Err)
 	}
 }
+
+// A backend's own annotation is passed over, not walked: however deep it nests, it is removed
+// and the rest of the result is checked, rather than the result failing as too deep to check.
+func TestOwnedPassedOverAtAnyDepth(t *testing.T) {
+	e := testEngine(t, everything("flag"))
+	r := e.Rule(KindTool, "b", "t")
+	deep := strings.Repeat(`{"a":`, maxDepth+2) + `"AKIAIOSFODNN7EXAMPLE"` + strings.Repeat("}", maxDepth+2)
+	raw := `{"content":[{"type":"text","text":"ok"}],"_meta":{"` + MetaKey + `":` + deep + `,"z":2}}`
+	rep := r.ScanResult([]byte(raw))
+	if rep.Err != nil || !rep.Clean() {
+		t.Fatalf("err %v, findings %+v", rep.Err, rep.Findings)
+	}
+	out, changed := rep.RewriteResult([]byte(raw), nil)
+	var got struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil || !changed || strings.Contains(string(out), "AKIA") || got.Meta["z"] == nil {
+		t.Fatalf("owned member kept or result broken: %v %s", err, out)
+	}
+}
