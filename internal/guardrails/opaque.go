@@ -27,32 +27,49 @@ func (w *walker) opaque(key []byte, obj, v, depth int) bool {
 	}
 	switch string(decodedKey(key)) {
 	case "data":
-		if !w.inContent() {
+		if !w.atContent(w.path) {
 			return false
 		}
 		t := memberValue(raw, obj, "type")
 		return (bytes.Equal(t, []byte(`"image"`)) || bytes.Equal(t, []byte(`"audio"`))) && w.base64At(v)
 	case "blob":
-		return w.inContent() && memberValue(raw, obj, "uri") != nil && w.base64At(v)
+		return w.atResource() && memberValue(raw, obj, "uri") != nil && w.base64At(v)
 	case "requestState":
 		return depth == 1
 	}
 	return false
 }
 
-// inContent reports whether the walker is inside a result's content blocks ("content"), a
-// prompt's "messages", a resource's "contents" or an input_required result's "inputRequests"
-// (a sampling request's messages), where binary content stands.
-func (w *walker) inContent() bool {
-	if len(w.path) < 2 || w.path[0].key == nil {
-		return false
+// atContent reports whether path is exactly where a content block stands: a result's
+// content[i], a prompt's messages[i].content (one block or an array of them), or the same in a
+// sampling request of an input_required result's inputRequests. Only the whole path counts: an
+// object of a backend's own nested inside a block, or a "content" member anywhere else, is not
+// a place of binary content, and everything in it is scanned.
+func (w *walker) atContent(p []pathElem) bool {
+	switch {
+	case len(p) == 2:
+		return isKey(p[0], "content") && isIdx(p[1])
+	case len(p) >= 6 && isKey(p[0], "inputRequests") && !isIdx(p[1]) && isKey(p[2], "params"):
+		p = p[3:] // a sampling request's params: its messages as a prompt's
 	}
-	switch string(decodedKey(w.path[0].key)) {
-	case "content", "contents", "messages", "inputRequests":
+	if len(p) == 4 && isIdx(p[3]) {
+		p = p[:3]
+	}
+	return len(p) == 3 && isKey(p[0], "messages") && isIdx(p[1]) && isKey(p[2], "content")
+}
+
+// atResource reports whether the walker is exactly where a resource's contents stand: a read's
+// contents[i], or the resource of an embedded resource block (atContent, then "resource").
+func (w *walker) atResource() bool {
+	p := w.path
+	if len(p) == 2 && isKey(p[0], "contents") && isIdx(p[1]) {
 		return true
 	}
-	return false
+	return len(p) > 0 && isKey(p[len(p)-1], "resource") && w.atContent(p[:len(p)-1])
 }
+
+func isKey(e pathElem, name string) bool { return e.key != nil && keyIs(e.key, name) }
+func isIdx(e pathElem) bool              { return e.key == nil }
 
 // base64At reports whether the string at raw[v] holds only base64 characters.
 func (w *walker) base64At(v int) bool {

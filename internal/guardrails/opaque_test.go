@@ -26,6 +26,12 @@ func TestOpaqueOnlyWhereTheProtocolPutsIt(t *testing.T) {
 		{"resource without a uri", `{"contents":[{"blob":"` + key + `"}]}`},
 		{"_meta data", `{"content":[],"_meta":{"data":"` + tok + `"}}`},
 		{"nested requestState", `{"content":[{"type":"text","text":"ok","requestState":"` + tok + `"}]}`},
+		{"image inside a text block", `{"content":[{"type":"text","text":"hi","x":{"type":"image","data":"` + key + `"}}]}`},
+		{"resource deep in a block", `{"content":[{"type":"text","text":"hi","x":{"y":{"uri":"u","blob":"` + key + `"}}}]}`},
+		{"content nested elsewhere", `{"content":[],"structuredContent":{"content":[{"type":"image","data":"` + key + `"}]}}`},
+		{"contents inside a block", `{"content":[{"type":"text","text":"hi","contents":[{"uri":"u","blob":"` + key + `"}]}]}`},
+		{"messages content's own object", `{"messages":[{"role":"user","content":{"type":"text","text":"hi","x":{"type":"image","data":"` + key + `"}}}]}`},
+		{"resource at a block's place", `{"content":[{"uri":"u","blob":"` + key + `"}]}`},
 	}
 	for _, c := range scanned {
 		if rep := r.ScanResult([]byte(c.raw)); rep.Action != Block {
@@ -50,6 +56,8 @@ func TestOpaqueOnlyWhereTheProtocolPutsIt(t *testing.T) {
 		`{"content":[{"type":"resource","resource":{"uri":"mem://x","blob":"` + blob + `"}}]}`,
 		`{"contents":[{"blob":"` + blob + `","uri":"mem://x"}]}`,
 		`{"messages":[{"role":"user","content":{"type":"image","data":"` + blob + `"}}]}`,
+		`{"messages":[{"role":"user","content":[{"type":"audio","data":"` + blob + `"}]}]}`,
+		`{"messages":[{"role":"user","content":{"type":"resource","resource":{"uri":"m://x","blob":"` + blob + `"}}}]}`,
 		`{"resultType":"input_required","requestState":"q8Zr4Lm2Xt7Vb1Nc9Kp3Wd6Hs0Jf5Gy"}`,
 		`{"resultType":"input_required","inputRequests":{"s":{"method":"sampling/createMessage","params":{"messages":[` +
 			`{"role":"user","content":{"type":"image","data":"` + blob + `","mimeType":"image/png"}}]}}}}`,
