@@ -225,13 +225,8 @@ func (s *Service) recordProof(ctx context.Context, p *Principal, proof *dpop.Pro
 	case use == store.UseAgain:
 		return &dpopError{code: dpop.CodeInvalidProof, reason: ReasonDPoPReplay, desc: "The DPoP proof was already used"}
 	case use == store.UseOverBudget:
-		// The budget frees when the window its first proof opened ends; if the store cannot
-		// say (any more), no later than a whole window from now.
-		left, err := d.replay.BudgetReset(ctx, owner)
-		if err != nil {
-			left = d.budget.Window
-		}
-		return &budgetError{retryAfter: left}
+		// The budget frees when the window its first proof opened ends (store.BudgetFrees).
+		return &budgetError{retryAfter: store.BudgetFrees(ctx, d.replay, owner, d.budget.Window)}
 	}
 	return nil
 }

@@ -115,11 +115,9 @@ func (m *Memory) PutRecord(_ context.Context, owner, name string, value []byte, 
 	if !had {
 		delta += recordOverhead
 	}
-	if m.bytes.Load()+delta > m.maxBytes {
-		m.full[kindValue].Add(1)
-		return false, fmt.Errorf("%w: %w: value bytes", ErrUnavailable, ErrFull)
+	if err := m.takeRecordBytes(delta); err != nil {
+		return false, err
 	}
-	m.bytes.Add(delta)
 	if held == nil {
 		held = map[string][]byte{}
 		r.owners[owner] = held
@@ -134,7 +132,8 @@ func (m *Memory) PutRecord(_ context.Context, owner, name string, value []byte, 
 	return true, nil
 }
 
-// SwapRecord implements Records.
+// SwapRecord implements Records. A record that grows counts against the value pool's bytes
+// as in PutRecord: past MaxValueBytes the swap fails with ErrFull and nothing changes.
 func (m *Memory) SwapRecord(_ context.Context, owner, name string, old, value []byte) (bool, error) {
 	r, err := m.records()
 	if err != nil {
@@ -146,7 +145,9 @@ func (m *Memory) SwapRecord(_ context.Context, owner, name string, old, value []
 	if !ok || !bytes.Equal(cur, old) {
 		return false, nil
 	}
-	m.bytes.Add(int64(len(value)) - int64(len(cur)))
+	if err := m.takeRecordBytes(int64(len(value)) - int64(len(cur))); err != nil {
+		return false, err
+	}
 	r.owners[owner][name] = bytes.Clone(value)
 	return true, nil
 }
@@ -221,6 +222,17 @@ func (m *Memory) CountRecords(_ context.Context, name string) (int64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return int64(len(r.names[name])), nil
+}
+
+// takeRecordBytes moves the value pool's bytes by delta, refusing a growth past MaxValueBytes
+// (a shrink always passes). Called under the records' lock.
+func (m *Memory) takeRecordBytes(delta int64) error {
+	if delta > 0 && m.bytes.Load()+delta > m.maxBytes {
+		m.full[kindValue].Add(1)
+		return fmt.Errorf("%w: %w: value bytes", ErrUnavailable, ErrFull)
+	}
+	m.bytes.Add(delta)
+	return nil
 }
 
 func checkRecordBudget(value []byte, b Budget) error {

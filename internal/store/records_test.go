@@ -149,3 +149,33 @@ func contractNameOwners(t *testing.T, r Records) {
 		t.Errorf("NameOwners did not return fn's error: %v", err)
 	}
 }
+
+// TestMemoryRecordSwapBounded: a record that grows by a swap counts against MaxValueBytes as a
+// put does, so refreshes cannot take the value pool past its bound; a shrink gives bytes back.
+func TestMemoryRecordSwapBounded(t *testing.T) {
+	const limit = 1 << 10
+	h, m, _ := newMemoryHarness(t, MemoryOptions{MaxValueBytes: limit})
+	r := h.store.(Records)
+	ctx := context.Background()
+	b := Budget{Count: 1, Bytes: limit}
+	small, big := make([]byte, 100), make([]byte, limit)
+	if ok, err := r.PutRecord(ctx, "o", "a", small, b); err != nil || !ok {
+		t.Fatalf("PutRecord: %v, %v", ok, err)
+	}
+	before := m.bytes.Load()
+	if ok, err := r.SwapRecord(ctx, "o", "a", small, big); ok || !errors.Is(err, ErrFull) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a swap past the byte bound: %v, %v; want false, ErrFull and ErrUnavailable", ok, err)
+	}
+	if got := m.bytes.Load(); got != before {
+		t.Fatalf("a refused swap moved the pool: %d bytes, want %d", got, before)
+	}
+	if v, _, _ := r.GetRecord(ctx, "o", "a"); len(v) != len(small) {
+		t.Fatalf("a refused swap changed the record: %d bytes, want %d", len(v), len(small))
+	}
+	if ok, err := r.SwapRecord(ctx, "o", "a", small, small[:10]); err != nil || !ok {
+		t.Fatalf("a shrinking swap: %v, %v", ok, err)
+	}
+	if got := m.bytes.Load(); got != before-90 {
+		t.Fatalf("a shrinking swap: pool %d bytes, want %d", got, before-90)
+	}
+}

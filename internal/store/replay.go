@@ -168,6 +168,19 @@ func replayKeys(prefix, owner, id string) []string {
 	return []string{tag + ":" + base64.RawURLEncoding.EncodeToString(i[:]), tag}
 }
 
+// BudgetFrees is how long until owner's replay budget frees, for a refusal's Retry-After: what
+// r.BudgetReset says, asked only on the refused path, or a whole window when the store cannot
+// say, after which the budget is certainly free.
+func BudgetFrees(ctx context.Context, r interface {
+	BudgetReset(ctx context.Context, owner string) (time.Duration, error)
+}, owner string, window time.Duration) time.Duration {
+	left, err := r.BudgetReset(ctx, owner)
+	if err != nil {
+		return window
+	}
+	return left
+}
+
 // replayOwnerTag is the Redis key of owner's counter, the hash tag of its ids' keys.
 func replayOwnerTag(prefix, owner string) string {
 	o := digest(owner)

@@ -116,3 +116,28 @@ func contractReplayConcurrent(t *testing.T, h harness) {
 		t.Errorf("20 ids of one owner under a budget of 5: %d first, %d over budget", got[UseFirst+10], got[UseOverBudget+10])
 	}
 }
+
+// budgetResetFunc is a BudgetReset answer fixed by a test.
+type budgetResetFunc func() (time.Duration, error)
+
+func (f budgetResetFunc) BudgetReset(context.Context, string) (time.Duration, error) { return f() }
+
+// TestBudgetFrees: what the store says is left of the window, or the whole window when the store
+// cannot say.
+func TestBudgetFrees(t *testing.T) {
+	ctx := context.Background()
+	const window = time.Minute
+	for _, c := range []struct {
+		name string
+		r    budgetResetFunc
+		want time.Duration
+	}{
+		{"window open", func() (time.Duration, error) { return 7 * time.Second, nil }, 7 * time.Second},
+		{"no window", func() (time.Duration, error) { return 0, nil }, 0},
+		{"store down", func() (time.Duration, error) { return 0, ErrUnavailable }, window},
+	} {
+		if got := BudgetFrees(ctx, c.r, "alice", window); got != c.want {
+			t.Errorf("%s: BudgetFrees = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

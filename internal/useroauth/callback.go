@@ -95,14 +95,10 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 	s.exchange(w, r, b, d, &st, &f, q.Get("code"))
 }
 
-// budgetFrees is, in whole seconds (at least one), when owner's callback budget frees: the end
-// of the window its first callback opened, asked of the store only on the refused path; a whole
-// window when the store cannot say, after which it is certainly free.
+// budgetFrees is, in whole seconds (at least one), when owner's callback budget frees
+// (store.BudgetFrees).
 func budgetFrees(ctx context.Context, replay store.Replay, owner string, window time.Duration) int {
-	left, err := replay.BudgetReset(ctx, owner)
-	if err != nil {
-		left = window
-	}
+	left := store.BudgetFrees(ctx, replay, owner, window)
 	return max(int((left+time.Second-1)/time.Second), 1)
 }
 
