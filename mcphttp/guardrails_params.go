@@ -14,14 +14,16 @@ import (
 // an MRTR retry's inputResponses (what a person typed into a form, for the backend) and any
 // member the gateway does not know. The resource a request names (a read's uri, a completion's
 // ref) is scanned too, block-only (guardrails_uri.go). Left out are a tool's or prompt's name,
-// which authorization and routing read exactly; the requestState, which the gateway
+// which authorization and routing read exactly (a "name" in any other method, or a "uri" in a
+// call, routes nothing and is read like any member); the requestState, which the gateway
 // sealed itself; and the _meta members of the protocol's own namespace and of trace context,
 // which the gateway reads and validates (versions, capabilities, the client's name, the
 // handles the gateway issued, opaque progress tokens and trace ids, which a detector of random
 // tokens would take for credentials).
 
-// skippedParams are the members of params the argument detectors leave alone.
-var skippedParams = [...]string{"name", "uri", "arguments", "requestState"}
+// skippedParams are the members of params the argument detectors leave alone: the arguments,
+// scanned on their own, and the requestState. A call's name is left alone too (skipCallParam).
+var skippedParams = [...]string{"arguments", "requestState"}
 
 // metaNamespace is the prefix of the _meta members the protocol reserves.
 var metaNamespace = []byte("io.modelcontextprotocol/")
@@ -54,7 +56,11 @@ func (g *railer) checkParams(x *request, rule *guardrails.Rule, rep *guardrails.
 	if x.route.kind == upstreams.KindResource {
 		ps.backendURI = x.route.upstreamName
 	}
-	params, changed, err := ps.members(x.in.req.Params, "", skipParam)
+	skip := skipParam
+	if x.in.h.nameParam == "name" {
+		skip = skipCallParam
+	}
+	params, changed, err := ps.members(x.in.req.Params, "", skip)
 	x.rails.nameFound = ps.nameFound
 	if err != nil || ps.blocked != nil || !changed {
 		return ps.blocked, err
@@ -75,6 +81,9 @@ func skipParam(key []byte) bool {
 	}
 	return false
 }
+
+// skipCallParam is skipParam of a method routed by its name (tools/call, prompts/get).
+func skipCallParam(key []byte) bool { return string(key) == "name" || skipParam(key) }
 
 func skipMeta(key []byte) bool {
 	if bytes.HasPrefix(key, metaNamespace) {

@@ -336,3 +336,30 @@ func TestGuardrailsFlagReachesPre2026Asks(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardrailsNameMembersOfOtherMethods: only the member a method is routed by (a call's
+// name, a read's uri) is left to routing; a member of that spelling in a method that routes by
+// the other is forwarded to the backend like any member the gateway does not know, and is
+// read like one: a credential in a tools/call's "uri" or a resources/read's "name" is redacted
+// before the backend gets it.
+func TestGuardrailsNameMembersOfOtherMethods(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "all", Tools: []string{"*"}, Resources: []string{"*"},
+			Arguments: guardrails.DirectionConfig{Secrets: "redact"}}}}
+	}, alpha)
+	for _, tt := range []struct{ method, name, params string }{
+		{"tools/call", "alpha__echo", `"name":"alpha__echo","arguments":{"text":"hi"},"uri":"` + railAWSKey + `"`},
+		{"resources/read", "alpha+" + mcptest.ResourceReadme, `"uri":"alpha+` + mcptest.ResourceReadme + `","name":"` + railAWSKey + `"`},
+	} {
+		alpha.Reset()
+		status, _, body := post(t, "http://"+gw.MCP+"/mcp", modernHeaders(tt.method, tt.name),
+			`{"jsonrpc":"2.0","id":1,"method":"`+tt.method+`","params":{`+testMeta+`,`+tt.params+`}}`)
+		reqs := alpha.RequestsOf(tt.method)
+		if status != http.StatusOK || len(reqs) != 1 || strings.Contains(string(reqs[0].Body), railAWSKey) ||
+			!strings.Contains(string(reqs[0].Body), "[REDACTED:aws-access-key]") {
+			t.Errorf("%s: %d %s; the backend got %s", tt.method, status, body, bodies(reqs))
+		}
+	}
+}

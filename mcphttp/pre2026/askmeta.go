@@ -45,8 +45,8 @@ func annotationOf(result []byte) []byte {
 }
 
 // withMetaMember returns params (an object) with the annotation a as the first member of its
-// _meta, which is added when absent. A member of that name already there (the backend's own) is
-// replaced: the annotation is the gateway's.
+// _meta, which is added when absent (and replaces a _meta that is not an object). A member of
+// that name already there (the backend's own) is replaced: the annotation is the gateway's.
 func withMetaMember(params, a []byte) []byte {
 	member := append(jsonrpc.AppendString(nil, guardrails.MetaKey), ':')
 	member = append(member, a...)
@@ -57,19 +57,23 @@ func withMetaMember(params, a []byte) []byte {
 			out = append(out, ',')
 		}
 		out = append(jsonrpc.AppendString(out, k), ':')
-		if string(k) != "_meta" || len(v) == 0 || v[0] != '{' {
+		if string(k) != "_meta" {
 			out = append(out, v...)
 			return nil
 		}
+		// A _meta that is not an object (null, say) is replaced by one holding the annotation,
+		// rather than a second _meta member added: the client's decoder would keep one of two.
 		found = true
 		out = append(append(out, '{'), member...)
-		_ = jsonrpc.Members(v, func(mk, mv []byte) error {
-			if string(mk) != guardrails.MetaKey {
-				out = append(append(append(out, ','), jsonrpc.AppendString(nil, mk)...), ':')
-				out = append(out, mv...)
-			}
-			return nil
-		})
+		if len(v) > 0 && v[0] == '{' {
+			_ = jsonrpc.Members(v, func(mk, mv []byte) error {
+				if string(mk) != guardrails.MetaKey {
+					out = append(append(append(out, ','), jsonrpc.AppendString(nil, mk)...), ':')
+					out = append(out, mv...)
+				}
+				return nil
+			})
+		}
 		out = append(out, '}')
 		return nil
 	})

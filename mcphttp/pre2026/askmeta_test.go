@@ -31,6 +31,12 @@ func TestWithAnnotation(t *testing.T) {
 			t.Errorf("%d: %s", i, r.Params)
 		}
 	}
+	// A _meta that is not an object gives way to the annotation: the params keep one _meta.
+	null := []era.InputRequest{{Params: []byte(`{"_meta":null,"message":"m"}`)}}
+	withAnnotation(result, null)
+	if want := `{"_meta":{"` + guardrails.MetaKey + `":` + a + `},"message":"m"}`; string(null[0].Params) != want {
+		t.Errorf("a null _meta: %s, want %s", null[0].Params, want)
+	}
 	plain := []era.InputRequest{{Params: []byte(`{"message":"m"}`)}}
 	withAnnotation([]byte(`{"resultType":"input_required","_meta":{"x":1}}`), plain)
 	if string(plain[0].Params) != `{"message":"m"}` {
