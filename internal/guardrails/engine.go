@@ -57,6 +57,8 @@ type Rule struct {
 	validateArgs, validateOut Action
 	args, results             direction
 	hosts                     *hostSet
+	// runs is, per direction, the set of guardrails that run (Runs).
+	runs [numDirections]uint8
 }
 
 // direction is the actions of the content detectors on one direction.
@@ -82,6 +84,7 @@ func compileRule(cfg *Config, i int, e *Engine) Rule {
 		hosts = cfg.AllowedHosts
 	}
 	r.hosts = newHostSet(hosts)
+	r.runs = r.guardrailsRun()
 	return r
 }
 
@@ -171,33 +174,49 @@ func (r *Rule) ScansResults() bool { return !r.results.on.empty() }
 // ScanArguments runs the argument detectors over args, a JSON object that passed the strict
 // decode.
 func (r *Rule) ScanArguments(args []byte) *Report {
-	return r.scan(args, &r.args, DirArguments, false)
+	rep := &Report{}
+	r.ScanArgumentsInto(rep, args)
+	return rep
+}
+
+// ScanArgumentsInto is ScanArguments writing into rep, which is reset first: a caller that
+// keeps its reports (one per request and direction) allocates none for a clean check.
+func (r *Rule) ScanArgumentsInto(rep *Report, args []byte) {
+	r.scan(rep, args, &r.args, DirArguments, false)
 }
 
 // ScanResult runs the result detectors over result (a backend's result object, or its JSON-RPC
 // error object), which passed the strict decode.
 func (r *Rule) ScanResult(result []byte) *Report {
-	return r.scan(result, &r.results, DirResult, true)
+	rep := &Report{}
+	r.ScanResultInto(rep, result)
+	return rep
+}
+
+// ScanResultInto is ScanResult writing into rep, which is reset first (as ScanArgumentsInto).
+func (r *Rule) ScanResultInto(rep *Report, result []byte) {
+	r.scan(rep, result, &r.results, DirResult, true)
 }
 
 // ScanNotification runs the result detectors over params, a relayed notification's params.
 func (r *Rule) ScanNotification(params []byte) *Report {
-	return r.scan(params, &r.results, DirNotification, false)
-}
-
-func (r *Rule) scan(raw []byte, d *direction, dir Direction, result bool) *Report {
-	rep := r.scanOnce(raw, d, dir, result)
-	if !rep.Blocked() && !d.on.empty() {
-		r.disguised(raw, d, dir, result, rep) // ignorable.go
-	}
+	rep := &Report{}
+	r.scan(rep, params, &r.results, DirNotification, false)
 	return rep
 }
 
-// scanOnce runs d's detectors over raw as it is.
-func (r *Rule) scanOnce(raw []byte, d *direction, dir Direction, result bool) *Report {
-	rep := &Report{Rule: r.id, Dir: dir}
+func (r *Rule) scan(rep *Report, raw []byte, d *direction, dir Direction, result bool) {
+	r.scanOnce(rep, raw, d, dir, result)
+	if !rep.Blocked() && !d.on.empty() {
+		r.disguised(raw, d, dir, result, rep) // ignorable.go
+	}
+}
+
+// scanOnce runs d's detectors over raw as it is, into rep (reset first).
+func (r *Rule) scanOnce(rep *Report, raw []byte, d *direction, dir Direction, result bool) {
+	rep.Reset(r.id, dir)
 	if len(raw) == 0 || d.on.empty() {
-		return rep
+		return
 	}
 	w := r.e.walker()
 	defer r.e.putWalker(w)
@@ -208,7 +227,6 @@ func (r *Rule) scanOnce(raw []byte, d *direction, dir Direction, result bool) *R
 	if err := w.walk(); err != nil {
 		rep.Err = err
 	}
-	return rep
 }
 
 // walker returns a walker from the pool.

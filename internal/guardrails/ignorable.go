@@ -93,6 +93,16 @@ func mayHoldIgnorable(raw []byte) int {
 		n = e
 	}
 	i := 0
+	// Thirty-two bytes a branch: the words' high bits are or'ed, then the word that holds one
+	// is found below.
+	for ; i+32 <= n; i += 32 {
+		b := raw[i : i+32]
+		w := binary.LittleEndian.Uint64(b) | binary.LittleEndian.Uint64(b[8:]) |
+			binary.LittleEndian.Uint64(b[16:]) | binary.LittleEndian.Uint64(b[24:])
+		if w&0x8080808080808080 != 0 {
+			break
+		}
+	}
 	for ; i+8 <= n; i += 8 {
 		if binary.LittleEndian.Uint64(raw[i:])&0x8080808080808080 != 0 {
 			break
@@ -131,7 +141,8 @@ func (r *Rule) disguised(raw []byte, d *direction, dir Direction, result bool, r
 	if !ok {
 		return
 	}
-	again := r.scanOnce(stripped, d, dir, result)
+	again := &Report{}
+	r.scanOnce(again, stripped, d, dir, result)
 	if again.Err != nil && rep.Err == nil {
 		rep.Err = again.Err
 	}

@@ -61,3 +61,44 @@ func TestStripIgnorable(t *testing.T) {
 		t.Errorf("a text without any: %v allocations", n)
 	}
 }
+
+// TestSecondReadingWherever: one default-ignorable character anywhere in a message of the
+// typical result's size gets the message its second reading: in the text (raw, escaped, or a
+// surrogate pair's escapes), at every offset around where the pre-check's blocks of words end,
+// in a member name, and in values the walker passes over (an opaque requestState, the
+// gateway's own _meta member). In the text, the credential it splits is found.
+func TestSecondReadingWherever(t *testing.T) {
+	_, typical := benchTexts()
+	text := strings.Repeat("a", 4000)
+	msg := func(text, key, state, own string) string {
+		return `{"content":[{"type":"text","text":"` + text + `"}],"` + key + `":1,"requestState":"` + state +
+			`","_meta":{"` + MetaKey + `":{"x":"` + own + `"}}}`
+	}
+	if _, ok := stripIgnorable([]byte(msg(text, "k", "s", "o"))); ok {
+		t.Fatal("a message without any is read again")
+	}
+	if _, ok := stripIgnorable(typical); ok {
+		t.Fatal("the typical result is read again")
+	}
+	var cases []string
+	for _, c := range []string{"\u200b", `\u200b`, `\u00ad`, `\udb40\udc41`, "\U000E0041", "\ufeff"} {
+		for _, at := range []int{0, 1, 7, 8, 31, 32, 33, 63, 64, 100, 3967, 3999, 4000} {
+			cases = append(cases, msg(text[:at]+c+text[at:], "k", "s", "o"))
+		}
+		cases = append(cases, msg(text, "k"+c, "s", "o"), msg(text, "k", "s"+c, "o"), msg(text, "k", "s", "o"+c))
+	}
+	for _, m := range cases {
+		if _, ok := stripIgnorable([]byte(m)); !ok {
+			t.Errorf("not read again: %.80s…", strings.ReplaceAll(m, text, "a…"))
+		}
+	}
+	r := testEngine(t, everything("redact")).Rule(KindTool, "up", "tool")
+	for _, c := range []string{"\u200b", `\u200b`, `\u2060`} {
+		for _, at := range []int{0, 31, 32, 3999} {
+			m := msg(text[:at]+" AKIA"+c+"IOSFODNN7EXAMPLE "+text[at:], "k", "s", "o")
+			if rep := r.ScanResult([]byte(m)); rep.Counts[DetAWSAccessKey] == 0 || !rep.Blocked() {
+				t.Errorf("%q at %d: the disguised key is not refused: %+v", c, at, rep.Findings)
+			}
+		}
+	}
+}

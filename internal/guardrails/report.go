@@ -91,6 +91,20 @@ type edit struct {
 	text       []byte
 }
 
+// maxKeptEdits bounds the redactions' buffer a reset report keeps for its next check.
+const maxKeptEdits = 256
+
+// Reset makes r the empty report of a check by rule in dir, keeping its buffers for the next
+// check (a report kept per request; see Rule.ScanArgumentsInto).
+func (r *Report) Reset(rule string, dir Direction) {
+	findings, edits := r.Findings[:0], r.edits[:0]
+	if cap(edits) > maxKeptEdits {
+		edits = nil
+	}
+	clear(findings[:cap(findings)]) // no path of the last check is kept alive
+	*r = Report{Rule: rule, Dir: dir, Findings: findings, edits: edits}
+}
+
 // Blocked reports whether the message must be refused: a finding whose action is block, or a
 // check that failed (closed, since what could not be checked cannot be passed).
 func (r *Report) Blocked() bool { return r != nil && (r.Action == Block || r.Err != nil) }

@@ -5,8 +5,23 @@ package guardrails
 // rule, so recording walks two small arrays and never the findings.
 
 // Runs reports whether guardrail g has any detector on in direction dir of the rule (the
-// schema guardrail: whether arguments or structured content are validated).
-func (r *Rule) Runs(g Guardrail, dir Direction) bool {
+// schema guardrail: whether arguments or structured content are validated). Computed when the
+// rule is compiled: every check's record asks it of every guardrail.
+func (r *Rule) Runs(g Guardrail, dir Direction) bool { return r.runs[dir]&(1<<g) != 0 }
+
+// guardrailsRun computes what Runs answers: per direction, the set of guardrails that run.
+func (r *Rule) guardrailsRun() (runs [numDirections]uint8) {
+	for dir := range numDirections {
+		for g := range numGuardrails {
+			if r.computeRuns(g, dir) {
+				runs[dir] |= 1 << g
+			}
+		}
+	}
+	return runs
+}
+
+func (r *Rule) computeRuns(g Guardrail, dir Direction) bool {
 	if g == Schema {
 		if dir == DirArguments {
 			return r.validateArgs != Off
@@ -29,6 +44,9 @@ func (r *Rule) Runs(g Guardrail, dir Direction) bool {
 // it found nothing of g.
 func (r *Report) GuardrailAction(g Guardrail) Action {
 	a := Off
+	if r.Action == Off {
+		return Off // nothing found: no detector's count to read
+	}
 	for k := range detectorTable {
 		if detectorTable[k].g == g && r.Counts[k] > 0 {
 			a = max(a, r.acts[k])
