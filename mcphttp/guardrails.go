@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"weak"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -30,6 +32,9 @@ type railer struct {
 	log      *slog.Logger
 	backends *upstreams.Registry
 	now      func() time.Time
+	// states are railStates of requests that ended, with their reports' buffers: a clean call
+	// allocates nothing of its own.
+	states sync.Pool
 }
 
 // railState is what the guardrails keep of one request: the rule that covers it, and what the
@@ -43,6 +48,34 @@ type railState struct {
 	// nameFound: a detector found something in the URI the request names, which the log
 	// lines leave out (they name the request by its upstream and id).
 	nameFound bool
+	// args and result are the reports of the request's checks of its arguments and of its
+	// result, kept here to be reused (railer.states).
+	args, result guardrails.Report
+}
+
+// state returns an empty railState for a request rule covers.
+func (g *railer) state(rule *guardrails.Rule) *railState {
+	st, _ := g.states.Get().(*railState)
+	if st == nil {
+		st = &railState{}
+	}
+	st.rule = rule
+	return st
+}
+
+// release gives back the railState of x, a request that has ended: nothing reads it any more.
+// A request another edge built or a batch's message leaves its own to the collector.
+func (g *railer) release(x *request) {
+	st := x.rails
+	if g == nil || st == nil || st.rule == nil {
+		return
+	}
+	x.rails = nil
+	clear(st.notes)
+	st.args.Reset("", 0)
+	st.result.Reset("", 0)
+	*st = railState{notes: st.notes[:0], args: st.args, result: st.result}
+	g.states.Put(st)
 }
 
 // maxNotes bounds the findings notifications leave for the result's annotation.
@@ -93,14 +126,14 @@ func (g *railer) checkRequest(x *request) (bool, error) {
 	if rule == nil {
 		return false, nil
 	}
-	x.rails = &railState{rule: rule}
-	var rep *guardrails.Report
+	x.rails = g.state(rule)
+	rep := &x.rails.args
 	if rule.ScansArguments() && len(x.in.params.Arguments) > 0 {
 		start := g.now()
-		rep = rule.ScanArguments(x.in.params.Arguments)
+		rule.ScanArgumentsInto(rep, x.in.params.Arguments)
 		g.rec.Duration(metrics.CheckContent, guardrails.DirArguments, g.now().Sub(start))
 	} else {
-		rep = &guardrails.Report{Rule: rule.ID(), Dir: guardrails.DirArguments}
+		rep.Reset(rule.ID(), guardrails.DirArguments)
 	}
 	if !rep.Blocked() && rep.Redacted() {
 		if err := g.redactArguments(x, rep); err != nil {
@@ -314,21 +347,43 @@ func (g *railer) schema(x *request, output bool) (*guardrails.CompiledSchema, er
 			}), nil
 		}
 	}
-	th, err := x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
-		ProtocolVersion: x.in.meta.ProtocolVersion,
-		Header:          x.trace().headers(),
-		CacheKey:        x.subject(),
-		SubjectToken:    x.subjectToken(t.Upstream),
-		Fetch:           true,
-	}, t)
-	if err != nil || th == nil || th.Schemas == nil {
-		return nil, err
+	// The tool's entry stage bind-headers found is the one this query would find (the same
+	// list of the same caller), taken a moment earlier; without one, the list is fetched.
+	th := x.route.toolHeaders
+	if th == nil || th.Schemas == nil {
+		var err error
+		th, err = x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
+			ProtocolVersion: x.in.meta.ProtocolVersion,
+			Header:          x.trace().headers(),
+			CacheKey:        x.subject(),
+			SubjectToken:    x.subjectToken(t.Upstream),
+			Fetch:           true,
+		}, t)
+		if err != nil || th == nil || th.Schemas == nil {
+			return nil, err
+		}
 	}
-	switch {
-	case output && th.Schemas.HasOutput:
-		return g.engine.ContentSchema(th.Schemas.Output), nil
-	case !output && th.Schemas.HasInput:
-		return g.engine.ContentSchema(th.Schemas.Input), nil
+	return g.listedSchema(th.Schemas, output), nil
+}
+
+// listedSchema returns the compiled inputSchema (output false) or outputSchema of a listed
+// tool, nil when it has none. The compiled schema is found with the tool's entry when the
+// engine's cache still holds it (a weak pointer: the cache alone bounds what is kept), else in
+// the cache by its text, compiled when missing.
+func (g *railer) listedSchema(ts *upstreams.ToolSchemas, output bool) *guardrails.CompiledSchema {
+	h, has := ts.Input, ts.HasInput
+	if output {
+		h, has = ts.Output, ts.HasOutput
 	}
-	return nil, nil
+	if !has {
+		return nil
+	}
+	if wp, ok := ts.Memo(output).(weak.Pointer[guardrails.CompiledSchema]); ok {
+		if cs := wp.Value(); cs != nil {
+			return cs
+		}
+	}
+	cs := g.engine.ContentSchema(h)
+	ts.SetMemo(output, weak.Make(cs))
+	return cs
 }

@@ -1,7 +1,6 @@
 package mcphttp
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
@@ -24,12 +23,6 @@ import (
 // skippedParams are the members of params the argument detectors leave alone: the arguments,
 // scanned on their own, and the requestState. A call's name is left alone too (skipCallParam).
 var skippedParams = [...]string{"arguments", "requestState"}
-
-// metaNamespace is the prefix of the _meta members the protocol reserves.
-var metaNamespace = []byte("io.modelcontextprotocol/")
-
-// skippedMeta are the _meta members, besides the protocol's namespace, left alone.
-var skippedMeta = [...]string{jsonrpc.MetaProgressToken, "traceparent", "tracestate", "baggage"}
 
 // paramsScan is the state of one checkParams: the rule, the arguments' report findings join,
 // and the first report that blocks.
@@ -59,6 +52,9 @@ func (g *railer) checkParams(x *request, rule *guardrails.Rule, rep *guardrails.
 	skip := skipParam
 	if x.in.h.nameParam == "name" {
 		skip = skipCallParam
+		if nothingElse(x) {
+			return nil, nil
+		}
 	}
 	params, changed, err := ps.members(x.in.req.Params, "", skip)
 	x.rails.nameFound = ps.nameFound
@@ -73,6 +69,21 @@ func (g *railer) checkParams(x *request, rule *guardrails.Rule, rep *guardrails.
 	return nil, nil
 }
 
+// nothingElse reports, for a method routed by its name (tools/call, prompts/get), whether the
+// client's params hold no member that checkParams scans, from what stage decode read of them:
+// no member besides _meta, name, arguments and requestState, and no _meta member besides the
+// protocol's and trace context's. Most calls: their params are not read again. Params another
+// edge built, or that the gateway rebuilt (call_tool's inner call, a redaction, a mutation),
+// are read again: the _meta parsed may not be theirs.
+func nothingElse(x *request) bool {
+	p, m := x.in.params, x.in.meta
+	if x.internal || x.viaCallTool || x.in.client != nil || p == nil || m == nil {
+		return false
+	}
+	return !p.Foreign && !p.HasURI && p.InputResponses == nil && !p.HasCursor && p.Ref == nil &&
+		(p.Meta == nil || !m.Foreign)
+}
+
 func skipParam(key []byte) bool {
 	for _, k := range skippedParams {
 		if string(key) == k {
@@ -85,17 +96,8 @@ func skipParam(key []byte) bool {
 // skipCallParam is skipParam of a method routed by its name (tools/call, prompts/get).
 func skipCallParam(key []byte) bool { return string(key) == "name" || skipParam(key) }
 
-func skipMeta(key []byte) bool {
-	if bytes.HasPrefix(key, metaNamespace) {
-		return true
-	}
-	for _, k := range skippedMeta {
-		if string(key) == k {
-			return true
-		}
-	}
-	return false
-}
+// skipMeta: the _meta members of the protocol's namespace and of trace context are left alone.
+func skipMeta(key []byte) bool { return jsonrpc.ReservedMetaKey(key) }
 
 // members scans the members of obj (at path prefix) that skip does not leave alone, _meta
 // member by member, and returns obj with the redacted ones replaced.

@@ -56,13 +56,13 @@ func (g *railer) checkNotification(x *request, msg []byte) (out []byte, drop boo
 // refused becomes a JSON-RPC error (err).
 func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, err error) {
 	rule := x.rails.rule
-	var rep *guardrails.Report
+	rep := &x.rails.result
 	if rule.ScansResults() {
 		start := g.now()
-		rep = rule.ScanResult(result)
+		rule.ScanResultInto(rep, result)
 		g.rec.Duration(metrics.CheckContent, guardrails.DirResult, g.now().Sub(start))
 	} else {
-		rep = &guardrails.Report{Rule: rule.ID(), Dir: guardrails.DirResult}
+		rep.Reset(rule.ID(), guardrails.DirResult)
 	}
 	if !rep.Blocked() && x.rails.blocked == nil {
 		// Redacted first: the structured content validated is the one the client gets.

@@ -73,6 +73,7 @@ func (x *request) bindParamHeaders(target upstreams.Target) error {
 		SubjectToken:    x.subjectToken(target.Upstream),
 		Fetch:           fetch,
 	}, target)
+	x.route.toolHeaders = th // the guardrails' schema check reads its schemas
 	if err != nil || th == nil {
 		return err
 	}

@@ -132,21 +132,22 @@ type identity struct {
 // route is where a routed call goes and on what terms: stages route to mrtr-in. The access log
 // and the metrics read it too.
 type route struct {
-	kind           upstreams.Kind   // route: what the method names
-	target         upstreams.Target // route: the owning backend and its name for the item
-	upstream       string           // route: the owning backend
-	name           string           // route: the namespaced name or URI the client used
-	upstreamName   string           // route: the backend-side name or URI
-	decision       authz.Decision   // authorize
-	pinDrift       pins.Set         // pin: the drift a confirmation must name (pins.go); empty: none
-	pinItem        string           // pin: the namespaced item the pin verdict is about (a read's template)
-	pinClasses     pins.Set         // pin: every drift class of the item, whatever its action (the approval page names them)
-	uiReadPin      *pins.UIReadPin  // pin: what a read of a pinned MCP App UI resource's contents is held to (apps.go)
-	paramHeaders   http.Header      // bind-headers, tools/call: the Mcp-Param-* headers the backend gets
-	confirmed      bool             // mrtr-in: the user approved this call (gateway confirmation)
-	approvedOnPage bool             // mrtr-in: ... on the gateway's approval page (approval.go)
-	params         json.RawMessage  // mrtr-in: the params the backend gets
-	userToken      string           // connect: the caller's token for a per-user backend
+	kind           upstreams.Kind         // route: what the method names
+	target         upstreams.Target       // route: the owning backend and its name for the item
+	upstream       string                 // route: the owning backend
+	name           string                 // route: the namespaced name or URI the client used
+	upstreamName   string                 // route: the backend-side name or URI
+	decision       authz.Decision         // authorize
+	pinDrift       pins.Set               // pin: the drift a confirmation must name (pins.go); empty: none
+	pinItem        string                 // pin: the namespaced item the pin verdict is about (a read's template)
+	pinClasses     pins.Set               // pin: every drift class of the item, whatever its action (the approval page names them)
+	uiReadPin      *pins.UIReadPin        // pin: what a read of a pinned MCP App UI resource's contents is held to (apps.go)
+	paramHeaders   http.Header            // bind-headers, tools/call: the Mcp-Param-* headers the backend gets
+	toolHeaders    *upstreams.ToolHeaders // bind-headers, tools/call: the tool's entry in its backend's list, nil when not held
+	confirmed      bool                   // mrtr-in: the user approved this call (gateway confirmation)
+	approvedOnPage bool                   // mrtr-in: ... on the gateway's approval page (approval.go)
+	params         json.RawMessage        // mrtr-in: the params the backend gets
+	userToken      string                 // connect: the caller's token for a per-user backend
 }
 
 // eraLabel is what the access log says of a request's era: "modern" or "legacy", the protocol

@@ -285,8 +285,12 @@ func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(r.Header.Get(mcpheader.TraceParent)))
 	x.client.ctx, x.client.requestID = x.ctx, x.requestID
 	defer s.metrics.InFlight()()
-	// After record: nothing reads the body any more. A closure, as bodyBuf is set later.
-	defer func() { x.in.bodyBuf.Release() }()
+	// After record: nothing reads the body or the guardrails' state any more. A closure, as
+	// bodyBuf is set later.
+	defer func() {
+		x.in.bodyBuf.Release()
+		s.rails.release(x)
+	}()
 	defer x.record()
 	defer func() {
 		if p := recover(); p != nil {

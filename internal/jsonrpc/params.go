@@ -26,6 +26,7 @@ type Params struct {
 	Meta           json.RawMessage // the _meta object, nil when absent
 	Name           string          // params.name (tools/call, prompts/get)
 	HasName        bool            // params.name was present
+	Foreign        bool            // a member besides these was present (forwarded as it is; in HasName's word)
 	URI            string          // params.uri (resources/read)
 	HasURI         bool            // params.uri was present
 	Arguments      json.RawMessage // params.arguments, nil when absent
@@ -88,6 +89,7 @@ func ParseParams(raw json.RawMessage) (*Params, error) {
 		if k := variantOf(key, paramsKeys); k != "" {
 			return caseVariant("", string(key), k)
 		}
+		p.Foreign = true
 		return nil
 	})
 	if err != nil {
@@ -100,6 +102,7 @@ func ParseParams(raw json.RawMessage) (*Params, error) {
 type Meta struct {
 	ProtocolVersion    string          // io.modelcontextprotocol/protocolVersion
 	HasVersion         bool            // the version key was present
+	Foreign            bool            // a key that is not ReservedMetaKey's was present (in HasVersion's word)
 	ClientCapabilities json.RawMessage // io.modelcontextprotocol/clientCapabilities (object)
 	ClientInfo         json.RawMessage // io.modelcontextprotocol/clientInfo, nil when absent
 	LogLevel           string          // io.modelcontextprotocol/logLevel (deprecated)
@@ -110,6 +113,23 @@ type Meta struct {
 	// AuthorizationContextID is the raw value under MetaAuthorizationContextID, nil when absent;
 	// not checked here (any JSON value), since the key is a draft's and never grounds to refuse.
 	AuthorizationContextID json.RawMessage
+}
+
+// metaNamespace is the prefix of the _meta keys the protocol reserves.
+const metaNamespace = "io.modelcontextprotocol/"
+
+// ReservedMetaKey reports whether the _meta key (decoded) is the protocol's or trace
+// context's: in the protocol's namespace, progressToken, traceparent, tracestate or baggage.
+// The gateway reads and validates these itself; any other key is the client's own.
+func ReservedMetaKey(key []byte) bool {
+	if len(key) >= len(metaNamespace) && string(key[:len(metaNamespace)]) == metaNamespace {
+		return true
+	}
+	switch string(key) {
+	case MetaProgressToken, "traceparent", "tracestate", "baggage":
+		return true
+	}
+	return false
 }
 
 // ParseMeta reads the gateway-relevant keys of a _meta object. Wrongly typed reserved keys are
@@ -151,6 +171,9 @@ func ParseMeta(raw json.RawMessage) (*Meta, error) {
 		}
 		if k := variantOf(key, metaKeys); k != "" {
 			return caseVariant("_meta ", string(key), k)
+		}
+		if !m.Foreign && !ReservedMetaKey(key) {
+			m.Foreign = true
 		}
 		return nil
 	})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unique"
 
@@ -49,6 +50,25 @@ type ToolHeaders struct {
 type ToolSchemas struct {
 	Input, Output       unique.Handle[string]
 	HasInput, HasOutput bool
+	// memo holds what a consumer derived from the input schema [0] and the output schema [1]
+	// (the guardrails' compiled schema), so that a call finds it with the tool's entry instead
+	// of looking the schema's text up again.
+	memo [2]atomic.Value
+}
+
+// Memo returns what SetMemo stored for the input schema (output false) or the output schema,
+// nil when nothing was.
+func (t *ToolSchemas) Memo(output bool) any { return t.memo[memoIndex(output)].Load() }
+
+// SetMemo stores v for the input schema (output false) or the output schema: always a value of
+// the same type.
+func (t *ToolSchemas) SetMemo(output bool, v any) { t.memo[memoIndex(output)].Store(v) }
+
+func memoIndex(output bool) int {
+	if output {
+		return 1
+	}
+	return 0
 }
 
 // ToolHeaderQuery is what fetching a backend's tools/list for a caller takes, as in ListRequest.
