@@ -67,7 +67,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 	b := s.backends[st.Backend]
 	d, err := b.disc.get(ctx)
 	if err != nil || d.as.Issuer != st.AuthServer {
-		s.authServerDown(w, r, st.Backend)
+		s.authServerDown(w, r, st.Backend, err)
 		return
 	}
 	if !issMatches(q, d.as) {
@@ -118,7 +118,7 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	defer cancel()
 	c, err := s.oauth.clientFor(ctx, b, d)
 	if err != nil || c.ID != st.ClientID {
-		s.authServerDown(w, r, st.Backend)
+		s.authServerDown(w, r, st.Backend, err)
 		return
 	}
 	tctx, tcancel := context.WithTimeout(ctx, b.cfg.timeout())
@@ -133,7 +133,7 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 		return
 	case err != nil:
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code exchange failed", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
-		s.authServerDown(w, r, st.Backend)
+		s.authServerDown(w, r, st.Backend, err)
 		return
 	}
 	t := &vault.Token{Issuer: st.Issuer, Subject: st.Subject, Backend: st.Backend, Resource: b.cfg.resource(),

@@ -48,6 +48,7 @@ type fixture struct {
 	as      *realop.Provider // the backend's authorization server
 	backend *oauthbackend.Backend
 	srv     *httptest.Server
+	base    string // the pages' BaseURL
 	svc     *Service
 	clock   *mcptest.Clock
 	log     *mcptest.LogBuffer
@@ -57,7 +58,9 @@ type fixture struct {
 	// tokenRequests counts requests to the authorization server's token endpoint, revocations
 	// its revocation endpoint.
 	tokenRequests, revocations atomic.Int64
-	asLink                     *asLink
+	// registrations counts requests to its registration endpoint.
+	registrations atomic.Int64
+	asLink        *asLink
 	// counters is the fixture whose counters and hooks the authorization server updates: this
 	// one, or the one a replica was made from.
 	counters *fixture
@@ -71,6 +74,9 @@ type fixtureOptions struct {
 	registration Registration
 	// replicaOf, when set, builds another replica of that fixture: same parts, same store.
 	replicaOf *fixture
+	// sharedURL, with replicaOf, gives this replica the other's BaseURL, as replicas behind
+	// one balancer have (its callback URL, so its registration key, is the other's).
+	sharedURL bool
 	// prefix, when set, puts the pages behind a balancer that routes the prefix to them and
 	// strips it: BaseURL is the server's URL with the prefix.
 	prefix string
@@ -95,6 +101,8 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 				}
 			case "/revoke":
 				f.revocations.Add(1)
+			case "/register":
+				f.registrations.Add(1)
 			}
 		}})
 		f.backend = oauthbackend.Start(t, backendName, oauthbackend.Options{Issuer: f.as.Issuer(),
@@ -110,6 +118,10 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		t.Fatal(err)
 	}
 	base := f.srv.URL + o.prefix
+	if o.sharedURL && o.replicaOf != nil {
+		base = o.replicaOf.base
+	}
+	f.base = base
 	f.idp.AddWebClient(pagesClientID, pagesClientSecret, base+"/signin/callback")
 	signIn := webpage.NewSignIn(webpage.SignInConfig{Issuer: f.idp.Issuer(), ClientID: pagesClientID, ClientSecret: pagesClientSecret,
 		RedirectURL: base + "/signin/callback", SessionTTL: 10 * time.Minute}, ring, nil, f.clock.Now)
@@ -168,6 +180,13 @@ func newStore(t *testing.T, f *fixture, redis bool) store.Store {
 // endpoint.
 type asLink struct {
 	garbage, hang, hangRevoke atomic.Bool
+	// register, when set, is what the registration endpoint does instead of registering:
+	// "refuse" (HTTP 503 after the server saw the request), "hang", or "slow" (registers, after
+	// a moment: concurrent first users overlap).
+	register atomic.Pointer[string]
+	// registerSent counts the requests the gateway sent to the registration endpoint, including
+	// those that never reached the server.
+	registerSent atomic.Int64
 }
 
 func (l *asLink) client() *http.Client {
@@ -175,6 +194,12 @@ func (l *asLink) client() *http.Client {
 }
 
 func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/register" {
+		l.registerSent.Add(1)
+		if mode := l.register.Load(); mode != nil {
+			return l.registration(r, *mode)
+		}
+	}
 	if r.URL.Path == "/revoke" && l.hangRevoke.Load() {
 		<-r.Context().Done()
 		return nil, r.Context().Err()
@@ -190,6 +215,29 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// registration does what asLink.register says with a request to the registration endpoint:
+// the request always reaches the server (which counts it).
+func (l *asLink) registration(r *http.Request, mode string) (*http.Response, error) {
+	switch mode {
+	case "hang":
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	case "slow":
+		select {
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || mode != "refuse" {
+		return resp, err
+	}
+	_ = resp.Body.Close()
+	return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(`{"error":"temporarily_unavailable"}`)), Request: r}, nil
 }
 
 // countingObserver counts the service's events.

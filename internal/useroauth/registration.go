@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 )
@@ -30,6 +32,8 @@ type asClient struct {
 	clients *seal.Sealer // seals those clients' secrets in the store
 	now     func() time.Time
 	log     *slog.Logger
+	// flight runs one dynamic registration at a time per registration key.
+	flight singleflight.Group
 	// clientName, redirectURL and documentURL are how the gateway describes itself: its name,
 	// its callback and the URL of its Client ID Metadata Document (its client id there).
 	clientName, redirectURL, documentURL string
@@ -61,6 +65,9 @@ func (a *asClient) clientFor(ctx context.Context, st *backendState, d *discovere
 // dynamicClient returns the client registered at the backend's authorization server (RFC 7591),
 // registering it when no replica has yet: the first registration stored wins, and every replica
 // then uses it, so the server sees one client per gateway, not one per replica or restart.
+// Within a replica one registration runs at a time (callers arriving meanwhile wait for its
+// result), and a failed one is not tried again before its cooldown ends (registrationCooldown):
+// callers get a retryable error saying when, and the server sees no request.
 func (a *asClient) dynamicClient(ctx context.Context, st *backendState, d *discovered) (client, error) {
 	if d.as.RegistrationEndpoint == "" {
 		return client{}, fmt.Errorf("%w: %s: the authorization server has no registration endpoint", ErrAuthServer, st.cfg.Name)
@@ -69,6 +76,29 @@ func (a *asClient) dynamicClient(ctx context.Context, st *backendState, d *disco
 	if c, ok := st.cachedClient(key, a.now()); ok {
 		return c, nil
 	}
+	ch := a.flight.DoChan(key, func() (any, error) {
+		// The first caller's cancellation must not fail the others waiting for this result.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*st.cfg.timeout())
+		defer cancel()
+		return a.loadOrRegister(fctx, st, d, key)
+	})
+	select {
+	case <-ctx.Done():
+		return client{}, fmt.Errorf("%w: %s: waiting for the registration: %w", ErrAuthServer, st.cfg.Name, ctx.Err())
+	case res := <-ch:
+		if res.Err != nil {
+			return client{}, res.Err
+		}
+		return res.Val.(client), nil
+	}
+}
+
+// loadOrRegister is dynamicClient's one flight: the client another replica stored, else a new
+// registration unless the last one failed within its cooldown.
+func (a *asClient) loadOrRegister(ctx context.Context, st *backendState, d *discovered, key string) (client, error) {
+	if c, ok := st.cachedClient(key, a.now()); ok {
+		return c, nil // a flight that ended just before this one began
+	}
 	if raw, ok, err := a.store.Get(ctx, key); err != nil {
 		return client{}, fmt.Errorf("%w: %s: the shared store: %w", ErrAuthServer, st.cfg.Name, err)
 	} else if ok {
@@ -76,9 +106,12 @@ func (a *asClient) dynamicClient(ctx context.Context, st *backendState, d *disco
 			return st.keepClient(key, r), nil
 		}
 	}
+	if err := st.coolingDown(key, a.now()); err != nil {
+		return client{}, err
+	}
 	r, err := a.register(ctx, st, d)
 	if err != nil {
-		return client{}, err
+		return client{}, st.registrationFailed(key, a.now(), err)
 	}
 	sealed, err := a.sealRegistered(r)
 	if err != nil {

@@ -152,6 +152,12 @@ type backendState struct {
 	regKey   string
 	reg      registered
 	regValid bool
+	// regFailKey, regFailures, regRetryAt and regErr are the failed registrations in a row
+	// (under one key) and the cooldown they began (cooldown.go).
+	regFailKey  string
+	regFailures int
+	regRetryAt  time.Time
+	regErr      error
 }
 
 func (st *backendState) cachedClient(key string, now time.Time) (client, bool) {
@@ -167,6 +173,7 @@ func (st *backendState) keepClient(key string, r registered) client {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.regKey, st.reg, st.regValid = key, r, true
+	st.regFailKey, st.regFailures = "", 0
 	return client{ID: r.ID, Secret: r.Secret}
 }
 
