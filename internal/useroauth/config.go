@@ -26,6 +26,9 @@ const (
 	DefaultClientName = "MCP gateway"
 	// DefaultTimeout bounds one request to a backend's authorization server or metadata.
 	DefaultTimeout = 10 * time.Second
+	// MaxTimeout bounds Backend.Timeout: a refresh holds the other replicas off for twice as
+	// long, so a replica that died while refreshing must not hold them off for hours.
+	MaxTimeout = time.Minute
 	// DefaultRefreshBefore is how long before its expiry an access token is refreshed.
 	DefaultRefreshBefore = time.Minute
 	// DefaultTokenLifetime is assumed for an access token issued without expires_in (RFC 6749
@@ -161,6 +164,9 @@ func (b *Backend) Problems() []error {
 	if strings.ContainsAny(b.ClientID+b.ClientSecret, "\r\n\x00") {
 		add("clientID", "clientID or clientSecret has a control character")
 	}
+	if b.Timeout < 0 || b.Timeout > MaxTimeout {
+		add("timeout", "%s: want at most %s for a per-user OAuth backend (one request to its authorization server)", b.Timeout, MaxTimeout)
+	}
 	if b.AuthServer != "" {
 		if err := checkEndpoint(b.AuthServer); err != nil {
 			add("authServer", "%v", err)
@@ -215,6 +221,16 @@ func (b *Backend) timeout() time.Duration {
 		return b.Timeout
 	}
 	return DefaultTimeout
+}
+
+// lockTTL is how long a replica's refresh lock holds the others off: longer than its refresh
+// can run (twice timeout: discovery, then the token request; the flight's deadline) and the
+// time it may then spend storing the result (storeWindow), so no other replica refreshes with
+// the same refresh token while it runs (a server that rotates refresh tokens would take the
+// second use for a replay). A replica that died holding it stops refreshes no longer than
+// that.
+func (b *Backend) lockTTL() time.Duration {
+	return max(minLockTTL, 2*b.timeout()+storeWindow)
 }
 
 func (b *Backend) registration() Registration {

@@ -1,6 +1,7 @@
 package useroauth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,6 +75,8 @@ type fixtureOptions struct {
 	registration Registration
 	// replicaOf, when set, builds another replica of that fixture: same parts, same store.
 	replicaOf *fixture
+	// timeout is the backend's Timeout; default 1s.
+	timeout time.Duration
 	// sharedURL, with replicaOf, gives this replica the other's BaseURL, as replicas behind
 	// one balancer have (its callback URL, so its registration key, is the other's).
 	sharedURL bool
@@ -125,7 +128,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	f.idp.AddWebClient(pagesClientID, pagesClientSecret, base+"/signin/callback")
 	signIn := webpage.NewSignIn(webpage.SignInConfig{Issuer: f.idp.Issuer(), ClientID: pagesClientID, ClientSecret: pagesClientSecret,
 		RedirectURL: base + "/signin/callback", SessionTTL: 10 * time.Minute}, ring, nil, f.clock.Now)
-	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: time.Second}
+	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: cmp.Or(o.timeout, time.Second)}
 	if o.registration == "" || o.registration == RegistrationStatic {
 		b.ClientID, b.ClientSecret = asClientID, asClientSecret
 		f.as.AddJWTWebClient(asClientID, asClientSecret, base+"/connect/callback")
@@ -159,7 +162,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 func newStore(t *testing.T, f *fixture, redis bool) store.Store {
 	t.Helper()
 	if !redis {
-		m, err := store.NewMemory(store.MemoryOptions{})
+		m, err := store.NewMemory(store.MemoryOptions{Now: f.clock.Now}) // its ttls follow the fixture's clock
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package useroauth
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -151,5 +152,62 @@ func TestRefreshStoreDownMidway(t *testing.T) {
 	}
 	if got := f.mustToken(t, alice); got != fresh {
 		t.Error("the replicas disagree on the token")
+	}
+}
+
+// TestRefreshLockOutlastsRefresh: with a backend timeout of 20 s a refresh may run 40 s (its
+// discovery, then its token request). While one replica's token request is still at the
+// authorization server, past the 30 s the refresh lock used to last, the other replica must not
+// take the lock and send the same refresh token again (a server rotating refresh tokens takes
+// the second use for a replay): it waits, and both get the one refresh's token.
+func TestRefreshLockOutlastsRefresh(t *testing.T) {
+	f := newFixture(t, fixtureOptions{timeout: 20 * time.Second})
+	alice, old := connected(t, f)
+	other := newFixture(t, fixtureOptions{replicaOf: f, timeout: 20 * time.Second})
+	f.clock.Advance(24 * time.Hour)
+	entered, hold := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	held := func() { once.Do(func() { close(entered); <-hold }) }
+	f.onTokenRequest.Store(&held)
+	before := f.tokenRequests.Load()
+	got := make(chan string, 2)
+	fetch := func(svc *Service) {
+		tok, ok, err := svc.Token(t.Context(), backendName, alice)
+		if err != nil || !ok {
+			t.Errorf("Token: ok %v, %v", ok, err)
+		}
+		got <- tok
+	}
+	go fetch(f.svc)
+	<-entered
+	f.clock.Advance(35 * time.Second) // the store's clock: past 30 s, within the refresh's 40 s
+	go fetch(other.svc)
+	// The other replica's second refresh, if it sends one, arrives within this bound.
+	deadline := time.Now().Add(time.Second)
+	for f.tokenRequests.Load()-before < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(hold)
+	a, b := <-got, <-got
+	if n := f.tokenRequests.Load() - before; n != 1 {
+		t.Errorf("%d refresh requests at the authorization server, want 1", n)
+	}
+	if a != b || a == old || a == "" {
+		t.Error("the replicas got different or stale tokens")
+	}
+}
+
+// TestLockTTLCoversTheRefresh: every timeout a backend may have leaves the refresh lock longer
+// than the refresh and the time to store its result; a longer timeout is refused.
+func TestLockTTLCoversTheRefresh(t *testing.T) {
+	for _, d := range []time.Duration{0, time.Second, 10 * time.Second, 15 * time.Second, MaxTimeout} {
+		b := Backend{Timeout: d}
+		if b.lockTTL() < 2*b.timeout()+storeWindow {
+			t.Errorf("timeout %s: lock ttl %s, want at least %s", d, b.lockTTL(), 2*b.timeout()+storeWindow)
+		}
+	}
+	b := Backend{Name: "x", ClientID: "c", Timeout: MaxTimeout + time.Second}
+	if errs := b.Problems(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "timeout") {
+		t.Errorf("timeout above %s: %v", MaxTimeout, errs)
 	}
 }

@@ -14,10 +14,11 @@ import (
 
 // Refresh bounds.
 const (
-	// lockTTL bounds how long one replica's refresh lock holds the others off: far longer than
-	// a refresh (bounded by the backend's timeout), short enough that a replica that died
-	// holding it does not stop refreshes for long.
-	lockTTL = 30 * time.Second
+	// minLockTTL is the least time one replica's refresh lock holds the others off (lockTTL).
+	minLockTTL = 30 * time.Second
+	// storeWindow is the least time a replica holding refreshed tokens the store refused keeps
+	// trying to store them, under the lock (pendingStore).
+	storeWindow = 10 * time.Second
 	// waitPoll is how often a replica waiting for another's refresh looks at the record.
 	waitPoll = 50 * time.Millisecond
 )
@@ -176,7 +177,7 @@ func (s *Service) refresh(ctx context.Context, st *backendState, who vault.Calle
 // holds it.
 func (s *Service) refreshShared(ctx context.Context, st *backendState, who vault.Caller, seen *vault.Entry) (*vault.Entry, error) {
 	for {
-		release, ok, err := s.vault.Lock(ctx, who, st.cfg.Name, lockTTL)
+		release, ok, err := s.vault.Lock(ctx, who, st.cfg.Name, st.cfg.lockTTL())
 		if err != nil {
 			s.obs.Refresh(st.cfg.Name, RefreshUnavailable)
 			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
@@ -226,7 +227,7 @@ func (s *Service) awaitRefresh(ctx context.Context, st *backendState, who vault.
 			return e, nil
 		}
 		// Free again without a new record: the other replica failed; try ourselves.
-		if release, ok, err := s.vault.Lock(ctx, who, st.cfg.Name, lockTTL); err == nil && ok {
+		if release, ok, err := s.vault.Lock(ctx, who, st.cfg.Name, st.cfg.lockTTL()); err == nil && ok {
 			release()
 			return nil, nil
 		}
