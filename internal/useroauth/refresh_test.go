@@ -211,3 +211,28 @@ func TestLockTTLCoversTheRefresh(t *testing.T) {
 		t.Errorf("timeout above %s: %v", MaxTimeout, errs)
 	}
 }
+
+// TestInvalidGrantAfterAnotherRefresh: a refresh that read the record before another replica
+// refreshed it sends the refresh token that refresh rotated away, and the server answers
+// invalid_grant. The newer record is the caller's connection: it is kept and used, and the
+// caller is not sent to connect again.
+func TestInvalidGrantAfterAnotherRefresh(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice, _ := connected(t, f)
+	stale, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(24 * time.Hour)
+	fresh := f.mustToken(t, alice) // another refresh, which rotates the refresh token
+	e, err := f.svc.refreshNow(t.Context(), f.svc.backends[backendName], alice, stale)
+	if f.obs.count("refresh invalid_grant") != 1 {
+		t.Fatalf("the stale refresh token was not refused (metrics %v): the server does not rotate, the test proves nothing", f.obs.counts)
+	}
+	if err != nil || e == nil || e.AccessToken != fresh {
+		t.Errorf("refresh with the rotated-away token: %v, %v; want the newer record", e, err)
+	}
+	if got := f.mustToken(t, alice); got != fresh {
+		t.Error("the newer record went")
+	}
+}

@@ -115,13 +115,17 @@ func (s *Service) usable(ctx context.Context, st *backendState, who vault.Caller
 	return e, nil
 }
 
-// drop removes a record that may not be used, and says why (never what it held).
-func (s *Service) drop(ctx context.Context, who vault.Caller, backend string, e *vault.Entry, why string) {
-	if _, err := s.vault.Delete(ctx, who, backend, e); err != nil {
-		return
+// drop removes a record that may not be used, and says why (never what it held). It reports
+// whether e was still the record (and so went, or the store failed): false when another
+// replica or the user replaced it meanwhile.
+func (s *Service) drop(ctx context.Context, who vault.Caller, backend string, e *vault.Entry, why string) bool {
+	removed, err := s.vault.Delete(ctx, who, backend, e)
+	if err != nil || !removed {
+		return err != nil
 	}
 	s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: token record removed", slog.String("subject", who.Issuer+"#"+who.Subject),
 		slog.String("upstream", backend), slog.String("why", why))
+	return true
 }
 
 // reseal seals a record read under an older key again under the newest, best effort: key
@@ -262,8 +266,12 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	switch {
 	case invalidGrant(err):
 		s.obs.Refresh(name, RefreshInvalidGrant)
-		s.drop(ctx, who, name, e, "the authorization server refused the refresh token")
-		return nil, nil
+		if s.drop(ctx, who, name, e, "the authorization server refused the refresh token") {
+			return nil, nil
+		}
+		// The record is no longer e: refreshed or connected anew meanwhile (the refused token
+		// was already rotated away). That record is the caller's connection, not consent.
+		return s.usable(ctx, st, who)
 	case err != nil:
 		s.obs.Refresh(name, RefreshUnavailable)
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: refresh failed", slog.String("upstream", name), slog.String("error", err.Error()))
