@@ -117,7 +117,7 @@ type Deps struct {
 	// Clock returns the current time; default time.Now.
 	Clock func() time.Time
 	// HTTPClient reaches backends' metadata and authorization servers; default a client that
-	// follows no redirect.
+	// follows no redirect and connects to no link-local address (reach.go).
 	HTTPClient *http.Client
 }
 
@@ -211,7 +211,7 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 		s.obs = nopObserver{}
 	}
 	if s.client == nil {
-		s.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		s.client = defaultHTTPClient()
 	}
 	s.oauth = &asClient{http: s.client, store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,
 		redirectURL: deps.BaseURL + cfg.Path + "/callback", documentURL: deps.BaseURL + cfg.Path + metadataDocumentPath}
