@@ -67,6 +67,8 @@ type fixture struct {
 	counters *fixture
 	// onTokenRequest, when set, runs as the authorization server receives a token request.
 	onTokenRequest atomic.Pointer[func()]
+	// onRevoke, when set, runs as the authorization server receives a revocation request.
+	onRevoke atomic.Pointer[func()]
 }
 
 type fixtureOptions struct {
@@ -104,6 +106,9 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 				}
 			case "/revoke":
 				f.revocations.Add(1)
+				if fn := f.onRevoke.Load(); fn != nil {
+					(*fn)()
+				}
 			case "/register":
 				f.registrations.Add(1)
 			}

@@ -158,38 +158,68 @@ func (v *Vault) Subject(ctx context.Context, who Caller) (map[string]*Entry, err
 	return out, nil
 }
 
-// EachOfBackend calls fn with every caller's record for backend, in batches, and removes each
-// once fn returned (fn revokes the tokens at the authorization server first, best effort). A
-// record that does not open is removed too. It returns how many records went.
+// EachOfBackend removes every caller's record for backend, in batches, and calls fn with each
+// removed record that opened (fn revokes its tokens at the authorization server, best effort).
+// A record that does not open is removed too. It returns how many records went.
 func (v *Vault) EachOfBackend(ctx context.Context, backend string, fn func(e *Entry)) (int, error) {
 	n := 0
 	err := v.recs.NameOwners(ctx, backend, func(owners []string) error {
 		for _, o := range owners {
-			owner := Owner(o)
-			rec, ok, err := v.recs.GetRecord(ctx, o, backend)
+			e, err := v.takeOwned(ctx, Owner(o), backend)
 			if err != nil {
 				return err
 			}
-			if !ok {
+			if e == nil {
 				continue
 			}
-			e, err := v.open(owner, backend, rec)
-			if err == nil {
+			n++
+			if e.AccessToken != "" {
 				fn(e)
-			} else {
-				e = &Entry{raw: rec}
-			}
-			removed, err := v.deleteOwned(ctx, owner, backend, e)
-			if err != nil {
-				return err
-			}
-			if removed {
-				n++
 			}
 		}
 		return nil
 	})
 	return n, err
+}
+
+// Take removes who's record for backend, whatever it holds when it goes, and returns the record
+// removed: nil when there was none, one without tokens when it did not open. Removing first and
+// revoking what went after means a refresh landing meanwhile cannot keep a caller connected
+// whom a disconnect or an operator removed: its write finds no record (SwapRecord compares).
+func (v *Vault) Take(ctx context.Context, who Caller, backend string) (*Entry, error) {
+	e, err := v.takeOwned(ctx, who.Owner(), backend)
+	if e != nil && (e.Issuer != who.Issuer || e.Subject != who.Subject) {
+		e = &Entry{raw: e.raw} // another caller's (it opened under this owner): not revoked
+	}
+	return e, err
+}
+
+// takeTries bounds how often Take reads a record again that changed between its read and its
+// removal (each change is a refresh, at most one at a time per record); then the record goes
+// whatever it holds.
+const takeTries = 8
+
+func (v *Vault) takeOwned(ctx context.Context, owner Owner, backend string) (*Entry, error) {
+	var last *Entry
+	for range takeTries {
+		rec, ok, err := v.recs.GetRecord(ctx, string(owner), backend)
+		if err != nil || !ok {
+			return nil, err
+		}
+		last, err = v.open(owner, backend, rec)
+		if err != nil {
+			last = &Entry{raw: rec}
+		}
+		removed, err := v.recs.DeleteRecord(ctx, string(owner), backend, rec)
+		if err != nil || removed {
+			return last, err
+		}
+	}
+	removed, err := v.recs.DeleteRecord(ctx, string(owner), backend, nil)
+	if err != nil || !removed {
+		return nil, err
+	}
+	return last, nil
 }
 
 // Count returns how many callers hold a record for backend.
