@@ -1,8 +1,10 @@
 package useroauth
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -188,6 +190,9 @@ func newStore(t *testing.T, f *fixture, redis bool) store.Store {
 // endpoint.
 type asLink struct {
 	garbage, hang, hangRevoke atomic.Bool
+	// bloat, when set, makes the token endpoint's access tokens this many characters longer
+	// (the server's answer, rewritten on its way).
+	bloat atomic.Int64
 	// register, when set, is what the registration endpoint does instead of registering:
 	// "refuse" (HTTP 503 after the server saw the request), "hang", or "slow" (registers, after
 	// a moment: concurrent first users overlap).
@@ -222,7 +227,25 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 				Body: io.NopCloser(strings.NewReader("<html>oops</html>")), Request: r}, nil
 		}
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if n := l.bloat.Load(); n > 0 && err == nil && r.URL.Path == "/oauth/token" {
+		return bloated(resp, int(n))
+	}
+	return resp, err
+}
+
+// bloated is resp, a token endpoint's answer, with its access token n characters longer.
+func bloated(resp *http.Response, n int) (*http.Response, error) {
+	var body map[string]any
+	err := json.NewDecoder(resp.Body).Decode(&body)
+	_ = resp.Body.Close()
+	if at, ok := body["access_token"].(string); err == nil && ok {
+		body["access_token"] = at + strings.Repeat("x", n)
+	}
+	b, _ := json.Marshal(body)
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	resp.Header.Del("Content-Length")
+	return resp, nil
 }
 
 // registration does what asLink.register says with a request to the registration endpoint:

@@ -236,3 +236,26 @@ func TestInvalidGrantAfterAnotherRefresh(t *testing.T) {
 		t.Error("the newer record went")
 	}
 }
+
+// TestRefreshTooLargeToKeep: a refresh whose answer does not fit a record (the server's new
+// access token is larger than maxRecordBytes allows) is not the store being away: no retry can
+// store it. The call is not failed as retryable forever with the refresh lock held; the record
+// goes, the fresh tokens are revoked, the log says why, and the next call asks for consent.
+func TestRefreshTooLargeToKeep(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice, _ := connected(t, f)
+	f.clock.Advance(24 * time.Hour)
+	f.asLink.bloat.Store(14 << 10) // with the refresh token and the rest, past 16 KiB sealed
+	revocations := f.revocations.Load()
+	if tok, ok, err := f.svc.Token(t.Context(), backendName, alice); ok || err != nil {
+		t.Fatalf("refresh too large to keep: %d-byte token, ok %v, %v; want none, no error", len(tok), ok, err)
+	}
+	f.asLink.bloat.Store(0)
+	if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("the record is still there: %v", err)
+	}
+	if f.revocations.Load() == revocations {
+		t.Error("the fresh tokens were not revoked")
+	}
+	expectContains(t, "the log", f.log.String(), "maxRecordBytes")
+}

@@ -287,6 +287,14 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	}
 	swapped, err := s.vault.Swap(ctx, e, &t)
 	switch {
+	case err != nil && !vault.IsUnavailable(err):
+		// The answer does not fit a record (ErrTooLarge): no retry will store it, so it is
+		// not the store being away. The fresh tokens are revoked, and consent, asked again,
+		// says on its page why the tokens cannot be kept.
+		s.obs.Refresh(name, RefreshUnavailable)
+		s.revokeTokens(ctx, st, &t)
+		s.drop(ctx, who, name, e, "the refreshed tokens do not fit a record (userOAuth.maxRecordBytes)")
+		return nil, nil
 	case err != nil:
 		s.obs.Refresh(name, RefreshUnavailable)
 		return nil, &unsavedError{old: e, fresh: t, err: fmt.Errorf("%w: %w", ErrUnavailable, err)}
