@@ -194,8 +194,9 @@ type asLink struct {
 	// (the server's answer, rewritten on its way).
 	bloat atomic.Int64
 	// register, when set, is what the registration endpoint does instead of registering:
-	// "refuse" (HTTP 503 after the server saw the request), "hang", or "slow" (registers, after
-	// a moment: concurrent first users overlap).
+	// "refuse" (HTTP 503 after the server saw the request), "hang", "expired" (registers, but
+	// the answer says the client secret expired in 1970), or "slow" (registers, after a moment:
+	// concurrent first users overlap).
 	register atomic.Pointer[string]
 	// registerSent counts the requests the gateway sent to the registration endpoint, including
 	// those that never reached the server.
@@ -236,11 +237,24 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // bloated is resp, a token endpoint's answer, with its access token n characters longer.
 func bloated(resp *http.Response, n int) (*http.Response, error) {
+	return rewrite(resp, func(body map[string]any) {
+		if at, ok := body["access_token"].(string); ok {
+			body["access_token"] = at + strings.Repeat("x", n)
+		}
+	})
+}
+
+// rewritten is resp, a JSON object answer, with member set to v.
+func rewritten(resp *http.Response, member string, v any) (*http.Response, error) {
+	return rewrite(resp, func(body map[string]any) { body[member] = v })
+}
+
+func rewrite(resp *http.Response, change func(map[string]any)) (*http.Response, error) {
 	var body map[string]any
 	err := json.NewDecoder(resp.Body).Decode(&body)
 	_ = resp.Body.Close()
-	if at, ok := body["access_token"].(string); err == nil && ok {
-		body["access_token"] = at + strings.Repeat("x", n)
+	if err == nil {
+		change(body)
 	}
 	b, _ := json.Marshal(body)
 	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
@@ -263,6 +277,9 @@ func (l *asLink) registration(r *http.Request, mode string) (*http.Response, err
 		}
 	}
 	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && mode == "expired" {
+		return rewritten(resp, "client_secret_expires_at", 1)
+	}
 	if err != nil || mode != "refuse" {
 		return resp, err
 	}

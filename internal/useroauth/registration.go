@@ -20,6 +20,9 @@ import (
 const (
 	// registrationPrefix keys a dynamically registered client in the shared store.
 	registrationPrefix = "useroauth/client/"
+	// minClientLife is the least time a registered client's secret must have left for the
+	// registration to count: one that expires sooner is a failed registration.
+	minClientLife = time.Minute
 	// metadataDocumentPath is where the Client ID Metadata Document is served, under Path.
 	metadataDocumentPath = "/client-metadata.json"
 )
@@ -174,6 +177,12 @@ func (a *asClient) register(ctx context.Context, st *backendState, d *discovered
 	r := registered{ID: w.ClientID, Secret: w.ClientSecret}
 	if w.SecretExpiresAt > 0 {
 		r.Expires = time.Unix(w.SecretExpiresAt, 0)
+		if r.Expires.Before(a.now().Add(minClientLife)) {
+			// Expired on arrival (or nearly): kept, it would be registered again on every
+			// use; refused, it is a failure the cooldown spaces out.
+			return registered{}, fmt.Errorf("%w: %s: the registration's client secret expires at once (client_secret_expires_at %d)",
+				ErrAuthServer, st.cfg.Name, w.SecretExpiresAt)
+		}
 	}
 	a.log.Info("useroauth: registered at the authorization server", "upstream", st.cfg.Name, "auth_server", d.as.Issuer)
 	return r, nil

@@ -151,3 +151,23 @@ func startConnect(t *testing.T, f *fixture) (int, string) {
 	_ = resp.Body.Close()
 	return resp.StatusCode, resp.Header.Get("Retry-After")
 }
+
+// TestRegistrationExpiredOnArrival: a registration answer whose client secret has already
+// expired is a failed registration (cooldown, retryable error), not a client to use once and
+// register again on every later use.
+func TestRegistrationExpiredOnArrival(t *testing.T) {
+	f := newFixture(t, fixtureOptions{registration: RegistrationDynamic, authServer: realop.AuthServerOptions{Registration: true}})
+	st := f.svc.backends[backendName]
+	expired := "expired"
+	f.asLink.register.Store(&expired)
+	for range 3 {
+		_, _, err := f.svc.serverAndClient(t.Context(), st)
+		var re *RetryError
+		if !errors.As(err, &re) || !errors.Is(err, ErrAuthServer) {
+			t.Fatalf("registration expired on arrival: %v; want a RetryError", err)
+		}
+	}
+	if n := f.asLink.registerSent.Load(); n != 1 {
+		t.Errorf("%d registrations for 3 uses, want 1", n)
+	}
+}
