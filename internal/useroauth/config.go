@@ -178,11 +178,32 @@ func (b *Backend) Problems() []error {
 		}
 	}
 	for _, s := range b.Scopes {
-		if s == "" || strings.ContainsAny(s, " \"\\\r\n\x00") {
+		if !scopeToken(s) {
 			add("scopes", "%q is not a scope token (RFC 6749 §3.3)", s)
 		}
 	}
+	if len(b.Scopes) > maxScopes {
+		add("scopes", "%d scopes: want at most %d", len(b.Scopes), maxScopes)
+	}
 	return errs
+}
+
+// maxScopes bounds the scopes the gateway asks for: configured, or listed by a backend's
+// resource metadata.
+const maxScopes = 64
+
+// scopeToken reports whether s is one scope token (RFC 6749 §3.3: one or more of %x21, %x23-5B,
+// %x5D-7E, at most 256 here): what a page shows as one scope is one scope to the server.
+func scopeToken(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // checkEndpoint refuses an authorization server URL the gateway would send codes, secrets or

@@ -132,7 +132,9 @@ func (x *discoverer) discover(ctx context.Context) (*discovered, error) {
 				return nil, err
 			}
 			if len(scopes) == 0 {
-				scopes = rm.ScopesSupported
+				if scopes, err = listedScopes(b, rm); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -141,6 +143,23 @@ func (x *discoverer) discover(ctx context.Context) (*discovered, error) {
 		return nil, err
 	}
 	return &discovered{as: *as, scopes: scopes}, nil
+}
+
+// listedScopes is the scopes_supported of a backend's resource metadata, each a scope token
+// and at most maxScopes of them: a value with a space would be shown on the connect page as one
+// scope and asked of the server as two.
+func listedScopes(b *Backend, rm *resourceMetadata) ([]string, error) {
+	if len(rm.ScopesSupported) > maxScopes {
+		return nil, fmt.Errorf("%w: %s: the resource metadata lists %d scopes, more than %d: configure auth.scopes",
+			ErrAuthServer, b.Name, len(rm.ScopesSupported), maxScopes)
+	}
+	for _, sc := range rm.ScopesSupported {
+		if !scopeToken(sc) {
+			return nil, fmt.Errorf("%w: %s: the resource metadata lists a scope that is not a scope token (RFC 6749 §3.3): configure auth.scopes",
+				ErrAuthServer, b.Name)
+		}
+	}
+	return rm.ScopesSupported, nil
 }
 
 // pickServer chooses the authorization server among those the resource metadata lists: the

@@ -126,3 +126,39 @@ func TestDefaultClientRefusesLinkLocal(t *testing.T) {
 		t.Error("the default client follows redirects")
 	}
 }
+
+// TestListedScopesAreScopeTokens: the scopes a backend's resource metadata lists are asked of
+// the authorization server and shown on the connect page; each must be one scope token, so the
+// page shows what is asked ("notes admin" would be one scope on the page and two at the
+// server), and there are at most maxScopes of them.
+func TestListedScopesAreScopeTokens(t *testing.T) {
+	h := startHostileSite(t)
+	const issuer = "https://example.com"
+	m := map[string]any{"issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": issuer + "/token",
+		"code_challenge_methods_supported": []string{"S256"}}
+	h.asMeta.Store(&m)
+	many := make([]string, maxScopes+1)
+	for i := range many {
+		many[i] = "s" + strings.Repeat("x", i%7) + string(rune('a'+i%26))
+	}
+	for _, scopes := range [][]string{{"notes admin"}, {"notes", ""}, {"a\x00b"}, {"caf\u00e9"}, {`a"b`}, {`a\b`},
+		{"notes\tadmin"}, {strings.Repeat("s", 257)}, many} {
+		prm := map[string]any{"resource": issuer + "/mcp", "authorization_servers": []string{issuer}, "scopes_supported": scopes}
+		h.prm.Store(&prm)
+		if _, err := h.discover(t, Backend{URL: issuer + "/mcp"}); !errors.Is(err, ErrAuthServer) || !strings.Contains(err.Error(), "scope") {
+			t.Errorf("scopes %q: %v; want refused", scopes[0], err)
+		}
+	}
+	prm := map[string]any{"resource": issuer + "/mcp", "authorization_servers": []string{issuer},
+		"scopes_supported": []string{"openid", "notes:read", "https://example.com/auth/x"}}
+	h.prm.Store(&prm)
+	if d, err := h.discover(t, Backend{URL: issuer + "/mcp"}); err != nil || len(d.scopes) != 3 {
+		t.Errorf("valid scopes: %v, %v", d, err)
+	}
+	for _, sc := range []string{"caf\u00e9", "a\x01b"} {
+		b := Backend{Name: "x", ClientID: "c", Scopes: []string{sc}}
+		if errs := b.Problems(); len(errs) != 1 {
+			t.Errorf("configured scope %q: %v; want refused", sc, errs)
+		}
+	}
+}
