@@ -128,6 +128,9 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	var refused *oauthError
 	switch {
 	case errors.As(err, &refused):
+		if invalidClient(err) {
+			s.oauth.forgetClient(ctx, b, d, c)
+		}
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code refused", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
 		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailCodeRefused, "The authorization server did not accept the sign-in ("+refused.Code+"). Nothing was stored; start again.")
 		return

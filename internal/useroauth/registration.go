@@ -75,7 +75,7 @@ func (a *asClient) dynamicClient(ctx context.Context, st *backendState, d *disco
 	if d.as.RegistrationEndpoint == "" {
 		return client{}, fmt.Errorf("%w: %s: the authorization server has no registration endpoint", ErrAuthServer, st.cfg.Name)
 	}
-	key := registrationPrefix + st.cfg.Name + "\x00" + d.as.Issuer + "\x00" + a.redirectURL
+	key := a.registrationKey(st, d)
 	if c, ok := st.cachedClient(key, a.now()); ok {
 		return c, nil
 	}
@@ -135,6 +135,32 @@ func (a *asClient) loadOrRegister(ctx context.Context, st *backendState, d *disc
 		}
 	}
 	return st.keepClient(key, r), nil
+}
+
+// registrationKey keys the backend's dynamically registered client in the store: per backend,
+// authorization server and callback URL.
+func (a *asClient) registrationKey(st *backendState, d *discovered) string {
+	return registrationPrefix + st.cfg.Name + "\x00" + d.as.Issuer + "\x00" + a.redirectURL
+}
+
+// forgetClient is the authorization server answering invalid_client to the gateway's dynamically
+// registered client c: it no longer knows it (servers clean up registrations). Kept, the client
+// would fail every refresh and connect until a restart; forgotten here and in the store (while
+// the store still holds it), the next use registers anew. The users' tokens were issued to the
+// old client: their records are dropped on their next use and they connect again.
+func (a *asClient) forgetClient(ctx context.Context, st *backendState, d *discovered, c client) {
+	if st.cfg.registration() != RegistrationDynamic {
+		return // the operator's client (or the metadata document's): nothing to register
+	}
+	key := a.registrationKey(st, d)
+	st.forgetClient(key, c.ID)
+	if raw, ok, err := a.store.Get(ctx, key); err == nil && ok {
+		if r, err := a.openRegistered(raw); err != nil || r.ID == c.ID {
+			_ = a.store.Delete(ctx, key)
+		}
+	}
+	a.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: the authorization server no longer knows the gateway's registered client; it registers again",
+		slog.String("upstream", st.cfg.Name), slog.String("auth_server", d.as.Issuer))
 }
 
 // register sends the registration request and reads the answer (RFC 7591 §3).

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 )
@@ -170,4 +171,33 @@ func TestRegistrationExpiredOnArrival(t *testing.T) {
 	if n := f.asLink.registerSent.Load(); n != 1 {
 		t.Errorf("%d registrations for 3 uses, want 1", n)
 	}
+}
+
+// TestRegisteredClientForgotten: the authorization server drops the gateway's dynamically
+// registered client (servers clean registrations up) and answers invalid_client. That refresh
+// fails retryably; the client is forgotten (here and in the store), the next use registers a
+// new one, and the record issued to the old client is dropped so the user connects again,
+// instead of every refresh and connect failing until a restart.
+func TestRegisteredClientForgotten(t *testing.T) {
+	f := newFixture(t, fixtureOptions{registration: RegistrationDynamic, authServer: realop.AuthServerOptions{Registration: true}})
+	alice, _ := connected(t, f)
+	e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.as.RemoveClient(e.ClientID)
+	f.clock.Advance(24 * time.Hour)
+	if _, ok, err := f.svc.Token(t.Context(), backendName, alice); ok || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("refresh with a client the server dropped: ok %v, %v; want ErrUnavailable", ok, err)
+	}
+	sent := f.asLink.registerSent.Load()
+	f.noToken(t, alice) // registers anew; the old client's record goes
+	if n := f.asLink.registerSent.Load() - sent; n != 1 {
+		t.Errorf("%d registrations after the client was dropped, want 1", n)
+	}
+	_, c, err := f.svc.serverAndClient(t.Context(), f.svc.backends[backendName])
+	if err != nil || c.ID == e.ClientID || c.ID == "" {
+		t.Errorf("the gateway's client now: %q, %v; want a new one", c.ID, err)
+	}
+	expectContains(t, "the log", f.log.String(), "no longer knows the gateway's registered client")
 }

@@ -169,6 +169,15 @@ func (st *backendState) cachedClient(key string, now time.Time) (client, bool) {
 	return client{ID: st.reg.ID, Secret: st.reg.Secret}, true
 }
 
+// forgetClient drops the cached client under key when it is id.
+func (st *backendState) forgetClient(key, id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.regKey == key && st.reg.ID == id {
+		st.regValid = false
+	}
+}
+
 func (st *backendState) keepClient(key string, r registered) client {
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -273,6 +273,9 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 		// was already rotated away). That record is the caller's connection, not consent.
 		return s.usable(ctx, st, who)
 	case err != nil:
+		if invalidClient(err) {
+			s.oauth.forgetClient(ctx, st, d, c)
+		}
 		s.obs.Refresh(name, RefreshUnavailable)
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: refresh failed", slog.String("upstream", name), slog.String("error", err.Error()))
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
