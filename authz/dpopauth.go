@@ -212,11 +212,12 @@ func fromProofError(err error, ns *dpop.Nonces, now time.Time) error {
 }
 
 // recordProof refuses a proof whose jti its key used before, until the proof could no longer
-// pass the iat check. The caller (issuer and subject) owns the record, so one caller's proofs
-// count against its own budget only.
+// pass the iat check on any replica: this one's window, plus dpop.ReplicaSkew for a replica whose
+// clock runs behind, which takes the iat for that much longer. The caller (issuer and subject)
+// owns the record, so one caller's proofs count against its own budget only.
 func (s *Service) recordProof(ctx context.Context, p *Principal, proof *dpop.Proof, now time.Time) error {
 	d := s.dpop
-	ttl := proof.IssuedAt.Add(d.verifier.Window()).Sub(now) + time.Second
+	ttl := proof.IssuedAt.Add(d.verifier.Window()+dpop.ReplicaSkew).Sub(now) + time.Second
 	owner := p.Issuer + "#" + p.Subject
 	use, err := d.replay.FirstUse(ctx, owner, proof.JKT+"."+proof.JTI, max(ttl, time.Second), d.budget)
 	switch {

@@ -353,3 +353,33 @@ func TestConfirmationNotVerifiedRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestDPoPReplayAcrossSkewedReplicas: a proof's jti is remembered for as long as any replica
+// could still take its iat within the window, not only the one that recorded it: a replica
+// whose clock runs behind (up to dpop.ReplicaSkew) accepts the proof for longer, and must find the
+// record there. Two Services share one replay store, B's clock 20 seconds behind A's.
+func TestDPoPReplayAcrossSkewedReplicas(t *testing.T) {
+	f := newDPoPFixture(t, nil)
+	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k", Secret: []byte(strings.Repeat("s", 32))}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := func() time.Time { return f.clk.Now().Add(-20 * time.Second) }
+	b, err := New(Config{Issuers: []IssuerConfig{{Issuer: f.iss.URL()}}, DPoP: DPoPConfig{Mode: DPoPAllowed}},
+		Options{ResourceURI: testResource, Now: behind, DPoP: DPoPOptions{Replay: f.store, Keys: ring}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHolder(t)
+	tok := f.bound(t, h.jkt)
+	proof := h.proof(t, f.clk, tok, nil)
+	if _, _, err := f.present(tok, proof); err != nil {
+		t.Fatalf("first use on A: %v", err)
+	}
+	// On A the proof's iat has left the window; on B, 20 seconds behind, it has not.
+	f.clk.Advance(dpop.DefaultWindow + 10*time.Second)
+	_, _, err = b.AuthenticateDPoP(context.Background(), DPoPRequest{Token: tok, Proofs: []string{proof}, Method: "POST", URL: testResource})
+	if Reason(err) != ReasonDPoPReplay {
+		t.Fatalf("replayed on the replica behind: %v, want %s", err, ReasonDPoPReplay)
+	}
+}
