@@ -254,6 +254,10 @@ func (s *Service) AuthenticateBearer(ctx context.Context, raw string) (*Principa
 	return p, nil
 }
 
+// BearerAccepted reports whether some issuer's tokens are accepted with the Bearer scheme: false
+// only where every issuer requires DPoP-bound tokens, which then come with the DPoP scheme.
+func (s *Service) BearerAccepted() bool { return s.dpop == nil || s.dpop.bearer }
+
 // DPoPChallenge is the challenge of a call whose policy rule requires DPoP (dpop: required)
 // from a caller who presented a bearer token.
 func (s *Service) DPoPChallenge() Challenge {
