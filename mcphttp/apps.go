@@ -55,7 +55,7 @@ func (x *request) appRoute(name string, resolved upstreams.Target, err error) (u
 		return upstreams.Target{}, "", errUnknownName("tool")
 	}
 	q.SubjectToken = x.listSubjectToken()
-	target, err := x.s.backends.ResolveAppName(x.ctx, q, name, x.appCallable)
+	target, err := x.s.backends.ResolveAppName(x.ctx, q, name, appCallable(x))
 	switch {
 	case errors.Is(err, upstreams.ErrAmbiguousAppName):
 		return upstreams.Target{}, "", errAmbiguousAppName(name)
@@ -67,16 +67,19 @@ func (x *request) appRoute(name string, resolved upstreams.Target, err error) (u
 	return target, x.s.backends.Namespaced(upstreams.KindTool, target), nil
 }
 
-// appCallable reports whether this caller, on this endpoint, could call the tool t: the
-// endpoint's tool set selects it and the policy answers a call of it as the tool's own. An app's
-// backend name is resolved among those only (ResolveAppName), so a backend the caller may not use
+// appCallable returns whether this caller, on this endpoint, could call a tool: the endpoint's
+// tool set selects it and the policy answers a call of it as the tool's own. An app's backend
+// name is resolved among those only (ResolveAppName), so a backend the caller may not use
 // neither makes the name ambiguous nor is sent anything, and the refusals tell the caller nothing
-// of it.
-func (x *request) appCallable(t upstreams.Target) bool {
-	if x.set != nil && !x.set.selects(upstreams.KindTool, t) {
-		return false
+// of it. A function, not a method: the request type keeps its method budget.
+func appCallable(x *request) func(upstreams.Target) bool {
+	set, auth, p := x.set, x.s.auth, x.caller.principal
+	return func(t upstreams.Target) bool {
+		if set != nil && !set.selects(upstreams.KindTool, t) {
+			return false
+		}
+		return auth == nil || auth.Callable(p, authz.KindTool, t.Upstream, t.Name)
 	}
-	return x.s.auth == nil || x.s.auth.Callable(x.caller.principal, authz.KindTool, t.Upstream, t.Name)
 }
 
 // errAmbiguousAppName refuses a backend's own tool name that more than one backend serving apps
