@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -228,19 +229,22 @@ func (v *Vault) Count(ctx context.Context, backend string) (int64, error) {
 }
 
 // Lock takes who's refresh lock for backend for ttl, across replicas: ok is false when another
-// replica holds it. release gives it back.
+// replica holds it. release gives it back, unless it ran out and another replica took it since:
+// each taking stores a value of its own, and release removes the lock only while it holds that
+// value (a read then a delete: a lock taken in between is the one case it cannot tell).
 func (v *Vault) Lock(ctx context.Context, who Caller, backend string, ttl time.Duration) (release func(), ok bool, err error) {
 	key := lockPrefix + string(who.Owner()) + "\x00" + backend
-	stored, _, err := v.locks.SetNX(ctx, key, []byte{1}, ttl)
+	mine := []byte(rand.Text())
+	stored, _, err := v.locks.SetNX(ctx, key, mine, ttl)
 	if err != nil || !stored {
 		return nil, false, err
 	}
 	return func() {
-		// A lock that outlived its ttl may be another replica's by now; ttl is far longer
-		// than one refresh, so that would be a refresh that hung past it.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_ = v.locks.Delete(dctx, key)
+		if cur, ok, err := v.locks.Get(dctx, key); err == nil && ok && bytes.Equal(cur, mine) {
+			_ = v.locks.Delete(dctx, key)
+		}
 	}, true, nil
 }
 

@@ -269,6 +269,27 @@ func testLock(t *testing.T, open func(t *testing.T) (store.Records, store.Store)
 	if _, ok, err := v2.Lock(ctx, alice, "saas", time.Minute); err != nil || !ok {
 		t.Errorf("the released lock: %v %v", ok, err)
 	}
+
+	// A lock that ran out and was taken by another replica is that replica's: the first
+	// holder's late release leaves it alone.
+	late, ok, err := v1.Lock(ctx, alice, "late", 50*time.Millisecond)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok, _ := v2.Lock(ctx, alice, "late", time.Minute); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lock never ran out")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	late()
+	if _, ok, err := v1.Lock(ctx, alice, "late", time.Minute); err != nil || ok {
+		t.Errorf("a late release freed another replica's lock: %v %v", ok, err)
+	}
 }
 
 func TestConfigValidate(t *testing.T) {
