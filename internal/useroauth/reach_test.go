@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,9 @@ func startHostileSite(t *testing.T) *hostileSite {
 	t.Helper()
 	h := &hostileSite{}
 	h.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if serveHostile(w, r) {
+			return
+		}
 		var doc *map[string]any
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource"):
@@ -160,5 +164,71 @@ func TestListedScopesAreScopeTokens(t *testing.T) {
 		if errs := b.Problems(); len(errs) != 1 {
 			t.Errorf("configured scope %q: %v; want refused", sc, errs)
 		}
+	}
+}
+
+// serveHostile serves the answers of an authorization server that never ends or never stops
+// growing, under /hostile/: a JSON document larger than any bound (big), a body that never
+// ends (endless), and one that trickles a byte at a time (drip). It reports whether it served.
+func serveHostile(w http.ResponseWriter, r *http.Request) bool {
+	kind, ok := strings.CutPrefix(r.URL.Path, "/hostile/")
+	if !ok {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch kind {
+	case "big":
+		_, _ = w.Write([]byte(`{"access_token":"` + strings.Repeat("a", 1<<20) + `","token_type":"Bearer","issuer":"x"}`))
+	case "endless", "drip":
+		_, _ = w.Write([]byte(`{"a":"`))
+		chunk := []byte(strings.Repeat("a", 32<<10))
+		if kind == "drip" {
+			chunk = chunk[:1]
+		}
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return true
+			}
+			w.(http.Flusher).Flush()
+			if kind == "drip" {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+	return true
+}
+
+// TestAnswersBounded: whatever a backend's metadata or an authorization server answers, the
+// gateway reads a bounded amount within a bounded time: a document larger than the bound, a
+// body that never ends and one that trickles are each an error wrapping ErrAuthServer, for the
+// metadata and for the token, registration and revocation endpoints alike.
+func TestAnswersBounded(t *testing.T) {
+	h := startHostileSite(t)
+	const site = "https://example.com/hostile/"
+	a := &asClient{http: h.client(), now: time.Now}
+	for _, kind := range []string{"big", "endless", "drip"} {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second) // the backend's timeout
+		done := make(chan error, 4)
+		go func() {
+			x := &discoverer{b: &Backend{Name: "hostile"}, client: h.client(), now: time.Now}
+			var m asMetadata
+			done <- x.fetchJSON(ctx, site+kind, &m)
+			_, err := a.tokenRequest(ctx, &asMetadata{TokenEndpoint: site + kind}, client{ID: "c"}, url.Values{})
+			done <- err
+			_, _, err = a.postJSON(ctx, site+kind, []byte("{}"))
+			done <- err
+			done <- a.revoke(ctx, &asMetadata{RevocationEndpoint: site + kind}, client{ID: "c"}, "t", "access_token")
+		}()
+		for i := range 4 {
+			select {
+			case err := <-done:
+				if !errors.Is(err, ErrAuthServer) {
+					t.Errorf("%s answer, request %d: %v; want ErrAuthServer", kind, i, err)
+				}
+			case <-time.After(time.Minute): // a liveness bound, far above the 1 s deadline
+				t.Fatalf("%s answer, request %d: still reading", kind, i)
+			}
+		}
+		cancel()
 	}
 }
