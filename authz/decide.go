@@ -107,6 +107,13 @@ func (p *Policy) Visible(pr *Principal, kind Kind, upstream, name string) bool {
 	return p.evaluate(pr, kind, upstream, name).Effect == Allow
 }
 
+// Callable reports whether a call of the item by pr is answered as the item's own, allowed or
+// a step-up naming scopes (Decide returns Allow or StepUp), rather than as an unknown name. It
+// does not log.
+func (p *Policy) Callable(pr *Principal, kind Kind, upstream, name string) bool {
+	return p.evaluate(pr, kind, upstream, name).Effect != Hidden
+}
+
 // Listing reports whether the item belongs in a list for pr and, for an item listed only
 // because the rule deciding its step-up says listWithoutScopes, the scopes a call needs (every
 // one the rule requires, as the 403 challenge names them; shared, do not modify). An item a

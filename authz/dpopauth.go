@@ -212,11 +212,12 @@ func fromProofError(err error, ns *dpop.Nonces, now time.Time) error {
 }
 
 // recordProof refuses a proof whose jti its key used before, until the proof could no longer
-// pass the iat check. The caller (issuer and subject) owns the record, so one caller's proofs
-// count against its own budget only.
+// pass the iat check on any replica: this one's window, plus dpop.ReplicaSkew for a replica whose
+// clock runs behind, which takes the iat for that much longer. The caller (issuer and subject)
+// owns the record, so one caller's proofs count against its own budget only.
 func (s *Service) recordProof(ctx context.Context, p *Principal, proof *dpop.Proof, now time.Time) error {
 	d := s.dpop
-	ttl := proof.IssuedAt.Add(d.verifier.Window()).Sub(now) + time.Second
+	ttl := proof.IssuedAt.Add(d.verifier.Window()+dpop.ReplicaSkew).Sub(now) + time.Second
 	owner := p.Issuer + "#" + p.Subject
 	use, err := d.replay.FirstUse(ctx, owner, proof.JKT+"."+proof.JTI, max(ttl, time.Second), d.budget)
 	switch {
@@ -252,6 +253,10 @@ func (s *Service) AuthenticateBearer(ctx context.Context, raw string) (*Principa
 	}
 	return p, nil
 }
+
+// BearerAccepted reports whether some issuer's tokens are accepted with the Bearer scheme: false
+// only where every issuer requires DPoP-bound tokens, which then come with the DPoP scheme.
+func (s *Service) BearerAccepted() bool { return s.dpop == nil || s.dpop.bearer }
 
 // DPoPChallenge is the challenge of a call whose policy rule requires DPoP (dpop: required)
 // from a caller who presented a bearer token.

@@ -311,3 +311,75 @@ func TestInScheme(t *testing.T) {
 		t.Errorf("with DPoP off: %+v", got)
 	}
 }
+
+// TestConfirmationNotVerifiedRefused: a token whose cnf binds it by a method the gateway cannot
+// check (RFC 8705 x5t#S256, RFC 7800 jwk, jwe, jku, kid, any other member) or by nothing at all
+// is refused as Bearer and with a proof, in every DPoP mode: taking it as a bearer token would
+// let whoever holds a copy use a token its issuer meant only for the holder of a certificate or
+// key. A token bound with cnf.jkt alone still passes with its proof.
+func TestConfirmationNotVerifiedRefused(t *testing.T) {
+	h := newHolder(t)
+	for _, mode := range []string{DPoPOff, DPoPAllowed} {
+		f := newDPoPFixture(t, func(c *Config) { c.DPoP.Mode = mode })
+		cnfs := map[string]map[string]any{
+			"empty":               {},
+			"x5t#S256":            {"x5t#S256": "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"},
+			"jwk":                 {"jwk": map[string]any{"kty": "EC", "crv": "P-256", "x": "a", "y": "b"}},
+			"kid":                 {"kid": "dfd1aa97-6d8d-4575-a0fe-34b96de2bfad"},
+			"jku":                 {"jku": "https://keys.example/k.json"},
+			"jkt and x5t#S256":    {"jkt": h.jkt, "x5t#S256": "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"},
+			"jkt and an unknown":  {"jkt": h.jkt, "osc": "x"},
+			"JKT in another case": {"JKT": h.jkt},
+		}
+		for name, cnf := range cnfs {
+			t.Run(mode+"/"+name, func(t *testing.T) {
+				tok := mint(t, f.iss, devissuer.Claims{"sub": "alice", "cnf": cnf})
+				if _, err := f.svc.AuthenticateBearer(context.Background(), tok); !errors.Is(err, ErrInvalidToken) {
+					t.Errorf("as Bearer: %v, want invalid_token", err)
+				}
+				if mode == DPoPOff {
+					return
+				}
+				if p, _, err := f.present(tok, h.proof(t, f.clk, tok, nil)); !errors.Is(err, ErrInvalidToken) {
+					t.Errorf("with a proof: %v (principal %+v), want invalid_token", err, p)
+				}
+			})
+		}
+		if mode == DPoPAllowed {
+			tok := f.bound(t, h.jkt)
+			if _, _, err := f.present(tok, h.proof(t, f.clk, tok, nil)); err != nil {
+				t.Errorf("cnf.jkt alone with its proof: %v", err)
+			}
+		}
+	}
+}
+
+// TestDPoPReplayAcrossSkewedReplicas: a proof's jti is remembered for as long as any replica
+// could still take its iat within the window, not only the one that recorded it: a replica
+// whose clock runs behind (up to dpop.ReplicaSkew) accepts the proof for longer, and must find the
+// record there. Two Services share one replay store, B's clock 20 seconds behind A's.
+func TestDPoPReplayAcrossSkewedReplicas(t *testing.T) {
+	f := newDPoPFixture(t, nil)
+	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k", Secret: []byte(strings.Repeat("s", 32))}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := func() time.Time { return f.clk.Now().Add(-20 * time.Second) }
+	b, err := New(Config{Issuers: []IssuerConfig{{Issuer: f.iss.URL()}}, DPoP: DPoPConfig{Mode: DPoPAllowed}},
+		Options{ResourceURI: testResource, Now: behind, DPoP: DPoPOptions{Replay: f.store, Keys: ring}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHolder(t)
+	tok := f.bound(t, h.jkt)
+	proof := h.proof(t, f.clk, tok, nil)
+	if _, _, err := f.present(tok, proof); err != nil {
+		t.Fatalf("first use on A: %v", err)
+	}
+	// On A the proof's iat has left the window; on B, 20 seconds behind, it has not.
+	f.clk.Advance(dpop.DefaultWindow + 10*time.Second)
+	_, _, err = b.AuthenticateDPoP(context.Background(), DPoPRequest{Token: tok, Proofs: []string{proof}, Method: "POST", URL: testResource})
+	if Reason(err) != ReasonDPoPReplay {
+		t.Fatalf("replayed on the replica behind: %v, want %s", err, ReasonDPoPReplay)
+	}
+}

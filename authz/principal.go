@@ -119,9 +119,12 @@ func (r claimReader) principal(claims map[string]any) *Principal {
 	return p
 }
 
-// checkConfirmation refuses a cnf claim that is not an object, or whose jkt is present but not a
-// non-empty string: such a token says it is bound without saying to what, and must be neither
-// taken for a bearer token nor matched against a proof.
+// checkConfirmation refuses a cnf claim that is not an object, or that binds the token by
+// anything but one non-empty string jkt (RFC 9449 §6.1). Every member of cnf is a confirmation
+// method (RFC 7800 §3.1): x5t#S256 (RFC 8705), jwk, jwe, jku, kid, and any later one bind the
+// token to a certificate or key this gateway never checks, so such a token, taken for a bearer
+// token, would serve whoever holds a copy. An empty cnf says the token is bound without saying
+// to what. Neither is taken for a bearer token nor matched against a proof.
 func checkConfirmation(claims map[string]any) error {
 	v, present := claims["cnf"]
 	if !present {
@@ -131,10 +134,8 @@ func checkConfirmation(claims map[string]any) error {
 	if !ok {
 		return invalid(ReasonClaims, "cnf")
 	}
-	if j, present := cnf["jkt"]; present {
-		if s, ok := j.(string); !ok || s == "" {
-			return invalid(ReasonClaims, "cnf.jkt")
-		}
+	if s, ok := cnf["jkt"].(string); !ok || s == "" || len(cnf) != 1 {
+		return invalid(ReasonClaims, "cnf: a confirmation method other than jkt")
 	}
 	return nil
 }

@@ -91,6 +91,11 @@ func (s *Service) Visible(p *Principal, kind Kind, upstream, name string) bool {
 	return s.policy.Visible(p, kind, upstream, name)
 }
 
+// Callable is Policy().Callable.
+func (s *Service) Callable(p *Principal, kind Kind, upstream, name string) bool {
+	return s.policy.Callable(p, kind, upstream, name)
+}
+
 // Listing is Policy().Listing.
 func (s *Service) Listing(p *Principal, kind Kind, upstream, name string) (bool, []string) {
 	return s.policy.Listing(p, kind, upstream, name)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -54,7 +55,7 @@ func (x *request) appRoute(name string, resolved upstreams.Target, err error) (u
 		return upstreams.Target{}, "", errUnknownName("tool")
 	}
 	q.SubjectToken = x.listSubjectToken()
-	target, err := x.s.backends.ResolveAppName(x.ctx, q, name)
+	target, err := x.s.backends.ResolveAppName(x.ctx, q, name, appCallable(x))
 	switch {
 	case errors.Is(err, upstreams.ErrAmbiguousAppName):
 		return upstreams.Target{}, "", errAmbiguousAppName(name)
@@ -64,6 +65,21 @@ func (x *request) appRoute(name string, resolved upstreams.Target, err error) (u
 		return upstreams.Target{}, "", err
 	}
 	return target, x.s.backends.Namespaced(upstreams.KindTool, target), nil
+}
+
+// appCallable returns whether this caller, on this endpoint, could call a tool: the endpoint's
+// tool set selects it and the policy answers a call of it as the tool's own. An app's backend
+// name is resolved among those only (ResolveAppName), so a backend the caller may not use
+// neither makes the name ambiguous nor is sent anything, and the refusals tell the caller nothing
+// of it. A function, not a method: the request type keeps its method budget.
+func appCallable(x *request) func(upstreams.Target) bool {
+	set, auth, p := x.set, x.s.auth, x.caller.principal
+	return func(t upstreams.Target) bool {
+		if set != nil && !set.selects(upstreams.KindTool, t) {
+			return false
+		}
+		return auth == nil || auth.Callable(p, authz.KindTool, t.Upstream, t.Name)
+	}
 }
 
 // errAmbiguousAppName refuses a backend's own tool name that more than one backend serving apps

@@ -255,18 +255,23 @@ func (s *Server) buildCard(cc ServerCardConfig, name, version string, versions [
 	card := serverCard{Schema: CardSchema, Name: name, Version: version, Description: desc, Title: title,
 		WebsiteURL: cc.WebsiteURL}
 	if s.auth != nil {
-		remote.Headers = []cardHeader{bearerHeader(ep.metadata)}
+		remote.Headers = []cardHeader{authorizationHeader(ep.metadata, s.auth.BearerAccepted())}
 		card.Meta = s.cardAuthorization(ep)
 	}
 	card.Remotes = []cardRemote{remote}
 	return card
 }
 
-// bearerHeader is the Authorization header a client must send: a token from one of the
-// issuers the protected resource metadata names.
-func bearerHeader(metadata string) cardHeader {
-	return cardHeader{Name: "Authorization", IsRequired: true, IsSecret: true, Value: "Bearer {token}",
-		Description: "An OAuth 2.1 access token for this endpoint; see the protected resource metadata at " + metadata,
+// authorizationHeader is the Authorization header a client must send: a token from one of the
+// issuers the protected resource metadata names, with the Bearer scheme, or the DPoP scheme
+// (and a proof of possession, RFC 9449) where no issuer's tokens are accepted as Bearer.
+func authorizationHeader(metadata string, bearer bool) cardHeader {
+	value, what := "Bearer {token}", "An OAuth 2.1 access token for this endpoint"
+	if !bearer {
+		value, what = "DPoP {token}", "A DPoP-bound OAuth 2.1 access token for this endpoint, each request with a DPoP proof (RFC 9449)"
+	}
+	return cardHeader{Name: "Authorization", IsRequired: true, IsSecret: true, Value: value,
+		Description: what + "; see the protected resource metadata at " + metadata,
 		Variables: map[string]cardInput{"token": {Description: "An access token from one of the authorization servers " +
 			"the protected resource metadata lists", IsRequired: true, IsSecret: true}}}
 }
@@ -277,6 +282,9 @@ type cardAuth struct {
 	ResourceMetadata     string   `json:"resource_metadata,omitempty"`
 	AuthorizationServers []string `json:"authorization_servers,omitempty"`
 	ScopesSupported      []string `json:"scopes_supported,omitempty"`
+	// The DPoP members (RFC 9449 §5.2), with auth.dpop.
+	DPoPAlgs     []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	DPoPRequired bool     `json:"dpop_bound_access_tokens_required,omitempty"`
 }
 
 // cardAuthorization is the card's _meta: where the endpoint's protected resource metadata is,
@@ -285,7 +293,8 @@ type cardAuth struct {
 func (s *Server) cardAuthorization(ep endpointCard) json.RawMessage {
 	doc := s.auth.Metadata()
 	b, _ := json.Marshal(map[string]cardAuth{metaCardAuthorization: {Resource: ep.url, ResourceMetadata: ep.metadata,
-		AuthorizationServers: doc.AuthorizationServers, ScopesSupported: doc.ScopesSupported}})
+		AuthorizationServers: doc.AuthorizationServers, ScopesSupported: doc.ScopesSupported,
+		DPoPAlgs: doc.DPoPSigningAlgValuesSupported, DPoPRequired: doc.DPoPBoundAccessTokensRequired}})
 	return b
 }
 

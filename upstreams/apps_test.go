@@ -140,7 +140,7 @@ func TestAppsVisibilityAndBackendNames(t *testing.T) {
 		{mcptest.AppModelTool, Target{}, ErrUnknownName},                           // visibility ["model"]
 		{"no_such_tool", Target{}, ErrUnknownName},
 	} {
-		got, err := r.ResolveAppName(ctx, q, tt.name)
+		got, err := r.ResolveAppName(ctx, q, tt.name, nil)
 		if !errors.Is(err, tt.err) || got != tt.want {
 			t.Errorf("ResolveAppName(%s) = %+v, %v; want %+v, %v", tt.name, got, err, tt.want, tt.err)
 		}
@@ -148,7 +148,7 @@ func TestAppsVisibilityAndBackendNames(t *testing.T) {
 	// Two backends serving apps with the same tool: never a guess.
 	both := appsRegistry(t, true, true)
 	for _, name := range []string{mcptest.AppRefreshTool, mcptest.ToolEcho} {
-		if got, err := both.ResolveAppName(ctx, q, name); !errors.Is(err, ErrAmbiguousAppName) {
+		if got, err := both.ResolveAppName(ctx, q, name, nil); !errors.Is(err, ErrAmbiguousAppName) {
 			t.Errorf("two apps: ResolveAppName(%s) = %+v, %v; want ErrAmbiguousAppName", name, got, err)
 		}
 	}
@@ -161,7 +161,7 @@ func TestAppsBackendNameFailsClosed(t *testing.T) {
 	r := newTestRegistry(t, Config{Apps: AppsConfig{Enabled: true}, Upstreams: []UpstreamConfig{
 		{Name: "alpha", URL: alpha.URL()}, {Name: "down", URL: "http://127.0.0.1:1/mcp"},
 	}}, Options{})
-	_, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{}, mcptest.AppRefreshTool)
+	_, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{}, mcptest.AppRefreshTool, nil)
 	if err == nil || errors.Is(err, ErrUnknownName) || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("ResolveAppName with a backend down = %v, want ErrUnavailable", err)
 	}
@@ -187,7 +187,7 @@ func TestAppsBackendNameFailureRemembered(t *testing.T) {
 		t.Helper()
 		before := asked.Load()
 		for i := range calls {
-			_, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{CacheKey: caller}, fmt.Sprint("tool_", i))
+			_, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{CacheKey: caller}, fmt.Sprint("tool_", i), nil)
 			if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrUnknownName) {
 				t.Fatalf("ResolveAppName with a backend down = %v, want ErrUnavailable", err)
 			}
@@ -232,7 +232,7 @@ func TestAppsIndexDeclaresTheExtension(t *testing.T) {
 		return ui
 	})
 	r := newTestRegistry(t, Config{Apps: AppsConfig{Enabled: true}, Upstreams: []UpstreamConfig{{Name: "alpha", URL: alpha.URL()}}}, Options{})
-	got, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{}, mcptest.AppRefreshTool)
+	got, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{}, mcptest.AppRefreshTool, nil)
 	if err != nil || got.Upstream != "alpha" || !slices.Equal(declared, []bool{true}) {
 		t.Fatalf("ResolveAppName = %+v, %v; the backend saw the extension declared: %v", got, err, declared)
 	}
@@ -255,7 +255,7 @@ func TestAppsLegacyBackendSeesTheExtension(t *testing.T) {
 			return ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().Capabilities.Extensions["io.modelcontextprotocol/ui"] != nil
 		})
 		r := newTestRegistry(t, Config{Apps: AppsConfig{Enabled: on}, Upstreams: []UpstreamConfig{{Name: "old", URL: old.URL()}}}, Options{})
-		got, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{}, mcptest.AppRefreshTool)
+		got, err := r.ResolveAppName(context.Background(), &ToolHeaderQuery{}, mcptest.AppRefreshTool, nil)
 		if on && (err != nil || got.Upstream != "old") || !on && !errors.Is(err, ErrUnknownName) {
 			t.Errorf("apps %v: ResolveAppName = %+v, %v", on, got, err)
 		}

@@ -86,8 +86,8 @@ func (r *Registry) ModelHidden(ctx context.Context, q *ToolHeaderQuery, target T
 
 // ResolveAppName resolves a backend's own tool name as an MCP App calls it to the one backend
 // serving apps that has it; see catalog.Catalog.ResolveAppName.
-func (r *Registry) ResolveAppName(ctx context.Context, q *ToolHeaderQuery, name string) (Target, error) {
-	return r.catalog.ResolveAppName(ctx, q, name)
+func (r *Registry) ResolveAppName(ctx context.Context, q *ToolHeaderQuery, name string, usable func(Target) bool) (Target, error) {
+	return r.catalog.ResolveAppName(ctx, q, name, usable)
 }
 
 // PinsEnabled reports whether upstream's definitions are pinned.

@@ -17,9 +17,10 @@ const (
 	// request, and one valid for hours proves little about freshness.
 	MinNonceLifetime = 10 * time.Second
 	MaxNonceLifetime = time.Hour
-	// nonceSkew tolerates replicas whose clocks run a little apart: a nonce issued by one that
-	// is ahead is not refused by one that is behind.
-	nonceSkew = 30 * time.Second
+	// ReplicaSkew is how far apart the clocks of a gateway's replicas are tolerated: a nonce
+	// issued by one that is ahead is not refused by one that is behind, and a proof's jti is
+	// remembered for as long as a replica that is behind could still take its iat.
+	ReplicaSkew = 30 * time.Second
 	// maxNonceBytes bounds a nonce before it is opened.
 	maxNonceBytes = 256
 	// nonceVersion leads the sealed plaintext, so a later format can be told apart.
@@ -74,7 +75,7 @@ func (n *Nonces) Check(nonce string, now time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	issued := time.UnixMilli(int64(binary.BigEndian.Uint64(pt[1:])))
-	if issued.After(now.Add(nonceSkew)) || now.Sub(issued) > n.lifetime {
+	if issued.After(now.Add(ReplicaSkew)) || now.Sub(issued) > n.lifetime {
 		return time.Time{}, false
 	}
 	return issued, true

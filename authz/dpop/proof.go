@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -259,7 +260,9 @@ func (v *Verifier) readHeader(raw string) (header, error) {
 	if strings.Count(raw, ".") != 2 {
 		return h, proofError(ReasonMalformed, "the DPoP proof is not a compact JWS")
 	}
-	if err := decodeStrict(seg, &h); err != nil {
+	if err := decodeStrict(seg, &h, headerNames); errors.Is(err, errNameCase) {
+		return h, proofError(ReasonMalformed, "the proof's header has a parameter named as a checked one in another case")
+	} else if err != nil {
 		return h, proofError(ReasonMalformed, "the DPoP proof's header is not a JSON object")
 	}
 	switch {
@@ -278,17 +281,48 @@ func (v *Verifier) readHeader(raw string) (header, error) {
 	return h, nil
 }
 
-// decodeStrict decodes one base64url segment holding a JSON object, refusing duplicate members:
-// parsers disagree on which one wins, and the header read here must be the one go-jose verifies.
-func decodeStrict(seg string, v any) error {
+// The member names a proof's header and claims are read by: exactly these (headerNames,
+// claimNames), never another spelling.
+var (
+	headerNames = []string{"typ", "alg", "jwk", "crit"}
+	claimNames  = []string{"jti", "htm", "htu", "iat", "ath", "nonce"}
+)
+
+// decodeStrict decodes one base64url segment holding a JSON object, refusing duplicate members
+// and members whose names differ from one of names only in case (exactNames): parsers disagree
+// on which one wins, and the header read here must be the one go-jose verifies.
+func decodeStrict(seg string, v any, names []string) error {
 	b, err := base64.RawURLEncoding.Strict().DecodeString(seg)
 	if err != nil {
 		return err
 	}
+	return unmarshalStrict(b, v, names)
+}
+
+func unmarshalStrict(b []byte, v any, names []string) error {
 	if err := jsonrpc.Scan(b, jsonrpc.Limits{MaxDepth: 8}); err != nil {
 		return err
 	}
+	if err := exactNames(b, names); err != nil {
+		return err
+	}
 	return json.Unmarshal(b, v)
+}
+
+var errNameCase = errors.New("dpop: a member's name differs from a checked one only in case")
+
+// exactNames refuses an object (scanned) with a member whose name is not one of names but
+// equals one of them under case folding ("TYP", "Htu", "\u017Fti"): encoding/json would read it
+// as that member, where go-jose, and JWT (RFC 7519 §4: names are case-sensitive), would not.
+func exactNames(obj []byte, names []string) error {
+	return jsonrpc.Members(obj, func(k, _ []byte) error {
+		for _, n := range names {
+			if string(k) != n && strings.EqualFold(string(k), n) {
+				return errNameCase
+			}
+		}
+		return nil
+	})
 }
 
 // privateMembers are the JWK members of private or symmetric keys (RFC 7518 §6.2.2, §6.3.2,
@@ -327,7 +361,9 @@ func checkKey(jwk *jose.JSONWebKey, alg string) error {
 
 func readClaims(payload []byte) (claims, error) {
 	var c claims
-	if jsonrpc.Scan(payload, jsonrpc.Limits{MaxDepth: 8}) != nil || json.Unmarshal(payload, &c) != nil {
+	if err := unmarshalStrict(payload, &c, claimNames); errors.Is(err, errNameCase) {
+		return c, proofError(ReasonMalformed, "the proof has a claim named as a checked one in another case")
+	} else if err != nil {
 		return c, proofError(ReasonMalformed, "the proof's claims are not a JSON object")
 	}
 	switch {

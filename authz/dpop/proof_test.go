@@ -341,3 +341,39 @@ func tamper(proof string) string {
 	parts[2] = b64(sig)
 	return strings.Join(parts, ".")
 }
+
+// TestVerifyNamesExactly: a proof's header parameters and claims are read by their exact,
+// case-sensitive names (RFC 7515 §4, RFC 7519 §4), as go-jose reads the header it verifies: a
+// member whose name differs from a checked one only in case ("TYP", "Htu", "JTI") is not that
+// member. A proof that has the member only under such a name lacks it; one that has both is
+// refused, since readers disagree on which one counts.
+func TestVerifyNamesExactly(t *testing.T) {
+	v := newTestVerifier(t, Config{})
+	s := newSigner(t, "ES256")
+	rename := func(m map[string]any, from, to string) { m[to], m[from] = m[from], nil }
+	for name, change := range map[string]func(h, c map[string]any){
+		"TYP only":      func(h, _ map[string]any) { rename(h, "typ", "TYP") },
+		"Alg only":      func(h, _ map[string]any) { rename(h, "alg", "Alg") },
+		"JWK only":      func(h, _ map[string]any) { rename(h, "jwk", "JWK") },
+		"Htu only":      func(_, c map[string]any) { rename(c, "htu", "Htu") },
+		"HTM only":      func(_, c map[string]any) { rename(c, "htm", "HTM") },
+		"JTI only":      func(_, c map[string]any) { rename(c, "jti", "JTI") },
+		"IAT only":      func(_, c map[string]any) { rename(c, "iat", "IAT") },
+		"ATH only":      func(_, c map[string]any) { rename(c, "ath", "ATH") },
+		"htu and HTU":   func(_, c map[string]any) { c["HTU"] = "https://elsewhere.example/mcp" },
+		"typ and Typ":   func(h, _ map[string]any) { h["Typ"] = "jwt" },
+		"crit as CRIT":  func(h, _ map[string]any) { h["CRIT"] = []string{"b64"} },
+		"nonce and Non": func(_, c map[string]any) { c["NONCE"] = "x" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := v.Verify(s.proof(t, change), request())
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Code != CodeInvalidProof {
+				t.Errorf("%+v %v, want invalid_dpop_proof", p, err)
+			}
+		})
+	}
+	if _, err := v.Verify(s.proof(t, func(h, c map[string]any) { h["kid"], c["extra"] = "k", "x" }), request()); err != nil {
+		t.Errorf("a proof with other members: %v", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/appsbackend"
 	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -297,4 +298,67 @@ func TestAppsUIReadHeldToPin(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAppsResolveAmongUsable: an app's call by its backend's own name is resolved among the
+// backends the caller could call that tool on (the endpoint's tool set and the policy), never
+// among the others: a backend the caller may not use neither makes the name ambiguous (which
+// would tell the caller it has a tool of that name, and deny the app of the backend it may use)
+// nor is sent anything, and a caller who may use none gets an unknown tool, never the ambiguity.
+// Two backends serve the same app; the Go SDK client calls at 2026-07-28 with tokens from a real
+// issuer over HTTP.
+func TestAppsResolveAmongUsable(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithApp("weather"))
+	beta := mcptest.StartServer(t, "beta", mcptest.WithApp("weather"))
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Apps.Enabled = true
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			// Rules that do not apply to a caller hide the backend from it (no step-up to learn).
+			{ID: "alpha", Upstream: "alpha", Tools: []string{"*"}, Claims: map[string][]string{"team": {"alpha"}}},
+			{ID: "beta", Upstream: "beta", Tools: []string{"*"}, Claims: map[string][]string{"team": {"beta"}}},
+		}
+		c.Toolsets = []mcphttp.ToolsetConfig{{Name: "alpha-only", Include: []mcphttp.SelectorConfig{{Upstream: "alpha"}}}}
+	}, alpha, beta)
+	base := "http://" + gw.MCP + "/mcp"
+	call := func(url, teams string) (string, error) {
+		tok := mint(t, iss, devissuer.Claims{"sub": "u-" + teams, "team": strings.Fields(teams)})
+		cs := mcptest.Connect(t, url, mcptest.WithBearer(tok))
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptest.AppRefreshTool, Arguments: map[string]any{}})
+		if err != nil {
+			return "", err
+		}
+		return mcptest.ResultText(res), nil
+	}
+	for _, tt := range []struct{ name, url, teams, want string }{
+		{"policy allows alpha only", base, "alpha", mcptest.AppRefreshTool + " of weather"},
+		{"policy allows beta only", base, "beta", mcptest.AppRefreshTool + " of weather"},
+		{"tool set selects alpha only", base + "/alpha-only", "alpha beta", mcptest.AppRefreshTool + " of weather"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			alpha.Reset()
+			beta.Reset()
+			got, err := call(tt.url, tt.teams)
+			if err != nil || got != tt.want {
+				t.Fatalf("app call: %q %v, want %q", got, err, tt.want)
+			}
+			wantAlpha := tt.teams != "beta"
+			if toolCalls(alpha) != map[bool]int{true: 1}[wantAlpha] || toolCalls(beta) != map[bool]int{false: 1}[wantAlpha] {
+				t.Errorf("backend calls: alpha %d, beta %d", toolCalls(alpha), toolCalls(beta))
+			}
+		})
+	}
+	t.Run("neither", func(t *testing.T) {
+		_, err := call(base, "other")
+		if err == nil || !strings.Contains(err.Error(), "unknown tool") || strings.Contains(err.Error(), "more than one") {
+			t.Fatalf("a caller who may use no backend: %v, want unknown tool", err)
+		}
+	})
+	t.Run("both: still ambiguous", func(t *testing.T) {
+		_, err := call(base, "alpha beta")
+		if err == nil || !strings.Contains(err.Error(), "more than one backend serving MCP Apps") {
+			t.Fatalf("a caller who may use both: %v, want the ambiguity", err)
+		}
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
+	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/mcphttp"
@@ -96,14 +97,14 @@ func configEnums() map[string][]any {
 		"server.draftErrors[]":                          strs(mcphttp.DraftErrorNames()...),
 		"pins.mode":                                     modes,
 		"pins.backends.*.mode":                          modes,
-		"guardrails.rules[].validate.arguments":         strs("off", "log", "block"),
-		"guardrails.rules[].validate.structuredContent": strs("off", "log", "block"),
-		"guardrails.rules[].arguments.secrets":          strs("off", "log", "redact", "block"),
-		"guardrails.rules[].arguments.pii":              strs("off", "log", "redact", "block"),
-		"guardrails.rules[].arguments.injection":        strs("off"),
-		"guardrails.rules[].results.secrets":            strs("off", "log", "flag", "redact", "block"),
-		"guardrails.rules[].results.pii":                strs("off", "log", "flag", "redact", "block"),
-		"guardrails.rules[].results.injection":          strs("off", "log", "flag", "redact", "block"),
+		"guardrails.rules[].validate.arguments":         strs(guardrails.SchemaActions()...),
+		"guardrails.rules[].validate.structuredContent": strs(guardrails.SchemaActions()...),
+		"guardrails.rules[].arguments.secrets":          strs(guardrails.ArgumentActions()...),
+		"guardrails.rules[].arguments.pii":              strs(guardrails.ArgumentActions()...),
+		"guardrails.rules[].arguments.injection":        strs(guardrails.Off.String()), // results only
+		"guardrails.rules[].results.secrets":            strs(guardrails.ResultActions()...),
+		"guardrails.rules[].results.pii":                strs(guardrails.ResultActions()...),
+		"guardrails.rules[].results.injection":          strs(guardrails.ResultActions()...),
 	}
 }
 

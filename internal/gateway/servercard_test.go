@@ -210,3 +210,52 @@ func discoverVersions(t *testing.T, base, tok string) []string {
 	}
 	return r.Result.SupportedVersions
 }
+
+// TestServerCardDPoP: with DPoP on, the card says what the protected resource metadata says of
+// it (the accepted proof algorithms, whether bound tokens are required), and its Authorization
+// header names the scheme the endpoint accepts: DPoP where every issuer requires bound tokens
+// (a client that sent the card's Bearer would only be refused), Bearer where bearer tokens are
+// still accepted.
+func TestServerCardDPoP(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	for _, mode := range []string{authz.DPoPRequired, authz.DPoPAllowed} {
+		t.Run(mode, func(t *testing.T) {
+			base := "http://" + startTestGateway(t, func(c *Config) {
+				trustIssuers(c, iss)
+				c.MRTR.Keys = testKeys
+				c.Auth.DPoP.Mode = mode
+				c.Auth.DPoP.Algorithms = []string{"ES256", "EdDSA"}
+				c.Server.ServerCard = mcphttp.ServerCardConfig{Enabled: true}
+			}, alpha).MCP
+			_, _, prmBody := exchange(t, http.MethodGet, base+"/.well-known/oauth-protected-resource/mcp", http.Header{}, "")
+			_, _, body := exchange(t, http.MethodGet, base+"/mcp/server-card", http.Header{}, "")
+			var prm, c struct {
+				Algs     []string `json:"dpop_signing_alg_values_supported"`
+				Required bool     `json:"dpop_bound_access_tokens_required"`
+				Meta     map[string]struct {
+					Algs     []string `json:"dpop_signing_alg_values_supported"`
+					Required bool     `json:"dpop_bound_access_tokens_required"`
+				} `json:"_meta"`
+				Remotes []struct {
+					Headers []struct{ Name, Value string } `json:"headers"`
+				} `json:"remotes"`
+			}
+			if err := json.Unmarshal([]byte(prmBody), &prm); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(body), &c); err != nil {
+				t.Fatal(err)
+			}
+			auth := c.Meta["io.mcp-gateway/authorization"]
+			if !slices.Equal(auth.Algs, prm.Algs) || !slices.Equal(auth.Algs, []string{"ES256", "EdDSA"}) || auth.Required != prm.Required ||
+				auth.Required != (mode == authz.DPoPRequired) {
+				t.Errorf("card's DPoP %+v, metadata's %v %v", auth, prm.Algs, prm.Required)
+			}
+			want := map[string]string{authz.DPoPRequired: "DPoP {token}", authz.DPoPAllowed: "Bearer {token}"}[mode]
+			if h := c.Remotes[0].Headers; len(h) == 0 || h[0].Name != "Authorization" || h[0].Value != want {
+				t.Errorf("headers %+v, want Authorization: %s", h, want)
+			}
+		})
+	}
+}

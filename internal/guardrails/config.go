@@ -130,12 +130,11 @@ func (r *RuleConfig) validate(at string, add func(string, string, ...any)) {
 	if r.ID != "" && !validLabel(r.ID) {
 		add(at+".id", "%q: want letters, digits, '.', '_' or '-' (it labels metrics)", r.ID)
 	}
-	schemaActions := []Action{Off, Log, Block}
 	for _, f := range []struct{ key, val string }{
 		{"validate.arguments", r.Validate.Arguments}, {"validate.structuredContent", r.Validate.StructuredContent},
 	} {
 		if a, ok := parseAction(orOff(f.val)); !ok || !slices.Contains(schemaActions, a) {
-			add(at+"."+f.key, "unknown action %q: want off, log or block", f.val)
+			add(at+"."+f.key, "unknown action %q: want %s", f.val, wantActions(schemaActions))
 		}
 	}
 	r.Arguments.validate(at+".arguments", false, add)
@@ -146,14 +145,14 @@ func (r *RuleConfig) validate(at string, add func(string, string, ...any)) {
 // validate checks one direction's actions: results take every action and every content
 // guardrail; arguments neither flag (nothing carries the annotation) nor injection.
 func (d *DirectionConfig) validate(at string, results bool, add func(string, string, ...any)) {
-	want := "off, log, redact or block"
+	accepted := argumentActions
 	if results {
-		want = "off, log, flag, redact or block"
+		accepted = resultActions
 	}
 	check := func(path, val string) (Action, bool) {
 		a, ok := parseAction(orOff(val))
-		if !ok || (a == Flag && !results) {
-			add(path, "unknown action %q: want %s", val, want)
+		if !ok || !slices.Contains(accepted, a) {
+			add(path, "unknown action %q: want %s", val, wantActions(accepted))
 			return Off, false
 		}
 		return a, true

@@ -88,3 +88,40 @@ func TestRules(t *testing.T) {
 		t.Errorf("actions %v", r.results.actions)
 	}
 }
+
+// The action lists the configuration's schema and docs are made from are exactly what Validate
+// accepts, setting by setting: every action in a list passes, every other is refused.
+func TestActionListsAreWhatValidateAccepts(t *testing.T) {
+	settings := []struct {
+		name   string
+		listed []string
+		set    func(r *RuleConfig, a string)
+	}{
+		{"validate.arguments", SchemaActions(), func(r *RuleConfig, a string) { r.Validate.Arguments = a }},
+		{"validate.structuredContent", SchemaActions(), func(r *RuleConfig, a string) { r.Validate.StructuredContent = a }},
+		{"arguments.secrets", ArgumentActions(), func(r *RuleConfig, a string) { r.Arguments.Secrets = a }},
+		{"arguments.pii", ArgumentActions(), func(r *RuleConfig, a string) { r.Arguments.PII = a }},
+		{"arguments.detectors.jwt", ArgumentActions(), func(r *RuleConfig, a string) { r.Arguments.Detectors = map[string]string{"jwt": a} }},
+		{"results.secrets", ResultActions(), func(r *RuleConfig, a string) { r.Results.Secrets = a }},
+		{"results.pii", ResultActions(), func(r *RuleConfig, a string) { r.Results.PII = a }},
+		{"results.injection", ResultActions(), func(r *RuleConfig, a string) { r.Results.Injection = a }},
+		{"results.detectors.link", ResultActions(), func(r *RuleConfig, a string) { r.Results.Detectors = map[string]string{"link": a} }},
+	}
+	for _, s := range settings {
+		for _, a := range actionNames {
+			r := RuleConfig{Tools: []string{"*"}}
+			s.set(&r, a)
+			err := (&Config{Rules: []RuleConfig{r}}).Validate()
+			listed := false
+			for _, l := range s.listed {
+				listed = listed || l == a
+			}
+			if listed != (err == nil) {
+				t.Errorf("%s: %q listed %v, but Validate says %v", s.name, a, listed, err)
+			}
+			if err != nil && !strings.Contains(err.Error(), "want "+strings.Join(s.listed[:len(s.listed)-1], ", ")) {
+				t.Errorf("%s: %q refused without naming what is accepted: %v", s.name, a, err)
+			}
+		}
+	}
+}

@@ -169,6 +169,36 @@ func (a Action) String() string { return actionNames[a] }
 // Actions returns the names of the actions a finding can be counted with (not off).
 func Actions() []string { return append([]string(nil), actionNames[1:]...) }
 
+// The actions each kind of setting accepts, in the order documentation lists them: a schema
+// check (validate.*) neither flags nor redacts, a detector on arguments does not flag (nothing
+// carries the annotation to the backend), a detector on results takes every action.
+var (
+	schemaActions   = []Action{Off, Log, Block}
+	argumentActions = []Action{Off, Log, Redact, Block}
+	resultActions   = []Action{Off, Log, Flag, Redact, Block}
+)
+
+// SchemaActions, ArgumentActions and ResultActions are the names of the actions a schema
+// check, a detector on arguments and a detector on results accept: what Config.Validate
+// accepts, for the configuration's documentation and schema.
+func SchemaActions() []string   { return actionList(schemaActions) }
+func ArgumentActions() []string { return actionList(argumentActions) }
+func ResultActions() []string   { return actionList(resultActions) }
+
+func actionList(as []Action) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.String()
+	}
+	return out
+}
+
+// wantActions is how a refusal names the actions a setting accepts: "off, log or block".
+func wantActions(as []Action) string {
+	names := actionList(as)
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 func parseAction(s string) (Action, bool) {
 	for i, n := range actionNames {
 		if strings.EqualFold(n, s) {

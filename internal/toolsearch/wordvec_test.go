@@ -90,53 +90,135 @@ func TestVectorsOffChangeNothing(t *testing.T) {
 }
 
 // wordVectorVariants are the uses of word vectors the evaluation measures, at the parameters
-// docs/search.md reports.
+// docs/search.md reports, each by its row's name there.
 var wordVectorVariants = []struct {
 	name string
 	vr   vectorRanking
 }{
-	{"soft match, cosine >= 0.5, weight 0.2", vectorRanking{nearFloor: 0.5, nearWeight: 0.2}},
-	{"soft match, cosine >= 0.6, weight 0.2", vectorRanking{nearFloor: 0.6, nearWeight: 0.2}},
+	{"soft matching, cosine ≥ 0.5", vectorRanking{nearFloor: 0.5, nearWeight: 0.2}},
+	{"soft matching, cosine ≥ 0.6", vectorRanking{nearFloor: 0.6, nearWeight: 0.2}},
 	{"dense, weight 0.1", vectorRanking{denseWeight: 0.1}},
 	{"dense, weight 0.25", vectorRanking{denseWeight: 0.25}},
 	{"dense, weight 0.5", vectorRanking{denseWeight: 0.5}},
 	{"dense gated, weight 0.25", vectorRanking{denseWeight: 0.25, denseGated: true}},
 	{"dense gated, weight 0.5", vectorRanking{denseWeight: 0.5, denseGated: true}},
-	{"dense alone", vectorRanking{denseWeight: 1e6}},
+	{"dense alone (vectors only)", vectorRanking{denseWeight: 1e6}},
 }
 
 // TestWordVectorEvaluation measures the uses of word vectors on every task set, against words
-// alone. The table is not in the repository (docs/search.md § Word vectors says how to make it):
-// TOOLSEARCH_WORDVEC names it, and without it the test is skipped.
+// alone, and holds docs/search.md's two tables of them (§ Word vectors) to what it measures:
+// every cell, every row. The word-vector table is not in the repository (that section says how
+// to make it): TOOLSEARCH_WORDVEC names it, and without it the test is skipped.
 //
 //	TOOLSEARCH_WORDVEC=/tmp/wordvec.bin go test -run TestWordVectorEvaluation -v ./internal/toolsearch
 func TestWordVectorEvaluation(t *testing.T) {
 	wv := envTable(t)
 	catalog := loadCatalog(t)
 	docs := toolsOf(catalog)
-	var sets [][]evalQuery
-	head := "| ranker | mean R@1/R@5/MRR |"
-	for _, f := range evalFloors {
-		sets = append(sets, loadQueryFile(t, catalog, f.file))
-		head += " " + strings.TrimSuffix(strings.TrimPrefix(f.file, "queries-"), ".tsv") + " |"
+	sets := make([][]evalQuery, len(evalFloors))
+	for i, f := range evalFloors {
+		sets[i] = loadQueryFile(t, catalog, f.file)
 	}
-	t.Log(head)
-	report := func(name string, ix *BM25) {
-		line := ""
+	// measured[ranker][column] is a cell as the docs write it: "recall@1 / recall@5 / MRR".
+	measured := map[string]map[string]string{}
+	measure := func(name string, ix *BM25) {
+		row := map[string]string{}
 		var m1, m5, mm float64
-		for _, qs := range sets {
+		seen := len(sets) - 1 // the mean is of the sets before the blind one
+		for i, qs := range sets {
 			r := rankWith(ix, catalog, qs)
-			line += fmt.Sprintf(" %.3f/%.3f/%.3f |", r.r1, r.r5, r.mrr)
-			m1, m5, mm = m1+r.r1/float64(len(sets)), m5+r.r5/float64(len(sets)), mm+r.mrr/float64(len(sets))
+			row[evalFloors[i].file] = fmt.Sprintf("%.3f / %.3f / %.3f", r.r1, r.r5, r.mrr)
+			if i < seen {
+				m1, m5, mm = m1+r.r1/float64(seen), m5+r.r5/float64(seen), mm+r.mrr/float64(seen)
+			}
 		}
-		t.Logf("| %s | %.3f/%.3f/%.3f |%s", name, m1, m5, mm, line)
+		row["mean"] = fmt.Sprintf("%.3f / %.3f / %.3f", m1, m5, mm)
+		measured[name] = row
+		t.Logf("| %s | %s |", name, row["mean"])
 	}
-	report("words alone", NewBM25(docs))
+	measure("words alone (the gateway's)", NewBM25(docs))
 	for _, v := range wordVectorVariants {
 		vr := v.vr
 		vr.wv = wv
-		report(v.name, newBM25(docs, &vr))
+		measure(v.name, newBM25(docs, &vr))
 	}
+	raw, err := os.ReadFile("../../docs/search.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := checkWordVectorTables(t, string(raw), measured)
+	for name := range measured {
+		if checked[name] != 2 {
+			t.Errorf("docs/search.md: the ranker %q is in %d of the two word-vector tables", name, checked[name])
+		}
+	}
+}
+
+// checkWordVectorTables compares the cells of docs/search.md's word-vector tables (the table of
+// the seen sets, whose columns are the mean and each set, and the table of the blind set, whose
+// columns are recall@1, recall@5 and MRR) with what was measured, and counts the tables each
+// ranker's row is in.
+func checkWordVectorTables(t *testing.T, doc string, measured map[string]map[string]string) map[string]int {
+	t.Helper()
+	blind := evalFloors[len(evalFloors)-1].file
+	column := func(head string) string {
+		switch {
+		case strings.HasPrefix(head, "mean of"):
+			return "mean"
+		case head == "tuned":
+			return "queries.tsv"
+		case head == "held-out 1":
+			return "queries-heldout.tsv"
+		case strings.HasPrefix(head, "held-out "):
+			return "queries-heldout-" + strings.TrimPrefix(head, "held-out ") + ".tsv"
+		}
+		return ""
+	}
+	cells := func(line string) []string {
+		parts := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		for i, p := range parts {
+			parts[i] = strings.TrimSpace(strings.ReplaceAll(p, "**", ""))
+		}
+		return parts
+	}
+	checked := map[string]int{}
+	var head []string
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "|---") {
+			continue // a table's rule, under its head
+		}
+		if !strings.HasPrefix(line, "| ") {
+			head = nil
+			continue
+		}
+		c := cells(line)
+		if c[0] == "Ranker" {
+			head = c
+			continue
+		}
+		row, ok := measured[c[0]]
+		if head == nil || !ok {
+			continue
+		}
+		checked[c[0]]++
+		if len(head) == 5 && head[1] == "Tasks" { // the blind set's table
+			if got := c[2] + " / " + c[3] + " / " + c[4]; got != row[blind] {
+				t.Errorf("docs/search.md, %s on %s: %s, measured %s", c[0], blind, got, row[blind])
+			}
+			continue
+		}
+		for i := 1; i < len(c) && i < len(head); i++ {
+			col := column(head[i])
+			if col == "" {
+				t.Errorf("docs/search.md: a word-vector table's column %q names no task set", head[i])
+				continue
+			}
+			if c[i] != row[col] {
+				t.Errorf("docs/search.md, %s, %s: %s, measured %s", c[0], head[i], c[i], row[col])
+			}
+		}
+	}
+	return checked
 }
 
 // BenchmarkSearchWordVectors is BenchmarkSearchFullCatalog's search with each use of word vectors

@@ -67,7 +67,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 	b := s.backends[st.Backend]
 	d, err := b.disc.get(ctx)
 	if err != nil || d.as.Issuer != st.AuthServer {
-		s.authServerDown(w, r, st.Backend)
+		s.authServerDown(w, r, st.Backend, err)
 		return
 	}
 	if !issMatches(q, d.as) {
@@ -118,7 +118,7 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	defer cancel()
 	c, err := s.oauth.clientFor(ctx, b, d)
 	if err != nil || c.ID != st.ClientID {
-		s.authServerDown(w, r, st.Backend)
+		s.authServerDown(w, r, st.Backend, err)
 		return
 	}
 	tctx, tcancel := context.WithTimeout(ctx, b.cfg.timeout())
@@ -128,12 +128,15 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	var refused *oauthError
 	switch {
 	case errors.As(err, &refused):
+		if invalidClient(err) {
+			s.oauth.forgetClient(ctx, b, d, c)
+		}
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code refused", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
 		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailCodeRefused, "The authorization server did not accept the sign-in ("+refused.Code+"). Nothing was stored; start again.")
 		return
 	case err != nil:
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code exchange failed", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
-		s.authServerDown(w, r, st.Backend)
+		s.authServerDown(w, r, st.Backend, err)
 		return
 	}
 	t := &vault.Token{Issuer: st.Issuer, Subject: st.Subject, Backend: st.Backend, Resource: b.cfg.resource(),

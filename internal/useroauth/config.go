@@ -26,6 +26,9 @@ const (
 	DefaultClientName = "MCP gateway"
 	// DefaultTimeout bounds one request to a backend's authorization server or metadata.
 	DefaultTimeout = 10 * time.Second
+	// MaxTimeout bounds Backend.Timeout: a refresh holds the other replicas off for twice as
+	// long, so a replica that died while refreshing must not hold them off for hours.
+	MaxTimeout = time.Minute
 	// DefaultRefreshBefore is how long before its expiry an access token is refreshed.
 	DefaultRefreshBefore = time.Minute
 	// DefaultTokenLifetime is assumed for an access token issued without expires_in (RFC 6749
@@ -161,6 +164,9 @@ func (b *Backend) Problems() []error {
 	if strings.ContainsAny(b.ClientID+b.ClientSecret, "\r\n\x00") {
 		add("clientID", "clientID or clientSecret has a control character")
 	}
+	if b.Timeout < 0 || b.Timeout > MaxTimeout {
+		add("timeout", "%s: want at most %s for a per-user OAuth backend (one request to its authorization server)", b.Timeout, MaxTimeout)
+	}
 	if b.AuthServer != "" {
 		if err := checkEndpoint(b.AuthServer); err != nil {
 			add("authServer", "%v", err)
@@ -172,11 +178,32 @@ func (b *Backend) Problems() []error {
 		}
 	}
 	for _, s := range b.Scopes {
-		if s == "" || strings.ContainsAny(s, " \"\\\r\n\x00") {
+		if !scopeToken(s) {
 			add("scopes", "%q is not a scope token (RFC 6749 §3.3)", s)
 		}
 	}
+	if len(b.Scopes) > maxScopes {
+		add("scopes", "%d scopes: want at most %d", len(b.Scopes), maxScopes)
+	}
 	return errs
+}
+
+// maxScopes bounds the scopes the gateway asks for: configured, or listed by a backend's
+// resource metadata.
+const maxScopes = 64
+
+// scopeToken reports whether s is one scope token (RFC 6749 §3.3: one or more of %x21, %x23-5B,
+// %x5D-7E, at most 256 here): what a page shows as one scope is one scope to the server.
+func scopeToken(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // checkEndpoint refuses an authorization server URL the gateway would send codes, secrets or
@@ -215,6 +242,16 @@ func (b *Backend) timeout() time.Duration {
 		return b.Timeout
 	}
 	return DefaultTimeout
+}
+
+// lockTTL is how long a replica's refresh lock holds the others off: longer than its refresh
+// can run (twice timeout: discovery, then the token request; the flight's deadline) and the
+// time it may then spend storing the result (storeWindow), so no other replica refreshes with
+// the same refresh token while it runs (a server that rotates refresh tokens would take the
+// second use for a replay). A replica that died holding it stops refreshes no longer than
+// that.
+func (b *Backend) lockTTL() time.Duration {
+	return max(minLockTTL, 2*b.timeout()+storeWindow)
 }
 
 func (b *Backend) registration() Registration {

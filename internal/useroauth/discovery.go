@@ -132,7 +132,9 @@ func (x *discoverer) discover(ctx context.Context) (*discovered, error) {
 				return nil, err
 			}
 			if len(scopes) == 0 {
-				scopes = rm.ScopesSupported
+				if scopes, err = listedScopes(b, rm); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -141,6 +143,23 @@ func (x *discoverer) discover(ctx context.Context) (*discovered, error) {
 		return nil, err
 	}
 	return &discovered{as: *as, scopes: scopes}, nil
+}
+
+// listedScopes is the scopes_supported of a backend's resource metadata, each a scope token
+// and at most maxScopes of them: a value with a space would be shown on the connect page as one
+// scope and asked of the server as two.
+func listedScopes(b *Backend, rm *resourceMetadata) ([]string, error) {
+	if len(rm.ScopesSupported) > maxScopes {
+		return nil, fmt.Errorf("%w: %s: the resource metadata lists %d scopes, more than %d: configure auth.scopes",
+			ErrAuthServer, b.Name, len(rm.ScopesSupported), maxScopes)
+	}
+	for _, sc := range rm.ScopesSupported {
+		if !scopeToken(sc) {
+			return nil, fmt.Errorf("%w: %s: the resource metadata lists a scope that is not a scope token (RFC 6749 §3.3): configure auth.scopes",
+				ErrAuthServer, b.Name)
+		}
+	}
+	return rm.ScopesSupported, nil
 }
 
 // pickServer chooses the authorization server among those the resource metadata lists: the
@@ -153,7 +172,7 @@ func pickServer(b *Backend, rm *resourceMetadata) (string, error) {
 		return "", fmt.Errorf("%w: %s: the resource metadata lists %d authorization servers: configure auth.authServer",
 			ErrAuthServer, b.Name, len(rm.AuthorizationServers))
 	}
-	if err := checkEndpoint(rm.AuthorizationServers[0]); err != nil {
+	if err := errors.Join(checkEndpoint(rm.AuthorizationServers[0]), reachableFrom(b.URL, rm.AuthorizationServers[0])); err != nil {
 		return "", fmt.Errorf("%w: %s: the authorization server it lists: %v", ErrAuthServer, b.Name, err)
 	}
 	return rm.AuthorizationServers[0], nil
@@ -220,12 +239,12 @@ func (x *discoverer) checkServer(issuer string, as *asMetadata) (*asMetadata, er
 	}
 	for _, e := range []struct{ what, url string }{{"authorization_endpoint", as.AuthorizationEndpoint},
 		{"token_endpoint", as.TokenEndpoint}} {
-		if err := checkEndpointURL(e.url); err != nil {
+		if err := errors.Join(checkEndpointURL(e.url), reachableFrom(issuer, e.url)); err != nil {
 			return nil, fmt.Errorf("%w: %s: %s: %v", ErrAuthServer, name, e.what, err)
 		}
 	}
 	for _, opt := range []*string{&as.RevocationEndpoint, &as.RegistrationEndpoint} {
-		if *opt != "" && checkEndpointURL(*opt) != nil {
+		if *opt != "" && (checkEndpointURL(*opt) != nil || reachableFrom(issuer, *opt) != nil) {
 			*opt = "" // unusable: treated as absent
 		}
 	}

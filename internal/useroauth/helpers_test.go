@@ -1,7 +1,10 @@
 package useroauth
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +51,7 @@ type fixture struct {
 	as      *realop.Provider // the backend's authorization server
 	backend *oauthbackend.Backend
 	srv     *httptest.Server
+	base    string // the pages' BaseURL
 	svc     *Service
 	clock   *mcptest.Clock
 	log     *mcptest.LogBuffer
@@ -57,12 +61,16 @@ type fixture struct {
 	// tokenRequests counts requests to the authorization server's token endpoint, revocations
 	// its revocation endpoint.
 	tokenRequests, revocations atomic.Int64
-	asLink                     *asLink
+	// registrations counts requests to its registration endpoint.
+	registrations atomic.Int64
+	asLink        *asLink
 	// counters is the fixture whose counters and hooks the authorization server updates: this
 	// one, or the one a replica was made from.
 	counters *fixture
 	// onTokenRequest, when set, runs as the authorization server receives a token request.
 	onTokenRequest atomic.Pointer[func()]
+	// onRevoke, when set, runs as the authorization server receives a revocation request.
+	onRevoke atomic.Pointer[func()]
 }
 
 type fixtureOptions struct {
@@ -71,6 +79,11 @@ type fixtureOptions struct {
 	registration Registration
 	// replicaOf, when set, builds another replica of that fixture: same parts, same store.
 	replicaOf *fixture
+	// timeout is the backend's Timeout; default 1s.
+	timeout time.Duration
+	// sharedURL, with replicaOf, gives this replica the other's BaseURL, as replicas behind
+	// one balancer have (its callback URL, so its registration key, is the other's).
+	sharedURL bool
 	// prefix, when set, puts the pages behind a balancer that routes the prefix to them and
 	// strips it: BaseURL is the server's URL with the prefix.
 	prefix string
@@ -95,6 +108,11 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 				}
 			case "/revoke":
 				f.revocations.Add(1)
+				if fn := f.onRevoke.Load(); fn != nil {
+					(*fn)()
+				}
+			case "/register":
+				f.registrations.Add(1)
 			}
 		}})
 		f.backend = oauthbackend.Start(t, backendName, oauthbackend.Options{Issuer: f.as.Issuer(),
@@ -110,10 +128,14 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		t.Fatal(err)
 	}
 	base := f.srv.URL + o.prefix
+	if o.sharedURL && o.replicaOf != nil {
+		base = o.replicaOf.base
+	}
+	f.base = base
 	f.idp.AddWebClient(pagesClientID, pagesClientSecret, base+"/signin/callback")
 	signIn := webpage.NewSignIn(webpage.SignInConfig{Issuer: f.idp.Issuer(), ClientID: pagesClientID, ClientSecret: pagesClientSecret,
 		RedirectURL: base + "/signin/callback", SessionTTL: 10 * time.Minute}, ring, nil, f.clock.Now)
-	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: time.Second}
+	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: cmp.Or(o.timeout, time.Second)}
 	if o.registration == "" || o.registration == RegistrationStatic {
 		b.ClientID, b.ClientSecret = asClientID, asClientSecret
 		f.as.AddJWTWebClient(asClientID, asClientSecret, base+"/connect/callback")
@@ -147,7 +169,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 func newStore(t *testing.T, f *fixture, redis bool) store.Store {
 	t.Helper()
 	if !redis {
-		m, err := store.NewMemory(store.MemoryOptions{})
+		m, err := store.NewMemory(store.MemoryOptions{Now: f.clock.Now}) // its ttls follow the fixture's clock
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,6 +190,17 @@ func newStore(t *testing.T, f *fixture, redis bool) store.Store {
 // endpoint.
 type asLink struct {
 	garbage, hang, hangRevoke atomic.Bool
+	// bloat, when set, makes the token endpoint's access tokens this many characters longer
+	// (the server's answer, rewritten on its way).
+	bloat atomic.Int64
+	// register, when set, is what the registration endpoint does instead of registering:
+	// "refuse" (HTTP 503 after the server saw the request), "hang", "expired" (registers, but
+	// the answer says the client secret expired in 1970), or "slow" (registers, after a moment:
+	// concurrent first users overlap).
+	register atomic.Pointer[string]
+	// registerSent counts the requests the gateway sent to the registration endpoint, including
+	// those that never reached the server.
+	registerSent atomic.Int64
 }
 
 func (l *asLink) client() *http.Client {
@@ -175,6 +208,12 @@ func (l *asLink) client() *http.Client {
 }
 
 func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/register" {
+		l.registerSent.Add(1)
+		if mode := l.register.Load(); mode != nil {
+			return l.registration(r, *mode)
+		}
+	}
 	if r.URL.Path == "/revoke" && l.hangRevoke.Load() {
 		<-r.Context().Done()
 		return nil, r.Context().Err()
@@ -189,7 +228,64 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 				Body: io.NopCloser(strings.NewReader("<html>oops</html>")), Request: r}, nil
 		}
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if n := l.bloat.Load(); n > 0 && err == nil && r.URL.Path == "/oauth/token" {
+		return bloated(resp, int(n))
+	}
+	return resp, err
+}
+
+// bloated is resp, a token endpoint's answer, with its access token n characters longer.
+func bloated(resp *http.Response, n int) (*http.Response, error) {
+	return rewrite(resp, func(body map[string]any) {
+		if at, ok := body["access_token"].(string); ok {
+			body["access_token"] = at + strings.Repeat("x", n)
+		}
+	})
+}
+
+// rewritten is resp, a JSON object answer, with member set to v.
+func rewritten(resp *http.Response, member string, v any) (*http.Response, error) {
+	return rewrite(resp, func(body map[string]any) { body[member] = v })
+}
+
+func rewrite(resp *http.Response, change func(map[string]any)) (*http.Response, error) {
+	var body map[string]any
+	err := json.NewDecoder(resp.Body).Decode(&body)
+	_ = resp.Body.Close()
+	if err == nil {
+		change(body)
+	}
+	b, _ := json.Marshal(body)
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// registration does what asLink.register says with a request to the registration endpoint:
+// the request always reaches the server (which counts it).
+func (l *asLink) registration(r *http.Request, mode string) (*http.Response, error) {
+	switch mode {
+	case "hang":
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	case "slow":
+		select {
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && mode == "expired" {
+		return rewritten(resp, "client_secret_expires_at", 1)
+	}
+	if err != nil || mode != "refuse" {
+		return resp, err
+	}
+	_ = resp.Body.Close()
+	return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(`{"error":"temporarily_unavailable"}`)), Request: r}, nil
 }
 
 // countingObserver counts the service's events.

@@ -48,6 +48,13 @@ func invalidGrant(err error) bool {
 	return errors.As(err, &oe) && oe.Code == "invalid_grant"
 }
 
+// invalidClient reports whether err is the server refusing the gateway as its client (RFC 6749
+// §5.2 invalid_client): unknown, or its authentication failed.
+func invalidClient(err error) bool {
+	var oe *oauthError
+	return errors.As(err, &oe) && oe.Code == "invalid_client"
+}
+
 // tokenRequest POSTs form (a grant) to the token endpoint with the client's authentication and
 // reads the answer. A server that cannot be reached, hangs past ctx, or answers garbage is an
 // error wrapping ErrAuthServer; a refusal is an *oauthError.

@@ -128,7 +128,7 @@ func (s *Service) showLink(w http.ResponseWriter, r *http.Request, tok string) {
 	}
 	v := s.backendView(ctx, l.Backend, true)
 	if v.AuthServer.Runes == 0 {
-		s.authServerDown(w, r, l.Backend)
+		s.authServerDown(w, r, l.Backend, nil)
 		return
 	}
 	v.Action = s.prefix.public(r.URL.Path)
@@ -244,7 +244,7 @@ func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *webpage.Se
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: authorization server unavailable", slog.String("upstream", backend),
 			slog.String("error", err.Error()))
-		s.authServerDown(w, r, backend)
+		s.authServerDown(w, r, backend, err)
 		return
 	}
 	exp := s.now().Add(s.cfg.ConsentTTL)

@@ -2,6 +2,7 @@ package useroauth
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -152,4 +153,109 @@ func TestRefreshStoreDownMidway(t *testing.T) {
 	if got := f.mustToken(t, alice); got != fresh {
 		t.Error("the replicas disagree on the token")
 	}
+}
+
+// TestRefreshLockOutlastsRefresh: with a backend timeout of 20 s a refresh may run 40 s (its
+// discovery, then its token request). While one replica's token request is still at the
+// authorization server, past the 30 s the refresh lock used to last, the other replica must not
+// take the lock and send the same refresh token again (a server rotating refresh tokens takes
+// the second use for a replay): it waits, and both get the one refresh's token.
+func TestRefreshLockOutlastsRefresh(t *testing.T) {
+	f := newFixture(t, fixtureOptions{timeout: 20 * time.Second})
+	alice, old := connected(t, f)
+	other := newFixture(t, fixtureOptions{replicaOf: f, timeout: 20 * time.Second})
+	f.clock.Advance(24 * time.Hour)
+	entered, hold := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	held := func() { once.Do(func() { close(entered); <-hold }) }
+	f.onTokenRequest.Store(&held)
+	before := f.tokenRequests.Load()
+	got := make(chan string, 2)
+	fetch := func(svc *Service) {
+		tok, ok, err := svc.Token(t.Context(), backendName, alice)
+		if err != nil || !ok {
+			t.Errorf("Token: ok %v, %v", ok, err)
+		}
+		got <- tok
+	}
+	go fetch(f.svc)
+	<-entered
+	f.clock.Advance(35 * time.Second) // the store's clock: past 30 s, within the refresh's 40 s
+	go fetch(other.svc)
+	// The other replica's second refresh, if it sends one, arrives within this bound.
+	deadline := time.Now().Add(time.Second)
+	for f.tokenRequests.Load()-before < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(hold)
+	a, b := <-got, <-got
+	if n := f.tokenRequests.Load() - before; n != 1 {
+		t.Errorf("%d refresh requests at the authorization server, want 1", n)
+	}
+	if a != b || a == old || a == "" {
+		t.Error("the replicas got different or stale tokens")
+	}
+}
+
+// TestLockTTLCoversTheRefresh: every timeout a backend may have leaves the refresh lock longer
+// than the refresh and the time to store its result; a longer timeout is refused.
+func TestLockTTLCoversTheRefresh(t *testing.T) {
+	for _, d := range []time.Duration{0, time.Second, 10 * time.Second, 15 * time.Second, MaxTimeout} {
+		b := Backend{Timeout: d}
+		if b.lockTTL() < 2*b.timeout()+storeWindow {
+			t.Errorf("timeout %s: lock ttl %s, want at least %s", d, b.lockTTL(), 2*b.timeout()+storeWindow)
+		}
+	}
+	b := Backend{Name: "x", ClientID: "c", Timeout: MaxTimeout + time.Second}
+	if errs := b.Problems(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "timeout") {
+		t.Errorf("timeout above %s: %v", MaxTimeout, errs)
+	}
+}
+
+// TestInvalidGrantAfterAnotherRefresh: a refresh that read the record before another replica
+// refreshed it sends the refresh token that refresh rotated away, and the server answers
+// invalid_grant. The newer record is the caller's connection: it is kept and used, and the
+// caller is not sent to connect again.
+func TestInvalidGrantAfterAnotherRefresh(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice, _ := connected(t, f)
+	stale, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(24 * time.Hour)
+	fresh := f.mustToken(t, alice) // another refresh, which rotates the refresh token
+	e, err := f.svc.refreshNow(t.Context(), f.svc.backends[backendName], alice, stale)
+	if f.obs.count("refresh invalid_grant") != 1 {
+		t.Fatalf("the stale refresh token was not refused (metrics %v): the server does not rotate, the test proves nothing", f.obs.counts)
+	}
+	if err != nil || e == nil || e.AccessToken != fresh {
+		t.Errorf("refresh with the rotated-away token: %v, %v; want the newer record", e, err)
+	}
+	if got := f.mustToken(t, alice); got != fresh {
+		t.Error("the newer record went")
+	}
+}
+
+// TestRefreshTooLargeToKeep: a refresh whose answer does not fit a record (the server's new
+// access token is larger than maxRecordBytes allows) is not the store being away: no retry can
+// store it. The call is not failed as retryable forever with the refresh lock held; the record
+// goes, the fresh tokens are revoked, the log says why, and the next call asks for consent.
+func TestRefreshTooLargeToKeep(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice, _ := connected(t, f)
+	f.clock.Advance(24 * time.Hour)
+	f.asLink.bloat.Store(14 << 10) // with the refresh token and the rest, past 16 KiB sealed
+	revocations := f.revocations.Load()
+	if tok, ok, err := f.svc.Token(t.Context(), backendName, alice); ok || err != nil {
+		t.Fatalf("refresh too large to keep: %d-byte token, ok %v, %v; want none, no error", len(tok), ok, err)
+	}
+	f.asLink.bloat.Store(0)
+	if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("the record is still there: %v", err)
+	}
+	if f.revocations.Load() == revocations {
+		t.Error("the fresh tokens were not revoked")
+	}
+	expectContains(t, "the log", f.log.String(), "maxRecordBytes")
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 )
@@ -18,6 +20,9 @@ import (
 const (
 	// registrationPrefix keys a dynamically registered client in the shared store.
 	registrationPrefix = "useroauth/client/"
+	// minClientLife is the least time a registered client's secret must have left for the
+	// registration to count: one that expires sooner is a failed registration.
+	minClientLife = time.Minute
 	// metadataDocumentPath is where the Client ID Metadata Document is served, under Path.
 	metadataDocumentPath = "/client-metadata.json"
 )
@@ -30,6 +35,8 @@ type asClient struct {
 	clients *seal.Sealer // seals those clients' secrets in the store
 	now     func() time.Time
 	log     *slog.Logger
+	// flight runs one dynamic registration at a time per registration key.
+	flight singleflight.Group
 	// clientName, redirectURL and documentURL are how the gateway describes itself: its name,
 	// its callback and the URL of its Client ID Metadata Document (its client id there).
 	clientName, redirectURL, documentURL string
@@ -61,13 +68,39 @@ func (a *asClient) clientFor(ctx context.Context, st *backendState, d *discovere
 // dynamicClient returns the client registered at the backend's authorization server (RFC 7591),
 // registering it when no replica has yet: the first registration stored wins, and every replica
 // then uses it, so the server sees one client per gateway, not one per replica or restart.
+// Within a replica one registration runs at a time (callers arriving meanwhile wait for its
+// result), and a failed one is not tried again before its cooldown ends (registrationCooldown):
+// callers get a retryable error saying when, and the server sees no request.
 func (a *asClient) dynamicClient(ctx context.Context, st *backendState, d *discovered) (client, error) {
 	if d.as.RegistrationEndpoint == "" {
 		return client{}, fmt.Errorf("%w: %s: the authorization server has no registration endpoint", ErrAuthServer, st.cfg.Name)
 	}
-	key := registrationPrefix + st.cfg.Name + "\x00" + d.as.Issuer + "\x00" + a.redirectURL
+	key := a.registrationKey(st, d)
 	if c, ok := st.cachedClient(key, a.now()); ok {
 		return c, nil
+	}
+	ch := a.flight.DoChan(key, func() (any, error) {
+		// The first caller's cancellation must not fail the others waiting for this result.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*st.cfg.timeout())
+		defer cancel()
+		return a.loadOrRegister(fctx, st, d, key)
+	})
+	select {
+	case <-ctx.Done():
+		return client{}, fmt.Errorf("%w: %s: waiting for the registration: %w", ErrAuthServer, st.cfg.Name, ctx.Err())
+	case res := <-ch:
+		if res.Err != nil {
+			return client{}, res.Err
+		}
+		return res.Val.(client), nil
+	}
+}
+
+// loadOrRegister is dynamicClient's one flight: the client another replica stored, else a new
+// registration unless the last one failed within its cooldown.
+func (a *asClient) loadOrRegister(ctx context.Context, st *backendState, d *discovered, key string) (client, error) {
+	if c, ok := st.cachedClient(key, a.now()); ok {
+		return c, nil // a flight that ended just before this one began
 	}
 	if raw, ok, err := a.store.Get(ctx, key); err != nil {
 		return client{}, fmt.Errorf("%w: %s: the shared store: %w", ErrAuthServer, st.cfg.Name, err)
@@ -76,9 +109,12 @@ func (a *asClient) dynamicClient(ctx context.Context, st *backendState, d *disco
 			return st.keepClient(key, r), nil
 		}
 	}
+	if err := st.coolingDown(key, a.now()); err != nil {
+		return client{}, err
+	}
 	r, err := a.register(ctx, st, d)
 	if err != nil {
-		return client{}, err
+		return client{}, st.registrationFailed(key, a.now(), err)
 	}
 	sealed, err := a.sealRegistered(r)
 	if err != nil {
@@ -99,6 +135,32 @@ func (a *asClient) dynamicClient(ctx context.Context, st *backendState, d *disco
 		}
 	}
 	return st.keepClient(key, r), nil
+}
+
+// registrationKey keys the backend's dynamically registered client in the store: per backend,
+// authorization server and callback URL.
+func (a *asClient) registrationKey(st *backendState, d *discovered) string {
+	return registrationPrefix + st.cfg.Name + "\x00" + d.as.Issuer + "\x00" + a.redirectURL
+}
+
+// forgetClient is the authorization server answering invalid_client to the gateway's dynamically
+// registered client c: it no longer knows it (servers clean up registrations). Kept, the client
+// would fail every refresh and connect until a restart; forgotten here and in the store (while
+// the store still holds it), the next use registers anew. The users' tokens were issued to the
+// old client: their records are dropped on their next use and they connect again.
+func (a *asClient) forgetClient(ctx context.Context, st *backendState, d *discovered, c client) {
+	if st.cfg.registration() != RegistrationDynamic {
+		return // the operator's client (or the metadata document's): nothing to register
+	}
+	key := a.registrationKey(st, d)
+	st.forgetClient(key, c.ID)
+	if raw, ok, err := a.store.Get(ctx, key); err == nil && ok {
+		if r, err := a.openRegistered(raw); err != nil || r.ID == c.ID {
+			_ = a.store.Delete(ctx, key)
+		}
+	}
+	a.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: the authorization server no longer knows the gateway's registered client; it registers again",
+		slog.String("upstream", st.cfg.Name), slog.String("auth_server", d.as.Issuer))
 }
 
 // register sends the registration request and reads the answer (RFC 7591 §3).
@@ -141,6 +203,12 @@ func (a *asClient) register(ctx context.Context, st *backendState, d *discovered
 	r := registered{ID: w.ClientID, Secret: w.ClientSecret}
 	if w.SecretExpiresAt > 0 {
 		r.Expires = time.Unix(w.SecretExpiresAt, 0)
+		if r.Expires.Before(a.now().Add(minClientLife)) {
+			// Expired on arrival (or nearly): kept, it would be registered again on every
+			// use; refused, it is a failure the cooldown spaces out.
+			return registered{}, fmt.Errorf("%w: %s: the registration's client secret expires at once (client_secret_expires_at %d)",
+				ErrAuthServer, st.cfg.Name, w.SecretExpiresAt)
+		}
 	}
 	a.log.Info("useroauth: registered at the authorization server", "upstream", st.cfg.Name, "auth_server", d.as.Issuer)
 	return r, nil

@@ -37,8 +37,9 @@ func (s *Service) refuse(w http.ResponseWriter, r *http.Request, backend string,
 
 // authServerDown answers when the backend's authorization server (or its metadata) cannot be
 // used now: 503, retryable, nothing stored.
-func (s *Service) authServerDown(w http.ResponseWriter, r *http.Request, backend string) {
-	w.Header().Set("Retry-After", "5")
+// err, when it carries a cooldown (RetryError), says when to try again.
+func (s *Service) authServerDown(w http.ResponseWriter, r *http.Request, backend string, err error) {
+	w.Header().Set("Retry-After", strconv.Itoa(seconds(RetryAfter(err, 5*time.Second))))
 	s.refuse(w, r, backend, http.StatusServiceUnavailable, FailAuthServer,
 		"The authorization server of "+backend+" cannot be used now. Nothing was stored. Try again in a moment.")
 }
@@ -56,10 +57,15 @@ func (s *Service) issuerDown(w http.ResponseWriter, r *http.Request, err error) 
 	if errors.As(err, &ue) {
 		retry = ue.RetryAfter
 	}
-	secs := max(int((retry+time.Second-1)/time.Second), 1)
+	secs := seconds(retry)
 	s.log.LogAttrs(r.Context(), slog.LevelWarn, "useroauth: sign-in unavailable", slog.String("error", err.Error()))
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	s.render(w, http.StatusServiceUnavailable, pageData{Kind: "refused", Title: "Not possible",
 		Message: fmt.Sprintf("The identity provider (%s) cannot be reached, so you cannot sign in now. Try again in %d seconds.",
 			s.deps.SignIn.Issuer(), secs)})
+}
+
+// seconds is d in whole seconds for a Retry-After header: rounded up, at least one.
+func seconds(d time.Duration) int {
+	return max(int((d+time.Second-1)/time.Second), 1)
 }

@@ -11,26 +11,22 @@ import (
 // ErrUnknownBackend is a revocation naming a backend that does not use per-user OAuth.
 var ErrUnknownBackend = errors.New("useroauth: not a per-user backend")
 
-// Disconnect revokes who's tokens for backend at its authorization server (RFC 7009, best
-// effort) and removes the record; by says who asked ("user" or "admin"), for the audit line and
-// the metrics. removed is false when there was no record.
+// Disconnect removes who's record for backend and then revokes its tokens at the authorization
+// server (RFC 7009, best effort); by says who asked ("user" or "admin"), for the audit line and
+// the metrics. removed is false when there was no record. The record goes first, so a refresh
+// finishing meanwhile on any replica finds it gone and revokes what it got, rather than keep
+// the caller connected.
 func (s *Service) Disconnect(ctx context.Context, who vault.Caller, backend, by string) (removed bool, err error) {
 	st, ok := s.backends[backend]
 	if !ok {
 		return false, ErrUnknownBackend
 	}
-	e, err := s.vault.Get(ctx, who, backend)
-	switch {
-	case errors.Is(err, vault.ErrNotFound):
-		return false, nil
-	case errors.Is(err, vault.ErrUnreadable):
-	case err != nil:
+	e, err := s.vault.Take(ctx, who, backend)
+	if err != nil || e == nil {
 		return false, err
-	default:
-		s.revokeTokens(ctx, st, &e.Token)
 	}
-	if removed, err = s.vault.Delete(ctx, who, backend, e); err != nil || !removed {
-		return removed, err
+	if e.AccessToken != "" {
+		s.revokeTokens(ctx, st, &e.Token)
 	}
 	s.obs.Revoked(backend, by, 1)
 	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: disconnected", slog.String("subject", who.Issuer+"#"+who.Subject),
@@ -55,8 +51,7 @@ func (s *Service) RevokeSubject(ctx context.Context, who vault.Caller) (int, err
 }
 
 // RevokeBackend disconnects every caller from backend (the operator's revocation of a backend):
-// each record's tokens are revoked at the authorization server, best effort, and the record
-// removed. It returns how many records went.
+// each record is removed and then its tokens revoked at the authorization server, best effort. It returns how many records went.
 func (s *Service) RevokeBackend(ctx context.Context, backend string) (int, error) {
 	st, ok := s.backends[backend]
 	if !ok {

@@ -117,7 +117,7 @@ type Deps struct {
 	// Clock returns the current time; default time.Now.
 	Clock func() time.Time
 	// HTTPClient reaches backends' metadata and authorization servers; default a client that
-	// follows no redirect.
+	// follows no redirect and connects to no link-local address (reach.go).
 	HTTPClient *http.Client
 }
 
@@ -152,6 +152,12 @@ type backendState struct {
 	regKey   string
 	reg      registered
 	regValid bool
+	// regFailKey, regFailures, regRetryAt and regErr are the failed registrations in a row
+	// (under one key) and the cooldown they began (cooldown.go).
+	regFailKey  string
+	regFailures int
+	regRetryAt  time.Time
+	regErr      error
 }
 
 func (st *backendState) cachedClient(key string, now time.Time) (client, bool) {
@@ -163,10 +169,20 @@ func (st *backendState) cachedClient(key string, now time.Time) (client, bool) {
 	return client{ID: st.reg.ID, Secret: st.reg.Secret}, true
 }
 
+// forgetClient drops the cached client under key when it is id.
+func (st *backendState) forgetClient(key, id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.regKey == key && st.reg.ID == id {
+		st.regValid = false
+	}
+}
+
 func (st *backendState) keepClient(key string, r registered) client {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.regKey, st.reg, st.regValid = key, r, true
+	st.regFailKey, st.regFailures = "", 0
 	return client{ID: r.ID, Secret: r.Secret}
 }
 
@@ -204,7 +220,7 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 		s.obs = nopObserver{}
 	}
 	if s.client == nil {
-		s.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		s.client = defaultHTTPClient()
 	}
 	s.oauth = &asClient{http: s.client, store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,
 		redirectURL: deps.BaseURL + cfg.Path + "/callback", documentURL: deps.BaseURL + cfg.Path + metadataDocumentPath}

@@ -2,12 +2,15 @@ package useroauth
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
+	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
 // TestCallbackStoreDown: Redis goes away while the authorization server issues the tokens of a
@@ -127,4 +130,41 @@ func TestRevokeAuthServerHangs(t *testing.T) {
 	}
 	f.noToken(t, alice)
 	expectContains(t, "the log", f.log.String(), "revocation at the authorization server failed")
+}
+
+// TestRevocationRacesRefresh: a refresh that lands while a user's disconnect or an operator's
+// revocation is at the authorization server (revoking the tokens it read) must not leave the
+// caller connected with the refreshed tokens: the record is gone afterwards, and the caller's
+// next call asks for consent, for the user's disconnect and the operator's revocation of a
+// subject or a backend alike.
+func TestRevocationRacesRefresh(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		revoke func(f *fixture, alice vault.Caller) (int, error)
+	}{
+		{"disconnect", func(f *fixture, alice vault.Caller) (int, error) {
+			ok, err := f.svc.Disconnect(t.Context(), alice, backendName, "user")
+			return map[bool]int{true: 1}[ok], err
+		}},
+		{"subject", func(f *fixture, alice vault.Caller) (int, error) { return f.svc.RevokeSubject(t.Context(), alice) }},
+		{"backend", func(f *fixture, _ vault.Caller) (int, error) { return f.svc.RevokeBackend(t.Context(), backendName) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{})
+			alice, _ := connected(t, f)
+			f.clock.Advance(24 * time.Hour) // the token is due: the next use refreshes
+			var once sync.Once
+			refresh := func() {
+				once.Do(func() { _, _, _ = f.svc.Token(t.Context(), backendName, alice) })
+			}
+			f.onRevoke.Store(&refresh)
+			if n, err := tt.revoke(f, alice); err != nil || n != 1 {
+				t.Fatalf("revocation: %d, %v; want 1", n, err)
+			}
+			if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
+				t.Errorf("after the revocation a record is still there: %v", err)
+			}
+			f.noToken(t, alice)
+		})
+	}
 }

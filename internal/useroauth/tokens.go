@@ -14,10 +14,11 @@ import (
 
 // Refresh bounds.
 const (
-	// lockTTL bounds how long one replica's refresh lock holds the others off: far longer than
-	// a refresh (bounded by the backend's timeout), short enough that a replica that died
-	// holding it does not stop refreshes for long.
-	lockTTL = 30 * time.Second
+	// minLockTTL is the least time one replica's refresh lock holds the others off (lockTTL).
+	minLockTTL = 30 * time.Second
+	// storeWindow is the least time a replica holding refreshed tokens the store refused keeps
+	// trying to store them, under the lock (pendingStore).
+	storeWindow = 10 * time.Second
 	// waitPoll is how often a replica waiting for another's refresh looks at the record.
 	waitPoll = 50 * time.Millisecond
 )
@@ -114,13 +115,17 @@ func (s *Service) usable(ctx context.Context, st *backendState, who vault.Caller
 	return e, nil
 }
 
-// drop removes a record that may not be used, and says why (never what it held).
-func (s *Service) drop(ctx context.Context, who vault.Caller, backend string, e *vault.Entry, why string) {
-	if _, err := s.vault.Delete(ctx, who, backend, e); err != nil {
-		return
+// drop removes a record that may not be used, and says why (never what it held). It reports
+// whether e was still the record (and so went, or the store failed): false when another
+// replica or the user replaced it meanwhile.
+func (s *Service) drop(ctx context.Context, who vault.Caller, backend string, e *vault.Entry, why string) bool {
+	removed, err := s.vault.Delete(ctx, who, backend, e)
+	if err != nil || !removed {
+		return err != nil
 	}
 	s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: token record removed", slog.String("subject", who.Issuer+"#"+who.Subject),
 		slog.String("upstream", backend), slog.String("why", why))
+	return true
 }
 
 // reseal seals a record read under an older key again under the newest, best effort: key
@@ -176,7 +181,7 @@ func (s *Service) refresh(ctx context.Context, st *backendState, who vault.Calle
 // holds it.
 func (s *Service) refreshShared(ctx context.Context, st *backendState, who vault.Caller, seen *vault.Entry) (*vault.Entry, error) {
 	for {
-		release, ok, err := s.vault.Lock(ctx, who, st.cfg.Name, lockTTL)
+		release, ok, err := s.vault.Lock(ctx, who, st.cfg.Name, st.cfg.lockTTL())
 		if err != nil {
 			s.obs.Refresh(st.cfg.Name, RefreshUnavailable)
 			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
@@ -226,7 +231,7 @@ func (s *Service) awaitRefresh(ctx context.Context, st *backendState, who vault.
 			return e, nil
 		}
 		// Free again without a new record: the other replica failed; try ourselves.
-		if release, ok, err := s.vault.Lock(ctx, who, st.cfg.Name, lockTTL); err == nil && ok {
+		if release, ok, err := s.vault.Lock(ctx, who, st.cfg.Name, st.cfg.lockTTL()); err == nil && ok {
 			release()
 			return nil, nil
 		}
@@ -261,9 +266,16 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	switch {
 	case invalidGrant(err):
 		s.obs.Refresh(name, RefreshInvalidGrant)
-		s.drop(ctx, who, name, e, "the authorization server refused the refresh token")
-		return nil, nil
+		if s.drop(ctx, who, name, e, "the authorization server refused the refresh token") {
+			return nil, nil
+		}
+		// The record is no longer e: refreshed or connected anew meanwhile (the refused token
+		// was already rotated away). That record is the caller's connection, not consent.
+		return s.usable(ctx, st, who)
 	case err != nil:
+		if invalidClient(err) {
+			s.oauth.forgetClient(ctx, st, d, c)
+		}
 		s.obs.Refresh(name, RefreshUnavailable)
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: refresh failed", slog.String("upstream", name), slog.String("error", err.Error()))
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
@@ -278,6 +290,14 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	}
 	swapped, err := s.vault.Swap(ctx, e, &t)
 	switch {
+	case err != nil && !vault.IsUnavailable(err):
+		// The answer does not fit a record (ErrTooLarge): no retry will store it, so it is
+		// not the store being away. The fresh tokens are revoked, and consent, asked again,
+		// says on its page why the tokens cannot be kept.
+		s.obs.Refresh(name, RefreshUnavailable)
+		s.revokeTokens(ctx, st, &t)
+		s.drop(ctx, who, name, e, "the refreshed tokens do not fit a record (userOAuth.maxRecordBytes)")
+		return nil, nil
 	case err != nil:
 		s.obs.Refresh(name, RefreshUnavailable)
 		return nil, &unsavedError{old: e, fresh: t, err: fmt.Errorf("%w: %w", ErrUnavailable, err)}

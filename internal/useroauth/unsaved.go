@@ -37,13 +37,13 @@ type pendingStore struct {
 // run keeps trying to store the fresh tokens in place of the record they replace, while this
 // replica still holds the record's refresh lock (which keeps the other replicas from
 // refreshing with the rotated-away token and waiting callers polling for the result); then it
-// releases the lock. The window is what is left of lockTTL after the refresh itself (at most
+// releases the lock. The window is what is left of the lock's ttl after the refresh itself (at most
 // twice the timeout); a store that stays away longer loses the tokens, and the user connects
 // again once the refresh token is refused.
 func (p pendingStore) run(release func()) {
 	defer release()
 	s, st, who, u := p.s, p.st, p.who, p.u
-	ctx, cancel := context.WithTimeout(context.Background(), lockTTL-2*st.cfg.timeout())
+	ctx, cancel := context.WithTimeout(context.Background(), st.cfg.lockTTL()-2*st.cfg.timeout())
 	defer cancel()
 	name := st.cfg.Name
 	t := time.NewTicker(storeRetry)

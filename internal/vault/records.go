@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -158,38 +159,68 @@ func (v *Vault) Subject(ctx context.Context, who Caller) (map[string]*Entry, err
 	return out, nil
 }
 
-// EachOfBackend calls fn with every caller's record for backend, in batches, and removes each
-// once fn returned (fn revokes the tokens at the authorization server first, best effort). A
-// record that does not open is removed too. It returns how many records went.
+// EachOfBackend removes every caller's record for backend, in batches, and calls fn with each
+// removed record that opened (fn revokes its tokens at the authorization server, best effort).
+// A record that does not open is removed too. It returns how many records went.
 func (v *Vault) EachOfBackend(ctx context.Context, backend string, fn func(e *Entry)) (int, error) {
 	n := 0
 	err := v.recs.NameOwners(ctx, backend, func(owners []string) error {
 		for _, o := range owners {
-			owner := Owner(o)
-			rec, ok, err := v.recs.GetRecord(ctx, o, backend)
+			e, err := v.takeOwned(ctx, Owner(o), backend)
 			if err != nil {
 				return err
 			}
-			if !ok {
+			if e == nil {
 				continue
 			}
-			e, err := v.open(owner, backend, rec)
-			if err == nil {
+			n++
+			if e.AccessToken != "" {
 				fn(e)
-			} else {
-				e = &Entry{raw: rec}
-			}
-			removed, err := v.deleteOwned(ctx, owner, backend, e)
-			if err != nil {
-				return err
-			}
-			if removed {
-				n++
 			}
 		}
 		return nil
 	})
 	return n, err
+}
+
+// Take removes who's record for backend, whatever it holds when it goes, and returns the record
+// removed: nil when there was none, one without tokens when it did not open. Removing first and
+// revoking what went after means a refresh landing meanwhile cannot keep a caller connected
+// whom a disconnect or an operator removed: its write finds no record (SwapRecord compares).
+func (v *Vault) Take(ctx context.Context, who Caller, backend string) (*Entry, error) {
+	e, err := v.takeOwned(ctx, who.Owner(), backend)
+	if e != nil && (e.Issuer != who.Issuer || e.Subject != who.Subject) {
+		e = &Entry{raw: e.raw} // another caller's (it opened under this owner): not revoked
+	}
+	return e, err
+}
+
+// takeTries bounds how often Take reads a record again that changed between its read and its
+// removal (each change is a refresh, at most one at a time per record); then the record goes
+// whatever it holds.
+const takeTries = 8
+
+func (v *Vault) takeOwned(ctx context.Context, owner Owner, backend string) (*Entry, error) {
+	var last *Entry
+	for range takeTries {
+		rec, ok, err := v.recs.GetRecord(ctx, string(owner), backend)
+		if err != nil || !ok {
+			return nil, err
+		}
+		last, err = v.open(owner, backend, rec)
+		if err != nil {
+			last = &Entry{raw: rec}
+		}
+		removed, err := v.recs.DeleteRecord(ctx, string(owner), backend, rec)
+		if err != nil || removed {
+			return last, err
+		}
+	}
+	removed, err := v.recs.DeleteRecord(ctx, string(owner), backend, nil)
+	if err != nil || !removed {
+		return nil, err
+	}
+	return last, nil
 }
 
 // Count returns how many callers hold a record for backend.
@@ -198,19 +229,22 @@ func (v *Vault) Count(ctx context.Context, backend string) (int64, error) {
 }
 
 // Lock takes who's refresh lock for backend for ttl, across replicas: ok is false when another
-// replica holds it. release gives it back.
+// replica holds it. release gives it back, unless it ran out and another replica took it since:
+// each taking stores a value of its own, and release removes the lock only while it holds that
+// value (a read then a delete: a lock taken in between is the one case it cannot tell).
 func (v *Vault) Lock(ctx context.Context, who Caller, backend string, ttl time.Duration) (release func(), ok bool, err error) {
 	key := lockPrefix + string(who.Owner()) + "\x00" + backend
-	stored, _, err := v.locks.SetNX(ctx, key, []byte{1}, ttl)
+	mine := []byte(rand.Text())
+	stored, _, err := v.locks.SetNX(ctx, key, mine, ttl)
 	if err != nil || !stored {
 		return nil, false, err
 	}
 	return func() {
-		// A lock that outlived its ttl may be another replica's by now; ttl is far longer
-		// than one refresh, so that would be a refresh that hung past it.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_ = v.locks.Delete(dctx, key)
+		if cur, ok, err := v.locks.Get(dctx, key); err == nil && ok && bytes.Equal(cur, mine) {
+			_ = v.locks.Delete(dctx, key)
+		}
 	}, true, nil
 }
 

@@ -71,6 +71,7 @@ func TestVault(t *testing.T) {
 			t.Run("swap and delete act on what was read", func(t *testing.T) { testSwap(t, open) })
 			t.Run("every record of a backend", func(t *testing.T) { testEachOfBackend(t, open) })
 			t.Run("refresh lock", func(t *testing.T) { testLock(t, open) })
+			t.Run("take removes before the caller revokes", func(t *testing.T) { testTake(t, open) })
 		})
 	}
 }
@@ -268,6 +269,27 @@ func testLock(t *testing.T, open func(t *testing.T) (store.Records, store.Store)
 	if _, ok, err := v2.Lock(ctx, alice, "saas", time.Minute); err != nil || !ok {
 		t.Errorf("the released lock: %v %v", ok, err)
 	}
+
+	// A lock that ran out and was taken by another replica is that replica's: the first
+	// holder's late release leaves it alone.
+	late, ok, err := v1.Lock(ctx, alice, "late", 50*time.Millisecond)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok, _ := v2.Lock(ctx, alice, "late", time.Minute); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lock never ran out")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	late()
+	if _, ok, err := v1.Lock(ctx, alice, "late", time.Minute); err != nil || ok {
+		t.Errorf("a late release freed another replica's lock: %v %v", ok, err)
+	}
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -276,5 +298,42 @@ func TestConfigValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want it to name %q", err, want)
 		}
+	}
+}
+
+func testTake(t *testing.T, open func(t *testing.T) (store.Records, store.Store)) {
+	recs, locks := open(t)
+	ctx := context.Background()
+	v := newVault(t, recs, locks, keyA)
+	if e, err := v.Take(ctx, alice, "saas"); e != nil || err != nil {
+		t.Fatalf("Take of nothing: %v, %v", e, err)
+	}
+	if err := v.Put(ctx, tokenFor(alice, "saas", "t1")); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := v.Take(ctx, alice, "saas"); err != nil || e == nil || e.AccessToken != "t1" {
+		t.Fatalf("Take: %v, %v; want the removed record", e, err)
+	}
+	if _, err := v.Get(ctx, alice, "saas"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("after Take: %v", err)
+	}
+	// A record that does not open goes too, with no tokens to revoke.
+	if _, err := recs.PutRecord(ctx, string(alice.Owner()), "saas", []byte("v1.2026-10.garbage"), store.Budget{Count: 2, Bytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := v.Take(ctx, alice, "saas"); err != nil || e == nil || e.AccessToken != "" {
+		t.Errorf("Take of an unreadable record: %v, %v", e, err)
+	}
+	// EachOfBackend hands each record over once it is gone: what fn revokes is no longer usable.
+	if err := v.Put(ctx, tokenFor(alice, "saas", "t2")); err != nil {
+		t.Fatal(err)
+	}
+	n, err := v.EachOfBackend(ctx, "saas", func(e *Entry) {
+		if _, err := v.Get(ctx, alice, "saas"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("fn saw the record still there: %v", err)
+		}
+	})
+	if err != nil || n != 1 {
+		t.Errorf("EachOfBackend: %d, %v", n, err)
 	}
 }

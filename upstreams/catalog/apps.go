@@ -131,18 +131,24 @@ var ErrAmbiguousAppName = errors.New("upstreams: tool name is ambiguous between 
 
 // ResolveAppName resolves the backend's own name of a tool, as an MCP App calls it: the one
 // backend serving apps (a tool of its list links a UI resource) whose list shows a tool of that
-// name that an app may call ("app" in its visibility, the default). No such backend is
-// names.ErrUnknownName; more than one is ErrAmbiguousAppName, naming them. Each backend's list is
-// the one held or one fetched now; a backend whose list cannot be had makes the answer unknown,
-// and its error is returned: a call must not reach one backend because another that may have the
-// same tool did not answer.
-func (c *Catalog) ResolveAppName(ctx context.Context, q *ToolHeaderQuery, name string) (names.Target, error) {
+// name that an app may call ("app" in its visibility, the default), among the backends on which
+// usable (nil: every one) says the caller could call a tool of that name. A backend usable
+// leaves out is neither asked for its list nor counted: the caller could not call its tool, so
+// it cannot make the name ambiguous, and whether it has one is not the caller's to learn. No such
+// backend is names.ErrUnknownName; more than one is ErrAmbiguousAppName, naming them. Each
+// backend's list is the one held or one fetched now; a backend whose list cannot be had makes
+// the answer unknown, and its error is returned: a call must not reach one backend because
+// another that may have the same tool did not answer.
+func (c *Catalog) ResolveAppName(ctx context.Context, q *ToolHeaderQuery, name string, usable func(names.Target) bool) (names.Target, error) {
 	idx := make([]*headerIndex, len(c.backends))
 	errs := make([]error, len(c.backends))
 	var wg sync.WaitGroup
 	fq := *q
 	fq.Fetch = true
 	for i, b := range c.backends {
+		if usable != nil && !usable(names.Target{Upstream: b.Name(), Name: name}) {
+			continue
+		}
 		wg.Go(func() { idx[i], errs[i] = c.appToolIndex(ctx, &fq, b) })
 	}
 	wg.Wait()

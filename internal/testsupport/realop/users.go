@@ -12,6 +12,7 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	exstorage "github.com/zitadel/oidc/v3/example/server/storage"
+	zoidc "github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 	"golang.org/x/oauth2"
 )
@@ -76,7 +77,13 @@ func (s *storage) GetClientByClientID(ctx context.Context, clientID string) (op.
 	if c, ok, err := s.metadataDocumentClient(ctx, clientID); ok || err != nil {
 		return c, err
 	}
-	return s.Storage.GetClientByClientID(ctx, clientID)
+	c, err := s.Storage.GetClientByClientID(ctx, clientID)
+	if err != nil {
+		// Unknown (removed, or never registered): invalid_client, as RFC 6749 §5.2 says,
+		// not the example's server_error.
+		return nil, zoidc.ErrInvalidClient().WithDescription("client not found")
+	}
+	return c, nil
 }
 
 // op is c as the provider sees it.
@@ -103,6 +110,14 @@ func (p *Provider) AddJWTWebClient(id, secret string, redirectURIs ...string) {
 // refresh with one of them is then refused with invalid_grant, as an expired one is.
 func (p *Provider) EndSessions(ctx context.Context, userID, clientID string) error {
 	return p.store.TerminateSession(ctx, userID, clientID)
+}
+
+// RemoveClient removes a client added or registered: the provider no longer knows it, as when
+// an authorization server cleans up dynamically registered clients.
+func (p *Provider) RemoveClient(id string) {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	delete(p.store.extra, id)
 }
 
 // AuthorizeClientIDSecret checks the added clients' secrets, then the example's.

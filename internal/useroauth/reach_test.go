@@ -1,0 +1,234 @@
+package useroauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// hostileSite is a backend and its authorization server at https://example.com (a real TLS
+// server on loopback, reached by that name, so the documents come from a host that is not
+// loopback), serving the metadata a test sets.
+type hostileSite struct {
+	srv    *httptest.Server
+	asMeta atomic.Pointer[map[string]any]
+	prm    atomic.Pointer[map[string]any]
+}
+
+func startHostileSite(t *testing.T) *hostileSite {
+	t.Helper()
+	h := &hostileSite{}
+	h.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if serveHostile(w, r) {
+			return
+		}
+		var doc *map[string]any
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource"):
+			doc = h.prm.Load()
+		case strings.HasPrefix(r.URL.Path, "/.well-known/oauth-authorization-server"):
+			doc = h.asMeta.Load()
+		}
+		if doc == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(*doc)
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// client reaches every host at the site's server, as DNS pointing example.com at it would.
+func (h *hostileSite) client() *http.Client {
+	tr := h.srv.Client().Transport.(*http.Transport).Clone()
+	addr := h.srv.Listener.Addr().String()
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	tr.TLSClientConfig.ServerName = "example.com"
+	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func (h *hostileSite) discover(t *testing.T, b Backend) (*discovered, error) {
+	t.Helper()
+	b.Name = "hostile"
+	x := &discoverer{b: &b, client: h.client(), now: time.Now}
+	return x.discover(t.Context())
+}
+
+// TestMetadataCannotPointInward: an authorization server (or a backend's resource metadata)
+// that is not on this machine cannot name, as an endpoint the gateway sends codes, secrets or
+// tokens to, a loopback host (the gateway's own listeners and whatever else listens there) or a
+// link-local, unspecified or multicast address (the cloud metadata service), in any spelling;
+// other hosts, private addresses among them, stay usable.
+func TestMetadataCannotPointInward(t *testing.T) {
+	h := startHostileSite(t)
+	const issuer = "https://example.com"
+	meta := func(token, registration string) {
+		m := map[string]any{"issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": token,
+			"code_challenge_methods_supported": []string{"S256"}, "registration_endpoint": registration}
+		h.asMeta.Store(&m)
+	}
+	inward := []string{"http://127.0.0.1:9090/useroauth/revoke", "https://127.0.0.1/token", "https://127.1.2.3/token",
+		"https://[::1]/token", "https://localhost/token", "http://LOCALHOST:8080/token", "https://[::ffff:127.0.0.1]/token",
+		"https://169.254.169.254/latest/meta-data", "https://[fe80::1]/token", "https://0.0.0.0/token", "https://[::]/token",
+		"https://224.0.0.1/token", "https://[::ffff:169.254.169.254]/token"}
+	for _, ep := range inward {
+		meta(ep, issuer+"/register")
+		if _, err := h.discover(t, Backend{URL: issuer + "/mcp", AuthServer: issuer}); !errors.Is(err, ErrAuthServer) ||
+			!strings.Contains(err.Error(), "token_endpoint") {
+			t.Errorf("token endpoint %s: %v; want refused", ep, err)
+		}
+		meta(issuer+"/token", ep)
+		if d, err := h.discover(t, Backend{URL: issuer + "/mcp", AuthServer: issuer}); err != nil || d.as.RegistrationEndpoint != "" {
+			t.Errorf("registration endpoint %s: %v, %v; want it treated as absent", ep, d, err)
+		}
+	}
+	for _, ep := range []string{"https://tokens.example.net/token", "https://10.0.0.5/token", "https://192.168.1.10:8443/token"} {
+		meta(ep, "")
+		if d, err := h.discover(t, Backend{URL: issuer + "/mcp", AuthServer: issuer}); err != nil || d.as.TokenEndpoint != ep {
+			t.Errorf("token endpoint %s: %v; want accepted", ep, err)
+		}
+	}
+	// The backend's resource metadata cannot name an authorization server on this machine.
+	for _, as := range []string{"http://127.0.0.1:9090", "https://localhost", "https://169.254.169.254"} {
+		prm := map[string]any{"resource": issuer + "/mcp", "authorization_servers": []string{as}}
+		h.prm.Store(&prm)
+		if _, err := h.discover(t, Backend{URL: issuer + "/mcp"}); !errors.Is(err, ErrAuthServer) || !strings.Contains(err.Error(), "authorization server it lists") {
+			t.Errorf("resource metadata listing %s: %v; want refused", as, err)
+		}
+	}
+}
+
+// TestDefaultClientRefusesLinkLocal: the client the gateway reaches authorization servers with
+// does not connect to a link-local, unspecified or multicast address, however it was named.
+func TestDefaultClientRefusesLinkLocal(t *testing.T) {
+	c := defaultHTTPClient()
+	for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://[fe80::1]:80/", "http://0.0.0.0:1/"} {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		resp, err := c.Do(req)
+		cancel()
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		if !errors.Is(err, errLinkLocal) {
+			t.Errorf("%s: %v; want refused as link-local", u, err)
+		}
+	}
+	if c.CheckRedirect == nil || c.CheckRedirect(nil, nil) != http.ErrUseLastResponse {
+		t.Error("the default client follows redirects")
+	}
+}
+
+// TestListedScopesAreScopeTokens: the scopes a backend's resource metadata lists are asked of
+// the authorization server and shown on the connect page; each must be one scope token, so the
+// page shows what is asked ("notes admin" would be one scope on the page and two at the
+// server), and there are at most maxScopes of them.
+func TestListedScopesAreScopeTokens(t *testing.T) {
+	h := startHostileSite(t)
+	const issuer = "https://example.com"
+	m := map[string]any{"issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": issuer + "/token",
+		"code_challenge_methods_supported": []string{"S256"}}
+	h.asMeta.Store(&m)
+	many := make([]string, maxScopes+1)
+	for i := range many {
+		many[i] = "s" + strings.Repeat("x", i%7) + string(rune('a'+i%26))
+	}
+	for _, scopes := range [][]string{{"notes admin"}, {"notes", ""}, {"a\x00b"}, {"caf\u00e9"}, {`a"b`}, {`a\b`},
+		{"notes\tadmin"}, {strings.Repeat("s", 257)}, many} {
+		prm := map[string]any{"resource": issuer + "/mcp", "authorization_servers": []string{issuer}, "scopes_supported": scopes}
+		h.prm.Store(&prm)
+		if _, err := h.discover(t, Backend{URL: issuer + "/mcp"}); !errors.Is(err, ErrAuthServer) || !strings.Contains(err.Error(), "scope") {
+			t.Errorf("scopes %q: %v; want refused", scopes[0], err)
+		}
+	}
+	prm := map[string]any{"resource": issuer + "/mcp", "authorization_servers": []string{issuer},
+		"scopes_supported": []string{"openid", "notes:read", "https://example.com/auth/x"}}
+	h.prm.Store(&prm)
+	if d, err := h.discover(t, Backend{URL: issuer + "/mcp"}); err != nil || len(d.scopes) != 3 {
+		t.Errorf("valid scopes: %v, %v", d, err)
+	}
+	for _, sc := range []string{"caf\u00e9", "a\x01b"} {
+		b := Backend{Name: "x", ClientID: "c", Scopes: []string{sc}}
+		if errs := b.Problems(); len(errs) != 1 {
+			t.Errorf("configured scope %q: %v; want refused", sc, errs)
+		}
+	}
+}
+
+// serveHostile serves the answers of an authorization server that never ends or never stops
+// growing, under /hostile/: a JSON document larger than any bound (big), a body that never
+// ends (endless), and one that trickles a byte at a time (drip). It reports whether it served.
+func serveHostile(w http.ResponseWriter, r *http.Request) bool {
+	kind, ok := strings.CutPrefix(r.URL.Path, "/hostile/")
+	if !ok {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch kind {
+	case "big":
+		_, _ = w.Write([]byte(`{"access_token":"` + strings.Repeat("a", 1<<20) + `","token_type":"Bearer","issuer":"x"}`))
+	case "endless", "drip":
+		_, _ = w.Write([]byte(`{"a":"`))
+		chunk := []byte(strings.Repeat("a", 32<<10))
+		if kind == "drip" {
+			chunk = chunk[:1]
+		}
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return true
+			}
+			w.(http.Flusher).Flush()
+			if kind == "drip" {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+	return true
+}
+
+// TestAnswersBounded: whatever a backend's metadata or an authorization server answers, the
+// gateway reads a bounded amount within a bounded time: a document larger than the bound, a
+// body that never ends and one that trickles are each an error wrapping ErrAuthServer, for the
+// metadata and for the token, registration and revocation endpoints alike.
+func TestAnswersBounded(t *testing.T) {
+	h := startHostileSite(t)
+	const site = "https://example.com/hostile/"
+	a := &asClient{http: h.client(), now: time.Now}
+	for _, kind := range []string{"big", "endless", "drip"} {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second) // the backend's timeout
+		done := make(chan error, 4)
+		go func() {
+			x := &discoverer{b: &Backend{Name: "hostile"}, client: h.client(), now: time.Now}
+			var m asMetadata
+			done <- x.fetchJSON(ctx, site+kind, &m)
+			_, err := a.tokenRequest(ctx, &asMetadata{TokenEndpoint: site + kind}, client{ID: "c"}, url.Values{})
+			done <- err
+			_, _, err = a.postJSON(ctx, site+kind, []byte("{}"))
+			done <- err
+			done <- a.revoke(ctx, &asMetadata{RevocationEndpoint: site + kind}, client{ID: "c"}, "t", "access_token")
+		}()
+		for i := range 4 {
+			select {
+			case err := <-done:
+				if !errors.Is(err, ErrAuthServer) {
+					t.Errorf("%s answer, request %d: %v; want ErrAuthServer", kind, i, err)
+				}
+			case <-time.After(time.Minute): // a liveness bound, far above the 1 s deadline
+				t.Fatalf("%s answer, request %d: still reading", kind, i)
+			}
+		}
+		cancel()
+	}
+}
