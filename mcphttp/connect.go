@@ -5,10 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/internal/vault"
 	"github.com/mcp-gateway/gateway/mrtr"
 )
@@ -21,6 +24,10 @@ import (
 // ConnectKey is the inputRequests key of the URL elicitation sending the user to the connect
 // page.
 const ConnectKey = "io.mcp-gateway/connect"
+
+// unavailableRetry is the Retry-After of a call whose user token cannot be had now, when the
+// cause says nothing of when it can.
+const unavailableRetry = 5 * time.Second
 
 // registerConnect serves the connect pages under their path on the MCP listener, when per-user
 // OAuth is configured.
@@ -50,7 +57,7 @@ func (s *Server) connect(x *request) (done bool, err error) {
 	tok, ok, err := s.userOAuth.Token(x.ctx, upstream, who)
 	switch {
 	case err != nil:
-		return false, userTokenUnavailable()
+		return false, userTokenUnavailable(err)
 	case ok:
 		x.route.userToken = tok
 		return false, nil
@@ -118,10 +125,13 @@ func (s *Server) notConnected(x *request, text string) error {
 
 // userTokenUnavailable fails a call closed, retryably, when the caller's token cannot be had
 // now: the shared store or the backend's authorization server is down. Nothing is forwarded.
-func userTokenUnavailable() error {
+// Retry-After is the time left of a cooldown the cause carries (a registration that failed
+// moments ago is not tried again before it), else a few seconds.
+func userTokenUnavailable(cause error) error {
 	e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable,
 		"The backend's authorization server or the gateway's token store is unavailable; retry later"))
-	e.Header = http.Header{"Retry-After": {"5"}}
+	wait := useroauth.RetryAfter(cause, unavailableRetry)
+	e.Header = http.Header{"Retry-After": {strconv.Itoa(int(max(1, (wait+time.Second-1)/time.Second)))}}
 	e.Outcome = outcomeUnavailable
 	return e
 }

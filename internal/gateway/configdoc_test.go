@@ -233,3 +233,44 @@ func TestStarterConfig(t *testing.T) {
 		t.Errorf("%s:%d has no comment: %s", starterConfig, i+1, l)
 	}
 }
+
+// TestDocumentedDefaultsHaveValues: a setting whose description says its default by a Go
+// constant's name (Default DefaultTimeout, Zero means DefaultTokenTimeout) has its value in
+// the reference's default column, so an operator reads "2s", not a name in the source. A block
+// added without its defaults in configDefaults fails here. The settings listed are the ones
+// whose default is not one value.
+func TestDocumentedDefaultsHaveValues(t *testing.T) {
+	notOneValue := map[string]string{
+		"rateLimit.lease":         "min(DefaultLeaseMax, burst ÷ 8), per limit",
+		"pins.backends.*.actions": "pins.actions, for every backend without its own",
+	}
+	raw, err := os.ReadFile(filepath.Join(configDocsRoot, ReferenceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	constName := regexp.MustCompile(`\b(?:[a-z]+\.)?Default[A-Z][A-Za-z]*\b`)
+	rows := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		cells := strings.Split(line, "|")
+		if !strings.HasPrefix(line, "| `") || len(cells) < 6 {
+			continue
+		}
+		rows++
+		key, def, desc := strings.Trim(strings.TrimSpace(cells[1]), "`"), strings.TrimSpace(cells[3]), cells[4]
+		name := constName.FindString(desc)
+		if name == "" || def != "" {
+			continue
+		}
+		if _, ok := notOneValue[key]; !ok {
+			t.Errorf("%s: described as defaulting to %s, but the reference shows no default (add it to configDefaults)", key, name)
+		}
+	}
+	if rows < 200 {
+		t.Fatalf("read %d rows of docs/configuration.md: the table's layout changed", rows)
+	}
+	for key := range notOneValue {
+		if !strings.Contains(string(raw), "| `"+key+"` |") {
+			t.Errorf("%s is no setting of the reference any more", key)
+		}
+	}
+}

@@ -7,11 +7,15 @@ import (
 	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
+	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/tracing"
+	"github.com/mcp-gateway/gateway/internal/useroauth"
+	"github.com/mcp-gateway/gateway/internal/vault"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -29,6 +33,8 @@ func configDefaults() map[string]any {
 	collectDefaults(reflect.ValueOf(c), "", out)
 	tr := tracing.Config{}.WithDefaults()
 	ap := approval.Config{}.WithDefaults()
+	uo := useroauth.Config{}.WithDefaults()
+	ic := intercept.Config{}.WithDefaults()
 	for path, v := range map[string]any{
 		"server.maxJSONDepth":      jsonrpc.DefaultMaxDepth,
 		"server.maxJSONTokenBytes": jsonrpc.DefaultMaxTokenBytes,
@@ -87,8 +93,34 @@ func configDefaults() map[string]any {
 		"tracing.sampleRatio": tr.SampleRatio,
 		"tracing.timeout":     tr.Timeout,
 
-		"approval.path":       ap.Path,
-		"approval.sessionTTL": ap.SessionTTL,
+		"approval.path":                     ap.Path,
+		"approval.sessionTTL":               ap.SessionTTL,
+		"approval.maxPendingPerCaller":      ap.MaxPendingPerCaller,
+		"approval.maxPendingBytesPerCaller": ap.MaxPendingBytesPerCaller,
+
+		"pins.maxPerBackend":      pins.DefaultMaxPerBackend,
+		"pins.maxBytesPerBackend": pins.DefaultMaxBytesPerBackend,
+		"pins.retention":          pins.DefaultRetention,
+
+		"userOAuth.path":           uo.Path,
+		"userOAuth.consentTTL":     uo.ConsentTTL,
+		"userOAuth.clientName":     uo.ClientName,
+		"userOAuth.maxRecordBytes": vault.DefaultMaxRecordBytes,
+
+		"interceptors[].mode":                   string(ic.Mode),
+		"interceptors[].timeout":                ic.Timeout,
+		"interceptors[].maxConcurrent":          ic.MaxConcurrent,
+		"interceptors[].maxPayloadBytes":        ic.MaxPayloadBytes,
+		"interceptors[].maxResponseBytes":       ic.MaxResponseBytes,
+		"interceptors[].breaker.failures":       upstreams.DefaultBreakerFailures,
+		"interceptors[].breaker.cooldown":       upstreams.DefaultBreakerCooldown,
+		"interceptors[].auth.timeout":           upstreams.DefaultTokenTimeout,
+		"interceptors[].auth.refreshBefore":     upstreams.DefaultTokenRefreshBefore,
+		"interceptors[].auth.maxCachedTokens":   upstreams.DefaultMaxExchangedTokens,
+		"interceptors[].auth.maxLegacySessions": upstreams.DefaultMaxLegacySessions,
+		"interceptors[].auth.legacySessionIdle": upstreams.DefaultLegacySessionIdle,
+
+		"guardrails.schemaCache": guardrails.DefaultSchemaCache,
 
 		"pins.mode":                          string((&pins.Config{}).ModeFor("any")),
 		"pins.actions":                       pinActionDefaults(),

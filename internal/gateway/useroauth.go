@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/configerr"
@@ -37,12 +38,21 @@ func (c *Config) userOAuthBackends() []int {
 	return out
 }
 
-// userOAuthBackend is backend i's per-user OAuth client settings, with its client secret.
+// userOAuthBackend is backend i's per-user OAuth client settings, with its client secret. The
+// timeout and refresh margin left unset take the defaults upstreams[].auth documents for every
+// type of backend authentication, not the useroauth package's own.
 func (c *Config) userOAuthBackend(i int, secret string) useroauth.Backend {
 	u := c.Upstreams[i]
+	orDefault := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			return def
+		}
+		return d
+	}
 	return useroauth.Backend{Name: u.Name, URL: u.URL, Resource: u.Auth.Resource, AuthServer: u.Auth.AuthServer,
 		Scopes: u.Auth.Scopes, Registration: useroauth.Registration(u.Auth.Registration), ClientID: u.Auth.ClientID,
-		ClientSecret: secret, Timeout: u.Auth.Timeout, RefreshBefore: u.Auth.RefreshBefore}
+		ClientSecret: secret, Timeout: orDefault(u.Auth.Timeout, upstreams.DefaultTokenTimeout),
+		RefreshBefore: orDefault(u.Auth.RefreshBefore, upstreams.DefaultTokenRefreshBefore)}
 }
 
 // validateUserOAuth: a userOAuth backend needs authenticated callers (whose tokens the vault

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // TestUserOAuthConfig: check-config accepts a per-user backend with what it needs and names
@@ -66,5 +69,23 @@ func TestUserOAuthConfig(t *testing.T) {
 				t.Errorf("the error repeats a secret:\n%v", err)
 			}
 		})
+	}
+}
+
+// TestUserOAuthBackendDefaults: a per-user backend's timeout and refresh margin, left unset,
+// are the defaults docs/configuration.md gives upstreams[].auth (generated from
+// configDefaults), not the useroauth package's own; set, they are kept.
+func TestUserOAuthBackendDefaults(t *testing.T) {
+	c := &Config{Upstreams: []UpstreamConfig{{UpstreamConfig: upstreams.UpstreamConfig{Name: "tracker", URL: "https://mcp.tracker.example/mcp"}}}}
+	c.Upstreams[0].Auth.Type = upstreams.AuthUserOAuth
+	b := c.userOAuthBackend(0, "")
+	d := configDefaults()
+	if b.Timeout != d["upstreams[].auth.timeout"] || b.RefreshBefore != d["upstreams[].auth.refreshBefore"] {
+		t.Errorf("unset: timeout %v, refreshBefore %v; documented %v, %v", b.Timeout, b.RefreshBefore,
+			d["upstreams[].auth.timeout"], d["upstreams[].auth.refreshBefore"])
+	}
+	c.Upstreams[0].Auth.Timeout, c.Upstreams[0].Auth.RefreshBefore = 3*time.Second, 2*time.Minute
+	if b := c.userOAuthBackend(0, ""); b.Timeout != 3*time.Second || b.RefreshBefore != 2*time.Minute {
+		t.Errorf("set: timeout %v, refreshBefore %v", b.Timeout, b.RefreshBefore)
 	}
 }
