@@ -41,6 +41,8 @@ func TestGuardrailsResourceURI(t *testing.T) {
 		"alpha+file:///x?k=-----BEGIN%20RSA%20PRIVATE%20KEY-----",                         // found once percent-decoded
 		"alpha+file:///x?k=-----BEGIN+RSA+PRIVATE+KEY-----",                               // found once form-decoded
 		"alpha+HTTPS://h.example/p?u=" + strings.ToLower(railAWSKey) + "&k=" + railAWSKey, // as sent
+		"alpha+file:///srv/keys/" + railAWSKey + ".txt",                                   // in the path, after a separator
+		"alpha+https://h.example/v1/" + railGHToken,                                       // the same over https
 	}
 	secrets := []string{railGHToken, railAWSKey, gh, "PRIVATE"}
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {

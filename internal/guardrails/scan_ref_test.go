@@ -34,8 +34,18 @@ func (s *textScan) refRun() {
 			case k&clsDigit != 0 && j-i < minEntropyLen && !cardMay(t, i, j) && !phoneMay(t, i):
 				// A number that starts neither a card nor a phone number: a count, a date, a time.
 			default:
-				i = s.refToken(i, j, m)
+				e := s.refToken(i, j, m)
+				if e == j && refHasSep(t[i:j]) {
+					e = s.inner(i, j)
+				}
+				i = e
 				continue
+			}
+			if refHasSep(t[i:j]) {
+				if e := s.inner(i, j); e > j {
+					i = e
+					continue
+				}
 			}
 			// The space after a word, most often, is passed over here.
 			if i = j; i < len(t) && t[i] == ' ' {
@@ -65,7 +75,7 @@ func (tb *tables) refWordMay(t []byte, i, j int, upper bool) bool {
 
 // refToken is token as it was: it runs the detectors that start from the token t[i:j], whose
 // bytes hold the classes m, and returns where scanning goes on.
-func (s *textScan) refToken(i, j int, m uint8) int {
+func (s *textScan) refToken(i, j int, m uint16) int {
 	t := s.t
 	c := t[i]
 	switch {
@@ -166,4 +176,15 @@ func refMaybePhrase(w []byte, i, j int) bool {
 func refMaybePrefixed(a, b byte) bool {
 	k := uint16(a)<<8 | uint16(b)
 	return refPrefix2[k/64]&(1<<(k%64)) != 0
+}
+
+// refHasSep reports whether a token holds a byte that is neither a letter nor a digit (after
+// which textScan.inner looks for formats), by the bytes themselves.
+func refHasSep(tok []byte) bool {
+	for _, c := range tok {
+		if !isAlnum(c) {
+			return true
+		}
+	}
+	return false
 }

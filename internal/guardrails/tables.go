@@ -10,7 +10,7 @@ import (
 // skipped with one table load: the common case.
 const (
 	// clsWord: a byte of a token, [A-Za-z0-9_./+~%-]. Tokens are what most detectors look at.
-	clsWord uint8 = 1 << iota
+	clsWord uint16 = 1 << iota
 	// clsAnchor: a byte some detector starts from outside a token: '@' (e-mail), ':' (links,
 	// connection strings, "key: value"), '=' ("key=value"), '<' and '[' (chat-template and
 	// role markers), '(' (a phone number's area code).
@@ -25,11 +25,15 @@ const (
 	clsDigit
 	clsB64 // [A-Za-z0-9+/_-]: base64 and base64url
 	clsLower
+	// clsSep: a byte of a token that is neither a letter nor a digit, [_./+~%-]: what a path,
+	// a host name or a compound name joins its parts with, after which a format may start
+	// inside a token (textScan.inner).
+	clsSep
 )
 
 // tables are the scanner's lookup tables, computed once per Engine.
 type tables struct {
-	cls [256]uint8
+	cls [256]uint16
 	// maybeInvisible marks the code points of the Basic Multilingual Plane that pins'
 	// classification may call invisible (some only in context: a variation selector, a
 	// carriage return): every other one is decided without the Unicode tables.
@@ -64,7 +68,7 @@ type tables struct {
 func newTables() *tables {
 	t := &tables{}
 	for c := 0; c < 256; c++ {
-		var k uint8
+		var k uint16
 		switch {
 		case c >= 'a' && c <= 'z':
 			k = clsWord | clsLetter | clsLower | clsB64
@@ -73,9 +77,9 @@ func newTables() *tables {
 		case c >= '0' && c <= '9':
 			k = clsWord | clsDigit | clsB64
 		case c == '_' || c == '-' || c == '/' || c == '+':
-			k = clsWord | clsB64
+			k = clsWord | clsB64 | clsSep
 		case c == '.' || c == '~' || c == '%':
-			k = clsWord
+			k = clsWord | clsSep
 		case c == '@' || c == ':' || c == '=' || c == '<' || c == '[' || c == '(':
 			k = clsAnchor
 		case c >= 0x80 || c == 0x7f || (c < 0x20 && c != '\t' && c != '\n'):

@@ -95,8 +95,19 @@ func (s *textScan) run() {
 		case k&clsDigit != 0 && j-i < minEntropyLen && !cardMay(t, i, j) && !phoneMay(t, i):
 			// A number that starts neither a card nor a phone number: a count, a date, a time.
 		default:
-			i = s.token(i, j, m)
+			e := s.token(i, j, m)
+			if e == j && m&clsSep != 0 {
+				e = s.inner(i, j)
+			}
+			i = e
 			continue
+		}
+		if m&clsSep != 0 {
+			// A path, a host name, a compound name: a format may start after a separator.
+			if e := s.inner(i, j); e > j {
+				i = e
+				continue
+			}
 		}
 		// The space after a word, most often, is passed over here.
 		if i = j; i < len(t) && t[i] == ' ' {
@@ -132,7 +143,7 @@ var shortWord = [clsUpper + 1]int{0: 8, clsUpper: 4}
 // token runs the detectors that start from the token t[i:j], whose bytes hold the classes m, and
 // returns where scanning goes on: after the token, or after a match that ends elsewhere (a card
 // number's digit groups).
-func (s *textScan) token(i, j int, m uint8) int {
+func (s *textScan) token(i, j int, m uint16) int {
 	t := s.t
 	c := t[i]
 	switch {
@@ -184,6 +195,68 @@ func (s *textScan) token(i, j int, m uint8) int {
 		s.entropy(i, j)
 	}
 	return j
+}
+
+// inner runs, at each place inside the token t[i:j] that follows a separator (clsSep: '/', '.',
+// '-', '_', '+', '~', '%') and holds a letter or a digit, the detectors of the formats that
+// start a token: a credential in a URL's path (https://host/AKIA…), a key after a file name's
+// dot or a name's underscore, a card number in a path is what the backend or the client reads
+// as that credential or number. The phrases, the entropy check and the Azure secret keep to
+// whole tokens. It returns where scanning goes on: j, or past a match that ends beyond it (a
+// card number's digit groups).
+func (s *textScan) inner(i, j int) int {
+	t, cls := s.t, &s.tb.cls
+	for k := i; k < j-1; k++ {
+		if cls[t[k]]&clsSep == 0 {
+			continue
+		}
+		// t[k] is a separator: a format may start at n, if its first bytes say so (what
+		// formatAt's detectors need before they read further).
+		n := k + 1
+		var may bool
+		switch c := t[n]; {
+		case isLower(c):
+			may = j-n >= 8 && s.tb.maybePrefixed(c, t[n+1])
+		case isUpper(c):
+			may = j-n >= 4
+		case isDigit(c):
+			may = cardMay(t, n, j) || phoneMay(t, n)
+		}
+		if !may {
+			continue
+		}
+		if e := s.formatAt(n, j); e > n {
+			if e >= j {
+				return e
+			}
+			k = e - 2 // the next separator may be the match's last byte
+		}
+	}
+	return j
+}
+
+// formatAt runs the detectors of the formats that may start at t[k], inside the token that
+// ends at j, and returns the end of a match (k when none).
+func (s *textScan) formatAt(k, j int) int {
+	t := s.t
+	switch c := t[k]; {
+	case isLower(c):
+		if j-k >= 8 && s.tb.maybePrefixed(c, t[k+1]) && s.on.any(lowerPrefixed) {
+			return s.lowerSecret(k, j)
+		}
+	case isUpper(c):
+		if j-k >= 16 && s.tb.maybePrefixed(c, t[k+1]) && s.on.any(upperPrefixed) {
+			if e := s.upperSecret(k, j); e > k {
+				return e
+			}
+		}
+		if s.on.has(DetIBAN) && j-k >= 4 {
+			return s.iban(k)
+		}
+	default:
+		return s.number(k, j)
+	}
+	return k
 }
 
 // anchor runs the detectors that start from the anchor byte t[i].
