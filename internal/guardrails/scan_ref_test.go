@@ -36,13 +36,13 @@ func (s *textScan) refRun() {
 			default:
 				e := s.refToken(i, j, m)
 				if e == j && refHasSep(t[i:j]) {
-					e = s.inner(i, j)
+					e = s.refInner(i, j)
 				}
 				i = e
 				continue
 			}
 			if refHasSep(t[i:j]) {
-				if e := s.inner(i, j); e > j {
+				if e := s.refInner(i, j); e > j {
 					i = e
 					continue
 				}
@@ -187,4 +187,22 @@ func refHasSep(tok []byte) bool {
 		}
 	}
 	return false
+}
+
+// refInner is textScan.inner without its filters: every place inside the token t[i:j] that
+// follows a byte neither a letter nor a digit, and is one, is handed to formatAt.
+func (s *textScan) refInner(i, j int) int {
+	t := s.t
+	for k := i + 1; k < j; k++ {
+		if isAlnum(t[k-1]) || !isAlnum(t[k]) {
+			continue
+		}
+		if e := s.formatAt(k, j); e > k {
+			if e >= j {
+				return e
+			}
+			k = e - 1
+		}
+	}
+	return j
 }
