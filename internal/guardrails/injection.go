@@ -221,6 +221,10 @@ func (s *textScan) url(i int) int {
 	for ss > 0 && i-ss < 32 && (isAlnum(t[ss-1]) || t[ss-1] == '+' || t[ss-1] == '-' || t[ss-1] == '.') {
 		ss--
 	}
+	if ss > 0 && t[ss-1] == '\\' {
+		// The scheme of \nhttps://… is https: the escape's letter is not the scheme's.
+		ss = min(escapeEnd(t, ss-1), i)
+	}
 	for ss < i && !isLetter(t[ss]) {
 		ss++
 	}

@@ -256,7 +256,8 @@ func TestScanEveryPrefix(t *testing.T) {
 }
 
 // Formats glued inside a token: a key, a card, an IBAN, a phone number after each separator (and
-// after no separator, which is no place to start),
+// after no separator, which is no place to start; a percent-encoded byte is one separator, an
+// escape written out in text ends the token before it),
 // behind a run of word bytes of every length from 0 to 40 (so the separator falls at every
 // offset of textScan.inner's eight-byte reads), with and without more of the token after it.
 func TestScanMatchesReferenceInsideTokens(t *testing.T) {
@@ -264,7 +265,7 @@ func TestScanMatchesReferenceInsideTokens(t *testing.T) {
 	formats := []string{"AKIA" + "IOSFODNN7EXAMPLE", "ghp_" + "16C7e42F292c6912E7710c838347Ae178B4a", "4111111111111111",
 		"4242 4242 4242 4242", "DE89370400440532013000", "555-123-4567", "1-800-555-0199", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig"}
 	heads := "abcdefghijklmnopqrstuvwxyzABCDEFGH0123456789"
-	for _, sep := range []string{"/", ".", "-", "_", "+", "~", "%", "//", "/-", ""} {
+	for _, sep := range []string{"/", ".", "-", "_", "+", "~", "%", "//", "/-", "", "%2F", "%3d", "%2", "%%41", `\n`, `\u0022`, `\x`} {
 		for n := 0; n <= 40; n++ {
 			for _, f := range formats {
 				for _, tail := range []string{"", ".txt", "/x", " and more", "_9"} {

@@ -190,11 +190,12 @@ func refHasSep(tok []byte) bool {
 }
 
 // refInner is textScan.inner without its filters: every place inside the token t[i:j] that
-// follows a byte neither a letter nor a digit, and is one, is handed to formatAt.
+// follows a byte neither a letter nor a digit, or a percent-encoded byte (%XX), and is a
+// letter or a digit, is handed to formatAt.
 func (s *textScan) refInner(i, j int) int {
 	t := s.t
 	for k := i + 1; k < j; k++ {
-		if isAlnum(t[k-1]) || !isAlnum(t[k]) {
+		if (isAlnum(t[k-1]) && (k-3 < i || !pctEncoded(t, k-3, j))) || !isAlnum(t[k]) {
 			continue
 		}
 		if e := s.formatAt(k, j); e > k {

@@ -13,7 +13,8 @@ const (
 	clsWord uint16 = 1 << iota
 	// clsAnchor: a byte some detector starts from outside a token: '@' (e-mail), ':' (links,
 	// connection strings, "key: value"), '=' ("key=value"), '<' and '[' (chat-template and
-	// role markers), '(' (a phone number's area code).
+	// role markers), '(' (a phone number's area code), '\\' (an escape written out in text,
+	// after which a token begins: textScan.escape).
 	clsAnchor
 	// clsOther: a byte above ASCII (the first of a UTF-8 sequence) or a control character:
 	// what the invisible and bidi detectors judge.
@@ -80,7 +81,7 @@ func newTables() *tables {
 			k = clsWord | clsB64 | clsSep
 		case c == '.' || c == '~' || c == '%':
 			k = clsWord | clsSep
-		case c == '@' || c == ':' || c == '=' || c == '<' || c == '[' || c == '(':
+		case c == '@' || c == ':' || c == '=' || c == '<' || c == '[' || c == '(' || c == '\\':
 			k = clsAnchor
 		case c >= 0x80 || c == 0x7f || (c < 0x20 && c != '\t' && c != '\n'):
 			k = clsOther

@@ -198,7 +198,7 @@ func (s *textScan) token(i, j int, m uint16) int {
 }
 
 // inner runs, at each place inside the token t[i:j] that follows a separator (clsSep: '/', '.',
-// '-', '_', '+', '~', '%') and holds a letter or a digit, the detectors of the formats that
+// '-', '_', '+', '~', '%', or a percent-encoded byte) and holds a letter or a digit, the detectors of the formats that
 // start a token: a credential in a URL's path (https://host/AKIA…), a key after a file name's
 // dot or a name's underscore, a card number in a path is what the backend or the client reads
 // as that credential or number. The phrases, the entropy check and the Azure secret keep to
@@ -222,17 +222,49 @@ func (s *textScan) inner(i, j int) int {
 		case isDigit(c):
 			may = cardMay(t, n, j) || phoneMay(t, n)
 		}
-		if !may {
-			continue
+		e := n
+		if may {
+			e = s.formatAt(n, j)
 		}
-		if e := s.formatAt(n, j); e > n {
-			if e >= j {
-				return e
+		if e <= n {
+			// A percent-encoded byte (%2F, %3D, %22: a slash, an equals sign, a quote in a
+			// query or an encoded redirect) is one separator too: a format may start after it.
+			if t[k] != '%' || !pctEncoded(t, k, j) {
+				continue
 			}
-			k = e - 2 // the next separator may be the match's last byte
+			if e = s.innerAt(k+3, j); e <= k+3 {
+				continue
+			}
 		}
+		if e >= j {
+			return e
+		}
+		k = e - 2 // the next separator may be the match's last byte
 	}
 	return j
+}
+
+// innerAt runs formatAt at t[n], inside the token that ends at j, if its first bytes say a
+// format may start there, as inner does after a separator, and returns the end of a match (n
+// when none).
+func (s *textScan) innerAt(n, j int) int {
+	if n >= j {
+		return n
+	}
+	t := s.t
+	var may bool
+	switch c := t[n]; {
+	case isLower(c):
+		may = j-n >= 8 && s.tb.maybePrefixed(c, t[n+1])
+	case isUpper(c):
+		may = j-n >= 4
+	case isDigit(c):
+		may = cardMay(t, n, j) || phoneMay(t, n)
+	}
+	if !may {
+		return n
+	}
+	return s.formatAt(n, j)
 }
 
 // formatAt runs the detectors of the formats that may start at t[k], inside the token that
@@ -290,8 +322,36 @@ func (s *textScan) anchor(i int) int {
 				return e
 			}
 		}
+	case '\\':
+		return escapeEnd(t, i)
 	}
 	return i + 1
+}
+
+// escapeEnd returns the end of the escape written out in text at t[i] ('\\'): a JSON or C
+// escape of a control character (\n, \t, \r, \b, \f) or a \uXXXX escape. Text that was
+// escaped twice (JSON inside a JSON string, a log line quoting a string, source code) holds
+// them, and whoever reads that text once more reads a line break or a quote there, then the
+// token after it (\nAKIA… is a key on a new line): the token begins after the escape, not at
+// its letter. Any other backslash is passed over alone.
+func escapeEnd(t []byte, i int) int {
+	if i+1 >= len(t) {
+		return i + 1
+	}
+	switch t[i+1] {
+	case 'n', 't', 'r', 'b', 'f':
+		return i + 2
+	case 'u':
+		if i+5 < len(t) && isHex(t[i+2]) && isHex(t[i+3]) && isHex(t[i+4]) && isHex(t[i+5]) {
+			return i + 6
+		}
+	}
+	return i + 1
+}
+
+// pctEncoded reports whether t[k:j] starts with a percent-encoded byte (%XX).
+func pctEncoded(t []byte, k, j int) bool {
+	return k+2 < j && t[k] == '%' && isHex(t[k+1]) && isHex(t[k+2])
 }
 
 // unicode judges the code point at t[i] (not printable ASCII) and, when it is invisible, the
@@ -370,6 +430,7 @@ var (
 // Character tests for ASCII bytes.
 
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isHex(c byte) bool    { return isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }
 func isUpper(c byte) bool  { return c >= 'A' && c <= 'Z' }
 func isLower(c byte) bool  { return c >= 'a' && c <= 'z' }
 func isLetter(c byte) bool { return isUpper(c) || isLower(c) }
