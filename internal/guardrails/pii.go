@@ -59,9 +59,33 @@ func (s *textScan) number(i, j int) int {
 
 // cardMay reports whether a card number may start at the number token t[i:j], before it is
 // read: every network's numbers start with 2 to 6 (cardNetwork), and its 13 digits at least lie
-// in the token or go on after a space (a token ends at any other separator).
+// in the token or go on after a space (a token ends at any other separator; a byte above ASCII
+// may start a wider space, groupSpace, which card reads).
 func cardMay(t []byte, i, j int) bool {
-	return t[i] >= '2' && t[i] <= '6' && (j-i >= 13 || (j+1 < len(t) && t[j] == ' ' && isDigit(t[j+1])))
+	return t[i] >= '2' && t[i] <= '6' && (j-i >= 13 || (j+1 < len(t) && ((t[j] == ' ' && isDigit(t[j+1])) || t[j] >= 0xC2)))
+}
+
+// groupSpace returns the length of the space that separates a number's groups at t[k] (0 when
+// none): ' ', or a space word processors, spreadsheets and French typography put between
+// digit groups instead (U+00A0 no-break, U+2007 figure, U+2009 thin, U+202F narrow no-break).
+// A card, an IBAN or a phone number written with them is read as the same number.
+func groupSpace(t []byte, k int) int {
+	if k >= len(t) {
+		return 0
+	}
+	switch t[k] {
+	case ' ':
+		return 1
+	case 0xC2:
+		if k+1 < len(t) && t[k+1] == 0xA0 {
+			return 2
+		}
+	case 0xE2:
+		if k+2 < len(t) && t[k+1] == 0x80 && (t[k+2] == 0x87 || t[k+2] == 0x89 || t[k+2] == 0xAF) {
+			return 3
+		}
+	}
+	return 0
 }
 
 // phoneMay reports whether a phone number (phone) may start at the digit t[i]: its first group
@@ -71,7 +95,7 @@ func phoneMay(t []byte, i int) bool {
 }
 
 // card matches a payment card number at t[i:]: 13 to 19 digits, optionally in groups separated
-// by single spaces or dashes (one kind), that pass the Luhn check and start with a prefix of a
+// by single spaces (groupSpace) or dashes (one kind), that pass the Luhn check and start with a prefix of a
 // card network that issues that length.
 func (s *textScan) card(i int) int {
 	t := s.t
@@ -84,8 +108,12 @@ func (s *textScan) card(i int) int {
 			n, k = n+1, k+1
 			continue
 		}
-		if (c == ' ' || c == '-') && (sep == 0 || sep == c) && k+1 < len(t) && isDigit(t[k+1]) {
-			sep, k = c, k+1
+		w := 1
+		if c != '-' {
+			c, w = ' ', groupSpace(t, k)
+		}
+		if w > 0 && (sep == 0 || sep == c) && k+w < len(t) && isDigit(t[k+w]) {
+			sep, k = c, k+w
 			continue
 		}
 		break
@@ -140,7 +168,7 @@ func cardNetwork(d []byte) bool {
 }
 
 // phone matches a phone number at t[i:]: '+', a country code and 8 to 15 digits in all, in
-// groups separated by single spaces, dots or dashes (one group may be in parentheses); or a
+// groups separated by single spaces (groupSpace), dots or dashes (one group may be in parentheses); or a
 // North American number, "(NXX) NXX-XXXX", "NXX-NXX-XXXX" or "NXX.NXX.XXXX", optionally after
 // "1-". Bare runs of digits are not phone numbers here: ids and timestamps look the same.
 func (s *textScan) phone(i int) int {
@@ -198,17 +226,20 @@ func (s *textScan) intlPhone(i int) int {
 			n, k = n+1, k+1
 			end = k
 			continue
-		case (c == ' ' || c == '-' || c == '.') && k+1 < len(t) && (isDigit(t[k+1]) || t[k+1] == '('):
+		case (c == '-' || c == '.') && k+1 < len(t) && (isDigit(t[k+1]) || t[k+1] == '('):
 			k++
 			continue
+		case groupSpace(t, k) > 0:
+			if w := groupSpace(t, k); k+w < len(t) && (isDigit(t[k+w]) || t[k+w] == '(') {
+				k += w
+				continue
+			}
 		case c == '(' && !parens && n > 0:
 			c2 := run(t, k+1, 5, isDigit)
 			if c2 > k+1 && c2 < len(t) && t[c2] == ')' {
 				parens, n, k = true, n+c2-k-1, c2+1
 				end = k
-				if k < len(t) && t[k] == ' ' {
-					k++
-				}
+				k += groupSpace(t, k)
 				continue
 			}
 		}
@@ -236,7 +267,7 @@ var ibanLengths = map[string]int{
 
 // iban matches an IBAN at t[i:]: a country code, two check digits and the country's length of
 // upper-case letters and digits, written together or in groups of four separated by single
-// spaces, whose mod-97 check (ISO 7064) gives 1.
+// spaces (groupSpace), whose mod-97 check (ISO 7064) gives 1.
 func (s *textScan) iban(i int) int {
 	t := s.t
 	if !isUpper(t[i+1]) || !isDigit(t[i+2]) || !isDigit(t[i+3]) {
@@ -254,8 +285,12 @@ func (s *textScan) iban(i int) int {
 		case isUpper(c) || isDigit(c):
 			buf[n] = c
 			n, k = n+1, k+1
-		case c == ' ' && n%4 == 0 && n > 0 && k+1 < len(t) && (isUpper(t[k+1]) || isDigit(t[k+1])):
-			k++
+		case n%4 == 0 && n > 0 && groupSpace(t, k) > 0:
+			w := groupSpace(t, k)
+			if k+w >= len(t) || !(isUpper(t[k+w]) || isDigit(t[k+w])) {
+				return i
+			}
+			k += w
 		default:
 			return i
 		}
