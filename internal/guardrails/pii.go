@@ -1,5 +1,10 @@
 package guardrails
 
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
 // The personal data detectors: e-mail addresses, phone numbers (international form with a '+',
 // and North American numbers with separators), payment card numbers that pass the Luhn check
 // and carry a known issuer prefix, and IBANs that pass the ISO 13616 mod-97 check.
@@ -7,6 +12,17 @@ package guardrails
 // email matches an address around the '@' at t[i]: a local part of up to 64 characters, and a
 // domain of at least two labels whose last is 2 to 24 letters.
 func (s *textScan) email(i int) int {
+	if e := s.emailAt(i, 1); e > i {
+		return e
+	}
+	return i + 1
+}
+
+// emailAt matches an address around the at sign t[i:i+w] ('@', or "%40" percent-encoded in a
+// URL's query or path, which the backend decodes to the same address) and returns its end (i
+// when none). A domain's labels may hold bytes above ASCII: an internationalised domain
+// (maria@münchen.de) is written so, and delivered to.
+func (s *textScan) emailAt(i, w int) int {
 	t := s.t
 	ls := i
 	for ls > 0 && i-ls < 64 && localByte(t[ls-1]) {
@@ -16,12 +32,12 @@ func (s *textScan) email(i int) int {
 		ls++
 	}
 	if ls == i || t[i-1] == '.' {
-		return i + 1
+		return i
 	}
-	d, labels, lastStart := i+1, 0, 0
+	d, labels, lastStart := i+w, 0, 0
 	for {
 		start := d
-		d = run(t, d, 63, func(c byte) bool { return isAlnum(c) || c == '-' })
+		d = labelEnd(t, d)
 		if d == start {
 			break
 		}
@@ -33,10 +49,46 @@ func (s *textScan) email(i int) int {
 		break
 	}
 	if labels < 2 || d-lastStart < 2 || d-lastStart > 24 || !all(t[lastStart:d], isLetter) || !boundary(t, d) {
-		return i + 1
+		return i
 	}
 	s.found(DetEmail, ls, d)
 	return d
+}
+
+// labelEnd returns the end of the domain label at t[d:] (at most 63 bytes): letters, digits
+// and hyphens, of any script (an internationalised domain), and never a hyphen last (a dash
+// after an address ends it).
+func labelEnd(t []byte, d int) int {
+	start := d
+	for d < len(t) && d-start < 63 {
+		c := t[d]
+		if isAlnum(c) || c == '-' {
+			d++
+			continue
+		}
+		n := 0
+		if c >= 0x80 {
+			n = labelRune(t, d)
+		}
+		if n == 0 {
+			break
+		}
+		d += n
+	}
+	for d > start && t[d-1] == '-' {
+		d--
+	}
+	return d
+}
+
+// labelRune returns the length of the letter, digit or combining mark above ASCII at t[d] (0
+// when it is none).
+func labelRune(t []byte, d int) int {
+	r, n := utf8.DecodeRune(t[d:])
+	if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) {
+		return 0
+	}
+	return n
 }
 
 func localByte(c byte) bool {

@@ -263,7 +263,7 @@ func TestScanEveryPrefix(t *testing.T) {
 func TestScanMatchesReferenceInsideTokens(t *testing.T) {
 	tb, hosts, sets := newTables(), diffHosts(), diffSets()
 	formats := []string{"AKIA" + "IOSFODNN7EXAMPLE", "ghp_" + "16C7e42F292c6912E7710c838347Ae178B4a", "4111111111111111",
-		"4242 4242 4242 4242", "4242\u00a04242\u202f4242\u00a04242", "DE89370400440532013000", "555-123-4567", "1-800-555-0199", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig"}
+		"4242 4242 4242 4242", "4242\u00a04242\u202f4242\u00a04242", "DE89370400440532013000", "maria%40contoso.com", "555-123-4567", "1-800-555-0199", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig"}
 	heads := "abcdefghijklmnopqrstuvwxyzABCDEFGH0123456789"
 	for _, sep := range []string{"/", ".", "-", "_", "+", "~", "%", "//", "/-", "", "%2F", "%3d", "%2", "%%41", `\n`, `\u0022`, `\x`} {
 		for n := 0; n <= 40; n++ {

@@ -232,7 +232,7 @@ func (s *textScan) inner(i, j int) int {
 			if t[k] != '%' || !pctEncoded(t, k, j) {
 				continue
 			}
-			if e = s.innerAt(k+3, j); e <= k+3 {
+			if e = s.afterPct(k, j); e <= k+3 {
 				continue
 			}
 		}
@@ -242,6 +242,16 @@ func (s *textScan) inner(i, j int) int {
 		k = e - 2 // the next separator may be the match's last byte
 	}
 	return j
+}
+
+// afterPct runs, after the percent-encoded byte t[k:k+3] inside the token that ends at j, the
+// detectors of the formats that may start there: an e-mail address's domain after "%40" (an
+// encoded '@'), or what innerAt runs.
+func (s *textScan) afterPct(k, j int) int {
+	if t := s.t; k+3 < j && t[k+1] == '4' && t[k+2] == '0' {
+		return s.formatAt(k+3, j)
+	}
+	return s.innerAt(k+3, j)
 }
 
 // innerAt runs formatAt at t[n], inside the token that ends at j, if its first bytes say a
@@ -271,6 +281,13 @@ func (s *textScan) innerAt(n, j int) int {
 // ends at j, and returns the end of a match (k when none).
 func (s *textScan) formatAt(k, j int) int {
 	t := s.t
+	if k >= 3 && t[k-3] == '%' && t[k-2] == '4' && t[k-1] == '0' && s.on.has(DetEmail) && k-3 >= s.noEmail {
+		// An address whose '@' is percent-encoded (?to=maria%40example.com): the query or
+		// path it is in is decoded before it is used.
+		if e := s.emailAt(k-3, 3); e > k {
+			return e
+		}
+	}
 	switch c := t[k]; {
 	case isLower(c):
 		if j-k >= 8 && s.tb.maybePrefixed(c, t[k+1]) && s.on.any(lowerPrefixed) {
