@@ -212,10 +212,11 @@ func oneOf(w []byte, words []string) bool {
 	return false
 }
 
-// url handles the "://" at t[i]: a password in its authority (connection-string), a Slack
-// webhook, and for http(s) a link to a host that is not allowed. It returns where scanning goes
-// on: just after "://", so the rest of the URL (a token in its query) is scanned too.
-func (s *textScan) url(i int) int {
+// url handles the "://" at t[i] (or ":\/\/"), whose authority starts at a: a password in its
+// authority (connection-string), a Slack webhook, and for http(s) a link to a host that is not
+// allowed. It returns where scanning goes on: a, so the rest of the URL (a token in its query)
+// is scanned too.
+func (s *textScan) url(i, a int) int {
 	t := s.t
 	ss := i
 	for ss > 0 && i-ss < 32 && (isAlnum(t[ss-1]) || t[ss-1] == '+' || t[ss-1] == '-' || t[ss-1] == '.') {
@@ -228,7 +229,6 @@ func (s *textScan) url(i int) int {
 	for ss < i && !isLetter(t[ss]) {
 		ss++
 	}
-	a := i + 3
 	ae, at, port := s.tb.authority(t, a)
 	host, hostEnd := a, ae
 	if at >= 0 {

@@ -318,7 +318,12 @@ func (s *textScan) anchor(i int) int {
 		}
 	case ':':
 		if i+2 < len(t) && t[i+1] == '/' && t[i+2] == '/' {
-			return s.url(i)
+			return s.url(i, i+3)
+		}
+		if i+1 < len(t) && t[i+1] == '\\' && hasPrefix(t, i+1, `\/\/`) {
+			// https:\/\/host: a URL in JSON escaped twice (PHP's json_encode escapes every
+			// slash), which whoever reads the text once more reads as https://host.
+			return s.url(i, i+5)
 		}
 		if s.on.any(assignmentDets) {
 			s.assignment(i)
