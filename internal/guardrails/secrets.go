@@ -221,9 +221,17 @@ func (s *textScan) assignment(i int) {
 	for ve < len(t) && ve-vs < 512 && valueByte(t[ve], quote) {
 		ve++
 	}
-	if plausibleValue(det, t[vs:ve]) && (quote != 0 || !codeValue(t[vs:ve])) {
+	if plausibleValue(det, t[vs:ve]) && (quote != 0 || !codeValue(t[vs:ve])) && !workingDir(t[k+1:ke], t[vs:ve]) {
 		s.found(det, vs, ve)
 	}
+}
+
+// workingDir reports whether the value of a key named like a password is a directory: the
+// shell's PWD and OLDPWD (env, printenv and declare -x print them), which share the
+// abbreviation with MYSQL_PWD and ADO's Pwd=, hold an absolute path, which no password is.
+func workingDir(key, v []byte) bool {
+	n := len(key)
+	return n >= 3 && eqFold(key[n-3:], "pwd") && len(v) > 0 && (v[0] == '/' || v[0] == '~')
 }
 
 // codeValue reports whether the unquoted value v is code that reads a secret rather than a
@@ -285,8 +293,18 @@ func secretKeyEnd(t []byte, ke int) bool {
 	switch lower(t[l]) {
 	case 'd', 'y', 'g':
 		return true
+	case 's':
+		return t[l] == 'S' && l >= 4 && passWord(t[l-4:l+1])
 	}
 	return false
+}
+
+// passWord reports whether the key ends with the word PASS, upper case, after a separator
+// (DB_PASS, SMTP_PASS): a password's name in environment files. A word ending in "pass"
+// (bypass, compass) is not, nor is a lower-case one (first_pass, two-pass), which names a step.
+func passWord(key []byte) bool {
+	n := len(key)
+	return n >= 5 && (key[n-5] == '_' || key[n-5] == '-' || key[n-5] == '.') && string(key[n-4:]) == "PASS"
 }
 
 // valueByte reports whether c continues a value (quoted by quote, 0 for none).
@@ -314,7 +332,7 @@ func assignedSecret(key []byte, op byte) (Detector, bool) {
 	}
 	k := string(norm[:n])
 	switch {
-	case k == "pwd" || hasSuffix(k, "password") || hasSuffix(k, "passwd"):
+	case hasSuffix(k, "pwd") || hasSuffix(k, "password") || hasSuffix(k, "passwd") || passWord(key):
 		return DetConnectionString, true
 	case k == "accountkey" || k == "sharedaccesskey":
 		return DetAzureStorageKey, true
