@@ -333,6 +333,9 @@ func (s *textScan) anchor(i int) int {
 			s.assignment(i)
 		}
 	case '<', '[':
+		if t[i] == '<' && s.on.any(assignmentDets) {
+			s.element(i)
+		}
 		if s.on.has(DetInstructions) {
 			if e := s.marker(i); e > i {
 				return e
@@ -480,3 +483,29 @@ func run(t []byte, i, max int, ok func(byte) bool) int {
 
 // boundary reports whether no alphanumeric byte is at t[i] (the end of a match).
 func boundary(t []byte, i int) bool { return i >= len(t) || !isAlnum(t[i]) }
+
+// element matches the text of an XML element at t[i] ('<') whose name names a secret, as
+// assignment does a key's value: <password>…</password> in Maven's settings.xml, Tomcat's and
+// many servers' configuration files is the password the server reads.
+func (s *textScan) element(i int) {
+	t := s.t
+	ne := i + 1
+	for ne < len(t) && ne-i <= 40 && (isAlnum(t[ne]) || t[ne] == '_' || t[ne] == '-' || t[ne] == '.') {
+		ne++
+	}
+	if ne == i+1 || ne >= len(t) || t[ne] != '>' {
+		return
+	}
+	det, ok := assignedSecret(t[i+1:ne], ':')
+	if !ok || !s.on.has(det) {
+		return
+	}
+	vs := ne + 1
+	ve := vs
+	for ve < len(t) && ve-vs < 512 && t[ve] != '<' && t[ve] != '\n' {
+		ve++
+	}
+	if hasPrefix(t, ve, "</") && plausibleValue(det, t[vs:ve]) && !workingDir(t[i+1:ne], t[vs:ve]) {
+		s.found(det, vs, ve)
+	}
+}
