@@ -237,10 +237,7 @@ func (s *textScan) phone(i int) int {
 		if !areaCode(t, k+1) || k+5 > len(t) || t[k+4] != ')' {
 			return i
 		}
-		e = k + 5
-		if e < len(t) && t[e] == ' ' {
-			e++
-		}
+		e = k + 5 + groupSpace(t, k+5)
 	} else {
 		if !areaCode(t, k) || k+3 >= len(t) || (t[k+3] != '-' && t[k+3] != '.') {
 			return i
