@@ -122,8 +122,11 @@ func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool)
 				return err
 			}
 			nv = v
-		} else if nv = ps.scan(val, prefix, key); nv == nil {
-			return nil
+		} else {
+			ps.memberName(key, prefix)
+			if nv = ps.scan(val, prefix, key); nv == nil {
+				return nil
+			}
 		}
 		changes = append(changes, change{string(key), val, nv})
 		return nil
@@ -135,6 +138,21 @@ func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool)
 		}
 	}
 	return out, len(changes) > 0, err
+}
+
+// memberName runs the argument detectors over key, the name of a member of the object at path
+// prefix that the backend receives: a name reaches it as a value does, and a backend may read
+// it (a map of the client's). Block-only, as a name cannot be redacted without changing what
+// the member is; the finding's path is the object's, so that a refusal never spells the name.
+// Scanned before the member's value, whose findings' paths do spell it: the first that blocks
+// is the one a refusal names.
+func (ps *paramsScan) memberName(key []byte, prefix string) {
+	sub := ps.rule.ScanArguments(jsonrpc.AppendString(nil, string(key)))
+	if sub.Clean() {
+		return
+	}
+	redactToBlock(sub)
+	ps.add(sub, prefix)
 }
 
 // scan runs the argument detectors over val, the member key of the object at path prefix, and
