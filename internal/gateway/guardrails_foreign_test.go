@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
@@ -93,6 +95,22 @@ func TestGuardrailsForeignParams(t *testing.T) {
 		if r.Status != 200 || r.RPC.Error != nil || strings.Contains(string(r.Body), "Refused") || len(be.RequestsOf(tg.method)) != 1 {
 			t.Errorf("%s, a clean call: %d %.300s", tg.method, r.Status, r.Body)
 		}
+	}
+	// A 2025-03-26 batch: each message is an element the edge builds a request of.
+	raw := &legacyclient.Raw{Protocol: legacyclient.Protocol20250326}
+	sid := raw.Initialize(t, url)
+	be.Reset()
+	call := func(id int, rest string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"be__echo_args","arguments":{"n":%d}%s}}`, id, id, rest)
+	}
+	r := raw.Post(t, url, sid, "["+strings.Join([]string{call(1, ""),
+		call(2, `,"x-note":"`+key+`"`), call(3, `,"_meta":{"x.example/note":{"k":"`+key+`"}}`), call(4, `,"`+key+`":1`),
+		call(5, `,"_meta":{"progressToken":"p5"}`)}, ",")+"]")
+	if strings.Contains(r.Body, key) || strings.Count(r.Body, "Refused by guardrail") != 3 {
+		t.Errorf("2025-03-26 batch: %s", r)
+	}
+	if n := len(be.RequestsOf("tools/call")); n != 2 {
+		t.Errorf("2025-03-26 batch: the backend got %d calls, want the 2 clean ones", n)
 	}
 	// Through the pre-2026 edge, whose params the edge builds: the client's own _meta member,
 	// nested, on a 2026-07-28 backend and on a 2025-11-25 one.
