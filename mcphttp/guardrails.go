@@ -352,13 +352,7 @@ func (g *railer) schema(x *request, output bool) (*guardrails.CompiledSchema, er
 	th := x.route.toolHeaders
 	if th == nil || th.Schemas == nil {
 		var err error
-		th, err = x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
-			ProtocolVersion: x.in.meta.ProtocolVersion,
-			Header:          x.trace().headers(),
-			CacheKey:        x.subject(),
-			SubjectToken:    x.subjectToken(t.Upstream),
-			Fetch:           true,
-		}, t)
+		th, err = listedToolHeaders(x, t, true)
 		if err != nil || th == nil || th.Schemas == nil {
 			return nil, err
 		}

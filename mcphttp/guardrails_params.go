@@ -15,10 +15,11 @@ import (
 // ref) is scanned too, block-only (guardrails_uri.go). Left out are a tool's or prompt's name,
 // which authorization and routing read exactly (a "name" in any other method, or a "uri" in a
 // call, routes nothing and is read like any member); the requestState, which the gateway
-// sealed itself; and the _meta members of the protocol's own namespace and of trace context,
-// which the gateway reads and validates (versions, capabilities, the client's name, the
-// handles the gateway issued, opaque progress tokens and trace ids, which a detector of random
-// tokens would take for credentials).
+// sealed itself; and the _meta members the gateway reads and validates, the protocol's it
+// knows and trace context's (jsonrpc.ReservedMetaKey: versions, capabilities, the client's
+// name, the handles the gateway issued, opaque progress tokens and trace ids, which a detector
+// of random tokens would take for credentials). A key of the protocol's namespace the gateway
+// does not know is read as the client's own: the backend gets it as it was sent.
 
 // skippedParams are the members of params the argument detectors leave alone: the arguments,
 // scanned on their own, and the requestState. A call's name is left alone too (skipCallParam).
@@ -72,7 +73,7 @@ func (g *railer) checkParams(x *request, rule *guardrails.Rule, rep *guardrails.
 // nothingElse reports, for a method routed by its name (tools/call, prompts/get), whether the
 // client's params hold no member that checkParams scans, from what stage decode read of them:
 // no member besides _meta, name, arguments and requestState, and no _meta member besides the
-// protocol's and trace context's. Most calls: their params are not read again. Params another
+// ones jsonrpc.ReservedMetaKey names. Most calls: their params are not read again. Params another
 // edge built, or that the gateway rebuilt (call_tool's inner call, a redaction, a mutation),
 // are read again: the _meta parsed may not be theirs.
 func nothingElse(x *request) bool {
@@ -96,7 +97,7 @@ func skipParam(key []byte) bool {
 // skipCallParam is skipParam of a method routed by its name (tools/call, prompts/get).
 func skipCallParam(key []byte) bool { return string(key) == "name" || skipParam(key) }
 
-// skipMeta: the _meta members of the protocol's namespace and of trace context are left alone.
+// skipMeta: the _meta members the gateway reads and validates are left alone.
 func skipMeta(key []byte) bool { return jsonrpc.ReservedMetaKey(key) }
 
 // members scans the members of obj (at path prefix) that skip does not leave alone, _meta
@@ -122,8 +123,11 @@ func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool)
 				return err
 			}
 			nv = v
-		} else if nv = ps.scan(val, prefix, key); nv == nil {
-			return nil
+		} else {
+			ps.memberName(key, prefix)
+			if nv = ps.scan(val, prefix, key); nv == nil {
+				return nil
+			}
 		}
 		changes = append(changes, change{string(key), val, nv})
 		return nil
@@ -135,6 +139,21 @@ func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool)
 		}
 	}
 	return out, len(changes) > 0, err
+}
+
+// memberName runs the argument detectors over key, the name of a member of the object at path
+// prefix that the backend receives: a name reaches it as a value does, and a backend may read
+// it (a map of the client's). Block-only, as a name cannot be redacted without changing what
+// the member is; the finding's path is the object's, so that a refusal never spells the name.
+// Scanned before the member's value, whose findings' paths do spell it: the first that blocks
+// is the one a refusal names.
+func (ps *paramsScan) memberName(key []byte, prefix string) {
+	sub := ps.rule.ScanArguments(jsonrpc.AppendString(nil, string(key)))
+	if sub.Clean() {
+		return
+	}
+	redactToBlock(sub)
+	ps.add(sub, prefix)
 }
 
 // scan runs the argument detectors over val, the member key of the object at path prefix, and

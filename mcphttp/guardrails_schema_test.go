@@ -39,6 +39,11 @@ func TestListedSchemaKeptWithTheTool(t *testing.T) {
 	}
 	// The output schema takes the cache's one place: the input schema's compiled form may go.
 	check(true, `{"b":1}`, `{"a":1}`)
+	// Out of the cache but still alive (in holds it): found with the tool, not compiled again
+	// (the cache alone would compile it again, a schema of its own).
+	if again := g.listedSchema(ts, false); again != in {
+		t.Error("the input schema, gone from the cache, was not found with the tool")
+	}
 	runtime.GC()
 	runtime.GC()
 	check(false, `{"a":1}`, `{"b":1}`)

@@ -77,6 +77,16 @@ func (ps *paramsScan) blockOnly(rep *guardrails.Report, key []byte, sub string) 
 		return
 	}
 	ps.nameFound = true
+	redactToBlock(rep)
+	at := ps.uriAt
+	if at == "" {
+		at = "/" + pointerToken(string(key)) + sub
+	}
+	ps.add(rep, at)
+}
+
+// redactToBlock makes rep's redactions refusals: what it was found in cannot be rewritten.
+func redactToBlock(rep *guardrails.Report) {
 	for k := range rep.Findings {
 		if f := &rep.Findings[k]; f.Action == guardrails.Redact {
 			f.Action = guardrails.Block
@@ -85,9 +95,4 @@ func (ps *paramsScan) blockOnly(rep *guardrails.Report, key []byte, sub string) 
 	if rep.Action == guardrails.Redact {
 		rep.Action = guardrails.Block
 	}
-	at := ps.uriAt
-	if at == "" {
-		at = "/" + pointerToken(string(key)) + sub
-	}
-	ps.add(rep, at)
 }

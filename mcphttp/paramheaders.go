@@ -61,18 +61,7 @@ func checkParamSyntax(h http.Header) error {
 // are not held, now that the call is authorized, so a 2026-07-28 backend gets what it requires.
 func (x *request) bindParamHeaders(target upstreams.Target) error {
 	headers := countParamHeaders(x.hdr)
-	fetch := headers > 0 || x.internal || x.mutated
-	var pass http.Header // for a list fetched now; only a call with headers fetches one
-	if fetch {
-		pass = x.trace().headers()
-	}
-	th, err := x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
-		ProtocolVersion: x.in.meta.ProtocolVersion,
-		Header:          pass,
-		CacheKey:        x.subject(),
-		SubjectToken:    x.subjectToken(target.Upstream),
-		Fetch:           fetch,
-	}, target)
+	th, err := listedToolHeaders(x, target, headers > 0 || x.internal || x.mutated)
 	x.route.toolHeaders = th // the guardrails' schema check reads its schemas
 	if err != nil || th == nil {
 		return err
@@ -128,6 +117,22 @@ func (x *request) bindParamHeaders(target upstreams.Target) error {
 		}
 	}
 	return nil
+}
+
+// listedToolHeaders is target's entry in its backend's tools/list as x's caller sees it: the list
+// this replica holds, else with fetch one fetched now (with x's trace headers), else nil.
+func listedToolHeaders(x *request, target upstreams.Target, fetch bool) (*upstreams.ToolHeaders, error) {
+	var pass http.Header // for a list fetched now; only a call with headers fetches one
+	if fetch {
+		pass = x.trace().headers()
+	}
+	return x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
+		ProtocolVersion: x.in.meta.ProtocolVersion,
+		Header:          pass,
+		CacheKey:        x.subject(),
+		SubjectToken:    x.subjectToken(target.Upstream),
+		Fetch:           fetch,
+	}, target)
 }
 
 func countParamHeaders(h http.Header) int {

@@ -102,3 +102,53 @@ func TestSecondReadingWherever(t *testing.T) {
 		}
 	}
 }
+
+// mayHoldIgnorableRef is mayHoldIgnorable a byte at a time: where the first byte of 0x80 or
+// above is, or the first run of backslashes that ends in a \u, whichever comes first.
+func mayHoldIgnorableRef(raw []byte) int {
+	for i, c := range raw {
+		if c >= 0x80 {
+			return i
+		}
+		if c != '\\' {
+			continue
+		}
+		j := i
+		for j < len(raw) && raw[j] == '\\' {
+			j++
+		}
+		if j < len(raw) && raw[j] == 'u' {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestMayHoldIgnorableExact checks the pre-check's blocks against a byte loop at every length
+// up to past three blocks and with a high byte, a \u escape (after 0 to 2 more backslashes) or
+// both at every offset: the second reading must start where the first byte that could begin an
+// ignorable character is, never after it.
+func TestMayHoldIgnorableExact(t *testing.T) {
+	marks := []string{"\xc2", "\xff", `\u`, `\\u`, `\\\u`, `\"`, `\\`}
+	check := func(raw []byte) {
+		t.Helper()
+		if got, want := mayHoldIgnorable(raw), mayHoldIgnorableRef(raw); got != want {
+			t.Fatalf("%q: %d, want %d", raw, got, want)
+		}
+	}
+	for n := 0; n <= 100; n++ {
+		base := []byte(strings.Repeat("a", n))
+		check(base)
+		for at := 0; at <= n; at++ {
+			for _, m := range marks {
+				one := append(append(append([]byte{}, base[:at]...), m...), base[at:]...)
+				check(one)
+				for at2 := at; at2 <= len(one); at2 += 3 {
+					for _, m2 := range marks {
+						check(append(append(append([]byte{}, one[:at2]...), m2...), one[at2:]...))
+					}
+				}
+			}
+		}
+	}
+}

@@ -20,14 +20,18 @@ func TestForeignMembers(t *testing.T) {
 	}
 	for raw, want := range map[string]bool{
 		`{}`: false,
-		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/other":{"k":"v"},` +
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+			`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/logLevel":"info",` +
+			`"io.modelcontextprotocol/authorization-context-id":"a",` +
 			`"progressToken":"p","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"a=b","baggage":"k=v"}`: false,
-		`{"x.example/note":"v"}`:                true,
-		`{"progressToken":1,"note":"v"}`:        true,
-		`{"io.modelcontextprotocol":"v"}`:       true,
-		`{"io.modelcontextprotocol\/x":"v"}`:    false,
-		`{"traceparent2":"v"}`:                  true,
-		`{"io.modelcontextprotocol/x":1,"a":1}`: true,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/other":{"k":"v"}}`: true,
+		`{"x.example/note":"v"}`:                       true,
+		`{"progressToken":1,"note":"v"}`:               true,
+		`{"io.modelcontextprotocol":"v"}`:              true,
+		`{"io.modelcontextprotocol\/x":"v"}`:           true,
+		`{"io.modelcontextprotocol\/logLevel":"info"}`: false,
+		`{"traceparent2":"v"}`:                         true,
+		`{"io.modelcontextprotocol/x":1,"a":1}`:        true,
 	} {
 		m, err := ParseMeta([]byte(raw))
 		if err != nil || m.Foreign != want {

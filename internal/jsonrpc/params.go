@@ -115,18 +115,15 @@ type Meta struct {
 	AuthorizationContextID json.RawMessage
 }
 
-// metaNamespace is the prefix of the _meta keys the protocol reserves.
-const metaNamespace = "io.modelcontextprotocol/"
-
-// ReservedMetaKey reports whether the _meta key (decoded) is the protocol's or trace
-// context's: in the protocol's namespace, progressToken, traceparent, tracestate or baggage.
-// The gateway reads and validates these itself; any other key is the client's own.
+// ReservedMetaKey reports whether the _meta key (decoded) is one of a request's that the
+// gateway reads and validates itself: the protocol's keys ParseMeta reads, progressToken, and
+// trace context's traceparent, tracestate and baggage. Any other key is the client's own, one of
+// the protocol's namespace that the gateway does not read included: it reaches the backend as
+// the client wrote it.
 func ReservedMetaKey(key []byte) bool {
-	if len(key) >= len(metaNamespace) && string(key[:len(metaNamespace)]) == metaNamespace {
-		return true
-	}
 	switch string(key) {
-	case MetaProgressToken, "traceparent", "tracestate", "baggage":
+	case MetaProtocolVersion, MetaClientCapabilities, MetaClientInfo, MetaLogLevel, MetaAuthorizationContextID,
+		MetaProgressToken, "traceparent", "tracestate", "baggage":
 		return true
 	}
 	return false
