@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -130,8 +129,7 @@ func (s *Server) notConnected(x *request, text string) error {
 func userTokenUnavailable(cause error) error {
 	e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable,
 		"The backend's authorization server or the gateway's token store is unavailable; retry later"))
-	wait := useroauth.RetryAfter(cause, unavailableRetry)
-	e.Header = http.Header{"Retry-After": {strconv.Itoa(int(max(1, (wait+time.Second-1)/time.Second)))}}
+	e.Header = http.Header{"Retry-After": {retryAfterSeconds(useroauth.RetryAfter(cause, unavailableRetry))}}
 	e.Outcome = outcomeUnavailable
 	return e
 }

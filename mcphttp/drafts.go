@@ -78,10 +78,15 @@ func compileDrafts(names []string, contexts *seal.Sealer, log *slog.Logger, now 
 // whose data.retryAfterMs is retryAfter in milliseconds (RL-1 to RL-3; the header rounds it
 // up, so a client that reads either waits long enough). The draft's limit and remaining are
 // left out: they would tell a caller the size of every quota it probes (the draft allows it).
+// retryAfterSeconds is d as a Retry-After header's value: whole seconds, rounded up (a client
+// that waits that long waits long enough), at least 1.
+func retryAfterSeconds(d time.Duration) string {
+	return strconv.FormatInt(int64(max((d+time.Second-1)/time.Second, 1)), 10)
+}
+
 func (d *drafts) limited(retryAfter time.Duration, msg string) *Error {
-	secs := int64(max((retryAfter+time.Second-1)/time.Second, 1))
 	e := &Error{Status: http.StatusTooManyRequests, Outcome: outcomeRateLimited,
-		Header: http.Header{"Retry-After": {strconv.FormatInt(secs, 10)}}}
+		Header: http.Header{"Retry-After": {retryAfterSeconds(retryAfter)}}}
 	if !d.rateLimited {
 		e.RPC = jsonrpc.NewError(jsonrpc.CodeRateLimited, msg)
 		return e

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/store"
@@ -83,6 +81,5 @@ func (x *request) takeToken(key string, l store.Limit) error {
 		return nil
 	}
 	s.metrics.RateLimit(metrics.RateLimited)
-	secs := int64((d.RetryAfter + time.Second - 1) / time.Second)
-	return s.drafts.limited(d.RetryAfter, "Rate limit exceeded; retry after "+strconv.FormatInt(secs, 10)+"s")
+	return s.drafts.limited(d.RetryAfter, "Rate limit exceeded; retry after "+retryAfterSeconds(d.RetryAfter)+"s")
 }
