@@ -210,25 +210,14 @@ func (s *textScan) inner(i, j int) int {
 		if cls[t[k]]&clsSep == 0 {
 			continue
 		}
-		// t[k] is a separator: a format may start at n, if its first bytes say so (what
-		// formatAt's detectors need before they read further).
-		n := k + 1
-		var may bool
-		switch c := t[n]; {
-		case isLower(c):
-			may = j-n >= 8 && s.tb.maybePrefixed(c, t[n+1])
-		case isUpper(c):
-			may = j-n >= 4
-		case isDigit(c):
-			may = cardMay(t, n, j) || phoneMay(t, n)
-		}
-		e := n
-		if may {
+		// t[k] is a separator: a format may start after it, and after a percent-encoded
+		// byte (%2F, %3D, %22: a slash, an equals sign, a quote in a query or an encoded
+		// redirect), which is one separator too.
+		n, e := k+1, k+1
+		if s.tb.mayFormatAt(t, n, j) {
 			e = s.formatAt(n, j)
 		}
 		if e <= n {
-			// A percent-encoded byte (%2F, %3D, %22: a slash, an equals sign, a quote in a
-			// query or an encoded redirect) is one separator too: a format may start after it.
 			if t[k] != '%' || !pctEncoded(t, k, j) {
 				continue
 			}
@@ -258,23 +247,24 @@ func (s *textScan) afterPct(k, j int) int {
 // format may start there, as inner does after a separator, and returns the end of a match (n
 // when none).
 func (s *textScan) innerAt(n, j int) int {
-	if n >= j {
-		return n
-	}
-	t := s.t
-	var may bool
-	switch c := t[n]; {
-	case isLower(c):
-		may = j-n >= 8 && s.tb.maybePrefixed(c, t[n+1])
-	case isUpper(c):
-		may = j-n >= 4
-	case isDigit(c):
-		may = cardMay(t, n, j) || phoneMay(t, n)
-	}
-	if !may {
+	if n >= j || !s.tb.mayFormatAt(s.t, n, j) {
 		return n
 	}
 	return s.formatAt(n, j)
+}
+
+// mayFormatAt reports whether a format may start at t[n], inside a token that ends at j, from
+// its first bytes: what formatAt's detectors need before they read further.
+func (tb *tables) mayFormatAt(t []byte, n, j int) bool {
+	switch c := t[n]; {
+	case isLower(c):
+		return j-n >= 8 && tb.maybePrefixed(c, t[n+1])
+	case isUpper(c):
+		return j-n >= 4
+	case isDigit(c):
+		return cardMay(t, n, j) || phoneMay(t, n)
+	}
+	return false
 }
 
 // formatAt runs the detectors of the formats that may start at t[k], inside the token that
