@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/configerr"
@@ -43,16 +42,12 @@ func (c *Config) userOAuthBackends() []int {
 // type of backend authentication, not the useroauth package's own.
 func (c *Config) userOAuthBackend(i int, secret string) useroauth.Backend {
 	u := c.Upstreams[i]
-	orDefault := func(d, def time.Duration) time.Duration {
-		if d <= 0 {
-			return def
-		}
-		return d
-	}
+	timeout, refreshBefore := u.Auth.Timeout, u.Auth.RefreshBefore
+	durDefault(&timeout, upstreams.DefaultTokenTimeout)
+	durDefault(&refreshBefore, upstreams.DefaultTokenRefreshBefore)
 	return useroauth.Backend{Name: u.Name, URL: u.URL, Resource: u.Auth.Resource, AuthServer: u.Auth.AuthServer,
 		Scopes: u.Auth.Scopes, Registration: useroauth.Registration(u.Auth.Registration), ClientID: u.Auth.ClientID,
-		ClientSecret: secret, Timeout: orDefault(u.Auth.Timeout, upstreams.DefaultTokenTimeout),
-		RefreshBefore: orDefault(u.Auth.RefreshBefore, upstreams.DefaultTokenRefreshBefore)}
+		ClientSecret: secret, Timeout: timeout, RefreshBefore: refreshBefore}
 }
 
 // validateUserOAuth: a userOAuth backend needs authenticated callers (whose tokens the vault
