@@ -158,9 +158,9 @@ func declares(th *upstreams.ToolHeaders, header string) bool {
 // null. A member on the path that is a spelling variant of the bound name is refused: the
 // gateway would find the argument absent while a case-insensitive backend reads it.
 func argumentAt(args []byte, path []string) ([]byte, error) {
-	cur := args
+	cur := trimJSONSpace(args)
 	for _, name := range path {
-		if cur == nil || cur[0] != '{' {
+		if len(cur) == 0 || cur[0] != '{' {
 			return nil, nil
 		}
 		var next []byte
@@ -177,17 +177,21 @@ func argumentAt(args []byte, path []string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		cur = next
+		cur = trimJSONSpace(next)
 	}
-	if string(cur) == "null" {
+	if len(cur) == 0 || string(cur) == "null" {
 		return nil, nil
 	}
 	return cur, nil
 }
 
 // mirrored renders an argument as its header carries it: a string as is, an integer in
-// decimal, a boolean as true or false.
+// decimal, a boolean as true or false. White space around the value is not part of it.
 func mirrored(val []byte) (string, bool) {
+	val = trimJSONSpace(val)
+	if len(val) < 2 && (len(val) == 0 || val[0] == '"') {
+		return "", false
+	}
 	switch val[0] {
 	case '"':
 		if !bytes.ContainsRune(val, '\\') {
@@ -208,6 +212,11 @@ func mirrored(val []byte) (string, bool) {
 		return "", false
 	}
 	return strconv.FormatInt(n, 10), true
+}
+
+// trimJSONSpace cuts the white space JSON allows around a value.
+func trimJSONSpace(b []byte) []byte {
+	return bytes.Trim(b, " \t\r\n")
 }
 
 // sameParam compares a decoded header value with the rendered argument; integers numerically

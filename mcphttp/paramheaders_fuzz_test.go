@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -17,7 +18,7 @@ func FuzzParamHeaderValue(f *testing.F) {
 		{`"eu"`, "eu"}, {`"eu"`, "=?base64?ZXU=?="}, {`"Hello, 世界"`, "=?base64?SGVsbG8sIOS4lueVjA==?="},
 		{`42`, "42"}, {`42.0`, "42"}, {`42`, "4.2e1"}, {`9007199254740993`, "9007199254740992"},
 		{`true`, "true"}, {`false`, "False"}, {`" eu"`, "eu"}, {`"=?base64?ZXU=?="`, "=?base64?PT9iYXNlNjQ/WlhVPT89?="},
-		{`"a\u0000b"`, "ab"}, {`-0`, "0"}, {`1e400`, "1e400"}, {`["eu"]`, "eu"},
+		{`"a\u0000b"`, "ab"}, {`-0`, "0"}, {`1e400`, "1e400"}, {`["eu"]`, "eu"}, {`"" `, `"`}, {"\t\"eu\"\n", "eu"},
 	} {
 		f.Add(s[0], s[1])
 	}
@@ -25,6 +26,8 @@ func FuzzParamHeaderValue(f *testing.F) {
 		if jsonrpc.Scan([]byte(arg), jsonrpc.Limits{}) != nil {
 			return
 		}
+		// White space around a value is not part of it, for encoding/json as for the gateway.
+		arg = strings.Trim(arg, " \t\r\n")
 		got, err := mcpheader.Decode(header)
 		if err != nil {
 			return
