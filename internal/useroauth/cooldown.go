@@ -48,6 +48,7 @@ func RetryAfter(err error, fallback time.Duration) time.Duration {
 // cooldown. Its owner's mutex guards it.
 type cooldown struct {
 	failures int
+	failedAt time.Time
 	retryAt  time.Time
 	err      error
 }
@@ -66,7 +67,7 @@ func (c *cooldown) active(now time.Time) error {
 func (c *cooldown) failed(now time.Time, err error, first, most time.Duration) error {
 	wait := min(first<<min(c.failures, 16), most)
 	c.failures++
-	c.retryAt, c.err = now.Add(wait), err
+	c.failedAt, c.retryAt, c.err = now, now.Add(wait), err
 	return &RetryError{After: wait, err: err}
 }
 
@@ -111,6 +112,17 @@ func (st *backendState) refreshAnswered(now time.Time, err error) error {
 		return err
 	}
 	return st.refreshCool.failed(now, err, refreshCooldown, maxRefreshCooldown)
+}
+
+// refreshSeen ends the refresh cooldown when a record shows the server answered a refresh after
+// this replica's last failure there (another replica's refresh, stored in the shared vault):
+// the next failure is then the first of a new run.
+func (st *backendState) refreshSeen(refreshed time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.refreshCool.failures > 0 && refreshed.After(st.refreshCool.failedAt) {
+		st.refreshCool = cooldown{}
+	}
 }
 
 // serverFailure reports whether err is the authorization server failing rather than answering:

@@ -169,6 +169,35 @@ func TestRefreshBacksOffWhileServerDown(t *testing.T) {
 	}
 }
 
+// TestRefreshCooldownEndsWhenAnotherReplicaRefreshed: a replica whose refresh failed learns
+// from the shared record that another replica's refresh got an answer since, so its next
+// failure starts a new run (the first wait again, not twice it).
+func TestRefreshCooldownEndsWhenAnotherReplicaRefreshed(t *testing.T) {
+	f := newFixture(t, fixtureOptions{redis: true})
+	alice, _ := connected(t, f)
+	other := newFixture(t, fixtureOptions{replicaOf: f})
+	f.clock.Advance(24 * time.Hour)
+	failOn := func(svc *Service, wantAfter time.Duration) {
+		t.Helper()
+		f.asLink.overloaded.Store(true)
+		defer f.asLink.overloaded.Store(false)
+		if _, ok, err := svc.Token(t.Context(), backendName, alice); ok || RetryAfter(err, 0) != wantAfter {
+			t.Fatalf("ok %v, %v, retry after %s; want %s", ok, err, RetryAfter(err, 0), wantAfter)
+		}
+	}
+	failOn(f.svc, refreshCooldown)
+	f.clock.Advance(time.Second)
+	if _, ok, err := other.svc.Token(t.Context(), backendName, alice); !ok || err != nil {
+		t.Fatalf("the other replica's refresh: ok %v, %v", ok, err)
+	}
+	f.clock.Advance(time.Second)
+	if _, ok, err := f.svc.Token(t.Context(), backendName, alice); !ok || err != nil {
+		t.Fatalf("the first replica reading the fresh record: ok %v, %v", ok, err)
+	}
+	f.clock.Advance(24 * time.Hour)
+	failOn(f.svc, refreshCooldown)
+}
+
 // TestBackendRefusesToken: a token the backend answers 401 to is dropped, so the next call asks
 // for consent instead of sending it again; a token refreshed meanwhile is kept.
 func TestBackendRefusesToken(t *testing.T) {

@@ -48,6 +48,9 @@ func (s *Service) Token(ctx context.Context, backend string, who vault.Caller) (
 	}
 	now := s.now()
 	if !refreshDue(e, st.cfg.RefreshBefore, now) {
+		if !e.Refreshed.IsZero() {
+			st.refreshSeen(e.Refreshed)
+		}
 		if e.Stale {
 			s.reseal(ctx, e)
 		}
