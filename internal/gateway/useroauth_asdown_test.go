@@ -224,8 +224,8 @@ func (u *unavailableSeen) take() (string, int) {
 // TestUserOAuthAuthServerDown: with the user's access token expired, an authorization server
 // that refuses connections, hangs, answers 500 or garbage, and a store paused during the
 // refresh, each give both eras' clients the retryable -32014 within the timeout, the backend
-// receives nothing and no token reaches the logs; the next call after recovery refreshes and
-// succeeds.
+// receives nothing and no token reaches the logs; the next call after recovery, once the
+// Retry-After given has passed, refreshes and succeeds.
 func TestUserOAuthAuthServerDown(t *testing.T) {
 	browser := browsertest.New(t)
 	front, seen := newASFront(t), &secretsSeen{}
