@@ -121,13 +121,14 @@ func FuzzURIGlob(f *testing.F) {
 
 func TestResourcePatternValidation(t *testing.T) {
 	for _, p := range []string{"*", "**", "file:///public/*", "file:///public/**", "mem://hr", "mem:hr/*",
-		"file:///public/{name}", "*://x/*", "file:///x?v=*", "file:///a~b"} {
+		"file:///public/{name}", "*://x/*", "file:///x?v=*", "file:///a~b", "file:///caf\u00e9/*"} {
 		if err := checkResourcePattern(p); err != nil {
 			t.Errorf("checkResourcePattern(%q) = %v, want nil", p, err)
 		}
 	}
 	for _, p := range []string{"FILE:///x/*", "mem://HR/*", "file:///public/../secret/*", "file:///a/%2e%2e/*",
-		"file:///a%7eb", "file://localhost/x", "file:///a%2Fb/*", "file:///a\\b", "file:///a//b/*"} {
+		"file:///a%7eb", "file://localhost/x", "file:///a%2Fb/*", "file:///a\\b", "file:///a//b/*",
+		"file:///cafe\u0301/*"} { // URIs are matched composed (NFC): a decomposed name never matches
 		if err := checkResourcePattern(p); err == nil {
 			t.Errorf("checkResourcePattern(%q) = nil, want an error", p)
 		}

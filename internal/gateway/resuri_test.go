@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
@@ -26,20 +27,22 @@ import (
 // The backend below is written the way real Go file servers are: it decodes the request with
 // encoding/json, parses the URI with net/url and serves path.Clean of its path from a map. The
 // policy denies file:///secret/* and allows file:///public/**; no variant of a URI may make it
-// read a secret, and whatever it is sent must be the normal form the policy saw.
+// read a secret, and whatever it is sent must be the normal form the policy saw. It looks names
+// up by canonical equivalence, as the file systems of macOS do.
 
 const fsSecret = "TOP-SECRET-7f3a"
 
 var fsFiles = map[string]string{
-	"/public/a.txt":  "public text",
-	"/public/B.txt":  "upper text",
-	"/public/é.txt":  "accented text",
-	"/public/b~c":    "tilde text",
-	"/secret/key":    fsSecret,
-	"/public/dir":    "",
-	"/public/link":   "",
-	"/public/alias":  "",
-	"/public/hidden": "",
+	"/public/a.txt":     "public text",
+	"/public/B.txt":     "upper text",
+	"/public/é.txt":     "accented text",
+	"/public/b~c":       "tilde text",
+	"/secret/key":       fsSecret,
+	"/public/dir":       "",
+	"/public/link":      "",
+	"/public/alias":     "",
+	"/public/hidden":    "",
+	"/public/privé/key": fsSecret,
 }
 
 // fsRead is one resources/read the backend received.
@@ -165,7 +168,8 @@ func (b *fsBackend) serve(w http.ResponseWriter, r *http.Request) {
 		case "/public/hidden": // not found, naming a secret URI
 			notFound("file:///secret/key")
 		default:
-			if s, ok := fsFiles[p]; ok && s != "" {
+			// Names are compared by canonical equivalence, as APFS and HFS+ do.
+			if s, ok := fsFiles[norm.NFC.String(p)]; ok && s != "" {
 				reply(map[string]any{"contents": []any{text("file://"+p, s)}})
 				return
 			}
@@ -196,6 +200,7 @@ func startResourceGateway(t *testing.T) *resFixture {
 			Protocol: "2026-07-28", Timeout: 5 * time.Second}})
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "no-secret", Upstream: "fs", Resources: []string{"file:///secret/*"}, Effect: authz.EffectDeny},
+			{ID: "no-private", Upstream: "fs", Resources: []string{"file:///public/privé/*"}, Effect: authz.EffectDeny},
 			{ID: "public", Upstream: "fs", Resources: []string{"file:///public/**"}, Tools: []string{"cat"}, Prompts: []string{"p"}},
 		}
 	})
@@ -309,6 +314,16 @@ func TestResourceURIVariants(t *testing.T) {
 		{"fs+file:///public/%C3%A9.txt", "file:///public/é.txt"},
 		{"fs+file:///public/é.txt", "file:///public/é.txt"},
 		{"fs+file:///public/a.txt?v=2", "file:///public/a.txt?v=2"},
+		// One character, two spellings (composed U+00E9, or "e" and the combining U+0301): a
+		// file system comparing names by canonical equivalence reads one file, so the policy
+		// and the backend see the composed one.
+		{"fs+file:///public/e\u0301.txt", "file:///public/é.txt"},
+		{"fs+file:///public/e%CC%81.txt", "file:///public/é.txt"},
+		{"fs+file:///public/prive\u0301/key", denied},
+		{"fs+file:///public/prive%CC%81/key", denied},
+		{"fs+file:///public/priv%C3%A9/key", denied},
+		{"fs+file:///public/a.txt?x=%CC%B8y", refused},
+		{"fs+file:///public/a.txt?x=\u0338y", refused},
 	} {
 		t.Run(tt.uri, func(t *testing.T) {
 			before := len(f.fs.snapshot())
@@ -350,7 +365,7 @@ func TestResourceURIVariants(t *testing.T) {
 		if n, err := resuri.Normalize(r.uri); err != nil || n != r.uri {
 			t.Errorf("backend received %q, not a normal form (%q, %v)", r.uri, n, err)
 		}
-		if strings.HasPrefix(r.clean, "/secret") {
+		if strings.HasPrefix(r.clean, "/secret") || strings.HasPrefix(norm.NFC.String(r.clean), "/public/privé") {
 			t.Errorf("backend read %q (sent %q)", r.clean, r.uri)
 		}
 	}
@@ -421,7 +436,7 @@ func TestResourceResultsHidden(t *testing.T) {
 		}
 	}
 	for _, r := range f.fs.snapshot() {
-		if strings.HasPrefix(r.clean, "/secret") {
+		if strings.HasPrefix(r.clean, "/secret") || strings.HasPrefix(norm.NFC.String(r.clean), "/public/privé") {
 			t.Errorf("backend read %q (sent %q)", r.clean, r.uri)
 		}
 	}

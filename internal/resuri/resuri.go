@@ -13,6 +13,9 @@
 //   - Percent-encoded unreserved characters are decoded ("%7e" → "~", "%2E" → "."), and so are
 //     percent-encoded UTF-8 sequences, so that "é" and "%C3%A9" are one URI; every escape
 //     left over names an ASCII delimiter and is written with upper-case hex digits.
+//   - The result is put in Unicode Normalization Form C, so "é" and "e" with a combining acute
+//     accent (U+0301) are one URI, as they are one name to file systems that compare names by
+//     canonical equivalence (APFS, HFS+) and to backends that normalise.
 //   - Dot segments are removed from the path (RFC 3986 §5.2.4) and runs of "/" are collapsed
 //     into one, as path.Clean and file systems do. A ".." above the root is refused.
 //   - Refused: no scheme; a character outside RFC 3986 (space, '\', '"', '<', '>', '^', '`',
@@ -20,7 +23,8 @@
 //     C1, zero-width and bidi marks), Unicode spaces, the full-width and compatibility forms of
 //     '/', '\', '.', '%', '?', '#', ':' that NFKC folds onto ASCII delimiters; invalid UTF-8
 //     raw or encoded; an invalid escape; an encoded '/', '\', control or '%' followed by two
-//     hex digits (double encoding); a dot-only segment such as "..." or "..;"; a stand-alone
+//     hex digits (double encoding); a combining mark that would compose with an ASCII delimiter
+//     ("=" and U+0338 are "≠"); a dot-only segment such as "..." or "..;"; a stand-alone
 //     run of dots in the query or fragment (file:///x?p=../y); more than one '@' or a
 //     non-ASCII or escaped character in the authority; a host ending in '.'.
 //   - For the WHATWG "special" schemes (http, https, ws, wss, ftp) a URI without "//" is
@@ -36,6 +40,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // ErrInvalid is wrapped by every refusal.
@@ -226,7 +232,48 @@ func normalize(s string, tmpl bool) (string, error) {
 		b.WriteByte(part.sep)
 		b.WriteString(t)
 	}
-	return b.String(), nil
+	return composed(b.String())
+}
+
+// composed returns s in Unicode Normalization Form C (RFC 3987 §5.3.2.2). "é" written as
+// U+00E9 or as "e" and U+0301 is one character to a person and to file systems that compare
+// names by canonical equivalence (APFS, HFS+) or store them composed, and to the backends that
+// normalise what they are sent, but two different strings to a byte-wise policy glob: a rule
+// over file:///private/café/* would say nothing about its decomposed spelling. So the one
+// normal form is composed. A combining mark that would compose with an ASCII delimiter ("="
+// and U+0338 are "≠") is refused: the delimiter a parser splits on must not come and go with
+// the normal form.
+func composed(s string) (string, error) {
+	if norm.NFC.IsNormalString(s) {
+		return s, nil
+	}
+	c := norm.NFC.String(s)
+	if !sameDelimiters(s, c) {
+		return "", refuse("a combining mark on a delimiter")
+	}
+	return c, nil
+}
+
+// sameDelimiters reports whether a and b hold the same ASCII characters other than letters and
+// digits, in the same order.
+func sameDelimiters(a, b string) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a) && (a[i] >= utf8.RuneSelf || isAlnum(a[i])) {
+			i++
+		}
+		for j < len(b) && (b[j] >= utf8.RuneSelf || isAlnum(b[j])) {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		if a[i] != b[j] {
+			return false
+		}
+		i++
+		j++
+	}
 }
 
 func validScheme(s string) bool {
