@@ -3,7 +3,6 @@ package mcphttp
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -186,7 +185,10 @@ func argumentAt(args []byte, path []string) ([]byte, error) {
 }
 
 // mirrored renders an argument as its header carries it: a string as is, an integer in
-// decimal, a boolean as true or false. White space around the value is not part of it.
+// decimal, a boolean as true or false. White space around the value is not part of it. A value
+// JSON parsers read differently cannot be mirrored: a string with a lone surrogate escape
+// ("\ud800", which encoding/json reads as U+FFFD and JSON.parse or Python keep as is) and a
+// number that is not exactly an integer (42.00000000000000001, which a float64 reads as 42).
 func mirrored(val []byte) (string, bool) {
 	val = trimJSONSpace(val)
 	if len(val) < 2 && (len(val) == 0 || val[0] == '"') {
@@ -198,7 +200,7 @@ func mirrored(val []byte) (string, bool) {
 			return string(val[1 : len(val)-1]), true
 		}
 		var s string
-		if err := json.Unmarshal(val, &s); err != nil {
+		if loneSurrogate(val) || json.Unmarshal(val, &s) != nil {
 			return "", false
 		}
 		return s, true
@@ -229,14 +231,104 @@ func sameParam(got, want string, number bool) bool {
 	return ok && strconv.FormatInt(g, 10) == want
 }
 
-// safeInteger parses a JSON number that is an integer within ±(2^53-1).
+// safeInteger parses a JSON number whose decimal value is exactly an integer within ±(2^53-1):
+// 42, 42.0, 4.2e1 and 420e-1 are 42; 42.00000000000000001 is no integer, though a float64
+// reads it as 42 (a decimal-exact decoder, Python's Decimal or Java's BigDecimal, would not).
 func safeInteger(s string) (int64, bool) {
 	if s == "" || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) || len(s) > 64 || jsonrpc.Scan([]byte(s), jsonrpc.Limits{}) != nil {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	mant, exp, hasExp := strings.Cut(s, "e")
+	if !hasExp {
+		mant, exp, hasExp = strings.Cut(s, "E")
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	// n holds the significant digits (nd of them), zeros waits for a non-zero digit after it:
+	// trailing zeros only scale the value.
+	var n int64
+	nd, zeros := 0, 0
+	for _, part := range [2]string{intPart, frac} {
+		for i := 0; i < len(part); i++ {
+			if part[i] == '0' {
+				if nd > 0 {
+					zeros++
+				}
+				continue
+			}
+			if nd += zeros + 1; nd > maxSafeDigits {
+				return 0, false // 10^16 and more, or a fraction
+			}
+			n = n*pow10[zeros+1] + int64(part[i]-'0')
+			zeros = 0
+		}
+	}
+	if nd == 0 {
+		return 0, true // a zero, however written
+	}
+	e := 0
+	if hasExp {
+		var err error
+		if e, err = strconv.Atoi(exp); err != nil || e > 64 || e < -64 {
+			return 0, false // with 64 bytes of digits at most, far out of range or a fraction
+		}
+	}
+	// The value is n times 10^k.
+	k := e - len(frac) + zeros
+	if k < 0 || nd+k > maxSafeDigits {
 		return 0, false
 	}
-	return int64(f), true
+	if n *= pow10[k]; n > maxSafeInteger {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// maxSafeDigits is the number of decimal digits of maxSafeInteger.
+const maxSafeDigits = 16
+
+// pow10 are the powers of ten up to 10^maxSafeDigits.
+var pow10 = [maxSafeDigits + 1]int64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16}
+
+// loneSurrogate reports whether the JSON string literal s holds a \u escape of a UTF-16
+// surrogate that is not half of a pair.
+func loneSurrogate(s []byte) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		if s[i+1] != 'u' {
+			i++ // an escaped character, a backslash among them
+			continue
+		}
+		switch r := hex4(s, i+2); {
+		case r < 0xD800 || r > 0xDFFF:
+			i += 5
+		case r <= 0xDBFF && i+7 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' && isLow(hex4(s, i+8)):
+			i += 11 // a pair
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+func isLow(r rune) bool { return r >= 0xDC00 && r <= 0xDFFF }
+
+// hex4 is the value of the four hex digits at s[i:], -1 when there are not four.
+func hex4(s []byte, i int) rune {
+	if i+4 > len(s) {
+		return -1
+	}
+	v, err := strconv.ParseUint(string(s[i:i+4]), 16, 32)
+	if err != nil {
+		return -1
+	}
+	return rune(v)
 }

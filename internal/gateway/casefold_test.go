@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -48,6 +49,8 @@ type structRequest struct {
 			Repo   string `json:"repo"`
 			Who    string `json:"who"`
 			Region string `json:"region"`
+			// Quota is read as its literal, as decimal-exact decoders read numbers.
+			Quota json.Number `json:"quota"`
 		} `json:"arguments"`
 		Ref struct {
 			Type string `json:"type"`
@@ -60,7 +63,8 @@ type structRequest struct {
 
 const structTools = `[{"name":"get_repo","inputSchema":{"type":"object","properties":{"repo":{"type":"string"}}}},` +
 	`{"name":"delete_repo","inputSchema":{"type":"object","properties":{"repo":{"type":"string"}}}},` +
-	`{"name":"set_region","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]`
+	`{"name":"set_region","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},` +
+	`"quota":{"type":"integer","x-mcp-header":"Quota"}}}}]`
 
 func startStructBackend(t *testing.T, name string, legacy bool) *structBackend {
 	t.Helper()
@@ -143,7 +147,7 @@ func (sb *structBackend) serve(w http.ResponseWriter, r *http.Request) {
 		key := map[string]string{"prompts/list": "prompts", "resources/list": "resources", "resources/templates/list": "resourceTemplates"}[req.Method]
 		result = `{"` + key + `":[],"ttlMs":60000,"cacheScope":"public"` + done + `}`
 	case "tools/call", "prompts/get", "resources/read", "completion/complete":
-		c := structCall{Method: req.Method, Target: p.Name, Repo: p.Arguments.Repo + p.Arguments.Who + p.Arguments.Region, Header: r.Header.Clone()}
+		c := structCall{Method: req.Method, Target: p.Name, Repo: p.Arguments.Repo + p.Arguments.Who + p.Arguments.Region + p.Arguments.Quota.String(), Header: r.Header.Clone()}
 		switch req.Method {
 		case "resources/read":
 			c.Target = p.URI
@@ -299,6 +303,55 @@ func TestParamHeadersBothEras(t *testing.T) {
 			{"absent argument", ``, []string{"Mcp-Param-Region", "eu"}},
 			{"undeclared", `"region":"eu"`, []string{"Mcp-Param-Region", "eu", "Mcp-Param-Tenant", "acme"}},
 			{"twice", `"region":"eu"`, []string{"Mcp-Param-Region", "eu", "Mcp-Param-Region", "us"}},
+		} {
+			sb.reset()
+			status, body := call(t, tt.args, tt.hdr...)
+			if status != http.StatusBadRequest || !strings.Contains(body, `"code":-32020`) {
+				t.Errorf("%s/%s: %d %s, want 400 and -32020", sb.name, tt.name, status, body)
+			}
+			if got := sb.received(); len(got) != 0 {
+				t.Errorf("%s/%s: the backend acted on %+v", sb.name, tt.name, got)
+			}
+		}
+	}
+}
+
+// TestParamHeadersOnlyWhatEveryParserReads: an argument that JSON parsers read as different
+// values cannot be mirrored into an Mcp-Param-* header, so the call is refused with 400/-32020
+// and the backend receives nothing: a number whose decimal value is no integer although a
+// float64 rounds it to one (the backend here reads the literal, as decimal-exact decoders do),
+// and a string with a lone surrogate escape (U+FFFD to encoding/json, the surrogate itself to
+// JSON.parse and Python). The same integer spelled another way is mirrored as its decimal form.
+func TestParamHeadersOnlyWhatEveryParserReads(t *testing.T) {
+	url, backends := startBothEras(t)
+	for _, sb := range backends {
+		tool := sb.name + "__set_region"
+		call := func(t *testing.T, args string, hdr ...string) (int, string) {
+			t.Helper()
+			h := modernHeaders("tools/call", tool)
+			for i := 0; i+1 < len(hdr); i += 2 {
+				h.Add(hdr[i], hdr[i+1])
+			}
+			status, _, body := post(t, url, h, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{`+structMeta+`,"name":"`+tool+`","arguments":{`+args+`}}}`)
+			return status, body
+		}
+		sb.reset()
+		if status, body := call(t, `"quota":4.2e1`, "Mcp-Param-Quota", "42"); status != http.StatusOK {
+			t.Fatalf("%s: 4.2e1 with header 42: %d %s", sb.name, status, body)
+		}
+		if got := sb.received(); len(got) != 1 || got[0].Repo != "4.2e1" || got[0].Header.Get("Mcp-Param-Quota") != "42" {
+			t.Fatalf("%s: backend received %+v, want quota 4.2e1 and Mcp-Param-Quota 42", sb.name, got)
+		}
+		for _, tt := range []struct {
+			name string
+			args string
+			hdr  []string
+		}{
+			{"not quite an integer", `"quota":42.00000000000000001`, []string{"Mcp-Param-Quota", "42"}},
+			{"below 2^53 by a fraction", `"quota":9007199254740990.6`, []string{"Mcp-Param-Quota", "9007199254740991"}},
+			{"header not quite an integer", `"quota":42`, []string{"Mcp-Param-Quota", "42.00000000000000001"}},
+			{"lone high surrogate", `"region":"eu\ud800"`, []string{"Mcp-Param-Region", mcpheader.Encode("eu\ufffd")}},
+			{"lone low surrogate", `"region":"\udc00eu"`, []string{"Mcp-Param-Region", mcpheader.Encode("\ufffdeu")}},
 		} {
 			sb.reset()
 			status, body := call(t, tt.args, tt.hdr...)
