@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcp-gateway/gateway/internal/pins"
 )
 
 func TestEvaluate(t *testing.T) {
@@ -115,6 +117,14 @@ func TestConfirmMessage(t *testing.T) {
 		{"hostile tool name", "evil\n\x1b[31mtool", ``, []string{`"evil ` + "\uFFFD" + `[31mtool"`}, []string{"\n", "\x1b"}},
 		{"not an object", "t", `[1,2]`, []string{"cannot be displayed"}, []string{"1,2"}},
 		{"long key", "t", `{"` + long + `":1}`, []string{"…=1"}, []string{long}},
+		// Characters that render as nothing or as blank space, though no control or format
+		// character: "report" and "report" with one of them are two files to the backend.
+		{"blank-rendering", "t", "{\"f\":\"report\u3164.txt\",\"g\":\"a\u2800b\",\"h\":\"c\uffa0d\"}",
+			[]string{`f="report` + "\uFFFD" + `.txt"`, `g="a` + "\uFFFD" + `b"`, `h="c` + "\uFFFD" + `d"`}, []string{"\u3164", "\u2800", "\uffa0"}},
+		{"default-ignorable", "t", "{\"f\":\"a\u034fb\u115fc\u180bd\"}", []string{`f="a` + "\uFFFD" + `b` + "\uFFFD" + `c` + "\uFFFD" + `d"`}, nil},
+		{"variation selectors", "t", "{\"f\":\"ab\ufe01c\U000e0101\",\"e\":\"\u2764\ufe0f\"}",
+			[]string{`f="ab` + "\uFFFD" + `c` + "\uFFFD" + `"`, `e="` + "\u2764\ufe0f" + `"`}, nil},
+		{"invisible key", "t", "{\"pa\u3164th\":1}", []string{"pa\uFFFDth=1"}, []string{"\u3164"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,9 +163,20 @@ func checkClean(t *testing.T, msg string, max int) {
 	if n := utf8.RuneCountInString(msg); n > max {
 		t.Fatalf("message has %d runes, more than %d", n, max)
 	}
-	for _, r := range msg {
+	runes := []rune(msg)
+	for i, r := range runes {
 		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
 			t.Fatalf("message %q contains control or format rune %U", msg, r)
+		}
+		prev, next := rune(-1), rune(-1)
+		if i > 0 {
+			prev = runes[i-1]
+		}
+		if i+1 < len(runes) {
+			next = runes[i+1]
+		}
+		if kind, ok := pins.ClassifyRune(r, prev, next); ok {
+			t.Fatalf("message %q contains invisible rune %U (%s)", msg, r, kind)
 		}
 	}
 }

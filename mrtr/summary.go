@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/mcp-gateway/gateway/internal/pins"
 )
 
 // Bounds of the confirmation message, in runes.
@@ -87,20 +90,28 @@ func compact(v json.RawMessage) string {
 	return buf.String()
 }
 
-// clean makes s a single line without control or format characters and
-// truncates it to max runes, marking the cut with an ellipsis. Invalid UTF-8
-// already reads as U+FFFD when ranging over a string.
+// clean makes s a single line without invisible characters and truncates it to max runes,
+// marking the cut with an ellipsis. Invisible is what pinning and the approval page judge
+// invisible (pins.ClassifyRune: controls, format and default-ignorable characters, variation
+// selectors used as carriers, tag characters, blank-rendering letters such as the Hangul filler
+// and the braille blank): each is shown as U+FFFD, so two values a person cannot tell apart in
+// the message are never two different arguments. Invalid UTF-8 already reads as U+FFFD when
+// ranging over a string.
 func clean(s string, max int) string {
 	out := make([]rune, 0, min(len(s), max))
 	space := false
-	for _, r := range s {
+	prev := rune(-1)
+	for i, r := range s {
+		_, w := utf8.DecodeRuneInString(s[i:])
+		_, invisible := pins.ClassifyRune(r, prev, nextRune(s, i+w))
+		prev = r
 		switch {
 		case unicode.IsSpace(r):
 			if space {
 				continue
 			}
 			r, space = ' ', true
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+		case invisible || unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
 			r, space = '\uFFFD', false
 		default:
 			space = false
@@ -112,4 +123,13 @@ func clean(s string, max int) string {
 		out = append(out, r)
 	}
 	return string(out)
+}
+
+// nextRune is the rune of s at byte i, -1 at the end.
+func nextRune(s string, i int) rune {
+	if i >= len(s) {
+		return -1
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return r
 }
