@@ -266,3 +266,25 @@ func TestAuthenticateConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestScopeClaimSplitsAtSpacesOnly: a scope claim is a list of scope tokens separated by single
+// spaces (RFC 6749 §3.3: scope-token *( SP scope-token ), and a scope-token holds no white
+// space). Any other white space (a tab, a line break, a no-break or ideographic space) is part
+// of one token as the authorization server granted it, which an authorization server with
+// parameterised scopes may let a client choose: read as a separator, "notes:read<U+00A0>admin"
+// would grant "admin", which nobody granted.
+func TestScopeClaimSplitsAtSpacesOnly(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+	for _, sep := range []string{"\t", "\n", "\r", "\v", "\f", "\u0085", "\u00a0", "\u1680", "\u2000", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000"} {
+		p := wantAuth(t, a, mint(t, iss, devissuer.Claims{"scope": "notes:read" + sep + "admin"}), nil, ReasonNone)
+		if p.Scopes.Has("admin") || p.Scopes.Has("notes:read") || len(p.Scopes) != 1 {
+			t.Errorf("scope %q read as %v, want the one token it is", "notes:read"+sep+"admin", p.Scopes.Sorted())
+		}
+	}
+	p := wantAuth(t, a, mint(t, iss, devissuer.Claims{"scope": " notes:read  admin "}), nil, ReasonNone)
+	if got := p.Scopes.Sorted(); len(got) != 2 || got[0] != "admin" || got[1] != "notes:read" {
+		t.Errorf("scope \" notes:read  admin \" read as %v, want [admin notes:read]", got)
+	}
+}

@@ -142,11 +142,13 @@ func checkConfirmation(claims map[string]any) error {
 
 // stringsOf reads a claim that is an array of strings or one string; with
 // split, a string is a space-separated list (the OAuth "scope" format).
+// Only U+0020 separates (RFC 6749 §3.3): other white space is part of the
+// token the authorization server granted, not a second grant.
 func stringsOf(v any, split bool) []string {
 	switch t := v.(type) {
 	case string:
 		if split {
-			return strings.Fields(t)
+			return strings.FieldsFunc(t, func(r rune) bool { return r == ' ' })
 		}
 		return []string{t}
 	case []any:
