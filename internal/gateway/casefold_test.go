@@ -275,16 +275,7 @@ func TestCaseVariantMembers(t *testing.T) {
 func TestParamHeadersBothEras(t *testing.T) {
 	url, backends := startBothEras(t)
 	for _, sb := range backends {
-		tool := sb.name + "__set_region"
-		call := func(t *testing.T, args string, hdr ...string) (int, string) {
-			t.Helper()
-			h := modernHeaders("tools/call", tool)
-			for i := 0; i+1 < len(hdr); i += 2 {
-				h.Add(hdr[i], hdr[i+1])
-			}
-			status, _, body := post(t, url, h, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{`+structMeta+`,"name":"`+tool+`","arguments":{`+args+`}}}`)
-			return status, body
-		}
+		call := setRegionCaller(url, sb)
 		sb.reset()
 		if status, body := call(t, `"region":"eu"`, "Mcp-Param-Region", "=?base64?ZXU=?="); status != http.StatusOK {
 			t.Fatalf("%s: matching header: %d %s", sb.name, status, body)
@@ -304,14 +295,7 @@ func TestParamHeadersBothEras(t *testing.T) {
 			{"undeclared", `"region":"eu"`, []string{"Mcp-Param-Region", "eu", "Mcp-Param-Tenant", "acme"}},
 			{"twice", `"region":"eu"`, []string{"Mcp-Param-Region", "eu", "Mcp-Param-Region", "us"}},
 		} {
-			sb.reset()
-			status, body := call(t, tt.args, tt.hdr...)
-			if status != http.StatusBadRequest || !strings.Contains(body, `"code":-32020`) {
-				t.Errorf("%s/%s: %d %s, want 400 and -32020", sb.name, tt.name, status, body)
-			}
-			if got := sb.received(); len(got) != 0 {
-				t.Errorf("%s/%s: the backend acted on %+v", sb.name, tt.name, got)
-			}
+			wantHeaderMismatch(t, sb, call, tt.name, tt.args, tt.hdr)
 		}
 	}
 }
@@ -325,16 +309,7 @@ func TestParamHeadersBothEras(t *testing.T) {
 func TestParamHeadersOnlyWhatEveryParserReads(t *testing.T) {
 	url, backends := startBothEras(t)
 	for _, sb := range backends {
-		tool := sb.name + "__set_region"
-		call := func(t *testing.T, args string, hdr ...string) (int, string) {
-			t.Helper()
-			h := modernHeaders("tools/call", tool)
-			for i := 0; i+1 < len(hdr); i += 2 {
-				h.Add(hdr[i], hdr[i+1])
-			}
-			status, _, body := post(t, url, h, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{`+structMeta+`,"name":"`+tool+`","arguments":{`+args+`}}}`)
-			return status, body
-		}
+		call := setRegionCaller(url, sb)
 		sb.reset()
 		if status, body := call(t, `"quota":4.2e1`, "Mcp-Param-Quota", "42"); status != http.StatusOK {
 			t.Fatalf("%s: 4.2e1 with header 42: %d %s", sb.name, status, body)
@@ -353,14 +328,37 @@ func TestParamHeadersOnlyWhatEveryParserReads(t *testing.T) {
 			{"lone high surrogate", `"region":"eu\ud800"`, []string{"Mcp-Param-Region", mcpheader.Encode("eu\ufffd")}},
 			{"lone low surrogate", `"region":"\udc00eu"`, []string{"Mcp-Param-Region", mcpheader.Encode("\ufffdeu")}},
 		} {
-			sb.reset()
-			status, body := call(t, tt.args, tt.hdr...)
-			if status != http.StatusBadRequest || !strings.Contains(body, `"code":-32020`) {
-				t.Errorf("%s/%s: %d %s, want 400 and -32020", sb.name, tt.name, status, body)
-			}
-			if got := sb.received(); len(got) != 0 {
-				t.Errorf("%s/%s: the backend acted on %+v", sb.name, tt.name, got)
-			}
+			wantHeaderMismatch(t, sb, call, tt.name, tt.args, tt.hdr)
 		}
+	}
+}
+
+// setRegionCaller returns a function that calls sb's set_region through the gateway at url with
+// the arguments args (inside the object) and the headers hdr (name, value, ...), and returns
+// the status and body.
+func setRegionCaller(url string, sb *structBackend) func(t *testing.T, args string, hdr ...string) (int, string) {
+	tool := sb.name + "__set_region"
+	return func(t *testing.T, args string, hdr ...string) (int, string) {
+		t.Helper()
+		h := modernHeaders("tools/call", tool)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			h.Add(hdr[i], hdr[i+1])
+		}
+		status, _, body := post(t, url, h, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{`+structMeta+`,"name":"`+tool+`","arguments":{`+args+`}}}`)
+		return status, body
+	}
+}
+
+// wantHeaderMismatch calls set_region with args and hdr and checks that the gateway refuses the
+// call with 400/-32020 and sb receives nothing.
+func wantHeaderMismatch(t *testing.T, sb *structBackend, call func(*testing.T, string, ...string) (int, string), name, args string, hdr []string) {
+	t.Helper()
+	sb.reset()
+	status, body := call(t, args, hdr...)
+	if status != http.StatusBadRequest || !strings.Contains(body, `"code":-32020`) {
+		t.Errorf("%s/%s: %d %s, want 400 and -32020", sb.name, name, status, body)
+	}
+	if got := sb.received(); len(got) != 0 {
+		t.Errorf("%s/%s: the backend acted on %+v", sb.name, name, got)
 	}
 }
