@@ -51,6 +51,9 @@ type railState struct {
 	// args and result are the reports of the request's checks of its arguments and of its
 	// result, kept here to be reused (railer.states).
 	args, result guardrails.Report
+	// handles is the report of the _meta members the gateway reads itself, reused member by
+	// member (paramsScan.handle).
+	handles guardrails.Report
 }
 
 // state returns an empty railState for a request rule covers.

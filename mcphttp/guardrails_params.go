@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -14,12 +15,14 @@ import (
 // member the gateway does not know. The resource a request names (a read's uri, a completion's
 // ref) is scanned too, block-only (guardrails_uri.go). Left out are a tool's or prompt's name,
 // which authorization and routing read exactly (a "name" in any other method, or a "uri" in a
-// call, routes nothing and is read like any member); the requestState, which the gateway
-// sealed itself; and the _meta members the gateway reads and validates, the protocol's it
-// knows and trace context's (jsonrpc.ReservedMetaKey: versions, capabilities, the client's
-// name, the handles the gateway issued, opaque progress tokens and trace ids, which a detector
-// of random tokens would take for credentials). A key of the protocol's namespace the gateway
-// does not know is read as the client's own: the backend gets it as it was sent.
+// call, routes nothing and is read like any member); and the requestState, which the gateway
+// sealed itself. The _meta members the gateway reads itself, the protocol's it knows and trace
+// context's (jsonrpc.ReservedMetaKey: versions, capabilities, the client's name, the handles
+// the gateway issued, progress tokens, trace ids), are forwarded as the client wrote them and
+// so can carry any text to the backend: they are read by every detector but high-entropy,
+// which would take their random handles for credentials, block-only (handle), and so are the
+// Baggage and Tracestate headers the backend receives. A key of the protocol's namespace the
+// gateway does not know is read as the client's own: the backend gets it as it was sent.
 
 // skippedParams are the members of params the argument detectors leave alone: the arguments,
 // scanned on their own, and the requestState. A call's name is left alone too (skipCallParam).
@@ -38,6 +41,9 @@ type paramsScan struct {
 	nameFound bool
 	// uriAt is the path of the URI scanned when it is not a member of the params (listen).
 	uriAt string
+	// handles is the report handle reuses while the members it reads are clean (nil: allocate
+	// one).
+	handles *guardrails.Report
 }
 
 // checkParams runs the argument detectors over the members of x's params described above.
@@ -46,15 +52,22 @@ type paramsScan struct {
 // are replaced in the params forwarded. It returns the report that blocks the request, for the
 // refusal to name.
 func (g *railer) checkParams(x *request, rule *guardrails.Rule, rep *guardrails.Report) (*guardrails.Report, error) {
-	ps := paramsScan{rule: rule, rep: rep, method: x.in.req.Method}
+	ps := paramsScan{rule: rule, rep: rep, method: x.in.req.Method, handles: &x.rails.handles}
 	if x.route.kind == upstreams.KindResource {
 		ps.backendURI = x.route.upstreamName
 	}
+	ps.traceHeaders(x)
 	skip := skipParam
 	if x.in.h.nameParam == "name" {
 		skip = skipCallParam
 		if nothingElse(x) {
-			return nil, nil
+			// Only the protocol's _meta members besides what is always skipped: read, never
+			// rewritten (handle).
+			if x.in.params.Meta != nil {
+				_, _, err := ps.members(x.in.params.Meta, "/_meta", skipNone)
+				return ps.blocked, err
+			}
+			return ps.blocked, nil
 		}
 	}
 	params, changed, err := ps.members(x.in.req.Params, "", skip)
@@ -71,7 +84,8 @@ func (g *railer) checkParams(x *request, rule *guardrails.Rule, rep *guardrails.
 }
 
 // nothingElse reports, for a method routed by its name (tools/call, prompts/get), whether the
-// client's params hold no member that checkParams scans, from what stage decode read of them:
+// client's params hold no member that checkParams scans besides the _meta members the gateway
+// reads itself (handle), from what stage decode read of them:
 // no member besides _meta, name, arguments and requestState, and no _meta member besides the
 // ones jsonrpc.ReservedMetaKey names. Most calls: their params are not read again. Params another
 // edge built, or that the gateway rebuilt (call_tool's inner call, a redaction, a mutation),
@@ -97,8 +111,8 @@ func skipParam(key []byte) bool {
 // skipCallParam is skipParam of a method routed by its name (tools/call, prompts/get).
 func skipCallParam(key []byte) bool { return string(key) == "name" || skipParam(key) }
 
-// skipMeta: the _meta members the gateway reads and validates are left alone.
-func skipMeta(key []byte) bool { return jsonrpc.ReservedMetaKey(key) }
+// skipNone leaves no member alone: every _meta member is read, the gateway's own by handle.
+func skipNone([]byte) bool { return false }
 
 // members scans the members of obj (at path prefix) that skip does not leave alone, _meta
 // member by member, and returns obj with the redacted ones replaced.
@@ -117,8 +131,12 @@ func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool)
 			return nil
 		}
 		var nv []byte
+		if prefix == "/_meta" && jsonrpc.ReservedMetaKey(key) {
+			ps.handle(val, prefix, key)
+			return nil
+		}
 		if prefix == "" && string(key) == "_meta" && len(val) > 0 && val[0] == '{' {
-			v, ch, err := ps.members(val, "/_meta", skipMeta)
+			v, ch, err := ps.members(val, "/_meta", skipNone)
 			if err != nil || !ch {
 				return err
 			}
@@ -168,6 +186,45 @@ func (ps *paramsScan) scan(val []byte, prefix string, key []byte) []byte {
 		return nil
 	}
 	return sub.Rewrite(val)
+}
+
+// handle runs the detectors other than high-entropy over val, a _meta member the gateway reads
+// itself (the protocol's, a progress token, trace context): forwarded as the client sent it, it
+// carries to the backend whatever text it holds. Block-only: a value the gateway read is not
+// rewritten under it.
+func (ps *paramsScan) handle(val []byte, prefix string, key []byte) {
+	if ps.blocked != nil {
+		return // the report that blocks may be ps.handles: not reused under it
+	}
+	sub := ps.handles
+	if sub == nil {
+		sub = &guardrails.Report{}
+	}
+	ps.rule.ScanHandlesInto(sub, val)
+	if sub.Clean() {
+		return
+	}
+	if ps.handles == sub {
+		// Kept: the request's report of its own handles is reused by the next member only
+		// when this one was clean.
+		ps.handles = nil
+	}
+	redactToBlock(sub)
+	ps.add(sub, prefix+"/"+pointerToken(string(key)))
+}
+
+// traceHeaders reads the trace context the backend receives from the client's Baggage and
+// Tracestate headers (set into the _meta forwarded too) as handle reads its _meta members.
+func (ps *paramsScan) traceHeaders(x *request) {
+	if len(x.hdr.Values(mcpheader.Baggage)) == 0 && len(x.hdr.Values(mcpheader.TraceState)) == 0 {
+		return
+	}
+	tc := x.trace()
+	for _, kv := range [...][2]string{{metaTraceState, tc.state}, {metaBaggage, tc.baggage}} {
+		if kv[1] != "" {
+			ps.handle(jsonrpc.AppendString(nil, kv[1]), "/_meta", []byte(kv[0]))
+		}
+	}
 }
 
 // add joins sub's findings, in the member at path at, to the request's report.

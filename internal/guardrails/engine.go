@@ -56,7 +56,10 @@ type Rule struct {
 	// validateArgs and validateOut are the schema guardrail's actions.
 	validateArgs, validateOut Action
 	args, results             direction
-	hosts                     *hostSet
+	// handles is args without the high-entropy detector, for the members the gateway reads
+	// itself whose values are random handles (ScanHandles).
+	handles direction
+	hosts   *hostSet
 	// runs is, per direction, the set of guardrails that run (Runs).
 	runs [numDirections]uint8
 }
@@ -79,6 +82,7 @@ func compileRule(cfg *Config, i int, e *Engine) Rule {
 	r.validateOut, _ = parseAction(orOff(rc.Validate.StructuredContent))
 	r.args = compileDirection(&rc.Arguments)
 	r.results = compileDirection(&rc.Results)
+	r.handles = r.args.without(DetHighEntropy)
 	hosts := rc.AllowedHosts
 	if hosts == nil {
 		hosts = cfg.AllowedHosts
@@ -108,6 +112,13 @@ func compileDirection(dc *DirectionConfig) direction {
 			d.on = d.on.with(Detector(k))
 		}
 	}
+	return d
+}
+
+// without returns d with detector det off.
+func (d direction) without(det Detector) direction {
+	d.actions[det] = Off
+	d.on &^= 1 << det
 	return d
 }
 
@@ -183,6 +194,23 @@ func (r *Rule) ScanArguments(args []byte) *Report {
 // keeps its reports (one per request and direction) allocates none for a clean check.
 func (r *Rule) ScanArgumentsInto(rep *Report, args []byte) {
 	r.scan(rep, args, &r.args, DirArguments, false)
+}
+
+// ScanHandles runs the argument detectors other than high-entropy over raw, the JSON value of
+// a member the gateway reads itself and forwards as the client sent it, whose legitimate value
+// is a random handle (a progress token, trace context, an authorization context id) or the
+// client's description of itself (its name and capabilities). Such a member carries to the
+// backend whatever text it holds, so it is read like an argument; high-entropy would take
+// every random handle for a credential.
+func (r *Rule) ScanHandles(raw []byte) *Report {
+	rep := &Report{}
+	r.ScanHandlesInto(rep, raw)
+	return rep
+}
+
+// ScanHandlesInto is ScanHandles writing into rep, which is reset first (as ScanArgumentsInto).
+func (r *Rule) ScanHandlesInto(rep *Report, raw []byte) {
+	r.scan(rep, raw, &r.handles, DirArguments, false)
 }
 
 // ScanResult runs the result detectors over result (a backend's result object, or its JSON-RPC
