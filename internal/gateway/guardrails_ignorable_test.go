@@ -58,3 +58,40 @@ func TestGuardrailsIgnorableInside(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardrailsLoneSurrogateInside: a credential split by the \u escape of a lone surrogate is
+// read by the gateway (encoding/json) with U+FFFD inside, but a backend that parses with
+// JSON.parse or Python keeps the surrogate, and writes the credential whole wherever its UTF-8
+// encoder drops it. Such a message is read a second time without it, as without a
+// default-ignorable character: a credential found only then refuses the call, and the backend
+// gets nothing.
+func TestGuardrailsLoneSurrogateInside(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := startTestGateway(t, func(c *Config) {
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{
+			{ID: "args", Tools: []string{"echo"}, Arguments: guardrails.DirectionConfig{Secrets: "redact"}},
+		}}
+	}, alpha)
+	url := "http://" + gw.MCP + "/mcp"
+	for _, mark := range []string{`\ud800`, `\udfff`, `\udbff\ud800`, `\ud83d`} {
+		for _, secret := range []string{railAWSKey, railGHToken} {
+			hidden := secret[:4] + mark + secret[4:]
+			alpha.Reset()
+			r := mcptest.Do(t, "POST", url, mcptest.RequestHeaders("tools/call", "alpha__echo"),
+				mcptest.Body("tools/call", `,"name":"alpha__echo","arguments":{"text":"my key `+hidden+`"}`))
+			if res := string(r.RPC.Result); r.Status != 200 || !strings.Contains(res, `guardrail rule \"args\"`) {
+				t.Errorf("%s inside: %d %s", mark, r.Status, r.Body)
+			}
+			if n := len(alpha.RequestsOf("tools/call")); n != 0 {
+				t.Errorf("%s inside: the backend got %d calls", mark, n)
+			}
+		}
+	}
+	// A lone surrogate with nothing hidden around it is forwarded as it is.
+	alpha.Reset()
+	r := mcptest.Do(t, "POST", url, mcptest.RequestHeaders("tools/call", "alpha__echo"),
+		mcptest.Body("tools/call", `,"name":"alpha__echo","arguments":{"text":"half an emoji \ud83d"}`))
+	if res := string(r.RPC.Result); r.Status != 200 || strings.Contains(res, "isError") {
+		t.Errorf("a lone surrogate alone: %d %s", r.Status, r.Body)
+	}
+}

@@ -43,7 +43,7 @@ func ignorable(r rune) bool {
 
 // stripIgnorable returns the JSON text raw with every default-ignorable character removed from
 // its strings, raw or written as a \u escape (a pair of them for a supplementary character),
-// and false when raw holds none (nothing is allocated then). raw passed the strict decode:
+// and every \u escape of a lone surrogate, and false when raw holds none (nothing is allocated then). raw passed the strict decode:
 // outside strings it is ASCII without backslashes, so removing a character keeps it valid JSON.
 func stripIgnorable(raw []byte) ([]byte, bool) {
 	start := mayHoldIgnorable(raw)
@@ -64,7 +64,10 @@ func stripIgnorable(raw []byte) ([]byte, bool) {
 		} else {
 			r, n = utf8.DecodeRune(raw[i:])
 		}
-		if n > 0 && ignorable(r) {
+		// A surrogate here is a lone one (escapedRune decodes pairs): encoding/json reads it
+		// as U+FFFD, but JSON.parse and Python keep it, and whatever writes their strings as
+		// UTF-8 drops or replaces it, so it hides what it splits like an ignorable character.
+		if n > 0 && (ignorable(r) || utf16.IsSurrogate(r)) {
 			out = append(out, raw[last:i]...)
 			last = i + n
 		}
