@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 )
 
 func TestGlob(t *testing.T) {
@@ -353,4 +355,38 @@ func scanAll(p *Policy, pr *Principal, kind Kind, upstream, name string) Decisio
 		return Decision{Effect: StepUp, RuleID: stepUp.id, Reason: DecisionInsufficientScope, RequiredScopes: stepUp.required}
 	}
 	return Decision{Reason: DecisionNoRule}
+}
+
+// TestClaimNumbersBeyondDoubles: a claim holding an integer beyond ±2^53 is read (as JSON
+// numbers are, into a float64) as a neighbour: tenant 9007199254740993 reads as
+// 9007199254740992. Compared by that reading's text it would satisfy a rule written for the
+// neighbour, another tenant; so such a number satisfies no claim condition. Token signed by the
+// development issuer and verified over HTTP.
+func TestClaimNumbersBeyondDoubles(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+	pol, err := NewPolicy(PolicyConfig{Rules: []RuleConfig{{ID: "tenant", Upstream: "billing", Tools: []string{"*"},
+		Claims: map[string][]string{"tenant": {"9007199254740992", "9007199254740991", "42", "-9007199254740992"}}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tenant any
+		want   Effect
+	}{
+		{int64(9007199254740993), Hidden},
+		{int64(9007199254740992), Hidden}, // 2^53 itself: the reading of 2^53+1 too
+		{int64(-9007199254740993), Hidden},
+		{json.Number("9007199254740992.5"), Hidden},
+		{json.Number("9.007199254740993e15"), Hidden},
+		{int64(9007199254740991), Allow},
+		{int64(42), Allow},
+		{json.Number("42.0"), Allow},
+	} {
+		p := wantAuth(t, a, mint(t, iss, devissuer.Claims{"tenant": tc.tenant}), nil, ReasonNone)
+		if d := pol.Decide(context.Background(), p, KindTool, "billing", "refund"); d.Effect != tc.want {
+			t.Errorf("tenant %v: %v, want %v", tc.tenant, d.Effect, tc.want)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package authz
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -203,7 +204,8 @@ func (c claimPath) lookup(claims map[string]any) (any, bool) {
 
 // claimMatches reports whether a claim value, or any element of an array
 // value, equals one of the accepted strings. Numbers and booleans compare by
-// their JSON text.
+// their JSON text; an integer beyond ±2^53, which no float64 reads exactly,
+// equals none.
 func claimMatches(v any, accepted []string) bool {
 	switch t := v.(type) {
 	case []any:
@@ -227,6 +229,12 @@ func scalarMatches(v any, accepted []string) bool {
 	case bool:
 		s = strconv.FormatBool(t)
 	case float64:
+		if math.Abs(t) >= 1<<53 {
+			// Beyond 2^53 a float64 holds only some integers: the claim was read as a
+			// neighbour of what the issuer wrote (9007199254740993 as ...992), whose text
+			// would satisfy a condition written for the neighbour.
+			return false
+		}
 		s = string(strconv.AppendFloat(buf[:0], t, 'f', -1, 64))
 	default:
 		return false
