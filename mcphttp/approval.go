@@ -49,6 +49,9 @@ func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Tar
 			" needs the user's approval on the gateway's page, which this client cannot send the user to: it did not " +
 			"declare URL elicitation. It was not run."})
 	}
+	if err := confirmable(x); err != nil {
+		return err
+	}
 	if c.approvals == nil {
 		// Fail closed: a call that needs approval is never forwarded without it.
 		return errors.New("approval required but no approval page configured")

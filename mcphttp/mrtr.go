@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/approval"
@@ -127,6 +128,17 @@ func (c *confirmer) binding(x *request, target upstreams.Target) (mrtr.Binding, 
 	return b, nil
 }
 
+// confirmable refuses to ask a person to confirm arguments that backends read differently (an
+// integer beyond 2^53: mrtr.DigestConfirmable): the person would approve the literal shown while
+// a backend that reads numbers as doubles acts on its neighbour. Said why, never with the value.
+func confirmable(x *request) error {
+	if _, err := mrtr.DigestConfirmable(x.in.params.Arguments); err != nil {
+		return invalidParams("Invalid params: these arguments cannot be confirmed: " +
+			strings.TrimPrefix(err.Error(), mrtr.ErrInvalidArguments.Error()+": "))
+	}
+	return nil
+}
+
 // rejectState answers every bad requestState with the same message, so a client learns nothing
 // about why; the reason goes to metrics and the decision log.
 func (c *confirmer) rejectState(x *request, err error) error {
@@ -164,6 +176,9 @@ func (c *confirmer) askConfirmation(x *request, b mrtr.Binding) error {
 		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredElicitationCapability + `}`)
 		return denialError(rpcError(e), denial{remediation: remediationUndisclosed, text: "The call to " + x.route.name +
 			" needs the user's confirmation, which this client cannot ask for: it did not declare elicitation. It was not run."})
+	}
+	if err := confirmable(x); err != nil {
+		return err
 	}
 	tok, err := c.codec.Seal(mrtr.State{Kind: mrtr.KindConfirm, Issuer: b.Issuer, Subject: b.Subject,
 		Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest})

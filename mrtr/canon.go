@@ -10,14 +10,18 @@ import (
 // canonical returns the canonical form described at Digest. It is a
 // hand-written scanner (RFC 8259 grammar) because encoding/json's token API
 // costs about a hundred allocations for a small arguments object.
-func canonical(raw []byte) ([]byte, error) {
+func canonical(raw []byte) ([]byte, error) { return canonicalOf(raw, false) }
+
+// canonicalOf is canonical; exactIntegers also refuses an integer literal beyond ±2^53
+// (ErrInvalidArguments), which parsers read differently (DigestConfirmable).
+func canonicalOf(raw []byte, exactIntegers bool) ([]byte, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return []byte("null"), nil
 	}
 	if !utf8.Valid(raw) {
 		return nil, fmt.Errorf("%w: invalid UTF-8", ErrInvalidArguments)
 	}
-	p := canonParser{in: raw}
+	p := canonParser{in: raw, exactIntegers: exactIntegers}
 	out, err := p.value(make([]byte, 0, len(raw)), 0)
 	if err != nil {
 		return nil, err
@@ -33,6 +37,8 @@ type canonParser struct {
 	in      []byte
 	pos     int
 	scratch []byte // decoded string values, reused
+	// exactIntegers refuses integer literals beyond ±2^53 (canonicalOf).
+	exactIntegers bool
 }
 
 func (p *canonParser) fail(what string) error {

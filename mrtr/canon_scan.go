@@ -99,15 +99,21 @@ func (p *canonParser) hex4() (rune, bool) {
 func (p *canonParser) number(out []byte) ([]byte, error) {
 	start := p.pos
 	p.accept('-')
+	intStart := p.pos
 	switch {
 	case p.accept('0'):
 	case p.digits() == 0:
 		return nil, p.fail("invalid number")
 	}
-	if p.accept('.') && p.digits() == 0 {
-		return nil, p.fail("invalid number fraction")
+	intPart := p.in[intStart:p.pos]
+	integer := true
+	if p.accept('.') {
+		if integer = false; p.digits() == 0 {
+			return nil, p.fail("invalid number fraction")
+		}
 	}
 	if p.accept('e') || p.accept('E') {
+		integer = false
 		if !p.accept('+') {
 			p.accept('-')
 		}
@@ -115,7 +121,18 @@ func (p *canonParser) number(out []byte) ([]byte, error) {
 			return nil, p.fail("invalid number exponent")
 		}
 	}
+	if p.exactIntegers && integer && beyondDoubles(intPart) {
+		return nil, p.fail("an integer beyond 2^53, which some parsers read rounded")
+	}
 	return append(out, p.in[start:p.pos]...), nil
+}
+
+// beyondDoubles reports whether the decimal digits of an integer (no leading zeros) name a
+// magnitude above 2^53: a float64, as JavaScript and Go's interface{} decoding read it, holds
+// it rounded, while Python and Go's integer fields read it exactly.
+func beyondDoubles(digits []byte) bool {
+	const max = "9007199254740992" // 2^53
+	return len(digits) > len(max) || len(digits) == len(max) && string(digits) > max
 }
 
 func (p *canonParser) accept(c byte) bool {

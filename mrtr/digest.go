@@ -27,6 +27,19 @@ func Digest(args json.RawMessage) ([32]byte, error) {
 	return sha256.Sum256(b), nil
 }
 
+// DigestConfirmable is Digest for the arguments of a call a person is asked to confirm: it also
+// refuses (ErrInvalidArguments) an integer literal beyond ±2^53, which JavaScript's JSON.parse
+// and every decoder into a float64 read rounded (12345678901234567 as 12345678901234568)
+// while Python and decoders into integer fields read it exactly. The person is shown the
+// literal; a backend of the first kind would act on its neighbour. The digest is Digest's.
+func DigestConfirmable(args json.RawMessage) ([32]byte, error) {
+	b, err := canonicalOf(args, true)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	return sha256.Sum256(b), nil
+}
+
 // appendString writes s as a JSON string escaping only what JSON requires,
 // so each string value has exactly one canonical spelling.
 func appendString[S ~string | ~[]byte](out []byte, s S) []byte {

@@ -1,6 +1,7 @@
 package mrtr
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -96,5 +97,31 @@ func TestCanonicalForm(t *testing.T) {
 	want := `{"a":"é<>&","b":[1,{"c":false,"d":"\u0001\""}]}`
 	if string(got) != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestDigestConfirmable: the digest of arguments a person confirms is Digest's, and an integer
+// literal beyond ±2^53 anywhere in them is refused, since doubles (JavaScript, Go's
+// interface{}) read it as a neighbour; the same magnitude written with a fraction or an
+// exponent is read as the same double by every parser and is kept.
+func TestDigestConfirmable(t *testing.T) {
+	for _, args := range []string{``, `null`, `{}`, `{"n":9007199254740992}`, `{"n":-9007199254740992}`, `{"n":0}`,
+		`{"n":12345678901234567.0}`, `{"n":1.2345678901234567e16}`, `{"a":[1,2,{"b":-3}],"s":"12345678901234567"}`} {
+		want, err := Digest(json.RawMessage(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := DigestConfirmable(json.RawMessage(args)); err != nil || got != want {
+			t.Errorf("DigestConfirmable(%s) = %x, %v; want Digest's %x", args, got, err, want)
+		}
+	}
+	for _, args := range []string{`{"n":9007199254740993}`, `{"n":-9007199254740993}`, `{"n":12345678901234567}`,
+		`{"a":[{"b":[100000000000000000000]}]}`, `[18446744073709551616]`} {
+		if _, err := DigestConfirmable(json.RawMessage(args)); !errors.Is(err, ErrInvalidArguments) {
+			t.Errorf("DigestConfirmable(%s) = %v, want ErrInvalidArguments", args, err)
+		}
+		if _, err := Digest(json.RawMessage(args)); err != nil {
+			t.Errorf("Digest(%s) = %v, want it digested", args, err)
+		}
 	}
 }
