@@ -52,6 +52,10 @@ func (in *Incoming) Body() []byte { return in.x.in.body }
 // answer, which the 2026-07-28 decode refuses as a response).
 func (in *Incoming) Limits() jsonrpc.Limits { return in.x.s.limits }
 
+// MaxBodyBytes is the most one request may carry (server.maxBodyBytes): an edge that makes one
+// request of several of its client's holds them to it.
+func (in *Incoming) MaxBodyBytes() int64 { return in.x.s.cfg.MaxBodyBytes }
+
 // Message is the decoded JSON-RPC request; nil when the body did not decode as one.
 func (in *Incoming) Message() *jsonrpc.Request {
 	if in.x.in.req == nil || in.x.in.req.Method == "" {

@@ -45,7 +45,7 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 	// thinks.
 	q.c.KeepAlive(true)
 	asked := e.now()
-	responses, err = e.asks.ask(rctx, q.sess, q.in.Subject(), reqs, q.emit)
+	responses, err = e.asks.ask(rctx, q.sess, q.in.Subject(), reqs, q.in.MaxBodyBytes(), q.emit)
 	q.in.Waited(e.now().Sub(asked))
 	q.c.KeepAlive(false)
 	switch {
@@ -61,7 +61,10 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 		return nil, "", true, q.failed("no answer from the client within " + e.cfg.AskTimeout.String())
 	}
 	var nc *noCapabilityError
+	var big *answersTooLargeError
 	switch {
+	case errors.As(err, &big):
+		return nil, "", true, q.failed(big.Error())
 	case errors.As(err, &nc):
 		return nil, "", true, q.noCapability(capabilityWord(nc.Capability))
 	case errors.Is(err, errAsksBusy):

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -66,6 +67,18 @@ type noCapabilityError struct {
 // Error names the capability; the edge turns it into the tool error the client sees.
 func (e *noCapabilityError) Error() string {
 	return "asks: the client did not declare the " + e.Capability + " capability"
+}
+
+// answersTooLargeError is a round whose answers together make an inputResponses larger than
+// one request may carry. The round ends: they would not go on to the backend.
+type answersTooLargeError struct {
+	// Max is the bound, in bytes.
+	Max int64
+}
+
+// Error names the bound.
+func (e *answersTooLargeError) Error() string {
+	return "the client's answers to this round exceed " + strconv.FormatInt(e.Max, 10) + " bytes"
 }
 
 // clientAnswerError is a client that answered one of the gateway's requests with a JSON-RPC
@@ -232,7 +245,12 @@ func (b *asks) start(ctx context.Context) {
 // writing anything. A timeout returns errAskTimeout, the end of ctx ctx.Err(), an error
 // answer *clientAnswerError; every request still waiting is forgotten before ask returns. caller
 // is the session's caller (issuer and subject), whose waiters are bounded together.
-func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller string, reqs []era.InputRequest, emit func(msg []byte) error) (json.RawMessage, error) {
+//
+// maxBytes bounds the inputResponses object the answers make (what one request may carry,
+// server.maxBodyBytes): the answers arrive in separate POSTs, each within that bound, but are
+// held together and sent on in one request, so a round whose answers go beyond it ends at once
+// with *answersTooLargeError. Zero or less bounds nothing (tests of other behaviour).
+func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller string, reqs []era.InputRequest, maxBytes int64, emit func(msg []byte) error) (json.RawMessage, error) {
 	for i := range reqs {
 		if !era.Declares(sess.Caps, reqs[i].Capability) {
 			b.m.LegacyAsk(kindOf(&reqs[i]).label(), metrics.AskNoCapability)
@@ -262,6 +280,7 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 	r.messages = nil // written; nothing needs them any more
 	timer := time.NewTimer(b.cfg.Timeout)
 	defer timer.Stop()
+	size := int64(len("{}"))
 	for remaining := len(reqs); remaining > 0; remaining-- {
 		select {
 		case a := <-r.answers:
@@ -269,6 +288,10 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 			b.m.LegacyAsk(r.kinds[a.idx].label(), a.outcome())
 			if a.rpcErr != nil {
 				return nil, &clientAnswerError{Key: reqs[a.idx].Key, Method: reqs[a.idx].Method, Err: a.rpcErr}
+			}
+			// As inputResponses lays it out: the quoted key, a colon, the value, a comma.
+			if size += int64(len(reqs[a.idx].Key) + len(a.value) + 4); maxBytes > 0 && size > maxBytes {
+				return nil, &answersTooLargeError{Max: maxBytes}
 			}
 			r.values[a.idx] = a.value
 		case <-timer.C:

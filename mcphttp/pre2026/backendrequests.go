@@ -54,7 +54,7 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		// while the user thinks.
 		q.c.KeepAlive(true)
 		asked := e.now()
-		responses, err := e.asks.ask(rctx, sess, q.in.Subject(), []era.InputRequest{r}, q.emit)
+		responses, err := e.asks.ask(rctx, sess, q.in.Subject(), []era.InputRequest{r}, q.in.MaxBodyBytes(), q.emit)
 		q.in.Waited(e.now().Sub(asked))
 		q.c.KeepAlive(false)
 		if err != nil {

@@ -1,0 +1,77 @@
+package pre2026
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// askThreeState is the requestState of the askThree tool's round.
+const askThreeState = "ask_three/v1"
+
+// askThreeTool asks three form elicitations in one input round and, once answered, says how
+// many answer bytes its retry carried.
+func askThreeTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if req.Params.RequestState == askThreeState && len(req.Params.InputResponses) == 3 {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answered"}}}, nil
+	}
+	schema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"note": {Type: "string"}}}
+	ir := mcp.InputRequestMap{}
+	for _, k := range []string{"a", "b", "c"} {
+		ir[k] = &mcp.ElicitParams{Mode: "form", Message: "Note " + k + "?", RequestedSchema: schema}
+	}
+	return &mcp.CallToolResult{InputRequests: ir, RequestState: askThreeState}, nil
+}
+
+// TestLegacyRoundAnswersBounded: a pre-2026 client's answers to one round arrive in separate
+// POSTs, each within server.maxBodyBytes, and the edge holds them until the round is complete
+// and then sends them on in one request: together they are held to what one request may carry
+// (server.maxBodyBytes), as a 2026-07-28 client's inputResponses are, by being in one body. A
+// round whose answers go beyond it ends the call with an error, and nothing more reaches the
+// backend; answers within it go through.
+func TestLegacyRoundAnswersBounded(t *testing.T) {
+	const maxBody = 64 << 10
+	be := mcptest.StartServer(t, "be", mcptest.WithTool(&mcp.Tool{Name: "ask_three",
+		InputSchema: &jsonschema.Schema{Type: "object"}}, askThreeTool))
+	gw, _ := startAskingGateway(t, gwSpec{Server: mcphttp.Config{MaxBodyBytes: maxBody}},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	for _, tt := range []struct {
+		name   string
+		note   int // bytes of each of the three answers' note
+		wantOK bool
+	}{
+		{"within", maxBody / 8, true},
+		{"beyond", maxBody / 2, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			be.Reset()
+			note := strings.Repeat("x", tt.note)
+			cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"),
+				mcptest.WithElicitation(mcptest.Accept(map[string]any{"note": note})))
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__ask_three", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := len(be.RequestsOf("tools/call"))
+			text := mcptest.ResultText(res)
+			if tt.wantOK {
+				if res.IsError || text != "answered" || calls != 2 {
+					t.Fatalf("result %q (error %v), %d backend calls; want the answers through", text, res.IsError, calls)
+				}
+				return
+			}
+			want := fmt.Sprintf("answers to this round exceed %d bytes", maxBody)
+			if !res.IsError || !strings.Contains(text, want) || calls != 1 {
+				t.Fatalf("result %q (error %v), %d backend calls; want %q and nothing more forwarded", text, res.IsError, calls, want)
+			}
+		})
+	}
+}
