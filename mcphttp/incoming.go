@@ -116,6 +116,19 @@ func (in *Incoming) Admit() error {
 	return x.s.admit(x)
 }
 
+// AdmitAnswer is Admit for a client's answer to a request the gateway wrote it, once the edge
+// has checked that it names one still waiting: a token of the caller's rate limit, but no
+// in-flight slot. The calls waiting for answers hold their caller's slots, so an answer that
+// needed one could find them all held by the very calls it would let finish; what bounds such
+// answers is what bounds the requests they answer (each answered once).
+func (in *Incoming) AdmitAnswer() error {
+	x := in.x
+	if x.admitted.held {
+		return nil
+	}
+	return x.limitCaller()
+}
+
 // Inner is a request an era edge built from its client's: a 2026-07-28 message that runs through
 // the pipeline from stage method on, as the caller the edge authenticated, under the admission
 // it took (Incoming.Admit).

@@ -475,6 +475,18 @@ func (b *asks) deliver(ctx context.Context, sess *legacysession.Session, caller 
 	return b.forward(ctx, c, id, binding, caller, msg)
 }
 
+// answerable reports whether msg is an answer whose id names a request of sess that is still
+// waiting, as far as this replica knows without asking another: authentic, this session's and
+// caller's, before its deadline and not known used. It changes nothing.
+func (b *asks) answerable(sess *legacysession.Session, msg *jsonrpc.Message) bool {
+	id, ok := answerIDOf(msg.ID)
+	if !ok || !sessionBound(sess) {
+		return false
+	}
+	c, err := b.checkAnswer(id, sessionBinding(sess))
+	return err == nil && !b.isUsed(c)
+}
+
 // checkAnswer opens id and checks that it belongs to binding and has not expired.
 func (b *asks) checkAnswer(id, binding string) (*answerClaims, error) {
 	c, err := b.openAnswerID(id)
