@@ -55,7 +55,11 @@ func TestLegacyRoundAnswersBounded(t *testing.T) {
 			be.Reset()
 			note := strings.Repeat("x", tt.note)
 			cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"),
-				mcptest.WithElicitation(mcptest.Accept(map[string]any{"note": note})))
+				// A map of its own per answer: the SDK validates each answer's content while
+				// the others are answered.
+				mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"note": note}}, nil
+				}))
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__ask_three", Arguments: map[string]any{}})
 			if err != nil {
 				t.Fatal(err)
