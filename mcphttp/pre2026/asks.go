@@ -278,6 +278,7 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 		}
 	}
 	r.messages = nil // written; nothing needs them any more
+	reqs = withoutParams(reqs)
 	timer := time.NewTimer(b.cfg.Timeout)
 	defer timer.Stop()
 	size := int64(len("{}"))
@@ -302,6 +303,17 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 		}
 	}
 	return inputResponses(reqs, r.values), nil
+}
+
+// withoutParams is reqs without their params, for a round that has written its requests and
+// waits: only the keys, methods and capabilities are needed to take the answers.
+func withoutParams(reqs []era.InputRequest) []era.InputRequest {
+	slim := make([]era.InputRequest, len(reqs))
+	for i, r := range reqs {
+		r.Params = nil
+		slim[i] = r
+	}
+	return slim
 }
 
 // outcome is the metric outcome of an accepted answer.
@@ -355,7 +367,12 @@ func (b *asks) register(sess *legacysession.Session, caller string, reqs []era.I
 			return nil, err
 		}
 		r.messages[i] = requestMessage(id, reqs[i].Method, reqs[i].Params)
-		r.waiters[i] = &waiter{binding: r.binding, caller: caller, deadline: deadline, req: reqs[i], idx: i, answers: r.answers}
+		// The request without its params, which the message now carries: an answer is checked
+		// against the method and capability only, and the params (up to a backend's response
+		// limit) must not wait with it.
+		req := reqs[i]
+		req.Params = nil
+		r.waiters[i] = &waiter{binding: r.binding, caller: caller, deadline: deadline, req: req, idx: i, answers: r.answers}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

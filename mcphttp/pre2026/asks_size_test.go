@@ -2,6 +2,7 @@ package pre2026
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -77,5 +79,35 @@ func TestLegacyRoundAnswersBounded(t *testing.T) {
 				t.Fatalf("result %q (error %v), %d backend calls; want %q and nothing more forwarded", text, res.IsError, calls, want)
 			}
 		})
+	}
+}
+
+// TestAsksWaitHoldsNoRequests: once a round's requests are written, what waits for the answers
+// keeps none of them: a backend's input_required may carry requests of up to its response
+// limit (16 MiB by default), and a round waits up to legacy.askTimeout, outside the budget of
+// results in flight, which the request gave back when it was written. The answer is still
+// checked against its request's method and capability.
+func TestAsksWaitHoldsNoRequests(t *testing.T) {
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{}, nil, nil)
+	sess := testSession(1, "p1", allCaps)
+	big := elicitReq
+	big.Params = json.RawMessage(`{"mode":"form","message":"` + strings.Repeat("m", 1<<20) +
+		`","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`)
+	p := startAsk(t, rig.b, sess, big, samplingReq)
+	ids := p.ids(t, 2)
+	rig.b.mu.Lock()
+	for _, w := range rig.b.waiters {
+		if len(w.req.Params) != 0 {
+			t.Errorf("a waiter for %s holds its request's %d bytes of params", w.req.Method, len(w.req.Params))
+		}
+	}
+	rig.b.mu.Unlock()
+	for _, a := range []*jsonrpc.Message{answer(ids[0], acceptName), answer(ids[1], samplingRes)} {
+		if err := rig.b.deliver(context.Background(), sess, testCaller, a); err != nil {
+			t.Fatalf("answer: %v", err)
+		}
+	}
+	if r := p.result(t); r.err != nil || !strings.Contains(string(r.out), `"name"`) {
+		t.Fatalf("ask = %s, %v", r.out, r.err)
 	}
 }
