@@ -58,6 +58,8 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 	switch {
 	case errors.As(err, &big):
 		return nil, "", true, q.failed(big.Error())
+	case errors.Is(err, errSessionExpired):
+		return nil, "", true, q.failed("the client's session expired before it answered; initialize again")
 	case errors.As(err, &nc):
 		return nil, "", true, q.noCapability(capabilityWord(nc.Capability))
 	case errors.Is(err, errAsksBusy):

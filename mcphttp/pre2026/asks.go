@@ -47,6 +47,9 @@ var (
 	errBadAnswer = errors.New("asks: no request is waiting for this answer")
 	// errAskTimeout is a round the client did not answer within asksConfig.Timeout.
 	errAskTimeout = errors.New("asks: no answer from the client in time")
+	// errSessionExpired is a round its session's expiry ended: the client's answers would be
+	// refused (404) from then on.
+	errSessionExpired = errors.New("asks: the client's session expired before it answered")
 	// errAsksBusy is a round refused because its session, its caller or this replica already
 	// waits for as many answers as it may, or an answer refused because its caller has as many
 	// on their way to other replicas as it may.
@@ -279,7 +282,7 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 	}
 	r.messages = nil // written; nothing needs them any more
 	reqs = withoutParams(reqs)
-	timer := time.NewTimer(b.cfg.Timeout)
+	timer := time.NewTimer(r.deadline.Sub(b.now()))
 	defer timer.Stop()
 	size := int64(len("{}"))
 	for remaining := len(reqs); remaining > 0; remaining-- {
@@ -297,6 +300,9 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 			r.values[a.idx] = a.value
 		case <-timer.C:
 			failure = metrics.AskTimeout
+			if r.sessionEnds {
+				return nil, errSessionExpired
+			}
 			return nil, errAskTimeout
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -339,6 +345,10 @@ type round struct {
 	values   []json.RawMessage
 	done     []bool
 	answers  chan askAnswer
+	// deadline ends the wait: legacy.askTimeout from now, or the session's expiry when that
+	// comes first (sessionEnds).
+	deadline    time.Time
+	sessionEnds bool
 }
 
 // register admits a round under the per-session, per-caller and per-replica bounds, mints an
@@ -358,6 +368,12 @@ func (b *asks) register(sess *legacysession.Session, caller string, reqs []era.I
 		answers:  make(chan askAnswer, n),
 	}
 	deadline := b.now().Add(b.cfg.Timeout)
+	if !sess.Expires.IsZero() && sess.Expires.Before(deadline) {
+		// From its session's expiry on, the client's answers are refused (404): a round
+		// waiting on would hold its call for answers that cannot come.
+		deadline, r.sessionEnds = sess.Expires, true
+	}
+	r.deadline = deadline
 	for i := range reqs {
 		r.rs[i] = random16()
 		r.kinds[i] = kindOf(&reqs[i])

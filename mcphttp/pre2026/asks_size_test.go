@@ -3,9 +3,11 @@ package pre2026
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,4 +112,20 @@ func TestAsksWaitHoldsNoRequests(t *testing.T) {
 	if r := p.result(t); r.err != nil || !strings.Contains(string(r.out), `"name"`) {
 		t.Fatalf("ask = %s, %v", r.out, r.err)
 	}
+}
+
+// TestAsksEndWithTheSession: a round never waits past its session's expiry. From then on the
+// client's answer is refused with 404 (the session is gone) and it initializes again, so a
+// round that waited on would hold its call, and the caller's in-flight slot, until
+// legacy.askTimeout for an answer that cannot come. It ends at the expiry, saying why.
+func TestAsksEndWithTheSession(t *testing.T) {
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{Timeout: time.Hour}, nil, nil)
+	sess := testSession(1, "p1", allCaps)
+	sess.Expires = time.Now().Add(100 * time.Millisecond)
+	p := startAsk(t, rig.b, sess, elicitReq)
+	p.ids(t, 1)
+	if r := p.result(t); !errors.Is(r.err, errSessionExpired) {
+		t.Fatalf("ask = %v, want errSessionExpired", r.err)
+	}
+	rig.assertIdle(t)
 }

@@ -92,7 +92,7 @@ func relayError(ctx, rctx context.Context, err error) error {
 		return ce.Err
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case timedOut(rctx, err):
+	case errors.Is(err, errSessionExpired), timedOut(rctx, err):
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "no answer from the client in time")
 	case errors.As(err, &nc):
 		return relayNoCapability(nc.Capability)
