@@ -33,9 +33,8 @@ const relayKey = "relay"
 // at a time, so nothing else would stop one that keeps asking before the backend's call ends.
 func (q *clientReq) backendRequests() upstreams.ClientRequests {
 	sess, e := q.sess, q.e
-	var relayed atomic.Int32
 	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-		if int(relayed.Add(1)) > e.cfg.MaxRounds {
+		if int(atomic.AddInt32(&q.relayed, 1)) > e.cfg.MaxRounds {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
 				"the call asked the client more than "+strconv.Itoa(e.cfg.MaxRounds)+" times")
 		}

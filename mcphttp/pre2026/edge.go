@@ -127,6 +127,10 @@ type clientReq struct {
 	// logLevel is the session's logging/setLevel level its translated request asks the
 	// backend for and relays from ("" for none).
 	logLevel string
+	// relayed counts the requests a pre-2026 backend sent in the middle of this call and the
+	// edge relayed to the client (backendRequests), at most legacy.maxRounds.
+	// A plain int32 (atomic.AddInt32): the struct is copied (a subscription's probe read).
+	relayed int32
 }
 
 // ServePost serves a POST of a pre-2026 client and reports true; any other POST is left to the
