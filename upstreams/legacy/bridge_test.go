@@ -69,13 +69,13 @@ func (ls *legacyServer) serve(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(msg)
 		ls.replies = append(ls.replies, string(b))
 	}
+	if msg.Method == "initialize" {
+		ls.next++
+		sid = "s" + strings.Repeat("x", ls.next)
+		ls.sessions[sid] = true
+		w.Header().Set("Mcp-Session-Id", sid)
+	}
 	if ls.askFirst != "" && (msg.Method == "initialize" || msg.Method == "logging/setLevel") {
-		if msg.Method == "initialize" {
-			ls.next++
-			sid = "s" + strings.Repeat("x", ls.next)
-			ls.sessions[sid] = true
-			w.Header().Set("Mcp-Session-Id", sid)
-		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		result := `{}`
 		if msg.Method == "initialize" {
@@ -86,10 +86,6 @@ func (ls *legacyServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg.Method == "initialize" {
-		ls.next++
-		sid = "s" + strings.Repeat("x", ls.next)
-		ls.sessions[sid] = true
-		w.Header().Set("Mcp-Session-Id", sid)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"protocolVersion":"2025-11-25",`+
 			`"capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"old","version":"1"},"instructions":"hi"}}`)
