@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // The memory store's pools: each kind of state counts against its own cap per shard, and the
@@ -67,13 +68,23 @@ func (sh *shard) admit(k memKey, e memEntry, limit int, maxBytes int64) error {
 	if exists {
 		delta -= old.cost()
 	}
+	if !takeBytes(sh.bytes, delta, maxBytes) {
+		return fmt.Errorf("%w: %w: %w: %d bytes", ErrUnavailable, ErrFull, errBytesFull, maxBytes)
+	}
+	return nil
+}
+
+// takeBytes moves the value bytes counter by delta, refusing a growth past maxBytes (a shrink
+// always passes). The check and the move are one step, so writers under different locks (the
+// shards, the records) never take the counter past its bound together.
+func takeBytes(counter *atomic.Int64, delta, maxBytes int64) bool {
 	for {
-		cur := sh.bytes.Load()
+		cur := counter.Load()
 		if delta > 0 && cur+delta > maxBytes {
-			return fmt.Errorf("%w: %w: %w: %d bytes", ErrUnavailable, ErrFull, errBytesFull, maxBytes)
+			return false
 		}
-		if sh.bytes.CompareAndSwap(cur, cur+delta) {
-			return nil
+		if counter.CompareAndSwap(cur, cur+delta) {
+			return true
 		}
 	}
 }

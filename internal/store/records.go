@@ -227,11 +227,10 @@ func (m *Memory) CountRecords(_ context.Context, name string) (int64, error) {
 // takeRecordBytes moves the value pool's bytes by delta, refusing a growth past MaxValueBytes
 // (a shrink always passes). Called under the records' lock.
 func (m *Memory) takeRecordBytes(delta int64) error {
-	if delta > 0 && m.bytes.Load()+delta > m.maxBytes {
+	if !takeBytes(&m.bytes, delta, m.maxBytes) {
 		m.full[kindValue].Add(1)
 		return fmt.Errorf("%w: %w: value bytes", ErrUnavailable, ErrFull)
 	}
-	m.bytes.Add(delta)
 	return nil
 }
 

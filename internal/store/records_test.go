@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // contractRecords is what every Records must do: bounded per owner, replaced and removed only
@@ -177,5 +178,52 @@ func TestMemoryRecordSwapBounded(t *testing.T) {
 	}
 	if got := m.bytes.Load(); got != before-90 {
 		t.Fatalf("a shrinking swap: pool %d bytes, want %d", got, before-90)
+	}
+}
+
+// TestMemoryValueBytesExactUnderRace: records and plain values take their bytes from one
+// budget under different locks; however their writers interleave, the pool never holds more
+// than MaxValueBytes, and exactly as many writes fit as the budget allows.
+func TestMemoryValueBytesExactUnderRace(t *testing.T) {
+	var counter atomic.Int64
+	var fitted atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 5000 {
+				if takeBytes(&counter, 1, 1000) {
+					fitted.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if fitted.Load() != 1000 || counter.Load() != 1000 {
+		t.Fatalf("%d takes of one byte fitted a budget of 1000, counter %d", fitted.Load(), counter.Load())
+	}
+
+	const limit = 64 << 10
+	h, m, _ := newMemoryHarness(t, MemoryOptions{MaxValueBytes: limit})
+	r := h.store.(Records)
+	ctx := context.Background()
+	val := make([]byte, 1000)
+	for i := range 16 {
+		wg.Go(func() {
+			for j := range 40 {
+				owner := fmt.Sprintf("o%d-%d", i, j)
+				if i%2 == 0 {
+					_, _ = r.PutRecord(ctx, owner, "n", val, Budget{Count: 4, Bytes: 4 << 10})
+				} else {
+					_ = h.store.Set(ctx, owner, val, time.Minute)
+				}
+				if got := m.ValueBytes(); got > limit {
+					t.Errorf("the pool holds %d bytes past its bound of %d", got, limit)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := m.ValueBytes(); got > limit || got < limit-2*int64(len(val))-2*recordOverhead {
+		t.Errorf("the pool holds %d bytes with writers refused; its bound is %d", got, limit)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/vault"
@@ -155,9 +156,26 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	}
 	s.obs.Consent(st.Backend, ConsentCompleted, "")
 	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: connected", slog.String("subject", st.Issuer+"#"+st.Subject),
-		slog.String("upstream", st.Backend), slog.String("auth_server", d.as.Issuer), slog.String("scope", tr.Scope))
+		slog.String("upstream", st.Backend), slog.String("auth_server", d.as.Issuer), slog.String("scope", loggedScope(tr.Scope)))
 	v := s.backendView(ctx, st.Backend, false)
 	s.render(w, http.StatusOK, pageData{Kind: "done", Title: "Connected", Backend: &v,
 		User:    &webpage.User{Subject: webpage.NameOf(st.Subject), Issuer: webpage.NameOf(st.Issuer)},
 		Message: "Your account is connected. Go back to your client: the call can continue. You can close this page."})
+}
+
+// maxLoggedScope bounds the scope a log line repeats from the authorization server's answer.
+const maxLoggedScope = 512
+
+// loggedScope is scope as a log line shows it: whole up to maxLoggedScope bytes, else cut at a
+// character boundary before it and marked with its full length, so a server cannot make every
+// connection's line as long as its answer.
+func loggedScope(scope string) string {
+	if len(scope) <= maxLoggedScope {
+		return scope
+	}
+	cut := maxLoggedScope
+	for cut > 0 && !utf8.RuneStart(scope[cut]) {
+		cut--
+	}
+	return scope[:cut] + "… (" + strconv.Itoa(len(scope)) + " bytes)"
 }

@@ -3,20 +3,29 @@ package useroauth
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 )
 
-// Registration cooldown: how long a replica leaves an authorization server alone after a
-// dynamic registration failed. The first failure waits registrationCooldown, each further one
-// in a row twice as long, up to maxRegistrationCooldown; a success ends it.
+// Cooldowns: how long a replica leaves a backend's authorization server alone after it failed.
+// The first failure waits the cooldown's first step, each further one in a row twice as long,
+// up to its cap; a success ends it.
+//
+//   - registration: after a dynamic registration failed (under one registration key);
+//   - refresh: after a refresh grant failed at the server itself (unreachable, no answer in
+//     time, an answer that does not read, HTTP 5xx or 429). Meanwhile a caller whose access
+//     token still works goes on using it, and one whose token expired is refused at once,
+//     told when to try again, instead of every call waiting on a server that is down.
 const (
 	registrationCooldown    = 5 * time.Second
 	maxRegistrationCooldown = 5 * time.Minute
+	refreshCooldown         = 5 * time.Second
+	maxRefreshCooldown      = 5 * time.Minute
 )
 
 // RetryError is a failure the gateway will not try again before After has passed (an
-// authorization server that refused or did not answer a registration is left alone for a
-// while). It wraps the failure.
+// authorization server that refused or did not answer is left alone for a while). It wraps
+// the failure.
 type RetryError struct {
 	After time.Duration
 	err   error
@@ -35,16 +44,42 @@ func RetryAfter(err error, fallback time.Duration) time.Duration {
 	return fallback
 }
 
+// cooldown is one run of failures in a row and the wait it began. The zero value is no
+// cooldown. Its owner's mutex guards it.
+type cooldown struct {
+	failures int
+	failedAt time.Time
+	retryAt  time.Time
+	err      error
+}
+
+// active returns a RetryError while the last failure is less than its wait ago, nil otherwise.
+func (c *cooldown) active(now time.Time) error {
+	if c.failures == 0 || !now.Before(c.retryAt) {
+		return nil
+	}
+	return &RetryError{After: c.retryAt.Sub(now), err: fmt.Errorf("%w (not asked again before %s)",
+		c.err, c.retryAt.UTC().Format(time.RFC3339))}
+}
+
+// failed records a failure and returns err with the wait that now begins: first, doubled per
+// failure in a row, at most most.
+func (c *cooldown) failed(now time.Time, err error, first, most time.Duration) error {
+	wait := min(first<<min(c.failures, 16), most)
+	c.failures++
+	c.failedAt, c.retryAt, c.err = now, now.Add(wait), err
+	return &RetryError{After: wait, err: err}
+}
+
 // coolingDown returns a RetryError while the last registration under key failed less than its
 // cooldown ago, nil otherwise.
 func (st *backendState) coolingDown(key string, now time.Time) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.regFailKey != key || !now.Before(st.regRetryAt) {
+	if st.regFailKey != key {
 		return nil
 	}
-	return &RetryError{After: st.regRetryAt.Sub(now), err: fmt.Errorf("%w (not asked again before %s)",
-		st.regErr, st.regRetryAt.UTC().Format(time.RFC3339))}
+	return st.regCool.active(now)
 }
 
 // registrationFailed records a failed registration under key and returns err with the cooldown
@@ -53,11 +88,50 @@ func (st *backendState) registrationFailed(key string, now time.Time, err error)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.regFailKey != key {
-		st.regFailKey, st.regFailures = key, 0
+		st.regFailKey, st.regCool = key, cooldown{}
 	}
-	wait := registrationCooldown << min(st.regFailures, 16)
-	wait = min(wait, maxRegistrationCooldown)
-	st.regFailures++
-	st.regRetryAt, st.regErr = now.Add(wait), err
-	return &RetryError{After: wait, err: err}
+	return st.regCool.failed(now, err, registrationCooldown, maxRegistrationCooldown)
+}
+
+// refreshCoolingDown returns a RetryError while the last refresh grant failed at the server
+// less than its cooldown ago, nil otherwise.
+func (st *backendState) refreshCoolingDown(now time.Time) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.refreshCool.active(now)
+}
+
+// refreshAnswered records how a refresh grant went: a failure of the server itself
+// (serverFailure) begins or lengthens the cooldown and comes back with it; any answer of the
+// server's own (tokens, or a refusal such as invalid_grant) ends it.
+func (st *backendState) refreshAnswered(now time.Time, err error) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !serverFailure(err) {
+		st.refreshCool = cooldown{}
+		return err
+	}
+	return st.refreshCool.failed(now, err, refreshCooldown, maxRefreshCooldown)
+}
+
+// refreshSeen ends the refresh cooldown when a record shows the server answered a refresh after
+// this replica's last failure there (another replica's refresh, stored in the shared vault):
+// the next failure is then the first of a new run.
+func (st *backendState) refreshSeen(refreshed time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.refreshCool.failures > 0 && refreshed.After(st.refreshCool.failedAt) {
+		st.refreshCool = cooldown{}
+	}
+}
+
+// serverFailure reports whether err is the authorization server failing rather than answering:
+// unreachable, no answer in time, an answer that does not read (ErrAuthServer), or HTTP 5xx or
+// 429 (RFC 6585) whatever the body.
+func serverFailure(err error) bool {
+	var oe *oauthError
+	if errors.As(err, &oe) {
+		return oe.Status >= 500 || oe.Status == http.StatusTooManyRequests
+	}
+	return errors.Is(err, ErrAuthServer)
 }

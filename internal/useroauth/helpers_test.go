@@ -190,6 +190,11 @@ func newStore(t *testing.T, f *fixture, redis bool) store.Store {
 // endpoint.
 type asLink struct {
 	garbage, hang, hangRevoke atomic.Bool
+	// overloaded makes the token endpoint answer HTTP 503 with an OAuth error body.
+	overloaded atomic.Bool
+	// tokenSent counts the requests the gateway sent to the token endpoint, including those
+	// that never reached the server.
+	tokenSent atomic.Int64
 	// bloat, when set, makes the token endpoint's access tokens this many characters longer
 	// (the server's answer, rewritten on its way).
 	bloat atomic.Int64
@@ -219,7 +224,11 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, r.Context().Err()
 	}
 	if r.URL.Path == "/oauth/token" {
+		l.tokenSent.Add(1)
 		switch {
+		case l.overloaded.Load():
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Content-Type": {"application/json"}},
+				Body: io.NopCloser(strings.NewReader(`{"error":"temporarily_unavailable"}`)), Request: r}, nil
 		case l.hang.Load():
 			<-r.Context().Done()
 			return nil, r.Context().Err()

@@ -84,6 +84,7 @@ func TestRefreshFailures(t *testing.T) {
 	if ok || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("authorization server hanging: ok %v, %v; want ErrUnavailable", ok, err)
 	}
+	f.clock.Advance(refreshCooldown) // past the cooldown the hanging server began
 	f.asLink.garbage.Store(true)
 	_, ok, err = f.svc.Token(t.Context(), backendName, alice)
 	f.asLink.garbage.Store(false)
@@ -97,6 +98,7 @@ func TestRefreshFailures(t *testing.T) {
 	if err := f.as.EndSessions(t.Context(), realop.OtherUserID, asClientID); err != nil {
 		t.Fatal(err)
 	}
+	f.clock.Advance(2 * refreshCooldown)
 	f.noToken(t, alice)
 	if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
 		t.Errorf("after invalid_grant the record is still there: %v", err)
@@ -104,6 +106,96 @@ func TestRefreshFailures(t *testing.T) {
 	if f.obs.count("refresh invalid_grant") != 1 || f.obs.count("refresh unavailable") != 2 {
 		t.Errorf("refresh metrics: %v", f.obs.counts)
 	}
+}
+
+// TestRefreshBacksOffWhileServerDown: once a refresh failed at the authorization server
+// (no answer in time, garbage, HTTP 503), the replica sends it no refresh for a cooldown that
+// doubles per failure in a row: a caller whose token expired is refused at once with the time
+// left, one whose token still works goes on with it, and an answer of the server's own ends
+// the cooldown.
+func TestRefreshBacksOffWhileServerDown(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice, _ := connected(t, f)
+	f.clock.Advance(24 * time.Hour) // past the access token's expiry
+	token := func(wantAsked int64) (string, bool, error) {
+		t.Helper()
+		before := f.asLink.tokenSent.Load()
+		tok, ok, err := f.svc.Token(t.Context(), backendName, alice)
+		if asked := f.asLink.tokenSent.Load() - before; asked != wantAsked {
+			t.Fatalf("%d requests to the token endpoint, want %d", asked, wantAsked)
+		}
+		return tok, ok, err
+	}
+	refused := func(wantAsked int64, wantAfter time.Duration) {
+		t.Helper()
+		_, ok, err := token(wantAsked)
+		if ok || !errors.Is(err, ErrUnavailable) || RetryAfter(err, 0) != wantAfter {
+			t.Fatalf("ok %v, %v, retry after %s; want ErrUnavailable after %s", ok, err, RetryAfter(err, 0), wantAfter)
+		}
+	}
+
+	f.asLink.overloaded.Store(true)
+	refused(1, refreshCooldown)
+	refused(0, refreshCooldown) // the clock stands still: the whole cooldown is left
+	f.clock.Advance(refreshCooldown / 2)
+	refused(0, refreshCooldown/2)
+	f.clock.Advance(refreshCooldown / 2)
+	f.asLink.overloaded.Store(false)
+	f.asLink.garbage.Store(true)
+	refused(1, 2*refreshCooldown) // the second failure in a row waits twice as long
+	f.asLink.garbage.Store(false)
+	f.clock.Advance(2 * refreshCooldown)
+	fresh, ok, err := token(1)
+	if !ok || err != nil {
+		t.Fatalf("the server back: ok %v, %v", ok, err)
+	}
+
+	// The cooldown ended with that answer; a token still in use outlives the next one.
+	e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(e.Expiry.Add(-time.Second).Sub(f.clock.Now())) // due for refresh, not yet expired
+	f.asLink.overloaded.Store(true)
+	for _, asked := range []int64{1, 0, 0} {
+		if tok, ok, err := token(asked); tok != fresh || !ok || err != nil {
+			t.Fatalf("a token that still works during the cooldown: same %v, ok %v, %v", tok == fresh, ok, err)
+		}
+	}
+	f.clock.Advance(2 * time.Second) // expired now, the cooldown not over: refused at once
+	refused(0, refreshCooldown-2*time.Second)
+	if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); err != nil {
+		t.Fatalf("the record went with an unavailable server: %v", err)
+	}
+}
+
+// TestRefreshCooldownEndsWhenAnotherReplicaRefreshed: a replica whose refresh failed learns
+// from the shared record that another replica's refresh got an answer since, so its next
+// failure starts a new run (the first wait again, not twice it).
+func TestRefreshCooldownEndsWhenAnotherReplicaRefreshed(t *testing.T) {
+	f := newFixture(t, fixtureOptions{redis: true})
+	alice, _ := connected(t, f)
+	other := newFixture(t, fixtureOptions{replicaOf: f})
+	f.clock.Advance(24 * time.Hour)
+	failOn := func(svc *Service, wantAfter time.Duration) {
+		t.Helper()
+		f.asLink.overloaded.Store(true)
+		defer f.asLink.overloaded.Store(false)
+		if _, ok, err := svc.Token(t.Context(), backendName, alice); ok || RetryAfter(err, 0) != wantAfter {
+			t.Fatalf("ok %v, %v, retry after %s; want %s", ok, err, RetryAfter(err, 0), wantAfter)
+		}
+	}
+	failOn(f.svc, refreshCooldown)
+	f.clock.Advance(time.Second)
+	if _, ok, err := other.svc.Token(t.Context(), backendName, alice); !ok || err != nil {
+		t.Fatalf("the other replica's refresh: ok %v, %v", ok, err)
+	}
+	f.clock.Advance(time.Second)
+	if _, ok, err := f.svc.Token(t.Context(), backendName, alice); !ok || err != nil {
+		t.Fatalf("the first replica reading the fresh record: ok %v, %v", ok, err)
+	}
+	f.clock.Advance(24 * time.Hour)
+	failOn(f.svc, refreshCooldown)
 }
 
 // TestBackendRefusesToken: a token the backend answers 401 to is dropped, so the next call asks

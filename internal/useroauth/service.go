@@ -152,12 +152,12 @@ type backendState struct {
 	regKey   string
 	reg      registered
 	regValid bool
-	// regFailKey, regFailures, regRetryAt and regErr are the failed registrations in a row
-	// (under one key) and the cooldown they began (cooldown.go).
+	// regFailKey and regCool are the failed registrations in a row (under one key) and the
+	// cooldown they began; refreshCool the refresh grants that failed at the server
+	// (cooldown.go).
 	regFailKey  string
-	regFailures int
-	regRetryAt  time.Time
-	regErr      error
+	regCool     cooldown
+	refreshCool cooldown
 }
 
 func (st *backendState) cachedClient(key string, now time.Time) (client, bool) {
@@ -182,7 +182,7 @@ func (st *backendState) keepClient(key string, r registered) client {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.regKey, st.reg, st.regValid = key, r, true
-	st.regFailKey, st.regFailures = "", 0
+	st.regFailKey, st.regCool = "", cooldown{}
 	return client{ID: r.ID, Secret: r.Secret}
 }
 

@@ -48,10 +48,20 @@ func (s *Service) Token(ctx context.Context, backend string, who vault.Caller) (
 	}
 	now := s.now()
 	if !refreshDue(e, st.cfg.RefreshBefore, now) {
+		if !e.Refreshed.IsZero() {
+			st.refreshSeen(e.Refreshed)
+		}
 		if e.Stale {
 			s.reseal(ctx, e)
 		}
 		return e.AccessToken, true, nil
+	}
+	if err := st.refreshCoolingDown(now); err != nil {
+		// The server failed a refresh a moment ago: not asked again before the cooldown ends.
+		if now.Before(e.Expiry) {
+			return e.AccessToken, true, nil
+		}
+		return "", false, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	fresh, err := s.refresh(ctx, st, who, e)
 	switch {
@@ -262,6 +272,7 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 		tr, err = s.oauth.tokenRequest(rctx, &d.as, c, url.Values{"grant_type": {"refresh_token"},
 			"refresh_token": {e.RefreshToken}, "resource": {st.cfg.resource()}})
 		cancel()
+		err = st.refreshAnswered(s.now(), err)
 	}
 	switch {
 	case invalidGrant(err):
