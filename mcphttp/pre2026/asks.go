@@ -172,6 +172,9 @@ type asks struct {
 	// forwardsOf counts them by caller.
 	forwards   map[[16]byte]chan bool
 	forwardsOf map[string]int
+	// forwarding holds the r of every answer on its way to another replica: one answer id
+	// is forwarded once at a time.
+	forwarding map[[16]byte]bool
 	// gone holds the replicas whose acknowledgement never came, until when they are taken for
 	// gone.
 	gone map[[16]byte]time.Time
@@ -223,6 +226,7 @@ func newAsks(cfg asksConfig, sealer *seal.Sealer, notices store.Notices, m *metr
 		perCaller:      map[string]int{},
 		forwards:       map[[16]byte]chan bool{},
 		forwardsOf:     map[string]int{},
+		forwarding:     map[[16]byte]bool{},
 		gone:           map[[16]byte]time.Time{},
 		used:           map[[16]byte]time.Time{},
 		running:        map[runKey][]*runEntry{},
