@@ -494,3 +494,35 @@ func TestDPoPPublicURLNormalises(t *testing.T) {
 		}
 	}
 }
+
+// TestDPoPNoncesNeedSharedKeys: with server nonces required and Redis (several replicas), the
+// gateway refuses to start without mrtr.keys: a nonce sealed under one replica's random key
+// would be refused by every other, and clients would loop on use_dpop_nonce (docs/dpop.md). One
+// replica without Redis, or shared keys, start.
+func TestDPoPNoncesNeedSharedKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		redis, keys bool
+		refused     bool
+	}{{"redis without keys", true, false, true}, {"redis with keys", true, true, false}, {"one replica", false, false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &Config{Log: LogConfig{Level: "error", Format: "text"}}
+			cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
+			cfg.Server.PublicURL = testResource
+			cfg.Auth.Issuers = []authz.IssuerConfig{{Issuer: "https://issuer.test.invalid"}}
+			cfg.Auth.DPoP.Mode = authz.DPoPAllowed
+			cfg.Auth.DPoP.Nonce.Required = true
+			if tc.redis {
+				cfg.Redis.URL = "redis://127.0.0.1:6379/0"
+			}
+			if tc.keys {
+				cfg.MRTR.Keys = testKeys
+			}
+			cfg.applyDefaults()
+			err := cfg.validate()
+			if refused := err != nil && strings.Contains(err.Error(), "mrtr.keys") && strings.Contains(err.Error(), "nonce"); refused != tc.refused {
+				t.Fatalf("refused %v, want %v: %v", refused, tc.refused, err)
+			}
+		})
+	}
+}
