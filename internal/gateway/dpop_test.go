@@ -402,6 +402,12 @@ func TestDPoPNoncesAndRules(t *testing.T) {
 		h.Set(dpop.Header, caller.proof(t, http.MethodGet, testResource, nil))
 		status, hdr, _ := post(t, urlC, h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 		wantDPoPRefusal(t, status, hdr, dpop.CodeInvalidProof)
+		// DELETE of a session is 405 before authentication: no proof for DELETE is checked, and
+		// none is needed.
+		del := http.Header{"Mcp-Session-Id": {"any"}, "Mcp-Protocol-Version": {"2025-11-25"}}
+		if status, hdr, _ := exchange(t, http.MethodDelete, urlC, del, ""); status != http.StatusMethodNotAllowed || len(hdr.Values("WWW-Authenticate")) != 0 {
+			t.Fatalf("DELETE without a token: %d %v, want 405 before authentication", status, hdr.Values("WWW-Authenticate"))
+		}
 	})
 }
 
