@@ -142,6 +142,15 @@ func TestToolsets(t *testing.T) {
 		if status, _, _ := post(t, base+"/mcp", h, list); status != 401 {
 			t.Errorf("a token for alpha-ro and elsewhere on /mcp: %d, want 401", status)
 		}
+		// Unless it also names the gateway's own resource: then it is a token for the gateway.
+		both := mint(t, iss, devissuer.Claims{"sub": "alice", "scope": "tools:use",
+			"aud": []string{strings.TrimSuffix(testResource, "/mcp") + "/mcp/alpha-ro", testResource}})
+		h.Set("Authorization", "Bearer "+both)
+		for _, p := range []string{"/mcp", "/mcp/wide", "/mcp/alpha-ro"} {
+			if status, _, body := post(t, base+p, h, list); status != 200 {
+				t.Errorf("a token for alpha-ro and the gateway on %s: %d %s", p, status, body)
+			}
+		}
 		// The gateway's own token works on every set.
 		h.Set("Authorization", "Bearer "+tok)
 		if status, _, body := post(t, base+"/mcp/alpha-ro", h, list); status != 200 {
