@@ -64,7 +64,7 @@ type fixture struct {
 	// registrations counts requests to its registration endpoint, metadata those for its
 	// metadata documents (RFC 8414, OpenID discovery).
 	registrations, metadata atomic.Int64
-	asLink        *asLink
+	asLink                  *asLink
 	// counters is the fixture whose counters and hooks the authorization server updates: this
 	// one, or the one a replica was made from.
 	counters *fixture
