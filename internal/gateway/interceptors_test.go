@@ -430,7 +430,8 @@ func TestInterceptorWebhook(t *testing.T) {
 		})
 	}
 	for _, h := range hook.Headers() {
-		if h.Get("Authorization") != "Bearer hook-own-secret" || h.Get("Mcp-Method") != intercept.MethodInvoke {
+		if h.Get("Authorization") != "Bearer hook-own-secret" || h.Get("Mcp-Method") != intercept.MethodInvoke ||
+			h.Get("Content-Type") != "application/json" {
 			t.Fatalf("the webhook was sent %v", h)
 		}
 	}
