@@ -204,13 +204,18 @@ func TestTooDeep(t *testing.T) {
 	}
 }
 
-// A message that would need more redactions than maxEdits is blocked.
+// A message that would need more than 10,000 redactions (docs/guardrails.md) is blocked; one
+// that needs 10,000 is redacted.
 func TestTooManyRedactions(t *testing.T) {
 	e := testEngine(t, everything("redact"))
 	r := e.Rule(KindTool, "b", "t")
-	raw := `{"text":"` + strings.Repeat("a@example.org ", maxEdits+1) + `"}`
+	raw := `{"text":"` + strings.Repeat("a@example.org ", 10_001) + `"}`
 	if rep := r.ScanResult([]byte(raw)); rep.Err != ErrTooManyFindings || !rep.Blocked() {
 		t.Fatalf("err %v", rep.Err)
+	}
+	raw = `{"text":"` + strings.Repeat("a@example.org ", 10_000) + `"}`
+	if rep := r.ScanResult([]byte(raw)); rep.Err != nil || rep.Blocked() || !rep.Redacted() {
+		t.Fatalf("10,000 redactions: err %v, blocked %v", rep.Err, rep.Blocked())
 	}
 }
 
