@@ -238,3 +238,25 @@ func TestOwnedPassedOverAtAnyDepth(t *testing.T) {
 		t.Fatalf("owned member kept or result broken: %v %s", err, out)
 	}
 }
+
+// The annotation names 32 findings and counts the rest (docs/guardrails.md): a result with 40
+// redactions lists 32 and says 8 more; every match is redacted all the same.
+func TestAnnotationBounded(t *testing.T) {
+	e := testEngine(t, everything("redact"))
+	r := e.Rule(KindTool, "b", "t")
+	raw := `{"content":[{"type":"text","text":"` + strings.Repeat("a@example.org ", 40) + `"}]}`
+	rep := r.ScanResult([]byte(raw))
+	out, _ := rep.RewriteResult([]byte(raw), nil)
+	var got struct {
+		Meta map[string]annotation `json:"_meta"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if a := got.Meta[MetaKey]; len(a.Findings) != 32 || a.More != 8 {
+		t.Errorf("annotation lists %d findings and %d more, want 32 and 8", len(a.Findings), a.More)
+	}
+	if n := strings.Count(string(out), "[REDACTED:email]"); n != 40 {
+		t.Errorf("%d redactions, want 40", n)
+	}
+}
