@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -51,6 +52,26 @@ func (in *Incoming) Body() []byte { return in.x.in.body }
 // Limits are the strict decoder's limits, for a body the edge decodes itself (a client's
 // answer, which the 2026-07-28 decode refuses as a response).
 func (in *Incoming) Limits() jsonrpc.Limits { return in.x.s.limits }
+
+// TakeResultBytes charges n bytes of a copy of a backend's response the edge makes (a result
+// reshaped for its version) to the replica's budget of response bytes in flight
+// (server.maxResultBytesInFlight), and returns the function that gives them back; an
+// ErrResultBudget error when they do not fit.
+func (in *Incoming) TakeResultBytes(n int) (release func(), err error) {
+	b := in.x.s.backends
+	if b == nil || b.TakeResultBytes(int64(n)) {
+		return func() {
+			if b != nil {
+				b.ReturnResultBytes(int64(n))
+			}
+		}, nil
+	}
+	return nil, fmt.Errorf("%w: a reshaped result of %d bytes", upstreams.ErrResultBudget, n)
+}
+
+// MaxBodyBytes is the most one request may carry (server.maxBodyBytes): an edge that makes one
+// request of several of its client's holds them to it.
+func (in *Incoming) MaxBodyBytes() int64 { return in.x.s.cfg.MaxBodyBytes }
 
 // Message is the decoded JSON-RPC request; nil when the body did not decode as one.
 func (in *Incoming) Message() *jsonrpc.Request {
@@ -110,6 +131,19 @@ func (in *Incoming) Admit() error {
 		return nil
 	}
 	return x.s.admit(x)
+}
+
+// AdmitAnswer is Admit for a client's answer to a request the gateway wrote it, once the edge
+// has checked that it names one still waiting: a token of the caller's rate limit, but no
+// in-flight slot. The calls waiting for answers hold their caller's slots, so an answer that
+// needed one could find them all held by the very calls it would let finish; what bounds such
+// answers is what bounds the requests they answer (each answered once).
+func (in *Incoming) AdmitAnswer() error {
+	x := in.x
+	if x.admitted.held {
+		return nil
+	}
+	return x.limitCaller()
 }
 
 // Inner is a request an era edge built from its client's: a 2026-07-28 message that runs through

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 )
 
 // The relay of a pre-2026 backend's mid-call requests (elicitation/create,
@@ -29,6 +30,10 @@ import (
 // toolRelay is the legacy backend's tool that asks its client for what (elicit, sample, roots)
 // in the middle of the call and reports what it got, or the error it got, as its text.
 const toolRelay = "relay"
+
+// relayManyAsks is how often the relay tool's "many" asks its client at most: well beyond
+// legacy.maxRounds.
+const relayManyAsks = 25
 
 // relayIn is the relay tool's input.
 type relayIn struct {
@@ -66,11 +71,22 @@ func relayTool(ctx context.Context, req *mcp.CallToolRequest, in relayIn) (*mcp.
 			}
 			got = strings.Join(uris, ",")
 		}
+	case "many":
+		// A backend that keeps asking: it elicits until the gateway refuses, at most
+		// relayManyAsks times, and says how many answers it got.
+		n := 0
+		for ; n < relayManyAsks; n++ {
+			if _, err = req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Again?", RequestedSchema: &jsonschema.Schema{
+				Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}}); err != nil {
+				break
+			}
+		}
+		got = fmt.Sprintf("%d answered", n)
 	default:
 		err = fmt.Errorf("unknown what %q", in.What)
 	}
 	if err != nil {
-		got = "error: " + err.Error()
+		got = strings.TrimPrefix(got+"; ", "; ") + "error: " + err.Error()
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.What + ": " + got}}}, nil, nil
 }
@@ -275,4 +291,88 @@ func TestLegacyRelayClientLeaves(t *testing.T) {
 		t.Fatal("the backend still waits after the client left")
 	}
 	<-called
+}
+
+// TestLegacyBatchOfAnswers: a 2025-03-26 client may answer the gateway's requests (sampling,
+// roots) in one batch (docs/legacy-2025-03-26.md). Each answer is delivered on its own: 202
+// when every one was, and the calls waiting for them finish with what they were told; a batch
+// with an answer nobody waits for gets that one's refusal, the others delivered all the same.
+func TestLegacyBatchOfAnswers(t *testing.T) {
+	url := relayGateway(t, startRelayBackend(t), "", "")
+	c := &legacyclient.Raw{Protocol: legacyclient.Protocol20250326}
+	init := c.Post(t, url, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26",`+
+		`"capabilities":{"sampling":{},"roots":{}},"clientInfo":{"name":"host-0326","version":"1.0.0"}}}`)
+	sid := init.Header.Get("Mcp-Session-Id")
+	if init.Status != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %s", init)
+	}
+	if n := c.Post(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); n.Status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %s", n)
+	}
+	relay := func(what string) *legacyclient.Stream {
+		return c.Open(t, url, sid, c.CallArgs("old__"+toolRelay, `{"what":"`+what+`"}`))
+	}
+	sampled := `{"model":"m1","role":"assistant","content":{"type":"text","text":"sampled"}}`
+	answer := func(id json.RawMessage, result string) string {
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + `}`
+	}
+	resultText := func(s *legacyclient.Stream) string {
+		m := s.NextResult(t)
+		var res struct{ Content []struct{ Text string } }
+		if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Content) == 0 {
+			t.Fatalf("result %s, error %s", m.Result, m.Error)
+		}
+		return res.Content[0].Text
+	}
+
+	sample, roots := relay("sample"), relay("roots")
+	askS, askR := sample.NextRequest(t, "sampling/createMessage"), roots.NextRequest(t, "roots/list")
+	r := c.Post(t, url, sid, "["+answer(askS.ID, sampled)+","+answer(askR.ID, `{"roots":[{"uri":"file:///projects/a"}]}`)+"]")
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("a batch of two answers: %s, want 202", r)
+	}
+	if got := resultText(sample); got != "sample: m1 sampled" {
+		t.Errorf("the sampling call: %q", got)
+	}
+	if got := resultText(roots); got != "roots: file:///projects/a" {
+		t.Errorf("the roots call: %q", got)
+	}
+
+	sample = relay("sample")
+	askS = sample.NextRequest(t, "sampling/createMessage")
+	r = c.Post(t, url, sid, "["+answer(json.RawMessage(`"g1.nobody.waits"`), sampled)+","+answer(askS.ID, sampled)+"]")
+	if r.Status != http.StatusBadRequest {
+		t.Fatalf("a batch with an answer nobody waits for: %s, want its 400", r)
+	}
+	if got := resultText(sample); got != "sample: m1 sampled" {
+		t.Errorf("the answer delivered beside the refused one: %q", got)
+	}
+}
+
+// TestLegacyRelayAsksBounded: a pre-2026 backend that asks its client again and again in one
+// call (elicitation, sampling and roots are relayed one at a time, each a new request to the
+// user, each a sampling the client may pay for) is held to legacy.maxRounds requests per call,
+// as the input rounds of a 2026-07-28 backend are; the next one is refused to the backend
+// without reaching the client.
+func TestLegacyRelayAsksBounded(t *testing.T) {
+	backend := startRelayBackend(t)
+	url := relayGateway(t, backend, "2025-11-25", "")
+	var asked atomic.Int32
+	cs := mcptest.Connect(t, url, mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		}))
+	got := relayCall(t, cs, "many")
+	want := fmt.Sprintf("many: %d answered", pre2026.DefaultLegacyMaxRounds)
+	if !strings.HasPrefix(got, want+"; error: ") || !strings.Contains(got, "more than") {
+		t.Errorf("backend got %q, want %q and the gateway's refusal", got, want)
+	}
+	if n := asked.Load(); n != pre2026.DefaultLegacyMaxRounds {
+		t.Errorf("the client was asked %d times, want %d", n, pre2026.DefaultLegacyMaxRounds)
+	}
+	// The bound is per call: the next call is asked again.
+	if got := relayCall(t, cs, "elicit"); got != "elicit: accept Ada" {
+		t.Errorf("next call: backend got %q", got)
+	}
 }
