@@ -140,18 +140,38 @@ func objectOnly(doc any) bool {
 	return true
 }
 
-// collectNames gathers every name a "properties" keyword declares anywhere in the schema.
+// collectNames gathers every property name the schema refers to anywhere: those "properties"
+// declares, and those a condition names without declaring them ("required", in an "if" too;
+// "dependentRequired" and "dependentSchemas"; a "patternProperties" pattern that is one name,
+// ^name$). An argument named like one of them only up to case would skip the condition it is
+// meant to trigger ("Force" where "dependentSchemas" says what "force" requires) while a
+// case-insensitive backend reads it as that name.
 func collectNames(v any, names, folded map[string]bool, depth int) {
 	if depth > maxDepth {
 		return
 	}
+	add := func(name string) {
+		names[name] = true
+		folded[jsonrpc.FoldKey(name)] = true
+	}
 	switch v := v.(type) {
 	case map[string]any:
-		if p, ok := v["properties"].(map[string]any); ok {
-			for name := range p {
-				names[name] = true
-				folded[jsonrpc.FoldKey(name)] = true
+		for _, kw := range [...]string{"properties", "dependentRequired", "dependentSchemas", "patternProperties"} {
+			p, _ := v[kw].(map[string]any)
+			for name, sub := range p {
+				if kw == "patternProperties" {
+					name, _ = literalPattern(name)
+				}
+				if name != "" {
+					add(name)
+				}
+				if req, ok := sub.([]any); ok && kw == "dependentRequired" {
+					addStrings(req, add)
+				}
 			}
+		}
+		if req, ok := v["required"].([]any); ok {
+			addStrings(req, add)
 		}
 		for _, sub := range v {
 			collectNames(sub, names, folded, depth+1)
@@ -161,6 +181,31 @@ func collectNames(v any, names, folded map[string]bool, depth int) {
 			collectNames(sub, names, folded, depth+1)
 		}
 	}
+}
+
+// addStrings calls add with every string of list.
+func addStrings(list []any, add func(string)) {
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			add(s)
+		}
+	}
+}
+
+// literalPattern returns the one name a pattern ^name$ of letters, digits, '_' and '-'
+// matches, false for any other pattern.
+func literalPattern(p string) (string, bool) {
+	name, anchored := strings.CutPrefix(p, "^")
+	name, ended := strings.CutSuffix(name, "$")
+	if !anchored || !ended || name == "" {
+		return "", false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return "", false
+		}
+	}
+	return name, true
 }
 
 // Violation is why an instance does not match its schema: where, and what it breaks, in

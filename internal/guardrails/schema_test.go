@@ -123,3 +123,29 @@ func TestSchemaCacheBound(t *testing.T) {
 		t.Fatalf("%d schemas of a third of the byte bound each", big.Len())
 	}
 }
+
+// TestSchemaNamesOutsideProperties: a property name a schema refers to only in a condition
+// ("required" inside an "if", "dependentRequired", "dependentSchemas", a patternProperties
+// pattern ^name$) is a declared name too: an argument spelled like it only up to case would
+// leave the condition untriggered while a case-insensitive backend (encoding/json into a
+// struct) reads it as that name. Such an argument is refused; the exact spelling is checked by
+// the condition as before.
+func TestSchemaNamesOutsideProperties(t *testing.T) {
+	e := testEngine(t, everything("log"))
+	for _, c := range []struct{ schema, variant, exact string }{
+		{`{"type":"object","dependentSchemas":{"force":{"required":["confirm"]}}}`, `{"Force":true}`, `{"force":true}`},
+		{`{"type":"object","dependentRequired":{"force":["confirm"]}}`, `{"FORCE":true}`, `{"force":true}`},
+		{`{"type":"object","if":{"required":["force"]},"then":{"required":["confirm"]}}`, `{"Force":true}`, `{"force":true}`},
+		{`{"type":"object","patternProperties":{"^path$":{"pattern":"^/srv/"}}}`, `{"Path":"/etc/passwd"}`, `{"path":"/etc/passwd"}`},
+		{`{"type":"object","dependentRequired":{"a":["force"]},"properties":{"a":{}}}`, `{"a":1,"force":1,"Force":2}`, `{"a":1}`},
+	} {
+		s := e.ContentSchema(unique.Make(c.schema))
+		v, err := s.Validate([]byte(c.variant))
+		if err != nil || v == nil || !strings.Contains(v.Problem, "only in case or punctuation") {
+			t.Errorf("%s with %s: %v %v, want the variant refused", c.schema, c.variant, v, err)
+		}
+		if v, err := s.Validate([]byte(c.exact)); err != nil || v == nil {
+			t.Errorf("%s with %s: %v %v, want the condition to fail", c.schema, c.exact, v, err)
+		}
+	}
+}
