@@ -1,0 +1,118 @@
+package gateway
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// defaultDocs are the documents whose prose states defaults and limits as "`setting` (value)" or
+// "`setting`, default value".
+var defaultDocs = []string{
+	"README.md", "SECURITY.md", "docs/architecture.md", "docs/deploy.md", "docs/observability.md",
+	"docs/pinning.md", "docs/protocol.md", "docs/scaling.md", "docs/approval.md",
+}
+
+// proseDefault finds a setting in backticks followed closely by a parenthesis or "default" and a
+// value that begins with a digit: "`server.writeTimeout` (10 s)", "`mrtr.ttl`, default 10
+// minutes", "`pins.maxPerBackend` items (2,048)".
+var proseDefault = regexp.MustCompile("`([a-zA-Z]+(?:\\.[a-zA-Z]+)*)`([^`.;]{0,12}?(?:\\(|default ))" +
+	"([0-9][0-9,.]*)[ \u00a0]?(KiB/s|MiB|KiB|GiB|ms|min|minutes|s|h|days)?\\b")
+
+// docSettingAlias names the configuration path of a setting a document writes without its
+// section ("`dialTimeout` (default 2s)" in the Redis section of docs/scaling.md), as
+// "<document> <name>". A name without a dot that is not here is not taken for a setting (the
+// documents write outcomes and fields in backticks too: "`unavailable` (503)").
+var docSettingAlias = map[string]string{
+	"README.md maxLegacySessions":        "upstreams[].auth.maxLegacySessions",
+	"SECURITY.md auth.maxLegacySessions": "upstreams[].auth.maxLegacySessions",
+	"SECURITY.md maxConcurrent":          "interceptors[].maxConcurrent",
+	"SECURITY.md timeout":                "interceptors[].timeout",
+	"SECURITY.md maxPayloadBytes":        "interceptors[].maxPayloadBytes",
+	"SECURITY.md maxResponseBytes":       "interceptors[].maxResponseBytes",
+	"docs/scaling.md dialTimeout":        "redis.dialTimeout",
+	"docs/scaling.md writeTimeout":       "redis.writeTimeout",
+	"docs/scaling.md maxRetries":         "redis.maxRetries",
+}
+
+// helmSettings are values of the Helm chart, not of the gateway; helm/deploydoc_test.go holds
+// docs/deploy.md's statements about them.
+var helmSettings = regexp.MustCompile(`^(ingress|containerPorts|resources|goMemLimitPercent)\b`)
+
+// TestDocDefaults: every default or limit the README, SECURITY.md and the operator's docs state
+// in prose next to a setting's name is the default the code applies (configDefaults), so a
+// default changed in the code without its documents fails here, and a setting named with a value
+// the test cannot place fails too (a renamed setting leaves no stale number behind).
+func TestDocDefaults(t *testing.T) {
+	defaults := configDefaults()
+	checked := 0
+	for _, doc := range defaultDocs {
+		raw, err := os.ReadFile(filepath.Join("..", "..", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(raw), "\n") {
+			for _, m := range proseDefault.FindAllStringSubmatch(line, -1) {
+				key, num, unit := m[1], m[3], m[4]
+				path, ok := docSettingAlias[doc+" "+key]
+				if !ok {
+					path = key
+				}
+				if !strings.Contains(path, ".") || helmSettings.MatchString(key) {
+					continue
+				}
+				d, ok := defaults[path]
+				if !ok {
+					t.Errorf("%s:%d: %q is stated with the value %s %s, but the configuration has no default %s",
+						doc, i+1, m[0], num, unit, path)
+					continue
+				}
+				checked++
+				if err := sameDefault(d, num, unit); err != nil {
+					t.Errorf("%s:%d: %s: %v", doc, i+1, m[0], err)
+				}
+			}
+		}
+	}
+	t.Logf("%d stated defaults checked", checked)
+	if checked < 30 {
+		t.Errorf("only %d stated defaults checked: the pattern lost the documents' form", checked)
+	}
+}
+
+// sameDefault reports whether the number and unit a document states equal the code's default d.
+func sameDefault(d any, num, unit string) error {
+	f, err := strconv.ParseFloat(strings.ReplaceAll(num, ",", ""), 64)
+	if err != nil {
+		return err
+	}
+	var want float64
+	switch v := d.(type) {
+	case time.Duration:
+		scale := map[string]time.Duration{"ms": time.Millisecond, "s": time.Second, "min": time.Minute,
+			"minutes": time.Minute, "h": time.Hour, "days": 24 * time.Hour}[unit]
+		if scale == 0 {
+			return fmt.Errorf("a duration stated without a unit; the code's default is %v", v)
+		}
+		if time.Duration(f*float64(scale)) != v {
+			return fmt.Errorf("stated as %s %s; the code's default is %v", num, unit, v)
+		}
+		return nil
+	case int:
+		want = float64(v)
+	case int64:
+		want = float64(v)
+	default:
+		return fmt.Errorf("the code's default %v (%T) is not a number", d, d)
+	}
+	scale := map[string]float64{"": 1, "KiB": 1 << 10, "KiB/s": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[unit]
+	if scale == 0 || f*scale != want {
+		return fmt.Errorf("stated as %s %s; the code's default is %.0f", num, unit, want)
+	}
+	return nil
+}
