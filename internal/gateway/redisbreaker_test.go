@@ -82,6 +82,9 @@ func TestRedisPausedFailsFast(t *testing.T) {
 		t.Fatalf("circuit state after 3 failures = %v, want %d (open)", s, store.BreakerOpen)
 	}
 	errs0, skipped0 := metricValue(t, gw, errorsSeries), metricValue(t, gw, "mcp_gateway_redis_skipped_total")
+	// The README's table says where a fail-open admission is counted.
+	const failOpenSeries = `mcp_gateway_rate_limit_decisions_total{decision="error"}`
+	failOpen0 := metricValue(t, gw, failOpenSeries)
 	alpha.Reset()
 	const n = 30
 	start := time.Now()
@@ -112,6 +115,17 @@ func TestRedisPausedFailsFast(t *testing.T) {
 	}
 	if toolCalls(alpha) != 0 {
 		t.Fatal("a confirmation was admitted without the store")
+	}
+	if got := metricValue(t, gw, failOpenSeries) - failOpen0; got != n {
+		t.Errorf("%s grew by %v over %d fail-open calls", failOpenSeries, got, n)
+	}
+	// The README promises a retry hint of one second when single use cannot be recorded.
+	h := modernHeaders("tools/call", "alpha__echo")
+	h.Set("Authorization", "Bearer "+alice)
+	status, hdr, body := post(t, "http://"+gw.MCP+"/mcp", h,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+elicitMeta+`,"name":"alpha__echo","arguments":{"text":"pay 10"}`+approve(state)+`}}`)
+	if status != 503 || hdr.Get("Retry-After") != "1" || toolCalls(alpha) != 0 {
+		t.Fatalf("approval with the breaker open: %d, Retry-After %q, backend calls %d: %.200s", status, hdr.Get("Retry-After"), toolCalls(alpha), body)
 	}
 
 	redis.Resume()
