@@ -43,6 +43,8 @@ func TestStatusTable(t *testing.T) {
 	}{
 		{"GET is 405", http.MethodGet, list, "", 405, 0, "Allow: POST", false},
 		{"DELETE is 405", http.MethodDelete, list, "", 405, 0, "Allow: POST", false},
+		{"PUT is 405", http.MethodPut, list, body("tools/list", ""), 405, 0, "Allow: POST", false},
+		{"PATCH is 405", http.MethodPatch, list, body("tools/list", ""), 405, 0, "Allow: POST", false},
 		{"wrong content type", "POST", with(list, "Content-Type", "text/plain"), body("tools/list", ""), 415, -32600, "", false},
 		{"Accept without SSE", "POST", with(list, "Accept", "application/json"), body("tools/list", ""), 400, -32600, "", false},
 		{"body over the limit", "POST", list, big, 413, -32600, "", false},
@@ -50,6 +52,9 @@ func TestStatusTable(t *testing.T) {
 		{"batch", "POST", list, "[" + body("tools/list", "") + "]", 400, -32600, "", false},
 		{"posted response", "POST", list, `{"jsonrpc":"2.0","id":1,"result":{}}`, 400, -32600, "", false},
 		{"jsonrpc 1.0", "POST", list, `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, 400, -32600, "", false},
+		{"unknown member", "POST", list, strings.Replace(body("tools/list", ""), `"id":`, `"extra":1,"id":`, 1), 400, -32600, "", false},
+		{"null id", "POST", list, strings.Replace(body("tools/list", ""), `"id":1`, `"id":null`, 1), 400, -32600, "", false},
+		{"fractional id", "POST", list, strings.Replace(body("tools/list", ""), `"id":1`, `"id":1.5`, 1), 400, -32600, "", false},
 		{"duplicate params key", "POST", call, body("tools/call", `,"name":"be__echo","name":"be__add"`), 400, -32602, "", false},
 		{"no _meta", "POST", list, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, 400, -32602, "", false},
 		{"no clientCapabilities", "POST", list, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, 400, -32602, "", false},
