@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/store"
 )
 
 // defaultDocs are the documents whose prose states defaults and limits as "`setting` (value)" or
@@ -115,4 +117,40 @@ func sameDefault(d any, num, unit string) error {
 		return fmt.Errorf("stated as %s %s; the code's default is %.0f", num, unit, want)
 	}
 	return nil
+}
+
+// TestDocBounds: the fixed bounds of the shared and in-memory stores that SECURITY.md, the README
+// and docs/scaling.md state in prose are the code's (they are constants, not settings, so
+// TestDocDefaults cannot see them).
+func TestDocBounds(t *testing.T) {
+	for _, tt := range []struct {
+		doc     string
+		pattern string // one group per value, in the order of want
+		want    []float64
+	}{
+		{"SECURITY.md", `separate pools: nonces \(([0-9,]+)\), rate-limit buckets \(([0-9,]+)\), values and hold budgets \(([0-9,]+) entries and ([0-9]+) MiB`,
+			[]float64{store.DefaultMaxNonces, store.DefaultMaxRateEntries, store.DefaultMaxValues, store.DefaultMaxValueBytes >> 20}},
+		{"docs/scaling.md", `at most ([0-9,]+) live confirmation nonces and\s+([0-9,]+) live rate-limit buckets`,
+			[]float64{store.DefaultMaxNonces, store.DefaultMaxRateEntries}},
+		{"docs/scaling.md", "`L` is `min\\(rateLimit.lease, burst ÷ ([0-9]+)\\)` per limit \\(`rateLimit.lease`\\s+defaults to ([0-9]+)\\)",
+			[]float64{store.LeaseBurstDivisor, store.DefaultLeaseMax}},
+		{"docs/scaling.md", `A lease may be spent for ([0-9]+)\s+second only`, []float64{store.DefaultLeaseTTL.Seconds()}},
+		{"docs/scaling.md", `A replica holds leases for at most ([0-9,]+)\s+buckets`, []float64{store.DefaultLeaseKeys}},
+		{"README.md", `each replica leases up to min\(([0-9]+), burst ÷ ([0-9]+)\)`, []float64{store.DefaultLeaseMax, store.LeaseBurstDivisor}},
+	} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", tt.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(tt.pattern).FindStringSubmatch(string(raw))
+		if m == nil {
+			t.Errorf("%s no longer says %q: reword this check with the document", tt.doc, tt.pattern)
+			continue
+		}
+		for i, want := range tt.want {
+			if got, err := strconv.ParseFloat(strings.ReplaceAll(m[i+1], ",", ""), 64); err != nil || got != want {
+				t.Errorf("%s: %q states %s; the code's bound is %.0f", tt.doc, m[0], m[i+1], want)
+			}
+		}
+	}
 }
