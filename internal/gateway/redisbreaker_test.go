@@ -107,7 +107,9 @@ func TestRedisPausedFailsFast(t *testing.T) {
 	}
 	t.Logf("%d fail-open calls with Redis paused in %v (%v Redis attempts)", n, elapsed, probes)
 
-	// Confirmations stay strictly fail-closed.
+	// Confirmations stay strictly fail-closed, counted as docs/scaling.md says.
+	const storeDown = `mcp_gateway_mrtr_events_total{event="rejected",reason="store_unavailable"}`
+	storeDown0 := metricValue(t, gw, storeDown)
 	alpha.Reset()
 	status, r := rawCall(t, gw, alice, "alpha__echo", `{"text":"pay 10"}`, approve(state))
 	if status != 503 || r.Error == nil || r.Error.Code != -32014 {
@@ -115,6 +117,9 @@ func TestRedisPausedFailsFast(t *testing.T) {
 	}
 	if toolCalls(alpha) != 0 {
 		t.Fatal("a confirmation was admitted without the store")
+	}
+	if got := metricValue(t, gw, storeDown) - storeDown0; got != 1 {
+		t.Errorf("%s grew by %v for one refused confirmation, want 1", storeDown, got)
 	}
 	if got := metricValue(t, gw, failOpenSeries) - failOpen0; got != n {
 		t.Errorf("%s grew by %v over %d fail-open calls", failOpenSeries, got, n)

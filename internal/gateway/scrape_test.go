@@ -142,6 +142,7 @@ func scrapeServedGateway(t *testing.T) promcheck.Scrape {
 	redis.Pause()
 	rawCall(t, gw, alice, "alpha__add", `{"a":1,"b":2}`, "")                  // rate limit check fails
 	rawCall(t, gw, alice, "alpha__echo", `{"text":"pay 10"}`, approve(state)) // single use cannot be checked
+	approvalStoreDown(t, gw, alice, alpha)
 	redis.Resume()
 
 	res, err := http.Get("http://" + gw.Admin + "/metrics")
@@ -154,6 +155,22 @@ func scrapeServedGateway(t *testing.T) promcheck.Scrape {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// approvalStoreDown asks for a confirm: url call while the store does not answer: docs/scaling.md
+// promises 503 -32014 "Approval store unavailable" with Retry-After: 1, and nothing forwarded.
+func approvalStoreDown(t *testing.T, gw Listeners, tok string, alpha *mcptest.Server) {
+	t.Helper()
+	alpha.Reset()
+	h := modernHeaders("tools/call", "alpha__whoami")
+	h.Set("Authorization", "Bearer "+tok)
+	status, hdr, body := post(t, "http://"+gw.MCP+"/mcp", h,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+urlElicitMeta+`,"name":"alpha__whoami","arguments":{}}}`)
+	if status != 503 || hdr.Get("Retry-After") != "1" || !strings.Contains(body, `"code":-32014`) ||
+		!strings.Contains(body, "Approval store unavailable") || toolCalls(alpha) != 0 {
+		t.Errorf("approval asked with the store down: %d, Retry-After %q, backend calls %d: %.200s",
+			status, hdr.Get("Retry-After"), toolCalls(alpha), body)
+	}
 }
 
 // scrapeConfig is the production-like configuration of scrapeServedGateway.
