@@ -72,6 +72,13 @@ func TestApprovalPendingBounded(t *testing.T) {
 		t.Errorf("%d calls asked and Redis grew by %d bytes; want 4 and at most the budget of %d bytes",
 			len(asked), grown, approval.DefaultMaxPendingBytesPerCaller)
 	}
+	// docs/approval.md: the refusal tells the client when to come back (Retry-After: 60).
+	h := modernHeaders("tools/call", "alpha__echo")
+	h.Set("Authorization", "Bearer "+alice)
+	if status, hdr, body := post(t, "http://"+gw.MCP+"/mcp", h,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+urlElicitMeta+`,"name":"alpha__echo","arguments":`+big+`}}`); status != 429 || hdr.Get("Retry-After") != "60" {
+		t.Errorf("a call over the budget: %d, Retry-After %q: %.200s", status, hdr.Get("Retry-After"), body)
+	}
 	if _, r := callWithMeta(t, gw, mintFor(t, iss, "bob"), urlElicitMeta, "alpha__echo", big, ""); r.Result.ResultType != "input_required" {
 		t.Errorf("another caller: %+v", r.Error)
 	}
