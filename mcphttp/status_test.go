@@ -84,6 +84,9 @@ func TestStatusTable(t *testing.T) {
 		{"unknown tool", "POST", modern("tools/call", "be__nope"), body("tools/call", `,"name":"be__nope"`), 400, -32602, "", true},
 		{"unknown backend", "POST", modern("tools/call", "zz__echo"), body("tools/call", `,"name":"zz__echo"`), 400, -32602, "", false},
 		{"tools/call forwarded", "POST", call, echo, 200, 0, "", true},
+		// A modern request's Mcp-Session-Id is ignored (the _meta version decides the era), and
+		// upstreams' TestCallHeadersReachingBackend shows it is not passed on.
+		{"modern request with a session id", "POST", with(call, "Mcp-Session-Id", "made-up"), echo, 200, 0, "", true},
 		// Mcp-Param-* (issue 15): each mirrored argument checked against the body.
 		{"Mcp-Param matches", "POST", with(region, "Mcp-Param-Region", "eu"), regionArgs(`"region":"eu"`), 200, 0, "", true},
 		{"Mcp-Param sentinel decoded", "POST", with(region, "Mcp-Param-Region", "=?base64?ZXU=?="), regionArgs(`"region":"eu"`), 200, 0, "", true},
