@@ -83,8 +83,8 @@ func startLogsGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Server
 
 // TestLogsKeepSecretsOut runs representative traffic (lists, a confirmed call, a backend MRTR
 // round trip, a backend error, a step-up denial, a hidden tool, a tampered requestState, bad
-// tokens) through the real gateway and searches every captured log line for tokens, token
-// parts, configured secrets and argument values. It also checks what an operator needs: the
+// tokens) through the real gateway and searches every captured log line, and then a scrape of
+// /metrics, for tokens, token parts, configured secrets and argument values. It also checks what an operator needs: the
 // access line's fields and the decision line of a denied call.
 func TestLogsKeepSecretsOut(t *testing.T) {
 	iss := newIssuer(t)
@@ -99,6 +99,13 @@ func TestLogsKeepSecretsOut(t *testing.T) {
 	}
 
 	logsTraffic(t, gw, alice, bad)
+	// SECURITY.md: secrets are never put in metrics either; the scrape after the same traffic.
+	scrape := get(t, "http://"+gw.Admin+"/metrics")
+	for _, s := range secrets {
+		if len(s) >= 8 && strings.Contains(scrape, s) {
+			t.Errorf("the metrics contain a secret %q…", s[:8])
+		}
+	}
 	stop()
 
 	lines := logLines(t, logs.String())
