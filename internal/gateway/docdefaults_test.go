@@ -23,8 +23,8 @@ var defaultDocs = []string{
 // proseDefault finds a setting in backticks followed closely by a parenthesis or "default" and a
 // value that begins with a digit: "`server.writeTimeout` (10 s)", "`mrtr.ttl`, default 10
 // minutes", "`pins.maxPerBackend` items (2,048)".
-var proseDefault = regexp.MustCompile("`([a-zA-Z]+(?:\\.[a-zA-Z]+)*)`([^`.;]{0,12}?(?:\\(|default ))" +
-	"([0-9][0-9,.]*)[ \u00a0]?(KiB/s|MiB|KiB|GiB|ms|min|minutes|s|h|days)?\\b")
+var proseDefault = regexp.MustCompile("`([a-zA-Z]+(?:\\.[a-zA-Z]+)*)`([^`.;]{0,16}?(?:\\(default |\\(|defaults? to |default ))" +
+	"([0-9][0-9,.]*)[ \u00a0]?(KiB/s|MiB|KiB|GiB|ms|minutes|min|m|s|h|days)?\\b")
 
 // docSettingAlias names the configuration path of a setting a document writes without its
 // section ("`dialTimeout` (default 2s)" in the Redis section of docs/scaling.md), as
@@ -32,6 +32,7 @@ var proseDefault = regexp.MustCompile("`([a-zA-Z]+(?:\\.[a-zA-Z]+)*)`([^`.;]{0,1
 // documents write outcomes and fields in backticks too: "`unavailable` (503)").
 var docSettingAlias = map[string]string{
 	"README.md maxLegacySessions":        "upstreams[].auth.maxLegacySessions",
+	"README.md legacySessionIdle":        "upstreams[].auth.legacySessionIdle",
 	"SECURITY.md auth.maxLegacySessions": "upstreams[].auth.maxLegacySessions",
 	"SECURITY.md maxConcurrent":          "interceptors[].maxConcurrent",
 	"SECURITY.md timeout":                "interceptors[].timeout",
@@ -97,7 +98,7 @@ func sameDefault(d any, num, unit string) error {
 	switch v := d.(type) {
 	case time.Duration:
 		scale := map[string]time.Duration{"ms": time.Millisecond, "s": time.Second, "min": time.Minute,
-			"minutes": time.Minute, "h": time.Hour, "days": 24 * time.Hour}[unit]
+			"minutes": time.Minute, "m": time.Minute, "h": time.Hour, "days": 24 * time.Hour}[unit]
 		if scale == 0 {
 			return fmt.Errorf("a duration stated without a unit; the code's default is %v", v)
 		}
