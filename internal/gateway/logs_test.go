@@ -229,6 +229,16 @@ func checkDeniedDecision(t *testing.T, lines []logLine) {
 			if l.str("effect") == "allow" || l.str("reason") == "" || l.str("rule") != "admin" {
 				t.Errorf("decision line for the denied call: %v", l)
 			}
+			// The README: the decision line joins its access line on request_id.
+			for _, a := range lines {
+				if a.str("msg") == "request" && a.str("request_id") != "" && a.str("request_id") == l.str("request_id") {
+					if a.str("name") != "alpha__whoami" || a["status"] != float64(403) {
+						t.Errorf("the decision line's request_id names another request: %v", a)
+					}
+					return
+				}
+			}
+			t.Errorf("no access line carries the decision line's request_id: %v", l)
 			return
 		}
 	}
