@@ -1,0 +1,58 @@
+package mcphttp
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// TestRequestIDs: as the README and docs/observability.md say, a client's X-Request-Id that is
+// short and printable is kept, returned and sent to the backend; any other (over 128 bytes, with
+// a space, tab or non-ASCII byte) is replaced by a random 128-bit hex id, which is returned and
+// sent instead, so a hostile value reaches neither the log nor the backend.
+func TestRequestIDs(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw := startGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	generated := regexp.MustCompile(`^[0-9a-f]{32}$`)
+	for _, tt := range []struct {
+		name, sent string
+		kept       bool
+	}{
+		{"printable", "req-42.a_b:c", true},
+		{"none", "", false},
+		{"too long", strings.Repeat("a", 129), false},
+		{"a space", "req 42", false},
+		{"a tab", "req\t42", false},
+		{"not ASCII", "req-é", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			be.Reset()
+			h := modern("tools/call", "be__echo")
+			if tt.sent != "" {
+				h.Set("X-Request-Id", tt.sent)
+			}
+			r := do(t, "POST", gw.URL, h, body("tools/call", `,"name":"be__echo","arguments":{"text":"hi"}`))
+			if r.Status != 200 {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+			got := r.Header.Get("X-Request-Id")
+			if tt.kept && got != tt.sent || !tt.kept && !generated.MatchString(got) {
+				t.Errorf("returned X-Request-Id %q for %q", got, tt.sent)
+			}
+			calls := be.RequestsOf("tools/call")
+			if len(calls) != 1 || calls[0].Header.Get("X-Request-Id") != got {
+				t.Errorf("the backend got %d calls, the last with X-Request-Id %q; want the returned %q", len(calls), lastID(calls), got)
+			}
+		})
+	}
+}
+
+func lastID(calls []mcptest.Exchange) string {
+	if len(calls) == 0 {
+		return ""
+	}
+	return calls[len(calls)-1].Header.Get("X-Request-Id")
+}
