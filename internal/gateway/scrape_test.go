@@ -64,6 +64,11 @@ func TestMetricsScrapeCoversShippedFiles(t *testing.T) {
 		t.Errorf("series with an empty label value (reads as an absent label in PromQL): %v", empty)
 	}
 	for _, f := range s.Families() {
+		// docs/observability.md: every metric of the gateway is under the prefix; the rest are
+		// the Go runtime and process collectors.
+		if !strings.HasPrefix(f, promcheck.Prefix) && !strings.HasPrefix(f, "go_") && !strings.HasPrefix(f, "process_") {
+			t.Errorf("%s is neither under %s nor a runtime or process metric", f, promcheck.Prefix)
+		}
 		if slices.Contains(s.LabelNames(f), "backend") {
 			t.Errorf("%s labels a backend \"backend\"; every other series says upstream", f)
 		}
