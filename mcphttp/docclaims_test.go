@@ -1,6 +1,12 @@
 package mcphttp
 
+// Behaviour the README and docs/observability.md promise of the MCP listener that no other
+// test states as such.
+
 import (
+	"context"
+	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -55,4 +61,44 @@ func lastID(calls []mcptest.Exchange) string {
 		return ""
 	}
 	return calls[len(calls)-1].Header.Get("X-Request-Id")
+}
+
+// TestReplicaBusy: past server.maxConcurrent requests in flight on a replica, a request is
+// answered 503 with -32014 and Retry-After: 1 and not forwarded, as the README's configuration
+// reference and status table say; once the slot is free, calls are served again.
+func TestReplicaBusy(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw := startGateway(t, Config{MaxConcurrent: 1}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	// A call that holds the only slot until the client goes away.
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, gw.URL,
+		strings.NewReader(body("tools/call", `,"name":"be__slow","arguments":{"ms":600000}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = modern("tools/call", "be__slow")
+	held := make(chan error, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_, err = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+		held <- err
+	}()
+	mcptest.WaitFor(t, "the slow call at the backend", func() bool { return len(be.RequestsOf("tools/call")) == 1 })
+	echo := body("tools/call", `,"name":"be__echo","arguments":{"text":"hi"}`)
+	r := do(t, "POST", gw.URL, modern("tools/call", "be__echo"), echo)
+	if r.Status != 503 || r.Header.Get("Retry-After") != "1" {
+		t.Errorf("a call past maxConcurrent: %d, Retry-After %q: %s", r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	checkRPC(t, r, -32014)
+	if n := len(be.RequestsOf("tools/call")); n != 1 {
+		t.Errorf("the backend got %d calls, want only the slow one", n)
+	}
+	cancel()
+	<-held
+	mcptest.WaitFor(t, "the slot given back", func() bool {
+		return do(t, "POST", gw.URL, modern("tools/call", "be__echo"), echo).Status == 200
+	})
 }
