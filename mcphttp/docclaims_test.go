@@ -102,3 +102,37 @@ func TestReplicaBusy(t *testing.T) {
 		return do(t, "POST", gw.URL, modern("tools/call", "be__echo"), echo).Status == 200
 	})
 }
+
+// TestAllowedOrigins: a browser Origin is allowed when it is the public URL's own origin or one
+// server.allowedOrigins lists ("*": any), as the README's configuration reference says; any
+// other is 403 and not forwarded (the refusals in depth are internal/gateway's TestHostileRequests).
+func TestAllowedOrigins(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	up := upstreams.UpstreamConfig{Name: "be", URL: be.URL()}
+	listed := startGateway(t, Config{PublicURL: "https://mcp.example.com/mcp", AllowedOrigins: []string{"https://app.example.com"}}, up)
+	anyOrigin := startGateway(t, Config{PublicURL: "https://mcp.example.com/mcp", AllowedOrigins: []string{"*"}}, up)
+	for _, tt := range []struct {
+		name   string
+		gw     *testGateway
+		origin string
+		status int
+	}{
+		{"the public URL's origin", listed, "https://mcp.example.com", 200},
+		{"a listed origin", listed, "https://app.example.com", 200},
+		{"a listed origin in capitals", listed, "HTTPS://APP.EXAMPLE.COM", 200},
+		{"another origin", listed, "https://other.example", 403},
+		{"a listed origin's other port", listed, "https://app.example.com:8443", 403},
+		{"any, with *", anyOrigin, "https://other.example", 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			be.Reset()
+			r := do(t, "POST", tt.gw.URL, with(modern("tools/list", ""), "Origin", tt.origin), body("tools/list", ""))
+			if r.Status != tt.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, tt.status, r.Body)
+			}
+			if tt.status != 200 && len(be.Forwarded()) > 0 {
+				t.Error("a refused request reached the backend")
+			}
+		})
+	}
+}
