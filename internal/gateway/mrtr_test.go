@@ -73,7 +73,9 @@ func TestConfirmation(t *testing.T) {
 	// The README: cancel is answered like decline, and a retry without an answer is asked again.
 	t.Run("cancelled", func(t *testing.T) {
 		cs := mcptest.Connect(t, url, mcptest.WithBearer(tok), mcptest.WithElicitation(
-			func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return &mcp.ElicitResult{Action: "cancel"}, nil }))
+			func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "cancel"}, nil
+			}))
 		alpha.Reset()
 		res, err := cs.CallTool(ctx, call)
 		if err != nil || !res.IsError {
