@@ -7,9 +7,14 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -134,5 +139,25 @@ func TestAllowedOrigins(t *testing.T) {
 				t.Error("a refused request reached the backend")
 			}
 		})
+	}
+}
+
+// TestDecodeGateAsDocumented: SECURITY.md's resource-bounds row for the CPU of large bodies
+// states the gate's threshold, its number of turns and its wait; they are the code's.
+func TestDecodeGateAsDocumented(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "SECURITY.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`\| CPU of large bodies \| bodies of ([0-9]+) KiB or more are decoded by at most half the cores \(at least one\)[^|]*\|[^|]*after ([0-9]+) s without a turn \|`).
+		FindStringSubmatch(string(raw))
+	if m == nil {
+		t.Fatal("SECURITY.md no longer states the decode gate's bounds in the form this test reads")
+	}
+	if m[1] != strconv.Itoa(largeBody>>10) || m[2] != strconv.Itoa(int(decodeWait/time.Second)) {
+		t.Errorf("SECURITY.md says %s KiB and %s s; the code has %d KiB and %v", m[1], m[2], largeBody>>10, decodeWait)
+	}
+	if got, want := cap(newDecodeGate().slots), max(1, runtime.GOMAXPROCS(0)/2); got != want {
+		t.Errorf("%d decode turns with GOMAXPROCS %d, want half the cores, at least one (%d)", got, runtime.GOMAXPROCS(0), want)
 	}
 }
