@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,6 +82,17 @@ func TestApprovalPendingBounded(t *testing.T) {
 	}
 	if _, r := callWithMeta(t, gw, mintFor(t, iss, "bob"), urlElicitMeta, "alpha__echo", big, ""); r.Result.ResultType != "input_required" {
 		t.Errorf("another caller: %+v", r.Error)
+	}
+	// docs/approval.md: a sealed record is at most 2 MiB; a call whose record would be larger is
+	// a tool error, asked of no one, stored nowhere.
+	huge := `{"text":"x","pad":["` + strings.Repeat(strings.Repeat("A", 1<<10)+`","`, 2000) + `"]}`
+	before = usedMemory()
+	if _, r := callWithMeta(t, gw, mintFor(t, iss, "carol"), urlElicitMeta, "alpha__echo", huge, ""); !r.Result.IsError ||
+		r.Result.ResultType == "input_required" || !strings.Contains(fmt.Sprint(r.Result.Content), "too large to be shown for approval") {
+		t.Errorf("a call of 2 MB: %+v %+v", r.Result, r.Error)
+	}
+	if grown := usedMemory() - before; grown > 1<<20 {
+		t.Errorf("a call too large for the page grew Redis by %d bytes", grown)
 	}
 	// A declined call gives its share back: one more call is asked.
 	decline := `,"inputResponses":{"io.mcp-gateway/confirm":{"action":"decline"}},"requestState":"` + asked[0] + `"`
