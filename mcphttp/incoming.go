@@ -52,6 +52,10 @@ func (in *Incoming) Body() []byte { return in.x.in.body }
 // answer, which the 2026-07-28 decode refuses as a response).
 func (in *Incoming) Limits() jsonrpc.Limits { return in.x.s.limits }
 
+// MaxBodyBytes is the most one request may carry (server.maxBodyBytes): an edge that makes one
+// request of several of its client's holds them to it.
+func (in *Incoming) MaxBodyBytes() int64 { return in.x.s.cfg.MaxBodyBytes }
+
 // Message is the decoded JSON-RPC request; nil when the body did not decode as one.
 func (in *Incoming) Message() *jsonrpc.Request {
 	if in.x.in.req == nil || in.x.in.req.Method == "" {
@@ -110,6 +114,19 @@ func (in *Incoming) Admit() error {
 		return nil
 	}
 	return x.s.admit(x)
+}
+
+// AdmitAnswer is Admit for a client's answer to a request the gateway wrote it, once the edge
+// has checked that it names one still waiting: a token of the caller's rate limit, but no
+// in-flight slot. The calls waiting for answers hold their caller's slots, so an answer that
+// needed one could find them all held by the very calls it would let finish; what bounds such
+// answers is what bounds the requests they answer (each answered once).
+func (in *Incoming) AdmitAnswer() error {
+	x := in.x
+	if x.admitted.held {
+		return nil
+	}
+	return x.limitCaller()
 }
 
 // Inner is a request an era edge built from its client's: a 2026-07-28 message that runs through

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
 )
 
 // The relay of a pre-2026 backend's mid-call requests (elicitation/create,
@@ -29,6 +30,10 @@ import (
 // toolRelay is the legacy backend's tool that asks its client for what (elicit, sample, roots)
 // in the middle of the call and reports what it got, or the error it got, as its text.
 const toolRelay = "relay"
+
+// relayManyAsks is how often the relay tool's "many" asks its client at most: well beyond
+// legacy.maxRounds.
+const relayManyAsks = 25
 
 // relayIn is the relay tool's input.
 type relayIn struct {
@@ -66,11 +71,22 @@ func relayTool(ctx context.Context, req *mcp.CallToolRequest, in relayIn) (*mcp.
 			}
 			got = strings.Join(uris, ",")
 		}
+	case "many":
+		// A backend that keeps asking: it elicits until the gateway refuses, at most
+		// relayManyAsks times, and says how many answers it got.
+		n := 0
+		for ; n < relayManyAsks; n++ {
+			if _, err = req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Again?", RequestedSchema: &jsonschema.Schema{
+				Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}}); err != nil {
+				break
+			}
+		}
+		got = fmt.Sprintf("%d answered", n)
 	default:
 		err = fmt.Errorf("unknown what %q", in.What)
 	}
 	if err != nil {
-		got = "error: " + err.Error()
+		got = strings.TrimPrefix(got+"; ", "; ") + "error: " + err.Error()
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.What + ": " + got}}}, nil, nil
 }
@@ -275,4 +291,32 @@ func TestLegacyRelayClientLeaves(t *testing.T) {
 		t.Fatal("the backend still waits after the client left")
 	}
 	<-called
+}
+
+// TestLegacyRelayAsksBounded: a pre-2026 backend that asks its client again and again in one
+// call (elicitation, sampling and roots are relayed one at a time, each a new request to the
+// user, each a sampling the client may pay for) is held to legacy.maxRounds requests per call,
+// as the input rounds of a 2026-07-28 backend are; the next one is refused to the backend
+// without reaching the client.
+func TestLegacyRelayAsksBounded(t *testing.T) {
+	backend := startRelayBackend(t)
+	url := relayGateway(t, backend, "2025-11-25", "")
+	var asked atomic.Int32
+	cs := mcptest.Connect(t, url, mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		}))
+	got := relayCall(t, cs, "many")
+	want := fmt.Sprintf("many: %d answered", pre2026.DefaultLegacyMaxRounds)
+	if !strings.HasPrefix(got, want+"; error: ") || !strings.Contains(got, "more than") {
+		t.Errorf("backend got %q, want %q and the gateway's refusal", got, want)
+	}
+	if n := asked.Load(); n != pre2026.DefaultLegacyMaxRounds {
+		t.Errorf("the client was asked %d times, want %d", n, pre2026.DefaultLegacyMaxRounds)
+	}
+	// The bound is per call: the next call is asked again.
+	if got := relayCall(t, cs, "elicit"); got != "elicit: accept Ada" {
+		t.Errorf("next call: backend got %q", got)
+	}
 }

@@ -432,14 +432,24 @@ func TestUserOAuthInBrowser(t *testing.T) {
 
 	t.Run("a token the backend no longer accepts", func(t *testing.T) {
 		manual := connect("b", mcptest.WithCapabilities(urlElicitation), mcptest.WithManualMRTR())
-		site.refuse.Store(true)
-		_, err := manual.CallTool(callCtx(t), &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}})
-		site.refuse.Store(false)
-		// 502 with -32010 naming the refusal, of which the go-sdk client reports the status.
-		if err == nil || !strings.Contains(err.Error(), "Bad Gateway") {
-			t.Fatalf("the call with a refused token: %v", err)
+		refused := func(what string) {
+			t.Helper()
+			site.refuse.Store(true)
+			_, err := manual.CallTool(callCtx(t), &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}})
+			site.refuse.Store(false)
+			// 502 with -32010 naming the refusal, of which the go-sdk client reports the status.
+			if err == nil || !strings.Contains(err.Error(), "Bad Gateway") {
+				t.Fatalf("%s: %v", what, err)
+			}
 		}
-		// The record went: the next call, on the other replica, asks for consent again.
+		refused("the call with a refused token")
+		// The first refusal: the next call, on the other replica, refreshes the token and goes
+		// through without asking for consent.
+		if got := whoami(t, connect("a", mcptest.WithCapabilities(urlElicitation), mcptest.WithManualMRTR())); got != "sub="+realop.OtherUserID {
+			t.Fatalf("after the first refusal: %q", got)
+		}
+		refused("the call with the refreshed token refused too")
+		// Refused again soon after: the record went, the next call asks for consent again.
 		site.needsConnect(t, connect("a", mcptest.WithCapabilities(urlElicitation), mcptest.WithManualMRTR()))
 	})
 

@@ -76,6 +76,9 @@ const (
 	ReasonUnknownKey = "unknown_key"
 	ReasonExpired    = "expired"
 	ReasonPrincipal  = "principal"
+	// ReasonVersion is an id that opens but whose negotiated version the edge no longer
+	// serves; the codec does not know what is served, so only the edge gives this reason.
+	ReasonVersion = "version"
 )
 
 // Session is what a sealed session id carries. No backend state.

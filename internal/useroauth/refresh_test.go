@@ -198,8 +198,11 @@ func TestRefreshCooldownEndsWhenAnotherReplicaRefreshed(t *testing.T) {
 	failOn(f.svc, refreshCooldown)
 }
 
-// TestBackendRefusesToken: a token the backend answers 401 to is dropped, so the next call asks
-// for consent instead of sending it again; a token refreshed meanwhile is kept.
+// TestBackendRefusesToken: a token the backend answers 401 to is never sent again. The first
+// refusal makes the next call refresh it (the grant may stand while the backend dropped the
+// token); a refusal of that refreshed token within refusedAgainWithin drops the record, so the
+// next call asks for consent. A refusal of another token than the record's changes nothing,
+// and a record without a refresh token goes at the first refusal.
 func TestBackendRefusesToken(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	alice, tok := connected(t, f)
@@ -208,7 +211,41 @@ func TestBackendRefusesToken(t *testing.T) {
 	if f.mustToken(t, alice) != tok {
 		t.Fatal("refusing another token changed the record")
 	}
+	sent := f.asLink.tokenSent.Load()
 	f.svc.Rejected(t.Context(), backendName, key, tok)
+	fresh := f.mustToken(t, alice)
+	if fresh == tok || f.asLink.tokenSent.Load() != sent+1 {
+		t.Fatalf("after the first refusal: same token %v, %d refreshes; want a new token from one refresh",
+			fresh == tok, f.asLink.tokenSent.Load()-sent)
+	}
+	if who, err := f.whoami(t, fresh); err != nil || who != "sub="+realop.OtherUserID {
+		t.Errorf("the backend with the refreshed token: %q, %v", who, err)
+	}
+	f.clock.Advance(refusedAgainWithin - time.Second)
+	f.svc.Rejected(t.Context(), backendName, key, fresh)
+	f.noToken(t, alice)
+
+	// Refused again only after refusedAgainWithin: refreshed again, not dropped.
+	alice, tok = connected(t, f)
+	f.svc.Rejected(t.Context(), backendName, key, tok)
+	tok = f.mustToken(t, alice)
+	f.clock.Advance(refusedAgainWithin)
+	f.svc.Rejected(t.Context(), backendName, key, tok)
+	if again := f.mustToken(t, alice); again == tok {
+		t.Fatal("a refusal long after the last one did not refresh the token")
+	}
+
+	// Without a refresh token there is nothing to refresh: the record goes.
+	e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := e.Token
+	bare.RefreshToken = ""
+	if ok, err := f.svc.Vault().Swap(t.Context(), e, &bare); err != nil || !ok {
+		t.Fatalf("dropping the refresh token: %v, %v", ok, err)
+	}
+	f.svc.Rejected(t.Context(), backendName, key, bare.AccessToken)
 	f.noToken(t, alice)
 }
 

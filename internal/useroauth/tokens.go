@@ -86,8 +86,16 @@ func (s *Service) UserToken(ctx context.Context, backend, caller string) (string
 	return s.Token(ctx, backend, who)
 }
 
-// Rejected records that backend refused token for caller (HTTP 401): the record holding it is
-// removed, so the next call asks for consent again. A record refreshed meanwhile is kept.
+// refusedAgainWithin: a backend that refuses a record's token again this soon after it refused
+// one before (the refreshed one, most often) sends the caller to consent.
+const refusedAgainWithin = 10 * time.Minute
+
+// Rejected records that backend refused token for caller (HTTP 401). The first refusal of a
+// record that holds a refresh token makes its access token expire, so the next call refreshes
+// it first: the backend may have dropped the token before its expiry (its keys rotated, a
+// session ended) while the grant still stands. A record without a refresh token, or refused
+// again within refusedAgainWithin, is removed: the next call asks for consent again. A record
+// refreshed meanwhile is kept.
 func (s *Service) Rejected(ctx context.Context, backend, caller, token string) {
 	who, ok := CallerOf(caller)
 	if !ok || !s.PerUser(backend) {
@@ -95,6 +103,15 @@ func (s *Service) Rejected(ctx context.Context, backend, caller, token string) {
 	}
 	e, err := s.vault.Get(ctx, who, backend)
 	if err != nil || e.AccessToken != token {
+		return
+	}
+	if now := s.now(); e.RefreshToken != "" && (e.Refused.IsZero() || now.Sub(e.Refused) >= refusedAgainWithin) {
+		t := e.Token
+		t.Expiry, t.Refused = now, now
+		if swapped, err := s.vault.Swap(ctx, e, &t); err == nil && swapped {
+			s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: the backend refused the caller's token; the next call refreshes it",
+				slog.String("subject", caller), slog.String("upstream", backend))
+		}
 		return
 	}
 	if removed, err := s.vault.Delete(ctx, who, backend, e); err == nil && removed {

@@ -123,6 +123,8 @@ type Token struct {
 	// Connected is when the user consented; Refreshed when the tokens were last refreshed.
 	Connected time.Time `json:"ct"`
 	Refreshed time.Time `json:"rf,omitzero"`
+	// Refused is when the backend last refused an access token of this record (HTTP 401).
+	Refused time.Time `json:"rj,omitzero"`
 }
 
 // Entry is a record as read: its token and the sealed bytes, which SwapToken and Delete

@@ -20,16 +20,9 @@ import (
 // request has been answered (an entry the client cannot answer, a timeout).
 func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawMessage, state string, done bool, err error) {
 	e := q.e
-	var ir struct {
-		InputRequests json.RawMessage `json:"inputRequests"`
-		RequestState  string          `json:"requestState"`
-	}
-	if json.Unmarshal(result, &ir) != nil || len(ir.InputRequests) == 0 {
-		return nil, "", false, upstreams.ErrBadResponse
-	}
-	reqs, err := era.InputRequests(q.sess.Version, ir.InputRequests)
-	if err != nil || len(reqs) == 0 {
-		return nil, "", false, upstreams.ErrBadResponse
+	reqs, state, err := q.inputRequired(result)
+	if err != nil {
+		return nil, "", false, err
 	}
 	withAnnotation(result, reqs)
 	// Nothing is asked, and nothing forwarded, when any entry needs what the client did not
@@ -45,12 +38,12 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 	// thinks.
 	q.c.KeepAlive(true)
 	asked := e.now()
-	responses, err = e.asks.ask(rctx, q.sess, q.in.Subject(), reqs, q.emit)
+	responses, err = e.asks.ask(rctx, q.sess, q.in.Subject(), reqs, q.in.MaxBodyBytes(), q.emit)
 	q.in.Waited(e.now().Sub(asked))
 	q.c.KeepAlive(false)
 	switch {
 	case err == nil:
-		return responses, ir.RequestState, false, nil
+		return responses, state, false, nil
 	case q.c.Failed() != nil:
 		return nil, "", false, mcphttp.ErrClientWrite
 	case ctx.Err() != nil:
@@ -61,13 +54,36 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 		return nil, "", true, q.failed("no answer from the client within " + e.cfg.AskTimeout.String())
 	}
 	var nc *noCapabilityError
+	var big *answersTooLargeError
 	switch {
+	case errors.As(err, &big):
+		return nil, "", true, q.failed(big.Error())
+	case errors.Is(err, errSessionExpired):
+		return nil, "", true, q.failed("the client's session expired before it answered; initialize again")
 	case errors.As(err, &nc):
 		return nil, "", true, q.noCapability(capabilityWord(nc.Capability))
 	case errors.Is(err, errAsksBusy):
 		return nil, "", true, q.failed("too many requests of this session or caller are waiting for the client's answers")
 	}
 	return nil, "", true, q.failed("the client could not be asked: " + err.Error())
+}
+
+// inputRequired reads an input_required result: its requests for a client of the session's
+// version, and its requestState. Nothing else of it is kept, so the round's wait holds only
+// what it needs (the requests are let go once written).
+func (q *clientReq) inputRequired(result []byte) ([]era.InputRequest, string, error) {
+	var ir struct {
+		InputRequests json.RawMessage `json:"inputRequests"`
+		RequestState  string          `json:"requestState"`
+	}
+	if json.Unmarshal(result, &ir) != nil || len(ir.InputRequests) == 0 {
+		return nil, "", upstreams.ErrBadResponse
+	}
+	reqs, err := era.InputRequests(q.sess.Version, ir.InputRequests)
+	if err != nil || len(reqs) == 0 {
+		return nil, "", upstreams.ErrBadResponse
+	}
+	return reqs, ir.RequestState, nil
 }
 
 // emit writes one of the gateway's requests to the client, on its call's stream.

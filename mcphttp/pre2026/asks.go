@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -46,6 +47,9 @@ var (
 	errBadAnswer = errors.New("asks: no request is waiting for this answer")
 	// errAskTimeout is a round the client did not answer within asksConfig.Timeout.
 	errAskTimeout = errors.New("asks: no answer from the client in time")
+	// errSessionExpired is a round its session's expiry ended: the client's answers would be
+	// refused (404) from then on.
+	errSessionExpired = errors.New("asks: the client's session expired before it answered")
 	// errAsksBusy is a round refused because its session, its caller or this replica already
 	// waits for as many answers as it may, or an answer refused because its caller has as many
 	// on their way to other replicas as it may.
@@ -66,6 +70,18 @@ type noCapabilityError struct {
 // Error names the capability; the edge turns it into the tool error the client sees.
 func (e *noCapabilityError) Error() string {
 	return "asks: the client did not declare the " + e.Capability + " capability"
+}
+
+// answersTooLargeError is a round whose answers together make an inputResponses larger than
+// one request may carry. The round ends: they would not go on to the backend.
+type answersTooLargeError struct {
+	// Max is the bound, in bytes.
+	Max int64
+}
+
+// Error names the bound.
+func (e *answersTooLargeError) Error() string {
+	return "the client's answers to this round exceed " + strconv.FormatInt(e.Max, 10) + " bytes"
 }
 
 // clientAnswerError is a client that answered one of the gateway's requests with a JSON-RPC
@@ -156,6 +172,9 @@ type asks struct {
 	// forwardsOf counts them by caller.
 	forwards   map[[16]byte]chan bool
 	forwardsOf map[string]int
+	// forwarding holds the r of every answer on its way to another replica: one answer id
+	// is forwarded once at a time.
+	forwarding map[[16]byte]bool
 	// gone holds the replicas whose acknowledgement never came, until when they are taken for
 	// gone.
 	gone map[[16]byte]time.Time
@@ -207,6 +226,7 @@ func newAsks(cfg asksConfig, sealer *seal.Sealer, notices store.Notices, m *metr
 		perCaller:      map[string]int{},
 		forwards:       map[[16]byte]chan bool{},
 		forwardsOf:     map[string]int{},
+		forwarding:     map[[16]byte]bool{},
 		gone:           map[[16]byte]time.Time{},
 		used:           map[[16]byte]time.Time{},
 		running:        map[runKey][]*runEntry{},
@@ -232,7 +252,12 @@ func (b *asks) start(ctx context.Context) {
 // writing anything. A timeout returns errAskTimeout, the end of ctx ctx.Err(), an error
 // answer *clientAnswerError; every request still waiting is forgotten before ask returns. caller
 // is the session's caller (issuer and subject), whose waiters are bounded together.
-func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller string, reqs []era.InputRequest, emit func(msg []byte) error) (json.RawMessage, error) {
+//
+// maxBytes bounds the inputResponses object the answers make (what one request may carry,
+// server.maxBodyBytes): the answers arrive in separate POSTs, each within that bound, but are
+// held together and sent on in one request, so a round whose answers go beyond it ends at once
+// with *answersTooLargeError. Zero or less bounds nothing (tests of other behaviour).
+func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller string, reqs []era.InputRequest, maxBytes int64, emit func(msg []byte) error) (json.RawMessage, error) {
 	for i := range reqs {
 		if !era.Declares(sess.Caps, reqs[i].Capability) {
 			b.m.LegacyAsk(kindOf(&reqs[i]).label(), metrics.AskNoCapability)
@@ -260,8 +285,10 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 		}
 	}
 	r.messages = nil // written; nothing needs them any more
-	timer := time.NewTimer(b.cfg.Timeout)
+	reqs = withoutParams(reqs)
+	timer := time.NewTimer(r.deadline.Sub(b.now()))
 	defer timer.Stop()
+	size := int64(len("{}"))
 	for remaining := len(reqs); remaining > 0; remaining-- {
 		select {
 		case a := <-r.answers:
@@ -270,15 +297,33 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 			if a.rpcErr != nil {
 				return nil, &clientAnswerError{Key: reqs[a.idx].Key, Method: reqs[a.idx].Method, Err: a.rpcErr}
 			}
+			// As inputResponses lays it out: the quoted key, a colon, the value, a comma.
+			if size += int64(len(reqs[a.idx].Key) + len(a.value) + 4); maxBytes > 0 && size > maxBytes {
+				return nil, &answersTooLargeError{Max: maxBytes}
+			}
 			r.values[a.idx] = a.value
 		case <-timer.C:
 			failure = metrics.AskTimeout
+			if r.sessionEnds {
+				return nil, errSessionExpired
+			}
 			return nil, errAskTimeout
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
 	return inputResponses(reqs, r.values), nil
+}
+
+// withoutParams is reqs without their params, for a round that has written its requests and
+// waits: only the keys, methods and capabilities are needed to take the answers.
+func withoutParams(reqs []era.InputRequest) []era.InputRequest {
+	slim := make([]era.InputRequest, len(reqs))
+	for i, r := range reqs {
+		r.Params = nil
+		slim[i] = r
+	}
+	return slim
 }
 
 // outcome is the metric outcome of an accepted answer.
@@ -304,6 +349,10 @@ type round struct {
 	values   []json.RawMessage
 	done     []bool
 	answers  chan askAnswer
+	// deadline ends the wait: legacy.askTimeout from now, or the session's expiry when that
+	// comes first (sessionEnds).
+	deadline    time.Time
+	sessionEnds bool
 }
 
 // register admits a round under the per-session, per-caller and per-replica bounds, mints an
@@ -323,6 +372,12 @@ func (b *asks) register(sess *legacysession.Session, caller string, reqs []era.I
 		answers:  make(chan askAnswer, n),
 	}
 	deadline := b.now().Add(b.cfg.Timeout)
+	if !sess.Expires.IsZero() && sess.Expires.Before(deadline) {
+		// From its session's expiry on, the client's answers are refused (404): a round
+		// waiting on would hold its call for answers that cannot come.
+		deadline, r.sessionEnds = sess.Expires, true
+	}
+	r.deadline = deadline
 	for i := range reqs {
 		r.rs[i] = random16()
 		r.kinds[i] = kindOf(&reqs[i])
@@ -332,7 +387,12 @@ func (b *asks) register(sess *legacysession.Session, caller string, reqs []era.I
 			return nil, err
 		}
 		r.messages[i] = requestMessage(id, reqs[i].Method, reqs[i].Params)
-		r.waiters[i] = &waiter{binding: r.binding, caller: caller, deadline: deadline, req: reqs[i], idx: i, answers: r.answers}
+		// The request without its params, which the message now carries: an answer is checked
+		// against the method and capability only, and the params (up to a backend's response
+		// limit) must not wait with it.
+		req := reqs[i]
+		req.Params = nil
+		r.waiters[i] = &waiter{binding: r.binding, caller: caller, deadline: deadline, req: req, idx: i, answers: r.answers}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -450,6 +510,18 @@ func (b *asks) deliver(ctx context.Context, sess *legacysession.Session, caller 
 		return errBadAnswer // one replica: an id it did not mint has nobody waiting
 	}
 	return b.forward(ctx, c, id, binding, caller, msg)
+}
+
+// answerable reports whether msg is an answer whose id names a request of sess that is still
+// waiting, as far as this replica knows without asking another: authentic, this session's and
+// caller's, before its deadline and not known used. It changes nothing.
+func (b *asks) answerable(sess *legacysession.Session, msg *jsonrpc.Message) bool {
+	id, ok := answerIDOf(msg.ID)
+	if !ok || !sessionBound(sess) {
+		return false
+	}
+	c, err := b.checkAnswer(id, sessionBinding(sess))
+	return err == nil && !b.isUsed(c)
 }
 
 // checkAnswer opens id and checks that it belongs to binding and has not expired.

@@ -223,3 +223,35 @@ func TestAnswerRefusalsSayWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestAsksConcurrentReplayNotForwarded: the same answer POSTed again while it is still on its
+// way to the asking replica is refused at once, with nothing published: a replay is refused
+// before Redis is touched whether the first one has been acknowledged yet or not, so one
+// answer id never puts more than one answer on the asking replica's topic.
+func TestAsksConcurrentReplayNotForwarded(t *testing.T) {
+	srv := testredis.Start(t)
+	rigs := startRedisAsks(t, srv, nil, 2)
+	a, b := rigs[0], rigs[1]
+	b.b.forwardTimeout = 500 * time.Millisecond
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, a.b, sess, elicitReq)
+	id := p.ids(t, 1)[0]
+	// The asking replica stops hearing its topic: the first forward waits for its
+	// acknowledgement, and the replays come while it does.
+	a.stop()
+	waitSubscribed(t, rawRedis(t, srv), "bt:notice:"+a.b.topic, 0)
+	published := &b.b.notices.(*countingNotices).published
+	before := published.Load()
+	first := make(chan error, 1)
+	go func() { first <- b.b.deliver(t.Context(), sess, testCaller, answer(id, acceptName)) }()
+	mcptest.WaitFor(t, "the first answer is on its way", func() bool { return published.Load() > before })
+	for range 3 {
+		if err := b.b.deliver(t.Context(), sess, testCaller, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
+			t.Fatalf("a replay while the first is on its way: %v, want errBadAnswer", err)
+		}
+	}
+	<-first
+	if n := published.Load() - before; n != 1 {
+		t.Errorf("one answer id was published %d times, want once", n)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -25,10 +27,17 @@ const relayKey = "relay"
 
 // backendRequests returns the function that carries the mid-call requests of a pre-2026 backend
 // to q's client. Errors it returns are *jsonrpc.Error, which the backend gets as its request's
-// error, except the end of ctx.
+// error, except the end of ctx. A call relays at most legacy.maxRounds requests, as a
+// 2026-07-28 backend's call has at most that many input rounds: each is a new request to the
+// client's user (or a sampling it may pay for), and a backend reads an answer from one request
+// at a time, so nothing else would stop one that keeps asking before the backend's call ends.
 func (q *clientReq) backendRequests() upstreams.ClientRequests {
 	sess, e := q.sess, q.e
 	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		if int(atomic.AddInt32(&q.relayed, 1)) > e.cfg.MaxRounds {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
+				"the call asked the client more than "+strconv.Itoa(e.cfg.MaxRounds)+" times")
+		}
 		r, err := era.ServerRequest(sess.Version, relayKey, method, params)
 		if err != nil {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: the gateway cannot relay this "+method+" request")
@@ -44,7 +53,7 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		// while the user thinks.
 		q.c.KeepAlive(true)
 		asked := e.now()
-		responses, err := e.asks.ask(rctx, sess, q.in.Subject(), []era.InputRequest{r}, q.emit)
+		responses, err := e.asks.ask(rctx, sess, q.in.Subject(), []era.InputRequest{r}, q.in.MaxBodyBytes(), q.emit)
 		q.in.Waited(e.now().Sub(asked))
 		q.c.KeepAlive(false)
 		if err != nil {
@@ -82,7 +91,7 @@ func relayError(ctx, rctx context.Context, err error) error {
 		return ce.Err
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case timedOut(rctx, err):
+	case errors.Is(err, errSessionExpired), timedOut(rctx, err):
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "no answer from the client in time")
 	case errors.As(err, &nc):
 		return relayNoCapability(nc.Capability)

@@ -274,7 +274,7 @@ func (q *clientReq) batchAnswers(items []batchItem) error {
 		eq := q.element(it)
 		err := it.err
 		if it.answer != nil {
-			if err = eq.in.Admit(); err == nil {
+			if err = eq.admitAnswer(it.answer); err == nil {
 				err = eq.deliver(it.answer)
 			}
 		}
@@ -296,4 +296,13 @@ func (q *clientReq) batchAnswers(items []batchItem) error {
 		}
 	}
 	return worst
+}
+
+// admitAnswer admits one answer of a batch, whose session is open: without an in-flight slot
+// when it names a request still waiting (clientReq.admit says why).
+func (q *clientReq) admitAnswer(answer *jsonrpc.Message) error {
+	if q.e.asks.answerable(q.sess, answer) {
+		return q.in.AdmitAnswer()
+	}
+	return q.in.Admit()
 }

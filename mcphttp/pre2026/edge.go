@@ -127,6 +127,10 @@ type clientReq struct {
 	// logLevel is the session's logging/setLevel level its translated request asks the
 	// backend for and relays from ("" for none).
 	logLevel string
+	// relayed counts the requests a pre-2026 backend sent in the middle of this call and the
+	// edge relayed to the client (backendRequests), at most legacy.maxRounds.
+	// A plain int32 (atomic.AddInt32): the struct is copied (a subscription's probe read).
+	relayed int32
 }
 
 // ServePost serves a POST of a pre-2026 client and reports true; any other POST is left to the
@@ -212,7 +216,7 @@ func (q *clientReq) serve(class class, answer *jsonrpc.Message) error {
 	if err := q.in.Authenticate(); err != nil {
 		return err
 	}
-	if err := q.in.Admit(); err != nil {
+	if err := q.admit(class, answer); err != nil {
 		return err
 	}
 	if class == classInitialize {
@@ -235,6 +239,23 @@ func (q *clientReq) serve(class class, answer *jsonrpc.Message) error {
 		return err
 	}
 	return q.request()
+}
+
+// admit admits the request (Incoming.Admit), except an answer that names a request of its
+// session still waiting for it, which takes no in-flight slot (Incoming.AdmitAnswer): the
+// waiting calls hold their caller's slots, and must not keep out the answers that end them.
+// The check costs one AEAD open of the session id and one of the answer id; anything that does
+// not pass it (a forged, used, expired or foreign id) is admitted like any request.
+func (q *clientReq) admit(class class, answer *jsonrpc.Message) error {
+	if answer != nil && class == classSession {
+		if ids := q.in.Header().Values(mcpheader.SessionID); len(ids) == 1 {
+			sess, err := q.e.sessions.Open(ids[0], q.principal())
+			if err == nil && q.e.serves(sess.Version) && q.e.asks.answerable(&sess, answer) {
+				return q.in.AdmitAnswer()
+			}
+		}
+	}
+	return q.in.Admit()
 }
 
 // servedVersions names every version the endpoint speaks, for refusals a client shows its user.

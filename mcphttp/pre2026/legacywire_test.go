@@ -571,3 +571,46 @@ func TestLegacyModernUnchanged(t *testing.T) {
 		})
 	}
 }
+
+// TestLegacySessionVersionNoLongerServed: a session negotiated for a version the operator has
+// since stopped serving (legacy.versions changed by a reload, or a replica of a rolling update
+// already on the new configuration) does not open: it is 404 like any session gone, so its
+// client initializes again and negotiates a version served now. It is never served at the old
+// version (a 2025-03-26 session's batches included), and nothing reaches a backend.
+func TestLegacySessionVersionNoLongerServed(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	up := upstreams.UpstreamConfig{Name: "be", URL: be.URL()}
+	before, _ := startLegacyGateway(t, gwSpec{}, up)
+	after, _ := startLegacyGateway(t, gwSpec{Edge: Config{Versions: []string{"2025-11-25"}}}, up)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__echo","arguments":{"text":"x"}}}`
+	for _, v := range []string{"2025-06-18", "2025-03-26"} {
+		sid, _ := legacyInit(t, before.URL, v, `{}`)
+		if r := do(t, "POST", before.URL, legacyHeaders(v, sid), call); r.Status != 200 || r.RPC.Error != nil {
+			t.Fatalf("%s: the session was refused where its version is served: %d %s", v, r.Status, r.Body)
+		}
+		be.Reset()
+		for _, tt := range []struct{ name, header, body string }{
+			{"call", v, call},
+			{"call without a version header", "", call},
+			{"batch", "", "[" + call + "]"},
+		} {
+			r := do(t, "POST", after.URL, legacyHeaders(tt.header, sid), tt.body)
+			if r.Status != http.StatusNotFound {
+				t.Errorf("%s %s: status %d, want 404: %s", v, tt.name, r.Status, r.Body)
+			}
+		}
+		g := legacyHeaders("", sid)
+		g.Set("Accept", "text/event-stream")
+		if r := do(t, "GET", after.URL, g, ""); r.Status != http.StatusNotFound {
+			t.Errorf("%s GET: status %d, want 404", v, r.Status)
+		}
+		if n := len(be.Requests()); n != 0 {
+			t.Errorf("%s: %d requests reached the backend", v, n)
+		}
+	}
+	// A session of a version still served opens on both.
+	sid, _ := legacyInit(t, before.URL, "2025-11-25", `{}`)
+	if r := do(t, "POST", after.URL, legacyHeaders("2025-11-25", sid), call); r.Status != 200 || r.RPC.Error != nil {
+		t.Errorf("2025-11-25 session: %d %s", r.Status, r.Body)
+	}
+}

@@ -57,6 +57,7 @@ func (b *asks) forward(ctx context.Context, c *answerClaims, id, binding, caller
 	defer func() {
 		b.mu.Lock()
 		delete(b.forwards, corr)
+		delete(b.forwarding, c.r)
 		decrement(b.forwardsOf, caller, 1)
 		b.mu.Unlock()
 	}()
@@ -168,11 +169,17 @@ func (b *asks) startForward(c *answerClaims, corr [16]byte, caller string, ack c
 		}
 		delete(b.gone, c.replica)
 	}
+	if b.forwarding[c.r] {
+		// The same answer is already on its way: a replay, refused before Redis like one
+		// that comes after the acknowledgement.
+		return errBadAnswer
+	}
 	if len(b.forwards) >= b.cfg.MaxPending || b.forwardsOf[caller] >= b.cfg.MaxForwardsPerCaller {
 		return errAsksBusy
 	}
 	b.forwards[corr] = ack
 	b.forwardsOf[caller]++
+	b.forwarding[c.r] = true
 	return nil
 }
 

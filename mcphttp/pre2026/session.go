@@ -112,6 +112,12 @@ func (q *clientReq) openSession(class class) (*legacysession.Session, error) {
 	if len(ids) == 1 {
 		sess, err = e.sessions.Open(ids[0], q.principal())
 	}
+	if err == nil && !e.serves(sess.Version) {
+		// Negotiated before legacy.versions stopped naming its version (a reload, or a replica
+		// of a rolling update on the new configuration): gone, so the client initializes
+		// again at a version served now, rather than being served at one the operator removed.
+		err = &legacysession.OpenError{Reason: legacysession.ReasonVersion}
+	}
 	if err != nil {
 		reason := "malformed"
 		var oe *legacysession.OpenError

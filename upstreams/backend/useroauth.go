@@ -24,7 +24,8 @@ type UserTokens interface {
 	// not connected an account (or it was disconnected or revoked). An error means the token
 	// cannot be had now (the store or the authorization server is down).
 	UserToken(ctx context.Context, backend, caller string) (token string, ok bool, err error)
-	// Rejected reports that backend refused token (HTTP 401), so the record is dropped.
+	// Rejected reports that backend refused token (HTTP 401): the token is not sent again (the
+	// record is refreshed before its next use, or dropped).
 	Rejected(ctx context.Context, backend, caller, token string)
 }
 
@@ -60,8 +61,8 @@ func (b *Backend) userAuthorization(ctx context.Context, o *Request) (string, er
 // health.
 var ErrUserTokenNeeded = errors.New("upstreams: the backend needs the caller's own token")
 
-// userRefused handles a per-user backend's 401 to o: a caller's token it refused is dropped
-// from the vault, so the next call asks for consent again instead of sending a dead token.
+// userRefused handles a per-user backend's 401 to o: the vault is told (UserTokens.Rejected), so
+// the refused token is never sent again: the next call refreshes it, or asks for consent.
 func (b *Backend) userRefused(ctx context.Context, o *Request, resp *http.Response) error {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	_ = resp.Body.Close()
@@ -69,7 +70,7 @@ func (b *Backend) userRefused(ctx context.Context, o *Request, resp *http.Respon
 		b.env.UserTokens.Rejected(context.WithoutCancel(ctx), b.name, o.Caller, o.UserToken)
 	}
 	return fmt.Errorf("%w: %w", ErrUserTokenNeeded, jsonrpc.NewError(jsonrpc.CodeUpstreamUnavailable,
-		"The backend "+b.name+" refused the caller's account token; call again to connect the account"))
+		"The backend "+b.name+" refused the caller's account token; call again: the gateway refreshes it or asks to connect the account"))
 }
 
 // authorization returns the Authorization value of o: the caller's token at a per-user

@@ -25,6 +25,11 @@ type legacyServer struct {
 	sessions map[string]bool
 	next     int
 	methods  []string // method of every message, in order
+	replies  []string // the body of every response the gateway sent it
+	// askFirst, when set, is a request the server sends on the response stream of initialize
+	// and of logging/setLevel before their results, as a server that ignores the lifecycle
+	// rules might.
+	askFirst string
 	auth     []string // Authorization of every request
 	headers  []http.Header
 }
@@ -51,18 +56,36 @@ func (ls *legacyServer) serve(w http.ResponseWriter, r *http.Request) {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
+		Params json.RawMessage `json:"params,omitempty"`
+		Result json.RawMessage `json:"result,omitempty"`
+		Error  json.RawMessage `json:"error,omitempty"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
 		http.Error(w, "bad json", http.StatusBadRequest)
 		return
 	}
 	ls.methods = append(ls.methods, msg.Method)
+	if msg.Method == "" {
+		b, _ := json.Marshal(msg)
+		ls.replies = append(ls.replies, string(b))
+	}
 	if msg.Method == "initialize" {
 		ls.next++
 		sid = "s" + strings.Repeat("x", ls.next)
 		ls.sessions[sid] = true
 		w.Header().Set("Mcp-Session-Id", sid)
+	}
+	if ls.askFirst != "" && (msg.Method == "initialize" || msg.Method == "logging/setLevel") {
+		w.Header().Set("Content-Type", "text/event-stream")
+		result := `{}`
+		if msg.Method == "initialize" {
+			result = `{"protocolVersion":"2025-11-25","capabilities":{"logging":{}},"serverInfo":{"name":"old","version":"1"}}`
+		}
+		_, _ = io.WriteString(w, "event: message\ndata: "+ls.askFirst+"\n\n"+
+			"event: message\ndata: "+`{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":`+result+"}\n\n")
+		return
+	}
+	if msg.Method == "initialize" {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"protocolVersion":"2025-11-25",`+
 			`"capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"old","version":"1"},"instructions":"hi"}}`)
@@ -259,5 +282,43 @@ func TestBridgeHandshakeFailureIsRecorded(t *testing.T) {
 	}
 	if len(be.failed) != 1 || !strings.HasPrefix(be.failed[0], "initialize: ") {
 		t.Fatalf("recorded %v", be.failed)
+	}
+}
+
+// TestBridgeAsksOnlyWithinCalls: a request a backend sends on the response stream of the
+// gateway's own requests (initialize, before the session is even initialized, and
+// logging/setLevel, on a session shared by every caller of the backend) is refused there, as
+// one to a 2026-07-28 client is, however the call that made the gateway send them could be
+// asked: only the requests a backend sends while serving the call itself reach its client.
+func TestBridgeAsksOnlyWithinCalls(t *testing.T) {
+	ls := startLegacyServer(t)
+	ls.askFirst = `{"jsonrpc":"2.0","id":"srv1","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`
+	br, _ := newTestBridge(t, ls, false, 0)
+	var asked []string
+	ctx := WithClientRequests(context.Background(), func(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+		asked = append(asked, method)
+		return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"x"},"model":"m"}`), nil
+	})
+	x, err := br.Start(ctx, br.Gateway(), nil, &era.Request{Method: "tools/call", Params: json.RawMessage(`{"name":"echo"}`), Logs: true}, nil)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer x.Release()
+	if m, err := x.Next(ctx); err != nil || !m.IsResponse() {
+		t.Fatalf("Next: %v, %v", m, err)
+	}
+	x.End(ctx, NotAbandoned)
+	if len(asked) != 0 {
+		t.Errorf("the client was asked %v", asked)
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if len(ls.replies) != 2 {
+		t.Fatalf("the backend got %d replies, want 2: %v", len(ls.replies), ls.replies)
+	}
+	for _, r := range ls.replies {
+		if !strings.Contains(r, `"id":"srv1"`) || !strings.Contains(r, `"error"`) {
+			t.Errorf("reply %s, want an error for srv1", r)
+		}
 	}
 }

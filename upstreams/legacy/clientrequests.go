@@ -31,3 +31,11 @@ func clientRequestsOf(ctx context.Context) ClientRequests {
 	f, _ := ctx.Value(clientRequestsKey{}).(ClientRequests)
 	return f
 }
+
+// withoutClientRequests is ctx with no ClientRequests: what a backend asks under it is refused.
+func withoutClientRequests(ctx context.Context) context.Context {
+	if clientRequestsOf(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, clientRequestsKey{}, ClientRequests(nil))
+}

@@ -255,7 +255,13 @@ func (br *Bridge) notify(ctx context.Context, s *Session, method string, params 
 
 // Request sends one gateway-originated request on s and returns the response and the
 // response headers, answering server requests on its stream meanwhile.
+//
+// A request the backend sends meanwhile is refused, whoever's call made the gateway send this
+// one: these are the gateway's requests (initialize, before the session is even initialized;
+// logging/setLevel and resources/subscribe on a session every caller of the backend may share),
+// and only what a backend asks while serving a call may reach that call's client.
 func (br *Bridge) Request(ctx context.Context, s *Session, method string, params json.RawMessage, pass http.Header) (*jsonrpc.Message, http.Header, error) {
+	ctx = withoutClientRequests(ctx)
 	x := &RoundTrip{br: br, sess: s, uid: json.RawMessage(`0`)}
 	if s.id != "" {
 		x.uid = s.nextID()
