@@ -74,6 +74,48 @@ func TestMetricsScrapeCoversShippedFiles(t *testing.T) {
 		}
 	}
 	checkREADMEMetrics(t, s, filepath.Join(root, "README.md"))
+	checkDocumentedLabelValues(t, s, root)
+}
+
+// checkDocumentedLabelValues: the label values the documents list for the counters exported at
+// 0 from start (so the scrape holds every one) are values the gateway exports: a query or alert
+// written from the docs matches a real series.
+func checkDocumentedLabelValues(t *testing.T, s promcheck.Scrape, root string) {
+	t.Helper()
+	value := regexp.MustCompile("`([a-z_]+)`")
+	for _, c := range []struct {
+		doc, span     string // span: a regexp whose first group holds the listed values
+		metric, label string
+		atLeast       int
+	}{
+		{"docs/observability.md", "`mcp_gateway_auth_failures_total\\{reason=…\\}` \\(([^)]*)\\)", "mcp_gateway_auth_failures_total", "reason", 10},
+		{"docs/observability.md", "(?m)^\\| `mcp_gateway_approval_refusals_total` \\| `reason`: ([^|]*)\\|", "mcp_gateway_approval_refusals_total", "reason", 12},
+		{"docs/approval.md", "(?m)^\\| `mcp_gateway_approval_refusals_total` \\| `reason`: ([^|]*)\\|", "mcp_gateway_approval_refusals_total", "reason", 12},
+		{"README.md", "(?m)^\\| `mcp_gateway_redis_errors_total` \\|[^|]*\\|[^|]*\\| shared-store failures \\(([^)]*)\\)", "mcp_gateway_redis_errors_total", "op", 6},
+		{"README.md", "(?m)^\\| `mcp_gateway_listen_notifications_dropped_total` \\|[^|]*\\|[^|]*\\|[^(]*\\(([^)]*)\\)", "mcp_gateway_listen_notifications_dropped_total", "cause", 4},
+	} {
+		raw, err := os.ReadFile(filepath.Join(root, c.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(c.span).FindStringSubmatch(string(raw))
+		if m == nil {
+			t.Errorf("%s no longer lists the values of %s in the form this test reads", c.doc, c.metric)
+			continue
+		}
+		values := value.FindAllStringSubmatch(m[1], -1)
+		if len(values) < c.atLeast {
+			t.Errorf("%s: read %d values of %s{%s}, want at least %d", c.doc, len(values), c.metric, c.label, c.atLeast)
+		}
+		for _, v := range values {
+			if v[1] == "list_changed" { // "passing a `list_changed` on": prose, not a value
+				continue
+			}
+			if !s.HasSeries(c.metric, map[string]string{c.label: v[1]}) {
+				t.Errorf("%s lists %s{%s=%q}, which the gateway does not export", c.doc, c.metric, c.label, v[1])
+			}
+		}
+	}
 }
 
 // checkREADMEMetrics holds the README's metrics table to the scrape: every gateway family the
