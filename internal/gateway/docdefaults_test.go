@@ -13,8 +13,8 @@ import (
 	"github.com/mcp-gateway/gateway/internal/store"
 )
 
-// defaultDocs are the documents whose prose states defaults and limits as "`setting` (value)" or
-// "`setting`, default value".
+// defaultDocs are the documents whose prose states defaults and limits as "`setting` (value)",
+// "`setting` (default value)", "`setting`, default value" or "`setting` defaults to value".
 var defaultDocs = []string{
 	"README.md", "SECURITY.md", "docs/architecture.md", "docs/deploy.md", "docs/observability.md",
 	"docs/pinning.md", "docs/protocol.md", "docs/scaling.md", "docs/approval.md",
@@ -22,7 +22,7 @@ var defaultDocs = []string{
 
 // proseDefault finds a setting in backticks followed closely by a parenthesis or "default" and a
 // value that begins with a digit: "`server.writeTimeout` (10 s)", "`mrtr.ttl`, default 10
-// minutes", "`pins.maxPerBackend` items (2,048)".
+// minutes", "`pins.maxPerBackend` items (2,048)", "`legacySessionIdle` unused (default 5m)".
 var proseDefault = regexp.MustCompile("`([a-zA-Z]+(?:\\.[a-zA-Z]+)*)`([^`.;]{0,16}?(?:\\(default |\\(|defaults? to |default ))" +
 	"([0-9][0-9,.]*)[ \u00a0]?(KiB/s|MiB|KiB|GiB|ms|minutes|min|m|s|h|days)?\\b")
 
