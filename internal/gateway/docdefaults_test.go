@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/store"
 )
 
@@ -121,8 +122,9 @@ func sameDefault(d any, num, unit string) error {
 }
 
 // TestDocBounds: the fixed bounds of the shared and in-memory stores that SECURITY.md, the README
-// and docs/scaling.md state in prose are the code's (they are constants, not settings, so
-// TestDocDefaults cannot see them).
+// and docs/scaling.md state in prose, and the lifetime of the development issuer's tokens the
+// README states, are the code's (they are constants, not settings, so TestDocDefaults cannot see
+// them).
 func TestDocBounds(t *testing.T) {
 	for _, tt := range []struct {
 		doc     string
@@ -138,6 +140,7 @@ func TestDocBounds(t *testing.T) {
 		{"docs/scaling.md", `A lease may be spent for ([0-9]+)\s+second only`, []float64{store.DefaultLeaseTTL.Seconds()}},
 		{"docs/scaling.md", `A replica holds leases for at most ([0-9,]+)\s+buckets`, []float64{store.DefaultLeaseKeys}},
 		{"README.md", `each replica leases up to min\(([0-9]+), burst ÷ ([0-9]+)\)`, []float64{store.DefaultLeaseMax, store.LeaseBurstDivisor}},
+		{"README.md", `its tokens live ([0-9]+) hours \(` + "`--ttl`" + `\)`, []float64{devissuer.CommandTTL.Hours()}},
 	} {
 		raw, err := os.ReadFile(filepath.Join("..", "..", tt.doc))
 		if err != nil {
