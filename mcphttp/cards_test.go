@@ -26,6 +26,17 @@ func TestServerCardValidation(t *testing.T) {
 			t.Errorf("%v\nwant %s", err, want)
 		}
 	}
+	// The name's bound leaves room for a tool set's suffix; the description's is the title's.
+	long := Config{PublicURL: "https://gw.example/mcp", ServerCard: ServerCardConfig{Enabled: true,
+		Name: "com.example/" + strings.Repeat("n", 136-len("com.example/")+1), Description: strings.Repeat("d", 69)}}
+	if err := long.Validate(); err == nil || !strings.Contains(err.Error(), "server.serverCard.name:") ||
+		!strings.Contains(err.Error(), "server.serverCard.description:") {
+		t.Errorf("a name of 137 characters, a description of 69: %v", err)
+	}
+	long.ServerCard.Name, long.ServerCard.Description = long.ServerCard.Name[:136], long.ServerCard.Description[:68]
+	if err := long.Validate(); err != nil {
+		t.Errorf("a name of 136 characters, a description of 68: %v", err)
+	}
 	if err := (Config{ServerCard: ServerCardConfig{AICatalog: true}}).Validate(); err == nil || !strings.Contains(err.Error(), "server.serverCard.aiCatalog") {
 		t.Errorf("a catalog without cards: %v", err)
 	}

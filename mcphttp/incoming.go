@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -51,6 +52,22 @@ func (in *Incoming) Body() []byte { return in.x.in.body }
 // Limits are the strict decoder's limits, for a body the edge decodes itself (a client's
 // answer, which the 2026-07-28 decode refuses as a response).
 func (in *Incoming) Limits() jsonrpc.Limits { return in.x.s.limits }
+
+// TakeResultBytes charges n bytes of a copy of a backend's response the edge makes (a result
+// reshaped for its version) to the replica's budget of response bytes in flight
+// (server.maxResultBytesInFlight), and returns the function that gives them back; an
+// ErrResultBudget error when they do not fit.
+func (in *Incoming) TakeResultBytes(n int) (release func(), err error) {
+	b := in.x.s.backends
+	if b == nil || b.TakeResultBytes(int64(n)) {
+		return func() {
+			if b != nil {
+				b.ReturnResultBytes(int64(n))
+			}
+		}, nil
+	}
+	return nil, fmt.Errorf("%w: a reshaped result of %d bytes", upstreams.ErrResultBudget, n)
+}
 
 // MaxBodyBytes is the most one request may carry (server.maxBodyBytes): an edge that makes one
 // request of several of its client's holds them to it.

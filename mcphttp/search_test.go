@@ -169,3 +169,42 @@ func TestBackendToolNamedLikeMetaTool(t *testing.T) {
 		t.Errorf("the backend received %d calls", n)
 	}
 }
+
+// TestFindToolsArguments: find_tools' bounds as docs/toolsets.md states them. query is a
+// non-empty string of at most 1 KiB, no other argument than query and limit is taken, limit is
+// capped by maxResults, and search mode's tools/list is one page: a cursor is refused. Each
+// refusal is -32602.
+func TestFindToolsArguments(t *testing.T) {
+	var tools []mcptest.Option
+	for _, n := range []string{"t1", "t2", "t3", "t4", "t5"} {
+		tools = append(tools, describedTool(n, "Rotate the keys of vault "+n+"."))
+	}
+	be := mcptest.StartServer(t, "be", append(tools, mcptest.WithoutDefaults())...)
+	_, e := testServer(t, Config{Search: SearchConfig{Enabled: true, MaxResults: 3}}, oneBackendNamed("be", be.URL()), upstreams.Options{}, Deps{})
+	url := serveTest(t, e).URL + DefaultPath
+	findWith := func(args string) *response {
+		return do(t, "POST", url, modern("tools/call", findToolsName), body("tools/call", `,"name":"find_tools","arguments":`+args))
+	}
+	for name, args := range map[string]string{
+		"a query over 1 KiB": `{"query":"` + strings.Repeat("k", 1025) + `"}`,
+		"an empty query":     `{"query":"  "}`,
+		"no query":           `{"limit":2}`,
+		"an unknown member":  `{"query":"keys","upstream":"be"}`,
+	} {
+		t.Run(name, func(t *testing.T) { mcptest.CheckRPC(t, findWith(args), -32602) })
+	}
+	r := findWith(`{"query":"` + strings.Repeat("k", 1020) + ` key"}`)
+	mcptest.CheckRPC(t, r, 0)
+	r = findWith(`{"query":"rotate keys vault","limit":50}`)
+	var res struct {
+		StructuredContent found `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(r.RPC.Result, &res); err != nil || r.RPC.Error != nil {
+		t.Fatalf("find_tools: %v %s", err, r.Body)
+	}
+	if n := len(res.StructuredContent.Tools); n != 3 {
+		t.Errorf("limit 50 with maxResults 3 returned %d tools, want 3", n)
+	}
+	list := do(t, "POST", url, modern("tools/list", ""), body("tools/list", `,"cursor":"anything"`))
+	mcptest.CheckRPC(t, list, -32602)
+}

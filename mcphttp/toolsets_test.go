@@ -69,13 +69,14 @@ func TestToolsetValidation(t *testing.T) {
 		"wildcard path":    {Toolsets: []ToolsetConfig{{Name: "a", Path: "/mcp/*", Include: []SelectorConfig{{}}}}},
 		"no include":       {Toolsets: []ToolsetConfig{{Name: "a"}}},
 		"empty glob":       {Toolsets: []ToolsetConfig{{Name: "a", Include: []SelectorConfig{{Tools: []string{""}}}}}},
-		"too many results": {Search: SearchConfig{Enabled: true, MaxResults: MaxSearchResults + 1}},
+		"too many results": {Search: SearchConfig{Enabled: true, MaxResults: 51}},
+		"well-known path":  {Toolsets: []ToolsetConfig{{Name: "a", Path: "/.well-known/a", Include: []SelectorConfig{{}}}}},
 	} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	ok := Config{Search: SearchConfig{Enabled: true, MaxResults: 20},
+	ok := Config{Search: SearchConfig{Enabled: true, MaxResults: 50},
 		Toolsets: []ToolsetConfig{{Name: "github-ro", Include: []SelectorConfig{{Upstream: "github", Tools: []string{"get_*"}}}}}}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("a good configuration: %v", err)

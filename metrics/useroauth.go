@@ -57,10 +57,10 @@ func NewUserOAuth(reg prometheus.Registerer, backends []string) (*UserOAuth, err
 		for _, r := range useroauth.FailureReasons() {
 			u.consents.WithLabelValues(b, useroauth.ConsentFailed, r)
 		}
-		for _, r := range []string{useroauth.RefreshOK, useroauth.RefreshInvalidGrant, useroauth.RefreshUnavailable} {
+		for _, r := range refreshResults {
 			u.refreshes.WithLabelValues(b, r)
 		}
-		for _, by := range []string{"user", "admin"} {
+		for _, by := range revokers {
 			u.revocations.WithLabelValues(b, by)
 		}
 	}
@@ -72,12 +72,7 @@ func NewUserOAuth(reg prometheus.Registerer, backends []string) (*UserOAuth, err
 	return u, nil
 }
 
-func (u *UserOAuth) backend(b string) string {
-	if slices.Contains(u.backends, b) {
-		return b
-	}
-	return Other
-}
+func (u *UserOAuth) backend(b string) string { return closed(b, u.backends) }
 
 // Consent counts a consent event (useroauth.Observer).
 func (u *UserOAuth) Consent(upstream, event, reason string) {
@@ -86,23 +81,37 @@ func (u *UserOAuth) Consent(upstream, event, reason string) {
 	}
 	if event != useroauth.ConsentFailed {
 		reason = ""
-	} else if !slices.Contains(useroauth.FailureReasons(), reason) {
-		reason = Other
+	} else {
+		reason = closed(reason, useroauth.FailureReasons())
 	}
 	u.consents.WithLabelValues(u.backend(upstream), event, reason).Inc()
+}
+
+// refreshResults and revokers are the closed sets of the result and by labels.
+var (
+	refreshResults = []string{useroauth.RefreshOK, useroauth.RefreshInvalidGrant, useroauth.RefreshUnavailable}
+	revokers       = []string{"user", "admin"}
+)
+
+// closed is v when set holds it, else Other.
+func closed(v string, set []string) string {
+	if slices.Contains(set, v) {
+		return v
+	}
+	return Other
 }
 
 // Refresh counts a refresh by result (useroauth.Observer).
 func (u *UserOAuth) Refresh(upstream, result string) {
 	if u != nil {
-		u.refreshes.WithLabelValues(u.backend(upstream), result).Inc()
+		u.refreshes.WithLabelValues(u.backend(upstream), closed(result, refreshResults)).Inc()
 	}
 }
 
 // Revoked counts n records removed (useroauth.Observer).
 func (u *UserOAuth) Revoked(upstream, by string, n int) {
 	if u != nil && n > 0 {
-		u.revocations.WithLabelValues(u.backend(upstream), by).Add(float64(n))
+		u.revocations.WithLabelValues(u.backend(upstream), closed(by, revokers)).Add(float64(n))
 	}
 }
 

@@ -183,6 +183,14 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 // ResultBytesInFlight is the buffer memory held now by backend responses being relayed.
 func (r *Registry) ResultBytesInFlight() int64 { return r.results.InUse() }
 
+// TakeResultBytes charges n bytes of a copy an edge makes of a response it relays (a result
+// reshaped for an older protocol version) to the same budget as the responses themselves, and
+// reports whether they fit; ReturnResultBytes gives them back once the copy is written.
+func (r *Registry) TakeResultBytes(n int64) bool { return r.results.Take(n) }
+
+// ReturnResultBytes gives back n bytes charged by TakeResultBytes.
+func (r *Registry) ReturnResultBytes(n int64) { r.results.Return(n) }
+
 // CircuitStates returns each backend's circuit state by backend name: one of the Circuit
 // constants, CircuitClosed for a backend whose breaker is disabled.
 func (r *Registry) CircuitStates() map[string]int {

@@ -179,6 +179,11 @@ func TestVerifyRefuses(t *testing.T) {
 	other := newSigner(t, "ES256")
 	rsaKey := newSigner(t, "RS256")
 	ed := newSigner(t, "Ed25519")
+	small, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsa1024 := signer{alg: "RS256", priv: small}
 	privJWK := func(h, _ map[string]any) {
 		b, _ := json.Marshal(jose.JSONWebKey{Key: s.priv})
 		var m map[string]any
@@ -202,6 +207,7 @@ func TestVerifyRefuses(t *testing.T) {
 		{"jwk missing", ReasonKey, s.proof(t, func(h, _ map[string]any) { h["jwk"] = nil }), nil},
 		{"jwk private", ReasonKey, s.proof(t, privJWK), nil},
 		{"jwk symmetric", ReasonKey, s.proof(t, func(h, _ map[string]any) { h["jwk"] = map[string]any{"kty": "oct", "k": "c2VjcmV0"} }), nil},
+		{"RSA under 2048 bits", ReasonKey, rsa1024.proof(t, nil), nil},
 		{"jwk of another alg", ReasonKey, s.proof(t, func(h, _ map[string]any) { h["jwk"] = rsaKey.publicJWK(t) }), nil},
 		{"signature tampered", ReasonSignature, tamper(s.proof(t, nil)), nil},
 		{"signed by another key", ReasonSignature, s.proof(t, func(h, _ map[string]any) { h["jwk"] = other.publicJWK(t) }), nil},

@@ -58,6 +58,12 @@ func TestAuthorizationContextAcrossReplicas(t *testing.T) {
 	tok := p.site.token(t, "echoer", "tools:use")
 	ask := modernCall(t, p.a, tok, capsURL, "alpha__echo", `{"text":"x"}`, "")
 	ctx := handleOf(t, ask)
+	// The denial's own line names the handle, the caller, the tool and the remediation, and no
+	// argument.
+	if l := firstLog(t, p.logA, 0, "authorization denial"); l["authz_ctx"] != ctx || l.str("subject") == "" ||
+		l["name"] != "alpha__echo" || l["upstream"] != "alpha" || l["remediation"] != "available" || l["text"] != nil {
+		t.Errorf("denial log line %v", l)
+	}
 	quoted, _ := json.Marshal(ctx)
 	forged, _ := json.Marshal(legacyclient.Tamper(ctx))
 	for _, c := range []struct {

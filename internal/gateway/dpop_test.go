@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/metrics"
 )
 
 // dpopReplicas is two replicas sharing a real Redis, with every token of a real issuer
@@ -104,9 +105,13 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 		if status, _, body := post(t, urlA, caller.headers("tools/call", "alpha__echo", proof), dpopCallBody); status != http.StatusOK {
 			t.Fatalf("first use: %d %s", status, body)
 		}
+		replays := metricValue(t, f.a, authFailures+`{reason="dpop_replay"}`)
 		for _, u := range []string{urlB, urlA} {
 			status, h, _ := post(t, u, caller.headers("tools/call", "alpha__echo", proof), dpopCallBody)
 			wantDPoPRefusal(t, status, h, dpop.CodeInvalidProof)
+		}
+		if n := metricValue(t, f.a, authFailures+`{reason="dpop_replay"}`) - replays; n != 1 {
+			t.Fatalf("the replay on a counted %v times under dpop_replay, want 1", n)
 		}
 		if n := toolCalls(f.alpha); n != 1 {
 			t.Fatalf("the backend received %d calls, want 1", n)
@@ -155,10 +160,15 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 			sent = append(sent, proofs...)
 			h := caller.headers("tools/call", "alpha__echo", proofs...)
 			h.Set("Authorization", auth)
+			counted := authFailureSeries(tc)
+			before := metricValue(t, f.a, counted)
 			status, hdr, body := post(t, urlA, h, dpopCallBody) // a is logged: no refusal may log a secret
 			wantDPoPRefusal(t, status, hdr, tc.code)
 			if strings.Contains(body, `"result"`) || len(f.alpha.Forwarded()) != 0 {
 				t.Fatalf("a refused request reached the backend: %s", body)
+			}
+			if after := metricValue(t, f.a, counted); after != before+1 {
+				t.Fatalf("%s moved by %v, want 1 (docs/dpop.md: each failure counted once under its reason)", counted, after-before)
 			}
 		})
 	}
@@ -166,7 +176,7 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 		f.alpha.Reset()
 		f.redis.Stop()
 		status, h, body := post(t, urlA, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), dpopCallBody)
-		if status != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || toolCalls(f.alpha) != 0 {
+		if status != http.StatusServiceUnavailable || h.Get("Retry-After") != "1" || toolCalls(f.alpha) != 0 {
 			t.Fatalf("status %d, Retry-After %q: %s", status, h.Get("Retry-After"), body)
 		}
 	})
@@ -176,6 +186,23 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 			t.Fatal("the log holds a token or a proof")
 		}
 	}
+}
+
+// authFailures is the metric every failed authentication is counted in, by reason.
+const authFailures = metrics.NameAuthFailures
+
+// authFailureSeries is the series of authFailures a conformance case must move: a proof's own
+// failure is dpop_proof; a token for another resource is wrong_audience; any other token refused
+// with a proof (or a bound token as Bearer) is dpop_binding.
+func authFailureSeries(tc dpopCase) string {
+	reason := metrics.AuthDPoPBinding
+	switch {
+	case tc.code == dpop.CodeInvalidProof:
+		reason = metrics.AuthDPoPProof
+	case tc.check == "sep-1932-server-audience-validation":
+		reason = metrics.AuthWrongAudience
+	}
+	return authFailures + `{reason="` + reason + `"}`
 }
 
 // dpopCase is one negative of the conformance list: the Authorization value and the DPoP
@@ -297,6 +324,9 @@ func TestDPoPNoncesAndRules(t *testing.T) {
 		alpha.Reset()
 		status, h, _ := post(t, urlC, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), dpopCallBody)
 		wantDPoPRefusal(t, status, h, dpop.CodeUseNonce)
+		if n := metricValue(t, c, authFailures+`{reason="dpop_nonce"}`); n != 1 {
+			t.Fatalf("a proof without the nonce counted %v times under dpop_nonce, want 1", n)
+		}
 		nonce := h.Get(dpop.NonceHeader)
 		if nonce == "" || toolCalls(alpha) != 0 {
 			t.Fatalf("use_dpop_nonce without a DPoP-Nonce (%q), or the call went through", nonce)
@@ -372,6 +402,12 @@ func TestDPoPNoncesAndRules(t *testing.T) {
 		h.Set(dpop.Header, caller.proof(t, http.MethodGet, testResource, nil))
 		status, hdr, _ := post(t, urlC, h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 		wantDPoPRefusal(t, status, hdr, dpop.CodeInvalidProof)
+		// DELETE of a session is 405 before authentication: no proof for DELETE is checked, and
+		// none is needed.
+		del := http.Header{"Mcp-Session-Id": {"any"}, "Mcp-Protocol-Version": {"2025-11-25"}}
+		if status, hdr, _ := exchange(t, http.MethodDelete, urlC, del, ""); status != http.StatusMethodNotAllowed || len(hdr.Values("WWW-Authenticate")) != 0 {
+			t.Fatalf("DELETE without a token: %d %v, want 405 before authentication", status, hdr.Values("WWW-Authenticate"))
+		}
 	})
 }
 
@@ -462,5 +498,37 @@ func TestDPoPPublicURLNormalises(t *testing.T) {
 		if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "server.publicURL") || !strings.Contains(err.Error(), "htu") {
 			t.Errorf("%s with DPoP on: %v", public, err)
 		}
+	}
+}
+
+// TestDPoPNoncesNeedSharedKeys: with server nonces required and Redis (several replicas), the
+// gateway refuses to start without mrtr.keys: a nonce sealed under one replica's random key
+// would be refused by every other, and clients would loop on use_dpop_nonce (docs/dpop.md). One
+// replica without Redis, or shared keys, start.
+func TestDPoPNoncesNeedSharedKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		redis, keys bool
+		refused     bool
+	}{{"redis without keys", true, false, true}, {"redis with keys", true, true, false}, {"one replica", false, false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &Config{Log: LogConfig{Level: "error", Format: "text"}}
+			cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
+			cfg.Server.PublicURL = testResource
+			cfg.Auth.Issuers = []authz.IssuerConfig{{Issuer: "https://issuer.test.invalid"}}
+			cfg.Auth.DPoP.Mode = authz.DPoPAllowed
+			cfg.Auth.DPoP.Nonce.Required = true
+			if tc.redis {
+				cfg.Redis.URL = "redis://127.0.0.1:6379/0"
+			}
+			if tc.keys {
+				cfg.MRTR.Keys = testKeys
+			}
+			cfg.applyDefaults()
+			err := cfg.validate()
+			if refused := err != nil && strings.Contains(err.Error(), "mrtr.keys") && strings.Contains(err.Error(), "nonce"); refused != tc.refused {
+				t.Fatalf("refused %v, want %v: %v", refused, tc.refused, err)
+			}
+		})
 	}
 }

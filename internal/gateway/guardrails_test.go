@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -143,6 +144,42 @@ func TestGuardrails(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"rule":"results"`) || !strings.Contains(logs.String(), "aws-access-key:redact:1") {
 		t.Errorf("no audit line names the rule and the kind of finding:\n%s", logs.String())
+	}
+	checkRailAuditLines(t, logs.String())
+	if !strings.Contains(metrics, `mcp_gateway_guardrail_duration_seconds_count{check="content",direction="result"}`) ||
+		!strings.Contains(metrics, `mcp_gateway_guardrail_duration_seconds_count{check="schema",direction="arguments"}`) {
+		t.Error("metrics lack the guardrails' check durations")
+	}
+}
+
+// checkRailAuditLines holds the audit lines to docs/guardrails.md: a check that redacts or flags
+// writes "guardrail finding" at info, one that blocks "guardrail refused" at warn, each naming
+// the rule, direction, action and findings, and neither a path nor any other member.
+func checkRailAuditLines(t *testing.T, logs string) {
+	t.Helper()
+	levels := map[string]string{}
+	for _, line := range strings.Split(logs, "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) != nil || !strings.HasPrefix(fmt.Sprint(l["msg"]), "guardrail ") {
+			continue
+		}
+		msg := l["msg"].(string)
+		levels[msg] = fmt.Sprint(l["level"])
+		for _, k := range []string{"request_id", "rule", "direction", "action", "findings"} {
+			if s, _ := l[k].(string); s == "" {
+				t.Errorf("%s line without %s: %s", msg, k, line)
+			}
+		}
+		for k := range l {
+			switch k {
+			case "time", "level", "msg", "request_id", "subject", "upstream", "name", "rule", "direction", "action", "findings", "error":
+			default:
+				t.Errorf("%s line has %q: %s", msg, k, line)
+			}
+		}
+	}
+	if levels["guardrail finding"] != "INFO" || levels["guardrail refused"] != "WARN" {
+		t.Errorf("audit line levels %v, want guardrail finding at INFO and guardrail refused at WARN", levels)
 	}
 }
 

@@ -193,8 +193,12 @@ func TestInterceptorMutationRechecked(t *testing.T) {
 		`"alpha__echo","arguments":{"text":"to-fail"}`:     `"alpha__fail","arguments":{}`,
 		`"alpha__echo","arguments":{"text":"to-progress"}`: `"alpha__progress","arguments":{"steps":1}`,
 		`"alpha__echo","arguments":{"text":"to-add"}`:      `"alpha__add","arguments":{"a":2,"b":3}`,
+		`"alpha__echo","arguments":{"text":"loop"}`:        `"alpha__add","arguments":{"a":7,"b":7}`,
 	})
-	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "rename", Type: intercept.TypeMutation, Handle: rename}})
+	// back, governing add, renames the loop's call into echo again, which rename governs.
+	back := replaceIn(`"alpha__add","arguments":{"a":7,"b":7}`, `"alpha__echo","arguments":{"text":"loop"}`)
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "rename", Type: intercept.TypeMutation, Handle: rename},
+		{Name: "back", Type: intercept.TypeMutation, Handle: back}})
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
 		c.Auth.Policy.Rules = []authz.RuleConfig{
@@ -202,7 +206,8 @@ func TestInterceptorMutationRechecked(t *testing.T) {
 			{ID: "read", Upstream: "alpha", Tools: []string{"echo", "add", "fail"}, AnyScope: []string{"tools:read"}},
 			{ID: "write", Upstream: "alpha", Tools: []string{"progress"}, AllScopes: []string{"tools:write"}},
 		}
-		c.Interceptors = []InterceptorConfig{interceptorEntry("rename", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request")}
+		c.Interceptors = []InterceptorConfig{interceptorEntry("rename", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request"),
+			interceptorEntry("back", ics.URL(), intercept.TypeMutation, []string{"add"}, "request")}
 	}, alpha)
 	tok := mint(t, iss, devissuer.Claims{"sub": "reader", "scope": "tools:read"})
 	for _, era := range clientEras {
@@ -215,10 +220,16 @@ func TestInterceptorMutationRechecked(t *testing.T) {
 					t.Fatalf("%s: %v %+v", text, err, res)
 				}
 			}
+			// Interceptors that keep renaming a call into each other's: planned three times, then
+			// refused (docs/interceptors.md, "A mutation is checked again").
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "loop"}})
+			if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "kept changing it into other calls") {
+				t.Fatalf("a renaming loop: %v %+v", err, res)
+			}
 			if n := len(alpha.RequestsOf("tools/call")); n != 0 {
 				t.Fatalf("the backend received %d refused calls", n)
 			}
-			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "to-add"}})
+			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "to-add"}})
 			if err != nil || res.IsError || mcptest.ResultText(res) != "5" {
 				t.Fatalf("renamed into add: %v %+v", err, res)
 			}
@@ -419,7 +430,8 @@ func TestInterceptorWebhook(t *testing.T) {
 		})
 	}
 	for _, h := range hook.Headers() {
-		if h.Get("Authorization") != "Bearer hook-own-secret" || h.Get("Mcp-Method") != intercept.MethodInvoke {
+		if h.Get("Authorization") != "Bearer hook-own-secret" || h.Get("Mcp-Method") != intercept.MethodInvoke ||
+			h.Get("Content-Type") != "application/json" {
 			t.Fatalf("the webhook was sent %v", h)
 		}
 	}

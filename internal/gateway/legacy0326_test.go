@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -190,6 +191,11 @@ func TestLegacyBatchAsIfAlone(t *testing.T) {
 		if !strings.Contains(logs.String(), `"request_id":"`+requestID+"."+fmt.Sprint(n)+`"`) {
 			t.Errorf("no access log line of message %d (request id %s.%d)", n, requestID, n)
 		}
+	}
+	// The batch's own line: the HTTP request that carried the messages, under its own id, with
+	// no method of its own.
+	if !regexp.MustCompile(`"msg":"request","request_id":"` + regexp.QuoteMeta(requestID) + `","method":""`).MatchString(logs.String()) {
+		t.Errorf("no access log line of the batch itself (request id %s, empty method)", requestID)
 	}
 	if strings.Contains(logs.String(), `"text":"one"`) || strings.Contains(logs.String(), `one"}`) {
 		t.Error("an argument value reached the log")

@@ -293,6 +293,62 @@ func TestLegacyRelayClientLeaves(t *testing.T) {
 	<-called
 }
 
+// TestLegacyBatchOfAnswers: a 2025-03-26 client may answer the gateway's requests (sampling,
+// roots) in one batch (docs/legacy-2025-03-26.md). Each answer is delivered on its own: 202
+// when every one was, and the calls waiting for them finish with what they were told; a batch
+// with an answer nobody waits for gets that one's refusal, the others delivered all the same.
+func TestLegacyBatchOfAnswers(t *testing.T) {
+	url := relayGateway(t, startRelayBackend(t), "", "")
+	c := &legacyclient.Raw{Protocol: legacyclient.Protocol20250326}
+	init := c.Post(t, url, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26",`+
+		`"capabilities":{"sampling":{},"roots":{}},"clientInfo":{"name":"host-0326","version":"1.0.0"}}}`)
+	sid := init.Header.Get("Mcp-Session-Id")
+	if init.Status != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %s", init)
+	}
+	if n := c.Post(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); n.Status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %s", n)
+	}
+	relay := func(what string) *legacyclient.Stream {
+		return c.Open(t, url, sid, c.CallArgs("old__"+toolRelay, `{"what":"`+what+`"}`))
+	}
+	sampled := `{"model":"m1","role":"assistant","content":{"type":"text","text":"sampled"}}`
+	answer := func(id json.RawMessage, result string) string {
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + `}`
+	}
+	resultText := func(s *legacyclient.Stream) string {
+		m := s.NextResult(t)
+		var res struct{ Content []struct{ Text string } }
+		if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Content) == 0 {
+			t.Fatalf("result %s, error %s", m.Result, m.Error)
+		}
+		return res.Content[0].Text
+	}
+
+	sample, roots := relay("sample"), relay("roots")
+	askS, askR := sample.NextRequest(t, "sampling/createMessage"), roots.NextRequest(t, "roots/list")
+	r := c.Post(t, url, sid, "["+answer(askS.ID, sampled)+","+answer(askR.ID, `{"roots":[{"uri":"file:///projects/a"}]}`)+"]")
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("a batch of two answers: %s, want 202", r)
+	}
+	if got := resultText(sample); got != "sample: m1 sampled" {
+		t.Errorf("the sampling call: %q", got)
+	}
+	if got := resultText(roots); got != "roots: file:///projects/a" {
+		t.Errorf("the roots call: %q", got)
+	}
+
+	sample = relay("sample")
+	askS = sample.NextRequest(t, "sampling/createMessage")
+	r = c.Post(t, url, sid, "["+answer(json.RawMessage(`"g1.nobody.waits"`), sampled)+","+answer(askS.ID, sampled)+"]")
+	if r.Status != http.StatusBadRequest {
+		t.Fatalf("a batch with an answer nobody waits for: %s, want its 400", r)
+	}
+	if got := resultText(sample); got != "sample: m1 sampled" {
+		t.Errorf("the answer delivered beside the refused one: %q", got)
+	}
+}
+
 // TestLegacyRelayAsksBounded: a pre-2026 backend that asks its client again and again in one
 // call (elicitation, sampling and roots are relayed one at a time, each a new request to the
 // user, each a sampling the client may pay for) is held to legacy.maxRounds requests per call,

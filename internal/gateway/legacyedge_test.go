@@ -77,6 +77,16 @@ func TestLegacyDefaults(t *testing.T) {
 	if _, err = load(`legacy: {versions: ["2024-11-05"]}`); err == nil || !strings.Contains(err.Error(), "legacy.versions") {
 		t.Fatalf("an unserved version passed check-config: %v", err)
 	}
+	// legacy.maxBatchMessages is at most 1,000 (docs/legacy-2025-03-26.md): each message of a
+	// batch is served as a request of its own.
+	if _, err = load(`legacy: {maxBatchMessages: 1000}`); err != nil {
+		t.Fatalf("maxBatchMessages 1000: %v", err)
+	}
+	if _, err = load(`legacy: {maxBatchMessages: 1001, maxBatchBytes: -1, batchConcurrency: -1}`); err == nil ||
+		!strings.Contains(err.Error(), "legacy.maxBatchMessages") || !strings.Contains(err.Error(), "legacy.maxBatchBytes") ||
+		!strings.Contains(err.Error(), "legacy.batchConcurrency") {
+		t.Fatalf("batch bounds out of range passed check-config: %v", err)
+	}
 }
 
 // TestLegacyClientsAuthenticated: with authentication on, a legacy client's initialize gets the

@@ -142,6 +142,15 @@ func TestToolsets(t *testing.T) {
 		if status, _, _ := post(t, base+"/mcp", h, list); status != 401 {
 			t.Errorf("a token for alpha-ro and elsewhere on /mcp: %d, want 401", status)
 		}
+		// Unless it also names the gateway's own resource: then it is a token for the gateway.
+		both := mint(t, iss, devissuer.Claims{"sub": "alice", "scope": "tools:use",
+			"aud": []string{strings.TrimSuffix(testResource, "/mcp") + "/mcp/alpha-ro", testResource}})
+		h.Set("Authorization", "Bearer "+both)
+		for _, p := range []string{"/mcp", "/mcp/wide", "/mcp/alpha-ro"} {
+			if status, _, body := post(t, base+p, h, list); status != 200 {
+				t.Errorf("a token for alpha-ro and the gateway on %s: %d %s", p, status, body)
+			}
+		}
 		// The gateway's own token works on every set.
 		h.Set("Authorization", "Bearer "+tok)
 		if status, _, body := post(t, base+"/mcp/alpha-ro", h, list); status != 200 {
@@ -261,8 +270,16 @@ func TestToolSearch(t *testing.T) {
 	if v := metricValue(t, gw, `mcp_gateway_tool_search_calls_total{outcome="ok",tool="echo",upstream="alpha"}`); v != 1 {
 		t.Errorf("call_tool metric for alpha echo = %v, want 1", v)
 	}
-	if v := metricValue(t, gw, `mcp_gateway_tool_searches_total{set="search"}`); v < 4 {
-		t.Errorf("searches metric = %v, want at least 4", v)
+	searches := metricValue(t, gw, `mcp_gateway_tool_searches_total{set="search"}`)
+	if searches < 4 {
+		t.Errorf("searches metric = %v, want at least 4", searches)
+	}
+	// Every find_tools observes the tools it returned, once.
+	if v := metricValue(t, gw, `mcp_gateway_tool_search_hits_count{set="search"}`); v != searches {
+		t.Errorf("tool_search_hits observed %v searches, tool_searches_total counted %v", v, searches)
+	}
+	if v := metricValue(t, gw, `mcp_gateway_tool_search_hits_sum{set="search"}`); v <= 0 {
+		t.Errorf("tool_search_hits sum %v: no search returned a tool", v)
 	}
 	// Both sides of the context saved are counted (with seven tools, the meta-tools cost more).
 	full := metricValue(t, gw, `mcp_gateway_tool_list_bytes_total{list="full",set="search"}`)

@@ -484,4 +484,8 @@ func testStoreDown(t *testing.T, site *userOAuthSite, cs *mcp.ClientSession) {
 	if n := toolCalls(site.backend.Server); n != before {
 		t.Errorf("the backend was called %d times with the store down", n-before)
 	}
+	// The operator's revocation with the store away: 503 with the count so far, to repeat.
+	if got := site.adminRevoke(t, "b", `{"backend":"notes"}`); !strings.HasPrefix(got, "503 ") || !strings.Contains(got, `"revoked":0`) {
+		t.Errorf("revocation with the store down: %s, want 503 with the count so far", got)
+	}
 }

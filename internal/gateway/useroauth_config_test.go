@@ -32,6 +32,13 @@ func TestUserOAuthConfig(t *testing.T) {
 			[]string{"tokenURL, audience"}},
 		{"a client for a self-registering type", base + approval + keys + upstream + "    registration: dynamic\n    clientID: gw\n",
 			[]string{"the dynamic registration makes its own client"}},
+		{"a consentTTL under a minute", base + approval + upstream + "    clientID: gw\n" +
+			"userOAuth: {consentTTL: 30s, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n", []string{"userOAuth.consentTTL", "want 1m to 1h0m0s"}},
+		{"a consentTTL over an hour, records over 1 MiB", base + approval + upstream + "    clientID: gw\n" +
+			"userOAuth: {consentTTL: 61m, maxRecordBytes: 1048577, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n",
+			[]string{"userOAuth.consentTTL", "userOAuth.maxRecordBytes", "to 1048576"}},
+		{"the bounds themselves", base + approval + upstream + "    clientID: gw\n" +
+			"userOAuth: {consentTTL: 1h, maxRecordBytes: 1048576, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n", nil},
 		{"an unknown registration", base + approval + keys + upstream + "    registration: manual\n", []string{`"manual": want static`}},
 		{"an authorization server in clear", base + approval + keys + upstream + "    clientID: gw\n    authServer: http://as.example\n",
 			[]string{"want https"}},

@@ -204,13 +204,18 @@ func TestTooDeep(t *testing.T) {
 	}
 }
 
-// A message that would need more redactions than maxEdits is blocked.
+// A message that would need more than 10,000 redactions (docs/guardrails.md) is blocked; one
+// that needs 10,000 is redacted.
 func TestTooManyRedactions(t *testing.T) {
 	e := testEngine(t, everything("redact"))
 	r := e.Rule(KindTool, "b", "t")
-	raw := `{"text":"` + strings.Repeat("a@example.org ", maxEdits+1) + `"}`
+	raw := `{"text":"` + strings.Repeat("a@example.org ", 10_001) + `"}`
 	if rep := r.ScanResult([]byte(raw)); rep.Err != ErrTooManyFindings || !rep.Blocked() {
 		t.Fatalf("err %v", rep.Err)
+	}
+	raw = `{"text":"` + strings.Repeat("a@example.org ", 10_000) + `"}`
+	if rep := r.ScanResult([]byte(raw)); rep.Err != nil || rep.Blocked() || !rep.Redacted() {
+		t.Fatalf("10,000 redactions: err %v, blocked %v", rep.Err, rep.Blocked())
 	}
 }
 
@@ -231,5 +236,27 @@ func TestOwnedPassedOverAtAnyDepth(t *testing.T) {
 	}
 	if err := json.Unmarshal(out, &got); err != nil || !changed || strings.Contains(string(out), "AKIA") || got.Meta["z"] == nil {
 		t.Fatalf("owned member kept or result broken: %v %s", err, out)
+	}
+}
+
+// The annotation names 32 findings and counts the rest (docs/guardrails.md): a result with 40
+// redactions lists 32 and says 8 more; every match is redacted all the same.
+func TestAnnotationBounded(t *testing.T) {
+	e := testEngine(t, everything("redact"))
+	r := e.Rule(KindTool, "b", "t")
+	raw := `{"content":[{"type":"text","text":"` + strings.Repeat("a@example.org ", 40) + `"}]}`
+	rep := r.ScanResult([]byte(raw))
+	out, _ := rep.RewriteResult([]byte(raw), nil)
+	var got struct {
+		Meta map[string]annotation `json:"_meta"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if a := got.Meta[MetaKey]; len(a.Findings) != 32 || a.More != 8 {
+		t.Errorf("annotation lists %d findings and %d more, want 32 and 8", len(a.Findings), a.More)
+	}
+	if n := strings.Count(string(out), "[REDACTED:email]"); n != 40 {
+		t.Errorf("%d redactions, want 40", n)
 	}
 }

@@ -68,3 +68,27 @@ func TestMaxClaims(t *testing.T) {
 		t.Fatalf("%d claims: %v", len(c.Claims), err)
 	}
 }
+
+// TestDefaults: the limits docs/interceptors.md gives an interceptor left unconfigured: a 2s
+// timeout, 64 in flight per replica, a quarter of them (at least one) per caller, 4 MiB sent and
+// 8 MiB read; 5m is the longest timeout accepted.
+func TestDefaults(t *testing.T) {
+	c := Config{Name: "guard", URL: "https://guard.example/mcp", Type: TypeValidation, Rules: toolRule}.WithDefaults()
+	if c.Timeout != 2*time.Second || c.MaxConcurrent != 64 || c.MaxConcurrentPerCaller != 16 ||
+		c.MaxPayloadBytes != 4<<20 || c.MaxResponseBytes != 8<<20 {
+		t.Errorf("defaults %+v", c)
+	}
+	for n, want := range map[int]int{1: 1, 3: 1, 8: 2, 128: 32} {
+		if got := (Config{MaxConcurrent: n}).WithDefaults().MaxConcurrentPerCaller; got != want {
+			t.Errorf("maxConcurrent %d: %d per caller, want %d", n, got, want)
+		}
+	}
+	c.Timeout = 5 * time.Minute
+	if err := Validate([]Config{c}); err != nil {
+		t.Errorf("a 5m timeout: %v", err)
+	}
+	c.Timeout += time.Second
+	if err := Validate([]Config{c}); err == nil || !strings.Contains(err.Error(), "interceptors[0].timeout") {
+		t.Errorf("a timeout over 5m: %v", err)
+	}
+}

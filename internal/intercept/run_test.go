@@ -332,17 +332,22 @@ func TestClaimsAllowlist(t *testing.T) {
 	for _, tc := range []struct {
 		claims []string
 		want   string
+		anon   bool // no authentication: the call carries no principal
 	}{
-		{nil, `{"type":"user"}`},
-		{[]string{"groups"}, `{"type":"user","claims":{"groups":["sre"]}}`},
-		{[]string{"sub", "email", "missing"}, `{"type":"user","id":"alice","claims":{"email":"alice@example.com","sub":"alice"}}`},
+		{nil, `{"type":"anonymous"}`, true},
+		{[]string{"sub", "groups"}, `{"type":"anonymous"}`, true},
+		{nil, `{"type":"user"}`, false},
+		{[]string{"groups"}, `{"type":"user","claims":{"groups":["sre"]}}`, false},
+		{[]string{"sub", "email", "missing"}, `{"type":"user","id":"alice","claims":{"email":"alice@example.com","sub":"alice"}}`, false},
 	} {
 		s.Reset()
 		cfg := validator("guard", s.URL())
 		cfg.Claims = tc.claims
 		f := newFixture(t, nil, cfg)
 		c := toolCall(t, `{}`)
-		c.Principal = p
+		if !tc.anon {
+			c.Principal = p
+		}
 		c.TraceParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 		f.run(t, PhaseRequest, c)
 		var ctx struct {

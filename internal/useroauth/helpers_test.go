@@ -61,9 +61,10 @@ type fixture struct {
 	// tokenRequests counts requests to the authorization server's token endpoint, revocations
 	// its revocation endpoint.
 	tokenRequests, revocations atomic.Int64
-	// registrations counts requests to its registration endpoint.
-	registrations atomic.Int64
-	asLink        *asLink
+	// registrations counts requests to its registration endpoint, metadata those for its
+	// metadata documents (RFC 8414, OpenID discovery).
+	registrations, metadata atomic.Int64
+	asLink                  *asLink
 	// counters is the fixture whose counters and hooks the authorization server updates: this
 	// one, or the one a replica was made from.
 	counters *fixture
@@ -113,6 +114,8 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 				}
 			case "/register":
 				f.registrations.Add(1)
+			case "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration":
+				f.metadata.Add(1)
 			}
 		}})
 		f.backend = oauthbackend.Start(t, backendName, oauthbackend.Options{Issuer: f.as.Issuer(),

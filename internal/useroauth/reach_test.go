@@ -232,3 +232,45 @@ func TestAnswersBounded(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestServerMetadataChecked: what docs/user-oauth.md requires of an authorization server's
+// metadata before the gateway uses it: it names the configured issuer exactly (RFC 8414 §3.3,
+// against mix-up), it supports PKCE with S256, and its endpoints are https; and the backend's
+// resource metadata names the configured resource. Each is refused as the server being
+// unavailable; the same metadata, right, is accepted.
+func TestServerMetadataChecked(t *testing.T) {
+	h := startHostileSite(t)
+	const issuer = "https://example.com"
+	good := func() map[string]any {
+		return map[string]any{"issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": issuer + "/token",
+			"code_challenge_methods_supported": []string{"S256"}}
+	}
+	b := Backend{URL: issuer + "/mcp", AuthServer: issuer}
+	for name, change := range map[string]func(m map[string]any){
+		"another issuer":         func(m map[string]any) { m["issuer"] = "https://example.com/other" },
+		"issuer with a slash":    func(m map[string]any) { m["issuer"] = issuer + "/" },
+		"PKCE plain only":        func(m map[string]any) { m["code_challenge_methods_supported"] = []string{"plain"} },
+		"no PKCE":                func(m map[string]any) { delete(m, "code_challenge_methods_supported") },
+		"token endpoint in http": func(m map[string]any) { m["token_endpoint"] = "http://example.com/token" },
+		"authorize in http":      func(m map[string]any) { m["authorization_endpoint"] = "http://example.com/authorize" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := good()
+			change(m)
+			h.asMeta.Store(&m)
+			if _, err := h.discover(t, b); !errors.Is(err, ErrAuthServer) {
+				t.Fatalf("%v, want refused as ErrAuthServer", err)
+			}
+		})
+	}
+	m := good()
+	h.asMeta.Store(&m)
+	if _, err := h.discover(t, b); err != nil {
+		t.Fatalf("the good metadata: %v", err)
+	}
+	prm := map[string]any{"resource": "https://example.com/other", "authorization_servers": []string{issuer}}
+	h.prm.Store(&prm)
+	if _, err := h.discover(t, Backend{URL: issuer + "/mcp"}); !errors.Is(err, ErrAuthServer) {
+		t.Fatalf("resource metadata for another resource: %v, want refused", err)
+	}
+}

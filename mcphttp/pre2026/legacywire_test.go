@@ -260,11 +260,17 @@ func TestLegacyLocalMethods(t *testing.T) {
 func TestLegacyRequireSession(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
 	gw, _ := startLegacyGateway(t, gwSpec{Edge: Config{RequireSession: true}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
-	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", ""), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
-	if r.Status != 400 {
-		t.Fatalf("status %d: %s", r.Status, r.Body)
+	// With a version header, and with none (a session-less 2025-03-26 request, or its batch).
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	for _, tc := range []struct {
+		version, body string
+	}{{"2025-11-25", list}, {"", list}, {"", batchOf(list)}} {
+		r := do(t, "POST", gw.URL, legacyHeaders(tc.version, ""), tc.body)
+		if r.Status != 400 {
+			t.Fatalf("version %q, %s: status %d: %s", tc.version, tc.body, r.Status, r.Body)
+		}
+		mcptest.CheckRPC(t, r, -32600)
 	}
-	mcptest.CheckRPC(t, r, -32600)
 	if len(be.Forwarded()) != 0 {
 		t.Fatal("the backend was reached")
 	}

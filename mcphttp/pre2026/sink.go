@@ -63,7 +63,15 @@ func (s *roundSink) Result(result []byte, _ int, oc string, held *int) error {
 		return nil
 	}
 	info := q.in.ServerInfo()
-	head := jsonrpc.AppendResultHead(make([]byte, 0, len(result)+len(info)+len(q.msg.ID)+128), q.msg.ID)
+	// The reshaped copy is held beside the result until written: it counts against the same
+	// budget of response bytes in flight, so the edge holds no more than the budget says.
+	size := len(result) + len(info) + len(q.msg.ID) + 128
+	release, err := q.in.TakeResultBytes(size)
+	if err != nil {
+		return err
+	}
+	defer release()
+	head := jsonrpc.AppendResultHead(make([]byte, 0, size), q.msg.ID)
 	res, err := era.AppendLegacyClientResult(head, q.msg.Method, q.version, result, info)
 	if err != nil {
 		return upstreams.ErrBadResponse
