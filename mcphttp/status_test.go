@@ -43,6 +43,8 @@ func TestStatusTable(t *testing.T) {
 	}{
 		{"GET is 405", http.MethodGet, list, "", 405, 0, "Allow: POST", false},
 		{"DELETE is 405", http.MethodDelete, list, "", 405, 0, "Allow: POST", false},
+		{"PUT is 405", http.MethodPut, list, body("tools/list", ""), 405, 0, "Allow: POST", false},
+		{"PATCH is 405", http.MethodPatch, list, body("tools/list", ""), 405, 0, "Allow: POST", false},
 		{"wrong content type", "POST", with(list, "Content-Type", "text/plain"), body("tools/list", ""), 415, -32600, "", false},
 		{"Accept without SSE", "POST", with(list, "Accept", "application/json"), body("tools/list", ""), 400, -32600, "", false},
 		{"body over the limit", "POST", list, big, 413, -32600, "", false},
@@ -50,6 +52,9 @@ func TestStatusTable(t *testing.T) {
 		{"batch", "POST", list, "[" + body("tools/list", "") + "]", 400, -32600, "", false},
 		{"posted response", "POST", list, `{"jsonrpc":"2.0","id":1,"result":{}}`, 400, -32600, "", false},
 		{"jsonrpc 1.0", "POST", list, `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, 400, -32600, "", false},
+		{"unknown member", "POST", list, strings.Replace(body("tools/list", ""), `"id":`, `"extra":1,"id":`, 1), 400, -32600, "", false},
+		{"null id", "POST", list, strings.Replace(body("tools/list", ""), `"id":1`, `"id":null`, 1), 400, -32600, "", false},
+		{"fractional id", "POST", list, strings.Replace(body("tools/list", ""), `"id":1`, `"id":1.5`, 1), 400, -32600, "", false},
 		{"duplicate params key", "POST", call, body("tools/call", `,"name":"be__echo","name":"be__add"`), 400, -32602, "", false},
 		{"no _meta", "POST", list, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, 400, -32602, "", false},
 		{"no clientCapabilities", "POST", list, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, 400, -32602, "", false},
@@ -79,6 +84,9 @@ func TestStatusTable(t *testing.T) {
 		{"unknown tool", "POST", modern("tools/call", "be__nope"), body("tools/call", `,"name":"be__nope"`), 400, -32602, "", true},
 		{"unknown backend", "POST", modern("tools/call", "zz__echo"), body("tools/call", `,"name":"zz__echo"`), 400, -32602, "", false},
 		{"tools/call forwarded", "POST", call, echo, 200, 0, "", true},
+		// A modern request's Mcp-Session-Id is ignored (the _meta version decides the era), and
+		// upstreams' TestCallHeadersReachingBackend shows it is not passed on.
+		{"modern request with a session id", "POST", with(call, "Mcp-Session-Id", "made-up"), echo, 200, 0, "", true},
 		// Mcp-Param-* (issue 15): each mirrored argument checked against the body.
 		{"Mcp-Param matches", "POST", with(region, "Mcp-Param-Region", "eu"), regionArgs(`"region":"eu"`), 200, 0, "", true},
 		{"Mcp-Param sentinel decoded", "POST", with(region, "Mcp-Param-Region", "=?base64?ZXU=?="), regionArgs(`"region":"eu"`), 200, 0, "", true},

@@ -62,6 +62,8 @@ func TestCallHeadersReachingBackend(t *testing.T) {
 		"X-Request-Id":   {"req-1"},
 		"Mcp-Param-Repo": {"octo/hello"},
 		"X-Other":        {"dropped"},
+		"Mcp-Session-Id": {"client-session"},
+		"Last-Event-Id":  {"client-event"},
 	}
 	for _, b := range []*mcptest.Server{alpha, beta} {
 		t.Run(b.Name(), func(t *testing.T) {
@@ -78,7 +80,7 @@ func TestCallHeadersReachingBackend(t *testing.T) {
 			want := map[string]string{
 				"Mcp-Name": "whoami", "Mcp-Method": "tools/call", "Mcp-Protocol-Version": ProtocolVersion,
 				"Traceparent": client.Get("Traceparent"), "Tracestate": "vendor=1", "X-Request-Id": "req-1",
-				"Mcp-Param-Repo": "octo/hello", "Cookie": "", "X-Other": "",
+				"Mcp-Param-Repo": "octo/hello", "Cookie": "", "X-Other": "", "Mcp-Session-Id": "", "Last-Event-Id": "",
 				"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
 			}
 			if b == alpha {

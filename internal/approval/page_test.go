@@ -319,8 +319,14 @@ func TestStoreUnavailableFailsClosed(t *testing.T) {
 	if v, err := f.svc.Verdict(context.Background(), id, []byte("digest-of-the-arguments-32-bytes")); !errors.Is(err, ErrUnavailable) || v != Undecided {
 		t.Errorf("Verdict with the store down: %q %v", v, err)
 	}
-	if status, _ := f.postDecision(t, c, page, url.Values{"decision": {"approve"}, "csrf": {token}}); status != http.StatusServiceUnavailable {
-		t.Errorf("decision with the store down: status %d", status)
+	// docs/scaling.md: a 503 page saying nothing was recorded, counted as store_unavailable.
+	before := f.obs.refused(RefusedUnavailable)
+	if status, page := f.postDecision(t, c, page, url.Values{"decision": {"approve"}, "csrf": {token}}); status != http.StatusServiceUnavailable ||
+		!strings.Contains(page, "The approval service is unavailable; nothing was recorded") {
+		t.Errorf("decision with the store down: status %d: %.300s", status, page)
+	}
+	if n := f.obs.refused(RefusedUnavailable) - before; n != 1 {
+		t.Errorf("%d store_unavailable refusals counted for the decision, want 1", n)
 	}
 }
 

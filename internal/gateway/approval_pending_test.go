@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,8 +73,26 @@ func TestApprovalPendingBounded(t *testing.T) {
 		t.Errorf("%d calls asked and Redis grew by %d bytes; want 4 and at most the budget of %d bytes",
 			len(asked), grown, approval.DefaultMaxPendingBytesPerCaller)
 	}
+	// docs/approval.md: the refusal tells the client when to come back (Retry-After: 60).
+	h := modernHeaders("tools/call", "alpha__echo")
+	h.Set("Authorization", "Bearer "+alice)
+	if status, hdr, body := post(t, "http://"+gw.MCP+"/mcp", h,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+urlElicitMeta+`,"name":"alpha__echo","arguments":`+big+`}}`); status != 429 || hdr.Get("Retry-After") != "60" {
+		t.Errorf("a call over the budget: %d, Retry-After %q: %.200s", status, hdr.Get("Retry-After"), body)
+	}
 	if _, r := callWithMeta(t, gw, mintFor(t, iss, "bob"), urlElicitMeta, "alpha__echo", big, ""); r.Result.ResultType != "input_required" {
 		t.Errorf("another caller: %+v", r.Error)
+	}
+	// docs/approval.md: a sealed record is at most 2 MiB; a call whose record would be larger is
+	// a tool error, asked of no one, stored nowhere.
+	huge := `{"text":"x","pad":["` + strings.Repeat(strings.Repeat("A", 1<<10)+`","`, 2000) + `"]}`
+	before = usedMemory()
+	if _, r := callWithMeta(t, gw, mintFor(t, iss, "carol"), urlElicitMeta, "alpha__echo", huge, ""); !r.Result.IsError ||
+		r.Result.ResultType == "input_required" || !strings.Contains(fmt.Sprint(r.Result.Content), "too large to be shown for approval") {
+		t.Errorf("a call of 2 MB: %+v %+v", r.Result, r.Error)
+	}
+	if grown := usedMemory() - before; grown > 1<<20 {
+		t.Errorf("a call too large for the page grew Redis by %d bytes", grown)
 	}
 	// A declined call gives its share back: one more call is asked.
 	decline := `,"inputResponses":{"io.mcp-gateway/confirm":{"action":"decline"}},"requestState":"` + asked[0] + `"`

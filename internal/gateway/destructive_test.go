@@ -62,6 +62,12 @@ func TestConfirmDestructiveTools(t *testing.T) {
 	if res := call("notes__get_note", map[string]any{"id": "1"}); !res.IsError {
 		t.Fatalf("the approved delete did not run: %+v", res)
 	}
+	// The README: a tool the backend's list does not show is confirmed too (unknown is not safe).
+	approve.Store(false)
+	before := asked.Load()
+	if res := call("notes__not_listed", map[string]any{}); !res.IsError || asked.Load() != before+1 {
+		t.Fatalf("a tool the list does not show: asked %d times, result %+v", asked.Load()-before, res)
+	}
 }
 
 // TestConfirmDestructiveToolsTokenExchange: behind a backend that takes exchanged tokens, the

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,20 +25,7 @@ func TestDocReferences(t *testing.T) {
 	cite := regexp.MustCompile(`docs/protocol\.md §([0-9]+(?:\.[0-9]+)?)`)
 	outside := regexp.MustCompile(`digest §|\bSTYLE\.md\b|\bDESIGN\.md\b|LEGACY-EDGE\.md|PEERS\.md`)
 	cited := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != root || d.Name() == "node_modules") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	walkGoFiles(t, root, func(path string, src []byte) {
 		for i, line := range strings.Split(string(src), "\n") {
 			if outside.MatchString(line) && path != filepath.Join(root, "internal", "gateway", "docrefs_test.go") {
 				t.Errorf("%s:%d cites a document outside the repository: %s", path, i+1, strings.TrimSpace(line))
@@ -51,11 +37,7 @@ func TestDocReferences(t *testing.T) {
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if cited == 0 {
 		t.Error("no comment cites docs/protocol.md: the walk found no source")
 	}

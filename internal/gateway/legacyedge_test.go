@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,6 +180,30 @@ func TestLegacyDisabledRefusal(t *testing.T) {
 	_, err := mcptest.Dial(t.Context(), "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion("2025-11-25"))
 	if err == nil || !strings.Contains(err.Error(), "Bad Request") {
 		t.Fatalf("a legacy client connected to a gateway that does not serve it: %v", err)
+	}
+	// The refusal the README's status table describes: -32022 with supported and requested
+	// (the initialize's protocolVersion), and a message naming both.
+	h := modernHeaders("initialize", "")
+	h.Del("MCP-Protocol-Version")
+	status, _, body := post(t, "http://"+gw.MCP+"/mcp", h,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	var r struct {
+		Error struct {
+			Code    int
+			Message string
+			Data    struct {
+				Supported []string
+				Requested string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatalf("%d %s: %v", status, body, err)
+	}
+	e := r.Error
+	if status != 400 || e.Code != -32022 || !slices.Equal(e.Data.Supported, []string{"2026-07-28"}) ||
+		e.Data.Requested != "2025-06-18" || !strings.Contains(e.Message, "2025-06-18") || !strings.Contains(e.Message, "2026-07-28") {
+		t.Errorf("initialize with legacy.enabled false: %d %s", status, body)
 	}
 }
 

@@ -83,8 +83,8 @@ func startLogsGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Server
 
 // TestLogsKeepSecretsOut runs representative traffic (lists, a confirmed call, a backend MRTR
 // round trip, a backend error, a step-up denial, a hidden tool, a tampered requestState, bad
-// tokens) through the real gateway and searches every captured log line for tokens, token
-// parts, configured secrets and argument values. It also checks what an operator needs: the
+// tokens) through the real gateway and searches every captured log line, and then a scrape of
+// /metrics, for tokens, token parts, configured secrets and argument values. It also checks what an operator needs: the
 // access line's fields and the decision line of a denied call.
 func TestLogsKeepSecretsOut(t *testing.T) {
 	iss := newIssuer(t)
@@ -99,6 +99,13 @@ func TestLogsKeepSecretsOut(t *testing.T) {
 	}
 
 	logsTraffic(t, gw, alice, bad)
+	// SECURITY.md: secrets are never put in metrics either; the scrape after the same traffic.
+	scrape := get(t, "http://"+gw.Admin+"/metrics")
+	for _, s := range secrets {
+		if len(s) >= 8 && strings.Contains(scrape, s) {
+			t.Errorf("the metrics contain a secret %q…", s[:8])
+		}
+	}
 	stop()
 
 	lines := logLines(t, logs.String())
@@ -222,6 +229,16 @@ func checkDeniedDecision(t *testing.T, lines []logLine) {
 			if l.str("effect") == "allow" || l.str("reason") == "" || l.str("rule") != "admin" {
 				t.Errorf("decision line for the denied call: %v", l)
 			}
+			// The README: the decision line joins its access line on request_id.
+			for _, a := range lines {
+				if a.str("msg") == "request" && a.str("request_id") != "" && a.str("request_id") == l.str("request_id") {
+					if a.str("name") != "alpha__whoami" || a["status"] != float64(403) {
+						t.Errorf("the decision line's request_id names another request: %v", a)
+					}
+					return
+				}
+			}
+			t.Errorf("no access line carries the decision line's request_id: %v", l)
 			return
 		}
 	}

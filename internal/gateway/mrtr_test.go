@@ -70,6 +70,30 @@ func TestConfirmation(t *testing.T) {
 			t.Errorf("backend received %d requests after a decline", n)
 		}
 	})
+	// The README: cancel is answered like decline, and a retry without an answer is asked again.
+	t.Run("cancelled", func(t *testing.T) {
+		cs := mcptest.Connect(t, url, mcptest.WithBearer(tok), mcptest.WithElicitation(
+			func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "cancel"}, nil
+			}))
+		alpha.Reset()
+		res, err := cs.CallTool(ctx, call)
+		if err != nil || !res.IsError {
+			t.Fatalf("cancelled call: %v %+v", err, res)
+		}
+		if n := len(alpha.Forwarded()); n != 0 {
+			t.Errorf("backend received %d requests after a cancel", n)
+		}
+	})
+	t.Run("missing answer", func(t *testing.T) {
+		alpha.Reset()
+		_, first := rawCall(t, gw, tok, "alpha__echo", `{"text":"x"}`, "")
+		_, again := rawCall(t, gw, tok, "alpha__echo", `{"text":"x"}`, `,"requestState":"`+first.Result.RequestState+`"`)
+		if first.Result.ResultType != "input_required" || again.Result.ResultType != "input_required" ||
+			again.Result.RequestState == "" || len(alpha.Forwarded()) != 0 {
+			t.Fatalf("a retry without an answer: %+v, then %+v, backend calls %d", first, again, len(alpha.Forwarded()))
+		}
+	})
 	t.Run("no elicitation capability", func(t *testing.T) {
 		alpha.Reset()
 		h := modernHeaders("tools/call", "alpha__echo")

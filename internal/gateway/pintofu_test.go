@@ -185,6 +185,15 @@ func TestPinTOFURedisOutage(t *testing.T) {
 	if names := listNames(t, fresh.gw, "tools/list"); !slices.Equal(names, []string{"plain__x"}) {
 		t.Errorf("a replica that verified nothing, store down: %v", names)
 	}
+	// Its call is refused as docs/scaling.md's table says, and not forwarded.
+	files.Reset()
+	status, hdr, body := post(t, "http://"+fresh.gw.MCP+"/mcp", modernHeaders("tools/call", "files__t"),
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+elicitMeta+`,"name":"files__t","arguments":{"path":"a"}}}`)
+	if status != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" || !strings.Contains(body, `"code":-32014`) ||
+		!strings.Contains(body, "Pin store unavailable") || toolCalls(files) != 0 {
+		t.Errorf("a call this replica cannot verify, store down: %d, Retry-After %q, backend calls %d: %.200s",
+			status, hdr.Get("Retry-After"), toolCalls(files), body)
+	}
 }
 
 // TestPinTOFUBounded: a backend renaming its 50 tools 10 times after first contact adds no key

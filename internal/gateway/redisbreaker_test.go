@@ -82,6 +82,9 @@ func TestRedisPausedFailsFast(t *testing.T) {
 		t.Fatalf("circuit state after 3 failures = %v, want %d (open)", s, store.BreakerOpen)
 	}
 	errs0, skipped0 := metricValue(t, gw, errorsSeries), metricValue(t, gw, "mcp_gateway_redis_skipped_total")
+	// The README's table says where a fail-open admission is counted.
+	const failOpenSeries = `mcp_gateway_rate_limit_decisions_total{decision="error"}`
+	failOpen0 := metricValue(t, gw, failOpenSeries)
 	alpha.Reset()
 	const n = 30
 	start := time.Now()
@@ -104,7 +107,9 @@ func TestRedisPausedFailsFast(t *testing.T) {
 	}
 	t.Logf("%d fail-open calls with Redis paused in %v (%v Redis attempts)", n, elapsed, probes)
 
-	// Confirmations stay strictly fail-closed.
+	// Confirmations stay strictly fail-closed, counted as docs/scaling.md says.
+	const storeDown = `mcp_gateway_mrtr_events_total{event="rejected",reason="store_unavailable"}`
+	storeDown0 := metricValue(t, gw, storeDown)
 	alpha.Reset()
 	status, r := rawCall(t, gw, alice, "alpha__echo", `{"text":"pay 10"}`, approve(state))
 	if status != 503 || r.Error == nil || r.Error.Code != -32014 {
@@ -112,6 +117,20 @@ func TestRedisPausedFailsFast(t *testing.T) {
 	}
 	if toolCalls(alpha) != 0 {
 		t.Fatal("a confirmation was admitted without the store")
+	}
+	if got := metricValue(t, gw, storeDown) - storeDown0; got != 1 {
+		t.Errorf("%s grew by %v for one refused confirmation, want 1", storeDown, got)
+	}
+	if got := metricValue(t, gw, failOpenSeries) - failOpen0; got != n {
+		t.Errorf("%s grew by %v over %d fail-open calls", failOpenSeries, got, n)
+	}
+	// The README promises a retry hint of one second when single use cannot be recorded.
+	h := modernHeaders("tools/call", "alpha__echo")
+	h.Set("Authorization", "Bearer "+alice)
+	status, hdr, body := post(t, "http://"+gw.MCP+"/mcp", h,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+elicitMeta+`,"name":"alpha__echo","arguments":{"text":"pay 10"}`+approve(state)+`}}`)
+	if status != 503 || hdr.Get("Retry-After") != "1" || toolCalls(alpha) != 0 {
+		t.Fatalf("approval with the breaker open: %d, Retry-After %q, backend calls %d: %.200s", status, hdr.Get("Retry-After"), toolCalls(alpha), body)
 	}
 
 	redis.Resume()
@@ -138,5 +157,51 @@ func TestRedisPausedFailsFast(t *testing.T) {
 	}
 	if toolCalls(alpha) != 1 {
 		t.Fatalf("backend got %d calls for the approval, want 1", toolCalls(alpha))
+	}
+}
+
+// TestRateLimitFailClosed: with rateLimit.failClosed a rate-limited call whose limit Redis
+// cannot check (here Redis has stopped) is refused with 503 -32014 and Retry-After: 1, never
+// forwarded and counted as a store error, as the README's table of what fails how says; a call
+// no limit covers is still served.
+func TestRateLimitFailClosed(t *testing.T) {
+	iss := newIssuer(t)
+	redis := testredis.Start(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.MRTR.Keys = testKeys
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "limited", Upstream: "alpha", Tools: []string{"add"}, AnyScope: []string{"tools:use"}, RateLimit: "100000/m"},
+			{ID: "rest", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
+		}
+		c.Redis.URL = redis.URL()
+		c.Redis.DialTimeout, c.Redis.ReadTimeout = 300*time.Millisecond, 300*time.Millisecond
+		c.RateLimit.FailClosed = true
+		c.RateLimit.Lease = 1
+	}, alpha)
+	alice := mintFor(t, iss, "alice")
+	if status, r := rawCall(t, gw, alice, "alpha__add", `{"a":1,"b":2}`, ""); status != 200 || r.Error != nil {
+		t.Fatalf("with Redis up: %d %+v", status, r)
+	}
+	redis.Stop()
+	alpha.Reset()
+	const failed = `mcp_gateway_rate_limit_decisions_total{decision="error"}`
+	before := metricValue(t, gw, failed)
+	h := modernHeaders("tools/call", "alpha__add")
+	h.Set("Authorization", "Bearer "+alice)
+	status, hdr, body := post(t, "http://"+gw.MCP+"/mcp", h,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+elicitMeta+`,"name":"alpha__add","arguments":{"a":1,"b":2}}}`)
+	if status != 503 || hdr.Get("Retry-After") != "1" || !strings.Contains(body, `"code":-32014`) {
+		t.Fatalf("a limited call with Redis stopped: %d, Retry-After %q: %.200s", status, hdr.Get("Retry-After"), body)
+	}
+	if toolCalls(alpha) != 0 {
+		t.Fatal("a call whose rate limit could not be checked was forwarded")
+	}
+	if got := metricValue(t, gw, failed) - before; got != 1 {
+		t.Errorf("%s grew by %v, want 1", failed, got)
+	}
+	if status, r := rawCall(t, gw, alice, "alpha__echo", `{"text":"x"}`, ""); status != 200 || r.Error != nil {
+		t.Errorf("a call no limit covers, with Redis stopped: %d %+v", status, r)
 	}
 }

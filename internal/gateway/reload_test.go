@@ -236,6 +236,11 @@ func TestReloadAddsBackend(t *testing.T) {
 	mcptest.WaitFor(t, "serving without authentication said again on the reload", func() bool {
 		return strings.Count(f.logs.String(), "AUTHENTICATION IS DISABLED") == 2
 	})
+	// Without mrtr.keys the state is sealed under a per-process key, which SECURITY.md promises is
+	// said at start, since a second replica would refuse every state this one sealed.
+	if !strings.Contains(f.logs.String(), "no mrtr.keys configured: requestState and list cursors use a random per-process key") {
+		t.Error("serving without mrtr.keys was not logged at start")
+	}
 }
 
 // TestReloadRestartOnlySettings: settings that only a restart applies keep their running values

@@ -64,11 +64,58 @@ func TestMetricsScrapeCoversShippedFiles(t *testing.T) {
 		t.Errorf("series with an empty label value (reads as an absent label in PromQL): %v", empty)
 	}
 	for _, f := range s.Families() {
+		// docs/observability.md: every metric of the gateway is under the prefix; the rest are
+		// the Go runtime and process collectors.
+		if !strings.HasPrefix(f, promcheck.Prefix) && !strings.HasPrefix(f, "go_") && !strings.HasPrefix(f, "process_") {
+			t.Errorf("%s is neither under %s nor a runtime or process metric", f, promcheck.Prefix)
+		}
 		if slices.Contains(s.LabelNames(f), "backend") {
 			t.Errorf("%s labels a backend \"backend\"; every other series says upstream", f)
 		}
 	}
 	checkREADMEMetrics(t, s, filepath.Join(root, "README.md"))
+	checkDocumentedLabelValues(t, s, root)
+}
+
+// checkDocumentedLabelValues: the label values the documents list for the counters exported at
+// 0 from start (so the scrape holds every one) are values the gateway exports: a query or alert
+// written from the docs matches a real series.
+func checkDocumentedLabelValues(t *testing.T, s promcheck.Scrape, root string) {
+	t.Helper()
+	value := regexp.MustCompile("`([a-z_]+)`")
+	for _, c := range []struct {
+		doc, span     string // span: a regexp whose first group holds the listed values
+		metric, label string
+		atLeast       int
+	}{
+		{"docs/observability.md", "`mcp_gateway_auth_failures_total\\{reason=…\\}` \\(([^)]*)\\)", "mcp_gateway_auth_failures_total", "reason", 10},
+		{"docs/observability.md", "(?m)^\\| `mcp_gateway_approval_refusals_total` \\| `reason`: ([^|]*)\\|", "mcp_gateway_approval_refusals_total", "reason", 12},
+		{"docs/approval.md", "(?m)^\\| `mcp_gateway_approval_refusals_total` \\| `reason`: ([^|]*)\\|", "mcp_gateway_approval_refusals_total", "reason", 12},
+		{"README.md", "(?m)^\\| `mcp_gateway_redis_errors_total` \\|[^|]*\\|[^|]*\\| shared-store failures \\(([^)]*)\\)", "mcp_gateway_redis_errors_total", "op", 6},
+		{"README.md", "(?m)^\\| `mcp_gateway_listen_notifications_dropped_total` \\|[^|]*\\|[^|]*\\|[^(]*\\(([^)]*)\\)", "mcp_gateway_listen_notifications_dropped_total", "cause", 4},
+	} {
+		raw, err := os.ReadFile(filepath.Join(root, c.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(c.span).FindStringSubmatch(string(raw))
+		if m == nil {
+			t.Errorf("%s no longer lists the values of %s in the form this test reads", c.doc, c.metric)
+			continue
+		}
+		values := value.FindAllStringSubmatch(m[1], -1)
+		if len(values) < c.atLeast {
+			t.Errorf("%s: read %d values of %s{%s}, want at least %d", c.doc, len(values), c.metric, c.label, c.atLeast)
+		}
+		for _, v := range values {
+			if v[1] == "list_changed" { // "passing a `list_changed` on": prose, not a value
+				continue
+			}
+			if !s.HasSeries(c.metric, map[string]string{c.label: v[1]}) {
+				t.Errorf("%s lists %s{%s=%q}, which the gateway does not export", c.doc, c.metric, c.label, v[1])
+			}
+		}
+	}
 }
 
 // checkREADMEMetrics holds the README's metrics table to the scrape: every gateway family the
@@ -142,6 +189,7 @@ func scrapeServedGateway(t *testing.T) promcheck.Scrape {
 	redis.Pause()
 	rawCall(t, gw, alice, "alpha__add", `{"a":1,"b":2}`, "")                  // rate limit check fails
 	rawCall(t, gw, alice, "alpha__echo", `{"text":"pay 10"}`, approve(state)) // single use cannot be checked
+	approvalStoreDown(t, gw, alice, alpha)
 	redis.Resume()
 
 	res, err := http.Get("http://" + gw.Admin + "/metrics")
@@ -154,6 +202,22 @@ func scrapeServedGateway(t *testing.T) promcheck.Scrape {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// approvalStoreDown asks for a confirm: url call while the store does not answer: docs/scaling.md
+// promises 503 -32014 "Approval store unavailable" with Retry-After: 1, and nothing forwarded.
+func approvalStoreDown(t *testing.T, gw Listeners, tok string, alpha *mcptest.Server) {
+	t.Helper()
+	alpha.Reset()
+	h := modernHeaders("tools/call", "alpha__whoami")
+	h.Set("Authorization", "Bearer "+tok)
+	status, hdr, body := post(t, "http://"+gw.MCP+"/mcp", h,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+urlElicitMeta+`,"name":"alpha__whoami","arguments":{}}}`)
+	if status != 503 || hdr.Get("Retry-After") != "1" || !strings.Contains(body, `"code":-32014`) ||
+		!strings.Contains(body, "Approval store unavailable") || toolCalls(alpha) != 0 {
+		t.Errorf("approval asked with the store down: %d, Retry-After %q, backend calls %d: %.200s",
+			status, hdr.Get("Retry-After"), toolCalls(alpha), body)
+	}
 }
 
 // scrapeConfig is the production-like configuration of scrapeServedGateway.

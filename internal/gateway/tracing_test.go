@@ -51,9 +51,13 @@ func TestTracingExport(t *testing.T) {
 		if s.Resource["service.name"] != "gw-test" {
 			t.Errorf("span %q resource %v", s.Name, s.Resource)
 		}
+		// docs/observability.md: tool names and argument values are never recorded.
+		if strings.Contains(s.Name, "echo") {
+			t.Errorf("span %q is named after the tool", s.Name)
+		}
 		for k, v := range s.Attributes {
-			if strings.Contains(v, argument) {
-				t.Errorf("span %q attribute %s carries the argument value", s.Name, k)
+			if strings.Contains(v, argument) || strings.Contains(v, "echo") {
+				t.Errorf("span %q attribute %s=%q carries the argument value or the tool name", s.Name, k, v)
 			}
 		}
 	}
