@@ -51,8 +51,12 @@ type cacheEntry struct {
 	used atomic.Bool
 }
 
+// cacheInitialCap is the ring's first capacity: it grows with the tokens seen, up to size, so
+// a large tokenCacheSize reserves no memory the callers have not used.
+const cacheInitialCap = 1024
+
 func newTokenCache(size int) *tokenCache {
-	c := &tokenCache{ring: make([]*cacheEntry, 0, size), size: size}
+	c := &tokenCache{ring: make([]*cacheEntry, 0, min(size, cacheInitialCap)), size: size}
 	c.hashes.New = func() any { return &hashState{h: sha256.New()} }
 	return c
 }
