@@ -322,6 +322,7 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.validateToolsetUpstreams()...)
 	errs = append(errs, c.validateMetaToolNames()...)
+	errs = append(errs, c.validateHeaderNames()...)
 	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			reason := err.Error()
