@@ -1,19 +1,23 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/certtest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // The configuration generator: every setting of the Config types, reached by reflection (so a
@@ -90,7 +94,7 @@ func newAgreeFiles(t *testing.T) agreeFiles {
 	garbage := write("garbage", []byte("\x00\xff not PEM, not YAML: [\n"))
 	missing := filepath.Join(dir, "missing")
 	return agreeFiles{
-		good: good,
+		good:  good,
 		files: []string{cert, key, caFile, good, short, empty, garbage, missing, "", dir},
 		secrets: []Secret{{File: good}, {File: short}, {File: empty}, {File: missing}, {File: dir},
 			{Env: "AGREE_GOOD"}, {Env: "AGREE_UNSET"}, {Env: "AGREE_LINE"},
@@ -270,27 +274,10 @@ func (m *configMutator) generate(t *testing.T) (*Config, []string) {
 // serve builds (every component, up to binding its ports): a setting that only building the
 // gateway refuses is a configuration that passes check-config and then crash-loops.
 func TestCheckConfigAgreesWithServe(t *testing.T) {
-	files := newAgreeFiles(t)
-	iss := newIssuer(t)
-	m := &configMutator{rng: rand.New(rand.NewPCG(agreeSeed(t), 0)), files: files,
-		urls: []string{"http://127.0.0.1:1/mcp", "https://idp.example.com/", iss.URL(), "not a url", "ftp://x/",
-			"redis://127.0.0.1:1/0", "http://[::1", "https://a.example/x?y#z", ""}}
-	for _, b := range agreeBases {
-		m.bases = append(m.bases, strings.NewReplacer("ISSUER", iss.URL(), "GOODFILE", files.good).Replace(b))
-	}
+	m, files := newAgreeMutator(t)
 	log := slog.New(slog.DiscardHandler)
-	for i, b := range m.bases {
-		cfg := newConfig()
-		if err := decodeYAML(strings.NewReader(b), &cfg); err != nil {
-			t.Fatal(err)
-		}
-		cfg.applyDefaults()
-		if err := cfg.check(files.getenv, true); err != nil {
-			t.Fatalf("base %d is refused: %v", i, err)
-		}
-	}
-	accepted, failures := 0, 0
-	for i := range agreeCases {
+	accepted, failures, cases := 0, 0, agreeCases(t)
+	for i := range cases {
 		cfg, paths := m.generate(t)
 		if cfg.check(files.getenv, true) != nil {
 			continue
@@ -306,9 +293,9 @@ func TestCheckConfigAgreesWithServe(t *testing.T) {
 		}
 		g.close()
 	}
-	t.Logf("%d of %d generated configurations accepted", accepted, agreeCases)
-	if accepted < agreeCases/10 {
-		t.Errorf("only %d of %d generated configurations accepted: the generator tests little", accepted, agreeCases)
+	t.Logf("%d of %d generated configurations accepted", accepted, cases)
+	if accepted < cases/10 {
+		t.Errorf("only %d of %d generated configurations accepted: the generator tests little", accepted, cases)
 	}
 }
 
@@ -337,8 +324,42 @@ func prepareRecovering(cfg *Config, getenv func(string) string, log *slog.Logger
 // take, far below what a setting sized without a bound reserves.
 const maxBuildBytes = 64 << 20
 
-// agreeCases is how many configurations a run generates: a few seconds' worth.
-const agreeCases = 1500
+// newAgreeMutator returns a generator of configurations whose bases all pass check-config, and
+// the files and variables its settings name.
+func newAgreeMutator(t *testing.T) (*configMutator, agreeFiles) {
+	t.Helper()
+	files := newAgreeFiles(t)
+	iss := newIssuer(t)
+	m := &configMutator{rng: rand.New(rand.NewPCG(agreeSeed(t), 0)), files: files,
+		urls: []string{"http://127.0.0.1:1/mcp", "https://idp.example.com/", iss.URL(), "not a url", "ftp://x/",
+			"redis://127.0.0.1:1/0", "http://[::1", "https://a.example/x?y#z", ""}}
+	for i, b := range agreeBases {
+		b = strings.NewReplacer("ISSUER", iss.URL(), "GOODFILE", files.good).Replace(b)
+		m.bases = append(m.bases, b)
+		cfg := newConfig()
+		if err := decodeYAML(strings.NewReader(b), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		cfg.applyDefaults()
+		if err := cfg.check(files.getenv, true); err != nil {
+			t.Fatalf("base %d is refused: %v", i, err)
+		}
+	}
+	return m, files
+}
+
+// agreeCases is how many configurations a run generates: a few seconds' worth under the race
+// detector. MCPGW_AGREE_CASES asks for more, to hunt (TestReloadAgreesWithCheckConfig makes half
+// as many reloads).
+func agreeCases(t *testing.T) int {
+	n := 300
+	if s := os.Getenv("MCPGW_AGREE_CASES"); s != "" {
+		if _, err := fmt.Sscan(s, &n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
 
 // agreeSeed is the generator's seed: MCPGW_AGREE_SEED to replay a run, else a new one, logged.
 func agreeSeed(t *testing.T) uint64 {
@@ -374,4 +395,107 @@ func TestLargeCacheSizeReservesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.close()
+}
+
+// TestReloadAgreesWithCheckConfig: on generated configurations, a SIGHUP reload of a running
+// gateway refuses what check-config refuses, with the same errors, and applies what it accepts,
+// but for the two refusals docs/deploy.md describes (a setting that needs a restart would break
+// the new configuration, or an issuer's keys cannot be fetched). After every refusal the running
+// configuration still serves.
+func TestReloadAgreesWithCheckConfig(t *testing.T) {
+	m, files := newAgreeMutator(t)
+	base := newConfig()
+	if err := decodeYAML(strings.NewReader(m.bases[len(m.bases)-1]), &base); err != nil {
+		t.Fatal(err)
+	}
+	base.applyDefaults()
+	pending := make(chan *Config, 1)
+	load := func() (*Config, error) {
+		c := <-pending
+		if err := c.preflight(files.getenv); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	hup, results := make(chan os.Signal), make(chan error)
+	gw := runAgreeGateway(t, &base, files.getenv, &reloadSource{load: load, trigger: hup, results: results})
+	mcptest.WaitFor(t, "the gateway to be ready", func() bool { return agreeReady(t, gw.Admin) == http.StatusOK })
+	goroutines := runtime.NumGoroutine()
+	refused, applied, reloads := 0, 0, agreeCases(t)/2
+	for i := range reloads {
+		cfg, paths := m.generate(t)
+		checkErr := cfg.check(files.getenv, true)
+		pending <- cfg
+		hup <- syscall.SIGHUP
+		err := <-results
+		switch {
+		case checkErr != nil && (err == nil || err.Error() != checkErr.Error()):
+			t.Errorf("case %d, settings %v: check-config refuses:\n%v\nthe reload: %v", i, paths, checkErr, err)
+		case checkErr == nil && err != nil && !legitReloadRefusal(err):
+			t.Errorf("case %d, settings %v: check-config accepts, the reload refuses:\n%v", i, paths, err)
+		}
+		if err != nil {
+			refused++
+		} else {
+			applied++
+		}
+		if code := agreeReady(t, gw.Admin); code != http.StatusOK {
+			t.Fatalf("case %d, settings %v: after the reload (%v) /readyz says %d", i, paths, err, code)
+		}
+	}
+	t.Logf("%d reloads applied, %d refused", applied, refused)
+	// A storm of reloads leaves nothing behind: every replaced set retires.
+	mcptest.WaitFor(t, "the replaced configurations to retire", func() bool {
+		return runtime.NumGoroutine() <= goroutines+agreeSlack
+	})
+	if applied < reloads/10 {
+		t.Errorf("only %d of %d reloads applied: the generator tests little", applied, reloads)
+	}
+}
+
+// agreeSlack is how many goroutines more than before the reloads a gateway may run after them:
+// the running set's own work may differ from the first one's (a backend added, say).
+const agreeSlack = 20
+
+// legitReloadRefusal reports whether err is a refusal of a reload that check-config cannot
+// foresee: the settings only a restart changes keep their running values, and the new issuers'
+// keys must be in hand.
+func legitReloadRefusal(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "invalid configuration with the running values of the settings that need a restart") ||
+		strings.Contains(msg, "keys") && strings.Contains(msg, "issuer")
+}
+
+// runAgreeGateway serves cfg, reloading from src, until the test ends.
+func runAgreeGateway(t *testing.T, cfg *Config, getenv func(string) string, src *reloadSource) Listeners {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan Listeners, 1)
+	done := make(chan error, 1)
+	logs := &mcptest.LogBuffer{}
+	go func() { done <- run(ctx, cfg, runOptions{getenv: getenv, stderr: logs, started: started, reload: src}) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	select {
+	case gw := <-started:
+		return gw
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+	return Listeners{}
+}
+
+// agreeReady is the status of the admin listener's /readyz.
+func agreeReady(t *testing.T, admin string) int {
+	t.Helper()
+	resp, err := http.Get("http://" + admin + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
