@@ -101,3 +101,32 @@ func TestConfigFileErrors(t *testing.T) {
 		t.Errorf("output names the Go type %s:\n%s", m, errOut)
 	}
 }
+
+// TestFlagUpstreamNotLocatedInFile: a problem with a backend given by --upstream or
+// MCPGW_UPSTREAMS is not put at a line of the file (the file's list of backends is elsewhere),
+// and says where the backend came from.
+func TestFlagUpstreamNotLocatedInFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	yaml := "server: {listen: \"127.0.0.1:0\"}\nauth: {disabled: true}\nupstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\"}]\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, run := range map[string]struct {
+		args []string
+		env  map[string]string
+	}{
+		"flag": {args: []string{"--upstream", "a=http://127.0.0.1:2/mcp"}},
+		"env":  {env: map[string]string{"MCPGW_UPSTREAMS": "b=http://127.0.0.1:2/mcp, a=http://127.0.0.1:3/mcp"}},
+	} {
+		code, _, errOut := runMain(append([]string{"check-config", "--config", file}, run.args...), run.env)
+		if code != 1 {
+			t.Fatalf("%s: exit %d\n%s", name, code, errOut)
+		}
+		if strings.Contains(errOut, "config.yaml:") {
+			t.Errorf("%s: the problem is put at a line of the file:\n%s", name, errOut)
+		}
+		if !strings.Contains(errOut, "given by --upstream or MCPGW_UPSTREAMS") {
+			t.Errorf("%s: the error does not say where the backend came from:\n%s", name, errOut)
+		}
+	}
+}

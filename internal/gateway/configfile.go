@@ -94,6 +94,9 @@ func (s source) locate(err error) error {
 	var out []located
 	for _, p := range configerr.List(err) {
 		line := s.lineOf(p)
+		if line == 0 && s.fromFlags(p) {
+			p = fmt.Errorf("%w (a backend given by --upstream or MCPGW_UPSTREAMS)", p)
+		}
 		if line > 0 {
 			where := fmt.Sprintf("line %d", line)
 			if s.file != "" {
@@ -127,17 +130,31 @@ func (s source) lineOf(err error) int {
 }
 
 // lineOf is the line of path in the file, or of the nearest enclosing setting the file sets
-// (a missing key is reported at its block); 0 when the file sets none of it.
+// (a missing key is reported at its block); 0 when the file sets none of it. A list entry the
+// file does not have (a backend added by --upstream) is not the file's: its problems are not put
+// at the line of the file's list.
 func (s source) lineOfPath(path string) int {
 	for path != "" {
 		if l, ok := s.lines[path]; ok {
 			return l
 		}
 		i := max(strings.LastIndexByte(path, '.'), strings.LastIndexByte(path, '['))
-		if i <= 0 {
+		if i <= 0 || path[i] == '[' {
 			return 0
 		}
 		path = path[:i]
 	}
 	return 0
+}
+
+// fromFlags reports whether err is about a backend the file does not list: one --upstream or
+// MCPGW_UPSTREAMS added after the file's.
+func (s source) fromFlags(err error) bool {
+	p, ok := configerr.PathOf(err)
+	if !ok || !strings.HasPrefix(p, "upstreams[") {
+		return false
+	}
+	entry, _, _ := strings.Cut(p, "]")
+	_, inFile := s.lines[entry+"]"]
+	return !inFile
 }
