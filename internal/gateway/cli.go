@@ -35,7 +35,7 @@ func commands() []command {
 	return []command{
 		{"serve", "run the gateway (the default command)", runServe},
 		{"check-config", "check the configuration as serve does before it starts; print every problem", runCheckConfig},
-		{"pins", "write or diff the tool-definition lock file (pins write, pins diff)", runPinsCommand},
+		{"pins", "tool-definition pins: write or diff the lock file, approve or reseal trust-on-first-use pins", runPinsCommand},
 		{"version", "print the version", runVersion},
 		{"help", "print this help, or a command's own: gateway help <command>", nil},
 	}
@@ -84,7 +84,7 @@ func (inv invocation) help(args []string) error {
 		fmt.Fprint(inv.stdout, mainUsage())
 		return nil
 	}
-	if args[0] == "help" {
+	if args[0] == "help" || isHelpFlag(args[0]) {
 		fmt.Fprint(inv.stdout, mainUsage())
 		return nil
 	}

@@ -163,3 +163,32 @@ func TestBuiltBinaryIgnored(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryCommandHelp: every command and every sub-command of pins, in each way of asking,
+// prints its own usage on standard output and exits 0, before any check of its other flags.
+func TestEveryCommandHelp(t *testing.T) {
+	type ask struct {
+		args  []string
+		usage string
+	}
+	var asks []ask
+	for _, c := range commands() {
+		usage := "usage: gateway " + c.name
+		if c.name == "help" {
+			usage = "usage: gateway [command]"
+		}
+		for _, args := range [][]string{{c.name, "--help"}, {c.name, "-h"}, {"help", c.name}} {
+			asks = append(asks, ask{args, usage})
+		}
+	}
+	for _, sub := range pinsCommands {
+		usage := "usage: gateway pins " + sub
+		asks = append(asks, ask{[]string{"pins", sub, "--help"}, usage}, ask{[]string{"help", "pins", sub}, usage})
+	}
+	for _, a := range asks {
+		code, out, errOut := runMain(a.args, nil)
+		if code != 0 || !strings.Contains(out, a.usage) {
+			t.Errorf("gateway %v: exit %d, standard output lacks %q:\n%s%s", a.args, code, a.usage, out, errOut)
+		}
+	}
+}

@@ -26,19 +26,24 @@ const approvedTTL = 100 * 365 * 24 * time.Hour
 // (added to its pins), or without --item its whole current lists (which replace its pins).
 // A replica uses them from its first fetch of that backend's list a minute or more after it
 // last read the pins.
-func approvePins(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	backend, rest, err := takeFlag(args, "backend")
-	if err != nil {
-		return err
-	}
-	items, rest, err := takeFlags(rest, "item")
-	if err != nil {
+func approvePins(ctx context.Context, inv invocation, args []string) error {
+	cf := newConfigFlags("pins approve", "Pin, in the shared store, what a trust-on-first-use backend lists now: the items named\n"+
+		"by --item, or without --item its whole lists (which replace its pins).", inv)
+	var backend string
+	cf.fs.StringVar(&backend, "backend", "", "the trust-on-first-use backend to approve (required)")
+	var items []string
+	cf.fs.Func("item", "an item to pin: tool/NAME, prompt/NAME, resourceTemplate/URI, uiResource/URI or\ninstructions (repeatable)", func(v string) error {
+		items = append(items, v)
+		return nil
+	})
+	if err := cf.parse(args); err != nil {
 		return err
 	}
 	if backend == "" {
 		return errors.New("pins approve: --backend is required")
 	}
-	cfg, err := loadConfig("pins approve", rest, getenv, stderr)
+	getenv, stdout, stderr := inv.getenv, inv.stdout, inv.stderr
+	cfg, err := cf.load(getenv)
 	if err != nil {
 		return err
 	}
@@ -143,8 +148,13 @@ func approveKind(ctx context.Context, st store.Store, sealer pins.Sealer, pc *pi
 
 // resealPins is 'gateway pins reseal': every trust-on-first-use manifest in the store is opened
 // and sealed again under the newest key, unchanged, so that an older key can leave mrtr.keys.
-func resealPins(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig("pins reseal", args, getenv, stderr)
+func resealPins(ctx context.Context, inv invocation, args []string) error {
+	cf := newConfigFlags("pins reseal", "Seal every trust-on-first-use record in the shared store again under the newest of mrtr.keys.", inv)
+	if err := cf.parse(args); err != nil {
+		return err
+	}
+	getenv, stdout := inv.getenv, inv.stdout
+	cfg, err := cf.load(getenv)
 	if err != nil {
 		return err
 	}
@@ -226,30 +236,4 @@ func parseItems(items []string) (map[itemRef]bool, error) {
 		out[itemRef{pins.Kind(kind), key}] = true
 	}
 	return out, nil
-}
-
-// takeFlags removes every --name VALUE or --name=VALUE (one or two dashes) from args, up to a
-// "--", returning the values in order and the remaining arguments.
-func takeFlags(args []string, name string) ([]string, []string, error) {
-	var vals []string
-	rest := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		trimmed := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
-		switch {
-		case a == "--":
-			return vals, append(rest, args[i:]...), nil
-		case trimmed == name:
-			if i+1 >= len(args) {
-				return nil, nil, fmt.Errorf("flag needs an argument: --%s", name)
-			}
-			vals = append(vals, args[i+1])
-			i++
-		case strings.HasPrefix(trimmed, name+"="):
-			vals = append(vals, strings.TrimPrefix(trimmed, name+"="))
-		default:
-			rest = append(rest, a)
-		}
-	}
-	return vals, rest, nil
 }

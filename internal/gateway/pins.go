@@ -13,6 +13,9 @@ import (
 	"github.com/mcp-gateway/gateway/internal/pins"
 )
 
+// pinsCommands are the sub-commands of pins, in the order its usage lists them.
+var pinsCommands = []string{"write", "diff", "approve", "reseal"}
+
 const pinsUsage = `usage: gateway pins <write|diff|approve|reseal> [flags]
 
   write    fetch every configured backend's instructions, tools, prompts and resource templates
@@ -25,7 +28,7 @@ const pinsUsage = `usage: gateway pins <write|diff|approve|reseal> [flags]
   reseal   seal every trust-on-first-use record again under the newest of mrtr.keys
 
 All take the configuration flags of 'gateway serve' (--config, --upstream, …);
-'gateway pins write --help' and 'gateway pins diff --help' list them.
+'gateway pins <sub-command> --help' lists each one's flags.
 `
 
 // exitDrift is the exit status of 'gateway pins diff' when definitions drifted, so that a
@@ -57,9 +60,9 @@ func runPinsCommand(ctx context.Context, inv invocation, args []string) error {
 	case "diff":
 		return runPinsDiff(ctx, inv, args)
 	case "approve":
-		return approvePins(ctx, args, inv.getenv, inv.stdout, inv.stderr)
+		return approvePins(ctx, inv, args)
 	case "reseal":
-		return resealPins(ctx, args, inv.getenv, inv.stdout, inv.stderr)
+		return resealPins(ctx, inv, args)
 	}
 	fmt.Fprint(inv.stderr, pinsUsage)
 	return fmt.Errorf("pins: unknown sub-command %q%s", sub, didYouMean(sub, []string{"write", "diff", "approve", "reseal"}))
@@ -126,16 +129,6 @@ func runPinsDiff(ctx context.Context, inv invocation, args []string) error {
 		return driftError{len(drift)}
 	}
 	return nil
-}
-
-// takeFlag removes --name VALUE or --name=VALUE (one or two dashes) from args, up to a "--",
-// returning its (last) value and the remaining arguments for the configuration flags.
-func takeFlag(args []string, name string) (string, []string, error) {
-	vals, rest, err := takeFlags(args, name)
-	if err != nil || len(vals) == 0 {
-		return "", rest, err
-	}
-	return vals[len(vals)-1], rest, nil
 }
 
 // fetchPins asks every configured backend (only that one, when only is set), in configuration
