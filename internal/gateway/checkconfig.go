@@ -36,6 +36,9 @@ func (c *Config) check(getenv func(string) string, local bool) error {
 			errs = append(errs, err)
 		}
 	}
+	if len(errs) > 0 && c.src.nothingGiven {
+		errs = append(errs, errNothingGiven)
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration:\n%w", c.src.locate(errors.Join(errs...)))
 	}

@@ -250,6 +250,8 @@ func (cf *configFlags) read(getenv func(string) string) (*Config, error) {
 		cfg.src.problems = append(cfg.src.problems, err)
 		cfg.src.overridden = true
 	}
+	cfg.src.nothingGiven = fv.config == "" && cf.fs.NFlag() == 0 && !slices.ContainsFunc(envVars,
+		func(e envVar) bool { return getenv(e.name) != "" })
 	cfg.applyDefaults()
 	return &cfg, nil
 }

@@ -192,3 +192,19 @@ func TestEveryCommandHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestNoConfigurationHint: a newcomer who runs the gateway with no configuration at all is told
+// how to give one, beside what is missing.
+func TestNoConfigurationHint(t *testing.T) {
+	for _, args := range [][]string{nil, {"serve"}, {"check-config"}} {
+		code, _, errOut := runMain(args, nil)
+		if code != 1 || !strings.Contains(errOut, "no configuration given: pass --config FILE") ||
+			!strings.Contains(errOut, "upstreams: at least one upstream is required") {
+			t.Errorf("gateway %v: exit %d\n%s", args, code, errOut)
+		}
+	}
+	code, _, errOut := runMain([]string{"check-config", "--no-auth", "--listen", "127.0.0.1:0"}, nil)
+	if code != 1 || strings.Contains(errOut, "no configuration given") {
+		t.Errorf("with flags, the hint is not given: exit %d\n%s", code, errOut)
+	}
+}

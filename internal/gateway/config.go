@@ -248,12 +248,15 @@ func newConfig() Config {
 	return c
 }
 
-// envVars maps each MCPGW_* variable to the setting it overrides. Kept as one table so the
-// README documents exactly this list.
-var envVars = []struct {
+// envVar is one MCPGW_* variable and how it changes the configuration.
+type envVar struct {
 	name string
 	set  func(c *Config, v string) error
-}{
+}
+
+// envVars maps each MCPGW_* variable to the setting it overrides. Kept as one table so the
+// README documents exactly this list.
+var envVars = []envVar{
 	{"MCPGW_LISTEN", func(c *Config, v string) error { c.Server.Listen = v; return nil }},
 	{"MCPGW_ADMIN_LISTEN", func(c *Config, v string) error { c.Admin.Listen = v; return nil }},
 	{"MCPGW_PATH", func(c *Config, v string) error { c.Server.Path = v; return nil }},

@@ -28,7 +28,14 @@ type source struct {
 	// overridden is set when a variable or flag could not be applied: a setting it was meant to
 	// change, anywhere, is in doubt.
 	overridden bool
+	// nothingGiven is set when no file, variable or flag was given: the check says how to give
+	// a configuration, beside what is missing.
+	nothingGiven bool
 }
+
+// errNothingGiven is the check's advice to someone who gave no configuration at all.
+var errNothingGiven = errors.New("no configuration given: pass --config FILE (docs/examples/gateway.yaml in the repository is a " +
+	"starter), or try it on loopback with --upstream NAME=URL --no-auth; 'gateway --help' lists the commands and flags")
 
 // consequence reports whether err may be a consequence of a problem already reported while
 // reading: it is about a setting in a block the file could not all be read into (a misspelt
