@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
 
 // TestReloadStormUnderLoad: while clients call without pause, the policy is reloaded back and
@@ -73,5 +76,34 @@ func TestReloadStormUnderLoad(t *testing.T) {
 	}
 	if addAllowed.Load() == 0 || addRefused.Load() == 0 {
 		t.Errorf("the storm did not exercise both policies: %d allowed, %d refused", addAllowed.Load(), addRefused.Load())
+	}
+}
+
+// TestReloadWhileRedisAway: with the shared store hung (paused: connections open, no answer)
+// or stopped, a reload is applied without waiting on it, and the new policy serves calls that
+// need no shared state. The store's timeouts are long, so a reload that waited on the store
+// would not end within reloadWait.
+func TestReloadWhileRedisAway(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	redis := testredis.Start(t)
+	store := "redis: {url: \"" + redis.URL() + "\", dialTimeout: 10m, readTimeout: 10m, writeTimeout: 10m}\n" +
+		"mrtr: {keys: [{id: k1, secret: {value: \"" + strings.Repeat("k3y", 12) + "\"}}]}\n"
+	f := startReloadGateway(t, "30s", store+authYAML(iss.URL(), `["echo"]`, "", alpha))
+	cs := mcptest.Connect(t, f.url(), mcptest.WithBearer(mintFor(t, iss, "alice")))
+	for i, away := range []struct {
+		name        string
+		leave, back func()
+	}{{"paused", redis.Pause, redis.Resume}, {"stopped", redis.Stop, redis.Restart}} {
+		away.leave()
+		tools := []string{`["add"]`, `["echo"]`}[i%2]
+		want := []string{"alpha__add", "alpha__echo"}[i%2]
+		if err := f.reload(t, "30s", store+authYAML(iss.URL(), tools, "", alpha)); err != nil {
+			t.Fatalf("%s: reload refused: %v", away.name, err)
+		}
+		if names := toolNames(t, cs); !slices.Equal(names, []string{want}) {
+			t.Errorf("%s: after the reload the tools are %v, want %s", away.name, names, want)
+		}
+		away.back()
 	}
 }

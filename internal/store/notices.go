@@ -34,11 +34,13 @@ func (r *Redis) Publish(ctx context.Context, topic string, msg []byte) error {
 }
 
 // Subscribe implements Notices with SUBSCRIBE. go-redis keeps the subscription: it pings the
-// connection, and reconnects and subscribes again when it fails.
+// connection, and reconnects and subscribes again when it fails. Its first SUBSCRIBE waits for
+// Redis (up to the dial and read timeouts, per attempt), so it is made in the background too:
+// a hung Redis must not hold up the start of a configuration, at start-up or on a reload.
 func (r *Redis) Subscribe(ctx context.Context, topic string, fn func(msg []byte)) {
-	ps := r.client.Subscribe(ctx, r.noticeChannel(topic))
-	ch := ps.Channel()
 	go func() {
+		ps := r.client.Subscribe(ctx, r.noticeChannel(topic))
+		ch := ps.Channel()
 		defer ps.Close()
 		for {
 			select {
