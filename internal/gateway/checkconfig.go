@@ -40,7 +40,7 @@ func (c *Config) check(getenv func(string) string, local bool) error {
 		errs = append(errs, errNothingGiven)
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("invalid configuration:\n%w", c.src.locate(errors.Join(errs...)))
+		return redactedError{fmt.Errorf("invalid configuration:\n%w", c.src.locate(errors.Join(errs...)))}
 	}
 	return nil
 }

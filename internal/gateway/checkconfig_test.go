@@ -130,3 +130,17 @@ func TestFlagUpstreamNotLocatedInFile(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactURLPasswords: a URL's password is hidden wherever an error quotes the URL, and
+// nothing else is changed.
+func TestRedactURLPasswords(t *testing.T) {
+	for in, want := range map[string]string{
+		`x: "redis://:pw@h:1/0": bad; y: "https://u:p:q@h/"`: `x: "redis://:xxxxx@h:1/0": bad; y: "https://u:xxxxx@h/"`,
+		`"https://user@h/p" and https://h/p?a=b:c@d`:         `"https://user@h/p" and https://h/p?a=b:c@d`,
+		`no URL: a:b@c, "://"`:                               `no URL: a:b@c, "://"`,
+	} {
+		if got := redactURLPasswords(in); got != want {
+			t.Errorf("redactURLPasswords(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

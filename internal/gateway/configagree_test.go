@@ -105,6 +105,26 @@ func newAgreeFiles(t *testing.T) agreeFiles {
 
 func (f agreeFiles) getenv(k string) string { return f.env[k] }
 
+// leak returns the secret text msg repeats, if any: a variable's value, an inline value or the
+// text of a secret file (the short ones are words an error may well use).
+func (f agreeFiles) leak(msg string) string {
+	texts := []string{strings.Repeat("k3yMaterial", 4), "two\nlines", "lines of secret text", "Pa55wordInURL99"}
+	for _, v := range f.env {
+		texts = append(texts, v)
+	}
+	for _, s := range f.secrets {
+		if len(s.Value) >= 16 {
+			texts = append(texts, s.Value)
+		}
+	}
+	for _, s := range texts {
+		if strings.Contains(msg, s) {
+			return s
+		}
+	}
+	return ""
+}
+
 // configMutator sets random settings of a Config.
 type configMutator struct {
 	rng   *rand.Rand
@@ -279,7 +299,10 @@ func TestCheckConfigAgreesWithServe(t *testing.T) {
 	accepted, failures, cases := 0, 0, agreeCases(t)
 	for i := range cases {
 		cfg, paths := m.generate(t)
-		if cfg.check(files.getenv, true) != nil {
+		if err := cfg.check(files.getenv, true); err != nil {
+			if leak := files.leak(err.Error()); leak != "" {
+				t.Errorf("case %d, settings %v: the error repeats the secret %q:\n%v", i, paths, leak, err)
+			}
 			continue
 		}
 		accepted++
@@ -331,7 +354,7 @@ func newAgreeMutator(t *testing.T) (*configMutator, agreeFiles) {
 	files := newAgreeFiles(t)
 	iss := newIssuer(t)
 	m := &configMutator{rng: rand.New(rand.NewPCG(agreeSeed(t), 0)), files: files,
-		urls: []string{"http://127.0.0.1:1/mcp", "https://idp.example.com/", iss.URL(), "not a url", "ftp://x/",
+		urls: []string{"http://127.0.0.1:1/mcp", "https://user:Pa55wordInURL99@idp.example.com/", "redis://:Pa55wordInURL99@127.0.0.1:1/x", "https://idp.example.com/", iss.URL(), "not a url", "ftp://x/",
 			"redis://127.0.0.1:1/0", "http://[::1", "https://a.example/x?y#z", ""}}
 	for i, b := range agreeBases {
 		b = strings.NewReplacer("ISSUER", iss.URL(), "GOODFILE", files.good).Replace(b)

@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
 )
@@ -37,4 +38,38 @@ func sameHeaderTwice(path string, headers map[string]Secret) []error {
 		first[canonical] = name
 	}
 	return errs
+}
+
+// redactedError is a configuration error whose text shows no password of a URL: a setting's
+// value is quoted in its error, and a URL with user information ("redis://:pw@host",
+// "https://user:pw@host") carries a credential, which must not reach a terminal or a CI log.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return redactURLPasswords(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }
+
+// redactURLPasswords replaces the password of every "scheme://user:password@" in s with xxxxx,
+// as url.URL.Redacted does; the rest of each URL stays, to be recognised.
+func redactURLPasswords(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "://")
+		if i < 0 {
+			break
+		}
+		start := i + len("://")
+		b.WriteString(s[:start])
+		s = s[start:]
+		end := strings.IndexAny(s, "/?#@\" \n\t")
+		if end < 0 || s[end] != '@' {
+			continue
+		}
+		user, _, hasPassword := strings.Cut(s[:end], ":")
+		if hasPassword {
+			b.WriteString(user + ":xxxxx")
+			s = s[end:]
+		}
+	}
+	b.WriteString(s)
+	return b.String()
 }
