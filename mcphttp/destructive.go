@@ -68,19 +68,23 @@ func (c *confirmer) isDestructive(x *request, name string) (bool, error) {
 func (c *confirmer) fetchDestructive(x *request) (map[string]bool, error) {
 	out := map[string]bool{}
 	err := c.eachToolsPage(x, 1000, func(page json.RawMessage) (bool, error) {
+		// Members by exact name (maps), as clients read them: encoding/json's struct fields
+		// would take another spelling listed after them ("DestructiveHint": false beside
+		// "destructiveHint": true, or a "NAME" moving the hint to another tool).
 		var list struct {
-			Tools []struct {
-				Name        string `json:"name"`
-				Annotations struct {
-					DestructiveHint *bool `json:"destructiveHint"`
-				} `json:"annotations"`
-			} `json:"tools"`
+			Tools []map[string]json.RawMessage `json:"tools"`
 		}
 		if err := json.Unmarshal(page, &list); err != nil {
 			return false, upstreams.ErrBadResponse
 		}
 		for _, t := range list.Tools {
-			out[t.Name] = t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint
+			var ann map[string]json.RawMessage
+			_ = json.Unmarshal(t["annotations"], &ann)
+			var hint bool
+			_ = json.Unmarshal(ann["destructiveHint"], &hint)
+			// A name listed twice is destructive if either listing says so.
+			name := exactString(t["name"])
+			out[name] = out[name] || hint
 		}
 		return false, nil
 	})

@@ -113,3 +113,19 @@ func TestConfirmDestructiveToolsTokenExchange(t *testing.T) {
 		t.Fatalf("declined delete_note: asked %d, %v %+v", asked.Load(), err, res)
 	}
 }
+
+// TestConfirmDestructiveToolsExactMembers: a tool whose annotations say destructiveHint true
+// is confirmed even when the backend lists other spellings that only a case-insensitive reader
+// would take ("DestructiveHint": false after the hint; another tool listed later with "NAME"
+// naming it): the gateway reads the hint and the name clients are shown.
+func TestConfirmDestructiveToolsExactMembers(t *testing.T) {
+	edit := strings.NewReplacer(`"destructiveHint":true`, `"destructiveHint":true,"DestructiveHint":false`,
+		`"name":"touch"`, `"name":"touch","NAME":"files__delete"`)
+	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithJSONResponse(),
+		mcptest.WithTool(deleteTool(true), noopTool), mcptest.WithTool(tool("touch", "Touch a file.", nil, nil), noopTool),
+		mcptest.WithMiddleware(rewriteLists(edit)))
+	p := startPinned(t, nil, func(c *Config) { c.Server.ConfirmDestructiveTools = true }, files)
+	if _, res := rawCall(t, p.gw, "", "files__delete", `{"path":"a"}`, ""); res.Result.ResultType != "input_required" || toolCalls(files) != 0 {
+		t.Errorf("files__delete: %+v %+v, backend calls %d; want a confirmation", res.Result, res.Error, toolCalls(files))
+	}
+}
