@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,9 +49,10 @@ type callView struct {
 	Args                 Value
 	ArgsBytes            int
 	ExpiresIn, ExpiresAt string
-	// Hidden counts the characters made visible; LookAlike says a name looks like another.
-	Hidden    int
-	LookAlike bool
+	// Hidden counts the characters made visible; LookAlike says a name looks like another,
+	// ValueLookAlike that a word of the arguments does.
+	Hidden                    int
+	LookAlike, ValueLookAlike bool
 }
 
 func (s *Service) view(c Call) (*callView, error) {
@@ -67,6 +69,7 @@ func (s *Service) view(c Call) (*callView, error) {
 		ExpiresIn: humanDuration(left), ExpiresAt: c.Expiry.UTC().Format("15:04:05 UTC"),
 	}
 	v.Hidden = countHidden(args) + v.Title.Hidden + v.Description.Hidden
+	v.ValueLookAlike = hasLookAlike(args)
 	for _, n := range []webpage.Name{v.Tool, v.UpstreamTool, v.Upstream, v.Subject, v.Issuer, v.Client} {
 		v.Hidden += n.Hidden
 		v.LookAlike = v.LookAlike || n.Flagged()
@@ -160,4 +163,16 @@ func countHidden(v Value) int {
 		n += countHidden(it)
 	}
 	return n
+}
+
+func hasLookAlike(v Value) bool {
+	if v.LookAlike != "" {
+		return true
+	}
+	for _, m := range v.Members {
+		if m.KeyLookAlike != "" || hasLookAlike(m.Value) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(v.Items, hasLookAlike)
 }

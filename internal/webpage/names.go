@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -56,7 +57,7 @@ func NameOf(name string) Name {
 	scripts := scriptsOf(name)
 	switch {
 	case len(scripts) > 1:
-		n.Mixed = strings.Join(scripts[:len(scripts)-1], ", ") + " and " + scripts[len(scripts)-1]
+		n.Mixed = joinScripts(scripts)
 	case len(scripts) == 1 && scripts[0] != "Latin":
 		n.Script = scripts[0]
 	}
@@ -64,6 +65,65 @@ func NameOf(name string) Name {
 		n.Folds = f
 	}
 	return n
+}
+
+func joinScripts(scripts []string) string {
+	return strings.Join(scripts[:len(scripts)-1], ", ") + " and " + scripts[len(scripts)-1]
+}
+
+// maxLookAlikeRunes bounds the word LookAlikeWord quotes, so a mark never shows more of a long
+// value than its fold does.
+const maxLookAlikeRunes = 40
+
+// LookAlikeWord judges free text, such as an argument value, word by word (a word: a run of
+// letters, digits and combining marks): for the first word that could pass for another it
+// returns the word and why ("еxample mixes Cyrillic and Latin letters" with a Cyrillic "е",
+// "ｅxample reads as example" for full-width letters), "" when there is none. Unlike NameOf it
+// does not mark a word written in one script other than Latin: free text in Cyrillic or Greek
+// is common, and each of its words would be marked.
+func LookAlikeWord(s string) string {
+	start := -1
+	for i, r := range s + " " {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r) || unicode.Is(unicode.Nl, r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			if why := lookAlike(s[start:i]); why != "" {
+				return why
+			}
+			start = -1
+		}
+	}
+	return ""
+}
+
+func lookAlike(word string) string {
+	shown := word
+	if utf8.RuneCountInString(word) > maxLookAlikeRunes {
+		shown = string([]rune(word)[:maxLookAlikeRunes]) + "…"
+	}
+	if scripts := scriptsOf(word); len(scripts) > 1 {
+		return shown + " mixes " + joinScripts(scripts) + " letters"
+	}
+	if f := norm.NFKC.String(word); f != norm.NFC.String(word) && isASCII(f) {
+		if utf8.RuneCountInString(f) > maxLookAlikeRunes {
+			f = string([]rune(f)[:maxLookAlikeRunes]) + "…"
+		}
+		return shown + " reads as " + f
+	}
+	return ""
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // commonScripts are tried first: most letters belong to one of them.
