@@ -78,13 +78,9 @@ func (c *confirmer) fetchDestructive(x *request) (map[string]bool, error) {
 			return false, upstreams.ErrBadResponse
 		}
 		for _, t := range list.Tools {
-			var ann map[string]json.RawMessage
-			_ = json.Unmarshal(t["annotations"], &ann)
-			var hint bool
-			_ = json.Unmarshal(ann["destructiveHint"], &hint)
 			// A name listed twice is destructive if either listing says so.
 			name := exactString(t["name"])
-			out[name] = out[name] || hint
+			out[name] = out[name] || destructiveHint(t["annotations"])
 		}
 		return false, nil
 	})
@@ -92,6 +88,26 @@ func (c *confirmer) fetchDestructive(x *request) (map[string]bool, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// destructiveHint reads a listed tool's annotations: true when they declare destructiveHint
+// true, and when the annotations or the hint are there but not of their type (a string "true",
+// which lax decoders read as true): what cannot be read as false is not known to be safe.
+// Absent or null, they declare nothing.
+func destructiveHint(annotations json.RawMessage) bool {
+	var ann map[string]json.RawMessage
+	if len(annotations) == 0 || string(annotations) == "null" {
+		return false
+	}
+	if json.Unmarshal(annotations, &ann) != nil {
+		return true
+	}
+	h, ok := ann["destructiveHint"]
+	if !ok || string(h) == "null" {
+		return false
+	}
+	var hint bool
+	return json.Unmarshal(h, &hint) != nil || hint
 }
 
 // eachToolsPage walks the merged tools/list as the gateway's own request on the caller's behalf
