@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -303,8 +304,10 @@ func clientName(info json.RawMessage) string {
 		return ""
 	}
 	n := strings.TrimSpace(ci.Name + " " + ci.Version)
-	if len(n) > 128 {
-		n = n[:128] + "…"
+	if utf8.RuneCountInString(n) > 128 {
+		// Cut between characters: a cut inside one would show the page a U+FFFD the client
+		// did not send.
+		n = string([]rune(n)[:128]) + "…"
 	}
 	return n
 }
