@@ -54,7 +54,7 @@ func (n Name) String() string {
 // NameOf prepares name for the page.
 func NameOf(name string) Name {
 	n := Name{Text: Visible(name)}
-	scripts := scriptsOf(name)
+	scripts := scriptsOf(name, nil)
 	switch {
 	case len(scripts) > 1:
 		n.Mixed = joinScripts(scripts)
@@ -82,6 +82,7 @@ const maxLookAlikeRunes = 40
 // does not mark a word written in one script other than Latin: free text in Cyrillic or Greek
 // is common, and each of its words would be marked.
 func LookAlikeWord(s string) string {
+	cache := map[rune]string{}
 	start := -1
 	for i, r := range s + " " {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r) || unicode.Is(unicode.Nl, r) {
@@ -91,7 +92,7 @@ func LookAlikeWord(s string) string {
 			continue
 		}
 		if start >= 0 {
-			if why := lookAlike(s[start:i]); why != "" {
+			if why := lookAlike(s[start:i], cache); why != "" {
 				return why
 			}
 			start = -1
@@ -100,12 +101,15 @@ func LookAlikeWord(s string) string {
 	return ""
 }
 
-func lookAlike(word string) string {
+// maxScriptCache bounds the runes LookAlikeWord remembers the script of.
+const maxScriptCache = 4096
+
+func lookAlike(word string, cache map[rune]string) string {
 	shown := word
 	if utf8.RuneCountInString(word) > maxLookAlikeRunes {
 		shown = string([]rune(word)[:maxLookAlikeRunes]) + "…"
 	}
-	if scripts := scriptsOf(word); len(scripts) > 1 {
+	if scripts := scriptsOf(word, cache); len(scripts) > 1 {
 		return shown + " mixes " + joinScripts(scripts) + " letters"
 	}
 	if f := norm.NFKC.String(word); f != norm.NFC.String(word) && isASCII(f) {
@@ -132,14 +136,32 @@ var commonScripts = []string{"Latin", "Cyrillic", "Greek", "Armenian", "Hebrew",
 
 // scriptsOf returns the sorted scripts of the letters and digits of s, leaving out the Common
 // and Inherited ones (ASCII digits, punctuation, combining marks), which every script uses.
-func scriptsOf(s string) []string {
+//
+// A rune of the same script as the one before it is not looked up again, nor, with a cache,
+// a rune looked up before: finding a rune's script can try every script table, and argument
+// values reach a megabyte.
+func scriptsOf(s string, cache map[rune]string) []string {
 	var out []string
+	var last *unicode.RangeTable
 	for _, r := range s {
 		if r < 0x80 && !unicode.IsLetter(r) || !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Nl, r) {
 			continue
 		}
-		if sc := scriptOf(r); sc != "" && !slices.Contains(out, sc) {
-			out = append(out, sc)
+		if last != nil && unicode.Is(last, r) {
+			continue
+		}
+		sc, ok := cache[r]
+		if !ok {
+			sc = scriptOf(r)
+			if cache != nil && len(cache) < maxScriptCache {
+				cache[r] = sc
+			}
+		}
+		if sc != "" {
+			last = unicode.Scripts[sc]
+			if !slices.Contains(out, sc) {
+				out = append(out, sc)
+			}
 		}
 	}
 	slices.Sort(out)
