@@ -68,12 +68,12 @@ func TestApprovalPagePinnedText(t *testing.T) {
 	op := realop.Start(t, realop.Options{})
 	t.Run("lockfile", func(t *testing.T) {
 		testApprovalPagePinnedText(t, op, func(files *mcptest.Server) *pins.Config {
-			return &pins.Config{LockFile: pinLock(t, files)}
+			return confirmTextPins(&pins.Config{LockFile: pinLock(t, files)})
 		})
 	})
 	t.Run("tofu", func(t *testing.T) {
 		// One replica with the in-memory store: the first definition it sees is the pin.
-		testApprovalPagePinnedText(t, op, func(*mcptest.Server) *pins.Config { return &pins.Config{Mode: pins.ModeTOFU} })
+		testApprovalPagePinnedText(t, op, func(*mcptest.Server) *pins.Config { return confirmTextPins(&pins.Config{Mode: pins.ModeTOFU}) })
 	})
 }
 
