@@ -57,6 +57,30 @@ func TestSearchReindexesOnListChanged(t *testing.T) {
 	if n := builds.Load(); n != 2 {
 		t.Fatalf("%d index builds after a change, want 2", n)
 	}
+	// docs/search.md: the last four catalog versions stay indexed. Three more tools make
+	// versions 3 to 5; removing them again returns to versions 4, 3 and 2 without a build, and
+	// then to the first, which the fifth pushed out.
+	step := func(change func(), wantBuilds int32) {
+		t.Helper()
+		change()
+		s.backends.ListChanged("be", "notifications/tools/list_changed")
+		findNames(t, url, "translate this into French")
+		if n := builds.Load(); n != wantBuilds {
+			t.Fatalf("%d index builds, want %d", n, wantBuilds)
+		}
+	}
+	extra := []string{"extra_a", "extra_b", "extra_c"}
+	for i, name := range extra {
+		step(func() { mcp.AddTool(be.MCP(), &mcp.Tool{Name: name, Description: "An extra tool."}, noopTyped) }, int32(3+i))
+	}
+	for i := range extra {
+		step(func() { be.MCP().RemoveTools(extra[len(extra)-1-i]) }, 5)
+	}
+	step(func() { be.MCP().RemoveTools("translate") }, 6)
+}
+
+func noopTyped(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+	return &mcp.CallToolResult{}, nil, nil
 }
 
 // TestToolsetValidation: check-config refuses what would make a set ambiguous or empty.
