@@ -38,6 +38,12 @@ func TestSearchReindexesOnListChanged(t *testing.T) {
 	if !strings.Contains(string(r.Body), `"name":"find_tools"`) || strings.Contains(string(r.Body), "be__echo") {
 		t.Fatalf("search-mode tools/list: %s", r.Body)
 	}
+	// docs/search.md: search ranks tools only; prompts and resources are listed as usual.
+	for method, want := range map[string]string{"prompts/list": `"name":"be__` + mcptest.PromptGreet + `"`, "resources/list": `"name":"readme"`} {
+		if r := do(t, "POST", url, modern(method, ""), body(method, "")); !strings.Contains(string(r.Body), want) {
+			t.Errorf("search-mode %s: %s", method, r.Body)
+		}
+	}
 	for range 3 {
 		if got := findNames(t, url, "adds two integers"); len(got) == 0 || got[0] != "be__add" {
 			t.Fatalf("find: %v", got)
