@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
@@ -197,8 +199,7 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 	t.Run("arguments against the input schema", func(t *testing.T) {
 		be.Reset()
 		res := call(t, "echo_args", map[string]any{"n": "seven"})
-		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, `"schema"`) || !strings.Contains(got, "/n") ||
-			strings.Contains(got, "seven") {
+		if got := mcptest.ResultText(res); !res.IsError || got != `Refused by guardrail rule "schema": the arguments fail the tool's schema at /n: must be integer, not string` {
 			t.Fatalf("a call breaking the schema: %+v %q", res.IsError, got)
 		}
 		if n := len(be.RequestsOf("tools/call")); n != 0 {
@@ -257,7 +258,8 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 	})
 	t.Run("personal data in arguments blocked", func(t *testing.T) {
 		res := call(t, "echo_args", map[string]any{"n": 1, "note": "mail " + railEmail})
-		if got := mcptest.ResultText(res); !res.IsError || strings.Contains(got, railEmail) || !strings.Contains(got, "pii (email)") || !strings.Contains(got, "/note") {
+		// The refusal as docs/guardrails.md shows it: rule, guardrail, detector and pointer.
+		if got := mcptest.ResultText(res); !res.IsError || got != `Refused by guardrail rule "schema": found pii (email) in the arguments at /note` {
 			t.Fatalf("got %v %q", res.IsError, got)
 		}
 	})
@@ -334,8 +336,8 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 		be.Reset()
 		_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "be__contact", Arguments: map[string]string{"who": railAWSKey}})
 		if err == nil || strings.Contains(err.Error(), railAWSKey) || !strings.Contains(err.Error(), "aws-access-key") ||
-			!strings.Contains(err.Error(), "/who") {
-			t.Fatalf("got %v", err)
+			!strings.Contains(err.Error(), "/who") || rpcCode(err) != jsonrpc.CodeInvalidParams {
+			t.Fatalf("got %v, want -32602", err)
 		}
 		if n := len(be.RequestsOf("prompts/get")); n != 0 {
 			t.Fatalf("the backend got %d prompts/get", n)
@@ -355,10 +357,19 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 		if err == nil {
 			t.Fatalf("a private key was read: %+v", res.Contents[0])
 		}
-		if msg := err.Error(); strings.Contains(msg, "MIIEow") || !strings.Contains(msg, "private-key") {
-			t.Fatalf("refusal %q", msg)
+		if msg := err.Error(); strings.Contains(msg, "MIIEow") || !strings.Contains(msg, "private-key") || rpcCode(err) != jsonrpc.CodeInternalError {
+			t.Fatalf("refusal %q, want -32603", msg)
 		}
 	})
+}
+
+// rpcCode is the JSON-RPC error code of an SDK client's error (0: none).
+func rpcCode(err error) int64 {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 0
 }
 
 // TestGuardrailsTypeScriptClient: the TypeScript SDK v1 client (2025-11-25) reads a result the
