@@ -50,11 +50,20 @@ func railOptions() []mcptest.Option {
 			" see https://evil.test/x\u202e")}, nil
 	}
 	structured := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var in struct{ Bad bool }
+		var in struct {
+			Bad  bool
+			Mode string
+		}
 		_ = json.Unmarshal(req.Params.Arguments, &in)
 		var sc any = map[string]any{"count": 3}
 		if in.Bad {
 			sc = map[string]any{"count": "three"}
+		}
+		switch in.Mode {
+		case "missing": // a result without the structuredContent its outputSchema requires
+			return &mcp.CallToolResult{Content: text("counted")}, nil
+		case "error": // a tool error, whose structuredContent is not checked
+			return &mcp.CallToolResult{Content: text("tool failed"), IsError: true, StructuredContent: sc}, nil
 		}
 		return &mcp.CallToolResult{Content: text("counted"), StructuredContent: sc}, nil
 	}
@@ -73,7 +82,7 @@ func railOptions() []mcptest.Option {
 		mcptest.WithTool(&mcp.Tool{Name: "strict_note", InputSchema: obj(map[string]*jsonschema.Schema{
 			"note": {Type: "string", Pattern: "^key [A-Z0-9]+$"}})}, echoArgs),
 		mcptest.WithTool(&mcp.Tool{Name: "leak", InputSchema: obj(nil)}, leak),
-		mcptest.WithTool(&mcp.Tool{Name: "structured", InputSchema: obj(map[string]*jsonschema.Schema{"bad": {Type: "boolean"}}),
+		mcptest.WithTool(&mcp.Tool{Name: "structured", InputSchema: obj(map[string]*jsonschema.Schema{"bad": {Type: "boolean"}, "mode": {Type: "string"}}),
 			OutputSchema: obj(map[string]*jsonschema.Schema{"count": {Type: "integer"}}, "count")}, structured),
 		mcptest.WithTool(&mcp.Tool{Name: "progress_leak", InputSchema: obj(nil)}, progress),
 		mcptest.WithTool(&mcp.Tool{Name: "progress_block", InputSchema: obj(nil)}, progress),
@@ -293,6 +302,16 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 		res := call(t, "structured", map[string]any{"bad": true})
 		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, "/structuredContent/count") || strings.Contains(got, "three") {
 			t.Fatalf("got %v %q", res.IsError, got)
+		}
+		// docs/guardrails.md: a result without structuredContent from a tool that declares an
+		// outputSchema fails; a tool error is not checked.
+		res = call(t, "structured", map[string]any{"mode": "missing"})
+		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, "/structuredContent") || got == "counted" {
+			t.Fatalf("a result without structuredContent: %v %q", res.IsError, got)
+		}
+		res = call(t, "structured", map[string]any{"bad": true, "mode": "error"})
+		if got := mcptest.ResultText(res); !res.IsError || got != "tool failed" {
+			t.Fatalf("a tool error was checked: %v %q", res.IsError, got)
 		}
 	})
 	t.Run("progress redacted, and no way around a block", func(t *testing.T) {
