@@ -285,3 +285,28 @@ func TestAnnotationBounded(t *testing.T) {
 		t.Errorf("%d redactions, want 40", n)
 	}
 }
+
+// TestAnnotationShape: the annotation is docs/guardrails.md's example: the rule, then each
+// flagged or redacted finding (guardrail, detector, action, path), those a notification carried
+// marked "source": "notification", and nothing of what was only logged.
+func TestAnnotationShape(t *testing.T) {
+	cfg := everything("flag")
+	cfg.Rules[0].ID = "github"
+	cfg.Rules[0].Results.Detectors = map[string]string{"email": "log"}
+	r := testEngine(t, cfg).Rule(KindTool, "b", "t")
+	raw := `{"content":[{"type":"text","text":"see https://evil.test/x, mail a@example.org"}]}`
+	rep := r.ScanResult([]byte(raw))
+	note := Finding{Detector: DetGitHubToken, Action: Redact, Path: "/params/message"}
+	out, changed := rep.RewriteResult([]byte(raw), []Finding{note})
+	var got struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil || !changed {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := `{"rule":"github","findings":[{"guardrail":"injection","detector":"link","action":"flag","path":"/content/0/text"},` +
+		`{"guardrail":"secrets","detector":"github-token","action":"redact","path":"/params/message","source":"notification"}]}`
+	if string(got.Meta[MetaKey]) != want {
+		t.Errorf("annotation\n%s\nwant\n%s", got.Meta[MetaKey], want)
+	}
+}
