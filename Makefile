@@ -62,6 +62,8 @@ lint-staticcheck:
 
 unit:
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	# Allocation counts mean nothing under -race (pools drop at random): counted once without it.
+	$(GO) test -count=1 -run '^TestAllocationBudgets$$' ./mcphttp/
 
 # Every native fuzz target, FUZZTIME each (see .ci/fuzz).
 fuzz:

@@ -216,6 +216,17 @@ func checkGatewayTLS(t *testing.T, m manifests, cfg gatewayConfig) {
 	if v := volume(t, spec, "tls"); v.Secret == nil || v.Secret.SecretName != "mcp-gateway-tls" {
 		t.Errorf("tls volume = %+v", v)
 	}
+	// docs/deploy.md: mounted whole (not as a subPath) at /etc/mcp-gateway/tls, so a renewed
+	// certificate reaches the running pods.
+	var tlsMounts []corev1.VolumeMount
+	for _, vm := range gatewayContainer(t, spec).VolumeMounts {
+		if vm.Name == "tls" {
+			tlsMounts = append(tlsMounts, vm)
+		}
+	}
+	if len(tlsMounts) != 1 || tlsMounts[0].MountPath != "/etc/mcp-gateway/tls" || tlsMounts[0].SubPath != "" {
+		t.Errorf("tls mounts = %+v, want one of the whole volume at /etc/mcp-gateway/tls", tlsMounts)
+	}
 	if cfg.Server.TLS == nil || cfg.Server.TLS.CertFile != "/etc/mcp-gateway/tls/tls.crt" || cfg.Server.TLS.KeyFile != "/etc/mcp-gateway/tls/tls.key" {
 		t.Errorf("server.tls = %+v", cfg.Server.TLS)
 	}

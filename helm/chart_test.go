@@ -156,8 +156,9 @@ func portString(t *testing.T, c corev1.Container, name string) string {
 func checkSecurity(t *testing.T, spec corev1.PodSpec) {
 	t.Helper()
 	psc := spec.SecurityContext
-	if psc == nil || !isTrue(psc.RunAsNonRoot) || psc.RunAsUser == nil || *psc.RunAsUser == 0 {
-		t.Errorf("pod must run as a non-root user: %+v", psc)
+	// docs/deploy.md: the pods run as user 65532, the image's distroless nonroot user.
+	if psc == nil || !isTrue(psc.RunAsNonRoot) || psc.RunAsUser == nil || *psc.RunAsUser != 65532 {
+		t.Errorf("pod must run as user 65532 (non-root): %+v", psc)
 	}
 	if psc == nil || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 		t.Error("pod seccompProfile must be RuntimeDefault")

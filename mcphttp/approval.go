@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -263,25 +264,37 @@ func (c *confirmer) describeTool(x *request, call *approval.Call, target upstrea
 // toolText returns the title and description of the called tool as the caller's tools/list
 // shows them, for the page. It is best effort: a list that fails leaves them empty, and the
 // page still shows the names and the arguments, which are what the decision is bound to.
+//
+// The items are the backend's as listed, members the gateway does not know included, so their
+// members are read by exact name (a map), never by encoding/json's case-insensitive match: a
+// backend listing "description" and a "Description" after it must not get the second shown on
+// the page while clients that read names exactly give the first to the model.
 func (c *confirmer) toolText(x *request) (title, description string) {
 	_ = c.eachToolsPage(x, 100, func(page json.RawMessage) (bool, error) {
 		var list struct {
-			Tools []struct {
-				Name, Title, Description string
-			} `json:"tools"`
+			Tools []map[string]json.RawMessage `json:"tools"`
 		}
 		if err := json.Unmarshal(page, &list); err != nil {
 			return false, err
 		}
 		for _, t := range list.Tools {
-			if t.Name == x.route.name {
-				title, description = t.Title, t.Description
+			if exactString(t["name"]) == x.route.name {
+				title, description = exactString(t["title"]), exactString(t["description"])
 				return true, nil
 			}
 		}
 		return false, nil
 	})
 	return title, description
+}
+
+// exactString is raw as a JSON string, "" when it is absent or not a string.
+func exactString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // clientName is the clientInfo name and version for display on the page, bounded.
@@ -291,8 +304,10 @@ func clientName(info json.RawMessage) string {
 		return ""
 	}
 	n := strings.TrimSpace(ci.Name + " " + ci.Version)
-	if len(n) > 128 {
-		n = n[:128] + "…"
+	if utf8.RuneCountInString(n) > 128 {
+		// Cut between characters: a cut inside one would show the page a U+FFFD the client
+		// did not send.
+		n = string([]rune(n)[:128]) + "…"
 	}
 	return n
 }

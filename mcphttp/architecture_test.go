@@ -87,3 +87,25 @@ func TestStagesTakeNoServerState(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardrailsStagePlace holds the place docs/guardrails.md gives stage guardrails: after
+// authorize, pin and bind-headers (a refusal reveals nothing of a tool the caller may not see)
+// and before mrtr-in (a person confirms the arguments that will be forwarded, redacted).
+func TestGuardrailsStagePlace(t *testing.T) {
+	at := map[string]int{}
+	for i, st := range stages {
+		at[st.name] = i
+	}
+	g, ok := at["guardrails"]
+	if !ok {
+		t.Fatal("no stage guardrails")
+	}
+	for _, before := range []string{"authorize", "pin", "bind-headers"} {
+		if i, ok := at[before]; !ok || i > g {
+			t.Errorf("stage %s does not run before guardrails", before)
+		}
+	}
+	if i, ok := at["mrtr-in"]; !ok || i < g {
+		t.Error("stage mrtr-in does not run after guardrails")
+	}
+}

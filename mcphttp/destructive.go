@@ -68,19 +68,19 @@ func (c *confirmer) isDestructive(x *request, name string) (bool, error) {
 func (c *confirmer) fetchDestructive(x *request) (map[string]bool, error) {
 	out := map[string]bool{}
 	err := c.eachToolsPage(x, 1000, func(page json.RawMessage) (bool, error) {
+		// Members by exact name (maps), as clients read them: encoding/json's struct fields
+		// would take another spelling listed after them ("DestructiveHint": false beside
+		// "destructiveHint": true, or a "NAME" moving the hint to another tool).
 		var list struct {
-			Tools []struct {
-				Name        string `json:"name"`
-				Annotations struct {
-					DestructiveHint *bool `json:"destructiveHint"`
-				} `json:"annotations"`
-			} `json:"tools"`
+			Tools []map[string]json.RawMessage `json:"tools"`
 		}
 		if err := json.Unmarshal(page, &list); err != nil {
 			return false, upstreams.ErrBadResponse
 		}
 		for _, t := range list.Tools {
-			out[t.Name] = t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint
+			// A name listed twice is destructive if either listing says so.
+			name := exactString(t["name"])
+			out[name] = out[name] || destructiveHint(t["annotations"])
 		}
 		return false, nil
 	})
@@ -88,6 +88,26 @@ func (c *confirmer) fetchDestructive(x *request) (map[string]bool, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// destructiveHint reads a listed tool's annotations: true when they declare destructiveHint
+// true, and when the annotations or the hint are there but not of their type (a string "true",
+// which lax decoders read as true): what cannot be read as false is not known to be safe.
+// Absent or null, they declare nothing.
+func destructiveHint(annotations json.RawMessage) bool {
+	var ann map[string]json.RawMessage
+	if len(annotations) == 0 || string(annotations) == "null" {
+		return false
+	}
+	if json.Unmarshal(annotations, &ann) != nil {
+		return true
+	}
+	h, ok := ann["destructiveHint"]
+	if !ok || string(h) == "null" {
+		return false
+	}
+	var hint bool
+	return json.Unmarshal(h, &hint) != nil || hint
 }
 
 // eachToolsPage walks the merged tools/list as the gateway's own request on the caller's behalf

@@ -39,7 +39,7 @@ func typicalCall() (body, result string) {
 
 // benchRails is the rule of .ci/bench's gw-rails gateway, with the arguments validated against
 // the tool's inputSchema when validate is set.
-func benchRails(b *testing.B, validate bool) *guardrails.Engine {
+func benchRails(b testing.TB, validate bool) *guardrails.Engine {
 	rc := guardrails.RuleConfig{ID: "bench", Tools: []string{"*"},
 		Arguments: guardrails.DirectionConfig{Secrets: "redact", PII: "redact"},
 		Results:   guardrails.DirectionConfig{Secrets: "redact", PII: "redact", Injection: "flag"}}
@@ -109,11 +109,15 @@ func BenchmarkForwardToolsCallGuardrails(b *testing.B) {
 		name   string
 		engine *guardrails.Engine
 	}{{"off", nil}, {"on", engine}} {
-		b.Run(bc.name, func(b *testing.B) {
-			backend := mcptest.NewCannedBackendOf([]byte(result), "application/json")
-			_, e := testServer(b, Config{}, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{Transport: backend},
-				Deps{Version: "bench", Guardrails: bc.engine})
-			benchPost(b, e, modern("tools/call", "be__blob"), body)
-		})
+		b.Run(bc.name, func(b *testing.B) { benchTypicalCall(b, bc.engine, body, result) })
 	}
+}
+
+// benchTypicalCall posts the typical call (typicalCall) through a gateway with engine (nil: no
+// guardrails) to a canned backend answering result.
+func benchTypicalCall(b *testing.B, engine *guardrails.Engine, body, result string) {
+	backend := mcptest.NewCannedBackendOf([]byte(result), "application/json")
+	_, e := testServer(b, Config{}, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{Transport: backend},
+		Deps{Version: "bench", Guardrails: engine})
+	benchPost(b, e, modern("tools/call", "be__blob"), body)
 }

@@ -39,3 +39,22 @@ func TestResourceURIScanAllocatesNothing(t *testing.T) {
 		t.Errorf("an escaped e-mail address in a URI: %+v", ps.rep)
 	}
 }
+
+// TestResourceURIFindingUnderLog: a finding in the URI a request names is only logged where the
+// rule logs (docs/guardrails.md: "log stays log"); it refuses nothing, and the request's log
+// lines leave the URI out all the same.
+func TestResourceURIFindingUnderLog(t *testing.T) {
+	e, err := guardrails.New(&guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "r", Resources: []string{"*"},
+		Arguments: guardrails.DirectionConfig{Secrets: "log"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "AKIAIOSFODNN7EXAMPLE"
+	ps := &paramsScan{rule: e.Rule(guardrails.KindResource, "alpha", "file:///x"), rep: &guardrails.Report{},
+		method: upstreams.MethodResourcesRead, backendURI: "file:///x?k=" + key}
+	ps.resource([]byte(`"alpha+file:///x?k=`+key+`"`), []byte("uri"))
+	if ps.blocked != nil || ps.rep.Blocked() || ps.rep.Action != guardrails.Log || ps.rep.Counts[guardrails.DetAWSAccessKey] == 0 || !ps.nameFound {
+		t.Errorf("a key in a URI under log: blocked %v, action %v, counted %d, left out of the log lines %v",
+			ps.blocked != nil, ps.rep.Action, ps.rep.Counts[guardrails.DetAWSAccessKey], ps.nameFound)
+	}
+}

@@ -64,8 +64,9 @@ func TestFindToolsNamesBackends(t *testing.T) {
 		describedTool("list_issues", "List the issues of a repository."))
 	evil := mcptest.StartServer(t, "evil", mcptest.WithoutDefaults(), describedTool("create_issue_bug_report_ticket", desc))
 	ucfg := upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "gh", URL: gh.URL()}, {Name: "evil", URL: evil.URL()}}}
-	_, e := testServer(t, Config{Search: SearchConfig{Enabled: true}}, ucfg, upstreams.Options{}, Deps{})
+	_, e := testServer(t, Config{Search: SearchConfig{Enabled: true, AlwaysVisible: []string{"gh__create_issue"}}}, ucfg, upstreams.Options{}, Deps{})
 	url := serveTest(t, e).URL + DefaultPath
+	checkFindAnswerShape(t, url)
 
 	got := find(t, url, "create a bug report ticket")
 	if names := got.names(); len(names) == 0 || names[0] != "gh__create_issue" || slices.Contains(names, "evil__create_issue_bug_report_ticket") {
@@ -82,6 +83,71 @@ func TestFindToolsNamesBackends(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkFindAnswerShape holds find_tools' answer to docs/search.md: each tool's definition is
+// exactly the one tools/list shows (gh__create_issue is listed beside the meta-tools), the text
+// content is the same JSON as the structured content, and "similar" is left out when no tool
+// shown has a near-duplicate.
+func checkFindAnswerShape(t *testing.T, url string) {
+	t.Helper()
+	var listed struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	list := do(t, "POST", url, modern("tools/list", ""), body("tools/list", ""))
+	if err := json.Unmarshal(list.RPC.Result, &listed); err != nil {
+		t.Fatalf("tools/list: %v %s", err, list.Body)
+	}
+	var want json.RawMessage
+	for _, d := range listed.Tools {
+		if bytes.Contains(d, []byte(`"gh__create_issue"`)) {
+			want = d
+		}
+	}
+	if want == nil {
+		t.Fatalf("tools/list shows no gh__create_issue: %s", list.Body)
+	}
+	for _, q := range []string{"create a bug report ticket", "list the issues"} {
+		r := do(t, "POST", url, modern("tools/call", findToolsName),
+			body("tools/call", `,"name":"find_tools","arguments":{"limit":1,"query":`+jsonString(q)+`}`))
+		var res struct {
+			Content    []struct{ Text string } `json:"content"`
+			Structured json.RawMessage         `json:"structuredContent"`
+		}
+		var shown struct {
+			Tools   []json.RawMessage `json:"tools"`
+			Similar json.RawMessage   `json:"similar"`
+		}
+		if err := json.Unmarshal(r.RPC.Result, &res); err != nil || len(res.Content) != 1 || json.Unmarshal(res.Structured, &shown) != nil {
+			t.Fatalf("find_tools %q: %v %s", q, err, r.Body)
+		}
+		var text, structured any
+		if json.Unmarshal([]byte(res.Content[0].Text), &text) != nil || json.Unmarshal(res.Structured, &structured) != nil || !jsonEqual(text, structured) {
+			t.Errorf("find_tools %q: text %q differs from structuredContent %s", q, res.Content[0].Text, res.Structured)
+		}
+		for _, d := range shown.Tools {
+			if bytes.Contains(d, []byte(`"gh__create_issue"`)) && !bytes.Equal(compactJSON(t, d), compactJSON(t, want)) {
+				t.Errorf("find_tools shows %s, tools/list %s", d, want)
+			}
+		}
+		if hasSimilar := shown.Similar != nil; hasSimilar != (q == "create a bug report ticket") {
+			t.Errorf("find_tools %q: similar %s", q, shown.Similar)
+		}
+	}
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+func compactJSON(t *testing.T, raw []byte) []byte {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	return b.Bytes()
 }
 
 // TestFindToolsRanksOverView: a set's find_tools ranks its tools exactly as a gateway serving only

@@ -38,6 +38,12 @@ func TestSearchReindexesOnListChanged(t *testing.T) {
 	if !strings.Contains(string(r.Body), `"name":"find_tools"`) || strings.Contains(string(r.Body), "be__echo") {
 		t.Fatalf("search-mode tools/list: %s", r.Body)
 	}
+	// docs/search.md: search ranks tools only; prompts and resources are listed as usual.
+	for method, want := range map[string]string{"prompts/list": `"name":"be__` + mcptest.PromptGreet + `"`, "resources/list": `"name":"readme"`} {
+		if r := do(t, "POST", url, modern(method, ""), body(method, "")); !strings.Contains(string(r.Body), want) {
+			t.Errorf("search-mode %s: %s", method, r.Body)
+		}
+	}
 	for range 3 {
 		if got := findNames(t, url, "adds two integers"); len(got) == 0 || got[0] != "be__add" {
 			t.Fatalf("find: %v", got)
@@ -57,6 +63,30 @@ func TestSearchReindexesOnListChanged(t *testing.T) {
 	if n := builds.Load(); n != 2 {
 		t.Fatalf("%d index builds after a change, want 2", n)
 	}
+	// docs/search.md: the last four catalog versions stay indexed. Three more tools make
+	// versions 3 to 5; removing them again returns to versions 4, 3 and 2 without a build, and
+	// then to the first, which the fifth pushed out.
+	step := func(change func(), wantBuilds int32) {
+		t.Helper()
+		change()
+		s.backends.ListChanged("be", "notifications/tools/list_changed")
+		findNames(t, url, "translate this into French")
+		if n := builds.Load(); n != wantBuilds {
+			t.Fatalf("%d index builds, want %d", n, wantBuilds)
+		}
+	}
+	extra := []string{"extra_a", "extra_b", "extra_c"}
+	for i, name := range extra {
+		step(func() { mcp.AddTool(be.MCP(), &mcp.Tool{Name: name, Description: "An extra tool."}, noopTyped) }, int32(3+i))
+	}
+	for i := range extra {
+		step(func() { be.MCP().RemoveTools(extra[len(extra)-1-i]) }, 5)
+	}
+	step(func() { be.MCP().RemoveTools("translate") }, 6)
+}
+
+func noopTyped(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+	return &mcp.CallToolResult{}, nil, nil
 }
 
 // TestToolsetValidation: check-config refuses what would make a set ambiguous or empty.

@@ -1,9 +1,9 @@
 package mrtr
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 const (
@@ -61,21 +61,12 @@ func ApprovalResult(tool, pageURL, id, state string) ApprovalRequiredResult {
 	}
 }
 
-// summarizeName bounds a tool name for the message and strips what a client might render as
-// markup or control characters.
+// summarizeName names the tool in the message as a form confirmation does (ConfirmMessage):
+// quoted, bounded, on one line, and with every character pinning and the approval page treat as
+// invisible or direction-changing shown as U+FFFD (clean), so the gateway's own message never
+// shows the user a name that reads as another.
 func summarizeName(name string) string {
-	var b bytes.Buffer
-	for _, r := range name {
-		if b.Len() >= 128 {
-			b.WriteString("…")
-			break
-		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return strconv.Quote(clean(name, maxToolRunes))
 }
 
 // DeclaresURLElicitation reports whether a request's clientCapabilities object declares URL

@@ -104,3 +104,17 @@ func TestApprovalResult(t *testing.T) {
 		t.Errorf("message %q", p.Message)
 	}
 }
+
+// TestApprovalResultNameInvisible: the URL-mode message names the tool as the form's message
+// does: every character pinning and the page treat as invisible or direction-changing (bidi
+// overrides, zero-width and tag characters, blank-rendering letters) is shown as U+FFFD, so the
+// gateway's own message never shows the user a name that reads as another.
+func TestApprovalResultNameInvisible(t *testing.T) {
+	for _, name := range []string{"files__read\u202Eeteled", "files__re\u200Bad", "files__read\U000E0041", "files__read\u3164", "files__read\u2066x\u2069"} {
+		msg := ApprovalResult(name, "https://gw.example/approval/c/ab", "ab", "tok").InputRequests[ConfirmKey].Params.Message
+		if !strings.Contains(msg, "files__") || !strings.Contains(msg, "\uFFFD") ||
+			strings.ContainsAny(msg, "\u202E\u200B\U000E0041\u3164\u2066\u2069") {
+			t.Errorf("%q: message %q", name, msg)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,9 +49,10 @@ type callView struct {
 	Args                 Value
 	ArgsBytes            int
 	ExpiresIn, ExpiresAt string
-	// Hidden counts the characters made visible; LookAlike says a name looks like another.
-	Hidden    int
-	LookAlike bool
+	// Hidden counts the characters made visible; LookAlike says a name looks like another,
+	// ValueLookAlike that a word of the arguments does.
+	Hidden                    int
+	LookAlike, ValueLookAlike bool
 }
 
 func (s *Service) view(c Call) (*callView, error) {
@@ -67,6 +69,7 @@ func (s *Service) view(c Call) (*callView, error) {
 		ExpiresIn: humanDuration(left), ExpiresAt: c.Expiry.UTC().Format("15:04:05 UTC"),
 	}
 	v.Hidden = countHidden(args) + v.Title.Hidden + v.Description.Hidden
+	v.ValueLookAlike = hasLookAlike(args)
 	for _, n := range []webpage.Name{v.Tool, v.UpstreamTool, v.Upstream, v.Subject, v.Issuer, v.Client} {
 		v.Hidden += n.Hidden
 		v.LookAlike = v.LookAlike || n.Flagged()
@@ -83,10 +86,33 @@ func (s *Service) askPage(c Call, sess *session, step byte, note string) (pageDa
 		CSRF: csrfToken(sess, c.ID, step, s.now()), Action: s.callPath(c.ID)}
 	if step == stepConfirm {
 		// The same title length and nothing more above the forms: the confirmation's Deny
-		// takes the place where Approve was.
+		// takes the place where Approve was (where a value is unfolded, the call's text).
 		p.Kind, p.Title, p.Note = "confirm", "Approve: are you sure?", note
+		v.unfold()
 	}
 	return p, nil
+}
+
+// unfold shows every text of the call whole, for the confirmation step: its control records the
+// approval, so no part of what will run (a command's tail after 240 harmless characters) may be
+// behind a "Show all" the user did not open.
+func (v *callView) unfold() {
+	for _, n := range []*webpage.Name{&v.Tool, &v.UpstreamTool, &v.Upstream, &v.Subject, &v.Issuer, &v.Client} {
+		n.Folded = false
+	}
+	v.Title.Folded, v.Description.Folded = false, false
+	unfoldValue(&v.Args)
+}
+
+func unfoldValue(v *Value) {
+	v.Text.Folded = false
+	for i := range v.Members {
+		v.Members[i].Key.Folded = false
+		unfoldValue(&v.Members[i].Value)
+	}
+	for i := range v.Items {
+		unfoldValue(&v.Items[i])
+	}
 }
 
 func (s *Service) outcomePage(c Call, sess *session, v Verdict, note string) pageData {
@@ -137,4 +163,16 @@ func countHidden(v Value) int {
 		n += countHidden(it)
 	}
 	return n
+}
+
+func hasLookAlike(v Value) bool {
+	if v.LookAlike != "" {
+		return true
+	}
+	for _, m := range v.Members {
+		if m.KeyLookAlike != "" || hasLookAlike(m.Value) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(v.Items, hasLookAlike)
 }

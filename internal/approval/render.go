@@ -24,12 +24,16 @@ type Value struct {
 	// Text is a string's text; Literal a number's, boolean's or null's JSON text.
 	Text    webpage.Text
 	Literal string
+	// LookAlike, for a string, names a word of it that could pass for another
+	// (webpage.LookAlikeWord).
+	LookAlike string
 }
 
-// Member is one object member.
+// Member is one object member; KeyLookAlike is LookAlike for its name.
 type Member struct {
-	Key   webpage.Text
-	Value Value
+	Key          webpage.Text
+	KeyLookAlike string
+	Value        Value
 }
 
 // RenderArguments prepares a call's arguments for the page. It preserves member order and
@@ -73,7 +77,7 @@ func decodeValue(dec *json.Decoder, depth int) (Value, error) {
 				if err != nil {
 					return Value{}, err
 				}
-				v.Members = append(v.Members, Member{Key: webpage.Visible(key), Value: mv})
+				v.Members = append(v.Members, Member{Key: webpage.Visible(key), KeyLookAlike: webpage.LookAlikeWord(key), Value: mv})
 			}
 			_, err := dec.Token()
 			return v, err
@@ -91,7 +95,7 @@ func decodeValue(dec *json.Decoder, depth int) (Value, error) {
 		}
 		return Value{}, errors.New("approval: arguments: unexpected delimiter")
 	case string:
-		return Value{Kind: "string", Text: webpage.Visible(t)}, nil
+		return Value{Kind: "string", Text: webpage.Visible(t), LookAlike: webpage.LookAlikeWord(t)}, nil
 	case json.Number:
 		return Value{Kind: "literal", Literal: t.String()}, nil
 	case bool:

@@ -113,3 +113,28 @@ func TestConfirmDestructiveToolsTokenExchange(t *testing.T) {
 		t.Fatalf("declined delete_note: asked %d, %v %+v", asked.Load(), err, res)
 	}
 }
+
+// TestConfirmDestructiveToolsExactMembers: a tool whose annotations say destructiveHint true
+// is confirmed even when the backend lists other spellings that only a case-insensitive reader
+// would take ("DestructiveHint": false after the hint; another tool listed later with "NAME"
+// naming it): the gateway reads the hint and the name clients are shown.
+func TestConfirmDestructiveToolsExactMembers(t *testing.T) {
+	edit := strings.NewReplacer(`"destructiveHint":true`, `"destructiveHint":true,"DestructiveHint":false`,
+		`"name":"touch"`, `"name":"touch","NAME":"files__delete"`,
+		`"idempotentHint":true`, `"idempotentHint":true,"destructiveHint":"true"`)
+	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithJSONResponse(),
+		mcptest.WithTool(deleteTool(true), noopTool), mcptest.WithTool(tool("touch", "Touch a file.", nil, nil), noopTool),
+		mcptest.WithTool(tool("wipe", "Wipe a file.", nil, &mcp.ToolAnnotations{IdempotentHint: true}), noopTool),
+		mcptest.WithMiddleware(rewriteLists(edit)))
+	p := startPinned(t, nil, func(c *Config) { c.Server.ConfirmDestructiveTools = true }, files)
+	// A hint that is not a boolean ("true" as a string, which lax decoders such as pydantic
+	// read as true) is not known to be false: confirmed, as an unlisted tool is.
+	for _, name := range []string{"files__delete", "files__wipe"} {
+		if _, res := rawCall(t, p.gw, "", name, `{"path":"a"}`, ""); res.Result.ResultType != "input_required" || toolCalls(files) != 0 {
+			t.Errorf("%s: %+v %+v, backend calls %d; want a confirmation", name, res.Result, res.Error, toolCalls(files))
+		}
+	}
+	if _, res := rawCall(t, p.gw, "", "files__touch", `{"path":"a"}`, ""); res.Result.ResultType != "complete" || toolCalls(files) != 1 {
+		t.Errorf("files__touch: %+v %+v, backend calls %d; want it run unconfirmed", res.Result, res.Error, toolCalls(files))
+	}
+}

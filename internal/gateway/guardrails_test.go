@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
@@ -48,11 +50,20 @@ func railOptions() []mcptest.Option {
 			" see https://evil.test/x\u202e")}, nil
 	}
 	structured := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var in struct{ Bad bool }
+		var in struct {
+			Bad  bool
+			Mode string
+		}
 		_ = json.Unmarshal(req.Params.Arguments, &in)
 		var sc any = map[string]any{"count": 3}
 		if in.Bad {
 			sc = map[string]any{"count": "three"}
+		}
+		switch in.Mode {
+		case "missing": // a result without the structuredContent its outputSchema requires
+			return &mcp.CallToolResult{Content: text("counted")}, nil
+		case "error": // a tool error, whose structuredContent is not checked
+			return &mcp.CallToolResult{Content: text("tool failed"), IsError: true, StructuredContent: sc}, nil
 		}
 		return &mcp.CallToolResult{Content: text("counted"), StructuredContent: sc}, nil
 	}
@@ -71,7 +82,7 @@ func railOptions() []mcptest.Option {
 		mcptest.WithTool(&mcp.Tool{Name: "strict_note", InputSchema: obj(map[string]*jsonschema.Schema{
 			"note": {Type: "string", Pattern: "^key [A-Z0-9]+$"}})}, echoArgs),
 		mcptest.WithTool(&mcp.Tool{Name: "leak", InputSchema: obj(nil)}, leak),
-		mcptest.WithTool(&mcp.Tool{Name: "structured", InputSchema: obj(map[string]*jsonschema.Schema{"bad": {Type: "boolean"}}),
+		mcptest.WithTool(&mcp.Tool{Name: "structured", InputSchema: obj(map[string]*jsonschema.Schema{"bad": {Type: "boolean"}, "mode": {Type: "string"}}),
 			OutputSchema: obj(map[string]*jsonschema.Schema{"count": {Type: "integer"}}, "count")}, structured),
 		mcptest.WithTool(&mcp.Tool{Name: "progress_leak", InputSchema: obj(nil)}, progress),
 		mcptest.WithTool(&mcp.Tool{Name: "progress_block", InputSchema: obj(nil)}, progress),
@@ -197,8 +208,7 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 	t.Run("arguments against the input schema", func(t *testing.T) {
 		be.Reset()
 		res := call(t, "echo_args", map[string]any{"n": "seven"})
-		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, `"schema"`) || !strings.Contains(got, "/n") ||
-			strings.Contains(got, "seven") {
+		if got := mcptest.ResultText(res); !res.IsError || got != `Refused by guardrail rule "schema": the arguments fail the tool's schema at /n: must be integer, not string` {
 			t.Fatalf("a call breaking the schema: %+v %q", res.IsError, got)
 		}
 		if n := len(be.RequestsOf("tools/call")); n != 0 {
@@ -257,7 +267,8 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 	})
 	t.Run("personal data in arguments blocked", func(t *testing.T) {
 		res := call(t, "echo_args", map[string]any{"n": 1, "note": "mail " + railEmail})
-		if got := mcptest.ResultText(res); !res.IsError || strings.Contains(got, railEmail) || !strings.Contains(got, "pii (email)") || !strings.Contains(got, "/note") {
+		// The refusal as docs/guardrails.md shows it: rule, guardrail, detector and pointer.
+		if got := mcptest.ResultText(res); !res.IsError || got != `Refused by guardrail rule "schema": found pii (email) in the arguments at /note` {
 			t.Fatalf("got %v %q", res.IsError, got)
 		}
 	})
@@ -291,6 +302,16 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 		res := call(t, "structured", map[string]any{"bad": true})
 		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, "/structuredContent/count") || strings.Contains(got, "three") {
 			t.Fatalf("got %v %q", res.IsError, got)
+		}
+		// docs/guardrails.md: a result without structuredContent from a tool that declares an
+		// outputSchema fails; a tool error is not checked.
+		res = call(t, "structured", map[string]any{"mode": "missing"})
+		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, "/structuredContent") || got == "counted" {
+			t.Fatalf("a result without structuredContent: %v %q", res.IsError, got)
+		}
+		res = call(t, "structured", map[string]any{"bad": true, "mode": "error"})
+		if got := mcptest.ResultText(res); !res.IsError || got != "tool failed" {
+			t.Fatalf("a tool error was checked: %v %q", res.IsError, got)
 		}
 	})
 	t.Run("progress redacted, and no way around a block", func(t *testing.T) {
@@ -334,8 +355,8 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 		be.Reset()
 		_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "be__contact", Arguments: map[string]string{"who": railAWSKey}})
 		if err == nil || strings.Contains(err.Error(), railAWSKey) || !strings.Contains(err.Error(), "aws-access-key") ||
-			!strings.Contains(err.Error(), "/who") {
-			t.Fatalf("got %v", err)
+			!strings.Contains(err.Error(), "/who") || rpcCode(err) != jsonrpc.CodeInvalidParams {
+			t.Fatalf("got %v, want -32602", err)
 		}
 		if n := len(be.RequestsOf("prompts/get")); n != 0 {
 			t.Fatalf("the backend got %d prompts/get", n)
@@ -355,10 +376,19 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 		if err == nil {
 			t.Fatalf("a private key was read: %+v", res.Contents[0])
 		}
-		if msg := err.Error(); strings.Contains(msg, "MIIEow") || !strings.Contains(msg, "private-key") {
-			t.Fatalf("refusal %q", msg)
+		if msg := err.Error(); strings.Contains(msg, "MIIEow") || !strings.Contains(msg, "private-key") || rpcCode(err) != jsonrpc.CodeInternalError {
+			t.Fatalf("refusal %q, want -32603", msg)
 		}
 	})
+}
+
+// rpcCode is the JSON-RPC error code of an SDK client's error (0: none).
+func rpcCode(err error) int64 {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 0
 }
 
 // TestGuardrailsTypeScriptClient: the TypeScript SDK v1 client (2025-11-25) reads a result the

@@ -357,7 +357,7 @@ func TestInterceptorMutationPinned(t *testing.T) {
 			}
 			return nil
 		})}})
-	p := startPinned(t, &pins.Config{LockFile: lock}, func(c *Config) {
+	p := startPinned(t, confirmTextPins(&pins.Config{LockFile: lock}), func(c *Config) {
 		c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "reroute", URL: ics.URL(), Type: intercept.TypeMutation,
 			Rules: []intercept.RuleConfig{{Upstream: "files", Tools: []string{"ok"}, Phases: []string{"request"}}}}}}
 	}, files)

@@ -20,7 +20,7 @@ import (
 // forwarded: completions are typed interactively and have no one to ask.
 func TestPinBlockedForEveryMethod(t *testing.T) {
 	files := mcptest.StartServer(t, "files", mcptest.WithTool(tool("t", "Touch a file.", nil, nil), noopTool))
-	p := startPinned(t, &pins.Config{LockFile: pinLock(t, files)}, nil, files)
+	p := startPinned(t, confirmTextPins(&pins.Config{LockFile: pinLock(t, files)}), nil, files)
 	call := func(method, name, params string) (int, rpcResult) {
 		t.Helper()
 		status, hdr, body := post(t, "http://"+p.gw.MCP+"/mcp", modernHeaders(method, name),

@@ -269,7 +269,7 @@ func TestPinTOFUKeys(t *testing.T) {
 	redis := testredis.Start(t)
 	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithTool(tool("t", "Touch a file.", nil, nil), noopTool))
 	cfg := testConfig("error", "text", files)
-	cfg.Auth.Disabled, cfg.Pins = true, &pins.Config{Mode: pins.ModeTOFU}
+	cfg.Auth.Disabled, cfg.Pins = true, confirmTextPins(&pins.Config{Mode: pins.ModeTOFU})
 	cfg.Redis.URL = redis.URL()
 	cfg.applyDefaults()
 	if err := serve(context.Background(), cfg, func(string) string { return "" }, io.Discard, io.Discard, nil); err == nil ||
@@ -294,7 +294,7 @@ func TestPinTOFUKeys(t *testing.T) {
 	}
 	// Only k2 now: the resealed record opens, the tool is served.
 	onlyK2 := []KeyConfig{{ID: "k2", Secret: Secret{Value: "a-newer-test-secret-of-32-bytes-or-more"}}}
-	r := startPinned(t, &pins.Config{Mode: pins.ModeTOFU}, func(c *Config) { c.Redis.URL = redis.URL(); c.MRTR.Keys = onlyK2 }, files)
+	r := startPinned(t, confirmTextPins(&pins.Config{Mode: pins.ModeTOFU}), func(c *Config) { c.Redis.URL = redis.URL(); c.MRTR.Keys = onlyK2 }, files)
 	if names := listNames(t, r.gw, "tools/list"); !slices.Equal(names, []string{"files__t"}) {
 		t.Errorf("after reseal and rotation: %v\n%s", names, r.log.String())
 	}

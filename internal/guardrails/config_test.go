@@ -87,6 +87,20 @@ func TestRules(t *testing.T) {
 		r.results.actions[DetPhone] != Off || r.ScansArguments() || !r.ScansResults() {
 		t.Errorf("actions %v", r.results.actions)
 	}
+	// A message is treated with the strongest action among its findings (docs/guardrails.md).
+	mixed := testEngine(t, &Config{AllowedHosts: []string{"example.com"}, Rules: []RuleConfig{{ID: "m", Tools: []string{"*"},
+		Results: DirectionConfig{Secrets: "redact", PII: "block", Injection: "flag", Detectors: map[string]string{"bidi": "log"}}}}}).Rule(KindTool, "b", "t")
+	for text, want := range map[string]Action{
+		"‮ https://evil.test/x":                                      Flag,
+		"https://evil.test/x AKIAIOSFODNN7EXAMPLE ‮":                 Redact,
+		"AKIAIOSFODNN7EXAMPLE maria@contoso.com https://evil.test/x": Block,
+		"maria@contoso.com ‮":                                        Block,
+		"‮":                                                          Log,
+	} {
+		if got := mixed.ScanResult([]byte(`{"content":[{"type":"text","text":"` + text + `"}]}`)).Action; got != want {
+			t.Errorf("%q: %v, want %v", text, got, want)
+		}
+	}
 }
 
 // The action lists the configuration's schema and docs are made from are exactly what Validate

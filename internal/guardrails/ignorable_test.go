@@ -101,6 +101,14 @@ func TestSecondReadingWherever(t *testing.T) {
 			}
 		}
 	}
+	// Where the rule logs, what the second reading finds is logged (counted), and the message
+	// goes on as sent (docs/guardrails.md).
+	logged := testEngine(t, everything("log")).Rule(KindTool, "up", "tool")
+	m := msg(" AKIA\u2060IOSFODNN7EXAMPLE "+text, "k", "s", "o")
+	if rep := logged.ScanResult([]byte(m)); rep.Counts[DetAWSAccessKey] != 1 || rep.Blocked() || rep.Redacted() || rep.Action != Log {
+		t.Errorf("a disguised key under log: counted %d, blocked %v, redacted %v, action %v",
+			rep.Counts[DetAWSAccessKey], rep.Blocked(), rep.Redacted(), rep.Action)
+	}
 }
 
 // mayHoldIgnorableRef is mayHoldIgnorable a byte at a time: where the first byte of 0x80 or

@@ -1,6 +1,9 @@
 package guardrails
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestReportReused: a report checks one message after another (ScanArgumentsInto,
 // ScanResultInto) as a new report would: what a check found is not carried into the next,
@@ -38,5 +41,26 @@ func TestReportReused(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(50, func() { r.ScanResultInto(&rep, result) }); n != 0 {
 		t.Errorf("a clean result into a kept report: %v allocations", n)
+	}
+}
+
+// TestResetKeepsBoundedBuffers: a report given back to the pool keeps at most 256 redactions'
+// worth of buffer (docs/guardrails.md), so one result made of matches does not pin its size in
+// every pooled request state afterwards; a smaller one is kept for reuse.
+func TestResetKeepsBoundedBuffers(t *testing.T) {
+	r := testEngine(t, everything("redact")).Rule(KindTool, "b", "t")
+	var rep Report
+	for _, tc := range []struct {
+		matches int
+		kept    bool
+	}{{100, true}, {300, false}} {
+		r.ScanResultInto(&rep, []byte(`{"text":"`+strings.Repeat("a@example.org ", tc.matches)+`"}`))
+		if len(rep.edits) != tc.matches {
+			t.Fatalf("%d redactions, want %d", len(rep.edits), tc.matches)
+		}
+		rep.Reset("", DirResult)
+		if c := cap(rep.edits); (c > 0) != tc.kept || c > 256 {
+			t.Errorf("after %d redactions the reset report keeps room for %d", tc.matches, c)
+		}
 	}
 }

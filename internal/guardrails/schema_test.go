@@ -117,10 +117,11 @@ func TestSchemaCacheBound(t *testing.T) {
 	}
 	big := newSchemaCache(100)
 	for i := range 5 {
-		big.put(PinKey(string(rune('a'+i)), false), &CompiledSchema{raw: make([]byte, schemaCacheBytes/3)})
+		big.put(PinKey(string(rune('a'+i)), false), &CompiledSchema{raw: make([]byte, (16<<20)/3)})
 	}
-	if big.Len() > 3 {
-		t.Fatalf("%d schemas of a third of the byte bound each", big.Len())
+	// docs/guardrails.md: at most 16 MiB of schema text.
+	if big.Len() != 3 {
+		t.Fatalf("%d schemas of a third of 16 MiB each kept, want 3", big.Len())
 	}
 }
 

@@ -204,6 +204,31 @@ func TestTooDeep(t *testing.T) {
 	}
 }
 
+// The bound is the documented one (docs/guardrails.md: "JSON nested deeper than 256 fails the
+// check"): 256 levels are checked, 257 are not.
+func TestDepthBoundIsDocumented(t *testing.T) {
+	r := testEngine(t, everything("log")).Rule(KindTool, "b", "t")
+	nest := func(n int) []byte {
+		return []byte(strings.Repeat(`{"a":`, n-1) + `["AKIAIOSFODNN7EXAMPLE"]` + strings.Repeat("}", n-1))
+	}
+	if rep := r.ScanResult(nest(256)); rep.Err != nil || rep.Counts[DetAWSAccessKey] != 1 {
+		t.Errorf("256 levels: err %v, counts %v", rep.Err, rep.Counts[DetAWSAccessKey])
+	}
+	if rep := r.ScanResult(nest(257)); rep.Err == nil || !rep.Blocked() {
+		t.Errorf("257 levels: err %v, want a blocking error", rep.Err)
+	}
+}
+
+// A report lists its first 64 findings and counts all of them (docs/guardrails.md).
+func TestReportListsFirst64(t *testing.T) {
+	r := testEngine(t, everything("log")).Rule(KindTool, "b", "t")
+	raw := `{"text":"` + strings.Repeat("a@example.org ", 100) + `"}`
+	rep := r.ScanResult([]byte(raw))
+	if len(rep.Findings) != 64 || rep.Counts[DetEmail] != 100 {
+		t.Fatalf("%d findings listed, %d counted; want 64 and 100", len(rep.Findings), rep.Counts[DetEmail])
+	}
+}
+
 // A message that would need more than 10,000 redactions (docs/guardrails.md) is blocked; one
 // that needs 10,000 is redacted.
 func TestTooManyRedactions(t *testing.T) {
@@ -258,5 +283,30 @@ func TestAnnotationBounded(t *testing.T) {
 	}
 	if n := strings.Count(string(out), "[REDACTED:email]"); n != 40 {
 		t.Errorf("%d redactions, want 40", n)
+	}
+}
+
+// TestAnnotationShape: the annotation is docs/guardrails.md's example: the rule, then each
+// flagged or redacted finding (guardrail, detector, action, path), those a notification carried
+// marked "source": "notification", and nothing of what was only logged.
+func TestAnnotationShape(t *testing.T) {
+	cfg := everything("flag")
+	cfg.Rules[0].ID = "github"
+	cfg.Rules[0].Results.Detectors = map[string]string{"email": "log"}
+	r := testEngine(t, cfg).Rule(KindTool, "b", "t")
+	raw := `{"content":[{"type":"text","text":"see https://evil.test/x, mail a@example.org"}]}`
+	rep := r.ScanResult([]byte(raw))
+	note := Finding{Detector: DetGitHubToken, Action: Redact, Path: "/params/message"}
+	out, changed := rep.RewriteResult([]byte(raw), []Finding{note})
+	var got struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil || !changed {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := `{"rule":"github","findings":[{"guardrail":"injection","detector":"link","action":"flag","path":"/content/0/text"},` +
+		`{"guardrail":"secrets","detector":"github-token","action":"redact","path":"/params/message","source":"notification"}]}`
+	if string(got.Meta[MetaKey]) != want {
+		t.Errorf("annotation\n%s\nwant\n%s", got.Meta[MetaKey], want)
 	}
 }

@@ -246,18 +246,13 @@ func (d *delta) annotationsDiff(ov, nv any) {
 	// instead: clients and the gateway's own confirmation (server.confirmDestructiveTools) act
 	// on an explicit true, and many read an absent hint as false.
 	explicitly := func(m map[string]any) bool { b, _ := m["destructiveHint"].(bool); return b }
-	if (hint(o, "destructiveHint") && !hint(n, "destructiveHint")) || (explicitly(o) && !explicitly(n)) {
+	if (hint(o, "destructiveHint") && !hint(n, "destructiveHint")) || (explicitly(o) && !explicitly(n)) ||
+		turns(o, n, "destructiveHint", false) {
 		d.destructive = true
 	}
-	if !hint(o, "readOnlyHint") && hint(n, "readOnlyHint") {
-		d.readOnly = true
-	}
-	if !hint(o, "idempotentHint") && hint(n, "idempotentHint") {
-		d.idempotent = true
-	}
-	if !hint(o, "openWorldHint") && hint(n, "openWorldHint") {
-		d.openWorld = true
-	}
+	d.readOnly = turns(o, n, "readOnlyHint", true)
+	d.idempotent = turns(o, n, "idempotentHint", true)
+	d.openWorld = turns(o, n, "openWorldHint", true)
 	// Any other member that carries text (the display title, a vendor's note) is text for
 	// the reader when it is added or changed.
 	for k, v := range n {
@@ -273,6 +268,26 @@ func (d *delta) annotationsDiff(ov, nv any) {
 	if _, ok := o["title"]; ok && n["title"] == nil {
 		d.text = true // the display title went away: the reader now sees the name instead
 	}
+}
+
+// turns reports whether hint k changed so that it may now read as to where it may not have
+// before. A value that is not a boolean ("true", 1, "yes") may read as either: lax decoders
+// (pydantic, the Python SDK's) turn it into true or false by their own rules. Absent or null
+// is the specification's default.
+func turns(o, n map[string]any, k string, to bool) bool {
+	if reflect.DeepEqual(o[k], n[k]) {
+		return false
+	}
+	mayBe := func(m map[string]any, want bool) bool {
+		switch v := m[k].(type) {
+		case nil:
+			return hintDefaults[k] == want
+		case bool:
+			return v == want
+		}
+		return true
+	}
+	return mayBe(o, !to) && mayBe(n, to)
 }
 
 // arguments compares two prompt argument lists, which play the role of an input schema.

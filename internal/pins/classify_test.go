@@ -243,3 +243,43 @@ func TestClassifyDestructiveHintDropped(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyHintsNotBoolean: a hint whose value is not a boolean ("true", 1, "yes") is read
+// by lax decoders (pydantic, the Python SDK's) as either boolean, so a change to or from one
+// is judged in the dangerous direction: readOnlyHint, idempotentHint or openWorldHint that may
+// now read true is set, destructiveHint that may now read false is cleared.
+func TestClassifyHintsNotBoolean(t *testing.T) {
+	tool := func(ann string) *Definition {
+		return def(t, KindTool, `{"name":"rm","inputSchema":{"type":"object"},"annotations":`+ann+`}`)
+	}
+	for _, c := range []struct {
+		from, to string
+		want     Class
+	}{
+		{`{"readOnlyHint":false}`, `{"readOnlyHint":"true"}`, ClassReadOnlyHintSet},
+		{`{}`, `{"readOnlyHint":1}`, ClassReadOnlyHintSet},
+		{`{"readOnlyHint":"no"}`, `{"readOnlyHint":true}`, ClassReadOnlyHintSet},
+		{`{"idempotentHint":false}`, `{"idempotentHint":"yes"}`, ClassIdempotentHintSet},
+		{`{"openWorldHint":false}`, `{"openWorldHint":"false"}`, ClassOpenWorldHintSet},
+		{`{"destructiveHint":"yes"}`, `{"destructiveHint":false}`, ClassDestructiveHintCleared},
+		{`{"destructiveHint":1}`, `{"destructiveHint":"0"}`, ClassDestructiveHintCleared},
+	} {
+		if got := Classify(tool(c.from), tool(c.to)); !got.Has(c.want) {
+			t.Errorf("%s → %s: %v, want %s", c.from, c.to, got, c.want)
+		}
+	}
+	// An unchanged hint, whatever its value, is no change; booleans are judged as before.
+	for _, c := range [][2]string{
+		{`{"readOnlyHint":"true","title":"A"}`, `{"readOnlyHint":"true","title":"B"}`},
+		{`{"readOnlyHint":true}`, `{"readOnlyHint":false}`},
+		{`{"openWorldHint":true}`, `{"openWorldHint":false}`},
+		{`{"destructiveHint":false}`, `{"destructiveHint":true}`},
+	} {
+		got := Classify(tool(c[0]), tool(c[1]))
+		for _, bad := range []Class{ClassReadOnlyHintSet, ClassIdempotentHintSet, ClassOpenWorldHintSet, ClassDestructiveHintCleared} {
+			if got.Has(bad) {
+				t.Errorf("%s → %s: %v, want no %s", c[0], c[1], got, bad)
+			}
+		}
+	}
+}

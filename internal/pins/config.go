@@ -55,8 +55,10 @@ const (
 )
 
 // DefaultActions is the action per class when the configuration names none: block what may
-// widen what a tool does or lowers a client's caution, or hides text; ask for confirmation
-// when what the model reads changed; hold new items until they are pinned; log the rest.
+// widen what a tool does or lowers a client's caution, hides text, or changes text the model
+// reads (a confirmed item is listed as sent, and a poisoned description acts through the
+// model before any call); hold new items until they are pinned; ask for confirmation of the
+// changes the model does not read (icons, the rest); log what narrows.
 var DefaultActions = map[Class]Action{
 	ClassNew:                    ActionBlock,
 	ClassRemoved:                ActionLog,
@@ -71,8 +73,8 @@ var DefaultActions = map[Class]Action{
 	ClassOpenWorldHintSet:       ActionBlock,
 	ClassUIChanged:              ActionBlock,
 	ClassAnnotationsChanged:     ActionLog,
-	ClassTextChanged:            ActionConfirm,
-	ClassOutputSchemaChanged:    ActionConfirm,
+	ClassTextChanged:            ActionBlock,
+	ClassOutputSchemaChanged:    ActionBlock,
 	ClassIconsChanged:           ActionConfirm,
 	ClassOtherChanged:           ActionConfirm,
 }

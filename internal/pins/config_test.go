@@ -16,7 +16,8 @@ func TestDefaultActions(t *testing.T) {
 	var c Config
 	want := map[Class]Action{
 		ClassInputSchemaWidened: ActionBlock, ClassDestructiveHintCleared: ActionBlock, ClassReadOnlyHintSet: ActionBlock,
-		ClassOpenWorldHintSet: ActionBlock, ClassInvisible: ActionBlock, ClassNew: ActionBlock, ClassTextChanged: ActionConfirm,
+		ClassOpenWorldHintSet: ActionBlock, ClassInvisible: ActionBlock, ClassNew: ActionBlock, ClassTextChanged: ActionBlock,
+		ClassOutputSchemaChanged: ActionBlock, ClassIconsChanged: ActionConfirm, ClassOtherChanged: ActionConfirm,
 	}
 	for cl, a := range want {
 		if got := c.ActionForClass("any", cl); got != a {
@@ -42,7 +43,8 @@ func TestActionFor(t *testing.T) {
 	}{
 		{"web", classes(ClassTextChanged), ActionLog},
 		{"strict", classes(ClassTextChanged), ActionBlock},
-		{"web", classes(ClassTextChanged, ClassOutputSchemaChanged), ActionConfirm},
+		{"web", classes(ClassTextChanged, ClassIconsChanged), ActionConfirm},
+		{"web", classes(ClassTextChanged, ClassOutputSchemaChanged), ActionBlock},
 		{"web", classes(ClassTextChanged, ClassInputSchemaWidened), ActionBlock},
 		{"web", classes(ClassNew), ActionLog},
 		{"strict", classes(ClassNew), ActionLog},

@@ -122,7 +122,8 @@ type Definition struct {
 // prompts/list or resources/templates/list) onto the covered members and fingerprints it.
 // The item must be a JSON object whose key member is a non-empty string; it is parsed with the
 // canonicaliser's refusals, so a definition with duplicate members or invalid UTF-8 is an
-// error, never a fingerprint.
+// error, never a fingerprint; so is one with another spelling of a covered member
+// (spellingVariants).
 func FromJSON(kind Kind, item json.RawMessage) (*Definition, error) {
 	fields, ok := coveredFields[kind]
 	if !ok {
@@ -139,6 +140,9 @@ func FromJSON(kind Kind, item json.RawMessage) (*Definition, error) {
 	key, _ := obj[keyField(kind)].(string)
 	if key == "" {
 		return nil, fmt.Errorf("pins: %s definition has no %s", kind, keyField(kind))
+	}
+	if err := spellingVariants(kind, obj); err != nil {
+		return nil, err
 	}
 	proj := make(map[string]any, len(fields)+1)
 	for _, f := range fields {

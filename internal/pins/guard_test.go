@@ -94,11 +94,15 @@ func listed(t testing.TB, kind Kind, items ...string) []Listed {
 	return out
 }
 
+// confirmText asks for confirmation of a changed text instead of blocking it (the default),
+// so the tests can follow a confirmed item.
+var confirmText = map[Class]Action{ClassTextChanged: ActionConfirm}
+
 // tofuGuard is a guard in tofu mode over st, as one replica.
 func tofuGuard(t testing.TB, cfg *Config, st TOFUStore, s Sealer, clk *clock, onDrift func(string, Class, Action), backends ...string) *Guard {
 	t.Helper()
 	if cfg == nil {
-		cfg = &Config{Mode: ModeTOFU}
+		cfg = &Config{Mode: ModeTOFU, Actions: confirmText}
 	}
 	if len(backends) == 0 {
 		backends = []string{"be"}
@@ -126,7 +130,7 @@ func TestGuardVerdicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var drifts []string
-	g, err := NewGuard(GuardOptions{Config: &Config{LockFile: "pins.yaml"}, Lock: lock, Backends: []string{"be"},
+	g, err := NewGuard(GuardOptions{Config: &Config{LockFile: "pins.yaml", Actions: confirmText}, Lock: lock, Backends: []string{"be"},
 		OnDrift: func(b string, c Class, a Action) { drifts = append(drifts, string(c)+":"+string(a)) }})
 	if err != nil {
 		t.Fatal(err)

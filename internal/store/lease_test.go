@@ -227,3 +227,26 @@ func TestLeasedKeyCap(t *testing.T) {
 		t.Fatalf("%d leases held, want at most one per shard", held)
 	}
 }
+
+// TestLeaseSizeAsDocumented: a lease is min(rateLimit.lease, burst ÷ 8) tokens, 64 by default,
+// and a limit with a burst under 16 is not leased at all (docs/performance.md, "Shared rate
+// limits").
+func TestLeaseSizeAsDocumented(t *testing.T) {
+	l, err := NewLeased(nil, LeaseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := NewLeased(nil, LeaseOptions{Max: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		l     *Leased
+		burst int
+		want  int
+	}{{l, 15, 1}, {l, 16, 2}, {l, 130, 16}, {l, 512, 64}, {l, 10_000, 64}, {small, 10_000, 16}} {
+		if got := c.l.LeaseSize(Limit{Rate: 10, Period: time.Second, Burst: c.burst}); got != c.want {
+			t.Errorf("burst %d, max %d: lease of %d, want %d", c.burst, c.l.max, got, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -53,10 +54,10 @@ func (n Name) String() string {
 // NameOf prepares name for the page.
 func NameOf(name string) Name {
 	n := Name{Text: Visible(name)}
-	scripts := scriptsOf(name)
+	scripts := scriptsOf(name, nil)
 	switch {
 	case len(scripts) > 1:
-		n.Mixed = strings.Join(scripts[:len(scripts)-1], ", ") + " and " + scripts[len(scripts)-1]
+		n.Mixed = joinScripts(scripts)
 	case len(scripts) == 1 && scripts[0] != "Latin":
 		n.Script = scripts[0]
 	}
@@ -66,20 +67,101 @@ func NameOf(name string) Name {
 	return n
 }
 
+func joinScripts(scripts []string) string {
+	return strings.Join(scripts[:len(scripts)-1], ", ") + " and " + scripts[len(scripts)-1]
+}
+
+// maxLookAlikeRunes bounds the word LookAlikeWord quotes, so a mark never shows more of a long
+// value than its fold does.
+const maxLookAlikeRunes = 40
+
+// LookAlikeWord judges free text, such as an argument value, word by word (a word: a run of
+// letters, digits and combining marks): for the first word that could pass for another it
+// returns the word and why ("еxample mixes Cyrillic and Latin letters" with a Cyrillic "е",
+// "ｅxample reads as example" for full-width letters), "" when there is none. Unlike NameOf it
+// does not mark a word written in one script other than Latin: free text in Cyrillic or Greek
+// is common, and each of its words would be marked.
+func LookAlikeWord(s string) string {
+	cache := map[rune]string{}
+	start := -1
+	for i, r := range s + " " {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r) || unicode.Is(unicode.Nl, r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			if why := lookAlike(s[start:i], cache); why != "" {
+				return why
+			}
+			start = -1
+		}
+	}
+	return ""
+}
+
+// maxScriptCache bounds the runes LookAlikeWord remembers the script of.
+const maxScriptCache = 4096
+
+func lookAlike(word string, cache map[rune]string) string {
+	shown := word
+	if utf8.RuneCountInString(word) > maxLookAlikeRunes {
+		shown = string([]rune(word)[:maxLookAlikeRunes]) + "…"
+	}
+	if scripts := scriptsOf(word, cache); len(scripts) > 1 {
+		return shown + " mixes " + joinScripts(scripts) + " letters"
+	}
+	if f := norm.NFKC.String(word); f != norm.NFC.String(word) && isASCII(f) {
+		if utf8.RuneCountInString(f) > maxLookAlikeRunes {
+			f = string([]rune(f)[:maxLookAlikeRunes]) + "…"
+		}
+		return shown + " reads as " + f
+	}
+	return ""
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 // commonScripts are tried first: most letters belong to one of them.
 var commonScripts = []string{"Latin", "Cyrillic", "Greek", "Armenian", "Hebrew", "Arabic", "Han", "Hiragana",
 	"Katakana", "Hangul", "Devanagari", "Thai", "Georgian", "Cherokee"}
 
 // scriptsOf returns the sorted scripts of the letters and digits of s, leaving out the Common
 // and Inherited ones (ASCII digits, punctuation, combining marks), which every script uses.
-func scriptsOf(s string) []string {
+//
+// A rune of the same script as the one before it is not looked up again, nor, with a cache,
+// a rune looked up before: finding a rune's script can try every script table, and argument
+// values reach a megabyte.
+func scriptsOf(s string, cache map[rune]string) []string {
 	var out []string
+	var last *unicode.RangeTable
 	for _, r := range s {
 		if r < 0x80 && !unicode.IsLetter(r) || !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Nl, r) {
 			continue
 		}
-		if sc := scriptOf(r); sc != "" && !slices.Contains(out, sc) {
-			out = append(out, sc)
+		if last != nil && unicode.Is(last, r) {
+			continue
+		}
+		sc, ok := cache[r]
+		if !ok {
+			sc = scriptOf(r)
+			if cache != nil && len(cache) < maxScriptCache {
+				cache[r] = sc
+			}
+		}
+		if sc != "" {
+			last = unicode.Scripts[sc]
+			if !slices.Contains(out, sc) {
+				out = append(out, sc)
+			}
 		}
 	}
 	slices.Sort(out)

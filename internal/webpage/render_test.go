@@ -43,3 +43,20 @@ func TestSharedPartials(t *testing.T) {
 		t.Errorf("a page without a user names one:\n%s", body)
 	}
 }
+
+// TestVisibleDefaultIgnorable: every default-ignorable code point (Other_Default_Ignorable_Code_Point:
+// the Khmer inherent vowels U+17B4 and U+17B5, which Unicode classes as combining marks and no
+// font draws, the Hangul fillers, U+2065, U+FFF0) is made visible, as pinning judges them
+// invisible; ordinary combining marks are not.
+func TestVisibleDefaultIgnorable(t *testing.T) {
+	for _, r := range []rune{0x17B4, 0x17B5, 0x034F, 0x115F, 0x3164, 0x2065, 0xFFF0, 0xE0002} {
+		if v := Visible("a" + string(r) + "b"); v.Hidden != 1 {
+			t.Errorf("U+%04X: %d made visible, want 1", r, v.Hidden)
+		}
+	}
+	for _, s := range []string{"é", "e\u0301", "ក្ម", "नमस्ते"} {
+		if v := Visible(s); v.Hidden != 0 {
+			t.Errorf("%q: %d made visible, want 0", s, v.Hidden)
+		}
+	}
+}

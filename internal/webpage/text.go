@@ -62,7 +62,8 @@ func Visible(s string) Text {
 // invisibleName reports whether r must be made visible and how it is shown. Newlines and tabs
 // stay as they are (the page preserves white space); every other control, format (bidi
 // overrides and isolates, zero-width characters, tag characters), line or paragraph separator,
-// space other than U+0020, variation selector and filler is named.
+// space other than U+0020, variation selector, filler and other default-ignorable code point
+// (the Khmer inherent vowels, which Unicode classes as combining marks) is named.
 func invisibleName(r rune) (string, bool) {
 	switch {
 	case r == '\n' || r == '\t' || r == ' ':
@@ -70,7 +71,7 @@ func invisibleName(r rune) (string, bool) {
 	case r == utf8.RuneError:
 		return "U+FFFD", true
 	case unicode.IsControl(r), unicode.Is(unicode.Cf, r), unicode.Is(unicode.Zl, r), unicode.Is(unicode.Zp, r),
-		unicode.Is(unicode.Zs, r), unicode.Is(unicode.Variation_Selector, r),
+		unicode.Is(unicode.Zs, r), unicode.Is(unicode.Variation_Selector, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
 		r == 0x034F, r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x2800,
 		unicode.Is(unicode.Co, r), unicode.Is(unicode.Cs, r), !unicode.IsPrint(r) && !unicode.IsGraphic(r):
 		return fmt.Sprintf("U+%04X", r), true

@@ -1,0 +1,42 @@
+package mcphttp
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/metrics"
+)
+
+// TestNotificationNotesBounded: what notifications leave for the result's annotation is bounded
+// (docs/guardrails.md: a request keeps at most 32 findings from notifications), however many
+// notifications a backend relays and however many findings each holds; they are still relayed
+// flagged, not dropped.
+func TestNotificationNotesBounded(t *testing.T) {
+	engine, err := guardrails.New(&guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "r", Tools: []string{"*"},
+		Results: guardrails.DirectionConfig{PII: "flag"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := metrics.NewGuardrails(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &railer{engine: engine, rec: rec, log: slog.New(slog.DiscardHandler), now: time.Now}
+	x := &request{}
+	x.rails = g.state(engine.Rule(guardrails.KindTool, "be", "t"))
+	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` +
+		strings.Repeat("a@example.org ", 20) + `"}}`)
+	for range 3 {
+		if out, drop := g.checkNotification(x, msg); drop || string(out) != string(msg) {
+			t.Fatalf("a flagged notification was dropped or changed: %v %s", drop, out)
+		}
+	}
+	if n := len(x.rails.notes); n != 32 {
+		t.Errorf("60 flagged findings left %d notes, want 32", n)
+	}
+}
