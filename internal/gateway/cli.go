@@ -66,6 +66,8 @@ func Run(ctx context.Context, version string, args []string, getenv func(string)
 		return runServe(ctx, inv, nil)
 	case args[0] == "help" || isHelpFlag(args[0]):
 		return inv.help(args[1:])
+	case args[0] == "--version" || args[0] == "-version":
+		return runVersion(ctx, inv, args[1:])
 	case strings.HasPrefix(args[0], "-"):
 		return runServe(ctx, inv, args)
 	}

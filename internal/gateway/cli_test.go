@@ -208,3 +208,14 @@ func TestNoConfigurationHint(t *testing.T) {
 		t.Errorf("with flags, the hint is not given: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestVersionFlag: --version, what a newcomer tries first, prints the version as the version
+// command does, instead of refusing the flag and printing serve's usage.
+func TestVersionFlag(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
+		code, out, errOut := runMain(args, nil)
+		if code != 0 || !strings.HasPrefix(out, "mcp-gateway ") {
+			t.Errorf("gateway %v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+}
