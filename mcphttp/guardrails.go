@@ -190,7 +190,11 @@ func refusalText(rep *guardrails.Report, what string) string {
 	f := rep.First(guardrails.Block)
 	switch {
 	case f != nil && f.Note != "":
-		b.WriteString(what + " fail the tool's schema at " + pointerOrRoot(f.Path) + ": " + f.Note)
+		verb := " fails"
+		if strings.HasSuffix(what, "s") {
+			verb = " fail" // the arguments, the request's params
+		}
+		b.WriteString(what + verb + " the tool's schema at " + pointerOrRoot(f.Path) + ": " + f.Note)
 	case f != nil:
 		b.WriteString("found " + f.Detector.Guardrail().String() + " (" + f.Detector.String() + ") in " + what +
 			" at " + pointerOrRoot(f.Path))

@@ -306,7 +306,7 @@ func railChecks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, be *mc
 		// docs/guardrails.md: a result without structuredContent from a tool that declares an
 		// outputSchema fails; a tool error is not checked.
 		res = call(t, "structured", map[string]any{"mode": "missing"})
-		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, "/structuredContent") || got == "counted" {
+		if got := mcptest.ResultText(res); !res.IsError || !strings.Contains(got, "the result fails the tool's schema at /structuredContent") || got == "counted" {
 			t.Fatalf("a result without structuredContent: %v %q", res.IsError, got)
 		}
 		res = call(t, "structured", map[string]any{"bad": true, "mode": "error"})
