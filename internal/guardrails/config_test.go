@@ -91,11 +91,11 @@ func TestRules(t *testing.T) {
 	mixed := testEngine(t, &Config{AllowedHosts: []string{"example.com"}, Rules: []RuleConfig{{ID: "m", Tools: []string{"*"},
 		Results: DirectionConfig{Secrets: "redact", PII: "block", Injection: "flag", Detectors: map[string]string{"bidi": "log"}}}}}).Rule(KindTool, "b", "t")
 	for text, want := range map[string]Action{
-		"‮ https://evil.test/x":                                      Flag,
-		"https://evil.test/x AKIAIOSFODNN7EXAMPLE ‮":                 Redact,
+		"\u202e https://evil.test/x":                                 Flag,
+		"https://evil.test/x AKIAIOSFODNN7EXAMPLE \u202e":            Redact,
 		"AKIAIOSFODNN7EXAMPLE maria@contoso.com https://evil.test/x": Block,
-		"maria@contoso.com ‮":                                        Block,
-		"‮":                                                          Log,
+		"maria@contoso.com \u202e":                                   Block,
+		"\u202e":                                                     Log,
 	} {
 		if got := mixed.ScanResult([]byte(`{"content":[{"type":"text","text":"` + text + `"}]}`)).Action; got != want {
 			t.Errorf("%q: %v, want %v", text, got, want)
