@@ -286,7 +286,7 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 	}
 	r.messages = nil // written; nothing needs them any more
 	reqs = withoutParams(reqs)
-	timer := time.NewTimer(r.deadline.Sub(b.now()))
+	timer := time.NewTimer(r.wait)
 	defer timer.Stop()
 	size := int64(len("{}"))
 	for remaining := len(reqs); remaining > 0; remaining-- {
@@ -353,6 +353,9 @@ type round struct {
 	// comes first (sessionEnds).
 	deadline    time.Time
 	sessionEnds bool
+	// wait is how long the round waits, measured once at registration (deadline less the
+	// clock then): the wait is not lengthened or cut by the clock read later.
+	wait time.Duration
 }
 
 // register admits a round under the per-session, per-caller and per-replica bounds, mints an
@@ -371,13 +374,14 @@ func (b *asks) register(sess *legacysession.Session, caller string, reqs []era.I
 		done:     make([]bool, n),
 		answers:  make(chan askAnswer, n),
 	}
-	deadline := b.now().Add(b.cfg.Timeout)
+	now := b.now()
+	deadline := now.Add(b.cfg.Timeout)
 	if !sess.Expires.IsZero() && sess.Expires.Before(deadline) {
 		// From its session's expiry on, the client's answers are refused (404): a round
 		// waiting on would hold its call for answers that cannot come.
 		deadline, r.sessionEnds = sess.Expires, true
 	}
-	r.deadline = deadline
+	r.deadline, r.wait = deadline, deadline.Sub(now)
 	for i := range reqs {
 		r.rs[i] = random16()
 		r.kinds[i] = kindOf(&reqs[i])
