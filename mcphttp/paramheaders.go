@@ -200,7 +200,7 @@ func mirrored(val []byte) (string, bool) {
 			return string(val[1 : len(val)-1]), true
 		}
 		var s string
-		if loneSurrogate(val) || json.Unmarshal(val, &s) != nil {
+		if jsonrpc.LoneSurrogate(val) || json.Unmarshal(val, &s) != nil {
 			return "", false
 		}
 		return s, true
@@ -295,40 +295,3 @@ const maxSafeDigits = 16
 
 // pow10 are the powers of ten up to 10^maxSafeDigits.
 var pow10 = [maxSafeDigits + 1]int64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16}
-
-// loneSurrogate reports whether the JSON string literal s holds a \u escape of a UTF-16
-// surrogate that is not half of a pair.
-func loneSurrogate(s []byte) bool {
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] != '\\' {
-			continue
-		}
-		if s[i+1] != 'u' {
-			i++ // an escaped character, a backslash among them
-			continue
-		}
-		switch r := hex4(s, i+2); {
-		case r < 0xD800 || r > 0xDFFF:
-			i += 5
-		case r <= 0xDBFF && i+7 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' && isLow(hex4(s, i+8)):
-			i += 11 // a pair
-		default:
-			return true
-		}
-	}
-	return false
-}
-
-func isLow(r rune) bool { return r >= 0xDC00 && r <= 0xDFFF }
-
-// hex4 is the value of the four hex digits at s[i:], -1 when there are not four.
-func hex4(s []byte, i int) rune {
-	if i+4 > len(s) {
-		return -1
-	}
-	v, err := strconv.ParseUint(string(s[i:i+4]), 16, 32)
-	if err != nil {
-		return -1
-	}
-	return rune(v)
-}

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
 // A credential or address with a default-ignorable character inside it (AKIA<U+200B>IOSF…, a
@@ -60,7 +62,7 @@ func stripIgnorable(raw []byte) ([]byte, bool) {
 		}
 		r, n := rune(0), 0
 		if c == '\\' {
-			r, n = escapedRune(raw, i)
+			r, n = jsonrpc.EscapedRune(raw, i)
 		} else {
 			r, n = utf8.DecodeRune(raw[i:])
 		}
@@ -120,21 +122,6 @@ func mayHoldIgnorable(raw []byte) int {
 		return n
 	}
 	return -1
-}
-
-// escapedRune decodes the escape at raw[i] (a backslash): the rune of a \u escape (of a
-// surrogate pair's two) and its length, or 0 and the length of any other escape.
-func escapedRune(raw []byte, i int) (rune, int) {
-	if i+1 >= len(raw) || raw[i+1] != 'u' || i+6 > len(raw) {
-		return 0, 2
-	}
-	r := hex4(raw[i+2 : i+6])
-	if utf16.IsSurrogate(r) && i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
-		if p := utf16.DecodeRune(r, hex4(raw[i+8:i+12])); p != utf8.RuneError {
-			return p, 12
-		}
-	}
-	return r, 6
 }
 
 // disguised reads raw again without its default-ignorable characters and adds to rep what

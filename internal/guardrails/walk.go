@@ -241,12 +241,12 @@ func (w *walker) decodeOne(d []byte, rp int) ([]byte, int) {
 	case 't':
 		d = append(d, '\t')
 	case 'u':
-		r := hex4(raw[rp+2 : rp+6])
+		r := jsonrpc.Hex4(raw[rp+2 : rp+6])
 		m.rn = 6
 		if utf16.IsSurrogate(r) {
 			r2 := rune(-1)
 			if rp+12 <= len(raw) && raw[rp+6] == '\\' && raw[rp+7] == 'u' {
-				r2 = hex4(raw[rp+8 : rp+12])
+				r2 = jsonrpc.Hex4(raw[rp+8 : rp+12])
 			}
 			if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
 				r, m.rn = dec, 12
@@ -298,23 +298,6 @@ func (w *walker) rawAt(p int) int {
 		return int(m.r)
 	}
 	return int(m.r+m.rn) + p - int(m.d+m.dn)
-}
-
-// hex4 reads the four hex digits of a \u escape (the JSON text passed the strict scan).
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
 }
 
 func skipWS(b []byte, i int) int {
