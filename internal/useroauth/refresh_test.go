@@ -388,3 +388,26 @@ func TestRefreshTooLargeToKeep(t *testing.T) {
 	}
 	expectContains(t, "the log", f.log.String(), "maxRecordBytes")
 }
+
+// TestCooldownFiguresAsDocumented: docs/user-oauth.md gives the refresh cooldown as 5 s,
+// doubled per failure in a row, at most 5 minutes, and a second refusal within 10 minutes as
+// the one that drops a record; the figures the code uses are those, the cap included.
+func TestCooldownFiguresAsDocumented(t *testing.T) {
+	if refreshCooldown != 5*time.Second || maxRefreshCooldown != 5*time.Minute || refusedAgainWithin != 10*time.Minute {
+		t.Fatalf("cooldown %s, cap %s, refused again within %s; docs/user-oauth.md says 5s, 5m0s, 10m0s",
+			refreshCooldown, maxRefreshCooldown, refusedAgainWithin)
+	}
+	var c cooldown
+	now := time.Unix(1e9, 0)
+	var waits []time.Duration
+	for range 10 {
+		waits = append(waits, RetryAfter(c.failed(now, errors.New("down"), refreshCooldown, maxRefreshCooldown), 0))
+	}
+	want := []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second,
+		160 * time.Second, 5 * time.Minute, 5 * time.Minute, 5 * time.Minute, 5 * time.Minute}
+	for i := range want {
+		if waits[i] != want[i] {
+			t.Fatalf("waits %v, want %v", waits, want)
+		}
+	}
+}
