@@ -55,18 +55,20 @@ func (in *Incoming) Limits() jsonrpc.Limits { return in.x.s.limits }
 
 // TakeResultBytes charges n bytes of a copy of a backend's response the edge makes (a result
 // reshaped for its version) to the replica's budget of response bytes in flight
-// (server.maxResultBytesInFlight), and returns the function that gives them back; an
-// ErrResultBudget error when they do not fit.
-func (in *Incoming) TakeResultBytes(n int) (release func(), err error) {
-	b := in.x.s.backends
-	if b == nil || b.TakeResultBytes(int64(n)) {
-		return func() {
-			if b != nil {
-				b.ReturnResultBytes(int64(n))
-			}
-		}, nil
+// (server.maxResultBytesInFlight); an ErrResultBudget error when they do not fit. The edge gives
+// them back with ReturnResultBytes once the copy is written.
+func (in *Incoming) TakeResultBytes(n int) error {
+	if b := in.x.s.backends; b != nil && !b.TakeResultBytes(int64(n)) {
+		return fmt.Errorf("%w: a reshaped result of %d bytes", upstreams.ErrResultBudget, n)
 	}
-	return nil, fmt.Errorf("%w: a reshaped result of %d bytes", upstreams.ErrResultBudget, n)
+	return nil
+}
+
+// ReturnResultBytes gives back n bytes charged by TakeResultBytes.
+func (in *Incoming) ReturnResultBytes(n int) {
+	if b := in.x.s.backends; b != nil {
+		b.ReturnResultBytes(int64(n))
+	}
 }
 
 // MaxBodyBytes is the most one request may carry (server.maxBodyBytes): an edge that makes one

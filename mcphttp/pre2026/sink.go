@@ -66,11 +66,10 @@ func (s *roundSink) Result(result []byte, _ int, oc string, held *int) error {
 	// The reshaped copy is held beside the result until written: it counts against the same
 	// budget of response bytes in flight, so the edge holds no more than the budget says.
 	size := len(result) + len(info) + len(q.msg.ID) + 128
-	release, err := q.in.TakeResultBytes(size)
-	if err != nil {
+	if err := q.in.TakeResultBytes(size); err != nil {
 		return err
 	}
-	defer release()
+	defer q.in.ReturnResultBytes(size)
 	head := jsonrpc.AppendResultHead(make([]byte, 0, size), q.msg.ID)
 	res, err := era.AppendLegacyClientResult(head, q.msg.Method, q.version, result, info)
 	if err != nil {
