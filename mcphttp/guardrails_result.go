@@ -27,15 +27,7 @@ func (g *railer) checkNotification(x *request, msg []byte) (out []byte, drop boo
 	g.rec.Duration(metrics.CheckContent, guardrails.DirNotification, g.now().Sub(start))
 	g.record(x, rule, rep)
 	if rep.Blocked() {
-		if x.rails.blocked == nil {
-			f := guardrails.Finding{Detector: guardrails.DetInvalidArguments, Action: guardrails.Block}
-			if b := rep.First(guardrails.Block); b != nil {
-				f = *b
-			} else {
-				x.rails.failed = true
-			}
-			x.rails.blocked = &f
-		}
+		x.rails.block(rep, "")
 		return nil, true
 	}
 	for _, f := range rep.Findings {
@@ -47,6 +39,21 @@ func (g *railer) checkNotification(x *request, msg []byte) (out []byte, drop boo
 		return rep.Rewrite(msg), false
 	}
 	return msg, false
+}
+
+// block keeps the first blocked finding of rep, a check of something relayed while the request
+// runs, which withholds the result; what names that in the refusal (empty: a notification).
+func (st *railState) block(rep *guardrails.Report, what string) {
+	if st.blocked != nil {
+		return
+	}
+	f := guardrails.Finding{Detector: guardrails.DetInvalidArguments, Action: guardrails.Block}
+	if b := rep.First(guardrails.Block); b != nil {
+		f = *b
+	} else {
+		st.failed = true
+	}
+	st.blocked, st.blockedIn = &f, what
 }
 
 // checkResult checks the final result of a request a rule covers: the result detectors, then a
@@ -82,6 +89,9 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 			rep.Add(f.Detector, guardrails.Block, f.Path, "")
 		}
 		what = "a notification relayed during the request"
+		if x.rails.blockedIn != "" {
+			what = x.rails.blockedIn
+		}
 	}
 	if rep.Blocked() || x.rails.blocked != nil {
 		msg := refusalText(rep, what)
