@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"net/http"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
@@ -76,8 +77,18 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 		out, _ = rep.RewriteResult(result, x.rails.notes)
 	}
 	tool := x.in.req.Method == upstreams.MethodToolsCall
-	if out != nil && tool && rule.ValidateStructuredContent() != guardrails.Off {
-		if err := g.validateStructured(x, rule, out, rep); err != nil {
+	switch {
+	case out == nil || !tool:
+	case rule.ValidateStructuredContent() != guardrails.Off:
+		if err := g.validateStructured(x, out, rep, rule.ValidateStructuredContent()); err != nil {
+			return nil, nil, err
+		}
+	case rep.Redacted() && structuredChanged(result, out):
+		// The gateway never makes a result the protocol refuses: a structuredContent it
+		// redacted must still be what the tool's outputSchema declares (a number replaced
+		// with the marker is not), or a client that validates it (the TypeScript SDK's
+		// does) fails the call. Withheld instead, with the reason.
+		if err := g.validateStructured(x, out, rep, guardrails.Block); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -110,7 +121,7 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 // tool's outputSchema (pinned, or listed). A tool error is not checked; a result without
 // structuredContent from a tool that declares an outputSchema fails, as the protocol requires
 // one.
-func (g *railer) validateStructured(x *request, rule *guardrails.Rule, result []byte, rep *guardrails.Report) error {
+func (g *railer) validateStructured(x *request, result []byte, rep *guardrails.Report, a guardrails.Action) error {
 	start := g.now()
 	defer func() { g.rec.Duration(metrics.CheckSchema, guardrails.DirResult, g.now().Sub(start)) }()
 	var sc []byte
@@ -128,7 +139,6 @@ func (g *railer) validateStructured(x *request, rule *guardrails.Rule, result []
 		}
 		return nil
 	})
-	a := rule.ValidateStructuredContent()
 	if respelt != "" {
 		// A client that folds case may read that member instead of the one checked here.
 		rep.Add(guardrails.DetInvalidStructuredContent, a, "/"+respelt, "spelt otherwise too, which a client may read in its place")
@@ -153,6 +163,24 @@ func (g *railer) validateStructured(x *request, rule *guardrails.Rule, result []
 		rep.Add(guardrails.DetInvalidStructuredContent, a, "/structuredContent"+v.Path, v.Problem)
 	}
 	return nil
+}
+
+// structuredChanged reports whether the structuredContent of out (result, redacted) is not the
+// backend's.
+func structuredChanged(result, out []byte) bool {
+	return !bytes.Equal(structuredOf(result), structuredOf(out))
+}
+
+// structuredOf is the raw structuredContent of a result, nil when it has none.
+func structuredOf(result []byte) []byte {
+	var sc []byte
+	_ = jsonrpc.Members(result, func(k, v []byte) error {
+		if string(k) == "structuredContent" {
+			sc = v
+		}
+		return nil
+	})
+	return sc
 }
 
 // checkError checks a backend's JSON-RPC error (the whole message) with the result detectors:
