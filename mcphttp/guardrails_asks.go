@@ -30,7 +30,7 @@ const answerWhat = "the client's answer to the backend's request"
 // rule.
 func (g *railer) checkedAsks(ctx context.Context, x *request) context.Context {
 	ask := upstreams.ClientRequestsOf(ctx)
-	if ask == nil {
+	if ask == nil || (!x.rails.rule.ScansResults() && !x.rails.rule.ScansArguments()) {
 		return ctx
 	}
 	return upstreams.WithClientRequests(ctx, func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
@@ -50,6 +50,9 @@ func (g *railer) checkedAsks(ctx context.Context, x *request) context.Context {
 // it returns the params to ask (redacted where the rule redacts), or !ok when the rule blocks
 // it (which withholds the call's result, as a blocked notification does).
 func (g *railer) checkAsk(x *request, method string, params json.RawMessage) (json.RawMessage, bool) {
+	if !x.rails.rule.ScansResults() {
+		return params, true
+	}
 	msg := jsonrpc.AppendNotification(nil, method, params)
 	out, drop := g.checkNotification(x, msg)
 	if drop {
