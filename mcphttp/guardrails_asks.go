@@ -23,8 +23,11 @@ import (
 // request or the client's answer.
 var askRefused = jsonrpc.NewError(jsonrpc.CodeInternalError, "refused by the gateway's guardrails")
 
-// answerWhat names the client's answer in a refusal.
-const answerWhat = "the client's answer to the backend's request"
+// askWhat and answerWhat name a backend's request and the client's answer in a refusal.
+const (
+	askWhat    = "the backend's request to the client"
+	answerWhat = "the client's answer to the backend's request"
+)
 
 // checkedAsks returns ctx with its ClientRequests (if it has one) wrapped in the checks of x's
 // rule.
@@ -34,7 +37,7 @@ func (g *railer) checkedAsks(ctx context.Context, x *request) context.Context {
 		return ctx
 	}
 	return upstreams.WithClientRequests(ctx, func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-		params, ok := g.checkAsk(x, method, params)
+		params, ok := g.checkAsk(x, params)
 		if !ok {
 			return nil, askRefused
 		}
@@ -49,26 +52,12 @@ func (g *railer) checkedAsks(ctx context.Context, x *request) context.Context {
 // checkAsk checks a backend's request as the client would read it, with the result detectors:
 // it returns the params to ask (redacted where the rule redacts), or !ok when the rule blocks
 // it (which withholds the call's result, as a blocked notification does).
-func (g *railer) checkAsk(x *request, method string, params json.RawMessage) (json.RawMessage, bool) {
+func (g *railer) checkAsk(x *request, params json.RawMessage) (json.RawMessage, bool) {
 	if !x.rails.rule.ScansResults() {
 		return params, true
 	}
-	msg := jsonrpc.AppendNotification(nil, method, params)
-	out, drop := g.checkNotification(x, msg)
-	if drop {
-		return nil, false
-	}
-	if len(out) == len(msg) && &out[0] == &msg[0] {
-		return params, true
-	}
-	var redacted json.RawMessage
-	_ = jsonrpc.Members(out, func(k, v []byte) error {
-		if string(k) == "params" {
-			redacted = v
-		}
-		return nil
-	})
-	return redacted, redacted != nil
+	out, drop := g.checkRelayed(x, params, askWhat)
+	return out, !drop
 }
 
 // checkAnswer checks the client's answer with the argument detectors before the backend gets

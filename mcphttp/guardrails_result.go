@@ -19,6 +19,12 @@ import (
 // checkNotification checks one relayed notification (the whole message): it returns the
 // message to relay (redacted where a rule redacts), or drop when a rule blocks it.
 func (g *railer) checkNotification(x *request, msg []byte) (out []byte, drop bool) {
+	return g.checkRelayed(x, msg, "")
+}
+
+// checkRelayed is checkNotification of anything relayed to the client while the request runs;
+// what names it in the refusal of the result when it is blocked (empty: a notification).
+func (g *railer) checkRelayed(x *request, msg []byte, what string) (out []byte, drop bool) {
 	rule := x.rails.rule
 	if !rule.ScansResults() {
 		return msg, false
@@ -28,7 +34,7 @@ func (g *railer) checkNotification(x *request, msg []byte) (out []byte, drop boo
 	g.rec.Duration(metrics.CheckContent, guardrails.DirNotification, g.now().Sub(start))
 	g.record(x, rule, rep)
 	if rep.Blocked() {
-		x.rails.block(rep, "")
+		x.rails.block(rep, what)
 		return nil, true
 	}
 	for _, f := range rep.Findings {

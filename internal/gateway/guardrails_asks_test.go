@@ -99,7 +99,7 @@ func TestGuardrailsLegacyAsks(t *testing.T) {
 				{"asks", "sample", "Summarise <key>", railGHToken,
 					"Summarise [REDACTED:aws-access-key]", "[REDACTED:github-token]", ""},
 				{"askb", "elicit", "Key <key>", "Ada", "-", "refused by the gateway's guardrails",
-					`Refused by guardrail rule "block": found secrets (aws-access-key) in a notification relayed during the request at /params/message`},
+					`Refused by guardrail rule "block": found secrets (aws-access-key) in the backend's request to the client at /message`},
 				{"askb", "sample", "Your address?", "write to " + railEmail, "Your address?", "refused by the gateway's guardrails",
 					`Refused by guardrail rule "block": found pii (email) in the client's answer to the backend's request at /content/text`},
 				{"askb", "elicit", "Your address?", railEmail, "Your address?", "refused by the gateway's guardrails",
