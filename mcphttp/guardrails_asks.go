@@ -21,7 +21,9 @@ import (
 
 // askRefused is what the backend gets in place of the answer when the guardrails refused its
 // request or the client's answer.
-var askRefused = jsonrpc.NewError(jsonrpc.CodeInternalError, "refused by the gateway's guardrails")
+func askRefused() *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "refused by the gateway's guardrails")
+}
 
 // askWhat and answerWhat name a backend's request and the client's answer in a refusal.
 const (
@@ -39,7 +41,7 @@ func (g *railer) checkedAsks(ctx context.Context, x *request) context.Context {
 	return upstreams.WithClientRequests(ctx, func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		params, ok := g.checkAsk(x, params)
 		if !ok {
-			return nil, askRefused
+			return nil, askRefused()
 		}
 		res, err := ask(ctx, method, params)
 		if err != nil {
@@ -73,7 +75,7 @@ func (g *railer) checkAnswer(x *request, res json.RawMessage) (json.RawMessage, 
 	switch {
 	case rep.Blocked():
 		x.rails.block(rep, answerWhat)
-		return nil, askRefused
+		return nil, askRefused()
 	case rep.Redacted():
 		return rep.Rewrite(res), nil
 	}
