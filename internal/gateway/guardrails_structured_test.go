@@ -36,7 +36,7 @@ func TestGuardrailsRedactedStructuredContent(t *testing.T) {
 			result(map[string]any{"card": card})),
 		mcptest.WithTool(&mcp.Tool{Name: "owner", InputSchema: &jsonschema.Schema{Type: "object"}, OutputSchema: out("owner", "string")},
 			result(map[string]any{"owner": railEmail})))
-	gw := startTestGateway(t, func(c *Config) {
+	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
 		c.Auth.Disabled = true
 		c.Legacy.Enabled = true
 		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "pii", Tools: []string{"*"},
@@ -66,4 +66,11 @@ func TestGuardrailsRedactedStructuredContent(t *testing.T) {
 			}
 		})
 	}
+	stop()
+	for _, v := range []string{"4111111111111111", railEmail} {
+		if strings.Contains(logs.String(), v) {
+			t.Errorf("a log line holds %q", v)
+		}
+	}
+	checkRailAuditLines(t, logs.String())
 }
