@@ -126,7 +126,8 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 // validateStructured is the schema guardrail on a tool result's structuredContent, against the
 // tool's outputSchema (pinned, or listed). A tool error is not checked; a result without
 // structuredContent from a tool that declares an outputSchema fails, as the protocol requires
-// one.
+// one. a is the action on a violation: the rule's, or block for a structuredContent the
+// gateway redacted.
 func (g *railer) validateStructured(x *request, result []byte, rep *guardrails.Report, a guardrails.Action) error {
 	start := g.now()
 	defer func() { g.rec.Duration(metrics.CheckSchema, guardrails.DirResult, g.now().Sub(start)) }()
