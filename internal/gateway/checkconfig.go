@@ -19,16 +19,32 @@ import (
 // before building anything, check-config runs it and stops, and a reload runs it on the new file
 // before swapping: what check-config accepts, serve starts with.
 func (c *Config) preflight(getenv func(string) string) error {
-	return c.check(getenv, true)
+	return c.check(getenv, checkMachine)
 }
 
-// check validates c; with local it also reads what the configuration names on this machine
-// (files and environment variables). Without local it checks the configuration alone, as
-// check-config --static does for a file rendered for another machine.
-func (c *Config) check(getenv func(string) string, local bool) error {
+// checkScope is what a check reads besides the settings themselves.
+type checkScope int
+
+const (
+	// checkSettings reads nothing: check-config --static, for a file rendered for another
+	// machine.
+	checkSettings checkScope = iota
+	// checkMachine reads every secret, TLS file and the pins lock file: serve's preflight.
+	checkMachine
+	// checkMachineButLock reads all but the pins lock file, which pins write makes (the file
+	// may not exist yet, or lack a backend just added) and pins diff compares with another.
+	checkMachineButLock
+)
+
+// check validates c and reads, on this machine, what scope says (files and environment
+// variables).
+func (c *Config) check(getenv func(string) string, scope checkScope) error {
 	found := configerr.List(c.validate())
-	if local {
+	if scope != checkSettings {
 		found = append(found, c.checkLocal(getenv)...)
+	}
+	if scope == checkMachine {
+		found = append(found, c.checkPinsLock()...)
 	}
 	errs := slices.Clone(c.src.problems) // reading the file, the environment, the flags
 	for _, err := range found {
@@ -69,8 +85,8 @@ func (c *Config) checkLocal(getenv func(string) string) []error {
 	return append(errs, c.checkTLSFiles()...)
 }
 
-// checkTLSFiles loads every certificate, key and CA bundle the configuration names, and the
-// pins lock file, as building the gateway will.
+// checkTLSFiles loads every certificate, key and CA bundle the configuration names, as building
+// the gateway will.
 func (c *Config) checkTLSFiles() []error {
 	var errs []error
 	if t := c.Server.TLS; t.CertFile != "" && t.KeyFile != "" {
@@ -88,8 +104,7 @@ func (c *Config) checkTLSFiles() []error {
 			errs = append(errs, configerr.At("redis.tls", "%w", err))
 		}
 	}
-	errs = append(errs, c.checkInterceptorTLS()...)
-	return append(errs, c.checkPinsLock()...)
+	return append(errs, c.checkInterceptorTLS()...)
 }
 
 // checkHeaderValues refuses a header value read from a secret that a request could not carry

@@ -64,7 +64,7 @@ func loadStatic(args []string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cfg, cfg.check(noEnv, false)
+	return cfg, cfg.check(noEnv, checkSettings)
 }
 
 // TestConfigFileErrors: problems in the file name the file, line and key path and say what was

@@ -322,7 +322,11 @@ func runCheckConfig(ctx context.Context, inv invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := cfg.check(inv.getenv, !*static); err != nil {
+	scope := checkMachine
+	if *static {
+		scope = checkSettings
+	}
+	if err := cfg.check(inv.getenv, scope); err != nil {
 		return err
 	}
 	fmt.Fprintf(inv.stdout, "configuration OK: %d upstream(s), MCP on %s%s, admin on %s\n",
@@ -354,11 +358,23 @@ func envVarNames() []string {
 
 // load is read followed by every check serve makes before it binds a port (preflight).
 func (cf *configFlags) load(getenv func(string) string) (*Config, error) {
+	return cf.loadChecked(getenv, checkMachine)
+}
+
+// loadToPin is load for pins write and pins diff: every check but that of the pins lock file,
+// which the one makes and the other compares with --pins. The configuration an operator deploys
+// names the lock file, so the first pins write, or one after a backend was added, must not need
+// that file to exist and cover every backend already.
+func (cf *configFlags) loadToPin(getenv func(string) string) (*Config, error) {
+	return cf.loadChecked(getenv, checkMachineButLock)
+}
+
+func (cf *configFlags) loadChecked(getenv func(string) string, scope checkScope) (*Config, error) {
 	cfg, err := cf.read(getenv)
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.preflight(getenv); err != nil {
+	if err := cfg.check(getenv, scope); err != nil {
 		return nil, err
 	}
 	return cfg, nil

@@ -576,5 +576,5 @@ func NewConfig() Config { return newConfig() }
 // every problem at once.
 func (c *Config) Complete() error {
 	c.applyDefaults()
-	return c.check(nil, false)
+	return c.check(nil, checkSettings)
 }
