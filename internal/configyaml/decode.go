@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -164,9 +165,56 @@ func (w *walker) shape(n *yaml.Node, want yaml.Kind, t reflect.Type, path string
 
 // leaf decodes a scalar (or a self-decoding value) on its own to check its type.
 func (w *walker) leaf(n *yaml.Node, t reflect.Type, path string) {
+	if wholeKind(t) && (n.ShortTag() == "!!float" || n.ShortTag() == "!!int") {
+		w.whole(n, t, path)
+		return
+	}
 	if err := n.Decode(reflect.New(t).Interface()); err != nil {
 		w.fail(n, path, path, "expected %s, got %s", w.expect(t), nodeKind(n))
 	}
+}
+
+// whole checks a number read into an integer setting (not a duration): yaml would cut a
+// fraction off (64.5 read as 64) and says nothing useful of a number out of the type's range.
+func (w *walker) whole(n *yaml.Node, t reflect.Type, path string) {
+	var f float64
+	if err := n.Decode(&f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		w.fail(n, path, path, "expected %s, got %s", w.expect(t), nodeKind(n))
+		return
+	}
+	if f != math.Trunc(f) {
+		w.fail(n, path, path, "expected %s, got a number with a fraction", w.expect(t))
+		return
+	}
+	if err := n.Decode(reflect.New(t).Interface()); err != nil {
+		lo, hi := intRange(t)
+		w.fail(n, path, path, "expected %s from %d to %d, got a number out of that range", w.expect(t), lo, hi)
+	}
+}
+
+// wholeKind reports an integer type that is not a duration (which has its own notation).
+func wholeKind(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return t != reflect.TypeFor[time.Duration]() && !selfDecoding(t)
+	}
+	return false
+}
+
+// maxInt is the largest value of the integer type t.
+func maxInt(t reflect.Type) uint64 {
+	_, hi := intRange(t)
+	return hi
+}
+
+// intRange is the range of the integer type t.
+func intRange(t reflect.Type) (int64, uint64) {
+	bits := t.Bits()
+	if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
+		return 0, math.MaxUint64 >> (64 - bits)
+	}
+	return -1 << (bits - 1), 1<<(bits-1) - 1
 }
 
 // mergeKey is YAML's merge key ("<<: *defaults").
