@@ -121,7 +121,7 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+	if isNull(n) {
 		return // an empty value leaves the setting at its default
 	}
 	if t.Kind() == reflect.Pointer {
@@ -143,6 +143,12 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 			for i, item := range n.Content {
 				p := fmt.Sprintf("%s[%d]", path, i)
 				w.lines[p] = item.Line
+				if isNull(item) {
+					// yaml drops an empty entry or reads it as one with nothing set: a "- "
+					// line left behind when its settings were removed, or a value not written.
+					w.fail(item, p, path, "an empty entry: give it its settings, or remove the line")
+					continue
+				}
 				w.walk(item, t.Elem(), p)
 			}
 		}
@@ -216,6 +222,8 @@ func intRange(t reflect.Type) (int64, uint64) {
 	}
 	return -1 << (bits - 1), 1<<(bits-1) - 1
 }
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
 
 // mergeKey is YAML's merge key ("<<: *defaults").
 const mergeKey = "<<"
