@@ -240,7 +240,7 @@ func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
 		}
 		p := keyPath(path, k.Value)
 		if first, dup := seen[k.Value]; dup {
-			w.fail(k, p, p, "set twice (first on line %d)", first)
+			w.fail(k, p, dropped(path), "set twice (first on line %d)", first)
 			continue
 		}
 		seen[k.Value] = k.Line
@@ -262,7 +262,7 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) {
 		k, v := kv[0], kv[1]
 		p := keyPath(path, k.Value)
 		if first, dup := seen[k.Value]; dup {
-			w.fail(k, p, p, "set twice (first on line %d)", first)
+			w.fail(k, p, dropped(path), "set twice (first on line %d)", first)
 			continue
 		}
 		seen[k.Value] = k.Line
@@ -273,6 +273,15 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) {
 		w.lines[p] = k.Line
 		w.walk(v, t.Elem(), p)
 	}
+}
+
+// dropped is the block yaml leaves unread when the mapping at path sets a key twice: it reads
+// nothing of that mapping, and nothing of the list entry it is (up to the list itself).
+func dropped(path string) string {
+	for strings.HasSuffix(path, "]") {
+		path = path[:strings.LastIndex(path, "[")]
+	}
+	return path
 }
 
 // pairs returns a mapping node's key and value nodes.
