@@ -64,7 +64,7 @@ func Decode(data []byte, v any, opts Options) (*Decoded, error) {
 		if errors.Is(err, io.EOF) {
 			return &Decoded{Lines: Lines{}}, nil // an empty file sets nothing
 		}
-		return nil, syntaxError(err)
+		return nil, syntaxError(err, data)
 	}
 	if err := onlyEmptyAfter(dec); err != nil {
 		return nil, err
@@ -83,20 +83,38 @@ func Decode(data []byte, v any, opts Options) (*Decoded, error) {
 	return d, nil
 }
 
-// yamlLine finds the line yaml's syntax errors name.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+// yamlLine finds the line yaml's syntax errors name; unknownAnchor is the one that names none.
+var (
+	yamlLine      = regexp.MustCompile(`^yaml: line (\d+): `)
+	unknownAnchor = regexp.MustCompile(`^yaml: unknown anchor '([^']*)' referenced$`)
+)
 
 // syntaxError reports a file that is not YAML. yaml's syntax messages describe the structure
 // ("did not find expected key"), not values.
-func syntaxError(err error) error {
+func syntaxError(err error, data []byte) error {
 	msg := err.Error()
 	line := 0
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
 	}
+	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
+		line = aliasLine(data, m[1])
+	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	return &configerr.Error{Line: line, Err: fmt.Errorf("not valid YAML: %s", msg)}
+}
+
+// aliasLine is the line of the first alias *name in data (0 when not found): the place an
+// alias to an anchor never defined is used.
+func aliasLine(data []byte, name string) int {
+	alias := regexp.MustCompile(`(^|[\s\[{,:])\*` + regexp.QuoteMeta(name) + `($|[\s\]},])`)
+	for i, l := range strings.Split(string(data), "\n") {
+		if alias.MatchString(l) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 type walker struct {
