@@ -106,7 +106,8 @@ type PolicyConfig struct {
 type RuleConfig struct {
 	// ID names the rule in decisions and logs. Default "rule-<index>".
 	ID string `yaml:"id"`
-	// Upstream is a glob over backend names. Default "*".
+	// Upstream is a glob over backend names. Default "*". Written as a name (no '*' or
+	// '?'), it must be a configured backend's.
 	Upstream string `yaml:"upstream"`
 	// Tools are globs over backend tool names (before namespacing). A rule that lists no
 	// tools, prompts or resources applies to all of them; an empty list is refused.
