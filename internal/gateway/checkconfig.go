@@ -90,19 +90,16 @@ func (c *Config) checkLocal(getenv func(string) string) []error {
 func (c *Config) checkTLSFiles() []error {
 	var errs []error
 	if t := c.Server.TLS; t.CertFile != "" && t.KeyFile != "" {
-		if _, err := certreload.New(t.CertFile, t.KeyFile); err != nil {
-			errs = append(errs, configerr.At("server.tls", "%w", err))
-		}
+		_, err := certreload.New(t.CertFile, t.KeyFile)
+		errs = append(errs, fileErrors("server.tls", tlsFiles("server.tls", "", t.CertFile, t.KeyFile), err)...)
 	}
 	for i, u := range c.Upstreams {
-		if err := u.TLS.CheckFiles(u.URL); err != nil {
-			errs = append(errs, configerr.At(fmt.Sprintf("upstreams[%d].tls", i), "%w", err))
-		}
+		at := fmt.Sprintf("upstreams[%d].tls", i)
+		errs = append(errs, fileErrors(at, tlsFiles(at, u.TLS.CAFile, u.TLS.CertFile, u.TLS.KeyFile), u.TLS.CheckFiles(u.URL))...)
 	}
 	if c.Redis.enabled() {
-		if err := c.Redis.RedisConfig.CheckFiles(); err != nil {
-			errs = append(errs, configerr.At("redis.tls", "%w", err))
-		}
+		t := c.Redis.TLS
+		errs = append(errs, fileErrors("redis.tls", tlsFiles("redis.tls", t.CAFile, t.CertFile, t.KeyFile), c.Redis.RedisConfig.CheckFiles())...)
 	}
 	return append(errs, c.checkInterceptorTLS()...)
 }
@@ -152,7 +149,7 @@ func (c *Config) checkPinsLock() []error {
 	}
 	lock, err := pins.LoadLock(c.Pins.LockFile)
 	if err != nil {
-		return []error{configerr.At("pins.lockFile", "%w", err)}
+		return fileErrors("pins.lockFile", []keyFile{{"pins.lockFile", c.Pins.LockFile}}, err)
 	}
 	if _, err := pins.NewGuard(pins.GuardOptions{Config: c.Pins, Lock: lock, Backends: names}); err != nil {
 		return []error{configerr.At("pins.lockFile", "%w", err)}

@@ -31,7 +31,8 @@ func TestPreflightSharedByServe(t *testing.T) {
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`config.yaml:1: log.level: "verbose": want debug`, "config.yaml:4: server.tls: ", "missing.crt",
+	want := []string{`config.yaml:1: log.level: "verbose": want debug`, "config.yaml:4: server.tls.certFile: ", "missing.crt: no such file or directory: want a readable file",
+		"config.yaml:4: server.tls.keyFile: ", "missing.key",
 		"config.yaml:8: upstreams[0].headers.X-Key: environment variable UNSET_KEY is empty or unset"}
 	getenv := func(string) string { return "" }
 	var out, errOut bytes.Buffer

@@ -90,9 +90,8 @@ func (c *Config) interceptorSecretRefs(add func(path string, s Secret, optional 
 func (c *Config) checkInterceptorTLS() []error {
 	var errs []error
 	for i, ic := range c.Interceptors {
-		if err := ic.TLS.CheckFiles(ic.URL); err != nil {
-			errs = append(errs, configerr.At(fmt.Sprintf("interceptors[%d].tls", i), "%w", err))
-		}
+		at := fmt.Sprintf("interceptors[%d].tls", i)
+		errs = append(errs, fileErrors(at, tlsFiles(at, ic.TLS.CAFile, ic.TLS.CertFile, ic.TLS.KeyFile), ic.TLS.CheckFiles(ic.URL))...)
 	}
 	return errs
 }
