@@ -132,6 +132,33 @@ func TestFlagUpstreamNotLocatedInFile(t *testing.T) {
 	}
 }
 
+// TestOverriddenSettingNotLocatedInFile: a problem with a setting an MCPGW_* variable or a flag
+// replaced is not put at the line of the file, whose value there is not the one checked, and
+// says which variable or flag set it; the file's own problems keep their lines.
+func TestOverriddenSettingNotLocatedInFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	yaml := "server: {listen: \"127.0.0.1:0\"}\nlog: {level: info, format: loud}\nauth: {disabled: true}\n" +
+		"upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\"}]\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runMain([]string{"check-config", "--config", file, "--log-level", "verbose", "--no-auth", "--listen", "0.0.0.0:0"},
+		map[string]string{"MCPGW_ADMIN_LISTEN": "nowhere"})
+	if code != 1 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"\nadmin.listen: \"nowhere\": want host:port or :port (missing port in address) (set by MCPGW_ADMIN_LISTEN)\n",
+		"\nlog.level: \"verbose\": want debug, info, warn or error (set by --log-level)\n",
+		"\nauth.disabled: refused on the non-loopback listener \"0.0.0.0:0\" without --force: every caller could call every tool (set by --no-auth)\n",
+		"config.yaml:2: log.format: \"loud\": want json or text\n",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("output lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
 // TestRedactURLPasswords: a URL's password is hidden wherever an error quotes the URL, and
 // nothing else is changed.
 func TestRedactURLPasswords(t *testing.T) {

@@ -280,14 +280,17 @@ func readConfig(name string, args []string, getenv func(string) string, stderr i
 
 func (fv *flagValues) apply(c *Config) error {
 	for _, p := range []struct {
-		dst *string
-		v   string
+		dst        *string
+		v          string
+		path, flag string
 	}{
-		{&c.Server.Listen, fv.listen}, {&c.Admin.Listen, fv.adminListen},
-		{&c.Server.PublicURL, fv.publicURL}, {&c.Log.Level, fv.logLevel}, {&c.Log.Format, fv.logFormat},
+		{&c.Server.Listen, fv.listen, "server.listen", "--listen"}, {&c.Admin.Listen, fv.adminListen, "admin.listen", "--admin-listen"},
+		{&c.Server.PublicURL, fv.publicURL, "server.publicURL", "--public-url"},
+		{&c.Log.Level, fv.logLevel, "log.level", "--log-level"}, {&c.Log.Format, fv.logFormat, "log.format", "--log-format"},
 	} {
 		if p.v != "" {
 			*p.dst = p.v
+			c.src.setBy(p.path, p.flag)
 		}
 	}
 	for _, u := range fv.upstreams {
@@ -295,8 +298,14 @@ func (fv *flagValues) apply(c *Config) error {
 			return err
 		}
 	}
-	c.Namespace.NoPrefix = c.Namespace.NoPrefix || fv.noPrefix
-	c.Auth.Disabled = c.Auth.Disabled || fv.noAuth
+	if fv.noPrefix {
+		c.Namespace.NoPrefix = true
+		c.src.setBy("namespace.noPrefix", "--no-prefix")
+	}
+	if fv.noAuth {
+		c.Auth.Disabled = true
+		c.src.setBy("auth.disabled", "--no-auth")
+	}
 	c.forceNoAuth = fv.force
 	return nil
 }
