@@ -194,9 +194,17 @@ func (w *walker) leaf(n *yaml.Node, t reflect.Type, path string) {
 		return
 	}
 	if err := n.Decode(reflect.New(t).Interface()); err != nil {
+		if t == reflect.TypeFor[time.Duration]() && n.ShortTag() == "!!str" && durationSyntax.MatchString(n.Value) {
+			// Written as a duration, but longer than one can be (about 106751 days).
+			w.fail(n, path, path, "expected %s, got one longer than %s", w.expect(t), time.Duration(math.MaxInt64))
+			return
+		}
 		w.fail(n, path, path, "expected %s, got %s", w.expect(t), nodeKind(n))
 	}
 }
+
+// durationSyntax is what time.ParseDuration reads, in range or not.
+var durationSyntax = regexp.MustCompile(DurationPattern)
 
 // whole checks a number read into an integer setting (not a duration): yaml would cut a
 // fraction off (64.5 read as 64) and says nothing useful of a number out of the type's range.
