@@ -62,6 +62,11 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"no public URL", minimal, []string{"config.server.publicURL="}, "the gateway needs its public URL"},
 		{"autoscaling without redis", minimal, []string{"autoscaling.enabled=true"}, "replicaCount > 1 or autoscaling.enabled needs shared state"},
 		{"no mrtr key", nil, nil, "no MRTR key"},
+		// docs/deploy.md: the chart's defaults alone are refused for all five values without one.
+		{"defaults: admin token", nil, nil, "no admin token: set adminToken"},
+		{"defaults: backend", nil, nil, "config.upstreams must list at least one backend"},
+		{"defaults: issuer", nil, nil, "config.auth.issuers must name at least one token issuer"},
+		{"defaults: public URL", nil, nil, "the gateway needs its public URL"},
 		{"key id without value", nil, []string{"mrtr.keys[0].id=k1"}, "no MRTR key"},
 		{"second key without value", minimal, []string{"mrtr.keys[1].id=k2"}, "every entry of mrtr.keys needs a secret"},
 		{"short key", nil, []string{"mrtr.keys[0].id=k1", "mrtr.keys[0].secret=short"}, "shorter than 32 characters"},
