@@ -33,7 +33,8 @@ const DefaultSchemaCache = 1024
 type RuleConfig struct {
 	// ID names the rule in audit lines, metrics and _meta annotations. Default "rule-<index>".
 	ID string `yaml:"id"`
-	// Upstream is a glob over backend names. Default "*".
+	// Upstream is a glob over backend names. Default "*". Written as a name (no '*' or
+	// '?'), it must be a configured backend's.
 	Upstream string `yaml:"upstream"`
 	// Tools are globs over backend-side tool names: the rule covers tools/call of those tools.
 	Tools []string `yaml:"tools"`
