@@ -1,0 +1,133 @@
+package names
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+)
+
+// Completion is a completion/complete of a resource template. Each value a backend offers
+// names a resource, the template expanded with it, which the caller's policy may hide: such a
+// value is not relayed, as a resources/list leaves the resource out, so completing never tells
+// a caller that a resource it may not read exists.
+type Completion struct {
+	// Template is the backend-side template the ref names.
+	Template string
+	// Argument is the name of the variable completed.
+	Argument string
+	// Context holds the values of the template's other variables the client gave
+	// (params.context.arguments).
+	Context map[string]string
+}
+
+// ParseCompletion reads the completion of a resource template that params (a
+// completion/complete's, decoded strictly already) ask for, template being the backend-side
+// template its ref names; nil for a prompt's completion.
+func ParseCompletion(params []byte, template string) *Completion {
+	var p struct {
+		Ref struct {
+			Type string `json:"type"`
+		} `json:"ref"`
+		Argument struct {
+			Name string `json:"name"`
+		} `json:"argument"`
+		Context struct {
+			Arguments map[string]json.RawMessage `json:"arguments"`
+		} `json:"context"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		// Not forwarded by the pipeline (stage decode); should such params get here, the
+		// values are judged without the client's context, which keeps none that needs it.
+		return &Completion{Template: template}
+	}
+	if p.Ref.Type != "ref/resource" {
+		return nil
+	}
+	c := &Completion{Template: template, Argument: p.Argument.Name, Context: map[string]string{}}
+	for k, v := range p.Context.Arguments {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			c.Context[k] = s
+		}
+	}
+	return c
+}
+
+// completionResult drops from a completion/complete result the values naming a resource the
+// caller may not see. When it drops any, completion.total becomes the number of values left,
+// so the count does not tell how many were hidden.
+func (u Rewriter) completionResult(res []byte) ([]byte, error) {
+	tmpl, err := uritemplate.New(u.Completion.Template)
+	if err != nil {
+		tmpl = nil // a template that does not parse names no resource the gateway can judge
+	}
+	var ferr error
+	out, err := wire.EditObject(make([]byte, 0, len(res)), res, func(k, val []byte) ([]byte, bool) {
+		if string(k) != "completion" || val[0] != '{' {
+			return nil, false
+		}
+		kept, dropped := 0, 0
+		inner, err := wire.EditObject(nil, val, func(k, v []byte) ([]byte, bool) {
+			if string(k) != "values" || v[0] != '[' {
+				return nil, false
+			}
+			out, d, err := filterArray(nil, v, func(elem []byte) ([]byte, bool) {
+				s, ok := wire.JSONString(elem)
+				ok = ok && u.completionShown(tmpl, s)
+				if ok {
+					kept++
+				}
+				return nil, ok
+			})
+			if err != nil {
+				ferr = err
+				return nil, false
+			}
+			dropped = d
+			return out, true
+		})
+		if err != nil || dropped == 0 {
+			ferr = err
+			return inner, err == nil
+		}
+		inner, err = wire.EditObject(nil, inner, func(k, v []byte) ([]byte, bool) {
+			return strconv.AppendInt(nil, int64(kept), 10), string(k) == "total"
+		})
+		ferr = err
+		return inner, err == nil
+	})
+	if err == nil {
+		err = ferr
+	}
+	return out, err
+}
+
+// completionShown reports whether the resource value names, the template expanded with it and
+// the client's other values, is one the caller may see. A value is judged on the one resource it
+// names: when the client left a variable of the template out, it names none, and is dropped.
+func (u Rewriter) completionShown(tmpl *uritemplate.Template, value string) bool {
+	if tmpl == nil {
+		return false
+	}
+	c := u.Completion
+	vals := uritemplate.Values{}
+	for _, n := range tmpl.Varnames() {
+		v, ok := c.Context[n]
+		if n == c.Argument {
+			v, ok = value, true
+		}
+		if !ok {
+			return false
+		}
+		vals.Set(n, uritemplate.String(v))
+	}
+	uri, err := tmpl.Expand(vals)
+	if err != nil {
+		return false
+	}
+	_, ok := u.clientURI(uri)
+	return ok
+}
