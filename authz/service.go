@@ -96,6 +96,9 @@ func (s *Service) Callable(p *Principal, kind Kind, upstream, name string) bool 
 	return s.policy.Callable(p, kind, upstream, name)
 }
 
+// Reaches is Policy().Reaches.
+func (s *Service) Reaches(p *Principal, upstream string) bool { return s.policy.Reaches(p, upstream) }
+
 // Listing is Policy().Listing.
 func (s *Service) Listing(p *Principal, kind Kind, upstream, name string) (bool, []string) {
 	return s.policy.Listing(p, kind, upstream, name)
