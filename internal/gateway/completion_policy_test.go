@@ -20,7 +20,7 @@ import (
 func TestCompletionHidesResources(t *testing.T) {
 	iss := newIssuer(t)
 	offered := map[string][]string{
-		"mem://docs/{+path}": {"public/a", "secret/payroll-2026", "public/../secret/x", "public/b", "PUBLIC/c"},
+		"mem://docs/{+path}":           {"public/a", "secret/payroll-2026", "public/../secret/x", "public/b", "PUBLIC/c"},
 		"mem://shelves/{shelf}/{item}": {"ledger", "notes"},
 		"greet":                        {"secret/payroll-2026"},
 	}
@@ -31,7 +31,9 @@ func TestCompletionHidesResources(t *testing.T) {
 		mcptest.WithResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://docs/{+path}", Name: "docs"}, read),
 		mcptest.WithResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://shelves/{shelf}/{item}", Name: "shelves"}, read),
 		mcptest.WithPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name"}}},
-			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return &mcp.GetPromptResult{}, nil }),
+			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{}, nil
+			}),
 		mcptest.WithCompletion(func(_ context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			v := offered[r.Params.Ref.URI+r.Params.Ref.Name]
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: v, Total: len(v)}}, nil
