@@ -16,7 +16,8 @@ import (
 // read is not relayed, and the total no longer counts it, so completing tells a caller no more
 // than resources/list would: that a hidden resource exists. A value the gateway cannot tie to
 // one resource (another variable of the template left out of the client's context) is dropped
-// too. A prompt's argument values name no resource and pass as they are.
+// too. The total counts the values relayed, since a backend's counts what it did not send as
+// well. A prompt's argument values name no resource and pass as they are.
 func TestCompletionHidesResources(t *testing.T) {
 	iss := newIssuer(t)
 	offered := map[string][]string{
@@ -30,11 +31,16 @@ func TestCompletionHidesResources(t *testing.T) {
 	docs := mcptest.StartServer(t, "docs", mcptest.WithoutDefaults(),
 		mcptest.WithResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://docs/{+path}", Name: "docs"}, read),
 		mcptest.WithResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://shelves/{shelf}/{item}", Name: "shelves"}, read),
+		mcptest.WithResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://docs/public/{name}", Name: "public"}, read),
 		mcptest.WithPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name"}}},
 			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 				return &mcp.GetPromptResult{}, nil
 			}),
 		mcptest.WithCompletion(func(_ context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			if r.Params.Ref.URI == "mem://docs/public/{name}" {
+				// One page of a long list: its total counts what it does not show, hidden or not.
+				return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"x", "y"}, Total: 1000, HasMore: true}}, nil
+			}
 			v := offered[r.Params.Ref.URI+r.Params.Ref.Name]
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: v, Total: len(v)}}, nil
 		}))
@@ -60,6 +66,7 @@ func TestCompletionHidesResources(t *testing.T) {
 		{"a readable shelf", resource("docs+mem://shelves/{shelf}/{item}"), "item", map[string]string{"shelf": "public"}, []string{"ledger", "notes"}},
 		{"a hidden shelf", resource("docs+mem://shelves/{shelf}/{item}"), "item", map[string]string{"shelf": "private"}, nil},
 		{"no shelf given", resource("docs+mem://shelves/{shelf}/{item}"), "item", nil, nil},
+		{"a page of many: total is what is relayed", resource("docs+mem://docs/public/{name}"), "name", nil, []string{"x", "y"}},
 		{"a prompt's values", &mcp.CompleteReference{Type: "ref/prompt", Name: "docs__greet"}, "name", nil, []string{"secret/payroll-2026"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

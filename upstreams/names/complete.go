@@ -57,8 +57,9 @@ func ParseCompletion(params []byte, template string) *Completion {
 }
 
 // completionResult drops from a completion/complete result the values naming a resource the
-// caller may not see. When it drops any, completion.total becomes the number of values left,
-// so the count does not tell how many were hidden.
+// caller may not see. completion.total, when present, becomes the number of values relayed: a
+// backend's total counts every option it has, hidden ones and those beyond this answer
+// included, and would tell how many there are.
 func (u Rewriter) completionResult(res []byte) ([]byte, error) {
 	tmpl, err := uritemplate.New(u.Completion.Template)
 	if err != nil {
@@ -69,12 +70,12 @@ func (u Rewriter) completionResult(res []byte) ([]byte, error) {
 		if string(k) != "completion" || val[0] != '{' {
 			return nil, false
 		}
-		kept, dropped := 0, 0
+		kept := 0
 		inner, err := wire.EditObject(nil, val, func(k, v []byte) ([]byte, bool) {
 			if string(k) != "values" || v[0] != '[' {
 				return nil, false
 			}
-			out, d, err := filterArray(nil, v, func(elem []byte) ([]byte, bool) {
+			out, _, err := filterArray(nil, v, func(elem []byte) ([]byte, bool) {
 				s, ok := wire.JSONString(elem)
 				ok = ok && u.completionShown(tmpl, s)
 				if ok {
@@ -86,12 +87,11 @@ func (u Rewriter) completionResult(res []byte) ([]byte, error) {
 				ferr = err
 				return nil, false
 			}
-			dropped = d
 			return out, true
 		})
-		if err != nil || dropped == 0 {
+		if err != nil {
 			ferr = err
-			return inner, err == nil
+			return nil, false
 		}
 		inner, err = wire.EditObject(nil, inner, func(k, v []byte) ([]byte, bool) {
 			return strconv.AppendInt(nil, int64(kept), 10), string(k) == "total"
