@@ -1,11 +1,11 @@
 package names
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -25,35 +25,48 @@ type Completion struct {
 
 // ParseCompletion reads the completion of a resource template that params (a
 // completion/complete's, decoded strictly already) ask for, template being the backend-side
-// template its ref names; nil for a prompt's completion.
+// template its ref names; nil for a prompt's completion. Members are matched exactly, as the
+// rest of the pipeline reads params (encoding/json would take "ARGUMENT" for argument), so the
+// values are judged as the variable the backend completes.
 func ParseCompletion(params []byte, template string) *Completion {
-	var p struct {
-		Ref struct {
-			Type string `json:"type"`
-		} `json:"ref"`
-		Argument struct {
-			Name string `json:"name"`
-		} `json:"argument"`
-		Context struct {
-			Arguments map[string]json.RawMessage `json:"arguments"`
-		} `json:"context"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		// Not forwarded by the pipeline (stage decode); should such params get here, the
-		// values are judged without the client's context, which keeps none that needs it.
-		return &Completion{Template: template}
-	}
-	if p.Ref.Type != "ref/resource" {
+	c := &Completion{Template: template, Context: map[string]string{}}
+	resource := false
+	_ = jsonrpc.Members(params, func(k, v []byte) error {
+		switch string(k) {
+		case "ref":
+			_ = member(v, "type", func(t []byte) { s, _ := wire.JSONString(t); resource = s == "ref/resource" })
+		case "argument":
+			_ = member(v, "name", func(n []byte) { c.Argument, _ = wire.JSONString(n) })
+		case "context":
+			_ = member(v, "arguments", func(args []byte) {
+				_ = jsonrpc.Members(args, func(name, val []byte) error {
+					if s, ok := wire.JSONString(val); ok {
+						c.Context[string(name)] = s
+					}
+					return nil
+				})
+			})
+		}
+		return nil
+	})
+	if !resource {
 		return nil
 	}
-	c := &Completion{Template: template, Argument: p.Argument.Name, Context: map[string]string{}}
-	for k, v := range p.Context.Arguments {
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			c.Context[k] = s
-		}
-	}
 	return c
+}
+
+// member calls fn with the value of obj's member named name, when obj is an object that has
+// one.
+func member(obj []byte, name string, fn func(val []byte)) error {
+	if len(obj) == 0 || obj[0] != '{' {
+		return nil
+	}
+	return jsonrpc.Members(obj, func(k, v []byte) error {
+		if string(k) == name {
+			fn(v)
+		}
+		return nil
+	})
 }
 
 // completionResult drops from a completion/complete result the values naming a resource the
