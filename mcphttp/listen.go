@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -13,18 +15,17 @@ import (
 // errTokenExpired is the cause that ends a listen when the caller's token expires.
 var errTokenExpired = errors.New("mcphttp: the caller's access token expired")
 
-// untilTokenExpires is the request's context, ended when the caller's token would no longer be
-// accepted (its expiry plus the clock skew allowed, authz.Service.ValidUntil), for what may
-// outlast it: a listen. A token is verified when a request arrives, so without this a stream
-// opened with it would go on relaying notifications for hours after the token expired, or
-// after the caller lost the access its identity provider then stops granting, which a bearer
-// token's expiry is the only way to learn of.
-func (x *request) untilTokenExpires() (context.Context, context.CancelFunc) {
-	if x.s.auth == nil || x.caller.principal == nil {
-		return context.WithCancel(x.ctx)
+// untilTokenExpires is ctx, ended when p's token would no longer be accepted (its expiry plus
+// the clock skew allowed, authz.Service.ValidUntil), for what may outlast it: a listen. A token
+// is verified when a request arrives, so without this a stream opened with it would go on
+// relaying notifications for hours after the token expired, or after the caller lost the
+// access its identity provider then stops granting, which a bearer token's expiry is the only
+// way to learn of. now is the server's clock.
+func untilTokenExpires(ctx context.Context, auth *authz.Service, p *authz.Principal, now time.Time) (context.Context, context.CancelFunc) {
+	if auth == nil || p == nil {
+		return context.WithCancel(ctx)
 	}
-	left := x.s.auth.ValidUntil(x.caller.principal).Sub(x.s.now())
-	return context.WithTimeoutCause(x.ctx, left, errTokenExpired)
+	return context.WithTimeoutCause(ctx, auth.ValidUntil(p).Sub(now), errTokenExpired)
 }
 
 // tokenExpired ends a listen whose token expired: a 401's error, so the client listens again
@@ -56,7 +57,7 @@ func (x *request) listen() error {
 	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
 	caller := upstreams.ListenCaller{Visible: visible, Dropped: x.s.metrics.ListenDropped}
 	x.shed()
-	ctx, cancel := x.untilTokenExpires()
+	ctx, cancel := untilTokenExpires(x.ctx, x.s.auth, x.caller.principal, x.s.now())
 	defer cancel()
 	err := x.s.listens.ListenFor(ctx, x.in.req.ID, params, hdr, caller, func(msg []byte) error {
 		// The registry hands over the acknowledgement first and, when every backend stream
