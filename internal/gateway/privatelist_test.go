@@ -7,7 +7,6 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
-	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // TestPrivateListPerToken: a backend list marked private is reused only within the
@@ -22,11 +21,8 @@ func TestPrivateListPerToken(t *testing.T) {
 		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "*", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
-		u := UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: "ex", URL: ex.URL()}}
 		// No scope asked: the exchanged token carries the caller's own (devissuer).
-		u.Auth.AuthConfig = upstreams.AuthConfig{Type: upstreams.AuthTokenExchange, TokenURL: iss.TokenURL(),
-			ClientID: "mcp-gateway", Audience: ex.URL()}
-		u.Auth.ClientSecret = Secret{Value: "gw-secret"}
+		u := exchangeUpstream("ex", ex.URL(), iss)
 		c.Upstreams = []UpstreamConfig{u}
 	})
 	defer stop()
