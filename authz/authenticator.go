@@ -62,6 +62,10 @@ type Authenticator struct {
 	dpopModes map[string]string
 }
 
+// ValidUntil is the last instant p's token is accepted: its expiry plus the clock skew allowed.
+// What a token opened that lasts (a listen) ends then, as the token would be refused.
+func (a *Authenticator) ValidUntil(p *Principal) time.Time { return p.ExpiresAt.Add(a.skew) }
+
 // NewAuthenticator validates cfg and builds an Authenticator. It makes no
 // network calls: issuers are discovered on first use.
 func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {

@@ -2,10 +2,38 @@ package mcphttp
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"time"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
+
+// errTokenExpired is the cause that ends a listen when the caller's token expires.
+var errTokenExpired = errors.New("mcphttp: the caller's access token expired")
+
+// untilTokenExpires is ctx, ended when p's token would no longer be accepted (its expiry plus
+// the clock skew allowed, authz.Service.ValidUntil), for what may outlast it: a listen. A token
+// is verified when a request arrives, so without this a stream opened with it would go on
+// relaying notifications for hours after the token expired, or after the caller lost the
+// access its identity provider then stops granting, which a bearer token's expiry is the only
+// way to learn of. now is the server's clock.
+func untilTokenExpires(ctx context.Context, auth *authz.Service, p *authz.Principal, now time.Time) (context.Context, context.CancelFunc) {
+	if auth == nil || p == nil {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, auth.ValidUntil(p).Sub(now), errTokenExpired)
+}
+
+// tokenExpired ends a listen whose token expired: a 401's error, so the client listens again
+// with a fresh token.
+func tokenExpired() *Error {
+	return &Error{Status: http.StatusUnauthorized, Outcome: outcomeDenied,
+		RPC: jsonrpc.NewError(jsonrpc.CodeUnauthorized, "Unauthorized: the access token expired; listen again with a fresh one")}
+}
 
 // listen serves subscriptions/listen
 // (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions): a
@@ -29,7 +57,9 @@ func (x *request) listen() error {
 	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
 	caller := upstreams.ListenCaller{Visible: visible, Dropped: x.s.metrics.ListenDropped}
 	x.shed()
-	err := x.s.listens.ListenFor(x.ctx, x.in.req.ID, params, hdr, caller, func(msg []byte) error {
+	ctx, cancel := untilTokenExpires(x.ctx, x.s.auth, x.caller.principal, x.s.now())
+	defer cancel()
+	err := x.s.listens.ListenFor(ctx, x.in.req.ID, params, hdr, caller, func(msg []byte) error {
 		// The registry hands over the acknowledgement first and, when every backend stream
 		// has ended, the listen's result last; the stream starts with the first message, so
 		// an invalid request is still answered with a plain JSON error.
@@ -40,6 +70,8 @@ func (x *request) listen() error {
 	case x.ctx.Err() != nil:
 		x.client.SetOutcome(outcomeCanceled)
 		return nil
+	case context.Cause(ctx) == errTokenExpired:
+		return tokenExpired()
 	case err != nil:
 		return err
 	}

@@ -109,14 +109,19 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 	case wire.MethodToolsCall, wire.MethodPromptsGet, wire.MethodResourcesRead:
 		name = c.Target.Name // docs/protocol.md §2.2: only these three carry Mcp-Name
 	}
+	var completion *names.Completion
+	if c.Method == wire.MethodComplete && c.Visible != nil {
+		completion = names.ParseCompletion(c.Params, c.Target.Name)
+	}
 	return b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
-		Subject: b.SubjectFor(c.SubjectToken), Caller: c.Caller, UserToken: b.userTokenFor(c.UserToken), FromCaller: true, visible: c.Visible, embedded: c.Embedded})
+		Subject: b.SubjectFor(c.SubjectToken), Caller: c.Caller, UserToken: b.userTokenFor(c.UserToken), FromCaller: true,
+		visible: c.Visible, embedded: c.Embedded, completion: completion})
 }
 
 // open sends o and prepares the Stream of its response; id is the id the response gets.
 func (b *Backend) open(ctx context.Context, id json.RawMessage, o *Request) (*Stream, error) {
 	s := &Stream{b: b, method: o.Method, id: id, start: b.env.Now(), probe: o.probe,
-		rw: names.Rewriter{Space: b.env.Names, Upstream: b.name, Visible: o.visible, Embedded: o.embedded}}
+		rw: names.Rewriter{Space: b.env.Names, Upstream: b.name, Visible: o.visible, Embedded: o.embedded, Completion: o.completion}}
 	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	if legacy, _, err := b.isLegacy(s.ctx, o); err != nil {
 		s.fail(err)
