@@ -101,9 +101,7 @@ func (r claimReader) principal(claims map[string]any) *Principal {
 	p := &Principal{Claims: claims}
 	p.Issuer, _ = claims["iss"].(string)
 	p.Subject, _ = claims["sub"].(string)
-	if exp, ok := claims["exp"].(float64); ok {
-		p.ExpiresAt = time.Unix(int64(exp), 0)
-	}
+	p.ExpiresAt, _ = numericDate(claims["exp"])
 	for _, name := range r.scopeClaims {
 		if v, ok := claims[name]; ok {
 			p.Scopes = r.hierarchy.expand(stringsOf(v, true))
