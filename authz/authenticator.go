@@ -213,7 +213,11 @@ func (a *Authenticator) authenticateKey(ctx context.Context, raw string, key [sh
 			a.cache.remove(key)
 			return nil, invalid(ReasonExpired, "")
 		}
-		return p, nil
+		if !p.keys.withdrawn(ctx, now) {
+			return p, nil
+		}
+		// A key left the issuer's set since: verified again below, by the set as it is now.
+		a.cache.remove(key)
 	}
 	p, err := a.verify(ctx, raw, now)
 	if err != nil {

@@ -72,7 +72,8 @@ type Config struct {
 	// Policy holds the per-tool rules; deny by default.
 	Policy PolicyConfig `yaml:"policy"`
 	// TokenCacheSize is the number of verified tokens cached until they
-	// expire. Default DefaultTokenCacheSize; negative disables the cache.
+	// expire, or until a key leaves their issuer's key set. Default
+	// DefaultTokenCacheSize; negative disables the cache.
 	TokenCacheSize int `yaml:"tokenCacheSize"`
 	// DiscoveryRetryInterval is the least time between failed fetches of an
 	// issuer's discovery document or key set; requests in between fail fast
@@ -82,8 +83,9 @@ type Config struct {
 	// by an unknown kid. Default DefaultJWKSMinRefreshInterval.
 	JWKSMinRefreshInterval time.Duration `yaml:"jwksMinRefreshInterval"`
 	// JWKSMaxAge is how long a fetched key set is trusted before it is
-	// fetched again; if that fetch fails the old set stays in use. Default
-	// DefaultJWKSMaxAge.
+	// fetched again; if that fetch fails the old set stays in use. A key the
+	// issuer withdrew stops admitting its tokens, cached ones too, once a
+	// fetch finds it gone. Default DefaultJWKSMaxAge.
 	JWKSMaxAge time.Duration `yaml:"jwksMaxAge"`
 	// FetchTimeout bounds one discovery or key-set request. Default
 	// DefaultFetchTimeout.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -61,6 +62,10 @@ type keySet struct {
 	keys      []jose.JSONWebKey
 	fetchedAt time.Time // when the last successful fetch started
 	triedAt   time.Time // when the last attempt ended
+	// removals counts the fetches that found a key gone (keyStamp); staleAt is fetchedAt plus
+	// maxAge in Unix nanoseconds. Both are atomics: a cache hit reads them without the lock.
+	removals atomic.Uint64
+	staleAt  atomic.Int64
 }
 
 // fetchResult is one completed key-set fetch, shared by the callers that
@@ -171,7 +176,21 @@ func (k *keySet) refreshWait() time.Duration {
 }
 
 func (k *keySet) refresh(ctx context.Context) (fetchResult, error) {
-	ch := k.group.DoChan("jwks", func() (any, error) {
+	select {
+	case <-ctx.Done():
+		return fetchResult{}, fmt.Errorf("%w: %w", ErrIssuerUnavailable, ctx.Err())
+	case res := <-k.fetch(ctx):
+		if res.Err != nil {
+			return fetchResult{}, &unavailableError{msg: "key set fetch failed", err: res.Err, retryAfter: k.minRefresh}
+		}
+		return res.Val.(fetchResult), nil
+	}
+}
+
+// fetch starts a fetch of the set, or joins the one under way. Its channel is buffered, so a
+// caller that does not wait (keyStamp.withdrawn) leaves nothing behind.
+func (k *keySet) fetch(ctx context.Context) <-chan singleflight.Result {
+	return k.group.DoChan("jwks", func() (any, error) {
 		// Detached from the caller so one client hanging up does not fail
 		// the fetch for everyone waiting on it.
 		started := k.now()
@@ -184,18 +203,13 @@ func (k *keySet) refresh(ctx context.Context) (fetchResult, error) {
 		if err != nil {
 			return nil, err
 		}
+		if lostKey(k.keys, keys) {
+			k.removals.Add(1)
+		}
 		k.keys, k.fetchedAt = keys, started
+		k.staleAt.Store(started.Add(k.maxAge).UnixNano())
 		return fetchResult{keys: keys, started: started}, nil
 	})
-	select {
-	case <-ctx.Done():
-		return fetchResult{}, fmt.Errorf("%w: %w", ErrIssuerUnavailable, ctx.Err())
-	case res := <-ch:
-		if res.Err != nil {
-			return fetchResult{}, &unavailableError{msg: "key set fetch failed", err: res.Err, retryAfter: k.minRefresh}
-		}
-		return res.Val.(fetchResult), nil
-	}
 }
 
 // candidates are the keys that may have signed a token with this kid and

@@ -30,6 +30,8 @@ type Principal struct {
 	// dpop is the DPoP mode of the token's issuer (DPoPOff, DPoPAllowed, DPoPRequired), set when
 	// the token is verified.
 	dpop string
+	// keys is the key set that verified the token, for the token cache (keyStamp).
+	keys keyStamp
 }
 
 // ScopeSet is a set of scope names.

@@ -30,6 +30,7 @@ func (a *Authenticator) verify(ctx context.Context, raw string, now time.Time) (
 	if err != nil {
 		return nil, err
 	}
+	stamp := is.stamp()
 	slot := &failureSlot{}
 	tok, err := v.Verify(context.WithValue(ctx, failureKey{}, slot), raw)
 	if err != nil {
@@ -38,7 +39,12 @@ func (a *Authenticator) verify(ctx context.Context, raw string, now time.Time) (
 		}
 		return nil, invalid(ReasonMalformed, "")
 	}
-	return a.accept(tok, is, now)
+	p, err := a.accept(tok, is, now)
+	if err != nil {
+		return nil, err
+	}
+	p.keys = stamp
+	return p, nil
 }
 
 // accept checks what go-oidc was told to skip (audience, exp, nbf) and
