@@ -246,15 +246,19 @@ func peek(raw string) (unverified, error) {
 		Iss string `json:"iss"`
 	}
 	if decodeSegment(parts[0], &hdr) != nil || decodeSegment(parts[1], &body) != nil {
-		return unverified{}, invalid(ReasonMalformed, "undecodable header or payload")
+		return unverified{}, invalid(ReasonMalformed, "undecodable header or payload, or a member named twice")
 	}
 	return unverified{alg: hdr.Alg, iss: body.Iss}, nil
 }
 
+// decodeSegment decodes one segment of a token into v, refusing what checkNames refuses.
 func decodeSegment(seg string, v any) error {
 	b, err := base64.RawURLEncoding.DecodeString(seg)
 	if err != nil {
 		return err
+	}
+	if !checkNames(b) {
+		return errNameClash
 	}
 	return json.Unmarshal(b, v)
 }
