@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -153,5 +154,22 @@ func TestPartnerCannotNameAnotherIssuer(t *testing.T) {
 	}
 	if d := s.Decide(ctx, pr, KindTool, "github", "delete_repo"); d.Effect != Hidden {
 		t.Fatalf("Decide = %s by %q, want hidden", d.Effect, d.RuleID)
+	}
+}
+
+// TestHeaderNamedTwiceRefused: the header is held to the same rule as the claims, since peek
+// reads its alg through a folding decoder and go-jose through a case-sensitive one.
+func TestHeaderNamedTwiceRefused(t *testing.T) {
+	payload := base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"https://issuer.example","sub":"a"}`))
+	for _, hdr := range []string{
+		`{"alg":"RS256","alg":"none"}`,
+		`{"alg":"RS256","ALG":"ES256"}`,
+		`{"ALG":"RS256"}`,
+		`{"alg":"RS256","kid":"a","KID":"b"}`,
+	} {
+		tok := base64.RawURLEncoding.EncodeToString([]byte(hdr)) + "." + payload + ".c2ln"
+		if _, err := peek(tok); Reason(err) != ReasonMalformed {
+			t.Errorf("peek(header %s) = %v, want malformed", hdr, err)
+		}
 	}
 }
