@@ -203,7 +203,9 @@ func (k *keySet) fetch(ctx context.Context) <-chan singleflight.Result {
 		if err != nil {
 			return nil, err
 		}
-		if lostKey(k.keys, keys) {
+		if len(keys) > 0 && lostKey(k.keys, keys) {
+			// An empty set is an issuer's glitch, not a withdrawal of every key: cached
+			// tokens stay (one not cached is refused by it, as before).
 			k.removals.Add(1)
 		}
 		k.keys, k.fetchedAt = keys, started

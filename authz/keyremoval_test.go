@@ -2,6 +2,10 @@ package authz
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,5 +76,72 @@ func TestCachedTokensAloneRefreshKeys(t *testing.T) {
 			t.Fatal("a token of a withdrawn key is still served from the cache")
 		case <-time.After(5 * time.Millisecond): // the fetch a hit started is on its way
 		}
+	}
+}
+
+// TestCachedTokensSurviveKeySetGlitches: a stale set's fetch that fails, returns garbage or an
+// empty set, or hangs, ends no cached token, and a hit never waits for it.
+func TestCachedTokensSurviveKeySetGlitches(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	var mode atomic.Value
+	mode.Store("proxy")
+	release := make(chan struct{})
+	hanging := make(chan struct{}, 16)
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch mode.Load().(string) {
+		case "502":
+			http.Error(w, "down", http.StatusBadGateway)
+		case "garbage":
+			_, _ = io.WriteString(w, `{"keys": [{"kty": 7`)
+		case "empty":
+			_, _ = io.WriteString(w, `{"keys": []}`)
+		case "hang":
+			hanging <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		default:
+			res, err := http.Get(iss.JWKSURL())
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			defer res.Body.Close()
+			_, _ = io.Copy(w, res.Body)
+		}
+	}))
+	t.Cleanup(jwks.Close)
+	t.Cleanup(func() { close(release) })
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL(), JWKSURL: jwks.URL}}, FetchTimeout: time.Hour}, clk)
+	tok := mint(t, iss, devissuer.Claims{"exp": clk.Now().Add(24 * time.Hour).Unix()})
+	first := wantAuth(t, a, tok, nil, ReasonNone)
+	ks := a.issuers[iss.URL()].keys
+	for _, m := range []string{"502", "garbage", "empty"} {
+		mode.Store(m)
+		clk.Advance(DefaultJWKSMaxAge + DefaultJWKSMinRefreshInterval)
+		wantAuth(t, a, tok, nil, ReasonNone) // starts the fetch
+		_, _ = ks.refresh(t.Context())      // waits for a fetch in this mode to be taken in
+		if p := wantAuth(t, a, tok, nil, ReasonNone); p != first {
+			t.Fatalf("%s: the cached token was verified again", m)
+		}
+	}
+	mode.Store("hang")
+	clk.Advance(DefaultJWKSMaxAge + DefaultJWKSMinRefreshInterval)
+	done := make(chan error, 1)
+	go func() { _, err := a.Authenticate(t.Context(), tok); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("a hit while the key set hangs: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a hit waited for a key set that hangs")
+	}
+	select {
+	case <-hanging: // the hit did start the fetch that still hangs
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stale set was not fetched again")
 	}
 }
