@@ -122,7 +122,7 @@ func TestCachedTokensSurviveKeySetGlitches(t *testing.T) {
 		mode.Store(m)
 		clk.Advance(DefaultJWKSMaxAge + DefaultJWKSMinRefreshInterval)
 		wantAuth(t, a, tok, nil, ReasonNone) // starts the fetch
-		_, _ = ks.refresh(t.Context())      // waits for a fetch in this mode to be taken in
+		_, _ = ks.refresh(t.Context())       // waits for a fetch in this mode to be taken in
 		if p := wantAuth(t, a, tok, nil, ReasonNone); p != first {
 			t.Fatalf("%s: the cached token was verified again", m)
 		}
