@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
-	"github.com/mcp-gateway/gateway/internal/seal"
-	"github.com/mcp-gateway/gateway/internal/store"
 )
 
 // TestSignInIdentityReadExactly: the page's user is the ID token's "iss" and "sub" as spelt, the
@@ -38,16 +36,7 @@ func TestSignInIdentityReadExactly(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = iss.Close() })
 	cfg.Issuer = iss.URL()
-	mem, err := store.NewMemory(store.MemoryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = mem.Close() })
-	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k1", Secret: []byte("a-test-only-secret-of-at-least-32-bytes")}},
-		MaxTokenBytes: 2 * MaxRecordBytes})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem, ring := storeAndKeys(t, time.Now)
 	svc, err := New(cfg, Deps{Store: mem, Keys: ring, Logger: slog.New(slog.DiscardHandler), HTTPClient: &http.Client{Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
