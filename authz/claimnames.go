@@ -2,6 +2,9 @@ package authz
 
 import (
 	"errors"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
@@ -23,7 +26,7 @@ var structNames = foldedNames("iss", "sub", "aud", "exp", "nbf", "iat", "nonce",
 func foldedNames(names ...string) map[string]string {
 	m := make(map[string]string, len(names))
 	for _, n := range names {
-		m[jsonrpc.FoldKey(n)] = n
+		m[foldName(n)] = n
 	}
 	return m
 }
@@ -31,16 +34,18 @@ func foldedNames(names ...string) map[string]string {
 // maxTokenDepth bounds the nesting of a token's JSON: far above any issuer's claims.
 const maxTokenDepth = 16
 
+var errNameClash = errors.New("authz: a token names a member twice")
+
 // checkNames refuses a decoded header or claims object with a member named twice (at any
-// depth), two top-level members equal under folding (jsonrpc.FoldKey, wider than any one
-// decoder), or a top-level member that folds to one of structNames without being it.
+// depth), two top-level members equal under foldName, or a top-level member that folds to one
+// of structNames without being it.
 func checkNames(obj []byte) bool {
 	if jsonrpc.Scan(obj, jsonrpc.Limits{MaxDepth: maxTokenDepth}) != nil {
 		return false
 	}
 	seen := make(map[string]bool, 16)
 	err := jsonrpc.Members(obj, func(k, _ []byte) error {
-		f := jsonrpc.FoldKey(string(k))
+		f := foldName(string(k))
 		if exact, ok := structNames[f]; seen[f] || (ok && exact != string(k)) {
 			return errNameClash
 		}
@@ -50,4 +55,32 @@ func checkNames(obj []byte) bool {
 	return err == nil
 }
 
-var errNameClash = errors.New("authz: a token names a member twice")
+// foldName is the equivalence encoding/json matches member names to struct fields by (its own
+// foldName; bytes.EqualFold): ASCII letters in one case, any other rune as the smallest of its
+// simple case folding orbit, so "ſ" (long s) is "S" and "K" (Kelvin sign) is "K". Exactly that,
+// and no wider: two claims that decoder keeps apart, such as "clientId" and "client_id" in a
+// Keycloak token, must both stay allowed.
+func foldName(name string) string {
+	var b strings.Builder
+	b.Grow(len(name))
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z':
+			r -= 'a' - 'A'
+		case r >= utf8.RuneSelf:
+			r = smallestFold(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func smallestFold(r rune) rune {
+	for {
+		next := unicode.SimpleFold(r)
+		if next <= r {
+			return next
+		}
+		r = next
+	}
+}
