@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -243,7 +244,7 @@ func fetchJWKS(ctx context.Context, client *http.Client, url string) ([]jose.JSO
 	for _, r := range raw.Keys {
 		var key jose.JSONWebKey
 		// RFC 7517 §5: ignore keys we cannot use rather than the whole set.
-		if err := key.UnmarshalJSON(r); err != nil || !key.Valid() || key.Use == "enc" {
+		if err := key.UnmarshalJSON(r); err != nil || !key.Valid() || !forVerifying(key.Use, r) {
 			continue
 		}
 		if !key.IsPublic() {
@@ -256,6 +257,23 @@ func fetchJWKS(ctx context.Context, client *http.Client, url string) ([]jose.JSO
 		keys = append(keys, key)
 	}
 	return keys, nil
+}
+
+// forVerifying reports whether a published key may verify signatures: its "use", when present,
+// is "sig", and its "key_ops" (RFC 7517 §4.3), when present, include "verify" or "sign" (some
+// issuers describe the private key's operation). A key the issuer published for encryption only
+// is not one it signs with.
+func forVerifying(use string, raw json.RawMessage) bool {
+	if use != "" && use != "sig" {
+		return false
+	}
+	var ops struct {
+		KeyOps *[]string `json:"key_ops"`
+	}
+	if json.Unmarshal(raw, &ops) != nil {
+		return false
+	}
+	return ops.KeyOps == nil || slices.Contains(*ops.KeyOps, "verify") || slices.Contains(*ops.KeyOps, "sign")
 }
 
 func getJSON(ctx context.Context, client *http.Client, url string) ([]byte, error) {
