@@ -65,14 +65,8 @@ func Decode(data []byte, v any, opts Options) (*Decoded, error) {
 		}
 		return nil, syntaxError(err)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		line := 0
-		if err == nil {
-			line = extra.Line
-		}
-		return nil, &configerr.Error{Line: line,
-			Err: errors.New("a second YAML document (after ---): the configuration is one document")}
+	if err := onlyEmptyAfter(dec); err != nil {
+		return nil, err
 	}
 	w := walker{opts: opts, lines: Lines{}, root: reflect.TypeOf(v).Elem()}
 	w.walk(&root, w.root, "")
@@ -315,4 +309,36 @@ func nodeKind(n *yaml.Node) string {
 		return "true or false"
 	}
 	return "a " + strings.TrimPrefix(n.ShortTag(), "!!") + " value"
+}
+
+// onlyEmptyAfter reads the documents after the first and refuses the first that holds anything:
+// the configuration is one document. An empty one (a "---" with nothing but comments after it,
+// as tools that join manifests write at the end) sets nothing and is passed over.
+func onlyEmptyAfter(dec *yaml.Decoder) error {
+	for {
+		var extra yaml.Node
+		err := dec.Decode(&extra)
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err == nil && emptyDocument(&extra):
+			continue
+		}
+		line := 0
+		if err == nil {
+			line = extra.Line
+		}
+		return &configerr.Error{Line: line,
+			Err: errors.New("a second YAML document (after ---): the configuration is one document")}
+	}
+}
+
+// emptyDocument reports whether n is a document with nothing written in it: its one node a null
+// scalar spelled as nothing (not "~" or "null", which someone wrote).
+func emptyDocument(n *yaml.Node) bool {
+	if n.Kind != yaml.DocumentNode || len(n.Content) != 1 {
+		return false
+	}
+	c := n.Content[0]
+	return c.Kind == yaml.ScalarNode && c.Tag == "!!null" && c.Value == "" && c.Anchor == ""
 }

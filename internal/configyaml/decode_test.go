@@ -95,6 +95,8 @@ func TestDecode(t *testing.T) {
 			`03:entries[0].ulr: unknown key (did you mean "url"?)`}},
 		{"alias and merge", "x: &d {timeout: 1s}\n", []string{`01:x: unknown key; expected one of: server, entries, ratio, on, ptr, tags`}},
 		{"two documents", "ratio: 1\n---\nratio: 2\n", []string{`02:a second YAML document (after ---): the configuration is one document`}},
+		{"a document after an empty one", "ratio: 1\n---\n# nothing\n---\nratio: 2\n", []string{`04:a second YAML document (after ---): the configuration is one document`}},
+		{"a null document", "ratio: 1\n---\n~\n", []string{`02:a second YAML document (after ---): the configuration is one document`}},
 		{"syntax", "server:\n  listen: a\n bad\n", []string{`02:not valid YAML: did not find expected key`}},
 	}
 	for _, tt := range tests {
@@ -106,6 +108,17 @@ func TestDecode(t *testing.T) {
 			if strings.Contains(g, "s3cr3t") {
 				t.Errorf("%s: a value is quoted: %s", tt.name, g)
 			}
+		}
+	}
+}
+
+// TestDecodeTrailingSeparator: a "---" at the end (and "..."), with nothing but comments after
+// it, as tools that join manifests write, is not a second document: the file decodes.
+func TestDecodeTrailingSeparator(t *testing.T) {
+	for _, src := range []string{"ratio: 1\n---\n", "ratio: 1\n---\n# end\n", "---\nratio: 1\n---\n---\n", "ratio: 1\n...\n---\n"} {
+		var d doc
+		if _, err := Decode([]byte(src), &d, opts); err != nil || d.Ratio != 1 {
+			t.Errorf("%q: %v, ratio %v", src, err, d.Ratio)
 		}
 	}
 }

@@ -203,6 +203,16 @@ func (w *walker) escaped(s, e int) {
 	w.marks = append(w.marks[:0], mark{r: int32(s)})
 	for rp := s; ; {
 		for len(d) < windowStep+maxMatch && rp < e {
+			// The bytes up to the next escape (or as many as the window has room for) are
+			// copied at once; an escape is decoded on its own.
+			if w.raw[rp] != '\\' {
+				end := min(e, rp+windowStep+maxMatch-len(d))
+				if k := bytes.IndexByte(w.raw[rp:end], '\\'); k >= 0 {
+					end = rp + k
+				}
+				d, rp = append(d, w.raw[rp:end]...), end
+				continue
+			}
 			d, rp = w.decodeOne(d, rp)
 		}
 		final := rp >= e

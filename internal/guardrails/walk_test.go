@@ -74,22 +74,34 @@ func TestEscapedStrings(t *testing.T) {
 func TestWindowBoundaries(t *testing.T) {
 	e := testEngine(t, everything("redact"))
 	r := e.Rule(KindTool, "b", "t")
-	for _, at := range []int{0, windowStep - 30, windowStep - 5, windowStep, windowStep + 3, 2*windowStep - 10, 3 * windowStep} {
-		pad := strings.Repeat(`a\n`, at/3) // escapes throughout: every window is decoded
-		text := pad + ` AKIAIOSFODNN7EXAMPLE ` + pad + ` bob@example.org`
-		raw := `{"text":"` + text + `"}`
-		rep := r.ScanResult([]byte(raw))
-		if rep.Counts[DetAWSAccessKey] != 1 || rep.Counts[DetEmail] != 1 {
-			t.Fatalf("at %d: counts aws %d email %d", at, rep.Counts[DetAWSAccessKey], rep.Counts[DetEmail])
+	// Escapes throughout, so every window is decoded: one every other byte, and one after
+	// runs of plain bytes the decoding copies at once (cut where a window fills up).
+	for _, unit := range []string{`a\n`, strings.Repeat("a", 29) + `\n`, strings.Repeat("b", 4000) + `\t`} {
+		for _, at := range []int{0, windowStep - 30, windowStep - 5, windowStep, windowStep + 3, 2*windowStep - 10, 3 * windowStep} {
+			pad := strings.Repeat(unit, at/len(unit)+1)[:at]
+			pad = strings.TrimSuffix(pad, `\`) // not cut inside an escape
+			windowAt(t, r, at, pad)
 		}
-		out, _ := rep.RewriteResult([]byte(raw), nil)
-		var got struct{ Text string }
-		if err := json.Unmarshal(out, &got); err != nil {
-			t.Fatalf("at %d: not JSON: %v", at, err)
-		}
-		if strings.Contains(got.Text, "AKIA") || !strings.Contains(got.Text, " [REDACTED:aws-access-key] ") {
-			t.Errorf("at %d: not redacted whole", at)
-		}
+	}
+}
+
+// windowAt checks that a key and an address after pad (and a second pad) are found and redacted
+// whole.
+func windowAt(t *testing.T, r *Rule, at int, pad string) {
+	t.Helper()
+	text := pad + ` AKIAIOSFODNN7EXAMPLE ` + pad + ` bob@example.org`
+	raw := `{"text":"` + text + `"}`
+	rep := r.ScanResult([]byte(raw))
+	if rep.Counts[DetAWSAccessKey] != 1 || rep.Counts[DetEmail] != 1 {
+		t.Fatalf("at %d: counts aws %d email %d", at, rep.Counts[DetAWSAccessKey], rep.Counts[DetEmail])
+	}
+	out, _ := rep.RewriteResult([]byte(raw), nil)
+	var got struct{ Text string }
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("at %d: not JSON: %v", at, err)
+	}
+	if strings.Contains(got.Text, "AKIA") || !strings.Contains(got.Text, " [REDACTED:aws-access-key] ") {
+		t.Errorf("at %d: not redacted whole", at)
 	}
 }
 
