@@ -98,7 +98,7 @@ type Config struct {
 // IssuerConfig is one trusted issuer.
 type IssuerConfig struct {
 	// Issuer is the exact "iss" value and the discovery base URL. Required;
-	// https, or http on a loopback host for development.
+	// https, or http on a loopback host for development; no query or fragment.
 	Issuer string `yaml:"issuer"`
 	// JWKSURL is the key-set URL for issuers without OIDC discovery. Empty:
 	// discovered lazily from Issuer + /.well-known/openid-configuration.
