@@ -64,9 +64,12 @@ type keySet struct {
 	fetchedAt time.Time // when the last successful fetch started
 	triedAt   time.Time // when the last attempt ended
 	// removals counts the fetches that found a key gone (keyStamp); staleAt is fetchedAt plus
-	// maxAge in Unix nanoseconds. Both are atomics: a cache hit reads them without the lock.
+	// maxAge, and nextTry triedAt plus minRefresh, in Unix nanoseconds; inFlight is set from a
+	// hit's start of a fetch until its answer. All are atomics: a hit reads them without the lock.
 	removals atomic.Uint64
 	staleAt  atomic.Int64
+	nextTry  atomic.Int64
+	inFlight atomic.Bool
 }
 
 // fetchResult is one completed key-set fetch, shared by the callers that
@@ -201,6 +204,7 @@ func (k *keySet) fetch(ctx context.Context) <-chan singleflight.Result {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		k.triedAt = k.now()
+		k.nextTry.Store(k.triedAt.Add(k.minRefresh).UnixNano())
 		if err != nil {
 			return nil, err
 		}

@@ -36,14 +36,21 @@ func (is *issuer) stamp() keyStamp {
 // issuer whose callers all hold cached tokens would never have its set fetched, and a withdrawn
 // key would keep its tokens in for as long as they are used; waiting would make every hit wait
 // on an issuer that hangs, which hits never do. The hits after the fetch see its answer; a
-// failed fetch keeps the old set, as it does for a token not cached.
+// failed fetch keeps the old set, as it does for a token not cached. While the set is stale a
+// hit still takes no lock and, but for the one that starts a fetch, allocates nothing.
 func (s keyStamp) withdrawn(ctx context.Context, now time.Time) bool {
 	k := s.keys
 	if k == nil {
 		return false
 	}
-	if now.UnixNano() > k.staleAt.Load() && k.mayRefresh() {
-		k.fetch(ctx)
+	if n := now.UnixNano(); n > k.staleAt.Load() && n >= k.nextTry.Load() && k.inFlight.CompareAndSwap(false, true) {
+		// Cleared when the answer is out, not inside the fetch: a hit that joined a flight
+		// about to end would otherwise leave it set for good.
+		ch := k.fetch(ctx)
+		go func() {
+			<-ch
+			k.inFlight.Store(false)
+		}()
 	}
 	return k.removals.Load() != s.removals
 }
