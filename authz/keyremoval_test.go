@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -123,6 +124,9 @@ func TestCachedTokensSurviveKeySetGlitches(t *testing.T) {
 		clk.Advance(DefaultJWKSMaxAge + DefaultJWKSMinRefreshInterval)
 		wantAuth(t, a, tok, nil, ReasonNone) // starts the fetch
 		_, _ = ks.refresh(t.Context())       // waits for a fetch in this mode to be taken in
+		for ks.inFlight.Load() {             // and for the hit's fetch to be over
+			runtime.Gosched()
+		}
 		if p := wantAuth(t, a, tok, nil, ReasonNone); p != first {
 			t.Fatalf("%s: the cached token was verified again", m)
 		}
@@ -143,5 +147,10 @@ func TestCachedTokensSurviveKeySetGlitches(t *testing.T) {
 	case <-hanging: // the hit did start the fetch that still hangs
 	case <-time.After(10 * time.Second):
 		t.Fatal("a stale set was not fetched again")
+	}
+	// While that fetch hangs, further hits neither start nor join one: no allocation.
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(50, func() { _, _ = a.Authenticate(ctx, tok) }); n != 0 {
+		t.Fatalf("a hit on a stale set whose fetch hangs allocates %v times", n)
 	}
 }
