@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Service bundles what the gateway calls: the Authenticator, the Policy,
@@ -110,6 +111,11 @@ func (s *Service) Metadata() ProtectedResourceMetadata {
 	md.DPoPSigningAlgValuesSupported = slices.Clone(md.DPoPSigningAlgValuesSupported)
 	return md
 }
+
+// ValidUntil is when p's token stops being accepted: its exp plus the clock skew. A response
+// that outlives the request that authenticated it (a listen) must end by then, so that a
+// stream does not serve a caller whose token the gateway would now refuse.
+func (s *Service) ValidUntil(p *Principal) time.Time { return p.ExpiresAt.Add(s.auth.skew) }
 
 // MetadataURL is the path-specific URL of the metadata document, as sent in
 // challenges. Serve the document there and at RootMetadataURL(resource).
