@@ -31,7 +31,7 @@ func (x *request) listen() error {
 	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
 	caller := upstreams.ListenCaller{Visible: visible, Dropped: x.s.metrics.ListenDropped}
 	x.shed()
-	ctx, cancel := x.untilTokenExpires()
+	ctx, cancel := untilTokenExpires(x)
 	defer cancel()
 	err := x.s.listens.ListenFor(ctx, x.in.req.ID, params, hdr, caller, func(msg []byte) error {
 		// The registry hands over the acknowledgement first and, when every backend stream
@@ -60,7 +60,7 @@ func (x *request) listen() error {
 // untilTokenExpires is the request's context, ended when the caller's token stops being
 // accepted (authz.Service.ValidUntil): a listen may last for hours, far past the token that
 // opened it, and must not go on serving a caller the gateway now refuses.
-func (x *request) untilTokenExpires() (context.Context, context.CancelFunc) {
+func untilTokenExpires(x *request) (context.Context, context.CancelFunc) {
 	if p := x.caller.principal; p != nil && x.s.auth != nil {
 		return context.WithDeadline(x.ctx, x.s.auth.ValidUntil(p))
 	}
