@@ -217,7 +217,11 @@ func (a *Authenticator) authenticateKey(ctx context.Context, raw string, key [sh
 			a.cache.remove(key)
 			return nil, invalid(ReasonExpired, "")
 		}
-		return p, nil
+		if !p.keys.withdrawn(ctx, now) {
+			return p, nil
+		}
+		// A key left the issuer's set since: verified again below, by the set as it is now.
+		a.cache.remove(key)
 	}
 	p, err := a.verify(ctx, raw, now)
 	if err != nil {
@@ -246,15 +250,19 @@ func peek(raw string) (unverified, error) {
 		Iss string `json:"iss"`
 	}
 	if decodeSegment(parts[0], &hdr) != nil || decodeSegment(parts[1], &body) != nil {
-		return unverified{}, invalid(ReasonMalformed, "undecodable header or payload")
+		return unverified{}, invalid(ReasonMalformed, "undecodable header or payload, or a member named twice")
 	}
 	return unverified{alg: hdr.Alg, iss: body.Iss}, nil
 }
 
+// decodeSegment decodes one segment of a token into v, refusing what checkNames refuses.
 func decodeSegment(seg string, v any) error {
 	b, err := base64.RawURLEncoding.DecodeString(seg)
 	if err != nil {
 		return err
+	}
+	if !checkNames(b) {
+		return errNameClash
 	}
 	return json.Unmarshal(b, v)
 }

@@ -3,37 +3,11 @@ package mcphttp
 import (
 	"bytes"
 	"context"
-	"errors"
-	"net/http"
-	"time"
+	"encoding/json"
 
-	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
-
-// errTokenExpired is the cause that ends a listen when the caller's token expires.
-var errTokenExpired = errors.New("mcphttp: the caller's access token expired")
-
-// untilTokenExpires is ctx, ended when p's token would no longer be accepted (its expiry plus
-// the clock skew allowed, authz.Service.ValidUntil), for what may outlast it: a listen. A token
-// is verified when a request arrives, so without this a stream opened with it would go on
-// relaying notifications for hours after the token expired, or after the caller lost the
-// access its identity provider then stops granting, which a bearer token's expiry is the only
-// way to learn of. now is the server's clock.
-func untilTokenExpires(ctx context.Context, auth *authz.Service, p *authz.Principal, now time.Time) (context.Context, context.CancelFunc) {
-	if auth == nil || p == nil {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeoutCause(ctx, auth.ValidUntil(p).Sub(now), errTokenExpired)
-}
-
-// tokenExpired ends a listen whose token expired: a 401's error, so the client listens again
-// with a fresh token.
-func tokenExpired() *Error {
-	return &Error{Status: http.StatusUnauthorized, Outcome: outcomeDenied,
-		RPC: jsonrpc.NewError(jsonrpc.CodeUnauthorized, "Unauthorized: the access token expired; listen again with a fresh one")}
-}
 
 // listen serves subscriptions/listen
 // (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions): a
@@ -57,7 +31,7 @@ func (x *request) listen() error {
 	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
 	caller := upstreams.ListenCaller{Visible: visible, Dropped: x.s.metrics.ListenDropped}
 	x.shed()
-	ctx, cancel := untilTokenExpires(x.ctx, x.s.auth, x.caller.principal, x.s.now())
+	ctx, cancel := untilTokenExpires(x)
 	defer cancel()
 	err := x.s.listens.ListenFor(ctx, x.in.req.ID, params, hdr, caller, func(msg []byte) error {
 		// The registry hands over the acknowledgement first and, when every backend stream
@@ -70,13 +44,34 @@ func (x *request) listen() error {
 	case x.ctx.Err() != nil:
 		x.client.SetOutcome(outcomeCanceled)
 		return nil
-	case context.Cause(ctx) == errTokenExpired:
-		return tokenExpired()
 	case err != nil:
 		return err
+	case ctx.Err() != nil:
+		// The caller's token expired: the graceful end a server SHOULD send, after which
+		// the client listens again with the token it has now.
+		if err := x.out.Event(listenEnd(x.in.req.ID), nil); err != nil {
+			return err
+		}
 	}
 	x.client.SetOutcome(outcomeOK)
 	return nil
+}
+
+// untilTokenExpires is the request's context, ended when the caller's token stops being
+// accepted (authz.Service.ValidUntil): a listen may last for hours, far past the token that
+// opened it, and must not go on serving a caller the gateway now refuses.
+func untilTokenExpires(x *request) (context.Context, context.CancelFunc) {
+	if p := x.caller.principal; p != nil && x.s.auth != nil {
+		return context.WithDeadline(x.ctx, x.s.auth.ValidUntil(p))
+	}
+	return x.ctx, func() {}
+}
+
+// listenEnd is the result that ends a listen gracefully
+// (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions).
+func listenEnd(id json.RawMessage) []byte {
+	r := append([]byte(`{"resultType":"complete","_meta":{"`+jsonrpc.MetaSubscriptionID+`":`), id...)
+	return jsonrpc.AppendResult(nil, id, append(r, "}}"...))
 }
 
 // shed lets go of what the pipeline decoded once nothing but the request's id and method will be
