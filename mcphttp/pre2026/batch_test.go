@@ -270,3 +270,51 @@ func TestBatchDuplicateIDsAsDecoded(t *testing.T) {
 		t.Fatalf("answers by id %v with %d refused, want %v with 1: %s", answered, refused, want, r.Body)
 	}
 }
+
+// TestBatchDuplicateIDsAsNumbers: a number id is the number a client decodes, not its digits.
+// JavaScript clients (the TypeScript SDK, so mcp-remote) read every JSON number as a double: 0
+// and -0 are one id to them, and so are two integers beyond 2^53 that round to the same double.
+// Two requests of a batch with such ids are answered under what the client takes for one id, so
+// the second is refused as a byte-for-byte duplicate is; integers a double tells apart stay
+// apart.
+func TestBatchDuplicateIDsAsNumbers(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-03-26", `{}`)
+	ids := []string{"0", "-0", "9007199254740992", "9007199254740993", "9007199254740994",
+		"123456789012345678901234567", "123456789012345678901234568", "-5", "5"}
+	var msgs []string
+	for _, id := range ids {
+		msgs = append(msgs, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping","params":{}}`)
+	}
+	r := do(t, "POST", gw.URL, legacyHeaders("", sid), batchOf(msgs...))
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+	answered, refused := map[float64]int{}, map[float64]int{}
+	for _, ms := range batchAnswers(t, r) {
+		for _, m := range ms {
+			var id float64 // as a JavaScript client decodes it
+			if err := json.Unmarshal(m.ID, &id); err != nil {
+				t.Fatalf("id %s: %v", m.ID, err)
+			}
+			answered[id]++
+			if m.Error != nil {
+				if m.Error.Code != jsonrpc.CodeInvalidRequest || !strings.Contains(m.Error.Message, "same id") {
+					t.Errorf("id %s: %+v", m.ID, m.Error)
+				}
+				refused[id]++
+			}
+		}
+	}
+	// Six ids as a double reads them (0; 2^53 twice; 2^53+2; the 27-digit pair; -5; 5), each
+	// answered once by a result, the second spelling of 0, of 2^53 and of the pair refused.
+	if len(answered) != 6 || len(refused) != 3 {
+		t.Fatalf("answers by id %v, refused %v: %s", answered, refused, r.Body)
+	}
+	for id, n := range answered {
+		if n-refused[id] != 1 {
+			t.Errorf("id %v: %d answers, %d refused, want one result", id, n, refused[id])
+		}
+	}
+}
