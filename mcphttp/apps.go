@@ -82,6 +82,13 @@ func appCallable(x *request) func(upstreams.Target) bool {
 	}
 }
 
+// Member names checkUIRead judges, compared with jsonrpc.FoldEqual.
+var (
+	keyContents = []byte("contents")
+	keyMeta     = []byte("_meta")
+	keyUI       = []byte("ui")
+)
+
 // errAmbiguousAppName refuses a backend's own tool name that more than one backend serving apps
 // has: the gateway cannot tell whose app called, and guessing could run another backend's tool.
 // The message names neither the backends nor their tools, which the caller may not be allowed to
@@ -97,14 +104,16 @@ func errAmbiguousAppName(name string) *Error {
 // prefers the _meta.ui of a content item (its CSP domains, permissions, sandbox domain) over
 // the listed resource's, which pinning judged at stage pin, so a content item must carry the
 // pinned _meta.ui or none. Each "_meta" and "ui" member is judged, duplicates included, with
-// names compared as a client decodes them. A difference is ui-changed: with its action log the
+// names compared as the widest client decoder reads them (jsonrpc.FoldEqual: a host decoding
+// names case-insensitively takes "_META" or "Contents" for the member it judges, and reads the
+// last of them). A difference is ui-changed: with its action log the
 // result is relayed and logged; otherwise it is refused as a blocked item, since a read's
 // content cannot be confirmed once the backend has answered (a read has no effect to undo).
 func (x *request) checkUIRead(result []byte) error {
 	pin := x.route.uiReadPin
 	same := true
 	_ = jsonrpc.Members(result, func(k, contents []byte) error {
-		if string(k) != "contents" || contents[0] != '[' {
+		if !jsonrpc.FoldEqual(k, keyContents) || contents[0] != '[' {
 			return nil
 		}
 		var items []json.RawMessage
@@ -117,11 +126,11 @@ func (x *request) checkUIRead(result []byte) error {
 				continue
 			}
 			_ = jsonrpc.Members(item, func(k, meta []byte) error {
-				if string(k) != "_meta" || meta[0] != '{' {
+				if !jsonrpc.FoldEqual(k, keyMeta) || meta[0] != '{' {
 					return nil
 				}
 				return jsonrpc.Members(meta, func(k, ui []byte) error {
-					if string(k) == "ui" && !pin.SameUIMeta(ui) {
+					if jsonrpc.FoldEqual(k, keyUI) && !pin.SameUIMeta(ui) {
 						same = false
 					}
 					return nil
