@@ -143,3 +143,23 @@ func TestRewriteUIMetaSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestUIResultLinkSpellings: a tools/call result whose only link to a UI resource is spelled as
+// a case-insensitive host reads it ("_META", "resourceURI", with no member named "uri" anywhere)
+// is not passed over by the decoder's quick answer (jsonrpc.Message.MayHaveURIKey): its link is
+// namespaced under the tool's own backend, as the exact spelling's is.
+func TestUIResultLinkSpellings(t *testing.T) {
+	ns := New("__", false, []string{"weather", "maps"})
+	rw := Rewriter{Space: ns, Upstream: "weather"}
+	for _, in := range []string{
+		`{"content":[],"_META":{"ui":{"resourceUri":"ui://maps/view"}}}`,
+		`{"content":[],"_meta":{"ui":{"resourceURI":"ui://maps/view"}}}`,
+		`{"content":[],"_meta":{"UI/RESOURCE_URI":"ui://maps/view"}}`,
+		`{"content":[],"_meta":{"ui":{"reſourceUri":"ui://maps/view"}}}`,
+	} {
+		got, err := resultFromBytes(rw, wire.MethodToolsCall, []byte(in))
+		if err != nil || !bytes.Contains(got, []byte(`"ui://weather/maps/view"`)) {
+			t.Errorf("%s: got %s, %v; want the link under ui://weather/", in, got, err)
+		}
+	}
+}
