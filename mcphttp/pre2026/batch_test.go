@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -315,6 +316,39 @@ func TestBatchDuplicateIDsAsNumbers(t *testing.T) {
 	for id, n := range answered {
 		if n-refused[id] != 1 {
 			t.Errorf("id %v: %d answers, %d refused, want one result", id, n, refused[id])
+		}
+	}
+}
+
+// TestBatchCountedBeforeDecoding: a batch over legacy.maxBatchMessages is refused before its
+// elements are decoded. A 1 MB body of half a million tiny elements was decoded whole (an
+// allocation and a copy per element, some 500,000 allocations and 60 MB) before its count was
+// looked at; it is now refused after one pass over its bytes. The figure held is a count of
+// allocations, far above what one refused request makes and far below one per element.
+func TestBatchCountedBeforeDecoding(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-03-26", `{}`)
+	const elements = 500_000
+	for _, body := range []string{"[" + strings.Repeat("0,", elements-1) + "0]", "[" + strings.Repeat(`{"a":"[,]"},`, elements/10) + "{}]"} {
+		h := legacyHeaders("", sid)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		r := do(t, "POST", gw.URL, h, body)
+		runtime.ReadMemStats(&after)
+		if r.Status != http.StatusRequestEntityTooLarge || !strings.Contains(string(r.Body), "more than 32 messages") {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+		if n := after.Mallocs - before.Mallocs; n > 20_000 {
+			t.Errorf("refusing a batch of %d bytes made %d allocations", len(body), n)
+		}
+	}
+	// The count agrees with a decoder's on what it must not refuse: strings holding brackets,
+	// commas and escaped quotes, nested arrays, white space.
+	for body, want := range map[string]int{`[]`: 0, " [ ] ": 0, `[0]`: 1, `[ 1 , 2 ]`: 2, `[[1,2],{"a":[3,4]}]`: 2,
+		`["a,b","c\",d","[{","x"]`: 4, `[{"s":"\\"},1]`: 2} {
+		if got := countBatch([]byte(body), 32); got != want {
+			t.Errorf("countBatch(%s) = %d, want %d", body, got, want)
 		}
 	}
 }
