@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"runtime"
 	"strings"
@@ -349,6 +350,57 @@ func TestBatchCountedBeforeDecoding(t *testing.T) {
 		`["a,b","c\",d","[{","x"]`: 4, `[{"s":"\\"},1]`: 2} {
 		if got := countBatch([]byte(body), 32); got != want {
 			t.Errorf("countBatch(%s) = %d, want %d", body, got, want)
+		}
+	}
+}
+
+// TestCountBatchAgreesWithDecoder: on well-formed arrays of every kind of value (strings holding
+// brackets, commas, quotes and backslashes; nested arrays and objects; numbers and literals),
+// countBatch counts what json.Unmarshal decodes, or more than the bound when there are more.
+func TestCountBatchAgreesWithDecoder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"[", "]", "{", "}", ",", `"`, `\`, "a", " ", "\\\"", "\n"}
+	var value func(depth int) any
+	value = func(depth int) any {
+		switch k := rng.IntN(6); {
+		case k == 0 && depth < 4:
+			arr := make([]any, rng.IntN(4))
+			for i := range arr {
+				arr[i] = value(depth + 1)
+			}
+			return arr
+		case k == 1 && depth < 4:
+			obj := map[string]any{}
+			for range rng.IntN(3) {
+				obj[pieces[rng.IntN(len(pieces))]] = value(depth + 1)
+			}
+			return obj
+		case k == 2:
+			var b strings.Builder
+			for range rng.IntN(6) {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			return b.String()
+		case k == 3:
+			return rng.Float64() * 1e6
+		}
+		return []any{nil, true, false}[rng.IntN(3)]
+	}
+	for range 2000 {
+		arr := make([]any, rng.IntN(40))
+		for i := range arr {
+			arr[i] = value(1)
+		}
+		body, err := json.Marshal(arr)
+		if rng.IntN(2) == 0 {
+			body, err = json.MarshalIndent(arr, " ", "\t") // white space between every token
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := min(len(arr), 33)
+		if got := countBatch(body, 32); min(got, 33) != want {
+			t.Fatalf("countBatch(%s) = %d, want %d", body, got, want)
 		}
 	}
 }
