@@ -51,7 +51,10 @@ func (x *request) appRoute(name string, resolved upstreams.Target, err error) (u
 		}
 		return resolved, name, nil
 	}
-	if x.viaCallTool {
+	if x.viaCallTool || x.era.version == v20250326 {
+		// A 2025-03-26 client is sent no tool's _meta (that revision's tools have none), so it
+		// renders no app: a backend's own name from it is never an app's call, and an app-only
+		// tool stays out of its reach by name as by list.
 		return upstreams.Target{}, "", errUnknownName("tool")
 	}
 	q.SubjectToken = x.listSubjectToken()
@@ -81,6 +84,10 @@ func appCallable(x *request) func(upstreams.Target) bool {
 		return auth == nil || auth.Callable(p, authz.KindTool, t.Upstream, t.Name)
 	}
 }
+
+// v20250326 is the protocol revision whose clients are sent no tool _meta, so no MCP App (the
+// pre-2026 edge labels their requests with it, Incoming.SetEra).
+const v20250326 = "2025-03-26"
 
 // Member names checkUIRead judges, compared with jsonrpc.FoldEqual.
 var (
