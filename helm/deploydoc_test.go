@@ -74,7 +74,7 @@ var deployClaims = []deployClaim{
 	{opens: "- **Prometheus Operator**:", tests: []string{"helm:checkServiceMonitor", "helm:checkHA"}},
 	{opens: "- **Annotations**:", tests: []string{"helm:checkMinimal", "helm:checkHA", "internal/gateway:TestAdminEndpointsNeedToken"}},
 	{opens: "`metrics.prometheusRule.enabled` installs the alerts", tests: []string{"helm:checkPrometheusRule", "helm:checkDashboard", "metrics:TestAlertRulesPromtool"}},
-	{opens: "`/readyz` reports the configuration, Redis (when configured), the token issuers and the backends", tests: []string{"mcphttp:TestReadyzChecks", "internal/gateway:TestRedisReadiness", "helm:checkProbes", "internal/gateway:TestTypoIssuerNotReady", "internal/gateway:TestIssuerDownAtStartBecomesReady"}},
+	{opens: "`/readyz` reports the configuration, Redis (when configured: reachable, and the `notices` check", tests: []string{"mcphttp:TestReadyzChecks", "internal/gateway:TestRedisReadiness", "internal/store:TestSubscribedMeansDelivered", "helm:checkProbes", "internal/gateway:TestTypoIssuerNotReady", "internal/gateway:TestIssuerDownAtStartBecomesReady"}},
 	{opens: "**With the chart: a rolling restart.**", tests: []string{"helm:checkCommon", "helm:testChecksum"}},
 	{opens: "**In place: SIGHUP.**", tests: []string{"internal/gateway:TestReloadOnSIGHUP", "internal/gateway:TestReloadKeepsInFlightSSECall", "internal/gateway:TestReloadPolicyNextRequest", "internal/gateway:TestReloadAcrossReplicasWithRedis"}},
 	{opens: "A configuration with any problem is **refused and the running one stays**", tests: []string{"internal/gateway:TestReloadRefusesInvalidConfiguration", "metrics:TestAlertRulesPromtool"}},
