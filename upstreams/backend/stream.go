@@ -200,7 +200,7 @@ func (s *Stream) readJSON() error {
 		return s.readError(err)
 	}
 	s.body = buf
-	m, err := wire.DecodeResponse(s.b.name, s.status, buf.B, s.b.maxBytes)
+	m, err := wire.DecodeResponse(s.b.name, s.status, buf.B, s.b.maxBytes, s.id)
 	if err != nil {
 		return err
 	}
@@ -309,6 +309,9 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 		case err != nil:
 			err = fmt.Errorf("%w: %s: event is not a JSON-RPC message", wire.ErrBadResponse, s.b.name)
 		case m.IsResponse():
+			if err = wire.CheckAnswer(s.b.name, m, s.id); err != nil {
+				break
+			}
 			if msg, err = s.render(m); err == nil {
 				s.end(s.outcome, nil)
 				return msg, true, nil

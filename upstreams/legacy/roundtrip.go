@@ -214,7 +214,7 @@ func (x *RoundTrip) accept(resp *http.Response) error {
 		if err := wire.ReadBody(&buf, resp.Body, max); err != nil {
 			return err
 		}
-		m, err := wire.DecodeResponse(x.br.be.Name(), resp.StatusCode, buf.Bytes(), max)
+		m, err := wire.DecodeResponse(x.br.be.Name(), resp.StatusCode, buf.Bytes(), max, x.uid)
 		if err != nil {
 			return err
 		}
