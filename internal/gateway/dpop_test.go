@@ -172,6 +172,24 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 			}
 		})
 	}
+	t.Run("Redis full: 503, never an allow", func(t *testing.T) {
+		// maxmemory reached under noeviction: Redis answers, but refuses to record the proof.
+		for _, args := range [][]string{{"CONFIG", "SET", "maxmemory-policy", "noeviction"}, {"CONFIG", "SET", "maxmemory", "1"}} {
+			if _, err := f.redis.Do(args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer func() {
+			if _, err := f.redis.Do("CONFIG", "SET", "maxmemory", "0"); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		f.alpha.Reset()
+		status, h, body := post(t, urlA, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), dpopCallBody)
+		if status != http.StatusServiceUnavailable || h.Get("Retry-After") != "1" || toolCalls(f.alpha) != 0 {
+			t.Fatalf("status %d, Retry-After %q: %s", status, h.Get("Retry-After"), body)
+		}
+	})
 	t.Run("Redis gone: 503, never an allow", func(t *testing.T) {
 		f.alpha.Reset()
 		f.redis.Stop()
