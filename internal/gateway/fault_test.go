@@ -117,6 +117,7 @@ type outcome struct {
 	sse    bool
 	code   int
 	text   string
+	msg    string // the JSON-RPC error's message
 }
 
 func faultCall(c *http.Client, url, tool, arg string) (outcome, error) {
@@ -138,14 +139,17 @@ func faultCall(c *http.Client, url, tool, arg string) (outcome, error) {
 		return o, err
 	}
 	var m struct {
-		Error  *struct{ Code int }
+		Error *struct {
+			Code    int
+			Message string
+		}
 		Result *struct{ Content []struct{ Text string } }
 	}
 	if err := json.Unmarshal(last, &m); err != nil {
 		return o, fmt.Errorf("final message %q: %w", last, err)
 	}
 	if m.Error != nil {
-		o.code = m.Error.Code
+		o.code, o.msg = m.Error.Code, m.Error.Message
 	} else if m.Result != nil && len(m.Result.Content) > 0 {
 		o.text = m.Result.Content[0].Text
 	}
