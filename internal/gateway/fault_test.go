@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -67,16 +66,7 @@ func hang(fb *faultBackend, _ http.ResponseWriter, r *http.Request) {
 func resetMidSSE(_ *faultBackend, w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	_, _ = io.WriteString(w, progressEvent)
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
-	conn, _, err := rc.Hijack()
-	if err != nil {
-		return
-	}
-	if tcp, ok := conn.(*net.TCPConn); ok {
-		_ = tcp.SetLinger(0) // close with RST, not FIN
-	}
-	_ = conn.Close()
+	resetConn(w)
 }
 
 // drip sends a valid response one byte at a time, far slower than the upstream timeout allows.
