@@ -83,6 +83,9 @@ func TestDecode(t *testing.T) {
 		{"scalar for a list", "tags: a\n", []string{`01:tags: expected a list (one "- " entry per line, or [a, b]), got a string`}},
 		{"duration", "ptr: {timeout: 30}\n", []string{`01:ptr.timeout: expected a duration such as 250ms, 30s, 5m or 1h30m, got a whole number`}},
 		{"int", "server: {port: eighty}\n", []string{`01:server.port: expected a whole number, got a string`}},
+		{"duration out of range", "ptr: {timeout: 9999999999h}\n",
+			[]string{`01:ptr.timeout: expected a duration such as 250ms, 30s, 5m or 1h30m, got one longer than 2562047h47m16.854775807s`}},
+		{"duration in days", "ptr: {timeout: 1d}\n", []string{`01:ptr.timeout: expected a duration such as 250ms, 30s, 5m or 1h30m, got a string`}},
 		{"bool", "on: maybe\n", []string{`01:on: expected true or false, got a string`}},
 		{"float", "ratio: [1]\n", []string{`01:ratio: expected a number, got a list`}},
 		{"secret as a string", "entries: [{headers: {X: hunter2-s3cr3t}}]\n",
@@ -95,6 +98,8 @@ func TestDecode(t *testing.T) {
 			`03:entries[0].ulr: unknown key (did you mean "url"?)`}},
 		{"alias and merge", "x: &d {timeout: 1s}\n", []string{`01:x: unknown key; expected one of: server, entries, ratio, on, ptr, tags`}},
 		{"two documents", "ratio: 1\n---\nratio: 2\n", []string{`02:a second YAML document (after ---): the configuration is one document`}},
+		{"a document after an empty one", "ratio: 1\n---\n# nothing\n---\nratio: 2\n", []string{`04:a second YAML document (after ---): the configuration is one document`}},
+		{"a null document", "ratio: 1\n---\n~\n", []string{`02:a second YAML document (after ---): the configuration is one document`}},
 		{"syntax", "server:\n  listen: a\n bad\n", []string{`02:not valid YAML: did not find expected key`}},
 	}
 	for _, tt := range tests {
@@ -106,6 +111,17 @@ func TestDecode(t *testing.T) {
 			if strings.Contains(g, "s3cr3t") {
 				t.Errorf("%s: a value is quoted: %s", tt.name, g)
 			}
+		}
+	}
+}
+
+// TestDecodeTrailingSeparator: a "---" at the end (and "..."), with nothing but comments after
+// it, as tools that join manifests write, is not a second document: the file decodes.
+func TestDecodeTrailingSeparator(t *testing.T) {
+	for _, src := range []string{"ratio: 1\n---\n", "ratio: 1\n---\n# end\n", "---\nratio: 1\n---\n---\n", "ratio: 1\n...\n---\n"} {
+		var d doc
+		if _, err := Decode([]byte(src), &d, opts); err != nil || d.Ratio != 1 {
+			t.Errorf("%q: %v, ratio %v", src, err, d.Ratio)
 		}
 	}
 }

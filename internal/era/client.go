@@ -161,8 +161,42 @@ func AppendLegacyClientResult(dst []byte, method, version string, result, server
 	if err := scanObject(result); err != nil {
 		return nil, fmt.Errorf("era: %s result: %w", method, err)
 	}
-	var structured, content []byte
-	err := jsonrpc.Members(result, func(key, val []byte) error {
+	structured, content, err := resultParts(method, result)
+	if err != nil {
+		return nil, err
+	}
+	w := legacyResult{method: method, version: version, serverInfo: serverInfo}
+	// 2025-03-26 has no structured output at all; the later revisions take an object only.
+	w.dropStructured = method == "tools/call" && structured != nil && (!isObject(structured) || version == V20250326)
+	if w.dropStructured {
+		if w.newContent, err = contentCarrying(content, structured); err != nil {
+			return nil, fmt.Errorf("era: tools/call result: %w", err)
+		}
+	}
+	if version == V20250326 {
+		w.shaped = result0326[method]
+	}
+	// One pass into one buffer, the added members at the end.
+	w.out = slices.Grow(dst, len(result)+len(w.newContent)+len(serverInfo)+len(`,"_meta":{"":}`)+len(jsonrpc.MetaServerInfo)+16)
+	w.out = append(w.out, '{')
+	if err := jsonrpc.Members(result, w.member); err != nil {
+		return nil, fmt.Errorf("era: %s result: %w", method, err)
+	}
+	if serverInfo != nil && !w.hasMeta {
+		w.key([]byte("_meta"))
+		w.out, _ = appendWithServerInfo(w.out, []byte(`{}`), serverInfo)
+	}
+	if w.newContent != nil && content == nil {
+		w.key([]byte("content"))
+		w.out = append(w.out, w.newContent...)
+	}
+	return append(w.out, '}'), nil
+}
+
+// resultParts checks a result's resultType (only "complete" may reach a pre-2026 client) and
+// returns its structuredContent and content members (nil when absent).
+func resultParts(method string, result []byte) (structured, content []byte, err error) {
+	err = jsonrpc.Members(result, func(key, val []byte) error {
 		switch string(key) {
 		case "resultType":
 			if string(val) != `"complete"` {
@@ -175,88 +209,77 @@ func AppendLegacyClientResult(dst []byte, method, version string, result, server
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	return structured, content, err
+}
+
+// legacyResult writes a result reshaped for a pre-2026 client (AppendLegacyClientResult), one
+// member at a time.
+type legacyResult struct {
+	out             []byte
+	n               int  // members written
+	hasMeta         bool // the result had _meta
+	method, version string
+	serverInfo      []byte
+	// dropStructured: structuredContent is left out, and newContent (its JSON in a text block
+	// added to content) written in content's place.
+	dropStructured bool
+	newContent     []byte
+	shaped         fieldSet // the members shape20250326 rewrites, for a 2025-03-26 client
+}
+
+// key writes a member's key (and the comma before it).
+func (w *legacyResult) key(key []byte) {
+	if w.n > 0 {
+		w.out = append(w.out, ',')
 	}
-	// 2025-03-26 has no structured output at all; the later revisions take an object only.
-	dropStructured := method == "tools/call" && structured != nil && (!isObject(structured) || version == V20250326)
-	var newContent []byte
-	if dropStructured {
-		if newContent, err = contentCarrying(content, structured); err != nil {
-			return nil, fmt.Errorf("era: tools/call result: %w", err)
-		}
+	w.n++
+	w.out = append(jsonrpc.AppendString(w.out, key), ':')
+}
+
+// member writes one member of the result as the client's version has it, or leaves it out.
+func (w *legacyResult) member(key, val []byte) error {
+	if shadowsResultKey(key, w.shaped) {
+		return nil
 	}
-	// One pass into one buffer, the added members at the end.
-	out := slices.Grow(dst, len(result)+len(newContent)+len(serverInfo)+len(`,"_meta":{"":}`)+len(jsonrpc.MetaServerInfo)+16)
-	out = append(out, '{')
-	n, hasMeta := 0, false
-	member := func(key []byte) {
-		if n > 0 {
-			out = append(out, ',')
-		}
-		n++
-		out = append(jsonrpc.AppendString(out, key), ':')
-	}
-	var shaped fieldSet // the members shape20250326 rewrites, for a 2025-03-26 client
-	if version == V20250326 {
-		shaped = result0326[method]
-	}
-	err = jsonrpc.Members(result, func(key, val []byte) error {
-		if shadowsResultKey(key, shaped) {
+	switch string(key) {
+	case "resultType", "ttlMs", "cacheScope":
+		return nil
+	case "_meta":
+		w.hasMeta = true
+		w.key(key)
+		if w.serverInfo == nil || len(val) == 0 || val[0] != '{' {
+			w.out = append(w.out, val...)
 			return nil
 		}
-		switch string(key) {
-		case "resultType", "ttlMs", "cacheScope":
+		var err error
+		w.out, err = appendWithServerInfo(w.out, val, w.serverInfo)
+		return err
+	case "structuredContent":
+		if w.dropStructured {
 			return nil
-		case "_meta":
-			hasMeta = true
-			member(key)
-			if serverInfo == nil || len(val) == 0 || val[0] != '{' {
-				out = append(out, val...)
-				return nil
-			}
-			var err error
-			out, err = appendWithServerInfo(out, val, serverInfo)
-			return err
-		case "structuredContent":
-			if dropStructured {
-				return nil
-			}
-		case "content":
-			if newContent != nil {
-				val = newContent
-			}
-		case "tools":
-			if method == methodToolsList && len(val) > 0 && val[0] == '[' && version != V20250326 {
-				tools, err := mapArray(val, legacyTool)
-				if err != nil {
-					return err
-				}
-				val = tools
-			}
 		}
-		if version == V20250326 {
-			var err error
-			if val, err = shape20250326(method, key, val); err != nil {
+	case "content":
+		if w.newContent != nil {
+			val = w.newContent
+		}
+	case "tools":
+		if w.method == methodToolsList && len(val) > 0 && val[0] == '[' && w.version != V20250326 {
+			tools, err := mapArray(val, legacyTool)
+			if err != nil {
 				return err
 			}
+			val = tools
 		}
-		member(key)
-		out = append(out, val...)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("era: %s result: %w", method, err)
 	}
-	if serverInfo != nil && !hasMeta {
-		member([]byte("_meta"))
-		out, _ = appendWithServerInfo(out, []byte(`{}`), serverInfo)
+	if w.version == V20250326 {
+		var err error
+		if val, err = shape20250326(w.method, key, val); err != nil {
+			return err
+		}
 	}
-	if newContent != nil && content == nil {
-		member([]byte("content"))
-		out = append(out, newContent...)
-	}
-	return append(out, '}'), nil
+	w.key(key)
+	w.out = append(w.out, val...)
+	return nil
 }
 
 // resultKeys are the result members AppendLegacyClientResult drops or rewrites.

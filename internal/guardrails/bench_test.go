@@ -78,3 +78,26 @@ func BenchmarkScan(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScanResults scans every recorded real tools/call result (testdata/results) as the
+// gateway scans a result, every guardrail on: what the scan costs a byte on real results (code,
+// documents, listings, diffs), beside the typical call's prose (BenchmarkTypicalCall/result).
+func BenchmarkScanResults(b *testing.B) {
+	results := loadResults(b)
+	cfg := everything("redact")
+	cfg.AllowedHosts = []string{"*.example.com"}
+	r := testEngine(b, cfg).Rule(KindTool, "x", "x")
+	var n int64
+	for _, res := range results {
+		n += int64(len(res.Result))
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, res := range results {
+			if rep := r.ScanResult(res.Result); rep.Err != nil {
+				b.Fatal(rep.Err)
+			}
+		}
+	}
+}

@@ -54,14 +54,18 @@ func stripIgnorable(raw []byte) ([]byte, bool) {
 	}
 	var out []byte
 	last := 0 // raw[last:i] is still to be copied to out
+	esc := -1 // where the next \u escape's run of backslashes begins, at i or after
 	for i := start; i < len(raw); {
-		c := raw[i]
-		if c < utf8.RuneSelf && c != '\\' {
-			i++
-			continue
+		// Only a byte at or above 0x80 or a \u escape may begin such a character: the ASCII
+		// and the other escapes between them are passed over, eight bytes at a time.
+		if esc < i {
+			esc = nextEscapeU(raw, i)
+		}
+		if i += firstHigh(raw[i:esc]); i >= len(raw) {
+			break
 		}
 		r, n := rune(0), 0
-		if c == '\\' {
+		if raw[i] == '\\' {
 			r, n = jsonrpc.EscapedRune(raw, i)
 		} else {
 			r, n = utf8.DecodeRune(raw[i:])
@@ -81,6 +85,48 @@ func stripIgnorable(raw []byte) ([]byte, bool) {
 	return append(out, raw[last:]...), true
 }
 
+// nextEscapeU returns where, at i or after, the run of backslashes begins that ends in the next
+// \u escape of raw, or len(raw) when there is none. i is where an escape may begin (not inside
+// one), so the run from i on is whole escapes.
+func nextEscapeU(raw []byte, i int) int {
+	e := bytes.Index(raw[i:], []byte(`\u`))
+	if e < 0 {
+		return len(raw)
+	}
+	e += i
+	// Back to the first of its run of backslashes, where an escape begins (in "\\u" the
+	// u is no escape's).
+	for e > i && raw[e-1] == '\\' {
+		e--
+	}
+	return e
+}
+
+// firstHigh returns the index of the first byte of b at or above 0x80, or len(b): thirty-two
+// bytes a branch while none is (the words' high bits or'ed), then eight, then one.
+func firstHigh(b []byte) int {
+	i := 0
+	for ; i+32 <= len(b); i += 32 {
+		c := b[i : i+32]
+		w := binary.LittleEndian.Uint64(c) | binary.LittleEndian.Uint64(c[8:]) |
+			binary.LittleEndian.Uint64(c[16:]) | binary.LittleEndian.Uint64(c[24:])
+		if w&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
+}
+
 // mayHoldIgnorable returns where the first byte of raw that could begin a default-ignorable
 // character is, or -1 when raw holds none: every such character is written either as UTF-8 of
 // two bytes or more (all of whose bytes are 0x80 or above) or as a \u escape. Most messages are
@@ -88,38 +134,8 @@ func stripIgnorable(raw []byte) ([]byte, bool) {
 // time (a byte at or above 0x80 sets its word's high bits) and by bytes.Index for "\u", instead
 // of a branch per byte.
 func mayHoldIgnorable(raw []byte) int {
-	n := len(raw)
-	if e := bytes.Index(raw, []byte(`\u`)); e >= 0 {
-		// Back to the first of its run of backslashes, where an escape begins (in "\\u" the
-		// u is no escape's).
-		for e > 0 && raw[e-1] == '\\' {
-			e--
-		}
-		n = e
-	}
-	i := 0
-	// Thirty-two bytes a branch: the words' high bits are or'ed, then the word that holds one
-	// is found below.
-	for ; i+32 <= n; i += 32 {
-		b := raw[i : i+32]
-		w := binary.LittleEndian.Uint64(b) | binary.LittleEndian.Uint64(b[8:]) |
-			binary.LittleEndian.Uint64(b[16:]) | binary.LittleEndian.Uint64(b[24:])
-		if w&0x8080808080808080 != 0 {
-			break
-		}
-	}
-	for ; i+8 <= n; i += 8 {
-		if binary.LittleEndian.Uint64(raw[i:])&0x8080808080808080 != 0 {
-			break
-		}
-	}
-	for ; i < n; i++ {
-		if raw[i] >= utf8.RuneSelf {
-			return i
-		}
-	}
-	if n < len(raw) {
-		return n
+	if i := firstHigh(raw[:nextEscapeU(raw, 0)]); i < len(raw) {
+		return i
 	}
 	return -1
 }

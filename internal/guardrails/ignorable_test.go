@@ -1,9 +1,16 @@
 package guardrails
 
 import (
+	"bytes"
+	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
 // TestIgnorableIsTheDerivedProperty: the ranges of ignorable are Unicode's derived
@@ -159,4 +166,92 @@ func TestMayHoldIgnorableExact(t *testing.T) {
 			}
 		}
 	}
+}
+
+// stripIgnorableRef is stripIgnorable a byte at a time, as it was before it passed over the
+// ASCII and the escapes other than \u between the places that may begin an ignorable character.
+func stripIgnorableRef(raw []byte) ([]byte, bool) {
+	var out []byte
+	last := 0
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c < utf8.RuneSelf && c != '\\' {
+			i++
+			continue
+		}
+		r, n := rune(0), 0
+		if c == '\\' {
+			r, n = jsonrpc.EscapedRune(raw, i)
+		} else {
+			r, n = utf8.DecodeRune(raw[i:])
+		}
+		if n > 0 && (ignorable(r) || utf16.IsSurrogate(r)) {
+			out = append(out, raw[last:i]...)
+			last = i + n
+		}
+		i += max(n, 1)
+	}
+	if last == 0 {
+		return nil, false
+	}
+	return append(out, raw[last:]...), true
+}
+
+// stripIgnorableMarks are what stripIgnorable's skips must stop at or pass over: ignorable
+// characters raw and escaped (one after an escaped backslash, one that is no escape), a lone
+// surrogate, non-ignorable non-ASCII, invalid UTF-8 and escapes that decode to ASCII.
+var stripIgnorableMarks = []string{"\u200b", `\u200b`, `\\u200b`, `\\\u00ad`, `\ud800`, `\ud83d\ude00`,
+	"é", "\U000E0041", "\xff", `\n`, `\"`, `\\`, `\u0041`}
+
+// TestStripIgnorableMatchesReference holds stripIgnorable to the byte loop with one or two marks
+// at every offset of strings up to past two of its 32-byte blocks.
+func TestStripIgnorableMatchesReference(t *testing.T) {
+	check := func(raw []byte) {
+		t.Helper()
+		got, ok := stripIgnorable(raw)
+		want, wok := stripIgnorableRef(raw)
+		if ok != wok || !bytes.Equal(got, want) {
+			t.Fatalf("%q: %q %v, want %q %v", raw, got, ok, want, wok)
+		}
+	}
+	for n := 0; n <= 70; n++ {
+		base := []byte(`{"k":"` + strings.Repeat("a", n) + `"}`)
+		check(base)
+		for at := 6; at <= 6+n; at++ {
+			for _, m := range stripIgnorableMarks {
+				one := append(append(append([]byte{}, base[:at]...), m...), base[at:]...)
+				check(one)
+				for at2 := at; at2 <= len(one)-2; at2 += 5 {
+					for _, m2 := range stripIgnorableMarks {
+						check(append(append(append([]byte{}, one[:at2]...), m2...), one[at2:]...))
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzStripIgnorableMatchesReference: any JSON string's text read as stripIgnorable and the
+// byte loop read it.
+func FuzzStripIgnorableMatchesReference(f *testing.F) {
+	for _, m := range stripIgnorableMarks {
+		f.Add("ab" + m + strings.Repeat("x", 40) + m)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		raw, err := json.Marshal(s)
+		if err != nil {
+			return
+		}
+		// Escapes as a client may write them: every other non-ASCII rune as \u.
+		for _, v := range [][]byte{raw, []byte(strconv.QuoteToASCII(s))} {
+			if !json.Valid(v) {
+				continue
+			}
+			got, ok := stripIgnorable(v)
+			want, wok := stripIgnorableRef(v)
+			if ok != wok || !bytes.Equal(got, want) {
+				t.Fatalf("%q: %q %v, want %q %v", v, got, ok, want, wok)
+			}
+		}
+	})
 }

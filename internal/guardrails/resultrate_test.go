@@ -144,7 +144,7 @@ func pct(k, n int) float64 { return 100 * float64(k) / float64(n) }
 func verdictKey(d Detector, raw []byte) string { return d.String() + " " + strconv.Quote(string(raw)) }
 
 // loadResults reads every recorded result, in file order.
-func loadResults(t *testing.T) []corpusResult {
+func loadResults(t testing.TB) []corpusResult {
 	t.Helper()
 	files, err := filepath.Glob(resultsGlob)
 	if err != nil || len(files) == 0 {

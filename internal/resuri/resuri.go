@@ -157,56 +157,23 @@ func normalize(s string, tmpl bool) (string, error) {
 	if err := checkChars(s, tmpl); err != nil {
 		return "", err
 	}
-	colon := strings.IndexByte(s, ':')
-	if colon <= 0 || !validScheme(s[:colon]) {
-		return "", refuse("no valid scheme")
+	u, err := split(s)
+	if err != nil {
+		return "", err
 	}
-	scheme := strings.ToLower(s[:colon])
-	rest := s[colon+1:]
-	var frag, query string
-	hasFrag, hasQuery := false, false
-	if i := strings.IndexByte(rest, '#'); i >= 0 {
-		rest, frag, hasFrag = rest[:i], rest[i+1:], true
-	}
-	if i := strings.IndexByte(rest, '?'); i >= 0 {
-		rest, query, hasQuery = rest[:i], rest[i+1:], true
-	}
-	hasAuth := strings.HasPrefix(rest, "//")
-	var auth, path string
-	if hasAuth {
-		rest = rest[2:]
-		i := strings.IndexByte(rest, '/')
-		if i < 0 {
-			i = len(rest)
-		}
-		auth, path = rest[:i], rest[i:]
-	} else {
-		path = rest
-	}
-	switch {
-	case !hasAuth && special[scheme]:
-		return "", refuse("a " + scheme + " URI needs an authority")
-	case !hasAuth && scheme == "file" && path != "" && path[0] != '/':
-		return "", refuse("a file URI needs an absolute path")
-	case !hasAuth && path != "" && path[0] == '/':
-		// scheme:/p and scheme:///p name the same thing to every parser that reads a path
-		// (net/url, WHATWG, urllib all give host "" and path /p): one form only.
-		hasAuth = true
-	}
-
 	var b strings.Builder
 	b.Grow(len(s) + 2)
-	b.WriteString(scheme)
+	b.WriteString(u.scheme)
 	b.WriteByte(':')
-	if hasAuth {
-		a, err := authority(scheme, auth, tmpl)
+	if u.hasAuth {
+		a, err := authority(u.scheme, u.auth, tmpl)
 		if err != nil {
 			return "", err
 		}
 		b.WriteString("//")
 		b.WriteString(a)
 	}
-	p, err := pctNormalize(path)
+	p, err := pctNormalize(u.path)
 	if err != nil {
 		return "", err
 	}
@@ -218,7 +185,7 @@ func normalize(s string, tmpl bool) (string, error) {
 		sep  byte
 		text string
 		has  bool
-	}{{'?', query, hasQuery}, {'#', frag, hasFrag}} {
+	}{{'?', u.query, u.hasQuery}, {'#', u.frag, u.hasFrag}} {
 		if !part.has || part.text == "" {
 			continue // "x?" and "x#" are x to every parser that reads a path
 		}
@@ -233,6 +200,53 @@ func normalize(s string, tmpl bool) (string, error) {
 		b.WriteString(t)
 	}
 	return composed(b.String())
+}
+
+// uriParts are the parts of a URI as split, before any is normalised.
+type uriParts struct {
+	scheme                     string // lower-cased
+	auth, path, query, frag    string
+	hasAuth, hasQuery, hasFrag bool
+}
+
+// split cuts s into its scheme (lower-cased), authority, path, query and fragment, and refuses
+// a URI whose scheme needs an authority or an absolute path it lacks. A path that starts with
+// "/" and no authority is given an empty one: scheme:/p and scheme:///p name the same thing to
+// every parser that reads a path (net/url, WHATWG, urllib all give host "" and path /p), so
+// there is one form only.
+func split(s string) (uriParts, error) {
+	var u uriParts
+	colon := strings.IndexByte(s, ':')
+	if colon <= 0 || !validScheme(s[:colon]) {
+		return u, refuse("no valid scheme")
+	}
+	u.scheme = strings.ToLower(s[:colon])
+	rest := s[colon+1:]
+	if i := strings.IndexByte(rest, '#'); i >= 0 {
+		rest, u.frag, u.hasFrag = rest[:i], rest[i+1:], true
+	}
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		rest, u.query, u.hasQuery = rest[:i], rest[i+1:], true
+	}
+	if u.hasAuth = strings.HasPrefix(rest, "//"); u.hasAuth {
+		rest = rest[2:]
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			i = len(rest)
+		}
+		u.auth, u.path = rest[:i], rest[i:]
+	} else {
+		u.path = rest
+	}
+	switch {
+	case !u.hasAuth && special[u.scheme]:
+		return u, refuse("a " + u.scheme + " URI needs an authority")
+	case !u.hasAuth && u.scheme == "file" && u.path != "" && u.path[0] != '/':
+		return u, refuse("a file URI needs an absolute path")
+	case !u.hasAuth && u.path != "" && u.path[0] == '/':
+		u.hasAuth = true
+	}
+	return u, nil
 }
 
 // composed returns s in Unicode Normalization Form C (RFC 3987 §5.3.2.2). "é" written as
@@ -344,109 +358,6 @@ func allowedRune(r rune) bool {
 		}
 	}
 	return true
-}
-
-// pctNormalize decodes escapes of unreserved characters and of UTF-8 sequences, upper-cases the
-// hex digits of the others, and refuses the ambiguous ones.
-func pctNormalize(s string) (string, error) {
-	if strings.IndexByte(s, '%') < 0 {
-		return s, nil
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		if s[i] != '%' {
-			b.WriteByte(s[i])
-			i++
-			continue
-		}
-		c, ok := hexByte(s, i)
-		if !ok {
-			return "", refuse("invalid percent-encoding")
-		}
-		switch {
-		case c >= utf8.RuneSelf:
-			// A run of encoded bytes must spell valid UTF-8 of allowed characters.
-			var raw []byte
-			for i < len(s) && s[i] == '%' {
-				c, ok := hexByte(s, i)
-				if !ok || c < utf8.RuneSelf {
-					break
-				}
-				raw = append(raw, c)
-				i += 3
-			}
-			if !utf8.Valid(raw) {
-				return "", refuse("percent-encoded invalid UTF-8")
-			}
-			for _, r := range string(raw) {
-				if !allowedRune(r) {
-					return "", refuse("disallowed percent-encoded character")
-				}
-			}
-			b.Write(raw)
-			continue
-		case isUnreserved(c):
-			b.WriteByte(c)
-		case c < 0x20 || c == 0x7F:
-			return "", refuse("percent-encoded control character")
-		case c == '/':
-			return "", refuse("percent-encoded '/'")
-		case c == '\\':
-			return "", refuse("percent-encoded '\\'")
-		case c == '%':
-			if c1, n, ok := decodedAt(s, i+3); ok && isHex(c1) {
-				if c2, _, ok := decodedAt(s, i+3+n); ok && isHex(c2) {
-					return "", refuse("double percent-encoding")
-				}
-			}
-			b.WriteString("%25")
-		default:
-			b.WriteByte('%')
-			b.WriteByte(upperHex[c>>4])
-			b.WriteByte(upperHex[c&15])
-		}
-		i += 3
-	}
-	return b.String(), nil
-}
-
-const upperHex = "0123456789ABCDEF"
-
-// hexByte decodes the escape at s[i] ("%XX"); it reads s[i+1:i+3] only.
-func hexByte(s string, i int) (byte, bool) {
-	if i+2 >= len(s) || s[i] != '%' {
-		return 0, false
-	}
-	h, ok1 := unhex(s[i+1])
-	l, ok2 := unhex(s[i+2])
-	return h<<4 | l, ok1 && ok2
-}
-
-// decodedAt is the byte at s[i] as the output will hold it: an escaped unreserved character
-// decoded, anything else as it is; n is how many bytes of s it takes.
-func decodedAt(s string, i int) (c byte, n int, ok bool) {
-	if i >= len(s) {
-		return 0, 0, false
-	}
-	if c, ok := hexByte(s, i); ok && isUnreserved(c) {
-		return c, 3, true
-	}
-	return s[i], 1, true
-}
-
-func isHex(c byte) bool { _, ok := unhex(c); return ok }
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 // authority normalises userinfo@host:port: one '@' at most, host lower-cased and ASCII,
@@ -594,93 +505,4 @@ func isAlnum(c byte) bool { return isAlpha(c) || '0' <= c && c <= '9' }
 
 func isUnreserved(c byte) bool {
 	return isAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-// Enclosing calls fn with each URI that strictly encloses the normalised URI u, longest first,
-// until fn returns true: u without its query and fragment, then u cut before and after each '/'
-// of its path (mem://hr/a/b gives mem://hr/a/, mem://hr/a, mem://hr/, mem://hr). It
-// reports whether fn returned true. Deny rules use it: what denies a resource denies what lies
-// under it, and a query or fragment does not lift a deny.
-func Enclosing(u string, fn func(string) bool) bool {
-	base := u
-	if i := strings.IndexAny(base, "?#"); i >= 0 {
-		base = base[:i]
-		if fn(base) {
-			return true
-		}
-	}
-	start := strings.IndexByte(base, ':') + 1
-	if strings.HasPrefix(base[start:], "//") {
-		if i := strings.IndexByte(base[start+2:], '/'); i >= 0 {
-			start += 2 + i
-		} else {
-			return false
-		}
-	}
-	for j := len(base) - 1; j >= start; j-- {
-		if base[j] != '/' {
-			continue
-		}
-		if j+1 < len(base) && fn(base[:j+1]) {
-			return true
-		}
-		if j > 0 && fn(base[:j]) {
-			return true
-		}
-	}
-	return false
-}
-
-// MayExpand reports whether the normalised URI u could be an expansion of the normalised URI
-// template tmpl (NormalizeTemplate), reading every {expression} as any text at all: the
-// template's literal text must appear in u in order, at its start and end, and an expression
-// may stand for nothing, for one segment or for many, '/', '?', '&' and '#' included.
-//
-// It errs on the side of matching: whatever a backend's RFC 6570 matcher (a regular
-// expression per template, a segment-wise one, or its own reading of the operators) takes to
-// be an expansion of tmpl, MayExpand reports true for it, since the expansion keeps every
-// literal character of the template in order. Pinning relies on this, so that no URI read
-// through the gateway escapes the verdict on a template it might be served by. It allocates
-// nothing.
-func MayExpand(tmpl, u string) bool {
-	lit, rest, expr := nextLiteral(tmpl)
-	if !expr {
-		return tmpl == u
-	}
-	// The first literal run is anchored at the start of u.
-	if !strings.HasPrefix(u, lit) {
-		return false
-	}
-	u = u[len(lit):]
-	for {
-		lit, rest, expr = nextLiteral(rest)
-		if !expr {
-			// The last literal run is anchored at the end; the expression before it
-			// takes whatever lies in between.
-			return len(u) >= len(lit) && strings.HasSuffix(u, lit)
-		}
-		// A run between two expressions: its leftmost occurrence leaves the most text for
-		// the runs after it, so greedy search is exact for expressions that match anything.
-		i := strings.Index(u, lit)
-		if i < 0 {
-			return false
-		}
-		u = u[i+len(lit):]
-	}
-}
-
-// nextLiteral splits t at its first template expression: the literal text before it, the text
-// after it, and whether there was one (when not, lit is all of t).
-func nextLiteral(t string) (lit, rest string, expr bool) {
-	i := strings.IndexByte(t, '{')
-	if i < 0 {
-		return t, "", false
-	}
-	j := strings.IndexByte(t[i:], '}')
-	if j < 0 {
-		// Not a template in normal form: read the rest as literal text, which matches
-		// nothing a '{' could not be in (a URI never holds one).
-		return t, "", false
-	}
-	return t[:i], t[i+j+1:], true
 }

@@ -37,6 +37,8 @@ const (
 	// maxGone and maxUsed bound the replicas taken for gone and the answer ids known used.
 	maxGone = 1024
 	maxUsed = 100000
+	// maxReplyWorkers bounds the forwarded answers a replica checks and acknowledges at once.
+	maxReplyWorkers = 64
 )
 
 // Errors of the asks. The edge maps them to what the client sees.
@@ -160,6 +162,9 @@ type asks struct {
 	topic string
 	// forwardTimeout bounds the wait for another replica's acknowledgement.
 	forwardTimeout time.Duration
+	// replyWorkers holds a token per forwarded answer being checked and acknowledged
+	// (onReply).
+	replyWorkers chan struct{}
 
 	mu sync.Mutex
 	// waiters holds every request sent and not yet answered, by its random r.
@@ -221,6 +226,7 @@ func newAsks(cfg asksConfig, sealer *seal.Sealer, notices store.Notices, m *metr
 		now:            now,
 		replica:        random16(),
 		forwardTimeout: defaultForwardTimeout,
+		replyWorkers:   make(chan struct{}, maxReplyWorkers),
 		waiters:        map[[16]byte]*waiter{},
 		perSession:     map[string]int{},
 		perCaller:      map[string]int{},

@@ -2,9 +2,12 @@ package pre2026
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -253,5 +256,90 @@ func TestAsksConcurrentReplayNotForwarded(t *testing.T) {
 	<-first
 	if n := published.Load() - before; n != 1 {
 		t.Errorf("one answer id was published %d times, want once", n)
+	}
+}
+
+// stallingNotices publishes like its store, except to one topic, where a publish waits for
+// its context to end: Redis slow to take one message.
+type stallingNotices struct {
+	store.Notices
+	topic   string
+	stalled chan struct{}
+}
+
+// Publish stalls on s.topic and publishes anything else.
+func (s *stallingNotices) Publish(ctx context.Context, topic string, msg []byte) error {
+	if topic != s.topic {
+		return s.Notices.Publish(ctx, topic, msg)
+	}
+	select {
+	case s.stalled <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestAsksSlowAcknowledgementHoldsUpNothing: an acknowledgement the asking replica cannot
+// publish (Redis slow to take it, or a flood of forwarded answers) does not hold up the next
+// answer forwarded to it. Before, the replica checked and acknowledged forwarded answers one
+// at a time on its subscription, so the next answer waited behind the stalled one until the
+// forwarding replica gave up, refused a good answer and took a live replica for gone.
+func TestAsksSlowAcknowledgementHoldsUpNothing(t *testing.T) {
+	srv := testredis.Start(t)
+	ring := asksTestRing(t)
+	raw := rawRedis(t, srv)
+	newStore := func() store.Notices {
+		st, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), KeyPrefix: "bt:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	slowTopic := replyTopic(random16())
+	stalling := &stallingNotices{Notices: newStore(), topic: slowTopic, stalled: make(chan struct{}, 1)}
+	a := newAsksRig(t, ring, asksConfig{}, stalling, nil)
+	a.b.forwardTimeout = time.Minute // the stalled acknowledgement waits until the test ends
+	b := newAsksRig(t, ring, asksConfig{}, newStore(), nil)
+	b.b.forwardTimeout = 5 * time.Second
+	for _, r := range []*asksRig{a, b} {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		r.b.start(ctx)
+		waitSubscribed(t, raw, "bt:notice:"+r.b.topic, 1)
+	}
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, a.b, sess, elicitReq)
+	id := p.ids(t, 1)[0]
+
+	// An answer A cannot take (its id is not one A minted), forwarded from a replica whose
+	// reply topic Redis is slow to publish to: A's acknowledgement of it stalls.
+	notice, err := json.Marshal(replyNotice{Type: noticeAnswer, Corr: hex.EncodeToString(make([]byte, 16)),
+		From: slowTopic, ID: "not-an-answer-id", Binding: "b", Result: json.RawMessage(`{}`),
+		Until: time.Now().Add(time.Minute).UnixMilli()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Publish(t.Context(), "bt:notice:"+a.b.topic, notice).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stalling.stalled:
+	case <-time.After(asksHang): // fail-safe
+		t.Fatal("A never acknowledged the forwarded answer")
+	}
+
+	if err := b.b.deliver(t.Context(), sess, testCaller, answer(id, acceptName)); err != nil {
+		t.Fatalf("answer through B while one of A's acknowledgements stalls: %v", err)
+	}
+	if r := p.result(t); r.err != nil || !strings.Contains(string(r.out), `"Ada"`) {
+		t.Fatalf("round: %s, %v", r.out, r.err)
+	}
+	b.b.mu.Lock()
+	_, gone := b.b.gone[a.b.replica]
+	b.b.mu.Unlock()
+	if gone {
+		t.Error("B took A for gone")
 	}
 }

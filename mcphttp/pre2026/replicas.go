@@ -123,21 +123,40 @@ func (b *asks) onReply(ctx context.Context, msg []byte) {
 		if !validReplyTopic(n.From) {
 			return
 		}
-		took := false
-		if (n.Result == nil) != (n.Error == nil) && b.now().Before(time.UnixMilli(n.Until)) {
-			if c, err := b.checkAnswer(n.ID, n.Binding); err == nil && c.replica == b.replica {
-				took = b.accept(c, n.Result, n.Error, true)
-			}
+		// Each answer is checked and acknowledged on a goroutine of its own, up to
+		// maxReplyWorkers at once: an acknowledgement Redis is slow to take must not hold up
+		// the answers behind it, nor this replica's own acknowledgements (they come on the same
+		// topic), or the replicas waiting for those would take a live replica for gone. With
+		// every worker busy the subscription waits, as it did before.
+		select {
+		case b.replyWorkers <- struct{}{}:
+			go func() {
+				defer func() { <-b.replyWorkers }()
+				b.takeForwarded(ctx, &n)
+			}()
+		default:
+			b.takeForwarded(ctx, &n)
 		}
-		ack, err := json.Marshal(replyNotice{Type: noticeAck, Corr: n.Corr, OK: took})
-		if err != nil {
-			return
+	}
+}
+
+// takeForwarded checks an answer another replica forwarded, as if the client had POSTed it
+// here, takes it when it is good, and tells the forwarding replica whether it did.
+func (b *asks) takeForwarded(ctx context.Context, n *replyNotice) {
+	took := false
+	if (n.Result == nil) != (n.Error == nil) && b.now().Before(time.UnixMilli(n.Until)) {
+		if c, err := b.checkAnswer(n.ID, n.Binding); err == nil && c.replica == b.replica {
+			took = b.accept(c, n.Result, n.Error, true)
 		}
-		pctx, cancel := context.WithTimeout(ctx, b.forwardTimeout)
-		defer cancel()
-		if err := b.notices.Publish(pctx, n.From, ack); err != nil {
-			b.m.RedisError(metrics.RedisOpNotice)
-		}
+	}
+	ack, err := json.Marshal(replyNotice{Type: noticeAck, Corr: n.Corr, OK: took})
+	if err != nil {
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, b.forwardTimeout)
+	defer cancel()
+	if err := b.notices.Publish(pctx, n.From, ack); err != nil {
+		b.m.RedisError(metrics.RedisOpNotice)
 	}
 }
 
