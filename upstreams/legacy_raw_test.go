@@ -28,6 +28,7 @@ import (
 //	expire    the first call kills its session: it and every later request on it get 404
 //	other_id  answers in JSON under another id
 //	both      answers in JSON with a result and an error
+//	null_error on its stream, answers another id, then errs with a null id
 type rawLegacy struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
@@ -151,6 +152,9 @@ func (b *rawLegacy) tool(w http.ResponseWriter, r *http.Request, sid string, m *
 		fmt.Fprint(w, "id: ev-1\nretry: 10\ndata: \n\n")
 	case "other_id":
 		upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":"not-`+strings.Trim(string(m.ID), `"`)+`","result":{"content":[]}}`)
+	case "null_error":
+		legacyEvent(w, `{"jsonrpc":"2.0","id":"other","result":{"content":[]}}`)
+		legacyEvent(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"unreadable request"}}`)
 	case "both":
 		upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[]},"error":{"code":1,"message":"x"}}`)
 	default:
@@ -296,5 +300,16 @@ func TestLegacyRawAnswerNotOurs(t *testing.T) {
 		if !errors.Is(err, ErrBadResponse) {
 			t.Errorf("%s: err = %v, want ErrBadResponse", tool, err)
 		}
+	}
+	// On the call's stream the answer to another id is skipped, and an error with a null id
+	// (JSON-RPC's for a request whose id could not be read) is this request's answer: the call
+	// ends with it rather than waiting out its timeout.
+	s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`6`),
+		Target: Target{Upstream: "raw", Name: "null_error"}, Params: json.RawMessage(`{"name":"raw__null_error"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, s); len(msgs) != 1 || !strings.Contains(msgs[0], `"id":6,"error":{"code":-32600`) {
+		t.Fatalf("null-id error on the stream: %v", msgs)
 	}
 }

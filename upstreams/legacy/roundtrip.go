@@ -252,7 +252,9 @@ func (x *RoundTrip) Next(ctx context.Context) (*jsonrpc.Message, error) {
 		case err != nil:
 			return nil, x.br.errorf(wire.ErrBadResponse, "event is not a JSON-RPC message")
 		case m.IsResponse():
-			if bytes.Equal(m.ID, x.uid) {
+			// An answer under another id is not this request's and is skipped; an error
+			// with a null id (the backend could not read the request's) ends it.
+			if m.Answers(x.uid) {
 				x.answered = true
 				return m, nil
 			}
