@@ -49,6 +49,12 @@ type ReplayCache interface {
 type DPoPOptions struct {
 	// Replay records proofs' jti; required.
 	Replay ReplayCache
+	// MemoryBegan, when set, says when Replay's memory began. A store that lost its records (a
+	// Redis restarted without its data or failed over to an empty instance, a process restarted
+	// on the memory store) begins again, and a proof issued before that may have been used in
+	// the lost memory: it is refused like a replay. It is asked after Replay, so a store that
+	// lost its memory in between is seen. Its errors fail closed like Replay's.
+	MemoryBegan func(ctx context.Context) (time.Time, error)
 	// Keys seal server nonces; required with auth.dpop.nonce.required.
 	Keys *seal.KeyRing
 }
@@ -95,6 +101,7 @@ func DPoPNonce(err error) string {
 type dpopState struct {
 	verifier *dpop.Verifier
 	replay   ReplayCache
+	began    func(ctx context.Context) (time.Time, error) // DPoPOptions.MemoryBegan
 	budget   store.ReplayBudget
 	algs     []string
 	// bearer: some issuer accepts bearer tokens, so challenges name Bearer too.
@@ -124,7 +131,7 @@ func newDPoPState(cfg Config, o DPoPOptions) (*dpopState, error) {
 	if count == 0 {
 		count = DefaultMaxProofsPerCaller
 	}
-	st := &dpopState{verifier: v, replay: o.Replay, algs: v.Algorithms(),
+	st := &dpopState{verifier: v, replay: o.Replay, began: o.MemoryBegan, algs: v.Algorithms(),
 		budget: store.ReplayBudget{Count: count, Window: 2*v.Window() + time.Second}}
 	for _, is := range cfg.Issuers {
 		st.bearer = st.bearer || cfg.dpopMode(is) != DPoPRequired
@@ -228,6 +235,25 @@ func (s *Service) recordProof(ctx context.Context, p *Principal, proof *dpop.Pro
 	case use == store.UseOverBudget:
 		// The budget frees when the window its first proof opened ends (store.BudgetFrees).
 		return &budgetError{retryAfter: store.BudgetFrees(ctx, d.replay, owner, d.budget.Window)}
+	}
+	return d.sinceMemoryBegan(ctx, proof)
+}
+
+// sinceMemoryBegan refuses, like a replay, a proof issued before the replay store's memory
+// began: its first use may be among the records the store lost. iat has whole seconds, and the
+// proofs of the second the memory began pass: refusing them would refuse every client for up to
+// a second after each start of a new store (on the memory store, each start of the process).
+func (d *dpopState) sinceMemoryBegan(ctx context.Context, proof *dpop.Proof) error {
+	if d.began == nil {
+		return nil
+	}
+	began, err := d.began(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrReplayUnavailable, err)
+	}
+	if proof.IssuedAt.Before(began.Truncate(time.Second)) {
+		return &dpopError{code: dpop.CodeInvalidProof, reason: ReasonDPoPReplay,
+			desc: "The DPoP proof is older than the gateway's record of used proofs; send a new one"}
 	}
 	return nil
 }

@@ -72,6 +72,12 @@ type dpopFixture struct {
 
 func newDPoPFixture(t testing.TB, mutate func(*Config)) *dpopFixture {
 	t.Helper()
+	return newDPoPFixtureBegan(t, mutate, nil)
+}
+
+// newDPoPFixtureBegan is newDPoPFixture with DPoPOptions.MemoryBegan.
+func newDPoPFixtureBegan(t testing.TB, mutate func(*Config), began func(context.Context) (time.Time, error)) *dpopFixture {
+	t.Helper()
 	f := &dpopFixture{clk: newClock()}
 	f.iss = startIssuer(t, f.clk)
 	var err error
@@ -87,11 +93,34 @@ func newDPoPFixture(t testing.TB, mutate func(*Config)) *dpopFixture {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	f.svc, err = New(cfg, Options{ResourceURI: testResource, Now: f.clk.Now, DPoP: DPoPOptions{Replay: f.store, Keys: ring}})
+	f.svc, err = New(cfg, Options{ResourceURI: testResource, Now: f.clk.Now, DPoP: DPoPOptions{Replay: f.store, Keys: ring, MemoryBegan: began}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestDPoPMemoryBegan: a proof issued before the replay store's memory began is refused like a
+// replay (it may have been used in the memory the store lost), one issued in that second or
+// later is accepted, and a store that cannot say when its memory began fails closed.
+func TestDPoPMemoryBegan(t *testing.T) {
+	var began time.Time
+	var beganErr error
+	f := newDPoPFixtureBegan(t, nil, func(context.Context) (time.Time, error) { return began, beganErr })
+	h := newHolder(t)
+	tok := f.bound(t, h.jkt)
+	began = f.clk.Now().Truncate(time.Second).Add(500 * time.Millisecond) // within the proofs' second (iat)
+	if _, _, err := f.present(tok, h.proof(t, f.clk, tok, nil)); err != nil {
+		t.Fatalf("a proof of the second the memory began: %v", err)
+	}
+	began = f.clk.Now().Truncate(time.Second).Add(time.Second)
+	if _, _, err := f.present(tok, h.proof(t, f.clk, tok, nil)); !errors.Is(err, ErrInvalidToken) || Reason(err) != ReasonDPoPReplay {
+		t.Fatalf("a proof older than the memory: %v (reason %q), want a replay refusal", err, Reason(err))
+	}
+	began, beganErr = time.Time{}, errors.New("store down")
+	if _, _, err := f.present(tok, h.proof(t, f.clk, tok, nil)); !errors.Is(err, ErrReplayUnavailable) {
+		t.Fatalf("memory's beginning unknown: %v, want ErrReplayUnavailable (fail closed)", err)
+	}
 }
 
 func (f *dpopFixture) bound(t testing.TB, jkt string) string {

@@ -65,6 +65,8 @@ type Config struct {
 	ConfirmDestructiveTools bool `yaml:"confirmDestructiveTools"`
 	// BodyReadTimeout bounds the time from the start of the request's handling to the last
 	// byte of its body; a body still arriving then is answered 408 and its connection closed.
+	// It holds for every route of both listeners, whether the route reads the body or not: a
+	// request refused unread is answered once its body has ended or this time has passed.
 	// Default DefaultBodyReadTimeout; negative disables.
 	BodyReadTimeout time.Duration `yaml:"bodyReadTimeout"`
 	// MaxBodyBytesInFlight bounds the buffer memory of all request bodies held at once on this

@@ -66,6 +66,20 @@ func (g *EpochGuard) UseOnce(ctx context.Context, key string, remaining time.Dur
 	return g.s.UseOnce(ctx, key, remaining)
 }
 
+// Began returns when the store's current memory began, for records kept in the same store
+// whose single use must not outlive that memory either (DPoP proofs' jti): one read while the
+// marker is there, the marker written first when it is missing (a new or emptied store).
+func (g *EpochGuard) Began(ctx context.Context) (time.Time, error) {
+	v, ok, err := g.s.Get(ctx, epochAtKey)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if t, perr := time.Parse(time.RFC3339Nano, string(v)); ok && perr == nil {
+		return t, nil
+	}
+	return g.epoch(ctx)
+}
+
 // Prime creates the marker if the store lacks it (a new or emptied store).
 func (g *EpochGuard) Prime(ctx context.Context) error {
 	_, err := g.epoch(ctx)

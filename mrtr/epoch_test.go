@@ -85,3 +85,30 @@ func TestGuardEpoch(t *testing.T) {
 		t.Fatal("another replica accepted a used state")
 	}
 }
+
+// TestEpochBegan: Began reads when the store's memory began, the same instant the guard judges
+// states by, and sees a store that lost its memory begin again when it is asked.
+func TestEpochBegan(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := start
+	st := newMemEpochStore()
+	g := GuardEpoch(st, 10*time.Minute, func() time.Time { return now })
+	if err := g.Prime(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	if began, err := g.Began(ctx); err != nil || !began.Equal(start) {
+		t.Fatalf("Began = %v, %v; want %v", began, err, start)
+	}
+	st.wipe()
+	now = now.Add(time.Minute)
+	if began, err := g.Began(ctx); err != nil || !began.Equal(now) {
+		t.Fatalf("Began after the loss = %v, %v; want %v", began, err, now)
+	}
+	later := now
+	now = now.Add(time.Minute)
+	if began, err := g.Began(ctx); err != nil || !began.Equal(later) {
+		t.Fatalf("Began once the marker is back = %v, %v; want %v", began, err, later)
+	}
+}

@@ -81,6 +81,19 @@ func TestCallFaults(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"t":"`+strings.Repeat("x", 4096)+`"}}`)
 		}, func(u *UpstreamConfig) { u.MaxResponseBytes = 1024 }, ErrBadResponse},
+		// A response the gateway cannot tie to its request is not relayed under the caller's id.
+		{"answer to another request", func(w http.ResponseWriter, _ *http.Request) {
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`)
+		}, nil, ErrBadResponse},
+		{"answer with a string for the number id", func(w http.ResponseWriter, _ *http.Request) {
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":"1","result":{"content":[]}}`)
+		}, nil, ErrBadResponse},
+		{"result without an id", func(w http.ResponseWriter, _ *http.Request) {
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","result":{"content":[]}}`)
+		}, nil, ErrBadResponse},
+		{"result and error together", func(w http.ResponseWriter, _ *http.Request) {
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":{"content":[]},"error":{"code":1,"message":"x"}}`)
+		}, nil, ErrBadResponse},
 		{"503 plain text", func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "overloaded", http.StatusServiceUnavailable)
 		}, nil, ErrUnavailable},
@@ -138,6 +151,16 @@ func TestCallStreamFaults(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			upstreamstest.SSEEvent(w, progressEvent)
 			upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+		}, nil, ErrBadResponse},
+		{"answer to another request", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			upstreamstest.SSEEvent(w, progressEvent)
+			upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`)
+		}, nil, ErrBadResponse},
+		{"result and error together", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			upstreamstest.SSEEvent(w, progressEvent)
+			upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`)
 		}, nil, ErrBadResponse},
 		{"garbage event", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")

@@ -3,6 +3,7 @@ package upstreams
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,6 +26,9 @@ import (
 //	          GET that resumes after that id (SEP-1699)
 //	elicit    sends elicitation/create and answers with the error code the gateway replied with
 //	expire    the first call kills its session: it and every later request on it get 404
+//	other_id  answers in JSON under another id
+//	both      answers in JSON with a result and an error
+//	null_error on its stream, answers another id, then errs with a null id
 type rawLegacy struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
@@ -146,6 +150,13 @@ func (b *rawLegacy) tool(w http.ResponseWriter, r *http.Request, sid string, m *
 		b.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "id: ev-1\nretry: 10\ndata: \n\n")
+	case "other_id":
+		upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":"not-`+strings.Trim(string(m.ID), `"`)+`","result":{"content":[]}}`)
+	case "null_error":
+		legacyEvent(w, `{"jsonrpc":"2.0","id":"other","result":{"content":[]}}`)
+		legacyEvent(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"unreadable request"}}`)
+	case "both":
+		upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[]},"error":{"code":1,"message":"x"}}`)
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"unknown tool"}}`, m.ID)
@@ -275,4 +286,30 @@ func TestLegacyRawBackend(t *testing.T) {
 			t.Fatalf("capabilities %s", d.Capabilities)
 		}
 	})
+}
+
+// TestLegacyRawAnswerNotOurs: a pre-2026 backend's JSON answer that does not carry the id the
+// gateway sent on the shared session, or that is a result and an error at once, is a bad
+// response, never relayed as the caller's answer.
+func TestLegacyRawAnswerNotOurs(t *testing.T) {
+	raw := startRawLegacy(t)
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}}, Options{})
+	for _, tool := range []string{"other_id", "both"} {
+		_, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`5`),
+			Target: Target{Upstream: "raw", Name: tool}, Params: json.RawMessage(`{"name":"raw__` + tool + `"}`)})
+		if !errors.Is(err, ErrBadResponse) {
+			t.Errorf("%s: err = %v, want ErrBadResponse", tool, err)
+		}
+	}
+	// On the call's stream the answer to another id is skipped, and an error with a null id
+	// (JSON-RPC's for a request whose id could not be read) is this request's answer: the call
+	// ends with it rather than waiting out its timeout.
+	s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`6`),
+		Target: Target{Upstream: "raw", Name: "null_error"}, Params: json.RawMessage(`{"name":"raw__null_error"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, s); len(msgs) != 1 || !strings.Contains(msgs[0], `"id":6,"error":{"code":-32600`) {
+		t.Fatalf("null-id error on the stream: %v", msgs)
+	}
 }

@@ -89,8 +89,7 @@ func (s *Service) decide(w http.ResponseWriter, r *http.Request, id string) {
 		s.refuse(w, http.StatusForbidden, RefusedNoSession, "You are not signed in (or your session ended). Open the approval link again.")
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
+	if err := webpage.ReadForm(w, r, maxFormBytes); err != nil {
 		s.refuse(w, http.StatusBadRequest, RefusedBadRequest, "The decision could not be read.")
 		return
 	}

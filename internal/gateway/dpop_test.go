@@ -172,6 +172,52 @@ func TestDPoPAcrossReplicas(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a proof used before Redis lost its data stays used", func(t *testing.T) {
+		// A Redis restarted without its data (or failed over to an empty instance) has
+		// forgotten the proofs used before; one of them replayed within its iat window is
+		// still refused, and a new proof goes through.
+		f.alpha.Reset()
+		used := caller.proof(t, http.MethodPost, testResource, nil)
+		if status, _, body := post(t, urlA, caller.headers("tools/call", "alpha__echo", used), dpopCallBody); status != 200 {
+			t.Fatalf("first use: %d %s", status, body)
+		}
+		// iat has whole seconds: the loss must come in a later second than the first use for
+		// the proof to predate it (one used in the very second of a loss is not told apart).
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+		f.redis.Restart()
+		var status int
+		var h http.Header
+		mcptest.WaitFor(t, "an answer that is not 503 once Redis is back", func() bool {
+			status, h, _ = post(t, urlB, caller.headers("tools/call", "alpha__echo", used), dpopCallBody)
+			return status != http.StatusServiceUnavailable
+		})
+		wantDPoPRefusal(t, status, h, dpop.CodeInvalidProof)
+		if toolCalls(f.alpha) != 1 {
+			t.Fatalf("the backend got %d calls, want the first use only", toolCalls(f.alpha))
+		}
+		fresh := caller.proof(t, http.MethodPost, testResource, nil)
+		if status, _, body := post(t, urlA, caller.headers("tools/call", "alpha__echo", fresh), dpopCallBody); status != 200 {
+			t.Fatalf("a new proof after the restart: %d %s", status, body)
+		}
+	})
+	t.Run("Redis full: 503, never an allow", func(t *testing.T) {
+		// maxmemory reached under noeviction: Redis answers, but refuses to record the proof.
+		for _, args := range [][]string{{"CONFIG", "SET", "maxmemory-policy", "noeviction"}, {"CONFIG", "SET", "maxmemory", "1"}} {
+			if _, err := f.redis.Do(args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer func() {
+			if _, err := f.redis.Do("CONFIG", "SET", "maxmemory", "0"); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		f.alpha.Reset()
+		status, h, body := post(t, urlA, caller.headers("tools/call", "alpha__echo", caller.proof(t, http.MethodPost, testResource, nil)), dpopCallBody)
+		if status != http.StatusServiceUnavailable || h.Get("Retry-After") != "1" || toolCalls(f.alpha) != 0 {
+			t.Fatalf("status %d, Retry-After %q: %s", status, h.Get("Retry-After"), body)
+		}
+	})
 	t.Run("Redis gone: 503, never an allow", func(t *testing.T) {
 		f.alpha.Reset()
 		f.redis.Stop()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -67,16 +66,7 @@ func hang(fb *faultBackend, _ http.ResponseWriter, r *http.Request) {
 func resetMidSSE(_ *faultBackend, w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	_, _ = io.WriteString(w, progressEvent)
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
-	conn, _, err := rc.Hijack()
-	if err != nil {
-		return
-	}
-	if tcp, ok := conn.(*net.TCPConn); ok {
-		_ = tcp.SetLinger(0) // close with RST, not FIN
-	}
-	_ = conn.Close()
+	resetConn(w)
 }
 
 // drip sends a valid response one byte at a time, far slower than the upstream timeout allows.
@@ -117,6 +107,7 @@ type outcome struct {
 	sse    bool
 	code   int
 	text   string
+	msg    string // the JSON-RPC error's message
 }
 
 func faultCall(c *http.Client, url, tool, arg string) (outcome, error) {
@@ -138,14 +129,17 @@ func faultCall(c *http.Client, url, tool, arg string) (outcome, error) {
 		return o, err
 	}
 	var m struct {
-		Error  *struct{ Code int }
+		Error *struct {
+			Code    int
+			Message string
+		}
 		Result *struct{ Content []struct{ Text string } }
 	}
 	if err := json.Unmarshal(last, &m); err != nil {
 		return o, fmt.Errorf("final message %q: %w", last, err)
 	}
 	if m.Error != nil {
-		o.code = m.Error.Code
+		o.code, o.msg = m.Error.Code, m.Error.Message
 	} else if m.Result != nil && len(m.Result.Content) > 0 {
 		o.text = m.Result.Content[0].Text
 	}

@@ -133,28 +133,7 @@ func holdingTool(release <-chan struct{}, cancelled chan<- struct{}) mcptest.Opt
 // notification arrived (the SSE response is open); the call's outcome arrives on the channel.
 func startHeldCall(t *testing.T, url string) <-chan heldResult {
 	t.Helper()
-	progressed := make(chan struct{}, 1)
-	cs := mcptest.Connect(t, url, mcptest.WithProgress(func(context.Context, *mcp.ProgressNotificationClientRequest) {
-		select {
-		case progressed <- struct{}{}:
-		default:
-		}
-	}))
-	out := make(chan heldResult, 1)
-	go func() {
-		params := &mcp.CallToolParams{Name: "alpha__hold", Arguments: map[string]any{}}
-		params.SetProgressToken("held")
-		res, err := cs.CallTool(context.Background(), params)
-		out <- heldResult{res, err}
-	}()
-	select {
-	case <-progressed:
-	case r := <-out:
-		t.Fatalf("the held call ended before it started: %v %+v", r.err, r.res)
-	case <-time.After(reloadWait):
-		t.Fatal("no progress from the held call")
-	}
-	return out
+	return startHeldCallOf(t, url, "alpha__hold")
 }
 
 type heldResult struct {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/metrics"
 )
 
@@ -71,6 +72,7 @@ type mcpHandler struct{ g *gateway }
 func (h mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := h.g.enter()
 	defer c.gate.leave()
+	boundBody(w, r, c.cfg.Server.BodyReadTimeout)
 	if tc, ok := r.Context().Value(connKey{}).(*trackedConn); ok {
 		tc.hold(c, 1)
 		defer tc.hold(c, -1)
@@ -83,7 +85,28 @@ func (h mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type adminHandler struct{ g *gateway }
 
 func (h adminHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.g.current.Load().adminEcho.ServeHTTP(w, r)
+	c := h.g.current.Load()
+	boundBody(w, r, c.cfg.Server.BodyReadTimeout)
+	c.adminEcho.ServeHTTP(w, r)
+}
+
+// boundBody gives the body of r, if it has one, server.bodyReadTimeout to arrive, whatever
+// reads it. net/http itself reads up to 256 KiB of a body the handler left unread before it
+// writes the response, with no deadline of its own: without this, a refusal (415, 404, 405,
+// an admin route) of a chunked body that never ends would never be sent, and its connection
+// and goroutine would be held for as long as the client likes. Whoever reads a whole body and
+// then works on lifts the deadline (the MCP endpoint, webpage.ReadForm), since net/http then
+// reads on in the background and a deadline passing there would cancel the request.
+func boundBody(w http.ResponseWriter, r *http.Request, d time.Duration) {
+	if r.ContentLength == 0 || d < 0 {
+		return
+	}
+	if d == 0 {
+		d = mcphttp.DefaultBodyReadTimeout
+	}
+	if rd, ok := w.(interface{ SetReadDeadline(time.Time) error }); ok {
+		_ = rd.SetReadDeadline(time.Now().Add(d))
+	}
 }
 
 // connKey carries a connection's *trackedConn in its requests' contexts.

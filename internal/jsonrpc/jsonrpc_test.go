@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -150,10 +151,40 @@ func TestDecodeMessage(t *testing.T) {
 			t.Errorf("DecodeMessage(%s): %v", g, err)
 		}
 	}
-	bad := []string{`garbage`, `{"id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"result":5}`, `[]`}
+	bad := []string{`garbage`, `{"id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"result":5}`, `[]`,
+		`{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`}
 	for _, b := range bad {
 		if _, err := DecodeMessage([]byte(b), Limits{}); !errors.Is(err, ErrBadMessage) {
 			t.Errorf("DecodeMessage(%s) err = %v, want ErrBadMessage", b, err)
+		}
+	}
+}
+
+// TestAnswers: a response answers a request only under the same id; an error may carry a null
+// or absent id (JSON-RPC 2.0 §5, the peer could not read it); a result may not.
+func TestAnswers(t *testing.T) {
+	for _, tt := range []struct {
+		sent, msg string
+		want      bool
+	}{
+		{`1`, `{"jsonrpc":"2.0","id":1,"result":{}}`, true},
+		{`"a"`, `{"jsonrpc":"2.0","id":"\u0061","result":{}}`, true},
+		{`9007199254740993`, `{"jsonrpc":"2.0","id":9007199254740992,"result":{}}`, true}, // a JavaScript peer rounds
+		{`1`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`, true},
+		{`1`, `{"jsonrpc":"2.0","error":{"code":-32700,"message":"x"}}`, true},
+		{`1`, `{"jsonrpc":"2.0","id":2,"result":{}}`, false},
+		{`1`, `{"jsonrpc":"2.0","id":"1","result":{}}`, false},
+		{`"1"`, `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`, false},
+		{`1`, `{"jsonrpc":"2.0","result":{}}`, false},
+		{`1`, `{"jsonrpc":"2.0","id":null,"result":{}}`, false},
+		{`"a"`, `{"jsonrpc":"2.0","id":"b","result":{}}`, false},
+	} {
+		m, err := DecodeMessage([]byte(tt.msg), Limits{})
+		if err != nil {
+			t.Fatalf("DecodeMessage(%s): %v", tt.msg, err)
+		}
+		if got := m.Answers(json.RawMessage(tt.sent)); got != tt.want {
+			t.Errorf("%s answers id %s = %v, want %v", tt.msg, tt.sent, got, tt.want)
 		}
 	}
 }

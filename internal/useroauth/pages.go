@@ -195,8 +195,7 @@ func (s *Service) checkForm(w http.ResponseWriter, r *http.Request) (*webpage.Se
 		s.refuse(w, r, "", http.StatusForbidden, FailBadRequest, "You are not signed in (or your session ended). Open the page again.")
 		return nil, false
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
+	if err := webpage.ReadForm(w, r, maxFormBytes); err != nil {
 		s.refuse(w, r, "", http.StatusBadRequest, FailBadRequest, "The form could not be read.")
 		return nil, false
 	}

@@ -279,7 +279,7 @@ func readProbeResponse(b *Backend, resp *http.Response) (*jsonrpc.Message, error
 		if err := wire.ReadBody(&buf, resp.Body, b.maxBytes); err != nil {
 			return nil, err
 		}
-		return wire.DecodeResponse(b.name, resp.StatusCode, buf.Bytes(), b.maxBytes)
+		return wire.DecodeResponse(b.name, resp.StatusCode, buf.Bytes(), b.maxBytes, json.RawMessage(gatewayID))
 	case isSSE && resp.StatusCode/100 == 2:
 		sse := wire.NewSSEReader(resp.Body, int(b.maxBytes))
 		for range maxProbeEvents {
@@ -288,6 +288,9 @@ func readProbeResponse(b *Backend, resp *http.Response) (*jsonrpc.Message, error
 				return nil, err
 			}
 			if m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.maxBytes)); err == nil && m.IsResponse() {
+				if err := wire.CheckAnswer(b.name, m, json.RawMessage(gatewayID)); err != nil {
+					return nil, err
+				}
 				return m, nil
 			}
 		}

@@ -157,8 +157,10 @@ func (b *Backend) open(ctx context.Context, id json.RawMessage, o *Request) (*St
 // maxSkippedNotifications bounds how many notifications roundTrip skips before the response.
 const maxSkippedNotifications = 10000
 
-// roundTripOnce sends one gateway-originated request (list page, discover) and returns the
-// decoded response, skipping notifications. roundTrip (retry.go) retries it.
+// roundTripOnce sends one gateway-originated request (list page, discover, an interceptor's
+// invocation) and returns the decoded response, skipping notifications. roundTrip (retry.go)
+// retries it. The Stream takes only an answer with the request's id (wire.CheckAnswer): an
+// interceptor's verdict on another call is no verdict on this one.
 func (b *Backend) roundTripOnce(ctx context.Context, o *Request) (*jsonrpc.Message, error) {
 	s, err := b.open(ctx, json.RawMessage(gatewayID), o)
 	if err != nil {
@@ -171,15 +173,6 @@ func (b *Backend) roundTripOnce(ctx context.Context, o *Request) (*jsonrpc.Messa
 			return nil, err
 		}
 		if last {
-			if s.leg == nil && !ownAnswer(s.last) {
-				// Not an answer to this request, whatever it says: a JSON-RPC response
-				// carries the id of the request it answers (an interceptor's verdict on
-				// another call is no verdict on this one). A pre-2026 backend's session
-				// numbers the requests itself, and reads only its request's answer.
-				err = fmt.Errorf("%w: %s: a response to another request", wire.ErrBadResponse, b.name)
-				s.fail(err)
-				return nil, err
-			}
 			// s.last is handed on after Close, which releases the buffer it was read into.
 			m := *s.last
 			m.Result = bytes.Clone(m.Result)
@@ -193,14 +186,6 @@ func (b *Backend) roundTripOnce(ctx context.Context, o *Request) (*jsonrpc.Messa
 
 // gatewayID is the id of the gateway's own requests; each is alone on its HTTP request.
 const gatewayID = "1"
-
-// ownAnswer reports whether m, the response to one of the gateway's own requests, answers it:
-// it has the request's id, or it is an error with a null id (a server that could not read the
-// request's id, as JSON-RPC allows).
-func ownAnswer(m *jsonrpc.Message) bool {
-	id := string(bytes.TrimSpace(m.ID))
-	return id == gatewayID || (m.Error != nil && (id == "null" || id == ""))
-}
 
 // appendRequest builds the JSON-RPC request for the backend.
 func appendRequest(dst []byte, c *Call) ([]byte, error) {
@@ -222,7 +207,7 @@ func (s *Stream) readJSON() error {
 		return s.readError(err)
 	}
 	s.body = buf
-	m, err := wire.DecodeResponse(s.b.name, s.status, buf.B, s.b.maxBytes)
+	m, err := wire.DecodeResponse(s.b.name, s.status, buf.B, s.b.maxBytes, s.id)
 	if err != nil {
 		return err
 	}
@@ -331,6 +316,9 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 		case err != nil:
 			err = fmt.Errorf("%w: %s: event is not a JSON-RPC message", wire.ErrBadResponse, s.b.name)
 		case m.IsResponse():
+			if err = wire.CheckAnswer(s.b.name, m, s.id); err != nil {
+				break
+			}
 			if msg, err = s.render(m); err == nil {
 				s.end(s.outcome, nil)
 				return msg, true, nil

@@ -28,7 +28,7 @@ func BenchmarkLargeResult(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				m, err := wire.DecodeResponse("beta", 200, body, 4<<20)
+				m, err := wire.DecodeResponse("beta", 200, body, 4<<20, json.RawMessage(`1`))
 				if err != nil {
 					b.Fatal(err)
 				}

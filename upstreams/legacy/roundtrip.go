@@ -214,7 +214,7 @@ func (x *RoundTrip) accept(resp *http.Response) error {
 		if err := wire.ReadBody(&buf, resp.Body, max); err != nil {
 			return err
 		}
-		m, err := wire.DecodeResponse(x.br.be.Name(), resp.StatusCode, buf.Bytes(), max)
+		m, err := wire.DecodeResponse(x.br.be.Name(), resp.StatusCode, buf.Bytes(), max, x.uid)
 		if err != nil {
 			return err
 		}
@@ -252,7 +252,9 @@ func (x *RoundTrip) Next(ctx context.Context) (*jsonrpc.Message, error) {
 		case err != nil:
 			return nil, x.br.errorf(wire.ErrBadResponse, "event is not a JSON-RPC message")
 		case m.IsResponse():
-			if bytes.Equal(m.ID, x.uid) {
+			// An answer under another id is not this request's and is skipped; an error
+			// with a null id (the backend could not read the request's) ends it.
+			if m.Answers(x.uid) {
 				x.answered = true
 				return m, nil
 			}

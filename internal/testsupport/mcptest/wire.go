@@ -124,16 +124,18 @@ func CheckRPC(t *testing.T, r *Response, code int) {
 }
 
 // CannedBackend answers every request with one JSON-RPC result without a network, so a
-// benchmark measures the gateway's own work. It reuses its header map (read-only) and body
-// reader, so it allocates only the response and its body wrapper; requests must come one at a
-// time.
+// benchmark measures the gateway's own work. The result carries the request's id, as a backend's
+// must (the gateway relays no answer to another request). It reuses its header map (read-only),
+// its buffers and its body reader, so it allocates only the response and its body wrapper;
+// requests must come one at a time.
 type CannedBackend struct {
-	body []byte
-	hdr  http.Header
-	rd   bytes.Reader
+	body    []byte
+	hdr     http.Header
+	rd      bytes.Reader
+	in, out []byte // the last request and its answer
 }
 
-// CannedResult is what a CannedBackend answers.
+// CannedResult is what a CannedBackend answers, under the id of the request.
 const CannedResult = `{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"hello"}],"resultType":"complete"}}`
 
 // NewCannedBackend returns a CannedBackend answering CannedResult.
@@ -141,20 +143,66 @@ func NewCannedBackend() *CannedBackend {
 	return NewCannedBackendOf([]byte(CannedResult), "application/json")
 }
 
-// NewCannedBackendOf returns a CannedBackend answering body as contentType.
+// NewCannedBackendOf returns a CannedBackend answering body as contentType, the value of its
+// first "id" member replaced by the request's id.
 func NewCannedBackendOf(body []byte, contentType string) *CannedBackend {
 	return &CannedBackend{body: body, hdr: http.Header{"Content-Type": {contentType}}}
 }
 
 // RoundTrip answers r with the canned result.
 func (c *CannedBackend) RoundTrip(r *http.Request) (*http.Response, error) {
-	_, _ = io.Copy(io.Discard, r.Body)
+	c.in = c.in[:0]
+	for {
+		if len(c.in) == cap(c.in) {
+			c.in = append(c.in, 0)[:len(c.in)]
+		}
+		n, err := r.Body.Read(c.in[len(c.in):cap(c.in)])
+		c.in = c.in[:len(c.in)+n]
+		if err != nil {
+			break
+		}
+	}
 	_ = r.Body.Close()
-	c.rd.Reset(c.body)
+	c.out = withRequestID(c.out[:0], c.body, c.in)
+	c.rd.Reset(c.out)
 	return &http.Response{
 		StatusCode: 200, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: c.hdr, Body: io.NopCloser(&c.rd), ContentLength: int64(len(c.body)), Request: r,
+		Header: c.hdr, Body: io.NopCloser(&c.rd), ContentLength: int64(len(c.out)), Request: r,
 	}, nil
+}
+
+// withRequestID appends body to dst with the value of its first "id" member replaced by that of
+// request; body as it is when either has none.
+func withRequestID(dst, body, request []byte) []byte {
+	ri, rn := idValue(request)
+	bi, bn := idValue(body)
+	if rn == 0 || bn == 0 {
+		return append(dst, body...)
+	}
+	dst = append(append(dst, body[:bi]...), request[ri:ri+rn]...)
+	return append(dst, body[bi+bn:]...)
+}
+
+// idValue is where the value of data's first "id" member starts and its length; 0, 0 without one.
+func idValue(data []byte) (at, n int) {
+	i := bytes.Index(data, []byte(`"id":`))
+	if i < 0 {
+		return 0, 0
+	}
+	at = i + len(`"id":`)
+	return at, max(idLen(data[at:]), 0)
+}
+
+// idLen is the length of the id value v starts with: a string without escapes or a number.
+func idLen(v []byte) int {
+	if len(v) > 0 && v[0] == '"' {
+		return bytes.IndexByte(v[1:], '"') + 2
+	}
+	n := bytes.IndexAny(v, ",}")
+	if n < 0 {
+		return 0
+	}
+	return n
 }
 
 // BenchPost posts body with headers h to handler once per iteration, asserting 200. The request

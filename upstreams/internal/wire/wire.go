@@ -8,6 +8,7 @@ package wire
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -113,8 +114,9 @@ func StatusError(name string, status int, why string) error {
 	return fmt.Errorf("%w: %s: HTTP %d: %s", ErrBadResponse, name, status, why)
 }
 
-// DecodeResponse strictly decodes one backend message that must be a JSON-RPC response.
-func DecodeResponse(name string, status int, data []byte, max int64) (*jsonrpc.Message, error) {
+// DecodeResponse strictly decodes one backend message that must be the JSON-RPC response to
+// the request sent with id.
+func DecodeResponse(name string, status int, data []byte, max int64, id json.RawMessage) (*jsonrpc.Message, error) {
 	m, err := jsonrpc.DecodeMessage(data, JSONLimits(max))
 	if err != nil {
 		return nil, StatusError(name, status, "body is not a JSON-RPC message")
@@ -125,7 +127,20 @@ func DecodeResponse(name string, status int, data []byte, max int64) (*jsonrpc.M
 	if m.Error == nil && (status < 200 || status > 299) {
 		return nil, StatusError(name, status, "success body with an error status")
 	}
+	if err := CheckAnswer(name, m, id); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// CheckAnswer is ErrBadResponse when response m does not answer the request sent with id: a
+// backend (or a proxy before it) that mixes up its answers must not hand one caller the answer
+// to another's call under the caller's own id.
+func CheckAnswer(name string, m *jsonrpc.Message, id json.RawMessage) error {
+	if m.Answers(id) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: the response's id is not the request's", ErrBadResponse, name)
 }
 
 // JSONLimits lets one string be as large as the whole message (a base64 blob in
