@@ -30,13 +30,20 @@ const maxCallbacks = 30
 // round trip (its flow cookie holds the same nonce: a code injected into another browser's
 // session is refused); the signed-in user is the caller the state is for; the server did not
 // refuse; the response names the server the round trip went to (RFC 9207 iss: a mix-up is
-// refused); the state was not used before (single use, through the shared store). Only then
+// refused), and arrives at the callback of the backend the round trip was for (each backend
+// has its own redirect URI: a server that sent the browser on to another backend's server
+// gets that server's response delivered there, refused, its code sent nowhere, RFC 9700
+// §4.4.2); the state was not used before (single use, through the shared store). Only then
 // is the code exchanged, with the PKCE verifier, and the tokens stored in one write.
-func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
+func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 	q := r.URL.Query()
 	var st state
 	if openJSON(s.states, q.Get("state"), &st) != nil || !s.PerUser(st.Backend) {
 		s.refuse(w, r, "", http.StatusBadRequest, FailBadState, "This answer from the authorization server is not one the gateway asked for.")
+		return
+	}
+	if at != st.Backend {
+		s.mixUp(w, r, &st, "useroauth: authorization response at another backend's callback (mix-up) refused")
 		return
 	}
 	if !s.now().Before(st.Expiry) {
@@ -72,9 +79,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !issMatches(q, d.as) {
-		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: authorization response from another issuer (mix-up) refused",
-			slog.String("upstream", st.Backend), slog.String("subject", st.Issuer+"#"+st.Subject))
-		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailIssMismatch, "This answer does not come from the authorization server the gateway sent you to, so it was not used.")
+		s.mixUp(w, r, &st, "useroauth: authorization response from another issuer (mix-up) refused")
 		return
 	}
 	owner := usedStateOwner + st.Issuer + "#" + st.Subject
@@ -94,6 +99,14 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.exchange(w, r, b, d, &st, &f, q.Get("code"))
+}
+
+// mixUp refuses an authorization response that does not come from the server the round trip
+// went to (FailIssMismatch), and logs msg.
+func (s *Service) mixUp(w http.ResponseWriter, r *http.Request, st *state, msg string) {
+	s.log.LogAttrs(r.Context(), slog.LevelWarn, msg,
+		slog.String("upstream", st.Backend), slog.String("subject", st.Issuer+"#"+st.Subject))
+	s.refuse(w, r, st.Backend, http.StatusBadRequest, FailIssMismatch, "This answer does not come from the authorization server the gateway sent you to, so it was not used.")
 }
 
 // budgetFrees is, in whole seconds (at least one), when owner's callback budget frees
@@ -124,7 +137,7 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	}
 	tctx, tcancel := context.WithTimeout(ctx, b.cfg.timeout())
 	tr, err := s.oauth.tokenRequest(tctx, &d.as, c, url.Values{"grant_type": {"authorization_code"}, "code": {code},
-		"redirect_uri": {s.oauth.redirectURL}, "code_verifier": {f.Verifier}, "resource": {b.cfg.resource()}})
+		"redirect_uri": {s.oauth.redirectURL(st.Backend)}, "code_verifier": {f.Verifier}, "resource": {b.cfg.resource()}})
 	tcancel()
 	var refused *oauthError
 	switch {

@@ -65,6 +65,9 @@ type fixture struct {
 	// metadata documents (RFC 8414, OpenID discovery).
 	registrations, metadata atomic.Int64
 	asLink                  *asLink
+	// redirect is the redirect URI the fixture registered for the gateway at the backend's
+	// authorization server (static registration).
+	redirect string
 	// counters is the fixture whose counters and hooks the authorization server updates: this
 	// one, or the one a replica was made from.
 	counters *fixture
@@ -88,6 +91,8 @@ type fixtureOptions struct {
 	// prefix, when set, puts the pages behind a balancer that routes the prefix to them and
 	// strips it: BaseURL is the server's URL with the prefix.
 	prefix string
+	// more are per-user backends configured besides the fixture's own.
+	more []Backend
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -141,11 +146,12 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: cmp.Or(o.timeout, time.Second)}
 	if o.registration == "" || o.registration == RegistrationStatic {
 		b.ClientID, b.ClientSecret = asClientID, asClientSecret
-		f.as.AddJWTWebClient(asClientID, asClientSecret, base+"/connect/callback")
+		f.redirect = base + "/connect/callback/" + backendName
+		f.as.AddJWTWebClient(asClientID, asClientSecret, f.redirect)
 	}
 	recs, _ := f.store.(store.Records)
 	replay, _ := f.store.(store.Replay)
-	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), []Backend{b}, Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
+	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), append([]Backend{b}, o.more...), Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
 		SignIn: signIn, BaseURL: base, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Observer: f.obs,
 		Clock: f.clock.Now, HTTPClient: f.asLink.client()})
 	if err != nil {
@@ -330,7 +336,7 @@ type browser struct {
 	t    *testing.T
 	f    *fixture
 	c    *http.Client
-	stop atomic.Bool // do not follow redirects to /connect/callback
+	stop atomic.Bool // do not follow redirects to a /connect/callback/
 	// held is the last callback URL not followed.
 	held atomic.Pointer[string]
 }
@@ -340,7 +346,7 @@ func (f *fixture) browser(t *testing.T) *browser {
 	b := &browser{t: t, f: f}
 	b.c = &http.Client{Transport: f.srv.Client().Transport, Jar: jar, Timeout: 20 * time.Second,
 		CheckRedirect: func(r *http.Request, _ []*http.Request) error {
-			if b.stop.Load() && r.URL.Path == "/connect/callback" {
+			if b.stop.Load() && strings.HasPrefix(r.URL.Path, "/connect/callback/") {
 				u := r.URL.String()
 				b.held.Store(&u)
 				return http.ErrUseLastResponse

@@ -223,7 +223,7 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 		s.client = defaultHTTPClient()
 	}
 	s.oauth = &asClient{http: s.client, store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,
-		redirectURL: deps.BaseURL + cfg.Path + "/callback", documentURL: deps.BaseURL + cfg.Path + metadataDocumentPath}
+		pages: deps.BaseURL + cfg.Path}
 	for i := range backends {
 		b := backends[i]
 		if errs := b.Problems(); len(errs) > 0 {

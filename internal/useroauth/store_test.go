@@ -66,7 +66,7 @@ func TestRegistrations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tt.reg == RegistrationMetadataDocument && e.ClientID != f.srv.URL+"/connect/client-metadata.json" {
+			if tt.reg == RegistrationMetadataDocument && e.ClientID != f.srv.URL+"/connect/client-metadata/"+backendName+".json" {
 				t.Errorf("client id %q, want the metadata document's URL", e.ClientID)
 			}
 			if tt.reg == RegistrationDynamic && (e.ClientID == "" || e.ClientID == asClientID) {
