@@ -215,6 +215,9 @@ type asLink struct {
 	// registerSent counts the requests the gateway sent to the registration endpoint, including
 	// those that never reached the server.
 	registerSent atomic.Int64
+	// revokeSent counts the requests the gateway sent to the revocation endpoint, including
+	// those that never reached the server.
+	revokeSent atomic.Int64
 }
 
 func (l *asLink) client() *http.Client {
@@ -227,6 +230,9 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 		if mode := l.register.Load(); mode != nil {
 			return l.registration(r, *mode)
 		}
+	}
+	if r.URL.Path == "/revoke" {
+		l.revokeSent.Add(1)
 	}
 	if r.URL.Path == "/revoke" && l.hangRevoke.Load() {
 		<-r.Context().Done()

@@ -51,30 +51,44 @@ func (s *Service) RevokeSubject(ctx context.Context, who vault.Caller) (int, err
 }
 
 // RevokeBackend disconnects every caller from backend (the operator's revocation of a backend):
-// each record is removed and then its tokens revoked at the authorization server, best effort. It returns how many records went.
+// each record is removed and then its tokens revoked at the authorization server, best effort.
+// Once that server does not answer (ErrAuthServer), the records left are removed without
+// asking it: it is waited for once, not once per record, which for every user of a backend
+// would hold the operator's request for hours. It returns how many records went.
 func (s *Service) RevokeBackend(ctx context.Context, backend string) (int, error) {
 	st, ok := s.backends[backend]
 	if !ok {
 		return 0, ErrUnknownBackend
 	}
-	n, err := s.vault.EachOfBackend(ctx, backend, func(e *vault.Entry) { s.revokeTokens(ctx, st, &e.Token) })
+	down, skipped := false, 0
+	n, err := s.vault.EachOfBackend(ctx, backend, func(e *vault.Entry) {
+		if down {
+			skipped++
+			return
+		}
+		down = errors.Is(s.revokeTokens(ctx, st, &e.Token), ErrAuthServer)
+	})
 	if n > 0 {
 		s.obs.Revoked(backend, "admin", n)
 	}
-	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: backend revoked", slog.String("upstream", backend), slog.Int("records", n))
+	attrs := []slog.Attr{slog.String("upstream", backend), slog.Int("records", n)}
+	if skipped > 0 {
+		attrs = append(attrs, slog.Int("not_revoked", skipped))
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: backend revoked", attrs...)
 	return n, err
 }
 
 // revokeTokens asks the authorization server to revoke t's tokens (RFC 7009 §2.1): the refresh
 // token, which takes the access token with it at most servers, then the access token. Best
-// effort: a failure is logged (never the token), and the record goes either way.
-func (s *Service) revokeTokens(ctx context.Context, st *backendState, t *vault.Token) {
+// effort: a failure is logged (never the token) and returned, and the record goes either way.
+func (s *Service) revokeTokens(ctx context.Context, st *backendState, t *vault.Token) error {
 	d, c, err := s.serverAndClient(ctx, st)
 	if err == nil && (d.as.Issuer != t.AuthServer || c.ID != t.ClientID) {
 		err = errors.New("the tokens were issued by another authorization server or to another client")
 	}
 	if err == nil && d.as.RevocationEndpoint == "" {
-		return // nothing to ask: the tokens expire on their own
+		return nil // nothing to ask: the tokens expire on their own
 	}
 	// One Timeout for both requests, whatever the caller's deadline (an operator's revocation
 	// has none): a server that hangs must not hold the revocation, nor leave a page no time to
@@ -91,4 +105,5 @@ func (s *Service) revokeTokens(ctx context.Context, st *backendState, t *vault.T
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: revocation at the authorization server failed; the record is removed anyway",
 			slog.String("upstream", st.cfg.Name), slog.String("error", err.Error()))
 	}
+	return err
 }
