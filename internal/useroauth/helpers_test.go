@@ -215,6 +215,9 @@ type asLink struct {
 	// registerSent counts the requests the gateway sent to the registration endpoint, including
 	// those that never reached the server.
 	registerSent atomic.Int64
+	// answer, when set, is the token endpoint's answer instead of the server's: the status
+	// and the JSON body (the request still reaches the server, which counts it).
+	answer atomic.Pointer[tokenAnswer]
 	// revokeSent counts the requests the gateway sent to the revocation endpoint, including
 	// those that never reached the server.
 	revokeSent atomic.Int64
@@ -253,10 +256,21 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := http.DefaultTransport.RoundTrip(r)
+	if a := l.answer.Load(); a != nil && err == nil && r.URL.Path == "/oauth/token" {
+		_ = resp.Body.Close()
+		return &http.Response{StatusCode: a.status, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(a.body)), Request: r}, nil
+	}
 	if n := l.bloat.Load(); n > 0 && err == nil && r.URL.Path == "/oauth/token" {
 		return bloated(resp, int(n))
 	}
 	return resp, err
+}
+
+// tokenAnswer is what asLink.answer makes the token endpoint answer.
+type tokenAnswer struct {
+	status int
+	body   string
 }
 
 // bloated is resp, a token endpoint's answer, with its access token n characters longer.

@@ -41,11 +41,17 @@ func (e *oauthError) Error() string {
 	return fmt.Sprintf("the authorization server answered HTTP %d, error %q", e.Status, e.Code)
 }
 
-// invalidGrant reports whether err is the server refusing the grant itself: a code or refresh
-// token that is expired, revoked, or was never its own.
-func invalidGrant(err error) bool {
+// grantRefused reports whether err is the server refusing the grant itself, for good: a code or
+// refresh token that is expired, revoked or was never its own (invalid_grant), and any other
+// refusal of its own (RFC 6749 §5.2 unauthorized_client, unsupported_grant_type,
+// invalid_request; servers that send invalid_token, or an error member in a 200 answer, for an
+// expired refresh token), which asking again would only repeat. Not a refusal: the server
+// failing (serverFailure: HTTP 5xx or 429 whatever the body, temporarily_unavailable,
+// server_error), nor refusing the gateway as its client (invalid_client: the gateway's
+// configuration or registration, not the user's grant).
+func grantRefused(err error) bool {
 	var oe *oauthError
-	return errors.As(err, &oe) && oe.Code == "invalid_grant"
+	return errors.As(err, &oe) && !serverFailure(err) && oe.Code != "invalid_client"
 }
 
 // invalidClient reports whether err is the server refusing the gateway as its client (RFC 6749

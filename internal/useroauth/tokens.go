@@ -267,8 +267,8 @@ func (s *Service) awaitRefresh(ctx context.Context, st *backendState, who vault.
 
 // refreshNow sends the refresh grant (RFC 6749 §6) and stores the result in place of e, only
 // while e is still the record (a disconnect meanwhile wins). A refusal of the grant
-// (invalid_grant: the refresh token expired or was revoked) removes the record: the next call
-// asks for consent.
+// (grantRefused: invalid_grant, the refresh token expired or was revoked, or any other refusal
+// of the server's own) removes the record: the next call asks for consent.
 func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Caller, e *vault.Entry) (*vault.Entry, error) {
 	name := st.cfg.Name
 	if e.RefreshToken == "" {
@@ -292,9 +292,9 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 		err = st.refreshAnswered(s.now(), err)
 	}
 	switch {
-	case invalidGrant(err):
+	case grantRefused(err):
 		s.obs.Refresh(name, RefreshInvalidGrant)
-		if s.drop(ctx, who, name, e, "the authorization server refused the refresh token") {
+		if s.drop(ctx, who, name, e, "the authorization server refused the refresh token ("+refusalCode(err)+")") {
 			return nil, nil
 		}
 		// The record is no longer e: refreshed or connected anew meanwhile (the refused token
@@ -337,6 +337,16 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	}
 	s.obs.Refresh(name, RefreshOK)
 	return &vault.Entry{Token: t}, nil
+}
+
+// refusalCode is the error code of an authorization server's refusal (already kept to the
+// RFC 6749 charset by errorCode).
+func refusalCode(err error) string {
+	var oe *oauthError
+	if errors.As(err, &oe) {
+		return oe.Code
+	}
+	return ""
 }
 
 // serverAndClient discovers the backend's authorization server and the gateway's client there.
