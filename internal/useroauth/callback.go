@@ -140,6 +140,7 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 		"redirect_uri": {s.oauth.redirectURL(st.Backend)}, "code_verifier": {f.Verifier}, "resource": {b.cfg.resource()}})
 	tcancel()
 	var refused *oauthError
+	var unusable *unusableError
 	switch {
 	case errors.As(err, &refused):
 		if invalidClient(err) {
@@ -147,6 +148,13 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 		}
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code refused", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
 		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailCodeRefused, "The authorization server did not accept the sign-in ("+refused.Code+"). Nothing was stored; start again.")
+		return
+	case errors.As(err, &unusable):
+		// Issued, and of no use: revoked rather than left valid where nobody holds them.
+		s.revokeTokens(ctx, b, unusable.tokens(d, c))
+		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: unusable tokens revoked", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
+		s.refuse(w, r, st.Backend, http.StatusBadGateway, FailUnusable, "The authorization server issued tokens of type "+unusable.TokenType+
+			", which the gateway cannot use (it sends Bearer tokens only). They were revoked and nothing was stored: trying again gets the same answer until the server's configuration for the gateway changes.")
 		return
 	case err != nil:
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code exchange failed", slog.String("upstream", st.Backend), slog.String("error", err.Error()))

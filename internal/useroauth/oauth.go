@@ -1,6 +1,7 @@
 package useroauth
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
 // maxTokenResponseBytes bounds a token endpoint's answer.
@@ -54,6 +57,24 @@ func grantRefused(err error) bool {
 	return errors.As(err, &oe) && !serverFailure(err) && oe.Code != "invalid_client"
 }
 
+// unusableError is a token response whose tokens the gateway cannot send: of a type other than
+// Bearer (DPoP-bound tokens need proofs the gateway does not make). The server issued them, so
+// the caller revokes them (tokens) and tells the user why rather than to try again.
+type unusableError struct {
+	// TokenType is the answer's token_type, kept to the OAuth charset.
+	TokenType          string
+	access, refreshTok string
+}
+
+func (e *unusableError) Error() string {
+	return fmt.Sprintf("the authorization server issued tokens of type %q, which the gateway cannot use (Bearer only)", e.TokenType)
+}
+
+// tokens is what to revoke: the tokens the answer carried, as issued by d's server to c.
+func (e *unusableError) tokens(d *discovered, c client) *vault.Token {
+	return &vault.Token{AuthServer: d.as.Issuer, ClientID: c.ID, AccessToken: e.access, RefreshToken: e.refreshTok}
+}
+
 // invalidClient reports whether err is the server refusing the gateway as its client (RFC 6749
 // §5.2 invalid_client): unknown, or its authentication failed.
 func invalidClient(err error) bool {
@@ -85,9 +106,12 @@ func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, f
 		_ = json.Unmarshal(w.Error, &code)
 		return nil, &oauthError{Status: status, Code: errorCode(code)}
 	}
-	if w.AccessToken == "" || !strings.EqualFold(w.TokenType, "Bearer") || !tokenChars(w.AccessToken) ||
-		(w.RefreshToken != "" && !tokenChars(w.RefreshToken)) {
+	sendable := w.AccessToken != "" && tokenChars(w.AccessToken) && (w.RefreshToken == "" || tokenChars(w.RefreshToken))
+	switch {
+	case sendable && !strings.EqualFold(w.TokenType, "Bearer"):
 		// DPoP or other bound tokens would need proofs the gateway does not make.
+		return nil, &unusableError{TokenType: errorCode(cmp.Or(w.TokenType, "none")), access: w.AccessToken, refreshTok: w.RefreshToken}
+	case !sendable:
 		return nil, fmt.Errorf("%w: the token response lacks a Bearer access_token", ErrAuthServer)
 	}
 	life := DefaultTokenLifetime

@@ -76,12 +76,13 @@ const (
 	FailCSRF         = "csrf"
 	FailBadRequest   = "bad_request"
 	FailTooMany      = "too_many_callbacks"
+	FailUnusable     = "unusable_tokens"
 )
 
 // FailureReasons returns the closed set of failure reasons, for pre-registering metrics.
 func FailureReasons() []string {
 	return []string{FailBadState, FailExpired, FailOtherBrowser, FailWrongUser, FailReplayed, FailIssMismatch, FailDenied,
-		FailCodeRefused, FailAuthServer, FailStore, FailFull, FailCSRF, FailBadRequest, FailTooMany}
+		FailCodeRefused, FailAuthServer, FailStore, FailFull, FailCSRF, FailBadRequest, FailTooMany, FailUnusable}
 }
 
 // Refresh results.

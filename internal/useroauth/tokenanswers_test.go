@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
@@ -55,5 +56,63 @@ func TestRefreshRefusals(t *testing.T) {
 				expectContains(t, "the log", logs, "useroauth: token record removed", "refused the refresh token (")
 			}
 		})
+	}
+}
+
+// TestUnusableTokens: an authorization server that answers a code or a refresh with tokens the
+// gateway cannot send as Bearer (DPoP-bound, or another token_type: the gateway makes no
+// proofs) has issued tokens nobody will use: they are revoked at once, nothing is stored, and
+// the user is told why, not to try again in a moment (which would get the same answer); a
+// refresh answered so sends the user to consent, whose page then says why. No log line
+// carries the tokens.
+func TestUnusableTokens(t *testing.T) {
+	dpop := &tokenAnswer{http.StatusOK,
+		`{"access_token":"at-unusable-7f3a","token_type":"DPoP","refresh_token":"rt-unusable-7f3a","expires_in":300}`}
+	t.Run("code exchange", func(t *testing.T) {
+		f := newFixture(t, fixtureOptions{})
+		alice := f.caller(realop.UserID)
+		f.asLink.answer.Store(dpop)
+		before := f.asLink.revokeSent.Load()
+		status, body := f.browser(t).connect(f.link(t, alice), f.idp.Username(), f.as.Username())
+		if status != http.StatusBadGateway {
+			t.Errorf("the callback: %d, want 502\n%s", status, body)
+		}
+		expectContains(t, "the page", body, "DPoP", "cannot use")
+		if f.obs.count("consent failed "+FailUnusable) != 1 {
+			t.Errorf("consents: %v", f.obs.counts)
+		}
+		if f.asLink.revokeSent.Load()-before != 2 {
+			t.Errorf("%d revocation requests, want 2 (both tokens)", f.asLink.revokeSent.Load()-before)
+		}
+		f.noToken(t, alice)
+		noneLogged(t, f, "at-unusable-7f3a", "rt-unusable-7f3a")
+	})
+	t.Run("refresh", func(t *testing.T) {
+		f := newFixture(t, fixtureOptions{})
+		alice, _ := connected(t, f)
+		f.clock.Advance(24 * time.Hour)
+		f.asLink.answer.Store(dpop)
+		before := f.asLink.revokeSent.Load()
+		_, ok, err := f.svc.Token(t.Context(), backendName, alice)
+		if ok || err != nil {
+			t.Errorf("Token: ok %v, %v; want consent", ok, err)
+		}
+		if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
+			t.Errorf("the record: %v, want removed", err)
+		}
+		if f.asLink.revokeSent.Load()-before < 2 {
+			t.Errorf("%d revocation requests, want the unusable tokens revoked", f.asLink.revokeSent.Load()-before)
+		}
+		noneLogged(t, f, "at-unusable-7f3a", "rt-unusable-7f3a")
+	})
+}
+
+func noneLogged(t *testing.T, f *fixture, secrets ...string) {
+	t.Helper()
+	logs := f.log.String()
+	for _, s := range append(secrets, asClientSecret) {
+		if strings.Contains(logs, s) {
+			t.Errorf("the log holds %q", s)
+		}
 	}
 }

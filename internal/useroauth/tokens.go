@@ -291,15 +291,19 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 		cancel()
 		err = st.refreshAnswered(s.now(), err)
 	}
+	var unusable *unusableError
 	switch {
 	case grantRefused(err):
-		s.obs.Refresh(name, RefreshInvalidGrant)
-		if s.drop(ctx, who, name, e, "the authorization server refused the refresh token ("+refusalCode(err)+")") {
-			return nil, nil
+		return s.endGrant(ctx, st, who, e, "the authorization server refused the refresh token ("+refusalCode(err)+")")
+	case errors.As(err, &unusable):
+		// Tokens nobody can use, and a grant that yields only such: revoked with the record's
+		// own once it went, and consent (whose page says why) asked again.
+		s.revokeTokens(ctx, st, unusable.tokens(d, c))
+		fresh, err := s.endGrant(ctx, st, who, e, err.Error())
+		if fresh == nil && err == nil {
+			s.revokeTokens(ctx, st, &e.Token)
 		}
-		// The record is no longer e: refreshed or connected anew meanwhile (the refused token
-		// was already rotated away). That record is the caller's connection, not consent.
-		return s.usable(ctx, st, who)
+		return fresh, err
 	case err != nil:
 		if invalidClient(err) {
 			s.oauth.forgetClient(ctx, st, d, c)
@@ -337,6 +341,18 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	}
 	s.obs.Refresh(name, RefreshOK)
 	return &vault.Entry{Token: t}, nil
+}
+
+// endGrant removes e, whose grant the authorization server ended (why), so the next call asks
+// for consent; it counts the refresh as refused. When the record is no longer e (refreshed or
+// connected anew meanwhile: the refused token was already rotated away), that record is the
+// caller's connection, not consent.
+func (s *Service) endGrant(ctx context.Context, st *backendState, who vault.Caller, e *vault.Entry, why string) (*vault.Entry, error) {
+	s.obs.Refresh(st.cfg.Name, RefreshInvalidGrant)
+	if s.drop(ctx, who, st.cfg.Name, e, why) {
+		return nil, nil
+	}
+	return s.usable(ctx, st, who)
 }
 
 // refusalCode is the error code of an authorization server's refusal (already kept to the
