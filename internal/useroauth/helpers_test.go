@@ -199,6 +199,9 @@ func newStore(t *testing.T, f *fixture, redis bool) store.Store {
 // endpoint.
 type asLink struct {
 	garbage, hang, hangRevoke atomic.Bool
+	// refuseRefreshRevocation makes the revocation endpoint answer HTTP 400
+	// unsupported_token_type to a request revoking a refresh token, without reaching the server.
+	refuseRefreshRevocation atomic.Bool
 	// overloaded makes the token endpoint answer HTTP 503 with an OAuth error body.
 	overloaded atomic.Bool
 	// tokenSent counts the requests the gateway sent to the token endpoint, including those
@@ -237,6 +240,10 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.URL.Path == "/revoke" {
 		l.revokeSent.Add(1)
 	}
+	if r.URL.Path == "/revoke" && l.refuseRefreshRevocation.Load() && revokesRefresh(r) {
+		return &http.Response{StatusCode: http.StatusBadRequest, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(`{"error":"unsupported_token_type"}`)), Request: r}, nil
+	}
 	if r.URL.Path == "/revoke" && l.hangRevoke.Load() {
 		<-r.Context().Done()
 		return nil, r.Context().Err()
@@ -265,6 +272,15 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 		return bloated(resp, int(n))
 	}
 	return resp, err
+}
+
+// revokesRefresh reports whether r, a revocation request, names a refresh token (its
+// token_type_hint); its body is left readable.
+func revokesRefresh(r *http.Request) bool {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	q, _ := url.ParseQuery(string(body))
+	return q.Get("token_type_hint") == "refresh_token"
 }
 
 // tokenAnswer is what asLink.answer makes the token endpoint answer.

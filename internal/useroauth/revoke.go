@@ -80,7 +80,9 @@ func (s *Service) RevokeBackend(ctx context.Context, backend string) (int, error
 }
 
 // revokeTokens asks the authorization server to revoke t's tokens (RFC 7009 §2.1): the refresh
-// token, which takes the access token with it at most servers, then the access token. Best
+// token, which takes the access token with it at most servers, then the access token, also
+// when the server refused the first (unsupported_token_type: a server that does not revoke
+// refresh tokens), though not when it did not answer (it is not waited for twice). Best
 // effort: a failure is logged (never the token) and returned, and the record goes either way.
 func (s *Service) revokeTokens(ctx context.Context, st *backendState, t *vault.Token) error {
 	d, c, err := s.serverAndClient(ctx, st)
@@ -90,20 +92,28 @@ func (s *Service) revokeTokens(ctx context.Context, st *backendState, t *vault.T
 	if err == nil && d.as.RevocationEndpoint == "" {
 		return nil // nothing to ask: the tokens expire on their own
 	}
-	// One Timeout for both requests, whatever the caller's deadline (an operator's revocation
-	// has none): a server that hangs must not hold the revocation, nor leave a page no time to
-	// remove the record after it.
-	rctx, cancel := context.WithTimeout(ctx, st.cfg.timeout())
-	defer cancel()
-	if err == nil && t.RefreshToken != "" {
-		err = s.oauth.revoke(rctx, &d.as, c, t.RefreshToken, "refresh_token")
-	}
 	if err == nil {
-		err = s.oauth.revoke(rctx, &d.as, c, t.AccessToken, "access_token")
+		err = s.revokeBoth(ctx, st, d, c, t)
 	}
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: revocation at the authorization server failed; the record is removed anyway",
 			slog.String("upstream", st.cfg.Name), slog.String("error", err.Error()))
+	}
+	return err
+}
+
+// revokeBoth sends the two revocation requests of revokeTokens within one Timeout, whatever the
+// caller's deadline (an operator's revocation has none): a server that hangs must not hold the
+// revocation, nor leave a page no time to remove the record after it.
+func (s *Service) revokeBoth(ctx context.Context, st *backendState, d *discovered, c client, t *vault.Token) error {
+	rctx, cancel := context.WithTimeout(ctx, st.cfg.timeout())
+	defer cancel()
+	var err error
+	if t.RefreshToken != "" {
+		err = s.oauth.revoke(rctx, &d.as, c, t.RefreshToken, "refresh_token")
+	}
+	if !errors.Is(err, ErrAuthServer) {
+		err = errors.Join(err, s.oauth.revoke(rctx, &d.as, c, t.AccessToken, "access_token"))
 	}
 	return err
 }

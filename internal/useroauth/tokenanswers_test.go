@@ -116,3 +116,34 @@ func noneLogged(t *testing.T, f *fixture, secrets ...string) {
 		}
 	}
 }
+
+// TestRevocationRefusedForOneToken: a revocation endpoint that refuses the refresh token (RFC
+// 7009 §2.2.1 unsupported_token_type: a server that does not revoke refresh tokens) is still
+// asked to revoke the access token; a server that does not answer is not waited for twice.
+func TestRevocationRefusedForOneToken(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice, _ := connected(t, f)
+	f.asLink.refuseRefreshRevocation.Store(true)
+	before, reached := f.asLink.revokeSent.Load(), f.revocations.Load()
+	if removed, err := f.svc.Disconnect(t.Context(), alice, backendName, "user"); err != nil || !removed {
+		t.Fatalf("Disconnect: %v, %v", removed, err)
+	}
+	if sent := f.asLink.revokeSent.Load() - before; sent != 2 {
+		t.Errorf("%d revocation requests, want 2: the access token too", sent)
+	}
+	if f.revocations.Load()-reached != 1 {
+		t.Errorf("%d revocation requests reached the server, want the access token's", f.revocations.Load()-reached)
+	}
+
+	alice, _ = connected(t, f)
+	f.asLink.refuseRefreshRevocation.Store(false)
+	f.asLink.hangRevoke.Store(true)
+	before = f.asLink.revokeSent.Load()
+	if removed, err := f.svc.Disconnect(t.Context(), alice, backendName, "user"); err != nil || !removed {
+		t.Fatalf("Disconnect: %v, %v", removed, err)
+	}
+	if sent := f.asLink.revokeSent.Load() - before; sent != 1 {
+		t.Errorf("%d revocation requests to a server that does not answer, want 1", sent)
+	}
+	f.noToken(t, alice)
+}
