@@ -1,6 +1,7 @@
 package useroauth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -163,7 +165,7 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	}
 	t := &vault.Token{Issuer: st.Issuer, Subject: st.Subject, Backend: st.Backend, Resource: b.cfg.resource(),
 		AuthServer: d.as.Issuer, ClientID: c.ID, AccessToken: tr.AccessToken, RefreshToken: tr.RefreshToken,
-		Expiry: tr.Expiry, Scope: tr.Scope, Connected: s.now()}
+		Expiry: tr.Expiry, Scope: cmp.Or(tr.Scope, strings.Join(d.scopes, " ")), Connected: s.now()}
 	if err := s.vault.Put(ctx, t); err != nil {
 		// Nothing is stored: the tokens just issued are revoked rather than left valid
 		// somewhere the gateway cannot reach them.

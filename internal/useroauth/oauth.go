@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,9 +94,9 @@ func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, f
 	var w struct {
 		AccessToken  string          `json:"access_token"`
 		TokenType    string          `json:"token_type"`
-		ExpiresIn    json.Number     `json:"expires_in"`
+		ExpiresIn    json.RawMessage `json:"expires_in"`
 		RefreshToken string          `json:"refresh_token"`
-		Scope        string          `json:"scope"`
+		Scope        json.RawMessage `json:"scope"`
 		Error        json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(body, &w) != nil {
@@ -114,12 +115,35 @@ func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, f
 	case !sendable:
 		return nil, fmt.Errorf("%w: the token response lacks a Bearer access_token", ErrAuthServer)
 	}
-	life := DefaultTokenLifetime
-	if n, err := w.ExpiresIn.Int64(); err == nil && n > 0 && n < 10*365*24*3600 {
-		life = time.Duration(n) * time.Second
+	return &tokenResponse{AccessToken: w.AccessToken, RefreshToken: w.RefreshToken, Expiry: a.now().Add(lifetime(w.ExpiresIn)),
+		Scope: scopeOf(w.Scope)}, nil
+}
+
+// lifetime is a token answer's expires_in: whole seconds, as a number or a numeric string (as
+// some servers send it), from one second to ten years; DefaultTokenLifetime for anything else
+// (absent, null, zero, negative, fractional, huge, not a number), which is no reason to lose
+// tokens the server has issued.
+func lifetime(raw json.RawMessage) time.Duration {
+	s := strings.Trim(string(raw), `"`)
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n >= 10*365*24*3600 {
+		return DefaultTokenLifetime
 	}
-	return &tokenResponse{AccessToken: w.AccessToken, RefreshToken: w.RefreshToken, Expiry: a.now().Add(life),
-		Scope: w.Scope}, nil
+	return time.Duration(n) * time.Second
+}
+
+// scopeOf is a token answer's scope: a string, or a list of strings as some servers send it;
+// empty (the scope asked, RFC 6749 §5.1) for anything else.
+func scopeOf(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return strings.Join(list, " ")
+	}
+	return ""
 }
 
 // revoke asks the server to revoke token (RFC 7009), best effort: a server without a revocation

@@ -147,3 +147,60 @@ func TestRevocationRefusedForOneToken(t *testing.T) {
 	}
 	f.noToken(t, alice)
 }
+
+// TestTokenAnswerFields: the members of a token answer beside the tokens, in the shapes servers
+// send: expires_in as a number, a numeric string, absent, null, zero, negative, fractional,
+// huge or not a number, and scope absent, narrower or wider than asked or not a string. A
+// usable access token is kept with a lifetime that is the server's when it makes sense and
+// DefaultTokenLifetime otherwise, the scope the server granted (the one asked when it says
+// none, RFC 6749 §5.1), and a connect never fails for a member the gateway does not need.
+func TestTokenAnswerFields(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	const asked = "openid offline_access notes"
+	for _, tt := range []struct {
+		name, members string
+		life          time.Duration
+		scope         string
+	}{
+		{"expires_in a number", `"expires_in":3600,"scope":"notes"`, time.Hour, "notes"},
+		{"expires_in a string", `"expires_in":"1800","scope":"notes openid"`, 30 * time.Minute, "notes openid"},
+		{"expires_in absent, scope absent", ``, DefaultTokenLifetime, asked},
+		{"expires_in null", `"expires_in":null`, DefaultTokenLifetime, asked},
+		{"expires_in zero", `"expires_in":0`, DefaultTokenLifetime, asked},
+		{"expires_in negative", `"expires_in":-60`, DefaultTokenLifetime, asked},
+		{"expires_in fractional", `"expires_in":59.9`, DefaultTokenLifetime, asked},
+		{"expires_in huge", `"expires_in":1e30`, DefaultTokenLifetime, asked},
+		{"expires_in not a number", `"expires_in":"soon"`, DefaultTokenLifetime, asked},
+		{"expires_in a boolean", `"expires_in":true`, DefaultTokenLifetime, asked},
+		{"scope wider", `"expires_in":600,"scope":"notes admin"`, 10 * time.Minute, "notes admin"},
+		{"scope a list", `"expires_in":600,"scope":["notes","admin"]`, 10 * time.Minute, "notes admin"},
+		{"scope an object", `"expires_in":600,"scope":{"notes":true}`, 10 * time.Minute, asked},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			alice := f.caller(realop.UserID)
+			body := `{"access_token":"at-fields","token_type":"Bearer","refresh_token":"rt-fields"`
+			if tt.members != "" {
+				body += "," + tt.members
+			}
+			f.asLink.answer.Store(&tokenAnswer{http.StatusOK, body + "}"})
+			status, page := f.browser(t).connect(f.link(t, alice), f.idp.Username(), f.as.Username())
+			f.asLink.answer.Store(nil)
+			if status != http.StatusOK {
+				t.Fatalf("connect: %d\n%s", status, page)
+			}
+			e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if life := e.Expiry.Sub(e.Connected); life != tt.life {
+				t.Errorf("lifetime %s, want %s", life, tt.life)
+			}
+			if e.Scope != tt.scope {
+				t.Errorf("scope %q, want %q", e.Scope, tt.scope)
+			}
+			if _, err := f.svc.Vault().Take(t.Context(), alice, backendName); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
