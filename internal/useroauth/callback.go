@@ -166,7 +166,7 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	t := &vault.Token{Issuer: st.Issuer, Subject: st.Subject, Backend: st.Backend, Resource: b.cfg.resource(),
 		AuthServer: d.as.Issuer, ClientID: c.ID, AccessToken: tr.AccessToken, RefreshToken: tr.RefreshToken,
 		Expiry: tr.Expiry, Scope: cmp.Or(tr.Scope, strings.Join(d.scopes, " ")), Connected: s.now()}
-	if err := s.vault.Put(ctx, t); err != nil {
+	if err := s.keep(ctx, b, t); err != nil {
 		// Nothing is stored: the tokens just issued are revoked rather than left valid
 		// somewhere the gateway cannot reach them.
 		s.revokeTokens(ctx, b, t)
@@ -184,6 +184,24 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	s.render(w, http.StatusOK, pageData{Kind: "done", Title: "Connected", Backend: &v,
 		User:    &webpage.User{Subject: webpage.NameOf(st.Subject), Issuer: webpage.NameOf(st.Issuer)},
 		Message: "Your account is connected. Go back to your client: the call can continue. You can close this page."})
+}
+
+// keep stores t, a new connection, in place of any record its caller held for the backend, and
+// revokes the tokens of the record it replaced (a connect page opened before the first connect
+// finished, or a user changing accounts): left alone, they would stay valid at the server with
+// nobody holding them.
+func (s *Service) keep(ctx context.Context, b *backendState, t *vault.Token) error {
+	old, err := s.vault.Get(ctx, vault.Caller{Issuer: t.Issuer, Subject: t.Subject}, t.Backend)
+	if err != nil {
+		old = nil // none, or one that does not open: nothing to revoke
+	}
+	if err := s.vault.Put(ctx, t); err != nil {
+		return err
+	}
+	if old != nil && old.AccessToken != t.AccessToken {
+		s.revokeTokens(ctx, b, &old.Token)
+	}
+	return nil
 }
 
 // maxLoggedScope bounds the scope a log line repeats from the authorization server's answer.

@@ -3,6 +3,7 @@ package useroauth
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -203,4 +204,35 @@ func TestTokenAnswerFields(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConnectAgainRevokesTheOldGrant: a user who connects a backend again (a connect page
+// opened before the first connect finished, or to change accounts) replaces the record; the
+// tokens of the one replaced are revoked, not left valid at the server with nobody holding them.
+func TestConnectAgainRevokesTheOldGrant(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice := f.caller(realop.UserID)
+	// A connect page opened in one browser, left while the user connects in another.
+	stale := f.browser(t)
+	link := f.link(t, alice)
+	status, page := stale.openLink(link, f.idp.Username())
+	if status != http.StatusOK {
+		t.Fatalf("the connect page: %d\n%s", status, page)
+	}
+	if status, body := f.browser(t).connect(f.link(t, alice), f.idp.Username(), f.as.Username()); status != http.StatusOK {
+		t.Fatalf("connect: %d\n%s", status, body)
+	}
+	first := f.mustToken(t, alice)
+	before := f.revocations.Load()
+	_, where, _ := stale.post(link, url.Values{"csrf": {csrfOf(t, page)}})
+	if status, _, body := stale.login(where, f.as.Username()); status != http.StatusOK {
+		t.Fatalf("connecting again: %d\n%s", status, body)
+	}
+	if second := f.mustToken(t, alice); second == first {
+		t.Fatal("the second connect kept the first token")
+	}
+	if n := f.revocations.Load() - before; n != 2 {
+		t.Errorf("%d revocation requests, want 2 (the replaced record's tokens)", n)
+	}
+	noneLogged(t, f, first)
 }
