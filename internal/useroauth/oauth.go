@@ -213,10 +213,13 @@ func (a *asClient) send(ctx context.Context, endpoint, contentType, body string,
 	return out, resp.StatusCode, nil
 }
 
-// errorCode keeps an OAuth error code only when it looks like one (RFC 6749 §5.2 charset), so a
-// hostile server cannot put arbitrary text into logs or pages.
+// errorCode keeps an OAuth error code only when it looks like one: letters, digits and _ . : -
+// (every code RFC 6749 and its extensions define), at most 64, so a hostile server cannot put
+// text into logs or pages, not even the spaces of a sentence that would read as the gateway's.
 func errorCode(s string) string {
-	if s == "" || len(s) > 64 || strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r > 0x7e || r == '"' || r == '\\' }) >= 0 {
+	if s == "" || len(s) > 64 || strings.IndexFunc(s, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("_.:-", r)
+	}) >= 0 {
 		return "invalid"
 	}
 	return s

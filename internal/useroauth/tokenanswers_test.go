@@ -236,3 +236,30 @@ func TestConnectAgainRevokesTheOldGrant(t *testing.T) {
 	}
 	noneLogged(t, f, first)
 }
+
+// TestErrorCodesShownAsCodes: an error code an authorization server sends (in the callback's
+// error, or a token endpoint's refusal) reaches the page and the log only when it looks like an
+// error code (letters, digits, _ . : -): text made to read as a message from the gateway
+// ("call this number") is shown as "invalid". The error_description is never shown or logged.
+func TestErrorCodesShownAsCodes(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice := f.caller(realop.UserID)
+	for _, hostile := range []string{"Your account is locked. Call +1 555 0100", "<b>login_required</b>", "a b"} {
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		status, _, body := b.get(withQuery(u, map[string]string{"error": hostile, "error_description": "described-7d1c"}, "code"))
+		if status != http.StatusForbidden || strings.Contains(body, "Call +1") || strings.Contains(body, "login_required") ||
+			strings.Contains(body, "(a b)") || !strings.Contains(body, "(invalid)") {
+			t.Errorf("error %q: %d\n%s", hostile, status, body)
+		}
+	}
+	b := f.browser(t)
+	u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+	status, _, body := b.get(withQuery(u, map[string]string{"error": "interaction_required", "error_description": "described-7d1c"}, "code"))
+	if status != http.StatusForbidden || !strings.Contains(body, "(interaction_required)") {
+		t.Errorf("a plain error code: %d\n%s", status, body)
+	}
+	if strings.Contains(f.log.String(), "described-7d1c") || strings.Contains(body, "described-7d1c") {
+		t.Error("the error_description was shown or logged")
+	}
+}
