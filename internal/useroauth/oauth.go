@@ -52,10 +52,19 @@ func (e *oauthError) Error() string {
 // expired refresh token), which asking again would only repeat. Not a refusal: the server
 // failing (serverFailure: HTTP 5xx or 429 whatever the body, temporarily_unavailable,
 // server_error), nor refusing the gateway as its client (invalid_client: the gateway's
-// configuration or registration, not the user's grant).
+// configuration or registration, not the user's grant). A refusal is an answer RFC 6749 §5.2
+// describes: HTTP 400, 401 or 403 (or 200) with an error code; a redirect, a 404 or an answer
+// without a readable code is a server moved or misrouted, which must not end every user's grant.
 func grantRefused(err error) bool {
 	var oe *oauthError
-	return errors.As(err, &oe) && !serverFailure(err) && oe.Code != "invalid_client"
+	if !errors.As(err, &oe) || serverFailure(err) || oe.Code == "invalid" || oe.Code == "invalid_client" {
+		return false
+	}
+	switch oe.Status {
+	case http.StatusOK, http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden:
+		return true
+	}
+	return false
 }
 
 // unusableError is a token response whose tokens the gateway cannot send: of a type other than

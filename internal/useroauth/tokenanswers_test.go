@@ -34,6 +34,11 @@ func TestRefreshRefusals(t *testing.T) {
 		{"server_error", tokenAnswer{http.StatusBadRequest, `{"error":"server_error"}`}, false},
 		{"HTTP 503", tokenAnswer{http.StatusServiceUnavailable, `{"error":"invalid_grant"}`}, false},
 		{"invalid_client", tokenAnswer{http.StatusUnauthorized, `{"error":"invalid_client"}`}, false},
+		// Not refusals of the grant: a server moved or misrouted, an answer without a code.
+		{"a redirect", tokenAnswer{http.StatusTemporaryRedirect, `{"error":"invalid_grant"}`}, false},
+		{"HTTP 404", tokenAnswer{http.StatusNotFound, `{"error":"not_found"}`}, false},
+		{"HTTP 400 without an error", tokenAnswer{http.StatusBadRequest, `{}`}, false},
+		{"an unreadable code", tokenAnswer{http.StatusBadRequest, `{"error":"see <a href=x>here</a>"}`}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, fixtureOptions{}) // one each: its clock moves a day
