@@ -62,6 +62,10 @@ type Authenticator struct {
 	dpopModes map[string]string
 }
 
+// ValidUntil is the last instant p's token is accepted: its expiry plus the clock skew allowed.
+// What a token opened that lasts (a listen) ends then, as the token would be refused.
+func (a *Authenticator) ValidUntil(p *Principal) time.Time { return p.ExpiresAt.Add(a.skew) }
+
 // NewAuthenticator validates cfg and builds an Authenticator. It makes no
 // network calls: issuers are discovered on first use.
 func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {
@@ -213,7 +217,11 @@ func (a *Authenticator) authenticateKey(ctx context.Context, raw string, key [sh
 			a.cache.remove(key)
 			return nil, invalid(ReasonExpired, "")
 		}
-		return p, nil
+		if !p.keys.withdrawn(ctx, now) {
+			return p, nil
+		}
+		// A key left the issuer's set since: verified again below, by the set as it is now.
+		a.cache.remove(key)
 	}
 	p, err := a.verify(ctx, raw, now)
 	if err != nil {
@@ -242,15 +250,19 @@ func peek(raw string) (unverified, error) {
 		Iss string `json:"iss"`
 	}
 	if decodeSegment(parts[0], &hdr) != nil || decodeSegment(parts[1], &body) != nil {
-		return unverified{}, invalid(ReasonMalformed, "undecodable header or payload")
+		return unverified{}, invalid(ReasonMalformed, "undecodable header or payload, or a member named twice")
 	}
 	return unverified{alg: hdr.Alg, iss: body.Iss}, nil
 }
 
+// decodeSegment decodes one segment of a token into v, refusing what checkNames refuses.
 func decodeSegment(seg string, v any) error {
 	b, err := base64.RawURLEncoding.DecodeString(seg)
 	if err != nil {
 		return err
+	}
+	if !checkNames(b) {
+		return errNameClash
 	}
 	return json.Unmarshal(b, v)
 }

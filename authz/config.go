@@ -72,7 +72,8 @@ type Config struct {
 	// Policy holds the per-tool rules; deny by default.
 	Policy PolicyConfig `yaml:"policy"`
 	// TokenCacheSize is the number of verified tokens cached until they
-	// expire. Default DefaultTokenCacheSize; negative disables the cache.
+	// expire, or until a key leaves their issuer's key set. Default
+	// DefaultTokenCacheSize; negative disables the cache.
 	TokenCacheSize int `yaml:"tokenCacheSize"`
 	// DiscoveryRetryInterval is the least time between failed fetches of an
 	// issuer's discovery document or key set; requests in between fail fast
@@ -82,8 +83,9 @@ type Config struct {
 	// by an unknown kid. Default DefaultJWKSMinRefreshInterval.
 	JWKSMinRefreshInterval time.Duration `yaml:"jwksMinRefreshInterval"`
 	// JWKSMaxAge is how long a fetched key set is trusted before it is
-	// fetched again; if that fetch fails the old set stays in use. Default
-	// DefaultJWKSMaxAge.
+	// fetched again; if that fetch fails the old set stays in use. A key the
+	// issuer withdrew stops admitting its tokens, cached ones too, once a
+	// fetch finds it gone. Default DefaultJWKSMaxAge.
 	JWKSMaxAge time.Duration `yaml:"jwksMaxAge"`
 	// FetchTimeout bounds one discovery or key-set request. Default
 	// DefaultFetchTimeout.
@@ -96,7 +98,7 @@ type Config struct {
 // IssuerConfig is one trusted issuer.
 type IssuerConfig struct {
 	// Issuer is the exact "iss" value and the discovery base URL. Required;
-	// https, or http on a loopback host for development.
+	// https, or http on a loopback host for development; no query or fragment.
 	Issuer string `yaml:"issuer"`
 	// JWKSURL is the key-set URL for issuers without OIDC discovery. Empty:
 	// discovered lazily from Issuer + /.well-known/openid-configuration.
@@ -173,6 +175,10 @@ func (ic IssuerConfig) validate() []error {
 	var errs []error
 	if err := checkURL(ic.Issuer); err != nil {
 		errs = append(errs, configerr.At("issuer", "%v", err))
+	} else if strings.ContainsAny(ic.Issuer, "?#") {
+		// OpenID Connect Discovery §3, RFC 8414 §2. It also keeps "issuer#subject", the key the
+		// gateway holds each caller's state under, one caller's only.
+		errs = append(errs, configerr.At("issuer", "%q: an issuer URL has no query or fragment", ic.Issuer))
 	}
 	if ic.JWKSURL != "" {
 		if err := checkURL(ic.JWKSURL); err != nil {

@@ -192,3 +192,15 @@ func TestExplanationJSON(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestIssuerURLHasNoQueryOrFragment: an issuer identifier has neither (OpenID Connect Discovery
+// §3), and without a '#' in it "issuer#subject" names one caller only: "https://idp#t" with
+// subject "alice" would otherwise share "https://idp" and "t#alice"'s key.
+func TestIssuerURLHasNoQueryOrFragment(t *testing.T) {
+	for _, iss := range []string{"https://idp.example#t", "https://idp.example/?tenant=a", "https://idp.example/#"} {
+		err := Config{Issuers: []IssuerConfig{{Issuer: iss}}}.Validate()
+		if err == nil || !strings.Contains(err.Error(), "issuers[0].issuer: ") || !strings.Contains(err.Error(), "no query or fragment") {
+			t.Errorf("issuer %q: %v", iss, err)
+		}
+	}
+}

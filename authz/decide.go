@@ -129,6 +129,33 @@ func (p *Policy) Listing(pr *Principal, kind Kind, upstream, name string) (liste
 	return false, nil
 }
 
+// Reaches reports whether pr may use anything of upstream, judged on the policy alone: an allow
+// rule for the backend holds for pr (its issuers, claims and scopes, or it lists items without
+// the scopes, listWithoutScopes), and no deny rule covering the whole backend does. It needs no
+// backend's list, so it decides what is said of a backend as a whole (server/discover's
+// instructions): a backend it is false for is one the caller must not learn of. It does not
+// log.
+func (p *Policy) Reaches(pr *Principal, upstream string) bool {
+	if pr == nil {
+		return false
+	}
+	rules, ok := p.byUpstream[upstream]
+	if !ok {
+		rules = p.wild
+	}
+	for _, r := range rules.denies {
+		if r.anyTarget && r.upstream.match(upstream) && r.issuerHolds(pr) && r.claimsHold(pr) {
+			return false
+		}
+	}
+	for _, r := range rules.allows {
+		if r.upstream.match(upstream) && r.issuerHolds(pr) && r.claimsHold(pr) && (r.listed || r.scopesHold(pr)) {
+			return true
+		}
+	}
+	return false
+}
+
 // ListsWithoutScopes reports whether any rule says listWithoutScopes, so callers can skip
 // Listing where Visible says everything.
 func (p *Policy) ListsWithoutScopes() bool { return p.listsWithoutScopes }

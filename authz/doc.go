@@ -3,15 +3,17 @@
 //
 // Authentication: Authenticator verifies JWT access tokens with go-oidc
 // against one or more configured issuers. The issuer is chosen by the
-// token's unverified "iss" among configured issuers only; then the signature
+// token's unverified "iss" among configured issuers only, in a token that
+// names no member twice, not even in another case; then the signature
 // (asymmetric algorithm allowlist, keys from the issuer's JWKS), the issuer,
 // the audience (RFC 8707: one of the configured audiences, by default the
 // gateway's canonical resource URI), exp and nbf (with a small skew) are
 // enforced. Discovery is lazy and retried, so the gateway starts while the
 // IdP is down; while keys cannot be fetched Authenticate returns
 // ErrIssuerUnavailable, which must become a 5xx, never an allow and never a
-// 401. Verified tokens are cached until they expire; a cache hit needs the
-// presented token to equal the cached one exactly.
+// 401. Verified tokens are cached until they expire or a key leaves their
+// issuer's key set; a cache hit needs the presented token to equal the cached
+// one exactly.
 //
 // Authorization: Policy is compiled from ordered rules, deny by default; see
 // Policy for the exact semantics. Decide returns Allow, StepUp (403

@@ -2,8 +2,12 @@ package authz
 
 import (
 	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 )
@@ -79,5 +83,94 @@ func TestRulesBoundToIssuer(t *testing.T) {
 	cfg.Policy.Rules = append(cfg.Policy.Rules, RuleConfig{ID: "unbound", Upstream: "github", Tools: []string{"list_*"}})
 	if _, err := New(cfg, Options{ResourceURI: testResource}); err == nil || !strings.Contains(err.Error(), `policy.rules[5].issuers: rule "unbound": required: with 2 issuers configured`) {
 		t.Fatalf("unbound allow rule with two issuers: %v", err)
+	}
+}
+
+// TestPartnerCannotNameAnotherIssuer: the partner issuer signs whatever claims it likes, also
+// claims named twice, exactly or under the case folding a Go struct decoder applies. A token
+// signed by the partner that also says "iss": corp was verified with the partner's keys yet
+// read as corp's caller, with corp's rules and corp's users' state; one whose "aud" names
+// another resource passed with a folded "AUD". Each is refused as malformed, whichever spelling
+// comes last, before its signature is checked.
+func TestPartnerCannotNameAnotherIssuer(t *testing.T) {
+	clk := newClock()
+	corp, partner := startIssuer(t, clk), startIssuer(t, clk)
+	s, err := New(Config{
+		Issuers: []IssuerConfig{{Issuer: corp.URL()}, {Issuer: partner.URL()}},
+		Policy: PolicyConfig{Rules: []RuleConfig{
+			{ID: "corp-only", Upstream: "github", Issuers: []string{corp.URL()}},
+		}},
+	}, Options{ResourceURI: testResource, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := clk.Now().Add(time.Hour).Unix()
+	claims := func(members string) []byte {
+		return fmt.Appendf(nil, `{"sub":"alice","exp":%d,%s}`, exp, members)
+	}
+	iss := func(first, second, name string) []byte {
+		return claims(fmt.Sprintf(`"aud":%q,"iss":%q,%q:%q`, testResource, first, name, second))
+	}
+	p, c := partner.URL(), corp.URL()
+	tests := map[string][]byte{
+		"iss twice, partner last":      iss(c, p, "iss"),
+		"iss twice, corp last":         iss(p, c, "iss"),
+		"ISS after iss":                iss(c, p, "ISS"),
+		"Iss after iss":                iss(c, p, "Iss"),
+		"long s after iss":             iss(c, p, "i\u017fs"),
+		"ISS alone":                    claims(fmt.Sprintf(`"aud":%q,"ISS":%q`, testResource, p)),
+		"AUD names this resource":      claims(fmt.Sprintf(`"iss":%q,"aud":"https://other.example/mcp","AUD":%q`, p, testResource)),
+		"EXP beside exp":               claims(fmt.Sprintf(`"iss":%q,"aud":%q,"EXP":%d`, p, testResource, exp+100)),
+		"SUB beside sub":               claims(fmt.Sprintf(`"iss":%q,"aud":%q,"SUB":"bob"`, p, testResource)),
+		"scope twice under folding":    claims(fmt.Sprintf(`"iss":%q,"aud":%q,"scope":"read","SCOPE":"admin"`, p, testResource)),
+		"nested member named twice":    claims(fmt.Sprintf(`"iss":%q,"aud":%q,"cnf":{"jkt":"a","jkt":"b"}`, p, testResource)),
+		"Kelvin sign in a custom name": claims(fmt.Sprintf(`"iss":%q,"aud":%q,"kid_x":1,"\u212aid_x":2`, p, testResource)),
+	}
+	ctx := context.Background()
+	for name, payload := range tests {
+		t.Run(name, func(t *testing.T) {
+			tok, err := partner.MintPayload(payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr, err := s.Authenticate(ctx, tok)
+			if !errors.Is(err, ErrInvalidToken) || Reason(err) != ReasonMalformed {
+				issuer := ""
+				if pr != nil {
+					issuer = pr.Issuer
+				}
+				t.Fatalf("Authenticate = %v (issuer %q), want malformed", err, issuer)
+			}
+		})
+	}
+	// The same claims spelt once each are the partner's caller, whom corp's rule does not cover;
+	// names a struct decoder keeps apart (Keycloak's "clientId" beside "client_id") are fine.
+	tok, err := partner.MintPayload(claims(fmt.Sprintf(`"aud":%q,"iss":%q,"clientId":"x","client_id":"x","client-id":"x"`, testResource, p)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := s.Authenticate(ctx, tok)
+	if err != nil || pr.Issuer != p {
+		t.Fatalf("Authenticate = %v, %v; want the partner's caller", pr, err)
+	}
+	if d := s.Decide(ctx, pr, KindTool, "github", "delete_repo"); d.Effect != Hidden {
+		t.Fatalf("Decide = %s by %q, want hidden", d.Effect, d.RuleID)
+	}
+}
+
+// TestHeaderNamedTwiceRefused: the header is held to the same rule as the claims, since peek
+// reads its alg through a folding decoder and go-jose through a case-sensitive one.
+func TestHeaderNamedTwiceRefused(t *testing.T) {
+	payload := base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"https://issuer.example","sub":"a"}`))
+	for _, hdr := range []string{
+		`{"alg":"RS256","alg":"none"}`,
+		`{"alg":"RS256","ALG":"ES256"}`,
+		`{"ALG":"RS256"}`,
+		`{"alg":"RS256","kid":"a","KID":"b"}`,
+	} {
+		tok := base64.RawURLEncoding.EncodeToString([]byte(hdr)) + "." + payload + ".c2ln"
+		if _, err := peek(tok); Reason(err) != ReasonMalformed {
+			t.Errorf("peek(header %s) = %v, want malformed", hdr, err)
+		}
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -61,6 +63,13 @@ type keySet struct {
 	keys      []jose.JSONWebKey
 	fetchedAt time.Time // when the last successful fetch started
 	triedAt   time.Time // when the last attempt ended
+	// removals counts the fetches that found a key gone (keyStamp); staleAt is fetchedAt plus
+	// maxAge, and nextTry triedAt plus minRefresh, in Unix nanoseconds; inFlight is set from a
+	// hit's start of a fetch until its answer. All are atomics: a hit reads them without the lock.
+	removals atomic.Uint64
+	staleAt  atomic.Int64
+	nextTry  atomic.Int64
+	inFlight atomic.Bool
 }
 
 // fetchResult is one completed key-set fetch, shared by the callers that
@@ -171,7 +180,21 @@ func (k *keySet) refreshWait() time.Duration {
 }
 
 func (k *keySet) refresh(ctx context.Context) (fetchResult, error) {
-	ch := k.group.DoChan("jwks", func() (any, error) {
+	select {
+	case <-ctx.Done():
+		return fetchResult{}, fmt.Errorf("%w: %w", ErrIssuerUnavailable, ctx.Err())
+	case res := <-k.fetch(ctx):
+		if res.Err != nil {
+			return fetchResult{}, &unavailableError{msg: "key set fetch failed", err: res.Err, retryAfter: k.minRefresh}
+		}
+		return res.Val.(fetchResult), nil
+	}
+}
+
+// fetch starts a fetch of the set, or joins the one under way. Its channel is buffered, so a
+// caller that does not wait (keyStamp.withdrawn) leaves nothing behind.
+func (k *keySet) fetch(ctx context.Context) <-chan singleflight.Result {
+	return k.group.DoChan("jwks", func() (any, error) {
 		// Detached from the caller so one client hanging up does not fail
 		// the fetch for everyone waiting on it.
 		started := k.now()
@@ -181,21 +204,19 @@ func (k *keySet) refresh(ctx context.Context) (fetchResult, error) {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		k.triedAt = k.now()
+		k.nextTry.Store(k.triedAt.Add(k.minRefresh).UnixNano())
 		if err != nil {
 			return nil, err
 		}
+		if len(keys) > 0 && lostKey(k.keys, keys) {
+			// An empty set is an issuer's glitch, not a withdrawal of every key: cached
+			// tokens stay (one not cached is refused by it, as before).
+			k.removals.Add(1)
+		}
 		k.keys, k.fetchedAt = keys, started
+		k.staleAt.Store(started.Add(k.maxAge).UnixNano())
 		return fetchResult{keys: keys, started: started}, nil
 	})
-	select {
-	case <-ctx.Done():
-		return fetchResult{}, fmt.Errorf("%w: %w", ErrIssuerUnavailable, ctx.Err())
-	case res := <-ch:
-		if res.Err != nil {
-			return fetchResult{}, &unavailableError{msg: "key set fetch failed", err: res.Err, retryAfter: k.minRefresh}
-		}
-		return res.Val.(fetchResult), nil
-	}
 }
 
 // candidates are the keys that may have signed a token with this kid and
@@ -227,7 +248,7 @@ func fetchJWKS(ctx context.Context, client *http.Client, url string) ([]jose.JSO
 	for _, r := range raw.Keys {
 		var key jose.JSONWebKey
 		// RFC 7517 §5: ignore keys we cannot use rather than the whole set.
-		if err := key.UnmarshalJSON(r); err != nil || !key.Valid() || key.Use == "enc" {
+		if err := key.UnmarshalJSON(r); err != nil || !key.Valid() || !forVerifying(key.Use, r) {
 			continue
 		}
 		if !key.IsPublic() {
@@ -240,6 +261,23 @@ func fetchJWKS(ctx context.Context, client *http.Client, url string) ([]jose.JSO
 		keys = append(keys, key)
 	}
 	return keys, nil
+}
+
+// forVerifying reports whether a published key may verify signatures: its "use", when present,
+// is "sig", and its "key_ops" (RFC 7517 §4.3), when present, include "verify" or "sign" (some
+// issuers describe the private key's operation). A key the issuer published for encryption only
+// is not one it signs with.
+func forVerifying(use string, raw json.RawMessage) bool {
+	if use != "" && use != "sig" {
+		return false
+	}
+	var ops struct {
+		KeyOps *[]string `json:"key_ops"`
+	}
+	if json.Unmarshal(raw, &ops) != nil {
+		return false
+	}
+	return ops.KeyOps == nil || slices.Contains(*ops.KeyOps, "verify") || slices.Contains(*ops.KeyOps, "sign")
 }
 
 func getJSON(ctx context.Context, client *http.Client, url string) ([]byte, error) {

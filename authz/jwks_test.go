@@ -2,9 +2,11 @@ package authz
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -219,5 +221,57 @@ func TestKeySetVerifiesOnlyCompactJWS(t *testing.T) {
 		if !errors.Is(err, ErrInvalidToken) || Reason(err) != ReasonMalformed {
 			t.Errorf("%s JSON serialization: err %v (reason %q), want %v with reason %q", name, err, Reason(err), ErrInvalidToken, ReasonMalformed)
 		}
+	}
+}
+
+// TestKeysNotForSigningIgnored: the issuer's own key, republished with what says it is not for
+// verifying signatures, verifies nothing; published as a signing key, with or without "use" and
+// "key_ops", it does.
+func TestKeysNotForSigningIgnored(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	res, err := http.Get(iss.JWKSURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set struct{ Keys []map[string]any }
+	err = json.NewDecoder(res.Body).Decode(&set)
+	_ = res.Body.Close()
+	if err != nil || len(set.Keys) == 0 {
+		t.Fatalf("key set: %v", err)
+	}
+	tests := []struct {
+		name   string
+		change map[string]any
+		want   error
+	}{
+		{"use enc", map[string]any{"use": "enc"}, ErrInvalidToken},
+		{"use SIG", map[string]any{"use": "SIG"}, ErrInvalidToken},
+		{"key_ops encrypt", map[string]any{"key_ops": []string{"encrypt"}}, ErrInvalidToken},
+		{"key_ops wrapKey", map[string]any{"key_ops": []string{"wrapKey", "unwrapKey"}}, ErrInvalidToken},
+		{"key_ops empty", map[string]any{"key_ops": []string{}}, ErrInvalidToken},
+		{"key_ops verify", map[string]any{"key_ops": []string{"verify"}}, nil},
+		{"key_ops sign", map[string]any{"key_ops": []string{"sign"}}, nil},
+		{"use sig", map[string]any{"use": "sig"}, nil},
+		{"neither", map[string]any{"use": nil}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key := maps.Clone(set.Keys[0])
+			for k, v := range tt.change {
+				if v == nil {
+					delete(key, k)
+				} else {
+					key[k] = v
+				}
+			}
+			doc, _ := json.Marshal(map[string]any{"keys": []any{key}})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(doc) }))
+			t.Cleanup(srv.Close)
+			a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL(), JWKSURL: srv.URL}}}, clk)
+			if _, err := a.Authenticate(t.Context(), mint(t, iss, nil)); !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+				t.Fatalf("Authenticate = %v, want %v", err, tt.want)
+			}
+		})
 	}
 }

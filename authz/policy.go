@@ -106,9 +106,11 @@ type PolicyConfig struct {
 type RuleConfig struct {
 	// ID names the rule in decisions and logs. Default "rule-<index>".
 	ID string `yaml:"id"`
-	// Upstream is a glob over backend names. Default "*".
+	// Upstream is a glob over backend names. Default "*". Written as a name (no '*' or
+	// '?'), it must be a configured backend's.
 	Upstream string `yaml:"upstream"`
-	// Tools are globs over backend tool names (before namespacing).
+	// Tools are globs over backend tool names (before namespacing). A rule that lists no
+	// tools, prompts or resources applies to all of them; an empty list is refused.
 	Tools []string `yaml:"tools"`
 	// Prompts are globs over backend prompt names.
 	Prompts []string `yaml:"prompts"`
@@ -210,6 +212,16 @@ func (r RuleConfig) validate() []error {
 		for j, p := range patterns {
 			if p == "" {
 				add(fmt.Sprintf("%s[%d]", key, j), "empty pattern")
+			}
+		}
+	}
+	if len(r.Tools)+len(r.Prompts)+len(r.Resources) == 0 {
+		// A rule naming no targets applies to every tool, prompt and resource, so an empty
+		// list, which reads as "none" (and means none in a tool set), would mean "all" here.
+		for key, patterns := range map[string][]string{"tools": r.Tools, "prompts": r.Prompts, "resources": r.Resources} {
+			if patterns != nil {
+				add(key, "an empty list, and no tools, prompts or resources listed: the rule would apply to all of them; "+
+					"list what it is for (tools: [\"*\"] for every tool), or leave the key out")
 			}
 		}
 	}

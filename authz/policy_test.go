@@ -390,3 +390,49 @@ func TestClaimNumbersBeyondDoubles(t *testing.T) {
 		}
 	}
 }
+
+// TestReaches: a backend is reached by a caller an allow rule for it holds for (issuer, claims,
+// scopes, or listWithoutScopes), unless a deny rule covering the whole backend holds too; a deny
+// rule naming some items leaves the rest reachable.
+func TestReaches(t *testing.T) {
+	pol, err := NewPolicy(PolicyConfig{Rules: []RuleConfig{
+		{ID: "out", Upstream: "hr", Effect: EffectDeny, Claims: map[string][]string{"groups": {"contractors"}}},
+		{ID: "hr-secret", Upstream: "hr", Effect: EffectDeny, Tools: []string{"salaries"}},
+		{ID: "hr", Upstream: "hr", Tools: []string{"*"}, AllScopes: []string{"hr:read"}},
+		{ID: "docs", Upstream: "docs-*", Tools: []string{"*"}, AnyScope: []string{"docs"}},
+		{ID: "ops", Upstream: "ops", Tools: []string{"*"}, AllScopes: []string{"ops"}, ListWithoutScopes: true},
+		{ID: "other-iss", Upstream: "billing", Tools: []string{"*"}, Issuers: []string{"https://other"}},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	who := func(scopes string, groups ...string) *Principal {
+		p := &Principal{Issuer: "https://iss", Subject: "s", Scopes: ScopeSet{}, Claims: map[string]any{}}
+		for _, s := range strings.Fields(scopes) {
+			p.Scopes[s] = struct{}{}
+		}
+		if groups != nil {
+			p.Claims["groups"] = []any{groups[0]}
+		}
+		return p
+	}
+	for _, tt := range []struct {
+		name     string
+		p        *Principal
+		upstream string
+		want     bool
+	}{
+		{"scopes held", who("hr:read"), "hr", true},
+		{"scopes missing", who("docs"), "hr", false},
+		{"the whole backend denied", who("hr:read", "contractors"), "hr", false},
+		{"a glob upstream", who("docs"), "docs-eu", true},
+		{"listed without scopes", who(""), "ops", true},
+		{"another issuer's rule", who("docs"), "billing", false},
+		{"no rule", who("hr:read docs ops"), "unknown", false},
+		{"no principal", nil, "hr", false},
+	} {
+		if got := pol.Reaches(tt.p, tt.upstream); got != tt.want {
+			t.Errorf("%s: Reaches(%s) = %v, want %v", tt.name, tt.upstream, got, tt.want)
+		}
+	}
+}

@@ -30,6 +30,8 @@ type Principal struct {
 	// dpop is the DPoP mode of the token's issuer (DPoPOff, DPoPAllowed, DPoPRequired), set when
 	// the token is verified.
 	dpop string
+	// keys is the key set that verified the token, for the token cache (keyStamp).
+	keys keyStamp
 }
 
 // ScopeSet is a set of scope names.
@@ -101,9 +103,7 @@ func (r claimReader) principal(claims map[string]any) *Principal {
 	p := &Principal{Claims: claims}
 	p.Issuer, _ = claims["iss"].(string)
 	p.Subject, _ = claims["sub"].(string)
-	if exp, ok := claims["exp"].(float64); ok {
-		p.ExpiresAt = time.Unix(int64(exp), 0)
-	}
+	p.ExpiresAt, _ = numericDate(claims["exp"])
 	for _, name := range r.scopeClaims {
 		if v, ok := claims[name]; ok {
 			p.Scopes = r.hierarchy.expand(stringsOf(v, true))

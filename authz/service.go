@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Service bundles what the gateway calls: the Authenticator, the Policy,
@@ -95,6 +96,12 @@ func (s *Service) Visible(p *Principal, kind Kind, upstream, name string) bool {
 func (s *Service) Callable(p *Principal, kind Kind, upstream, name string) bool {
 	return s.policy.Callable(p, kind, upstream, name)
 }
+
+// ValidUntil is Authenticator().ValidUntil.
+func (s *Service) ValidUntil(p *Principal) time.Time { return s.auth.ValidUntil(p) }
+
+// Reaches is Policy().Reaches.
+func (s *Service) Reaches(p *Principal, upstream string) bool { return s.policy.Reaches(p, upstream) }
 
 // Listing is Policy().Listing.
 func (s *Service) Listing(p *Principal, kind Kind, upstream, name string) (bool, []string) {

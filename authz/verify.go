@@ -30,6 +30,7 @@ func (a *Authenticator) verify(ctx context.Context, raw string, now time.Time) (
 	if err != nil {
 		return nil, err
 	}
+	stamp := is.stamp()
 	slot := &failureSlot{}
 	tok, err := v.Verify(context.WithValue(ctx, failureKey{}, slot), raw)
 	if err != nil {
@@ -38,7 +39,12 @@ func (a *Authenticator) verify(ctx context.Context, raw string, now time.Time) (
 		}
 		return nil, invalid(ReasonMalformed, "")
 	}
-	return a.accept(tok, is, now)
+	p, err := a.accept(tok, is, now)
+	if err != nil {
+		return nil, err
+	}
+	p.keys = stamp
+	return p, nil
 }
 
 // accept checks what go-oidc was told to skip (audience, exp, nbf) and
@@ -51,7 +57,7 @@ func (a *Authenticator) accept(tok *oidc.IDToken, is *issuer, now time.Time) (*P
 	if !intersects(tok.Audience, is.audiences) {
 		return nil, invalid(ReasonAudience, "")
 	}
-	if err := a.checkTimes(claims, tok.Expiry, now); err != nil {
+	if err := a.checkTimes(claims, now); err != nil {
 		return nil, err
 	}
 	if err := checkConfirmation(claims); err != nil {
@@ -66,24 +72,43 @@ func (a *Authenticator) accept(tok *oidc.IDToken, is *issuer, now time.Time) (*P
 }
 
 // checkTimes enforces exp and nbf with the configured skew. exp is required:
-// a token without it would be valid, and cached, forever.
-func (a *Authenticator) checkTimes(claims map[string]any, exp time.Time, now time.Time) error {
-	if _, ok := claims["exp"].(float64); !ok || exp.IsZero() {
-		return invalid(ReasonClaims, "no exp")
+// a token without it would be valid, and cached, forever. Both are read by
+// numericDate, as the Principal's ExpiresAt is, so the check and the cache
+// agree on one instant.
+func (a *Authenticator) checkTimes(claims map[string]any, now time.Time) error {
+	exp, ok := numericDate(claims["exp"])
+	if !ok {
+		return invalid(ReasonClaims, "exp missing or not a time")
 	}
 	if now.After(exp.Add(a.skew)) {
 		return invalid(ReasonExpired, "")
 	}
 	if v, present := claims["nbf"]; present {
-		nbf, ok := v.(float64)
+		nbf, ok := numericDate(v)
 		if !ok {
 			return invalid(ReasonClaims, "nbf")
 		}
-		if now.Add(a.skew).Before(time.Unix(int64(nbf), 0)) {
+		if now.Add(a.skew).Before(nbf) {
 			return invalid(ReasonNotYetValid, "")
 		}
 	}
 	return nil
+}
+
+// maxNumericDate is the last second of the year 9999. A NumericDate beyond it is no time an
+// issuer means, and from 2^63 on it has no int64 at all: Go's conversion of such a float64 is
+// implementation-defined (math.MinInt64 on amd64), which read an nbf of 1e19 as the distant
+// past and let the token in. Below it every value converts exactly to the second.
+const maxNumericDate = 253402300799
+
+// numericDate reads a NumericDate claim (RFC 7519 §2), false when it is not a JSON number or
+// lies after maxNumericDate. A fraction of a second is dropped, as go-oidc drops it.
+func numericDate(v any) (time.Time, bool) {
+	f, ok := v.(float64)
+	if !ok || !(f <= maxNumericDate) {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(max(f, -maxNumericDate)), 0), true
 }
 
 func intersects(a, b []string) bool {

@@ -44,7 +44,9 @@ type railState struct {
 	rule    *guardrails.Rule
 	notes   []guardrails.Finding
 	blocked *guardrails.Finding
-	failed  bool
+	// blockedIn names what blocked was found in, for the refusal: empty for a notification.
+	blockedIn string
+	failed    bool
 	// nameFound: a detector found something in the URI the request names, which the log
 	// lines leave out (they name the request by its upstream and id).
 	nameFound bool

@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"net/http"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
@@ -18,6 +19,12 @@ import (
 // checkNotification checks one relayed notification (the whole message): it returns the
 // message to relay (redacted where a rule redacts), or drop when a rule blocks it.
 func (g *railer) checkNotification(x *request, msg []byte) (out []byte, drop bool) {
+	return g.checkRelayed(x, msg, "")
+}
+
+// checkRelayed is checkNotification of anything relayed to the client while the request runs;
+// what names it in the refusal of the result when it is blocked (empty: a notification).
+func (g *railer) checkRelayed(x *request, msg []byte, what string) (out []byte, drop bool) {
 	rule := x.rails.rule
 	if !rule.ScansResults() {
 		return msg, false
@@ -27,15 +34,7 @@ func (g *railer) checkNotification(x *request, msg []byte) (out []byte, drop boo
 	g.rec.Duration(metrics.CheckContent, guardrails.DirNotification, g.now().Sub(start))
 	g.record(x, rule, rep)
 	if rep.Blocked() {
-		if x.rails.blocked == nil {
-			f := guardrails.Finding{Detector: guardrails.DetInvalidArguments, Action: guardrails.Block}
-			if b := rep.First(guardrails.Block); b != nil {
-				f = *b
-			} else {
-				x.rails.failed = true
-			}
-			x.rails.blocked = &f
-		}
+		x.rails.block(rep, what)
 		return nil, true
 	}
 	for _, f := range rep.Findings {
@@ -47,6 +46,21 @@ func (g *railer) checkNotification(x *request, msg []byte) (out []byte, drop boo
 		return rep.Rewrite(msg), false
 	}
 	return msg, false
+}
+
+// block keeps the first blocked finding of rep, a check of something relayed while the request
+// runs, which withholds the result; what names that in the refusal (empty: a notification).
+func (st *railState) block(rep *guardrails.Report, what string) {
+	if st.blocked != nil {
+		return
+	}
+	f := guardrails.Finding{Detector: guardrails.DetInvalidArguments, Action: guardrails.Block}
+	if b := rep.First(guardrails.Block); b != nil {
+		f = *b
+	} else {
+		st.failed = true
+	}
+	st.blocked, st.blockedIn = &f, what
 }
 
 // checkResult checks the final result of a request a rule covers: the result detectors, then a
@@ -69,8 +83,18 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 		out, _ = rep.RewriteResult(result, x.rails.notes)
 	}
 	tool := x.in.req.Method == upstreams.MethodToolsCall
-	if out != nil && tool && rule.ValidateStructuredContent() != guardrails.Off {
-		if err := g.validateStructured(x, rule, out, rep); err != nil {
+	switch {
+	case out == nil || !tool:
+	case rule.ValidateStructuredContent() != guardrails.Off:
+		if err := g.validateStructured(x, out, rep, rule.ValidateStructuredContent()); err != nil {
+			return nil, nil, err
+		}
+	case rep.Redacted() && structuredChanged(result, out):
+		// The gateway never makes a result the protocol refuses: a structuredContent it
+		// redacted must still be what the tool's outputSchema declares (a number replaced
+		// with the marker is not), or a client that validates it (the TypeScript SDK's
+		// does) fails the call. Withheld instead, with the reason.
+		if err := g.validateStructured(x, out, rep, guardrails.Block); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -82,6 +106,9 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 			rep.Add(f.Detector, guardrails.Block, f.Path, "")
 		}
 		what = "a notification relayed during the request"
+		if x.rails.blockedIn != "" {
+			what = x.rails.blockedIn
+		}
 	}
 	if rep.Blocked() || x.rails.blocked != nil {
 		msg := refusalText(rep, what)
@@ -99,8 +126,9 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 // validateStructured is the schema guardrail on a tool result's structuredContent, against the
 // tool's outputSchema (pinned, or listed). A tool error is not checked; a result without
 // structuredContent from a tool that declares an outputSchema fails, as the protocol requires
-// one.
-func (g *railer) validateStructured(x *request, rule *guardrails.Rule, result []byte, rep *guardrails.Report) error {
+// one. a is the action on a violation: the rule's, or block for a structuredContent the
+// gateway redacted.
+func (g *railer) validateStructured(x *request, result []byte, rep *guardrails.Report, a guardrails.Action) error {
 	start := g.now()
 	defer func() { g.rec.Duration(metrics.CheckSchema, guardrails.DirResult, g.now().Sub(start)) }()
 	var sc []byte
@@ -118,7 +146,6 @@ func (g *railer) validateStructured(x *request, rule *guardrails.Rule, result []
 		}
 		return nil
 	})
-	a := rule.ValidateStructuredContent()
 	if respelt != "" {
 		// A client that folds case may read that member instead of the one checked here.
 		rep.Add(guardrails.DetInvalidStructuredContent, a, "/"+respelt, "spelt otherwise too, which a client may read in its place")
@@ -143,6 +170,24 @@ func (g *railer) validateStructured(x *request, rule *guardrails.Rule, result []
 		rep.Add(guardrails.DetInvalidStructuredContent, a, "/structuredContent"+v.Path, v.Problem)
 	}
 	return nil
+}
+
+// structuredChanged reports whether the structuredContent of out (result, redacted) is not the
+// backend's.
+func structuredChanged(result, out []byte) bool {
+	return !bytes.Equal(structuredOf(result), structuredOf(out))
+}
+
+// structuredOf is the raw structuredContent of a result, nil when it has none.
+func structuredOf(result []byte) []byte {
+	var sc []byte
+	_ = jsonrpc.Members(result, func(k, v []byte) error {
+		if string(k) == "structuredContent" {
+			sc = v
+		}
+		return nil
+	})
+	return sc
 }
 
 // checkError checks a backend's JSON-RPC error (the whole message) with the result detectors:

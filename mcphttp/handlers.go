@@ -136,6 +136,10 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 	if err != nil {
 		return "", err
 	}
+	if x.rails != nil {
+		// A pre-2026 backend's mid-call requests and its client's answers are checked too.
+		ctx = x.s.rails.checkedAsks(ctx, x)
+	}
 	// Armed before the call: a backend may hold even its response headers until it is done.
 	x.out.KeepAlive(true)
 	visible, embedded := x.resourcePolicy()
@@ -264,33 +268,49 @@ func (x *request) discoverResult(serverInfo json.RawMessage) ([]byte, error) {
 		TTLMs             int64           `json:"ttlMs"`
 		CacheScope        string          `json:"cacheScope"`
 		Meta              json.RawMessage `json:"_meta,omitempty"`
-	}{[]string{ProtocolVersion}, d.Capabilities, x.instructions(d), d.TTL.Milliseconds(), "public", nil}
+	}{[]string{ProtocolVersion}, d.Capabilities, "", d.TTL.Milliseconds(), "public", nil}
+	var private bool
+	res.Instructions, private = x.instructions(d)
+	if private {
+		res.CacheScope = "private"
+	}
 	if serverInfo != nil {
 		res.Meta = append(append([]byte(`{"`+jsonrpc.MetaServerInfo+`":`), serverInfo...), '}')
 	}
 	return json.Marshal(res)
 }
 
-// instructions are the server instructions of this endpoint: see discoverResult.
-func (x *request) instructions(d *upstreams.Discovery) string {
+// instructions are the server instructions of this endpoint: see discoverResult. The backends'
+// own are those of the backends the endpoint's set covers and the caller's policy reaches
+// (authz.Policy.Reaches): a backend's instructions name it and describe its tools, which a
+// caller the policy gives nothing of must not learn. private says the text depends on the
+// caller, so the answer must not be shared between callers.
+func (x *request) instructions(d *upstreams.Discovery) (instr string, private bool) {
 	ts := x.set
 	if ts != nil && ts.instructions != "" {
-		return ts.instructions
+		return ts.instructions, false
 	}
-	instr := x.s.instructions
+	instr = x.s.instructions
 	if instr == "" {
 		var parts []string
 		for _, b := range d.Each {
-			if ts == nil || ts.coversBackend(b.Upstream) {
-				parts = append(parts, b.Upstream+": "+b.Text)
+			if ts != nil && !ts.coversBackend(b.Upstream) {
+				continue
 			}
+			if x.s.auth != nil {
+				private = true
+				if !x.s.auth.Reaches(x.caller.principal, b.Upstream) {
+					continue
+				}
+			}
+			parts = append(parts, b.Upstream+": "+b.Text)
 		}
 		instr = strings.Join(parts, "\n\n")
 	}
 	if ts != nil && ts.search != nil {
 		instr = strings.TrimSpace(instr + "\n\n" + searchInstructions)
 	}
-	return instr
+	return instr, private
 }
 
 // resourcePolicy is the caller's policy for the resources a backend's answer names: visible

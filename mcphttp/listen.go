@@ -2,6 +2,8 @@ package mcphttp
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -29,7 +31,9 @@ func (x *request) listen() error {
 	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
 	caller := upstreams.ListenCaller{Visible: visible, Dropped: x.s.metrics.ListenDropped}
 	x.shed()
-	err := x.s.listens.ListenFor(x.ctx, x.in.req.ID, params, hdr, caller, func(msg []byte) error {
+	ctx, cancel := untilTokenExpires(x)
+	defer cancel()
+	err := x.s.listens.ListenFor(ctx, x.in.req.ID, params, hdr, caller, func(msg []byte) error {
 		// The registry hands over the acknowledgement first and, when every backend stream
 		// has ended, the listen's result last; the stream starts with the first message, so
 		// an invalid request is still answered with a plain JSON error.
@@ -42,9 +46,32 @@ func (x *request) listen() error {
 		return nil
 	case err != nil:
 		return err
+	case ctx.Err() != nil:
+		// The caller's token expired: the graceful end a server SHOULD send, after which
+		// the client listens again with the token it has now.
+		if err := x.out.Event(listenEnd(x.in.req.ID), nil); err != nil {
+			return err
+		}
 	}
 	x.client.SetOutcome(outcomeOK)
 	return nil
+}
+
+// untilTokenExpires is the request's context, ended when the caller's token stops being
+// accepted (authz.Service.ValidUntil): a listen may last for hours, far past the token that
+// opened it, and must not go on serving a caller the gateway now refuses.
+func untilTokenExpires(x *request) (context.Context, context.CancelFunc) {
+	if p := x.caller.principal; p != nil && x.s.auth != nil {
+		return context.WithDeadline(x.ctx, x.s.auth.ValidUntil(p))
+	}
+	return x.ctx, func() {}
+}
+
+// listenEnd is the result that ends a listen gracefully
+// (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions).
+func listenEnd(id json.RawMessage) []byte {
+	r := append([]byte(`{"resultType":"complete","_meta":{"`+jsonrpc.MetaSubscriptionID+`":`), id...)
+	return jsonrpc.AppendResult(nil, id, append(r, "}}"...))
 }
 
 // shed lets go of what the pipeline decoded once nothing but the request's id and method will be

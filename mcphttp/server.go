@@ -356,7 +356,7 @@ func (x *request) record() {
 	}
 	logging.LogAttrs(x.ctx, s.log, slog.LevelInfo, "request",
 		slog.String("request_id", x.requestID),
-		slog.String("method", method),
+		slog.String("method", logToken(method)),
 		slog.String("name", railName(x)),
 		slog.String("upstream", x.route.upstream),
 		slog.String("subject", x.subject()),
@@ -365,7 +365,7 @@ func (x *request) record() {
 		slog.Bool("sse", c.sse),
 		slog.Duration("duration", d),
 		slog.String("era", era),
-		slog.String("pv", pv),
+		slog.String("pv", logToken(pv)),
 		slog.String("session", x.era.session),
 	)
 }
@@ -391,6 +391,26 @@ func requestID(r *http.Request) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// maxLogToken bounds a client-sent token the access log writes as sent.
+const maxLogToken = 64
+
+// logToken is a client-sent token (a method name, a protocol version) as the access log writes
+// it: as sent when it is at most maxLogToken bytes of visible ASCII, as every real one is, else
+// "_other", the value metrics and spans fold unknown methods into. The line is written for
+// requests refused before authentication too, so what a client puts there must neither grow it
+// without bound nor carry text of its choosing, as for the request id.
+func logToken(s string) string {
+	if len(s) > maxLogToken {
+		return spanOther
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= 0x20 || s[i] >= 0x7f {
+			return spanOther
+		}
+	}
+	return s
 }
 
 func quote(s string) string {

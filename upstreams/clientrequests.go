@@ -19,3 +19,9 @@ type ClientRequests = legacy.ClientRequests
 func WithClientRequests(ctx context.Context, f ClientRequests) context.Context {
 	return legacy.WithClientRequests(ctx, f)
 }
+
+// ClientRequestsOf returns the ClientRequests of ctx, nil when the calls made under it have
+// none: the guardrails wrap it to check what goes to the client and what comes back.
+func ClientRequestsOf(ctx context.Context) ClientRequests {
+	return legacy.ClientRequestsOf(ctx)
+}

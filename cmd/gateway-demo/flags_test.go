@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,19 @@ func TestParseDemoFlags(t *testing.T) {
 	}
 	if _, err := parseDemoFlags([]string{"--help"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("--help: %v", err)
+	}
+}
+
+// TestListenInUse: a listener whose port is taken (a second make demo, or something else on
+// 8080) says which flag moves it, rather than leave the newcomer with a bind error.
+func TestListenInUse(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	_, err = listen("admin listener", "--admin-listen", taken.Addr().String())
+	if err == nil || !strings.Contains(err.Error(), "admin listener: ") || !strings.Contains(err.Error(), "--admin-listen 127.0.0.1:0 picks a free port") {
+		t.Errorf("err = %v, want the flag that moves the listener", err)
 	}
 }

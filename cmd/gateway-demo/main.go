@@ -81,14 +81,14 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	// The listeners come first: the gateway's public URL (the tokens' audience) and the
 	// approval page's sign-in redirect name the port, which ":0" leaves to the kernel.
-	mcpLn, err := net.Listen("tcp", f.listen)
+	mcpLn, err := listen("MCP listener", "--listen", f.listen)
 	if err != nil {
-		return fmt.Errorf("MCP listener: %w", err)
+		return err
 	}
 	defer mcpLn.Close()
-	adminLn, err := net.Listen("tcp", f.admin)
+	adminLn, err := listen("admin listener", "--admin-listen", f.admin)
 	if err != nil {
-		return fmt.Errorf("admin listener: %w", err)
+		return err
 	}
 	defer adminLn.Close()
 	backends, err := demo.Start(ctx, slog.New(slog.DiscardHandler))
@@ -111,4 +111,17 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	return <-errc
+}
+
+// listen opens the listener what on addr, given by flag; a port in use (another demo, or the
+// default ports of something else) is answered with the flag that moves it.
+func listen(what, flag, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%s: %w: another program (another demo?) has it; %s 127.0.0.1:0 picks a free port", what, err, flag)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return ln, nil
 }

@@ -137,11 +137,10 @@ func (c *testClock) advance(d time.Duration) { c.ahead.Add(int64(d)) }
 
 const testClientID, testClientSecret = "gateway-approval", "approval-secret"
 
-func newPageFixture(t *testing.T, configure ...func(*Config)) *pageFixture {
+// storeAndKeys are a memory store on the clock now and the page's sealing keys.
+func storeAndKeys(t *testing.T, now func() time.Time) (*store.Memory, *seal.KeyRing) {
 	t.Helper()
-	op := realop.Start(t, realop.Options{})
-	clock := &testClock{start: time.Now()}
-	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.now})
+	mem, err := store.NewMemory(store.MemoryOptions{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +150,14 @@ func newPageFixture(t *testing.T, configure ...func(*Config)) *pageFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mem, ring
+}
+
+func newPageFixture(t *testing.T, configure ...func(*Config)) *pageFixture {
+	t.Helper()
+	op := realop.Start(t, realop.Options{})
+	clock := &testClock{start: time.Now()}
+	mem, ring := storeAndKeys(t, clock.now)
 	f := &pageFixture{op: op, store: mem, clock: clock, log: &mcptest.LogBuffer{},
 		obs: &countingObserver{refusals: map[string]int{}}, idp: newIDPLink(t)}
 	f.srv = httptest.NewUnstartedServer(nil)
@@ -162,6 +169,7 @@ func newPageFixture(t *testing.T, configure ...func(*Config)) *pageFixture {
 	}
 	cfg = cfg.WithDefaults()
 	op.AddWebClient(testClientID, testClientSecret, cfg.redirectURL())
+	var err error
 	f.svc, err = New(cfg, Deps{Store: mem, Keys: ring, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Clock: f.clock.now,
 		Observer: f.obs, HTTPClient: f.idp.client(2 * time.Second)})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -63,7 +64,7 @@ func Decode(data []byte, v any, opts Options) (*Decoded, error) {
 		if errors.Is(err, io.EOF) {
 			return &Decoded{Lines: Lines{}}, nil // an empty file sets nothing
 		}
-		return nil, syntaxError(err)
+		return nil, syntaxError(err, data)
 	}
 	if err := onlyEmptyAfter(dec); err != nil {
 		return nil, err
@@ -82,20 +83,38 @@ func Decode(data []byte, v any, opts Options) (*Decoded, error) {
 	return d, nil
 }
 
-// yamlLine finds the line yaml's syntax errors name.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+// yamlLine finds the line yaml's syntax errors name; unknownAnchor is the one that names none.
+var (
+	yamlLine      = regexp.MustCompile(`^yaml: line (\d+): `)
+	unknownAnchor = regexp.MustCompile(`^yaml: unknown anchor '([^']*)' referenced$`)
+)
 
 // syntaxError reports a file that is not YAML. yaml's syntax messages describe the structure
 // ("did not find expected key"), not values.
-func syntaxError(err error) error {
+func syntaxError(err error, data []byte) error {
 	msg := err.Error()
 	line := 0
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
 	}
+	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
+		line = aliasLine(data, m[1])
+	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	return &configerr.Error{Line: line, Err: fmt.Errorf("not valid YAML: %s", msg)}
+}
+
+// aliasLine is the line of the first alias *name in data (0 when not found): the place an
+// alias to an anchor never defined is used.
+func aliasLine(data []byte, name string) int {
+	alias := regexp.MustCompile(`(^|[\s\[{,:])\*` + regexp.QuoteMeta(name) + `($|[\s\]},])`)
+	for i, l := range strings.Split(string(data), "\n") {
+		if alias.MatchString(l) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 type walker struct {
@@ -120,7 +139,7 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+	if isNull(n) {
 		return // an empty value leaves the setting at its default
 	}
 	if t.Kind() == reflect.Pointer {
@@ -142,6 +161,12 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 			for i, item := range n.Content {
 				p := fmt.Sprintf("%s[%d]", path, i)
 				w.lines[p] = item.Line
+				if isNull(item) {
+					// yaml drops an empty entry or reads it as one with nothing set: a "- "
+					// line left behind when its settings were removed, or a value not written.
+					w.fail(item, p, path, "an empty entry: give it its settings, or remove the line")
+					continue
+				}
 				w.walk(item, t.Elem(), p)
 			}
 		}
@@ -164,10 +189,67 @@ func (w *walker) shape(n *yaml.Node, want yaml.Kind, t reflect.Type, path string
 
 // leaf decodes a scalar (or a self-decoding value) on its own to check its type.
 func (w *walker) leaf(n *yaml.Node, t reflect.Type, path string) {
+	if wholeKind(t) && (n.ShortTag() == "!!float" || n.ShortTag() == "!!int") {
+		w.whole(n, t, path)
+		return
+	}
 	if err := n.Decode(reflect.New(t).Interface()); err != nil {
+		if t == reflect.TypeFor[time.Duration]() && n.ShortTag() == "!!str" && durationSyntax.MatchString(n.Value) {
+			// Written as a duration, but longer than one can be (about 106751 days).
+			w.fail(n, path, path, "expected %s, got one longer than %s", w.expect(t), time.Duration(math.MaxInt64))
+			return
+		}
 		w.fail(n, path, path, "expected %s, got %s", w.expect(t), nodeKind(n))
 	}
 }
+
+// durationSyntax is what time.ParseDuration reads, in range or not.
+var durationSyntax = regexp.MustCompile(DurationPattern)
+
+// whole checks a number read into an integer setting (not a duration): yaml would cut a
+// fraction off (64.5 read as 64) and says nothing useful of a number out of the type's range.
+func (w *walker) whole(n *yaml.Node, t reflect.Type, path string) {
+	var f float64
+	if err := n.Decode(&f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		w.fail(n, path, path, "expected %s, got %s", w.expect(t), nodeKind(n))
+		return
+	}
+	if f != math.Trunc(f) {
+		w.fail(n, path, path, "expected %s, got a number with a fraction", w.expect(t))
+		return
+	}
+	if err := n.Decode(reflect.New(t).Interface()); err != nil {
+		lo, hi := intRange(t)
+		w.fail(n, path, path, "expected %s from %d to %d, got a number out of that range", w.expect(t), lo, hi)
+	}
+}
+
+// wholeKind reports an integer type that is not a duration (which has its own notation).
+func wholeKind(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return t != reflect.TypeFor[time.Duration]() && !selfDecoding(t)
+	}
+	return false
+}
+
+// maxInt is the largest value of the integer type t.
+func maxInt(t reflect.Type) uint64 {
+	_, hi := intRange(t)
+	return hi
+}
+
+// intRange is the range of the integer type t.
+func intRange(t reflect.Type) (int64, uint64) {
+	bits := t.Bits()
+	if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
+		return 0, math.MaxUint64 >> (64 - bits)
+	}
+	return -1 << (bits - 1), 1<<(bits-1) - 1
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
 
 // mergeKey is YAML's merge key ("<<: *defaults").
 const mergeKey = "<<"
@@ -184,7 +266,7 @@ func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
 		}
 		p := keyPath(path, k.Value)
 		if first, dup := seen[k.Value]; dup {
-			w.fail(k, p, p, "set twice (first on line %d)", first)
+			w.fail(k, p, dropped(path), "set twice (first on line %d)", first)
 			continue
 		}
 		seen[k.Value] = k.Line
@@ -206,7 +288,7 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) {
 		k, v := kv[0], kv[1]
 		p := keyPath(path, k.Value)
 		if first, dup := seen[k.Value]; dup {
-			w.fail(k, p, p, "set twice (first on line %d)", first)
+			w.fail(k, p, dropped(path), "set twice (first on line %d)", first)
 			continue
 		}
 		seen[k.Value] = k.Line
@@ -217,6 +299,15 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) {
 		w.lines[p] = k.Line
 		w.walk(v, t.Elem(), p)
 	}
+}
+
+// dropped is the block yaml leaves unread when the mapping at path sets a key twice: it reads
+// nothing of that mapping, and nothing of the list entry it is (up to the list itself).
+func dropped(path string) string {
+	for strings.HasSuffix(path, "]") {
+		path = path[:strings.LastIndex(path, "[")]
+	}
+	return path
 }
 
 // pairs returns a mapping node's key and value nodes.

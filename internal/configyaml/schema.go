@@ -65,11 +65,15 @@ func (g schemaGen) shape(t reflect.Type, path string, depth int) *jsonschema.Sch
 	switch t.Kind() {
 	case reflect.Bool:
 		return &jsonschema.Schema{Type: "boolean"}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return &jsonschema.Schema{Type: "integer"}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		zero := 0.0
-		return &jsonschema.Schema{Type: "integer", Minimum: &zero}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		// The type's largest value, as the loader holds it (Decode's whole); the smallest of
+		// a signed type is left out: every setting refuses a negative value long before it.
+		s := &jsonschema.Schema{Type: "integer", Maximum: new(float64(maxInt(t)))}
+		if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
+			s.Minimum = new(0.0)
+		}
+		return s
 	case reflect.Float32, reflect.Float64:
 		return &jsonschema.Schema{Type: "number"}
 	case reflect.String:

@@ -19,16 +19,32 @@ import (
 // before building anything, check-config runs it and stops, and a reload runs it on the new file
 // before swapping: what check-config accepts, serve starts with.
 func (c *Config) preflight(getenv func(string) string) error {
-	return c.check(getenv, true)
+	return c.check(getenv, checkMachine)
 }
 
-// check validates c; with local it also reads what the configuration names on this machine
-// (files and environment variables). Without local it checks the configuration alone, as
-// check-config --static does for a file rendered for another machine.
-func (c *Config) check(getenv func(string) string, local bool) error {
+// checkScope is what a check reads besides the settings themselves.
+type checkScope int
+
+const (
+	// checkSettings reads nothing: check-config --static, for a file rendered for another
+	// machine.
+	checkSettings checkScope = iota
+	// checkMachine reads every secret, TLS file and the pins lock file: serve's preflight.
+	checkMachine
+	// checkMachineButLock reads all but the pins lock file, which pins write makes (the file
+	// may not exist yet, or lack a backend just added) and pins diff compares with another.
+	checkMachineButLock
+)
+
+// check validates c and reads, on this machine, what scope says (files and environment
+// variables).
+func (c *Config) check(getenv func(string) string, scope checkScope) error {
 	found := configerr.List(c.validate())
-	if local {
+	if scope != checkSettings {
 		found = append(found, c.checkLocal(getenv)...)
+	}
+	if scope == checkMachine {
+		found = append(found, c.checkPinsLock()...)
 	}
 	errs := slices.Clone(c.src.problems) // reading the file, the environment, the flags
 	for _, err := range found {
@@ -69,27 +85,23 @@ func (c *Config) checkLocal(getenv func(string) string) []error {
 	return append(errs, c.checkTLSFiles()...)
 }
 
-// checkTLSFiles loads every certificate, key and CA bundle the configuration names, and the
-// pins lock file, as building the gateway will.
+// checkTLSFiles loads every certificate, key and CA bundle the configuration names, as building
+// the gateway will.
 func (c *Config) checkTLSFiles() []error {
 	var errs []error
 	if t := c.Server.TLS; t.CertFile != "" && t.KeyFile != "" {
-		if _, err := certreload.New(t.CertFile, t.KeyFile); err != nil {
-			errs = append(errs, configerr.At("server.tls", "%w", err))
-		}
+		_, err := certreload.New(t.CertFile, t.KeyFile)
+		errs = append(errs, fileErrors("server.tls", tlsFiles("server.tls", "", t.CertFile, t.KeyFile), err)...)
 	}
 	for i, u := range c.Upstreams {
-		if err := u.TLS.CheckFiles(u.URL); err != nil {
-			errs = append(errs, configerr.At(fmt.Sprintf("upstreams[%d].tls", i), "%w", err))
-		}
+		at := fmt.Sprintf("upstreams[%d].tls", i)
+		errs = append(errs, fileErrors(at, tlsFiles(at, u.TLS.CAFile, u.TLS.CertFile, u.TLS.KeyFile), u.TLS.CheckFiles(u.URL))...)
 	}
 	if c.Redis.enabled() {
-		if err := c.Redis.RedisConfig.CheckFiles(); err != nil {
-			errs = append(errs, configerr.At("redis.tls", "%w", err))
-		}
+		t := c.Redis.TLS
+		errs = append(errs, fileErrors("redis.tls", tlsFiles("redis.tls", t.CAFile, t.CertFile, t.KeyFile), c.Redis.RedisConfig.CheckFiles())...)
 	}
-	errs = append(errs, c.checkInterceptorTLS()...)
-	return append(errs, c.checkPinsLock()...)
+	return append(errs, c.checkInterceptorTLS()...)
 }
 
 // checkHeaderValues refuses a header value read from a secret that a request could not carry
@@ -137,7 +149,7 @@ func (c *Config) checkPinsLock() []error {
 	}
 	lock, err := pins.LoadLock(c.Pins.LockFile)
 	if err != nil {
-		return []error{configerr.At("pins.lockFile", "%w", err)}
+		return fileErrors("pins.lockFile", []keyFile{{"pins.lockFile", c.Pins.LockFile}}, err)
 	}
 	if _, err := pins.NewGuard(pins.GuardOptions{Config: c.Pins, Lock: lock, Backends: names}); err != nil {
 		return []error{configerr.At("pins.lockFile", "%w", err)}

@@ -31,7 +31,8 @@ func TestPreflightSharedByServe(t *testing.T) {
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`config.yaml:1: log.level: "verbose": want debug`, "config.yaml:4: server.tls: ", "missing.crt",
+	want := []string{`config.yaml:1: log.level: "verbose": want debug`, "config.yaml:4: server.tls.certFile: ", "missing.crt: no such file or directory: want a readable file",
+		"config.yaml:4: server.tls.keyFile: ", "missing.key",
 		"config.yaml:8: upstreams[0].headers.X-Key: environment variable UNSET_KEY is empty or unset"}
 	getenv := func(string) string { return "" }
 	var out, errOut bytes.Buffer
@@ -64,7 +65,7 @@ func loadStatic(args []string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cfg, cfg.check(noEnv, false)
+	return cfg, cfg.check(noEnv, checkSettings)
 }
 
 // TestConfigFileErrors: problems in the file name the file, line and key path and say what was
@@ -127,6 +128,33 @@ func TestFlagUpstreamNotLocatedInFile(t *testing.T) {
 		}
 		if !strings.Contains(errOut, "given by --upstream or MCPGW_UPSTREAMS") {
 			t.Errorf("%s: the error does not say where the backend came from:\n%s", name, errOut)
+		}
+	}
+}
+
+// TestOverriddenSettingNotLocatedInFile: a problem with a setting an MCPGW_* variable or a flag
+// replaced is not put at the line of the file, whose value there is not the one checked, and
+// says which variable or flag set it; the file's own problems keep their lines.
+func TestOverriddenSettingNotLocatedInFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	yaml := "server: {listen: \"127.0.0.1:0\"}\nlog: {level: info, format: loud}\nauth: {disabled: true}\n" +
+		"upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\"}]\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runMain([]string{"check-config", "--config", file, "--log-level", "verbose", "--no-auth", "--listen", "0.0.0.0:0"},
+		map[string]string{"MCPGW_ADMIN_LISTEN": "nowhere"})
+	if code != 1 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"\nadmin.listen: \"nowhere\": want host:port or :port (missing port in address) (set by MCPGW_ADMIN_LISTEN)\n",
+		"\nlog.level: \"verbose\": want debug, info, warn or error (set by --log-level)\n",
+		"\nauth.disabled: refused on the non-loopback listener \"0.0.0.0:0\" without --force: every caller could call every tool (set by --no-auth)\n",
+		"config.yaml:2: log.format: \"loud\": want json or text\n",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("output lacks %q:\n%s", want, errOut)
 		}
 	}
 }

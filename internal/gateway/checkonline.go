@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -25,8 +27,9 @@ type onlineResult struct {
 }
 
 // checkOnline contacts what the configuration names, all at once: each issuer's discovery
-// document and key set, and each backend's server/discover (or initialize) and tool list. It
-// prints one line per item, in configuration order, and fails when any item failed.
+// document and key set, Redis (a PING, with the configured credentials and TLS), and each
+// backend's server/discover (or initialize) and tool list. It prints one line per item, in
+// configuration order, and fails when any item failed.
 func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w io.Writer) error {
 	var checks []func(context.Context) onlineResult
 	if !c.Auth.Disabled {
@@ -34,6 +37,9 @@ func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w 
 		for i, ic := range c.Auth.Issuers {
 			checks = append(checks, func(ctx context.Context) onlineResult { return probeIssuer(ctx, client, i, ic) })
 		}
+	}
+	if c.Redis.enabled() {
+		checks = append(checks, func(ctx context.Context) onlineResult { return c.Redis.probe(ctx, getenv) })
 	}
 	reg, err := operatorRegistry(c, getenv)
 	if err != nil {
@@ -83,6 +89,22 @@ func probeIssuer(ctx context.Context, client *http.Client, i int, ic authz.Issue
 		how = "discovery, key set " + p.JWKSURL
 	}
 	r.detail = fmt.Sprintf("%s: %d usable key(s)", how, p.Keys)
+	return r
+}
+
+// probe connects to Redis as serve will and sends a PING: with Redis down, serve starts but its
+// /readyz stays 503 (admin.redisReadiness: required) and every confirmation is refused.
+func (c RedisConfig) probe(ctx context.Context, getenv func(string) string) onlineResult {
+	r := onlineResult{item: "redis " + c.where()}
+	st, err := c.newStore(getenv, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer st.Close()
+	if r.err = st.Ping(ctx); r.err == nil {
+		r.detail = "PING answered"
+	}
 	return r
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
 
 // TestCheckConfigOnline: check-config --online fetches each issuer's discovery document and key
@@ -62,5 +63,30 @@ func TestCheckConfigOnline(t *testing.T) {
 	}
 	if _, _, err := runGateway(t, "check-config", "--config", good, "--online", "--static"); err == nil {
 		t.Error("--online with --static accepted")
+	}
+}
+
+// TestCheckConfigOnlineRedis: check-config --online also sends Redis a PING with the configured
+// password, as serve will connect: a real redis-server that requires a password answers it, and
+// one that cannot be reached fails the check, named without the password its URL carries.
+func TestCheckConfigOnlineRedis(t *testing.T) {
+	const password = "s3cr3t-redis-pw"
+	rs := testredis.Start(t, testredis.WithPassword(password))
+	backend := mcptest.StartServer(t, "one", mcptest.WithoutDefaults(), mcptest.WithTool(readTool(nil), noopTool))
+	for _, tc := range []struct{ url, want string }{
+		{"redis://:" + password + "@" + rs.Addr() + "/0", `(?m)^ok     redis redis://:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered$`},
+		{"redis://:" + password + "@" + closedPort(t) + "/0", `(?m)^FAILED redis redis://:xxxxx@`},
+	} {
+		cfg := writeConfigWith(t, "redis: {url: \""+tc.url+"\"}\n", backend)
+		out, stderr, err := runGateway(t, "check-config", "--config", cfg, "--online")
+		if !regexp.MustCompile(tc.want).MatchString(out) {
+			t.Errorf("output lacks %s:\n%s", tc.want, out)
+		}
+		if failed := strings.HasPrefix(tc.want, "(?m)^FAILED"); failed != (err != nil) {
+			t.Errorf("%s: err = %v", tc.url, err)
+		}
+		if strings.Contains(out+stderr, password) {
+			t.Errorf("the output shows the password:\n%s%s", out, stderr)
+		}
 	}
 }

@@ -280,14 +280,17 @@ func readConfig(name string, args []string, getenv func(string) string, stderr i
 
 func (fv *flagValues) apply(c *Config) error {
 	for _, p := range []struct {
-		dst *string
-		v   string
+		dst        *string
+		v          string
+		path, flag string
 	}{
-		{&c.Server.Listen, fv.listen}, {&c.Admin.Listen, fv.adminListen},
-		{&c.Server.PublicURL, fv.publicURL}, {&c.Log.Level, fv.logLevel}, {&c.Log.Format, fv.logFormat},
+		{&c.Server.Listen, fv.listen, "server.listen", "--listen"}, {&c.Admin.Listen, fv.adminListen, "admin.listen", "--admin-listen"},
+		{&c.Server.PublicURL, fv.publicURL, "server.publicURL", "--public-url"},
+		{&c.Log.Level, fv.logLevel, "log.level", "--log-level"}, {&c.Log.Format, fv.logFormat, "log.format", "--log-format"},
 	} {
 		if p.v != "" {
 			*p.dst = p.v
+			c.src.setBy(p.path, p.flag)
 		}
 	}
 	for _, u := range fv.upstreams {
@@ -295,8 +298,14 @@ func (fv *flagValues) apply(c *Config) error {
 			return err
 		}
 	}
-	c.Namespace.NoPrefix = c.Namespace.NoPrefix || fv.noPrefix
-	c.Auth.Disabled = c.Auth.Disabled || fv.noAuth
+	if fv.noPrefix {
+		c.Namespace.NoPrefix = true
+		c.src.setBy("namespace.noPrefix", "--no-prefix")
+	}
+	if fv.noAuth {
+		c.Auth.Disabled = true
+		c.src.setBy("auth.disabled", "--no-auth")
+	}
 	c.forceNoAuth = fv.force
 	return nil
 }
@@ -322,7 +331,11 @@ func runCheckConfig(ctx context.Context, inv invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := cfg.check(inv.getenv, !*static); err != nil {
+	scope := checkMachine
+	if *static {
+		scope = checkSettings
+	}
+	if err := cfg.check(inv.getenv, scope); err != nil {
 		return err
 	}
 	fmt.Fprintf(inv.stdout, "configuration OK: %d upstream(s), MCP on %s%s, admin on %s\n",
@@ -354,11 +367,23 @@ func envVarNames() []string {
 
 // load is read followed by every check serve makes before it binds a port (preflight).
 func (cf *configFlags) load(getenv func(string) string) (*Config, error) {
+	return cf.loadChecked(getenv, checkMachine)
+}
+
+// loadToPin is load for pins write and pins diff: every check but that of the pins lock file,
+// which the one makes and the other compares with --pins. The configuration an operator deploys
+// names the lock file, so the first pins write, or one after a backend was added, must not need
+// that file to exist and cover every backend already.
+func (cf *configFlags) loadToPin(getenv func(string) string) (*Config, error) {
+	return cf.loadChecked(getenv, checkMachineButLock)
+}
+
+func (cf *configFlags) loadChecked(getenv func(string) string, scope checkScope) (*Config, error) {
 	cfg, err := cf.read(getenv)
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.preflight(getenv); err != nil {
+	if err := cfg.check(getenv, scope); err != nil {
 		return nil, err
 	}
 	return cfg, nil

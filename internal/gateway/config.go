@@ -251,21 +251,22 @@ func newConfig() Config {
 // envVar is one MCPGW_* variable and how it changes the configuration.
 type envVar struct {
 	name string
+	path string // the key path it overrides; "" for MCPGW_UPSTREAMS, which adds list entries
 	set  func(c *Config, v string) error
 }
 
 // envVars maps each MCPGW_* variable to the setting it overrides. Kept as one table so the
 // README documents exactly this list.
 var envVars = []envVar{
-	{"MCPGW_LISTEN", func(c *Config, v string) error { c.Server.Listen = v; return nil }},
-	{"MCPGW_ADMIN_LISTEN", func(c *Config, v string) error { c.Admin.Listen = v; return nil }},
-	{"MCPGW_PATH", func(c *Config, v string) error { c.Server.Path = v; return nil }},
-	{"MCPGW_PUBLIC_URL", func(c *Config, v string) error { c.Server.PublicURL = v; return nil }},
-	{"MCPGW_LOG_LEVEL", func(c *Config, v string) error { c.Log.Level = v; return nil }},
-	{"MCPGW_LOG_FORMAT", func(c *Config, v string) error { c.Log.Format = v; return nil }},
-	{"MCPGW_NO_AUTH", func(c *Config, v string) error { return parseBool(v, &c.Auth.Disabled) }},
-	{"MCPGW_NO_PREFIX", func(c *Config, v string) error { return parseBool(v, &c.Namespace.NoPrefix) }},
-	{"MCPGW_UPSTREAMS", func(c *Config, v string) error {
+	{"MCPGW_LISTEN", "server.listen", func(c *Config, v string) error { c.Server.Listen = v; return nil }},
+	{"MCPGW_ADMIN_LISTEN", "admin.listen", func(c *Config, v string) error { c.Admin.Listen = v; return nil }},
+	{"MCPGW_PATH", "server.path", func(c *Config, v string) error { c.Server.Path = v; return nil }},
+	{"MCPGW_PUBLIC_URL", "server.publicURL", func(c *Config, v string) error { c.Server.PublicURL = v; return nil }},
+	{"MCPGW_LOG_LEVEL", "log.level", func(c *Config, v string) error { c.Log.Level = v; return nil }},
+	{"MCPGW_LOG_FORMAT", "log.format", func(c *Config, v string) error { c.Log.Format = v; return nil }},
+	{"MCPGW_NO_AUTH", "auth.disabled", func(c *Config, v string) error { return parseBool(v, &c.Auth.Disabled) }},
+	{"MCPGW_NO_PREFIX", "namespace.noPrefix", func(c *Config, v string) error { return parseBool(v, &c.Namespace.NoPrefix) }},
+	{"MCPGW_UPSTREAMS", "", func(c *Config, v string) error {
 		for _, part := range strings.Split(v, ",") {
 			if err := addUpstream(c, strings.TrimSpace(part)); err != nil {
 				return err
@@ -297,6 +298,7 @@ func applyEnv(c *Config, getenv func(string) string) error {
 			if err := e.set(c, v); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", e.name, err))
 			}
+			c.src.setBy(e.path, e.name)
 		}
 	}
 	return errors.Join(errs...)
@@ -324,6 +326,7 @@ func (c *Config) validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.validateToolsetUpstreams()...)
+	errs = append(errs, validateRuleUpstreams(c)...)
 	errs = append(errs, c.validateMetaToolNames()...)
 	errs = append(errs, c.validateHeaderNames()...)
 	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
@@ -576,5 +579,5 @@ func NewConfig() Config { return newConfig() }
 // every problem at once.
 func (c *Config) Complete() error {
 	c.applyDefaults()
-	return c.check(nil, false)
+	return c.check(nil, checkSettings)
 }

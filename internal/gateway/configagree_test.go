@@ -299,7 +299,7 @@ func TestCheckConfigAgreesWithServe(t *testing.T) {
 	accepted, failures, cases := 0, 0, agreeCases(t)
 	for i := range cases {
 		cfg, paths := m.generate(t)
-		if err := cfg.check(files.getenv, true); err != nil {
+		if err := cfg.check(files.getenv, checkMachine); err != nil {
 			if leak := files.leak(err.Error()); leak != "" {
 				t.Errorf("case %d, settings %v: the error repeats the secret %q:\n%v", i, paths, leak, err)
 			}
@@ -364,7 +364,7 @@ func newAgreeMutator(t *testing.T) (*configMutator, agreeFiles) {
 			t.Fatal(err)
 		}
 		cfg.applyDefaults()
-		if err := cfg.check(files.getenv, true); err != nil {
+		if err := cfg.check(files.getenv, checkMachine); err != nil {
 			t.Fatalf("base %d is refused: %v", i, err)
 		}
 	}
@@ -410,7 +410,7 @@ func TestLargeCacheSizeReservesNothing(t *testing.T) {
 	}
 	cfg.applyDefaults()
 	getenv := func(string) string { return "" }
-	if err := cfg.check(getenv, true); err != nil {
+	if err := cfg.check(getenv, checkMachine); err != nil {
 		t.Fatal(err)
 	}
 	g, err := prepareRecovering(&cfg, getenv, slog.New(slog.DiscardHandler))
@@ -447,7 +447,7 @@ func TestReloadAgreesWithCheckConfig(t *testing.T) {
 	refused, applied, reloads := 0, 0, agreeCases(t)/2
 	for i := range reloads {
 		cfg, paths := m.generate(t)
-		checkErr := cfg.check(files.getenv, true)
+		checkErr := cfg.check(files.getenv, checkMachine)
 		pending <- cfg
 		hup <- syscall.SIGHUP
 		err := <-results

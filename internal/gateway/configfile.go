@@ -31,6 +31,29 @@ type source struct {
 	// nothingGiven is set when no file, variable or flag was given: the check says how to give
 	// a configuration, beside what is missing.
 	nothingGiven bool
+	// overrides are the key paths an MCPGW_* variable or a flag set, each with its name: a
+	// problem with such a setting is the variable's or flag's, not the file's line.
+	overrides map[string]string
+}
+
+// setBy records that the variable or flag by set the setting at path.
+func (s *source) setBy(path, by string) {
+	if path == "" {
+		return
+	}
+	if s.overrides == nil {
+		s.overrides = map[string]string{}
+	}
+	s.overrides[path] = by
+}
+
+// overrideOf is the variable or flag that set the setting err is about, or "".
+func (s source) overrideOf(err error) string {
+	p, ok := configerr.PathOf(err)
+	if !ok {
+		return ""
+	}
+	return s.overrides[p]
 }
 
 // errNothingGiven is the check's advice to someone who gave no configuration at all.
@@ -101,6 +124,11 @@ func (s source) locate(err error) error {
 	var out []located
 	for _, p := range configerr.List(err) {
 		line := s.lineOf(p)
+		if by := s.overrideOf(p); by != "" {
+			// The file's line holds a value that was replaced: it is not where to look.
+			line = 0
+			p = fmt.Errorf("%w (set by %s)", p, by)
+		}
 		if line == 0 && s.fromFlags(p) {
 			p = fmt.Errorf("%w (a backend given by --upstream or MCPGW_UPSTREAMS)", p)
 		}

@@ -198,7 +198,7 @@ func serveUntilBind(file string, getenv func(string) string, checks bool) error 
 	if checks {
 		err = cfg.preflight(getenv)
 	} else {
-		err = cfg.check(getenv, false)
+		err = cfg.check(getenv, checkSettings)
 	}
 	if err != nil {
 		return err

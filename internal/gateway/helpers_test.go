@@ -6,6 +6,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // The fixtures the gateway's end-to-end tests share: a development issuer, its tokens, and a
@@ -23,6 +24,16 @@ func newIssuer(t *testing.T) *devissuer.Issuer {
 func newExchangeIssuer(t *testing.T) *devissuer.Issuer {
 	t.Helper()
 	return startIssuer(t, devissuer.Options{Audience: testResource, Clients: map[string]string{"mcp-gateway": "gw-secret"}})
+}
+
+// exchangeUpstream is backend name at url, reached by RFC 8693 token exchange at iss (a
+// newExchangeIssuer) for the backend's URL as audience.
+func exchangeUpstream(name, url string, iss *devissuer.Issuer) UpstreamConfig {
+	u := UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: name, URL: url}}
+	u.Auth.AuthConfig = upstreams.AuthConfig{Type: upstreams.AuthTokenExchange, TokenURL: iss.TokenURL(),
+		ClientID: "mcp-gateway", Audience: url}
+	u.Auth.ClientSecret = Secret{Value: "gw-secret"}
+	return u
 }
 
 func startIssuer(t *testing.T, o devissuer.Options) *devissuer.Issuer {

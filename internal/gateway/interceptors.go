@@ -3,11 +3,9 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/metrics"
@@ -72,15 +70,7 @@ func (c *Config) validateInterceptors() []error {
 	names := c.upstreamNames()
 	for i, ic := range c.Interceptors {
 		for j, r := range ic.Rules {
-			up := r.Upstream
-			if up == "" {
-				up = "*"
-			}
-			g := authz.CompileGlob(up)
-			if !slices.ContainsFunc(names, g.Match) {
-				errs = append(errs, configerr.At(fmt.Sprintf("interceptors[%d].rules[%d].upstream", i, j),
-					"%q matches no configured upstream: the rule would govern nothing", up))
-			}
+			errs = append(errs, unmatchedUpstream(names, fmt.Sprintf("interceptors[%d].rules[%d].upstream", i, j), r.Upstream)...)
 		}
 	}
 	return errs
@@ -100,9 +90,8 @@ func (c *Config) interceptorSecretRefs(add func(path string, s Secret, optional 
 func (c *Config) checkInterceptorTLS() []error {
 	var errs []error
 	for i, ic := range c.Interceptors {
-		if err := ic.TLS.CheckFiles(ic.URL); err != nil {
-			errs = append(errs, configerr.At(fmt.Sprintf("interceptors[%d].tls", i), "%w", err))
-		}
+		at := fmt.Sprintf("interceptors[%d].tls", i)
+		errs = append(errs, fileErrors(at, tlsFiles(at, ic.TLS.CAFile, ic.TLS.CertFile, ic.TLS.KeyFile), ic.TLS.CheckFiles(ic.URL))...)
 	}
 	return errs
 }

@@ -2,12 +2,15 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -45,6 +48,24 @@ func TestPolicyIssuerBinding(t *testing.T) {
 	}
 	if n := len(alpha.Forwarded()); n != 0 {
 		t.Fatalf("backend received %d requests for the partner's refused call", n)
+	}
+
+	// The partner signs a token that also names the corporate issuer, in a spelling a folding
+	// decoder reads as "iss" too: refused as malformed, and nothing reaches the backend.
+	alpha.Reset()
+	forged, err := partner.MintPayload(fmt.Appendf(nil, `{"aud":%q,"exp":%d,"groups":["admins"],"iss":%q,"iſs":%q,"sub":"same-subject"}`,
+		testResource, time.Now().Add(time.Hour).Unix(), corp.URL(), partner.URL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := modernHeaders("tools/call", "alpha__add")
+	h.Set("Authorization", "Bearer "+forged)
+	status, hdr, body := post(t, url, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+testMeta+`,"name":"alpha__add","arguments":{"a":1,"b":2}}}`)
+	if ch := hdr.Get("WWW-Authenticate"); status != http.StatusUnauthorized || !strings.Contains(ch, "invalid_token") {
+		t.Fatalf("a partner token naming the corporate issuer: %d %q %s", status, ch, body)
+	}
+	if n := len(alpha.Forwarded()); n != 0 {
+		t.Fatalf("backend received %d requests for a token naming two issuers", n)
 	}
 
 	cs = mcptest.Connect(t, url, mcptest.WithBearer(adminOf(corp)))

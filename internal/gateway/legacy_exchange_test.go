@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
-	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // TestLegacyTokenExchangeCallers: through the gateway, two callers of a 2025-11-25 backend
@@ -24,11 +23,7 @@ func TestLegacyTokenExchangeCallers(t *testing.T) {
 		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "*", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
-		u := UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: "old", URL: legacy.URL()}}
-		u.Auth.AuthConfig = upstreams.AuthConfig{Type: upstreams.AuthTokenExchange, TokenURL: iss.TokenURL(),
-			ClientID: "mcp-gateway", Audience: legacy.URL()}
-		u.Auth.ClientSecret = Secret{Value: "gw-secret"}
-		c.Upstreams = []UpstreamConfig{u}
+		c.Upstreams = []UpstreamConfig{exchangeUpstream("old", legacy.URL(), iss)}
 	})
 	defer stop()
 	for _, who := range []string{"alice", "bob", "alice"} {

@@ -75,7 +75,7 @@ func runPinsWrite(ctx context.Context, inv invocation, args []string) error {
 	if err := cf.parse(args); err != nil {
 		return err
 	}
-	cfg, err := cf.load(inv.getenv)
+	cfg, err := cf.loadToPin(inv.getenv)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func runPinsDiff(ctx context.Context, inv invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := cf.load(inv.getenv)
+	cfg, err := cf.loadToPin(inv.getenv)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,6 +190,33 @@ func TestPinsWriteFailsClosed(t *testing.T) {
 	var de driftError
 	if _, _, err := runGateway(t, "pins", "diff", "--config", cfg, "--pins", lockPath); err == nil || errors.As(err, &de) {
 		t.Errorf("diff with a broken lock file and a backend down: %v", err)
+	}
+}
+
+// TestPinsWriteWithTheDeployedConfig: docs/pinning.md's flow runs pins write with the
+// configuration that will be deployed, which names the lock file: the first write, before that
+// file exists, and the write after a backend was added, which the old file lacks, both work,
+// while check-config (serve) refuses the configuration until the file covers every backend.
+func TestPinsWriteWithTheDeployedConfig(t *testing.T) {
+	one := mcptest.StartServer(t, "one", mcptest.WithoutDefaults(), mcptest.WithTool(readTool(nil), noopTool))
+	two := mcptest.StartServer(t, "two", mcptest.WithoutDefaults(), mcptest.WithTool(deleteTool(true), noopTool))
+	lockPath := filepath.Join(t.TempDir(), "pins.yaml")
+	extra := "pins: {mode: lockfile, lockFile: " + lockPath + "}\n"
+	for i, cfg := range []string{writeConfigWith(t, extra, one), writeConfigWith(t, extra, one, two)} {
+		if _, _, err := runGateway(t, "check-config", "--config", cfg); err == nil || !strings.Contains(err.Error(), "pins.lockFile") {
+			t.Fatalf("configuration %d: check-config before pins write: %v, want the lock file refused", i, err)
+		}
+		if _, _, err := runGateway(t, "pins", "diff", "--config", cfg, "--pins", os.DevNull); err == nil || strings.Contains(err.Error(), "pins.lockFile") {
+			t.Errorf("configuration %d: pins diff against an empty file: %v, want it to compare rather than refuse the configuration", i, err)
+		}
+		if out, _, err := runGateway(t, "pins", "write", "--config", cfg, "--out", lockPath); err != nil {
+			t.Fatalf("configuration %d: pins write: %v", i, err)
+		} else if want := fmt.Sprintf("for %d backend(s) to %s\n", i+1, lockPath); !strings.HasSuffix(out, want) {
+			t.Errorf("configuration %d: pins write said %q, want it to end %q", i, out, want)
+		}
+		if _, _, err := runGateway(t, "check-config", "--config", cfg); err != nil {
+			t.Fatalf("configuration %d: check-config after pins write: %v", i, err)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -23,6 +24,14 @@ type RedisConfig struct {
 }
 
 func (c RedisConfig) enabled() bool { return c.URL != "" || len(c.Addrs) > 0 }
+
+// where names the Redis configured, for an operator: its URL without a password, or its seeds.
+func (c RedisConfig) where() string {
+	if c.URL != "" {
+		return redactURLPasswords(c.URL)
+	}
+	return strings.Join(c.Addrs, ",")
+}
 
 func (c RedisConfig) validate() []error {
 	if !c.enabled() {

@@ -33,7 +33,8 @@ const DefaultSchemaCache = 1024
 type RuleConfig struct {
 	// ID names the rule in audit lines, metrics and _meta annotations. Default "rule-<index>".
 	ID string `yaml:"id"`
-	// Upstream is a glob over backend names. Default "*".
+	// Upstream is a glob over backend names. Default "*". Written as a name (no '*' or
+	// '?'), it must be a configured backend's.
 	Upstream string `yaml:"upstream"`
 	// Tools are globs over backend-side tool names: the rule covers tools/call of those tools.
 	Tools []string `yaml:"tools"`
@@ -237,8 +238,9 @@ func (c *Config) RuleIDs() []string {
 	return out
 }
 
-// ValidatesSchemas reports whether any rule validates against tool schemas: then the gateway
-// keeps every listed tool's schemas in its tool index.
+// ValidatesSchemas reports whether any rule validates against tool schemas, or redacts
+// results (a structuredContent redacted is checked against the tool's outputSchema whatever
+// the rule validates): then the gateway keeps every listed tool's schemas in its tool index.
 func (c *Config) ValidatesSchemas() bool {
 	if c == nil {
 		return false
@@ -247,7 +249,21 @@ func (c *Config) ValidatesSchemas() bool {
 		v := &c.Rules[i].Validate
 		a, _ := parseAction(orOff(v.Arguments))
 		o, _ := parseAction(orOff(v.StructuredContent))
-		if a != Off || o != Off {
+		if a != Off || o != Off || c.Rules[i].Results.redacts() {
+			return true
+		}
+	}
+	return false
+}
+
+// redacts reports whether the direction redacts anything.
+func (dc *DirectionConfig) redacts() bool {
+	is := func(s string) bool { a, _ := parseAction(s); return s != "" && a == Redact }
+	if is(dc.Secrets) || is(dc.PII) || is(dc.Injection) {
+		return true
+	}
+	for _, a := range dc.Detectors {
+		if is(a) {
 			return true
 		}
 	}

@@ -212,3 +212,29 @@ func TestDetectorsOff(t *testing.T) {
 		t.Fatalf("nothing on: got %v", got)
 	}
 }
+
+// A JWT whose payload is longer than a match may be (a token carrying many groups' claims) is
+// a JWT: found and redacted to its end in a string without escapes, and as far as a window
+// reaches (its header and the first maxMatch bytes of its payload at least) in one with them.
+// Before, a payload past maxMatch was no token at all.
+func TestJWTLongerThanAMatch(t *testing.T) {
+	r := testEngine(t, everything("redact")).Rule(KindTool, "b", "t")
+	for _, n := range []int{maxMatch - 100, maxMatch + 100, 3 * maxMatch} {
+		payload := "eyJ" + strings.Repeat("Zm9v", n/4)
+		token := "eyJhbGciOiJSUzI1NiJ9." + payload + ".c2lnbmF0dXJl"
+		for _, pre := range []string{"", `\n`} {
+			raw := `{"text":"` + pre + "Bearer " + token + ` and more"}`
+			rep := r.ScanResult([]byte(raw))
+			out := rep.Rewrite([]byte(raw))
+			if rep.Counts[DetJWT] != 1 {
+				t.Fatalf("payload of %d, %q before: found %d", n, pre, rep.Counts[DetJWT])
+			}
+			if left := len(out) - len(raw) + len(token) - len(Marker(DetJWT)); left > 0 && (pre == "" || left > len(token)-maxMatch) {
+				t.Errorf("payload of %d, %q before: %d bytes of the token left", n, pre, left)
+			}
+			if !strings.Contains(string(out), "Bearer "+Marker(DetJWT)) || !strings.HasSuffix(string(out), ` and more"}`) {
+				t.Errorf("payload of %d, %q before: redacted as %.80s…", n, pre, out)
+			}
+		}
+	}
+}

@@ -262,10 +262,83 @@ func (s *textScan) url(i, a int) int {
 			s.found(DetSlackWebhook, ss, ue)
 		}
 	}
-	if s.on.has(DetLink) && !s.allows(t[host:hostEnd]) {
+	if s.on.has(DetLink) && (!s.allows(t[host:hostEnd]) || !s.allowsPastBackslash(a, ae)) {
 		s.found(DetLink, ss, urlEnd(t, a, ae))
 	}
 	return a
+}
+
+// webAuthority returns where the authority of the http or https URL whose scheme ends at the
+// colon t[i] begins, as a browser reads it, or 0 when there is none: browsers (the WHATWG URL
+// standard, for the special schemes) pass over any run of slashes and backslashes after the
+// colon, or none at all, so https:/host, https:\host, https:/\host, https:///host and
+// https:host are all https://host. The scheme is not the end of a longer one (git+https), but
+// may follow an escape written out in text (\nhttps).
+func webAuthority(t []byte, i int) int {
+	if i+1 >= len(t) || !(t[i+1] == '/' || t[i+1] == '\\' || isAlnum(t[i+1])) {
+		return 0 // most colons: a key's, a time's, a label's
+	}
+	ss := i - 4
+	switch {
+	case i >= 5 && eqFold(t[i-5:i], "https"):
+		ss = i - 5
+	case i >= 4 && eqFold(t[i-4:i], "http"):
+	default:
+		return 0
+	}
+	if ss > 0 && schemeByte(t[ss-1]) && !(ss >= 2 && t[ss-2] == '\\' && escapeEnd(t, ss-2) == ss) {
+		return 0
+	}
+	k := i + 1
+	for k < len(t) && k-i <= 8 && (t[k] == '/' || t[k] == '\\') {
+		k++
+	}
+	switch {
+	case k >= len(t):
+		return 0
+	case k == i+1:
+		// No slash at all: a host name only (https:443 is a scheme and a port to a person, as
+		// in "proto=https:443", whatever a browser makes of it).
+		if isLetter(t[k]) {
+			return k
+		}
+	case isAlnum(t[k]) || t[k] == '[':
+		return k
+	}
+	return 0
+}
+
+// schemeByte reports whether c may be part of a URL's scheme.
+func schemeByte(c byte) bool { return isAlnum(c) || c == '+' || c == '-' || c == '.' }
+
+// allowsPastBackslash reports whether the host of the authority at t[a] is allowed as readers
+// that take a backslash for part of the authority read it: for https://docs.example.com\@evil
+// a browser goes to docs.example.com (the backslash ends the authority), Python's urllib to
+// evil (it ends the authority at '/', '?' or '#' only, and the host follows the last '@'). ae is
+// where the browser's reading of the authority ended; true when that reading is the only one.
+func (s *textScan) allowsPastBackslash(a, ae int) bool {
+	t := s.t
+	if ae >= len(t) || t[ae] != '\\' {
+		return true
+	}
+	at, e := -1, ae
+	for ; e < len(t) && e-a < 512; e++ {
+		c := t[e]
+		if c == '/' || c == '?' || c == '#' || c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' || c >= 0x7f {
+			break
+		}
+		if c == '@' {
+			at = e
+		}
+	}
+	if at < 0 {
+		return true
+	}
+	host := t[at+1 : e]
+	if k := indexByte(host, ':'); k >= 0 {
+		host = host[:k]
+	}
+	return s.allows(host)
 }
 
 // authorityEnd reports whether c ends a URL's authority.

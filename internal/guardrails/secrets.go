@@ -121,20 +121,24 @@ func mixedCase(b []byte) bool {
 }
 
 // jwt matches a JSON Web Token at t[i:]: a base64url header and payload that both encode a JSON
-// object ("eyJ" is the encoding of `{"`), and a signature that may be empty (alg none).
+// object ("eyJ" is the encoding of `{"`), and a signature that may be empty (alg none). A
+// payload longer than a match may be is a token all the same (the claims of many groups): the
+// match runs to the token's end as far as the text goes (in a window of an escaped string, at
+// least maxMatch bytes of it), as a private key's does.
 func (s *textScan) jwt(i, j int) int {
 	t := s.t
 	h := run(t, i, maxMatch, isTokenB64u)
 	if h-i < 10 || h >= len(t) || t[h] != '.' || !hasPrefix(t, h+1, "eyJ") {
 		return i
 	}
-	p := run(t, h+1, maxMatch, isTokenB64u)
-	if p-h-1 < 10 || p >= len(t) || t[p] != '.' {
+	p := run(t, h+1, len(t), isTokenB64u)
+	long := p-h-1 >= maxMatch
+	if !long && (p-h-1 < 10 || p >= len(t) || t[p] != '.') {
 		return i
 	}
-	e := run(t, p+1, maxMatch, isTokenB64u)
-	if !boundary(t, e) {
-		return i
+	e := p
+	if p < len(t) && t[p] == '.' {
+		e = run(t, p+1, len(t), isTokenB64u)
 	}
 	s.found(DetJWT, i, e)
 	return e

@@ -307,6 +307,9 @@ func (s *textScan) anchor(i int) int {
 			return s.email(i)
 		}
 	case ':':
+		if a := webAuthority(t, i); a > 0 {
+			return s.url(i, a)
+		}
 		if i+2 < len(t) && t[i+1] == '/' && t[i+2] == '/' {
 			return s.url(i, i+3)
 		}

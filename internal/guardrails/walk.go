@@ -20,6 +20,14 @@ import (
 // Window sizes for escaped strings: windowStep new bytes per window, plus the overlap.
 const windowStep = 32 << 10
 
+// windowContext is how much of the text before a window's first new byte the window holds
+// again. A detector reads text before where its match starts: a connection string's password
+// after the URL's scheme and user, an assignment's value after the key that names it, an '@'
+// that belongs to a URL's authority rather than an address. A window that started at its first
+// new byte would cut that off when a match starts just after the cut, and miss the secret or
+// take it for something else. Matches that start in the context were the previous window's.
+const windowContext = 1 << 10
+
 // maxDepth bounds the nesting the walker follows; deeper JSON is a guardrail error (the
 // gateway's decoders stop far earlier).
 const maxDepth = 256
@@ -44,6 +52,9 @@ type walker struct {
 	off   int
 	marks []mark
 	win   []byte
+	// from is where the new bytes of an escaped string's window start (windowContext bytes of
+	// context before them at most; 0 in the first window and for a string without escapes).
+	from int
 	// stripMeta: the text is a result, whose _meta member MetaKey is the gateway's (not
 	// scanned, and replaced).
 	stripMeta bool
@@ -185,7 +196,7 @@ func (w *walker) str(s, e int) {
 	}
 	if bytes.IndexByte(w.raw[s:e], '\\') < 0 {
 		w.marks = w.marks[:0]
-		w.off = s
+		w.off, w.from = s, 0
 		w.scanText(w.raw[s:e], e-s)
 		return
 	}
@@ -201,12 +212,13 @@ func (w *walker) scanText(t []byte, limit int) {
 func (w *walker) escaped(s, e int) {
 	d := w.win[:0]
 	w.marks = append(w.marks[:0], mark{r: int32(s)})
+	w.from = 0
 	for rp := s; ; {
-		for len(d) < windowStep+maxMatch && rp < e {
+		for len(d) < w.from+windowStep+maxMatch && rp < e {
 			// The bytes up to the next escape (or as many as the window has room for) are
 			// copied at once; an escape is decoded on its own.
 			if w.raw[rp] != '\\' {
-				end := min(e, rp+windowStep+maxMatch-len(d))
+				end := min(e, rp+w.from+windowStep+maxMatch-len(d))
 				if k := bytes.IndexByte(w.raw[rp:end], '\\'); k >= 0 {
 					end = rp + k
 				}
@@ -218,18 +230,25 @@ func (w *walker) escaped(s, e int) {
 		final := rp >= e
 		limit := len(d)
 		if !final {
-			limit = windowStep
-			for limit > 0 && !utf8.RuneStart(d[limit]) {
-				limit--
-			}
+			limit = runeStart(d, w.from+windowStep)
 		}
 		w.scanText(d, limit)
 		if final {
 			break
 		}
-		d = w.slide(d, limit)
+		cut := runeStart(d, max(0, limit-windowContext))
+		d = w.slide(d, cut)
+		w.from = limit - cut
 	}
-	w.win = d[:0]
+	w.win, w.from = d[:0], 0
+}
+
+// runeStart is the start of the rune of d at or before i.
+func runeStart(d []byte, i int) int {
+	for i > 0 && !utf8.RuneStart(d[i]) {
+		i--
+	}
+	return i
 }
 
 // decodeOne decodes the byte or escape at raw[rp] onto d.
@@ -324,6 +343,9 @@ func skipWS(b []byte, i int) int {
 
 // onMatch records a detector's match in the text being scanned.
 func (w *walker) onMatch(det Detector, start, end int) {
+	if start < w.from {
+		return // the previous window's: it starts in this one's context
+	}
 	w.sc.found(det, w.rawAt(start), w.rawAt(end), w)
 }
 

@@ -1,6 +1,7 @@
 package guardrails
 
 import (
+	"bytes"
 	"encoding/json"
 	"runtime"
 	"strings"
@@ -102,6 +103,53 @@ func windowAt(t *testing.T, r *Rule, at int, pad string) {
 	}
 	if strings.Contains(got.Text, "AKIA") || !strings.Contains(got.Text, " [REDACTED:aws-access-key] ") {
 		t.Errorf("at %d: not redacted whole", at)
+	}
+}
+
+// A match whose detector reads the text before it (a connection string's password after the
+// URL's scheme and user, an assignment's value after its key, an '@' of a URL's authority,
+// which is no address) is found as it is wherever a window of an escaped string starts: just
+// after the scheme, the key or the user included. Each starts at every offset around the
+// first three windows' starts, after a run of two-byte runes or of ASCII, and is found once,
+// by its own detector, and redacted whole.
+func TestWindowStartsAfterContext(t *testing.T) {
+	e := testEngine(t, everything("redact"))
+	r := e.Rule(KindTool, "b", "t")
+	for _, tt := range []struct {
+		text, match string
+		det         Detector
+	}{
+		{"postgres://admin:s3cr3tPassw0rd@db.internal:5432/app", "s3cr3tPassw0rd", DetConnectionString},
+		{`db_password = \"hunter2hunter2\"`, "hunter2hunter2", DetConnectionString},
+		{"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", DetAWSSecretKey},
+		{"alice.smith@mail.example.org", "alice.smith@mail.example.org", DetEmail},
+	} {
+		for _, window := range []int{windowStep, 2 * windowStep, 3 * windowStep} {
+			for _, pad := range []string{"x", "é"} {
+				for d := -len(tt.text) - 2; d <= 2; d++ {
+					n := window + d - 2 // the text starts at window+d of the decoded string
+					if pad == "é" {
+						n /= 2
+					}
+					text := `\t` + strings.Repeat(pad, n) + " " + tt.text + " " + strings.Repeat("y ", 20000)
+					raw := `{"text":"` + text + `"}`
+					rep := r.ScanResult([]byte(raw))
+					var others int
+					for det, c := range rep.Counts {
+						if Detector(det) != tt.det {
+							others += int(c)
+						}
+					}
+					if rep.Counts[tt.det] != 1 || others != 0 {
+						t.Fatalf("%s at %d%+d after %q: found %d, and %d others", tt.det, window, d, pad, rep.Counts[tt.det], others)
+					}
+					out, _ := rep.RewriteResult([]byte(raw), nil)
+					if bytes.Contains(out, []byte(tt.match)) {
+						t.Fatalf("%s at %d%+d after %q: not redacted whole", tt.det, window, d, pad)
+					}
+				}
+			}
+		}
 	}
 }
 

@@ -234,12 +234,15 @@ func TestMalformedResults(t *testing.T) {
 }
 
 // TestFailures: a slow interceptor times out, an unknown interceptor name is a JSON-RPC error,
-// a server answering garbage is a bad response; each blocks when fail-closed and lets the call
-// through when fail-open, and audit mode never blocks.
+// a server answering garbage is a bad response, and so is an answer with another request's id
+// (whatever verdict it carries, it is no verdict on this call); each blocks when fail-closed and
+// lets the call through when fail-open, and audit mode never blocks.
 func TestFailures(t *testing.T) {
 	slow := host(t, "slow", TypeValidation, intercepttest.Slow(time.Minute, intercepttest.Allow()))
 	garbage := host(t, "garbage", TypeValidation, intercepttest.Allow())
 	garbage.SetGarbage(true)
+	other := host(t, "other", TypeValidation, intercepttest.Allow())
+	other.SetOtherID(true)
 	for _, tc := range []struct {
 		name, reason string
 		cfg          Config
@@ -247,6 +250,7 @@ func TestFailures(t *testing.T) {
 		{"slow", ReasonTimeout, Config{Name: "slow", URL: slow.URL(), Timeout: 200 * time.Millisecond}},
 		{"unknown name", ReasonRPCError, Config{Name: "nobody", URL: slow.URL()}},
 		{"garbage", ReasonBadResponse, Config{Name: "garbage", URL: garbage.URL()}},
+		{"another request's answer", ReasonBadResponse, Config{Name: "other", URL: other.URL()}},
 	} {
 		for _, mode := range []string{"closed", "open", "audit"} {
 			t.Run(tc.name+"/"+mode, func(t *testing.T) {

@@ -12,7 +12,8 @@ import (
 	"strings"
 	"unicode"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/configyaml"
 )
 
 // LockVersion is the version of the pins.yaml format this package reads and writes.
@@ -167,18 +168,15 @@ func LoadLock(path string) (*Lock, error) {
 // members, a version other than LockVersion, canonical text that is not canonical or not of
 // the item's kind and key, and a fingerprint that does not match its canonical text.
 func ParseLock(data []byte) (*Lock, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
+	// The configuration's strict reader: every problem with its line, key path and what was
+	// expected, rather than yaml's "cannot unmarshal !!str into pins.lockFile".
 	var lf lockFile
-	if err := dec.Decode(&lf); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("pins: empty lock file")
-		}
-		return nil, fmt.Errorf("pins: %w", err)
+	d, err := configyaml.Decode(data, &lf, configyaml.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("pins: not a lock file as gateway pins write writes it:\n%w", withLines(err))
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, errors.New("pins: lock file holds more than one YAML document")
+	if len(d.Lines) == 0 {
+		return nil, errors.New("pins: empty lock file")
 	}
 	var errs []error
 	if lf.Version != LockVersion {
@@ -379,4 +377,18 @@ func plainPrintable(s string) bool {
 		}
 	}
 	return true
+}
+
+// withLines puts the line in front of each problem Decode found ("line 3: backends.web.tool:
+// unknown key …").
+func withLines(err error) error {
+	var out []error
+	for _, e := range configerr.List(err) {
+		var ce *configerr.Error
+		if errors.As(e, &ce) && ce.Line > 0 {
+			e = fmt.Errorf("line %d: %w", ce.Line, e)
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
 }

@@ -228,3 +228,23 @@ func FuzzParseLock(f *testing.F) {
 		}
 	})
 }
+
+// TestParseLockSaysWhere: a lock file that is not what pins write writes is refused with each
+// problem's line, key path and what was expected, in the terms of the file, not Go's.
+func TestParseLockSaysWhere(t *testing.T) {
+	for in, want := range map[string]string{
+		"this is not a lock file\n":                       "line 1: expected a mapping (key: value), got a string",
+		"version: 1\nbackends:\n  web:\n    tool: {}\n":   `line 4: backends.web.tool: unknown key (did you mean "tools"?)`,
+		"version: one\nbackends: {}\n":                    "line 1: version: expected a whole number, got a string",
+		"version: 1\nbackends:\n  web: {tools: [a, b]}\n": "line 3: backends.web.tools: expected a mapping of keys to values, got a list",
+	} {
+		_, err := ParseLock([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+			continue
+		}
+		if strings.Contains(err.Error(), "unmarshal") || strings.Contains(err.Error(), "!!") {
+			t.Errorf("%q: Go's words in %v", in, err)
+		}
+	}
+}

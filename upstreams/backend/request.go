@@ -46,6 +46,9 @@ type Request struct {
 	// visible and embedded are the caller's resource policy for the URIs in the response
 	// (Call.Visible, Call.Embedded).
 	visible, embedded func(names.Kind, names.Target) bool
+	// completion is what a completion/complete of a resource template asks, so that values
+	// naming a resource visible hides are not relayed (names.Completion).
+	completion *names.Completion
 }
 
 // Post POSTs o to b and returns the response once its headers have arrived, within the

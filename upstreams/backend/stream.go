@@ -109,14 +109,19 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 	case wire.MethodToolsCall, wire.MethodPromptsGet, wire.MethodResourcesRead:
 		name = c.Target.Name // docs/protocol.md §2.2: only these three carry Mcp-Name
 	}
+	var completion *names.Completion
+	if c.Method == wire.MethodComplete && c.Visible != nil {
+		completion = names.ParseCompletion(c.Params, c.Target.Name)
+	}
 	return b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
-		Subject: b.SubjectFor(c.SubjectToken), Caller: c.Caller, UserToken: b.userTokenFor(c.UserToken), FromCaller: true, visible: c.Visible, embedded: c.Embedded})
+		Subject: b.SubjectFor(c.SubjectToken), Caller: c.Caller, UserToken: b.userTokenFor(c.UserToken), FromCaller: true,
+		visible: c.Visible, embedded: c.Embedded, completion: completion})
 }
 
 // open sends o and prepares the Stream of its response; id is the id the response gets.
 func (b *Backend) open(ctx context.Context, id json.RawMessage, o *Request) (*Stream, error) {
 	s := &Stream{b: b, method: o.Method, id: id, start: b.env.Now(), probe: o.probe,
-		rw: names.Rewriter{Space: b.env.Names, Upstream: b.name, Visible: o.visible, Embedded: o.embedded}}
+		rw: names.Rewriter{Space: b.env.Names, Upstream: b.name, Visible: o.visible, Embedded: o.embedded, Completion: o.completion}}
 	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	if legacy, _, err := b.isLegacy(s.ctx, o); err != nil {
 		s.fail(err)
@@ -166,6 +171,15 @@ func (b *Backend) roundTripOnce(ctx context.Context, o *Request) (*jsonrpc.Messa
 			return nil, err
 		}
 		if last {
+			if s.leg == nil && !ownAnswer(s.last) {
+				// Not an answer to this request, whatever it says: a JSON-RPC response
+				// carries the id of the request it answers (an interceptor's verdict on
+				// another call is no verdict on this one). A pre-2026 backend's session
+				// numbers the requests itself, and reads only its request's answer.
+				err = fmt.Errorf("%w: %s: a response to another request", wire.ErrBadResponse, b.name)
+				s.fail(err)
+				return nil, err
+			}
 			// s.last is handed on after Close, which releases the buffer it was read into.
 			m := *s.last
 			m.Result = bytes.Clone(m.Result)
@@ -179,6 +193,14 @@ func (b *Backend) roundTripOnce(ctx context.Context, o *Request) (*jsonrpc.Messa
 
 // gatewayID is the id of the gateway's own requests; each is alone on its HTTP request.
 const gatewayID = "1"
+
+// ownAnswer reports whether m, the response to one of the gateway's own requests, answers it:
+// it has the request's id, or it is an error with a null id (a server that could not read the
+// request's id, as JSON-RPC allows).
+func ownAnswer(m *jsonrpc.Message) bool {
+	id := string(bytes.TrimSpace(m.ID))
+	return id == gatewayID || (m.Error != nil && (id == "null" || id == ""))
+}
 
 // appendRequest builds the JSON-RPC request for the backend.
 func appendRequest(dst []byte, c *Call) ([]byte, error) {

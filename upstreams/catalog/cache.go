@@ -3,6 +3,7 @@ package catalog
 import (
 	"container/list"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"slices"
 	"strconv"
@@ -261,7 +262,7 @@ func (c *Catalog) cachedPart(b *backend.Backend, spec listSpec, q *listQuery) *p
 	p := lc.get(pub)
 	if p == nil && q.cacheKey != "" {
 		own := pub
-		own.caller = q.cacheKey
+		own.caller = privateKey(b, q.cacheKey, q.subject)
 		p = lc.get(own)
 	}
 	if p != nil {
@@ -275,21 +276,21 @@ func (c *Catalog) missedPart(ctx context.Context, b *backend.Backend, spec listS
 	lc := c.cache
 	pub := partKey{upstream: b.Name(), list: spec.index, version: q.version}
 	own := pub
-	own.caller = q.cacheKey
+	own.caller = privateKey(b, q.cacheKey, q.subject)
 	lc.report(false)
 	gen := lc.generation(pub)
 	fk := "p\x00" + b.Name() + "\x00" + spec.method + "\x00" + q.version + "\x00" + strconv.FormatUint(gen, 10)
 	if lc.wasPrivate(pub) {
-		if q.cacheKey == "" {
+		if own.caller == "" {
 			return c.fetchPart(ctx, b, spec, q, own, gen)
 		}
-		fk = "c\x00" + q.cacheKey + "\x00" + fk
+		fk = "c\x00" + own.caller + "\x00" + fk
 	}
 	initiated := false
 	ch := lc.flight.DoChan(fk, func() (any, error) {
 		initiated = true
 		p, err := c.fetchPart(ctx, b, spec, q, own, gen)
-		return flightResult{part: p, caller: q.cacheKey}, err
+		return flightResult{part: p, caller: own.caller}, err
 	})
 	select {
 	case <-ctx.Done():
@@ -301,11 +302,26 @@ func (c *Catalog) missedPart(ctx context.Context, b *backend.Backend, spec listS
 		}
 		// Another caller's request: its failure through its own cancellation, or a private
 		// answer meant for it, is not ours to use.
-		if isContextErr(res.Err) || (res.Err == nil && fr.part.private && (fr.caller != q.cacheKey || q.cacheKey == "")) {
+		if isContextErr(res.Err) || (res.Err == nil && fr.part.private && (fr.caller != own.caller || own.caller == "")) {
 			return c.fetchPart(ctx, b, spec, q, own, gen)
 		}
 		return fr.part, res.Err
 	}
+}
+
+// privateKey is the key of b's private lists for a caller: cacheKey, the caller's identity,
+// and for a backend that exchanges the caller's token (RFC 8693) that token's digest as well.
+// Such a backend answers the exchanged token, which follows the caller's token and its scopes,
+// so a private list is reused only for the token it was fetched with: "a new token means a new
+// cache" (docs/protocol.md §5.1). Other backends answer the gateway's own credential, or the
+// caller's vault token for per-user OAuth, which both stay with the identity. subject is the
+// caller's token, "" when no backend exchanges it; cacheKey "" caches no private list at all.
+func privateKey(b *backend.Backend, cacheKey, subject string) string {
+	if cacheKey == "" || subject == "" || !b.ExchangesTokens() {
+		return cacheKey
+	}
+	sum := sha256.Sum256([]byte(subject))
+	return cacheKey + "\x00" + string(sum[:16])
 }
 
 func isContextErr(err error) bool {

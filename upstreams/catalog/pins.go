@@ -74,7 +74,7 @@ func (c *Catalog) checkPins(ctx context.Context, b *backend.Backend, spec listSp
 	p.pins = verdicts
 	key := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.version)}
 	if p.private {
-		key.caller = q.cacheKey
+		key.caller = privateKey(b, q.cacheKey, q.subject)
 	}
 	now := c.now()
 	expires := now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL))
@@ -228,7 +228,7 @@ func (c *Catalog) TemplatePinVerdict(ctx context.Context, q *PinQuery, target na
 func (c *Catalog) pinVerdicts(ctx context.Context, q *PinQuery, b *backend.Backend, spec listSpec) (map[string]pins.Verdict, error) {
 	pub := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.ProtocolVersion)}
 	own := pub
-	own.caller = q.CacheKey
+	own.caller = privateKey(b, q.CacheKey, q.SubjectToken)
 	gen := c.cache.generation(pub)
 	if verdicts, found := c.pinViews.recent(pub, own, gen, c.now()); found {
 		return verdicts, nil

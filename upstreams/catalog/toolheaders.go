@@ -167,7 +167,7 @@ func (c *Catalog) learnToolHeaders(b *backend.Backend, spec listSpec, q *listQue
 	}
 	key := partKey{upstream: b.Name(), list: spec.index, version: version}
 	if p.private {
-		key.caller = q.cacheKey // "" only without authentication, where every caller is one
+		key.caller = privateKey(b, q.cacheKey, q.subject) // "" only without authentication, where every caller is one
 	}
 	c.toolHeaders.forPart(key, p, gen, c.now())
 }

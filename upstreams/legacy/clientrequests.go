@@ -26,15 +26,15 @@ func WithClientRequests(ctx context.Context, f ClientRequests) context.Context {
 	return context.WithValue(ctx, clientRequestsKey{}, f)
 }
 
-// clientRequestsOf returns the ClientRequests of ctx, nil when none.
-func clientRequestsOf(ctx context.Context) ClientRequests {
+// ClientRequestsOf returns the ClientRequests of ctx, nil when none.
+func ClientRequestsOf(ctx context.Context) ClientRequests {
 	f, _ := ctx.Value(clientRequestsKey{}).(ClientRequests)
 	return f
 }
 
 // withoutClientRequests is ctx with no ClientRequests: what a backend asks under it is refused.
 func withoutClientRequests(ctx context.Context) context.Context {
-	if clientRequestsOf(ctx) == nil {
+	if ClientRequestsOf(ctx) == nil {
 		return ctx
 	}
 	return context.WithValue(ctx, clientRequestsKey{}, ClientRequests(nil))

@@ -336,7 +336,7 @@ func (x *RoundTrip) Answer(ctx context.Context, m *jsonrpc.Message) {
 // relay answers a backend's elicitation, sampling or roots request with what the call's client
 // said, or refuses it when the call has no client that can be asked.
 func (x *RoundTrip) relay(ctx context.Context, m *jsonrpc.Message) []byte {
-	ask := clientRequestsOf(ctx)
+	ask := ClientRequestsOf(ctx)
 	if ask == nil {
 		x.br.log.Warn("legacy upstream request refused: the client cannot be asked mid-call",
 			"upstream", x.br.be.Name(), "method", m.Method)

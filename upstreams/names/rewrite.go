@@ -104,6 +104,9 @@ type Rewriter struct {
 	// Visible is the caller's read policy (nil: no policy, every normalisable URI is shown);
 	// Embedded says whether a resource may appear in a tool or prompt result (nil: all may).
 	Visible, Embedded func(Kind, Target) bool
+	// Completion, for a completion/complete of a resource template, lets the values naming a
+	// resource Visible hides be dropped (complete.go); nil relays a completion as it is.
+	Completion *Completion
 	// client: the URIs are in the client's namespace already (ClientResult).
 	client bool
 }
@@ -158,6 +161,9 @@ func (u Rewriter) ClientResult(method string, res []byte) ([]byte, error) {
 // (jsonrpc.Message.MayHaveURIKey): they are relayed as they are, without another pass. A
 // resources/read result is always parsed: each of its items must carry a "uri" to be relayed.
 func (u Rewriter) Result(method string, m *jsonrpc.Message) ([]byte, error) {
+	if method == wire.MethodComplete && u.Completion != nil && u.Visible != nil {
+		return u.completionResult(m.Result)
+	}
 	if method != wire.MethodResourcesRead && !m.MayHaveURIKey() {
 		return m.Result, nil
 	}

@@ -16,6 +16,7 @@ says what to change.
 {{- end }}
 {{- $errs = concat $errs (include "mcp-gateway.validateKeys" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validateManaged" . | fromYamlArray) }}
+{{- $errs = concat $errs (include "mcp-gateway.validatePins" . | fromYamlArray) }}
 {{- $sum := include "mcp-gateway.drainSum" . | int }}
 {{- if le (include "mcp-gateway.terminationGracePeriodSeconds" . | int) $sum }}
 {{- $errs = append $errs (printf "terminationGracePeriodSeconds must be larger than drain.preStopSleepSeconds + drain.delaySeconds + drain.shutdownTimeoutSeconds (%d), or Kubernetes kills in-flight requests" $sum) }}
@@ -111,6 +112,33 @@ says what to change.
 {{- end }}
 {{- if hasKey .Values.config "redis" }}
 {{- $errs = append $errs "config.redis is set by the chart: use redis.url, redis.password or redis.internal" }}
+{{- end }}
+{{- toYaml $errs }}
+{{- end }}
+
+{{/*
+Problems with pins.lockFile, as a YAML list of messages: the gateway refuses to start when the
+lock file has no section for a backend pinned from it (config.pins mode lockfile, the default),
+and the pods would crash-loop on a render that check-config --static, which reads no files,
+accepts.
+*/}}
+{{- define "mcp-gateway.validatePins" -}}
+{{- $errs := list }}
+{{- with .Values.pins.lockFile }}
+{{- $lock := fromYaml . }}
+{{- if hasKey $lock "Error" }}
+{{- $errs = append $errs "pins.lockFile is not the YAML gateway pins write writes" }}
+{{- else }}
+{{- $pins := $.Values.config.pins | default dict }}
+{{- $sections := $lock.backends | default dict }}
+{{- range $.Values.config.upstreams | default list }}
+{{- $mode := $pins.mode | default "lockfile" }}
+{{- with index ($pins.backends | default dict) .name }}{{ with .mode }}{{ $mode = . }}{{ end }}{{ end }}
+{{- if and (eq $mode "lockfile") (not (hasKey $sections .name)) }}
+{{- $errs = append $errs (printf "pins.lockFile has no section for backend %q, which is pinned from it: run gateway pins write with this backend configured, or set config.pins.backends.%s.mode" .name .name) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- toYaml $errs }}
 {{- end }}

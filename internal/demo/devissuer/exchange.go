@@ -27,7 +27,9 @@ var errSubject = errors.New("devissuer: subject token not accepted")
 // authenticated client: it verifies the subject token against this issuer's own
 // published keys, and mints an access token for the requested audience (the
 // "resource" parameter, RFC 8707, or else "audience") with the subject's "sub"
-// and the client recorded as the actor (RFC 8693 §4.1).
+// and the client recorded as the actor (RFC 8693 §4.1). Its scope is the one requested or,
+// when none is, the subject token's own, as authorization servers commonly narrow an exchange
+// to what the subject token held: so two tokens of one user get different backend tokens.
 func (i *Issuer) serveExchange(w http.ResponseWriter, form url.Values, clientID string) {
 	st := form.Get("subject_token_type")
 	if form.Get("subject_token") == "" || (st != TokenTypeAccessToken && st != TokenTypeJWT) {
@@ -43,14 +45,17 @@ func (i *Issuer) serveExchange(w http.ResponseWriter, form url.Values, clientID 
 		writeOAuthError(w, http.StatusBadRequest, "invalid_target")
 		return
 	}
-	subject, err := i.verifySubject(form.Get("subject_token"))
+	subject, scope, err := i.verifySubject(form.Get("subject_token"))
 	if err != nil {
 		writeOAuthError(w, http.StatusBadRequest, "invalid_grant")
 		return
 	}
 	claims := Claims{"sub": subject, "aud": aud, "client_id": clientID, "act": map[string]any{"sub": clientID}}
 	if s := form.Get("scope"); s != "" {
-		claims["scope"] = s
+		scope = s
+	}
+	if scope != "" {
+		claims["scope"] = scope
 	}
 	tok, err := i.Mint(claims)
 	if err != nil {
@@ -79,36 +84,37 @@ func exchangeAudience(form url.Values) (string, bool) {
 }
 
 // verifySubject checks a subject token's signature with the issuer's published
-// keys, its issuer and its expiry, and returns its "sub". The token must be a
-// JWT, a JWS in the Compact Serialization (RFC 7519 §7.2).
-func (i *Issuer) verifySubject(token string) (string, error) {
+// keys, its issuer and its expiry, and returns its "sub" and "scope". The token
+// must be a JWT, a JWS in the Compact Serialization (RFC 7519 §7.2).
+func (i *Issuer) verifySubject(token string) (sub, scope string, err error) {
 	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.RS256, jose.ES256})
 	if err != nil || len(jws.Signatures) != 1 {
-		return "", fmt.Errorf("%w: not a signed JWT", errSubject)
+		return "", "", fmt.Errorf("%w: not a signed JWT", errSubject)
 	}
 	key, err := i.publicKey(jws.Signatures[0].Header.KeyID)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if jws.Signatures[0].Header.Algorithm != key.Algorithm {
-		return "", fmt.Errorf("%w: algorithm does not match the key", errSubject)
+		return "", "", fmt.Errorf("%w: algorithm does not match the key", errSubject)
 	}
 	payload, err := jws.Verify(key)
 	if err != nil {
-		return "", fmt.Errorf("%w: signature", errSubject)
+		return "", "", fmt.Errorf("%w: signature", errSubject)
 	}
 	var c struct {
-		Iss string `json:"iss"`
-		Sub string `json:"sub"`
-		Exp *int64 `json:"exp"`
+		Iss   string `json:"iss"`
+		Sub   string `json:"sub"`
+		Scope string `json:"scope"`
+		Exp   *int64 `json:"exp"`
 	}
 	if err := json.Unmarshal(payload, &c); err != nil {
-		return "", fmt.Errorf("%w: claims", errSubject)
+		return "", "", fmt.Errorf("%w: claims", errSubject)
 	}
 	if c.Iss != i.url || c.Sub == "" || c.Exp == nil || i.opts.Now().Unix() >= *c.Exp {
-		return "", fmt.Errorf("%w: issuer, subject or expiry", errSubject)
+		return "", "", fmt.Errorf("%w: issuer, subject or expiry", errSubject)
 	}
-	return c.Sub, nil
+	return c.Sub, c.Scope, nil
 }
 
 // publicKey returns the published key with the given kid.

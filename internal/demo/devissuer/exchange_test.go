@@ -70,6 +70,31 @@ func TestTokenExchange(t *testing.T) {
 	}
 }
 
+// TestTokenExchangeKeepsSubjectScope: without a requested scope, the exchanged token carries the
+// subject token's, so two tokens of one user with different scopes get different backend tokens.
+func TestTokenExchangeKeepsSubjectScope(t *testing.T) {
+	iss := startIssuer(t, Options{Clients: map[string]string{"gateway": "gw-secret"}, Audience: "https://gateway.example/mcp"})
+	for _, scope := range []string{"tools:use files:write", "tools:use", ""} {
+		claims := Claims{"sub": "alice"}
+		if scope != "" {
+			claims["scope"] = scope
+		}
+		subject, err := iss.Mint(claims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, body := postToken(t, iss, "gateway", "gw-secret", exchangeForm(subject, func(f url.Values) { f.Del("scope") }))
+		if code != http.StatusOK {
+			t.Fatalf("exchange = %d %v", code, body)
+		}
+		tok, _ := body["access_token"].(string)
+		got, has := mcptest.JWTClaims(t, tok)["scope"]
+		if (scope == "" && has) || (scope != "" && got != scope) {
+			t.Fatalf("subject scope %q: exchanged scope %v", scope, got)
+		}
+	}
+}
+
 func TestTokenExchangeRefusals(t *testing.T) {
 	now := time.Now()
 	iss := startIssuer(t, Options{Clients: map[string]string{"gateway": "gw-secret"}, Now: func() time.Time { return now }})

@@ -149,6 +149,15 @@ func (i *Issuer) MintForeignKeyKnownKID(claims Claims) (string, error) {
 	return i.sign(signingKey{kid: k.kid, alg: k.alg, priv: priv}, i.complete(claims))
 }
 
+// MintPayload signs payload, taken as it is, with the current signing key: a payload no map
+// can produce, such as one naming a claim twice. Hostile token for tests.
+func (i *Issuer) MintPayload(payload []byte) (string, error) {
+	i.mu.RLock()
+	k := i.keys[i.signer]
+	i.mu.RUnlock()
+	return signCompact(jose.SignatureAlgorithm(k.alg), k.priv, k.kid, payload)
+}
+
 // TamperSignature flips one bit of the decoded signature of a compact JWT.
 func TamperSignature(token string) string {
 	parts := strings.Split(token, ".")

@@ -8,7 +8,8 @@
 // failure or a timeout.
 //
 // What an interceptor decides is a Handler; Allow, Deny, Mutate, Slow and Raw make the usual
-// ones. A server can also be made to crash (every connection is dropped) or to answer garbage.
+// ones. A server can also be made to crash (every connection is dropped), to answer garbage, or
+// to answer with another request's id.
 package intercepttest
 
 import (
@@ -64,6 +65,7 @@ type Server struct {
 	headers []http.Header
 	crashed atomic.Bool
 	garbage atomic.Bool
+	otherID atomic.Bool
 }
 
 // Option configures a server.
@@ -144,6 +146,17 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 			_, _ = w.Write([]byte("{this is not json"))
 			return
 		}
+		if s.otherID.Load() && r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "interceptor/invoke" {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.Header().Del("Content-Length")
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(bytes.Replace(rec.Body.Bytes(), []byte(`"id":1,`), []byte(`"id":2,`), 1))
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
 }
@@ -159,6 +172,10 @@ func (s *Server) Close() {
 
 // SetCrashed makes every request drop its connection (true) or be served again (false).
 func (s *Server) SetCrashed(on bool) { s.crashed.Store(on) }
+
+// SetOtherID makes an Interceptor Server answer each invocation with its answer's id changed
+// (on true): an answer to another request.
+func (s *Server) SetOtherID(on bool) { s.otherID.Store(on) }
 
 // SetGarbage makes every POST answered 200 with a body that is not JSON.
 func (s *Server) SetGarbage(on bool) { s.garbage.Store(on) }

@@ -1,0 +1,156 @@
+package authz
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+)
+
+// TestCacheForgetsRemovedKeys: a token verified with a key the issuer has since withdrawn from
+// its key set (a compromised key is withdrawn just so) is refused once the gateway has fetched
+// the set without it, cached or not: the cache must not keep a forged token alive until an exp
+// its forger chose. A key added beside it changes nothing.
+func TestCacheForgetsRemovedKeys(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+	long := devissuer.Claims{"exp": clk.Now().Add(24 * time.Hour).Unix()}
+	oldTok := mint(t, iss, long)
+	first := wantAuth(t, a, oldTok, nil, ReasonNone)
+	if again := wantAuth(t, a, oldTok, nil, ReasonNone); again != first {
+		t.Fatal("the token was not served from the cache")
+	}
+	if _, err := iss.Rotate(devissuer.RotateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DefaultJWKSMaxAge + time.Second)
+	newTok := mint(t, iss, long)
+	wantAuth(t, a, newTok, nil, ReasonNone) // a miss: fetches the set with both keys
+	if again := wantAuth(t, a, oldTok, nil, ReasonNone); again != first {
+		t.Fatal("a key set that only gained a key dropped a cached token")
+	}
+	// The issuer withdraws every key but a new one; the next fetch of its set, made by a miss,
+	// ends the cached entries of every token the old keys signed.
+	if _, err := iss.Rotate(devissuer.RotateOptions{DropOld: true}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DefaultJWKSMaxAge + time.Second)
+	wantAuth(t, a, mint(t, iss, long), nil, ReasonNone)
+	wantAuth(t, a, oldTok, ErrInvalidToken, ReasonUnknownKey)
+	wantAuth(t, a, newTok, ErrInvalidToken, ReasonUnknownKey)
+}
+
+// TestCachedTokensAloneRefreshKeys: where every caller holds a cached token, nothing misses the
+// cache, yet a set older than jwksMaxAge is still fetched again (by a hit, which does not wait
+// for it), so a withdrawn key's tokens end within jwksMaxAge and the time of one fetch.
+func TestCachedTokensAloneRefreshKeys(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+	tok := mint(t, iss, devissuer.Claims{"exp": clk.Now().Add(24 * time.Hour).Unix()})
+	wantAuth(t, a, tok, nil, ReasonNone)
+	if _, err := iss.Rotate(devissuer.RotateOptions{DropOld: true}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DefaultJWKSMaxAge - time.Second)
+	wantAuth(t, a, tok, nil, ReasonNone) // the set is not stale yet: nothing is fetched
+	clk.Advance(2 * time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		_, err := a.Authenticate(ctx, tok)
+		if err != nil {
+			if Reason(err) != ReasonUnknownKey {
+				t.Fatalf("Authenticate = %v, want unknown_key", err)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("a token of a withdrawn key is still served from the cache")
+		case <-time.After(5 * time.Millisecond): // the fetch a hit started is on its way
+		}
+	}
+}
+
+// TestCachedTokensSurviveKeySetGlitches: a stale set's fetch that fails, returns garbage or an
+// empty set, or hangs, ends no cached token, and a hit never waits for it.
+func TestCachedTokensSurviveKeySetGlitches(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	var mode atomic.Value
+	mode.Store("proxy")
+	release := make(chan struct{})
+	hanging := make(chan struct{}, 16)
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch mode.Load().(string) {
+		case "502":
+			http.Error(w, "down", http.StatusBadGateway)
+		case "garbage":
+			_, _ = io.WriteString(w, `{"keys": [{"kty": 7`)
+		case "empty":
+			_, _ = io.WriteString(w, `{"keys": []}`)
+		case "hang":
+			hanging <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		default:
+			res, err := http.Get(iss.JWKSURL())
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			defer res.Body.Close()
+			_, _ = io.Copy(w, res.Body)
+		}
+	}))
+	t.Cleanup(jwks.Close)
+	t.Cleanup(func() { close(release) })
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL(), JWKSURL: jwks.URL}}, FetchTimeout: time.Hour}, clk)
+	tok := mint(t, iss, devissuer.Claims{"exp": clk.Now().Add(24 * time.Hour).Unix()})
+	first := wantAuth(t, a, tok, nil, ReasonNone)
+	ks := a.issuers[iss.URL()].keys
+	for _, m := range []string{"502", "garbage", "empty"} {
+		mode.Store(m)
+		clk.Advance(DefaultJWKSMaxAge + DefaultJWKSMinRefreshInterval)
+		wantAuth(t, a, tok, nil, ReasonNone) // starts the fetch
+		_, _ = ks.refresh(t.Context())       // waits for a fetch in this mode to be taken in
+		for ks.inFlight.Load() {             // and for the hit's fetch to be over
+			runtime.Gosched()
+		}
+		if p := wantAuth(t, a, tok, nil, ReasonNone); p != first {
+			t.Fatalf("%s: the cached token was verified again", m)
+		}
+	}
+	mode.Store("hang")
+	clk.Advance(DefaultJWKSMaxAge + DefaultJWKSMinRefreshInterval)
+	done := make(chan error, 1)
+	go func() { _, err := a.Authenticate(t.Context(), tok); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("a hit while the key set hangs: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a hit waited for a key set that hangs")
+	}
+	select {
+	case <-hanging: // the hit did start the fetch that still hangs
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stale set was not fetched again")
+	}
+	// While that fetch hangs, further hits neither start nor join one: no allocation.
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(50, func() { _, _ = a.Authenticate(ctx, tok) }); n != 0 {
+		t.Fatalf("a hit on a stale set whose fetch hangs allocates %v times", n)
+	}
+}

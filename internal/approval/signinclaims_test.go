@@ -1,0 +1,80 @@
+package approval
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+)
+
+// TestSignInIdentityReadExactly: the page's user is the ID token's "iss" and "sub" as spelt, the
+// names the gateway reads a caller's identity by. A user whose ID token also carries a claim a
+// folding decoder reads as "sub" ("ſub" with a long s, "SUB") was signed in as that claim's
+// value, so mallory, given "ſub": "alice", decided alice's calls; such a sign-in is refused.
+func TestSignInIdentityReadExactly(t *testing.T) {
+	srv := httptest.NewUnstartedServer(nil)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	cfg := Config{BaseURL: srv.URL, ClientID: testClientID, ClientSecret: testClientSecret}.WithDefaults()
+	iss, err := devissuer.New(devissuer.Options{
+		Users: map[string]devissuer.Claims{
+			"alice": {}, "mallory": {"\u017fub": "alice"}, "trudy": {"SUB": "alice"},
+		},
+		WebClients: map[string]devissuer.WebClient{testClientID: {Secret: testClientSecret, RedirectURIs: []string{cfg.redirectURL()}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = iss.Close() })
+	cfg.Issuer = iss.URL()
+	mem, ring := storeAndKeys(t, time.Now)
+	svc, err := New(cfg, Deps{Store: mem, Keys: ring, Logger: slog.New(slog.DiscardHandler), HTTPClient: &http.Client{Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = svc
+	signIn := func(user string) (int, string) {
+		id := hex.EncodeToString([]byte((user + "-call-id-padding")[:16]))
+		page, err := svc.Ask(context.Background(), Call{ID: id, Issuer: iss.URL(), Subject: "alice",
+			Upstream: "files", Tool: "files__delete", UpstreamTool: "delete", Arguments: json.RawMessage(`{"path":"/x"}`),
+			Digest: []byte("digest-of-the-arguments-32-bytes"), Client: "test-client 1.0", Expiry: time.Now().Add(5 * time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jar, _ := cookiejar.New(nil)
+		c := &http.Client{Transport: srv.Client().Transport, Jar: jar, Timeout: 20 * time.Second}
+		resp, err := c.Get(page) // to the issuer's sign-in form
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		form := resp.Request.URL.Query()
+		form.Set("username", user)
+		authorize := *resp.Request.URL
+		authorize.RawQuery = ""
+		resp, err = c.PostForm(authorize.String(), form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode, string(body)
+	}
+	if status, body := signIn("alice"); status != http.StatusOK || !strings.Contains(body, `name="csrf"`) {
+		t.Fatalf("alice on her own call: %d %s", status, body)
+	}
+	for _, user := range []string{"mallory", "trudy"} {
+		if status, body := signIn(user); strings.Contains(body, `name="csrf"`) || status == http.StatusOK {
+			t.Errorf("%s, whose ID token also names alice, was shown alice's call: %d", user, status)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// TestStreamsEndWithTheToken: a stream outlives the request that authenticated it, for hours if
+// the client keeps it open; it must not go on serving a caller whose token the gateway would now
+// refuse. A subscriptions/listen ends, once the token's exp plus the clock skew has passed, with
+// the graceful-end result (the client listens again with the token it has then), and a pre-2026
+// client's GET stream is closed (its client opens it again). Nothing is waited for but the
+// token's two seconds.
+func TestStreamsEndWithTheToken(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithSubscriptions())
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Auth.ClockSkew = time.Second
+		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "alpha"}}
+	}, alpha)
+	t.Run("subscriptions/listen", func(t *testing.T) {
+		t.Parallel()
+		short := mint(t, iss, devissuer.Claims{"sub": "alice", "exp": time.Now().Add(time.Second).Unix()})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		events := listen(t, ctx, gw, `{"toolsListChanged":true}`, short)
+		if ack := <-events; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+			t.Fatalf("first event %q", ack)
+		}
+		var last string
+		for data := range events {
+			last = data
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the listen outlived its token")
+		}
+		if !strings.Contains(last, `"resultType":"complete"`) || !strings.Contains(last, `"id":"L"`) {
+			t.Fatalf("the listen ended with %q, want its graceful-end result", last)
+		}
+	})
+
+	t.Run("pre-2026 GET stream", func(t *testing.T) {
+		t.Parallel()
+		short := mint(t, iss, devissuer.Claims{"sub": "alice", "exp": time.Now().Add(time.Second).Unix()})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+			"Authorization": {"Bearer " + short}}
+		_, rh, body := post(t, "http://"+gw.MCP+"/mcp", h,
+			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+		sid := rh.Get("Mcp-Session-Id")
+		if sid == "" {
+			t.Fatalf("initialize: %s", body)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+gw.MCP+"/mcp", nil)
+		req.Header = http.Header{"Accept": {"text/event-stream"}, "Authorization": {"Bearer " + short},
+			"Mcp-Session-Id": {sid}, "Mcp-Protocol-Version": {"2025-11-25"}}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET stream: %d", res.StatusCode)
+		}
+		for sc := bufio.NewScanner(res.Body); sc.Scan(); {
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the GET stream outlived its token")
+		}
+	})
+}

@@ -1,0 +1,45 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/configerr"
+)
+
+// validateRuleUpstreams refuses a policy or guardrail rule whose upstream is a backend name (no
+// wildcard) that is not configured: the rule could never apply, so the name is misspelt or the
+// backend's old one, and the rule an operator reads as guarding that backend silently guards
+// nothing (an allow rule allows nothing, a deny rule or a guardrail protects nothing). A pattern
+// ("k8s-*") may match no backend yet: one policy is often shared by deployments that run
+// different backends, and its deny rules must not have to be taken out where a backend is absent.
+// Interceptor rules and tool sets, which belong to one deployment, refuse patterns too.
+func validateRuleUpstreams(c *Config) []error {
+	var errs []error
+	names := c.upstreamNames()
+	for i, r := range c.Auth.Policy.Rules {
+		if !strings.ContainsAny(r.Upstream, "*?") {
+			errs = append(errs, unmatchedUpstream(names, fmt.Sprintf("auth.policy.rules[%d].upstream", i), r.Upstream)...)
+		}
+	}
+	for i, r := range c.Guardrails.Rules {
+		if !strings.ContainsAny(r.Upstream, "*?") {
+			errs = append(errs, unmatchedUpstream(names, fmt.Sprintf("guardrails.rules[%d].upstream", i), r.Upstream)...)
+		}
+	}
+	return errs
+}
+
+// unmatchedUpstream reports the upstream glob of the rule at path ("" is "*") when it matches
+// none of the configured backends (names), with the nearest backend name.
+func unmatchedUpstream(names []string, path, glob string) []error {
+	if glob == "" {
+		glob = "*"
+	}
+	if len(names) == 0 || slices.ContainsFunc(names, authz.CompileGlob(glob).Match) {
+		return nil // no backends at all is reported once, at upstreams
+	}
+	return []error{configerr.At(path, "%q matches no configured upstream%s: the rule would never apply", glob, didYouMean(glob, names))}
+}
