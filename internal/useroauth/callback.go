@@ -165,7 +165,7 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	}
 	t := &vault.Token{Issuer: st.Issuer, Subject: st.Subject, Backend: st.Backend, Resource: b.cfg.resource(),
 		AuthServer: d.as.Issuer, ClientID: c.ID, AccessToken: tr.AccessToken, RefreshToken: tr.RefreshToken,
-		Expiry: tr.Expiry, Scope: cmp.Or(tr.Scope, strings.Join(d.scopes, " ")), Connected: s.now()}
+		Expiry: tokenExpiry(tr, tr.RefreshToken, s.now()), Scope: cmp.Or(tr.Scope, strings.Join(d.scopes, " ")), Connected: s.now()}
 	if err := s.keep(ctx, b, t); err != nil {
 		// Nothing is stored: the tokens just issued are revoked rather than left valid
 		// somewhere the gateway cannot reach them.

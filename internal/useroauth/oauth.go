@@ -30,8 +30,9 @@ type client struct {
 type tokenResponse struct {
 	AccessToken  string
 	RefreshToken string
-	Expiry       time.Time
-	Scope        string
+	// Expiry is when the access token expires, zero when the server did not say.
+	Expiry time.Time
+	Scope  string
 }
 
 // oauthError is an authorization server's refusal (RFC 6749 §5.2): Code is the error code, kept
@@ -124,21 +125,35 @@ func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, f
 	case !sendable:
 		return nil, fmt.Errorf("%w: the token response lacks a Bearer access_token", ErrAuthServer)
 	}
-	return &tokenResponse{AccessToken: w.AccessToken, RefreshToken: w.RefreshToken, Expiry: a.now().Add(lifetime(w.ExpiresIn)),
-		Scope: scopeOf(w.Scope)}, nil
+	tr := &tokenResponse{AccessToken: w.AccessToken, RefreshToken: w.RefreshToken, Scope: scopeOf(w.Scope)}
+	if life, ok := lifetime(w.ExpiresIn); ok {
+		tr.Expiry = a.now().Add(life)
+	}
+	return tr, nil
 }
 
 // lifetime is a token answer's expires_in: whole seconds, as a number or a numeric string (as
-// some servers send it), from one second to ten years; DefaultTokenLifetime for anything else
-// (absent, null, zero, negative, fractional, huge, not a number), which is no reason to lose
-// tokens the server has issued.
-func lifetime(raw json.RawMessage) time.Duration {
+// some servers send it), from one second to ten years; ok is false for anything else (absent,
+// null, zero, negative, fractional, huge, not a number), which is no reason to lose tokens the
+// server has issued: the lifetime is unknown (tokenExpiry).
+func lifetime(raw json.RawMessage) (time.Duration, bool) {
 	s := strings.Trim(string(raw), `"`)
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n <= 0 || n >= 10*365*24*3600 {
-		return DefaultTokenLifetime
+		return 0, false
 	}
-	return time.Duration(n) * time.Second
+	return time.Duration(n) * time.Second, true
+}
+
+// tokenExpiry is when a record holding tr's access token and refreshToken takes it to expire:
+// what the server said; when it did not, DefaultTokenLifetime from now if the record can
+// refresh it, else never (zero: used until the backend refuses it, as servers issuing tokens
+// that do not expire, without refresh tokens, mean it).
+func tokenExpiry(tr *tokenResponse, refreshToken string, now time.Time) time.Time {
+	if tr.Expiry.IsZero() && refreshToken != "" {
+		return now.Add(DefaultTokenLifetime)
+	}
+	return tr.Expiry
 }
 
 // scopeOf is a token answer's scope: a string, or a list of strings as some servers send it;

@@ -268,3 +268,29 @@ func TestErrorCodesShownAsCodes(t *testing.T) {
 		t.Error("the error_description was shown or logged")
 	}
 }
+
+// TestTokenWithoutLifetimeOrRefresh: a server that issues an access token without expires_in
+// and without a refresh token (tokens that do not expire, as many SaaS servers issue) has it
+// used until the backend refuses it, not dropped after an assumed lifetime, which sent the user
+// to consent every few minutes; the backend's refusal then sends them to consent.
+func TestTokenWithoutLifetimeOrRefresh(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice := f.caller(realop.UserID)
+	f.asLink.answer.Store(&tokenAnswer{http.StatusOK, `{"access_token":"at-forever-5e2b","token_type":"Bearer"}`})
+	status, page := f.browser(t).connect(f.link(t, alice), f.idp.Username(), f.as.Username())
+	f.asLink.answer.Store(nil)
+	if status != http.StatusOK {
+		t.Fatalf("connect: %d\n%s", status, page)
+	}
+	f.clock.Advance(30 * 24 * time.Hour)
+	before := f.asLink.tokenSent.Load()
+	if tok := f.mustToken(t, alice); tok != "at-forever-5e2b" {
+		t.Errorf("token %q", tok)
+	}
+	if n := f.asLink.tokenSent.Load() - before; n != 0 {
+		t.Errorf("%d token requests for a token without refresh", n)
+	}
+	f.svc.Rejected(t.Context(), backendName, alice.Issuer+"#"+alice.Subject, "at-forever-5e2b")
+	f.noToken(t, alice)
+	noneLogged(t, f, "at-forever-5e2b")
+}

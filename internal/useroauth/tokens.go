@@ -313,10 +313,10 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	t := e.Token
-	t.AccessToken, t.Expiry, t.Refreshed = tr.AccessToken, tr.Expiry, s.now()
 	if tr.RefreshToken != "" {
 		t.RefreshToken = tr.RefreshToken // rotated (OAuth 2.1 §4.3.1)
 	}
+	t.AccessToken, t.Expiry, t.Refreshed = tr.AccessToken, tokenExpiry(tr, t.RefreshToken, s.now()), s.now()
 	if tr.Scope != "" {
 		t.Scope = tr.Scope
 	}
