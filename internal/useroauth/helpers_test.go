@@ -221,6 +221,9 @@ type asLink struct {
 	// answer, when set, is the token endpoint's answer instead of the server's: the status
 	// and the JSON body (the request still reaches the server, which counts it).
 	answer atomic.Pointer[tokenAnswer]
+	// resourceAS, when set, is the authorization server the backend's resource metadata names
+	// (rewritten on its way to the gateway).
+	resourceAS atomic.Pointer[string]
 	// revokeSent counts the requests the gateway sent to the revocation endpoint, including
 	// those that never reached the server.
 	revokeSent atomic.Int64
@@ -267,6 +270,9 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 		_ = resp.Body.Close()
 		return &http.Response{StatusCode: a.status, Header: http.Header{"Content-Type": {"application/json"}},
 			Body: io.NopCloser(strings.NewReader(a.body)), Request: r}, nil
+	}
+	if as := l.resourceAS.Load(); as != nil && err == nil && strings.Contains(r.URL.Path, "oauth-protected-resource") {
+		return rewritten(resp, "authorization_servers", []string{*as})
 	}
 	if n := l.bloat.Load(); n > 0 && err == nil && r.URL.Path == "/oauth/token" {
 		return bloated(resp, int(n))

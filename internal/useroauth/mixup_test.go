@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 )
@@ -22,8 +23,8 @@ type hostileAS struct {
 	// victimAuthorize is the other server's authorization endpoint, victimClient and
 	// victimRedirect the gateway's client and redirect URI there (all public knowledge).
 	victimAuthorize, victimClient, victimRedirect atomic.Pointer[string]
-	// codes counts the codes its token endpoint received.
-	codes atomic.Int64
+	// codes counts the codes its token endpoint received, refreshes the refresh tokens.
+	codes, refreshes atomic.Int64
 }
 
 func startHostileAS(t *testing.T) *hostileAS {
@@ -49,6 +50,9 @@ func startHostileAS(t *testing.T) *hostileAS {
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		if r.ParseForm() == nil && r.PostForm.Get("code") != "" {
 			h.codes.Add(1)
+		}
+		if r.PostForm.Get("refresh_token") != "" {
+			h.refreshes.Add(1)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
@@ -166,4 +170,24 @@ func TestMetadataDocumentPerBackend(t *testing.T) {
 		t.Fatalf("connect: %d\n%s", status, body)
 	}
 	f.mustToken(t, alice)
+}
+
+// TestRefreshTokenStaysWithItsServer: a backend whose resource metadata comes to name another
+// authorization server (its operator moved, or it was compromised) never has the gateway send
+// that server a refresh token the first one issued, even when the gateway's client id is the
+// same at both: the record, issued by another server, is removed, and the user connects again.
+func TestRefreshTokenStaysWithItsServer(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice, _ := connected(t, f)
+	other := startHostileAS(t)
+	f.asLink.resourceAS.Store(&other.srv.URL)
+	f.clock.Advance(24 * time.Hour) // the token expired, and the metadata is read again
+	_, ok, err := f.svc.Token(t.Context(), backendName, alice)
+	if n := other.refreshes.Load(); n != 0 {
+		t.Errorf("the other authorization server received %d refresh tokens the first one issued", n)
+	}
+	if ok || err != nil {
+		t.Errorf("Token: ok %v, %v; want consent", ok, err)
+	}
+	expectContains(t, "the log", f.log.String(), "useroauth: token record removed")
 }

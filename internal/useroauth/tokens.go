@@ -279,6 +279,13 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 		return nil, nil
 	}
 	d, c, err := s.serverAndClient(ctx, st)
+	if err == nil && d.as.Issuer != e.AuthServer {
+		// The backend names another server now: the refresh token goes only to the one that
+		// issued it, never to this one (which could use it at the first with a client id it
+		// knows), even when the gateway's client id is the same at both.
+		s.drop(ctx, who, name, e, "the backend's authorization server changed")
+		return nil, nil
+	}
 	if err == nil && c.ID != e.ClientID {
 		s.drop(ctx, who, name, e, "the gateway's client at the authorization server changed")
 		return nil, nil
