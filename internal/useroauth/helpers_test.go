@@ -128,6 +128,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		f.asLink = &asLink{}
 		f.store = newStore(t, f, o.redis)
 	}
+	t.Cleanup(func() { f.noTokenLogged(t) })
 	f.srv = httptest.NewUnstartedServer(nil)
 	f.srv.StartTLS()
 	t.Cleanup(f.srv.Close)
@@ -224,6 +225,10 @@ type asLink struct {
 	// resourceAS, when set, is the authorization server the backend's resource metadata names
 	// (rewritten on its way to the gateway).
 	resourceAS atomic.Pointer[string]
+	// issued holds every token the token endpoint's answers carried, which no log line may
+	// hold (noTokenLogged).
+	issuedMu sync.Mutex
+	issued   []string
 	// revokeSent counts the requests the gateway sent to the revocation endpoint, including
 	// those that never reached the server.
 	revokeSent atomic.Int64
@@ -268,8 +273,11 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(r)
 	if a := l.answer.Load(); a != nil && err == nil && r.URL.Path == "/oauth/token" {
 		_ = resp.Body.Close()
-		return &http.Response{StatusCode: a.status, Header: http.Header{"Content-Type": {"application/json"}},
-			Body: io.NopCloser(strings.NewReader(a.body)), Request: r}, nil
+		resp = &http.Response{StatusCode: a.status, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(a.body)), Request: r}
+	}
+	if err == nil && r.URL.Path == "/oauth/token" {
+		l.noteIssued(resp)
 	}
 	if as := l.resourceAS.Load(); as != nil && err == nil && strings.Contains(r.URL.Path, "oauth-protected-resource") {
 		return rewritten(resp, "authorization_servers", []string{*as})
@@ -278,6 +286,36 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 		return bloated(resp, int(n))
 	}
 	return resp, err
+}
+
+// noteIssued keeps the tokens a token endpoint's answer carries (noTokenLogged), leaving the
+// answer readable.
+func (l *asLink) noteIssued(resp *http.Response) {
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	var m map[string]any
+	_ = json.Unmarshal(body, &m)
+	l.issuedMu.Lock()
+	defer l.issuedMu.Unlock()
+	for _, k := range []string{"access_token", "refresh_token", "id_token"} {
+		if s, ok := m[k].(string); ok && len(s) >= 8 {
+			l.issued = append(l.issued, s)
+		}
+	}
+}
+
+// noTokenLogged fails t when f's log holds a token the authorization server issued or the
+// gateway's client secret there: every test with a fixture checks its log so.
+func (f *fixture) noTokenLogged(t *testing.T) {
+	logs := f.log.String()
+	f.asLink.issuedMu.Lock()
+	defer f.asLink.issuedMu.Unlock()
+	for _, s := range append([]string{asClientSecret}, f.asLink.issued...) {
+		if strings.Contains(logs, s) {
+			t.Errorf("the log holds a token or secret (%d bytes)", len(s))
+		}
+	}
 }
 
 // revokesRefresh reports whether r, a revocation request, names a refresh token (its
