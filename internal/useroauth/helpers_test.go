@@ -222,6 +222,8 @@ type asLink struct {
 	// answer, when set, is the token endpoint's answer instead of the server's: the status
 	// and the JSON body (the request still reaches the server, which counts it).
 	answer atomic.Pointer[tokenAnswer]
+	// noRevocation takes revocation_endpoint out of the authorization server's metadata.
+	noRevocation atomic.Bool
 	// resourceAS, when set, is the authorization server the backend's resource metadata names
 	// (rewritten on its way to the gateway).
 	resourceAS atomic.Pointer[string]
@@ -278,6 +280,10 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if err == nil && r.URL.Path == "/oauth/token" {
 		l.noteIssued(resp)
+	}
+	if l.noRevocation.Load() && err == nil && (strings.Contains(r.URL.Path, "openid-configuration") ||
+		strings.Contains(r.URL.Path, "oauth-authorization-server")) {
+		return rewritten(resp, "revocation_endpoint", "")
 	}
 	if as := l.resourceAS.Load(); as != nil && err == nil && strings.Contains(r.URL.Path, "oauth-protected-resource") {
 		return rewritten(resp, "authorization_servers", []string{*as})

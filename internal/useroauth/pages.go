@@ -188,12 +188,27 @@ func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest str
 	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
 	defer cancel()
 	who := vault.Caller{Issuer: sess.Issuer, Subject: sess.Subject}
-	if _, err := s.Disconnect(ctx, who, name, "user"); err != nil {
+	_, revoked, err := s.disconnect(ctx, who, name, "user")
+	if err != nil {
 		s.storeDown(w, r, name)
 		return
 	}
 	r.URL.Path = s.cfg.Path + "/"
-	s.list(w, r, "Disconnected "+name+": its tokens were revoked and removed.")
+	s.list(w, r, disconnectedNote(name, revoked))
+}
+
+// disconnectedNote is what the list page says after a disconnect: that the tokens were revoked
+// only when the authorization server revoked them, else that they stay valid there until they
+// expire, and where the user can end them.
+func disconnectedNote(name string, revoked error) string {
+	const rest = " They stay valid there until they expire; to end them now, remove the gateway's access in your account at that server."
+	switch {
+	case revoked == nil:
+		return "Disconnected " + name + ": its tokens were revoked at the authorization server and removed."
+	case errors.Is(revoked, errNoRevocation):
+		return "Disconnected " + name + ": the gateway removed its tokens. The authorization server offers no revocation." + rest
+	}
+	return "Disconnected " + name + ": the gateway removed its tokens, but the authorization server could not be asked to revoke them." + rest
 }
 
 // checkForm checks a form POST: from the pages' own origin, by a signed-in user, readable.

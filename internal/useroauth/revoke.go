@@ -11,27 +11,38 @@ import (
 // ErrUnknownBackend is a revocation naming a backend that does not use per-user OAuth.
 var ErrUnknownBackend = errors.New("useroauth: not a per-user backend")
 
+// errNoRevocation is revokeTokens finding no revocation endpoint: nothing was asked, and the
+// tokens stay valid at the server until they expire.
+var errNoRevocation = errors.New("the authorization server has no revocation endpoint")
+
 // Disconnect removes who's record for backend and then revokes its tokens at the authorization
 // server (RFC 7009, best effort); by says who asked ("user" or "admin"), for the audit line and
 // the metrics. removed is false when there was no record. The record goes first, so a refresh
 // finishing meanwhile on any replica finds it gone and revokes what it got, rather than keep
 // the caller connected.
 func (s *Service) Disconnect(ctx context.Context, who vault.Caller, backend, by string) (removed bool, err error) {
+	removed, _, err = s.disconnect(ctx, who, backend, by)
+	return removed, err
+}
+
+// disconnect is Disconnect, also reporting how the revocation went: nil when the server
+// revoked the tokens (or there were none), errNoRevocation, or why it could not be asked.
+func (s *Service) disconnect(ctx context.Context, who vault.Caller, backend, by string) (removed bool, revoked, err error) {
 	st, ok := s.backends[backend]
 	if !ok {
-		return false, ErrUnknownBackend
+		return false, nil, ErrUnknownBackend
 	}
 	e, err := s.vault.Take(ctx, who, backend)
 	if err != nil || e == nil {
-		return false, err
+		return false, nil, err
 	}
 	if e.AccessToken != "" {
-		s.revokeTokens(ctx, st, &e.Token)
+		revoked = s.revokeTokens(ctx, st, &e.Token)
 	}
 	s.obs.Revoked(backend, by, 1)
 	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: disconnected", slog.String("subject", who.Issuer+"#"+who.Subject),
 		slog.String("upstream", backend), slog.String("by", by))
-	return true, nil
+	return true, revoked, nil
 }
 
 // RevokeSubject disconnects who from every per-user backend (the operator's revocation of a
@@ -90,12 +101,12 @@ func (s *Service) revokeTokens(ctx context.Context, st *backendState, t *vault.T
 		err = errors.New("the tokens were issued by another authorization server or to another client")
 	}
 	if err == nil && d.as.RevocationEndpoint == "" {
-		return nil // nothing to ask: the tokens expire on their own
+		return errNoRevocation // nothing to ask: the tokens expire on their own
 	}
 	if err == nil {
 		err = s.revokeBoth(ctx, st, d, c, t)
 	}
-	if err != nil {
+	if err != nil && err != errNoRevocation {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: revocation at the authorization server failed; the record is removed anyway",
 			slog.String("upstream", st.cfg.Name), slog.String("error", err.Error()))
 	}

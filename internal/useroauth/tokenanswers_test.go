@@ -294,3 +294,36 @@ func TestTokenWithoutLifetimeOrRefresh(t *testing.T) {
 	f.noToken(t, alice)
 	noneLogged(t, f, "at-forever-5e2b")
 }
+
+// TestDisconnectSaysWhatHappened: the list page's note after a disconnect says the tokens were
+// revoked only when the authorization server revoked them; a server without a revocation
+// endpoint, or one that does not answer, leaves them valid there until they expire, and the
+// user is told so (and where to end them), not that they were revoked.
+func TestDisconnectSaysWhatHappened(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		set  func(*fixture)
+		want string
+	}{
+		{"revoked", func(*fixture) {}, "revoked at the authorization server"},
+		{"no revocation endpoint", func(f *fixture) { f.asLink.noRevocation.Store(true) }, "offers no revocation"},
+		{"revocation hangs", func(f *fixture) { f.asLink.hangRevoke.Store(true) }, "could not be asked"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{timeout: 200 * time.Millisecond})
+			tt.set(f)
+			b := f.browser(t)
+			if status, body := b.connect(f.link(t, f.caller(realop.UserID)), f.idp.Username(), f.as.Username()); status != http.StatusOK {
+				t.Fatalf("connect: %d\n%s", status, body)
+			}
+			_, _, body := b.get(f.srv.URL + "/connect/")
+			status, _, body := b.post(f.srv.URL+"/connect/b/"+backendName+"/disconnect", url.Values{"csrf": {csrfOf(t, body)}})
+			if status != http.StatusOK || !strings.Contains(body, tt.want) {
+				t.Errorf("disconnect: %d, want a note saying %q\n%s", status, tt.want, body)
+			}
+			if tt.name != "revoked" && strings.Contains(body, "revoked and removed") {
+				t.Error("the note says the tokens were revoked")
+			}
+		})
+	}
+}
