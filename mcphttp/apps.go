@@ -51,7 +51,10 @@ func (x *request) appRoute(name string, resolved upstreams.Target, err error) (u
 		}
 		return resolved, name, nil
 	}
-	if x.viaCallTool {
+	if x.viaCallTool || x.era.version == v20250326 {
+		// A 2025-03-26 client is sent no tool's _meta (that revision's tools have none), so it
+		// renders no app: a backend's own name from it is never an app's call, and an app-only
+		// tool stays out of its reach by name as by list.
 		return upstreams.Target{}, "", errUnknownName("tool")
 	}
 	q.SubjectToken = x.listSubjectToken()
@@ -82,6 +85,17 @@ func appCallable(x *request) func(upstreams.Target) bool {
 	}
 }
 
+// v20250326 is the protocol revision whose clients are sent no tool _meta, so no MCP App (the
+// pre-2026 edge labels their requests with it, Incoming.SetEra).
+const v20250326 = "2025-03-26"
+
+// Member names checkUIRead judges, compared with jsonrpc.FoldEqual.
+var (
+	keyContents = []byte("contents")
+	keyMeta     = []byte("_meta")
+	keyUI       = []byte("ui")
+)
+
 // errAmbiguousAppName refuses a backend's own tool name that more than one backend serving apps
 // has: the gateway cannot tell whose app called, and guessing could run another backend's tool.
 // The message names neither the backends nor their tools, which the caller may not be allowed to
@@ -97,14 +111,16 @@ func errAmbiguousAppName(name string) *Error {
 // prefers the _meta.ui of a content item (its CSP domains, permissions, sandbox domain) over
 // the listed resource's, which pinning judged at stage pin, so a content item must carry the
 // pinned _meta.ui or none. Each "_meta" and "ui" member is judged, duplicates included, with
-// names compared as a client decodes them. A difference is ui-changed: with its action log the
+// names compared as the widest client decoder reads them (jsonrpc.FoldEqual: a host decoding
+// names case-insensitively takes "_META" or "Contents" for the member it judges, and reads the
+// last of them). A difference is ui-changed: with its action log the
 // result is relayed and logged; otherwise it is refused as a blocked item, since a read's
 // content cannot be confirmed once the backend has answered (a read has no effect to undo).
 func (x *request) checkUIRead(result []byte) error {
 	pin := x.route.uiReadPin
 	same := true
 	_ = jsonrpc.Members(result, func(k, contents []byte) error {
-		if string(k) != "contents" || contents[0] != '[' {
+		if !jsonrpc.FoldEqual(k, keyContents) || contents[0] != '[' {
 			return nil
 		}
 		var items []json.RawMessage
@@ -117,11 +133,11 @@ func (x *request) checkUIRead(result []byte) error {
 				continue
 			}
 			_ = jsonrpc.Members(item, func(k, meta []byte) error {
-				if string(k) != "_meta" || meta[0] != '{' {
+				if !jsonrpc.FoldEqual(k, keyMeta) || meta[0] != '{' {
 					return nil
 				}
 				return jsonrpc.Members(meta, func(k, ui []byte) error {
-					if string(k) == "ui" && !pin.SameUIMeta(ui) {
+					if jsonrpc.FoldEqual(k, keyUI) && !pin.SameUIMeta(ui) {
 						same = false
 					}
 					return nil

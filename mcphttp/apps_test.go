@@ -1,8 +1,11 @@
 package mcphttp
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
@@ -133,5 +136,31 @@ func TestAppsToolSetNarrows(t *testing.T) {
 	}
 	if r := callName(t, setURL, "refresh_dashboard"); r.RPC.Error == nil || strings.Contains(string(r.Body), "refresh_dashboard of weather") {
 		t.Errorf("own name of a tool outside the set: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestAppsOwnNameThatIsNamespaced: a backend's own tool name that is also a namespaced name of
+// another backend ("plain__whoami" on alpha, whose app calls it so) is read as the namespaced
+// name: the call reaches plain's whoami, never alpha's tool. The two readings cannot be told
+// apart from the request, and consulting every backend's list on each namespaced call would let
+// one failing backend stop the calls of all; docs/apps.md names the limit.
+func TestAppsOwnNameThatIsNamespaced(t *testing.T) {
+	own := "plain__" + mcptest.ToolWhoAmI
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithApp("weather"), mcptest.WithTool(
+		&mcp.Tool{Name: own, InputSchema: map[string]any{"type": "object"},
+			Meta: mcp.Meta{"ui": map[string]any{"resourceUri": mcptest.AppViewURI("weather"), "visibility": []any{"app"}}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "alpha's own"}}}, nil
+		}))
+	plain := mcptest.StartServer(t, "plain")
+	ucfg := upstreams.Config{Apps: upstreams.AppsConfig{Enabled: true}, Upstreams: []upstreams.UpstreamConfig{
+		{Name: "alpha", URL: alpha.URL()}, {Name: "plain", URL: plain.URL()}}}
+	_, e := testServer(t, Config{}, ucfg, upstreams.Options{}, Deps{})
+	url := serveTest(t, e).URL + DefaultPath
+	r := callName(t, url, own)
+	if r.Status != 200 || r.RPC.Error != nil || strings.Contains(string(r.RPC.Result), "alpha's own") ||
+		len(plain.RequestsOf("tools/call")) != 1 || len(alpha.RequestsOf("tools/call")) != 0 {
+		t.Fatalf("%s: %d %s; calls alpha %d, plain %d", own, r.Status, r.Body,
+			len(alpha.RequestsOf("tools/call")), len(plain.RequestsOf("tools/call")))
 	}
 }

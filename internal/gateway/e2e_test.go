@@ -47,11 +47,29 @@ func startTestGatewayTo(t *testing.T, logs io.Writer, mutate func(*Config), back
 	})
 	select {
 	case l := <-started:
+		if cfg.Redis.enabled() {
+			waitNoticesSubscribed(t, l)
+		}
 		return l
 	case err := <-done:
 		t.Fatalf("serve: %v", err)
 	}
 	return Listeners{}
+}
+
+// waitNoticesSubscribed waits until the replica's notice subscriptions are made (its /readyz
+// says so), as a load balancer waits for readiness before sending it traffic: a test that hands
+// a message to it through Redis before then would lose it. It does not wait when Redis is
+// away (a test of that) or the readiness detail is not shown.
+func waitNoticesSubscribed(t *testing.T, l Listeners) {
+	t.Helper()
+	if l.Admin == "" {
+		return
+	}
+	mcptest.WaitFor(t, "the notice subscriptions", func() bool {
+		_, body := readyz(t, l)
+		return body.Checks == nil || body.Checks["redis"] != "ok" || body.Checks["notices"] == "ok"
+	})
 }
 
 // testConfig is the configuration a test gateway starts from: serve's own before the file

@@ -49,7 +49,7 @@ func TestRedisReadiness(t *testing.T) {
 	required := startTestGateway(t, withRedis(""), alpha) // the default
 	advisory := startTestGateway(t, withRedis("advisory"), alpha)
 	for name, gw := range map[string]Listeners{"required": required, "advisory": advisory} {
-		if status, body := readyz(t, gw); status != http.StatusOK || body.Checks["redis"] != "ok" {
+		if status, body := readyz(t, gw); status != http.StatusOK || body.Checks["redis"] != "ok" || body.Checks["notices"] != "ok" {
 			t.Fatalf("%s with Redis up: /readyz %d %+v", name, status, body)
 		}
 	}

@@ -518,8 +518,14 @@ func (g *gateway) mount(cfg *Config, c *components, explainSecret, adminToken st
 	c.mcpServer.Register(c.mcp)
 	var checks []mcphttp.Check
 	if cfg.Redis.enabled() {
-		checks = append(checks, mcphttp.Check{Name: "redis", Run: g.replays.Prime,
-			Advisory: cfg.Admin.RedisReadiness == redisReadinessAdvisory})
+		advisory := cfg.Admin.RedisReadiness == redisReadinessAdvisory
+		checks = append(checks, mcphttp.Check{Name: "redis", Run: g.replays.Prime, Advisory: advisory})
+		if st, ok := g.notices.(interface{ Subscribed() error }); ok {
+			// Not ready until Redis confirmed the notice subscriptions: an answer another
+			// replica hands over before then is lost (store.Redis.Subscribed).
+			checks = append(checks, mcphttp.Check{Name: "notices", Run: func(context.Context) error { return st.Subscribed() },
+				Advisory: advisory})
+		}
 	}
 	if c.auth != nil {
 		// Not ready until every issuer's keys were fetched once: a replica that cannot verify

@@ -107,8 +107,27 @@ func isURIKey(key []byte) bool {
 	case "uri", "resourceUri", "ui/resourceUri":
 		return true
 	}
-	return false
+	return mayBeAppsLink(key)
 }
+
+// mayBeAppsLink reports whether key is another spelling of MCP Apps' resourceUri or
+// ui/resourceUri that a case-insensitive decoder reads as it (FoldEqual): the gateway
+// namespaces the link in those spellings too, so a result holding one needs the pass. Most keys
+// are told apart by their length or last byte, without folding.
+func mayBeAppsLink(key []byte) bool {
+	if len(key) < len("resourceUri") {
+		return false
+	}
+	if last := key[len(key)-1]; last|0x20 != 'i' && last < utf8.RuneSelf {
+		return false
+	}
+	return FoldEqual(key, appsLink) || FoldEqual(key, appsFlatLink)
+}
+
+var (
+	appsLink     = []byte("resourceUri")
+	appsFlatLink = []byte("ui/resourceUri")
+)
 
 type scanner struct {
 	data []byte

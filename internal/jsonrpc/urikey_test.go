@@ -23,7 +23,12 @@ func TestMayHaveURIKey(t *testing.T) {
 		{`{"content":[],"_meta":{"ui":{"resourceUri":"ui://a"}}}`, true},
 		{`{"content":[],"_meta":{"ui":{"resourceUr\u0069":"ui://a"}}}`, true},
 		{`{"content":[],"_meta":{"ui/resourceUri":"ui://a"}}`, true},
-		{`{"content":[],"_meta":{"ui":{"ResourceUri":"ui://a","resourceURI":"b"}}}`, false},
+		// Other spellings of the Apps link need the pass too: a host decoding names
+		// case-insensitively reads them as the link, which the gateway namespaces in every
+		// spelling (names/ui.go). Keys as long that fold to neither still need none.
+		{`{"content":[],"_meta":{"ui":{"ResourceUri":"ui://a","resourceURI":"b"}}}`, true},
+		{`{"content":[],"_meta":{"UI/RESOURCE_URI":"ui://a"}}`, true},
+		{`{"content":[],"_meta":{"ui":{"resourceUrl":"ui://a","resourceUrIx":"b","description":"c"}}}`, false},
 	} {
 		m, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":`+tt.result+`}`), Limits{})
 		if err != nil {

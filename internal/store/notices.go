@@ -1,6 +1,11 @@
 package store
 
-import "context"
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // Notices passes short messages between the replicas that share a Redis: what one replica
 // learns that the others' local state should follow (a backend's list_changed, which drops
@@ -36,11 +41,23 @@ func (r *Redis) Publish(ctx context.Context, topic string, msg []byte) error {
 // Subscribe implements Notices with SUBSCRIBE. go-redis keeps the subscription: it pings the
 // connection, and reconnects and subscribes again when it fails. Its first SUBSCRIBE waits for
 // Redis (up to the dial and read timeouts, per attempt), so it is made in the background too:
-// a hung Redis must not hold up the start of a configuration, at start-up or on a reload.
+// a hung Redis must not hold up the start of a configuration, at start-up or on a reload. Until
+// Redis confirms it the first time, what is published on topic does not reach this replica:
+// Subscribed says so, for readiness.
 func (r *Redis) Subscribe(ctx context.Context, topic string, fn func(msg []byte)) {
+	r.unconfirmed.Add(1)
 	go func() {
+		confirmed := false
+		confirm := func() {
+			if !confirmed {
+				confirmed = true
+				r.unconfirmed.Add(-1)
+			}
+		}
+		// A subscription that ends unconfirmed holds up nothing any more.
+		defer confirm()
 		ps := r.client.Subscribe(ctx, r.noticeChannel(topic))
-		ch := ps.Channel()
+		ch := ps.ChannelWithSubscriptions()
 		defer ps.Close()
 		for {
 			select {
@@ -50,10 +67,29 @@ func (r *Redis) Subscribe(ctx context.Context, topic string, fn func(msg []byte)
 				if !ok {
 					return // the store was closed
 				}
-				fn([]byte(m.Payload))
+				switch m := m.(type) {
+				case *redis.Subscription:
+					if m.Kind == "subscribe" {
+						confirm()
+					}
+				case *redis.Message:
+					fn([]byte(m.Payload))
+				}
 			}
 		}
 	}()
+}
+
+// Subscribed returns nil when Redis has confirmed every notice subscription made so far at
+// least once, and an error wrapping ErrUnavailable while one is still being made: messages
+// published meanwhile on its topic are lost to this replica (a pre-2026 client's answer that
+// another replica hands over, say), so it is not ready for traffic yet. A subscription lost
+// later is made again by go-redis in the background; Ping tells of Redis being away.
+func (r *Redis) Subscribed() error {
+	if n := r.unconfirmed.Load(); n > 0 {
+		return fmt.Errorf("%w: notice subscriptions not yet confirmed by Redis: %d", ErrUnavailable, n)
+	}
+	return nil
 }
 
 // subscribers is what PUBSUB NUMSUB says of a topic's channel (tests).

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -112,4 +114,62 @@ func TestRedisNoticesSurviveRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.want(t, "after")
+}
+
+// TestSubscribedMeansDelivered: Subscribed, which readiness reads, says a replica is not ready
+// while Redis has not confirmed a subscription (a Redis that accepts connections and never
+// answers: it stays so), and once it says so on a live Redis, a message published on the topic
+// reaches the subscriber: no PUBSUB NUMSUB polling first. A subscription that ends before it
+// was confirmed holds up nothing.
+func TestSubscribedMeansDelivered(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // read nothing, answer nothing
+		}
+	}()
+	hung := newRedisStore(t, RedisConfig{URL: "redis://" + ln.Addr().String()})
+	hctx, hcancel := context.WithCancel(context.Background())
+	hung.Subscribe(hctx, "asks", func([]byte) {})
+	time.Sleep(200 * time.Millisecond) // a while: it must stay unconfirmed, not become so
+	if err := hung.Subscribed(); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a hung Redis: Subscribed() = %v, want ErrUnavailable", err)
+	}
+	hcancel()
+	deadline := time.Now().Add(hangGuard)
+	for hung.Subscribed() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("a subscription that ended still holds readiness")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	srv := testredis.Start(t)
+	r := newRedisStore(t, RedisConfig{URL: srv.URL()})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for round := range 20 {
+		in := make(noticeInbox, 1)
+		topic := fmt.Sprintf("asks-%d", round)
+		r.Subscribe(ctx, topic, in.fn)
+		deadline := time.Now().Add(hangGuard)
+		for r.Subscribed() != nil {
+			if time.Now().After(deadline) {
+				t.Fatal("never subscribed")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err := r.Publish(ctx, topic, []byte("answer")); err != nil {
+			t.Fatal(err)
+		}
+		in.want(t, "answer")
+	}
 }

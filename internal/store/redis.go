@@ -74,6 +74,9 @@ type Redis struct {
 	// waitReplicas > 0 makes UseOnce wait for that many replicas (see RedisConfig.WaitReplicas).
 	waitReplicas int
 	waitTimeout  time.Duration
+	// unconfirmed counts the notice subscriptions Redis has not yet confirmed once
+	// (Subscribed).
+	unconfirmed atomic.Int64
 }
 
 var _ Store = (*Redis)(nil)

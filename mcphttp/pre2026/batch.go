@@ -141,6 +141,11 @@ func (q *clientReq) batchItems() ([]batchItem, error) {
 	if int64(len(body)) > e.cfg.MaxBatchBytes {
 		return nil, batchTooLarge("the batch is larger than " + strconv.FormatInt(e.cfg.MaxBatchBytes, 10) + " bytes")
 	}
+	// Counted before anything is decoded: a body of a million tiny elements would otherwise cost
+	// an allocation and a copy per element before it is refused.
+	if countBatch(body, e.cfg.MaxBatchMessages) > e.cfg.MaxBatchMessages {
+		return nil, batchTooLarge("the batch holds more than " + strconv.Itoa(e.cfg.MaxBatchMessages) + " messages")
+	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeParseError, "Parse error: invalid JSON")
@@ -171,6 +176,40 @@ func (q *clientReq) batchItems() ([]batchItem, error) {
 		items[i] = it
 	}
 	return items, nil
+}
+
+// countBatch counts the elements of the array body (a batch) without decoding them, reading no
+// further once it has counted more than max: one for the first byte at the array's own level,
+// and one per comma there, strings skipped. For a well-formed array it is the number of
+// elements json.Unmarshal finds.
+func countBatch(body []byte, max int) int {
+	n, depth := 0, 0
+	for i := 0; i < len(body) && n <= max; i++ {
+		c := body[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			continue
+		case depth == 1 && n == 0 && c != ']':
+			n = 1 // the first element starts here
+		}
+		switch c {
+		case '"':
+			for i++; i < len(body) && body[i] != '"'; i++ {
+				if body[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // batchTooLarge is the refusal of a batch over the edge's bounds.

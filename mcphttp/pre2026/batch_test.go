@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -268,5 +270,137 @@ func TestBatchDuplicateIDsAsDecoded(t *testing.T) {
 	want := map[string]int{"string b1": 2, "float64 7": 1, "string 7": 1}
 	if fmt.Sprint(answered) != fmt.Sprint(want) || refused != 1 {
 		t.Fatalf("answers by id %v with %d refused, want %v with 1: %s", answered, refused, want, r.Body)
+	}
+}
+
+// TestBatchDuplicateIDsAsNumbers: a number id is the number a client decodes, not its digits.
+// JavaScript clients (the TypeScript SDK, so mcp-remote) read every JSON number as a double: 0
+// and -0 are one id to them, and so are two integers beyond 2^53 that round to the same double.
+// Two requests of a batch with such ids are answered under what the client takes for one id, so
+// the second is refused as a byte-for-byte duplicate is; integers a double tells apart stay
+// apart.
+func TestBatchDuplicateIDsAsNumbers(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-03-26", `{}`)
+	ids := []string{"0", "-0", "9007199254740992", "9007199254740993", "9007199254740994",
+		"123456789012345678901234567", "123456789012345678901234568", "-5", "5"}
+	var msgs []string
+	for _, id := range ids {
+		msgs = append(msgs, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping","params":{}}`)
+	}
+	r := do(t, "POST", gw.URL, legacyHeaders("", sid), batchOf(msgs...))
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+	answered, refused := map[float64]int{}, map[float64]int{}
+	for _, ms := range batchAnswers(t, r) {
+		for _, m := range ms {
+			var id float64 // as a JavaScript client decodes it
+			if err := json.Unmarshal(m.ID, &id); err != nil {
+				t.Fatalf("id %s: %v", m.ID, err)
+			}
+			answered[id]++
+			if m.Error != nil {
+				if m.Error.Code != jsonrpc.CodeInvalidRequest || !strings.Contains(m.Error.Message, "same id") {
+					t.Errorf("id %s: %+v", m.ID, m.Error)
+				}
+				refused[id]++
+			}
+		}
+	}
+	// Six ids as a double reads them (0; 2^53 twice; 2^53+2; the 27-digit pair; -5; 5), each
+	// answered once by a result, the second spelling of 0, of 2^53 and of the pair refused.
+	if len(answered) != 6 || len(refused) != 3 {
+		t.Fatalf("answers by id %v, refused %v: %s", answered, refused, r.Body)
+	}
+	for id, n := range answered {
+		if n-refused[id] != 1 {
+			t.Errorf("id %v: %d answers, %d refused, want one result", id, n, refused[id])
+		}
+	}
+}
+
+// TestBatchCountedBeforeDecoding: a batch over legacy.maxBatchMessages is refused before its
+// elements are decoded. A 1 MB body of half a million tiny elements was decoded whole (an
+// allocation and a copy per element, some 500,000 allocations and 60 MB) before its count was
+// looked at; it is now refused after one pass over its bytes. The figure held is a count of
+// allocations, far above what one refused request makes and far below one per element.
+func TestBatchCountedBeforeDecoding(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-03-26", `{}`)
+	const elements = 500_000
+	for _, body := range []string{"[" + strings.Repeat("0,", elements-1) + "0]", "[" + strings.Repeat(`{"a":"[,]"},`, elements/10) + "{}]"} {
+		h := legacyHeaders("", sid)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		r := do(t, "POST", gw.URL, h, body)
+		runtime.ReadMemStats(&after)
+		if r.Status != http.StatusRequestEntityTooLarge || !strings.Contains(string(r.Body), "more than 32 messages") {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+		if n := after.Mallocs - before.Mallocs; n > 20_000 {
+			t.Errorf("refusing a batch of %d bytes made %d allocations", len(body), n)
+		}
+	}
+	// The count agrees with a decoder's on what it must not refuse: strings holding brackets,
+	// commas and escaped quotes, nested arrays, white space.
+	for body, want := range map[string]int{`[]`: 0, " [ ] ": 0, `[0]`: 1, `[ 1 , 2 ]`: 2, `[[1,2],{"a":[3,4]}]`: 2,
+		`["a,b","c\",d","[{","x"]`: 4, `[{"s":"\\"},1]`: 2} {
+		if got := countBatch([]byte(body), 32); got != want {
+			t.Errorf("countBatch(%s) = %d, want %d", body, got, want)
+		}
+	}
+}
+
+// TestCountBatchAgreesWithDecoder: on well-formed arrays of every kind of value (strings holding
+// brackets, commas, quotes and backslashes; nested arrays and objects; numbers and literals),
+// countBatch counts what json.Unmarshal decodes, or more than the bound when there are more.
+func TestCountBatchAgreesWithDecoder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"[", "]", "{", "}", ",", `"`, `\`, "a", " ", "\\\"", "\n"}
+	var value func(depth int) any
+	value = func(depth int) any {
+		switch k := rng.IntN(6); {
+		case k == 0 && depth < 4:
+			arr := make([]any, rng.IntN(4))
+			for i := range arr {
+				arr[i] = value(depth + 1)
+			}
+			return arr
+		case k == 1 && depth < 4:
+			obj := map[string]any{}
+			for range rng.IntN(3) {
+				obj[pieces[rng.IntN(len(pieces))]] = value(depth + 1)
+			}
+			return obj
+		case k == 2:
+			var b strings.Builder
+			for range rng.IntN(6) {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			return b.String()
+		case k == 3:
+			return rng.Float64() * 1e6
+		}
+		return []any{nil, true, false}[rng.IntN(3)]
+	}
+	for range 2000 {
+		arr := make([]any, rng.IntN(40))
+		for i := range arr {
+			arr[i] = value(1)
+		}
+		body, err := json.Marshal(arr)
+		if rng.IntN(2) == 0 {
+			body, err = json.MarshalIndent(arr, " ", "\t") // white space between every token
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := min(len(arr), 33)
+		if got := countBatch(body, 32); min(got, 33) != want {
+			t.Fatalf("countBatch(%s) = %d, want %d", body, got, want)
+		}
 	}
 }

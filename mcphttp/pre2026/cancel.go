@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
+	"strconv"
 
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/metrics"
@@ -109,7 +111,10 @@ func (b *asks) cancelLocal(k runKey) bool {
 }
 
 // canonicalRequestID gives one spelling to each JSON-RPC id: "7" and 7 are different ids,
-// "a" and "\u0061" the same one.
+// "a" and "\u0061" the same one, and so are two integers a client reads as one number. The
+// TypeScript SDK (so mcp-remote) decodes every JSON number as a double: 0 and -0 are one id to
+// it, and integers beyond 2^53 that round to the same double too, so such integers are compared
+// as that double (an exact integer below 2^53 keeps its digits).
 func canonicalRequestID(id json.RawMessage) (string, bool) {
 	id = bytes.TrimSpace(id)
 	if len(id) == 0 {
@@ -126,7 +131,7 @@ func canonicalRequestID(id json.RawMessage) (string, bool) {
 	if digits[0] == '-' {
 		digits = digits[1:]
 	}
-	if len(digits) == 0 || len(digits) > 20 {
+	if len(digits) == 0 || len(digits) > maxIDDigits {
 		return "", false
 	}
 	for _, c := range digits {
@@ -134,5 +139,18 @@ func canonicalRequestID(id json.RawMessage) (string, bool) {
 			return "", false
 		}
 	}
-	return "n" + string(id), true
+	f, err := strconv.ParseFloat(string(id), 64)
+	switch {
+	case err != nil:
+		return "", false
+	case f == 0:
+		return "n0", true // -0 too
+	case math.Abs(f) < 1<<53:
+		return "n" + string(id), true
+	}
+	return "n" + strconv.FormatFloat(f, 'g', -1, 64), true
 }
+
+// maxIDDigits bounds the digits of an integer id compared by its value: a longer one is no
+// double a client could tell from its neighbours, and none a client sends.
+const maxIDDigits = 308

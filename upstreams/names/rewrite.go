@@ -192,7 +192,7 @@ func (u Rewriter) rewriteResult(method string, res []byte) ([]byte, error) {
 	}
 	var ferr error
 	out, err := wire.EditObject(make([]byte, 0, len(res)+64), res, func(k, val []byte) ([]byte, bool) {
-		if method == wire.MethodToolsCall && string(k) == "_meta" && !u.client {
+		if method == wire.MethodToolsCall && jsonrpc.FoldEqual(k, keyMeta) && !u.client {
 			// An MCP App tool's result may name its UI resource (names/ui.go).
 			repl, ok, err := u.Space.uiMeta(val, u.Upstream)
 			if err != nil {

@@ -15,12 +15,58 @@ import (
 // gateway cannot route. Everything else in _meta.ui (visibility, and a resource's csp,
 // permissions, domain, prefersBorder) is the backend's and passes byte for byte: CSP domains
 // name the backend's origins, not the gateway's.
+//
+// The member names are compared as the widest client decoder reads them (jsonrpc.FoldEqual):
+// a host built on a decoder that matches names case-insensitively (Go's encoding/json, .NET's
+// web defaults) reads "_META", "UI" or "resourceURI" as the member of that name, so each such
+// spelling is namespaced too. Otherwise a backend could link its tool to another backend's UI
+// resource for those hosts ("_META":{"ui":{"resourceUri":"ui://other/view"}}) while the gateway
+// namespaced only the exact spelling.
 
 // MayHaveUIMeta reports whether the scanned JSON obj may name a UI resource in a _meta member: a
-// member named resourceUri or ui/resourceUri is spelled so or with a \u escape.
+// member whose name folds to resourceUri or ui/resourceUri is spelled with a \u escape, with a
+// rune outside ASCII, or with the ASCII letters of "resourceuri" in any case, '_' and '-'
+// between them (jsonrpc.FoldEqual ignores those).
 func MayHaveUIMeta(obj []byte) bool {
-	return bytes.Contains(obj, []byte("resourceUri")) || bytes.Contains(obj, []byte(`\u`))
+	return bytes.Contains(obj, []byte(`\u`)) || mayFoldTo(obj, "resourceuri")
 }
+
+// mayFoldTo reports whether b holds a byte outside ASCII or, ignoring '_' and '-' and ASCII case,
+// the lower-case ASCII word.
+func mayFoldTo(b []byte, word string) bool {
+	for i := range b {
+		if b[i] >= 0x80 {
+			return true
+		}
+		if b[i]|0x20 != word[0] {
+			continue
+		}
+		k := 0
+		for j := i; j < len(b) && k < len(word); j++ {
+			switch c := b[j]; {
+			case c >= 0x80:
+				return true
+			case c == '_' || c == '-':
+			case c|0x20 == word[k] && (c|0x20 >= 'a' && c|0x20 <= 'z'):
+				k++
+			default:
+				j = len(b)
+			}
+		}
+		if k == len(word) {
+			return true
+		}
+	}
+	return false
+}
+
+// Member names of the MCP Apps link, compared with jsonrpc.FoldEqual.
+var (
+	keyMeta        = []byte("_meta")
+	keyUI          = []byte("ui")
+	keyResourceURI = []byte("resourceUri")
+	keyFlatURI     = []byte("ui/resourceUri")
+)
 
 // RewriteUIMeta appends obj, a tool definition or a tools/call result of backend upstream (a
 // scanned JSON object), to dst with the UI resource URIs of its _meta namespaced: _meta.ui.
@@ -33,7 +79,7 @@ func (ns *Space) RewriteUIMeta(dst, obj []byte, upstream string) ([]byte, error)
 	}
 	var inner error
 	out, err := wire.EditObject(dst, obj, func(k, meta []byte) ([]byte, bool) {
-		if string(k) != "_meta" {
+		if !jsonrpc.FoldEqual(k, keyMeta) {
 			return nil, false
 		}
 		repl, ok, err := ns.uiMeta(meta, upstream)
@@ -57,11 +103,11 @@ func (ns *Space) uiMeta(meta []byte, upstream string) ([]byte, bool, error) {
 	var inner error
 	repl, err := wire.EditObject(make([]byte, 0, len(meta)+16), meta, func(k, v []byte) ([]byte, bool) {
 		switch {
-		case string(k) == "ui/resourceUri":
+		case jsonrpc.FoldEqual(k, keyFlatURI):
 			return ns.uiURI(v, upstream)
-		case string(k) == "ui" && v[0] == '{':
+		case jsonrpc.FoldEqual(k, keyUI) && v[0] == '{':
 			o, err := wire.EditObject(make([]byte, 0, len(v)+16), v, func(k, v []byte) ([]byte, bool) {
-				if string(k) != "resourceUri" {
+				if !jsonrpc.FoldEqual(k, keyResourceURI) {
 					return nil, false
 				}
 				return ns.uiURI(v, upstream)

@@ -1,6 +1,7 @@
 package names
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -103,5 +104,62 @@ func TestRewriteUIMeta(t *testing.T) {
 		[]byte(`{"content":[{"type":"text","text":"sunny"}],"_meta":{"ui":{"resourceUri":"ui://dash"}}}`))
 	if want := `{"content":[{"type":"text","text":"sunny"}],"_meta":{"ui":{"resourceUri":"ui://weather/dash"}}}`; err != nil || string(got) != want {
 		t.Fatalf("tools/call result: got %s, %v\nwant %s", got, err, want)
+	}
+}
+
+// TestRewriteUIMetaSpellings: every spelling of the link's member names that a host decoding
+// names case-insensitively reads as _meta, ui, resourceUri or ui/resourceUri (Go's
+// encoding/json: any case, the long s and the Kelvin sign; jsonrpc.FoldEqual, wider, also '_'
+// and '-') is namespaced under the tool's own backend, as the exact spelling is: a backend
+// cannot link its tool to another backend's UI resource for such hosts.
+func TestRewriteUIMetaSpellings(t *testing.T) {
+	ns := New("__", false, []string{"weather", "maps"})
+	other := `"ui://maps/view"` // the client URI of maps's UI resource, written by weather's backend
+	for _, in := range []string{
+		`{"_META":{"ui":{"resourceUri":` + other + `}}}`,
+		`{"_Meta":{"UI":{"RESOURCEURI":` + other + `}}}`,
+		`{"_meta":{"Ui":{"resource_uri":` + other + `}}}`,
+		`{"_meta":{"ui":{"reſourceUri":` + other + `}}}`,
+		`{"meta":{"ui":{"resourceUri":` + other + `}}}`,
+		`{"_meta":{"UI/ResourceURI":` + other + `}}`,
+		`{"_m\u0045ta":{"ui":{"resourceUri":` + other + `}}}`,
+		`{"name":"x","_meta":{"ui":{"resourceUri":"ui://v"}},"_META":{"ui":{"resourceUri":` + other + `}}}`,
+	} {
+		got, err := ns.RewriteUIMeta(nil, []byte(in), "weather")
+		if err != nil || bytes.Contains(got, []byte(other)) || !bytes.Contains(got, []byte(`"ui://weather/maps/view"`)) {
+			t.Errorf("%s: got %s, %v; want the link under ui://weather/", in, got, err)
+		}
+	}
+	// What no decoder reads as the link stays as it was.
+	for _, in := range []string{`{"_meta":{"ui":{"resourceUriX":` + other + `}}}`, `{"_metadata":{"ui":{"resourceUri":` + other + `}}}`} {
+		if got, err := ns.RewriteUIMeta(nil, []byte(in), "weather"); err != nil || string(got) != in {
+			t.Errorf("%s: got %s, %v; want it as it was", in, got, err)
+		}
+	}
+	for in, want := range map[string]bool{`{"a":"RESOURCE-URI"}`: true, `{"a":"r_e_s_o_u_r_c_e_u_r_i"}`: true,
+		`{"a":"é"}`: true, `{"a":"resource uri"}`: false, `{"a":"resourceur"}`: false, `{"a":"rresourceuri"}`: true} {
+		if got := MayHaveUIMeta([]byte(in)); got != want {
+			t.Errorf("MayHaveUIMeta(%s) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestUIResultLinkSpellings: a tools/call result whose only link to a UI resource is spelled as
+// a case-insensitive host reads it ("_META", "resourceURI", with no member named "uri" anywhere)
+// is not passed over by the decoder's quick answer (jsonrpc.Message.MayHaveURIKey): its link is
+// namespaced under the tool's own backend, as the exact spelling's is.
+func TestUIResultLinkSpellings(t *testing.T) {
+	ns := New("__", false, []string{"weather", "maps"})
+	rw := Rewriter{Space: ns, Upstream: "weather"}
+	for _, in := range []string{
+		`{"content":[],"_META":{"ui":{"resourceUri":"ui://maps/view"}}}`,
+		`{"content":[],"_meta":{"ui":{"resourceURI":"ui://maps/view"}}}`,
+		`{"content":[],"_meta":{"UI/RESOURCE_URI":"ui://maps/view"}}`,
+		`{"content":[],"_meta":{"ui":{"reſourceUri":"ui://maps/view"}}}`,
+	} {
+		got, err := resultFromBytes(rw, wire.MethodToolsCall, []byte(in))
+		if err != nil || !bytes.Contains(got, []byte(`"ui://weather/maps/view"`)) {
+			t.Errorf("%s: got %s, %v; want the link under ui://weather/", in, got, err)
+		}
 	}
 }
