@@ -91,8 +91,10 @@ type fixtureOptions struct {
 	// prefix, when set, puts the pages behind a balancer that routes the prefix to them and
 	// strips it: BaseURL is the server's URL with the prefix.
 	prefix string
-	// more are per-user backends configured besides the fixture's own.
-	more []Backend
+	// more are per-user backends configured besides the fixture's own; moreOf makes more once
+	// the fixture's parts run.
+	more   []Backend
+	moreOf func(*fixture) []Backend
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -150,9 +152,13 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		f.redirect = base + "/connect/callback/" + backendName
 		f.as.AddJWTWebClient(asClientID, asClientSecret, f.redirect)
 	}
+	more := o.more
+	if o.moreOf != nil {
+		more = append(more, o.moreOf(f)...)
+	}
 	recs, _ := f.store.(store.Records)
 	replay, _ := f.store.(store.Replay)
-	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), append([]Backend{b}, o.more...), Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
+	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), append([]Backend{b}, more...), Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
 		SignIn: signIn, BaseURL: base, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Observer: f.obs,
 		Clock: f.clock.Now, HTTPClient: f.asLink.client()})
 	if err != nil {

@@ -191,3 +191,43 @@ func TestRefreshTokenStaysWithItsServer(t *testing.T) {
 	}
 	expectContains(t, "the log", f.log.String(), "useroauth: token record removed")
 }
+
+// TestTwoBackendsOneServer: one user connects two backends whose authorization server is the
+// same (one client there, a redirect URI each): each backend has its own record, for its own
+// resource (RFC 8707), the tokens differ, and disconnecting one leaves the other.
+func TestTwoBackendsOneServer(t *testing.T) {
+	f := newFixture(t, fixtureOptions{moreOf: func(f *fixture) []Backend {
+		return []Backend{{Name: "second", URL: f.backend.URL(), Resource: f.backend.URL() + "/second", AuthServer: f.as.Issuer(),
+			Scopes: []string{"openid", "offline_access", "notes"}, ClientID: asClientID, ClientSecret: asClientSecret}}
+	}})
+	f.as.AddJWTWebClient(asClientID, asClientSecret, f.redirect, f.base+"/connect/callback/second")
+	alice := f.caller(realop.UserID)
+	b := f.browser(t)
+	if status, body := b.connect(f.link(t, alice), f.idp.Username(), f.as.Username()); status != http.StatusOK {
+		t.Fatalf("connect %s: %d\n%s", backendName, status, body)
+	}
+	u, _, err := f.svc.Link(alice, "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, body := b.connect(u, f.idp.Username(), f.as.Username()); status != http.StatusOK {
+		t.Fatalf("connect second: %d\n%s", status, body)
+	}
+	first, second := f.mustToken(t, alice), ""
+	if tok, ok, err := f.svc.Token(t.Context(), "second", alice); ok && err == nil {
+		second = tok
+	}
+	if second == "" || second == first {
+		t.Fatalf("the second backend's token: %q (the first's: same %v)", second, second == first)
+	}
+	recs, err := f.svc.Vault().Subject(t.Context(), alice)
+	if err != nil || len(recs) != 2 || recs[backendName].Resource != f.backend.URL() || recs["second"].Resource != f.backend.URL()+"/second" {
+		t.Fatalf("records: %v, %v", len(recs), err)
+	}
+	if _, err := f.svc.Disconnect(t.Context(), alice, "second", "user"); err != nil {
+		t.Fatal(err)
+	}
+	if f.mustToken(t, alice) != first {
+		t.Error("disconnecting the second backend changed the first's token")
+	}
+}
