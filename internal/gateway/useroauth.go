@@ -198,7 +198,10 @@ func (c *Config) userOAuthNote() string {
 	for _, i := range idx {
 		names = append(names, c.Upstreams[i].Name)
 	}
-	note := "per-user OAuth: " + strings.Join(names, ", ") + " (connect pages at " + c.userOAuthConfig(nil).Path + "/)"
+	path := c.userOAuthConfig(nil).Path
+	note := "per-user OAuth: " + strings.Join(names, ", ") + " (connect pages at " + path + "/)" +
+		"; each backend has its own redirect URI to register at its authorization server, " + path + "/callback/<backend> (" +
+		path + "/callback/" + names[0] + ") after the public URL's scheme, host and path prefix"
 	if !c.Redis.enabled() {
 		note += "; without redis the tokens are kept in this process's memory: run a single replica, and users connect again after a restart"
 	}

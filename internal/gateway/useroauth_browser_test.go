@@ -127,7 +127,7 @@ func startUserOAuthSite(t *testing.T, o uoSiteOptions) *userOAuthSite {
 	ports := freeLoopbackPorts(t, 5)
 	site.base = fmt.Sprintf("http://localhost:%d", ports[0])
 	site.op.AddWebClient(uoPagesClient, uoPagesSecret, site.base+"/approval/callback")
-	site.as.AddJWTWebClient(uoASClient, uoASSecret, site.base+"/connect/callback")
+	site.as.AddJWTWebClient(uoASClient, uoASSecret, site.base+"/connect/callback/"+uoBackend)
 	targets := map[string]string{}
 	for i, name := range []string{"a", "b"} {
 		mcpAddr, adminAddr := fmt.Sprintf("127.0.0.1:%d", ports[1+2*i]), fmt.Sprintf("127.0.0.1:%d", ports[2+2*i])

@@ -59,7 +59,7 @@ func TestUserOAuthConfig(t *testing.T) {
 					t.Fatalf("refused: %v", err)
 				}
 				if note := cfg.userOAuthNote(); !strings.Contains(note, "per-user OAuth: tracker (connect pages at /connect/)") ||
-					!strings.Contains(note, "run a single replica") {
+					!strings.Contains(note, "run a single replica") || !strings.Contains(note, "/connect/callback/tracker") {
 					t.Errorf("check-config's note: %q", note)
 				}
 				return

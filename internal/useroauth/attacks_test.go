@@ -70,7 +70,7 @@ func TestCallbackAttacks(t *testing.T) {
 	}
 
 	t.Run("a state that does not open", func(t *testing.T) {
-		refused(t, f.browser(t), f.srv.URL+"/connect/callback?code=junk&state=junk", http.StatusBadRequest, FailBadState, "not one the gateway asked for")
+		refused(t, f.browser(t), f.srv.URL+"/connect/callback/"+backendName+"?code=junk&state=junk", http.StatusBadRequest, FailBadState, "not one the gateway asked for")
 	})
 	t.Run("a missing iss", func(t *testing.T) {
 		b := f.browser(t)

@@ -1,6 +1,7 @@
 package useroauth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -30,13 +32,20 @@ const maxCallbacks = 30
 // round trip (its flow cookie holds the same nonce: a code injected into another browser's
 // session is refused); the signed-in user is the caller the state is for; the server did not
 // refuse; the response names the server the round trip went to (RFC 9207 iss: a mix-up is
-// refused); the state was not used before (single use, through the shared store). Only then
+// refused), and arrives at the callback of the backend the round trip was for (each backend
+// has its own redirect URI: a server that sent the browser on to another backend's server
+// gets that server's response delivered there, refused, its code sent nowhere, RFC 9700
+// §4.4.2); the state was not used before (single use, through the shared store). Only then
 // is the code exchanged, with the PKCE verifier, and the tokens stored in one write.
-func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
+func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 	q := r.URL.Query()
 	var st state
 	if openJSON(s.states, q.Get("state"), &st) != nil || !s.PerUser(st.Backend) {
 		s.refuse(w, r, "", http.StatusBadRequest, FailBadState, "This answer from the authorization server is not one the gateway asked for.")
+		return
+	}
+	if at != st.Backend {
+		s.mixUp(w, r, &st, "useroauth: authorization response at another backend's callback (mix-up) refused")
 		return
 	}
 	if !s.now().Before(st.Expiry) {
@@ -72,9 +81,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !issMatches(q, d.as) {
-		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: authorization response from another issuer (mix-up) refused",
-			slog.String("upstream", st.Backend), slog.String("subject", st.Issuer+"#"+st.Subject))
-		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailIssMismatch, "This answer does not come from the authorization server the gateway sent you to, so it was not used.")
+		s.mixUp(w, r, &st, "useroauth: authorization response from another issuer (mix-up) refused")
 		return
 	}
 	owner := usedStateOwner + st.Issuer + "#" + st.Subject
@@ -94,6 +101,14 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.exchange(w, r, b, d, &st, &f, q.Get("code"))
+}
+
+// mixUp refuses an authorization response that does not come from the server the round trip
+// went to (FailIssMismatch), and logs msg.
+func (s *Service) mixUp(w http.ResponseWriter, r *http.Request, st *state, msg string) {
+	s.log.LogAttrs(r.Context(), slog.LevelWarn, msg,
+		slog.String("upstream", st.Backend), slog.String("subject", st.Issuer+"#"+st.Subject))
+	s.refuse(w, r, st.Backend, http.StatusBadRequest, FailIssMismatch, "This answer does not come from the authorization server the gateway sent you to, so it was not used.")
 }
 
 // budgetFrees is, in whole seconds (at least one), when owner's callback budget frees
@@ -124,9 +139,10 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	}
 	tctx, tcancel := context.WithTimeout(ctx, b.cfg.timeout())
 	tr, err := s.oauth.tokenRequest(tctx, &d.as, c, url.Values{"grant_type": {"authorization_code"}, "code": {code},
-		"redirect_uri": {s.oauth.redirectURL}, "code_verifier": {f.Verifier}, "resource": {b.cfg.resource()}})
+		"redirect_uri": {s.oauth.redirectURL(st.Backend)}, "code_verifier": {f.Verifier}, "resource": {b.cfg.resource()}})
 	tcancel()
 	var refused *oauthError
+	var unusable *unusableError
 	switch {
 	case errors.As(err, &refused):
 		if invalidClient(err) {
@@ -135,6 +151,13 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code refused", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
 		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailCodeRefused, "The authorization server did not accept the sign-in ("+refused.Code+"). Nothing was stored; start again.")
 		return
+	case errors.As(err, &unusable):
+		// Issued, and of no use: revoked rather than left valid where nobody holds them.
+		s.revokeTokens(ctx, b, unusable.tokens(d, c))
+		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: unusable tokens revoked", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
+		s.refuse(w, r, st.Backend, http.StatusBadGateway, FailUnusable, "The authorization server issued tokens of type "+unusable.TokenType+
+			", which the gateway cannot use (it sends Bearer tokens only). They were revoked and nothing was stored: trying again gets the same answer until the server's configuration for the gateway changes.")
+		return
 	case err != nil:
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code exchange failed", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
 		s.authServerDown(w, r, st.Backend, err)
@@ -142,8 +165,8 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	}
 	t := &vault.Token{Issuer: st.Issuer, Subject: st.Subject, Backend: st.Backend, Resource: b.cfg.resource(),
 		AuthServer: d.as.Issuer, ClientID: c.ID, AccessToken: tr.AccessToken, RefreshToken: tr.RefreshToken,
-		Expiry: tr.Expiry, Scope: tr.Scope, Connected: s.now()}
-	if err := s.vault.Put(ctx, t); err != nil {
+		Expiry: tokenExpiry(tr, tr.RefreshToken, s.now()), Scope: cmp.Or(tr.Scope, strings.Join(d.scopes, " ")), Connected: s.now()}
+	if err := s.keep(ctx, b, t); err != nil {
 		// Nothing is stored: the tokens just issued are revoked rather than left valid
 		// somewhere the gateway cannot reach them.
 		s.revokeTokens(ctx, b, t)
@@ -161,6 +184,24 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	s.render(w, http.StatusOK, pageData{Kind: "done", Title: "Connected", Backend: &v,
 		User:    &webpage.User{Subject: webpage.NameOf(st.Subject), Issuer: webpage.NameOf(st.Issuer)},
 		Message: "Your account is connected. Go back to your client: the call can continue. You can close this page."})
+}
+
+// keep stores t, a new connection, in place of any record its caller held for the backend, and
+// revokes the tokens of the record it replaced (a connect page opened before the first connect
+// finished, or a user changing accounts): left alone, they would stay valid at the server with
+// nobody holding them.
+func (s *Service) keep(ctx context.Context, b *backendState, t *vault.Token) error {
+	old, err := s.vault.Get(ctx, vault.Caller{Issuer: t.Issuer, Subject: t.Subject}, t.Backend)
+	if err != nil {
+		old = nil // none, or one that does not open: nothing to revoke
+	}
+	if err := s.vault.Put(ctx, t); err != nil {
+		return err
+	}
+	if old != nil && old.AccessToken != t.AccessToken {
+		s.revokeTokens(ctx, b, &old.Token)
+	}
+	return nil
 }
 
 // maxLoggedScope bounds the scope a log line repeats from the authorization server's answer.

@@ -32,7 +32,9 @@ const (
 	// DefaultRefreshBefore is how long before its expiry an access token is refreshed.
 	DefaultRefreshBefore = time.Minute
 	// DefaultTokenLifetime is assumed for an access token issued without expires_in (RFC 6749
-	// §5.1 makes it optional): short, so an unknown lifetime is not trusted for long.
+	// §5.1 makes it optional) with a refresh token: short, so an unknown lifetime is not trusted
+	// for long. Without a refresh token nothing is assumed: it is used until the backend refuses
+	// it.
 	DefaultTokenLifetime = 5 * time.Minute
 )
 

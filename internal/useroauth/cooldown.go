@@ -126,12 +126,15 @@ func (st *backendState) refreshSeen(refreshed time.Time) {
 }
 
 // serverFailure reports whether err is the authorization server failing rather than answering:
-// unreachable, no answer in time, an answer that does not read (ErrAuthServer), or HTTP 5xx or
-// 429 (RFC 6585) whatever the body.
+// unreachable, no answer in time, an answer that does not read (ErrAuthServer), HTTP 5xx or
+// 429 (RFC 6585) whatever the body, or a refusal saying the server itself failed
+// (temporarily_unavailable, server_error: RFC 6749 §4.1.2.1 codes some servers send from their
+// token endpoint too, with HTTP 400).
 func serverFailure(err error) bool {
 	var oe *oauthError
 	if errors.As(err, &oe) {
-		return oe.Status >= 500 || oe.Status == http.StatusTooManyRequests
+		return oe.Status >= 500 || oe.Status == http.StatusTooManyRequests ||
+			oe.Code == "temporarily_unavailable" || oe.Code == "server_error"
 	}
 	return errors.Is(err, ErrAuthServer)
 }

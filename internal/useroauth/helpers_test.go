@@ -65,6 +65,9 @@ type fixture struct {
 	// metadata documents (RFC 8414, OpenID discovery).
 	registrations, metadata atomic.Int64
 	asLink                  *asLink
+	// redirect is the redirect URI the fixture registered for the gateway at the backend's
+	// authorization server (static registration).
+	redirect string
 	// counters is the fixture whose counters and hooks the authorization server updates: this
 	// one, or the one a replica was made from.
 	counters *fixture
@@ -88,6 +91,10 @@ type fixtureOptions struct {
 	// prefix, when set, puts the pages behind a balancer that routes the prefix to them and
 	// strips it: BaseURL is the server's URL with the prefix.
 	prefix string
+	// more are per-user backends configured besides the fixture's own; moreOf makes more once
+	// the fixture's parts run.
+	more   []Backend
+	moreOf func(*fixture) []Backend
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -123,6 +130,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		f.asLink = &asLink{}
 		f.store = newStore(t, f, o.redis)
 	}
+	t.Cleanup(func() { f.noTokenLogged(t) })
 	f.srv = httptest.NewUnstartedServer(nil)
 	f.srv.StartTLS()
 	t.Cleanup(f.srv.Close)
@@ -141,11 +149,16 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: cmp.Or(o.timeout, time.Second)}
 	if o.registration == "" || o.registration == RegistrationStatic {
 		b.ClientID, b.ClientSecret = asClientID, asClientSecret
-		f.as.AddJWTWebClient(asClientID, asClientSecret, base+"/connect/callback")
+		f.redirect = base + "/connect/callback/" + backendName
+		f.as.AddJWTWebClient(asClientID, asClientSecret, f.redirect)
+	}
+	more := o.more
+	if o.moreOf != nil {
+		more = append(more, o.moreOf(f)...)
 	}
 	recs, _ := f.store.(store.Records)
 	replay, _ := f.store.(store.Replay)
-	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), []Backend{b}, Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
+	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), append([]Backend{b}, more...), Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
 		SignIn: signIn, BaseURL: base, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Observer: f.obs,
 		Clock: f.clock.Now, HTTPClient: f.asLink.client()})
 	if err != nil {
@@ -193,6 +206,9 @@ func newStore(t *testing.T, f *fixture, redis bool) store.Store {
 // endpoint.
 type asLink struct {
 	garbage, hang, hangRevoke atomic.Bool
+	// refuseRefreshRevocation makes the revocation endpoint answer HTTP 400
+	// unsupported_token_type to a request revoking a refresh token, without reaching the server.
+	refuseRefreshRevocation atomic.Bool
 	// overloaded makes the token endpoint answer HTTP 503 with an OAuth error body.
 	overloaded atomic.Bool
 	// tokenSent counts the requests the gateway sent to the token endpoint, including those
@@ -209,6 +225,21 @@ type asLink struct {
 	// registerSent counts the requests the gateway sent to the registration endpoint, including
 	// those that never reached the server.
 	registerSent atomic.Int64
+	// answer, when set, is the token endpoint's answer instead of the server's: the status
+	// and the JSON body (the request still reaches the server, which counts it).
+	answer atomic.Pointer[tokenAnswer]
+	// noRevocation takes revocation_endpoint out of the authorization server's metadata.
+	noRevocation atomic.Bool
+	// resourceAS, when set, is the authorization server the backend's resource metadata names
+	// (rewritten on its way to the gateway).
+	resourceAS atomic.Pointer[string]
+	// issued holds every token the token endpoint's answers carried, which no log line may
+	// hold (noTokenLogged).
+	issuedMu sync.Mutex
+	issued   []string
+	// revokeSent counts the requests the gateway sent to the revocation endpoint, including
+	// those that never reached the server.
+	revokeSent atomic.Int64
 }
 
 func (l *asLink) client() *http.Client {
@@ -221,6 +252,13 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 		if mode := l.register.Load(); mode != nil {
 			return l.registration(r, *mode)
 		}
+	}
+	if r.URL.Path == "/revoke" {
+		l.revokeSent.Add(1)
+	}
+	if r.URL.Path == "/revoke" && l.refuseRefreshRevocation.Load() && revokesRefresh(r) {
+		return &http.Response{StatusCode: http.StatusBadRequest, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(`{"error":"unsupported_token_type"}`)), Request: r}, nil
 	}
 	if r.URL.Path == "/revoke" && l.hangRevoke.Load() {
 		<-r.Context().Done()
@@ -241,10 +279,70 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := http.DefaultTransport.RoundTrip(r)
+	if a := l.answer.Load(); a != nil && err == nil && r.URL.Path == "/oauth/token" {
+		_ = resp.Body.Close()
+		resp = &http.Response{StatusCode: a.status, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(a.body)), Request: r}
+	}
+	if err == nil && r.URL.Path == "/oauth/token" {
+		l.noteIssued(resp)
+	}
+	if l.noRevocation.Load() && err == nil && (strings.Contains(r.URL.Path, "openid-configuration") ||
+		strings.Contains(r.URL.Path, "oauth-authorization-server")) {
+		return rewritten(resp, "revocation_endpoint", "")
+	}
+	if as := l.resourceAS.Load(); as != nil && err == nil && strings.Contains(r.URL.Path, "oauth-protected-resource") {
+		return rewritten(resp, "authorization_servers", []string{*as})
+	}
 	if n := l.bloat.Load(); n > 0 && err == nil && r.URL.Path == "/oauth/token" {
 		return bloated(resp, int(n))
 	}
 	return resp, err
+}
+
+// noteIssued keeps the tokens a token endpoint's answer carries (noTokenLogged), leaving the
+// answer readable.
+func (l *asLink) noteIssued(resp *http.Response) {
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	var m map[string]any
+	_ = json.Unmarshal(body, &m)
+	l.issuedMu.Lock()
+	defer l.issuedMu.Unlock()
+	for _, k := range []string{"access_token", "refresh_token", "id_token"} {
+		if s, ok := m[k].(string); ok && len(s) >= 8 {
+			l.issued = append(l.issued, s)
+		}
+	}
+}
+
+// noTokenLogged fails t when f's log holds a token the authorization server issued or the
+// gateway's client secret there: every test with a fixture checks its log so.
+func (f *fixture) noTokenLogged(t *testing.T) {
+	logs := f.log.String()
+	f.asLink.issuedMu.Lock()
+	defer f.asLink.issuedMu.Unlock()
+	for _, s := range append([]string{asClientSecret}, f.asLink.issued...) {
+		if strings.Contains(logs, s) {
+			t.Errorf("the log holds a token or secret (%d bytes)", len(s))
+		}
+	}
+}
+
+// revokesRefresh reports whether r, a revocation request, names a refresh token (its
+// token_type_hint); its body is left readable.
+func revokesRefresh(r *http.Request) bool {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	q, _ := url.ParseQuery(string(body))
+	return q.Get("token_type_hint") == "refresh_token"
+}
+
+// tokenAnswer is what asLink.answer makes the token endpoint answer.
+type tokenAnswer struct {
+	status int
+	body   string
 }
 
 // bloated is resp, a token endpoint's answer, with its access token n characters longer.
@@ -330,7 +428,7 @@ type browser struct {
 	t    *testing.T
 	f    *fixture
 	c    *http.Client
-	stop atomic.Bool // do not follow redirects to /connect/callback
+	stop atomic.Bool // do not follow redirects to a /connect/callback/
 	// held is the last callback URL not followed.
 	held atomic.Pointer[string]
 }
@@ -340,7 +438,7 @@ func (f *fixture) browser(t *testing.T) *browser {
 	b := &browser{t: t, f: f}
 	b.c = &http.Client{Transport: f.srv.Client().Transport, Jar: jar, Timeout: 20 * time.Second,
 		CheckRedirect: func(r *http.Request, _ []*http.Request) error {
-			if b.stop.Load() && r.URL.Path == "/connect/callback" {
+			if b.stop.Load() && strings.HasPrefix(r.URL.Path, "/connect/callback/") {
 				u := r.URL.String()
 				b.held.Store(&u)
 				return http.ErrUseLastResponse

@@ -1,6 +1,7 @@
 package useroauth
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,8 +10,11 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
 // maxTokenResponseBytes bounds a token endpoint's answer.
@@ -26,8 +30,9 @@ type client struct {
 type tokenResponse struct {
 	AccessToken  string
 	RefreshToken string
-	Expiry       time.Time
-	Scope        string
+	// Expiry is when the access token expires, zero when the server did not say.
+	Expiry time.Time
+	Scope  string
 }
 
 // oauthError is an authorization server's refusal (RFC 6749 §5.2): Code is the error code, kept
@@ -41,11 +46,44 @@ func (e *oauthError) Error() string {
 	return fmt.Sprintf("the authorization server answered HTTP %d, error %q", e.Status, e.Code)
 }
 
-// invalidGrant reports whether err is the server refusing the grant itself: a code or refresh
-// token that is expired, revoked, or was never its own.
-func invalidGrant(err error) bool {
+// grantRefused reports whether err is the server refusing the grant itself, for good: a code or
+// refresh token that is expired, revoked or was never its own (invalid_grant), and any other
+// refusal of its own (RFC 6749 §5.2 unauthorized_client, unsupported_grant_type,
+// invalid_request; servers that send invalid_token, or an error member in a 200 answer, for an
+// expired refresh token), which asking again would only repeat. Not a refusal: the server
+// failing (serverFailure: HTTP 5xx or 429 whatever the body, temporarily_unavailable,
+// server_error), nor refusing the gateway as its client (invalid_client: the gateway's
+// configuration or registration, not the user's grant). A refusal is an answer RFC 6749 §5.2
+// describes: HTTP 400, 401 or 403 (or 200) with an error code; a redirect, a 404 or an answer
+// without a readable code is a server moved or misrouted, which must not end every user's grant.
+func grantRefused(err error) bool {
 	var oe *oauthError
-	return errors.As(err, &oe) && oe.Code == "invalid_grant"
+	if !errors.As(err, &oe) || serverFailure(err) || oe.Code == "invalid" || oe.Code == "invalid_client" {
+		return false
+	}
+	switch oe.Status {
+	case http.StatusOK, http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden:
+		return true
+	}
+	return false
+}
+
+// unusableError is a token response whose tokens the gateway cannot send: of a type other than
+// Bearer (DPoP-bound tokens need proofs the gateway does not make). The server issued them, so
+// the caller revokes them (tokens) and tells the user why rather than to try again.
+type unusableError struct {
+	// TokenType is the answer's token_type, kept to the OAuth charset.
+	TokenType          string
+	access, refreshTok string
+}
+
+func (e *unusableError) Error() string {
+	return fmt.Sprintf("the authorization server issued tokens of type %q, which the gateway cannot use (Bearer only)", e.TokenType)
+}
+
+// tokens is what to revoke: the tokens the answer carried, as issued by d's server to c.
+func (e *unusableError) tokens(d *discovered, c client) *vault.Token {
+	return &vault.Token{AuthServer: d.as.Issuer, ClientID: c.ID, AccessToken: e.access, RefreshToken: e.refreshTok}
 }
 
 // invalidClient reports whether err is the server refusing the gateway as its client (RFC 6749
@@ -66,9 +104,9 @@ func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, f
 	var w struct {
 		AccessToken  string          `json:"access_token"`
 		TokenType    string          `json:"token_type"`
-		ExpiresIn    json.Number     `json:"expires_in"`
+		ExpiresIn    json.RawMessage `json:"expires_in"`
 		RefreshToken string          `json:"refresh_token"`
-		Scope        string          `json:"scope"`
+		Scope        json.RawMessage `json:"scope"`
 		Error        json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(body, &w) != nil {
@@ -79,17 +117,57 @@ func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, f
 		_ = json.Unmarshal(w.Error, &code)
 		return nil, &oauthError{Status: status, Code: errorCode(code)}
 	}
-	if w.AccessToken == "" || !strings.EqualFold(w.TokenType, "Bearer") || !tokenChars(w.AccessToken) ||
-		(w.RefreshToken != "" && !tokenChars(w.RefreshToken)) {
+	sendable := w.AccessToken != "" && tokenChars(w.AccessToken) && (w.RefreshToken == "" || tokenChars(w.RefreshToken))
+	switch {
+	case sendable && !strings.EqualFold(w.TokenType, "Bearer"):
 		// DPoP or other bound tokens would need proofs the gateway does not make.
+		return nil, &unusableError{TokenType: errorCode(cmp.Or(w.TokenType, "none")), access: w.AccessToken, refreshTok: w.RefreshToken}
+	case !sendable:
 		return nil, fmt.Errorf("%w: the token response lacks a Bearer access_token", ErrAuthServer)
 	}
-	life := DefaultTokenLifetime
-	if n, err := w.ExpiresIn.Int64(); err == nil && n > 0 && n < 10*365*24*3600 {
-		life = time.Duration(n) * time.Second
+	tr := &tokenResponse{AccessToken: w.AccessToken, RefreshToken: w.RefreshToken, Scope: scopeOf(w.Scope)}
+	if life, ok := lifetime(w.ExpiresIn); ok {
+		tr.Expiry = a.now().Add(life)
 	}
-	return &tokenResponse{AccessToken: w.AccessToken, RefreshToken: w.RefreshToken, Expiry: a.now().Add(life),
-		Scope: w.Scope}, nil
+	return tr, nil
+}
+
+// lifetime is a token answer's expires_in: whole seconds, as a number or a numeric string (as
+// some servers send it), from one second to ten years; ok is false for anything else (absent,
+// null, zero, negative, fractional, huge, not a number), which is no reason to lose tokens the
+// server has issued: the lifetime is unknown (tokenExpiry).
+func lifetime(raw json.RawMessage) (time.Duration, bool) {
+	s := strings.Trim(string(raw), `"`)
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n >= 10*365*24*3600 {
+		return 0, false
+	}
+	return time.Duration(n) * time.Second, true
+}
+
+// tokenExpiry is when a record holding tr's access token and refreshToken takes it to expire:
+// what the server said; when it did not, DefaultTokenLifetime from now if the record can
+// refresh it, else never (zero: used until the backend refuses it, as servers issuing tokens
+// that do not expire, without refresh tokens, mean it).
+func tokenExpiry(tr *tokenResponse, refreshToken string, now time.Time) time.Time {
+	if tr.Expiry.IsZero() && refreshToken != "" {
+		return now.Add(DefaultTokenLifetime)
+	}
+	return tr.Expiry
+}
+
+// scopeOf is a token answer's scope: a string, or a list of strings as some servers send it;
+// empty (the scope asked, RFC 6749 §5.1) for anything else.
+func scopeOf(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return strings.Join(list, " ")
+	}
+	return ""
 }
 
 // revoke asks the server to revoke token (RFC 7009), best effort: a server without a revocation
@@ -159,10 +237,13 @@ func (a *asClient) send(ctx context.Context, endpoint, contentType, body string,
 	return out, resp.StatusCode, nil
 }
 
-// errorCode keeps an OAuth error code only when it looks like one (RFC 6749 §5.2 charset), so a
-// hostile server cannot put arbitrary text into logs or pages.
+// errorCode keeps an OAuth error code only when it looks like one: letters, digits and _ . : -
+// (every code RFC 6749 and its extensions define), at most 64, so a hostile server cannot put
+// text into logs or pages, not even the spaces of a sentence that would read as the gateway's.
 func errorCode(s string) string {
-	if s == "" || len(s) > 64 || strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r > 0x7e || r == '"' || r == '\\' }) >= 0 {
+	if s == "" || len(s) > 64 || strings.IndexFunc(s, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("_.:-", r)
+	}) >= 0 {
 		return "invalid"
 	}
 	return s

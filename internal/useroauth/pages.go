@@ -42,10 +42,13 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is nothing here.")
 	case rest == "" && get:
 		s.list(w, r, "")
-	case rest == "callback" && get:
-		s.callback(w, r)
-	case rest == strings.TrimPrefix(metadataDocumentPath, "/") && get:
-		s.oauth.metadataDocument(w)
+	case strings.HasPrefix(rest, callbackDir[1:]) && get:
+		s.callback(w, r, rest[len(callbackDir)-1:])
+	case rest == callbackDir[1:len(callbackDir)-1] && get:
+		// The one callback of earlier versions: no round trip is sent here any more.
+		s.refuse(w, r, "", http.StatusBadRequest, FailBadState, "This answer from the authorization server is not one the gateway asked for.")
+	case s.isDocument(rest) && get:
+		s.oauth.metadataDocument(w, strings.TrimSuffix(rest[len(metadataDocumentDir)-1:], ".json"))
 	case strings.HasPrefix(rest, "l/") && get:
 		s.showLink(w, r, rest[2:])
 	case strings.HasPrefix(rest, "l/") && post:
@@ -58,6 +61,15 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, HEAD, POST")
 		s.refuse(w, r, "", http.StatusMethodNotAllowed, FailBadRequest, "These pages take GET and POST only.")
 	}
+}
+
+// isDocument reports whether rest (a path under Path) is the Client ID Metadata Document of a
+// backend registered by metadata document.
+func (s *Service) isDocument(rest string) bool {
+	name, ok := strings.CutPrefix(rest, metadataDocumentDir[1:])
+	name, json := strings.CutSuffix(name, ".json")
+	st := s.backends[name]
+	return ok && json && st != nil && st.cfg.registration() == RegistrationMetadataDocument
 }
 
 // signedIn returns the signed-in user, or sends the browser to sign in (back to this page) and
@@ -176,12 +188,27 @@ func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest str
 	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
 	defer cancel()
 	who := vault.Caller{Issuer: sess.Issuer, Subject: sess.Subject}
-	if _, err := s.Disconnect(ctx, who, name, "user"); err != nil {
+	_, revoked, err := s.disconnect(ctx, who, name, "user")
+	if err != nil {
 		s.storeDown(w, r, name)
 		return
 	}
 	r.URL.Path = s.cfg.Path + "/"
-	s.list(w, r, "Disconnected "+name+": its tokens were revoked and removed.")
+	s.list(w, r, disconnectedNote(name, revoked))
+}
+
+// disconnectedNote is what the list page says after a disconnect: that the tokens were revoked
+// only when the authorization server revoked them, else that they stay valid there until they
+// expire, and where the user can end them.
+func disconnectedNote(name string, revoked error) string {
+	const rest = " They stay valid there until they expire; to end them now, remove the gateway's access in your account at that server."
+	switch {
+	case revoked == nil:
+		return "Disconnected " + name + ": its tokens were revoked at the authorization server and removed."
+	case errors.Is(revoked, errNoRevocation):
+		return "Disconnected " + name + ": the gateway removed its tokens. The authorization server offers no revocation." + rest
+	}
+	return "Disconnected " + name + ": the gateway removed its tokens, but the authorization server could not be asked to revoke them." + rest
 }
 
 // checkForm checks a form POST: from the pages' own origin, by a signed-in user, readable.
@@ -259,7 +286,7 @@ func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *webpage.Se
 	q := authURL.Query()
 	q.Set("response_type", "code")
 	q.Set("client_id", c.ID)
-	q.Set("redirect_uri", s.oauth.redirectURL)
+	q.Set("redirect_uri", s.oauth.redirectURL(backend))
 	q.Set("state", stateTok)
 	q.Set("code_challenge", oauth2.S256ChallengeFromVerifier(f.Verifier))
 	q.Set("code_challenge_method", "S256")

@@ -23,8 +23,12 @@ const (
 	// minClientLife is the least time a registered client's secret must have left for the
 	// registration to count: one that expires sooner is a failed registration.
 	minClientLife = time.Minute
-	// metadataDocumentPath is where the Client ID Metadata Document is served, under Path.
-	metadataDocumentPath = "/client-metadata.json"
+	// metadataDocumentDir is where the Client ID Metadata Documents are served, under Path:
+	// one per backend, <dir><backend>.json.
+	metadataDocumentDir = "/client-metadata/"
+	// callbackDir is where the authorization servers' responses arrive, under Path: one
+	// redirect URI per backend, <dir><backend>.
+	callbackDir = "/callback/"
 )
 
 // asClient is the gateway as an OAuth client of backends' authorization servers: its
@@ -37,9 +41,23 @@ type asClient struct {
 	log     *slog.Logger
 	// flight runs one dynamic registration at a time per registration key.
 	flight singleflight.Group
-	// clientName, redirectURL and documentURL are how the gateway describes itself: its name,
-	// its callback and the URL of its Client ID Metadata Document (its client id there).
-	clientName, redirectURL, documentURL string
+	// clientName is the name the gateway registers under; pages is where its pages are
+	// (BaseURL and Path), under which redirectURL and documentURL are.
+	clientName, pages string
+}
+
+// redirectURL is the gateway's redirect URI for backend's round trips. Each backend has its
+// own (RFC 9700 §4.4.2): an authorization server that sends the browser on to another
+// backend's server, as the gateway's client there, gets the response delivered to that
+// backend's callback, where the state of its own round trip is refused (mix-up), so the code
+// the other server issued never reaches it, even from a server that sends no iss.
+func (a *asClient) redirectURL(backend string) string { return a.pages + callbackDir + backend }
+
+// documentURL is the URL of backend's Client ID Metadata Document, the gateway's client id at
+// that backend's server: one per backend, since a document lists the redirect URIs its client
+// may use, and one listing every backend's would let a server use another's.
+func (a *asClient) documentURL(backend string) string {
+	return a.pages + metadataDocumentDir + backend + ".json"
 }
 
 // registered is a client the gateway registered dynamically, as the store keeps it (sealed).
@@ -58,7 +76,7 @@ func (a *asClient) clientFor(ctx context.Context, st *backendState, d *discovere
 			return client{}, fmt.Errorf("%w: %s: the authorization server does not accept client ID metadata documents",
 				ErrAuthServer, st.cfg.Name)
 		}
-		return client{ID: a.documentURL}, nil
+		return client{ID: a.documentURL(st.cfg.Name)}, nil
 	case RegistrationDynamic:
 		return a.dynamicClient(ctx, st, d)
 	}
@@ -140,7 +158,7 @@ func (a *asClient) loadOrRegister(ctx context.Context, st *backendState, d *disc
 // registrationKey keys the backend's dynamically registered client in the store: per backend,
 // authorization server and callback URL.
 func (a *asClient) registrationKey(st *backendState, d *discovered) string {
-	return registrationPrefix + st.cfg.Name + "\x00" + d.as.Issuer + "\x00" + a.redirectURL
+	return registrationPrefix + st.cfg.Name + "\x00" + d.as.Issuer + "\x00" + a.redirectURL(st.cfg.Name)
 }
 
 // forgetClient is the authorization server answering invalid_client to the gateway's dynamically
@@ -174,7 +192,7 @@ func (a *asClient) register(ctx context.Context, st *backendState, d *discovered
 	}
 	meta := map[string]any{
 		"client_name":    a.clientName,
-		"redirect_uris":  []string{a.redirectURL},
+		"redirect_uris":  []string{a.redirectURL(st.cfg.Name)},
 		"grant_types":    []string{"authorization_code", "refresh_token"},
 		"response_types": []string{"code"},
 		// A web application: the gateway runs on a server and keeps its secret there.
@@ -237,12 +255,13 @@ func (a *asClient) openRegistered(raw []byte) (registered, error) {
 	return r, json.Unmarshal(pt, &r)
 }
 
-// metadataDocument serves the gateway's Client ID Metadata Document: its URL is its client id.
-func (a *asClient) metadataDocument(w http.ResponseWriter) {
+// metadataDocument serves the gateway's Client ID Metadata Document for backend: its URL is
+// its client id at that backend's server, and it names that backend's redirect URI only.
+func (a *asClient) metadataDocument(w http.ResponseWriter, backend string) {
 	doc := map[string]any{
-		"client_id":                  a.documentURL,
+		"client_id":                  a.documentURL(backend),
 		"client_name":                a.clientName,
-		"redirect_uris":              []string{a.redirectURL},
+		"redirect_uris":              []string{a.redirectURL(backend)},
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 		"token_endpoint_auth_method": "none",

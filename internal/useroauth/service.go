@@ -76,12 +76,13 @@ const (
 	FailCSRF         = "csrf"
 	FailBadRequest   = "bad_request"
 	FailTooMany      = "too_many_callbacks"
+	FailUnusable     = "unusable_tokens"
 )
 
 // FailureReasons returns the closed set of failure reasons, for pre-registering metrics.
 func FailureReasons() []string {
 	return []string{FailBadState, FailExpired, FailOtherBrowser, FailWrongUser, FailReplayed, FailIssMismatch, FailDenied,
-		FailCodeRefused, FailAuthServer, FailStore, FailFull, FailCSRF, FailBadRequest, FailTooMany}
+		FailCodeRefused, FailAuthServer, FailStore, FailFull, FailCSRF, FailBadRequest, FailTooMany, FailUnusable}
 }
 
 // Refresh results.
@@ -223,7 +224,7 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 		s.client = defaultHTTPClient()
 	}
 	s.oauth = &asClient{http: s.client, store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,
-		redirectURL: deps.BaseURL + cfg.Path + "/callback", documentURL: deps.BaseURL + cfg.Path + metadataDocumentPath}
+		pages: deps.BaseURL + cfg.Path}
 	for i := range backends {
 		b := backends[i]
 		if errs := b.Problems(); len(errs) > 0 {

@@ -66,7 +66,7 @@ func TestRegistrations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tt.reg == RegistrationMetadataDocument && e.ClientID != f.srv.URL+"/connect/client-metadata.json" {
+			if tt.reg == RegistrationMetadataDocument && e.ClientID != f.srv.URL+"/connect/client-metadata/"+backendName+".json" {
 				t.Errorf("client id %q, want the metadata document's URL", e.ClientID)
 			}
 			if tt.reg == RegistrationDynamic && (e.ClientID == "" || e.ClientID == asClientID) {
@@ -100,6 +100,31 @@ func TestRevokeBackend(t *testing.T) {
 		t.Errorf("unknown backend: %v", err)
 	}
 	expectContains(t, "the audit log", f.log.String(), "useroauth: backend revoked", "records=2")
+}
+
+// TestRevokeBackendServerDown: an operator's revocation of a backend removes every record even
+// when the authorization server does not answer, and waits for that server once, not once per
+// record: with thousands of users a Timeout each would hold the operator's request for hours.
+// The records not revoked at the server are counted in a log line.
+func TestRevokeBackendServerDown(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice, _ := connected(t, f)
+	bob := f.caller(realop.OtherUserID)
+	if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != http.StatusOK {
+		t.Fatalf("bob's connect: %d\n%s", status, body)
+	}
+	f.asLink.hangRevoke.Store(true)
+	before := f.asLink.revokeSent.Load()
+	n, err := f.svc.RevokeBackend(context.Background(), backendName)
+	if err != nil || n != 2 {
+		t.Fatalf("RevokeBackend: %d, %v; want 2", n, err)
+	}
+	if sent := f.asLink.revokeSent.Load() - before; sent != 1 {
+		t.Errorf("%d revocation requests to a server that does not answer, want 1", sent)
+	}
+	f.noToken(t, alice)
+	f.noToken(t, bob)
+	expectContains(t, "the log", f.log.String(), "useroauth: backend revoked", "records=2", "not_revoked=1")
 }
 
 // TestRevokeAuthServerHangs: an operator's revocation carries no deadline of its own, and an

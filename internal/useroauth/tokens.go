@@ -267,8 +267,8 @@ func (s *Service) awaitRefresh(ctx context.Context, st *backendState, who vault.
 
 // refreshNow sends the refresh grant (RFC 6749 §6) and stores the result in place of e, only
 // while e is still the record (a disconnect meanwhile wins). A refusal of the grant
-// (invalid_grant: the refresh token expired or was revoked) removes the record: the next call
-// asks for consent.
+// (grantRefused: invalid_grant, the refresh token expired or was revoked, or any other refusal
+// of the server's own) removes the record: the next call asks for consent.
 func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Caller, e *vault.Entry) (*vault.Entry, error) {
 	name := st.cfg.Name
 	if e.RefreshToken == "" {
@@ -279,6 +279,13 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 		return nil, nil
 	}
 	d, c, err := s.serverAndClient(ctx, st)
+	if err == nil && d.as.Issuer != e.AuthServer {
+		// The backend names another server now: the refresh token goes only to the one that
+		// issued it, never to this one (which could use it at the first with a client id it
+		// knows), even when the gateway's client id is the same at both.
+		s.drop(ctx, who, name, e, "the backend's authorization server changed")
+		return nil, nil
+	}
 	if err == nil && c.ID != e.ClientID {
 		s.drop(ctx, who, name, e, "the gateway's client at the authorization server changed")
 		return nil, nil
@@ -291,15 +298,19 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 		cancel()
 		err = st.refreshAnswered(s.now(), err)
 	}
+	var unusable *unusableError
 	switch {
-	case invalidGrant(err):
-		s.obs.Refresh(name, RefreshInvalidGrant)
-		if s.drop(ctx, who, name, e, "the authorization server refused the refresh token") {
-			return nil, nil
+	case grantRefused(err):
+		return s.endGrant(ctx, st, who, e, "the authorization server refused the refresh token ("+refusalCode(err)+")")
+	case errors.As(err, &unusable):
+		// Tokens nobody can use, and a grant that yields only such: revoked with the record's
+		// own once it went, and consent (whose page says why) asked again.
+		s.revokeTokens(ctx, st, unusable.tokens(d, c))
+		fresh, err := s.endGrant(ctx, st, who, e, err.Error())
+		if fresh == nil && err == nil {
+			s.revokeTokens(ctx, st, &e.Token)
 		}
-		// The record is no longer e: refreshed or connected anew meanwhile (the refused token
-		// was already rotated away). That record is the caller's connection, not consent.
-		return s.usable(ctx, st, who)
+		return fresh, err
 	case err != nil:
 		if invalidClient(err) {
 			s.oauth.forgetClient(ctx, st, d, c)
@@ -309,10 +320,10 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	t := e.Token
-	t.AccessToken, t.Expiry, t.Refreshed = tr.AccessToken, tr.Expiry, s.now()
 	if tr.RefreshToken != "" {
 		t.RefreshToken = tr.RefreshToken // rotated (OAuth 2.1 §4.3.1)
 	}
+	t.AccessToken, t.Expiry, t.Refreshed = tr.AccessToken, tokenExpiry(tr, t.RefreshToken, s.now()), s.now()
 	if tr.Scope != "" {
 		t.Scope = tr.Scope
 	}
@@ -337,6 +348,28 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	}
 	s.obs.Refresh(name, RefreshOK)
 	return &vault.Entry{Token: t}, nil
+}
+
+// endGrant removes e, whose grant the authorization server ended (why), so the next call asks
+// for consent; it counts the refresh as refused. When the record is no longer e (refreshed or
+// connected anew meanwhile: the refused token was already rotated away), that record is the
+// caller's connection, not consent.
+func (s *Service) endGrant(ctx context.Context, st *backendState, who vault.Caller, e *vault.Entry, why string) (*vault.Entry, error) {
+	s.obs.Refresh(st.cfg.Name, RefreshInvalidGrant)
+	if s.drop(ctx, who, st.cfg.Name, e, why) {
+		return nil, nil
+	}
+	return s.usable(ctx, st, who)
+}
+
+// refusalCode is the error code of an authorization server's refusal (already kept to the
+// RFC 6749 charset by errorCode).
+func refusalCode(err error) string {
+	var oe *oauthError
+	if errors.As(err, &oe) {
+		return oe.Code
+	}
+	return ""
 }
 
 // serverAndClient discovers the backend's authorization server and the gateway's client there.

@@ -1,0 +1,329 @@
+package useroauth
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
+	"github.com/mcp-gateway/gateway/internal/vault"
+)
+
+// TestRefreshRefusals: an authorization server that answers a refresh with a refusal of its own
+// (RFC 6749 §5.2, or an error member in a 200 answer as some servers send) has ended the grant,
+// whatever the code: the record is removed and the next call asks for consent, instead of the
+// caller getting a retryable error on every call for ever. The server failing (HTTP 5xx, 429,
+// temporarily_unavailable, server_error) and the server refusing the gateway as its client
+// (invalid_client: the operator's configuration) keep the record and stay retryable.
+func TestRefreshRefusals(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		answer tokenAnswer
+		ends   bool
+	}{
+		{"unauthorized_client", tokenAnswer{http.StatusBadRequest, `{"error":"unauthorized_client"}`}, true},
+		{"unsupported_grant_type", tokenAnswer{http.StatusBadRequest, `{"error":"unsupported_grant_type"}`}, true},
+		{"invalid_request with a description", tokenAnswer{http.StatusBadRequest,
+			`{"error":"invalid_request","error_description":"refresh token expired"}`}, true},
+		{"invalid_token with 401", tokenAnswer{http.StatusUnauthorized, `{"error":"invalid_token"}`}, true},
+		{"an error in a 200 answer", tokenAnswer{http.StatusOK, `{"error":"bad_refresh_token"}`}, true},
+		{"temporarily_unavailable", tokenAnswer{http.StatusBadRequest, `{"error":"temporarily_unavailable"}`}, false},
+		{"server_error", tokenAnswer{http.StatusBadRequest, `{"error":"server_error"}`}, false},
+		{"HTTP 503", tokenAnswer{http.StatusServiceUnavailable, `{"error":"invalid_grant"}`}, false},
+		{"invalid_client", tokenAnswer{http.StatusUnauthorized, `{"error":"invalid_client"}`}, false},
+		// Not refusals of the grant: a server moved or misrouted, an answer without a code.
+		{"a redirect", tokenAnswer{http.StatusTemporaryRedirect, `{"error":"invalid_grant"}`}, false},
+		{"HTTP 404", tokenAnswer{http.StatusNotFound, `{"error":"not_found"}`}, false},
+		{"HTTP 400 without an error", tokenAnswer{http.StatusBadRequest, `{}`}, false},
+		{"an unreadable code", tokenAnswer{http.StatusBadRequest, `{"error":"see <a href=x>here</a>"}`}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{}) // one each: its clock moves a day
+			alice, _ := connected(t, f)
+			f.clock.Advance(24 * time.Hour) // the access token expired; past any cooldown
+			f.asLink.answer.Store(&tt.answer)
+			_, ok, err := f.svc.Token(t.Context(), backendName, alice)
+			f.asLink.answer.Store(nil)
+			_, gerr := f.svc.Vault().Get(t.Context(), alice, backendName)
+			switch {
+			case tt.ends && (ok || err != nil || !errors.Is(gerr, vault.ErrNotFound)):
+				t.Errorf("ok %v, %v, record %v; want no token, no error, the record removed (consent)", ok, err, gerr)
+			case !tt.ends && (ok || !errors.Is(err, ErrUnavailable) || gerr != nil):
+				t.Errorf("ok %v, %v, record %v; want ErrUnavailable and the record kept", ok, err, gerr)
+			}
+			logs := f.log.String()
+			if strings.Contains(logs, "refresh token expired") {
+				t.Error("the log repeats the server's error_description")
+			}
+			if tt.ends {
+				expectContains(t, "the log", logs, "useroauth: token record removed", "refused the refresh token (")
+			}
+		})
+	}
+}
+
+// TestUnusableTokens: an authorization server that answers a code or a refresh with tokens the
+// gateway cannot send as Bearer (DPoP-bound, or another token_type: the gateway makes no
+// proofs) has issued tokens nobody will use: they are revoked at once, nothing is stored, and
+// the user is told why, not to try again in a moment (which would get the same answer); a
+// refresh answered so sends the user to consent, whose page then says why. No log line
+// carries the tokens.
+func TestUnusableTokens(t *testing.T) {
+	dpop := &tokenAnswer{http.StatusOK,
+		`{"access_token":"at-unusable-7f3a","token_type":"DPoP","refresh_token":"rt-unusable-7f3a","expires_in":300}`}
+	t.Run("code exchange", func(t *testing.T) {
+		f := newFixture(t, fixtureOptions{})
+		alice := f.caller(realop.UserID)
+		f.asLink.answer.Store(dpop)
+		before := f.asLink.revokeSent.Load()
+		status, body := f.browser(t).connect(f.link(t, alice), f.idp.Username(), f.as.Username())
+		if status != http.StatusBadGateway {
+			t.Errorf("the callback: %d, want 502\n%s", status, body)
+		}
+		expectContains(t, "the page", body, "DPoP", "cannot use")
+		if f.obs.count("consent failed "+FailUnusable) != 1 {
+			t.Errorf("consents: %v", f.obs.counts)
+		}
+		if f.asLink.revokeSent.Load()-before != 2 {
+			t.Errorf("%d revocation requests, want 2 (both tokens)", f.asLink.revokeSent.Load()-before)
+		}
+		f.noToken(t, alice)
+		noneLogged(t, f, "at-unusable-7f3a", "rt-unusable-7f3a")
+	})
+	t.Run("refresh", func(t *testing.T) {
+		f := newFixture(t, fixtureOptions{})
+		alice, _ := connected(t, f)
+		f.clock.Advance(24 * time.Hour)
+		f.asLink.answer.Store(dpop)
+		before := f.asLink.revokeSent.Load()
+		_, ok, err := f.svc.Token(t.Context(), backendName, alice)
+		if ok || err != nil {
+			t.Errorf("Token: ok %v, %v; want consent", ok, err)
+		}
+		if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
+			t.Errorf("the record: %v, want removed", err)
+		}
+		if f.asLink.revokeSent.Load()-before < 2 {
+			t.Errorf("%d revocation requests, want the unusable tokens revoked", f.asLink.revokeSent.Load()-before)
+		}
+		noneLogged(t, f, "at-unusable-7f3a", "rt-unusable-7f3a")
+	})
+}
+
+func noneLogged(t *testing.T, f *fixture, secrets ...string) {
+	t.Helper()
+	logs := f.log.String()
+	for _, s := range append(secrets, asClientSecret) {
+		if strings.Contains(logs, s) {
+			t.Errorf("the log holds %q", s)
+		}
+	}
+}
+
+// TestRevocationRefusedForOneToken: a revocation endpoint that refuses the refresh token (RFC
+// 7009 §2.2.1 unsupported_token_type: a server that does not revoke refresh tokens) is still
+// asked to revoke the access token; a server that does not answer is not waited for twice.
+func TestRevocationRefusedForOneToken(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice, _ := connected(t, f)
+	f.asLink.refuseRefreshRevocation.Store(true)
+	before, reached := f.asLink.revokeSent.Load(), f.revocations.Load()
+	if removed, err := f.svc.Disconnect(t.Context(), alice, backendName, "user"); err != nil || !removed {
+		t.Fatalf("Disconnect: %v, %v", removed, err)
+	}
+	if sent := f.asLink.revokeSent.Load() - before; sent != 2 {
+		t.Errorf("%d revocation requests, want 2: the access token too", sent)
+	}
+	if f.revocations.Load()-reached != 1 {
+		t.Errorf("%d revocation requests reached the server, want the access token's", f.revocations.Load()-reached)
+	}
+
+	alice, _ = connected(t, f)
+	f.asLink.refuseRefreshRevocation.Store(false)
+	f.asLink.hangRevoke.Store(true)
+	before = f.asLink.revokeSent.Load()
+	if removed, err := f.svc.Disconnect(t.Context(), alice, backendName, "user"); err != nil || !removed {
+		t.Fatalf("Disconnect: %v, %v", removed, err)
+	}
+	if sent := f.asLink.revokeSent.Load() - before; sent != 1 {
+		t.Errorf("%d revocation requests to a server that does not answer, want 1", sent)
+	}
+	f.noToken(t, alice)
+}
+
+// TestTokenAnswerFields: the members of a token answer beside the tokens, in the shapes servers
+// send: expires_in as a number, a numeric string, absent, null, zero, negative, fractional,
+// huge or not a number, and scope absent, narrower or wider than asked or not a string. A
+// usable access token is kept with a lifetime that is the server's when it makes sense and
+// DefaultTokenLifetime otherwise, the scope the server granted (the one asked when it says
+// none, RFC 6749 §5.1), and a connect never fails for a member the gateway does not need.
+func TestTokenAnswerFields(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	const asked = "openid offline_access notes"
+	for _, tt := range []struct {
+		name, members string
+		life          time.Duration
+		scope         string
+	}{
+		{"expires_in a number", `"expires_in":3600,"scope":"notes"`, time.Hour, "notes"},
+		{"expires_in a string", `"expires_in":"1800","scope":"notes openid"`, 30 * time.Minute, "notes openid"},
+		{"expires_in absent, scope absent", ``, DefaultTokenLifetime, asked},
+		{"expires_in null", `"expires_in":null`, DefaultTokenLifetime, asked},
+		{"expires_in zero", `"expires_in":0`, DefaultTokenLifetime, asked},
+		{"expires_in negative", `"expires_in":-60`, DefaultTokenLifetime, asked},
+		{"expires_in fractional", `"expires_in":59.9`, DefaultTokenLifetime, asked},
+		{"expires_in huge", `"expires_in":1e30`, DefaultTokenLifetime, asked},
+		{"expires_in not a number", `"expires_in":"soon"`, DefaultTokenLifetime, asked},
+		{"expires_in a boolean", `"expires_in":true`, DefaultTokenLifetime, asked},
+		{"scope wider", `"expires_in":600,"scope":"notes admin"`, 10 * time.Minute, "notes admin"},
+		{"scope a list", `"expires_in":600,"scope":["notes","admin"]`, 10 * time.Minute, "notes admin"},
+		{"scope an object", `"expires_in":600,"scope":{"notes":true}`, 10 * time.Minute, asked},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			alice := f.caller(realop.UserID)
+			body := `{"access_token":"at-fields","token_type":"Bearer","refresh_token":"rt-fields"`
+			if tt.members != "" {
+				body += "," + tt.members
+			}
+			f.asLink.answer.Store(&tokenAnswer{http.StatusOK, body + "}"})
+			status, page := f.browser(t).connect(f.link(t, alice), f.idp.Username(), f.as.Username())
+			f.asLink.answer.Store(nil)
+			if status != http.StatusOK {
+				t.Fatalf("connect: %d\n%s", status, page)
+			}
+			e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if life := e.Expiry.Sub(e.Connected); life != tt.life {
+				t.Errorf("lifetime %s, want %s", life, tt.life)
+			}
+			if e.Scope != tt.scope {
+				t.Errorf("scope %q, want %q", e.Scope, tt.scope)
+			}
+			if _, err := f.svc.Vault().Take(t.Context(), alice, backendName); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestConnectAgainRevokesTheOldGrant: a user who connects a backend again (a connect page
+// opened before the first connect finished, or to change accounts) replaces the record; the
+// tokens of the one replaced are revoked, not left valid at the server with nobody holding them.
+func TestConnectAgainRevokesTheOldGrant(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice := f.caller(realop.UserID)
+	// A connect page opened in one browser, left while the user connects in another.
+	stale := f.browser(t)
+	link := f.link(t, alice)
+	status, page := stale.openLink(link, f.idp.Username())
+	if status != http.StatusOK {
+		t.Fatalf("the connect page: %d\n%s", status, page)
+	}
+	if status, body := f.browser(t).connect(f.link(t, alice), f.idp.Username(), f.as.Username()); status != http.StatusOK {
+		t.Fatalf("connect: %d\n%s", status, body)
+	}
+	first := f.mustToken(t, alice)
+	before := f.revocations.Load()
+	_, where, _ := stale.post(link, url.Values{"csrf": {csrfOf(t, page)}})
+	if status, _, body := stale.login(where, f.as.Username()); status != http.StatusOK {
+		t.Fatalf("connecting again: %d\n%s", status, body)
+	}
+	if second := f.mustToken(t, alice); second == first {
+		t.Fatal("the second connect kept the first token")
+	}
+	if n := f.revocations.Load() - before; n != 2 {
+		t.Errorf("%d revocation requests, want 2 (the replaced record's tokens)", n)
+	}
+	noneLogged(t, f, first)
+}
+
+// TestErrorCodesShownAsCodes: an error code an authorization server sends (in the callback's
+// error, or a token endpoint's refusal) reaches the page and the log only when it looks like an
+// error code (letters, digits, _ . : -): text made to read as a message from the gateway
+// ("call this number") is shown as "invalid". The error_description is never shown or logged.
+func TestErrorCodesShownAsCodes(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice := f.caller(realop.UserID)
+	for _, hostile := range []string{"Your account is locked. Call +1 555 0100", "<b>login_required</b>", "a b"} {
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		status, _, body := b.get(withQuery(u, map[string]string{"error": hostile, "error_description": "described-7d1c"}, "code"))
+		if status != http.StatusForbidden || strings.Contains(body, "Call +1") || strings.Contains(body, "login_required") ||
+			strings.Contains(body, "(a b)") || !strings.Contains(body, "(invalid)") {
+			t.Errorf("error %q: %d\n%s", hostile, status, body)
+		}
+	}
+	b := f.browser(t)
+	u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+	status, _, body := b.get(withQuery(u, map[string]string{"error": "interaction_required", "error_description": "described-7d1c"}, "code"))
+	if status != http.StatusForbidden || !strings.Contains(body, "(interaction_required)") {
+		t.Errorf("a plain error code: %d\n%s", status, body)
+	}
+	if strings.Contains(f.log.String(), "described-7d1c") || strings.Contains(body, "described-7d1c") {
+		t.Error("the error_description was shown or logged")
+	}
+}
+
+// TestTokenWithoutLifetimeOrRefresh: a server that issues an access token without expires_in
+// and without a refresh token (tokens that do not expire, as many SaaS servers issue) has it
+// used until the backend refuses it, not dropped after an assumed lifetime, which sent the user
+// to consent every few minutes; the backend's refusal then sends them to consent.
+func TestTokenWithoutLifetimeOrRefresh(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice := f.caller(realop.UserID)
+	f.asLink.answer.Store(&tokenAnswer{http.StatusOK, `{"access_token":"at-forever-5e2b","token_type":"Bearer"}`})
+	status, page := f.browser(t).connect(f.link(t, alice), f.idp.Username(), f.as.Username())
+	f.asLink.answer.Store(nil)
+	if status != http.StatusOK {
+		t.Fatalf("connect: %d\n%s", status, page)
+	}
+	f.clock.Advance(30 * 24 * time.Hour)
+	before := f.asLink.tokenSent.Load()
+	if tok := f.mustToken(t, alice); tok != "at-forever-5e2b" {
+		t.Errorf("token %q", tok)
+	}
+	if n := f.asLink.tokenSent.Load() - before; n != 0 {
+		t.Errorf("%d token requests for a token without refresh", n)
+	}
+	f.svc.Rejected(t.Context(), backendName, alice.Issuer+"#"+alice.Subject, "at-forever-5e2b")
+	f.noToken(t, alice)
+	noneLogged(t, f, "at-forever-5e2b")
+}
+
+// TestDisconnectSaysWhatHappened: the list page's note after a disconnect says the tokens were
+// revoked only when the authorization server revoked them; a server without a revocation
+// endpoint, or one that does not answer, leaves them valid there until they expire, and the
+// user is told so (and where to end them), not that they were revoked.
+func TestDisconnectSaysWhatHappened(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		set  func(*fixture)
+		want string
+	}{
+		{"revoked", func(*fixture) {}, "revoked at the authorization server"},
+		{"no revocation endpoint", func(f *fixture) { f.asLink.noRevocation.Store(true) }, "offers no revocation"},
+		{"revocation hangs", func(f *fixture) { f.asLink.hangRevoke.Store(true) }, "could not be asked"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{timeout: 200 * time.Millisecond})
+			tt.set(f)
+			b := f.browser(t)
+			if status, body := b.connect(f.link(t, f.caller(realop.UserID)), f.idp.Username(), f.as.Username()); status != http.StatusOK {
+				t.Fatalf("connect: %d\n%s", status, body)
+			}
+			_, _, body := b.get(f.srv.URL + "/connect/")
+			status, _, body := b.post(f.srv.URL+"/connect/b/"+backendName+"/disconnect", url.Values{"csrf": {csrfOf(t, body)}})
+			if status != http.StatusOK || !strings.Contains(body, tt.want) {
+				t.Errorf("disconnect: %d, want a note saying %q\n%s", status, tt.want, body)
+			}
+			if tt.name != "revoked" && strings.Contains(body, "revoked and removed") {
+				t.Error("the note says the tokens were revoked")
+			}
+		})
+	}
+}
