@@ -41,7 +41,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 	q := r.URL.Query()
 	var st state
 	if openJSON(s.states, q.Get("state"), &st) != nil || !s.PerUser(st.Backend) {
-		s.refuse(w, r, "", http.StatusBadRequest, FailBadState, "This answer from the authorization server is not one the gateway asked for.")
+		s.page.refuse(w, r, "", http.StatusBadRequest, FailBadState, "This answer from the authorization server is not one the gateway asked for.")
 		return
 	}
 	if at != st.Backend {
@@ -49,19 +49,19 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 		return
 	}
 	if !s.now().Before(st.Expiry) {
-		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailExpired, "This sign-in at the authorization server took too long. Start again from the connect page.")
+		s.page.refuse(w, r, st.Backend, http.StatusBadRequest, FailExpired, "This sign-in at the authorization server took too long. Start again from the connect page.")
 		return
 	}
 	var f flow
 	cookie := flowCookiePrefix + st.Backend
 	if !s.deps.SignIn.OpenCookie(r, cookie, s.flows, &f, func() time.Time { return f.Expiry }) || f.Nonce != st.Nonce {
-		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailOtherBrowser,
+		s.page.refuse(w, r, st.Backend, http.StatusBadRequest, FailOtherBrowser,
 			"This answer from the authorization server belongs to a sign-in started in another browser, so it was not used.")
 		return
 	}
 	sess, ok := s.deps.SignIn.Session(r)
 	if !ok {
-		s.refuse(w, r, st.Backend, http.StatusForbidden, FailBadRequest, "You are not signed in to the gateway (or your session ended). Start again from the connect page.")
+		s.page.refuse(w, r, st.Backend, http.StatusForbidden, FailBadRequest, "You are not signed in to the gateway (or your session ended). Start again from the connect page.")
 		return
 	}
 	if !s.sameUser(w, r, sess, st.Issuer, st.Subject, st.Backend) {
@@ -69,7 +69,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 	}
 	webpage.ClearCookie(w, cookie)
 	if e := q.Get("error"); e != "" {
-		s.refuse(w, r, st.Backend, http.StatusForbidden, FailDenied, "The authorization server did not grant access ("+errorCode(e)+"). Nothing was stored.")
+		s.page.refuse(w, r, st.Backend, http.StatusForbidden, FailDenied, "The authorization server did not grant access ("+errorCode(e)+"). Nothing was stored.")
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
@@ -77,7 +77,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 	b := s.backends[st.Backend]
 	d, err := b.disc.get(ctx)
 	if err != nil || d.as.Issuer != st.AuthServer {
-		s.authServerDown(w, r, st.Backend, err)
+		s.page.authServerDown(w, r, st.Backend, err)
 		return
 	}
 	if !issMatches(q, d.as) {
@@ -88,15 +88,15 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 	use, err := s.deps.Replay.FirstUse(ctx, owner, st.Nonce, s.cfg.ConsentTTL, s.callbacks)
 	switch {
 	case err != nil:
-		s.storeDown(w, r, st.Backend)
+		s.page.storeDown(w, r, st.Backend)
 		return
 	case use == store.UseAgain:
-		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailReplayed, "This answer from the authorization server was used already.")
+		s.page.refuse(w, r, st.Backend, http.StatusBadRequest, FailReplayed, "This answer from the authorization server was used already.")
 		return
 	case use == store.UseOverBudget:
 		secs := budgetFrees(ctx, s.deps.Replay, owner, s.callbacks.Window)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		s.refuse(w, r, st.Backend, http.StatusTooManyRequests, FailTooMany, fmt.Sprintf(
+		s.page.refuse(w, r, st.Backend, http.StatusTooManyRequests, FailTooMany, fmt.Sprintf(
 			"You started too many connections in a short time. Nothing was stored; try again in %d minutes.", (secs+59)/60))
 		return
 	}
@@ -108,7 +108,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 func (s *Service) mixUp(w http.ResponseWriter, r *http.Request, st *state, msg string) {
 	s.log.LogAttrs(r.Context(), slog.LevelWarn, msg,
 		slog.String("upstream", st.Backend), slog.String("subject", st.Issuer+"#"+st.Subject))
-	s.refuse(w, r, st.Backend, http.StatusBadRequest, FailIssMismatch, "This answer does not come from the authorization server the gateway sent you to, so it was not used.")
+	s.page.refuse(w, r, st.Backend, http.StatusBadRequest, FailIssMismatch, "This answer does not come from the authorization server the gateway sent you to, so it was not used.")
 }
 
 // budgetFrees is, in whole seconds (at least one), when owner's callback budget frees
@@ -134,7 +134,7 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	defer cancel()
 	c, err := s.oauth.clientFor(ctx, b, d)
 	if err != nil || c.ID != st.ClientID {
-		s.authServerDown(w, r, st.Backend, err)
+		s.page.authServerDown(w, r, st.Backend, err)
 		return
 	}
 	tctx, tcancel := context.WithTimeout(ctx, b.cfg.timeout())
@@ -149,18 +149,18 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 			s.oauth.forgetClient(ctx, b, d, c)
 		}
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code refused", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
-		s.refuse(w, r, st.Backend, http.StatusBadRequest, FailCodeRefused, "The authorization server did not accept the sign-in ("+refused.Code+"). Nothing was stored; start again.")
+		s.page.refuse(w, r, st.Backend, http.StatusBadRequest, FailCodeRefused, "The authorization server did not accept the sign-in ("+refused.Code+"). Nothing was stored; start again.")
 		return
 	case errors.As(err, &unusable):
 		// Issued, and of no use: revoked rather than left valid where nobody holds them.
 		s.revokeTokens(ctx, b, unusable.tokens(d, c))
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: unusable tokens revoked", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
-		s.refuse(w, r, st.Backend, http.StatusBadGateway, FailUnusable, "The authorization server issued tokens of type "+unusable.TokenType+
+		s.page.refuse(w, r, st.Backend, http.StatusBadGateway, FailUnusable, "The authorization server issued tokens of type "+unusable.TokenType+
 			", which the gateway cannot use (it sends Bearer tokens only). They were revoked and nothing was stored: trying again gets the same answer until the server's configuration for the gateway changes.")
 		return
 	case err != nil:
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code exchange failed", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
-		s.authServerDown(w, r, st.Backend, err)
+		s.page.authServerDown(w, r, st.Backend, err)
 		return
 	}
 	t := &vault.Token{Issuer: st.Issuer, Subject: st.Subject, Backend: st.Backend, Resource: b.cfg.resource(),
@@ -171,17 +171,17 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 		// somewhere the gateway cannot reach them.
 		s.revokeTokens(ctx, b, t)
 		if errors.Is(err, vault.ErrFull) || errors.Is(err, vault.ErrTooLarge) {
-			s.refuse(w, r, st.Backend, http.StatusConflict, FailFull, "The tokens could not be kept: "+err.Error()+". Nothing was stored.")
+			s.page.refuse(w, r, st.Backend, http.StatusConflict, FailFull, "The tokens could not be kept: "+err.Error()+". Nothing was stored.")
 			return
 		}
-		s.storeDown(w, r, st.Backend)
+		s.page.storeDown(w, r, st.Backend)
 		return
 	}
 	s.obs.Consent(st.Backend, ConsentCompleted, "")
 	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: connected", slog.String("subject", st.Issuer+"#"+st.Subject),
 		slog.String("upstream", st.Backend), slog.String("auth_server", d.as.Issuer), slog.String("scope", loggedScope(tr.Scope)))
 	v := s.backendView(ctx, st.Backend, false)
-	s.render(w, http.StatusOK, pageData{Kind: "done", Title: "Connected", Backend: &v,
+	s.page.render(w, http.StatusOK, pageData{Kind: "done", Title: "Connected", Backend: &v,
 		User:    &webpage.User{Subject: webpage.NameOf(st.Subject), Issuer: webpage.NameOf(st.Issuer)},
 		Message: "Your account is connected. Go back to your client: the call can continue. You can close this page."})
 }

@@ -39,14 +39,14 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !ok && r.URL.Path == s.cfg.Path && get:
 		http.Redirect(w, r, s.prefix.public(s.cfg.Path+"/"), http.StatusSeeOther)
 	case !ok:
-		s.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is nothing here.")
+		s.page.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is nothing here.")
 	case rest == "" && get:
 		s.list(w, r, "")
 	case strings.HasPrefix(rest, callbackDir[1:]) && get:
 		s.callback(w, r, rest[len(callbackDir)-1:])
 	case rest == callbackDir[1:len(callbackDir)-1] && get:
 		// The one callback of earlier versions: no round trip is sent here any more.
-		s.refuse(w, r, "", http.StatusBadRequest, FailBadState, "This answer from the authorization server is not one the gateway asked for.")
+		s.page.refuse(w, r, "", http.StatusBadRequest, FailBadState, "This answer from the authorization server is not one the gateway asked for.")
 	case s.isDocument(rest) && get:
 		s.oauth.metadataDocument(w, strings.TrimSuffix(rest[len(metadataDocumentDir)-1:], ".json"))
 	case strings.HasPrefix(rest, "l/") && get:
@@ -56,10 +56,10 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(rest, "b/") && post:
 		s.backendAction(w, r, rest[2:])
 	case get || post:
-		s.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is nothing here.")
+		s.page.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is nothing here.")
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
-		s.refuse(w, r, "", http.StatusMethodNotAllowed, FailBadRequest, "These pages take GET and POST only.")
+		s.page.refuse(w, r, "", http.StatusMethodNotAllowed, FailBadRequest, "These pages take GET and POST only.")
 	}
 }
 
@@ -80,7 +80,7 @@ func (s *Service) signedIn(w http.ResponseWriter, r *http.Request) (*webpage.Ses
 		return sess, true
 	}
 	if err := s.deps.SignIn.Start(w, r, s.prefix.public(r.URL.Path), again); err != nil {
-		s.issuerDown(w, r, err)
+		s.page.issuerDown(w, r, err)
 	}
 	return nil, false
 }
@@ -96,7 +96,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, note string) {
 	defer cancel()
 	have, err := s.vault.Subject(ctx, vault.Caller{Issuer: sess.Issuer, Subject: sess.Subject})
 	if err != nil {
-		s.storeDown(w, r, "")
+		s.page.storeDown(w, r, "")
 		return
 	}
 	p := pageData{Kind: "list", Title: "Connected accounts", Message: note, User: webpage.UserOf(sess)}
@@ -116,7 +116,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, note string) {
 		p.Backends = append(p.Backends, v)
 	}
 	webpage.AllowFormsTo(w.Header(), targets...)
-	s.render(w, http.StatusOK, p)
+	s.page.render(w, http.StatusOK, p)
 }
 
 // showLink shows a call's connect link: which backend, which authorization server and scopes,
@@ -134,19 +134,19 @@ func (s *Service) showLink(w http.ResponseWriter, r *http.Request, tok string) {
 	defer cancel()
 	if _, err := s.vault.Get(ctx, vault.Caller{Issuer: l.Issuer, Subject: l.Subject}, l.Backend); err == nil {
 		v := s.backendView(ctx, l.Backend, false)
-		s.render(w, http.StatusOK, pageData{Kind: "done", Title: "Already connected", User: webpage.UserOf(sess), Backend: &v,
+		s.page.render(w, http.StatusOK, pageData{Kind: "done", Title: "Already connected", User: webpage.UserOf(sess), Backend: &v,
 			Message: "Your account is connected already. Go back to your client: the call can continue."})
 		return
 	}
 	v := s.backendView(ctx, l.Backend, true)
 	if v.AuthServer.Runes == 0 {
-		s.authServerDown(w, r, l.Backend, nil)
+		s.page.authServerDown(w, r, l.Backend, nil)
 		return
 	}
 	v.Action = s.prefix.public(r.URL.Path)
 	v.CSRF = webpage.CSRFToken(sess, csrfPurpose, "l/"+l.ID, nil)
 	webpage.AllowFormsTo(w.Header(), s.backends[l.Backend].formTargets(ctx)...)
-	s.render(w, http.StatusOK, pageData{Kind: "connect", Title: "Connect your account?", User: webpage.UserOf(sess), Backend: &v})
+	s.page.render(w, http.StatusOK, pageData{Kind: "connect", Title: "Connect your account?", User: webpage.UserOf(sess), Backend: &v})
 }
 
 // startFromLink starts the authorization round trip from a call's connect link.
@@ -160,7 +160,7 @@ func (s *Service) startFromLink(w http.ResponseWriter, r *http.Request, tok stri
 		return
 	}
 	if _, ok := webpage.OpenCSRF(sess, csrfPurpose, "l/"+l.ID, r.PostForm.Get("csrf")); !ok {
-		s.refuse(w, r, l.Backend, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
+		s.page.refuse(w, r, l.Backend, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
 		return
 	}
 	s.start(w, r, sess, l.Backend)
@@ -174,11 +174,11 @@ func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest str
 	}
 	name, disconnect := strings.CutSuffix(rest, "/disconnect")
 	if !s.PerUser(name) {
-		s.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is no such backend.")
+		s.page.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is no such backend.")
 		return
 	}
 	if _, ok := webpage.OpenCSRF(sess, csrfPurpose, r.URL.Path, r.PostForm.Get("csrf")); !ok {
-		s.refuse(w, r, name, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
+		s.page.refuse(w, r, name, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
 		return
 	}
 	if !disconnect {
@@ -190,7 +190,7 @@ func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest str
 	who := vault.Caller{Issuer: sess.Issuer, Subject: sess.Subject}
 	_, revoked, err := s.disconnect(ctx, who, name, "user")
 	if err != nil {
-		s.storeDown(w, r, name)
+		s.page.storeDown(w, r, name)
 		return
 	}
 	r.URL.Path = s.cfg.Path + "/"
@@ -214,16 +214,16 @@ func disconnectedNote(name string, revoked error) string {
 // checkForm checks a form POST: from the pages' own origin, by a signed-in user, readable.
 func (s *Service) checkForm(w http.ResponseWriter, r *http.Request) (*webpage.Session, bool) {
 	if !webpage.FromPage(r.Header, s.deps.BaseURL) {
-		s.refuse(w, r, "", http.StatusForbidden, FailCSRF, "This form did not come from the connect page.")
+		s.page.refuse(w, r, "", http.StatusForbidden, FailCSRF, "This form did not come from the connect page.")
 		return nil, false
 	}
 	sess, ok := s.deps.SignIn.Session(r)
 	if !ok {
-		s.refuse(w, r, "", http.StatusForbidden, FailBadRequest, "You are not signed in (or your session ended). Open the page again.")
+		s.page.refuse(w, r, "", http.StatusForbidden, FailBadRequest, "You are not signed in (or your session ended). Open the page again.")
 		return nil, false
 	}
 	if err := webpage.ReadForm(w, r, maxFormBytes); err != nil {
-		s.refuse(w, r, "", http.StatusBadRequest, FailBadRequest, "The form could not be read.")
+		s.page.refuse(w, r, "", http.StatusBadRequest, FailBadRequest, "The form could not be read.")
 		return nil, false
 	}
 	return sess, true
@@ -234,10 +234,10 @@ func (s *Service) linkFor(w http.ResponseWriter, r *http.Request, tok string) (*
 	l, expired, ok := s.openLink(tok)
 	switch {
 	case !ok:
-		s.refuse(w, r, "", http.StatusNotFound, FailBadState, "This connect link is not valid.")
+		s.page.refuse(w, r, "", http.StatusNotFound, FailBadState, "This connect link is not valid.")
 		return nil, false
 	case expired:
-		s.refuse(w, r, l.Backend, http.StatusGone, FailExpired, "This connect link has expired. Retry the action in your client to get a new one.")
+		s.page.refuse(w, r, l.Backend, http.StatusGone, FailExpired, "This connect link has expired. Retry the action in your client to get a new one.")
 		return nil, false
 	}
 	return l, true
@@ -252,7 +252,7 @@ func (s *Service) sameUser(w http.ResponseWriter, r *http.Request, sess *webpage
 	s.obs.Consent(backend, ConsentFailed, FailWrongUser)
 	s.log.LogAttrs(r.Context(), slog.LevelWarn, "useroauth: wrong user on the connect page", slog.String("upstream", backend),
 		slog.String("subject", sess.Issuer+"#"+sess.Subject), slog.String("caller", iss+"#"+sub))
-	s.render(w, http.StatusForbidden, pageData{Kind: "refused", Title: "Not your link",
+	s.page.render(w, http.StatusForbidden, pageData{Kind: "refused", Title: "Not your link",
 		Message: "You are signed in as " + webpage.Display(sess) + ", but this link was made for another user. " +
 			"Only the user whose call asked can connect an account with it. Nothing was done.",
 		SignInAgain: s.prefix.public(r.URL.Path) + "?signin=again"})
@@ -270,7 +270,7 @@ func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *webpage.Se
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: authorization server unavailable", slog.String("upstream", backend),
 			slog.String("error", err.Error()))
-		s.authServerDown(w, r, backend, err)
+		s.page.authServerDown(w, r, backend, err)
 		return
 	}
 	exp := s.now().Add(s.cfg.ConsentTTL)
@@ -280,7 +280,7 @@ func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *webpage.Se
 	flowTok, err2 := sealJSON(s.flows, f)
 	authURL, err3 := url.Parse(d.as.AuthorizationEndpoint)
 	if err := errors.Join(err1, err2, err3); err != nil {
-		s.refuse(w, r, backend, http.StatusInternalServerError, FailBadRequest, "The request to the authorization server could not be made.")
+		s.page.refuse(w, r, backend, http.StatusInternalServerError, FailBadRequest, "The request to the authorization server could not be made.")
 		return
 	}
 	q := authURL.Query()

@@ -104,7 +104,7 @@ func (s *Service) revokeTokens(ctx context.Context, st *backendState, t *vault.T
 		return errNoRevocation // nothing to ask: the tokens expire on their own
 	}
 	if err == nil {
-		err = s.revokeBoth(ctx, st, d, c, t)
+		err = s.oauth.revokeBoth(ctx, st, d, c, t)
 	}
 	if err != nil && err != errNoRevocation {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: revocation at the authorization server failed; the record is removed anyway",
@@ -116,15 +116,15 @@ func (s *Service) revokeTokens(ctx context.Context, st *backendState, t *vault.T
 // revokeBoth sends the two revocation requests of revokeTokens within one Timeout, whatever the
 // caller's deadline (an operator's revocation has none): a server that hangs must not hold the
 // revocation, nor leave a page no time to remove the record after it.
-func (s *Service) revokeBoth(ctx context.Context, st *backendState, d *discovered, c client, t *vault.Token) error {
+func (a *asClient) revokeBoth(ctx context.Context, st *backendState, d *discovered, c client, t *vault.Token) error {
 	rctx, cancel := context.WithTimeout(ctx, st.cfg.timeout())
 	defer cancel()
 	var err error
 	if t.RefreshToken != "" {
-		err = s.oauth.revoke(rctx, &d.as, c, t.RefreshToken, "refresh_token")
+		err = a.revoke(rctx, &d.as, c, t.RefreshToken, "refresh_token")
 	}
 	if !errors.Is(err, ErrAuthServer) {
-		err = errors.Join(err, s.oauth.revoke(rctx, &d.as, c, t.AccessToken, "access_token"))
+		err = errors.Join(err, a.revoke(rctx, &d.as, c, t.AccessToken, "access_token"))
 	}
 	return err
 }

@@ -142,6 +142,8 @@ type Service struct {
 	clients  *seal.Sealer
 	// callbacks bounds the states one caller's callbacks record (callback).
 	callbacks store.ReplayBudget
+	// page writes the pages' answers.
+	page pageWriter
 }
 
 // backendState is one backend's configuration and what the gateway learnt of it.
@@ -223,6 +225,7 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 	if s.client == nil {
 		s.client = defaultHTTPClient()
 	}
+	s.page = pageWriter{log: s.log, obs: s.obs, signIn: deps.SignIn}
 	s.oauth = &asClient{http: s.client, store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,
 		pages: deps.BaseURL + cfg.Path}
 	for i := range backends {
