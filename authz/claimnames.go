@@ -3,7 +3,6 @@ package authz
 import (
 	"errors"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -68,19 +67,9 @@ func foldName(name string) string {
 		case r >= 'a' && r <= 'z':
 			r -= 'a' - 'A'
 		case r >= utf8.RuneSelf:
-			r = smallestFold(r)
+			r = jsonrpc.FoldRune(r)
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-func smallestFold(r rune) rune {
-	for {
-		next := unicode.SimpleFold(r)
-		if next <= r {
-			return next
-		}
-		r = next
-	}
 }

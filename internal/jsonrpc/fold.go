@@ -51,7 +51,7 @@ func AppendFoldKey(dst, name []byte) []byte {
 			dst = append(dst, a)
 			continue
 		}
-		dst = utf8.AppendRune(dst, foldRune(r))
+		dst = utf8.AppendRune(dst, FoldRune(r))
 	}
 	return dst
 }
@@ -93,8 +93,8 @@ func asciiFold(r rune) (byte, bool) {
 	return 0, false
 }
 
-// foldRune returns the smallest rune of r's simple folding orbit, as encoding/json does.
-func foldRune(r rune) rune {
+// FoldRune returns the smallest rune of r's simple folding orbit, as encoding/json does.
+func FoldRune(r rune) rune {
 	for {
 		r2 := unicode.SimpleFold(r)
 		if r2 <= r {
