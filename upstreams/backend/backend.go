@@ -32,9 +32,17 @@ const DefaultUserAgent = "mcp-gateway"
 
 // Transport pool sizes. One gateway replica may carry hundreds of concurrent calls to one
 // backend; keeping that many idle connections avoids a new TCP/TLS handshake per call.
+//
+// idleConnTimeout is below the keep-alive timeout of the servers MCP backends commonly run on:
+// Node's http.Server (the TypeScript SDK's) and uvicorn (the Python SDK's) close a connection
+// idle for 5 s. A pooled connection the backend closes just as a call is written to it fails
+// that call, and a tools/call is never retried once a byte of it was sent; so the gateway lets
+// go of an idle connection first. A busy connection is never idle that long, so under load the
+// pool is kept.
 const (
 	maxIdleConnsPerHost = 256
-	idleConnTimeout     = 90 * time.Second
+	idleConnTimeout     = 4 * time.Second
+	commonServerIdle    = 5 * time.Second // Node's keepAliveTimeout, uvicorn's timeout_keep_alive
 	tcpKeepAlive        = 30 * time.Second
 )
 

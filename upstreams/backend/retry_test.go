@@ -27,3 +27,15 @@ func TestRetryWait(t *testing.T) {
 		t.Fatalf("attempts = %d, want the default %d", p.attempts, DefaultRetryAttempts)
 	}
 }
+
+// TestPoolLetsGoBeforeCommonServers: the gateway lets go of an idle pooled connection before
+// the servers MCP backends commonly run on close it (Node's http.Server and uvicorn, 5 s), so a
+// call is never written to a connection the backend is closing: a tools/call that fails so is
+// not retried. Both transports, net/http's for https backends and direct's for plain http, are
+// built with idleConnTimeout (tls.go).
+func TestPoolLetsGoBeforeCommonServers(t *testing.T) {
+	if tr := newTransport(time.Second); tr.IdleConnTimeout <= 0 || tr.IdleConnTimeout >= commonServerIdle {
+		t.Errorf("idle connections kept %s, want less than the %s after which common backends close them",
+			tr.IdleConnTimeout, commonServerIdle)
+	}
+}
