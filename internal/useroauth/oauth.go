@@ -174,7 +174,7 @@ func scopeOf(raw json.RawMessage) string {
 // endpoint, or one that fails, is reported and the caller goes on.
 func (a *asClient) revoke(ctx context.Context, as *asMetadata, c client, token, hint string) error {
 	if as.RevocationEndpoint == "" {
-		return errors.New("the authorization server has no revocation endpoint")
+		return errNoRevocation
 	}
 	methods := as.RevocationAuthMethods
 	if len(methods) == 0 {

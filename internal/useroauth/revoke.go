@@ -106,7 +106,7 @@ func (s *Service) revokeTokens(ctx context.Context, st *backendState, t *vault.T
 	if err == nil {
 		err = s.oauth.revokeBoth(ctx, st, d, c, t)
 	}
-	if err != nil && err != errNoRevocation {
+	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: revocation at the authorization server failed; the record is removed anyway",
 			slog.String("upstream", st.cfg.Name), slog.String("error", err.Error()))
 	}
