@@ -159,7 +159,9 @@ func TestMetadataDocumentPerBackend(t *testing.T) {
 	if doc.ClientID != wantID || len(doc.RedirectURIs) != 1 || doc.RedirectURIs[0] != wantRedirect {
 		t.Errorf("the document: client_id %q, redirect_uris %q; want %q, [%q]", doc.ClientID, doc.RedirectURIs, wantID, wantRedirect)
 	}
-	for _, path := range []string{"/connect/client-metadata/other.json", "/connect/client-metadata.json", "/connect/client-metadata/nothing.json"} {
+	for _, path := range []string{"/connect/client-metadata/other.json", "/connect/client-metadata.json", "/connect/client-metadata/nothing.json",
+		"/connect/client-metadata/" + backendName, "/connect/client-metadata/" + backendName + ".json.json",
+		"/connect/client-metadata/" + backendName + "/x.json", "/connect/" + backendName + ".json"} {
 		if status, _, _ := b.get(f.srv.URL + path); status != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", path, status)
 		}

@@ -35,6 +35,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, s.cfg.Path+"/")
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	post := r.Method == http.MethodPost
+	doc, isDoc := s.documentOf(rest)
 	switch {
 	case !ok && r.URL.Path == s.cfg.Path && get:
 		http.Redirect(w, r, s.prefix.public(s.cfg.Path+"/"), http.StatusSeeOther)
@@ -47,8 +48,8 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case rest == callbackDir[1:len(callbackDir)-1] && get:
 		// The one callback of earlier versions: no round trip is sent here any more.
 		s.page.refuse(w, r, "", http.StatusBadRequest, FailBadState, "This answer from the authorization server is not one the gateway asked for.")
-	case s.isDocument(rest) && get:
-		s.oauth.metadataDocument(w, strings.TrimSuffix(rest[len(metadataDocumentDir)-1:], ".json"))
+	case isDoc && get:
+		s.oauth.metadataDocument(w, doc)
 	case strings.HasPrefix(rest, "l/") && get:
 		s.showLink(w, r, rest[2:])
 	case strings.HasPrefix(rest, "l/") && post:
@@ -63,13 +64,14 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// isDocument reports whether rest (a path under Path) is the Client ID Metadata Document of a
-// backend registered by metadata document.
-func (s *Service) isDocument(rest string) bool {
-	name, ok := strings.CutPrefix(rest, metadataDocumentDir[1:])
-	name, json := strings.CutSuffix(name, ".json")
+// documentOf reads rest (a path under Path) as the Client ID Metadata Document of a backend:
+// ok when it is one, of a backend registered by metadata document, named backend. The path is
+// read here only, so the test of it and the backend served cannot come from two readings.
+func (s *Service) documentOf(rest string) (backend string, ok bool) {
+	name, inDir := strings.CutPrefix(rest, metadataDocumentDir[1:])
+	name, isJSON := strings.CutSuffix(name, ".json")
 	st := s.backends[name]
-	return ok && json && st != nil && st.cfg.registration() == RegistrationMetadataDocument
+	return name, inDir && isJSON && st != nil && st.cfg.registration() == RegistrationMetadataDocument
 }
 
 // signedIn returns the signed-in user, or sends the browser to sign in (back to this page) and
