@@ -189,20 +189,35 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 // keep stores t, a new connection, in place of any record its caller held for the backend, and
 // revokes the tokens of the record it replaced (a connect page opened before the first connect
 // finished, or a user changing accounts): left alone, they would stay valid at the server with
-// nobody holding them.
+// nobody holding them. The record is replaced only while it is the one read (Swap), so the
+// tokens revoked are those replaced, not older ones a refresh on any replica rotated away in
+// between; with no record, nothing to compare, t is put.
 func (s *Service) keep(ctx context.Context, b *backendState, t *vault.Token) error {
-	old, err := s.vault.Get(ctx, vault.Caller{Issuer: t.Issuer, Subject: t.Subject}, t.Backend)
-	if err != nil {
-		old = nil // none, or one that does not open: nothing to revoke
+	who := vault.Caller{Issuer: t.Issuer, Subject: t.Subject}
+	for range maxKeepReads {
+		old, err := s.vault.Get(ctx, who, t.Backend)
+		if old == nil {
+			// None, or the store not answering (Put says so).
+			return s.vault.Put(ctx, t)
+		}
+		swapped, serr := s.vault.Swap(ctx, old, t)
+		switch {
+		case serr != nil:
+			return serr
+		case !swapped:
+			continue // changed meanwhile: read it again
+		case err == nil && old.AccessToken != t.AccessToken:
+			// err != nil is a record that does not open: nothing in it to revoke.
+			s.revokeTokens(ctx, b, &old.Token)
+		}
+		return nil
 	}
-	if err := s.vault.Put(ctx, t); err != nil {
-		return err
-	}
-	if old != nil && old.AccessToken != t.AccessToken {
-		s.revokeTokens(ctx, b, &old.Token)
-	}
-	return nil
+	return fmt.Errorf("%w: the record kept changing while it was being replaced", store.ErrUnavailable)
 }
+
+// maxKeepReads bounds keep's reads of a record that changes under it (refreshes, disconnects,
+// other connects), each one a write that won: past it the connect is retryable.
+const maxKeepReads = 4
 
 // maxLoggedScope bounds the scope a log line repeats from the authorization server's answer.
 const maxLoggedScope = 512

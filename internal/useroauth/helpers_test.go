@@ -13,6 +13,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,6 +96,8 @@ type fixtureOptions struct {
 	// the fixture's parts run.
 	more   []Backend
 	moreOf func(*fixture) []Backend
+	// records, when set, wraps the vault's records (a test's view of, or hand in, the store).
+	records func(store.Records) store.Records
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -157,6 +160,9 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		more = append(more, o.moreOf(f)...)
 	}
 	recs, _ := f.store.(store.Records)
+	if o.records != nil {
+		recs = o.records(recs)
+	}
 	replay, _ := f.store.(store.Replay)
 	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), append([]Backend{b}, more...), Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
 		SignIn: signIn, BaseURL: base, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Observer: f.obs,
@@ -238,8 +244,17 @@ type asLink struct {
 	issuedMu sync.Mutex
 	issued   []string
 	// revokeSent counts the requests the gateway sent to the revocation endpoint, including
-	// those that never reached the server.
-	revokeSent atomic.Int64
+	// those that never reached the server; revokedTokens holds the tokens they named.
+	revokeSent    atomic.Int64
+	revokedMu     sync.Mutex
+	revokedTokens []string
+}
+
+// revoked reports whether the gateway sent a request revoking tok.
+func (l *asLink) revoked(tok string) bool {
+	l.revokedMu.Lock()
+	defer l.revokedMu.Unlock()
+	return slices.Contains(l.revokedTokens, tok)
 }
 
 func (l *asLink) client() *http.Client {
@@ -255,6 +270,12 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if r.URL.Path == "/revoke" {
 		l.revokeSent.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		q, _ := url.ParseQuery(string(body))
+		l.revokedMu.Lock()
+		l.revokedTokens = append(l.revokedTokens, q.Get("token"))
+		l.revokedMu.Unlock()
 	}
 	if r.URL.Path == "/revoke" && l.refuseRefreshRevocation.Load() && revokesRefresh(r) {
 		return &http.Response{StatusCode: http.StatusBadRequest, Header: http.Header{"Content-Type": {"application/json"}},

@@ -1,13 +1,16 @@
 package useroauth
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 	"github.com/mcp-gateway/gateway/internal/vault"
 )
@@ -325,5 +328,87 @@ func TestDisconnectSaysWhatHappened(t *testing.T) {
 				t.Error("the note says the tokens were revoked")
 			}
 		})
+	}
+}
+
+// refreshingRecords is the vault's records with a refresh on another replica landing, for
+// each of the next left reads of a record, between that read and what the reader does with
+// it: the read returns the record as it was, and the store then holds the refreshed one.
+type refreshingRecords struct {
+	store.Records
+	left    atomic.Int64
+	refresh func(ctx context.Context)
+	// inRefresh: the refresh's own read is not one of the reader's.
+	inRefresh atomic.Bool
+}
+
+func (r *refreshingRecords) GetRecord(ctx context.Context, owner, name string) ([]byte, bool, error) {
+	rec, ok, err := r.Records.GetRecord(ctx, owner, name)
+	if ok && err == nil && !r.inRefresh.Load() && r.left.Add(-1) >= 0 {
+		r.inRefresh.Store(true)
+		r.refresh(ctx)
+		r.inRefresh.Store(false)
+	}
+	return rec, ok, err
+}
+
+// TestConnectAgainRevokesWhatARefreshStored: a connect that replaces a record a refresh
+// rewrote meanwhile (after the connect read it) revokes the refreshed tokens, the ones it
+// replaced, not the ones it read: those were rotated away already, and the refreshed ones
+// would stay valid at the server with nobody holding them. A record that keeps changing
+// under the connect is not waited on for ever: the connect is refused as retryable, its own
+// tokens revoked, and the record left as the last writer made it.
+func TestConnectAgainRevokesWhatARefreshStored(t *testing.T) {
+	t.Run("once", func(t *testing.T) { connectOverRefreshes(t, 1) })
+	t.Run("for ever", func(t *testing.T) { connectOverRefreshes(t, 1000) })
+}
+
+func connectOverRefreshes(t *testing.T, refreshes int64) {
+	recs := &refreshingRecords{}
+	f := newFixture(t, fixtureOptions{records: func(r store.Records) store.Records { recs.Records = r; return recs }})
+	alice := f.caller(realop.UserID)
+	// A second connect, held at the callback, started before the first connect finished.
+	b := f.browser(t)
+	u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+	if status, body := f.browser(t).connect(f.link(t, alice), f.idp.Username(), f.as.Username()); status != http.StatusOK {
+		t.Fatalf("connect: %d\n%s", status, body)
+	}
+	f.mustToken(t, alice)
+	const refreshedAccess, refreshedRefresh = "refreshed-access-5b1e", "refreshed-refresh-5b1e"
+	recs.refresh = func(ctx context.Context) {
+		e, err := f.svc.Vault().Get(ctx, alice, backendName)
+		if err != nil {
+			t.Errorf("the refresh's read: %v", err)
+			return
+		}
+		tok := e.Token
+		tok.AccessToken, tok.RefreshToken = refreshedAccess, refreshedRefresh
+		if ok, err := f.svc.Vault().Swap(ctx, e, &tok); !ok || err != nil {
+			t.Errorf("the refresh's write: %v, %v", ok, err)
+		}
+	}
+	recs.left.Store(refreshes)
+	status, _, body := b.get(u.String())
+	if left := recs.left.Load(); left >= refreshes {
+		t.Fatal("the connect never read the record it replaces")
+	} else if refreshes > 1 {
+		if status != http.StatusServiceUnavailable || left <= 0 {
+			t.Fatalf("a record changing for ever: %d after %d reads, want 503 after a few\n%s", status, refreshes-left, body)
+		}
+		if tok := f.mustToken(t, alice); tok != refreshedAccess {
+			t.Errorf("the record is %q, want the last refresh's", tok)
+		}
+		return
+	}
+	if status != http.StatusOK {
+		t.Fatalf("connecting again: %d\n%s", status, body)
+	}
+	if tok := f.mustToken(t, alice); tok == refreshedAccess {
+		t.Fatal("the refreshed record stayed: the connect's tokens were not kept")
+	}
+	for _, tok := range []string{refreshedAccess, refreshedRefresh} {
+		if !f.asLink.revoked(tok) {
+			t.Errorf("the refreshed record's %q was replaced and never revoked", tok)
+		}
 	}
 }
