@@ -322,10 +322,15 @@ func (s *textScan) allowsPastBackslash(a, ae int) bool {
 		return true
 	}
 	at, e := -1, ae
-	for ; e < len(t) && e-a < 512; e++ {
+	for ; e < len(t); e++ {
 		c := t[e]
 		if c == '/' || c == '?' || c == '#' || c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' || c >= 0x7f {
 			break
+		}
+		if e-a >= maxAuthority {
+			// Longer than any host a person is sent to: an '@' further on would send that
+			// reader elsewhere, and looking for it would make the scan quadratic.
+			return false
 		}
 		if c == '@' {
 			at = e
@@ -341,6 +346,10 @@ func (s *textScan) allowsPastBackslash(a, ae int) bool {
 	return s.allows(host)
 }
 
+// maxAuthority is how many bytes of a URL's authority are read: more than any host name
+// (253) with a port and user information a person would write.
+const maxAuthority = 512
+
 // authorityEnd reports whether c ends a URL's authority.
 func authorityEnd(c byte) bool {
 	switch c {
@@ -355,7 +364,7 @@ func authorityEnd(c byte) bool {
 // port, unless the host is an IPv6 literal), each -1 when absent.
 func (tb *tables) authority(t []byte, a int) (ae, at, colon int) {
 	at, colon = -1, -1
-	for ae = a; ae < len(t) && ae-a < 512; ae++ {
+	for ae = a; ae < len(t) && ae-a < maxAuthority; ae++ {
 		c := t[ae]
 		if tb.authStop[c] {
 			break

@@ -370,3 +370,29 @@ func TestAnnotationShape(t *testing.T) {
 		t.Errorf("annotation\n%s\nwant\n%s", got.Meta[MetaKey], want)
 	}
 }
+
+// TestLinkLongAuthority: an authority longer than the scan reads of it is not taken for an
+// allowed host. A reader goes on to the '@' past the cut (Python's urllib past a backslash,
+// every parser past the first 512 bytes) and to the host after it, so a link whose allowed
+// look is only in its first bytes is a link all the same; a long path after an allowed host
+// is not.
+func TestLinkLongAuthority(t *testing.T) {
+	tb := newTables()
+	pad := strings.Repeat("a", 600)
+	for text, want := range map[string]bool{
+		"see https://docs.example.com\\" + pad + "@attacker.test/x":                true,
+		"see https://" + strings.Repeat("a", 500) + ".example.com@attacker.test/x": true,
+		"see https://" + pad + "@attacker.test/x":                                  true,
+		"see https://docs.example.com/" + pad + "@attacker.test/x":                 false,
+		"see https://docs.example.com\\" + pad:                                     true,
+		"see https://docs.example.com\\docs\\page":                                 false,
+	} {
+		got := false
+		for _, m := range scanString(tb, text, setOf(DetLink)) {
+			got = got || m.det == DetLink
+		}
+		if got != want {
+			t.Errorf("link found %v, want %v, in %.60q…", got, want, text)
+		}
+	}
+}
