@@ -289,8 +289,9 @@ func webAuthority(t []byte, i int) int {
 	if ss > 0 && schemeByte(t[ss-1]) && !(ss >= 2 && t[ss-2] == '\\' && escapeEnd(t, ss-2) == ss) {
 		return 0
 	}
+	// The run is read whole, however long: it holds no colon, so no other anchor reads it.
 	k := i + 1
-	for k < len(t) && k-i <= 8 && (t[k] == '/' || t[k] == '\\') {
+	for k < len(t) && (t[k] == '/' || t[k] == '\\') {
 		k++
 	}
 	switch {

@@ -396,3 +396,24 @@ func TestLinkLongAuthority(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkAnySlashes: a browser passes over any run of slashes and backslashes after an http(s)
+// scheme's colon, however long, so such a run before a host not allowed is a link.
+func TestLinkAnySlashes(t *testing.T) {
+	tb := newTables()
+	for _, n := range []int{1, 2, 8, 9, 40} {
+		for _, sep := range []string{"/", "\\", "/\\"} {
+			text := "see https:" + strings.Repeat(sep, n) + "attacker.test/x"
+			found := false
+			for _, m := range scanString(tb, text, setOf(DetLink)) {
+				found = found || m.det == DetLink
+			}
+			if !found {
+				t.Errorf("no link found in %q", text)
+			}
+			if text := "see https:" + strings.Repeat(sep, n) + "docs.example.com/x"; len(scanString(tb, text, setOf(DetLink))) != 0 {
+				t.Errorf("link found in %q, whose host is allowed", text)
+			}
+		}
+	}
+}
