@@ -49,7 +49,11 @@ func (e redactedError) Error() string { return redactURLPasswords(e.err.Error())
 func (e redactedError) Unwrap() error { return e.err }
 
 // redactURLPasswords replaces the password of every "scheme://user:password@" in s with xxxxx,
-// as url.URL.Redacted does; the rest of each URL stays, to be recognised.
+// as url.URL.Redacted does; the rest of each URL stays, to be recognised. The password runs to
+// the last '@' before the end of the value (a '"' not escaped, or white space), not to the first
+// '/', '?', '#' or '@' as a URL parser would read it: a generated password written unencoded
+// often holds those, the URL then fails to parse, and that is when an error quotes it. A URL
+// whose user name holds one of them has no password to hide (https://h/p?a=b:c@d).
 func redactURLPasswords(s string) string {
 	var b strings.Builder
 	for {
@@ -60,16 +64,31 @@ func redactURLPasswords(s string) string {
 		start := i + len("://")
 		b.WriteString(s[:start])
 		s = s[start:]
-		end := strings.IndexAny(s, "/?#@\" \n\t")
-		if end < 0 || s[end] != '@' {
+		u := strings.IndexAny(s, ":/?#@\" \n\t")
+		if u < 0 || s[u] != ':' {
 			continue
 		}
-		user, _, hasPassword := strings.Cut(s[:end], ":")
-		if hasPassword {
-			b.WriteString(user + ":xxxxx")
-			s = s[end:]
+		at := strings.LastIndexByte(s[u:valueEnd(s, u)], '@')
+		if at < 0 {
+			continue
 		}
+		b.WriteString(s[:u] + ":xxxxx")
+		s = s[u+at:]
 	}
 	b.WriteString(s)
 	return b.String()
+}
+
+// valueEnd is where the value quoted in s that goes on at s[i] ends: at a '"' that no backslash
+// escapes, or at white space, or at the end of s.
+func valueEnd(s string, i int) int {
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"', ' ', '\n', '\t':
+			return i
+		}
+	}
+	return len(s)
 }

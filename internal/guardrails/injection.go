@@ -289,8 +289,9 @@ func webAuthority(t []byte, i int) int {
 	if ss > 0 && schemeByte(t[ss-1]) && !(ss >= 2 && t[ss-2] == '\\' && escapeEnd(t, ss-2) == ss) {
 		return 0
 	}
+	// The run is read whole, however long: it holds no colon, so no other anchor reads it.
 	k := i + 1
-	for k < len(t) && k-i <= 8 && (t[k] == '/' || t[k] == '\\') {
+	for k < len(t) && (t[k] == '/' || t[k] == '\\') {
 		k++
 	}
 	switch {
@@ -322,10 +323,15 @@ func (s *textScan) allowsPastBackslash(a, ae int) bool {
 		return true
 	}
 	at, e := -1, ae
-	for ; e < len(t) && e-a < 512; e++ {
+	for ; e < len(t); e++ {
 		c := t[e]
 		if c == '/' || c == '?' || c == '#' || c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' || c >= 0x7f {
 			break
+		}
+		if e-a >= maxAuthority {
+			// Longer than any host a person is sent to: an '@' further on would send that
+			// reader elsewhere, and looking for it would make the scan quadratic.
+			return false
 		}
 		if c == '@' {
 			at = e
@@ -341,6 +347,10 @@ func (s *textScan) allowsPastBackslash(a, ae int) bool {
 	return s.allows(host)
 }
 
+// maxAuthority is how many bytes of a URL's authority are read: more than any host name
+// (253) with a port and user information a person would write.
+const maxAuthority = 512
+
 // authorityEnd reports whether c ends a URL's authority.
 func authorityEnd(c byte) bool {
 	switch c {
@@ -355,7 +365,7 @@ func authorityEnd(c byte) bool {
 // port, unless the host is an IPv6 literal), each -1 when absent.
 func (tb *tables) authority(t []byte, a int) (ae, at, colon int) {
 	at, colon = -1, -1
-	for ae = a; ae < len(t) && ae-a < 512; ae++ {
+	for ae = a; ae < len(t) && ae-a < maxAuthority; ae++ {
 		c := t[ae]
 		if tb.authStop[c] {
 			break

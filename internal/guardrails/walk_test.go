@@ -370,3 +370,50 @@ func TestAnnotationShape(t *testing.T) {
 		t.Errorf("annotation\n%s\nwant\n%s", got.Meta[MetaKey], want)
 	}
 }
+
+// TestLinkLongAuthority: an authority longer than the scan reads of it is not taken for an
+// allowed host. A reader goes on to the '@' past the cut (Python's urllib past a backslash,
+// every parser past the first 512 bytes) and to the host after it, so a link whose allowed
+// look is only in its first bytes is a link all the same; a long path after an allowed host
+// is not.
+func TestLinkLongAuthority(t *testing.T) {
+	tb := newTables()
+	pad := strings.Repeat("a", 600)
+	for text, want := range map[string]bool{
+		"see https://docs.example.com\\" + pad + "@attacker.test/x":                true,
+		"see https://" + strings.Repeat("a", 500) + ".example.com@attacker.test/x": true,
+		"see https://" + pad + "@attacker.test/x":                                  true,
+		"see https://docs.example.com/" + pad + "@attacker.test/x":                 false,
+		"see https://docs.example.com\\" + pad:                                     true,
+		"see https://docs.example.com\\docs\\page":                                 false,
+	} {
+		got := false
+		for _, m := range scanString(tb, text, setOf(DetLink)) {
+			got = got || m.det == DetLink
+		}
+		if got != want {
+			t.Errorf("link found %v, want %v, in %.60q…", got, want, text)
+		}
+	}
+}
+
+// TestLinkAnySlashes: a browser passes over any run of slashes and backslashes after an http(s)
+// scheme's colon, however long, so such a run before a host not allowed is a link.
+func TestLinkAnySlashes(t *testing.T) {
+	tb := newTables()
+	for _, n := range []int{1, 2, 8, 9, 40} {
+		for _, sep := range []string{"/", "\\", "/\\"} {
+			text := "see https:" + strings.Repeat(sep, n) + "attacker.test/x"
+			found := false
+			for _, m := range scanString(tb, text, setOf(DetLink)) {
+				found = found || m.det == DetLink
+			}
+			if !found {
+				t.Errorf("no link found in %q", text)
+			}
+			if text := "see https:" + strings.Repeat(sep, n) + "docs.example.com/x"; len(scanString(tb, text, setOf(DetLink))) != 0 {
+				t.Errorf("link found in %q, whose host is allowed", text)
+			}
+		}
+	}
+}
