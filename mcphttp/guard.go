@@ -69,8 +69,10 @@ func (s *Server) readBody(x *request) error {
 	}
 	buf, err := bodyread.Read(r.Body, limit, s.bodies)
 	if rc != nil {
-		// Lifted at once: net/http reads on in the background after the body to notice a
-		// client that goes away, and a deadline passing there would cancel the request.
+		// Lifted at once, so a call or a stream that outlasts it keeps its connection: net/http
+		// reads to the body's end after the handler, and that read would fail on a passed
+		// deadline. (Its background read, which notices a client that goes away, clears the
+		// deadline itself.)
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	var ne net.Error

@@ -95,8 +95,10 @@ func (h adminHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // writes the response, with no deadline of its own: without this, a refusal (415, 404, 405,
 // an admin route) of a chunked body that never ends would never be sent, and its connection
 // and goroutine would be held for as long as the client likes. Whoever reads a whole body and
-// then works on lifts the deadline (the MCP endpoint, webpage.ReadForm), since net/http then
-// reads on in the background and a deadline passing there would cancel the request.
+// then works on lifts the deadline (the MCP endpoint, webpage.ReadForm). A deadline passing after
+// the body was read cancels nothing (net/http clears it when it starts its background read at
+// the body's end), but net/http reads to the body's end once the handler returns, and that read
+// would fail on a passed deadline and cost the client its keep-alive connection.
 func boundBody(w http.ResponseWriter, r *http.Request, d time.Duration) {
 	if r.ContentLength == 0 || d < 0 {
 		return
