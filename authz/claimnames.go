@@ -35,6 +35,10 @@ const maxTokenDepth = 16
 
 var errNameClash = errors.New("authz: a token names a member twice")
 
+// ClaimNamesExact is checkNames for the gateway's other readers of tokens: the sign-in pages
+// hold an ID token's claims to the rule Authenticate holds an access token's to.
+func ClaimNamesExact(obj []byte) bool { return checkNames(obj) }
+
 // checkNames refuses a decoded header or claims object with a member named twice (at any
 // depth), two top-level members equal under foldName, or a top-level member that folds to one
 // of structNames without being it.

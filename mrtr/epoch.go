@@ -70,12 +70,8 @@ func (g *EpochGuard) UseOnce(ctx context.Context, key string, remaining time.Dur
 // whose single use must not outlive that memory either (DPoP proofs' jti): one read while the
 // marker is there, the marker written first when it is missing (a new or emptied store).
 func (g *EpochGuard) Began(ctx context.Context) (time.Time, error) {
-	v, ok, err := g.s.Get(ctx, epochAtKey)
-	if err != nil {
-		return time.Time{}, err
-	}
-	if t, perr := time.Parse(time.RFC3339Nano, string(v)); ok && perr == nil {
-		return t, nil
+	if t, ok, err := g.recorded(ctx); err != nil || ok {
+		return t, err
 	}
 	return g.epoch(ctx)
 }
@@ -93,12 +89,8 @@ func (g *EpochGuard) epoch(ctx context.Context) (time.Time, error) {
 		return time.Time{}, err
 	}
 	if !created {
-		v, ok, err := g.s.Get(ctx, epochAtKey)
-		if err != nil {
-			return time.Time{}, err
-		}
-		if t, perr := time.Parse(time.RFC3339Nano, string(v)); ok && perr == nil {
-			return t, nil
+		if t, ok, err := g.recorded(ctx); err != nil || ok {
+			return t, err
 		}
 		// The marker exists without its time: written by a replica that failed between the
 		// two writes. Record now; refusing a little more than needed is the safe side.
@@ -108,4 +100,15 @@ func (g *EpochGuard) epoch(ctx context.Context) (time.Time, error) {
 		return time.Time{}, err
 	}
 	return t, nil
+}
+
+// recorded reads the time the marker records, ok false when it is missing or unreadable. It is
+// the one reader of that record, so Began and UseOnce cannot disagree on what a valid one is.
+func (g *EpochGuard) recorded(ctx context.Context) (time.Time, bool, error) {
+	v, ok, err := g.s.Get(ctx, epochAtKey)
+	if err != nil || !ok {
+		return time.Time{}, false, err
+	}
+	t, perr := time.Parse(time.RFC3339Nano, string(v))
+	return t, perr == nil, nil
 }

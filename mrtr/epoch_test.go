@@ -112,3 +112,27 @@ func TestEpochBegan(t *testing.T) {
 		t.Fatalf("Began once the marker is back = %v, %v; want %v", began, err, later)
 	}
 }
+
+// TestEpochBeganUnreadableRecord: a marker whose time is missing or unreadable (a replica that
+// failed between the two writes, or a value written by something else) is recorded again as
+// now by Began, as the guard does when it judges a state, rather than read as a zero time that
+// would let every earlier proof through.
+func TestEpochBeganUnreadableRecord(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	st := newMemEpochStore()
+	g := GuardEpoch(st, 10*time.Minute, func() time.Time { return now })
+	if err := g.Prime(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Set(ctx, epochAtKey, []byte("not a time"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	if began, err := g.Began(ctx); err != nil || !began.Equal(now) {
+		t.Fatalf("Began over an unreadable record = %v, %v; want %v", began, err, now)
+	}
+	if v, ok, _ := st.Get(ctx, epochAtKey); !ok || string(v) != now.Format(time.RFC3339Nano) {
+		t.Fatalf("record after Began = %q, %v; want %q", v, ok, now.Format(time.RFC3339Nano))
+	}
+}

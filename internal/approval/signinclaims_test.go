@@ -19,7 +19,8 @@ import (
 // TestSignInIdentityReadExactly: the page's user is the ID token's "iss" and "sub" as spelt, the
 // names the gateway reads a caller's identity by. A user whose ID token also carries a claim a
 // folding decoder reads as "sub" ("ſub" with a long s, "SUB") was signed in as that claim's
-// value, so mallory, given "ſub": "alice", decided alice's calls; such a sign-in is refused.
+// value, so mallory, given "ſub": "alice", decided alice's calls; such a sign-in is refused, as
+// is one whose ID token names any claim twice under that folding (the rule access tokens meet).
 func TestSignInIdentityReadExactly(t *testing.T) {
 	srv := httptest.NewUnstartedServer(nil)
 	srv.StartTLS()
@@ -28,6 +29,9 @@ func TestSignInIdentityReadExactly(t *testing.T) {
 	iss, err := devissuer.New(devissuer.Options{
 		Users: map[string]devissuer.Claims{
 			"alice": {}, "mallory": {"\u017fub": "alice"}, "trudy": {"SUB": "alice"},
+			// The name the page shows is read by a folding decoder too: which of the two it
+			// shows depends on the issuer's member order.
+			"oscar": {"Preferred_Username": "alice"},
 		},
 		WebClients: map[string]devissuer.WebClient{testClientID: {Secret: testClientSecret, RedirectURIs: []string{cfg.redirectURL()}}},
 	})
@@ -42,9 +46,9 @@ func TestSignInIdentityReadExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = svc
-	signIn := func(user string) (int, string) {
+	signIn := func(user, owner string) (int, string) {
 		id := hex.EncodeToString([]byte((user + "-call-id-padding")[:16]))
-		page, err := svc.Ask(context.Background(), Call{ID: id, Issuer: iss.URL(), Subject: "alice",
+		page, err := svc.Ask(context.Background(), Call{ID: id, Issuer: iss.URL(), Subject: owner,
 			Upstream: "files", Tool: "files__delete", UpstreamTool: "delete", Arguments: json.RawMessage(`{"path":"/x"}`),
 			Digest: []byte("digest-of-the-arguments-32-bytes"), Client: "test-client 1.0", Expiry: time.Now().Add(5 * time.Minute)})
 		if err != nil {
@@ -69,12 +73,16 @@ func TestSignInIdentityReadExactly(t *testing.T) {
 		_ = resp.Body.Close()
 		return resp.StatusCode, string(body)
 	}
-	if status, body := signIn("alice"); status != http.StatusOK || !strings.Contains(body, `name="csrf"`) {
+	if status, body := signIn("alice", "alice"); status != http.StatusOK || !strings.Contains(body, `name="csrf"`) {
 		t.Fatalf("alice on her own call: %d %s", status, body)
 	}
 	for _, user := range []string{"mallory", "trudy"} {
-		if status, body := signIn(user); strings.Contains(body, `name="csrf"`) || status == http.StatusOK {
+		if status, body := signIn(user, "alice"); strings.Contains(body, `name="csrf"`) || status == http.StatusOK {
 			t.Errorf("%s, whose ID token also names alice, was shown alice's call: %d", user, status)
 		}
+	}
+	// oscar on his own call: his sub is his, but his ID token names preferred_username twice.
+	if status, body := signIn("oscar", "oscar"); strings.Contains(body, `name="csrf"`) || status == http.StatusOK {
+		t.Errorf("oscar, whose ID token names a claim twice, was shown his call: %d", status)
 	}
 }

@@ -81,11 +81,18 @@ const maxLookAlikeRunes = 40
 // "ｅxample reads as example" for full-width letters), "" when there is none. Unlike NameOf it
 // does not mark a word written in one script other than Latin: free text in Cyrillic or Greek
 // is common, and each of its words would be marked.
+//
+// It is run on every string and member name of a call's arguments, up to a megabyte of them, so
+// text in ASCII (which has no word of two scripts and reads as itself) costs no allocation, and
+// the text is never copied.
 func LookAlikeWord(s string) string {
+	if isASCII(s) {
+		return ""
+	}
 	cache := map[rune]string{}
 	start := -1
-	for i, r := range s + " " {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r) || unicode.Is(unicode.Nl, r) {
+	for i, r := range s {
+		if inWord(r) {
 			if start < 0 {
 				start = i
 			}
@@ -98,7 +105,15 @@ func LookAlikeWord(s string) string {
 			start = -1
 		}
 	}
+	if start >= 0 {
+		return lookAlike(s[start:], cache)
+	}
 	return ""
+}
+
+// inWord reports whether r continues a word for LookAlikeWord.
+func inWord(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r) || unicode.Is(unicode.Nl, r)
 }
 
 // maxScriptCache bounds the runes LookAlikeWord remembers the script of.

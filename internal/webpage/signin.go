@@ -12,6 +12,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/seal"
 )
 
@@ -194,8 +195,12 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 	if err != nil || idt.Nonce == "" || idt.Nonce != l.Nonce {
 		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: err}
 	}
-	if !namesExact(idt) {
-		return "", &ErrSignIn{Why: "the identity token names a registered claim twice"}
+	// The page's user is read by name from a struct, as go-oidc reads iss and sub: a claim
+	// named twice, or once more in another case ("ſub", "SUB"), must not choose whose it is.
+	// The rule is the one access tokens are held to, so the two cannot drift apart.
+	var payload json.RawMessage
+	if idt.Claims(&payload) != nil || !authz.ClaimNamesExact(payload) {
+		return "", &ErrSignIn{Why: "the identity token names a claim twice"}
 	}
 	var claims struct {
 		Name     string `json:"name"`
@@ -281,31 +286,4 @@ func firstNonEmpty(v ...string) string {
 		}
 	}
 	return ""
-}
-
-// verifiedNames are the ID token claims go-oidc reads into a struct, whose decoder matches
-// member names under case folding and keeps the last match.
-var verifiedNames = []string{"iss", "sub", "aud", "exp", "iat", "nbf", "nonce", "at_hash"}
-
-// namesExact reports whether idt names each of verifiedNames in one spelling only, so the
-// issuer and subject go-oidc read are the "iss" and "sub" the gateway reads a caller's identity
-// by: an ID token with "sub": "mallory" and then "ſub": "alice" (a long s) read as alice's.
-func namesExact(idt *oidc.IDToken) bool {
-	var claims map[string]json.RawMessage
-	if idt.Claims(&claims) != nil {
-		return false
-	}
-	var iss, sub string
-	if json.Unmarshal(claims["iss"], &iss) != nil || json.Unmarshal(claims["sub"], &sub) != nil ||
-		iss != idt.Issuer || sub != idt.Subject {
-		return false
-	}
-	for name := range claims {
-		for _, v := range verifiedNames {
-			if name != v && strings.EqualFold(name, v) {
-				return false
-			}
-		}
-	}
-	return true
 }
