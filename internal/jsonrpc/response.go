@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"strconv"
 )
 
 // ErrBadMessage is returned by DecodeMessage for a backend message that is not one JSON-RPC 2.0
@@ -89,22 +88,17 @@ func DecodeMessage(body []byte, lim Limits) (*Message, error) {
 }
 
 // Answers reports whether response m answers the request sent with id: its id is the same
-// JSON-RPC id (the same string, or the same number, compared as JavaScript peers do since they
-// round integers above 2^53), or it is an error with a null or absent id, which JSON-RPC 2.0 §5
-// allows when the peer could not read the request's id.
+// JSON-RPC id as a peer reads it (CanonicalID: the same string, or the same integer as
+// JavaScript peers round it above 2^53), or it is an error with a null or absent id, which
+// JSON-RPC 2.0 §5 allows when the peer could not read the request's id.
 func (m *Message) Answers(id json.RawMessage) bool {
 	switch {
 	case m.ID == nil:
 		return m.Error != nil
 	case bytes.Equal(m.ID, id):
 		return true
-	case m.ID[0] == '"' && id[0] == '"':
-		var a, b string
-		return json.Unmarshal(m.ID, &a) == nil && json.Unmarshal(id, &b) == nil && a == b
-	case m.ID[0] != '"' && id[0] != '"':
-		a, errA := strconv.ParseFloat(string(m.ID), 64)
-		b, errB := strconv.ParseFloat(string(id), 64)
-		return errA == nil && errB == nil && a == b
 	}
-	return false
+	a, okA := CanonicalID(m.ID)
+	b, okB := CanonicalID(id)
+	return okA && okB && a == b
 }

@@ -164,7 +164,7 @@ func (q *clientReq) batchItems() ([]batchItem, error) {
 		if m := in.Message(); m != nil && m.ID != nil {
 			// Compared as decoded ("b1" and "\u0062\u0031" are one id to a client, and to
 			// notifications/cancelled), as the cancellations of the session compare them.
-			id, ok := canonicalRequestID(m.ID)
+			id, ok := jsonrpc.CanonicalID(m.ID)
 			if !ok {
 				id = string(m.ID)
 			}

@@ -321,6 +321,37 @@ func TestBatchDuplicateIDsAsNumbers(t *testing.T) {
 	}
 }
 
+// TestBatchLoneSurrogateIDs: a JavaScript client keeps a lone surrogate of a string id, so
+// "\ud800", "\udc00" and "\ufffd" are three ids to it (encoding/json would read all three as
+// U+FFFD): a batch of the three is three requests, each answered by its result, none refused
+// as sharing another's id.
+func TestBatchLoneSurrogateIDs(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-03-26", `{}`)
+	var msgs []string
+	for _, id := range []string{`"\ud800"`, `"\udc00"`, `"\ufffd"`} {
+		msgs = append(msgs, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping","params":{}}`)
+	}
+	r := do(t, "POST", gw.URL, legacyHeaders("", sid), batchOf(msgs...))
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+	results := 0
+	for _, ms := range batchAnswers(t, r) {
+		for _, m := range ms {
+			if m.Error != nil {
+				t.Errorf("id %s refused: %+v", m.ID, m.Error)
+				continue
+			}
+			results++
+		}
+	}
+	if results != 3 {
+		t.Fatalf("%d results, want 3: %s", results, r.Body)
+	}
+}
+
 // TestBatchCountedBeforeDecoding: a batch over legacy.maxBatchMessages is refused before its
 // elements are decoded. A 1 MB body of half a million tiny elements was decoded whole (an
 // allocation and a copy per element, some 500,000 allocations and 60 MB) before its count was

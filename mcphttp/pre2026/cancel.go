@@ -1,12 +1,10 @@
 package pre2026
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"math"
-	"strconv"
 
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/metrics"
 )
@@ -40,7 +38,7 @@ type cancelNotice struct {
 // notifications/cancelled. untrack, which the caller must call when the request ends, is
 // idempotent. An id that is not a string or an integer is not tracked.
 func (b *asks) track(sess *legacysession.Session, id json.RawMessage, cancel context.CancelFunc) (untrack func()) {
-	cid, ok := canonicalRequestID(id)
+	cid, ok := jsonrpc.CanonicalID(id)
 	if !ok {
 		return func() {}
 	}
@@ -72,7 +70,7 @@ func (b *asks) track(sess *legacysession.Session, id json.RawMessage, cancel con
 // the notification itself: a request that already ended, or a notice Redis drops, changes
 // nothing.
 func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, id json.RawMessage) {
-	cid, ok := canonicalRequestID(id)
+	cid, ok := jsonrpc.CanonicalID(id)
 	if !ok {
 		return
 	}
@@ -109,48 +107,3 @@ func (b *asks) cancelLocal(k runKey) bool {
 	}
 	return len(list) > 0
 }
-
-// canonicalRequestID gives one spelling to each JSON-RPC id: "7" and 7 are different ids,
-// "a" and "\u0061" the same one, and so are two integers a client reads as one number. The
-// TypeScript SDK (so mcp-remote) decodes every JSON number as a double: 0 and -0 are one id to
-// it, and integers beyond 2^53 that round to the same double too, so such integers are compared
-// as that double (an exact integer below 2^53 keeps its digits).
-func canonicalRequestID(id json.RawMessage) (string, bool) {
-	id = bytes.TrimSpace(id)
-	if len(id) == 0 {
-		return "", false
-	}
-	if id[0] == '"' {
-		var s string
-		if json.Unmarshal(id, &s) != nil {
-			return "", false
-		}
-		return "s" + s, true
-	}
-	digits := id
-	if digits[0] == '-' {
-		digits = digits[1:]
-	}
-	if len(digits) == 0 || len(digits) > maxIDDigits {
-		return "", false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return "", false
-		}
-	}
-	f, err := strconv.ParseFloat(string(id), 64)
-	switch {
-	case err != nil:
-		return "", false
-	case f == 0:
-		return "n0", true // -0 too
-	case math.Abs(f) < 1<<53:
-		return "n" + string(id), true
-	}
-	return "n" + strconv.FormatFloat(f, 'g', -1, 64), true
-}
-
-// maxIDDigits bounds the digits of an integer id compared by its value: a longer one is no
-// double a client could tell from its neighbours, and none a client sends.
-const maxIDDigits = 308

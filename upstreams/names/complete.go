@@ -34,7 +34,10 @@ func ParseCompletion(params []byte, template string) *Completion {
 	_ = jsonrpc.Members(params, func(k, v []byte) error {
 		switch string(k) {
 		case "ref":
-			_ = member(v, "type", func(t []byte) { s, _ := wire.JSONString(t); resource = s == "ref/resource" })
+			// Read by the parser the route stage read it with; a ref it refuses (the request
+			// is refused before it gets here) is judged as a resource's, so never unfiltered.
+			ref, err := jsonrpc.ParseRef(v)
+			resource = err != nil || ref.Type == "ref/resource"
 		case "argument":
 			_ = member(v, "name", func(n []byte) { c.Argument, _ = wire.JSONString(n) })
 		case "context":

@@ -31,6 +31,8 @@ func TestCompletionResult(t *testing.T) {
 		{"names matched exactly, as the backend reads them", "file:///{dir}/{name}",
 			`{"ref":{"type":"ref/resource"},"ARGUMENT":{"name":"dir"},"argument":{"name":"name"},"context":{"arguments":{"dir":"secret","DIR":"pub"}}}`,
 			`{"completion":{"values":["k"]}}`, `{"completion":{"values":[]}}`},
+		{"a ref the route refuses is judged, never passed", "file:///{+path}", `{"ref":{"Type":"ref/prompt"},"argument":{"name":"path"}}`,
+			`{"completion":{"values":["a","secret/k"]}}`, `{"completion":{"values":["a"]}}`},
 		{"a prompt's completion is untouched", "", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"n"}}`,
 			`{"completion":{"values":["secret/k"],"total":5}}`, `{"completion":{"values":["secret/k"],"total":5}}`},
 	} {
