@@ -27,6 +27,10 @@ type Records interface {
 	// then hold more than b.Count records or more than b.Bytes bytes of them: stored is then
 	// false and nothing changes.
 	PutRecord(ctx context.Context, owner, name string, value []byte, b Budget) (stored bool, err error)
+	// AddRecord is PutRecord only while owner holds no record under name: otherwise it fails
+	// with ErrRecordExists and nothing changes. Two writers that each found no record (two
+	// first connects completing together) so learn which of them came second.
+	AddRecord(ctx context.Context, owner, name string, value []byte, b Budget) (stored bool, err error)
 	// SwapRecord replaces owner's record under name with value only while it still holds old
 	// (byte for byte); swapped is false otherwise, the record absent included.
 	SwapRecord(ctx context.Context, owner, name string, old, value []byte) (swapped bool, err error)
@@ -50,6 +54,9 @@ var (
 // ErrRecordTooLarge is returned by PutRecord for a record larger than its budget's Bytes on its
 // own: no owner could ever hold it.
 var ErrRecordTooLarge = errors.New("store: record larger than its budget")
+
+// ErrRecordExists is returned by AddRecord when the owner holds a record under the name.
+var ErrRecordExists = errors.New("store: a record is there already")
 
 // recordOverhead is what a record costs the memory store's value pool besides its bytes.
 const recordOverhead = 96
@@ -90,6 +97,15 @@ func (m *Memory) GetRecord(_ context.Context, owner, name string) ([]byte, bool,
 
 // PutRecord implements Records. Records count against the value pool's bytes (MaxValueBytes).
 func (m *Memory) PutRecord(_ context.Context, owner, name string, value []byte, b Budget) (bool, error) {
+	return m.putRecord(owner, name, value, b, false)
+}
+
+// AddRecord implements Records.
+func (m *Memory) AddRecord(_ context.Context, owner, name string, value []byte, b Budget) (bool, error) {
+	return m.putRecord(owner, name, value, b, true)
+}
+
+func (m *Memory) putRecord(owner, name string, value []byte, b Budget, onlyNew bool) (bool, error) {
 	if err := checkRecordBudget(value, b); err != nil {
 		return false, err
 	}
@@ -100,6 +116,9 @@ func (m *Memory) PutRecord(_ context.Context, owner, name string, value []byte, 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	held := r.owners[owner]
+	if _, had := held[name]; had && onlyNew {
+		return false, ErrRecordExists
+	}
 	count, size := 1, int64(len(value))
 	for n, v := range held {
 		if n != name {
@@ -252,9 +271,13 @@ const (
 	recNameTag  = "{rec}:n:"
 )
 
-// recPutScript is PutRecord. KEYS: owner's hash, name's set. ARGV: name, value, owner, max
-// count, max bytes. Returns 1 when stored.
+// recPutScript is PutRecord and AddRecord. KEYS: owner's hash, name's set. ARGV: name, value,
+// owner, max count, max bytes, "1" to store only while owner has no record under name. Returns 1
+// when stored, 0 over the budget, -1 when a record is there (AddRecord).
 const recPutScript = `
+if ARGV[6] == '1' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  return -1
+end
 local count, bytes = 1, string.len(ARGV[2])
 for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
   if f ~= ARGV[1] then
@@ -314,6 +337,15 @@ func (r *Redis) GetRecord(ctx context.Context, owner, name string) ([]byte, bool
 
 // PutRecord implements Records with one script.
 func (r *Redis) PutRecord(ctx context.Context, owner, name string, value []byte, b Budget) (bool, error) {
+	return r.putRecord(ctx, owner, name, value, b, "0")
+}
+
+// AddRecord implements Records with PutRecord's script.
+func (r *Redis) AddRecord(ctx context.Context, owner, name string, value []byte, b Budget) (bool, error) {
+	return r.putRecord(ctx, owner, name, value, b, "1")
+}
+
+func (r *Redis) putRecord(ctx context.Context, owner, name string, value []byte, b Budget, onlyNew string) (bool, error) {
 	if err := checkRecordBudget(value, b); err != nil {
 		return false, err
 	}
@@ -322,9 +354,12 @@ func (r *Redis) PutRecord(ctx context.Context, owner, name string, value []byte,
 		return false, err
 	}
 	n, err := r.recPut.Run(ctx, r.client, []string{r.recOwnerKey(owner), r.recNameKey(name)},
-		name, value, owner, b.Count, b.Bytes).Int64()
+		name, value, owner, b.Count, b.Bytes, onlyNew).Int64()
 	if err = r.done(probe, err); err != nil {
 		return false, err
+	}
+	if n < 0 {
+		return false, ErrRecordExists
 	}
 	return n == 1, nil
 }

@@ -63,6 +63,22 @@ func contractRecords(t *testing.T, h harness) {
 	if n, err := r.CountRecords(ctx, "a"); err != nil || n != 2 {
 		t.Errorf("CountRecords(a) = %d %v, want 2", n, err)
 	}
+	// AddRecord stores only where there is no record, within the same budget.
+	if ok, err := r.AddRecord(ctx, "o2", "a", []byte("y"), b); ok || !errors.Is(err, ErrRecordExists) {
+		t.Errorf("AddRecord over a record: %v %v", ok, err)
+	}
+	if v, _ := get("o2", "a"); v != "x" {
+		t.Errorf("AddRecord over a record changed it: %q", v)
+	}
+	if ok, err := r.AddRecord(ctx, "o1", "c", []byte("1"), b); ok || err != nil {
+		t.Errorf("AddRecord over the budget: %v %v", ok, err)
+	}
+	if ok, err := r.AddRecord(ctx, "o2", "b", []byte("y"), b); !ok || err != nil {
+		t.Errorf("AddRecord of a new record: %v %v", ok, err)
+	}
+	if ok, err := r.DeleteRecord(ctx, "o2", "b", nil); !ok || err != nil {
+		t.Errorf("delete of the added record: %v %v", ok, err)
+	}
 
 	// Swap and conditional delete act only on what the caller read.
 	if ok, err := r.SwapRecord(ctx, "o1", "a", []byte("stale"), []byte("new")); err != nil || ok {

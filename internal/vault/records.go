@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/store"
 )
 
 // ad is the associated data of a record: the version, its key id, owner and backend, so a
@@ -109,6 +111,26 @@ func (v *Vault) Put(ctx context.Context, t *Token) error {
 	}
 	stored, err := v.recs.PutRecord(ctx, string(owner), t.Backend, rec, v.budget)
 	switch {
+	case err != nil:
+		return err
+	case !stored:
+		return ErrFull
+	}
+	return nil
+}
+
+// Add stores t as its caller's record for t.Backend only while the caller holds none there:
+// ErrExists when one is there (another connect stored it since the caller looked), else as Put.
+func (v *Vault) Add(ctx context.Context, t *Token) error {
+	owner := Caller{t.Issuer, t.Subject}.Owner()
+	rec, err := v.seal(owner, t)
+	if err != nil {
+		return err
+	}
+	stored, err := v.recs.AddRecord(ctx, string(owner), t.Backend, rec, v.budget)
+	switch {
+	case errors.Is(err, store.ErrRecordExists):
+		return ErrExists
 	case err != nil:
 		return err
 	case !stored:
@@ -252,5 +274,5 @@ func (v *Vault) Lock(ctx context.Context, who Caller, backend string, ttl time.D
 // vault's own verdicts.
 func IsUnavailable(err error) bool {
 	return err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrUnreadable) &&
-		!errors.Is(err, ErrFull) && !errors.Is(err, ErrTooLarge)
+		!errors.Is(err, ErrFull) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrExists)
 }

@@ -54,6 +54,8 @@ var (
 	ErrFull = errors.New("vault: the caller holds its budget of tokens")
 	// ErrTooLarge: the tokens do not fit MaxRecordBytes.
 	ErrTooLarge = errors.New("vault: tokens too large for a record")
+	// ErrExists: Add found a record there already.
+	ErrExists = errors.New("vault: a record is there already")
 )
 
 // Config is the vault's keys and bounds.
