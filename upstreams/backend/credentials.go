@@ -86,6 +86,10 @@ type AuthConfig struct {
 	Audience string `yaml:"audience"`
 	// Resource is sent as the resource parameter (RFC 8707): the backend's URI. Optional.
 	Resource string `yaml:"resource"`
+	// SubjectIssuers are, for AuthTokenExchange, the issuers whose callers' tokens may be
+	// exchanged at TokenURL: a caller of any other issuer is refused before its token is sent
+	// anywhere. Required (the gateway fills in its issuer when it has only one).
+	SubjectIssuers []string `yaml:"subjectIssuers"`
 	// Timeout bounds one token request. Zero means DefaultTokenTimeout.
 	Timeout time.Duration `yaml:"timeout"`
 	// RefreshBefore is how long before expiry a cached token is replaced. Zero means
@@ -141,6 +145,7 @@ func (a *AuthConfig) validate(headers map[string]string) []error {
 			add(f.key, "must not be negative")
 		}
 	}
+	errs = append(errs, a.validateSubjectIssuers()...)
 	if a.Type != AuthTokenExchange && (a.MaxLegacySessions != 0 || a.LegacySessionIdle != 0) {
 		add("maxLegacySessions", "maxLegacySessions and legacySessionIdle apply to type tokenExchange only")
 	}

@@ -45,8 +45,8 @@ type Call struct {
 	// names.Rewriter). Nil allows every resource whose URI normalises.
 	Embedded func(names.Kind, names.Target) bool
 	// Caller identifies the caller (issuer + "#" + subject) for a backend configured for token
-	// exchange: a pre-2026 one gets a session per caller, keyed by it. Empty: keyed by the
-	// SubjectToken.
+	// exchange: its issuer must be one of the backend's auth.subjectIssuers (empty: the
+	// SubjectToken is refused), and a pre-2026 one gets a session per caller, keyed by it.
 	Caller string
 	// UserToken is the caller's token for a per-user backend (Auth.Type userOAuth), looked up
 	// by the pipeline before the call; sent as Authorization to this backend only.

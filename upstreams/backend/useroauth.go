@@ -79,6 +79,11 @@ func (b *Backend) authorization(ctx context.Context, o *Request) (string, error)
 	if b.creds.cfg.Type == AuthUserOAuth {
 		return b.userAuthorization(ctx, o)
 	}
+	if o.Subject != "" && b.creds.cfg.Type == AuthTokenExchange {
+		if err := b.checkSubjectIssuer(o); err != nil {
+			return "", err
+		}
+	}
 	return b.creds.authorization(ctx, o.Subject, o.FromCaller)
 }
 

@@ -67,9 +67,10 @@ type ListRequest struct {
 	Private bool
 	// Header holds pass-through headers (trace context, X-Request-Id).
 	Header http.Header
-	// CacheKey identifies the caller's authorization context, for example issuer + "#" +
-	// subject. Backend lists marked private are cached only under it; empty: private lists
-	// are not cached at all. Public lists are shared whatever it is.
+	// CacheKey identifies the caller's authorization context: issuer + "#" + subject.
+	// Backend lists marked private are cached only under it; empty: private lists are not
+	// cached at all. Public lists are shared whatever it is. A token-exchange backend reads
+	// the issuer from it (auth.subjectIssuers): without one, it lists nothing to the caller.
 	CacheKey string
 	// SubjectToken is the caller's verified bearer token. Fill it only when a backend is
 	// configured for token exchange: it is exchanged, never sent to a backend itself.
@@ -295,8 +296,9 @@ func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec list
 		body := appendListRequest(nil, spec.method, q.meta, cursor, hasCursor)
 		msg, err := b.RoundTrip(ctx, &backend.Request{Method: spec.method, Version: q.version, Header: q.hdr, Body: body,
 			Subject: b.SubjectFor(q.subject), Caller: q.cacheKey, FromCaller: true})
-		if errors.Is(err, backend.ErrUserTokenNeeded) {
-			// A per-user backend lists nothing to a caller who has not connected it.
+		if errors.Is(err, backend.ErrUserTokenNeeded) || errors.Is(err, backend.ErrIssuerNotExchanged) {
+			// A per-user backend lists nothing to a caller who has not connected it, nor a
+			// token-exchange backend to a caller of an issuer it does not take.
 			return &part{absent: true, private: true}, nil
 		}
 		if err != nil {
