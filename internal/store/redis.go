@@ -62,8 +62,9 @@ type Redis struct {
 	lease  *redis.Script
 	// hold and release keep hold budgets (hold.go).
 	hold, release *redis.Script
-	// recPut, recSwap and recDelete change Records (records.go).
-	recPut, recSwap, recDelete *redis.Script
+	// recGet, recPut, recSwap, recDelete and recAdopt are the scripts of Records
+	// (records_redis.go).
+	recGet, recPut, recSwap, recDelete, recAdopt *redis.Script
 	// replay records single-use ids per owner (replay.go).
 	replay *redis.Script
 	closed atomic.Bool
@@ -108,6 +109,8 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		release: redis.NewScript(releaseScript),
 		replay:  redis.NewScript(replayScript),
 
+		recGet:    redis.NewScript(recGetScript),
+		recAdopt:  redis.NewScript(recAdoptScript),
 		recPut:    redis.NewScript(recPutScript),
 		recSwap:   redis.NewScript(recSwapScript),
 		recDelete: redis.NewScript(recDeleteScript),

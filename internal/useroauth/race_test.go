@@ -44,14 +44,14 @@ func (b *barrierRecords) wait() {
 	}
 }
 
-func (b *barrierRecords) PutRecord(ctx context.Context, owner, name string, value []byte, bu store.Budget) (bool, error) {
+func (b *barrierRecords) PutRecord(ctx context.Context, owner, name string, value []byte, bu store.Budget, life store.RecordLife) (bool, error) {
 	b.wait()
-	return b.Records.PutRecord(ctx, owner, name, value, bu)
+	return b.Records.PutRecord(ctx, owner, name, value, bu, life)
 }
 
-func (b *barrierRecords) AddRecord(ctx context.Context, owner, name string, value []byte, bu store.Budget) (bool, error) {
+func (b *barrierRecords) AddRecord(ctx context.Context, owner, name string, value []byte, bu store.Budget, life store.RecordLife) (bool, error) {
 	b.wait()
-	return b.Records.AddRecord(ctx, owner, name, value, bu)
+	return b.Records.AddRecord(ctx, owner, name, value, bu, life)
 }
 
 // TestFirstConnectsRace: two first connects of the same user and backend complete together, one

@@ -84,7 +84,7 @@ func (v *Vault) keyIndex(kid string) int {
 // does not open or is another caller's (the caller removes it with Delete).
 func (v *Vault) Get(ctx context.Context, who Caller, backend string) (*Entry, error) {
 	owner := who.Owner()
-	rec, ok, err := v.recs.GetRecord(ctx, string(owner), backend)
+	rec, ok, err := v.recs.GetRecord(ctx, string(owner), backend, v.life())
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (v *Vault) Put(ctx context.Context, t *Token) error {
 	if err != nil {
 		return err
 	}
-	stored, err := v.recs.PutRecord(ctx, string(owner), t.Backend, rec, v.budget)
+	stored, err := v.recs.PutRecord(ctx, string(owner), t.Backend, rec, v.budget, v.life())
 	switch {
 	case err != nil:
 		return err
@@ -127,7 +127,7 @@ func (v *Vault) Add(ctx context.Context, t *Token) error {
 	if err != nil {
 		return err
 	}
-	stored, err := v.recs.AddRecord(ctx, string(owner), t.Backend, rec, v.budget)
+	stored, err := v.recs.AddRecord(ctx, string(owner), t.Backend, rec, v.budget, v.life())
 	switch {
 	case errors.Is(err, store.ErrRecordExists):
 		return ErrExists
@@ -147,7 +147,7 @@ func (v *Vault) Swap(ctx context.Context, old *Entry, t *Token) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return v.recs.SwapRecord(ctx, string(owner), t.Backend, old.raw, rec)
+	return v.recs.SwapRecord(ctx, string(owner), t.Backend, old.raw, rec, v.life())
 }
 
 // Delete removes who's record for backend; with old set, only while it is still the record old
@@ -168,7 +168,7 @@ func (v *Vault) deleteOwned(ctx context.Context, owner Owner, backend string, ol
 // out (Get reports it).
 func (v *Vault) Subject(ctx context.Context, who Caller) (map[string]*Entry, error) {
 	owner := who.Owner()
-	all, err := v.recs.OwnerRecords(ctx, string(owner))
+	all, err := v.recs.OwnerRecords(ctx, string(owner), v.life())
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func (v *Vault) Subject(ctx context.Context, who Caller) (map[string]*Entry, err
 // A record that does not open is removed too. It returns how many records went.
 func (v *Vault) EachOfBackend(ctx context.Context, backend string, fn func(e *Entry)) (int, error) {
 	n := 0
-	err := v.recs.NameOwners(ctx, backend, func(owners []string) error {
+	err := v.recs.NameOwners(ctx, backend, v.life(), func(owners []string) error {
 		for _, o := range owners {
 			e, err := v.takeOwned(ctx, Owner(o), backend)
 			if err != nil {
@@ -225,7 +225,7 @@ const takeTries = 8
 func (v *Vault) takeOwned(ctx context.Context, owner Owner, backend string) (*Entry, error) {
 	var last *Entry
 	for range takeTries {
-		rec, ok, err := v.recs.GetRecord(ctx, string(owner), backend)
+		rec, ok, err := v.recs.GetRecord(ctx, string(owner), backend, v.life())
 		if err != nil || !ok {
 			return nil, err
 		}
@@ -247,7 +247,7 @@ func (v *Vault) takeOwned(ctx context.Context, owner Owner, backend string) (*En
 
 // Count returns how many callers hold a record for backend.
 func (v *Vault) Count(ctx context.Context, backend string) (int64, error) {
-	return v.recs.CountRecords(ctx, backend)
+	return v.recs.CountRecords(ctx, backend, v.life())
 }
 
 // Lock takes who's refresh lock for backend for ttl, across replicas: ok is false when another
