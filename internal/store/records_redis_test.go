@@ -28,7 +28,7 @@ func TestRedisRecordsLeaveRedis(t *testing.T) {
 		}
 	}
 	hash := r.recOwnerKey("o0")
-	z, _ := r.recNameKeys("n")
+	z := r.recNameKey("n")
 	at, err := raw.Do(ctx, "PEXPIRETIME", hash).Int64()
 	if err != nil || at != now.Add(time.Hour).UnixMilli() {
 		t.Errorf("the owner's hash expires at %d (%v), want its record's idle deadline %d", at, err, now.Add(time.Hour).UnixMilli())
@@ -57,23 +57,35 @@ func TestRedisRecordsLeaveRedis(t *testing.T) {
 	}
 }
 
-// TestRedisRecordsUpgrade: records written before records expired (a hash per owner holding
-// only the record, a plain set of owners per name) are all still there after the upgrade; each
-// gets its deadlines, starting when it is first met, and then expires like any other, those
-// nobody reads again included (counting adopts them).
+// TestRedisRecordsUpgrade: the records of the previous release's layout (every key in slot
+// {rec}: a hash per owner holding only its records, a plain set of owners per name) are all
+// still there after the upgrade, moved to the per-owner layout when met (a read, a listing of
+// the owner) or counted; each gets its deadlines, starting then, and expires like any other,
+// those nobody reads again included.
 func TestRedisRecordsUpgrade(t *testing.T) {
-	srv := testredis.Start(t)
-	r := newRedisStore(t, RedisConfig{URL: srv.URL(), KeyPrefix: "u:"})
+	t.Run("single", func(t *testing.T) {
+		srv := testredis.Start(t)
+		testRecordsUpgrade(t, srv, newRedisStore(t, RedisConfig{URL: srv.URL(), KeyPrefix: "u:"}))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		srv := testredis.Start(t, testredis.WithCluster())
+		testRecordsUpgrade(t, srv, newRedisStore(t, RedisConfig{Addrs: []string{srv.Addr()}, Cluster: true, KeyPrefix: "u:"}))
+	})
+}
+
+func testRecordsUpgrade(t *testing.T, srv *testredis.Server, r *Redis) {
 	raw := rawClient(t, srv)
 	ctx := context.Background()
-	// The layout of the previous release, as its scripts wrote it.
-	_, old := r.recNameKeys("saas")
+	// The layout of the previous release, as its scripts wrote it: every key in slot {rec}.
+	old := "u:{rec}:n:" + b64Digest("saas")
+	oldOwner := func(o string) string { return "u:{rec}:o:" + b64Digest(o) }
 	for i := range 300 {
 		o := fmt.Sprint("owner-", i)
-		raw.HSet(ctx, r.recOwnerKey(o), "saas", "record-"+strconv.Itoa(i))
+		raw.HSet(ctx, oldOwner(o), "saas", "record-"+strconv.Itoa(i))
 		raw.SAdd(ctx, old, o)
 	}
-	raw.HSet(ctx, r.recOwnerKey("owner-0"), "other", "record-other")
+	raw.HSet(ctx, oldOwner("owner-0"), "other", "record-other")
+	raw.SAdd(ctx, "u:{rec}:n:"+b64Digest("other"), "owner-0")
 	now := time.Now()
 	life := RecordLife{Now: now, Idle: time.Hour, Absolute: 3 * time.Hour}
 	if v, ok, err := r.GetRecord(ctx, "owner-7", "saas", life); err != nil || !ok || string(v) != "record-7" {
@@ -87,6 +99,9 @@ func TestRedisRecordsUpgrade(t *testing.T) {
 	}
 	if n, _ := raw.Exists(ctx, old).Result(); n != 0 {
 		t.Error("the old set is still there after a count")
+	}
+	if keys, _ := raw.Keys(ctx, "u:{rec}*").Result(); len(keys) != 0 {
+		t.Errorf("keys of the previous layout left after a count: %v", keys)
 	}
 	listed := 0
 	if err := r.NameOwners(ctx, "saas", life, func(o []string) error { listed += len(o); return nil }); err != nil || listed != 300 {
@@ -102,5 +117,40 @@ func TestRedisRecordsUpgrade(t *testing.T) {
 	}
 	if n, _ := r.CountRecords(ctx, "saas", life); n != 0 {
 		t.Errorf("CountRecords past Idle = %d", n)
+	}
+}
+
+// TestRedisRecordsSpreadOverSlots: on a Redis Cluster, each owner's records are keyed with a
+// hash tag of their own, so owners spread over the slots instead of filling one, while every
+// script touches one key (a one-node Cluster refuses a script or transaction across slots with
+// CROSSSLOT, and the store's contract runs there too: TestRedisClusterContract).
+func TestRedisRecordsSpreadOverSlots(t *testing.T) {
+	srv := testredis.Start(t, testredis.WithCluster())
+	r := newRedisStore(t, RedisConfig{Addrs: []string{srv.Addr()}, Cluster: true, KeyPrefix: "s:"})
+	raw := rawClient(t, srv)
+	ctx := context.Background()
+	life := RecordLife{Now: time.Now(), Idle: time.Hour, Absolute: 3 * time.Hour}
+	slots := map[int64]bool{}
+	for i := range 64 {
+		o := fmt.Sprint("owner-", i)
+		for _, name := range []string{"a", "b"} {
+			if ok, err := r.PutRecord(ctx, o, name, []byte("v"), Budget{Count: 2, Bytes: 64}, life); err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+		}
+		slot, err := raw.ClusterKeySlot(ctx, r.recOwnerKey(o)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots[slot] = true
+	}
+	if len(slots) < 48 {
+		t.Errorf("64 owners' records fill %d slots; want them spread (at least 48)", len(slots))
+	}
+	if n, err := r.CountRecords(ctx, "a", life); err != nil || n != 64 {
+		t.Errorf("CountRecords = %d %v", n, err)
+	}
+	if got, err := r.OwnerRecords(ctx, "owner-3", life); err != nil || len(got) != 2 {
+		t.Errorf("OwnerRecords = %q %v", got, err)
 	}
 }

@@ -64,7 +64,7 @@ type Redis struct {
 	hold, release *redis.Script
 	// recGet, recPut, recSwap, recDelete and recAdopt are the scripts of Records
 	// (records_redis.go).
-	recGet, recPut, recSwap, recDelete, recAdopt *redis.Script
+	recGet, recTouch, recPut, recSwap, recDelete, recAdopt *redis.Script
 	// replay records single-use ids per owner (replay.go).
 	replay *redis.Script
 	closed atomic.Bool
@@ -110,6 +110,7 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		replay:  redis.NewScript(replayScript),
 
 		recGet:    redis.NewScript(recGetScript),
+		recTouch:  redis.NewScript(recTouchScript),
 		recAdopt:  redis.NewScript(recAdoptScript),
 		recPut:    redis.NewScript(recPutScript),
 		recSwap:   redis.NewScript(recSwapScript),
