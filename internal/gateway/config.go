@@ -368,7 +368,7 @@ func (c *Config) validate() error {
 			// backend would be refused, never sent as the gateway instead.
 			at(fmt.Sprintf("upstreams[%d].auth.type", i), "tokenExchange needs authenticated callers; it cannot be honoured with auth.disabled")
 		}
-		errs = append(errs, c.validateSubjectIssuers(i)...)
+		errs = append(errs, validateSubjectIssuers(c.Auth.Issuers, i, u.Auth.SubjectIssuers)...)
 	}
 	errs = append(errs, c.MRTR.validate()...)
 	errs = append(errs, c.Redis.validate()...)
@@ -467,10 +467,10 @@ func (c *Config) validateAuth() []error {
 // validateSubjectIssuers checks upstream i's auth.subjectIssuers against auth.issuers: a token
 // is exchanged only for callers the gateway authenticates, so an issuer it does not is a typo
 // that would refuse every caller. (upstreams says when the list is missing.)
-func (c *Config) validateSubjectIssuers(i int) []error {
+func validateSubjectIssuers(issuers []authz.IssuerConfig, i int, subjectIssuers []string) []error {
 	var errs []error
-	for j, iss := range c.Upstreams[i].Auth.SubjectIssuers {
-		if !slices.ContainsFunc(c.Auth.Issuers, func(ic authz.IssuerConfig) bool { return ic.Issuer == iss }) {
+	for j, iss := range subjectIssuers {
+		if !slices.ContainsFunc(issuers, func(ic authz.IssuerConfig) bool { return ic.Issuer == iss }) {
 			errs = append(errs, configerr.At(fmt.Sprintf("upstreams[%d].auth.subjectIssuers[%d]", i, j), "%q is not one of auth.issuers", iss))
 		}
 	}

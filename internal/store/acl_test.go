@@ -90,7 +90,7 @@ func recordOps(ctx context.Context, r *Redis) map[string]error {
 	errs := map[string]error{}
 	life := RecordLife{Now: time.Now(), Idle: time.Hour, Absolute: 2 * time.Hour}
 	b := Budget{Count: 2, Bytes: 64}
-	errs["old layout"] = r.client.HSet(ctx, r.recOldOwnerKey("o2"), "n", "old").Err()
+	errs["old layout"] = r.client.HSet(ctx, redisRecords{r}.oldOwnerKey("o2"), "n", "old").Err()
 	_, errs["PutRecord"] = r.PutRecord(ctx, "o", "n", []byte("v"), b, life)
 	_, errs["AddRecord"] = r.AddRecord(ctx, "o", "m", []byte("v"), b, life)
 	life.Now = life.Now.Add(30 * time.Minute) // a read that moves the deadline

@@ -176,22 +176,30 @@ end
 return 0
 `
 
-func (r *Redis) recOwnerKey(owner string) string {
+// redisRecords holds the Redis store's Records helpers (the store's own methods are its
+// interfaces').
+type redisRecords struct{ *Redis }
+
+func (r redisRecords) ownerKey(owner string) string {
 	return r.prefix + recOwnerTag + b64Digest(owner) + "}"
 }
 
-func (r *Redis) recNameKey(name string) string { return r.prefix + recNameTag + b64Digest(name) + "}" }
+func (r redisRecords) nameKey(name string) string {
+	return r.prefix + recNameTag + b64Digest(name) + "}"
+}
 
-func (r *Redis) recOldOwnerKey(owner string) string {
+func (r redisRecords) oldOwnerKey(owner string) string {
 	return r.prefix + recOldOwnerTag + b64Digest(owner)
 }
 
-func (r *Redis) recOldNameKey(name string) string { return r.prefix + recOldNameTag + b64Digest(name) }
+func (r redisRecords) oldNameKey(name string) string {
+	return r.prefix + recOldNameTag + b64Digest(name)
+}
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
 // run runs one command or script through the breaker.
-func (r *Redis) run(do func() error) error {
+func (r redisRecords) run(do func() error) error {
 	probe, err := r.admit()
 	if err != nil {
 		return err
@@ -205,16 +213,17 @@ func (r *Redis) run(do func() error) error {
 }
 
 // index adds owner to name's sorted set with score deadline, or raises it there.
-func (r *Redis) index(ctx context.Context, name, owner string, deadline int64) error {
+func (r redisRecords) index(ctx context.Context, name, owner string, deadline int64) error {
 	return r.run(func() error {
-		return r.client.ZAddGT(ctx, r.recNameKey(name), redis.Z{Score: float64(deadline), Member: owner}).Err()
+		return r.client.ZAddGT(ctx, r.nameKey(name), redis.Z{Score: float64(deadline), Member: owner}).Err()
 	})
 }
 
 // GetRecord implements Records: one script, two more round trips when the read moves the
 // idle deadline (the index first), one more when the owner has nothing (a record of the
 // previous layout is moved, then read).
-func (r *Redis) GetRecord(ctx context.Context, owner, name string, life RecordLife) ([]byte, bool, error) {
+func (s *Redis) GetRecord(ctx context.Context, owner, name string, life RecordLife) ([]byte, bool, error) {
+	r := redisRecords{s}
 	if err := life.valid(); err != nil {
 		return nil, false, err
 	}
@@ -237,16 +246,16 @@ func (r *Redis) GetRecord(ctx context.Context, owner, name string, life RecordLi
 		if err := r.index(ctx, name, owner, want); err != nil {
 			return rec, true, nil // the use is not recorded; the record is read all the same
 		}
-		_ = r.run(func() error { return r.recTouch.Run(ctx, r.client, []string{r.recOwnerKey(owner)}, name, want).Err() })
+		_ = r.run(func() error { return r.recTouch.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, want).Err() })
 	}
 	return rec, true, nil
 }
 
-func (r *Redis) getRecord(ctx context.Context, owner, name string, life RecordLife) ([]byte, int64, error) {
+func (r redisRecords) getRecord(ctx context.Context, owner, name string, life RecordLife) ([]byte, int64, error) {
 	var res []any
 	err := r.run(func() error {
 		var err error
-		res, err = r.recGet.Run(ctx, r.client, []string{r.recOwnerKey(owner)}, name, ms(life.Now),
+		res, err = r.recGet.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, ms(life.Now),
 			life.Idle.Milliseconds(), (life.Idle / touchSlack).Milliseconds()).Slice()
 		return err
 	})
@@ -261,15 +270,15 @@ func (r *Redis) getRecord(ctx context.Context, owner, name string, life RecordLi
 // PutRecord implements Records: the index, the script, the index again (so a removal of the
 // entry racing the put leaves the put's record listed).
 func (r *Redis) PutRecord(ctx context.Context, owner, name string, value []byte, b Budget, life RecordLife) (bool, error) {
-	return r.putRecord(ctx, owner, name, value, b, life, "0")
+	return redisRecords{r}.putRecord(ctx, owner, name, value, b, life, "0")
 }
 
 // AddRecord implements Records as PutRecord does.
 func (r *Redis) AddRecord(ctx context.Context, owner, name string, value []byte, b Budget, life RecordLife) (bool, error) {
-	return r.putRecord(ctx, owner, name, value, b, life, "1")
+	return redisRecords{r}.putRecord(ctx, owner, name, value, b, life, "1")
 }
 
-func (r *Redis) putRecord(ctx context.Context, owner, name string, value []byte, b Budget, life RecordLife, onlyNew string) (bool, error) {
+func (r redisRecords) putRecord(ctx context.Context, owner, name string, value []byte, b Budget, life RecordLife, onlyNew string) (bool, error) {
 	if err := checkRecordBudget(value, b); err != nil {
 		return false, err
 	}
@@ -286,7 +295,7 @@ func (r *Redis) putRecord(ctx context.Context, owner, name string, value []byte,
 	var n int64
 	err := r.run(func() error {
 		var err error
-		n, err = r.recPut.Run(ctx, r.client, []string{r.recOwnerKey(owner)}, name, value, b.Count, b.Bytes, onlyNew,
+		n, err = r.recPut.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, value, b.Count, b.Bytes, onlyNew,
 			ms(life.Now), life.Idle.Milliseconds(), life.Absolute.Milliseconds()).Int64()
 		return err
 	})
@@ -307,14 +316,15 @@ func (r *Redis) putRecord(ctx context.Context, owner, name string, value []byte,
 // SwapRecord implements Records: the script, then the index raised to the deadline the swap
 // gave the record (a failure there leaves the entry at the record's previous deadline until
 // the next use raises it).
-func (r *Redis) SwapRecord(ctx context.Context, owner, name string, old, value []byte, life RecordLife) (bool, error) {
+func (s *Redis) SwapRecord(ctx context.Context, owner, name string, old, value []byte, life RecordLife) (bool, error) {
+	r := redisRecords{s}
 	if err := life.valid(); err != nil {
 		return false, err
 	}
 	var want int64
 	err := r.run(func() error {
 		var err error
-		want, err = r.recSwap.Run(ctx, r.client, []string{r.recOwnerKey(owner)}, name, old, value,
+		want, err = r.recSwap.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, old, value,
 			ms(life.Now), life.Idle.Milliseconds()).Int64()
 		return err
 	})
@@ -327,7 +337,8 @@ func (r *Redis) SwapRecord(ctx context.Context, owner, name string, old, value [
 
 // DeleteRecord implements Records: the record (leaving a tombstone), then its index entry, and
 // the previous layout's record and entry, if any.
-func (r *Redis) DeleteRecord(ctx context.Context, owner, name string, old []byte) (bool, error) {
+func (s *Redis) DeleteRecord(ctx context.Context, owner, name string, old []byte) (bool, error) {
+	r := redisRecords{s}
 	compare := "0"
 	if old != nil {
 		compare = "1"
@@ -335,7 +346,7 @@ func (r *Redis) DeleteRecord(ctx context.Context, owner, name string, old []byte
 	var n int64
 	err := r.run(func() error {
 		var err error
-		n, err = r.recDelete.Run(ctx, r.client, []string{r.recOwnerKey(owner)}, name, compare, old,
+		n, err = r.recDelete.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, compare, old,
 			moveWindow.Milliseconds()).Int64()
 		return err
 	})
@@ -344,13 +355,13 @@ func (r *Redis) DeleteRecord(ctx context.Context, owner, name string, old []byte
 	}
 	err = r.run(func() error {
 		pipe := r.client.Pipeline()
-		pipe.ZRem(ctx, r.recNameKey(name), owner)
+		pipe.ZRem(ctx, r.nameKey(name), owner)
 		if old == nil {
-			pipe.HDel(ctx, r.recOldOwnerKey(owner), name)
+			pipe.HDel(ctx, r.oldOwnerKey(owner), name)
 		} else {
-			pipe.Eval(ctx, recDropOldScript, []string{r.recOldOwnerKey(owner)}, name, old)
+			pipe.Eval(ctx, recDropOldScript, []string{r.oldOwnerKey(owner)}, name, old)
 		}
-		pipe.SRem(ctx, r.recOldNameKey(name), owner)
+		pipe.SRem(ctx, r.oldNameKey(name), owner)
 		_, err := pipe.Exec(ctx)
 		return err
 	})
@@ -358,14 +369,15 @@ func (r *Redis) DeleteRecord(ctx context.Context, owner, name string, old []byte
 }
 
 // OwnerRecords implements Records: the records whose idle deadline is after now.
-func (r *Redis) OwnerRecords(ctx context.Context, owner string, life RecordLife) (map[string][]byte, error) {
+func (s *Redis) OwnerRecords(ctx context.Context, owner string, life RecordLife) (map[string][]byte, error) {
+	r := redisRecords{s}
 	if _, err := r.moveOwner(ctx, owner, life); err != nil {
 		return nil, err
 	}
 	var all map[string]string
 	err := r.run(func() error {
 		var err error
-		all, err = r.client.HGetAll(ctx, r.recOwnerKey(owner)).Result()
+		all, err = r.client.HGetAll(ctx, r.ownerKey(owner)).Result()
 		return err
 	})
 	if err != nil {
@@ -386,7 +398,8 @@ func (r *Redis) OwnerRecords(ctx context.Context, owner string, life RecordLife)
 // NameOwners implements Records: the previous layout's owners of name are moved first, then
 // the sorted set is scanned with ZSCAN: an owner added or removed meanwhile may be listed or
 // not, every other one is listed at least once.
-func (r *Redis) NameOwners(ctx context.Context, name string, life RecordLife, fn func(owners []string) error) error {
+func (s *Redis) NameOwners(ctx context.Context, name string, life RecordLife, fn func(owners []string) error) error {
+	r := redisRecords{s}
 	if err := r.moveName(ctx, name, life); err != nil {
 		return err
 	}
@@ -396,7 +409,7 @@ func (r *Redis) NameOwners(ctx context.Context, name string, life RecordLife, fn
 		var next uint64
 		err := r.run(func() error {
 			var err error
-			pairs, next, err = r.client.ZScan(ctx, r.recNameKey(name), cursor, "", nameBatch).Result()
+			pairs, next, err = r.client.ZScan(ctx, r.nameKey(name), cursor, "", nameBatch).Result()
 			return err
 		})
 		if err != nil {
@@ -422,7 +435,8 @@ func (r *Redis) NameOwners(ctx context.Context, name string, life RecordLife, fn
 
 // CountRecords implements Records: the previous layout's owners of name are moved first (so
 // the records nobody meets any more get deadlines too), the sorted set pruned, then counted.
-func (r *Redis) CountRecords(ctx context.Context, name string, life RecordLife) (int64, error) {
+func (s *Redis) CountRecords(ctx context.Context, name string, life RecordLife) (int64, error) {
+	r := redisRecords{s}
 	if err := r.moveName(ctx, name, life); err != nil {
 		return 0, err
 	}
@@ -430,8 +444,8 @@ func (r *Redis) CountRecords(ctx context.Context, name string, life RecordLife) 
 	var count *redis.IntCmd
 	err := r.run(func() error {
 		pipe := r.client.TxPipeline()
-		pipe.ZRemRangeByScore(ctx, r.recNameKey(name), "-inf", now)
-		count = pipe.ZCount(ctx, r.recNameKey(name), "("+now, "+inf")
+		pipe.ZRemRangeByScore(ctx, r.nameKey(name), "-inf", now)
+		count = pipe.ZCount(ctx, r.nameKey(name), "("+now, "+inf")
 		_, err := pipe.Exec(ctx)
 		return err
 	})
@@ -444,11 +458,11 @@ func (r *Redis) CountRecords(ctx context.Context, name string, life RecordLife) 
 // moveOwner moves owner's records of the previous layout into the new one: read, indexed,
 // written where the owner has none (and no tombstone), then removed from the old hash while
 // they still hold what was read. moved reports whether there was anything to move.
-func (r *Redis) moveOwner(ctx context.Context, owner string, life RecordLife) (moved bool, err error) {
+func (r redisRecords) moveOwner(ctx context.Context, owner string, life RecordLife) (moved bool, err error) {
 	var old map[string]string
 	err = r.run(func() error {
 		var err error
-		old, err = r.client.HGetAll(ctx, r.recOldOwnerKey(owner)).Result()
+		old, err = r.client.HGetAll(ctx, r.oldOwnerKey(owner)).Result()
 		return err
 	})
 	if err != nil || len(old) == 0 {
@@ -464,15 +478,15 @@ func (r *Redis) moveOwner(ctx context.Context, owner string, life RecordLife) (m
 		pairs = append(pairs, name, rec)
 	}
 	if err := r.run(func() error {
-		return r.recAdopt.Run(ctx, r.client, []string{r.recOwnerKey(owner)}, append(adopt, pairs...)...).Err()
+		return r.recAdopt.Run(ctx, r.client, []string{r.ownerKey(owner)}, append(adopt, pairs...)...).Err()
 	}); err != nil {
 		return false, err
 	}
 	err = r.run(func() error {
 		pipe := r.client.Pipeline()
-		pipe.Eval(ctx, recDropOldScript, []string{r.recOldOwnerKey(owner)}, pairs...)
+		pipe.Eval(ctx, recDropOldScript, []string{r.oldOwnerKey(owner)}, pairs...)
 		for name := range old {
-			pipe.SRem(ctx, r.recOldNameKey(name), owner)
+			pipe.SRem(ctx, r.oldNameKey(name), owner)
 		}
 		_, err := pipe.Exec(ctx)
 		return err
@@ -482,7 +496,7 @@ func (r *Redis) moveOwner(ctx context.Context, owner string, life RecordLife) (m
 
 // moveName moves the records of every owner in name's set of the previous layout, in batches:
 // after it that set is gone.
-func (r *Redis) moveName(ctx context.Context, name string, life RecordLife) error {
+func (r redisRecords) moveName(ctx context.Context, name string, life RecordLife) error {
 	if err := life.valid(); err != nil {
 		return err
 	}
@@ -490,7 +504,7 @@ func (r *Redis) moveName(ctx context.Context, name string, life RecordLife) erro
 		var owners []string
 		err := r.run(func() error {
 			var err error
-			owners, err = r.client.SRandMemberN(ctx, r.recOldNameKey(name), nameBatch).Result()
+			owners, err = r.client.SRandMemberN(ctx, r.oldNameKey(name), nameBatch).Result()
 			return err
 		})
 		if err != nil || len(owners) == 0 {
@@ -500,7 +514,7 @@ func (r *Redis) moveName(ctx context.Context, name string, life RecordLife) erro
 			if _, err := r.moveOwner(ctx, o, life); err != nil {
 				return err
 			}
-			if err := r.run(func() error { return r.client.SRem(ctx, r.recOldNameKey(name), o).Err() }); err != nil {
+			if err := r.run(func() error { return r.client.SRem(ctx, r.oldNameKey(name), o).Err() }); err != nil {
 				return err
 			}
 		}

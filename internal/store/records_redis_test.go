@@ -27,8 +27,8 @@ func TestRedisRecordsLeaveRedis(t *testing.T) {
 			t.Fatal(ok, err)
 		}
 	}
-	hash := r.recOwnerKey("o0")
-	z := r.recNameKey("n")
+	hash := redisRecords{r}.ownerKey("o0")
+	z := redisRecords{r}.nameKey("n")
 	at, err := raw.Do(ctx, "PEXPIRETIME", hash).Int64()
 	if err != nil || at != now.Add(time.Hour).UnixMilli() {
 		t.Errorf("the owner's hash expires at %d (%v), want its record's idle deadline %d", at, err, now.Add(time.Hour).UnixMilli())
@@ -52,7 +52,7 @@ func TestRedisRecordsLeaveRedis(t *testing.T) {
 	if n, _ := raw.ZCard(ctx, z).Result(); n != 1 {
 		t.Errorf("the index holds %d entries, want 1 (the others pruned)", n)
 	}
-	if ttl, _ := raw.PTTL(ctx, r.recOwnerKey("o1")).Result(); ttl <= 0 || ttl > time.Hour {
+	if ttl, _ := raw.PTTL(ctx, redisRecords{r}.ownerKey("o1")).Result(); ttl <= 0 || ttl > time.Hour {
 		t.Errorf("an unused owner's hash has PTTL %s, want at most Idle", ttl)
 	}
 }
@@ -107,7 +107,7 @@ func testRecordsUpgrade(t *testing.T, srv *testredis.Server, r *Redis) {
 	if err := r.NameOwners(ctx, "saas", life, func(o []string) error { listed += len(o); return nil }); err != nil || listed != 300 {
 		t.Errorf("NameOwners listed %d (%v), want 300", listed, err)
 	}
-	if ttl, _ := raw.PTTL(ctx, r.recOwnerKey("owner-200")).Result(); ttl <= 0 || ttl > time.Hour {
+	if ttl, _ := raw.PTTL(ctx, redisRecords{r}.ownerKey("owner-200")).Result(); ttl <= 0 || ttl > time.Hour {
 		t.Errorf("an old record nobody read has PTTL %s, want at most Idle", ttl)
 	}
 	// Past Idle, unread since the upgrade: gone.
@@ -138,7 +138,7 @@ func TestRedisRecordsSpreadOverSlots(t *testing.T) {
 				t.Fatal(ok, err)
 			}
 		}
-		slot, err := raw.ClusterKeySlot(ctx, r.recOwnerKey(o)).Result()
+		slot, err := raw.ClusterKeySlot(ctx, redisRecords{r}.ownerKey(o)).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -65,13 +65,13 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case get || post:
 		s.page.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is nothing here.")
 	default:
-		s.notAllowed(w, r, rest)
+		notAllowed(s.page, w, r, rest)
 	}
 }
 
 // notAllowed answers a method a page does not take, naming those it does (Allow): HEAD is
 // among them only on the pages whose GET changes nothing.
-func (s *Service) notAllowed(w http.ResponseWriter, r *http.Request, rest string) {
+func notAllowed(page pageWriter, w http.ResponseWriter, r *http.Request, rest string) {
 	allow := "GET, POST"
 	switch {
 	case strings.HasPrefix(rest, "b/"):
@@ -80,7 +80,7 @@ func (s *Service) notAllowed(w http.ResponseWriter, r *http.Request, rest string
 		allow = "GET"
 	}
 	w.Header().Set("Allow", allow)
-	s.page.refuse(w, r, "", http.StatusMethodNotAllowed, FailBadRequest, "This page takes "+allow+" only.")
+	page.refuse(w, r, "", http.StatusMethodNotAllowed, FailBadRequest, "This page takes "+allow+" only.")
 }
 
 // documentOf reads rest (a path under Path) as the Client ID Metadata Document of a backend:

@@ -26,7 +26,8 @@ type Request struct {
 	// Body is the JSON-RPC request.
 	Body []byte
 	// Subject is the caller's verified token for a token-exchange backend; never sent itself.
-	Subject string
+	// SubjectKey is SubjectKey(Subject) when the caller has it already, else "".
+	Subject, SubjectKey string
 	// Caller identifies the caller (issuer + "#" + subject) for its legacy sessions, a per-user
 	// backend's token and a token-exchange backend's auth.subjectIssuers; required with Subject.
 	Caller string

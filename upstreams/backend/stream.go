@@ -38,6 +38,9 @@ type Call struct {
 	// configured for token exchange: it is exchanged for the backend's own token and never
 	// sent to the backend itself.
 	SubjectToken string
+	// SubjectKey is SubjectKey(SubjectToken), when the caller computed it (once per request);
+	// "" has it computed here.
+	SubjectKey string
 	// Visible is the caller's policy for the resources a result names (see names.Rewriter):
 	// nothing under a resource URI it hides is relayed. Nil shows every resource.
 	Visible func(names.Kind, names.Target) bool
@@ -114,7 +117,7 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 		completion = names.ParseCompletion(c.Params, c.Target.Name)
 	}
 	return b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
-		Subject: b.SubjectFor(c.SubjectToken), Caller: c.Caller, UserToken: b.userTokenFor(c.UserToken), FromCaller: true,
+		Subject: b.SubjectFor(c.SubjectToken), SubjectKey: c.SubjectKey, Caller: c.Caller, UserToken: b.userTokenFor(c.UserToken), FromCaller: true,
 		visible: c.Visible, embedded: c.Embedded, completion: completion})
 }
 

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/url"
@@ -23,6 +24,14 @@ func (b *Backend) ExchangesTokens() bool {
 	return b.creds != nil && b.creds.cfg.Type == AuthTokenExchange
 }
 
+// SubjectKey is the digest of a caller's token that keys what a token-exchange backend
+// answered for it (the exchanged-token cache, private lists): computed once per request by
+// the caller of this package and passed beside the token, so no step hashes the token again.
+func SubjectKey(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return string(sum[:])
+}
+
 // SubjectFor returns the caller's token for a request to b: token when b exchanges tokens, else
 // "", so the caller's token is not held by a request to any other backend.
 func (b *Backend) SubjectFor(token string) string {
@@ -37,13 +46,13 @@ func (b *Backend) SubjectFor(token string) string {
 // the tokens of issuers the operator named for it, whichever issuers the gateway accepts
 // callers from. The issuer is o.Caller up to its first '#' (Caller is issuer + "#" +
 // subject, and an issuer URL has no fragment); a request without a caller is refused.
-func (b *Backend) checkSubjectIssuer(o *Request) error {
+func (c *credentials) checkSubjectIssuer(o *Request) error {
 	iss, _, ok := strings.Cut(o.Caller, "#")
-	if ok && slices.Contains(b.creds.cfg.SubjectIssuers, iss) {
+	if ok && slices.Contains(c.cfg.SubjectIssuers, iss) {
 		return nil
 	}
-	return fmt.Errorf("%w: %w: %s: %w", ErrCredentials, ErrIssuerNotExchanged, b.name, jsonrpc.NewError(jsonrpc.CodeUnauthorized,
-		"The backend "+b.name+" does not take callers of your issuer: the gateway does not exchange their tokens for it"))
+	return fmt.Errorf("%w: %w: %s: %w", ErrCredentials, ErrIssuerNotExchanged, c.name, jsonrpc.NewError(jsonrpc.CodeUnauthorized,
+		"The backend "+c.name+" does not take callers of your issuer: the gateway does not exchange their tokens for it"))
 }
 
 // validateSubjectIssuers checks auth.subjectIssuers: for tokenExchange, at least one issuer URL;

@@ -80,11 +80,11 @@ func (b *Backend) authorization(ctx context.Context, o *Request) (string, error)
 		return b.userAuthorization(ctx, o)
 	}
 	if o.Subject != "" && b.creds.cfg.Type == AuthTokenExchange {
-		if err := b.checkSubjectIssuer(o); err != nil {
+		if err := b.creds.checkSubjectIssuer(o); err != nil {
 			return "", err
 		}
 	}
-	return b.creds.authorization(ctx, o.Subject, o.FromCaller)
+	return b.creds.authorization(ctx, o.Subject, o.SubjectKey, o.FromCaller)
 }
 
 // validateUserOAuth checks what the backend itself needs of a per-user backend's auth block;
