@@ -483,9 +483,10 @@ func (g *gateway) buildBackends(cfg *Config, c *components) (*upstreams.Registry
 	}
 	rec := g.rec
 	return upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
-		Logger:  g.log,
-		Cursors: g.ring.Sealer(seal.PurposeCursor),
-		Observe: rec.ObserveUpstream,
+		Logger:              g.log,
+		Cursors:             g.ring.Sealer(seal.PurposeCursor),
+		Observe:             rec.ObserveUpstream,
+		NotificationDropped: rec.CallNoteDropped,
 		// The hooks run under the breaker lock or on the list path: the recorder's methods
 		// are non-blocking. Only the current set's health reaches the gauges (activate sets
 		// them when a set becomes current).

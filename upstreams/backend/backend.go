@@ -84,6 +84,10 @@ type Env struct {
 	// Observe, when set, is called once per backend request with its outcome (one of the
 	// Outcome constants), the MCP method and the time until the final response or failure.
 	Observe func(upstream, method, outcome string, d time.Duration)
+	// NotificationDropped, when set, is called for each notification of a call's response
+	// stream that was read and not relayed because the call had already relayed
+	// Config.MaxNotificationsPerCall. It must not block.
+	NotificationDropped func(upstream string)
 	// CircuitState, when set, is called with a backend's circuit state once at New and on
 	// every change; it runs under the breaker's lock and must not block.
 	CircuitState func(upstream string, state int)
@@ -108,6 +112,8 @@ type Backend struct {
 	timeout  time.Duration
 	required bool
 	maxBytes int64
+	// maxNotes bounds the notifications relayed per call (Config.MaxNotificationsPerCall).
+	maxNotes int
 	// header holds the headers every request carries: Content-Type, Accept, User-Agent and
 	// the configured static ones. Requests share its value slices and never modify them.
 	header http.Header
@@ -157,6 +163,7 @@ func newBackend(uc Config, userAgent string, env *Env) *Backend {
 		timeout:  orDuration(uc.Timeout, DefaultTimeout),
 		required: uc.Required,
 		maxBytes: uc.MaxResponseBytes,
+		maxNotes: uc.MaxNotificationsPerCall,
 		header: http.Header{
 			"Content-Type": {"application/json"},
 			"Accept":       {"application/json, text/event-stream"},
@@ -165,6 +172,9 @@ func newBackend(uc Config, userAgent string, env *Env) *Backend {
 	}
 	if b.maxBytes == 0 {
 		b.maxBytes = DefaultMaxResponseBytes
+	}
+	if b.maxNotes == 0 {
+		b.maxNotes = DefaultMaxNotificationsPerCall
 	}
 	if onHealth := env.OnHealth; onHealth != nil {
 		name := uc.Name
