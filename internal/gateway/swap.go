@@ -117,7 +117,10 @@ type connKey struct{}
 // trackedConn is one MCP connection and the component sets its requests in flight run on (one
 // at a time over HTTP/1.1, several over HTTP/2).
 type trackedConn struct {
-	conn  net.Conn
+	conn net.Conn
+	// cut cancels the context of the connection's requests with a cause the pipeline answers
+	// them with (mcphttp.ErrShuttingDown) before the connection is closed.
+	cut   context.CancelCauseFunc
 	mu    sync.Mutex
 	holds []connHold // one entry per set with a request in flight here; almost always one
 }
@@ -169,6 +172,7 @@ type connTracker struct {
 
 func (t *connTracker) connContext(ctx context.Context, c net.Conn) context.Context {
 	tc := &trackedConn{conn: c, holds: make([]connHold, 0, 1)}
+	ctx, tc.cut = context.WithCancelCause(ctx)
 	t.mu.Lock()
 	if t.conns == nil {
 		t.conns = map[net.Conn]*trackedConn{}
@@ -178,11 +182,38 @@ func (t *connTracker) connContext(ctx context.Context, c net.Conn) context.Conte
 	return context.WithValue(ctx, connKey{}, tc)
 }
 
+// cutAll cancels the requests of every open connection with cause, which the pipeline answers
+// them with on their open responses, and returns how many connections had a request in flight.
+// The connections stay open for those answers to be written.
+func (t *connTracker) cutAll(cause error) int {
+	t.mu.Lock()
+	conns := make([]*trackedConn, 0, len(t.conns))
+	for _, tc := range t.conns {
+		conns = append(conns, tc)
+	}
+	t.mu.Unlock()
+	n := 0
+	for _, tc := range conns {
+		tc.mu.Lock()
+		busy := len(tc.holds) > 0
+		tc.mu.Unlock()
+		if busy {
+			n++
+		}
+		tc.cut(cause)
+	}
+	return n
+}
+
 func (t *connTracker) connState(c net.Conn, s http.ConnState) {
 	if s == http.StateClosed || s == http.StateHijacked {
 		t.mu.Lock()
+		tc := t.conns[c]
 		delete(t.conns, c)
 		t.mu.Unlock()
+		if tc != nil {
+			tc.cut(nil) // releases the connection's context
+		}
 	}
 }
 
