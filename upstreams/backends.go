@@ -37,6 +37,7 @@ const (
 	DefaultConnectTimeout          = backend.DefaultConnectTimeout
 	DefaultMaxResponseBytes        = backend.DefaultMaxResponseBytes
 	DefaultMaxNotificationsPerCall = backend.DefaultMaxNotificationsPerCall
+	DefaultIdleConnTimeout         = backend.DefaultIdleConnTimeout
 	DefaultResponseHeaderTimeout   = backend.DefaultResponseHeaderTimeout
 	DefaultTokenTimeout            = backend.DefaultTokenTimeout
 	DefaultTokenRefreshBefore      = backend.DefaultTokenRefreshBefore

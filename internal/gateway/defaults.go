@@ -77,6 +77,7 @@ func configDefaults() map[string]any {
 		"upstreams[].connectTimeout":          upstreams.DefaultConnectTimeout,
 		"upstreams[].maxResponseBytes":        upstreams.DefaultMaxResponseBytes,
 		"upstreams[].maxNotificationsPerCall": upstreams.DefaultMaxNotificationsPerCall,
+		"upstreams[].idleConnTimeout":         upstreams.DefaultIdleConnTimeout,
 		"upstreams[].protocol":                upstreams.DefaultProtocol,
 		"upstreams[].responseHeaderTimeout":   upstreams.DefaultResponseHeaderTimeout,
 		"upstreams[].retry.attempts":          upstreams.DefaultRetryAttempts,

@@ -33,15 +33,15 @@ const DefaultUserAgent = "mcp-gateway"
 // Transport pool sizes. One gateway replica may carry hundreds of concurrent calls to one
 // backend; keeping that many idle connections avoids a new TCP/TLS handshake per call.
 //
-// idleConnTimeout is below the keep-alive timeout of the servers MCP backends commonly run on:
-// Node's http.Server (the TypeScript SDK's) and uvicorn (the Python SDK's) close a connection
-// idle for 5 s. A pooled connection the backend closes just as a call is written to it fails
-// that call, and a tools/call is never retried once a byte of it was sent; so the gateway lets
-// go of an idle connection first. A busy connection is never idle that long, so under load the
-// pool is kept.
+// DefaultIdleConnTimeout (Config.IdleConnTimeout) is below the keep-alive timeout of the servers
+// MCP backends commonly run on: Node's http.Server (the TypeScript SDK's) and uvicorn (the
+// Python SDK's) close a connection idle for 5 s. A pooled connection the backend (or a proxy in
+// front of it, which may close sooner: hence the setting) closes just as a call is written to
+// it fails that call, and a tools/call is never retried once a byte of it was sent; so the
+// gateway lets go of an idle connection first. A busy connection is never idle that long, so
+// under load the pool is kept.
 const (
 	maxIdleConnsPerHost = 256
-	idleConnTimeout     = 4 * time.Second
 	commonServerIdle    = 5 * time.Second // Node's keepAliveTimeout, uvicorn's timeout_keep_alive
 	tcpKeepAlive        = 30 * time.Second
 )
@@ -189,7 +189,7 @@ func newBackend(uc Config, userAgent string, env *Env) *Backend {
 	}
 	rt := env.Transport
 	if rt == nil {
-		b.transport = newTransport(orDuration(uc.ConnectTimeout, DefaultConnectTimeout))
+		b.transport = newTransport(orDuration(uc.ConnectTimeout, DefaultConnectTimeout), orDuration(uc.IdleConnTimeout, DefaultIdleConnTimeout))
 		rt = b.transport
 	}
 	b.rt = rt
@@ -202,7 +202,7 @@ func newBackend(uc Config, userAgent string, env *Env) *Backend {
 	return b
 }
 
-func newTransport(connect time.Duration) *http.Transport {
+func newTransport(connect, idle time.Duration) *http.Transport {
 	d := &net.Dialer{Timeout: connect, KeepAlive: tcpKeepAlive}
 	return &http.Transport{
 		// No Proxy: packages read no environment; a proxy would be configured explicitly.
@@ -210,7 +210,7 @@ func newTransport(connect time.Duration) *http.Transport {
 		ForceAttemptHTTP2:   true,
 		MaxIdleConns:        4 * maxIdleConnsPerHost,
 		MaxIdleConnsPerHost: maxIdleConnsPerHost,
-		IdleConnTimeout:     idleConnTimeout,
+		IdleConnTimeout:     idle,
 		TLSHandshakeTimeout: connect,
 	}
 }

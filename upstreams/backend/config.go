@@ -28,6 +28,10 @@ const (
 	// to the client for one call: a progress notification every 100 ms for the whole default
 	// timeout is 600.
 	DefaultMaxNotificationsPerCall = 1000
+	// DefaultIdleConnTimeout is how long a pooled connection to a backend stays open unused:
+	// below the 5 s after which the servers MCP backends commonly run on (Node's http.Server,
+	// uvicorn) close an idle connection.
+	DefaultIdleConnTimeout = 4 * time.Second
 )
 
 // Values of Config.Protocol besides the legacy revisions in protocolChoices.
@@ -113,6 +117,12 @@ type Config struct {
 	// server/discover probe, the default when empty), "2026-07-28" (always modern), or a
 	// legacy revision offered in initialize: "2025-11-25", "2025-06-18" or "2025-03-26".
 	Protocol string `yaml:"protocol"`
+	// IdleConnTimeout is how long a pooled connection to this backend stays open unused before
+	// the gateway closes it. Set it below the idle timeout of the backend and of every proxy or
+	// load balancer in front of it: a tools/call written to a connection the other side is
+	// closing fails and, once a byte of it was sent, is never retried. Zero means
+	// DefaultIdleConnTimeout.
+	IdleConnTimeout time.Duration `yaml:"idleConnTimeout"`
 	// ResponseHeaderTimeout bounds the wait for the response headers of one request; once a
 	// stream has started only Timeout applies. Zero means DefaultResponseHeaderTimeout.
 	ResponseHeaderTimeout time.Duration `yaml:"responseHeaderTimeout"`
@@ -144,7 +154,8 @@ func (u *Config) Problems() []error {
 		key string
 		neg bool
 	}{{"timeout", u.Timeout < 0}, {"connectTimeout", u.ConnectTimeout < 0}, {"maxResponseBytes", u.MaxResponseBytes < 0},
-		{"responseHeaderTimeout", u.ResponseHeaderTimeout < 0}, {"maxNotificationsPerCall", u.MaxNotificationsPerCall < 0}} {
+		{"responseHeaderTimeout", u.ResponseHeaderTimeout < 0}, {"maxNotificationsPerCall", u.MaxNotificationsPerCall < 0},
+		{"idleConnTimeout", u.IdleConnTimeout < 0}} {
 		if f.neg {
 			add(f.key, "must not be negative")
 		}
