@@ -10,12 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
-
-	"math/rand/v2"
 
 	"golang.org/x/sync/singleflight"
 
