@@ -31,19 +31,7 @@ func TestShutdownDrains(t *testing.T) {
 	for i := range cfg.Upstreams {
 		cfg.Upstreams[i].Timeout = time.Minute // the hanging call is ended by the shutdown, not its own timeout
 	}
-	if err := cfg.validate(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, terminate := context.WithCancel(context.Background())
-	defer terminate()
-	started, done := make(chan Listeners, 1), make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, func(string) string { return "" }, io.Discard, io.Discard, started) }()
-	var gw Listeners
-	select {
-	case gw = <-started:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
+	gw, terminate, done := startServing(t, cfg)
 	url := "http://" + gw.MCP + "/mcp"
 	finishing, hanging := startHeldCallOf(t, url, "alpha__hold"), startHeldCallOf(t, url, "beta__hold")
 
@@ -80,6 +68,25 @@ func TestShutdownDrains(t *testing.T) {
 	case <-time.After(reloadWait):
 		t.Fatal("the gateway did not exit")
 	}
+}
+
+// startServing validates cfg and serves it as the process does until terminate is called (the
+// SIGTERM); done receives serve's result.
+func startServing(t *testing.T, cfg *Config) (gw Listeners, terminate func(), done <-chan error) {
+	t.Helper()
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	listening, served := make(chan Listeners, 1), make(chan error, 1)
+	go func() { served <- serve(ctx, cfg, func(string) string { return "" }, io.Discard, io.Discard, listening) }()
+	select {
+	case gw = <-listening:
+	case err := <-served:
+		t.Fatalf("serve: %v", err)
+	}
+	return gw, cancel, served
 }
 
 // startHeldCallOf is startHeldCall for any holding tool.
@@ -135,19 +142,7 @@ func TestShutdownAnswersCutCalls(t *testing.T) {
 	cfg.applyDefaults()
 	cfg.Server.DrainDelay, cfg.Server.ShutdownTimeout = 50*time.Millisecond, 2*time.Second
 	cfg.Upstreams[0].Timeout = time.Minute
-	if err := cfg.validate(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, terminate := context.WithCancel(context.Background())
-	defer terminate()
-	listening, done := make(chan Listeners, 1), make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, func(string) string { return "" }, io.Discard, io.Discard, listening) }()
-	var gw Listeners
-	select {
-	case gw = <-listening:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
+	gw, terminate, done := startServing(t, cfg)
 	url := "http://" + gw.MCP + "/mcp"
 	calls := map[string]chan cutAnswer{}
 	begin := func(name string, call func() cutAnswer) {
