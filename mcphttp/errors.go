@@ -107,6 +107,13 @@ var ErrShuttingDown = &Error{Status: http.StatusServiceUnavailable, Outcome: out
 	RPC: jsonrpc.NewError(jsonrpc.CodeUnavailable, "The gateway is shutting down: this request was cancelled, "+
 		"and a call may or may not have run at its backend")}
 
+// ErrReplaced is the cause with which the gateway cancels the requests of a configuration a
+// reload replaced that are still running server.shutdownTimeout after it: answered as
+// ErrShuttingDown is, before their connections close.
+var ErrReplaced = &Error{Status: http.StatusServiceUnavailable, Outcome: outcomeInternal,
+	RPC: jsonrpc.NewError(jsonrpc.CodeUnavailable, "The gateway's configuration was replaced and this request ran past "+
+		"its shutdown timeout: it was cancelled, and a call may or may not have run at its backend")}
+
 // CutBy returns the error a request whose context ctx was cancelled by the gateway itself is
 // answered with (the cause it gave, an *Error such as ErrShuttingDown), or nil when ctx is live
 // or ended for another reason (the client left).

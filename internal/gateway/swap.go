@@ -217,6 +217,25 @@ func (t *connTracker) connState(c net.Conn, s http.ConnState) {
 	}
 }
 
+// cutHolding cancels the requests of every connection with a request in flight on c with cause,
+// which the pipeline answers them with on their open responses, and returns how many it cut.
+// Over HTTP/2 a connection may carry requests of other sets too: they are cut with it, as
+// closing it would end them.
+func (t *connTracker) cutHolding(c *components, cause error) int {
+	t.mu.Lock()
+	var hold []*trackedConn
+	for _, tc := range t.conns {
+		if tc.holding(c) {
+			hold = append(hold, tc)
+		}
+	}
+	t.mu.Unlock()
+	for _, tc := range hold {
+		tc.cut(cause)
+	}
+	return len(hold)
+}
+
 // closeHolding closes every connection with a request in flight on c, which ends those
 // requests (their contexts are cancelled), and returns how many it closed.
 func (t *connTracker) closeHolding(c *components) int {
@@ -384,9 +403,12 @@ func (g *gateway) retire(prev *components, bound time.Duration) {
 		return
 	case <-t.C:
 		running := prev.gate.inFlight()
-		n := g.conns.closeHolding(prev)
-		g.log.Warn("requests of the previous configuration still running after server.shutdownTimeout: their connections are closed",
+		n := g.conns.cutHolding(prev, mcphttp.ErrReplaced)
+		g.log.Warn("requests of the previous configuration still running after server.shutdownTimeout: they are answered with an error, then their connections closed",
 			"requests", running, "connections", n)
+		if !g.awaitDrained(prev, min(shutdownAnswerGrace, bound/10)) {
+			g.conns.closeHolding(prev)
+		}
 		t.Reset(bound)
 		select {
 		case <-prev.gate.drained:
@@ -399,6 +421,19 @@ func (g *gateway) retire(prev *components, bound time.Duration) {
 	}
 	g.sets.close(prev)
 	g.forgetRemoved()
+}
+
+// awaitDrained waits at most d for prev's last request to leave, and reports whether it did.
+func (g *gateway) awaitDrained(prev *components, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-prev.gate.drained:
+		return true
+	case <-g.sets.stopped:
+	case <-t.C:
+	}
+	return false
 }
 
 // forgetRemoved drops the health gauges of backends that no live set has any more, once the
