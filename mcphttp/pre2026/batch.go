@@ -237,9 +237,10 @@ func (q *clientReq) batchRequests(items []batchItem, stream bool) error {
 		}
 		q.c.KeepAlive(true)
 	}
-	// The batch's deadline bounds its requests, those waiting for a turn and those running;
-	// notifications are not bounded by it: they are answered with nothing, and one that
-	// cancels a call must not be lost.
+	// The batch's deadline bounds its requests, those waiting for a turn and those running.
+	// What reaches no backend is served after it all the same: a notification (one that
+	// cancels a call must not be lost) and a message refused for what it is (its own error
+	// says more than the deadline's).
 	ctx, cancel := context.WithTimeoutCause(q.in.Context(), q.e.cfg.BatchTimeout, errBatchDeadline)
 	defer cancel()
 	sem := make(chan struct{}, max(q.e.cfg.BatchConcurrency, 1))
@@ -251,7 +252,7 @@ func (q *clientReq) batchRequests(items []batchItem, stream bool) error {
 			eq.in.Bound(ctx)
 		}
 		if !takeTurn(ctx, sem) {
-			if !notification {
+			if !notification && eq.msg != nil && it.err == nil && !it.dup {
 				eq.notServed()
 				continue
 			}
