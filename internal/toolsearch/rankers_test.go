@@ -1,0 +1,62 @@
+package toolsearch
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// rankerRow is one ranker of an evaluation table: its row's name in docs/search.md, and how it
+// indexes a catalog.
+type rankerRow struct {
+	name  string
+	build func([]Tool) *BM25
+}
+
+// measureRankers ranks every seen task set (evalFloors) with each ranker on the whole catalog,
+// and returns, per ranker, its cells as docs/search.md writes them ("recall@1 / recall@5 / MRR"),
+// per set file and "mean" (of all the sets).
+func measureRankers(t *testing.T, rows []rankerRow) map[string]map[string]string {
+	catalog := loadCatalog(t)
+	docs := toolsOf(catalog)
+	sets := make([][]evalQuery, len(evalFloors))
+	for i, f := range evalFloors {
+		sets[i] = loadQueryFile(t, catalog, f.file)
+	}
+	measured := map[string]map[string]string{}
+	for _, r := range rows {
+		ix := r.build(docs)
+		row := map[string]string{}
+		var m1, m5, mm float64
+		for i, qs := range sets {
+			res := rankWith(ix, catalog, qs)
+			row[evalFloors[i].file] = fmt.Sprintf("%.3f / %.3f / %.3f", res.r1, res.r5, res.mrr)
+			n := float64(len(sets))
+			m1, m5, mm = m1+res.r1/n, m5+res.r5/n, mm+res.mrr/n
+		}
+		row["mean"] = fmt.Sprintf("%.3f / %.3f / %.3f", m1, m5, mm)
+		measured[r.name] = row
+		line := "| " + r.name + " | " + row["mean"]
+		for _, f := range evalFloors {
+			line += " | " + row[f.file]
+		}
+		t.Log(line + " |")
+	}
+	return measured
+}
+
+// checkRankerTable holds docs/search.md's tables to measured: every row of a ranker measured is
+// checked, cell by cell, and every ranker measured has a row.
+func checkRankerTable(t *testing.T, measured map[string]map[string]string) {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/search.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := checkWordVectorTables(t, string(raw), measured)
+	for name := range measured {
+		if checked[name] != 1 {
+			t.Errorf("docs/search.md: the ranker %q has %d rows, want one", name, checked[name])
+		}
+	}
+}
