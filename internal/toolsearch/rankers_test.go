@@ -60,3 +60,38 @@ func checkRankerTable(t *testing.T, measured map[string]map[string]string) {
 		}
 	}
 }
+
+// TestEvaluateSet ranks the task set TOOLSEARCH_EVAL_SET names (a file of testdata; skipped
+// without one) with the gateway's ranker and with each method measured beside it, off in the
+// gateway: the WordNet table (gated, synonyms at 0.3) and the learned associations, mined on
+// every seen set (evalFloors) but the one ranked. It holds the set to no figures: it is how a new
+// untouched set is run once, each method on and off.
+//
+//	TOOLSEARCH_EVAL_SET=queries-heldout-8.tsv go test -run TestEvaluateSet -v ./internal/toolsearch
+func TestEvaluateSet(t *testing.T) {
+	file := os.Getenv("TOOLSEARCH_EVAL_SET")
+	if file == "" {
+		t.Skip("TOOLSEARCH_EVAL_SET names no task set")
+	}
+	catalog := loadCatalog(t)
+	docs := toolsOf(catalog)
+	queries := loadQueryFile(t, catalog, file)
+	var seen [][]evalQuery
+	for _, f := range evalFloors {
+		if f.file != file {
+			seen = append(seen, loadQueryFile(t, catalog, f.file))
+		}
+	}
+	wn := wordnetVariants[0].th
+	wn.table = wordnetTable(t)
+	t.Logf("| Ranker | Tasks | recall@1 | recall@5 | MRR |")
+	t.Logf("|---|---|---|---|---|")
+	for _, r := range []rankerRow{
+		{"the gateway's (both off)", NewBM25},
+		{wordnetVariants[0].name, func(docs []Tool) *BM25 { return newBM25(docs, nil).withThesaurus(&wn) }},
+		{"learned associations", func(docs []Tool) *BM25 { return learned(catalog, docs, seen) }},
+	} {
+		res := rankWith(r.build(docs), catalog, queries)
+		t.Logf("| %s | %d | %.3f | %.3f | %.3f |", r.name, res.queries, res.r1, res.r5, res.mrr)
+	}
+}

@@ -11,7 +11,9 @@ import "strings"
 // synonyms. It did not rank better than words alone on the evaluation's task sets, so the gateway
 // (NewBM25) uses none; tests build an index with one (withThesaurus) to measure it again.
 
-// thesaurus is how an index uses a table of related words.
+// thesaurus is how an index uses a table of related words: WordNet's, or the word associations
+// learned from labelled tasks (mine_test.go; docs/search.md § Learned associations), another
+// experiment that did not help.
 type thesaurus struct {
 	// table is the table as internal/tools/wordnet writes it: lines sorted by stem, each the
 	// stem and its columns, after a licence of '#' lines.
