@@ -133,7 +133,7 @@ func TestLearnedEvaluation(t *testing.T) {
 		line += " | " + row[f.file]
 	}
 	t.Log(line + " |")
-	checkRankerTable(t, measured)
+	checkRankerTables(t, measured, 1)
 }
 
 // TestMinedPairsRecur: a pair the mining keeps recurs over at least two tasks and two tools,
