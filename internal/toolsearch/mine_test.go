@@ -109,10 +109,7 @@ func learned(catalog []evalTool, docs []Tool, sets [][]evalQuery) *BM25 {
 func TestLearnedEvaluation(t *testing.T) {
 	catalog := loadCatalog(t)
 	docs := toolsOf(catalog)
-	sets := make([][]evalQuery, len(evalFloors))
-	for i, f := range evalFloors {
-		sets[i] = loadQueryFile(t, catalog, f.file)
-	}
+	sets := seenSets(t, catalog)
 	measured := measureRankers(t, []rankerRow{
 		{"without learned associations (the gateway's)", NewBM25},
 		{"learned, in-sample", func(docs []Tool) *BM25 { return learned(catalog, docs, sets) }},

@@ -13,16 +13,24 @@ type rankerRow struct {
 	build func([]Tool) *BM25
 }
 
+// seenSets are the task sets of evalFloors, in its order: every one has been looked at while
+// tuning.
+func seenSets(tb testing.TB, catalog []evalTool) [][]evalQuery {
+	tb.Helper()
+	sets := make([][]evalQuery, len(evalFloors))
+	for i, f := range evalFloors {
+		sets[i] = loadQueryFile(tb, catalog, f.file)
+	}
+	return sets
+}
+
 // measureRankers ranks every seen task set (evalFloors) with each ranker on the whole catalog,
 // and returns, per ranker, its cells as docs/search.md writes them ("recall@1 / recall@5 / MRR"),
 // per set file and "mean" (of all the sets).
 func measureRankers(t *testing.T, rows []rankerRow) map[string]map[string]string {
 	catalog := loadCatalog(t)
 	docs := toolsOf(catalog)
-	sets := make([][]evalQuery, len(evalFloors))
-	for i, f := range evalFloors {
-		sets[i] = loadQueryFile(t, catalog, f.file)
-	}
+	sets := seenSets(t, catalog)
 	measured := map[string]map[string]string{}
 	for _, r := range rows {
 		ix := r.build(docs)

@@ -115,10 +115,7 @@ func TestWordVectorEvaluation(t *testing.T) {
 	wv := envTable(t)
 	catalog := loadCatalog(t)
 	docs := toolsOf(catalog)
-	sets := make([][]evalQuery, len(evalFloors))
-	for i, f := range evalFloors {
-		sets[i] = loadQueryFile(t, catalog, f.file)
-	}
+	sets := seenSets(t, catalog)
 	// measured[ranker][column] is a cell as the docs write it: "recall@1 / recall@5 / MRR".
 	measured := map[string]map[string]string{}
 	measure := func(name string, ix *BM25) {
