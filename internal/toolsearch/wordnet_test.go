@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,5 +113,24 @@ func BenchmarkSearchWordNet(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		ix.Search(queries[i%len(queries)].text, 10, nil)
+	}
+}
+
+// TestThesaurusNamesNoBackend: a word the table relates to a query word is looked for in tools,
+// but never names a backend: "falloff" (WordNet: slack) does not ask for the Slack backend.
+func TestThesaurusNamesNoBackend(t *testing.T) {
+	tools := []Tool{
+		{Name: "slack__post_message", Backend: "slack", Description: "Post a message."},
+		{Name: "notes__post_note", Backend: "notes", Description: "Post a note about a slack period."},
+	}
+	ix := newBM25(tools, nil).withThesaurus(&thesaurus{table: "falloff\tslack\n", weights: [3]float64{0.3}})
+	sc := ix.getScratch()
+	v := ix.newView(nil, sc)
+	exps := [][]expansion{ix.expand("falloff", &v)}
+	if !slices.ContainsFunc(exps[0], func(e expansion) bool { return e.term == "slack" && e.thesaurus }) {
+		t.Fatalf("falloff looks for %v, want slack among them", exps[0])
+	}
+	if named := ix.namedBackends(exps, &v); len(named) != 0 {
+		t.Errorf("falloff names the backends %v, want none", named)
 	}
 }
