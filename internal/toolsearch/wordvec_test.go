@@ -148,7 +148,7 @@ func TestWordVectorEvaluation(t *testing.T) {
 // ranker's row is in.
 func checkWordVectorTables(t *testing.T, doc string, measured map[string]map[string]string) map[string]int {
 	t.Helper()
-	blind := evalFloors[len(evalFloors)-1].file
+	const blind = "queries-heldout-7.tsv" // the set written blind for the word-vector round
 	column := func(head string) string {
 		switch {
 		case strings.HasPrefix(head, "mean of"):
