@@ -80,7 +80,9 @@ func startServing(t *testing.T, cfg *Config) (gw Listeners, terminate func(), do
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	listening, served := make(chan Listeners, 1), make(chan error, 1)
-	go func() { served <- serve(ctx, cfg, func(string) string { return "" }, io.Discard, io.Discard, listening) }()
+	go func() {
+		served <- serve(ctx, cfg, func(string) string { return "" }, io.Discard, io.Discard, listening)
+	}()
 	select {
 	case gw = <-listening:
 	case err := <-served:
