@@ -179,6 +179,16 @@ func TestShutdownAnswersCutCalls(t *testing.T) {
 	begin("2025-11-25 JSON", func() cutAnswer {
 		return rawCut(url, req.Header, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__hang","arguments":{}}}`)
 	})
+	// A 2025-03-26 batch (no SDK client sends one): its message is answered on the batch's stream.
+	old := &legacyclient.Raw{Protocol: legacyclient.Protocol20250326}
+	if req, err = old.Request(context.Background(), url, old.Initialize(t, url), ""); err != nil {
+		t.Fatal(err)
+	}
+	begin("2025-03-26 batch", func() cutAnswer {
+		a := rawCut(url, req.Header, `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__hang","arguments":{}}}]`)
+		a.batch = true
+		return a
+	})
 	terminate()
 	for name, out := range calls {
 		select {
@@ -204,6 +214,7 @@ type cutAnswer struct {
 	err    error
 	status int
 	body   string
+	batch  bool // body is a batch's event stream
 }
 
 // rawCut posts body with h and reads the whole answer.
@@ -238,6 +249,14 @@ func (a cutAnswer) check(t *testing.T, name string) {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
+	}
+	if a.batch {
+		msgs := legacyclient.SSEMessages([]byte(a.body))
+		if a.err != nil || a.status != http.StatusOK || len(msgs) != 1 || json.Unmarshal(msgs[0], &m) != nil ||
+			string(m.ID) != "1" || m.Error.Code != code || !strings.Contains(m.Error.Message, says) {
+			t.Errorf("%s: HTTP %d %s (%v), want one event answering id 1 with %d saying %q", name, a.status, a.body, a.err, code, says)
+		}
+		return
 	}
 	if a.err != nil || a.status != http.StatusServiceUnavailable || json.Unmarshal([]byte(a.body), &m) != nil ||
 		string(m.ID) != "1" || m.Error.Code != code || !strings.Contains(m.Error.Message, says) {
