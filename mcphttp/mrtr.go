@@ -67,7 +67,9 @@ func (c *confirmer) mrtrIn(x *request, target upstreams.Target) (params json.Raw
 		}
 		return nil, false, c.rejectState(x, err)
 	}
-	if !c.stateConfirms(x, st) {
+	if ok, err := c.stateConfirms(x, st); err != nil {
+		return nil, false, err
+	} else if !ok {
 		return nil, true, c.askAgain(x, b, target)
 	}
 	if st.Kind == mrtr.KindConfirm {
@@ -93,18 +95,8 @@ func (c *confirmer) mrtrIn(x *request, target upstreams.Target) (params json.Raw
 // firstCall asks for confirmation when policy (or a destructive annotation, or pin drift) requires
 // it, and otherwise forwards the params as they are.
 func (c *confirmer) firstCall(x *request, target upstreams.Target) (json.RawMessage, bool, error) {
-	if x.in.req.Method != mrtr.MethodToolsCall && x.route.pinDrift.Empty() {
-		return x.in.req.Params, false, nil
-	}
-	confirm := x.route.decision.Confirm || !x.route.pinDrift.Empty()
-	if !confirm {
-		var err error
-		if confirm, err = c.isDestructive(x, x.route.name); err != nil {
-			return nil, false, err
-		}
-	}
-	if !confirm {
-		return x.in.req.Params, false, nil
+	if confirm, err := c.needsConfirmation(x); err != nil || !confirm {
+		return x.in.req.Params, false, err
 	}
 	b, err := c.binding(x, target)
 	if err != nil {
@@ -114,6 +106,22 @@ func (c *confirmer) firstCall(x *request, target upstreams.Target) (json.RawMess
 		return nil, true, c.askApproval(x, b, target)
 	}
 	return nil, true, c.askConfirmation(x, b)
+}
+
+// needsConfirmation reports whether the call must be confirmed now: a tool call its rule says to
+// confirm, or whose tool declares destructiveHint (server.confirmDestructiveTools), and any
+// call of an item whose pin drift is confirmed.
+func (c *confirmer) needsConfirmation(x *request) (bool, error) {
+	if !x.route.pinDrift.Empty() {
+		return true, nil
+	}
+	if x.in.req.Method != mrtr.MethodToolsCall {
+		return false, nil
+	}
+	if x.route.decision.Confirm {
+		return true, nil
+	}
+	return c.isDestructive(x, x.route.name)
 }
 
 func (c *confirmer) binding(x *request, target upstreams.Target) (mrtr.Binding, error) {
