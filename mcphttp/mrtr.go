@@ -65,6 +65,11 @@ func (c *confirmer) mrtrIn(x *request, target upstreams.Target) (params json.Raw
 		if c.approvalExpired(x, err) {
 			return nil, true, c.askApproval(x, b, target)
 		}
+		if mrtr.Reason(err) == mrtr.ReasonArguments && !x.route.pinDrift.Empty() {
+			// The drifted item is not the definition the state was sealed for (or the
+			// arguments differ): asked as a first call, nothing forwarded.
+			return nil, true, c.askAgain(x, b, target)
+		}
 		return nil, false, c.rejectState(x, err)
 	}
 	if ok, err := c.stateConfirms(x, st); err != nil {
@@ -128,6 +133,11 @@ func (c *confirmer) binding(x *request, target upstreams.Target) (mrtr.Binding, 
 	digest, err := mrtr.Digest(x.in.params.Arguments)
 	if err != nil {
 		return mrtr.Binding{}, invalidParams("Invalid params: arguments")
+	}
+	if !x.route.pinDrift.Empty() {
+		// A confirmation of a drifted item is of its definition now: a state sealed before
+		// it changed again (or before it drifted) does not open for it (mrtrIn asks again).
+		digest = mrtr.WithDefinition(digest, x.route.pinCurrent)
 	}
 	b := mrtr.Binding{Upstream: target.Upstream, Method: x.in.req.Method, Name: x.route.name, ArgsDigest: digest}
 	if x.caller.principal != nil {

@@ -61,3 +61,16 @@ func appendString[S ~string | ~[]byte](out []byte, s S) []byte {
 	}
 	return append(out, '"')
 }
+
+// WithDefinition binds an argument digest to the fingerprint of the definition a person is
+// asked to confirm (a tool, prompt or resource template that changed since it was pinned), so
+// that a state sealed for one definition does not open for another.
+func WithDefinition(args [32]byte, fingerprint string) [32]byte {
+	h := sha256.New()
+	h.Write([]byte("mcp-gateway/mrtr/definition\x00"))
+	h.Write(args[:])
+	h.Write([]byte(fingerprint))
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
