@@ -3,6 +3,7 @@ package mrtr
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode"
@@ -141,6 +142,33 @@ func TestConfirmMessage(t *testing.T) {
 			}
 			checkClean(t, msg, maxMessageRunes)
 		})
+	}
+}
+
+// TestConfirmMessageCountsWhatItLeavesOut: when the arguments do not fit the message, the ones
+// left out are counted in "and N more", never cut off unsaid: every argument is either named
+// or counted, whatever the lengths of the tool's name, the names and the values.
+func TestConfirmMessageCountsWhatItLeavesOut(t *testing.T) {
+	for _, n := range []int{3, 8, 10} {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"%s%02d":"%s"`, strings.Repeat("k", 40), i, strings.Repeat("v", 60))
+		}
+		b.WriteString("}")
+		msg := confirmMessage(strings.Repeat("t", 100), json.RawMessage(b.String()))
+		checkClean(t, msg, maxMessageRunes)
+		named := strings.Count(msg, "=\"")
+		more := 0
+		if i := strings.LastIndex(msg, ", and "); i >= 0 {
+			_, _ = fmt.Sscanf(msg[i:], ", and %d more?", &more)
+		}
+		if named+more != n || !strings.HasSuffix(msg, "?") {
+			t.Errorf("%d arguments: %d named and %d counted in %q", n, named, more, msg)
+		}
 	}
 }
 

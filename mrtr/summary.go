@@ -37,13 +37,20 @@ func confirmMessage(tool string, args json.RawMessage) string {
 		b.WriteString(" with no arguments")
 	default:
 		b.WriteString(" with: ")
+		used := utf8.RuneCountInString(b.String())
 		for i := range names {
+			arg := clean(names[i], maxArgNameRunes) + "=" + clean(compact(values[i]), maxValueRunes)
+			// An argument that would not fit beside the count of those that follow is counted
+			// with them: none is cut off unsaid.
+			if n := utf8.RuneCountInString(arg) + len(", "); used+n+len(", and 999 more?") > maxMessageRunes {
+				more += len(names) - i
+				break
+			}
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(clean(names[i], maxArgNameRunes))
-			b.WriteString("=")
-			b.WriteString(clean(compact(values[i]), maxValueRunes))
+			b.WriteString(arg)
+			used += utf8.RuneCountInString(arg) + len(", ")
 		}
 		if more > 0 {
 			b.WriteString(", and " + strconv.Itoa(more) + " more")
