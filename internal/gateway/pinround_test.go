@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/pins"
@@ -17,7 +18,8 @@ func askOnce(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, 
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
 	}
 	return &mcp.CallToolResult{RequestState: "round-1", InputRequests: mcp.InputRequestMap{
-		"which": &mcp.ElicitParams{Mode: "form", Message: "Which file?"}}}, nil
+		"which": &mcp.ElicitParams{Mode: "form", Message: "Which file?", RequestedSchema: &jsonschema.Schema{
+			Type: "object", Properties: map[string]*jsonschema.Schema{"file": {Type: "string"}}}}}}, nil
 }
 
 // TestPinDriftDuringBackendRound: a backend asks for input (its own round), then changes the
@@ -45,6 +47,42 @@ func TestPinDriftDuringBackendRound(t *testing.T) {
 		toolCalls(files) != 0 {
 		t.Errorf("retry after the change: %+v %+v, backend calls %d; want a confirmation naming icons-changed",
 			retry.Result, retry.Error, toolCalls(files))
+	}
+}
+
+// TestPinDriftDuringBackendRoundLegacy: the same through the pre-2026 edge, with the Go SDK
+// client at 2025-11-25: the tool changes while the client answers the backend's question; the
+// next round asks the user to confirm the change (naming it) before anything runs, and the
+// call then completes.
+func TestPinDriftDuringBackendRoundLegacy(t *testing.T) {
+	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(),
+		mcptest.WithTool(tool("ask", "Ask, then touch a file.", nil, nil), askOnce))
+	p := startPinned(t, &pins.Config{LockFile: pinLock(t, files)}, nil, files)
+	var asked []string
+	cs := mcptest.Connect(t, "http://"+p.gw.MCP+"/mcp", mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			if len(asked) == 1 {
+				changed := tool("ask", "Ask, then touch a file.", nil, nil)
+				changed.Icons = []mcp.Icon{{Source: "https://example.com/other.png"}}
+				files.MCP().AddTool(changed, askOnce)
+				_ = listNames(t, p.gw, "tools/list")
+				files.Reset()
+			}
+			if strings.Contains(req.Params.Message, "changed since it was pinned") {
+				if toolCalls(files) != 0 {
+					t.Error("the backend ran the round before the change was confirmed")
+				}
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"file": "a"}}, nil
+		}))
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "files__ask", Arguments: map[string]any{"path": "a"}})
+	if err != nil || res.IsError || mcptest.ResultText(res) != "ran" {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	if len(asked) != 3 || !strings.Contains(asked[1], "icons-changed") {
+		t.Errorf("the client was asked %q; want the backend's question, the confirmation naming icons-changed, the question again", asked)
 	}
 }
 
