@@ -126,6 +126,11 @@ func TestConfirmMessage(t *testing.T) {
 		{"variation selectors", "t", "{\"f\":\"ab\ufe01c\U000e0101\",\"e\":\"\u2764\ufe0f\"}",
 			[]string{`f="ab` + "\uFFFD" + `c` + "\uFFFD" + `"`, `e="` + "\u2764\ufe0f" + `"`}, nil},
 		{"invisible key", "t", "{\"pa\u3164th\":1}", []string{"pa\uFFFDth=1"}, []string{"\u3164"}},
+		// Spaces other than the ASCII ones read as a space but are other characters to the
+		// backend ("my file" and "my file" with a no-break space are two files), as the approval
+		// page marks them.
+		{"non-ASCII spaces", "t", "{\"f\":\"my\u00a0file\",\"g\":\"a\u3000b\u2009c\",\"file\u202fname\":1}",
+			[]string{`f="my` + "\uFFFD" + `file"`, `g="a` + "\uFFFD" + `b` + "\uFFFD" + `c"`, "file\uFFFDname=1"}, []string{"\u00a0", "\u3000", "\u2009", "\u202f"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -101,8 +101,9 @@ func compact(v json.RawMessage) string {
 // marking the cut with an ellipsis. Invisible is what pinning and the approval page judge
 // invisible (pins.ClassifyRune: controls, format and default-ignorable characters, variation
 // selectors used as carriers, tag characters, blank-rendering letters such as the Hangul filler
-// and the braille blank): each is shown as U+FFFD, so two values a person cannot tell apart in
-// the message are never two different arguments. Invalid UTF-8 already reads as U+FFFD when
+// and the braille blank), and every space but ASCII's, which the page marks too: each is shown
+// as U+FFFD, so two values a person cannot tell apart in the message are never two different
+// arguments. Runs of ASCII white space are shown as one space. Invalid UTF-8 already reads as U+FFFD when
 // ranging over a string.
 func clean(s string, max int) string {
 	out := make([]rune, 0, min(len(s), max))
@@ -113,12 +114,14 @@ func clean(s string, max int) string {
 		_, invisible := pins.ClassifyRune(r, prev, nextRune(s, i+w))
 		prev = r
 		switch {
-		case unicode.IsSpace(r):
+		case r < utf8.RuneSelf && unicode.IsSpace(r):
 			if space {
 				continue
 			}
 			r, space = ' ', true
-		case invisible || unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+		case invisible || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r):
+			// Spaces other than ASCII's (no-break, thin, ideographic, ...) read as a space but
+			// are other characters to the backend: marked, as on the approval page.
 			r, space = '\uFFFD', false
 		default:
 			space = false
