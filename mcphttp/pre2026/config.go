@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/era"
 )
 
 // Defaults for Config, used once Enabled is set (docs/protocol.md §9).
@@ -31,13 +32,16 @@ const (
 	DefaultMaxBatchBytes = 1 << 20
 	// DefaultBatchConcurrency is how many messages of one batch are served at once.
 	DefaultBatchConcurrency = 4
+	// DefaultBatchTimeout bounds a whole batch: the default timeout of one backend call, so
+	// that a batch takes no longer than one call to a backend that hangs.
+	DefaultBatchTimeout = 60 * time.Second
 	// MaxBatchMessagesLimit is the largest MaxBatchMessages accepted: every message of a batch
 	// is served as if sent alone, so a batch is never a way around the per-caller bounds.
 	MaxBatchMessagesLimit = 1000
 )
 
 // DefaultLegacyVersions are the pre-2026 revisions served at the edge, newest first.
-func DefaultLegacyVersions() []string { return []string{"2025-11-25", "2025-06-18", "2025-03-26"} }
+func DefaultLegacyVersions() []string { return slices.Clone(era.LegacyVersions) }
 
 // Config is the `legacy:` block: pre-2026 clients (2025-11-25, 2025-06-18, 2025-03-26) served at the edge,
 // on the same endpoint as 2026-07-28 clients, by translating each of their requests into a
@@ -84,10 +88,16 @@ type Config struct {
 	// BatchConcurrency is how many messages of one batch are served at once; the others wait
 	// for a turn. Default DefaultBatchConcurrency.
 	BatchConcurrency int `yaml:"batchConcurrency"`
+	// BatchTimeout bounds a whole batch, from its start to its last answer: a message whose
+	// turn has not come by then is answered with an error and never sent to a backend, and
+	// one still running is cut, its backend call cancelled, and answered with a timeout error.
+	// Default DefaultBatchTimeout (the default upstreams[].timeout): raise it with the
+	// timeouts of backends whose calls take longer.
+	BatchTimeout time.Duration `yaml:"batchTimeout"`
 }
 
 // servedLegacyVersions are the revisions the edge can translate; Versions must name only these.
-var servedLegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+var servedLegacyVersions = era.LegacyVersions
 
 // WithDefaults returns c with zero fields set to their defaults; Enabled and the booleans are
 // left as they are.
@@ -119,6 +129,9 @@ func (c Config) WithDefaults() Config {
 	if c.BatchConcurrency == 0 {
 		c.BatchConcurrency = DefaultBatchConcurrency
 	}
+	if c.BatchTimeout == 0 {
+		c.BatchTimeout = DefaultBatchTimeout
+	}
 	return c
 }
 
@@ -137,7 +150,7 @@ func (c Config) Validate() error {
 	}{{"sessionTTL", c.SessionTTL < 0}, {"askTimeout", c.AskTimeout < 0}, {"maxRounds", c.MaxRounds < 0},
 		{"maxPendingPerSession", c.MaxPendingPerSession < 0}, {"maxPendingPerCaller", c.MaxPendingPerCaller < 0},
 		{"maxBatchMessages", c.MaxBatchMessages < 0}, {"maxBatchBytes", c.MaxBatchBytes < 0},
-		{"batchConcurrency", c.BatchConcurrency < 0}} {
+		{"batchConcurrency", c.BatchConcurrency < 0}, {"batchTimeout", c.BatchTimeout < 0}} {
 		if f.neg {
 			errs = append(errs, configerr.At("legacy."+f.key, "must not be negative"))
 		}
