@@ -78,7 +78,7 @@ func NewPolicy(cfg PolicyConfig, logger *slog.Logger) (*Policy, error) {
 	for up := range p.byUpstream {
 		var l ruleLists
 		for _, r := range p.order {
-			if r.upstream.match(up) {
+			if r.upstream.match(up, r.deny) {
 				l.add(r)
 			}
 		}
@@ -144,12 +144,12 @@ func (p *Policy) Reaches(pr *Principal, upstream string) bool {
 		rules = p.wild
 	}
 	for _, r := range rules.denies {
-		if r.anyTarget && r.upstream.match(upstream) && r.issuerHolds(pr) && r.claimsHold(pr) {
+		if r.anyTarget && r.upstream.match(upstream, r.deny) && r.issuerHolds(pr) && r.claimsHold(pr) {
 			return false
 		}
 	}
 	for _, r := range rules.allows {
-		if r.upstream.match(upstream) && r.issuerHolds(pr) && r.claimsHold(pr) && (r.listed || r.scopesHold(pr)) {
+		if r.upstream.match(upstream, r.deny) && r.issuerHolds(pr) && r.claimsHold(pr) && (r.listed || r.scopesHold(pr)) {
 			return true
 		}
 	}

@@ -102,7 +102,7 @@ type PolicyConfig struct {
 }
 
 // RuleConfig is one policy rule. Patterns are globs: '*' matches any run of
-// characters (including '/'), '?' one character.
+// characters (including '/'), '?' one character (one UTF-8 encoded rune, not one byte).
 type RuleConfig struct {
 	// ID names the rule in decisions and logs. Default "rule-<index>".
 	ID string `yaml:"id"`
@@ -348,7 +348,7 @@ func compileRule(r RuleConfig, i int) rule {
 }
 
 func (r *rule) targets(kind Kind, upstream, name string) bool {
-	if !r.upstream.match(upstream) {
+	if !r.upstream.match(upstream, r.deny) {
 		return false
 	}
 	if r.anyTarget {
@@ -356,9 +356,9 @@ func (r *rule) targets(kind Kind, upstream, name string) bool {
 	}
 	switch kind {
 	case KindTool:
-		return r.tools.match(name)
+		return r.tools.match(name, r.deny)
 	case KindPrompt:
-		return r.prompts.match(name)
+		return r.prompts.match(name, r.deny)
 	case KindResource:
 		return r.resources.match(name, r.deny)
 	default:

@@ -138,7 +138,7 @@ func (e *Engine) Rule(kind Kind, upstream, name string) *Rule {
 	}
 	for i := range e.rules {
 		r := &e.rules[i]
-		if r.upstream.Match(upstream) && matchAny(r.list(kind), name) {
+		if r.upstream.Covers(upstream) && matchAny(r.list(kind), name) {
 			return r
 		}
 	}
@@ -159,7 +159,7 @@ func (r *Rule) list(kind Kind) []authz.Glob {
 
 func matchAny(gs []authz.Glob, name string) bool {
 	for _, g := range gs {
-		if g.Match(name) {
+		if g.Covers(name) {
 			return true
 		}
 	}

@@ -279,7 +279,7 @@ func runOrder(a, b *interceptor) int {
 func (ic *interceptor) match(phase Phase, method, upstream, name string) (string, bool) {
 	for i := range ic.rules {
 		r := &ic.rules[i]
-		if !r.phases[phase] || !r.upstream.Match(upstream) {
+		if !r.phases[phase] || !r.upstream.Covers(upstream) {
 			continue
 		}
 		var gs []authz.Glob
@@ -292,7 +292,7 @@ func (ic *interceptor) match(phase Phase, method, upstream, name string) (string
 			gs = r.resource
 		}
 		for _, g := range gs {
-			if g.Match(name) {
+			if g.Covers(name) {
 				return r.id, true
 			}
 		}
