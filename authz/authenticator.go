@@ -40,6 +40,9 @@ type Options struct {
 	// so a reload needs no network call for them and keeps their keys while the issuer is
 	// unreachable. Nil: every issuer starts unfetched.
 	Previous *Authenticator
+	// CaseInsensitive are the backends whose resource paths are case-insensitive: the policy
+	// matches their resource URIs case-folded (Policy.SetCaseInsensitive).
+	CaseInsensitive []string
 }
 
 // ErrNoAudience is returned by New when an issuer has no audience and

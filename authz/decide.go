@@ -41,6 +41,8 @@ type Policy struct {
 	logger     *slog.Logger
 	// listsWithoutScopes: some rule says listWithoutScopes, so lists must ask Listing.
 	listsWithoutScopes bool
+	// caseless are the backends whose resource paths are case-insensitive (SetCaseInsensitive).
+	caseless map[string]bool
 }
 
 // ruleLists are rules split by effect, each in configuration order.
@@ -168,14 +170,15 @@ func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decis
 	if !ok {
 		rules = p.wild
 	}
+	name, folded := p.subject(kind, upstream, name)
 	for _, r := range rules.denies {
-		if r.targets(kind, upstream, name) && r.issuerHolds(pr) && r.claimsHold(pr) {
+		if r.targets(kind, upstream, name, folded) && r.issuerHolds(pr) && r.claimsHold(pr) {
 			return Decision{RuleID: r.id, Reason: DecisionDenied}
 		}
 	}
 	var stepUp *rule
 	for _, r := range rules.allows {
-		if !r.targets(kind, upstream, name) || !r.issuerHolds(pr) || !r.claimsHold(pr) {
+		if !r.targets(kind, upstream, name, folded) || !r.issuerHolds(pr) || !r.claimsHold(pr) {
 			continue
 		}
 		if r.scopesHold(pr) {
@@ -229,12 +232,13 @@ type RuleTrace struct {
 // trace evaluates every rule in configuration order without short-cuts.
 func (p *Policy) trace(pr *Principal, kind Kind, upstream, name string) []RuleTrace {
 	out := make([]RuleTrace, 0, len(p.order))
+	name, folded := p.subject(kind, upstream, name)
 	for _, r := range p.order {
 		t := RuleTrace{RuleID: r.id, Effect: EffectAllow, RequiredScopes: r.required}
 		if r.deny {
 			t.Effect = EffectDeny
 		}
-		t.TargetMatched = r.targets(kind, upstream, name)
+		t.TargetMatched = r.targets(kind, upstream, name, folded)
 		if pr != nil {
 			t.IssuerMatched = r.issuerHolds(pr)
 			t.ClaimsMatched = r.claimsHold(pr)

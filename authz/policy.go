@@ -302,16 +302,18 @@ type rule struct {
 	tools     globs
 	prompts   globs
 	resources uriGlobs
-	anyScope  []string
-	allScopes []string
-	required  []string
-	claims    []claimCond
-	issuers   []string // nil: every issuer
-	confirm   ConfirmMode
-	fallback  bool // confirm: url may fall back to a form the client answers
-	rateLimit string
-	listed    bool // listWithoutScopes
-	dpop      bool // dpop: required
+	// foldedResources are resources case-folded, for backends with case-insensitive paths.
+	foldedResources uriGlobs
+	anyScope        []string
+	allScopes       []string
+	required        []string
+	claims          []claimCond
+	issuers         []string // nil: every issuer
+	confirm         ConfirmMode
+	fallback        bool // confirm: url may fall back to a form the client answers
+	rateLimit       string
+	listed          bool // listWithoutScopes
+	dpop            bool // dpop: required
 }
 
 func compileRule(r RuleConfig, i int) rule {
@@ -323,7 +325,8 @@ func compileRule(r RuleConfig, i int) rule {
 		index: i, id: ruleID(r, i), deny: r.Effect == EffectDeny, upstream: compileGlob(up),
 		anyTarget: len(r.Tools)+len(r.Prompts)+len(r.Resources) == 0,
 		tools:     compileGlobs(r.Tools), prompts: compileGlobs(r.Prompts), resources: compileURIGlobs(r.Resources),
-		anyScope: slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
+		foldedResources: compileURIGlobs(foldAll(r.Resources)),
+		anyScope:        slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
 		confirm: r.Confirm, fallback: r.ConfirmFallback == FallbackClientForm, rateLimit: r.RateLimit,
 		listed: r.ListWithoutScopes, dpop: r.DPoP == DPoPRequired,
 	}
@@ -347,7 +350,9 @@ func compileRule(r RuleConfig, i int) rule {
 	return cr
 }
 
-func (r *rule) targets(kind Kind, upstream, name string) bool {
+// targets reports whether the rule applies to the item; folded says name is a case-folded
+// resource URI, to be matched with the case-folded patterns.
+func (r *rule) targets(kind Kind, upstream, name string, folded bool) bool {
 	if !r.upstream.match(upstream, r.deny) {
 		return false
 	}
@@ -360,6 +365,9 @@ func (r *rule) targets(kind Kind, upstream, name string) bool {
 	case KindPrompt:
 		return r.prompts.match(name, r.deny)
 	case KindResource:
+		if folded {
+			return r.foldedResources.match(name, r.deny)
+		}
 		return r.resources.match(name, r.deny)
 	default:
 		return false

@@ -320,12 +320,12 @@ func TestDecideUpstreamIndex(t *testing.T) {
 func scanAll(p *Policy, pr *Principal, kind Kind, upstream, name string) Decision {
 	var stepUp *rule
 	for _, r := range p.order {
-		if r.deny && r.targets(kind, upstream, name) && r.claimsHold(pr) {
+		if r.deny && r.targets(kind, upstream, name, false) && r.claimsHold(pr) {
 			return Decision{RuleID: r.id, Reason: DecisionDenied}
 		}
 	}
 	for _, r := range p.order {
-		if r.deny || !r.targets(kind, upstream, name) || !r.claimsHold(pr) {
+		if r.deny || !r.targets(kind, upstream, name, false) || !r.claimsHold(pr) {
 			continue
 		}
 		if r.scopesHold(pr) {

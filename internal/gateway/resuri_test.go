@@ -53,7 +53,10 @@ type fsRead struct {
 }
 
 type fsBackend struct {
-	srv   *httptest.Server
+	// caseless: names are also compared without regard to case, as the file systems of macOS
+	// and Windows do by default.
+	caseless bool
+	srv      *httptest.Server
 	mu    sync.Mutex
 	reads []fsRead
 	refs  []string // completion/complete ref.uri as received
@@ -172,6 +175,12 @@ func (b *fsBackend) serve(w http.ResponseWriter, r *http.Request) {
 			if s, ok := fsFiles[norm.NFC.String(p)]; ok && s != "" {
 				reply(map[string]any{"contents": []any{text("file://"+p, s)}})
 				return
+			}
+			for name, s := range fsFiles {
+				if b.caseless && s != "" && strings.EqualFold(name, norm.NFC.String(p)) {
+					reply(map[string]any{"contents": []any{text("file://"+p, s)}})
+					return
+				}
 			}
 			notFound(req.Params.URI)
 		}

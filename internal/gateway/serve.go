@@ -354,7 +354,8 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		}
 		if c.auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: g.log,
 			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.serverConfig()), Previous: previous,
-			DPoP: authz.DPoPOptions{Replay: g.replay, Keys: g.ring, MemoryBegan: g.replays.Began}}); err != nil {
+			CaseInsensitive: cfg.caseInsensitiveUpstreams(),
+			DPoP:            authz.DPoPOptions{Replay: g.replay, Keys: g.ring, MemoryBegan: g.replays.Began}}); err != nil {
 			return nil, err
 		}
 	}

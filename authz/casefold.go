@@ -1,0 +1,71 @@
+package authz
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Case-insensitive backends. A backend that serves files from a case-insensitive file system
+// (macOS, Windows by default) opens file:///SRV/Secret/x as file:///srv/secret/x, so a deny
+// written for the one must hold for the other. For a backend the operator marks so
+// (Options.CaseInsensitive), resource URIs and the resource patterns of every rule are compared
+// case-folded: both sides mapped to one representative of their Unicode simple case-folding
+// class (the equivalence strings.EqualFold tests), so 'S', 's' and 'ſ', or 'K', 'k' and the
+// Kelvin sign, are one character. Allow rules then grant every case variant of what they
+// name: right for a backend that does not tell them apart, too much for one that does, hence
+// a setting per backend rather than a default.
+
+// foldCase maps s to its case-folded form; ASCII-only text without upper case comes back as
+// it is, without allocating.
+func foldCase(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return strings.Map(foldRune, s)
+		}
+	}
+	return s
+}
+
+// foldRune maps r to the lower case of the smallest rune in its simple case-folding orbit, a
+// function of the orbit alone, so any two runes EqualFold calls equal map to the same rune.
+func foldRune(r rune) rune {
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least = min(least, f)
+	}
+	return unicode.ToLower(least)
+}
+
+// foldAll folds every pattern (wildcards have no case).
+func foldAll(ps []string) []string {
+	if ps == nil {
+		return nil
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = foldCase(p)
+	}
+	return out
+}
+
+// SetCaseInsensitive marks the backends whose resource URIs name case-insensitive paths: for
+// them, resource rules match case-folded (see foldCase). Call it before the policy is shared.
+func (p *Policy) SetCaseInsensitive(upstreams []string) {
+	if len(upstreams) == 0 {
+		p.caseless = nil
+		return
+	}
+	p.caseless = make(map[string]bool, len(upstreams))
+	for _, u := range upstreams {
+		p.caseless[u] = true
+	}
+}
+
+// subject is the name rules are matched against, and whether it was folded.
+func (p *Policy) subject(kind Kind, upstream, name string) (string, bool) {
+	if kind == KindResource && p.caseless[upstream] {
+		return foldCase(name), true
+	}
+	return name, false
+}
