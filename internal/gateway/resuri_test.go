@@ -57,9 +57,9 @@ type fsBackend struct {
 	// and Windows do by default.
 	caseless bool
 	srv      *httptest.Server
-	mu    sync.Mutex
-	reads []fsRead
-	refs  []string // completion/complete ref.uri as received
+	mu       sync.Mutex
+	reads    []fsRead
+	refs     []string // completion/complete ref.uri as received
 }
 
 func (b *fsBackend) snapshot() []fsRead {
