@@ -401,7 +401,7 @@ func (c *Config) validate() error {
 		}
 		errs = append(errs, c.validatePinKeys()...)
 	}
-	if _, err := c.compileRateLimits(nil); err != nil {
+	if _, err := c.compileRateLimits(nil, nil); err != nil {
 		errs = append(errs, err)
 	}
 	for _, r := range c.secretRefs() {

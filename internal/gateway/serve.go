@@ -314,6 +314,8 @@ type components struct {
 	admin     *mcphttp.Admin
 	// interceptors call the configured interceptors; nil without any.
 	interceptors *intercept.Set
+	// leased is the rate limiter leasing from Redis; nil without one. A reload keeps it.
+	leased *store.Leased
 	// current is true while the set serves new requests: only then do its backends' health
 	// and circuit changes reach the gauges, which describe what new requests meet.
 	current atomic.Bool
@@ -343,10 +345,15 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 	if c.backends, err = g.buildBackends(cfg, c); err != nil {
 		return nil, err
 	}
-	limits, err := cfg.compileRateLimits(g.store)
+	var prevLeased *store.Leased
+	if prev != nil {
+		prevLeased = prev.leased
+	}
+	limits, err := cfg.compileRateLimits(g.store, prevLeased)
 	if err != nil {
 		return nil, err
 	}
+	c.leased, _ = limits.Store.(*store.Leased)
 	if !cfg.Auth.Disabled {
 		var previous *authz.Authenticator
 		if prev != nil && prev.auth != nil {
