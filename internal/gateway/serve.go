@@ -455,6 +455,7 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 		}
 	}
 	// DPoP proofs' jti: in Redis across replicas, in this process's memory store on one.
+	getter, _ := g.store.(store.ReplayGetter)
 	if r, ok := g.store.(store.Replay); ok {
 		g.replay = r
 		if cfg.Redis.enabled() {
@@ -474,6 +475,9 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	g.replays = mrtr.GuardEpoch(g.store, cfg.MRTR.TTL, nil)
 	if err := primeEpoch(g.replays); err != nil {
 		log.Warn("shared store not reachable at start-up; confirmations fail closed until it is", "error", err)
+	}
+	if g.replay != nil && getter != nil {
+		g.replay = epochReplay{ReplayCache: g.replay, get: getter, guard: g.replays, rec: g.rec, counted: cfg.Redis.enabled()}
 	}
 	g.codec, err = mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL}, g.replays, nil)
 	return err
