@@ -87,7 +87,7 @@ func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {
 		dpopModes: make(map[string]string, len(cfg.Issuers)),
 	}
 	if cfg.TokenCacheSize > 0 {
-		a.cache = newTokenCache(cfg.TokenCacheSize)
+		a.cache = newTokenCache(cfg.TokenCacheSize, cfg.TokenCachePerCaller)
 	}
 	for _, ic := range cfg.Issuers {
 		is, err := newIssuer(cfg, ic, opts)
@@ -121,6 +121,9 @@ func withDefaults(cfg Config, opts Options) (Config, Options) {
 	}
 	if cfg.TokenCacheSize == 0 {
 		cfg.TokenCacheSize = DefaultTokenCacheSize
+	}
+	if cfg.TokenCachePerCaller == 0 {
+		cfg.TokenCachePerCaller = DefaultTokenCachePerCaller
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
