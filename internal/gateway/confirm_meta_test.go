@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -12,20 +11,8 @@ import (
 // version and capabilities) and extra params members, and decodes the answer.
 func metaCall(t *testing.T, gw Listeners, tok, meta, extra, retry string) (int, rpcResult) {
 	t.Helper()
-	h := modernHeaders("tools/call", "alpha__echo")
-	h.Set("Authorization", "Bearer "+tok)
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
-		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}` + meta + `},"name":"alpha__echo","arguments":{"text":"pay 10"}` + extra + retry + `}}`
-	status, hdr, out := post(t, "http://"+gw.MCP+"/mcp", h, body)
-	if strings.HasPrefix(hdr.Get("Content-Type"), "text/event-stream") {
-		lines := strings.Split(strings.TrimSpace(out), "\n")
-		out = strings.TrimPrefix(lines[len(lines)-1], "data: ")
-	}
-	var r rpcResult
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("%d %s: %v", status, out, err)
-	}
-	return status, r
+	return postCall(t, gw, tok, "alpha__echo", `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",`+
+		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}`+meta+`},"name":"alpha__echo","arguments":{"text":"pay 10"}`+extra+retry)
 }
 
 // TestConfirmationBindsForwardedParams: a confirmation binds what the backend receives beyond
