@@ -237,19 +237,23 @@ const metaToolBytes = 1300
 // evalFloors are the figures each task set must keep on the whole catalog (recall@1, recall@5,
 // MRR), as docs/search.md reports them: a change to the ranker that loses any of them fails.
 // They are the figures reached, not the aim: on tasks nobody tuned for the aim is recall@5 0.95
-// and MRR 0.85, which the sets run untouched (queries-heldout-6.tsv, then -7) do not reach.
+// and MRR 0.85, which the sets run untouched (queries-heldout-6.tsv, then -7 and -8) do not reach.
 var evalFloors = []struct {
 	file        string
 	r1, r5, mrr float64
+	// judge marks the set that judged the fifth round (WordNet, learned associations): the
+	// tables of that round's experiments (seenSets) are over the sets seen before it.
+	judge bool
 }{
-	{"queries.tsv", 0.784, 0.976, 0.863},           // tuned on
-	{"queries-heldout.tsv", 0.824, 0.974, 0.891},   // held out at first, then tuned on
-	{"queries-heldout-2.tsv", 0.757, 0.966, 0.843}, // held out at first, then tuned on
-	{"queries-heldout-3.tsv", 0.874, 0.999, 0.925}, // the first round's confirmation, then tuned on
-	{"queries-heldout-4.tsv", 0.629, 0.945, 0.759}, // the second round's confirmation, then tuned on
-	{"queries-heldout-5.tsv", 0.688, 0.940, 0.795}, // written for tuning
-	{"queries-heldout-6.tsv", 0.633, 0.792, 0.711}, // the second round's confirmation, seen in the third
-	{"queries-heldout-7.tsv", 0.431, 0.655, 0.535}, // written blind in the third round, run once at its end
+	{"queries.tsv", 0.784, 0.976, 0.863, false},           // tuned on
+	{"queries-heldout.tsv", 0.824, 0.974, 0.891, false},   // held out at first, then tuned on
+	{"queries-heldout-2.tsv", 0.757, 0.966, 0.843, false}, // held out at first, then tuned on
+	{"queries-heldout-3.tsv", 0.874, 0.999, 0.925, false}, // the first round's confirmation, then tuned on
+	{"queries-heldout-4.tsv", 0.629, 0.945, 0.759, false}, // the second round's confirmation, then tuned on
+	{"queries-heldout-5.tsv", 0.688, 0.940, 0.795, false}, // written for tuning
+	{"queries-heldout-6.tsv", 0.633, 0.792, 0.711, false}, // the second round's confirmation, seen in the third
+	{"queries-heldout-7.tsv", 0.431, 0.655, 0.535, false}, // written blind in the third round, run once at its end
+	{"queries-heldout-8.tsv", 0.354, 0.547, 0.453, true},  // written blind in the fourth round, run once at the fifth's end
 }
 
 // TestEvaluation reports recall@1, recall@5, mean reciprocal rank and the context a search saves

@@ -126,6 +126,8 @@ type BM25 struct {
 	actions []action
 	// vec is what word vectors add (wordvec.go); nil: none, as NewBM25 builds.
 	vec *vectorIndex
+	// thesaurus is what a table of related words adds (wordnet.go); nil: none, as NewBM25 builds.
+	thesaurus *thesaurus
 	// scratch holds per-search buffers of one entry per tool, reused across searches.
 	scratch sync.Pool
 }

@@ -241,9 +241,10 @@ func (t *topHits) sorted() []Hit {
 
 // expansion is one indexed term a query word looks for, and its weight.
 type expansion struct {
-	term   string
-	weight float64
-	prefix bool // a longer word the query word begins
+	term      string
+	weight    float64
+	prefix    bool // a longer word the query word begins
+	thesaurus bool // a word WordNet relates to it
 }
 
 // expand lists what word looks for, in a fixed order: itself, its synonyms, the longer indexed
@@ -261,9 +262,12 @@ func (ix *BM25) expand(w string, v *view) []expansion {
 		i := sort.SearchStrings(ix.vocab, w)
 		for ; i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], w); i++ {
 			if ix.vocab[i] != w {
-				out = append(out, expansion{ix.vocab[i], prefixWeight, true})
+				out = append(out, expansion{term: ix.vocab[i], weight: prefixWeight, prefix: true})
 			}
 		}
+	}
+	if ix.thesaurus != nil {
+		out = ix.addThesaurus(out, w, v)
 	}
 	if ix.vec != nil && v.df(ix.postings[w]) == 0 {
 		out = ix.vec.near(out, w)
@@ -298,7 +302,7 @@ func (ix *BM25) namedBackends(exps [][]expansion, v *view) map[int32]bool {
 	for _, word := range exps {
 		ordinary := v.df(ix.postings[word[0].term]) > 0
 		for _, e := range word {
-			if e.prefix && ordinary {
+			if e.prefix && ordinary || e.thesaurus {
 				continue
 			}
 			for _, b := range ix.backendWords[e.term] {

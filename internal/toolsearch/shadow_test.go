@@ -103,17 +103,22 @@ func withClones(tb testing.TB, catalog []evalTool) []evalTool {
 // as without them, so a task's real tool stays in the first five as often as without copies, and
 // no copy is ever shown before a real tool of the task.
 func TestShadowing(t *testing.T) {
+	checkShadowing(t, NewBM25)
+}
+
+// checkShadowing is TestShadowing with indexes that build makes.
+func checkShadowing(t *testing.T, build func([]Tool) *BM25) {
 	catalog := loadCatalog(t)
 	cloned := withClones(t, catalog)
 	docs := toolsOf(cloned)
-	ix := NewBM25(docs)
+	ix := build(docs)
 	plainDocs := docs[:len(catalog)]
-	plainIx := NewBM25(plainDocs)
+	plainIx := build(plainDocs)
 	t.Logf("| tasks | tools | queries | recall@5 without copies | recall@5 with copies | a copy shown first | real tool out of the first 5 |")
 	for _, f := range evalFloors {
 		file := f.file
 		queries := loadQueryFile(t, catalog, file)
-		plain := rank(catalog, queries)
+		plain := rankWith(build(plainDocs), catalog, queries)
 		found, copyFirst := 0, 0
 		for _, q := range queries {
 			if with, without := slotNames(ix, docs, q.text), slotNames(plainIx, plainDocs, q.text); !slices.Equal(with, without) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/era"
 )
 
 // Defaults for Config, used once Enabled is set (docs/protocol.md §9).
@@ -37,7 +38,7 @@ const (
 )
 
 // DefaultLegacyVersions are the pre-2026 revisions served at the edge, newest first.
-func DefaultLegacyVersions() []string { return []string{"2025-11-25", "2025-06-18", "2025-03-26"} }
+func DefaultLegacyVersions() []string { return slices.Clone(era.LegacyVersions) }
 
 // Config is the `legacy:` block: pre-2026 clients (2025-11-25, 2025-06-18, 2025-03-26) served at the edge,
 // on the same endpoint as 2026-07-28 clients, by translating each of their requests into a
@@ -87,7 +88,7 @@ type Config struct {
 }
 
 // servedLegacyVersions are the revisions the edge can translate; Versions must name only these.
-var servedLegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+var servedLegacyVersions = era.LegacyVersions
 
 // WithDefaults returns c with zero fields set to their defaults; Enabled and the booleans are
 // left as they are.
