@@ -65,7 +65,7 @@ func TestCaseInsensitivePathsConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.caseInsensitiveUpstreams(); len(got) != 1 || got[0] != "mac" {
+	if got := caseInsensitiveUpstreams(cfg.Upstreams); len(got) != 1 || got[0] != "mac" {
 		t.Errorf("case-insensitive backends = %q, want [mac]", got)
 	}
 }

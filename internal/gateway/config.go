@@ -207,10 +207,10 @@ type UpstreamConfig struct {
 	CaseInsensitivePaths bool `yaml:"caseInsensitivePaths"`
 }
 
-// caseInsensitiveUpstreams names the backends whose resource paths are case-insensitive.
-func (c *Config) caseInsensitiveUpstreams() []string {
+// caseInsensitiveUpstreams names the backends of ups whose resource paths are case-insensitive.
+func caseInsensitiveUpstreams(ups []UpstreamConfig) []string {
 	var out []string
-	for _, u := range c.Upstreams {
+	for _, u := range ups {
 		if u.CaseInsensitivePaths {
 			out = append(out, u.Name)
 		}

@@ -361,7 +361,7 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		}
 		if c.auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: g.log,
 			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.serverConfig()), Previous: previous,
-			CaseInsensitive: cfg.caseInsensitiveUpstreams(),
+			CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
 			DPoP:            authz.DPoPOptions{Replay: g.replay, Keys: g.ring, MemoryBegan: g.replays.Began}}); err != nil {
 			return nil, err
 		}
