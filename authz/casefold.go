@@ -16,8 +16,11 @@ import (
 // name: right for a backend that does not tell them apart, too much for one that does, hence
 // a setting per backend rather than a default.
 
-// foldCase maps s to its case-folded form; ASCII-only text without upper case comes back as
-// it is, without allocating.
+// FoldCase maps s to its case-folded form, as policy compares the resource URIs of a backend
+// with case-insensitive paths, for other places that select resources in the same terms (tool
+// sets). ASCII-only text without upper case comes back as it is, without allocating.
+func FoldCase(s string) string { return foldCase(s) }
+
 func foldCase(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -31,6 +32,8 @@ func TestResourceCaseInsensitivePaths(t *testing.T) {
 			{ID: "no-secret", Resources: []string{"file:///secret/*"}, Effect: authz.EffectDeny},
 			{ID: "files", Resources: []string{"file:///**"}},
 		}
+		c.Toolsets = []mcphttp.ToolsetConfig{{Name: "nopublic", Include: []mcphttp.SelectorConfig{{Upstream: "mac"}},
+			Exclude: []mcphttp.SelectorConfig{{Upstream: "mac", Resources: []string{"file:///public/*"}, Tools: []string{}, Prompts: []string{}}}}}
 	})
 	f := &resFixture{gw: gw, fs: mac, tok: mint(t, iss, devissuer.Claims{"sub": "mallory"})}
 	for _, uri := range []string{"file:///SECRET/key", "file:///Secret/KEY", "file:///secret/Key", "file:///ſecret/key"} {
@@ -45,6 +48,11 @@ func TestResourceCaseInsensitivePaths(t *testing.T) {
 	status, body := f.read(t, "mac+file:///PUBLIC/A.TXT")
 	if status != http.StatusOK || !strings.Contains(body, "public text") {
 		t.Errorf("reading a case variant of a public file: %d %s", status, body)
+	}
+	// A tool set is a boundary too: what it excludes it excludes under any case.
+	f.set = "nopublic"
+	if status, body := f.read(t, "mac+file:///PUBLIC/A.TXT"); status != http.StatusBadRequest || strings.Contains(body, "public text") {
+		t.Errorf("reading a case variant of a file the set excludes: %d %s", status, body)
 	}
 }
 

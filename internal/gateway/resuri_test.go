@@ -195,6 +195,8 @@ type resFixture struct {
 	gw  Listeners
 	fs  *fsBackend
 	tok string
+	// set is the tool set whose endpoint requests go to ("" for the MCP path itself).
+	set string
 }
 
 func startResourceGateway(t *testing.T) *resFixture {
@@ -231,7 +233,11 @@ func (f *resFixture) rpc(t *testing.T, method, name string, params map[string]an
 		h.Set("Mcp-Name", mcpheader.Encode(name))
 	}
 	h.Set("Authorization", "Bearer "+f.tok)
-	status, _, out := post(t, "http://"+f.gw.MCP+"/mcp", h, string(body))
+	url := "http://" + f.gw.MCP + "/mcp"
+	if f.set != "" {
+		url += "/" + f.set
+	}
+	status, _, out := post(t, url, h, string(body))
 	return status, out
 }
 

@@ -398,6 +398,8 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		// Built-in guardrails (docs/guardrails.md); nil without rules.
 		Guardrails:       rails,
 		GuardrailMetrics: g.railRec,
+		// Tool sets select these backends' resources case-folded, as policy does.
+		CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
 	})
 	if err != nil {
 		return nil, err
