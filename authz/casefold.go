@@ -52,23 +52,53 @@ func foldAll(ps []string) []string {
 	return out
 }
 
-// SetCaseInsensitive marks the backends whose resource URIs name case-insensitive paths: for
-// them, resource rules match case-folded (see foldCase). Call it before the policy is shared.
-func (p *Policy) SetCaseInsensitive(upstreams []string) {
+// Caseless is the set of backends whose resource paths are case-insensitive, for every place
+// that selects resources by pattern (policy, tool sets, interceptors, guardrails): each folds a
+// resource URI of those backends (Fold) and matches it against its patterns folded with
+// FoldCase. The nil set holds no backend and costs one map lookup.
+type Caseless map[string]bool
+
+// NewCaseless returns the set of upstreams; nil when there are none.
+func NewCaseless(upstreams []string) Caseless {
 	if len(upstreams) == 0 {
-		p.caseless = nil
-		return
+		return nil
 	}
-	p.caseless = make(map[string]bool, len(upstreams))
+	c := make(Caseless, len(upstreams))
 	for _, u := range upstreams {
-		p.caseless[u] = true
+		c[u] = true
 	}
+	return c
 }
 
-// subject is the name rules are matched against, and whether it was folded.
-func (p *Policy) subject(kind Kind, upstream, name string) (string, bool) {
-	if kind == KindResource && p.caseless[upstream] {
+// Fold returns the resource URI name of upstream as patterns are to match it: case-folded, and
+// folded true, when upstream is in the set; as it is otherwise.
+func (c Caseless) Fold(upstream, name string) (string, bool) {
+	if c[upstream] {
 		return foldCase(name), true
 	}
 	return name, false
+}
+
+// FoldGlobs compiles ps case-folded; nil for nil.
+func FoldGlobs(ps []string) []Glob {
+	if ps == nil {
+		return nil
+	}
+	out := make([]Glob, len(ps))
+	for i, p := range ps {
+		out[i] = CompileGlob(foldCase(p))
+	}
+	return out
+}
+
+// SetCaseInsensitive marks the backends whose resource URIs name case-insensitive paths: for
+// them, resource rules match case-folded (see foldCase). Call it before the policy is shared.
+func (p *Policy) SetCaseInsensitive(upstreams []string) { p.caseless = NewCaseless(upstreams) }
+
+// subject is the name rules are matched against, and whether it was folded.
+func (p *Policy) subject(kind Kind, upstream, name string) (string, bool) {
+	if kind != KindResource {
+		return name, false
+	}
+	return p.caseless.Fold(upstream, name)
 }

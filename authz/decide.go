@@ -42,7 +42,7 @@ type Policy struct {
 	// listsWithoutScopes: some rule says listWithoutScopes, so lists must ask Listing.
 	listsWithoutScopes bool
 	// caseless are the backends whose resource paths are case-insensitive (SetCaseInsensitive).
-	caseless map[string]bool
+	caseless Caseless
 }
 
 // ruleLists are rules split by effect, each in configuration order.

@@ -173,7 +173,7 @@ type toolset struct {
 	exclude []selector
 	// caseless are the backends whose resource paths are case-insensitive: their resource URIs
 	// are selected case-folded (Deps.CaseInsensitive); nil when there are none.
-	caseless map[string]bool
+	caseless authz.Caseless
 	search   *searchMode // nil: search mode off
 	// instructions answer server/discover on this path; "" keeps the gateway's.
 	instructions string
@@ -259,9 +259,9 @@ func (ts *toolset) selects(kind upstreams.Kind, t upstreams.Target) bool {
 	if ts.include == nil {
 		return true
 	}
-	folded := kind != upstreams.KindTool && kind != upstreams.KindPrompt && ts.caseless[t.Upstream]
-	if folded {
-		t.Name = authz.FoldCase(t.Name)
+	folded := false
+	if kind != upstreams.KindTool && kind != upstreams.KindPrompt {
+		t.Name, folded = ts.caseless.Fold(t.Upstream, t.Name)
 	}
 	in := false
 	for i := range ts.include {
@@ -312,7 +312,7 @@ func (s *Server) initToolsets(deps Deps) error {
 		ts := &toolset{
 			name: c.Name, path: c.path(s.cfg.Path),
 			include: compileSelectors(c.Include), exclude: compileSelectors(c.Exclude),
-			instructions: c.Instructions, caseless: caselessSet(deps.CaseInsensitive),
+			instructions: c.Instructions, caseless: authz.NewCaseless(deps.CaseInsensitive),
 		}
 		if c.Search.Enabled {
 			ts.search = newSearchMode(c.Search)
@@ -526,18 +526,6 @@ func compileFoldedPatterns(gs []string) []pattern {
 		out = append(out, compilePattern(authz.FoldCase(g)))
 	}
 	return out
-}
-
-// caselessSet is names as a set; nil when empty.
-func caselessSet(names []string) map[string]bool {
-	if len(names) == 0 {
-		return nil
-	}
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
 }
 
 func compilePatterns(gs []string) []pattern {

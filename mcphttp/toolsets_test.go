@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -176,7 +177,7 @@ func TestToolsetSelectsCaseFolded(t *testing.T) {
 	ts := &toolset{
 		include:  compileSelectors([]SelectorConfig{{Upstream: "*", Tools: []string{"get_*"}, Resources: []string{"file:///**"}}}),
 		exclude:  compileSelectors([]SelectorConfig{{Upstream: "*", Resources: []string{"file:///private/*"}, Tools: []string{}, Prompts: []string{}}}),
-		caseless: caselessSet([]string{"mac"}),
+		caseless: authz.NewCaseless([]string{"mac"}),
 	}
 	tool, res := upstreams.KindTool, upstreams.KindResource
 	for _, c := range []struct {

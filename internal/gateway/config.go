@@ -200,8 +200,8 @@ type UpstreamConfig struct {
 	// Auth makes the gateway get an OAuth token for this backend.
 	Auth UpstreamAuth `yaml:"auth"`
 	// CaseInsensitivePaths says the backend's resource URIs name paths it compares without
-	// regard to case (files on macOS or Windows): policy rules and tool sets then match its
-	// resource URIs case-folded (Unicode simple case folding), so a deny of file:///srv/secret/** also hides
+	// regard to case (files on macOS or Windows): policy rules, tool sets, interceptor and
+	// guardrail rules then match its resource URIs case-folded (Unicode simple case folding), so a deny of file:///srv/secret/** also hides
 	// file:///SRV/Secret/x, and an allow grants every case variant of what it names. Default
 	// false: URIs are compared exactly, which on such a backend lets a case variant pass a deny.
 	CaseInsensitivePaths bool `yaml:"caseInsensitivePaths"`
