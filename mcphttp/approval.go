@@ -153,21 +153,29 @@ func (c *confirmer) answerApproval(x *request, st *mrtr.State, b mrtr.Binding) (
 	return p, false, nil
 }
 
-// stateConfirms reports whether a retry's state carries the confirmation the call's rule asks
-// for now. A state issued under another rule (the same user's token with other scopes) or
-// before the policy changed may carry a weaker one, or none: a confirm: url call continues only
-// with the page's approval (or a form, where the operator chose confirmFallback: clientForm),
-// a confirmed call only with a confirmation. Otherwise the call is asked for again.
-func (c *confirmer) stateConfirms(x *request, st *mrtr.State) bool {
+// stateConfirms reports whether a retry's state carries the confirmation the call needs now. A
+// state issued under another rule (the same user's token with other scopes) or before the policy
+// changed may carry a weaker one, or none: a confirm: url call continues only with the page's
+// approval (or a form, where the operator chose confirmFallback: clientForm), a confirmed call
+// only with a confirmation. A backend's own round that was never confirmed continues only while
+// the call still needs no confirmation: pin drift or a destructive annotation that appeared
+// while the client was answering the backend (a backend can change its tool in between) needs
+// it as a first call would. Otherwise the call is asked for again.
+func (c *confirmer) stateConfirms(x *request, st *mrtr.State) (bool, error) {
 	d := x.route.decision
 	switch {
-	case !d.Confirm || st.Kind == mrtr.KindApproval || st.ApprovedOnPage:
+	case st.Kind == mrtr.KindApproval || st.ApprovedOnPage:
 		// A KindApproval state is answered only with the page's recorded decision.
-		return true
+		return true, nil
 	case d.ConfirmURL && !d.ConfirmFallbackClientForm:
-		return false
+		return false, nil
+	case st.Kind == mrtr.KindConfirm || st.Confirmed:
+		return true, nil
+	case d.Confirm:
+		return false, nil
 	}
-	return st.Kind == mrtr.KindConfirm || st.Confirmed
+	need, err := c.needsConfirmation(x)
+	return !need, err
 }
 
 // askAgain asks for the confirmation the call's rule requires, for a retry whose state does not

@@ -65,9 +65,16 @@ func (c *confirmer) mrtrIn(x *request, target upstreams.Target) (params json.Raw
 		if c.approvalExpired(x, err) {
 			return nil, true, c.askApproval(x, b, target)
 		}
+		if mrtr.Reason(err) == mrtr.ReasonArguments && !x.route.pinDrift.Empty() {
+			// The drifted item is not the definition the state was sealed for (or the
+			// arguments differ): asked as a first call, nothing forwarded.
+			return nil, true, c.askAgain(x, b, target)
+		}
 		return nil, false, c.rejectState(x, err)
 	}
-	if !c.stateConfirms(x, st) {
+	if ok, err := c.stateConfirms(x, st); err != nil {
+		return nil, false, err
+	} else if !ok {
 		return nil, true, c.askAgain(x, b, target)
 	}
 	if st.Kind == mrtr.KindConfirm {
@@ -93,18 +100,8 @@ func (c *confirmer) mrtrIn(x *request, target upstreams.Target) (params json.Raw
 // firstCall asks for confirmation when policy (or a destructive annotation, or pin drift) requires
 // it, and otherwise forwards the params as they are.
 func (c *confirmer) firstCall(x *request, target upstreams.Target) (json.RawMessage, bool, error) {
-	if x.in.req.Method != mrtr.MethodToolsCall && x.route.pinDrift.Empty() {
-		return x.in.req.Params, false, nil
-	}
-	confirm := x.route.decision.Confirm || !x.route.pinDrift.Empty()
-	if !confirm {
-		var err error
-		if confirm, err = c.isDestructive(x, x.route.name); err != nil {
-			return nil, false, err
-		}
-	}
-	if !confirm {
-		return x.in.req.Params, false, nil
+	if confirm, err := c.needsConfirmation(x); err != nil || !confirm {
+		return x.in.req.Params, false, err
 	}
 	b, err := c.binding(x, target)
 	if err != nil {
@@ -116,10 +113,31 @@ func (c *confirmer) firstCall(x *request, target upstreams.Target) (json.RawMess
 	return nil, true, c.askConfirmation(x, b)
 }
 
+// needsConfirmation reports whether the call must be confirmed now: a tool call its rule says to
+// confirm, or whose tool declares destructiveHint (server.confirmDestructiveTools), and any
+// call of an item whose pin drift is confirmed.
+func (c *confirmer) needsConfirmation(x *request) (bool, error) {
+	if !x.route.pinDrift.Empty() {
+		return true, nil
+	}
+	if x.in.req.Method != mrtr.MethodToolsCall {
+		return false, nil
+	}
+	if x.route.decision.Confirm {
+		return true, nil
+	}
+	return c.isDestructive(x, x.route.name)
+}
+
 func (c *confirmer) binding(x *request, target upstreams.Target) (mrtr.Binding, error) {
 	digest, err := boundDigest(x.in.params.Arguments, x.in.req.Params)
 	if err != nil {
 		return mrtr.Binding{}, invalidParams("Invalid params: arguments")
+	}
+	if !x.route.pinDrift.Empty() {
+		// A confirmation of a drifted item is of its definition now: a state sealed before
+		// it changed again (or before it drifted) does not open for it (mrtrIn asks again).
+		digest = mrtr.WithDefinition(digest, x.route.pinCurrent)
 	}
 	b := mrtr.Binding{Upstream: target.Upstream, Method: x.in.req.Method, Name: x.route.name, ArgsDigest: digest}
 	if x.caller.principal != nil {
@@ -252,8 +270,8 @@ func (c *confirmer) logDecision(x *request, what string) {
 // mrtrOut is the sealing part of stage forward: a backend's input_required result reaches the client with the backend's
 // requestState sealed inside ours, bound to this caller, target and arguments, so the retry can
 // land on any replica and still reach the same backend with the backend's own state.
-func (c *confirmer) mrtrOut(x *request, result []byte) ([]byte, string, error) {
-	if c.codec == nil || !mrtrMethods[x.in.req.Method] || !inputRequired(result) {
+func (c *confirmer) mrtrOut(x *request, result []byte, kind resultKind) ([]byte, string, error) {
+	if c.codec == nil || kind != kindInputRequired {
 		return result, outcomeOK, nil
 	}
 	target := upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName}
@@ -268,15 +286,4 @@ func (c *confirmer) mrtrOut(x *request, result []byte) ([]byte, string, error) {
 		return nil, "", upstreams.ErrBadResponse
 	}
 	return wrapped, outcomeInputRequired, nil
-}
-
-func inputRequired(result []byte) bool {
-	found := false
-	_ = jsonrpc.Members(result, func(key, val []byte) error {
-		if string(key) == "resultType" {
-			found = string(val) == `"input_required"`
-		}
-		return nil
-	})
-	return found
 }

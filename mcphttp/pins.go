@@ -81,7 +81,7 @@ func (x *request) checkPin(target upstreams.Target) error {
 			// Fail closed: a call that needs confirmation is never forwarded unconfirmed.
 			return errors.New("pin drift needs confirmation but no requestState codec is configured")
 		}
-		x.route.pinDrift = v.Classes
+		x.route.pinDrift, x.route.pinCurrent = v.Classes, v.Current
 	}
 	return nil
 }

@@ -140,6 +140,7 @@ type route struct {
 	decision       authz.Decision         // authorize
 	pinDrift       pins.Set               // pin: the drift a confirmation must name (pins.go); empty: none
 	pinItem        string                 // pin: the namespaced item the pin verdict is about (a read's template)
+	pinCurrent     string                 // pin: with pinDrift, the fingerprint of the definition a confirmation is of
 	pinClasses     pins.Set               // pin: every drift class of the item, whatever its action (the approval page names them)
 	uiReadPin      *pins.UIReadPin        // pin: what a read of a pinned MCP App UI resource's contents is held to (apps.go)
 	paramHeaders   http.Header            // bind-headers, tools/call: the Mcp-Param-* headers the backend gets

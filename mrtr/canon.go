@@ -12,8 +12,9 @@ import (
 // costs about a hundred allocations for a small arguments object.
 func canonical(raw []byte) ([]byte, error) { return canonicalOf(raw, false) }
 
-// canonicalOf is canonical; exactIntegers also refuses an integer literal beyond ±2^53
-// (ErrInvalidArguments), which parsers read differently (DigestConfirmable).
+// canonicalOf is canonical; exactIntegers also refuses an integer literal beyond ±2^53 and any
+// other number literal that parsers read as different values (readAlike), with
+// ErrInvalidArguments (DigestConfirmable).
 func canonicalOf(raw []byte, exactIntegers bool) ([]byte, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return []byte("null"), nil
@@ -37,7 +38,7 @@ type canonParser struct {
 	in      []byte
 	pos     int
 	scratch []byte // decoded string values, reused
-	// exactIntegers refuses integer literals beyond ±2^53 (canonicalOf).
+	// exactIntegers refuses number literals that parsers read differently (canonicalOf).
 	exactIntegers bool
 }
 

@@ -124,6 +124,9 @@ func (p *canonParser) number(out []byte) ([]byte, error) {
 	if p.exactIntegers && integer && beyondDoubles(intPart) {
 		return nil, p.fail("an integer beyond 2^53, which some parsers read rounded")
 	}
+	if p.exactIntegers && !integer && !readAlike(p.in[start:p.pos]) {
+		return nil, p.fail("a number that parsers reading doubles read as another value")
+	}
 	return append(out, p.in[start:p.pos]...), nil
 }
 

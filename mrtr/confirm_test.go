@@ -3,6 +3,7 @@ package mrtr
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode"
@@ -125,6 +126,11 @@ func TestConfirmMessage(t *testing.T) {
 		{"variation selectors", "t", "{\"f\":\"ab\ufe01c\U000e0101\",\"e\":\"\u2764\ufe0f\"}",
 			[]string{`f="ab` + "\uFFFD" + `c` + "\uFFFD" + `"`, `e="` + "\u2764\ufe0f" + `"`}, nil},
 		{"invisible key", "t", "{\"pa\u3164th\":1}", []string{"pa\uFFFDth=1"}, []string{"\u3164"}},
+		// Spaces other than the ASCII ones read as a space but are other characters to the
+		// backend ("my file" and "my file" with a no-break space are two files), as the approval
+		// page marks them.
+		{"non-ASCII spaces", "t", "{\"f\":\"my\u00a0file\",\"g\":\"a\u3000b\u2009c\",\"file\u202fname\":1}",
+			[]string{`f="my` + "\uFFFD" + `file"`, `g="a` + "\uFFFD" + `b` + "\uFFFD" + `c"`, "file\uFFFDname=1"}, []string{"\u00a0", "\u3000", "\u2009", "\u202f"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,6 +147,33 @@ func TestConfirmMessage(t *testing.T) {
 			}
 			checkClean(t, msg, maxMessageRunes)
 		})
+	}
+}
+
+// TestConfirmMessageCountsWhatItLeavesOut: when the arguments do not fit the message, the ones
+// left out are counted in "and N more", never cut off unsaid: every argument is either named
+// or counted, whatever the lengths of the tool's name, the names and the values.
+func TestConfirmMessageCountsWhatItLeavesOut(t *testing.T) {
+	for _, n := range []int{3, 8, 10} {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"%s%02d":"%s"`, strings.Repeat("k", 40), i, strings.Repeat("v", 60))
+		}
+		b.WriteString("}")
+		msg := confirmMessage(strings.Repeat("t", 100), json.RawMessage(b.String()))
+		checkClean(t, msg, maxMessageRunes)
+		named := strings.Count(msg, "=\"")
+		more := 0
+		if i := strings.LastIndex(msg, ", and "); i >= 0 {
+			_, _ = fmt.Sscanf(msg[i:], ", and %d more?", &more)
+		}
+		if named+more != n || !strings.HasSuffix(msg, "?") {
+			t.Errorf("%d arguments: %d named and %d counted in %q", n, named, more, msg)
+		}
 	}
 }
 

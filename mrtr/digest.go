@@ -30,8 +30,11 @@ func Digest(args json.RawMessage) ([32]byte, error) {
 // DigestConfirmable is Digest for the arguments of a call a person is asked to confirm: it also
 // refuses (ErrInvalidArguments) an integer literal beyond ±2^53, which JavaScript's JSON.parse
 // and every decoder into a float64 read rounded (12345678901234567 as 12345678901234568)
-// while Python and decoders into integer fields read it exactly. The person is shown the
-// literal; a backend of the first kind would act on its neighbour. The digest is Digest's.
+// while Python and decoders into integer fields read it exactly, and a literal with a fraction
+// or an exponent that a double cannot say (12345678901234567.0, 0.10000000000000001, 1e400),
+// which decoders into doubles read rounded while decimal decoders (Python's Decimal, Java's
+// BigDecimal) read it exactly (readAlike). The person is shown the literal; a backend of one
+// kind or the other would act on its neighbour. The digest is Digest's.
 func DigestConfirmable(args json.RawMessage) ([32]byte, error) {
 	b, err := canonicalOf(args, true)
 	if err != nil {
@@ -57,4 +60,17 @@ func appendString[S ~string | ~[]byte](out []byte, s S) []byte {
 		}
 	}
 	return append(out, '"')
+}
+
+// WithDefinition binds an argument digest to the fingerprint of the definition a person is
+// asked to confirm (a tool, prompt or resource template that changed since it was pinned), so
+// that a state sealed for one definition does not open for another.
+func WithDefinition(args [32]byte, fingerprint string) [32]byte {
+	h := sha256.New()
+	h.Write([]byte("mcp-gateway/mrtr/definition\x00"))
+	h.Write(args[:])
+	h.Write([]byte(fingerprint))
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
 }

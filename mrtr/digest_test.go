@@ -106,7 +106,9 @@ func TestCanonicalForm(t *testing.T) {
 // exponent is read as the same double by every parser and is kept.
 func TestDigestConfirmable(t *testing.T) {
 	for _, args := range []string{``, `null`, `{}`, `{"n":9007199254740992}`, `{"n":-9007199254740992}`, `{"n":0}`,
-		`{"n":12345678901234567.0}`, `{"n":1.2345678901234567e16}`, `{"a":[1,2,{"b":-3}],"s":"12345678901234567"}`} {
+		`{"n":12345678901234568.0}`, `{"n":1.2345678901234568e16}`, `{"a":[1,2,{"b":-3}],"s":"12345678901234567"}`,
+		`{"n":0.1}`, `{"n":1.0}`, `{"n":-2.5e-3}`, `{"n":1E2}`, `{"n":-0.0}`, `{"n":0e-999999999999}`, `{"n":5e-324}`,
+		`{"n":1.7976931348623157e308}`, `{"n":100.000}`} {
 		want, err := Digest(json.RawMessage(args))
 		if err != nil {
 			t.Fatal(err)
@@ -116,7 +118,11 @@ func TestDigestConfirmable(t *testing.T) {
 		}
 	}
 	for _, args := range []string{`{"n":9007199254740993}`, `{"n":-9007199254740993}`, `{"n":12345678901234567}`,
-		`{"a":[{"b":[100000000000000000000]}]}`, `[18446744073709551616]`} {
+		`{"a":[{"b":[100000000000000000000]}]}`, `[18446744073709551616]`,
+		// Fractions and exponents a double cannot say: decimal decoders read the literal,
+		// decoders into doubles its neighbour (or nothing).
+		`{"n":12345678901234567.0}`, `{"n":1.2345678901234567e16}`, `{"n":0.10000000000000001}`,
+		`{"n":1000000000000000.01}`, `{"a":[{"n":-1e400}]}`, `{"n":1e-400}`, `{"n":2.47e-324}`} {
 		if _, err := DigestConfirmable(json.RawMessage(args)); !errors.Is(err, ErrInvalidArguments) {
 			t.Errorf("DigestConfirmable(%s) = %v, want ErrInvalidArguments", args, err)
 		}

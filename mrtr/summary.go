@@ -37,13 +37,20 @@ func confirmMessage(tool string, args json.RawMessage) string {
 		b.WriteString(" with no arguments")
 	default:
 		b.WriteString(" with: ")
+		used := utf8.RuneCountInString(b.String())
 		for i := range names {
+			arg := clean(names[i], maxArgNameRunes) + "=" + clean(compact(values[i]), maxValueRunes)
+			// An argument that would not fit beside the count of those that follow is counted
+			// with them: none is cut off unsaid.
+			if n := utf8.RuneCountInString(arg) + len(", "); used+n+len(", and 999 more?") > maxMessageRunes {
+				more += len(names) - i
+				break
+			}
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(clean(names[i], maxArgNameRunes))
-			b.WriteString("=")
-			b.WriteString(clean(compact(values[i]), maxValueRunes))
+			b.WriteString(arg)
+			used += utf8.RuneCountInString(arg) + len(", ")
 		}
 		if more > 0 {
 			b.WriteString(", and " + strconv.Itoa(more) + " more")
@@ -94,8 +101,9 @@ func compact(v json.RawMessage) string {
 // marking the cut with an ellipsis. Invisible is what pinning and the approval page judge
 // invisible (pins.ClassifyRune: controls, format and default-ignorable characters, variation
 // selectors used as carriers, tag characters, blank-rendering letters such as the Hangul filler
-// and the braille blank): each is shown as U+FFFD, so two values a person cannot tell apart in
-// the message are never two different arguments. Invalid UTF-8 already reads as U+FFFD when
+// and the braille blank), and every space but ASCII's, which the page marks too: each is shown
+// as U+FFFD, so two values a person cannot tell apart in the message are never two different
+// arguments. Runs of ASCII white space are shown as one space. Invalid UTF-8 already reads as U+FFFD when
 // ranging over a string.
 func clean(s string, max int) string {
 	out := make([]rune, 0, min(len(s), max))
@@ -106,12 +114,14 @@ func clean(s string, max int) string {
 		_, invisible := pins.ClassifyRune(r, prev, nextRune(s, i+w))
 		prev = r
 		switch {
-		case unicode.IsSpace(r):
+		case r < utf8.RuneSelf && unicode.IsSpace(r):
 			if space {
 				continue
 			}
 			r, space = ' ', true
-		case invisible || unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+		case invisible || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r):
+			// Spaces other than ASCII's (no-break, thin, ideographic, ...) read as a space but
+			// are other characters to the backend: marked, as on the approval page.
 			r, space = '\uFFFD', false
 		default:
 			space = false

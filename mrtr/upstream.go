@@ -48,8 +48,10 @@ func (c *Codec) WrapUpstream(result json.RawMessage, st State) (json.RawMessage,
 // RetryParams returns the params to forward to the backend for a retry whose
 // requestState opened as st. For KindUpstream the requestState becomes the
 // backend's original (or is removed when it sent none) and inputResponses,
-// which answer the backend, are kept. For KindConfirm both requestState and
-// inputResponses are removed: they answered the gateway, not the backend.
+// which answer the backend, are kept. For the gateway's own rounds (KindConfirm,
+// KindApproval) both requestState and inputResponses are removed: they
+// answered the gateway, not the backend, and anything else a client put there
+// would reach the backend unseen by the person who confirmed the call.
 // Everything else is kept byte for byte.
 func RetryParams(params json.RawMessage, st *State) (json.RawMessage, error) {
 	obj, err := scanObject(params, fieldRequestState, fieldInputResponses)
@@ -62,7 +64,7 @@ func RetryParams(params json.RawMessage, st *State) (json.RawMessage, error) {
 		return obj.set(params, fieldRequestState, appendString(nil, st.UpstreamState)), nil
 	}
 	out := obj.remove(params, fieldRequestState)
-	if st.Kind == KindConfirm {
+	if st.Kind == KindConfirm || st.Kind == KindApproval {
 		// Offsets shifted; rescan the edited params.
 		if obj, err = scanObject(out, fieldInputResponses); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidParams, err)

@@ -128,6 +128,10 @@ func TestRetryParams(t *testing.T) {
 		{"confirm strips both, adjacent last", `{"name":"t","inputResponses":{"c":{}},"requestState":"v1.gw.x"}`, confirm,
 			`{"name":"t"}`},
 		{"nothing to strip", `{"name":"t"}`, confirm, `{"name":"t"}`},
+		// The page's approval answers the gateway too: answers a client adds to that retry
+		// (ones the backend would ask for later) reach no backend, unseen by the person.
+		{"approval strips both", `{"name":"t","arguments":{},"inputResponses":{"io.mcp-gateway/confirm":{"action":"accept"},"which":{"action":"accept","content":{"path":"/etc"}}},"requestState":"v1.gw.x"}`,
+			&State{Kind: KindApproval}, `{"name":"t","arguments":{}}`},
 		{"nested keys untouched", `{"arguments":{"requestState":"keep","inputResponses":1},"requestState":"v1"}`, confirm,
 			`{"arguments":{"requestState":"keep","inputResponses":1}}`},
 	}

@@ -286,6 +286,13 @@ func TestApprovalInBrowser(t *testing.T) {
 		if n := toolCalls(alpha); n != 1 {
 			t.Errorf("backend received %d calls, want exactly 1", n)
 		}
+		// The retry's answers were the gateway's (the user came back from the page): the
+		// backend gets the approved call alone, no answers it did not ask for.
+		for _, ex := range alpha.RequestsOf("tools/call") {
+			if strings.Contains(string(ex.Body), "inputResponses") || strings.Contains(string(ex.Body), "io.mcp-gateway/confirm") {
+				t.Errorf("the backend received the client's answers to the gateway: %s", ex.Body)
+			}
+		}
 	})
 
 	t.Run("a double-click elsewhere does not approve", func(t *testing.T) {

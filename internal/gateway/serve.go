@@ -185,17 +185,32 @@ func drain(log *slog.Logger, g *gateway, mcpSrv, adminSrv *http.Server) error {
 	cfg := g.stopReloads()
 	log.Info("draining", "delay", cfg.Server.DrainDelay)
 	time.Sleep(cfg.Server.DrainDelay)
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
+	// The requests still running when the deadline is near are cancelled and answered with
+	// mcphttp.ErrShuttingDown on their open responses; the connections are closed only after
+	// that, or at the deadline.
+	grace := min(shutdownAnswerGrace, cfg.Server.ShutdownTimeout/10)
+	deadline := time.Now().Add(cfg.Server.ShutdownTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-grace))
 	defer cancel()
 	err := mcpSrv.Shutdown(ctx)
 	if errors.Is(err, context.DeadlineExceeded) {
-		log.Warn("shutdown deadline reached; closing remaining connections")
-		err = mcpSrv.Close()
+		n := g.conns.cutAll(mcphttp.ErrShuttingDown)
+		log.Warn("shutdown deadline reached; requests still running are answered with an error, then their connections closed",
+			"connections", n)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		if err = mcpSrv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
+			err = mcpSrv.Close()
+		}
 	}
 	_ = adminSrv.Close()
 	log.Info("stopped")
 	return err
 }
+
+// shutdownAnswerGrace is the part of server.shutdownTimeout (at most a tenth of it) kept, at
+// its end, for the requests cancelled then to write their error before their connections close.
+const shutdownAnswerGrace = time.Second
 
 func serveOn(srv *http.Server, ln net.Listener) error {
 	var err error
@@ -497,9 +512,10 @@ func (g *gateway) buildBackends(cfg *Config, c *components) (*upstreams.Registry
 	}
 	rec := g.rec
 	return upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
-		Logger:  g.log,
-		Cursors: g.ring.Sealer(seal.PurposeCursor),
-		Observe: rec.ObserveUpstream,
+		Logger:              g.log,
+		Cursors:             g.ring.Sealer(seal.PurposeCursor),
+		Observe:             rec.ObserveUpstream,
+		NotificationDropped: rec.CallNoteDropped,
 		// The hooks run under the breaker lock or on the list path: the recorder's methods
 		// are non-blocking. Only the current set's health reaches the gauges (activate sets
 		// them when a set becomes current).

@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Member names are compared by the gateway exactly, but many decoders a backend may use do
@@ -20,10 +22,12 @@ import (
 // '-', maps fullwidth ASCII forms to ASCII, maps every rune whose simple case folding orbit or
 // upper or lower case mapping contains an ASCII letter to that letter, expands the full case
 // foldings that yield ASCII (ß, ẞ and the Latin ligatures), and otherwise folds a rune to the
-// smallest rune of its simple folding orbit, as encoding/json does.
+// smallest rune of its simple folding orbit, as encoding/json does; all of it on the name's
+// canonical composition (NFC), so canonically equivalent spellings fold alike.
 
 // AppendFoldKey appends the folded form of name to dst.
 func AppendFoldKey(dst, name []byte) []byte {
+	name = composed(name)
 	for i := 0; i < len(name); {
 		c := name[i]
 		if c < utf8.RuneSelf {
@@ -54,6 +58,22 @@ func AppendFoldKey(dst, name []byte) []byte {
 		dst = utf8.AppendRune(dst, FoldRune(r))
 	}
 	return dst
+}
+
+// composed returns name in Unicode normalization form C, name itself when it is (always when it
+// is ASCII). Canonically equivalent spellings, a letter composed ("é") or as a base and
+// combining marks ("e" U+0301) in any canonical order, are one name to decoders that compare
+// strings by canonical equivalence (Swift's String) and look the same to a person: they fold
+// alike.
+func composed(name []byte) []byte {
+	for _, c := range name {
+		if c >= utf8.RuneSelf {
+			// A copy, so that name itself never escapes to the heap: the decode stage folds
+			// every member name of every request, nearly always ASCII.
+			return []byte(norm.NFC.String(string(name)))
+		}
+	}
+	return name
 }
 
 // FoldKey returns the folded form of name as a string.

@@ -34,6 +34,13 @@ func TestDecodeRefusesCaseVariants(t *testing.T) {
 		{"dash dropped", `{"inputResponses":{},"input-responses":{}}`, CodeInvalidParams},
 		{"nested in arguments", `{"name":"a","arguments":{"owner":"x","OWNER":"y"}}`, CodeInvalidParams},
 		{"deep in arguments", `{"name":"a","arguments":{"o":[{"Repo":"x","repo":"y"}]}}`, CodeInvalidParams},
+		// Canonically equivalent spellings (one composed, one decomposed): Swift's String
+		// compares them equal, so a Swift backend reads the two members as one, and they look
+		// alike to a person confirming the call.
+		{"composed and decomposed", "{\"name\":\"a\",\"arguments\":{\"caf\u00e9\":\"x\",\"cafe\u0301\":\"y\"}}", CodeInvalidParams},
+		{"decomposed escaped", `{"name":"a","arguments":{"caf\u00e9":"x","cafe\u0301":"y"}}`, CodeInvalidParams},
+		{"combining marks reordered", "{\"arguments\":{\"a\u0323\u0301\":1,\"a\u0301\u0323\":2}}", CodeInvalidParams},
+		{"Angstrom sign", "{\"arguments\":{\"\u00c5ngstr\u00f6m\":1,\"\u212bngstr\u00f6m\":2}}", CodeInvalidParams},
 		{"in ref", `{"ref":{"type":"ref/prompt","name":"a","nAme":"b"}}`, CodeInvalidParams},
 		{"in _meta", `{"_meta":{"traceparent":"a","TraceParent":"b"}}`, CodeInvalidParams},
 		{"top level", "", CodeInvalidRequest},
@@ -142,7 +149,7 @@ func TestFoldAtLeastEncodingJSON(t *testing.T) {
 			}
 		}
 	}
-	for _, pair := range [][2]string{{"Straße", "STRASSE"}, {"K", "k"}, {"ſ", "S"}, {"ＮＡＭＥ", "name"}, {"İ", "ı"}} {
+	for _, pair := range [][2]string{{"Straße", "STRASSE"}, {"K", "k"}, {"ſ", "S"}, {"ＮＡＭＥ", "name"}, {"İ", "ı"}, {"caf\u00e9", "cafe\u0301"}, {"\u212b", "\u00e5"}} {
 		if !FoldEqual([]byte(pair[0]), []byte(pair[1])) || FoldKey(pair[0]) != FoldKey(pair[1]) {
 			t.Errorf("%q and %q should fold together", pair[0], pair[1])
 		}

@@ -410,6 +410,9 @@ func (c *Catalog) addItems(p *part, b *backend.Backend, spec listSpec, arr []byt
 			}
 			app = readAppTool(elem)
 		}
+		if raw, err = p.served(target.Name, raw); err != nil {
+			return err
+		}
 		it := newListItem(target, raw)
 		it.app = app
 		p.items = append(p.items, it)

@@ -45,6 +45,16 @@ func (p *part) addPinDef(name string, elem []byte) {
 	p.pinDefs = append(p.pinDefs, pins.Listed{Key: name, Def: d, Err: err})
 }
 
+// served reduces a pinned item (raw, as renamed for the client) to the members its pin covers
+// (pins.Served): whatever the pin does not cover never reaches a client. Items that are not
+// pinned are served as they are.
+func (p *part) served(name string, raw []byte) ([]byte, error) {
+	if p.pinKind == "" || (p.pinKind == pins.KindUIResource && !names.IsUIResource(name)) {
+		return raw, nil
+	}
+	return pins.Served(p.pinKind, raw)
+}
+
 // unverifiedRetry is how long the verdicts of a list holding items whose pins could not be read
 // (the store did not answer) are used before the list is fetched and judged again.
 const unverifiedRetry = time.Second

@@ -1,0 +1,82 @@
+package mrtr
+
+import "strconv"
+
+// readAlike reports whether every JSON parser a backend may use reads the number literal lit as
+// the value a person reads in it: the literal's decimal value is that of the shortest decimal
+// naming the double it rounds to. Parsers that read numbers as doubles (JavaScript's
+// JSON.parse, Go's interface{} and float fields, Python's float) act on that double, parsers
+// that keep decimals (Python's Decimal and pydantic's Decimal fields, Java's BigDecimal) on the
+// literal: 12345678901234567.0 is 12345678901234568 to the first and 12345678901234567 to the
+// second, 0.10000000000000001 is 0.1 to the first; 1e400 is no double at all, 1e-400 is zero.
+// 0.1, 1.0, 2.5e-3 and 1e2 are read alike. Integer literals are judged by beyondDoubles.
+func readAlike(lit []byte) bool {
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil {
+		return false // beyond the doubles: infinite to some parsers, refused by others
+	}
+	return decimalOf(lit) == decimalOf(strconv.AppendFloat(make([]byte, 0, 32), f, 'e', -1, 64))
+}
+
+// decimal is a number's exact value as a sign, its significant digits (no leading or trailing
+// zero; "" for zero, which has no sign) and the power of ten of the last of them.
+type decimal struct {
+	neg    bool
+	digits string
+	exp    int
+}
+
+// decimalOf reads a JSON number literal (or strconv's 'e' form) exactly. An exponent beyond a
+// billion is held there: a literal that large is no double and is refused anyway.
+func decimalOf(s []byte) decimal {
+	var d decimal
+	if len(s) > 0 && s[0] == '-' {
+		d.neg, s = true, s[1:]
+	}
+	digits := make([]byte, 0, len(s))
+	frac, exp, inFrac := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.':
+			inFrac = true
+		case c == 'e' || c == 'E':
+			exp = exponent(s[i+1:])
+			i = len(s)
+		default:
+			digits = append(digits, c)
+			if inFrac {
+				frac++
+			}
+		}
+	}
+	for len(digits) > 0 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	d.exp = exp - frac
+	for len(digits) > 0 && digits[len(digits)-1] == '0' {
+		digits, d.exp = digits[:len(digits)-1], d.exp+1
+	}
+	if len(digits) == 0 {
+		return decimal{}
+	}
+	d.digits = string(digits)
+	return d
+}
+
+// exponent reads an exponent's optional sign and digits, held at ±1e9.
+func exponent(s []byte) int {
+	neg := false
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	e := 0
+	for _, c := range s {
+		if e < 1e9 {
+			e = e*10 + int(c-'0')
+		}
+	}
+	if neg {
+		return -e
+	}
+	return e
+}
