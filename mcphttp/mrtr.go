@@ -130,7 +130,7 @@ func (c *confirmer) needsConfirmation(x *request) (bool, error) {
 }
 
 func (c *confirmer) binding(x *request, target upstreams.Target) (mrtr.Binding, error) {
-	digest, err := mrtr.Digest(x.in.params.Arguments)
+	digest, err := boundDigest(x.in.params.Arguments, x.in.req.Params)
 	if err != nil {
 		return mrtr.Binding{}, invalidParams("Invalid params: arguments")
 	}

@@ -79,6 +79,9 @@ type Deps struct {
 	// denials with server.draftErrors: [denials] (seal.PurposeAuthorizationContext; every
 	// replica needs the same keys); nil sends denials without one.
 	AuthorizationContexts *seal.Sealer
+	// CaseInsensitive are the backends whose resource paths are case-insensitive: tool sets
+	// select their resources case-folded, as policy matches them (authz.Options.CaseInsensitive).
+	CaseInsensitive []string
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.

@@ -44,6 +44,7 @@ func configDefaults() map[string]any {
 		"auth.scopeClaim":              authz.DefaultScopeClaims(),
 		"auth.groupsClaim":             authz.DefaultGroupsClaim,
 		"auth.tokenCacheSize":          authz.DefaultTokenCacheSize,
+		"auth.tokenCachePerCaller":     authz.DefaultTokenCachePerCaller,
 		"auth.discoveryRetryInterval":  authz.DefaultDiscoveryRetryInterval,
 		"auth.jwksMinRefreshInterval":  authz.DefaultJWKSMinRefreshInterval,
 		"auth.jwksMaxAge":              authz.DefaultJWKSMaxAge,

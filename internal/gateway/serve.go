@@ -329,6 +329,8 @@ type components struct {
 	admin     *mcphttp.Admin
 	// interceptors call the configured interceptors; nil without any.
 	interceptors *intercept.Set
+	// leased is the rate limiter leasing from Redis; nil without one. A reload keeps it.
+	leased *store.Leased
 	// current is true while the set serves new requests: only then do its backends' health
 	// and circuit changes reach the gauges, which describe what new requests meet.
 	current atomic.Bool
@@ -358,10 +360,15 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 	if c.backends, err = g.buildBackends(cfg, c); err != nil {
 		return nil, err
 	}
-	limits, err := cfg.compileRateLimits(g.store)
+	var prevLeased *store.Leased
+	if prev != nil {
+		prevLeased = prev.leased
+	}
+	limits, err := cfg.compileRateLimits(g.store, prevLeased)
 	if err != nil {
 		return nil, err
 	}
+	c.leased, _ = limits.Store.(*store.Leased)
 	if !cfg.Auth.Disabled {
 		var previous *authz.Authenticator
 		if prev != nil && prev.auth != nil {
@@ -369,7 +376,8 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		}
 		if c.auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: g.log,
 			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.serverConfig()), Previous: previous,
-			DPoP: authz.DPoPOptions{Replay: g.replay, Keys: g.ring, MemoryBegan: g.replays.Began}}); err != nil {
+			CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
+			DPoP:            authz.DPoPOptions{Replay: g.replay, Keys: g.ring, MemoryBegan: g.replays.Began}}); err != nil {
 			return nil, err
 		}
 	}
@@ -405,6 +413,8 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		// Built-in guardrails (docs/guardrails.md); nil without rules.
 		Guardrails:       rails,
 		GuardrailMetrics: g.railRec,
+		// Tool sets select these backends' resources case-folded, as policy does.
+		CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
 	})
 	if err != nil {
 		return nil, err
@@ -462,6 +472,7 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 		}
 	}
 	// DPoP proofs' jti: in Redis across replicas, in this process's memory store on one.
+	getter, _ := g.store.(store.ReplayGetter)
 	if r, ok := g.store.(store.Replay); ok {
 		g.replay = r
 		if cfg.Redis.enabled() {
@@ -481,6 +492,9 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	g.replays = mrtr.GuardEpoch(g.store, cfg.MRTR.TTL, nil)
 	if err := primeEpoch(g.replays); err != nil {
 		log.Warn("shared store not reachable at start-up; confirmations fail closed until it is", "error", err)
+	}
+	if g.replay != nil && getter != nil {
+		g.replay = epochReplay{ReplayCache: g.replay, get: getter, guard: g.replays, rec: g.rec, counted: cfg.Redis.enabled()}
 	}
 	g.codec, err = mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL}, g.replays, nil)
 	return err

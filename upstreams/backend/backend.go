@@ -319,6 +319,9 @@ func (b *Backend) record(method, outcome string, start time.Time, err error, kic
 	if !b.breaker.observe(now(), outcome, err) {
 		return
 	}
+	if kick && err != nil && errors.As(err, new(probeWaitErr)) {
+		kick = false
+	}
 	switch outcome {
 	case OutcomeOK, OutcomeBackendError:
 		b.health.up(now)

@@ -160,7 +160,7 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 	}
 	if !health {
 		if err := b.legacy.failed.pending(b.env.Now()); err != nil {
-			return nil, probeErr{err}
+			return nil, probeWaitErr{err}
 		}
 	}
 	ch := b.legacy.flight.DoChan("era", func() (any, error) {
@@ -245,6 +245,15 @@ func (p *probeBackoff) success() {
 type probeErr struct{ error }
 
 func (e probeErr) Unwrap() error { return e.error }
+
+// probeWaitErr is a request refused, unsent, while the backoff after a failed era probe runs.
+// Unlike probeErr (a request that waited on a probe which recorded its own outcome) the breaker
+// counts it: the backend failed this request as surely as it failed the probe, so a backend that
+// keeps failing opens its circuit after as many requests as it did before the backoff. It does
+// not ask the health prober to look sooner (the backoff already says when to look).
+type probeWaitErr struct{ error }
+
+func (e probeWaitErr) Unwrap() error { return e.error }
 
 // fanOut reports whether o is part of a request sent to every backend.
 func fanOut(o *Request) bool {
