@@ -269,7 +269,8 @@ func composed(s string) (string, error) {
 }
 
 // sameDelimiters reports whether a and b hold the same ASCII characters other than letters and
-// digits, in the same order.
+// digits, in the same order, each percent sign with the same two characters after it (a mark
+// after an escape composes with its last hex digit: "%2A" and U+0300 are "%2À", no escape).
 func sameDelimiters(a, b string) bool {
 	i, j := 0, 0
 	for {
@@ -284,6 +285,13 @@ func sameDelimiters(a, b string) bool {
 		}
 		if a[i] != b[j] {
 			return false
+		}
+		if a[i] == '%' {
+			if len(a)-i < 3 || len(b)-j < 3 || a[i+1:i+3] != b[j+1:j+3] {
+				return false
+			}
+			i += 2
+			j += 2
 		}
 		i++
 		j++
