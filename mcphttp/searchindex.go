@@ -31,8 +31,16 @@ type catalogIndex struct {
 	// of that name (possible with namespace.noPrefix) is never found nor listed beside the
 	// meta-tools, which answer to that name on a search endpoint.
 	reserved []bool
-	ranker   toolsearch.Ranker
+	// shadows marks the tools pinning flagged as near duplicates of another backend's pinned
+	// tool that the operator's action still lists (docs/pinning.md): search never ranks them,
+	// names them among similar tools, nor lets them take an original's slot.
+	shadows []bool
+	ranker  toolsearch.Ranker
 }
+
+// ranks reports whether search may rank tool i at all: neither a backend's tool named like a
+// meta-tool nor one pinning flagged as shadowing another's.
+func (e *catalogIndex) ranks(i int) bool { return !e.reserved[i] && !e.shadows[i] }
 
 // indexVersions is how many catalog versions are kept indexed: the current one, and a few a
 // private list or a change in flight may still ask for.
@@ -88,7 +96,8 @@ func (c *indexCache) get(cat *upstreams.ToolCatalog) *catalogIndex {
 // cannot be.
 func (c *indexCache) build(cat *upstreams.ToolCatalog) *catalogIndex {
 	tools := cat.Tools()
-	e := &catalogIndex{version: cat.Version(), tools: tools, names: make([]string, len(tools)), reserved: make([]bool, len(tools))}
+	e := &catalogIndex{version: cat.Version(), tools: tools, names: make([]string, len(tools)),
+		reserved: make([]bool, len(tools)), shadows: make([]bool, len(tools))}
 	docs := make([]toolsearch.Tool, len(tools))
 	for i, t := range tools {
 		d, err := toolsearch.ParseTool(t.Raw)
@@ -96,7 +105,7 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog) *catalogIndex {
 			d = toolsearch.Tool{}
 		}
 		d.Backend = t.Target.Upstream
-		docs[i], e.names[i] = d, d.Name
+		docs[i], e.names[i], e.shadows[i] = d, d.Name, t.Shadows
 		if isMetaToolName(d.Name) {
 			e.reserved[i] = true
 			c.log.Warn("backend tool hidden on search endpoints: its name is a meta-tool's",
