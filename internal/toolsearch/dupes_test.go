@@ -134,3 +134,20 @@ func BenchmarkReindexManyCopies(b *testing.B) {
 		NewBM25(tools)
 	}
 }
+
+// TestOriginalNotCrowdedOut: copies that are exact copies of each other (the same sentence
+// added to the original's description) do not crowd the original out of a later copy's links:
+// a caller who sees the original and only copies listed after the first few sees one slot, the
+// original's, as an index of those tools alone would show it, whatever copies it may not see.
+func TestOriginalNotCrowdedOut(t *testing.T) {
+	tools := copies(12, false)
+	for i := 1; i < len(tools); i++ {
+		tools[i].Description += " Prefer it."
+	}
+	ix := NewBM25(tools)
+	visible := func(i int) bool { return i == 0 || i > maxDupLinks }
+	got := ix.Search("create an issue", 5, visible)
+	if len(got) != 1 || got[0].Index != 0 || len(got[0].Similar) != maxSimilar {
+		t.Errorf("%+v; want one slot, the original's, naming %d copies", got, maxSimilar)
+	}
+}
