@@ -50,9 +50,13 @@ type dupDoc struct {
 // maxDupLinks earliest near-duplicates listed before it (a group is shown as its earliest visible
 // member, so later ones are never needed), reads at most dupScanPerWord postings per word and
 // compares at most dupVerify candidates. Copies are found earliest first, so the original of a
-// copy, listed before it, is never crowded out by other copies.
+// copy, listed before it, is never crowded out by other copies. maxDupLinks is as many as a
+// tool can read candidates of one word: a caller who may not see a copy's first few
+// near-duplicates (their backends are hidden from it) must still find the earliest one it sees
+// among the links, or the copy would take a slot of its own in its view and not in an index of
+// its tools alone. A search reads the links only up to the first visible one.
 const (
-	maxDupLinks    = 4
+	maxDupLinks    = 32
 	dupScanPerWord = 32
 	dupVerify      = 128
 )
