@@ -2,8 +2,8 @@ package gateway
 
 import (
 	"net/http"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
