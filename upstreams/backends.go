@@ -33,25 +33,27 @@ type Stream = backend.Stream
 
 // Defaults and bounds of UpstreamConfig, documented in package backend.
 const (
-	DefaultTimeout                = backend.DefaultTimeout
-	DefaultConnectTimeout         = backend.DefaultConnectTimeout
-	DefaultMaxResponseBytes       = backend.DefaultMaxResponseBytes
-	DefaultResponseHeaderTimeout  = backend.DefaultResponseHeaderTimeout
-	DefaultTokenTimeout           = backend.DefaultTokenTimeout
-	DefaultTokenRefreshBefore     = backend.DefaultTokenRefreshBefore
-	DefaultTokenLifetime          = backend.DefaultTokenLifetime
-	DefaultMaxExchangedTokens     = backend.DefaultMaxExchangedTokens
-	DefaultMaxLegacySessions      = backend.DefaultMaxLegacySessions
-	DefaultLegacySessionIdle      = backend.DefaultLegacySessionIdle
-	DefaultRetryAttempts          = backend.DefaultRetryAttempts
-	DefaultRetryBackoff           = backend.DefaultRetryBackoff
-	DefaultRetryMaxBackoff        = backend.DefaultRetryMaxBackoff
-	MaxRetryAttempts              = backend.MaxRetryAttempts
-	DefaultBreakerFailures        = backend.DefaultBreakerFailures
-	DefaultBreakerCooldown        = backend.DefaultBreakerCooldown
-	DefaultUserAgent              = backend.DefaultUserAgent
-	MaxDiscoverTTL                = backend.MaxDiscoverTTL
-	DefaultMaxResultBytesInFlight = 128 << 20 // the default of Options.MaxResultBytesInFlight
+	DefaultTimeout                 = backend.DefaultTimeout
+	DefaultConnectTimeout          = backend.DefaultConnectTimeout
+	DefaultMaxResponseBytes        = backend.DefaultMaxResponseBytes
+	DefaultMaxNotificationsPerCall = backend.DefaultMaxNotificationsPerCall
+	DefaultIdleConnTimeout         = backend.DefaultIdleConnTimeout
+	DefaultResponseHeaderTimeout   = backend.DefaultResponseHeaderTimeout
+	DefaultTokenTimeout            = backend.DefaultTokenTimeout
+	DefaultTokenRefreshBefore      = backend.DefaultTokenRefreshBefore
+	DefaultTokenLifetime           = backend.DefaultTokenLifetime
+	DefaultMaxExchangedTokens      = backend.DefaultMaxExchangedTokens
+	DefaultMaxLegacySessions       = backend.DefaultMaxLegacySessions
+	DefaultLegacySessionIdle       = backend.DefaultLegacySessionIdle
+	DefaultRetryAttempts           = backend.DefaultRetryAttempts
+	DefaultRetryBackoff            = backend.DefaultRetryBackoff
+	DefaultRetryMaxBackoff         = backend.DefaultRetryMaxBackoff
+	MaxRetryAttempts               = backend.MaxRetryAttempts
+	DefaultBreakerFailures         = backend.DefaultBreakerFailures
+	DefaultBreakerCooldown         = backend.DefaultBreakerCooldown
+	DefaultUserAgent               = backend.DefaultUserAgent
+	MaxDiscoverTTL                 = backend.MaxDiscoverTTL
+	DefaultMaxResultBytesInFlight  = 128 << 20 // the default of Options.MaxResultBytesInFlight
 )
 
 // Values of UpstreamConfig.Protocol and of UpstreamConfig.Auth.Type (see package backend).

@@ -199,6 +199,23 @@ type UpstreamConfig struct {
 	Headers map[string]Secret `yaml:"headers"`
 	// Auth makes the gateway get an OAuth token for this backend.
 	Auth UpstreamAuth `yaml:"auth"`
+	// CaseInsensitivePaths says the backend's resource URIs name paths it compares without
+	// regard to case (files on macOS or Windows): policy rules, tool sets, interceptor and
+	// guardrail rules then match its resource URIs case-folded (Unicode simple case folding), so a deny of file:///srv/secret/** also hides
+	// file:///SRV/Secret/x, and an allow grants every case variant of what it names. Default
+	// false: URIs are compared exactly, which on such a backend lets a case variant pass a deny.
+	CaseInsensitivePaths bool `yaml:"caseInsensitivePaths"`
+}
+
+// caseInsensitiveUpstreams names the backends of ups whose resource paths are case-insensitive.
+func caseInsensitiveUpstreams(ups []UpstreamConfig) []string {
+	var out []string
+	for _, u := range ups {
+		if u.CaseInsensitivePaths {
+			out = append(out, u.Name)
+		}
+	}
+	return out
 }
 
 // UpstreamAuth is upstreams.AuthConfig with the client secret given as a secret.
@@ -384,7 +401,7 @@ func (c *Config) validate() error {
 		}
 		errs = append(errs, c.validatePinKeys()...)
 	}
-	if _, err := c.compileRateLimits(nil); err != nil {
+	if _, err := c.compileRateLimits(nil, nil); err != nil {
 		errs = append(errs, err)
 	}
 	for _, r := range c.secretRefs() {

@@ -66,7 +66,9 @@ type Redis struct {
 	recPut, recSwap, recDelete *redis.Script
 	// replay records single-use ids per owner (replay.go).
 	replay *redis.Script
-	closed atomic.Bool
+	// replayGet is replayScript with a read of one more key (FirstUseGet).
+	replayGet *redis.Script
+	closed    atomic.Bool
 	// brk skips Redis while it is failing, so that a hanging Redis costs each request nothing
 	// rather than a timeout (see RedisBreaker).
 	brk       *breaker
@@ -105,8 +107,9 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		lease:  redis.NewScript(leaseScript),
 		hold:   redis.NewScript(holdScript),
 
-		release: redis.NewScript(releaseScript),
-		replay:  redis.NewScript(replayScript),
+		release:   redis.NewScript(releaseScript),
+		replay:    redis.NewScript(replayScript),
+		replayGet: redis.NewScript(replayGetScript),
 
 		recPut:    redis.NewScript(recPutScript),
 		recSwap:   redis.NewScript(recSwapScript),

@@ -202,7 +202,7 @@ func newCredentials(name string, cfg AuthConfig, rt http.RoundTripper, now func(
 			DialContext:         (&net.Dialer{Timeout: DefaultConnectTimeout, KeepAlive: tcpKeepAlive}).DialContext,
 			ForceAttemptHTTP2:   true,
 			MaxIdleConnsPerHost: 4,
-			IdleConnTimeout:     idleConnTimeout,
+			IdleConnTimeout:     DefaultIdleConnTimeout,
 			TLSHandshakeTimeout: DefaultConnectTimeout,
 		}
 	}

@@ -87,6 +87,7 @@ type Stream struct {
 	start      time.Time
 	once       sync.Once
 	dropped    int // notifications not relayed (resources the caller may not see)
+	relayed    int // notifications returned by Next, at most b.maxNotes
 }
 
 // Call forwards c to the backend, whose name c.Target.Upstream is, and returns the response
@@ -329,6 +330,9 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 			err = fmt.Errorf("%w: %s: request %q on a response stream", wire.ErrBadResponse, s.b.name, m.Method)
 		default:
 			if p, ok := s.rw.Notification(m.Method, m.Params); ok {
+				if s.overNotes() {
+					continue
+				}
 				if sameBytes(p, m.Params) && isCanonicalNotification(data, m.Method, p) {
 					return data, false, nil // what would be rendered is what was read
 				}
@@ -343,6 +347,21 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 		s.fail(err)
 		return nil, false, err
 	}
+}
+
+// overNotes reports whether the call has relayed as many notifications as the backend's
+// bound (Config.MaxNotificationsPerCall), counting the one about to be relayed otherwise. One
+// over the bound is dropped and counted, never an error: the call goes on to its response,
+// which the backend's timeout bounds like the reading of what it drops.
+func (s *Stream) overNotes() bool {
+	if s.relayed < s.b.maxNotes {
+		s.relayed++
+		return false
+	}
+	if f := s.b.env.NotificationDropped; f != nil {
+		f(s.b.name)
+	}
+	return true
 }
 
 // notificationHead is how jsonrpc.AppendNotification starts a notification whose method needs
