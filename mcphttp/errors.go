@@ -63,6 +63,9 @@ var statusForCode = map[int]int{
 	jsonrpc.CodeRateLimited:                     http.StatusTooManyRequests,
 	jsonrpc.CodeRateLimitedDraft:                http.StatusTooManyRequests,
 	jsonrpc.CodeUnavailable:                     http.StatusServiceUnavailable,
+	// A backend's refusal of the caller before anything is sent (a token-exchange backend
+	// that does not take the caller's issuer).
+	jsonrpc.CodeUnauthorized: http.StatusForbidden,
 }
 
 // rpcError builds the *Error for a JSON-RPC error the gateway raises, with the status the table
@@ -78,6 +81,8 @@ func rpcError(e *jsonrpc.Error) *Error {
 		outcome = outcomeInternal
 	case e.Code == jsonrpc.CodeRateLimited, e.Code == jsonrpc.CodeRateLimitedDraft:
 		outcome = outcomeRateLimited
+	case e.Code == jsonrpc.CodeUnauthorized:
+		outcome = outcomeDenied
 	}
 	return &Error{Status: status, RPC: e, Outcome: outcome}
 }

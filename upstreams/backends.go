@@ -16,6 +16,10 @@ type UpstreamConfig = backend.Config
 // TLSConfig is the TLS setting of one backend (see backend.TLSConfig).
 type TLSConfig = backend.TLSConfig
 
+// SubjectKey is the key of what a token-exchange backend answered for the caller's token
+// (backend.SubjectKey): compute it once per request and pass it beside the token.
+func SubjectKey(token string) string { return backend.SubjectKey(token) }
+
 // AuthConfig is how the gateway authenticates to one backend with OAuth (see backend.AuthConfig).
 type AuthConfig = backend.AuthConfig
 

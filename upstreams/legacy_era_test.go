@@ -108,7 +108,7 @@ func TestEraDoesNotFlipOnTransientAnswers(t *testing.T) {
 	b := r.byName["alpha"]
 	alice, _ := as.iss.Mint(devissuer.Claims{"sub": "alice"})
 	ctx := context.Background()
-	call := func() error { return callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice") }
+	call := func() error { return callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, as.iss.URL()+"#alice") }
 	if err := call(); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestEraUnknownStaysUnknownOnTransientAnswers(t *testing.T) {
 	for _, status := range []int{http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusBadRequest, http.StatusBadGateway} {
 		proxy.fail(status, false)
 		clock.Skip(time.Minute) // past the previous failure's backoff: this one is probed
-		if err := callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice"); err == nil {
+		if err := callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, as.iss.URL()+"#alice"); err == nil {
 			t.Fatalf("HTTP %d: the call succeeded through a failing proxy", status)
 		}
 		if e := b.Era(); e != era.Unknown {
@@ -174,7 +174,7 @@ func TestEraUnknownStaysUnknownOnTransientAnswers(t *testing.T) {
 	}
 	proxy.fail(0, false)
 	clock.Skip(time.Minute)
-	if err := callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice"); err != nil {
+	if err := callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, as.iss.URL()+"#alice"); err != nil {
 		t.Fatal(err)
 	}
 	if b.Era() != era.Modern {
@@ -202,7 +202,7 @@ func TestEraRelearnedFromNamedAnswers(t *testing.T) {
 	b := r.byName["alpha"]
 	alice, _ := as.iss.Mint(devissuer.Claims{"sub": "alice"})
 	ctx := context.Background()
-	call := func() error { return callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice") }
+	call := func() error { return callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, as.iss.URL()+"#alice") }
 	if err := call(); err != nil || b.Era() != era.Modern {
 		t.Fatalf("modern backend: err %v, era %d", err, b.Era())
 	}

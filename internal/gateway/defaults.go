@@ -109,6 +109,8 @@ func configDefaults() map[string]any {
 		"userOAuth.consentTTL":     uo.ConsentTTL,
 		"userOAuth.clientName":     uo.ClientName,
 		"userOAuth.maxRecordBytes": vault.DefaultMaxRecordBytes,
+		"userOAuth.recordIdle":     uo.RecordIdle,
+		"userOAuth.recordMaxAge":   uo.RecordMaxAge,
 
 		"interceptors[].mode":                   string(ic.Mode),
 		"interceptors[].timeout":                ic.Timeout,

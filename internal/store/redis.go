@@ -62,8 +62,9 @@ type Redis struct {
 	lease  *redis.Script
 	// hold and release keep hold budgets (hold.go).
 	hold, release *redis.Script
-	// recPut, recSwap and recDelete change Records (records.go).
-	recPut, recSwap, recDelete *redis.Script
+	// recGet, recPut, recSwap, recDelete and recAdopt are the scripts of Records
+	// (records_redis.go).
+	recGet, recTouch, recPut, recSwap, recDelete, recAdopt *redis.Script
 	// replay records single-use ids per owner (replay.go).
 	replay *redis.Script
 	// replayGet is replayScript with a read of one more key (FirstUseGet).
@@ -111,6 +112,9 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		replay:    redis.NewScript(replayScript),
 		replayGet: redis.NewScript(replayGetScript),
 
+		recGet:    redis.NewScript(recGetScript),
+		recTouch:  redis.NewScript(recTouchScript),
+		recAdopt:  redis.NewScript(recAdoptScript),
 		recPut:    redis.NewScript(recPutScript),
 		recSwap:   redis.NewScript(recSwapScript),
 		recDelete: redis.NewScript(recDeleteScript),

@@ -66,6 +66,9 @@ func (l *legacyState) pool(b *Backend, o *Request) (*legacy.Pool, func(), error)
 	if o.Subject == "" {
 		return nil, nil, fmt.Errorf("%w: %w: %s: no caller token to exchange", wire.ErrUnavailable, ErrCredentials, b.name)
 	}
+	if err := b.creds.checkSubjectIssuer(o); err != nil {
+		return nil, nil, err
+	}
 	return l.bridge.CallerPool(callerKey(o))
 }
 
