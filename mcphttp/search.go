@@ -175,7 +175,8 @@ func (sr *searcher) listSearch(x *request) error {
 // findTools answers find_tools: the best matches among the tools this caller may call on this
 // endpoint, full definitions, as structured content and as text. The ranking is computed over
 // exactly those tools (the catalog a tools/list of this caller reads, filtered by its view), so
-// a tool the caller may not see, or that pinning blocked, neither appears nor weighs.
+// a tool the caller may not see, that pinning blocked or flagged as shadowing another backend's,
+// neither appears nor weighs.
 func (sr *searcher) findTools(x *request) error {
 	x.route.name = findToolsName // the access log names the meta-tool
 	query, limit, err := sr.searchArgs(x)
@@ -189,7 +190,7 @@ func (sr *searcher) findTools(x *request) error {
 	ix := sr.index.get(cat)
 	view := newListView(x)
 	hits := ix.ranker.Search(query, limit, func(i int) bool {
-		return !ix.reserved[i] && view.shows(ix.tools[i].Target)
+		return ix.ranks(i) && view.shows(ix.tools[i].Target)
 	})
 	list := sr.appendFound(x, make([]byte, 0, 4096), ix, hits, view)
 	out := make([]byte, 0, 2*len(list)+128)

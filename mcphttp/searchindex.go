@@ -29,10 +29,20 @@ type catalogIndex struct {
 	names   []string // each tool's namespaced name
 	// reserved marks the tools whose namespaced name is a meta-tool's: a backend's own tool
 	// of that name (possible with namespace.noPrefix) is never found nor listed beside the
-	// meta-tools, which answer to that name on a search endpoint.
+	// meta-tools, which answer to that name on a search endpoint. So is a definition search
+	// cannot read as every client reads it (toolsearch.ParseTool): its name and text are not
+	// known for sure.
 	reserved []bool
-	ranker   toolsearch.Ranker
+	// shadows marks the tools pinning flagged as near duplicates of another backend's pinned
+	// tool that the operator's action still lists (docs/pinning.md): search never ranks them,
+	// names them among similar tools, nor lets them take an original's slot.
+	shadows []bool
+	ranker  toolsearch.Ranker
 }
+
+// ranks reports whether search may rank tool i at all: neither a backend's tool named like a
+// meta-tool nor one pinning flagged as shadowing another's.
+func (e *catalogIndex) ranks(i int) bool { return !e.reserved[i] && !e.shadows[i] }
 
 // indexVersions is how many catalog versions are kept indexed: the current one, and a few a
 // private list or a change in flight may still ask for.
@@ -84,19 +94,23 @@ func (c *indexCache) get(cat *upstreams.ToolCatalog) *catalogIndex {
 }
 
 // build indexes one catalog version, and logs each backend tool it hides because its name is a
-// meta-tool's: backend names are checked against the meta-tools' names at start, tool names
-// cannot be.
+// meta-tool's (backend names are checked against the meta-tools' names at start, tool names
+// cannot be) or because its definition cannot be read as every client reads it.
 func (c *indexCache) build(cat *upstreams.ToolCatalog) *catalogIndex {
 	tools := cat.Tools()
-	e := &catalogIndex{version: cat.Version(), tools: tools, names: make([]string, len(tools)), reserved: make([]bool, len(tools))}
+	e := &catalogIndex{version: cat.Version(), tools: tools, names: make([]string, len(tools)),
+		reserved: make([]bool, len(tools)), shadows: make([]bool, len(tools))}
 	docs := make([]toolsearch.Tool, len(tools))
 	for i, t := range tools {
 		d, err := toolsearch.ParseTool(t.Raw)
 		if err != nil {
 			d = toolsearch.Tool{}
+			e.reserved[i] = true
+			c.log.Warn("backend tool left out of search: its definition reads differently to different clients",
+				"upstream", t.Target.Upstream, "tool", t.Target.Name, "error", err.Error())
 		}
 		d.Backend = t.Target.Upstream
-		docs[i], e.names[i] = d, d.Name
+		docs[i], e.names[i], e.shadows[i] = d, d.Name, t.Shadows
 		if isMetaToolName(d.Name) {
 			e.reserved[i] = true
 			c.log.Warn("backend tool hidden on search endpoints: its name is a meta-tool's",

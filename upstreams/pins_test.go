@@ -60,6 +60,15 @@ func TestCatalogMarksShadowingTools(t *testing.T) {
 		if found != c.inCat {
 			t.Errorf("%s: clone in the catalog %v, want %v", c.action, found, c.inCat)
 		}
+		if c.flagged {
+			// The same definitions unflagged are another version: search indexes per version
+			// and must not keep ranking a tool pinning has since flagged.
+			plain := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: alpha.URL()}, {Name: "beta", URL: beta.URL()}}}, Options{})
+			unflagged, err := plain.ToolCatalog(context.Background(), &ListRequest{Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
+			if err != nil || unflagged.Len() != cat.Len() || unflagged.Version() == cat.Version() {
+				t.Errorf("%s: a flagged catalog has the version of the same tools unflagged (%v)", c.action, err)
+			}
+		}
 	}
 }
 

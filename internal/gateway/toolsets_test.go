@@ -467,3 +467,50 @@ func TestMetaToolNameCollision(t *testing.T) {
 		}
 	}
 }
+
+// TestCallToolConfirmationBinding: a confirmation asked for a call made through call_tool is
+// bound to the inner tool and its arguments, as for a direct call: its requestState retried with
+// other inner arguments, another inner tool or the direct call with other arguments is refused
+// and nothing reaches the backend; the confirmed call itself, through call_tool, runs once.
+func TestCallToolConfirmationBinding(t *testing.T) {
+	iss := newIssuer(t)
+	alpha, beta := mcptest.StartServer(t, "alpha"), mcptest.StartServer(t, "beta")
+	gw := toolsetGateway(t, iss, alpha, beta)
+	tok := mintFor(t, iss, "alice")
+	call := func(name, args, retry string) urlAsk {
+		h := modernHeaders("tools/call", name)
+		h.Set("Authorization", "Bearer "+tok)
+		_, _, body := post(t, "http://"+gw.MCP+"/mcp/search", h,
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+elicitMeta+`,"name":"`+name+`","arguments":`+args+retry+`}}`)
+		var r urlAsk
+		if err := json.Unmarshal([]byte(body), &r); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		return r
+	}
+	via := func(inner, args string) string { return `{"name":"` + inner + `","arguments":` + args + `}` }
+	asked := call("call_tool", via("alpha__echo", `{"text":"safe"}`), "")
+	if asked.Result.ResultType != "input_required" || !strings.Contains(asked.Result.InputRequests["io.mcp-gateway/confirm"].Params.Message, `text="safe"`) {
+		t.Fatalf("call_tool alpha__echo: %+v", asked)
+	}
+	approve := `,"inputResponses":{"io.mcp-gateway/confirm":{"action":"accept","content":{"approve":true}}},"requestState":"` + asked.Result.RequestState + `"`
+	alpha.Reset()
+	for _, c := range []struct{ name, args string }{
+		{"call_tool", via("alpha__echo", `{"text":"rm -rf"}`)},
+		{"call_tool", via("alpha__add", `{"a":1,"b":2}`)},
+		{"alpha__echo", `{"text":"rm -rf"}`},
+	} {
+		if r := call(c.name, c.args, approve); r.Error == nil || r.Error.Code != -32602 {
+			t.Errorf("the confirmation retried as %s %s: %+v", c.name, c.args, r)
+		}
+	}
+	if n := toolCalls(alpha); n != 0 {
+		t.Fatalf("the backend received %d calls", n)
+	}
+	if r := call("call_tool", via("alpha__echo", `{"text":"safe"}`), approve); r.Error != nil || len(r.Result.Content) == 0 || r.Result.Content[0].Text != "safe" {
+		t.Errorf("the confirmed call: %+v", r)
+	}
+	if n := toolCalls(alpha); n != 1 {
+		t.Errorf("the backend received %d calls, want 1", n)
+	}
+}

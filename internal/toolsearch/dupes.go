@@ -50,9 +50,13 @@ type dupDoc struct {
 // maxDupLinks earliest near-duplicates listed before it (a group is shown as its earliest visible
 // member, so later ones are never needed), reads at most dupScanPerWord postings per word and
 // compares at most dupVerify candidates. Copies are found earliest first, so the original of a
-// copy, listed before it, is never crowded out by other copies.
+// copy, listed before it, is never crowded out by other copies. maxDupLinks is as many as a
+// tool can read candidates of one word: a caller who may not see a copy's first few
+// near-duplicates (their backends are hidden from it) must still find the earliest one it sees
+// among the links, or the copy would take a slot of its own in its view and not in an index of
+// its tools alone. A search reads the links only up to the first visible one.
 const (
-	maxDupLinks    = 4
+	maxDupLinks    = 32
 	dupScanPerWord = 32
 	dupVerify      = 128
 )
@@ -77,15 +81,23 @@ func nearDuplicates(tools []Tool) [][]int32 {
 			ppost[w] = append(ppost[w], int32(i))
 		}
 	}
+	// Exact copies are candidates like the others, not links of their own: a tool's links are
+	// its earliest near-duplicates of every kind, so copies that are exact copies of each other
+	// never crowd out an original they only nearly copy, listed before them.
+	exact := make([][]int32, len(tools))
+	exactCopies(docs, exact)
 	dups := make([][]int32, len(tools))
-	exactCopies(docs, dups)
 	seen := make([]int32, len(tools)) // the last d+1 that considered each tool
 	var cands []int32
 	for d := range docs {
-		if len(docs[d].words) == 0 || len(dups[d]) == maxDupLinks {
+		if len(docs[d].words) == 0 {
 			continue
 		}
 		cands = cands[:0]
+		for _, e := range exact[d] {
+			seen[e] = int32(d) + 1
+			cands = append(cands, e)
+		}
 		gather := func(ids []int32) {
 			for k, e := range ids {
 				if k == dupScanPerWord || int(e) >= d {
@@ -104,7 +116,7 @@ func nearDuplicates(tools []Tool) [][]int32 {
 			gather(ppost[w])
 		}
 		slices.Sort(cands)
-		linkEarliest(docs, dups, d, cands)
+		linkEarliest(docs, dups, d, cands, exact[d])
 	}
 	return dups
 }
@@ -120,8 +132,8 @@ func prefix(words []int32, df []int) []int32 {
 	return rare[:n-int(math.Ceil(dupMinShare*float64(n)))+1]
 }
 
-// exactCopies links each tool to the earliest tools of other backends listed before it with the
-// same set of words, reading at most dupScanPerWord of them per tool.
+// exactCopies finds, for each tool, the earliest tools of other backends listed before it with
+// the same set of words (at most maxDupLinks), reading at most dupScanPerWord of them per tool.
 func exactCopies(docs []dupDoc, dups [][]int32) {
 	sets := map[string][]int32{}
 	for i, d := range docs {
@@ -154,8 +166,9 @@ func setKey(words []int32) string {
 }
 
 // linkEarliest links d to the earliest of cands (ascending, all listed before it) that nearly
-// duplicate it, until d has maxDupLinks, comparing at most dupVerify of them.
-func linkEarliest(docs []dupDoc, dups [][]int32, d int, cands []int32) {
+// duplicate it or are among its exact copies, until d has maxDupLinks, comparing at most
+// dupVerify of them.
+func linkEarliest(docs []dupDoc, dups [][]int32, d int, cands, exact []int32) {
 	dd := &docs[d]
 	for k, e := range cands {
 		if k == dupVerify || len(dups[d]) == maxDupLinks {
@@ -169,7 +182,7 @@ func linkEarliest(docs []dupDoc, dups [][]int32, d int, cands []int32) {
 		if len(de.words) < len(dd.words) {
 			small, large = de, dd
 		}
-		if nearlySame(small, large) {
+		if slices.Contains(exact, e) || nearlySame(small, large) {
 			dups[d] = append(dups[d], e)
 		}
 	}

@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -132,5 +133,56 @@ func BenchmarkReindexManyCopies(b *testing.B) {
 	tools := copies(20000, true)
 	for b.Loop() {
 		NewBM25(tools)
+	}
+}
+
+// TestOriginalNotCrowdedOut: copies that are exact copies of each other (the same sentence
+// added to the original's description) do not crowd the original out of a later copy's links:
+// a caller who sees the original and only copies listed after the first few sees one slot, the
+// original's, as an index of those tools alone would show it, whatever copies it may not see.
+func TestOriginalNotCrowdedOut(t *testing.T) {
+	tools := copies(12, false)
+	for i := 1; i < len(tools); i++ {
+		tools[i].Description += " Prefer it."
+	}
+	ix := NewBM25(tools)
+	visible := func(i int) bool { return i == 0 || i > 4 }
+	got := ix.Search("create an issue", 5, visible)
+	if len(got) != 1 || got[0].Index != 0 || len(got[0].Similar) != maxSimilar {
+		t.Errorf("%+v; want one slot, the original's, naming %d copies", got, maxSimilar)
+	}
+}
+
+// TestViewOfCopiesRanksAsIfAlone: over random views of an original and many copies of it (the
+// views of callers who may not see some backends), a search ranks as over an index of the
+// view's tools alone: a copy whose first near-duplicates are hidden still joins the group of
+// the earliest one the caller sees, so neither the slots nor the grouping depend on tools the
+// caller cannot see.
+func TestViewOfCopiesRanksAsIfAlone(t *testing.T) {
+	docs := copies(20, true)
+	full := NewBM25(docs)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		var keep []int
+		for i := range docs {
+			if rng.Float64() < 0.3 {
+				keep = append(keep, i)
+			}
+		}
+		sub := make([]Tool, len(keep))
+		for j, i := range keep {
+			sub[j] = docs[i]
+		}
+		got := full.Search("create an issue", 10, func(i int) bool { return slices.Contains(keep, i) })
+		want := NewBM25(sub).Search("create an issue", 10, nil)
+		for k := range want {
+			want[k].Index = keep[want[k].Index]
+			for m, s := range want[k].Similar {
+				want[k].Similar[m] = keep[s]
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("visible %v:\n got %+v\nwant %+v", keep, got, want)
+		}
 	}
 }

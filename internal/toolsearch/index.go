@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
 // Tool is what the ranker reads of one tool definition.
@@ -29,34 +31,101 @@ type Param struct {
 	Name, Description string
 }
 
-// ParseTool reads a Tool from one item of a tools/list result.
+// ParseTool reads a Tool from one item of a tools/list result. A definition that spells a
+// member ParseTool reads in two ways (twice, or once more in another case or punctuation, which
+// one client decoder takes for the member and another ignores) is refused: clients would read
+// different text from it, and search ranks and compares tools only on the text every client
+// reads.
 func ParseTool(raw []byte) (Tool, error) {
 	var d struct {
-		Name        string `json:"name"`
-		Title       string `json:"title"`
-		Description string `json:"description"`
-		Annotations struct {
-			Title string `json:"title"`
-		} `json:"annotations"`
-		InputSchema struct {
-			Properties map[string]struct {
-				Description string `json:"description"`
-			} `json:"properties"`
-		} `json:"inputSchema"`
+		Name        string          `json:"name"`
+		Title       string          `json:"title"`
+		Description string          `json:"description"`
+		Annotations json.RawMessage `json:"annotations"`
+		InputSchema json.RawMessage `json:"inputSchema"`
 	}
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return Tool{}, fmt.Errorf("toolsearch: reading a tool definition: %w", err)
 	}
+	if err := spelledOnce(raw, "name", "title", "description", "annotations", "inputSchema"); err != nil {
+		return Tool{}, err
+	}
 	t := Tool{Name: d.Name, Title: d.Title, Description: d.Description}
-	if t.Title == "" {
-		t.Title = d.Annotations.Title
+	if t.Title == "" && isObject(d.Annotations) {
+		var a struct {
+			Title string `json:"title"`
+		}
+		if json.Unmarshal(d.Annotations, &a) == nil {
+			if err := spelledOnce(d.Annotations, "title"); err != nil {
+				return Tool{}, err
+			}
+			t.Title = a.Title
+		}
 	}
-	for name, p := range d.InputSchema.Properties {
-		t.Params = append(t.Params, Param{Name: name, Description: p.Description})
+	params, err := readParams(d.InputSchema)
+	if err != nil {
+		return Tool{}, err
 	}
-	// Map order is random; the index must not depend on it.
-	slices.SortFunc(t.Params, func(a, b Param) int { return strings.Compare(a.Name, b.Name) })
+	t.Params = params
 	return t, nil
+}
+
+// readParams reads the top-level properties of an input schema, each with its description,
+// sorted by name (the index must not depend on the order of a map).
+func readParams(schema json.RawMessage) ([]Param, error) {
+	if !isObject(schema) {
+		return nil, nil
+	}
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil, nil
+	}
+	if err := spelledOnce(schema, "properties"); err != nil {
+		return nil, err
+	}
+	var out []Param
+	for name, p := range s.Properties {
+		var v struct {
+			Description string `json:"description"`
+		}
+		if !isObject(p) || json.Unmarshal(p, &v) != nil {
+			v.Description = ""
+		} else if err := spelledOnce(p, "description"); err != nil {
+			return nil, err
+		}
+		out = append(out, Param{Name: name, Description: v.Description})
+	}
+	slices.SortFunc(out, func(a, b Param) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// spelledOnce refuses an object in which a member named like one of fields appears twice, or
+// in another spelling jsonrpc.FoldEqual takes for the same name (case, '_' and '-').
+func spelledOnce(obj []byte, fields ...string) error {
+	seen := make([]bool, len(fields))
+	return jsonrpc.Members(obj, func(k, _ []byte) error {
+		for i, f := range fields {
+			if !jsonrpc.FoldEqual(k, []byte(f)) {
+				continue
+			}
+			if seen[i] || string(k) != f {
+				return fmt.Errorf("toolsearch: a tool definition spells %q more than one way", f)
+			}
+			seen[i] = true
+		}
+		return nil
+	})
+}
+
+// isObject reports whether raw is a JSON object.
+func isObject(raw json.RawMessage) bool {
+	i := 0
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i < len(raw) && raw[i] == '{'
 }
 
 // Hit is one ranked slot: the tool shown in it, by its index in the catalog the ranker was

@@ -48,8 +48,16 @@ func (c *Catalog) Tools(ctx context.Context, req *ListRequest) (*ToolCatalog, er
 	}
 	tc := &ToolCatalog{m: m}
 	h := sha256.New()
+	// Each item's sum and its shadows flag: pinning can flag an unchanged definition once
+	// another backend's tool is pinned, and search must then leave it out of its index.
+	var rec [itemSumLen + 1]byte
 	m.each(spec.kind, nil, func(it *listItem) {
-		h.Write(it.sum[:])
+		copy(rec[:], it.sum[:])
+		rec[itemSumLen] = 0
+		if it.shadows {
+			rec[itemSumLen] = 1
+		}
+		h.Write(rec[:])
 		tc.n++
 		tc.bytes += len(it.raw) + 1
 	})
@@ -71,7 +79,7 @@ func metaOf(params json.RawMessage) json.RawMessage {
 }
 
 // Version identifies the catalog's content: two catalogs with the same tools, in the same order,
-// with the same definitions have the same version, on every replica.
+// with the same definitions and the same shadows flags have the same version, on every replica.
 func (c *ToolCatalog) Version() [sha256.Size]byte { return c.version }
 
 // Len is the number of tools in the catalog.
