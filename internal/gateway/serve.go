@@ -447,10 +447,12 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 		}
 	}
 	// DPoP proofs' jti: in Redis across replicas, in this process's memory store on one.
+	var answers mrtr.Answers // each caller's answered rounds, by the same records
 	if r, ok := g.store.(store.Replay); ok {
-		g.replay = r
+		g.replay, answers = r, r
 		if cfg.Redis.enabled() {
 			g.replay = countedReplay{Replay: r, rec: g.rec}
+			answers = countedReplay{Replay: r, rec: g.rec}
 		}
 	}
 	if cfg.Redis.enabled() {
@@ -467,7 +469,8 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	if err := primeEpoch(g.replays); err != nil {
 		log.Warn("shared store not reachable at start-up; confirmations fail closed until it is", "error", err)
 	}
-	g.codec, err = mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL}, g.replays, nil)
+	g.codec, err = mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL,
+		MaxAnswersPerCaller: cfg.MRTR.MaxAnswersPerCaller, Answers: answers}, g.replays, nil)
 	return err
 }
 
