@@ -36,8 +36,8 @@ func TestConcurrencyLimits(t *testing.T) {
 	}
 	c.releaseCaller("alice")
 	c.releaseCaller("bob")
-	if len(c.callers) != 0 {
-		t.Fatalf("callers map keeps %d entries after release", len(c.callers))
+	if len(c.callers.n) != 0 {
+		t.Fatalf("callers map keeps %d entries after release", len(c.callers.n))
 	}
 	if _, err := newConcurrency(-1, -1).acquireCaller("x"); err != nil {
 		t.Fatal("disabled limits refused a request")
