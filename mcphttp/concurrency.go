@@ -25,6 +25,7 @@ const (
 type concurrency struct {
 	all     chan struct{}
 	callers callerCount
+	listens callerCount // each caller's open listens (server.maxListensPerCaller)
 }
 
 // callerCount counts what each authenticated caller holds on this replica, up to limit each
@@ -59,8 +60,9 @@ func (c *callerCount) give(caller string) {
 	}
 }
 
-func newConcurrency(max, perCaller int) *concurrency {
-	c := &concurrency{callers: callerCount{limit: perCaller, n: map[string]int{}}}
+func newConcurrency(max, perCaller, listensPerCaller int) *concurrency {
+	c := &concurrency{callers: callerCount{limit: perCaller, n: map[string]int{}},
+		listens: callerCount{limit: listensPerCaller, n: map[string]int{}}}
 	if max > 0 {
 		c.all = make(chan struct{}, max)
 	}
@@ -118,6 +120,9 @@ type admission struct {
 	held   bool   // admit succeeded; release gives back what it took
 	all    bool   // an overall slot
 	caller string // the caller whose slot was taken; "" for none
+	// listen is the caller one of whose listens the whole request holds (holdListen); "" for
+	// none. An inner request of it has it too, unheld: its listens are counted as that one.
+	listen string
 }
 
 // release gives back what admission took, once; later calls do nothing.
@@ -128,6 +133,9 @@ func (a *admission) release() {
 	a.held = false
 	if a.caller != "" {
 		a.c.releaseCaller(a.caller)
+	}
+	if a.listen != "" {
+		a.c.listens.give(a.listen)
 	}
 	if a.all {
 		a.c.releaseAll()
@@ -159,5 +167,21 @@ func (s *Server) admit(x *request) error {
 		return err
 	}
 	x.admitted = a
+	return nil
+}
+
+// holdListen takes one of the caller's listens for the whole admitted request, given back with
+// its admission.
+func (a *admission) holdListen(caller string) error {
+	if !a.held || a.listen != "" {
+		return nil
+	}
+	took, ok := a.c.listens.take(caller)
+	if !ok {
+		return errTooManyListens
+	}
+	if took {
+		a.listen = caller
+	}
 	return nil
 }

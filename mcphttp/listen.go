@@ -26,12 +26,14 @@ func (x *request) listen() error {
 		return invalidParams("Invalid params: a subscriptions/listen's params are limited to " +
 			strconv.Itoa(maxListenParamsBytes) + " bytes")
 	}
-	took, ok := x.s.listening.take(x.subject())
-	if !ok {
-		return x.s.drafts.tooManyListens
-	}
-	if took {
-		defer x.s.listening.give(x.subject())
+	if x.admitted.listen == "" {
+		took, ok := x.s.inflight.listens.take(x.subject())
+		if !ok {
+			return x.s.drafts.tooManyListens
+		}
+		if took {
+			defer x.s.inflight.listens.give(x.subject())
+		}
 	}
 	if x.s.rails != nil {
 		if err := x.s.rails.checkListen(x); err != nil {

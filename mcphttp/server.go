@@ -104,10 +104,8 @@ type Server struct {
 	// rails is stage guardrails' component and the relay's checks; nil without guardrails.
 	rails    *railer
 	inflight *concurrency
-	// listening counts each caller's open listens (server.maxListensPerCaller).
-	listening callerCount
-	decodes   *decodeGate      // large bodies' strict decodes (stage decode)
-	bodies    *bodyread.Budget // request bodies being received or served
+	decodes  *decodeGate      // large bodies' strict decodes (stage decode)
+	bodies   *bodyread.Budget // request bodies being received or served
 	// writeTimeouts counts responses cut because the client did not read them in time.
 	writeTimeouts atomic.Uint64
 	now           func() time.Time
@@ -140,22 +138,21 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, errors.New("mcphttp: rate limits need a store")
 	}
 	s := &Server{
-		cfg:       cfg,
-		limits:    cfg.limits(),
-		origins:   newOriginPolicy(cfg, deps.Loopback),
-		handlers:  newHandlers(),
-		inflight:  newConcurrency(cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller),
-		listening: callerCount{limit: cfg.MaxListensPerCaller, n: map[string]int{}},
-		decodes:   newDecodeGate(),
-		bodies:    bodyread.NewBudget(cfg.MaxBodyBytesInFlight),
-		backends:  deps.Backends,
-		listens:   upstreams.NewListens(deps.Backends),
-		log:       deps.Logger,
-		metrics:   deps.Metrics,
-		tracer:    deps.Tracer,
-		auth:      deps.Auth,
-		rate:      deps.RateLimits,
-		now:       deps.Clock,
+		cfg:      cfg,
+		limits:   cfg.limits(),
+		origins:  newOriginPolicy(cfg, deps.Loopback),
+		handlers: newHandlers(),
+		inflight: newConcurrency(cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller, cfg.MaxListensPerCaller),
+		decodes:  newDecodeGate(),
+		bodies:   bodyread.NewBudget(cfg.MaxBodyBytesInFlight),
+		backends: deps.Backends,
+		listens:  upstreams.NewListens(deps.Backends),
+		log:      deps.Logger,
+		metrics:  deps.Metrics,
+		tracer:   deps.Tracer,
+		auth:     deps.Auth,
+		rate:     deps.RateLimits,
+		now:      deps.Clock,
 	}
 	if s.now == nil {
 		s.now = time.Now

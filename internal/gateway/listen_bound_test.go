@@ -15,8 +15,8 @@ import (
 // TestListensBoundedPerCaller: a listen keeps its subscriptions and a queue for as long as the
 // caller's token lasts, so one caller holds at most server.maxListensPerCaller of them on a
 // replica, a pre-2026 client's GET streams included, and a listen's params are at most 64 KiB.
-// Past the bound a listen is refused with 429 -32012 and Retry-After (a GET stream over it ends
-// at once); another caller listens meanwhile, and a listen closed gives its place back.
+// Past the bound a listen, or a GET stream, is refused with 429 -32012 and Retry-After; another
+// caller listens meanwhile, and a listen closed gives its place back.
 func TestListensBoundedPerCaller(t *testing.T) {
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha", mcptest.WithSubscriptions())
@@ -82,9 +82,12 @@ func TestListensBoundedPerCaller(t *testing.T) {
 		!strings.Contains(body, "Too many open listens") || hdr.Get("Retry-After") == "" {
 		t.Fatalf("alice's third stream: %d, Retry-After %q: %.300s", status, hdr.Get("Retry-After"), body)
 	}
-	// A GET stream over the bound starts (its headers come first) and ends at once.
-	if b, err := io.ReadAll(openGet().Body); err != nil || strings.Contains(string(b), "data:") {
-		t.Fatalf("alice's GET stream over her bound: %v %q", err, b)
+	// A GET stream over the bound is refused before it starts.
+	if res := openGet(); res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		b, _ := io.ReadAll(res.Body)
+		t.Fatalf("alice's GET stream over her bound: %d %.300s", res.StatusCode, b)
+	} else if b, _ := io.ReadAll(res.Body); !strings.Contains(string(b), "Too many open listens") {
+		t.Fatalf("alice's GET stream over her bound: %.300s", b)
 	}
 	if !acknowledged(listen(t, t.Context(), gw, subs, bob)) {
 		t.Fatal("bob's listen was not served while alice is at her bound")
