@@ -40,6 +40,9 @@ type Options struct {
 	// so a reload needs no network call for them and keeps their keys while the issuer is
 	// unreachable. Nil: every issuer starts unfetched.
 	Previous *Authenticator
+	// CaseInsensitive are the backends whose resource paths are case-insensitive: the policy
+	// matches their resource URIs case-folded (Policy.SetCaseInsensitive).
+	CaseInsensitive []string
 }
 
 // ErrNoAudience is returned by New when an issuer has no audience and
@@ -84,7 +87,7 @@ func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {
 		dpopModes: make(map[string]string, len(cfg.Issuers)),
 	}
 	if cfg.TokenCacheSize > 0 {
-		a.cache = newTokenCache(cfg.TokenCacheSize)
+		a.cache = newTokenCache(cfg.TokenCacheSize, cfg.TokenCachePerCaller)
 	}
 	for _, ic := range cfg.Issuers {
 		is, err := newIssuer(cfg, ic, opts)
@@ -118,6 +121,9 @@ func withDefaults(cfg Config, opts Options) (Config, Options) {
 	}
 	if cfg.TokenCacheSize == 0 {
 		cfg.TokenCacheSize = DefaultTokenCacheSize
+	}
+	if cfg.TokenCachePerCaller == 0 {
+		cfg.TokenCachePerCaller = DefaultTokenCachePerCaller
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

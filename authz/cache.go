@@ -3,6 +3,7 @@ package authz
 import (
 	"crypto/sha256"
 	"hash"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,30 +34,40 @@ import (
 //
 // Eviction is CLOCK (second chance): a hit only sets a flag, so the hot path
 // allocates nothing; inserts reuse expired entries first, then the first one
-// not used since the hand last passed.
+// not used since the hand last passed. Each caller (issuer and subject) holds
+// at most perCaller entries: a caller's token past that bound takes the slot
+// of the same caller's oldest entry, so one caller presenting many valid
+// tokens evicts only its own.
 type tokenCache struct {
 	index  sync.Map // [sha256.Size]byte → *cacheEntry
 	hashes sync.Pool
 
-	mu   sync.Mutex
-	ring []*cacheEntry // every indexed entry, at its slot; len ≤ size
-	size int
-	hand int
+	mu        sync.Mutex
+	ring      []*cacheEntry // every indexed entry, at its slot; len ≤ size
+	size      int
+	hand      int
+	perCaller int
+	callers   map[cacheOwner][]*cacheEntry // each caller's entries, oldest first
 }
 
+// cacheOwner is the caller a cached token belongs to.
+type cacheOwner struct{ issuer, subject string }
+
 type cacheEntry struct {
-	key  [sha256.Size]byte
-	p    *Principal
-	slot int // index in ring; guarded by mu
-	used atomic.Bool
+	key   [sha256.Size]byte
+	p     *Principal
+	owner cacheOwner
+	slot  int // index in ring; guarded by mu
+	used  atomic.Bool
 }
 
 // cacheInitialCap is the ring's first capacity: it grows with the tokens seen, up to size, so
 // a large tokenCacheSize reserves no memory the callers have not used.
 const cacheInitialCap = 1024
 
-func newTokenCache(size int) *tokenCache {
-	c := &tokenCache{ring: make([]*cacheEntry, 0, min(size, cacheInitialCap)), size: size}
+func newTokenCache(size, perCaller int) *tokenCache {
+	c := &tokenCache{ring: make([]*cacheEntry, 0, min(size, cacheInitialCap)), size: size,
+		perCaller: max(perCaller, 1), callers: map[cacheOwner][]*cacheEntry{}}
 	c.hashes.New = func() any { return &hashState{h: sha256.New()} }
 	return c
 }
@@ -99,22 +110,44 @@ func (c *tokenCache) get(key [sha256.Size]byte) (*Principal, bool) {
 	return e.p, true
 }
 
-// put caches p under key.
+// put caches p under key, in place of the same token's entry if there is one: in the slot of
+// the caller's oldest entry when the caller holds perCaller already, in a new slot while the ring is not full, or in the
+// slot CLOCK picks.
 func (c *tokenCache) put(key [sha256.Size]byte, p *Principal, now time.Time) {
-	e := &cacheEntry{key: key, p: p}
+	e := &cacheEntry{key: key, p: p, owner: cacheOwner{p.Issuer, p.Subject}}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if v, ok := c.index.Load(key); ok {
-		e.slot = v.(*cacheEntry).slot
+		c.drop(v.(*cacheEntry))
+	}
+	if own := c.callers[e.owner]; len(own) >= c.perCaller {
+		e.slot = own[0].slot
+		c.index.Delete(own[0].key)
+		c.forget(own[0])
 	} else if len(c.ring) < c.size {
 		e.slot = len(c.ring)
 		c.ring = append(c.ring, nil)
 	} else {
 		e.slot = c.victim(now)
 		c.index.Delete(c.ring[e.slot].key)
+		c.forget(c.ring[e.slot])
 	}
 	c.ring[e.slot] = e
 	c.index.Store(key, e)
+	c.callers[e.owner] = append(c.callers[e.owner], e)
+}
+
+// forget drops e from its caller's entries. The caller holds mu.
+func (c *tokenCache) forget(e *cacheEntry) {
+	own := c.callers[e.owner]
+	if i := slices.Index(own, e); i >= 0 {
+		own = slices.Delete(own, i, i+1)
+	}
+	if len(own) == 0 {
+		delete(c.callers, e.owner)
+		return
+	}
+	c.callers[e.owner] = own
 }
 
 // victim picks a slot to overwrite. Two sweeps always suffice: the first
@@ -135,12 +168,15 @@ func (c *tokenCache) victim(now time.Time) int {
 func (c *tokenCache) remove(key [sha256.Size]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v, ok := c.index.Load(key)
-	if !ok {
-		return
+	if v, ok := c.index.Load(key); ok {
+		c.drop(v.(*cacheEntry))
 	}
-	e := v.(*cacheEntry)
-	c.index.Delete(key)
+}
+
+// drop takes e out of the index, its caller's list and the ring. The caller holds mu.
+func (c *tokenCache) drop(e *cacheEntry) {
+	c.index.Delete(e.key)
+	c.forget(e)
 	// Move the last entry into the hole so the ring stays packed.
 	last := c.ring[len(c.ring)-1]
 	last.slot = e.slot

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,16 +16,16 @@ import (
 )
 
 func TestTokenCacheBounded(t *testing.T) {
-	c := newTokenCache(3)
+	c := newTokenCache(3, 3)
 	now := time.Unix(100, 0)
-	p := &Principal{ExpiresAt: now.Add(time.Hour)}
+	p := func(tok string) *Principal { return &Principal{Subject: tok, ExpiresAt: now.Add(time.Hour)} } // one caller each
 	toks := []string{"t1", "t2", "t3", "t4", "t5"}
 	for _, tok := range toks[:3] {
-		c.put(c.key(tok), p, now)
+		c.put(c.key(tok), p(tok), now)
 	}
 	c.get(c.key(toks[0])) // recently used: survives the next eviction
-	c.put(c.key(toks[3]), p, now)
-	c.put(c.key(toks[4]), p, now)
+	c.put(c.key(toks[3]), p(toks[3]), now)
+	c.put(c.key(toks[4]), p(toks[4]), now)
 	if c.len() != 3 {
 		t.Fatalf("len = %d, want 3", c.len())
 	}
@@ -70,7 +72,7 @@ func TestTokenCacheTampered(t *testing.T) {
 }
 
 func TestTokenCacheConcurrent(t *testing.T) {
-	c := newTokenCache(8)
+	c := newTokenCache(8, 8)
 	now := time.Unix(100, 0)
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -122,5 +124,67 @@ func TestTokenCacheKeepsNoTokens(t *testing.T) {
 				t.Errorf("a cache entry holds token %d or its signature", i)
 			}
 		}
+	}
+}
+
+// TestTokenCachePerCaller: one caller presenting many valid tokens, each verified against a real
+// issuer, pushes out only its own cached tokens, never other callers'.
+func TestTokenCachePerCaller(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}, TokenCacheSize: 8, TokenCachePerCaller: 3}, clk)
+	others := []string{mint(t, iss, devissuer.Claims{"sub": "alice"}), mint(t, iss, devissuer.Claims{"sub": "bob"})}
+	for _, tok := range others {
+		wantAuth(t, a, tok, nil, ReasonNone)
+	}
+	for i := range 40 {
+		wantAuth(t, a, mint(t, iss, devissuer.Claims{"sub": "mallory", "jti": fmt.Sprint("m", i)}), nil, ReasonNone)
+	}
+	for _, tok := range others {
+		if _, ok := a.cache.get(a.cache.key(tok)); !ok {
+			t.Fatal("another caller's tokens pushed a cached token out")
+		}
+	}
+	if n := len(a.cache.callers[cacheOwner{iss.URL(), "mallory"}]); n != 3 {
+		t.Fatalf("mallory holds %d cached tokens, want the bound of 3", n)
+	}
+	if n := a.cache.len(); n != 5 {
+		t.Fatalf("len = %d, want 5", n)
+	}
+}
+
+// TestTokenCacheInvariants: under random puts and removes by a few callers, the ring, the index
+// and the callers' lists agree, and every bound holds.
+func TestTokenCacheInvariants(t *testing.T) {
+	const size, per = 6, 2
+	c := newTokenCache(size, per)
+	now := time.Unix(100, 0)
+	r := rand.New(rand.NewPCG(3, 4))
+	for step := range 5000 {
+		tok := fmt.Sprint("t", r.IntN(20))
+		owner := fmt.Sprint("u", r.IntN(5))
+		if r.IntN(4) == 0 {
+			c.remove(c.key(tok))
+		} else {
+			c.put(c.key(tok), &Principal{Subject: owner, ExpiresAt: now.Add(time.Duration(r.IntN(3)-1) * time.Hour)}, now)
+		}
+		c.mu.Lock()
+		total := 0
+		for o, own := range c.callers {
+			if len(own) == 0 || len(own) > per {
+				t.Fatalf("step %d: %v holds %d entries", step, o, len(own))
+			}
+			total += len(own)
+		}
+		if total != len(c.ring) || len(c.ring) > size {
+			t.Fatalf("step %d: %d entries listed by caller, %d in the ring (bound %d)", step, total, len(c.ring), size)
+		}
+		for i, e := range c.ring {
+			v, ok := c.index.Load(e.key)
+			if e.slot != i || !ok || v.(*cacheEntry) != e || !slices.Contains(c.callers[e.owner], e) {
+				t.Fatalf("step %d: slot %d disagrees with the index or its caller's list", step, i)
+			}
+		}
+		c.mu.Unlock()
 	}
 }

@@ -23,6 +23,10 @@ const (
 	DefaultGroupsClaim = "groups"
 	// DefaultTokenCacheSize is the number of verified tokens kept.
 	DefaultTokenCacheSize = 10000
+	// DefaultTokenCachePerCaller is the number of verified tokens kept for one caller (issuer
+	// and subject): a client holds one or two live tokens at a time (one about to expire, its
+	// refreshed successor), a person a few clients; 16 leaves room for them all.
+	DefaultTokenCachePerCaller = 16
 	// DefaultDiscoveryRetryInterval is the least time between two failed
 	// attempts at discovery or a key-set fetch for one issuer.
 	DefaultDiscoveryRetryInterval = 5 * time.Second
@@ -75,6 +79,10 @@ type Config struct {
 	// expire, or until a key leaves their issuer's key set. Default
 	// DefaultTokenCacheSize; negative disables the cache.
 	TokenCacheSize int `yaml:"tokenCacheSize"`
+	// TokenCachePerCaller bounds the cached tokens of one caller (issuer and subject), so that
+	// one caller presenting many valid tokens pushes out only its own: past the bound, its
+	// oldest cached token makes room. Default DefaultTokenCachePerCaller.
+	TokenCachePerCaller int `yaml:"tokenCachePerCaller"`
 	// DiscoveryRetryInterval is the least time between failed fetches of an
 	// issuer's discovery document or key set; requests in between fail fast
 	// with ErrIssuerUnavailable. Default DefaultDiscoveryRetryInterval.
@@ -150,6 +158,9 @@ func (c Config) Validate() error {
 	}
 	if c.ClockSkew < 0 || c.ClockSkew > MaxClockSkew {
 		add("clockSkew", "%s: want 0s to %s", c.ClockSkew, MaxClockSkew)
+	}
+	if c.TokenCachePerCaller < 0 {
+		add("tokenCachePerCaller", "%d: want 1 or more (0 or left out: %d)", c.TokenCachePerCaller, DefaultTokenCachePerCaller)
 	}
 	for i, name := range c.ScopeClaim {
 		if name == "" {

@@ -86,7 +86,8 @@ func TestConfigValidate(t *testing.T) {
 		ResourceMetadata: ResourceMetadataConfig{
 			Resource: "https://x/mcp#f", ScopesSupported: []string{"has space"},
 		},
-		FetchTimeout: -time.Second,
+		FetchTimeout:        -time.Second,
+		TokenCachePerCaller: -1,
 		Policy: PolicyConfig{Rules: []RuleConfig{
 			{ID: "r", Effect: "maybe"},
 			{ID: "r"},
@@ -107,6 +108,7 @@ func TestConfigValidate(t *testing.T) {
 		"issuers[2].audiences[0]: empty", "clockSkew: 1h0m0s: want 0s to 5m0s", "scopeClaim[0]: empty",
 		`scopeHierarchy.a b: "a b" is not a scope`, `scopeHierarchy.a b[0]: "c\"d" is not a scope`,
 		"resourceMetadata.resource: ", "resourceMetadata.scopesSupported[0]: ", "fetchTimeout: must not be negative",
+		"tokenCachePerCaller: -1: want 1 or more",
 		`policy.rules[0].effect: rule "r": "maybe": want allow or deny`, `policy.rules[1].id: "r" is already the id of rule 0`,
 		"policy.rules[2].effect: a deny rule takes no anyScope", "policy.rules[3].tools[0]: empty pattern",
 		"policy.rules[3].claims.groups: a claim condition needs a name and at least one value",

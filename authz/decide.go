@@ -41,6 +41,8 @@ type Policy struct {
 	logger     *slog.Logger
 	// listsWithoutScopes: some rule says listWithoutScopes, so lists must ask Listing.
 	listsWithoutScopes bool
+	// caseless are the backends whose resource paths are case-insensitive (SetCaseInsensitive).
+	caseless Caseless
 }
 
 // ruleLists are rules split by effect, each in configuration order.
@@ -78,7 +80,7 @@ func NewPolicy(cfg PolicyConfig, logger *slog.Logger) (*Policy, error) {
 	for up := range p.byUpstream {
 		var l ruleLists
 		for _, r := range p.order {
-			if r.upstream.match(up) {
+			if r.upstream.match(up, r.deny) {
 				l.add(r)
 			}
 		}
@@ -144,12 +146,12 @@ func (p *Policy) Reaches(pr *Principal, upstream string) bool {
 		rules = p.wild
 	}
 	for _, r := range rules.denies {
-		if r.anyTarget && r.upstream.match(upstream) && r.issuerHolds(pr) && r.claimsHold(pr) {
+		if r.anyTarget && r.upstream.match(upstream, r.deny) && r.issuerHolds(pr) && r.claimsHold(pr) {
 			return false
 		}
 	}
 	for _, r := range rules.allows {
-		if r.upstream.match(upstream) && r.issuerHolds(pr) && r.claimsHold(pr) && (r.listed || r.scopesHold(pr)) {
+		if r.upstream.match(upstream, r.deny) && r.issuerHolds(pr) && r.claimsHold(pr) && (r.listed || r.scopesHold(pr)) {
 			return true
 		}
 	}
@@ -168,20 +170,21 @@ func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decis
 	if !ok {
 		rules = p.wild
 	}
+	name, folded := p.subject(kind, upstream, name)
 	for _, r := range rules.denies {
-		if r.targets(kind, upstream, name) && r.issuerHolds(pr) && r.claimsHold(pr) {
+		if r.targets(kind, upstream, name, folded) && r.issuerHolds(pr) && r.claimsHold(pr) {
 			return Decision{RuleID: r.id, Reason: DecisionDenied}
 		}
 	}
 	var stepUp *rule
 	for _, r := range rules.allows {
-		if !r.targets(kind, upstream, name) || !r.issuerHolds(pr) || !r.claimsHold(pr) {
+		if !r.targets(kind, upstream, name, folded) || !r.issuerHolds(pr) || !r.claimsHold(pr) {
 			continue
 		}
 		if r.scopesHold(pr) {
 			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm.Enabled(),
 				ConfirmURL: r.confirm == ConfirmURL, ConfirmFallbackClientForm: r.fallback, RateLimit: r.rateLimit,
-				RateItem: r.rateItem(kind, name), DPoPRequired: r.dpop}
+				RateItem: r.rateItem(kind, name, folded), DPoPRequired: r.dpop}
 		}
 		if stepUp == nil {
 			stepUp = r
@@ -229,12 +232,13 @@ type RuleTrace struct {
 // trace evaluates every rule in configuration order without short-cuts.
 func (p *Policy) trace(pr *Principal, kind Kind, upstream, name string) []RuleTrace {
 	out := make([]RuleTrace, 0, len(p.order))
+	name, folded := p.subject(kind, upstream, name)
 	for _, r := range p.order {
 		t := RuleTrace{RuleID: r.id, Effect: EffectAllow, RequiredScopes: r.required}
 		if r.deny {
 			t.Effect = EffectDeny
 		}
-		t.TargetMatched = r.targets(kind, upstream, name)
+		t.TargetMatched = r.targets(kind, upstream, name, folded)
 		if pr != nil {
 			t.IssuerMatched = r.issuerHolds(pr)
 			t.ClaimsMatched = r.claimsHold(pr)

@@ -44,6 +44,14 @@ type ReplayCache interface {
 	BudgetReset(ctx context.Context, owner string) (time.Duration, error)
 }
 
+// ReplaySince is a ReplayCache that also says when its memory began (see
+// DPoPOptions.MemoryBegan), read in the same round trip as the record: a proof then costs the
+// store one round trip, not two. When DPoPOptions.Replay implements it, MemoryBegan is not
+// asked. began is read after the record, and only for a first use.
+type ReplaySince interface {
+	FirstUseSince(ctx context.Context, owner, id string, ttl time.Duration, b store.ReplayBudget) (u store.Use, began time.Time, err error)
+}
+
 // DPoPOptions are the runtime dependencies of DPoP (Options.DPoP), needed when an issuer
 // accepts DPoP-bound tokens.
 type DPoPOptions struct {
@@ -102,6 +110,7 @@ type dpopState struct {
 	verifier *dpop.Verifier
 	replay   ReplayCache
 	began    func(ctx context.Context) (time.Time, error) // DPoPOptions.MemoryBegan
+	since    ReplaySince                                  // replay, when it reads began itself
 	budget   store.ReplayBudget
 	algs     []string
 	// bearer: some issuer accepts bearer tokens, so challenges name Bearer too.
@@ -131,7 +140,8 @@ func newDPoPState(cfg Config, o DPoPOptions) (*dpopState, error) {
 	if count == 0 {
 		count = DefaultMaxProofsPerCaller
 	}
-	st := &dpopState{verifier: v, replay: o.Replay, began: o.MemoryBegan, algs: v.Algorithms(),
+	since, _ := o.Replay.(ReplaySince)
+	st := &dpopState{verifier: v, replay: o.Replay, began: o.MemoryBegan, since: since, algs: v.Algorithms(),
 		budget: store.ReplayBudget{Count: count, Window: 2*v.Window() + time.Second}}
 	for _, is := range cfg.Issuers {
 		st.bearer = st.bearer || cfg.dpopMode(is) != DPoPRequired
@@ -226,7 +236,7 @@ func (s *Service) recordProof(ctx context.Context, p *Principal, proof *dpop.Pro
 	d := s.dpop
 	ttl := proof.IssuedAt.Add(d.verifier.Window()+dpop.ReplicaSkew).Sub(now) + time.Second
 	owner := p.Issuer + "#" + p.Subject
-	use, err := d.replay.FirstUse(ctx, owner, proof.JKT+"."+proof.JTI, max(ttl, time.Second), d.budget)
+	use, began, err := d.firstUse(ctx, owner, proof.JKT+"."+proof.JTI, max(ttl, time.Second))
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w: %w", ErrReplayUnavailable, err)
@@ -236,26 +246,31 @@ func (s *Service) recordProof(ctx context.Context, p *Principal, proof *dpop.Pro
 		// The budget frees when the window its first proof opened ends (store.BudgetFrees).
 		return &budgetError{retryAfter: store.BudgetFrees(ctx, d.replay, owner, d.budget.Window)}
 	}
-	return d.sinceMemoryBegan(ctx, proof)
-}
-
-// sinceMemoryBegan refuses, like a replay, a proof issued before the replay store's memory
-// began: its first use may be among the records the store lost. iat has whole seconds, and the
-// proofs of the second the memory began pass: refusing them would refuse every client for up to
-// a second after each start of a new store (on the memory store, each start of the process).
-func (d *dpopState) sinceMemoryBegan(ctx context.Context, proof *dpop.Proof) error {
-	if d.began == nil {
-		return nil
-	}
-	began, err := d.began(ctx)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrReplayUnavailable, err)
-	}
 	if proof.IssuedAt.Before(began.Truncate(time.Second)) {
 		return &dpopError{code: dpop.CodeInvalidProof, reason: ReasonDPoPReplay,
 			desc: "The DPoP proof is older than the gateway's record of used proofs; send a new one"}
 	}
 	return nil
+}
+
+// firstUse records the proof's id and, for a first use, says when the replay store's memory
+// began (zero when nobody can say: no MemoryBegan). A proof issued before then is refused like
+// a replay: its first use may be among the records the store lost. iat has whole seconds, and
+// the proofs of the second the memory began pass: refusing them would refuse every client for
+// up to a second after each start of a new store (on the memory store, each start of the
+// process). With a ReplaySince store both come in one round trip; otherwise MemoryBegan is
+// asked after the record, so that a store that lost its memory in between is seen. Errors of
+// either fail closed.
+func (d *dpopState) firstUse(ctx context.Context, owner, id string, ttl time.Duration) (store.Use, time.Time, error) {
+	if d.since != nil {
+		return d.since.FirstUseSince(ctx, owner, id, ttl, d.budget)
+	}
+	use, err := d.replay.FirstUse(ctx, owner, id, ttl, d.budget)
+	if err != nil || use != store.UseFirst || d.began == nil {
+		return use, time.Time{}, err
+	}
+	began, err := d.began(ctx)
+	return use, began, err
 }
 
 // budgetError is an ErrProofBudget that knows when the caller's budget frees (RetryAfter).

@@ -78,6 +78,29 @@ func newDPoPFixture(t testing.TB, mutate func(*Config)) *dpopFixture {
 // newDPoPFixtureBegan is newDPoPFixture with DPoPOptions.MemoryBegan.
 func newDPoPFixtureBegan(t testing.TB, mutate func(*Config), began func(context.Context) (time.Time, error)) *dpopFixture {
 	t.Helper()
+	return newDPoPFixtureReplay(t, mutate, began, false)
+}
+
+// sinceReplay is a replay store that reads when its memory began with each record
+// (ReplaySince), as the gateway's store does in one round trip.
+type sinceReplay struct {
+	*store.Memory
+	began func(context.Context) (time.Time, error)
+}
+
+func (r sinceReplay) FirstUseSince(ctx context.Context, owner, id string, ttl time.Duration, b store.ReplayBudget) (store.Use, time.Time, error) {
+	u, err := r.FirstUse(ctx, owner, id, ttl, b)
+	if err != nil || u != store.UseFirst {
+		return u, time.Time{}, err
+	}
+	t, err := r.began(ctx)
+	return u, t, err
+}
+
+// newDPoPFixtureReplay is newDPoPFixtureBegan with, when since, a replay store that says when
+// its memory began itself (ReplaySince): MemoryBegan must then not be asked.
+func newDPoPFixtureReplay(t testing.TB, mutate func(*Config), began func(context.Context) (time.Time, error), since bool) *dpopFixture {
+	t.Helper()
 	f := &dpopFixture{clk: newClock()}
 	f.iss = startIssuer(t, f.clk)
 	var err error
@@ -93,7 +116,15 @@ func newDPoPFixtureBegan(t testing.TB, mutate func(*Config), began func(context.
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	f.svc, err = New(cfg, Options{ResourceURI: testResource, Now: f.clk.Now, DPoP: DPoPOptions{Replay: f.store, Keys: ring, MemoryBegan: began}})
+	opts := DPoPOptions{Replay: f.store, Keys: ring, MemoryBegan: began}
+	if since && began != nil {
+		opts.Replay = sinceReplay{Memory: f.store, began: began}
+		opts.MemoryBegan = func(context.Context) (time.Time, error) {
+			t.Error("MemoryBegan asked beside a ReplaySince store: a second round trip")
+			return time.Time{}, nil
+		}
+	}
+	f.svc, err = New(cfg, Options{ResourceURI: testResource, Now: f.clk.Now, DPoP: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +133,17 @@ func newDPoPFixtureBegan(t testing.TB, mutate func(*Config), began func(context.
 
 // TestDPoPMemoryBegan: a proof issued before the replay store's memory began is refused like a
 // replay (it may have been used in the memory the store lost), one issued in that second or
-// later is accepted, and a store that cannot say when its memory began fails closed.
+// later is accepted, and a store that cannot say when its memory began fails closed: asked
+// through MemoryBegan, or read by the replay store with the record (ReplaySince).
 func TestDPoPMemoryBegan(t *testing.T) {
+	t.Run("MemoryBegan", func(t *testing.T) { checkDPoPMemoryBegan(t, false) })
+	t.Run("ReplaySince", func(t *testing.T) { checkDPoPMemoryBegan(t, true) })
+}
+
+func checkDPoPMemoryBegan(t *testing.T, since bool) {
 	var began time.Time
 	var beganErr error
-	f := newDPoPFixtureBegan(t, nil, func(context.Context) (time.Time, error) { return began, beganErr })
+	f := newDPoPFixtureReplay(t, nil, func(context.Context) (time.Time, error) { return began, beganErr }, since)
 	h := newHolder(t)
 	tok := f.bound(t, h.jkt)
 	began = f.clk.Now().Truncate(time.Second).Add(500 * time.Millisecond) // within the proofs' second (iat)

@@ -1,16 +1,28 @@
 package authz
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
-// glob is a compiled name pattern: '*' matches any run of characters
-// (including '/' and the empty run), '?' matches exactly one byte, and every
-// other byte matches itself. There are no character classes or escapes, so
-// any string is a valid pattern and matching cannot fail.
+// glob is a compiled name pattern: '*' matches any run of characters (including '/' and the
+// empty run), '?' matches exactly one character (one UTF-8 encoded rune, however many bytes
+// it takes), and every other character matches itself. There are no character classes or
+// escapes, so any string is a valid pattern and matching cannot fail.
+//
+// Names and URIs reach policy as valid UTF-8 (the JSON reader refuses anything else and
+// resource URIs are normalised), but the matcher does not rely on it. A byte that does not
+// start a valid UTF-8 sequence is one character of its own, as utf8.DecodeRuneInString reads
+// it; a reader elsewhere may instead fold a run of such bytes into one replacement character,
+// so '?' errs on the safe side of each rule: in a deny rule it also matches a whole run of
+// invalid bytes (the deny covers every reading), in an allow rule it matches no invalid byte
+// (the allow grants no reading it did not spell out). '*' matches any run of bytes either way.
 type glob struct {
 	pattern string
 	form    globForm
-	prefix  string // globAffix: the text before the only '*'
-	suffix  string // globAffix: the text after it
+	prefix  string   // globAffix: the text before the only '*'
+	suffix  string   // globAffix: the text after it
+	tokens  []uriTok // globRunes: the pattern as tokens
 }
 
 // globForm picks the matcher at compile time. Rule patterns are mostly
@@ -19,21 +31,29 @@ type glob struct {
 type globForm uint8
 
 const (
-	globWild    globForm = iota // general: wildMatch
+	globWild    globForm = iota // '*'s and no '?': wildMatch
 	globAny                     // "*": matches everything
 	globLiteral                 // no wildcard: plain comparison
 	globAffix                   // one '*' and no '?': prefix and suffix
+	globRunes                   // has a '?': matchTokens, which reads the subject by rune
 )
 
 // Glob is a compiled policy glob, for the places outside policy that select items in the same
-// terms rules do (tool sets): '*' any run of characters, '?' one byte.
+// terms rules do (tool sets, interceptors, guardrails): '*' any run of characters, '?' one
+// character (rune).
 type Glob struct{ g glob }
 
 // CompileGlob compiles p; any string is a valid pattern.
 func CompileGlob(p string) Glob { return Glob{compileGlob(p)} }
 
-// Match reports whether s matches the glob.
-func (g Glob) Match(s string) bool { return g.g.match(s) }
+// Match reports whether s matches the glob as an allow rule reads it: '?' matches no byte of
+// an invalid UTF-8 sequence.
+func (g Glob) Match(s string) bool { return g.g.match(s, false) }
+
+// Covers reports whether s matches the glob as a deny rule reads it: '?' also matches any run
+// of bytes that are not valid UTF-8. A selection that applies a protection (a check, a
+// redaction) uses Covers, so that no reading of a malformed name escapes it.
+func (g Glob) Covers(s string) bool { return g.g.match(s, true) }
 
 func compileGlob(p string) glob {
 	g := glob{pattern: p}
@@ -43,6 +63,7 @@ func compileGlob(p string) glob {
 		case '*':
 			stars, star = stars+1, i
 		case '?':
+			g.form, g.tokens = globRunes, globTokens(p)
 			return g
 		}
 	}
@@ -57,7 +78,27 @@ func compileGlob(p string) glob {
 	return g
 }
 
-func (g glob) match(s string) bool {
+// globTokens spells a name pattern in the tokens matchTokens runs: '*' any run, '?' any one
+// character, '/' included.
+func globTokens(p string) []uriTok {
+	toks := make([]uriTok, 0, len(p))
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '*':
+			if len(toks) == 0 || toks[len(toks)-1].star != 2 {
+				toks = append(toks, uriTok{star: 2})
+			}
+		case '?':
+			toks = append(toks, uriTok{any: true, slash: true})
+		default:
+			toks = append(toks, uriTok{b: p[i]})
+		}
+	}
+	return toks
+}
+
+// match reports whether s matches; deny picks the deny-rule reading of invalid UTF-8.
+func (g glob) match(s string, deny bool) bool {
 	switch g.form {
 	case globAny:
 		return true
@@ -66,14 +107,18 @@ func (g glob) match(s string) bool {
 	case globAffix:
 		// The length check keeps prefix and suffix from overlapping in s.
 		return len(s) >= len(g.prefix)+len(g.suffix) && strings.HasPrefix(s, g.prefix) && strings.HasSuffix(s, g.suffix)
+	case globRunes:
+		return matchTokens(g.tokens, s, deny)
 	default:
 		return wildMatch(g.pattern, s)
 	}
 }
 
-// wildMatch is the linear-time greedy matcher with a single backtrack point:
-// on a mismatch it retries from the last '*' consuming one more byte, which
-// is enough because '*' is the only variable-length token.
+// wildMatch is the linear-time greedy matcher with a single backtrack point, for patterns of
+// literals and '*' only: on a mismatch it retries from the last '*' consuming one more byte,
+// which is enough because '*' is the only variable-length token. Matching bytes rather than
+// runes changes nothing here: a pattern's literal text is whole characters, so every match
+// starts and ends each '*' run on a character boundary of a valid UTF-8 subject.
 func wildMatch(p, s string) bool {
 	pi, si := 0, 0
 	star, mark := -1, 0
@@ -84,7 +129,7 @@ func wildMatch(p, s string) bool {
 		case pi < len(p) && p[pi] == '*':
 			star, mark = pi, si
 			pi++
-		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
+		case pi < len(p) && p[pi] == s[si]:
 			pi++
 			si++
 		case star >= 0:
@@ -111,11 +156,35 @@ func compileGlobs(ps []string) globs {
 	return out
 }
 
-func (gs globs) match(s string) bool {
+func (gs globs) match(s string, deny bool) bool {
 	for _, g := range gs {
-		if g.match(s) {
+		if g.match(s, deny) {
 			return true
 		}
 	}
 	return false
+}
+
+// oneChar marks in next every end of one character that starts at i of s, as a '?' reads it:
+// a valid rune (other than '/' unless slash), or for a deny rule any run of invalid bytes.
+// It reports whether it marked any.
+func oneChar(s string, i int, slash, deny bool, next []bool) bool {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	if r != utf8.RuneError || size > 1 {
+		if r == '/' && !slash {
+			return false
+		}
+		next[i+size] = true
+		return true
+	}
+	if !deny {
+		return false
+	}
+	for j := i; j < len(s); j++ {
+		if r, size := utf8.DecodeRuneInString(s[j:]); r != utf8.RuneError || size > 1 {
+			break
+		}
+		next[j+1] = true
+	}
+	return true
 }

@@ -107,7 +107,7 @@ type PolicyConfig struct {
 }
 
 // RuleConfig is one policy rule. Patterns are globs: '*' matches any run of
-// characters (including '/'), '?' one character.
+// characters (including '/'), '?' one character (one UTF-8 encoded rune, not one byte).
 type RuleConfig struct {
 	// ID names the rule in decisions and logs. Default "rule-<index>".
 	ID string `yaml:"id"`
@@ -307,16 +307,18 @@ type rule struct {
 	tools     globs
 	prompts   globs
 	resources uriGlobs
-	anyScope  []string
-	allScopes []string
-	required  []string
-	claims    []claimCond
-	issuers   []string // nil: every issuer
-	confirm   ConfirmMode
-	fallback  bool // confirm: url may fall back to a form the client answers
-	rateLimit string
-	listed    bool // listWithoutScopes
-	dpop      bool // dpop: required
+	// foldedResources are resources case-folded, for backends with case-insensitive paths.
+	foldedResources uriGlobs
+	anyScope        []string
+	allScopes       []string
+	required        []string
+	claims          []claimCond
+	issuers         []string // nil: every issuer
+	confirm         ConfirmMode
+	fallback        bool // confirm: url may fall back to a form the client answers
+	rateLimit       string
+	listed          bool // listWithoutScopes
+	dpop            bool // dpop: required
 }
 
 func compileRule(r RuleConfig, i int) rule {
@@ -328,7 +330,8 @@ func compileRule(r RuleConfig, i int) rule {
 		index: i, id: ruleID(r, i), deny: r.Effect == EffectDeny, upstream: compileGlob(up),
 		anyTarget: len(r.Tools)+len(r.Prompts)+len(r.Resources) == 0,
 		tools:     compileGlobs(r.Tools), prompts: compileGlobs(r.Prompts), resources: compileURIGlobs(r.Resources),
-		anyScope: slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
+		foldedResources: compileURIGlobs(foldAll(r.Resources)),
+		anyScope:        slices.Clone(r.AnyScope), allScopes: slices.Clone(r.AllScopes),
 		confirm: r.Confirm, fallback: r.ConfirmFallback == FallbackClientForm, rateLimit: r.RateLimit,
 		listed: r.ListWithoutScopes, dpop: r.DPoP == DPoPRequired,
 	}
@@ -352,8 +355,10 @@ func compileRule(r RuleConfig, i int) rule {
 	return cr
 }
 
-func (r *rule) targets(kind Kind, upstream, name string) bool {
-	if !r.upstream.match(upstream) {
+// targets reports whether the rule applies to the item; folded says name is a case-folded
+// resource URI, to be matched with the case-folded patterns.
+func (r *rule) targets(kind Kind, upstream, name string, folded bool) bool {
+	if !r.upstream.match(upstream, r.deny) {
 		return false
 	}
 	if r.anyTarget {
@@ -361,19 +366,23 @@ func (r *rule) targets(kind Kind, upstream, name string) bool {
 	}
 	switch kind {
 	case KindTool:
-		return r.tools.match(name)
+		return r.tools.match(name, r.deny)
 	case KindPrompt:
-		return r.prompts.match(name)
+		return r.prompts.match(name, r.deny)
 	case KindResource:
+		if folded {
+			return r.foldedResources.match(name, r.deny)
+		}
 		return r.resources.match(name, r.deny)
 	default:
 		return false
 	}
 }
 
-// rateItem is Decision.RateItem for a call of name that the rule targets; "" without a rate
-// limit. It returns strings the policy or the caller already hold: nothing is allocated.
-func (r *rule) rateItem(kind Kind, name string) string {
+// rateItem is Decision.RateItem for a call of name that the rule targets (name and folded as
+// targets had them); "" without a rate limit. It returns strings the policy or the caller
+// already hold: nothing is allocated.
+func (r *rule) rateItem(kind Kind, name string, folded bool) string {
 	if r.rateLimit == "" {
 		return ""
 	}
@@ -387,18 +396,22 @@ func (r *rule) rateItem(kind Kind, name string) string {
 	case KindPrompt:
 		gs = r.prompts
 	case KindResource:
-		for i := range r.resources.allow {
-			if r.resources.allow[i].match(name) {
-				if r.resources.allow[i].form == uriLiteral {
+		u := r.resources
+		if folded {
+			u = r.foldedResources
+		}
+		for i := range u.allow {
+			if u.allow[i].match(name) {
+				if u.allow[i].form == uriLiteral {
 					return name
 				}
-				return r.resources.deny[i].pattern
+				return u.deny[i].pattern
 			}
 		}
 		return "*"
 	}
 	for _, g := range gs {
-		if g.match(name) {
+		if g.match(name, false) {
 			if g.form == globLiteral {
 				return name
 			}

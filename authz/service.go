@@ -38,6 +38,7 @@ func New(cfg Config, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	policy.SetCaseInsensitive(opts.CaseInsensitive)
 	st, err := newDPoPState(cfg, opts.DPoP)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package authz
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/resuri"
 )
@@ -12,10 +13,10 @@ import (
 // ".." or escape can carry a URI out of what a pattern names. On top of that:
 //
 //   - In an allow rule, '*' matches any run of characters other than '/' (it stays within one
-//     path segment), '**' matches any run including '/', and '?' matches one byte other than
-//     '/'. A pattern that is exactly "*" matches every URI. So file:///public/* grants the
+//     path segment), '**' matches any run including '/', and '?' matches one character (one
+//     UTF-8 encoded rune) other than '/'. A pattern that is exactly "*" matches every URI. So file:///public/* grants the
 //     direct children of /public, file:///public/** everything under it.
-//   - In a deny rule, '*' and '**' both match any run, '/' included, and '?' any one byte, and
+//   - In a deny rule, '*' and '**' both match any run, '/' included, and '?' any one character, and
 //     the rule also covers every URI under one it matches and the URI with any query or
 //     fragment (resuri.Enclosing): deny file:///secret/* hides file:///secret/a/b and
 //     file:///secret/a?x=1, deny file:///secret hides file:///secret/key.
@@ -47,8 +48,11 @@ func (u uriGlobs) match(uri string, deny bool) bool {
 		}
 		return false
 	}
-	return u.deny.match(uri) || resuri.Enclosing(uri, u.deny.match)
+	return u.deny.covers(uri) || resuri.Enclosing(uri, u.deny.covers)
 }
+
+// covers is match with a deny rule's reading, as a func(string) bool.
+func (gs globs) covers(s string) bool { return gs.match(s, true) }
 
 // uriGlob is one allow-rule resource pattern.
 type uriGlob struct {
@@ -67,11 +71,13 @@ const (
 	uriSegment                    // prefix + "*": prefix, then no '/'
 )
 
-// uriTok is a literal byte (star 0), '?' (star 0, any), '*' (star 1) or '**' (star 2).
+// uriTok is a literal byte (star 0), '?' (star 0, any: one character, '/' only with slash),
+// '*' (star 1: a run without '/') or '**' (star 2: any run).
 type uriTok struct {
-	b    byte
-	any  bool
-	star uint8
+	b     byte
+	any   bool
+	slash bool
+	star  uint8
 }
 
 func compileURIGlob(p string) uriGlob {
@@ -118,39 +124,36 @@ func (g *uriGlob) match(s string) bool {
 	case uriSegment:
 		return strings.HasPrefix(s, g.lit) && strings.IndexByte(s[len(g.lit):], '/') < 0
 	}
-	return matchTokens(g.tokens, s)
+	return matchTokens(g.tokens, s, false)
 }
 
 // matchTokens runs the pattern as a set of positions in s (a bit per position), which bounds
-// the work by len(tokens)*len(s) whatever the pattern.
-func matchTokens(tokens []uriTok, s string) bool {
-	cur := make([]bool, len(s)+1)
-	next := make([]bool, len(s)+1)
+// the work by len(tokens)*len(s) whatever the pattern (a '?' over a run of invalid bytes in a
+// deny rule: by len(tokens)*len(s)², on input no JSON reader of the gateway lets through).
+// deny picks the deny-rule reading of invalid UTF-8 (see glob). Names and URIs are short, so
+// the position sets live on the stack.
+func matchTokens(tokens []uriTok, s string, deny bool) bool {
+	var buf [2 * 257]bool
+	var cur, next []bool
+	if len(s) < 257 {
+		cur, next = buf[:len(s)+1], buf[257:257+len(s)+1]
+	} else {
+		cur, next = make([]bool, len(s)+1), make([]bool, len(s)+1)
+	}
 	cur[0] = true
 	for _, t := range tokens {
 		clear(next)
 		live := false
 		switch t.star {
-		case 2:
-			run := false
-			for i := 0; i <= len(s); i++ {
-				run = run || cur[i]
-				next[i] = run
-				live = live || run
-			}
-		case 1:
-			run := false
-			for i := 0; i <= len(s); i++ {
-				run = run || cur[i]
-				next[i] = run
-				live = live || run
-				if i < len(s) && s[i] == '/' {
-					run = false
-				}
-			}
+		case 1, 2:
+			live = starRun(s, cur, next, t.star == 1)
 		default:
 			for i := 0; i < len(s); i++ {
-				if cur[i] && (t.any && s[i] != '/' || !t.any && s[i] == t.b) {
+				switch {
+				case !cur[i]:
+				case t.any:
+					live = oneChar(s, i, t.slash, deny, next) || live
+				case s[i] == t.b:
 					next[i+1] = true
 					live = true
 				}
@@ -162,6 +165,27 @@ func matchTokens(tokens []uriTok, s string) bool {
 		cur, next = next, cur
 	}
 	return cur[len(s)]
+}
+
+// starRun marks in next every position a '*' (segment: not across a '/') or '**' can reach
+// from one marked in cur, and reports whether it marked any. It steps by character (an
+// invalid byte is one), so no run ends inside a multi-byte character where a '?' would then
+// read half of one.
+func starRun(s string, cur, next []bool, segment bool) bool {
+	run, live := false, false
+	for i := 0; ; {
+		run = run || cur[i]
+		next[i] = run
+		live = live || run
+		if i == len(s) {
+			return live
+		}
+		if segment && s[i] == '/' {
+			run = false
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
 }
 
 // checkResourcePattern rejects a resource pattern that could never match a normalised URI (an

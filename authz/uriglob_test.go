@@ -97,7 +97,7 @@ func TestURIGlobForms(t *testing.T) {
 			}
 		}
 		for _, s := range subjects {
-			want := matchTokens(tokens, s)
+			want := matchTokens(tokens, s, false)
 			if strings.Trim(p, "*") == "" {
 				want = true // "*" alone means every URI
 			}

@@ -42,6 +42,7 @@ func (x *request) appRoute(name string, resolved upstreams.Target, err error) (u
 			return resolved, name, nil
 		}
 		q.SubjectToken = x.subjectToken(resolved.Upstream)
+		q.SubjectKey = x.caller.keyOf(q.SubjectToken)
 		hidden, err := x.s.backends.ModelHidden(x.ctx, q, resolved)
 		switch {
 		case err != nil:
@@ -58,6 +59,7 @@ func (x *request) appRoute(name string, resolved upstreams.Target, err error) (u
 		return upstreams.Target{}, "", errUnknownName("tool")
 	}
 	q.SubjectToken = x.listSubjectToken()
+	q.SubjectKey = x.caller.keyOf(q.SubjectToken)
 	target, err := x.s.backends.ResolveAppName(x.ctx, q, name, appCallable(x))
 	switch {
 	case errors.Is(err, upstreams.ErrAmbiguousAppName):

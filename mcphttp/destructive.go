@@ -123,7 +123,7 @@ func (c *confirmer) eachToolsPage(x *request, maxPages int, fn func(page json.Ra
 			params += `,"cursor":` + string(c)
 		}
 		res, err := c.backends.List(x.ctx, &upstreams.ListRequest{Method: "tools/list", Params: json.RawMessage(params + "}"),
-			CacheKey: x.subject(), SubjectToken: x.listSubjectToken()})
+			CacheKey: x.subject(), SubjectToken: x.listSubjectToken(), SubjectKey: x.caller.keyOf(x.listSubjectToken())})
 		if err != nil {
 			return err
 		}

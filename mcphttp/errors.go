@@ -63,6 +63,9 @@ var statusForCode = map[int]int{
 	jsonrpc.CodeRateLimited:                     http.StatusTooManyRequests,
 	jsonrpc.CodeRateLimitedDraft:                http.StatusTooManyRequests,
 	jsonrpc.CodeUnavailable:                     http.StatusServiceUnavailable,
+	// A backend's refusal of the caller before anything is sent (a token-exchange backend
+	// that does not take the caller's issuer).
+	jsonrpc.CodeUnauthorized: http.StatusForbidden,
 }
 
 // rpcError builds the *Error for a JSON-RPC error the gateway raises, with the status the table
@@ -78,6 +81,8 @@ func rpcError(e *jsonrpc.Error) *Error {
 		outcome = outcomeInternal
 	case e.Code == jsonrpc.CodeRateLimited, e.Code == jsonrpc.CodeRateLimitedDraft:
 		outcome = outcomeRateLimited
+	case e.Code == jsonrpc.CodeUnauthorized:
+		outcome = outcomeDenied
 	}
 	return &Error{Status: status, RPC: e, Outcome: outcome}
 }
@@ -95,6 +100,37 @@ func headerMismatch(msg string) *Error {
 // for names it may not use (docs/architecture.md, stage authorize).
 func errUnknownName(kind string) *Error {
 	return invalidParams("Invalid params: unknown " + kind)
+}
+
+// ErrShuttingDown is the cause with which the gateway cancels the requests still running when
+// its shutdown deadline (server.shutdownTimeout) passes: each is answered with it on its open
+// response, JSON or event stream, before the connection closes, rather than losing the
+// connection with no word. A call may have reached its backend, so the message says it may or
+// may not have run there. -32014 (503): the gateway's own unavailability; another replica may
+// serve the request.
+var ErrShuttingDown = &Error{Status: http.StatusServiceUnavailable, Outcome: outcomeInternal,
+	RPC: jsonrpc.NewError(jsonrpc.CodeUnavailable, "The gateway is shutting down: this request was cancelled, "+
+		"and a call may or may not have run at its backend")}
+
+// ErrReplaced is the cause with which the gateway cancels the requests of a configuration a
+// reload replaced that are still running server.shutdownTimeout after it: answered as
+// ErrShuttingDown is, before their connections close.
+var ErrReplaced = &Error{Status: http.StatusServiceUnavailable, Outcome: outcomeInternal,
+	RPC: jsonrpc.NewError(jsonrpc.CodeUnavailable, "The gateway's configuration was replaced and this request ran past "+
+		"its shutdown timeout: it was cancelled, and a call may or may not have run at its backend")}
+
+// CutBy returns the error a request whose context ctx was cancelled by the gateway itself is
+// answered with (the cause it gave, an *Error such as ErrShuttingDown), or nil when ctx is live
+// or ended for another reason (the client left).
+func CutBy(ctx context.Context) *Error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(context.Cause(ctx), &e) {
+		return e
+	}
+	return nil
 }
 
 // mapError is the one place an error becomes an HTTP status and JSON-RPC error. Stages return

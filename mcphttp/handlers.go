@@ -151,6 +151,7 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 		ProtocolVersion: x.in.meta.ProtocolVersion,
 		Header:          x.callHeaders(),
 		SubjectToken:    x.subjectToken(target.Upstream),
+		SubjectKey:      x.caller.keyOf(x.subjectToken(target.Upstream)),
 		Visible:         visible,
 		Embedded:        embedded,
 		Caller:          x.subject(),
@@ -226,6 +227,7 @@ func (x *request) list() error {
 		// Lists a backend marks private are cached per authorization context only.
 		CacheKey:     x.subject(),
 		SubjectToken: x.listSubjectToken(),
+		SubjectKey:   x.caller.keyOf(x.listSubjectToken()),
 	}
 	if x.set != nil {
 		req.View = x.set.path // a cursor cut on one endpoint is refused on another

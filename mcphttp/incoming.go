@@ -43,6 +43,14 @@ type Incoming struct{ x *request }
 // Context is the request's context: it ends when the client goes away.
 func (in *Incoming) Context() context.Context { return in.x.ctx }
 
+// Bound makes ctx, which must derive from Context, the context the request is served under
+// from here on: a message of a batch is served under the batch's deadline, its backend calls
+// cancelled when it passes.
+func (in *Incoming) Bound(ctx context.Context) {
+	in.x.ctx = ctx
+	in.x.client.ctx = ctx
+}
+
 // Header is the client's HTTP request headers.
 func (in *Incoming) Header() http.Header { return in.x.r.Header }
 

@@ -130,7 +130,7 @@ func (c *confirmer) needsConfirmation(x *request) (bool, error) {
 }
 
 func (c *confirmer) binding(x *request, target upstreams.Target) (mrtr.Binding, error) {
-	digest, err := mrtr.Digest(x.in.params.Arguments)
+	digest, err := boundDigest(x.in.params.Arguments, x.in.req.Params)
 	if err != nil {
 		return mrtr.Binding{}, invalidParams("Invalid params: arguments")
 	}
@@ -275,8 +275,8 @@ func (c *confirmer) logDecision(x *request, what string) {
 // mrtrOut is the sealing part of stage forward: a backend's input_required result reaches the client with the backend's
 // requestState sealed inside ours, bound to this caller, target and arguments, so the retry can
 // land on any replica and still reach the same backend with the backend's own state.
-func (c *confirmer) mrtrOut(x *request, result []byte) ([]byte, string, error) {
-	if c.codec == nil || !mrtrMethods[x.in.req.Method] || !inputRequired(result) {
+func (c *confirmer) mrtrOut(x *request, result []byte, kind resultKind) ([]byte, string, error) {
+	if c.codec == nil || kind != kindInputRequired {
 		return result, outcomeOK, nil
 	}
 	target := upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName}
@@ -291,15 +291,4 @@ func (c *confirmer) mrtrOut(x *request, result []byte) ([]byte, string, error) {
 		return nil, "", upstreams.ErrBadResponse
 	}
 	return wrapped, outcomeInputRequired, nil
-}
-
-func inputRequired(result []byte) bool {
-	found := false
-	_ = jsonrpc.Members(result, func(key, val []byte) error {
-		if string(key) == "resultType" {
-			found = string(val) == `"input_required"`
-		}
-		return nil
-	})
-	return found
 }

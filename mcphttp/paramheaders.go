@@ -130,6 +130,7 @@ func listedToolHeaders(x *request, target upstreams.Target, fetch bool) (*upstre
 		Header:          pass,
 		CacheKey:        x.subject(),
 		SubjectToken:    x.subjectToken(target.Upstream),
+		SubjectKey:      x.caller.keyOf(x.subjectToken(target.Upstream)),
 		Fetch:           fetch,
 	}, target)
 }

@@ -39,6 +39,7 @@ func (x *request) checkPin(target upstreams.Target) error {
 		Header:          x.trace().headers(),
 		CacheKey:        x.subject(),
 		SubjectToken:    x.subjectToken(target.Upstream),
+		SubjectKey:      x.caller.keyOf(x.subjectToken(target.Upstream)),
 	}
 	var v pins.Verdict
 	x.route.pinItem = x.route.name

@@ -62,6 +62,10 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 			}
 			return outcomeBackendError, out.Message(msg, status, outcomeBackendError, held)
 		}
+		kind, err := resultShape(x, result)
+		if err != nil {
+			return "", err
+		}
 		if ic := x.s.intercept; ic != nil {
 			// The response phase: the interceptors read the result before the client does;
 			// the progress relayed so far reaches the client while they decide.
@@ -94,7 +98,7 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 		}
 		// The stream has decoded the message already and hands over its result, which the
 		// answer borrows; a round trip's state is sealed first.
-		result, outcome, err := x.s.confirm.mrtrOut(x, result)
+		result, outcome, err := x.s.confirm.mrtrOut(x, result, kind)
 		if err != nil {
 			return "", err
 		}

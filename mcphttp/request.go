@@ -126,6 +126,7 @@ type identity struct {
 	principal  *authz.Principal
 	token      string // the verified access token: only ever given to upstreams for token exchange
 	subjectKey string // see subject()
+	tokenKey   string // see keyOf()
 	dpop       bool   // the token came with a verified proof of possession (RFC 9449)
 }
 
@@ -178,6 +179,20 @@ func (x *request) subjectToken(upstream string) string {
 		return x.caller.token
 	}
 	return ""
+}
+
+// keyOf is upstreams.SubjectKey of tok (the caller's token as subjectToken gives it, ""
+// for none), computed at most once per request: the key of what a token-exchange backend
+// answered for this token (its exchanged token, its private lists), which every step of the
+// request would otherwise hash again.
+func (id *identity) keyOf(tok string) string {
+	if tok == "" {
+		return ""
+	}
+	if id.tokenKey == "" {
+		id.tokenKey = upstreams.SubjectKey(tok)
+	}
+	return id.tokenKey
 }
 
 // listSubjectToken is subjectToken for a request that fans out to every backend (a list): the

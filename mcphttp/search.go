@@ -130,6 +130,7 @@ func (sr *searcher) catalog(x *request) (*upstreams.ToolCatalog, error) {
 		Header:       x.passHeaders(),
 		CacheKey:     x.subject(),
 		SubjectToken: x.listSubjectToken(),
+		SubjectKey:   x.caller.keyOf(x.listSubjectToken()),
 	})
 }
 
@@ -416,6 +417,7 @@ func (sr *searcher) innerHeaders(x *request, name string) error {
 			Header:          x.trace().headers(),
 			CacheKey:        x.subject(),
 			SubjectToken:    x.subjectToken(target.Upstream),
+			SubjectKey:      x.caller.keyOf(x.subjectToken(target.Upstream)),
 			Fetch:           true,
 		}, target)
 		if err != nil {

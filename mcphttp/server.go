@@ -79,6 +79,9 @@ type Deps struct {
 	// denials with server.draftErrors: [denials] (seal.PurposeAuthorizationContext; every
 	// replica needs the same keys); nil sends denials without one.
 	AuthorizationContexts *seal.Sealer
+	// CaseInsensitive are the backends whose resource paths are case-insensitive: tool sets
+	// select their resources case-folded, as policy matches them (authz.Options.CaseInsensitive).
+	CaseInsensitive []string
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -317,7 +320,12 @@ func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 		return nil
 	}
 	if err != nil {
-		if x.ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		if cut := CutBy(x.ctx); cut != nil && x.in.req != nil && x.in.req.ID != nil {
+			// The gateway cancelled the request (it is shutting down): said on the open
+			// response, whatever the error the cancellation left. A stream the client opened
+			// with GET, which answers no request, just ends.
+			err = cut
+		} else if x.ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			err = context.Canceled
 		}
 		_ = x.client.Error(mapError(err))

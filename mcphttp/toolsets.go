@@ -171,7 +171,10 @@ type toolset struct {
 	path    string
 	include []selector // nil: everything (the default endpoint)
 	exclude []selector
-	search  *searchMode // nil: search mode off
+	// caseless are the backends whose resource paths are case-insensitive: their resource URIs
+	// are selected case-folded (Deps.CaseInsensitive); nil when there are none.
+	caseless authz.Caseless
+	search   *searchMode // nil: search mode off
 	// instructions answer server/discover on this path; "" keeps the gateway's.
 	instructions string
 	// resource is the set's RFC 8707 resource URI (setResource), metadataURL where its
@@ -185,6 +188,9 @@ type selector struct {
 	upstream                           pattern
 	tools, prompts, resources          []pattern
 	hasTools, hasPrompts, hasResources bool
+	// foldedResources are resources case-folded (authz.FoldCase), for backends with
+	// case-insensitive paths.
+	foldedResources []pattern
 }
 
 // toolsets is the Server's part for tool sets and search mode.
@@ -211,13 +217,15 @@ func compileSelectors(cs []SelectorConfig) []selector {
 			tools:    compilePatterns(c.Tools), hasTools: c.Tools != nil,
 			prompts: compilePatterns(c.Prompts), hasPrompts: c.Prompts != nil,
 			resources: compilePatterns(c.Resources), hasResources: c.Resources != nil,
+			foldedResources: compileFoldedPatterns(c.Resources),
 		})
 	}
 	return out
 }
 
-// selects reports whether sel selects the item.
-func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target) bool {
+// selects reports whether sel selects the item; folded says t.Name is a case-folded resource
+// URI or template, to be matched with the case-folded patterns.
+func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target, folded bool) bool {
 	if !sel.upstream.match(t.Upstream) {
 		return false
 	}
@@ -230,6 +238,9 @@ func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target) bool {
 		ps, has = sel.prompts, sel.hasPrompts
 	default:
 		ps, has = sel.resources, sel.hasResources
+		if folded {
+			ps = sel.foldedResources
+		}
 	}
 	if !has {
 		return true
@@ -248,9 +259,13 @@ func (ts *toolset) selects(kind upstreams.Kind, t upstreams.Target) bool {
 	if ts.include == nil {
 		return true
 	}
+	folded := false
+	if kind != upstreams.KindTool && kind != upstreams.KindPrompt {
+		t.Name, folded = ts.caseless.Fold(t.Upstream, t.Name)
+	}
 	in := false
 	for i := range ts.include {
-		if ts.include[i].selects(kind, t) {
+		if ts.include[i].selects(kind, t, folded) {
 			in = true
 			break
 		}
@@ -259,7 +274,7 @@ func (ts *toolset) selects(kind upstreams.Kind, t upstreams.Target) bool {
 		return false
 	}
 	for i := range ts.exclude {
-		if ts.exclude[i].selects(kind, t) {
+		if ts.exclude[i].selects(kind, t, folded) {
 			return false
 		}
 	}
@@ -297,7 +312,7 @@ func (s *Server) initToolsets(deps Deps) error {
 		ts := &toolset{
 			name: c.Name, path: c.path(s.cfg.Path),
 			include: compileSelectors(c.Include), exclude: compileSelectors(c.Exclude),
-			instructions: c.Instructions,
+			instructions: c.Instructions, caseless: authz.NewCaseless(deps.CaseInsensitive),
 		}
 		if c.Search.Enabled {
 			ts.search = newSearchMode(c.Search)
@@ -500,6 +515,18 @@ func audiences(v any) []string {
 type pattern struct{ authz.Glob }
 
 func compilePattern(g string) pattern { return pattern{authz.CompileGlob(g)} }
+
+// compileFoldedPatterns compiles gs case-folded (authz.FoldCase); nil for nil.
+func compileFoldedPatterns(gs []string) []pattern {
+	if gs == nil {
+		return nil
+	}
+	out := make([]pattern, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, compilePattern(authz.FoldCase(g)))
+	}
+	return out
+}
 
 func compilePatterns(gs []string) []pattern {
 	out := make([]pattern, 0, len(gs))

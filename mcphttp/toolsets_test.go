@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -162,6 +163,35 @@ func TestToolsetSelects(t *testing.T) {
 		{res, "docs", "file:///public/a", true},
 		{res, "docs", "file:///private/a", false},
 		{tool, "other", "get_issue", false},
+	} {
+		if got := ts.selects(c.kind, upstreams.Target{Upstream: c.up, Name: c.name}); got != c.want {
+			t.Errorf("%v %s/%s: %v, want %v", c.kind, c.up, c.name, got, c.want)
+		}
+	}
+}
+
+// TestToolsetSelectsCaseFolded: for a backend with case-insensitive paths a set's resource
+// patterns match case-folded, so an exclude of file:///private/* also keeps file:///PRIVATE/a
+// out of the set; other backends and other kinds are matched exactly.
+func TestToolsetSelectsCaseFolded(t *testing.T) {
+	ts := &toolset{
+		include:  compileSelectors([]SelectorConfig{{Upstream: "*", Tools: []string{"get_*"}, Resources: []string{"file:///**"}}}),
+		exclude:  compileSelectors([]SelectorConfig{{Upstream: "*", Resources: []string{"file:///private/*"}, Tools: []string{}, Prompts: []string{}}}),
+		caseless: authz.NewCaseless([]string{"mac"}),
+	}
+	tool, res := upstreams.KindTool, upstreams.KindResource
+	for _, c := range []struct {
+		kind     upstreams.Kind
+		up, name string
+		want     bool
+	}{
+		{res, "mac", "file:///PRIVATE/a", false},
+		{res, "mac", "file:///Private/A", false},
+		{res, "mac", "file:///public/a", true},
+		{res, "lin", "file:///PRIVATE/a", true}, // a backend that tells case apart: another file
+		{res, "lin", "file:///private/a", false},
+		{tool, "mac", "GET_x", false}, // tool names are not paths
+		{tool, "mac", "get_x", true},
 	} {
 		if got := ts.selects(c.kind, upstreams.Target{Upstream: c.up, Name: c.name}); got != c.want {
 			t.Errorf("%v %s/%s: %v, want %v", c.kind, c.up, c.name, got, c.want)

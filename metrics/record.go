@@ -135,6 +135,15 @@ func (r *Recorder) ListenDropped(cause string, n int) {
 	r.listenDropped.at1(r.dropCauses.of(cause)).Add(float64(n))
 }
 
+// CallNoteDropped counts one notification of a call's response stream that upstream sent
+// past its maxNotificationsPerCall and the gateway did not relay.
+func (r *Recorder) CallNoteDropped(upstream string) {
+	if r == nil {
+		return
+	}
+	r.callNotesDropped.at1(r.upstreams.of(upstream)).Inc()
+}
+
 // InFlight marks a client request as started and returns the function that
 // marks it finished; call that exactly once (typically deferred).
 func (r *Recorder) InFlight() (done func()) {

@@ -27,6 +27,7 @@ const (
 	NameListCacheRequests  = "mcp_gateway_list_cache_requests_total"
 	NameRedisErrors        = "mcp_gateway_redis_errors_total"
 	NameListenDropped      = "mcp_gateway_listen_notifications_dropped_total"
+	NameCallNotesDropped   = "mcp_gateway_upstream_notifications_dropped_total"
 	NameBuildInfo          = "mcp_gateway_build_info"
 )
 
@@ -43,7 +44,7 @@ func MetricNames() []string {
 		NameUpstreamDuration, NameAuthFailures, NameAuthzDecisions, NameMRTREvents,
 		NameRateLimitDecisions, NameRequestsInFlight, NameSSEStreamsOpen, NameUpstreamUp,
 		NameUpstreamCircuit, NameListCacheRequests, NameRedisErrors, NameBuildInfo,
-		NameListenDropped, NamePinDrift,
+		NameListenDropped, NamePinDrift, NameCallNotesDropped,
 	}
 }
 
@@ -86,6 +87,7 @@ type Recorder struct {
 	listCache        *table[prometheus.Counter]  // result
 	redisErrors      *table[prometheus.Counter]  // op
 	listenDropped    *table[prometheus.Counter]  // cause
+	callNotesDropped *table[prometheus.Counter]  // upstream
 
 	inFlight, streams prometheus.Gauge
 	// Prepared once so that InFlight and StreamOpened return them without
@@ -170,6 +172,9 @@ func (r *Recorder) buildEvents(cs *[]prometheus.Collector) {
 	r.listenDropped = newTable(r.newCounterVec(cs, NameListenDropped,
 		"Notifications a backend sent on a listen stream that a listening client was not sent, by cause.",
 		"cause").WithLabelValues, r.dropCauses)
+	r.callNotesDropped = newTable(r.newCounterVec(cs, NameCallNotesDropped,
+		"Notifications of a call's response stream not relayed to the client, the call having relayed its upstream's maxNotificationsPerCall, by upstream.",
+		labelUpstream).WithLabelValues, r.upstreams)
 	r.startAtZero()
 }
 
@@ -178,7 +183,7 @@ func (r *Recorder) buildEvents(cs *[]prometheus.Collector) {
 // with its first event at 1 would be invisible to them until the second, and a one-off burst
 // would never fire an alert. Other is left out: it only counts inputs outside the sets.
 func (r *Recorder) startAtZero() {
-	for _, t := range []*table[prometheus.Counter]{r.authFailures, r.rateLimits, r.listCache, r.redisErrors, r.listenDropped} {
+	for _, t := range []*table[prometheus.Counter]{r.authFailures, r.rateLimits, r.listCache, r.redisErrors, r.listenDropped, r.callNotesDropped} {
 		for i := range t.sets[0].size() - 1 {
 			t.at1(i)
 		}

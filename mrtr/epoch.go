@@ -76,6 +76,20 @@ func (g *EpochGuard) Began(ctx context.Context) (time.Time, error) {
 	return g.epoch(ctx)
 }
 
+// MarkerKey is the store key (Store.Get) of the record of when the store's memory began, for a
+// caller that reads it together with other work in one round trip and hands it to Since.
+func (g *EpochGuard) MarkerKey() string { return epochAtKey }
+
+// Since is Began for a record the caller read itself (value and found as Store.Get returns
+// them, read at MarkerKey): no store call while the record is there and valid, the marker
+// written first when it is missing (a new or emptied store).
+func (g *EpochGuard) Since(ctx context.Context, value []byte, found bool) (time.Time, error) {
+	if t, ok := parseEpoch(value, found); ok {
+		return t, nil
+	}
+	return g.epoch(ctx)
+}
+
 // Prime creates the marker if the store lacks it (a new or emptied store).
 func (g *EpochGuard) Prime(ctx context.Context) error {
 	_, err := g.epoch(ctx)
@@ -102,13 +116,22 @@ func (g *EpochGuard) epoch(ctx context.Context) (time.Time, error) {
 	return t, nil
 }
 
-// recorded reads the time the marker records, ok false when it is missing or unreadable. It is
-// the one reader of that record, so Began and UseOnce cannot disagree on what a valid one is.
+// recorded reads the time the marker records, ok false when it is missing or unreadable.
 func (g *EpochGuard) recorded(ctx context.Context) (time.Time, bool, error) {
-	v, ok, err := g.s.Get(ctx, epochAtKey)
-	if err != nil || !ok {
+	v, found, err := g.s.Get(ctx, epochAtKey)
+	if err != nil {
 		return time.Time{}, false, err
 	}
-	t, perr := time.Parse(time.RFC3339Nano, string(v))
-	return t, perr == nil, nil
+	t, ok := parseEpoch(v, found)
+	return t, ok, nil
+}
+
+// parseEpoch reads a record of the marker; ok false when it is missing or unreadable. It is the
+// one parser of that record, so that Began, Since and UseOnce cannot disagree on a valid one.
+func parseEpoch(v []byte, found bool) (time.Time, bool) {
+	if !found {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(v))
+	return t, err == nil
 }

@@ -136,3 +136,35 @@ func TestEpochBeganUnreadableRecord(t *testing.T) {
 		t.Fatalf("record after Began = %q, %v; want %q", v, ok, now.Format(time.RFC3339Nano))
 	}
 }
+
+// TestEpochSince: a record the caller read itself (MarkerKey) is taken as it is when valid, and
+// when missing (a store that lost its memory) or unreadable the marker is written anew, as
+// Began does.
+func TestEpochSince(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := start
+	st := newMemEpochStore()
+	g := GuardEpoch(st, 10*time.Minute, func() time.Time { return now })
+	if err := g.Prime(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	v, found, _ := st.Get(ctx, g.MarkerKey())
+	if began, err := g.Since(ctx, v, found); err != nil || !began.Equal(start) {
+		t.Fatalf("Since(the record) = %v, %v; want %v", began, err, start)
+	}
+	for name, rec := range map[string]struct {
+		v     []byte
+		found bool
+	}{"missing": {nil, false}, "unreadable": {[]byte("not a time"), true}} {
+		st.wipe()
+		now = now.Add(time.Minute)
+		if began, err := g.Since(ctx, rec.v, rec.found); err != nil || !began.Equal(now) {
+			t.Fatalf("Since(%s) = %v, %v; want %v", name, began, err, now)
+		}
+		if v, ok, _ := st.Get(ctx, g.MarkerKey()); !ok || string(v) != now.Format(time.RFC3339Nano) {
+			t.Fatalf("%s: record after Since = %q, %v", name, v, ok)
+		}
+	}
+}

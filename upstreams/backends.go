@@ -16,6 +16,10 @@ type UpstreamConfig = backend.Config
 // TLSConfig is the TLS setting of one backend (see backend.TLSConfig).
 type TLSConfig = backend.TLSConfig
 
+// SubjectKey is the key of what a token-exchange backend answered for the caller's token
+// (backend.SubjectKey): compute it once per request and pass it beside the token.
+func SubjectKey(token string) string { return backend.SubjectKey(token) }
+
 // AuthConfig is how the gateway authenticates to one backend with OAuth (see backend.AuthConfig).
 type AuthConfig = backend.AuthConfig
 
@@ -33,25 +37,27 @@ type Stream = backend.Stream
 
 // Defaults and bounds of UpstreamConfig, documented in package backend.
 const (
-	DefaultTimeout                = backend.DefaultTimeout
-	DefaultConnectTimeout         = backend.DefaultConnectTimeout
-	DefaultMaxResponseBytes       = backend.DefaultMaxResponseBytes
-	DefaultResponseHeaderTimeout  = backend.DefaultResponseHeaderTimeout
-	DefaultTokenTimeout           = backend.DefaultTokenTimeout
-	DefaultTokenRefreshBefore     = backend.DefaultTokenRefreshBefore
-	DefaultTokenLifetime          = backend.DefaultTokenLifetime
-	DefaultMaxExchangedTokens     = backend.DefaultMaxExchangedTokens
-	DefaultMaxLegacySessions      = backend.DefaultMaxLegacySessions
-	DefaultLegacySessionIdle      = backend.DefaultLegacySessionIdle
-	DefaultRetryAttempts          = backend.DefaultRetryAttempts
-	DefaultRetryBackoff           = backend.DefaultRetryBackoff
-	DefaultRetryMaxBackoff        = backend.DefaultRetryMaxBackoff
-	MaxRetryAttempts              = backend.MaxRetryAttempts
-	DefaultBreakerFailures        = backend.DefaultBreakerFailures
-	DefaultBreakerCooldown        = backend.DefaultBreakerCooldown
-	DefaultUserAgent              = backend.DefaultUserAgent
-	MaxDiscoverTTL                = backend.MaxDiscoverTTL
-	DefaultMaxResultBytesInFlight = 128 << 20 // the default of Options.MaxResultBytesInFlight
+	DefaultTimeout                 = backend.DefaultTimeout
+	DefaultConnectTimeout          = backend.DefaultConnectTimeout
+	DefaultMaxResponseBytes        = backend.DefaultMaxResponseBytes
+	DefaultMaxNotificationsPerCall = backend.DefaultMaxNotificationsPerCall
+	DefaultIdleConnTimeout         = backend.DefaultIdleConnTimeout
+	DefaultResponseHeaderTimeout   = backend.DefaultResponseHeaderTimeout
+	DefaultTokenTimeout            = backend.DefaultTokenTimeout
+	DefaultTokenRefreshBefore      = backend.DefaultTokenRefreshBefore
+	DefaultTokenLifetime           = backend.DefaultTokenLifetime
+	DefaultMaxExchangedTokens      = backend.DefaultMaxExchangedTokens
+	DefaultMaxLegacySessions       = backend.DefaultMaxLegacySessions
+	DefaultLegacySessionIdle       = backend.DefaultLegacySessionIdle
+	DefaultRetryAttempts           = backend.DefaultRetryAttempts
+	DefaultRetryBackoff            = backend.DefaultRetryBackoff
+	DefaultRetryMaxBackoff         = backend.DefaultRetryMaxBackoff
+	MaxRetryAttempts               = backend.MaxRetryAttempts
+	DefaultBreakerFailures         = backend.DefaultBreakerFailures
+	DefaultBreakerCooldown         = backend.DefaultBreakerCooldown
+	DefaultUserAgent               = backend.DefaultUserAgent
+	MaxDiscoverTTL                 = backend.MaxDiscoverTTL
+	DefaultMaxResultBytesInFlight  = 128 << 20 // the default of Options.MaxResultBytesInFlight
 )
 
 // Values of UpstreamConfig.Protocol and of UpstreamConfig.Auth.Type (see package backend).

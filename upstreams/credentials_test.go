@@ -2,6 +2,8 @@ package upstreams
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -44,9 +46,25 @@ func startAuthServer(t *testing.T, now func() time.Time) *authServer {
 	return a
 }
 
+// auth is the backend's auth block for a's token endpoint; a token-exchange one takes the
+// tokens of a's own callers and of testCallers.
 func (a *authServer) auth(typ, resource string) AuthConfig {
-	return AuthConfig{Type: typ, TokenURL: a.tokenURL, ClientID: "gateway", ClientSecret: "gw-secret",
+	c := AuthConfig{Type: typ, TokenURL: a.tokenURL, ClientID: "gateway", ClientSecret: "gw-secret",
 		Scopes: []string{"mcp:tools"}, Resource: resource}
+	if typ == AuthTokenExchange {
+		c.SubjectIssuers = []string{a.iss.URL(), testCallers}
+	}
+	return c
+}
+
+// testCallers is the issuer whoami's callers are of (Call.Caller is issuer#subject, as the HTTP
+// layer fills it).
+const testCallers = "https://callers.example"
+
+// callerFor is the Call.Caller of the caller whose token is subject: one per token.
+func callerFor(subject string) string {
+	sum := sha256.Sum256([]byte(subject))
+	return testCallers + "#" + hex.EncodeToString(sum[:8])
 }
 
 // jwtClaims decodes a JWT's payload without verifying it.
@@ -59,7 +77,7 @@ func whoami(r *Registry, subject string) (map[string]any, error) {
 		Target:       Target{Upstream: "alpha", Name: mcptest.ToolWhoAmI},
 		Params:       json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"alpha__whoami","arguments":{}}`),
 		Header:       http.Header{"Authorization": {"Bearer " + subject}, "Cookie": {"session=x"}},
-		SubjectToken: subject,
+		SubjectToken: subject, Caller: callerFor(subject),
 	})
 	if err != nil {
 		return nil, err
@@ -216,7 +234,7 @@ func TestTokenExchange(t *testing.T) {
 				i, c, as.requests.Load(), tt.wantSub, tt.requests)
 		}
 	}
-	if _, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, SubjectToken: alice,
+	if _, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, SubjectToken: alice, CacheKey: callerFor(alice),
 		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +286,13 @@ func TestAuthConfigValidate(t *testing.T) {
 		{"negative timeout", func(u *UpstreamConfig) { u.Auth.Timeout = -1 }, "negative"},
 		{"legacy sessions for exchange", func(u *UpstreamConfig) {
 			u.Auth.Type, u.Auth.MaxLegacySessions, u.Auth.LegacySessionIdle = AuthTokenExchange, 10, time.Minute
+			u.Auth.SubjectIssuers = []string{"https://id.example"}
 		}, ""},
+		{"exchange without subject issuers", func(u *UpstreamConfig) { u.Auth.Type = AuthTokenExchange }, "subjectIssuers: required"},
+		{"a subject issuer that is no URL", func(u *UpstreamConfig) {
+			u.Auth.Type, u.Auth.SubjectIssuers = AuthTokenExchange, []string{"https://id.example", "id#x"}
+		}, "subjectIssuers[1]"},
+		{"subject issuers without exchange", func(u *UpstreamConfig) { u.Auth.SubjectIssuers = []string{"https://id.example"} }, "tokenExchange only"},
 		{"negative legacy sessions", func(u *UpstreamConfig) { u.Auth.Type, u.Auth.MaxLegacySessions = AuthTokenExchange, -1 }, "negative"},
 		{"legacy sessions without exchange", func(u *UpstreamConfig) { u.Auth.MaxLegacySessions = 10 }, "tokenExchange only"},
 	}

@@ -41,6 +41,10 @@ var (
 	// ErrCredentials: the backend's own credentials could not be obtained; it comes wrapped
 	// together with ErrUnavailable.
 	ErrCredentials = backend.ErrCredentials
+	// ErrIssuerNotExchanged: a token-exchange backend does not take callers of the caller's
+	// issuer (auth.subjectIssuers); it comes wrapped with ErrCredentials and the JSON-RPC error
+	// (-32013) the caller is answered with, never with ErrUnavailable.
+	ErrIssuerNotExchanged = backend.ErrIssuerNotExchanged
 	// ErrTLSFiles wraps a failure to load a backend's CA bundle or client certificate at New.
 	ErrTLSFiles = backend.ErrTLSFiles
 	// ErrResultBudget: relaying a backend's response would take the buffer memory of every

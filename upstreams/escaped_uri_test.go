@@ -54,7 +54,8 @@ func TestEscapedURIKey(t *testing.T) {
 				io.WriteString(w, `{"jsonrpc":"2.0","id":7,`+tt.answer+`}`)
 			}))
 			defer srv.Close()
-			r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: srv.URL + "/mcp"}, {Name: "beta", URL: srv.URL + "/mcp"}}}, Options{})
+			r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: srv.URL + "/mcp", Protocol: ProtocolVersion},
+				{Name: "beta", URL: srv.URL + "/mcp", Protocol: ProtocolVersion}}}, Options{})
 			params := `{"_meta":` + upstreamstest.Meta + `,"name":"alpha__t"}`
 			target := Target{Upstream: "alpha", Name: "t"}
 			if tt.method == MethodResourcesRead {

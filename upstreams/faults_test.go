@@ -170,7 +170,13 @@ func TestCallStreamFaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := faultBackend(t, tt.h, tt.mod)
+			// Pinned modern: these answers would fail the era probe before the call is sent.
+			r := faultBackend(t, tt.h, func(u *UpstreamConfig) {
+				u.Protocol = ProtocolVersion
+				if tt.mod != nil {
+					tt.mod(u)
+				}
+			})
 			s, err := faultCall(r, context.Background())
 			if err != nil {
 				t.Fatalf("Call: %v", err)

@@ -108,7 +108,7 @@ func TestEraDoesNotFlipOnTransientAnswers(t *testing.T) {
 	b := r.byName["alpha"]
 	alice, _ := as.iss.Mint(devissuer.Claims{"sub": "alice"})
 	ctx := context.Background()
-	call := func() error { return callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice") }
+	call := func() error { return callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, as.iss.URL()+"#alice") }
 	if err := call(); err != nil {
 		t.Fatal(err)
 	}
@@ -141,21 +141,31 @@ func TestEraDoesNotFlipOnTransientAnswers(t *testing.T) {
 	}
 }
 
+// skewClock is the real clock moved forward by what Skip adds: the issuers' tokens stay valid,
+// and a backoff can be passed without waiting for it.
+type skewClock struct{ ahead atomic.Int64 }
+
+func (c *skewClock) Now() time.Time       { return time.Now().Add(time.Duration(c.ahead.Load())) }
+func (c *skewClock) Skip(d time.Duration) { c.ahead.Add(int64(d)) }
+
 // TestEraUnknownStaysUnknownOnTransientAnswers: while the era is unknown, a bare answer that
 // no legacy handshake confirms (or a 502) leaves it unknown; the backend is not taken for a
-// legacy one, and the first definitive answer decides.
+// legacy one, and the first definitive answer (the first probe after the failures' backoff)
+// decides.
 func TestEraUnknownStaysUnknownOnTransientAnswers(t *testing.T) {
 	as := startAuthServer(t, nil)
 	backend := mcptest.StartServer(t, "alpha")
 	proxy := startFlakyProxy(t, backend.URL())
+	clock := &skewClock{}
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: proxy.url,
-		Auth: as.auth(AuthTokenExchange, backend.URL()), Breaker: BreakerConfig{Disabled: true}}}}, Options{})
+		Auth: as.auth(AuthTokenExchange, backend.URL()), Breaker: BreakerConfig{Disabled: true}}}}, Options{Clock: clock.Now})
 	b := r.byName["alpha"]
 	alice, _ := as.iss.Mint(devissuer.Claims{"sub": "alice"})
 	ctx := context.Background()
 	for _, status := range []int{http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusBadRequest, http.StatusBadGateway} {
 		proxy.fail(status, false)
-		if err := callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice"); err == nil {
+		clock.Skip(time.Minute) // past the previous failure's backoff: this one is probed
+		if err := callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, as.iss.URL()+"#alice"); err == nil {
 			t.Fatalf("HTTP %d: the call succeeded through a failing proxy", status)
 		}
 		if e := b.Era(); e != era.Unknown {
@@ -163,7 +173,8 @@ func TestEraUnknownStaysUnknownOnTransientAnswers(t *testing.T) {
 		}
 	}
 	proxy.fail(0, false)
-	if err := callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice"); err != nil {
+	clock.Skip(time.Minute)
+	if err := callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, as.iss.URL()+"#alice"); err != nil {
 		t.Fatal(err)
 	}
 	if b.Era() != era.Modern {
@@ -191,7 +202,7 @@ func TestEraRelearnedFromNamedAnswers(t *testing.T) {
 	b := r.byName["alpha"]
 	alice, _ := as.iss.Mint(devissuer.Claims{"sub": "alice"})
 	ctx := context.Background()
-	call := func() error { return callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, "iss#alice") }
+	call := func() error { return callAs(ctx, r, mcptest.ToolWhoAmI, `{}`, alice, as.iss.URL()+"#alice") }
 	if err := call(); err != nil || b.Era() != era.Modern {
 		t.Fatalf("modern backend: err %v, era %d", err, b.Era())
 	}
@@ -315,8 +326,9 @@ func TestEraProbeSharedAndCancellationSafe(t *testing.T) {
 func TestEraProbeGovernedByBreaker(t *testing.T) {
 	hung := startHungBackend(t)
 	var probes atomic.Int64 // era probes recorded
+	clock := &skewClock{}
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: hung.url, Timeout: 300 * time.Millisecond,
-		Breaker: BreakerConfig{Failures: 2, Cooldown: time.Hour}}}}, Options{
+		Breaker: BreakerConfig{Failures: 2, Cooldown: time.Hour}}}}, Options{Clock: clock.Now,
 		Observe: func(_, method, _ string, _ time.Duration) {
 			if method == MethodDiscover {
 				probes.Add(1)
@@ -347,6 +359,7 @@ func TestEraProbeGovernedByBreaker(t *testing.T) {
 	if st := r.CircuitStates()["alpha"]; st != CircuitClosed || hung.conns.Load() != 1 {
 		t.Fatalf("10 calls on one probe: circuit %d after %d connections, want closed (one failure) after 1", st, hung.conns.Load())
 	}
+	clock.Skip(time.Minute) // past the first probe's backoff
 	if err := callAs(ctx, r, "echo", `{}`, "", ""); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("second probe: err = %v, want ErrTimeout", err)
 	}

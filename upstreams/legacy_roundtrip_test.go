@@ -178,7 +178,7 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 		return tok
 	}
 	call := func(who string) error {
-		return callAs(ctx, r, mcptest.ToolEcho, `{"text":"x"}`, mint(who), "iss#"+who)
+		return callAs(ctx, r, mcptest.ToolEcho, `{"text":"x"}`, mint(who), as.iss.URL()+"#"+who)
 	}
 	deletes := func() int {
 		n := 0
@@ -209,7 +209,7 @@ func TestLegacyCallerSessionsBounded(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, who := range []string{"b", "c"} {
 		tok := mint(who)
-		wg.Go(func() { _ = callAs(slowCtx, r, mcptest.ToolSlow, `{"ms":60000}`, tok, "iss#"+who) })
+		wg.Go(func() { _ = callAs(slowCtx, r, mcptest.ToolSlow, `{"ms":60000}`, tok, as.iss.URL()+"#"+who) })
 	}
 	wait, cancelWait := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelWait()

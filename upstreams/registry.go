@@ -31,6 +31,10 @@ type Options struct {
 	// Observe, when set, is called once per backend request with its outcome (one of the
 	// Outcome constants), the MCP method and the time until the final response or failure.
 	Observe func(upstream, method, outcome string, d time.Duration)
+	// NotificationDropped, when set, is called for each notification of a call's response
+	// stream that a backend sent past its MaxNotificationsPerCall and that was not relayed. It
+	// must not block.
+	NotificationDropped func(upstream string)
 	// Clock returns the current time; nil means time.Now. It drives cache expiry and health
 	// timestamps.
 	Clock func() time.Time
@@ -115,7 +119,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		r.now = time.Now
 	}
 	env := &backend.Env{Log: r.log, Now: r.now, Names: r.ns, Results: r.results, Kick: r.kick, UserAgent: opts.UserAgent,
-		Transport: opts.Transport, Observe: opts.Observe, CircuitState: opts.CircuitState, OnHealth: opts.OnHealth,
+		Transport: opts.Transport, Observe: opts.Observe, NotificationDropped: opts.NotificationDropped, CircuitState: opts.CircuitState, OnHealth: opts.OnHealth,
 		Apps: cfg.Apps.Enabled, UserTokens: opts.UserTokens}
 	for _, uc := range cfg.Upstreams {
 		b, err := backend.New(uc, env)

@@ -199,6 +199,23 @@ type UpstreamConfig struct {
 	Headers map[string]Secret `yaml:"headers"`
 	// Auth makes the gateway get an OAuth token for this backend.
 	Auth UpstreamAuth `yaml:"auth"`
+	// CaseInsensitivePaths says the backend's resource URIs name paths it compares without
+	// regard to case (files on macOS or Windows): policy rules, tool sets, interceptor and
+	// guardrail rules then match its resource URIs case-folded (Unicode simple case folding), so a deny of file:///srv/secret/** also hides
+	// file:///SRV/Secret/x, and an allow grants every case variant of what it names. Default
+	// false: URIs are compared exactly, which on such a backend lets a case variant pass a deny.
+	CaseInsensitivePaths bool `yaml:"caseInsensitivePaths"`
+}
+
+// caseInsensitiveUpstreams names the backends of ups whose resource paths are case-insensitive.
+func caseInsensitiveUpstreams(ups []UpstreamConfig) []string {
+	var out []string
+	for _, u := range ups {
+		if u.CaseInsensitivePaths {
+			out = append(out, u.Name)
+		}
+	}
+	return out
 }
 
 // UpstreamAuth is upstreams.AuthConfig with the client secret given as a secret.
@@ -368,6 +385,7 @@ func (c *Config) validate() error {
 			// backend would be refused, never sent as the gateway instead.
 			at(fmt.Sprintf("upstreams[%d].auth.type", i), "tokenExchange needs authenticated callers; it cannot be honoured with auth.disabled")
 		}
+		errs = append(errs, validateSubjectIssuers(c.Auth.Issuers, i, u.Auth.SubjectIssuers)...)
 	}
 	errs = append(errs, c.MRTR.validate()...)
 	errs = append(errs, c.Redis.validate()...)
@@ -384,7 +402,7 @@ func (c *Config) validate() error {
 		}
 		errs = append(errs, c.validatePinKeys()...)
 	}
-	if _, err := c.compileRateLimits(nil); err != nil {
+	if _, err := c.compileRateLimits(nil, nil); err != nil {
 		errs = append(errs, err)
 	}
 	for _, r := range c.secretRefs() {
@@ -463,15 +481,33 @@ func (c *Config) validateAuth() []error {
 	return errs
 }
 
+// validateSubjectIssuers checks upstream i's auth.subjectIssuers against auth.issuers: a token
+// is exchanged only for callers the gateway authenticates, so an issuer it does not is a typo
+// that would refuse every caller. (upstreams says when the list is missing.)
+func validateSubjectIssuers(issuers []authz.IssuerConfig, i int, subjectIssuers []string) []error {
+	var errs []error
+	for j, iss := range subjectIssuers {
+		if !slices.ContainsFunc(issuers, func(ic authz.IssuerConfig) bool { return ic.Issuer == iss }) {
+			errs = append(errs, configerr.At(fmt.Sprintf("upstreams[%d].auth.subjectIssuers[%d]", i, j), "%q is not one of auth.issuers", iss))
+		}
+	}
+	return errs
+}
+
 // upstreamsConfig converts the file form to upstreams.Config with the given resolved secrets
-// (placeholders for validation only). Every setting is carried over as it is; only the secrets
-// are filled in.
+// (placeholders for validation only). Every setting is carried over as it is; the secrets are
+// filled in, and a tokenExchange backend without subjectIssuers takes the gateway's issuer when
+// it has exactly one (with several the operator must say which: upstreams refuses the list
+// missing).
 func (c *Config) upstreamsConfig(resolved map[string]map[string]string) upstreams.Config {
 	out := c.Config
 	out.Upstreams = nil
 	for _, u := range c.Upstreams {
 		up := u.UpstreamConfig
 		up.Auth = u.Auth.AuthConfig
+		if up.Auth.Type == upstreams.AuthTokenExchange && len(up.Auth.SubjectIssuers) == 0 && len(c.Auth.Issuers) == 1 {
+			up.Auth.SubjectIssuers = []string{c.Auth.Issuers[0].Issuer}
+		}
 		up.Auth.ClientSecret = resolved[u.Name][clientSecretKey]
 		up.Headers = resolved[u.Name]
 		if _, ok := up.Headers[clientSecretKey]; ok {

@@ -13,6 +13,7 @@ func (g *gateway) buildGuardrails(cfg *Config) (*guardrails.Engine, error) {
 	if err != nil || e == nil {
 		return nil, err
 	}
+	e.SetCaseInsensitive(caseInsensitiveUpstreams(cfg.Upstreams))
 	if g.railRec == nil {
 		if g.railRec, err = metrics.NewGuardrails(g.registry); err != nil {
 			return nil, err

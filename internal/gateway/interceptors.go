@@ -125,7 +125,7 @@ func (g *gateway) buildInterceptors(cfg *Config) (*intercept.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	deps := intercept.Deps{Log: g.log}
+	deps := intercept.Deps{Log: g.log, CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams)}
 	if g.interceptRec != nil {
 		deps.Metrics = interceptorMetrics{g.interceptRec}
 	}

@@ -61,7 +61,7 @@ func TestLegacyDefaults(t *testing.T) {
 	}
 	want := pre2026.Config{Enabled: true, Versions: []string{"2025-11-25", "2025-06-18", "2025-03-26"}, SessionTTL: 24 * time.Hour,
 		GetStream: true, AskTimeout: 10 * time.Minute, MaxRounds: 10, MaxPendingPerSession: 8, MaxPendingPerCaller: 32,
-		MaxBatchMessages: 32, MaxBatchBytes: 1 << 20, BatchConcurrency: 4}
+		MaxBatchMessages: 32, MaxBatchBytes: 1 << 20, BatchConcurrency: 4, BatchTimeout: time.Minute}
 	if got := c.Legacy; !reflect.DeepEqual(got, want) {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}

@@ -127,12 +127,19 @@ type rpcResult struct {
 // rawCall posts a tools/call (optionally a retry) and decodes the final JSON-RPC message.
 func rawCall(t *testing.T, gw Listeners, tok, name, args, retry string) (int, rpcResult) {
 	t.Helper()
+	return postCall(t, gw, tok, name, elicitMeta+`,"name":"`+name+`","arguments":`+args+retry)
+}
+
+// postCall posts a tools/call of name whose params hold members (without the braces) and
+// decodes the final JSON-RPC message.
+func postCall(t *testing.T, gw Listeners, tok, name, members string) (int, rpcResult) {
+	t.Helper()
 	h := modernHeaders("tools/call", name)
 	if tok != "" {
 		h.Set("Authorization", "Bearer "+tok)
 	}
 	status, hdr, body := post(t, "http://"+gw.MCP+"/mcp", h,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+elicitMeta+`,"name":"`+name+`","arguments":`+args+retry+`}}`)
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+members+`}}`)
 	if strings.HasPrefix(hdr.Get("Content-Type"), "text/event-stream") {
 		lines := strings.Split(strings.TrimSpace(body), "\n")
 		body = strings.TrimPrefix(lines[len(lines)-1], "data: ")

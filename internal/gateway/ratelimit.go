@@ -26,18 +26,25 @@ type RateLimitConfig struct {
 	Lease int `yaml:"lease"`
 }
 
-// compileRateLimits parses every limit once, at start-up, so no request parses one.
-func (c *Config) compileRateLimits(st store.Store) (mcphttp.RateLimits, error) {
+// compileRateLimits parses every limit once, at start-up, so no request parses one. prev is the
+// leasing limiter of the configuration this one replaces (nil at start-up): it is kept when the
+// lease settings are unchanged, with the tokens it leased and has not spent (store.Leased.Keeps).
+func (c *Config) compileRateLimits(st store.Store, prev *store.Leased) (mcphttp.RateLimits, error) {
 	rl := mcphttp.RateLimits{Store: st, FailOpen: !c.RateLimit.FailClosed, Rules: map[string]store.Limit{}}
 	if c.RateLimit.Lease < 0 || c.RateLimit.Lease > store.MaxLeaseMax {
 		return rl, configerr.At("rateLimit.lease", "%d: want 0 (the default) to %d", c.RateLimit.Lease, store.MaxLeaseMax)
 	}
 	if leaser, ok := st.(store.Leaser); ok && c.RateLimit.Lease != 1 {
-		leased, err := store.NewLeased(leaser, store.LeaseOptions{Max: c.RateLimit.Lease})
-		if err != nil {
-			return rl, configerr.At("rateLimit.lease", "%w", err)
+		opts := store.LeaseOptions{Max: c.RateLimit.Lease}
+		if prev.Keeps(leaser, opts) {
+			rl.Store = prev
+		} else {
+			leased, err := store.NewLeased(leaser, opts)
+			if err != nil {
+				return rl, configerr.At("rateLimit.lease", "%w", err)
+			}
+			rl.Store = leased
 		}
-		rl.Store = leased
 	}
 	if c.RateLimit.PerCaller != "" {
 		l, err := store.ParseLimit(c.RateLimit.PerCaller)

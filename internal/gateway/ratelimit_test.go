@@ -42,7 +42,7 @@ func TestCompileRateLimitsLease(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &Config{RateLimit: RateLimitConfig{PerCaller: "600/m burst 100", Lease: tt.lease}}
-			rl, err := c.compileRateLimits(tt.st)
+			rl, err := c.compileRateLimits(tt.st, nil)
 			if tt.errSub != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errSub) {
 					t.Fatalf("err = %v, want one naming %s", err, tt.errSub)

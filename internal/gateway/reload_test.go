@@ -367,9 +367,9 @@ func TestReloadRefusesInvalidConfiguration(t *testing.T) {
 }
 
 // TestReloadEndsOldRequestsAfterShutdownTimeout: a request still running on the replaced
-// configuration server.shutdownTimeout after the reload has its connection closed, which
-// cancels its backend call; the previous configuration is then closed and new requests are
-// served.
+// configuration server.shutdownTimeout after the reload is cancelled, its backend call with it,
+// and answered with -32014 saying so on its open stream before its connection closes; the
+// previous configuration is then closed and new requests are served.
 func TestReloadEndsOldRequestsAfterShutdownTimeout(t *testing.T) {
 	cancelled := make(chan struct{})
 	alpha := mcptest.StartServer(t, "alpha", holdingTool(make(chan struct{}), cancelled))
@@ -381,8 +381,9 @@ func TestReloadEndsOldRequestsAfterShutdownTimeout(t *testing.T) {
 	}
 	select {
 	case r := <-held:
-		if r.err == nil && !r.res.IsError {
-			t.Fatalf("the held call completed: %+v", r.res)
+		if rpcCode(r.err) != -32014 || !strings.Contains(r.err.Error(), "configuration was replaced") ||
+			!strings.Contains(r.err.Error(), "may or may not have run") {
+			t.Fatalf("the held call ended with %v %+v, want -32014 saying the configuration was replaced", r.err, r.res)
 		}
 	case <-time.After(reloadWait):
 		t.Fatal("the held call was not ended")
@@ -392,7 +393,7 @@ func TestReloadEndsOldRequestsAfterShutdownTimeout(t *testing.T) {
 	case <-time.After(reloadWait):
 		t.Fatal("the backend call was not cancelled")
 	}
-	f.waitLog(t, `still running after server.shutdownTimeout: their connections are closed","requests":1,"connections":1`)
+	f.waitLog(t, `still running after server.shutdownTimeout: they are answered with an error, then their connections closed","requests":1,"connections":1`)
 	cs := mcptest.Connect(t, f.url())
 	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "after"}}); err != nil || res.IsError {
 		t.Fatalf("a call after the cut: %v %+v", err, res)

@@ -53,10 +53,13 @@ type fsRead struct {
 }
 
 type fsBackend struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	reads []fsRead
-	refs  []string // completion/complete ref.uri as received
+	// caseless: names are also compared without regard to case, as the file systems of macOS
+	// and Windows do by default.
+	caseless bool
+	srv      *httptest.Server
+	mu       sync.Mutex
+	reads    []fsRead
+	refs     []string // completion/complete ref.uri as received
 }
 
 func (b *fsBackend) snapshot() []fsRead {
@@ -173,6 +176,12 @@ func (b *fsBackend) serve(w http.ResponseWriter, r *http.Request) {
 				reply(map[string]any{"contents": []any{text("file://"+p, s)}})
 				return
 			}
+			for name, s := range fsFiles {
+				if b.caseless && s != "" && strings.EqualFold(name, norm.NFC.String(p)) {
+					reply(map[string]any{"contents": []any{text("file://"+p, s)}})
+					return
+				}
+			}
 			notFound(req.Params.URI)
 		}
 	default:
@@ -186,6 +195,8 @@ type resFixture struct {
 	gw  Listeners
 	fs  *fsBackend
 	tok string
+	// set is the tool set whose endpoint requests go to ("" for the MCP path itself).
+	set string
 }
 
 func startResourceGateway(t *testing.T) *resFixture {
@@ -222,7 +233,11 @@ func (f *resFixture) rpc(t *testing.T, method, name string, params map[string]an
 		h.Set("Mcp-Name", mcpheader.Encode(name))
 	}
 	h.Set("Authorization", "Bearer "+f.tok)
-	status, _, out := post(t, "http://"+f.gw.MCP+"/mcp", h, string(body))
+	url := "http://" + f.gw.MCP + "/mcp"
+	if f.set != "" {
+		url += "/" + f.set
+	}
+	status, _, out := post(t, url, h, string(body))
 	return status, out
 }
 

@@ -185,17 +185,32 @@ func drain(log *slog.Logger, g *gateway, mcpSrv, adminSrv *http.Server) error {
 	cfg := g.stopReloads()
 	log.Info("draining", "delay", cfg.Server.DrainDelay)
 	time.Sleep(cfg.Server.DrainDelay)
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
+	// The requests still running when the deadline is near are cancelled and answered with
+	// mcphttp.ErrShuttingDown on their open responses; the connections are closed only after
+	// that, or at the deadline.
+	grace := min(shutdownAnswerGrace, cfg.Server.ShutdownTimeout/10)
+	deadline := time.Now().Add(cfg.Server.ShutdownTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-grace))
 	defer cancel()
 	err := mcpSrv.Shutdown(ctx)
 	if errors.Is(err, context.DeadlineExceeded) {
-		log.Warn("shutdown deadline reached; closing remaining connections")
-		err = mcpSrv.Close()
+		n := g.conns.cutAll(mcphttp.ErrShuttingDown)
+		log.Warn("shutdown deadline reached; requests still running are answered with an error, then their connections closed",
+			"connections", n)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		if err = mcpSrv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
+			err = mcpSrv.Close()
+		}
 	}
 	_ = adminSrv.Close()
 	log.Info("stopped")
 	return err
 }
+
+// shutdownAnswerGrace is the part of server.shutdownTimeout (at most a tenth of it) kept, at
+// its end, for the requests cancelled then to write their error before their connections close.
+const shutdownAnswerGrace = time.Second
 
 func serveOn(srv *http.Server, ln net.Listener) error {
 	var err error
@@ -314,6 +329,8 @@ type components struct {
 	admin     *mcphttp.Admin
 	// interceptors call the configured interceptors; nil without any.
 	interceptors *intercept.Set
+	// leased is the rate limiter leasing from Redis; nil without one. A reload keeps it.
+	leased *store.Leased
 	// current is true while the set serves new requests: only then do its backends' health
 	// and circuit changes reach the gauges, which describe what new requests meet.
 	current atomic.Bool
@@ -343,10 +360,15 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 	if c.backends, err = g.buildBackends(cfg, c); err != nil {
 		return nil, err
 	}
-	limits, err := cfg.compileRateLimits(g.store)
+	var prevLeased *store.Leased
+	if prev != nil {
+		prevLeased = prev.leased
+	}
+	limits, err := cfg.compileRateLimits(g.store, prevLeased)
 	if err != nil {
 		return nil, err
 	}
+	c.leased, _ = limits.Store.(*store.Leased)
 	if !cfg.Auth.Disabled {
 		var previous *authz.Authenticator
 		if prev != nil && prev.auth != nil {
@@ -354,7 +376,8 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		}
 		if c.auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: g.log,
 			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.serverConfig()), Previous: previous,
-			DPoP: authz.DPoPOptions{Replay: g.replay, Keys: g.ring, MemoryBegan: g.replays.Began}}); err != nil {
+			CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
+			DPoP:            authz.DPoPOptions{Replay: g.replay, Keys: g.ring, MemoryBegan: g.replays.Began}}); err != nil {
 			return nil, err
 		}
 	}
@@ -390,6 +413,8 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		// Built-in guardrails (docs/guardrails.md); nil without rules.
 		Guardrails:       rails,
 		GuardrailMetrics: g.railRec,
+		// Tool sets select these backends' resources case-folded, as policy does.
+		CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
 	})
 	if err != nil {
 		return nil, err
@@ -448,6 +473,7 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	}
 	// DPoP proofs' jti: in Redis across replicas, in this process's memory store on one.
 	var answers mrtr.Answers // each caller's answered rounds, by the same records
+	getter, _ := g.store.(store.ReplayGetter)
 	if r, ok := g.store.(store.Replay); ok {
 		g.replay, answers = r, r
 		if cfg.Redis.enabled() {
@@ -469,6 +495,9 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	if err := primeEpoch(g.replays); err != nil {
 		log.Warn("shared store not reachable at start-up; confirmations fail closed until it is", "error", err)
 	}
+	if g.replay != nil && getter != nil {
+		g.replay = epochReplay{ReplayCache: g.replay, get: getter, guard: g.replays, rec: g.rec, counted: cfg.Redis.enabled()}
+	}
 	g.codec, err = mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL,
 		MaxAnswersPerCaller: cfg.MRTR.MaxAnswersPerCaller, Answers: answers}, g.replays, nil)
 	return err
@@ -486,9 +515,10 @@ func (g *gateway) buildBackends(cfg *Config, c *components) (*upstreams.Registry
 	}
 	rec := g.rec
 	return upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
-		Logger:  g.log,
-		Cursors: g.ring.Sealer(seal.PurposeCursor),
-		Observe: rec.ObserveUpstream,
+		Logger:              g.log,
+		Cursors:             g.ring.Sealer(seal.PurposeCursor),
+		Observe:             rec.ObserveUpstream,
+		NotificationDropped: rec.CallNoteDropped,
 		// The hooks run under the breaker lock or on the list path: the recorder's methods
 		// are non-blocking. Only the current set's health reaches the gauges (activate sets
 		// them when a set becomes current).

@@ -117,7 +117,10 @@ type connKey struct{}
 // trackedConn is one MCP connection and the component sets its requests in flight run on (one
 // at a time over HTTP/1.1, several over HTTP/2).
 type trackedConn struct {
-	conn  net.Conn
+	conn net.Conn
+	// cut cancels the context of the connection's requests with a cause the pipeline answers
+	// them with (mcphttp.ErrShuttingDown) before the connection is closed.
+	cut   context.CancelCauseFunc
 	mu    sync.Mutex
 	holds []connHold // one entry per set with a request in flight here; almost always one
 }
@@ -169,6 +172,7 @@ type connTracker struct {
 
 func (t *connTracker) connContext(ctx context.Context, c net.Conn) context.Context {
 	tc := &trackedConn{conn: c, holds: make([]connHold, 0, 1)}
+	ctx, tc.cut = context.WithCancelCause(ctx)
 	t.mu.Lock()
 	if t.conns == nil {
 		t.conns = map[net.Conn]*trackedConn{}
@@ -178,12 +182,58 @@ func (t *connTracker) connContext(ctx context.Context, c net.Conn) context.Conte
 	return context.WithValue(ctx, connKey{}, tc)
 }
 
+// cutAll cancels the requests of every open connection with cause, which the pipeline answers
+// them with on their open responses, and returns how many connections had a request in flight.
+// The connections stay open for those answers to be written.
+func (t *connTracker) cutAll(cause error) int {
+	t.mu.Lock()
+	conns := make([]*trackedConn, 0, len(t.conns))
+	for _, tc := range t.conns {
+		conns = append(conns, tc)
+	}
+	t.mu.Unlock()
+	n := 0
+	for _, tc := range conns {
+		tc.mu.Lock()
+		busy := len(tc.holds) > 0
+		tc.mu.Unlock()
+		if busy {
+			n++
+		}
+		tc.cut(cause)
+	}
+	return n
+}
+
 func (t *connTracker) connState(c net.Conn, s http.ConnState) {
 	if s == http.StateClosed || s == http.StateHijacked {
 		t.mu.Lock()
+		tc := t.conns[c]
 		delete(t.conns, c)
 		t.mu.Unlock()
+		if tc != nil {
+			tc.cut(nil) // releases the connection's context
+		}
 	}
+}
+
+// cutHolding cancels the requests of every connection with a request in flight on c with cause,
+// which the pipeline answers them with on their open responses, and returns how many it cut.
+// Over HTTP/2 a connection may carry requests of other sets too: they are cut with it, as
+// closing it would end them.
+func (t *connTracker) cutHolding(c *components, cause error) int {
+	t.mu.Lock()
+	var hold []*trackedConn
+	for _, tc := range t.conns {
+		if tc.holding(c) {
+			hold = append(hold, tc)
+		}
+	}
+	t.mu.Unlock()
+	for _, tc := range hold {
+		tc.cut(cause)
+	}
+	return len(hold)
 }
 
 // closeHolding closes every connection with a request in flight on c, which ends those
@@ -353,9 +403,12 @@ func (g *gateway) retire(prev *components, bound time.Duration) {
 		return
 	case <-t.C:
 		running := prev.gate.inFlight()
-		n := g.conns.closeHolding(prev)
-		g.log.Warn("requests of the previous configuration still running after server.shutdownTimeout: their connections are closed",
+		n := g.conns.cutHolding(prev, mcphttp.ErrReplaced)
+		g.log.Warn("requests of the previous configuration still running after server.shutdownTimeout: they are answered with an error, then their connections closed",
 			"requests", running, "connections", n)
+		if !g.awaitDrained(prev, min(shutdownAnswerGrace, bound/10)) {
+			g.conns.closeHolding(prev)
+		}
 		t.Reset(bound)
 		select {
 		case <-prev.gate.drained:
@@ -368,6 +421,19 @@ func (g *gateway) retire(prev *components, bound time.Duration) {
 	}
 	g.sets.close(prev)
 	g.forgetRemoved()
+}
+
+// awaitDrained waits at most d for prev's last request to leave, and reports whether it did.
+func (g *gateway) awaitDrained(prev *components, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-prev.gate.drained:
+		return true
+	case <-g.sets.stopped:
+	case <-t.C:
+	}
+	return false
 }
 
 // forgetRemoved drops the health gauges of backends that no live set has any more, once the

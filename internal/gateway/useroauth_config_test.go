@@ -39,6 +39,14 @@ func TestUserOAuthConfig(t *testing.T) {
 			[]string{"userOAuth.consentTTL", "userOAuth.maxRecordBytes", "to 1048576"}},
 		{"the bounds themselves", base + approval + upstream + "    clientID: gw\n" +
 			"userOAuth: {consentTTL: 1h, maxRecordBytes: 1048576, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n", nil},
+		{"record lifetimes under an hour, max age under idle", base + approval + upstream + "    clientID: gw\n" +
+			"userOAuth: {recordIdle: 30m, recordMaxAge: 20m, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n",
+			[]string{"userOAuth.recordIdle: 30m0s: want at least 1h", "userOAuth.recordMaxAge: 20m0s: want at least 1h0m0s and at least recordIdle"}},
+		{"record lifetimes set", base + approval + upstream + "    clientID: gw\n" +
+			"userOAuth: {recordIdle: 168h, recordMaxAge: 2160h, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n", nil},
+		{"a max age under the default idle", base + approval + upstream + "    clientID: gw\n" +
+			"userOAuth: {recordMaxAge: 168h, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n",
+			[]string{"userOAuth.recordMaxAge", "at least recordIdle (720h0m0s)"}},
 		{"an unknown registration", base + approval + keys + upstream + "    registration: manual\n", []string{`"manual": want static`}},
 		{"an authorization server in clear", base + approval + keys + upstream + "    clientID: gw\n    authServer: http://as.example\n",
 			[]string{"want https"}},

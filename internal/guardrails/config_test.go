@@ -139,3 +139,24 @@ func TestActionListsAreWhatValidateAccepts(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesCaseFolded: for a backend with case-insensitive paths rules select resources
+// case-folded, so the strict rule for file:///secret/* governs file:///SECRET/a rather than the
+// lenient one after it; other backends are matched exactly.
+func TestRulesCaseFolded(t *testing.T) {
+	e := testEngine(t, &Config{Rules: []RuleConfig{
+		{ID: "secret", Resources: []string{"file:///secret/*"}, Results: DirectionConfig{Secrets: "block"}},
+		{ID: "rest", Resources: []string{"*"}, Results: DirectionConfig{Injection: "flag"}},
+	}})
+	e.SetCaseInsensitive([]string{"mac"})
+	for _, c := range []struct{ upstream, name, want string }{
+		{"mac", "file:///SECRET/a", "secret"},
+		{"mac", "file:///public/a", "rest"},
+		{"lin", "file:///SECRET/a", "rest"},
+		{"lin", "file:///secret/a", "secret"},
+	} {
+		if r := e.Rule(KindResource, c.upstream, c.name); r == nil || r.ID() != c.want {
+			t.Errorf("%s %s: rule %v, want %q", c.upstream, c.name, r, c.want)
+		}
+	}
+}

@@ -19,10 +19,12 @@ const (
 // Engine is the compiled guardrails configuration: the rules, the scanner's tables and the
 // cache of compiled schemas. It is safe for concurrent use.
 type Engine struct {
-	rules   []Rule
-	tb      *tables
-	schemas *schemaCache
-	walkers sync.Pool // *walker, with their window buffers
+	rules []Rule
+	// caseless are the backends whose resource paths are case-insensitive (SetCaseInsensitive).
+	caseless authz.Caseless
+	tb       *tables
+	schemas  *schemaCache
+	walkers  sync.Pool // *walker, with their window buffers
 }
 
 // New compiles a validated configuration. It returns nil for a configuration without rules:
@@ -53,6 +55,8 @@ type Rule struct {
 	tools     []authz.Glob
 	prompts   []authz.Glob
 	resources []authz.Glob
+	// foldedResources are resources case-folded, for backends with case-insensitive paths.
+	foldedResources []authz.Glob
 	// validateArgs and validateOut are the schema guardrail's actions.
 	validateArgs, validateOut Action
 	args, results             direction
@@ -77,7 +81,7 @@ func compileRule(cfg *Config, i int, e *Engine) Rule {
 		up = "*"
 	}
 	r := Rule{e: e, id: rc.ruleID(i), upstream: authz.CompileGlob(up), tools: globs(rc.Tools),
-		prompts: globs(rc.Prompts), resources: globs(rc.Resources)}
+		prompts: globs(rc.Prompts), resources: globs(rc.Resources), foldedResources: authz.FoldGlobs(rc.Resources)}
 	r.validateArgs, _ = parseAction(orOff(rc.Validate.Arguments))
 	r.validateOut, _ = parseAction(orOff(rc.Validate.StructuredContent))
 	r.args = compileDirection(&rc.Arguments)
@@ -130,28 +134,45 @@ func globs(ps []string) []authz.Glob {
 	return out
 }
 
+// SetCaseInsensitive marks the backends whose resource paths are case-insensitive: rules then
+// select their resources case-folded, as policy matches them. Call it before the engine is
+// shared.
+func (e *Engine) SetCaseInsensitive(upstreams []string) {
+	if e != nil {
+		e.caseless = authz.NewCaseless(upstreams)
+	}
+}
+
 // Rule returns the first rule that covers kind name of upstream (backend-side names), nil when
 // none does.
 func (e *Engine) Rule(kind Kind, upstream, name string) *Rule {
 	if e == nil {
 		return nil
 	}
+	folded := false
+	if kind == KindResource {
+		name, folded = e.caseless.Fold(upstream, name)
+	}
 	for i := range e.rules {
 		r := &e.rules[i]
-		if r.upstream.Match(upstream) && matchAny(r.list(kind), name) {
+		if r.upstream.Covers(upstream) && matchAny(r.list(kind, folded), name) {
 			return r
 		}
 	}
 	return nil
 }
 
-func (r *Rule) list(kind Kind) []authz.Glob {
+// list is the rule's patterns for kind; folded picks the case-folded resource patterns.
+func (r *Rule) list(kind Kind, folded bool) []authz.Glob {
 	switch kind {
 	case KindTool:
 		return r.tools
 	case KindPrompt:
 		return r.prompts
 	case KindResource:
+		if folded {
+			return r.foldedResources
+		}
 		return r.resources
 	}
 	return nil
@@ -159,7 +180,7 @@ func (r *Rule) list(kind Kind) []authz.Glob {
 
 func matchAny(gs []authz.Glob, name string) bool {
 	for _, g := range gs {
-		if g.Match(name) {
+		if g.Covers(name) {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package intercept
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -621,6 +622,36 @@ func TestValidatorsDecideInConfigurationOrder(t *testing.T) {
 		}
 		if v := f.run(t, phase, c); !v.Blocked || v.Failed || v.By != "z" {
 			t.Fatalf("%s: verdict %+v, want blocked by z", phase, v)
+		}
+	}
+}
+
+// TestPlanSelectsCaseFolded: for a backend with case-insensitive paths a rule's resource
+// patterns select case-folded, so an interceptor guarding file:///secret/* sees
+// file:///SECRET/a too; other backends are matched exactly.
+func TestPlanSelectsCaseFolded(t *testing.T) {
+	cfgs := []Config{{Name: "guard", URL: "http://127.0.0.1:1/mcp", Type: TypeValidation,
+		Rules: []RuleConfig{{Resources: []string{"file:///secret/*"}}}}}
+	if err := Validate(cfgs); err != nil {
+		t.Fatal(err)
+	}
+	set, err := New(cfgs, Deps{Log: slog.New(slog.DiscardHandler), CaseInsensitive: []string{"mac"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(set.Close)
+	for _, tc := range []struct {
+		upstream, name string
+		want           bool
+	}{
+		{"mac", "file:///SECRET/a", true},
+		{"mac", "file:///Secret/A", true},
+		{"mac", "file:///public/a", false},
+		{"lin", "file:///SECRET/a", false},
+		{"lin", "file:///secret/a", true},
+	} {
+		if got := set.Plan(PhaseRequest, "resources/read", tc.upstream, tc.name) != nil; got != tc.want {
+			t.Errorf("%s %s: planned %v, want %v", tc.upstream, tc.name, got, tc.want)
 		}
 	}
 }

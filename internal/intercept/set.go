@@ -78,6 +78,9 @@ type Deps struct {
 	Metrics Metrics
 	// UserAgent is sent to the interceptors. Empty: the backend client's default.
 	UserAgent string
+	// CaseInsensitive are the backends whose resource paths are case-insensitive: rules select
+	// their resources case-folded, as policy matches them.
+	CaseInsensitive []string
 }
 
 // Set is the configured interceptors, compiled. It is safe for concurrent use.
@@ -91,6 +94,8 @@ type Set struct {
 	metrics Metrics
 	// results bounds the interceptors' answers being read at once, over every transport.
 	results *bodyread.Budget
+	// caseless are the backends whose resource paths are case-insensitive (Deps).
+	caseless authz.Caseless
 }
 
 // interceptor is one configured interceptor with its client.
@@ -113,7 +118,9 @@ type rule struct {
 	id                       string
 	upstream                 authz.Glob
 	tools, prompts, resource []authz.Glob
-	phases                   [2]bool
+	// foldedResource is resource case-folded, for backends with case-insensitive paths.
+	foldedResource []authz.Glob
+	phases         [2]bool
 }
 
 // maxResultBytesInFlight bounds the memory of the interceptors' answers being read at once on a
@@ -129,7 +136,8 @@ func New(cs []Config, deps Deps) (*Set, error) {
 	if deps.Log == nil {
 		return nil, errors.New("intercept: Deps.Log is required")
 	}
-	s := &Set{log: deps.Log, now: deps.Now, metrics: deps.Metrics, results: bodyread.NewBudget(maxResultBytesInFlight)}
+	s := &Set{log: deps.Log, now: deps.Now, metrics: deps.Metrics, results: bodyread.NewBudget(maxResultBytesInFlight),
+		caseless: authz.NewCaseless(deps.CaseInsensitive)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -179,7 +187,7 @@ func compileRule(id string, r RuleConfig) rule {
 		up = "*"
 	}
 	out := rule{id: id, upstream: authz.CompileGlob(up), tools: globs(r.Tools), prompts: globs(r.Prompts),
-		resource: globs(r.Resources)}
+		resource: globs(r.Resources), foldedResource: authz.FoldGlobs(r.Resources)}
 	if len(r.Phases) == 0 {
 		out.phases = [2]bool{true, true}
 	}
@@ -238,9 +246,13 @@ func (s *Set) Plan(phase Phase, method, upstream, name string) *Plan {
 	if s == nil {
 		return nil
 	}
+	folded := false
+	if method == "resources/read" {
+		name, folded = s.caseless.Fold(upstream, name)
+	}
 	var p *Plan
 	for _, ic := range s.all {
-		r, ok := ic.match(phase, method, upstream, name)
+		r, ok := ic.match(phase, method, upstream, name, folded)
 		if !ok {
 			continue
 		}
@@ -275,11 +287,12 @@ func runOrder(a, b *interceptor) int {
 	return strings.Compare(a.cfg.Name, b.cfg.Name) // byte order of UTF-8 is code point order
 }
 
-// match reports the first rule of ic that selects the call, by id.
-func (ic *interceptor) match(phase Phase, method, upstream, name string) (string, bool) {
+// match reports the first rule of ic that selects the call, by id; folded says name is a
+// case-folded resource URI, matched with the case-folded patterns.
+func (ic *interceptor) match(phase Phase, method, upstream, name string, folded bool) (string, bool) {
 	for i := range ic.rules {
 		r := &ic.rules[i]
-		if !r.phases[phase] || !r.upstream.Match(upstream) {
+		if !r.phases[phase] || !r.upstream.Covers(upstream) {
 			continue
 		}
 		var gs []authz.Glob
@@ -290,9 +303,12 @@ func (ic *interceptor) match(phase Phase, method, upstream, name string) (string
 			gs = r.prompts
 		case "resources/read":
 			gs = r.resource
+			if folded {
+				gs = r.foldedResource
+			}
 		}
 		for _, g := range gs {
-			if g.Match(name) {
+			if g.Covers(name) {
 				return r.id, true
 			}
 		}

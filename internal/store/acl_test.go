@@ -15,6 +15,9 @@ import (
 const (
 	leastPrivilege        = "~mcpgw:* &mcpgw:notice:* -@all +hello +auth +ping +set +get +time +evalsha +eval +publish +subscribe +unsubscribe"
 	leastPrivilegeCluster = leastPrivilege + " +cluster|slots +command"
+	// recordsPrivilege is what per-user OAuth's token vault (Records) adds.
+	recordsPrivilege = " +hget +hset +hdel +hkeys +hstrlen +hexists +hgetall +pexpiretime +pexpireat" +
+		" +zadd +zrem +zscan +zcount +zremrangebyscore +srem +srandmember +multi +exec"
 )
 
 // TestRedisLeastPrivilegeACL: everything the gateway does works for a Redis user limited to the
@@ -33,7 +36,7 @@ func TestRedisLeastPrivilegeACL(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := testredis.Start(t, tt.opts...)
-			args := append([]string{"ACL", "SETUSER", "gw", "on", ">gw-secret"}, strings.Fields(tt.rules)...)
+			args := append([]string{"ACL", "SETUSER", "gw", "on", ">gw-secret"}, strings.Fields(tt.rules+recordsPrivilege)...)
 			if _, err := srv.Do(args...); err != nil {
 				t.Fatalf("ACL SETUSER: %v", err)
 			}
@@ -61,6 +64,11 @@ func TestRedisLeastPrivilegeACL(t *testing.T) {
 				t.Fatalf("Publish as the least-privilege user: %v", err)
 			}
 			in.want(t, "hello")
+			for op, err := range recordOps(ctx, r) {
+				if err != nil {
+					t.Errorf("Records.%s as the least-privilege user: %v", op, err)
+				}
+			}
 
 			other := as("other:")
 			if err := other.Set(ctx, "v", []byte("x"), time.Minute); err == nil {
@@ -74,4 +82,24 @@ func TestRedisLeastPrivilegeACL(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordOps runs every Records operation once, a move of the previous layout's record
+// included, and returns each one's error.
+func recordOps(ctx context.Context, r *Redis) map[string]error {
+	errs := map[string]error{}
+	life := RecordLife{Now: time.Now(), Idle: time.Hour, Absolute: 2 * time.Hour}
+	b := Budget{Count: 2, Bytes: 64}
+	errs["old layout"] = r.client.HSet(ctx, redisRecords{r}.oldOwnerKey("o2"), "n", "old").Err()
+	_, errs["PutRecord"] = r.PutRecord(ctx, "o", "n", []byte("v"), b, life)
+	_, errs["AddRecord"] = r.AddRecord(ctx, "o", "m", []byte("v"), b, life)
+	life.Now = life.Now.Add(30 * time.Minute) // a read that moves the deadline
+	_, _, errs["GetRecord"] = r.GetRecord(ctx, "o", "n", life)
+	_, _, errs["GetRecord moving"] = r.GetRecord(ctx, "o2", "n", life)
+	_, errs["SwapRecord"] = r.SwapRecord(ctx, "o", "n", []byte("v"), []byte("w"), life)
+	_, errs["OwnerRecords"] = r.OwnerRecords(ctx, "o", life)
+	_, errs["CountRecords"] = r.CountRecords(ctx, "n", life)
+	errs["NameOwners"] = r.NameOwners(ctx, "n", life, func([]string) error { return nil })
+	_, errs["DeleteRecord"] = r.DeleteRecord(ctx, "o", "n", []byte("w"))
+	return errs
 }

@@ -44,7 +44,9 @@ func runContract(t *testing.T, newHarness func(t *testing.T) harness) {
 	t.Run("Delete", func(t *testing.T) { contractDelete(t, newHarness(t)) })
 	t.Run("PingClose", func(t *testing.T) { contractPingClose(t, newHarness(t)) })
 	t.Run("Records", func(t *testing.T) { contractRecords(t, newHarness(t)) })
+	t.Run("RecordsExpire", func(t *testing.T) { contractRecordsExpire(t, newHarness(t)) })
 	t.Run("Replay", func(t *testing.T) { contractReplay(t, newHarness(t)) })
+	t.Run("ReplayGet", func(t *testing.T) { contractReplayGet(t, newHarness(t)) })
 	t.Run("ReplayConcurrent", func(t *testing.T) { contractReplayConcurrent(t, newHarness(t)) })
 }
 

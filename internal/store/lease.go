@@ -137,6 +137,7 @@ type LeaseOptions struct {
 // returned and the caller applies its rule; tokens already leased are still spent.
 type Leased struct {
 	store   Leaser
+	opts    LeaseOptions // as given, for Keeps
 	max     int
 	ttl     time.Duration
 	perShrd int
@@ -180,6 +181,7 @@ func NewLeased(s Leaser, opts LeaseOptions) (*Leased, error) {
 	}
 	l := &Leased{
 		store: s,
+		opts:  opts,
 		max:   orDefault(opts.Max, DefaultLeaseMax),
 		ttl:   opts.TTL,
 		now:   opts.Now,
@@ -195,6 +197,15 @@ func NewLeased(s Leaser, opts LeaseOptions) (*Leased, error) {
 		l.shards[i].entries = make(map[leaseKey]*leaseEntry)
 	}
 	return l, nil
+}
+
+// Keeps reports whether l leases from s with opts, so that a configuration reload can keep l,
+// and with it the tokens its replica leased and has not spent yet, rather than build a new
+// limiter that would lease again while the old leases lapse unspent (an under-admission of up
+// to one lease per bucket after every reload). Leases are kept per key and limit, so a bucket
+// whose limit changed starts a new lease; the old one lapses after the lease TTL.
+func (l *Leased) Keeps(s Leaser, opts LeaseOptions) bool {
+	return l != nil && l.store == s && l.opts.Max == opts.Max && l.opts.TTL == opts.TTL && l.opts.MaxKeys == opts.MaxKeys
 }
 
 // LeaseSize is how many tokens a replica leases at once from a bucket under limit: Max, but at

@@ -250,3 +250,30 @@ func TestLeaseSizeAsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestLeasedKeeps: a reload keeps a limiter only on the same store with the same options.
+func TestLeasedKeeps(t *testing.T) {
+	srv := testredis.Start(t)
+	r := newRedisStore(t, RedisConfig{URL: srv.URL()})
+	l, err := NewLeased(r, LeaseOptions{Max: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var none *Leased
+	for _, tt := range []struct {
+		l    *Leased
+		s    Leaser
+		opts LeaseOptions
+		want bool
+	}{
+		{l, r, LeaseOptions{Max: 16}, true},
+		{l, r, LeaseOptions{Max: 32}, false},
+		{l, r, LeaseOptions{Max: 16, TTL: time.Minute}, false},
+		{l, newRedisStore(t, RedisConfig{URL: srv.URL()}), LeaseOptions{Max: 16}, false},
+		{none, r, LeaseOptions{Max: 16}, false},
+	} {
+		if got := tt.l.Keeps(tt.s, tt.opts); got != tt.want {
+			t.Errorf("Keeps(%+v) = %v, want %v", tt.opts, got, tt.want)
+		}
+	}
+}

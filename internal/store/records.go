@@ -6,8 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-
-	"github.com/redis/go-redis/v9"
+	"time"
 )
 
 // Records keeps small records grouped by owner, one per name, with an index of the owners of
@@ -18,28 +17,81 @@ import (
 // they still hold what the caller read (SwapRecord, DeleteRecord), so a refresh that ends
 // after a disconnect does not bring the record back.
 //
-// Owners are kept as given in the index: pass a digest, not an identity. Records do not expire.
-// Both Memory and Redis implement it; every failure of Redis wraps ErrUnavailable.
+// Records expire (RecordLife): Idle after their last use (a read with GetRecord, a put or a
+// swap) and at most Absolute after they were put, whether or not anyone reads them again, so
+// the records of a caller who never comes back (deleted at its identity provider) go by
+// themselves, and so do their entries in the index. An expired record is absent to every
+// method; an index entry may outlive its record (a reader finds no record and moves on).
+//
+// Owners are kept as given in the index: pass a digest, not an identity. Both Memory and
+// Redis implement it; every failure of Redis wraps ErrUnavailable.
 type Records interface {
-	// GetRecord returns owner's record under name, and false when there is none.
-	GetRecord(ctx context.Context, owner, name string) ([]byte, bool, error)
+	// GetRecord returns owner's live record under name, and false when there is none; a
+	// read is a use: the record's idle deadline moves on (within its absolute one).
+	GetRecord(ctx context.Context, owner, name string, life RecordLife) ([]byte, bool, error)
 	// PutRecord stores value as owner's record under name, replacing any, unless owner would
 	// then hold more than b.Count records or more than b.Bytes bytes of them: stored is then
-	// false and nothing changes.
-	PutRecord(ctx context.Context, owner, name string, value []byte, b Budget) (stored bool, err error)
+	// false and nothing changes. Its lifetimes start now.
+	PutRecord(ctx context.Context, owner, name string, value []byte, b Budget, life RecordLife) (stored bool, err error)
+	// AddRecord is PutRecord only while owner holds no record under name: otherwise it fails
+	// with ErrRecordExists and nothing changes. Two writers that each found no record (two
+	// first connects completing together) so learn which of them came second.
+	AddRecord(ctx context.Context, owner, name string, value []byte, b Budget, life RecordLife) (stored bool, err error)
 	// SwapRecord replaces owner's record under name with value only while it still holds old
-	// (byte for byte); swapped is false otherwise, the record absent included.
-	SwapRecord(ctx context.Context, owner, name string, old, value []byte) (swapped bool, err error)
+	// (byte for byte); swapped is false otherwise, the record absent or expired included. A
+	// swap is a use; the absolute deadline stays the put's.
+	SwapRecord(ctx context.Context, owner, name string, old, value []byte, life RecordLife) (swapped bool, err error)
 	// DeleteRecord removes owner's record under name; with old set, only while it still
 	// holds old. removed reports whether a record went.
 	DeleteRecord(ctx context.Context, owner, name string, old []byte) (removed bool, err error)
-	// OwnerRecords returns every record of owner, by name.
-	OwnerRecords(ctx context.Context, owner string) (map[string][]byte, error)
+	// OwnerRecords returns every live record of owner, by name. It is not a use.
+	OwnerRecords(ctx context.Context, owner string, life RecordLife) (map[string][]byte, error)
 	// NameOwners calls fn with the owners holding a record under name, in batches, until fn
-	// fails or every owner was listed. fn may delete records as it goes.
-	NameOwners(ctx context.Context, name string, fn func(owners []string) error) error
-	// CountRecords returns how many owners hold a record under name.
-	CountRecords(ctx context.Context, name string) (int64, error)
+	// fails or every owner was listed; it may list an owner whose record expired. fn may
+	// delete records as it goes.
+	NameOwners(ctx context.Context, name string, life RecordLife, fn func(owners []string) error) error
+	// CountRecords returns how many owners hold a live record under name.
+	CountRecords(ctx context.Context, name string, life RecordLife) (int64, error)
+}
+
+// RecordLife is how long records live: Idle after their last use, at most Absolute after they
+// were put. Now is the caller's clock (the vault's), so every replica and the tests decide
+// alike.
+type RecordLife struct {
+	Now            time.Time
+	Idle, Absolute time.Duration
+}
+
+// touchSlack is the share of Idle a record's idle deadline may lag behind: a read moves the
+// deadline only when it would gain more than Idle/touchSlack, so a record read on every call
+// is written about once per Idle/64 (11 hours for 30 days), not on every call.
+const touchSlack = 64
+
+func (l RecordLife) valid() error {
+	if l.Now.IsZero() || l.Idle <= 0 || l.Absolute <= 0 {
+		return fmt.Errorf("%w: record lifetimes %+v", ErrInvalidBudget, l)
+	}
+	return nil
+}
+
+// deadlines returns the idle and absolute deadlines of a record put now.
+func (l RecordLife) deadlines() (idle, absolute time.Time) {
+	absolute = l.Now.Add(l.Absolute)
+	return minTime(l.Now.Add(l.Idle), absolute), absolute
+}
+
+// touched returns the idle deadline of a record used now whose deadlines are idle and
+// absolute, and whether it moved (by more than the slack).
+func (l RecordLife) touched(idle, absolute time.Time) (time.Time, bool) {
+	want := minTime(l.Now.Add(l.Idle), absolute)
+	return want, want.Sub(idle) > l.Idle/touchSlack
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 var (
@@ -51,6 +103,9 @@ var (
 // own: no owner could ever hold it.
 var ErrRecordTooLarge = errors.New("store: record larger than its budget")
 
+// ErrRecordExists is returned by AddRecord when the owner holds a record under the name.
+var ErrRecordExists = errors.New("store: a record is there already")
+
 // recordOverhead is what a record costs the memory store's value pool besides its bytes.
 const recordOverhead = 96
 
@@ -59,70 +114,152 @@ const nameBatch = 256
 
 // memRecords is the Memory store's Records: one map of owners and one index, under one lock
 // (records are read once per call to a per-user backend and written only by a consent, a
-// refresh or a revocation).
+// refresh or a revocation). Expired records are removed when met and, for those nobody meets,
+// by a sweep of everything at most once per Idle/touchSlack.
 type memRecords struct {
-	mu     sync.Mutex
-	owners map[string]map[string][]byte
-	names  map[string]map[string]struct{}
+	mu        sync.Mutex
+	owners    map[string]map[string]*memRecord
+	names     map[string]map[string]struct{}
+	nextSweep time.Time
 }
+
+type memRecord struct {
+	value          []byte
+	idle, absolute time.Time
+}
+
+func (r *memRecord) live(now time.Time) bool { return now.Before(r.idle) }
 
 func (m *Memory) records() (*memRecords, error) {
 	if m.closed.Load() {
 		return nil, errClosed()
 	}
 	m.recOnce.Do(func() {
-		m.rec = &memRecords{owners: map[string]map[string][]byte{}, names: map[string]map[string]struct{}{}}
+		m.rec = &memRecords{owners: map[string]map[string]*memRecord{}, names: map[string]map[string]struct{}{}}
 	})
 	return m.rec, nil
 }
 
-// GetRecord implements Records.
-func (m *Memory) GetRecord(_ context.Context, owner, name string) ([]byte, bool, error) {
+// lockedRecords returns the records locked, swept when due; the caller unlocks.
+func (m *Memory) lockedRecords(now time.Time, idle time.Duration) (*memRecords, error) {
 	r, err := m.records()
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if !now.Before(r.nextSweep) {
+		m.sweepRecords(r, now)
+		r.nextSweep = now.Add(max(idle/touchSlack, time.Minute))
+	}
+	return r, nil
+}
+
+func (m *Memory) sweepRecords(r *memRecords, now time.Time) {
+	for owner, held := range r.owners {
+		for name, rec := range held {
+			if !rec.live(now) {
+				m.removeRecord(r, owner, name)
+			}
+		}
+	}
+}
+
+// live returns owner's record under name when it is live, removing it when it expired.
+func (m *Memory) liveRecord(r *memRecords, owner, name string, now time.Time) *memRecord {
+	rec, ok := r.owners[owner][name]
+	if !ok {
+		return nil
+	}
+	if !rec.live(now) {
+		m.removeRecord(r, owner, name)
+		return nil
+	}
+	return rec
+}
+
+func (m *Memory) removeRecord(r *memRecords, owner, name string) {
+	rec := r.owners[owner][name]
+	m.bytes.Add(-int64(len(rec.value)) - recordOverhead)
+	delete(r.owners[owner], name)
+	if len(r.owners[owner]) == 0 {
+		delete(r.owners, owner)
+	}
+	delete(r.names[name], owner)
+	if len(r.names[name]) == 0 {
+		delete(r.names, name)
+	}
+}
+
+// GetRecord implements Records.
+func (m *Memory) GetRecord(_ context.Context, owner, name string, life RecordLife) ([]byte, bool, error) {
+	if err := life.valid(); err != nil {
+		return nil, false, err
+	}
+	r, err := m.lockedRecords(life.Now, life.Idle)
 	if err != nil {
 		return nil, false, err
 	}
-	r.mu.Lock()
 	defer r.mu.Unlock()
-	v, ok := r.owners[owner][name]
-	return bytes.Clone(v), ok, nil
+	rec := m.liveRecord(r, owner, name, life.Now)
+	if rec == nil {
+		return nil, false, nil
+	}
+	if idle, moved := life.touched(rec.idle, rec.absolute); moved {
+		rec.idle = idle
+	}
+	return bytes.Clone(rec.value), true, nil
 }
 
 // PutRecord implements Records. Records count against the value pool's bytes (MaxValueBytes).
-func (m *Memory) PutRecord(_ context.Context, owner, name string, value []byte, b Budget) (bool, error) {
+func (m *Memory) PutRecord(_ context.Context, owner, name string, value []byte, b Budget, life RecordLife) (bool, error) {
+	return m.putRecord(owner, name, value, b, life, false)
+}
+
+// AddRecord implements Records.
+func (m *Memory) AddRecord(_ context.Context, owner, name string, value []byte, b Budget, life RecordLife) (bool, error) {
+	return m.putRecord(owner, name, value, b, life, true)
+}
+
+func (m *Memory) putRecord(owner, name string, value []byte, b Budget, life RecordLife, onlyNew bool) (bool, error) {
 	if err := checkRecordBudget(value, b); err != nil {
 		return false, err
 	}
-	r, err := m.records()
+	if err := life.valid(); err != nil {
+		return false, err
+	}
+	r, err := m.lockedRecords(life.Now, life.Idle)
 	if err != nil {
 		return false, err
 	}
-	r.mu.Lock()
 	defer r.mu.Unlock()
-	held := r.owners[owner]
+	old := m.liveRecord(r, owner, name, life.Now)
+	if old != nil && onlyNew {
+		return false, ErrRecordExists
+	}
 	count, size := 1, int64(len(value))
-	for n, v := range held {
-		if n != name {
+	for n := range r.owners[owner] {
+		if rec := m.liveRecord(r, owner, n, life.Now); rec != nil && n != name {
 			count++
-			size += int64(len(v))
+			size += int64(len(rec.value))
 		}
 	}
 	if count > b.Count || size > b.Bytes {
 		return false, nil
 	}
-	old, had := held[name]
-	delta := int64(len(value)) - int64(len(old))
-	if !had {
-		delta += recordOverhead
+	delta := int64(len(value)) + recordOverhead
+	if old != nil {
+		delta -= int64(len(old.value)) + recordOverhead
 	}
 	if err := m.takeRecordBytes(delta); err != nil {
 		return false, err
 	}
+	held := r.owners[owner]
 	if held == nil {
-		held = map[string][]byte{}
+		held = map[string]*memRecord{}
 		r.owners[owner] = held
 	}
-	held[name] = bytes.Clone(value)
+	idle, absolute := life.deadlines()
+	held[name] = &memRecord{value: bytes.Clone(value), idle: idle, absolute: absolute}
 	idx := r.names[name]
 	if idx == nil {
 		idx = map[string]struct{}{}
@@ -134,21 +271,24 @@ func (m *Memory) PutRecord(_ context.Context, owner, name string, value []byte, 
 
 // SwapRecord implements Records. A record that grows counts against the value pool's bytes
 // as in PutRecord: past MaxValueBytes the swap fails with ErrFull and nothing changes.
-func (m *Memory) SwapRecord(_ context.Context, owner, name string, old, value []byte) (bool, error) {
-	r, err := m.records()
+func (m *Memory) SwapRecord(_ context.Context, owner, name string, old, value []byte, life RecordLife) (bool, error) {
+	if err := life.valid(); err != nil {
+		return false, err
+	}
+	r, err := m.lockedRecords(life.Now, life.Idle)
 	if err != nil {
 		return false, err
 	}
-	r.mu.Lock()
 	defer r.mu.Unlock()
-	cur, ok := r.owners[owner][name]
-	if !ok || !bytes.Equal(cur, old) {
+	cur := m.liveRecord(r, owner, name, life.Now)
+	if cur == nil || !bytes.Equal(cur.value, old) {
 		return false, nil
 	}
-	if err := m.takeRecordBytes(int64(len(value)) - int64(len(cur))); err != nil {
+	if err := m.takeRecordBytes(int64(len(value)) - int64(len(cur.value))); err != nil {
 		return false, err
 	}
-	r.owners[owner][name] = bytes.Clone(value)
+	cur.value = bytes.Clone(value)
+	cur.idle, _ = life.touched(cur.idle, cur.absolute)
 	return true, nil
 }
 
@@ -161,38 +301,33 @@ func (m *Memory) DeleteRecord(_ context.Context, owner, name string, old []byte)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cur, ok := r.owners[owner][name]
-	if !ok || (old != nil && !bytes.Equal(cur, old)) {
+	if !ok || (old != nil && !bytes.Equal(cur.value, old)) {
 		return false, nil
 	}
-	m.bytes.Add(-int64(len(cur)) - recordOverhead)
-	delete(r.owners[owner], name)
-	if len(r.owners[owner]) == 0 {
-		delete(r.owners, owner)
-	}
-	delete(r.names[name], owner)
-	if len(r.names[name]) == 0 {
-		delete(r.names, name)
-	}
+	m.removeRecord(r, owner, name)
 	return true, nil
 }
 
 // OwnerRecords implements Records.
-func (m *Memory) OwnerRecords(_ context.Context, owner string) (map[string][]byte, error) {
-	r, err := m.records()
+func (m *Memory) OwnerRecords(_ context.Context, owner string, life RecordLife) (map[string][]byte, error) {
+	now := life.Now
+	r, err := m.lockedRecords(now, life.Idle)
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make(map[string][]byte, len(r.owners[owner]))
-	for n, v := range r.owners[owner] {
-		out[n] = bytes.Clone(v)
+	for n := range r.owners[owner] {
+		if rec := m.liveRecord(r, owner, n, now); rec != nil {
+			out[n] = bytes.Clone(rec.value)
+		}
 	}
 	return out, nil
 }
 
 // NameOwners implements Records. The owners are listed as they were when it was called.
-func (m *Memory) NameOwners(ctx context.Context, name string, fn func(owners []string) error) error {
+func (m *Memory) NameOwners(ctx context.Context, name string, life RecordLife, fn func(owners []string) error) error {
+	now := life.Now
 	r, err := m.records()
 	if err != nil {
 		return err
@@ -200,7 +335,9 @@ func (m *Memory) NameOwners(ctx context.Context, name string, fn func(owners []s
 	r.mu.Lock()
 	all := make([]string, 0, len(r.names[name]))
 	for o := range r.names[name] {
-		all = append(all, o)
+		if m.liveRecord(r, o, name, now) != nil {
+			all = append(all, o)
+		}
 	}
 	r.mu.Unlock()
 	for len(all) > 0 {
@@ -214,14 +351,20 @@ func (m *Memory) NameOwners(ctx context.Context, name string, fn func(owners []s
 }
 
 // CountRecords implements Records.
-func (m *Memory) CountRecords(_ context.Context, name string) (int64, error) {
-	r, err := m.records()
+func (m *Memory) CountRecords(_ context.Context, name string, life RecordLife) (int64, error) {
+	now := life.Now
+	r, err := m.lockedRecords(now, life.Idle)
 	if err != nil {
 		return 0, err
 	}
-	r.mu.Lock()
 	defer r.mu.Unlock()
-	return int64(len(r.names[name])), nil
+	n := int64(0)
+	for o := range r.names[name] {
+		if m.liveRecord(r, o, name, now) != nil {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // takeRecordBytes moves the value pool's bytes by delta, refusing a growth past MaxValueBytes
@@ -242,175 +385,4 @@ func checkRecordBudget(value []byte, b Budget) error {
 		return ErrRecordTooLarge
 	}
 	return nil
-}
-
-// Redis layout of Records: one hash per owner (field: name, value: the record) and one set per
-// name (its owners). Both carry the hash tag {rec}, so the scripts that change a hash and a set
-// together run in one slot of a Cluster.
-const (
-	recOwnerTag = "{rec}:o:"
-	recNameTag  = "{rec}:n:"
-)
-
-// recPutScript is PutRecord. KEYS: owner's hash, name's set. ARGV: name, value, owner, max
-// count, max bytes. Returns 1 when stored.
-const recPutScript = `
-local count, bytes = 1, string.len(ARGV[2])
-for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
-  if f ~= ARGV[1] then
-    count = count + 1
-    bytes = bytes + redis.call('HSTRLEN', KEYS[1], f)
-  end
-end
-if count > tonumber(ARGV[4]) or bytes > tonumber(ARGV[5]) then
-  return 0
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('SADD', KEYS[2], ARGV[3])
-return 1
-`
-
-// recSwapScript is SwapRecord. KEYS: owner's hash. ARGV: name, old, value.
-const recSwapScript = `
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
-  return 0
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-return 1
-`
-
-// recDeleteScript is DeleteRecord. KEYS: owner's hash, name's set. ARGV: name, owner, "1" to
-// compare, old.
-const recDeleteScript = `
-if ARGV[3] == '1' and redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[4] then
-  return 0
-end
-local n = redis.call('HDEL', KEYS[1], ARGV[1])
-if n == 1 then
-  redis.call('SREM', KEYS[2], ARGV[2])
-end
-return n
-`
-
-func (r *Redis) recOwnerKey(owner string) string { return r.prefix + recOwnerTag + b64Digest(owner) }
-func (r *Redis) recNameKey(name string) string   { return r.prefix + recNameTag + b64Digest(name) }
-
-// GetRecord implements Records.
-func (r *Redis) GetRecord(ctx context.Context, owner, name string) ([]byte, bool, error) {
-	probe, err := r.admit()
-	if err != nil {
-		return nil, false, err
-	}
-	v, err := r.client.HGet(ctx, r.recOwnerKey(owner), name).Bytes()
-	if errors.Is(err, redis.Nil) {
-		r.brk.done(probe, outcomeOK)
-		return nil, false, nil
-	}
-	if err = r.done(probe, err); err != nil {
-		return nil, false, err
-	}
-	return v, true, nil
-}
-
-// PutRecord implements Records with one script.
-func (r *Redis) PutRecord(ctx context.Context, owner, name string, value []byte, b Budget) (bool, error) {
-	if err := checkRecordBudget(value, b); err != nil {
-		return false, err
-	}
-	probe, err := r.admit()
-	if err != nil {
-		return false, err
-	}
-	n, err := r.recPut.Run(ctx, r.client, []string{r.recOwnerKey(owner), r.recNameKey(name)},
-		name, value, owner, b.Count, b.Bytes).Int64()
-	if err = r.done(probe, err); err != nil {
-		return false, err
-	}
-	return n == 1, nil
-}
-
-// SwapRecord implements Records with one script.
-func (r *Redis) SwapRecord(ctx context.Context, owner, name string, old, value []byte) (bool, error) {
-	probe, err := r.admit()
-	if err != nil {
-		return false, err
-	}
-	n, err := r.recSwap.Run(ctx, r.client, []string{r.recOwnerKey(owner)}, name, old, value).Int64()
-	if err = r.done(probe, err); err != nil {
-		return false, err
-	}
-	return n == 1, nil
-}
-
-// DeleteRecord implements Records with one script.
-func (r *Redis) DeleteRecord(ctx context.Context, owner, name string, old []byte) (bool, error) {
-	probe, err := r.admit()
-	if err != nil {
-		return false, err
-	}
-	compare := "0"
-	if old != nil {
-		compare = "1"
-	}
-	n, err := r.recDelete.Run(ctx, r.client, []string{r.recOwnerKey(owner), r.recNameKey(name)},
-		name, owner, compare, old).Int64()
-	if err = r.done(probe, err); err != nil {
-		return false, err
-	}
-	return n == 1, nil
-}
-
-// OwnerRecords implements Records.
-func (r *Redis) OwnerRecords(ctx context.Context, owner string) (map[string][]byte, error) {
-	probe, err := r.admit()
-	if err != nil {
-		return nil, err
-	}
-	all, err := r.client.HGetAll(ctx, r.recOwnerKey(owner)).Result()
-	if err = r.done(probe, err); err != nil {
-		return nil, err
-	}
-	out := make(map[string][]byte, len(all))
-	for n, v := range all {
-		out[n] = []byte(v)
-	}
-	return out, nil
-}
-
-// NameOwners implements Records with SSCAN: an owner added or removed meanwhile may be listed
-// or not, every other one is listed at least once.
-func (r *Redis) NameOwners(ctx context.Context, name string, fn func(owners []string) error) error {
-	var cursor uint64
-	for {
-		probe, err := r.admit()
-		if err != nil {
-			return err
-		}
-		owners, next, err := r.client.SScan(ctx, r.recNameKey(name), cursor, "", nameBatch).Result()
-		if err = r.done(probe, err); err != nil {
-			return err
-		}
-		if len(owners) > 0 {
-			if err := fn(owners); err != nil {
-				return err
-			}
-		}
-		if next == 0 {
-			return nil
-		}
-		cursor = next
-	}
-}
-
-// CountRecords implements Records.
-func (r *Redis) CountRecords(ctx context.Context, name string) (int64, error) {
-	probe, err := r.admit()
-	if err != nil {
-		return 0, err
-	}
-	n, err := r.client.SCard(ctx, r.recNameKey(name)).Result()
-	if err = r.done(probe, err); err != nil {
-		return 0, err
-	}
-	return n, nil
 }

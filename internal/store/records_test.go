@@ -22,7 +22,7 @@ func contractRecords(t *testing.T, h harness) {
 	b := Budget{Count: 2, Bytes: 10}
 	put := func(owner, name, value string) bool {
 		t.Helper()
-		ok, err := r.PutRecord(ctx, owner, name, []byte(value), b)
+		ok, err := r.PutRecord(ctx, owner, name, []byte(value), b, testLife)
 		if err != nil {
 			t.Fatalf("PutRecord(%s, %s): %v", owner, name, err)
 		}
@@ -30,7 +30,7 @@ func contractRecords(t *testing.T, h harness) {
 	}
 	get := func(owner, name string) (string, bool) {
 		t.Helper()
-		v, ok, err := r.GetRecord(ctx, owner, name)
+		v, ok, err := r.GetRecord(ctx, owner, name, testLife)
 		if err != nil {
 			t.Fatalf("GetRecord(%s, %s): %v", owner, name, err)
 		}
@@ -54,24 +54,40 @@ func contractRecords(t *testing.T, h harness) {
 	if v, ok := get("o1", "a"); !ok || v != "12345" {
 		t.Errorf("record a = %q %v", v, ok)
 	}
-	if _, err := r.PutRecord(ctx, "o1", "a", []byte("12345678901"), b); !errors.Is(err, ErrRecordTooLarge) {
+	if _, err := r.PutRecord(ctx, "o1", "a", []byte("12345678901"), b, testLife); !errors.Is(err, ErrRecordTooLarge) {
 		t.Errorf("a record larger than the budget: %v", err)
 	}
 	if !put("o2", "a", "x") {
 		t.Fatal("another owner's record refused")
 	}
-	if n, err := r.CountRecords(ctx, "a"); err != nil || n != 2 {
+	if n, err := r.CountRecords(ctx, "a", testLife); err != nil || n != 2 {
 		t.Errorf("CountRecords(a) = %d %v, want 2", n, err)
+	}
+	// AddRecord stores only where there is no record, within the same budget.
+	if ok, err := r.AddRecord(ctx, "o2", "a", []byte("y"), b, testLife); ok || !errors.Is(err, ErrRecordExists) {
+		t.Errorf("AddRecord over a record: %v %v", ok, err)
+	}
+	if v, _ := get("o2", "a"); v != "x" {
+		t.Errorf("AddRecord over a record changed it: %q", v)
+	}
+	if ok, err := r.AddRecord(ctx, "o1", "c", []byte("1"), b, testLife); ok || err != nil {
+		t.Errorf("AddRecord over the budget: %v %v", ok, err)
+	}
+	if ok, err := r.AddRecord(ctx, "o2", "b", []byte("y"), b, testLife); !ok || err != nil {
+		t.Errorf("AddRecord of a new record: %v %v", ok, err)
+	}
+	if ok, err := r.DeleteRecord(ctx, "o2", "b", nil); !ok || err != nil {
+		t.Errorf("delete of the added record: %v %v", ok, err)
 	}
 
 	// Swap and conditional delete act only on what the caller read.
-	if ok, err := r.SwapRecord(ctx, "o1", "a", []byte("stale"), []byte("new")); err != nil || ok {
+	if ok, err := r.SwapRecord(ctx, "o1", "a", []byte("stale"), []byte("new"), testLife); err != nil || ok {
 		t.Errorf("swap of a stale value: %v %v", ok, err)
 	}
-	if ok, err := r.SwapRecord(ctx, "o1", "a", []byte("12345"), []byte("new")); err != nil || !ok {
+	if ok, err := r.SwapRecord(ctx, "o1", "a", []byte("12345"), []byte("new"), testLife); err != nil || !ok {
 		t.Errorf("swap of the current value: %v %v", ok, err)
 	}
-	if ok, err := r.SwapRecord(ctx, "o3", "a", []byte("x"), []byte("y")); err != nil || ok {
+	if ok, err := r.SwapRecord(ctx, "o3", "a", []byte("x"), []byte("y"), testLife); err != nil || ok {
 		t.Errorf("swap of an absent record: %v %v", ok, err)
 	}
 	if ok, err := r.DeleteRecord(ctx, "o1", "a", []byte("12345")); err != nil || ok {
@@ -80,7 +96,7 @@ func contractRecords(t *testing.T, h harness) {
 	if v, _ := get("o1", "a"); v != "new" {
 		t.Errorf("after a refused delete: %q", v)
 	}
-	all, err := r.OwnerRecords(ctx, "o1")
+	all, err := r.OwnerRecords(ctx, "o1", testLife)
 	if err != nil || len(all) != 2 || string(all["a"]) != "new" || string(all["b"]) != "12345" {
 		t.Errorf("OwnerRecords(o1) = %q %v", all, err)
 	}
@@ -90,7 +106,7 @@ func contractRecords(t *testing.T, h harness) {
 	if ok, err := r.DeleteRecord(ctx, "o1", "a", nil); err != nil || ok {
 		t.Errorf("second delete: %v %v", ok, err)
 	}
-	if n, _ := r.CountRecords(ctx, "a"); n != 1 {
+	if n, _ := r.CountRecords(ctx, "a", testLife); n != 1 {
 		t.Errorf("CountRecords(a) after a delete = %d, want 1", n)
 	}
 	// The freed slot takes a new record.
@@ -111,7 +127,7 @@ func contractNameOwners(t *testing.T, r Records) {
 	var failed atomic.Int32
 	for i := range n {
 		wg.Go(func() {
-			if ok, err := r.PutRecord(ctx, fmt.Sprintf("owner-%d", i), "many", []byte("v"), Budget{Count: 4, Bytes: 64}); err != nil || !ok {
+			if ok, err := r.PutRecord(ctx, fmt.Sprintf("owner-%d", i), "many", []byte("v"), Budget{Count: 4, Bytes: 64}, testLife); err != nil || !ok {
 				failed.Add(1)
 			}
 		})
@@ -120,11 +136,11 @@ func contractNameOwners(t *testing.T, r Records) {
 	if failed.Load() != 0 {
 		t.Fatalf("%d concurrent puts failed", failed.Load())
 	}
-	if c, err := r.CountRecords(ctx, "many"); err != nil || c != n {
+	if c, err := r.CountRecords(ctx, "many", testLife); err != nil || c != n {
 		t.Fatalf("CountRecords = %d %v, want %d", c, err, n)
 	}
 	var seen []string
-	err := r.NameOwners(ctx, "many", func(owners []string) error {
+	err := r.NameOwners(ctx, "many", testLife, func(owners []string) error {
 		for _, o := range owners {
 			if _, err := r.DeleteRecord(ctx, o, "many", nil); err != nil {
 				return err
@@ -141,12 +157,12 @@ func contractNameOwners(t *testing.T, r Records) {
 	if len(seen) != n {
 		t.Errorf("NameOwners listed %d distinct owners, want %d", len(seen), n)
 	}
-	if c, _ := r.CountRecords(ctx, "many"); c != 0 {
+	if c, _ := r.CountRecords(ctx, "many", testLife); c != 0 {
 		t.Errorf("after deleting every listed owner, %d remain", c)
 	}
 	stop := errors.New("stop")
-	_, _ = r.PutRecord(ctx, "o", "one", []byte("v"), Budget{Count: 1, Bytes: 8})
-	if err := r.NameOwners(ctx, "one", func([]string) error { return stop }); !errors.Is(err, stop) {
+	_, _ = r.PutRecord(ctx, "o", "one", []byte("v"), Budget{Count: 1, Bytes: 8}, testLife)
+	if err := r.NameOwners(ctx, "one", testLife, func([]string) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("NameOwners did not return fn's error: %v", err)
 	}
 }
@@ -160,20 +176,20 @@ func TestMemoryRecordSwapBounded(t *testing.T) {
 	ctx := context.Background()
 	b := Budget{Count: 1, Bytes: limit}
 	small, big := make([]byte, 100), make([]byte, limit)
-	if ok, err := r.PutRecord(ctx, "o", "a", small, b); err != nil || !ok {
+	if ok, err := r.PutRecord(ctx, "o", "a", small, b, testLife); err != nil || !ok {
 		t.Fatalf("PutRecord: %v, %v", ok, err)
 	}
 	before := m.bytes.Load()
-	if ok, err := r.SwapRecord(ctx, "o", "a", small, big); ok || !errors.Is(err, ErrFull) || !errors.Is(err, ErrUnavailable) {
+	if ok, err := r.SwapRecord(ctx, "o", "a", small, big, testLife); ok || !errors.Is(err, ErrFull) || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("a swap past the byte bound: %v, %v; want false, ErrFull and ErrUnavailable", ok, err)
 	}
 	if got := m.bytes.Load(); got != before {
 		t.Fatalf("a refused swap moved the pool: %d bytes, want %d", got, before)
 	}
-	if v, _, _ := r.GetRecord(ctx, "o", "a"); len(v) != len(small) {
+	if v, _, _ := r.GetRecord(ctx, "o", "a", testLife); len(v) != len(small) {
 		t.Fatalf("a refused swap changed the record: %d bytes, want %d", len(v), len(small))
 	}
-	if ok, err := r.SwapRecord(ctx, "o", "a", small, small[:10]); err != nil || !ok {
+	if ok, err := r.SwapRecord(ctx, "o", "a", small, small[:10], testLife); err != nil || !ok {
 		t.Fatalf("a shrinking swap: %v, %v", ok, err)
 	}
 	if got := m.bytes.Load(); got != before-90 {
@@ -212,7 +228,7 @@ func TestMemoryValueBytesExactUnderRace(t *testing.T) {
 			for j := range 40 {
 				owner := fmt.Sprintf("o%d-%d", i, j)
 				if i%2 == 0 {
-					_, _ = r.PutRecord(ctx, owner, "n", val, Budget{Count: 4, Bytes: 4 << 10})
+					_, _ = r.PutRecord(ctx, owner, "n", val, Budget{Count: 4, Bytes: 4 << 10}, testLife)
 				} else {
 					_ = h.store.Set(ctx, owner, val, time.Minute)
 				}
@@ -227,3 +243,6 @@ func TestMemoryValueBytesExactUnderRace(t *testing.T) {
 		t.Errorf("the pool holds %d bytes with writers refused; its bound is %d", got, limit)
 	}
 }
+
+// testLife is the lifetimes of the contract's records: long enough that none expires.
+var testLife = RecordLife{Now: time.Unix(1_800_000_000, 0), Idle: time.Hour, Absolute: 2 * time.Hour}

@@ -62,11 +62,14 @@ type Redis struct {
 	lease  *redis.Script
 	// hold and release keep hold budgets (hold.go).
 	hold, release *redis.Script
-	// recPut, recSwap and recDelete change Records (records.go).
-	recPut, recSwap, recDelete *redis.Script
+	// recGet, recPut, recSwap, recDelete and recAdopt are the scripts of Records
+	// (records_redis.go).
+	recGet, recTouch, recPut, recSwap, recDelete, recAdopt *redis.Script
 	// replay records single-use ids per owner (replay.go).
 	replay *redis.Script
-	closed atomic.Bool
+	// replayGet is replayScript with a read of one more key (FirstUseGet).
+	replayGet *redis.Script
+	closed    atomic.Bool
 	// brk skips Redis while it is failing, so that a hanging Redis costs each request nothing
 	// rather than a timeout (see RedisBreaker).
 	brk       *breaker
@@ -105,9 +108,13 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		lease:  redis.NewScript(leaseScript),
 		hold:   redis.NewScript(holdScript),
 
-		release: redis.NewScript(releaseScript),
-		replay:  redis.NewScript(replayScript),
+		release:   redis.NewScript(releaseScript),
+		replay:    redis.NewScript(replayScript),
+		replayGet: redis.NewScript(replayGetScript),
 
+		recGet:    redis.NewScript(recGetScript),
+		recTouch:  redis.NewScript(recTouchScript),
+		recAdopt:  redis.NewScript(recAdoptScript),
 		recPut:    redis.NewScript(recPutScript),
 		recSwap:   redis.NewScript(recSwapScript),
 		recDelete: redis.NewScript(recDeleteScript),

@@ -46,9 +46,20 @@ type Replay interface {
 	BudgetReset(ctx context.Context, owner string) (time.Duration, error)
 }
 
+// ReplayGetter is a Replay that also reads a value in the same round trip (memory and Redis
+// implement it).
+type ReplayGetter interface {
+	Replay
+	// FirstUseGet is FirstUse, then Get of key (a Store key) on the same store, in one round
+	// trip where the store allows it: a caller that checks each first use against a marker
+	// the store keeps (when its memory began) reads both at the cost of one. The value is read
+	// after the id is recorded. Errors as FirstUse's.
+	FirstUseGet(ctx context.Context, owner, id string, ttl time.Duration, b ReplayBudget, key string) (u Use, value []byte, found bool, err error)
+}
+
 var (
-	_ Replay = (*Memory)(nil)
-	_ Replay = (*Redis)(nil)
+	_ ReplayGetter = (*Memory)(nil)
+	_ ReplayGetter = (*Redis)(nil)
 )
 
 func checkReplay(ttl time.Duration, b ReplayBudget) error {
@@ -94,6 +105,16 @@ func (m *Memory) FirstUse(_ context.Context, owner, id string, ttl time.Duration
 		return 0, err
 	}
 	return UseOverBudget, nil
+}
+
+// FirstUseGet implements ReplayGetter: in one process there is no round trip to save.
+func (m *Memory) FirstUseGet(ctx context.Context, owner, id string, ttl time.Duration, b ReplayBudget, key string) (Use, []byte, bool, error) {
+	u, err := m.FirstUse(ctx, owner, id, ttl, b)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	v, ok, err := m.Get(ctx, key)
+	return u, v, ok, err
 }
 
 // BudgetReset implements Replay: what is left of the owner's counter entry.
@@ -160,6 +181,15 @@ end
 return 1
 `
 
+// replayGetScript is replayScript followed by a GET of KEYS[3], for FirstUseGet: it returns
+// {result, value or false}.
+const replayGetScript = `
+local function record()
+` + replayScript + `
+end
+return {record(), redis.call('GET', KEYS[3])}
+`
+
 // replayKeys are the Redis keys of owner's id and counter. The owner's digest is their hash tag,
 // so a Cluster keeps both in one slot, as a script needs.
 func replayKeys(prefix, owner, id string) []string {
@@ -221,6 +251,43 @@ func (r *Redis) FirstUse(ctx context.Context, owner, id string, ttl time.Duratio
 		return 0, err
 	}
 	return replayUse(n), nil
+}
+
+// FirstUseGet implements ReplayGetter. On one Redis server or a Sentinel-managed one it is one script,
+// one round trip. In a Cluster the value's key lies in another hash slot than the id's, which
+// one script cannot reach, and with RedisConfig.WaitReplicas the first use must be acknowledged
+// on its own: there it is FirstUse, then Get.
+func (r *Redis) FirstUseGet(ctx context.Context, owner, id string, ttl time.Duration, b ReplayBudget, key string) (Use, []byte, bool, error) {
+	if _, cluster := r.client.(*redis.ClusterClient); cluster || r.waitReplicas > 0 {
+		u, err := r.FirstUse(ctx, owner, id, ttl, b)
+		if err != nil {
+			return 0, nil, false, err
+		}
+		v, ok, err := r.Get(ctx, key)
+		return u, v, ok, err
+	}
+	if err := checkReplay(ttl, b); err != nil {
+		return 0, nil, false, err
+	}
+	probe, err := r.admit()
+	if err != nil {
+		return 0, nil, false, err
+	}
+	keys := append(replayKeys(r.prefix, owner, id), redisKey(r.prefix, kindValue, key))
+	vals, err := r.replayGet.Run(ctx, r.client, keys, ceilMillis(ttl).Milliseconds(), ceilMillis(b.Window).Milliseconds(), b.Count).Slice()
+	if err = r.done(probe, err); err != nil {
+		return 0, nil, false, err
+	}
+	if len(vals) != 2 {
+		return 0, nil, false, fmt.Errorf("%w: replay script returned %v", ErrUnavailable, vals)
+	}
+	n, ok := vals[0].(int64)
+	if !ok {
+		return 0, nil, false, fmt.Errorf("%w: replay script returned %v", ErrUnavailable, vals)
+	}
+	// A nil reply (false in Lua) arrives as nil: the key is missing.
+	v, found := vals[1].(string)
+	return replayUse(n), []byte(v), found, nil
 }
 
 func replayUse(n int64) Use {

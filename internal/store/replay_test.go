@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
 
 // contractReplay: a first use is recorded, a replay is refused until the id's lifetime ends, ids
@@ -139,5 +141,59 @@ func TestBudgetFrees(t *testing.T) {
 		if got := BudgetFrees(ctx, c.r, "alice", window); got != c.want {
 			t.Errorf("%s: BudgetFrees = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// contractReplayGet: FirstUseGet answers as FirstUse does and reads the key as Get does, found
+// or not.
+func contractReplayGet(t *testing.T, h harness) {
+	ctx := context.Background()
+	r, ok := h.store.(ReplayGetter)
+	if !ok {
+		t.Fatalf("%T does not implement ReplayGetter", h.store)
+	}
+	b := ReplayBudget{Count: 2, Window: time.Minute}
+	if err := h.store.Set(ctx, "marker", []byte("v1"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []struct {
+		id, key string
+		want    Use
+		value   string
+		found   bool
+	}{
+		{"j1", "marker", UseFirst, "v1", true},
+		{"j1", "marker", UseAgain, "v1", true},
+		{"j2", "absent", UseFirst, "", false},
+		{"j3", "marker", UseOverBudget, "v1", true},
+	} {
+		u, v, found, err := r.FirstUseGet(ctx, "alice", s.id, time.Second, b, s.key)
+		if err != nil || u != s.want || string(v) != s.value || found != s.found {
+			t.Fatalf("step %d: FirstUseGet(%s, %s) = %v %q %v %v, want %v %q %v", i, s.id, s.key, u, v, found, err, s.want, s.value, s.found)
+		}
+	}
+}
+
+// TestRedisFirstUseGetOneRoundTrip: a first use and the read of the marker beside it are one
+// command, one round trip, on a single Redis server.
+func TestRedisFirstUseGetOneRoundTrip(t *testing.T) {
+	srv := testredis.Start(t)
+	r := newRedisStore(t, RedisConfig{URL: srv.URL()})
+	ctx := context.Background()
+	if err := r.Set(ctx, "marker", []byte("v1"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	b := ReplayBudget{Count: 10, Window: time.Minute}
+	if _, _, _, err := r.FirstUseGet(ctx, "alice", "warm", time.Second, b, "marker"); err != nil { // loads the script
+		t.Fatal(err)
+	}
+	hook := &countingHook{}
+	r.client.AddHook(hook)
+	u, v, found, err := r.FirstUseGet(ctx, "alice", "j1", time.Second, b, "marker")
+	if err != nil || u != UseFirst || string(v) != "v1" || !found {
+		t.Fatalf("FirstUseGet = %v %q %v %v", u, v, found, err)
+	}
+	if n := hook.n.Load(); n != 1 {
+		t.Fatalf("FirstUseGet sent %d commands, want 1", n)
 	}
 }

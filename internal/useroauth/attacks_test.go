@@ -290,3 +290,64 @@ func TestCallbackBudget(t *testing.T) {
 	}
 	f.mustToken(t, bob)
 }
+
+// TestHeadChangesNothing: a HEAD (a link prefetcher, a mail scanner following the browser's
+// cookies) is answered 405 wherever a GET has an effect: it spends no code, completes no flow,
+// clears no cookie and starts no sign-in; the GET that follows still completes the connect.
+func TestHeadChangesNothing(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice := f.caller(realop.UserID)
+	head := func(t *testing.T, b *browser, u, allow string) {
+		t.Helper()
+		before := f.tokenRequests.Load()
+		req, err := http.NewRequest(http.MethodHead, u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := b.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != allow {
+			t.Errorf("HEAD %s: %d Allow %q, want 405 Allow %q", u, resp.StatusCode, resp.Header.Get("Allow"), allow)
+		}
+		if c := resp.Header.Values("Set-Cookie"); len(c) > 0 {
+			t.Errorf("HEAD %s set cookies: %d", u, len(c))
+		}
+		if f.tokenRequests.Load() != before {
+			t.Errorf("HEAD %s made %d token requests", u, f.tokenRequests.Load()-before)
+		}
+	}
+	t.Run("the callback", func(t *testing.T) {
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		head(t, b, u.String(), "GET")
+		f.noToken(t, alice)
+		if status, _, body := b.get(u.String()); status != http.StatusOK || !strings.Contains(body, "Connected") {
+			t.Fatalf("the callback after a HEAD: %d\n%s", status, body)
+		}
+		f.mustToken(t, alice)
+		if _, err := f.svc.Disconnect(t.Context(), alice, backendName, "user"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("pages that start a sign-in", func(t *testing.T) {
+		b := f.browser(t)
+		head(t, b, f.link(t, alice), "GET, POST")
+		head(t, b, f.srv.URL+"/connect/", "GET")
+		head(t, b, f.srv.URL+"/connect/b/"+backendName, "POST")
+	})
+	t.Run("pages whose GET changes nothing", func(t *testing.T) {
+		c := &http.Client{Transport: f.srv.Client().Transport,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.Head(f.srv.URL + "/connect")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("HEAD /connect (the redirect to the list): %d", resp.StatusCode)
+		}
+	})
+}

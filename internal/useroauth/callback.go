@@ -191,14 +191,20 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 // finished, or a user changing accounts): left alone, they would stay valid at the server with
 // nobody holding them. The record is replaced only while it is the one read (Swap), so the
 // tokens revoked are those replaced, not older ones a refresh on any replica rotated away in
-// between; with no record, nothing to compare, t is put.
+// between. With no record, t is added only while there is still none (Add): of two first
+// connects completing together, on any replicas, the second finds the first's record and
+// replaces it, revoking its tokens, instead of overwriting a grant nobody would revoke.
 func (s *Service) keep(ctx context.Context, b *backendState, t *vault.Token) error {
 	who := vault.Caller{Issuer: t.Issuer, Subject: t.Subject}
 	for range maxKeepReads {
 		old, err := s.vault.Get(ctx, who, t.Backend)
 		if old == nil {
-			// None, or the store not answering (Put says so).
-			return s.vault.Put(ctx, t)
+			// None, or the store not answering (Add says so).
+			err = s.vault.Add(ctx, t)
+			if errors.Is(err, vault.ErrExists) {
+				continue // another connect stored one meanwhile: replace it
+			}
+			return err
 		}
 		swapped, serr := s.vault.Swap(ctx, old, t)
 		switch {

@@ -73,6 +73,15 @@ type Config struct {
 	// ClientName is the gateway's name at authorization servers that register it. Default
 	// DefaultClientName.
 	ClientName string `yaml:"clientName"`
+	// RecordIdle is how long a caller's tokens for a backend are kept unused (no call with
+	// them, no refresh) before they are removed: the tokens of a user deleted at the identity
+	// provider leave the vault within it. Default vault.DefaultRecordIdle (30 days); at least
+	// 1h.
+	RecordIdle time.Duration `yaml:"recordIdle"`
+	// RecordMaxAge is how long they are kept after the user's consent, used or not: then the
+	// user consents again. Default vault.DefaultRecordMaxAge (180 days); at least 1h, and at
+	// least RecordIdle.
+	RecordMaxAge time.Duration `yaml:"recordMaxAge"`
 }
 
 // WithDefaults fills the zero fields that have defaults.
@@ -86,6 +95,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ClientName == "" {
 		c.ClientName = DefaultClientName
+	}
+	if c.RecordIdle == 0 {
+		c.RecordIdle = vault.DefaultRecordIdle
+	}
+	if c.RecordMaxAge == 0 {
+		c.RecordMaxAge = vault.DefaultRecordMaxAge
 	}
 	return c
 }
@@ -110,6 +125,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxRecordBytes < 0 || c.MaxRecordBytes > vault.MaxMaxRecordBytes {
 		add("maxRecordBytes", "%d: want 0 (default %d) to %d", c.MaxRecordBytes, vault.DefaultMaxRecordBytes, vault.MaxMaxRecordBytes)
+	}
+	if c.RecordIdle < vault.MinRecordLife {
+		add("recordIdle", "%s: want at least %s", c.RecordIdle, vault.MinRecordLife)
+	}
+	if c.RecordMaxAge < vault.MinRecordLife || c.RecordMaxAge < c.RecordIdle {
+		add("recordMaxAge", "%s: want at least %s and at least recordIdle (%s)", c.RecordMaxAge, vault.MinRecordLife, c.RecordIdle)
 	}
 	if len(c.ClientName) > 128 || strings.ContainsAny(c.ClientName, "\r\n\x00") {
 		add("clientName", "want at most 128 characters without control characters")

@@ -30,17 +30,25 @@ const (
 // ServeHTTP serves the connect pages under Path: the list of the signed-in user's per-user
 // backends (connect, disconnect), a call's connect link, the authorization server's callback and
 // the Client ID Metadata Document. Every page carries the pages' security headers.
+//
+// HEAD is served only where a GET changes nothing whoever sends it (the metadata document, the
+// redirect to the list): the callback spends a code and completes a flow, and the list and link
+// pages of a browser not signed in start a sign-in (replacing its cookies), so a HEAD from a
+// link prefetcher or a mail scanner gets 405 there and changes nothing.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	webpage.SetSecurityHeaders(w.Header())
 	rest, ok := strings.CutPrefix(r.URL.Path, s.cfg.Path+"/")
-	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	get := r.Method == http.MethodGet
 	post := r.Method == http.MethodPost
+	safe := get || r.Method == http.MethodHead
 	doc, isDoc := s.documentOf(rest)
 	switch {
-	case !ok && r.URL.Path == s.cfg.Path && get:
+	case !ok && r.URL.Path == s.cfg.Path && safe:
 		http.Redirect(w, r, s.prefix.public(s.cfg.Path+"/"), http.StatusSeeOther)
 	case !ok:
 		s.page.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is nothing here.")
+	case isDoc && safe:
+		s.oauth.metadataDocument(w, doc)
 	case rest == "" && get:
 		s.list(w, r, "")
 	case strings.HasPrefix(rest, callbackDir[1:]) && get:
@@ -48,8 +56,6 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case rest == callbackDir[1:len(callbackDir)-1] && get:
 		// The one callback of earlier versions: no round trip is sent here any more.
 		s.page.refuse(w, r, "", http.StatusBadRequest, FailBadState, "This answer from the authorization server is not one the gateway asked for.")
-	case isDoc && get:
-		s.oauth.metadataDocument(w, doc)
 	case strings.HasPrefix(rest, "l/") && get:
 		s.showLink(w, r, rest[2:])
 	case strings.HasPrefix(rest, "l/") && post:
@@ -59,9 +65,22 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case get || post:
 		s.page.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is nothing here.")
 	default:
-		w.Header().Set("Allow", "GET, HEAD, POST")
-		s.page.refuse(w, r, "", http.StatusMethodNotAllowed, FailBadRequest, "These pages take GET and POST only.")
+		notAllowed(s.page, w, r, rest)
 	}
+}
+
+// notAllowed answers a method a page does not take, naming those it does (Allow): HEAD is
+// among them only on the pages whose GET changes nothing.
+func notAllowed(page pageWriter, w http.ResponseWriter, r *http.Request, rest string) {
+	allow := "GET, POST"
+	switch {
+	case strings.HasPrefix(rest, "b/"):
+		allow = "POST"
+	case rest == "" || strings.HasPrefix(rest, callbackDir[1:]):
+		allow = "GET"
+	}
+	w.Header().Set("Allow", allow)
+	page.refuse(w, r, "", http.StatusMethodNotAllowed, FailBadRequest, "This page takes "+allow+" only.")
 }
 
 // documentOf reads rest (a path under Path) as the Client ID Metadata Document of a backend:

@@ -206,7 +206,8 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 		return nil, fmt.Errorf("useroauth: BaseURL %q is not an absolute URL", deps.BaseURL)
 	}
 	deps.BaseURL = strings.TrimSuffix(deps.BaseURL, "/")
-	v, err := vault.New(vault.Config{Keys: cfg.Keys, MaxRecordBytes: cfg.MaxRecordBytes, MaxRecordsPerSubject: len(backends)},
+	v, err := vault.New(vault.Config{Keys: cfg.Keys, MaxRecordBytes: cfg.MaxRecordBytes, MaxRecordsPerSubject: len(backends),
+		RecordIdle: cfg.RecordIdle, RecordMaxAge: cfg.RecordMaxAge},
 		deps.Records, deps.Store, deps.Clock)
 	if err != nil {
 		return nil, err

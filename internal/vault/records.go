@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/store"
 )
 
 // ad is the associated data of a record: the version, its key id, owner and backend, so a
@@ -82,7 +84,7 @@ func (v *Vault) keyIndex(kid string) int {
 // does not open or is another caller's (the caller removes it with Delete).
 func (v *Vault) Get(ctx context.Context, who Caller, backend string) (*Entry, error) {
 	owner := who.Owner()
-	rec, ok, err := v.recs.GetRecord(ctx, string(owner), backend)
+	rec, ok, err := v.recs.GetRecord(ctx, string(owner), backend, v.life())
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +109,28 @@ func (v *Vault) Put(ctx context.Context, t *Token) error {
 	if err != nil {
 		return err
 	}
-	stored, err := v.recs.PutRecord(ctx, string(owner), t.Backend, rec, v.budget)
+	stored, err := v.recs.PutRecord(ctx, string(owner), t.Backend, rec, v.budget, v.life())
 	switch {
+	case err != nil:
+		return err
+	case !stored:
+		return ErrFull
+	}
+	return nil
+}
+
+// Add stores t as its caller's record for t.Backend only while the caller holds none there:
+// ErrExists when one is there (another connect stored it since the caller looked), else as Put.
+func (v *Vault) Add(ctx context.Context, t *Token) error {
+	owner := Caller{t.Issuer, t.Subject}.Owner()
+	rec, err := v.seal(owner, t)
+	if err != nil {
+		return err
+	}
+	stored, err := v.recs.AddRecord(ctx, string(owner), t.Backend, rec, v.budget, v.life())
+	switch {
+	case errors.Is(err, store.ErrRecordExists):
+		return ErrExists
 	case err != nil:
 		return err
 	case !stored:
@@ -125,7 +147,7 @@ func (v *Vault) Swap(ctx context.Context, old *Entry, t *Token) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return v.recs.SwapRecord(ctx, string(owner), t.Backend, old.raw, rec)
+	return v.recs.SwapRecord(ctx, string(owner), t.Backend, old.raw, rec, v.life())
 }
 
 // Delete removes who's record for backend; with old set, only while it is still the record old
@@ -146,7 +168,7 @@ func (v *Vault) deleteOwned(ctx context.Context, owner Owner, backend string, ol
 // out (Get reports it).
 func (v *Vault) Subject(ctx context.Context, who Caller) (map[string]*Entry, error) {
 	owner := who.Owner()
-	all, err := v.recs.OwnerRecords(ctx, string(owner))
+	all, err := v.recs.OwnerRecords(ctx, string(owner), v.life())
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +186,7 @@ func (v *Vault) Subject(ctx context.Context, who Caller) (map[string]*Entry, err
 // A record that does not open is removed too. It returns how many records went.
 func (v *Vault) EachOfBackend(ctx context.Context, backend string, fn func(e *Entry)) (int, error) {
 	n := 0
-	err := v.recs.NameOwners(ctx, backend, func(owners []string) error {
+	err := v.recs.NameOwners(ctx, backend, v.life(), func(owners []string) error {
 		for _, o := range owners {
 			e, err := v.takeOwned(ctx, Owner(o), backend)
 			if err != nil {
@@ -203,7 +225,7 @@ const takeTries = 8
 func (v *Vault) takeOwned(ctx context.Context, owner Owner, backend string) (*Entry, error) {
 	var last *Entry
 	for range takeTries {
-		rec, ok, err := v.recs.GetRecord(ctx, string(owner), backend)
+		rec, ok, err := v.recs.GetRecord(ctx, string(owner), backend, v.life())
 		if err != nil || !ok {
 			return nil, err
 		}
@@ -225,7 +247,7 @@ func (v *Vault) takeOwned(ctx context.Context, owner Owner, backend string) (*En
 
 // Count returns how many callers hold a record for backend.
 func (v *Vault) Count(ctx context.Context, backend string) (int64, error) {
-	return v.recs.CountRecords(ctx, backend)
+	return v.recs.CountRecords(ctx, backend, v.life())
 }
 
 // Lock takes who's refresh lock for backend for ttl, across replicas: ok is false when another
@@ -252,5 +274,5 @@ func (v *Vault) Lock(ctx context.Context, who Caller, backend string, ttl time.D
 // vault's own verdicts.
 func IsUnavailable(err error) bool {
 	return err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrUnreadable) &&
-		!errors.Is(err, ErrFull) && !errors.Is(err, ErrTooLarge)
+		!errors.Is(err, ErrFull) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrExists)
 }

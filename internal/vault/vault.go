@@ -8,13 +8,15 @@
 // opens, and a record read under an older key is sealed again under the newest. The associated
 // data binds the record to its owner and backend, so a record copied under another caller or
 // another backend in the store does not open. What one caller holds is bounded: a record per
-// backend, each at most MaxRecordBytes.
+// backend, each at most MaxRecordBytes, each living RecordIdle after its last use and at most
+// RecordMaxAge after its consent (the store removes it then, read or not).
 //
 // The vault never logs a record, a token or the identity it is stored under (the owner in the
 // store is a digest of the issuer and subject).
 package vault
 
 import (
+	"cmp"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
@@ -35,6 +37,17 @@ const (
 	DefaultMaxRecordBytes = 16 << 10
 	// MaxMaxRecordBytes bounds Config.MaxRecordBytes.
 	MaxMaxRecordBytes = 1 << 20
+	// DefaultRecordIdle is how long a record stays unused (no call with its token, no refresh)
+	// before it goes: a caller deleted at the identity provider can no longer call, so its
+	// tokens leave the vault within this; a person back after longer connects again, one click.
+	DefaultRecordIdle = 30 * 24 * time.Hour
+	// DefaultRecordMaxAge is how long a record lives after its consent, however much it is
+	// used: the user consents again twice a year, so a grant nobody reviews does not live for
+	// ever, and a record's whole life is bounded even for a caller whose tokens are still used.
+	DefaultRecordMaxAge = 180 * 24 * time.Hour
+	// MinRecordLife bounds RecordIdle and RecordMaxAge from below: a record must outlive the
+	// refreshes of its access token.
+	MinRecordLife = time.Hour
 	// lockPrefix keys the refresh locks in the shared store.
 	lockPrefix = "vault refresh lock\x00"
 	// hkdfSalt separates the vault's keys from any other use of the same secret.
@@ -54,6 +67,8 @@ var (
 	ErrFull = errors.New("vault: the caller holds its budget of tokens")
 	// ErrTooLarge: the tokens do not fit MaxRecordBytes.
 	ErrTooLarge = errors.New("vault: tokens too large for a record")
+	// ErrExists: Add found a record there already.
+	ErrExists = errors.New("vault: a record is there already")
 )
 
 // Config is the vault's keys and bounds.
@@ -66,6 +81,10 @@ type Config struct {
 	// MaxRecordsPerSubject bounds the records of one caller: the number of per-user backends.
 	// At least 1.
 	MaxRecordsPerSubject int
+	// RecordIdle is how long a record lives unused (a call with its token or a refresh is a
+	// use); RecordMaxAge how long it lives after its consent. Zero means DefaultRecordIdle,
+	// DefaultRecordMaxAge.
+	RecordIdle, RecordMaxAge time.Duration
 }
 
 // Validate reports every problem of c at once.
@@ -79,6 +98,14 @@ func (c Config) Validate() error {
 	}
 	if c.MaxRecordsPerSubject < 1 {
 		errs = append(errs, fmt.Errorf("vault: maxRecordsPerSubject %d: want at least 1", c.MaxRecordsPerSubject))
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"recordIdle", c.RecordIdle}, {"recordMaxAge", c.RecordMaxAge}} {
+		if d.v != 0 && d.v < MinRecordLife {
+			errs = append(errs, fmt.Errorf("vault: %s %s: want 0 (default) or at least %s", d.key, d.v, MinRecordLife))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -145,7 +172,14 @@ type Vault struct {
 	budget store.Budget
 	// maxRecord bounds one sealed record.
 	maxRecord int
-	now       func() time.Time
+	// idle and maxAge are the records' lifetimes (Config.RecordIdle, RecordMaxAge).
+	idle, maxAge time.Duration
+	now          func() time.Time
+}
+
+// life is the records' lifetimes as of now.
+func (v *Vault) life() store.RecordLife {
+	return store.RecordLife{Now: v.now(), Idle: v.idle, Absolute: v.maxAge}
 }
 
 type vaultKey struct {
@@ -170,6 +204,7 @@ func New(cfg Config, recs store.Records, locks store.Store, now func() time.Time
 		maxBytes = DefaultMaxRecordBytes
 	}
 	v := &Vault{recs: recs, locks: locks, now: now, maxRecord: maxBytes,
+		idle: cmp.Or(cfg.RecordIdle, DefaultRecordIdle), maxAge: cmp.Or(cfg.RecordMaxAge, DefaultRecordMaxAge),
 		budget: store.Budget{Count: cfg.MaxRecordsPerSubject, Bytes: int64(maxBytes) * int64(cfg.MaxRecordsPerSubject)}}
 	for _, k := range cfg.Keys {
 		key, err := hkdf.Key(sha256.New, k.Secret, []byte(hkdfSalt), "token records", 32)

@@ -92,7 +92,7 @@ func testRoundTrip(t *testing.T, open func(t *testing.T) (store.Records, store.S
 		t.Fatalf("Get = %+v, %v; want %+v", e, err, want)
 	}
 	// What the store holds is sealed: neither token nor identity appears in it.
-	raw, _, _ := recs.GetRecord(ctx, string(alice.Owner()), "saas")
+	raw, _, _ := recs.GetRecord(ctx, string(alice.Owner()), "saas", testLife)
 	for _, secret := range []string{"access-secret-1", "refresh-access-secret-1", "alice", "idp.example"} {
 		if bytes.Contains(raw, []byte(secret)) || strings.Contains(string(alice.Owner()), secret) {
 			t.Errorf("the stored record or its owner shows %q", secret)
@@ -114,15 +114,15 @@ func testBinding(t *testing.T, open func(t *testing.T) (store.Records, store.Sto
 	if err := v.Put(ctx, tokenFor(alice, "saas", "alice-token")); err != nil {
 		t.Fatal(err)
 	}
-	raw, _, _ := recs.GetRecord(ctx, string(alice.Owner()), "saas")
+	raw, _, _ := recs.GetRecord(ctx, string(alice.Owner()), "saas", testLife)
 	mallory := Caller{Issuer: alice.Issuer, Subject: "mallory"}
 	// Someone with write access to the store copies alice's record under mallory and under
 	// another backend: neither opens.
 	b := store.Budget{Count: 4, Bytes: 1 << 20}
-	if _, err := recs.PutRecord(ctx, string(mallory.Owner()), "saas", raw, b); err != nil {
+	if _, err := recs.PutRecord(ctx, string(mallory.Owner()), "saas", raw, b, testLife); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := recs.PutRecord(ctx, string(alice.Owner()), "other", raw, b); err != nil {
+	if _, err := recs.PutRecord(ctx, string(alice.Owner()), "other", raw, b, testLife); err != nil {
 		t.Fatal(err)
 	}
 	if e, err := v.Get(ctx, mallory, "saas"); !errors.Is(err, ErrUnreadable) {
@@ -134,7 +134,7 @@ func testBinding(t *testing.T, open func(t *testing.T) (store.Records, store.Sto
 	// A flipped byte does not open either, and the unreadable record can be removed.
 	tampered := bytes.Clone(raw)
 	tampered[len(tampered)-3] ^= 1
-	if _, err := recs.PutRecord(ctx, string(alice.Owner()), "saas", tampered, b); err != nil {
+	if _, err := recs.PutRecord(ctx, string(alice.Owner()), "saas", tampered, b, testLife); err != nil {
 		t.Fatal(err)
 	}
 	e, err := v.Get(ctx, alice, "saas")
@@ -318,7 +318,7 @@ func testTake(t *testing.T, open func(t *testing.T) (store.Records, store.Store)
 		t.Errorf("after Take: %v", err)
 	}
 	// A record that does not open goes too, with no tokens to revoke.
-	if _, err := recs.PutRecord(ctx, string(alice.Owner()), "saas", []byte("v1.2026-10.garbage"), store.Budget{Count: 2, Bytes: 1 << 20}); err != nil {
+	if _, err := recs.PutRecord(ctx, string(alice.Owner()), "saas", []byte("v1.2026-10.garbage"), store.Budget{Count: 2, Bytes: 1 << 20}, testLife); err != nil {
 		t.Fatal(err)
 	}
 	if e, err := v.Take(ctx, alice, "saas"); err != nil || e == nil || e.AccessToken != "" {
@@ -337,3 +337,6 @@ func testTake(t *testing.T, open func(t *testing.T) (store.Records, store.Store)
 		t.Errorf("EachOfBackend: %d, %v", n, err)
 	}
 }
+
+// testLife is the lifetimes of the records a test writes to the store itself: the defaults.
+var testLife = store.RecordLife{Now: time.Now(), Idle: DefaultRecordIdle, Absolute: DefaultRecordMaxAge}

@@ -2,6 +2,7 @@ package pre2026
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -236,11 +237,27 @@ func (q *clientReq) batchRequests(items []batchItem, stream bool) error {
 		}
 		q.c.KeepAlive(true)
 	}
+	// The batch's deadline bounds its requests, those waiting for a turn and those running.
+	// What reaches no backend is served after it all the same: a notification (one that
+	// cancels a call must not be lost) and a message refused for what it is (its own error
+	// says more than the deadline's).
+	ctx, cancel := context.WithTimeoutCause(q.in.Context(), q.e.cfg.BatchTimeout, errBatchDeadline)
+	defer cancel()
 	sem := make(chan struct{}, max(q.e.cfg.BatchConcurrency, 1))
 	var wg sync.WaitGroup
 	for _, it := range items {
-		sem <- struct{}{}
 		eq := q.element(it)
+		notification := eq.msg != nil && eq.msg.IsNotification()
+		if !notification {
+			eq.in.Bound(ctx)
+		}
+		if !takeTurn(ctx, sem) {
+			if !notification && eq.msg != nil && it.err == nil && !it.dup {
+				eq.notServed()
+				continue
+			}
+			sem <- struct{}{}
+		}
 		wg.Go(func() {
 			defer func() { <-sem }()
 			eq.serveElement(it)
@@ -253,6 +270,43 @@ func (q *clientReq) batchRequests(items []batchItem, stream bool) error {
 	}
 	q.c.SetOutcome(outcome.OK)
 	return nil
+}
+
+// errBatchDeadline is the cause of a batch's context once legacy.batchTimeout has passed.
+var errBatchDeadline = errors.New("the batch's deadline passed")
+
+// takeTurn waits for a place among the batch's messages served at once and reports whether it
+// got one before ctx, the batch's deadline, ended.
+func takeTurn(ctx context.Context, sem chan struct{}) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	select {
+	case sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// notServed answers a request of a batch whose turn had not come when the batch's deadline
+// passed: it was sent to no backend, so the client may send it again.
+func (q *clientReq) notServed() {
+	defer q.in.End()
+	if err := q.inBand(batchDeadlineError(false)); err != nil && !mcphttp.IsClientWrite(err) {
+		_ = q.c.Error(mcphttp.MapError(err))
+	}
+}
+
+// batchDeadlineError is the error of a batch's request cut by its deadline: ran says whether
+// it had been sent (then it may or may not have run at the backend) or waited for its turn.
+func batchDeadlineError(ran bool) error {
+	msg := "The batch's deadline (legacy.batchTimeout) passed before this request's turn: it was not sent to any backend"
+	if ran {
+		msg = "The batch's deadline (legacy.batchTimeout) passed while this request ran: it was cancelled, and may or may not have run at the backend"
+	}
+	return &mcphttp.Error{Status: http.StatusGatewayTimeout, Outcome: outcome.Timeout,
+		RPC: jsonrpc.NewError(jsonrpc.CodeUpstreamTimeout, msg)}
 }
 
 // serveElement serves one request or notification of a batch and ends it: what it answers goes
@@ -276,7 +330,11 @@ func (q *clientReq) serveElement(it batchItem) {
 		// refusal of a body that does not decode does.
 		err = it.err
 	} else {
-		err = q.inBand(q.serveOne(it))
+		err = q.serveOne(it)
+		if err != nil && errors.Is(context.Cause(q.in.Context()), errBatchDeadline) {
+			err = batchDeadlineError(true)
+		}
+		err = q.inBand(err)
 	}
 	if err != nil && !mcphttp.IsClientWrite(err) {
 		_ = q.c.Error(mcphttp.MapError(err))

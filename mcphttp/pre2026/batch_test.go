@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
@@ -434,4 +435,51 @@ func TestCountBatchAgreesWithDecoder(t *testing.T) {
 			t.Fatalf("countBatch(%s) = %d, want %d", body, got, want)
 		}
 	}
+}
+
+// TestBatchBoundedByItsDeadline: a batch ends within legacy.batchTimeout however many of its
+// messages wait behind hung ones: the requests running when it passes are cancelled and
+// answered with a timeout error saying they may have run; those still waiting for their turn
+// are answered with one saying they were sent to no backend (and never reach it); what finished
+// before keeps its result. No more than legacy.batchConcurrency run at once meanwhile.
+func TestBatchBoundedByItsDeadline(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{Edge: Config{BatchConcurrency: 2, BatchTimeout: 500 * time.Millisecond}},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL(), Timeout: time.Minute})
+	sid, _ := legacyInit(t, gw.URL, "2025-03-26", `{}`)
+	be.Reset()
+	slow := func(id int) string {
+		return rpc(id, "tools/call", `{"name":"be__slow","arguments":{"ms":60000}}`)
+	}
+	r := do(t, "POST", gw.URL, legacyHeaders("", sid), batchOf(
+		rpc(1, "tools/call", `{"name":"be__echo","arguments":{"text":"one"}}`),
+		slow(2), slow(3), slow(4), slow(5)))
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+	got := batchMessages(t, r)
+	if len(got) != 5 || got["1"].Error != nil || !strings.Contains(string(got["1"].Result), `"one"`) {
+		t.Fatalf("answers %s, want the echo's result and the four slow calls' errors", r.Body)
+	}
+	for id, want := range map[string]string{"2": "while this request ran", "3": "while this request ran",
+		"4": "not sent to any backend", "5": "not sent to any backend"} {
+		e := got[id].Error
+		if e == nil || e.Code != jsonrpc.CodeUpstreamTimeout || !strings.Contains(e.Message, want) {
+			t.Errorf("id %s: %s, want a -32011 error saying %q", id, r.Body, want)
+		}
+	}
+	if n := len(backendCalls(be)); n != 3 {
+		t.Errorf("the backend got %d calls, want the echo and the two slow calls that had their turn", n)
+	}
+}
+
+// backendCalls are the tools/call requests a backend received.
+func backendCalls(be *mcptest.Server) []mcptest.Exchange {
+	var out []mcptest.Exchange
+	for _, ex := range be.Requests() {
+		if ex.Header.Get("Mcp-Method") == "tools/call" {
+			out = append(out, ex)
+		}
+	}
+	return out
 }

@@ -32,6 +32,9 @@ const (
 	DefaultMaxBatchBytes = 1 << 20
 	// DefaultBatchConcurrency is how many messages of one batch are served at once.
 	DefaultBatchConcurrency = 4
+	// DefaultBatchTimeout bounds a whole batch: the default timeout of one backend call, so
+	// that a batch takes no longer than one call to a backend that hangs.
+	DefaultBatchTimeout = 60 * time.Second
 	// MaxBatchMessagesLimit is the largest MaxBatchMessages accepted: every message of a batch
 	// is served as if sent alone, so a batch is never a way around the per-caller bounds.
 	MaxBatchMessagesLimit = 1000
@@ -85,6 +88,12 @@ type Config struct {
 	// BatchConcurrency is how many messages of one batch are served at once; the others wait
 	// for a turn. Default DefaultBatchConcurrency.
 	BatchConcurrency int `yaml:"batchConcurrency"`
+	// BatchTimeout bounds a whole batch, from its start to its last answer: a message whose
+	// turn has not come by then is answered with an error and never sent to a backend, and
+	// one still running is cut, its backend call cancelled, and answered with a timeout error.
+	// Default DefaultBatchTimeout (the default upstreams[].timeout): raise it with the
+	// timeouts of backends whose calls take longer.
+	BatchTimeout time.Duration `yaml:"batchTimeout"`
 }
 
 // servedLegacyVersions are the revisions the edge can translate; Versions must name only these.
@@ -120,6 +129,9 @@ func (c Config) WithDefaults() Config {
 	if c.BatchConcurrency == 0 {
 		c.BatchConcurrency = DefaultBatchConcurrency
 	}
+	if c.BatchTimeout == 0 {
+		c.BatchTimeout = DefaultBatchTimeout
+	}
 	return c
 }
 
@@ -138,7 +150,7 @@ func (c Config) Validate() error {
 	}{{"sessionTTL", c.SessionTTL < 0}, {"askTimeout", c.AskTimeout < 0}, {"maxRounds", c.MaxRounds < 0},
 		{"maxPendingPerSession", c.MaxPendingPerSession < 0}, {"maxPendingPerCaller", c.MaxPendingPerCaller < 0},
 		{"maxBatchMessages", c.MaxBatchMessages < 0}, {"maxBatchBytes", c.MaxBatchBytes < 0},
-		{"batchConcurrency", c.BatchConcurrency < 0}} {
+		{"batchConcurrency", c.BatchConcurrency < 0}, {"batchTimeout", c.BatchTimeout < 0}} {
 		if f.neg {
 			errs = append(errs, configerr.At("legacy."+f.key, "must not be negative"))
 		}

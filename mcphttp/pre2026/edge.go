@@ -395,6 +395,9 @@ func (q *clientReq) inBand(err error) error {
 	if err == nil || mcphttp.IsClientWrite(err) || q.c.Failed() != nil {
 		return err
 	}
+	if cut := mcphttp.CutBy(q.in.Context()); cut != nil {
+		err = cut // the gateway cancelled the request (shutting down), whatever error that left
+	}
 	e := mcphttp.MapError(err)
 	if e.RPC == nil || keepStatus(e.Status, e.RPC.Code) {
 		return err

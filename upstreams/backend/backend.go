@@ -33,15 +33,15 @@ const DefaultUserAgent = "mcp-gateway"
 // Transport pool sizes. One gateway replica may carry hundreds of concurrent calls to one
 // backend; keeping that many idle connections avoids a new TCP/TLS handshake per call.
 //
-// idleConnTimeout is below the keep-alive timeout of the servers MCP backends commonly run on:
-// Node's http.Server (the TypeScript SDK's) and uvicorn (the Python SDK's) close a connection
-// idle for 5 s. A pooled connection the backend closes just as a call is written to it fails
-// that call, and a tools/call is never retried once a byte of it was sent; so the gateway lets
-// go of an idle connection first. A busy connection is never idle that long, so under load the
-// pool is kept.
+// DefaultIdleConnTimeout (Config.IdleConnTimeout) is below the keep-alive timeout of the servers
+// MCP backends commonly run on: Node's http.Server (the TypeScript SDK's) and uvicorn (the
+// Python SDK's) close a connection idle for 5 s. A pooled connection the backend (or a proxy in
+// front of it, which may close sooner: hence the setting) closes just as a call is written to
+// it fails that call, and a tools/call is never retried once a byte of it was sent; so the
+// gateway lets go of an idle connection first. A busy connection is never idle that long, so
+// under load the pool is kept.
 const (
 	maxIdleConnsPerHost = 256
-	idleConnTimeout     = 4 * time.Second
 	commonServerIdle    = 5 * time.Second // Node's keepAliveTimeout, uvicorn's timeout_keep_alive
 	tcpKeepAlive        = 30 * time.Second
 )
@@ -84,6 +84,10 @@ type Env struct {
 	// Observe, when set, is called once per backend request with its outcome (one of the
 	// Outcome constants), the MCP method and the time until the final response or failure.
 	Observe func(upstream, method, outcome string, d time.Duration)
+	// NotificationDropped, when set, is called for each notification of a call's response
+	// stream that was read and not relayed because the call had already relayed
+	// Config.MaxNotificationsPerCall. It must not block.
+	NotificationDropped func(upstream string)
 	// CircuitState, when set, is called with a backend's circuit state once at New and on
 	// every change; it runs under the breaker's lock and must not block.
 	CircuitState func(upstream string, state int)
@@ -108,6 +112,8 @@ type Backend struct {
 	timeout  time.Duration
 	required bool
 	maxBytes int64
+	// maxNotes bounds the notifications relayed per call (Config.MaxNotificationsPerCall).
+	maxNotes int
 	// header holds the headers every request carries: Content-Type, Accept, User-Agent and
 	// the configured static ones. Requests share its value slices and never modify them.
 	header http.Header
@@ -157,6 +163,7 @@ func newBackend(uc Config, userAgent string, env *Env) *Backend {
 		timeout:  orDuration(uc.Timeout, DefaultTimeout),
 		required: uc.Required,
 		maxBytes: uc.MaxResponseBytes,
+		maxNotes: uc.MaxNotificationsPerCall,
 		header: http.Header{
 			"Content-Type": {"application/json"},
 			"Accept":       {"application/json, text/event-stream"},
@@ -165,6 +172,9 @@ func newBackend(uc Config, userAgent string, env *Env) *Backend {
 	}
 	if b.maxBytes == 0 {
 		b.maxBytes = DefaultMaxResponseBytes
+	}
+	if b.maxNotes == 0 {
+		b.maxNotes = DefaultMaxNotificationsPerCall
 	}
 	if onHealth := env.OnHealth; onHealth != nil {
 		name := uc.Name
@@ -179,7 +189,7 @@ func newBackend(uc Config, userAgent string, env *Env) *Backend {
 	}
 	rt := env.Transport
 	if rt == nil {
-		b.transport = newTransport(orDuration(uc.ConnectTimeout, DefaultConnectTimeout))
+		b.transport = newTransport(orDuration(uc.ConnectTimeout, DefaultConnectTimeout), orDuration(uc.IdleConnTimeout, DefaultIdleConnTimeout))
 		rt = b.transport
 	}
 	b.rt = rt
@@ -192,7 +202,7 @@ func newBackend(uc Config, userAgent string, env *Env) *Backend {
 	return b
 }
 
-func newTransport(connect time.Duration) *http.Transport {
+func newTransport(connect, idle time.Duration) *http.Transport {
 	d := &net.Dialer{Timeout: connect, KeepAlive: tcpKeepAlive}
 	return &http.Transport{
 		// No Proxy: packages read no environment; a proxy would be configured explicitly.
@@ -200,7 +210,7 @@ func newTransport(connect time.Duration) *http.Transport {
 		ForceAttemptHTTP2:   true,
 		MaxIdleConns:        4 * maxIdleConnsPerHost,
 		MaxIdleConnsPerHost: maxIdleConnsPerHost,
-		IdleConnTimeout:     idleConnTimeout,
+		IdleConnTimeout:     idle,
 		TLSHandshakeTimeout: connect,
 	}
 }
@@ -308,6 +318,9 @@ func (b *Backend) record(method, outcome string, start time.Time, err error, kic
 	}
 	if !b.breaker.observe(now(), outcome, err) {
 		return
+	}
+	if kick && err != nil && errors.As(err, new(probeWaitErr)) {
+		kick = false
 	}
 	switch outcome {
 	case OutcomeOK, OutcomeBackendError:

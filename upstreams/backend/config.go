@@ -24,6 +24,14 @@ const (
 	DefaultConnectTimeout = 5 * time.Second
 	// DefaultMaxResponseBytes bounds a JSON response body and each SSE event.
 	DefaultMaxResponseBytes = 16 << 20
+	// DefaultMaxNotificationsPerCall bounds the notifications (progress, log messages) relayed
+	// to the client for one call: a progress notification every 100 ms for the whole default
+	// timeout is 600.
+	DefaultMaxNotificationsPerCall = 1000
+	// DefaultIdleConnTimeout is how long a pooled connection to a backend stays open unused:
+	// below the 5 s after which the servers MCP backends commonly run on (Node's http.Server,
+	// uvicorn) close an idle connection.
+	DefaultIdleConnTimeout = 4 * time.Second
 )
 
 // Values of Config.Protocol besides the legacy revisions in protocolChoices.
@@ -101,10 +109,20 @@ type Config struct {
 	// MaxResponseBytes bounds a JSON response body and each SSE event from this backend.
 	// Zero means DefaultMaxResponseBytes.
 	MaxResponseBytes int64 `yaml:"maxResponseBytes"`
+	// MaxNotificationsPerCall bounds the notifications (progress, log messages) relayed to the
+	// client before one call's response; the backend's further ones are read and dropped (and
+	// counted), the call goes on. Zero means DefaultMaxNotificationsPerCall.
+	MaxNotificationsPerCall int `yaml:"maxNotificationsPerCall"`
 	// Protocol is the MCP revision spoken to this backend: "auto" (detect with a
 	// server/discover probe, the default when empty), "2026-07-28" (always modern), or a
 	// legacy revision offered in initialize: "2025-11-25", "2025-06-18" or "2025-03-26".
 	Protocol string `yaml:"protocol"`
+	// IdleConnTimeout is how long a pooled connection to this backend stays open unused before
+	// the gateway closes it. Set it below the idle timeout of the backend and of every proxy or
+	// load balancer in front of it: a tools/call written to a connection the other side is
+	// closing fails and, once a byte of it was sent, is never retried. Zero means
+	// DefaultIdleConnTimeout.
+	IdleConnTimeout time.Duration `yaml:"idleConnTimeout"`
 	// ResponseHeaderTimeout bounds the wait for the response headers of one request; once a
 	// stream has started only Timeout applies. Zero means DefaultResponseHeaderTimeout.
 	ResponseHeaderTimeout time.Duration `yaml:"responseHeaderTimeout"`
@@ -136,7 +154,8 @@ func (u *Config) Problems() []error {
 		key string
 		neg bool
 	}{{"timeout", u.Timeout < 0}, {"connectTimeout", u.ConnectTimeout < 0}, {"maxResponseBytes", u.MaxResponseBytes < 0},
-		{"responseHeaderTimeout", u.ResponseHeaderTimeout < 0}} {
+		{"responseHeaderTimeout", u.ResponseHeaderTimeout < 0}, {"maxNotificationsPerCall", u.MaxNotificationsPerCall < 0},
+		{"idleConnTimeout", u.IdleConnTimeout < 0}} {
 		if f.neg {
 			add(f.key, "must not be negative")
 		}

@@ -2,7 +2,6 @@ package backend
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,6 +85,10 @@ type AuthConfig struct {
 	Audience string `yaml:"audience"`
 	// Resource is sent as the resource parameter (RFC 8707): the backend's URI. Optional.
 	Resource string `yaml:"resource"`
+	// SubjectIssuers are, for AuthTokenExchange, the issuers whose callers' tokens may be
+	// exchanged at TokenURL: a caller of any other issuer is refused before its token is sent
+	// anywhere. Required (the gateway fills in its issuer when it has only one).
+	SubjectIssuers []string `yaml:"subjectIssuers"`
 	// Timeout bounds one token request. Zero means DefaultTokenTimeout.
 	Timeout time.Duration `yaml:"timeout"`
 	// RefreshBefore is how long before expiry a cached token is replaced. Zero means
@@ -141,6 +144,7 @@ func (a *AuthConfig) validate(headers map[string]string) []error {
 			add(f.key, "must not be negative")
 		}
 	}
+	errs = append(errs, a.validateSubjectIssuers()...)
 	if a.Type != AuthTokenExchange && (a.MaxLegacySessions != 0 || a.LegacySessionIdle != 0) {
 		add("maxLegacySessions", "maxLegacySessions and legacySessionIdle apply to type tokenExchange only")
 	}
@@ -202,7 +206,7 @@ func newCredentials(name string, cfg AuthConfig, rt http.RoundTripper, now func(
 			DialContext:         (&net.Dialer{Timeout: DefaultConnectTimeout, KeepAlive: tcpKeepAlive}).DialContext,
 			ForceAttemptHTTP2:   true,
 			MaxIdleConnsPerHost: 4,
-			IdleConnTimeout:     idleConnTimeout,
+			IdleConnTimeout:     DefaultIdleConnTimeout,
 			TLSHandshakeTimeout: DefaultConnectTimeout,
 		}
 	}
@@ -217,7 +221,8 @@ func newCredentials(name string, cfg AuthConfig, rt http.RoundTripper, now func(
 // caller's verified token; fromCaller says the request serves a caller (tools/call, lists), as opposed
 // to the gateway's own discover, probe and listen requests, which authenticate as the gateway
 // itself with the client credentials grant.
-func (c *credentials) authorization(ctx context.Context, subject string, fromCaller bool) (string, error) {
+// key is SubjectKey(subject) when the caller has it, else "".
+func (c *credentials) authorization(ctx context.Context, subject, key string, fromCaller bool) (string, error) {
 	if c.cfg.Type == AuthUserOAuth {
 		// A pre-2026 backend's session is not per caller at a per-user backend: fail closed
 		// rather than share one caller's token in another's session.
@@ -229,8 +234,10 @@ func (c *credentials) authorization(ctx context.Context, subject string, fromCal
 	if subject == "" {
 		return "", fmt.Errorf("%w: %w: %s: no caller token to exchange", wire.ErrUnavailable, ErrCredentials, c.name)
 	}
-	sum := sha256.Sum256([]byte(subject))
-	return c.get(ctx, &c.subj, string(sum[:]), subject)
+	if key == "" {
+		key = SubjectKey(subject)
+	}
+	return c.get(ctx, &c.subj, key, subject)
 }
 
 // get returns a cached token or fetches one; key "" is the gateway's own token.

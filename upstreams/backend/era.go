@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -34,7 +35,8 @@ import (
 //     or 405 (what a legacy server, but also a proxy or a restarting backend, may answer) only
 //     makes legacy a candidate: it is learnt when a legacy initialize handshake then succeeds.
 //     Anything else (no answer, a timeout, a 5xx, garbage) leaves the era unknown: the request
-//     goes out as modern and a later one probes again.
+//     fails with that answer as its error, and so does every request for a short backoff
+//     (probeBackoff) after which the next one probes again.
 //   - Once learnt it is kept: failed calls, timeouts, 4xx and 5xx answers never change it. The
 //     health probe re-learns it only from an answer that names the versions and contradicts it:
 //     a DiscoverResult whose supportedVersions names (or lacks) 2026-07-28, or -32022 naming the
@@ -56,6 +58,9 @@ type legacyState struct {
 	// bridge holds the sessions with the backend once it speaks a pre-2026 revision.
 	bridge *legacy.Bridge
 	flight singleflight.Group
+	// failed remembers the last probe that learnt nothing, so that a broken backend is probed
+	// once per interval rather than once per call (probeBackoff).
+	failed probeBackoff
 }
 
 func newLegacyState(protocol, userAgent string) *legacyState {
@@ -153,6 +158,11 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 	if !health && b.breaker.isOpen(b.env.Now()) {
 		return nil, b.breaker.openErr()
 	}
+	if !health {
+		if err := b.legacy.failed.pending(b.env.Now()); err != nil {
+			return nil, probeWaitErr{err}
+		}
+	}
 	ch := b.legacy.flight.DoChan("era", func() (any, error) {
 		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, wire.ErrCallTimeout)
 		defer cancel()
@@ -179,12 +189,71 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 	}
 }
 
+// The backoff after an era probe that learnt nothing: the first wait is probeBackoffBase, each
+// further failure doubles it up to probeBackoffMax, and each wait is drawn between half and all
+// of that (jitter), so that the replicas of a gateway, and a backend's callers after a restart,
+// do not probe in step.
+const (
+	probeBackoffBase = time.Second
+	probeBackoffMax  = 30 * time.Second
+)
+
+// probeBackoff is a backend's memory of its last era probe that learnt nothing (no answer, a
+// status or an answer that names no era). Until it passes, callers get that failure at once,
+// as a clear error saying when the next probe is due, and send nothing: a broken backend costs
+// one probe per interval, not one per call. A health probe ignores it and probes anyway; any
+// probe that learns the era clears it, so a recovered backend is found at the next probe.
+type probeBackoff struct {
+	mu    sync.Mutex
+	until time.Time
+	fails int
+	err   error
+}
+
+// pending returns the remembered failure while its backoff runs, else nil.
+func (p *probeBackoff) pending(now time.Time) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil || !now.Before(p.until) {
+		return nil
+	}
+	return fmt.Errorf("%w; the gateway probes its protocol era again in %s", p.err, p.until.Sub(now).Round(time.Second))
+}
+
+// failure remembers err and starts the next backoff.
+func (p *probeBackoff) failure(now time.Time, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.fails++
+	d := probeBackoffMax
+	if p.fails <= 5 { // 1 s << 5 passes the ceiling
+		d = min(probeBackoffBase<<(p.fails-1), probeBackoffMax)
+	}
+	p.until, p.err = now.Add(d/2+rand.N(d/2+1)), err
+}
+
+// success forgets any failure.
+func (p *probeBackoff) success() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.fails, p.err = 0, nil
+}
+
 // probeErr is the failure of a shared era probe, handed to every request that waited for it.
 // The probe recorded its own outcome once (breaker, health), so the requests do not count it
 // again, however many they were.
 type probeErr struct{ error }
 
 func (e probeErr) Unwrap() error { return e.error }
+
+// probeWaitErr is a request refused, unsent, while the backoff after a failed era probe runs.
+// Unlike probeErr (a request that waited on a probe which recorded its own outcome) the breaker
+// counts it: the backend failed this request as surely as it failed the probe, so a backend that
+// keeps failing opens its circuit after as many requests as it did before the backoff. It does
+// not ask the health prober to look sooner (the backoff already says when to look).
+type probeWaitErr struct{ error }
+
+func (e probeWaitErr) Unwrap() error { return e.error }
 
 // fanOut reports whether o is part of a request sent to every backend.
 func fanOut(o *Request) bool {
@@ -199,10 +268,9 @@ func fanOut(o *Request) bool {
 const maxProbeEvents = 100
 
 // probeEra sends one modern server/discover, learns the era from a definitive answer, and
-// records the request like any other (metrics, breaker, health). Only the failure to get any
-// answer (refused, reset, timeout) is an error; an answer that says nothing about the era leaves
-// it unknown, and the request then goes out as modern, uncached, so that the backend's own answer
-// to it is what the caller sees.
+// records the request like any other (metrics, breaker, health). A probe that learns nothing
+// (no answer, or one that names no era) is an error, remembered for a backoff (probeBackoff):
+// the gateway does not guess how to speak to a backend whose era it does not know.
 func (b *Backend) probeEra(ctx context.Context, health bool) (*probeResult, error) {
 	if !health {
 		if err := b.breaker.allow(b.env.Now(), false); err != nil {
@@ -210,7 +278,7 @@ func (b *Backend) probeEra(ctx context.Context, health bool) (*probeResult, erro
 		}
 	}
 	start := b.env.Now()
-	v, d, answered, err := b.sendProbe(ctx)
+	v, d, err := b.sendProbe(ctx)
 	if v.Candidate {
 		v = b.confirmLegacy(ctx)
 	}
@@ -222,27 +290,29 @@ func (b *Backend) probeEra(ctx context.Context, health bool) (*probeResult, erro
 		outcome, err = OutcomeBadResponse, errorf(wire.ErrBadResponse, b, "server/discover probe: the answer names no protocol era")
 	}
 	b.record(wire.MethodDiscover, outcome, start, err, !health)
-	if !answered {
+	if v.Era == era.Unknown {
+		if !errors.Is(err, context.Canceled) {
+			b.legacy.failed.failure(b.env.Now(), err)
+		}
 		return nil, err
 	}
-	if v.Era != era.Unknown {
-		b.legacy.learn(v.Era)
-		if d != nil {
-			b.disc.store(d, b.env.Now())
-		}
-		if v.Era == era.Legacy {
-			b.env.Log.Info("upstream speaks a pre-2026 revision; bridging", "upstream", b.name)
-		}
+	b.legacy.failed.success()
+	b.legacy.learn(v.Era)
+	if d != nil {
+		b.disc.store(d, b.env.Now())
+	}
+	if v.Era == era.Legacy {
+		b.env.Log.Info("upstream speaks a pre-2026 revision; bridging", "upstream", b.name)
 	}
 	return &probeResult{era: v.Era, disc: d}, nil
 }
 
-// sendProbe sends the server/discover probe and classifies the answer. answered is false when
-// no answer came at all; err then says why, or why an answer was not definitive.
-func (b *Backend) sendProbe(ctx context.Context) (v era.Verdict, d *Discovered, answered bool, err error) {
+// sendProbe sends the server/discover probe and classifies the answer; err says why no answer
+// came, or why one was not definitive.
+func (b *Backend) sendProbe(ctx context.Context) (v era.Verdict, d *Discovered, err error) {
 	resp, err := b.Post(ctx, &Request{Method: wire.MethodDiscover, Body: []byte(discoverRequest), probe: true})
 	if err != nil {
-		return era.Verdict{}, nil, false, err
+		return era.Verdict{}, nil, err
 	}
 	defer resp.Body.Close()
 	m, err := readProbeResponse(b, resp)
@@ -252,10 +322,10 @@ func (b *Backend) sendProbe(ctx context.Context) (v era.Verdict, d *Discovered, 
 	}
 	if v.Era == era.Modern && m.Error == nil && m.Result != nil {
 		if d, err = parseDiscover(b, m.Result); err != nil {
-			return era.Verdict{}, nil, true, err
+			return era.Verdict{}, nil, err
 		}
 	}
-	return v, d, true, err
+	return v, d, err
 }
 
 // confirmLegacy learns legacy from a candidate answer only when a legacy initialize handshake
@@ -342,7 +412,7 @@ func (b *Backend) recheckLegacy(ctx context.Context) (*Discovered, bool) {
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	defer cancel()
-	v, d, _, _ := b.sendProbe(ctx)
+	v, d, _ := b.sendProbe(ctx)
 	if !v.Named || v.Era != era.Modern || d == nil || !b.legacy.relearn(era.Modern) {
 		return nil, false
 	}

@@ -66,6 +66,9 @@ func (l *legacyState) pool(b *Backend, o *Request) (*legacy.Pool, func(), error)
 	if o.Subject == "" {
 		return nil, nil, fmt.Errorf("%w: %w: %s: no caller token to exchange", wire.ErrUnavailable, ErrCredentials, b.name)
 	}
+	if err := b.creds.checkSubjectIssuer(o); err != nil {
+		return nil, nil, err
+	}
 	return l.bridge.CallerPool(callerKey(o))
 }
 
@@ -83,7 +86,7 @@ func callerKey(o *Request) [sha256.Size]byte {
 // carries only notifications about its request
 // (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports).
 func (s *Stream) nextLegacy() ([]byte, bool, error) {
-	for range maxSkippedNotifications {
+	for skipped := 0; skipped < maxSkippedNotifications; {
 		m, err := s.leg.Next(s.ctx)
 		if err != nil {
 			err = readErr(s.ctx, s.b, err)
@@ -101,7 +104,11 @@ func (s *Stream) nextLegacy() ([]byte, bool, error) {
 			s.end(s.outcome, nil)
 			return msg, true, nil
 		case m.Method == era.NotifProgress, m.Method == era.NotifMessage && s.leg.LogWanted(m.Params):
-			return jsonrpc.AppendNotification(nil, m.Method, m.Params), false, nil
+			if !s.overNotes() {
+				return jsonrpc.AppendNotification(nil, m.Method, m.Params), false, nil
+			}
+		default:
+			skipped++
 		}
 	}
 	err := errorf(wire.ErrBadResponse, s.b, "too many notifications before the response")

@@ -26,9 +26,10 @@ type Request struct {
 	// Body is the JSON-RPC request.
 	Body []byte
 	// Subject is the caller's verified token for a token-exchange backend; never sent itself.
-	Subject string
-	// Caller identifies the caller (issuer and subject) for its legacy sessions and a per-user
-	// backend's token; optional.
+	// SubjectKey is SubjectKey(Subject) when the caller has it already, else "".
+	Subject, SubjectKey string
+	// Caller identifies the caller (issuer + "#" + subject) for its legacy sessions, a per-user
+	// backend's token and a token-exchange backend's auth.subjectIssuers; required with Subject.
 	Caller string
 	// UserToken is the caller's token for a per-user backend (Auth.Type userOAuth), when the
 	// pipeline looked it up already; sent as the request's Authorization.
@@ -100,7 +101,7 @@ func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) 
 	if b.creds != nil {
 		// Set after the pass-through copy so nothing the caller passed can replace it.
 		auth, err := b.authorization(ctx, o)
-		if err != nil && !errors.Is(err, wire.ErrUnavailable) {
+		if err != nil && !errors.Is(err, wire.ErrUnavailable) && !errors.Is(err, ErrIssuerNotExchanged) {
 			err = wire.Classify(ctx, b.name, err) // the caller left or the call timed out meanwhile
 		}
 		if err != nil {

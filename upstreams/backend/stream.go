@@ -38,6 +38,9 @@ type Call struct {
 	// configured for token exchange: it is exchanged for the backend's own token and never
 	// sent to the backend itself.
 	SubjectToken string
+	// SubjectKey is SubjectKey(SubjectToken), when the caller computed it (once per request);
+	// "" has it computed here.
+	SubjectKey string
 	// Visible is the caller's policy for the resources a result names (see names.Rewriter):
 	// nothing under a resource URI it hides is relayed. Nil shows every resource.
 	Visible func(names.Kind, names.Target) bool
@@ -45,8 +48,8 @@ type Call struct {
 	// names.Rewriter). Nil allows every resource whose URI normalises.
 	Embedded func(names.Kind, names.Target) bool
 	// Caller identifies the caller (issuer + "#" + subject) for a backend configured for token
-	// exchange: a pre-2026 one gets a session per caller, keyed by it. Empty: keyed by the
-	// SubjectToken.
+	// exchange: its issuer must be one of the backend's auth.subjectIssuers (empty: the
+	// SubjectToken is refused), and a pre-2026 one gets a session per caller, keyed by it.
 	Caller string
 	// UserToken is the caller's token for a per-user backend (Auth.Type userOAuth), looked up
 	// by the pipeline before the call; sent as Authorization to this backend only.
@@ -87,6 +90,7 @@ type Stream struct {
 	start      time.Time
 	once       sync.Once
 	dropped    int // notifications not relayed (resources the caller may not see)
+	relayed    int // notifications returned by Next, at most b.maxNotes
 }
 
 // Call forwards c to the backend, whose name c.Target.Upstream is, and returns the response
@@ -114,7 +118,7 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 		completion = names.ParseCompletion(c.Params, c.Target.Name)
 	}
 	return b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
-		Subject: b.SubjectFor(c.SubjectToken), Caller: c.Caller, UserToken: b.userTokenFor(c.UserToken), FromCaller: true,
+		Subject: b.SubjectFor(c.SubjectToken), SubjectKey: c.SubjectKey, Caller: c.Caller, UserToken: b.userTokenFor(c.UserToken), FromCaller: true,
 		visible: c.Visible, embedded: c.Embedded, completion: completion})
 }
 
@@ -329,6 +333,9 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 			err = fmt.Errorf("%w: %s: request %q on a response stream", wire.ErrBadResponse, s.b.name, m.Method)
 		default:
 			if p, ok := s.rw.Notification(m.Method, m.Params); ok {
+				if s.overNotes() {
+					continue
+				}
 				if sameBytes(p, m.Params) && isCanonicalNotification(data, m.Method, p) {
 					return data, false, nil // what would be rendered is what was read
 				}
@@ -343,6 +350,21 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 		s.fail(err)
 		return nil, false, err
 	}
+}
+
+// overNotes reports whether the call has relayed as many notifications as the backend's
+// bound (Config.MaxNotificationsPerCall), counting the one about to be relayed otherwise. One
+// over the bound is dropped and counted, never an error: the call goes on to its response,
+// which the backend's timeout bounds like the reading of what it drops.
+func (s *Stream) overNotes() bool {
+	if s.relayed < s.b.maxNotes {
+		s.relayed++
+		return false
+	}
+	if f := s.b.env.NotificationDropped; f != nil {
+		f(s.b.name)
+	}
+	return true
 }
 
 // notificationHead is how jsonrpc.AppendNotification starts a notification whose method needs

@@ -166,7 +166,7 @@ func configureTransport(b *Backend, uc *Config, log *slog.Logger, now func() tim
 	b.transport.ResponseHeaderTimeout = orDuration(uc.ResponseHeaderTimeout, DefaultResponseHeaderTimeout)
 	if d := direct.New(uc.URL, direct.Config{ConnectTimeout: orDuration(uc.ConnectTimeout, DefaultConnectTimeout),
 		ResponseHeaderTimeout: b.transport.ResponseHeaderTimeout, KeepAlive: tcpKeepAlive,
-		IdleTimeout: idleConnTimeout, MaxIdle: maxIdleConnsPerHost}); d != nil {
+		IdleTimeout: orDuration(uc.IdleConnTimeout, DefaultIdleConnTimeout), MaxIdle: maxIdleConnsPerHost, Now: now}); d != nil {
 		// Plain http: the synchronous HTTP/1.1 client (package direct) carries every request.
 		b.direct, b.rt, b.client.Transport = d, d, d
 		return nil

@@ -79,7 +79,12 @@ func (b *Backend) authorization(ctx context.Context, o *Request) (string, error)
 	if b.creds.cfg.Type == AuthUserOAuth {
 		return b.userAuthorization(ctx, o)
 	}
-	return b.creds.authorization(ctx, o.Subject, o.FromCaller)
+	if o.Subject != "" && b.creds.cfg.Type == AuthTokenExchange {
+		if err := b.creds.checkSubjectIssuer(o); err != nil {
+			return "", err
+		}
+	}
+	return b.creds.authorization(ctx, o.Subject, o.SubjectKey, o.FromCaller)
 }
 
 // validateUserOAuth checks what the backend itself needs of a per-user backend's auth block;

@@ -199,7 +199,7 @@ type listFailure struct {
 // appListRetry is answered again without asking b.
 func (c *Catalog) appToolIndex(ctx context.Context, q *ToolHeaderQuery, b *backend.Backend) (*headerIndex, error) {
 	spec, _ := listSpecFor(wire.MethodToolsList)
-	key := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.ProtocolVersion), caller: privateKey(b, q.CacheKey, q.SubjectToken)}
+	key := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.ProtocolVersion), caller: privateKey(b, q.CacheKey, q.SubjectToken, q.SubjectKey)}
 	gen := c.cache.generation(partKey{upstream: key.upstream, list: key.list, version: key.version})
 	if err := c.appFailures.get(key, gen, c.now()); err != nil {
 		return nil, err
@@ -254,7 +254,7 @@ func (c *Catalog) toolIndex(ctx context.Context, q *ToolHeaderQuery, b *backend.
 	version := orVersion(q.ProtocolVersion)
 	pub := partKey{upstream: b.Name(), list: spec.index, version: version}
 	own := pub
-	own.caller = privateKey(b, q.CacheKey, q.SubjectToken)
+	own.caller = privateKey(b, q.CacheKey, q.SubjectToken, q.SubjectKey)
 	gen := c.cache.generation(pub)
 	now := c.now()
 	// Every tools list fetched from the backend is indexed as it arrives (learnToolHeaders), so
@@ -271,7 +271,7 @@ func (c *Catalog) toolIndex(ctx context.Context, q *ToolHeaderQuery, b *backend.
 		if !q.Fetch {
 			return nil, nil
 		}
-		lq := &listQuery{meta: c.OwnListMeta(), version: version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
+		lq := &listQuery{meta: c.OwnListMeta(), version: version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken, subjectKey: q.SubjectKey}
 		var err error
 		if p, err = c.missedPart(ctx, b, spec, lq); err != nil {
 			return nil, err

@@ -3,7 +3,6 @@ package catalog
 import (
 	"container/list"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"slices"
 	"strconv"
@@ -262,7 +261,7 @@ func (c *Catalog) cachedPart(b *backend.Backend, spec listSpec, q *listQuery) *p
 	p := lc.get(pub)
 	if p == nil && q.cacheKey != "" {
 		own := pub
-		own.caller = privateKey(b, q.cacheKey, q.subject)
+		own.caller = privateKey(b, q.cacheKey, q.subject, q.subjectKey)
 		p = lc.get(own)
 	}
 	if p != nil {
@@ -276,7 +275,7 @@ func (c *Catalog) missedPart(ctx context.Context, b *backend.Backend, spec listS
 	lc := c.cache
 	pub := partKey{upstream: b.Name(), list: spec.index, version: q.version}
 	own := pub
-	own.caller = privateKey(b, q.cacheKey, q.subject)
+	own.caller = privateKey(b, q.cacheKey, q.subject, q.subjectKey)
 	lc.report(false)
 	gen := lc.generation(pub)
 	fk := "p\x00" + b.Name() + "\x00" + spec.method + "\x00" + q.version + "\x00" + strconv.FormatUint(gen, 10)
@@ -315,13 +314,17 @@ func (c *Catalog) missedPart(ctx context.Context, b *backend.Backend, spec listS
 // so a private list is reused only for the token it was fetched with: "a new token means a new
 // cache" (docs/protocol.md §5.1). Other backends answer the gateway's own credential, or the
 // caller's vault token for per-user OAuth, which both stay with the identity. subject is the
-// caller's token, "" when no backend exchanges it; cacheKey "" caches no private list at all.
-func privateKey(b *backend.Backend, cacheKey, subject string) string {
+// caller's token, "" when no backend exchanges it, and key its backend.SubjectKey when the
+// caller computed it once for its request ("" has it computed here); cacheKey "" caches no
+// private list at all.
+func privateKey(b *backend.Backend, cacheKey, subject, key string) string {
 	if cacheKey == "" || subject == "" || !b.ExchangesTokens() {
 		return cacheKey
 	}
-	sum := sha256.Sum256([]byte(subject))
-	return cacheKey + "\x00" + string(sum[:16])
+	if key == "" {
+		key = backend.SubjectKey(subject)
+	}
+	return cacheKey + "\x00" + key
 }
 
 func isContextErr(err error) bool {

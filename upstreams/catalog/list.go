@@ -67,13 +67,17 @@ type ListRequest struct {
 	Private bool
 	// Header holds pass-through headers (trace context, X-Request-Id).
 	Header http.Header
-	// CacheKey identifies the caller's authorization context, for example issuer + "#" +
-	// subject. Backend lists marked private are cached only under it; empty: private lists
-	// are not cached at all. Public lists are shared whatever it is.
+	// CacheKey identifies the caller's authorization context: issuer + "#" + subject.
+	// Backend lists marked private are cached only under it; empty: private lists are not
+	// cached at all. Public lists are shared whatever it is. A token-exchange backend reads
+	// the issuer from it (auth.subjectIssuers): without one, it lists nothing to the caller.
 	CacheKey string
 	// SubjectToken is the caller's verified bearer token. Fill it only when a backend is
 	// configured for token exchange: it is exchanged, never sent to a backend itself.
 	SubjectToken string
+	// SubjectKey is backend.SubjectKey(SubjectToken) when the caller computed it once for its
+	// request; "" has it computed where needed.
+	SubjectKey string
 	// View names the endpoint (a tool set's path) the list is served on, "" for the default
 	// one. It is bound into the cursor's digest, so a cursor cut on one endpoint is refused on
 	// another even when both show the same items.
@@ -86,7 +90,9 @@ type listQuery struct {
 	version  string
 	hdr      http.Header
 	cacheKey string
-	subject  string
+	// subject is the caller's token for the backends that exchange it; subjectKey its
+	// backend.SubjectKey, or "" to have it computed.
+	subject, subjectKey string
 }
 
 // listItem is one item of a merged list, renamed to its namespaced form.
@@ -172,7 +178,7 @@ func (c *Catalog) List(ctx context.Context, req *ListRequest) (json.RawMessage, 
 		return nil, err
 	}
 	m, err := c.fetchList(ctx, spec, &listQuery{meta: p.Meta, version: meta.ProtocolVersion, hdr: req.Header,
-		cacheKey: req.CacheKey, subject: req.SubjectToken})
+		cacheKey: req.CacheKey, subject: req.SubjectToken, subjectKey: req.SubjectKey})
 	if err != nil {
 		return nil, err
 	}
@@ -294,9 +300,10 @@ func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec list
 	for range maxListPages {
 		body := appendListRequest(nil, spec.method, q.meta, cursor, hasCursor)
 		msg, err := b.RoundTrip(ctx, &backend.Request{Method: spec.method, Version: q.version, Header: q.hdr, Body: body,
-			Subject: b.SubjectFor(q.subject), Caller: q.cacheKey, FromCaller: true})
-		if errors.Is(err, backend.ErrUserTokenNeeded) {
-			// A per-user backend lists nothing to a caller who has not connected it.
+			Subject: b.SubjectFor(q.subject), SubjectKey: q.subjectKey, Caller: q.cacheKey, FromCaller: true})
+		if errors.Is(err, backend.ErrUserTokenNeeded) || errors.Is(err, backend.ErrIssuerNotExchanged) {
+			// A per-user backend lists nothing to a caller who has not connected it, nor a
+			// token-exchange backend to a caller of an issuer it does not take.
 			return &part{absent: true, private: true}, nil
 		}
 		if err != nil {

@@ -84,7 +84,7 @@ func (c *Catalog) checkPins(ctx context.Context, b *backend.Backend, spec listSp
 	p.pins = verdicts
 	key := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.version)}
 	if p.private {
-		key.caller = privateKey(b, q.cacheKey, q.subject)
+		key.caller = privateKey(b, q.cacheKey, q.subject, q.subjectKey)
 	}
 	now := c.now()
 	expires := now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL))
@@ -130,8 +130,9 @@ type PinQuery struct {
 	Header http.Header
 	// CacheKey identifies the caller's authorization context, as ListRequest.CacheKey.
 	CacheKey string
-	// SubjectToken is the caller's token for a backend that exchanges it, as in ListRequest.
-	SubjectToken string
+	// SubjectToken is the caller's token for a backend that exchanges it, and SubjectKey its
+	// key, as in ListRequest.
+	SubjectToken, SubjectKey string
 }
 
 // PinsEnabled reports whether upstream's definitions are pinned.
@@ -238,7 +239,7 @@ func (c *Catalog) TemplatePinVerdict(ctx context.Context, q *PinQuery, target na
 func (c *Catalog) pinVerdicts(ctx context.Context, q *PinQuery, b *backend.Backend, spec listSpec) (map[string]pins.Verdict, error) {
 	pub := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.ProtocolVersion)}
 	own := pub
-	own.caller = privateKey(b, q.CacheKey, q.SubjectToken)
+	own.caller = privateKey(b, q.CacheKey, q.SubjectToken, q.SubjectKey)
 	gen := c.cache.generation(pub)
 	if verdicts, found := c.pinViews.recent(pub, own, gen, c.now()); found {
 		return verdicts, nil
@@ -248,7 +249,7 @@ func (c *Catalog) pinVerdicts(ctx context.Context, q *PinQuery, b *backend.Backe
 		p = c.cache.get(own)
 	}
 	if p == nil {
-		lq := &listQuery{meta: c.OwnListMeta(), version: pub.version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken}
+		lq := &listQuery{meta: c.OwnListMeta(), version: pub.version, hdr: q.Header, cacheKey: q.CacheKey, subject: q.SubjectToken, subjectKey: q.SubjectKey}
 		var err error
 		if p, err = c.missedPart(ctx, b, spec, lq); err != nil {
 			return nil, err

@@ -79,8 +79,9 @@ type ToolHeaderQuery struct {
 	Header http.Header
 	// CacheKey identifies the caller's authorization context, as ListRequest.CacheKey.
 	CacheKey string
-	// SubjectToken is the caller's token for a backend that exchanges it, as in ListRequest.
-	SubjectToken string
+	// SubjectToken is the caller's token for a backend that exchanges it, and SubjectKey its
+	// key, as in ListRequest.
+	SubjectToken, SubjectKey string
 	// Fetch asks the backend for its list when no copy is at hand; without it ToolHeaders
 	// returns nil for a backend whose list it does not hold.
 	Fetch bool
@@ -167,7 +168,7 @@ func (c *Catalog) learnToolHeaders(b *backend.Backend, spec listSpec, q *listQue
 	}
 	key := partKey{upstream: b.Name(), list: spec.index, version: version}
 	if p.private {
-		key.caller = privateKey(b, q.cacheKey, q.subject) // "" only without authentication, where every caller is one
+		key.caller = privateKey(b, q.cacheKey, q.subject, q.subjectKey) // "" only without authentication, where every caller is one
 	}
 	c.toolHeaders.forPart(key, p, gen, c.now())
 }

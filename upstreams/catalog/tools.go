@@ -42,7 +42,7 @@ func (c *Catalog) Tools(ctx context.Context, req *ListRequest) (*ToolCatalog, er
 		return nil, err
 	}
 	m, err := c.fetchList(ctx, spec, &listQuery{meta: metaOf(req.Params), version: meta.ProtocolVersion,
-		hdr: req.Header, cacheKey: req.CacheKey, subject: req.SubjectToken})
+		hdr: req.Header, cacheKey: req.CacheKey, subject: req.SubjectToken, subjectKey: req.SubjectKey})
 	if err != nil {
 		return nil, err
 	}

@@ -72,6 +72,8 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxIdle bounds the pooled connections.
 	MaxIdle int
+	// Now returns the current time, against which IdleTimeout is measured; nil means time.Now.
+	Now func() time.Time
 }
 
 // New returns the transport for rawURL, or nil when rawURL is not plain http.
@@ -85,9 +87,16 @@ func New(rawURL string, cfg Config) *Transport {
 		port = "80"
 	}
 	d := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: cfg.KeepAlive}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
 	return &Transport{addr: net.JoinHostPort(u.Hostname(), port), dial: d.DialContext,
-		headerTimeout: cfg.ResponseHeaderTimeout, idleTimeout: cfg.IdleTimeout, maxIdle: cfg.MaxIdle, now: time.Now}
+		headerTimeout: cfg.ResponseHeaderTimeout, idleTimeout: cfg.IdleTimeout, maxIdle: cfg.MaxIdle, now: now}
 }
+
+// IdleTimeout reports how long a connection may stay pooled unused (Config.IdleTimeout).
+func (t *Transport) IdleTimeout() time.Duration { return t.idleTimeout }
 
 // conn is one connection and its buffers.
 type conn struct {

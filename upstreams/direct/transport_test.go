@@ -325,3 +325,62 @@ func TestDirectConcurrent(t *testing.T) {
 		t.Errorf("%d connections for 16 concurrent callers", n)
 	}
 }
+
+// armedConn fails its writes once armed: after writing first bytes of what it is given.
+type armedConn struct {
+	net.Conn
+	armed *atomic.Bool
+	first int
+}
+
+func (c *armedConn) Write(p []byte) (int, error) {
+	if !c.armed.Load() {
+		return c.Conn.Write(p)
+	}
+	n, _ := c.Conn.Write(p[:min(c.first, len(p))])
+	return n, errors.New("connection reset by the proxy")
+}
+
+// A request that fails on a reused connection before any byte of it was written is sent again,
+// once, on a new connection: the backend cannot have seen it. One that failed after a byte was
+// written is not (a tools/call must never run twice): the caller gets the error.
+func TestDirectRetriesOnlyWhatWasNotWritten(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		first   int
+		retried bool
+	}{{"nothing written", 0, true}, {"a byte written", 10, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := startDirectServer(t, echoHandler)
+			d := newTestDirect(t, srv.URL, time.Second)
+			var armed atomic.Bool
+			dial := d.dial
+			var dials atomic.Int64
+			d.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dial(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				if dials.Add(1) > 1 {
+					return c, nil // the retry's connection works
+				}
+				return &armedConn{Conn: c, armed: &armed, first: tt.first}, nil
+			}
+			if got, _, err := post(context.Background(), d, srv.URL, "one"); err != nil || got != "one" {
+				t.Fatalf("first call = %q, %v", got, err)
+			}
+			armed.Store(true)
+			got, _, err := post(context.Background(), d, srv.URL, "two")
+			if tt.retried {
+				if err != nil || got != "two" || dials.Load() != 2 || srv.requests.Load() != 2 {
+					t.Fatalf("call = %q, %v after %d dials, %d requests served; want it sent again on a new connection",
+						got, err, dials.Load(), srv.requests.Load())
+				}
+				return
+			}
+			if err == nil || dials.Load() != 1 {
+				t.Fatalf("call = %q, %v after %d dials; want the error, not a second send", got, err, dials.Load())
+			}
+		})
+	}
+}

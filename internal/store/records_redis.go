@@ -1,0 +1,522 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis layout of Records. Each owner's records are one hash, keyed with a hash tag of its own
+// ({<digest of the owner>}), so the owners spread over a Cluster's slots and every script
+// touches that one key: a record under its name, its idle and absolute deadlines (Unix ms)
+// under recIdle+name and recAbsolute+name, and for a name removed lately a tombstone under
+// recGone+name. The hash expires (PEXPIREAT) at the latest idle deadline it holds, so the
+// records of an owner nobody reads again leave Redis by themselves.
+//
+// Each name's owners are a sorted set of their own slot, scored with (at least) the record's
+// idle deadline; it drops the entries whose deadline passed whenever it is counted or listed.
+// It is written apart from the records (another slot), in an order that keeps every live record
+// listed: an entry is added or raised before the record is written or its deadline moved, and
+// a put adds it again after; an entry may outlive its record (readers find no record and move
+// on) until its score passes.
+//
+// The previous layout put every record in one slot ({rec}: a hash per owner of bare records, a
+// set per name of owners). Its records are moved into the new layout when their owner is met
+// (a read that finds nothing, a put, a listing) and, for those nobody meets, when their name is
+// counted or listed; their deadlines start then. A removal leaves a tombstone for moveWindow,
+// so a move that read the old record before the removal does not bring it back.
+const (
+	recOwnerTag = "urec:{"
+	recNameTag  = "urecn:{"
+	// recOldOwnerTag and recOldNameTag are the previous layout's keys.
+	recOldOwnerTag = "{rec}:o:"
+	recOldNameTag  = "{rec}:n:"
+	// recIdle, recAbsolute and recGone prefix a record's deadlines and tombstone in its
+	// owner's hash: a NUL, which no name the vault stores (a backend name) holds.
+	recIdle     = "\x00i:"
+	recAbsolute = "\x00a:"
+	recGone     = "\x00d:"
+	// moveWindow is how long a tombstone stops a move: far longer than one move runs.
+	moveWindow = 10 * time.Minute
+)
+
+// recGetScript is GetRecord. KEYS: owner's hash. ARGV: name, now, idle, slack (ms). Returns
+// nil, or the record and the idle deadline a use moves it to (0: not worth a write); an
+// expired record is removed.
+const recGetScript = `
+local name, now = ARGV[1], tonumber(ARGV[2])
+local rec = redis.call('HGET', KEYS[1], name)
+if not rec then return false end
+local i = tonumber(redis.call('HGET', KEYS[1], '` + recIdle + `' .. name))
+if not i or i <= now then
+  redis.call('HDEL', KEYS[1], name, '` + recIdle + `' .. name, '` + recAbsolute + `' .. name)
+  return false
+end
+local want = math.min(now + tonumber(ARGV[3]), tonumber(redis.call('HGET', KEYS[1], '` + recAbsolute + `' .. name)))
+if want - i <= tonumber(ARGV[4]) then want = 0 end
+return {rec, want}
+`
+
+// recTouchScript moves a live record's idle deadline to ARGV[2] (never back). KEYS: owner's
+// hash. ARGV: name, deadline.
+const recTouchScript = `
+local i = tonumber(redis.call('HGET', KEYS[1], '` + recIdle + `' .. ARGV[1]))
+local want = tonumber(ARGV[2])
+if i and i < want then
+  redis.call('HSET', KEYS[1], '` + recIdle + `' .. ARGV[1], want)
+  if redis.call('PEXPIRETIME', KEYS[1]) < want then redis.call('PEXPIREAT', KEYS[1], want) end
+end
+return 0
+`
+
+// recPutScript is PutRecord and AddRecord. KEYS: owner's hash. ARGV: name, value, max count,
+// max bytes, "1" to store only while owner has no live record under name, now, idle, absolute.
+// Returns 1 when stored, 0 over the budget, -1 when a record is there (AddRecord). The owner's
+// records that expired are removed first.
+const recPutScript = `
+local name, now = ARGV[1], tonumber(ARGV[6])
+local function expired(f)
+  local i = tonumber(redis.call('HGET', KEYS[1], '` + recIdle + `' .. f))
+  return not i or i <= now
+end
+if ARGV[5] == '1' and redis.call('HEXISTS', KEYS[1], name) == 1 and not expired(name) then
+  return -1
+end
+local count, bytes = 1, string.len(ARGV[2])
+for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if f ~= name and string.byte(f, 1) ~= 0 then
+    if expired(f) then
+      redis.call('HDEL', KEYS[1], f, '` + recIdle + `' .. f, '` + recAbsolute + `' .. f)
+    else
+      count = count + 1
+      bytes = bytes + redis.call('HSTRLEN', KEYS[1], f)
+    end
+  end
+end
+if count > tonumber(ARGV[3]) or bytes > tonumber(ARGV[4]) then
+  return 0
+end
+local a = now + tonumber(ARGV[8])
+local i = math.min(now + tonumber(ARGV[7]), a)
+redis.call('HSET', KEYS[1], name, ARGV[2], '` + recIdle + `' .. name, i, '` + recAbsolute + `' .. name, a)
+redis.call('HDEL', KEYS[1], '` + recGone + `' .. name)
+if redis.call('PEXPIRETIME', KEYS[1]) < i then redis.call('PEXPIREAT', KEYS[1], i) end
+return 1
+`
+
+// recSwapScript is SwapRecord. KEYS: owner's hash. ARGV: name, old, value, now, idle.
+// Returns the record's new idle deadline, 0 when it was not swapped.
+const recSwapScript = `
+local name, now = ARGV[1], tonumber(ARGV[4])
+local i = tonumber(redis.call('HGET', KEYS[1], '` + recIdle + `' .. name))
+if redis.call('HGET', KEYS[1], name) ~= ARGV[2] or not i or i <= now then
+  return 0
+end
+local want = math.max(i, math.min(now + tonumber(ARGV[5]), tonumber(redis.call('HGET', KEYS[1], '` + recAbsolute + `' .. name))))
+redis.call('HSET', KEYS[1], name, ARGV[3], '` + recIdle + `' .. name, want)
+if redis.call('PEXPIRETIME', KEYS[1]) < want then redis.call('PEXPIREAT', KEYS[1], want) end
+return want
+`
+
+// serverMs is the Redis server's clock in ms: a tombstone is written and read by different
+// replicas, whose clocks the vault's own clock need not agree with.
+const serverMs = `
+local t = redis.call('TIME')
+local servernow = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`
+
+// recDeleteScript is DeleteRecord. KEYS: owner's hash. ARGV: name, "1" to compare, old,
+// tombstone lifetime (ms). It leaves a tombstone, so that a move of the previous layout's
+// record, begun before, does not bring it back.
+const recDeleteScript = serverMs + `
+local name = ARGV[1]
+if ARGV[2] == '1' and redis.call('HGET', KEYS[1], name) ~= ARGV[3] then
+  return 0
+end
+local n = redis.call('HDEL', KEYS[1], name, '` + recIdle + `' .. name, '` + recAbsolute + `' .. name)
+redis.call('HSET', KEYS[1], '` + recGone + `' .. name, servernow)
+local gone = servernow + tonumber(ARGV[4])
+if redis.call('PEXPIRETIME', KEYS[1]) < gone then redis.call('PEXPIREAT', KEYS[1], gone) end
+if n > 0 then return 1 end
+return 0
+`
+
+// recAdoptScript writes records of the previous layout into an owner's hash, each only where
+// the owner has no record under its name and no tombstone newer than moveWindow. KEYS: owner's
+// hash. ARGV: now, idle, absolute, window, then name and record pairs.
+const recAdoptScript = serverMs + `
+local now = tonumber(ARGV[1])
+local a = now + tonumber(ARGV[3])
+local i = math.min(now + tonumber(ARGV[2]), a)
+local n = 0
+for k = 5, #ARGV, 2 do
+  local name, rec = ARGV[k], ARGV[k + 1]
+  local gone = tonumber(redis.call('HGET', KEYS[1], '` + recGone + `' .. name))
+  if redis.call('HEXISTS', KEYS[1], name) == 0 and not (gone and servernow - gone < tonumber(ARGV[4])) then
+    redis.call('HSET', KEYS[1], name, rec, '` + recIdle + `' .. name, i, '` + recAbsolute + `' .. name, a)
+    n = n + 1
+  end
+end
+if n > 0 and redis.call('PEXPIRETIME', KEYS[1]) < i then redis.call('PEXPIREAT', KEYS[1], i) end
+return n
+`
+
+// recDropOldScript removes the previous layout's records that still hold what was moved.
+// KEYS: the old hash. ARGV: name and record pairs.
+const recDropOldScript = `
+for k = 1, #ARGV, 2 do
+  if redis.call('HGET', KEYS[1], ARGV[k]) == ARGV[k + 1] then
+    redis.call('HDEL', KEYS[1], ARGV[k])
+  end
+end
+return 0
+`
+
+// redisRecords holds the Redis store's Records helpers (the store's own methods are its
+// interfaces').
+type redisRecords struct{ *Redis }
+
+func (r redisRecords) ownerKey(owner string) string {
+	return r.prefix + recOwnerTag + b64Digest(owner) + "}"
+}
+
+func (r redisRecords) nameKey(name string) string {
+	return r.prefix + recNameTag + b64Digest(name) + "}"
+}
+
+func (r redisRecords) oldOwnerKey(owner string) string {
+	return r.prefix + recOldOwnerTag + b64Digest(owner)
+}
+
+func (r redisRecords) oldNameKey(name string) string {
+	return r.prefix + recOldNameTag + b64Digest(name)
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// run runs one command or script through the breaker.
+func (r redisRecords) run(do func() error) error {
+	probe, err := r.admit()
+	if err != nil {
+		return err
+	}
+	err = do()
+	if errors.Is(err, redis.Nil) {
+		r.brk.done(probe, outcomeOK)
+		return err
+	}
+	return r.done(probe, err)
+}
+
+// index adds owner to name's sorted set with score deadline, or raises it there.
+func (r redisRecords) index(ctx context.Context, name, owner string, deadline int64) error {
+	return r.run(func() error {
+		return r.client.ZAddGT(ctx, r.nameKey(name), redis.Z{Score: float64(deadline), Member: owner}).Err()
+	})
+}
+
+// GetRecord implements Records: one script, two more round trips when the read moves the
+// idle deadline (the index first), one more when the owner has nothing (a record of the
+// previous layout is moved, then read).
+func (s *Redis) GetRecord(ctx context.Context, owner, name string, life RecordLife) ([]byte, bool, error) {
+	r := redisRecords{s}
+	if err := life.valid(); err != nil {
+		return nil, false, err
+	}
+	rec, want, err := r.getRecord(ctx, owner, name, life)
+	if errors.Is(err, redis.Nil) {
+		moved, merr := r.moveOwner(ctx, owner, life)
+		if merr != nil || !moved {
+			return nil, false, merr
+		}
+		rec, want, err = r.getRecord(ctx, owner, name, life)
+	}
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if want > 0 {
+		// The index before the record: a live record is never scored below its deadline.
+		if err := r.index(ctx, name, owner, want); err != nil {
+			return rec, true, nil // the use is not recorded; the record is read all the same
+		}
+		_ = r.run(func() error { return r.recTouch.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, want).Err() })
+	}
+	return rec, true, nil
+}
+
+func (r redisRecords) getRecord(ctx context.Context, owner, name string, life RecordLife) ([]byte, int64, error) {
+	var res []any
+	err := r.run(func() error {
+		var err error
+		res, err = r.recGet.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, ms(life.Now),
+			life.Idle.Milliseconds(), (life.Idle / touchSlack).Milliseconds()).Slice()
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	rec, _ := res[0].(string)
+	want, _ := res[1].(int64)
+	return []byte(rec), want, nil
+}
+
+// PutRecord implements Records: the index, the script, the index again (so a removal of the
+// entry racing the put leaves the put's record listed).
+func (r *Redis) PutRecord(ctx context.Context, owner, name string, value []byte, b Budget, life RecordLife) (bool, error) {
+	return redisRecords{r}.putRecord(ctx, owner, name, value, b, life, "0")
+}
+
+// AddRecord implements Records as PutRecord does.
+func (r *Redis) AddRecord(ctx context.Context, owner, name string, value []byte, b Budget, life RecordLife) (bool, error) {
+	return redisRecords{r}.putRecord(ctx, owner, name, value, b, life, "1")
+}
+
+func (r redisRecords) putRecord(ctx context.Context, owner, name string, value []byte, b Budget, life RecordLife, onlyNew string) (bool, error) {
+	if err := checkRecordBudget(value, b); err != nil {
+		return false, err
+	}
+	if err := life.valid(); err != nil {
+		return false, err
+	}
+	if _, err := r.moveOwner(ctx, owner, life); err != nil {
+		return false, err
+	}
+	deadline, _ := life.deadlines()
+	if err := r.index(ctx, name, owner, ms(deadline)); err != nil {
+		return false, err
+	}
+	var n int64
+	err := r.run(func() error {
+		var err error
+		n, err = r.recPut.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, value, b.Count, b.Bytes, onlyNew,
+			ms(life.Now), life.Idle.Milliseconds(), life.Absolute.Milliseconds()).Int64()
+		return err
+	})
+	switch {
+	case err != nil:
+		return false, err
+	case n < 0:
+		return false, ErrRecordExists
+	case n == 0:
+		return false, nil // the entry added stays until its score passes: readers tolerate it
+	}
+	if err := r.index(ctx, name, owner, ms(deadline)); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// SwapRecord implements Records: the script, then the index raised to the deadline the swap
+// gave the record (a failure there leaves the entry at the record's previous deadline until
+// the next use raises it).
+func (s *Redis) SwapRecord(ctx context.Context, owner, name string, old, value []byte, life RecordLife) (bool, error) {
+	r := redisRecords{s}
+	if err := life.valid(); err != nil {
+		return false, err
+	}
+	var want int64
+	err := r.run(func() error {
+		var err error
+		want, err = r.recSwap.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, old, value,
+			ms(life.Now), life.Idle.Milliseconds()).Int64()
+		return err
+	})
+	if err != nil || want == 0 {
+		return false, err
+	}
+	_ = r.index(ctx, name, owner, want)
+	return true, nil
+}
+
+// DeleteRecord implements Records: the record (leaving a tombstone), then its index entry, and
+// the previous layout's record and entry, if any.
+func (s *Redis) DeleteRecord(ctx context.Context, owner, name string, old []byte) (bool, error) {
+	r := redisRecords{s}
+	compare := "0"
+	if old != nil {
+		compare = "1"
+	}
+	var n int64
+	err := r.run(func() error {
+		var err error
+		n, err = r.recDelete.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, compare, old,
+			moveWindow.Milliseconds()).Int64()
+		return err
+	})
+	if err != nil || (n == 0 && old != nil) {
+		return false, err
+	}
+	err = r.run(func() error {
+		pipe := r.client.Pipeline()
+		pipe.ZRem(ctx, r.nameKey(name), owner)
+		if old == nil {
+			pipe.HDel(ctx, r.oldOwnerKey(owner), name)
+		} else {
+			pipe.Eval(ctx, recDropOldScript, []string{r.oldOwnerKey(owner)}, name, old)
+		}
+		pipe.SRem(ctx, r.oldNameKey(name), owner)
+		_, err := pipe.Exec(ctx)
+		return err
+	})
+	return n == 1, err
+}
+
+// OwnerRecords implements Records: the records whose idle deadline is after now.
+func (s *Redis) OwnerRecords(ctx context.Context, owner string, life RecordLife) (map[string][]byte, error) {
+	r := redisRecords{s}
+	if _, err := r.moveOwner(ctx, owner, life); err != nil {
+		return nil, err
+	}
+	var all map[string]string
+	err := r.run(func() error {
+		var err error
+		all, err = r.client.HGetAll(ctx, r.ownerKey(owner)).Result()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(all))
+	for n, v := range all {
+		if strings.HasPrefix(n, "\x00") {
+			continue
+		}
+		if d, err := strconv.ParseInt(all[recIdle+n], 10, 64); err == nil && d > ms(life.Now) {
+			out[n] = []byte(v)
+		}
+	}
+	return out, nil
+}
+
+// NameOwners implements Records: the previous layout's owners of name are moved first, then
+// the sorted set is scanned with ZSCAN: an owner added or removed meanwhile may be listed or
+// not, every other one is listed at least once.
+func (s *Redis) NameOwners(ctx context.Context, name string, life RecordLife, fn func(owners []string) error) error {
+	r := redisRecords{s}
+	if err := r.moveName(ctx, name, life); err != nil {
+		return err
+	}
+	var cursor uint64
+	for {
+		var pairs []string
+		var next uint64
+		err := r.run(func() error {
+			var err error
+			pairs, next, err = r.client.ZScan(ctx, r.nameKey(name), cursor, "", nameBatch).Result()
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		owners := make([]string, 0, len(pairs)/2)
+		for k := 0; k+1 < len(pairs); k += 2 {
+			if d, err := strconv.ParseFloat(pairs[k+1], 64); err == nil && int64(d) > ms(life.Now) {
+				owners = append(owners, pairs[k])
+			}
+		}
+		if len(owners) > 0 {
+			if err := fn(owners); err != nil {
+				return err
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		cursor = next
+	}
+}
+
+// CountRecords implements Records: the previous layout's owners of name are moved first (so
+// the records nobody meets any more get deadlines too), the sorted set pruned, then counted.
+func (s *Redis) CountRecords(ctx context.Context, name string, life RecordLife) (int64, error) {
+	r := redisRecords{s}
+	if err := r.moveName(ctx, name, life); err != nil {
+		return 0, err
+	}
+	now := strconv.FormatInt(ms(life.Now), 10)
+	var count *redis.IntCmd
+	err := r.run(func() error {
+		pipe := r.client.TxPipeline()
+		pipe.ZRemRangeByScore(ctx, r.nameKey(name), "-inf", now)
+		count = pipe.ZCount(ctx, r.nameKey(name), "("+now, "+inf")
+		_, err := pipe.Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return count.Val(), nil
+}
+
+// moveOwner moves owner's records of the previous layout into the new one: read, indexed,
+// written where the owner has none (and no tombstone), then removed from the old hash while
+// they still hold what was read. moved reports whether there was anything to move.
+func (r redisRecords) moveOwner(ctx context.Context, owner string, life RecordLife) (moved bool, err error) {
+	var old map[string]string
+	err = r.run(func() error {
+		var err error
+		old, err = r.client.HGetAll(ctx, r.oldOwnerKey(owner)).Result()
+		return err
+	})
+	if err != nil || len(old) == 0 {
+		return false, err
+	}
+	deadline, _ := life.deadlines()
+	pairs := make([]any, 0, 2*len(old))
+	adopt := []any{ms(life.Now), life.Idle.Milliseconds(), life.Absolute.Milliseconds(), moveWindow.Milliseconds()}
+	for name, rec := range old {
+		if err := r.index(ctx, name, owner, ms(deadline)); err != nil {
+			return false, err
+		}
+		pairs = append(pairs, name, rec)
+	}
+	if err := r.run(func() error {
+		return r.recAdopt.Run(ctx, r.client, []string{r.ownerKey(owner)}, append(adopt, pairs...)...).Err()
+	}); err != nil {
+		return false, err
+	}
+	err = r.run(func() error {
+		pipe := r.client.Pipeline()
+		pipe.Eval(ctx, recDropOldScript, []string{r.oldOwnerKey(owner)}, pairs...)
+		for name := range old {
+			pipe.SRem(ctx, r.oldNameKey(name), owner)
+		}
+		_, err := pipe.Exec(ctx)
+		return err
+	})
+	return true, err
+}
+
+// moveName moves the records of every owner in name's set of the previous layout, in batches:
+// after it that set is gone.
+func (r redisRecords) moveName(ctx context.Context, name string, life RecordLife) error {
+	if err := life.valid(); err != nil {
+		return err
+	}
+	for {
+		var owners []string
+		err := r.run(func() error {
+			var err error
+			owners, err = r.client.SRandMemberN(ctx, r.oldNameKey(name), nameBatch).Result()
+			return err
+		})
+		if err != nil || len(owners) == 0 {
+			return err
+		}
+		for _, o := range owners {
+			if _, err := r.moveOwner(ctx, o, life); err != nil {
+				return err
+			}
+			if err := r.run(func() error { return r.client.SRem(ctx, r.oldNameKey(name), o).Err() }); err != nil {
+				return err
+			}
+		}
+	}
+}
