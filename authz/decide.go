@@ -184,7 +184,7 @@ func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decis
 		if r.scopesHold(pr) {
 			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm.Enabled(),
 				ConfirmURL: r.confirm == ConfirmURL, ConfirmFallbackClientForm: r.fallback, RateLimit: r.rateLimit,
-				DPoPRequired: r.dpop}
+				RateItem: r.rateItem(kind, name, folded), DPoPRequired: r.dpop}
 		}
 		if stepUp == nil {
 			stepUp = r

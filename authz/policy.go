@@ -81,6 +81,11 @@ type Decision struct {
 	ConfirmFallbackClientForm bool `json:"confirmFallbackClientForm,omitempty"`
 	// RateLimit, for Allow, is the rule's opaque rate-limit setting.
 	RateLimit string `json:"rateLimit,omitempty"`
+	// RateItem, with RateLimit, is what the call counts against within the rule, per caller:
+	// the name itself when the rule lists it literally, else the rule's first pattern that
+	// matches it ("*" for a rule over every item), so that every name a wildcard covers shares
+	// one bucket and a caller cannot make the gateway keep a bucket per name it invents.
+	RateItem string `json:"rateItem,omitempty"`
 	// ListWithoutScopes, for StepUp, is the deciding rule's opt-in to list the item anyway,
 	// marked with RequiredScopes, so a host can ask the user for them before calling.
 	ListWithoutScopes bool `json:"listWithoutScopes,omitempty"`
@@ -372,6 +377,48 @@ func (r *rule) targets(kind Kind, upstream, name string, folded bool) bool {
 	default:
 		return false
 	}
+}
+
+// rateItem is Decision.RateItem for a call of name that the rule targets (name and folded as
+// targets had them); "" without a rate limit. It returns strings the policy or the caller
+// already hold: nothing is allocated.
+func (r *rule) rateItem(kind Kind, name string, folded bool) string {
+	if r.rateLimit == "" {
+		return ""
+	}
+	if r.anyTarget {
+		return "*"
+	}
+	var gs globs
+	switch kind {
+	case KindTool:
+		gs = r.tools
+	case KindPrompt:
+		gs = r.prompts
+	case KindResource:
+		u := r.resources
+		if folded {
+			u = r.foldedResources
+		}
+		for i := range u.allow {
+			if u.allow[i].match(name) {
+				if u.allow[i].form == uriLiteral {
+					return name
+				}
+				return u.deny[i].pattern
+			}
+		}
+		return "*"
+	}
+	for _, g := range gs {
+		if g.match(name, false) {
+			if g.form == globLiteral {
+				return name
+			}
+			return g.pattern
+		}
+	}
+	return "*"
 }
 
 // issuerHolds reports whether the rule trusts p's issuer.

@@ -330,7 +330,8 @@ func scanAll(p *Policy, pr *Principal, kind Kind, upstream, name string) Decisio
 		}
 		if r.scopesHold(pr) {
 			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm.Enabled(),
-				ConfirmURL: r.confirm == ConfirmURL, ConfirmFallbackClientForm: r.fallback, RateLimit: r.rateLimit}
+				ConfirmURL: r.confirm == ConfirmURL, ConfirmFallbackClientForm: r.fallback, RateLimit: r.rateLimit,
+				RateItem: r.rateItem(kind, name, false)}
 		}
 		if stepUp == nil {
 			stepUp = r
@@ -418,6 +419,39 @@ func TestReaches(t *testing.T) {
 	} {
 		if got := pol.Reaches(tt.p, tt.upstream); got != tt.want {
 			t.Errorf("%s: Reaches(%s) = %v, want %v", tt.name, tt.upstream, got, tt.want)
+		}
+	}
+}
+
+// TestRateItem: a rule's rate limit counts a call against the name when the rule lists it
+// literally, else against the first pattern that matches it, so the items a caller can make the
+// gateway keep a bucket for are the rule's own.
+func TestRateItem(t *testing.T) {
+	pol, err := NewPolicy(PolicyConfig{Rules: []RuleConfig{
+		{ID: "tools", Upstream: "gh", Tools: []string{"create_issue", "create_*", "*"}, RateLimit: "1/m"},
+		{ID: "docs", Upstream: "docs", Resources: []string{"https://docs.example/a", "https://docs.example/**"}, RateLimit: "1/m"},
+		{ID: "all", Upstream: "k8s", RateLimit: "1/m"},
+		{ID: "free", Upstream: "free", Tools: []string{"*"}},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		kind           Kind
+		upstream, name string
+		want           string
+	}{
+		{KindTool, "gh", "create_issue", "create_issue"},
+		{KindTool, "gh", "create_pr", "create_*"},
+		{KindTool, "gh", "invented-" + strings.Repeat("x", 100), "*"},
+		{KindResource, "docs", "https://docs.example/a", "https://docs.example/a"},
+		{KindResource, "docs", "https://docs.example/b/c", "https://docs.example/**"},
+		{KindTool, "k8s", "anything", "*"},
+		{KindTool, "free", "anything", ""},
+	} {
+		d := pol.evaluate(testPrincipal(Config{}, nil), tt.kind, tt.upstream, tt.name)
+		if d.Effect != Allow || d.RateItem != tt.want {
+			t.Errorf("%s %s/%.20s: %+v, want rate item %q", tt.kind, tt.upstream, tt.name, d, tt.want)
 		}
 	}
 }

@@ -12,19 +12,57 @@ import (
 const (
 	DefaultMaxConcurrent          = 10000
 	DefaultMaxConcurrentPerCaller = 256
+	// DefaultMaxListensPerCaller leaves room for many clients of one user, each listening
+	// once, while one caller's listens stay a small part of a replica's memory.
+	DefaultMaxListensPerCaller = 32
+	// maxListenParamsBytes bounds the params a listen keeps for as long as it lasts: room for
+	// hundreds of resource subscriptions, like a pre-2026 session's (100 of them).
+	maxListenParamsBytes = 64 << 10
 )
 
 // concurrency bounds requests in flight on this replica, overall and per authenticated caller,
 // so one caller (or a flood) cannot hold every connection, goroutine and backend slot.
 type concurrency struct {
-	all       chan struct{}
-	perCaller int
-	mu        sync.Mutex
-	callers   map[string]int
+	all     chan struct{}
+	callers callerCount
+	listens callerCount // each caller's open listens (server.maxListensPerCaller)
 }
 
-func newConcurrency(max, perCaller int) *concurrency {
-	c := &concurrency{perCaller: perCaller, callers: map[string]int{}}
+// callerCount counts what each authenticated caller holds on this replica, up to limit each
+// (none when limit ≤ 0). A caller's entry goes when it holds nothing.
+type callerCount struct {
+	limit int
+	mu    sync.Mutex
+	n     map[string]int
+}
+
+// take counts one more for caller; took is false when callers are not limited (nothing to
+// give back), ok false when caller already holds limit.
+func (c *callerCount) take(caller string) (took, ok bool) {
+	if c.limit <= 0 || caller == "" {
+		return false, true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[caller] >= c.limit {
+		return false, false
+	}
+	c.n[caller]++
+	return true, true
+}
+
+// give gives back one that take counted.
+func (c *callerCount) give(caller string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[caller]--; c.n[caller] <= 0 {
+		delete(c.n, caller)
+	}
+}
+
+func newConcurrency(max, perCaller, listensPerCaller int) *concurrency {
+	c := &concurrency{callers: callerCount{limit: perCaller, n: map[string]int{}},
+		listens: callerCount{limit: listensPerCaller, n: map[string]int{}}}
 	if max > 0 {
 		c.all = make(chan struct{}, max)
 	}
@@ -34,6 +72,12 @@ func newConcurrency(max, perCaller int) *concurrency {
 var errBusy = &Error{Status: http.StatusServiceUnavailable, Outcome: outcomeRateLimited,
 	RPC:    jsonrpc.NewError(jsonrpc.CodeUnavailable, "Too many requests in flight; retry later"),
 	Header: http.Header{"Retry-After": {"1"}}}
+
+// errTooManyListens refuses a listen while the caller has server.maxListensPerCaller open on
+// this replica (drafts.tooManyListens is what the gateway answers).
+var errTooManyListens = &Error{Status: http.StatusTooManyRequests, Outcome: outcomeRateLimited,
+	RPC:    jsonrpc.NewError(jsonrpc.CodeRateLimited, "Too many open listens from this caller; close one first"),
+	Header: http.Header{"Retry-After": {"60"}}}
 
 // errCallerBusy is the caller's limit of requests in flight, as the gateway answers it without
 // server.draftErrors (drafts.callerBusy is what it answers).
@@ -60,25 +104,14 @@ func (c *concurrency) releaseAll() { <-c.all }
 // acquireCaller takes one of the caller's slots; took is false when callers are not limited. A
 // slot taken is given back with releaseCaller, once.
 func (c *concurrency) acquireCaller(caller string) (took bool, err error) {
-	if c.perCaller <= 0 || caller == "" {
-		return false, nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.callers[caller] >= c.perCaller {
+	took, ok := c.callers.take(caller)
+	if !ok {
 		return false, errCallerBusy
 	}
-	c.callers[caller]++
-	return true, nil
+	return took, nil
 }
 
-func (c *concurrency) releaseCaller(caller string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.callers[caller]--; c.callers[caller] <= 0 {
-		delete(c.callers, caller)
-	}
-}
+func (c *concurrency) releaseCaller(caller string) { c.callers.give(caller) }
 
 // admission is what stage admit took for a request, held until its response is written. It is
 // a value in the request, not a closure: admitting costs no allocation.
@@ -87,6 +120,9 @@ type admission struct {
 	held   bool   // admit succeeded; release gives back what it took
 	all    bool   // an overall slot
 	caller string // the caller whose slot was taken; "" for none
+	// listen is the caller one of whose listens the whole request holds (holdListen); "" for
+	// none. An inner request of it has it too, unheld: its listens are counted as that one.
+	listen string
 }
 
 // release gives back what admission took, once; later calls do nothing.
@@ -97,6 +133,9 @@ func (a *admission) release() {
 	a.held = false
 	if a.caller != "" {
 		a.c.releaseCaller(a.caller)
+	}
+	if a.listen != "" {
+		a.c.listens.give(a.listen)
 	}
 	if a.all {
 		a.c.releaseAll()
@@ -128,5 +167,21 @@ func (s *Server) admit(x *request) error {
 		return err
 	}
 	x.admitted = a
+	return nil
+}
+
+// holdListen takes one of the caller's listens for the whole admitted request, given back with
+// its admission.
+func (a *admission) holdListen(caller string) error {
+	if !a.held || a.listen != "" {
+		return nil
+	}
+	took, ok := a.c.listens.take(caller)
+	if !ok {
+		return errTooManyListens
+	}
+	if took {
+		a.listen = caller
+	}
 	return nil
 }

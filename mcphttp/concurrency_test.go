@@ -6,7 +6,7 @@ import (
 )
 
 func TestConcurrencyLimits(t *testing.T) {
-	c := newConcurrency(2, 1)
+	c := newConcurrency(2, 1, 0)
 	r1, err1 := c.acquire()
 	r2, err2 := c.acquire()
 	if err1 != nil || err2 != nil || !r1 || !r2 {
@@ -36,10 +36,10 @@ func TestConcurrencyLimits(t *testing.T) {
 	}
 	c.releaseCaller("alice")
 	c.releaseCaller("bob")
-	if len(c.callers) != 0 {
-		t.Fatalf("callers map keeps %d entries after release", len(c.callers))
+	if len(c.callers.n) != 0 {
+		t.Fatalf("callers map keeps %d entries after release", len(c.callers.n))
 	}
-	if _, err := newConcurrency(-1, -1).acquireCaller("x"); err != nil {
+	if _, err := newConcurrency(-1, -1, -1).acquireCaller("x"); err != nil {
 		t.Fatal("disabled limits refused a request")
 	}
 }

@@ -96,6 +96,12 @@ type Config struct {
 	// replica; more get 429 with Retry-After. Default DefaultMaxConcurrentPerCaller; negative
 	// disables.
 	MaxConcurrentPerCaller int `yaml:"maxConcurrentPerCaller"`
+	// MaxListensPerCaller bounds one authenticated caller's open subscriptions/listen streams
+	// on this replica, a pre-2026 client's GET streams included: each keeps its subscriptions
+	// and a queue for as long as the caller's token lasts, and counts against
+	// MaxConcurrentPerCaller too. More are refused with 429 (-32012). Default
+	// DefaultMaxListensPerCaller; negative disables.
+	MaxListensPerCaller int `yaml:"maxListensPerCaller"`
 	// Search is the search mode of the default endpoint (docs/toolsets.md). Off by default.
 	Search SearchConfig `yaml:"search"`
 	// DraftErrors turns on error shapes of MCP drafts that are not part of 2026-07-28 yet
@@ -144,6 +150,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxConcurrentPerCaller == 0 {
 		c.MaxConcurrentPerCaller = DefaultMaxConcurrentPerCaller
+	}
+	if c.MaxListensPerCaller == 0 {
+		c.MaxListensPerCaller = DefaultMaxListensPerCaller
 	}
 	return c
 }

@@ -57,18 +57,19 @@ type drafts struct {
 	now func() time.Time
 	// callerBusy and tooManyPending are the limits' errors of fixed retry time in the shape
 	// configured, built once: errCallerBusy and errTooManyPending with the switch off.
-	callerBusy, tooManyPending *Error
+	callerBusy, tooManyPending, tooManyListens *Error
 }
 
 func compileDrafts(names []string, contexts *seal.Sealer, log *slog.Logger, now func() time.Time) drafts {
 	d := drafts{log: log, now: now, denials: slices.Contains(names, DraftDenials), rateLimited: slices.Contains(names, DraftRateLimited),
-		callerBusy: errCallerBusy, tooManyPending: errTooManyPending}
+		callerBusy: errCallerBusy, tooManyPending: errTooManyPending, tooManyListens: errTooManyListens}
 	if d.denials {
 		d.contexts = contexts
 	}
 	if d.rateLimited {
 		d.callerBusy = d.limited(time.Second, errCallerBusy.RPC.Message)
 		d.tooManyPending = d.limited(pendingRetryAfter, errTooManyPending.RPC.Message)
+		d.tooManyListens = d.limited(time.Minute, errTooManyListens.RPC.Message)
 	}
 	return d
 }

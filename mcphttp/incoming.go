@@ -143,6 +143,18 @@ func (in *Incoming) Admit() error {
 	return x.s.admit(x)
 }
 
+// HoldListen takes one of the caller's listens (server.maxListensPerCaller) for the whole client
+// request, so that a stream that runs listens (a pre-2026 client's GET stream, whose listen
+// starts again when the session's subscriptions change) is refused before it starts: 429 with
+// Retry-After. Its listens count as that one; the place is given back once the response is
+// written. Call it after Admit.
+func (in *Incoming) HoldListen() error {
+	if err := in.x.admitted.holdListen(in.x.subject()); err != nil {
+		return in.x.s.drafts.tooManyListens
+	}
+	return nil
+}
+
 // AdmitAnswer is Admit for a client's answer to a request the gateway wrote it, once the edge
 // has checked that it names one still waiting: a token of the caller's rate limit, but no
 // in-flight slot. The calls waiting for answers hold their caller's slots, so an answer that
@@ -183,7 +195,7 @@ func (in *Incoming) Run(m *Inner, out Sink) error {
 		ctx = x.ctx
 	}
 	y := &request{shared: x.shared, start: x.start, requestID: x.requestID, requestIDValue: x.requestIDValue,
-		internal: true, out: out, client: x.client}
+		internal: true, out: out, client: x.client, admitted: admission{listen: x.admitted.listen}}
 	y.ctx, y.hdr = ctx, traceHeaders(x.r.Header, nil)
 	y.in.req = &jsonrpc.Request{ID: m.ID, Method: m.Method, Params: m.Params}
 	y.in.params, y.in.meta = m.Parsed, m.Meta

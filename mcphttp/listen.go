@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -15,10 +16,25 @@ import (
 // list_changed and resources/updated notifications tagged with this request's id, each only if
 // this client subscribed to it and, for a resource, the caller's policy lets it read it.
 // Closing the stream ends the subscription; a client that falls too far behind has it ended
-// with upstreams.ListenOverflow. Identical listens share their backend streams
+// with upstreams.ListenOverflow. A caller holds at most server.maxListensPerCaller listens on a
+// replica (a pre-2026 client's GET streams run one each), each with params of at most
+// maxListenParamsBytes, kept as long as it lasts. Identical listens share their backend streams
 // (upstreams.Listens): an idle listen then costs the gateway little more than the client's
 // connection.
 func (x *request) listen() error {
+	if len(x.in.req.Params) > maxListenParamsBytes {
+		return invalidParams("Invalid params: a subscriptions/listen's params are limited to " +
+			strconv.Itoa(maxListenParamsBytes) + " bytes")
+	}
+	if x.admitted.listen == "" {
+		took, ok := x.s.inflight.listens.take(x.subject())
+		if !ok {
+			return x.s.drafts.tooManyListens
+		}
+		if took {
+			defer x.s.inflight.listens.give(x.subject())
+		}
+	}
 	if x.s.rails != nil {
 		if err := x.s.rails.checkListen(x); err != nil {
 			return err

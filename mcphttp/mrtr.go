@@ -169,12 +169,17 @@ func (c *confirmer) rejectState(x *request, err error) error {
 }
 
 // consume makes a state single-use through the shared store. A store that cannot answer fails
-// closed with a retryable error: replay protection is a security property.
+// closed with a retryable error: replay protection is a security property. A caller past its
+// budget of answered rounds (mrtr.maxAnswersPerCaller) is refused as rate-limited.
 func (c *confirmer) consume(x *request, st *mrtr.State) error {
 	err := c.codec.Consume(x.ctx, st)
+	var over *mrtr.OverBudgetError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &over):
+		c.metrics.MRTREvent(metrics.EventRejected, metrics.RejectOverBudget)
+		return c.drafts.limited(over.RetryAfter, "Too many rounds answered by this caller; nothing was run: call again after Retry-After")
 	case errors.Is(err, mrtr.ErrStoreUnavailable):
 		c.metrics.MRTREvent(metrics.EventRejected, metrics.RejectStoreUnavailable)
 		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, "Confirmation store unavailable; retry later"))

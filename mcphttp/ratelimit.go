@@ -39,7 +39,8 @@ func (x *request) limitCaller() error {
 	return x.takeToken("c|"+x.subject(), *s.rate.PerCaller)
 }
 
-// limitTool applies the rate limit of the policy rule that allowed this call, per caller and tool:
+// limitTool applies the rate limit of the policy rule that allowed this call, per caller and
+// item the rule names (a wildcard's items together):
 // stage limit-tool, after stage mrtr-in, so only calls that reach the backend count.
 func (x *request) limitTool() error {
 	s := x.s
@@ -53,7 +54,12 @@ func (x *request) limitTool() error {
 		s.log.Error("rate limit not compiled", "rule", x.route.decision.RuleID)
 		return nil
 	}
-	return x.takeToken("t|"+x.subject()+"|"+x.route.upstream+"|"+x.route.upstreamName, l)
+	// Per caller, rule and what the rule counts the call against (authz.Decision.RateItem):
+	// a name the rule lists has its own bucket; every name a wildcard covers shares the
+	// wildcard's, so the buckets a caller can make are the rule's patterns, not the names it
+	// invents, and a limit cannot be spread over invented names.
+	d := &x.route.decision
+	return x.takeToken("t|"+x.subject()+"|"+d.RuleID+"|"+x.route.upstream+"|"+d.RateItem, l)
 }
 
 func (x *request) takeToken(key string, l store.Limit) error {

@@ -145,7 +145,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		limits:   cfg.limits(),
 		origins:  newOriginPolicy(cfg, deps.Loopback),
 		handlers: newHandlers(),
-		inflight: newConcurrency(cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller),
+		inflight: newConcurrency(cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller, cfg.MaxListensPerCaller),
 		decodes:  newDecodeGate(),
 		bodies:   bodyread.NewBudget(cfg.MaxBodyBytesInFlight),
 		backends: deps.Backends,

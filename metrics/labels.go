@@ -93,6 +93,9 @@ const (
 	// RejectStoreUnavailable is a single-use check the store could not make;
 	// the retry fails closed.
 	RejectStoreUnavailable = "store_unavailable"
+	// RejectOverBudget is a retry refused because its caller answered mrtr.maxAnswersPerCaller
+	// rounds in the current window; the state stays usable.
+	RejectOverBudget = "over_budget"
 )
 
 // Rate-limit decisions (mcp_gateway_rate_limit_decisions_total).
@@ -197,7 +200,7 @@ func RejectReasons() []string {
 	return []string{
 		RejectMalformed, RejectOversized, RejectUnknownKey, RejectTampered,
 		RejectExpired, RejectPrincipal, RejectTarget, RejectArguments,
-		RejectReplayed, RejectStoreUnavailable,
+		RejectReplayed, RejectStoreUnavailable, RejectOverBudget,
 	}
 }
 

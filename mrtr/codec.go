@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
 )
 
 const (
@@ -33,14 +34,43 @@ type Config struct {
 	// TTL is how long a sealed requestState stays valid after it is issued.
 	// Zero means DefaultTTL (10 minutes); otherwise between MinTTL and MaxTTL.
 	TTL time.Duration
+	// MaxAnswersPerCaller bounds the single-use states one caller (issuer and subject) may
+	// consume per TTL: each leaves a replay record in the shared store for up to TTL, so
+	// without it one caller answering rounds as fast as it can fills the store that every
+	// caller's confirmations need. Zero means DefaultMaxAnswersPerCaller; at most
+	// MaxMaxAnswersPerCaller. Counted only when Answers is set.
+	MaxAnswersPerCaller int
+	// Answers counts each caller's consumed states (Codec.Consume); nil counts nothing.
+	Answers Answers
+}
+
+// Bounds of Config.MaxAnswersPerCaller.
+const (
+	// DefaultMaxAnswersPerCaller is about 16 answered rounds a second for a whole TTL of
+	// 10 minutes: far above what people or agents answer, far below what fills a store.
+	DefaultMaxAnswersPerCaller = 10000
+	// MaxMaxAnswersPerCaller keeps one caller's records a small part of any store.
+	MaxMaxAnswersPerCaller = 1000000
+)
+
+// Answers records a caller's consumed states against its budget: the store's Replay
+// (store.Memory and store.Redis), atomically across replicas when shared.
+type Answers interface {
+	FirstUse(ctx context.Context, owner, id string, ttl time.Duration, b store.ReplayBudget) (store.Use, error)
+	BudgetReset(ctx context.Context, owner string) (time.Duration, error)
 }
 
 // Validate reports every problem in c without changing it.
 func (c Config) Validate() error {
+	var errs []error
 	if c.TTL != 0 && (c.TTL < MinTTL || c.TTL > MaxTTL) {
-		return fmt.Errorf("%w: ttl %v must be between %v and %v", ErrInvalidConfig, c.TTL, MinTTL, MaxTTL)
+		errs = append(errs, fmt.Errorf("%w: ttl %v must be between %v and %v", ErrInvalidConfig, c.TTL, MinTTL, MaxTTL))
 	}
-	return nil
+	if c.MaxAnswersPerCaller < 0 || c.MaxAnswersPerCaller > MaxMaxAnswersPerCaller {
+		errs = append(errs, fmt.Errorf("%w: maxAnswersPerCaller %d must be between 0 (the default, %d) and %d",
+			ErrInvalidConfig, c.MaxAnswersPerCaller, DefaultMaxAnswersPerCaller, MaxMaxAnswersPerCaller))
+	}
+	return errors.Join(errs...)
 }
 
 // Replays records single-use keys. UseOnce reports first=true the first time
@@ -70,6 +100,8 @@ type Codec struct {
 	sealer  *seal.Sealer
 	ttl     time.Duration
 	replays Replays
+	answers Answers            // nil: answers are not counted per caller
+	budget  store.ReplayBudget // answers' budget per caller
 	now     func() time.Time
 }
 
@@ -97,7 +129,12 @@ func New(sealer *seal.Sealer, cfg Config, replays Replays, now func() time.Time)
 	if ttl == 0 {
 		ttl = DefaultTTL
 	}
-	return &Codec{sealer: sealer, ttl: ttl, replays: replays, now: now}, nil
+	n := cfg.MaxAnswersPerCaller
+	if n == 0 {
+		n = DefaultMaxAnswersPerCaller
+	}
+	return &Codec{sealer: sealer, ttl: ttl, replays: replays, answers: cfg.Answers,
+		budget: store.ReplayBudget{Count: n, Window: ttl}, now: now}, nil
 }
 
 // Seal stamps st with a fresh random nonce and an expiry of now+TTL
@@ -164,7 +201,8 @@ func sealReason(err error) string {
 // Consume marks st's nonce used. The first call succeeds; any later call
 // (on any replica sharing the store) fails with ErrInvalidState reason
 // "replayed". A store failure returns ErrStoreUnavailable so the gateway
-// fails closed with a retryable error. Call it after Open and before acting.
+// fails closed with a retryable error. A caller past Config.MaxAnswersPerCaller gets an
+// *OverBudgetError and its state is not recorded as used. Call it after Open and before acting.
 func (c *Codec) Consume(ctx context.Context, st *State) error {
 	ttl := st.Expiry.Sub(c.now())
 	// Stores such as Redis PX count whole milliseconds; anything shorter is
@@ -172,12 +210,50 @@ func (c *Codec) Consume(ctx context.Context, st *State) error {
 	if ttl < time.Millisecond {
 		return reject(ReasonExpired, nil)
 	}
-	first, err := c.replays.UseOnce(ctx, ReplayKeyPrefix+hex.EncodeToString(st.Nonce[:]), ttl)
+	nonce := hex.EncodeToString(st.Nonce[:])
+	if err := c.countAnswer(ctx, st, nonce, ttl); err != nil {
+		return err
+	}
+	first, err := c.replays.UseOnce(ctx, ReplayKeyPrefix+nonce, ttl)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
 	}
 	if !first {
 		return reject(ReasonReplayed, nil)
+	}
+	return nil
+}
+
+// OverBudgetError refuses a state because its caller consumed Config.MaxAnswersPerCaller states
+// in the current window; nothing was recorded, so the same state may be used once the window
+// ends, if it has not expired by then.
+type OverBudgetError struct {
+	// RetryAfter is when the caller's window ends.
+	RetryAfter time.Duration
+}
+
+func (e *OverBudgetError) Error() string {
+	return "mrtr: the caller answered too many rounds; retry after " + e.RetryAfter.String()
+}
+
+// countAnswer records st's nonce against its caller's budget before the nonce is made
+// single-use: over the budget, nothing is recorded and the state stays usable (the store's
+// script takes the record back). A replay is refused
+// here already and costs the caller nothing. The single-use key of Replays is still written
+// after it: it is what the epoch guard and replicas of earlier versions check.
+func (c *Codec) countAnswer(ctx context.Context, st *State, nonce string, ttl time.Duration) error {
+	if c.answers == nil {
+		return nil
+	}
+	owner := st.Issuer + "#" + st.Subject
+	use, err := c.answers.FirstUse(ctx, owner, ReplayKeyPrefix+nonce, ttl, c.budget)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+	case use == store.UseAgain:
+		return reject(ReasonReplayed, nil)
+	case use == store.UseOverBudget:
+		return &OverBudgetError{RetryAfter: store.BudgetFrees(ctx, c.answers, owner, c.budget.Window)}
 	}
 	return nil
 }

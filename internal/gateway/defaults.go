@@ -56,8 +56,9 @@ func configDefaults() map[string]any {
 		"auth.dpop.maxProofsPerCaller": authz.DefaultMaxProofsPerCaller,
 		"auth.dpop.nonce.lifetime":     dpop.DefaultNonceLifetime,
 
-		"mrtr.ttl":           mrtr.DefaultTTL,
-		"mrtr.maxTokenBytes": seal.DefaultMaxTokenBytes,
+		"mrtr.ttl":                 mrtr.DefaultTTL,
+		"mrtr.maxTokenBytes":       seal.DefaultMaxTokenBytes,
+		"mrtr.maxAnswersPerCaller": mrtr.DefaultMaxAnswersPerCaller,
 
 		"redis.keyPrefix":        store.DefaultKeyPrefix,
 		"redis.dialTimeout":      store.DefaultDialTimeout,

@@ -18,7 +18,7 @@ import (
 // "`setting` (default value)", "`setting`, default value" or "`setting` defaults to value".
 var defaultDocs = []string{
 	"README.md", "SECURITY.md", "docs/architecture.md", "docs/deploy.md", "docs/observability.md",
-	"docs/pinning.md", "docs/protocol.md", "docs/scaling.md", "docs/approval.md",
+	"docs/pinning.md", "docs/protocol.md", "docs/scaling.md", "docs/approval.md", "docs/limits.md",
 }
 
 // proseDefault finds a setting in backticks followed closely by a parenthesis or "default" and a

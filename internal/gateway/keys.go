@@ -22,6 +22,11 @@ type MRTRConfig struct {
 	TTL time.Duration `yaml:"ttl"`
 	// MaxTokenBytes bounds a requestState or cursor, checked before any decoding. Default 8 KiB.
 	MaxTokenBytes int `yaml:"maxTokenBytes"`
+	// MaxAnswersPerCaller bounds the rounds one caller (issuer and subject) may answer per
+	// TTL: confirmations, backend round trips and approvals each leave a replay record in the
+	// shared store until their requestState expires. Past it a retry is refused with 429
+	// (-32012, Retry-After), nothing is run and nothing recorded. Default 10000; at most 1000000.
+	MaxAnswersPerCaller int `yaml:"maxAnswersPerCaller"`
 }
 
 // KeyConfig is one sealing key.
@@ -49,6 +54,10 @@ func (c MRTRConfig) validate() []error {
 	}
 	if err := (mrtr.Config{TTL: c.TTL}).Validate(); err != nil {
 		errs = append(errs, configerr.At("mrtr.ttl", "%s: want %s to %s", c.TTL, mrtr.MinTTL, mrtr.MaxTTL))
+	}
+	if err := (mrtr.Config{MaxAnswersPerCaller: c.MaxAnswersPerCaller}).Validate(); err != nil {
+		errs = append(errs, configerr.At("mrtr.maxAnswersPerCaller", "%d: want 0 (the default, %d) to %d",
+			c.MaxAnswersPerCaller, mrtr.DefaultMaxAnswersPerCaller, mrtr.MaxMaxAnswersPerCaller))
 	}
 	if c.MaxTokenBytes < 0 {
 		errs = append(errs, configerr.At("mrtr.maxTokenBytes", "must not be negative"))

@@ -472,11 +472,13 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 		}
 	}
 	// DPoP proofs' jti: in Redis across replicas, in this process's memory store on one.
+	var answers mrtr.Answers // each caller's answered rounds, by the same records
 	getter, _ := g.store.(store.ReplayGetter)
 	if r, ok := g.store.(store.Replay); ok {
-		g.replay = r
+		g.replay, answers = r, r
 		if cfg.Redis.enabled() {
 			g.replay = countedReplay{Replay: r, rec: g.rec}
+			answers = countedReplay{Replay: r, rec: g.rec}
 		}
 	}
 	if cfg.Redis.enabled() {
@@ -496,7 +498,8 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	if g.replay != nil && getter != nil {
 		g.replay = epochReplay{ReplayCache: g.replay, get: getter, guard: g.replays, rec: g.rec, counted: cfg.Redis.enabled()}
 	}
-	g.codec, err = mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL}, g.replays, nil)
+	g.codec, err = mrtr.New(ring.Sealer(seal.PurposeRequestState), mrtr.Config{TTL: cfg.MRTR.TTL,
+		MaxAnswersPerCaller: cfg.MRTR.MaxAnswersPerCaller, Answers: answers}, g.replays, nil)
 	return err
 }
 

@@ -24,6 +24,7 @@ type jsonHandler struct {
 	level slog.Leveler
 	pre   []byte // the WithAttrs attributes, rendered, each with its leading comma
 	slow  bool   // a group was opened, or a WithAttrs attribute is not a plain scalar
+	clip  int    // > 0: string values longer are clipped (clipString), as std's ReplaceAttr does
 }
 
 // lockedOut serializes the two paths' writes, as slog's handler does its own.
@@ -58,7 +59,7 @@ func (h *jsonHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 		pre := append([]byte(nil), h.pre...)
 		for _, a := range attrs {
 			var ok bool
-			if pre, ok = appendAttr(pre, a); !ok {
+			if pre, ok = appendAttr(pre, a, h.clip); !ok {
 				c.slow = true
 				break
 			}
@@ -125,12 +126,12 @@ func (h *jsonHandler) write(ctx context.Context, t time.Time, level slog.Level, 
 	b = append(b, `"level":`...)
 	b = appendString(b, level.String())
 	b = append(b, `,"msg":`...)
-	b = appendString(b, msg)
+	b = appendString(b, clipString(msg, h.clip))
 	b = append(b, h.pre...)
 	hasID, hasTrace := false, false
 	for _, a := range attrs {
 		var ok bool
-		if b, ok = appendAttr(b, a); !ok {
+		if b, ok = appendAttr(b, a, h.clip); !ok {
 			return false, nil
 		}
 		hasID = hasID || a.Key == KeyRequestID
@@ -156,7 +157,7 @@ func (h *jsonHandler) write(ctx context.Context, t time.Time, level slog.Level, 
 
 // appendAttr appends ,"key":value for an attribute of a scalar kind; false for the rest, and
 // for what slog would drop or treat specially (an empty key).
-func appendAttr(b []byte, a slog.Attr) ([]byte, bool) {
+func appendAttr(b []byte, a slog.Attr, clip int) ([]byte, bool) {
 	if a.Key == "" {
 		return b, false
 	}
@@ -166,7 +167,7 @@ func appendAttr(b []byte, a slog.Attr) ([]byte, bool) {
 	b = append(b, ':')
 	switch v.Kind() {
 	case slog.KindString:
-		b = appendString(b, v.String())
+		b = appendString(b, clipString(v.String(), clip))
 	case slog.KindInt64:
 		b = strconv.AppendInt(b, v.Int64(), 10)
 	case slog.KindUint64:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"unicode/utf8"
 )
 
 // ErrLevel and ErrFormat report a log level or format NewLogger does not know.
@@ -12,6 +13,44 @@ var (
 	ErrLevel  = errors.New("logging: unknown level")
 	ErrFormat = errors.New("logging: unknown format")
 )
+
+// MaxValueBytes bounds each string value a line carries (an error's text included): many are
+// what a client chose (a tool name or resource URI of up to the header or body limits, a
+// backend's error text), and a line as long as they are would let one caller fill the
+// Writer's queue, so that other callers' lines are dropped. A longer value is cut at a
+// character boundary and ends with "…".
+const MaxValueBytes = 1024
+
+// clipString is s cut to its first n bytes or fewer (n > 0), at a character boundary, with "…"
+// appended when cut; s itself, without allocating, when it fits.
+func clipString(s string, n int) string {
+	if n <= 0 || len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// clipAttr is the ReplaceAttr of NewLogger's handlers: string values and errors' texts cut to
+// MaxValueBytes.
+func clipAttr(_ []string, a slog.Attr) slog.Attr {
+	switch a.Value.Kind() {
+	case slog.KindString:
+		if s := a.Value.String(); len(s) > MaxValueBytes {
+			a.Value = slog.StringValue(clipString(s, MaxValueBytes))
+		}
+	case slog.KindAny:
+		if err, ok := a.Value.Any().(error); ok {
+			if s := err.Error(); len(s) > MaxValueBytes {
+				a.Value = slog.StringValue(clipString(s, MaxValueBytes))
+			}
+		}
+	}
+	return a
+}
 
 // NewLogger returns a logger writing to w at level ("debug", "info", "warn", "error", or an
 // offset such as "info+2"; "" is info) in format (FormatJSON, "" alike, or FormatText), whose
@@ -24,10 +63,12 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 			return nil, fmt.Errorf("%w %q", ErrLevel, level)
 		}
 	}
-	opts := &slog.HandlerOptions{Level: lv}
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: clipAttr}
 	switch format {
 	case "", FormatJSON:
-		return slog.New(newJSONHandler(w, opts)), nil
+		h := newJSONHandler(w, opts)
+		h.clip = MaxValueBytes
+		return slog.New(h), nil
 	case FormatText:
 		return slog.New(NewContextHandler(slog.NewTextHandler(w, opts))), nil
 	}

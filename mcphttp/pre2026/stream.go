@@ -47,6 +47,10 @@ func (e *Edge) ServeGet(in *mcphttp.Incoming) error {
 	}
 	q.sess, q.version = sess, sess.Version
 	q.label()
+	// One of the caller's listens for the whole stream, however often it starts again.
+	if err := in.HoldListen(); err != nil {
+		return err
+	}
 	// The stream starts at once: a client waits for the response headers of its GET.
 	if err := q.c.Comment(); err != nil {
 		return err

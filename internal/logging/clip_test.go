@@ -1,0 +1,76 @@
+package logging
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestLongValuesClipped: every string value and error text a line carries is cut to
+// MaxValueBytes at a character boundary, in both formats and on both paths of the JSON handler
+// (its own, and slog's for groups and errors); values that fit are written as they are.
+func TestLongValuesClipped(t *testing.T) {
+	long := strings.Repeat("é", MaxValueBytes) // 2 bytes each: the cut falls inside one
+	want := long[:MaxValueBytes] + "…"
+	for _, format := range []string{FormatJSON, FormatText} {
+		var out bytes.Buffer
+		log, err := NewLogger(&out, "info", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("fast", "name", long, "short", "kept")
+		log.Info("error", "error", errors.New(long))
+		log.With("name", long).Info("with")
+		log.WithGroup("g").Info("group", "name", long)
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != 4 {
+			t.Fatalf("%s: %d lines", format, len(lines))
+		}
+		for _, line := range lines {
+			if len(line) > MaxValueBytes+256 || !utf8.ValidString(line) || !strings.Contains(line, "kept") && strings.Contains(line, "fast") {
+				t.Errorf("%s: line of %d bytes: %.120s", format, len(line), line)
+			}
+			if format == FormatJSON {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(line), &m); err != nil {
+					t.Fatal(err)
+				}
+				v := m["name"]
+				if m["error"] != nil {
+					v = m["error"]
+				}
+				if g, ok := m["g"].(map[string]any); ok {
+					v = g["name"]
+				}
+				if v != want {
+					t.Errorf("json %s: value of %d bytes, want %d ending in …", m["msg"], len(v.(string)), len(want))
+				}
+			}
+		}
+	}
+	if got := clipString("short", MaxValueBytes); got != "short" {
+		t.Errorf("clipString(short) = %q", got)
+	}
+}
+
+// TestClipAttrMatchesFastPath: NewLogger's JSON lines are the same bytes whether the handler's
+// own path or slog's writes them, long values included.
+func TestClipAttrMatchesFastPath(t *testing.T) {
+	long := strings.Repeat("ab\"é", MaxValueBytes)
+	var fast, slow bytes.Buffer
+	opts := &slog.HandlerOptions{ReplaceAttr: clipAttr}
+	h := newJSONHandler(&fast, opts)
+	h.clip = MaxValueBytes
+	std := slog.New(NewContextHandler(slog.NewJSONHandler(&slow, opts)))
+	for _, l := range []*slog.Logger{slog.New(h), std} {
+		l.Info(long, "name", long, "n", 3)
+	}
+	a, b := fast.String(), slow.String()
+	if i := strings.Index(a, `"level"`); i < 0 || a[i:] != b[strings.Index(b, `"level"`):] {
+		t.Fatalf("fast %.200q\nslow %.200q", a, b)
+	}
+}

@@ -1,0 +1,72 @@
+package mrtr
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// TestAnswersBoundedPerCaller: a caller consumes at most MaxAnswersPerCaller states per TTL
+// (the store's replay budget); the one refused is not recorded, so it is still usable, until it
+// expires, once the window ends; a replay is still a replay, and another caller is not affected.
+func TestAnswersBoundedPerCaller(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC))
+	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mem.Close() })
+	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, MaxAnswersPerCaller: 2, Answers: mem}, mem, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	alice, bob := testBinding(t), testBinding(t)
+	bob.Subject = "bob"
+	open := func(b Binding) *State {
+		t.Helper()
+		tok, err := codec.Seal(stateFor(b, KindConfirm))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := codec.Open(tok, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	used := open(alice)
+	for i, st := range []*State{used, open(alice)} {
+		if err := codec.Consume(ctx, st); err != nil {
+			t.Fatalf("alice's answer %d: %v", i+1, err)
+		}
+	}
+	clock.Advance(30 * time.Second) // the window started with the first answer
+	third := open(alice)
+	var over *OverBudgetError
+	if err := codec.Consume(ctx, third); !errors.As(err, &over) || over.RetryAfter <= 0 || over.RetryAfter > 30*time.Second {
+		t.Fatalf("alice's third answer: %v, want OverBudgetError with a Retry-After within the window", err)
+	}
+	if err := codec.Consume(ctx, used); Reason(err) != ReasonReplayed {
+		t.Fatalf("a replay over the budget: %v, want replayed", err)
+	}
+	if err := codec.Consume(ctx, open(bob)); err != nil {
+		t.Fatalf("bob while alice is over her budget: %v", err)
+	}
+	clock.Advance(over.RetryAfter)
+	if err := codec.Consume(ctx, third); err != nil {
+		t.Fatalf("the refused state once the window ended: %v", err)
+	}
+}
+
+func TestAnswersBudgetValidated(t *testing.T) {
+	for _, n := range []int{-1, MaxMaxAnswersPerCaller + 1} {
+		if err := (Config{MaxAnswersPerCaller: n}).Validate(); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("MaxAnswersPerCaller %d: %v, want ErrInvalidConfig", n, err)
+		}
+	}
+}
