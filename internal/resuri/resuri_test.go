@@ -146,7 +146,7 @@ var refused = []string{
 	"file:///x?a=\u0338b", // "=" and a combining long solidus overlay compose to "≠"
 	"file:///x?a=%CC%B8b", // the same, encoded
 	"file:///x%2A%CC%80",  // a grave accent after an escape composes with its last digit ("%2À")
-	"file:///x%2a\u0300", // the same, the mark written out and the digit in lower case
+	"file:///x%2a\u0300",  // the same, the mark written out and the digit in lower case
 	"A:%2A%CC%80",         // the fuzzer's input
 	"file:///" + strings.Repeat("a", MaxLen),
 }
