@@ -48,23 +48,20 @@ func checkParamSyntax(h http.Header) error {
 // backend reads; a tool the list does not show declares none). An argument that is an object or
 // array, or a number that is not an integer within ±(2^53-1), cannot be mirrored and is refused
 // too.  The bindings come from the backend's tools/list as this replica holds it (cached, or
-// indexed from any list fetched in the last half minute). A call carrying Mcp-Param-* headers for a
-// tool whose list is not held fetches it first, and fails with the fetch's error when it cannot be
-// had: such headers are never forwarded unchecked. A call without any for a tool whose list is not
-// held is forwarded without any, so nothing behind the gateway is told a value (and a 2026-07-28
-// backend refuses a missing header itself); once the list is held, the same call is refused here
-// when it should have mirrored an argument.
+// indexed from any list fetched in the last half minute), else a list fetched now, which also
+// decides whether the tool is listed at all (listedEntry, listed.go): a call fails with the
+// fetch's error when it cannot be had, so neither a name nor a header is forwarded unchecked.
 //
 // A request another edge built (internal), or whose params an interceptor replaced (mutated),
-// carries no Mcp-Param-* header of its client's: the headers are derived from its arguments instead, with the tool's bindings fetched when they
-// are not held, now that the call is authorized, so a 2026-07-28 backend gets what it requires.
+// carries no Mcp-Param-* header of its client's: the headers are derived from its arguments
+// instead, so a 2026-07-28 backend gets what it requires.
 func (x *request) bindParamHeaders(target upstreams.Target) error {
 	headers := countParamHeaders(x.hdr)
-	th, err := listedToolHeaders(x, target, headers > 0 || x.internal || x.mutated)
-	x.route.toolHeaders = th // the guardrails' schema check reads its schemas
-	if err != nil || th == nil {
+	th, err := x.listedEntry(target)
+	if err != nil {
 		return err
 	}
+	x.route.toolHeaders = th // the guardrails' schema check reads its schemas
 	if th.Invalid != "" {
 		return invalidParams("Invalid params: the tool's x-mcp-header declarations are invalid: " + th.Invalid)
 	}

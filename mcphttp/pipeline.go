@@ -62,7 +62,7 @@ var stages = [...]stage{
 	{"pin", stagePin, true,
 		"a drifted definition is refused (block) or confirmed: once authorized, so a hidden item reveals no drift"},
 	{"bind-headers", stageBindHeaders, true,
-		"a tools/call's Mcp-Param-* headers bound to its arguments before any confirmation is asked"},
+		"a tools/call or prompts/get goes on only under a name its backend's list shows the caller (a backend may fold names no rule matched), and a tools/call's Mcp-Param-* headers are bound to its arguments, before any interceptor, guardrail or confirmation sees it"},
 	{"intercept", stageIntercept, true,
 		"interceptors see only a call that is authorized and pinned; a mutated call goes through route to bind-headers again, then is confirmed as mutated: what is checked and confirmed is what is forwarded"},
 	{"guardrails", stageGuardrails, true,
@@ -214,10 +214,17 @@ func stageConnect(s *Server, x *request) (bool, error) {
 func stagePin(s *Server, x *request) (bool, error) { return false, x.checkPin(x.route.target) }
 
 func stageBindHeaders(s *Server, x *request) (bool, error) {
-	if x.in.req.Method != upstreams.MethodToolsCall {
-		return false, nil
+	switch x.in.req.Method {
+	case upstreams.MethodToolsCall:
+		return false, x.bindParamHeaders(x.route.target)
+	case upstreams.MethodPromptsGet:
+		return false, x.checkListedPrompt(x.route.target)
+	case upstreams.MethodComplete:
+		if x.route.kind == upstreams.KindPrompt {
+			return false, x.checkListedPrompt(x.route.target)
+		}
 	}
-	return false, x.bindParamHeaders(x.route.target)
+	return false, nil
 }
 
 func stageIntercept(s *Server, x *request) (bool, error) {

@@ -33,6 +33,9 @@ func (b *shapeBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	result, ok := b.results[r.Header.Get("Mcp-Method")]
+	if list, listed := shapeLists[r.Header.Get("Mcp-Method")]; !ok && listed {
+		result, ok = list, true // the gateway calls only what the backend lists
+	}
 	if !ok {
 		result = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},` +
 			`"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"raw","version":"1"}},"ttlMs":0,"cacheScope":"private"}`
@@ -45,6 +48,12 @@ func (b *shapeBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	_, _ = io.WriteString(w, sseEvent(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`)+sseEvent(msg))
+}
+
+// shapeLists are a shapeBackend's lists: the tool and the prompt its tests call, both t.
+var shapeLists = map[string]string{
+	"tools/list":   `{"resultType":"complete","tools":[{"name":"t","inputSchema":{"type":"object"}}]}`,
+	"prompts/list": `{"resultType":"complete","prompts":[{"name":"t"}]}`,
 }
 
 // shapeGateway serves a gateway over one raw backend be, pinned to 2026-07-28.

@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -421,9 +422,10 @@ func (sr *searcher) innerHeaders(x *request, name string) error {
 			SubjectKey:      x.caller.keyOf(x.subjectToken(target.Upstream)),
 			Fetch:           true,
 		}, target)
-		if err != nil {
+		if err != nil && !errors.Is(err, upstreams.ErrUnknownName) {
 			return err
 		}
+		// An unlisted tool has no bindings; stage bind-headers refuses it as an unknown tool.
 		if th != nil && th.Invalid == "" {
 			for i := range th.Bindings {
 				bd := &th.Bindings[i]

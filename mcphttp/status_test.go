@@ -78,10 +78,9 @@ func TestStatusTable(t *testing.T) {
 		{"notification accepted", "POST", list, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, 202, 0, "", false},
 		{"foreign Origin", "POST", with(list, "Origin", "https://evil.example"), body("tools/list", ""), 403, -32600, "", false},
 		{"DNS rebinding Host", "POST", with(list, "Host", "evil.example.com", "Origin", "http://evil.example.com"), body("tools/list", ""), 403, -32600, "", false},
-		// The backend owns its tool namespace: an unknown tool of a known backend is answered by
-		// the backend (its -32602 and status relayed); with authorization on, deny-by-default
-		// stops it at the gateway unless a rule's pattern covers it.
-		{"unknown tool", "POST", modern("tools/call", "be__nope"), body("tools/call", `,"name":"be__nope"`), 400, -32602, "", true},
+		// A tool its backend does not list is unknown at the gateway: a backend that folds
+		// names could otherwise run a listed tool no rule judged (listed.go).
+		{"unknown tool", "POST", modern("tools/call", "be__nope"), body("tools/call", `,"name":"be__nope"`), 400, -32602, "", false},
 		{"unknown backend", "POST", modern("tools/call", "zz__echo"), body("tools/call", `,"name":"zz__echo"`), 400, -32602, "", false},
 		{"tools/call forwarded", "POST", call, echo, 200, 0, "", true},
 		// A modern request's Mcp-Session-Id is ignored (the _meta version decides the era), and

@@ -52,6 +52,10 @@ func (b *traceBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.mu.Unlock()
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if req.Method == "tools/list" { // the gateway calls only what the backend lists
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}],"resultType":"complete"}}`)
+		return
+	}
 	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"content":[],"resultType":"complete"}}`)
 }
 

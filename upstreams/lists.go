@@ -74,6 +74,12 @@ func (r *Registry) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target T
 	return r.catalog.ToolHeaders(ctx, q, target)
 }
 
+// PromptListed returns ErrUnknownName when target's prompt is not exactly one its backend's
+// prompts/list shows the caller; see catalog.Catalog.PromptListed.
+func (r *Registry) PromptListed(ctx context.Context, q *ToolHeaderQuery, target Target) error {
+	return r.catalog.PromptListed(ctx, q, target)
+}
+
 // AppsEnabled reports whether the gateway enforces MCP Apps' tool visibility and resolves the
 // backends' own tool names an app calls (Config.Apps).
 func (r *Registry) AppsEnabled() bool { return r.apps }

@@ -251,6 +251,11 @@ func (c *Catalog) OwnListMeta() json.RawMessage {
 // without q.Fetch when no list is held.
 func (c *Catalog) toolIndex(ctx context.Context, q *ToolHeaderQuery, b *backend.Backend) (*headerIndex, error) {
 	spec, _ := listSpecFor(wire.MethodToolsList)
+	return c.listIndex(ctx, q, b, spec)
+}
+
+// listIndex is toolIndex for the list spec (tools or prompts).
+func (c *Catalog) listIndex(ctx context.Context, q *ToolHeaderQuery, b *backend.Backend, spec listSpec) (*headerIndex, error) {
 	version := orVersion(q.ProtocolVersion)
 	pub := partKey{upstream: b.Name(), list: spec.index, version: version}
 	own := pub

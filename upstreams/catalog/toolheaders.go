@@ -92,6 +92,9 @@ type ToolHeaderQuery struct {
 // does not cost a list request each time. A list_changed from the backend ends it early.
 const minHeaderIndexTTL = 30 * time.Second
 
+// toolsListIndex is tools/list's listSpec.index: the indexes of prompts lists hold names only.
+const toolsListIndex = 1
+
 // maxHeaderIndexes bounds the indexes kept: one per backend, protocol version and, for private
 // lists, caller.
 const maxHeaderIndexes = 4096
@@ -149,17 +152,41 @@ func (c *Catalog) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target na
 	if th := idx.tools[target.Name]; th != nil {
 		return th, nil
 	}
-	return noToolHeaders, nil
+	// Not exactly a name the list shows: a backend that folds case, trims or normalises
+	// names could still run one of its tools under it, which no rule keyed on the exact name
+	// would have judged (names.ErrUnknownName, answered as an unknown tool).
+	return nil, names.ErrUnknownName
 }
 
-// noToolHeaders is the answer for a tool without bindings; callers only read it.
+// PromptListed reports, as names.ErrUnknownName, whether target's prompt is not exactly one
+// its backend's prompts/list shows the caller: the list held for the caller as for ToolHeaders,
+// else one fetched now (single-flight, as list requests are). A failed fetch is returned as the
+// error: the name cannot be checked, and the caller fails closed.
+func (c *Catalog) PromptListed(ctx context.Context, q *ToolHeaderQuery, target names.Target) error {
+	b, err := c.backend(target.Upstream)
+	if err != nil {
+		return err
+	}
+	spec, _ := listSpecFor(wire.MethodPromptsList)
+	idx, err := c.listIndex(ctx, q, b, spec)
+	if err != nil {
+		return err
+	}
+	if idx == nil || idx.tools[target.Name] == nil {
+		return names.ErrUnknownName
+	}
+	return nil
+}
+
+// noToolHeaders is the entry of a listed tool without bindings (and of every listed prompt);
+// callers only read it.
 var noToolHeaders = &ToolHeaders{}
 
 // learnToolHeaders indexes a tools list just fetched from a backend, for whatever reason (a
 // client's tools/list, most often), so that the calls that follow need not fetch it again.
 // gen is the list's invalidation count from before it was requested.
 func (c *Catalog) learnToolHeaders(b *backend.Backend, spec listSpec, q *listQuery, p *part, gen uint64) {
-	if spec.kind != names.KindTool {
+	if spec.kind != names.KindTool && spec.kind != names.KindPrompt {
 		return
 	}
 	version := q.version
@@ -200,12 +227,22 @@ func (t *toolHeaderIndexes) forPart(key partKey, p *part, gen uint64, now time.T
 	if e != nil && e.from == first && e.n == len(p.items) && e.gen == gen {
 		return e
 	}
-	e = &headerIndex{tools: map[string]*ToolHeaders{}, from: first, n: len(p.items), gen: gen, private: p.private,
-		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL)), apps: buildAppIndex(p.items)}
+	tools := key.list == toolsListIndex // else a prompts list
+	e = &headerIndex{tools: make(map[string]*ToolHeaders, len(p.items)), from: first, n: len(p.items), gen: gen, private: p.private,
+		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL))}
+	if tools {
+		e.apps = buildAppIndex(p.items)
+	}
+	// Every listed item has an entry, so that a call can tell a listed name from any other:
+	// a tool with its bindings, any other item the shared empty entry.
 	for i := range p.items {
-		if th := toolHeadersOf(p.items[i].raw, t.schemas); th != nil {
-			e.tools[p.items[i].target.Name] = th
+		th := noToolHeaders
+		if tools {
+			if b := toolHeadersOf(p.items[i].raw, t.schemas); b != nil {
+				th = b
+			}
 		}
+		e.tools[p.items[i].target.Name] = th
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

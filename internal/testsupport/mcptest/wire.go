@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -128,11 +129,33 @@ func CheckRPC(t *testing.T, r *Response, code int) {
 // must (the gateway relays no answer to another request). It reuses its header map (read-only),
 // its buffers and its body reader, so it allocates only the response and its body wrapper;
 // requests must come one at a time.
+//
+// It answers tools/list and prompts/list (by the request's Mcp-Method header) with CannedList:
+// the gateway forwards a call only under a name its backend lists.
 type CannedBackend struct {
 	body    []byte
 	hdr     http.Header
 	rd      bytes.Reader
 	in, out []byte // the last request and its answer
+	lists   map[string][]byte
+}
+
+// CannedList is what a CannedBackend answers to tools/list and prompts/list unless told
+// otherwise (CannedBackend.List): one tool and one prompt, both named echo, cacheable for ten
+// minutes.
+var CannedList = map[string][]byte{
+	"tools/list": []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}],` +
+		`"ttlMs":600000,"cacheScope":"public","resultType":"complete"}}`),
+	"prompts/list": []byte(`{"jsonrpc":"2.0","id":1,"result":{"prompts":[{"name":"echo"}],` +
+		`"ttlMs":600000,"cacheScope":"public","resultType":"complete"}}`),
+}
+
+// List makes c answer method (tools/list or prompts/list) with body, a JSON-RPC response.
+func (c *CannedBackend) List(method string, body []byte) *CannedBackend {
+	l := maps.Clone(c.lists)
+	l[method] = body
+	c.lists = l
+	return c
 }
 
 // CannedResult is what a CannedBackend answers, under the id of the request.
@@ -146,8 +169,11 @@ func NewCannedBackend() *CannedBackend {
 // NewCannedBackendOf returns a CannedBackend answering body as contentType, the value of its
 // first "id" member replaced by the request's id.
 func NewCannedBackendOf(body []byte, contentType string) *CannedBackend {
-	return &CannedBackend{body: body, hdr: http.Header{"Content-Type": {contentType}}}
+	return &CannedBackend{body: body, hdr: http.Header{"Content-Type": {contentType}}, lists: CannedList}
 }
+
+// cannedJSON is the header of a canned list (read-only).
+var cannedJSON = http.Header{"Content-Type": {"application/json"}}
 
 // RoundTrip answers r with the canned result.
 func (c *CannedBackend) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -163,11 +189,15 @@ func (c *CannedBackend) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	_ = r.Body.Close()
-	c.out = withRequestID(c.out[:0], c.body, c.in)
+	body, hdr := c.body, c.hdr
+	if list, ok := c.lists[r.Header.Get("Mcp-Method")]; ok {
+		body, hdr = list, cannedJSON
+	}
+	c.out = withRequestID(c.out[:0], body, c.in)
 	c.rd.Reset(c.out)
 	return &http.Response{
 		StatusCode: 200, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: c.hdr, Body: io.NopCloser(&c.rd), ContentLength: int64(len(c.out)), Request: r,
+		Header: hdr, Body: io.NopCloser(&c.rd), ContentLength: int64(len(c.out)), Request: r,
 	}, nil
 }
 
