@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 )
 
 // A backend that looks names up loosely: the middleware of foldingBackend finds the tool or
@@ -151,11 +152,7 @@ func TestUnlistedNames(t *testing.T) {
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
 		c.MRTR.Keys = testKeys
-		c.Auth.Policy.Rules = []authz.RuleConfig{
-			{ID: "no-delete", Upstream: "*", Tools: []string{"delete_repo"}, Prompts: []string{"leak"}, Effect: authz.EffectDeny},
-			{ID: "confirm-erase", Upstream: "*", Tools: []string{"erase_keys"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
-			{ID: "rest", Upstream: "*", Tools: []string{"*"}, Prompts: []string{"*"}, AnyScope: []string{"tools:use"}},
-		}
+		c.Auth.Policy.Rules = namecheckRules
 	}, gh.Server, old.Server, broken)
 	tok := mintFor(t, iss, "alice")
 	for _, era := range clientEras {
@@ -186,6 +183,43 @@ func TestUnlistedNames(t *testing.T) {
 		})
 	}
 	t.Run("list_changed", func(t *testing.T) { checkAddedToolCallable(t, gw, gh, tok) })
+	t.Run("search", func(t *testing.T) {
+		gh.mu.Lock()
+		gh.ran = nil
+		gh.mu.Unlock()
+		search := startTestGateway(t, func(c *Config) {
+			trustIssuers(c, iss)
+			c.MRTR.Keys = testKeys
+			c.Auth.Policy.Rules = namecheckRules
+			c.Server.Search = mcphttp.SearchConfig{Enabled: true}
+		}, gh.Server, old.Server)
+		for _, era := range clientEras {
+			cs := connectEra(t, search, era, mcptest.WithBearer(tok))
+			for _, be := range []*foldingBackend{gh, old} {
+				for _, v := range append(unlistedVariants, "Delete_Repo") {
+					res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool",
+						Arguments: map[string]any{"name": be.Name() + "__" + v, "arguments": map[string]any{}}})
+					want := "unknown tool"
+					if era == "2026-07-28" && strings.ContainsRune(v, 0) {
+						want = "Header mismatch" // the inner call's Mcp-Name cannot carry it
+					}
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Errorf("%s: call_tool %s__%q: %+v %v, want unknown tool", era, be.Name(), v, res, err)
+					}
+				}
+				if ran := be.runs(); len(ran) != 0 {
+					t.Errorf("%s: %s ran %v through call_tool", era, be.Name(), ran)
+				}
+			}
+		}
+	})
+}
+
+// namecheckRules deny delete_repo and the prompt leak, confirm erase_keys, and allow the rest.
+var namecheckRules = []authz.RuleConfig{
+	{ID: "no-delete", Upstream: "*", Tools: []string{"delete_repo"}, Prompts: []string{"leak"}, Effect: authz.EffectDeny},
+	{ID: "confirm-erase", Upstream: "*", Tools: []string{"erase_keys"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
+	{ID: "rest", Upstream: "*", Tools: []string{"*"}, Prompts: []string{"*"}, AnyScope: []string{"tools:use"}},
 }
 
 // checkAddedToolCallable: a tool gh adds is unknown until the gateway hears gh's list_changed
