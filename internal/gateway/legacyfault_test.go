@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
@@ -95,7 +96,13 @@ func resetConn(w http.ResponseWriter) {
 // startLegacyFaults fronts a real 2025-11-25 SDK server with the faults above.
 func startLegacyFaults(t *testing.T) string {
 	t.Helper()
-	sdk := mcptest.StartLegacyServer(t, "legacy")
+	// The faulty tools are listed, as the gateway forwards only what a backend lists; their
+	// calls never reach the server.
+	var tools []mcptest.Option
+	for name := range legacyFaults {
+		tools = append(tools, mcptest.WithTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, noopTool))
+	}
+	sdk := mcptest.StartLegacyServer(t, "legacy", tools...)
 	target, err := url.Parse(sdk.URL())
 	if err != nil {
 		t.Fatal(err)

@@ -130,6 +130,11 @@ type headerIndex struct {
 	gen     uint64 // the list's invalidation count when it was fetched
 	private bool
 	expires time.Time
+	// noCaller: the backend lists nothing to this caller because it cannot be called with the
+	// caller's credentials at all (a per-user backend not connected, a token-exchange backend
+	// that does not take the caller's issuer). Its calls are not refused as unknown names: they
+	// fail as the list did, with that reason, and never reach the backend.
+	noCaller bool
 	// apps is what the list says of MCP Apps (apps.go), nil when no tool links a UI resource.
 	apps *appIndex
 }
@@ -152,6 +157,9 @@ func (c *Catalog) ToolHeaders(ctx context.Context, q *ToolHeaderQuery, target na
 	if th := idx.tools[target.Name]; th != nil {
 		return th, nil
 	}
+	if idx.noCaller {
+		return noToolHeaders, nil // the call fails as the list did, before reaching the backend
+	}
 	// Not exactly a name the list shows: a backend that folds case, trims or normalises
 	// names could still run one of its tools under it, which no rule keyed on the exact name
 	// would have judged (names.ErrUnknownName, answered as an unknown tool).
@@ -172,7 +180,7 @@ func (c *Catalog) PromptListed(ctx context.Context, q *ToolHeaderQuery, target n
 	if err != nil {
 		return err
 	}
-	if idx == nil || idx.tools[target.Name] == nil {
+	if idx == nil || (idx.tools[target.Name] == nil && !idx.noCaller) {
 		return names.ErrUnknownName
 	}
 	return nil
@@ -229,7 +237,7 @@ func (t *toolHeaderIndexes) forPart(key partKey, p *part, gen uint64, now time.T
 	}
 	tools := key.list == toolsListIndex // else a prompts list
 	e = &headerIndex{tools: make(map[string]*ToolHeaders, len(p.items)), from: first, n: len(p.items), gen: gen, private: p.private,
-		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL))}
+		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL)), noCaller: p.absent && p.private}
 	if tools {
 		e.apps = buildAppIndex(p.items)
 	}
