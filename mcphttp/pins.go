@@ -57,6 +57,9 @@ func (x *request) checkPin(target upstreams.Target) error {
 	} else {
 		v, err = s.backends.PinVerdict(x.ctx, q, m, target)
 	}
+	if errors.Is(err, upstreams.ErrUnknownName) {
+		return errUnknownName(kindNoun(x.route.kind)) // not listed (listed.go)
+	}
 	if err != nil {
 		return err
 	}

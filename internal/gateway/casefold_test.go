@@ -143,8 +143,10 @@ func (sb *structBackend) serve(w http.ResponseWriter, r *http.Request) {
 		result = `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"prompts":{},"resources":{},"completions":{}},"ttlMs":60000,"cacheScope":"public"` + done + `}`
 	case "tools/list":
 		result = `{"tools":` + sb.tools + `,"ttlMs":60000,"cacheScope":"public"` + done + `}`
-	case "prompts/list", "resources/list", "resources/templates/list":
-		key := map[string]string{"prompts/list": "prompts", "resources/list": "resources", "resources/templates/list": "resourceTemplates"}[req.Method]
+	case "prompts/list":
+		result = `{"prompts":[{"name":"greet"},{"name":"secret_prompt"}],"ttlMs":60000,"cacheScope":"public"` + done + `}`
+	case "resources/list", "resources/templates/list":
+		key := map[string]string{"resources/list": "resources", "resources/templates/list": "resourceTemplates"}[req.Method]
 		result = `{"` + key + `":[],"ttlMs":60000,"cacheScope":"public"` + done + `}`
 	case "tools/call", "prompts/get", "resources/read", "completion/complete":
 		c := structCall{Method: req.Method, Target: p.Name, Repo: p.Arguments.Repo + p.Arguments.Who + p.Arguments.Region + p.Arguments.Quota.String(), Header: r.Header.Clone()}

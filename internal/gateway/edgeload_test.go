@@ -77,7 +77,7 @@ func (b *edgeBackend) serve(w http.ResponseWriter, r *http.Request) {
 	case req.Method == "server/discover":
 		_, _ = io.WriteString(w, head+`,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"edge","version":"1"}}}`)
 	case req.Method == "tools/list":
-		_, _ = io.WriteString(w, head+`,"result":{"tools":[{"name":"small","inputSchema":{"type":"object"}},{"name":"big","inputSchema":{"type":"object"}},{"name":"many","inputSchema":{"type":"object"}}]}}`)
+		_, _ = io.WriteString(w, head+`,"result":{"tools":[{"name":"small","inputSchema":{"type":"object"}},{"name":"big","inputSchema":{"type":"object"}},{"name":"many","inputSchema":{"type":"object"}},{"name":"stream","inputSchema":{"type":"object"}}]}}`)
 	case req.Method == "tools/call" && req.Params.Name == "stream":
 		// Progress notifications of 64 KiB, every 10 ms, until the gateway lets go.
 		b.calls.Add(1)

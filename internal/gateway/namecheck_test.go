@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/mcphttp"
 )
@@ -183,6 +184,33 @@ func TestUnlistedNames(t *testing.T) {
 		})
 	}
 	t.Run("list_changed", func(t *testing.T) { checkAddedToolCallable(t, gw, gh, tok) })
+	t.Run("pinned", func(t *testing.T) {
+		// With pinning on, an unlisted name is an unknown tool too, not pin drift.
+		pinned := startTestGateway(t, func(c *Config) {
+			trustIssuers(c, iss)
+			c.MRTR.Keys = testKeys
+			c.Auth.Policy.Rules = namecheckRules
+			c.Pins = &pins.Config{Mode: pins.ModeTOFU}
+		}, gh.Server, old.Server)
+		cs := connectEra(t, pinned, "2026-07-28", mcptest.WithBearer(tok))
+		if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "github__echo", Arguments: map[string]any{}}); err != nil || res.IsError {
+			t.Fatalf("github__echo: %+v %v", res, err)
+		}
+		gh.mu.Lock()
+		gh.ran = nil
+		gh.mu.Unlock()
+		for _, be := range []*foldingBackend{gh, old} {
+			for _, v := range unlistedVariants {
+				if err := namedCall(t, pinned, tok, "tools/call", be.Name()+"__"+v); err == nil ||
+					(!strings.Contains(err.Error(), "-32602: Invalid params: unknown tool") && !strings.ContainsRune(v, 0)) {
+					t.Errorf("%s__%q: %v, want unknown tool", be.Name(), v, err)
+				}
+			}
+			if ran := be.runs(); len(ran) != 0 {
+				t.Errorf("%s ran %v", be.Name(), ran)
+			}
+		}
+	})
 	t.Run("search", func(t *testing.T) {
 		gh.mu.Lock()
 		gh.ran = nil
@@ -330,6 +358,12 @@ func checkUnlistedRefused(t *testing.T, gw Listeners, cs *mcp.ClientSession, era
 	}
 	if _, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: prefix + "Leak"}); err == nil || !strings.Contains(err.Error(), "unknown prompt") {
 		t.Errorf("%sLeak: %v, want unknown prompt", prefix, err)
+	}
+	completes := len(be.RequestsOf("completion/complete"))
+	if _, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: prefix + "Leak"},
+		Argument: mcp.CompleteParamsArgument{Name: "a", Value: "b"}}); err == nil || !strings.Contains(err.Error(), "unknown prompt") ||
+		len(be.RequestsOf("completion/complete")) != completes {
+		t.Errorf("completion of %sLeak: %v, want unknown prompt", prefix, err)
 	}
 	if ran := be.runs(); len(ran) != 0 || toolCalls(be.Server) != calls || len(be.RequestsOf("prompts/get")) != gets {
 		t.Errorf("%s ran %v (%d calls, %d prompts/get)", be.Name(), ran, toolCalls(be.Server)-calls, len(be.RequestsOf("prompts/get"))-gets)

@@ -360,9 +360,11 @@ func TestPinLifecycle(t *testing.T) {
 		t.Errorf("/readyz without the pin state: %s", rz)
 	}
 
-	// A name the backend never listed nor was pinned: held as new, not forwarded.
+	// A name the backend never listed nor was pinned: an unknown tool, not pin drift, and not
+	// forwarded.
 	files.Reset()
-	if status, res := rawCall(t, p.gw, "", "files__ghost", `{"path":"a"}`, ""); status != http.StatusForbidden || res.Error == nil || toolCalls(files) != 0 {
+	if status, res := rawCall(t, p.gw, "", "files__ghost", `{"path":"a"}`, ""); status != http.StatusBadRequest || res.Error == nil ||
+		res.Error.Code != -32602 || toolCalls(files) != 0 {
 		t.Errorf("unlisted, unpinned tool called: %d %+v, backend calls %d", status, res.Error, toolCalls(files))
 	}
 

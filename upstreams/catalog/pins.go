@@ -151,8 +151,9 @@ func (c *Catalog) UIReadPin(upstream, uri string) *pins.UIReadPin {
 // or of the templates a resources/read's URI could come from (TemplatePinVerdict):
 // from the newest list of its backend this replica fetched for the caller (invalidated by
 // list_changed, at most the list's ttlMs or minHeaderIndexTTL old), else from a list fetched
-// now. An item the list does not show is judged as unlisted: removed when pinned, new when not.
-// Other methods, and backends that are not pinned, get the zero verdict.
+// now. An item the list does not show is an unknown name (names.ErrUnknownName); only when no
+// list could be judged (the backend lists nothing to this caller) is it judged as unlisted:
+// removed when pinned, new when not. Other methods, and backends that are not pinned, get the zero verdict.
 func (c *Catalog) PinVerdict(ctx context.Context, q *PinQuery, method string, target names.Target) (pins.Verdict, error) {
 	if !c.pins.Enabled(target.Upstream) {
 		return pins.Verdict{}, nil
@@ -180,6 +181,11 @@ func (c *Catalog) PinVerdict(ctx context.Context, q *PinQuery, method string, ta
 	}
 	if v, ok := verdicts[target.Name]; ok {
 		return v, nil
+	}
+	if verdicts != nil {
+		// A list was judged and does not show the name: an unknown name, as it is with pinning
+		// off (the gateway forwards only listed names), not drift.
+		return pins.Verdict{}, names.ErrUnknownName
 	}
 	return c.pins.Unlisted(b.Name(), pinKinds[spec.index], target.Name), nil
 }

@@ -301,12 +301,15 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 func (s *Server) Requests() []Exchange { return s.rec.all() }
 
 // Forwarded returns the recorded exchanges except server/discover, which a gateway sends on its
-// own (health probes, capability discovery) at any time: what is left is what a client's request
-// could have caused.
+// own (health probes, capability discovery) at any time, and the lists, which it reads on its own
+// to route, pin and check the names a call uses: what is left is what a client's request could
+// have made the backend run.
 func (s *Server) Forwarded() []Exchange {
 	var out []Exchange
 	for _, e := range s.rec.all() {
-		if e.Header.Get("Mcp-Method") != "server/discover" {
+		switch e.Header.Get("Mcp-Method") {
+		case "server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+		default:
 			out = append(out, e)
 		}
 	}
