@@ -60,8 +60,9 @@ type Config struct {
 	SSEKeepAlive time.Duration `yaml:"sseKeepAlive"`
 	// ConfirmDestructiveTools asks the user to confirm every call of a tool whose annotations
 	// declare destructiveHint: true, as if a policy rule said confirm. The
-	// annotations come from the backends' tools/list, re-read every minute; a tool the list
-	// does not show is confirmed too. Default false.
+	// annotations come from the backends' tools/list, re-read every minute; a tool that list
+	// does not show yet is confirmed too (a tool no list shows is not called at all). Default
+	// false.
 	ConfirmDestructiveTools bool `yaml:"confirmDestructiveTools"`
 	// BodyReadTimeout bounds the time from the start of the request's handling to the last
 	// byte of its body; a body still arriving then is answered 408 and its connection closed.

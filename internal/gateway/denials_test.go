@@ -75,7 +75,11 @@ func startDenialSite(t *testing.T, drafts []string) denialSite {
 	if status, _, body := post(t, "http://"+s.main.MCP+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`); status != http.StatusOK {
 		t.Fatalf("tools/list: %d %s", status, body)
 	}
-	alpha.MCP().AddTool(tool("late", "Came later.", nil, nil), noopTool)
+	// Heard through a listen, so that the gateway reads the list again and judges late on its
+	// pin (a name no list it holds shows would be an unknown tool).
+	listChangeHeard(t, s.main, s.token(t, "lister", "tools:use"), alpha, func() {
+		alpha.MCP().AddTool(tool("late", "Came later.", nil, nil), noopTool)
+	})
 	s.limits = startTestGateway(t, func(c *Config) {
 		base(c)
 		c.RateLimit.PerCaller = "1/h burst 6"

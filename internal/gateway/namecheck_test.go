@@ -260,35 +260,7 @@ func checkAddedToolCallable(t *testing.T, gw Listeners, gh *foldingBackend, tok 
 	if _, err := call("github__fresh"); err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Fatalf("github__fresh before it exists: %v", err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	events := listen(t, ctx, gw, `{"toolsListChanged":true}`, tok)
-	if ack := <-events; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
-		t.Fatalf("first event %s", ack)
-	}
-	mcptest.WaitFor(t, "the backend acknowledges the listen", func() bool {
-		for _, ex := range gh.RequestsOf("subscriptions/listen") {
-			if bytes.Contains(ex.ResponseBody, []byte("notifications/subscriptions/acknowledged")) {
-				return true
-			}
-		}
-		return false
-	})
-	gh.addTool("fresh")
-	// The backend's listen may register after its acknowledgement: touch the list again (a
-	// tool the backend replaces with itself) until the change is heard; bounded.
-	for i := 0; ; i++ {
-		if got := pending(events); len(got) > 0 {
-			if !strings.Contains(got[0], "notifications/tools/list_changed") {
-				t.Fatalf("event %s, want tools/list_changed", got[0])
-			}
-			break
-		}
-		if i == 300 {
-			t.Fatal("no list_changed")
-		}
-		gh.MCP().AddTool(&mcp.Tool{Name: "fresh", InputSchema: map[string]any{"type": "object"}}, gh.runner("fresh"))
-	}
+	listChangeHeard(t, gw, tok, gh.Server, func() { gh.addTool("fresh") })
 	if res, err := call("github__fresh"); err != nil || mcptest.ResultText(res) != "ran fresh" {
 		t.Fatalf("github__fresh after list_changed: %+v %v", res, err)
 	}
@@ -367,5 +339,39 @@ func checkUnlistedRefused(t *testing.T, gw Listeners, cs *mcp.ClientSession, era
 	}
 	if ran := be.runs(); len(ran) != 0 || toolCalls(be.Server) != calls || len(be.RequestsOf("prompts/get")) != gets {
 		t.Errorf("%s ran %v (%d calls, %d prompts/get)", be.Name(), ran, toolCalls(be.Server)-calls, len(be.RequestsOf("prompts/get"))-gets)
+	}
+}
+
+// listChangeHeard makes change to be's tools (idempotent: it may be made again) and returns once
+// gw heard be's tools/list_changed, through a listen held with tok (none when empty) meanwhile.
+func listChangeHeard(t *testing.T, gw Listeners, tok string, be *mcptest.Server, change func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	events := listen(t, ctx, gw, `{"toolsListChanged":true}`, tok)
+	if ack := <-events; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("first event %s", ack)
+	}
+	mcptest.WaitFor(t, "the backend acknowledges the listen", func() bool {
+		for _, ex := range be.RequestsOf("subscriptions/listen") {
+			if bytes.Contains(ex.ResponseBody, []byte("notifications/subscriptions/acknowledged")) {
+				return true
+			}
+		}
+		return false
+	})
+	// The backend's listen may register after its acknowledgement: make the change again until
+	// it is heard; bounded.
+	for i := 0; ; i++ {
+		change()
+		if got := pending(events); len(got) > 0 {
+			if !strings.Contains(got[0], "notifications/tools/list_changed") {
+				t.Fatalf("event %s, want tools/list_changed", got[0])
+			}
+			return
+		}
+		if i == 300 {
+			t.Fatal("no list_changed")
+		}
 	}
 }

@@ -11,10 +11,11 @@ import (
 
 // TestRateBucketsBoundedPerCaller: a rule's rate limit keeps a bucket per caller and per item
 // the rule names; every name a wildcard covers shares the wildcard's bucket. Otherwise each name
-// a caller invents under `tools: ["*"]` made the store keep one more bucket (and escaped the
-// limit): here the third invented name is refused with 429 -32012 and Retry-After, nothing is
-// forwarded for it, a tool the rules name literally keeps a bucket of its own, and another
-// caller is served meanwhile.
+// under `tools: ["*"]` made the store keep one more bucket (and escaped the limit; a name the
+// backend does not list is now refused before any bucket, as an unknown tool): here the third
+// tool under the wildcard is refused with 429 -32012 and Retry-After, nothing is forwarded for
+// it, a tool the rules name literally keeps a bucket of its own, and another caller is served
+// meanwhile.
 func TestRateBucketsBoundedPerCaller(t *testing.T) {
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
@@ -35,14 +36,14 @@ func TestRateBucketsBoundedPerCaller(t *testing.T) {
 	limited := func(status int, hdr http.Header, body string) bool {
 		return status == http.StatusTooManyRequests && hdr.Get("Retry-After") != "" && strings.Contains(body, "-32012")
 	}
-	for _, name := range []string{"alpha__invented-1", "alpha__invented-2"} {
+	for _, name := range []string{"alpha__echo", "alpha__whoami"} {
 		if status, hdr, body := call(alice, name); limited(status, hdr, body) {
 			t.Fatalf("alice's call of %s within the rule's limit: %d %.200s", name, status, body)
 		}
 	}
 	alpha.Reset()
-	if status, hdr, body := call(alice, "alpha__invented-3"); !limited(status, hdr, body) {
-		t.Fatalf("alice's third name under the wildcard: %d %.300s", status, body)
+	if status, hdr, body := call(alice, "alpha__fail"); !limited(status, hdr, body) {
+		t.Fatalf("alice's third tool under the wildcard: %d %.300s", status, body)
 	}
 	if n := len(alpha.Forwarded()); n != 0 {
 		t.Errorf("the refused call reached the backend (%d requests)", n)
@@ -53,7 +54,7 @@ func TestRateBucketsBoundedPerCaller(t *testing.T) {
 	if status, hdr, body := call(alice, "alpha__add"); !limited(status, hdr, body) {
 		t.Fatalf("alice's second call of add (1/h): %d %.300s", status, body)
 	}
-	if status, hdr, body := call(bob, "alpha__invented-3"); limited(status, hdr, body) {
+	if status, hdr, body := call(bob, "alpha__fail"); limited(status, hdr, body) {
 		t.Fatalf("bob while alice is limited: %d %.300s", status, body)
 	}
 }
