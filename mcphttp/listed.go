@@ -21,7 +21,7 @@ import (
 // listedEntry returns target's entry in its backend's tools list as x's caller sees it (see
 // listedToolHeaders): the held list's when there is one, else a list fetched now. A name the
 // list does not show is refused as an unknown tool.
-func (x *request) listedEntry(target upstreams.Target) (*upstreams.ToolHeaders, error) {
+func listedEntry(x *request, target upstreams.Target) (*upstreams.ToolHeaders, error) {
 	// The held list first: the trace headers a fetch passes on are made only for a fetch.
 	th, err := listedToolHeaders(x, target, false)
 	if err == nil && th == nil {
@@ -35,7 +35,7 @@ func (x *request) listedEntry(target upstreams.Target) (*upstreams.ToolHeaders, 
 
 // checkListedPrompt refuses a prompts/get, or a completion of a prompt's argument, whose prompt
 // is not exactly one its backend's prompts list shows x's caller.
-func (x *request) checkListedPrompt(target upstreams.Target) error {
+func checkListedPrompt(x *request, target upstreams.Target) error {
 	err := x.s.backends.PromptListed(x.ctx, &upstreams.ToolHeaderQuery{
 		ProtocolVersion: x.in.meta.ProtocolVersion,
 		Header:          x.trace().headers(),

@@ -57,7 +57,7 @@ func checkParamSyntax(h http.Header) error {
 // instead, so a 2026-07-28 backend gets what it requires.
 func (x *request) bindParamHeaders(target upstreams.Target) error {
 	headers := countParamHeaders(x.hdr)
-	th, err := x.listedEntry(target)
+	th, err := listedEntry(x, target)
 	if err != nil {
 		return err
 	}

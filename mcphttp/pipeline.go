@@ -218,10 +218,10 @@ func stageBindHeaders(s *Server, x *request) (bool, error) {
 	case upstreams.MethodToolsCall:
 		return false, x.bindParamHeaders(x.route.target)
 	case upstreams.MethodPromptsGet:
-		return false, x.checkListedPrompt(x.route.target)
+		return false, checkListedPrompt(x, x.route.target)
 	case upstreams.MethodComplete:
 		if x.route.kind == upstreams.KindPrompt {
-			return false, x.checkListedPrompt(x.route.target)
+			return false, checkListedPrompt(x, x.route.target)
 		}
 	}
 	return false, nil
