@@ -36,15 +36,8 @@ func listedEntry(x *request, target upstreams.Target) (*upstreams.ToolHeaders, e
 // checkListedPrompt refuses a prompts/get, or a completion of a prompt's argument, whose prompt
 // is not exactly one its backend's prompts list shows x's caller.
 func checkListedPrompt(x *request, target upstreams.Target) error {
-	err := x.s.backends.PromptListed(x.ctx, &upstreams.ToolHeaderQuery{
-		ProtocolVersion: x.in.meta.ProtocolVersion,
-		Header:          x.trace().headers(),
-		CacheKey:        x.subject(),
-		SubjectToken:    x.subjectToken(target.Upstream),
-		SubjectKey:      x.caller.keyOf(x.subjectToken(target.Upstream)),
-		Fetch:           true,
-	}, target)
-	if err != nil {
+	q := listQuery(x, target, true)
+	if err := x.s.backends.PromptListed(x.ctx, &q, target); err != nil {
 		return unlistedError(upstreams.KindPrompt, err)
 	}
 	return nil

@@ -118,18 +118,25 @@ func (x *request) bindParamHeaders(target upstreams.Target) error {
 // listedToolHeaders is target's entry in its backend's tools/list as x's caller sees it: the list
 // this replica holds, else with fetch one fetched now (with x's trace headers), else nil.
 func listedToolHeaders(x *request, target upstreams.Target, fetch bool) (*upstreams.ToolHeaders, error) {
-	var pass http.Header // for a list fetched now; only a call with headers fetches one
+	q := listQuery(x, target, fetch)
+	return x.s.backends.ToolHeaders(x.ctx, &q, target)
+}
+
+// listQuery is the query for target's backend's list as x's caller sees it; with fetch, one
+// that fetches the list when it is not held, passing x's trace headers on (made only then).
+func listQuery(x *request, target upstreams.Target, fetch bool) upstreams.ToolHeaderQuery {
+	var pass http.Header
 	if fetch {
 		pass = x.trace().headers()
 	}
-	return x.s.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
+	return upstreams.ToolHeaderQuery{
 		ProtocolVersion: x.in.meta.ProtocolVersion,
 		Header:          pass,
 		CacheKey:        x.subject(),
 		SubjectToken:    x.subjectToken(target.Upstream),
 		SubjectKey:      x.caller.keyOf(x.subjectToken(target.Upstream)),
 		Fetch:           fetch,
-	}, target)
+	}
 }
 
 func countParamHeaders(h http.Header) int {

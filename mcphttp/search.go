@@ -414,14 +414,8 @@ func (sr *searcher) innerHeaders(x *request, name string) error {
 	visible, _ := x.visibility()
 	if target, err := sr.backends.Resolve(upstreams.KindTool, name); err == nil &&
 		(visible == nil || visible(upstreams.KindTool, target)) {
-		th, err := sr.backends.ToolHeaders(x.ctx, &upstreams.ToolHeaderQuery{
-			ProtocolVersion: x.in.meta.ProtocolVersion,
-			Header:          x.trace().headers(),
-			CacheKey:        x.subject(),
-			SubjectToken:    x.subjectToken(target.Upstream),
-			SubjectKey:      x.caller.keyOf(x.subjectToken(target.Upstream)),
-			Fetch:           true,
-		}, target)
+		q := listQuery(x, target, true)
+		th, err := sr.backends.ToolHeaders(x.ctx, &q, target)
 		if err != nil && !errors.Is(err, upstreams.ErrUnknownName) {
 			return err
 		}
