@@ -101,7 +101,7 @@ func benchPostResult(b *testing.B, e *echo.Echo, body string) {
 // prose arguments, a 4 KiB prose result, no finding) through the whole pipeline, without
 // guardrails (off) and with the content detectors on both directions (on): the difference is
 // what the guardrails cost a call, the glue around the scans included. Schema validation is left
-// out (the canned backend lists no tools); internal/guardrails measures it.
+// out (the canned backend lists the tool with an empty schema); internal/guardrails measures it.
 func BenchmarkForwardToolsCallGuardrails(b *testing.B) {
 	body, result := typicalCall()
 	engine := benchRails(b, false)
@@ -116,7 +116,9 @@ func BenchmarkForwardToolsCallGuardrails(b *testing.B) {
 // benchTypicalCall posts the typical call (typicalCall) through a gateway with engine (nil: no
 // guardrails) to a canned backend answering result.
 func benchTypicalCall(b *testing.B, engine *guardrails.Engine, body, result string) {
-	backend := mcptest.NewCannedBackendOf([]byte(result), "application/json")
+	backend := mcptest.NewCannedBackendOf([]byte(result), "application/json").List("tools/list",
+		[]byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"blob","inputSchema":{"type":"object"}}],`+
+			`"ttlMs":600000,"cacheScope":"public","resultType":"complete"}}`))
 	_, e := testServer(b, Config{}, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{Transport: backend},
 		Deps{Version: "bench", Guardrails: engine})
 	benchPost(b, e, modern("tools/call", "be__blob"), body)
