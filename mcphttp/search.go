@@ -151,7 +151,11 @@ func (sr *searcher) listSearch(x *request) error {
 	out = append(out, ',')
 	out = append(out, callToolDef...)
 	if len(x.set.search.always) > 0 {
-		ix, view := sr.index.get(cat), newListView(x)
+		ix, err := sr.index.get(x.ctx, cat)
+		if err != nil {
+			return err
+		}
+		view := newListView(x)
 		for i, t := range ix.tools {
 			if !ix.reserved[i] && x.set.search.alwaysVisible(ix.names[i]) && view.shows(t.Target) {
 				out = append(out, ',')
@@ -187,7 +191,10 @@ func (sr *searcher) findTools(x *request) error {
 	if err != nil {
 		return err
 	}
-	ix := sr.index.get(cat)
+	ix, err := sr.index.get(x.ctx, cat)
+	if err != nil {
+		return err
+	}
 	view := newListView(x)
 	hits := ix.ranker.Search(query, limit, func(i int) bool {
 		return ix.ranks(i) && view.shows(ix.tools[i].Target)
