@@ -15,9 +15,9 @@ import (
 // search ranks over its caller's view of it (toolsearch computes the statistics over the tools
 // the caller may see), so no index is built per caller or per request.
 type indexCache struct {
-	log      *slog.Logger
-	mu       sync.Mutex
-	entries  []*catalogIndex // most recent first
+	log     *slog.Logger
+	mu      sync.Mutex
+	entries []*catalogIndex // most recent first
 	// building holds, per version being built, a channel closed when that build ends (with an
 	// index or a panic).
 	building map[[sha256.Size]byte]chan struct{}
