@@ -224,6 +224,12 @@ func (c *Codec) Consume(ctx context.Context, st *State) error {
 	return nil
 }
 
+// answersOwner prefixes the caller whose answers Answers counts (store.Replay's owner): the
+// gateway hands the same store to DPoP, whose proofs are counted under issuer#subject, and
+// two budgets under one owner would share one counter and the window of whichever use opened
+// it.
+const answersOwner = "mrtr/answers/"
+
 // OverBudgetError refuses a state because its caller consumed Config.MaxAnswersPerCaller states
 // in the current window; nothing was recorded, so the same state may be used once the window
 // ends, if it has not expired by then.
@@ -245,7 +251,7 @@ func (c *Codec) countAnswer(ctx context.Context, st *State, nonce string, ttl ti
 	if c.answers == nil {
 		return nil
 	}
-	owner := st.Issuer + "#" + st.Subject
+	owner := answersOwner + st.Issuer + "#" + st.Subject
 	use, err := c.answers.FirstUse(ctx, owner, ReplayKeyPrefix+nonce, ttl, c.budget)
 	switch {
 	case err != nil:
