@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/toolsearch"
@@ -37,13 +38,13 @@ const maxQueryBytes = 1024
 
 // searchMode is an endpoint's compiled SearchConfig.
 type searchMode struct {
-	always []pattern // namespaced tool-name globs listed besides the meta-tools
+	always []authz.Glob // namespaced tool-name globs listed besides the meta-tools
 	max    int
 }
 
 // newSearchMode compiles c, with its defaults.
 func newSearchMode(c SearchConfig) *searchMode {
-	m := &searchMode{always: compilePatterns(c.AlwaysVisible), max: c.MaxResults}
+	m := &searchMode{always: compileGlobs(c.AlwaysVisible), max: c.MaxResults}
 	if m.max == 0 {
 		m.max = DefaultSearchResults
 	}
@@ -54,7 +55,7 @@ func newSearchMode(c SearchConfig) *searchMode {
 // meta-tools (still only if the set and the caller's policy show it).
 func (m *searchMode) alwaysVisible(name string) bool {
 	for _, p := range m.always {
-		if p.match(name) {
+		if p.Match(name) {
 			return true
 		}
 	}
