@@ -134,8 +134,8 @@ func New(be Backend, cfg Config) *Bridge {
 // Gateway returns the pool of the sessions that authenticate as the gateway.
 func (br *Bridge) Gateway() *Pool { return &br.pool }
 
-// CallerPool returns the pool of the caller key identifies (its issuer and subject, or its
-// token), creating it when needed; release hands it back when the request is done. Sessions
+// CallerPool returns the pool of the caller key identifies (a digest of its issuer and
+// subject), creating it when needed; release hands it back when the request is done. Sessions
 // of idle or evicted callers are ended in the background. When every per-caller session is in
 // use the request is refused with ErrUnavailable rather than put on another caller's session.
 func (br *Bridge) CallerPool(key [sha256.Size]byte) (pool *Pool, release func(), err error) {
