@@ -163,7 +163,7 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 			return nil, probeWaitErr{err}
 		}
 	}
-	probe := b.probeRequest(o) // built here: the probe may outlive o's request
+	probe := probeRequest(b, o) // built here: the probe may outlive o's request
 	ch := b.legacy.flight.DoChan("era", func() (any, error) {
 		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, wire.ErrCallTimeout)
 		defer cancel()
@@ -315,7 +315,7 @@ func (b *Backend) probeEra(ctx context.Context, health bool, probe *Request) (*p
 // the vault holds for its caller). Such a backend may refuse any request without one,
 // server/discover included, and its era is the same whoever asks; a probe without a token
 // would leave it unknown, and every call refused, for good. o nil: the gateway's own probe.
-func (b *Backend) probeRequest(o *Request) *Request {
+func probeRequest(b *Backend, o *Request) *Request {
 	p := &Request{Method: wire.MethodDiscover, Body: []byte(discoverRequest), probe: true}
 	if o != nil && o.FromCaller && b.PerUser() {
 		p.UserToken, p.Caller, p.FromCaller = o.UserToken, o.Caller, true
@@ -428,7 +428,7 @@ func (b *Backend) recheckLegacy(ctx context.Context) (*Discovered, bool) {
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	defer cancel()
-	v, d, _ := b.sendProbe(ctx, b.probeRequest(nil))
+	v, d, _ := b.sendProbe(ctx, probeRequest(b, nil))
 	if !v.Named || v.Era != era.Modern || d == nil || !b.legacy.relearn(era.Modern) {
 		return nil, false
 	}
