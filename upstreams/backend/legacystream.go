@@ -21,7 +21,7 @@ func (s *Stream) openLegacy(o *Request) (*Stream, error) {
 	}
 	if o.FromCaller && s.b.ExchangesTokens() {
 		// Every request of this call, the side ones included, goes as the caller.
-		s.ctx = legacy.WithCaller(s.ctx, o.Subject)
+		s.ctx = legacy.WithCaller(s.ctx, o.Subject, o.SubjectKey)
 	}
 	x, err := s.legacyStart(lr, o)
 	if err != nil {

@@ -37,8 +37,9 @@ type Backend interface {
 	MaxBytes() int64
 	// HasCredentials reports whether the backend has credentials configured (Authorization).
 	HasCredentials() bool
-	// Authorization returns the Authorization value of one request (see Bridge).
-	Authorization(ctx context.Context, subject string, fromCaller bool) (string, error)
+	// Authorization returns the Authorization value of one request (see Bridge): subject and
+	// key as given to WithCaller.
+	Authorization(ctx context.Context, subject, key string, fromCaller bool) (string, error)
 	// Failed records a request the bridge made on its own (the initialize handshake) that
 	// failed, as every backend request is recorded.
 	Failed(method string, start time.Time, err error)
