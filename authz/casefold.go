@@ -16,11 +16,8 @@ import (
 // name: right for a backend that does not tell them apart, too much for one that does, hence
 // a setting per backend rather than a default.
 
-// FoldCase maps s to its case-folded form, as policy compares the resource URIs of a backend
-// with case-insensitive paths, for other places that select resources in the same terms (tool
-// sets). ASCII-only text without upper case comes back as it is, without allocating.
-func FoldCase(s string) string { return foldCase(s) }
-
+// foldCase maps s to its case-folded form; ASCII-only text without upper case comes back as
+// it is, without allocating.
 func foldCase(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
@@ -55,7 +52,7 @@ func foldAll(ps []string) []string {
 // Caseless is the set of backends whose resource paths are case-insensitive, for every place
 // that selects resources by pattern (policy, tool sets, interceptors, guardrails): each folds a
 // resource URI of those backends (Fold) and matches it against its patterns folded with
-// FoldCase. The nil set holds no backend and costs one map lookup.
+// FoldGlobs. The nil set holds no backend and costs one map lookup.
 type Caseless map[string]bool
 
 // NewCaseless returns the set of upstreams; nil when there are none.

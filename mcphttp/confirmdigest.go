@@ -71,7 +71,8 @@ func forwardedMembers(params json.RawMessage) ([]byte, error) {
 			}
 			val = own
 		}
-		return w.add(key, val)
+		w.add(key, val)
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -88,10 +89,10 @@ func clientMeta(meta []byte) ([]byte, error) {
 	}
 	var w objectWriter
 	err := jsonrpc.Members(meta, func(key, val []byte) error {
-		if jsonrpc.ReservedMetaKey(key) {
-			return nil
+		if !jsonrpc.ReservedMetaKey(key) {
+			w.add(key, val)
 		}
-		return w.add(key, val)
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -99,21 +100,15 @@ func clientMeta(meta []byte) ([]byte, error) {
 	return w.object(), nil
 }
 
-// objectWriter writes a JSON object member by member: decoded keys re-encoded, raw values.
+// objectWriter writes a JSON object member by member (jsonrpc.AppendMember): decoded keys
+// re-encoded, raw values.
 type objectWriter struct{ b []byte }
 
-func (w *objectWriter) add(key, val []byte) error {
-	k, err := json.Marshal(string(key))
-	if err != nil {
-		return err
-	}
+func (w *objectWriter) add(key, val []byte) {
 	if w.b == nil {
 		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
 	}
-	w.b = append(append(append(w.b, k...), ':'), val...)
-	return nil
+	w.b = jsonrpc.AppendMember(w.b, key, val)
 }
 
 // object is the object written, nil when it has no members.

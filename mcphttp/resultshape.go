@@ -36,6 +36,7 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 // level once and allocates nothing for a well-formed one.
 func resultShape(x *request, result []byte) (resultKind, error) {
 	var typ []byte
+	var variant string
 	inputs, state, badMember := false, false, false
 	err := jsonrpc.Members(result, func(key, val []byte) error {
 		switch string(key) {
@@ -47,11 +48,18 @@ func resultShape(x *request, result []byte) (resultKind, error) {
 		case "requestState":
 			state = val[0] == '"'
 			badMember = badMember || !state
+		default:
+			if variant == "" {
+				variant = shapeVariant(key)
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return 0, invalidResult("the result is not a JSON object")
+	}
+	if variant != "" {
+		return 0, invalidResult("a member spells " + variant + " another way (case or punctuation)")
 	}
 	switch string(unescaped(typ)) {
 	case "", `"complete"`:
@@ -73,6 +81,26 @@ func resultShape(x *request, result []byte) (resultKind, error) {
 		return 0, invalidResult("a task result answers only a tools/call whose request declared the " + tasksExtension + " extension")
 	}
 	return 0, invalidResult("its resultType is none the protocol defines nor one of an extension the request declared")
+}
+
+// shapeMembers are the members of a result that resultShape reads by their exact names.
+var shapeMembers = [...]string{"resultType", "inputRequests", "requestState"}
+
+// shapeVariant returns the member of shapeMembers that key, which is none of them, is another
+// spelling of (jsonrpc.FoldEqual: case, '_' and '-', Unicode folding); "" for none. The gateway
+// decides on the exact name whether a result is sealed as a round trip or relayed as complete,
+// but a client whose decoder folds names (Go's encoding/json, .NET's case-insensitive option)
+// reads "ResultType" or "request_state" as that member, usually the last one: a result holding
+// such a spelling would be one thing to the gateway and another to that client (a backend's
+// requestState that reaches the client unsealed, a task result to a client that never asked
+// for one). Interceptors' mutations are refused the same spellings (intercept).
+func shapeVariant(key []byte) string {
+	for _, m := range shapeMembers {
+		if jsonrpc.FoldEqual(key, []byte(m)) {
+			return m
+		}
+	}
+	return ""
 }
 
 // unescaped is raw, a JSON value, as a client decodes it: a string with escapes is written

@@ -98,7 +98,15 @@ func TestInvalidResultShapesRefused(t *testing.T) {
 		{"task undeclared", "tools/call", task, "", "io.modelcontextprotocol/tasks"},
 		{"task escaped, undeclared", "tools/call", strings.Replace(task, `"task"`, `"\u0074ask"`, 1), "", "io.modelcontextprotocol/tasks"},
 		{"task to a prompt", "prompts/get", task, declared, "io.modelcontextprotocol/tasks"},
+		// A member the gateway reads by its exact name, spelt another way, is that member to a
+		// client whose decoder folds case or punctuation (Go's encoding/json, .NET's).
+		{"resultType spelt another way", "tools/call", strings.Replace(task, `"resultType":"task"`, `"resultType":"complete","ResultType":"task"`, 1), "", "spells resultType"},
+		{"requestState spelt another way", "tools/call", `{"resultType":"complete","content":[],"RequestState":"backend-state"}`, "", "spells requestState"},
+		{"requestState with punctuation", "tools/call", `{"resultType":"input_required","requestState":"s","request_state":"raw"}`, "", "spells requestState"},
+		{"inputRequests spelt another way", "prompts/get", `{"resultType":"input_required","requestState":"s","INPUTREQUESTS":{"a":{}}}`, "", "spells inputRequests"},
+		{"resultType in long s", "tools/call", `{"re\u017fultType":"input_required","content":[]}`, "", "spells resultType"},
 		{"complete", "tools/call", `{"resultType":"complete","content":[]}`, "", ""},
+		{"complete with kindred names", "tools/call", `{"resultType":"complete","content":[],"resultTypes":[],"state":"x","requests":{}}`, "", ""},
 		{"complete escaped", "tools/call", `{"resultType":"\u0063omplete","content":[]}`, "", ""},
 		{"no resultType", "tools/call", `{"content":[]}`, "", ""},
 		{"input_required with state only", "tools/call", `{"resultType":"input_required","requestState":"shed"}`, "", ""},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/internal/toolsearch"
@@ -38,13 +39,13 @@ const maxQueryBytes = 1024
 
 // searchMode is an endpoint's compiled SearchConfig.
 type searchMode struct {
-	always []pattern // namespaced tool-name globs listed besides the meta-tools
+	always []authz.Glob // namespaced tool-name globs listed besides the meta-tools
 	max    int
 }
 
 // newSearchMode compiles c, with its defaults.
 func newSearchMode(c SearchConfig) *searchMode {
-	m := &searchMode{always: compilePatterns(c.AlwaysVisible), max: c.MaxResults}
+	m := &searchMode{always: compileGlobs(c.AlwaysVisible), max: c.MaxResults}
 	if m.max == 0 {
 		m.max = DefaultSearchResults
 	}
@@ -55,7 +56,7 @@ func newSearchMode(c SearchConfig) *searchMode {
 // meta-tools (still only if the set and the caller's policy show it).
 func (m *searchMode) alwaysVisible(name string) bool {
 	for _, p := range m.always {
-		if p.match(name) {
+		if p.Match(name) {
 			return true
 		}
 	}
@@ -152,7 +153,11 @@ func (sr *searcher) listSearch(x *request) error {
 	out = append(out, ',')
 	out = append(out, callToolDef...)
 	if len(x.set.search.always) > 0 {
-		ix, view := sr.index.get(cat), newListView(x)
+		ix, err := sr.index.get(x.ctx, cat)
+		if err != nil {
+			return err
+		}
+		view := newListView(x)
 		for i, t := range ix.tools {
 			if !ix.reserved[i] && x.set.search.alwaysVisible(ix.names[i]) && view.shows(t.Target) {
 				out = append(out, ',')
@@ -188,7 +193,10 @@ func (sr *searcher) findTools(x *request) error {
 	if err != nil {
 		return err
 	}
-	ix := sr.index.get(cat)
+	ix, err := sr.index.get(x.ctx, cat)
+	if err != nil {
+		return err
+	}
 	view := newListView(x)
 	hits := ix.ranker.Search(query, limit, func(i int) bool {
 		return ix.ranks(i) && view.shows(ix.tools[i].Target)

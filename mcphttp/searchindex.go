@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"context"
 	"crypto/sha256"
 	"log/slog"
 	"sync"
@@ -14,12 +15,16 @@ import (
 // search ranks over its caller's view of it (toolsearch computes the statistics over the tools
 // the caller may see), so no index is built per caller or per request.
 type indexCache struct {
-	log      *slog.Logger
-	mu       sync.Mutex
-	entries  []*catalogIndex // most recent first
-	building map[[sha256.Size]byte]*sync.WaitGroup
+	log     *slog.Logger
+	mu      sync.Mutex
+	entries []*catalogIndex // most recent first
+	// building holds, per version being built, a channel closed when that build ends (with an
+	// index or a panic).
+	building map[[sha256.Size]byte]chan struct{}
 	// onBuild, if set, is called after each build (tests count rebuilds with it).
 	onBuild func(n int)
+	// buildFn, if set, builds in place of build (tests stall and fail builds with it).
+	buildFn func(*upstreams.ToolCatalog) *catalogIndex
 }
 
 // catalogIndex is the index of one catalog version.
@@ -49,11 +54,14 @@ func (e *catalogIndex) ranks(i int) bool { return !e.reserved[i] && !e.shadows[i
 const indexVersions = 4
 
 func newIndexCache(log *slog.Logger) *indexCache {
-	return &indexCache{log: log, building: map[[sha256.Size]byte]*sync.WaitGroup{}}
+	return &indexCache{log: log, building: map[[sha256.Size]byte]chan struct{}{}}
 }
 
-// get returns the index of cat's version, building it once when no request has yet.
-func (c *indexCache) get(cat *upstreams.ToolCatalog) *catalogIndex {
+// get returns the index of cat's version, building it once when no request has yet. A request
+// waiting for another's build stops waiting when its own context ends (the error is its cause);
+// a build that panics wakes its waiters, and the next of them builds again, so a failed build
+// never leaves a version's searches waiting.
+func (c *indexCache) get(ctx context.Context, cat *upstreams.ToolCatalog) (*catalogIndex, error) {
 	v := cat.Version()
 	for {
 		c.mu.Lock()
@@ -64,33 +72,51 @@ func (c *indexCache) get(cat *upstreams.ToolCatalog) *catalogIndex {
 					c.entries[0] = e
 				}
 				c.mu.Unlock()
-				return e
+				return e, nil
 			}
 		}
-		if wg, ok := c.building[v]; ok {
+		if done, ok := c.building[v]; ok {
 			c.mu.Unlock()
-			wg.Wait()
-			continue
+			select {
+			case <-done:
+				continue
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
 		}
-		wg := &sync.WaitGroup{}
-		wg.Add(1)
-		c.building[v] = wg
+		done := make(chan struct{})
+		c.building[v] = done
 		c.mu.Unlock()
-		e := c.build(cat)
+		return c.buildAndKeep(cat, v, done), nil
+	}
+}
+
+// buildAndKeep builds the index of version v, keeps it among the entries and closes done, also
+// when the build panics (the panic goes on to the request that built).
+func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byte, done chan struct{}) *catalogIndex {
+	var e *catalogIndex
+	defer func() {
 		c.mu.Lock()
-		c.entries = append([]*catalogIndex{e}, c.entries...)
-		if len(c.entries) > indexVersions {
-			c.entries = c.entries[:indexVersions]
+		if e != nil {
+			c.entries = append([]*catalogIndex{e}, c.entries...)
+			if len(c.entries) > indexVersions {
+				c.entries = c.entries[:indexVersions]
+			}
 		}
 		delete(c.building, v)
 		onBuild := c.onBuild
 		c.mu.Unlock()
-		wg.Done()
-		if onBuild != nil {
+		close(done)
+		if e != nil && onBuild != nil {
 			onBuild(len(e.tools))
 		}
-		return e
+	}()
+	if c.buildFn != nil {
+		e = c.buildFn(cat)
+	} else {
+		e = c.build(cat)
 	}
+	return e
 }
 
 // build indexes one catalog version, and logs each backend tool it hides because its name is a

@@ -185,12 +185,12 @@ type toolset struct {
 
 // selector is a compiled SelectorConfig; a nil glob list means "every item of that kind".
 type selector struct {
-	upstream                           pattern
-	tools, prompts, resources          []pattern
+	upstream                           authz.Glob
+	tools, prompts, resources          []authz.Glob
 	hasTools, hasPrompts, hasResources bool
-	// foldedResources are resources case-folded (authz.FoldCase), for backends with
+	// foldedResources are resources case-folded (authz.FoldGlobs), for backends with
 	// case-insensitive paths.
-	foldedResources []pattern
+	foldedResources []authz.Glob
 }
 
 // toolsets is the Server's part for tool sets and search mode.
@@ -213,11 +213,11 @@ func compileSelectors(cs []SelectorConfig) []selector {
 			up = "*"
 		}
 		out = append(out, selector{
-			upstream: compilePattern(up),
-			tools:    compilePatterns(c.Tools), hasTools: c.Tools != nil,
-			prompts: compilePatterns(c.Prompts), hasPrompts: c.Prompts != nil,
-			resources: compilePatterns(c.Resources), hasResources: c.Resources != nil,
-			foldedResources: compileFoldedPatterns(c.Resources),
+			upstream: authz.CompileGlob(up),
+			tools:    compileGlobs(c.Tools), hasTools: c.Tools != nil,
+			prompts: compileGlobs(c.Prompts), hasPrompts: c.Prompts != nil,
+			resources: compileGlobs(c.Resources), hasResources: c.Resources != nil,
+			foldedResources: authz.FoldGlobs(c.Resources),
 		})
 	}
 	return out
@@ -226,10 +226,10 @@ func compileSelectors(cs []SelectorConfig) []selector {
 // selects reports whether sel selects the item; folded says t.Name is a case-folded resource
 // URI or template, to be matched with the case-folded patterns.
 func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target, folded bool) bool {
-	if !sel.upstream.match(t.Upstream) {
+	if !sel.upstream.Match(t.Upstream) {
 		return false
 	}
-	var ps []pattern
+	var ps []authz.Glob
 	var has bool
 	switch kind {
 	case upstreams.KindTool:
@@ -246,7 +246,7 @@ func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target, folded boo
 		return true
 	}
 	for _, p := range ps {
-		if p.match(t.Name) {
+		if p.Match(t.Name) {
 			return true
 		}
 	}
@@ -290,12 +290,12 @@ func (ts *toolset) coversBackend(upstream string) bool {
 	}
 	for i := range ts.exclude {
 		e := &ts.exclude[i]
-		if !e.hasTools && !e.hasPrompts && !e.hasResources && e.upstream.match(upstream) {
+		if !e.hasTools && !e.hasPrompts && !e.hasResources && e.upstream.Match(upstream) {
 			return false
 		}
 	}
 	for i := range ts.include {
-		if ts.include[i].upstream.match(upstream) {
+		if ts.include[i].upstream.Match(upstream) {
 			return true
 		}
 	}
@@ -510,33 +510,15 @@ func audiences(v any) []string {
 	return nil
 }
 
-// pattern is a compiled selector glob: policy's globs (authz.Glob), so a set selects in the
+// compileGlobs compiles a selector's globs: policy's (authz.Glob), so a set selects in the
 // terms rules are written in.
-type pattern struct{ authz.Glob }
-
-func compilePattern(g string) pattern { return pattern{authz.CompileGlob(g)} }
-
-// compileFoldedPatterns compiles gs case-folded (authz.FoldCase); nil for nil.
-func compileFoldedPatterns(gs []string) []pattern {
-	if gs == nil {
-		return nil
-	}
-	out := make([]pattern, 0, len(gs))
+func compileGlobs(gs []string) []authz.Glob {
+	out := make([]authz.Glob, 0, len(gs))
 	for _, g := range gs {
-		out = append(out, compilePattern(authz.FoldCase(g)))
+		out = append(out, authz.CompileGlob(g))
 	}
 	return out
 }
-
-func compilePatterns(gs []string) []pattern {
-	out := make([]pattern, 0, len(gs))
-	for _, g := range gs {
-		out = append(out, compilePattern(g))
-	}
-	return out
-}
-
-func (p pattern) match(s string) bool { return p.Match(s) }
 
 // UnmatchedUpstreams returns the upstream globs of the set's rules that match none of the
 // backends named, so that check-config can refuse a set whose rule can never select anything
@@ -548,10 +530,10 @@ func (ts ToolsetConfig) UnmatchedUpstreams(backends []string) []string {
 		if g == "" {
 			g = "*"
 		}
-		p := compilePattern(g)
+		p := authz.CompileGlob(g)
 		matched := false
 		for _, b := range backends {
-			matched = matched || p.match(b)
+			matched = matched || p.Match(b)
 		}
 		if !matched {
 			out = append(out, g)

@@ -70,3 +70,41 @@ func TestAnswersBudgetValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswersBudgetApartFromProofs: the store's replay records keep other budgets per caller
+// under the same store (DPoP proofs under issuer#subject): answered rounds count against a
+// budget of their own, so a caller that spent its proof budget still answers, and answers spend
+// nothing of its proofs'.
+func TestAnswersBudgetApartFromProofs(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC))
+	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mem.Close() })
+	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, MaxAnswersPerCaller: 1, Answers: mem}, mem, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	alice := testBinding(t)
+	proofs := store.ReplayBudget{Count: 1, Window: time.Minute}
+	proofOwner := alice.Issuer + "#" + alice.Subject // as authz records DPoP proofs
+	if u, err := mem.FirstUse(ctx, proofOwner, "jkt.jti-1", time.Minute, proofs); err != nil || u != store.UseFirst {
+		t.Fatalf("alice's first proof: %v %v", u, err)
+	}
+	tok, err := codec.Seal(stateFor(alice, KindConfirm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := codec.Open(tok, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := codec.Consume(ctx, st); err != nil {
+		t.Fatalf("alice's answer after her proof budget was spent: %v", err)
+	}
+	if u, err := mem.FirstUse(ctx, proofOwner, "jkt.jti-2", time.Minute, store.ReplayBudget{Count: 2, Window: time.Minute}); err != nil || u != store.UseFirst {
+		t.Fatalf("alice's second proof of a budget of two after one answer: %v %v, want first", u, err)
+	}
+}

@@ -40,8 +40,9 @@ type Config struct {
 	// caller's confirmations need. Zero means DefaultMaxAnswersPerCaller; at most
 	// MaxMaxAnswersPerCaller. Counted only when Answers is set.
 	MaxAnswersPerCaller int
-	// Answers counts each caller's consumed states (Codec.Consume); nil counts nothing.
-	Answers Answers
+	// Answers counts each caller's consumed states (Codec.Consume) with the store's replay
+	// records, atomically across replicas when shared; nil counts nothing.
+	Answers store.Replay
 }
 
 // Bounds of Config.MaxAnswersPerCaller.
@@ -52,13 +53,6 @@ const (
 	// MaxMaxAnswersPerCaller keeps one caller's records a small part of any store.
 	MaxMaxAnswersPerCaller = 1000000
 )
-
-// Answers records a caller's consumed states against its budget: the store's Replay
-// (store.Memory and store.Redis), atomically across replicas when shared.
-type Answers interface {
-	FirstUse(ctx context.Context, owner, id string, ttl time.Duration, b store.ReplayBudget) (store.Use, error)
-	BudgetReset(ctx context.Context, owner string) (time.Duration, error)
-}
 
 // Validate reports every problem in c without changing it.
 func (c Config) Validate() error {
@@ -100,7 +94,7 @@ type Codec struct {
 	sealer  *seal.Sealer
 	ttl     time.Duration
 	replays Replays
-	answers Answers            // nil: answers are not counted per caller
+	answers store.Replay       // nil: answers are not counted per caller
 	budget  store.ReplayBudget // answers' budget per caller
 	now     func() time.Time
 }
@@ -224,6 +218,12 @@ func (c *Codec) Consume(ctx context.Context, st *State) error {
 	return nil
 }
 
+// answersOwner prefixes the caller whose answers Answers counts (store.Replay's owner): the
+// gateway hands the same store to DPoP, whose proofs are counted under issuer#subject, and
+// two budgets under one owner would share one counter and the window of whichever use opened
+// it.
+const answersOwner = "mrtr/answers/"
+
 // OverBudgetError refuses a state because its caller consumed Config.MaxAnswersPerCaller states
 // in the current window; nothing was recorded, so the same state may be used once the window
 // ends, if it has not expired by then.
@@ -245,7 +245,7 @@ func (c *Codec) countAnswer(ctx context.Context, st *State, nonce string, ttl ti
 	if c.answers == nil {
 		return nil
 	}
-	owner := st.Issuer + "#" + st.Subject
+	owner := answersOwner + st.Issuer + "#" + st.Subject
 	use, err := c.answers.FirstUse(ctx, owner, ReplayKeyPrefix+nonce, ttl, c.budget)
 	switch {
 	case err != nil:

@@ -72,37 +72,45 @@ func TestTokenExchangeOnlyForListedIssuers(t *testing.T) {
 
 // TestSubjectKeyComputedOncePerRequest: a call that carries its token's SubjectKey (the HTTP
 // layer computes it once per request) is keyed by it, and the token is not hashed again: the
-// exchanged-token cache answers a call whose key matches, whatever the token. (Hashing a 1 KiB
-// token costs about 0.7 µs and 1 KiB of garbage; a call to a token-exchange backend hashed it
-// up to three times: its cached tool headers, its pin verdicts, its exchanged token.)
+// exchanged-token cache answers a call whose key matches, whatever the token, for a 2026-07-28
+// backend and a pre-2026 one (whose session's requests exchange the token too) alike. (Hashing
+// a 1 KiB token costs about 0.7 µs and 1 KiB of garbage; a call to a token-exchange backend
+// hashed it up to three times: its cached tool headers, its pin verdicts, its exchanged token.)
 func TestSubjectKeyComputedOncePerRequest(t *testing.T) {
-	as := startAuthServer(t, nil)
-	backend := mcptest.StartServer(t, "alpha")
-	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: backend.URL(), Protocol: ProtocolVersion,
-		Auth: as.auth(AuthTokenExchange, backend.URL())}}}, Options{})
-	alice, _ := as.iss.Mint(devissuer.Claims{"sub": "alice"})
-	key := SubjectKey(alice)
-	call := func(tok, key string) {
-		t.Helper()
-		s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`1`),
-			Target:       Target{Upstream: "alpha", Name: mcptest.ToolWhoAmI},
-			Params:       json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"alpha__whoami","arguments":{}}`),
-			SubjectToken: tok, SubjectKey: key, Caller: as.iss.URL() + "#alice"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := drain(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	call(alice, key)
-	before := as.requests.Load()
-	call(alice+" ", key) // another string with the same key: the key is what is looked up
-	if n := as.requests.Load() - before; n != 0 {
-		t.Errorf("%d token requests: the key given was not used (the token was hashed again)", n)
-	}
-	call(alice, "") // without a key the token is hashed here, to the same key
-	if n := as.requests.Load() - before; n != 0 {
-		t.Errorf("%d token requests for the same token without its key", n)
+	for _, protocol := range []string{ProtocolVersion, era.V20251125} {
+		t.Run(protocol, func(t *testing.T) {
+			as := startAuthServer(t, nil)
+			backend := mcptest.StartServer(t, "alpha")
+			if protocol != ProtocolVersion {
+				backend = mcptest.StartLegacyServer(t, "alpha")
+			}
+			r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: backend.URL(), Protocol: protocol,
+				Auth: as.auth(AuthTokenExchange, backend.URL())}}}, Options{})
+			alice, _ := as.iss.Mint(devissuer.Claims{"sub": "alice"})
+			key := SubjectKey(alice)
+			call := func(tok, key string) {
+				t.Helper()
+				s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`1`),
+					Target:       Target{Upstream: "alpha", Name: mcptest.ToolWhoAmI},
+					Params:       json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"alpha__whoami","arguments":{}}`),
+					SubjectToken: tok, SubjectKey: key, Caller: as.iss.URL() + "#alice"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := drain(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			call(alice, key)
+			before := as.requests.Load()
+			call(alice+" ", key) // another string with the same key: the key is what is looked up
+			if n := as.requests.Load() - before; n != 0 {
+				t.Errorf("%d token requests: the key given was not used (the token was hashed again)", n)
+			}
+			call(alice, "") // without a key the token is hashed here, to the same key
+			if n := as.requests.Load() - before; n != 0 {
+				t.Errorf("%d token requests for the same token without its key", n)
+			}
+		})
 	}
 }

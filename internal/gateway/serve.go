@@ -472,7 +472,7 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 		}
 	}
 	// DPoP proofs' jti: in Redis across replicas, in this process's memory store on one.
-	var answers mrtr.Answers // each caller's answered rounds, by the same records
+	var answers store.Replay // each caller's answered rounds, by the same records
 	getter, _ := g.store.(store.ReplayGetter)
 	if r, ok := g.store.(store.Replay); ok {
 		g.replay, answers = r, r

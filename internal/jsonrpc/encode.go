@@ -58,6 +58,19 @@ func appendID(dst []byte, id json.RawMessage) []byte {
 	return append(dst, id...)
 }
 
+// AppendMember appends the member "key":val to the object being written in dst, after a comma
+// unless dst ends with the object's '{' (a member's value never ends with '{'). key is a decoded
+// member name, as Members gives it, written as AppendString writes it; val is a raw JSON value.
+// The rewriters that keep some members of an object write them with it.
+func AppendMember(dst, key, val []byte) []byte {
+	if len(dst) > 0 && dst[len(dst)-1] != '{' {
+		dst = append(dst, ',')
+	}
+	dst = AppendString(dst, key)
+	dst = append(dst, ':')
+	return append(dst, val...)
+}
+
 const hexDigits = "0123456789abcdef"
 
 // AppendString appends s (a string or its bytes) as a JSON string, as every rewriter of

@@ -26,3 +26,24 @@ func TestMembersEscapedKeys(t *testing.T) {
 		t.Errorf("keys %q values %q\nwant %q and %q", keys, vals, wantKeys, wantVals)
 	}
 }
+
+// TestAppendMemberRoundTrips: an object rebuilt member by member from what Members hands on is
+// the same object, every key re-escaped where JSON requires it.
+func TestAppendMemberRoundTrips(t *testing.T) {
+	body := `{"\u0069d":1,"a\\b":"\u00e9","q\"k":{"x":[1,{}]},"ctl\u0001":null,"\u00e9":{}}`
+	out := []byte{'{'}
+	if err := Members([]byte(body), func(k, v []byte) error {
+		out = AppendMember(out, k, v)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, '}')
+	want := `{"id":1,"a\\b":"\u00e9","q\"k":{"x":[1,{}]},"ctl\u0001":null,"é":{}}`
+	if string(out) != want {
+		t.Errorf("rebuilt %s\nwant    %s", out, want)
+	}
+	if err := Scan(out, Limits{}); err != nil {
+		t.Errorf("rebuilt object does not scan: %v", err)
+	}
+}

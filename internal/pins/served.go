@@ -25,9 +25,9 @@ func Served(kind Kind, item []byte) ([]byte, error) {
 			if err != nil || len(meta) == 0 {
 				return err
 			}
-			out = appendMember(out, key, meta)
+			out = jsonrpc.AppendMember(out, key, meta)
 		case slices.Contains(fields, string(key)):
-			out = appendMember(out, key, val)
+			out = jsonrpc.AppendMember(out, key, val)
 		}
 		return nil
 	})
@@ -46,7 +46,7 @@ func servedMeta(val []byte) ([]byte, error) {
 			if out == nil {
 				out = append(out, '{')
 			}
-			out = appendMember(out, key, v)
+			out = jsonrpc.AppendMember(out, key, v)
 		}
 		return nil
 	})
@@ -54,15 +54,4 @@ func servedMeta(val []byte) ([]byte, error) {
 		return nil, err
 	}
 	return append(out, '}'), nil
-}
-
-// appendMember appends "key":val to an object being written, after a comma unless it is the
-// first member.
-func appendMember(out, key, val []byte) []byte {
-	if out[len(out)-1] != '{' {
-		out = append(out, ',')
-	}
-	out = jsonrpc.AppendString(out, key)
-	out = append(out, ':')
-	return append(out, val...)
 }

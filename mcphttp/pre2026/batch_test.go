@@ -444,7 +444,10 @@ func TestCountBatchAgreesWithDecoder(t *testing.T) {
 // before keeps its result. No more than legacy.batchConcurrency run at once meanwhile.
 func TestBatchBoundedByItsDeadline(t *testing.T) {
 	be := mcptest.StartServer(t, "be")
-	gw, _ := startLegacyGateway(t, gwSpec{Edge: Config{BatchConcurrency: 2, BatchTimeout: 500 * time.Millisecond}},
+	// The deadline must pass only after the echo has finished and call 3 has taken its turn,
+	// and before the slow calls end (60 s): 2 s is far on both sides even on a loaded machine,
+	// where a round trip through the gateway under -race can take a good part of 500 ms.
+	gw, _ := startLegacyGateway(t, gwSpec{Edge: Config{BatchConcurrency: 2, BatchTimeout: 2 * time.Second}},
 		upstreams.UpstreamConfig{Name: "be", URL: be.URL(), Timeout: time.Minute})
 	sid, _ := legacyInit(t, gw.URL, "2025-03-26", `{}`)
 	be.Reset()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // Defaults for Config, used once Enabled is set (docs/protocol.md §9).
@@ -32,9 +33,10 @@ const (
 	DefaultMaxBatchBytes = 1 << 20
 	// DefaultBatchConcurrency is how many messages of one batch are served at once.
 	DefaultBatchConcurrency = 4
-	// DefaultBatchTimeout bounds a whole batch: the default timeout of one backend call, so
-	// that a batch takes no longer than one call to a backend that hangs.
-	DefaultBatchTimeout = 60 * time.Second
+	// DefaultBatchTimeout bounds a whole batch: the default timeout of one backend call
+	// (upstreams.DefaultTimeout, the very constant, so the two cannot drift apart), so that a
+	// batch takes no longer than one call to a backend that hangs.
+	DefaultBatchTimeout = upstreams.DefaultTimeout
 	// MaxBatchMessagesLimit is the largest MaxBatchMessages accepted: every message of a batch
 	// is served as if sent alone, so a batch is never a way around the per-caller bounds.
 	MaxBatchMessagesLimit = 1000

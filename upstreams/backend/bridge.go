@@ -50,8 +50,8 @@ func (x bridgeBackend) Timeout() time.Duration { return x.b.timeout }
 func (x bridgeBackend) MaxBytes() int64        { return x.b.maxBytes }
 func (x bridgeBackend) HasCredentials() bool   { return x.b.creds != nil }
 
-func (x bridgeBackend) Authorization(ctx context.Context, subject string, fromCaller bool) (string, error) {
-	return x.b.creds.authorization(ctx, subject, "", fromCaller)
+func (x bridgeBackend) Authorization(ctx context.Context, subject, key string, fromCaller bool) (string, error) {
+	return x.b.creds.authorization(ctx, subject, key, fromCaller)
 }
 
 func (x bridgeBackend) Failed(method string, start time.Time, err error) {

@@ -163,10 +163,11 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 			return nil, probeWaitErr{err}
 		}
 	}
+	probe := probeRequest(b, o) // built here: the probe may outlive o's request
 	ch := b.legacy.flight.DoChan("era", func() (any, error) {
 		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, wire.ErrCallTimeout)
 		defer cancel()
-		return b.probeEra(pctx, health)
+		return b.probeEra(pctx, health, probe)
 	})
 	var limit <-chan time.Time
 	if fanOut(o) && !b.required {
@@ -271,14 +272,14 @@ const maxProbeEvents = 100
 // records the request like any other (metrics, breaker, health). A probe that learns nothing
 // (no answer, or one that names no era) is an error, remembered for a backoff (probeBackoff):
 // the gateway does not guess how to speak to a backend whose era it does not know.
-func (b *Backend) probeEra(ctx context.Context, health bool) (*probeResult, error) {
+func (b *Backend) probeEra(ctx context.Context, health bool, probe *Request) (*probeResult, error) {
 	if !health {
 		if err := b.breaker.allow(b.env.Now(), false); err != nil {
 			return nil, err
 		}
 	}
 	start := b.env.Now()
-	v, d, err := b.sendProbe(ctx)
+	v, d, err := b.sendProbe(ctx, probe)
 	if v.Candidate {
 		v = b.confirmLegacy(ctx)
 	}
@@ -291,7 +292,9 @@ func (b *Backend) probeEra(ctx context.Context, health bool) (*probeResult, erro
 	}
 	b.record(wire.MethodDiscover, outcome, start, err, !health)
 	if v.Era == era.Unknown {
-		if !errors.Is(err, context.Canceled) {
+		// A per-user backend's refusal of the token the probe carried (or of none) is about
+		// one caller, not about the backend: another caller's probe may learn the era at once.
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, ErrUserTokenNeeded) {
 			b.legacy.failed.failure(b.env.Now(), err)
 		}
 		return nil, err
@@ -307,10 +310,23 @@ func (b *Backend) probeEra(ctx context.Context, health bool) (*probeResult, erro
 	return &probeResult{era: v.Era, disc: d}, nil
 }
 
-// sendProbe sends the server/discover probe and classifies the answer; err says why no answer
-// came, or why one was not definitive.
-func (b *Backend) sendProbe(ctx context.Context) (v era.Verdict, d *Discovered, err error) {
-	resp, err := b.Post(ctx, &Request{Method: wire.MethodDiscover, Body: []byte(discoverRequest), probe: true})
+// probeRequest is the era probe sent for o: the gateway's own server/discover, which at a
+// per-user backend carries the account token of o's caller (the token o carries, else the one
+// the vault holds for its caller). Such a backend may refuse any request without one,
+// server/discover included, and its era is the same whoever asks; a probe without a token
+// would leave it unknown, and every call refused, for good. o nil: the gateway's own probe.
+func probeRequest(b *Backend, o *Request) *Request {
+	p := &Request{Method: wire.MethodDiscover, Body: []byte(discoverRequest), probe: true}
+	if o != nil && o.FromCaller && b.PerUser() {
+		p.UserToken, p.Caller, p.FromCaller = o.UserToken, o.Caller, true
+	}
+	return p
+}
+
+// sendProbe sends the server/discover probe p (probeRequest) and classifies the answer; err
+// says why no answer came, or why one was not definitive.
+func (b *Backend) sendProbe(ctx context.Context, p *Request) (v era.Verdict, d *Discovered, err error) {
+	resp, err := b.Post(ctx, p)
 	if err != nil {
 		return era.Verdict{}, nil, err
 	}
@@ -412,7 +428,7 @@ func (b *Backend) recheckLegacy(ctx context.Context) (*Discovered, bool) {
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	defer cancel()
-	v, d, _ := b.sendProbe(ctx)
+	v, d, _ := b.sendProbe(ctx, probeRequest(b, nil))
 	if !v.Named || v.Era != era.Modern || d == nil || !b.legacy.relearn(era.Modern) {
 		return nil, false
 	}

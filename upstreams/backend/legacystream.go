@@ -21,7 +21,7 @@ func (s *Stream) openLegacy(o *Request) (*Stream, error) {
 	}
 	if o.FromCaller && s.b.ExchangesTokens() {
 		// Every request of this call, the side ones included, goes as the caller.
-		s.ctx = legacy.WithCaller(s.ctx, o.Subject)
+		s.ctx = legacy.WithCaller(s.ctx, o.Subject, o.SubjectKey)
 	}
 	x, err := s.legacyStart(lr, o)
 	if err != nil {
@@ -72,13 +72,10 @@ func (l *legacyState) pool(b *Backend, o *Request) (*legacy.Pool, func(), error)
 	return l.bridge.CallerPool(callerKey(o))
 }
 
-// callerKey identifies the caller of o: its identity when the gateway named it, else its token
-// (one token belongs to one caller).
+// callerKey identifies the caller of o by its identity (issuer + "#" + subject), which every
+// request reaching a caller's pool has: checkSubjectIssuer refuses one without it first.
 func callerKey(o *Request) [sha256.Size]byte {
-	if o.Caller != "" {
-		return sha256.Sum256([]byte("caller\x00" + o.Caller))
-	}
-	return sha256.Sum256([]byte("token\x00" + o.Subject))
+	return sha256.Sum256([]byte(o.Caller))
 }
 
 // nextLegacy is Stream.Next for a legacy SSE response: progress passes through, logs only when

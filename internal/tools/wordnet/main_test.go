@@ -51,7 +51,7 @@ func TestDerive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return encode(licence, derive(wn))
+		return encode(licence, derive(wn, defaults))
 	}
 	got := table()
 	for _, want := range []string{
