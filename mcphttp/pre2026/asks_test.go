@@ -815,7 +815,8 @@ func TestAsksCancelCrossReplica(t *testing.T) {
 // heap-B/pending counts the asks' own state only.
 func BenchmarkAsksPending(b *testing.B) {
 	const n = 1000
-	rig := newAsksRig(b, asksTestRing(b), asksConfig{MaxPending: n}, nil, nil)
+	// One caller holds every ask: its own bound is raised with the replica's.
+	rig := newAsksRig(b, asksTestRing(b), asksConfig{MaxPending: n, MaxPendingPerCaller: n}, nil, nil)
 	sessions := make([]*legacysession.Session, n)
 	for i := range sessions {
 		sessions[i] = testSession(byte(i), "p1", allCaps)
@@ -834,7 +835,15 @@ func BenchmarkAsksPending(b *testing.B) {
 		for i := range n {
 			go func() {
 				defer ended.Done()
-				_, _ = rig.b.ask(ctx, sessions[i], testCaller, reqs, 0, func([]byte) error { written.Done(); return nil })
+				var wrote atomic.Bool
+				_, _ = rig.b.ask(ctx, sessions[i], testCaller, reqs, 0, func([]byte) error {
+					wrote.Store(true)
+					written.Done()
+					return nil
+				})
+				if !wrote.Load() { // refused before it was written: counted below, not waited for
+					written.Done()
+				}
 			}()
 		}
 		written.Wait()
