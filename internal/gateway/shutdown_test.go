@@ -142,7 +142,8 @@ func TestShutdownAnswersCutCalls(t *testing.T) {
 	// gateway has no other replica) fails its whole session, whichever answer comes first.
 	cfg.Legacy.GetStream = false
 	cfg.applyDefaults()
-	cfg.Server.DrainDelay, cfg.Server.ShutdownTimeout = 50*time.Millisecond, 2*time.Second
+	// 5 s leaves the cut calls half a second (a tenth) to be answered on a loaded machine.
+	cfg.Server.DrainDelay, cfg.Server.ShutdownTimeout = 50*time.Millisecond, 5*time.Second
 	cfg.Upstreams[0].Timeout = time.Minute
 	gw, terminate, done := startServing(t, cfg)
 	url := "http://" + gw.MCP + "/mcp"
