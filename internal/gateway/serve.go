@@ -478,7 +478,7 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 		g.replay, answers = r, r
 		if cfg.Redis.enabled() {
 			g.replay = countedReplay{Replay: r, rec: g.rec}
-			answers = countedReplay{Replay: r, rec: g.rec}
+			answers = g.replay
 		}
 	}
 	if cfg.Redis.enabled() {
