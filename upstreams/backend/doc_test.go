@@ -17,17 +17,8 @@ func TestEraWaitAsDocumented(t *testing.T) {
 		"README.md":   `wait at most ([0-9]+) s for the probe`,
 		"SECURITY.md": `lists wait at most ([0-9]+) s for it`,
 	} {
-		raw, err := os.ReadFile(filepath.Join("..", "..", doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := regexp.MustCompile(pattern).FindStringSubmatch(string(raw))
-		if m == nil {
-			t.Errorf("%s no longer says %q: reword this check with the document", doc, pattern)
-			continue
-		}
-		if s, _ := strconv.Atoi(m[1]); time.Duration(s)*time.Second != eraFanOutWait {
-			t.Errorf("%s says %s s; the code waits %v", doc, m[1], eraFanOutWait)
+		if d := documentedSeconds(t, doc, pattern); d != nil && d[0] != eraFanOutWait {
+			t.Errorf("%s says %v; the code waits %v", doc, d[0], eraFanOutWait)
 		}
 	}
 }
@@ -40,19 +31,29 @@ func TestProbeBackoffAsDocumented(t *testing.T) {
 		"README.md":   `backoff of ([0-9]+) s doubling to ([0-9]+) s`,
 		"SECURITY.md": `one probe per backoff \(([0-9]+) s doubling to ([0-9]+) s`,
 	} {
-		raw, err := os.ReadFile(filepath.Join("..", "..", doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := regexp.MustCompile(pattern).FindStringSubmatch(string(raw))
-		if m == nil {
-			t.Errorf("%s no longer says %q: reword this check with the document", doc, pattern)
-			continue
-		}
-		base, _ := strconv.Atoi(m[1])
-		ceiling, _ := strconv.Atoi(m[2])
-		if time.Duration(base)*time.Second != probeBackoffBase || time.Duration(ceiling)*time.Second != probeBackoffMax {
-			t.Errorf("%s says %s s doubling to %s s; the code backs off from %v to %v", doc, m[1], m[2], probeBackoffBase, probeBackoffMax)
+		if d := documentedSeconds(t, doc, pattern); d != nil && (d[0] != probeBackoffBase || d[1] != probeBackoffMax) {
+			t.Errorf("%s says %v doubling to %v; the code backs off from %v to %v", doc, d[0], d[1], probeBackoffBase, probeBackoffMax)
 		}
 	}
+}
+
+// documentedSeconds reads, in the repository's document doc, the whole seconds pattern's groups
+// capture, in order; nil (after reporting it) when the document no longer says it.
+func documentedSeconds(t *testing.T, doc, pattern string) []time.Duration {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(pattern).FindStringSubmatch(string(raw))
+	if m == nil {
+		t.Errorf("%s no longer says %q: reword this check with the document", doc, pattern)
+		return nil
+	}
+	var out []time.Duration
+	for _, g := range m[1:] {
+		n, _ := strconv.Atoi(g)
+		out = append(out, time.Duration(n)*time.Second)
+	}
+	return out
 }
