@@ -23,10 +23,7 @@ func TestTokenExchangeOnlyForListedIssuers(t *testing.T) {
 	for _, protocol := range []string{ProtocolVersion, era.V20251125} {
 		t.Run(protocol, func(t *testing.T) {
 			as := startAuthServer(t, nil)
-			backend := mcptest.StartServer(t, "alpha")
-			if protocol != ProtocolVersion {
-				backend = mcptest.StartLegacyServer(t, "alpha")
-			}
+			backend := startAlphaOfEra(t, protocol)
 			auth := as.auth(AuthTokenExchange, backend.URL())
 			auth.SubjectIssuers = []string{as.iss.URL()}
 			r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: backend.URL(), Protocol: protocol,
@@ -80,10 +77,7 @@ func TestSubjectKeyComputedOncePerRequest(t *testing.T) {
 	for _, protocol := range []string{ProtocolVersion, era.V20251125} {
 		t.Run(protocol, func(t *testing.T) {
 			as := startAuthServer(t, nil)
-			backend := mcptest.StartServer(t, "alpha")
-			if protocol != ProtocolVersion {
-				backend = mcptest.StartLegacyServer(t, "alpha")
-			}
+			backend := startAlphaOfEra(t, protocol)
 			r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: backend.URL(), Protocol: protocol,
 				Auth: as.auth(AuthTokenExchange, backend.URL())}}}, Options{})
 			alice, _ := as.iss.Mint(devissuer.Claims{"sub": "alice"})
@@ -113,4 +107,14 @@ func TestSubjectKeyComputedOncePerRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startAlphaOfEra starts the backend "alpha" speaking protocol: 2026-07-28 or a pre-2026
+// revision.
+func startAlphaOfEra(t *testing.T, protocol string) *mcptest.Server {
+	t.Helper()
+	if protocol != ProtocolVersion {
+		return mcptest.StartLegacyServer(t, "alpha")
+	}
+	return mcptest.StartServer(t, "alpha")
 }
