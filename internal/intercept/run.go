@@ -84,7 +84,7 @@ func (s *Set) mutate(ctx context.Context, p *Plan, c *Call, v *Verdict) {
 		switch {
 		case inv.a == nil:
 			s.record(ctx, c, inv, ResultError, enforced)
-			if enforced && !st.ic.cfg.FailOpen {
+			if enforced && inv.refuses() {
 				v.block(st, true, "")
 				return
 			}
@@ -120,7 +120,7 @@ func (s *Set) validate(ctx context.Context, p *Plan, c *Call, v *Verdict) {
 		switch {
 		case inv.a == nil:
 			s.record(ctx, c, inv, ResultError, enforced)
-			if enforced && !st.ic.cfg.FailOpen && !v.Blocked {
+			if enforced && inv.refuses() && !v.Blocked {
 				v.block(st, true, "")
 			}
 		case inv.a.blocks():
@@ -149,6 +149,15 @@ type invocation struct {
 	a      *answer // nil on failure
 	reason string  // the failure reason, "" on success
 	d      time.Duration
+}
+
+// refuses reports whether a failed invocation refuses its call: always without failOpen, and
+// with it when the caller's own circuit is open. A caller whose payloads make the interceptor
+// fail or time out must not switch the check off for itself by opening its own circuit; the
+// shared circuit, which one caller cannot open alone (backend.BreakerConfig.MinCallers), is
+// the interceptor's outage that failOpen is about.
+func (inv invocation) refuses() bool {
+	return !inv.st.ic.cfg.FailOpen || inv.reason == ReasonCallerCircuit
 }
 
 // invoke calls one interceptor and checks its answer against the SEP's rules for results; any
@@ -209,12 +218,15 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 	if int64(len(payload)) > ic.cfg.MaxPayloadBytes {
 		return nil, errTooLarge
 	}
+	caller := ""
 	if p := c.Principal; p != nil {
-		key := p.Issuer + "\x00" + p.Subject
-		if !ic.enter(key) {
+		// The caller's identity, as the upstreams' breakers key it: a caller has one subject
+		// however many tokens it gets.
+		caller = p.Issuer + "#" + p.Subject
+		if !ic.enter(caller) {
 			return nil, errCallerLimit
 		}
-		defer ic.leave(key)
+		defer ic.leave(caller)
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, ic.cfg.Timeout, context.DeadlineExceeded)
 	defer cancel()
@@ -234,7 +246,7 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 	}
 	params := appendParams(make([]byte, 0, len(payload)+512), ic.cfg.Interceptor, c.Method, phase.String(),
 		payload, ic.config, left, ic.context(c, now), meta)
-	raw, err := ic.t.invoke(ctx, params, c.Header)
+	raw, err := ic.t.invoke(ctx, params, c.Header, caller)
 	if err != nil {
 		return nil, err
 	}

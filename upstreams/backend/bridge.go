@@ -55,7 +55,8 @@ func (x bridgeBackend) Authorization(ctx context.Context, subject, key string, f
 }
 
 func (x bridgeBackend) Failed(method string, start time.Time, err error) {
-	x.b.record(method, outcomeOf(err), start, err, true)
+	// The bridge's own requests (a session's initialize) carry nothing a caller chose.
+	x.b.record(method, chargeNone, outcomeOf(err), start, err, true)
 }
 
 // capsOf decodes the capabilities of a legacy InitializeResult into the set the gateway merges,
