@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 )
 
 // Call is one call in one phase, as the gateway hands it to a plan.
@@ -228,7 +229,9 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 		}
 		defer ic.leave(caller)
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, ic.cfg.Timeout, context.DeadlineExceeded)
+	// Its expiry is the interceptor's timeout, which its circuit breaker counts as the backend
+	// client's own timeout would be.
+	ctx, cancel := context.WithTimeoutCause(ctx, ic.cfg.Timeout, backend.ErrCallTimeout)
 	defer cancel()
 	select {
 	case ic.slots <- struct{}{}:

@@ -166,7 +166,8 @@ func reasonOf(parent context.Context, err error) string {
 		return ReasonCallerCircuit
 	case errors.Is(err, upstreams.ErrCircuitOpen):
 		return ReasonCircuitOpen
-	case errors.Is(err, upstreams.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, upstreams.ErrTimeout), errors.Is(err, errSlotTimeout), errors.Is(err, backend.ErrCallTimeout),
+		errors.Is(err, context.DeadlineExceeded):
 		return ReasonTimeout
 	case errors.Is(err, upstreams.ErrBadResponse):
 		return ReasonBadResponse

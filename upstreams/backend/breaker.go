@@ -26,6 +26,9 @@ const (
 	DefaultBreakerTrackedCallers = 1024
 	// MaxBreakerTrackedCallers bounds BreakerConfig.TrackedCallers.
 	MaxBreakerTrackedCallers = 1 << 20
+	// MaxBreakerMinCallers bounds BreakerConfig.MinCallers (and so the callers a breaker's
+	// shared streak lists).
+	MaxBreakerMinCallers = 100
 )
 
 // Circuit states passed to Env.CircuitState; the numbers are stable so a gauge can show
@@ -43,6 +46,12 @@ const (
 // ErrCircuitOpen: the backend's circuit is open, so the call was not sent. It always comes
 // wrapped together with wire.ErrUnavailable, so callers that map it need nothing more.
 var ErrCircuitOpen = errors.New("upstreams: circuit open")
+
+// ErrCallTimeout is the cancellation cause to give a context whose deadline is a request's own
+// timeout, set by the caller of Post or RoundTrip in place of the backend's (an interceptor's
+// invocation): its expiry is then a timeout of the backend's (wire.ErrTimeout), which the
+// breaker counts, not the caller going away, which it does not.
+var ErrCallTimeout = wire.ErrCallTimeout
 
 // ErrCallerCircuitOpen: the caller's own recent requests to the backend failed
 // BreakerConfig.Failures times in a row, so this one was not sent; other callers' requests
@@ -67,7 +76,8 @@ type BreakerConfig struct {
 	// could have caused (the connection or TLS handshake failed before anything was sent, the
 	// gateway's own health and era probes, and every failure without authentication, where
 	// nothing tells callers apart) count whoever is calling. Zero means
-	// DefaultBreakerMinCallers; 1 lets any one caller open the circuit for everyone.
+	// DefaultBreakerMinCallers; 1 lets any one caller open the circuit for everyone; at most
+	// MaxBreakerMinCallers.
 	MinCallers int `yaml:"minCallers"`
 	// TrackedCallers bounds the callers whose own failure streak one replica remembers for
 	// this backend (the least recently failed is forgotten first). Zero means
@@ -85,8 +95,8 @@ func (c *BreakerConfig) validate() []error {
 	if c.Cooldown < 0 {
 		errs = append(errs, configerr.At("cooldown", "must not be negative"))
 	}
-	if c.MinCallers < 0 {
-		errs = append(errs, configerr.At("minCallers", "must not be negative"))
+	if c.MinCallers < 0 || c.MinCallers > MaxBreakerMinCallers {
+		errs = append(errs, configerr.At("minCallers", "%d: want 0 (the default, %d) up to %d", c.MinCallers, DefaultBreakerMinCallers, MaxBreakerMinCallers))
 	}
 	if c.TrackedCallers < 0 || c.TrackedCallers > MaxBreakerTrackedCallers {
 		errs = append(errs, configerr.At("trackedCallers", "%d: want 0 (the default, %d) up to %d", c.TrackedCallers, DefaultBreakerTrackedCallers, MaxBreakerTrackedCallers))

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -79,5 +80,119 @@ func TestBreakerDisabled(t *testing.T) {
 		if err := b.allow(time.Time{}, false, chargeNone); err != nil {
 			t.Fatalf("a disabled breaker refused: %v", err)
 		}
+	}
+}
+
+// TestBreakerChargesCallers: one caller's failures open its own circuit only, however many;
+// the shared circuit opens on failures of MinCallers callers (each adding at most its share) or
+// on failures no caller caused, and a caller's failed trial does not re-open it.
+func TestBreakerChargesCallers(t *testing.T) {
+	clock := newTestClock()
+	var events []string
+	b := newBreaker("x", BreakerConfig{Failures: 4, Cooldown: time.Minute}, nil, func(_, e string) { events = append(events, e) })
+	fail := func(charge string) {
+		t.Helper()
+		if err := b.allow(clock.Now(), false, charge); err != nil {
+			t.Fatalf("allow %q: %v", charge, err)
+		}
+		b.result(clock.Now(), charge, OutcomeTimeout)
+	}
+	for range 10 {
+		if err := b.allow(clock.Now(), false, "iss#alice"); err != nil {
+			if !errors.Is(err, ErrCallerCircuitOpen) || !errors.Is(err, ErrCircuitOpen) || !errors.Is(err, wire.ErrUnavailable) {
+				t.Fatalf("alice refused with %v", err)
+			}
+			continue
+		}
+		b.result(clock.Now(), "iss#alice", OutcomeTimeout)
+	}
+	if b.current() != CircuitClosed || b.allow(clock.Now(), false, "iss#bob") != nil {
+		t.Fatalf("one caller's failures: state %d", b.current())
+	}
+	if !slices.Equal(events, []string{CallerOpened, CallerRefused, CallerRefused, CallerRefused, CallerRefused, CallerRefused, CallerRefused}) {
+		t.Fatalf("events %v", events)
+	}
+	b.result(clock.Now(), "iss#bob", OutcomeOK) // bob's success resets the shared streak, not alice's record
+	if err := b.allow(clock.Now(), false, "iss#alice"); !errors.Is(err, ErrCallerCircuitOpen) {
+		t.Fatalf("alice after bob's success: %v", err)
+	}
+	// After her cooldown alice's trial fails, and her circuit opens again at once. Her failure
+	// and bob's (at most his share, 2 of 4 over 2 callers) are three; carol's makes four from
+	// three callers, which opens the shared circuit.
+	clock.Advance(time.Minute)
+	fail("iss#alice")
+	if err := b.allow(clock.Now(), false, "iss#alice"); !errors.Is(err, ErrCallerCircuitOpen) {
+		t.Fatalf("alice after her failed trial: %v", err)
+	}
+	for range 3 {
+		fail("iss#bob")
+	}
+	if b.current() != CircuitClosed {
+		t.Fatal("opened with three counted failures")
+	}
+	fail("iss#carol")
+	if b.current() != CircuitOpen {
+		t.Fatalf("state %d after failures of three callers", b.current())
+	}
+	// Half-open: a caller's failed trial frees the trial; only a failure no caller caused (or two
+	// callers') re-opens it.
+	clock.Advance(time.Minute)
+	fail("iss#carol")
+	if b.current() != CircuitHalfOpen {
+		t.Fatalf("state %d after one caller's failed trial", b.current())
+	}
+	fail(chargeNone)
+	if b.current() != CircuitOpen {
+		t.Fatalf("state %d after a failure no caller caused", b.current())
+	}
+	clock.Advance(time.Minute)
+	if err := b.allow(clock.Now(), false, "iss#dave"); err != nil {
+		t.Fatal(err)
+	}
+	b.result(clock.Now(), "iss#dave", OutcomeOK)
+	if b.current() != CircuitClosed {
+		t.Fatalf("state %d after a successful trial", b.current())
+	}
+	// Failures no caller caused open it alone, as before.
+	for range 4 {
+		fail(chargeNone)
+	}
+	if b.current() != CircuitOpen {
+		t.Fatalf("state %d after four failures no caller caused", b.current())
+	}
+}
+
+// TestBreakerMinCallersOne: minCallers 1 lets one caller open the circuit for everyone.
+func TestBreakerMinCallersOne(t *testing.T) {
+	b := newBreaker("x", BreakerConfig{Failures: 2, MinCallers: 1}, nil, nil)
+	b.result(time.Time{}, "iss#alice", OutcomeUnavailable)
+	b.result(time.Time{}, "iss#alice", OutcomeUnavailable)
+	if err := b.allow(time.Time{}, false, "iss#bob"); !errors.Is(err, ErrCircuitOpen) || errors.Is(err, ErrCallerCircuitOpen) {
+		t.Fatalf("bob: %v", err)
+	}
+}
+
+// TestBreakerCallerRecordsBounded: the per-caller records keep at most TrackedCallers callers,
+// forgetting the least recently failed, and a caller's success forgets its own.
+func TestBreakerCallerRecordsBounded(t *testing.T) {
+	var evicted int
+	b := newBreaker("x", BreakerConfig{Failures: 1, MinCallers: 100, TrackedCallers: 3}, nil, func(_, e string) {
+		if e == CallerEvicted {
+			evicted++
+		}
+	})
+	now := newTestClock().Now()
+	for i := range 10 {
+		b.result(now, fmt.Sprintf("iss#c%d", i), OutcomeTimeout)
+	}
+	if n := len(b.callers.byKey); n != 3 || b.callers.order.Len() != 3 || evicted != 7 {
+		t.Fatalf("%d records (%d in order), %d evicted; want 3 and 7", n, b.callers.order.Len(), evicted)
+	}
+	if b.allow(now, false, "iss#c0") != nil || b.allow(now, false, "iss#c9") == nil {
+		t.Fatal("the oldest caller is still refused, or the newest is not")
+	}
+	b.result(now, "iss#c9", OutcomeOK)
+	if _, ok := b.callers.byKey["iss#c9"]; ok || b.allow(now, false, "iss#c9") != nil {
+		t.Fatal("a success did not forget the caller's record")
 	}
 }
