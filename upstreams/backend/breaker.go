@@ -77,11 +77,11 @@ type BreakerConfig struct {
 	// gateway's own health and era probes, and every failure without authentication, where
 	// nothing tells callers apart) count whoever is calling. Zero means
 	// DefaultBreakerMinCallers; 1 lets any one caller open the circuit for everyone; at most
-	// MaxBreakerMinCallers.
+	// MaxBreakerMinCallers (100).
 	MinCallers int `yaml:"minCallers"`
 	// TrackedCallers bounds the callers whose own failure streak one replica remembers for
 	// this backend (the least recently failed is forgotten first). Zero means
-	// DefaultBreakerTrackedCallers; at most MaxBreakerTrackedCallers.
+	// DefaultBreakerTrackedCallers; at most MaxBreakerTrackedCallers (1048576).
 	TrackedCallers int `yaml:"trackedCallers"`
 	// Disabled turns the breaker off: every call is sent whatever the backend's recent record.
 	Disabled bool `yaml:"disabled"`
