@@ -89,7 +89,7 @@ func (t webhookTransport) invoke(ctx context.Context, params []byte, hdr http.He
 	o := &backend.Request{Method: MethodInvoke, Header: hdr, Body: params, Caller: caller, ForCaller: true}
 	out, err := t.post(ctx, o)
 	// The breaker and health learn of it as of an upstream's request, charged to its caller.
-	t.b.RecordFor(o, start, err)
+	t.b.Record(o, start, err)
 	return out, err
 }
 

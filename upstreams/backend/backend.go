@@ -307,17 +307,10 @@ func outcomeOf(err error) string {
 	return OutcomeCanceled
 }
 
-// Record reports one finished backend request the caller made itself for several callers at
-// once (a shared listen stream) to the observer, the breaker and the health state, its outcome
-// taken from err. Its failure counts for the circuit only when nothing was sent
-// (wire.NotSent): any one of those callers may have caused any other.
-func (b *Backend) Record(method string, start time.Time, err error) {
-	b.record(method, chargeShared, outcomeOf(err), start, err, true)
-}
-
-// RecordFor is Record for a request o the caller posted itself (Post) for one client's
-// request: its failure is charged as o's (Request.ForCaller).
-func (b *Backend) RecordFor(o *Request, start time.Time, err error) {
+// Record reports one finished backend request o the caller made itself (Post: a listen
+// stream, a webhook's invocation) to the observer, the breaker and the health state, its outcome
+// taken from err and its failure charged as o's (Request.ForCaller, Request.Shared).
+func (b *Backend) Record(o *Request, start time.Time, err error) {
 	b.record(o.Method, o.charge(), outcomeOf(err), start, err, true)
 }
 

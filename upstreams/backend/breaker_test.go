@@ -1,8 +1,10 @@
 package backend
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"testing"
 	"time"
@@ -194,5 +196,35 @@ func TestBreakerCallerRecordsBounded(t *testing.T) {
 	b.result(now, "iss#c9", OutcomeOK)
 	if _, ok := b.callers.byKey["iss#c9"]; ok || b.allow(now, false, "iss#c9") != nil {
 		t.Fatal("a success did not forget the caller's record")
+	}
+}
+
+// TestBreakerSharedRequests: a request made for several callers at once (a shared listen
+// stream) counts for the circuit only when nothing was sent; a request of a caller whose
+// connection could not be made counts as nobody's, and opens the shared circuit alone.
+func TestBreakerSharedRequests(t *testing.T) {
+	ctx := context.Background()
+	answered := wire.StatusError("x", 503, "overloaded")
+	refused := wire.Classify(ctx, "x", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")})
+	if !wire.NotSent(refused) || wire.NotSent(answered) {
+		t.Fatalf("NotSent: refused %v, answered %v", wire.NotSent(refused), wire.NotSent(answered))
+	}
+	b := newBreaker("x", BreakerConfig{Failures: 2, Cooldown: time.Minute}, nil, nil)
+	now := newTestClock().Now()
+	shared := &Request{Shared: true, Caller: "iss#alice", FromCaller: true}
+	for range 5 {
+		b.observe(now, shared.charge(), OutcomeUnavailable, answered)
+	}
+	if b.current() != CircuitClosed {
+		t.Fatal("a shared stream's answered failures opened the circuit")
+	}
+	alice := &Request{Caller: "iss#alice", FromCaller: true}
+	b.observe(now, alice.charge(), OutcomeUnavailable, refused)
+	b.observe(now, shared.charge(), OutcomeUnavailable, refused)
+	if b.current() != CircuitOpen {
+		t.Fatalf("state %d after two refused connections, want open", b.current())
+	}
+	if _, ok := b.callers.byKey["iss#alice"]; ok {
+		t.Fatal("a refused connection was charged to the caller")
 	}
 }

@@ -41,6 +41,10 @@ type Request struct {
 	// credentials (an interceptor's invocation): like FromCaller, its failure is charged to
 	// Caller for the circuit breaker.
 	ForCaller bool
+	// Shared marks a request made for several callers at once (a shared listen stream): its
+	// failure counts for the circuit breaker only when nothing was sent (wire.NotSent), since
+	// any one of those callers may have caused any other.
+	Shared bool
 
 	probe  bool         // a health probe: its failure does not trigger another probe
 	reader bytes.Reader // reads Body for the request, set by Post
@@ -130,7 +134,10 @@ func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) 
 // authenticated caller it was made for, else (chargeNone) no one caller: the gateway's own
 // requests, and without authentication every caller's, since nothing tells those callers apart.
 func (o *Request) charge() string {
-	if o.Caller != "" && (o.FromCaller || o.ForCaller) {
+	switch {
+	case o.Shared:
+		return chargeShared
+	case o.Caller != "" && (o.FromCaller || o.ForCaller):
 		return o.Caller
 	}
 	return chargeNone
