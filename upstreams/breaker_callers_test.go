@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -79,7 +78,7 @@ func TestOneCallerCannotOpenBackendCircuit(t *testing.T) {
 			if legacy {
 				protocol = "2025-11-25"
 			}
-			gone := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: closedURL(t), Protocol: protocol,
+			gone := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: deadURL(t), Protocol: protocol,
 				Breaker: BreakerConfig{Failures: 3, Cooldown: time.Hour}}}}, Options{})
 			// (A pre-2026 backend's failed session handshake counts too, so its circuit may
 			// open after fewer of bob's calls.)
@@ -97,18 +96,6 @@ func TestOneCallerCannotOpenBackendCircuit(t *testing.T) {
 			}
 		})
 	}
-}
-
-// closedURL is an MCP endpoint on a loopback port nothing listens on.
-func closedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr + "/mcp"
 }
 
 // TestTLSFailureOpensCircuit: a TLS handshake that fails (a certificate the gateway does not
