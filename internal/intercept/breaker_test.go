@@ -27,27 +27,31 @@ func stallOn(needle string) (h intercepttest.Handler, release func()) {
 }
 
 // TestOneCallerCannotOpenCircuit: one authenticated caller whose payloads make an interceptor
-// time out (an Interceptor Server and a webhook, fail-closed and fail-open) opens its own
-// circuit only: its next calls are refused at once, unsent, even where the interceptor fails
-// open (it must not switch the check off for itself), while another caller's calls are still
-// decided by the interceptor and the shared circuit stays closed. Failures of a second and a
+// time out (an Interceptor Server of 2026-07-28 and of 2025-11-25, a webhook; fail-closed and
+// fail-open) opens its own circuit only: its next calls are refused at once, unsent, even where
+// the interceptor fails open (it must not switch the check off for itself), while another
+// caller's calls are still decided by the interceptor and the shared circuit stays closed. Failures of a second and a
 // third caller, each adding at most its share, then do open the shared circuit for everyone.
 func TestOneCallerCannotOpenCircuit(t *testing.T) {
-	for _, webhook := range []bool{false, true} {
+	for _, transport := range []string{"mcp", "mcp-2025-11-25", "webhook"} {
 		for _, failOpen := range []bool{false, true} {
-			name := map[bool]string{false: "mcp", true: "webhook"}[webhook] + map[bool]string{false: "/closed", true: "/open"}[failOpen]
-			t.Run(name, func(t *testing.T) { testOneCaller(t, webhook, failOpen) })
+			name := transport + map[bool]string{false: "/closed", true: "/open"}[failOpen]
+			t.Run(name, func(t *testing.T) { testOneCaller(t, transport, failOpen) })
 		}
 	}
 }
 
-func testOneCaller(t *testing.T, webhook, failOpen bool) {
+func testOneCaller(t *testing.T, transport string, failOpen bool) {
 	stall, release := stallOn("stall")
 	ics := []intercepttest.Interceptor{{Name: "guard", Type: TypeValidation, Handle: stall}}
 	var s *intercepttest.Server
-	if webhook {
+	webhook := transport == "webhook"
+	switch transport {
+	case "webhook":
 		s = intercepttest.StartWebhook(t, ics)
-	} else {
+	case "mcp-2025-11-25":
+		s = intercepttest.Start(t, ics, intercepttest.Legacy())
+	default:
 		s = intercepttest.Start(t, ics)
 	}
 	t.Cleanup(release) // runs before the server closes, which waits for its handlers
