@@ -54,12 +54,14 @@ func testOneCaller(t *testing.T, transport string, failOpen bool) {
 	default:
 		s = intercepttest.Start(t, ics)
 	}
-	t.Cleanup(release) // runs before the server closes, which waits for its handlers
 	clock := mcptest.NewClock(time.Unix(1_800_000_000, 0))
 	cfg := validator("guard", s.URL())
 	cfg.Webhook, cfg.FailOpen, cfg.Timeout = webhook, failOpen, 150*time.Millisecond
 	cfg.Breaker = backend.BreakerConfig{Failures: 2, Cooldown: time.Minute}
 	f := newFixture(t, clock.Now, cfg)
+	// Runs first: the Set's close ends a pre-2026 server's session, and the server's close,
+	// which both wait for its handlers.
+	t.Cleanup(release)
 	as := func(sub, text string) *Call {
 		c := toolCall(t, `{"text":"`+text+`"}`)
 		c.Principal = &authz.Principal{Issuer: "https://idp.example", Subject: sub}
