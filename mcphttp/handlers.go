@@ -136,10 +136,8 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 	if err != nil {
 		return "", err
 	}
-	if x.rails != nil {
-		// A pre-2026 backend's mid-call requests and its client's answers are checked too.
-		ctx = x.s.rails.checkedAsks(ctx, x)
-	}
+	// A pre-2026 backend's mid-call requests and its client's answers are checked too.
+	ctx, asks := checkedAsks(ctx, x)
 	// Armed before the call: a backend may hold even its response headers until it is done.
 	x.out.KeepAlive(true)
 	visible, embedded := x.resourcePolicy()
@@ -161,7 +159,7 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 		return "", err
 	}
 	defer st.Close()
-	return x.relay(st)
+	return x.relay(st, asks)
 }
 
 // passHeaders selects what the backend may see of the client's headers: the Mcp-Param-*

@@ -17,8 +17,8 @@ import (
 )
 
 // askTool is a 2025-11-25 backend's tool that asks its client mid-call (an elicitation or a
-// sampling request whose text is the argument "text") and reports what came back on got: the
-// answer's text, or the error the backend received instead.
+// sampling request whose text is the argument "text", or roots/list) and reports what came back
+// on got: the answer's text (the first root's URI), or the error the backend received instead.
 func askTool(got chan<- string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var in struct{ What, Text string }
@@ -29,7 +29,13 @@ func askTool(got chan<- string) mcp.ToolHandler {
 		in.Text = strings.ReplaceAll(in.Text, "<key>", railAWSKey)
 		var answer string
 		var err error
-		if in.What == "sample" {
+		switch in.What {
+		case "roots":
+			var res *mcp.ListRootsResult
+			if res, err = req.Session.ListRoots(ctx, nil); err == nil && len(res.Roots) > 0 {
+				answer = res.Roots[0].URI
+			}
+		case "sample":
 			var res *mcp.CreateMessageResult
 			res, err = req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
 				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Text}}}})
@@ -37,7 +43,7 @@ func askTool(got chan<- string) mcp.ToolHandler {
 				text, _ := res.Content.(*mcp.TextContent)
 				answer = text.Text
 			}
-		} else {
+		default:
 			var res *mcp.ElicitResult
 			res, err = req.Session.Elicit(ctx, &mcp.ElicitParams{Message: in.Text, RequestedSchema: &jsonschema.Schema{
 				Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}})
