@@ -56,6 +56,11 @@ func checkedAsks(ctx context.Context, x *request) (context.Context, *askChecks) 
 		return ctx, nil
 	}
 	return upstreams.WithClientRequests(ctx, func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		if ac != nil && (ac.blocked != nil || ac.broken != nil) {
+			// The result is withheld already: a backend that asks again is refused at once,
+			// without another invocation.
+			return nil, ac.again()
+		}
 		params, err := x.s.intercept.checkAsk(ctx, x, ac, method, params)
 		if err != nil {
 			return nil, err
@@ -133,10 +138,15 @@ func (ac *askChecks) block(v *intercept.Verdict, what string) error {
 	if ac.blocked == nil {
 		ac.blocked, ac.what = v, what
 	}
-	if v.Failed {
-		return jsonrpc.NewError(jsonrpc.CodeInternalError, "the gateway's interceptors could not decide")
+	return ac.again()
+}
+
+// again is the error a backend gets for a request after one was refused.
+func (ac *askChecks) again() error {
+	if ac.blocked != nil && !ac.blocked.Failed {
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "refused by the gateway's interceptors")
 	}
-	return jsonrpc.NewError(jsonrpc.CodeInternalError, "refused by the gateway's interceptors")
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "the gateway's interceptors could not decide")
 }
 
 // withheld answers the call whose ask or answer the interceptors refused, in the place of its

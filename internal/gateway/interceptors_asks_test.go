@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ import (
 // asksEntry is an interceptor over every backend's tools, in one phase.
 func asksEntry(name, url, typ, phase string) InterceptorConfig {
 	return InterceptorConfig{Config: intercept.Config{Name: name, URL: url, Type: typ,
-		Rules: []intercept.RuleConfig{{Tools: []string{"asks", "ask_name"}, Phases: []string{phase}}}}}
+		Rules: []intercept.RuleConfig{{Tools: []string{"asks*", "ask_name"}, Phases: []string{phase}}}}}
 }
 
 // askInvocations are the invocations of phase whose payload carries a request to the client
@@ -34,6 +35,20 @@ func askInvocations(ics *intercepttest.Server, phase, member string) []intercept
 		}
 	}
 	return out
+}
+
+// askTwice is a 2025-11-25 backend's tool that elicits "forbidden" twice, whatever the first
+// answer was, and reports both answers (or errors) on got.
+func askTwice(got chan<- string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var out []string
+		for range 2 {
+			_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "forbidden", RequestedSchema: &jsonschema.Schema{Type: "object"}})
+			out = append(out, fmt.Sprint(err))
+		}
+		got <- strings.Join(out, "; ")
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+	}
 }
 
 // TestInterceptorsLegacyAsks: a pre-2026 backend's requests mid-call (elicitation, sampling,
@@ -51,7 +66,8 @@ func askInvocations(ics *intercepttest.Server, phase, member string) []intercept
 func TestInterceptorsLegacyAsks(t *testing.T) {
 	got := make(chan string, 4)
 	old := mcptest.StartLegacyServer(t, "old", mcptest.WithoutDefaults(),
-		mcptest.WithTool(&mcp.Tool{Name: "asks", InputSchema: &jsonschema.Schema{Type: "object"}}, askTool(got)))
+		mcptest.WithTool(&mcp.Tool{Name: "asks", InputSchema: &jsonschema.Schema{Type: "object"}}, askTool(got)),
+		mcptest.WithTool(&mcp.Tool{Name: "asks_twice", InputSchema: &jsonschema.Schema{Type: "object"}}, askTwice(got)))
 	alpha := mcptest.StartServer(t, "alpha")
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{
 		{Name: "askguard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("forbidden", "no")},
@@ -152,6 +168,22 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 	if err := json.Unmarshal(asks[0].Payload, &shape); err != nil || asks[0].Event != "tools/call" ||
 		shape.ResultType != "input_required" || len(shape.InputRequests) != 1 {
 		t.Errorf("a backend's request was shown as %s %s", asks[0].Event, asks[0].Payload)
+	}
+
+	// A backend that asks again after a refusal is refused at once: the result is withheld
+	// already, and the interceptors are not invoked again.
+	ics.Reset()
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(mcptest.Accept(map[string]any{})))
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "old__asks_twice", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "askguard") {
+		t.Errorf("asked twice: %v %v", res, err)
+	}
+	if g := <-got; strings.Count(g, "refused by the gateway's interceptors") != 2 {
+		t.Errorf("asked twice, the backend got %q", g)
+	}
+	if n := len(askInvocations(ics, "response", "inputRequests")); n != 1 { // askguard, which refused the first
+		t.Errorf("the interceptors were shown %d requests, want the first one only", n)
 	}
 
 	t.Run("2026-07-28", func(t *testing.T) {
