@@ -82,7 +82,7 @@ func (x *request) relay(st *upstreams.Stream, asks *askChecks) (string, error) {
 			if held != nil {
 				out.FlushHeld(held)
 			}
-			release, refusal, err := ic.response(x, result)
+			release, refusal, err := ic.response(x, result, kind)
 			switch {
 			case err != nil:
 				return "", err
