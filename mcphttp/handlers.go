@@ -136,8 +136,11 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 	if err != nil {
 		return "", err
 	}
-	// A pre-2026 backend's mid-call requests and its client's answers are checked too.
-	ctx, asks := checkedAsks(ctx, x)
+	var asks *askChecks
+	if x.rails != nil || x.s.intercept != nil {
+		// A pre-2026 backend's mid-call requests and its client's answers are checked too.
+		ctx, asks = checkedAsks(ctx, x)
+	}
 	// Armed before the call: a backend may hold even its response headers until it is done.
 	x.out.KeepAlive(true)
 	visible, embedded := x.resourcePolicy()
