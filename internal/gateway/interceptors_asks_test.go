@@ -22,7 +22,7 @@ import (
 // asksEntry is an interceptor over every backend's tools, in one phase.
 func asksEntry(name, url, typ, phase string) InterceptorConfig {
 	return InterceptorConfig{Config: intercept.Config{Name: name, URL: url, Type: typ,
-		Rules: []intercept.RuleConfig{{Tools: []string{"asks*", "ask_name"}, Phases: []string{phase}}}}}
+		Rules: []intercept.RuleConfig{{Tools: []string{"asks*", "ask_name"}, Prompts: []string{"askp"}, Phases: []string{phase}}}}}
 }
 
 // askInvocations are the invocations of phase whose payload carries a request to the client
@@ -67,7 +67,12 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 	got := make(chan string, 4)
 	old := mcptest.StartLegacyServer(t, "old", mcptest.WithoutDefaults(),
 		mcptest.WithTool(&mcp.Tool{Name: "asks", InputSchema: &jsonschema.Schema{Type: "object"}}, askTool(got)),
-		mcptest.WithTool(&mcp.Tool{Name: "asks_twice", InputSchema: &jsonschema.Schema{Type: "object"}}, askTwice(got)))
+		mcptest.WithTool(&mcp.Tool{Name: "asks_twice", InputSchema: &jsonschema.Schema{Type: "object"}}, askTwice(got)),
+		mcptest.WithPrompt(&mcp.Prompt{Name: "askp"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "forbidden", RequestedSchema: &jsonschema.Schema{Type: "object"}})
+			got <- fmt.Sprint(err)
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "p"}}}}, nil
+		}))
 	alpha := mcptest.StartServer(t, "alpha")
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{
 		{Name: "askguard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("forbidden", "no")},
@@ -184,6 +189,15 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 	}
 	if n := len(askInvocations(ics, "response", "inputRequests")); n != 1 { // askguard, which refused the first
 		t.Errorf("the interceptors were shown %d requests, want the first one only", n)
+	}
+	// A prompt's backend asking is governed by the prompt's interceptors, and its result
+	// withheld as a prompt's refused result is (403).
+	_, err = cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "old__askp"})
+	if err == nil || !strings.Contains(err.Error(), "The result of old__askp was withheld by the gateway's interceptor askguard, which refused the backend's request to the client.") {
+		t.Errorf("a prompt's request refused: %v", err)
+	}
+	if g := <-got; !strings.Contains(g, "refused by the gateway's interceptors") {
+		t.Errorf("the prompt's backend got %q", g)
 	}
 
 	t.Run("2026-07-28", func(t *testing.T) {
