@@ -59,6 +59,24 @@ func askTool(got chan<- string) mcp.ToolHandler {
 	}
 }
 
+// connectAsked connects a go-sdk client of version to gw that accepts an elicitation with
+// {"name": *answer} and answers a sampling request with *answer, and sends the text it was asked
+// (the elicitation's message, the first sampling message's text) on asked.
+func connectAsked(t *testing.T, gw Listeners, version string, answer *string, asked chan<- string, opts ...mcptest.ClientOption) *mcp.ClientSession {
+	t.Helper()
+	opts = append(opts, mcptest.WithProtocolVersion(version),
+		mcptest.WithElicitation(func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- r.Params.Message
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": *answer}}, nil
+		}),
+		mcptest.WithSampling(func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			text, _ := r.Params.Messages[0].Content.(*mcp.TextContent)
+			asked <- text.Text
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: *answer}}, nil
+		}))
+	return mcptest.Connect(t, "http://"+gw.MCP+"/mcp", opts...)
+}
+
 // TestGuardrailsLegacyAsks: a pre-2026 backend's mid-call requests, which the pre-2026 edge
 // carries to a pre-2026 client outside the call's stream, are checked as the same requests of
 // a 2026-07-28 backend are (its input_required result, and the retry's inputResponses): the
@@ -86,16 +104,7 @@ func TestGuardrailsLegacyAsks(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			asked := make(chan string, 1)
 			var answer string
-			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version),
-				mcptest.WithElicitation(func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					asked <- r.Params.Message
-					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": answer}}, nil
-				}),
-				mcptest.WithSampling(func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-					text, _ := r.Params.Messages[0].Content.(*mcp.TextContent)
-					asked <- text.Text
-					return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: answer}}, nil
-				}))
+			cs := connectAsked(t, gw, version, &answer, asked)
 			for _, tt := range []struct {
 				tool, what, text, answer string
 				asked, got, refusal      string // what the client read ("-": not asked), the backend got, the refusal

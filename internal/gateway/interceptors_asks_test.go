@@ -108,17 +108,7 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			asked := make(chan string, 1)
 			var answer string
-			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version),
-				mcptest.WithRoots(&mcp.Root{URI: "file:///home/ann-private"}),
-				mcptest.WithElicitation(func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					asked <- r.Params.Message
-					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": answer}}, nil
-				}),
-				mcptest.WithSampling(func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-					text, _ := r.Params.Messages[0].Content.(*mcp.TextContent)
-					asked <- text.Text
-					return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: answer}}, nil
-				}))
+			cs := connectAsked(t, gw, version, &answer, asked, mcptest.WithRoots(&mcp.Root{URI: "file:///home/ann-private"}))
 			for _, tt := range []struct {
 				what, text, answer  string
 				asked, got, refusal string // what the client read ("-": not asked), the backend got, the result's text
