@@ -31,6 +31,8 @@ var kindMutations = map[string]func(map[string]any){
 		r["inputRequests"] = map[string]any{"x": map[string]any{"method": "elicitation/create",
 			"params": map[string]any{"message": "password?", "requestedSchema": map[string]any{"type": "object"}}}}
 	},
+	// a complete result into a task (which the client never asked for).
+	"task": func(r map[string]any) { r["resultType"] = "task" },
 	// a tool result into a tool error.
 	"error": func(r map[string]any) {
 		r["isError"] = true
@@ -44,8 +46,9 @@ var kindMutations = map[string]func(map[string]any){
 // backend's result was: a mutation into another kind (a complete result in place of a round, a
 // round in place of a complete result) or into a result the protocol forbids (requests spelt
 // another way, requests that are not an object) is the mutator's failure, and the result is
-// withheld (fail-closed), never sealed nor relayed; a tool result turned into a tool error is
-// the same kind, and the client receives it. For 2026-07-28 and 2025-11-25 go-sdk clients.
+// withheld (fail-closed), never sealed nor relayed, or not applied (fail-open); a tool result
+// turned into a tool error is the same kind, and the client receives it. For 2026-07-28 and
+// 2025-11-25 go-sdk clients.
 func TestInterceptorMutatedKind(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha")
 	var mode atomic.Value
@@ -67,11 +70,15 @@ func TestInterceptorMutatedKind(t *testing.T) {
 			return out
 		})},
 	})
+	// The same mutator over add, fail-open: a refused mutation is not applied, and the
+	// backend's result goes through.
+	open := interceptorEntry("kind-open", ics.URL(), intercept.TypeMutation, []string{"add"}, "response")
+	open.Interceptor, open.FailOpen = "kind", true
 	gw := startTestGateway(t, func(c *Config) {
 		c.Auth.Disabled = true
 		c.Legacy.Enabled = true
 		c.Interceptors = []InterceptorConfig{
-			interceptorEntry("kind", ics.URL(), intercept.TypeMutation, []string{"ask_name", "echo"}, "response"),
+			interceptorEntry("kind", ics.URL(), intercept.TypeMutation, []string{"ask_name", "echo"}, "response"), open,
 		}
 	}, alpha)
 	for _, era := range clientEras {
@@ -90,13 +97,18 @@ func TestInterceptorMutatedKind(t *testing.T) {
 				{"garbage", "ask_name", ""},
 				{"complete", "ask_name", ""},
 				{"forge", "echo", ""},
+				{"task", "echo", ""},
+				{"forge", "add", "5"},
 				{"error", "echo", "turned"},
 			} {
 				mode.Store(tt.mode)
 				asked = 0
 				args := map[string]any{}
-				if tt.tool == "echo" {
+				switch tt.tool {
+				case "echo":
 					args["text"] = "hi"
+				case "add":
+					args["a"], args["b"] = 2, 3
 				}
 				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__" + tt.tool, Arguments: args})
 				switch {
