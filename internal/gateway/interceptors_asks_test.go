@@ -62,7 +62,8 @@ func askTwice(got chan<- string) mcp.ToolHandler {
 // failure: closed). A 2026-07-28 client is never asked (the backend's request is refused before
 // any interceptor), and a pre-2026 client asked by the gateway for a 2026-07-28 backend's round
 // reads the request through the same response phase, in the same shape. The go-sdk client
-// pinned to 2025-11-25 and 2025-06-18, and the TypeScript SDK v1.
+// pinned to 2025-11-25, 2025-06-18 and 2025-03-26 (sampling and roots: it has no elicitation), and
+// the TypeScript SDK v1.
 func TestInterceptorsLegacyAsks(t *testing.T) {
 	got := make(chan string, 4)
 	old := mcptest.StartLegacyServer(t, "old", mcptest.WithoutDefaults(),
@@ -104,7 +105,7 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 		refusedAsk    = "The result of old__asks was withheld by the gateway's interceptor askguard, which refused the backend's request to the client."
 		refusedAnswer = "The result of old__asks was withheld by the gateway's interceptor answerguard, which refused the client's answer to the backend's request."
 	)
-	for _, version := range []string{"2025-11-25", "2025-06-18"} {
+	for _, version := range []string{"2025-11-25", "2025-06-18", "2025-03-26"} {
 		t.Run(version, func(t *testing.T) {
 			asked := make(chan string, 1)
 			var answer string
@@ -120,6 +121,9 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 				{"roots", "", "", "-", "refused by the gateway's interceptors", refusedAnswer},
 				{"elicit", "your name?", "Eve-original", "your NAME?", "the gateway's interceptors could not decide", ""},
 			} {
+				if version == "2025-03-26" && tt.what == "elicit" {
+					continue // a revision without elicitation: sampling and roots only
+				}
 				answer = tt.answer
 				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "old__asks",
 					Arguments: map[string]any{"what": tt.what, "text": tt.text}})
