@@ -56,10 +56,13 @@ func checkedAsks(ctx context.Context, x *request) (context.Context, *askChecks) 
 		return ctx, nil
 	}
 	return upstreams.WithClientRequests(ctx, func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-		if ac != nil && (ac.blocked != nil || ac.broken != nil) {
-			// The result is withheld already: a backend that asks again is refused at once,
-			// without another invocation.
+		switch {
+		// The result is withheld already: a backend that asks again is refused at once,
+		// without another invocation nor scan.
+		case ac != nil && (ac.blocked != nil || ac.broken != nil):
 			return nil, ac.again()
+		case rails && x.rails.blocked != nil:
+			return nil, askRefused()
 		}
 		params, err := x.s.intercept.checkAsk(ctx, x, ac, method, params)
 		if err != nil {

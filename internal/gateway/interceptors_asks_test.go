@@ -38,13 +38,19 @@ func askInvocations(ics *intercepttest.Server, phase, member string) []intercept
 	return out
 }
 
-// askTwice is a 2025-11-25 backend's tool that elicits "forbidden" twice, whatever the first
-// answer was, and reports both answers (or errors) on got.
+// askTwice is a 2025-11-25 backend's tool that elicits its argument "text" twice (with "<key>"
+// replaced by a credential of its own), whatever the first answer was, and reports both
+// answers (or errors) on got.
 func askTwice(got chan<- string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct{ Text string }
+		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+			return nil, err
+		}
+		msg := strings.ReplaceAll(in.Text, "<key>", railAWSKey)
 		var out []string
 		for range 2 {
-			_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "forbidden", RequestedSchema: &jsonschema.Schema{Type: "object"}})
+			_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: &jsonschema.Schema{Type: "object"}})
 			out = append(out, fmt.Sprint(err))
 		}
 		got <- strings.Join(out, "; ")
@@ -119,7 +125,8 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 		}
 		// After the interceptors: the request the client is asked is checked as mutated.
 		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{
-			{ID: "redact", Tools: []string{"asks"}, Results: guardrails.DirectionConfig{Secrets: "redact"}}}}
+			{ID: "redact", Tools: []string{"asks"}, Results: guardrails.DirectionConfig{Secrets: "redact"}},
+			{ID: "block", Tools: []string{"asks_twice"}, Results: guardrails.DirectionConfig{Secrets: "block"}}}}
 	}, old, alpha)
 	const (
 		refusedAsk    = "The result of old__asks was withheld by the gateway's interceptor askguard, which refused the backend's request to the client."
@@ -183,22 +190,30 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 
 	// A backend that asks again after a refusal is refused at once: the result is withheld
 	// already, and the interceptors are not invoked again.
-	ics.Reset()
 	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion("2025-11-25"),
 		mcptest.WithElicitation(mcptest.Accept(map[string]any{})))
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "old__asks_twice", Arguments: map[string]any{}})
-	if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "askguard") {
-		t.Errorf("asked twice: %v %v", res, err)
-	}
-	if g := <-got; strings.Count(g, "refused by the gateway's interceptors") != 2 {
-		t.Errorf("asked twice, the backend got %q", g)
-	}
-	if n := len(askInvocations(ics, "response", "inputRequests")); n != 1 { // askguard, which refused the first
-		t.Errorf("the interceptors were shown %d requests, want the first one only", n)
+	for _, tt := range []struct {
+		text, refusedBy, backendGot string
+		shown                       int // the response-phase invocations on the requests
+	}{
+		{"forbidden", "interceptor askguard", "refused by the gateway's interceptors", 1}, // askguard refused the first
+		{"key <key>", `guardrail rule "block"`, "refused by the gateway's guardrails", 2}, // askguard and askedit let the first through
+	} {
+		ics.Reset()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "old__asks_twice", Arguments: map[string]any{"text": tt.text}})
+		if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), tt.refusedBy) {
+			t.Errorf("asked %q twice: %v %v", tt.text, res, err)
+		}
+		if g := <-got; strings.Count(g, tt.backendGot) != 2 {
+			t.Errorf("asked %q twice, the backend got %q", tt.text, g)
+		}
+		if n := len(askInvocations(ics, "response", "inputRequests")); n != tt.shown {
+			t.Errorf("asked %q twice, the interceptors were shown %d requests, want %d: the first one only", tt.text, n, tt.shown)
+		}
 	}
 	// A prompt's backend asking is governed by the prompt's interceptors, and its result
 	// withheld as a prompt's refused result is (403).
-	_, err = cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "old__askp"})
+	_, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "old__askp"})
 	if err == nil || !strings.Contains(err.Error(), "The result of old__askp was withheld by the gateway's interceptor askguard, which refused the backend's request to the client.") {
 		t.Errorf("a prompt's request refused: %v", err)
 	}
