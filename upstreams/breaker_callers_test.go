@@ -125,3 +125,32 @@ func toolCalls(s *mcptest.Server) int {
 	}
 	return n
 }
+
+// TestHungBackendOneCaller: a one-caller deployment whose backend hangs (it accepts connections
+// and never answers) stops waiting on it: the caller's own circuit opens after its timeouts, and
+// the health probe's failures, which no caller causes, then open the shared circuit too, so a
+// caller the backend never saw fails at once as well.
+func TestHungBackendOneCaller(t *testing.T) {
+	hung := startHungBackend(t)
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: hung.url, Protocol: ProtocolVersion,
+		Timeout: 200 * time.Millisecond, Breaker: BreakerConfig{Failures: 3, Cooldown: time.Hour}}}}, Options{})
+	ctx := context.Background()
+	for i := range 3 {
+		if err := callAs(ctx, r, "echo", `{}`, "", "iss#alice"); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("alice's call %d: %v, want ErrTimeout", i, err)
+		}
+	}
+	if err := callAs(ctx, r, "echo", `{}`, "", "iss#alice"); !errors.Is(err, ErrCallerCircuitOpen) {
+		t.Fatalf("alice after three timeouts: %v", err)
+	}
+	if st := r.CircuitStates()["alpha"]; st != CircuitClosed {
+		t.Fatalf("one caller's timeouts moved the shared circuit to %d", st)
+	}
+	r.probe(ctx, false) // the health probe times out too: nobody's arguments
+	if st := r.CircuitStates()["alpha"]; st != CircuitOpen {
+		t.Fatalf("state %d after the caller's timeouts and a failed health probe, want open", st)
+	}
+	if err := callAs(ctx, r, "echo", `{}`, "", "iss#bob"); !errors.Is(err, ErrCircuitOpen) || errors.Is(err, ErrCallerCircuitOpen) {
+		t.Fatalf("bob with the shared circuit open: %v", err)
+	}
+}
