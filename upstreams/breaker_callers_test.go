@@ -31,9 +31,9 @@ func failPoison(next http.Handler) http.Handler {
 // TestOneCallerCannotOpenBackendCircuit: against a real go-sdk backend of each era, one
 // authenticated caller whose arguments make the backend answer 503, and another whose calls make
 // it hang past its timeout, each open only their own circuit: their next calls fail at once,
-// unsent, while a third caller's calls still reach the backend and the shared circuit stays
-// closed. Once the backend is gone (connections refused, which no caller's arguments cause),
-// the same one caller's failures open the shared circuit for everyone.
+// unsent, while a third caller's calls still reach the backend, the shared circuit stays closed
+// and the backend's health stays up. Once the backend is gone (connections refused, which no
+// caller's arguments cause), one caller's failures open the shared circuit for everyone.
 func TestOneCallerCannotOpenBackendCircuit(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
 		t.Run(map[bool]string{false: "2026-07-28", true: "2025-11-25"}[legacy], func(t *testing.T) {
@@ -71,6 +71,9 @@ func TestOneCallerCannotOpenBackendCircuit(t *testing.T) {
 			}
 			if got := log.get(); slices.Contains(got, CircuitOpen) || r.CircuitStates()["alpha"] != CircuitClosed {
 				t.Fatalf("one caller's failures moved the shared circuit: %v", got)
+			}
+			if h := r.Health()[0]; !h.Up {
+				t.Fatalf("one caller's failures marked the backend down for everyone: %+v", h)
 			}
 			// A backend that is gone (nothing listens: connections are refused, which no
 			// caller's arguments cause): bob alone, a one-caller deployment, stops waiting on it.

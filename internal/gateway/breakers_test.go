@@ -136,6 +136,7 @@ func TestOneCallerCannotOpenCircuits(t *testing.T) {
 	scrape := scrapeAdmin(t, gw)
 	for _, want := range []string{
 		`mcp_gateway_upstream_circuit_state{upstream="alpha"} 0`,
+		`mcp_gateway_upstream_up{upstream="alpha"} 1`,
 		`mcp_gateway_interceptor_circuit_state{interceptor="strict"} 0`,
 		`mcp_gateway_interceptor_circuit_state{interceptor="lenient"} 0`,
 		`mcp_gateway_caller_circuit_events_total{breaker="upstream",event="opened"} 2`,

@@ -332,7 +332,11 @@ func (b *Backend) record(method, charge, outcome string, start time.Time, err er
 	case OutcomeOK, OutcomeBackendError:
 		b.health.up(now)
 	case OutcomeUnavailable, OutcomeTimeout, OutcomeBadResponse:
-		b.health.down(now(), err)
+		if charge == chargeNone || wire.NotSent(err) {
+			b.health.down(now(), err)
+		} else {
+			b.health.suspect.Store(true) // one caller's failure: the prober decides
+		}
 		if !kick || b.env.Kick == nil {
 			return
 		}
