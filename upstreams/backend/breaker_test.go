@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,5 +227,28 @@ func TestBreakerSharedRequests(t *testing.T) {
 	}
 	if _, ok := b.callers.byKey["iss#alice"]; ok {
 		t.Fatal("a refused connection was charged to the caller")
+	}
+}
+
+// TestBreakerConfigBounds: minCallers and trackedCallers out of their ranges are reported, each
+// at its key.
+func TestBreakerConfigBounds(t *testing.T) {
+	for _, c := range []struct {
+		cfg  BreakerConfig
+		keys []string
+	}{
+		{BreakerConfig{MinCallers: -1, TrackedCallers: -1}, []string{"minCallers", "trackedCallers"}},
+		{BreakerConfig{MinCallers: MaxBreakerMinCallers + 1, TrackedCallers: MaxBreakerTrackedCallers + 1}, []string{"minCallers", "trackedCallers"}},
+		{BreakerConfig{MinCallers: MaxBreakerMinCallers, TrackedCallers: MaxBreakerTrackedCallers}, nil},
+	} {
+		errs := c.cfg.validate()
+		if len(errs) != len(c.keys) {
+			t.Fatalf("%+v: %v, want problems at %v", c.cfg, errs, c.keys)
+		}
+		for i, err := range errs {
+			if !strings.HasPrefix(err.Error(), c.keys[i]) {
+				t.Errorf("%+v: problem %q, want it at %s", c.cfg, err, c.keys[i])
+			}
+		}
 	}
 }
