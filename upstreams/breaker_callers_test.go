@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
@@ -155,5 +156,43 @@ func TestHungBackendOneCaller(t *testing.T) {
 	}
 	if err := callAs(ctx, r, "echo", `{}`, "", "iss#bob"); !errors.Is(err, ErrCircuitOpen) || errors.Is(err, ErrCallerCircuitOpen) {
 		t.Fatalf("bob with the shared circuit open: %v", err)
+	}
+}
+
+// TestCallerSessionHandshakeChargedToCaller: a pre-2026 token-exchange backend that fails the
+// handshake of one caller's own session (HTTP 503 to initialize with alice's exchanged token)
+// opens only alice's circuit: the handshake's failure is the caller's, not the backend's, and
+// bob's calls still reach the backend.
+func TestCallerSessionHandshakeChargedToCaller(t *testing.T) {
+	as := startAuthServer(t, nil)
+	alpha := mcptest.StartLegacyServer(t, "alpha", mcptest.WithMiddleware(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"initialize"`)) && bearerSub(t, mcptest.Exchange{Header: r.Header}) == "alice" {
+				http.Error(w, "overloaded", http.StatusServiceUnavailable)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			next.ServeHTTP(w, r)
+		})
+	}))
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: alpha.URL(), Protocol: "2025-11-25",
+		Auth: as.auth(AuthTokenExchange, alpha.URL()), Breaker: BreakerConfig{Failures: 2, Cooldown: time.Hour}}}}, Options{})
+	alice, _ := as.iss.Mint(devissuer.Claims{"sub": "alice"})
+	bob, _ := as.iss.Mint(devissuer.Claims{"sub": "bob"})
+	ctx := context.Background()
+	for i := range 2 {
+		if err := callAs(ctx, r, "echo", `{"text":"hi"}`, alice, as.iss.URL()+"#alice"); err == nil || errors.Is(err, ErrCircuitOpen) {
+			t.Fatalf("alice's call %d: %v, want her session's failed handshake", i, err)
+		}
+	}
+	if err := callAs(ctx, r, "echo", `{"text":"hi"}`, alice, as.iss.URL()+"#alice"); !errors.Is(err, ErrCallerCircuitOpen) {
+		t.Fatalf("alice after two failed handshakes: %v", err)
+	}
+	if err := callAs(ctx, r, "echo", `{"text":"hi"}`, bob, as.iss.URL()+"#bob"); err != nil {
+		t.Fatalf("bob: %v", err)
+	}
+	if st := r.CircuitStates()["alpha"]; st != CircuitClosed {
+		t.Fatalf("alice's failed handshakes moved the shared circuit to %d", st)
 	}
 }
