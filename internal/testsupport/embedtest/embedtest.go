@@ -38,6 +38,9 @@ type Fault struct {
 	Hang time.Duration
 	// Dims, if set, is the length of the vectors answered whatever was asked.
 	Dims int
+	// MinInputs, if set, limits the fault to requests of at least that many texts (tool
+	// batches), so queries are answered well.
+	MinInputs int
 }
 
 // Server is a running embeddings server.
@@ -118,6 +121,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.inputs = append(s.inputs, inputs...)
 	f := s.fault
 	s.mu.Unlock()
+	if len(inputs) < f.MinInputs {
+		f = Fault{}
+	}
 	if f.Hang > 0 {
 		select {
 		case <-time.After(f.Hang):
