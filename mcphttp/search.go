@@ -223,7 +223,7 @@ func (sr *searcher) dense(x *request, ix *catalogIndex, query string) (d toolsea
 	if ix.vectors == nil {
 		return d, false
 	}
-	q, tools, ok := sr.index.embed.Dense(x.ctx, ix.vectors, query)
+	q, tools, ok := sr.index.embed.Dense(x.ctx, ix.vectors, x.subject(), query)
 	if !ok {
 		return d, false
 	}

@@ -112,14 +112,19 @@ func (v *Vectors) store(idx []int, vecs [][]float32) {
 	}
 }
 
-// Dense is what a search fuses: the query's vector and the catalog's (by tool), or ok false, and
-// then the search ranks lexically at once (the reason is counted). It waits at most Timeout, for
-// the query and for the tools' vectors together, and never fails the search.
-func (e *Embedder) Dense(ctx context.Context, v *Vectors, query string) (q []float32, tools [][]float32, ok bool) {
+// Dense is what a search of caller (its subject; "" without authentication) fuses: the
+// query's vector and the catalog's (by tool), or ok false, and then the search ranks lexically
+// at once (the reason is counted). It waits at most Timeout, for the query and for the tools'
+// vectors together, and never fails the search.
+func (e *Embedder) Dense(ctx context.Context, v *Vectors, caller, query string) (q []float32, tools [][]float32, ok bool) {
 	select {
 	case <-v.ready:
 	default:
 		v.start()
+	}
+	if !e.caller.take(caller, e.now()) {
+		e.obs.Fallback(ReasonCaller)
+		return nil, nil, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()

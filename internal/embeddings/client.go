@@ -20,18 +20,19 @@ const (
 	ReasonUnreachable = "unreachable" // the connection failed
 	ReasonRefusedKey  = "refused_key" // 401 or 403: the API key is wrong or lacks the right
 	ReasonRateLimited = "rate_limited"
-	ReasonStatus      = "status"     // another status than 200
-	ReasonMalformed   = "malformed"  // not the protocol's answer
-	ReasonDimensions  = "dimensions" // vectors of the wrong length
-	ReasonBackoff     = "backoff"    // not asked: failures earlier, waiting before the next try
-	ReasonBudget      = "budget"     // not asked: maxTextsPerMinute or maxConcurrent spent
-	ReasonNotReady    = "not_ready"  // the tools' vectors were not there in time
+	ReasonStatus      = "status"        // another status than 200
+	ReasonMalformed   = "malformed"     // not the protocol's answer
+	ReasonDimensions  = "dimensions"    // vectors of the wrong length
+	ReasonBackoff     = "backoff"       // not asked: failures earlier, waiting before the next try
+	ReasonBudget      = "budget"        // not asked: maxTextsPerMinute or maxConcurrent spent
+	ReasonCaller      = "caller_budget" // not asked: the caller's maxQueriesPerCallerPerMinute spent
+	ReasonNotReady    = "not_ready"     // the tools' vectors were not there in time
 )
 
 // Reasons lists every reason, for metrics that create their series up front.
 func Reasons() []string {
 	return []string{ReasonTimeout, ReasonUnreachable, ReasonRefusedKey, ReasonRateLimited, ReasonStatus,
-		ReasonMalformed, ReasonDimensions, ReasonBackoff, ReasonBudget, ReasonNotReady}
+		ReasonMalformed, ReasonDimensions, ReasonBackoff, ReasonBudget, ReasonCaller, ReasonNotReady}
 }
 
 // Error is why an embedding request failed. It never holds the key, a query or a tool's text.

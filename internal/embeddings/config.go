@@ -40,6 +40,10 @@ type Config struct {
 	// MaxTextsPerMinute bounds what this replica sends (queries and tool texts), the cost bound:
 	// past it a search ranks lexically and tool texts wait. Default DefaultMaxTextsPerMinute.
 	MaxTextsPerMinute int `yaml:"maxTextsPerMinute"`
+	// MaxQueriesPerCallerPerMinute bounds one caller's share of MaxTextsPerMinute on this
+	// replica: past it that caller's searches rank lexically, so no caller spends everyone's
+	// budget. Default DefaultMaxQueriesPerCallerPerMinute.
+	MaxQueriesPerCallerPerMinute int `yaml:"maxQueriesPerCallerPerMinute"`
 	// MaxConcurrent bounds this replica's requests in flight to the endpoint; a search finding
 	// none free ranks lexically. Default DefaultMaxConcurrent.
 	MaxConcurrent int `yaml:"maxConcurrent"`
@@ -62,10 +66,12 @@ const (
 	DefaultBatchSize         = 64
 	DefaultMaxTextsPerMinute = 1200
 	DefaultMaxConcurrent     = 4
-	DefaultMaxCacheBytes     = 64 << 20
-	DefaultFusion            = "rrf"
-	DefaultWeight            = 1.0
-	DefaultRRFK              = 60.0
+	// DefaultMaxQueriesPerCallerPerMinute is a caller's share: a search every second.
+	DefaultMaxQueriesPerCallerPerMinute = 60
+	DefaultMaxCacheBytes                = 64 << 20
+	DefaultFusion                       = "rrf"
+	DefaultWeight                       = 1.0
+	DefaultRRFK                         = 60.0
 	// MaxBatchSize is the largest BatchSize accepted (OpenAI takes at most 2048 inputs).
 	MaxBatchSize = 2048
 	// MaxDimensions is the most dimensions a vector may have.
@@ -94,6 +100,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxConcurrent == 0 {
 		c.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if c.MaxQueriesPerCallerPerMinute == 0 {
+		c.MaxQueriesPerCallerPerMinute = DefaultMaxQueriesPerCallerPerMinute
 	}
 	if c.MaxCacheBytes == 0 {
 		c.MaxCacheBytes = DefaultMaxCacheBytes
@@ -140,6 +149,9 @@ func (c Config) Validate(at string) error {
 	}
 	if c.MaxTextsPerMinute < 0 {
 		add("maxTextsPerMinute", "%d: want a positive number (0: the default)", c.MaxTextsPerMinute)
+	}
+	if c.MaxQueriesPerCallerPerMinute < 0 {
+		add("maxQueriesPerCallerPerMinute", "%d: want a positive number (0: the default)", c.MaxQueriesPerCallerPerMinute)
 	}
 	if c.MaxConcurrent < 0 {
 		add("maxConcurrent", "%d: want a positive number (0: the default)", c.MaxConcurrent)

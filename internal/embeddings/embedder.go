@@ -41,6 +41,7 @@ type Embedder struct {
 	obs    Observer
 	now    func() time.Time
 	guard  *guard
+	caller callerWindow
 	cache  *cache
 	logged logLimiter
 	log    *slog.Logger
@@ -74,7 +75,7 @@ func New(cfg Config, apiKey string, deps Deps) *Embedder {
 		client: client{cfg: cfg, key: apiKey, http: &http.Client{Transport: deps.Transport, CheckRedirect: noRedirects}},
 		obs:    deps.Observer, now: deps.Now, log: deps.Log,
 		guard: newGuard(cfg, deps.Now), cache: newCache(cfg.MaxCacheBytes),
-		dims: cfg.Dimensions, ctx: ctx, cancel: cancel,
+		dims: cfg.Dimensions, ctx: ctx, cancel: cancel, caller: callerWindow{per: cfg.MaxQueriesPerCallerPerMinute},
 	}
 }
 

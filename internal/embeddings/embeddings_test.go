@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -103,7 +104,7 @@ func (f *fixture) ready(t *testing.T, texts []string) *Vectors {
 func TestDenseAnswers(t *testing.T) {
 	f := newFixture(t, nil)
 	v := f.ready(t, toolTexts)
-	q, tools, ok := f.e.Dense(context.Background(), v, "take a screenshot")
+	q, tools, ok := f.e.Dense(context.Background(), v, "caller", "take a screenshot")
 	if !ok || len(q) != embedtest.DefaultDims || len(tools) != len(toolTexts) || tools[5] != nil {
 		t.Fatalf("Dense: ok %v, %d dims, %d tools", ok, len(q), len(tools))
 	}
@@ -174,7 +175,7 @@ func TestFaultsFallBack(t *testing.T) {
 			f.e.client.key = tt.key
 			f.srv.SetFault(tt.fault)
 			start := time.Now()
-			if _, _, ok := f.e.Dense(context.Background(), v, "secret query words"); ok {
+			if _, _, ok := f.e.Dense(context.Background(), v, "caller", "secret query words"); ok {
 				t.Fatal("Dense succeeded against a failing endpoint")
 			}
 			if took := time.Since(start); took > 3*time.Second {
@@ -187,7 +188,7 @@ func TestFaultsFallBack(t *testing.T) {
 			// Backing off: the next searches fall back without a request, until the wait ends.
 			req, _ := f.srv.Counts()
 			f.clock.Advance(tt.wait - time.Millisecond)
-			if _, _, ok := f.e.Dense(context.Background(), v, "again"); ok {
+			if _, _, ok := f.e.Dense(context.Background(), v, "caller", "again"); ok {
 				t.Fatal("Dense succeeded while backing off")
 			}
 			if again, _ := f.srv.Counts(); again != req {
@@ -200,7 +201,7 @@ func TestFaultsFallBack(t *testing.T) {
 			f.srv.SetFault(embedtest.Fault{})
 			f.e.client.key = testKey
 			f.clock.Advance(time.Millisecond)
-			if _, _, ok := f.e.Dense(context.Background(), v, "again"); !ok {
+			if _, _, ok := f.e.Dense(context.Background(), v, "caller", "again"); !ok {
 				t.Error("Dense still falls back once the endpoint answers and the backoff ended")
 			}
 			checkLogs(t, f.logs.String(), tt.key, tt.reason)
@@ -231,7 +232,7 @@ func TestUnreachable(t *testing.T) {
 	l.Close()
 	f := newFixture(t, func(c *Config) { c.URL = "http://" + addr + "/v1/embeddings" })
 	v := f.e.Catalog(toolTexts)
-	if _, _, ok := f.e.Dense(context.Background(), v, "anything"); ok {
+	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "anything"); ok {
 		t.Fatal("Dense succeeded with no endpoint")
 	}
 	failures, fallbacks := f.obs.counts()
@@ -266,7 +267,7 @@ func TestBudget(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.MaxTextsPerMinute = 7 })
 	v := f.ready(t, toolTexts) // 5 texts of the 7
 	for i, want := range []bool{true, true, false} {
-		if _, _, ok := f.e.Dense(context.Background(), v, "q"); ok != want {
+		if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); ok != want {
 			t.Errorf("search %d: fused %v, want %v", i, ok, want)
 		}
 	}
@@ -274,7 +275,7 @@ func TestBudget(t *testing.T) {
 		t.Errorf("fallbacks %v, want one budget", fallbacks)
 	}
 	f.clock.Advance(time.Minute)
-	if _, _, ok := f.e.Dense(context.Background(), v, "q"); !ok {
+	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); !ok {
 		t.Error("the budget did not refill")
 	}
 	g := newGuard(Config{MaxTextsPerMinute: 100, MaxConcurrent: 1}, f.clock.Now)
@@ -290,7 +291,7 @@ func TestNotReady(t *testing.T) {
 	f.srv.SetFault(embedtest.Fault{Hang: 5 * time.Second, MinInputs: 2}) // tool batches hang, queries are answered
 	v := f.e.Catalog(toolTexts)
 	start := time.Now()
-	if _, _, ok := f.e.Dense(context.Background(), v, "q"); ok {
+	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); ok {
 		t.Fatal("Dense succeeded before the tools' vectors were there")
 	}
 	if took := time.Since(start); took > 3*time.Second {
@@ -353,5 +354,36 @@ func TestWireProtocol(t *testing.T) {
 	if got == nil || got.Header.Get("api-key") != "k1" || got.Header.Get("Authorization") != "" ||
 		body != `{"model":"m","input":["hello"],"encoding_format":"float","dimensions":64}` {
 		t.Errorf("request: %v %q", got.Header, body)
+	}
+}
+
+// TestCallerShare: past its share of queries a minute, a caller's searches rank lexically
+// (without a request) while another caller's are still fused; the share comes back with the
+// next minute; the callers counted are bounded.
+func TestCallerShare(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.MaxQueriesPerCallerPerMinute = 2 })
+	v := f.ready(t, toolTexts)
+	for i, tt := range []struct {
+		caller string
+		want   bool
+	}{{"alice", true}, {"alice", true}, {"alice", false}, {"bob", true}} {
+		if _, _, ok := f.e.Dense(context.Background(), v, tt.caller, "q"); ok != tt.want {
+			t.Errorf("search %d by %s: fused %v, want %v", i, tt.caller, ok, tt.want)
+		}
+	}
+	if _, fallbacks := f.obs.counts(); fallbacks[ReasonCaller] != 1 {
+		t.Errorf("fallbacks %v, want one caller_budget", fallbacks)
+	}
+	f.clock.Advance(time.Minute)
+	if _, _, ok := f.e.Dense(context.Background(), v, "alice", "q"); !ok {
+		t.Error("alice's share did not come back with the next minute")
+	}
+	w := callerWindow{per: 1}
+	now := time.Unix(0, 0)
+	for i := range maxTrackedCallers {
+		w.take(strconv.Itoa(i), now)
+	}
+	if w.take("one more", now) || len(w.counts) != maxTrackedCallers {
+		t.Errorf("a caller past maxTrackedCallers was counted: %d tracked", len(w.counts))
 	}
 }

@@ -79,3 +79,32 @@ func (g *guard) failed(retryAfter time.Duration) time.Duration {
 
 // maxBatch is the largest batch the budget can ever grant.
 func (g *guard) maxBatch(size int) int { return max(1, min(size, int(g.perMinute))) }
+
+// maxTrackedCallers bounds the callers whose queries are counted in one minute on this replica;
+// past it a caller not yet counted ranks lexically until the minute ends.
+const maxTrackedCallers = 10000
+
+// callerWindow counts each caller's queries in the current minute: a caller's share of the
+// budget. Its memory is at most maxTrackedCallers entries, dropped every minute.
+type callerWindow struct {
+	per int
+
+	mu     sync.Mutex
+	start  time.Time
+	counts map[string]int
+}
+
+// take counts one query of caller, or reports that its share of this minute is spent.
+func (w *callerWindow) take(caller string, now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.counts == nil || now.Sub(w.start) >= time.Minute || now.Before(w.start) {
+		w.start, w.counts = now, map[string]int{}
+	}
+	n, ok := w.counts[caller]
+	if n >= w.per || !ok && len(w.counts) >= maxTrackedCallers {
+		return false
+	}
+	w.counts[caller] = n + 1
+	return true
+}
