@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/testsupport/embedtest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/mcphttp"
 )
@@ -51,7 +53,7 @@ func kbBackend(t *testing.T) *mcptest.Server {
 
 // TestEmbeddingsSearch: with an embeddings endpoint configured (the stand-in, speaking the
 // OpenAI protocol), find_tools fuses its ranking with the lexical one for a 2026-07-28 client
-// and a pre-2026 client alike; a tool the set hides is never returned although it is the
+// and pre-2026 clients (the Go SDK at 2025-11-25, the TypeScript SDK v1) alike; a tool the set hides is never returned although it is the
 // nearest; when the endpoint fails, the same search answers at once with the lexical ranking,
 // counted, logged without the key or the query, and the endpoint is not asked again per search.
 func TestEmbeddingsSearch(t *testing.T) {
@@ -86,6 +88,14 @@ func TestEmbeddingsSearch(t *testing.T) {
 		if slices.Contains(got, "kb__scrennshot_admin") {
 			t.Errorf("%s client: the hidden kb__scrennshot_admin was returned: %v", name, got)
 		}
+	}
+	// The TypeScript SDK v1 client (2025-11-25) sees the same fused ranking.
+	steps := legacyclient.RunTS(t, legacyclient.Scenario{URL: url, Steps: []string{"connect", "call_tool"},
+		Tools: legacyclient.Tools{Echo: "find_tools"}, Arguments: map[string]map[string]any{"call_tool": {"query": embedQuery, "limit": 5}}})
+	var found findResult
+	if s := steps["call_tool"]; !s.OK || s.IsError || json.Unmarshal([]byte(s.Text), &found) != nil ||
+		len(found.Tools) == 0 || found.Tools[0].Name != "kb__take_screenshot" {
+		t.Errorf("TS SDK v1 find_tools: %+v", s)
 	}
 	if in := srv.Inputs(); !slices.Contains(in, embedQuery) {
 		t.Errorf("the endpoint never received the query: %q", in)
