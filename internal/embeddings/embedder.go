@@ -145,6 +145,18 @@ func (e *Embedder) Query(ctx context.Context, text string) ([]float32, error) {
 	return vecs[0], nil
 }
 
+// Probe embeds one fixed text, outside the guards and the budget (check-config --online), and
+// returns the vectors' length.
+func (e *Embedder) Probe(ctx context.Context) (dims int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
+	vecs, err := e.client.embed(ctx, []string{"check-config probe"}, e.cfg.Dimensions)
+	if err != nil {
+		return 0, err
+	}
+	return len(vecs[0]), nil
+}
+
 // digest keys the cache: a tool's text, whatever tool or catalog version it is in.
 func digest(text string) [sha256.Size]byte { return sha256.Sum256([]byte(text)) }
 

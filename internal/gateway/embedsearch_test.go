@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -149,6 +150,30 @@ func TestEmbeddingsConfig(t *testing.T) {
 	for _, want := range []string{"search.embeddings.url", "want https", "search.embeddings.fusion"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("validate: %v; want it to name %q", err, want)
+		}
+	}
+}
+
+// TestCheckConfigOnlineEmbeddings: check-config --online asks the embeddings endpoint for one
+// vector with the configured key: the stand-in answers it; with a key it refuses, the item fails,
+// named, without the key in the output.
+func TestCheckConfigOnlineEmbeddings(t *testing.T) {
+	srv := embedtest.Start(t, embedKey)
+	backend := mcptest.StartServer(t, "one")
+	for _, tc := range []struct{ key, want string }{
+		{embedKey, `(?m)^ok     search\.embeddings ` + regexp.QuoteMeta(srv.URL) + `: model stand-in: 256 dimensions$`},
+		{"sk-refused-key", `(?m)^FAILED search\.embeddings ` + regexp.QuoteMeta(srv.URL) + `: embeddings: refused_key \(HTTP 401\)$`},
+	} {
+		cfg := writeConfigWith(t, "search:\n  embeddings:\n    url: "+srv.URL+"\n    model: stand-in\n    apiKey: {value: "+tc.key+"}\n", backend)
+		out, stderr, err := runGateway(t, "check-config", "--config", cfg, "--online")
+		if !regexp.MustCompile(tc.want).MatchString(out) {
+			t.Errorf("output lacks %s:\n%s", tc.want, out)
+		}
+		if failed := strings.HasPrefix(tc.want, "(?m)^FAILED"); failed != (err != nil) {
+			t.Errorf("key %s: err = %v", tc.key, err)
+		}
+		if strings.Contains(out+stderr, tc.key) {
+			t.Errorf("the output shows the key:\n%s%s", out, stderr)
 		}
 	}
 }
