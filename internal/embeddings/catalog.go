@@ -15,7 +15,8 @@ type Vectors struct {
 	mu      sync.Mutex
 	vecs    [][]float32
 	missing int
-	running bool
+	// running is closed when the current fill ends; nil while none runs.
+	running chan struct{}
 	ready   chan struct{} // closed once every tool has a vector
 }
 
@@ -42,25 +43,31 @@ func (e *Embedder) Catalog(texts []string) *Vectors {
 	return v
 }
 
-// start runs fill unless it runs already or is done.
-func (v *Vectors) start() {
+// start runs fill unless it runs already or is done, and returns a channel closed when the
+// fill that runs ends (closed already when none needs to run).
+func (v *Vectors) start() <-chan struct{} {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.running || v.missing == 0 {
-		return
+	if v.running != nil {
+		return v.running
 	}
-	v.running = true
-	go v.fill()
+	if v.missing == 0 {
+		return v.ready
+	}
+	v.running = make(chan struct{})
+	go v.fill(v.running)
+	return v.running
 }
 
 // fill asks for the missing vectors, batch by batch, until all are there or a request fails or
 // is not admitted (then the next search on this version starts it again, once the backoff and
 // the budget allow).
-func (v *Vectors) fill() {
+func (v *Vectors) fill(done chan struct{}) {
 	defer func() {
 		v.mu.Lock()
-		v.running = false
+		v.running = nil
 		v.mu.Unlock()
+		close(done)
 	}()
 	size := v.e.guard.maxBatch(v.e.cfg.BatchSize)
 	for {
@@ -114,29 +121,23 @@ func (v *Vectors) store(idx []int, vecs [][]float32) {
 
 // Dense is what a search of caller (its subject; "" without authentication) fuses: the
 // query's vector and the catalog's (by tool), or ok false, and then the search ranks lexically
-// at once (the reason is counted). It waits at most Timeout, for the query and for the tools'
-// vectors together, and never fails the search.
+// at once (the reason is counted). It waits at most Timeout in all: for the tools' vectors while
+// they are being asked for (not when their requests have stopped, on a failure or the budget),
+// then for the query's. It never fails the search.
 func (e *Embedder) Dense(ctx context.Context, v *Vectors, caller, query string) (q []float32, tools [][]float32, ok bool) {
-	select {
-	case <-v.ready:
-	default:
-		v.start()
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
+	if !v.await(ctx) {
+		e.obs.Fallback(ReasonNotReady)
+		return nil, nil, false
 	}
 	if !e.caller.take(caller, e.now()) {
 		e.obs.Fallback(ReasonCaller)
 		return nil, nil, false
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
-	defer cancel()
 	q, err := e.Query(ctx, query)
 	if err != nil {
 		e.obs.Fallback(reasonOf(err))
-		return nil, nil, false
-	}
-	select {
-	case <-v.ready:
-	case <-ctx.Done():
-		e.obs.Fallback(ReasonNotReady)
 		return nil, nil, false
 	}
 	if len(q) != v.dims() {
@@ -144,6 +145,28 @@ func (e *Embedder) Dense(ctx context.Context, v *Vectors, caller, query string) 
 		return nil, nil, false
 	}
 	return q, v.vecs, true
+}
+
+// await reports whether every tool has its vector, waiting (until ctx ends) while they are being
+// asked for; it starts asking when no request runs.
+func (v *Vectors) await(ctx context.Context) bool {
+	select {
+	case <-v.ready:
+		return true
+	default:
+	}
+	select {
+	case <-v.ready:
+		return true
+	case <-v.start():
+	case <-ctx.Done():
+	}
+	select {
+	case <-v.ready:
+		return true
+	default:
+		return false
+	}
 }
 
 // Of is the vectors of the texts, once Wait has returned true.

@@ -2,6 +2,7 @@ package embeddings
 
 import (
 	"context"
+	"errors"
 	"crypto/sha256"
 	"log/slog"
 	"net/http"
@@ -92,7 +93,7 @@ func (e *Embedder) Fusion() (method string, weight, k float64) {
 }
 
 // request embeds texts with the guards: not while backing off, within the budget and the bound
-// on requests in flight (wait: a tool batch waits for a free one; a query never waits).
+// on requests in flight; a request the guards refuse fails at once, without waiting.
 func (e *Embedder) request(ctx context.Context, kind string, texts []string, timeout time.Duration) ([][]float32, error) {
 	if err := e.guard.admit(len(texts)); err != nil {
 		return nil, err
@@ -125,7 +126,8 @@ func (e *Embedder) fail(kind string, took time.Duration, n int, err error) {
 	reason := reasonOf(err)
 	var retry time.Duration
 	status := 0
-	if ee, ok := err.(*Error); ok {
+	var ee *Error
+	if errors.As(err, &ee) {
 		retry, status = ee.RetryAfter, ee.Status
 	}
 	wait := e.guard.failed(retry)

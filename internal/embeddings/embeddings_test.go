@@ -222,7 +222,8 @@ func checkLogs(t *testing.T, logs, key, reason string) {
 	}
 }
 
-// TestUnreachable: an endpoint that is not there fails at once, as unreachable.
+// TestUnreachable: an endpoint that is not there fails at once, as unreachable, and a search
+// then falls back without waiting for the tools' vectors, which are not being asked for.
 func TestUnreachable(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -235,9 +236,11 @@ func TestUnreachable(t *testing.T) {
 	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "anything"); ok {
 		t.Fatal("Dense succeeded with no endpoint")
 	}
+	// The tools' batch failed and the next is not tried while backing off: the search does not
+	// wait, and sends no query.
 	failures, fallbacks := f.obs.counts()
-	if failures[ReasonUnreachable] == 0 || fallbacks[ReasonUnreachable]+fallbacks[ReasonBackoff] != 1 {
-		t.Errorf("failures %v, fallbacks %v", failures, fallbacks)
+	if failures[ReasonUnreachable] != 1 || fallbacks[ReasonNotReady] != 1 {
+		t.Errorf("failures %v, fallbacks %v; want one unreachable, one not_ready", failures, fallbacks)
 	}
 }
 
