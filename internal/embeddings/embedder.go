@@ -2,8 +2,8 @@ package embeddings
 
 import (
 	"context"
-	"errors"
 	"crypto/sha256"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
