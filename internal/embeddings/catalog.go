@@ -17,6 +17,8 @@ type Vectors struct {
 	missing int
 	// running is closed when the current fill ends; nil while none runs.
 	running chan struct{}
+	// asked marks the tools a batch of the current fill asks for.
+	asked []bool
 	ready   chan struct{} // closed once every tool has a vector
 }
 
@@ -59,36 +61,50 @@ func (v *Vectors) start() <-chan struct{} {
 	return v.running
 }
 
-// fill asks for the missing vectors, batch by batch, until all are there or a request fails or
-// is not admitted (then the next search on this version starts it again, once the backoff and
-// the budget allow).
+// fill asks for the missing vectors, in batches, several at once (half of maxConcurrent, so
+// queries keep room), until all are there or a request fails or is not admitted (then the next
+// search on this version starts it again, once the backoff and the budget allow).
 func (v *Vectors) fill(done chan struct{}) {
 	defer func() {
 		v.mu.Lock()
 		v.running = nil
+		clear(v.asked)
 		v.mu.Unlock()
 		close(done)
 	}()
 	size := v.e.guard.maxBatch(v.e.cfg.BatchSize)
-	for {
-		idx, texts := v.nextBatch(size)
-		if len(idx) == 0 {
-			return
-		}
-		vecs, err := v.e.request(v.e.ctx, "tools", texts, v.e.cfg.BatchTimeout)
-		if err != nil {
-			return
-		}
-		v.store(idx, vecs)
+	var wg sync.WaitGroup
+	for range max(1, v.e.cfg.MaxConcurrent/2) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				idx, texts := v.nextBatch(size)
+				if len(idx) == 0 {
+					return
+				}
+				vecs, err := v.e.request(v.e.ctx, "tools", texts, v.e.cfg.BatchTimeout)
+				if err != nil {
+					return
+				}
+				v.store(idx, vecs)
+			}
+		}()
 	}
+	wg.Wait()
 }
 
-// nextBatch is up to size tools still without a vector.
+// nextBatch is up to size tools still without a vector and not asked for by another batch, now
+// marked as asked for.
 func (v *Vectors) nextBatch(size int) (idx []int, texts []string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.asked == nil {
+		v.asked = make([]bool, len(v.texts))
+	}
 	for i, t := range v.texts {
-		if t != "" && v.vecs[i] == nil {
+		if t != "" && v.vecs[i] == nil && !v.asked[i] {
+			v.asked[i] = true
 			idx, texts = append(idx, i), append(texts, t)
 			if len(idx) == size {
 				break
