@@ -19,7 +19,7 @@ type Vectors struct {
 	running chan struct{}
 	// asked marks the tools a batch of the current fill asks for.
 	asked []bool
-	ready   chan struct{} // closed once every tool has a vector
+	ready chan struct{} // closed once every tool has a vector
 }
 
 // Catalog starts embedding one catalog version's tool texts (toolsearch.EmbedText of each tool,
