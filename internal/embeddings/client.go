@@ -173,7 +173,7 @@ func retryAfter(h string, now time.Time) time.Duration {
 }
 
 // decode checks the answer: one vector per text by index, each finite, not zero, of dims numbers
-// (0: all of one length).
+// (0: all of one length), and scales each to length 1.
 func decode(raw []byte, n, dims int) ([][]float32, error) {
 	var r response
 	if err := json.Unmarshal(raw, &r); err != nil {
@@ -193,17 +193,27 @@ func decode(raw []byte, n, dims int) ([][]float32, error) {
 		if len(d.Embedding) != dims || dims == 0 || dims > MaxDimensions {
 			return nil, &Error{Reason: ReasonDimensions, Detail: fmt.Sprintf("a vector of %d dimensions, want %d", len(d.Embedding), dims)}
 		}
-		v, nonzero := make([]float32, dims), false
-		for i, x := range d.Embedding {
+		norm := 0.0
+		for _, x := range d.Embedding {
 			if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > math.MaxFloat32 {
 				return nil, &Error{Reason: ReasonMalformed, Detail: "a vector holds a number that is not finite"}
 			}
-			v[i], nonzero = float32(x), nonzero || x != 0
+			norm += x * x
 		}
-		if !nonzero {
-			return nil, &Error{Reason: ReasonMalformed, Detail: "a vector of zeros"}
+		if norm == 0 || math.IsInf(norm, 0) {
+			return nil, &Error{Reason: ReasonMalformed, Detail: "a vector of zeros, or too long to scale"}
 		}
-		out[*d.Index] = v
+		out[*d.Index] = unit(d.Embedding, math.Sqrt(norm))
 	}
 	return out, nil
+}
+
+// unit is v scaled to length 1 (norm is its length): search compares vectors by their dot
+// product, so each tool's length is divided out once here rather than in every search.
+func unit(v []float64, norm float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x / norm)
+	}
+	return out
 }

@@ -35,8 +35,10 @@ func ParseFusion(name string) FusionMethod {
 const DefaultRRFK = 60
 
 // Dense is what SearchFused needs of a dense ranking: the query's vector and each tool's, by
-// index in the catalog (nil: that tool has none, and only its lexical rank counts). Vectors are
-// compared by cosine, so their lengths do not matter; all have the query's dimensions.
+// index in the catalog (nil: that tool has none, and only its lexical rank counts). Tools'
+// vectors are of length 1 (internal/embeddings scales what the endpoint answers), so a tool's
+// cosine with the query is one dot product; the query's length is divided out once. A tool's
+// vector of other dimensions than the query's is not used.
 type Dense struct {
 	Query  []float32
 	Tools  [][]float32
@@ -111,29 +113,22 @@ func (ix *BM25) SearchFused(query string, limit int, allow func(i int) bool, d D
 	return v.withSimilar(top.sorted())
 }
 
-// cosines is each ranked tool's cosine with the query, NaN for a tool the view does not rank or
-// that has no vector of the query's dimensions.
+// cosines is each ranked tool's cosine with the query (its vector being of length 1), NaN for a
+// tool the view does not rank or that has no vector of the query's dimensions.
 func (ix *BM25) cosines(v *view, d Dense) []float64 {
 	cos := make([]float64, len(ix.names))
-	qn := norm(d.Query)
+	qn := 0.0
+	for _, x := range d.Query {
+		qn += float64(x) * float64(x)
+	}
+	qn = math.Sqrt(qn)
 	for i := range cos {
 		cos[i] = math.NaN()
-		if !v.has(int32(i)) || i >= len(d.Tools) || len(d.Tools[i]) != len(d.Query) || qn == 0 {
-			continue
-		}
-		if tn := norm(d.Tools[i]); tn > 0 {
-			cos[i] = float64(dot32(d.Query, d.Tools[i])) / (qn * tn)
+		if v.has(int32(i)) && i < len(d.Tools) && len(d.Tools[i]) == len(d.Query) && qn > 0 {
+			cos[i] = float64(dot32(d.Query, d.Tools[i])) / qn
 		}
 	}
 	return cos
-}
-
-func norm(v []float32) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	return math.Sqrt(s)
 }
 
 // rrf is reciprocal-rank fusion of the lexical scores (tools scoring 0 are not in that list) and

@@ -115,3 +115,34 @@ func TestFusionChangesRanking(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSearchFused is one find_tools ranking over the whole captured catalog fused with
+// 1,536-dimension vectors (the size of common hosted models), each fusion; the query's vector is
+// given (the endpoint's time is not the ranker's).
+func BenchmarkSearchFused(b *testing.B) {
+	catalog := loadCatalog(b)
+	queries := loadQueries(b, catalog)
+	docs := toolsOf(catalog)
+	ix := NewBM25(docs)
+	const dims = 1536
+	vecs := make([][]float32, len(docs))
+	for i, d := range docs {
+		vecs[i] = embedtest.Vector(EmbedText(d), dims)
+	}
+	qvecs := make([][]float32, len(queries))
+	for i, q := range queries {
+		qvecs[i] = embedtest.Vector(q.text, dims)
+	}
+	for _, m := range []struct {
+		name   string
+		method FusionMethod
+	}{{"rrf", FuseRRF}, {"blend", FuseBlend}} {
+		b.Run(m.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				k := i % len(queries)
+				ix.SearchFused(queries[k].text, 10, nil, Dense{Query: qvecs[k], Tools: vecs, Method: m.method, Weight: 1})
+			}
+		})
+	}
+}
