@@ -27,12 +27,13 @@ const (
 	ReasonBudget      = "budget"        // not asked: maxTextsPerMinute or maxConcurrent spent
 	ReasonCaller      = "caller_budget" // not asked: the caller's maxQueriesPerCallerPerMinute spent
 	ReasonNotReady    = "not_ready"     // the tools' vectors were not there in time
+	ReasonCanceled    = "canceled"      // the search's caller went away: not the endpoint's failure
 )
 
 // Reasons lists every reason, for metrics that create their series up front.
 func Reasons() []string {
 	return []string{ReasonTimeout, ReasonUnreachable, ReasonRefusedKey, ReasonRateLimited, ReasonStatus,
-		ReasonMalformed, ReasonDimensions, ReasonBackoff, ReasonBudget, ReasonCaller, ReasonNotReady}
+		ReasonMalformed, ReasonDimensions, ReasonBackoff, ReasonBudget, ReasonCaller, ReasonNotReady, ReasonCanceled}
 }
 
 // Error is why an embedding request failed. It never holds the key, a query or a tool's text.

@@ -94,12 +94,12 @@ func (e *Embedder) Fusion() (method string, weight, k float64) {
 
 // request embeds texts with the guards: not while backing off, within the budget and the bound
 // on requests in flight; a request the guards refuse fails at once, without waiting.
-func (e *Embedder) request(ctx context.Context, kind string, texts []string, timeout time.Duration) ([][]float32, error) {
+func (e *Embedder) request(parent context.Context, kind string, texts []string, timeout time.Duration) ([][]float32, error) {
 	if err := e.guard.admit(len(texts)); err != nil {
 		return nil, err
 	}
 	defer e.guard.release()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	e.mu.Lock()
 	dims := e.dims
@@ -107,6 +107,11 @@ func (e *Embedder) request(ctx context.Context, kind string, texts []string, tim
 	start := e.now()
 	vecs, err := e.client.embed(ctx, texts, dims)
 	took := e.now().Sub(start)
+	if err != nil && errors.Is(parent.Err(), context.Canceled) {
+		// The caller went away (or the embedder closed): not the endpoint's failure, and no
+		// reason to back off for everyone.
+		return nil, &Error{Reason: ReasonCanceled}
+	}
 	if err != nil {
 		e.fail(kind, took, len(texts), err)
 		return nil, err

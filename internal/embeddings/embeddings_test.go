@@ -390,3 +390,24 @@ func TestCallerShare(t *testing.T) {
 		t.Errorf("a caller past maxTrackedCallers was counted: %d tracked", len(w.counts))
 	}
 }
+
+// TestCallerGoneIsNoFailure: a search whose caller goes away while its query is being embedded
+// is not the endpoint's failure: no failure is counted and no backoff starts.
+func TestCallerGoneIsNoFailure(t *testing.T) {
+	f := newFixture(t, nil)
+	v := f.ready(t, toolTexts)
+	f.srv.SetFault(embedtest.Fault{Hang: 5 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, _, ok := f.e.Dense(ctx, v, "caller", "q"); ok {
+		t.Fatal("Dense succeeded for a caller gone")
+	}
+	failures, fallbacks := f.obs.counts()
+	if len(failures) != 0 || fallbacks[ReasonCanceled] != 1 {
+		t.Errorf("failures %v, fallbacks %v; want none, one canceled", failures, fallbacks)
+	}
+	f.srv.SetFault(embedtest.Fault{})
+	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); !ok {
+		t.Error("the next search backs off after a caller went away")
+	}
+}
