@@ -177,3 +177,38 @@ func TestCheckConfigOnlineEmbeddings(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadTurnsEmbeddingsOn: a reload that sets search.embeddings makes the next find_tools
+// fused; one that removes it makes the next lexical again, and the endpoint is asked nothing more.
+func TestReloadTurnsEmbeddingsOn(t *testing.T) {
+	srv := embedtest.Start(t, "")
+	kb := kbBackend(t)
+	base := "auth: {disabled: true}\ntoolsets: [{name: search, include: [{}], exclude: [{upstream: kb, tools: [scrennshot_admin]}], search: {enabled: true}}]\nupstreams:\n" + upstreamYAML(kb)
+	on := base + "search:\n  embeddings: {url: \"" + srv.URL + "\", model: stand-in}\n"
+	f := startReloadGateway(t, "30s", base)
+	cs := mcptest.Connect(t, f.url()+"/search")
+	first := func() string {
+		if got := findTools(t, cs, embedQuery); len(got) > 0 {
+			return got[0]
+		}
+		return ""
+	}
+	if got := first(); got != "kb__print_page" {
+		t.Fatalf("before the reload: %q first, want the lexical kb__print_page", got)
+	}
+	if err := f.reload(t, "30s", on); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	mcptest.WaitFor(t, "the fused ranking after the reload", func() bool { return first() == "kb__take_screenshot" })
+	if err := f.reload(t, "30s", base); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	if got := first(); got != "kb__print_page" {
+		t.Errorf("after removing the endpoint: %q first, want the lexical kb__print_page", got)
+	}
+	before, _ := srv.Counts()
+	first()
+	if after, _ := srv.Counts(); after != before {
+		t.Errorf("the endpoint was asked %d more time(s) after it was removed", after-before)
+	}
+}
