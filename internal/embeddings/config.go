@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
@@ -135,6 +136,9 @@ func (c Config) Validate(at string) error {
 	if c.Model == "" {
 		add("model", "required: the model the endpoint embeds with")
 	}
+	if c.APIKeyHeader != "" && !headerName.MatchString(c.APIKeyHeader) {
+		add("apiKeyHeader", "%q: want a header name (letters, digits and '-')", c.APIKeyHeader)
+	}
 	if c.Dimensions < 0 || c.Dimensions > MaxDimensions {
 		add("dimensions", "%d: want 0 (the model's own) to %d", c.Dimensions, MaxDimensions)
 	}
@@ -170,6 +174,9 @@ func (c Config) Validate(at string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// headerName is what apiKeyHeader may be.
+var headerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 
 // checkURL refuses to send queries, tool text and a key in clear text except on loopback.
 func checkURL(raw string) error {

@@ -318,8 +318,9 @@ func TestConfigValidate(t *testing.T) {
 		{Config{URL: "https://user:pw@x/v1/embeddings", Model: "m"}, []string{"user info"}},
 		{Config{Model: "m"}, []string{"search.embeddings.url", "required with model"}},
 		{Config{URL: "https://x/v1/embeddings"}, []string{"search.embeddings.model"}},
-		{Config{URL: "https://x/e", Model: "m", Fusion: "max", Weight: -1, BatchSize: 5000, Dimensions: -1, Timeout: -1, MaxCacheBytes: -1},
-			[]string{"fusion", "weight", "batchSize", "dimensions", "timeout", "maxCacheBytes"}},
+		{Config{URL: "https://x/e", Model: "m", Fusion: "max", Weight: -1, BatchSize: 5000, Dimensions: -1, Timeout: -1, MaxCacheBytes: -1,
+			APIKeyHeader: "api key:", MaxQueriesPerCallerPerMinute: -1},
+			[]string{"fusion", "weight", "batchSize", "dimensions", "timeout", "maxCacheBytes", "apiKeyHeader", "maxQueriesPerCallerPerMinute"}},
 	} {
 		err := tt.cfg.Validate("search.embeddings")
 		if (err == nil) != (tt.want == nil) {
