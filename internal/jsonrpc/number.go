@@ -21,15 +21,16 @@ func NumberAsDouble(lit []byte) (f float64, alike bool) {
 	if err != nil {
 		return 0, false // beyond the doubles: infinite to some parsers, refused by others
 	}
-	if smallInteger(lit) {
+	if PlainInteger(lit) {
 		return f, true
 	}
 	return f, decimalOf(lit) == decimalOf(strconv.AppendFloat(make([]byte, 0, 32), f, 'e', -1, 64))
 }
 
-// smallInteger reports whether lit is an integer literal of at most 15 digits, which every
-// double holds exactly: nearly every number, told without the decimal comparison.
-func smallInteger(lit []byte) bool {
+// PlainInteger reports whether lit is an integer literal of at most 15 digits (an optional
+// minus, no fraction or exponent), which every double holds exactly: nearly every number, and
+// one every parser reads alike without the decimal comparison.
+func PlainInteger(lit []byte) bool {
 	if len(lit) > 0 && lit[0] == '-' {
 		lit = lit[1:]
 	}
