@@ -169,4 +169,3 @@ func (t flatType) holds(v []byte) bool {
 	}
 	return jsonrpc.PlainInteger(v)
 }
-
