@@ -368,20 +368,73 @@ func checkRequestMutation(method string, payload, sent []byte, lim jsonrpc.Limit
 	if _, err := jsonrpc.ParseParams(req.Params); err != nil {
 		return malformed("the mutated params: %v", err)
 	}
-	var answers []byte
+	var answers, meta []byte
 	if params := member(sent, "params"); params != nil {
-		answers = member(params, shownOwned)
+		answers, meta = member(params, shownOwned), member(params, metaKey)
 	}
 	return jsonrpc.Members(req.Params, func(key, val []byte) error {
 		switch {
 		case string(key) == shownOwned && answers != nil && sameJSON(val, answers):
 		case string(key) == shownOwned:
 			return malformed("the mutated params change %q, which are the client's", key)
+		case string(key) == metaKey:
+			return checkMutatedMeta(val, meta)
 		case isOwned(key):
 			return malformed("the mutated params set %q, which the gateway owns", key)
 		}
 		return nil
 	})
+}
+
+// checkMutatedMeta checks the _meta of a mutated request against the one the interceptor was
+// shown (sent, nil when the client sent none): the client's own members are the mutation's to
+// change, like its arguments, but the members the gateway reads itself (the protocol version,
+// capabilities, progress token, trace context: jsonrpc.ReservedMetaKey) must come back as they
+// were, none added or left out, and no member may be a spelling variant of one of them.
+func checkMutatedMeta(mut, sent []byte) error {
+	if _, err := jsonrpc.ParseMeta(mut); err != nil {
+		return malformed("the mutated _meta: %v", err)
+	}
+	reserved := 0
+	err := jsonrpc.Members(mut, func(key, val []byte) error {
+		if !jsonrpc.ReservedMetaKey(key) {
+			return nil
+		}
+		reserved++
+		if was := metaMember(sent, key); was == nil || !sameJSON(val, was) {
+			return malformed("the mutated _meta changes %q, which the gateway reads", key)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if reserved != countReserved(sent) {
+		return malformed("the mutated _meta leaves out a member the gateway reads")
+	}
+	return nil
+}
+
+// metaMember is the value of the member key of the _meta object meta, nil when absent.
+func metaMember(meta, key []byte) []byte {
+	if meta == nil {
+		return nil
+	}
+	return member(meta, string(key))
+}
+
+// countReserved counts the members of the _meta object meta that the gateway reads itself.
+func countReserved(meta []byte) int {
+	n := 0
+	if meta != nil {
+		_ = jsonrpc.Members(meta, func(key, _ []byte) error {
+			if jsonrpc.ReservedMetaKey(key) {
+				n++
+			}
+			return nil
+		})
+	}
+	return n
 }
 
 // roundTripKeys are the members of a result that carry a backend's round trip.
