@@ -158,12 +158,19 @@ type invocation struct {
 }
 
 // refuses reports whether a failed invocation refuses its call: always without failOpen, and
-// with it when the caller's own circuit is open. A caller whose payloads make the interceptor
-// fail or time out must not switch the check off for itself by opening its own circuit; the
-// shared circuit, which one caller cannot open alone (backend.BreakerConfig.MinCallers), is
-// the interceptor's outage that failOpen is about.
+// with it when the failure is the caller's own doing and not the interceptor's: its own circuit
+// open, its share of the slots taken, a payload past maxPayloadBytes. In none of these was the
+// interceptor asked; failOpen is about the interceptor's outage (the shared circuit, which one
+// caller cannot open alone: backend.BreakerConfig.MinCallers), and a caller must not switch the
+// check off for itself by holding its slots, padding its payload or making its calls fail.
 func (inv invocation) refuses() bool {
-	return !inv.st.ic.cfg.FailOpen || inv.reason == ReasonCallerCircuit
+	return !inv.st.ic.cfg.FailOpen || callersOwn(inv.reason)
+}
+
+// callersOwn reports whether a failure reason is the caller's own doing: the interceptor was
+// not asked.
+func callersOwn(reason string) bool {
+	return reason == ReasonCallerCircuit || reason == ReasonCallerLimit || reason == ReasonTooLarge
 }
 
 // invoke calls one interceptor and checks its answer against the SEP's rules for results; any

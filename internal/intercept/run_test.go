@@ -290,6 +290,53 @@ func TestTooLarge(t *testing.T) {
 	}
 }
 
+// TestFailOpenNotTheCallersToSkip: with failOpen, the failures a caller makes itself, without
+// the interceptor being asked (a payload above maxPayloadBytes, its share of the slots taken),
+// refuse the call as they do fail-closed: a caller cannot switch the check off for itself by
+// padding its arguments or holding its slots. Another caller is decided meanwhile.
+func TestFailOpenNotTheCallersToSkip(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	hold := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		if strings.Contains(string(inv.Payload), "hold") {
+			entered <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return intercepttest.Validation(inv, !strings.Contains(string(inv.Payload), "forbidden"), "no"), nil
+	}
+	s := host(t, "guard", TypeValidation, hold)
+	cfg := validator("guard", s.URL())
+	cfg.FailOpen = true
+	cfg.MaxPayloadBytes, cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller, cfg.Timeout = 256, 8, 1, time.Minute
+	f := newFixture(t, nil, cfg)
+	as := func(sub, args string) *Call {
+		c := toolCall(t, args)
+		c.Principal = &authz.Principal{Issuer: "https://idp", Subject: sub}
+		return c
+	}
+	if v := f.run(t, PhaseRequest, as("alice", `{"text":"forbidden `+strings.Repeat("x", 300)+`"}`)); !v.Blocked || !v.Failed ||
+		f.metrics.last().reason != ReasonTooLarge {
+		t.Fatalf("a padded payload, fail-open: blocked %v, failed %v, %+v; want refused (too_large)", v.Blocked, v.Failed, f.metrics.last())
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { f.run(t, PhaseRequest, as("alice", `{"text":"hold"}`)) })
+	<-entered
+	if v := f.run(t, PhaseRequest, as("alice", `{"text":"forbidden"}`)); !v.Blocked || !v.Failed || f.metrics.last().reason != ReasonCallerLimit {
+		t.Fatalf("past her share, fail-open: blocked %v, failed %v, %+v; want refused (caller_limit)", v.Blocked, v.Failed, f.metrics.last())
+	}
+	if v := f.run(t, PhaseRequest, as("bob", `{"text":"fine"}`)); v.Blocked {
+		t.Fatalf("bob: failed %v, %+v", v.Failed, f.metrics.last())
+	}
+	close(release)
+	wg.Wait()
+	if n := len(s.Invocations()); n != 2 {
+		t.Fatalf("%d invocations; want 2 (alice's held call and bob's): the refused ones are never sent", n)
+	}
+}
+
 // TestConcurrencyBound: with maxConcurrent 1, a second invocation waits for the slot while the
 // first holds it and is never sent if its call ends first (fail-closed, so blocked); once the
 // slot is free the next one goes through.
