@@ -126,6 +126,9 @@ type Server struct {
 	drafts drafts
 	// cards are the endpoints' Server Cards and the AI Catalog (cards.go); nil when off.
 	cards *cards
+	// clients bounds each client address's work before authentication (clients.go); nil when
+	// off.
+	clients *clients
 }
 
 // New builds the server from validated configuration.
@@ -172,6 +175,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.htu, _ = dpop.NormalizeURL(cfg.PublicURL)
 	}
 	s.drafts = compileDrafts(cfg.DraftErrors, deps.AuthorizationContexts, s.log, s.now)
+	var err error
+	if s.clients, err = newClients(cfg, deps.Metrics, deps.Logger, &s.drafts, s.now); err != nil {
+		return nil, err
+	}
 	s.confirm = &confirmer{codec: deps.MRTR, approvals: deps.Approvals, backends: deps.Backends, log: deps.Logger,
 		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools, drafts: &s.drafts}
 	name := deps.Name
@@ -215,9 +222,20 @@ func (s *Server) BodyBytesInFlight() int64 { return s.bodies.InUse() }
 func (s *Server) Register(e *echo.Echo) {
 	// net/http keeps a connection's write deadline from one request to the next: every
 	// request on this listener starts without the deadline its predecessor's last write set.
+	if s.clients != nil {
+		s.clients.serve[s.cfg.Path] = true
+		for path := range s.sets {
+			s.clients.serve[path] = true
+		}
+	}
 	e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Time{})
+			if s.clients != nil {
+				// Here rather than in a middleware of its own, which echo would allocate for
+				// every request: this function is allocated anyway.
+				return s.clients.hold(c, next)
+			}
 			return next(c)
 		}
 	})
@@ -304,7 +322,13 @@ func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 			_ = x.client.Error(mapError(errors.New("panic")))
 		}
 	}()
-	err := run(x)
+	err := s.clients.enter(x)
+	if err == nil {
+		err = run(x)
+	}
+	// Given back at once if stage authenticate did not (the request failed before, or its
+	// caller could not be authenticated).
+	x.unauth.Release()
 	x.client.finish()
 	// Admission is held until the response is written: a client that reads slowly keeps its
 	// slot, as it keeps the result's bytes.
@@ -362,7 +386,7 @@ func (x *request) record() {
 		era = eraLegacy
 		s.metrics.LegacyRequest(method, c.outcome)
 	}
-	logging.LogAttrs(x.ctx, s.log, slog.LevelInfo, "request",
+	attrs := [...]slog.Attr{
 		slog.String("request_id", x.requestID),
 		slog.String("method", logToken(method)),
 		slog.String("name", railName(x)),
@@ -375,7 +399,13 @@ func (x *request) record() {
 		slog.String("era", era),
 		slog.String("pv", logToken(pv)),
 		slog.String("session", x.era.session),
-	)
+		{}, // the client's address, where the operator turned it on
+	}
+	n := len(attrs) - 1
+	if s.cfg.LogClientAddress {
+		attrs[n], n = x.clientAttr(), n+1
+	}
+	logging.LogAttrs(x.ctx, s.log, slog.LevelInfo, "request", attrs[:n]...)
 }
 
 // Values of the access log's era attribute.
