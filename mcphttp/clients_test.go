@@ -35,3 +35,19 @@ func TestAccessLogClientAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestUntrustedProxyHeadersWarnedOnce: with no trusted proxy, requests carrying a proxy's client
+// header make the gateway say once that the header is ignored.
+func TestUntrustedProxyHeadersWarnedOnce(t *testing.T) {
+	var logs bytes.Buffer
+	_, e := testServer(t, Config{}, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{},
+		Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for _, h := range []string{"X-Forwarded-For", "Forwarded", "X-Forwarded-For"} {
+		req := httptest.NewRequest(http.MethodPost, DefaultPath, strings.NewReader("{}"))
+		req.Header.Set(h, "203.0.113.7")
+		e.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	if n := strings.Count(logs.String(), "server.trustedProxies is empty"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, logs.String())
+	}
+}
