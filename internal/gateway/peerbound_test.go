@@ -26,13 +26,12 @@ import (
 // 127.0.0.1, HAProxy's side, is a trusted proxy; test clients dial from other loopback
 // addresses (127.0.0.2...), which are their addresses as clients.
 type peerFixture struct {
-	gw         Listeners
-	iss        *devissuer.Issuer
-	proxy      string // HAProxy's IPv4 frontend
-	proxy6     string // HAProxy's IPv6 frontend ([::1]:port)
-	maxUnauth  int
-	burst      int
-	legacyBody string
+	gw        Listeners
+	iss       *devissuer.Issuer
+	proxy     string // HAProxy's IPv4 frontend
+	proxy6    string // HAProxy's IPv6 frontend ([::1]:port)
+	maxUnauth int
+	burst     int
 }
 
 func startPeerFixture(t *testing.T) *peerFixture {
