@@ -46,7 +46,7 @@ const (
 // a slot frees as soon as one of its requests is authenticated or ends.
 const clientBusyRetryAfter = time.Second
 
-func newClients(cfg Config, m *metrics.Recorder, log *slog.Logger, d *drafts, now func() time.Time) (*clients, error) {
+func newClients(cfg Config, deps Deps, d *drafts, now func() time.Time) (*clients, error) {
 	lc := cfg.PerClient.limiterConfig()
 	if lc.Off() && !cfg.LogClientAddress {
 		return nil, nil
@@ -55,8 +55,12 @@ func newClients(cfg Config, m *metrics.Recorder, log *slog.Logger, d *drafts, no
 	if err != nil {
 		return nil, err
 	}
-	c := &clients{resolve: r, metrics: m, log: log, drafts: d, serve: map[string]bool{}}
-	if !lc.Off() {
+	c := &clients{resolve: r, metrics: deps.Metrics, log: deps.Logger, drafts: d, serve: map[string]bool{}}
+	switch {
+	case lc.Off():
+	case deps.ClientLimiter != nil:
+		c.limit = deps.ClientLimiter
+	default:
 		c.limit = clientaddr.NewLimiter(lc, now)
 	}
 	return c, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/clientaddr"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -82,6 +83,9 @@ type Deps struct {
 	// CaseInsensitive are the backends whose resource paths are case-insensitive: tool sets
 	// select their resources case-folded, as policy matches them (authz.Options.CaseInsensitive).
 	CaseInsensitive []string
+	// ClientLimiter, when not nil, is the per-client limiter to carry on with (a previous
+	// configuration's, whose server.perClient was the same); nil builds a new one.
+	ClientLimiter *clientaddr.Limiter
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -176,7 +180,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.drafts = compileDrafts(cfg.DraftErrors, deps.AuthorizationContexts, s.log, s.now)
 	var err error
-	if s.clients, err = newClients(cfg, deps.Metrics, deps.Logger, &s.drafts, s.now); err != nil {
+	if s.clients, err = newClients(cfg, deps, &s.drafts, s.now); err != nil {
 		return nil, err
 	}
 	s.confirm = &confirmer{codec: deps.MRTR, approvals: deps.Approvals, backends: deps.Backends, log: deps.Logger,
@@ -214,6 +218,15 @@ func (s *Server) Start(ctx context.Context) {
 // WriteTimeouts is the number of responses cut so far because the client did not read them
 // within the write deadline (Config.WriteTimeout), for a counter.
 func (s *Server) WriteTimeouts() uint64 { return s.writeTimeouts.Load() }
+
+// ClientLimiter is the per-client limiter (server.perClient), nil when its bounds are off, for a
+// reloaded configuration to carry on with (Deps.ClientLimiter).
+func (s *Server) ClientLimiter() *clientaddr.Limiter {
+	if s.clients == nil {
+		return nil
+	}
+	return s.clients.limit
+}
 
 // BodyBytesInFlight is the buffer memory request bodies hold now, for a gauge.
 func (s *Server) BodyBytesInFlight() int64 { return s.bodies.InUse() }

@@ -348,3 +348,26 @@ func TestCheckConfigRefusesBadProxies(t *testing.T) {
 		t.Errorf("a good entry is reported:\n%s", errOut)
 	}
 }
+
+// TestReloadKeepsClientFailures: a configuration reload that leaves server.perClient as it was
+// keeps what client addresses have failed, so a reload during a flood of bad tokens does not
+// give the flood a fresh start.
+func TestReloadKeepsClientFailures(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	f := startReloadGateway(t, "30s", authYAML(iss.URL(), `["echo"]`, "", alpha))
+	p := &peerFixture{}
+	foreign, err := iss.MintForeignKeyKnownKID(devissuer.Claims{"scope": "tools:use"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := from("127.0.0.1")
+	for i := range 30 { // server.perClient.failedAuthBurst's default
+		wantStatus(t, fmt.Sprintf("bad token %d", i), p.list(t, c, f.gw.MCP, foreign), http.StatusUnauthorized)
+	}
+	wantLimited(t, "over the rate", p.list(t, c, f.gw.MCP, foreign))
+	if err := f.reload(t, "30s", authYAML(iss.URL(), `["echo", "add"]`, "", alpha)); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	wantLimited(t, "over the rate after the reload", p.list(t, c, f.gw.MCP, mintFor(t, iss, "new")))
+}
