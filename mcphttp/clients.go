@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -164,9 +165,9 @@ func (c *clients) hold(ec echo.Context, next echo.HandlerFunc) error {
 // clientAttr is the access log's client attribute: the client's address, written only where
 // the operator turned it on (server.logClientAddress), as an address is personal data in some
 // jurisdictions.
-func (x *request) clientAttr() slog.Attr {
-	if !x.peer.IsValid() {
+func clientAttr(a netip.Addr) slog.Attr {
+	if !a.IsValid() {
 		return slog.String("client", "")
 	}
-	return slog.String("client", x.peer.String())
+	return slog.String("client", a.String())
 }

@@ -416,7 +416,7 @@ func (x *request) record() {
 	}
 	n := len(attrs) - 1
 	if s.cfg.LogClientAddress {
-		attrs[n], n = x.clientAttr(), n+1
+		attrs[n], n = clientAttr(x.peer), n+1
 	}
 	logging.LogAttrs(x.ctx, s.log, slog.LevelInfo, "request", attrs[:n]...)
 }
