@@ -47,7 +47,7 @@ var authReasons = map[string]string{
 // takes it.
 func (s *Server) authenticate(x *request) error {
 	if s.auth == nil {
-		x.unauth.Release()
+		authenticated(x)
 		return nil
 	}
 	if x.r.URL.RawQuery != "" && x.r.URL.Query().Has("access_token") {
@@ -78,7 +78,7 @@ func (s *Server) authenticate(x *request) error {
 			Description: "exactly one Authorization header is accepted"})
 	}
 	if err == nil {
-		x.unauth.Release()
+		authenticated(x)
 		// Kept only for backends configured for token exchange, which send it to the identity
 		// provider; never forwarded to a backend, bound or not.
 		x.caller.token = tok

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/clientaddr"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/metrics"
@@ -41,13 +42,14 @@ type clients struct {
 const (
 	msgClientBusy   = "Too many unauthenticated requests in flight from this client; retry later"
 	msgClientFailed = "Too many failed authentications from this client; retry later"
+	msgClientBytes  = "Too many request bytes in flight from this client; retry later"
 )
 
 // clientBusyRetryAfter is the Retry-After of a client over its unauthenticated in-flight share:
 // a slot frees as soon as one of its requests is authenticated or ends.
 const clientBusyRetryAfter = time.Second
 
-func newClients(cfg Config, deps Deps, d *drafts, now func() time.Time) (*clients, error) {
+func newClients(cfg Config, deps Deps, d *drafts, bodies *bodyread.Budget, now func() time.Time) (*clients, error) {
 	lc := cfg.PerClient.limiterConfig()
 	if lc.Off() && !cfg.LogClientAddress {
 		return nil, nil
@@ -62,7 +64,7 @@ func newClients(cfg Config, deps Deps, d *drafts, now func() time.Time) (*client
 	case deps.ClientLimiter != nil:
 		c.limit = deps.ClientLimiter
 	default:
-		c.limit = clientaddr.NewLimiter(lc, now)
+		c.limit = clientaddr.NewLimiter(lc, bodies, now)
 	}
 	return c, nil
 }
@@ -129,6 +131,12 @@ func (c *clients) failed(x *request, err error) *Error {
 	return nil
 }
 
+// bodiesBusy answers a body refused because its client's share of the body budget is spent.
+func (c *clients) bodiesBusy() *Error {
+	c.metrics.ClientRefusal(metrics.ClientRefusalBodyBytes)
+	return c.drafts.limited(clientBusyRetryAfter, msgClientBytes)
+}
+
 // countsAsFailure reports whether err is a token refused on its merits (signature, key,
 // issuer, audience, expiry, claims, a DPoP proof), which the client could have avoided. A
 // missing token, an identity provider or replay store that cannot answer, and the DPoP nonce
@@ -170,4 +178,12 @@ func clientAttr(a netip.Addr) slog.Attr {
 		return slog.String("client", "")
 	}
 	return slog.String("client", a.String())
+}
+
+// authenticated gives back what x held as its client's before authentication: its slot, and
+// its body's charge to the client's share of the body budget, which stays charged to the
+// replica's until the request ends. Its caller is bounded as a caller from here on.
+func authenticated(x *request) {
+	x.unauth.Release()
+	x.in.bodyBuf.Settle()
 }

@@ -146,7 +146,7 @@ type PerClientConfig struct {
 	// MaxUnauthenticated bounds one client address's requests in flight before their caller
 	// is authenticated (a body still arriving, a token being checked) and its requests to
 	// routes that take no token (metadata, approval and connect pages); more get 429 with
-	// Retry-After. Default 32; negative disables.
+	// Retry-After. Default 64; negative disables.
 	MaxUnauthenticated int `yaml:"maxUnauthenticated"`
 	// FailedAuthPerMinute is the rate at which one client address earns back failed
 	// authentications (a token with a bad signature, an unknown key, expired, for another
@@ -156,16 +156,22 @@ type PerClientConfig struct {
 	// FailedAuthBurst is how many failed authentications one client address may have in a row
 	// before FailedAuthPerMinute applies. Default 30.
 	FailedAuthBurst int `yaml:"failedAuthBurst"`
-	// MaxTracked bounds the client addresses a replica keeps state for (about 200 bytes
+	// MaxTracked bounds the client addresses a replica keeps state for (at most 256 bytes
 	// each), the least recently seen forgotten first. Default 65536.
 	MaxTracked int `yaml:"maxTracked"`
+	// MaxBodyBytesInFlight is one client address's share of server.maxBodyBytesInFlight: the
+	// bodies of its requests not authenticated yet, charged as their bytes arrive; past it
+	// its next body gets 429 with Retry-After. At least twice server.maxBodyBytes. Default a
+	// quarter of server.maxBodyBytesInFlight, or twice server.maxBodyBytes if that is more;
+	// negative disables. Needs maxUnauthenticated.
+	MaxBodyBytesInFlight int64 `yaml:"maxBodyBytesInFlight"`
 }
 
 // limiterConfig is c as the limiter takes it, defaults applied.
 func (c PerClientConfig) limiterConfig() clientaddr.LimiterConfig {
 	return clientaddr.LimiterConfig{MaxUnauthenticated: c.MaxUnauthenticated,
 		FailedAuthPerMinute: c.FailedAuthPerMinute, FailedAuthBurst: c.FailedAuthBurst,
-		MaxTracked: c.MaxTracked}.WithDefaults()
+		MaxTracked: c.MaxTracked, MaxBodyBytes: c.MaxBodyBytesInFlight}.WithDefaults()
 }
 
 func (c Config) resolverConfig() clientaddr.Config {
@@ -217,7 +223,12 @@ func (c Config) WithDefaults() Config {
 	}
 	lc := c.PerClient.limiterConfig()
 	c.PerClient = PerClientConfig{MaxUnauthenticated: lc.MaxUnauthenticated,
-		FailedAuthPerMinute: lc.FailedAuthPerMinute, FailedAuthBurst: lc.FailedAuthBurst, MaxTracked: lc.MaxTracked}
+		FailedAuthPerMinute: lc.FailedAuthPerMinute, FailedAuthBurst: lc.FailedAuthBurst, MaxTracked: lc.MaxTracked,
+		MaxBodyBytesInFlight: c.PerClient.MaxBodyBytesInFlight}
+	if c.PerClient.MaxBodyBytesInFlight == 0 && c.MaxBodyBytesInFlight > 0 {
+		// A quarter: four clients trickling bodies cannot fill the replica's budget alone.
+		c.PerClient.MaxBodyBytesInFlight = min(max(c.MaxBodyBytesInFlight/4, 2*c.MaxBodyBytes), c.MaxBodyBytesInFlight)
+	}
 	return c
 }
 
@@ -277,6 +288,10 @@ func (c Config) validateClients() []error {
 	}
 	if c.PerClient.FailedAuthBurst < 0 {
 		errs = append(errs, configerr.At("server.perClient.failedAuthBurst", "must not be negative"))
+	}
+	if n := c.PerClient.MaxBodyBytesInFlight; n > 0 && n < 2*c.MaxBodyBytes {
+		errs = append(errs, configerr.At("server.perClient.maxBodyBytesInFlight",
+			"must be at least twice server.maxBodyBytes, or a large body could never be received"))
 	}
 	if c.PerClient.MaxTracked < 0 {
 		errs = append(errs, configerr.At("server.perClient.maxTracked", "must not be negative"))

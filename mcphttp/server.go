@@ -180,8 +180,13 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.drafts = compileDrafts(cfg.DraftErrors, deps.AuthorizationContexts, s.log, s.now)
 	var err error
-	if s.clients, err = newClients(cfg, deps, &s.drafts, s.now); err != nil {
+	if s.clients, err = newClients(cfg, deps, &s.drafts, s.bodies, s.now); err != nil {
 		return nil, err
+	}
+	if l := s.ClientLimiter(); l != nil && l.Bodies() != nil {
+		// A limiter carried on from the previous configuration shares out that one's budget,
+		// which its requests still in flight hold: one budget for both.
+		s.bodies = l.Bodies()
 	}
 	s.confirm = &confirmer{codec: deps.MRTR, approvals: deps.Approvals, backends: deps.Backends, log: deps.Logger,
 		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools, drafts: &s.drafts}

@@ -12,6 +12,9 @@ const (
 	// ClientRefusalInFlight: the client address had its share of unauthenticated requests in
 	// flight (server.perClient.maxUnauthenticated).
 	ClientRefusalInFlight = "unauthenticated_in_flight"
+	// ClientRefusalBodyBytes: the bodies of the client address's unauthenticated requests held
+	// its share of the replica's body budget (server.perClient.maxBodyBytesInFlight).
+	ClientRefusalBodyBytes = "unauthenticated_body_bytes"
 	// ClientRefusalFailedAuth: the client address was over its rate of failed authentications
 	// and its token was not one verified before (server.perClient.failedAuthPerMinute).
 	ClientRefusalFailedAuth = "failed_auth_rate"
@@ -19,7 +22,7 @@ const (
 
 // ClientRefusalReasons returns the closed set of the reason label.
 func ClientRefusalReasons() []string {
-	return []string{ClientRefusalInFlight, ClientRefusalFailedAuth}
+	return []string{ClientRefusalInFlight, ClientRefusalBodyBytes, ClientRefusalFailedAuth}
 }
 
 func (r *Recorder) buildClients(cs *[]prometheus.Collector) {

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 )
 
 // Defaults of LimiterConfig.
@@ -13,7 +15,7 @@ const (
 	// DefaultMaxUnauthenticated is how many requests one client address may have in flight
 	// before they are authenticated (their bodies arriving, their tokens being checked), or on
 	// a route that takes no token.
-	DefaultMaxUnauthenticated = 32
+	DefaultMaxUnauthenticated = 64
 	// DefaultFailedAuthPerMinute is the rate at which one client address earns back failed
 	// authentications once its burst is spent.
 	DefaultFailedAuthPerMinute = 30
@@ -21,13 +23,14 @@ const (
 	// a row before it is slowed to DefaultFailedAuthPerMinute.
 	DefaultFailedAuthBurst = 30
 	// DefaultMaxTracked is how many client addresses a replica keeps state for: an entry is
-	// about 200 bytes, so 65,536 hold about 13 MiB.
+	// at most EntryBytes, so 65,536 hold at most 16 MiB.
 	DefaultMaxTracked = 65536
 )
 
 // EntryBytes is an upper estimate of what one tracked client address costs a replica: its
-// entry, its list element and its map slot (docs/limits.md).
-const EntryBytes = 200
+// entry, its list element, its map slot and its share of the body budget (docs/limits.md;
+// TestEntryBytes measures it).
+const EntryBytes = 256
 
 // LimiterConfig bounds each client address's unauthenticated work. Zero fields take their
 // defaults; a negative one switches that bound off.
@@ -36,6 +39,10 @@ type LimiterConfig struct {
 	FailedAuthPerMinute int
 	FailedAuthBurst     int
 	MaxTracked          int
+	// MaxBodyBytes is one client address's share of the replica's body budget (the budget
+	// NewLimiter is given) while its requests are not authenticated; 0 or negative: no share.
+	// It has no default here: it depends on the replica's budget.
+	MaxBodyBytes int64
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -71,6 +78,8 @@ type Limiter struct {
 	rate        float64 // tokens per second; 0 without the failure bound
 	burst       float64
 	maxTracked  int
+	maxBody     int64
+	bodies      *bodyread.Budget // the replica's; each entry has a share of it
 	now         func() time.Time
 
 	mu      sync.Mutex
@@ -83,13 +92,15 @@ type entry struct {
 	inFlight int
 	tokens   float64
 	at       time.Time // when tokens was last brought up to date
+	bodies   *bodyread.Budget
 }
 
-// NewLimiter builds the limiter of c (with its defaults); now is the clock.
-func NewLimiter(c LimiterConfig, now func() time.Time) *Limiter {
+// NewLimiter builds the limiter of c (with its defaults); bodies is the replica's budget for
+// request bodies, of which each client address has a share of c.MaxBodyBytes; now is the clock.
+func NewLimiter(c LimiterConfig, bodies *bodyread.Budget, now func() time.Time) *Limiter {
 	c = c.WithDefaults()
 	l := &Limiter{maxInFlight: c.MaxUnauthenticated, maxTracked: max(c.MaxTracked, 1), now: now,
-		entries: map[netip.Prefix]*list.Element{}}
+		entries: map[netip.Prefix]*list.Element{}, bodies: bodies, maxBody: c.MaxBodyBytes}
 	if c.FailedAuthPerMinute > 0 && c.FailedAuthBurst > 0 {
 		l.rate, l.burst = float64(c.FailedAuthPerMinute)/60, float64(c.FailedAuthBurst)
 	}
@@ -117,6 +128,19 @@ func (l *Limiter) Enter(key netip.Prefix) (Slot, bool) {
 	e.inFlight++
 	return Slot{l: l, e: e}, true
 }
+
+// Bodies is the budget the request's body is read against: its client's share of the
+// replica's, or nil when there is no share (the replica's then).
+func (s *Slot) Bodies() *bodyread.Budget {
+	if s.e == nil {
+		return nil
+	}
+	return s.e.bodies
+}
+
+// Bodies is the replica's budget for request bodies the limiter shares out, for a server that
+// carries the limiter on (after a reload) to read against.
+func (l *Limiter) Bodies() *bodyread.Budget { return l.bodies }
 
 // Release gives the slot back.
 func (s *Slot) Release() {
@@ -183,6 +207,9 @@ func (l *Limiter) touch(key netip.Prefix) *entry {
 		delete(l.entries, old.Value.(*entry).key)
 	}
 	e := &entry{key: key, tokens: l.burst, at: l.now()}
+	if l.maxBody > 0 && l.bodies != nil {
+		e.bodies = bodyread.NewShare(l.bodies, l.maxBody)
+	}
 	l.entries[key] = l.lru.PushFront(e)
 	return e
 }

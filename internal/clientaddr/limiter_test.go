@@ -2,8 +2,11 @@ package clientaddr
 
 import (
 	"net/netip"
+	"runtime"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 )
 
 type clock struct{ t time.Time }
@@ -15,7 +18,7 @@ func (c *clock) now() time.Time { return c.t }
 // gives back one.
 func TestInFlightPerClient(t *testing.T) {
 	c := &clock{t: time.Unix(1e9, 0)}
-	l := NewLimiter(LimiterConfig{MaxUnauthenticated: 2}, c.now)
+	l := NewLimiter(LimiterConfig{MaxUnauthenticated: 2}, nil, c.now)
 	a, b := netip.MustParsePrefix("192.0.2.1/32"), netip.MustParsePrefix("192.0.2.2/32")
 	s1, ok1 := l.Enter(a)
 	_, ok2 := l.Enter(a)
@@ -42,7 +45,7 @@ func TestInFlightPerClient(t *testing.T) {
 // until its rate earns a token back; the time it is told to wait is the time that takes.
 func TestFailedAuthBucket(t *testing.T) {
 	c := &clock{t: time.Unix(1e9, 0)}
-	l := NewLimiter(LimiterConfig{FailedAuthPerMinute: 6, FailedAuthBurst: 3}, c.now)
+	l := NewLimiter(LimiterConfig{FailedAuthPerMinute: 6, FailedAuthBurst: 3}, nil, c.now)
 	a, b := netip.MustParsePrefix("192.0.2.1/32"), netip.MustParsePrefix("2001:db8::/64")
 	for i := range 3 {
 		if ok, _ := l.MayVerify(a); !ok {
@@ -71,7 +74,7 @@ func TestFailedAuthBucket(t *testing.T) {
 // least recently seen; a slot released into a forgotten entry is harmless.
 func TestLimiterBoundedLRU(t *testing.T) {
 	c := &clock{t: time.Unix(1e9, 0)}
-	l := NewLimiter(LimiterConfig{MaxUnauthenticated: 1, FailedAuthBurst: 1, MaxTracked: 100}, c.now)
+	l := NewLimiter(LimiterConfig{MaxUnauthenticated: 1, FailedAuthBurst: 1, MaxTracked: 100}, nil, c.now)
 	first := netip.MustParsePrefix("10.0.0.0/32")
 	held, _ := l.Enter(first)
 	l.Failed(first)
@@ -98,7 +101,7 @@ func TestLimiterOff(t *testing.T) {
 	if !cfg.Off() {
 		t.Fatal("Off is false")
 	}
-	for _, l := range []*Limiter{nil, NewLimiter(cfg, time.Now)} {
+	for _, l := range []*Limiter{nil, NewLimiter(cfg, nil, time.Now)} {
 		for range 100 {
 			if _, ok := l.Enter(a); !ok {
 				t.Fatal("a slot was refused")
@@ -108,5 +111,29 @@ func TestLimiterOff(t *testing.T) {
 		if ok, _ := l.MayVerify(a); !ok {
 			t.Fatal("verification was refused")
 		}
+	}
+}
+
+// TestEntryBytes: a tracked client address, with its share of the body budget, costs at most
+// EntryBytes of heap, the figure docs/limits.md's inventory states.
+func TestEntryBytes(t *testing.T) {
+	const n = 20000
+	l := NewLimiter(LimiterConfig{MaxTracked: n, MaxBodyBytes: 1 << 20}, bodyread.NewBudget(64<<20), time.Now)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		a := netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, byte(i >> 8), byte(i)})
+		s, _ := l.Enter(netip.PrefixFrom(a, 64))
+		s.Release()
+		l.Failed(netip.PrefixFrom(a, 64))
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(l)
+	per := float64(after.HeapAlloc-before.HeapAlloc) / n
+	t.Logf("%.0f bytes per tracked address", per)
+	if l.Tracked() != n || per > EntryBytes {
+		t.Errorf("%d tracked, %.0f bytes each; want %d, at most %d", l.Tracked(), per, n, EntryBytes)
 	}
 }

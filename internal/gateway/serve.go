@@ -435,10 +435,16 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 	return c, nil
 }
 
-// prevClientLimiter is the per-client limiter of the previous configuration when its bounds are
-// the same as cfg's, for the new one to carry on; nil otherwise.
+// prevClientLimiter is the per-client limiter of the previous configuration when its bounds and
+// the body budget it shares out are the same as cfg's, for the new one to carry on (with that
+// budget); nil otherwise.
 func prevClientLimiter(prev *components, cfg *Config) *clientaddr.Limiter {
-	if prev == nil || prev.mcpServer == nil || prev.cfg.Server.PerClient != cfg.Server.PerClient {
+	if prev == nil {
+		return nil
+	}
+	was, is := prev.cfg.Server, cfg.Server
+	if prev.mcpServer == nil || was.PerClient != is.PerClient ||
+		was.MaxBodyBytesInFlight != is.MaxBodyBytesInFlight || was.MaxBodyBytes != is.MaxBodyBytes {
 		return nil
 	}
 	return prev.mcpServer.ClientLimiter()
