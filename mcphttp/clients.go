@@ -19,9 +19,9 @@ import (
 )
 
 // clients bounds the work one client address makes this replica do before it is authenticated
-// (docs/limits.md, "Before authentication"): its requests in flight until their token is
-// verified (a body still arriving included), and the rate of its failed authentications, past
-// which only tokens verified before are accepted from it. The address is the TCP peer's, or the
+// (docs/client-bounds.md): its requests in flight until their token is verified (a body still
+// arriving included), their bodies' share of the body budget, and the rate of its failed
+// authentications, past which only tokens verified before are accepted from it. The address is the TCP peer's, or the
 // one the trusted proxies name (server.trustedProxies). Nil when both bounds are off and the
 // access log does not write the address; limit is nil when only the access log needs it.
 type clients struct {
@@ -31,8 +31,8 @@ type clients struct {
 	log     *slog.Logger
 	drafts  *drafts
 	// serve are the route paths whose handler is Server.serve, which takes and gives back the
-	// slot itself (given back as soon as the caller is authenticated); the middleware holds
-	// every other route's for its whole request.
+	// slot itself (given back as soon as the caller is authenticated); hold holds every other
+	// route's for its whole request.
 	serve map[string]bool
 	// warned is set once the log said that proxy headers arrive and no proxy is trusted.
 	warned atomic.Bool
