@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/clientaddr"
+	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -60,6 +61,10 @@ type Deps struct {
 	Tracer *tracing.Tracer
 	// ToolsetMetrics records tool search (toolsets.go); nil records nothing.
 	ToolsetMetrics *metrics.ToolsetRecorder
+	// Embeddings is the operator-configured embeddings endpoint search fuses with its lexical
+	// ranking (docs/search.md § An embeddings endpoint); nil: search ranks lexically and nothing
+	// is contacted.
+	Embeddings *embeddings.Embedder
 	// Approvals is the out-of-band approval page for `confirm: url` rules; nil refuses those
 	// calls (fail closed).
 	Approvals *approval.Service
