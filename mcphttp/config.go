@@ -156,7 +156,7 @@ type PerClientConfig struct {
 	// FailedAuthBurst is how many failed authentications one client address may have in a row
 	// before FailedAuthPerMinute applies. Default 30.
 	FailedAuthBurst int `yaml:"failedAuthBurst"`
-	// MaxTracked bounds the client addresses a replica keeps state for (at most 256 bytes
+	// MaxTracked bounds the client addresses a replica keeps state for (at most 320 bytes
 	// each), the least recently seen forgotten first. Default 65536.
 	MaxTracked int `yaml:"maxTracked"`
 	// MaxBodyBytesInFlight is one client address's share of server.maxBodyBytesInFlight: the

@@ -23,14 +23,14 @@ const (
 	// a row before it is slowed to DefaultFailedAuthPerMinute.
 	DefaultFailedAuthBurst = 30
 	// DefaultMaxTracked is how many client addresses a replica keeps state for: an entry is
-	// at most EntryBytes, so 65,536 hold at most 16 MiB.
+	// at most EntryBytes, so 65,536 hold at most 20 MiB.
 	DefaultMaxTracked = 65536
 )
 
 // EntryBytes is an upper estimate of what one tracked client address costs a replica: its
 // entry, its list element, its map slot and its share of the body budget (docs/limits.md;
 // TestEntryBytes measures it).
-const EntryBytes = 256
+const EntryBytes = 320
 
 // LimiterConfig bounds each client address's unauthenticated work. Zero fields take their
 // defaults; a negative one switches that bound off.

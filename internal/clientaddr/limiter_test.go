@@ -117,7 +117,7 @@ func TestLimiterOff(t *testing.T) {
 // TestEntryBytes: a tracked client address, with its share of the body budget, costs at most
 // EntryBytes of heap, the figure docs/limits.md's inventory states.
 func TestEntryBytes(t *testing.T) {
-	const n = 20000
+	const n = DefaultMaxTracked // the documented figure is for the default
 	l := NewLimiter(LimiterConfig{MaxTracked: n, MaxBodyBytes: 1 << 20}, bodyread.NewBudget(64<<20), time.Now)
 	var before, after runtime.MemStats
 	runtime.GC()
