@@ -41,8 +41,15 @@ var docSettingAlias = map[string]string{
 	"SECURITY.md maxPayloadBytes":        "interceptors[].maxPayloadBytes",
 	"SECURITY.md maxResponseBytes":       "interceptors[].maxResponseBytes",
 	"docs/scaling.md dialTimeout":        "redis.dialTimeout",
-	"docs/scaling.md writeTimeout":       "redis.writeTimeout",
-	"docs/scaling.md maxRetries":         "redis.maxRetries",
+	// The breakers' keys, written as both sections have them.
+	"docs/limits.md breaker.failures":       "upstreams[].breaker.failures",
+	"docs/limits.md breaker.cooldown":       "upstreams[].breaker.cooldown",
+	"docs/limits.md breaker.minCallers":     "upstreams[].breaker.minCallers",
+	"docs/limits.md breaker.trackedCallers": "upstreams[].breaker.trackedCallers",
+	"SECURITY.md breaker.minCallers":        "upstreams[].breaker.minCallers",
+	"SECURITY.md breaker.trackedCallers":    "upstreams[].breaker.trackedCallers",
+	"docs/scaling.md writeTimeout":          "redis.writeTimeout",
+	"docs/scaling.md maxRetries":            "redis.maxRetries",
 }
 
 // helmSettings are values of the Helm chart, not of the gateway; helm/deploydoc_test.go holds

@@ -242,6 +242,8 @@ type gateway struct {
 	// interceptRec records the interceptors (interceptors.go); nil when the process started
 	// without any.
 	interceptRec *metrics.Interceptors
+	// callerCircuits counts the breakers' per-caller circuits (callercircuit.go).
+	callerCircuits *callerCircuitMetrics
 	// endpointNotices carry a pre-2026 client's answers between replicas (the shared store's
 	// notices) and, without a shared store, between this process's component sets
 	// (localnotices.go).
@@ -292,6 +294,9 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		return nil, err
 	}
 	if g.interceptRec, err = newInterceptorRecorder(cfg, g.registry); err != nil {
+		return nil, err
+	}
+	if g.callerCircuits, err = newCallerCircuitMetrics(g.registry); err != nil {
 		return nil, err
 	}
 	if err := g.buildState(cfg, getenv, log); err != nil {
@@ -554,7 +559,8 @@ func (g *gateway) buildBackends(cfg *Config, c *components) (*upstreams.Registry
 				rec.SetCircuitState(upstream, circuitGauge(state))
 			}
 		},
-		CacheResult: rec.ListCache,
+		CallerCircuit: g.callerCircuits.hook(breakerUpstream),
+		CacheResult:   rec.ListCache,
 		// Tool-call metrics label only names a backend published (bounded per backend).
 		OnTools: g.onTools(rec),
 		OnHealth: func(upstream string, up bool) {

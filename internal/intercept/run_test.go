@@ -61,8 +61,9 @@ func TestValidatorDecides(t *testing.T) {
 			if err := json.Unmarshal(invs[1].Payload, &payload); err != nil || payload.Method != "tools/call" {
 				t.Fatalf("payload %s: %v", invs[1].Payload, err)
 			}
-			if _, ok := payload.Params["_meta"]; ok || string(payload.Params["name"]) != `"alpha__echo"` {
-				t.Fatalf("payload params carry the gateway's members or lose the call's: %s", invs[1].Payload)
+			// The _meta as the client sent it, which the backend receives too (answers_test.go).
+			if string(payload.Params["_meta"]) != `{"progressToken":1}` || string(payload.Params["name"]) != `"alpha__echo"` {
+				t.Fatalf("payload params lose the call's members: %s", invs[1].Payload)
 			}
 			if got := f.metrics.all(); len(got) != 2 || got[0].result != ResultAllowed || got[1].result != ResultDenied {
 				t.Fatalf("metrics: %+v", got)
@@ -191,7 +192,7 @@ func TestMalformedMutations(t *testing.T) {
 // TestModifiedFalse: modified:false leaves the payload as it was; a payload that is the same JSON
 // value (its members reordered) is unchanged, a changed one is malformed (M1's companion rule).
 func TestModifiedFalse(t *testing.T) {
-	same := `{"interceptor":"m","type":"mutation","phase":"request","modified":false,"payload":{"params":{"arguments":{"text":"x"},"name":"alpha__echo"},"method":"tools/call"}}`
+	same := `{"interceptor":"m","type":"mutation","phase":"request","modified":false,"payload":{"params":{"arguments":{"text":"x"},"_meta":{"progressToken":1},"name":"alpha__echo"},"method":"tools/call"}}`
 	s := host(t, "m", TypeMutation, intercepttest.Raw(same))
 	f := newFixture(t, nil, mutator("m", s.URL()))
 	if v := f.run(t, PhaseRequest, toolCall(t, `{"text":"x"}`)); v.Blocked || v.Mutated {
