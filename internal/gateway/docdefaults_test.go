@@ -19,6 +19,7 @@ import (
 var defaultDocs = []string{
 	"README.md", "SECURITY.md", "docs/architecture.md", "docs/deploy.md", "docs/observability.md",
 	"docs/pinning.md", "docs/protocol.md", "docs/scaling.md", "docs/approval.md", "docs/limits.md",
+	"docs/client-bounds.md",
 }
 
 // proseDefault finds a setting in backticks followed closely by a parenthesis or "default" and a

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/certreload"
+	"github.com/mcp-gateway/gateway/internal/clientaddr"
 	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/logging"
@@ -428,6 +429,9 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		GuardrailMetrics: g.railRec,
 		// Tool sets select these backends' resources case-folded, as policy does.
 		CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
+		// A reload keeps what client addresses hold and have failed, unless their bounds
+		// changed: a reload during a flood of bad tokens must not give it a fresh start.
+		ClientLimiter: prevClientLimiter(prev, cfg),
 	})
 	if err != nil {
 		return nil, err
@@ -442,6 +446,21 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 	}
 	g.mount(cfg, c, explainSecret, adminToken)
 	return c, nil
+}
+
+// prevClientLimiter is the per-client limiter of the previous configuration when its bounds and
+// the body budget it shares out are the same as cfg's, for the new one to carry on (with that
+// budget); nil otherwise.
+func prevClientLimiter(prev *components, cfg *Config) *clientaddr.Limiter {
+	if prev == nil {
+		return nil
+	}
+	was, is := prev.cfg.Server, cfg.Server
+	if prev.mcpServer == nil || was.PerClient != is.PerClient ||
+		was.MaxBodyBytesInFlight != is.MaxBodyBytesInFlight || was.MaxBodyBytes != is.MaxBodyBytes {
+		return nil
+	}
+	return prev.mcpServer.ClientLimiter()
 }
 
 // buildEdge builds the pre-2026 edge of a configuration, or nil when pre-2026 clients are
