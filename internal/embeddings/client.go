@@ -74,6 +74,10 @@ const maxErrorBody = 4 << 10
 // maxBytesPerNumber bounds one vector component in the answer's JSON, with its separator.
 const maxBytesPerNumber = 32
 
+// maxVectorEnvelope bounds what surrounds one vector's numbers in the answer's JSON:
+// {"object":"embedding","index":N,"embedding":[...]}.
+const maxVectorEnvelope = 256
+
 // client speaks the OpenAI embeddings protocol: POST {"model", "input": [texts],
 // "encoding_format": "float"[, "dimensions"]}, answered by {"data": [{"index", "embedding"}]}.
 type client struct {
@@ -128,7 +132,7 @@ func (c *client) embed(ctx context.Context, texts []string, dims int) ([][]float
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		return nil, statusError(resp)
 	}
-	limit := int64(4<<10) + int64(len(texts))*int64(max(dims, MaxDimensions))*maxBytesPerNumber
+	limit := answerLimit(len(texts), dims)
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -139,6 +143,17 @@ func (c *client) embed(ctx context.Context, texts []string, dims int) ([][]float
 		return nil, &Error{Reason: ReasonMalformed, Detail: "the answer is larger than its vectors can be"}
 	}
 	return decode(raw, len(texts), dims)
+}
+
+// answerLimit is the most bytes an answer of n vectors of dims numbers can take (dims 0: not
+// known yet, MaxDimensions), beyond which it is not read: once the vectors' length is known, a
+// batch's answer is bounded by it, not by the longest vector any model makes (a batch of 64
+// would otherwise be read up to 32 MiB whatever the model).
+func answerLimit(n, dims int) int64 {
+	if dims == 0 {
+		dims = MaxDimensions
+	}
+	return 4<<10 + int64(n)*(maxVectorEnvelope+int64(dims)*maxBytesPerNumber)
 }
 
 // statusError classifies a status other than 200.

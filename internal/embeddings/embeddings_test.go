@@ -2,6 +2,7 @@ package embeddings
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
@@ -165,6 +166,7 @@ func TestFaultsFallBack(t *testing.T) {
 		{"garbage", embedtest.Fault{Body: `{"data":"not vectors"}`}, testKey, ReasonMalformed, minBackoff},
 		{"not json", embedtest.Fault{Body: `<html>oops</html>`}, testKey, ReasonMalformed, minBackoff},
 		{"too few vectors", embedtest.Fault{Body: `{"object":"list","data":[]}`}, testKey, ReasonMalformed, minBackoff},
+		{"padded past its vectors", embedtest.Fault{Body: paddedAnswer(embedtest.DefaultDims, 64<<10)}, testKey, ReasonMalformed, minBackoff},
 		{"rate limited", embedtest.Fault{Status: 429, RetryAfter: "120"}, testKey, ReasonRateLimited, 120 * time.Second},
 		{"server error", embedtest.Fault{Status: 500}, testKey, ReasonStatus, minBackoff},
 		{"refused key", embedtest.Fault{}, "sk-wrong-key", ReasonRefusedKey, minBackoff},
@@ -206,6 +208,47 @@ func TestFaultsFallBack(t *testing.T) {
 			}
 			checkLogs(t, f.logs.String(), tt.key, tt.reason)
 		})
+	}
+}
+
+// paddedAnswer is a well-formed answer of one vector of dims numbers followed by pad spaces.
+func paddedAnswer(dims, pad int) string {
+	nums := make([]string, dims)
+	for i := range nums {
+		nums[i] = "0"
+	}
+	nums[0] = "1"
+	return `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[` + strings.Join(nums, ",") + `]}]}` +
+		strings.Repeat(" ", pad)
+}
+
+// TestAnswerLimitFitsRealAnswers: the bound on an answer's size holds the protocol's longest
+// answer of short vectors (every number written at full float64 precision, the envelope named in
+// full), so bounding by the vectors' length refuses no answer a real endpoint gives.
+func TestAnswerLimitFitsRealAnswers(t *testing.T) {
+	for _, dims := range []int{1, 8, 256} {
+		const n = MaxBatchSize
+		type item struct {
+			Object    string    `json:"object"`
+			Index     int       `json:"index"`
+			Embedding []float64 `json:"embedding"`
+		}
+		data := make([]item, n)
+		for i := range data {
+			vec := make([]float64, dims)
+			for j := range vec {
+				vec[j] = -1.2345678901234567e-300
+			}
+			data[i] = item{Object: "embedding", Index: i, Embedding: vec}
+		}
+		raw, err := json.Marshal(map[string]any{"object": "list", "data": data, "model": strings.Repeat("m", 200),
+			"usage": map[string]int{"prompt_tokens": 1 << 30, "total_tokens": 1 << 30}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if limit := answerLimit(n, dims); int64(len(raw)) > limit {
+			t.Errorf("%d vectors of %d dimensions: an answer of %d bytes, past the limit %d", n, dims, len(raw), limit)
+		}
 	}
 }
 
