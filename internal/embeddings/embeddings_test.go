@@ -152,7 +152,9 @@ func TestCacheBounded(t *testing.T) {
 }
 
 // TestFaultsFallBack: each way the endpoint can fail makes a search fall back at once, with the
-// reason counted, and a backoff: the next search does not reach the endpoint.
+// reason counted, and a backoff: the next search does not reach the endpoint. The slow endpoint
+// hangs for longer than the test may run, so a search that waited for it rather than for its
+// timeout would never return: no wall-clock time is compared.
 func TestFaultsFallBack(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -161,7 +163,7 @@ func TestFaultsFallBack(t *testing.T) {
 		reason string
 		wait   time.Duration // the backoff the failure starts
 	}{
-		{"slow", embedtest.Fault{Hang: 5 * time.Second}, testKey, ReasonTimeout, minBackoff},
+		{"slow", embedtest.Fault{Hang: time.Hour}, testKey, ReasonTimeout, minBackoff},
 		{"wrong dimensions", embedtest.Fault{Dims: 8}, testKey, ReasonDimensions, minBackoff},
 		{"garbage", embedtest.Fault{Body: `{"data":"not vectors"}`}, testKey, ReasonMalformed, minBackoff},
 		{"not json", embedtest.Fault{Body: `<html>oops</html>`}, testKey, ReasonMalformed, minBackoff},
@@ -176,12 +178,8 @@ func TestFaultsFallBack(t *testing.T) {
 			v := f.ready(t, toolTexts)
 			f.e.client.key = tt.key
 			f.srv.SetFault(tt.fault)
-			start := time.Now()
 			if _, _, ok := f.e.Dense(context.Background(), v, "caller", "secret query words"); ok {
 				t.Fatal("Dense succeeded against a failing endpoint")
-			}
-			if took := time.Since(start); took > 3*time.Second {
-				t.Errorf("the search waited %v, past the timeout", took)
 			}
 			failures, fallbacks := f.obs.counts()
 			if failures[tt.reason] != 1 || fallbacks[tt.reason] != 1 {
@@ -331,17 +329,14 @@ func TestBudget(t *testing.T) {
 }
 
 // TestNotReady: while the tools' vectors are not there, a search waits at most the timeout and
-// falls back.
+// falls back. The tool batches hang for longer than the test may run, so a search that waited
+// for them rather than for its timeout would never return: no wall-clock time is compared.
 func TestNotReady(t *testing.T) {
-	f := newFixture(t, nil)
-	f.srv.SetFault(embedtest.Fault{Hang: 5 * time.Second, MinInputs: 2}) // tool batches hang, queries are answered
+	f := newFixture(t, func(c *Config) { c.BatchTimeout = time.Hour })
+	f.srv.SetFault(embedtest.Fault{Hang: time.Hour, MinInputs: 2}) // tool batches hang, queries are answered
 	v := f.e.Catalog(toolTexts)
-	start := time.Now()
 	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); ok {
 		t.Fatal("Dense succeeded before the tools' vectors were there")
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("the search waited %v, past the timeout", took)
 	}
 	if _, fallbacks := f.obs.counts(); fallbacks[ReasonNotReady] != 1 {
 		t.Errorf("fallbacks %v, want one not_ready", fallbacks)
