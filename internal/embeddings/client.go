@@ -82,8 +82,23 @@ const maxVectorEnvelope = 256
 // "encoding_format": "float"[, "dimensions"]}, answered by {"data": [{"index", "embedding"}]}.
 type client struct {
 	cfg  Config
-	key  string
 	http *http.Client
+	// keyHeader and keyValue carry the API key, made once (setKey) rather than per request;
+	// keyHeader is "" when there is no key.
+	keyHeader, keyValue string
+}
+
+// setKey makes the header that carries key: "Authorization: Bearer <key>", or the key alone in
+// the header apiKeyHeader names; none for an empty key.
+func (c *client) setKey(key string) {
+	c.keyHeader, c.keyValue = "", ""
+	if key == "" {
+		return
+	}
+	c.keyHeader, c.keyValue = http.CanonicalHeaderKey(c.cfg.APIKeyHeader), key
+	if c.keyHeader == "Authorization" {
+		c.keyValue = "Bearer " + key
+	}
 }
 
 type request struct {
@@ -113,12 +128,8 @@ func (c *client) embed(ctx context.Context, texts []string, dims int) ([][]float
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	if c.key != "" {
-		if http.CanonicalHeaderKey(c.cfg.APIKeyHeader) == "Authorization" {
-			req.Header.Set("Authorization", "Bearer "+c.key)
-		} else {
-			req.Header.Set(c.cfg.APIKeyHeader, c.key)
-		}
+	if c.keyHeader != "" {
+		req.Header.Set(c.keyHeader, c.keyValue)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

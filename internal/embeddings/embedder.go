@@ -71,13 +71,15 @@ func New(cfg Config, apiKey string, deps Deps) *Embedder {
 		deps.Observer = nopObserver{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Embedder{
+	e := &Embedder{
 		cfg:    cfg,
-		client: client{cfg: cfg, key: apiKey, http: &http.Client{Transport: deps.Transport, CheckRedirect: noRedirects}},
+		client: client{cfg: cfg, http: &http.Client{Transport: deps.Transport, CheckRedirect: noRedirects}},
 		obs:    deps.Observer, now: deps.Now, log: deps.Log,
 		guard: newGuard(cfg, deps.Now), cache: newCache(cfg.MaxCacheBytes),
 		dims: cfg.Dimensions, ctx: ctx, cancel: cancel, caller: callerWindow{per: cfg.MaxQueriesPerCallerPerMinute},
 	}
+	e.client.setKey(apiKey)
+	return e
 }
 
 // noRedirects keeps the key and the texts from following a redirect elsewhere.

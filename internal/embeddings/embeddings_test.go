@@ -176,7 +176,7 @@ func TestFaultsFallBack(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, nil)
 			v := f.ready(t, toolTexts)
-			f.e.client.key = tt.key
+			f.e.client.setKey(tt.key)
 			f.srv.SetFault(tt.fault)
 			if _, _, ok := f.e.Dense(context.Background(), v, "caller", "secret query words"); ok {
 				t.Fatal("Dense succeeded against a failing endpoint")
@@ -199,7 +199,7 @@ func TestFaultsFallBack(t *testing.T) {
 			}
 			// The endpoint answers again: after the wait, search is fused again.
 			f.srv.SetFault(embedtest.Fault{})
-			f.e.client.key = testKey
+			f.e.client.setKey(testKey)
 			f.clock.Advance(time.Millisecond)
 			if _, _, ok := f.e.Dense(context.Background(), v, "caller", "again"); !ok {
 				t.Error("Dense still falls back once the endpoint answers and the backoff ended")
