@@ -171,6 +171,7 @@ func TestFaultsFallBack(t *testing.T) {
 		{"padded past its vectors", embedtest.Fault{Body: paddedAnswer(embedtest.DefaultDims, 64<<10)}, testKey, ReasonMalformed, minBackoff},
 		{"rate limited", embedtest.Fault{Status: 429, RetryAfter: "120"}, testKey, ReasonRateLimited, 120 * time.Second},
 		{"server error", embedtest.Fault{Status: 500}, testKey, ReasonStatus, minBackoff},
+		{"unavailable", embedtest.Fault{Status: 503, RetryAfter: "30"}, testKey, ReasonStatus, 30 * time.Second},
 		{"refused key", embedtest.Fault{}, "sk-wrong-key", ReasonRefusedKey, minBackoff},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,6 +248,57 @@ func TestAnswerLimitFitsRealAnswers(t *testing.T) {
 		if limit := answerLimit(n, dims); int64(len(raw)) > limit {
 			t.Errorf("%d vectors of %d dimensions: an answer of %d bytes, past the limit %d", n, dims, len(raw), limit)
 		}
+	}
+}
+
+// TestRetryAfter: a Retry-After in seconds or as an HTTP date is honoured, capped at an hour; one
+// in the past, negative or unreadable asks for nothing.
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	for h, want := range map[string]time.Duration{
+		"":     0,
+		"120":  120 * time.Second,
+		"0":    0,
+		"-5":   0,
+		"soon": 0,
+		"7200": maxRetryAfter,
+		now.Add(90 * time.Second).Format(http.TimeFormat): 90 * time.Second,
+		now.Add(-time.Minute).Format(http.TimeFormat):     0,
+		now.Add(48 * time.Hour).Format(http.TimeFormat):   maxRetryAfter,
+	} {
+		if got := retryAfter(h, now); got != want {
+			t.Errorf("Retry-After %q: wait %v, want %v", h, got, want)
+		}
+	}
+}
+
+// TestFailureLogLimited: failures are logged at most once per logEvery, the next line saying how
+// many were held back.
+func TestFailureLogLimited(t *testing.T) {
+	f := newFixture(t, nil)
+	v := f.ready(t, toolTexts)
+	f.srv.SetFault(embedtest.Fault{Status: 500})
+	fail := func(backoff time.Duration) {
+		t.Helper()
+		if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); ok {
+			t.Fatal("Dense succeeded against a failing endpoint")
+		}
+		f.clock.Advance(backoff) // the backoff this failure started: the next search asks again
+	}
+	fail(minBackoff)
+	fail(2 * minBackoff)
+	fail(4 * minBackoff) // 7 s since the first line
+	if failures, _ := f.obs.counts(); failures[ReasonStatus] != 3 {
+		t.Fatalf("failures %v, want three status", failures)
+	}
+	if n := strings.Count(f.logs.String(), "embeddings endpoint failed"); n != 1 {
+		t.Errorf("%d failure lines within %v, want 1", n, logEvery)
+	}
+	f.clock.Advance(logEvery)
+	fail(0)
+	logs := f.logs.String()
+	if n := strings.Count(logs, "embeddings endpoint failed"); n != 2 || !strings.Contains(logs, "suppressed=2") {
+		t.Errorf("after %v: %d failure lines, want 2, the second saying suppressed=2: %s", logEvery, n, logs)
 	}
 }
 
