@@ -166,7 +166,8 @@ func (e *Embedder) Probe(ctx context.Context) (dims int, err error) {
 	return len(vecs[0]), nil
 }
 
-// digest keys the cache: a tool's text, whatever tool or catalog version it is in.
+// digest keys the cache (a tool's text, whatever tool or catalog version it is in) and the
+// callers' shares (a caller's name, of any length, in a fixed size).
 func digest(text string) [sha256.Size]byte { return sha256.Sum256([]byte(text)) }
 
 type nopObserver struct{}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -479,6 +480,32 @@ func TestCallerShare(t *testing.T) {
 	}
 	if w.take("one more", now) || len(w.counts) != maxTrackedCallers {
 		t.Errorf("a caller past maxTrackedCallers was counted: %d tracked", len(w.counts))
+	}
+}
+
+// TestCallerWindowBytes: a caller counted is kept in a fixed size, however long its name (an
+// issuer and a subject, as long as a token can carry): maxTrackedCallers callers of 4 KiB names
+// hold far less than their names.
+func TestCallerWindowBytes(t *testing.T) {
+	const nameBytes = 4 << 10
+	w := callerWindow{per: 1}
+	now := time.Unix(0, 0)
+	pad := strings.Repeat("s", nameBytes)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range maxTrackedCallers {
+		if !w.take("https://issuer.example#"+strconv.Itoa(i)+pad, now) {
+			t.Fatalf("caller %d not counted", i)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	names := int64(maxTrackedCallers * nameBytes)
+	t.Logf("%d callers of %d-byte names hold %d bytes", maxTrackedCallers, nameBytes, held)
+	if len(w.counts) != maxTrackedCallers || held > names/8 {
+		t.Errorf("%d callers hold %d bytes; their names are %d bytes, want at most an eighth", len(w.counts), held, names)
 	}
 }
 
