@@ -121,6 +121,23 @@ func TestDenseAnswers(t *testing.T) {
 	}
 }
 
+// TestNoToolRankedSendsNoQuery: over a catalog version with no tool to rank (empty, or every
+// tool hidden from search) a search has nothing to fuse: it sends no query out and counts no
+// fallback (the endpoint did nothing wrong).
+func TestNoToolRankedSendsNoQuery(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, texts := range [][]string{nil, {"", ""}} {
+		v := f.ready(t, texts)
+		if _, _, ok := f.e.Dense(context.Background(), v, "caller", "secret query words"); ok {
+			t.Errorf("%d tools, none ranked: Dense fused", len(texts))
+		}
+	}
+	failures, fallbacks := f.obs.counts()
+	if req, _ := f.srv.Counts(); req != 0 || len(failures) != 0 || len(fallbacks) != 0 {
+		t.Errorf("%d requests, failures %v, fallbacks %v; want none", req, failures, fallbacks)
+	}
+}
+
 // TestCacheReembedsOnlyChanged: a new catalog version sends only the texts that changed.
 func TestCacheReembedsOnlyChanged(t *testing.T) {
 	f := newFixture(t, nil)
