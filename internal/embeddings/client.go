@@ -83,6 +83,8 @@ const maxVectorEnvelope = 256
 type client struct {
 	cfg  Config
 	http *http.Client
+	// now is the embedder's clock, against which a Retry-After date is read.
+	now func() time.Time
 	// keyHeader and keyValue carry the API key, made once (setKey) rather than per request;
 	// keyHeader is "" when there is no key.
 	keyHeader, keyValue string
@@ -141,7 +143,7 @@ func (c *client) embed(ctx context.Context, texts []string, dims int) ([][]float
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
-		return nil, statusError(resp)
+		return nil, statusError(resp, c.now())
 	}
 	limit := answerLimit(len(texts), dims)
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
@@ -167,8 +169,8 @@ func answerLimit(n, dims int) int64 {
 	return 4<<10 + int64(n)*(maxVectorEnvelope+int64(dims)*maxBytesPerNumber)
 }
 
-// statusError classifies a status other than 200.
-func statusError(resp *http.Response) error {
+// statusError classifies a status other than 200 answered at now.
+func statusError(resp *http.Response, now time.Time) error {
 	e := &Error{Reason: ReasonStatus, Status: resp.StatusCode}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
@@ -177,7 +179,7 @@ func statusError(resp *http.Response) error {
 		e.Reason = ReasonRateLimited
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		e.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		e.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
 	}
 	return e
 }

@@ -73,7 +73,7 @@ func New(cfg Config, apiKey string, deps Deps) *Embedder {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Embedder{
 		cfg:    cfg,
-		client: client{cfg: cfg, http: &http.Client{Transport: deps.Transport, CheckRedirect: noRedirects}},
+		client: client{cfg: cfg, http: &http.Client{Transport: deps.Transport, CheckRedirect: noRedirects}, now: deps.Now},
 		obs:    deps.Observer, now: deps.Now, log: deps.Log,
 		guard: newGuard(cfg, deps.Now), cache: newCache(cfg.MaxCacheBytes),
 		dims: cfg.Dimensions, ctx: ctx, cancel: cancel, caller: callerWindow{per: cfg.MaxQueriesPerCallerPerMinute},

@@ -63,6 +63,9 @@ func (o *observed) counts() (failures, fallbacks map[string]int) {
 	return f, b
 }
 
+// fixtureStart is the time of a fixture's clock when it starts.
+var fixtureStart = time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+
 // fixture is an embedder in front of a stand-in server, on a manual clock.
 type fixture struct {
 	srv   *embedtest.Server
@@ -75,7 +78,7 @@ type fixture struct {
 func newFixture(t *testing.T, edit func(*Config)) *fixture {
 	t.Helper()
 	f := &fixture{srv: embedtest.Start(t, testKey), obs: &observed{failures: map[string]int{}, fallbacks: map[string]int{}},
-		clock: mcptest.NewClock(time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)), logs: &mcptest.LogBuffer{}}
+		clock: mcptest.NewClock(fixtureStart), logs: &mcptest.LogBuffer{}}
 	cfg := Config{URL: f.srv.URL, Model: "stand-in", Timeout: 500 * time.Millisecond, BatchSize: 4}
 	if edit != nil {
 		edit(&cfg)
@@ -190,6 +193,9 @@ func TestFaultsFallBack(t *testing.T) {
 		{"rate limited", embedtest.Fault{Status: 429, RetryAfter: "120"}, testKey, ReasonRateLimited, 120 * time.Second},
 		{"server error", embedtest.Fault{Status: 500}, testKey, ReasonStatus, minBackoff},
 		{"unavailable", embedtest.Fault{Status: 503, RetryAfter: "30"}, testKey, ReasonStatus, 30 * time.Second},
+		// A date is read against the embedder's clock (the fixture's starts at 08:00:00).
+		{"unavailable until a date", embedtest.Fault{Status: 503, RetryAfter: fixtureStart.Add(90 * time.Second).Format(http.TimeFormat)},
+			testKey, ReasonStatus, 90 * time.Second},
 		{"refused key", embedtest.Fault{}, "sk-wrong-key", ReasonRefusedKey, minBackoff},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
