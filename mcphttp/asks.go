@@ -113,14 +113,18 @@ func (c *interceptor) checkAsk(ctx context.Context, x *request, ac *askChecks, m
 }
 
 // checkAnswer runs the request phase on the client's answer to a backend's request, in the call
-// as it was forwarded: nil to give the backend the answer, or the error it gets instead. A
-// mutation is refused (a failure): the answers of a 2026-07-28 retry are the client's, and the
-// call has gone to the backend already.
+// as it was forwarded and as its request phase showed it (shownParams): nil to give the backend
+// the answer, or the error it gets instead. A mutation is refused (a failure): the answers of a
+// 2026-07-28 retry are the client's, and the call has gone to the backend already.
 func (c *interceptor) checkAnswer(ctx context.Context, x *request, ac *askChecks, res json.RawMessage) error {
 	if ac == nil || ac.answer == nil {
 		return nil
 	}
-	payload, err := intercept.AnswerPayload(x.in.req.Method, x.in.req.Params, res)
+	var payload []byte
+	params, err := shownParams(x)
+	if err == nil {
+		payload, err = intercept.AnswerPayload(x.in.req.Method, params, res)
+	}
 	if err != nil {
 		// The params were decoded strictly, so this does not happen; if it did, nothing
 		// unchecked would pass: the answer is not given and the result is withheld.

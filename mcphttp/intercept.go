@@ -40,10 +40,7 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 			// just seen the payload it carries.
 			return false, nil
 		}
-		// The routed name or URI as the gateway reads it and the backend receives it, not as
-		// the client spelt it: a validator that refuses mem://items/beta must see that URI
-		// however the client wrote it.
-		params, err := x.s.backends.ClientParams(x.in.req.Params, x.in.req.Method, x.route.kind, x.route.target)
+		params, err := shownParams(x)
 		if err != nil {
 			return false, err
 		}
@@ -71,6 +68,14 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 		slog.String("request_id", x.requestID), slog.String("name", x.route.name))
 	return true, c.refusal(x, intercept.PhaseRequest, "The call to "+x.route.name+
 		" was refused: the gateway's interceptors kept changing it into other calls; it was not run.", "")
+}
+
+// shownParams are x's params as the interceptors are shown them in the call's request phase, its
+// client's answers mid-call included: with the routed name or URI as the gateway reads it and
+// the backend receives it, not as the client spelt it (a validator that refuses mem://items/beta
+// must see that URI however the client wrote it).
+func shownParams(x *request) ([]byte, error) {
+	return x.s.backends.ClientParams(x.in.req.Params, x.in.req.Method, x.route.kind, x.route.target)
 }
 
 // response is the response phase: the result the backend returned, before the client sees it,

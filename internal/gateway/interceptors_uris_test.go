@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/authz"
@@ -105,5 +107,46 @@ func TestInterceptorsSeeTheURIRead(t *testing.T) {
 				t.Errorf("a read the interceptor allows: %v", err)
 			}
 		})
+	}
+}
+
+// TestInterceptorsSeeTheURIAnswered: the client's answer to a pre-2026 backend's request in the
+// middle of a read is shown to the read's request phase with the resource URI as that phase
+// showed it, in the normal form the backend receives: a validator refusing answers given within
+// reads of mem://x/beta refuses them however the client wrote the URI, and the read's result is
+// withheld.
+func TestInterceptorsSeeTheURIAnswered(t *testing.T) {
+	answered := make(chan string, 1)
+	read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "sure?", RequestedSchema: &jsonschema.Schema{Type: "object"}})
+		answered <- fmt.Sprint(err)
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "beta"}}}, nil
+	}
+	old := mcptest.StartLegacyServer(t, "old", mcptest.WithoutDefaults(),
+		mcptest.WithResource(&mcp.Resource{URI: "mem://x/beta", Name: "beta"}, read))
+	// Refuses an answer (a payload with inputResponses) given within a read of mem://x/beta;
+	// the read itself, which carries none, is allowed.
+	guard := func(_ context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		p := string(inv.Payload)
+		return intercepttest.Validation(inv, !strings.Contains(p, `"inputResponses"`) || !strings.Contains(p, `"old+mem://x/beta"`), "no"), nil
+	}
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "guard", Type: intercept.TypeValidation, Handle: guard}})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Upstreams[0].Protocol = "2025-11-25"
+		c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "guard", URL: ics.URL(), Type: intercept.TypeValidation,
+			Rules: []intercept.RuleConfig{{Upstream: "old", Resources: []string{"*"}, Phases: []string{"request"}}}}}}
+	}, old)
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(mcptest.Accept(map[string]any{})))
+	for _, uri := range []string{"old+mem://x/beta", "old+MEM://x/beta", "old+mem://x/%62eta", "old+mem://x/y/../beta"} {
+		_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+		if err == nil || !strings.Contains(err.Error(), "withheld by the gateway's interceptor guard") {
+			t.Errorf("a read of %s whose answer the interceptor refuses: %v, want the result withheld", uri, err)
+		}
+		if g := <-answered; !strings.Contains(g, "refused by the gateway's interceptors") {
+			t.Errorf("a read of %s: the backend got %q for its request, want the refusal", uri, g)
+		}
 	}
 }

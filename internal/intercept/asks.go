@@ -2,6 +2,7 @@ package intercept
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
@@ -95,14 +96,15 @@ func AskParams(payload []byte, method string) ([]byte, error) {
 }
 
 // AnswerPayload is the request-phase payload of the client's answer to a backend's request
-// mid-call: the call as it was forwarded (method, params without the members an interceptor is
-// not shown), with the answer as its inputResponses, as a 2026-07-28 retry carries it.
+// mid-call: the call as it was forwarded and as its request phase showed it (method, params
+// as RequestPayload shows them: its _meta included, the sealed state left out), with the
+// answer as its inputResponses, as a 2026-07-28 retry carries it.
 func AnswerPayload(method string, params, answer []byte) ([]byte, error) {
 	out := make([]byte, 0, len(params)+len(answer)+len(method)+64)
 	out = append(out, `{"method":`...)
 	out = jsonrpc.AppendString(out, method)
 	out = append(out, `,"params":`...)
-	out, err := appendWithout(out, params, gatewayOwned)
+	out, err := appendWithout(out, params, answerDropped)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +116,10 @@ func AnswerPayload(method string, params, answer []byte) ([]byte, error) {
 	out = append(out, answer...)
 	return append(out, `}}}`...), nil
 }
+
+// answerDropped are the members of the call's params an answer's payload leaves out: those no
+// payload shows (notShown), and the call's own inputResponses, whose place the answer takes.
+var answerDropped = slices.Concat(notShown, []string{shownOwned})
 
 // ErrAnswerMutated is what an answer's mutation is refused with (the Check of its invocation):
 // as the answers of a 2026-07-28 retry, the client's answer is the client's, and the call it

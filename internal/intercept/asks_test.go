@@ -7,8 +7,8 @@ import (
 
 // TestAskPayloads: a backend's request mid-call is shown as the input_required result that
 // would carry it, and a mutation of it is read back only when it is still that one request of
-// the same method; the client's answer is shown as the call's inputResponses, without the
-// members the gateway owns.
+// the same method; the client's answer is shown as the call's inputResponses, in the call as
+// its request phase showed it (its _meta, not its sealed state nor its own inputResponses).
 func TestAskPayloads(t *testing.T) {
 	ask := AskPayload("elicitation/create", []byte(`{"message":"hi"}`))
 	if !json.Valid(ask) || string(ask) != `{"resultType":"input_required","inputRequests":{"ask":{"method":"elicitation/create","params":{"message":"hi"}}}}` {
@@ -39,7 +39,8 @@ func TestAskPayloads(t *testing.T) {
 	}
 	ans, err := AnswerPayload("tools/call", []byte(`{"name":"a__b","arguments":{"x":1},"_meta":{"k":1},"requestState":"s","inputResponses":{"c":{}}}`),
 		[]byte(`{"action":"accept"}`))
-	if err != nil || string(ans) != `{"method":"tools/call","params":{"name":"a__b","arguments":{"x":1},"inputResponses":{"ask":{"action":"accept"}}}}` {
+	// The _meta as the call's request phase shows it (RequestPayload): the backend received it.
+	if err != nil || string(ans) != `{"method":"tools/call","params":{"name":"a__b","arguments":{"x":1},"_meta":{"k":1},"inputResponses":{"ask":{"action":"accept"}}}}` {
 		t.Fatalf("answer payload %s %v", ans, err)
 	}
 	if ans, err := AnswerPayload("tools/call", []byte(`{}`), []byte(`{}`)); err != nil || !json.Valid(ans) {

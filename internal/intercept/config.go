@@ -20,7 +20,8 @@ const (
 	// DefaultMaxConcurrent bounds the invocations of one interceptor in flight on a replica.
 	DefaultMaxConcurrent = 64
 	// DefaultMaxPayloadBytes bounds the payload sent to an interceptor; a larger one is an
-	// invocation failure (routed by failOpen), never sent cut.
+	// invocation failure that refuses the call whatever failOpen says (the caller's own doing),
+	// never sent cut.
 	DefaultMaxPayloadBytes = 4 << 20
 	// DefaultMaxResponseBytes bounds an interceptor's answer.
 	DefaultMaxResponseBytes = 8 << 20
@@ -74,7 +75,10 @@ type Config struct {
 	// logged and counted, never blocking, mutations not applied).
 	Mode string `yaml:"mode"`
 	// FailOpen lets a call through when the interceptor cannot give a decision (unreachable,
-	// too slow, an open circuit, a malformed answer). Default false: such a call is refused.
+	// too slow, its shared circuit open, a malformed answer). Default false: such a call is
+	// refused. The failures a caller makes itself, the interceptor never asked (its own circuit
+	// open, its share of the slots taken, a payload past MaxPayloadBytes), refuse the call
+	// either way: a caller must not switch the check off for itself.
 	FailOpen bool `yaml:"failOpen"`
 	// Timeout bounds one invocation, the wait for a free slot included; the interceptor is told
 	// it as timeoutMs. Default DefaultTimeout; at most MaxTimeout.
@@ -83,12 +87,13 @@ type Config struct {
 	// for a slot within Timeout. Default DefaultMaxConcurrent.
 	MaxConcurrent int `yaml:"maxConcurrent"`
 	// MaxConcurrentPerCaller bounds one authenticated caller's (issuer and subject) share of
-	// those invocations: past it, a call fails at once (reason caller_limit, routed by
-	// FailOpen) instead of waiting, so one caller cannot hold the slots every other caller's
-	// calls need. Default a quarter of MaxConcurrent, at least 1; at most MaxConcurrent.
+	// those invocations: past it, a call is refused at once (reason caller_limit, whatever
+	// FailOpen says) instead of waiting, so one caller cannot hold the slots every other
+	// caller's calls need. Default a quarter of MaxConcurrent, at least 1; at most MaxConcurrent.
 	MaxConcurrentPerCaller int `yaml:"maxConcurrentPerCaller"`
 	// MaxPayloadBytes bounds the payload (the request or the result) sent; a larger one is an
-	// invocation failure. Default DefaultMaxPayloadBytes.
+	// invocation failure (reason too_large) that refuses the call whatever FailOpen says.
+	// Default DefaultMaxPayloadBytes.
 	MaxPayloadBytes int64 `yaml:"maxPayloadBytes"`
 	// MaxResponseBytes bounds the interceptor's answer. Default DefaultMaxResponseBytes.
 	MaxResponseBytes int64 `yaml:"maxResponseBytes"`
@@ -117,7 +122,8 @@ type Config struct {
 	TLS backend.TLSConfig `yaml:"tls"`
 	// Breaker tunes the interceptor's circuit breaker, as for an upstream: consecutive failures
 	// open it, and an open circuit fails fast (a failure, routed by FailOpen) until a trial
-	// after its cooldown succeeds.
+	// after its cooldown succeeds. A caller's own circuit, which its own failures open, refuses
+	// its calls whatever FailOpen says.
 	Breaker backend.BreakerConfig `yaml:"breaker"`
 	// Headers are static headers sent on every request, typically the interceptor's own
 	// Authorization; the values are resolved secrets, never logged. Not read from YAML.

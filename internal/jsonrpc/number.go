@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "strconv"
+import (
+	"bytes"
+	"strconv"
+)
 
 // NumberAsDouble reads the JSON number literal lit (which passed the strict scan) as parsers
 // that read numbers as doubles do (JavaScript's JSON.parse, Go's interface{} and float fields,
@@ -24,7 +27,11 @@ func NumberAsDouble(lit []byte) (f float64, alike bool) {
 	if PlainInteger(lit) {
 		return f, true
 	}
-	return f, decimalOf(lit) == decimalOf(strconv.AppendFloat(make([]byte, 0, 32), f, 'e', -1, 64))
+	// On the stack for a literal of up to 32 digits: a schema's or a digest's check reads every
+	// number of a call's arguments, and needs no allocation for one.
+	var form, litDigits, formDigits [32]byte
+	short := strconv.AppendFloat(form[:0], f, 'e', -1, 64)
+	return f, decimalOf(lit, litDigits[:0]).equal(decimalOf(short, formDigits[:0]))
 }
 
 // PlainInteger reports whether lit is an integer literal of at most 15 digits (an optional
@@ -46,21 +53,26 @@ func PlainInteger(lit []byte) bool {
 }
 
 // decimal is a number's exact value as a sign, its significant digits (no leading or trailing
-// zero; "" for zero, which has no sign) and the power of ten of the last of them.
+// zero; none for zero, which has no sign) and the power of ten of the last of them.
 type decimal struct {
 	neg    bool
-	digits string
+	digits []byte
 	exp    int
 }
 
-// decimalOf reads a JSON number literal (or strconv's 'e' form) exactly. An exponent beyond a
-// billion is held there: a literal that large is no double and is refused anyway.
-func decimalOf(s []byte) decimal {
+// equal reports whether d and e are the same value.
+func (d decimal) equal(e decimal) bool {
+	return d.neg == e.neg && d.exp == e.exp && bytes.Equal(d.digits, e.digits)
+}
+
+// decimalOf reads a JSON number literal (or strconv's 'e' form) exactly, its digits appended to
+// digits (empty, the caller's buffer). An exponent beyond a billion is held there: a literal
+// that large is no double and is refused anyway.
+func decimalOf(s, digits []byte) decimal {
 	var d decimal
 	if len(s) > 0 && s[0] == '-' {
 		d.neg, s = true, s[1:]
 	}
-	digits := make([]byte, 0, len(s))
 	frac, exp, inFrac := 0, 0, false
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
@@ -86,7 +98,7 @@ func decimalOf(s []byte) decimal {
 	if len(digits) == 0 {
 		return decimal{}
 	}
-	d.digits = string(digits)
+	d.digits = digits
 	return d
 }
 

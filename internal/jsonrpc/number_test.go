@@ -25,3 +25,13 @@ func TestNumberAsDouble(t *testing.T) {
 		}
 	}
 }
+
+// NumberAsDouble allocates nothing for a literal of up to 32 digits: the guardrails' schema
+// check and the confirmation digest read every number of a call's arguments through it.
+func TestNumberAsDoubleAllocates(t *testing.T) {
+	for _, lit := range [][]byte{[]byte("0.25"), []byte("-12345.678e-3"), []byte("0.10000000000000001"), []byte("9007199254740993")} {
+		if n := testing.AllocsPerRun(100, func() { NumberAsDouble(lit) }); n != 0 {
+			t.Errorf("%s: %v allocations", lit, n)
+		}
+	}
+}
