@@ -36,7 +36,10 @@ func TestOneCallerCannotOpenCircuit(t *testing.T) {
 	for _, transport := range []string{"mcp", "mcp-2025-11-25", "webhook"} {
 		for _, failOpen := range []bool{false, true} {
 			name := transport + map[bool]string{false: "/closed", true: "/open"}[failOpen]
-			t.Run(name, func(t *testing.T) { testOneCaller(t, transport, failOpen) })
+			t.Run(name, func(t *testing.T) {
+				t.Parallel() // each waits out its stalls' timeouts; nothing is shared
+				testOneCaller(t, transport, failOpen)
+			})
 		}
 	}
 }
@@ -56,7 +59,8 @@ func testOneCaller(t *testing.T, transport string, failOpen bool) {
 	}
 	clock := mcptest.NewClock(time.Unix(1_800_000_000, 0))
 	cfg := validator("guard", s.URL())
-	cfg.Webhook, cfg.FailOpen, cfg.Timeout = webhook, failOpen, 150*time.Millisecond
+	// Long enough that a call meant to be decided is, on a loaded machine; the stalls wait it out.
+	cfg.Webhook, cfg.FailOpen, cfg.Timeout = webhook, failOpen, time.Second
 	cfg.Breaker = backend.BreakerConfig{Failures: 2, Cooldown: time.Minute}
 	f := newFixture(t, clock.Now, cfg)
 	// Runs first: the Set's close ends a pre-2026 server's session, and the server's close,
@@ -74,6 +78,9 @@ func testOneCaller(t *testing.T, transport string, failOpen bool) {
 			t.Fatalf("%s: verdict %+v, metrics %+v; want blocked %v, reason %q", who, v, r, blocked, reason)
 		}
 	}
+	// A first call by someone else opens the interceptor's session and connection, so no later
+	// call meant to be decided pays for them within its timeout.
+	expect("zed, first", as("zed", "fine"), false, "")
 	// alice's payloads stall the interceptor: each call waits out the timeout, then her own
 	// circuit opens and refuses her next calls without sending them, fail-open or not.
 	for range 2 {
