@@ -26,7 +26,7 @@ export PATH := $(PATH):/usr/sbin:/sbin
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: test setup vet govet lint lint-tidy lint-imports lint-staticcheck unit fuzz conformance conformance-legacy interop conformance-direct demo build image
+.PHONY: test setup vet govet lint lint-tidy lint-imports lint-staticcheck unit fuzz ci-gateway conformance conformance-legacy interop conformance-direct demo build image
 
 test: setup vet unit fuzz conformance conformance-legacy interop
 
@@ -76,19 +76,27 @@ unit:
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) .ci/fuzz
 
-conformance:
-	.ci/conformance
+# The gateway binary the conformance, conformance-legacy and interop stages run, built once for
+# the three of them (each script builds its own when run alone). A binary named in the
+# environment (CONFORMANCE_GATEWAY_BIN, INTEROP_GATEWAY_BIN) is still the one run.
+CI_GATEWAY = $(CURDIR)/bin/ci/gateway
+
+ci-gateway:
+	$(GO) build -o "$(CI_GATEWAY)" ./cmd/gateway
+
+conformance: ci-gateway
+	CONFORMANCE_GATEWAY_BIN="$${CONFORMANCE_GATEWAY_BIN:-$(CI_GATEWAY)}" .ci/conformance
 
 # The 2025-11-25 required scenarios against the Go SDK's conformance server
 # directly and through the gateway, side by side: whatever passes directly
 # must pass through the gateway (pre-2026 clients at the edge).
-conformance-legacy:
-	.ci/conformance-legacy
+conformance-legacy: ci-gateway
+	CONFORMANCE_GATEWAY_BIN="$${CONFORMANCE_GATEWAY_BIN:-$(CI_GATEWAY)}" .ci/conformance-legacy
 
 # The official TypeScript server-everything (2025-11-25 only) as a legacy backend behind the
 # gateway, called by a 2026-07-28 client.
-interop:
-	.ci/interop-legacy
+interop: ci-gateway
+	INTEROP_GATEWAY_BIN="$${INTEROP_GATEWAY_BIN:-$(CI_GATEWAY)}" .ci/interop-legacy
 
 # The reference: what the Go SDK's conformance server passes on its own.
 conformance-direct:
