@@ -67,11 +67,13 @@ lint-staticcheck:
 SLOW_PACKAGES = ./internal/gateway ./internal/guardrails ./internal/toolsearch \
   ./internal/useroauth ./internal/store ./internal/pins ./internal/testsupport/replicatest
 
+# -p 3: three test binaries at a time on two cores, since several packages spend most of their
+# time waiting (Redis expiries, failovers, cooldowns, child processes) rather than computing.
 # -parallel 4: the tests marked parallel wait on real expiries, timeouts and child processes,
 # not on a core; the default (one per core) would run them two at a time. -vet=off: the vet
 # stage before this one ran every analyzer `go test` would run (and more) on the same files.
 unit:
-	$(GO) test -race -count=1 -parallel 4 -vet=off -timeout $(TEST_TIMEOUT) $(SLOW_PACKAGES) ./...
+	$(GO) test -race -count=1 -p 3 -parallel 4 -vet=off -timeout $(TEST_TIMEOUT) $(SLOW_PACKAGES) ./...
 	# Allocation counts mean nothing under -race (pools drop at random): counted once without it.
 	$(GO) test -count=1 -run '^TestAllocationBudgets$$' ./mcphttp/
 
