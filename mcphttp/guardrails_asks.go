@@ -1,11 +1,9 @@
 package mcphttp
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
-	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // The guardrails on a pre-2026 backend's mid-call requests (elicitation, sampling, roots) and
@@ -31,24 +29,9 @@ const (
 	answerWhat = "the client's answer to the backend's request"
 )
 
-// checkedAsks returns ctx with its ClientRequests (if it has one) wrapped in the checks of x's
-// rule.
-func (g *railer) checkedAsks(ctx context.Context, x *request) context.Context {
-	ask := upstreams.ClientRequestsOf(ctx)
-	if ask == nil || (!x.rails.rule.ScansResults() && !x.rails.rule.ScansArguments()) {
-		return ctx
-	}
-	return upstreams.WithClientRequests(ctx, func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-		params, ok := g.checkAsk(x, params)
-		if !ok {
-			return nil, askRefused()
-		}
-		res, err := ask(ctx, method, params)
-		if err != nil {
-			return nil, err
-		}
-		return g.checkAnswer(x, res)
-	})
+// scansAsks reports whether x's rule checks a backend's requests or the client's answers.
+func (st *railState) scansAsks() bool {
+	return st != nil && (st.rule.ScansResults() || st.rule.ScansArguments())
 }
 
 // checkAsk checks a backend's request as the client would read it, with the result detectors:

@@ -136,9 +136,10 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 	if err != nil {
 		return "", err
 	}
-	if x.rails != nil {
+	var asks *askChecks
+	if x.rails != nil || x.s.intercept != nil {
 		// A pre-2026 backend's mid-call requests and its client's answers are checked too.
-		ctx = x.s.rails.checkedAsks(ctx, x)
+		ctx, asks = checkedAsks(ctx, x)
 	}
 	// Armed before the call: a backend may hold even its response headers until it is done.
 	x.out.KeepAlive(true)
@@ -161,7 +162,7 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 		return "", err
 	}
 	defer st.Close()
-	return x.relay(st)
+	return x.relay(st, asks)
 }
 
 // passHeaders selects what the backend may see of the client's headers: the Mcp-Param-*

@@ -66,15 +66,17 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 		" was refused: the gateway's interceptors kept changing it into other calls; it was not run.", "")
 }
 
-// response is the response phase: the result the backend returned, before the client sees it.
-// It returns the result to release (the backend's, or a mutation), or the refusal to answer
-// with instead (a failed tool call), or an error.
-func (c *interceptor) response(x *request, result []byte) (release, refusal []byte, err error) {
+// response is the response phase: the result the backend returned, before the client sees it,
+// of kind (resultShape's). It returns the result to release (the backend's, or a mutation), or
+// the refusal to answer with instead (a failed tool call), or an error.
+func (c *interceptor) response(x *request, result []byte, kind resultKind) (release, refusal []byte, err error) {
 	p := c.set.Plan(intercept.PhaseResponse, x.in.req.Method, x.route.upstream, x.route.upstreamName)
 	if p == nil {
 		return result, nil, nil
 	}
-	v := c.set.Run(x.ctx, p, c.call(x, result))
+	call := c.call(x, result)
+	call.Check = func(m []byte) error { return sameKind(x, m, kind) }
+	v := c.set.Run(x.ctx, p, call)
 	if !v.Blocked && v.Mutated {
 		return c.checkURIs(x, &v)
 	}
@@ -85,6 +87,32 @@ func (c *interceptor) response(x *request, result []byte) (release, refusal []by
 	err = c.refuse(x, intercept.PhaseResponse, &v, &tool)
 	return nil, tool, err
 }
+
+// sameKind checks a mutated result as the backend's was checked (resultShape), and that it is
+// of the backend's kind: the relay decided on the backend's result what it seals as a round
+// trip, counts as a round and labels, and what the pre-2026 edge asks its client, so what the
+// client receives must be that kind. A mutation into another kind (an input_required result
+// the backend never sent, which would seal a round it never began, or a complete result in
+// the place of its round, which would end one it is in; a task result) or into a result of a
+// shape the protocol forbids is refused: a failure of the mutator, never released. A tool
+// result turned into a tool error (isError) is of the same kind: nothing before the
+// interceptors decided on it, and the guardrails read the result as mutated.
+func sameKind(x *request, mutated []byte, kind resultKind) error {
+	k, err := resultShape(x, mutated)
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return errors.New("the mutated result is one the protocol forbids: " + strings.TrimPrefix(e.RPC.Message, invalidResultPrefix))
+	case err != nil:
+		return err
+	case k != kind:
+		return errors.New("the mutated result is of another kind than the backend's (" + kindNames[k] + " for " + kindNames[kind] + ")")
+	}
+	return nil
+}
+
+// kindNames name the result kinds in a refusal of a mutation.
+var kindNames = [...]string{kindComplete: "complete", kindInputRequired: "input_required", kindTask: "task"}
 
 // checkURIs holds a mutated result's resource URIs to the caller's resource policy, as the
 // backend's were before the interceptors saw them: what sits under a URI the caller may not see

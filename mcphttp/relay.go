@@ -18,7 +18,10 @@ import (
 // Events are sent when the relay would wait for the backend, not one by one: those the backend
 // sent together go out in one write (as a reverse proxy sends what it read at once), the last
 // with the response's end, and none waits on a backend that pauses.
-func (x *request) relay(st *upstreams.Stream) (string, error) {
+//
+// asks is what the interceptors decided about the backend's requests to the client mid-call
+// (nil: they govern none): one they refused withholds the result.
+func (x *request) relay(st *upstreams.Stream, asks *askChecks) (string, error) {
 	st.ResultOnly()
 	out := x.out
 	// held counts the bytes of events written without a flush; nil: every event is flushed.
@@ -66,13 +69,20 @@ func (x *request) relay(st *upstreams.Stream) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if asks != nil && (asks.blocked != nil || asks.broken != nil) {
+			refusal, err := x.s.intercept.withheld(x, asks)
+			if err != nil {
+				return "", err
+			}
+			return outcomeDenied, out.Result(refusal, http.StatusOK, outcomeDenied, held)
+		}
 		if ic := x.s.intercept; ic != nil {
 			// The response phase: the interceptors read the result before the client does;
 			// the progress relayed so far reaches the client while they decide.
 			if held != nil {
 				out.FlushHeld(held)
 			}
-			release, refusal, err := ic.response(x, result)
+			release, refusal, err := ic.response(x, result, kind)
 			switch {
 			case err != nil:
 				return "", err

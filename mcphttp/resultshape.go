@@ -140,5 +140,8 @@ func declaresExtension(caps json.RawMessage, name string) bool {
 // backend's failure, as for any invalid response, with what was wrong.
 func invalidResult(why string) *Error {
 	return &Error{Status: http.StatusBadGateway, Outcome: outcomeBadResponse,
-		RPC: jsonrpc.NewError(jsonrpc.CodeUpstreamUnavailable, "Backend sent an invalid result: "+why)}
+		RPC: jsonrpc.NewError(jsonrpc.CodeUpstreamUnavailable, invalidResultPrefix+why)}
 }
+
+// invalidResultPrefix begins the message of invalidResult.
+const invalidResultPrefix = "Backend sent an invalid result: "

@@ -198,9 +198,13 @@ func (sr *searcher) findTools(x *request) error {
 		return err
 	}
 	view := newListView(x)
-	hits := ix.ranker.Search(query, limit, func(i int) bool {
-		return ix.ranks(i) && view.shows(ix.tools[i].Target)
-	})
+	allow := func(i int) bool { return ix.ranks(i) && view.shows(ix.tools[i].Target) }
+	var hits []toolsearch.Hit
+	if d, ok := sr.dense(x, ix, query); ok {
+		hits = ix.ranker.SearchFused(query, limit, allow, d)
+	} else {
+		hits = ix.ranker.Search(query, limit, allow)
+	}
 	list := sr.appendFound(x, make([]byte, 0, 4096), ix, hits, view)
 	out := make([]byte, 0, 2*len(list)+128)
 	out = append(out, `{"content":[{"type":"text","text":`...)
@@ -211,6 +215,20 @@ func (sr *searcher) findTools(x *request) error {
 	sr.metrics.Search(x.set.name, len(hits))
 	_ = x.answer(out, outcomeOK)
 	return nil
+}
+
+// dense is the embeddings of the query and of the version's tools when the endpoint is on and
+// answers within its timeout; otherwise ok is false and the search ranks lexically.
+func (sr *searcher) dense(x *request, ix *catalogIndex, query string) (d toolsearch.Dense, ok bool) {
+	if ix.vectors == nil {
+		return d, false
+	}
+	q, tools, ok := sr.index.embed.Dense(x.ctx, ix.vectors, x.subject(), query)
+	if !ok {
+		return d, false
+	}
+	method, weight, k := sr.index.embed.Fusion()
+	return toolsearch.Dense{Query: q, Tools: tools, Method: toolsearch.ParseFusion(method), Weight: weight, K: k}, true
 }
 
 // appendFound appends find_tools' answer: {"tools": the definitions shown, best first,

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/toolsearch"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -25,6 +26,8 @@ type indexCache struct {
 	onBuild func(n int)
 	// buildFn, if set, builds in place of build (tests stall and fail builds with it).
 	buildFn func(*upstreams.ToolCatalog) *catalogIndex
+	// embed, if set, embeds each version's tools in the background as it is built.
+	embed *embeddings.Embedder
 }
 
 // catalogIndex is the index of one catalog version.
@@ -42,7 +45,9 @@ type catalogIndex struct {
 	// tool that the operator's action still lists (docs/pinning.md): search never ranks them,
 	// names them among similar tools, nor lets them take an original's slot.
 	shadows []bool
-	ranker  toolsearch.Ranker
+	ranker  *toolsearch.BM25
+	// vectors are the tools' embeddings (nil: embeddings are off), filled in the background.
+	vectors *embeddings.Vectors
 }
 
 // ranks reports whether search may rank tool i at all: neither a backend's tool named like a
@@ -144,6 +149,15 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog) *catalogIndex {
 		}
 	}
 	e.ranker = toolsearch.NewBM25(docs)
+	if c.embed != nil {
+		texts := make([]string, len(docs))
+		for i, d := range docs {
+			if e.ranks(i) {
+				texts[i] = toolsearch.EmbedText(d)
+			}
+		}
+		e.vectors = c.embed.Catalog(texts)
+	}
 	return e
 }
 

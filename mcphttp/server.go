@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -59,6 +60,10 @@ type Deps struct {
 	Tracer *tracing.Tracer
 	// ToolsetMetrics records tool search (toolsets.go); nil records nothing.
 	ToolsetMetrics *metrics.ToolsetRecorder
+	// Embeddings is the operator-configured embeddings endpoint search fuses with its lexical
+	// ranking (docs/search.md § An embeddings endpoint); nil: search ranks lexically and nothing
+	// is contacted.
+	Embeddings *embeddings.Embedder
 	// Approvals is the out-of-band approval page for `confirm: url` rules; nil refuses those
 	// calls (fail closed).
 	Approvals *approval.Service

@@ -197,6 +197,9 @@ func (c *Config) secretRefs() []secretRef {
 		add(p, c.UserOAuth.Keys[i].Secret, false)
 	}
 	c.interceptorSecretRefs(add)
+	if c.Search.Embeddings.Enabled() {
+		add("search.embeddings.apiKey", c.Search.Embeddings.APIKey, true)
+	}
 	return out
 }
 

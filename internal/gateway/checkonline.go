@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -48,6 +49,9 @@ func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w 
 	defer reg.Close()
 	for i, u := range c.Upstreams {
 		checks = append(checks, func(ctx context.Context) onlineResult { return probeBackend(ctx, reg, i, u) })
+	}
+	if c.Search.Embeddings.Enabled() {
+		checks = append(checks, func(ctx context.Context) onlineResult { return c.Search.Embeddings.probe(ctx, getenv) })
 	}
 	results := make([]onlineResult, len(checks))
 	done := make(chan int)
@@ -104,6 +108,25 @@ func (c RedisConfig) probe(ctx context.Context, getenv func(string) string) onli
 	defer st.Close()
 	if r.err = st.Ping(ctx); r.err == nil {
 		r.detail = "PING answered"
+	}
+	return r
+}
+
+// probe asks the embeddings endpoint for one vector, with the configured key and timeout, as a
+// search will: a refused key or a wrong model otherwise shows only as searches ranked lexically.
+func (c EmbeddingsConfig) probe(ctx context.Context, getenv func(string) string) onlineResult {
+	r := onlineResult{item: "search.embeddings " + c.URL}
+	key := ""
+	if !c.APIKey.IsZero() {
+		if key, r.err = c.APIKey.resolve(getenv); r.err != nil {
+			return r
+		}
+	}
+	e := embeddings.New(c.Config, key, embeddings.Deps{Log: slog.New(slog.DiscardHandler)})
+	defer e.Close()
+	dims, err := e.Probe(ctx)
+	if r.err = err; err == nil {
+		r.detail = fmt.Sprintf("model %s: %d dimensions", c.Model, dims)
 	}
 	return r
 }

@@ -81,6 +81,9 @@ type Config struct {
 	// Guardrails are the built-in content guardrails (docs/guardrails.md): schema validation,
 	// secrets, personal data and injection markers, per rule. No rules: none runs.
 	Guardrails guardrails.Config `yaml:"guardrails"`
+	// Search is what tool search shares across its endpoints: an optional embeddings endpoint
+	// (docs/search.md). Off by default.
+	Search SearchConfig `yaml:"search"`
 
 	// forceNoAuth is --force: allow auth.disabled on a non-loopback listener.
 	forceNoAuth bool
@@ -393,6 +396,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateApproval()...)
 	errs = append(errs, c.validateUserOAuth()...)
 	errs = append(errs, c.validateInterceptors()...)
+	errs = append(errs, c.Search.validate()...)
 	if err := c.Guardrails.Validate(); err != nil {
 		errs = append(errs, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
+	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -35,6 +36,7 @@ func configDefaults() map[string]any {
 	ap := approval.Config{}.WithDefaults()
 	uo := useroauth.Config{}.WithDefaults()
 	ic := intercept.Config{}.WithDefaults()
+	em := embeddings.Config{}.WithDefaults()
 	for path, v := range map[string]any{
 		"server.maxJSONDepth":      jsonrpc.DefaultMaxDepth,
 		"server.maxJSONTokenBytes": jsonrpc.DefaultMaxTokenBytes,
@@ -127,6 +129,18 @@ func configDefaults() map[string]any {
 		"interceptors[].auth.legacySessionIdle": upstreams.DefaultLegacySessionIdle,
 
 		"guardrails.schemaCache": guardrails.DefaultSchemaCache,
+
+		"search.embeddings.apiKeyHeader":                 em.APIKeyHeader,
+		"search.embeddings.timeout":                      em.Timeout,
+		"search.embeddings.batchTimeout":                 em.BatchTimeout,
+		"search.embeddings.batchSize":                    em.BatchSize,
+		"search.embeddings.maxTextsPerMinute":            em.MaxTextsPerMinute,
+		"search.embeddings.maxConcurrent":                em.MaxConcurrent,
+		"search.embeddings.maxQueriesPerCallerPerMinute": em.MaxQueriesPerCallerPerMinute,
+		"search.embeddings.maxCacheBytes":                em.MaxCacheBytes,
+		"search.embeddings.fusion":                       em.Fusion,
+		"search.embeddings.weight":                       em.Weight,
+		"search.embeddings.rrfK":                         em.RRFK,
 
 		"pins.mode":                          string((&pins.Config{}).ModeFor("any")),
 		"pins.actions":                       pinActionDefaults(),

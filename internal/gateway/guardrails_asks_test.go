@@ -17,8 +17,8 @@ import (
 )
 
 // askTool is a 2025-11-25 backend's tool that asks its client mid-call (an elicitation or a
-// sampling request whose text is the argument "text") and reports what came back on got: the
-// answer's text, or the error the backend received instead.
+// sampling request whose text is the argument "text", or roots/list) and reports what came back
+// on got: the answer's text (the first root's URI), or the error the backend received instead.
 func askTool(got chan<- string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var in struct{ What, Text string }
@@ -29,7 +29,13 @@ func askTool(got chan<- string) mcp.ToolHandler {
 		in.Text = strings.ReplaceAll(in.Text, "<key>", railAWSKey)
 		var answer string
 		var err error
-		if in.What == "sample" {
+		switch in.What {
+		case "roots":
+			var res *mcp.ListRootsResult
+			if res, err = req.Session.ListRoots(ctx, nil); err == nil && len(res.Roots) > 0 {
+				answer = res.Roots[0].URI
+			}
+		case "sample":
 			var res *mcp.CreateMessageResult
 			res, err = req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
 				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Text}}}})
@@ -37,7 +43,7 @@ func askTool(got chan<- string) mcp.ToolHandler {
 				text, _ := res.Content.(*mcp.TextContent)
 				answer = text.Text
 			}
-		} else {
+		default:
 			var res *mcp.ElicitResult
 			res, err = req.Session.Elicit(ctx, &mcp.ElicitParams{Message: in.Text, RequestedSchema: &jsonschema.Schema{
 				Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}})
@@ -51,6 +57,24 @@ func askTool(got chan<- string) mcp.ToolHandler {
 		got <- answer
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 	}
+}
+
+// connectAsked connects a go-sdk client of version to gw that accepts an elicitation with
+// {"name": *answer} and answers a sampling request with *answer, and sends the text it was asked
+// (the elicitation's message, the first sampling message's text) on asked.
+func connectAsked(t *testing.T, gw Listeners, version string, answer *string, asked chan<- string, opts ...mcptest.ClientOption) *mcp.ClientSession {
+	t.Helper()
+	opts = append(opts, mcptest.WithProtocolVersion(version),
+		mcptest.WithElicitation(func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- r.Params.Message
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": *answer}}, nil
+		}),
+		mcptest.WithSampling(func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			text, _ := r.Params.Messages[0].Content.(*mcp.TextContent)
+			asked <- text.Text
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: *answer}}, nil
+		}))
+	return mcptest.Connect(t, "http://"+gw.MCP+"/mcp", opts...)
 }
 
 // TestGuardrailsLegacyAsks: a pre-2026 backend's mid-call requests, which the pre-2026 edge
@@ -80,16 +104,7 @@ func TestGuardrailsLegacyAsks(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			asked := make(chan string, 1)
 			var answer string
-			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version),
-				mcptest.WithElicitation(func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					asked <- r.Params.Message
-					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": answer}}, nil
-				}),
-				mcptest.WithSampling(func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-					text, _ := r.Params.Messages[0].Content.(*mcp.TextContent)
-					asked <- text.Text
-					return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: answer}}, nil
-				}))
+			cs := connectAsked(t, gw, version, &answer, asked)
 			for _, tt := range []struct {
 				tool, what, text, answer string
 				asked, got, refusal      string // what the client read ("-": not asked), the backend got, the refusal

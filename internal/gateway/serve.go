@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/certreload"
+	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/seal"
@@ -233,6 +234,7 @@ type gateway struct {
 	rec       *metrics.Recorder
 	searchRec *metrics.ToolsetRecorder   // tool search metrics (toolsets.go)
 	railRec   *metrics.GuardrailRecorder // guardrail metrics, registered with the first rules (guardrails.go)
+	embedRec  *metrics.Embeddings        // embeddings endpoint metrics, registered when first on (embeddings.go)
 	store     store.Store
 	lists     *listChangedRelay // nil without a shared store that carries notices
 	notices   store.Notices     // the shared store's notices; nil with the in-memory store
@@ -329,6 +331,8 @@ type components struct {
 	admin     *mcphttp.Admin
 	// interceptors call the configured interceptors; nil without any.
 	interceptors *intercept.Set
+	// embedder is the embeddings endpoint behind tool search; nil when it is off.
+	embedder *embeddings.Embedder
 	// leased is the rate limiter leasing from Redis; nil without one. A reload keeps it.
 	leased *store.Leased
 	// current is true while the set serves new requests: only then do its backends' health
@@ -392,6 +396,9 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 	if err != nil {
 		return nil, err
 	}
+	if c.embedder, err = g.buildEmbedder(cfg); err != nil {
+		return nil, err
+	}
 	c.mcpServer, err = mcphttp.New(cfg.serverConfig(), mcphttp.Deps{
 		Approvals:  approvals,
 		UserOAuth:  c.userOAuth,
@@ -406,6 +413,7 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		Tracer:     g.tracer,
 		// Tool search metrics (docs/toolsets.md).
 		ToolsetMetrics: g.searchRec,
+		Embeddings:     c.embedder,
 		Edge:           edge,
 		Interceptors:   c.interceptors,
 		// The handles of denials (server.draftErrors: [denials]) open on every replica.

@@ -464,5 +464,8 @@ func (c *components) close() {
 			c.backends.Close()
 		}
 		c.interceptors.Close()
+		if c.embedder != nil {
+			c.embedder.Close()
+		}
 	})
 }

@@ -35,6 +35,11 @@ type Call struct {
 	RequestID, Upstream, Name string
 	// Limits are the strict decoder's limits a mutated request must pass, as the client's did.
 	Limits jsonrpc.Limits
+	// Check, when set, is what a mutation must pass besides the SEP's rules for results: what
+	// the gateway can put into effect of this payload (a result the client may be given, a
+	// backend's request it can relay). A mutation it refuses is malformed: a failure, routed
+	// by the interceptor's failOpen, never applied.
+	Check func(mutated []byte) error
 }
 
 // Verdict is what a plan decided.
@@ -290,7 +295,7 @@ func (ic *interceptor) context(c *Call, now time.Time) *invokeContext {
 // check applies the SEP's rules for results: the answer must echo the interceptor's name, its
 // expected type and the phase (M1); a validation result must say valid; a mutation result must
 // say modified, and its payload must be a valid payload of the same event and phase (a
-// modified:false that changes the payload is malformed too).
+// modified:false that changes the payload is malformed too) that passes the call's Check.
 func (ic *interceptor) check(a *answer, phase Phase, c *Call, payload []byte) error {
 	switch {
 	case a.interceptor != ic.cfg.Interceptor:
@@ -312,10 +317,19 @@ func (ic *interceptor) check(a *answer, phase Phase, c *Call, payload []byte) er
 		return nil
 	case a.payload == nil:
 		return malformed("modified is true without a payload")
-	case phase == PhaseRequest:
-		return checkRequestMutation(c.Method, a.payload, payload, c.Limits)
 	}
-	return checkResultMutation(payload, a.payload)
+	var err error
+	if phase == PhaseRequest {
+		err = checkRequestMutation(c.Method, a.payload, payload, c.Limits)
+	} else {
+		err = checkResultMutation(payload, a.payload)
+	}
+	if err == nil && c.Check != nil {
+		if err = c.Check(a.payload); err != nil {
+			err = malformed("%v", err)
+		}
+	}
+	return err
 }
 
 // checkRequestMutation checks a mutated request-phase payload as the client's request was

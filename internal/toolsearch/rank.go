@@ -71,8 +71,7 @@ func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 		return nil
 	}
 	q := readQuery(query)
-	words := q.terms
-	if len(words) == 0 {
+	if len(q.terms) == 0 {
 		return nil
 	}
 	sc := ix.getScratch()
@@ -81,19 +80,40 @@ func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 	if v.n == 0 {
 		return nil
 	}
+	acc := ix.lexical(q, &v, sc)
+	top := topHits{ix: ix, limit: limit}
+	for i := range acc {
+		if s := acc[i].sum; s > 0 {
+			top.offer(Hit{Index: i, Score: s})
+		}
+	}
+	return v.withSimilar(top.sorted())
+}
+
+// withSimilar sets each hit's near-duplicates that share its slot in the view.
+func (v *view) withSimilar(hits []Hit) []Hit {
+	for i := range hits {
+		hits[i].Similar = v.similar[int32(hits[i].Index)]
+	}
+	return hits
+}
+
+// lexical scores every tool of the view v against the query q (which has terms) into the
+// scratch's accumulators: acc[i].sum is tool i's final score, 0 for a tool it does not match or
+// that the view does not rank.
+func (ix *BM25) lexical(q parsed, v *view, sc *scratch) []acc {
+	words := q.terms
 	exps := make([][]expansion, len(words))
 	for i, w := range words {
-		exps[i] = ix.expand(w, &v)
+		exps[i] = ix.expand(w, v)
 	}
 	for _, w := range q.redo {
 		if again := redone(w); again != "" && v.df(ix.postings[w]) == 0 {
 			q.acts |= actionWords[again] | actUpdate // reopen, retitle: a change to a thing
 		}
 	}
-	acc := ix.score(exps, &v, sc.accs)
-	named := ix.namedBackends(exps, &v)
-	asked := q.acts
-	top := topHits{ix: ix, limit: limit}
+	acc := ix.score(exps, v, sc.accs)
+	named := ix.namedBackends(exps, v)
 	coord := make([]float64, len(words)+1) // per number of query words matched: one Pow each
 	for m := range coord {
 		coord[m] = math.Pow(float64(m)/float64(len(words)), coordPower)
@@ -102,22 +122,17 @@ func (ix *BM25) Search(query string, limit int, allow func(i int) bool) []Hit {
 		acc[i].sum *= coord[min(int(acc[i].matched), len(words))]
 	}
 	if ix.vec != nil {
-		ix.vec.fuse(acc, &v, words)
+		ix.vec.fuse(acc, v, words)
 	}
 	for i := range acc {
-		if s := acc[i].sum; s > 0 {
-			s *= actionFactor(asked, ix.actions[i])
+		if acc[i].sum > 0 {
+			acc[i].sum *= actionFactor(q.acts, ix.actions[i])
 			if named[ix.backend[i]] {
-				s *= backendBoost
+				acc[i].sum *= backendBoost
 			}
-			top.offer(Hit{Index: i, Score: s})
 		}
 	}
-	hits := top.sorted()
-	for i := range hits {
-		hits[i].Similar = v.similar[int32(hits[i].Index)]
-	}
-	return hits
+	return acc
 }
 
 // acc is one tool's running score during a search.

@@ -101,7 +101,7 @@ const opts = { timeout };
 const REQUIRED_SCOPES = 'io.mcp-gateway/requiredScopes';
 
 function callSummary(result) {
-  return { isError: result.isError === true, text: textOf(result), structured: result.structuredContent };
+  return { isError: result.isError === true, text: textOf(result), structured: result.structuredContent !== undefined };
 }
 
 const steps = {

@@ -1,0 +1,220 @@
+package embeddings
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Vectors are the tool vectors of one catalog version, filled in the background. A search reads
+// them only once every tool has one; until then it ranks lexically.
+type Vectors struct {
+	e     *Embedder
+	texts []string
+
+	mu      sync.Mutex
+	vecs    [][]float32
+	missing int
+	// running is closed when the current fill ends; nil while none runs.
+	running chan struct{}
+	// asked marks the tools a batch of the current fill asks for.
+	asked []bool
+	ready chan struct{} // closed once every tool has a vector
+}
+
+// Catalog starts embedding one catalog version's tool texts (toolsearch.EmbedText of each tool,
+// "" for a tool search never ranks) in the background: those the cache holds are taken from it,
+// the others asked for in batches. It returns at once.
+func (e *Embedder) Catalog(texts []string) *Vectors {
+	v := &Vectors{e: e, texts: texts, vecs: make([][]float32, len(texts)), ready: make(chan struct{})}
+	for i, t := range texts {
+		if t == "" {
+			continue
+		}
+		if vec := e.cache.get(digest(t)); vec != nil {
+			v.vecs[i] = vec
+		} else {
+			v.missing++
+		}
+	}
+	if v.missing == 0 {
+		close(v.ready)
+		return v
+	}
+	v.start()
+	return v
+}
+
+// start runs fill unless it runs already or is done, and returns a channel closed when the
+// fill that runs ends (closed already when none needs to run).
+func (v *Vectors) start() <-chan struct{} {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.running != nil {
+		return v.running
+	}
+	if v.missing == 0 {
+		return v.ready
+	}
+	v.running = make(chan struct{})
+	go v.fill(v.running)
+	return v.running
+}
+
+// fill asks for the missing vectors, in batches, several at once (half of maxConcurrent, so
+// queries keep room), until all are there or a request fails or is not admitted (then the next
+// search on this version starts it again, once the backoff and the budget allow).
+func (v *Vectors) fill(done chan struct{}) {
+	defer func() {
+		v.mu.Lock()
+		v.running = nil
+		clear(v.asked)
+		v.mu.Unlock()
+		close(done)
+	}()
+	size := v.e.guard.maxBatch(v.e.cfg.BatchSize)
+	var wg sync.WaitGroup
+	for range max(1, v.e.cfg.MaxConcurrent/2) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				idx, texts := v.nextBatch(size)
+				if len(idx) == 0 {
+					return
+				}
+				vecs, err := v.e.request(v.e.ctx, "tools", texts, v.e.cfg.BatchTimeout)
+				if err != nil {
+					return
+				}
+				v.store(idx, vecs)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// nextBatch is up to size tools still without a vector and not asked for by another batch, now
+// marked as asked for.
+func (v *Vectors) nextBatch(size int) (idx []int, texts []string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.asked == nil {
+		v.asked = make([]bool, len(v.texts))
+	}
+	for i, t := range v.texts {
+		if t != "" && v.vecs[i] == nil && !v.asked[i] {
+			v.asked[i] = true
+			idx, texts = append(idx, i), append(texts, t)
+			if len(idx) == size {
+				break
+			}
+		}
+	}
+	return idx, texts
+}
+
+// store keeps a batch's vectors, in the catalog and in the cache; the last one makes the
+// version ready.
+func (v *Vectors) store(idx []int, vecs [][]float32) {
+	var size int64
+	for k, i := range idx {
+		size = v.e.cache.put(digest(v.texts[i]), vecs[k])
+	}
+	v.e.obs.CacheBytes(size)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for k, i := range idx {
+		if v.vecs[i] == nil {
+			v.vecs[i] = vecs[k]
+			v.missing--
+		}
+	}
+	if v.missing == 0 {
+		close(v.ready)
+	}
+}
+
+// Dense is what a search of caller (its subject; "" without authentication) fuses: the
+// query's vector and the catalog's (by tool), or ok false, and then the search ranks lexically
+// at once (the reason is counted). It waits at most Timeout in all: for the tools' vectors while
+// they are being asked for (not when their requests have stopped, on a failure or the budget),
+// then for the query's. It never fails the search.
+func (e *Embedder) Dense(ctx context.Context, v *Vectors, caller, query string) (q []float32, tools [][]float32, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
+	if !v.await(ctx) {
+		e.obs.Fallback(ReasonNotReady)
+		return nil, nil, false
+	}
+	if !e.caller.take(caller, e.now()) {
+		e.obs.Fallback(ReasonCaller)
+		return nil, nil, false
+	}
+	q, err := e.Query(ctx, query)
+	if err != nil {
+		e.obs.Fallback(reasonOf(err))
+		return nil, nil, false
+	}
+	if len(q) != v.dims() {
+		e.obs.Fallback(ReasonDimensions)
+		return nil, nil, false
+	}
+	return q, v.vecs, true
+}
+
+// await reports whether every tool has its vector, waiting (until ctx ends) while they are being
+// asked for; it starts asking when no request runs.
+func (v *Vectors) await(ctx context.Context) bool {
+	select {
+	case <-v.ready:
+		return true
+	default:
+	}
+	select {
+	case <-v.ready:
+		return true
+	case <-v.start():
+	case <-ctx.Done():
+	}
+	select {
+	case <-v.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// Of is the vectors of the texts, once Wait has returned true.
+func (v *Vectors) Of() [][]float32 {
+	select {
+	case <-v.ready:
+		return v.vecs
+	default:
+		return nil
+	}
+}
+
+// dims is the length of the catalog's vectors (once ready; 0 if no tool has one).
+func (v *Vectors) dims() int {
+	for _, vec := range v.vecs {
+		if vec != nil {
+			return len(vec)
+		}
+	}
+	return 0
+}
+
+// Wait blocks until every tool has a vector or ctx ends, for tests and tools that measure.
+func (v *Vectors) Wait(ctx context.Context) bool {
+	for {
+		select {
+		case <-v.ready:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+			v.start()
+		}
+	}
+}

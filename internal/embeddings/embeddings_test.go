@@ -1,0 +1,414 @@
+package embeddings
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/embedtest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+const testKey = "sk-test-secret-key-0123456789"
+
+// observed counts what the embedder reports.
+type observed struct {
+	mu        sync.Mutex
+	failures  map[string]int
+	fallbacks map[string]int
+	ok        int
+	cache     int64
+}
+
+func (o *observed) Request(_ string, _ time.Duration, _ int, reason string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if reason == "" {
+		o.ok++
+		return
+	}
+	o.failures[reason]++
+}
+
+func (o *observed) Fallback(reason string) {
+	o.mu.Lock()
+	o.fallbacks[reason]++
+	o.mu.Unlock()
+}
+
+func (o *observed) CacheBytes(n int64) {
+	o.mu.Lock()
+	o.cache = n
+	o.mu.Unlock()
+}
+
+func (o *observed) counts() (failures, fallbacks map[string]int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f, b := map[string]int{}, map[string]int{}
+	for k, v := range o.failures {
+		f[k] = v
+	}
+	for k, v := range o.fallbacks {
+		b[k] = v
+	}
+	return f, b
+}
+
+// fixture is an embedder in front of a stand-in server, on a manual clock.
+type fixture struct {
+	srv   *embedtest.Server
+	e     *Embedder
+	obs   *observed
+	clock *mcptest.Clock
+	logs  *mcptest.LogBuffer
+}
+
+func newFixture(t *testing.T, edit func(*Config)) *fixture {
+	t.Helper()
+	f := &fixture{srv: embedtest.Start(t, testKey), obs: &observed{failures: map[string]int{}, fallbacks: map[string]int{}},
+		clock: mcptest.NewClock(time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)), logs: &mcptest.LogBuffer{}}
+	cfg := Config{URL: f.srv.URL, Model: "stand-in", Timeout: 500 * time.Millisecond, BatchSize: 4}
+	if edit != nil {
+		edit(&cfg)
+	}
+	if err := cfg.Validate("search.embeddings"); err != nil {
+		t.Fatal(err)
+	}
+	f.e = New(cfg, testKey, Deps{Log: slog.New(slog.NewTextHandler(f.logs, nil)), Observer: f.obs, Now: f.clock.Now})
+	t.Cleanup(f.e.Close)
+	return f
+}
+
+var toolTexts = []string{"gh create issue. Open a new issue", "fs read file. Read a file", "web take screenshot. Capture the page",
+	"kube scale. Scale a deployment", "db query. Run a read-only SQL query", ""}
+
+// ready embeds the tool texts and waits for them.
+func (f *fixture) ready(t *testing.T, texts []string) *Vectors {
+	t.Helper()
+	v := f.e.Catalog(texts)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !v.Wait(ctx) {
+		t.Fatal("tool vectors not ready")
+	}
+	return v
+}
+
+func TestDenseAnswers(t *testing.T) {
+	f := newFixture(t, nil)
+	v := f.ready(t, toolTexts)
+	q, tools, ok := f.e.Dense(context.Background(), v, "caller", "take a screenshot")
+	if !ok || len(q) != embedtest.DefaultDims || len(tools) != len(toolTexts) || tools[5] != nil {
+		t.Fatalf("Dense: ok %v, %d dims, %d tools", ok, len(q), len(tools))
+	}
+	for i, want := range toolTexts[:5] {
+		if got := tools[i]; len(got) != embedtest.DefaultDims || got[0] != embedtest.Vector(want, embedtest.DefaultDims)[0] {
+			t.Errorf("tool %d's vector is not its text's", i)
+		}
+	}
+	// Five texts in batches of four: two requests; the empty text (a tool never ranked) is not sent.
+	if req, texts := f.srv.Counts(); req != 3 || texts != 6 {
+		t.Errorf("server saw %d requests, %d texts; want 3 and 6 (two batches of tools, one query)", req, texts)
+	}
+}
+
+// TestCacheReembedsOnlyChanged: a new catalog version sends only the texts that changed.
+func TestCacheReembedsOnlyChanged(t *testing.T) {
+	f := newFixture(t, nil)
+	f.ready(t, toolTexts)
+	_, before := f.srv.Counts()
+	next := append([]string(nil), toolTexts...)
+	next[1] = "fs read text file. Read a whole file as text"
+	f.ready(t, next)
+	_, after := f.srv.Counts()
+	if after-before != 1 {
+		t.Errorf("a version with one changed tool sent %d texts, want 1", after-before)
+	}
+	if in := f.srv.Inputs(); in[len(in)-1] != next[1] {
+		t.Errorf("sent %q, want the changed text", in[len(in)-1])
+	}
+}
+
+// TestCacheBounded: the cache never holds more than maxCacheBytes.
+func TestCacheBounded(t *testing.T) {
+	c := newCache(3 * (4*8 + entryOverhead))
+	for i := range 10 {
+		size := c.put(digest(strings.Repeat("x", i)), make([]float32, 8))
+		if size > c.maxBytes {
+			t.Fatalf("cache holds %d bytes, bound %d", size, c.maxBytes)
+		}
+	}
+	if len(c.byKey) != 3 || c.get(digest(strings.Repeat("x", 9))) == nil || c.get(digest("")) != nil {
+		t.Errorf("cache keeps %d entries; want the 3 most recent", len(c.byKey))
+	}
+}
+
+// TestFaultsFallBack: each way the endpoint can fail makes a search fall back at once, with the
+// reason counted, and a backoff: the next search does not reach the endpoint.
+func TestFaultsFallBack(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		fault  embedtest.Fault
+		key    string
+		reason string
+		wait   time.Duration // the backoff the failure starts
+	}{
+		{"slow", embedtest.Fault{Hang: 5 * time.Second}, testKey, ReasonTimeout, minBackoff},
+		{"wrong dimensions", embedtest.Fault{Dims: 8}, testKey, ReasonDimensions, minBackoff},
+		{"garbage", embedtest.Fault{Body: `{"data":"not vectors"}`}, testKey, ReasonMalformed, minBackoff},
+		{"not json", embedtest.Fault{Body: `<html>oops</html>`}, testKey, ReasonMalformed, minBackoff},
+		{"too few vectors", embedtest.Fault{Body: `{"object":"list","data":[]}`}, testKey, ReasonMalformed, minBackoff},
+		{"rate limited", embedtest.Fault{Status: 429, RetryAfter: "120"}, testKey, ReasonRateLimited, 120 * time.Second},
+		{"server error", embedtest.Fault{Status: 500}, testKey, ReasonStatus, minBackoff},
+		{"refused key", embedtest.Fault{}, "sk-wrong-key", ReasonRefusedKey, minBackoff},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			v := f.ready(t, toolTexts)
+			f.e.client.key = tt.key
+			f.srv.SetFault(tt.fault)
+			start := time.Now()
+			if _, _, ok := f.e.Dense(context.Background(), v, "caller", "secret query words"); ok {
+				t.Fatal("Dense succeeded against a failing endpoint")
+			}
+			if took := time.Since(start); took > 3*time.Second {
+				t.Errorf("the search waited %v, past the timeout", took)
+			}
+			failures, fallbacks := f.obs.counts()
+			if failures[tt.reason] != 1 || fallbacks[tt.reason] != 1 {
+				t.Errorf("failures %v, fallbacks %v; want one %s each", failures, fallbacks, tt.reason)
+			}
+			// Backing off: the next searches fall back without a request, until the wait ends.
+			req, _ := f.srv.Counts()
+			f.clock.Advance(tt.wait - time.Millisecond)
+			if _, _, ok := f.e.Dense(context.Background(), v, "caller", "again"); ok {
+				t.Fatal("Dense succeeded while backing off")
+			}
+			if again, _ := f.srv.Counts(); again != req {
+				t.Errorf("a search while backing off reached the endpoint")
+			}
+			if _, fallbacks = f.obs.counts(); fallbacks[ReasonBackoff] != 1 {
+				t.Errorf("fallbacks %v, want one backoff", fallbacks)
+			}
+			// The endpoint answers again: after the wait, search is fused again.
+			f.srv.SetFault(embedtest.Fault{})
+			f.e.client.key = testKey
+			f.clock.Advance(time.Millisecond)
+			if _, _, ok := f.e.Dense(context.Background(), v, "caller", "again"); !ok {
+				t.Error("Dense still falls back once the endpoint answers and the backoff ended")
+			}
+			checkLogs(t, f.logs.String(), tt.key, tt.reason)
+		})
+	}
+}
+
+// checkLogs: one failure line, naming the reason and none of the key, the query or a tool text.
+func checkLogs(t *testing.T, logs, key, reason string) {
+	t.Helper()
+	if !strings.Contains(logs, "embeddings endpoint failed") || !strings.Contains(logs, "reason="+reason) {
+		t.Errorf("no failure line naming %s: %s", reason, logs)
+	}
+	for _, secret := range append([]string{key, testKey, "secret query words", "screenshot"}, toolTexts[:5]...) {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the log names %q: %s", secret, logs)
+		}
+	}
+}
+
+// TestUnreachable: an endpoint that is not there fails at once, as unreachable, and a search
+// then falls back without waiting for the tools' vectors, which are not being asked for.
+func TestUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	f := newFixture(t, func(c *Config) { c.URL = "http://" + addr + "/v1/embeddings" })
+	v := f.e.Catalog(toolTexts)
+	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "anything"); ok {
+		t.Fatal("Dense succeeded with no endpoint")
+	}
+	// The tools' batch failed and the next is not tried while backing off: the search does not
+	// wait, and sends no query.
+	failures, fallbacks := f.obs.counts()
+	if failures[ReasonUnreachable] == 0 || fallbacks[ReasonNotReady] != 1 {
+		t.Errorf("failures %v, fallbacks %v; want unreachable batches, one not_ready", failures, fallbacks)
+	}
+}
+
+// TestBackoffGrows: failures double the wait up to maxBackoff; a success resets it.
+func TestBackoffGrows(t *testing.T) {
+	clock := mcptest.NewClock(time.Unix(0, 0))
+	g := newGuard(Config{MaxTextsPerMinute: 100, MaxConcurrent: 1}, clock.Now)
+	var waits []time.Duration
+	for range 12 {
+		waits = append(waits, g.failed(0))
+	}
+	if waits[0] != minBackoff || waits[1] != 2*minBackoff || waits[11] != maxBackoff {
+		t.Errorf("waits %v", waits)
+	}
+	if g.failed(2*time.Hour) != 2*time.Hour {
+		t.Error("a Retry-After longer than the backoff is not honoured")
+	}
+	g.succeeded()
+	if g.failed(0) != minBackoff {
+		t.Error("a success does not reset the backoff")
+	}
+}
+
+// TestBudget: past maxTextsPerMinute, and past maxConcurrent, a search falls back without a
+// request; the budget refills with time.
+func TestBudget(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.MaxTextsPerMinute = 7 })
+	v := f.ready(t, toolTexts) // 5 texts of the 7
+	for i, want := range []bool{true, true, false} {
+		if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); ok != want {
+			t.Errorf("search %d: fused %v, want %v", i, ok, want)
+		}
+	}
+	if _, fallbacks := f.obs.counts(); fallbacks[ReasonBudget] != 1 {
+		t.Errorf("fallbacks %v, want one budget", fallbacks)
+	}
+	f.clock.Advance(time.Minute)
+	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); !ok {
+		t.Error("the budget did not refill")
+	}
+	g := newGuard(Config{MaxTextsPerMinute: 100, MaxConcurrent: 1}, f.clock.Now)
+	if g.admit(1) != nil || g.admit(1) == nil {
+		t.Error("a second request in flight past maxConcurrent was admitted")
+	}
+}
+
+// TestNotReady: while the tools' vectors are not there, a search waits at most the timeout and
+// falls back.
+func TestNotReady(t *testing.T) {
+	f := newFixture(t, nil)
+	f.srv.SetFault(embedtest.Fault{Hang: 5 * time.Second, MinInputs: 2}) // tool batches hang, queries are answered
+	v := f.e.Catalog(toolTexts)
+	start := time.Now()
+	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); ok {
+		t.Fatal("Dense succeeded before the tools' vectors were there")
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the search waited %v, past the timeout", took)
+	}
+	if _, fallbacks := f.obs.counts(); fallbacks[ReasonNotReady] != 1 {
+		t.Errorf("fallbacks %v, want one not_ready", fallbacks)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  Config
+		want []string // each a substring of the error; none: valid
+	}{
+		{Config{}, nil},
+		{Config{URL: "https://api.openai.com/v1/embeddings", Model: "text-embedding-3-small"}, nil},
+		{Config{URL: "http://127.0.0.1:11434/v1/embeddings", Model: "nomic-embed-text"}, nil},
+		{Config{URL: "http://localhost:8080/v1/embeddings", Model: "m"}, nil},
+		{Config{URL: "http://embed.internal/v1/embeddings", Model: "m"}, []string{"search.embeddings.url", "want https"}},
+		{Config{URL: "https://user:pw@x/v1/embeddings", Model: "m"}, []string{"user info"}},
+		{Config{Model: "m"}, []string{"search.embeddings.url", "required with model"}},
+		{Config{URL: "https://x/v1/embeddings"}, []string{"search.embeddings.model"}},
+		{Config{URL: "https://x/e", Model: "m", Fusion: "max", Weight: -1, BatchSize: 5000, Dimensions: -1, Timeout: -1, MaxCacheBytes: -1,
+			APIKeyHeader: "api key:", MaxQueriesPerCallerPerMinute: -1},
+			[]string{"fusion", "weight", "batchSize", "dimensions", "timeout", "maxCacheBytes", "apiKeyHeader", "maxQueriesPerCallerPerMinute"}},
+	} {
+		err := tt.cfg.Validate("search.embeddings")
+		if (err == nil) != (tt.want == nil) {
+			t.Errorf("%+v: %v", tt.cfg, err)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: %v; want it to say %q", tt.cfg, err, w)
+			}
+		}
+	}
+}
+
+// TestWireProtocol: the request is the OpenAI protocol's, with the key as a bearer token, or in
+// the header apiKeyHeader names; redirects are not followed.
+func TestWireProtocol(t *testing.T) {
+	var got *http.Request
+	var body string
+	srv := http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 1024)
+		n, _ := r.Body.Read(b)
+		got, body = r, string(b[:n])
+		http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusFound)
+	})}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	e := New(Config{URL: "http://" + l.Addr().String() + "/v1/embeddings", Model: "m", Dimensions: 64, APIKeyHeader: "api-key"}, "k1", Deps{Log: slog.New(slog.DiscardHandler)})
+	defer e.Close()
+	_, err := e.Query(context.Background(), "hello")
+	if reasonOf(err) != ReasonStatus {
+		t.Errorf("a redirect: %v, want a status failure", err)
+	}
+	if got == nil || got.Header.Get("api-key") != "k1" || got.Header.Get("Authorization") != "" ||
+		body != `{"model":"m","input":["hello"],"encoding_format":"float","dimensions":64}` {
+		t.Errorf("request: %v %q", got.Header, body)
+	}
+}
+
+// TestCallerShare: past its share of queries a minute, a caller's searches rank lexically
+// (without a request) while another caller's are still fused; the share comes back with the
+// next minute; the callers counted are bounded.
+func TestCallerShare(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.MaxQueriesPerCallerPerMinute = 2 })
+	v := f.ready(t, toolTexts)
+	for i, tt := range []struct {
+		caller string
+		want   bool
+	}{{"alice", true}, {"alice", true}, {"alice", false}, {"bob", true}} {
+		if _, _, ok := f.e.Dense(context.Background(), v, tt.caller, "q"); ok != tt.want {
+			t.Errorf("search %d by %s: fused %v, want %v", i, tt.caller, ok, tt.want)
+		}
+	}
+	if _, fallbacks := f.obs.counts(); fallbacks[ReasonCaller] != 1 {
+		t.Errorf("fallbacks %v, want one caller_budget", fallbacks)
+	}
+	f.clock.Advance(time.Minute)
+	if _, _, ok := f.e.Dense(context.Background(), v, "alice", "q"); !ok {
+		t.Error("alice's share did not come back with the next minute")
+	}
+	w := callerWindow{per: 1}
+	now := time.Unix(0, 0)
+	for i := range maxTrackedCallers {
+		w.take(strconv.Itoa(i), now)
+	}
+	if w.take("one more", now) || len(w.counts) != maxTrackedCallers {
+		t.Errorf("a caller past maxTrackedCallers was counted: %d tracked", len(w.counts))
+	}
+}
+
+// TestCallerGoneIsNoFailure: a search whose caller goes away while its query is being embedded
+// is not the endpoint's failure: no failure is counted and no backoff starts.
+func TestCallerGoneIsNoFailure(t *testing.T) {
+	f := newFixture(t, nil)
+	v := f.ready(t, toolTexts)
+	f.srv.SetFault(embedtest.Fault{Hang: 5 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, _, ok := f.e.Dense(ctx, v, "caller", "q"); ok {
+		t.Fatal("Dense succeeded for a caller gone")
+	}
+	failures, fallbacks := f.obs.counts()
+	if len(failures) != 0 || fallbacks[ReasonCanceled] != 1 {
+		t.Errorf("failures %v, fallbacks %v; want none, one canceled", failures, fallbacks)
+	}
+	f.srv.SetFault(embedtest.Fault{})
+	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); !ok {
+		t.Error("the next search backs off after a caller went away")
+	}
+}

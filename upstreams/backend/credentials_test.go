@@ -1,0 +1,51 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A caller that missed the cache while another caller's token request was under way, and asks
+// only after it ended, is served the token that request cached: one token request, not two.
+func TestCredentialsFlightAfterAnotherEnded(t *testing.T) {
+	var requests atomic.Int64
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":"tok-%d","token_type":"Bearer","expires_in":600}`, n)
+	}))
+	defer as.Close()
+	c := newCredentials("alpha", AuthConfig{Type: AuthClientCredentials, TokenURL: as.URL, ClientID: "gw", ClientSecret: "s"},
+		nil, time.Now)
+	defer c.close()
+
+	// The first caller misses and is held before its flight until the second has fetched.
+	missed, release := make(chan struct{}), make(chan struct{})
+	c.beforeFlight = func() {
+		c.beforeFlight = nil
+		close(missed)
+		<-release
+	}
+	first := make(chan string, 1)
+	go func() {
+		v, err := c.authorization(context.Background(), "", "", false)
+		if err != nil {
+			v = err.Error()
+		}
+		first <- v
+	}()
+	<-missed
+	second, err := c.authorization(context.Background(), "", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if got := <-first; got != second || second != "Bearer tok-1" || requests.Load() != 1 {
+		t.Fatalf("first %q, second %q after %d token requests; want both Bearer tok-1 from one request", got, second, requests.Load())
+	}
+}
