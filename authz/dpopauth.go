@@ -175,6 +175,10 @@ func (s *Service) AuthenticateDPoP(ctx context.Context, req DPoPRequest) (p *Pri
 	}
 	now := s.auth.now()
 	sum := s.auth.tokenSum(req.Token) // the proof's ath and the token cache's key: one hash
+	if knownOnly(ctx) && !s.auth.known(sum) {
+		// Before the proof's signature: that costs as much as the token's.
+		return nil, "", ErrNotVerified
+	}
 	proof, err := s.verifyProof(req, now, &sum)
 	if err != nil {
 		return nil, "", err

@@ -19,6 +19,7 @@ type gatewayConfig struct {
 		PublicURL       string           `yaml:"publicURL"`
 		MaxBodyBytes    int64            `yaml:"maxBodyBytes"`
 		AllowedOrigins  []string         `yaml:"allowedOrigins"`
+		TrustedProxies  []string         `yaml:"trustedProxies"`
 		TLS             *tlsFiles        `yaml:"tls"`
 		DrainDelay      duration         `yaml:"drainDelay"`
 		ShutdownTimeout duration         `yaml:"shutdownTimeout"`

@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -46,6 +47,7 @@ var authReasons = map[string]string{
 // takes it.
 func (s *Server) authenticate(x *request) error {
 	if s.auth == nil {
+		authenticated(x)
 		return nil
 	}
 	if x.r.URL.RawQuery != "" && x.r.URL.Query().Has("access_token") {
@@ -60,12 +62,13 @@ func (s *Server) authenticate(x *request) error {
 	case 0:
 		err = authz.ErrNoToken
 	case 1:
+		ctx := s.clients.authContext(x)
 		if t, ok := dpopToken(h[0]); ok {
-			tok, err = t, s.authenticateDPoP(x, t)
+			tok, err = t, s.authenticateDPoP(ctx, x, t)
 			break
 		}
 		if tok, err = authz.BearerToken(h[0]); err == nil {
-			x.caller.principal, err = s.auth.AuthenticateBearer(x.ctx, tok)
+			x.caller.principal, err = s.auth.AuthenticateBearer(ctx, tok)
 		}
 	default:
 		// Which copy a proxy or backend would read is not ours to guess: a malformed request
@@ -75,6 +78,7 @@ func (s *Server) authenticate(x *request) error {
 			Description: "exactly one Authorization header is accepted"})
 	}
 	if err == nil {
+		authenticated(x)
 		// Kept only for backends configured for token exchange, which send it to the identity
 		// provider; never forwarded to a backend, bound or not.
 		x.caller.token = tok
@@ -99,8 +103,8 @@ func dpopToken(h string) (string, bool) {
 // authenticateDPoP checks a DPoP-bound token and its proof against this request: its method and
 // the public URL of the endpoint it came to (a tool set's own). A fresh server nonce, when
 // authz has one, goes out on the response (RFC 9449 §8.2).
-func (s *Server) authenticateDPoP(x *request, tok string) error {
-	p, nonce, err := s.auth.AuthenticateDPoP(x.ctx, authz.DPoPRequest{Token: tok,
+func (s *Server) authenticateDPoP(ctx context.Context, x *request, tok string) error {
+	p, nonce, err := s.auth.AuthenticateDPoP(ctx, authz.DPoPRequest{Token: tok,
 		Proofs: x.r.Header.Values(dpop.Header), Method: x.r.Method, URL: x.endpointURL()})
 	if nonce != "" {
 		x.client.w.Header().Set(dpop.NonceHeader, nonce)
@@ -129,6 +133,9 @@ const msgProofBudget = "Too many DPoP proofs from this caller; retry later"
 // store cannot answer, 429 for a caller over its proof budget (in server.draftErrors' shape),
 // else 401 with the challenges.
 func (s *Server) authFailure(x *request, err error) error {
+	if e := s.clients.failed(x, err); e != nil {
+		return e
+	}
 	s.metrics.AuthFailure(authReasons[authz.Reason(err)])
 	switch {
 	case errors.Is(err, authz.ErrIssuerUnavailable):

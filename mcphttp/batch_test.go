@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"context"
+	"net/netip"
 	"reflect"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 var requestOwn = map[string]bool{
 	"start": true, "requestID": true, "requestIDValue": true, "viaCallTool": true, "internal": true,
 	"mutated": true, "endSpan": true, "in": true, "route": true, "rails": true, "waited": true,
-	"out": true, "client": true, "admitted": true,
+	"out": true, "client": true, "admitted": true, "unauth": true,
 }
 
 // TestRequestSharedCarried: a message of a batch carries every field of what its HTTP request's
@@ -33,7 +34,7 @@ func TestRequestSharedCarried(t *testing.T) {
 	}
 
 	s, _ := testServer(t, Config{}, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{}, Deps{Version: "test"})
-	sh := shared{s: s, ctx: context.Background()}
+	sh := shared{s: s, ctx: context.Background(), peer: netip.MustParseAddr("2001:db8::1")}
 	fillZero(t, "shared", reflect.ValueOf(&sh).Elem())
 	x := &request{shared: sh, requestID: "r", client: &ClientSink{srv: s}}
 	el, err := (&Incoming{x: x}).Element([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), 1)

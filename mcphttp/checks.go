@@ -112,7 +112,7 @@ func lookupMethod(table map[string]*handler, method string) (*handler, error) {
 // checked against the arguments once the tool is routed and authorized (stage bind-headers),
 // since that needs the tool's definition.
 func checkHeaders(h http.Header, hd *handler, method string, p *jsonrpc.Params) error {
-	if err := checkParamSyntax(h); err != nil {
+	if err := checkParamSyntax(h, method); err != nil {
 		return err
 	}
 	got, ok, err := headerValue(h, mcpheader.Method)

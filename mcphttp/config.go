@@ -3,10 +3,13 @@ package mcphttp
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/clientaddr"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -114,9 +117,66 @@ type Config struct {
 	// ServerCard serves the endpoints' Server Cards and the AI Catalog (SEP-2127, a draft;
 	// docs/server-card.md). Off by default.
 	ServerCard ServerCardConfig `yaml:"serverCard"`
+	// TrustedProxies are the CIDRs (or single addresses) of the proxies and load balancers in
+	// front of the gateway, whose ClientAddressHeader names the client. Empty (the default):
+	// the TCP peer is the client and no header is read. A header from a peer not listed is
+	// never read (docs/deploy.md, "Behind a load balancer").
+	TrustedProxies []string `yaml:"trustedProxies"`
+	// ClientAddressHeader is the header the trusted proxies name the client in:
+	// X-Forwarded-For (the default) or Forwarded (RFC 7239). It is walked from right to left;
+	// the first address not in TrustedProxies is the client.
+	ClientAddressHeader string `yaml:"clientAddressHeader"`
+	// ClientIPv6Prefix is the prefix length IPv6 clients are bounded by (IPv4 clients by
+	// their address): a subscriber usually holds a whole /64. Default 64.
+	ClientIPv6Prefix int `yaml:"clientIPv6Prefix"`
+	// PerClient bounds the work one client address makes a replica do before it is
+	// authenticated (docs/limits.md).
+	PerClient PerClientConfig `yaml:"perClient"`
+	// LogClientAddress writes the client's address (as TrustedProxies find it) in each access
+	// log line's client attribute. Off by default: an address is personal data in some
+	// jurisdictions.
+	LogClientAddress bool `yaml:"logClientAddress"`
 	// Toolsets are the tool sets, each served at its own path (the top-level toolsets: block,
 	// which cmd/gateway copies here).
 	Toolsets []ToolsetConfig `yaml:"-"`
+}
+
+// PerClientConfig bounds each client address's work before authentication, per replica.
+type PerClientConfig struct {
+	// MaxUnauthenticated bounds one client address's requests in flight before their caller
+	// is authenticated (a body still arriving, a token being checked) and its requests to
+	// routes that take no token (metadata, approval and connect pages); more get 429 with
+	// Retry-After. Default 64; negative disables.
+	MaxUnauthenticated int `yaml:"maxUnauthenticated"`
+	// FailedAuthPerMinute is the rate at which one client address earns back failed
+	// authentications (a token with a bad signature, an unknown key, expired, for another
+	// audience...). Past it, the address's tokens are accepted only if verified before; others
+	// get 429 with Retry-After, unchecked. Default 30; negative disables.
+	FailedAuthPerMinute int `yaml:"failedAuthPerMinute"`
+	// FailedAuthBurst is how many failed authentications one client address may have in a row
+	// before FailedAuthPerMinute applies. Default 30.
+	FailedAuthBurst int `yaml:"failedAuthBurst"`
+	// MaxTracked bounds the client addresses a replica keeps state for (at most 320 bytes
+	// each), the least recently seen forgotten first. Default 65536.
+	MaxTracked int `yaml:"maxTracked"`
+	// MaxBodyBytesInFlight is one client address's share of server.maxBodyBytesInFlight: the
+	// bodies of its requests not authenticated yet, charged as their bytes arrive; past it
+	// its next body gets 429 with Retry-After. At least twice server.maxBodyBytes. Default a
+	// quarter of server.maxBodyBytesInFlight, or twice server.maxBodyBytes if that is more;
+	// negative disables. Needs maxUnauthenticated.
+	MaxBodyBytesInFlight int64 `yaml:"maxBodyBytesInFlight"`
+}
+
+// limiterConfig is c as the limiter takes it, defaults applied.
+func (c PerClientConfig) limiterConfig() clientaddr.LimiterConfig {
+	return clientaddr.LimiterConfig{MaxUnauthenticated: c.MaxUnauthenticated,
+		FailedAuthPerMinute: c.FailedAuthPerMinute, FailedAuthBurst: c.FailedAuthBurst,
+		MaxTracked: c.MaxTracked, MaxBodyBytes: c.MaxBodyBytesInFlight}.WithDefaults()
+}
+
+func (c Config) resolverConfig() clientaddr.Config {
+	return clientaddr.Config{TrustedProxies: c.TrustedProxies, Header: c.ClientAddressHeader,
+		IPv6PrefixBits: c.ClientIPv6Prefix}
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -154,6 +214,20 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxListensPerCaller == 0 {
 		c.MaxListensPerCaller = DefaultMaxListensPerCaller
+	}
+	if c.ClientAddressHeader == "" {
+		c.ClientAddressHeader = clientaddr.HeaderXForwardedFor
+	}
+	if c.ClientIPv6Prefix == 0 {
+		c.ClientIPv6Prefix = clientaddr.DefaultIPv6PrefixBits
+	}
+	lc := c.PerClient.limiterConfig()
+	c.PerClient = PerClientConfig{MaxUnauthenticated: lc.MaxUnauthenticated,
+		FailedAuthPerMinute: lc.FailedAuthPerMinute, FailedAuthBurst: lc.FailedAuthBurst, MaxTracked: lc.MaxTracked,
+		MaxBodyBytesInFlight: c.PerClient.MaxBodyBytesInFlight}
+	if c.PerClient.MaxBodyBytesInFlight == 0 && c.MaxBodyBytesInFlight > 0 {
+		// A quarter: four clients trickling bodies cannot fill the replica's budget alone.
+		c.PerClient.MaxBodyBytesInFlight = min(max(c.MaxBodyBytesInFlight/4, 2*c.MaxBodyBytes), c.MaxBodyBytesInFlight)
 	}
 	return c
 }
@@ -197,10 +271,32 @@ func (c Config) Validate() error {
 	if c.MaxJSONTokenBytes < 0 {
 		add("server.maxJSONTokenBytes", "must not be negative")
 	}
+	errs = append(errs, c.validateClients()...)
 	errs = append(errs, c.validateToolsets())
 	errs = append(errs, validateDraftErrors(c.DraftErrors)...)
 	errs = append(errs, c.ServerCard.validate(c.PublicURL)...)
 	return errors.Join(errs...)
+}
+
+// validateClients checks the trusted proxies and the per-client bounds, each problem under its
+// key path.
+func (c Config) validateClients() []error {
+	var errs []error
+	problems := c.resolverConfig().Validate()
+	for _, k := range slices.Sorted(maps.Keys(problems)) {
+		errs = append(errs, configerr.At("server."+k, "%v", problems[k]))
+	}
+	if c.PerClient.FailedAuthBurst < 0 {
+		errs = append(errs, configerr.At("server.perClient.failedAuthBurst", "must not be negative"))
+	}
+	if n := c.PerClient.MaxBodyBytesInFlight; n > 0 && n < 2*c.MaxBodyBytes {
+		errs = append(errs, configerr.At("server.perClient.maxBodyBytesInFlight",
+			"must be at least twice server.maxBodyBytes, or a large body could never be received"))
+	}
+	if c.PerClient.MaxTracked < 0 {
+		errs = append(errs, configerr.At("server.perClient.maxTracked", "must not be negative"))
+	}
+	return errs
 }
 
 func (c Config) limits() jsonrpc.Limits {

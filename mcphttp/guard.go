@@ -67,7 +67,11 @@ func (s *Server) readBody(x *request) error {
 			rc = nil // not supported by this connection: the read is unbounded, as before
 		}
 	}
-	buf, err := bodyread.Read(r.Body, limit, s.bodies)
+	budget := s.bodies
+	if share := x.unauth.Bodies(); share != nil {
+		budget = share
+	}
+	buf, err := bodyread.Read(r.Body, limit, budget)
 	if rc != nil {
 		// Lifted at once, so a call or a stream that outlasts it keeps its connection: net/http
 		// reads to the body's end after the handler, and that read would fail on a passed
@@ -82,6 +86,8 @@ func (s *Server) readBody(x *request) error {
 		return nil
 	case errors.Is(err, bodyread.ErrTooLarge):
 		return errBodyTooLarge
+	case errors.Is(err, bodyread.ErrShare):
+		return s.clients.bodiesBusy()
 	case errors.Is(err, bodyread.ErrBudget):
 		s.log.WarnContext(x.ctx, "request body refused: the replica's budget for request bodies is spent",
 			"limit_bytes", s.bodies.Max())

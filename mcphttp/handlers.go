@@ -170,11 +170,8 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 // Authorization and cookies are never among them.
 func (x *request) passHeaders() http.Header {
 	out := make(http.Header, 4)
-	for k, v := range x.hdr {
-		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
-			out[k] = v
-		}
-	}
+	// No Mcp-Param-* header of the client's: the only ones a backend receives are those
+	// bindParamHeaders bound to a tools/call's arguments (callHeaders).
 	// Trace context from the caller's headers, or from its _meta when it sent none (SEP-414),
 	// validated; invalid values are dropped. With tracing on, the parent is the gateway's span.
 	for k, v := range x.trace().headers() {
@@ -184,18 +181,10 @@ func (x *request) passHeaders() http.Header {
 	return out
 }
 
-// callHeaders is passHeaders for a routed call: for tools/call, the Mcp-Param-* headers are
-// the ones bindParamHeaders recomputed from the body, never the client's.
+// callHeaders is passHeaders for a routed call: for tools/call, with the Mcp-Param-* headers
+// bindParamHeaders recomputed from the body, never the client's.
 func (x *request) callHeaders() http.Header {
 	h := x.passHeaders()
-	if x.in.req.Method != upstreams.MethodToolsCall {
-		return h
-	}
-	for k := range h {
-		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
-			delete(h, k)
-		}
-	}
 	for k, v := range x.route.paramHeaders {
 		h[k] = v
 	}

@@ -40,7 +40,14 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 			// just seen the payload it carries.
 			return false, nil
 		}
-		payload, err := intercept.RequestPayload(x.in.req.Method, x.in.req.Params)
+		// The routed name or URI as the gateway reads it and the backend receives it, not as
+		// the client spelt it: a validator that refuses mem://items/beta must see that URI
+		// however the client wrote it.
+		params, err := x.s.backends.ClientParams(x.in.req.Params, x.in.req.Method, x.route.kind, x.route.target)
+		if err != nil {
+			return false, err
+		}
+		payload, err := intercept.RequestPayload(x.in.req.Method, params)
 		if err != nil {
 			return false, err
 		}

@@ -24,17 +24,40 @@ import (
 const maxSafeInteger = 1<<53 - 1
 
 // checkParamSyntax is the part of stage headers for the Mcp-Param-* headers that needs no tool
-// definition: each such header appears once and carries a validly encoded value.
-func checkParamSyntax(h http.Header) error {
+// definition: each such header appears once and carries a validly encoded value, and only on a
+// tools/call. A request of any other method has no arguments its headers could mirror: the
+// gateway could bind such a header to nothing, and would forward it unchecked to a backend and
+// whatever sits in front of it, so it is refused as a header a tool does not declare is.
+func checkParamSyntax(h http.Header, method string) error {
 	for k, vs := range h {
 		if !strings.HasPrefix(k, mcpheader.ParamPrefix) {
 			continue
+		}
+		if method != upstreams.MethodToolsCall {
+			return unboundParamHeader(k, method)
 		}
 		if len(vs) != 1 {
 			return headerMismatch("Header mismatch: " + k + " header appears more than once")
 		}
 		if _, err := mcpheader.Decode(vs[0]); err != nil {
 			return headerMismatch("Header mismatch: " + k + " header value is not validly encoded")
+		}
+	}
+	return nil
+}
+
+// unboundParamHeader is the refusal of an Mcp-Param-* header k on a request of a method other
+// than tools/call, which has no arguments to mirror.
+func unboundParamHeader(k, method string) error {
+	return headerMismatch("Header mismatch: " + k + " header mirrors no argument of a " + method + " request")
+}
+
+// refuseParamHeaders refuses the first Mcp-Param-* header of h, for a call of a tool that
+// declares none (a meta-tool of a search endpoint).
+func refuseParamHeaders(h http.Header) error {
+	for k := range h {
+		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
+			return headerMismatch("Header mismatch: " + k + " header is not declared by the tool")
 		}
 	}
 	return nil

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/clientaddr"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/tracing"
@@ -60,6 +62,9 @@ type request struct {
 	client *ClientSink
 	// admitted is what stage admit took, given back once the response is written.
 	admitted admission
+	// unauth is the request's slot in its client address's unauthenticated share (clients.go),
+	// given back once stage authenticate knows the caller, or when the request ends.
+	unauth clientaddr.Slot
 }
 
 // shared is the part of a request that belongs to the client's HTTP request and its caller
@@ -77,6 +82,9 @@ type shared struct {
 	// endpoint.
 	set    *toolset
 	caller identity // stage authenticate
+	// peer is the client's address behind the trusted proxies (clients.go); the zero Addr when
+	// neither the per-client bounds nor the access log need it.
+	peer netip.Addr
 	// spanParent is the traceparent of the gateway's own span (the backend span from stage
 	// forward on), "" with tracing off.
 	spanParent string

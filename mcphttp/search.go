@@ -113,6 +113,10 @@ func (sr *searcher) endpoint(x *request) (handled bool, err error) {
 		}
 		switch x.in.params.Name {
 		case findToolsName:
+			// find_tools declares no x-mcp-header argument either.
+			if err := refuseParamHeaders(x.hdr); err != nil {
+				return true, err
+			}
 			return true, sr.findTools(x)
 		case callToolName:
 			return false, sr.unwrapCall(x)
@@ -326,10 +330,8 @@ func (sr *searcher) searchArgs(x *request) (string, int, error) {
 func (sr *searcher) unwrapCall(x *request) error {
 	// call_tool declares no x-mcp-header argument: a Mcp-Param-* header on it is refused as on
 	// any tool that does not declare it, never carried over to the inner call.
-	for k := range x.hdr {
-		if strings.HasPrefix(k, mcpheader.ParamPrefix) {
-			return headerMismatch("Header mismatch: " + k + " header is not declared by the tool")
-		}
+	if err := refuseParamHeaders(x.hdr); err != nil {
+		return err
 	}
 	name, args, err := callArgs(x.in.params.Arguments)
 	if err != nil {

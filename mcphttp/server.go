@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/clientaddr"
 	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/intercept"
@@ -87,6 +88,9 @@ type Deps struct {
 	// CaseInsensitive are the backends whose resource paths are case-insensitive: tool sets
 	// select their resources case-folded, as policy matches them (authz.Options.CaseInsensitive).
 	CaseInsensitive []string
+	// ClientLimiter, when not nil, is the per-client limiter to carry on with (a previous
+	// configuration's, whose server.perClient was the same); nil builds a new one.
+	ClientLimiter *clientaddr.Limiter
 }
 
 // Server is the MCP endpoint: the pipeline and the handlers of the methods it serves.
@@ -131,6 +135,9 @@ type Server struct {
 	drafts drafts
 	// cards are the endpoints' Server Cards and the AI Catalog (cards.go); nil when off.
 	cards *cards
+	// clients bounds each client address's work before authentication (clients.go); nil when
+	// off.
+	clients *clients
 }
 
 // New builds the server from validated configuration.
@@ -177,6 +184,15 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.htu, _ = dpop.NormalizeURL(cfg.PublicURL)
 	}
 	s.drafts = compileDrafts(cfg.DraftErrors, deps.AuthorizationContexts, s.log, s.now)
+	var err error
+	if s.clients, err = newClients(cfg, deps, &s.drafts, s.bodies, s.now); err != nil {
+		return nil, err
+	}
+	if l := s.ClientLimiter(); l != nil && l.Bodies() != nil {
+		// A limiter carried on from the previous configuration shares out that one's budget,
+		// which its requests still in flight hold: one budget for both.
+		s.bodies = l.Bodies()
+	}
 	s.confirm = &confirmer{codec: deps.MRTR, approvals: deps.Approvals, backends: deps.Backends, log: deps.Logger,
 		metrics: deps.Metrics, now: s.now, confirmDestructive: cfg.ConfirmDestructiveTools, drafts: &s.drafts}
 	name := deps.Name
@@ -213,6 +229,15 @@ func (s *Server) Start(ctx context.Context) {
 // within the write deadline (Config.WriteTimeout), for a counter.
 func (s *Server) WriteTimeouts() uint64 { return s.writeTimeouts.Load() }
 
+// ClientLimiter is the per-client limiter (server.perClient), nil when its bounds are off, for a
+// reloaded configuration to carry on with (Deps.ClientLimiter).
+func (s *Server) ClientLimiter() *clientaddr.Limiter {
+	if s.clients == nil {
+		return nil
+	}
+	return s.clients.limit
+}
+
 // BodyBytesInFlight is the buffer memory request bodies hold now, for a gauge.
 func (s *Server) BodyBytesInFlight() int64 { return s.bodies.InUse() }
 
@@ -220,9 +245,20 @@ func (s *Server) BodyBytesInFlight() int64 { return s.bodies.InUse() }
 func (s *Server) Register(e *echo.Echo) {
 	// net/http keeps a connection's write deadline from one request to the next: every
 	// request on this listener starts without the deadline its predecessor's last write set.
+	if s.clients != nil {
+		s.clients.serve[s.cfg.Path] = true
+		for path := range s.sets {
+			s.clients.serve[path] = true
+		}
+	}
 	e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Time{})
+			if s.clients != nil {
+				// Here rather than in a middleware of its own, which echo would allocate for
+				// every request: this function is allocated anyway.
+				return s.clients.hold(c, next)
+			}
 			return next(c)
 		}
 	})
@@ -309,7 +345,13 @@ func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 			_ = x.client.Error(mapError(errors.New("panic")))
 		}
 	}()
-	err := run(x)
+	err := s.clients.enter(x)
+	if err == nil {
+		err = run(x)
+	}
+	// Given back at once if stage authenticate did not (the request failed before, or its
+	// caller could not be authenticated).
+	x.unauth.Release()
 	x.client.finish()
 	// Admission is held until the response is written: a client that reads slowly keeps its
 	// slot, as it keeps the result's bytes.
@@ -367,7 +409,7 @@ func (x *request) record() {
 		era = eraLegacy
 		s.metrics.LegacyRequest(method, c.outcome)
 	}
-	logging.LogAttrs(x.ctx, s.log, slog.LevelInfo, "request",
+	attrs := [...]slog.Attr{
 		slog.String("request_id", x.requestID),
 		slog.String("method", logToken(method)),
 		slog.String("name", railName(x)),
@@ -380,7 +422,13 @@ func (x *request) record() {
 		slog.String("era", era),
 		slog.String("pv", logToken(pv)),
 		slog.String("session", x.era.session),
-	)
+		{}, // the client's address, where the operator turned it on
+	}
+	n := len(attrs) - 1
+	if s.cfg.LogClientAddress {
+		attrs[n], n = clientAttr(x.peer), n+1
+	}
+	logging.LogAttrs(x.ctx, s.log, slog.LevelInfo, "request", attrs[:n]...)
 }
 
 // Values of the access log's era attribute.

@@ -44,7 +44,7 @@ func MetricNames() []string {
 		NameUpstreamDuration, NameAuthFailures, NameAuthzDecisions, NameMRTREvents,
 		NameRateLimitDecisions, NameRequestsInFlight, NameSSEStreamsOpen, NameUpstreamUp,
 		NameUpstreamCircuit, NameListCacheRequests, NameRedisErrors, NameBuildInfo,
-		NameListenDropped, NamePinDrift, NameCallNotesDropped,
+		NameListenDropped, NamePinDrift, NameCallNotesDropped, NameClientRefusals,
 	}
 }
 
@@ -99,6 +99,9 @@ type Recorder struct {
 	upstreamUp, circuitState *prometheus.GaugeVec
 	tools                    *toolCalls
 	pins                     pinDrift // pins.go
+	// clientRefusals counts per-client refusals before authentication (clients.go).
+	clientReasons  closedSet
+	clientRefusals *table[prometheus.Counter] // reason
 }
 
 // New registers every gateway metric on reg and returns the recorder. It does
@@ -126,6 +129,7 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 	r.buildEvents(&cs)
 	r.buildGauges(&cs, opts.version())
 	r.buildPins(&cs)
+	r.buildClients(&cs)
 	r.tools = newToolCalls(r.newCounterVec(&cs, NameToolCalls,
 		"Tool calls by upstream, upstream tool name (allowlisted) and outcome.",
 		labelUpstream, labelTool, "outcome"), opts.Upstreams, r.outcomes, opts.maxTools())

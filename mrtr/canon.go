@@ -13,7 +13,7 @@ import (
 func canonical(raw []byte) ([]byte, error) { return canonicalOf(raw, false) }
 
 // canonicalOf is canonical; exactIntegers also refuses an integer literal beyond ±2^53 and any
-// other number literal that parsers read as different values (readAlike), with
+// other number literal that parsers read as different values (jsonrpc.NumberAsDouble), with
 // ErrInvalidArguments (DigestConfirmable).
 func canonicalOf(raw []byte, exactIntegers bool) ([]byte, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {

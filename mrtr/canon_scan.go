@@ -3,6 +3,8 @@ package mrtr
 import (
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
 // str decodes the JSON string at p.pos (an opening quote) onto dst.
@@ -124,8 +126,10 @@ func (p *canonParser) number(out []byte) ([]byte, error) {
 	if p.exactIntegers && integer && beyondDoubles(intPart) {
 		return nil, p.fail("an integer beyond 2^53, which some parsers read rounded")
 	}
-	if p.exactIntegers && !integer && !readAlike(p.in[start:p.pos]) {
-		return nil, p.fail("a number that parsers reading doubles read as another value")
+	if p.exactIntegers && !integer {
+		if _, alike := jsonrpc.NumberAsDouble(p.in[start:p.pos]); !alike {
+			return nil, p.fail("a number that parsers reading doubles read as another value")
+		}
 	}
 	return append(out, p.in[start:p.pos]...), nil
 }

@@ -33,7 +33,7 @@ func Digest(args json.RawMessage) ([32]byte, error) {
 // while Python and decoders into integer fields read it exactly, and a literal with a fraction
 // or an exponent that a double cannot say (12345678901234567.0, 0.10000000000000001, 1e400),
 // which decoders into doubles read rounded while decimal decoders (Python's Decimal, Java's
-// BigDecimal) read it exactly (readAlike). The person is shown the literal; a backend of one
+// BigDecimal) read it exactly (jsonrpc.NumberAsDouble). The person is shown the literal; a backend of one
 // kind or the other would act on its neighbour. The digest is Digest's.
 func DigestConfirmable(args json.RawMessage) ([32]byte, error) {
 	b, err := canonicalOf(args, true)

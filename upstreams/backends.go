@@ -55,6 +55,8 @@ const (
 	MaxRetryAttempts               = backend.MaxRetryAttempts
 	DefaultBreakerFailures         = backend.DefaultBreakerFailures
 	DefaultBreakerCooldown         = backend.DefaultBreakerCooldown
+	DefaultBreakerMinCallers       = backend.DefaultBreakerMinCallers
+	DefaultBreakerTrackedCallers   = backend.DefaultBreakerTrackedCallers
 	DefaultUserAgent               = backend.DefaultUserAgent
 	MaxDiscoverTTL                 = backend.MaxDiscoverTTL
 	DefaultMaxResultBytesInFlight  = 128 << 20 // the default of Options.MaxResultBytesInFlight

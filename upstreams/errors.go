@@ -38,6 +38,9 @@ var (
 	// ErrCircuitOpen: the backend's circuit is open, so the call was not sent; it comes wrapped
 	// together with ErrUnavailable.
 	ErrCircuitOpen = backend.ErrCircuitOpen
+	// ErrCallerCircuitOpen: the caller's own recent requests to the backend kept failing, so this
+	// one was not sent; other callers' still are. It wraps ErrCircuitOpen.
+	ErrCallerCircuitOpen = backend.ErrCallerCircuitOpen
 	// ErrCredentials: the backend's own credentials could not be obtained; it comes wrapped
 	// together with ErrUnavailable.
 	ErrCredentials = backend.ErrCredentials

@@ -19,6 +19,8 @@ type Status struct {
 	// URL is the backend endpoint without user info or query (which may hold secrets).
 	URL string
 	// Up reports whether the last probe or call succeeded. False until the first one finishes.
+	// A failed call charged to one authenticated caller does not make it false (the caller's
+	// arguments may be the cause); it makes the prober look soon, and the probe decides.
 	Up bool
 	// LastError describes the last failure while down; empty when up.
 	LastError string
@@ -63,11 +65,12 @@ func (r *Registry) Run(ctx context.Context) {
 	}
 }
 
-// probe checks every backend (or only those that are down) in parallel and waits for all.
+// probe checks every backend (or only those that are down or suspect: backend.NeedsProbe) in
+// parallel and waits for all.
 func (r *Registry) probe(ctx context.Context, downOnly bool) {
 	var wg sync.WaitGroup
 	for _, b := range r.backends {
-		if downOnly && b.Up() {
+		if downOnly && !b.NeedsProbe() {
 			continue
 		}
 		wg.Go(func() { _ = b.Check(ctx) }) // a failure is logged and recorded by the backend

@@ -67,6 +67,15 @@ func (r *Registry) Resolve(kind Kind, namespaced string) (Target, error) {
 // Namespaced is the inverse of Resolve: the namespaced name of a backend-side item.
 func (r *Registry) Namespaced(kind Kind, t Target) string { return string(r.ns.Name(kind, t)) }
 
+// ClientParams is a routed request's params (of method, routed to t, an item of kind) with the
+// name or URI that routed it written as Namespaced spells t: a URI in the normal form the
+// backend receives, whatever spelling of it the client sent (another case of its scheme, an
+// escaped unreserved character, a dot segment). Everything else is copied byte for byte. It is
+// the request as whatever judges it in the client's terms (an interceptor) must read it.
+func (r *Registry) ClientParams(params []byte, method string, kind Kind, t Target) ([]byte, error) {
+	return names.RewriteParams(nil, params, method, Target{Upstream: t.Upstream, Name: r.Namespaced(kind, t)})
+}
+
 // ClientResource maps a backend URI of upstream (in a result, an error, a notification) to
 // what the client may see: its normal form and its client URI, or false when the URI cannot be
 // normalised or visible (the caller's policy; nil allows all) hides it. Whatever is under such a

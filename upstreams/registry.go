@@ -44,6 +44,10 @@ type Options struct {
 	// CircuitOpen or CircuitHalfOpen) once at New and on every change, for a gauge. It runs
 	// under the breaker's lock: it must not block or call into the Registry.
 	CircuitState func(upstream string, state int)
+	// CallerCircuit, when set, is called with one of the backend.Caller events of a backend's
+	// per-caller circuits (BreakerConfig.MinCallers); it runs under the breaker's lock and must
+	// not block.
+	CallerCircuit func(upstream, event string)
 	// OnHealth, when set, is called when a backend's health changes (and with the first probe's
 	// result), for an up/down gauge. It must not block.
 	OnHealth func(upstream string, up bool)
@@ -119,7 +123,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		r.now = time.Now
 	}
 	env := &backend.Env{Log: r.log, Now: r.now, Names: r.ns, Results: r.results, Kick: r.kick, UserAgent: opts.UserAgent,
-		Transport: opts.Transport, Observe: opts.Observe, NotificationDropped: opts.NotificationDropped, CircuitState: opts.CircuitState, OnHealth: opts.OnHealth,
+		Transport: opts.Transport, Observe: opts.Observe, NotificationDropped: opts.NotificationDropped, CircuitState: opts.CircuitState, CallerCircuit: opts.CallerCircuit, OnHealth: opts.OnHealth,
 		Apps: cfg.Apps.Enabled, UserTokens: opts.UserTokens}
 	for _, uc := range cfg.Upstreams {
 		b, err := backend.New(uc, env)

@@ -2,6 +2,7 @@ package bodyread
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math/bits"
 	"sync"
@@ -12,6 +13,10 @@ import (
 // read against the same Budget past its bound.
 var ErrBudget = errors.New("too many body bytes in flight")
 
+// ErrShare is the ErrBudget of a share (NewShare): the bytes of the bodies read against one
+// share, not those of every body, would pass their bound.
+var ErrShare = fmt.Errorf("%w: this share of the budget is spent", ErrBudget)
+
 // Budget bounds the memory that bodies read through it hold at once, across goroutines. A body
 // is charged for the capacity of its buffer as the buffer grows, that is as bytes actually
 // arrive, and gives it back when released: a body that is announced as large but trickles in
@@ -19,6 +24,34 @@ var ErrBudget = errors.New("too many body bytes in flight")
 type Budget struct {
 	max  int64
 	used atomic.Int64
+	// parent, for a share, is the budget every charge is also made to.
+	parent *Budget
+}
+
+// NewShare returns a share of parent of at most max bytes: what is charged to it is charged to
+// parent too, and must fit both. For the bodies of one client within those of a replica.
+func NewShare(parent *Budget, max int64) *Budget {
+	return &Budget{max: max, parent: parent}
+}
+
+// take charges n bytes: nil, ErrShare when a share's own bound would be passed, ErrBudget when
+// its parent's would; nothing is charged on error.
+func (b *Budget) take(n int64) error {
+	if b == nil || n <= 0 {
+		return nil
+	}
+	if b.used.Add(n) > b.max {
+		b.used.Add(-n)
+		if b.parent != nil {
+			return ErrShare
+		}
+		return ErrBudget
+	}
+	if err := b.parent.take(n); err != nil {
+		b.used.Add(-n)
+		return err
+	}
+	return nil
 }
 
 // NewBudget returns a budget of max bytes, or nil (unbounded) when max is not positive.
@@ -30,21 +63,13 @@ func NewBudget(max int64) *Budget {
 }
 
 // Take charges n bytes and reports whether they fit; nothing is charged when they do not.
-func (b *Budget) Take(n int64) bool {
-	if b == nil || n <= 0 {
-		return true
-	}
-	if b.used.Add(n) > b.max {
-		b.used.Add(-n)
-		return false
-	}
-	return true
-}
+func (b *Budget) Take(n int64) bool { return b.take(n) == nil }
 
 // Return gives back n bytes charged by Take.
 func (b *Budget) Return(n int64) {
 	if b != nil && n > 0 {
 		b.used.Add(-n)
+		b.parent.Return(n)
 	}
 }
 
@@ -135,8 +160,8 @@ func (b *Buffer) grow(least, most int) error {
 	if n > most {
 		n = most
 	}
-	if !b.budget.Take(int64(n)) {
-		return ErrBudget
+	if err := b.budget.take(int64(n)); err != nil {
+		return err
 	}
 	nb, holder := getBuf(n)
 	nb = append(nb, b.B...)
@@ -205,6 +230,17 @@ func ReadSized(r io.Reader, limit, size int64, budget *Budget) (*Buffer, error) 
 			return nil, err
 		}
 	}
+}
+
+// Settle moves the buffer's charge from its share (NewShare) to the share's parent, where it
+// stays until Release: the body is the client's no more (its caller is authenticated, and
+// bounded as a caller). Nothing for a buffer not read against a share.
+func (b *Buffer) Settle() {
+	if b == nil || b.budget == nil || b.budget.parent == nil {
+		return
+	}
+	b.budget.used.Add(-b.charged)
+	b.budget = b.budget.parent
 }
 
 // Detach returns the buffer's charge to its budget but leaves B to the garbage collector rather

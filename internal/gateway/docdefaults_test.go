@@ -19,6 +19,7 @@ import (
 var defaultDocs = []string{
 	"README.md", "SECURITY.md", "docs/architecture.md", "docs/deploy.md", "docs/observability.md",
 	"docs/pinning.md", "docs/protocol.md", "docs/scaling.md", "docs/approval.md", "docs/limits.md",
+	"docs/client-bounds.md",
 }
 
 // proseDefault finds a setting in backticks followed closely by a parenthesis or "default" and a
@@ -40,8 +41,15 @@ var docSettingAlias = map[string]string{
 	"SECURITY.md maxPayloadBytes":        "interceptors[].maxPayloadBytes",
 	"SECURITY.md maxResponseBytes":       "interceptors[].maxResponseBytes",
 	"docs/scaling.md dialTimeout":        "redis.dialTimeout",
-	"docs/scaling.md writeTimeout":       "redis.writeTimeout",
-	"docs/scaling.md maxRetries":         "redis.maxRetries",
+	// The breakers' keys, written as both sections have them.
+	"docs/limits.md breaker.failures":       "upstreams[].breaker.failures",
+	"docs/limits.md breaker.cooldown":       "upstreams[].breaker.cooldown",
+	"docs/limits.md breaker.minCallers":     "upstreams[].breaker.minCallers",
+	"docs/limits.md breaker.trackedCallers": "upstreams[].breaker.trackedCallers",
+	"SECURITY.md breaker.minCallers":        "upstreams[].breaker.minCallers",
+	"SECURITY.md breaker.trackedCallers":    "upstreams[].breaker.trackedCallers",
+	"docs/scaling.md writeTimeout":          "redis.writeTimeout",
+	"docs/scaling.md maxRetries":            "redis.maxRetries",
 }
 
 // helmSettings are values of the Helm chart, not of the gateway; helm/deploydoc_test.go holds

@@ -95,3 +95,42 @@ func TestGuardrailsLoneSurrogateInside(t *testing.T) {
 		t.Errorf("a lone surrogate alone: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestGuardrailsControlInside: a credential split by a control character (NUL, an escape, DEL,
+// a C1 control; written as a \u escape, as the short \b or \f, or raw where JSON allows it) is
+// not what the detectors match, yet it is the credential to a backend that drops control
+// characters from its input, as sanitisers and stores that refuse NUL do. It is read a second
+// time without them, as without a default-ignorable character: found only then, it refuses
+// the call and the backend gets nothing. Tabs and line breaks are white space, not hidden: a
+// text with them and nothing hidden is forwarded, and so is one with a control alone.
+func TestGuardrailsControlInside(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := startTestGateway(t, func(c *Config) {
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{
+			{ID: "args", Tools: []string{"echo"}, Arguments: guardrails.DirectionConfig{Secrets: "redact"}},
+		}}
+	}, alpha)
+	url := "http://" + gw.MCP + "/mcp"
+	call := func(text string) *mcptest.Response {
+		return mcptest.Do(t, "POST", url, mcptest.RequestHeaders("tools/call", "alpha__echo"),
+			mcptest.Body("tools/call", `,"name":"alpha__echo","arguments":{"text":"my key `+text+`"}`))
+	}
+	for _, mark := range []string{`\u0000`, `\u001b`, `\u007f`, "\x7f", `\u0085`, "\u0085", `\b`, `\f`, `\u0000\u0000`} {
+		for _, secret := range []string{railAWSKey, railGHToken} {
+			alpha.Reset()
+			r := call(secret[:4] + mark + secret[4:])
+			if res := string(r.RPC.Result); r.Status != 200 || !strings.Contains(res, `guardrail rule \"args\"`) {
+				t.Errorf("%q inside: %d %s", mark, r.Status, r.Body)
+			}
+			if n := len(alpha.RequestsOf("tools/call")); n != 0 {
+				t.Errorf("%q inside: the backend got %d calls", mark, n)
+			}
+		}
+	}
+	for _, text := range []string{`a\tb\nc\r\n`, `nul \u0000 alone`, "del \x7f alone", `\b\f`} {
+		alpha.Reset()
+		if r := call(text); r.Status != 200 || strings.Contains(string(r.RPC.Result), "isError") || len(alpha.RequestsOf("tools/call")) != 1 {
+			t.Errorf("%q with nothing hidden: %d %s", text, r.Status, r.Body)
+		}
+	}
+}

@@ -125,7 +125,8 @@ func (g *gateway) buildInterceptors(cfg *Config) (*intercept.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	deps := intercept.Deps{Log: g.log, CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams)}
+	deps := intercept.Deps{Log: g.log, CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
+		CallerCircuit: g.callerCircuits.hook(breakerInterceptor)}
 	if g.interceptRec != nil {
 		deps.Metrics = interceptorMetrics{g.interceptRec}
 	}

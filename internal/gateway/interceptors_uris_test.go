@@ -71,3 +71,39 @@ func TestInterceptorMutatedURIsChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestInterceptorsSeeTheURIRead: a request-phase interceptor is shown the resource URI in the
+// normal form the backend receives, not as the client spelt it: a validator refusing reads of
+// mem://items/beta refuses them however the client writes that URI (an upper-case scheme, an
+// escaped unreserved character, a dot segment, a decomposed letter), and none reaches the
+// backend; in both eras.
+func TestInterceptorsSeeTheURIRead(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf(`"alpha+mem://items/beta"`, "no")},
+	})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "guard", URL: ics.URL(), Type: intercept.TypeValidation,
+			Rules: []intercept.RuleConfig{{Upstream: "alpha", Resources: []string{"*"}, Phases: []string{"request"}}}}}}
+	}, alpha)
+	for _, era := range clientEras {
+		t.Run(era, func(t *testing.T) {
+			cs := connectEra(t, gw, era)
+			alpha.Reset()
+			for _, uri := range []string{"alpha+mem://items/beta", "alpha+MEM://items/beta", "alpha+mem://items/%62eta",
+				"alpha+mem://items/x/../beta", "alpha+mem://items//beta"} {
+				if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri}); err == nil ||
+					!strings.Contains(err.Error(), "interceptor") {
+					t.Errorf("a read of %s: %v, want the interceptor's refusal", uri, err)
+				}
+			}
+			if n := len(alpha.RequestsOf("resources/read")); n != 0 {
+				t.Errorf("the backend received %d refused reads", n)
+			}
+			if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "alpha+mem://items/alpha"}); err != nil {
+				t.Errorf("a read the interceptor allows: %v", err)
+			}
+		})
+	}
+}

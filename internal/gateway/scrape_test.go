@@ -14,10 +14,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/embedtest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/promcheck"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
@@ -28,7 +30,7 @@ import (
 // TestMetricsScrapeCoversShippedFiles drives a gateway configured like production (issuers, one
 // of them down, Redis, a 2026 backend pinned in a lock file that then lists a tool it did not
 // have, a pre-2026 backend, a backend that answers garbage and one that is gone, confirmations
-// on the form and on the approval page, rate limits, a search endpoint) with representative
+// on the form and on the approval page, rate limits, a search endpoint with an embeddings endpoint behind it) with representative
 // traffic from 2026-07-28 and pre-2026 clients, pauses Redis for one call, and scrapes
 // /metrics. Every metric, label and grouping label the shipped alert rules and dashboard use
 // must be in that scrape, every input series of the rules' promtool tests must be one of its
@@ -252,6 +254,8 @@ func scrapeConfig(t *testing.T, c *Config, issuer, downIssuer, redisURL, oddURL 
 	c.Approval.ClientID, c.Approval.Issuer = "gateway-approval", issuer
 	c.Toolsets = []mcphttp.ToolsetConfig{{Name: "search", Include: []mcphttp.SelectorConfig{{}},
 		Search: mcphttp.SearchConfig{Enabled: true}}}
+	// An embeddings endpoint behind the search (the stand-in): its series exist only when set.
+	c.Search.Embeddings = EmbeddingsConfig{Config: embeddings.Config{URL: embedtest.Start(t, "").URL, Model: "stand-in"}}
 	// An interceptor that cannot be reached, fail-open, on odd's calls: its series without
 	// changing what those calls do.
 	c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "unreachable", URL: "http://" + closedPort(t) + "/mcp",

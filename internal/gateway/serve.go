@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/certreload"
+	"github.com/mcp-gateway/gateway/internal/clientaddr"
 	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/logging"
@@ -241,6 +242,8 @@ type gateway struct {
 	// interceptRec records the interceptors (interceptors.go); nil when the process started
 	// without any.
 	interceptRec *metrics.Interceptors
+	// callerCircuits counts the breakers' per-caller circuits (callercircuit.go).
+	callerCircuits *callerCircuitMetrics
 	// endpointNotices carry a pre-2026 client's answers between replicas (the shared store's
 	// notices) and, without a shared store, between this process's component sets
 	// (localnotices.go).
@@ -291,6 +294,9 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 		return nil, err
 	}
 	if g.interceptRec, err = newInterceptorRecorder(cfg, g.registry); err != nil {
+		return nil, err
+	}
+	if g.callerCircuits, err = newCallerCircuitMetrics(g.registry); err != nil {
 		return nil, err
 	}
 	if err := g.buildState(cfg, getenv, log); err != nil {
@@ -423,6 +429,9 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		GuardrailMetrics: g.railRec,
 		// Tool sets select these backends' resources case-folded, as policy does.
 		CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
+		// A reload keeps what client addresses hold and have failed, unless their bounds
+		// changed: a reload during a flood of bad tokens must not give it a fresh start.
+		ClientLimiter: prevClientLimiter(prev, cfg),
 	})
 	if err != nil {
 		return nil, err
@@ -437,6 +446,21 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 	}
 	g.mount(cfg, c, explainSecret, adminToken)
 	return c, nil
+}
+
+// prevClientLimiter is the per-client limiter of the previous configuration when its bounds and
+// the body budget it shares out are the same as cfg's, for the new one to carry on (with that
+// budget); nil otherwise.
+func prevClientLimiter(prev *components, cfg *Config) *clientaddr.Limiter {
+	if prev == nil {
+		return nil
+	}
+	was, is := prev.cfg.Server, cfg.Server
+	if prev.mcpServer == nil || was.PerClient != is.PerClient ||
+		was.MaxBodyBytesInFlight != is.MaxBodyBytesInFlight || was.MaxBodyBytes != is.MaxBodyBytes {
+		return nil
+	}
+	return prev.mcpServer.ClientLimiter()
 }
 
 // buildEdge builds the pre-2026 edge of a configuration, or nil when pre-2026 clients are
@@ -535,7 +559,8 @@ func (g *gateway) buildBackends(cfg *Config, c *components) (*upstreams.Registry
 				rec.SetCircuitState(upstream, circuitGauge(state))
 			}
 		},
-		CacheResult: rec.ListCache,
+		CallerCircuit: g.callerCircuits.hook(breakerUpstream),
+		CacheResult:   rec.ListCache,
 		// Tool-call metrics label only names a backend published (bounded per backend).
 		OnTools: g.onTools(rec),
 		OnHealth: func(upstream string, up bool) {

@@ -364,6 +364,17 @@ func TestCallToolParamHeaders(t *testing.T) {
 	if status, _, _ := post(t, url, modernHeaders("tools/call", "m__set_region"), call); status != 400 {
 		t.Errorf("Mcp-Name naming the inner tool on the outer call: %d, want 400", status)
 	}
+	// find_tools declares none either: refused, never passed on to the lists it fetches.
+	h = modernHeaders("tools/call", "find_tools")
+	h.Set("Mcp-Param-Region", "us-east")
+	find := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{` + testMeta +
+		`,"name":"find_tools","arguments":{"query":"region"}}}`
+	if status, _, body := post(t, url, h, find); status != 400 || !strings.Contains(body, "not declared") {
+		t.Errorf("a Mcp-Param header on find_tools: %d %s", status, body)
+	}
+	if status, _, body := post(t, url, modernHeaders("tools/call", "find_tools"), find); status != 200 || strings.Contains(body, `"error"`) {
+		t.Errorf("find_tools: %d %s", status, body)
+	}
 	if n := len(sb.received()); n != 0 {
 		t.Errorf("refused calls reached the backend %d times", n)
 	}

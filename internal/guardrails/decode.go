@@ -11,7 +11,9 @@ import (
 
 // decodeTrusted decodes JSON text that has passed the gateway's strict scan (valid, no
 // duplicate members, bounded depth) into the values encoding/json would give (objects as
-// map[string]any, numbers as float64), for the schema validator. It does not validate the text
+// map[string]any, numbers as float64), for the schema validator. A number that parsers read as
+// different values is a *numberError: the validator would judge another value than the
+// backend's. It does not validate the text
 // again, and copies a string without escapes as it is: on a call's arguments it costs a third
 // of json.Unmarshal, which re-checks every byte first.
 func decodeTrusted(raw []byte) (any, error) {
@@ -19,8 +21,22 @@ func decodeTrusted(raw []byte) (any, error) {
 	return v, err
 }
 
-// errNumber is a number a float64 cannot hold.
-var errNumber = errors.New("guardrails: number out of range")
+// numberError is a number the validator cannot judge as written: one beyond the doubles, or
+// one a decimal-exact parser reads as another value than the double the validator reads
+// (jsonrpc.NumberAsDouble). path is its JSON pointer in the instance, built as the decode
+// unwinds.
+type numberError struct{ path string }
+
+func (e *numberError) Error() string { return "guardrails: a number parsers read as different values" }
+
+// within prefixes the pointer of a numberError err with the step to the value that holds it.
+func within(err error, step string) error {
+	var ne *numberError
+	if errors.As(err, &ne) {
+		ne.path = "/" + step + ne.path
+	}
+	return err
+}
 
 func decodeValue(raw []byte, i, depth int) (any, int, error) {
 	if depth > maxDepth {
@@ -35,7 +51,7 @@ func decodeValue(raw []byte, i, depth int) (any, int, error) {
 			key := decodeString(raw[i:kend])
 			v, end, err := decodeValue(raw, skipWS(raw, skipWS(raw, kend)+1), depth+1)
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, within(err, escapeToken(key))
 			}
 			m[key] = v
 			if i = skipWS(raw, end); raw[i] == ',' {
@@ -49,7 +65,7 @@ func decodeValue(raw []byte, i, depth int) (any, int, error) {
 		for raw[i] != ']' {
 			v, end, err := decodeValue(raw, i, depth+1)
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, within(err, strconv.Itoa(len(a)))
 			}
 			a = append(a, v)
 			if i = skipWS(raw, end); raw[i] == ',' {
@@ -71,9 +87,9 @@ func decodeValue(raw []byte, i, depth int) (any, int, error) {
 	for end < len(raw) && bytes.IndexByte([]byte("+-.0123456789eE"), raw[end]) >= 0 {
 		end++
 	}
-	f, err := strconv.ParseFloat(string(raw[i:end]), 64)
-	if err != nil {
-		return nil, 0, errNumber
+	f, alike := jsonrpc.NumberAsDouble(raw[i:end])
+	if !alike {
+		return nil, 0, &numberError{}
 	}
 	return f, end, nil
 }

@@ -118,11 +118,11 @@ func TestSecondReadingWherever(t *testing.T) {
 	}
 }
 
-// mayHoldIgnorableRef is mayHoldIgnorable a byte at a time: where the first byte of 0x80 or
-// above is, or the first run of backslashes that ends in a \u, whichever comes first.
+// mayHoldIgnorableRef is mayHoldIgnorable a byte at a time: where the first byte of 0x7F or
+// above is, or the first run of backslashes that ends in a \u, \b or \f, whichever comes first.
 func mayHoldIgnorableRef(raw []byte) int {
 	for i, c := range raw {
-		if c >= 0x80 {
+		if c >= 0x7F {
 			return i
 		}
 		if c != '\\' {
@@ -132,7 +132,7 @@ func mayHoldIgnorableRef(raw []byte) int {
 		for j < len(raw) && raw[j] == '\\' {
 			j++
 		}
-		if j < len(raw) && raw[j] == 'u' {
+		if j < len(raw) && (raw[j] == 'u' || raw[j] == 'b' || raw[j] == 'f') {
 			return i
 		}
 	}
@@ -144,7 +144,7 @@ func mayHoldIgnorableRef(raw []byte) int {
 // both at every offset: the second reading must start where the first byte that could begin an
 // ignorable character is, never after it.
 func TestMayHoldIgnorableExact(t *testing.T) {
-	marks := []string{"\xc2", "\xff", `\u`, `\\u`, `\\\u`, `\"`, `\\`}
+	marks := []string{"\xc2", "\xff", "\x7f", "\x7e", `\u`, `\\u`, `\\\u`, `\"`, `\\`, `\b`, `\\f`, `\n`}
 	check := func(raw []byte) {
 		t.Helper()
 		if got, want := mayHoldIgnorable(raw), mayHoldIgnorableRef(raw); got != want {
@@ -169,23 +169,30 @@ func TestMayHoldIgnorableExact(t *testing.T) {
 }
 
 // stripIgnorableRef is stripIgnorable a byte at a time, as it was before it passed over the
-// ASCII and the escapes other than \u between the places that may begin an ignorable character.
+// printable ASCII and the escapes other than \u, \b and \f between the places that may begin
+// an ignorable or hidden control character.
 func stripIgnorableRef(raw []byte) ([]byte, bool) {
 	var out []byte
 	last := 0
 	for i := 0; i < len(raw); {
 		c := raw[i]
-		if c < utf8.RuneSelf && c != '\\' {
+		if c < 0x7F && c != '\\' {
 			i++
 			continue
 		}
 		r, n := rune(0), 0
 		if c == '\\' {
 			r, n = jsonrpc.EscapedRune(raw, i)
+			if n == 2 && i+1 < len(raw) {
+				r = map[byte]rune{'b': '\b', 'f': '\f'}[raw[i+1]]
+				if r == 0 {
+					r = -1
+				}
+			}
 		} else {
 			r, n = utf8.DecodeRune(raw[i:])
 		}
-		if n > 0 && (ignorable(r) || utf16.IsSurrogate(r)) {
+		if n > 0 && (ignorable(r) || utf16.IsSurrogate(r) || hiddenControl(r)) {
 			out = append(out, raw[last:i]...)
 			last = i + n
 		}
@@ -201,7 +208,7 @@ func stripIgnorableRef(raw []byte) ([]byte, bool) {
 // characters raw and escaped (one after an escaped backslash, one that is no escape), a lone
 // surrogate, non-ignorable non-ASCII, invalid UTF-8 and escapes that decode to ASCII.
 var stripIgnorableMarks = []string{"\u200b", `\u200b`, `\\u200b`, `\\\u00ad`, `\ud800`, `\ud83d\ude00`,
-	"é", "\U000E0041", "\xff", `\n`, `\"`, `\\`, `\u0041`}
+	"é", "\U000E0041", "\xff", `\n`, `\"`, `\\`, `\u0041`, `\u0000`, `\u001b`, "\x7f", "\u0085", `\b`, `\\f`, `\t`}
 
 // TestStripIgnorableMatchesReference holds stripIgnorable to the byte loop with one or two marks
 // at every offset of strings up to past two of its 32-byte blocks.

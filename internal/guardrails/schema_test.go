@@ -41,7 +41,11 @@ func TestSchemaViolations(t *testing.T) {
 		{`{"path":"/srv/a","SECRETKEY":1}`, "", `has properties the schema does not allow: "SECRETKEY"`},
 		{`{"path":"/srv/a","Count":100}`, "", `has a property "Count" that differs from a declared property only in case or punctuation`},
 		{`{"path":"/srv/a","opts":{"Depth":1,"depth":1}}`, "/opts", `has a property "Depth" that differs from a declared property only in case or punctuation`},
-		{`{"path":"/srv/a","count":1e400}`, "", "holds a number that cannot be read as a JSON Schema number"},
+		{`{"path":"/srv/a","count":1e400}`, "/count", "holds a number that JSON parsers read as different values"},
+		{`{"path":"/srv/a","count":9007199254740993}`, "/count", "holds a number that JSON parsers read as different values"},
+		{`{"path":"/srv/a","meta":{"x":0.10000000000000001}}`, "/meta/x", "holds a number that JSON parsers read as different values"},
+		{`{"path":"/srv/a","opts":{"depth":2,"l":[1,2.50000000000000001]}}`, "/opts/l/1", "holds a number that JSON parsers read as different values"},
+		{`{"path":"/srv/a","meta":{"x":9007199254740994,"y":0.1,"z":1e2,"w":-0}}`, "", ""},
 	} {
 		v, err := s.Validate([]byte(c.args))
 		if err != nil {

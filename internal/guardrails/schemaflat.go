@@ -167,21 +167,5 @@ func (t flatType) holds(v []byte) bool {
 	case flatNull:
 		return v[0] == 'n'
 	}
-	return plainInteger(v)
-}
-
-// plainInteger: an optional minus and at most 15 digits.
-func plainInteger(v []byte) bool {
-	if len(v) > 0 && v[0] == '-' {
-		v = v[1:]
-	}
-	if len(v) == 0 || len(v) > 15 {
-		return false
-	}
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+	return jsonrpc.PlainInteger(v)
 }

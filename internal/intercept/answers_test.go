@@ -7,9 +7,9 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
-// An interceptor is shown a retry's answers but neither the protocol's _meta nor the sealed
-// state; a mutation may give the answers back unchanged (in any spacing or order) and may not
-// change them, and the client's are what a mutated request carries.
+// An interceptor is shown a retry's answers and the client's _meta but not the sealed state; a
+// mutation may give the answers back unchanged (in any spacing or order) and may not change
+// them, and the client's are what a mutated request carries.
 func TestAnswersShownNotChanged(t *testing.T) {
 	params := []byte(`{"_meta":{"progressToken":1},"name":"a__t","arguments":{"x":1},"requestState":"sealed",` +
 		`"inputResponses":{"k":{"action":"accept","content":{"name":"ann"}}}}`)
@@ -17,7 +17,7 @@ func TestAnswersShownNotChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := string(sent); !strings.Contains(s, `"inputResponses"`) || strings.Contains(s, "sealed") || strings.Contains(s, "progressToken") {
+	if s := string(sent); !strings.Contains(s, `"inputResponses"`) || strings.Contains(s, "sealed") || !strings.Contains(s, `"_meta":{"progressToken":1}`) {
 		t.Fatalf("payload %s", sent)
 	}
 	for _, c := range []struct {
@@ -45,6 +45,58 @@ func TestAnswersShownNotChanged(t *testing.T) {
 		if err := jsonrpc.Scan(out, jsonrpc.Limits{}); err != nil || strings.Count(string(out), "inputResponses") != 1 ||
 			!strings.Contains(string(out), `"inputResponses":{"k":{"action":"accept","content":{"name":"ann"}}}`) {
 			t.Errorf("mutated params %s (%v)", out, err)
+		}
+	}
+}
+
+// The _meta a mutation gives back: its own members (a client's, or ones it adds) are forwarded
+// as it changed them, beside the members the gateway reads, which come back unchanged (in any
+// spelling of the same value) or the mutation is malformed; one without _meta leaves the
+// client's as it was.
+func TestMutatedMeta(t *testing.T) {
+	params := []byte(`{"_meta":{"progressToken":1,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",` +
+		`"x.example/note":"secret"},"name":"a__t","arguments":{"x":1}}`)
+	sent, err := RequestPayload("tools/call", params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tp = `"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`
+	for _, c := range []struct {
+		meta string // the mutation's _meta, "" for none
+		want string // the forwarded _meta; "" for a malformed mutation
+	}{
+		{"", `{"progressToken":1,` + tp + `,"x.example/note":"secret"}`},
+		{`{"x.example/note":"[redacted]",` + tp + `, "progressToken" : 1 }`,
+			`{"progressToken":1,` + tp + `,"x.example/note":"[redacted]"}`},
+		{`{"progressToken":1,` + tp + `}`, `{"progressToken":1,` + tp + `}`},
+		{`{"progressToken":1,` + tp + `,"x.example/added":true}`, `{"progressToken":1,` + tp + `,"x.example/added":true}`},
+		{`{"progressToken":2,` + tp + `}`, ""},
+		{`{` + tp + `}`, ""},
+		{`{"progressToken":1,` + tp + `,"baggage":"k=v"}`, ""},
+		{`{"progressToken":1,` + tp + `,"ProgressToken":2}`, ""},
+		{`{"progressToken":1,` + tp + `,"progress_token":2}`, ""},
+		{`{"progressToken":1,` + tp + `,"io.modelcontextprotocol/protocolversion":"x"}`, ""},
+		{`[]`, ""},
+	} {
+		payload := `{"method":"tools/call","params":{"name":"a__t","arguments":{"x":2}`
+		if c.meta != "" {
+			payload += `,"_meta":` + c.meta
+		}
+		payload += `}}`
+		err := checkRequestMutation("tools/call", []byte(payload), sent, jsonrpc.Limits{})
+		if (err == nil) != (c.want != "") {
+			t.Errorf("%s: %v, want ok %v", c.meta, err, c.want != "")
+			continue
+		}
+		if c.want == "" {
+			continue
+		}
+		out, err := MutatedParams([]byte(payload), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(member(out, "_meta")); got != c.want || jsonrpc.Scan(out, jsonrpc.Limits{}) != nil {
+			t.Errorf("%s: forwarded _meta %s, want %s (params %s)", c.meta, got, c.want, out)
 		}
 	}
 }

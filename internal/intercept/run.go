@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/logging"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 )
 
 // Call is one call in one phase, as the gateway hands it to a plan.
@@ -89,7 +90,7 @@ func (s *Set) mutate(ctx context.Context, p *Plan, c *Call, v *Verdict) {
 		switch {
 		case inv.a == nil:
 			s.record(ctx, c, inv, ResultError, enforced)
-			if enforced && !st.ic.cfg.FailOpen {
+			if enforced && inv.refuses() {
 				v.block(st, true, "")
 				return
 			}
@@ -125,7 +126,7 @@ func (s *Set) validate(ctx context.Context, p *Plan, c *Call, v *Verdict) {
 		switch {
 		case inv.a == nil:
 			s.record(ctx, c, inv, ResultError, enforced)
-			if enforced && !st.ic.cfg.FailOpen && !v.Blocked {
+			if enforced && inv.refuses() && !v.Blocked {
 				v.block(st, true, "")
 			}
 		case inv.a.blocks():
@@ -154,6 +155,22 @@ type invocation struct {
 	a      *answer // nil on failure
 	reason string  // the failure reason, "" on success
 	d      time.Duration
+}
+
+// refuses reports whether a failed invocation refuses its call: always without failOpen, and
+// with it when the failure is the caller's own doing and not the interceptor's: its own circuit
+// open, its share of the slots taken, a payload past maxPayloadBytes. In none of these was the
+// interceptor asked; failOpen is about the interceptor's outage (the shared circuit, which one
+// caller cannot open alone: backend.BreakerConfig.MinCallers), and a caller must not switch the
+// check off for itself by holding its slots, padding its payload or making its calls fail.
+func (inv invocation) refuses() bool {
+	return !inv.st.ic.cfg.FailOpen || callersOwn(inv.reason)
+}
+
+// callersOwn reports whether a failure reason is the caller's own doing: the interceptor was
+// not asked.
+func callersOwn(reason string) bool {
+	return reason == ReasonCallerCircuit || reason == ReasonCallerLimit || reason == ReasonTooLarge
 }
 
 // invoke calls one interceptor and checks its answer against the SEP's rules for results; any
@@ -214,14 +231,19 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 	if int64(len(payload)) > ic.cfg.MaxPayloadBytes {
 		return nil, errTooLarge
 	}
+	caller := ""
 	if p := c.Principal; p != nil {
-		key := p.Issuer + "\x00" + p.Subject
-		if !ic.enter(key) {
+		// The caller's identity, as the upstreams' breakers key it: a caller has one subject
+		// however many tokens it gets.
+		caller = p.Issuer + "#" + p.Subject
+		if !ic.enter(caller) {
 			return nil, errCallerLimit
 		}
-		defer ic.leave(key)
+		defer ic.leave(caller)
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, ic.cfg.Timeout, context.DeadlineExceeded)
+	// Its expiry is the interceptor's timeout, which its circuit breaker counts as the backend
+	// client's own timeout would be.
+	ctx, cancel := context.WithTimeoutCause(ctx, ic.cfg.Timeout, backend.ErrCallTimeout)
 	defer cancel()
 	select {
 	case ic.slots <- struct{}{}:
@@ -239,7 +261,7 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 	}
 	params := appendParams(make([]byte, 0, len(payload)+512), ic.cfg.Interceptor, c.Method, phase.String(),
 		payload, ic.config, left, ic.context(c, now), meta)
-	raw, err := ic.t.invoke(ctx, params, c.Header)
+	raw, err := ic.t.invoke(ctx, params, c.Header, caller)
 	if err != nil {
 		return nil, err
 	}
@@ -353,20 +375,73 @@ func checkRequestMutation(method string, payload, sent []byte, lim jsonrpc.Limit
 	if _, err := jsonrpc.ParseParams(req.Params); err != nil {
 		return malformed("the mutated params: %v", err)
 	}
-	var answers []byte
+	var answers, meta []byte
 	if params := member(sent, "params"); params != nil {
-		answers = member(params, shownOwned)
+		answers, meta = member(params, shownOwned), member(params, metaKey)
 	}
 	return jsonrpc.Members(req.Params, func(key, val []byte) error {
 		switch {
 		case string(key) == shownOwned && answers != nil && sameJSON(val, answers):
 		case string(key) == shownOwned:
 			return malformed("the mutated params change %q, which are the client's", key)
+		case string(key) == metaKey:
+			return checkMutatedMeta(val, meta)
 		case isOwned(key):
 			return malformed("the mutated params set %q, which the gateway owns", key)
 		}
 		return nil
 	})
+}
+
+// checkMutatedMeta checks the _meta of a mutated request against the one the interceptor was
+// shown (sent, nil when the client sent none): the client's own members are the mutation's to
+// change, like its arguments, but the members the gateway reads itself (the protocol version,
+// capabilities, progress token, trace context: jsonrpc.ReservedMetaKey) must come back as they
+// were, none added or left out, and no member may be a spelling variant of one of them.
+func checkMutatedMeta(mut, sent []byte) error {
+	if _, err := jsonrpc.ParseMeta(mut); err != nil {
+		return malformed("the mutated _meta: %v", err)
+	}
+	reserved := 0
+	err := jsonrpc.Members(mut, func(key, val []byte) error {
+		if !jsonrpc.ReservedMetaKey(key) {
+			return nil
+		}
+		reserved++
+		if was := metaMember(sent, key); was == nil || !sameJSON(val, was) {
+			return malformed("the mutated _meta changes %q, which the gateway reads", key)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if reserved != countReserved(sent) {
+		return malformed("the mutated _meta leaves out a member the gateway reads")
+	}
+	return nil
+}
+
+// metaMember is the value of the member key of the _meta object meta, nil when absent.
+func metaMember(meta, key []byte) []byte {
+	if meta == nil {
+		return nil
+	}
+	return member(meta, string(key))
+}
+
+// countReserved counts the members of the _meta object meta that the gateway reads itself.
+func countReserved(meta []byte) int {
+	n := 0
+	if meta != nil {
+		_ = jsonrpc.Members(meta, func(key, _ []byte) error {
+			if jsonrpc.ReservedMetaKey(key) {
+				n++
+			}
+			return nil
+		})
+	}
+	return n
 }
 
 // roundTripKeys are the members of a result that carry a backend's round trip.

@@ -61,8 +61,9 @@ func TestValidatorDecides(t *testing.T) {
 			if err := json.Unmarshal(invs[1].Payload, &payload); err != nil || payload.Method != "tools/call" {
 				t.Fatalf("payload %s: %v", invs[1].Payload, err)
 			}
-			if _, ok := payload.Params["_meta"]; ok || string(payload.Params["name"]) != `"alpha__echo"` {
-				t.Fatalf("payload params carry the gateway's members or lose the call's: %s", invs[1].Payload)
+			// The _meta as the client sent it, which the backend receives too (answers_test.go).
+			if string(payload.Params["_meta"]) != `{"progressToken":1}` || string(payload.Params["name"]) != `"alpha__echo"` {
+				t.Fatalf("payload params lose the call's members: %s", invs[1].Payload)
 			}
 			if got := f.metrics.all(); len(got) != 2 || got[0].result != ResultAllowed || got[1].result != ResultDenied {
 				t.Fatalf("metrics: %+v", got)
@@ -191,7 +192,7 @@ func TestMalformedMutations(t *testing.T) {
 // TestModifiedFalse: modified:false leaves the payload as it was; a payload that is the same JSON
 // value (its members reordered) is unchanged, a changed one is malformed (M1's companion rule).
 func TestModifiedFalse(t *testing.T) {
-	same := `{"interceptor":"m","type":"mutation","phase":"request","modified":false,"payload":{"params":{"arguments":{"text":"x"},"name":"alpha__echo"},"method":"tools/call"}}`
+	same := `{"interceptor":"m","type":"mutation","phase":"request","modified":false,"payload":{"params":{"arguments":{"text":"x"},"_meta":{"progressToken":1},"name":"alpha__echo"},"method":"tools/call"}}`
 	s := host(t, "m", TypeMutation, intercepttest.Raw(same))
 	f := newFixture(t, nil, mutator("m", s.URL()))
 	if v := f.run(t, PhaseRequest, toolCall(t, `{"text":"x"}`)); v.Blocked || v.Mutated {
@@ -286,6 +287,53 @@ func TestTooLarge(t *testing.T) {
 	v := f.run(t, PhaseRequest, toolCall(t, `{"text":"`+strings.Repeat("x", 100)+`"}`))
 	if !v.Blocked || !v.Failed || len(s.Invocations()) != 0 || f.metrics.last().reason != ReasonTooLarge {
 		t.Fatalf("verdict %+v, invocations %d, metrics %+v", v, len(s.Invocations()), f.metrics.last())
+	}
+}
+
+// TestFailOpenNotTheCallersToSkip: with failOpen, the failures a caller makes itself, without
+// the interceptor being asked (a payload above maxPayloadBytes, its share of the slots taken),
+// refuse the call as they do fail-closed: a caller cannot switch the check off for itself by
+// padding its arguments or holding its slots. Another caller is decided meanwhile.
+func TestFailOpenNotTheCallersToSkip(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	hold := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		if strings.Contains(string(inv.Payload), "hold") {
+			entered <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return intercepttest.Validation(inv, !strings.Contains(string(inv.Payload), "forbidden"), "no"), nil
+	}
+	s := host(t, "guard", TypeValidation, hold)
+	cfg := validator("guard", s.URL())
+	cfg.FailOpen = true
+	cfg.MaxPayloadBytes, cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller, cfg.Timeout = 256, 8, 1, time.Minute
+	f := newFixture(t, nil, cfg)
+	as := func(sub, args string) *Call {
+		c := toolCall(t, args)
+		c.Principal = &authz.Principal{Issuer: "https://idp", Subject: sub}
+		return c
+	}
+	if v := f.run(t, PhaseRequest, as("alice", `{"text":"forbidden `+strings.Repeat("x", 300)+`"}`)); !v.Blocked || !v.Failed ||
+		f.metrics.last().reason != ReasonTooLarge {
+		t.Fatalf("a padded payload, fail-open: blocked %v, failed %v, %+v; want refused (too_large)", v.Blocked, v.Failed, f.metrics.last())
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { f.run(t, PhaseRequest, as("alice", `{"text":"hold"}`)) })
+	<-entered
+	if v := f.run(t, PhaseRequest, as("alice", `{"text":"forbidden"}`)); !v.Blocked || !v.Failed || f.metrics.last().reason != ReasonCallerLimit {
+		t.Fatalf("past her share, fail-open: blocked %v, failed %v, %+v; want refused (caller_limit)", v.Blocked, v.Failed, f.metrics.last())
+	}
+	if v := f.run(t, PhaseRequest, as("bob", `{"text":"fine"}`)); v.Blocked {
+		t.Fatalf("bob: failed %v, %+v", v.Failed, f.metrics.last())
+	}
+	close(release)
+	wg.Wait()
+	if n := len(s.Invocations()); n != 2 {
+		t.Fatalf("%d invocations; want 2 (alice's held call and bob's): the refused ones are never sent", n)
 	}
 }
 

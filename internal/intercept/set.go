@@ -81,6 +81,9 @@ type Deps struct {
 	// CaseInsensitive are the backends whose resource paths are case-insensitive: rules select
 	// their resources case-folded, as policy matches them.
 	CaseInsensitive []string
+	// CallerCircuit, when set, hears the backend.Caller events of the interceptors' per-caller
+	// circuits; it runs under a breaker's lock and must not block.
+	CallerCircuit func(interceptor, event string)
 }
 
 // Set is the configured interceptors, compiled. It is safe for concurrent use.
@@ -142,7 +145,7 @@ func New(cs []Config, deps Deps) (*Set, error) {
 		s.now = time.Now
 	}
 	env := &backend.Env{Log: deps.Log, Now: s.now, Names: names.New("__", false, nil),
-		Results: s.results, UserAgent: deps.UserAgent}
+		Results: s.results, UserAgent: deps.UserAgent, CallerCircuit: deps.CallerCircuit}
 	if m := deps.Metrics; m != nil {
 		env.CircuitState = m.CircuitState
 	}

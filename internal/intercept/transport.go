@@ -22,7 +22,7 @@ import (
 
 // transport sends one invocation's params and returns the result object.
 type transport interface {
-	invoke(ctx context.Context, params []byte, hdr http.Header) ([]byte, error)
+	invoke(ctx context.Context, params []byte, hdr http.Header, caller string) ([]byte, error)
 }
 
 // modernMeta is the _meta of a 2026-07-28 request the gateway makes on its own: no client
@@ -58,13 +58,13 @@ const codeTimeoutDraft = -32000
 // mcpTransport calls an Interceptor Server.
 type mcpTransport struct{ b *backend.Backend }
 
-func (t mcpTransport) invoke(ctx context.Context, params []byte, hdr http.Header) ([]byte, error) {
+func (t mcpTransport) invoke(ctx context.Context, params []byte, hdr http.Header, caller string) ([]byte, error) {
 	body := make([]byte, 0, len(params)+64)
 	body = append(body, `{"jsonrpc":"2.0","id":1,"method":"`+MethodInvoke+`","params":`...)
 	body = append(append(body, params...), '}')
 	// One try: an invocation may have side effects, and the SEP routes an indeterminate outcome
 	// as a failure rather than a blind retry (the backend is configured with one attempt).
-	m, err := t.b.RoundTrip(ctx, &backend.Request{Method: MethodInvoke, Header: hdr, Body: body})
+	m, err := t.b.RoundTrip(ctx, &backend.Request{Method: MethodInvoke, Header: hdr, Body: body, Caller: caller, ForCaller: true})
 	if err != nil {
 		return nil, err
 	}
@@ -84,16 +84,17 @@ type webhookTransport struct {
 	now     func() time.Time // the Set's clock, which the backend's breaker reads too
 }
 
-func (t webhookTransport) invoke(ctx context.Context, params []byte, hdr http.Header) ([]byte, error) {
+func (t webhookTransport) invoke(ctx context.Context, params []byte, hdr http.Header, caller string) ([]byte, error) {
 	start := t.now()
-	out, err := t.post(ctx, params, hdr)
-	// The breaker and health learn of it as of an upstream's request.
-	t.b.Record(MethodInvoke, start, err)
+	o := &backend.Request{Method: MethodInvoke, Header: hdr, Body: params, Caller: caller, ForCaller: true}
+	out, err := t.post(ctx, o)
+	// The breaker and health learn of it as of an upstream's request, charged to its caller.
+	t.b.Record(o, start, err)
 	return out, err
 }
 
-func (t webhookTransport) post(ctx context.Context, params []byte, hdr http.Header) ([]byte, error) {
-	resp, err := t.b.Post(ctx, &backend.Request{Method: MethodInvoke, Header: hdr, Body: params})
+func (t webhookTransport) post(ctx context.Context, o *backend.Request) ([]byte, error) {
+	resp, err := t.b.Post(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -127,17 +128,20 @@ const (
 	ReasonTimeout     = "timeout"      // no answer within the interceptor's timeout (slot wait included)
 	ReasonUnavailable = "unavailable"  // unreachable, reset, 502/503/504, or its credentials failed
 	ReasonCircuitOpen = "circuit_open" // not sent: the interceptor's circuit is open
-	ReasonBadResponse = "bad_response" // not a JSON-RPC answer (or, for a webhook, not a 200 with a body)
-	ReasonRPCError    = "error"        // the interceptor answered a JSON-RPC error
-	ReasonMalformed   = "malformed"    // a result the SEP says to treat as a failure
-	ReasonTooLarge    = "too_large"    // the payload is larger than maxPayloadBytes: not sent
-	ReasonCallerLimit = "caller_limit" // the caller holds its share of the slots already: not sent
-	ReasonCanceled    = "canceled"     // the caller went away first
+	// ReasonCallerCircuit: not sent, since this caller's own invocations kept failing (its own
+	// circuit is open); it refuses the call whatever failOpen says.
+	ReasonCallerCircuit = "caller_circuit_open"
+	ReasonBadResponse   = "bad_response" // not a JSON-RPC answer (or, for a webhook, not a 200 with a body)
+	ReasonRPCError      = "error"        // the interceptor answered a JSON-RPC error
+	ReasonMalformed     = "malformed"    // a result the SEP says to treat as a failure
+	ReasonTooLarge      = "too_large"    // the payload is larger than maxPayloadBytes: not sent
+	ReasonCallerLimit   = "caller_limit" // the caller holds its share of the slots already: not sent
+	ReasonCanceled      = "canceled"     // the caller went away first
 )
 
 // Reasons lists every failure reason, for metric label sets.
 func Reasons() []string {
-	return []string{ReasonTimeout, ReasonUnavailable, ReasonCircuitOpen, ReasonBadResponse, ReasonRPCError,
+	return []string{ReasonTimeout, ReasonUnavailable, ReasonCircuitOpen, ReasonCallerCircuit, ReasonBadResponse, ReasonRPCError,
 		ReasonMalformed, ReasonTooLarge, ReasonCallerLimit, ReasonCanceled}
 }
 
@@ -158,9 +162,12 @@ func reasonOf(parent context.Context, err error) string {
 		return ReasonRPCError
 	case parent.Err() != nil:
 		return ReasonCanceled
+	case errors.Is(err, backend.ErrCallerCircuitOpen):
+		return ReasonCallerCircuit
 	case errors.Is(err, upstreams.ErrCircuitOpen):
 		return ReasonCircuitOpen
-	case errors.Is(err, upstreams.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, upstreams.ErrTimeout), errors.Is(err, errSlotTimeout), errors.Is(err, backend.ErrCallTimeout),
+		errors.Is(err, context.DeadlineExceeded):
 		return ReasonTimeout
 	case errors.Is(err, upstreams.ErrBadResponse):
 		return ReasonBadResponse

@@ -27,16 +27,22 @@ const MethodInvoke = "interceptor/invoke"
 const ExtensionID = "io.modelcontextprotocol/interceptors"
 
 // gatewayOwned are the members of a request's params the gateway owns rather than the call:
-// the protocol's _meta and the MRTR round trip's sealed state and answers. A mutation may not
-// change them, and the client's are put back into a mutated request (a mutation could otherwise
-// forge a confirmation's answer).
-var gatewayOwned = []string{"_meta", "requestState", "inputResponses"}
+// the _meta it reads (the protocol's members, jsonrpc.ReservedMetaKey) and the MRTR round
+// trip's sealed state and answers. A mutation may not change them, and the client's are put
+// back into a mutated request (a mutation could otherwise forge a confirmation's answer). The
+// client's own members of _meta are the call's: a mutation may change them (MutatedParams).
+var gatewayOwned = []string{metaKey, "requestState", "inputResponses"}
 
-// notShown are the owned members left out of the payload an interceptor sees: the protocol's
-// _meta and the sealed state. The answers (inputResponses) are shown: on a retry they carry
-// what a person typed into a backend's form, for the backend, and an interceptor that checks
-// what the backend receives must see it. A mutation must give them back unchanged.
-var notShown = []string{"_meta", "requestState"}
+// metaKey is the params member holding the request's _meta.
+const metaKey = "_meta"
+
+// notShown are the owned members left out of the payload an interceptor sees: the sealed state
+// only. The _meta is shown as the client sent it, since the backend receives it so: the
+// client's own members can change what the backend does (a vendor's "dryRun"), and may carry
+// what a check looks for. The answers (inputResponses) are shown: on a retry they carry what a
+// person typed into a backend's form, for the backend, and an interceptor that checks what the
+// backend receives must see it. A mutation must give them back unchanged.
+var notShown = []string{"requestState"}
 
 // shownOwned is the owned member an interceptor sees and may not change.
 const shownOwned = "inputResponses"
@@ -107,7 +113,9 @@ func RequestPayload(method string, params []byte) ([]byte, error) {
 
 // MutatedParams is the params of a mutated request-phase payload with the gateway-owned
 // members of the client's params (orig) put back. The payload passed the checks of a mutation
-// (checkRequestMutation).
+// (checkRequestMutation). A mutation that carries a _meta has its own members forwarded with
+// the client's members the gateway reads (mutatedMeta); one without leaves the client's as
+// it was.
 func MutatedParams(payload, orig []byte) ([]byte, error) {
 	var params []byte
 	if err := jsonrpc.Members(payload, func(key, val []byte) error {
@@ -118,14 +126,18 @@ func MutatedParams(payload, orig []byte) ([]byte, error) {
 	}); err != nil || params == nil {
 		return nil, errors.New("intercept: a mutated request without params")
 	}
+	mutMeta := member(params, metaKey)
 	var owned [][2][]byte
 	if orig != nil {
 		_ = jsonrpc.Members(orig, func(key, val []byte) error {
-			if isOwned(key) {
+			if isOwned(key) && (mutMeta == nil || string(key) != metaKey) {
 				owned = append(owned, [2][]byte{key, val})
 			}
 			return nil
 		})
+	}
+	if mutMeta != nil {
+		owned = append(owned, [2][]byte{[]byte(metaKey), mutatedMeta(mutMeta, member(orig, metaKey))})
 	}
 	// The answers a mutation gave back (unchanged: checkRequestMutation) are the client's own,
 	// put back below with the rest.
@@ -145,6 +157,35 @@ func MutatedParams(payload, orig []byte) ([]byte, error) {
 		out = append(out, kv[1]...)
 	}
 	return append(out, '}'), nil
+}
+
+// mutatedMeta is the _meta a mutated request is forwarded with: the members of the client's
+// (orig, nil for none) that the gateway reads, as the client sent them, and the mutation's own
+// members (mut).
+func mutatedMeta(mut, orig []byte) []byte {
+	out := []byte{'{'}
+	add := func(key, val []byte) {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = jsonrpc.AppendString(out, string(key))
+		out = append(append(out, ':'), val...)
+	}
+	if orig != nil {
+		_ = jsonrpc.Members(orig, func(key, val []byte) error {
+			if jsonrpc.ReservedMetaKey(key) {
+				add(key, val)
+			}
+			return nil
+		})
+	}
+	_ = jsonrpc.Members(mut, func(key, val []byte) error {
+		if !jsonrpc.ReservedMetaKey(key) {
+			add(key, val)
+		}
+		return nil
+	})
+	return append(out, '}')
 }
 
 func isOwned(key []byte) bool {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
 // Cooldowns: how long a replica leaves a backend's authorization server alone after it failed.
@@ -15,7 +17,12 @@ import (
 //   - refresh: after a refresh grant failed at the server itself (unreachable, no answer in
 //     time, an answer that does not read, HTTP 5xx or 429). Meanwhile a caller whose access
 //     token still works goes on using it, and one whose token expired is refused at once,
-//     told when to try again, instead of every call waiting on a server that is down.
+//     told when to try again, instead of every call waiting on a server that is down. A
+//     failure the server answered with a status (5xx, 429, temporarily_unavailable) may be
+//     about one caller's grant (a server that limits each user's refreshes, one grant it
+//     chokes on): it begins that caller's own cooldown, and the backend's only when refreshes
+//     of two distinct callers failed in a row. A failure to get any answer (unreachable, no
+//     answer in time, an unreadable one) is nobody's grant and begins the backend's at once.
 const (
 	registrationCooldown    = 5 * time.Second
 	maxRegistrationCooldown = 5 * time.Minute
@@ -93,35 +100,89 @@ func (st *backendState) registrationFailed(key string, now time.Time, err error)
 	return st.regCool.failed(now, err, registrationCooldown, maxRegistrationCooldown)
 }
 
-// refreshCoolingDown returns a RetryError while the last refresh grant failed at the server
-// less than its cooldown ago, nil otherwise.
-func (st *backendState) refreshCoolingDown(now time.Time) error {
+// maxCallerCooldowns bounds the callers whose own refresh cooldown a replica keeps per backend;
+// past it the one whose wait ends first is forgotten.
+const maxCallerCooldowns = 1024
+
+// refreshCoolingDown returns a RetryError while the backend's last refresh grant, or who's own,
+// failed at the server less than its cooldown ago, nil otherwise.
+func (st *backendState) refreshCoolingDown(now time.Time, who vault.Caller) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.refreshCool.active(now)
+	if err := st.refreshCool.active(now); err != nil {
+		return err
+	}
+	if c, ok := st.callerCool[who]; ok {
+		return c.active(now)
+	}
+	return nil
 }
 
-// refreshAnswered records how a refresh grant went: a failure of the server itself
-// (serverFailure) begins or lengthens the cooldown and comes back with it; any answer of the
-// server's own (tokens, or a refusal such as invalid_grant) ends it.
-func (st *backendState) refreshAnswered(now time.Time, err error) error {
+// refreshAnswered records how who's refresh grant went: a failure of the server itself
+// (serverFailure) begins or lengthens a cooldown and comes back with it (the backend's when no
+// answer came or two callers' refreshes failed in a row, else who's own); any answer of the
+// server's own (tokens, or a refusal such as invalid_grant) ends the backend's and who's.
+func (st *backendState) refreshAnswered(now time.Time, who vault.Caller, err error) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if !serverFailure(err) {
-		st.refreshCool = cooldown{}
+		st.refreshCool, st.lastFailed = cooldown{}, vault.Caller{}
+		delete(st.callerCool, who)
 		return err
 	}
-	return st.refreshCool.failed(now, err, refreshCooldown, maxRefreshCooldown)
+	var oe *oauthError
+	if !errors.As(err, &oe) {
+		// The run in a row goes on from who's own failures, so the wait keeps doubling for it.
+		if own, ok := st.callerCool[who]; ok {
+			st.refreshCool.failures = max(st.refreshCool.failures, own.failures)
+		}
+		return st.refreshCool.failed(now, err, refreshCooldown, maxRefreshCooldown)
+	}
+	own := st.callerCooldown(who)
+	out := own.failed(now, err, refreshCooldown, maxRefreshCooldown)
+	if st.lastFailed != (vault.Caller{}) && st.lastFailed != who {
+		out = st.refreshCool.failed(now, err, refreshCooldown, maxRefreshCooldown)
+	}
+	st.lastFailed = who
+	return out
+}
+
+// callerCooldown returns who's own refresh cooldown, made room for within maxCallerCooldowns.
+// The caller holds st.mu.
+func (st *backendState) callerCooldown(who vault.Caller) *cooldown {
+	if c, ok := st.callerCool[who]; ok {
+		return c
+	}
+	if st.callerCool == nil {
+		st.callerCool = map[vault.Caller]*cooldown{}
+	}
+	if len(st.callerCool) >= maxCallerCooldowns {
+		var first vault.Caller
+		var at time.Time
+		for k, c := range st.callerCool {
+			if at.IsZero() || c.retryAt.Before(at) {
+				first, at = k, c.retryAt
+			}
+		}
+		delete(st.callerCool, first)
+	}
+	c := &cooldown{}
+	st.callerCool[who] = c
+	return c
 }
 
 // refreshSeen ends the refresh cooldown when a record shows the server answered a refresh after
 // this replica's last failure there (another replica's refresh, stored in the shared vault):
-// the next failure is then the first of a new run.
-func (st *backendState) refreshSeen(refreshed time.Time) {
+// the next failure is then the first of a new run. The record is who's, so it ends who's own
+// cooldown too.
+func (st *backendState) refreshSeen(who vault.Caller, refreshed time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.refreshCool.failures > 0 && refreshed.After(st.refreshCool.failedAt) {
 		st.refreshCool = cooldown{}
+	}
+	if c, ok := st.callerCool[who]; ok && refreshed.After(c.failedAt) {
+		delete(st.callerCool, who)
 	}
 }
 

@@ -217,6 +217,9 @@ type asLink struct {
 	refuseRefreshRevocation atomic.Bool
 	// overloaded makes the token endpoint answer HTTP 503 with an OAuth error body.
 	overloaded atomic.Bool
+	// overloadedGrant, when set, makes the token endpoint answer so to a refresh of that
+	// refresh token only, as a server that limits one user's refreshes does.
+	overloadedGrant atomic.Pointer[string]
 	// tokenSent counts the requests the gateway sent to the token endpoint, including those
 	// that never reached the server.
 	tokenSent atomic.Int64
@@ -248,6 +251,18 @@ type asLink struct {
 	revokeSent    atomic.Int64
 	revokedMu     sync.Mutex
 	revokedTokens []string
+}
+
+// refreshes reports whether r is a refresh grant of the refresh token *tok (nil: none); r's
+// body is left to be read again.
+func refreshes(r *http.Request, tok *string) bool {
+	if tok == nil || r.Body == nil {
+		return false
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	q, _ := url.ParseQuery(string(body))
+	return q.Get("grant_type") == "refresh_token" && q.Get("refresh_token") == *tok
 }
 
 // revoked reports whether the gateway sent a request revoking tok.
@@ -288,7 +303,7 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.URL.Path == "/oauth/token" {
 		l.tokenSent.Add(1)
 		switch {
-		case l.overloaded.Load():
+		case l.overloaded.Load() || refreshes(r, l.overloadedGrant.Load()):
 			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Content-Type": {"application/json"}},
 				Body: io.NopCloser(strings.NewReader(`{"error":"temporarily_unavailable"}`)), Request: r}, nil
 		case l.hang.Load():

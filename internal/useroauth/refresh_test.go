@@ -411,3 +411,55 @@ func TestCooldownFiguresAsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestOneCallerCannotCoolRefreshForAll: the authorization server failing one caller's refresh
+// with a status (HTTP 503 temporarily_unavailable to that grant only, as a server limiting one
+// user's refreshes does) begins that caller's own cooldown: its next call is refused at once,
+// while another caller's refresh is still sent and succeeds. Refreshes of two callers failing in
+// a row begin the backend's cooldown, as one server failing for everyone does.
+func TestOneCallerCannotCoolRefreshForAll(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	alice, _ := connected(t, f)
+	bob := f.caller(realop.OtherUserID)
+	if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != 200 {
+		t.Fatalf("bob's connect: %d\n%s", status, body)
+	}
+	f.mustToken(t, bob)
+	f.clock.Advance(24 * time.Hour) // past both access tokens' expiry
+	e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.asLink.overloadedGrant.Store(&e.RefreshToken)
+	token := func(who vault.Caller, wantAsked int64) (bool, error) {
+		t.Helper()
+		before := f.asLink.tokenSent.Load()
+		_, ok, err := f.svc.Token(t.Context(), backendName, who)
+		if asked := f.asLink.tokenSent.Load() - before; asked != wantAsked {
+			t.Fatalf("%d requests to the token endpoint, want %d", asked, wantAsked)
+		}
+		return ok, err
+	}
+	if ok, err := token(alice, 1); ok || RetryAfter(err, 0) != refreshCooldown {
+		t.Fatalf("alice's refused refresh: ok %v, %v", ok, err)
+	}
+	if ok, err := token(alice, 0); ok || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("alice in her cooldown: ok %v, %v; want refused at once", ok, err)
+	}
+	if ok, err := token(bob, 1); !ok || err != nil {
+		t.Fatalf("bob's refresh after alice's failed: ok %v, %v", ok, err)
+	}
+	// Now the server fails every refresh: alice's and then bob's, two callers in a row.
+	f.asLink.overloadedGrant.Store(nil)
+	f.asLink.overloaded.Store(true)
+	f.clock.Advance(24 * time.Hour)
+	if ok, _ := token(alice, 1); ok {
+		t.Fatal("alice's refresh succeeded against an overloaded server")
+	}
+	if ok, _ := token(bob, 1); ok {
+		t.Fatal("bob's refresh succeeded against an overloaded server")
+	}
+	if err := f.svc.backends[backendName].refreshCoolingDown(f.clock.Now(), vault.Caller{Issuer: "x", Subject: "anyone"}); err == nil {
+		t.Fatal("two callers' failed refreshes in a row did not begin the backend's cooldown")
+	}
+}

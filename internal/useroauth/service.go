@@ -161,6 +161,10 @@ type backendState struct {
 	regFailKey  string
 	regCool     cooldown
 	refreshCool cooldown
+	// callerCool are callers' own refresh cooldowns (at most maxCallerCooldowns), and
+	// lastFailed the caller whose refresh failed last with a status, since the last answer.
+	callerCool map[vault.Caller]*cooldown
+	lastFailed vault.Caller
 }
 
 func (st *backendState) cachedClient(key string, now time.Time) (client, bool) {

@@ -49,14 +49,14 @@ func (s *Service) Token(ctx context.Context, backend string, who vault.Caller) (
 	now := s.now()
 	if !refreshDue(e, st.cfg.RefreshBefore, now) {
 		if !e.Refreshed.IsZero() {
-			st.refreshSeen(e.Refreshed)
+			st.refreshSeen(who, e.Refreshed)
 		}
 		if e.Stale {
 			s.reseal(ctx, e)
 		}
 		return e.AccessToken, true, nil
 	}
-	if err := st.refreshCoolingDown(now); err != nil {
+	if err := st.refreshCoolingDown(now, who); err != nil {
 		// The server failed a refresh a moment ago: not asked again before the cooldown ends.
 		if now.Before(e.Expiry) {
 			return e.AccessToken, true, nil
@@ -296,7 +296,7 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 		tr, err = s.oauth.tokenRequest(rctx, &d.as, c, url.Values{"grant_type": {"refresh_token"},
 			"refresh_token": {e.RefreshToken}, "resource": {st.cfg.resource()}})
 		cancel()
-		err = st.refreshAnswered(s.now(), err)
+		err = st.refreshAnswered(s.now(), who, err)
 	}
 	var unusable *unusableError
 	switch {

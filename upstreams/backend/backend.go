@@ -91,6 +91,10 @@ type Env struct {
 	// CircuitState, when set, is called with a backend's circuit state once at New and on
 	// every change; it runs under the breaker's lock and must not block.
 	CircuitState func(upstream string, state int)
+	// CallerCircuit, when set, is called with one of the Caller events of a backend's
+	// per-caller circuits (BreakerConfig.MinCallers); it runs under the breaker's lock and must
+	// not block.
+	CallerCircuit func(upstream, event string)
 	// OnHealth, when set, is called when a backend's health changes (and with the first
 	// probe's result). It must not block.
 	OnHealth func(upstream string, up bool)
@@ -147,7 +151,7 @@ func New(uc Config, env *Env) (*Backend, error) {
 		b.Close()
 		return nil, err
 	}
-	b.breaker = newBreaker(b.name, uc.Breaker, env.CircuitState)
+	b.breaker = newBreaker(b.name, uc.Breaker, env.CircuitState, env.CallerCircuit)
 	b.retry = newRetryPolicy(uc.Retry)
 	b.creds = newCredentials(b.name, uc.Auth, nil, env.Now)
 	b.legacy.bridge = b.newBridge(&uc.Auth)
@@ -303,20 +307,22 @@ func outcomeOf(err error) string {
 	return OutcomeCanceled
 }
 
-// Record reports one finished backend request the caller made itself (a listen stream) to the
-// observer, the breaker and the health state, its outcome taken from err.
-func (b *Backend) Record(method string, start time.Time, err error) {
-	b.record(method, outcomeOf(err), start, err, true)
+// Record reports one finished backend request o the caller made itself (Post: a listen
+// stream, a webhook's invocation) to the observer, the breaker and the health state, its outcome
+// taken from err and its failure charged as o's (Request.ForCaller, Request.Shared).
+func (b *Backend) Record(o *Request, start time.Time, err error) {
+	b.record(o.Method, o.charge(), outcomeOf(err), start, err, true)
 }
 
-// record reports one finished backend request to the observer and the backend's health; kick
-// asks the health prober to look soon when the request failed.
-func (b *Backend) record(method, outcome string, start time.Time, err error, kick bool) {
+// record reports one finished backend request, charged to charge (Request.charge), to the
+// observer and the backend's health; kick asks the health prober to look soon when the
+// request failed.
+func (b *Backend) record(method, charge, outcome string, start time.Time, err error, kick bool) {
 	now := b.env.Now
 	if b.env.Observe != nil {
 		b.env.Observe(b.name, method, outcome, now().Sub(start))
 	}
-	if !b.breaker.observe(now(), outcome, err) {
+	if !b.breaker.observe(now(), charge, outcome, err) {
 		return
 	}
 	if kick && err != nil && errors.As(err, new(probeWaitErr)) {
@@ -326,7 +332,11 @@ func (b *Backend) record(method, outcome string, start time.Time, err error, kic
 	case OutcomeOK, OutcomeBackendError:
 		b.health.up(now)
 	case OutcomeUnavailable, OutcomeTimeout, OutcomeBadResponse:
-		b.health.down(now(), err)
+		if charge == chargeNone || wire.NotSent(err) {
+			b.health.down(now(), err)
+		} else {
+			b.health.suspect.Store(true) // one caller's failure: the prober decides
+		}
 		if !kick || b.env.Kick == nil {
 			return
 		}

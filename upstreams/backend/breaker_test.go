@@ -1,8 +1,12 @@
 package backend
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,16 +16,16 @@ import (
 func TestBreakerTransitions(t *testing.T) {
 	clock := newTestClock()
 	var states []int // the breaker reports on the calling goroutine, this one
-	b := newBreaker("x", BreakerConfig{Failures: 2, Cooldown: time.Minute}, func(_ string, s int) { states = append(states, s) })
+	b := newBreaker("x", BreakerConfig{Failures: 2, Cooldown: time.Minute}, func(_ string, s int) { states = append(states, s) }, nil)
 	mustAllow := func(probe bool) {
 		t.Helper()
-		if err := b.allow(clock.Now(), probe); err != nil {
+		if err := b.allow(clock.Now(), probe, chargeNone); err != nil {
 			t.Fatalf("allow (probe %v) in state %d: %v", probe, b.current(), err)
 		}
 	}
 	mustRefuse := func() {
 		t.Helper()
-		err := b.allow(clock.Now(), false)
+		err := b.allow(clock.Now(), false, chargeNone)
 		if !errors.Is(err, ErrCircuitOpen) || !errors.Is(err, wire.ErrUnavailable) {
 			t.Fatalf("allow in state %d = %v, want ErrCircuitOpen and wire.ErrUnavailable", b.current(), err)
 		}
@@ -30,10 +34,10 @@ func TestBreakerTransitions(t *testing.T) {
 	// signal): none of them opens the circuit.
 	for _, o := range []string{OutcomeTimeout, OutcomeBackendError, OutcomeTimeout, OutcomeBadResponse} {
 		mustAllow(false)
-		b.result(clock.Now(), o)
+		b.result(clock.Now(), chargeNone, o)
 	}
 	mustAllow(false)
-	b.result(clock.Now(), OutcomeUnavailable) // the second consecutive failure opens it
+	b.result(clock.Now(), chargeNone, OutcomeUnavailable) // the second consecutive failure opens it
 	mustRefuse()
 	mustAllow(true) // a health probe passes an open circuit
 	clock.Advance(time.Minute - time.Second)
@@ -41,13 +45,13 @@ func TestBreakerTransitions(t *testing.T) {
 	clock.Advance(time.Second)
 	mustAllow(false) // the half-open trial
 	mustRefuse()     // only one trial at a time
-	b.result(clock.Now(), OutcomeCanceled)
+	b.result(clock.Now(), chargeNone, OutcomeCanceled)
 	mustAllow(false) // a cancelled trial frees the slot
-	b.result(clock.Now(), OutcomeUnavailable)
+	b.result(clock.Now(), chargeNone, OutcomeUnavailable)
 	mustRefuse() // the failed trial re-opened it for another cooldown
 	clock.Advance(time.Minute)
 	mustAllow(false)
-	b.result(clock.Now(), OutcomeOK)
+	b.result(clock.Now(), chargeNone, OutcomeOK)
 	mustAllow(false)
 	mustAllow(false)
 	want := []int{CircuitClosed, CircuitOpen, CircuitHalfOpen, CircuitOpen, CircuitHalfOpen, CircuitClosed}
@@ -58,26 +62,193 @@ func TestBreakerTransitions(t *testing.T) {
 
 func TestBreakerProbeCloses(t *testing.T) {
 	clock := newTestClock()
-	b := newBreaker("x", BreakerConfig{Failures: 1}, nil)
-	b.result(clock.Now(), OutcomeUnavailable)
+	b := newBreaker("x", BreakerConfig{Failures: 1}, nil, nil)
+	b.result(clock.Now(), chargeNone, OutcomeUnavailable)
 	if b.current() != CircuitOpen {
 		t.Fatalf("state %d, want open", b.current())
 	}
-	if err := b.allow(clock.Now(), true); err != nil {
+	if err := b.allow(clock.Now(), true, chargeNone); err != nil {
 		t.Fatal(err)
 	}
-	b.result(clock.Now(), OutcomeOK)
+	b.result(clock.Now(), chargeNone, OutcomeOK)
 	if b.current() != CircuitClosed {
 		t.Fatalf("state %d after a successful probe, want closed", b.current())
 	}
 }
 
 func TestBreakerDisabled(t *testing.T) {
-	b := newBreaker("x", BreakerConfig{Disabled: true, Failures: 1}, nil)
+	b := newBreaker("x", BreakerConfig{Disabled: true, Failures: 1}, nil, nil)
 	for range 5 {
-		b.result(time.Time{}, OutcomeUnavailable)
-		if err := b.allow(time.Time{}, false); err != nil {
+		b.result(time.Time{}, chargeNone, OutcomeUnavailable)
+		if err := b.allow(time.Time{}, false, chargeNone); err != nil {
 			t.Fatalf("a disabled breaker refused: %v", err)
+		}
+	}
+}
+
+// TestBreakerChargesCallers: one caller's failures open its own circuit only, however many;
+// the shared circuit opens on failures of MinCallers callers (each adding at most its share) or
+// on failures no caller caused, and a caller's failed trial does not re-open it.
+func TestBreakerChargesCallers(t *testing.T) {
+	clock := newTestClock()
+	var events []string
+	b := newBreaker("x", BreakerConfig{Failures: 4, Cooldown: time.Minute}, nil, func(_, e string) { events = append(events, e) })
+	fail := func(charge string) {
+		t.Helper()
+		if err := b.allow(clock.Now(), false, charge); err != nil {
+			t.Fatalf("allow %q: %v", charge, err)
+		}
+		b.result(clock.Now(), charge, OutcomeTimeout)
+	}
+	for range 10 {
+		if err := b.allow(clock.Now(), false, "iss#alice"); err != nil {
+			if !errors.Is(err, ErrCallerCircuitOpen) || !errors.Is(err, ErrCircuitOpen) || !errors.Is(err, wire.ErrUnavailable) {
+				t.Fatalf("alice refused with %v", err)
+			}
+			continue
+		}
+		b.result(clock.Now(), "iss#alice", OutcomeTimeout)
+	}
+	if b.current() != CircuitClosed || b.allow(clock.Now(), false, "iss#bob") != nil {
+		t.Fatalf("one caller's failures: state %d", b.current())
+	}
+	if !slices.Equal(events, []string{CallerOpened, CallerRefused, CallerRefused, CallerRefused, CallerRefused, CallerRefused, CallerRefused}) {
+		t.Fatalf("events %v", events)
+	}
+	b.result(clock.Now(), "iss#bob", OutcomeOK) // bob's success resets the shared streak, not alice's record
+	if err := b.allow(clock.Now(), false, "iss#alice"); !errors.Is(err, ErrCallerCircuitOpen) {
+		t.Fatalf("alice after bob's success: %v", err)
+	}
+	// After her cooldown alice's trial fails, and her circuit opens again at once. Her failure
+	// and bob's (at most his share, 2 of 4 over 2 callers) are three; carol's makes four from
+	// three callers, which opens the shared circuit.
+	clock.Advance(time.Minute)
+	fail("iss#alice")
+	if err := b.allow(clock.Now(), false, "iss#alice"); !errors.Is(err, ErrCallerCircuitOpen) {
+		t.Fatalf("alice after her failed trial: %v", err)
+	}
+	for range 3 {
+		fail("iss#bob")
+	}
+	if b.current() != CircuitClosed {
+		t.Fatal("opened with three counted failures")
+	}
+	fail("iss#carol")
+	if b.current() != CircuitOpen {
+		t.Fatalf("state %d after failures of three callers", b.current())
+	}
+	// Half-open: a caller's failed trial frees the trial; only a failure no caller caused (or two
+	// callers') re-opens it.
+	clock.Advance(time.Minute)
+	fail("iss#carol")
+	if b.current() != CircuitHalfOpen {
+		t.Fatalf("state %d after one caller's failed trial", b.current())
+	}
+	fail(chargeNone)
+	if b.current() != CircuitOpen {
+		t.Fatalf("state %d after a failure no caller caused", b.current())
+	}
+	clock.Advance(time.Minute)
+	if err := b.allow(clock.Now(), false, "iss#dave"); err != nil {
+		t.Fatal(err)
+	}
+	b.result(clock.Now(), "iss#dave", OutcomeOK)
+	if b.current() != CircuitClosed {
+		t.Fatalf("state %d after a successful trial", b.current())
+	}
+	// Failures no caller caused open it alone, as before.
+	for range 4 {
+		fail(chargeNone)
+	}
+	if b.current() != CircuitOpen {
+		t.Fatalf("state %d after four failures no caller caused", b.current())
+	}
+}
+
+// TestBreakerMinCallersOne: minCallers 1 lets one caller open the circuit for everyone.
+func TestBreakerMinCallersOne(t *testing.T) {
+	b := newBreaker("x", BreakerConfig{Failures: 2, MinCallers: 1}, nil, nil)
+	b.result(time.Time{}, "iss#alice", OutcomeUnavailable)
+	b.result(time.Time{}, "iss#alice", OutcomeUnavailable)
+	if err := b.allow(time.Time{}, false, "iss#bob"); !errors.Is(err, ErrCircuitOpen) || errors.Is(err, ErrCallerCircuitOpen) {
+		t.Fatalf("bob: %v", err)
+	}
+}
+
+// TestBreakerCallerRecordsBounded: the per-caller records keep at most TrackedCallers callers,
+// forgetting the least recently failed, and a caller's success forgets its own.
+func TestBreakerCallerRecordsBounded(t *testing.T) {
+	var evicted int
+	b := newBreaker("x", BreakerConfig{Failures: 1, MinCallers: 100, TrackedCallers: 3}, nil, func(_, e string) {
+		if e == CallerEvicted {
+			evicted++
+		}
+	})
+	now := newTestClock().Now()
+	for i := range 10 {
+		b.result(now, fmt.Sprintf("iss#c%d", i), OutcomeTimeout)
+	}
+	if n := len(b.callers.byKey); n != 3 || b.callers.order.Len() != 3 || evicted != 7 {
+		t.Fatalf("%d records (%d in order), %d evicted; want 3 and 7", n, b.callers.order.Len(), evicted)
+	}
+	if b.allow(now, false, "iss#c0") != nil || b.allow(now, false, "iss#c9") == nil {
+		t.Fatal("the oldest caller is still refused, or the newest is not")
+	}
+	b.result(now, "iss#c9", OutcomeOK)
+	if _, ok := b.callers.byKey["iss#c9"]; ok || b.allow(now, false, "iss#c9") != nil {
+		t.Fatal("a success did not forget the caller's record")
+	}
+}
+
+// TestBreakerSharedRequests: a request made for several callers at once (a shared listen
+// stream) counts for the circuit only when nothing was sent; a request of a caller whose
+// connection could not be made counts as nobody's, and opens the shared circuit alone.
+func TestBreakerSharedRequests(t *testing.T) {
+	ctx := context.Background()
+	answered := wire.StatusError("x", 503, "overloaded")
+	refused := wire.Classify(ctx, "x", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")})
+	if !wire.NotSent(refused) || wire.NotSent(answered) {
+		t.Fatalf("NotSent: refused %v, answered %v", wire.NotSent(refused), wire.NotSent(answered))
+	}
+	b := newBreaker("x", BreakerConfig{Failures: 2, Cooldown: time.Minute}, nil, nil)
+	now := newTestClock().Now()
+	shared := &Request{Shared: true, Caller: "iss#alice", FromCaller: true}
+	for range 5 {
+		b.observe(now, shared.charge(), OutcomeUnavailable, answered)
+	}
+	if b.current() != CircuitClosed {
+		t.Fatal("a shared stream's answered failures opened the circuit")
+	}
+	alice := &Request{Caller: "iss#alice", FromCaller: true}
+	b.observe(now, alice.charge(), OutcomeUnavailable, refused)
+	b.observe(now, shared.charge(), OutcomeUnavailable, refused)
+	if b.current() != CircuitOpen {
+		t.Fatalf("state %d after two refused connections, want open", b.current())
+	}
+	if _, ok := b.callers.byKey["iss#alice"]; ok {
+		t.Fatal("a refused connection was charged to the caller")
+	}
+}
+
+// TestBreakerConfigBounds: minCallers and trackedCallers out of their ranges are reported, each
+// at its key.
+func TestBreakerConfigBounds(t *testing.T) {
+	for _, c := range []struct {
+		cfg  BreakerConfig
+		keys []string
+	}{
+		{BreakerConfig{MinCallers: -1, TrackedCallers: -1}, []string{"minCallers", "trackedCallers"}},
+		{BreakerConfig{MinCallers: MaxBreakerMinCallers + 1, TrackedCallers: MaxBreakerTrackedCallers + 1}, []string{"minCallers", "trackedCallers"}},
+		{BreakerConfig{MinCallers: MaxBreakerMinCallers, TrackedCallers: MaxBreakerTrackedCallers}, nil},
+	} {
+		errs := c.cfg.validate()
+		if len(errs) != len(c.keys) {
+			t.Fatalf("%+v: %v, want problems at %v", c.cfg, errs, c.keys)
+		}
+		for i, err := range errs {
+			if !strings.HasPrefix(err.Error(), c.keys[i]) {
+				t.Errorf("%+v: problem %q, want it at %s", c.cfg, err, c.keys[i])
+			}
 		}
 	}
 }

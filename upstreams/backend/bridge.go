@@ -54,8 +54,16 @@ func (x bridgeBackend) Authorization(ctx context.Context, subject, key string, f
 	return x.b.creds.authorization(ctx, subject, key, fromCaller)
 }
 
-func (x bridgeBackend) Failed(method string, start time.Time, err error) {
-	x.b.record(method, outcomeOf(err), start, err, true)
+func (x bridgeBackend) Failed(method string, forCaller bool, start time.Time, err error) {
+	// The handshake of the gateway's own session carries nothing a caller chose. That of a
+	// caller's session carries the caller's exchanged token, and the caller's request that
+	// needed it fails too, charged to that caller: the handshake then counts for the shared
+	// circuit only when nothing was sent, like a request made for several callers.
+	charge := chargeNone
+	if forCaller {
+		charge = chargeShared
+	}
+	x.b.record(method, charge, outcomeOf(err), start, err, true)
 }
 
 // capsOf decodes the capabilities of a legacy InitializeResult into the set the gateway merges,

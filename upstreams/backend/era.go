@@ -274,7 +274,7 @@ const maxProbeEvents = 100
 // the gateway does not guess how to speak to a backend whose era it does not know.
 func (b *Backend) probeEra(ctx context.Context, health bool, probe *Request) (*probeResult, error) {
 	if !health {
-		if err := b.breaker.allow(b.env.Now(), false); err != nil {
+		if err := b.breaker.allow(b.env.Now(), false, probe.charge()); err != nil {
 			return nil, err
 		}
 	}
@@ -290,7 +290,7 @@ func (b *Backend) probeEra(ctx context.Context, health bool, probe *Request) (*p
 	case err == nil:
 		outcome, err = OutcomeBadResponse, errorf(wire.ErrBadResponse, b, "server/discover probe: the answer names no protocol era")
 	}
-	b.record(wire.MethodDiscover, outcome, start, err, !health)
+	b.record(wire.MethodDiscover, probe.charge(), outcome, start, err, !health)
 	if v.Era == era.Unknown {
 		// A per-user backend's refusal of the token the probe carried (or of none) is about
 		// one caller, not about the backend: another caller's probe may learn the era at once.

@@ -11,7 +11,12 @@ import (
 // health is a backend's state. Successful calls only read an atomic flag when nothing changes,
 // keeping the hot path free of locks.
 type health struct {
-	isUp      atomic.Bool
+	isUp atomic.Bool
+	// suspect: a request charged to one caller failed since the last probe. Its failure does
+	// not mark the backend down (that caller's arguments may be the cause, and the health
+	// every caller and operator sees is not one caller's to change), but the prober is asked
+	// to look (NeedsProbe), and its answer decides.
+	suspect   atomic.Bool
 	mu        sync.Mutex
 	lastErr   string
 	checkedAt time.Time
@@ -45,7 +50,8 @@ func (h *health) set(now time.Time, err error) {
 	h.checkedAt = now
 }
 
-// Health is the backend's health as the last probe or call saw it: up is false until the first
+// Health is the backend's health as the last probe or call saw it (a call charged to one caller
+// only when it succeeded: health.suspect): up is false until the first
 // one finishes; lastErr describes the last failure while down; checkedAt is when up last
 // changed or a probe last finished (zero before any).
 func (b *Backend) Health() (up bool, lastErr string, checkedAt time.Time) {
@@ -55,13 +61,15 @@ func (b *Backend) Health() (up bool, lastErr string, checkedAt time.Time) {
 	return h.isUp.Load(), h.lastErr, h.checkedAt
 }
 
-// Up reports whether the last probe or call succeeded, without taking a lock.
-func (b *Backend) Up() bool { return b.health.isUp.Load() }
+// NeedsProbe reports, without taking a lock, whether the prober should look at the backend
+// when kicked: it is down, or a caller's request failed since the last probe (health.suspect).
+func (b *Backend) NeedsProbe() bool { return !b.health.isUp.Load() || b.health.suspect.Load() }
 
 // Check is the health probe: server/discover (a pre-2026 backend is pinged on a session
 // instead, and asked server/discover to notice a change of era), which also refreshes the
 // cached capabilities. A failure is logged unless ctx ended.
 func (b *Backend) Check(ctx context.Context) error {
+	b.health.suspect.Store(false)
 	d, err := b.fetchDiscover(ctx, nil, true)
 	if err == nil {
 		b.disc.store(d, b.env.Now())

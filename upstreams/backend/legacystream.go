@@ -45,12 +45,12 @@ func (s *Stream) openLegacy(o *Request) (*Stream, error) {
 // of a token-exchange backend one of that caller's own sessions, else one of the gateway's.
 func (s *Stream) legacyStart(lr *era.Request, o *Request) (*legacy.RoundTrip, error) {
 	b := s.b
-	if err := b.breaker.allow(b.env.Now(), false); err != nil {
+	if err := b.breaker.allow(b.env.Now(), false, o.charge()); err != nil {
 		return nil, err
 	}
 	pool, give, err := b.legacy.pool(b, o)
 	if err != nil {
-		b.breaker.result(b.env.Now(), OutcomeCanceled) // frees a half-open slot this request may hold
+		b.breaker.result(b.env.Now(), o.charge(), OutcomeCanceled) // frees a half-open slot this request may hold
 		return nil, err
 	}
 	return b.legacy.bridge.Start(s.ctx, pool, give, lr, o.Header)

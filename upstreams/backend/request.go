@@ -37,6 +37,14 @@ type Request struct {
 	// FromCaller marks a request made for a client's request (a call or list), as opposed to
 	// the gateway's own discover, probe and listen requests.
 	FromCaller bool
+	// ForCaller marks a request made for a client's request that carries none of its
+	// credentials (an interceptor's invocation): like FromCaller, its failure is charged to
+	// Caller for the circuit breaker.
+	ForCaller bool
+	// Shared marks a request made for several callers at once (a shared listen stream): its
+	// failure counts for the circuit breaker only when nothing was sent (wire.NotSent), since
+	// any one of those callers may have caused any other.
+	Shared bool
 
 	probe  bool         // a health probe: its failure does not trigger another probe
 	reader bytes.Reader // reads Body for the request, set by Post
@@ -61,7 +69,7 @@ type Request struct {
 // shares the backend's static values and the caller's pass-through values (a RoundTripper must
 // not modify a request, so sharing read-only slices is safe) rather than copying them.
 func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) {
-	if err := b.breaker.allow(b.env.Now(), o.probe); err != nil {
+	if err := b.breaker.allow(b.env.Now(), o.probe, o.charge()); err != nil {
 		return nil, err
 	}
 	if b.template == nil {
@@ -120,6 +128,19 @@ func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) 
 		return nil, b.userRefused(ctx, o, resp)
 	}
 	return resp, nil
+}
+
+// charge is who a failure of o is charged to for the circuit breaker (breaker.go): the
+// authenticated caller it was made for, else (chargeNone) no one caller: the gateway's own
+// requests, and without authentication every caller's, since nothing tells those callers apart.
+func (o *Request) charge() string {
+	switch {
+	case o.Shared:
+		return chargeShared
+	case o.Caller != "" && (o.FromCaller || o.ForCaller):
+		return o.Caller
+	}
+	return chargeNone
 }
 
 // getBody is the request's GetBody: a fresh reader over the same bytes.

@@ -76,6 +76,7 @@ type Stream struct {
 	last    *jsonrpc.Message   // the decoded response, the call's last message
 	result  json.RawMessage    // the response's result with names rewritten back (nil for an error)
 	probe   bool               // a health probe: failures do not trigger another probe
+	charge  string             // who a failure is charged to (Request.charge)
 	resp    *http.Response
 	sse     *wire.SSEReader
 	leg     *legacy.RoundTrip // set for a legacy backend (legacystream.go)
@@ -124,7 +125,7 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 
 // open sends o and prepares the Stream of its response; id is the id the response gets.
 func (b *Backend) open(ctx context.Context, id json.RawMessage, o *Request) (*Stream, error) {
-	s := &Stream{b: b, method: o.Method, id: id, start: b.env.Now(), probe: o.probe,
+	s := &Stream{b: b, method: o.Method, id: id, start: b.env.Now(), probe: o.probe, charge: o.charge(),
 		rw: names.Rewriter{Space: b.env.Names, Upstream: b.name, Visible: o.visible, Embedded: o.embedded, Completion: o.completion}}
 	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	if legacy, _, err := b.isLegacy(s.ctx, o); err != nil {
@@ -453,7 +454,7 @@ func (s *Stream) fail(err error) {
 func (s *Stream) end(outcome string, err error) {
 	s.done = true
 	s.once.Do(func() {
-		s.b.record(s.method, outcome, s.start, err, !s.probe)
+		s.b.record(s.method, s.charge, outcome, s.start, err, !s.probe)
 		s.stop()
 		if s.resp != nil {
 			s.resp.Body.Close()

@@ -41,8 +41,9 @@ type Backend interface {
 	// key as given to WithCaller.
 	Authorization(ctx context.Context, subject, key string, fromCaller bool) (string, error)
 	// Failed records a request the bridge made on its own (the initialize handshake) that
-	// failed, as every backend request is recorded.
-	Failed(method string, start time.Time, err error)
+	// failed, as every backend request is recorded; forCaller marks the handshake of a caller's
+	// own session (WithCaller), whose failure the caller's request that needed it reports too.
+	Failed(method string, forCaller bool, start time.Time, err error)
 }
 
 // Config holds what the handshake declares and the bounds of the per-caller sessions.

@@ -140,7 +140,7 @@ func (b *testBackend) Authorization(_ context.Context, subject, _ string, fromCa
 	return "Bearer gateway", nil
 }
 
-func (b *testBackend) Failed(method string, _ time.Time, err error) {
+func (b *testBackend) Failed(method string, _ bool, _ time.Time, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.failed = append(b.failed, method+": "+err.Error())

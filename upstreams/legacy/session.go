@@ -177,7 +177,7 @@ func (br *Bridge) initialize(ctx context.Context, caller bool) (*Session, error)
 	defer cancel()
 	s, err := br.handshake(ctx, caller)
 	if err != nil {
-		br.be.Failed(era.MethodInitialize, start, err)
+		br.be.Failed(era.MethodInitialize, caller, start, err)
 		return nil, err
 	}
 	return s, nil

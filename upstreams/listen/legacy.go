@@ -30,7 +30,8 @@ func (f *feed) legacyBackend(ctx context.Context) {
 	case err != nil && ctx.Err() == nil:
 		src.Log.Warn("upstream listen stream failed", "upstream", b.Name(), "error", err.Error())
 	}
-	b.Record(wire.MethodListen, start, err)
+	// Shared by its listeners, as a modern listen stream is (feed.backend).
+	b.Record(&backend.Request{Method: wire.MethodListen, Shared: true}, start, err)
 }
 
 // errLegacySkip marks a legacy backend that cannot take part in an operation (a GET stream

@@ -221,7 +221,7 @@ func (f *feed) backend(ctx context.Context) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	o := &backend.Request{Method: wire.MethodListen, Version: f.spec.version, Header: f.spec.pass,
-		Body: appendListenRequest(f.spec.id, f.spec.meta, f.spec.share)}
+		Body: appendListenRequest(f.spec.id, f.spec.meta, f.spec.share), Shared: true}
 	// Only the wait for response headers is bounded: the stream itself is long-lived.
 	headers := time.AfterFunc(b.Timeout(), func() { cancel(wire.ErrCallTimeout) })
 	resp, err := b.Post(ctx, o)
@@ -233,7 +233,7 @@ func (f *feed) backend(ctx context.Context) {
 	if err != nil && ctx.Err() == nil {
 		src.Log.Warn("upstream listen stream failed", "upstream", b.Name(), "error", err.Error())
 	}
-	b.Record(wire.MethodListen, start, err)
+	b.Record(o, start, err)
 }
 
 // relay publishes the notifications of one backend listen stream.

@@ -8,6 +8,7 @@ package wire
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,9 +79,36 @@ func Classify(ctx context.Context, name string, err error) error {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("%w: %s: %v", ErrTimeout, name, err)
+		return markNotSent(err, fmt.Errorf("%w: %s: %v", ErrTimeout, name, err))
 	}
-	return fmt.Errorf("%w: %s: %v", ErrUnavailable, name, err)
+	return markNotSent(err, fmt.Errorf("%w: %s: %v", ErrUnavailable, name, err))
+}
+
+// notSentErr marks a failure met before any byte of the request reached the backend
+// (NotSent).
+type notSentErr struct{ error }
+
+func (e notSentErr) Unwrap() error { return e.error }
+
+// NotSent reports whether err, from Classify, failed before anything of the request was sent:
+// the connection could not be made (refused, unreachable, a name that does not resolve, the
+// connect timeout) or its TLS handshake failed. Whoever sent the request, the backend could not
+// have been reached: no caller's arguments or payload caused it.
+func NotSent(err error) bool {
+	return errors.As(err, new(notSentErr))
+}
+
+// markNotSent wraps classified, the classification of the transport's err, as notSentErr when
+// err is a failure to connect.
+func markNotSent(err, classified error) error {
+	var op *net.OpError
+	var header tls.RecordHeaderError
+	var alert tls.AlertError
+	if (errors.As(err, &op) && op.Op == "dial") || errors.As(err, &header) || errors.As(err, &alert) ||
+		errors.As(err, new(*tls.CertificateVerificationError)) {
+		return notSentErr{classified}
+	}
+	return classified
 }
 
 // ReadBody reads at most max bytes of body into buf, and ErrTooLarge when there are more. It

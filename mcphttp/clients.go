@@ -1,0 +1,189 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/clientaddr"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/metrics"
+)
+
+// clients bounds the work one client address makes this replica do before it is authenticated
+// (docs/client-bounds.md): its requests in flight until their token is verified (a body still
+// arriving included), their bodies' share of the body budget, and the rate of its failed
+// authentications, past which only tokens verified before are accepted from it. The address is the TCP peer's, or the
+// one the trusted proxies name (server.trustedProxies). Nil when both bounds are off and the
+// access log does not write the address; limit is nil when only the access log needs it.
+type clients struct {
+	resolve *clientaddr.Resolver
+	limit   *clientaddr.Limiter
+	metrics *metrics.Recorder
+	log     *slog.Logger
+	drafts  *drafts
+	// serve are the route paths whose handler is Server.serve, which takes and gives back the
+	// slot itself (given back as soon as the caller is authenticated); hold holds every other
+	// route's for its whole request.
+	serve map[string]bool
+	// warned is set once the log said that proxy headers arrive and no proxy is trusted.
+	warned atomic.Bool
+}
+
+// Messages of the per-client refusals.
+const (
+	msgClientBusy   = "Too many unauthenticated requests in flight from this client; retry later"
+	msgClientFailed = "Too many failed authentications from this client; retry later"
+	msgClientBytes  = "Too many request bytes in flight from this client; retry later"
+)
+
+// clientBusyRetryAfter is the Retry-After of a client over its unauthenticated in-flight share:
+// a slot frees as soon as one of its requests is authenticated or ends.
+const clientBusyRetryAfter = time.Second
+
+func newClients(cfg Config, deps Deps, d *drafts, bodies *bodyread.Budget, now func() time.Time) (*clients, error) {
+	lc := cfg.PerClient.limiterConfig()
+	if lc.Off() && !cfg.LogClientAddress {
+		return nil, nil
+	}
+	r, err := clientaddr.New(cfg.resolverConfig())
+	if err != nil {
+		return nil, err
+	}
+	c := &clients{resolve: r, metrics: deps.Metrics, log: deps.Logger, drafts: d, serve: map[string]bool{}}
+	switch {
+	case lc.Off():
+	case deps.ClientLimiter != nil:
+		c.limit = deps.ClientLimiter
+	default:
+		c.limit = clientaddr.NewLimiter(lc, bodies, now)
+	}
+	return c, nil
+}
+
+// enter finds x's client and takes one of its unauthenticated slots (x.unauth), or refuses the
+// request with 429. Nothing on a nil receiver.
+func (c *clients) enter(x *request) error {
+	if c == nil {
+		return nil
+	}
+	x.peer = c.resolve.Client(x.r)
+	c.warnUntrustedHeaders(x.r)
+	slot, ok := c.limit.Enter(c.resolve.Key(x.peer))
+	if !ok {
+		c.metrics.ClientRefusal(metrics.ClientRefusalInFlight)
+		return c.drafts.limited(clientBusyRetryAfter, msgClientBusy)
+	}
+	x.unauth = slot
+	return nil
+}
+
+// warnUntrustedHeaders says once, when no proxy is trusted, that requests come with a proxy's
+// client header: every client behind that proxy then shares one client's bounds.
+func (c *clients) warnUntrustedHeaders(r *http.Request) {
+	if c.resolve.TrustsProxies() || c.warned.Load() {
+		return
+	}
+	if len(r.Header[clientaddr.HeaderXForwardedFor]) == 0 && len(r.Header[clientaddr.HeaderForwarded]) == 0 {
+		return
+	}
+	if c.warned.CompareAndSwap(false, true) {
+		c.log.Warn("requests carry X-Forwarded-For or Forwarded but server.trustedProxies is empty: " +
+			"the headers are ignored, and every client behind a proxy shares the per-client bounds of the proxy's address")
+	}
+}
+
+// authContext is the context x's token is verified under: KnownOnly while x's client is over
+// its rate of failed authentications, so only a token verified before is accepted.
+func (c *clients) authContext(x *request) context.Context {
+	if c == nil {
+		return x.ctx
+	}
+	if ok, _ := c.limit.MayVerify(c.resolve.Key(x.peer)); ok {
+		return x.ctx
+	}
+	return authz.KnownOnly(x.ctx)
+}
+
+// failed counts a failed authentication against x's client, or answers the refusal of a token
+// not checked (authz.ErrNotVerified); nil for any other error.
+func (c *clients) failed(x *request, err error) *Error {
+	if c == nil {
+		return nil
+	}
+	key := c.resolve.Key(x.peer)
+	if err == authz.ErrNotVerified {
+		c.metrics.ClientRefusal(metrics.ClientRefusalFailedAuth)
+		_, wait := c.limit.MayVerify(key)
+		return c.drafts.limited(max(wait, time.Second), msgClientFailed)
+	}
+	if countsAsFailure(err) {
+		c.limit.Failed(key)
+	}
+	return nil
+}
+
+// bodiesBusy answers a body refused because its client's share of the body budget is spent.
+func (c *clients) bodiesBusy() *Error {
+	c.metrics.ClientRefusal(metrics.ClientRefusalBodyBytes)
+	return c.drafts.limited(clientBusyRetryAfter, msgClientBytes)
+}
+
+// countsAsFailure reports whether err is a token refused on its merits (signature, key,
+// issuer, audience, expiry, claims, a DPoP proof), which the client could have avoided. A
+// missing token, an identity provider or replay store that cannot answer, and the DPoP nonce
+// challenge every DPoP client meets in the normal course do not count.
+func countsAsFailure(err error) bool {
+	if !errors.Is(err, authz.ErrInvalidToken) {
+		return false
+	}
+	return authz.Reason(err) != authz.ReasonDPoPNonce
+}
+
+// hold holds a slot of the client's unauthenticated share for the whole of a request to any
+// path Server.serve does not handle: the protected resource metadata, the approval and connect
+// pages (sign-in, callbacks), the Server Cards, unknown paths; or refuses it with 429.
+func (c *clients) hold(ec echo.Context, next echo.HandlerFunc) error {
+	r := ec.Request()
+	if c.limit == nil || c.serve[echo.GetPath(r)] {
+		return next(ec)
+	}
+	c.warnUntrustedHeaders(r)
+	slot, ok := c.limit.Enter(c.resolve.Key(c.resolve.Client(r)))
+	if !ok {
+		c.metrics.ClientRefusal(metrics.ClientRefusalInFlight)
+		e := c.drafts.limited(clientBusyRetryAfter, msgClientBusy)
+		for k, v := range e.Header {
+			ec.Response().Header()[k] = v
+		}
+		return ec.Blob(e.Status, echo.MIMEApplicationJSON, jsonrpc.AppendError(nil, nil, e.RPC))
+	}
+	defer slot.Release()
+	return next(ec)
+}
+
+// clientAttr is the access log's client attribute: the client's address, written only where
+// the operator turned it on (server.logClientAddress), as an address is personal data in some
+// jurisdictions.
+func clientAttr(a netip.Addr) slog.Attr {
+	if !a.IsValid() {
+		return slog.String("client", "")
+	}
+	return slog.String("client", a.String())
+}
+
+// authenticated gives back what x held as its client's before authentication: its slot, and
+// its body's charge to the client's share of the body budget, which stays charged to the
+// replica's until the request ends. Its caller is bounded as a caller from here on.
+func authenticated(x *request) {
+	x.unauth.Release()
+	x.in.bodyBuf.Settle()
+}
