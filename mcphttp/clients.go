@@ -76,14 +76,25 @@ func (c *clients) enter(x *request) error {
 		return nil
 	}
 	x.peer = c.resolve.Client(x.r)
-	c.warnUntrustedHeaders(x.r)
-	slot, ok := c.limit.Enter(c.resolve.Key(x.peer))
-	if !ok {
-		c.metrics.ClientRefusal(metrics.ClientRefusalInFlight)
-		return c.drafts.limited(clientBusyRetryAfter, msgClientBusy)
+	slot, e := c.take(x.r, x.peer)
+	if e != nil {
+		return e
 	}
 	x.unauth = slot
 	return nil
+}
+
+// take takes one of the unauthenticated slots of r's client, whose address is peer, or returns
+// the 429 of a client that holds all of them: for the endpoint's requests (enter) and for every
+// other route's (hold) alike.
+func (c *clients) take(r *http.Request, peer netip.Addr) (clientaddr.Slot, *Error) {
+	c.warnUntrustedHeaders(r)
+	slot, ok := c.limit.Enter(c.resolve.Key(peer))
+	if !ok {
+		c.metrics.ClientRefusal(metrics.ClientRefusalInFlight)
+		return slot, c.drafts.limited(clientBusyRetryAfter, msgClientBusy)
+	}
+	return slot, nil
 }
 
 // warnUntrustedHeaders says once, when no proxy is trusted, that requests come with a proxy's
@@ -156,11 +167,8 @@ func (c *clients) hold(ec echo.Context, next echo.HandlerFunc) error {
 	if c.limit == nil || c.serve[echo.GetPath(r)] {
 		return next(ec)
 	}
-	c.warnUntrustedHeaders(r)
-	slot, ok := c.limit.Enter(c.resolve.Key(c.resolve.Client(r)))
-	if !ok {
-		c.metrics.ClientRefusal(metrics.ClientRefusalInFlight)
-		e := c.drafts.limited(clientBusyRetryAfter, msgClientBusy)
+	slot, e := c.take(r, c.resolve.Client(r))
+	if e != nil {
 		for k, v := range e.Header {
 			ec.Response().Header()[k] = v
 		}

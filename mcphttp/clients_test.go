@@ -7,10 +7,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -100,5 +102,37 @@ func TestClientBodyShare(t *testing.T) {
 	}
 	if status, body := post("127.0.0.2"); status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		t.Errorf("another client's body: %d %s", status, body)
+	}
+}
+
+// TestClientBoundsCostNoAllocation: the per-client bounds, on as by default and with the client
+// named by a trusted proxy's X-Forwarded-For, add no allocation to a served tools/call of a
+// client already seen, as docs/client-bounds.md promises: the same count as with both bounds
+// switched off. (Authentication is off here, as in BenchmarkForwardToolsCall.)
+func TestClientBoundsCostNoAllocation(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
+	allocs := func(cfg Config, h http.Header) float64 {
+		_, e := testServer(t, cfg, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{Transport: newCannedBackend()}, Deps{})
+		w, rd, u := mcptest.NewBenchWriter(), strings.NewReader(body), &url.URL{Path: DefaultPath}
+		return testing.AllocsPerRun(500, func() {
+			rd.Reset(body)
+			w.Reset()
+			e.ServeHTTP(w, &http.Request{Method: http.MethodPost, URL: u, RequestURI: DefaultPath, Proto: "HTTP/1.1",
+				ProtoMajor: 1, ProtoMinor: 1, Header: h, Body: io.NopCloser(rd), ContentLength: int64(len(body)),
+				Host: "127.0.0.1", RemoteAddr: "192.0.2.1:1234"})
+			if w.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", w.Code, w.Body.Bytes())
+			}
+		})
+	}
+	plain := modern("tools/call", "be__echo")
+	proxied := plain.Clone()
+	proxied.Set("X-Forwarded-For", "198.51.100.1, 2001:db8::7")
+	off := allocs(Config{PerClient: PerClientConfig{MaxUnauthenticated: -1, FailedAuthPerMinute: -1}}, plain)
+	if on := allocs(Config{}, plain); on > off {
+		t.Errorf("bounds on: %v allocations a call, %v with them off", on, off)
+	}
+	if on := allocs(Config{TrustedProxies: []string{"192.0.2.0/24"}}, proxied); on > off {
+		t.Errorf("bounds on, client behind a trusted proxy: %v allocations a call, %v with them off", on, off)
 	}
 }

@@ -139,12 +139,19 @@ func (v *Vectors) store(idx []int, vecs [][]float32) {
 // query's vector and the catalog's (by tool), or ok false, and then the search ranks lexically
 // at once (the reason is counted). It waits at most Timeout in all: for the tools' vectors while
 // they are being asked for (not when their requests have stopped, on a failure or the budget),
-// then for the query's. It never fails the search.
+// then for the query's. It never fails the search. Over a version with no tool to rank it sends
+// no query and counts nothing.
 func (e *Embedder) Dense(ctx context.Context, v *Vectors, caller, query string) (q []float32, tools [][]float32, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
 	if !v.await(ctx) {
 		e.obs.Fallback(ReasonNotReady)
+		return nil, nil, false
+	}
+	dims := v.dims()
+	if dims == 0 {
+		// No tool is ranked (an empty catalog, every backend down): nothing to fuse, so the query
+		// is not sent out, and no fallback is counted, the endpoint being in no way at fault.
 		return nil, nil, false
 	}
 	if !e.caller.take(caller, e.now()) {
@@ -156,7 +163,7 @@ func (e *Embedder) Dense(ctx context.Context, v *Vectors, caller, query string) 
 		e.obs.Fallback(reasonOf(err))
 		return nil, nil, false
 	}
-	if len(q) != v.dims() {
+	if len(q) != dims {
 		e.obs.Fallback(ReasonDimensions)
 		return nil, nil, false
 	}

@@ -74,12 +74,33 @@ const maxErrorBody = 4 << 10
 // maxBytesPerNumber bounds one vector component in the answer's JSON, with its separator.
 const maxBytesPerNumber = 32
 
+// maxVectorEnvelope bounds what surrounds one vector's numbers in the answer's JSON:
+// {"object":"embedding","index":N,"embedding":[...]}.
+const maxVectorEnvelope = 256
+
 // client speaks the OpenAI embeddings protocol: POST {"model", "input": [texts],
 // "encoding_format": "float"[, "dimensions"]}, answered by {"data": [{"index", "embedding"}]}.
 type client struct {
 	cfg  Config
-	key  string
 	http *http.Client
+	// now is the embedder's clock, against which a Retry-After date is read.
+	now func() time.Time
+	// keyHeader and keyValue carry the API key, made once (setKey) rather than per request;
+	// keyHeader is "" when there is no key.
+	keyHeader, keyValue string
+}
+
+// setKey makes the header that carries key: "Authorization: Bearer <key>", or the key alone in
+// the header apiKeyHeader names; none for an empty key.
+func (c *client) setKey(key string) {
+	c.keyHeader, c.keyValue = "", ""
+	if key == "" {
+		return
+	}
+	c.keyHeader, c.keyValue = http.CanonicalHeaderKey(c.cfg.APIKeyHeader), key
+	if c.keyHeader == "Authorization" {
+		c.keyValue = "Bearer " + key
+	}
 }
 
 type request struct {
@@ -109,12 +130,8 @@ func (c *client) embed(ctx context.Context, texts []string, dims int) ([][]float
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	if c.key != "" {
-		if http.CanonicalHeaderKey(c.cfg.APIKeyHeader) == "Authorization" {
-			req.Header.Set("Authorization", "Bearer "+c.key)
-		} else {
-			req.Header.Set(c.cfg.APIKeyHeader, c.key)
-		}
+	if c.keyHeader != "" {
+		req.Header.Set(c.keyHeader, c.keyValue)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -126,9 +143,9 @@ func (c *client) embed(ctx context.Context, texts []string, dims int) ([][]float
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
-		return nil, statusError(resp)
+		return nil, statusError(resp, c.now())
 	}
-	limit := int64(4<<10) + int64(len(texts))*int64(max(dims, MaxDimensions))*maxBytesPerNumber
+	limit := answerLimit(len(texts), dims)
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -141,8 +158,19 @@ func (c *client) embed(ctx context.Context, texts []string, dims int) ([][]float
 	return decode(raw, len(texts), dims)
 }
 
-// statusError classifies a status other than 200.
-func statusError(resp *http.Response) error {
+// answerLimit is the most bytes an answer of n vectors of dims numbers can take (dims 0: not
+// known yet, MaxDimensions), beyond which it is not read: once the vectors' length is known, a
+// batch's answer is bounded by it, not by the longest vector any model makes (a batch of 64
+// would otherwise be read up to 32 MiB whatever the model).
+func answerLimit(n, dims int) int64 {
+	if dims == 0 {
+		dims = MaxDimensions
+	}
+	return 4<<10 + int64(n)*(maxVectorEnvelope+int64(dims)*maxBytesPerNumber)
+}
+
+// statusError classifies a status other than 200 answered at now.
+func statusError(resp *http.Response, now time.Time) error {
 	e := &Error{Reason: ReasonStatus, Status: resp.StatusCode}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
@@ -151,7 +179,7 @@ func statusError(resp *http.Response) error {
 		e.Reason = ReasonRateLimited
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		e.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		e.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
 	}
 	return e
 }

@@ -71,13 +71,15 @@ func New(cfg Config, apiKey string, deps Deps) *Embedder {
 		deps.Observer = nopObserver{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Embedder{
+	e := &Embedder{
 		cfg:    cfg,
-		client: client{cfg: cfg, key: apiKey, http: &http.Client{Transport: deps.Transport, CheckRedirect: noRedirects}},
+		client: client{cfg: cfg, http: &http.Client{Transport: deps.Transport, CheckRedirect: noRedirects}, now: deps.Now},
 		obs:    deps.Observer, now: deps.Now, log: deps.Log,
 		guard: newGuard(cfg, deps.Now), cache: newCache(cfg.MaxCacheBytes),
 		dims: cfg.Dimensions, ctx: ctx, cancel: cancel, caller: callerWindow{per: cfg.MaxQueriesPerCallerPerMinute},
 	}
+	e.client.setKey(apiKey)
+	return e
 }
 
 // noRedirects keeps the key and the texts from following a redirect elsewhere.
@@ -164,7 +166,8 @@ func (e *Embedder) Probe(ctx context.Context) (dims int, err error) {
 	return len(vecs[0]), nil
 }
 
-// digest keys the cache: a tool's text, whatever tool or catalog version it is in.
+// digest keys the cache (a tool's text, whatever tool or catalog version it is in) and the
+// callers' shares (a caller's name, of any length, in a fixed size).
 func digest(text string) [sha256.Size]byte { return sha256.Sum256([]byte(text)) }
 
 type nopObserver struct{}

@@ -1,6 +1,7 @@
 package embeddings
 
 import (
+	"crypto/sha256"
 	"sync"
 	"time"
 )
@@ -85,26 +86,29 @@ func (g *guard) maxBatch(size int) int { return max(1, min(size, int(g.perMinute
 const maxTrackedCallers = 10000
 
 // callerWindow counts each caller's queries in the current minute: a caller's share of the
-// budget. Its memory is at most maxTrackedCallers entries, dropped every minute.
+// budget. Its memory is at most maxTrackedCallers entries of a fixed size, dropped every
+// minute: a caller is kept as the digest of its name (issuer and subject, as long as its token
+// makes them), never the name itself.
 type callerWindow struct {
 	per int
 
 	mu     sync.Mutex
 	start  time.Time
-	counts map[string]int
+	counts map[[sha256.Size]byte]int
 }
 
 // take counts one query of caller, or reports that its share of this minute is spent.
 func (w *callerWindow) take(caller string, now time.Time) bool {
+	key := digest(caller) // outside the lock
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.counts == nil || now.Sub(w.start) >= time.Minute || now.Before(w.start) {
-		w.start, w.counts = now, map[string]int{}
+		w.start, w.counts = now, map[[sha256.Size]byte]int{}
 	}
-	n, ok := w.counts[caller]
+	n, ok := w.counts[key]
 	if n >= w.per || !ok && len(w.counts) >= maxTrackedCallers {
 		return false
 	}
-	w.counts[caller] = n + 1
+	w.counts[key] = n + 1
 	return true
 }

@@ -116,11 +116,9 @@ func (c RedisConfig) probe(ctx context.Context, getenv func(string) string) onli
 // search will: a refused key or a wrong model otherwise shows only as searches ranked lexically.
 func (c EmbeddingsConfig) probe(ctx context.Context, getenv func(string) string) onlineResult {
 	r := onlineResult{item: "search.embeddings " + c.URL}
-	key := ""
-	if !c.APIKey.IsZero() {
-		if key, r.err = c.APIKey.resolve(getenv); r.err != nil {
-			return r
-		}
+	key, err := c.apiKey(getenv)
+	if r.err = err; err != nil {
+		return r
 	}
 	e := embeddings.New(c.Config, key, embeddings.Deps{Log: slog.New(slog.DiscardHandler)})
 	defer e.Close()

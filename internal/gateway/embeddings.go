@@ -37,18 +37,23 @@ func (g *gateway) buildEmbedder(cfg *Config) (*embeddings.Embedder, error) {
 	if !ec.Enabled() {
 		return nil, nil
 	}
-	key := ""
-	if !ec.APIKey.IsZero() {
-		var err error
-		if key, err = ec.APIKey.resolve(g.getenv); err != nil {
-			return nil, err
-		}
+	key, err := ec.apiKey(g.getenv)
+	if err != nil {
+		return nil, err
 	}
 	if g.embedRec == nil {
-		var err error
 		if g.embedRec, err = metrics.NewEmbeddings(g.registry); err != nil {
 			return nil, err
 		}
 	}
 	return embeddings.New(ec.Config, key, embeddings.Deps{Log: g.log, Observer: g.embedRec}), nil
+}
+
+// apiKey is the endpoint's key, "" when none is configured; serving and check-config --online
+// both read it here, so the probe sends what searches will.
+func (c EmbeddingsConfig) apiKey(getenv func(string) string) (string, error) {
+	if c.APIKey.IsZero() {
+		return "", nil
+	}
+	return c.APIKey.resolve(getenv)
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -135,8 +136,9 @@ func TestEmbeddingsSearch(t *testing.T) {
 	}
 }
 
-// TestEmbeddingsConfig: an endpoint over plain http off loopback, a model without an endpoint
-// and an unreadable key file are refused, each at its key.
+// TestEmbeddingsConfig: an endpoint over plain http off loopback and an unknown fusion are
+// refused by validate, and an unreadable key file by check-config (which reads every secret as
+// building the gateway will), each at its key.
 func TestEmbeddingsConfig(t *testing.T) {
 	c := testConfig("error", "text")
 	c.Auth.Disabled = true
@@ -151,6 +153,9 @@ func TestEmbeddingsConfig(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("validate: %v; want it to name %q", err, want)
 		}
+	}
+	if local := errors.Join(c.checkLocal(os.Getenv)...); local == nil || !strings.Contains(local.Error(), "search.embeddings.apiKey") {
+		t.Errorf("check-config's local checks: %v; want the unreadable key file named at search.embeddings.apiKey", local)
 	}
 }
 

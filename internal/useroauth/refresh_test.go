@@ -2,6 +2,7 @@ package useroauth
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -461,5 +462,32 @@ func TestOneCallerCannotCoolRefreshForAll(t *testing.T) {
 	}
 	if err := f.svc.backends[backendName].refreshCoolingDown(f.clock.Now(), vault.Caller{Issuer: "x", Subject: "anyone"}); err == nil {
 		t.Fatal("two callers' failed refreshes in a row did not begin the backend's cooldown")
+	}
+}
+
+// TestCallerCooldownsBounded: the callers' own refresh cooldowns a replica keeps for a backend
+// are at most maxCallerCooldowns (1,024, as docs/user-oauth.md and docs/limits.md say), however
+// many callers' refreshes the server fails with a status; the one whose wait ends first makes
+// room, and the newest caller's cooldown is kept.
+func TestCallerCooldownsBounded(t *testing.T) {
+	if maxCallerCooldowns != 1024 {
+		t.Fatalf("maxCallerCooldowns %d; the documents say 1,024", maxCallerCooldowns)
+	}
+	st := &backendState{}
+	now := time.Unix(1e9, 0)
+	perUser := &oauthError{Status: 503, Code: "temporarily_unavailable"}
+	who := func(i int) vault.Caller { return vault.Caller{Issuer: "https://idp.example", Subject: strconv.Itoa(i)} }
+	for i := range maxCallerCooldowns + 100 {
+		now = now.Add(time.Millisecond)
+		_ = st.refreshAnswered(now, who(i), perUser)
+		if n := len(st.callerCool); n > maxCallerCooldowns {
+			t.Fatalf("%d callers' cooldowns kept after %d callers, bound %d", n, i+1, maxCallerCooldowns)
+		}
+	}
+	if _, ok := st.callerCool[who(0)]; ok {
+		t.Error("the cooldown that ends first was kept")
+	}
+	if c, ok := st.callerCool[who(maxCallerCooldowns+99)]; !ok || c.active(now) == nil {
+		t.Error("the newest caller's cooldown was not kept")
 	}
 }

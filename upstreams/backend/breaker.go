@@ -259,8 +259,9 @@ func (b *breaker) result(now time.Time, charge, outcome string) {
 		if charge != chargeNone {
 			b.callers.failed(charge, now, b.threshold, b.cooldown)
 		}
-		wide := b.streak.wide(b.minCallers)
-		if (b.state == CircuitClosed && wide && b.streak.counted >= b.threshold) || (b.state != CircuitClosed && wide) {
+		// Only failures that are everyone's business open it; a closed circuit waits for
+		// threshold of them, an open or half-open one re-opens on the first.
+		if b.streak.wide(b.minCallers) && (b.state != CircuitClosed || b.streak.counted >= b.threshold) {
 			b.openedAt = now
 			b.streak.reset()
 			b.setState(CircuitOpen)
