@@ -26,7 +26,7 @@ export PATH := $(PATH):/usr/sbin:/sbin
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: test setup vet govet lint lint-tidy lint-imports lint-staticcheck unit fuzz conformance conformance-legacy interop conformance-direct demo build image
+.PHONY: test setup vet govet lint lint-tidy lint-imports lint-staticcheck unit fuzz ci-gateway conformance conformance-legacy interop conformance-direct demo build image
 
 test: setup vet unit fuzz conformance conformance-legacy interop
 
@@ -60,8 +60,20 @@ lint-imports:
 lint-staticcheck:
 	$(GO) run $(STATICCHECK) ./...
 
+# The packages whose tests run longest, named first: `go test` starts packages in the order it
+# is given them (then ./... adds every other package once), so the longest ones start while the
+# rest fill the other core, instead of one of them running alone at the end. A name here that no
+# longer matches a package fails the run, so the list cannot go stale silently.
+SLOW_PACKAGES = ./internal/gateway ./internal/guardrails ./internal/toolsearch \
+  ./internal/useroauth ./internal/store ./internal/pins ./internal/testsupport/replicatest
+
+# -p 3: three test binaries at a time on two cores, since several packages spend most of their
+# time waiting (Redis expiries, failovers, cooldowns, child processes) rather than computing.
+# -parallel 4: the tests marked parallel wait on real expiries, timeouts and child processes,
+# not on a core; the default (one per core) would run them two at a time. -vet=off: the vet
+# stage before this one ran every analyzer `go test` would run (and more) on the same files.
 unit:
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -race -count=1 -p 3 -parallel 4 -vet=off -timeout $(TEST_TIMEOUT) $(SLOW_PACKAGES) ./...
 	# Allocation counts mean nothing under -race (pools drop at random): counted once without it.
 	$(GO) test -count=1 -run '^TestAllocationBudgets$$' ./mcphttp/
 
@@ -69,19 +81,27 @@ unit:
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) .ci/fuzz
 
-conformance:
-	.ci/conformance
+# The gateway binary the conformance, conformance-legacy and interop stages run, built once for
+# the three of them (each script builds its own when run alone). A binary named in the
+# environment (CONFORMANCE_GATEWAY_BIN, INTEROP_GATEWAY_BIN) is still the one run.
+CI_GATEWAY = $(CURDIR)/bin/ci/gateway
+
+ci-gateway:
+	$(GO) build -o "$(CI_GATEWAY)" ./cmd/gateway
+
+conformance: ci-gateway
+	CONFORMANCE_GATEWAY_BIN="$${CONFORMANCE_GATEWAY_BIN:-$(CI_GATEWAY)}" .ci/conformance
 
 # The 2025-11-25 required scenarios against the Go SDK's conformance server
 # directly and through the gateway, side by side: whatever passes directly
 # must pass through the gateway (pre-2026 clients at the edge).
-conformance-legacy:
-	.ci/conformance-legacy
+conformance-legacy: ci-gateway
+	CONFORMANCE_GATEWAY_BIN="$${CONFORMANCE_GATEWAY_BIN:-$(CI_GATEWAY)}" .ci/conformance-legacy
 
 # The official TypeScript server-everything (2025-11-25 only) as a legacy backend behind the
 # gateway, called by a 2026-07-28 client.
-interop:
-	.ci/interop-legacy
+interop: ci-gateway
+	INTEROP_GATEWAY_BIN="$${INTEROP_GATEWAY_BIN:-$(CI_GATEWAY)}" .ci/interop-legacy
 
 # The reference: what the Go SDK's conformance server passes on its own.
 conformance-direct:

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,8 +19,8 @@ import (
 )
 
 // The gateway binary as an operator runs it, for the end-to-end tests that must not run the
-// gateway in-process: built once by the test that needs it, started from a written
-// configuration file, stopped with SIGTERM, its log printed when the test fails.
+// gateway in-process: built once per test run by the first test that needs it, started from a
+// written configuration file, stopped with SIGTERM, its log printed when the test fails.
 
 // Bounds on building and running gateway processes.
 const (
@@ -37,27 +38,54 @@ const (
 	binaryLogTail = 40
 )
 
-// buildGatewayBinary builds the gateway command (cmd/gateway) into the test's temporary
-// directory and returns the binary's path. Under the race detector the binary is built with it
-// too, so the code the test drives in the child processes is still checked for races.
+// builtGateway is the gateway binary of this test run: built once by the first test that needs
+// it and shared by the others (linking it, with the race detector, costs more than most of those
+// tests), removed by TestMain when the run ends.
+var builtGateway struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// buildGatewayBinary returns the path of the gateway command (cmd/gateway) built for this test
+// run. Under the race detector the binary is built with it too, so the code the test drives in
+// the child processes is still checked for races. Tests only execute it, so they can share it.
 func buildGatewayBinary(t *testing.T) string {
 	t.Helper()
+	builtGateway.once.Do(func() {
+		builtGateway.path, builtGateway.err = goBuildGateway()
+	})
+	if builtGateway.err != nil {
+		t.Fatal(builtGateway.err)
+	}
+	return builtGateway.path
+}
+
+// goBuildGateway builds cmd/gateway into a new temporary directory and returns the binary's
+// path.
+func goBuildGateway() (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Fatalf("building the gateway binary needs the go command: %v", err)
+		return "", fmt.Errorf("building the gateway binary needs the go command: %w", err)
 	}
-	out := filepath.Join(t.TempDir(), "gateway")
+	dir, err := os.MkdirTemp("", "gateway-test-bin-")
+	if err != nil {
+		return "", err
+	}
+	builtGateway.dir = dir
+	out := filepath.Join(dir, "gateway")
 	args := []string{"build", "-o", out}
 	if testBinaryUsesRace() {
 		args = append(args, "-race")
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), binaryBuildTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), binaryBuildTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goBin, append(args, "github.com/mcp-gateway/gateway/cmd/gateway")...)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+		return "", fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, b)
 	}
-	return out
+	return out, nil
 }
 
 // testBinaryUsesRace reports whether this test binary was built with -race, read from its

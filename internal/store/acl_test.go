@@ -24,6 +24,7 @@ const (
 // documented rules, on a single server and on a Cluster, and that user can touch nothing
 // outside its prefix, so the rules are both enough and narrow.
 func TestRedisLeastPrivilegeACL(t *testing.T) {
+	t.Parallel() // its own redis-server; it waits on expiries and timeouts, not on a core
 	for _, tt := range []struct {
 		name  string
 		opts  []testredis.Option

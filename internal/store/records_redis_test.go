@@ -63,6 +63,7 @@ func TestRedisRecordsLeaveRedis(t *testing.T) {
 // the owner) or counted; each gets its deadlines, starting then, and expires like any other,
 // those nobody reads again included.
 func TestRedisRecordsUpgrade(t *testing.T) {
+	t.Parallel() // its own redis-server; it waits on expiries and timeouts, not on a core
 	t.Run("single", func(t *testing.T) {
 		srv := testredis.Start(t)
 		testRecordsUpgrade(t, srv, newRedisStore(t, RedisConfig{URL: srv.URL(), KeyPrefix: "u:"}))
@@ -125,6 +126,7 @@ func testRecordsUpgrade(t *testing.T, srv *testredis.Server, r *Redis) {
 // script touches one key (a one-node Cluster refuses a script or transaction across slots with
 // CROSSSLOT, and the store's contract runs there too: TestRedisClusterContract).
 func TestRedisRecordsSpreadOverSlots(t *testing.T) {
+	t.Parallel() // its own redis-server; it waits on expiries and timeouts, not on a core
 	srv := testredis.Start(t, testredis.WithCluster())
 	r := newRedisStore(t, RedisConfig{Addrs: []string{srv.Addr()}, Cluster: true, KeyPrefix: "s:"})
 	raw := rawClient(t, srv)

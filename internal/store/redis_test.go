@@ -39,6 +39,7 @@ func rawClient(t *testing.T, srv *testredis.Server) *redis.Client {
 }
 
 func TestRedisContract(t *testing.T) {
+	t.Parallel() // its own redis-server; it waits on expiries and timeouts, not on a core
 	srv := testredis.Start(t)
 	var n atomic.Int32
 	runContract(t, func(t *testing.T) harness {
@@ -354,6 +355,7 @@ func TestRedisScriptCacheFlushed(t *testing.T) {
 }
 
 func TestRedisClusterContract(t *testing.T) {
+	t.Parallel() // its own redis-server; it waits on expiries and timeouts, not on a core
 	srv := testredis.Start(t, testredis.WithCluster())
 	var n atomic.Int32
 	runContract(t, func(t *testing.T) harness {

@@ -50,6 +50,7 @@ func promote(t *testing.T, s *testredis.Server) {
 // state of an asynchronous replica that missed the latest writes) is refused rather than
 // reported as a first use that the promoted replica would accept again.
 func TestWaitReplicasSurvivesFailover(t *testing.T) {
+	t.Parallel() // its own redis-server; it waits on expiries and timeouts, not on a core
 	ctx := context.Background()
 	t.Run("acknowledged use survives promotion", func(t *testing.T) {
 		primary, replica := startReplicaPair(t)
@@ -110,6 +111,7 @@ func TestWaitReplicasSurvivesFailover(t *testing.T) {
 }
 
 func TestWaitReplicasCluster(t *testing.T) {
+	t.Parallel() // its own redis-server; it waits on expiries and timeouts, not on a core
 	// A one-node Cluster has no replicas: every acknowledged use must be refused, proving WAIT
 	// runs on the key's node in the same pipeline as the write.
 	srv := testredis.Start(t, testredis.WithCluster())
@@ -139,6 +141,7 @@ func TestWaitReplicasValidated(t *testing.T) {
 // least-privilege user; without +wait the use fails closed and the key it wrote is released,
 // so no confirmation is burnt by a refusal.
 func TestWaitReplicasACL(t *testing.T) {
+	t.Parallel() // its own redis-server; it waits on expiries and timeouts, not on a core
 	primary, _ := startReplicaPair(t)
 	ctx := context.Background()
 	for _, tt := range []struct {
