@@ -75,7 +75,7 @@ SLOW_PACKAGES = ./internal/gateway ./internal/guardrails ./internal/toolsearch \
 unit:
 	$(GO) test -race -count=1 -p 3 -parallel 4 -vet=off -timeout $(TEST_TIMEOUT) $(SLOW_PACKAGES) ./...
 	# Allocation counts mean nothing under -race (pools drop at random): counted once without it.
-	$(GO) test -count=1 -run '^TestAllocationBudgets$$' ./mcphttp/
+	$(GO) test -count=1 -run '^(TestAllocationBudgets|TestClientBoundsCostNoAllocation)$$' ./mcphttp/
 
 # Every native fuzz target, FUZZTIME each (see .ci/fuzz).
 fuzz:

@@ -110,6 +110,9 @@ func TestClientBodyShare(t *testing.T) {
 // client already seen, as docs/client-bounds.md promises: the same count as with both bounds
 // switched off. (Authentication is off here, as in BenchmarkForwardToolsCall.)
 func TestClientBoundsCostNoAllocation(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocations are counted without -race (sync.Pool drops at random under it); make unit runs this test without it")
+	}
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
 	allocs := func(cfg Config, h http.Header) float64 {
 		_, e := testServer(t, cfg, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{Transport: newCannedBackend()}, Deps{})
