@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,13 @@ const (
 	uoTokenLifetime = 2 * time.Second
 	// uoASTimeout is the backend's auth.timeout: one request to its authorization server.
 	uoASTimeout = time.Second
+	// uoRefreshCooldown is userOAuth.refreshCooldown: how long a replica leaves the server
+	// alone after a refresh failed there, the Retry-After its callers are given (the default
+	// of 5 s would be waited through in every case).
+	uoRefreshCooldown = time.Second
+	// uoUnavailableRetry is the Retry-After of a call whose token could not be had for another
+	// reason than a cooldown (the store is down).
+	uoUnavailableRetry = 5 * time.Second
 )
 
 // asMode is how asFront answers a connection.
@@ -229,7 +237,7 @@ func (u *unavailableSeen) take() (string, int) {
 func TestUserOAuthAuthServerDown(t *testing.T) {
 	browser := browsertest.New(t)
 	front, seen := newASFront(t), &secretsSeen{}
-	site := startUserOAuthSite(t, uoSiteOptions{asTimeout: uoASTimeout.String(),
+	site := startUserOAuthSite(t, uoSiteOptions{asTimeout: uoASTimeout.String(), refreshCooldown: uoRefreshCooldown.String(),
 		as: realop.Options{Listener: front, AccessTokenLifetime: uoTokenLifetime, Observe: seen.observe}})
 	tok, err := site.op.UserToken(callCtx(t), site.op.Username(), realop.UserPassword)
 	if err != nil {
@@ -249,7 +257,8 @@ func TestUserOAuthAuthServerDown(t *testing.T) {
 	}
 	refreshed := time.Now()
 
-	down := func(t *testing.T, breakIt, repair func() error) {
+	// retry is the Retry-After each client is told: the cooldown's when the server failed.
+	down := func(t *testing.T, retry time.Duration, breakIt, repair func() error) {
 		// The gateway took the token's expiry from expires_in when it received it, before
 		// refreshed: once uoTokenLifetime has passed since, the token has expired.
 		time.Sleep(time.Until(refreshed.Add(uoTokenLifetime)))
@@ -271,7 +280,7 @@ func TestUserOAuthAuthServerDown(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "Service Unavailable") || n != 1 {
 				t.Fatalf("%s client: %v %+v, want the retryable 503", c.era, err, res)
 			}
-			for _, want := range []string{"Retry-After: 5\n", `"code":-32014`, "authorization server or the gateway's token store is unavailable; retry later"} {
+			for _, want := range []string{"Retry-After: " + strconv.Itoa(int(retry/time.Second)) + "\n", `"code":-32014`, "authorization server or the gateway's token store is unavailable; retry later"} {
 				if !strings.Contains(answer, want) {
 					t.Errorf("%s client's answer lacks %q:\n%s", c.era, want, answer)
 				}
@@ -282,7 +291,7 @@ func TestUserOAuthAuthServerDown(t *testing.T) {
 		}
 		// A replica whose refresh failed at the server leaves it alone for the Retry-After
 		// it gave (docs/user-oauth.md): the clients retry once that has passed.
-		retryAt := time.Now().Add(5 * time.Second)
+		retryAt := time.Now().Add(retry)
 		if err := repair(); err != nil {
 			t.Fatal(err)
 		}
@@ -298,17 +307,17 @@ func TestUserOAuthAuthServerDown(t *testing.T) {
 	up := func() error { return front.set(asUp) }
 	for _, m := range []asMode{asDown, asHang, as500, asGarbage} {
 		t.Run("authorization server "+string(m), func(t *testing.T) {
-			down(t, func() error { return front.set(m) }, up)
+			down(t, uoRefreshCooldown, func() error { return front.set(m) }, up)
 		})
 	}
 	t.Run("store paused", func(t *testing.T) {
-		down(t, func() error { site.redis.Pause(); return nil }, func() error { site.redis.Resume(); return nil })
+		down(t, uoUnavailableRetry, func() error { site.redis.Pause(); return nil }, func() error { site.redis.Resume(); return nil })
 	})
 
 	// The store stops while the authorization server answers the refresh: the server has
 	// rotated the refresh token, and the gateway cannot store the new one yet.
 	t.Run("store paused during the refresh", func(t *testing.T) {
-		down(t, func() error {
+		down(t, uoUnavailableRetry, func() error {
 			pause := func() { site.redis.Pause() }
 			seen.onRefresh.Store(&pause)
 			return nil

@@ -90,6 +90,8 @@ type userOAuthSite struct {
 	// asTimeout is the backend's auth.timeout (one request to its authorization server);
 	// empty, the default.
 	asTimeout string
+	// refreshCooldown is userOAuth.refreshCooldown; empty, the default.
+	refreshCooldown string
 }
 
 // uoSiteOptions changes the site for a test: how the backend's authorization server runs and
@@ -97,13 +99,15 @@ type userOAuthSite struct {
 type uoSiteOptions struct {
 	as        realop.Options // ISSResponse is always on
 	asTimeout string
+	// refreshCooldown is userOAuth.refreshCooldown; empty, the default.
+	refreshCooldown string
 }
 
 func startUserOAuthSite(t *testing.T, o uoSiteOptions) *userOAuthSite {
 	t.Helper()
 	o.as.AuthServer.ISSResponse = true
 	site := &userOAuthSite{op: realop.Start(t, realop.Options{}), as: realop.Start(t, o.as),
-		replicas: map[string]approvalReplica{}, admins: map[string]string{}, asTimeout: o.asTimeout}
+		replicas: map[string]approvalReplica{}, admins: map[string]string{}, asTimeout: o.asTimeout, refreshCooldown: o.refreshCooldown}
 	site.backend = oauthbackend.Start(t, uoBackend, oauthbackend.Options{Issuer: site.as.Issuer(), ClientIDs: []string{uoASClient},
 		Scopes: []string{"openid", "offline_access", "notes"}, Refuse: func(string) bool { return site.refuse.Load() }})
 	site.alpha = mcptest.StartServer(t, "alpha")
@@ -155,6 +159,10 @@ func (s *userOAuthSite) config(mcpAddr, adminAddr, redisURL string, secrets map[
 	if s.asTimeout != "" {
 		auth["timeout"] = s.asTimeout
 	}
+	vault := map[string]any{"keys": []any{map[string]any{"id": "v1", "secret": file("vault")}}}
+	if s.refreshCooldown != "" {
+		vault["refreshCooldown"] = s.refreshCooldown
+	}
 	return map[string]any{
 		"server": map[string]any{"listen": mcpAddr, "publicURL": s.base + "/mcp", "drainDelay": "0s", "shutdownTimeout": "5s",
 			"allowedOrigins": []string{s.base}, "draftErrors": []string{"denials"}},
@@ -168,7 +176,7 @@ func (s *userOAuthSite) config(mcpAddr, adminAddr, redisURL string, secrets map[
 		"mrtr":      map[string]any{"keys": []any{map[string]any{"id": testKeys[0].ID, "secret": file("mrtr")}}},
 		"redis":     map[string]any{"url": redisURL},
 		"approval":  map[string]any{"clientID": uoPagesClient, "clientSecret": file("pages"), "baseURL": s.base},
-		"userOAuth": map[string]any{"keys": []any{map[string]any{"id": "v1", "secret": file("vault")}}},
+		"userOAuth": vault,
 		"interceptors": []any{map[string]any{"name": "rename", "url": s.rename.URL(), "type": "mutation",
 			"rules": []any{map[string]any{"upstream": "alpha", "tools": []string{"echo"}, "phases": []string{"request"}}}}},
 		"upstreams": []any{map[string]any{"name": uoBackend, "url": s.backend.URL(), "timeout": "5s", "protocol": "2026-07-28",

@@ -37,8 +37,14 @@ func TestUserOAuthConfig(t *testing.T) {
 		{"a consentTTL over an hour, records over 1 MiB", base + approval + upstream + "    clientID: gw\n" +
 			"userOAuth: {consentTTL: 61m, maxRecordBytes: 1048577, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n",
 			[]string{"userOAuth.consentTTL", "userOAuth.maxRecordBytes", "to 1048576"}},
+		{"a refresh cooldown under a second", base + approval + upstream + "    clientID: gw\n" +
+			"userOAuth: {refreshCooldown: 500ms, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n",
+			[]string{"userOAuth.refreshCooldown: 500ms: want 1s to 5m0s"}},
+		{"a refresh cooldown over five minutes", base + approval + upstream + "    clientID: gw\n" +
+			"userOAuth: {refreshCooldown: 301s, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n",
+			[]string{"userOAuth.refreshCooldown: 5m1s: want 1s to 5m0s"}},
 		{"the bounds themselves", base + approval + upstream + "    clientID: gw\n" +
-			"userOAuth: {consentTTL: 1h, maxRecordBytes: 1048576, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n", nil},
+			"userOAuth: {consentTTL: 1h, maxRecordBytes: 1048576, refreshCooldown: 1s, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n", nil},
 		{"record lifetimes under an hour, max age under idle", base + approval + upstream + "    clientID: gw\n" +
 			"userOAuth: {recordIdle: 30m, recordMaxAge: 20m, keys: [{id: v1, secret: {value: 0123456789abcdef0123456789abcdef-vault}}]}\n",
 			[]string{"userOAuth.recordIdle: 30m0s: want at least 1h", "userOAuth.recordMaxAge: 20m0s: want at least 1h0m0s and at least recordIdle"}},

@@ -36,6 +36,12 @@ const (
 	// for long. Without a refresh token nothing is assumed: it is used until the backend refuses
 	// it.
 	DefaultTokenLifetime = 5 * time.Minute
+	// DefaultRefreshCooldown is how long a replica sends a backend's authorization server no
+	// refresh after one failed at the server itself, the first time in a row (each further
+	// failure doubles it, up to MaxRefreshCooldown).
+	DefaultRefreshCooldown = 5 * time.Second
+	// MaxRefreshCooldown bounds Config.RefreshCooldown and the doubling it begins.
+	MaxRefreshCooldown = 5 * time.Minute
 )
 
 // Registration is how the gateway becomes a client of a backend's authorization server.
@@ -82,6 +88,11 @@ type Config struct {
 	// user consents again. Default vault.DefaultRecordMaxAge (180 days); at least 1h, and at
 	// least RecordIdle.
 	RecordMaxAge time.Duration `yaml:"recordMaxAge"`
+	// RefreshCooldown is how long a replica sends a backend's authorization server no refresh
+	// after one failed at the server itself (callers whose token expired are told to retry
+	// after it); each further failure in a row doubles it, up to MaxRefreshCooldown. Default
+	// DefaultRefreshCooldown; 1s to MaxRefreshCooldown.
+	RefreshCooldown time.Duration `yaml:"refreshCooldown"`
 }
 
 // WithDefaults fills the zero fields that have defaults.
@@ -101,6 +112,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.RecordMaxAge == 0 {
 		c.RecordMaxAge = vault.DefaultRecordMaxAge
+	}
+	if c.RefreshCooldown == 0 {
+		c.RefreshCooldown = DefaultRefreshCooldown
 	}
 	return c
 }
@@ -131,6 +145,9 @@ func (c Config) Validate() error {
 	}
 	if c.RecordMaxAge < vault.MinRecordLife || c.RecordMaxAge < c.RecordIdle {
 		add("recordMaxAge", "%s: want at least %s and at least recordIdle (%s)", c.RecordMaxAge, vault.MinRecordLife, c.RecordIdle)
+	}
+	if c.RefreshCooldown < time.Second || c.RefreshCooldown > MaxRefreshCooldown {
+		add("refreshCooldown", "%s: want 1s to %s", c.RefreshCooldown, MaxRefreshCooldown)
 	}
 	if len(c.ClientName) > 128 || strings.ContainsAny(c.ClientName, "\r\n\x00") {
 		add("clientName", "want at most 128 characters without control characters")

@@ -9,7 +9,8 @@ import (
 	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
-// Cooldowns: how long a replica leaves a backend's authorization server alone after it failed.
+// Cooldowns: how long a replica leaves a backend's authorization server alone after it failed
+// (the refresh cooldown's first step is Config.RefreshCooldown).
 // The first failure waits the cooldown's first step, each further one in a row twice as long,
 // up to its cap; a success ends it.
 //
@@ -26,8 +27,6 @@ import (
 const (
 	registrationCooldown    = 5 * time.Second
 	maxRegistrationCooldown = 5 * time.Minute
-	refreshCooldown         = 5 * time.Second
-	maxRefreshCooldown      = 5 * time.Minute
 )
 
 // RetryError is a failure the gateway will not try again before After has passed (an
@@ -121,8 +120,9 @@ func (st *backendState) refreshCoolingDown(now time.Time, who vault.Caller) erro
 // refreshAnswered records how who's refresh grant went: a failure of the server itself
 // (serverFailure) begins or lengthens a cooldown and comes back with it (the backend's when no
 // answer came or two callers' refreshes failed in a row, else who's own); any answer of the
-// server's own (tokens, or a refusal such as invalid_grant) ends the backend's and who's.
-func (st *backendState) refreshAnswered(now time.Time, who vault.Caller, err error) error {
+// server's own (tokens, or a refusal such as invalid_grant) ends the backend's and who's. A
+// cooldown's first step is first (Config.RefreshCooldown).
+func (st *backendState) refreshAnswered(now time.Time, who vault.Caller, err error, first time.Duration) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if !serverFailure(err) {
@@ -136,12 +136,12 @@ func (st *backendState) refreshAnswered(now time.Time, who vault.Caller, err err
 		if own, ok := st.callerCool[who]; ok {
 			st.refreshCool.failures = max(st.refreshCool.failures, own.failures)
 		}
-		return st.refreshCool.failed(now, err, refreshCooldown, maxRefreshCooldown)
+		return st.refreshCool.failed(now, err, first, MaxRefreshCooldown)
 	}
 	own := st.callerCooldown(who)
-	out := own.failed(now, err, refreshCooldown, maxRefreshCooldown)
+	out := own.failed(now, err, first, MaxRefreshCooldown)
 	if st.lastFailed != (vault.Caller{}) && st.lastFailed != who {
-		out = st.refreshCool.failed(now, err, refreshCooldown, maxRefreshCooldown)
+		out = st.refreshCool.failed(now, err, first, MaxRefreshCooldown)
 	}
 	st.lastFailed = who
 	return out

@@ -27,6 +27,7 @@ func connected(t *testing.T, f *fixture) (vault.Caller, string) {
 // need alice's expired token at once; the authorization server sees exactly one refresh, every
 // caller gets the same new token, and the backend accepts it as alice's account.
 func TestRefreshOncePerRecordAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{redis: true})
 	alice, old := connected(t, f)
 	other := newFixture(t, fixtureOptions{replicaOf: f})
@@ -75,6 +76,7 @@ func TestRefreshOncePerRecordAcrossReplicas(t *testing.T) {
 // the record; one that refuses the refresh token (the user's session there ended) removes it,
 // so the next call asks for consent again.
 func TestRefreshFailures(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice, _ := connected(t, f)
 	f.clock.Advance(24 * time.Hour)
@@ -85,7 +87,7 @@ func TestRefreshFailures(t *testing.T) {
 	if ok || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("authorization server hanging: ok %v, %v; want ErrUnavailable", ok, err)
 	}
-	f.clock.Advance(refreshCooldown) // past the cooldown the hanging server began
+	f.clock.Advance(DefaultRefreshCooldown) // past the cooldown the hanging server began
 	f.asLink.garbage.Store(true)
 	_, ok, err = f.svc.Token(t.Context(), backendName, alice)
 	f.asLink.garbage.Store(false)
@@ -99,7 +101,7 @@ func TestRefreshFailures(t *testing.T) {
 	if err := f.as.EndSessions(t.Context(), realop.OtherUserID, asClientID); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.Advance(2 * refreshCooldown)
+	f.clock.Advance(2 * DefaultRefreshCooldown)
 	f.noToken(t, alice)
 	if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
 		t.Errorf("after invalid_grant the record is still there: %v", err)
@@ -115,6 +117,7 @@ func TestRefreshFailures(t *testing.T) {
 // left, one whose token still works goes on with it, and an answer of the server's own ends
 // the cooldown.
 func TestRefreshBacksOffWhileServerDown(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice, _ := connected(t, f)
 	f.clock.Advance(24 * time.Hour) // past the access token's expiry
@@ -136,16 +139,16 @@ func TestRefreshBacksOffWhileServerDown(t *testing.T) {
 	}
 
 	f.asLink.overloaded.Store(true)
-	refused(1, refreshCooldown)
-	refused(0, refreshCooldown) // the clock stands still: the whole cooldown is left
-	f.clock.Advance(refreshCooldown / 2)
-	refused(0, refreshCooldown/2)
-	f.clock.Advance(refreshCooldown / 2)
+	refused(1, DefaultRefreshCooldown)
+	refused(0, DefaultRefreshCooldown) // the clock stands still: the whole cooldown is left
+	f.clock.Advance(DefaultRefreshCooldown / 2)
+	refused(0, DefaultRefreshCooldown/2)
+	f.clock.Advance(DefaultRefreshCooldown / 2)
 	f.asLink.overloaded.Store(false)
 	f.asLink.garbage.Store(true)
-	refused(1, 2*refreshCooldown) // the second failure in a row waits twice as long
+	refused(1, 2*DefaultRefreshCooldown) // the second failure in a row waits twice as long
 	f.asLink.garbage.Store(false)
-	f.clock.Advance(2 * refreshCooldown)
+	f.clock.Advance(2 * DefaultRefreshCooldown)
 	fresh, ok, err := token(1)
 	if !ok || err != nil {
 		t.Fatalf("the server back: ok %v, %v", ok, err)
@@ -164,7 +167,7 @@ func TestRefreshBacksOffWhileServerDown(t *testing.T) {
 		}
 	}
 	f.clock.Advance(2 * time.Second) // expired now, the cooldown not over: refused at once
-	refused(0, refreshCooldown-2*time.Second)
+	refused(0, DefaultRefreshCooldown-2*time.Second)
 	if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); err != nil {
 		t.Fatalf("the record went with an unavailable server: %v", err)
 	}
@@ -174,6 +177,7 @@ func TestRefreshBacksOffWhileServerDown(t *testing.T) {
 // from the shared record that another replica's refresh got an answer since, so its next
 // failure starts a new run (the first wait again, not twice it).
 func TestRefreshCooldownEndsWhenAnotherReplicaRefreshed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{redis: true})
 	alice, _ := connected(t, f)
 	other := newFixture(t, fixtureOptions{replicaOf: f})
@@ -186,7 +190,7 @@ func TestRefreshCooldownEndsWhenAnotherReplicaRefreshed(t *testing.T) {
 			t.Fatalf("ok %v, %v, retry after %s; want %s", ok, err, RetryAfter(err, 0), wantAfter)
 		}
 	}
-	failOn(f.svc, refreshCooldown)
+	failOn(f.svc, DefaultRefreshCooldown)
 	f.clock.Advance(time.Second)
 	if _, ok, err := other.svc.Token(t.Context(), backendName, alice); !ok || err != nil {
 		t.Fatalf("the other replica's refresh: ok %v, %v", ok, err)
@@ -196,7 +200,7 @@ func TestRefreshCooldownEndsWhenAnotherReplicaRefreshed(t *testing.T) {
 		t.Fatalf("the first replica reading the fresh record: ok %v, %v", ok, err)
 	}
 	f.clock.Advance(24 * time.Hour)
-	failOn(f.svc, refreshCooldown)
+	failOn(f.svc, DefaultRefreshCooldown)
 }
 
 // TestBackendRefusesToken: a token the backend answers 401 to is never sent again. The first
@@ -205,6 +209,7 @@ func TestRefreshCooldownEndsWhenAnotherReplicaRefreshed(t *testing.T) {
 // next call asks for consent. A refusal of another token than the record's changes nothing,
 // and a record without a refresh token goes at the first refusal.
 func TestBackendRefusesToken(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice, tok := connected(t, f)
 	key := alice.Issuer + "#" + alice.Subject
@@ -256,6 +261,7 @@ func TestBackendRefusesToken(t *testing.T) {
 // token without a second refresh (which, with the rotated-away token, would have been refused
 // and the user asked to connect again).
 func TestRefreshStoreDownMidway(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{redis: true})
 	alice, old := connected(t, f)
 	other := newFixture(t, fixtureOptions{replicaOf: f})
@@ -291,6 +297,7 @@ func TestRefreshStoreDownMidway(t *testing.T) {
 // take the lock and send the same refresh token again (a server rotating refresh tokens takes
 // the second use for a replay): it waits, and both get the one refresh's token.
 func TestRefreshLockOutlastsRefresh(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{timeout: 20 * time.Second})
 	alice, old := connected(t, f)
 	other := newFixture(t, fixtureOptions{replicaOf: f, timeout: 20 * time.Second})
@@ -330,6 +337,7 @@ func TestRefreshLockOutlastsRefresh(t *testing.T) {
 // TestLockTTLCoversTheRefresh: every timeout a backend may have leaves the refresh lock longer
 // than the refresh and the time to store its result; a longer timeout is refused.
 func TestLockTTLCoversTheRefresh(t *testing.T) {
+	t.Parallel()
 	for _, d := range []time.Duration{0, time.Second, 10 * time.Second, 15 * time.Second, MaxTimeout} {
 		b := Backend{Timeout: d}
 		if b.lockTTL() < 2*b.timeout()+storeWindow {
@@ -347,6 +355,7 @@ func TestLockTTLCoversTheRefresh(t *testing.T) {
 // invalid_grant. The newer record is the caller's connection: it is kept and used, and the
 // caller is not sent to connect again.
 func TestInvalidGrantAfterAnotherRefresh(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice, _ := connected(t, f)
 	stale, err := f.svc.Vault().Get(t.Context(), alice, backendName)
@@ -372,6 +381,7 @@ func TestInvalidGrantAfterAnotherRefresh(t *testing.T) {
 // store it. The call is not failed as retryable forever with the refresh lock held; the record
 // goes, the fresh tokens are revoked, the log says why, and the next call asks for consent.
 func TestRefreshTooLargeToKeep(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice, _ := connected(t, f)
 	f.clock.Advance(24 * time.Hour)
@@ -394,15 +404,16 @@ func TestRefreshTooLargeToKeep(t *testing.T) {
 // doubled per failure in a row, at most 5 minutes, and a second refusal within 10 minutes as
 // the one that drops a record; the figures the code uses are those, the cap included.
 func TestCooldownFiguresAsDocumented(t *testing.T) {
-	if refreshCooldown != 5*time.Second || maxRefreshCooldown != 5*time.Minute || refusedAgainWithin != 10*time.Minute {
+	t.Parallel()
+	if DefaultRefreshCooldown != 5*time.Second || MaxRefreshCooldown != 5*time.Minute || refusedAgainWithin != 10*time.Minute {
 		t.Fatalf("cooldown %s, cap %s, refused again within %s; docs/user-oauth.md says 5s, 5m0s, 10m0s",
-			refreshCooldown, maxRefreshCooldown, refusedAgainWithin)
+			DefaultRefreshCooldown, MaxRefreshCooldown, refusedAgainWithin)
 	}
 	var c cooldown
 	now := time.Unix(1e9, 0)
 	var waits []time.Duration
 	for range 10 {
-		waits = append(waits, RetryAfter(c.failed(now, errors.New("down"), refreshCooldown, maxRefreshCooldown), 0))
+		waits = append(waits, RetryAfter(c.failed(now, errors.New("down"), DefaultRefreshCooldown, MaxRefreshCooldown), 0))
 	}
 	want := []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second,
 		160 * time.Second, 5 * time.Minute, 5 * time.Minute, 5 * time.Minute, 5 * time.Minute}
@@ -419,6 +430,7 @@ func TestCooldownFiguresAsDocumented(t *testing.T) {
 // while another caller's refresh is still sent and succeeds. Refreshes of two callers failing in
 // a row begin the backend's cooldown, as one server failing for everyone does.
 func TestOneCallerCannotCoolRefreshForAll(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice, _ := connected(t, f)
 	bob := f.caller(realop.OtherUserID)
@@ -441,7 +453,7 @@ func TestOneCallerCannotCoolRefreshForAll(t *testing.T) {
 		}
 		return ok, err
 	}
-	if ok, err := token(alice, 1); ok || RetryAfter(err, 0) != refreshCooldown {
+	if ok, err := token(alice, 1); ok || RetryAfter(err, 0) != DefaultRefreshCooldown {
 		t.Fatalf("alice's refused refresh: ok %v, %v", ok, err)
 	}
 	if ok, err := token(alice, 0); ok || !errors.Is(err, ErrUnavailable) {
@@ -470,6 +482,7 @@ func TestOneCallerCannotCoolRefreshForAll(t *testing.T) {
 // many callers' refreshes the server fails with a status; the one whose wait ends first makes
 // room, and the newest caller's cooldown is kept.
 func TestCallerCooldownsBounded(t *testing.T) {
+	t.Parallel()
 	if maxCallerCooldowns != 1024 {
 		t.Fatalf("maxCallerCooldowns %d; the documents say 1,024", maxCallerCooldowns)
 	}
@@ -479,7 +492,7 @@ func TestCallerCooldownsBounded(t *testing.T) {
 	who := func(i int) vault.Caller { return vault.Caller{Issuer: "https://idp.example", Subject: strconv.Itoa(i)} }
 	for i := range maxCallerCooldowns + 100 {
 		now = now.Add(time.Millisecond)
-		_ = st.refreshAnswered(now, who(i), perUser)
+		_ = st.refreshAnswered(now, who(i), perUser, DefaultRefreshCooldown)
 		if n := len(st.callerCool); n > maxCallerCooldowns {
 			t.Fatalf("%d callers' cooldowns kept after %d callers, bound %d", n, i+1, maxCallerCooldowns)
 		}

@@ -296,7 +296,7 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 		tr, err = s.oauth.tokenRequest(rctx, &d.as, c, url.Values{"grant_type": {"refresh_token"},
 			"refresh_token": {e.RefreshToken}, "resource": {st.cfg.resource()}})
 		cancel()
-		err = st.refreshAnswered(s.now(), who, err)
+		err = st.refreshAnswered(s.now(), who, err, s.cfg.RefreshCooldown)
 	}
 	var unusable *unusableError
 	switch {
