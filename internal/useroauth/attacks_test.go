@@ -49,6 +49,7 @@ func withQuery(u *url.URL, set map[string]string, del ...string) string {
 // TestCallbackAttacks: every way a callback can be wrong is refused with a page that says so,
 // before it costs the authorization server anything where it can be, and stores nothing.
 func TestCallbackAttacks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{authServer: realop.AuthServerOptions{ISSResponse: true}})
 	alice, bob := f.caller(realop.UserID), f.caller(realop.OtherUserID)
 	refused := func(t *testing.T, b *browser, u string, status int, reason string, says ...string) {
@@ -182,6 +183,7 @@ func TestCallbackAttacks(t *testing.T) {
 // TestLinkAttacks: a link is only the caller's, only while it lasts, and only a form of the
 // page itself continues it.
 func TestLinkAttacks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice := f.caller(realop.UserID)
 	t.Run("another user opens it", func(t *testing.T) {
@@ -239,6 +241,7 @@ func TestLinkAttacks(t *testing.T) {
 // signed-in caller who loops through connects is refused once past its budget, before the
 // code costs the authorization server anything, and other callers are not affected.
 func TestCallbackBudget(t *testing.T) {
+	t.Parallel()
 	// The documented bound is the one the service applies.
 	doc, err := os.ReadFile("../../docs/user-oauth.md")
 	if err != nil {
@@ -295,6 +298,7 @@ func TestCallbackBudget(t *testing.T) {
 // cookies) is answered 405 wherever a GET has an effect: it spends no code, completes no flow,
 // clears no cookie and starts no sign-in; the GET that follows still completes the connect.
 func TestHeadChangesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice := f.caller(realop.UserID)
 	head := func(t *testing.T, b *browser, u, allow string) {

@@ -10,6 +10,7 @@ import (
 // TestLoggedScope: the scope a connection's log line repeats is bounded, cut on a character
 // boundary and marked with its length; a short one is logged whole.
 func TestLoggedScope(t *testing.T) {
+	t.Parallel()
 	if got := loggedScope("repo read:user"); got != "repo read:user" {
 		t.Errorf("short scope logged as %q", got)
 	}

@@ -13,6 +13,7 @@ import (
 // in with there; the list page shows it, and Disconnect revokes it at the authorization server
 // and removes it. With the memory store and with a real Redis.
 func TestConnect(t *testing.T) {
+	t.Parallel()
 	for _, redis := range []bool{false, true} {
 		t.Run(map[bool]string{false: "memory", true: "redis"}[redis], func(t *testing.T) {
 			f := newFixture(t, fixtureOptions{redis: redis})

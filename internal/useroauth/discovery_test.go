@@ -9,6 +9,7 @@ import (
 // (docs/user-oauth.md): discoveries within it ask the authorization server nothing more, the
 // first after it asks again.
 func TestMetadataKeptAnHour(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	disc := f.svc.backends[backendName].disc
 	if _, err := disc.get(t.Context()); err != nil {

@@ -12,6 +12,7 @@ import (
 // deleted at the identity provider, who can no longer call) they are removed and the next call
 // asks for consent again; the vault's size counts them no more. Memory and Redis alike.
 func TestRecordsExpire(t *testing.T) {
+	t.Parallel()
 	for _, redis := range []bool{false, true} {
 		name := map[bool]string{false: "memory", true: "redis"}[redis]
 		t.Run(name, func(t *testing.T) {

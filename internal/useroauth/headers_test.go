@@ -13,6 +13,7 @@ import (
 // be framed, cached, sniffed or told to another site, and runs no script; the client metadata
 // document, public JSON, may be cached.
 func TestPagesSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice := f.caller(realop.UserID)
 	check := func(what string, h http.Header, cache string) {

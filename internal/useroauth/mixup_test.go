@@ -68,6 +68,7 @@ func startHostileAS(t *testing.T) *hostileAS {
 // Each backend has its own redirect URI, and a response arriving at one backend's callback with
 // the state of another's round trip is refused before its code goes anywhere.
 func TestMixUpAcrossBackends(t *testing.T) {
+	t.Parallel()
 	evil := startHostileAS(t)
 	f := newFixture(t, fixtureOptions{more: []Backend{{Name: "other", URL: evil.srv.URL + "/mcp", AuthServer: evil.srv.URL,
 		Scopes: []string{"notes"}, ClientID: "gateway-at-other", ClientSecret: "other-secret"}}})
@@ -142,6 +143,7 @@ func sentOn(t *testing.T, f *fixture, evil *hostileAS) {
 // have another's responses delivered to its own callback), and only backends registered by
 // document have one.
 func TestMetadataDocumentPerBackend(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{registration: RegistrationMetadataDocument,
 		authServer: realop.AuthServerOptions{MetadataDocuments: true, ISSResponse: true},
 		more:       []Backend{{Name: "other", URL: "https://other.example/mcp", ClientID: "gateway-at-other"}}})
@@ -179,6 +181,7 @@ func TestMetadataDocumentPerBackend(t *testing.T) {
 // that server a refresh token the first one issued, even when the gateway's client id is the
 // same at both: the record, issued by another server, is removed, and the user connects again.
 func TestRefreshTokenStaysWithItsServer(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice, _ := connected(t, f)
 	other := startHostileAS(t)
@@ -198,6 +201,7 @@ func TestRefreshTokenStaysWithItsServer(t *testing.T) {
 // same (one client there, a redirect URI each): each backend has its own record, for its own
 // resource (RFC 8707), the tokens differ, and disconnecting one leaves the other.
 func TestTwoBackendsOneServer(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{moreOf: func(f *fixture) []Backend {
 		return []Backend{{Name: "second", URL: f.backend.URL(), Resource: f.backend.URL() + "/second", AuthServer: f.as.Issuer(),
 			Scopes: []string{"openid", "offline_access", "notes"}, ClientID: asClientID, ClientSecret: asClientSecret}}

@@ -15,6 +15,7 @@ import (
 // so a browser that reaches the gateway only through the balancer connects an account, lists it
 // and disconnects it.
 func TestConnectBehindPathPrefix(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{prefix: "/team-a"})
 	alice := f.caller(realop.UserID)
 	link := f.link(t, alice)

@@ -59,6 +59,7 @@ func (b *barrierRecords) AddRecord(ctx context.Context, owner, name string, valu
 // record and before either stored: one grant is kept, and the other's tokens (refresh and
 // access) are revoked at the authorization server, not left valid with nobody holding them.
 func TestFirstConnectsRace(t *testing.T) {
+	t.Parallel()
 	barrier := newBarrierRecords()
 	wrap := func(r store.Records) store.Records { barrier.Records = r; return barrier }
 	f := newFixture(t, fixtureOptions{redis: true, records: wrap})

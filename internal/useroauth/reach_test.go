@@ -72,6 +72,7 @@ func (h *hostileSite) discover(t *testing.T, b Backend) (*discovered, error) {
 // link-local, unspecified or multicast address (the cloud metadata service), in any spelling;
 // other hosts, private addresses among them, stay usable.
 func TestMetadataCannotPointInward(t *testing.T) {
+	t.Parallel()
 	h := startHostileSite(t)
 	const issuer = "https://example.com"
 	meta := func(token, registration string) {
@@ -113,6 +114,7 @@ func TestMetadataCannotPointInward(t *testing.T) {
 // TestDefaultClientRefusesLinkLocal: the client the gateway reaches authorization servers with
 // does not connect to a link-local, unspecified or multicast address, however it was named.
 func TestDefaultClientRefusesLinkLocal(t *testing.T) {
+	t.Parallel()
 	c := defaultHTTPClient()
 	for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://[fe80::1]:80/", "http://0.0.0.0:1/"} {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -136,6 +138,7 @@ func TestDefaultClientRefusesLinkLocal(t *testing.T) {
 // page shows what is asked ("notes admin" would be one scope on the page and two at the
 // server), and there are at most maxScopes of them.
 func TestListedScopesAreScopeTokens(t *testing.T) {
+	t.Parallel()
 	h := startHostileSite(t)
 	const issuer = "https://example.com"
 	m := map[string]any{"issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": issuer + "/token",
@@ -203,6 +206,7 @@ func serveHostile(w http.ResponseWriter, r *http.Request) bool {
 // body that never ends and one that trickles are each an error wrapping ErrAuthServer, for the
 // metadata and for the token, registration and revocation endpoints alike.
 func TestAnswersBounded(t *testing.T) {
+	t.Parallel()
 	h := startHostileSite(t)
 	const site = "https://example.com/hostile/"
 	a := &asClient{http: h.client(), now: time.Now}
@@ -239,6 +243,7 @@ func TestAnswersBounded(t *testing.T) {
 // resource metadata names the configured resource. Each is refused as the server being
 // unavailable; the same metadata, right, is accepted.
 func TestServerMetadataChecked(t *testing.T) {
+	t.Parallel()
 	h := startHostileSite(t)
 	const issuer = "https://example.com"
 	good := func() map[string]any {

@@ -17,6 +17,7 @@ import (
 // registration per replica (not one per user: each would be an orphan client there), and every
 // caller on both replicas ends up with the same client.
 func TestRegistrationOncePerReplica(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{redis: true, registration: RegistrationDynamic, authServer: realop.AuthServerOptions{Registration: true}})
 	other := newFixture(t, fixtureOptions{replicaOf: f, sharedURL: true, registration: RegistrationDynamic})
 	slow := "slow"
@@ -67,6 +68,7 @@ func TestRegistrationOncePerReplica(t *testing.T) {
 // they get a retryable error saying when to try again (the connect page's Retry-After), the
 // cooldown grows while the failures go on, and the first registration that succeeds ends it.
 func TestRegistrationCooldown(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{registration: RegistrationDynamic, authServer: realop.AuthServerOptions{Registration: true}})
 	st := f.svc.backends[backendName]
 	mode := func(m string) { f.asLink.register.Store(&m) }
@@ -157,6 +159,7 @@ func startConnect(t *testing.T, f *fixture) (int, string) {
 // expired is a failed registration (cooldown, retryable error), not a client to use once and
 // register again on every later use.
 func TestRegistrationExpiredOnArrival(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{registration: RegistrationDynamic, authServer: realop.AuthServerOptions{Registration: true}})
 	st := f.svc.backends[backendName]
 	expired := "expired"
@@ -179,6 +182,7 @@ func TestRegistrationExpiredOnArrival(t *testing.T) {
 // new one, and the record issued to the old client is dropped so the user connects again,
 // instead of every refresh and connect failing until a restart.
 func TestRegisteredClientForgotten(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{registration: RegistrationDynamic, authServer: realop.AuthServerOptions{Registration: true}})
 	alice, _ := connected(t, f)
 	e, err := f.svc.Vault().Get(t.Context(), alice, backendName)

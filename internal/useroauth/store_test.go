@@ -18,6 +18,7 @@ import (
 // the server, and once Redis is back nothing half-stored is there: the user simply connects
 // again.
 func TestCallbackStoreDown(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{redis: true})
 	alice := f.caller(realop.UserID)
 	b := f.browser(t)
@@ -48,6 +49,7 @@ func TestCallbackStoreDown(t *testing.T) {
 // Metadata Document it serves, and by dynamic registration (RFC 7591); either way the backend
 // accepts the token as the connected account.
 func TestRegistrations(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		reg  Registration
 		opts realop.AuthServerOptions
@@ -80,6 +82,7 @@ func TestRegistrations(t *testing.T) {
 // revokes their tokens at the authorization server; the other callers' calls then ask for
 // consent again.
 func TestRevokeBackend(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice, _ := connected(t, f)
 	bob := f.caller(realop.OtherUserID)
@@ -107,6 +110,7 @@ func TestRevokeBackend(t *testing.T) {
 // record: with thousands of users a Timeout each would hold the operator's request for hours.
 // The records not revoked at the server are counted in a log line.
 func TestRevokeBackendServerDown(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice, _ := connected(t, f)
 	bob := f.caller(realop.OtherUserID)
@@ -131,6 +135,7 @@ func TestRevokeBackendServerDown(t *testing.T) {
 // authorization server whose revocation endpoint never answers must not hold it: the request is
 // given up after the backend's Timeout, and the record is removed all the same.
 func TestRevokeAuthServerHangs(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice, _ := connected(t, f)
 	f.asLink.hangRevoke.Store(true)
@@ -163,6 +168,7 @@ func TestRevokeAuthServerHangs(t *testing.T) {
 // next call asks for consent, for the user's disconnect and the operator's revocation of a
 // subject or a backend alike.
 func TestRevocationRacesRefresh(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		revoke func(f *fixture, alice vault.Caller) (int, error)

@@ -22,6 +22,7 @@ import (
 // temporarily_unavailable, server_error) and the server refusing the gateway as its client
 // (invalid_client: the operator's configuration) keep the record and stay retryable.
 func TestRefreshRefusals(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		answer tokenAnswer
@@ -75,6 +76,7 @@ func TestRefreshRefusals(t *testing.T) {
 // refresh answered so sends the user to consent, whose page then says why. No log line
 // carries the tokens.
 func TestUnusableTokens(t *testing.T) {
+	t.Parallel()
 	dpop := &tokenAnswer{http.StatusOK,
 		`{"access_token":"at-unusable-7f3a","token_type":"DPoP","refresh_token":"rt-unusable-7f3a","expires_in":300}`}
 	t.Run("code exchange", func(t *testing.T) {
@@ -130,6 +132,7 @@ func noneLogged(t *testing.T, f *fixture, secrets ...string) {
 // 7009 §2.2.1 unsupported_token_type: a server that does not revoke refresh tokens) is still
 // asked to revoke the access token; a server that does not answer is not waited for twice.
 func TestRevocationRefusedForOneToken(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice, _ := connected(t, f)
 	f.asLink.refuseRefreshRevocation.Store(true)
@@ -164,6 +167,7 @@ func TestRevocationRefusedForOneToken(t *testing.T) {
 // DefaultTokenLifetime otherwise, the scope the server granted (the one asked when it says
 // none, RFC 6749 §5.1), and a connect never fails for a member the gateway does not need.
 func TestTokenAnswerFields(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	const asked = "openid offline_access notes"
 	for _, tt := range []struct {
@@ -218,6 +222,7 @@ func TestTokenAnswerFields(t *testing.T) {
 // opened before the first connect finished, or to change accounts) replaces the record; the
 // tokens of the one replaced are revoked, not left valid at the server with nobody holding them.
 func TestConnectAgainRevokesTheOldGrant(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice := f.caller(realop.UserID)
 	// A connect page opened in one browser, left while the user connects in another.
@@ -250,6 +255,7 @@ func TestConnectAgainRevokesTheOldGrant(t *testing.T) {
 // error code (letters, digits, _ . : -): text made to read as a message from the gateway
 // ("call this number") is shown as "invalid". The error_description is never shown or logged.
 func TestErrorCodesShownAsCodes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice := f.caller(realop.UserID)
 	for _, hostile := range []string{"Your account is locked. Call +1 555 0100", "<b>login_required</b>", "a b"} {
@@ -277,6 +283,7 @@ func TestErrorCodesShownAsCodes(t *testing.T) {
 // used until the backend refuses it, not dropped after an assumed lifetime, which sent the user
 // to consent every few minutes; the backend's refusal then sends them to consent.
 func TestTokenWithoutLifetimeOrRefresh(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	alice := f.caller(realop.UserID)
 	f.asLink.answer.Store(&tokenAnswer{http.StatusOK, `{"access_token":"at-forever-5e2b","token_type":"Bearer"}`})
@@ -303,6 +310,7 @@ func TestTokenWithoutLifetimeOrRefresh(t *testing.T) {
 // endpoint, or one that does not answer, leaves them valid there until they expire, and the
 // user is told so (and where to end them), not that they were revoked.
 func TestDisconnectSaysWhatHappened(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		set  func(*fixture)
@@ -359,6 +367,7 @@ func (r *refreshingRecords) GetRecord(ctx context.Context, owner, name string, l
 // under the connect is not waited on for ever: the connect is refused as retryable, its own
 // tokens revoked, and the record left as the last writer made it.
 func TestConnectAgainRevokesWhatARefreshStored(t *testing.T) {
+	t.Parallel()
 	t.Run("once", func(t *testing.T) { connectOverRefreshes(t, 1) })
 	t.Run("for ever", func(t *testing.T) { connectOverRefreshes(t, 1000) })
 }
