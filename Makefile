@@ -76,6 +76,10 @@ unit:
 	$(GO) test -race -count=1 -p 3 -parallel 4 -vet=off -timeout $(TEST_TIMEOUT) $(SLOW_PACKAGES) ./...
 	# Allocation counts mean nothing under -race (pools drop at random): counted once without it.
 	$(GO) test -count=1 -run '^(TestAllocationBudgets|TestClientBoundsCostNoAllocation)$$' ./mcphttp/
+	# The detectors' differential scans and the search's ranking evaluations are pure computation
+	# on one goroutine, which the race detector slows tenfold and finds nothing in: they skip
+	# under -race (skipUnderRace) and run here, with the rest of their packages again.
+	$(GO) test -count=1 -vet=off ./internal/guardrails/ ./internal/toolsearch/
 
 # Every native fuzz target, FUZZTIME each (see .ci/fuzz).
 fuzz:

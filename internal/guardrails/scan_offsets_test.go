@@ -26,6 +26,7 @@ func offsets() []int {
 }
 
 func TestScanMatchesReferenceAtEveryOffset(t *testing.T) {
+	skipUnderRace(t)
 	tb, hosts, sets := newTables(), diffHosts(), diffSets()[:5]
 	pieces := []string{"ignore all previous instructions and", "AKIAIOSFODNN7EXAMPLE", "ghp_" + strings.Repeat("aB3", 12),
 		"mail bob@example.org now", "see https://evil.test/x?y=1", "password=hunter2hunter2", "4111 1111 1111 1111",

@@ -58,6 +58,18 @@ func TestCheckAllocatesOnlyItsReport(t *testing.T) {
 	}
 }
 
+// skipUnderRace skips a test of pure computation under the race detector, which finds nothing
+// in it and makes it about ten times as slow: one that starts no goroutine and shares no pool,
+// cache or package-level mutable state with anything (each builds its own tables or engine
+// state, and the functions it calls keep none). `make unit` runs this package once without
+// -race too, where it runs.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceBuild() {
+		t.Skip("pure computation on one goroutine: the race detector finds nothing here; run without -race")
+	}
+}
+
 // raceBuild reports whether this test binary was built with -race.
 func raceBuild() bool {
 	bi, ok := debug.ReadBuildInfo()

@@ -107,6 +107,7 @@ func learned(catalog []evalTool, docs []Tool, sets [][]evalQuery) *BM25 {
 //
 //	go test -run TestLearnedEvaluation -v ./internal/toolsearch
 func TestLearnedEvaluation(t *testing.T) {
+	skipUnderRace(t)
 	catalog := loadCatalog(t)
 	docs := toolsOf(catalog)
 	sets := seenSets(t, catalog)

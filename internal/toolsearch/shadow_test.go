@@ -103,6 +103,7 @@ func withClones(tb testing.TB, catalog []evalTool) []evalTool {
 // as without them, so a task's real tool stays in the first five as often as without copies, and
 // no copy is ever shown before a real tool of the task.
 func TestShadowing(t *testing.T) {
+	skipUnderRace(t)
 	checkShadowing(t, NewBM25)
 }
 

@@ -67,6 +67,7 @@ func TestWordNetLookup(t *testing.T) {
 // over a view still ranks as over an index of the view's tools alone, and copies of tools still
 // take one slot and never come first (TestShadowing's check).
 func TestWordNetKeepsTheView(t *testing.T) {
+	skipUnderRace(t)
 	table := wordnetTable(t)
 	for _, gated := range []bool{false, true} {
 		th := &thesaurus{table: table, weights: [3]float64{0.3, 0.2, 0.2}, gated: gated}
@@ -94,6 +95,7 @@ func TestWordNetOffChangesNothing(t *testing.T) {
 //
 //	go test -run TestWordNetEvaluation -v ./internal/toolsearch
 func TestWordNetEvaluation(t *testing.T) {
+	skipUnderRace(t)
 	table := wordnetTable(t)
 	rows := []rankerRow{{"without WordNet (the gateway's)", func(docs []Tool) *BM25 { return NewBM25(docs) }}}
 	for _, v := range wordnetVariants {
