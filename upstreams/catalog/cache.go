@@ -48,8 +48,10 @@ type CacheConfig struct {
 	// MaxBytes bounds the memory the cached lists retain, counted as each item's JSON plus its
 	// bookkeeping; the least recently used lists go first. A list larger than the whole budget
 	// is served but not cached. This is the bound that matters for private lists: each
-	// caller's copy of a large list costs its full size. Zero means DefaultCacheBytes; at most
-	// MaxCacheBytes.
+	// caller's copy of a large list costs its full size. One caller's private lists hold at
+	// most an eighth of the entries and of the bytes (their own oldest go first), and a private
+	// list larger than that share is served but not cached. Zero means DefaultCacheBytes; at
+	// most MaxCacheBytes.
 	MaxBytes int64 `yaml:"maxBytes"`
 	// Disabled turns list caching off. Concurrent identical requests are still collapsed.
 	Disabled bool `yaml:"disabled"`
