@@ -12,6 +12,8 @@ const (
 	CacheList = "list"
 	// CacheLegacyLevel is the pre-2026 edge's cache of sessions' log levels.
 	CacheLegacyLevel = "legacy_level"
+	// CacheSearchIndex is the tool search's indexes of catalog versions.
+	CacheSearchIndex = "search_index"
 )
 
 // Causes of an eviction.
@@ -24,13 +26,13 @@ const (
 
 // cacheEvictions holds the four series, created at start so that the first eviction is an
 // increase from 0.
-type cacheEvictions [2][2]prometheus.Counter // cache × cause (share, total)
+type cacheEvictions [3][2]prometheus.Counter // cache × cause (share, total)
 
 func (r *Recorder) buildEvictions(cs *[]prometheus.Collector) {
 	v := r.newCounterVec(cs, NameCacheEvictions,
 		"Entries a per-replica cache evicted to make room, by cache and cause: share when the caller was at its share and lost one of its own entries, total when the whole cache was full.",
 		"cache", "cause")
-	for i, cache := range []string{CacheList, CacheLegacyLevel} {
+	for i, cache := range []string{CacheList, CacheLegacyLevel, CacheSearchIndex} {
 		for j, cause := range []string{EvictionShare, EvictionTotal} {
 			r.evictions[i][j] = v.WithLabelValues(cache, cause)
 		}
@@ -44,6 +46,10 @@ func (r *Recorder) ListCacheEviction(own bool) { r.eviction(0, own) }
 // LegacyLevelEviction counts one level evicted from the pre-2026 level cache; own when its
 // caller's share made it go.
 func (r *Recorder) LegacyLevelEviction(own bool) { r.eviction(1, own) }
+
+// SearchIndexEviction counts one catalog version's search index dropped; own when its
+// caller's share made it go.
+func (r *Recorder) SearchIndexEviction(own bool) { r.eviction(2, own) }
 
 func (r *Recorder) eviction(cache int, own bool) {
 	if r == nil {
