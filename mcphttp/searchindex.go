@@ -127,7 +127,7 @@ func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byt
 	if c.buildFn != nil {
 		e = c.buildFn(cat)
 	} else {
-		e = c.build(cat)
+		e = c.build(cat, owner)
 	}
 	return e
 }
@@ -161,7 +161,7 @@ func (c *indexCache) evicted(own bool) {
 // build indexes one catalog version, and logs each backend tool it hides because its name is a
 // meta-tool's (backend names are checked against the meta-tools' names at start, tool names
 // cannot be) or because its definition cannot be read as every client reads it.
-func (c *indexCache) build(cat *upstreams.ToolCatalog) *catalogIndex {
+func (c *indexCache) build(cat *upstreams.ToolCatalog, owner string) *catalogIndex {
 	tools := cat.Tools()
 	e := &catalogIndex{version: cat.Version(), tools: tools, names: make([]string, len(tools)),
 		reserved: make([]bool, len(tools)), shadows: make([]bool, len(tools))}
@@ -190,7 +190,7 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog) *catalogIndex {
 				texts[i] = toolsearch.EmbedText(d)
 			}
 		}
-		e.vectors = c.embed.Catalog(texts)
+		e.vectors = c.embed.Catalog(texts, owner)
 	}
 	return e
 }

@@ -14,6 +14,8 @@ const (
 	CacheLegacyLevel = "legacy_level"
 	// CacheSearchIndex is the tool search's indexes of catalog versions.
 	CacheSearchIndex = "search_index"
+	// CacheSearchVectors is the tool search's cache of tool vectors (search.embeddings).
+	CacheSearchVectors = "search_vectors"
 )
 
 // Causes of an eviction.
@@ -26,13 +28,13 @@ const (
 
 // cacheEvictions holds the four series, created at start so that the first eviction is an
 // increase from 0.
-type cacheEvictions [3][2]prometheus.Counter // cache × cause (share, total)
+type cacheEvictions [4][2]prometheus.Counter // cache × cause (share, total)
 
 func (r *Recorder) buildEvictions(cs *[]prometheus.Collector) {
 	v := r.newCounterVec(cs, NameCacheEvictions,
 		"Entries a per-replica cache evicted to make room, by cache and cause: share when the caller was at its share and lost one of its own entries, total when the whole cache was full.",
 		"cache", "cause")
-	for i, cache := range []string{CacheList, CacheLegacyLevel, CacheSearchIndex} {
+	for i, cache := range []string{CacheList, CacheLegacyLevel, CacheSearchIndex, CacheSearchVectors} {
 		for j, cause := range []string{EvictionShare, EvictionTotal} {
 			r.evictions[i][j] = v.WithLabelValues(cache, cause)
 		}
@@ -50,6 +52,10 @@ func (r *Recorder) LegacyLevelEviction(own bool) { r.eviction(1, own) }
 // SearchIndexEviction counts one catalog version's search index dropped; own when its
 // caller's share made it go.
 func (r *Recorder) SearchIndexEviction(own bool) { r.eviction(2, own) }
+
+// SearchVectorEviction counts one tool vector dropped from the embeddings cache; own when its
+// caller's share made it go.
+func (r *Recorder) SearchVectorEviction(own bool) { r.eviction(3, own) }
 
 func (r *Recorder) eviction(cache int, own bool) {
 	if r == nil {
