@@ -165,6 +165,16 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 	}
 	probe := probeRequest(b, o) // built here: the probe may outlive o's request
 	ch := b.legacy.flight.DoChan("era", func() (any, error) {
+		// A probe that ended between this caller's look and its DoChan has learnt the era
+		// or started a backoff: probing again would cost the backend a request it was spared.
+		if e := b.legacy.known(); e != era.Unknown {
+			return &probeResult{era: e}, nil
+		}
+		if !health {
+			if err := b.legacy.failed.pending(b.env.Now()); err != nil {
+				return nil, probeWaitErr{err}
+			}
+		}
 		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, wire.ErrCallTimeout)
 		defer cancel()
 		return b.probeEra(pctx, health, probe)
@@ -177,6 +187,9 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 	}
 	select {
 	case res := <-ch:
+		if w, ok := res.Err.(probeWaitErr); ok {
+			return nil, w
+		}
 		if res.Err != nil {
 			return nil, probeErr{res.Err}
 		}
