@@ -239,7 +239,7 @@ func fromProofError(err error, ns *dpop.Nonces, now time.Time) error {
 func (s *Service) recordProof(ctx context.Context, p *Principal, proof *dpop.Proof, now time.Time) error {
 	d := s.dpop
 	ttl := proof.IssuedAt.Add(d.verifier.Window()+dpop.ReplicaSkew).Sub(now) + time.Second
-	owner := p.Issuer + "#" + p.Subject
+	owner := p.CallerKey()
 	use, began, err := d.firstUse(ctx, owner, proof.JKT+"."+proof.JTI, max(ttl, time.Second))
 	switch {
 	case err != nil:

@@ -49,6 +49,9 @@ type issuer struct {
 	failedAt time.Time
 	lastErr  error
 	keyErr   error // the last failure of fetchKeys (keystatus.go)
+	// beforeFlight, when set (tests only), runs after ready found no verifier and before the
+	// flight.
+	beforeFlight func()
 }
 
 // issuerSettings are what an issuer's behaviour depends on besides its URL.
@@ -83,8 +86,9 @@ func (is *issuer) install(jwksURL string) *oidc.IDTokenVerifier {
 	return v
 }
 
-// ready returns the verifier, running discovery if needed.
-func (is *issuer) ready(ctx context.Context) (*oidc.IDTokenVerifier, error) {
+// settled returns the verifier, or the error of a discovery failure still within retryEvery;
+// both nil when discovery is to run.
+func (is *issuer) settled() (*oidc.IDTokenVerifier, error) {
 	is.mu.Lock()
 	v, failedAt, lastErr := is.verifier, is.failedAt, is.lastErr
 	is.mu.Unlock()
@@ -94,7 +98,24 @@ func (is *issuer) ready(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	if wait := is.retryEvery - is.now().Sub(failedAt); !failedAt.IsZero() && wait > 0 {
 		return nil, &unavailableError{msg: "discovery of " + is.name + " failed recently", err: lastErr, retryAfter: wait}
 	}
+	return nil, nil
+}
+
+// ready returns the verifier, running discovery if needed.
+func (is *issuer) ready(ctx context.Context) (*oidc.IDTokenVerifier, error) {
+	if v, err := is.settled(); v != nil || err != nil {
+		return v, err
+	}
+	if is.beforeFlight != nil {
+		is.beforeFlight()
+	}
 	ch := is.group.DoChan("discover", func() (any, error) {
+		// A flight that ended between this caller's look and its DoChan has installed a
+		// verifier or recorded a failure: discovering again would ask the issuer more often
+		// than retryEvery allows.
+		if v, err := is.settled(); v != nil || err != nil {
+			return v, err
+		}
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), is.timeout)
 		defer cancel()
 		jwksURL, err := discover(dctx, is.client, is.name)
@@ -110,6 +131,9 @@ func (is *issuer) ready(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: %s: %w", ErrIssuerUnavailable, is.name, ctx.Err())
 	case res := <-ch:
+		if ue, ok := res.Err.(*unavailableError); ok {
+			return nil, ue // the backoff of an earlier flight's failure
+		}
 		if res.Err != nil {
 			return nil, &unavailableError{msg: "discovery of " + is.name + " failed", err: res.Err, retryAfter: is.retryEvery}
 		}

@@ -63,6 +63,9 @@ type keySet struct {
 	keys      []jose.JSONWebKey
 	fetchedAt time.Time // when the last successful fetch started
 	triedAt   time.Time // when the last attempt ended
+	lastErr   error     // the last attempt's failure, nil after a success
+	// beforeFlight, when set (tests only), runs before fetch joins or starts a flight.
+	beforeFlight func()
 	// removals counts the fetches that found a key gone (keyStamp); staleAt is fetchedAt plus
 	// maxAge, and nextTry triedAt plus minRefresh, in Unix nanoseconds; inFlight is set from a
 	// hit's start of a fetch until its answer. All are atomics: a hit reads them without the lock.
@@ -184,6 +187,9 @@ func (k *keySet) refresh(ctx context.Context) (fetchResult, error) {
 	case <-ctx.Done():
 		return fetchResult{}, fmt.Errorf("%w: %w", ErrIssuerUnavailable, ctx.Err())
 	case res := <-k.fetch(ctx):
+		if ue, ok := res.Err.(*unavailableError); ok {
+			return fetchResult{}, ue // an earlier flight's failure, within the refetch limit
+		}
 		if res.Err != nil {
 			return fetchResult{}, &unavailableError{msg: "key set fetch failed", err: res.Err, retryAfter: k.minRefresh}
 		}
@@ -194,7 +200,16 @@ func (k *keySet) refresh(ctx context.Context) (fetchResult, error) {
 // fetch starts a fetch of the set, or joins the one under way. Its channel is buffered, so a
 // caller that does not wait (keyStamp.withdrawn) leaves nothing behind.
 func (k *keySet) fetch(ctx context.Context) <-chan singleflight.Result {
+	if k.beforeFlight != nil {
+		k.beforeFlight()
+	}
 	return k.group.DoChan("jwks", func() (any, error) {
+		// A flight that ended between this caller's decision to fetch and its DoChan has
+		// fetched (or failed) within minRefresh: its answer stands, or the issuer would be
+		// asked more often than the refetch limit allows.
+		if res, ok, err := k.recent(); ok {
+			return res, err
+		}
 		// Detached from the caller so one client hanging up does not fail
 		// the fetch for everyone waiting on it.
 		started := k.now()
@@ -203,7 +218,7 @@ func (k *keySet) fetch(ctx context.Context) <-chan singleflight.Result {
 		keys, err := fetchJWKS(fctx, k.client, k.url)
 		k.mu.Lock()
 		defer k.mu.Unlock()
-		k.triedAt = k.now()
+		k.triedAt, k.lastErr = k.now(), err
 		k.nextTry.Store(k.triedAt.Add(k.minRefresh).UnixNano())
 		if err != nil {
 			return nil, err
@@ -217,6 +232,21 @@ func (k *keySet) fetch(ctx context.Context) <-chan singleflight.Result {
 		k.staleAt.Store(started.Add(k.maxAge).UnixNano())
 		return fetchResult{keys: keys, started: started}, nil
 	})
+}
+
+// recent is the answer of the last fetch while a new one is not allowed yet (ok false once it
+// is): its keys, or its failure as the refetch limit's refusal.
+func (k *keySet) recent() (fetchResult, bool, error) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if k.triedAt.IsZero() || k.now().Sub(k.triedAt) >= k.minRefresh {
+		return fetchResult{}, false, nil
+	}
+	if k.lastErr != nil {
+		return fetchResult{}, true, &unavailableError{msg: "key set fetch failed recently", err: k.lastErr,
+			retryAfter: k.minRefresh - k.now().Sub(k.triedAt)}
+	}
+	return fetchResult{keys: k.keys, started: k.fetchedAt}, true, nil
 }
 
 // candidates are the keys that may have signed a token with this kid and

@@ -175,7 +175,7 @@ func (x *request) subject() string {
 		return ""
 	}
 	if x.caller.subjectKey == "" {
-		x.caller.subjectKey = x.caller.principal.Issuer + "#" + x.caller.principal.Subject
+		x.caller.subjectKey = x.caller.principal.CallerKey()
 	}
 	return x.caller.subjectKey
 }

@@ -140,6 +140,14 @@ func (sr *searcher) catalog(x *request) (*upstreams.ToolCatalog, error) {
 	})
 }
 
+// indexOwner is the caller a private catalog's index counts against, "" for a public one.
+func indexOwner(x *request, cat *upstreams.ToolCatalog) string {
+	if !cat.Private() {
+		return ""
+	}
+	return x.subject()
+}
+
 // listSearch is tools/list in search mode: the meta-tools, then the always-visible tools the
 // caller may see, in one page. A cursor is refused: this list has one page.
 func (sr *searcher) listSearch(x *request) error {
@@ -157,7 +165,7 @@ func (sr *searcher) listSearch(x *request) error {
 	out = append(out, ',')
 	out = append(out, callToolDef...)
 	if len(x.set.search.always) > 0 {
-		ix, err := sr.index.get(x.ctx, cat)
+		ix, err := sr.index.get(x.ctx, cat, indexOwner(x, cat))
 		if err != nil {
 			return err
 		}
@@ -197,7 +205,7 @@ func (sr *searcher) findTools(x *request) error {
 	if err != nil {
 		return err
 	}
-	ix, err := sr.index.get(x.ctx, cat)
+	ix, err := sr.index.get(x.ctx, cat, indexOwner(x, cat))
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,9 @@ type indexCache struct {
 	building map[[sha256.Size]byte]chan struct{}
 	// onBuild, if set, is called after each build (tests count rebuilds with it).
 	onBuild func(n int)
+	// onEvict, if set, counts the indexes dropped for room: own when the caller's share made
+	// its other private index go. It is called with mu held and must not block.
+	onEvict func(own bool)
 	// buildFn, if set, builds in place of build (tests stall and fail builds with it).
 	buildFn func(*upstreams.ToolCatalog) *catalogIndex
 	// embed, if set, embeds each version's tools in the background as it is built.
@@ -33,8 +36,12 @@ type indexCache struct {
 // catalogIndex is the index of one catalog version.
 type catalogIndex struct {
 	version [sha256.Size]byte
-	tools   []upstreams.CatalogTool
-	names   []string // each tool's namespaced name
+	// owner is the caller whose private catalog the index was built for, "" for a public one:
+	// a caller holds at most one private index, so one whose lists keep changing (many
+	// scopes, many tokens) rebuilds only its own, never pushing out the others'.
+	owner string
+	tools []upstreams.CatalogTool
+	names []string // each tool's namespaced name
 	// reserved marks the tools whose namespaced name is a meta-tool's: a backend's own tool
 	// of that name (possible with namespace.noPrefix) is never found nor listed beside the
 	// meta-tools, which answer to that name on a search endpoint. So is a definition search
@@ -55,18 +62,21 @@ type catalogIndex struct {
 func (e *catalogIndex) ranks(i int) bool { return !e.reserved[i] && !e.shadows[i] }
 
 // indexVersions is how many catalog versions are kept indexed: the current one, and a few a
-// private list or a change in flight may still ask for.
+// private list or a change in flight may still ask for. Of them, one caller's private catalogs
+// hold at most one (catalogIndex.owner).
 const indexVersions = 4
 
 func newIndexCache(log *slog.Logger) *indexCache {
 	return &indexCache{log: log, building: map[[sha256.Size]byte]chan struct{}{}}
 }
 
-// get returns the index of cat's version, building it once when no request has yet. A request
+// get returns the index of cat's version, building it once when no request has yet; owner is
+// the caller when cat is private, else "" (an index found by version is shared whoever built
+// it: the same tools make the same index). A request
 // waiting for another's build stops waiting when its own context ends (the error is its cause);
 // a build that panics wakes its waiters, and the next of them builds again, so a failed build
 // never leaves a version's searches waiting.
-func (c *indexCache) get(ctx context.Context, cat *upstreams.ToolCatalog) (*catalogIndex, error) {
+func (c *indexCache) get(ctx context.Context, cat *upstreams.ToolCatalog, owner string) (*catalogIndex, error) {
 	v := cat.Version()
 	for {
 		c.mu.Lock()
@@ -92,21 +102,19 @@ func (c *indexCache) get(ctx context.Context, cat *upstreams.ToolCatalog) (*cata
 		done := make(chan struct{})
 		c.building[v] = done
 		c.mu.Unlock()
-		return c.buildAndKeep(cat, v, done), nil
+		return c.buildAndKeep(cat, v, owner, done), nil
 	}
 }
 
 // buildAndKeep builds the index of version v, keeps it among the entries and closes done, also
 // when the build panics (the panic goes on to the request that built).
-func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byte, done chan struct{}) *catalogIndex {
+func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byte, owner string, done chan struct{}) *catalogIndex {
 	var e *catalogIndex
 	defer func() {
 		c.mu.Lock()
 		if e != nil {
-			c.entries = append([]*catalogIndex{e}, c.entries...)
-			if len(c.entries) > indexVersions {
-				c.entries = c.entries[:indexVersions]
-			}
+			e.owner = owner
+			c.keep(e)
 		}
 		delete(c.building, v)
 		onBuild := c.onBuild
@@ -119,15 +127,41 @@ func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byt
 	if c.buildFn != nil {
 		e = c.buildFn(cat)
 	} else {
-		e = c.build(cat)
+		e = c.build(cat, owner)
 	}
 	return e
+}
+
+// keep puts e first among the entries: the owner's other private index goes (its share is
+// one), then the least recently used beyond indexVersions. c.mu is held.
+func (c *indexCache) keep(e *catalogIndex) {
+	kept := append(make([]*catalogIndex, 0, indexVersions+1), e)
+	for _, o := range c.entries {
+		if e.owner != "" && o.owner == e.owner {
+			c.evicted(true)
+			continue
+		}
+		kept = append(kept, o)
+	}
+	if len(kept) > indexVersions {
+		for range kept[indexVersions:] {
+			c.evicted(false)
+		}
+		kept = kept[:indexVersions]
+	}
+	c.entries = kept
+}
+
+func (c *indexCache) evicted(own bool) {
+	if c.onEvict != nil {
+		c.onEvict(own)
+	}
 }
 
 // build indexes one catalog version, and logs each backend tool it hides because its name is a
 // meta-tool's (backend names are checked against the meta-tools' names at start, tool names
 // cannot be) or because its definition cannot be read as every client reads it.
-func (c *indexCache) build(cat *upstreams.ToolCatalog) *catalogIndex {
+func (c *indexCache) build(cat *upstreams.ToolCatalog, owner string) *catalogIndex {
 	tools := cat.Tools()
 	e := &catalogIndex{version: cat.Version(), tools: tools, names: make([]string, len(tools)),
 		reserved: make([]bool, len(tools)), shadows: make([]bool, len(tools))}
@@ -156,7 +190,7 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog) *catalogIndex {
 				texts[i] = toolsearch.EmbedText(d)
 			}
 		}
-		e.vectors = c.embed.Catalog(texts)
+		e.vectors = c.embed.Catalog(texts, owner)
 	}
 	return e
 }

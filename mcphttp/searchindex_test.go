@@ -31,20 +31,20 @@ func TestIndexBuildNeverStrandsWaiters(t *testing.T) {
 	panicked := make(chan any, 1)
 	go func() {
 		defer func() { panicked <- recover() }()
-		_, _ = c.get(context.Background(), cat)
+		_, _ = c.get(context.Background(), cat, "")
 	}()
 	<-started // the first build is in flight from here on
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	gone := errors.New("client left")
 	cancel(gone)
-	if ix, err := c.get(ctx, cat); ix != nil || !errors.Is(err, gone) {
+	if ix, err := c.get(ctx, cat, ""); ix != nil || !errors.Is(err, gone) {
 		t.Fatalf("a waiter whose request ended got %v, %v", ix, err)
 	}
 
 	got := make(chan *catalogIndex, 1)
 	go func() {
-		ix, err := c.get(context.Background(), cat)
+		ix, err := c.get(context.Background(), cat, "")
 		if err != nil {
 			t.Errorf("get after a failed build: %v", err)
 		}
@@ -62,7 +62,7 @@ func TestIndexBuildNeverStrandsWaiters(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("a waiter of a build that panicked never woke")
 	}
-	if ix, err := c.get(context.Background(), cat); err != nil || ix == nil || builds != 2 {
+	if ix, err := c.get(context.Background(), cat, ""); err != nil || ix == nil || builds != 2 {
 		t.Fatalf("the rebuilt index is not kept: %v, %v after %d builds", ix, err, builds)
 	}
 }

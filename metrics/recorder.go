@@ -44,7 +44,7 @@ func MetricNames() []string {
 		NameUpstreamDuration, NameAuthFailures, NameAuthzDecisions, NameMRTREvents,
 		NameRateLimitDecisions, NameRequestsInFlight, NameSSEStreamsOpen, NameUpstreamUp,
 		NameUpstreamCircuit, NameListCacheRequests, NameRedisErrors, NameBuildInfo,
-		NameListenDropped, NamePinDrift, NameCallNotesDropped, NameClientRefusals,
+		NameListenDropped, NamePinDrift, NameCallNotesDropped, NameClientRefusals, NameCacheEvictions,
 	}
 }
 
@@ -102,6 +102,8 @@ type Recorder struct {
 	// clientRefusals counts per-client refusals before authentication (clients.go).
 	clientReasons  closedSet
 	clientRefusals *table[prometheus.Counter] // reason
+	// evictions counts the per-replica caches' evictions (evictions.go).
+	evictions cacheEvictions
 }
 
 // New registers every gateway metric on reg and returns the recorder. It does
@@ -130,6 +132,7 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 	r.buildGauges(&cs, opts.version())
 	r.buildPins(&cs)
 	r.buildClients(&cs)
+	r.buildEvictions(&cs)
 	r.tools = newToolCalls(r.newCounterVec(&cs, NameToolCalls,
 		"Tool calls by upstream, upstream tool name (allowlisted) and outcome.",
 		labelUpstream, labelTool, "outcome"), opts.Upstreams, r.outcomes, opts.maxTools())

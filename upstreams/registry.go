@@ -57,6 +57,10 @@ type Options struct {
 	// CacheResult, when set, is called once per backend part of a list request: hit is true
 	// when that backend's list came from the cache without a backend request.
 	CacheResult func(hit bool)
+	// CacheEvicted, when set, is called for each cached list evicted to make room: own is true
+	// when the caller's share made one of its own lists go, false when the total bound did.
+	// It must not block.
+	CacheEvicted func(own bool)
 	// OnListChanged, when set, is called with each list_changed notification (its method) a
 	// backend sends on a listen stream through this Registry, after the Registry has dropped
 	// its own cached copies; pass it to the other replicas' ListChanged. It runs on the backend
@@ -139,7 +143,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		}
 	}
 	r.catalog = catalog.New(r.backends, r.ns, catalog.Options{Cursors: opts.Cursors, PageSize: cfg.PageSize, Cache: cfg.Cache,
-		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, Pins: opts.Pins, Apps: cfg.Apps.Enabled,
+		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, CacheEvicted: opts.CacheEvicted, Pins: opts.Pins, Apps: cfg.Apps.Enabled,
 		KeepSchemas: opts.ToolSchemas})
 	r.listens = r.listenSource()
 	return r, nil

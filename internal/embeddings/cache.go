@@ -9,25 +9,43 @@ import (
 // cache holds tool vectors by the digest of the text embedded, least recently used dropped first
 // past maxBytes (4 bytes a dimension, plus entryOverhead). A new catalog version finds the
 // vectors of every tool whose text did not change. Queries are never cached: a caller's queries
-// would push tools' vectors out.
+// would push tools' vectors out. The vectors first embedded for one caller's private catalog
+// hold at most 1/ShareDivisor of maxBytes, their own least recently used dropped first, so a
+// caller whose private lists keep changing cannot push out the vectors of everyone else.
 type cache struct {
 	mu       sync.Mutex
 	maxBytes int64
 	bytes    int64
 	order    *list.List // of *cacheEntry, most recent first
 	byKey    map[[sha256.Size]byte]*list.Element
+	// owners holds each caller's entries; a caller is in it only while it has one, so it has
+	// at most as many callers as the cache has entries.
+	owners  map[string]*ownerShare
+	onEvict func(own bool) // nil counts nothing
 }
 
 type cacheEntry struct {
-	key [sha256.Size]byte
-	vec []float32
+	key   [sha256.Size]byte
+	vec   []float32
+	owner string        // the caller of the private catalog it was embedded for; "" public
+	own   *list.Element // in owners[owner].order; nil when public
+}
+
+// ShareDivisor sets each caller's share of the vector cache (see cache).
+const ShareDivisor = 8
+
+// ownerShare is one caller's entries, most recent first, and their bytes.
+type ownerShare struct {
+	order *list.List
+	bytes int64
 }
 
 // entryOverhead is an entry's memory besides its vector: key, list element, map slot.
 const entryOverhead = 128
 
-func newCache(maxBytes int64) *cache {
-	return &cache{maxBytes: maxBytes, order: list.New(), byKey: map[[sha256.Size]byte]*list.Element{}}
+func newCache(maxBytes int64, onEvict func(own bool)) *cache {
+	return &cache{maxBytes: maxBytes, order: list.New(), byKey: map[[sha256.Size]byte]*list.Element{},
+		owners: map[string]*ownerShare{}, onEvict: onEvict}
 }
 
 func (c *cache) get(k [sha256.Size]byte) []float32 {
@@ -38,11 +56,16 @@ func (c *cache) get(k [sha256.Size]byte) []float32 {
 		return nil
 	}
 	c.order.MoveToFront(el)
-	return el.Value.(*cacheEntry).vec
+	e := el.Value.(*cacheEntry)
+	if e.own != nil {
+		c.owners[e.owner].order.MoveToFront(e.own)
+	}
+	return e.vec
 }
 
-// put keeps v under k and returns the cache's size.
-func (c *cache) put(k [sha256.Size]byte, v []float32) int64 {
+// put keeps v under k, counted against owner's share when owner is not "", and returns the
+// cache's size.
+func (c *cache) put(k [sha256.Size]byte, v []float32, owner string) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[k]; ok {
@@ -50,17 +73,53 @@ func (c *cache) put(k [sha256.Size]byte, v []float32) int64 {
 		return c.bytes
 	}
 	size := int64(4*len(v) + entryOverhead)
-	if size > c.maxBytes {
+	if size > c.maxBytes || (owner != "" && size > c.maxBytes/ShareDivisor) {
 		return c.bytes
 	}
-	c.byKey[k] = c.order.PushFront(&cacheEntry{key: k, vec: v})
+	if os := c.owners[owner]; owner != "" && os != nil {
+		for os.bytes+size > c.maxBytes/ShareDivisor {
+			c.remove(os.order.Back().Value.(*cacheEntry))
+			c.evicted(true)
+		}
+	}
+	for c.bytes+size > c.maxBytes {
+		c.remove(c.order.Back().Value.(*cacheEntry))
+		c.evicted(false)
+	}
+	e := &cacheEntry{key: k, vec: v, owner: owner}
+	c.byKey[k] = c.order.PushFront(e)
 	c.bytes += size
-	for c.bytes > c.maxBytes {
-		last := c.order.Back()
-		e := last.Value.(*cacheEntry)
-		c.order.Remove(last)
-		delete(c.byKey, e.key)
-		c.bytes -= int64(4*len(e.vec) + entryOverhead)
+	if owner != "" {
+		os := c.owners[owner]
+		if os == nil {
+			os = &ownerShare{order: list.New()}
+			c.owners[owner] = os
+		}
+		e.own = os.order.PushFront(e)
+		os.bytes += size
 	}
 	return c.bytes
+}
+
+// remove drops e, and its owner from the index when e was its last entry.
+func (c *cache) remove(e *cacheEntry) {
+	size := int64(4*len(e.vec) + entryOverhead)
+	c.order.Remove(c.byKey[e.key])
+	delete(c.byKey, e.key)
+	c.bytes -= size
+	if e.own == nil {
+		return
+	}
+	os := c.owners[e.owner]
+	os.order.Remove(e.own)
+	os.bytes -= size
+	if os.order.Len() == 0 {
+		delete(c.owners, e.owner)
+	}
+}
+
+func (c *cache) evicted(own bool) {
+	if c.onEvict != nil {
+		c.onEvict(own)
+	}
 }

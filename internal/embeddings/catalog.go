@@ -11,6 +11,7 @@ import (
 type Vectors struct {
 	e     *Embedder
 	texts []string
+	owner string // the caller whose private catalog this is, "" for a public one
 
 	mu      sync.Mutex
 	vecs    [][]float32
@@ -24,9 +25,11 @@ type Vectors struct {
 
 // Catalog starts embedding one catalog version's tool texts (toolsearch.EmbedText of each tool,
 // "" for a tool search never ranks) in the background: those the cache holds are taken from it,
-// the others asked for in batches. It returns at once.
-func (e *Embedder) Catalog(texts []string) *Vectors {
-	v := &Vectors{e: e, texts: texts, vecs: make([][]float32, len(texts)), ready: make(chan struct{})}
+// the others asked for in batches. It returns at once. owner is the caller when the catalog is
+// that caller's private one, else "": the vectors it adds to the cache count against that
+// caller's share.
+func (e *Embedder) Catalog(texts []string, owner string) *Vectors {
+	v := &Vectors{e: e, texts: texts, owner: owner, vecs: make([][]float32, len(texts)), ready: make(chan struct{})}
 	for i, t := range texts {
 		if t == "" {
 			continue
@@ -119,7 +122,7 @@ func (v *Vectors) nextBatch(size int) (idx []int, texts []string) {
 func (v *Vectors) store(idx []int, vecs [][]float32) {
 	var size int64
 	for k, i := range idx {
-		size = v.e.cache.put(digest(v.texts[i]), vecs[k])
+		size = v.e.cache.put(digest(v.texts[i]), vecs[k], v.owner)
 	}
 	v.e.obs.CacheBytes(size)
 	v.mu.Lock()

@@ -49,7 +49,9 @@ type Config struct {
 	// none free ranks lexically. Default DefaultMaxConcurrent.
 	MaxConcurrent int `yaml:"maxConcurrent"`
 	// MaxCacheBytes bounds the memory of this replica's cache of tool vectors (4 bytes per
-	// dimension per tool text), least recently used dropped first. Default DefaultMaxCacheBytes.
+	// dimension per tool text), least recently used dropped first; the vectors first embedded
+	// for one caller's private catalog hold at most an eighth of it. Default
+	// DefaultMaxCacheBytes.
 	MaxCacheBytes int64 `yaml:"maxCacheBytes"`
 	// Fusion is how the dense ranking joins the lexical one: "rrf" (reciprocal-rank fusion, the
 	// default) or "blend" (scores added). See docs/search.md.

@@ -27,6 +27,10 @@ type Deps struct {
 	Log *slog.Logger
 	// Observer records metrics; nil: none.
 	Observer Observer
+	// CacheEvicted, when set, is called for each vector dropped from the cache for room: own
+	// when its caller's share made it go. It is called with the cache locked and must not
+	// block.
+	CacheEvicted func(own bool)
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
 	// Transport carries the requests; nil: a clone of http.DefaultTransport.
@@ -75,7 +79,7 @@ func New(cfg Config, apiKey string, deps Deps) *Embedder {
 		cfg:    cfg,
 		client: client{cfg: cfg, http: &http.Client{Transport: deps.Transport, CheckRedirect: noRedirects}, now: deps.Now},
 		obs:    deps.Observer, now: deps.Now, log: deps.Log,
-		guard: newGuard(cfg, deps.Now), cache: newCache(cfg.MaxCacheBytes),
+		guard: newGuard(cfg, deps.Now), cache: newCache(cfg.MaxCacheBytes, deps.CacheEvicted),
 		dims: cfg.Dimensions, ctx: ctx, cancel: cancel, caller: callerWindow{per: cfg.MaxQueriesPerCallerPerMinute},
 	}
 	e.client.setKey(apiKey)

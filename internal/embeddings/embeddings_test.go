@@ -3,6 +3,7 @@ package embeddings
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -97,7 +98,7 @@ var toolTexts = []string{"gh create issue. Open a new issue", "fs read file. Rea
 // ready embeds the tool texts and waits for them.
 func (f *fixture) ready(t *testing.T, texts []string) *Vectors {
 	t.Helper()
-	v := f.e.Catalog(texts)
+	v := f.e.Catalog(texts, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if !v.Wait(ctx) {
@@ -160,9 +161,9 @@ func TestCacheReembedsOnlyChanged(t *testing.T) {
 
 // TestCacheBounded: the cache never holds more than maxCacheBytes.
 func TestCacheBounded(t *testing.T) {
-	c := newCache(3 * (4*8 + entryOverhead))
+	c := newCache(3*(4*8+entryOverhead), nil)
 	for i := range 10 {
-		size := c.put(digest(strings.Repeat("x", i)), make([]float32, 8))
+		size := c.put(digest(strings.Repeat("x", i)), make([]float32, 8), "")
 		if size > c.maxBytes {
 			t.Fatalf("cache holds %d bytes, bound %d", size, c.maxBytes)
 		}
@@ -349,7 +350,7 @@ func TestUnreachable(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	f := newFixture(t, func(c *Config) { c.URL = "http://" + addr + "/v1/embeddings" })
-	v := f.e.Catalog(toolTexts)
+	v := f.e.Catalog(toolTexts, "")
 	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "anything"); ok {
 		t.Fatal("Dense succeeded with no endpoint")
 	}
@@ -410,7 +411,7 @@ func TestBudget(t *testing.T) {
 func TestNotReady(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.BatchTimeout = time.Hour })
 	f.srv.SetFault(embedtest.Fault{Hang: time.Hour, MinInputs: 2}) // tool batches hang, queries are answered
-	v := f.e.Catalog(toolTexts)
+	v := f.e.Catalog(toolTexts, "")
 	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); ok {
 		t.Fatal("Dense succeeded before the tools' vectors were there")
 	}
@@ -552,5 +553,56 @@ func TestCallerGoneIsNoFailure(t *testing.T) {
 	f.srv.SetFault(embedtest.Fault{})
 	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); !ok {
 		t.Error("the next search backs off after a caller went away")
+	}
+}
+
+// TestCacheShareOneCallerCannotEvictOthers: a caller whose private catalog keeps changing has
+// many new tool texts embedded, more than the whole cache holds; its vectors push out only its
+// own, so bob's private catalog and a public one are found whole in the cache again: no text is
+// sent to the endpoint for them.
+func TestCacheShareOneCallerCannotEvictOthers(t *testing.T) {
+	const vecBytes = 4*embedtest.DefaultDims + entryOverhead
+	f := newFixture(t, func(c *Config) { c.MaxCacheBytes = 32 * vecBytes })
+	var own, total int // counted with the cache locked
+	f.e.cache.onEvict = func(o bool) {
+		if o {
+			own++
+		} else {
+			total++
+		}
+	}
+	ready := func(texts []string, owner string) {
+		t.Helper()
+		v := f.e.Catalog(texts, owner)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if !v.Wait(ctx) {
+			t.Fatal("tool vectors not ready")
+		}
+	}
+	bobs, public := toolTexts[:2], toolTexts[2:4]
+	ready(bobs, "https://idp#bob")
+	ready(public, "")
+	for i := range 10 {
+		texts := make([]string, 4)
+		for j := range texts {
+			texts[j] = fmt.Sprintf("alice tool %d-%d. Reads the records of scope %d", i, j, i)
+		}
+		ready(texts, "https://idp#alice")
+	}
+	_, before := f.srv.Counts()
+	ready(bobs, "https://idp#bob")
+	ready(public, "")
+	if _, after := f.srv.Counts(); after != before {
+		t.Fatalf("alice's vectors pushed out bob's or the public ones: %d texts embedded again", after-before)
+	}
+	c := f.e.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if alice := c.owners["https://idp#alice"]; alice == nil || alice.bytes > c.maxBytes/ShareDivisor || len(c.owners) != 2 {
+		t.Fatalf("alice's share holds %+v of %d bytes; %d owners indexed, want 2", alice, c.maxBytes/ShareDivisor, len(c.owners))
+	}
+	if share := int(c.maxBytes / ShareDivisor / vecBytes); own != 40-share || total != 0 {
+		t.Fatalf("evictions %d own, %d total; want %d, 0", own, total, 40-share)
 	}
 }

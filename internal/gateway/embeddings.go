@@ -46,7 +46,8 @@ func (g *gateway) buildEmbedder(cfg *Config) (*embeddings.Embedder, error) {
 			return nil, err
 		}
 	}
-	return embeddings.New(ec.Config, key, embeddings.Deps{Log: g.log, Observer: g.embedRec}), nil
+	return embeddings.New(ec.Config, key, embeddings.Deps{Log: g.log, Observer: g.embedRec,
+		CacheEvicted: g.rec.SearchVectorEviction}), nil
 }
 
 // apiKey is the endpoint's key, "" when none is configured; serving and check-config --online

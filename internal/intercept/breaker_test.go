@@ -69,6 +69,7 @@ func testOneCaller(t *testing.T, transport string, failOpen bool) {
 	as := func(sub, text string) *Call {
 		c := toolCall(t, `{"text":"`+text+`"}`)
 		c.Principal = &authz.Principal{Issuer: "https://idp.example", Subject: sub}
+		c.Caller = c.Principal.CallerKey()
 		return c
 	}
 	expect := func(who string, c *Call, blocked bool, reason string) {

@@ -27,6 +27,12 @@ type Call struct {
 	// Principal is the verified caller (nil without authentication); an interceptor gets only
 	// the claims its configuration names.
 	Principal *authz.Principal
+	// Caller is the caller's key (authz.Principal.CallerKey), the one the per-caller slots and
+	// the interceptor's per-caller circuit count it under, as the upstreams' breakers do. It is
+	// required with a Principal: a call that has one and no key is refused whatever failOpen
+	// says (ReasonNoCallerKey), since a missing key must not switch the per-caller bounds off.
+	// Without a Principal (no authentication) every caller is the same anonymous one.
+	Caller string
 	// TraceParent is the call's traceparent ("" for none), from which the context's traceId and
 	// spanId come; Header are the trace headers sent along.
 	TraceParent string
@@ -164,7 +170,7 @@ type invocation struct {
 // caller cannot open alone: backend.BreakerConfig.MinCallers), and a caller must not switch the
 // check off for itself by holding its slots, padding its payload or making its calls fail.
 func (inv invocation) refuses() bool {
-	return !inv.st.ic.cfg.FailOpen || callersOwn(inv.reason)
+	return !inv.st.ic.cfg.FailOpen || callersOwn(inv.reason) || inv.reason == ReasonNoCallerKey
 }
 
 // callersOwn reports whether a failure reason is the caller's own doing: the interceptor was
@@ -226,16 +232,20 @@ var errSlotTimeout = errors.New("no free slot within the timeout")
 // flight already.
 var errCallerLimit = errors.New("the caller's share of the interceptor's slots is taken")
 
+// errNoCallerKey: an authenticated call came without its caller key (Call.Caller), a
+// programming error the call is refused for rather than run outside the per-caller bounds.
+var errNoCallerKey = errors.New("an authenticated call without its caller key")
+
 // call sends one invocation within the interceptor's timeout and concurrency bounds.
 func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload []byte, now time.Time) (*answer, error) {
 	if int64(len(payload)) > ic.cfg.MaxPayloadBytes {
 		return nil, errTooLarge
 	}
-	caller := ""
-	if p := c.Principal; p != nil {
-		// The caller's identity, as the upstreams' breakers key it: a caller has one subject
-		// however many tokens it gets.
-		caller = p.Issuer + "#" + p.Subject
+	caller := c.Caller
+	if c.Principal != nil {
+		if caller == "" {
+			return nil, errNoCallerKey
+		}
 		if !ic.enter(caller) {
 			return nil, errCallerLimit
 		}

@@ -315,6 +315,7 @@ func TestFailOpenNotTheCallersToSkip(t *testing.T) {
 	as := func(sub, args string) *Call {
 		c := toolCall(t, args)
 		c.Principal = &authz.Principal{Issuer: "https://idp", Subject: sub}
+		c.Caller = c.Principal.CallerKey()
 		return c
 	}
 	if v := f.run(t, PhaseRequest, as("alice", `{"text":"forbidden `+strings.Repeat("x", 300)+`"}`)); !v.Blocked || !v.Failed ||
@@ -399,7 +400,7 @@ func TestClaimsAllowlist(t *testing.T) {
 		f := newFixture(t, nil, cfg)
 		c := toolCall(t, `{}`)
 		if !tc.anon {
-			c.Principal = p
+			c.Principal, c.Caller = p, p.CallerKey()
 		}
 		c.TraceParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 		f.run(t, PhaseRequest, c)
@@ -561,6 +562,7 @@ func TestPerCallerBound(t *testing.T) {
 	as := func(sub, args string) *Call {
 		c := toolCall(t, args)
 		c.Principal = &authz.Principal{Issuer: "https://idp", Subject: sub}
+		c.Caller = c.Principal.CallerKey()
 		return c
 	}
 	var wg sync.WaitGroup
@@ -701,5 +703,28 @@ func TestPlanSelectsCaseFolded(t *testing.T) {
 		if got := set.Plan(PhaseRequest, "resources/read", tc.upstream, tc.name) != nil; got != tc.want {
 			t.Errorf("%s %s: planned %v, want %v", tc.upstream, tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestNoCallerKeyRefused: an authenticated call that comes without its caller key is refused,
+// unsent, even by a fail-open interceptor: a missing key must not switch the per-caller bounds
+// off. Without authentication there is no key to pass, and the call is governed as before.
+func TestNoCallerKeyRefused(t *testing.T) {
+	s := host(t, "guard", TypeValidation, func(_ context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		return intercepttest.Validation(inv, true, ""), nil
+	})
+	cfg := validator("guard", s.URL())
+	cfg.FailOpen = true
+	f := newFixture(t, nil, cfg)
+	c := toolCall(t, `{}`)
+	c.Principal = &authz.Principal{Issuer: "https://idp", Subject: "alice"}
+	if v := f.run(t, PhaseRequest, c); !v.Blocked || !v.Failed || f.metrics.last().reason != ReasonNoCallerKey {
+		t.Fatalf("no caller key, fail-open: blocked %v, failed %v, %+v; want refused (no_caller_key)", v.Blocked, v.Failed, f.metrics.last())
+	}
+	if n := len(s.Invocations()); n != 0 {
+		t.Fatalf("%d invocations, want none", n)
+	}
+	if v := f.run(t, PhaseRequest, toolCall(t, `{}`)); v.Blocked || len(s.Invocations()) != 1 {
+		t.Fatalf("anonymous call: %+v, %d invocations", v, len(s.Invocations()))
 	}
 }

@@ -137,12 +137,15 @@ const (
 	ReasonTooLarge      = "too_large"    // the payload is larger than maxPayloadBytes: not sent
 	ReasonCallerLimit   = "caller_limit" // the caller holds its share of the slots already: not sent
 	ReasonCanceled      = "canceled"     // the caller went away first
+	// ReasonNoCallerKey: not sent, since an authenticated call came without its caller key (a
+	// gateway bug); it refuses the call whatever failOpen says.
+	ReasonNoCallerKey = "no_caller_key"
 )
 
 // Reasons lists every failure reason, for metric label sets.
 func Reasons() []string {
 	return []string{ReasonTimeout, ReasonUnavailable, ReasonCircuitOpen, ReasonCallerCircuit, ReasonBadResponse, ReasonRPCError,
-		ReasonMalformed, ReasonTooLarge, ReasonCallerLimit, ReasonCanceled}
+		ReasonMalformed, ReasonTooLarge, ReasonCallerLimit, ReasonCanceled, ReasonNoCallerKey}
 }
 
 // reasonOf classifies an invocation's error. parent is the caller's context: its end is the
@@ -156,6 +159,8 @@ func reasonOf(parent context.Context, err error) string {
 		return ReasonTooLarge
 	case errors.Is(err, errCallerLimit):
 		return ReasonCallerLimit
+	case errors.Is(err, errNoCallerKey):
+		return ReasonNoCallerKey
 	case errors.As(err, &rpc) && rpc.timeout:
 		return ReasonTimeout
 	case errors.As(err, &rpc):

@@ -72,7 +72,7 @@ func TestEvaluateEmbeddings(t *testing.T) {
 // embedAll embeds texts through the endpoint (in batches, as the gateway embeds tools).
 func embedAll(t *testing.T, e *embeddings.Embedder, texts []string) [][]float32 {
 	t.Helper()
-	v := e.Catalog(texts)
+	v := e.Catalog(texts, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if !v.Wait(ctx) {

@@ -78,22 +78,26 @@ type discoverer struct {
 	fetched  time.Time
 	failedAt time.Time
 	lastErr  error
+	// beforeFlight, when set (tests only), runs after get found nothing usable and before the
+	// flight.
+	beforeFlight func()
 }
 
 // get returns the backend's authorization server, discovering it when it is not known or too
 // old. An error wraps ErrAuthServer.
 func (x *discoverer) get(ctx context.Context) (*discovered, error) {
-	x.mu.Lock()
-	d, fetched, failedAt, lastErr := x.d, x.fetched, x.failedAt, x.lastErr
-	x.mu.Unlock()
-	now := x.now()
-	if d != nil && now.Sub(fetched) < metadataTTL {
-		return d, nil
+	if d, err := x.known(); d != nil || err != nil {
+		return d, err
 	}
-	if !failedAt.IsZero() && now.Sub(failedAt) < metadataRetry {
-		return nil, lastErr
+	if x.beforeFlight != nil {
+		x.beforeFlight()
 	}
 	ch := x.group.DoChan("d", func() (any, error) {
+		// A flight that ended between this caller's look and its DoChan has kept metadata or
+		// a failure: discovering again would ask a failing server sooner than metadataRetry.
+		if d, err := x.known(); d != nil || err != nil {
+			return d, err
+		}
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*x.b.timeout())
 		defer cancel()
 		d, err := x.discover(dctx)
@@ -115,6 +119,22 @@ func (x *discoverer) get(ctx context.Context) (*discovered, error) {
 		}
 		return res.Val.(*discovered), nil
 	}
+}
+
+// known is the metadata discovered within metadataTTL, or the failure of a discovery within
+// metadataRetry; both nil when discovery is to run.
+func (x *discoverer) known() (*discovered, error) {
+	x.mu.Lock()
+	d, fetched, failedAt, lastErr := x.d, x.fetched, x.failedAt, x.lastErr
+	x.mu.Unlock()
+	now := x.now()
+	if d != nil && now.Sub(fetched) < metadataTTL {
+		return d, nil
+	}
+	if !failedAt.IsZero() && now.Sub(failedAt) < metadataRetry {
+		return nil, lastErr
+	}
+	return nil, nil
 }
 
 // discover reads the backend's resource metadata (when it needs it for the authorization

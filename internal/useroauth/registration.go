@@ -41,6 +41,9 @@ type asClient struct {
 	log     *slog.Logger
 	// flight runs one dynamic registration at a time per registration key.
 	flight singleflight.Group
+	// beforeFlight, when set (tests only), runs after dynamicClient found no client and before
+	// the flight.
+	beforeFlight func()
 	// clientName is the name the gateway registers under; pages is where its pages are
 	// (BaseURL and Path), under which redirectURL and documentURL are.
 	clientName, pages string
@@ -96,6 +99,9 @@ func (a *asClient) dynamicClient(ctx context.Context, st *backendState, d *disco
 	key := a.registrationKey(st, d)
 	if c, ok := st.cachedClient(key, a.now()); ok {
 		return c, nil
+	}
+	if a.beforeFlight != nil {
+		a.beforeFlight()
 	}
 	ch := a.flight.DoChan(key, func() (any, error) {
 		// The first caller's cancellation must not fail the others waiting for this result.

@@ -41,6 +41,9 @@ type issuer struct {
 	endpoint oauth2.Endpoint
 	failedAt time.Time
 	lastErr  error
+	// beforeFlight, when set (tests only), runs after get found no provider and before the
+	// flight.
+	beforeFlight func()
 }
 
 // provided is what discovery yields: the provider and its endpoints, with the client
@@ -66,16 +69,19 @@ func (e *UnreachableError) Unwrap() error { return e.err }
 // get returns the discovered provider, discovering it if needed; an error is an
 // *UnreachableError.
 func (is *issuer) get(ctx context.Context) (provided, error) {
-	is.mu.Lock()
-	p, failedAt, lastErr := provided{is.provider, is.endpoint}, is.failedAt, is.lastErr
-	is.mu.Unlock()
-	if p.provider != nil {
-		return p, nil
+	if p, err := is.known(); p.provider != nil || err != nil {
+		return p, err
 	}
-	if wait := issuerRetryInterval - is.now().Sub(failedAt); !failedAt.IsZero() && wait > 0 {
-		return provided{}, &UnreachableError{err: lastErr, RetryAfter: wait}
+	if is.beforeFlight != nil {
+		is.beforeFlight()
 	}
 	ch := is.group.DoChan("discover", func() (any, error) {
+		// A flight that ended between this caller's look and its DoChan has kept a provider
+		// or a failure: discovering again would ask a down issuer sooner than
+		// issuerRetryInterval.
+		if p, err := is.known(); p.provider != nil || err != nil {
+			return p, err
+		}
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), discoveryTimeout)
 		defer cancel()
 		p, err := oidc.NewProvider(oidc.ClientContext(dctx, is.client), is.url)
@@ -93,11 +99,29 @@ func (is *issuer) get(ctx context.Context) (provided, error) {
 	case <-ctx.Done():
 		return provided{}, &UnreachableError{err: ctx.Err(), RetryAfter: issuerRetryInterval}
 	case res := <-ch:
+		if ue, ok := res.Err.(*UnreachableError); ok {
+			return provided{}, ue // an earlier flight's failure, within its retry interval
+		}
 		if res.Err != nil {
 			return provided{}, &UnreachableError{err: res.Err, RetryAfter: issuerRetryInterval}
 		}
 		return res.Val.(provided), nil
 	}
+}
+
+// known is the discovered provider, or the failure of a discovery within issuerRetryInterval;
+// neither when discovery is to run.
+func (is *issuer) known() (provided, error) {
+	is.mu.Lock()
+	p, failedAt, lastErr := provided{is.provider, is.endpoint}, is.failedAt, is.lastErr
+	is.mu.Unlock()
+	if p.provider != nil {
+		return p, nil
+	}
+	if wait := issuerRetryInterval - is.now().Sub(failedAt); !failedAt.IsZero() && wait > 0 {
+		return provided{}, &UnreachableError{err: lastErr, RetryAfter: wait}
+	}
+	return provided{}, nil
 }
 
 // authStyle is how the gateway authenticates at the token endpoint, from the provider's

@@ -28,6 +28,8 @@ func TestBoundsAsDocumented(t *testing.T) {
 			[]int{defaultMaxPendingPerCaller, defaultMaxPending}},
 		{`A pre-2026 client's answers on their way to another replica \| ([0-9]+) per caller at once, ([0-9,]+) per replica, each for at most ([0-9]+) s`,
 			[]int{defaultMaxForwardsPerCaller, defaultMaxPending, int(defaultForwardTimeout / time.Second)}},
+		{`Pre-2026 level cache \(per replica\) \| ([0-9,]+) sessions per replica, ([0-9,]+) of one caller`,
+			[]int{levelCacheMax, levelCacheMax / levelShareDivisor}},
 		{`Answer ids known used \(replay refusal without Redis\) \| ([0-9,]+) per replica`, []int{maxUsed}},
 	} {
 		m := regexp.MustCompile(tt.pattern).FindStringSubmatch(doc)

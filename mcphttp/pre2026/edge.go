@@ -81,7 +81,7 @@ func New(cfg Config, d Deps) (*Edge, error) {
 	if d.Clock == nil {
 		d.Clock = time.Now
 	}
-	state, err := newSessionState(d.State, d.Notices, d.Logger, d.Clock)
+	state, err := newSessionState(d.State, d.Notices, d.Logger, d.Clock, d.Metrics.LegacyLevelEviction)
 	if err != nil {
 		return nil, err
 	}

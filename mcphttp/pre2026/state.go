@@ -40,8 +40,9 @@ const (
 	// having none) without asking the store: the staleness a replica that missed a notice may
 	// show, and the store round trip a session's calls save.
 	levelCacheTTL = 5 * time.Second
-	// levelCacheMax bounds the per-replica level cache: at about 100 bytes an entry, a
-	// megabyte or two, however many sessions call.
+	// levelCacheMax bounds the per-replica level cache: at about 300 bytes an entry (its key,
+	// its place in two lists), five megabytes, however many sessions call; one caller holds
+	// at most a share of it (levelcache.go).
 	levelCacheMax = 16384
 	// maxSessionSubscriptions bounds the resources one session may subscribe to: every one is
 	// part of the session's stored set and of its GET stream's backend listens.
@@ -95,15 +96,10 @@ type sessionState struct {
 	// subscription to be in place).
 	received atomic.Int64
 
-	mu       sync.Mutex
-	levels   map[string]levelEntry          // by session key
-	watchers map[string]map[*watch]struct{} // the GET streams of this replica, by session key
-}
+	levels *levelCache // levelcache.go
 
-// levelEntry is a cached level: "" when the session has set none.
-type levelEntry struct {
-	level   string
-	expires time.Time
+	mu       sync.Mutex
+	watchers map[string]map[*watch]struct{} // the GET streams of this replica, by session key
 }
 
 // watch is one GET stream's interest in its session's subscriptions: changed ends its current
@@ -120,7 +116,8 @@ type stateNotice struct {
 
 // newSessionState keeps session state in kv (a process-local store of its own when nil: one
 // replica); start listens for the other replicas' notices.
-func newSessionState(kv StateStore, notices store.Notices, log *slog.Logger, now func() time.Time) (*sessionState, error) {
+// onEvict counts the level cache's evictions (nil counts nothing).
+func newSessionState(kv StateStore, notices store.Notices, log *slog.Logger, now func() time.Time, onEvict func(own bool)) (*sessionState, error) {
 	if kv == nil {
 		m, err := store.NewMemory(store.MemoryOptions{})
 		if err != nil {
@@ -131,7 +128,7 @@ func newSessionState(kv StateStore, notices store.Notices, log *slog.Logger, now
 	var id [16]byte
 	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
 	st := &sessionState{kv: kv, notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
-		levelTTL: levelCacheTTL, levels: map[string]levelEntry{}, watchers: map[string]map[*watch]struct{}{}}
+		levelTTL: levelCacheTTL, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{}}
 	return st, nil
 }
 
@@ -240,7 +237,7 @@ func (st *sessionState) setLevel(ctx context.Context, sess *legacysession.Sessio
 		return err
 	}
 	key := sess.Key()
-	st.cacheLevel(key, level, true)
+	st.cacheLevel(key, caller, level, true)
 	st.publish(stateNotice{Kind: "level", Session: key, Level: level})
 	return nil
 }
@@ -253,11 +250,8 @@ func (st *sessionState) level(ctx context.Context, sess *legacysession.Session, 
 		return ""
 	}
 	key := sess.Key()
-	st.mu.Lock()
-	e, ok := st.levels[key]
-	st.mu.Unlock()
-	if ok && st.now().Before(e.expires) {
-		return e.level
+	if level, ok := st.levels.get(key, st.now()); ok {
+		return level
 	}
 	cs, err := st.load(ctx, caller)
 	if err != nil {
@@ -269,32 +263,14 @@ func (st *sessionState) level(ctx context.Context, sess *legacysession.Session, 
 	if se := cs.entry(sess); se != nil {
 		level = se.Level
 	}
-	st.cacheLevel(key, level, true)
+	st.cacheLevel(key, caller, level, true)
 	return level
 }
 
-// cacheLevel stores a level in the cache; add false only refreshes an entry already there.
-func (st *sessionState) cacheLevel(key, level string, add bool) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if _, ok := st.levels[key]; !ok && !add {
-		return
-	}
-	now := st.now()
-	if len(st.levels) >= levelCacheMax {
-		for k, e := range st.levels {
-			if !now.Before(e.expires) {
-				delete(st.levels, k)
-			}
-		}
-		for k := range st.levels {
-			if len(st.levels) < levelCacheMax {
-				break
-			}
-			delete(st.levels, k) // map order: an arbitrary entry, which the store still holds
-		}
-	}
-	st.levels[key] = levelEntry{level: level, expires: now.Add(st.levelTTL)}
+// cacheLevel stores caller's session's level in the cache; add false only refreshes an entry
+// already there.
+func (st *sessionState) cacheLevel(key, caller, level string, add bool) {
+	st.levels.put(key, caller, level, st.now().Add(st.levelTTL), add)
 }
 
 // subscriptions is the session's subscribed URIs (namespaced, in normal form).
@@ -402,7 +378,7 @@ func (st *sessionState) receive(msg []byte) {
 	switch n.Kind {
 	case "level":
 		if _, ok := era.LogLevelRank(n.Level); ok {
-			st.cacheLevel(n.Session, n.Level, false)
+			st.cacheLevel(n.Session, "", n.Level, false)
 		}
 	case "subs":
 		st.subsChanged(n.Session)

@@ -24,7 +24,7 @@ func TestSessionStateBoundedPerCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := newSessionState(kv, nil, slog.New(slog.DiscardHandler), clock.Now)
+	st, err := newSessionState(kv, nil, slog.New(slog.DiscardHandler), clock.Now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,8 +104,8 @@ func (c *BreakerConfig) validate() []error {
 	return errs
 }
 
-// Who a request's failure is charged to (Request.charge): an authenticated caller's identity
-// (issuer + "#" + subject, never its token: a caller has one subject however many tokens it
+// Who a request's failure is charged to (Request.charge): an authenticated caller's key
+// (authz.Principal.CallerKey, never its token: a caller has one subject however many tokens it
 // gets), or one of these.
 const (
 	// chargeNone: a request no one caller is answerable for (the health probe, the era probe,

@@ -61,6 +61,8 @@ type legacyState struct {
 	// failed remembers the last probe that learnt nothing, so that a broken backend is probed
 	// once per interval rather than once per call (probeBackoff).
 	failed probeBackoff
+	// beforeFlight, when set (tests only), runs after awaitEra's looks and before the flight.
+	beforeFlight func()
 }
 
 func newLegacyState(protocol, userAgent string) *legacyState {
@@ -164,7 +166,20 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 		}
 	}
 	probe := probeRequest(b, o) // built here: the probe may outlive o's request
+	if b.legacy.beforeFlight != nil {
+		b.legacy.beforeFlight()
+	}
 	ch := b.legacy.flight.DoChan("era", func() (any, error) {
+		// A probe that ended between this caller's look and its DoChan has learnt the era
+		// or started a backoff: probing again would cost the backend a request it was spared.
+		if e := b.legacy.known(); e != era.Unknown {
+			return &probeResult{era: e}, nil
+		}
+		if !health {
+			if err := b.legacy.failed.pending(b.env.Now()); err != nil {
+				return nil, probeWaitErr{err}
+			}
+		}
 		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, wire.ErrCallTimeout)
 		defer cancel()
 		return b.probeEra(pctx, health, probe)
@@ -177,6 +192,9 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 	}
 	select {
 	case res := <-ch:
+		if w, ok := res.Err.(probeWaitErr); ok {
+			return nil, w
+		}
 		if res.Err != nil {
 			return nil, probeErr{res.Err}
 		}

@@ -28,7 +28,7 @@ type Request struct {
 	// Subject is the caller's verified token for a token-exchange backend; never sent itself.
 	// SubjectKey is SubjectKey(Subject) when the caller has it already, else "".
 	Subject, SubjectKey string
-	// Caller identifies the caller (issuer + "#" + subject) for its legacy sessions, a per-user
+	// Caller identifies the caller (authz.Principal.CallerKey) for its legacy sessions, a per-user
 	// backend's token and a token-exchange backend's auth.subjectIssuers; required with Subject.
 	Caller string
 	// UserToken is the caller's token for a per-user backend (Auth.Type userOAuth), when the

@@ -48,8 +48,10 @@ type CacheConfig struct {
 	// MaxBytes bounds the memory the cached lists retain, counted as each item's JSON plus its
 	// bookkeeping; the least recently used lists go first. A list larger than the whole budget
 	// is served but not cached. This is the bound that matters for private lists: each
-	// caller's copy of a large list costs its full size. Zero means DefaultCacheBytes; at most
-	// MaxCacheBytes.
+	// caller's copy of a large list costs its full size. One caller's private lists hold at
+	// most an eighth of the entries and of the bytes (their own oldest go first), and a private
+	// list larger than that share is served but not cached. Zero means DefaultCacheBytes; at
+	// most MaxCacheBytes.
 	MaxBytes int64 `yaml:"maxBytes"`
 	// Disabled turns list caching off. Concurrent identical requests are still collapsed.
 	Disabled bool `yaml:"disabled"`
@@ -89,6 +91,8 @@ type cacheEntry struct {
 	size    int64 // retainedBytes of part, counted in listCache.bytes
 	expires time.Time
 	elem    *list.Element
+	share   string        // the caller whose share a private list counts against; "" when public
+	own     *list.Element // in that caller's callerShare.lru; nil when public
 }
 
 // retainedBytes estimates the memory p keeps alive while cached.
@@ -111,6 +115,7 @@ type listCache struct {
 	disabled bool
 	now      func() time.Time
 	onResult func(hit bool)
+	onEvict  func(own bool)
 	flight   singleflight.Group
 
 	mu      sync.Mutex
@@ -118,6 +123,9 @@ type listCache struct {
 	lru     *list.List // of *cacheEntry, most recently used first
 	bytes   int64      // sum of the entries' sizes, at most maxBytes
 	private map[partKey]bool
+	// shares holds each caller's private lists (share.go); a caller is in it only while it
+	// has a list cached, so it has at most max entries.
+	shares map[string]*callerShare
 	// gens counts each list's invalidations. A list is stored only if its count has not moved
 	// since it was asked for, and concurrent misses are collapsed only within one count, so an
 	// answer that may predate a list_changed is neither cached nor handed to a caller that
@@ -128,7 +136,7 @@ type listCache struct {
 func newListCache(c CacheConfig, now func() time.Time, onResult func(bool)) *listCache {
 	lc := &listCache{max: c.MaxEntries, maxBytes: c.MaxBytes, disabled: c.Disabled, now: now, onResult: onResult,
 		entries: make(map[partKey]*cacheEntry), lru: list.New(), private: make(map[partKey]bool),
-		gens: make(map[listKey]uint64)}
+		shares: make(map[string]*callerShare), gens: make(map[listKey]uint64)}
 	if lc.max == 0 {
 		lc.max = DefaultCacheEntries
 	}
@@ -155,6 +163,9 @@ func (c *listCache) get(k partKey) *part {
 		return nil
 	}
 	c.lru.MoveToFront(e.elem)
+	if e.own != nil {
+		c.shares[e.share].lru.MoveToFront(e.own)
+	}
 	return &part{items: e.part.items, private: e.part.private, pins: e.part.pins, ttlMs: max(left.Milliseconds(), 1)}
 }
 
@@ -166,8 +177,9 @@ func (c *listCache) generation(k partKey) uint64 {
 }
 
 // put stores p when it may be reused: a positive ttlMs, a caller key for a private list, and
-// no invalidation of the list since generation gen, when it was asked for.
-func (c *listCache) put(k partKey, p *part, gen uint64) {
+// no invalidation of the list since generation gen, when it was asked for. share names the
+// caller whose share a private list counts against (its identity, whatever its token).
+func (c *listCache) put(k partKey, share string, p *part, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	shared := k
@@ -183,17 +195,34 @@ func (c *listCache) put(k partKey, p *part, gen uint64) {
 	if old, ok := c.entries[k]; ok {
 		c.remove(old)
 	}
+	if k.caller == "" {
+		share = ""
+	}
 	size := p.retainedBytes()
-	if size > c.maxBytes {
+	if size > c.maxBytes || (share != "" && size > c.shareBytes()) {
 		return // served to this caller, but caching it would evict everything else
 	}
-	for c.lru.Len() >= c.max || c.bytes+size > c.maxBytes {
-		c.remove(c.lru.Back().Value.(*cacheEntry))
-	}
+	c.makeRoom(share, size)
 	e := &cacheEntry{key: k, part: p, size: size, expires: c.now().Add(time.Duration(p.ttlMs) * time.Millisecond)}
 	e.elem = c.lru.PushFront(e)
 	c.entries[k] = e
 	c.bytes += size
+	c.addToShare(e, share)
+}
+
+// makeRoom evicts lists until one of size bytes fits: the caller's own least recently used
+// private lists while it is at its share, then the cache's least recently used.
+func (c *listCache) makeRoom(share string, size int64) {
+	if cs := c.shares[share]; share != "" && cs != nil {
+		for cs.lru.Len() >= c.shareEntries() || cs.bytes+size > c.shareBytes() {
+			c.remove(cs.lru.Back().Value.(*cacheEntry))
+			c.evicted(true)
+		}
+	}
+	for c.lru.Len() >= c.max || c.bytes+size > c.maxBytes {
+		c.remove(c.lru.Back().Value.(*cacheEntry))
+		c.evicted(false)
+	}
 }
 
 // retained reports the cached lists' estimated bytes and their number.
@@ -226,6 +255,7 @@ func (c *listCache) remove(e *cacheEntry) {
 	c.lru.Remove(e.elem)
 	delete(c.entries, e.key)
 	c.bytes -= e.size
+	c.removeFromShare(e)
 }
 
 // wasPrivate reports whether the backend's last answer for this list was private, so
@@ -338,6 +368,6 @@ func (c *Catalog) fetchPart(ctx context.Context, b *backend.Backend, spec listSp
 	if err != nil {
 		return nil, err
 	}
-	c.cache.put(k, p, gen)
+	c.cache.put(k, q.cacheKey, p, gen)
 	return p, nil
 }

@@ -33,7 +33,8 @@ func bigListBody(n int, scope string) string {
 // cache keeps only what fits in maxBytes (least recently used out first), and the heap grows by
 // about that budget, not by callers × list size.
 func TestCacheBoundedInBytes(t *testing.T) {
-	const tools, callers, budget = 5000, 40, 8 << 20
+	// A caller's share (an eighth of the budget, share.go) holds one copy of the list.
+	const tools, callers, budget = 5000, 40, 16 << 20
 	body := bigListBody(tools, "private")
 	url, hits := upstreamstest.Scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) { upstreamstest.WriteJSON(w, body) })
 	r := newTestCatalog(t, Options{Cache: CacheConfig{MaxBytes: budget}},
@@ -83,9 +84,9 @@ func TestCacheOversizedPartNotCached(t *testing.T) {
 	clock := newTestClock()
 	c := newListCache(CacheConfig{MaxBytes: 4096}, clock.Now, nil)
 	small := &part{ttlMs: 1000, private: true, items: []listItem{newListItem(names.Target{Upstream: "u", Name: "a"}, []byte(`{"name":"u__a"}`))}}
-	c.put(partKey{upstream: "u", list: 1, caller: "small"}, small, 0)
+	c.put(partKey{upstream: "u", list: 1, caller: "small"}, "small", small, 0)
 	big := &part{ttlMs: 1000, private: true, items: []listItem{newListItem(names.Target{Upstream: "u", Name: "b"}, make([]byte, 8192))}}
-	c.put(partKey{upstream: "u", list: 1, caller: "big"}, big, 0)
+	c.put(partKey{upstream: "u", list: 1, caller: "big"}, "big", big, 0)
 	if c.get(partKey{upstream: "u", list: 1, caller: "big"}) != nil {
 		t.Fatal("a part larger than maxBytes was cached")
 	}

@@ -10,7 +10,7 @@ func TestCacheBounded(t *testing.T) {
 	c := newListCache(CacheConfig{MaxEntries: 2}, clock.Now, nil)
 	key := func(i int) partKey { return partKey{upstream: "u", list: 1, caller: fmt.Sprint(i)} }
 	for i := range 3 {
-		c.put(key(i), &part{ttlMs: 1000, private: true}, 0)
+		c.put(key(i), key(i).caller, &part{ttlMs: 1000, private: true}, 0)
 		if i == 1 {
 			c.get(key(0)) // 0 is now more recently used than 1
 		}

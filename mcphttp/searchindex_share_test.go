@@ -1,0 +1,98 @@
+package mcphttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// scopedLists answers tools/list privately with one tool named after the request's
+// _meta["test/scope"], so each scope a caller lists with is another catalog version (as a
+// backend that lists by the caller's scopes would); other requests go to the SDK server.
+func scopedLists(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Meta map[string]any `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &req) != nil || req.Method != "tools/list" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			next.ServeHTTP(w, r)
+			return
+		}
+		scope, _ := req.Params.Meta["test/scope"].(string)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[`+
+			`{"name":"tool_`+scope+`","description":"Reads the `+scope+` records.","inputSchema":{"type":"object"}}]}}`)
+	})
+}
+
+// TestIndexShareOneCallerCannotEvictOthers: a caller whose private catalog keeps changing (a
+// new scope each time) rebuilds only its own search index: bob's private index and the public
+// one stay indexed, so searching them again builds nothing.
+func TestIndexShareOneCallerCannotEvictOthers(t *testing.T) {
+	be := mcptest.StartServer(t, "be", mcptest.WithMiddleware(scopedLists))
+	pub := mcptest.StartServer(t, "pub")
+	reg := func(name, url string) *upstreams.Registry {
+		s, _ := testServer(t, Config{}, oneBackendNamed(name, url), upstreams.Options{}, Deps{})
+		return s.backends
+	}
+	private, public := reg("be", be.URL()), reg("pub", pub.URL())
+	catalog := func(r *upstreams.Registry, caller, scope string) *upstreams.ToolCatalog {
+		t.Helper()
+		meta := strings.Replace(mcptest.Meta, `"_meta":{`, `"_meta":{"test/scope":"`+scope+`",`, 1)
+		cat, err := r.ToolCatalog(context.Background(), &upstreams.ListRequest{Method: upstreams.MethodToolsList,
+			CacheKey: caller, Params: json.RawMessage(`{` + meta + `}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cat
+	}
+	c := newIndexCache(slog.New(slog.DiscardHandler))
+	builds, own, total := 0, 0, 0
+	c.onBuild = func(int) { builds++ }
+	c.onEvict = func(o bool) {
+		if o {
+			own++
+		} else {
+			total++
+		}
+	}
+	get := func(cat *upstreams.ToolCatalog, owner string) {
+		t.Helper()
+		if _, err := c.get(context.Background(), cat, owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const bob, alice, flood = "https://idp#bob", "https://idp#alice", 3 * indexVersions
+	bobs, pubs := catalog(private, bob, "bob"), catalog(public, "", "")
+	if !bobs.Private() || pubs.Private() {
+		t.Fatal("want bob's catalog private and the other public")
+	}
+	get(bobs, bob)
+	get(pubs, "")
+	for i := range flood {
+		get(catalog(private, alice, "alice"+strings.Repeat("x", i)), alice)
+	}
+	before := builds
+	get(catalog(private, bob, "bob"), bob)
+	get(catalog(public, "", ""), "")
+	if builds != before {
+		t.Fatalf("bob's or the public index was pushed out by alice's: %d rebuilds", builds-before)
+	}
+	if own != flood-1 || total != 0 || builds != 2+flood {
+		t.Fatalf("%d builds, evictions %d own, %d total; want %d, %d, 0", builds, own, total, 2+flood, flood-1)
+	}
+}

@@ -1,0 +1,69 @@
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// NameCacheEvictions counts entries a per-replica cache evicted to make room, by cache and
+// cause. It has no caller label: callers are unbounded.
+const NameCacheEvictions = "mcp_gateway_cache_evictions_total"
+
+// Caches whose evictions are counted.
+const (
+	// CacheList is the cache of backend lists.
+	CacheList = "list"
+	// CacheLegacyLevel is the pre-2026 edge's cache of sessions' log levels.
+	CacheLegacyLevel = "legacy_level"
+	// CacheSearchIndex is the tool search's indexes of catalog versions.
+	CacheSearchIndex = "search_index"
+	// CacheSearchVectors is the tool search's cache of tool vectors (search.embeddings).
+	CacheSearchVectors = "search_vectors"
+)
+
+// Causes of an eviction.
+const (
+	// EvictionShare: the caller was at its share of the cache and one of its own entries went.
+	EvictionShare = "share"
+	// EvictionTotal: the cache was full and its least recently used (or any) entry went.
+	EvictionTotal = "total"
+)
+
+// cacheEvictions holds the four series, created at start so that the first eviction is an
+// increase from 0.
+type cacheEvictions [4][2]prometheus.Counter // cache × cause (share, total)
+
+func (r *Recorder) buildEvictions(cs *[]prometheus.Collector) {
+	v := r.newCounterVec(cs, NameCacheEvictions,
+		"Entries a per-replica cache evicted to make room, by cache and cause: share when the caller was at its share and lost one of its own entries, total when the whole cache was full.",
+		"cache", "cause")
+	for i, cache := range []string{CacheList, CacheLegacyLevel, CacheSearchIndex, CacheSearchVectors} {
+		for j, cause := range []string{EvictionShare, EvictionTotal} {
+			r.evictions[i][j] = v.WithLabelValues(cache, cause)
+		}
+	}
+}
+
+// ListCacheEviction counts one list evicted from the list cache; own when its caller's share
+// made it go.
+func (r *Recorder) ListCacheEviction(own bool) { r.eviction(0, own) }
+
+// LegacyLevelEviction counts one level evicted from the pre-2026 level cache; own when its
+// caller's share made it go.
+func (r *Recorder) LegacyLevelEviction(own bool) { r.eviction(1, own) }
+
+// SearchIndexEviction counts one catalog version's search index dropped; own when its
+// caller's share made it go.
+func (r *Recorder) SearchIndexEviction(own bool) { r.eviction(2, own) }
+
+// SearchVectorEviction counts one tool vector dropped from the embeddings cache; own when its
+// caller's share made it go.
+func (r *Recorder) SearchVectorEviction(own bool) { r.eviction(3, own) }
+
+func (r *Recorder) eviction(cache int, own bool) {
+	if r == nil {
+		return
+	}
+	cause := 1
+	if own {
+		cause = 0
+	}
+	r.evictions[cache][cause].Inc()
+}

@@ -1,0 +1,70 @@
+package upstreams
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
+)
+
+// evictionCounter counts Options.CacheEvicted reports by cause.
+type evictionCounter struct{ own, total atomic.Int64 }
+
+func (c *evictionCounter) hook(own bool) {
+	if own {
+		c.own.Add(1)
+	} else {
+		c.total.Add(1)
+	}
+}
+
+// TestCacheShareOneCallerCannotEvictOthers: a token-exchange backend lists privately, so each
+// of a caller's tokens gets its own cached list. Alice, with many tokens, makes the gateway
+// cache far more lists than the cache holds; she evicts only her own, and bob's private list
+// and the public list of another backend are still served from the cache (no new backend
+// request), while her most recent list is cached too.
+func TestCacheShareOneCallerCannotEvictOthers(t *testing.T) {
+	const entries, aliceTokens = 16, 3 * 16
+	as := startAuthServer(t, nil)
+	private := mcptest.StartServer(t, "alpha", mcptest.WithCacheHints(600000, "private"))
+	public := mcptest.StartServer(t, "beta", mcptest.WithCacheHints(600000, "public"))
+	var ev evictionCounter
+	r := newTestRegistry(t, Config{Cache: CacheConfig{MaxEntries: entries}, Upstreams: []UpstreamConfig{
+		{Name: "alpha", URL: private.URL(), Protocol: ProtocolVersion, Auth: as.auth(AuthTokenExchange, private.URL())},
+		{Name: "beta", URL: public.URL(), Protocol: ProtocolVersion},
+	}}, Options{CacheEvicted: ev.hook})
+	list := func(token, sub string) {
+		t.Helper()
+		if _, err := r.List(context.Background(), &ListRequest{Method: MethodToolsList, SubjectToken: token,
+			CacheKey: as.iss.URL() + "#" + sub, Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)}); err != nil {
+			t.Fatalf("list as %s: %v", sub, err)
+		}
+	}
+	bob, _ := as.iss.Mint(devissuer.Claims{"sub": "bob"})
+	list(bob, "bob")
+	var last string
+	for i := range aliceTokens {
+		last, _ = as.iss.Mint(devissuer.Claims{"sub": "alice", "n": i})
+		list(last, "alice")
+	}
+	privateLists, publicLists := len(private.RequestsOf(MethodToolsList)), len(public.RequestsOf(MethodToolsList))
+	if privateLists != 1+aliceTokens || publicLists != 1 {
+		t.Fatalf("after alice's flood: %d private and %d public backend lists, want %d and 1", privateLists, publicLists, 1+aliceTokens)
+	}
+	list(bob, "bob")
+	list(last, "alice")
+	if got := len(private.RequestsOf(MethodToolsList)); got != privateLists {
+		t.Fatalf("bob's or alice's latest private list was not served from the cache: %d backend lists, want %d", got, privateLists)
+	}
+	if got := len(public.RequestsOf(MethodToolsList)); got != 1 {
+		t.Fatalf("the public list was evicted: %d backend lists, want 1", got)
+	}
+	share := entries / 8
+	if ev.own.Load() != int64(aliceTokens-share) || ev.total.Load() != 0 {
+		t.Fatalf("evictions: %d own share, %d total; want %d, 0", ev.own.Load(), ev.total.Load(), aliceTokens-share)
+	}
+}
