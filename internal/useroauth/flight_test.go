@@ -16,6 +16,7 @@ import (
 // flight only after it failed, is given that failure: the authorization server is asked once
 // per metadataRetry, not once more.
 func TestDiscoveryFlightAfterAnotherFailed(t *testing.T) {
+	t.Parallel()
 	var requests atomic.Int64
 	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		requests.Add(1)
@@ -52,6 +53,7 @@ func TestDiscoveryFlightAfterAnotherFailed(t *testing.T) {
 // within the cooldown: the authorization server sees one registration, not two (each would be
 // an orphan client there, or one more request to a server that refused).
 func TestRegistrationFlightAfterAnotherEnded(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"", "refuse"} {
 		t.Run("mode="+mode, func(t *testing.T) {
 			f := newFixture(t, fixtureOptions{registration: RegistrationDynamic, authServer: realop.AuthServerOptions{Registration: true}})
