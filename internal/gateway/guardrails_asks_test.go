@@ -134,7 +134,7 @@ func TestGuardrailsLegacyAsks(t *testing.T) {
 				if a != tt.asked {
 					t.Errorf("%s %s: the client read %q, want %q", tt.tool, tt.what, a, tt.asked)
 				}
-				if g := <-got; g != tt.got && !(strings.HasPrefix(g, "error: ") && strings.HasSuffix(g, tt.got)) {
+				if g := reported(t, got); g != tt.got && !(strings.HasPrefix(g, "error: ") && strings.HasSuffix(g, tt.got)) {
 					t.Errorf("%s %s: the backend got %q, want %q", tt.tool, tt.what, g, tt.got)
 				}
 				text := mcptest.ResultText(res)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -162,7 +163,7 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 				if a != tt.asked {
 					t.Errorf("%s %q: the client read %q, want %q", tt.what, tt.text, a, tt.asked)
 				}
-				if g := <-got; g != tt.got && !(strings.HasPrefix(g, "error: ") && strings.HasSuffix(g, tt.got)) {
+				if g := reported(t, got); g != tt.got && !(strings.HasPrefix(g, "error: ") && strings.HasSuffix(g, tt.got)) {
 					t.Errorf("%s %q: the backend got %q, want %q", tt.what, tt.text, g, tt.got)
 				}
 				switch {
@@ -204,7 +205,7 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 		if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), tt.refusedBy) {
 			t.Errorf("asked %q twice: %v %v", tt.text, res, err)
 		}
-		if g := <-got; strings.Count(g, tt.backendGot) != 2 {
+		if g := reported(t, got); strings.Count(g, tt.backendGot) != 2 {
 			t.Errorf("asked %q twice, the backend got %q", tt.text, g)
 		}
 		if n := len(askInvocations(ics, "response", "inputRequests")); n != tt.shown {
@@ -217,7 +218,7 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "The result of old__askp was withheld by the gateway's interceptor askguard, which refused the backend's request to the client.") {
 		t.Errorf("a prompt's request refused: %v", err)
 	}
-	if g := <-got; !strings.Contains(g, "refused by the gateway's interceptors") {
+	if g := reported(t, got); !strings.Contains(g, "refused by the gateway's interceptors") {
 		t.Errorf("the prompt's backend got %q", g)
 	}
 
@@ -230,7 +231,7 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 		if err != nil || mcptest.ResultText(res) != "done" {
 			t.Fatalf("%v %v", res, err)
 		}
-		if g := <-got; !strings.HasPrefix(g, "error: ") {
+		if g := reported(t, got); !strings.HasPrefix(g, "error: ") {
 			t.Errorf("the backend got %q from a client that cannot be asked", g)
 		}
 		if n := len(askInvocations(ics, "response", "inputRequests")); n != 0 {
@@ -267,7 +268,20 @@ func TestInterceptorsLegacyAsks(t *testing.T) {
 	if st := steps["elicitation"]; !st.OK || st.IsError || st.Text != "done" || len(st.Elicited) != 1 || st.Elicited[0].Message != "ts [hidden]" {
 		t.Errorf("TS v1: %+v", st)
 	}
-	if g := <-got; g != "Ada" {
+	if g := reported(t, got); g != "Ada" {
 		t.Errorf("TS v1: the backend got %q", g)
+	}
+}
+
+// reported is what the asking backend reported receiving, which it reports before it answers;
+// a change that stops it reporting fails the test here rather than hanging the package.
+func reported(t *testing.T, got <-chan string) string {
+	t.Helper()
+	select {
+	case g := <-got:
+		return g
+	case <-time.After(30 * time.Second):
+		t.Fatal("the backend reported nothing of what it received")
+		return ""
 	}
 }
