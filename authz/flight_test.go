@@ -8,25 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-)
 
-// heldFirst runs first in a goroutine held by hook (set to the returned func) between its
-// decision to start a flight and the flight, runs second meanwhile, and returns first's error
-// once released.
-func heldFirst(hook *func(), first func() error, second func()) error {
-	missed, release := make(chan struct{}), make(chan struct{})
-	*hook = func() {
-		*hook = nil
-		close(missed)
-		<-release
-	}
-	done := make(chan error, 1)
-	go func() { done <- first() }()
-	<-missed
-	second()
-	close(release)
-	return <-done
-}
+	"github.com/mcp-gateway/gateway/internal/testsupport/flighttest"
+)
 
 // A caller that found no verifier while another's discovery was under way, and reached the
 // flight only after it failed, is given that failure's back-off: the issuer is asked once per
@@ -41,7 +25,7 @@ func TestDiscoveryFlightAfterAnotherFailed(t *testing.T) {
 	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: srv.URL}}}, newClock())
 	is := a.issuers[srv.URL]
 	var secondErr error
-	firstErr := heldFirst(&is.beforeFlight,
+	firstErr := flighttest.HeldFirst(&is.beforeFlight,
 		func() error { _, err := is.ready(context.Background()); return err },
 		func() { _, secondErr = is.ready(context.Background()) })
 	for _, err := range []error{firstErr, secondErr} {
@@ -70,7 +54,7 @@ func TestJWKSFlightAfterAnotherEnded(t *testing.T) {
 			k := &keySet{url: srv.URL, client: srv.Client(), now: newClock().Now, minRefresh: time.Minute,
 				maxAge: time.Hour, fetchTimeout: 10 * time.Second}
 			var secondErr error
-			firstErr := heldFirst(&k.beforeFlight,
+			firstErr := flighttest.HeldFirst(&k.beforeFlight,
 				func() error { _, err := k.refresh(context.Background()); return err },
 				func() { _, secondErr = k.refresh(context.Background()) })
 			if (firstErr == nil) != (status == http.StatusOK) || (secondErr == nil) != (status == http.StatusOK) {

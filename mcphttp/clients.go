@@ -131,7 +131,7 @@ func (c *clients) failed(x *request, err error) *Error {
 		return nil
 	}
 	key := c.resolve.Key(x.peer)
-	if err == authz.ErrNotVerified {
+	if errors.Is(err, authz.ErrNotVerified) {
 		c.metrics.ClientRefusal(metrics.ClientRefusalFailedAuth)
 		_, wait := c.limit.MayVerify(key)
 		return c.drafts.limited(max(wait, time.Second), msgClientFailed)

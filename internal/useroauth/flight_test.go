@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/testsupport/flighttest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 )
 
@@ -25,23 +26,16 @@ func TestDiscoveryFlightAfterAnotherFailed(t *testing.T) {
 	defer as.Close()
 	x := &discoverer{b: &Backend{Name: "alpha", AuthServer: as.URL, Scopes: []string{"read"}}, client: as.Client(), now: time.Now}
 
-	missed, release := make(chan struct{}), make(chan struct{})
-	x.beforeFlight = func() {
-		x.beforeFlight = nil
-		close(missed)
-		<-release
-	}
-	first := make(chan error, 1)
-	go func() {
-		_, err := x.get(context.Background())
-		first <- err
-	}()
-	<-missed
-	_, second := x.get(context.Background())
-	once := requests.Load()
-	close(release)
-	if err := <-first; !errors.Is(err, ErrAuthServer) || !errors.Is(second, ErrAuthServer) {
-		t.Fatalf("errors %v and %v, want ErrAuthServer", err, second)
+	var second error
+	var once int64
+	first := flighttest.HeldFirst(&x.beforeFlight,
+		func() error { _, err := x.get(context.Background()); return err },
+		func() {
+			_, second = x.get(context.Background())
+			once = requests.Load()
+		})
+	if !errors.Is(first, ErrAuthServer) || !errors.Is(second, ErrAuthServer) {
+		t.Fatalf("errors %v and %v, want ErrAuthServer", first, second)
 	}
 	if n := requests.Load(); once == 0 || n != once {
 		t.Fatalf("%d requests to the authorization server, want the %d of one discovery", n, once)
@@ -61,27 +55,13 @@ func TestRegistrationFlightAfterAnotherEnded(t *testing.T) {
 				f.asLink.register.Store(&mode)
 			}
 			st := f.svc.backends[backendName]
-			missed, release := make(chan struct{}), make(chan struct{})
-			f.svc.oauth.beforeFlight = func() {
-				f.svc.oauth.beforeFlight = nil
-				close(missed)
-				<-release
-			}
-			type outcome struct {
-				id  string
-				err error
-			}
-			first := make(chan outcome, 1)
-			go func() {
-				_, c, err := f.svc.serverAndClient(context.Background(), st)
-				first <- outcome{c.ID, err}
-			}()
-			<-missed
-			_, c, err := f.svc.serverAndClient(context.Background(), st)
-			close(release)
-			got := <-first
-			if (mode == "") != (err == nil) || (mode == "") != (got.err == nil) || got.id != c.ID {
-				t.Fatalf("first %q, %v; second %q, %v", got.id, got.err, c.ID, err)
+			var firstID, secondID string
+			var secondErr error
+			firstErr := flighttest.HeldFirst(&f.svc.oauth.beforeFlight,
+				func() error { _, c, err := f.svc.serverAndClient(context.Background(), st); firstID = c.ID; return err },
+				func() { _, c, err := f.svc.serverAndClient(context.Background(), st); secondID, secondErr = c.ID, err })
+			if (mode == "") != (secondErr == nil) || (mode == "") != (firstErr == nil) || firstID != secondID {
+				t.Fatalf("first %q, %v; second %q, %v", firstID, firstErr, secondID, secondErr)
 			}
 			if n := f.asLink.registerSent.Load(); n != 1 {
 				t.Fatalf("%d registration requests, want 1", n)

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/flighttest"
 )
 
 // A sign-in that found no provider while another's discovery was under way, and reached the
@@ -22,22 +24,12 @@ func TestDiscoveryFlightAfterAnotherFailed(t *testing.T) {
 	defer srv.Close()
 	is := &issuer{url: srv.URL, client: srv.Client(), now: time.Now}
 
-	missed, release := make(chan struct{}), make(chan struct{})
-	is.beforeFlight = func() {
-		is.beforeFlight = nil
-		close(missed)
-		<-release
-	}
-	first := make(chan error, 1)
-	go func() {
-		_, err := is.get(context.Background())
-		first <- err
-	}()
-	<-missed
-	_, second := is.get(context.Background())
-	close(release)
+	var second error
+	first := flighttest.HeldFirst(&is.beforeFlight,
+		func() error { _, err := is.get(context.Background()); return err },
+		func() { _, second = is.get(context.Background()) })
 	var ue *UnreachableError
-	if err := <-first; !errors.As(err, &ue) || !errors.As(second, &ue) {
+	if err := first; !errors.As(err, &ue) || !errors.As(second, &ue) {
 		t.Fatalf("errors %v and %v, want *UnreachableError", err, second)
 	}
 	if n := requests.Load(); n != 1 {

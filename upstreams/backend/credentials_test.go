@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/flighttest"
 )
 
 // A caller that missed the cache while another caller's token request was under way, and asks
@@ -25,27 +27,15 @@ func TestCredentialsFlightAfterAnotherEnded(t *testing.T) {
 	defer c.close()
 
 	// The first caller misses and is held before its flight until the second has fetched.
-	missed, release := make(chan struct{}), make(chan struct{})
-	c.beforeFlight = func() {
-		c.beforeFlight = nil
-		close(missed)
-		<-release
+	var first, second string
+	var secondErr error
+	firstErr := flighttest.HeldFirst(&c.beforeFlight,
+		func() (err error) { first, err = c.authorization(context.Background(), "", "", false); return err },
+		func() { second, secondErr = c.authorization(context.Background(), "", "", false) })
+	if firstErr != nil || secondErr != nil {
+		t.Fatalf("errors %v and %v", firstErr, secondErr)
 	}
-	first := make(chan string, 1)
-	go func() {
-		v, err := c.authorization(context.Background(), "", "", false)
-		if err != nil {
-			v = err.Error()
-		}
-		first <- v
-	}()
-	<-missed
-	second, err := c.authorization(context.Background(), "", "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	close(release)
-	if got := <-first; got != second || second != "Bearer tok-1" || requests.Load() != 1 {
+	if got := first; got != second || second != "Bearer tok-1" || requests.Load() != 1 {
 		t.Fatalf("first %q, second %q after %d token requests; want both Bearer tok-1 from one request", got, second, requests.Load())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/testsupport/flighttest"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
@@ -31,23 +32,19 @@ func TestEraFlightAfterAnotherFailed(t *testing.T) {
 	}
 	defer b.Close()
 
-	missed, release := make(chan struct{}), make(chan struct{})
-	b.legacy.beforeFlight = func() {
-		b.legacy.beforeFlight = nil
-		close(missed)
-		<-release
-	}
-	first := make(chan error, 1)
-	go func() {
-		_, _, err := b.isLegacy(context.Background(), &Request{Method: "tools/call"})
-		first <- err
-	}()
-	<-missed
-	_, _, second := b.isLegacy(context.Background(), &Request{Method: "tools/call"})
-	once := requests.Load()
-	close(release)
-	if err := <-first; err == nil || second == nil {
-		t.Fatalf("errors %v and %v, want the probe's failure", err, second)
+	var second error
+	var once int64
+	first := flighttest.HeldFirst(&b.legacy.beforeFlight,
+		func() error {
+			_, _, err := b.isLegacy(context.Background(), &Request{Method: "tools/call"})
+			return err
+		},
+		func() {
+			_, _, second = b.isLegacy(context.Background(), &Request{Method: "tools/call"})
+			once = requests.Load()
+		})
+	if first == nil || second == nil {
+		t.Fatalf("errors %v and %v, want the probe's failure", first, second)
 	}
 	if n := requests.Load(); once == 0 || n != once {
 		t.Fatalf("%d requests to the backend, want the %d of one probe", n, once)
