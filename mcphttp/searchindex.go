@@ -82,6 +82,11 @@ func (c *indexCache) get(ctx context.Context, cat *upstreams.ToolCatalog, owner 
 		c.mu.Lock()
 		for i, e := range c.entries {
 			if e.version == v {
+				if owner == "" {
+					// A public catalog uses it: it leaves its caller's share, so that
+					// caller's churn cannot push out what every caller searches.
+					e.owner = ""
+				}
 				if i > 0 {
 					copy(c.entries[1:i+1], c.entries[:i])
 					c.entries[0] = e

@@ -96,3 +96,34 @@ func TestIndexShareOneCallerCannotEvictOthers(t *testing.T) {
 		t.Fatalf("%d builds, evictions %d own, %d total; want %d, %d, 0", builds, own, total, 2+flood, flood-1)
 	}
 }
+
+// TestIndexSharePublicUseLeavesShare: an index first built for a caller's private catalog that a
+// public catalog of the same version then uses is no longer that caller's: the caller's next
+// private index does not push it out.
+func TestIndexSharePublicUseLeavesShare(t *testing.T) {
+	pub := mcptest.StartServer(t, "pub")
+	s, _ := testServer(t, Config{}, oneBackendNamed("pub", pub.URL()), upstreams.Options{}, Deps{})
+	cat, err := s.backends.ToolCatalog(context.Background(), &upstreams.ListRequest{Method: upstreams.MethodToolsList,
+		Params: json.RawMessage(`{` + mcptest.Meta + `}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newIndexCache(slog.New(slog.DiscardHandler))
+	builds := 0
+	c.onBuild = func(int) { builds++ }
+	const alice = "https://idp#alice"
+	for _, owner := range []string{alice, ""} {
+		if _, err := c.get(context.Background(), cat, owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Lock()
+	c.keep(&catalogIndex{owner: alice}) // alice's next private index
+	c.mu.Unlock()
+	if _, err := c.get(context.Background(), cat, ""); err != nil {
+		t.Fatal(err)
+	}
+	if builds != 1 {
+		t.Fatalf("the index the public catalog uses was built %d times: alice's next index pushed it out", builds)
+	}
+}

@@ -11,7 +11,8 @@ import (
 // vectors of every tool whose text did not change. Queries are never cached: a caller's queries
 // would push tools' vectors out. The vectors first embedded for one caller's private catalog
 // hold at most 1/ShareDivisor of maxBytes, their own least recently used dropped first, so a
-// caller whose private lists keep changing cannot push out the vectors of everyone else.
+// caller whose private lists keep changing cannot push out the vectors of everyone else; a vector
+// a public catalog uses becomes public (see use).
 type cache struct {
 	mu       sync.Mutex
 	maxBytes int64
@@ -48,19 +49,38 @@ func newCache(maxBytes int64, onEvict func(own bool)) *cache {
 		owners: map[string]*ownerShare{}, onEvict: onEvict}
 }
 
-func (c *cache) get(k [sha256.Size]byte) []float32 {
+// get is the vector kept under k, if any, used for owner's catalog ("" a public one; see use).
+func (c *cache) get(k [sha256.Size]byte, owner string) []float32 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byKey[k]
 	if !ok {
 		return nil
 	}
+	return c.use(el, owner).vec
+}
+
+// use marks el as just used for owner's catalog ("" a public one), in the cache's order and in
+// its owner's. A vector a public catalog uses leaves its caller's share and becomes public: that
+// caller's churn must not drop what every caller's searches rank with.
+func (c *cache) use(el *list.Element, owner string) *cacheEntry {
 	c.order.MoveToFront(el)
 	e := el.Value.(*cacheEntry)
-	if e.own != nil {
-		c.owners[e.owner].order.MoveToFront(e.own)
+	if e.own == nil {
+		return e
 	}
-	return e.vec
+	os := c.owners[e.owner]
+	if owner != "" {
+		os.order.MoveToFront(e.own)
+		return e
+	}
+	os.order.Remove(e.own)
+	os.bytes -= int64(4*len(e.vec) + entryOverhead)
+	if os.order.Len() == 0 {
+		delete(c.owners, e.owner)
+	}
+	e.owner, e.own = "", nil
+	return e
 }
 
 // put keeps v under k, counted against owner's share when owner is not "", and returns the
@@ -69,7 +89,7 @@ func (c *cache) put(k [sha256.Size]byte, v []float32, owner string) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[k]; ok {
-		c.order.MoveToFront(el)
+		c.use(el, owner)
 		return c.bytes
 	}
 	size := int64(4*len(v) + entryOverhead)

@@ -34,7 +34,7 @@ func (e *Embedder) Catalog(texts []string, owner string) *Vectors {
 		if t == "" {
 			continue
 		}
-		if vec := e.cache.get(digest(t)); vec != nil {
+		if vec := e.cache.get(digest(t), owner); vec != nil {
 			v.vecs[i] = vec
 		} else {
 			v.missing++

@@ -2,6 +2,7 @@ package embeddings
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -168,7 +169,7 @@ func TestCacheBounded(t *testing.T) {
 			t.Fatalf("cache holds %d bytes, bound %d", size, c.maxBytes)
 		}
 	}
-	if len(c.byKey) != 3 || c.get(digest(strings.Repeat("x", 9))) == nil || c.get(digest("")) != nil {
+	if len(c.byKey) != 3 || c.get(digest(strings.Repeat("x", 9)), "") == nil || c.get(digest(""), "") != nil {
 		t.Errorf("cache keeps %d entries; want the 3 most recent", len(c.byKey))
 	}
 }
@@ -604,5 +605,41 @@ func TestCacheShareOneCallerCannotEvictOthers(t *testing.T) {
 	}
 	if share := int(c.maxBytes / ShareDivisor / vecBytes); own != 40-share || total != 0 {
 		t.Fatalf("evictions %d own, %d total; want %d, 0", own, total, 40-share)
+	}
+}
+
+// TestCacheShareUse: a vector a public catalog uses leaves the caller's share it was first
+// embedded for, so that caller's churn cannot drop it; a vector its caller uses again, by get
+// or by put, is that caller's most recent and its least recent goes first.
+func TestCacheShareUse(t *testing.T) {
+	const vecBytes = 4*8 + entryOverhead
+	c := newCache(ShareDivisor*2*vecBytes, nil) // each caller's share: two vectors
+	vec := func() []float32 { return make([]float32, 8) }
+	key := func(s string) [sha256.Size]byte { return digest(s) }
+	const alice = "https://idp#alice"
+
+	c.put(key("shared"), vec(), alice)
+	if c.get(key("shared"), "") == nil {
+		t.Fatal("the shared vector is not cached")
+	}
+	c.put(key("a1"), vec(), alice)
+	c.put(key("a2"), vec(), alice)
+	c.put(key("a3"), vec(), alice)
+	if c.get(key("shared"), "") == nil {
+		t.Error("alice's churn dropped a vector a public catalog uses")
+	}
+	if os := c.owners[alice]; os == nil || os.bytes != 2*vecBytes || os.order.Len() != 2 {
+		t.Errorf("alice's share holds %+v, want two vectors", os)
+	}
+
+	c.put(key("a2"), vec(), alice) // a2 used again: a3 is now alice's least recent
+	c.put(key("a4"), vec(), alice)
+	if c.get(key("a2"), alice) == nil || c.get(key("a3"), alice) != nil {
+		t.Error("alice's share dropped the vector she used last rather than her least recent")
+	}
+	c.get(key("a4"), alice) // a4 used by get: a2 is now alice's least recent
+	c.put(key("a5"), vec(), alice)
+	if c.get(key("a4"), alice) == nil || c.get(key("a2"), alice) != nil {
+		t.Error("alice's share dropped the vector she read last rather than her least recent")
 	}
 }
