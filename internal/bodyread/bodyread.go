@@ -23,8 +23,11 @@ func Append(dst []byte, r io.Reader, limit int64) ([]byte, error) {
 			dst = append(dst, 0)[:len(dst)] // grow; at most limit bytes are in dst here
 		}
 		end := cap(dst)
-		if rem := limit + 1 - int64(len(dst)-start); rem < int64(end-len(dst)) {
-			end = len(dst) + int(rem) // never read past limit+1 bytes of body
+		// Never read past limit+1 bytes of body. left is what the limit still allows (at least
+		// 0: past it Append has returned), counted without limit+1, which a limit at the top
+		// of int64 would overflow.
+		if left := limit - int64(len(dst)-start); left < int64(end-len(dst)-1) {
+			end = len(dst) + int(left) + 1
 		}
 		n, err := r.Read(dst[len(dst):end])
 		dst = dst[:len(dst)+n]

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -64,5 +65,26 @@ func TestAppendExactBufferAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per read, want 0", allocs)
+	}
+}
+
+// TestLargestLimits: a limit at the top of int64 (a maxResponseBytes as large as configuration
+// allows) bounds nothing more, and reads the body, rather than overflowing the arithmetic of
+// limit+1 into a negative bound (a panic, or every body refused).
+func TestLargestLimits(t *testing.T) {
+	for _, limit := range []int64{math.MaxInt64, math.MaxInt64 - 1} {
+		got, err := Append(nil, strings.NewReader("abc"), limit)
+		if err != nil || string(got) != "abc" {
+			t.Errorf("Append with limit %d = %q, %v", limit, got, err)
+		}
+		got, err = Append(make([]byte, 0, 2), iotest.OneByteReader(strings.NewReader("abcdef")), limit)
+		if err != nil || string(got) != "abcdef" {
+			t.Errorf("Append a byte at a time with limit %d = %q, %v", limit, got, err)
+		}
+		buf, err := Read(strings.NewReader("abc"), limit, nil)
+		if err != nil || string(buf.B) != "abc" {
+			t.Errorf("Read with limit %d: %v", limit, err)
+		}
+		buf.Release()
 	}
 }

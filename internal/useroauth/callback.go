@@ -155,8 +155,8 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 		// Issued, and of no use: revoked rather than left valid where nobody holds them.
 		s.revokeTokens(ctx, b, unusable.tokens(d, c))
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: unusable tokens revoked", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
-		s.page.refuse(w, r, st.Backend, http.StatusBadGateway, FailUnusable, "The authorization server issued tokens of type "+unusable.TokenType+
-			", which the gateway cannot use (it sends Bearer tokens only). They were revoked and nothing was stored: trying again gets the same answer until the server's configuration for the gateway changes.")
+		s.page.refuse(w, r, st.Backend, http.StatusBadGateway, FailUnusable, "The authorization server issued tokens "+unusable.Reason()+
+			". They were revoked and nothing was stored: trying again gets the same answer until the server's configuration for the gateway changes.")
 		return
 	case err != nil:
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code exchange failed", slog.String("upstream", st.Backend), slog.String("error", err.Error()))

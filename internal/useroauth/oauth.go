@@ -69,16 +69,28 @@ func grantRefused(err error) bool {
 }
 
 // unusableError is a token response whose tokens the gateway cannot send: of a type other than
-// Bearer (DPoP-bound tokens need proofs the gateway does not make). The server issued them, so
-// the caller revokes them (tokens) and tells the user why rather than to try again.
+// Bearer (DPoP-bound tokens need proofs the gateway does not make), or that a header cannot
+// carry (tokenChars). The server issued them, so the caller revokes them (tokens) and tells the
+// user why rather than to try again. It is an answer about one caller's grant (a JWT listing
+// one user's many groups outgrows the bound), not the server failing: it begins no cooldown.
 type unusableError struct {
 	// TokenType is the answer's token_type, kept to the OAuth charset.
 	TokenType          string
 	access, refreshTok string
+	// unsendable: the tokens are Bearer (or would be), but a header cannot carry them.
+	unsendable bool
 }
 
 func (e *unusableError) Error() string {
-	return fmt.Sprintf("the authorization server issued tokens of type %q, which the gateway cannot use (Bearer only)", e.TokenType)
+	return "the authorization server issued tokens " + e.Reason()
+}
+
+// Reason says what is wrong with the tokens, for a page and a log line; it holds no token.
+func (e *unusableError) Reason() string {
+	if e.unsendable {
+		return fmt.Sprintf("the gateway cannot use: longer than %d bytes, or with characters a header cannot carry", maxTokenBytes)
+	}
+	return "of type " + e.TokenType + ", which the gateway cannot use: it sends Bearer tokens only"
 }
 
 // tokens is what to revoke: the tokens the answer carried, as issued by d's server to c.
@@ -117,13 +129,17 @@ func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, f
 		_ = json.Unmarshal(w.Error, &code)
 		return nil, &oauthError{Status: status, Code: errorCode(code)}
 	}
-	sendable := w.AccessToken != "" && tokenChars(w.AccessToken) && (w.RefreshToken == "" || tokenChars(w.RefreshToken))
+	sendable := tokenChars(w.AccessToken) && (w.RefreshToken == "" || tokenChars(w.RefreshToken))
 	switch {
-	case sendable && !strings.EqualFold(w.TokenType, "Bearer"):
+	case w.AccessToken == "":
+		return nil, fmt.Errorf("%w: the token response lacks a Bearer access_token", ErrAuthServer)
+	case !sendable:
+		// Issued, for this grant: an answer about one caller's tokens, not the server failing.
+		return nil, &unusableError{TokenType: errorCode(cmp.Or(w.TokenType, "none")), access: w.AccessToken, refreshTok: w.RefreshToken,
+			unsendable: true}
+	case !strings.EqualFold(w.TokenType, "Bearer"):
 		// DPoP or other bound tokens would need proofs the gateway does not make.
 		return nil, &unusableError{TokenType: errorCode(cmp.Or(w.TokenType, "none")), access: w.AccessToken, refreshTok: w.RefreshToken}
-	case !sendable:
-		return nil, fmt.Errorf("%w: the token response lacks a Bearer access_token", ErrAuthServer)
 	}
 	tr := &tokenResponse{AccessToken: w.AccessToken, RefreshToken: w.RefreshToken, Scope: scopeOf(w.Scope)}
 	if life, ok := lifetime(w.ExpiresIn); ok {
@@ -249,8 +265,11 @@ func errorCode(s string) string {
 	return s
 }
 
+// maxTokenBytes bounds a token the gateway keeps and sends.
+const maxTokenBytes = 16 << 10
+
 // tokenChars reports whether a token is one the gateway can send in a header: visible ASCII
 // (RFC 6750 §2.1 b64token and what servers use beyond it), no space or control character.
 func tokenChars(t string) bool {
-	return len(t) <= 16<<10 && strings.IndexFunc(t, func(r rune) bool { return r <= 0x20 || r >= 0x7f }) < 0
+	return len(t) <= maxTokenBytes && strings.IndexFunc(t, func(r rune) bool { return r <= 0x20 || r >= 0x7f }) < 0
 }

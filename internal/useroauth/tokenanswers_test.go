@@ -421,3 +421,73 @@ func connectOverRefreshes(t *testing.T, refreshes int64) {
 		}
 	}
 }
+
+// TestUnsendableTokensAreOneCallers: a token answer (HTTP 200) whose access or refresh token
+// the gateway cannot send in a header (longer than 16 KiB, as a JWT listing one user's many
+// groups grows; a space, a control or a non-ASCII character) is the server answering about one
+// caller's grant, not the server failing: the tokens are revoked, the record goes and that caller
+// is asked for consent, whose page says why; another caller's refresh is still sent at once
+// instead of waiting out a cooldown of the whole backend that one user's tokens began.
+func TestUnsendableTokensAreOneCallers(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 16<<10+1)
+	for _, tt := range []struct{ name, access, refresh string }{
+		{"access token too long", "at-" + long, "rt-unsendable-1"},
+		{"space in the access token", "at-unsendable 2", "rt-unsendable-2"},
+		{"control character in the access token", `at-unsendable\u00013`, "rt-unsendable-3"},
+		{"non-ASCII access token", `at-unsendable-\u00e94`, "rt-unsendable-4"},
+		{"refresh token too long", "at-unsendable-5", "rt-" + long},
+		{"space in the refresh token", "at-unsendable-6", "rt-unsendable 6"},
+	} {
+		answer := &tokenAnswer{http.StatusOK, `{"access_token":"` + tt.access + `","token_type":"Bearer","refresh_token":"` +
+			tt.refresh + `","expires_in":300}`}
+		t.Run(tt.name+", refresh", func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, fixtureOptions{})
+			alice, _ := connected(t, f)
+			bob := f.caller(realop.OtherUserID)
+			if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != 200 {
+				t.Fatalf("bob's connect: %d\n%s", status, body)
+			}
+			f.clock.Advance(24 * time.Hour) // past both access tokens' expiry
+			f.asLink.answer.Store(answer)
+			revocations := f.asLink.revokeSent.Load()
+			if _, ok, err := f.svc.Token(t.Context(), backendName, alice); ok || err != nil {
+				t.Errorf("alice's refresh answered with unsendable tokens: ok %v, %v; want consent", ok, err)
+			}
+			if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
+				t.Errorf("alice's record: %v, want removed", err)
+			}
+			if f.asLink.revokeSent.Load() == revocations {
+				t.Error("the unsendable tokens were not revoked")
+			}
+			f.asLink.answer.Store(nil)
+			before := f.asLink.tokenSent.Load()
+			if _, ok, err := f.svc.Token(t.Context(), backendName, bob); !ok || err != nil {
+				t.Fatalf("bob's refresh after alice's: ok %v, %v", ok, err)
+			}
+			if f.asLink.tokenSent.Load() == before {
+				t.Fatal("bob's refresh was not sent")
+			}
+		})
+		t.Run(tt.name+", code exchange", func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, fixtureOptions{})
+			alice := f.caller(realop.UserID)
+			f.asLink.answer.Store(answer)
+			revocations := f.asLink.revokeSent.Load()
+			status, body := f.browser(t).connect(f.link(t, alice), f.idp.Username(), f.as.Username())
+			if status != http.StatusBadGateway {
+				t.Errorf("the callback: %d, want 502\n%s", status, body)
+			}
+			expectContains(t, "the page", body, "cannot use")
+			if f.obs.count("consent failed "+FailUnusable) != 1 {
+				t.Errorf("consents: %v", f.obs.counts)
+			}
+			if f.asLink.revokeSent.Load() == revocations {
+				t.Error("the unsendable tokens were not revoked")
+			}
+			f.noToken(t, alice)
+		})
+	}
+}

@@ -137,7 +137,8 @@ const (
 // arguments may be what makes the backend hang or fail) adds at most that caller's share
 // (threshold/minCallers, rounded up) to the shared streak, and the circuit opens for everyone
 // only once minCallers distinct callers are among the failures. The caller's own streak, kept in
-// a bounded LRU record (callers.go), makes that caller alone fail fast after threshold failures.
+// a bounded LRU record (callers.go), makes that caller alone fail fast after threshold failures,
+// and lets one trial of its through per cooldown, as the shared circuit does.
 //
 // Health probes bypass an open circuit and feed it: a successful probe closes the circuit
 // without spending a client's request on the trial, a failed one restarts the cooldown. The era
@@ -198,7 +199,8 @@ func (b *breaker) allow(now time.Time, probe bool, charge string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.callers.refuses(charge, now, b.cooldown) {
+	refused, callerTrial := b.callers.refuses(charge, now, b.cooldown)
+	if refused {
 		return fmt.Errorf("%w: %w: %s", wire.ErrUnavailable, ErrCallerCircuitOpen, b.name)
 	}
 	switch b.state {
@@ -213,6 +215,9 @@ func (b *breaker) allow(now time.Time, probe bool, charge string) error {
 			return b.openErr()
 		}
 		b.trial = true
+	}
+	if callerTrial {
+		b.callers.beginTrial(charge, now) // only once the request is let through
 	}
 	return nil
 }

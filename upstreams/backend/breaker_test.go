@@ -252,3 +252,52 @@ func TestBreakerConfigBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakerCallerTrialIsOne: once a caller's own cooldown has passed, one request of that
+// caller is its trial; the others it sends meanwhile are refused, as the shared circuit lets one
+// trial through, not all of them: a caller whose requests hang the backend sends one per
+// cooldown, not as many as it has in flight. The trial's failure re-opens the caller's circuit,
+// its success closes it, and a trial whose outcome never comes ties nothing up past a cooldown.
+func TestBreakerCallerTrialIsOne(t *testing.T) {
+	clock := newTestClock()
+	b := newBreaker("x", BreakerConfig{Failures: 2, Cooldown: time.Minute, MinCallers: 100}, nil, nil)
+	for range 2 {
+		b.result(clock.Now(), "iss#alice", OutcomeTimeout)
+	}
+	refused := func(when string) {
+		t.Helper()
+		if err := b.allow(clock.Now(), false, "iss#alice"); !errors.Is(err, ErrCallerCircuitOpen) {
+			t.Fatalf("%s: alice's request = %v, want ErrCallerCircuitOpen", when, err)
+		}
+	}
+	allowed := func(when string) {
+		t.Helper()
+		if err := b.allow(clock.Now(), false, "iss#alice"); err != nil {
+			t.Fatalf("%s: alice's request = %v, want it sent", when, err)
+		}
+	}
+	refused("within the cooldown")
+	for _, end := range []string{OutcomeTimeout, OutcomeUnavailable} {
+		clock.Advance(time.Minute)
+		allowed("the trial after the cooldown")
+		for range 5 {
+			refused("while her trial is in flight")
+		}
+		if err := b.allow(clock.Now(), false, "iss#bob"); err != nil {
+			t.Fatalf("bob while alice's trial is in flight: %v", err)
+		}
+		b.result(clock.Now(), "iss#alice", end)
+		refused("after her failed trial")
+	}
+	// A trial whose outcome never comes: another one a cooldown later.
+	clock.Advance(time.Minute)
+	allowed("the trial after the cooldown")
+	clock.Advance(time.Minute - time.Second)
+	refused("while her lost trial may still be in flight")
+	clock.Advance(time.Second)
+	allowed("a cooldown after the lost trial")
+	b.result(clock.Now(), "iss#alice", OutcomeOK)
+	for range 3 {
+		allowed("after her successful trial")
+	}
+}

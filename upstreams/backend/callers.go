@@ -67,32 +67,53 @@ type callerRecords struct {
 type callerRecord struct {
 	key      string
 	failures int
-	openedAt time.Time // zero while the caller's circuit has not opened
+	// openedAt is when the caller's circuit opened, or when its trial began: its requests are
+	// refused for a cooldown from then. Zero while the circuit has not opened.
+	openedAt time.Time
+	trial    bool // a trial after the cooldown was let through; its outcome has not come
 }
 
 func newCallerRecords(max int, onEvent func(string)) callerRecords {
 	return callerRecords{max: max, byKey: map[string]*list.Element{}, order: list.New(), onEvent: onEvent}
 }
 
-// refuses reports whether key's own circuit is open at now; it counts the refusal.
-func (c *callerRecords) refuses(key string, now time.Time, cooldown time.Duration) bool {
+// refuses reports whether key's own circuit refuses a request at now: open, within its
+// cooldown; it counts the refusal. trial reports that the request is to be the caller's trial
+// (the cooldown has passed): the caller marks it with beginTrial once the request is let through.
+func (c *callerRecords) refuses(key string, now time.Time, cooldown time.Duration) (refused, trial bool) {
 	if len(c.byKey) == 0 || key == chargeNone {
-		return false
+		return false, false
 	}
 	e, ok := c.byKey[key]
 	if !ok {
-		return false
+		return false, false
 	}
 	r := e.Value.(*callerRecord)
-	if r.openedAt.IsZero() || now.Sub(r.openedAt) >= cooldown {
-		return false
+	if r.openedAt.IsZero() {
+		return false, false
+	}
+	if now.Sub(r.openedAt) >= cooldown {
+		return false, true
 	}
 	c.onEvent(CallerRefused)
-	return true
+	return true, false
 }
 
-// failed counts one failure of key's; at threshold its circuit opens, and a failure after its
-// cooldown (its trial) opens it again.
+// beginTrial marks key's request just let through as its trial. Like the shared circuit's, the
+// trial is one request: the caller's others are refused for a cooldown from its start, so a
+// caller whose requests hang the backend sends one per cooldown, however many it has in
+// flight. Its success forgets the record (forget), its failure re-opens the circuit (failed);
+// a trial whose outcome does not count (cancelled) or never comes leaves the next one to a
+// cooldown later.
+func (c *callerRecords) beginTrial(key string, now time.Time) {
+	if e, ok := c.byKey[key]; ok {
+		r := e.Value.(*callerRecord)
+		r.openedAt, r.trial = now, true
+	}
+}
+
+// failed counts one failure of key's; at threshold its circuit opens, and a failure of its
+// trial, or after its cooldown, opens it again.
 func (c *callerRecords) failed(key string, now time.Time, threshold int, cooldown time.Duration) {
 	var r *callerRecord
 	if e, ok := c.byKey[key]; ok {
@@ -108,8 +129,8 @@ func (c *callerRecords) failed(key string, now time.Time, threshold int, cooldow
 		}
 	}
 	r.failures++
-	if r.failures >= threshold && (r.openedAt.IsZero() || now.Sub(r.openedAt) >= cooldown) {
-		r.openedAt = now
+	if r.failures >= threshold && (r.openedAt.IsZero() || r.trial || now.Sub(r.openedAt) >= cooldown) {
+		r.openedAt, r.trial = now, false
 		c.onEvent(CallerOpened)
 	}
 }

@@ -133,7 +133,9 @@ func (s *SSEReader) readLine() ([]byte, error) {
 	s.line = s.line[:0]
 	for {
 		chunk, err := s.r.ReadSlice('\n')
-		if len(s.line)+len(chunk) > s.max+2 {
+		// The line and its terminator (at most 2 bytes), without max+2, which a max at the top
+		// of int would overflow.
+		if len(s.line)+len(chunk)-2 > s.max {
 			return nil, ErrEventTooLarge
 		}
 		switch {

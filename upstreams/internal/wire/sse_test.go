@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 )
@@ -22,6 +23,10 @@ func TestSSEReader(t *testing.T) {
 		{"too large across lines", "data: 0123\ndata: 4567\n\n", 6, nil, ErrEventTooLarge},
 		{"long line beyond buffer", "data: " + strings.Repeat("x", 40000) + "\n\n", 50000, []string{strings.Repeat("x", 40000)}, io.EOF},
 		{"long line over max", "data: " + strings.Repeat("x", 40000) + "\n\n", 1000, nil, ErrEventTooLarge},
+		// A bound at the top of int (a maxResponseBytes as large as configuration allows) is a
+		// bound, not an overflow that refuses every line.
+		{"the largest bound", ": hi\ndata: x\n\n", math.MaxInt, []string{"x"}, io.EOF},
+		{"next to the largest bound", "data: x\n\n", math.MaxInt - 1, []string{"x"}, io.EOF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
