@@ -267,6 +267,9 @@ func hasDotSegment(s string) bool {
 	if i := strings.IndexByte(p, '#'); i >= 0 {
 		p, qf = p[:i], p[i+1:]+"#"+qf
 	}
+	if rest, ok := strings.CutPrefix(p, "//"); ok { // the authority is no segment
+		_, p, _ = strings.Cut(rest, "/")
+	}
 	for _, seg := range strings.Split(p, "/") {
 		if referenceDotSegment(seg) {
 			return true
