@@ -551,6 +551,9 @@ func TestResourceURILegacy(t *testing.T) {
 		{"lfs+file:///public/../secret/key", ""},
 		{"lfs+file:///public/%2e%2e/secret/key", ""},
 		{"lfs+file:///public/..%2Fsecret/key", ""},
+		{"lfs+file:///public/..%3Bx/secret/key", ""},
+		{"lfs+file:///public/..%20/secret/key", ""},
+		{"lfs+file:///public/..::$DATA/secret/key", ""},
 		{"lfs+file:///public/link", ""},
 	} {
 		mu.Lock()
