@@ -207,6 +207,15 @@ func TestLockWrittenBeforeExactNumbers(t *testing.T) {
 	if len(drift) != 1 || drift[0].Key != "wide" || !drift[0].Classes.Has(ClassInputSchemaNarrowed) || drift[0].Classes.Has(ClassInputSchemaWidened) {
 		t.Fatalf("drift %+v, want the item \"wide\" only, narrowed", drift)
 	}
+	// A lock written now, with a Number in its canonical text, reads back as itself.
+	out := current.Marshal()
+	back, err := ParseLock(out)
+	if err != nil || !bytes.Equal(back.Marshal(), out) || len(Diff(current, back)) != 0 {
+		t.Fatalf("a lock holding exact numbers does not round-trip (%v):\n%s", err, out)
+	}
+	if !bytes.Contains(out, []byte(`"maximum":9223372036854775808`)) {
+		t.Errorf("the lock does not hold 2^63 as written:\n%s", out)
+	}
 	for _, key := range []string{"ints", "fractions"} {
 		p, c := pinned.Backends["nums"].Get(KindTool, key), current.Backends["nums"].Get(KindTool, key)
 		if p == nil || c == nil || p.Fingerprint != c.Fingerprint || !bytes.Equal(p.Canonical, c.Canonical) {
