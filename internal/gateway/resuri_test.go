@@ -25,8 +25,8 @@ import (
 
 // The resource-URI table (issue 15 §2): what the policy checks must be what the backend reads.
 // The backend below is written the way real Go file servers are: it decodes the request with
-// encoding/json, parses the URI with net/url and serves path.Clean of its path from a map. The
-// policy denies file:///secret/* and allows file:///public/**; no variant of a URI may make it
+// encoding/json, parses the URI with net/url and serves path.Clean of its path from a map,
+// reading each segment as the most lenient backends do (lenientPath). The policy denies file:///secret/* and allows file:///public/**; no variant of a URI may make it
 // read a secret, and whatever it is sent must be the normal form the policy saw. It looks names
 // up by canonical equivalence, as the file systems of macOS do.
 
@@ -49,7 +49,7 @@ var fsFiles = map[string]string{
 type fsRead struct {
 	uri     string // params.uri as decoded
 	mcpName string // the Mcp-Name header, decoded
-	clean   string // path.Clean of the parsed path: what it served
+	clean   string // lenientPath of the parsed path: what it served
 }
 
 type fsBackend struct {
@@ -157,7 +157,7 @@ func (b *fsBackend) serve(w http.ResponseWriter, r *http.Request) {
 		if p == "" {
 			p = u.Opaque
 		}
-		p = path.Clean(p)
+		p = lenientPath(p)
 		b.mu.Lock()
 		b.reads = append(b.reads, fsRead{uri: req.Params.URI, mcpName: name, clean: p})
 		b.mu.Unlock()
@@ -189,6 +189,31 @@ func (b *fsBackend) serve(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID,
 			"error": map[string]any{"code": -32601, "message": "Method not found"}})
 	}
+}
+
+// lenientPath is path.Clean of a decoded path whose segments are first read as lenient backends
+// read them: cut at a path parameter (';', as Java servlet containers do, here after decoding)
+// or an NTFS stream name (':'), or at a decoded '?' or '#' (a backend that parses again), and
+// with trailing dots and spaces dropped (Windows). A name of dots and spaces is read as ".."
+// when it holds two dots or more, else as ".".
+func lenientPath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if j := strings.IndexAny(s, ";:?#"); j >= 0 {
+			s = s[:j]
+		}
+		switch t := strings.TrimRight(s, ". "); {
+		case t != "":
+			segs[i] = t
+		case strings.Count(s, ".") >= 2:
+			segs[i] = ".."
+		case strings.Contains(s, "."):
+			segs[i] = "."
+		default:
+			segs[i] = s
+		}
+	}
+	return path.Clean(strings.Join(segs, "/"))
 }
 
 type resFixture struct {
@@ -304,6 +329,31 @@ func TestResourceURIVariants(t *testing.T) {
 		{"fs+file:///public/%252e%252e/secret/key", refused},
 		{"fs+file:///public/..;/secret/key", refused},
 		{"fs+file:///public/.../secret/key", refused},
+		// The rest of the dot-segment family (internal/resuri): dots before a parameter,
+		// stream or query delimiter, raw or encoded, or followed by blanks, which the
+		// backend's lenient reading takes for "..".
+		{"fs+file:///public/..;x/secret/key", refused},
+		{"fs+file:///public/..%3Bx/secret/key", refused},
+		{"fs+file:///public/..%3b/secret/key", refused},
+		{"fs+file:///public/%2e%2e%3Bx/secret/key", refused},
+		{"fs+file:///public/.%2E;jsessionid=1/secret/key", refused},
+		{"fs+file:///public/..::$DATA/secret/key", refused},
+		{"fs+file:///public/..%3A$DATA/secret/key", refused},
+		{"fs+file:///public/..%3F/secret/key", refused},
+		{"fs+file:///public/..%23x/secret/key", refused},
+		{"fs+file:///public/..%20/secret/key", refused},
+		{"fs+file:///public/%2E%2E%20%20/secret/key", refused},
+		{"fs+file:///public/...%20/secret/key", refused},
+		{"fs+file:///public/..+/secret/key", refused},
+		{"fs+file:///public/%20../secret/key", refused},
+		{"fs+file:///public/..%253B/secret/key", refused},
+		{"fs+file:///public/..%09/secret/key", refused},
+		{"fs+file:///public/..\t/secret/key", refused},
+		{"fs+file:///public/.. /secret/key", refused},
+		{"fs+file:///public/%C0%AE%C0%AE%3B/secret/key", refused},
+		{"fs+file:///public/\uff0e\uff0e%3B/secret/key", refused},
+		{"fs+file:///public/a.txt?p=..%3B/secret/key", refused},
+		{"fs+file:///public/a.txt#..%20/secret/key", refused},
 		{"fs+file:///../secret/key", refused},
 		{"fs+file:///public/../../secret/key", refused},
 		{"fs+file:///public/a.txt%00", refused},
@@ -354,7 +404,7 @@ func TestResourceURIVariants(t *testing.T) {
 				r := decodeReply(t, body)
 				if status != http.StatusBadRequest || r.Error == nil ||
 					!(r.Error.Code == -32602 && strings.Contains(r.Error.Message, "ambiguous or malformed resource URI") ||
-						r.Error.Code == -32020 && strings.ContainsAny(tt.uri, "\x00\n")) {
+						r.Error.Code == -32020 && strings.ContainsAny(tt.uri, "\x00\n\t")) {
 					t.Fatalf("got %d %s, want 400/-32602 ambiguous URI", status, body)
 				}
 			case denied:
@@ -501,6 +551,9 @@ func TestResourceURILegacy(t *testing.T) {
 		{"lfs+file:///public/../secret/key", ""},
 		{"lfs+file:///public/%2e%2e/secret/key", ""},
 		{"lfs+file:///public/..%2Fsecret/key", ""},
+		{"lfs+file:///public/..%3Bx/secret/key", ""},
+		{"lfs+file:///public/..%20/secret/key", ""},
+		{"lfs+file:///public/..::$DATA/secret/key", ""},
 		{"lfs+file:///public/link", ""},
 	} {
 		mu.Lock()

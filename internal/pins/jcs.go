@@ -31,8 +31,15 @@ var ErrNotCanonicalizable = errors.New("pins: JSON not canonicalizable")
 //
 // It refuses, rather than repairs, what RFC 8785 §3.1 requires to be valid input (I-JSON,
 // RFC 7493): duplicate member names, invalid UTF-8, escaped lone surrogates, and numbers that
-// do not fit an IEEE-754 double (beyond ±1.7976931348623157e308). Numbers that are finer than a
-// double are rounded to the nearest one, as any JSON parser does.
+// do not fit an IEEE-754 double (beyond ±1.7976931348623157e308, or with an exponent beyond
+// ±maxExponent).
+//
+// One departure from the RFC, so that no two numbers a client may read apart share a form: a
+// number is written as the RFC 8785 form of its nearest double only when that form spells
+// exactly the value written (1, 1.0 and 1e0 are "1"; 0.1 is "0.1"). A number finer than that
+// (9007199254740993, whose nearest double is written 9007199254740992; 0.10000000000000001;
+// 1e-400) is written as its exact value, laid out the same way (see Number). Every document
+// whose numbers are all of the first kind has exactly its RFC 8785 form.
 func Canonicalize(doc []byte) ([]byte, error) {
 	v, err := Parse(doc)
 	if err != nil {
@@ -42,7 +49,9 @@ func Canonicalize(doc []byte) ([]byte, error) {
 }
 
 // Parse decodes one JSON document into the value model the package works on: nil, bool,
-// float64, string, []any and map[string]any. It applies the same refusals as Canonicalize.
+// float64, Number, string, []any and map[string]any. A number is a float64 when the RFC 8785
+// form of its nearest double spells its value, else a Number holding its exact value. It
+// applies the same refusals as Canonicalize.
 func Parse(doc []byte) (any, error) {
 	p := parser{b: doc}
 	p.ws()
@@ -57,7 +66,8 @@ func Parse(doc []byte) (any, error) {
 	return v, nil
 }
 
-// Encode writes v (built of nil, bool, float64, string, []any, map[string]any) in RFC 8785 form.
+// Encode writes v (built of nil, bool, float64, Number, string, []any, map[string]any) in
+// RFC 8785 form, a Number as its text, which must be what Parse makes of it.
 func Encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := encode(&buf, v, 0); err != nil {
@@ -233,11 +243,16 @@ func (p *parser) number() (any, error) {
 			return nil, p.errf("invalid exponent")
 		}
 	}
-	f, err := strconv.ParseFloat(string(p.b[start:p.i]), 64)
+	lit := string(p.b[start:p.i])
+	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil || math.IsInf(f, 0) {
-		return nil, p.errf("number %s outside the IEEE-754 double range", p.b[start:p.i])
+		return nil, p.errf("number %s outside the IEEE-754 double range", lit)
 	}
-	return f, nil
+	v, ok := numberValue(lit)
+	if !ok {
+		return nil, p.errf("number %s has an exponent beyond ±%d", lit, maxExponent)
+	}
+	return v, nil
 }
 
 func (p *parser) string() (string, error) {
@@ -375,6 +390,11 @@ func encode(buf *bytes.Buffer, v any, depth int) error {
 			return err
 		}
 		buf.WriteString(s)
+	case Number:
+		if back, err := Parse([]byte(v)); err != nil || back != any(v) {
+			return fmt.Errorf("%w: Number %q is not the exact form of a number no double spells", ErrNotCanonicalizable, string(v))
+		}
+		buf.WriteString(string(v))
 	case string:
 		if err := encodeString(buf, v); err != nil {
 			return err
@@ -516,25 +536,5 @@ func FormatNumber(f float64) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrNotCanonicalizable, err)
 	}
-	k, n := len(digits), exp+1
-	var s string
-	switch {
-	case k <= n && n <= 21:
-		s = digits + strings.Repeat("0", n-k)
-	case 0 < n && n <= 21:
-		s = digits[:n] + "." + digits[n:]
-	case -6 < n && n <= 0:
-		s = "0." + strings.Repeat("0", -n) + digits
-	default:
-		s = digits[:1]
-		if k > 1 {
-			s += "." + digits[1:]
-		}
-		if n-1 >= 0 {
-			s += "e+" + strconv.Itoa(n-1)
-		} else {
-			s += "e-" + strconv.Itoa(-(n - 1))
-		}
-	}
-	return sign + s, nil
+	return sign + layout(digits, exp+1), nil
 }

@@ -1,7 +1,7 @@
 package pins
 
 import (
-	"math"
+	"math/big"
 	"reflect"
 )
 
@@ -267,25 +267,28 @@ func (d *delta) arrayItems(om, nm map[string]any, depth int) {
 // between minContains (default 1) and maxContains items matching contains; without contains,
 // or with minContains 0 and no maxContains, nothing is asserted.
 func (d *delta) contains(om, nm map[string]any, depth int) {
+	// The counts compare by exact value (numbers.go); maxContains absent is unbounded.
 	type rule struct {
 		c        any
 		on       bool
-		min, max float64
+		min, max decimal
+		bounded  bool // maxContains is present
 	}
 	read := func(m map[string]any) (rule, bool) {
-		r := rule{min: 1, max: math.Inf(1)}
+		r := rule{min: decimal{digits: "1", exp: 1}}
 		c, in := m["contains"]
 		r.c, r.on = c, in
-		for k, p := range map[string]*float64{"minContains": &r.min, "maxContains": &r.max} {
+		for k, p := range map[string]*decimal{"minContains": &r.min, "maxContains": &r.max} {
 			if v, ok := m[k]; ok {
-				f, isNum := v.(float64)
+				n, isNum := numberDecimal(v)
 				if !isNum {
 					return r, false
 				}
-				*p = f
+				*p = n
 			}
 		}
-		if r.min <= 0 && math.IsInf(r.max, 1) {
+		_, r.bounded = m["maxContains"]
+		if r.min.cmp(decimal{}) <= 0 && !r.bounded {
 			r.on = false // asserts nothing
 		}
 		return r, true
@@ -302,11 +305,11 @@ func (d *delta) contains(om, nm map[string]any, depth int) {
 		// Neither asserts anything: equal.
 	case !o.on:
 		d.narrowed = true
-	case !n.on, n.min < o.min, n.max > o.max:
+	case !n.on, n.min.cmp(o.min) < 0, !n.bounded && o.bounded, n.bounded && o.bounded && n.max.cmp(o.max) > 0:
 		d.widened = true
 	case structEqual(o.c, n.c, depth+1):
 		d.narrowed = true
-	case math.IsInf(o.max, 1):
+	case !o.bounded:
 		// A narrower contains matches fewer items: the minimum still holds for the old one.
 		sub := delta{}
 		sub.schema(o.c, n.c, depth+1)
@@ -441,14 +444,26 @@ func (d *delta) multipleOf(ov any, oin bool, nv any, nin bool) {
 	if d.addedOrRemoved(oin, nin) {
 		return
 	}
-	o, ok1 := ov.(float64)
-	n, ok2 := nv.(float64)
-	// Every multiple of n is a multiple of o when n is an integer multiple of o.
-	if k := n / o; ok1 && ok2 && o > 0 && n > 0 && k == math.Trunc(k) && k*o == n {
+	// Every multiple of n is a multiple of o when n is an integer multiple of o, in exact
+	// values (numbers.go): 0.3 is a multiple of 0.1, though not in doubles.
+	if o, n, ok := multipleRats(ov, nv); ok && o.Sign() > 0 && n.Sign() > 0 && new(big.Rat).Quo(n, o).IsInt() {
 		d.narrowed = true
 		return
 	}
 	d.widened = true
+}
+
+// multipleRats is two multipleOf values as exact fractions; false when either is not a number
+// or is too long to divide cheaply.
+func multipleRats(ov, nv any) (o, n *big.Rat, ok bool) {
+	od, ok1 := numberDecimal(ov)
+	nd, ok2 := numberDecimal(nv)
+	if !ok1 || !ok2 {
+		return nil, nil, false
+	}
+	o, ok1 = od.rat()
+	n, ok2 = nd.rat()
+	return o, n, ok1 && ok2
 }
 
 func schemaList(v any) ([]any, bool) {

@@ -128,19 +128,22 @@ func (d *delta) bound(ov any, oin bool, nv any, nin bool, lower bool) {
 	if d.addedOrRemoved(oin, nin) {
 		return
 	}
-	o, ok1 := ov.(float64)
-	n, ok2 := nv.(float64)
+	// Bounds compare by exact value (numbers.go), as a client that reads decimals compares them:
+	// a maximum moved from 9007199254740992 to 9007199254740993 is looser, though both round
+	// to one double.
+	o, ok1 := numberDecimal(ov)
+	n, ok2 := numberDecimal(nv)
 	if !ok1 || !ok2 {
 		d.widened = true
 		return
 	}
-	looser := n < o
+	c := n.cmp(o)
 	if !lower {
-		looser = n > o
+		c = -c
 	}
-	if looser {
+	if c < 0 {
 		d.widened = true
-	} else if n != o {
+	} else if c != 0 {
 		d.narrowed = true
 	}
 }

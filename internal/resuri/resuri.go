@@ -24,9 +24,11 @@
 //     '/', '\', '.', '%', '?', '#', ':' that NFKC folds onto ASCII delimiters; invalid UTF-8
 //     raw or encoded; an invalid escape; an encoded '/', '\', control or '%' followed by two
 //     hex digits (double encoding); a combining mark that would compose with an ASCII delimiter
-//     ("=" and U+0338 are "≠"); a dot-only segment such as "..." or "..;"; a stand-alone
-//     run of dots in the query or fragment (file:///x?p=../y); more than one '@' or a
-//     non-ASCII or escaped character in the authority; a host ending in '.'.
+//     ("=" and U+0338 are "≠"); any other segment that some reader takes for a dot segment:
+//     dots and blanks only ("...", "..%20", ".+."), or dots before a parameter, stream or
+//     query delimiter, raw or encoded ("..;x", "..%3Bx", "..::$DATA", "..%3F"); the same
+//     standing alone in the query or fragment (file:///x?p=../y, ?p=..%3B); more than one
+//     '@' or a non-ASCII or escaped character in the authority; a host ending in '.'.
 //   - For the WHATWG "special" schemes (http, https, ws, wss, ftp) a URI without "//" is
 //     refused (WHATWG reads http:/x and http:x as the host x); for file, a rootless path is
 //     refused (WHATWG reads file:x as file:///x).
@@ -464,7 +466,7 @@ func cleanPath(p string, tmpl bool) (string, error) {
 			}
 			trailing = last
 			continue
-		case dotOnly(seg):
+		case dotLike(seg):
 			return "", refuse("a dot-only path segment")
 		}
 		out = append(out, seg)
@@ -482,25 +484,54 @@ func cleanPath(p string, tmpl bool) (string, error) {
 	return b.String(), nil
 }
 
-// dotOnly reports a segment that is, or that some parser reads as, a dot segment: only dots
-// ("...", which Windows reads as "."), or dots before a ';' parameter ("..;", which Java
-// servlet containers read as "..").
-func dotOnly(seg string) bool {
-	if i := strings.IndexByte(seg, ';'); i >= 0 {
-		seg = seg[:i]
+// dotLike reports a segment (of a path, or a run of the query or fragment) that is, or that
+// some reader takes for, a dot segment: one that holds a dot and nothing but dots and blanks
+// before the first parameter, stream or query delimiter, raw or percent-encoded.
+//
+//   - Blanks are ' ' ("%20") and '+', which form decoding reads as a space: Windows drops the
+//     trailing dots and spaces of a name, so "...", "..%20" and ".%20." are "." or "..", and
+//     readers that trim a name drop leading ones too.
+//   - After the dots, ';' starts a path parameter, which Java servlet containers drop ("..;x" is
+//     ".."); a backend that percent-decodes before it drops parameters reads "..%3Bx" the same.
+//     ':' starts an NTFS stream name ("x::$DATA" is x), and "%3F" and "%23" end the path for
+//     a backend that decodes and then parses again.
+//
+// Escapes are compared by their decoded byte, so the hex digits may be of either case.
+func dotLike(seg string) bool {
+	dot := false
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		if c == '%' {
+			d, ok := hexByte(seg, i)
+			if !ok {
+				return false
+			}
+			c = d
+			i += 2
+		}
+		switch c {
+		case '.':
+			dot = true
+		case ' ', '+':
+		case ';', ':', '?', '#':
+			return dot
+		default:
+			return false
+		}
 	}
-	return seg != "" && strings.Trim(seg, ".") == ""
+	return dot
 }
 
-// dotRun reports whether s holds a run of dots standing alone between delimiters, which a
-// backend that takes a path from the query or fragment would read as a dot segment.
+// dotRun reports whether s holds a run standing alone between delimiters that is, or that some
+// reader takes for, a dot segment (dotLike), which a backend that takes a path from the query
+// or fragment would read as one.
 func dotRun(s string) bool {
 	start := 0
 	for i := 0; i <= len(s); i++ {
 		if i < len(s) && (s[i] >= utf8.RuneSelf || isUnreserved(s[i]) || s[i] == '%') {
 			continue
 		}
-		if seg := s[start:i]; seg != "" && strings.Trim(seg, ".") == "" {
+		if dotLike(s[start:i]) {
 			return true
 		}
 		start = i + 1

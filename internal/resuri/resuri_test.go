@@ -260,20 +260,23 @@ func checkGoReading(t *testing.T, in, norm string) {
 	}
 }
 
-// hasDotSegment reports a dot-only path segment, or a stand-alone run of dots in the query or
-// fragment, of a URI without its scheme.
+// hasDotSegment reports a path segment, or a stand-alone run in the query or fragment, of a URI
+// without its scheme that some reader takes for a dot segment (referenceDotSegment).
 func hasDotSegment(s string) bool {
 	p, qf, _ := strings.Cut(s, "?")
 	if i := strings.IndexByte(p, '#'); i >= 0 {
 		p, qf = p[:i], p[i+1:]+"#"+qf
 	}
+	if rest, ok := strings.CutPrefix(p, "//"); ok { // the authority is no segment
+		_, p, _ = strings.Cut(rest, "/")
+	}
 	for _, seg := range strings.Split(p, "/") {
-		if seg != "" && strings.Trim(seg, ".") == "" {
+		if referenceDotSegment(seg) {
 			return true
 		}
 	}
 	for _, seg := range strings.FieldsFunc(qf, func(r rune) bool { return strings.ContainsRune("/?#&=;,:@!$'()*+[]", r) }) {
-		if strings.Trim(seg, ".") == "" {
+		if referenceDotSegment(seg) {
 			return true
 		}
 	}
@@ -286,6 +289,10 @@ func FuzzNormalize(f *testing.F) {
 	}
 	for _, in := range refused[:len(refused)-1] {
 		f.Add(in)
+	}
+	for _, s := range dotSuffixes {
+		f.Add("file:///public/.." + s + "/secret")
+		f.Add("file:///x?p=.." + s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		got, err := Normalize(in)
