@@ -8,17 +8,24 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/catalog"
 	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
-// evictionCounter counts Options.CacheEvicted reports by cause.
-type evictionCounter struct{ own, total atomic.Int64 }
+// evictionCounter counts Options.CacheEvicted reports of the list cache, and of the
+// header-binding indexes (index…), by cause.
+type evictionCounter struct{ own, total, indexOwn, indexTotal atomic.Int64 }
 
-func (c *evictionCounter) hook(own bool) {
-	if own {
+func (c *evictionCounter) hook(cache string, own bool) {
+	switch {
+	case cache == catalog.CacheList && own:
 		c.own.Add(1)
-	} else {
+	case cache == catalog.CacheList:
 		c.total.Add(1)
+	case cache == catalog.CacheHeaderIndex && own:
+		c.indexOwn.Add(1)
+	case cache == catalog.CacheHeaderIndex:
+		c.indexTotal.Add(1)
 	}
 }
 
@@ -26,7 +33,8 @@ func (c *evictionCounter) hook(own bool) {
 // of a caller's tokens gets its own cached list. Alice, with many tokens, makes the gateway
 // cache far more lists than the cache holds; she evicts only her own, and bob's private list
 // and the public list of another backend are still served from the cache (no new backend
-// request), while her most recent list is cached too.
+// request), while her most recent list is cached too. The header-binding index built from each
+// list counts against the same share, her identity's, not her token's.
 func TestCacheShareOneCallerCannotEvictOthers(t *testing.T) {
 	const entries, aliceTokens = 16, 3 * 16
 	as := startAuthServer(t, nil)
@@ -66,5 +74,10 @@ func TestCacheShareOneCallerCannotEvictOthers(t *testing.T) {
 	share := entries / 8
 	if ev.own.Load() != int64(aliceTokens-share) || ev.total.Load() != 0 {
 		t.Fatalf("evictions: %d own share, %d total; want %d, 0", ev.own.Load(), ev.total.Load(), aliceTokens-share)
+	}
+	// Each list fetched was indexed (its tools' header bindings), under the same share: alice's
+	// identity, whatever her token.
+	if ev.indexOwn.Load() != int64(aliceTokens-share) || ev.indexTotal.Load() != 0 {
+		t.Fatalf("header index evictions: %d own share, %d total; want %d, 0", ev.indexOwn.Load(), ev.indexTotal.Load(), aliceTokens-share)
 	}
 }

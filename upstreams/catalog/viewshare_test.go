@@ -1,0 +1,166 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/names"
+)
+
+// viewCache is one of the catalog's views of backend lists, stored and looked up as the call
+// path does.
+type viewCache struct {
+	name string
+	// put stores the view of key's list, private or public, counted against share.
+	put func(key partKey, share string, private bool)
+	// found reports whether a caller's lookup finds a view: its own (own), else the public one
+	// (pub); own is pub for a caller without authentication.
+	found func(pub, own partKey) bool
+	// callers is the number of callers in the cache's share index.
+	callers func() int
+}
+
+// viewCaches are the header-binding indexes, the pin verdicts and the MCP Apps list failures of
+// a fresh Catalog, whose evictions count into ev.
+func viewCaches(now time.Time, ev *shareEvictions) []viewCache {
+	c := New(nil, nil, Options{Now: func() time.Time { return now }, CacheEvicted: ev.hook})
+	expires := now.Add(time.Hour)
+	return []viewCache{{
+		name: CacheHeaderIndex,
+		put: func(k partKey, share string, private bool) {
+			p := &part{ttlMs: time.Hour.Milliseconds(), private: private,
+				items: []listItem{newListItem(names.Target{Upstream: k.upstream, Name: "t"}, []byte(`{"name":"t"}`))}}
+			c.toolHeaders.forPart(k, share, p, 0, now)
+		},
+		found: func(pub, own partKey) bool { return c.toolHeaders.recent(pub, own, 0, now) != nil },
+		callers: func() int {
+			c.toolHeaders.mu.Lock()
+			defer c.toolHeaders.mu.Unlock()
+			return len(c.toolHeaders.entries.shares)
+		},
+	}, {
+		name: CachePinVerdicts,
+		put: func(k partKey, share string, private bool) {
+			c.pinViews.put(k, share, &pinView{verdicts: map[string]pins.Verdict{"t": {}}, private: private, expires: expires})
+		},
+		found: func(pub, own partKey) bool {
+			_, ok := c.pinViews.recent(pub, own, 0, now)
+			return ok
+		},
+		callers: func() int {
+			c.pinViews.mu.Lock()
+			defer c.pinViews.mu.Unlock()
+			return len(c.pinViews.entries.shares)
+		},
+	}, {
+		name: CacheAppFailures,
+		// A failure is always keyed by its caller; pub is the key of no caller (no authentication).
+		put: func(k partKey, share string, _ bool) {
+			c.appFailures.put(k, share, listFailure{err: errors.New("down"), until: expires})
+		},
+		found: func(_, own partKey) bool { return c.appFailures.get(own, 0, now) != nil },
+		callers: func() int {
+			c.appFailures.mu.Lock()
+			defer c.appFailures.mu.Unlock()
+			return len(c.appFailures.entries.shares)
+		},
+	}}
+}
+
+// shareEvictions counts Options.CacheEvicted reports by cache and cause.
+type shareEvictions struct{ own, total map[string]int }
+
+func (e *shareEvictions) hook(cache string, own bool) {
+	if own {
+		e.own[cache]++
+	} else {
+		e.total[cache]++
+	}
+}
+
+// TestViewShareOneCallerCannotEvictOthers: a token-exchange backend lists privately per token,
+// so each of a caller's tokens gets its own header-binding index, pin verdicts and remembered
+// MCP Apps list failure. Alice, with four times as many tokens as a view holds entries, makes
+// the gateway hold a view of each; she evicts only her own (her oldest, never her newest), and
+// bob's private view and the public one are still found, so their calls need neither a list
+// request nor a new index. Her share is an eighth of the view; the caller index holds only
+// callers with an entry.
+func TestViewShareOneCallerCannotEvictOthers(t *testing.T) {
+	const aliceTokens = 4 * DefaultCacheEntries
+	now := newTestClock().Now()
+	ev := &shareEvictions{own: map[string]int{}, total: map[string]int{}}
+	for _, vc := range viewCaches(now, ev) {
+		t.Run(vc.name, func(t *testing.T) {
+			pub := partKey{upstream: "u", list: toolsListIndex, version: "2026-07-28"}
+			key := func(caller string) partKey { k := pub; k.caller = caller; return k }
+			bob := key("iss#bob")
+			vc.put(bob, "iss#bob", true)
+			if vc.name != CacheAppFailures {
+				vc.put(pub, "", false)
+			} else {
+				vc.put(pub, "", true) // the failure of a caller without authentication: every such caller's
+			}
+			alice := func(i int) partKey { return key(fmt.Sprintf("iss#alice\x00token-%d", i)) }
+			for i := range aliceTokens {
+				vc.put(alice(i), "iss#alice", true)
+			}
+			if !vc.found(pub, bob) {
+				t.Error("alice's views evicted bob's")
+			}
+			if !vc.found(pub, pub) {
+				t.Error("alice's views evicted the public one")
+			}
+			none := pub // a list of which no public view is held: her own views alone are found
+			none.version = "2025-11-25"
+			if !vc.found(none, alice(aliceTokens-1)) || vc.found(none, alice(0)) {
+				t.Error("alice's share kept the wrong views: want her most recent, not her first")
+			}
+			share := DefaultCacheEntries / ShareDivisor
+			if ev.own[vc.name] != aliceTokens-share || ev.total[vc.name] != 0 {
+				t.Errorf("evictions: %d own share, %d total; want %d, 0", ev.own[vc.name], ev.total[vc.name], aliceTokens-share)
+			}
+			if n := vc.callers(); n != 2 {
+				t.Errorf("the caller index holds %d callers, want alice and bob", n)
+			}
+		})
+	}
+}
+
+// TestViewShareIsTheCallers: the views a caller's requests make count against the share of its
+// identity (ListRequest.CacheKey), not as public: the index of a private tools list a client
+// listed, and the failure to have a list for an MCP App's tool name. (That a token-exchange
+// backend's views of one identity's many tokens share one share is
+// TestCacheShareOneCallerCannotEvictOthers in package upstreams.)
+func TestViewShareIsTheCallers(t *testing.T) {
+	body := bigListBody(1, "private")
+	listed, _ := upstreamstest.Scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) { upstreamstest.WriteJSON(w, body) })
+	down, _ := upstreamstest.Scripted(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	})
+	c := newTestCatalog(t, Options{}, backend.Config{Name: "listed", URL: listed, Protocol: backend.ProtocolVersion},
+		backend.Config{Name: "down", URL: down, Protocol: backend.ProtocolVersion})
+	const alice = "iss#alice"
+	if _, err := c.List(context.Background(), &ListRequest{Method: wire.MethodToolsList, CacheKey: alice,
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ResolveAppName(context.Background(), &ToolHeaderQuery{CacheKey: alice}, "t", nil); err == nil {
+		t.Fatal("a backend that fails its list resolved an app's tool name")
+	}
+	for name, shares := range map[string]map[string]*callerShare{
+		CacheHeaderIndex: c.toolHeaders.entries.shares, CacheAppFailures: c.appFailures.entries.shares,
+	} {
+		if shares[alice] == nil || len(shares) != 1 {
+			t.Errorf("%s: alice's view counts against %d shares, none hers", name, len(shares))
+		}
+	}
+}
