@@ -44,8 +44,9 @@ type CacheConfig struct {
 	// MaxEntries bounds the number of cached backend lists; the least recently used goes
 	// first. It bounds as well each view the gateway keeps of the lists it fetched (the
 	// indexes of tools' header bindings, the pin verdicts, the remembered MCP Apps list
-	// failures), one entry per list; one caller's private lists and views hold at most an
-	// eighth of each. Zero means DefaultCacheEntries; at most MaxCacheEntries.
+	// failures), one entry per list, and MaxBytes bounds the memory of the first two; one
+	// caller's private lists and views hold at most an eighth of each. Zero means
+	// DefaultCacheEntries; at most MaxCacheEntries.
 	MaxEntries int `yaml:"maxEntries"`
 	// MaxBytes bounds the memory the cached lists retain, counted as each item's JSON plus its
 	// bookkeeping; the least recently used lists go first. A list larger than the whole budget

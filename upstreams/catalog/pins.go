@@ -269,15 +269,15 @@ func (c *Catalog) pinVerdicts(ctx context.Context, q *PinQuery, b *backend.Backe
 }
 
 // pinViews holds the verdicts of the newest lists fetched, per backend list, protocol version
-// and, for private lists, caller: as many as the header-binding indexes, each caller's private
-// ones by its share (share.go).
+// and, for private lists, caller: bounded as the header-binding indexes are, in number and
+// estimated bytes (pinVerdictBytes an item), each caller's private ones by its share (share.go).
 type pinViews struct {
 	mu      sync.Mutex
 	entries *sharedLRU[partKey, *pinView]
 }
 
-func (v *pinViews) init(maxEntries int, onEvict func(own bool)) {
-	v.entries = newSharedLRU[partKey, *pinView](maxEntries, 0)
+func (v *pinViews) init(maxEntries int, maxBytes int64, onEvict func(own bool)) {
+	v.entries = newSharedLRU[partKey, *pinView](maxEntries, maxBytes)
 	v.entries.onEvict = onEvict
 }
 
@@ -293,7 +293,7 @@ type pinView struct {
 func (v *pinViews) put(k partKey, share string, e *pinView) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.entries.put(k, e, share, 0)
+	v.entries.put(k, e, share, int64(entryOverhead)+int64(len(e.verdicts))*pinVerdictBytes)
 }
 
 // recent returns the verdicts of a young list that no list_changed has invalidated since,

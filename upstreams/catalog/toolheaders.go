@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unique"
+	"unsafe"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
@@ -118,13 +119,14 @@ type toolHeaderIndexes struct {
 	schemas bool
 }
 
-// init bounds the indexes to maxEntries: one per backend, list, protocol version and, for
-// private lists, caller, as the list cache's entries (CacheConfig.MaxEntries). One caller's
-// private ones hold at most 1/ShareDivisor of them (share.go), and so do the pin verdicts and
-// the remembered MCP Apps list failures, kept per list the same way.
-func (t *toolHeaderIndexes) init(schemas bool, maxEntries int, onEvict func(own bool)) {
+// init bounds the indexes as the list cache is bounded (CacheConfig): maxEntries, one per
+// backend, list, protocol version and, for private lists, caller, and maxBytes of their
+// estimated memory (retainedBytes). One caller's private ones hold at most 1/ShareDivisor of
+// each (share.go), and so do the pin verdicts and the remembered MCP Apps list failures, kept
+// per list the same way.
+func (t *toolHeaderIndexes) init(schemas bool, maxEntries int, maxBytes int64, onEvict func(own bool)) {
 	t.schemas = schemas
-	t.entries = newSharedLRU[partKey, *headerIndex](maxEntries, 0)
+	t.entries = newSharedLRU[partKey, *headerIndex](maxEntries, maxBytes)
 	t.entries.onEvict = onEvict
 }
 
@@ -268,10 +270,56 @@ func (t *toolHeaderIndexes) forPart(key partKey, share string, p *part, gen uint
 	if key.caller == "" {
 		share = ""
 	}
+	size := e.retainedBytes()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.entries.put(key, e, share, 0)
+	t.entries.put(key, e, share, size) // one too large is used for this call, not kept
 	return e
+}
+
+// Estimated memory of an index beyond its names: a map slot per listed item, and per tool of
+// an MCP Apps index.
+const (
+	indexItemBytes = 64
+	appToolBytes   = 48
+)
+
+// retainedBytes estimates the memory e keeps alive while kept: its names (which outlive the
+// list they came from), bindings and schemas.
+func (e *headerIndex) retainedBytes() int64 {
+	n := int64(entryOverhead)
+	for name, th := range e.tools {
+		n += indexItemBytes + int64(len(name))
+		if th != noToolHeaders {
+			n += th.retainedBytes()
+		}
+	}
+	if e.apps != nil {
+		n += int64(len(e.apps.tools)) * appToolBytes
+	}
+	return n
+}
+
+// retainedBytes estimates the memory th keeps alive, its schemas' text included (interned, so
+// perhaps shared: counted in full all the same).
+func (th *ToolHeaders) retainedBytes() int64 {
+	n := int64(unsafe.Sizeof(*th)) + int64(len(th.Invalid))
+	for _, b := range th.Bindings {
+		n += int64(unsafe.Sizeof(b)) + int64(len(b.Header))
+		for _, p := range b.Path {
+			n += int64(unsafe.Sizeof(p)) + int64(len(p))
+		}
+	}
+	if ts := th.Schemas; ts != nil {
+		n += int64(unsafe.Sizeof(*ts))
+		if ts.HasInput {
+			n += int64(len(ts.Input.Value()))
+		}
+		if ts.HasOutput {
+			n += int64(len(ts.Output.Value()))
+		}
+	}
+	return n
 }
 
 // toolHeadersOf reads the bindings of one listed tool, nil when it declares none; with schemas,

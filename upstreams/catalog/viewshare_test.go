@@ -164,3 +164,66 @@ func TestViewShareIsTheCallers(t *testing.T) {
 		}
 	}
 }
+
+// TestViewShareBytes: the header-binding indexes and the pin verdicts are bounded in bytes as the
+// list cache is (cache.maxBytes), each caller's private ones by an eighth: alice's many indexes
+// of long lists evict only her own, bob's stays, and one larger than a share is used, not kept.
+func TestViewShareBytes(t *testing.T) {
+	const budget = 64 << 10
+	now := newTestClock().Now()
+	c := New(nil, nil, Options{Now: func() time.Time { return now }, Cache: CacheConfig{MaxBytes: budget}})
+	listOf := func(n int) *part {
+		p := &part{ttlMs: time.Hour.Milliseconds(), private: true}
+		for i := range n {
+			p.items = append(p.items, newListItem(names.Target{Upstream: "u", Name: fmt.Sprintf("tool_%04d", i)}, []byte(`{}`)))
+		}
+		return p
+	}
+	verdictsOf := func(n int) *pinView {
+		v := &pinView{verdicts: map[string]pins.Verdict{}, private: true, expires: now.Add(time.Hour)}
+		for i := range n {
+			v.verdicts[fmt.Sprintf("tool_%04d", i)] = pins.Verdict{}
+		}
+		return v
+	}
+	key := func(caller string) partKey {
+		return partKey{upstream: "u", list: toolsListIndex, version: "2026-07-28", caller: caller}
+	}
+	bob := key("iss#bob")
+	c.toolHeaders.forPart(bob, "iss#bob", listOf(10), 0, now)
+	c.pinViews.put(bob, "iss#bob", verdictsOf(10))
+	for i := range 40 { // 40 views of 20 items (about 2 KiB each): far more than alice's 8 KiB share
+		k := key(fmt.Sprint("iss#alice\x00token-", i))
+		c.toolHeaders.forPart(k, "iss#alice", listOf(20), 0, now)
+		c.pinViews.put(k, "iss#alice", verdictsOf(20))
+	}
+	carol := key("iss#carol")
+	c.toolHeaders.forPart(carol, "iss#carol", listOf(budget/ShareDivisor/indexItemBytes), 0, now)
+	c.pinViews.put(carol, "iss#carol", verdictsOf(budget/ShareDivisor/pinVerdictBytes))
+	for name, lru := range map[string]interface {
+		has(partKey) bool
+		shareBytes(string) int64
+	}{CacheHeaderIndex: lruView[*headerIndex]{c.toolHeaders.entries}, CachePinVerdicts: lruView[*pinView]{c.pinViews.entries}} {
+		if !lru.has(bob) {
+			t.Errorf("%s: alice's views evicted bob's", name)
+		}
+		if b := lru.shareBytes("iss#alice"); b == 0 || b > budget/ShareDivisor {
+			t.Errorf("%s: alice's views hold %d bytes, want some, at most her share, %d", name, b, budget/ShareDivisor)
+		}
+		if lru.has(carol) {
+			t.Errorf("%s: a view larger than a caller's share was kept", name)
+		}
+	}
+}
+
+// lruView reads a sharedLRU of views for TestViewShareBytes.
+type lruView[V any] struct{ s *sharedLRU[partKey, V] }
+
+func (l lruView[V]) has(k partKey) bool { return l.s.peek(k) != nil }
+
+func (l lruView[V]) shareBytes(caller string) int64 {
+	if cs := l.s.shares[caller]; cs != nil {
+		return cs.bytes
+	}
+	return 0
+}
