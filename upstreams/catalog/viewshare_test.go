@@ -227,3 +227,36 @@ func (l lruView[V]) shareBytes(caller string) int64 {
 	}
 	return 0
 }
+
+// TestViewBytesEstimate: the header-binding indexes' estimate of their memory holds what they
+// really keep alive: indexes of many callers' long private lists, whose lists are gone, grow the
+// heap by about the byte budget, not by callers × index.
+func TestViewBytesEstimate(t *testing.T) {
+	const tools, callers, budget = 5000, 40, 4 << 20
+	now := newTestClock().Now()
+	c := New(nil, nil, Options{Now: func() time.Time { return now }, Cache: CacheConfig{MaxBytes: budget}})
+	listOf := func(caller int) *part { // names of its own, as each caller's list read from the wire
+		p := &part{ttlMs: time.Hour.Milliseconds(), private: true}
+		for i := range tools {
+			p.items = append(p.items, newListItem(names.Target{Upstream: "u", Name: fmt.Sprintf("c%03d_tool_%06d", caller, i)}, nil))
+		}
+		return p
+	}
+	before := upstreamstest.HeapInUse()
+	for i := range callers {
+		k := partKey{upstream: "u", list: toolsListIndex, version: "2026-07-28", caller: fmt.Sprint("iss#caller-", i)}
+		c.toolHeaders.forPart(k, k.caller, listOf(i), 0, now)
+	}
+	after := upstreamstest.HeapInUse()
+	c.toolHeaders.mu.Lock()
+	est, n := c.toolHeaders.entries.bytes, c.toolHeaders.entries.len()
+	c.toolHeaders.mu.Unlock()
+	grow := int64(after) - int64(before)
+	t.Logf("%d callers' indexes of %d tools: %d kept, %d KiB by the estimate; heap +%d KiB", callers, tools, n, est>>10, grow>>10)
+	if n == 0 || n == callers || est > budget {
+		t.Fatalf("%d indexes kept, %d bytes by the estimate; want some, not all, within %d", n, est, budget)
+	}
+	if grow > est+est/4+1<<20 {
+		t.Fatalf("the indexes kept hold %d KiB of heap, their estimate %d KiB: it undercounts", grow>>10, est>>10)
+	}
+}
