@@ -84,8 +84,12 @@ func (c *indexCache) get(ctx context.Context, cat *upstreams.ToolCatalog, owner 
 			if e.version == v {
 				if owner == "" {
 					// A public catalog uses it: it leaves its caller's share, so that
-					// caller's churn cannot push out what every caller searches.
+					// caller's churn cannot push out what every caller searches, and so do
+					// its tools' texts still to embed.
 					e.owner = ""
+					if e.vectors != nil {
+						e.vectors.Public()
+					}
 				}
 				if i > 0 {
 					copy(c.entries[1:i+1], c.entries[:i])

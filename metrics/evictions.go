@@ -16,7 +16,19 @@ const (
 	CacheSearchIndex = "search_index"
 	// CacheSearchVectors is the tool search's cache of tool vectors (search.embeddings).
 	CacheSearchVectors = "search_vectors"
+	// CacheHeaderIndex is the indexes of tools' header bindings and listed names, built from
+	// backend lists.
+	CacheHeaderIndex = "header_index"
+	// CachePinVerdicts is the pin verdicts of the newest backend lists (pinning).
+	CachePinVerdicts = "pin_verdicts"
+	// CacheAppFailures is the remembered failures to have a backend's tools list for resolving
+	// an MCP App's tool name.
+	CacheAppFailures = "app_list_failures"
 )
+
+// evictionCaches are the caches whose series exist, in the order of cacheEvictions.
+var evictionCaches = [...]string{CacheList, CacheLegacyLevel, CacheSearchIndex, CacheSearchVectors,
+	CacheHeaderIndex, CachePinVerdicts, CacheAppFailures}
 
 // Causes of an eviction.
 const (
@@ -26,24 +38,36 @@ const (
 	EvictionTotal = "total"
 )
 
-// cacheEvictions holds the four series, created at start so that the first eviction is an
-// increase from 0.
-type cacheEvictions [4][2]prometheus.Counter // cache × cause (share, total)
+// cacheEvictions holds the series, created at start so that the first eviction is an increase
+// from 0.
+type cacheEvictions [len(evictionCaches)][2]prometheus.Counter // cache × cause (share, total)
 
 func (r *Recorder) buildEvictions(cs *[]prometheus.Collector) {
 	v := r.newCounterVec(cs, NameCacheEvictions,
 		"Entries a per-replica cache evicted to make room, by cache and cause: share when the caller was at its share and lost one of its own entries, total when the whole cache was full.",
 		"cache", "cause")
-	for i, cache := range []string{CacheList, CacheLegacyLevel, CacheSearchIndex, CacheSearchVectors} {
+	for i, cache := range evictionCaches {
 		for j, cause := range []string{EvictionShare, EvictionTotal} {
 			r.evictions[i][j] = v.WithLabelValues(cache, cause)
 		}
 	}
 }
 
-// ListCacheEviction counts one list evicted from the list cache; own when its caller's share
-// made it go.
-func (r *Recorder) ListCacheEviction(own bool) { r.eviction(0, own) }
+// CatalogCacheEviction counts one entry evicted from the backend catalog's cache named cache
+// (CacheList, CacheHeaderIndex, CachePinVerdicts or CacheAppFailures); own when its caller's
+// share made it go. Another name counts nothing: the label values are a closed set.
+func (r *Recorder) CatalogCacheEviction(cache string, own bool) {
+	switch cache {
+	case CacheList:
+		r.eviction(0, own)
+	case CacheHeaderIndex:
+		r.eviction(4, own)
+	case CachePinVerdicts:
+		r.eviction(5, own)
+	case CacheAppFailures:
+		r.eviction(6, own)
+	}
+}
 
 // LegacyLevelEviction counts one level evicted from the pre-2026 level cache; own when its
 // caller's share made it go.

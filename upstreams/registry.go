@@ -57,10 +57,11 @@ type Options struct {
 	// CacheResult, when set, is called once per backend part of a list request: hit is true
 	// when that backend's list came from the cache without a backend request.
 	CacheResult func(hit bool)
-	// CacheEvicted, when set, is called for each cached list evicted to make room: own is true
-	// when the caller's share made one of its own lists go, false when the total bound did.
-	// It must not block.
-	CacheEvicted func(own bool)
+	// CacheEvicted, when set, is called for each entry of the catalog's caches evicted to make
+	// room (catalog.Options.CacheEvicted): cache names the cache (catalog.CacheList, …), own is
+	// true when the caller's share made one of its own entries go, false when the total bound
+	// did. It must not block.
+	CacheEvicted func(cache string, own bool)
 	// OnListChanged, when set, is called with each list_changed notification (its method) a
 	// backend sends on a listen stream through this Registry, after the Registry has dropped
 	// its own cached copies; pass it to the other replicas' ListChanged. It runs on the backend

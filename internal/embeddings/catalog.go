@@ -11,9 +11,13 @@ import (
 type Vectors struct {
 	e     *Embedder
 	texts []string
-	owner string // the caller whose private catalog this is, "" for a public one
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// owner is the caller whose private catalog this is, "" for a public one (or once a public
+	// catalog uses it: Public): the texts it sends count against that caller's share.
+	owner string
+	// spent: the last fill stopped because the owner's share of the budget was spent.
+	spent   bool
 	vecs    [][]float32
 	missing int
 	// running is closed when the current fill ends; nil while none runs.
@@ -48,6 +52,15 @@ func (e *Embedder) Catalog(texts []string, owner string) *Vectors {
 	return v
 }
 
+// Public marks the catalog as used by a public catalog (every caller's): the texts still to
+// embed count against no caller's share, and their vectors are cached as public, as a vector a
+// public catalog uses becomes (see cache.use).
+func (v *Vectors) Public() {
+	v.mu.Lock()
+	v.owner = ""
+	v.mu.Unlock()
+}
+
 // start runs fill unless it runs already or is done, and returns a channel closed when the
 // fill that runs ends (closed already when none needs to run).
 func (v *Vectors) start() <-chan struct{} {
@@ -76,21 +89,32 @@ func (v *Vectors) fill(done chan struct{}) {
 		close(done)
 	}()
 	size := v.e.guard.maxBatch(v.e.cfg.BatchSize)
+	v.mu.Lock()
+	v.spent = false
+	if v.owner != "" {
+		size = min(size, textShare(v.e.cfg)) // a larger batch would never be admitted
+	}
+	v.mu.Unlock()
 	var wg sync.WaitGroup
 	for range max(1, v.e.cfg.MaxConcurrent/2) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				idx, texts := v.nextBatch(size)
+				idx, texts, owner := v.nextBatch(size)
 				if len(idx) == 0 {
 					return
 				}
-				vecs, err := v.e.request(v.e.ctx, "tools", texts, v.e.cfg.BatchTimeout)
+				vecs, err := v.e.request(v.e.ctx, "tools", owner, texts, v.e.cfg.BatchTimeout)
 				if err != nil {
+					if reasonOf(err) == ReasonCaller {
+						v.mu.Lock()
+						v.spent = true
+						v.mu.Unlock()
+					}
 					return
 				}
-				v.store(idx, vecs)
+				v.store(idx, vecs, owner)
 			}
 		}()
 	}
@@ -98,8 +122,8 @@ func (v *Vectors) fill(done chan struct{}) {
 }
 
 // nextBatch is up to size tools still without a vector and not asked for by another batch, now
-// marked as asked for.
-func (v *Vectors) nextBatch(size int) (idx []int, texts []string) {
+// marked as asked for, and the caller they are asked for.
+func (v *Vectors) nextBatch(size int) (idx []int, texts []string, owner string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.asked == nil {
@@ -114,15 +138,15 @@ func (v *Vectors) nextBatch(size int) (idx []int, texts []string) {
 			}
 		}
 	}
-	return idx, texts
+	return idx, texts, v.owner
 }
 
-// store keeps a batch's vectors, in the catalog and in the cache; the last one makes the
-// version ready.
-func (v *Vectors) store(idx []int, vecs [][]float32) {
+// store keeps a batch's vectors, asked for owner, in the catalog and in the cache; the last
+// one makes the version ready.
+func (v *Vectors) store(idx []int, vecs [][]float32, owner string) {
 	var size int64
 	for k, i := range idx {
-		size = v.e.cache.put(digest(v.texts[i]), vecs[k], v.owner)
+		size = v.e.cache.put(digest(v.texts[i]), vecs[k], owner)
 	}
 	v.e.obs.CacheBytes(size)
 	v.mu.Lock()
@@ -148,7 +172,13 @@ func (e *Embedder) Dense(ctx context.Context, v *Vectors, caller, query string) 
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
 	if !v.await(ctx) {
-		e.obs.Fallback(ReasonNotReady)
+		v.mu.Lock()
+		reason := ReasonNotReady
+		if v.spent {
+			reason = ReasonCaller // the catalog's owner spent its share on its tools' texts
+		}
+		v.mu.Unlock()
+		e.obs.Fallback(reason)
 		return nil, nil, false
 	}
 	dims := v.dims()
@@ -157,11 +187,11 @@ func (e *Embedder) Dense(ctx context.Context, v *Vectors, caller, query string) 
 		// is not sent out, and no fallback is counted, the endpoint being in no way at fault.
 		return nil, nil, false
 	}
-	if !e.caller.take(caller, e.now()) {
+	if !e.caller.take(caller, 1, e.now()) {
 		e.obs.Fallback(ReasonCaller)
 		return nil, nil, false
 	}
-	q, err := e.Query(ctx, query)
+	q, err := e.Query(ctx, caller, query)
 	if err != nil {
 		e.obs.Fallback(reasonOf(err))
 		return nil, nil, false

@@ -39,7 +39,9 @@ type Config struct {
 	// BatchSize is how many tool texts one request carries. Default DefaultBatchSize.
 	BatchSize int `yaml:"batchSize"`
 	// MaxTextsPerMinute bounds what this replica sends (queries and tool texts), the cost bound:
-	// past it a search ranks lexically and tool texts wait. Default DefaultMaxTextsPerMinute.
+	// past it a search ranks lexically and tool texts wait. One caller's texts, its queries and
+	// its private catalogs' tool texts together, hold at most an eighth of it: past that, that
+	// caller's searches rank lexically. Default DefaultMaxTextsPerMinute.
 	MaxTextsPerMinute int `yaml:"maxTextsPerMinute"`
 	// MaxQueriesPerCallerPerMinute bounds one caller's share of MaxTextsPerMinute on this
 	// replica: past it that caller's searches rank lexically, so no caller spends everyone's

@@ -46,7 +46,10 @@ type Embedder struct {
 	obs    Observer
 	now    func() time.Time
 	guard  *guard
-	caller callerWindow
+	caller callerWindow // each caller's queries
+	// texts is each caller's share of the texts sent, queries and its private catalogs' tool
+	// texts together: ShareDivisor of MaxTextsPerMinute (see request).
+	texts  callerWindow
 	cache  *cache
 	logged logLimiter
 	log    *slog.Logger
@@ -81,6 +84,7 @@ func New(cfg Config, apiKey string, deps Deps) *Embedder {
 		obs:    deps.Observer, now: deps.Now, log: deps.Log,
 		guard: newGuard(cfg, deps.Now), cache: newCache(cfg.MaxCacheBytes, deps.CacheEvicted),
 		dims: cfg.Dimensions, ctx: ctx, cancel: cancel, caller: callerWindow{per: cfg.MaxQueriesPerCallerPerMinute},
+		texts: callerWindow{per: textShare(cfg)},
 	}
 	e.client.setKey(apiKey)
 	return e
@@ -98,10 +102,25 @@ func (e *Embedder) Fusion() (method string, weight, k float64) {
 	return e.cfg.Fusion, e.cfg.Weight, e.cfg.RRFK
 }
 
+// textShare is the texts one caller may have sent in a minute: 1/ShareDivisor of the replica's
+// MaxTextsPerMinute, at least one.
+func textShare(cfg Config) int { return max(cfg.MaxTextsPerMinute/ShareDivisor, 1) }
+
 // request embeds texts with the guards: not while backing off, within the budget and the bound
-// on requests in flight; a request the guards refuse fails at once, without waiting.
-func (e *Embedder) request(parent context.Context, kind string, texts []string, timeout time.Duration) ([][]float32, error) {
+// on requests in flight; a request the guards refuse fails at once, without waiting. The texts
+// of caller ("" for no caller: a public catalog's tools) count against its share of the budget
+// (textShare) first, so that a caller whose searches make many texts to embed (a private
+// catalog that keeps changing, a stream of queries) spends its own share, not everyone's: past
+// it, its request is refused (ReasonCaller) and its search ranks lexically, as it does past
+// the whole budget.
+func (e *Embedder) request(parent context.Context, kind, caller string, texts []string, timeout time.Duration) ([][]float32, error) {
+	if caller != "" && !e.texts.take(caller, len(texts), e.now()) {
+		return nil, &Error{Reason: ReasonCaller}
+	}
 	if err := e.guard.admit(len(texts)); err != nil {
+		if caller != "" {
+			e.texts.give(caller, len(texts))
+		}
 		return nil, err
 	}
 	defer e.guard.release()
@@ -149,9 +168,9 @@ func (e *Embedder) fail(kind string, took time.Duration, n int, err error) {
 	}
 }
 
-// Query embeds one query within Timeout.
-func (e *Embedder) Query(ctx context.Context, text string) ([]float32, error) {
-	vecs, err := e.request(ctx, "query", []string{text}, e.cfg.Timeout)
+// Query embeds one query of caller ("": none) within Timeout.
+func (e *Embedder) Query(ctx context.Context, caller, text string) ([]float32, error) {
+	vecs, err := e.request(ctx, "query", caller, []string{text}, e.cfg.Timeout)
 	if err != nil {
 		return nil, err
 	}

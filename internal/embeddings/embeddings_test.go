@@ -388,8 +388,9 @@ func TestBackoffGrows(t *testing.T) {
 func TestBudget(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.MaxTextsPerMinute = 7 })
 	v := f.ready(t, toolTexts) // 5 texts of the 7
+	// Three callers, each within its share (one text: an eighth of 7, at least one).
 	for i, want := range []bool{true, true, false} {
-		if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); ok != want {
+		if _, _, ok := f.e.Dense(context.Background(), v, fmt.Sprint("caller-", i), "q"); ok != want {
 			t.Errorf("search %d: fused %v, want %v", i, ok, want)
 		}
 	}
@@ -397,7 +398,7 @@ func TestBudget(t *testing.T) {
 		t.Errorf("fallbacks %v, want one budget", fallbacks)
 	}
 	f.clock.Advance(time.Minute)
-	if _, _, ok := f.e.Dense(context.Background(), v, "caller", "q"); !ok {
+	if _, _, ok := f.e.Dense(context.Background(), v, "caller-2", "q"); !ok {
 		t.Error("the budget did not refill")
 	}
 	g := newGuard(Config{MaxTextsPerMinute: 100, MaxConcurrent: 1}, f.clock.Now)
@@ -467,7 +468,7 @@ func TestWireProtocol(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 	e := New(Config{URL: "http://" + l.Addr().String() + "/v1/embeddings", Model: "m", Dimensions: 64, APIKeyHeader: "api-key"}, "k1", Deps{Log: slog.New(slog.DiscardHandler)})
 	defer e.Close()
-	_, err := e.Query(context.Background(), "hello")
+	_, err := e.Query(context.Background(), "", "hello")
 	if reasonOf(err) != ReasonStatus {
 		t.Errorf("a redirect: %v, want a status failure", err)
 	}
@@ -501,9 +502,9 @@ func TestCallerShare(t *testing.T) {
 	w := callerWindow{per: 1}
 	now := time.Unix(0, 0)
 	for i := range maxTrackedCallers {
-		w.take(strconv.Itoa(i), now)
+		w.take(strconv.Itoa(i), 1, now)
 	}
-	if w.take("one more", now) || len(w.counts) != maxTrackedCallers {
+	if w.take("one more", 1, now) || len(w.counts) != maxTrackedCallers {
 		t.Errorf("a caller past maxTrackedCallers was counted: %d tracked", len(w.counts))
 	}
 }
@@ -520,7 +521,7 @@ func TestCallerWindowBytes(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for i := range maxTrackedCallers {
-		if !w.take("https://issuer.example#"+strconv.Itoa(i)+pad, now) {
+		if !w.take("https://issuer.example#"+strconv.Itoa(i)+pad, 1, now) {
 			t.Fatalf("caller %d not counted", i)
 		}
 	}
@@ -641,5 +642,84 @@ func TestCacheShareUse(t *testing.T) {
 	c.put(key("a5"), vec(), alice)
 	if c.get(key("a4"), alice) == nil || c.get(key("a2"), alice) != nil {
 		t.Error("alice's share dropped the vector she read last rather than her least recent")
+	}
+}
+
+// TestTextShareOneCallerCannotStarveOthers: a caller whose private catalog has more new tool
+// texts than the replica's whole budget a minute has at most its share of them sent (an eighth
+// of maxTextsPerMinute); then its searches rank lexically (caller_budget), its queries included,
+// while another caller's queries and its private catalog's texts still go out and its searches
+// are fused. Her share comes back with the next minute.
+func TestTextShareOneCallerCannotStarveOthers(t *testing.T) {
+	const budget, alice, bob = 80, "https://idp#alice", "https://idp#bob"
+	share := budget / ShareDivisor
+	f := newFixture(t, func(c *Config) { c.MaxTextsPerMinute = budget })
+	public := f.ready(t, toolTexts) // a public catalog: its texts count against no caller
+	_, before := f.srv.Counts()
+	texts := make([]string, budget+20)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("alice tool %d. Reads the records of scope %d", i, i)
+	}
+	v := f.e.Catalog(texts, alice)
+	<-v.start() // her fill, until it stops
+	// Batches of 4: as many as fit in her share.
+	_, after := f.srv.Counts()
+	sent := after - before
+	if sent == 0 || sent > share {
+		t.Fatalf("alice's private catalog had %d texts sent in a minute, want some, at most her share, %d", sent, share)
+	}
+	if _, _, ok := f.e.Dense(context.Background(), v, alice, "q"); ok {
+		t.Error("alice's search over her catalog was fused past her share")
+	}
+	fused := 0
+	for range share { // her queries: what is left of her share
+		if _, _, ok := f.e.Dense(context.Background(), public, alice, "q"); ok {
+			fused++
+		}
+	}
+	if fused != share-sent {
+		t.Errorf("alice had %d queries sent after %d texts of her catalog, want the rest of her share, %d", fused, sent, share-sent)
+	}
+	if _, fallbacks := f.obs.counts(); fallbacks[ReasonCaller] != 1+sent {
+		t.Errorf("fallbacks %v, want %d caller_budget", fallbacks, 1+sent)
+	}
+	if _, _, ok := f.e.Dense(context.Background(), public, bob, "q"); !ok {
+		t.Error("alice's texts starved bob's query")
+	}
+	bobs := f.e.Catalog([]string{"bob tool 1. Reads", "bob tool 2. Writes", "bob tool 3. Lists", "bob tool 4. Drops"}, bob)
+	if _, _, ok := f.e.Dense(context.Background(), bobs, bob, "q"); !ok {
+		t.Error("alice's texts starved bob's private catalog")
+	}
+	f.clock.Advance(time.Minute)
+	_, before = f.srv.Counts()
+	<-v.start()
+	if _, after := f.srv.Counts(); after-before == 0 || after-before > share {
+		t.Errorf("the next minute alice's catalog had %d texts sent, want some, at most her share, %d", after-before, share)
+	}
+}
+
+// TestTextSharePublicUse: once a public catalog uses a private catalog's vectors (Public), the
+// texts still to embed count against no caller's share: they go out within the replica's budget
+// although their first caller's share is spent, and are cached as public.
+func TestTextSharePublicUse(t *testing.T) {
+	const budget, alice = 80, "https://idp#alice"
+	f := newFixture(t, func(c *Config) { c.MaxTextsPerMinute = budget })
+	texts := make([]string, 2*budget/ShareDivisor)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("shared tool %d. Reads the records of scope %d", i, i)
+	}
+	v := f.e.Catalog(texts, alice)
+	<-v.start() // stops at alice's share
+	v.Public()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !v.Wait(ctx) {
+		t.Fatal("a catalog a public one uses was not embedded past its first caller's share")
+	}
+	c := f.e.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if os := c.owners[alice]; os == nil || os.order.Len() > budget/ShareDivisor || os.order.Len() == len(texts) {
+		t.Errorf("alice's share holds %+v; want only the vectors embedded for her", os)
 	}
 }

@@ -85,10 +85,10 @@ func (g *guard) maxBatch(size int) int { return max(1, min(size, int(g.perMinute
 // past it a caller not yet counted ranks lexically until the minute ends.
 const maxTrackedCallers = 10000
 
-// callerWindow counts each caller's queries in the current minute: a caller's share of the
-// budget. Its memory is at most maxTrackedCallers entries of a fixed size, dropped every
-// minute: a caller is kept as the digest of its name (issuer and subject, as long as its token
-// makes them), never the name itself.
+// callerWindow counts what each caller sent in the current minute (queries, or texts): a
+// caller's share of the budget. Its memory is at most maxTrackedCallers entries of a fixed
+// size, dropped every minute: a caller is kept as the digest of its name (issuer and subject,
+// as long as its token makes them), never the name itself.
 type callerWindow struct {
 	per int
 
@@ -97,18 +97,29 @@ type callerWindow struct {
 	counts map[[sha256.Size]byte]int
 }
 
-// take counts one query of caller, or reports that its share of this minute is spent.
-func (w *callerWindow) take(caller string, now time.Time) bool {
+// take counts n of caller's, or reports that its share of this minute cannot hold them.
+func (w *callerWindow) take(caller string, n int, now time.Time) bool {
 	key := digest(caller) // outside the lock
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.counts == nil || now.Sub(w.start) >= time.Minute || now.Before(w.start) {
 		w.start, w.counts = now, map[[sha256.Size]byte]int{}
 	}
-	n, ok := w.counts[key]
-	if n >= w.per || !ok && len(w.counts) >= maxTrackedCallers {
+	c, ok := w.counts[key]
+	if c+n > w.per || !ok && len(w.counts) >= maxTrackedCallers {
 		return false
 	}
-	w.counts[key] = n + 1
+	w.counts[key] = c + n
 	return true
+}
+
+// give hands back n that take counted for caller and that were not sent after all (the
+// replica's budget refused them).
+func (w *callerWindow) give(caller string, n int) {
+	key := digest(caller)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.counts[key]; ok {
+		w.counts[key] = max(c-n, 0)
+	}
 }

@@ -561,7 +561,7 @@ func (g *gateway) buildBackends(cfg *Config, c *components) (*upstreams.Registry
 		},
 		CallerCircuit: g.callerCircuits.hook(breakerUpstream),
 		CacheResult:   rec.ListCache,
-		CacheEvicted:  rec.ListCacheEviction,
+		CacheEvicted:  rec.CatalogCacheEviction,
 		// Tool-call metrics label only names a backend published (bounded per backend).
 		OnTools: g.onTools(rec),
 		OnHealth: func(upstream string, up bool) {

@@ -181,10 +181,18 @@ func (c *Catalog) ResolveAppName(ctx context.Context, q *ToolHeaderQuery, name s
 const appListRetry = 5 * time.Second
 
 // listFailures remembers the tools lists that could not be had for ResolveAppName, bounded
-// like the indexes (maxHeaderIndexes).
+// like the header-binding indexes, each caller's by its share (share.go): every entry is a
+// caller's own (its token's, for a token-exchange backend), so without a share one caller
+// failing through many tokens or versions would push out the failures that spare the backend
+// everyone else's list requests.
 type listFailures struct {
 	mu      sync.Mutex
-	entries map[partKey]listFailure
+	entries *sharedLRU[partKey, listFailure]
+}
+
+func (f *listFailures) init(maxEntries int, onEvict func(own bool)) {
+	f.entries = newSharedLRU[partKey, listFailure](maxEntries, 0)
+	f.entries.onEvict = onEvict
 }
 
 // listFailure is one remembered failure: its error, the list's invalidation count when it was
@@ -206,7 +214,7 @@ func (c *Catalog) appToolIndex(ctx context.Context, q *ToolHeaderQuery, b *backe
 	}
 	idx, err := c.toolIndex(ctx, q, b)
 	if err != nil && !isContextErr(err) && ctx.Err() == nil {
-		c.appFailures.put(key, listFailure{err: err, gen: gen, until: c.now().Add(appListRetry)})
+		c.appFailures.put(key, q.CacheKey, listFailure{err: err, gen: gen, until: c.now().Add(appListRetry)})
 	}
 	return idx, err
 }
@@ -214,25 +222,18 @@ func (c *Catalog) appToolIndex(ctx context.Context, q *ToolHeaderQuery, b *backe
 func (f *listFailures) get(key partKey, gen uint64, now time.Time) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if e, ok := f.entries[key]; ok && e.gen == gen && now.Before(e.until) {
-		return e.err
+	if e := f.entries.get(key); e != nil && e.val.gen == gen && now.Before(e.val.until) {
+		return e.val.err
 	}
 	return nil
 }
 
-func (f *listFailures) put(key partKey, e listFailure) {
+// put remembers e for key, counted against share's caller (its identity; "" without
+// authentication, where every caller is one).
+func (f *listFailures) put(key partKey, share string, e listFailure) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.entries == nil {
-		f.entries = make(map[partKey]listFailure)
-	}
-	if _, ok := f.entries[key]; !ok && len(f.entries) >= maxHeaderIndexes {
-		for k := range f.entries { // any one: each lasts seconds
-			delete(f.entries, k)
-			break
-		}
-	}
-	f.entries[key] = e
+	f.entries.put(key, e, share, 0)
 }
 
 // OwnListMeta is the _meta of the lists the gateway requests for itself (its indexes, pin
@@ -286,5 +287,5 @@ func (c *Catalog) listIndex(ctx context.Context, q *ToolHeaderQuery, b *backend.
 	if p.private {
 		key = own
 	}
-	return c.toolHeaders.forPart(key, p, gen, now), nil
+	return c.toolHeaders.forPart(key, q.CacheKey, p, gen, now), nil
 }

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"slices"
@@ -43,7 +42,11 @@ const (
 // Nothing else is cached: not calls, not MRTR results, not failures.
 type CacheConfig struct {
 	// MaxEntries bounds the number of cached backend lists; the least recently used goes
-	// first. Zero means DefaultCacheEntries; at most MaxCacheEntries.
+	// first. It bounds as well each view the gateway keeps of the lists it fetched (the
+	// indexes of tools' header bindings, the pin verdicts, the remembered MCP Apps list
+	// failures), one entry per list, and MaxBytes bounds the memory of the first two; one
+	// caller's private lists and views hold at most an eighth of each. Zero means
+	// DefaultCacheEntries; at most MaxCacheEntries.
 	MaxEntries int `yaml:"maxEntries"`
 	// MaxBytes bounds the memory the cached lists retain, counted as each item's JSON plus its
 	// bookkeeping; the least recently used lists go first. A list larger than the whole budget
@@ -84,15 +87,10 @@ type listKey struct {
 	list     byte
 }
 
-// cacheEntry is one cached backend list.
-type cacheEntry struct {
-	key     partKey
+// cachedList is one cached backend list.
+type cachedList struct {
 	part    *part
-	size    int64 // retainedBytes of part, counted in listCache.bytes
 	expires time.Time
-	elem    *list.Element
-	share   string        // the caller whose share a private list counts against; "" when public
-	own     *list.Element // in that caller's callerShare.lru; nil when public
 }
 
 // retainedBytes estimates the memory p keeps alive while cached.
@@ -110,22 +108,16 @@ func (p *part) retainedBytes() int64 {
 
 // listCache holds backend lists until their ttlMs passes, collapsing concurrent misses.
 type listCache struct {
-	max      int
-	maxBytes int64
 	disabled bool
 	now      func() time.Time
 	onResult func(hit bool)
-	onEvict  func(own bool)
 	flight   singleflight.Group
 
-	mu      sync.Mutex
-	entries map[partKey]*cacheEntry
-	lru     *list.List // of *cacheEntry, most recently used first
-	bytes   int64      // sum of the entries' sizes, at most maxBytes
+	mu sync.Mutex
+	// lists are the cached lists, bounded in number and bytes, each caller's private ones by
+	// its share (share.go); an entry's size is retainedBytes of its part.
+	lists   *sharedLRU[partKey, cachedList]
 	private map[partKey]bool
-	// shares holds each caller's private lists (share.go); a caller is in it only while it
-	// has a list cached, so it has at most max entries.
-	shares map[string]*callerShare
 	// gens counts each list's invalidations. A list is stored only if its count has not moved
 	// since it was asked for, and concurrent misses are collapsed only within one count, so an
 	// answer that may predate a list_changed is neither cached nor handed to a caller that
@@ -134,16 +126,16 @@ type listCache struct {
 }
 
 func newListCache(c CacheConfig, now func() time.Time, onResult func(bool)) *listCache {
-	lc := &listCache{max: c.MaxEntries, maxBytes: c.MaxBytes, disabled: c.Disabled, now: now, onResult: onResult,
-		entries: make(map[partKey]*cacheEntry), lru: list.New(), private: make(map[partKey]bool),
-		shares: make(map[string]*callerShare), gens: make(map[listKey]uint64)}
-	if lc.max == 0 {
-		lc.max = DefaultCacheEntries
+	maxEntries, maxBytes := c.MaxEntries, c.MaxBytes
+	if maxEntries == 0 {
+		maxEntries = DefaultCacheEntries
 	}
-	if lc.maxBytes == 0 {
-		lc.maxBytes = DefaultCacheBytes
+	if maxBytes == 0 {
+		maxBytes = DefaultCacheBytes
 	}
-	return lc
+	return &listCache{disabled: c.Disabled, now: now, onResult: onResult,
+		lists: newSharedLRU[partKey, cachedList](maxEntries, maxBytes), private: make(map[partKey]bool),
+		gens: make(map[listKey]uint64)}
 }
 
 // get returns a cached list with ttlMs set to the time it has left.
@@ -153,20 +145,17 @@ func (c *listCache) get(k partKey) *part {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.entries[k]
-	if !ok {
+	e := c.lists.get(k)
+	if e == nil {
 		return nil
 	}
-	left := e.expires.Sub(c.now())
+	left := e.val.expires.Sub(c.now())
 	if left <= 0 {
-		c.remove(e)
+		c.lists.remove(e)
 		return nil
 	}
-	c.lru.MoveToFront(e.elem)
-	if e.own != nil {
-		c.shares[e.share].lru.MoveToFront(e.own)
-	}
-	return &part{items: e.part.items, private: e.part.private, pins: e.part.pins, ttlMs: max(left.Milliseconds(), 1)}
+	p := e.val.part
+	return &part{items: p.items, private: p.private, pins: p.pins, ttlMs: max(left.Milliseconds(), 1)}
 }
 
 // generation returns the invalidation count of k's list, to hand back to put.
@@ -192,44 +181,19 @@ func (c *listCache) put(k partKey, share string, p *part, gen uint64) {
 	if !p.private {
 		k.caller = ""
 	}
-	if old, ok := c.entries[k]; ok {
-		c.remove(old)
-	}
 	if k.caller == "" {
 		share = ""
 	}
-	size := p.retainedBytes()
-	if size > c.maxBytes || (share != "" && size > c.shareBytes()) {
-		return // served to this caller, but caching it would evict everything else
-	}
-	c.makeRoom(share, size)
-	e := &cacheEntry{key: k, part: p, size: size, expires: c.now().Add(time.Duration(p.ttlMs) * time.Millisecond)}
-	e.elem = c.lru.PushFront(e)
-	c.entries[k] = e
-	c.bytes += size
-	c.addToShare(e, share)
-}
-
-// makeRoom evicts lists until one of size bytes fits: the caller's own least recently used
-// private lists while it is at its share, then the cache's least recently used.
-func (c *listCache) makeRoom(share string, size int64) {
-	if cs := c.shares[share]; share != "" && cs != nil {
-		for cs.lru.Len() >= c.shareEntries() || cs.bytes+size > c.shareBytes() {
-			c.remove(cs.lru.Back().Value.(*cacheEntry))
-			c.evicted(true)
-		}
-	}
-	for c.lru.Len() >= c.max || c.bytes+size > c.maxBytes {
-		c.remove(c.lru.Back().Value.(*cacheEntry))
-		c.evicted(false)
-	}
+	// A list too large for the cache, or for the caller's share, is served to this caller but
+	// not cached: caching it would evict everything else.
+	c.lists.put(k, cachedList{part: p, expires: c.now().Add(time.Duration(p.ttlMs) * time.Millisecond)}, share, p.retainedBytes())
 }
 
 // retained reports the cached lists' estimated bytes and their number.
 func (c *listCache) retained() (bytes int64, entries int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.bytes, c.lru.Len()
+	return c.lists.bytes, c.lists.len()
 }
 
 // invalidate drops every cached copy of upstream's lists (each protocol version, each caller)
@@ -241,21 +205,7 @@ func (c *listCache) invalidate(upstream string, lists []byte) int {
 	for _, l := range lists {
 		c.gens[listKey{upstream, l}]++
 	}
-	dropped := 0
-	for k, e := range c.entries {
-		if k.upstream == upstream && slices.Contains(lists, k.list) {
-			c.remove(e)
-			dropped++
-		}
-	}
-	return dropped
-}
-
-func (c *listCache) remove(e *cacheEntry) {
-	c.lru.Remove(e.elem)
-	delete(c.entries, e.key)
-	c.bytes -= e.size
-	c.removeFromShare(e)
+	return c.lists.removeIf(func(k partKey) bool { return k.upstream == upstream && slices.Contains(lists, k.list) })
 }
 
 // wasPrivate reports whether the backend's last answer for this list was private, so

@@ -53,10 +53,11 @@ type Options struct {
 	// CacheResult, when set, is called once per backend part of a list request: hit is true
 	// when that backend's list came from the cache without a backend request.
 	CacheResult func(hit bool)
-	// CacheEvicted, when set, is called for each list evicted to make room: own is true when
-	// the caller's share of the cache made one of its own lists go (share.go), false when the
-	// cache's total bound did. It is called with the cache locked and must not block.
-	CacheEvicted func(own bool)
+	// CacheEvicted, when set, is called for each entry one of the catalog's caches (CacheList,
+	// CacheHeaderIndex, CachePinVerdicts, CacheAppFailures) evicted to make room: own is true
+	// when the caller's share of the cache made one of its own entries go (share.go), false
+	// when the cache's total bound did. It is called with the cache locked and must not block.
+	CacheEvicted func(cache string, own bool)
 	// Pins, when set, checks every tools, prompts and resource templates list and the server
 	// instructions against the tool-definition pins (pins.go). Nil: no pinning.
 	Pins *pins.Guard
@@ -98,8 +99,14 @@ func New(backends []*backend.Backend, ns *names.Space, o Options) *Catalog {
 		c.pageSize = DefaultPageSize
 	}
 	c.cache = newListCache(o.Cache, c.now, o.CacheResult)
-	c.cache.onEvict = o.CacheEvicted
-	c.toolHeaders.schemas = o.KeepSchemas
+	c.cache.lists.onEvict = evictHook(o.CacheEvicted, CacheList)
+	// The views of lists hold one entry per list, as the list cache does, and each less than
+	// its list: each is bounded as the list cache is. A failure is a few bytes: bounded in
+	// number only.
+	views, viewBytes := c.cache.lists.max, c.cache.lists.maxBytes
+	c.toolHeaders.init(o.KeepSchemas, views, viewBytes, evictHook(o.CacheEvicted, CacheHeaderIndex))
+	c.pinViews.init(views, viewBytes, evictHook(o.CacheEvicted, CachePinVerdicts))
+	c.appFailures.init(views, evictHook(o.CacheEvicted, CacheAppFailures))
 	return c
 }
 

@@ -92,7 +92,11 @@ func (c *Catalog) checkPins(ctx context.Context, b *backend.Backend, spec listSp
 		p.ttlMs = 0
 		expires = now.Add(unverifiedRetry)
 	}
-	c.pinViews.put(key, &pinView{verdicts: verdicts, gen: gen, private: p.private, expires: expires}, now)
+	share := q.cacheKey
+	if key.caller == "" {
+		share = ""
+	}
+	c.pinViews.put(key, share, &pinView{verdicts: verdicts, gen: gen, private: p.private, expires: expires})
 }
 
 // uiResourcePinVerdict judges a read of the UI resource uri on its pin: the verdict of the
@@ -265,10 +269,16 @@ func (c *Catalog) pinVerdicts(ctx context.Context, q *PinQuery, b *backend.Backe
 }
 
 // pinViews holds the verdicts of the newest lists fetched, per backend list, protocol version
-// and, for private lists, caller.
+// and, for private lists, caller: bounded as the header-binding indexes are, in number and
+// estimated bytes (pinVerdictBytes an item), each caller's private ones by its share (share.go).
 type pinViews struct {
 	mu      sync.Mutex
-	entries map[partKey]*pinView
+	entries *sharedLRU[partKey, *pinView]
+}
+
+func (v *pinViews) init(maxEntries int, maxBytes int64, onEvict func(own bool)) {
+	v.entries = newSharedLRU[partKey, *pinView](maxEntries, maxBytes)
+	v.entries.onEvict = onEvict
 }
 
 // pinView is the verdicts of one fetched list.
@@ -279,28 +289,11 @@ type pinView struct {
 	expires  time.Time
 }
 
-func (v *pinViews) put(k partKey, e *pinView, now time.Time) {
+// put keeps e as k's verdicts, counted against share's caller ("" for a public list).
+func (v *pinViews) put(k partKey, share string, e *pinView) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.entries == nil {
-		v.entries = make(map[partKey]*pinView)
-	}
-	if _, ok := v.entries[k]; !ok && len(v.entries) >= maxHeaderIndexes {
-		evicted := false
-		for old, e := range v.entries { // the expired first, else any one
-			if now.After(e.expires) {
-				delete(v.entries, old)
-				evicted = true
-			}
-		}
-		if !evicted {
-			for old := range v.entries {
-				delete(v.entries, old)
-				break
-			}
-		}
-	}
-	v.entries[k] = e
+	v.entries.put(k, e, share, int64(entryOverhead)+int64(len(e.verdicts))*pinVerdictBytes)
 }
 
 // recent returns the verdicts of a young list that no list_changed has invalidated since,
@@ -309,11 +302,11 @@ func (v *pinViews) recent(pub, own partKey, gen uint64, now time.Time) (map[stri
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	fresh := func(e *pinView) bool { return e != nil && e.gen == gen && now.Before(e.expires) }
-	if e := v.entries[own]; fresh(e) && (e.private || own.caller == "") {
-		return e.verdicts, true
+	if e := v.entries.get(own); e != nil && fresh(e.val) && (e.val.private || own.caller == "") {
+		return e.val.verdicts, true
 	}
-	if e := v.entries[pub]; fresh(e) && !e.private {
-		return e.verdicts, true
+	if e := v.entries.get(pub); e != nil && fresh(e.val) && !e.val.private {
+		return e.val.verdicts, true
 	}
 	return nil, false
 }

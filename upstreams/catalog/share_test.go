@@ -19,7 +19,7 @@ func TestCacheShareBytes(t *testing.T) {
 	const budget = 64 << 10
 	var own, total int
 	c := newListCache(CacheConfig{MaxBytes: budget}, newTestClock().Now, nil)
-	c.onEvict = func(o bool) {
+	c.lists.onEvict = func(o bool) {
 		if o {
 			own++
 		} else {
@@ -39,15 +39,15 @@ func TestCacheShareBytes(t *testing.T) {
 	if c.get(key("alice\x00token", 39)) == nil || c.get(key("alice\x00token", 0)) != nil {
 		t.Fatal("alice's share kept the wrong lists: want her most recent, not her first")
 	}
-	if b := c.shares["alice"].bytes; b > c.shareBytes() || own == 0 || total != 0 {
-		t.Fatalf("alice holds %d bytes (share %d); evictions %d own, %d total", b, c.shareBytes(), own, total)
+	if b := c.lists.shares["alice"].bytes; b > c.lists.shareBytes() || own == 0 || total != 0 {
+		t.Fatalf("alice holds %d bytes (share %d); evictions %d own, %d total", b, c.lists.shareBytes(), own, total)
 	}
 	c.put(key("carol", 0), "carol", sizedPart(budget/ShareDivisor+1), 0)
 	if c.get(key("carol", 0)) != nil {
 		t.Fatal("a private list larger than a caller's share was cached")
 	}
 	c.invalidate("u", toolLists)
-	if len(c.shares) != 0 {
-		t.Fatalf("after invalidation the caller index holds %d callers, want none", len(c.shares))
+	if len(c.lists.shares) != 0 {
+		t.Fatalf("after invalidation the caller index holds %d callers, want none", len(c.lists.shares))
 	}
 }

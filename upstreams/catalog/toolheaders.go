@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unique"
+	"unsafe"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
@@ -95,10 +96,6 @@ const minHeaderIndexTTL = 30 * time.Second
 // toolsListIndex is tools/list's listSpec.index: the indexes of prompts lists hold names only.
 const toolsListIndex = 1
 
-// maxHeaderIndexes bounds the indexes kept: one per backend, protocol version and, for private
-// lists, caller.
-const maxHeaderIndexes = 4096
-
 // headerMeta is the _meta of the gateway's own tools/list for an index: no capabilities, as
 // for any list the gateway makes for itself. With Options.Apps it declares the MCP Apps extension
 // (appsHeaderMeta): a backend that offers its UI tools only to hosts that support apps (as the
@@ -113,10 +110,24 @@ var appsHeaderMeta = []byte(`{"io.modelcontextprotocol/protocolVersion":"` + bac
 
 // toolHeaderIndexes holds the indexes, each tied to the cached list it was built from.
 type toolHeaderIndexes struct {
-	mu      sync.Mutex
-	entries map[partKey]*headerIndex
+	mu sync.Mutex
+	// entries is bounded in number, each caller's private indexes by its share: a caller's
+	// lists differ by token (a token-exchange backend) and protocol version, so one caller could
+	// otherwise push out everyone's indexes.
+	entries *sharedLRU[partKey, *headerIndex]
 	// schemas: every listed tool is indexed, with its schemas (Options.KeepSchemas).
 	schemas bool
+}
+
+// init bounds the indexes as the list cache is bounded (CacheConfig): maxEntries, one per
+// backend, list, protocol version and, for private lists, caller, and maxBytes of their
+// estimated memory (retainedBytes). One caller's private ones hold at most 1/ShareDivisor of
+// each (share.go), and so do the pin verdicts and the remembered MCP Apps list failures, kept
+// per list the same way.
+func (t *toolHeaderIndexes) init(schemas bool, maxEntries int, maxBytes int64, onEvict func(own bool)) {
+	t.schemas = schemas
+	t.entries = newSharedLRU[partKey, *headerIndex](maxEntries, maxBytes)
+	t.entries.onEvict = onEvict
 }
 
 // headerIndex is the bindings of one backend list's tools.
@@ -205,7 +216,7 @@ func (c *Catalog) learnToolHeaders(b *backend.Backend, spec listSpec, q *listQue
 	if p.private {
 		key.caller = privateKey(b, q.cacheKey, q.subject, q.subjectKey) // "" only without authentication, where every caller is one
 	}
-	c.toolHeaders.forPart(key, p, gen, c.now())
+	c.toolHeaders.forPart(key, q.cacheKey, p, gen, c.now())
 }
 
 // recent returns an index built from a fetched list that is still young and whose list no
@@ -216,21 +227,25 @@ func (t *toolHeaderIndexes) recent(pub, own partKey, gen uint64, now time.Time) 
 	fresh := func(e *headerIndex) bool { return e != nil && e.gen == gen && now.Before(e.expires) }
 	// A private list is indexed under its caller ("" only without authentication, where every
 	// caller is the same one); a public one under no caller.
-	if e := t.entries[own]; fresh(e) && (e.private || own.caller == "") {
-		return e
+	if e := t.entries.get(own); e != nil && fresh(e.val) && (e.val.private || own.caller == "") {
+		return e.val
 	}
-	if e := t.entries[pub]; fresh(e) && !e.private {
-		return e
+	if e := t.entries.get(pub); e != nil && fresh(e.val) && !e.val.private {
+		return e.val
 	}
 	return nil
 }
 
 // forPart returns the index of p, building it unless the stored one was built from the same
-// list.
-func (t *toolHeaderIndexes) forPart(key partKey, p *part, gen uint64, now time.Time) *headerIndex {
+// list. share is the caller whose share a private index counts against (its identity, whatever
+// its token); it is ignored for key of no caller.
+func (t *toolHeaderIndexes) forPart(key partKey, share string, p *part, gen uint64, now time.Time) *headerIndex {
 	first := itemsIdentity(p.items)
 	t.mu.Lock()
-	e := t.entries[key]
+	var e *headerIndex
+	if old := t.entries.peek(key); old != nil {
+		e = old.val
+	}
 	t.mu.Unlock()
 	if e != nil && e.from == first && e.n == len(p.items) && e.gen == gen {
 		return e
@@ -252,26 +267,59 @@ func (t *toolHeaderIndexes) forPart(key partKey, p *part, gen uint64, now time.T
 		}
 		e.tools[p.items[i].target.Name] = th
 	}
+	if key.caller == "" {
+		share = ""
+	}
+	size := e.retainedBytes()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.entries == nil {
-		t.entries = make(map[partKey]*headerIndex)
-	}
-	if _, ok := t.entries[key]; !ok && len(t.entries) >= maxHeaderIndexes {
-		for k, old := range t.entries { // the expired first, else any one
-			if now.After(old.expires) {
-				delete(t.entries, k)
-			}
-		}
-		for k := range t.entries {
-			if len(t.entries) < maxHeaderIndexes {
-				break
-			}
-			delete(t.entries, k)
-		}
-	}
-	t.entries[key] = e
+	t.entries.put(key, e, share, size) // one too large is used for this call, not kept
 	return e
+}
+
+// Estimated memory of an index beyond its names: a map slot per listed item, and per tool of
+// an MCP Apps index.
+const (
+	indexItemBytes = 64
+	appToolBytes   = 48
+)
+
+// retainedBytes estimates the memory e keeps alive while kept: its names (which outlive the
+// list they came from), bindings and schemas.
+func (e *headerIndex) retainedBytes() int64 {
+	n := int64(entryOverhead)
+	for name, th := range e.tools {
+		n += indexItemBytes + int64(len(name))
+		if th != noToolHeaders {
+			n += th.retainedBytes()
+		}
+	}
+	if e.apps != nil {
+		n += int64(len(e.apps.tools)) * appToolBytes
+	}
+	return n
+}
+
+// retainedBytes estimates the memory th keeps alive, its schemas' text included (interned, so
+// perhaps shared: counted in full all the same).
+func (th *ToolHeaders) retainedBytes() int64 {
+	n := int64(unsafe.Sizeof(*th)) + int64(len(th.Invalid))
+	for _, b := range th.Bindings {
+		n += int64(unsafe.Sizeof(b)) + int64(len(b.Header))
+		for _, p := range b.Path {
+			n += int64(unsafe.Sizeof(p)) + int64(len(p))
+		}
+	}
+	if ts := th.Schemas; ts != nil {
+		n += int64(unsafe.Sizeof(*ts))
+		if ts.HasInput {
+			n += int64(len(ts.Input.Value()))
+		}
+		if ts.HasOutput {
+			n += int64(len(ts.Output.Value()))
+		}
+	}
+	return n
 }
 
 // toolHeadersOf reads the bindings of one listed tool, nil when it declares none; with schemas,
