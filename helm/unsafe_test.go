@@ -95,6 +95,10 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"typo at the top", minimal, []string{"replicaCont=2"}, "replicaCont"},
 		{"typo in config", minimal, []string{"config.sever.path=/x"}, "sever"},
 		{"typo in a section", minimal, []string{"ingress.hots[0].host=x"}, "hots"},
+		{"unknown word in a list entry", minimal, []string{"config.guardrails.rules[0].tools[0]=*", "config.guardrails.rules[0].validate.arguments=blok"},
+			"/config/guardrails/rules/0/validate/arguments"},
+		{"unknown word in an interceptor", minimal, []string{"config.interceptors[0].name=dlp", "config.interceptors[0].url=http://dlp/mcp",
+			"config.interceptors[0].type=validaton", "config.interceptors[0].rules[0].tools[0]=*"}, "/config/interceptors/0/type"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
