@@ -81,7 +81,7 @@ func TestValuesSchemaMatchesTypes(t *testing.T) {
 		props := parent["properties"].(map[string]any)
 		last := tv.path[len(tv.path)-1]
 		existing, _ := props[last].(map[string]any)
-		g := schemaGen{tag: tv.tag, t: t}
+		g := schemaGen{tag: tv.tag, t: t, enums: configSchemaEnums(t, root)}
 		props[last] = g.node(existing, tv.typ, strings.Join(tv.path, "."), 0)
 	}
 	for _, open := range openObjects(s, "") {
@@ -146,8 +146,48 @@ func openObjects(s map[string]any, path string) []string {
 // schemaGen derives a schema node from a Go type, keeping what a hand-written node says about
 // it (description, enum, pattern, required, a oneOf for a type with its own decoding).
 type schemaGen struct {
-	tag string // "yaml" or "json"
-	t   *testing.T
+	tag   string // "yaml" or "json"
+	t     *testing.T
+	enums map[string][]any // the words a setting takes, by values path ("config.log.level")
+}
+
+// configSchemaEnums are the closed sets of words of the gateway's settings, from its own JSON
+// Schema, by values path: config.KEY, with [] for a list's entries and .* for a mapping's values.
+// A typo in one ("type: validaton" in an interceptor) then fails the chart's rendering, as it
+// would fail the gateway in the pod.
+func configSchemaEnums(t *testing.T, root string) map[string][]any {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, gateway.SchemaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]any{}
+	var walk func(n map[string]any, path string)
+	walk = func(n map[string]any, path string) {
+		if e, ok := n["enum"].([]any); ok {
+			out[path] = e
+		}
+		if props, ok := n["properties"].(map[string]any); ok {
+			for k, v := range props {
+				walk(v.(map[string]any), path+"."+k)
+			}
+		}
+		if items, ok := n["items"].(map[string]any); ok {
+			walk(items, path+"[]")
+		}
+		if ap, ok := n["additionalProperties"].(map[string]any); ok {
+			walk(ap, path+".*")
+		}
+	}
+	walk(s, "config")
+	if len(out) < 10 {
+		t.Fatalf("%s lists %d closed sets: the walk lost them", gateway.SchemaFile, len(out))
+	}
+	return out
 }
 
 const durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
@@ -176,6 +216,9 @@ func (g schemaGen) node(existing map[string]any, typ reflect.Type, path string, 
 			if _, set := existing[k]; !set || k == "type" {
 				existing[k] = v
 			}
+		}
+		if e, ok := g.enums[path]; ok {
+			existing["enum"] = e
 		}
 		return existing
 	}

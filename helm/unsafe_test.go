@@ -85,6 +85,8 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"managed admin token", minimal, []string{"config.admin.token.file=/x"}, "config.admin.token is set by the chart"},
 		{"pprof on the pod's port", minimal, []string{"config.admin.pprof=true"}, "loopback-only admin listener only"},
 		{"explainer secret inline", minimal, []string{"config.admin.explain.enabled=true", "config.admin.explain.secret.value=x"}, "value"},
+		{"one container port for both listeners", minimal, []string{"containerPorts.admin=8080"}, "containerPorts.mcp and containerPorts.admin are both 8080"},
+		{"one service port for both", minimal, []string{"service.adminPort=80"}, "service.port and service.adminPort are both 80"},
 		{"tls without secret", minimal, []string{"tls.enabled=true"}, "tls.enabled needs tls.secretName"},
 		{"hpa without metrics", minimal, []string{"redis.url=redis://r:6379", "autoscaling.enabled=true", "autoscaling.targetCPUUtilizationPercentage=null"}, "needs targetCPUUtilizationPercentage"},
 		{"lock file without a pinned backend", []string{"pins.yaml"}, []string{"config.pins.backends.notes.mode=lockfile"},
@@ -93,6 +95,10 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"typo at the top", minimal, []string{"replicaCont=2"}, "replicaCont"},
 		{"typo in config", minimal, []string{"config.sever.path=/x"}, "sever"},
 		{"typo in a section", minimal, []string{"ingress.hots[0].host=x"}, "hots"},
+		{"unknown word in a list entry", minimal, []string{"config.guardrails.rules[0].tools[0]=*", "config.guardrails.rules[0].validate.arguments=blok"},
+			"/config/guardrails/rules/0/validate/arguments"},
+		{"unknown word in an interceptor", minimal, []string{"config.interceptors[0].name=dlp", "config.interceptors[0].url=http://dlp/mcp",
+			"config.interceptors[0].type=validaton", "config.interceptors[0].rules[0].tools[0]=*"}, "/config/interceptors/0/type"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

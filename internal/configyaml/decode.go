@@ -200,6 +200,12 @@ func (w *walker) leaf(n *yaml.Node, t reflect.Type, path string) {
 			return
 		}
 		w.fail(n, path, path, "expected %s, got %s", w.expect(t), nodeKind(n))
+		if selfDecoding(t) {
+			// yaml stops reading the whole file at the first value that refuses to decode
+			// itself (its type errors it collects and goes on): the settings after this one
+			// would be read as not set, and judged missing. Read as not set, this one alone is.
+			*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: n.Line, Column: n.Column}
+		}
 	}
 }
 

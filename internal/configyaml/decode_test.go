@@ -189,3 +189,46 @@ func TestDecodeReadsWhatItCan(t *testing.T) {
 		t.Errorf("not YAML: %v, %v", decoded, err)
 	}
 }
+
+// level decodes itself, as a configuration's enumerations do, and refuses what it does not know.
+type level string
+
+func (l *level) UnmarshalText(b []byte) error {
+	if s := string(b); s != "lo" && s != "hi" {
+		return fmt.Errorf("level %q", s)
+	}
+	*l = level(b)
+	return nil
+}
+
+// TestDecodeGoesOnAfterSelfDecodingValue: a value that refuses to decode itself is reported
+// with what was expected, and the settings after it are still read: yaml alone stops the whole
+// file there, and every later setting would be judged missing (a refused confirm: made the
+// gateway say there were no upstreams).
+func TestDecodeGoesOnAfterSelfDecodingValue(t *testing.T) {
+	type cfg struct {
+		Rules []struct {
+			Level level  `yaml:"level"`
+			Name  string `yaml:"name"`
+		} `yaml:"rules"`
+		Tags []string `yaml:"tags"`
+	}
+	o := Options{Expect: map[reflect.Type]string{reflect.TypeFor[level](): "lo or hi"}}
+	src := "rules:\n  - {level: s3cr3t, name: a}\n  - {level: hi, name: b}\n  - {level: [x], name: c}\ntags: [x]\n"
+	var c cfg
+	decoded, err := Decode([]byte(src), &c, o)
+	var got []string
+	for _, e := range configerr.List(err) {
+		got = append(got, e.Error())
+	}
+	want := []string{"rules[0].level: expected lo or hi, got a string", "rules[2].level: expected lo or hi, got a list"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("problems %q, want %q", got, want)
+	}
+	if len(c.Rules) != 3 || c.Rules[0].Name != "a" || c.Rules[1].Level != "hi" || c.Rules[2].Name != "c" || len(c.Tags) != 1 {
+		t.Errorf("read %+v", c)
+	}
+	if decoded == nil || decoded.Covers("tags") || decoded.Covers("rules[1].name") {
+		t.Errorf("the settings after the refused values are left unjudged: %+v", decoded)
+	}
+}

@@ -74,13 +74,21 @@ const (
 	// DefaultMaxQueriesPerCallerPerMinute is a caller's share: a search every second.
 	DefaultMaxQueriesPerCallerPerMinute = 60
 	DefaultMaxCacheBytes                = 64 << 20
-	DefaultFusion                       = "rrf"
+	DefaultFusion                       = FusionRRF
 	DefaultWeight                       = 1.0
 	DefaultRRFK                         = 60.0
 	// MaxBatchSize is the largest BatchSize accepted (OpenAI takes at most 2048 inputs).
 	MaxBatchSize = 2048
 	// MaxDimensions is the most dimensions a vector may have.
 	MaxDimensions = 16384
+)
+
+// Values of Config.Fusion.
+const (
+	// FusionRRF is reciprocal-rank fusion (the default).
+	FusionRRF = "rrf"
+	// FusionBlend adds the scaled cosine to the scaled lexical score.
+	FusionBlend = "blend"
 )
 
 // Enabled reports whether an endpoint is configured.
@@ -167,8 +175,8 @@ func (c Config) Validate(at string) error {
 	if c.MaxCacheBytes < 0 {
 		add("maxCacheBytes", "%d: want a positive number of bytes (0: the default)", c.MaxCacheBytes)
 	}
-	if c.Fusion != "" && c.Fusion != "rrf" && c.Fusion != "blend" {
-		add("fusion", "%q: want rrf or blend", c.Fusion)
+	if c.Fusion != "" && c.Fusion != FusionRRF && c.Fusion != FusionBlend {
+		add("fusion", "%q: want %s or %s", c.Fusion, FusionRRF, FusionBlend)
 	}
 	if c.Weight < 0 || c.Weight > 100 {
 		add("weight", "%v: want 0 (the default, 1) to 100", c.Weight)

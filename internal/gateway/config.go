@@ -349,16 +349,7 @@ func (c *Config) validate() error {
 	errs = append(errs, validateRuleUpstreams(c)...)
 	errs = append(errs, c.validateMetaToolNames()...)
 	errs = append(errs, c.validateHeaderNames()...)
-	for _, a := range []struct{ name, addr string }{{"server.listen", c.Server.Listen}, {"admin.listen", c.Admin.Listen}} {
-		if _, _, err := net.SplitHostPort(a.addr); err != nil {
-			reason := err.Error()
-			var ae *net.AddrError
-			if errors.As(err, &ae) {
-				reason = ae.Err
-			}
-			at(a.name, "%q: want host:port or :port (%s)", a.addr, reason)
-		}
-	}
+	errs = append(errs, c.validateListeners()...)
 	if r := c.Admin.RedisReadiness; r != redisReadinessRequired && r != redisReadinessAdvisory {
 		at("admin.redisReadiness", "%q: want required or advisory", r)
 	}

@@ -15,7 +15,9 @@ import (
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
+	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/mcphttp"
@@ -91,6 +93,10 @@ func configEnums() map[string][]any {
 		"auth.dpop.mode":                                dpopModes,
 		"auth.dpop.algorithms[]":                        strs(dpop.DefaultAlgorithms()...),
 		"upstreams[].protocol":                          strs(upstreams.ProtocolChoices()...),
+		"interceptors[].type":                           strs(intercept.TypeValidation, intercept.TypeMutation),
+		"interceptors[].mode":                           strs(intercept.ModeActive, intercept.ModeAudit),
+		"interceptors[].rules[].phases[]":               strs(intercept.PhaseNameRequest, intercept.PhaseNameResponse),
+		"search.embeddings.fusion":                      strs(embeddings.FusionRRF, embeddings.FusionBlend),
 		"upstreams[].auth.type":                         strs(upstreams.AuthClientCredentials, upstreams.AuthTokenExchange, upstreams.AuthUserOAuth),
 		"upstreams[].auth.registration":                 strs(string(useroauth.RegistrationStatic), string(useroauth.RegistrationMetadataDocument), string(useroauth.RegistrationDynamic)),
 		"legacy.versions[]":                             strs(pre2026.DefaultLegacyVersions()...),

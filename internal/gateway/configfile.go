@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
 )
@@ -75,7 +76,8 @@ func (s source) consequence(err error) bool {
 // little.
 func yamlOptions() configyaml.Options {
 	return configyaml.Options{Expect: map[reflect.Type]string{
-		reflect.TypeFor[Secret](): "a secret: {file: PATH}, {env: NAME} or (for development) {value: …}",
+		reflect.TypeFor[Secret]():            "a secret: {file: PATH}, {env: NAME} or (for development) {value: …}",
+		reflect.TypeFor[authz.ConfirmMode](): "true (the client's form), false, form or url (the approval page)",
 	}}
 }
 

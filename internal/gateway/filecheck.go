@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
 )
@@ -36,10 +37,26 @@ func fileErrors(path string, files []keyFile, err error) []error {
 			out = append(out, configerr.At(f.path, "%s", p))
 		}
 	}
-	if len(out) > 0 {
+	if len(out) > 0 || halfPair(files) {
 		return out
 	}
 	return []error{configerr.At(path, "%w", err)}
+}
+
+// halfPair reports whether files name a certificate without its key or a key without its
+// certificate: the settings' check already says they go together, and the loader's failure to
+// open the one not set ("open : no such file or directory") is only a consequence.
+func halfPair(files []keyFile) bool {
+	var cert, key *keyFile
+	for i, f := range files {
+		switch {
+		case strings.HasSuffix(f.path, ".certFile"):
+			cert = &files[i]
+		case strings.HasSuffix(f.path, ".keyFile"):
+			key = &files[i]
+		}
+	}
+	return cert != nil && key != nil && (cert.file == "") != (key.file == "")
 }
 
 // fileProblem says why file cannot be read as a file, or "" when it can.

@@ -246,10 +246,14 @@ func (c *Config) ruleID(i int) string {
 }
 
 // backendProblems are the problems of the connection settings, checked as an upstream's are
-// (name, URL, headers, TLS, credentials, breaker).
+// (name, URL, headers, TLS, credentials, breaker), but for the settings Problems checks itself
+// with the interceptor's own bounds: said twice, the second message would only say less.
 func (c *Config) backendProblems() []error {
 	bc := c.backendConfig()
-	return bc.Problems()
+	return slices.DeleteFunc(bc.Problems(), func(err error) bool {
+		p, _ := configerr.PathOf(err)
+		return p == "timeout" || p == "maxResponseBytes"
+	})
 }
 
 func (r *RuleConfig) problems() []error {

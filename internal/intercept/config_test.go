@@ -92,3 +92,27 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("a timeout over 5m: %v", err)
 	}
 }
+
+// TestEachProblemSaidOnce: a setting the interceptor checks itself and the connection checks
+// again (a negative timeout, a negative answer bound) is reported once, with the interceptor's
+// own message, which says what is accepted.
+func TestEachProblemSaidOnce(t *testing.T) {
+	c := Config{Name: "guard", URL: "https://guard.example/mcp", Type: TypeValidation, Rules: toolRule,
+		Timeout: -2 * time.Second, ConnectTimeout: -time.Second, MaxResponseBytes: -1}
+	seen := map[string]string{}
+	for _, e := range configerr.List(Validate([]Config{c})) {
+		p, _ := configerr.PathOf(e)
+		if first, dup := seen[p]; dup {
+			t.Errorf("%s reported twice:\n%s\n%v", p, first, e)
+		}
+		seen[p] = e.Error()
+	}
+	for _, want := range []string{"interceptors[0].timeout", "interceptors[0].connectTimeout", "interceptors[0].maxResponseBytes"} {
+		if seen[want] == "" {
+			t.Errorf("no problem reported at %s; got %v", want, seen)
+		}
+	}
+	if !strings.Contains(seen["interceptors[0].timeout"], "up to 5m0s") {
+		t.Errorf("the timeout's problem does not say what is accepted: %s", seen["interceptors[0].timeout"])
+	}
+}

@@ -43,6 +43,12 @@ says what to change.
 {{- if (.Values.config.admin | default dict).pprof }}
 {{- $errs = append $errs "config.admin.pprof: the gateway serves pprof on a loopback-only admin listener only, and the chart's admin port listens on every pod interface; profile a local gateway instead" }}
 {{- end }}
+{{- if eq (int .Values.containerPorts.mcp) (int .Values.containerPorts.admin) }}
+{{- $errs = append $errs (printf "containerPorts.mcp and containerPorts.admin are both %d: the gateway binds its MCP and admin listeners on the pod's interfaces, and the second cannot take the port the first holds; give each its own port" (int .Values.containerPorts.mcp)) }}
+{{- end }}
+{{- if eq (int .Values.service.port) (int .Values.service.adminPort) }}
+{{- $errs = append $errs (printf "service.port and service.adminPort are both %d: a Service cannot expose two ports with one number; give each its own port" (int .Values.service.port)) }}
+{{- end }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- $errs = append $errs "tls.enabled needs tls.secretName (a kubernetes.io/tls Secret)" }}
 {{- end }}

@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"errors"
+	"net"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
+)
+
+// validateListeners checks the two listen addresses as serve will bind them: each a host:port
+// whose port is a number from 0 to 65535 (0: any free port), and not the same port as the other
+// on an interface both would bind. Found only when serve binds them, either was a start-up crash
+// loop check-config had passed.
+func (c *Config) validateListeners() []error {
+	type listener struct {
+		path, addr, host string
+		port             int
+	}
+	var errs []error
+	var ok []listener
+	for _, l := range []listener{{path: "server.listen", addr: c.Server.Listen}, {path: "admin.listen", addr: c.Admin.Listen}} {
+		host, port, err := net.SplitHostPort(l.addr)
+		if err != nil {
+			reason := err.Error()
+			var ae *net.AddrError
+			if errors.As(err, &ae) {
+				reason = ae.Err
+			}
+			errs = append(errs, configerr.At(l.path, "%q: want host:port or :port (%s)", l.addr, reason))
+			continue
+		}
+		// As net.Listen reads it: a number, or a service name (http).
+		n, err := net.LookupPort("tcp", port)
+		if err != nil {
+			errs = append(errs, configerr.At(l.path, "%q: want a port from 0 to 65535 after the colon", l.addr))
+			continue
+		}
+		l.host, l.port = host, n
+		ok = append(ok, l)
+	}
+	if len(ok) == 2 && ok[0].port != 0 && ok[0].port == ok[1].port && overlap(ok[0].host, ok[1].host) {
+		errs = append(errs, configerr.At("admin.listen", "%q: the MCP listener (server.listen %q) binds the same port there; give the admin listener a port of its own", ok[1].addr, ok[0].addr))
+	}
+	return errs
+}
+
+// overlap reports whether listeners on hosts a and b, on one port, would bind a common address:
+// the same host, or either one every interface.
+func overlap(a, b string) bool {
+	return a == b || wildcardHost(a) || wildcardHost(b)
+}
+
+// wildcardHost reports whether a listen host binds every interface.
+func wildcardHost(h string) bool {
+	ip := net.ParseIP(h)
+	return h == "" || ip != nil && ip.IsUnspecified()
+}
