@@ -56,6 +56,7 @@ func TestAuthenticateAttacks(t *testing.T) {
 		{"not yet valid", mint(t, iss, devissuer.Claims{"nbf": now.Add(time.Hour).Unix()}), ErrInvalidToken, ReasonNotYetValid},
 		{"nbf within skew", mint(t, iss, devissuer.Claims{"nbf": now.Add(10 * time.Second).Unix()}), nil, ReasonNone},
 		{"no sub", mint(t, iss, devissuer.Claims{"sub": nil}), ErrInvalidToken, ReasonClaims},
+		{"empty sub", mint(t, iss, devissuer.Claims{"sub": ""}), ErrInvalidToken, ReasonClaims}, // "iss#" would be everyone's key
 		// Issued before the key set the gateway holds was fetched, so that set already
 		// answers for it (a kid newer than the set is TestUnknownKidNewerThanKeySet's).
 		{"unknown key id", mintUnknownKey(t, iss, devissuer.Claims{"iat": now.Add(-time.Hour).Unix()}), ErrInvalidToken, ReasonUnknownKey},

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/loopback"
 )
 
 // Defaults applied by New when a Config field is zero.
@@ -225,19 +225,11 @@ func checkURL(raw string) error {
 		return fmt.Errorf("%q is not an absolute URL", raw)
 	case u.Scheme == "https":
 		return nil
-	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
+	case u.Scheme == "http" && loopback.Host(u.Hostname()):
 		return nil
 	default:
 		return fmt.Errorf("%q must use https (http only on loopback)", raw)
 	}
-}
-
-func isLoopbackHost(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 func validateHierarchy(h map[string][]string) error {

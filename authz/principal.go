@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 )
 
 // Principal is the verified caller. Values returned by Authenticate are
@@ -37,13 +39,13 @@ type Principal struct {
 // CallerKey is the caller's identity as every per-caller bound and breaker keys it (the
 // upstreams' breakers, the interceptors' slots and breakers, legacy sessions, the token vault):
 // issuer-qualified, since subjects are unique per issuer only, and never a token, so that a
-// caller has one key however many tokens it gets. An issuer has no fragment, so the first "#"
-// ends it. "" for no principal: without authentication every caller is the same anonymous one.
+// caller has one key however many tokens it gets (callerkey.Of, which spells it). "" for no
+// principal: without authentication every caller is the same anonymous one.
 func (p *Principal) CallerKey() string {
 	if p == nil {
 		return ""
 	}
-	return p.Issuer + "#" + p.Subject
+	return callerkey.Of(p.Issuer, p.Subject)
 }
 
 // ScopeSet is a set of scope names.

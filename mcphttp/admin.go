@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/loopback"
 	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -109,7 +110,7 @@ func (a *Admin) checkRequest(next echo.HandlerFunc) echo.HandlerFunc {
 		r := c.Request()
 		// No Host at all is an HTTP/1.0 request, as load balancers' health checks send
 		// (HAProxy's httpchk); a browser, which DNS rebinding needs, always sends one.
-		if a.deps.Loopback && r.Host != "" && !isLoopbackHost(r.Host) {
+		if a.deps.Loopback && r.Host != "" && !loopback.HostPort(r.Host) {
 			return c.JSON(http.StatusForbidden, map[string]string{"error": "host not allowed on a loopback listener"})
 		}
 		if len(r.Header.Values("Origin")) > 0 {

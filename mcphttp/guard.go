@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/loopback"
 )
 
 // guard is stage guard: the transport-level checks that need nothing but the HTTP request. It
@@ -175,7 +176,7 @@ var errForbiddenOrigin = &Error{Status: http.StatusForbidden, Outcome: outcomeDe
 func (p originPolicy) check(r *http.Request) error {
 	// A loopback listener reached through a non-loopback Host name is the signature of DNS
 	// rebinding: a web page's name resolved to 127.0.0.1.
-	if p.loopback && !isLoopbackHost(r.Host) {
+	if p.loopback && !loopback.HostPort(r.Host) {
 		return errForbiddenOrigin
 	}
 	origins := r.Header.Values("Origin")
@@ -189,27 +190,10 @@ func (p originPolicy) check(r *http.Request) error {
 	if p.allowed[strings.ToLower(origin)] {
 		return nil
 	}
-	if u, err := url.Parse(origin); err == nil && p.loopback && isLoopbackHost(u.Host) {
+	if u, err := url.Parse(origin); err == nil && p.loopback && loopback.HostPort(u.Host) {
 		return nil
 	}
 	return errForbiddenOrigin
-}
-
-func isLoopbackHost(hostport string) bool {
-	host := hostport
-	// Only a colon after any closing bracket can start a port; a bare host or "[::1]" skips
-	// SplitHostPort, whose error for a missing port costs an allocation on every request.
-	if strings.LastIndexByte(hostport, ':') > strings.LastIndexByte(hostport, ']') {
-		if h, _, err := net.SplitHostPort(hostport); err == nil {
-			host = h
-		}
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // AcceptsEventStream reports whether Accept header values list text/event-stream (or a wildcard

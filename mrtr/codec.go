@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 )
@@ -245,7 +246,7 @@ func (c *Codec) countAnswer(ctx context.Context, st *State, nonce string, ttl ti
 	if c.answers == nil {
 		return nil
 	}
-	owner := answersOwner + st.Issuer + "#" + st.Subject
+	owner := answersOwner + callerkey.Of(st.Issuer, st.Subject)
 	use, err := c.answers.FirstUse(ctx, owner, ReplayKeyPrefix+nonce, ttl, c.budget)
 	switch {
 	case err != nil:

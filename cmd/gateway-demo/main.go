@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/demo"
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/gateway"
+	"github.com/mcp-gateway/gateway/internal/loopback"
 )
 
 func main() {
@@ -63,7 +64,7 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoFlags, error) {
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if !gateway.IsLoopbackAddr(f.listen) || !gateway.IsLoopbackAddr(f.admin) {
+	if !loopback.Addr(f.listen) || !loopback.Addr(f.admin) {
 		return f, errors.New("the demo listens on loopback addresses only")
 	}
 	return f, nil

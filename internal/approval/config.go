@@ -2,12 +2,12 @@ package approval
 
 import (
 	"errors"
-	"net"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/loopback"
 )
 
 // Defaults of Config.
@@ -96,7 +96,7 @@ func (c Config) Validate() error {
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
 		u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.ContainsAny(u.Path, "*{}: ") {
 		add("approval.baseURL", "%q: want scheme://host[:port] and an optional path prefix (default: placed by server.publicURL)", c.BaseURL)
-	} else if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+	} else if u.Scheme == "http" && !loopback.Host(u.Hostname()) {
 		// The session cookie is Secure: over plain http only loopback development works, and
 		// anywhere else the sign-in would travel in clear.
 		add("approval.baseURL", "%q: want https (http only on loopback)", c.BaseURL)
@@ -118,14 +118,6 @@ func (c Config) Validate() error {
 			c.MaxPendingBytesPerCaller, MinMaxPendingBytesPerCaller, MaxMaxPendingBytesPerCaller)
 	}
 	return errors.Join(errs...)
-}
-
-func loopbackHost(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 // pageURL is the page of the call with nonce id.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/webpage"
 )
 
@@ -110,7 +111,7 @@ func (s *Service) decide(w http.ResponseWriter, r *http.Request, id string) {
 	case d == "confirm" && step == stepConfirm:
 		s.obs.Refused(RefusedTooSoon)
 		s.log.LogAttrs(r.Context(), slog.LevelWarn, "approval: confirmation too soon after the page appeared",
-			slog.String("call_ref", CallRef(id)), slog.String("subject", sess.Issuer+"#"+sess.Subject))
+			slog.String("call_ref", CallRef(id)), slog.String("subject", callerkey.Of(sess.Issuer, sess.Subject)))
 		s.present(w, r, sess, id, stepConfirm, http.StatusConflict, "Approve was clicked less than a second after this page "+
 			"appeared, so it was not recorded: clicks that fast may have been meant for another page. Check the call and approve again.")
 		return
@@ -130,7 +131,7 @@ func (s *Service) record(w http.ResponseWriter, r *http.Request, sess *session, 
 	if !ok {
 		return
 	}
-	by := sess.Issuer + "#" + sess.Subject
+	by := callerkey.Of(sess.Issuer, sess.Subject)
 	switch err := s.ledger.decide(r.Context(), c, v, by); {
 	case errors.Is(err, ErrDecided):
 		s.obs.Refused(RefusedDecided)
@@ -172,7 +173,7 @@ func (s *Service) loadFor(w http.ResponseWriter, ctx context.Context, sess *sess
 		// that are not theirs. Either way the operator should see it.
 		s.obs.Refused(RefusedWrongUser)
 		s.log.LogAttrs(ctx, slog.LevelWarn, "approval: wrong user", slog.String("call_ref", CallRef(id)),
-			slog.String("subject", sess.Issuer+"#"+sess.Subject), slog.String("caller", c.Issuer+"#"+c.Subject),
+			slog.String("subject", callerkey.Of(sess.Issuer, sess.Subject)), slog.String("caller", callerkey.Of(c.Issuer, c.Subject)),
 			slog.String("upstream", c.Upstream), slog.String("name", c.Tool))
 		s.render(w, http.StatusForbidden, pageData{Kind: "refused", Title: "Not your call",
 			Message: "You are signed in as " + webpage.Display(sess) + ", but this call was made by another user. " +

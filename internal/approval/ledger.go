@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 )
@@ -128,7 +129,7 @@ type ledger struct {
 	now       func() time.Time
 }
 
-func pendingKey(issuer, subject string) string { return keyPending + issuer + "#" + subject }
+func pendingKey(issuer, subject string) string { return keyPending + callerkey.Of(issuer, subject) }
 
 func (l *ledger) put(ctx context.Context, c Call) error {
 	b, err := json.Marshal(c)

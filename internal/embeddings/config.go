@@ -9,12 +9,12 @@ package embeddings
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"regexp"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/loopback"
 )
 
 // Config is the embeddings endpoint (search.embeddings). Zero URL: off, and nothing is contacted.
@@ -199,8 +199,7 @@ func checkURL(raw string) error {
 	if u.Scheme == "https" {
 		return nil
 	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); u.Scheme == "http" && (host == "localhost" || (ip != nil && ip.IsLoopback())) {
+	if u.Scheme == "http" && loopback.Host(u.Hostname()) {
 		return nil
 	}
 	return fmt.Errorf("%q: want https (http only on a loopback host): queries, tool descriptions and the API key travel to it", raw)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/loopback"
 )
 
 // minAdminTokenLength is the shortest admin.token accepted: as long as the MRTR keys, so that
@@ -15,7 +16,7 @@ const minAdminTokenLength = 32
 // that can reach the port; pprof is for loopback only, token or not.
 func (a AdminConfig) validateAccess() []error {
 	var errs []error
-	loopback := IsLoopbackAddr(a.Listen)
+	local := loopback.Addr(a.Listen)
 	switch {
 	case !a.Token.IsZero():
 		// Its sources are checked with every other secret (secretRefs), its length once read
@@ -23,11 +24,11 @@ func (a AdminConfig) validateAccess() []error {
 		if a.Token.validate() == nil && a.Token.Value != "" && len(a.Token.Value) < minAdminTokenLength {
 			errs = append(errs, configerr.At("admin.token", "shorter than %d characters", minAdminTokenLength))
 		}
-	case !loopback:
+	case !local:
 		errs = append(errs, configerr.At("admin.token", "required: admin.listen %q is not loopback-only, and /metrics, /pins and "+
 			"the detail of /readyz reveal the configuration and tool inventory (/healthz and the status of /readyz stay open for probes)", a.Listen))
 	}
-	if a.Pprof && !loopback {
+	if a.Pprof && !local {
 		errs = append(errs, configerr.At("admin.pprof", "on the admin listener %q: pprof is served on a loopback-only listener only", a.Listen))
 	}
 	return errs

@@ -553,6 +553,13 @@ func (f *attackFixture) originAttacks() []attack {
 		forbidden("DNS rebinding: Host 127.0.0.1.nip.io", withHost("127.0.0.1.nip.io:"+port)),
 		forbidden("DNS rebinding: Host localhost.evil.example", withHost("localhost.evil.example")),
 		forbidden("DNS rebinding: Host 0.0.0.0", withHost("0.0.0.0:"+port)),
+		// Spellings only some parsers read as loopback (internal/loopback decides them all).
+		forbidden("DNS rebinding: Host [localhost]", withHost("[localhost]:"+port)),
+		forbidden("DNS rebinding: Host ::ffff:127.0.0.1", withHost("[::ffff:127.0.0.1]:"+port)),
+		forbidden("DNS rebinding: Host localhost.", withHost("localhost.:"+port)),
+		forbidden("DNS rebinding: Host sub.localhost", withHost("sub.localhost:"+port)),
+		forbidden("DNS rebinding: Host 127.1", withHost("127.1:"+port)),
+		forbidden("Origin ::ffff:127.0.0.1 on a loopback listener", setHdr("Origin", "http://[::ffff:127.0.0.1]:"+port)),
 		forbidden("Origin null", setHdr("Origin", "null")),
 		forbidden("Origin evil", setHdr("Origin", "http://evil.example")),
 		forbidden("Origin a suffix of the public URL", setHdr("Origin", "https://mcp.test.invalid.evil.example")),

@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/logging"
+	"github.com/mcp-gateway/gateway/internal/loopback"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/tracing"
@@ -412,7 +413,7 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		Backends:   c.backends,
 		Logger:     g.log,
 		Version:    cfg.buildVersion(),
-		Loopback:   IsLoopbackAddr(cfg.Server.Listen),
+		Loopback:   loopback.Addr(cfg.Server.Listen),
 		Metrics:    g.rec,
 		MRTR:       g.codec,
 		RateLimits: limits,
@@ -601,7 +602,7 @@ func (g *gateway) mount(cfg *Config, c *components, explainSecret, adminToken st
 		checks = append(checks, mcphttp.Check{Name: "issuers", Run: func(context.Context) error { return authn.KeysReady() }})
 	}
 	c.admin = mcphttp.NewAdmin(mcphttp.AdminDeps{Backends: c.backends, Gatherer: g.registry,
-		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: c.auth, Loopback: IsLoopbackAddr(cfg.Admin.Listen),
+		Pprof: cfg.Admin.Pprof, Checks: checks, Auth: c.auth, Loopback: loopback.Addr(cfg.Admin.Listen),
 		Explain: cfg.Admin.Explain.Enabled, ExplainSecret: explainSecret, Token: adminToken, UserOAuth: c.userOAuth})
 	c.adminEcho = newEcho()
 	c.admin.Register(c.adminEcho)

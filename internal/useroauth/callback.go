@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/vault"
 	"github.com/mcp-gateway/gateway/internal/webpage"
@@ -84,7 +85,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 		s.mixUp(w, r, &st, "useroauth: authorization response from another issuer (mix-up) refused")
 		return
 	}
-	owner := usedStateOwner + st.Issuer + "#" + st.Subject
+	owner := usedStateOwner + callerkey.Of(st.Issuer, st.Subject)
 	use, err := s.deps.Replay.FirstUse(ctx, owner, st.Nonce, s.cfg.ConsentTTL, s.callbacks)
 	switch {
 	case err != nil:
@@ -107,7 +108,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 // went to (FailIssMismatch), and logs msg.
 func (s *Service) mixUp(w http.ResponseWriter, r *http.Request, st *state, msg string) {
 	s.log.LogAttrs(r.Context(), slog.LevelWarn, msg,
-		slog.String("upstream", st.Backend), slog.String("subject", st.Issuer+"#"+st.Subject))
+		slog.String("upstream", st.Backend), slog.String("subject", callerkey.Of(st.Issuer, st.Subject)))
 	s.page.refuse(w, r, st.Backend, http.StatusBadRequest, FailIssMismatch, "This answer does not come from the authorization server the gateway sent you to, so it was not used.")
 }
 
@@ -178,7 +179,7 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 		return
 	}
 	s.obs.Consent(st.Backend, ConsentCompleted, "")
-	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: connected", slog.String("subject", st.Issuer+"#"+st.Subject),
+	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: connected", slog.String("subject", callerkey.Of(st.Issuer, st.Subject)),
 		slog.String("upstream", st.Backend), slog.String("auth_server", d.as.Issuer), slog.String("scope", loggedScope(tr.Scope)))
 	v := s.backendView(ctx, st.Backend, false)
 	s.page.render(w, http.StatusOK, pageData{Kind: "done", Title: "Connected", Backend: &v,

@@ -2,12 +2,12 @@ package useroauth
 
 import (
 	"errors"
-	"net"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/loopback"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/vault"
 )
@@ -256,18 +256,10 @@ func checkEndpoint(raw string) error {
 	if u.Scheme == "https" {
 		return nil
 	}
-	if u.Scheme == "http" && loopback(u.Hostname()) {
+	if u.Scheme == "http" && loopback.Host(u.Hostname()) {
 		return nil
 	}
 	return errors.New("want https (http only on a loopback host): codes and tokens travel to it")
-}
-
-func loopback(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 func (b *Backend) resource() string {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/vault"
 	"github.com/mcp-gateway/gateway/internal/webpage"
 )
@@ -272,7 +273,7 @@ func (s *Service) sameUser(w http.ResponseWriter, r *http.Request, sess *webpage
 	}
 	s.obs.Consent(backend, ConsentFailed, FailWrongUser)
 	s.log.LogAttrs(r.Context(), slog.LevelWarn, "useroauth: wrong user on the connect page", slog.String("upstream", backend),
-		slog.String("subject", sess.Issuer+"#"+sess.Subject), slog.String("caller", iss+"#"+sub))
+		slog.String("subject", callerkey.Of(sess.Issuer, sess.Subject)), slog.String("caller", callerkey.Of(iss, sub)))
 	s.page.render(w, http.StatusForbidden, pageData{Kind: "refused", Title: "Not your link",
 		Message: "You are signed in as " + webpage.Display(sess) + ", but this link was made for another user. " +
 			"Only the user whose call asked can connect an account with it. Nothing was done.",

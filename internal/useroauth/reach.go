@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/loopback"
 )
 
 // Where the gateway goes for a backend's authorization server. The backend's URL and a
@@ -47,7 +49,9 @@ func reachableFrom(from, endpoint string) error {
 	if err != nil {
 		return errors.New("the document's URL does not parse")
 	}
-	if loopback(u.Hostname()) && !loopback(f.Hostname()) {
+	// Refusing is wide (any spelling that could reach loopback), allowing is strict (only a
+	// document from a host that certainly is loopback).
+	if loopback.Maybe(u.Hostname()) && !loopback.Host(f.Hostname()) {
 		return fmt.Errorf("%q is a loopback host, named by %q which is not", u.Hostname(), f.Hostname())
 	}
 	return nil

@@ -83,7 +83,10 @@ func TestMetadataCannotPointInward(t *testing.T) {
 	inward := []string{"http://127.0.0.1:9090/useroauth/revoke", "https://127.0.0.1/token", "https://127.1.2.3/token",
 		"https://[::1]/token", "https://localhost/token", "http://LOCALHOST:8080/token", "https://[::ffff:127.0.0.1]/token",
 		"https://169.254.169.254/latest/meta-data", "https://[fe80::1]/token", "https://0.0.0.0/token", "https://[::]/token",
-		"https://224.0.0.1/token", "https://[::ffff:169.254.169.254]/token"}
+		"https://224.0.0.1/token", "https://[::ffff:169.254.169.254]/token",
+		// Spellings some resolver takes to loopback: inet_aton's shorthand, names under localhost.
+		"https://127.1/token", "https://2130706433/token", "https://0x7f.1/token", "https://localhost./token",
+		"https://sub.localhost/token", "https://[::1%25lo]/token"}
 	for _, ep := range inward {
 		meta(ep, issuer+"/register")
 		if _, err := h.discover(t, Backend{URL: issuer + "/mcp", AuthServer: issuer}); !errors.Is(err, ErrAuthServer) ||

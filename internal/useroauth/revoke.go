@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
@@ -40,7 +41,7 @@ func (s *Service) disconnect(ctx context.Context, who vault.Caller, backend, by 
 		revoked = s.revokeTokens(ctx, st, &e.Token)
 	}
 	s.obs.Revoked(backend, by, 1)
-	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: disconnected", slog.String("subject", who.Issuer+"#"+who.Subject),
+	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: disconnected", slog.String("subject", callerkey.Of(who.Issuer, who.Subject)),
 		slog.String("upstream", backend), slog.String("by", by))
 	return true, revoked, nil
 }

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"strings"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
@@ -27,11 +27,10 @@ const (
 // authorization server is down. The call is refused as retryable and forwards nothing.
 var ErrUnavailable = errors.New("useroauth: the caller's token is unavailable now")
 
-// CallerOf splits a caller key as the gateway writes it (issuer + "#" + subject). An issuer
-// has no fragment, so the first "#" ends it.
+// CallerOf splits a caller key (callerkey.Of) into the vault's caller.
 func CallerOf(key string) (vault.Caller, bool) {
-	iss, sub, ok := strings.Cut(key, "#")
-	return vault.Caller{Issuer: iss, Subject: sub}, ok && iss != "" && sub != ""
+	iss, sub, ok := callerkey.Split(key)
+	return vault.Caller{Issuer: iss, Subject: sub}, ok
 }
 
 // Token returns who's access token for backend, refreshed first when it is due. ok is false
@@ -150,7 +149,7 @@ func (s *Service) drop(ctx context.Context, who vault.Caller, backend string, e 
 	if err != nil || !removed {
 		return err != nil
 	}
-	s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: token record removed", slog.String("subject", who.Issuer+"#"+who.Subject),
+	s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: token record removed", slog.String("subject", callerkey.Of(who.Issuer, who.Subject)),
 		slog.String("upstream", backend), slog.String("why", why))
 	return true
 }

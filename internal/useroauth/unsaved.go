@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
@@ -52,7 +53,7 @@ func (p pendingStore) run(release func()) {
 		select {
 		case <-ctx.Done():
 			s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: refreshed tokens lost: the store stayed unavailable",
-				slog.String("upstream", name), slog.String("subject", who.Issuer+"#"+who.Subject))
+				slog.String("upstream", name), slog.String("subject", callerkey.Of(who.Issuer, who.Subject)))
 			return
 		case <-t.C:
 		}
@@ -67,7 +68,7 @@ func (p pendingStore) run(release func()) {
 		}
 		s.obs.Refresh(name, RefreshOK)
 		s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: refreshed tokens stored once the store was back",
-			slog.String("upstream", name), slog.String("subject", who.Issuer+"#"+who.Subject))
+			slog.String("upstream", name), slog.String("subject", callerkey.Of(who.Issuer, who.Subject)))
 		return
 	}
 }

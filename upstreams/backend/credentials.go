@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/loopback"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -165,8 +166,7 @@ func validateTokenURL(raw string) error {
 	if u.Scheme == "https" {
 		return nil
 	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); u.Scheme == "http" && (host == "localhost" || (ip != nil && ip.IsLoopback())) {
+	if u.Scheme == "http" && loopback.Host(u.Hostname()) {
 		return nil
 	}
 	return errors.New("want https (http only on a loopback host): the client secret travels in it")

@@ -63,6 +63,9 @@ type legacyState struct {
 	failed probeBackoff
 	// beforeFlight, when set (tests only), runs after awaitEra's looks and before the flight.
 	beforeFlight func()
+	// inFlight, when set (tests only), runs at the start of each flight; joined runs after a
+	// caller started or joined one.
+	inFlight, joined func()
 }
 
 func newLegacyState(protocol, userAgent string) *legacyState {
@@ -169,44 +172,86 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 	if b.legacy.beforeFlight != nil {
 		b.legacy.beforeFlight()
 	}
-	ch := b.legacy.flight.DoChan("era", func() (any, error) {
-		// A probe that ended between this caller's look and its DoChan has learnt the era
-		// or started a backoff: probing again would cost the backend a request it was spared.
-		if e := b.legacy.known(); e != era.Unknown {
-			return &probeResult{era: e}, nil
-		}
-		if !health {
-			if err := b.legacy.failed.pending(b.env.Now()); err != nil {
-				return nil, probeWaitErr{err}
-			}
-		}
-		pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, wire.ErrCallTimeout)
-		defer cancel()
-		return b.probeEra(pctx, health, probe)
-	})
 	var limit <-chan time.Time
 	if fanOut(o) && !b.required {
 		t := time.NewTimer(eraFanOutWait)
 		defer t.Stop()
 		limit = t.C
 	}
-	select {
-	case res := <-ch:
-		if w, ok := res.Err.(probeWaitErr); ok {
-			return nil, w
+	// A flight that ended in its starter's own outcome (starterErr) answers nothing about this
+	// caller, who flies again under its own charge. Each such flight ends at once or with the
+	// starter's answer, and ctx and limit bound the waiting.
+	for {
+		ch := b.legacy.flight.DoChan("era", func() (any, error) { return b.eraFlight(ctx, health, probe) })
+		if b.legacy.joined != nil {
+			b.legacy.joined()
 		}
-		if res.Err != nil {
-			return nil, probeErr{res.Err}
+		select {
+		case res := <-ch:
+			var own starterErr
+			if errors.As(res.Err, &own) {
+				if own.charge != probe.charge() {
+					continue
+				}
+				return nil, probeErr{own.error}
+			}
+			if w, ok := res.Err.(probeWaitErr); ok {
+				return nil, w
+			}
+			if res.Err != nil {
+				return nil, probeErr{res.Err}
+			}
+			return res.Val.(*probeResult), nil
+		case <-limit:
+			return nil, fmt.Errorf("%w: %w: %s", wire.ErrTimeout, errEraPending, b.name)
+		case <-ctx.Done():
+			// The request's own timeout may pass just before the probe's: it waited on the probe,
+			// whose outcome the probe records, so it is not counted again.
+			return nil, probeErr{wire.Classify(ctx, b.name, ctx.Err())}
 		}
-		return res.Val.(*probeResult), nil
-	case <-limit:
-		return nil, fmt.Errorf("%w: %w: %s", wire.ErrTimeout, errEraPending, b.name)
-	case <-ctx.Done():
-		// The request's own timeout may pass just before the probe's: it waited on the probe,
-		// whose outcome the probe records, so it is not counted again.
-		return nil, probeErr{wire.Classify(ctx, b.name, ctx.Err())}
 	}
 }
+
+// eraFlight is one flight of the era probe, run for whoever started it and shared with every
+// caller that joins it. At a per-user backend the probe is charged to, and carries the token of,
+// the caller who started it: a refusal that is about that caller alone (its own circuit open,
+// its account token missing or refused) is returned as starterErr, for that caller only.
+func (b *Backend) eraFlight(ctx context.Context, health bool, probe *Request) (any, error) {
+	if b.legacy.inFlight != nil {
+		b.legacy.inFlight()
+	}
+	// A probe that ended between this caller's look and its DoChan has learnt the era
+	// or started a backoff: probing again would cost the backend a request it was spared.
+	if e := b.legacy.known(); e != era.Unknown {
+		return &probeResult{era: e}, nil
+	}
+	if !health {
+		if err := b.legacy.failed.pending(b.env.Now()); err != nil {
+			return nil, probeWaitErr{err}
+		}
+	}
+	pctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), b.timeout, wire.ErrCallTimeout)
+	defer cancel()
+	res, err := b.probeEra(pctx, health, probe)
+	if errors.Is(err, ErrCallerCircuitOpen) || errors.Is(err, ErrUserTokenNeeded) {
+		return nil, starterErr{charge: probe.charge(), error: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// starterErr is an era probe's outcome that belongs to the caller it was charged to (charge)
+// and says nothing of the backend's era: that caller's own circuit is open, or the backend
+// refused that caller's account token. Another caller that joined the flight probes again under
+// its own charge rather than take it.
+type starterErr struct {
+	charge string
+	error
+}
+
+func (e starterErr) Unwrap() error { return e.error }
 
 // The backoff after an era probe that learnt nothing: the first wait is probeBackoffBase, each
 // further failure doubles it up to probeBackoffMax, and each wait is drawn between half and all

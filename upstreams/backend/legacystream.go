@@ -72,7 +72,7 @@ func (l *legacyState) pool(b *Backend, o *Request) (*legacy.Pool, func(), error)
 	return l.bridge.CallerPool(callerKey(o))
 }
 
-// callerKey identifies the caller of o by its identity (issuer + "#" + subject), which every
+// callerKey identifies the caller of o by its caller key (callerkey.Of), which every
 // request reaching a caller's pool has: checkSubjectIssuer refuses one without it first.
 func callerKey(o *Request) [sha256.Size]byte {
 	return sha256.Sum256([]byte(o.Caller))

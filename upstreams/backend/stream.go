@@ -47,7 +47,7 @@ type Call struct {
 	// Embedded says whether a resource may appear in a tool or prompt result (see
 	// names.Rewriter). Nil allows every resource whose URI normalises.
 	Embedded func(names.Kind, names.Target) bool
-	// Caller identifies the caller (issuer + "#" + subject) for a backend configured for token
+	// Caller identifies the caller (its key, callerkey.Of) for a backend configured for token
 	// exchange: its issuer must be one of the backend's auth.subjectIssuers (empty: the
 	// SubjectToken is refused), and a pre-2026 one gets a session per caller, keyed by it.
 	Caller string

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
@@ -27,6 +28,11 @@ func (b *Backend) ExchangesTokens() bool {
 // SubjectKey is the digest of a caller's token that keys what a token-exchange backend
 // answered for it (the exchanged-token cache, private lists): computed once per request by
 // the caller of this package and passed beside the token, so no step hashes the token again.
+//
+// It is not the caller's key (callerkey.Of, authz.Principal.CallerKey), on purpose: what a
+// token service answers depends on the token exchanged (its scopes, audience, claims), and one
+// caller may hold several tokens at once, so an exchanged token or a list it produced is kept
+// per token. Per-caller bounds and breakers are charged to the caller's key, never to this.
 func SubjectKey(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return string(sum[:])
@@ -44,10 +50,10 @@ func (b *Backend) SubjectFor(token string) string {
 // checkSubjectIssuer refuses o's subject token, before anything is sent, unless the issuer of
 // o's caller is one of auth.subjectIssuers: the token service of this backend receives only
 // the tokens of issuers the operator named for it, whichever issuers the gateway accepts
-// callers from. The issuer is o.Caller up to its first '#' (Caller is issuer + "#" +
-// subject, and an issuer URL has no fragment); a request without a caller is refused.
+// callers from. The issuer is that of o.Caller (callerkey.Split); a request without a caller
+// is refused.
 func (c *credentials) checkSubjectIssuer(o *Request) error {
-	iss, _, ok := strings.Cut(o.Caller, "#")
+	iss, _, ok := callerkey.Split(o.Caller)
 	if ok && slices.Contains(c.cfg.SubjectIssuers, iss) {
 		return nil
 	}

@@ -18,7 +18,7 @@ import (
 const AuthUserOAuth = "userOAuth"
 
 // UserTokens hands out the per-user OAuth tokens of backends whose Auth.Type is AuthUserOAuth
-// (the gateway's token vault). caller is issuer + "#" + subject.
+// (the gateway's token vault). caller is the caller's key (callerkey.Of).
 type UserTokens interface {
 	// UserToken returns caller's access token for backend; ok is false when the caller has
 	// not connected an account (or it was disconnected or revoked). An error means the token

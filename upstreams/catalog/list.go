@@ -67,7 +67,7 @@ type ListRequest struct {
 	Private bool
 	// Header holds pass-through headers (trace context, X-Request-Id).
 	Header http.Header
-	// CacheKey identifies the caller's authorization context: issuer + "#" + subject.
+	// CacheKey identifies the caller's authorization context: its caller key (callerkey.Of).
 	// Backend lists marked private are cached only under it; empty: private lists are not
 	// cached at all. Public lists are shared whatever it is. A token-exchange backend reads
 	// the issuer from it (auth.subjectIssuers): without one, it lists nothing to the caller.

@@ -28,6 +28,8 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/mcp-gateway/gateway/internal/loopback"
 )
 
 // Default option values.
@@ -177,15 +179,10 @@ func withDefaults(o Options) Options {
 }
 
 func checkLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return fmt.Errorf("devissuer: address %q: %w", addr, err)
 	}
-	if strings.EqualFold(host, "localhost") {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
+	if !loopback.Addr(addr) {
 		return fmt.Errorf("%w: %q", ErrNotLoopback, addr)
 	}
 	return nil
