@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/loopback"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/mcphttp/pre2026"
@@ -567,18 +567,11 @@ func (c *Config) resolveSecrets(getenv func(string) string) (map[string]map[stri
 	return out, errors.Join(errs...)
 }
 
-// IsLoopbackAddr reports whether a listen address binds only loopback interfaces. An empty host
-// (":8080") binds every interface and is not loopback.
+// IsLoopbackAddr reports whether a listen address binds only loopback interfaces (one rule
+// for the whole gateway: internal/loopback). An empty host (":8080") binds every interface
+// and is not loopback.
 func IsLoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil || host == "" {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return loopback.Addr(addr)
 }
 
 // resolveSecret reads the explainer's bearer secret, if one is configured.
