@@ -165,7 +165,7 @@ func startAsk(tb testing.TB, b *asks, sess *legacysession.Session, reqs ...era.I
 	p := &pendingAsk{sent: make(chan []byte, len(reqs)), done: make(chan askResult, 1), stop: cancel}
 	tb.Cleanup(cancel)
 	go func() {
-		out, err := b.ask(ctx, sess, testCaller, reqs, 0, func(msg []byte) error {
+		out, _, err := b.ask(ctx, sess, testCaller, reqs, roundLimits{}, func(msg []byte) error {
 			p.sent <- bytes.Clone(msg)
 			return nil
 		})
@@ -450,17 +450,17 @@ func TestAsksLimits(t *testing.T) {
 	wrote := false
 	emit := func([]byte) error { wrote = true; return errors.New("a refused round was written") }
 
-	if _, err := rig.b.ask(ctx, s1, testCaller, []era.InputRequest{elicitReq, samplingReq, rootsReq}, 0, emit); !errors.Is(err, errAsksBusy) || wrote {
+	if _, _, err := rig.b.ask(ctx, s1, testCaller, []era.InputRequest{elicitReq, samplingReq, rootsReq}, roundLimits{}, emit); !errors.Is(err, errAsksBusy) || wrote {
 		t.Fatalf("three requests for a limit of two: %v (wrote %v), want errAsksBusy", err, wrote)
 	}
 	p1 := startAsk(t, rig.b, s1, elicitReq, samplingReq)
 	ids := p1.ids(t, 2)
-	if _, err := rig.b.ask(ctx, s1, testCaller, []era.InputRequest{rootsReq}, 0, emit); !errors.Is(err, errAsksBusy) || wrote {
+	if _, _, err := rig.b.ask(ctx, s1, testCaller, []era.InputRequest{rootsReq}, roundLimits{}, emit); !errors.Is(err, errAsksBusy) || wrote {
 		t.Fatalf("third request of the session: %v (wrote %v), want errAsksBusy", err, wrote)
 	}
 	p2 := startAsk(t, rig.b, s2, rootsReq)
 	p2.ids(t, 1)
-	if _, err := rig.b.ask(ctx, testSession(3, "p1", allCaps), testCaller, []era.InputRequest{rootsReq}, 0, emit); !errors.Is(err, errAsksBusy) || wrote {
+	if _, _, err := rig.b.ask(ctx, testSession(3, "p1", allCaps), testCaller, []era.InputRequest{rootsReq}, roundLimits{}, emit); !errors.Is(err, errAsksBusy) || wrote {
 		t.Fatalf("fourth request of the replica: %v (wrote %v), want errAsksBusy", err, wrote)
 	}
 	if err := rig.b.deliver(ctx, s1, testCaller, answer(ids[0], acceptName)); err != nil {
@@ -487,12 +487,12 @@ func TestAsksCallerLimit(t *testing.T) {
 	p1.ids(t, 2)
 	p2 := startAsk(t, rig.b, testSession(2, "p1", allCaps), rootsReq)
 	p2.ids(t, 1)
-	if _, err := rig.b.ask(t.Context(), testSession(3, "p1", allCaps), testCaller, []era.InputRequest{rootsReq}, 0, emit); !errors.Is(err, errAsksBusy) || wrote {
+	if _, _, err := rig.b.ask(t.Context(), testSession(3, "p1", allCaps), testCaller, []era.InputRequest{rootsReq}, roundLimits{}, emit); !errors.Is(err, errAsksBusy) || wrote {
 		t.Fatalf("a fourth request of the caller in a third session: %v (wrote %v), want errAsksBusy", err, wrote)
 	}
 	other := make(chan error, 1)
 	go func() {
-		_, err := rig.b.ask(t.Context(), testSession(4, "p2", allCaps), "https://idp.test#bob", []era.InputRequest{rootsReq}, 0,
+		_, _, err := rig.b.ask(t.Context(), testSession(4, "p2", allCaps), "https://idp.test#bob", []era.InputRequest{rootsReq}, roundLimits{},
 			func([]byte) error { return errors.New("written") })
 		other <- err
 	}()
@@ -528,7 +528,7 @@ func TestAsksCleanup(t *testing.T) {
 	broken := errors.New("stream closed")
 	for fail := range 2 {
 		var seen []string
-		_, err := rig.b.ask(context.Background(), sess, testCaller, []era.InputRequest{elicitReq, samplingReq}, 0, func(msg []byte) error {
+		_, _, err := rig.b.ask(context.Background(), sess, testCaller, []era.InputRequest{elicitReq, samplingReq}, roundLimits{}, func(msg []byte) error {
 			var m struct {
 				ID string `json:"id"`
 			}
@@ -551,7 +551,7 @@ func TestAsksCleanup(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := rig.b.ask(ctx, sess, testCaller, []era.InputRequest{elicitReq}, 0, func([]byte) error {
+	if _, _, err := rig.b.ask(ctx, sess, testCaller, []era.InputRequest{elicitReq}, roundLimits{}, func([]byte) error {
 		t.Error("wrote a request for a context that had already ended")
 		return errors.New("written")
 	}); !errors.Is(err, context.Canceled) {
@@ -579,7 +579,7 @@ func TestAsksCapabilityGating(t *testing.T) {
 		{`{"sampling":{},"elicitation":{"form":{}}}`, []era.InputRequest{elicitReq, rootsReq}, "roots"},
 	}
 	for _, c := range cases {
-		out, err := rig.b.ask(context.Background(), testSession(1, "p1", c.caps), testCaller, c.reqs, 0, func([]byte) error {
+		out, _, err := rig.b.ask(context.Background(), testSession(1, "p1", c.caps), testCaller, c.reqs, roundLimits{}, func([]byte) error {
 			t.Errorf("caps %s: a request was written", c.caps)
 			return errors.New("written")
 		})
@@ -836,7 +836,7 @@ func BenchmarkAsksPending(b *testing.B) {
 			go func() {
 				defer ended.Done()
 				var wrote atomic.Bool
-				_, _ = rig.b.ask(ctx, sessions[i], testCaller, reqs, 0, func([]byte) error {
+				_, _, _ = rig.b.ask(ctx, sessions[i], testCaller, reqs, roundLimits{}, func([]byte) error {
 					wrote.Store(true)
 					written.Done()
 					return nil
