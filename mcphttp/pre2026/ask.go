@@ -20,10 +20,13 @@ import (
 // request has been answered (an entry the client cannot answer, a timeout). release lets go of
 // the answers, which stay charged to the caller's share and the replica's budget of request
 // bytes in flight (roundLimits) until the next round's request that carries them has ended;
-// it is never nil.
-func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawMessage, state string, release func(), done bool, err error) {
+// it is never nil. written is called once the requests are written, or ask ends without
+// writing them all: the input_required copy (result) and the requests built from it are let go
+// then.
+func (q *clientReq) ask(ctx context.Context, result []byte, written func()) (responses json.RawMessage, state string, release func(), done bool, err error) {
 	e := q.e
 	release = func() {}
+	defer written()
 	reqs, state, err := q.inputRequired(result)
 	if err != nil {
 		return nil, "", release, false, err
@@ -42,7 +45,15 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 	// thinks.
 	q.c.KeepAlive(true)
 	asked := e.now()
-	responses, held, err := e.asks.ask(rctx, q.sess, q.in.Subject(), reqs, q.roundLimits(), q.emit)
+	unsent := len(reqs) // not reqs itself, which the wait must not keep
+	emit := func(msg []byte) error {
+		err := q.emit(msg)
+		if unsent--; unsent == 0 {
+			written()
+		}
+		return err
+	}
+	responses, held, err := e.asks.ask(rctx, q.sess, q.in.Subject(), reqs, q.roundLimits(), emit)
 	q.in.Waited(e.now().Sub(asked))
 	q.c.KeepAlive(false)
 	switch {

@@ -57,6 +57,9 @@ func (q *clientReq) call() error {
 		err := q.in.Run(inner, sink)
 		held()
 		held = func() {}
+		if err != nil || sink.asked == nil || round >= q.e.cfg.MaxRounds {
+			sink.letGo() // no requests to write
+		}
 		if err != nil && ctx.Err() == nil && !mcphttp.IsClientWrite(err) && q.c.Failed() == nil {
 			// A stage's error, in the 2025 shape, as the sink writes the gateway's errors.
 			err = sink.Error(mcphttp.MapError(err))
@@ -70,7 +73,7 @@ func (q *clientReq) call() error {
 		if round >= q.e.cfg.MaxRounds {
 			return q.failed("the call needed more than " + strconv.Itoa(q.e.cfg.MaxRounds) + " rounds of client input")
 		}
-		responses, state, release, done, err := q.ask(ctx, sink.asked)
+		responses, state, release, done, err := q.ask(ctx, sink.asked, sink.letGo)
 		held = release
 		if err != nil || done {
 			return q.cancelled(ctx, err)
