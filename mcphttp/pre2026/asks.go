@@ -35,6 +35,9 @@ const (
 	// answers for it are refused at once rather than each waiting defaultForwardTimeout.
 	goneFor = time.Minute
 	// maxGone and maxUsed bound the replicas taken for gone and the answer ids known used.
+	// One caller that answers fast can fill the ids known used: past maxUsed, the id known
+	// longest is forgotten (a replay of it then crosses Redis, and is still refused), at no more
+	// cost than recording one.
 	maxGone = 1024
 	maxUsed = 100000
 	// maxReplyWorkers bounds the forwarded answers a replica checks and acknowledges at once.
@@ -202,8 +205,11 @@ type asks struct {
 	// gone holds the replicas whose acknowledgement never came, until when they are taken for
 	// gone.
 	gone map[[16]byte]time.Time
-	// used holds the answer ids known used, by r, until their deadline.
-	used map[[16]byte]time.Time
+	// used holds the answer ids known used, by r; usedOrder holds them too, as a ring whose
+	// oldest entry is at usedHead once it is full (markUsedLocked).
+	used      map[[16]byte]struct{}
+	usedOrder [][16]byte
+	usedHead  int
 	// running holds the pre-2026 requests in progress on this replica, for cancellation.
 	running map[runKey][]*runEntry
 	// observe, when set, is told the method of every request written to a client (tests).
@@ -254,7 +260,7 @@ func newAsks(cfg asksConfig, sealer *seal.Sealer, notices store.Notices, m *metr
 		forwardsOf:     map[string]int{},
 		forwarding:     map[[16]byte]bool{},
 		gone:           map[[16]byte]time.Time{},
-		used:           map[[16]byte]time.Time{},
+		used:           map[[16]byte]struct{}{},
 		running:        map[runKey][]*runEntry{},
 	}
 	b.topic = replyTopic(b.replica)
@@ -683,7 +689,7 @@ func (b *asks) accept(c *answerClaims, result json.RawMessage, rpcErr *jsonrpc.E
 	}
 	delete(b.waiters, c.r)
 	b.releaseLocked(w.binding, w.caller, 1)
-	b.markUsedLocked(c.r, c.deadline)
+	b.markUsedLocked(c.r)
 	b.mu.Unlock()
 	w.answers <- a
 	b.publishUsed(c)
@@ -764,22 +770,22 @@ func (b *asks) isUsed(c *answerClaims) bool {
 	return ok
 }
 
-// markUsedLocked records r as used until deadline, within maxUsed entries: the expired ones go
-// first, and when none has expired the id is not recorded (the asking replica still refuses it;
-// only the Redis round trip is not saved). b.mu is held.
-func (b *asks) markUsedLocked(r [16]byte, deadline time.Time) {
-	if len(b.used) >= maxUsed {
-		now := b.now()
-		for k, d := range b.used {
-			if !now.Before(d) {
-				delete(b.used, k)
-			}
-		}
-		if len(b.used) >= maxUsed {
-			return
-		}
+// markUsedLocked records r as used, within maxUsed entries: the one recorded longest ago goes
+// to make room, in constant time (the asking replica refuses a replay of it all the same; only
+// the Redis round trip is not saved). An id is refused past its deadline whether it is recorded
+// or not, so none needs to be kept longer. b.mu is held.
+func (b *asks) markUsedLocked(r [16]byte) {
+	if _, ok := b.used[r]; ok {
+		return
 	}
-	b.used[r] = deadline
+	if len(b.usedOrder) < maxUsed {
+		b.usedOrder = append(b.usedOrder, r)
+	} else {
+		delete(b.used, b.usedOrder[b.usedHead])
+		b.usedOrder[b.usedHead] = r
+		b.usedHead = (b.usedHead + 1) % maxUsed
+	}
+	b.used[r] = struct{}{}
 }
 
 // publishUsed tells the other replicas that the id c names is used, best effort and in the
@@ -813,6 +819,6 @@ func (b *asks) onUsed(msg []byte) {
 		return
 	}
 	b.mu.Lock()
-	b.markUsedLocked(r, deadline)
+	b.markUsedLocked(r)
 	b.mu.Unlock()
 }
