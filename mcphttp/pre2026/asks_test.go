@@ -3,6 +3,7 @@ package pre2026
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"runtime"
@@ -632,11 +633,17 @@ func TestAsksCancelLocal(t *testing.T) {
 type countingNotices struct {
 	store.Notices
 	published atomic.Int64
+	largest   atomic.Int64 // the most bytes one notice carried
 }
 
 // Publish counts and publishes.
 func (c *countingNotices) Publish(ctx context.Context, topic string, msg []byte) error {
 	c.published.Add(1)
+	for n := int64(len(msg)); ; {
+		if old := c.largest.Load(); n <= old || c.largest.CompareAndSwap(old, n) {
+			break
+		}
+	}
 	return c.Notices.Publish(ctx, topic, msg)
 }
 
@@ -807,6 +814,40 @@ func TestAsksCancelCrossReplica(t *testing.T) {
 	untrackOther()
 	a.assertIdle(t)
 	b.assertIdle(t)
+}
+
+// TestAsksCancelLongID: a request whose id is a long string (up to server.maxJSONTokenBytes)
+// is cancelled across replicas by a notice of a fixed, small size, and the replica running it
+// keeps a digest of the id, not the id. Before, the id itself went to every replica in each
+// notifications/cancelled (a megabyte per cancellation, decoded by each) and was copied into the
+// map of running requests.
+func TestAsksCancelLongID(t *testing.T) {
+	srv := testredis.Start(t)
+	rigs := startRedisAsks(t, srv, nil, 2)
+	a, b := rigs[0], rigs[1]
+	sess := testSession(1, "p1", allCaps)
+	id := json.RawMessage(`"` + strings.Repeat("i", 256<<10) + `"`)
+	run, cancelRun := context.WithCancel(context.Background())
+	defer cancelRun()
+	untrack := a.b.track(sess, id, cancelRun)
+	a.b.mu.Lock()
+	for k := range a.b.running {
+		if len(k.id) > 2*sha256.Size {
+			t.Errorf("the running request is kept under %d bytes of id", len(k.id))
+		}
+	}
+	a.b.mu.Unlock()
+	b.b.cancel(context.Background(), sess, id)
+	select {
+	case <-run.Done():
+	case <-time.After(asksHang): // fail-safe
+		t.Fatal("the request on A was not cancelled")
+	}
+	if n := b.b.notices.(*countingNotices).largest.Load(); n > 512 {
+		t.Errorf("the cancellation notice carried %d bytes", n)
+	}
+	untrack()
+	a.assertIdle(t)
 }
 
 // BenchmarkAsksPending measures what 1,000 requests waiting for a legacy client's answer
