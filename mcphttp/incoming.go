@@ -79,6 +79,20 @@ func (in *Incoming) ReturnResultBytes(n int) {
 	}
 }
 
+// TakeBodyBytes charges n bytes the edge holds of its client's beyond the request's own body
+// (its answers to the gateway's requests, held until their round is complete and then sent on in
+// one request) to the replica's budget of request bytes in flight (server.maxBodyBytesInFlight),
+// and reports whether they fit; nothing is charged when they do not. The edge gives them back
+// with ReturnBodyBytes once the request that carries them has ended.
+func (in *Incoming) TakeBodyBytes(n int64) bool { return in.x.s.bodies.Take(n) }
+
+// ReturnBodyBytes gives back n bytes charged by TakeBodyBytes.
+func (in *Incoming) ReturnBodyBytes(n int64) { in.x.s.bodies.Return(n) }
+
+// MaxBodyBytesInFlight is the replica's budget of request bytes in flight
+// (server.maxBodyBytesInFlight); 0 when it is off.
+func (in *Incoming) MaxBodyBytesInFlight() int64 { return in.x.s.bodies.Max() }
+
 // MaxBodyBytes is the most one request may carry (server.maxBodyBytes): an edge that makes one
 // request of several of its client's holds them to it.
 func (in *Incoming) MaxBodyBytes() int64 { return in.x.s.cfg.MaxBodyBytes }

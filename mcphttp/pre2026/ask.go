@@ -17,19 +17,26 @@ import (
 // an input_required result (a backend's, or the gateway's own confirmation) become requests to
 // the client on its call's stream, whose answers become the next round's inputResponses; the
 // sealed requestState goes with them and never reaches the client. done reports that the
-// request has been answered (an entry the client cannot answer, a timeout).
-func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawMessage, state string, done bool, err error) {
+// request has been answered (an entry the client cannot answer, a timeout). release lets go of
+// the answers, which stay charged to the caller's share and the replica's budget of request
+// bytes in flight (roundLimits) until the next round's request that carries them has ended;
+// it is never nil. written is called once the requests are written, or ask ends without
+// writing them all: the input_required copy (result) and the requests built from it are let go
+// then.
+func (q *clientReq) ask(ctx context.Context, result []byte, written func()) (responses json.RawMessage, state string, release func(), done bool, err error) {
 	e := q.e
+	release = func() {}
+	defer written()
 	reqs, state, err := q.inputRequired(result)
 	if err != nil {
-		return nil, "", false, err
+		return nil, "", release, false, err
 	}
 	withAnnotation(result, reqs)
 	// Nothing is asked, and nothing forwarded, when any entry needs what the client did not
 	// declare at initialize.
 	for _, r := range reqs {
 		if !era.Declares(q.sess.Caps, r.Capability) {
-			return nil, "", true, q.noCapability(capabilityWord(r.Capability))
+			return nil, "", release, true, q.noCapability(capabilityWord(r.Capability))
 		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.AskTimeout)
@@ -38,34 +45,71 @@ func (q *clientReq) ask(ctx context.Context, result []byte) (responses json.RawM
 	// thinks.
 	q.c.KeepAlive(true)
 	asked := e.now()
-	responses, err = e.asks.ask(rctx, q.sess, q.in.Subject(), reqs, q.in.MaxBodyBytes(), q.emit)
+	unsent := len(reqs) // not reqs itself, which the wait must not keep
+	emit := func(msg []byte) error {
+		err := q.emit(msg)
+		if unsent--; unsent == 0 {
+			written()
+		}
+		return err
+	}
+	responses, held, err := e.asks.ask(rctx, q.sess, q.in.Subject(), reqs, q.roundLimits(), emit)
 	q.in.Waited(e.now().Sub(asked))
 	q.c.KeepAlive(false)
 	switch {
 	case err == nil:
-		return responses, state, false, nil
+		return responses, state, held, false, nil
 	case q.c.Failed() != nil:
-		return nil, "", false, mcphttp.ErrClientWrite
+		return nil, "", release, false, mcphttp.ErrClientWrite
 	case ctx.Err() != nil:
 		// The client went away or cancelled the call: nothing runs on at a backend between
 		// rounds, and nothing more is written.
-		return nil, "", false, context.Canceled
+		return nil, "", release, false, context.Canceled
 	case timedOut(rctx, err):
-		return nil, "", true, q.failed("no answer from the client within " + e.cfg.AskTimeout.String())
+		return nil, "", release, true, q.failed("no answer from the client within " + e.cfg.AskTimeout.String())
 	}
+	return nil, "", release, true, q.askFailed(err)
+}
+
+// askFailed ends a call whose round of client input failed for err (not a timeout, nor the
+// client gone): the failed call that says why.
+func (q *clientReq) askFailed(err error) error {
 	var nc *noCapabilityError
 	var big *answersTooLargeError
+	var share *callerAnswersError
 	switch {
 	case errors.As(err, &big):
-		return nil, "", true, q.failed(big.Error())
+		return q.failed(big.Error())
+	case errors.As(err, &share):
+		return q.failed(share.Error() + "; answer fewer of them at once")
+	case errors.Is(err, errAnswersBudget):
+		return q.failed("the gateway holds as many request bytes as it may now; try again shortly")
 	case errors.Is(err, errSessionExpired):
-		return nil, "", true, q.failed("the client's session expired before it answered; initialize again")
+		return q.failed("the client's session expired before it answered; initialize again")
 	case errors.As(err, &nc):
-		return nil, "", true, q.noCapability(capabilityWord(nc.Capability))
+		return q.noCapability(capabilityWord(nc.Capability))
 	case errors.Is(err, errAsksBusy):
-		return nil, "", true, q.failed("too many requests of this session or caller are waiting for the client's answers")
+		return q.failed("too many requests of this session or caller are waiting for the client's answers")
 	}
-	return nil, "", true, q.failed("the client could not be asked: " + err.Error())
+	return q.failed("the client could not be asked: " + err.Error())
+}
+
+// answerShareDivisor sets a caller's share of the replica's budget of request bytes in flight
+// for the answers its rounds hold: a quarter, as a client address's share of it before
+// authentication, so that one caller cannot hold the budget every request body needs.
+const answerShareDivisor = 4
+
+// roundLimits bound the answers a round of q holds: one request's worth in all
+// (server.maxBodyBytes), the caller's share (a quarter of server.maxBodyBytesInFlight, never
+// less than one request's worth; four requests' worth with the budget off), charged to the
+// replica's budget.
+func (q *clientReq) roundLimits() roundLimits {
+	maxBody, budget := q.in.MaxBodyBytes(), q.in.MaxBodyBytesInFlight()
+	share := answerShareDivisor * maxBody
+	if budget > 0 {
+		share = max(budget/answerShareDivisor, maxBody)
+	}
+	return roundLimits{MaxBytes: maxBody, CallerBytes: share, Budget: q.in}
 }
 
 // inputRequired reads an input_required result: its requests for a client of the session's

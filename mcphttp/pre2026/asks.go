@@ -35,6 +35,9 @@ const (
 	// answers for it are refused at once rather than each waiting defaultForwardTimeout.
 	goneFor = time.Minute
 	// maxGone and maxUsed bound the replicas taken for gone and the answer ids known used.
+	// One caller that answers fast can fill the ids known used: past maxUsed, the id known
+	// longest is forgotten (a replay of it then crosses Redis, and is still refused), at no more
+	// cost than recording one.
 	maxGone = 1024
 	maxUsed = 100000
 	// maxReplyWorkers bounds the forwarded answers a replica checks and acknowledges at once.
@@ -85,6 +88,23 @@ type answersTooLargeError struct {
 func (e *answersTooLargeError) Error() string {
 	return "the client's answers to this round exceed " + strconv.FormatInt(e.Max, 10) + " bytes"
 }
+
+// callerAnswersError is a round whose answers would take the answers its caller's rounds hold
+// on this replica past the caller's share (roundLimits.CallerBytes). The round ends.
+type callerAnswersError struct {
+	// Max is the share, in bytes.
+	Max int64
+}
+
+// Error names the share.
+func (e *callerAnswersError) Error() string {
+	return "the answers this caller's calls hold while they wait for more exceed " +
+		strconv.FormatInt(e.Max, 10) + " bytes on this replica"
+}
+
+// errAnswersBudget is a round whose answer did not fit the replica's budget of request bytes in
+// flight. The round ends: the answer cannot be held.
+var errAnswersBudget = errors.New("asks: the gateway holds as many request bytes as it may; try again shortly")
 
 // clientAnswerError is a client that answered one of the gateway's requests with a JSON-RPC
 // error instead of a result. The round ends: an error has no place in inputResponses.
@@ -173,6 +193,8 @@ type asks struct {
 	// an absent key is zero.
 	perSession map[string]int
 	perCaller  map[string]int
+	// heldOf counts the bytes of the answers each caller's rounds hold (roundLimits).
+	heldOf map[string]int64
 	// forwards holds the answers handed to another replica and not yet acknowledged;
 	// forwardsOf counts them by caller.
 	forwards   map[[16]byte]chan bool
@@ -183,8 +205,11 @@ type asks struct {
 	// gone holds the replicas whose acknowledgement never came, until when they are taken for
 	// gone.
 	gone map[[16]byte]time.Time
-	// used holds the answer ids known used, by r, until their deadline.
-	used map[[16]byte]time.Time
+	// used holds the answer ids known used, by r; usedOrder holds them too, as a ring whose
+	// oldest entry is at usedHead once it is full (markUsedLocked).
+	used      map[[16]byte]struct{}
+	usedOrder [][16]byte
+	usedHead  int
 	// running holds the pre-2026 requests in progress on this replica, for cancellation.
 	running map[runKey][]*runEntry
 	// observe, when set, is told the method of every request written to a client (tests).
@@ -230,11 +255,12 @@ func newAsks(cfg asksConfig, sealer *seal.Sealer, notices store.Notices, m *metr
 		waiters:        map[[16]byte]*waiter{},
 		perSession:     map[string]int{},
 		perCaller:      map[string]int{},
+		heldOf:         map[string]int64{},
 		forwards:       map[[16]byte]chan bool{},
 		forwardsOf:     map[string]int{},
 		forwarding:     map[[16]byte]bool{},
 		gone:           map[[16]byte]time.Time{},
-		used:           map[[16]byte]time.Time{},
+		used:           map[[16]byte]struct{}{},
 		running:        map[runKey][]*runEntry{},
 	}
 	b.topic = replyTopic(b.replica)
@@ -252,42 +278,116 @@ func (b *asks) start(ctx context.Context) {
 	b.notices.Subscribe(ctx, usedTopic, b.onUsed)
 }
 
+// answerBudget is the replica's budget of request bytes in flight (mcphttp.Incoming), which
+// the answers a round holds are charged to.
+type answerBudget interface {
+	TakeBodyBytes(n int64) bool
+	ReturnBodyBytes(n int64)
+}
+
+// roundLimits bound the answers one round holds. The answers arrive in separate POSTs, each
+// within server.maxBodyBytes and charged to the replica's budget of request bytes in flight
+// only while it is received; the round holds them until it is complete and then sends them on
+// in one request. Zero values bound nothing (tests of other behaviour).
+type roundLimits struct {
+	// MaxBytes bounds the inputResponses object a round's answers make: what one request may
+	// carry (server.maxBodyBytes), as a 2026-07-28 client's inputResponses are, by being in one
+	// body. Past it the round ends with *answersTooLargeError.
+	MaxBytes int64
+	// CallerBytes bounds the answers every round of the caller holds at once on this replica.
+	// Past it the round ends with *callerAnswersError.
+	CallerBytes int64
+	// Budget is charged every answer held, until the round's answers are let go; past it the
+	// round ends with errAnswersBudget. Nil charges nothing.
+	Budget answerBudget
+}
+
+// heldAnswers are the answers a round holds, charged to its caller's share and to the
+// replica's budget; release gives them back, once.
+type heldAnswers struct {
+	b      *asks
+	caller string
+	lim    roundLimits
+	n      int64
+}
+
+// take charges n more bytes of answers.
+func (h *heldAnswers) take(n int64) error {
+	b := h.b
+	b.mu.Lock()
+	if h.lim.CallerBytes > 0 && b.heldOf[h.caller]+n > h.lim.CallerBytes {
+		b.mu.Unlock()
+		return &callerAnswersError{Max: h.lim.CallerBytes}
+	}
+	b.heldOf[h.caller] += n
+	b.mu.Unlock()
+	if h.lim.Budget != nil && !h.lim.Budget.TakeBodyBytes(n) {
+		b.mu.Lock()
+		decrement64(b.heldOf, h.caller, n)
+		b.mu.Unlock()
+		return errAnswersBudget
+	}
+	h.n += n
+	return nil
+}
+
+// release gives back every byte charged; a second call gives back nothing.
+func (h *heldAnswers) release() {
+	if h == nil || h.n == 0 {
+		return
+	}
+	n := h.n
+	h.n = 0
+	if h.lim.Budget != nil {
+		h.lim.Budget.ReturnBodyBytes(n)
+	}
+	h.b.mu.Lock()
+	decrement64(h.b.heldOf, h.caller, n)
+	h.b.mu.Unlock()
+}
+
 // ask writes one JSON-RPC request per entry on the client's stream through emit, waits for
-// every answer, and returns the inputResponses object (keys as given). Entries whose capability
-// the session does not declare are not sent: ask returns *noCapabilityError at once, before
-// writing anything. A timeout returns errAskTimeout, the end of ctx ctx.Err(), an error
-// answer *clientAnswerError; every request still waiting is forgotten before ask returns. caller
-// is the session's caller (issuer and subject), whose waiters are bounded together.
-//
-// maxBytes bounds the inputResponses object the answers make (what one request may carry,
-// server.maxBodyBytes): the answers arrive in separate POSTs, each within that bound, but are
-// held together and sent on in one request, so a round whose answers go beyond it ends at once
-// with *answersTooLargeError. Zero or less bounds nothing (tests of other behaviour).
-func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller string, reqs []era.InputRequest, maxBytes int64, emit func(msg []byte) error) (json.RawMessage, error) {
+// every answer, and returns the inputResponses object (keys as given) and the function that
+// lets go of the answers once the request that carries them on has ended: until then they stay
+// charged to the caller's share and the replica's budget (lim). Entries whose capability the
+// session does not declare are not sent: ask returns *noCapabilityError at once, before writing
+// anything. A timeout returns errAskTimeout, the end of ctx ctx.Err(), an error answer
+// *clientAnswerError, answers beyond lim *answersTooLargeError, *callerAnswersError or
+// errAnswersBudget; every request still waiting is forgotten, and every answer let go, before
+// ask returns an error. caller is the session's caller (issuer and subject), whose waiters and
+// answers are bounded together.
+func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller string, reqs []era.InputRequest, lim roundLimits,
+	emit func(msg []byte) error) (_ json.RawMessage, release func(), err error) {
 	for i := range reqs {
 		if !era.Declares(sess.Caps, reqs[i].Capability) {
 			b.m.LegacyAsk(kindOf(&reqs[i]).label(), metrics.AskNoCapability)
-			return nil, &noCapabilityError{Capability: reqs[i].Capability}
+			return nil, nil, &noCapabilityError{Capability: reqs[i].Capability}
 		}
 	}
 	if len(reqs) == 0 {
-		return json.RawMessage(`{}`), nil
+		return json.RawMessage(`{}`), func() {}, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := b.register(sess, caller, reqs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	failure := metrics.AskLost
 	defer func() { b.finish(r, failure) }()
+	held := &heldAnswers{b: b, caller: caller, lim: lim}
+	defer func() {
+		if err != nil {
+			held.release()
+		}
+	}()
 	for i := range reqs {
 		if b.observe != nil {
 			b.observe(reqs[i].Method)
 		}
 		if err := emit(r.messages[i]); err != nil {
-			return nil, fmt.Errorf("asks: writing %s to the client: %w", reqs[i].Method, err)
+			return nil, nil, fmt.Errorf("asks: writing %s to the client: %w", reqs[i].Method, err)
 		}
 	}
 	r.messages = nil // written; nothing needs them any more
@@ -301,24 +401,28 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 			r.done[a.idx] = true
 			b.m.LegacyAsk(r.kinds[a.idx].label(), a.outcome())
 			if a.rpcErr != nil {
-				return nil, &clientAnswerError{Key: reqs[a.idx].Key, Method: reqs[a.idx].Method, Err: a.rpcErr}
+				return nil, nil, &clientAnswerError{Key: reqs[a.idx].Key, Method: reqs[a.idx].Method, Err: a.rpcErr}
 			}
 			// As inputResponses lays it out: the quoted key, a colon, the value, a comma.
-			if size += int64(len(reqs[a.idx].Key) + len(a.value) + 4); maxBytes > 0 && size > maxBytes {
-				return nil, &answersTooLargeError{Max: maxBytes}
+			if size += int64(len(reqs[a.idx].Key) + len(a.value) + 4); lim.MaxBytes > 0 && size > lim.MaxBytes {
+				return nil, nil, &answersTooLargeError{Max: lim.MaxBytes}
+			}
+			// The answer's POST has given back what its body held: the round holds it now.
+			if err := held.take(int64(len(a.value))); err != nil {
+				return nil, nil, err
 			}
 			r.values[a.idx] = a.value
 		case <-timer.C:
 			failure = metrics.AskTimeout
 			if r.sessionEnds {
-				return nil, errSessionExpired
+				return nil, nil, errSessionExpired
 			}
-			return nil, errAskTimeout
+			return nil, nil, errAskTimeout
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 	}
-	return inputResponses(reqs, r.values), nil
+	return inputResponses(reqs, r.values), held.release, nil
 }
 
 // withoutParams is reqs without their params, for a round that has written its requests and
@@ -458,6 +562,15 @@ func decrement(counts map[string]int, key string, n int) {
 	}
 }
 
+// decrement64 takes n off counts[key], deleting the key at zero.
+func decrement64(counts map[string]int64, key string, n int64) {
+	if left := counts[key] - n; left > 0 {
+		counts[key] = left
+	} else {
+		delete(counts, key)
+	}
+}
+
 // requestMessage is the JSON-RPC request the client gets:
 // {"jsonrpc":"2.0","id":"<answer id>","method":…,"params":…}.
 func requestMessage(id, method string, params json.RawMessage) []byte {
@@ -576,7 +689,7 @@ func (b *asks) accept(c *answerClaims, result json.RawMessage, rpcErr *jsonrpc.E
 	}
 	delete(b.waiters, c.r)
 	b.releaseLocked(w.binding, w.caller, 1)
-	b.markUsedLocked(c.r, c.deadline)
+	b.markUsedLocked(c.r)
 	b.mu.Unlock()
 	w.answers <- a
 	b.publishUsed(c)
@@ -657,22 +770,22 @@ func (b *asks) isUsed(c *answerClaims) bool {
 	return ok
 }
 
-// markUsedLocked records r as used until deadline, within maxUsed entries: the expired ones go
-// first, and when none has expired the id is not recorded (the asking replica still refuses it;
-// only the Redis round trip is not saved). b.mu is held.
-func (b *asks) markUsedLocked(r [16]byte, deadline time.Time) {
-	if len(b.used) >= maxUsed {
-		now := b.now()
-		for k, d := range b.used {
-			if !now.Before(d) {
-				delete(b.used, k)
-			}
-		}
-		if len(b.used) >= maxUsed {
-			return
-		}
+// markUsedLocked records r as used, within maxUsed entries: the one recorded longest ago goes
+// to make room, in constant time (the asking replica refuses a replay of it all the same; only
+// the Redis round trip is not saved). An id is refused past its deadline whether it is recorded
+// or not, so none needs to be kept longer. b.mu is held.
+func (b *asks) markUsedLocked(r [16]byte) {
+	if _, ok := b.used[r]; ok {
+		return
 	}
-	b.used[r] = deadline
+	if len(b.usedOrder) < maxUsed {
+		b.usedOrder = append(b.usedOrder, r)
+	} else {
+		delete(b.used, b.usedOrder[b.usedHead])
+		b.usedOrder[b.usedHead] = r
+		b.usedHead = (b.usedHead + 1) % maxUsed
+	}
+	b.used[r] = struct{}{}
 }
 
 // publishUsed tells the other replicas that the id c names is used, best effort and in the
@@ -706,6 +819,6 @@ func (b *asks) onUsed(msg []byte) {
 		return
 	}
 	b.mu.Lock()
-	b.markUsedLocked(r, deadline)
+	b.markUsedLocked(r)
 	b.mu.Unlock()
 }

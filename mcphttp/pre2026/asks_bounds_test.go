@@ -343,3 +343,44 @@ func TestAsksSlowAcknowledgementHoldsUpNothing(t *testing.T) {
 		t.Error("B took A for gone")
 	}
 }
+
+// TestAsksUsedIdsBounded: the answer ids a replica knows used are bounded (maxUsed), and once
+// full the one known longest is forgotten to record the next, at the cost of recording one.
+// Before, a full set was swept whole under the asks' one lock at every answer taken and, with
+// nothing expired, the new id was not recorded: one caller that answered fast enough to fill it
+// (every id lives until its deadline, 10 minutes) made every caller's answers pay a sweep of
+// 100,000 entries, and their replays cross Redis.
+func TestAsksUsedIdsBounded(t *testing.T) {
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{}, nil, nil)
+	deadline := time.Now().Add(time.Hour).UnixMilli()
+	first := ""
+	for i := range maxUsed {
+		var r [16]byte
+		r[0], r[1], r[2], r[15] = byte(i), byte(i>>8), byte(i>>16), 0xee
+		if i == 0 {
+			first = hex.EncodeToString(r[:])
+		}
+		msg, _ := json.Marshal(usedNotice{R: hex.EncodeToString(r[:]), Deadline: deadline})
+		rig.b.onUsed(msg)
+	}
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, rig.b, sess, elicitReq)
+	id := p.ids(t, 1)[0]
+	if err := rig.b.deliver(t.Context(), sess, testCaller, answer(id, acceptName)); err != nil {
+		t.Fatalf("answer: %v", err)
+	}
+	if r := p.result(t); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !rig.b.isUsed(mustOpen(t, rig.b, id)) {
+		t.Error("the id just used is not known used: a full set took no more")
+	}
+	rig.b.mu.Lock()
+	n := len(rig.b.used)
+	r0, _ := decodeCorr(first)
+	_, kept := rig.b.used[r0]
+	rig.b.mu.Unlock()
+	if n != maxUsed || kept {
+		t.Errorf("%d ids known used (want %d), the oldest still among them: %v", n, maxUsed, kept)
+	}
+}

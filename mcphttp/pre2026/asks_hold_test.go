@@ -1,18 +1,23 @@
 package pre2026
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -128,4 +133,148 @@ func TestAsksEndWithTheSession(t *testing.T) {
 		t.Fatalf("ask = %v, want errSessionExpired", r.err)
 	}
 	rig.assertIdle(t)
+}
+
+// TestLegacyHeldAnswersCounted: the answers a round holds while it waits for the rest count
+// against the replica's budget of request bytes in flight (server.maxBodyBytesInFlight) until
+// the request that carries them on has ended. Each answer's POST gives back what its body held
+// once it is answered 202; the round keeps the answer for up to legacy.askTimeout. Before, those
+// bytes were charged to nothing, so the rounds of every caller together could hold any number of
+// server.maxBodyBytes worth of answers. A pinned 2025-11-25 go-sdk client answers the first of
+// three elicitations with a 20 KiB note and holds the other two: the budget shows the note held,
+// then nothing once the call is answered.
+func TestLegacyHeldAnswersCounted(t *testing.T) {
+	const note = 20 << 10
+	be := mcptest.StartServer(t, "be", mcptest.WithTool(&mcp.Tool{Name: "ask_three",
+		InputSchema: &jsonschema.Schema{Type: "object"}}, askThreeTool))
+	gw, _ := startAskingGateway(t, gwSpec{Server: mcphttp.Config{MaxBodyBytes: 64 << 10}},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	hold := make(chan struct{})
+	cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if req.Params.Message != "Note a?" {
+				select {
+				case <-hold:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"note": strings.Repeat("x", note)}}, nil
+		}))
+	// Let go before the client closes, so that a failing test ends rather than waits on its
+	// handlers (cleanups run last registered first).
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "be__ask_three", Arguments: map[string]any{}})
+		if err == nil && (res.IsError || mcptest.ResultText(res) != "answered") {
+			err = fmt.Errorf("result %q (error %v)", mcptest.ResultText(res), res.IsError)
+		}
+		done <- err
+	}()
+	mcptest.WaitFor(t, "the round's first answer counted against the body budget", func() bool {
+		return gw.mcp.BodyBytesInFlight() >= note
+	})
+	release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(asksHang): // fail-safe
+		t.Fatal("the call did not end")
+	}
+	mcptest.WaitFor(t, "the answers given back", func() bool { return gw.mcp.BodyBytesInFlight() == 0 })
+}
+
+// bodyBudget is a bodyread.Budget as the asks are charged to it (mcphttp.Incoming's methods).
+type bodyBudget struct{ *bodyread.Budget }
+
+func (b bodyBudget) TakeBodyBytes(n int64) bool { return b.Take(n) }
+func (b bodyBudget) ReturnBodyBytes(n int64)    { b.Return(n) }
+
+// TestAsksHeldAnswersShare: the answers the rounds of one caller hold are bounded together
+// (roundLimits.CallerBytes), whatever the session: a round whose answer would pass the
+// caller's share ends with *callerAnswersError, while another caller's round holds the same
+// answer. An answer the replica's budget cannot take ends its round with errAnswersBudget.
+// Everything held is charged to the budget and given back: by a round that fails at once, by
+// one that succeeds once the request that carries its answers has ended (release).
+func TestAsksHeldAnswersShare(t *testing.T) {
+	const bob = "https://idp.test#bob"
+	big := `{"action":"accept","content":{"name":"` + strings.Repeat("n", 600) + `"}}`
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{}, nil, nil)
+	budget := bodyBudget{bodyread.NewBudget(4000)}
+	lim := roundLimits{MaxBytes: 10000, CallerBytes: 1000, Budget: budget}
+	type run struct {
+		ids  []string
+		done chan askResult
+		rel  chan func()
+	}
+	start := func(sess *legacysession.Session, caller string, lim roundLimits) *run {
+		r := &run{done: make(chan askResult, 1), rel: make(chan func(), 1)}
+		sent := make(chan []byte, 2)
+		go func() {
+			out, release, err := rig.b.ask(t.Context(), sess, caller, []era.InputRequest{elicitReq, rootsReq}, lim,
+				func(msg []byte) error { sent <- bytes.Clone(msg); return nil })
+			r.rel <- release
+			r.done <- askResult{out, err}
+		}()
+		p := &pendingAsk{sent: sent, done: r.done}
+		r.ids = p.ids(t, 2)
+		return r
+	}
+	deliver := func(sess *legacysession.Session, caller, id, result string) {
+		t.Helper()
+		if err := rig.b.deliver(t.Context(), sess, caller, answer(id, result)); err != nil {
+			t.Fatalf("answer: %v", err)
+		}
+	}
+	s1, s2, s3 := testSession(1, "p1", allCaps), testSession(2, "p1", allCaps), testSession(3, "p2", allCaps)
+	first := start(s1, testCaller, lim)
+	deliver(s1, testCaller, first.ids[0], big)
+	mcptest.WaitFor(t, "the first answer held", func() bool { return budget.InUse() > 600 })
+	held := budget.InUse()
+
+	second := start(s2, testCaller, lim)
+	deliver(s2, testCaller, second.ids[0], big)
+	var share *callerAnswersError
+	if r := (&pendingAsk{done: second.done}).result(t); !errors.As(r.err, &share) || share.Max != 1000 {
+		t.Fatalf("a second round of the caller past its share: %v, want *callerAnswersError", r.err)
+	}
+	if budget.InUse() != held {
+		t.Errorf("the refused round left %d bytes charged, want %d", budget.InUse(), held)
+	}
+
+	other := start(s3, bob, lim)
+	deliver(s3, bob, other.ids[0], big)
+	mcptest.WaitFor(t, "another caller's answer held", func() bool { return budget.InUse() == 2*held })
+
+	deliver(s1, testCaller, first.ids[1], rootsRes)
+	if r := (&pendingAsk{done: first.done}).result(t); r.err != nil {
+		t.Fatalf("the first round: %v", r.err)
+	}
+	if budget.InUse() <= 2*held {
+		t.Errorf("the answers were let go (%d bytes charged) before the request carrying them ended", budget.InUse())
+	}
+	(<-first.rel)()
+	if budget.InUse() != held {
+		t.Errorf("%d bytes charged after release, want %d (the other caller's)", budget.InUse(), held)
+	}
+	rig.b.mu.Lock()
+	left := rig.b.heldOf[testCaller]
+	rig.b.mu.Unlock()
+	if left != 0 {
+		t.Errorf("the caller's share still counts %d bytes after release", left)
+	}
+
+	full := roundLimits{MaxBytes: 10000, Budget: bodyBudget{bodyread.NewBudget(100)}}
+	tight := start(testSession(4, "p1", allCaps), testCaller, full)
+	deliver(testSession(4, "p1", allCaps), testCaller, tight.ids[0], big)
+	if r := (&pendingAsk{done: tight.done}).result(t); !errors.Is(r.err, errAnswersBudget) {
+		t.Fatalf("an answer past the replica's budget: %v, want errAnswersBudget", r.err)
+	}
 }

@@ -3,6 +3,7 @@ package pre2026
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"runtime"
@@ -165,7 +166,7 @@ func startAsk(tb testing.TB, b *asks, sess *legacysession.Session, reqs ...era.I
 	p := &pendingAsk{sent: make(chan []byte, len(reqs)), done: make(chan askResult, 1), stop: cancel}
 	tb.Cleanup(cancel)
 	go func() {
-		out, err := b.ask(ctx, sess, testCaller, reqs, 0, func(msg []byte) error {
+		out, _, err := b.ask(ctx, sess, testCaller, reqs, roundLimits{}, func(msg []byte) error {
 			p.sent <- bytes.Clone(msg)
 			return nil
 		})
@@ -450,17 +451,17 @@ func TestAsksLimits(t *testing.T) {
 	wrote := false
 	emit := func([]byte) error { wrote = true; return errors.New("a refused round was written") }
 
-	if _, err := rig.b.ask(ctx, s1, testCaller, []era.InputRequest{elicitReq, samplingReq, rootsReq}, 0, emit); !errors.Is(err, errAsksBusy) || wrote {
+	if _, _, err := rig.b.ask(ctx, s1, testCaller, []era.InputRequest{elicitReq, samplingReq, rootsReq}, roundLimits{}, emit); !errors.Is(err, errAsksBusy) || wrote {
 		t.Fatalf("three requests for a limit of two: %v (wrote %v), want errAsksBusy", err, wrote)
 	}
 	p1 := startAsk(t, rig.b, s1, elicitReq, samplingReq)
 	ids := p1.ids(t, 2)
-	if _, err := rig.b.ask(ctx, s1, testCaller, []era.InputRequest{rootsReq}, 0, emit); !errors.Is(err, errAsksBusy) || wrote {
+	if _, _, err := rig.b.ask(ctx, s1, testCaller, []era.InputRequest{rootsReq}, roundLimits{}, emit); !errors.Is(err, errAsksBusy) || wrote {
 		t.Fatalf("third request of the session: %v (wrote %v), want errAsksBusy", err, wrote)
 	}
 	p2 := startAsk(t, rig.b, s2, rootsReq)
 	p2.ids(t, 1)
-	if _, err := rig.b.ask(ctx, testSession(3, "p1", allCaps), testCaller, []era.InputRequest{rootsReq}, 0, emit); !errors.Is(err, errAsksBusy) || wrote {
+	if _, _, err := rig.b.ask(ctx, testSession(3, "p1", allCaps), testCaller, []era.InputRequest{rootsReq}, roundLimits{}, emit); !errors.Is(err, errAsksBusy) || wrote {
 		t.Fatalf("fourth request of the replica: %v (wrote %v), want errAsksBusy", err, wrote)
 	}
 	if err := rig.b.deliver(ctx, s1, testCaller, answer(ids[0], acceptName)); err != nil {
@@ -487,12 +488,12 @@ func TestAsksCallerLimit(t *testing.T) {
 	p1.ids(t, 2)
 	p2 := startAsk(t, rig.b, testSession(2, "p1", allCaps), rootsReq)
 	p2.ids(t, 1)
-	if _, err := rig.b.ask(t.Context(), testSession(3, "p1", allCaps), testCaller, []era.InputRequest{rootsReq}, 0, emit); !errors.Is(err, errAsksBusy) || wrote {
+	if _, _, err := rig.b.ask(t.Context(), testSession(3, "p1", allCaps), testCaller, []era.InputRequest{rootsReq}, roundLimits{}, emit); !errors.Is(err, errAsksBusy) || wrote {
 		t.Fatalf("a fourth request of the caller in a third session: %v (wrote %v), want errAsksBusy", err, wrote)
 	}
 	other := make(chan error, 1)
 	go func() {
-		_, err := rig.b.ask(t.Context(), testSession(4, "p2", allCaps), "https://idp.test#bob", []era.InputRequest{rootsReq}, 0,
+		_, _, err := rig.b.ask(t.Context(), testSession(4, "p2", allCaps), "https://idp.test#bob", []era.InputRequest{rootsReq}, roundLimits{},
 			func([]byte) error { return errors.New("written") })
 		other <- err
 	}()
@@ -528,7 +529,7 @@ func TestAsksCleanup(t *testing.T) {
 	broken := errors.New("stream closed")
 	for fail := range 2 {
 		var seen []string
-		_, err := rig.b.ask(context.Background(), sess, testCaller, []era.InputRequest{elicitReq, samplingReq}, 0, func(msg []byte) error {
+		_, _, err := rig.b.ask(context.Background(), sess, testCaller, []era.InputRequest{elicitReq, samplingReq}, roundLimits{}, func(msg []byte) error {
 			var m struct {
 				ID string `json:"id"`
 			}
@@ -551,7 +552,7 @@ func TestAsksCleanup(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := rig.b.ask(ctx, sess, testCaller, []era.InputRequest{elicitReq}, 0, func([]byte) error {
+	if _, _, err := rig.b.ask(ctx, sess, testCaller, []era.InputRequest{elicitReq}, roundLimits{}, func([]byte) error {
 		t.Error("wrote a request for a context that had already ended")
 		return errors.New("written")
 	}); !errors.Is(err, context.Canceled) {
@@ -579,7 +580,7 @@ func TestAsksCapabilityGating(t *testing.T) {
 		{`{"sampling":{},"elicitation":{"form":{}}}`, []era.InputRequest{elicitReq, rootsReq}, "roots"},
 	}
 	for _, c := range cases {
-		out, err := rig.b.ask(context.Background(), testSession(1, "p1", c.caps), testCaller, c.reqs, 0, func([]byte) error {
+		out, _, err := rig.b.ask(context.Background(), testSession(1, "p1", c.caps), testCaller, c.reqs, roundLimits{}, func([]byte) error {
 			t.Errorf("caps %s: a request was written", c.caps)
 			return errors.New("written")
 		})
@@ -632,11 +633,17 @@ func TestAsksCancelLocal(t *testing.T) {
 type countingNotices struct {
 	store.Notices
 	published atomic.Int64
+	largest   atomic.Int64 // the most bytes one notice carried
 }
 
 // Publish counts and publishes.
 func (c *countingNotices) Publish(ctx context.Context, topic string, msg []byte) error {
 	c.published.Add(1)
+	for n := int64(len(msg)); ; {
+		if old := c.largest.Load(); n <= old || c.largest.CompareAndSwap(old, n) {
+			break
+		}
+	}
 	return c.Notices.Publish(ctx, topic, msg)
 }
 
@@ -809,6 +816,40 @@ func TestAsksCancelCrossReplica(t *testing.T) {
 	b.assertIdle(t)
 }
 
+// TestAsksCancelLongID: a request whose id is a long string (up to server.maxJSONTokenBytes)
+// is cancelled across replicas by a notice of a fixed, small size, and the replica running it
+// keeps a digest of the id, not the id. Before, the id itself went to every replica in each
+// notifications/cancelled (a megabyte per cancellation, decoded by each) and was copied into the
+// map of running requests.
+func TestAsksCancelLongID(t *testing.T) {
+	srv := testredis.Start(t)
+	rigs := startRedisAsks(t, srv, nil, 2)
+	a, b := rigs[0], rigs[1]
+	sess := testSession(1, "p1", allCaps)
+	id := json.RawMessage(`"` + strings.Repeat("i", 256<<10) + `"`)
+	run, cancelRun := context.WithCancel(context.Background())
+	defer cancelRun()
+	untrack := a.b.track(sess, id, cancelRun)
+	a.b.mu.Lock()
+	for k := range a.b.running {
+		if len(k.id) > 2*sha256.Size {
+			t.Errorf("the running request is kept under %d bytes of id", len(k.id))
+		}
+	}
+	a.b.mu.Unlock()
+	b.b.cancel(context.Background(), sess, id)
+	select {
+	case <-run.Done():
+	case <-time.After(asksHang): // fail-safe
+		t.Fatal("the request on A was not cancelled")
+	}
+	if n := b.b.notices.(*countingNotices).largest.Load(); n > 512 {
+		t.Errorf("the cancellation notice carried %d bytes", n)
+	}
+	untrack()
+	a.assertIdle(t)
+}
+
 // BenchmarkAsksPending measures what 1,000 requests waiting for a legacy client's answer
 // cost a replica: B/pending counts the asks' heap and the stack of the goroutine waiting in
 // ask (in the gateway that goroutine is the client's HTTP handler, which exists anyway);
@@ -836,7 +877,7 @@ func BenchmarkAsksPending(b *testing.B) {
 			go func() {
 				defer ended.Done()
 				var wrote atomic.Bool
-				_, _ = rig.b.ask(ctx, sessions[i], testCaller, reqs, 0, func([]byte) error {
+				_, _, _ = rig.b.ask(ctx, sessions[i], testCaller, reqs, roundLimits{}, func([]byte) error {
 					wrote.Store(true)
 					written.Done()
 					return nil

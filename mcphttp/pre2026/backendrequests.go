@@ -53,12 +53,15 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		// while the user thinks.
 		q.c.KeepAlive(true)
 		asked := e.now()
-		responses, err := e.asks.ask(rctx, sess, q.in.Subject(), []era.InputRequest{r}, q.in.MaxBodyBytes(), q.emit)
+		responses, release, err := e.asks.ask(rctx, sess, q.in.Subject(), []era.InputRequest{r}, q.roundLimits(), q.emit)
 		q.in.Waited(e.now().Sub(asked))
 		q.c.KeepAlive(false)
 		if err != nil {
 			return nil, relayError(ctx, rctx, err)
 		}
+		// Held, and charged, until handed to the backend's session, which copies it into the
+		// request that answers the backend.
+		defer release()
 		var value json.RawMessage
 		_ = jsonrpc.Members(responses, func(key, val []byte) error {
 			if string(key) == relayKey {
@@ -97,6 +100,8 @@ func relayError(ctx, rctx context.Context, err error) error {
 		return relayNoCapability(nc.Capability)
 	case errors.Is(err, errAsksBusy):
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many requests are waiting for this client's answers")
+	case errors.As(err, new(*answersTooLargeError)), errors.As(err, new(*callerAnswersError)), errors.Is(err, errAnswersBudget):
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "the client's answer could not be held: "+err.Error())
 	}
 	return jsonrpc.NewError(jsonrpc.CodeInternalError, "the client could not be asked")
 }

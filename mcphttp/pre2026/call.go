@@ -48,9 +48,18 @@ func (q *clientReq) call() error {
 	if err != nil {
 		return err
 	}
+	// The client's answers a round carries on stay charged (roundLimits) until the request
+	// that carries them has ended.
+	held := func() {}
+	defer func() { held() }()
 	for round := 1; ; round++ {
 		sink := &roundSink{q: q}
 		err := q.in.Run(inner, sink)
+		held()
+		held = func() {}
+		if err != nil || sink.asked == nil || round >= q.e.cfg.MaxRounds {
+			sink.letGo() // no requests to write
+		}
 		if err != nil && ctx.Err() == nil && !mcphttp.IsClientWrite(err) && q.c.Failed() == nil {
 			// A stage's error, in the 2025 shape, as the sink writes the gateway's errors.
 			err = sink.Error(mcphttp.MapError(err))
@@ -64,7 +73,8 @@ func (q *clientReq) call() error {
 		if round >= q.e.cfg.MaxRounds {
 			return q.failed("the call needed more than " + strconv.Itoa(q.e.cfg.MaxRounds) + " rounds of client input")
 		}
-		responses, state, done, err := q.ask(ctx, sink.asked)
+		responses, state, release, done, err := q.ask(ctx, sink.asked, sink.letGo)
+		held = release
 		if err != nil || done {
 			return q.cancelled(ctx, err)
 		}

@@ -2,6 +2,8 @@ package pre2026
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -15,11 +17,24 @@ import (
 // that every replica looking each one up in its map costs nothing.
 const cancelTopic = "lc"
 
-// runKey names a running legacy request: the session binding it runs for and its JSON-RPC id
-// in canonical form.
+// runKey names a running legacy request: the session binding it runs for and the digest of its
+// JSON-RPC id in canonical form (runID).
 type runKey struct {
 	binding string
 	id      string
+}
+
+// runID is the key of a request id: the hex SHA-256 of its canonical form. A client's id may be
+// a string of up to server.maxJSONTokenBytes (1 MiB); a digest of fixed size is what the map of
+// running requests keeps for each and what a cancellation tells every replica, however long
+// the id (jsonrpc.CanonicalID). False for an id that is not a string or an integer.
+func runID(id json.RawMessage) (string, bool) {
+	cid, ok := jsonrpc.CanonicalID(id)
+	if !ok {
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(cid))
+	return hex.EncodeToString(sum[:]), true
 }
 
 // runEntry is one tracked request. A pointer, so that untrack removes exactly the entry it
@@ -38,7 +53,7 @@ type cancelNotice struct {
 // notifications/cancelled. untrack, which the caller must call when the request ends, is
 // idempotent. An id that is not a string or an integer is not tracked.
 func (b *asks) track(sess *legacysession.Session, id json.RawMessage, cancel context.CancelFunc) (untrack func()) {
-	cid, ok := jsonrpc.CanonicalID(id)
+	cid, ok := runID(id)
 	if !ok {
 		return func() {}
 	}
@@ -70,7 +85,7 @@ func (b *asks) track(sess *legacysession.Session, id json.RawMessage, cancel con
 // the notification itself: a request that already ended, or a notice Redis drops, changes
 // nothing.
 func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, id json.RawMessage) {
-	cid, ok := jsonrpc.CanonicalID(id)
+	cid, ok := runID(id)
 	if !ok {
 		return
 	}
@@ -90,7 +105,7 @@ func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, id json.
 // onCancel handles a cancellation another replica (or this one) published.
 func (b *asks) onCancel(msg []byte) {
 	var n cancelNotice
-	if json.Unmarshal(msg, &n) != nil || n.ID == "" {
+	if json.Unmarshal(msg, &n) != nil || len(n.ID) != 2*sha256.Size {
 		return
 	}
 	b.cancelLocal(runKey{binding: n.Binding, id: n.ID})

@@ -33,11 +33,19 @@ type gwSpec struct {
 type testGateway struct {
 	URL string
 	srv *httptest.Server
+	mcp *mcphttp.Server
 }
 
 // testServer builds the MCP endpoint with the pre-2026 edge over a real upstreams.Registry of
 // ucfg and registers it on a new echo. The registry is closed when the test ends.
 func testServer(tb testing.TB, c gwSpec, ucfg upstreams.Config) (*Edge, *echo.Echo) {
+	tb.Helper()
+	e, h, _ := testServerOf(tb, c, ucfg)
+	return e, h
+}
+
+// testServerOf is testServer, with the MCP endpoint's server.
+func testServerOf(tb testing.TB, c gwSpec, ucfg upstreams.Config) (*Edge, *echo.Echo, *mcphttp.Server) {
 	tb.Helper()
 	discard := slog.New(slog.DiscardHandler)
 	if c.Opts.Logger == nil {
@@ -84,16 +92,16 @@ func testServer(tb testing.TB, c gwSpec, ucfg upstreams.Config) (*Edge, *echo.Ec
 	}
 	h := echo.New()
 	s.Register(h)
-	return e, h
+	return e, h, s
 }
 
 // startLegacyGateway serves the gateway c describes in front of ups until the test ends.
 func startLegacyGateway(t testing.TB, c gwSpec, ups ...upstreams.UpstreamConfig) (*testGateway, *Edge) {
 	t.Helper()
-	e, h := testServer(t, c, upstreams.Config{Upstreams: ups})
+	e, h, s := testServerOf(t, c, upstreams.Config{Upstreams: ups})
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
-	return &testGateway{URL: hs.URL + mcphttp.DefaultPath, srv: hs}, e
+	return &testGateway{URL: hs.URL + mcphttp.DefaultPath, srv: hs, mcp: s}, e
 }
 
 // testStateSealer seals requestState for the tests' MRTR codec.

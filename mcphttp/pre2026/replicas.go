@@ -82,7 +82,7 @@ func (b *asks) forward(ctx context.Context, c *answerClaims, id, binding, caller
 			return errBadAnswer
 		}
 		b.mu.Lock()
-		b.markUsedLocked(c.r, c.deadline)
+		b.markUsedLocked(c.r)
 		b.mu.Unlock()
 		return nil
 	case <-t.C:

@@ -25,8 +25,10 @@ var relayLimits = jsonrpc.Limits{MaxDepth: 1 << 10, MaxTokenBytes: 1 << 30}
 type roundSink struct {
 	q *clientReq
 	// asked is the input_required result of this round (a copy), nil when the round wrote its
-	// last message.
-	asked []byte
+	// last message. askedBytes of the budget of response bytes in flight are charged for it and
+	// the requests built from it until they are written (letGo).
+	asked      []byte
+	askedBytes int
 	// done is set once the last message is written.
 	done bool
 }
@@ -59,7 +61,14 @@ func (s *roundSink) Result(result []byte, _ int, oc string, held *int) error {
 	q := s.q
 	q.c.FlushHeld(held)
 	if oc == outcome.InputRequired {
-		s.asked = bytes.Clone(result)
+		// The copy, and the requests to the client built from it, are held until written
+		// (ask), by a client that may read slowly: they count against the budget of response
+		// bytes in flight, as the input_required result a 2026-07-28 client is written does.
+		n := 2 * len(result)
+		if err := q.in.TakeResultBytes(n); err != nil {
+			return err
+		}
+		s.asked, s.askedBytes = bytes.Clone(result), n
 		return nil
 	}
 	info := q.in.ServerInfo()
@@ -77,6 +86,14 @@ func (s *roundSink) Result(result []byte, _ int, oc string, held *int) error {
 	}
 	s.done = true
 	return q.c.JSON(http.StatusOK, append(res, '}'), oc)
+}
+
+// letGo gives back what asked is charged for; a second call gives back nothing.
+func (s *roundSink) letGo() {
+	if s.askedBytes > 0 {
+		s.q.in.ReturnResultBytes(s.askedBytes)
+		s.askedBytes = 0
+	}
 }
 
 // Message writes a backend's JSON-RPC error in-band, in the 2025 shape.

@@ -3,9 +3,12 @@ package backend
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
@@ -48,7 +51,10 @@ func (x bridgeBackend) Header() http.Header    { return x.b.header }
 func (x bridgeBackend) Client() *http.Client   { return x.b.client }
 func (x bridgeBackend) Timeout() time.Duration { return x.b.timeout }
 func (x bridgeBackend) MaxBytes() int64        { return x.b.maxBytes }
-func (x bridgeBackend) HasCredentials() bool   { return x.b.creds != nil }
+func (x bridgeBackend) Results() *bodyread.Budget {
+	return x.b.env.Results
+}
+func (x bridgeBackend) HasCredentials() bool { return x.b.creds != nil }
 
 func (x bridgeBackend) Authorization(ctx context.Context, subject, key string, fromCaller bool) (string, error) {
 	return x.b.creds.authorization(ctx, subject, key, fromCaller)
@@ -86,5 +92,8 @@ func discoveredFrom(init *legacy.InitResult) *Discovered {
 
 // readErr classifies an error met while reading a response outside a Stream.
 func readErr(ctx context.Context, b *Backend, err error) error {
+	if errors.Is(err, bodyread.ErrBudget) {
+		return fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, b.env.Results.Max())
+	}
 	return wire.ReadErr(ctx, b.name, b.maxBytes, err)
 }

@@ -2,8 +2,10 @@ package backend
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
@@ -25,6 +27,9 @@ func (s *Stream) openLegacy(o *Request) (*Stream, error) {
 	}
 	x, err := s.legacyStart(lr, o)
 	if err != nil {
+		if errors.Is(err, bodyread.ErrBudget) {
+			err = fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, s.b.env.Results.Max())
+		}
 		s.fail(err)
 		return nil, err
 	}

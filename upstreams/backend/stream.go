@@ -443,6 +443,9 @@ func (s *Stream) Close() error {
 	if s.sse != nil {
 		s.sse.Release()
 	}
+	if s.leg != nil {
+		s.leg.Free()
+	}
 	return nil
 }
 

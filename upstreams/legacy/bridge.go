@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -35,6 +37,10 @@ type Backend interface {
 	Timeout() time.Duration
 	// MaxBytes bounds a response body and each event.
 	MaxBytes() int64
+	// Results is the replica's budget of response bytes in flight: what a round trip of a
+	// caller's request (Bridge.Start) reads of its response is charged to it until the round
+	// trip is freed (RoundTrip.Free). Nil charges nothing.
+	Results() *bodyread.Budget
 	// HasCredentials reports whether the backend has credentials configured (Authorization).
 	HasCredentials() bool
 	// Authorization returns the Authorization value of one request (see Bridge): subject and
@@ -179,6 +185,9 @@ func (br *Bridge) InitResult(ctx context.Context) (*InitResult, error) {
 
 // ReadErr classifies an error met while reading a legacy response.
 func (br *Bridge) ReadErr(ctx context.Context, err error) error {
+	if errors.Is(err, bodyread.ErrBudget) {
+		return err // the replica's overload, not the backend's failure: the caller names it
+	}
 	return wire.ReadErr(ctx, br.be.Name(), br.be.MaxBytes(), err)
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
@@ -128,10 +129,11 @@ func (b *testBackend) URL() string  { return b.url }
 func (b *testBackend) Header() http.Header {
 	return http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
 }
-func (b *testBackend) Client() *http.Client   { return http.DefaultClient }
-func (b *testBackend) Timeout() time.Duration { return 5 * time.Second }
-func (b *testBackend) MaxBytes() int64        { return 1 << 20 }
-func (b *testBackend) HasCredentials() bool   { return b.creds }
+func (b *testBackend) Client() *http.Client      { return http.DefaultClient }
+func (b *testBackend) Timeout() time.Duration    { return 5 * time.Second }
+func (b *testBackend) MaxBytes() int64           { return 1 << 20 }
+func (b *testBackend) Results() *bodyread.Budget { return nil }
+func (b *testBackend) HasCredentials() bool      { return b.creds }
 
 func (b *testBackend) Authorization(_ context.Context, subject, _ string, fromCaller bool) (string, error) {
 	if fromCaller {

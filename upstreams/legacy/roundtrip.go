@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
@@ -83,14 +84,20 @@ func WithCaller(ctx context.Context, subject, key string) context.Context {
 // RoundTrip is one request on a legacy session and its response, read as JSON or as an SSE
 // stream that may be resumed.
 type RoundTrip struct {
-	br       *Bridge
-	sess     *Session
-	pool     *Pool           // where sess came from, when the round trip holds it (Start)
-	give     func()          // hands back the caller's pool holding pool, for a token-exchange backend
-	uid      json.RawMessage // the request's id on the session
-	resp     *http.Response
-	sse      *sseStream
-	json     *jsonrpc.Message // the response, when it came as JSON
+	br   *Bridge
+	sess *Session
+	pool *Pool           // where sess came from, when the round trip holds it (Start)
+	give func()          // hands back the caller's pool holding pool, for a token-exchange backend
+	uid  json.RawMessage // the request's id on the session
+	resp *http.Response
+	sse  *sseStream
+	json *jsonrpc.Message // the response, when it came as JSON
+	// budget is charged for what the response holds until Free (Backend.Results): set for a
+	// caller's request (Start), whose response is relayed; a side request's (Bridge.Request)
+	// is read and let go by the gateway itself.
+	budget   *bodyread.Budget
+	body     *bodyread.Buffer // the JSON response's bytes, charged until Free
+	freed    bool             // Free has given back what sse holds
 	resumes  int
 	answered bool   // the response to the request has been read
 	logs     bool   // relay notifications/message: the client's request asked for logs
@@ -115,7 +122,8 @@ func (br *Bridge) Start(ctx context.Context, pool *Pool, give func(), req *era.R
 		if req.Logs {
 			br.setLevel(ctx, sess)
 		}
-		x := &RoundTrip{br: br, sess: sess, pool: pool, give: give, uid: sess.nextID(), logs: req.Logs, logLevel: req.LogLevel}
+		x := &RoundTrip{br: br, sess: sess, pool: pool, give: give, uid: sess.nextID(), logs: req.Logs, logLevel: req.LogLevel,
+			budget: br.be.Results()}
 		resp, err := br.Do(ctx, sess, http.MethodPost, requestBody(x.uid, req.Method, req.Params), pass, "")
 		if err != nil {
 			if ctx.Err() != nil {
@@ -133,6 +141,7 @@ func (br *Bridge) Start(ctx context.Context, pool *Pool, give func(), req *era.R
 		}
 		if err := x.accept(resp); err != nil {
 			x.Close()
+			x.Free()
 			x.Release()
 			return nil, br.ReadErr(ctx, err)
 		}
@@ -207,14 +216,22 @@ func (x *RoundTrip) accept(resp *http.Response) error {
 	max := x.br.be.MaxBytes()
 	switch {
 	case isSSE && resp.StatusCode/100 == 2:
+		// What the stream's events hold is charged to the replica's budget of response bytes
+		// in flight until Free, as a 2026-07-28 backend's stream is: a caller that does not
+		// read its result, or a client asked for input that does not answer, keeps it.
 		x.sse = newSSEStream(resp.Body, int(max))
+		x.sse.Budget = x.budget
 		return nil
 	case isJSON:
-		var buf bytes.Buffer
-		if err := wire.ReadBody(&buf, resp.Body, max); err != nil {
+		buf, err := bodyread.ReadSized(resp.Body, max, resp.ContentLength, x.budget)
+		if errors.Is(err, bodyread.ErrTooLarge) {
+			err = wire.ErrTooLarge
+		}
+		if err != nil {
 			return err
 		}
-		m, err := wire.DecodeResponse(x.br.be.Name(), resp.StatusCode, buf.Bytes(), max, x.uid)
+		x.body = buf
+		m, err := wire.DecodeResponse(x.br.be.Name(), resp.StatusCode, buf.B, max, x.uid)
 		if err != nil {
 			return err
 		}
@@ -384,6 +401,18 @@ func (x *RoundTrip) End(ctx context.Context, why Abandon) {
 func (x *RoundTrip) Close() {
 	if x.resp != nil {
 		x.resp.Body.Close()
+	}
+}
+
+// Free gives back what the round trip's response holds of the replica's budget of response
+// bytes in flight (Backend.Results), once its caller has let go of everything read from it.
+// Nothing may be read after it; a second call frees nothing.
+func (x *RoundTrip) Free() {
+	x.body.Release()
+	x.body = nil
+	if x.sse != nil && !x.freed {
+		x.sse.Release()
+		x.freed = true
 	}
 }
 
