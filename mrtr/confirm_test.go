@@ -130,7 +130,16 @@ func TestConfirmMessage(t *testing.T) {
 		// backend ("my file" and "my file" with a no-break space are two files), as the approval
 		// page marks them.
 		{"non-ASCII spaces", "t", "{\"f\":\"my\u00a0file\",\"g\":\"a\u3000b\u2009c\",\"file\u202fname\":1}",
-			[]string{`f="my` + "\uFFFD" + `file"`, `g="a` + "\uFFFD" + `b` + "\uFFFD" + `c"`, "file\uFFFDname=1"}, []string{"\u00a0", "\u3000", "\u2009", "\u202f"}},
+			[]string{`f="my` + "\uFFFD" + `file"`, `g="a` + "\uFFFD" + `b` + "\uFFFD" + `c"`, `"file` + "\uFFFD" + `name"=1`}, []string{"\u00a0", "\u3000", "\u2009", "\u202f"}},
+		// A name that is not a word is shown as a JSON string: one holding the message's own
+		// separators would otherwise pass for several arguments ({"x=1, y":2} as x=1 and y=2),
+		// or for the end of the list.
+		{"name with separators", "t", `{"x=1, y":2}`, []string{`"x=1, y"=2`}, []string{"with: x=1"}},
+		{"name with quotes", "t", `{"a\"=\"b":"c"}`, []string{`"a\"=\"b"="c"`}, []string{`with: a"`}},
+		{"name like the count", "t", `{"a":1,", and 2 more?":0}`, []string{`a=1, ", and 2 more?"=0?`}, nil},
+		{"empty name", "t", `{"":1}`, []string{`with: ""=1`}, nil},
+		{"word names bare", "t", `{"snake_case":1,"kebab-case":2,"dotted.name":3,"ünïcode":4}`,
+			[]string{`snake_case=1, kebab-case=2, dotted.name=3, ünïcode=4`}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

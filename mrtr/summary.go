@@ -39,7 +39,7 @@ func confirmMessage(tool string, args json.RawMessage) string {
 		b.WriteString(" with: ")
 		used := utf8.RuneCountInString(b.String())
 		for i := range names {
-			arg := clean(names[i], maxArgNameRunes) + "=" + clean(compact(values[i]), maxValueRunes)
+			arg := clean(argName(names[i]), maxArgNameRunes) + "=" + clean(compact(values[i]), maxValueRunes)
 			// An argument that would not fit beside the count of those that follow is counted
 			// with them: none is cut off unsaid.
 			if n := utf8.RuneCountInString(arg) + len(", "); used+n+len(", and 999 more?") > maxMessageRunes {
@@ -87,6 +87,22 @@ func topLevelMembers(args json.RawMessage, limit int) (names []string, values []
 		values = append(values, v)
 	}
 	return names, values, more, true
+}
+
+// argName is an argument's name as the message shows it: bare when it is a word (letters,
+// digits, marks and "_-.:/@$"), which nothing in the message's own layout can be mistaken for,
+// and as a JSON string otherwise. A bare name holding "=", ", " or a quote would let one
+// argument pass for several: {"x=1, y": 2} read as x=1 and y=2.
+func argName(name string) string {
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.M, r) && !strings.ContainsRune("_-.:/@$", r) {
+			return string(appendString(nil, name))
+		}
+	}
+	if name == "" {
+		return `""`
+	}
+	return name
 }
 
 func compact(v json.RawMessage) string {
