@@ -115,7 +115,7 @@ func TestConfirmMessage(t *testing.T) {
 		{"long value truncated", "t", `{"body":"` + long + `"}`, []string{"body=\"xxx", "…"}, []string{long}},
 		{"newline and bidi", "t", "{\"s\":\"a\u202eb\",\"n\":\"line1\\nline2\"}", []string{`s="a` + "\uFFFD" + `b"`, `n="line1\nline2"`}, []string{"\u202e"}},
 		{"many args", "t", `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10}`, []string{"h=8", "and 2 more"}, []string{"i=9"}},
-		{"hostile tool name", "evil\n\x1b[31mtool", ``, []string{`"evil ` + "\uFFFD" + `[31mtool"`}, []string{"\n", "\x1b"}},
+		{"hostile tool name", "evil\n\x1b[31mtool", ``, []string{`"evil` + "\uFFFD\uFFFD" + `[31mtool"`}, []string{"\n", "\x1b"}},
 		{"not an object", "t", `[1,2]`, []string{"cannot be displayed"}, []string{"1,2"}},
 		{"long key", "t", `{"` + long + `":1}`, []string{"…=1"}, []string{long}},
 		// Characters that render as nothing or as blank space, though no control or format
@@ -231,7 +231,10 @@ func TestClean(t *testing.T) {
 	}{
 		{"abc", 3, "abc"},
 		{"abcd", 3, "ab…"},
-		{"a  \n\t b", 10, "a b"},
+		// Spaces are kept as they are; tabs and line breaks are marked, never read as spaces.
+		{"a  \n\t b", 10, "a  \uFFFD\uFFFD b"},
+		{"a\tb", 5, "a\uFFFDb"},
+		{"a\r\nb", 5, "a\uFFFD\uFFFDb"},
 		{"\xff", 5, "\uFFFD"},
 		{"a\u200bb", 5, "a\uFFFDb"},
 		{"ééé", 2, "é…"},
@@ -240,5 +243,29 @@ func TestClean(t *testing.T) {
 		if got := clean(tc.in, tc.max); got != tc.want {
 			t.Errorf("clean(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
 		}
+	}
+}
+
+// TestConfirmMessageTellsSpacesApart: two calls whose arguments differ only in their spaces or
+// other white space ("a  b" and "a b" are two files to the backend) get two different
+// messages, whatever is told apart: a value, a name or the tool's name.
+func TestConfirmMessageTellsSpacesApart(t *testing.T) {
+	pairs := []struct{ toolA, argsA, toolB, argsB string }{
+		{"t", `{"f":"a  b"}`, "t", `{"f":"a b"}`},
+		{"t", `{"f":" a"}`, "t", `{"f":"a"}`},
+		{"t", `{"f":"a    "}`, "t", `{"f":"a "}`},
+		{"t", `{"f":"a\tb"}`, "t", `{"f":"a b"}`},
+		{"t", `{"a  b":1}`, "t", `{"a b":1}`},
+		{"t", `{"a\nb":1}`, "t", `{"a b":1}`},
+		{"a  b", ``, "a b", ``},
+		{"a\tb", ``, "a b", ``},
+		{"a\nb", ``, "a b", ``},
+	}
+	for _, p := range pairs {
+		a, b := confirmMessage(p.toolA, json.RawMessage(p.argsA)), confirmMessage(p.toolB, json.RawMessage(p.argsB))
+		if a == b {
+			t.Errorf("%q %s and %q %s both read %q", p.toolA, p.argsA, p.toolB, p.argsB, a)
+		}
+		checkClean(t, a, maxMessageRunes)
 	}
 }

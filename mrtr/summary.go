@@ -117,30 +117,23 @@ func compact(v json.RawMessage) string {
 // marking the cut with an ellipsis. Invisible is what pinning and the approval page judge
 // invisible (pins.ClassifyRune: controls, format and default-ignorable characters, variation
 // selectors used as carriers, tag characters, blank-rendering letters such as the Hangul filler
-// and the braille blank), and every space but ASCII's, which the page marks too: each is shown
-// as U+FFFD, so two values a person cannot tell apart in the message are never two different
-// arguments. Runs of ASCII white space are shown as one space. Invalid UTF-8 already reads as U+FFFD when
-// ranging over a string.
+// and the braille blank), every space but ASCII's, which the page marks too, and the tabs and
+// line breaks: each is shown as U+FFFD, so two values a person cannot tell apart in the message
+// are never two different arguments without a mark where they differ. A space is kept as it
+// is, never merged with its neighbours: "a  b" and "a b" are two values. Invalid UTF-8 already
+// reads as U+FFFD when ranging over a string.
 func clean(s string, max int) string {
 	out := make([]rune, 0, min(len(s), max))
-	space := false
 	prev := rune(-1)
 	for i, r := range s {
 		_, w := utf8.DecodeRuneInString(s[i:])
 		_, invisible := pins.ClassifyRune(r, prev, nextRune(s, i+w))
 		prev = r
-		switch {
-		case r < utf8.RuneSelf && unicode.IsSpace(r):
-			if space {
-				continue
-			}
-			r, space = ' ', true
-		case invisible || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r):
+		if r != ' ' && (invisible || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r)) {
 			// Spaces other than ASCII's (no-break, thin, ideographic, ...) read as a space but
-			// are other characters to the backend: marked, as on the approval page.
-			r, space = '\uFFFD', false
-		default:
-			space = false
+			// are other characters to the backend: marked, as on the approval page; so are a
+			// tab and a line break, which would read as a space on one line.
+			r = '\uFFFD'
 		}
 		if len(out) == max {
 			out[max-1] = '…'
