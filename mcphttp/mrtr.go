@@ -208,7 +208,12 @@ func (c *confirmer) askConfirmation(x *request, b mrtr.Binding) error {
 	if err != nil {
 		return err
 	}
-	ir := mrtr.ConfirmationResult(x.route.name, x.in.params.Arguments, tok)
+	// The person is told of every member the state binds besides the arguments (boundDigest).
+	forwarded, err := forwardedMembers(x.in.req.Params)
+	if err != nil {
+		return invalidParams("Invalid params: arguments")
+	}
+	ir := mrtr.ConfirmationResult(x.route.name, x.in.params.Arguments, forwarded, tok)
 	x.pinNote(&ir)
 	res, err := json.Marshal(ir)
 	if err != nil {

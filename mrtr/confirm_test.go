@@ -85,7 +85,7 @@ func TestDeclaresFormElicitation(t *testing.T) {
 }
 
 func TestConfirmationResultShape(t *testing.T) {
-	b, err := json.Marshal(ConfirmationResult("github__create_issue", json.RawMessage(`{"title":"bug"}`), "v1.k.x"))
+	b, err := json.Marshal(ConfirmationResult("github__create_issue", json.RawMessage(`{"title":"bug"}`), nil, "v1.k.x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestConfirmMessage(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			msg := confirmMessage(tc.tool, json.RawMessage(tc.args))
+			msg := confirmMessage(tc.tool, json.RawMessage(tc.args), nil)
 			for _, s := range tc.contains {
 				if !strings.Contains(msg, s) {
 					t.Errorf("message %q lacks %q", msg, s)
@@ -173,7 +173,7 @@ func TestConfirmMessageCountsWhatItLeavesOut(t *testing.T) {
 			fmt.Fprintf(&b, `"%s%02d":"%s"`, strings.Repeat("k", 40), i, strings.Repeat("v", 60))
 		}
 		b.WriteString("}")
-		msg := confirmMessage(strings.Repeat("t", 100), json.RawMessage(b.String()))
+		msg := confirmMessage(strings.Repeat("t", 100), json.RawMessage(b.String()), nil)
 		checkClean(t, msg, maxMessageRunes)
 		named := strings.Count(msg, "=\"")
 		more := 0
@@ -196,7 +196,7 @@ func TestConfirmMessageBounded(t *testing.T) {
 		b.WriteString(`"` + strings.Repeat("k", 40) + string(rune('a'+i%26)) + `":"` + strings.Repeat("\u00e9\n\t", 100) + `"`)
 	}
 	b.WriteString("}")
-	msg := confirmMessage(strings.Repeat("t", 300), json.RawMessage(b.String()))
+	msg := confirmMessage(strings.Repeat("t", 300), json.RawMessage(b.String()), nil)
 	checkClean(t, msg, maxMessageRunes)
 }
 
@@ -262,10 +262,35 @@ func TestConfirmMessageTellsSpacesApart(t *testing.T) {
 		{"a\nb", ``, "a b", ``},
 	}
 	for _, p := range pairs {
-		a, b := confirmMessage(p.toolA, json.RawMessage(p.argsA)), confirmMessage(p.toolB, json.RawMessage(p.argsB))
+		a, b := confirmMessage(p.toolA, json.RawMessage(p.argsA), nil), confirmMessage(p.toolB, json.RawMessage(p.argsB), nil)
 		if a == b {
 			t.Errorf("%q %s and %q %s both read %q", p.toolA, p.argsA, p.toolB, p.argsB, a)
 		}
 		checkClean(t, a, maxMessageRunes)
+	}
+}
+
+// TestConfirmMessageNamesForwarded: the members the backend receives beside the arguments are
+// listed after them, and however long the arguments, the heading that introduces them and
+// their count are never cut off.
+func TestConfirmMessageNamesForwarded(t *testing.T) {
+	fwd := json.RawMessage(`{"_meta":{"com.example/dryRun":false},"x-mode":"force"}`)
+	msg := confirmMessage("t", json.RawMessage(`{"a":1}`), fwd)
+	if want := `with: a=1` + forwardedHeading + `_meta={"com.example/dryRun":false}, x-mode="force"?`; !strings.HasSuffix(msg, want) {
+		t.Errorf("message %q does not end with %q", msg, want)
+	}
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 20 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"%s%02d":"%s"`, strings.Repeat("k", 40), i, strings.Repeat("v", 60))
+	}
+	b.WriteString("}")
+	msg = confirmMessage(strings.Repeat("t", 100), json.RawMessage(b.String()), fwd)
+	checkClean(t, msg, maxMessageRunes)
+	if !strings.Contains(msg, forwardedHeading) || !strings.HasSuffix(msg, "?") || strings.Contains(msg, "…?") {
+		t.Errorf("the forwarded members are cut off: %q", msg)
 	}
 }

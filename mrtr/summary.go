@@ -20,15 +20,25 @@ const (
 	maxMessageRunes = 600
 )
 
-// confirmMessage names the tool and summarises its arguments for the user.
+// confirmMessage names the tool and summarises its arguments for the user, and the other
+// members of the call's params that reach the backend with them (forwarded: the client's own
+// _meta members and members the gateway does not know, as one object; nil when there are
+// none), which the confirmation binds as it binds the arguments: the person is never asked to
+// approve a call part of whose request they were not told of.
 // Argument values are untrusted text shown to a human deciding on approval,
 // so every piece is one line, bounded, and free of control and format
 // characters (bidi overrides could make the text read differently).
-func confirmMessage(tool string, args json.RawMessage) string {
+func confirmMessage(tool string, args, forwarded json.RawMessage) string {
 	var b strings.Builder
 	b.WriteString("Allow the tool ")
 	b.WriteString(strconv.Quote(clean(tool, maxToolRunes)))
 	b.WriteString(" to run")
+	// The arguments leave room for the forwarded members' heading and count, so that those are
+	// never cut off unsaid either.
+	reserve := 0
+	if len(forwarded) > 0 {
+		reserve = len(forwardedHeading) + len(", and 999 more")
+	}
 	names, values, more, ok := topLevelMembers(args, maxListedArgs)
 	switch {
 	case !ok:
@@ -37,27 +47,45 @@ func confirmMessage(tool string, args json.RawMessage) string {
 		b.WriteString(" with no arguments")
 	default:
 		b.WriteString(" with: ")
-		used := utf8.RuneCountInString(b.String())
-		for i := range names {
-			arg := clean(argName(names[i]), maxArgNameRunes) + "=" + clean(compact(values[i]), maxValueRunes)
-			// An argument that would not fit beside the count of those that follow is counted
-			// with them: none is cut off unsaid.
-			if n := utf8.RuneCountInString(arg) + len(", "); used+n+len(", and 999 more?") > maxMessageRunes {
-				more += len(names) - i
-				break
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(arg)
-			used += utf8.RuneCountInString(arg) + len(", ")
-		}
-		if more > 0 {
-			b.WriteString(", and " + strconv.Itoa(more) + " more")
+		writeMembers(&b, names, values, more, reserve)
+	}
+	if len(forwarded) > 0 {
+		b.WriteString(forwardedHeading)
+		names, values, more, ok := topLevelMembers(forwarded, maxListedArgs)
+		if !ok {
+			b.WriteString("members that cannot be displayed")
+		} else {
+			writeMembers(&b, names, values, more, 0)
 		}
 	}
 	b.WriteString("?")
 	return clean(b.String(), maxMessageRunes)
+}
+
+// forwardedHeading introduces the params members the backend receives besides the arguments.
+const forwardedHeading = ", and also sending the backend: "
+
+// writeMembers writes name=value for each member that fits the message with room for reserve
+// runes after it, and counts the rest.
+func writeMembers(b *strings.Builder, names []string, values []json.RawMessage, more, reserve int) {
+	used := utf8.RuneCountInString(b.String())
+	for i := range names {
+		arg := clean(argName(names[i]), maxArgNameRunes) + "=" + clean(compact(values[i]), maxValueRunes)
+		// An argument that would not fit beside the count of those that follow is counted
+		// with them: none is cut off unsaid.
+		if n := utf8.RuneCountInString(arg) + len(", "); used+n+len(", and 999 more?")+reserve > maxMessageRunes {
+			more += len(names) - i
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(arg)
+		used += utf8.RuneCountInString(arg) + len(", ")
+	}
+	if more > 0 {
+		b.WriteString(", and " + strconv.Itoa(more) + " more")
+	}
 }
 
 // topLevelMembers returns up to limit member names and raw values of the
