@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/mcp-gateway/gateway/internal/pins"
 )
 
@@ -292,5 +294,37 @@ func TestConfirmMessageNamesForwarded(t *testing.T) {
 	checkClean(t, msg, maxMessageRunes)
 	if !strings.Contains(msg, forwardedHeading) || !strings.HasSuffix(msg, "?") || strings.Contains(msg, "…?") {
 		t.Errorf("the forwarded members are cut off: %q", msg)
+	}
+}
+
+// TestConfirmMessageMarksNotComposed: text not in composed form (NFC) reads as its composed
+// form, which a backend that does not normalise takes for other characters: the characters
+// composition would change are marked, in values and names, and composed text is shown as it
+// is. Two calls that differ only so get two messages.
+func TestConfirmMessageMarksNotComposed(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"cafe\u0301", "cafe\uFFFD"},
+		{"caf\u00e9", "caf\u00e9"},
+		{"\u212bngstr\u00f6m", "\uFFFDngstr\u00f6m"},
+		{"a\u0301\u0323", "a\uFFFD\uFFFD"},
+		{"\u1100\u1161", "\u1100\uFFFD"},
+		{"\u1ea1\u0301", "\u1ea1\u0301"},
+	} {
+		if got := clean(tc.in, 20); got != tc.want {
+			t.Errorf("clean(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// Raw characters, not JSON escapes: the message shows a value's escapes as written.
+	pairs := [][2]string{
+		{"{\"f\":\"caf\u00e9.txt\"}", "{\"f\":\"cafe\u0301.txt\"}"},
+		{"{\"caf\u00e9\":1}", "{\"cafe\u0301\":1}"},
+		{"{\"u\":\"\u00c5\"}", "{\"u\":\"\u212b\"}"},
+	}
+	for _, p := range pairs {
+		a, b := confirmMessage("t", json.RawMessage(p[0]), nil), confirmMessage("t", json.RawMessage(p[1]), nil)
+		// Canonically equivalent text renders alike: the messages must differ beyond it.
+		if norm.NFC.String(a) == norm.NFC.String(b) {
+			t.Errorf("%s and %s both read %q", p[0], p[1], norm.NFC.String(a))
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/mcp-gateway/gateway/internal/pins"
 )
 
@@ -153,10 +155,20 @@ func compact(v json.RawMessage) string {
 func clean(s string, max int) string {
 	out := make([]rune, 0, min(len(s), max))
 	prev := rune(-1)
+	recomposed := notComposed(s)
 	for i, r := range s {
 		_, w := utf8.DecodeRuneInString(s[i:])
 		_, invisible := pins.ClassifyRune(r, prev, nextRune(s, i+w))
 		prev = r
+		for len(recomposed) > 0 && recomposed[0][1] <= i {
+			recomposed = recomposed[1:]
+		}
+		if len(recomposed) > 0 && recomposed[0][0] <= i && composes(s[i:]) {
+			// Text not in composed form ("cafe" and a combining acute) reads as its composed
+			// form ("café"), other characters to a backend that does not normalise, the same
+			// to one that does: the characters composition would change are marked.
+			r = '\uFFFD'
+		}
 		if r != ' ' && (invisible || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r)) {
 			// Spaces other than ASCII's (no-break, thin, ideographic, ...) read as a space but
 			// are other characters to the backend: marked, as on the approval page; so are a
@@ -170,6 +182,33 @@ func clean(s string, max int) string {
 		out = append(out, r)
 	}
 	return string(out)
+}
+
+// notComposed returns the spans of s (byte offsets, in order) that its composed form (NFC)
+// writes otherwise; nil when s is in composed form, as nearly all text is.
+func notComposed(s string) [][2]int {
+	if norm.NFC.IsNormalString(s) {
+		return nil
+	}
+	var spans [][2]int
+	var it norm.Iter
+	it.InitString(norm.NFC, s)
+	for !it.Done() {
+		start := it.Pos()
+		seg := it.Next()
+		if end := it.Pos(); string(seg) != s[start:end] {
+			spans = append(spans, [2]int{start, end})
+		}
+	}
+	return spans
+}
+
+// composes reports whether the first rune of s is one composition changes within a span
+// notComposed found: a combining mark, a rune that joins the one before it (a Hangul vowel
+// jamo) or one composition writes otherwise (the Angstrom sign as Å).
+func composes(s string) bool {
+	p := norm.NFC.PropertiesString(s)
+	return p.CCC() != 0 || !p.BoundaryBefore() || p.Decomposition() != nil
 }
 
 // nextRune is the rune of s at byte i, -1 at the end.
