@@ -604,3 +604,25 @@ func TestForwardedMembersKept(t *testing.T) {
 		t.Errorf("forwarded members loaded as %s, want %s", c.Forwarded, fwd)
 	}
 }
+
+// TestRenderNotComposedValues: a value or member name not in composed form (NFC) renders as its
+// composed form though it is other characters to the backend: the page marks it and warns.
+func TestRenderNotComposedValues(t *testing.T) {
+	f := newPageFixture(t)
+	for _, args := range []string{"{\"path\":\"/srv/cafe\u0301.txt\"}", "{\"cafe\u0301\":1}"} {
+		page, err := f.svc.askPage(Call{ID: strings.Repeat("f", 32), Issuer: "https://issuer.example", Subject: "alice",
+			Upstream: "files", Tool: "files__delete", UpstreamTool: "delete", Arguments: []byte(args), Expiry: time.Now().Add(time.Minute)},
+			&session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)}, stepAsk, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		f.svc.render(rec, http.StatusOK, page)
+		body := rec.Body.String()
+		for _, want := range []string{`id="value-look-alike"`, "reads as caf\u00e9 but is written with other characters"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: page lacks %q", args, want)
+			}
+		}
+	}
+}
