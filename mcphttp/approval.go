@@ -68,10 +68,15 @@ func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Tar
 	if err != nil {
 		return err
 	}
+	// The page shows every member the decision binds besides the arguments (boundDigest).
+	forwarded, err := forwardedMembers(x.in.req.Params)
+	if err != nil {
+		return invalidParams("Invalid params: arguments")
+	}
 	id := hex.EncodeToString(st.Nonce[:])
 	call := approval.Call{
 		ID: id, Issuer: b.Issuer, Subject: b.Subject, Upstream: target.Upstream, Tool: x.route.name,
-		UpstreamTool: target.Name, Arguments: x.in.params.Arguments,
+		UpstreamTool: target.Name, Arguments: x.in.params.Arguments, Forwarded: forwarded,
 		Digest: st.ArgsDigest[:], Client: clientName(x.in.meta.ClientInfo), Expiry: st.Expiry,
 	}
 	// An ask stores the call until it is decided or expires: it takes a token of the rule's

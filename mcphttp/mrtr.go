@@ -148,11 +148,22 @@ func (c *confirmer) binding(x *request, target upstreams.Target) (mrtr.Binding, 
 
 // confirmable refuses to ask a person to confirm arguments that backends read differently (an
 // integer beyond 2^53: mrtr.DigestConfirmable): the person would approve the literal shown while
-// a backend that reads numbers as doubles acts on its neighbour. Said why, never with the value.
+// a backend that reads numbers as doubles acts on its neighbour. The other params members the
+// backend receives are shown to the person too (forwardedMembers) and are held to the same rule.
+// Said why, never with the value.
 func confirmable(x *request) error {
-	if _, err := mrtr.DigestConfirmable(x.in.params.Arguments); err != nil {
-		return invalidParams("Invalid params: these arguments cannot be confirmed: " +
-			strings.TrimPrefix(err.Error(), mrtr.ErrInvalidArguments.Error()+": "))
+	forwarded, err := forwardedMembers(x.in.req.Params)
+	if err != nil {
+		return invalidParams("Invalid params: arguments")
+	}
+	for _, part := range []struct {
+		what string
+		raw  json.RawMessage
+	}{{"these arguments", x.in.params.Arguments}, {"the request's other members", forwarded}} {
+		if _, err := mrtr.DigestConfirmable(part.raw); err != nil {
+			return invalidParams("Invalid params: " + part.what + " cannot be confirmed: " +
+				strings.TrimPrefix(err.Error(), mrtr.ErrInvalidArguments.Error()+": "))
+		}
 	}
 	return nil
 }
@@ -208,7 +219,12 @@ func (c *confirmer) askConfirmation(x *request, b mrtr.Binding) error {
 	if err != nil {
 		return err
 	}
-	ir := mrtr.ConfirmationResult(x.route.name, x.in.params.Arguments, tok)
+	// The person is told of every member the state binds besides the arguments (boundDigest).
+	forwarded, err := forwardedMembers(x.in.req.Params)
+	if err != nil {
+		return invalidParams("Invalid params: arguments")
+	}
+	ir := mrtr.ConfirmationResult(x.route.name, x.in.params.Arguments, forwarded, tok)
 	x.pinNote(&ir)
 	res, err := json.Marshal(ir)
 	if err != nil {

@@ -75,25 +75,30 @@ type PropertySchema struct {
 }
 
 // ConfirmationResult returns the input_required result asking the user to
-// approve a call of tool (the client-facing name) with args; state is the
-// sealed KindConfirm token for the same call.
-func ConfirmationResult(tool string, args json.RawMessage, state string) InputRequiredResult {
+// approve a call of tool (the client-facing name) with args; forwarded holds the
+// other params members the backend receives and the state binds (nil when none:
+// ConfirmationRequest); state is the sealed KindConfirm token for the same call.
+func ConfirmationResult(tool string, args, forwarded json.RawMessage, state string) InputRequiredResult {
 	return InputRequiredResult{
 		ResultType:    ResultTypeInputRequired,
-		InputRequests: map[string]InputRequest{ConfirmKey: ConfirmationRequest(tool, args)},
+		InputRequests: map[string]InputRequest{ConfirmKey: ConfirmationRequest(tool, args, forwarded)},
 		RequestState:  state,
 	}
 }
 
 // ConfirmationRequest returns the form elicitation asking the user to
 // approve a call of tool with args. The message names the tool and
-// summarises the arguments on bounded, single-line, control-free text.
-func ConfirmationRequest(tool string, args json.RawMessage) InputRequest {
+// summarises the arguments on bounded, single-line, control-free text, and
+// then forwarded, when not nil: the members of the call's params besides its
+// name and arguments that reach the backend (the client's own _meta members,
+// members the gateway does not know) as one object, which the confirmation
+// binds too, so the person is told of them.
+func ConfirmationRequest(tool string, args, forwarded json.RawMessage) InputRequest {
 	return InputRequest{
 		Method: MethodElicitationCreate,
 		Params: ElicitParams{
 			Mode:    ElicitationModeForm,
-			Message: confirmMessage(tool, args),
+			Message: confirmMessage(tool, args, forwarded),
 			RequestedSchema: RequestedSchema{
 				Type: "object",
 				Properties: map[string]PropertySchema{ApproveField: {

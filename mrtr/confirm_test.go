@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/mcp-gateway/gateway/internal/pins"
 )
 
@@ -85,7 +87,7 @@ func TestDeclaresFormElicitation(t *testing.T) {
 }
 
 func TestConfirmationResultShape(t *testing.T) {
-	b, err := json.Marshal(ConfirmationResult("github__create_issue", json.RawMessage(`{"title":"bug"}`), "v1.k.x"))
+	b, err := json.Marshal(ConfirmationResult("github__create_issue", json.RawMessage(`{"title":"bug"}`), nil, "v1.k.x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func TestConfirmMessage(t *testing.T) {
 		{"long value truncated", "t", `{"body":"` + long + `"}`, []string{"body=\"xxx", "…"}, []string{long}},
 		{"newline and bidi", "t", "{\"s\":\"a\u202eb\",\"n\":\"line1\\nline2\"}", []string{`s="a` + "\uFFFD" + `b"`, `n="line1\nline2"`}, []string{"\u202e"}},
 		{"many args", "t", `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10}`, []string{"h=8", "and 2 more"}, []string{"i=9"}},
-		{"hostile tool name", "evil\n\x1b[31mtool", ``, []string{`"evil ` + "\uFFFD" + `[31mtool"`}, []string{"\n", "\x1b"}},
+		{"hostile tool name", "evil\n\x1b[31mtool", ``, []string{`"evil` + "\uFFFD\uFFFD" + `[31mtool"`}, []string{"\n", "\x1b"}},
 		{"not an object", "t", `[1,2]`, []string{"cannot be displayed"}, []string{"1,2"}},
 		{"long key", "t", `{"` + long + `":1}`, []string{"…=1"}, []string{long}},
 		// Characters that render as nothing or as blank space, though no control or format
@@ -130,11 +132,20 @@ func TestConfirmMessage(t *testing.T) {
 		// backend ("my file" and "my file" with a no-break space are two files), as the approval
 		// page marks them.
 		{"non-ASCII spaces", "t", "{\"f\":\"my\u00a0file\",\"g\":\"a\u3000b\u2009c\",\"file\u202fname\":1}",
-			[]string{`f="my` + "\uFFFD" + `file"`, `g="a` + "\uFFFD" + `b` + "\uFFFD" + `c"`, "file\uFFFDname=1"}, []string{"\u00a0", "\u3000", "\u2009", "\u202f"}},
+			[]string{`f="my` + "\uFFFD" + `file"`, `g="a` + "\uFFFD" + `b` + "\uFFFD" + `c"`, `"file` + "\uFFFD" + `name"=1`}, []string{"\u00a0", "\u3000", "\u2009", "\u202f"}},
+		// A name that is not a word is shown as a JSON string: one holding the message's own
+		// separators would otherwise pass for several arguments ({"x=1, y":2} as x=1 and y=2),
+		// or for the end of the list.
+		{"name with separators", "t", `{"x=1, y":2}`, []string{`"x=1, y"=2`}, []string{"with: x=1"}},
+		{"name with quotes", "t", `{"a\"=\"b":"c"}`, []string{`"a\"=\"b"="c"`}, []string{`with: a"`}},
+		{"name like the count", "t", `{"a":1,", and 2 more?":0}`, []string{`a=1, ", and 2 more?"=0?`}, nil},
+		{"empty name", "t", `{"":1}`, []string{`with: ""=1`}, nil},
+		{"word names bare", "t", `{"snake_case":1,"kebab-case":2,"dotted.name":3,"ünïcode":4}`,
+			[]string{`snake_case=1, kebab-case=2, dotted.name=3, ünïcode=4`}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			msg := confirmMessage(tc.tool, json.RawMessage(tc.args))
+			msg := confirmMessage(tc.tool, json.RawMessage(tc.args), nil)
 			for _, s := range tc.contains {
 				if !strings.Contains(msg, s) {
 					t.Errorf("message %q lacks %q", msg, s)
@@ -164,7 +175,7 @@ func TestConfirmMessageCountsWhatItLeavesOut(t *testing.T) {
 			fmt.Fprintf(&b, `"%s%02d":"%s"`, strings.Repeat("k", 40), i, strings.Repeat("v", 60))
 		}
 		b.WriteString("}")
-		msg := confirmMessage(strings.Repeat("t", 100), json.RawMessage(b.String()))
+		msg := confirmMessage(strings.Repeat("t", 100), json.RawMessage(b.String()), nil)
 		checkClean(t, msg, maxMessageRunes)
 		named := strings.Count(msg, "=\"")
 		more := 0
@@ -187,7 +198,7 @@ func TestConfirmMessageBounded(t *testing.T) {
 		b.WriteString(`"` + strings.Repeat("k", 40) + string(rune('a'+i%26)) + `":"` + strings.Repeat("\u00e9\n\t", 100) + `"`)
 	}
 	b.WriteString("}")
-	msg := confirmMessage(strings.Repeat("t", 300), json.RawMessage(b.String()))
+	msg := confirmMessage(strings.Repeat("t", 300), json.RawMessage(b.String()), nil)
 	checkClean(t, msg, maxMessageRunes)
 }
 
@@ -222,7 +233,10 @@ func TestClean(t *testing.T) {
 	}{
 		{"abc", 3, "abc"},
 		{"abcd", 3, "ab…"},
-		{"a  \n\t b", 10, "a b"},
+		// Spaces are kept as they are; tabs and line breaks are marked, never read as spaces.
+		{"a  \n\t b", 10, "a  \uFFFD\uFFFD b"},
+		{"a\tb", 5, "a\uFFFDb"},
+		{"a\r\nb", 5, "a\uFFFD\uFFFDb"},
 		{"\xff", 5, "\uFFFD"},
 		{"a\u200bb", 5, "a\uFFFDb"},
 		{"ééé", 2, "é…"},
@@ -230,6 +244,87 @@ func TestClean(t *testing.T) {
 	for _, tc := range tests {
 		if got := clean(tc.in, tc.max); got != tc.want {
 			t.Errorf("clean(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+}
+
+// TestConfirmMessageTellsSpacesApart: two calls whose arguments differ only in their spaces or
+// other white space ("a  b" and "a b" are two files to the backend) get two different
+// messages, whatever is told apart: a value, a name or the tool's name.
+func TestConfirmMessageTellsSpacesApart(t *testing.T) {
+	pairs := []struct{ toolA, argsA, toolB, argsB string }{
+		{"t", `{"f":"a  b"}`, "t", `{"f":"a b"}`},
+		{"t", `{"f":" a"}`, "t", `{"f":"a"}`},
+		{"t", `{"f":"a    "}`, "t", `{"f":"a "}`},
+		{"t", `{"f":"a\tb"}`, "t", `{"f":"a b"}`},
+		{"t", `{"a  b":1}`, "t", `{"a b":1}`},
+		{"t", `{"a\nb":1}`, "t", `{"a b":1}`},
+		{"a  b", ``, "a b", ``},
+		{"a\tb", ``, "a b", ``},
+		{"a\nb", ``, "a b", ``},
+	}
+	for _, p := range pairs {
+		a, b := confirmMessage(p.toolA, json.RawMessage(p.argsA), nil), confirmMessage(p.toolB, json.RawMessage(p.argsB), nil)
+		if a == b {
+			t.Errorf("%q %s and %q %s both read %q", p.toolA, p.argsA, p.toolB, p.argsB, a)
+		}
+		checkClean(t, a, maxMessageRunes)
+	}
+}
+
+// TestConfirmMessageNamesForwarded: the members the backend receives beside the arguments are
+// listed after them, and however long the arguments, the heading that introduces them and
+// their count are never cut off.
+func TestConfirmMessageNamesForwarded(t *testing.T) {
+	fwd := json.RawMessage(`{"_meta":{"com.example/dryRun":false},"x-mode":"force"}`)
+	msg := confirmMessage("t", json.RawMessage(`{"a":1}`), fwd)
+	if want := `with: a=1` + forwardedHeading + `_meta={"com.example/dryRun":false}, x-mode="force"?`; !strings.HasSuffix(msg, want) {
+		t.Errorf("message %q does not end with %q", msg, want)
+	}
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 20 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"%s%02d":"%s"`, strings.Repeat("k", 40), i, strings.Repeat("v", 60))
+	}
+	b.WriteString("}")
+	msg = confirmMessage(strings.Repeat("t", 100), json.RawMessage(b.String()), fwd)
+	checkClean(t, msg, maxMessageRunes)
+	if !strings.Contains(msg, forwardedHeading) || !strings.HasSuffix(msg, "?") || strings.Contains(msg, "…?") {
+		t.Errorf("the forwarded members are cut off: %q", msg)
+	}
+}
+
+// TestConfirmMessageMarksNotComposed: text not in composed form (NFC) reads as its composed
+// form, which a backend that does not normalise takes for other characters: the characters
+// composition would change are marked, in values and names, and composed text is shown as it
+// is. Two calls that differ only so get two messages.
+func TestConfirmMessageMarksNotComposed(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"cafe\u0301", "cafe\uFFFD"},
+		{"caf\u00e9", "caf\u00e9"},
+		{"\u212bngstr\u00f6m", "\uFFFDngstr\u00f6m"},
+		{"a\u0301\u0323", "a\uFFFD\uFFFD"},
+		{"\u1100\u1161", "\u1100\uFFFD"},
+		{"\u1ea1\u0301", "\u1ea1\u0301"},
+	} {
+		if got := clean(tc.in, 20); got != tc.want {
+			t.Errorf("clean(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// Raw characters, not JSON escapes: the message shows a value's escapes as written.
+	pairs := [][2]string{
+		{"{\"f\":\"caf\u00e9.txt\"}", "{\"f\":\"cafe\u0301.txt\"}"},
+		{"{\"caf\u00e9\":1}", "{\"cafe\u0301\":1}"},
+		{"{\"u\":\"\u00c5\"}", "{\"u\":\"\u212b\"}"},
+	}
+	for _, p := range pairs {
+		a, b := confirmMessage("t", json.RawMessage(p[0]), nil), confirmMessage("t", json.RawMessage(p[1]), nil)
+		// Canonically equivalent text renders alike: the messages must differ beyond it.
+		if norm.NFC.String(a) == norm.NFC.String(b) {
+			t.Errorf("%s and %s both read %q", p[0], p[1], norm.NFC.String(a))
 		}
 	}
 }

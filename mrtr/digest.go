@@ -35,6 +35,14 @@ func Digest(args json.RawMessage) ([32]byte, error) {
 // which decoders into doubles read rounded while decimal decoders (Python's Decimal, Java's
 // BigDecimal) read it exactly (jsonrpc.NumberAsDouble). The person is shown the literal; a backend of one
 // kind or the other would act on its neighbour. The digest is Digest's.
+//
+// Integer literals are held to more than jsonrpc.NumberAsDouble's rule (the shortest form of the
+// nearest double spells the value written), which pinning applies to every number: Python's json
+// and decoders into integer fields read an integer literal as that exact integer, not as a
+// double, so 100000000000000000000000, whose double's shortest form is 1e+23 but whose double is
+// 99999999999999991611392, is read as two integers. Pinning only has to tell two numbers apart
+// (a number no double spells is kept exact there); a confirmation has to be read alike by every
+// backend, so it refuses instead, and every integer up to ±2^53 is a double exactly.
 func DigestConfirmable(args json.RawMessage) ([32]byte, error) {
 	b, err := canonicalOf(args, true)
 	if err != nil {

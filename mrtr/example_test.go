@@ -28,7 +28,7 @@ func Example() {
 	if DeclaresFormElicitation(json.RawMessage(`{"elicitation":{}}`)) {
 		tok, _ := codec.Seal(State{Kind: KindConfirm, Issuer: bind.Issuer, Subject: bind.Subject,
 			Upstream: bind.Upstream, Method: bind.Method, Name: bind.Name, ArgsDigest: bind.ArgsDigest})
-		res := ConfirmationResult(bind.Name, args, tok)
+		res := ConfirmationResult(bind.Name, args, nil, tok)
 		fmt.Println(res.ResultType, res.InputRequests[ConfirmKey].Params.Message)
 
 		// Retry: same params plus inputResponses and the echoed requestState.

@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/mcp-gateway/gateway/internal/pins"
 )
 
@@ -20,15 +22,25 @@ const (
 	maxMessageRunes = 600
 )
 
-// confirmMessage names the tool and summarises its arguments for the user.
+// confirmMessage names the tool and summarises its arguments for the user, and the other
+// members of the call's params that reach the backend with them (forwarded: the client's own
+// _meta members and members the gateway does not know, as one object; nil when there are
+// none), which the confirmation binds as it binds the arguments: the person is never asked to
+// approve a call part of whose request they were not told of.
 // Argument values are untrusted text shown to a human deciding on approval,
 // so every piece is one line, bounded, and free of control and format
 // characters (bidi overrides could make the text read differently).
-func confirmMessage(tool string, args json.RawMessage) string {
+func confirmMessage(tool string, args, forwarded json.RawMessage) string {
 	var b strings.Builder
 	b.WriteString("Allow the tool ")
 	b.WriteString(strconv.Quote(clean(tool, maxToolRunes)))
 	b.WriteString(" to run")
+	// The arguments leave room for the forwarded members' heading and count, so that those are
+	// never cut off unsaid either.
+	reserve := 0
+	if len(forwarded) > 0 {
+		reserve = len(forwardedHeading) + len(", and 999 more")
+	}
 	names, values, more, ok := topLevelMembers(args, maxListedArgs)
 	switch {
 	case !ok:
@@ -37,27 +49,45 @@ func confirmMessage(tool string, args json.RawMessage) string {
 		b.WriteString(" with no arguments")
 	default:
 		b.WriteString(" with: ")
-		used := utf8.RuneCountInString(b.String())
-		for i := range names {
-			arg := clean(names[i], maxArgNameRunes) + "=" + clean(compact(values[i]), maxValueRunes)
-			// An argument that would not fit beside the count of those that follow is counted
-			// with them: none is cut off unsaid.
-			if n := utf8.RuneCountInString(arg) + len(", "); used+n+len(", and 999 more?") > maxMessageRunes {
-				more += len(names) - i
-				break
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(arg)
-			used += utf8.RuneCountInString(arg) + len(", ")
-		}
-		if more > 0 {
-			b.WriteString(", and " + strconv.Itoa(more) + " more")
+		writeMembers(&b, names, values, more, reserve)
+	}
+	if len(forwarded) > 0 {
+		b.WriteString(forwardedHeading)
+		names, values, more, ok := topLevelMembers(forwarded, maxListedArgs)
+		if !ok {
+			b.WriteString("members that cannot be displayed")
+		} else {
+			writeMembers(&b, names, values, more, 0)
 		}
 	}
 	b.WriteString("?")
 	return clean(b.String(), maxMessageRunes)
+}
+
+// forwardedHeading introduces the params members the backend receives besides the arguments.
+const forwardedHeading = ", and also sending the backend: "
+
+// writeMembers writes name=value for each member that fits the message with room for reserve
+// runes after it, and counts the rest.
+func writeMembers(b *strings.Builder, names []string, values []json.RawMessage, more, reserve int) {
+	used := utf8.RuneCountInString(b.String())
+	for i := range names {
+		arg := clean(argName(names[i]), maxArgNameRunes) + "=" + clean(compact(values[i]), maxValueRunes)
+		// An argument that would not fit beside the count of those that follow is counted
+		// with them: none is cut off unsaid.
+		if n := utf8.RuneCountInString(arg) + len(", "); used+n+len(", and 999 more?")+reserve > maxMessageRunes {
+			more += len(names) - i
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(arg)
+		used += utf8.RuneCountInString(arg) + len(", ")
+	}
+	if more > 0 {
+		b.WriteString(", and " + strconv.Itoa(more) + " more")
+	}
 }
 
 // topLevelMembers returns up to limit member names and raw values of the
@@ -89,6 +119,22 @@ func topLevelMembers(args json.RawMessage, limit int) (names []string, values []
 	return names, values, more, true
 }
 
+// argName is an argument's name as the message shows it: bare when it is a word (letters,
+// digits, marks and "_-.:/@$"), which nothing in the message's own layout can be mistaken for,
+// and as a JSON string otherwise. A bare name holding "=", ", " or a quote would let one
+// argument pass for several: {"x=1, y": 2} read as x=1 and y=2.
+func argName(name string) string {
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.M, r) && !strings.ContainsRune("_-.:/@$", r) {
+			return string(appendString(nil, name))
+		}
+	}
+	if name == "" {
+		return `""`
+	}
+	return name
+}
+
 func compact(v json.RawMessage) string {
 	var buf bytes.Buffer
 	if json.Compact(&buf, v) != nil {
@@ -101,30 +147,33 @@ func compact(v json.RawMessage) string {
 // marking the cut with an ellipsis. Invisible is what pinning and the approval page judge
 // invisible (pins.ClassifyRune: controls, format and default-ignorable characters, variation
 // selectors used as carriers, tag characters, blank-rendering letters such as the Hangul filler
-// and the braille blank), and every space but ASCII's, which the page marks too: each is shown
-// as U+FFFD, so two values a person cannot tell apart in the message are never two different
-// arguments. Runs of ASCII white space are shown as one space. Invalid UTF-8 already reads as U+FFFD when
-// ranging over a string.
+// and the braille blank), every space but ASCII's, which the page marks too, and the tabs and
+// line breaks: each is shown as U+FFFD, so two values a person cannot tell apart in the message
+// are never two different arguments without a mark where they differ. A space is kept as it
+// is, never merged with its neighbours: "a  b" and "a b" are two values. Invalid UTF-8 already
+// reads as U+FFFD when ranging over a string.
 func clean(s string, max int) string {
 	out := make([]rune, 0, min(len(s), max))
-	space := false
 	prev := rune(-1)
+	recomposed := notComposed(s)
 	for i, r := range s {
 		_, w := utf8.DecodeRuneInString(s[i:])
 		_, invisible := pins.ClassifyRune(r, prev, nextRune(s, i+w))
 		prev = r
-		switch {
-		case r < utf8.RuneSelf && unicode.IsSpace(r):
-			if space {
-				continue
-			}
-			r, space = ' ', true
-		case invisible || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r):
+		for len(recomposed) > 0 && recomposed[0][1] <= i {
+			recomposed = recomposed[1:]
+		}
+		if len(recomposed) > 0 && recomposed[0][0] <= i && composes(s[i:]) {
+			// Text not in composed form ("cafe" and a combining acute) reads as its composed
+			// form ("café"), other characters to a backend that does not normalise, the same
+			// to one that does: the characters composition would change are marked.
+			r = '\uFFFD'
+		}
+		if r != ' ' && (invisible || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r)) {
 			// Spaces other than ASCII's (no-break, thin, ideographic, ...) read as a space but
-			// are other characters to the backend: marked, as on the approval page.
-			r, space = '\uFFFD', false
-		default:
-			space = false
+			// are other characters to the backend: marked, as on the approval page; so are a
+			// tab and a line break, which would read as a space on one line.
+			r = '\uFFFD'
 		}
 		if len(out) == max {
 			out[max-1] = '…'
@@ -133,6 +182,33 @@ func clean(s string, max int) string {
 		out = append(out, r)
 	}
 	return string(out)
+}
+
+// notComposed returns the spans of s (byte offsets, in order) that its composed form (NFC)
+// writes otherwise; nil when s is in composed form, as nearly all text is.
+func notComposed(s string) [][2]int {
+	if norm.NFC.IsNormalString(s) {
+		return nil
+	}
+	var spans [][2]int
+	var it norm.Iter
+	it.InitString(norm.NFC, s)
+	for !it.Done() {
+		start := it.Pos()
+		seg := it.Next()
+		if end := it.Pos(); string(seg) != s[start:end] {
+			spans = append(spans, [2]int{start, end})
+		}
+	}
+	return spans
+}
+
+// composes reports whether the first rune of s is one composition changes within a span
+// notComposed found: a combining mark, a rune that joins the one before it (a Hangul vowel
+// jamo) or one composition writes otherwise (the Angstrom sign as Å).
+func composes(s string) bool {
+	p := norm.NFC.PropertiesString(s)
+	return p.CCC() != 0 || !p.BoundaryBefore() || p.Decomposition() != nil
 }
 
 // nextRune is the rune of s at byte i, -1 at the end.

@@ -85,7 +85,12 @@ type Call struct {
 	Drift string `json:"drift,omitempty"`
 	// Arguments are the call's arguments exactly as the client sent them.
 	Arguments json.RawMessage `json:"args"`
-	// Digest is the digest of the canonical arguments (mrtr.Digest) the decision is bound to.
+	// Forwarded are the other members of the call's params that reach the backend with the
+	// arguments and that Digest binds too (the client's own _meta members, members the gateway
+	// does not know), as one object; nil when there are none. The page shows them.
+	Forwarded json.RawMessage `json:"fwd,omitempty"`
+	// Digest is the digest the decision is bound to: of the canonical arguments (mrtr.Digest),
+	// with Forwarded when there are any.
 	Digest []byte `json:"digest"`
 	// Client is the clientInfo the call declared, for display only (clients can claim any name).
 	Client string `json:"client,omitempty"`

@@ -43,11 +43,14 @@ type callView struct {
 	Renamed                                               bool
 	// Title and Description are the tool's, with hidden characters made visible; Pinned says
 	// they are the pinned ones, Drift how the live definition differs from the pin.
-	Title, Description   webpage.Text
-	Pinned               bool
-	Drift                string
-	Args                 Value
-	ArgsBytes            int
+	Title, Description webpage.Text
+	Pinned             bool
+	Drift              string
+	Args               Value
+	ArgsBytes          int
+	// Forwarded are the call's other params members the backend receives (Call.Forwarded),
+	// nil when there are none.
+	Forwarded            *Value
 	ExpiresIn, ExpiresAt string
 	// Hidden counts the characters made visible; LookAlike says a name looks like another,
 	// ValueLookAlike that a word of the arguments does.
@@ -68,8 +71,17 @@ func (s *Service) view(c Call) (*callView, error) {
 		Drift: strings.ReplaceAll(c.Drift, ",", ", "), Args: args, ArgsBytes: len(c.Arguments),
 		ExpiresIn: humanDuration(left), ExpiresAt: c.Expiry.UTC().Format("15:04:05 UTC"),
 	}
-	v.Hidden = countHidden(args) + v.Title.Hidden + v.Description.Hidden
-	v.ValueLookAlike = hasLookAlike(args)
+	if len(c.Forwarded) > 0 {
+		fwd, err := RenderArguments(c.Forwarded)
+		if err != nil {
+			return nil, err
+		}
+		v.Forwarded = &fwd
+		v.Hidden += countHidden(fwd)
+		v.ValueLookAlike = hasLookAlike(fwd)
+	}
+	v.Hidden += countHidden(args) + v.Title.Hidden + v.Description.Hidden
+	v.ValueLookAlike = v.ValueLookAlike || hasLookAlike(args)
 	for _, n := range []webpage.Name{v.Tool, v.UpstreamTool, v.Upstream, v.Subject, v.Issuer, v.Client} {
 		v.Hidden += n.Hidden
 		v.LookAlike = v.LookAlike || n.Flagged()
@@ -102,6 +114,9 @@ func (v *callView) unfold() {
 	}
 	v.Title.Folded, v.Description.Folded = false, false
 	unfoldValue(&v.Args)
+	if v.Forwarded != nil {
+		unfoldValue(v.Forwarded)
+	}
 }
 
 func unfoldValue(v *Value) {

@@ -543,3 +543,86 @@ func TestRenderLookAlikeValues(t *testing.T) {
 		t.Error("the names' warning is shown for values")
 	}
 }
+
+// TestPageShowsForwardedMembers: the page shows, beside the arguments, the other members of the
+// request the decision is bound to and the backend receives (a vendor's _meta key, a params
+// member the gateway does not know), on both steps and whole on the confirmation step, with
+// their hidden characters and look-alikes marked as the arguments' are; a call without any
+// shows no such section.
+func TestPageShowsForwardedMembers(t *testing.T) {
+	f := newPageFixture(t)
+	fwd := `{"_meta":{"com.example/dryRun":false,"com.example/env":"pr\u043Ed\u200B"},"x-mode":"` + strings.Repeat("F", 400) + `FWD-TAIL"}`
+	call := Call{ID: strings.Repeat("d", 32), Issuer: "https://issuer.example", Subject: "alice", Upstream: "shell",
+		Tool: "shell__run", UpstreamTool: "run", Arguments: []byte(`{"command":"ls"}`), Forwarded: []byte(fwd),
+		Expiry: time.Now().Add(time.Minute)}
+	sess := &session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)}
+	render := func(c Call, step byte) string {
+		page, err := f.svc.askPage(c, sess, step, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		f.svc.render(rec, http.StatusOK, page)
+		return rec.Body.String()
+	}
+	for _, step := range []byte{stepAsk, stepConfirm} {
+		body := render(call, step)
+		for _, want := range []string{`id="forwarded"`, "Also sent to the backend", "com.example/dryRun", "x-mode",
+			`character">U&#43;200B</mark>`, "1 invisible or direction-changing character,", `id="value-look-alike"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("step %d: page lacks %q", step, want)
+			}
+		}
+		if strings.Contains(body, "\u200B") {
+			t.Errorf("step %d: page shows U+200B raw", step)
+		}
+		if step == stepConfirm && (strings.Contains(body, "<details") || strings.Count(body, "FWD-TAIL") != 1) {
+			t.Error("the confirmation step does not show the forwarded members whole")
+		}
+	}
+	call.Forwarded = nil
+	if body := render(call, stepAsk); strings.Contains(body, `id="forwarded"`) {
+		t.Error("a call without forwarded members shows the section")
+	}
+}
+
+// TestForwardedMembersKept: the forwarded members a call is stored with (sealed, for any
+// replica's page) are the ones the page loads and shows.
+func TestForwardedMembersKept(t *testing.T) {
+	f := newPageFixture(t)
+	id := strings.Repeat("e", 32)
+	fwd := `{"_meta":{"com.example/dryRun":false},"x-mode":"force"}`
+	if _, err := f.svc.Ask(context.Background(), Call{ID: id, Issuer: "https://issuer.example", Subject: "alice",
+		Arguments: []byte(`{}`), Forwarded: []byte(fwd), Expiry: time.Now().Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.svc.ledger.load(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(c.Forwarded) != fwd {
+		t.Errorf("forwarded members loaded as %s, want %s", c.Forwarded, fwd)
+	}
+}
+
+// TestRenderNotComposedValues: a value or member name not in composed form (NFC) renders as its
+// composed form though it is other characters to the backend: the page marks it and warns.
+func TestRenderNotComposedValues(t *testing.T) {
+	f := newPageFixture(t)
+	for _, args := range []string{"{\"path\":\"/srv/cafe\u0301.txt\"}", "{\"cafe\u0301\":1}"} {
+		page, err := f.svc.askPage(Call{ID: strings.Repeat("f", 32), Issuer: "https://issuer.example", Subject: "alice",
+			Upstream: "files", Tool: "files__delete", UpstreamTool: "delete", Arguments: []byte(args), Expiry: time.Now().Add(time.Minute)},
+			&session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)}, stepAsk, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		f.svc.render(rec, http.StatusOK, page)
+		body := rec.Body.String()
+		for _, want := range []string{`id="value-look-alike"`, "reads as caf\u00e9 but is written with other characters"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: page lacks %q", args, want)
+			}
+		}
+	}
+}

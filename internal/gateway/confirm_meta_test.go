@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -67,4 +68,41 @@ func TestConfirmationBindsForwardedParams(t *testing.T) {
 			t.Fatalf("the backend did not receive the confirmed _meta: %d calls", len(calls))
 		}
 	})
+}
+
+// TestConfirmationShowsForwardedParams: the person asked to confirm is told of every member the
+// confirmation binds beside the arguments (the client's own _meta members, params members the
+// gateway does not know), since the backend receives them and may act on them; the members the
+// gateway reads itself are not listed, and a call with none says nothing more.
+func TestConfirmationShowsForwardedParams(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := confirmGateway(t, iss, alpha)
+	alice := mintFor(t, iss, "alice")
+	message := func(meta, extra string) string {
+		t.Helper()
+		_, r := metaCall(t, gw, alice, meta, extra, "")
+		var reqs map[string]struct {
+			Params struct{ Message string }
+		}
+		if err := json.Unmarshal(r.Result.InputRequests, &reqs); err != nil || len(reqs) != 1 {
+			t.Fatalf("expected one confirmation, got %+v", r)
+		}
+		for _, q := range reqs {
+			return q.Params.Message
+		}
+		return ""
+	}
+	msg := message(`,"com.example/dryRun":false,"progressToken":"p1"`, `,"x-mode":"force"`)
+	for _, want := range []string{`text="pay 10"`, `also sending the backend: `, `_meta={"com.example/dryRun":false}`, `x-mode="force"`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "progressToken") || strings.Contains(msg, "protocolVersion") {
+		t.Errorf("message %q lists a member the gateway reads itself", msg)
+	}
+	if msg := message(`,"progressToken":"p1"`, ""); strings.Contains(msg, "also sending") {
+		t.Errorf("message %q lists members of a call that has none", msg)
+	}
 }

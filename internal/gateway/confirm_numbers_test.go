@@ -42,3 +42,39 @@ func TestConfirmRefusesIntegersBeyondDoubles(t *testing.T) {
 		t.Errorf("the backend got %d calls", n)
 	}
 }
+
+// TestConfirmRefusesNumbersBeyondDoublesInForwardedMembers: the members of a request beside its
+// arguments that the backend receives (a vendor's _meta key, a params member the gateway does
+// not know) are shown to the person with the arguments, so a number in them that parsers read
+// as different values is refused as in the arguments, in the form and on the page; a number
+// every parser reads alike is asked.
+func TestConfirmRefusesNumbersBeyondDoublesInForwardedMembers(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := approvalRulesGateway(t, iss, alpha)
+	tok := mintFor(t, iss, "alice")
+	for _, tc := range []struct{ tool, caps string }{{"alpha__echo", `{"elicitation":{"url":{}}}`}, {"alpha__add", `{"elicitation":{}}`}} {
+		meta := func(own string) string {
+			return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` +
+				tc.caps + own + `}`
+		}
+		for _, n := range []string{"9007199254740993", "12345678901234567.0", "0.10000000000000001", "1e400"} {
+			for _, where := range []struct{ meta, extra string }{
+				{meta(`,"com.example/limit":` + n), ""},
+				{meta(""), `,"x-limit":[{"n":` + n + `}]`},
+			} {
+				status, r := callWithMeta(t, gw, tok, where.meta, tc.tool, `{"text":"x"}`, where.extra)
+				if status != 400 || r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "cannot be confirmed") ||
+					strings.Contains(r.Error.Message, n) {
+					t.Errorf("%s %s%s: %d %+v %+v", tc.tool, where.meta, where.extra, status, r.Error, r.Result)
+				}
+			}
+		}
+		if _, r := callWithMeta(t, gw, tok, meta(`,"com.example/limit":9007199254740992`), tc.tool, `{"text":"x"}`, `,"x-limit":0.1`); r.Result.ResultType != "input_required" {
+			t.Errorf("%s: numbers read alike: %+v %+v", tc.tool, r.Error, r.Result)
+		}
+	}
+	if n := toolCalls(alpha); n != 0 {
+		t.Errorf("the backend got %d calls", n)
+	}
+}

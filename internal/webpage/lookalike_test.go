@@ -18,6 +18,13 @@ func TestLookAlikeWord(t *testing.T) {
 		{"plain ascii text, 42 words", ""},
 		{"", ""},
 		{"caf\u00e9 cr\u00e8me", ""},
+		// Not in composed form (NFC): each reads as its composed form, which is other
+		// characters to a backend that does not normalise.
+		{"cafe\u0301", "cafe\u0301 reads as caf\u00e9 but is written with other characters"},
+		{"delete cafe\u0301.txt", "cafe\u0301 reads as caf\u00e9 but is written with other characters"},
+		{"\u212bngstr\u00f6m", "\u212bngstr\u00f6m reads as \u00c5ngstr\u00f6m but is written with other characters"},
+		{"a\u0301\u0323", "a\u0301\u0323 reads as \u1ea1\u0301 but is written with other characters"},
+		{"\u1100\u1161", "\u1100\u1161 reads as \uac00 but is written with other characters"},
 	} {
 		if got := LookAlikeWord(tt.in); got != tt.want {
 			t.Errorf("LookAlikeWord(%q) = %q, want %q", tt.in, got, tt.want)
@@ -31,6 +38,17 @@ func TestLookAlikeWord(t *testing.T) {
 
 // TestLookAlikeWordASCIIAllocatesNothing: the approval page runs it on every string of the
 // arguments; ASCII text, the common case, must not cost a copy of the text or a map.
+// TestNameOfNotComposed: a name not in composed form (NFC) is flagged as reading as its
+// composed form; one in composed form is not.
+func TestNameOfNotComposed(t *testing.T) {
+	if n := NameOf("cafe\u0301"); n.Folds != "caf\u00e9" || !n.Flagged() {
+		t.Errorf("NameOf(decomposed) = %+v", n)
+	}
+	if n := NameOf("caf\u00e9"); n.Flagged() {
+		t.Errorf("NameOf(composed) = %+v", n)
+	}
+}
+
 func TestLookAlikeWordASCIIAllocatesNothing(t *testing.T) {
 	s := strings.Repeat("path/to/a file name ", 1000)
 	if n := testing.AllocsPerRun(10, func() { _ = LookAlikeWord(s) }); n != 0 {

@@ -61,7 +61,10 @@ func NameOf(name string) Name {
 	case len(scripts) == 1 && scripts[0] != "Latin":
 		n.Script = scripts[0]
 	}
-	if f := norm.NFKC.String(name); f != norm.NFC.String(name) {
+	// A name not in composed form (NFC: "cafe" and a combining acute) reads as its composed
+	// form, other characters to a backend that does not normalise; so does one whose
+	// compatibility form differs (full-width, styled letters).
+	if f := norm.NFKC.String(name); f != name {
 		n.Folds = f
 	}
 	return n
@@ -126,6 +129,14 @@ func lookAlike(word string, cache map[rune]string) string {
 	}
 	if scripts := scriptsOf(word, cache); len(scripts) > 1 {
 		return shown + " mixes " + joinScripts(scripts) + " letters"
+	}
+	if c := norm.NFC.String(word); c != word {
+		// Not in composed form: "cafe" with a combining acute reads as "café" and a backend
+		// that normalises reads it so, one that does not reads other characters.
+		if utf8.RuneCountInString(c) > maxLookAlikeRunes {
+			c = string([]rune(c)[:maxLookAlikeRunes]) + "…"
+		}
+		return shown + " reads as " + c + " but is written with other characters"
 	}
 	if f := norm.NFKC.String(word); f != norm.NFC.String(word) && isASCII(f) {
 		if utf8.RuneCountInString(f) > maxLookAlikeRunes {
