@@ -153,7 +153,7 @@ func CheckNameHeader(h http.Header, want string, required bool) error {
 		}
 		return nil
 	}
-	got, err := mcpheader.Decode(raw)
+	got, err := mcpheader.DecodeName(raw)
 	if err != nil {
 		return headerMismatch("Header mismatch: Mcp-Name header value is not validly encoded")
 	}

@@ -105,6 +105,11 @@ func (x *request) resolve(kind upstreams.Kind, name string) error {
 	if err := x.set.inSet(kind, target); err != nil {
 		return err
 	}
+	if kind == upstreams.KindResource {
+		// From here on a URI is named as authorised and forwarded: its normal form, never the
+		// client's spelling of it, in log and audit lines, refusals, bindings and pins alike.
+		name = x.s.backends.Namespaced(kind, target)
+	}
 	x.route.target = target
 	x.route.upstream, x.route.name, x.route.upstreamName = target.Upstream, name, target.Name
 	return nil

@@ -73,9 +73,16 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 // shownParams are x's params as the interceptors are shown them in the call's request phase, its
 // client's answers mid-call included: with the routed name or URI as the gateway reads it and
 // the backend receives it, not as the client spelt it (a validator that refuses mem://items/beta
-// must see that URI however the client wrote it).
+// must see that URI however the client wrote it). Its _meta carries the trace context the backend
+// receives (traceparent, tracestate, baggage: the client's headers win over its _meta), so a
+// check of the payload also reads the baggage a client sent as a header, which would otherwise
+// reach the backend past every interceptor. A mutation must keep those members as shown.
 func shownParams(x *request) ([]byte, error) {
-	return x.s.backends.ClientParams(x.in.req.Params, x.in.req.Method, x.route.kind, x.route.target)
+	params, err := x.s.backends.ClientParams(x.in.req.Params, x.in.req.Method, x.route.kind, x.route.target)
+	if err != nil {
+		return nil, err
+	}
+	return x.withTrace(params)
 }
 
 // response is the response phase: the result the backend returned, before the client sees it,

@@ -42,15 +42,15 @@ func traceFrom(h http.Header, meta *jsonrpc.Meta) traceContext {
 	var tc traceContext
 	if tp := h.Values(mcpheader.TraceParent); len(tp) == 1 && validTraceParent(tp[0]) {
 		tc.parent = tp[0]
-		tc.state = validListValue(strings.Join(h.Values(mcpheader.TraceState), ","), maxTraceStateBytes)
+		tc.state = validListValue(strings.Join(h.Values(mcpheader.TraceState), ","), maxTraceStateBytes, validTraceState)
 	} else if len(tp) == 0 && meta != nil && validTraceParent(meta.TraceParent) {
 		tc.parent = meta.TraceParent
-		tc.state = validListValue(meta.TraceState, maxTraceStateBytes)
+		tc.state = validListValue(meta.TraceState, maxTraceStateBytes, validTraceState)
 	}
 	if bg := h.Values(mcpheader.Baggage); len(bg) > 0 {
-		tc.baggage = validListValue(strings.Join(bg, ","), maxBaggageBytes)
+		tc.baggage = validListValue(strings.Join(bg, ","), maxBaggageBytes, validBaggage)
 	} else if meta != nil {
-		tc.baggage = validListValue(meta.Baggage, maxBaggageBytes)
+		tc.baggage = validListValue(meta.Baggage, maxBaggageBytes, validBaggage)
 	}
 	return tc
 }
@@ -116,10 +116,11 @@ func lowerHex(s string) bool {
 }
 
 // validListValue returns s when it can be sent as a header value (visible ASCII, spaces and
-// tabs, bounded), "" otherwise. The list grammar itself is the receiver's to check; this only keeps a
-// value taken from _meta from breaking the backend request or smuggling a header line.
-func validListValue(s string, limit int) string {
-	if len(s) > limit || !visibleASCII(s) {
+// tabs, bounded) and follows its W3C grammar (tracesyntax.go), "" otherwise: a value taken from
+// _meta never breaks the backend request or smuggles a header line, and what travels as trace
+// context is keys and values of the narrow alphabet the W3C specifications allow.
+func validListValue(s string, limit int, grammar func(string) bool) string {
+	if s == "" || len(s) > limit || !visibleASCII(s) || !grammar(s) {
 		return ""
 	}
 	return s

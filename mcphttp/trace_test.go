@@ -84,6 +84,11 @@ func TestTraceHeaders(t *testing.T) {
 		{"control characters in _meta never become headers", hdr(),
 			&jsonrpc.Meta{TraceParent: tpA, TraceState: "a=1\r\nX-Evil: 1", Baggage: "b=\n"}, hdr("Traceparent", tpA)},
 		{"oversized baggage is dropped", hdr(), &jsonrpc.Meta{Baggage: strings.Repeat("k=v,", 3000)}, nil},
+		{"free text is not baggage", hdr("Traceparent", tpA, "Baggage", `note=my password is "hunter2"`), nil,
+			hdr("Traceparent", tpA)},
+		{"free text in _meta is not baggage either", hdr(), &jsonrpc.Meta{Baggage: "a secret, in words"}, nil},
+		{"a tracestate off its grammar is dropped, the traceparent kept", hdr("Traceparent", tpA, "Tracestate", "Vendor=x y;z"), nil,
+			hdr("Traceparent", tpA)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,8 +36,7 @@ var ErrBadValue = errors.New("invalid MCP header value")
 // it is after checking it holds only visible ASCII and inner spaces. Surrounding optional white
 // space has already been trimmed by net/http (RFC 9110 OWS).
 func Decode(v string) (string, error) {
-	if strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix) &&
-		len(v) >= len(sentinelPrefix)+len(sentinelSuffix) {
+	if isSentinel(v) {
 		enc := v[len(sentinelPrefix) : len(v)-len(sentinelSuffix)]
 		dec, err := base64.StdEncoding.Strict().DecodeString(enc)
 		if err != nil {
@@ -55,6 +54,28 @@ func Decode(v string) (string, error) {
 		}
 	}
 	return v, nil
+}
+
+// DecodeName is Decode for Mcp-Name, which also takes a plain value holding non-ASCII text as
+// raw UTF-8. SEP-2243 asks for the sentinel there, but the official Go SDK client (v1.8.0) sends
+// the name exactly as the body spells it. Taking it cannot make the header and the body name
+// different things: the raw bytes must still be valid UTF-8 without control characters, and
+// the caller compares the result byte for byte with the body, so a value that passes is the
+// body's own spelling. Invalid UTF-8 (a Latin-1 rendering, say) and control characters are
+// refused as in Decode.
+func DecodeName(v string) (string, error) {
+	if isSentinel(v) {
+		return Decode(v)
+	}
+	if !validUTF8NoControl(v) {
+		return "", ErrBadValue
+	}
+	return v, nil
+}
+
+func isSentinel(v string) bool {
+	return strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix) &&
+		len(v) >= len(sentinelPrefix)+len(sentinelSuffix)
 }
 
 // Encode renders s as a header value, choosing the sentinel form exactly when SEP-2243 requires

@@ -58,3 +58,53 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// DecodeName takes a raw UTF-8 Mcp-Name (what the Go SDK client sends) as the very bytes it
+// holds, the sentinel as Decode does, and refuses what cannot be the body's own spelling.
+func TestDecodeName(t *testing.T) {
+	for _, tt := range []struct{ header, want string }{
+		{"résumé", "résumé"},
+		{"工具", "工具"},
+		{"🚀launch", "🚀launch"},
+		{"e\u0301", "e\u0301"}, // NFD stays NFD: the caller compares bytes with the body
+		{`say "hi"`, `say "hi"`},
+		{"=?base64?csOpc3Vtw6k=?=", "résumé"},
+		{"plain", "plain"},
+	} {
+		got, err := DecodeName(tt.header)
+		if err != nil || got != tt.want {
+			t.Errorf("DecodeName(%q) = %q, %v; want %q", tt.header, got, err, tt.want)
+		}
+	}
+	for _, v := range []string{
+		"r\xe9sum\xe9",     // Latin-1, not UTF-8
+		"caf\xc3",          // truncated sequence
+		"a\x00b", "a\x7fb", // controls
+		"=?base64?***?=",  // a malformed sentinel is never taken raw
+		"=?base64?AP8=?=", // the sentinel of invalid UTF-8
+	} {
+		if _, err := DecodeName(v); !errors.Is(err, ErrBadValue) {
+			t.Errorf("DecodeName(%q) err = %v, want ErrBadValue", v, err)
+		}
+	}
+}
+
+func FuzzDecodeName(f *testing.F) {
+	for _, s := range []string{"résumé", "=?base64?SGVsbG8sIOS4lueVjA==?=", "\xff", "a\x01"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		dec, err := DecodeName(v)
+		if err != nil {
+			return
+		}
+		// A plain value is taken as the bytes it holds and nothing else; every value that
+		// decodes re-encodes to the same name.
+		if !isSentinel(v) && dec != v {
+			t.Fatalf("DecodeName(%q) = %q", v, dec)
+		}
+		if again, err := DecodeName(Encode(dec)); err != nil || again != dec {
+			t.Fatalf("round trip of %q: %q, %v", dec, again, err)
+		}
+	})
+}

@@ -137,6 +137,7 @@ type Backend struct {
 	creds     *credentials // nil without auth
 	retry     retryPolicy
 	legacy    *legacyState // era detection and the session pool for pre-2026 backends
+	names     nameForm     // how this backend takes a non-ASCII Mcp-Name (nameform.go)
 }
 
 // New compiles one backend's configuration, which the caller has validated (Config.Problems).

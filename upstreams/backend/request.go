@@ -103,7 +103,7 @@ func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) 
 	h[mcpheader.Method] = vals[1:2:2]
 	if o.Name != "" {
 		// Recomputed for the backend-side name (docs/protocol.md §8: recompute Mcp-Name after a rename).
-		vals = append(vals, mcpheader.Encode(o.Name))
+		vals = append(vals, b.names.value(o.Name))
 		h[mcpheader.Name] = vals[2:3:3]
 	}
 	if b.creds != nil {
@@ -122,6 +122,9 @@ func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) 
 	req.Header = h
 	resp, err := b.rt.RoundTrip(req)
 	if err != nil {
+		return nil, wire.Classify(ctx, b.name, err)
+	}
+	if resp, err = b.names.retry(b, req, o, resp); err != nil {
 		return nil, wire.Classify(ctx, b.name, err)
 	}
 	if resp.StatusCode == http.StatusUnauthorized && b.PerUser() {

@@ -1,0 +1,155 @@
+// Package tsnames runs the TypeScript SDK v2 (@modelcontextprotocol/server and /client) as a
+// backend and as a client over given tool, prompt and resource names, for the tests of how
+// names outside plain ASCII travel in Mcp-Name. It uses the packages .ci/setup installs for the
+// MCP Apps backend (apps-backend in the cache), which pin both.
+package tsnames
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/nodecache"
+)
+
+//go:embed node/backend.mjs
+var backendScript []byte
+
+//go:embed node/client.mjs
+var clientScript []byte
+
+// Names are the names a backend serves or a client calls.
+type Names struct {
+	Tools     []string `json:"tools,omitempty"`
+	Prompts   []string `json:"prompts,omitempty"`
+	Resources []string `json:"resources,omitempty"`
+}
+
+// Call is what the client got for one tool call, prompt get or resource read.
+type Call struct {
+	Kind    string `json:"kind"` // tool, prompt or resource
+	Name    string `json:"name"`
+	Text    string `json:"text"`
+	IsError bool   `json:"isError"`
+	Error   string `json:"error"`
+}
+
+// Result is what the client listed and got.
+type Result struct {
+	Tools     []string `json:"tools"`
+	Prompts   []string `json:"prompts"`
+	Resources []string `json:"resources"`
+	Calls     []Call   `json:"calls"`
+	// Sent holds the Mcp-Name values the client sent, in order.
+	Sent []string `json:"sent"`
+}
+
+// setup writes script and names into a fresh directory beside a link to the installed
+// node_modules, and returns Node and the two files.
+func setup(tb testing.TB, script []byte, n Names) (node, scriptPath, namesPath string) {
+	tb.Helper()
+	node, dir := nodecache.Require(tb, "the TypeScript SDK name tests", "apps-backend",
+		"node_modules/@modelcontextprotocol/server/package.json", "node_modules/@modelcontextprotocol/client/package.json")
+	tmp := tb.TempDir()
+	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(tmp, "node_modules")); err != nil {
+		tb.Fatal(err)
+	}
+	scriptPath, namesPath = filepath.Join(tmp, "script.mjs"), filepath.Join(tmp, "names.json")
+	b, err := json.Marshal(n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(scriptPath, script, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(namesPath, b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return node, scriptPath, namesPath
+}
+
+// StartBackend runs a TypeScript SDK backend serving n until the test ends and returns its MCP
+// endpoint URL. Each tool and prompt answers "ran <name>", each resource "read <uri>".
+func StartBackend(tb testing.TB, n Names) string {
+	tb.Helper()
+	node, script, names := setup(tb, backendScript, n)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, node, script, names)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = stdin.Close() // the script exits when its stdin ends
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cancel()
+			<-done
+		}
+		cancel()
+		if tb.Failed() && stderr.Len() > 0 {
+			tb.Logf("TypeScript backend stderr:\n%s", stderr.String())
+		}
+	})
+	port := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if p, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
+				port <- p
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case p := <-port:
+		return "http://127.0.0.1:" + p + "/mcp"
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("TypeScript backend did not start; stderr:\n%s", stderr.String())
+	}
+	return ""
+}
+
+// RunClient runs the TypeScript SDK client (pinned to 2026-07-28) against url: it lists tools,
+// prompts and resources, then calls each tool, gets each prompt and reads each resource of n.
+func RunClient(tb testing.TB, url string, n Names) Result {
+	tb.Helper()
+	node, script, names := setup(tb, clientScript, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script, url, names)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("TypeScript client: %v; stderr:\n%s", err, stderr.String())
+	}
+	// The SDK writes its own notices to stdout too; the result is the last line.
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var r Result
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+		tb.Fatalf("TypeScript client output %q: %v", out, err)
+	}
+	return r
+}
