@@ -282,13 +282,17 @@ func probeTokenURL(ctx context.Context, i int, u UpstreamConfig) onlineResult {
 // probeInterceptor checks an interceptor as its first invocation would reach it. An Interceptor
 // Server is asked server/discover (or initialize) and interceptors/list, which must host the
 // configured interceptor with its type. A webhook takes nothing but invocations (every POST is
-// one, with whatever side effects it has), so it is only connected to, TLS included.
+// one, with whatever side effects it has), so it is only connected to, TLS included, and its
+// client-credentials token, if it has one, fetched.
 func probeInterceptor(ctx context.Context, i int, ic intercept.Config) onlineResult {
 	r := onlineResult{item: fmt.Sprintf("interceptors[%d] %s", i, ic.Name)}
 	if ic.Webhook {
-		how, err := backend.Reach(ctx, ic.URL, ic.TLS, ic.ConnectTimeout)
+		how, token, err := intercept.ProbeWebhook(ctx, ic)
 		if r.err = err; err == nil {
 			r.detail = "webhook reachable (" + how + "); nothing sent, since every request is an invocation"
+			if token {
+				r.detail += "; client-credentials token fetched"
+			}
 		}
 		return r
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/oauthbackend"
@@ -71,7 +72,8 @@ func silentListener(t *testing.T) string {
 // to each webhook, TLS included, sending it nothing. A server that does not host the name or
 // hosts it with the other type, answers garbage, answers 401, hangs past the interceptor's
 // timeout or is not there, and a webhook whose certificate is not trusted or that is not there,
-// each fail, named by their key path; the header secret never shows.
+// each fail, named by their key path, as does a webhook whose client-credentials token is
+// refused (its token is fetched, the webhook sent nothing); no secret ever shows.
 func TestCheckConfigOnlineInterceptors(t *testing.T) {
 	const secret = "interceptor-header-secret"
 	guard := []intercepttest.Interceptor{{Name: "guard", Type: "validation", Handle: intercepttest.Allow()}}
@@ -86,8 +88,11 @@ func TestCheckConfigOnlineInterceptors(t *testing.T) {
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsHook.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	iss := newIssuer(t)
+	iss := startIssuer(t, devissuer.Options{Audience: testResource, Clients: map[string]string{"gw": secret}})
 	protected := oauthbackend.Start(t, "protected", oauthbackend.Options{Issuer: iss.URL()})
+	hookAuth := func(s string) string {
+		return ", webhook: true, auth: {type: clientCredentials, tokenURL: \"" + iss.TokenURL() + "\", clientID: gw, clientSecret: {value: " + s + "}}"
+	}
 	entry := func(name, url, more string) string {
 		return "  - {name: " + name + ", url: \"" + url + "\", type: validation, interceptor: guard, timeout: 1s, rules: [{tools: [\"*\"]}]" + more + "}\n"
 	}
@@ -95,8 +100,10 @@ func TestCheckConfigOnlineInterceptors(t *testing.T) {
 		entry("modern", modern.URL(), ", headers: {Authorization: {value: \"Bearer "+secret+"\"}}") +
 		entry("legacy", legacy.URL(), "") +
 		entry("hook", hook.URL(), ", webhook: true") +
-		entry("tlshook", tlsHook.URL, ", webhook: true, tls: {caFile: \""+ca+"\"}")
+		entry("tlshook", tlsHook.URL, ", webhook: true, tls: {caFile: \""+ca+"\"}") +
+		entry("authhook", hook.URL(), hookAuth(secret))
 	checkOnlineLines(t, ok, false, []string{
+		`(?m)^ok     interceptors\[4\] authhook: webhook reachable \(plain http\); nothing sent, since every request is an invocation; client-credentials token fetched$`,
 		`(?m)^ok     interceptors\[0\] modern: speaks 2026-07-28 \(server/discover\), declares io\.modelcontextprotocol/interceptors, hosts guard \(validation\)$`,
 		`(?m)^ok     interceptors\[1\] legacy: pre-2026 \(initialize, 2025-11-25\), declares io\.modelcontextprotocol/interceptors, hosts guard \(validation\)$`,
 		`(?m)^ok     interceptors\[2\] hook: webhook reachable \(plain http\); nothing sent`,
@@ -114,8 +121,10 @@ func TestCheckConfigOnlineInterceptors(t *testing.T) {
 		entry("hanging", "http://"+silentListener(t)+"/mcp", "") +
 		entry("gone", "http://"+closedPort(t)+"/mcp", "") +
 		entry("untrusted", tlsHook.URL, ", webhook: true") +
-		entry("gonehook", "http://"+closedPort(t)+"/hook", ", webhook: true")
+		entry("gonehook", "http://"+closedPort(t)+"/hook", ", webhook: true") +
+		entry("badauthhook", hook.URL(), hookAuth("wrong-"+secret))
 	checkOnlineLines(t, bad, true, []string{
+		`(?m)^FAILED interceptors\[8\] badauthhook: .*401`,
 		`(?m)^FAILED interceptors\[0\] unhosted: the server does not host interceptor "other"`,
 		`(?m)^FAILED interceptors\[1\] mistyped: interceptor "guard" is a validation interceptor on the server, configured as mutation`,
 		`(?m)^FAILED interceptors\[2\] garbage: `,
@@ -125,7 +134,7 @@ func TestCheckConfigOnlineInterceptors(t *testing.T) {
 		`(?m)^FAILED interceptors\[6\] untrusted: .*certificate`,
 		`(?m)^FAILED interceptors\[7\] gonehook: .*connect`,
 		`(?m)^ok     upstreams\[0\] one: `,
-	})
+	}, secret)
 }
 
 // TestCheckConfigOnlineSignInAndBackendAuth: check-config --online also discovers the approval

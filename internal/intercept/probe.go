@@ -37,9 +37,7 @@ type Probe struct {
 // answers routed wrongly.
 func ProbeServer(ctx context.Context, c Config) (*Probe, error) {
 	c = c.WithDefaults()
-	env := &backend.Env{Log: slog.New(slog.DiscardHandler), Now: time.Now, Names: names.New("__", false, nil),
-		Results: bodyread.NewBudget(maxResultBytesInFlight)}
-	b, err := backend.New(c.backendConfig(), env)
+	b, err := probeBackend(c)
 	if err != nil {
 		return nil, err
 	}
@@ -78,4 +76,29 @@ func ProbeServer(ctx context.Context, c Config) (*Probe, error) {
 type hosted struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
+}
+
+// ProbeWebhook connects to the webhook of c, TLS included, and fetches its client-credentials
+// token when c has one, sending the webhook nothing: every POST to it is an invocation, and its
+// contract has no request a probe could send. It returns what was reached (backend.Reach) and
+// whether a token was fetched.
+func ProbeWebhook(ctx context.Context, c Config) (reached string, token bool, err error) {
+	c = c.WithDefaults()
+	if reached, err = backend.Reach(ctx, c.URL, c.TLS, c.ConnectTimeout); err != nil {
+		return "", false, err
+	}
+	b, err := probeBackend(c)
+	if err != nil {
+		return reached, false, err
+	}
+	defer b.Close()
+	token, err = b.ProbeOwnToken(ctx)
+	return reached, token, err
+}
+
+// probeBackend is the client of an interceptor for a probe: the invocations' client, logging
+// nothing.
+func probeBackend(c Config) (*backend.Backend, error) {
+	return backend.New(c.backendConfig(), &backend.Env{Log: slog.New(slog.DiscardHandler), Now: time.Now,
+		Names: names.New("__", false, nil), Results: bodyread.NewBudget(maxResultBytesInFlight)})
 }
