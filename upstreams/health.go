@@ -2,6 +2,7 @@ package upstreams
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -12,7 +13,8 @@ import (
 // is down for every call is not probed once per call.
 const minKickGap = time.Second
 
-// Status is one backend's health as the last probe or call saw it.
+// Status is one backend's health as the last probe or call saw it. Its JSON (the detail of
+// /readyz) has lower-case keys (MarshalJSON).
 type Status struct {
 	// Name is the configured backend name.
 	Name string
@@ -28,6 +30,24 @@ type Status struct {
 	CheckedAt time.Time
 	// Pins is the backend's tool-definition pinning state; nil when it is not pinned.
 	Pins *pins.BackendState `json:",omitempty"`
+}
+
+// MarshalJSON writes s with the lower-case keys every other JSON of the gateway uses (name,
+// url, up, lastError, checkedAt, pins) and, beside them with the same values, the capitalised
+// keys /readyz carried first (Name, URL, Up, LastError, CheckedAt, Pins): deprecated, kept so
+// that a script or dashboard reading them does not break silently. Since both spellings carry
+// the same value, a case-insensitive decoder gets it whichever it reads.
+func (s Status) MarshalJSON() ([]byte, error) {
+	type capitalised Status // the deprecated keys: the field names; no MarshalJSON, no recursion
+	return json.Marshal(struct {
+		capitalised
+		Name      string             `json:"name"`
+		URL       string             `json:"url"`
+		Up        bool               `json:"up"`
+		LastError string             `json:"lastError"`
+		CheckedAt time.Time          `json:"checkedAt"`
+		Pins      *pins.BackendState `json:"pins,omitempty"`
+	}{capitalised(s), s.Name, s.URL, s.Up, s.LastError, s.CheckedAt, s.Pins})
 }
 
 // Health reports each backend, in configuration order.

@@ -6,20 +6,30 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/embeddings"
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/useroauth"
+	"github.com/mcp-gateway/gateway/internal/webpage"
 	"github.com/mcp-gateway/gateway/upstreams"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 )
 
 // onlineCheckTimeout bounds each item check-config --online contacts: an issuer's discovery and
 // key set together, or a backend's discovery and tool list together.
 const onlineCheckTimeout = 15 * time.Second
+
+// maxOnlineChecks bounds the items check-config --online contacts at once.
+const maxOnlineChecks = 8
 
 // onlineResult is one line of check-config --online: the item and what it answered.
 type onlineResult struct {
@@ -27,12 +37,17 @@ type onlineResult struct {
 	err          error
 }
 
-// checkOnline contacts what the configuration names, all at once: each issuer's discovery
-// document and key set, Redis (a PING, with the configured credentials and TLS), and each
-// backend's server/discover (or initialize) and tool list. It prints one line per item, in
+// onlineCheck contacts one item.
+type onlineCheck func(context.Context) onlineResult
+
+// checkOnline contacts everything the configuration names that serve would contact, at most
+// maxOnlineChecks at a time, each within onlineCheckTimeout: each issuer's discovery document
+// and key set, Redis, each backend, each interceptor, the approval page's sign-in issuer, the
+// authorization servers of per-user OAuth backends, the token endpoints of token-exchange
+// backends, the embeddings endpoint and the tracing collector. It prints one line per item, in
 // configuration order, and fails when any item failed.
 func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w io.Writer) error {
-	var checks []func(context.Context) onlineResult
+	var checks []onlineCheck
 	if !c.Auth.Disabled {
 		client := &http.Client{}
 		for i, ic := range c.Auth.Issuers {
@@ -50,22 +65,48 @@ func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w 
 	for i, u := range c.Upstreams {
 		checks = append(checks, func(ctx context.Context) onlineResult { return probeBackend(ctx, reg, i, u) })
 	}
+	checks = append(checks, c.backendAuthChecks()...)
+	ics, err := c.interceptorConfigs(func(s Secret) (string, error) { return s.resolve(getenv) })
+	if err != nil {
+		return err
+	}
+	for i, ic := range ics {
+		checks = append(checks, func(ctx context.Context) onlineResult { return probeInterceptor(ctx, i, ic) })
+	}
+	if c.Approval.Enabled() && !c.Auth.Disabled {
+		checks = append(checks, func(ctx context.Context) onlineResult { return probeSignIn(ctx, c.approvalConfig().Issuer) })
+	}
 	if c.Search.Embeddings.Enabled() {
 		checks = append(checks, func(ctx context.Context) onlineResult { return c.Search.Embeddings.probe(ctx, getenv) })
 	}
+	if c.Tracing.Enabled() {
+		checks = append(checks, func(ctx context.Context) onlineResult { return probeTracing(ctx, c.Tracing.Endpoint) })
+	}
+	return reportOnline(w, runOnline(ctx, checks))
+}
+
+// runOnline runs checks, at most maxOnlineChecks at once, each within onlineCheckTimeout, and
+// returns their results in order.
+func runOnline(ctx context.Context, checks []onlineCheck) []onlineResult {
 	results := make([]onlineResult, len(checks))
-	done := make(chan int)
+	slots := make(chan struct{}, maxOnlineChecks)
+	var wg sync.WaitGroup
 	for i, check := range checks {
+		slots <- struct{}{}
+		wg.Add(1)
 		go func() {
+			defer func() { <-slots; wg.Done() }()
 			ctx, cancel := context.WithTimeout(ctx, onlineCheckTimeout)
 			defer cancel()
 			results[i] = check(ctx)
-			done <- i
 		}()
 	}
-	for range checks {
-		<-done
-	}
+	wg.Wait()
+	return results
+}
+
+// reportOnline prints one line per result and fails when any item failed.
+func reportOnline(w io.Writer, results []onlineResult) error {
 	failed := 0
 	for _, r := range results {
 		if r.err != nil {
@@ -106,9 +147,16 @@ func (c RedisConfig) probe(ctx context.Context, getenv func(string) string) onli
 		return r
 	}
 	defer st.Close()
-	if r.err = st.Ping(ctx); r.err == nil {
-		r.detail = "PING answered"
+	if r.err = st.Ping(ctx); r.err != nil {
+		return r
 	}
+	// A read under the key prefix, as every confirmation and limit makes: a Redis ACL that
+	// does not grant the prefix's keys answers PING and refuses this (NOPERM).
+	if _, _, err := st.Get(ctx, "check-config"); err != nil {
+		r.err = fmt.Errorf("redis.keyPrefix %q: %w", c.keyPrefixOrDefault(), err)
+		return r
+	}
+	r.detail = "PING answered, keys under " + strconv.Quote(c.keyPrefixOrDefault()) + " readable"
 	return r
 }
 
@@ -136,10 +184,18 @@ func probeBackend(ctx context.Context, reg *upstreams.Registry, i int, u Upstrea
 		r.err = err
 		return r
 	}
+	if p.NeedsUser {
+		r.detail = "answers 401 without a user's token, as a per-user OAuth backend does; protocol and tools not checked"
+		return r
+	}
+	tools := fmt.Sprintf("%d tool(s)", p.Tools)
+	if p.PerUser {
+		tools = "tools not listed (per-user OAuth: they need a connected user's token)"
+	}
 	if p.Modern {
-		r.detail = fmt.Sprintf("speaks %s (server/discover), %d tool(s)", p.Protocol, p.Tools)
+		r.detail = fmt.Sprintf("speaks %s (server/discover), %s", p.Protocol, tools)
 	} else {
-		r.detail = fmt.Sprintf("pre-2026 (initialize, %s), %d tool(s)", p.Protocol, p.Tools)
+		r.detail = fmt.Sprintf("pre-2026 (initialize, %s), %s", p.Protocol, tools)
 	}
 	return r
 }
@@ -172,4 +228,113 @@ func oneLine(s string) string {
 		s = strings.ToValidUTF8(s[:maxReportedError], "") + "…"
 	}
 	return s
+}
+
+// keyPrefixOrDefault is the prefix of the keys serve reads and writes.
+func (c RedisConfig) keyPrefixOrDefault() string {
+	if c.KeyPrefix == "" {
+		return store.DefaultKeyPrefix
+	}
+	return c.KeyPrefix
+}
+
+// backendAuthChecks are the checks of what backends' authentication contacts besides the
+// backend: a per-user OAuth backend's authorization server (its first connect discovers it) and
+// a token-exchange backend's token endpoint (its first caller's call exchanges there). A
+// client-credentials token is fetched by the backend's own check, which calls the backend.
+func (c *Config) backendAuthChecks() []onlineCheck {
+	var checks []onlineCheck
+	for i, u := range c.Upstreams {
+		switch u.Auth.Type {
+		case upstreams.AuthUserOAuth:
+			b := c.userOAuthBackend(i, "")
+			checks = append(checks, func(ctx context.Context) onlineResult { return probeAuthServer(ctx, i, b) })
+		case upstreams.AuthTokenExchange:
+			checks = append(checks, func(ctx context.Context) onlineResult { return probeTokenURL(ctx, i, u) })
+		}
+	}
+	return checks
+}
+
+// probeAuthServer discovers a per-user OAuth backend's authorization server as its first
+// connect would: a wrong authServer, or metadata the gateway refuses, otherwise shows only when
+// a user tries to connect.
+func probeAuthServer(ctx context.Context, i int, b useroauth.Backend) onlineResult {
+	r := onlineResult{item: fmt.Sprintf("upstreams[%d].auth %s", i, b.Name)}
+	issuer, err := useroauth.ProbeAuthServer(ctx, b)
+	if r.err = err; err == nil {
+		r.detail = "authorization server " + issuer + ": metadata usable for the connect page"
+	}
+	return r
+}
+
+// probeTokenURL connects to a token-exchange backend's token endpoint, TLS included, and sends
+// nothing: the only request it would take is an exchange of a real caller's token.
+func probeTokenURL(ctx context.Context, i int, u UpstreamConfig) onlineResult {
+	r := onlineResult{item: fmt.Sprintf("upstreams[%d].auth.tokenURL %s", i, u.Name)}
+	how, err := backend.Reach(ctx, u.Auth.TokenURL, backend.TLSConfig{}, 0)
+	if r.err = err; err == nil {
+		r.detail = "reachable (" + how + "); no token sent"
+	}
+	return r
+}
+
+// probeInterceptor checks an interceptor as its first invocation would reach it. An Interceptor
+// Server is asked server/discover (or initialize) and interceptors/list, which must host the
+// configured interceptor with its type. A webhook takes nothing but invocations (every POST is
+// one, with whatever side effects it has), so it is only connected to, TLS included, and its
+// client-credentials token, if it has one, fetched.
+func probeInterceptor(ctx context.Context, i int, ic intercept.Config) onlineResult {
+	r := onlineResult{item: fmt.Sprintf("interceptors[%d] %s", i, ic.Name)}
+	if ic.Webhook {
+		how, token, err := intercept.ProbeWebhook(ctx, ic)
+		if r.err = err; err == nil {
+			r.detail = "webhook reachable (" + how + "); nothing sent, since every request is an invocation"
+			if token {
+				r.detail += "; client-credentials token fetched"
+			}
+		}
+		return r
+	}
+	p, err := intercept.ProbeServer(ctx, ic)
+	if r.err = err; err != nil {
+		return r
+	}
+	era := "speaks " + p.Protocol + " (server/discover)"
+	if !p.Modern {
+		era = "pre-2026 (initialize, " + p.Protocol + ")"
+	}
+	ext := "declares " + intercept.ExtensionID
+	if !p.Extension {
+		ext = "does not declare " + intercept.ExtensionID
+	}
+	r.detail = fmt.Sprintf("%s, %s, hosts %s (%s)", era, ext, ic.WithDefaults().Interceptor, ic.Type)
+	return r
+}
+
+// probeSignIn discovers the approval page's sign-in issuer as the first sign-in would, and
+// fetches the key set its ID tokens are verified with. The client id and secret are not
+// checked: only a person's sign-in can present them with a code the issuer accepts.
+func probeSignIn(ctx context.Context, issuer string) onlineResult {
+	r := onlineResult{item: "approval.issuer " + issuer}
+	client := &http.Client{}
+	if _, _, r.err = webpage.ProbeSignIn(ctx, client, issuer); r.err != nil {
+		return r
+	}
+	p, err := authz.ProbeIssuer(ctx, client, authz.IssuerConfig{Issuer: issuer})
+	if r.err = err; err == nil {
+		r.detail = fmt.Sprintf("sign-in discovery: authorization and token endpoints, %d usable key(s); the client is checked by a sign-in only", p.Keys)
+	}
+	return r
+}
+
+// probeTracing connects to the tracing collector and sends nothing: serve would otherwise lose
+// its spans with nothing but a log line to show for it.
+func probeTracing(ctx context.Context, endpoint string) onlineResult {
+	r := onlineResult{item: "tracing.endpoint " + endpoint}
+	how, err := backend.Reach(ctx, endpoint, backend.TLSConfig{}, 0)
+	if r.err = err; err == nil {
+		r.detail = "reachable (" + how + "); nothing sent"
+	}
+	return r
 }

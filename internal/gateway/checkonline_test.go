@@ -74,7 +74,7 @@ func TestCheckConfigOnlineRedis(t *testing.T) {
 	rs := testredis.Start(t, testredis.WithPassword(password))
 	backend := mcptest.StartServer(t, "one", mcptest.WithoutDefaults(), mcptest.WithTool(readTool(nil), noopTool))
 	for _, tc := range []struct{ url, want string }{
-		{"redis://:" + password + "@" + rs.Addr() + "/0", `(?m)^ok     redis redis://:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered$`},
+		{"redis://:" + password + "@" + rs.Addr() + "/0", `(?m)^ok     redis redis://:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered, keys under "mcpgw:" readable$`},
 		{"redis://:" + password + "@" + closedPort(t) + "/0", `(?m)^FAILED redis redis://:xxxxx@`},
 	} {
 		cfg := writeConfigWith(t, "redis: {url: \""+tc.url+"\"}\n", backend)
@@ -84,6 +84,37 @@ func TestCheckConfigOnlineRedis(t *testing.T) {
 		}
 		if failed := strings.HasPrefix(tc.want, "(?m)^FAILED"); failed != (err != nil) {
 			t.Errorf("%s: err = %v", tc.url, err)
+		}
+		if strings.Contains(out+stderr, password) {
+			t.Errorf("the output shows the password:\n%s%s", out, stderr)
+		}
+	}
+}
+
+// TestCheckConfigOnlineRedisKeyPrefix: PING alone does not show that serve may use its keys.
+// check-config --online also reads a key under redis.keyPrefix, as a confirmation or a limit
+// would: a real redis-server whose ACL user is granted only other keys answers PING and refuses
+// the read, which fails the check naming redis.keyPrefix; the granted prefix passes, and a
+// wrong password fails at AUTH. The password never shows.
+func TestCheckConfigOnlineRedisKeyPrefix(t *testing.T) {
+	const password = "acl-user-pw"
+	rs := testredis.Start(t)
+	if _, err := rs.Do("ACL", "SETUSER", "gw", "on", ">"+password, "~granted:*", "+@all"); err != nil {
+		t.Fatal(err)
+	}
+	backend := mcptest.StartServer(t, "one", mcptest.WithoutDefaults(), mcptest.WithTool(readTool(nil), noopTool))
+	for _, tc := range []struct{ prefix, password, want string }{
+		{"granted:", password, `(?m)^ok     redis redis://gw:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered, keys under "granted:" readable$`},
+		{"other:", password, `(?m)^FAILED redis redis://gw:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: redis\.keyPrefix "other:": .*NOPERM`},
+		{"granted:", "wrong-" + password, `(?m)^FAILED redis redis://gw:xxxxx@.*WRONGPASS`},
+	} {
+		cfg := writeConfigWith(t, "redis: {url: \"redis://gw:"+tc.password+"@"+rs.Addr()+"/0\", keyPrefix: \""+tc.prefix+"\"}\n", backend)
+		out, stderr, err := runGateway(t, "check-config", "--config", cfg, "--online")
+		if !regexp.MustCompile(tc.want).MatchString(out) {
+			t.Errorf("output lacks %s:\n%s", tc.want, out)
+		}
+		if failed := strings.Contains(tc.want, "FAILED"); failed != (err != nil) {
+			t.Errorf("%s: err = %v", tc.prefix, err)
 		}
 		if strings.Contains(out+stderr, password) {
 			t.Errorf("the output shows the password:\n%s%s", out, stderr)

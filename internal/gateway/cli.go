@@ -319,8 +319,9 @@ func runCheckConfig(ctx context.Context, inv invocation, args []string) error {
 	cf := newConfigFlags("check-config", checkConfigAbout, inv)
 	static := cf.fs.Bool("static", false, "check the settings only, without reading the files and variables they name\n"+
 		"(for a configuration rendered for another machine, such as a Helm chart in CI)")
-	online := cf.fs.Bool("online", false, "also fetch each issuer's discovery document and key set, and probe each\n"+
-		"backend (its protocol era, discovery and tool count), reporting each one")
+	online := cf.fs.Bool("online", false, "also contact what serve depends on outside the process: issuers, Redis, backends,\n"+
+		"interceptors, the approval sign-in issuer, authorization servers, token endpoints, the\n"+
+		"embeddings endpoint and the tracing collector, reporting each one (docs/deploy.md)")
 	if err := cf.parse(args); err != nil {
 		return err
 	}

@@ -315,3 +315,16 @@ func (x *discoverer) fetchJSON(ctx context.Context, u string, v any) error {
 	}
 	return nil
 }
+
+// ProbeAuthServer discovers b's authorization server as the first connect to b would, with
+// the client a Service uses by default: b's protected resource metadata when b names no
+// authServer or no scopes, then the server's metadata, checked as a connect checks it. It
+// returns the issuer, for operator tooling (check-config --online); it sends no token.
+func ProbeAuthServer(ctx context.Context, b Backend) (string, error) {
+	x := &discoverer{b: &b, client: defaultHTTPClient(), now: time.Now}
+	d, err := x.discover(ctx)
+	if err != nil {
+		return "", err
+	}
+	return d.as.Issuer, nil
+}

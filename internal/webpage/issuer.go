@@ -2,6 +2,7 @@ package webpage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -140,4 +141,20 @@ func authStyle(p *oidc.Provider, public bool) oauth2.AuthStyle {
 		return oauth2.AuthStyleInParams
 	}
 	return oauth2.AuthStyleInHeader
+}
+
+// ProbeSignIn discovers issuerURL as the first sign-in would (OpenID Connect discovery with
+// client) and returns its authorization and token endpoints, for operator tooling
+// (check-config --online). Whether the client id and secret are accepted shows only when a
+// person signs in: nothing is sent to the token endpoint.
+func ProbeSignIn(ctx context.Context, client *http.Client, issuerURL string) (authURL, tokenURL string, err error) {
+	p, err := oidc.NewProvider(oidc.ClientContext(ctx, client), issuerURL)
+	if err != nil {
+		return "", "", err
+	}
+	e := p.Endpoint()
+	if e.AuthURL == "" || e.TokenURL == "" {
+		return "", "", errors.New("the discovery document names no authorization_endpoint or no token_endpoint")
+	}
+	return e.AuthURL, e.TokenURL, nil
 }

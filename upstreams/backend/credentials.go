@@ -409,3 +409,14 @@ func (c *credentials) close() {
 		c.client.CloseIdleConnections()
 	}
 }
+
+// ProbeOwnToken fetches the gateway's own client-credentials token for b, as its first request
+// would, for operator tooling (check-config --online) checking an endpoint it may send nothing
+// else (a webhook). It reports false when b has no client credentials to check.
+func (b *Backend) ProbeOwnToken(ctx context.Context) (bool, error) {
+	if b.creds == nil || b.creds.cfg.Type != AuthClientCredentials {
+		return false, nil
+	}
+	_, err := b.creds.authorization(ctx, "", "", false)
+	return true, err
+}
