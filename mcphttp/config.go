@@ -90,8 +90,9 @@ type Config struct {
 	MinWriteRate int64 `yaml:"minWriteRate"`
 	// MaxResultBytesInFlight bounds the buffer memory of backend responses being relayed at
 	// once on this replica (upstreams.Options.MaxResultBytesInFlight); a response that would
-	// pass it fails with -32010 and 503. Default upstreams.DefaultMaxResultBytesInFlight;
-	// negative disables.
+	// pass it fails with -32010 and 503. Listens' queued notifications and backend listen
+	// streams count against it too, at most half of it, one caller's listens a sixteenth
+	// (docs/limits.md). Default upstreams.DefaultMaxResultBytesInFlight; negative disables.
 	MaxResultBytesInFlight int64 `yaml:"maxResultBytesInFlight"`
 	// MaxConcurrent bounds requests in flight on this replica; more get 503 with Retry-After.
 	// Default DefaultMaxConcurrent; negative disables.

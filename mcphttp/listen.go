@@ -16,7 +16,8 @@ import (
 // list_changed and resources/updated notifications tagged with this request's id, each only if
 // this client subscribed to it and, for a resource, the caller's policy lets it read it.
 // Closing the stream ends the subscription; a client that falls too far behind has it ended
-// with upstreams.ListenOverflow. A caller holds at most server.maxListensPerCaller listens on a
+// with upstreams.ListenOverflow (upstreams.ListenOverBudget when its caller's listens hold their
+// share of server.maxResultBytesInFlight). A caller holds at most server.maxListensPerCaller listens on a
 // replica (a pre-2026 client's GET streams run one each), each with params of at most
 // maxListenParamsBytes, kept as long as it lasts. Identical listens share their backend streams
 // (upstreams.Listens): an idle listen then costs the gateway little more than the client's
@@ -45,7 +46,7 @@ func (x *request) listen() error {
 	// few hundred bytes lets the body's buffer go (shed).
 	params, hdr := bytes.Clone(x.in.req.Params), x.passHeaders()
 	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
-	caller := upstreams.ListenCaller{Visible: visible, Dropped: x.s.metrics.ListenDropped}
+	caller := upstreams.ListenCaller{Key: x.subject(), Visible: visible, Dropped: x.s.metrics.ListenDropped}
 	x.shed()
 	ctx, cancel := untilTokenExpires(x)
 	defer cancel()

@@ -38,6 +38,11 @@ const CodeListenOverflow = listen.CodeOverflow
 // wait (see listen.Overflow).
 var ListenOverflow = listen.Overflow
 
+// ListenOverBudget is the error a listen ends with when the notifications waiting for its
+// caller's listens did not fit their share of the budget of result bytes (see
+// listen.OverBudget).
+var ListenOverBudget = listen.OverBudget
+
 // NewListens returns a Listens for the backends of r.
 func NewListens(r *Registry) *Listens { return listen.New(r.listens) }
 
@@ -49,7 +54,7 @@ func (r *Registry) Listen(ctx context.Context, id, params json.RawMessage, hdr h
 
 // listenSource is what listens need of r's backends.
 func (r *Registry) listenSource() *listen.Source {
-	return &listen.Source{Backends: r.backends, Names: r.ns, Log: r.log, Now: r.now,
+	return &listen.Source{Backends: r.backends, Names: r.ns, Log: r.log, Now: r.now, Results: r.results,
 		Discover: func(ctx context.Context, hdr http.Header) []*backend.Discovered {
 			ds, _ := r.discoverAll(ctx, hdr)
 			return ds

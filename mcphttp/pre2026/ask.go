@@ -17,26 +17,26 @@ import (
 // an input_required result (a backend's, or the gateway's own confirmation) become requests to
 // the client on its call's stream, whose answers become the next round's inputResponses; the
 // sealed requestState goes with them and never reaches the client. done reports that the
-// request has been answered (an entry the client cannot answer, a timeout). release lets go of
-// the answers, which stay charged to the caller's share and the replica's budget of request
-// bytes in flight (roundLimits) until the next round's request that carries them has ended;
-// it is never nil. written is called once the requests are written, or ask ends without
+// request has been answered (an entry the client cannot answer, a timeout). held is what the
+// answers are charged as: they stay charged to the caller's share and the replica's budget of
+// request bytes in flight (roundLimits) until the next round's request that carries them has
+// ended and held.release is called; a copy of them is charged with held.take. Nil when nothing
+// is held (its methods then do nothing). written is called once the requests are written, or ask ends without
 // writing them all: the input_required copy (result) and the requests built from it are let go
 // then.
-func (q *clientReq) ask(ctx context.Context, result []byte, written func()) (responses json.RawMessage, state string, release func(), done bool, err error) {
+func (q *clientReq) ask(ctx context.Context, result []byte, written func()) (responses json.RawMessage, state string, held *heldAnswers, done bool, err error) {
 	e := q.e
-	release = func() {}
 	defer written()
 	reqs, state, err := q.inputRequired(result)
 	if err != nil {
-		return nil, "", release, false, err
+		return nil, "", nil, false, err
 	}
 	withAnnotation(result, reqs)
 	// Nothing is asked, and nothing forwarded, when any entry needs what the client did not
 	// declare at initialize.
 	for _, r := range reqs {
 		if !era.Declares(q.sess.Caps, r.Capability) {
-			return nil, "", release, true, q.noCapability(capabilityWord(r.Capability))
+			return nil, "", nil, true, q.noCapability(capabilityWord(r.Capability))
 		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.AskTimeout)
@@ -53,22 +53,22 @@ func (q *clientReq) ask(ctx context.Context, result []byte, written func()) (res
 		}
 		return err
 	}
-	responses, held, err := e.asks.ask(rctx, q.sess, q.in.Subject(), reqs, q.roundLimits(), emit)
+	responses, held, err = e.asks.askHeld(rctx, q.sess, q.in.Subject(), reqs, q.roundLimits(), emit)
 	q.in.Waited(e.now().Sub(asked))
 	q.c.KeepAlive(false)
 	switch {
 	case err == nil:
 		return responses, state, held, false, nil
 	case q.c.Failed() != nil:
-		return nil, "", release, false, mcphttp.ErrClientWrite
+		return nil, "", nil, false, mcphttp.ErrClientWrite
 	case ctx.Err() != nil:
 		// The client went away or cancelled the call: nothing runs on at a backend between
 		// rounds, and nothing more is written.
-		return nil, "", release, false, context.Canceled
+		return nil, "", nil, false, context.Canceled
 	case timedOut(rctx, err):
-		return nil, "", release, true, q.failed("no answer from the client within " + e.cfg.AskTimeout.String())
+		return nil, "", nil, true, q.failed("no answer from the client within " + e.cfg.AskTimeout.String())
 	}
-	return nil, "", release, true, q.askFailed(err)
+	return nil, "", nil, true, q.askFailed(err)
 }
 
 // askFailed ends a call whose round of client input failed for err (not a timeout, nor the

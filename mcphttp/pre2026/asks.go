@@ -313,6 +313,9 @@ type heldAnswers struct {
 
 // take charges n more bytes of answers.
 func (h *heldAnswers) take(n int64) error {
+	if h == nil {
+		return nil
+	}
 	b := h.b
 	b.mu.Lock()
 	if h.lim.CallerBytes > 0 && b.heldOf[h.caller]+n > h.lim.CallerBytes {
@@ -357,15 +360,27 @@ func (h *heldAnswers) release() {
 // ask returns an error. caller is the session's caller (issuer and subject), whose waiters and
 // answers are bounded together.
 func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller string, reqs []era.InputRequest, lim roundLimits,
-	emit func(msg []byte) error) (_ json.RawMessage, release func(), err error) {
+	emit func(msg []byte) error) (json.RawMessage, func(), error) {
+	out, held, err := b.askHeld(ctx, sess, caller, reqs, lim, emit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, held.release, nil
+}
+
+// askHeld is ask returning what the answers are charged as, so that a copy the caller makes of
+// them (the params that carry them on) can be charged with them (heldAnswers.take).
+func (b *asks) askHeld(ctx context.Context, sess *legacysession.Session, caller string, reqs []era.InputRequest, lim roundLimits,
+	emit func(msg []byte) error) (_ json.RawMessage, _ *heldAnswers, err error) {
 	for i := range reqs {
 		if !era.Declares(sess.Caps, reqs[i].Capability) {
 			b.m.LegacyAsk(kindOf(&reqs[i]).label(), metrics.AskNoCapability)
 			return nil, nil, &noCapabilityError{Capability: reqs[i].Capability}
 		}
 	}
+	held := &heldAnswers{b: b, caller: caller, lim: lim}
 	if len(reqs) == 0 {
-		return json.RawMessage(`{}`), func() {}, nil
+		return json.RawMessage(`{}`), held, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
@@ -376,7 +391,6 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 	}
 	failure := metrics.AskLost
 	defer func() { b.finish(r, failure) }()
-	held := &heldAnswers{b: b, caller: caller, lim: lim}
 	defer func() {
 		if err != nil {
 			held.release()
@@ -422,7 +436,7 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 			return nil, nil, ctx.Err()
 		}
 	}
-	return inputResponses(reqs, r.values), held.release, nil
+	return inputResponses(reqs, r.values), held, nil
 }
 
 // withoutParams is reqs without their params, for a round that has written its requests and

@@ -278,3 +278,66 @@ func TestAsksHeldAnswersShare(t *testing.T) {
 		t.Fatalf("an answer past the replica's budget: %v, want errAnswersBudget", r.err)
 	}
 }
+
+// TestLegacyRoundParamsCharged: the round that carries a pre-2026 client's answers on holds
+// them twice, the inputResponses object and the params built from it, and both are charged to
+// the replica's budget of request bytes in flight until that round has ended. Before, only the
+// answers were, so a round held about twice what the budget showed. A pinned 2025-11-25 go-sdk
+// client answers three elicitations with a 20 KiB note each; while the backend holds the
+// retry that carries them, the budget shows at least twice the notes, and nothing once the call
+// is answered.
+func TestLegacyRoundParamsCharged(t *testing.T) {
+	const note = 20 << 10
+	retried, hold := make(chan struct{}, 1), make(chan struct{})
+	tool := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Params.RequestState == askThreeState {
+			retried <- struct{}{}
+			select {
+			case <-hold:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return askThreeTool(ctx, req)
+	}
+	be := mcptest.StartServer(t, "be", mcptest.WithTool(&mcp.Tool{Name: "ask_three",
+		InputSchema: &jsonschema.Schema{Type: "object"}}, tool))
+	gw, _ := startAskingGateway(t, gwSpec{Server: mcphttp.Config{MaxBodyBytes: 256 << 10}},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"note": strings.Repeat("x", note)}}, nil
+		}))
+	done := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__ask_three", Arguments: map[string]any{}})
+		if err == nil && (res.IsError || mcptest.ResultText(res) != "answered") {
+			err = fmt.Errorf("result %q (error %v)", mcptest.ResultText(res), res.IsError)
+		}
+		done <- err
+	}()
+	select {
+	case <-retried:
+	case err := <-done:
+		t.Fatalf("the call ended before its retry reached the backend: %v", err)
+	case <-time.After(asksHang): // fail-safe
+		t.Fatal("the retry did not reach the backend")
+	}
+	// Three answers held as the inputResponses object, and again in the params.
+	if got, want := gw.mcp.BodyBytesInFlight(), int64(2*3*note); got < want {
+		t.Errorf("while the retry runs the budget shows %d bytes, want at least %d (answers and params)", got, want)
+	}
+	release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(asksHang): // fail-safe
+		t.Fatal("the call did not end")
+	}
+	mcptest.WaitFor(t, "the answers and params given back", func() bool { return gw.mcp.BodyBytesInFlight() == 0 })
+}

@@ -73,8 +73,8 @@ func (q *clientReq) call() error {
 		if round >= q.e.cfg.MaxRounds {
 			return q.failed("the call needed more than " + strconv.Itoa(q.e.cfg.MaxRounds) + " rounds of client input")
 		}
-		responses, state, release, done, err := q.ask(ctx, sink.asked, sink.letGo)
-		held = release
+		responses, state, answers, done, err := q.ask(ctx, sink.asked, sink.letGo)
+		held = answers.release
 		if err != nil || done {
 			return q.cancelled(ctx, err)
 		}
@@ -82,6 +82,13 @@ func (q *clientReq) call() error {
 		// the previous round's, they never pile up in the params.
 		if inner, err = q.inner(ctx, base, responses, state); err != nil {
 			return err
+		}
+		// The next round holds the answers twice: the inputResponses object (inner.Parsed) and
+		// the params that carry it on, a copy. The copy is charged with the answers, to the
+		// caller's share and the replica's budget, until the request that carries them has
+		// ended (TestLegacyRoundParamsCharged).
+		if err := answers.take(int64(len(inner.Params))); err != nil {
+			return q.askFailed(err)
 		}
 	}
 }

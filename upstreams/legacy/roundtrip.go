@@ -430,9 +430,13 @@ func (x *RoundTrip) Release() {
 }
 
 // Events returns the round trip that reads resp, the GET stream of session s, event by event
-// (Event), answering nothing by itself.
-func (br *Bridge) Events(s *Session, resp *http.Response) *RoundTrip {
-	return &RoundTrip{br: br, sess: s, resp: resp, sse: newSSEStream(resp.Body, int(br.be.MaxBytes()))}
+// (Event), answering nothing by itself. What its events hold is charged to budget (nil: none)
+// as they are read, until Free; an event that does not fit ends the stream with
+// bodyread.ErrBudget.
+func (br *Bridge) Events(s *Session, resp *http.Response, budget *bodyread.Budget) *RoundTrip {
+	x := &RoundTrip{br: br, sess: s, resp: resp, sse: newSSEStream(resp.Body, int(br.be.MaxBytes()))}
+	x.sse.Budget = budget
+	return x
 }
 
 // Event returns the data of the next event of a GET stream (Events).

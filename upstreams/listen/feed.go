@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
@@ -32,17 +33,80 @@ var errNoSubscribers = errors.New("upstreams: the last subscriber left the liste
 // caller's (see backend.Request.FromCaller), and every caller is authenticated on its own request
 // before it joins. The request id and trace context the backend sees are those of the client
 // whose listen opened the stream.
+//
+// The notifications waiting for clients are charged to the replica's budget of result bytes
+// (Source.Results): every listen's together to at most half of it, so that calls keep the
+// other half however many listens fall behind, and one caller's listens on this replica to a
+// sixteenth of it (callerShareDivisor), so that one caller's slow readers cannot take what
+// other callers' listens need.
 type Listens struct {
 	src    *Source
 	limits queueLimits
 	mu     sync.Mutex
 	feeds  map[string]*feed // the open shared streams by feedSpec.key
+	// queued is the listens' part of the results budget, nil when that is unbounded.
+	queued *bodyread.Budget
+	// callers holds the share of each caller with a listen open; under mu.
+	callers map[string]*callerShare
+}
+
+// Divisors of the replica's budget of result bytes: every listen's queued notifications
+// together may hold half of it, one caller's a sixteenth (8 MiB of the default 128 MiB, more
+// than its 32 listens' queues hold at their own limits with the batch being written: 16 MiB).
+const (
+	listensShareDivisor = 2
+	callerShareDivisor  = 16
+)
+
+// callerShare is one caller's share of the listens' budget, kept while it has a listen open.
+type callerShare struct {
+	budget *bodyread.Budget
+	n      int // its listens open
 }
 
 // New returns a Listens for the backends of src.
 func New(src *Source) *Listens {
-	return &Listens{src: src, limits: defaultQueueLimits, feeds: make(map[string]*feed)}
+	ls := &Listens{src: src, limits: defaultQueueLimits, feeds: make(map[string]*feed),
+		callers: make(map[string]*callerShare)}
+	if src.Results != nil {
+		ls.queued = bodyread.NewShare(src.Results, src.Results.Max()/listensShareDivisor)
+	}
+	return ls
 }
+
+// share returns caller's share of the listens' budget for one more listen of it (nil when the
+// budget is unbounded); unshare gives it back when that listen has left.
+func (ls *Listens) share(caller string) *bodyread.Budget {
+	if ls.queued == nil {
+		return nil
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	c := ls.callers[caller]
+	if c == nil {
+		c = &callerShare{budget: bodyread.NewShare(ls.queued, ls.src.Results.Max()/callerShareDivisor)}
+		ls.callers[caller] = c
+	}
+	c.n++
+	return c.budget
+}
+
+func (ls *Listens) unshare(caller string) {
+	if ls.queued == nil {
+		return
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if c := ls.callers[caller]; c != nil {
+		if c.n--; c.n <= 0 {
+			delete(ls.callers, caller)
+		}
+	}
+}
+
+// QueuedBytes is what the notifications waiting for clients' listens hold now, within the
+// replica's budget of result bytes.
+func (ls *Listens) QueuedBytes() int64 { return ls.queued.InUse() }
 
 // Listen is Source.Listen with backend streams shared between identical listens. A client
 // that leaves ends the backend streams only it still listens to; one that joins a stream already
@@ -132,6 +196,16 @@ func (hub *Listens) join(ctx context.Context, s *subscriber, spec *feedSpec) {
 	go f.run(fctx)
 }
 
+// streamBudget is what the buffers of f's backend stream are charged to: the listens' part of
+// the replica's budget of result bytes, for a stream shared by listens of any caller; the whole
+// budget for a stream of one Source.Listen.
+func (f *feed) streamBudget() *bodyread.Budget {
+	if f.hub != nil && f.hub.queued != nil {
+		return f.hub.queued
+	}
+	return f.spec.src.Results
+}
+
 func (f *feed) add(s *subscriber, flt *listenFilter) {
 	f.mu.Lock()
 	f.subs[s] = flt
@@ -218,14 +292,24 @@ type subscriber struct {
 	wake   chan struct{} // signalled, never blocking, when queue or open changed
 	feeds  []*feed       // written only by the client's goroutine
 	caller Caller
+	hub    *Listens // whose caller share the queue is charged to; nil for none
 	mu     sync.Mutex
 	queue  eventQueue
 	open   int  // backend streams that have not ended
 	over   bool // the queue overflowed: the listen ends, and nothing more is queued
+	// overBudget: it overflowed because the budget (the caller's share or the replica's) could
+	// not take a notification; the listen ends with OverBudget rather than Overflow.
+	overBudget bool
 }
 
-func newSubscriber(limits queueLimits, c Caller) *subscriber {
-	return &subscriber{wake: make(chan struct{}, 1), caller: c, queue: eventQueue{limits: limits}}
+// newSubscriber returns a subscriber whose queue is charged to c's share of hub's budget (none
+// for a nil hub); it must leave, which gives back what it holds and its share.
+func newSubscriber(hub *Listens, limits queueLimits, c Caller) *subscriber {
+	s := &subscriber{wake: make(chan struct{}, 1), caller: c, hub: hub, queue: eventQueue{limits: limits}}
+	if hub != nil {
+		s.queue.budget = hub.share(c.Key)
+	}
+	return s
 }
 
 // offer queues ev, from the backend upstream, for the client if flt (what the client
@@ -261,6 +345,7 @@ func (s *subscriber) push(ev listenEvent) {
 		coalesced = c
 	} else {
 		lost = s.queue.len() + 1
+		s.overBudget = s.queue.overBudget
 		s.queue.reset()
 		s.over = true
 	}
@@ -291,13 +376,21 @@ func (s *subscriber) signal() {
 }
 
 // take returns the waiting notifications, oldest first, and empties the queue; open is the
-// number of backend streams still open, over whether the queue overflowed.
-func (s *subscriber) take() (q []listenEvent, open int, over bool) {
+// number of backend streams still open, over the error the listen ends with when the queue
+// overflowed (nil otherwise). The notifications stay charged to the budget until flush has
+// written them or given up.
+func (s *subscriber) take() (q []listenEvent, open int, over *jsonrpc.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q = s.queue.items
-	s.queue.reset() // an idle listen holds no queue
-	return q, s.open, s.over
+	s.queue.detach() // an idle listen holds no queue
+	switch {
+	case s.overBudget:
+		over = OverBudget
+	case s.over:
+		over = Overflow
+	}
+	return q, s.open, over
 }
 
 // relay emits the queued notifications, tagged with id, until ctx is done, emit fails, the
@@ -328,28 +421,51 @@ func (s *subscriber) relay(ctx context.Context, id json.RawMessage, emit func([]
 //go:noinline
 func (s *subscriber) flush(ctx context.Context, id json.RawMessage, emit func([]byte) error) (done bool, err error) {
 	q, open, over := s.take()
-	for _, ev := range q {
+	for i, ev := range q {
 		if ctx.Err() != nil {
+			s.giveBack(q[i:])
 			return true, nil
 		}
-		if err := emit(ev.render(id)); err != nil {
+		err := emit(ev.render(id))
+		// Written (or never to be): its bytes are the client's connection's now.
+		s.queue.budget.Return(int64(eventCost(ev)))
+		if err != nil {
+			s.giveBack(q[i+1:])
 			return true, err
 		}
 	}
 	switch {
-	case ctx.Err() != nil && (over || open == 0):
+	case ctx.Err() != nil && (over != nil || open == 0):
 		return true, nil
-	case over:
-		return true, emit(jsonrpc.AppendError(nil, id, Overflow))
+	case over != nil:
+		return true, emit(jsonrpc.AppendError(nil, id, over))
 	case open == 0:
 		return true, emit(jsonrpc.AppendResult(nil, id, listenEndResult(id)))
 	}
 	return false, nil
 }
 
-// leave takes s off every backend stream it listens to.
+// giveBack returns the charge of notifications taken (take) that will not be written.
+func (s *subscriber) giveBack(q []listenEvent) {
+	n := 0
+	for _, ev := range q {
+		n += eventCost(ev)
+	}
+	s.queue.budget.Return(int64(n))
+}
+
+// leave takes s off every backend stream it listens to, then gives back what its queue holds
+// and its caller's share: whatever ended the listen (the client gone, its token expired, the
+// replica shutting down, every backend stream ended), nothing it queued stays charged.
 func (s *subscriber) leave() {
 	for _, f := range s.feeds {
 		f.remove(s)
+	}
+	s.mu.Lock()
+	s.queue.reset()
+	s.over = true // nothing more is queued
+	s.mu.Unlock()
+	if s.hub != nil {
+		s.hub.unshare(s.caller.Key)
 	}
 }

@@ -176,7 +176,7 @@ func TestListensSlowSubscriberHoldsUpNoOther(t *testing.T) {
 }
 
 func TestSubscriberQueueCoalesces(t *testing.T) {
-	s := newSubscriber(defaultQueueLimits, Caller{})
+	s := newSubscriber(nil, defaultQueueLimits, Caller{})
 	for range 10 {
 		s.push(listenEvent{method: wire.NotifToolsListChanged})
 		s.push(listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://x"})

@@ -72,7 +72,10 @@ func (f *feed) legacyListen(ctx context.Context, b *backend.Backend, sh *share, 
 			return fmt.Errorf("%w: %s: resources/subscribe answered error %d", wire.ErrBadResponse, b.Name(), m.Error.Code)
 		}
 	}
-	return f.legacyRelay(hctx, b, br.Events(sess, resp), sh)
+	// The stream's buffers are charged as a 2026-07-28 backend's are (feed.relay).
+	x := br.Events(sess, resp, f.streamBudget())
+	defer x.Free()
+	return f.legacyRelay(hctx, b, x, sh)
 }
 
 // legacyRelay forwards the requested notifications of a legacy GET stream until it ends. The

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
@@ -38,6 +39,10 @@ type Source struct {
 	// stream, on the stream's goroutine before the stream's subscribers hear it, so that the
 	// lists it makes stale are gone when they list again; it must return promptly.
 	Changed func(upstream, method string)
+	// Results is the replica's budget of result bytes in flight: the notifications waiting for
+	// clients (Listens) and the buffers of the backend listen streams are charged to it. Nil
+	// charges nothing.
+	Results *bodyread.Budget
 	// Log receives the streams that fail. Required.
 	Log *slog.Logger
 	// Now returns the current time. Required.
@@ -114,7 +119,7 @@ func (src *Source) subscribe(ctx context.Context, hub *Listens, limits queueLimi
 		return nil, err
 	}
 	honoured, shares := src.plan(ctx, want, hdr, c.Visible)
-	s := newSubscriber(limits, c)
+	s := newSubscriber(hub, limits, c)
 	// Join before acknowledging: a client that has the acknowledgement is subscribed, and what a
 	// shared backend stream delivers meanwhile waits in s's queue until relay sends it.
 	for i, b := range src.Backends {
@@ -243,6 +248,10 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 		return wire.StatusError(b.Name(), resp.StatusCode, "listen was not answered with an event stream")
 	}
 	sse := wire.NewSSEReaderSize(resp.Body, int(b.MaxBytes()), wire.SSEListenBuffer)
+	// What the stream's events hold is charged as they are read (streamBudget): an event that
+	// does not fit ends the stream, and its listens then end as when a backend ends it.
+	sse.Budget = f.streamBudget()
+	defer sse.Release()
 	for {
 		data, err := sse.Next()
 		switch {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/names"
@@ -17,6 +18,10 @@ type Caller struct {
 	// a client must not learn when a resource it may not read changes. It is called on the
 	// backend stream's goroutine and must not block. nil allows every resource.
 	Visible func(names.Kind, names.Target) bool
+	// Key is the caller (issuer and subject): the notifications waiting for its listens on a
+	// replica are charged to one share of the replica's budget of result bytes (Listens). Every
+	// caller without a key shares one.
+	Key string
 	// Dropped, when set, is called with one of the Drop constants and a count each time
 	// notifications a backend sent are not relayed to this client. It is called on the backend
 	// stream's goroutine and must not block.
@@ -53,6 +58,13 @@ const CodeOverflow = -32015
 // reconnection (2026-07-28 listens are not resumable).
 var Overflow = jsonrpc.NewError(CodeOverflow,
 	"listen ended: the client did not keep up and notifications were dropped; listen again and re-read what it subscribed to")
+
+// OverBudget is the error a listen ends with when the notifications waiting for its client do
+// not fit the bytes the gateway lets its caller's listens, or every listen, hold
+// (server.maxResultBytesInFlight): some were dropped, as with Overflow, and the client should
+// do the same once it reads what it is sent.
+var OverBudget = jsonrpc.NewError(CodeOverflow,
+	"listen ended: notifications waiting for this caller's listens reached the gateway's memory bound and were dropped; read faster or hold fewer listens, then listen again and re-read what it subscribed to")
 
 // queueLimits bound the notifications waiting for one client.
 type queueLimits struct {
@@ -94,12 +106,19 @@ func (ev listenEvent) coalesced() listenEvent {
 // for the subscription that covers it (ev.coalesced), and so does everything queued until the
 // client takes the queue. Only a client with more subscriptions than the limits hold can then
 // overflow it.
+//
+// What it holds (bytes) is also charged to budget, the caller's share of the replica's budget
+// of result bytes (nil: none), until the items are written (take) or the queue is reset; a
+// notification the budget cannot take does not fit either.
 type eventQueue struct {
 	limits     queueLimits
+	budget     *bodyread.Budget
 	items      []listenEvent
 	seen       map[listenEvent]struct{}
 	bytes      int
 	coalescing bool
+	// overBudget: an add did not fit the budget (rather than the limits).
+	overBudget bool
 }
 
 // add queues ev unless an identical one is waiting. It reports false, and leaves the queue
@@ -110,6 +129,10 @@ func (q *eventQueue) add(ev listenEvent) bool {
 	}
 	cost := eventCost(ev)
 	if len(q.items) >= q.limits.events || q.bytes+cost > q.limits.bytes {
+		return false
+	}
+	if !q.budget.Take(int64(cost)) {
+		q.overBudget = true
 		return false
 	}
 	if q.seen == nil {
@@ -124,7 +147,10 @@ func (q *eventQueue) add(ev listenEvent) bool {
 // push queues ev as add does, coalescing the queue when ev does not fit. It returns how many
 // notifications were coalesced (sub-resource updates now relayed as their subscription's), and
 // false when even coalesced they do not fit: the queue must then be reset.
+//
+// overBudget then tells whether the budget, rather than the limits, refused some of it.
 func (q *eventQueue) push(ev listenEvent) (coalesced int, ok bool) {
+	q.overBudget = false
 	if !q.coalescing {
 		if q.add(ev) {
 			return 0, true
@@ -152,8 +178,15 @@ func lossOf(ev listenEvent) int {
 
 func (q *eventQueue) len() int { return len(q.items) }
 
-// reset empties the queue, leaves coalescing and lets go of its memory.
+// reset empties the queue, leaves coalescing, lets go of its memory and gives its charge back.
 func (q *eventQueue) reset() {
+	q.budget.Return(int64(q.bytes))
+	q.detach()
+}
+
+// detach empties the queue as reset does but keeps its charge, which passes to whoever took the
+// items (subscriber.take) and is theirs to give back.
+func (q *eventQueue) detach() {
 	q.items, q.seen, q.bytes, q.coalescing = nil, nil, 0, false
 }
 

@@ -66,7 +66,7 @@ func TestSubscriberQueueBounds(t *testing.T) {
 	for _, lim := range []queueLimits{{events: 100, bytes: 1 << 20}, {events: 1 << 20, bytes: 64 << 10}} {
 		t.Run(fmt.Sprintf("%d events %d bytes", lim.events, lim.bytes), func(t *testing.T) {
 			dropped := map[string]int{}
-			s := newSubscriber(lim, Caller{Dropped: func(cause string, n int) { dropped[cause] += n }})
+			s := newSubscriber(nil, lim, Caller{Dropped: func(cause string, n int) { dropped[cause] += n }})
 			pad := strings.Repeat("x", 1024)
 			maxLen, maxBytes, accepted := 0, 0, 0
 			for i := range 20000 {
@@ -86,7 +86,7 @@ func TestSubscriberQueueBounds(t *testing.T) {
 				t.Errorf("accepted %d, dropped %v; want every notification dropped once the queue overflowed", accepted, dropped)
 			}
 			q, _, over := s.take()
-			if len(q) != 0 || !over {
+			if len(q) != 0 || over != Overflow {
 				t.Errorf("take after the overflow = %d notifications, over %v; want none, and the listen to end", len(q), over)
 			}
 		})
@@ -97,7 +97,7 @@ func TestSubscriberQueueBounds(t *testing.T) {
 // is reported and never queued.
 func TestSubscriberFiltersBeforeQueueing(t *testing.T) {
 	dropped := map[string]int{}
-	s := newSubscriber(defaultQueueLimits, Caller{
+	s := newSubscriber(nil, defaultQueueLimits, Caller{
 		Visible: func(k names.Kind, tg names.Target) bool {
 			return k == names.KindResource && tg.Upstream == "a" && tg.Name != "mem://hr/ceo"
 		},
@@ -109,7 +109,7 @@ func TestSubscriberFiltersBeforeQueueing(t *testing.T) {
 	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://hr/ceo", target: "mem://hr/ceo"})
 	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://hr/dev", target: "mem://hr/dev"})
 	q, _, over := s.take()
-	if len(q) != 1 || q[0].target != "mem://hr/dev" || over {
+	if len(q) != 1 || q[0].target != "mem://hr/dev" || over != nil {
 		t.Errorf("queued %v, want mem://hr/dev only", q)
 	}
 	if dropped[DropUnsubscribed] != 2 || dropped[DropHidden] != 1 {
@@ -122,7 +122,7 @@ func TestSubscriberFiltersBeforeQueueing(t *testing.T) {
 // once the client has taken the queue, updates are relayed one by one again.
 func TestSubscriberQueueCoalescesSubResources(t *testing.T) {
 	dropped := map[string]int{}
-	s := newSubscriber(queueLimits{events: 10, bytes: 1 << 20}, Caller{Dropped: func(cause string, n int) { dropped[cause] += n }})
+	s := newSubscriber(nil, queueLimits{events: 10, bytes: 1 << 20}, Caller{Dropped: func(cause string, n int) { dropped[cause] += n }})
 	flt := newListenFilter(&share{ToolsListChanged: true, ResourceSubscriptions: []string{"mem://a/", "mem://b/"}}, ns)
 	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://b/1", target: "mem://b/1"})
 	s.offer("a", flt, listenEvent{method: wire.NotifToolsListChanged})
@@ -139,7 +139,7 @@ func TestSubscriberQueueCoalescesSubResources(t *testing.T) {
 		got = append(got, strings.TrimSpace(ev.method+" "+string(ev.uri)))
 	}
 	want := []string{"notifications/resources/updated a+mem://b/", "notifications/tools/list_changed", "notifications/resources/updated a+mem://a/"}
-	if over || fmt.Sprint(got) != fmt.Sprint(want) {
+	if over != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("queued %q (over %v), want %q", got, over, want)
 	}
 	if dropped[DropCoalesced] != 20001 || dropped[DropOverflow] != 0 {
