@@ -76,10 +76,11 @@ func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) 
 		return nil, fmt.Errorf("%w: %s: the URL does not make a request", wire.ErrUnavailable, b.name)
 	}
 	rctx := ctx
-	if b.direct == nil {
-		// Over TLS (or a test's transport) Classify cannot tell from the error alone whether
-		// the handshake failed, before any byte of the request was written; the direct client
-		// of plain http fails before a send only by the dial errors Classify knows.
+	if b.transport != nil && b.rt == http.RoundTripper(b.transport) {
+		// Over TLS Classify cannot tell from the error alone whether the handshake failed,
+		// before any byte of the request was written. The direct client of plain http fails
+		// before a send only by the dial errors Classify knows, and spares a plain call the
+		// watch's allocations.
 		rctx = wire.WatchConnect(ctx)
 	}
 	req := b.template.WithContext(rctx)
