@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/certtest"
 	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // tlsBackend is an HTTPS backend with HTTP/2 that requires a client certificate signed by
@@ -163,5 +165,31 @@ func TestTLSConfigValidate(t *testing.T) {
 				t.Fatalf("Validate = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestTLSRefusedHandshakeNotSent: a backend whose server refuses the gateway's TLS handshake
+// (here for the client certificate it lacks, refused before the server's Finished under TLS
+// 1.2) fails before any byte of the request was sent, which makes it no caller's failure for
+// the circuit, though over TCP the refusal reaches the gateway as a bare "remote error".
+func TestTLSRefusedHandshakeNotSent(t *testing.T) {
+	ca := certtest.NewCA(t)
+	pair := ca.Issue(t, certtest.Leaf{})
+	cert, err := tls.X509KeyPair(pair.CertPEM, pair.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		t.Error("a request got through a refused handshake")
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAnyClientCert, MaxVersion: tls.VersionTLS12}
+	srv.StartTLS()
+	defer srv.Close()
+	caFile, _, _ := tlsFiles(t, ca, ca)
+	r := singleBackend(t, srv.URL+"/mcp", func(u *UpstreamConfig) { u.TLS = TLSConfig{CAFile: caFile} })
+	_, err = faultCall(r, context.Background())
+	if !errors.Is(err, ErrUnavailable) || !wire.NotSent(err) {
+		t.Fatalf("Call = %v (NotSent %v), want ErrUnavailable before anything was sent", err, wire.NotSent(err))
 	}
 }

@@ -142,6 +142,7 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	tr, err := s.oauth.tokenRequest(tctx, &d.as, c, url.Values{"grant_type": {"authorization_code"}, "code": {code},
 		"redirect_uri": {s.oauth.redirectURL(st.Backend)}, "code_verifier": {f.Verifier}, "resource": {b.cfg.resource()}})
 	tcancel()
+	err = b.oversizeAnswered(vault.Caller{Issuer: st.Issuer, Subject: st.Subject}, err)
 	var refused *oauthError
 	var unusable *unusableError
 	switch {
@@ -154,10 +155,15 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 		return
 	case errors.As(err, &unusable):
 		// Issued, and of no use: revoked rather than left valid where nobody holds them.
-		s.revokeTokens(ctx, b, unusable.tokens(d, c))
-		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: unusable tokens revoked", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
+		issued, done := unusable.tokens(d, c), "They were revoked and nothing was stored"
+		if issued != nil {
+			s.revokeTokens(ctx, b, issued)
+		} else {
+			done = "Nothing was stored"
+		}
+		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: unusable tokens refused", slog.String("upstream", st.Backend), slog.String("error", err.Error()))
 		s.page.refuse(w, r, st.Backend, http.StatusBadGateway, FailUnusable, "The authorization server issued tokens "+unusable.Reason()+
-			". They were revoked and nothing was stored: trying again gets the same answer until the server's configuration for the gateway changes.")
+			". "+done+": trying again gets the same answer until the server's configuration for the gateway changes.")
 		return
 	case err != nil:
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: code exchange failed", slog.String("upstream", st.Backend), slog.String("error", err.Error()))

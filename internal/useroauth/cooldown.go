@@ -147,6 +147,31 @@ func (st *backendState) refreshAnswered(now time.Time, who vault.Caller, err err
 	return out
 }
 
+// oversizeAnswered classifies a token answer for who (a refresh or a code exchange) by whether
+// it was too large to read (unusableError.oversize), and returns err as it counts. One such
+// answer is who's: what makes it big may be who's own (an id_token with a user's huge claims),
+// so it is an unusableError, which begins no cooldown and ends who's grant. Answers of two
+// distinct callers too large in a row are the server's (it answers everyone so), an error
+// wrapping ErrAuthServer, which begins the backend's refresh cooldown and keeps who's grant.
+// Any other answer from the server ends the run.
+func (st *backendState) oversizeAnswered(who vault.Caller, err error) error {
+	var u *unusableError
+	oversize := errors.As(err, &u) && u.oversize
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	switch {
+	case !oversize:
+		if !serverFailure(err) || errors.As(err, new(*oauthError)) {
+			st.lastOversize = vault.Caller{} // answered otherwise
+		}
+		return err
+	case st.lastOversize != (vault.Caller{}) && st.lastOversize != who:
+		return fmt.Errorf("%w: token answers over %d bytes to two callers in a row", ErrAuthServer, maxTokenResponseBytes)
+	}
+	st.lastOversize = who
+	return err
+}
+
 // callerCooldown returns who's own refresh cooldown, made room for within maxCallerCooldowns.
 // The caller holds st.mu.
 func (st *backendState) callerCooldown(who vault.Caller) *cooldown {

@@ -79,6 +79,10 @@ type unusableError struct {
 	access, refreshTok string
 	// unsendable: the tokens are Bearer (or would be), but a header cannot carry them.
 	unsendable bool
+	// oversize: the successful answer was over maxTokenResponseBytes, so its tokens are not
+	// known (nothing of the answer is revoked). What makes it big may be one caller's (an
+	// id_token with a user's huge claims); oversizeAnswered tells when it is the server's.
+	oversize bool
 }
 
 func (e *unusableError) Error() string {
@@ -87,14 +91,21 @@ func (e *unusableError) Error() string {
 
 // Reason says what is wrong with the tokens, for a page and a log line; it holds no token.
 func (e *unusableError) Reason() string {
+	if e.oversize {
+		return fmt.Sprintf("in an answer over %d bytes, which the gateway does not read", maxTokenResponseBytes)
+	}
 	if e.unsendable {
 		return fmt.Sprintf("the gateway cannot use: longer than %d bytes, or with characters a header cannot carry", maxTokenBytes)
 	}
 	return "of type " + e.TokenType + ", which the gateway cannot use: it sends Bearer tokens only"
 }
 
-// tokens is what to revoke: the tokens the answer carried, as issued by d's server to c.
+// tokens is what to revoke: the tokens the answer carried, as issued by d's server to c; nil
+// when they are not known (oversize).
 func (e *unusableError) tokens(d *discovered, c client) *vault.Token {
+	if e.oversize {
+		return nil
+	}
 	return &vault.Token{AuthServer: d.as.Issuer, ClientID: c.ID, AccessToken: e.access, RefreshToken: e.refreshTok}
 }
 
@@ -110,7 +121,15 @@ func invalidClient(err error) bool {
 // error wrapping ErrAuthServer; a refusal is an *oauthError.
 func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, form url.Values) (*tokenResponse, error) {
 	body, status, err := a.post(ctx, as.TokenEndpoint, as.TokenAuthMethods, c, form)
-	if err != nil {
+	switch {
+	case errors.Is(err, errOversize) && status == http.StatusOK:
+		// Tokens were issued for this grant, in an answer made big perhaps by one caller's
+		// claims: that caller's, unless the server does it to everyone (oversizeAnswered).
+		return nil, &unusableError{TokenType: "unknown", oversize: true}
+	case errors.Is(err, errOversize) && (status >= 500 || status == http.StatusTooManyRequests):
+		// The server failing, whatever the body (serverFailure).
+		return nil, &oauthError{Status: status, Code: "invalid"}
+	case err != nil:
 		return nil, err
 	}
 	var w struct {
@@ -247,11 +266,18 @@ func (a *asClient) send(ctx context.Context, endpoint, contentType, body string,
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponseBytes+1))
-	if err != nil || len(out) > maxTokenResponseBytes {
-		return nil, 0, fmt.Errorf("%w: the answer is unreadable or too large", ErrAuthServer)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: the answer is unreadable", ErrAuthServer)
+	}
+	if len(out) > maxTokenResponseBytes {
+		// With its status, for the token endpoint to tell whose the size is (tokenRequest).
+		return nil, resp.StatusCode, fmt.Errorf("%w: %w", ErrAuthServer, errOversize)
 	}
 	return out, resp.StatusCode, nil
 }
+
+// errOversize is an answer over maxTokenResponseBytes (send).
+var errOversize = fmt.Errorf("the answer is over %d bytes", maxTokenResponseBytes)
 
 // errorCode keeps an OAuth error code only when it looks like one: letters, digits and _ . : -
 // (every code RFC 6749 and its extensions define), at most 64, so a hostile server cannot put

@@ -165,6 +165,9 @@ type backendState struct {
 	// lastFailed the caller whose refresh failed last with a status, since the last answer.
 	callerCool map[vault.Caller]*cooldown
 	lastFailed vault.Caller
+	// lastOversize is the caller whose token answer (refresh or code exchange) was last too
+	// large to read, since the last answer that was not (oversizeAnswered).
+	lastOversize vault.Caller
 }
 
 func (st *backendState) cachedClient(key string, now time.Time) (client, bool) {

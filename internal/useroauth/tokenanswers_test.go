@@ -491,3 +491,84 @@ func TestUnsendableTokensAreOneCallers(t *testing.T) {
 		})
 	}
 }
+
+// TestOversizeAnswersAreOneCallers: a token answer (HTTP 200) over maxTokenResponseBytes, as an
+// id_token carrying one user's huge claims makes it, is that caller's: a refresh drops the
+// record (revoking its tokens) and asks consent again, a connect says why, and neither begins
+// the backend's refresh cooldown for everyone else. Answers of two distinct callers too large in
+// a row are the server's: the second caller keeps the record and is told to wait.
+func TestOversizeAnswersAreOneCallers(t *testing.T) {
+	t.Parallel()
+	answer := &tokenAnswer{http.StatusOK, `{"access_token":"at-oversize","token_type":"Bearer","refresh_token":"rt-oversize",` +
+		`"expires_in":300,"id_token":"` + strings.Repeat("a", maxTokenResponseBytes) + `"}`}
+	t.Run("refresh", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, fixtureOptions{})
+		alice, _ := connected(t, f)
+		bob := f.caller(realop.OtherUserID)
+		if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != 200 {
+			t.Fatalf("bob's connect: %d\n%s", status, body)
+		}
+		f.clock.Advance(24 * time.Hour) // past both access tokens' expiry
+		f.asLink.answer.Store(answer)
+		revocations := f.asLink.revokeSent.Load()
+		if _, ok, err := f.svc.Token(t.Context(), backendName, alice); ok || err != nil {
+			t.Errorf("alice's refresh answered too large: ok %v, %v; want consent", ok, err)
+		}
+		if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
+			t.Errorf("alice's record: %v, want removed", err)
+		}
+		if f.asLink.revokeSent.Load() == revocations {
+			t.Error("alice's tokens were not revoked")
+		}
+		f.asLink.answer.Store(nil)
+		before := f.asLink.tokenSent.Load()
+		if _, ok, err := f.svc.Token(t.Context(), backendName, bob); !ok || err != nil {
+			t.Fatalf("bob's refresh after alice's: ok %v, %v", ok, err)
+		}
+		if f.asLink.tokenSent.Load() == before {
+			t.Fatal("bob's refresh was not sent")
+		}
+	})
+	t.Run("two callers in a row", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, fixtureOptions{})
+		alice, _ := connected(t, f)
+		bob := f.caller(realop.OtherUserID)
+		if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != 200 {
+			t.Fatalf("bob's connect: %d\n%s", status, body)
+		}
+		f.clock.Advance(24 * time.Hour)
+		f.asLink.answer.Store(answer)
+		if _, ok, err := f.svc.Token(t.Context(), backendName, alice); ok || err != nil {
+			t.Fatalf("alice's refresh: ok %v, %v; want consent", ok, err)
+		}
+		_, ok, err := f.svc.Token(t.Context(), backendName, bob)
+		var retry *RetryError
+		if ok || !errors.Is(err, ErrUnavailable) || !errors.As(err, &retry) {
+			t.Fatalf("bob's refresh, the second too large in a row: ok %v, %v; want ErrUnavailable with a cooldown", ok, err)
+		}
+		if _, err := f.svc.Vault().Get(t.Context(), bob, backendName); err != nil {
+			t.Errorf("bob's record: %v, want kept (the server's failure)", err)
+		}
+		before := f.asLink.tokenSent.Load()
+		if _, _, err := f.svc.Token(t.Context(), backendName, bob); !errors.As(err, &retry) || f.asLink.tokenSent.Load() != before {
+			t.Errorf("during the cooldown: %v, %d refreshes sent", err, f.asLink.tokenSent.Load()-before)
+		}
+	})
+	t.Run("code exchange", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, fixtureOptions{})
+		alice := f.caller(realop.UserID)
+		f.asLink.answer.Store(answer)
+		status, body := f.browser(t).connect(f.link(t, alice), f.idp.Username(), f.as.Username())
+		if status != http.StatusBadGateway {
+			t.Errorf("the callback: %d, want 502\n%s", status, body)
+		}
+		expectContains(t, "the page", body, "over 65536 bytes")
+		if f.obs.count("consent failed "+FailUnusable) != 1 {
+			t.Errorf("consents: %v", f.obs.counts)
+		}
+		f.noToken(t, alice)
+	})
+}

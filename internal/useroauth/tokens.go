@@ -295,7 +295,7 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 		tr, err = s.oauth.tokenRequest(rctx, &d.as, c, url.Values{"grant_type": {"refresh_token"},
 			"refresh_token": {e.RefreshToken}, "resource": {st.cfg.resource()}})
 		cancel()
-		err = st.refreshAnswered(s.now(), who, err, s.cfg.RefreshCooldown)
+		err = st.refreshAnswered(s.now(), who, st.oversizeAnswered(who, err), s.cfg.RefreshCooldown)
 	}
 	var unusable *unusableError
 	switch {
@@ -304,7 +304,9 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	case errors.As(err, &unusable):
 		// Tokens nobody can use, and a grant that yields only such: revoked with the record's
 		// own once it went, and consent (whose page says why) asked again.
-		s.revokeTokens(ctx, st, unusable.tokens(d, c))
+		if issued := unusable.tokens(d, c); issued != nil {
+			s.revokeTokens(ctx, st, issued)
+		}
 		fresh, err := s.endGrant(ctx, st, who, e, err.Error())
 		if fresh == nil && err == nil {
 			s.revokeTokens(ctx, st, &e.Token)

@@ -75,7 +75,15 @@ func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) 
 	if b.template == nil {
 		return nil, fmt.Errorf("%w: %s: the URL does not make a request", wire.ErrUnavailable, b.name)
 	}
-	req := b.template.WithContext(ctx)
+	rctx := ctx
+	if b.transport != nil && b.rt == http.RoundTripper(b.transport) {
+		// Over TLS Classify cannot tell from the error alone whether the handshake failed,
+		// before any byte of the request was written. The direct client of plain http fails
+		// before a send only by the dial errors Classify knows, and spares a plain call the
+		// watch's allocations.
+		rctx = wire.WatchConnect(ctx)
+	}
+	req := b.template.WithContext(rctx)
 	o.reader.Reset(o.Body)
 	// io.NopCloser over a *bytes.Reader is a body the transport knows to be in memory, so it
 	// writes headers and body in one system call; any other type makes it flush the headers
@@ -122,7 +130,7 @@ func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) 
 	req.Header = h
 	resp, err := b.rt.RoundTrip(req)
 	if err != nil {
-		return nil, wire.Classify(ctx, b.name, err)
+		return nil, wire.Classify(rctx, b.name, err)
 	}
 	if resp, err = b.names.retry(b, req, o, resp); err != nil {
 		return nil, wire.Classify(ctx, b.name, err)

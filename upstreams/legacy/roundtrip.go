@@ -24,6 +24,9 @@ func (br *Bridge) Do(ctx context.Context, s *Session, method string, body []byte
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
+	// Classify then knows whether the transport got a connection (a TLS handshake may fail
+	// in ways the error alone does not tell from a failure after the request was written).
+	ctx = wire.WatchConnect(ctx)
 	req, err := http.NewRequestWithContext(ctx, method, br.be.URL(), rd)
 	if err != nil {
 		return nil, br.errorf(wire.ErrUnavailable, "building request: %v", err)

@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -181,7 +180,7 @@ func (s *Streams) hold(ctx context.Context, w *wire, req *request, timeout time.
 	}
 	once()
 	for {
-		if _, err := readEvent(w.rd); err != nil {
+		if _, err := w.rd.next(); err != nil {
 			break
 		}
 	}
@@ -199,9 +198,9 @@ func (w *wire) awaitAck(ctx context.Context, resp *http.Response) error {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		return opErr(KindBadResponse, errors.New("listen answered with Content-Type "+ct))
 	}
-	w.rd = bufio.NewReaderSize(resp.Body, 4<<10)
+	w.rd = newEvents(resp.Body, 4<<10)
 	for {
-		data, err := readEvent(w.rd)
+		data, err := w.rd.next()
 		switch {
 		case errors.Is(err, io.EOF):
 			return opErr(KindIncompleteStream, errors.New("listen stream ended before its acknowledgement"))

@@ -49,7 +49,7 @@ type wire struct {
 	auth string
 	ids  func() int64
 	buf  []byte
-	rd   *bufio.Reader
+	rd   *events
 	// session is the pre-2026 session id of the legacy-call operation (empty until its
 	// handshake); the runner keeps it across phases, so warm-up pays for the handshake.
 	session string
@@ -163,13 +163,13 @@ func final(body []byte, id int64, progress int) (reply, error) {
 // request may come first; the final response should end the stream).
 func (w *wire) readSSE(ctx context.Context, body io.Reader, id int64) (reply, error) {
 	if w.rd == nil {
-		w.rd = bufio.NewReaderSize(body, 32<<10)
+		w.rd = newEvents(body, 32<<10)
 	} else {
-		w.rd.Reset(body)
+		w.rd.reset(body)
 	}
 	progress := 0
 	for {
-		data, err := readEvent(w.rd)
+		data, err := w.rd.next()
 		if err != nil {
 			var oe *OpError
 			if errors.As(err, &oe) {
@@ -197,13 +197,30 @@ func (w *wire) readSSE(ctx context.Context, body io.Reader, id int64) (reply, er
 	}
 }
 
-// readEvent returns the data of the next SSE event (data lines joined by \n), nil for an
-// event without data. Comments, event names, ids and retry fields are skipped.
-func readEvent(r *bufio.Reader) ([]byte, error) {
+// events reads an event stream as the standard parses it (WHATWG HTML, "Parsing an event
+// stream"): lines end at CRLF, LF or a lone CR, and one byte-order mark at the start is skipped.
+type events struct {
+	r *bufio.Reader
+	// started is set once the stream's first line is read; skipLF after a line ended by CR,
+	// whose LF, if next (in this read or the next), is the same line end.
+	started, skipLF bool
+}
+
+func newEvents(r io.Reader, size int) *events { return &events{r: bufio.NewReaderSize(r, size)} }
+
+// reset continues on a new stream.
+func (e *events) reset(r io.Reader) {
+	e.r.Reset(r)
+	e.started, e.skipLF = false, false
+}
+
+// next returns the data of the next SSE event (data lines joined by \n), nil for an event
+// without data. Comments, event names, ids and retry fields are skipped.
+func (e *events) next() ([]byte, error) {
 	var data []byte
 	seen := false
 	for {
-		line, err := readLine(r)
+		line, err := e.line()
 		if err != nil {
 			return nil, err
 		}
@@ -213,8 +230,8 @@ func readEvent(r *bufio.Reader) ([]byte, error) {
 			}
 			continue
 		}
-		v, ok := bytes.CutPrefix(line, []byte("data:"))
-		if !ok {
+		field, v, _ := bytes.Cut(line, []byte(":"))
+		if string(field) != "data" {
 			continue
 		}
 		v, _ = bytes.CutPrefix(v, []byte(" "))
@@ -228,25 +245,42 @@ func readEvent(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// readLine returns one line without its ending (\n, \r\n or \r\n split across reads).
-func readLine(r *bufio.Reader) ([]byte, error) {
+// line returns one line without its ending. A line cut short by the end of the stream ends
+// nothing: the stream's error is returned.
+func (e *events) line() ([]byte, error) {
+	if !e.started {
+		e.started = true
+		if b, _ := e.r.Peek(1); len(b) == 1 && b[0] == 0xEF {
+			if b, _ := e.r.Peek(3); string(b) == "\uFEFF" {
+				e.r.Discard(3)
+			}
+		}
+	}
 	var long []byte
 	for {
-		frag, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(frag) > maxBody {
-				return nil, opErr(KindBadResponse, errors.New("SSE line too long"))
-			}
-			long = append(long, frag...)
-			continue
-		}
-		if err != nil && (len(frag) == 0 || !errors.Is(err, io.EOF)) {
+		if _, err := e.r.Peek(1); err != nil {
 			return nil, err
 		}
-		if long != nil {
-			frag = append(long, frag...)
+		chunk, _ := e.r.Peek(e.r.Buffered())
+		if e.skipLF {
+			e.skipLF = false
+			if chunk[0] == '\n' {
+				e.r.Discard(1)
+				continue
+			}
 		}
-		frag = bytes.TrimSuffix(frag, []byte("\n"))
-		return bytes.TrimSuffix(frag, []byte("\r")), nil
+		i := bytes.IndexAny(chunk, "\r\n")
+		if i < 0 {
+			if len(long)+len(chunk) > maxBody {
+				return nil, opErr(KindBadResponse, errors.New("SSE line too long"))
+			}
+			long = append(long, chunk...)
+			e.r.Discard(len(chunk))
+			continue
+		}
+		e.skipLF = chunk[i] == '\r'
+		long = append(long, chunk[:i]...)
+		e.r.Discard(i + 1)
+		return long, nil
 	}
 }

@@ -25,8 +25,12 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, sseRea
 // event is still read, just in several steps. The transport buffers the connection below.
 const SSEListenBuffer = 1 << 10
 
-// SSEReader parses a text/event-stream (WHATWG HTML §9.2.6) far enough for MCP: data lines are
-// joined with "\n", comments (keep-alives) and the event, id and retry fields are ignored
+// bom is the UTF-8 byte-order mark, which an event stream may start with.
+const bom = "\uFEFF"
+
+// SSEReader parses a text/event-stream (WHATWG HTML §9.2.6) far enough for MCP: lines end at
+// CRLF, LF or a lone CR, a leading byte-order mark is skipped, data lines are joined with
+// "\n", comments (keep-alives) and the event, id and retry fields are ignored
 // (2026-07-28 streams are not resumable,
 // https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http), and
 // an event is dispatched at a blank line. A partial event
@@ -42,6 +46,9 @@ type SSEReader struct {
 	Budget  *bodyread.Budget
 	charged int64
 	pooled  bool // r came from readers
+	// atStart is set until the first line of the stream is read, whose byte-order mark is
+	// skipped; skipLF is set after a line ended by CR, whose LF, if next, is the same line end.
+	atStart, skipLF bool
 	// OnField, when set, hears every field other than data (id, retry, event); the legacy
 	// reader uses it to keep what resuming needs.
 	OnField func(name, value []byte)
@@ -71,7 +78,7 @@ func NewSSEReader(r io.Reader, max int) *SSEReader {
 
 // NewSSEReaderSize is NewSSEReader with a bufio buffer of size bytes.
 func NewSSEReaderSize(r io.Reader, max, size int) *SSEReader {
-	s := &SSEReader{max: max}
+	s := &SSEReader{max: max, atStart: true}
 	s.src = waitReader{r: r, s: s}
 	if size == sseReadBuffer {
 		s.r, s.pooled = readers.Get().(*bufio.Reader), true
@@ -128,40 +135,61 @@ func (s *SSEReader) Next() ([]byte, error) {
 	}
 }
 
-// readLine returns one line without its terminator (LF or CRLF), bounded by max.
+// readLine returns one line without its terminator, bounded by max. As the standard says, a
+// line ends at CRLF, LF or a lone CR, and one byte-order mark at the start of the stream is
+// skipped. A CR is taken as the end of its line at once, without waiting for the next byte:
+// whether an LF follows is settled by the next call, which drops it (skipLF), so a CRLF split
+// across reads still ends one line.
 func (s *SSEReader) readLine() ([]byte, error) {
 	s.line = s.line[:0]
-	for {
-		chunk, err := s.r.ReadSlice('\n')
-		// The line and its terminator (at most 2 bytes), without max+2, which a max at the top
-		// of int would overflow.
-		if len(s.line)+len(chunk)-2 > s.max {
-			return nil, ErrEventTooLarge
+	if s.atStart {
+		if b, _ := s.r.Peek(1); len(b) == 1 && b[0] == bom[0] {
+			if b, _ := s.r.Peek(len(bom)); string(b) == bom {
+				s.r.Discard(len(bom))
+			}
 		}
-		switch {
-		case err == nil:
-			line := chunk
-			if len(s.line) > 0 {
-				s.line = append(s.line, chunk...)
-				if err := s.charge(); err != nil {
-					return nil, err
-				}
-				line = s.line
-			}
-			line = line[:len(line)-1]
-			if n := len(line); n > 0 && line[n-1] == '\r' {
-				line = line[:n-1]
-			}
-			return line, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			s.line = append(s.line, chunk...)
-			if err := s.charge(); err != nil {
-				return nil, err
-			}
-		default:
+		s.atStart = false
+	}
+	for {
+		if _, err := s.r.Peek(1); err != nil {
 			// At io.EOF a final line without a terminator cannot end an event: it is dropped.
 			return nil, err
 		}
+		chunk, _ := s.r.Peek(s.r.Buffered())
+		if s.skipLF {
+			s.skipLF = false
+			if chunk[0] == '\n' {
+				s.r.Discard(1)
+				continue
+			}
+		}
+		i := bytes.IndexAny(chunk, "\r\n")
+		if i < 0 {
+			i = len(chunk)
+		}
+		if len(s.line)+i > s.max {
+			return nil, ErrEventTooLarge
+		}
+		if i == len(chunk) {
+			// No line end in the buffer: keep what there is and read on.
+			s.line = append(s.line, chunk...)
+			s.r.Discard(len(chunk))
+			if err := s.charge(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		// Discard leaves the buffered bytes in place until the next read, so chunk stays valid.
+		s.skipLF = chunk[i] == '\r'
+		s.r.Discard(i + 1)
+		if len(s.line) == 0 {
+			return chunk[:i], nil
+		}
+		s.line = append(s.line, chunk[:i]...)
+		if err := s.charge(); err != nil {
+			return nil, err
+		}
+		return s.line, nil
 	}
 }
 
@@ -185,6 +213,7 @@ func (s *SSEReader) charge() error {
 func (s *SSEReader) Reset(r io.Reader) {
 	s.src.r = r
 	s.r.Reset(&s.src)
+	s.atStart, s.skipLF = true, false
 }
 
 // Release returns the reader's charge and its buffer; the reader must not be used afterwards.

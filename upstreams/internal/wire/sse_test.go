@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestSSEReader(t *testing.T) {
@@ -25,23 +26,50 @@ func TestSSEReader(t *testing.T) {
 		{"long line over max", "data: " + strings.Repeat("x", 40000) + "\n\n", 1000, nil, ErrEventTooLarge},
 		// A bound at the top of int (a maxResponseBytes as large as configuration allows) is a
 		// bound, not an overflow that refuses every line.
+		// The standard's parsing rules (WHATWG HTML, "Parsing an event stream"), one a row.
+		{"lone CR ends lines", "data: a\rdata: b\r\rdata: c\r\r", 100, []string{"a\nb", "c"}, io.EOF},
+		{"LF ends lines", "data: a\ndata: b\n\n", 100, []string{"a\nb"}, io.EOF},
+		{"mixed line ends", "data: a\r\ndata: b\rdata: c\n\r\n", 100, []string{"a\nb\nc"}, io.EOF},
+		{"CR then LF is one line end", "data: a\r\n\r\ndata: b\r\n\r\n", 100, []string{"a", "b"}, io.EOF},
+		{"CR then CR is two", "data: a\r\rdata: b\r\r", 100, []string{"a", "b"}, io.EOF},
+		{"leading BOM skipped", "\uFEFFdata: a\n\n", 100, []string{"a"}, io.EOF},
+		{"BOM before a comment", "\uFEFF: hi\rdata: a\r\r", 100, []string{"a"}, io.EOF},
+		{"only the first BOM skipped", "\uFEFF\uFEFFdata: a\n\ndata: b\n\n", 100, []string{"b"}, io.EOF},
+		{"BOM later is data", "data: \uFEFFa\n\n", 100, []string{"\uFEFFa"}, io.EOF},
+		{"field without colon", "data\ndata\n\n", 100, []string{"\n"}, io.EOF},
+		{"lone empty data not dispatched", "data\n\ndata: x\n\n", 100, []string{"x"}, io.EOF},
+		{"one leading space stripped", "data:  a\ndata:b \n\n", 100, []string{" a\nb "}, io.EOF},
+		{"tab is not stripped", "data:\ta\n\n", 100, []string{"\ta"}, io.EOF},
+		{"comments ignored", ":a\n: b\ndata: x\n:c\n\n", 100, []string{"x"}, io.EOF},
+		{"field names case-sensitive", "Data: x\nDATA: y\n\ndata: z\n\n", 100, []string{"z"}, io.EOF},
+		{"unknown fields ignored", "event: e\nid: 1\nretry: x\nfoo: bar\ndata: z\n\n", 100, []string{"z"}, io.EOF},
+		{"event with no data", "event: e\nid: 1\n\ndata: z\n\n", 100, []string{"z"}, io.EOF},
+		{"final event without blank line", "data: x\n\ndata: y\n", 100, []string{"x"}, io.EOF},
+		{"final event ended by CR", "data: x\r\rdata: y\r", 100, []string{"x"}, io.EOF},
+		{"line over max with CR", "data: 0123456789\r\r", 5, nil, ErrEventTooLarge},
+		{"line over max, CR line ends", ": " + strings.Repeat("x", 40000) + "\rdata: y\r\r", 1000, nil, ErrEventTooLarge},
+		{"long CR lines beyond buffer", ": " + strings.Repeat("x", 40000) + "\rdata: " + strings.Repeat("y", 40000) + "\r\r", 50000, []string{strings.Repeat("y", 40000)}, io.EOF},
 		{"the largest bound", ": hi\ndata: x\n\n", math.MaxInt, []string{"x"}, io.EOF},
 		{"next to the largest bound", "data: x\n\n", math.MaxInt - 1, []string{"x"}, io.EOF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewSSEReader(strings.NewReader(tt.in), tt.max)
-			var got []string
-			var err error
-			for range 100 {
-				var d []byte
-				if d, err = r.Next(); err != nil {
-					break
+			// Whole, and a byte a read: line ends split across reads (a CR in one read, its
+			// LF in the next) end one line, as in one read.
+			for _, in := range []io.Reader{strings.NewReader(tt.in), iotest.OneByteReader(strings.NewReader(tt.in))} {
+				r := NewSSEReader(in, tt.max)
+				var got []string
+				var err error
+				for range 100 {
+					var d []byte
+					if d, err = r.Next(); err != nil {
+						break
+					}
+					got = append(got, string(d))
 				}
-				got = append(got, string(d))
-			}
-			if !errors.Is(err, tt.err) || strings.Join(got, "|") != strings.Join(tt.want, "|") {
-				t.Fatalf("got %q, %v; want %q, %v", got, err, tt.want, tt.err)
+				if !errors.Is(err, tt.err) || strings.Join(got, "|") != strings.Join(tt.want, "|") {
+					t.Fatalf("got %q, %v; want %q, %v", got, err, tt.want, tt.err)
+				}
 			}
 		})
 	}
@@ -50,6 +78,7 @@ func TestSSEReader(t *testing.T) {
 func FuzzSSEReader(f *testing.F) {
 	f.Add([]byte("data: a\n\n: c\ndata: b\r\n\r\n"), 16)
 	f.Add([]byte("data"), 1)
+	f.Add([]byte("\uFEFFdata: a\rdata: b\r\n\r"), 16)
 	f.Fuzz(func(t *testing.T, in []byte, max int) {
 		if max <= 0 || max > 1<<16 {
 			return

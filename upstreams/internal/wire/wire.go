@@ -15,8 +15,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -79,9 +81,37 @@ func Classify(ctx context.Context, name string, err error) error {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return markNotSent(err, fmt.Errorf("%w: %s: %v", ErrTimeout, name, err))
+		return markNotSent(ctx, err, fmt.Errorf("%w: %s: %v", ErrTimeout, name, err))
 	}
-	return markNotSent(err, fmt.Errorf("%w: %s: %v", ErrUnavailable, name, err))
+	return markNotSent(ctx, err, fmt.Errorf("%w: %s: %v", ErrUnavailable, name, err))
+}
+
+// connectWatch is what WatchConnect records of one request's latest attempt at a connection
+// (the transport retries on a new one only when nothing was written on the last): watchGetting
+// from the transport's asking for a connection until it got one, for TLS after the handshake
+// completed, then watchGot.
+type connectWatch struct{ state atomic.Int32 }
+
+const (
+	watchGetting = 1 + iota
+	watchGot
+)
+
+type connectWatchKey struct{}
+
+// WatchConnect returns ctx for an HTTP request such that Classify, given the returned context,
+// knows whether the transport got a connection for the request. Until it has, not a byte of the
+// request was written, however the dial or the TLS handshake failed: over TCP a server's TLS
+// alert arrives as a bare net.OpError ("remote error"), the same as an alert that ends a
+// connection after the request was written, so the error alone cannot tell the two apart. A
+// transport that reports no connection through net/http/httptrace leaves Classify to the error.
+func WatchConnect(ctx context.Context) context.Context {
+	w := new(connectWatch)
+	ctx = context.WithValue(ctx, connectWatchKey{}, w)
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GetConn: func(string) { w.state.Store(watchGetting) },
+		GotConn: func(httptrace.GotConnInfo) { w.state.Store(watchGot) },
+	})
 }
 
 // notSentErr marks a failure met before any byte of the request reached the backend
@@ -99,8 +129,18 @@ func NotSent(err error) bool {
 }
 
 // markNotSent wraps classified, the classification of the transport's err, as notSentErr when
-// err is a failure to connect.
-func markNotSent(err, classified error) error {
+// err is a failure to connect: for a request made with WatchConnect's context, whenever the
+// transport got no connection for it; otherwise by the error's type, for the errors only a dial
+// or a handshake returns.
+func markNotSent(ctx context.Context, err, classified error) error {
+	if w, ok := ctx.Value(connectWatchKey{}).(*connectWatch); ok {
+		switch w.state.Load() {
+		case watchGetting:
+			return notSentErr{classified}
+		case watchGot:
+			return classified
+		}
+	}
 	var op *net.OpError
 	var header tls.RecordHeaderError
 	var alert tls.AlertError
