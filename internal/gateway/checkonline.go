@@ -65,7 +65,7 @@ func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w 
 	for i, u := range c.Upstreams {
 		checks = append(checks, func(ctx context.Context) onlineResult { return probeBackend(ctx, reg, i, u) })
 	}
-	checks = append(checks, c.backendAuthChecks()...)
+	checks = append(checks, backendAuthChecks(c)...)
 	ics, err := c.interceptorConfigs(func(s Secret) (string, error) { return s.resolve(getenv) })
 	if err != nil {
 		return err
@@ -242,7 +242,7 @@ func (c RedisConfig) keyPrefixOrDefault() string {
 // backend: a per-user OAuth backend's authorization server (its first connect discovers it) and
 // a token-exchange backend's token endpoint (its first caller's call exchanges there). A
 // client-credentials token is fetched by the backend's own check, which calls the backend.
-func (c *Config) backendAuthChecks() []onlineCheck {
+func backendAuthChecks(c *Config) []onlineCheck {
 	var checks []onlineCheck
 	for i, u := range c.Upstreams {
 		switch u.Auth.Type {

@@ -349,7 +349,7 @@ func (c *Config) validate() error {
 	errs = append(errs, validateRuleUpstreams(c)...)
 	errs = append(errs, c.validateMetaToolNames()...)
 	errs = append(errs, c.validateHeaderNames()...)
-	errs = append(errs, c.validateListeners()...)
+	errs = append(errs, validateListeners(c.Server.Listen, c.Admin.Listen)...)
 	if r := c.Admin.RedisReadiness; r != redisReadinessRequired && r != redisReadinessAdvisory {
 		at("admin.redisReadiness", "%q: want required or advisory", r)
 	}

@@ -11,14 +11,14 @@ import (
 // whose port is a number from 0 to 65535 (0: any free port), and not the same port as the other
 // on an interface both would bind. Found only when serve binds them, either was a start-up crash
 // loop check-config had passed.
-func (c *Config) validateListeners() []error {
+func validateListeners(serverListen, adminListen string) []error {
 	type listener struct {
 		path, addr, host string
 		port             int
 	}
 	var errs []error
 	var ok []listener
-	for _, l := range []listener{{path: "server.listen", addr: c.Server.Listen}, {path: "admin.listen", addr: c.Admin.Listen}} {
+	for _, l := range []listener{{path: "server.listen", addr: serverListen}, {path: "admin.listen", addr: adminListen}} {
 		host, port, err := net.SplitHostPort(l.addr)
 		if err != nil {
 			reason := err.Error()

@@ -92,7 +92,7 @@ func ProbeWebhook(ctx context.Context, c Config) (reached string, token bool, er
 		return reached, false, err
 	}
 	defer b.Close()
-	token, err = b.ProbeOwnToken(ctx)
+	token, err = backend.ProbeOwnToken(ctx, b)
 	return reached, token, err
 }
 

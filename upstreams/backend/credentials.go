@@ -412,8 +412,9 @@ func (c *credentials) close() {
 
 // ProbeOwnToken fetches the gateway's own client-credentials token for b, as its first request
 // would, for operator tooling (check-config --online) checking an endpoint it may send nothing
-// else (a webhook). It reports false when b has no client credentials to check.
-func (b *Backend) ProbeOwnToken(ctx context.Context) (bool, error) {
+// else (a webhook). It reports false when b has no client credentials to check. It is a
+// function, not a method: operator tooling is no part of what a Backend serves.
+func ProbeOwnToken(ctx context.Context, b *Backend) (bool, error) {
 	if b.creds == nil || b.creds.cfg.Type != AuthClientCredentials {
 		return false, nil
 	}

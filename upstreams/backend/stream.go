@@ -119,7 +119,7 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 		completion = names.ParseCompletion(c.Params, c.Target.Name)
 	}
 	return b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
-		Subject: b.SubjectFor(c.SubjectToken), SubjectKey: c.SubjectKey, Caller: c.Caller, UserToken: b.userTokenFor(c.UserToken), FromCaller: true,
+		Subject: b.SubjectFor(c.SubjectToken), SubjectKey: c.SubjectKey, Caller: c.Caller, UserToken: userTokenFor(b.PerUser(), c.UserToken), FromCaller: true,
 		visible: c.Visible, embedded: c.Embedded, completion: completion})
 }
 

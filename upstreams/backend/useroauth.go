@@ -108,10 +108,10 @@ func (a *AuthConfig) validateUserOAuth(headers map[string]string) []error {
 	return errs
 }
 
-// userTokenFor returns token for a per-user backend, "" for any other: a caller's token for
-// one backend is never sent to another.
-func (b *Backend) userTokenFor(token string) string {
-	if token == "" || !b.PerUser() {
+// userTokenFor returns token for a per-user backend (perUser), "" for any other: a caller's
+// token for one backend is never sent to another.
+func userTokenFor(perUser bool, token string) string {
+	if token == "" || !perUser {
 		return ""
 	}
 	return token
