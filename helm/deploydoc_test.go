@@ -23,6 +23,17 @@ type deployClaim struct {
 }
 
 var deployClaims = []deployClaim{
+	{opens: "`gateway check-config --config FILE --online` contacts everything outside the", tests: []string{"internal/gateway:TestCheckConfigOnline", "internal/gateway:TestCheckConfigOnlineInterceptors", "internal/gateway:TestCheckConfigOnlineSignInAndBackendAuth", "internal/gateway:TestRunOnlineBounded"}},
+	{opens: "| `auth.issuers[i]` |", tests: []string{"internal/gateway:TestCheckConfigOnline"}},
+	{opens: "| `redis` | connecting with the configured credentials", tests: []string{"internal/gateway:TestCheckConfigOnlineRedis", "internal/gateway:TestCheckConfigOnlineRedisKeyPrefix"}},
+	{opens: "| `upstreams[i]` | `server/discover`", tests: []string{"internal/gateway:TestCheckConfigOnline", "internal/gateway:TestCheckConfigOnlineSignInAndBackendAuth"}},
+	{opens: "| `upstreams[i].auth` (per-user OAuth) |", tests: []string{"internal/gateway:TestCheckConfigOnlineSignInAndBackendAuth"}},
+	{opens: "| `upstreams[i].auth.tokenURL` (token exchange) |", tests: []string{"internal/gateway:TestCheckConfigOnlineSignInAndBackendAuth"}},
+	{opens: "| `interceptors[i]`, an Interceptor Server |", tests: []string{"internal/gateway:TestCheckConfigOnlineInterceptors"}},
+	{opens: "| `interceptors[i]`, a webhook |", tests: []string{"internal/gateway:TestCheckConfigOnlineInterceptors"}},
+	{opens: "| `approval.issuer` |", tests: []string{"internal/gateway:TestCheckConfigOnlineSignInAndBackendAuth"}},
+	{opens: "| `search.embeddings` |", tests: []string{"internal/gateway:TestCheckConfigOnlineEmbeddings"}},
+	{opens: "| `tracing.endpoint` |", tests: []string{"internal/gateway:TestCheckConfigOnlineSignInAndBackendAuth"}},
 	{opens: "The gateway is one static binary, shipped as a distroless image", tests: []string{"helm:TestBuildStatic", "helm:checkRuntimeStage"}},
 	{opens: "The image is named in one place, the chart", tests: []string{"helm:TestImageIsTheChartsImage", "helm:checkBuildStage", "helm:TestBuildStatic", "helm:TestBuildStaticUsage"}},
 	{opens: "The runtime image is `gcr.io/distroless/static-debian12:nonroot`", tests: []string{"helm:checkRuntimeStage", "internal/gateway:TestAdminListenerDefaults", "internal/gateway:TestAdminAccessConfig", "helm:checkWithGateway"}},
