@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mcp-gateway/gateway/internal/embeddings"
+	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/internal/toolsearch"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -16,9 +17,13 @@ import (
 // search ranks over its caller's view of it (toolsearch computes the statistics over the tools
 // the caller may see), so no index is built per caller or per request.
 type indexCache struct {
-	log     *slog.Logger
-	mu      sync.Mutex
-	entries []*catalogIndex // most recent first
+	log *slog.Logger
+	mu  sync.Mutex
+	// entries are the indexes by version, least recently used out first. An index built for a
+	// caller's private catalog counts against that caller, who holds at most one (a share of
+	// 1/indexVersions), so one whose lists keep changing (many scopes, many tokens) rebuilds
+	// only its own, never pushing out the others'.
+	entries *sharelru.Cache[[sha256.Size]byte, *catalogIndex]
 	// building holds, per version being built, a channel closed when that build ends (with an
 	// index or a panic).
 	building map[[sha256.Size]byte]chan struct{}
@@ -36,12 +41,8 @@ type indexCache struct {
 // catalogIndex is the index of one catalog version.
 type catalogIndex struct {
 	version [sha256.Size]byte
-	// owner is the caller whose private catalog the index was built for, "" for a public one:
-	// a caller holds at most one private index, so one whose lists keep changing (many
-	// scopes, many tokens) rebuilds only its own, never pushing out the others'.
-	owner string
-	tools []upstreams.CatalogTool
-	names []string // each tool's namespaced name
+	tools   []upstreams.CatalogTool
+	names   []string // each tool's namespaced name
 	// reserved marks the tools whose namespaced name is a meta-tool's: a backend's own tool
 	// of that name (possible with namespace.noPrefix) is never found nor listed beside the
 	// meta-tools, which answer to that name on a search endpoint. So is a definition search
@@ -63,11 +64,14 @@ func (e *catalogIndex) ranks(i int) bool { return !e.reserved[i] && !e.shadows[i
 
 // indexVersions is how many catalog versions are kept indexed: the current one, and a few a
 // private list or a change in flight may still ask for. Of them, one caller's private catalogs
-// hold at most one (catalogIndex.owner).
+// hold at most one (indexCache.entries).
 const indexVersions = 4
 
 func newIndexCache(log *slog.Logger) *indexCache {
-	return &indexCache{log: log, building: map[[sha256.Size]byte]chan struct{}{}}
+	c := &indexCache{log: log, building: map[[sha256.Size]byte]chan struct{}{}}
+	c.entries = sharelru.New[[sha256.Size]byte, *catalogIndex](sharelru.Config{MaxEntries: indexVersions,
+		ShareDivisor: indexVersions, OnEvict: c.evicted})
+	return c
 }
 
 // get returns the index of cat's version, building it once when no request has yet; owner is
@@ -80,24 +84,18 @@ func (c *indexCache) get(ctx context.Context, cat *upstreams.ToolCatalog, owner 
 	v := cat.Version()
 	for {
 		c.mu.Lock()
-		for i, e := range c.entries {
-			if e.version == v {
-				if owner == "" {
-					// A public catalog uses it: it leaves its caller's share, so that
-					// caller's churn cannot push out what every caller searches, and so do
-					// its tools' texts still to embed.
-					e.owner = ""
-					if e.vectors != nil {
-						e.vectors.Public()
-					}
+		if e, ok := c.entries.Get(v); ok {
+			if owner == "" {
+				// A public catalog uses it: it leaves its caller's share, so that caller's
+				// churn cannot push out what every caller searches, and so do its tools'
+				// texts still to embed.
+				c.entries.Publish(v)
+				if e.vectors != nil {
+					e.vectors.Public()
 				}
-				if i > 0 {
-					copy(c.entries[1:i+1], c.entries[:i])
-					c.entries[0] = e
-				}
-				c.mu.Unlock()
-				return e, nil
 			}
+			c.mu.Unlock()
+			return e, nil
 		}
 		if done, ok := c.building[v]; ok {
 			c.mu.Unlock()
@@ -122,8 +120,7 @@ func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byt
 	defer func() {
 		c.mu.Lock()
 		if e != nil {
-			e.owner = owner
-			c.keep(e)
+			c.keep(e, owner)
 		}
 		delete(c.building, v)
 		onBuild := c.onBuild
@@ -141,29 +138,17 @@ func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byt
 	return e
 }
 
-// keep puts e first among the entries: the owner's other private index goes (its share is
-// one), then the least recently used beyond indexVersions. c.mu is held.
-func (c *indexCache) keep(e *catalogIndex) {
-	kept := append(make([]*catalogIndex, 0, indexVersions+1), e)
-	for _, o := range c.entries {
-		if e.owner != "" && o.owner == e.owner {
-			c.evicted(true)
-			continue
-		}
-		kept = append(kept, o)
-	}
-	if len(kept) > indexVersions {
-		for range kept[indexVersions:] {
-			c.evicted(false)
-		}
-		kept = kept[:indexVersions]
-	}
-	c.entries = kept
+// keep puts e first among the entries, built for owner's private catalog ("" a public one):
+// owner's other private index goes (its share is one), then the least recently used beyond
+// indexVersions. c.mu is held.
+func (c *indexCache) keep(e *catalogIndex, owner string) {
+	c.entries.Put(e.version, e, owner, 0)
 }
 
-func (c *indexCache) evicted(own bool) {
+// evicted counts one index dropped for room; c.mu is held.
+func (c *indexCache) evicted(cause sharelru.Cause) {
 	if c.onEvict != nil {
-		c.onEvict(own)
+		c.onEvict(cause == sharelru.Share)
 	}
 }
 

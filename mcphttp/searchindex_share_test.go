@@ -118,7 +118,7 @@ func TestIndexSharePublicUseLeavesShare(t *testing.T) {
 		}
 	}
 	c.mu.Lock()
-	c.keep(&catalogIndex{owner: alice}) // alice's next private index
+	c.keep(&catalogIndex{}, alice) // alice's next private index
 	c.mu.Unlock()
 	if _, err := c.get(context.Background(), cat, ""); err != nil {
 		t.Fatal(err)

@@ -169,8 +169,8 @@ func TestCacheBounded(t *testing.T) {
 			t.Fatalf("cache holds %d bytes, bound %d", size, c.maxBytes)
 		}
 	}
-	if len(c.byKey) != 3 || c.get(digest(strings.Repeat("x", 9)), "") == nil || c.get(digest(""), "") != nil {
-		t.Errorf("cache keeps %d entries; want the 3 most recent", len(c.byKey))
+	if c.lru.Len() != 3 || c.get(digest(strings.Repeat("x", 9)), "") == nil || c.get(digest(""), "") != nil {
+		t.Errorf("cache keeps %d entries; want the 3 most recent", c.lru.Len())
 	}
 }
 
@@ -601,8 +601,8 @@ func TestCacheShareOneCallerCannotEvictOthers(t *testing.T) {
 	c := f.e.cache
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if alice := c.owners["https://idp#alice"]; alice == nil || alice.bytes > c.maxBytes/ShareDivisor || len(c.owners) != 2 {
-		t.Fatalf("alice's share holds %+v of %d bytes; %d owners indexed, want 2", alice, c.maxBytes/ShareDivisor, len(c.owners))
+	if n, b := c.lru.Usage("https://idp#alice"); n == 0 || b > c.maxBytes/ShareDivisor || c.lru.Callers() != 2 {
+		t.Fatalf("alice's share holds %d bytes of %d; %d owners indexed, want 2", b, c.maxBytes/ShareDivisor, c.lru.Callers())
 	}
 	if share := int(c.maxBytes / ShareDivisor / vecBytes); own != 40-share || total != 0 {
 		t.Fatalf("evictions %d own, %d total; want %d, 0", own, total, 40-share)
@@ -629,8 +629,8 @@ func TestCacheShareUse(t *testing.T) {
 	if c.get(key("shared"), "") == nil {
 		t.Error("alice's churn dropped a vector a public catalog uses")
 	}
-	if os := c.owners[alice]; os == nil || os.bytes != 2*vecBytes || os.order.Len() != 2 {
-		t.Errorf("alice's share holds %+v, want two vectors", os)
+	if n, b := c.lru.Usage(alice); b != 2*vecBytes || n != 2 {
+		t.Errorf("alice's share holds %d vectors of %d bytes, want two", n, b)
 	}
 
 	c.put(key("a2"), vec(), alice) // a2 used again: a3 is now alice's least recent
@@ -719,7 +719,7 @@ func TestTextSharePublicUse(t *testing.T) {
 	c := f.e.cache
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if os := c.owners[alice]; os == nil || os.order.Len() > budget/ShareDivisor || os.order.Len() == len(texts) {
-		t.Errorf("alice's share holds %+v; want only the vectors embedded for her", os)
+	if n, _ := c.lru.Usage(alice); n == 0 || n > budget/ShareDivisor || n == len(texts) {
+		t.Errorf("alice's share holds %d vectors; want only the vectors embedded for her", n)
 	}
 }

@@ -82,17 +82,26 @@ func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w 
 	if c.Tracing.Enabled() {
 		checks = append(checks, func(ctx context.Context) onlineResult { return probeTracing(ctx, c.Tracing.Endpoint) })
 	}
-	return reportOnline(w, runOnline(ctx, checks))
+	return reportOnline(w, runOnline(ctx, checks, nil))
 }
 
 // runOnline runs checks, at most maxOnlineChecks at once, each within onlineCheckTimeout, and
-// returns their results in order.
-func runOnline(ctx context.Context, checks []onlineCheck) []onlineResult {
+// returns their results in order. full, if set, is called with the number of checks started so
+// far each time the next must wait for a running one to end, just before it waits (tests see
+// the bound hold with it).
+func runOnline(ctx context.Context, checks []onlineCheck, full func(started int)) []onlineResult {
 	results := make([]onlineResult, len(checks))
 	slots := make(chan struct{}, maxOnlineChecks)
 	var wg sync.WaitGroup
 	for i, check := range checks {
-		slots <- struct{}{}
+		select {
+		case slots <- struct{}{}:
+		default:
+			if full != nil {
+				full(i)
+			}
+			slots <- struct{}{}
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()

@@ -235,16 +235,24 @@ func TestRunOnlineBounded(t *testing.T) {
 		}
 	}
 	done := make(chan []onlineResult)
-	go func() { done <- runOnline(context.Background(), checks) }()
-	for range maxOnlineChecks {
-		<-entered
-	}
-	// With the bound no ninth check can start until one is released, whatever the wait; without
-	// it, the others start within it. The wait decides nothing when the bound holds.
-	select {
-	case <-entered:
-		t.Fatalf("a check started while %d were running", maxOnlineChecks)
-	case <-time.After(200 * time.Millisecond):
+	full := make(chan int, n) // the runner never waits on the test to tell it is full
+	go func() { done <- runOnline(context.Background(), checks, func(started int) { full <- started }) }()
+	// None is released until maxOnlineChecks have started and the runner waits for a slot for
+	// the next: then the next cannot start. A bound broken either way fails the test at once: a
+	// check beyond it starts, or the runner waits with fewer started; nothing here waits on
+	// the clock.
+	for started, waiting := 0, false; started < maxOnlineChecks || !waiting; {
+		select {
+		case <-entered:
+			if started++; started > maxOnlineChecks {
+				t.Fatalf("a check started while %d were running", maxOnlineChecks)
+			}
+		case s := <-full:
+			if s != maxOnlineChecks {
+				t.Fatalf("the runner waits for a slot with %d checks started, want %d", s, maxOnlineChecks)
+			}
+			waiting = true
+		}
 	}
 	for range n - maxOnlineChecks {
 		release <- struct{}{}

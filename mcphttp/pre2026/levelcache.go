@@ -1,9 +1,10 @@
 package pre2026
 
 import (
-	"container/list"
 	"sync"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/sharelru"
 )
 
 // levelShareDivisor sets each caller's share of the level cache: the sessions of one caller
@@ -15,33 +16,32 @@ import (
 const levelShareDivisor = 16
 
 // levelCache is the per-replica cache of sessions' levels, bounded in total and per caller.
+// With a fixed time to live, the least recently cached entry is the first to expire: reading a
+// level does not mark it used.
 type levelCache struct {
-	onEvict func(own bool) // counts evictions for room; nil counts nothing
-
-	mu      sync.Mutex
-	entries map[string]*levelEntry // by session key
-	order   *list.List             // of *levelEntry, least recently cached first
-	// callers holds each caller's entries, least recently cached first; a caller is in it
-	// only while it has an entry, so it has at most levelCacheMax callers.
-	callers map[string]*list.List
+	mu  sync.Mutex
+	lru *sharelru.Cache[string, levelEntry] // by session key
 }
 
 // levelEntry is a cached level: "" when the session has set none.
 type levelEntry struct {
-	key, caller, level string
-	expires            time.Time
-	elem, own          *list.Element // in order and in callers[caller]
+	level   string
+	expires time.Time
 }
 
 func newLevelCache(onEvict func(bool)) *levelCache {
-	return &levelCache{onEvict: onEvict, entries: map[string]*levelEntry{}, order: list.New(), callers: map[string]*list.List{}}
+	cfg := sharelru.Config{MaxEntries: levelCacheMax, ShareDivisor: levelShareDivisor}
+	if onEvict != nil {
+		cfg.OnEvict = func(c sharelru.Cause) { onEvict(c == sharelru.Share) }
+	}
+	return &levelCache{lru: sharelru.New[string, levelEntry](cfg)}
 }
 
 // get returns the session's cached level while it is fresh at now.
 func (c *levelCache) get(key string, now time.Time) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.entries[key]
+	e, ok := c.lru.Peek(key)
 	if !ok || !now.Before(e.expires) {
 		return "", false
 	}
@@ -53,49 +53,10 @@ func (c *levelCache) get(key string, now time.Time) (string, bool) {
 func (c *levelCache) put(key, caller, level string, expires time.Time, add bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.entries[key]; ok {
-		e.level, e.expires = level, expires
-		c.order.MoveToBack(e.elem)
-		c.callers[e.caller].MoveToBack(e.own)
+	e := levelEntry{level: level, expires: expires}
+	if c.lru.Update(key, e) || !add {
 		return
 	}
-	if !add {
-		return
-	}
-	if own := c.callers[caller]; own != nil {
-		for own.Len() >= levelCacheMax/levelShareDivisor {
-			c.remove(own.Front().Value.(*levelEntry))
-			c.evicted(true)
-		}
-	}
-	// With a fixed time to live, the least recently cached entry is the first to expire.
-	for c.order.Len() >= levelCacheMax {
-		c.remove(c.order.Front().Value.(*levelEntry))
-		c.evicted(false)
-	}
-	own := c.callers[caller]
-	if own == nil {
-		own = list.New()
-		c.callers[caller] = own
-	}
-	e := &levelEntry{key: key, caller: caller, level: level, expires: expires}
-	e.elem, e.own = c.order.PushBack(e), own.PushBack(e)
-	c.entries[key] = e
-}
-
-// remove drops e, and its caller from the index when e was its last entry.
-func (c *levelCache) remove(e *levelEntry) {
-	delete(c.entries, e.key)
-	c.order.Remove(e.elem)
-	own := c.callers[e.caller]
-	own.Remove(e.own)
-	if own.Len() == 0 {
-		delete(c.callers, e.caller)
-	}
-}
-
-func (c *levelCache) evicted(own bool) {
-	if c.onEvict != nil {
-		c.onEvict(own)
-	}
+	// Every caller has a share, the unauthenticated ones ("") together too: none is public.
+	c.lru.Put(key, e, "caller:"+caller, 0)
 }

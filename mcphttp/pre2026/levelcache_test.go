@@ -68,7 +68,7 @@ func TestLevelCacheShareOneCallerCannotEvictOthers(t *testing.T) {
 		t.Fatalf("bob's or alice's latest level was read from the store (%d reads), not the cache", got-reads)
 	}
 	share := levelCacheMax / levelShareDivisor
-	if own.Load() != int64(flood-share) || total.Load() != 0 || len(st.levels.callers) != 2 {
-		t.Fatalf("evictions %d own, %d total; %d callers indexed; want %d, 0, 2", own.Load(), total.Load(), len(st.levels.callers), flood-share)
+	if own.Load() != int64(flood-share) || total.Load() != 0 || st.levels.lru.Callers() != 2 {
+		t.Fatalf("evictions %d own, %d total; %d callers indexed; want %d, 0, 2", own.Load(), total.Load(), st.levels.lru.Callers(), flood-share)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/names"
@@ -187,12 +188,11 @@ const appListRetry = 5 * time.Second
 // everyone else's list requests.
 type listFailures struct {
 	mu      sync.Mutex
-	entries *sharedLRU[partKey, listFailure]
+	entries *sharelru.Cache[partKey, listFailure]
 }
 
-func (f *listFailures) init(maxEntries int, onEvict func(own bool)) {
-	f.entries = newSharedLRU[partKey, listFailure](maxEntries, 0)
-	f.entries.onEvict = onEvict
+func (f *listFailures) init(maxEntries int, onEvict func(sharelru.Cause)) {
+	f.entries = newShared[partKey, listFailure](maxEntries, 0, onEvict)
 }
 
 // listFailure is one remembered failure: its error, the list's invalidation count when it was
@@ -222,8 +222,8 @@ func (c *Catalog) appToolIndex(ctx context.Context, q *ToolHeaderQuery, b *backe
 func (f *listFailures) get(key partKey, gen uint64, now time.Time) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if e := f.entries.get(key); e != nil && e.val.gen == gen && now.Before(e.val.until) {
-		return e.val.err
+	if e, ok := f.entries.Get(key); ok && e.gen == gen && now.Before(e.until) {
+		return e.err
 	}
 	return nil
 }
@@ -233,7 +233,7 @@ func (f *listFailures) get(key partKey, gen uint64, now time.Time) error {
 func (f *listFailures) put(key partKey, share string, e listFailure) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.entries.put(key, e, share, 0)
+	f.entries.Put(key, e, share, 0)
 }
 
 // OwnListMeta is the _meta of the lists the gateway requests for itself (its indexes, pin

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 )
 
@@ -116,8 +117,11 @@ type listCache struct {
 	mu sync.Mutex
 	// lists are the cached lists, bounded in number and bytes, each caller's private ones by
 	// its share (share.go); an entry's size is retainedBytes of its part.
-	lists   *sharedLRU[partKey, cachedList]
-	private map[partKey]bool
+	lists *sharelru.Cache[partKey, cachedList]
+	// maxEntries and maxBytes are the lists' bounds, which the views of lists share.
+	maxEntries int
+	maxBytes   int64
+	private    map[partKey]bool
 	// gens counts each list's invalidations. A list is stored only if its count has not moved
 	// since it was asked for, and concurrent misses are collapsed only within one count, so an
 	// answer that may predate a list_changed is neither cached nor handed to a caller that
@@ -133,8 +137,8 @@ func newListCache(c CacheConfig, now func() time.Time, onResult func(bool)) *lis
 	if maxBytes == 0 {
 		maxBytes = DefaultCacheBytes
 	}
-	return &listCache{disabled: c.Disabled, now: now, onResult: onResult,
-		lists: newSharedLRU[partKey, cachedList](maxEntries, maxBytes), private: make(map[partKey]bool),
+	return &listCache{disabled: c.Disabled, now: now, onResult: onResult, maxEntries: maxEntries, maxBytes: maxBytes,
+		lists: newShared[partKey, cachedList](maxEntries, maxBytes, nil), private: make(map[partKey]bool),
 		gens: make(map[listKey]uint64)}
 }
 
@@ -145,16 +149,16 @@ func (c *listCache) get(k partKey) *part {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.lists.get(k)
-	if e == nil {
+	e, ok := c.lists.Get(k)
+	if !ok {
 		return nil
 	}
-	left := e.val.expires.Sub(c.now())
+	left := e.expires.Sub(c.now())
 	if left <= 0 {
-		c.lists.remove(e)
+		c.lists.Remove(k)
 		return nil
 	}
-	p := e.val.part
+	p := e.part
 	return &part{items: p.items, private: p.private, pins: p.pins, ttlMs: max(left.Milliseconds(), 1)}
 }
 
@@ -186,14 +190,14 @@ func (c *listCache) put(k partKey, share string, p *part, gen uint64) {
 	}
 	// A list too large for the cache, or for the caller's share, is served to this caller but
 	// not cached: caching it would evict everything else.
-	c.lists.put(k, cachedList{part: p, expires: c.now().Add(time.Duration(p.ttlMs) * time.Millisecond)}, share, p.retainedBytes())
+	c.lists.Put(k, cachedList{part: p, expires: c.now().Add(time.Duration(p.ttlMs) * time.Millisecond)}, share, p.retainedBytes())
 }
 
 // retained reports the cached lists' estimated bytes and their number.
 func (c *listCache) retained() (bytes int64, entries int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lists.bytes, c.lists.len()
+	return c.lists.Bytes(), c.lists.Len()
 }
 
 // invalidate drops every cached copy of upstream's lists (each protocol version, each caller)
@@ -205,7 +209,7 @@ func (c *listCache) invalidate(upstream string, lists []byte) int {
 	for _, l := range lists {
 		c.gens[listKey{upstream, l}]++
 	}
-	return c.lists.removeIf(func(k partKey) bool { return k.upstream == upstream && slices.Contains(lists, k.list) })
+	return c.lists.RemoveIf(func(k partKey) bool { return k.upstream == upstream && slices.Contains(lists, k.list) })
 }
 
 // wasPrivate reports whether the backend's last answer for this list was private, so

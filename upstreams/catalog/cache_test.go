@@ -15,7 +15,7 @@ func TestCacheBounded(t *testing.T) {
 			c.get(key(0)) // 0 is now more recently used than 1
 		}
 	}
-	if c.get(key(1)) != nil || c.get(key(0)) == nil || c.get(key(2)) == nil || c.lists.len() != 2 {
+	if c.get(key(1)) != nil || c.get(key(0)) == nil || c.get(key(2)) == nil || c.lists.Len() != 2 {
 		t.Fatalf("after 3 puts into 2 slots: want the least recently used (1) evicted")
 	}
 }

@@ -99,11 +99,11 @@ func New(backends []*backend.Backend, ns *names.Space, o Options) *Catalog {
 		c.pageSize = DefaultPageSize
 	}
 	c.cache = newListCache(o.Cache, c.now, o.CacheResult)
-	c.cache.lists.onEvict = evictHook(o.CacheEvicted, CacheList)
+	c.cache.lists.OnEvict(evictHook(o.CacheEvicted, CacheList))
 	// The views of lists hold one entry per list, as the list cache does, and each less than
 	// its list: each is bounded as the list cache is. A failure is a few bytes: bounded in
 	// number only.
-	views, viewBytes := c.cache.lists.max, c.cache.lists.maxBytes
+	views, viewBytes := c.cache.maxEntries, c.cache.maxBytes
 	c.toolHeaders.init(o.KeepSchemas, views, viewBytes, evictHook(o.CacheEvicted, CacheHeaderIndex))
 	c.pinViews.init(views, viewBytes, evictHook(o.CacheEvicted, CachePinVerdicts))
 	c.appFailures.init(views, evictHook(o.CacheEvicted, CacheAppFailures))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/resuri"
+	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/names"
@@ -273,12 +274,11 @@ func (c *Catalog) pinVerdicts(ctx context.Context, q *PinQuery, b *backend.Backe
 // estimated bytes (pinVerdictBytes an item), each caller's private ones by its share (share.go).
 type pinViews struct {
 	mu      sync.Mutex
-	entries *sharedLRU[partKey, *pinView]
+	entries *sharelru.Cache[partKey, *pinView]
 }
 
-func (v *pinViews) init(maxEntries int, maxBytes int64, onEvict func(own bool)) {
-	v.entries = newSharedLRU[partKey, *pinView](maxEntries, maxBytes)
-	v.entries.onEvict = onEvict
+func (v *pinViews) init(maxEntries int, maxBytes int64, onEvict func(sharelru.Cause)) {
+	v.entries = newShared[partKey, *pinView](maxEntries, maxBytes, onEvict)
 }
 
 // pinView is the verdicts of one fetched list.
@@ -293,7 +293,7 @@ type pinView struct {
 func (v *pinViews) put(k partKey, share string, e *pinView) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.entries.put(k, e, share, int64(entryOverhead)+int64(len(e.verdicts))*pinVerdictBytes)
+	v.entries.Put(k, e, share, int64(entryOverhead)+int64(len(e.verdicts))*pinVerdictBytes)
 }
 
 // recent returns the verdicts of a young list that no list_changed has invalidated since,
@@ -302,11 +302,11 @@ func (v *pinViews) recent(pub, own partKey, gen uint64, now time.Time) (map[stri
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	fresh := func(e *pinView) bool { return e != nil && e.gen == gen && now.Before(e.expires) }
-	if e := v.entries.get(own); e != nil && fresh(e.val) && (e.val.private || own.caller == "") {
-		return e.val.verdicts, true
+	if e, _ := v.entries.Get(own); fresh(e) && (e.private || own.caller == "") {
+		return e.verdicts, true
 	}
-	if e := v.entries.get(pub); e != nil && fresh(e.val) && !e.val.private {
-		return e.val.verdicts, true
+	if e, _ := v.entries.Get(pub); fresh(e) && !e.private {
+		return e.verdicts, true
 	}
 	return nil, false
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
@@ -19,13 +20,13 @@ func TestCacheShareBytes(t *testing.T) {
 	const budget = 64 << 10
 	var own, total int
 	c := newListCache(CacheConfig{MaxBytes: budget}, newTestClock().Now, nil)
-	c.lists.onEvict = func(o bool) {
-		if o {
+	c.lists.OnEvict(func(cause sharelru.Cause) {
+		if cause == sharelru.Share {
 			own++
 		} else {
 			total++
 		}
-	}
+	})
 	key := func(caller string, i int) partKey {
 		return partKey{upstream: "u", list: 1, version: fmt.Sprint(i), caller: caller}
 	}
@@ -39,15 +40,15 @@ func TestCacheShareBytes(t *testing.T) {
 	if c.get(key("alice\x00token", 39)) == nil || c.get(key("alice\x00token", 0)) != nil {
 		t.Fatal("alice's share kept the wrong lists: want her most recent, not her first")
 	}
-	if b := c.lists.shares["alice"].bytes; b > c.lists.shareBytes() || own == 0 || total != 0 {
-		t.Fatalf("alice holds %d bytes (share %d); evictions %d own, %d total", b, c.lists.shareBytes(), own, total)
+	if _, b := c.lists.Usage("alice"); b > c.lists.ShareBytes() || own == 0 || total != 0 {
+		t.Fatalf("alice holds %d bytes (share %d); evictions %d own, %d total", b, c.lists.ShareBytes(), own, total)
 	}
 	c.put(key("carol", 0), "carol", sizedPart(budget/ShareDivisor+1), 0)
 	if c.get(key("carol", 0)) != nil {
 		t.Fatal("a private list larger than a caller's share was cached")
 	}
 	c.invalidate("u", toolLists)
-	if len(c.lists.shares) != 0 {
-		t.Fatalf("after invalidation the caller index holds %d callers, want none", len(c.lists.shares))
+	if n := c.lists.Callers(); n != 0 {
+		t.Fatalf("after invalidation the caller index holds %d callers, want none", n)
 	}
 }

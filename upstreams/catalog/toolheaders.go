@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/names"
@@ -114,7 +115,7 @@ type toolHeaderIndexes struct {
 	// entries is bounded in number, each caller's private indexes by its share: a caller's
 	// lists differ by token (a token-exchange backend) and protocol version, so one caller could
 	// otherwise push out everyone's indexes.
-	entries *sharedLRU[partKey, *headerIndex]
+	entries *sharelru.Cache[partKey, *headerIndex]
 	// schemas: every listed tool is indexed, with its schemas (Options.KeepSchemas).
 	schemas bool
 }
@@ -124,10 +125,9 @@ type toolHeaderIndexes struct {
 // estimated memory (retainedBytes). One caller's private ones hold at most 1/ShareDivisor of
 // each (share.go), and so do the pin verdicts and the remembered MCP Apps list failures, kept
 // per list the same way.
-func (t *toolHeaderIndexes) init(schemas bool, maxEntries int, maxBytes int64, onEvict func(own bool)) {
+func (t *toolHeaderIndexes) init(schemas bool, maxEntries int, maxBytes int64, onEvict func(sharelru.Cause)) {
 	t.schemas = schemas
-	t.entries = newSharedLRU[partKey, *headerIndex](maxEntries, maxBytes)
-	t.entries.onEvict = onEvict
+	t.entries = newShared[partKey, *headerIndex](maxEntries, maxBytes, onEvict)
 }
 
 // headerIndex is the bindings of one backend list's tools.
@@ -227,11 +227,11 @@ func (t *toolHeaderIndexes) recent(pub, own partKey, gen uint64, now time.Time) 
 	fresh := func(e *headerIndex) bool { return e != nil && e.gen == gen && now.Before(e.expires) }
 	// A private list is indexed under its caller ("" only without authentication, where every
 	// caller is the same one); a public one under no caller.
-	if e := t.entries.get(own); e != nil && fresh(e.val) && (e.val.private || own.caller == "") {
-		return e.val
+	if e, _ := t.entries.Get(own); fresh(e) && (e.private || own.caller == "") {
+		return e
 	}
-	if e := t.entries.get(pub); e != nil && fresh(e.val) && !e.val.private {
-		return e.val
+	if e, _ := t.entries.Get(pub); fresh(e) && !e.private {
+		return e
 	}
 	return nil
 }
@@ -242,10 +242,7 @@ func (t *toolHeaderIndexes) recent(pub, own partKey, gen uint64, now time.Time) 
 func (t *toolHeaderIndexes) forPart(key partKey, share string, p *part, gen uint64, now time.Time) *headerIndex {
 	first := itemsIdentity(p.items)
 	t.mu.Lock()
-	var e *headerIndex
-	if old := t.entries.peek(key); old != nil {
-		e = old.val
-	}
+	e, _ := t.entries.Peek(key)
 	t.mu.Unlock()
 	if e != nil && e.from == first && e.n == len(p.items) && e.gen == gen {
 		return e
@@ -273,7 +270,7 @@ func (t *toolHeaderIndexes) forPart(key partKey, share string, p *part, gen uint
 	size := e.retainedBytes()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.entries.put(key, e, share, size) // one too large is used for this call, not kept
+	t.entries.Put(key, e, share, size) // one too large is used for this call, not kept
 	return e
 }
 

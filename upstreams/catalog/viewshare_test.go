@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
@@ -45,7 +46,7 @@ func viewCaches(now time.Time, ev *shareEvictions) []viewCache {
 		callers: func() int {
 			c.toolHeaders.mu.Lock()
 			defer c.toolHeaders.mu.Unlock()
-			return len(c.toolHeaders.entries.shares)
+			return c.toolHeaders.entries.Callers()
 		},
 	}, {
 		name: CachePinVerdicts,
@@ -59,7 +60,7 @@ func viewCaches(now time.Time, ev *shareEvictions) []viewCache {
 		callers: func() int {
 			c.pinViews.mu.Lock()
 			defer c.pinViews.mu.Unlock()
-			return len(c.pinViews.entries.shares)
+			return c.pinViews.entries.Callers()
 		},
 	}, {
 		name: CacheAppFailures,
@@ -71,7 +72,7 @@ func viewCaches(now time.Time, ev *shareEvictions) []viewCache {
 		callers: func() int {
 			c.appFailures.mu.Lock()
 			defer c.appFailures.mu.Unlock()
-			return len(c.appFailures.entries.shares)
+			return c.appFailures.entries.Callers()
 		},
 	}}
 }
@@ -156,11 +157,14 @@ func TestViewShareIsTheCallers(t *testing.T) {
 	if _, err := c.ResolveAppName(context.Background(), &ToolHeaderQuery{CacheKey: alice}, "t", nil); err == nil {
 		t.Fatal("a backend that fails its list resolved an app's tool name")
 	}
-	for name, shares := range map[string]map[string]*callerShare{
-		CacheHeaderIndex: c.toolHeaders.entries.shares, CacheAppFailures: c.appFailures.entries.shares,
+	for name, shares := range map[string]interface {
+		Usage(string) (int, int64)
+		Callers() int
+	}{
+		CacheHeaderIndex: c.toolHeaders.entries, CacheAppFailures: c.appFailures.entries,
 	} {
-		if shares[alice] == nil || len(shares) != 1 {
-			t.Errorf("%s: alice's view counts against %d shares, none hers", name, len(shares))
+		if n, _ := shares.Usage(alice); n == 0 || shares.Callers() != 1 {
+			t.Errorf("%s: alice's view counts against %d shares, none hers", name, shares.Callers())
 		}
 	}
 }
@@ -216,16 +220,17 @@ func TestViewShareBytes(t *testing.T) {
 	}
 }
 
-// lruView reads a sharedLRU of views for TestViewShareBytes.
-type lruView[V any] struct{ s *sharedLRU[partKey, V] }
+// lruView reads a cache of views for TestViewShareBytes.
+type lruView[V any] struct{ s *sharelru.Cache[partKey, V] }
 
-func (l lruView[V]) has(k partKey) bool { return l.s.peek(k) != nil }
+func (l lruView[V]) has(k partKey) bool {
+	_, ok := l.s.Peek(k)
+	return ok
+}
 
 func (l lruView[V]) shareBytes(caller string) int64 {
-	if cs := l.s.shares[caller]; cs != nil {
-		return cs.bytes
-	}
-	return 0
+	_, b := l.s.Usage(caller)
+	return b
 }
 
 // TestViewBytesEstimate: the header-binding indexes' estimate of their memory holds what they
@@ -249,7 +254,7 @@ func TestViewBytesEstimate(t *testing.T) {
 	}
 	after := upstreamstest.HeapInUse()
 	c.toolHeaders.mu.Lock()
-	est, n := c.toolHeaders.entries.bytes, c.toolHeaders.entries.len()
+	est, n := c.toolHeaders.entries.Bytes(), c.toolHeaders.entries.Len()
 	c.toolHeaders.mu.Unlock()
 	grow := int64(after) - int64(before)
 	t.Logf("%d callers' indexes of %d tools: %d kept, %d KiB by the estimate; heap +%d KiB", callers, tools, n, est>>10, grow>>10)
