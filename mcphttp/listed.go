@@ -63,3 +63,15 @@ func unlistedError(kind upstreams.Kind, err error) error {
 		", which the gateway reads to check the name); the call was not forwarded")
 	return &out
 }
+
+// resourceSpelling is how a resource URI or template the request routes to (resources/read, a
+// completion of a template) is written toward its backend: the spelling the backend listed for
+// its normal form, else its URI form (catalog.ResourceSpelling; docs/protocol.md). Any other
+// request sends its name as it is ("").
+func (x *request) resourceSpelling(target upstreams.Target) string {
+	if x.route.kind != upstreams.KindResource {
+		return ""
+	}
+	q := listQuery(x, target, true)
+	return x.s.backends.ResourceSpelling(x.ctx, &q, target)
+}

@@ -80,6 +80,13 @@ func (r *Registry) PromptListed(ctx context.Context, q *ToolHeaderQuery, target 
 	return r.catalog.PromptListed(ctx, q, target)
 }
 
+// ResourceSpelling returns how target's resource URI (or template) is written toward its
+// backend: the spelling its list shows for that normal form, else the URI form; see
+// catalog.Catalog.ResourceSpelling.
+func (r *Registry) ResourceSpelling(ctx context.Context, q *ToolHeaderQuery, target Target) string {
+	return r.catalog.ResourceSpelling(ctx, q, target)
+}
+
 // AppsEnabled reports whether the gateway enforces MCP Apps' tool visibility and resolves the
 // backends' own tool names an app calls (Config.Apps).
 func (r *Registry) AppsEnabled() bool { return r.apps }

@@ -6,7 +6,9 @@
 // plain string lookup. Unless the two readings agree, a rule over file:///secret/* says nothing
 // about what file:///public/../secret/key or file:///public/%2e%2e/secret/key reads. So the
 // gateway normalises (RFC 3986 §6.2.2 and §6.2.3) and forwards the normal form, so the backend
-// receives exactly the bytes that were authorised, and refuses what is still ambiguous:
+// receives what was authorised, and refuses what is still ambiguous. The one liberty left is
+// how non-ASCII text is written toward the backend (URIForm, SpellsAs), which backends that look
+// resources up by exact string need and which every reader decodes alike:
 //
 //   - The scheme and an ASCII host are lower-cased; "localhost" names the empty host of a file
 //     URI (RFC 8089 §2), and file:/p becomes file:///p.

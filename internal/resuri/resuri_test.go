@@ -314,7 +314,66 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("Normalize(%q) = %q holds a '\\', NUL, or encoded '/' or '\\'", in, got)
 		}
 		checkGoReading(t, in, got)
+		checkURIForm(t, got)
 	})
+}
+
+// checkURIForm checks that the URI form of the normal form n is ASCII and reads back as n.
+func checkURIForm(t *testing.T, n string) {
+	t.Helper()
+	u := URIForm(n)
+	if !IsASCII(u) {
+		t.Fatalf("URIForm(%q) = %q is not ASCII", n, u)
+	}
+	if back, err := Normalize(u); err != nil || back != n {
+		t.Fatalf("Normalize(URIForm(%q)) = %q, %v", n, back, err)
+	}
+	if IsASCII(n) != (u == n) {
+		t.Fatalf("URIForm(%q) = %q", n, u)
+	}
+	if !SpellsAs(u, n) || !SpellsAs(n, n) {
+		t.Fatalf("SpellsAs(URIForm(%q)) is false", n)
+	}
+}
+
+func TestSpellsAs(t *testing.T) {
+	const n = "mem://x/café/日"
+	for _, s := range []string{n, "mem://x/caf%C3%A9/%E6%97%A5", "mem://x/caf%c3%a9/日", "mem://x/cafe\u0301/%E6%97%A5", "mem://x/cafe%CC%81/日"} {
+		if !SpellsAs(s, n) {
+			t.Errorf("SpellsAs(%q, %q) = false", s, n)
+		}
+	}
+	// Each of these has the normal form n, or nearly, but differs in more than its non-ASCII
+	// text: a backend may read it as another resource.
+	for _, s := range []string{"MEM://x/café/日", "mem://X/café/日", "mem://x/y/../café/日", "mem://x/./café/日", "mem://x//café/日",
+		"mem://x/caf%65%CC%81/日", "mem://x/café/日?", "mem://x/caf%C3/日", "mem://x/caf%C3%A9%/日", "mem://x/cafè/日", "mem://x/café/日/"} {
+		if SpellsAs(s, n) {
+			t.Errorf("SpellsAs(%q, %q) = true", s, n)
+		}
+	}
+}
+
+func TestURIForm(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"file:///café", "file:///caf%C3%A9"},
+		{"mem://x/%C3%A9", "mem://x/%C3%A9"},
+		{"mem://x/é?q=ü#ö", "mem://x/%C3%A9?q=%C3%BC#%C3%B6"},
+		{"file:///日本/x", "file:///%E6%97%A5%E6%9C%AC/x"},
+		{"mem://x/🚀", "mem://x/%F0%9F%9A%80"},
+		{"mem://x/a%20b", "mem://x/a%20b"},
+		{"file:///x/\u0301", "file:///x/%CC%81"},
+	} {
+		n, err := Normalize(tt.in)
+		if err != nil {
+			t.Fatalf("Normalize(%q): %v", tt.in, err)
+		}
+		if got := URIForm(n); got != tt.want {
+			t.Errorf("URIForm(%q) = %q, want %q", n, got, tt.want)
+		}
+	}
+	for _, tt := range normalized {
+		checkURIForm(t, tt.want)
+	}
 }
 
 func FuzzNormalizeTemplate(f *testing.F) {

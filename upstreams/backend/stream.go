@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/resuri"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/legacy"
 	"github.com/mcp-gateway/gateway/upstreams/names"
@@ -29,6 +30,12 @@ type Call struct {
 	Params json.RawMessage
 	// Target is the resolved backend and backend-side name or URI.
 	Target names.Target
+	// Spelling is how a resource URI or template Target.Name (resources/read, a completion of
+	// a template) is written toward the backend, in the body and in Mcp-Name: the spelling the
+	// backend listed for it (catalog.ResourceSpelling). It must be Target.Name with at most
+	// its non-ASCII text written otherwise (resuri.SpellsAs), or the call is refused. Empty: a resources/read sends resuri.URIForm(Target.Name), any
+	// other method Target.Name.
+	Spelling string
 	// ProtocolVersion is sent as MCP-Protocol-Version; empty means ProtocolVersion.
 	ProtocolVersion string
 	// Header holds the pass-through headers the caller selected: Mcp-Param-*, traceparent,
@@ -105,14 +112,18 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 	}
 	// The request body is not pooled: the transport may still read it (a retry on a stale
 	// keep-alive connection rewinds it) after the response has arrived.
-	body, err := appendRequest(make([]byte, 0, len(c.Params)+len(c.ID)+len(c.Method)+64), c)
+	sent, err := spelling(c)
+	if err != nil {
+		return nil, err
+	}
+	body, err := appendRequest(make([]byte, 0, len(c.Params)+len(c.ID)+len(c.Method)+64), c, sent)
 	if err != nil {
 		return nil, fmt.Errorf("%w: params: %v", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params"), err)
 	}
 	name := ""
 	switch c.Method {
 	case wire.MethodToolsCall, wire.MethodPromptsGet, wire.MethodResourcesRead:
-		name = c.Target.Name // docs/protocol.md §2.2: only these three carry Mcp-Name
+		name = sent // docs/protocol.md §2.2: only these three carry Mcp-Name
 	}
 	var completion *names.Completion
 	if c.Method == wire.MethodComplete && c.Visible != nil {
@@ -192,14 +203,33 @@ func (b *Backend) roundTripOnce(ctx context.Context, o *Request) (*jsonrpc.Messa
 // gatewayID is the id of the gateway's own requests; each is alone on its HTTP request.
 const gatewayID = "1"
 
-// appendRequest builds the JSON-RPC request for the backend.
-func appendRequest(dst []byte, c *Call) ([]byte, error) {
+// errSpelling: a Call's Spelling does not name its Target. A caller's bug; nothing is sent.
+var errSpelling = errors.New("backend: the spelling of a resource URI does not name the authorised URI")
+
+// spelling returns the routed name as the backend receives it (see Call.Spelling).
+func spelling(c *Call) (string, error) {
+	if c.Spelling == "" {
+		if c.Method == wire.MethodResourcesRead {
+			return resuri.URIForm(c.Target.Name), nil
+		}
+		return c.Target.Name, nil
+	}
+	// What the gateway authorised is what the backend acts on: no spelling of another URI,
+	// nor one a backend could read as another (resuri.SpellsAs).
+	if !resuri.SpellsAs(c.Spelling, c.Target.Name) {
+		return "", errSpelling
+	}
+	return c.Spelling, nil
+}
+
+// appendRequest builds the JSON-RPC request for the backend, the routed name written as sent.
+func appendRequest(dst []byte, c *Call, sent string) ([]byte, error) {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, c.ID...)
 	dst = append(dst, `,"method":`...)
 	dst = jsonrpc.AppendString(dst, c.Method)
 	dst = append(dst, `,"params":`...)
-	dst, err := names.RewriteParams(dst, c.Params, c.Method, c.Target)
+	dst, err := names.RewriteParams(dst, c.Params, c.Method, names.Target{Upstream: c.Target.Upstream, Name: sent})
 	return append(dst, '}'), err
 }
 

@@ -104,6 +104,9 @@ func (p *part) retainedBytes() int64 {
 	// Pin verdicts (pins.go): a map entry and the current fingerprint per listed item; the
 	// keys share the items' names.
 	n += int64(len(p.pins)) * pinVerdictBytes
+	for k, v := range p.spellings {
+		n += indexItemBytes + int64(len(k)+len(v))
+	}
 	return n
 }
 

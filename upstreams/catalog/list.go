@@ -157,6 +157,10 @@ type part struct {
 	// pinKind and pinDefs gather the definitions while the list is read, for checkPins.
 	pinKind pins.Kind
 	pinDefs []pins.Listed
+	// spellings are, for a resources or templates list, the URIs its backend listed under
+	// each normal form that is not plain ASCII (spelling.go): one listed spelling, or
+	// collidedSpelling. Nil when there is none.
+	spellings map[string]string
 }
 
 // List fans the list out to every backend, follows each backend's pagination, renames and
@@ -397,8 +401,12 @@ func (c *Catalog) addItems(p *part, b *backend.Backend, spec listSpec, arr []byt
 			if !ok || name == "" {
 				return nil, false
 			}
+			listed := name
 			if name, ok = names.Listed(spec.kind, name); !ok {
 				return nil, false // a URI the gateway would refuse: not listed
+			}
+			if spec.kind == names.KindResource {
+				p.addSpelling(name, listed)
 			}
 			target = names.Target{Upstream: b.Name(), Name: name}
 			return jsonrpc.AppendString(nil, string(c.ns.Name(spec.kind, target))), true

@@ -148,6 +148,9 @@ type headerIndex struct {
 	noCaller bool
 	// apps is what the list says of MCP Apps (apps.go), nil when no tool links a UI resource.
 	apps *appIndex
+	// spell is, for a resources or templates list, the spelling its backend listed for a
+	// normal form, where that is not the normal form's URIForm (spelling.go).
+	spell map[string]string
 }
 
 // ToolHeaders returns the x-mcp-header bindings of target's tool, from its backend's tools/list:
@@ -205,7 +208,7 @@ var noToolHeaders = &ToolHeaders{}
 // client's tools/list, most often), so that the calls that follow need not fetch it again.
 // gen is the list's invalidation count from before it was requested.
 func (c *Catalog) learnToolHeaders(b *backend.Backend, spec listSpec, q *listQuery, p *part, gen uint64) {
-	if spec.kind != names.KindTool && spec.kind != names.KindPrompt {
+	if spec.kind != names.KindTool && spec.kind != names.KindPrompt && !spellsResources(spec.index) {
 		return
 	}
 	version := q.version
@@ -247,6 +250,9 @@ func (t *toolHeaderIndexes) forPart(key partKey, share string, p *part, gen uint
 	if e != nil && e.from == first && e.n == len(p.items) && e.gen == gen {
 		return e
 	}
+	if spellsResources(key.list) {
+		return t.keep(key, share, buildSpellIndex(p, gen, now, first))
+	}
 	tools := key.list == toolsListIndex // else a prompts list
 	e = &headerIndex{tools: make(map[string]*ToolHeaders, len(p.items)), from: first, n: len(p.items), gen: gen, private: p.private,
 		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL)), noCaller: p.absent && p.private}
@@ -264,6 +270,11 @@ func (t *toolHeaderIndexes) forPart(key partKey, share string, p *part, gen uint
 		}
 		e.tools[p.items[i].target.Name] = th
 	}
+	return t.keep(key, share, e)
+}
+
+// keep stores e under key, counted against share's part of the bound, and returns it.
+func (t *toolHeaderIndexes) keep(key partKey, share string, e *headerIndex) *headerIndex {
 	if key.caller == "" {
 		share = ""
 	}
@@ -293,6 +304,9 @@ func (e *headerIndex) retainedBytes() int64 {
 	}
 	if e.apps != nil {
 		n += int64(len(e.apps.tools)) * appToolBytes
+	}
+	for k, v := range e.spell {
+		n += indexItemBytes + int64(len(k)+len(v))
 	}
 	return n
 }

@@ -109,8 +109,9 @@ func New(sep string, noPrefix bool, upstreams []string) *Space {
 // Resolve maps a namespaced name or URI to the backend that owns it and the backend-side name.
 // A name that does not decode to a configured backend is ErrUnknownName: a client must never
 // reach one backend by naming another's item. A resource URI (or URI template) resolves to its
-// normal form (NormalizeResource): policy decides on it and the backend receives it, so the two
-// cannot read different resources. One that cannot be normalised is ErrBadURI.
+// normal form (NormalizeResource): policy decides on it and the backend receives it (its
+// non-ASCII text perhaps percent-encoded, backend.Call.Spelling), so the two cannot read
+// different resources. One that cannot be normalised is ErrBadURI.
 func (ns *Space) Resolve(kind Kind, n Namespaced) (Target, error) {
 	s := string(n)
 	var t Target
