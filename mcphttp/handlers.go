@@ -154,7 +154,7 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 		ID:              x.in.req.ID,
 		Params:          params,
 		Target:          target,
-		Spelling:        x.resourceSpelling(target),
+		Spelling:        resourceSpelling(x, target),
 		ProtocolVersion: x.in.meta.ProtocolVersion,
 		Header:          x.callHeaders(),
 		SubjectToken:    x.subjectToken(target.Upstream),

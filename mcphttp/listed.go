@@ -64,11 +64,11 @@ func unlistedError(kind upstreams.Kind, err error) error {
 	return &out
 }
 
-// resourceSpelling is how a resource URI or template the request routes to (resources/read, a
+// resourceSpelling is how a resource URI or template the request x routes to (resources/read, a
 // completion of a template) is written toward its backend: the spelling the backend listed for
 // its normal form, else its URI form (catalog.ResourceSpelling; docs/protocol.md). Any other
 // request sends its name as it is ("").
-func (x *request) resourceSpelling(target upstreams.Target) string {
+func resourceSpelling(x *request, target upstreams.Target) string {
 	if x.route.kind != upstreams.KindResource {
 		return ""
 	}
