@@ -179,6 +179,18 @@ func newPageFixture(t *testing.T, configure ...func(*Config)) *pageFixture {
 	return f
 }
 
+// renderPage renders step of call's page for sess and returns the HTML.
+func (f *pageFixture) renderPage(t *testing.T, c Call, sess *session, step byte) string {
+	t.Helper()
+	page, err := f.svc.askPage(c, sess, step, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	f.svc.render(rec, http.StatusOK, page)
+	return rec.Body.String()
+}
+
 // ask stores a call of the first example user with args and returns its id and page URL.
 func (f *pageFixture) ask(t *testing.T, subject, args string) (string, string) {
 	t.Helper()

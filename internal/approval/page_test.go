@@ -430,14 +430,8 @@ func TestRenderHostileNames(t *testing.T) {
 	call := Call{ID: strings.Repeat("a", 32), Issuer: "https://issuer.example", Subject: "ali\u0441e",
 		Upstream: "files", Tool: "files__de\u202Eetel", UpstreamTool: "de\u202Eetel", Arguments: []byte(`{}`),
 		Client: "Cl\u0430ude\u200B 1.0", Expiry: time.Now().Add(time.Minute)}
-	page, err := f.svc.askPage(call, &session{Subject: "ali\u0441e", Issuer: "https://issuer.example", Name: "b\u043Eb\u2066",
-		CSRF: make([]byte, 32)}, stepAsk, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := httptest.NewRecorder()
-	f.svc.render(rec, http.StatusOK, page)
-	body := rec.Body.String()
+	body := f.renderPage(t, call, &session{Subject: "ali\u0441e", Issuer: "https://issuer.example", Name: "b\u043Eb\u2066",
+		CSRF: make([]byte, 32)}, stepAsk)
 	for _, bad := range []string{"\u202E", "\u200B", "\u2066"} {
 		if strings.Contains(body, bad) {
 			t.Errorf("page contains %q raw", bad)
@@ -491,15 +485,7 @@ func TestConfirmStepShowsValuesWhole(t *testing.T) {
 	call := Call{ID: strings.Repeat("b", 32), Issuer: "https://issuer.example", Subject: "alice", Upstream: "shell",
 		Tool: "shell__run", UpstreamTool: "run", Arguments: []byte(args), Description: desc, Expiry: time.Now().Add(time.Minute)}
 	sess := &session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)}
-	render := func(step byte) string {
-		page, err := f.svc.askPage(call, sess, step, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := httptest.NewRecorder()
-		f.svc.render(rec, http.StatusOK, page)
-		return rec.Body.String()
-	}
+	render := func(step byte) string { return f.renderPage(t, call, sess, step) }
 	if before, _, _ := strings.Cut(render(stepAsk), "<details>"); strings.Contains(before, "evil.example") {
 		t.Error("the first step does not fold the long value")
 	}
@@ -521,15 +507,9 @@ func TestConfirmStepShowsValuesWhole(t *testing.T) {
 func TestRenderLookAlikeValues(t *testing.T) {
 	args := `{"to":"bob@\u0435xample.com","cc":["ok@example.com",{"host":"\uff45xample.com"}],"note":"Привет, мир. Hello, world 42.","\u0440ath":"x"}`
 	f := newPageFixture(t)
-	page, err := f.svc.askPage(Call{ID: strings.Repeat("c", 32), Issuer: "https://issuer.example", Subject: "alice",
+	body := f.renderPage(t, Call{ID: strings.Repeat("c", 32), Issuer: "https://issuer.example", Subject: "alice",
 		Upstream: "mail", Tool: "mail__send", UpstreamTool: "send", Arguments: []byte(args), Expiry: time.Now().Add(time.Minute)},
-		&session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)}, stepAsk, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := httptest.NewRecorder()
-	f.svc.render(rec, http.StatusOK, page)
-	body := rec.Body.String()
+		&session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)}, stepAsk)
 	for _, want := range []string{`id="value-look-alike"`, "\u0435xample mixes Cyrillic and Latin letters",
 		"\uff45xample reads as example", "\u0440ath mixes Cyrillic and Latin letters"} {
 		if !strings.Contains(body, want) {
@@ -556,15 +536,7 @@ func TestPageShowsForwardedMembers(t *testing.T) {
 		Tool: "shell__run", UpstreamTool: "run", Arguments: []byte(`{"command":"ls"}`), Forwarded: []byte(fwd),
 		Expiry: time.Now().Add(time.Minute)}
 	sess := &session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)}
-	render := func(c Call, step byte) string {
-		page, err := f.svc.askPage(c, sess, step, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := httptest.NewRecorder()
-		f.svc.render(rec, http.StatusOK, page)
-		return rec.Body.String()
-	}
+	render := func(c Call, step byte) string { return f.renderPage(t, c, sess, step) }
 	for _, step := range []byte{stepAsk, stepConfirm} {
 		body := render(call, step)
 		for _, want := range []string{`id="forwarded"`, "Also sent to the backend", "com.example/dryRun", "x-mode",
@@ -610,15 +582,9 @@ func TestForwardedMembersKept(t *testing.T) {
 func TestRenderNotComposedValues(t *testing.T) {
 	f := newPageFixture(t)
 	for _, args := range []string{"{\"path\":\"/srv/cafe\u0301.txt\"}", "{\"cafe\u0301\":1}"} {
-		page, err := f.svc.askPage(Call{ID: strings.Repeat("f", 32), Issuer: "https://issuer.example", Subject: "alice",
+		body := f.renderPage(t, Call{ID: strings.Repeat("f", 32), Issuer: "https://issuer.example", Subject: "alice",
 			Upstream: "files", Tool: "files__delete", UpstreamTool: "delete", Arguments: []byte(args), Expiry: time.Now().Add(time.Minute)},
-			&session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)}, stepAsk, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := httptest.NewRecorder()
-		f.svc.render(rec, http.StatusOK, page)
-		body := rec.Body.String()
+			&session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)}, stepAsk)
 		for _, want := range []string{`id="value-look-alike"`, "reads as caf\u00e9 but is written with other characters"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("%s: page lacks %q", args, want)

@@ -23,6 +23,17 @@ func connected(t *testing.T, f *fixture) (vault.Caller, string) {
 	return alice, f.mustToken(t, alice)
 }
 
+// connectedPair connects alice as connected does, then bob (realop's other user).
+func connectedPair(t *testing.T, f *fixture) (alice, bob vault.Caller) {
+	t.Helper()
+	alice, _ = connected(t, f)
+	bob = f.caller(realop.OtherUserID)
+	if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != 200 {
+		t.Fatalf("bob's connect: %d\n%s", status, body)
+	}
+	return alice, bob
+}
+
 // TestRefreshOncePerRecordAcrossReplicas: ten callers on each of two replicas sharing Redis
 // need alice's expired token at once; the authorization server sees exactly one refresh, every
 // caller gets the same new token, and the backend accepts it as alice's account.
@@ -432,11 +443,7 @@ func TestCooldownFiguresAsDocumented(t *testing.T) {
 func TestOneCallerCannotCoolRefreshForAll(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
-	alice, _ := connected(t, f)
-	bob := f.caller(realop.OtherUserID)
-	if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != 200 {
-		t.Fatalf("bob's connect: %d\n%s", status, body)
-	}
+	alice, bob := connectedPair(t, f)
 	f.mustToken(t, bob)
 	f.clock.Advance(24 * time.Hour) // past both access tokens' expiry
 	e, err := f.svc.Vault().Get(t.Context(), alice, backendName)

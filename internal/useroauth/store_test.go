@@ -84,11 +84,7 @@ func TestRegistrations(t *testing.T) {
 func TestRevokeBackend(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
-	alice, _ := connected(t, f)
-	bob := f.caller(realop.OtherUserID)
-	if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != http.StatusOK {
-		t.Fatalf("bob's connect: %d\n%s", status, body)
-	}
+	alice, bob := connectedPair(t, f)
 	before := f.revocations.Load()
 	n, err := f.svc.RevokeBackend(t.Context(), backendName)
 	if err != nil || n != 2 {
@@ -112,11 +108,7 @@ func TestRevokeBackend(t *testing.T) {
 func TestRevokeBackendServerDown(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
-	alice, _ := connected(t, f)
-	bob := f.caller(realop.OtherUserID)
-	if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != http.StatusOK {
-		t.Fatalf("bob's connect: %d\n%s", status, body)
-	}
+	alice, bob := connectedPair(t, f)
 	f.asLink.hangRevoke.Store(true)
 	before := f.asLink.revokeSent.Load()
 	n, err := f.svc.RevokeBackend(context.Background(), backendName)

@@ -443,32 +443,7 @@ func TestUnsendableTokensAreOneCallers(t *testing.T) {
 			tt.refresh + `","expires_in":300}`}
 		t.Run(tt.name+", refresh", func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, fixtureOptions{})
-			alice, _ := connected(t, f)
-			bob := f.caller(realop.OtherUserID)
-			if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != 200 {
-				t.Fatalf("bob's connect: %d\n%s", status, body)
-			}
-			f.clock.Advance(24 * time.Hour) // past both access tokens' expiry
-			f.asLink.answer.Store(answer)
-			revocations := f.asLink.revokeSent.Load()
-			if _, ok, err := f.svc.Token(t.Context(), backendName, alice); ok || err != nil {
-				t.Errorf("alice's refresh answered with unsendable tokens: ok %v, %v; want consent", ok, err)
-			}
-			if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
-				t.Errorf("alice's record: %v, want removed", err)
-			}
-			if f.asLink.revokeSent.Load() == revocations {
-				t.Error("the unsendable tokens were not revoked")
-			}
-			f.asLink.answer.Store(nil)
-			before := f.asLink.tokenSent.Load()
-			if _, ok, err := f.svc.Token(t.Context(), backendName, bob); !ok || err != nil {
-				t.Fatalf("bob's refresh after alice's: ok %v, %v", ok, err)
-			}
-			if f.asLink.tokenSent.Load() == before {
-				t.Fatal("bob's refresh was not sent")
-			}
+			refreshIsOneCallers(t, answer, "with unsendable tokens", "the unsendable tokens were not revoked")
 		})
 		t.Run(tt.name+", code exchange", func(t *testing.T) {
 			t.Parallel()
@@ -503,41 +478,12 @@ func TestOversizeAnswersAreOneCallers(t *testing.T) {
 		`"expires_in":300,"id_token":"` + strings.Repeat("a", maxTokenResponseBytes) + `"}`}
 	t.Run("refresh", func(t *testing.T) {
 		t.Parallel()
-		f := newFixture(t, fixtureOptions{})
-		alice, _ := connected(t, f)
-		bob := f.caller(realop.OtherUserID)
-		if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != 200 {
-			t.Fatalf("bob's connect: %d\n%s", status, body)
-		}
-		f.clock.Advance(24 * time.Hour) // past both access tokens' expiry
-		f.asLink.answer.Store(answer)
-		revocations := f.asLink.revokeSent.Load()
-		if _, ok, err := f.svc.Token(t.Context(), backendName, alice); ok || err != nil {
-			t.Errorf("alice's refresh answered too large: ok %v, %v; want consent", ok, err)
-		}
-		if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
-			t.Errorf("alice's record: %v, want removed", err)
-		}
-		if f.asLink.revokeSent.Load() == revocations {
-			t.Error("alice's tokens were not revoked")
-		}
-		f.asLink.answer.Store(nil)
-		before := f.asLink.tokenSent.Load()
-		if _, ok, err := f.svc.Token(t.Context(), backendName, bob); !ok || err != nil {
-			t.Fatalf("bob's refresh after alice's: ok %v, %v", ok, err)
-		}
-		if f.asLink.tokenSent.Load() == before {
-			t.Fatal("bob's refresh was not sent")
-		}
+		refreshIsOneCallers(t, answer, "too large", "alice's tokens were not revoked")
 	})
 	t.Run("two callers in a row", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, fixtureOptions{})
-		alice, _ := connected(t, f)
-		bob := f.caller(realop.OtherUserID)
-		if status, body := f.browser(t).connect(f.link(t, bob), realop.OtherUsername, realop.OtherUsername); status != 200 {
-			t.Fatalf("bob's connect: %d\n%s", status, body)
-		}
+		alice, bob := connectedPair(t, f)
 		f.clock.Advance(24 * time.Hour)
 		f.asLink.answer.Store(answer)
 		if _, ok, err := f.svc.Token(t.Context(), backendName, alice); ok || err != nil {
@@ -571,4 +517,33 @@ func TestOversizeAnswersAreOneCallers(t *testing.T) {
 		}
 		f.noToken(t, alice)
 	})
+}
+
+// refreshIsOneCallers: alice's refresh answered with answer (what says how, revoked is the
+// failure when nothing is revoked) drops her record, revoking its tokens, and asks consent
+// again; bob's refresh right after it is still sent and succeeds, as no cooldown began.
+func refreshIsOneCallers(t *testing.T, answer *tokenAnswer, what, revoked string) {
+	t.Helper()
+	f := newFixture(t, fixtureOptions{})
+	alice, bob := connectedPair(t, f)
+	f.clock.Advance(24 * time.Hour) // past both access tokens' expiry
+	f.asLink.answer.Store(answer)
+	revocations := f.asLink.revokeSent.Load()
+	if _, ok, err := f.svc.Token(t.Context(), backendName, alice); ok || err != nil {
+		t.Errorf("alice's refresh answered %s: ok %v, %v; want consent", what, ok, err)
+	}
+	if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("alice's record: %v, want removed", err)
+	}
+	if f.asLink.revokeSent.Load() == revocations {
+		t.Error(revoked)
+	}
+	f.asLink.answer.Store(nil)
+	before := f.asLink.tokenSent.Load()
+	if _, ok, err := f.svc.Token(t.Context(), backendName, bob); !ok || err != nil {
+		t.Fatalf("bob's refresh after alice's: ok %v, %v", ok, err)
+	}
+	if f.asLink.tokenSent.Load() == before {
+		t.Fatal("bob's refresh was not sent")
+	}
 }
