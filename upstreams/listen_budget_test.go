@@ -169,11 +169,11 @@ func TestListenQueuesCharged(t *testing.T) {
 	})
 }
 
-// TestLegacyListenQueuesCharged is TestListenQueuesCharged through a pre-2026 go-sdk backend's
-// GET streams.
-func TestLegacyListenQueuesCharged(t *testing.T) {
+// legacyBudgetRegistry starts a pre-2026 go-sdk backend "beta" with subscriptions, counting the
+// subscribes it accepted, behind a registry with the listen tests' budget of result bytes.
+func legacyBudgetRegistry(t *testing.T) (*mcptest.Server, *atomic.Int64, *Registry) {
 	beta := mcptest.StartLegacyServer(t, "beta", mcptest.WithSubscriptions())
-	var subscribes atomic.Int64
+	subscribes := new(atomic.Int64)
 	beta.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
@@ -185,6 +185,13 @@ func TestLegacyListenQueuesCharged(t *testing.T) {
 	})
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "beta", URL: beta.URL()}}},
 		Options{MaxResultBytesInFlight: listenBudget})
+	return beta, subscribes, r
+}
+
+// TestLegacyListenQueuesCharged is TestListenQueuesCharged through a pre-2026 go-sdk backend's
+// GET streams.
+func TestLegacyListenQueuesCharged(t *testing.T) {
+	beta, subscribes, r := legacyBudgetRegistry(t)
 	checkListenBudget(t, r, "beta", budgetURIs(300), func(n int) {
 		mcptest.WaitFor(t, "the backend sessions subscribed", func() bool { return subscribes.Load() >= int64(n) })
 	}, func(uris []string) {
@@ -235,19 +242,7 @@ func TestListenStreamCharged(t *testing.T) {
 
 // TestLegacyListenStreamCharged: so do a pre-2026 backend's GET stream's.
 func TestLegacyListenStreamCharged(t *testing.T) {
-	beta := mcptest.StartLegacyServer(t, "beta", mcptest.WithSubscriptions())
-	var subscribes atomic.Int64
-	beta.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			if _, ok := req.(*mcp.SubscribeRequest); ok && err == nil {
-				subscribes.Add(1)
-			}
-			return res, err
-		}
-	})
-	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "beta", URL: beta.URL()}}},
-		Options{MaxResultBytesInFlight: listenBudget})
+	beta, subscribes, r := legacyBudgetRegistry(t)
 	checkStreamCharged(t, r, "beta", func() {
 		mcptest.WaitFor(t, "the backend session subscribed", func() bool { return subscribes.Load() >= 1 })
 	}, func(u string) {

@@ -26,7 +26,10 @@ func Reach(ctx context.Context, rawURL string, t TLSConfig, connect time.Duratio
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	d := net.Dialer{Timeout: orDuration(connect, DefaultConnectTimeout)}
+	// The connect timeout bounds the dial and, as the backend transport's TLSHandshakeTimeout,
+	// the handshake: a host that takes the connection and never answers fails within it.
+	connect = orDuration(connect, DefaultConnectTimeout)
+	d := net.Dialer{Timeout: connect}
 	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
 	if err != nil {
 		return "", fmt.Errorf("%w: connecting: %w", wire.ErrUnavailable, err)
@@ -45,7 +48,9 @@ func Reach(ctx context.Context, rawURL string, t TLSConfig, connect time.Duratio
 		c.ServerName = u.Hostname()
 	}
 	tc := tls.Client(conn, c)
-	if err := tc.HandshakeContext(ctx); err != nil {
+	hctx, cancel := context.WithTimeout(ctx, connect)
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
 		return "", fmt.Errorf("%w: TLS handshake: %w", wire.ErrUnavailable, err)
 	}
 	return tls.VersionName(tc.ConnectionState().Version), nil

@@ -188,12 +188,9 @@ func (c *listCache) put(k partKey, share string, p *part, gen uint64) {
 	if !p.private {
 		k.caller = ""
 	}
-	if k.caller == "" {
-		share = ""
-	}
 	// A list too large for the cache, or for the caller's share, is served to this caller but
 	// not cached: caching it would evict everything else.
-	c.lists.Put(k, cachedList{part: p, expires: c.now().Add(time.Duration(p.ttlMs) * time.Millisecond)}, share, p.retainedBytes())
+	c.lists.Put(k, cachedList{part: p, expires: c.now().Add(time.Duration(p.ttlMs) * time.Millisecond)}, shareOf(k, share), p.retainedBytes())
 }
 
 // retained reports the cached lists' estimated bytes and their number.

@@ -93,11 +93,7 @@ func (c *Catalog) checkPins(ctx context.Context, b *backend.Backend, spec listSp
 		p.ttlMs = 0
 		expires = now.Add(unverifiedRetry)
 	}
-	share := q.cacheKey
-	if key.caller == "" {
-		share = ""
-	}
-	c.pinViews.put(key, share, &pinView{verdicts: verdicts, gen: gen, private: p.private, expires: expires})
+	c.pinViews.put(key, shareOf(key, q.cacheKey), &pinView{verdicts: verdicts, gen: gen, private: p.private, expires: expires})
 }
 
 // uiResourcePinVerdict judges a read of the UI resource uri on its pin: the verdict of the

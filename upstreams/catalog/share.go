@@ -33,6 +33,15 @@ func newShared[K comparable, V any](maxEntries int, maxBytes int64, onEvict func
 		ShareDivisor: ShareDivisor, OnEvict: onEvict})
 }
 
+// shareOf is whose share an entry kept under k counts against: caller's for a private entry (k
+// has a caller), none for a public one.
+func shareOf(k partKey, caller string) string {
+	if k.caller == "" {
+		return ""
+	}
+	return caller
+}
+
 // evictHook adapts Options.CacheEvicted to one cache; nil when it is not set.
 func evictHook(hook func(cache string, own bool), cache string) func(sharelru.Cause) {
 	if hook == nil {

@@ -275,13 +275,10 @@ func (t *toolHeaderIndexes) forPart(key partKey, share string, p *part, gen uint
 
 // keep stores e under key, counted against share's part of the bound, and returns it.
 func (t *toolHeaderIndexes) keep(key partKey, share string, e *headerIndex) *headerIndex {
-	if key.caller == "" {
-		share = ""
-	}
 	size := e.retainedBytes()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.entries.Put(key, e, share, size) // one too large is used for this call, not kept
+	t.entries.Put(key, e, shareOf(key, share), size) // one too large is used for this call, not kept
 	return e
 }
 
