@@ -26,9 +26,21 @@ const (
 	CacheAppFailures = "app_list_failures"
 )
 
-// evictionCaches are the caches whose series exist, in the order of cacheEvictions.
-var evictionCaches = [...]string{CacheList, CacheLegacyLevel, CacheSearchIndex, CacheSearchVectors,
-	CacheHeaderIndex, CachePinVerdicts, CacheAppFailures}
+// Indices of the caches in evictionCaches and cacheEvictions.
+const (
+	evList = iota
+	evLegacyLevel
+	evSearchIndex
+	evSearchVectors
+	evHeaderIndex
+	evPinVerdicts
+	evAppFailures
+)
+
+// evictionCaches are the caches whose series exist, each at its index.
+var evictionCaches = [...]string{evList: CacheList, evLegacyLevel: CacheLegacyLevel,
+	evSearchIndex: CacheSearchIndex, evSearchVectors: CacheSearchVectors,
+	evHeaderIndex: CacheHeaderIndex, evPinVerdicts: CachePinVerdicts, evAppFailures: CacheAppFailures}
 
 // Causes of an eviction.
 const (
@@ -59,27 +71,27 @@ func (r *Recorder) buildEvictions(cs *[]prometheus.Collector) {
 func (r *Recorder) CatalogCacheEviction(cache string, own bool) {
 	switch cache {
 	case CacheList:
-		r.eviction(0, own)
+		r.eviction(evList, own)
 	case CacheHeaderIndex:
-		r.eviction(4, own)
+		r.eviction(evHeaderIndex, own)
 	case CachePinVerdicts:
-		r.eviction(5, own)
+		r.eviction(evPinVerdicts, own)
 	case CacheAppFailures:
-		r.eviction(6, own)
+		r.eviction(evAppFailures, own)
 	}
 }
 
 // LegacyLevelEviction counts one level evicted from the pre-2026 level cache; own when its
 // caller's share made it go.
-func (r *Recorder) LegacyLevelEviction(own bool) { r.eviction(1, own) }
+func (r *Recorder) LegacyLevelEviction(own bool) { r.eviction(evLegacyLevel, own) }
 
 // SearchIndexEviction counts one catalog version's search index dropped; own when its
 // caller's share made it go.
-func (r *Recorder) SearchIndexEviction(own bool) { r.eviction(2, own) }
+func (r *Recorder) SearchIndexEviction(own bool) { r.eviction(evSearchIndex, own) }
 
 // SearchVectorEviction counts one tool vector dropped from the embeddings cache; own when its
 // caller's share made it go.
-func (r *Recorder) SearchVectorEviction(own bool) { r.eviction(3, own) }
+func (r *Recorder) SearchVectorEviction(own bool) { r.eviction(evSearchVectors, own) }
 
 func (r *Recorder) eviction(cache int, own bool) {
 	if r == nil {

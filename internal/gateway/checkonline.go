@@ -80,7 +80,12 @@ func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w 
 		checks = append(checks, func(ctx context.Context) onlineResult { return c.Search.Embeddings.probe(ctx, getenv) })
 	}
 	if c.Tracing.Enabled() {
-		checks = append(checks, func(ctx context.Context) onlineResult { return probeTracing(ctx, c.Tracing.Endpoint) })
+		// Connected to only: serve would otherwise lose its spans with nothing but a log
+		// line to show for it.
+		item := "tracing.endpoint " + c.Tracing.Endpoint
+		checks = append(checks, func(ctx context.Context) onlineResult {
+			return probeReach(ctx, item, c.Tracing.Endpoint, "nothing sent")
+		})
 	}
 	return reportOnline(w, runOnline(ctx, checks, nil))
 }
@@ -259,7 +264,11 @@ func backendAuthChecks(c *Config) []onlineCheck {
 			b := c.userOAuthBackend(i, "")
 			checks = append(checks, func(ctx context.Context) onlineResult { return probeAuthServer(ctx, i, b) })
 		case upstreams.AuthTokenExchange:
-			checks = append(checks, func(ctx context.Context) onlineResult { return probeTokenURL(ctx, i, u) })
+			// Connected to only: the one request it takes is an exchange of a real caller's token.
+			item := fmt.Sprintf("upstreams[%d].auth.tokenURL %s", i, u.Name)
+			checks = append(checks, func(ctx context.Context) onlineResult {
+				return probeReach(ctx, item, u.Auth.TokenURL, "no token sent")
+			})
 		}
 	}
 	return checks
@@ -277,13 +286,13 @@ func probeAuthServer(ctx context.Context, i int, b useroauth.Backend) onlineResu
 	return r
 }
 
-// probeTokenURL connects to a token-exchange backend's token endpoint, TLS included, and sends
-// nothing: the only request it would take is an exchange of a real caller's token.
-func probeTokenURL(ctx context.Context, i int, u UpstreamConfig) onlineResult {
-	r := onlineResult{item: fmt.Sprintf("upstreams[%d].auth.tokenURL %s", i, u.Name)}
-	how, err := backend.Reach(ctx, u.Auth.TokenURL, backend.TLSConfig{}, 0)
+// probeReach connects to rawURL, TLS included (system roots, as serve's client for it has),
+// and sends nothing; unsent says so in the result's detail.
+func probeReach(ctx context.Context, item, rawURL, unsent string) onlineResult {
+	r := onlineResult{item: item}
+	how, err := backend.Reach(ctx, rawURL, backend.TLSConfig{}, 0)
 	if r.err = err; err == nil {
-		r.detail = "reachable (" + how + "); no token sent"
+		r.detail = "reachable (" + how + "); " + unsent
 	}
 	return r
 }
@@ -333,17 +342,6 @@ func probeSignIn(ctx context.Context, issuer string) onlineResult {
 	p, err := authz.ProbeIssuer(ctx, client, authz.IssuerConfig{Issuer: issuer})
 	if r.err = err; err == nil {
 		r.detail = fmt.Sprintf("sign-in discovery: authorization and token endpoints, %d usable key(s); the client is checked by a sign-in only", p.Keys)
-	}
-	return r
-}
-
-// probeTracing connects to the tracing collector and sends nothing: serve would otherwise lose
-// its spans with nothing but a log line to show for it.
-func probeTracing(ctx context.Context, endpoint string) onlineResult {
-	r := onlineResult{item: "tracing.endpoint " + endpoint}
-	how, err := backend.Reach(ctx, endpoint, backend.TLSConfig{}, 0)
-	if r.err = err; err == nil {
-		r.detail = "reachable (" + how + "); nothing sent"
 	}
 	return r
 }
