@@ -50,7 +50,8 @@ func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Tar
 			" needs the user's approval on the gateway's page, which this client cannot send the user to: it did not " +
 			"declare URL elicitation. It was not run."})
 	}
-	if err := confirmable(x); err != nil {
+	forwarded, err := confirmable(x)
+	if err != nil {
 		return err
 	}
 	if c.approvals == nil {
@@ -67,11 +68,6 @@ func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Tar
 		Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest})
 	if err != nil {
 		return err
-	}
-	// The page shows every member the decision binds besides the arguments (boundDigest).
-	forwarded, err := forwardedMembers(x.in.req.Params)
-	if err != nil {
-		return invalidParams("Invalid params: arguments")
 	}
 	id := hex.EncodeToString(st.Nonce[:])
 	call := approval.Call{

@@ -149,23 +149,24 @@ func (c *confirmer) binding(x *request, target upstreams.Target) (mrtr.Binding, 
 // confirmable refuses to ask a person to confirm arguments that backends read differently (an
 // integer beyond 2^53: mrtr.DigestConfirmable): the person would approve the literal shown while
 // a backend that reads numbers as doubles acts on its neighbour. The other params members the
-// backend receives are shown to the person too (forwardedMembers) and are held to the same rule.
-// Said why, never with the value.
-func confirmable(x *request) error {
-	forwarded, err := forwardedMembers(x.in.req.Params)
+// backend receives are shown to the person too and are held to the same rule: confirmable
+// returns them (forwardedMembers), for the prompt or page to show every member the decision
+// binds besides the arguments (boundDigest). Said why, never with the value.
+func confirmable(x *request) (forwarded []byte, err error) {
+	forwarded, err = forwardedMembers(x.in.req.Params)
 	if err != nil {
-		return invalidParams("Invalid params: arguments")
+		return nil, invalidParams("Invalid params: arguments")
 	}
 	for _, part := range []struct {
 		what string
 		raw  json.RawMessage
 	}{{"these arguments", x.in.params.Arguments}, {"the request's other members", forwarded}} {
 		if _, err := mrtr.DigestConfirmable(part.raw); err != nil {
-			return invalidParams("Invalid params: " + part.what + " cannot be confirmed: " +
+			return nil, invalidParams("Invalid params: " + part.what + " cannot be confirmed: " +
 				strings.TrimPrefix(err.Error(), mrtr.ErrInvalidArguments.Error()+": "))
 		}
 	}
-	return nil
+	return forwarded, nil
 }
 
 // rejectState answers every bad requestState with the same message, so a client learns nothing
@@ -211,18 +212,14 @@ func (c *confirmer) askConfirmation(x *request, b mrtr.Binding) error {
 		return denialError(rpcError(e), denial{remediation: remediationUndisclosed, text: "The call to " + x.route.name +
 			" needs the user's confirmation, which this client cannot ask for: it did not declare elicitation. It was not run."})
 	}
-	if err := confirmable(x); err != nil {
+	forwarded, err := confirmable(x)
+	if err != nil {
 		return err
 	}
 	tok, err := c.codec.Seal(mrtr.State{Kind: mrtr.KindConfirm, Issuer: b.Issuer, Subject: b.Subject,
 		Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest})
 	if err != nil {
 		return err
-	}
-	// The person is told of every member the state binds besides the arguments (boundDigest).
-	forwarded, err := forwardedMembers(x.in.req.Params)
-	if err != nil {
-		return invalidParams("Invalid params: arguments")
 	}
 	ir := mrtr.ConfirmationResult(x.route.name, x.in.params.Arguments, forwarded, tok)
 	x.pinNote(&ir)

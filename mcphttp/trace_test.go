@@ -162,6 +162,11 @@ func TestTraceNoAllocWhenUnchanged(t *testing.T) {
 		{"inject, already present", func() { _, _ = injectTraceMeta(params, tpA, "", "b=2") }},
 		{"inject, nothing given", func() { _, _ = injectTraceMeta(params, "", "", "") }},
 		{"headers, no trace", func() { _ = traceHeaders(empty, meta) }},
+		// Reading a tracestate and a baggage against their grammars walks them in place.
+		{"grammars", func() {
+			_ = validTraceState("rojo=00f067aa0ba902b7, congo=t61rcWkgMzE,t@v=1")
+			_ = validBaggage("userId=alice;p;q=1, serverNode=DF%2028")
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,9 @@
 package mcphttp
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // The W3C grammars of the propagated lists. A value that does not follow its grammar is
 // dropped whole, never repaired (W3C Trace Context §3.3.1.1 lets a vendor discard a tracestate
@@ -11,30 +14,34 @@ const (
 	maxBaggageMembers    = 180 // W3C Baggage §3.2.1: list-member 0*179( OWS "," OWS list-member )
 )
 
-// splitList splits s at ',' and trims the optional white space (space, tab) around each member.
-func splitList(s string) []string {
-	parts := strings.Split(s, ",")
-	for i, p := range parts {
-		parts[i] = strings.Trim(p, " \t")
-	}
-	return parts
+// nextMember returns the first member of the list s, trimmed of the optional white space (space,
+// tab) around it, and what follows its ','; more is false for the last member. Walking a list
+// with it allocates nothing: these checks run on every request that carries trace context.
+func nextMember(s string) (member, rest string, more bool) {
+	member, rest, more = strings.Cut(s, ",")
+	return strings.Trim(member, " \t"), rest, more
 }
 
 // validTraceState reports whether s is a tracestate: at most 32 members key=value, empty
 // members allowed, keys unique.
 func validTraceState(s string) bool {
-	seen := make(map[string]bool)
+	var keys [maxTraceStateMembers]string
 	n := 0
-	for _, m := range splitList(s) {
+	for more := true; more; {
+		var m string
+		m, s, more = nextMember(s)
 		if m == "" {
 			continue
 		}
-		n++
-		k, v, ok := strings.Cut(m, "=")
-		if !ok || n > maxTraceStateMembers || !traceStateKey(k) || !traceStateValue(v) || seen[k] {
+		if n == maxTraceStateMembers {
 			return false
 		}
-		seen[k] = true
+		k, v, ok := strings.Cut(m, "=")
+		if !ok || !traceStateKey(k) || !traceStateValue(v) || slices.Contains(keys[:n], k) {
+			return false
+		}
+		keys[n] = k
+		n++
 	}
 	return true
 }
@@ -79,16 +86,19 @@ func traceStateValue(v string) bool {
 // validBaggage reports whether s is a baggage-string: 1 to 180 list-members, each key OWS "="
 // OWS value *( OWS ";" OWS property ), a property key OWS "=" OWS value or a key alone.
 func validBaggage(s string) bool {
-	members := splitList(s)
-	if len(members) > maxBaggageMembers {
-		return false
-	}
-	for _, m := range members {
-		props := strings.Split(m, ";")
-		if !baggagePair(props[0], false) {
+	for n, more := 0, true; more; n++ {
+		if n == maxBaggageMembers {
 			return false
 		}
-		for _, p := range props[1:] {
+		var m string
+		m, s, more = nextMember(s)
+		pair, props, hasProps := strings.Cut(m, ";")
+		if !baggagePair(pair, false) {
+			return false
+		}
+		for hasProps {
+			var p string
+			p, props, hasProps = strings.Cut(props, ";")
 			if !baggagePair(p, true) {
 				return false
 			}
