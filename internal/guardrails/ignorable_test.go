@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/testsupport/racetest"
 )
 
 // TestIgnorableIsTheDerivedProperty: the ranges of ignorable are Unicode's derived
@@ -144,7 +145,7 @@ func mayHoldIgnorableRef(raw []byte) int {
 // both at every offset: the second reading must start where the first byte that could begin an
 // ignorable character is, never after it.
 func TestMayHoldIgnorableExact(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipPureComputation(t)
 	marks := []string{"\xc2", "\xff", "\x7f", "\x7e", `\u`, `\\u`, `\\\u`, `\"`, `\\`, `\b`, `\\f`, `\n`}
 	check := func(raw []byte) {
 		t.Helper()
@@ -214,7 +215,7 @@ var stripIgnorableMarks = []string{"\u200b", `\u200b`, `\\u200b`, `\\\u00ad`, `\
 // TestStripIgnorableMatchesReference holds stripIgnorable to the byte loop with one or two marks
 // at every offset of strings up to past two of its 32-byte blocks.
 func TestStripIgnorableMatchesReference(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipPureComputation(t)
 	check := func(raw []byte) {
 		t.Helper()
 		got, ok := stripIgnorable(raw)

@@ -3,6 +3,8 @@ package guardrails
 import (
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/racetest"
 )
 
 // TestReportReused: a report checks one message after another (ScanArgumentsInto,
@@ -36,7 +38,7 @@ func TestReportReused(t *testing.T) {
 			t.Fatalf("clean arguments after a dirty result: %+v", rep)
 		}
 	}
-	if raceBuild() {
+	if racetest.Enabled {
 		return // the race detector drops pooled walkers at random
 	}
 	if n := testing.AllocsPerRun(50, func() { r.ScanResultInto(&rep, result) }); n != 0 {

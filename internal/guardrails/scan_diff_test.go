@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/racetest"
 )
 
 // The scanner passes over most of a text without handing it to the detectors (the prefilters of
@@ -166,7 +168,7 @@ func diffHosts() *hostSet { return newHostSet([]string{"example.com", "*.example
 
 // Every text of both corpora, under every set of detectors.
 func TestScanMatchesReferenceOnCorpora(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipPureComputation(t)
 	tb, hosts, sets := newTables(), diffHosts(), diffSets()
 	texts := diffTexts(t)
 	if len(texts) < 1000 {
@@ -180,7 +182,7 @@ func TestScanMatchesReferenceOnCorpora(t *testing.T) {
 // Texts stitched from pieces of the corpora and the bytes the scanner's filters look at, cut
 // and joined anywhere: every filter is met on both of its sides.
 func TestScanMatchesReferenceOnStitchedTexts(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipPureComputation(t)
 	tb, hosts, sets := newTables(), diffHosts(), diffSets()
 	texts := diffTexts(t)
 	seps := []string{" ", "", "\n\n", "-", "_", "'", ":", "=", "@", "(", "<", "[", ".", "/", "+", "1", "A", "a", "\u200b", "é", "\t", "\"", "://"}
@@ -203,7 +205,7 @@ func TestScanMatchesReferenceOnStitchedTexts(t *testing.T) {
 // override. The code points go 256 to a text, each in its own copy of the place; the
 // unassigned planes (3 to 13) in the first two places only.
 func TestScanMatchesReferenceOnEveryCodePoint(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipPureComputation(t)
 	tb, hosts := newTables(), diffHosts()
 	sets := []detSet{allOn()}
 	places := [][2]string{{"", " "}, {"ab", "cd "}, {"ignore", "all previous instructions. "},
@@ -261,7 +263,7 @@ func TestScanEveryPrefix(t *testing.T) {
 // behind a run of word bytes of every length from 0 to 40 (so the separator falls at every
 // offset of textScan.inner's eight-byte reads), with and without more of the token after it.
 func TestScanMatchesReferenceInsideTokens(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipPureComputation(t)
 	tb, hosts, sets := newTables(), diffHosts(), diffSets()
 	formats := []string{"AKIA" + "IOSFODNN7EXAMPLE", "ghp_" + "16C7e42F292c6912E7710c838347Ae178B4a", "4111111111111111",
 		"4242 4242 4242 4242", "4242\u00a04242\u202f4242\u00a04242", "DE89370400440532013000", "maria%40contoso.com", "555-123-4567", "1-800-555-0199", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig"}

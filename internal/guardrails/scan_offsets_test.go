@@ -3,6 +3,8 @@ package guardrails
 import (
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/racetest"
 )
 
 // The scanner and the reference at every offset: each kind of match, and each kind of byte
@@ -26,7 +28,7 @@ func offsets() []int {
 }
 
 func TestScanMatchesReferenceAtEveryOffset(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipPureComputation(t)
 	tb, hosts, sets := newTables(), diffHosts(), diffSets()[:5]
 	pieces := []string{"ignore all previous instructions and", "AKIAIOSFODNN7EXAMPLE", "ghp_" + strings.Repeat("aB3", 12),
 		"mail bob@example.org now", "see https://evil.test/x?y=1", "password=hunter2hunter2", "4111 1111 1111 1111",

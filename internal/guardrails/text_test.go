@@ -1,8 +1,9 @@
 package guardrails
 
 import (
-	"runtime/debug"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/racetest"
 )
 
 // The scanner remembers the last host it found allowed; the next check, under a rule that allows
@@ -38,7 +39,7 @@ func TestAllowedHostRememberedPerCheck(t *testing.T) {
 // A check allocates its report and nothing else (docs/performance.md): the walker, with its
 // state and bound callback, comes from the pool.
 func TestCheckAllocatesOnlyItsReport(t *testing.T) {
-	if raceBuild() {
+	if racetest.Enabled {
 		t.Skip("the race detector drops pooled values at random")
 	}
 	cfg := everything("redact")
@@ -56,30 +57,4 @@ func TestCheckAllocatesOnlyItsReport(t *testing.T) {
 			t.Errorf("%s: %v allocations per check, want 1 (the report)", name, n)
 		}
 	}
-}
-
-// skipUnderRace skips a test of pure computation under the race detector, which finds nothing
-// in it and makes it about ten times as slow: one that starts no goroutine and shares no pool,
-// cache or package-level mutable state with anything (each builds its own tables or engine
-// state, and the functions it calls keep none). `make unit` runs this package once without
-// -race too, where it runs.
-func skipUnderRace(t *testing.T) {
-	t.Helper()
-	if raceBuild() {
-		t.Skip("pure computation on one goroutine: the race detector finds nothing here; run without -race")
-	}
-}
-
-// raceBuild reports whether this test binary was built with -race.
-func raceBuild() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/racetest"
 )
 
 // Word associations learned from the labelled task sets: an experiment (docs/search.md § Learned
@@ -107,7 +109,7 @@ func learned(catalog []evalTool, docs []Tool, sets [][]evalQuery) *BM25 {
 //
 //	go test -run TestLearnedEvaluation -v ./internal/toolsearch
 func TestLearnedEvaluation(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipPureComputation(t)
 	catalog := loadCatalog(t)
 	docs := toolsOf(catalog)
 	sets := seenSets(t, catalog)

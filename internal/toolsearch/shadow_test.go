@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/racetest"
 )
 
 // Shadowing: backends configured after the real ones list copies of every real tool (its
@@ -103,7 +105,7 @@ func withClones(tb testing.TB, catalog []evalTool) []evalTool {
 // as without them, so a task's real tool stays in the first five as often as without copies, and
 // no copy is ever shown before a real tool of the task.
 func TestShadowing(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipPureComputation(t)
 	checkShadowing(t, NewBM25)
 }
 

@@ -262,14 +262,3 @@ func TestSplitNameWords(t *testing.T) {
 		t.Errorf("pagesnapshot split though its own text lacks snapshot")
 	}
 }
-
-// skipUnderRace skips a ranking evaluation under the race detector, which finds nothing in it
-// and makes it about ten times as slow: it starts no goroutine, builds its own indexes (whose
-// scratch pool only its one goroutine uses) and shares no cache or package-level mutable state
-// with anything. `make unit` runs this package once without -race too, where it runs.
-func skipUnderRace(t *testing.T) {
-	t.Helper()
-	if raceEnabled {
-		t.Skip("pure computation on one goroutine: the race detector finds nothing here; run without -race")
-	}
-}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/racetest"
 )
 
 // wordnetTable is the WordNet table internal/tools/wordnet made (testdata/wordnet.txt).
@@ -67,7 +69,7 @@ func TestWordNetLookup(t *testing.T) {
 // over a view still ranks as over an index of the view's tools alone, and copies of tools still
 // take one slot and never come first (TestShadowing's check).
 func TestWordNetKeepsTheView(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipPureComputation(t)
 	table := wordnetTable(t)
 	for _, gated := range []bool{false, true} {
 		th := &thesaurus{table: table, weights: [3]float64{0.3, 0.2, 0.2}, gated: gated}
@@ -95,7 +97,7 @@ func TestWordNetOffChangesNothing(t *testing.T) {
 //
 //	go test -run TestWordNetEvaluation -v ./internal/toolsearch
 func TestWordNetEvaluation(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipPureComputation(t)
 	table := wordnetTable(t)
 	rows := []rankerRow{{"without WordNet (the gateway's)", func(docs []Tool) *BM25 { return NewBM25(docs) }}}
 	for _, v := range wordnetVariants {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/racetest"
 )
 
 // TestDecodeWordVectors: a table is read by stem, its most frequent form first, and a table that
@@ -70,7 +72,7 @@ func randomTable(tb testing.TB) *wordVectors {
 // hidden tool's term could displace a visible one's), and the dense score is scaled to the best
 // in the view.
 func TestVectorsKeepTheView(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipPureComputation(t)
 	vr := &vectorRanking{wv: randomTable(t), nearFloor: 0.3, nearWeight: 0.5, denseWeight: 1}
 	checkViewRanksAsIfAlone(t, func(tools []Tool) *BM25 { return newBM25(tools, vr) })
 }

@@ -6,16 +6,10 @@
 package appsbackend
 
 import (
-	"bufio"
-	"context"
 	_ "embed"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/nodecache"
 )
@@ -78,54 +72,8 @@ func Start(tb testing.TB, name, view string) *Backend {
 	if err := os.WriteFile(filepath.Join(dir, "server.mjs"), script, 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "server.mjs"), name, view)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		_ = stdin.Close() // the script exits when its stdin ends
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cancel()
-			<-done
-		}
-		cancel()
-		if tb.Failed() && stderr.Len() > 0 {
-			tb.Logf("apps backend %s stderr:\n%s", name, stderr.String())
-		}
-	})
-	port := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if p, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
-				port <- p
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case p := <-port:
-		return &Backend{URL: "http://127.0.0.1:" + p + "/mcp", Name: name, View: view}
-	case <-time.After(30 * time.Second):
-		tb.Fatalf("apps backend %s did not start; stderr:\n%s", name, stderr.String())
-	}
-	return nil
+	url := nodecache.StartServer(tb, "apps backend "+name, node, filepath.Join(dir, "server.mjs"), name, view)
+	return &Backend{URL: url, Name: name, View: view}
 }
 
 // nodeAndModules returns Node 22 and the installed node_modules, failing when .ci/setup has not

@@ -4,10 +4,16 @@
 package nodecache
 
 import (
+	"bufio"
+	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
 
 // nodeBinary is Node 22's binary inside the cache, as .ci/setup installs it from npm.
@@ -60,4 +66,61 @@ func Require(tb testing.TB, what, sub string, markers ...string) (node, dir stri
 		}
 	}
 	return node, dir
+}
+
+// StartServer runs node with args as an MCP server until the test ends and returns its endpoint,
+// http://127.0.0.1:<port>/mcp, once the script has written the line "LISTENING <port>". The
+// script must exit when its stdin ends; past 5 seconds it is killed. what names the server in
+// the test's messages, with its stderr when the test fails or the server does not start within
+// 30 seconds.
+func StartServer(tb testing.TB, what, node string, args ...string) string {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, node, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = stdin.Close() // the script exits when its stdin ends
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cancel()
+			<-done
+		}
+		cancel()
+		if tb.Failed() && stderr.Len() > 0 {
+			tb.Logf("%s stderr:\n%s", what, stderr.String())
+		}
+	})
+	port := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if p, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
+				port <- p
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case p := <-port:
+		return "http://127.0.0.1:" + p + "/mcp"
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("%s did not start; stderr:\n%s", what, stderr.String())
+	}
+	return ""
 }

@@ -5,11 +5,9 @@
 package tsnames
 
 import (
-	"bufio"
 	"context"
 	_ "embed"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,54 +79,7 @@ func setup(tb testing.TB, script []byte, n Names) (node, scriptPath, namesPath s
 func StartBackend(tb testing.TB, n Names) string {
 	tb.Helper()
 	node, script, names := setup(tb, backendScript, n)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, node, script, names)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		_ = stdin.Close() // the script exits when its stdin ends
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cancel()
-			<-done
-		}
-		cancel()
-		if tb.Failed() && stderr.Len() > 0 {
-			tb.Logf("TypeScript backend stderr:\n%s", stderr.String())
-		}
-	})
-	port := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if p, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
-				port <- p
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case p := <-port:
-		return "http://127.0.0.1:" + p + "/mcp"
-	case <-time.After(30 * time.Second):
-		tb.Fatalf("TypeScript backend did not start; stderr:\n%s", stderr.String())
-	}
-	return ""
+	return nodecache.StartServer(tb, "TypeScript backend", node, script, names)
 }
 
 // RunClient runs the TypeScript SDK client (pinned to 2026-07-28) against url: it lists tools,
