@@ -3,6 +3,8 @@ package mcphttp
 import (
 	"flag"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/racetest"
 )
 
 // TestAllocationBudgets holds the allocation counts docs/performance.md and docs/guardrails.md
@@ -13,7 +15,7 @@ import (
 // sync.Pool drops what it holds at random, so the counts mean nothing there: make unit runs
 // this test once without -race.
 func TestAllocationBudgets(t *testing.T) {
-	if raceEnabled {
+	if racetest.Enabled {
 		t.Skip("allocations are counted without -race")
 	}
 	bt := flag.Lookup("test.benchtime")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/racetest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -110,7 +111,7 @@ func TestClientBodyShare(t *testing.T) {
 // client already seen, as docs/client-bounds.md promises: the same count as with both bounds
 // switched off. (Authentication is off here, as in BenchmarkForwardToolsCall.)
 func TestClientBoundsCostNoAllocation(t *testing.T) {
-	if raceEnabled {
+	if racetest.Enabled {
 		t.Skip("allocations are counted without -race (sync.Pool drops at random under it); make unit runs this test without it")
 	}
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`

@@ -9,12 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/racetest"
 )
 
 // The demo's end-to-end tests run the real command: `go build` of this package, started as
@@ -68,7 +69,7 @@ func buildDemo() (string, error) {
 	}
 	out := filepath.Join(dir, "gateway-demo")
 	args := []string{"build", "-o", out}
-	if raceEnabled() {
+	if racetest.Enabled {
 		args = append(args, "-race")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
@@ -78,20 +79,6 @@ func buildDemo() (string, error) {
 		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, b)
 	}
 	return out, nil
-}
-
-// raceEnabled reports whether this test binary was built with -race.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
 }
 
 // demoProcess is a running demo and what its banner says.
