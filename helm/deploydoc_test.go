@@ -23,7 +23,7 @@ type deployClaim struct {
 }
 
 var deployClaims = []deployClaim{
-	{opens: "`gateway check-config --config FILE --online` contacts everything outside the", tests: []string{"internal/gateway:TestCheckConfigOnline", "internal/gateway:TestCheckConfigOnlineInterceptors", "internal/gateway:TestCheckConfigOnlineSignInAndBackendAuth", "internal/gateway:TestRunOnlineBounded"}},
+	{opens: "`gateway check-config --config FILE --online` contacts everything outside the", tests: []string{"internal/gateway:TestCheckConfigOnline", "internal/gateway:TestCheckConfigOnlineInterceptors", "internal/gateway:TestCheckConfigOnlineSignInAndBackendAuth", "internal/gateway:TestRunOnlineBounded", "internal/gateway:TestCheckConfigOnlineRedisWritable", "internal/gateway:TestCheckConfigOnlineTracing"}},
 	{opens: "| `auth.issuers[i]` |", tests: []string{"internal/gateway:TestCheckConfigOnline"}},
 	{opens: "| `redis` | connecting with the configured credentials", tests: []string{"internal/gateway:TestCheckConfigOnlineRedis", "internal/gateway:TestCheckConfigOnlineRedisKeyPrefix"}},
 	{opens: "| `upstreams[i]` | `server/discover`", tests: []string{"internal/gateway:TestCheckConfigOnline", "internal/gateway:TestCheckConfigOnlineSignInAndBackendAuth"}},

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/tracing"
 	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/internal/webpage"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -80,12 +81,7 @@ func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w 
 		checks = append(checks, func(ctx context.Context) onlineResult { return c.Search.Embeddings.probe(ctx, getenv) })
 	}
 	if c.Tracing.Enabled() {
-		// Connected to only: serve would otherwise lose its spans with nothing but a log
-		// line to show for it.
-		item := "tracing.endpoint " + c.Tracing.Endpoint
-		checks = append(checks, func(ctx context.Context) onlineResult {
-			return probeReach(ctx, item, c.Tracing.Endpoint, "nothing sent")
-		})
+		checks = append(checks, func(ctx context.Context) onlineResult { return probeTracing(ctx, c.Tracing, getenv) })
 	}
 	return reportOnline(w, runOnline(ctx, checks, nil))
 }
@@ -164,15 +160,36 @@ func (c RedisConfig) probe(ctx context.Context, getenv func(string) string) onli
 	if r.err = st.Ping(ctx); r.err != nil {
 		return r
 	}
-	// A read under the key prefix, as every confirmation and limit makes: a Redis ACL that
-	// does not grant the prefix's keys answers PING and refuses this (NOPERM).
-	if _, _, err := st.Get(ctx, "check-config"); err != nil {
-		r.err = fmt.Errorf("redis.keyPrefix %q: %w", c.keyPrefixOrDefault(), err)
-		return r
+	// A read, a write and a script under the key prefix, as every confirmation, pin and limit
+	// makes: a Redis ACL that does not grant the prefix's keys answers PING and refuses the
+	// read (NOPERM); a read-only replica, or an ACL that grants reads only, refuses the write
+	// (READONLY, NOPERM); an ACL without scripting refuses the script that every rate limit
+	// and hold runs. The probe's keys live for seconds and are deleted at once.
+	key := "check-config:" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"read", func() error { _, _, err := st.Get(ctx, key); return err }},
+		{"write", func() error { return st.Set(ctx, key, []byte("check-config"), onlineProbeTTL) }},
+		{"delete", func() error { return st.Delete(ctx, key) }},
+		{"script (rate limit)", func() error {
+			_, err := st.Allow(ctx, key, store.Limit{Rate: 1, Period: onlineProbeTTL})
+			return err
+		}},
 	}
-	r.detail = "PING answered, keys under " + strconv.Quote(c.keyPrefixOrDefault()) + " readable"
+	for _, step := range steps {
+		if err := step.do(); err != nil {
+			r.err = fmt.Errorf("redis.keyPrefix %q: %s: %w", c.keyPrefixOrDefault(), step.what, err)
+			return r
+		}
+	}
+	r.detail = "PING answered, keys under " + strconv.Quote(c.keyPrefixOrDefault()) + " readable, writable and scriptable"
 	return r
 }
+
+// onlineProbeTTL is how long the keys check-config --online writes to Redis live.
+const onlineProbeTTL = 10 * time.Second
 
 // probe asks the embeddings endpoint for one vector, with the configured key and timeout, as a
 // search will: a refused key or a wrong model otherwise shows only as searches ranked lexically.
@@ -293,6 +310,20 @@ func probeReach(ctx context.Context, item, rawURL, unsent string) onlineResult {
 	how, err := backend.Reach(ctx, rawURL, backend.TLSConfig{}, 0)
 	if r.err = err; err == nil {
 		r.detail = "reachable (" + how + "); " + unsent
+	}
+	return r
+}
+
+// probeTracing sends the collector an export with no span, as serve's exporter sends a batch:
+// serve would otherwise lose its spans with nothing but a log line to show for it.
+func probeTracing(ctx context.Context, c TracingConfig, getenv func(string) string) onlineResult {
+	r := onlineResult{item: "tracing.endpoint " + c.Endpoint}
+	cfg, err := c.resolve("", getenv)
+	if err == nil {
+		err = tracing.Probe(ctx, cfg)
+	}
+	if r.err = err; err == nil {
+		r.detail = "an export with no span accepted"
 	}
 	return r
 }

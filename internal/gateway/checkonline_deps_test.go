@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -141,13 +142,14 @@ func TestCheckConfigOnlineInterceptors(t *testing.T) {
 // page's sign-in issuer (its authorization and token endpoints, and the key set its ID tokens
 // are checked with), each per-user OAuth backend's authorization server as its connect page
 // would (from the backend's resource metadata), each token-exchange backend's token endpoint
-// (connected to, never sent a token) and the tracing collector (connected to, sent nothing),
+// (connected to, never sent a token) and the tracing collector (sent one export with no span,
+// with the configured header),
 // against a real OpenID provider, a real resource server, the dev issuer and an OTLP
 // collector. An issuer without an authorization endpoint (the dev issuer) fails as the sign-in
 // issuer and as an authorization server; a token endpoint or a collector that is not there
 // fails; each is named by its key path, and no client secret shows.
 func TestCheckConfigOnlineSignInAndBackendAuth(t *testing.T) {
-	const pagesSecret, exchangeSecret = "pages-client-secret", "exchange-client-secret"
+	const pagesSecret, exchangeSecret, collectorKey = "pages-client-secret", "exchange-client-secret", "collector-key-123"
 	op := realop.Start(t, realop.Options{})
 	as := realop.Start(t, realop.Options{})
 	notes := oauthbackend.Start(t, "notes", oauthbackend.Options{Issuer: as.Issuer(), Scopes: []string{"openid", "notes"}})
@@ -160,7 +162,7 @@ func TestCheckConfigOnlineSignInAndBackendAuth(t *testing.T) {
 			"  policy: {rules: [{id: all, issuers: [\"*\"]}]}\n" +
 			"approval: {clientID: pages, clientSecret: {value: " + pagesSecret + "}}\n" +
 			"userOAuth: {keys: [{id: v1, secret: {value: " + strings.Repeat("v", 32) + "}}]}\n" +
-			"tracing: {endpoint: \"" + tracing + "\", insecure: true}\n" +
+			"tracing: {endpoint: \"" + tracing + "\", insecure: true, headers: {X-Collector-Key: {value: " + collectorKey + "}}}\n" +
 			"upstreams:\n" +
 			"  - {name: notes, url: \"" + notes.URL() + "\", timeout: 5s, auth: {type: userOAuth, clientID: c" + authServer + "}}\n" +
 			"  - {name: exch, url: \"http://" + closedPort(t) + "/mcp\", timeout: 5s, connectTimeout: 1s, auth: {type: tokenExchange, tokenURL: \"" + tokenURL +
@@ -181,7 +183,7 @@ func TestCheckConfigOnlineSignInAndBackendAuth(t *testing.T) {
 				t.Errorf("output lacks %s:\n%s%s", w, out, stderr)
 			}
 		}
-		if strings.Contains(out+stderr, pagesSecret) || strings.Contains(out+stderr, exchangeSecret) {
+		if strings.Contains(out+stderr, pagesSecret) || strings.Contains(out+stderr, exchangeSecret) || strings.Contains(out+stderr, collectorKey) {
 			t.Errorf("the output shows a client secret:\n%s%s", out, stderr)
 		}
 	}
@@ -191,12 +193,12 @@ func TestCheckConfigOnlineSignInAndBackendAuth(t *testing.T) {
 		`(?m)^ok     approval\.issuer ` + regexp.QuoteMeta(op.Issuer()) + `: sign-in discovery: authorization and token endpoints, [1-9][0-9]* usable key\(s\); the client is checked by a sign-in only$`,
 		`(?m)^ok     upstreams\[0\]\.auth notes: authorization server ` + regexp.QuoteMeta(as.Issuer()) + `: metadata usable`,
 		`(?m)^ok     upstreams\[1\]\.auth\.tokenURL exch: reachable \(plain http\); no token sent$`,
-		`(?m)^ok     tracing\.endpoint ` + regexp.QuoteMeta(collector.URL) + `: reachable \(plain http\); nothing sent$`,
+		`(?m)^ok     tracing\.endpoint ` + regexp.QuoteMeta(collector.URL) + `: an export with no span accepted$`,
 		`(?m)^ok     upstreams\[0\] notes: answers 401 without a user's token, as a per-user OAuth backend does; protocol and tools not checked$`,
 		`(?m)^FAILED upstreams\[1\] exch: `,
 	})
-	if n := len(collector.Requests()); n != 0 {
-		t.Errorf("the collector was sent %d request(s)", n)
+	if reqs := collector.Requests(); len(reqs) != 1 || reqs[0].Path != otlptest.TracesPath || reqs[0].Header.Get("X-Collector-Key") != collectorKey || len(collector.Spans()) != 0 {
+		t.Errorf("the collector was sent %+v, %d span(s); want one export with its key and no span", reqs, len(collector.Spans()))
 	}
 	run(write(plain.URL(), ", authServer: \""+plain.URL()+"\"", "http://"+closedPort(t)+"/token", "http://"+closedPort(t)), true, []string{
 		`(?m)^ok     auth\.issuers\[0\] `,
@@ -268,6 +270,33 @@ func TestRunOnlineBounded(t *testing.T) {
 	for i, r := range results {
 		if r.item != strconv.Itoa(i) || r.err != nil {
 			t.Errorf("result %d = %q, %v", i, r.item, r.err)
+		}
+	}
+}
+
+// TestCheckConfigOnlineTracing: a collector that is reachable but would refuse every batch
+// fails check-config --online, where a connection alone passed: one that refuses the
+// configured key (401) and an endpoint whose path is not the receiver's (the export goes to
+// the wrong place, 400) each fail with the collector's status; the key never shows.
+func TestCheckConfigOnlineTracing(t *testing.T) {
+	const key = "collector-key-456"
+	backend := mcptest.StartServer(t, "one", mcptest.WithoutDefaults(), mcptest.WithTool(readTool(nil), noopTool))
+	good, refusing := otlptest.Start(t, 200), otlptest.Start(t, http.StatusUnauthorized)
+	for _, tc := range []struct{ endpoint, want string }{
+		{good.URL, `(?m)^ok     tracing\.endpoint ` + regexp.QuoteMeta(good.URL) + `: an export with no span accepted$`},
+		{refusing.URL, `(?m)^FAILED tracing\.endpoint ` + regexp.QuoteMeta(refusing.URL) + `: .*401`},
+		{good.URL + "/otlp", `(?m)^FAILED tracing\.endpoint ` + regexp.QuoteMeta(good.URL) + `/otlp: .*400`},
+	} {
+		cfg := writeConfigWith(t, "tracing: {endpoint: \""+tc.endpoint+"\", insecure: true, headers: {X-Collector-Key: {value: "+key+"}}}\n", backend)
+		out, stderr, err := runGateway(t, "check-config", "--config", cfg, "--online")
+		if !regexp.MustCompile(tc.want).MatchString(out) {
+			t.Errorf("output lacks %s:\n%s%s", tc.want, out, stderr)
+		}
+		if failed := strings.Contains(tc.want, "FAILED"); failed != (err != nil) {
+			t.Errorf("%s: err = %v", tc.endpoint, err)
+		}
+		if strings.Contains(out+stderr, key) {
+			t.Errorf("the output shows the collector's key:\n%s%s", out, stderr)
 		}
 	}
 }

@@ -74,7 +74,7 @@ func TestCheckConfigOnlineRedis(t *testing.T) {
 	rs := testredis.Start(t, testredis.WithPassword(password))
 	backend := mcptest.StartServer(t, "one", mcptest.WithoutDefaults(), mcptest.WithTool(readTool(nil), noopTool))
 	for _, tc := range []struct{ url, want string }{
-		{"redis://:" + password + "@" + rs.Addr() + "/0", `(?m)^ok     redis redis://:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered, keys under "mcpgw:" readable$`},
+		{"redis://:" + password + "@" + rs.Addr() + "/0", `(?m)^ok     redis redis://:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered, keys under "mcpgw:" readable, writable and scriptable$`},
 		{"redis://:" + password + "@" + closedPort(t) + "/0", `(?m)^FAILED redis redis://:xxxxx@`},
 	} {
 		cfg := writeConfigWith(t, "redis: {url: \""+tc.url+"\"}\n", backend)
@@ -104,8 +104,8 @@ func TestCheckConfigOnlineRedisKeyPrefix(t *testing.T) {
 	}
 	backend := mcptest.StartServer(t, "one", mcptest.WithoutDefaults(), mcptest.WithTool(readTool(nil), noopTool))
 	for _, tc := range []struct{ prefix, password, want string }{
-		{"granted:", password, `(?m)^ok     redis redis://gw:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered, keys under "granted:" readable$`},
-		{"other:", password, `(?m)^FAILED redis redis://gw:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: redis\.keyPrefix "other:": .*NOPERM`},
+		{"granted:", password, `(?m)^ok     redis redis://gw:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered, keys under "granted:" readable, writable and scriptable$`},
+		{"other:", password, `(?m)^FAILED redis redis://gw:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: redis\.keyPrefix "other:": read: .*NOPERM`},
 		{"granted:", "wrong-" + password, `(?m)^FAILED redis redis://gw:xxxxx@.*WRONGPASS`},
 	} {
 		cfg := writeConfigWith(t, "redis: {url: \"redis://gw:"+tc.password+"@"+rs.Addr()+"/0\", keyPrefix: \""+tc.prefix+"\"}\n", backend)
@@ -119,5 +119,53 @@ func TestCheckConfigOnlineRedisKeyPrefix(t *testing.T) {
 		if strings.Contains(out+stderr, password) {
 			t.Errorf("the output shows the password:\n%s%s", out, stderr)
 		}
+	}
+}
+
+// TestCheckConfigOnlineRedisWritable: a Redis that answers PING and reads is not yet one serve
+// can use: every confirmation, pin and limit writes, and every limit and hold runs a script.
+// check-config --online also writes, deletes and runs the rate-limit script under
+// redis.keyPrefix: a real read-only replica fails at the write (READONLY), an ACL user granted
+// reads only fails at the write (NOPERM), one without scripting fails at the script, each
+// named by the step; a primary passes, and the probe leaves no key behind.
+func TestCheckConfigOnlineRedisWritable(t *testing.T) {
+	const password = "acl-user-pw"
+	primary := testredis.Start(t)
+	replica := testredis.Start(t)
+	host, port, _ := strings.Cut(primary.Addr(), ":")
+	if _, err := replica.Do("REPLICAOF", host, port); err != nil {
+		t.Fatal(err)
+	}
+	for _, acl := range [][]string{
+		{"ACL", "SETUSER", "reader", "on", ">" + password, "~*", "+@read", "+@connection"},
+		{"ACL", "SETUSER", "noscript", "on", ">" + password, "~*", "+@all", "-@scripting"},
+	} {
+		if _, err := primary.Do(acl...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	backend := mcptest.StartServer(t, "one", mcptest.WithoutDefaults(), mcptest.WithTool(readTool(nil), noopTool))
+	for _, tc := range []struct{ url, want string }{
+		{"redis://" + primary.Addr() + "/0", `(?m)^ok     redis redis://` + regexp.QuoteMeta(primary.Addr()) + `/0: PING answered, keys under "mcpgw:" readable, writable and scriptable$`},
+		{"redis://" + replica.Addr() + "/0", `(?m)^FAILED redis redis://` + regexp.QuoteMeta(replica.Addr()) + `/0: redis\.keyPrefix "mcpgw:": write: .*READONLY`},
+		{"redis://reader:" + password + "@" + primary.Addr() + "/0", `(?m)^FAILED redis redis://reader:xxxxx@.*: redis\.keyPrefix "mcpgw:": write: .*NOPERM`},
+		{"redis://noscript:" + password + "@" + primary.Addr() + "/0", `(?m)^FAILED redis redis://noscript:xxxxx@.*: redis\.keyPrefix "mcpgw:": script \(rate limit\): .*NOPERM`},
+	} {
+		cfg := writeConfigWith(t, "redis: {url: \""+tc.url+"\"}\n", backend)
+		out, stderr, err := runGateway(t, "check-config", "--config", cfg, "--online")
+		if !regexp.MustCompile(tc.want).MatchString(out) {
+			t.Errorf("output lacks %s:\n%s%s", tc.want, out, stderr)
+		}
+		if failed := strings.Contains(tc.want, "FAILED"); failed != (err != nil) {
+			t.Errorf("%s: err = %v", tc.url, err)
+		}
+		if strings.Contains(out+stderr, password) {
+			t.Errorf("the output shows the password:\n%s%s", out, stderr)
+		}
+	}
+	// The written keys (of the primary's and the scriptless user's probes) are deleted at
+	// once; the rate-limit probe's bucket, of the primary's probe alone, expires on its own.
+	if n, err := primary.Do("DBSIZE"); err != nil || n != "0" && n != "1" {
+		t.Errorf("keys left behind: %s, %v", n, err)
 	}
 }

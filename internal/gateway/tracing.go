@@ -49,6 +49,15 @@ func (c TracingConfig) validate() []error {
 
 // newTracer resolves the header secrets and builds the tracer; a no-op without an endpoint.
 func (c TracingConfig) newTracer(version string, getenv func(string) string, log *slog.Logger) (*tracing.Tracer, error) {
+	cfg, err := c.resolve(version, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return tracing.New(cfg, log)
+}
+
+// resolve returns the block as tracing.Config with its header secrets read.
+func (c TracingConfig) resolve(version string, getenv func(string) string) (tracing.Config, error) {
 	headers := make(map[string]string, len(c.Headers))
 	var errs []error
 	for h, s := range c.Headers {
@@ -60,9 +69,9 @@ func (c TracingConfig) newTracer(version string, getenv func(string) string, log
 		headers[h] = v
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return tracing.Config{}, err
 	}
-	return tracing.New(c.config(version, headers), log)
+	return c.config(version, headers), nil
 }
 
 // shutdownTracer flushes the spans still batched, within tracingShutdownTimeout.
