@@ -3,6 +3,8 @@ package gateway
 import (
 	"errors"
 	"net"
+	"net/netip"
+	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
 )
@@ -45,9 +47,26 @@ func validateListeners(serverListen, adminListen string) []error {
 }
 
 // overlap reports whether listeners on hosts a and b, on one port, would bind a common address:
-// the same host, or either one every interface.
+// either one every interface, or the same address however it is spelt (an IPv6 address in
+// another notation, an IPv4 address as IPv4-mapped IPv6, a name in another case, "localhost"
+// beside the loopback address net.Listen binds for it). Other names are not resolved:
+// check-config may run where they resolve differently.
 func overlap(a, b string) bool {
-	return a == b || wildcardHost(a) || wildcardHost(b)
+	return wildcardHost(a) || wildcardHost(b) || bindKey(a) == bindKey(b)
+}
+
+// bindKey is the address a listener on host binds, in one spelling: an IP address in its
+// canonical form (IPv4-mapped IPv6 as IPv4, a zone kept); "localhost" as 127.0.0.1, since
+// net.Listen binds the first IPv4 address a name resolves to and localhost resolves to it;
+// any other name lower-cased (names are looked up without regard to case).
+func bindKey(host string) string {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.Unmap().String()
+	}
+	if name := strings.ToLower(host); name != "localhost" {
+		return name
+	}
+	return "127.0.0.1"
 }
 
 // wildcardHost reports whether a listen host binds every interface.
