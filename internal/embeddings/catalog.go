@@ -193,6 +193,12 @@ func (e *Embedder) Dense(ctx context.Context, v *Vectors, caller, query string) 
 	}
 	q, err := e.Query(ctx, caller, query)
 	if err != nil {
+		if unsent(err) {
+			// Refused before it was sent (the caller's text share, the replica's budget, a
+			// back-off): no query of the caller's went out, so none counts against its
+			// queries of this minute.
+			e.caller.give(caller, 1)
+		}
 		e.obs.Fallback(reasonOf(err))
 		return nil, nil, false
 	}

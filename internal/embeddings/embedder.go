@@ -151,6 +151,13 @@ func (e *Embedder) request(parent context.Context, kind, caller string, texts []
 	return vecs, nil
 }
 
+// unsent reports whether err is request's refusal of texts it did not send: their caller's
+// share, the replica's budget or bound on requests in flight, or a back-off.
+func unsent(err error) bool {
+	var ee *Error
+	return errors.As(err, &ee) && (ee.Reason == ReasonCaller || ee.Reason == ReasonBudget || ee.Reason == ReasonBackoff)
+}
+
 // fail records a failed request, backs off and logs (rate-limited, naming no key and no text).
 func (e *Embedder) fail(kind string, took time.Duration, n int, err error) {
 	reason := reasonOf(err)

@@ -723,3 +723,26 @@ func TestTextSharePublicUse(t *testing.T) {
 		t.Errorf("alice's share holds %d vectors; want only the vectors embedded for her", n)
 	}
 }
+
+// TestRefusedQueryNotCounted: a search whose query the replica's budget refused sent nothing,
+// so it does not count against the caller's queries of the minute: once the budget has
+// refilled, within the same minute, that caller's next search is fused, not refused as if its
+// refused searches had been sent.
+func TestRefusedQueryNotCounted(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.MaxTextsPerMinute = 6; c.MaxQueriesPerCallerPerMinute = 2 })
+	v := f.ready(t, toolTexts) // 5 texts of the 6
+	if _, _, ok := f.e.Dense(context.Background(), v, "alice", "q"); !ok {
+		t.Fatal("the first search was not fused")
+	}
+	// The budget is spent: bob's two searches are refused without being sent.
+	for i := range 2 {
+		if _, _, ok := f.e.Dense(context.Background(), v, "bob", "q"); ok {
+			t.Fatalf("search %d fused past the budget", i)
+		}
+	}
+	f.clock.Advance(20 * time.Second) // two texts of budget back, the same minute for bob
+	if _, _, ok := f.e.Dense(context.Background(), v, "bob", "q"); !ok {
+		_, fallbacks := f.obs.counts()
+		t.Errorf("bob's search refused after the budget refilled: his refused queries were counted (fallbacks %v)", fallbacks)
+	}
+}
