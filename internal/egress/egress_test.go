@@ -1,7 +1,6 @@
 package egress
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,11 +9,10 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
-	"golang.org/x/net/dns/dnsmessage"
+	"github.com/mcp-gateway/gateway/internal/testsupport/dnstest"
 )
 
 // TestClassFamily: every class of address, in each way an address can be written to reach it
@@ -81,83 +79,6 @@ func TestClassFamily(t *testing.T) {
 	}
 }
 
-// dnsServer is a DNS server on loopback answering A and AAAA questions from a table, as a
-// public zone an attacker controls would; every other name is NXDOMAIN.
-type dnsServer struct {
-	pc      net.PacketConn
-	answers map[string][]netip.Addr
-}
-
-func startDNS(t *testing.T, answers map[string][]netip.Addr) *net.Resolver {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &dnsServer{pc: pc, answers: answers}
-	var wg sync.WaitGroup
-	wg.Go(s.serve)
-	t.Cleanup(func() { _ = pc.Close(); wg.Wait() })
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", pc.LocalAddr().String())
-	}}
-}
-
-func (s *dnsServer) serve() {
-	buf := make([]byte, 1500)
-	for {
-		n, from, err := s.pc.ReadFrom(buf)
-		if err != nil {
-			return
-		}
-		if out, err := s.answer(buf[:n]); err == nil {
-			_, _ = s.pc.WriteTo(out, from)
-		}
-	}
-}
-
-func (s *dnsServer) answer(q []byte) ([]byte, error) {
-	var p dnsmessage.Parser
-	h, err := p.Start(q)
-	if err != nil {
-		return nil, err
-	}
-	question, err := p.Question()
-	if err != nil {
-		return nil, err
-	}
-	addrs, known := s.answers[strings.ToLower(strings.TrimSuffix(question.Name.String(), "."))]
-	rh := dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true, RecursionDesired: h.RecursionDesired}
-	if !known {
-		rh.RCode = dnsmessage.RCodeNameError
-	}
-	b := dnsmessage.NewBuilder(nil, rh)
-	b.EnableCompression()
-	if err := b.StartQuestions(); err != nil {
-		return nil, err
-	}
-	if err := b.Question(question); err != nil {
-		return nil, err
-	}
-	if err := b.StartAnswers(); err != nil {
-		return nil, err
-	}
-	rr := dnsmessage.ResourceHeader{Name: question.Name, Class: dnsmessage.ClassINET, TTL: 0}
-	for _, a := range addrs {
-		switch {
-		case question.Type == dnsmessage.TypeA && a.Is4():
-			err = b.AResource(rr, dnsmessage.AResource{A: a.As4()})
-		case question.Type == dnsmessage.TypeAAAA && a.Is6():
-			err = b.AAAAResource(rr, dnsmessage.AAAAResource{AAAA: a.As16()})
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return b.Finish()
-}
-
 // countingServer is an HTTP server on addr that counts the connections it accepts.
 type countingServer struct {
 	srv   *httptest.Server
@@ -211,7 +132,7 @@ func TestNamesJudgedByTheirAddresses(t *testing.T) {
 	}
 	one, two := startCounting(t, ln1), startCounting(t, ln2)
 	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
-	r := startDNS(t, map[string][]netip.Addr{
+	r := dnstest.Resolver(t, map[string][]netip.Addr{
 		"as.example.com": lo, "mapped.example.com": {netip.MustParseAddr("::ffff:127.0.0.1")},
 		"v6.example.com": {netip.MustParseAddr("::1")}, "meta.example.com": {netip.MustParseAddr("169.254.169.254")},
 		"2130706433": lo, "0x7f.1": lo, "0177.0.0.1": lo, "127.1": lo,
