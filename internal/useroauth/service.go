@@ -231,7 +231,7 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 		s.obs = nopObserver{}
 	}
 	if s.client == nil {
-		s.client = defaultHTTPClient()
+		s.client = defaultHTTPClient(dialPolicy(backends, nil))
 	}
 	s.page = pageWriter{log: s.log, obs: s.obs, signIn: deps.SignIn}
 	s.oauth = &asClient{http: s.client, store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,
