@@ -261,8 +261,8 @@ func backendAuthChecks(c *Config) []onlineCheck {
 	for i, u := range c.Upstreams {
 		switch u.Auth.Type {
 		case upstreams.AuthUserOAuth:
-			b := c.userOAuthBackend(i, "")
-			checks = append(checks, func(ctx context.Context) onlineResult { return probeAuthServer(ctx, i, b) })
+			b, uc := c.userOAuthBackend(i, ""), c.UserOAuth.Config.WithDefaults()
+			checks = append(checks, func(ctx context.Context) onlineResult { return probeAuthServer(ctx, i, uc, b) })
 		case upstreams.AuthTokenExchange:
 			// Connected to only: the one request it takes is an exchange of a real caller's token.
 			item := fmt.Sprintf("upstreams[%d].auth.tokenURL %s", i, u.Name)
@@ -277,9 +277,9 @@ func backendAuthChecks(c *Config) []onlineCheck {
 // probeAuthServer discovers a per-user OAuth backend's authorization server as its first
 // connect would: a wrong authServer, or metadata the gateway refuses, otherwise shows only when
 // a user tries to connect.
-func probeAuthServer(ctx context.Context, i int, b useroauth.Backend) onlineResult {
+func probeAuthServer(ctx context.Context, i int, uc useroauth.Config, b useroauth.Backend) onlineResult {
 	r := onlineResult{item: fmt.Sprintf("upstreams[%d].auth %s", i, b.Name)}
-	issuer, err := useroauth.ProbeAuthServer(ctx, b)
+	issuer, err := useroauth.ProbeAuthServer(ctx, uc, b)
 	if r.err = err; err == nil {
 		r.detail = "authorization server " + issuer + ": metadata usable for the connect page"
 	}

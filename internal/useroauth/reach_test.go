@@ -166,13 +166,20 @@ func TestLearntNamesJudgedByAddress(t *testing.T) {
 	at := func(host, path string) string { return fmt.Sprintf("https://%s:%d%s", host, port, path) }
 	// The default client as New builds it for this backend, asking the test's DNS server and
 	// trusting the site's certificate (for example.com).
+	// (The certificate is checked as example.com's whatever the name, so that a connection
+	// the policy lets through reaches the site.)
 	b := Backend{Name: "hostile", URL: issuer + "/mcp", AuthServer: issuer, Timeout: 5 * time.Second}
-	pol := dialPolicy([]Backend{b}, nil)
-	c := defaultHTTPClient(pol)
-	tr := c.Transport.(*http.Transport)
-	tr.Proxy = nil
-	tr.DialContext = pol.Dial(&net.Dialer{Resolver: r})
-	tr.TLSClientConfig = h.srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	clientFor := func(cfg Config) *http.Client {
+		pol := dialPolicy([]Backend{b}, cfg.allowPrefixes())
+		c := defaultHTTPClient(pol)
+		tr := c.Transport.(*http.Transport)
+		tr.Proxy = nil
+		tr.DialContext = pol.Dial(&net.Dialer{Resolver: r})
+		tr.TLSClientConfig = h.srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+		tr.TLSClientConfig.ServerName = "example.com"
+		return c
+	}
+	c := clientFor(Config{})
 	discover := func(b Backend) (*discovered, error) {
 		x := &discoverer{b: &b, client: c, now: time.Now}
 		return x.discover(t.Context())
@@ -212,6 +219,32 @@ func TestLearntNamesJudgedByAddress(t *testing.T) {
 	h.asMeta.Store(&m)
 	if d, err := discover(b); err != nil || d.as.TokenEndpoint != at("example.com", "/token") {
 		t.Fatalf("the operator's host: %v, %v", d, err)
+	}
+	// userOAuth.allowAddresses lets exactly the deployment's addresses through, under any name.
+	allowing := &asClient{http: clientFor(Config{AllowAddresses: []string{"127.0.0.1"}}), now: time.Now}
+	if _, _, err := allowing.postJSON(t.Context(), at("tokens.example.net", "/register"), []byte("{}")); errors.Is(err, egress.ErrRefused) ||
+		strings.Contains(fmt.Sprint(err), "not connecting") || h.requests.Load() != 1 {
+		t.Errorf("tokens.example.net with 127.0.0.1 allowed: %v, %d requests; want it reached", err, h.requests.Load())
+	}
+	if _, _, err := allowing.postJSON(t.Context(), at("meta.example.net", "/register"), []byte("{}")); !refused(err, "meta.example.net") {
+		t.Errorf("meta.example.net with 127.0.0.1 allowed: %v; want refused", err)
+	}
+}
+
+// TestAllowAddressesChecked: each userOAuth.allowAddresses entry must be a CIDR or an address;
+// one that is not is reported under its index.
+func TestAllowAddressesChecked(t *testing.T) {
+	t.Parallel()
+	err := Config{AllowAddresses: []string{"127.0.0.0/8", "localhost", "10.0.0.1", "fe80::1%eth0", "::1/129"}}.WithDefaults().Validate()
+	for _, want := range []string{"userOAuth.allowAddresses[1]", "userOAuth.allowAddresses[3]", "userOAuth.allowAddresses[4]"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v; want a problem at %s", err, want)
+		}
+	}
+	for _, good := range []string{"allowAddresses[0]", "allowAddresses[2]"} {
+		if err != nil && strings.Contains(err.Error(), good) {
+			t.Errorf("%v; %s is valid", err, good)
+		}
 	}
 }
 
