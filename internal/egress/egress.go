@@ -24,6 +24,11 @@
 // The operator may allow more (Policy.Allow: prefixes connected to whatever their class), and
 // the hosts the operator configured (a backend's URL, an issuer) are theirs: whatever those
 // names resolve to but a refused-always class is reached.
+//
+// The dial trusts a loopback name because the URL naming it was judged first: Named judges a
+// URL a document names (or a redirect points to) by the document's origin, and CheckRedirect
+// applies it to every redirect a client follows. A client for learnt URLs uses both halves:
+// Named (or no redirects) on every URL, Policy.Dial on every connection.
 package egress
 
 import (
@@ -33,6 +38,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"syscall"
 	"time"
@@ -201,6 +207,62 @@ func (p *Policy) Dial(d *net.Dialer) func(ctx context.Context, network, addr str
 		}
 		return dd.DialContext(ctx, network, addr)
 	}
+}
+
+// ErrNamed is a URL a document names that is not used: its host is an IP literal of a class
+// refused whatever names it, or could reach loopback while the document's host is not
+// loopback.
+var ErrNamed = errors.New("egress: refused host")
+
+// Named reports whether target, a URL named by a document served at from (or a redirect from
+// from), may be followed. Its host is judged as text here; what a name resolves to is judged
+// where it is dialled (Policy.Dial), which lets a loopback name through because this judged
+// it:
+//
+//   - an IP literal of a class refused always (link-local, unspecified, multicast, in any
+//     IPv6 form) is refused;
+//   - a host that some resolver or parser could take to loopback (loopback.Maybe: 127.1,
+//     2130706433, sub.localhost, ::ffff:127.0.0.1, ...) is refused unless from's host is
+//     certainly loopback (loopback.Host): a document or server elsewhere cannot send the
+//     gateway to services listening on its own machine, while everything on one machine (a
+//     development setup) works.
+//
+// The error wraps ErrNamed and names the hosts.
+func Named(from, target string) error {
+	u, err := url.Parse(target)
+	if err != nil {
+		return fmt.Errorf("%w: the URL does not parse", ErrNamed)
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); err == nil {
+		switch c := ClassOf(ip); c {
+		case LinkLocal, Unspecified, Multicast:
+			return fmt.Errorf("%w: %q is %s", ErrNamed, host, c.article())
+		}
+	}
+	f, err := url.Parse(from)
+	if err != nil {
+		return fmt.Errorf("%w: the document's URL does not parse", ErrNamed)
+	}
+	// Refusing is wide (any spelling that could reach loopback), allowing is strict (only a
+	// document from a host that certainly is loopback).
+	if loopback.Maybe(host) && !loopback.Host(f.Hostname()) {
+		return fmt.Errorf("%w: %q is a loopback host, named by %q which is not", ErrNamed, host, f.Hostname())
+	}
+	return nil
+}
+
+// maxRedirects is as many redirects as net/http's default policy follows.
+const maxRedirects = 10
+
+// CheckRedirect is an http.Client's CheckRedirect for a client that follows redirects: each
+// target is judged by Named from the URL that redirected to it, and at most maxRedirects are
+// followed.
+func CheckRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	return Named(via[len(via)-1].URL.String(), req.URL.String())
 }
 
 // Connection bounds of Transport's dialer.

@@ -193,3 +193,79 @@ func TestNamesJudgedByTheirAddresses(t *testing.T) {
 		t.Errorf("as.example.com with only 127.0.0.2 allowed: %v; want refused", err)
 	}
 }
+
+// TestNamed: a URL a document names is refused when its host is an IP literal of a class
+// refused always, in any form, or a spelling that could reach loopback while the document is
+// not on a loopback host; a loopback document may name loopback; other hosts pass (their
+// addresses are judged when dialled).
+func TestNamed(t *testing.T) {
+	t.Parallel()
+	const remote, local = "https://as.example.com/.well-known/x", "http://127.0.0.1:8080/.well-known/x"
+	for _, target := range []string{"https://169.254.169.254/", "https://[::ffff:169.254.169.254]/", "https://[64:ff9b::a9fe:a9fe]/",
+		"https://[fe80::1%25eth0]/", "https://0.0.0.0/", "https://[::]/", "https://224.0.0.1/", "https://255.255.255.255/"} {
+		for _, from := range []string{remote, local} {
+			if err := Named(from, target); !errors.Is(err, ErrNamed) {
+				t.Errorf("Named(%s, %s) = %v; want refused", from, target, err)
+			}
+		}
+	}
+	for _, target := range []string{"http://127.0.0.1:9090/", "https://127.1/", "https://2130706433/", "https://0x7f.1/",
+		"https://0177.0.0.1/", "https://localhost./", "https://sub.localhost/", "https://LOCALHOST/", "https://[::1]/",
+		"https://[::ffff:127.0.0.1]/", "https://[::1%25lo]/"} {
+		if err := Named(remote, target); !errors.Is(err, ErrNamed) || !strings.Contains(err.Error(), "as.example.com") {
+			t.Errorf("Named(remote, %s) = %v; want refused, naming the document's host", target, err)
+		}
+		if err := Named(local, target); err != nil {
+			t.Errorf("Named(local, %s) = %v; want allowed", target, err)
+		}
+	}
+	for _, target := range []string{"https://tokens.example.net/", "https://10.0.0.5/", "https://[fd00::1]/", "https://8.8.8.8/"} {
+		if err := Named(remote, target); err != nil {
+			t.Errorf("Named(remote, %s) = %v; want allowed", target, err)
+		}
+	}
+}
+
+// TestRedirectsJudged: a client following redirects with CheckRedirect does not follow one
+// from a host that is not loopback to a loopback literal (which the dial, trusting a loopback
+// name, would connect to), nor to the metadata service; from loopback to loopback it follows.
+func TestRedirectsJudged(t *testing.T) {
+	t.Parallel()
+	ln1, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln1.Addr().(*net.TCPAddr).Port
+	ln2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.2:%d", port))
+	if err != nil {
+		t.Fatalf("listening on 127.0.0.2: %v", err)
+	}
+	one, two := startCounting(t, ln1), startCounting(t, ln2)
+	r := dnstest.Resolver(t, map[string][]netip.Addr{"ext.example.com": {netip.MustParseAddr("127.0.0.2")}})
+	// ext.example.com stands for a server elsewhere: its address is allowed, its name is not
+	// loopback.
+	p := Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}}
+	c := client(&p, r)
+	c.CheckRedirect = CheckRedirect
+	for _, to := range []string{fmt.Sprintf("http://127.0.0.1:%d/", port), fmt.Sprintf("http://localhost:%d/", port),
+		"http://169.254.169.254/latest/meta-data/"} {
+		resp, err := c.Get(fmt.Sprintf("http://ext.example.com:%d/?to=%s", port, to))
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		if !errors.Is(err, ErrNamed) {
+			t.Errorf("redirect from ext.example.com to %s: %v; want refused", to, err)
+		}
+	}
+	if n := one.conns.Load(); n != 0 {
+		t.Errorf("127.0.0.1 took %d connections after redirects from elsewhere; want none", n)
+	}
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/?to=http://localhost:%d/", port, port))
+	if err != nil {
+		t.Fatalf("redirect within loopback: %v", err)
+	}
+	_ = resp.Body.Close()
+	if two.conns.Load() == 0 || one.conns.Load() == 0 {
+		t.Errorf("connections: 127.0.0.1 %d, 127.0.0.2 %d; want both used", one.conns.Load(), two.conns.Load())
+	}
+}

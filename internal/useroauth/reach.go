@@ -2,13 +2,11 @@ package useroauth
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
 
 	"github.com/mcp-gateway/gateway/internal/egress"
-	"github.com/mcp-gateway/gateway/internal/loopback"
 )
 
 // Where the gateway goes for a backend's authorization server. The backend's URL and a
@@ -32,41 +30,10 @@ import (
 // Private addresses (10/8, 172.16/12, 192.168/16) are allowed: authorization servers inside an
 // organisation live there, and https is required of them.
 
-// errLinkLocal is an endpoint whose IP literal no connection is ever made to.
-var errLinkLocal = errors.New("a link-local, unspecified or multicast address")
-
 // reachableFrom reports whether the gateway may use endpoint, named in a document served at
 // from: an error for a link-local, unspecified or multicast host, and for a loopback host named
-// by a document from a host that is not loopback.
-func reachableFrom(from, endpoint string) error {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return errors.New("does not parse")
-	}
-	if ip, err := netip.ParseAddr(u.Hostname()); err == nil && !usableAddr(ip) {
-		return fmt.Errorf("%q is %w", u.Hostname(), errLinkLocal)
-	}
-	f, err := url.Parse(from)
-	if err != nil {
-		return errors.New("the document's URL does not parse")
-	}
-	// Refusing is wide (any spelling that could reach loopback), allowing is strict (only a
-	// document from a host that certainly is loopback).
-	if loopback.Maybe(u.Hostname()) && !loopback.Host(f.Hostname()) {
-		return fmt.Errorf("%q is a loopback host, named by %q which is not", u.Hostname(), f.Hostname())
-	}
-	return nil
-}
-
-// usableAddr reports whether ip may be an authorization server's address: not of a class
-// internal/egress refuses whatever the host.
-func usableAddr(ip netip.Addr) bool {
-	switch egress.ClassOf(ip) {
-	case egress.LinkLocal, egress.Unspecified, egress.Multicast:
-		return false
-	}
-	return true
-}
+// by a document from a host that is not loopback (egress.Named).
+func reachableFrom(from, endpoint string) error { return egress.Named(from, endpoint) }
 
 // dialPolicy is where the default client connects for backends: the egress rule, with the
 // hosts of their URLs and configured authorization servers as the operator's, and the
