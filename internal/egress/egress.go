@@ -272,9 +272,13 @@ const (
 )
 
 // Transport returns a clone of http.DefaultTransport (its proxy from the environment, HTTP/2,
-// timeouts) whose every connection p judges.
-func (p *Policy) Transport() *http.Transport {
+// timeouts) whose every connection p judges. d dials; nil is a dialer with the default
+// transport's timeouts and the system's resolver (tests give one with their own resolver).
+func (p *Policy) Transport(d *net.Dialer) *http.Transport {
+	if d == nil {
+		d = &net.Dialer{Timeout: connectTimeout, KeepAlive: keepAlive}
+	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = p.Dial(&net.Dialer{Timeout: connectTimeout, KeepAlive: keepAlive})
+	t.DialContext = p.Dial(d)
 	return t
 }

@@ -53,7 +53,7 @@ func dialPolicy(backends []Backend, allow []netip.Prefix) *egress.Policy {
 // defaultHTTPClient reaches backends' metadata and authorization servers: no redirect followed
 // (a redirect would take a code or token elsewhere), and a connection only where p allows.
 func defaultHTTPClient(p *egress.Policy) *http.Client {
-	return &http.Client{Transport: p.Transport(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &http.Client{Transport: p.Transport(nil), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // unreachable describes why a request to an authorization server or metadata got no answer:
