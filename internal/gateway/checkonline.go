@@ -336,7 +336,8 @@ func probeInterceptor(ctx context.Context, i int, ic intercept.Config) onlineRes
 func probeSignIn(ctx context.Context, issuer string) onlineResult {
 	r := onlineResult{item: "approval.issuer " + issuer}
 	client := &http.Client{}
-	if _, _, r.err = webpage.ProbeSignIn(ctx, client, issuer); r.err != nil {
+	// nil: the client a sign-in uses, so the probe refuses what a sign-in would.
+	if _, _, r.err = webpage.ProbeSignIn(ctx, nil, issuer); r.err != nil {
 		return r
 	}
 	p, err := authz.ProbeIssuer(ctx, client, authz.IssuerConfig{Issuer: issuer})
