@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -77,5 +78,38 @@ func TestKeySetWhereTheIssuerSends(t *testing.T) {
 	}
 	if err != nil || keyFetches.Load() != 1 {
 		t.Fatalf("the issuer's own host: %v, %d fetches; want the key set fetched", err, keyFetches.Load())
+	}
+}
+
+// TestProbeIssuerGoesWhereTheAuthenticatorGoes: check-config's probe, given no client, uses the
+// authenticator's default one: a redirect from a loopback issuer's key set to
+// ::ffff:127.0.0.1 (which reaches loopback without being a loopback name) is refused before
+// any connection, as the authenticator refuses it; the key set itself is fetched.
+func TestProbeIssuerGoesWhereTheAuthenticatorGoes(t *testing.T) {
+	t.Parallel()
+	var jwksPath atomic.Pointer[string]
+	var keyFetches atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case discoveryPath:
+			_, _ = fmt.Fprintf(w, `{"issuer":"http://%s","jwks_uri":"http://%s%s"}`, r.Host, r.Host, *jwksPath.Load())
+		case "/redirect":
+			_, port, _ := net.SplitHostPort(r.Host)
+			http.Redirect(w, r, "http://[::ffff:127.0.0.1]:"+port+"/jwks", http.StatusFound)
+		case "/jwks":
+			keyFetches.Add(1)
+			_, _ = io.WriteString(w, `{"keys":[]}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p := "/redirect"
+	jwksPath.Store(&p)
+	if _, err := ProbeIssuer(t.Context(), nil, IssuerConfig{Issuer: srv.URL}); FetchErrorClass(err) != FetchRefused || keyFetches.Load() != 0 {
+		t.Errorf("key set redirected to ::ffff:127.0.0.1: %v (class %s), %d fetches; want refused, none", err, FetchErrorClass(err), keyFetches.Load())
+	}
+	p = "/jwks"
+	jwksPath.Store(&p)
+	if _, err := ProbeIssuer(t.Context(), nil, IssuerConfig{Issuer: srv.URL}); !errors.Is(err, errNoUsableKey) || keyFetches.Load() != 1 {
+		t.Errorf("the key set: %v, %d fetches; want it fetched (and found empty)", err, keyFetches.Load())
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,9 +48,9 @@ type onlineCheck func(context.Context) onlineResult
 func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w io.Writer) error {
 	var checks []onlineCheck
 	if !c.Auth.Disabled {
-		client := &http.Client{}
 		for i, ic := range c.Auth.Issuers {
-			checks = append(checks, func(ctx context.Context) onlineResult { return probeIssuer(ctx, client, i, ic) })
+			// nil: the client the authenticator builds, so the probe refuses what it would.
+			checks = append(checks, func(ctx context.Context) onlineResult { return probeIssuer(ctx, i, ic) })
 		}
 	}
 	if c.Redis.enabled() {
@@ -136,9 +135,9 @@ func reportOnline(w io.Writer, results []onlineResult) error {
 	return nil
 }
 
-func probeIssuer(ctx context.Context, client *http.Client, i int, ic authz.IssuerConfig) onlineResult {
+func probeIssuer(ctx context.Context, i int, ic authz.IssuerConfig) onlineResult {
 	r := onlineResult{item: fmt.Sprintf("auth.issuers[%d] %s", i, ic.Issuer)}
-	p, err := authz.ProbeIssuer(ctx, client, ic)
+	p, err := authz.ProbeIssuer(ctx, nil, ic)
 	if err != nil {
 		r.err = err
 		return r
@@ -335,12 +334,11 @@ func probeInterceptor(ctx context.Context, i int, ic intercept.Config) onlineRes
 // checked: only a person's sign-in can present them with a code the issuer accepts.
 func probeSignIn(ctx context.Context, issuer string) onlineResult {
 	r := onlineResult{item: "approval.issuer " + issuer}
-	client := &http.Client{}
-	// nil: the client a sign-in uses, so the probe refuses what a sign-in would.
+	// nil: the clients a sign-in and the authenticator use, so the probe refuses what they would.
 	if _, _, r.err = webpage.ProbeSignIn(ctx, nil, issuer); r.err != nil {
 		return r
 	}
-	p, err := authz.ProbeIssuer(ctx, client, authz.IssuerConfig{Issuer: issuer})
+	p, err := authz.ProbeIssuer(ctx, nil, authz.IssuerConfig{Issuer: issuer})
 	if r.err = err; err == nil {
 		r.detail = fmt.Sprintf("sign-in discovery: authorization and token endpoints, %d usable key(s); the client is checked by a sign-in only", p.Keys)
 	}
