@@ -52,11 +52,12 @@ var ErrRefused = errors.New("egress: address refused")
 // RefusedError is a refused connection: the URL's host (a name or an IP literal), the address
 // it would have connected to and that address's class. It names no path, query or credential.
 type RefusedError struct {
-	Host  string
-	Addr  netip.Addr
-	Class Class
+	Host  string     // the URL's host, without port or brackets
+	Addr  netip.Addr // the address it resolved to (itself, for an IP literal)
+	Class Class      // Addr's class
 }
 
+// Error names the host, the address and its class.
 func (e *RefusedError) Error() string {
 	if e.Host == e.Addr.String() {
 		return fmt.Sprintf("not connecting to %s: it is %s", e.Host, e.Class.article())
@@ -80,6 +81,7 @@ const (
 	Multicast                // 224/4, ff00::/8, 255.255.255.255
 )
 
+// String is the class's name.
 func (c Class) String() string {
 	return [...]string{"public", "private", "loopback", "link-local", "unspecified", "multicast"}[c]
 }
