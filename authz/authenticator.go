@@ -7,10 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/egress"
 )
 
 // Options are the runtime dependencies of New and NewAuthenticator.
@@ -129,12 +133,28 @@ func withDefaults(cfg Config, opts Options) (Config, Options) {
 		opts.Now = time.Now
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: cfg.FetchTimeout}
+		opts.HTTPClient = defaultClient(cfg, nil)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return cfg, opts
+}
+
+// defaultClient fetches discovery documents and key sets: the issuers (and configured key-set
+// URLs) are the operator's; a jwks_uri and every redirect are the issuer's to name, judged by
+// internal/egress on the URL and on each connection (a name the issuer's document uses is held
+// to the rule of the address it resolves to). d dials; nil is egress's default dialer.
+func defaultClient(cfg Config, d *net.Dialer) *http.Client {
+	p := &egress.Policy{}
+	for _, ic := range cfg.Issuers {
+		for _, raw := range []string{ic.Issuer, ic.JWKSURL} {
+			if u, err := url.Parse(raw); err == nil && u.Hostname() != "" {
+				p.Hosts = append(p.Hosts, u.Hostname())
+			}
+		}
+	}
+	return &http.Client{Timeout: cfg.FetchTimeout, Transport: p.Transport(d), CheckRedirect: egress.CheckRedirect}
 }
 
 func orDefault(d, def time.Duration) time.Duration {

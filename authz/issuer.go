@@ -14,6 +14,8 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	jose "github.com/go-jose/go-jose/v4"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/mcp-gateway/gateway/internal/egress"
 )
 
 // discoveryPath is where an issuer publishes its discovery document (OIDC Discovery §4).
@@ -165,6 +167,11 @@ func discover(ctx context.Context, client *http.Client, issuerURL string) (strin
 	}
 	if err := checkURL(doc.JWKSURI); err != nil {
 		return "", fmt.Errorf("%w: jwks_uri: %w", errBadDocument, err)
+	}
+	// The key set is fetched where the issuer's document says: judged as a URL the issuer
+	// names, as per-user OAuth judges an authorization server's endpoints.
+	if err := egress.Named(issuerURL, doc.JWKSURI); err != nil {
+		return "", fmt.Errorf("jwks_uri: %w", err)
 	}
 	return doc.JWKSURI, nil
 }

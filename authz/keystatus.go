@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/egress"
 )
 
 // Classes of a failure to fetch an issuer's discovery document or key set: a closed set, for
@@ -36,6 +38,10 @@ const (
 	FetchNoJWKSURI = "no_jwks_uri"
 	// FetchNoKeys: the key set holds no key a token could be verified with.
 	FetchNoKeys = "no_keys"
+	// FetchRefused: the gateway does not go where the discovery document or a redirect sends
+	// it, or where a name resolved (internal/egress): a loopback key set named from elsewhere,
+	// the cloud metadata service.
+	FetchRefused = "refused"
 	// FetchOther: anything else.
 	FetchOther = "other"
 )
@@ -63,6 +69,8 @@ func FetchErrorClass(err error) string {
 		return FetchNoKeys
 	case errors.Is(err, errNoJWKSURI):
 		return FetchNoJWKSURI
+	case errors.Is(err, egress.ErrRefused), errors.Is(err, egress.ErrNamed):
+		return FetchRefused
 	case errors.Is(err, errIssuerMismatch):
 		return FetchIssuerMismatch
 	case errors.Is(err, errBadDocument):

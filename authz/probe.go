@@ -25,8 +25,12 @@ var errNoUsableKey = errors.New("the key set has no public signing key for an ac
 // client, through the same code the authenticator uses on its first token, so an operator can
 // check an issuer before any caller depends on it (gateway check-config --online). Discovery
 // checks the document's issuer against ic.Issuer exactly; a key set without a usable key is an
-// error. ctx bounds the whole probe.
+// error. ctx bounds the whole probe. A nil client is the one New builds by default for ic, so
+// the probe goes only where the authenticator would (internal/egress).
 func ProbeIssuer(ctx context.Context, client *http.Client, ic IssuerConfig) (IssuerProbe, error) {
+	if client == nil {
+		client = defaultClient(Config{Issuers: []IssuerConfig{ic}}, nil)
+	}
 	var p IssuerProbe
 	p.JWKSURL = ic.JWKSURL
 	if p.JWKSURL == "" {

@@ -60,7 +60,8 @@ type Deps struct {
 	Observer Observer
 	// Clock returns the current time; default time.Now.
 	Clock func() time.Time
-	// HTTPClient reaches the issuer; default a client with a 10 s timeout.
+	// HTTPClient reaches the issuer; default a client with a 10 s timeout that goes only where
+	// internal/egress allows (webpage.NewSignIn).
 	HTTPClient *http.Client
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,9 +49,9 @@ type onlineCheck func(context.Context) onlineResult
 func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w io.Writer) error {
 	var checks []onlineCheck
 	if !c.Auth.Disabled {
-		client := &http.Client{}
 		for i, ic := range c.Auth.Issuers {
-			checks = append(checks, func(ctx context.Context) onlineResult { return probeIssuer(ctx, client, i, ic) })
+			// nil: the client the authenticator builds, so the probe refuses what it would.
+			checks = append(checks, func(ctx context.Context) onlineResult { return probeIssuer(ctx, i, ic) })
 		}
 	}
 	if c.Redis.enabled() {
@@ -132,9 +131,9 @@ func reportOnline(w io.Writer, results []onlineResult) error {
 	return nil
 }
 
-func probeIssuer(ctx context.Context, client *http.Client, i int, ic authz.IssuerConfig) onlineResult {
+func probeIssuer(ctx context.Context, i int, ic authz.IssuerConfig) onlineResult {
 	r := onlineResult{item: fmt.Sprintf("auth.issuers[%d] %s", i, ic.Issuer)}
-	p, err := authz.ProbeIssuer(ctx, client, ic)
+	p, err := authz.ProbeIssuer(ctx, nil, ic)
 	if err != nil {
 		r.err = err
 		return r
@@ -278,8 +277,8 @@ func backendAuthChecks(c *Config) []onlineCheck {
 	for i, u := range c.Upstreams {
 		switch u.Auth.Type {
 		case upstreams.AuthUserOAuth:
-			b := c.userOAuthBackend(i, "")
-			checks = append(checks, func(ctx context.Context) onlineResult { return probeAuthServer(ctx, i, b) })
+			b, uc := c.userOAuthBackend(i, ""), c.UserOAuth.Config.WithDefaults()
+			checks = append(checks, func(ctx context.Context) onlineResult { return probeAuthServer(ctx, i, uc, b) })
 		case upstreams.AuthTokenExchange:
 			// Connected to only: the one request it takes is an exchange of a real caller's token.
 			item := fmt.Sprintf("upstreams[%d].auth.tokenURL %s", i, u.Name)
@@ -294,9 +293,9 @@ func backendAuthChecks(c *Config) []onlineCheck {
 // probeAuthServer discovers a per-user OAuth backend's authorization server as its first
 // connect would: a wrong authServer, or metadata the gateway refuses, otherwise shows only when
 // a user tries to connect.
-func probeAuthServer(ctx context.Context, i int, b useroauth.Backend) onlineResult {
+func probeAuthServer(ctx context.Context, i int, uc useroauth.Config, b useroauth.Backend) onlineResult {
 	r := onlineResult{item: fmt.Sprintf("upstreams[%d].auth %s", i, b.Name)}
-	issuer, err := useroauth.ProbeAuthServer(ctx, b)
+	issuer, err := useroauth.ProbeAuthServer(ctx, uc, b)
 	if r.err = err; err == nil {
 		r.detail = "authorization server " + issuer + ": metadata usable for the connect page"
 	}
@@ -366,11 +365,11 @@ func probeInterceptor(ctx context.Context, i int, ic intercept.Config) onlineRes
 // checked: only a person's sign-in can present them with a code the issuer accepts.
 func probeSignIn(ctx context.Context, issuer string) onlineResult {
 	r := onlineResult{item: "approval.issuer " + issuer}
-	client := &http.Client{}
-	if _, _, r.err = webpage.ProbeSignIn(ctx, client, issuer); r.err != nil {
+	// nil: the clients a sign-in and the authenticator use, so the probe refuses what they would.
+	if _, _, r.err = webpage.ProbeSignIn(ctx, nil, issuer); r.err != nil {
 		return r
 	}
-	p, err := authz.ProbeIssuer(ctx, client, authz.IssuerConfig{Issuer: issuer})
+	p, err := authz.ProbeIssuer(ctx, nil, authz.IssuerConfig{Issuer: issuer})
 	if r.err = err; err == nil {
 		r.detail = fmt.Sprintf("sign-in discovery: authorization and token endpoints, %d usable key(s); the client is checked by a sign-in only", p.Keys)
 	}

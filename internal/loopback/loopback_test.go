@@ -163,6 +163,9 @@ func TestOnePlace(t *testing.T) {
 		// Resolves names and checks every address a load generator may dial: it asks "where
 		// does this go", not "is this spelling loopback".
 		"internal/tools/loadgen/loopback.go": "resolves",
+		// Judges the address a connection is made to, after resolution: "where does this go",
+		// with loopback.Host deciding the URL's host.
+		"internal/egress/egress.go": "dialled address",
 		// "localhost" there is RFC 8089's empty host of a file: URI, not a network address.
 		"internal/resuri/resuri.go": "file URI",
 		// Tokenising search queries: "localhost:3000" looks like a host:port term.

@@ -2,10 +2,13 @@ package useroauth
 
 import (
 	"errors"
+	"fmt"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/clientaddr"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/loopback"
 	"github.com/mcp-gateway/gateway/internal/seal"
@@ -93,6 +96,25 @@ type Config struct {
 	// after it); each further failure in a row doubles it, up to MaxRefreshCooldown. Default
 	// DefaultRefreshCooldown; 1s to MaxRefreshCooldown.
 	RefreshCooldown time.Duration `yaml:"refreshCooldown"`
+	// AllowAddresses are CIDRs (or single addresses) the gateway may connect to for an
+	// endpoint the backends' or their authorization servers' documents name, whatever the
+	// address's class: a deployment's own need, such as an authorization server on loopback or
+	// a link-local address reached by a name the documents use. Empty (the default): loopback
+	// only under a loopback name or a configured host, never link-local, unspecified or
+	// multicast (docs/user-oauth.md, "Where the gateway goes").
+	AllowAddresses []string `yaml:"allowAddresses"`
+}
+
+// allowPrefixes returns AllowAddresses parsed; an entry that does not parse (Validate reports
+// it) allows nothing.
+func (c Config) allowPrefixes() []netip.Prefix {
+	var out []netip.Prefix
+	for _, a := range c.AllowAddresses {
+		if p, err := clientaddr.ParsePrefix(a); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // WithDefaults fills the zero fields that have defaults.
@@ -148,6 +170,11 @@ func (c Config) Validate() error {
 	}
 	if c.RefreshCooldown < time.Second || c.RefreshCooldown > MaxRefreshCooldown {
 		add("refreshCooldown", "%s: want 1s to %s", c.RefreshCooldown, MaxRefreshCooldown)
+	}
+	for i, a := range c.AllowAddresses {
+		if _, err := clientaddr.ParsePrefix(a); err != nil {
+			add(fmt.Sprintf("allowAddresses[%d]", i), "%v", err)
+		}
 	}
 	if len(c.ClientName) > 128 || strings.ContainsAny(c.ClientName, "\r\n\x00") {
 		add("clientName", "want at most 128 characters without control characters")

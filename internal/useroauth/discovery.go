@@ -301,7 +301,7 @@ func (x *discoverer) fetchJSON(ctx context.Context, u string, v any) error {
 	req.Header.Set("Accept", "application/json")
 	resp, err := x.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: metadata unreachable", ErrAuthServer, x.b.Name)
+		return fmt.Errorf("%w: %s: metadata %s", ErrAuthServer, x.b.Name, unreachable(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
@@ -319,9 +319,10 @@ func (x *discoverer) fetchJSON(ctx context.Context, u string, v any) error {
 // ProbeAuthServer discovers b's authorization server as the first connect to b would, with
 // the client a Service uses by default: b's protected resource metadata when b names no
 // authServer or no scopes, then the server's metadata, checked as a connect checks it. It
-// returns the issuer, for operator tooling (check-config --online); it sends no token.
-func ProbeAuthServer(ctx context.Context, b Backend) (string, error) {
-	x := &discoverer{b: &b, client: defaultHTTPClient(), now: time.Now}
+// returns the issuer, for operator tooling (check-config --online); it sends no token. cfg's
+// AllowAddresses apply, as they do to the Service.
+func ProbeAuthServer(ctx context.Context, cfg Config, b Backend) (string, error) {
+	x := &discoverer{b: &b, client: defaultHTTPClient(dialPolicy([]Backend{b}, cfg.allowPrefixes())), now: time.Now}
 	d, err := x.discover(ctx)
 	if err != nil {
 		return "", err

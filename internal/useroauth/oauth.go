@@ -262,7 +262,7 @@ func (a *asClient) send(ctx context.Context, endpoint, contentType, body string,
 		if ctx.Err() != nil {
 			return nil, 0, fmt.Errorf("%w: no answer in time", ErrAuthServer)
 		}
-		return nil, 0, fmt.Errorf("%w: unreachable", ErrAuthServer)
+		return nil, 0, fmt.Errorf("%w: %s", ErrAuthServer, unreachable(err))
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponseBytes+1))

@@ -1,17 +1,12 @@
 package useroauth
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"syscall"
-	"time"
 
-	"github.com/mcp-gateway/gateway/internal/loopback"
+	"github.com/mcp-gateway/gateway/internal/egress"
 )
 
 // Where the gateway goes for a backend's authorization server. The backend's URL and a
@@ -20,70 +15,53 @@ import (
 // sends anything there (codes, client secrets, refresh tokens):
 //
 //   - never a link-local, unspecified or multicast address (169.254.169.254, the cloud
-//     metadata service, among them), whoever names it: the default client refuses to connect
-//     to one, whatever name resolved to it (noLinkLocal);
+//     metadata service, among them), whoever names it (reachableFrom, on the URL);
 //   - a loopback host (127.0.0.0/8, ::1, localhost) only when the document comes from a
 //     loopback host itself (a development setup on one machine): a backend or authorization
 //     server elsewhere cannot send the gateway's requests to services listening on its own
 //     machine (its admin listener among them) (reachableFrom);
-//   - https, or http on a loopback host (checkEndpoint).
+//   - https, or http on a loopback host (checkEndpoint);
+//   - and, whatever a name resolves to, the default client connects only where internal/egress
+//     allows: no link-local, unspecified or multicast address, and loopback only under a
+//     loopback name or a host the operator configured (the backend's URL, auth.authServer), so
+//     a name is held to the rule of its address; the operator's userOAuth.allowAddresses are
+//     reached whatever their class.
 //
-// Host names are not resolved before the check: a public name that resolves to a loopback or
-// private address is reached. Private addresses (10/8, 172.16/12, 192.168/16) are allowed:
-// authorization servers inside an organisation live there.
-
-var errLinkLocal = errors.New("a link-local, unspecified or multicast address")
+// Private addresses (10/8, 172.16/12, 192.168/16) are allowed: authorization servers inside an
+// organisation live there, and https is required of them.
 
 // reachableFrom reports whether the gateway may use endpoint, named in a document served at
 // from: an error for a link-local, unspecified or multicast host, and for a loopback host named
-// by a document from a host that is not loopback.
-func reachableFrom(from, endpoint string) error {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return errors.New("does not parse")
-	}
-	if ip, err := netip.ParseAddr(u.Hostname()); err == nil && !usableAddr(ip) {
-		return fmt.Errorf("%q is %w", u.Hostname(), errLinkLocal)
-	}
-	f, err := url.Parse(from)
-	if err != nil {
-		return errors.New("the document's URL does not parse")
-	}
-	// Refusing is wide (any spelling that could reach loopback), allowing is strict (only a
-	// document from a host that certainly is loopback).
-	if loopback.Maybe(u.Hostname()) && !loopback.Host(f.Hostname()) {
-		return fmt.Errorf("%q is a loopback host, named by %q which is not", u.Hostname(), f.Hostname())
-	}
-	return nil
-}
+// by a document from a host that is not loopback (egress.Named).
+func reachableFrom(from, endpoint string) error { return egress.Named(from, endpoint) }
 
-// usableAddr reports whether ip may be an authorization server's address.
-func usableAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	return !ip.IsLinkLocalUnicast() && !ip.IsLinkLocalMulticast() && !ip.IsInterfaceLocalMulticast() &&
-		!ip.IsMulticast() && !ip.IsUnspecified()
-}
-
-// noLinkLocal refuses a connection to an address usableAddr refuses, whatever name resolved to
-// it (net.Dialer.Control).
-func noLinkLocal(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
+// dialPolicy is where the default client connects for backends: the egress rule, with the
+// hosts of their URLs and configured authorization servers as the operator's, and the
+// operator's allowed prefixes.
+func dialPolicy(backends []Backend, allow []netip.Prefix) *egress.Policy {
+	p := &egress.Policy{Allow: allow}
+	for _, b := range backends {
+		for _, raw := range []string{b.URL, b.AuthServer} {
+			if u, err := url.Parse(raw); err == nil && u.Hostname() != "" {
+				p.Hosts = append(p.Hosts, u.Hostname())
+			}
+		}
 	}
-	if ip, err := netip.ParseAddr(host); err != nil || !usableAddr(ip) {
-		return fmt.Errorf("useroauth: refusing to connect to %s: %w", host, errLinkLocal)
-	}
-	return nil
+	return p
 }
 
 // defaultHTTPClient reaches backends' metadata and authorization servers: no redirect followed
-// (a redirect would take a code or token elsewhere), no connection to a link-local address.
-func defaultHTTPClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: noLinkLocal}
-	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		return d.DialContext(ctx, network, addr)
+// (a redirect would take a code or token elsewhere), and a connection only where p allows.
+func defaultHTTPClient(p *egress.Policy) *http.Client {
+	return &http.Client{Transport: p.Transport(nil), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// unreachable describes why a request to an authorization server or metadata got no answer:
+// the egress refusal (which names the host and the address, nothing of the request), or
+// "unreachable".
+func unreachable(err error) string {
+	if r := (*egress.RefusedError)(nil); errors.As(err, &r) {
+		return "unreachable: " + r.Error()
 	}
-	return &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return "unreachable"
 }

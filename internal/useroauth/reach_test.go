@@ -4,14 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/egress"
+	"github.com/mcp-gateway/gateway/internal/testsupport/dnstest"
 )
 
 // hostileSite is a backend and its authorization server at https://example.com (a real TLS
@@ -21,12 +26,17 @@ type hostileSite struct {
 	srv    *httptest.Server
 	asMeta atomic.Pointer[map[string]any]
 	prm    atomic.Pointer[map[string]any]
+	// requests counts the requests that came under a host other than example.com.
+	requests atomic.Int64
 }
 
 func startHostileSite(t *testing.T) *hostileSite {
 	t.Helper()
 	h := &hostileSite{}
 	h.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if host, _, _ := net.SplitHostPort(r.Host); r.Host != "example.com" && host != "example.com" {
+			h.requests.Add(1)
+		}
 		if serveHostile(w, r) {
 			return
 		}
@@ -115,11 +125,13 @@ func TestMetadataCannotPointInward(t *testing.T) {
 }
 
 // TestDefaultClientRefusesLinkLocal: the client the gateway reaches authorization servers with
-// does not connect to a link-local, unspecified or multicast address, however it was named.
+// does not connect to a link-local, unspecified or multicast address, however it was named, nor
+// to loopback under a name that is not loopback's own, and follows no redirect.
 func TestDefaultClientRefusesLinkLocal(t *testing.T) {
 	t.Parallel()
-	c := defaultHTTPClient()
-	for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://[fe80::1]:80/", "http://0.0.0.0:1/"} {
+	c := defaultHTTPClient(dialPolicy(nil, nil))
+	for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://[fe80::1]:80/", "http://0.0.0.0:1/",
+		"http://[::ffff:169.254.169.254]/", "http://[64:ff9b::a9fe:a9fe]/", "http://[::ffff:127.0.0.1]:1/", "http://224.0.0.1/"} {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		resp, err := c.Do(req)
@@ -127,12 +139,112 @@ func TestDefaultClientRefusesLinkLocal(t *testing.T) {
 		if err == nil {
 			_ = resp.Body.Close()
 		}
-		if !errors.Is(err, errLinkLocal) {
-			t.Errorf("%s: %v; want refused as link-local", u, err)
+		if !errors.Is(err, egress.ErrRefused) {
+			t.Errorf("%s: %v; want refused", u, err)
 		}
 	}
 	if c.CheckRedirect == nil || c.CheckRedirect(nil, nil) != http.ErrUseLastResponse {
 		t.Error("the default client follows redirects")
+	}
+}
+
+// TestLearntNamesJudgedByAddress: an endpoint a backend's or an authorization server's metadata
+// names by a public name is held to the rule of the address the name resolves to, on the
+// connection itself: a name resolving to loopback (as an A record or IPv4-mapped in an AAAA)
+// or to the metadata service is refused by the default client, for the authorization server a
+// backend lists, its token endpoint and its registration endpoint, before anything is sent,
+// and the error names the host; the same server under the host the operator configured is
+// reached.
+func TestLearntNamesJudgedByAddress(t *testing.T) {
+	t.Parallel()
+	h := startHostileSite(t)
+	port := h.srv.Listener.Addr().(*net.TCPAddr).Port
+	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	r := dnstest.Resolver(t, map[string][]netip.Addr{"example.com": lo, "tokens.example.net": lo,
+		"mapped.example.net": {netip.MustParseAddr("::ffff:127.0.0.1")}, "meta.example.net": {netip.MustParseAddr("169.254.169.254")}})
+	issuer := fmt.Sprintf("https://example.com:%d", port)
+	at := func(host, path string) string { return fmt.Sprintf("https://%s:%d%s", host, port, path) }
+	// The default client as New builds it for this backend, asking the test's DNS server and
+	// trusting the site's certificate (for example.com).
+	// (The certificate is checked as example.com's whatever the name, so that a connection
+	// the policy lets through reaches the site.)
+	b := Backend{Name: "hostile", URL: issuer + "/mcp", AuthServer: issuer, Timeout: 5 * time.Second}
+	clientFor := func(cfg Config) *http.Client {
+		pol := dialPolicy([]Backend{b}, cfg.allowPrefixes())
+		c := defaultHTTPClient(pol)
+		tr := c.Transport.(*http.Transport)
+		tr.Proxy = nil
+		tr.DialContext = pol.Dial(&net.Dialer{Resolver: r})
+		tr.TLSClientConfig = h.srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+		tr.TLSClientConfig.ServerName = "example.com"
+		return c
+	}
+	c := clientFor(Config{})
+	discover := func(b Backend) (*discovered, error) {
+		x := &discoverer{b: &b, client: c, now: time.Now}
+		return x.discover(t.Context())
+	}
+	a := &asClient{http: c, now: time.Now}
+	refused := func(err error, host string) bool {
+		return errors.Is(err, ErrAuthServer) && strings.Contains(err.Error(), "not connecting to "+host+":")
+	}
+	for _, host := range []string{"tokens.example.net", "mapped.example.net", "meta.example.net"} {
+		m := map[string]any{"issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": at(host, "/token"),
+			"code_challenge_methods_supported": []string{"S256"}, "registration_endpoint": at(host, "/register")}
+		h.asMeta.Store(&m)
+		d, err := discover(b)
+		if err != nil {
+			t.Fatalf("%s: discovery: %v", host, err)
+		}
+		if _, err := a.tokenRequest(t.Context(), &d.as, client{ID: "c", Secret: "s3cret"}, url.Values{"code": {"the-code"}}); !refused(err, host) ||
+			strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "the-code") {
+			t.Errorf("token endpoint on %s: %v; want refused, naming the host and nothing sent", host, err)
+		}
+		if _, _, err := a.postJSON(t.Context(), d.as.RegistrationEndpoint, []byte("{}")); !refused(err, host) {
+			t.Errorf("registration endpoint on %s: %v; want refused", host, err)
+		}
+		// The backend's resource metadata lists an authorization server under that name.
+		prm := map[string]any{"resource": issuer + "/mcp", "authorization_servers": []string{at(host, "")}}
+		h.prm.Store(&prm)
+		if _, err := discover(Backend{Name: "hostile", URL: issuer + "/mcp", Timeout: 5 * time.Second}); !refused(err, host) {
+			t.Errorf("authorization server on %s: %v; want refused", host, err)
+		}
+	}
+	if n := h.requests.Load(); n != 0 {
+		t.Errorf("%d requests reached the site under a refused name", n)
+	}
+	// The operator's host, resolving to the same address, is reached.
+	m := map[string]any{"issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": at("example.com", "/token"),
+		"code_challenge_methods_supported": []string{"S256"}}
+	h.asMeta.Store(&m)
+	if d, err := discover(b); err != nil || d.as.TokenEndpoint != at("example.com", "/token") {
+		t.Fatalf("the operator's host: %v, %v", d, err)
+	}
+	// userOAuth.allowAddresses lets exactly the deployment's addresses through, under any name.
+	allowing := &asClient{http: clientFor(Config{AllowAddresses: []string{"127.0.0.1"}}), now: time.Now}
+	if _, _, err := allowing.postJSON(t.Context(), at("tokens.example.net", "/register"), []byte("{}")); errors.Is(err, egress.ErrRefused) ||
+		strings.Contains(fmt.Sprint(err), "not connecting") || h.requests.Load() != 1 {
+		t.Errorf("tokens.example.net with 127.0.0.1 allowed: %v, %d requests; want it reached", err, h.requests.Load())
+	}
+	if _, _, err := allowing.postJSON(t.Context(), at("meta.example.net", "/register"), []byte("{}")); !refused(err, "meta.example.net") {
+		t.Errorf("meta.example.net with 127.0.0.1 allowed: %v; want refused", err)
+	}
+}
+
+// TestAllowAddressesChecked: each userOAuth.allowAddresses entry must be a CIDR or an address;
+// one that is not is reported under its index.
+func TestAllowAddressesChecked(t *testing.T) {
+	t.Parallel()
+	err := Config{AllowAddresses: []string{"127.0.0.0/8", "localhost", "10.0.0.1", "fe80::1%eth0", "::1/129"}}.WithDefaults().Validate()
+	for _, want := range []string{"userOAuth.allowAddresses[1]", "userOAuth.allowAddresses[3]", "userOAuth.allowAddresses[4]"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v; want a problem at %s", err, want)
+		}
+	}
+	for _, good := range []string{"allowAddresses[0]", "allowAddresses[2]"} {
+		if err != nil && strings.Contains(err.Error(), good) {
+			t.Errorf("%v; %s is valid", err, good)
+		}
 	}
 }
 

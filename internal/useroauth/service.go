@@ -118,7 +118,8 @@ type Deps struct {
 	// Clock returns the current time; default time.Now.
 	Clock func() time.Time
 	// HTTPClient reaches backends' metadata and authorization servers; default a client that
-	// follows no redirect and connects to no link-local address (reach.go).
+	// follows no redirect and connects only where internal/egress allows, with the backends'
+	// configured hosts and Config.AllowAddresses (reach.go).
 	HTTPClient *http.Client
 }
 
@@ -231,7 +232,7 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 		s.obs = nopObserver{}
 	}
 	if s.client == nil {
-		s.client = defaultHTTPClient()
+		s.client = defaultHTTPClient(dialPolicy(backends, cfg.allowPrefixes()))
 	}
 	s.page = pageWriter{log: s.log, obs: s.obs, signIn: deps.SignIn}
 	s.oauth = &asClient{http: s.client, store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/mcp-gateway/gateway/internal/egress"
 )
 
 // Bounds on reaching the issuer for sign-ins. They match token verification's defaults
@@ -86,6 +90,9 @@ func (is *issuer) get(ctx context.Context) (provided, error) {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), discoveryTimeout)
 		defer cancel()
 		p, err := oidc.NewProvider(oidc.ClientContext(dctx, is.client), is.url)
+		if err == nil {
+			err = endpointsNamed(is.url, p)
+		}
 		is.mu.Lock()
 		defer is.mu.Unlock()
 		if err != nil {
@@ -125,6 +132,38 @@ func (is *issuer) known() (provided, error) {
 	return provided{}, nil
 }
 
+// endpointsNamed judges the endpoints the gateway itself goes to that p's discovery document
+// names, the token endpoint (which receives the code and client secret) and the key set, as
+// URLs the issuer names (egress.Named): an issuer elsewhere cannot send them to this machine's
+// loopback or the cloud metadata service. What their names resolve to is judged when dialled
+// (issuerClient).
+func endpointsNamed(issuerURL string, p *oidc.Provider) error {
+	var meta struct {
+		JWKSURI string `json:"jwks_uri"`
+	}
+	_ = p.Claims(&meta)
+	for _, u := range []string{p.Endpoint().TokenURL, meta.JWKSURI} {
+		if u == "" {
+			continue
+		}
+		if err := egress.Named(issuerURL, u); err != nil {
+			return fmt.Errorf("the discovery document: %w", err)
+		}
+	}
+	return nil
+}
+
+// issuerClient reaches the sign-in issuer: its host is the operator's, and every endpoint its
+// discovery document names, every redirect and every address a name resolves to is judged by
+// internal/egress. d dials; nil is egress's default dialer.
+func issuerClient(issuerURL string, d *net.Dialer) *http.Client {
+	p := &egress.Policy{}
+	if u, err := url.Parse(issuerURL); err == nil && u.Hostname() != "" {
+		p.Hosts = []string{u.Hostname()}
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: p.Transport(d), CheckRedirect: egress.CheckRedirect}
+}
+
 // authStyle is how the gateway authenticates at the token endpoint, from the provider's
 // token_endpoint_auth_methods_supported (OpenID Connect Discovery §3; absent means
 // client_secret_basic). Left to the oauth2 package, the style is guessed: a refused code is
@@ -145,11 +184,17 @@ func authStyle(p *oidc.Provider, public bool) oauth2.AuthStyle {
 
 // ProbeSignIn discovers issuerURL as the first sign-in would (OpenID Connect discovery with
 // client) and returns its authorization and token endpoints, for operator tooling
-// (check-config --online). Whether the client id and secret are accepted shows only when a
+// (check-config --online); a nil client is the one a sign-in uses by default. Whether the client id and secret are accepted shows only when a
 // person signs in: nothing is sent to the token endpoint.
 func ProbeSignIn(ctx context.Context, client *http.Client, issuerURL string) (authURL, tokenURL string, err error) {
+	if client == nil {
+		client = issuerClient(issuerURL, nil)
+	}
 	p, err := oidc.NewProvider(oidc.ClientContext(ctx, client), issuerURL)
 	if err != nil {
+		return "", "", err
+	}
+	if err := endpointsNamed(issuerURL, p); err != nil {
 		return "", "", err
 	}
 	e := p.Endpoint()

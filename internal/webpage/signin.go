@@ -92,7 +92,7 @@ func NewSignIn(cfg SignInConfig, keys *seal.KeyRing, client *http.Client, now fu
 		now = time.Now
 	}
 	if client == nil {
-		client = &http.Client{Timeout: 10 * time.Second}
+		client = issuerClient(cfg.Issuer, nil)
 	}
 	return &SignIn{cfg: cfg, sessions: keys.Sealer(purposeSession), logins: keys.Sealer(purposeLogin), client: client, now: now,
 		issuer: &issuer{url: cfg.Issuer, client: client, now: now, public: cfg.ClientSecret == ""}}

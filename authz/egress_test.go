@@ -1,0 +1,115 @@
+package authz
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/dnstest"
+)
+
+// TestKeySetWhereTheIssuerSends: the key set an issuer's discovery document names is fetched
+// only where internal/egress lets the gateway go, by the default client New builds: a loopback
+// literal named by an issuer that is not on loopback, a name resolving to loopback (A or
+// IPv4-mapped) or to the metadata service, and a redirect from the issuer to loopback are each
+// refused (class "refused") before anything is fetched there; the issuer's own host, the
+// operator's, at the same address is fetched.
+func TestKeySetWhereTheIssuerSends(t *testing.T) {
+	t.Parallel()
+	var jwksURI atomic.Pointer[string]
+	var keyFetches atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == discoveryPath:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"issuer":"https://%s","jwks_uri":%q}`, r.Host, *jwksURI.Load())
+		case r.URL.Path == "/redirect":
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+		case r.URL.Path == "/jwks":
+			keyFetches.Add(1)
+			_, _ = io.WriteString(w, `{"keys":[]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	r := dnstest.Resolver(t, map[string][]netip.Addr{"example.com": lo, "keys.example.net": lo,
+		"mapped.example.net": {netip.MustParseAddr("::ffff:127.0.0.1")}, "meta.example.net": {netip.MustParseAddr("169.254.169.254")}})
+	issuer := fmt.Sprintf("https://example.com:%d", port)
+	c := defaultClient(Config{Issuers: []IssuerConfig{{Issuer: issuer}}, FetchTimeout: 5 * time.Second}, &net.Dialer{Resolver: r})
+	tr := c.Transport.(*http.Transport)
+	tr.Proxy = nil
+	tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	tr.TLSClientConfig.ServerName = "example.com" // the site's certificate, whatever the name
+	for _, uri := range []string{
+		fmt.Sprintf("http://127.0.0.1:%d/jwks", port), fmt.Sprintf("https://[::ffff:127.0.0.1]:%d/jwks", port),
+		fmt.Sprintf("https://localhost:%d/jwks", port), fmt.Sprintf("https://127.1:%d/jwks", port),
+		fmt.Sprintf("https://keys.example.net:%d/jwks", port), fmt.Sprintf("https://mapped.example.net:%d/jwks", port),
+		"https://meta.example.net/jwks", "https://169.254.169.254/jwks",
+		fmt.Sprintf("%s/redirect?to=http://127.0.0.1:%d/jwks", issuer, port),
+		fmt.Sprintf("%s/redirect?to=https://keys.example.net:%d/jwks", issuer, port),
+	} {
+		jwksURI.Store(&uri)
+		got, err := discover(t.Context(), c, issuer)
+		if err == nil {
+			_, err = fetchJWKS(t.Context(), c, got)
+		}
+		if FetchErrorClass(err) != FetchRefused {
+			t.Errorf("jwks_uri %s: %v (class %s); want refused", uri, err, FetchErrorClass(err))
+		}
+	}
+	if n := keyFetches.Load(); n != 0 {
+		t.Fatalf("%d key-set fetches reached the server where the gateway must not go", n)
+	}
+	uri := issuer + "/jwks"
+	jwksURI.Store(&uri)
+	got, err := discover(t.Context(), c, issuer)
+	if err == nil {
+		_, err = fetchJWKS(t.Context(), c, got)
+	}
+	if err != nil || keyFetches.Load() != 1 {
+		t.Fatalf("the issuer's own host: %v, %d fetches; want the key set fetched", err, keyFetches.Load())
+	}
+}
+
+// TestProbeIssuerGoesWhereTheAuthenticatorGoes: check-config's probe, given no client, uses the
+// authenticator's default one: a redirect from a loopback issuer's key set to
+// ::ffff:127.0.0.1 (which reaches loopback without being a loopback name) is refused before
+// any connection, as the authenticator refuses it; the key set itself is fetched.
+func TestProbeIssuerGoesWhereTheAuthenticatorGoes(t *testing.T) {
+	t.Parallel()
+	var jwksPath atomic.Pointer[string]
+	var keyFetches atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case discoveryPath:
+			_, _ = fmt.Fprintf(w, `{"issuer":"http://%s","jwks_uri":"http://%s%s"}`, r.Host, r.Host, *jwksPath.Load())
+		case "/redirect":
+			_, port, _ := net.SplitHostPort(r.Host)
+			http.Redirect(w, r, "http://[::ffff:127.0.0.1]:"+port+"/jwks", http.StatusFound)
+		case "/jwks":
+			keyFetches.Add(1)
+			_, _ = io.WriteString(w, `{"keys":[]}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p := "/redirect"
+	jwksPath.Store(&p)
+	if _, err := ProbeIssuer(t.Context(), nil, IssuerConfig{Issuer: srv.URL}); FetchErrorClass(err) != FetchRefused || keyFetches.Load() != 0 {
+		t.Errorf("key set redirected to ::ffff:127.0.0.1: %v (class %s), %d fetches; want refused, none", err, FetchErrorClass(err), keyFetches.Load())
+	}
+	p = "/jwks"
+	jwksPath.Store(&p)
+	if _, err := ProbeIssuer(t.Context(), nil, IssuerConfig{Issuer: srv.URL}); !errors.Is(err, errNoUsableKey) || keyFetches.Load() != 1 {
+		t.Errorf("the key set: %v, %d fetches; want it fetched (and found empty)", err, keyFetches.Load())
+	}
+}

@@ -1,0 +1,286 @@
+// Package egress judges, in one place, where the gateway may connect when it follows a URL it
+// learnt at run time: an authorization server's endpoints named by a backend's or a server's
+// metadata, a key set named by an issuer's discovery document. What is judged is the address
+// actually connected to, after resolution, for every address tried (net.Dialer's Control sees
+// each one), so a name is held to exactly the rule its address would be held to as an IP
+// literal, whatever DNS answers and whenever it answers it; a redirect is a new connection and
+// is judged the same way.
+//
+// The rule, by the class of the address (an IPv4 address inside IPv6, IPv4-mapped
+// ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d or NAT64 64:ff9b::a.b.c.d, is judged as the IPv4
+// address it carries):
+//
+//   - link-local (169.254.0.0/16, the cloud metadata service among it; fe80::/10),
+//     unspecified and "this network" (0.0.0.0/8, ::), multicast and broadcast: refused.
+//   - loopback (127.0.0.0/8, ::1): refused, unless the URL's host is itself a loopback name
+//     (internal/loopback.Host: localhost, 127.x.y.z, ::1), whose use the caller has already
+//     judged where it reads the URL, or a host the operator configured. A public name that
+//     resolves to loopback reaches the gateway's own listeners and whatever else listens on
+//     its machine; it is refused.
+//   - private (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and public: allowed. Servers
+//     inside an organisation live at private addresses; the callers require https there, so
+//     what answers must hold a certificate for the name.
+//
+// The operator may allow more (Policy.Allow: prefixes connected to whatever their class), and
+// the hosts the operator configured (a backend's URL, an issuer) are theirs: whatever those
+// names resolve to but a refused-always class is reached.
+//
+// The dial trusts a loopback name because the URL naming it was judged first: Named judges a
+// URL a document names (or a redirect points to) by the document's origin, and CheckRedirect
+// applies it to every redirect a client follows. A client for learnt URLs uses both halves:
+// Named (or no redirects) on every URL, Policy.Dial on every connection.
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/loopback"
+)
+
+// ErrRefused is a connection the policy refuses; a *RefusedError carries the detail.
+var ErrRefused = errors.New("egress: address refused")
+
+// RefusedError is a refused connection: the URL's host (a name or an IP literal), the address
+// it would have connected to and that address's class. It names no path, query or credential.
+type RefusedError struct {
+	Host  string     // the URL's host, without port or brackets
+	Addr  netip.Addr // the address it resolved to (itself, for an IP literal)
+	Class Class      // Addr's class
+}
+
+// Error names the host, the address and its class.
+func (e *RefusedError) Error() string {
+	if e.Host == e.Addr.String() {
+		return fmt.Sprintf("not connecting to %s: it is %s", e.Host, e.Class.article())
+	}
+	return fmt.Sprintf("not connecting to %s: it resolved to %s, %s", e.Host, e.Addr, e.Class.article())
+}
+
+// Is makes errors.Is(err, ErrRefused) true for a *RefusedError.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// Class is the kind of an address, as the policy judges it.
+type Class int
+
+// The classes, from refused always to allowed always.
+const (
+	Public      Class = iota // any other unicast address
+	Private                  // 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7
+	Loopback                 // 127/8, ::1
+	LinkLocal                // 169.254/16, fe80::/10, and link-local multicast
+	Unspecified              // 0.0.0.0/8, ::
+	Multicast                // 224/4, ff00::/8, 255.255.255.255
+)
+
+// String is the class's name.
+func (c Class) String() string {
+	return [...]string{"public", "private", "loopback", "link-local", "unspecified", "multicast"}[c]
+}
+
+func (c Class) article() string {
+	switch c {
+	case Public:
+		return "a public address"
+	case Private:
+		return "a private address"
+	case Loopback:
+		return "a loopback address"
+	case LinkLocal:
+		return "a link-local address"
+	case Unspecified:
+		return "an unspecified address"
+	}
+	return "a multicast or broadcast address"
+}
+
+var (
+	nat64   = netip.MustParsePrefix("64:ff9b::/96")
+	compat  = netip.MustParsePrefix("::/96")
+	thisNet = netip.MustParsePrefix("0.0.0.0/8")
+	cgnat   = netip.MustParsePrefix("100.64.0.0/10")
+	bcast   = netip.AddrFrom4([4]byte{255, 255, 255, 255})
+)
+
+// Embedded returns the IPv4 address ip carries when it is IPv4-mapped, IPv4-compatible (::/96
+// but :: and ::1) or in the NAT64 well-known prefix, and ip without its zone otherwise: the
+// address a packet to ip may end up at.
+func Embedded(ip netip.Addr) netip.Addr {
+	ip = ip.WithZone("").Unmap()
+	if ip.Is6() && (nat64.Contains(ip) || compat.Contains(ip)) && ip != netip.IPv6Unspecified() && ip != netip.IPv6Loopback() {
+		b := ip.As16()
+		return netip.AddrFrom4([4]byte(b[12:]))
+	}
+	return ip
+}
+
+// ClassOf returns the class of ip, judged as the IPv4 address it carries, if it carries one.
+func ClassOf(ip netip.Addr) Class {
+	ip = Embedded(ip)
+	switch {
+	case ip.IsLoopback():
+		return Loopback
+	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+		return LinkLocal
+	case ip.IsUnspecified(), thisNet.Contains(ip):
+		return Unspecified
+	case ip.IsMulticast(), ip.IsInterfaceLocalMulticast(), ip == bcast:
+		return Multicast
+	case ip.IsPrivate(), cgnat.Contains(ip):
+		return Private
+	}
+	return Public
+}
+
+// Policy is what a client following learnt URLs may connect to beyond the package's rule. The
+// zero Policy is the rule alone.
+type Policy struct {
+	// Allow are prefixes connected to whatever their class: what the operator's deployment
+	// needs (a sidecar on loopback reached by name, tests).
+	Allow []netip.Prefix
+	// Hosts are names the operator configured (ASCII case-insensitive): a loopback address
+	// they resolve to is reached, as their IP literal would be.
+	Hosts []string
+}
+
+// Check reports whether a connection to ip, which host (a URL's host: a name or an IP
+// literal, no port) resolved to, may be made. The error is a *RefusedError.
+func (p *Policy) Check(host string, ip netip.Addr) error {
+	for _, a := range p.Allow {
+		if a.Contains(ip.WithZone("")) || a.Contains(Embedded(ip)) {
+			return nil
+		}
+	}
+	switch c := ClassOf(ip); c {
+	case Public, Private:
+		return nil
+	case Loopback:
+		if loopback.Host(host) || p.operators(host) {
+			return nil
+		}
+		return &RefusedError{Host: host, Addr: ip, Class: c}
+	default:
+		return &RefusedError{Host: host, Addr: ip, Class: c}
+	}
+}
+
+func (p *Policy) operators(host string) bool {
+	for _, h := range p.Hosts {
+		if strings.EqualFold(h, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// Dial returns a DialContext for an http.Transport that connects as d does, and only to
+// addresses Check allows for the host being dialled. d is not changed.
+func (p *Policy) Dial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		dd := *d
+		dd.Control = nil
+		dd.ControlContext = func(ctx context.Context, network, address string, c syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("%w: not connecting to %s: address %q does not parse", ErrRefused, host, address)
+			}
+			if err := p.Check(host, ap.Addr()); err != nil {
+				return err
+			}
+			if d.ControlContext != nil {
+				return d.ControlContext(ctx, network, address, c)
+			}
+			if d.Control != nil {
+				return d.Control(network, address, c)
+			}
+			return nil
+		}
+		return dd.DialContext(ctx, network, addr)
+	}
+}
+
+// ErrNamed is a URL a document names that is not used: its host is an IP literal of a class
+// refused whatever names it, or could reach loopback while the document's host is not
+// loopback.
+var ErrNamed = errors.New("egress: refused host")
+
+// Named reports whether target, a URL named by a document served at from (or a redirect from
+// from), may be followed. Its host is judged as text here; what a name resolves to is judged
+// where it is dialled (Policy.Dial), which lets a loopback name through because this judged
+// it:
+//
+//   - an IP literal of a class refused always (link-local, unspecified, multicast, in any
+//     IPv6 form) is refused;
+//   - a host that some resolver or parser could take to loopback (loopback.Maybe: 127.1,
+//     2130706433, sub.localhost, ::ffff:127.0.0.1, ...) is refused unless from's host is
+//     certainly loopback (loopback.Host): a document or server elsewhere cannot send the
+//     gateway to services listening on its own machine, while everything on one machine (a
+//     development setup) works.
+//
+// The error wraps ErrNamed and names the hosts.
+func Named(from, target string) error {
+	u, err := url.Parse(target)
+	if err != nil {
+		return fmt.Errorf("%w: the URL does not parse", ErrNamed)
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); err == nil {
+		switch c := ClassOf(ip); c {
+		case LinkLocal, Unspecified, Multicast:
+			return fmt.Errorf("%w: %q is %s", ErrNamed, host, c.article())
+		}
+	}
+	f, err := url.Parse(from)
+	if err != nil {
+		return fmt.Errorf("%w: the document's URL does not parse", ErrNamed)
+	}
+	// Refusing is wide (any spelling that could reach loopback), allowing is strict (only a
+	// document from a host that certainly is loopback).
+	if loopback.Maybe(host) && !loopback.Host(f.Hostname()) {
+		return fmt.Errorf("%w: %q is a loopback host, named by %q which is not", ErrNamed, host, f.Hostname())
+	}
+	return nil
+}
+
+// maxRedirects is as many redirects as net/http's default policy follows.
+const maxRedirects = 10
+
+// CheckRedirect is an http.Client's CheckRedirect for a client that follows redirects: each
+// target is judged by Named from the URL that redirected to it, and at most maxRedirects are
+// followed.
+func CheckRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	return Named(via[len(via)-1].URL.String(), req.URL.String())
+}
+
+// Connection bounds of Transport's dialer.
+const (
+	connectTimeout = 30 * time.Second
+	keepAlive      = 30 * time.Second
+)
+
+// Transport returns a clone of http.DefaultTransport (its proxy from the environment, HTTP/2,
+// timeouts) whose every connection p judges. d dials; nil is a dialer with the default
+// transport's timeouts and the system's resolver (tests give one with their own resolver).
+func (p *Policy) Transport(d *net.Dialer) *http.Transport {
+	if d == nil {
+		d = &net.Dialer{Timeout: connectTimeout, KeepAlive: keepAlive}
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = p.Dial(d)
+	return t
+}

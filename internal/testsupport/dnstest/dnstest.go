@@ -1,0 +1,94 @@
+// Package dnstest is a DNS server on loopback for tests that must see what the gateway does
+// with a name whose answer someone else controls (a public name resolving to loopback, to the
+// cloud metadata service): it answers A and AAAA questions from a table, as an attacker's zone
+// would, NXDOMAIN for every other name, and hands out a net.Resolver that asks it alone. No
+// hosts file or system resolver is involved.
+package dnstest
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/net/dns/dnsmessage"
+)
+
+// Resolver starts a DNS server on 127.0.0.1 answering names (lower case, no trailing dot)
+// with their addresses, and returns a Go resolver that asks only it. The server stops when the
+// test ends.
+func Resolver(t testing.TB, names map[string][]netip.Addr) *net.Resolver {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{pc: pc, names: names}
+	var wg sync.WaitGroup
+	wg.Go(s.serve)
+	t.Cleanup(func() { _ = pc.Close(); wg.Wait() })
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", pc.LocalAddr().String())
+	}}
+}
+
+type server struct {
+	pc    net.PacketConn
+	names map[string][]netip.Addr
+}
+
+func (s *server) serve() {
+	buf := make([]byte, 1500)
+	for {
+		n, from, err := s.pc.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		if out, err := s.answer(buf[:n]); err == nil {
+			_, _ = s.pc.WriteTo(out, from)
+		}
+	}
+}
+
+func (s *server) answer(q []byte) ([]byte, error) {
+	var p dnsmessage.Parser
+	h, err := p.Start(q)
+	if err != nil {
+		return nil, err
+	}
+	question, err := p.Question()
+	if err != nil {
+		return nil, err
+	}
+	addrs, known := s.names[strings.ToLower(strings.TrimSuffix(question.Name.String(), "."))]
+	rh := dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true, RecursionDesired: h.RecursionDesired}
+	if !known {
+		rh.RCode = dnsmessage.RCodeNameError
+	}
+	b := dnsmessage.NewBuilder(nil, rh)
+	if err := b.StartQuestions(); err != nil {
+		return nil, err
+	}
+	if err := b.Question(question); err != nil {
+		return nil, err
+	}
+	if err := b.StartAnswers(); err != nil {
+		return nil, err
+	}
+	rr := dnsmessage.ResourceHeader{Name: question.Name, Class: dnsmessage.ClassINET}
+	for _, a := range addrs {
+		switch {
+		case question.Type == dnsmessage.TypeA && a.Is4():
+			err = b.AResource(rr, dnsmessage.AResource{A: a.As4()})
+		case question.Type == dnsmessage.TypeAAAA && a.Is6():
+			err = b.AAAAResource(rr, dnsmessage.AAAAResource{AAAA: a.As16()})
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b.Finish()
+}
