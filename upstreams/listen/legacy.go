@@ -83,7 +83,7 @@ func (f *feed) legacyListen(ctx context.Context, b *backend.Backend, sh *share, 
 // not published (each subscriber still filters by its own subscriptions and policy).
 func (f *feed) legacyRelay(ctx context.Context, b *backend.Backend, x *legacy.RoundTrip, sh *share) error {
 	src := f.spec.src
-	flt := newListenFilter(sh, src.clientURI(b.Name()))
+	flt := newListenFilter(sh, src.readURI(b.Name()))
 	for {
 		data, err := x.Event()
 		switch {
