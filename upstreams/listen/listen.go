@@ -273,10 +273,10 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 		switch {
 		case errors.Is(err, io.EOF):
 			return nil
-		case errors.Is(err, wire.ErrEventTooLarge):
-			return fmt.Errorf("%w: %s: %v", wire.ErrBadResponse, b.Name(), err)
 		case err != nil:
-			return wire.Classify(ctx, b.Name(), err)
+			// An event past the backend's size limit is its failure; one the replica's
+			// budget of result bytes cannot take (sse.Budget) is the gateway's overload.
+			return b.ReadErr(ctx, err)
 		}
 		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.MaxBytes()))
 		if err != nil {
