@@ -58,6 +58,14 @@ const (
 	stateTopic = "legacy-session-state"
 	// stateNoticeTimeout bounds publishing a notice, which is best effort.
 	stateNoticeTimeout = 2 * time.Second
+	// restartInterval is the least time between two starts of one GET stream's inner listen.
+	// Each start may open the session's backend listen streams anew (on whichever replica
+	// holds the stream), so a client that subscribes and unsubscribes in a loop would make
+	// that replica reconnect to its backends as fast as it sends; paced, a GET stream
+	// reconnects at most once a second, and a caller, which holds at most
+	// server.maxListensPerCaller of them on a replica, at most that many times a second.
+	// Changes made meanwhile are applied together when the interval has passed.
+	restartInterval = time.Second
 )
 
 // stateKeyPrefix starts a caller's record key; the store hashes every key, so the caller never
@@ -91,6 +99,8 @@ type sessionState struct {
 	now     func() time.Time
 	// levelTTL is levelCacheTTL (tests make it outlive them, to see notices alone at work).
 	levelTTL time.Duration
+	// restartEvery is restartInterval (tests make it outlive them, to count restarts).
+	restartEvery time.Duration
 
 	// received counts the other replicas' notices applied (tests wait on it for the
 	// subscription to be in place).
@@ -128,7 +138,7 @@ func newSessionState(kv StateStore, notices store.Notices, log *slog.Logger, now
 	var id [16]byte
 	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
 	st := &sessionState{kv: kv, notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
-		levelTTL: levelCacheTTL, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{}}
+		levelTTL: levelCacheTTL, restartEvery: restartInterval, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{}}
 	return st, nil
 }
 
@@ -332,6 +342,22 @@ func (st *sessionState) watch(key string, changed context.CancelFunc) func() {
 		if len(st.watchers[key]) == 0 {
 			delete(st.watchers, key)
 		}
+	}
+}
+
+// paced returns what a change of the session's subscriptions does to a GET stream's inner listen
+// started at started: restart ends it at once when it has run restartEvery, else once it has;
+// however many changes arrive meanwhile, it restarts once, with the set as it is then.
+func (st *sessionState) paced(started time.Time, restart context.CancelFunc) context.CancelFunc {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if wait := st.restartEvery - st.now().Sub(started); wait > 0 {
+				time.AfterFunc(wait, restart) // a restart of a listen already over does nothing
+				return
+			}
+			restart()
+		})
 	}
 }
 

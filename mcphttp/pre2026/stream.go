@@ -69,15 +69,16 @@ func (e *Edge) ServeGet(in *mcphttp.Incoming) error {
 
 // listenOnce runs the GET stream's inner listen with the session's resource subscriptions as
 // they are now, until the client goes away, the listen ends, or the subscriptions change
-// (restart true: on this replica, or on another one, which says so with a notice). An update a
-// backend sends while the listen is started again is not relayed: nothing is replayed.
+// (restart true: on this replica, or on another one, which says so with a notice), at most once
+// per restartInterval (sessionState.paced). An update a backend sends while the listen is
+// started again is not relayed: nothing is replayed.
 func (q *clientReq) listenOnce() (restart bool, err error) {
 	st := q.e.state
 	outer := q.in.Context()
 	ctx, changed := context.WithCancel(outer)
 	defer changed()
 	// Watched before the set is read: a change made in between restarts the listen.
-	defer st.watch(q.sess.Key(), changed)()
+	defer st.watch(q.sess.Key(), st.paced(st.now(), changed))()
 	uris, err := st.subscriptions(ctx, q.sess, q.in.Subject())
 	if err != nil {
 		// The list_changed notifications do not need the store: the stream goes on without
