@@ -86,6 +86,9 @@ type sessionEntry struct {
 	Expires int64    `json:"e"`           // when the session expires, Unix seconds
 	Level   string   `json:"l,omitempty"` // its logging/setLevel level
 	URIs    []string `json:"u,omitempty"` // its subscriptions, namespaced, in normal form
+	// As is how the client wrote each subscription whose spelling is not its normal form
+	// (percent-encoded non-ASCII, say), by normal form: its updates are relayed under it.
+	As map[string]string `json:"a,omitempty"`
 }
 
 // sessionState keeps pre-2026 sessions' levels and subscriptions in the shared store, with a
@@ -283,35 +286,47 @@ func (st *sessionState) cacheLevel(key, caller, level string, add bool) {
 	st.levels.put(key, caller, level, st.now().Add(st.levelTTL), add)
 }
 
-// subscriptions is the session's subscribed URIs (namespaced, in normal form).
-func (st *sessionState) subscriptions(ctx context.Context, sess *legacysession.Session, caller string) ([]string, error) {
+// subscriptions is the session's subscribed URIs (namespaced, in normal form) and, by normal
+// form, how the client wrote those it wrote otherwise (sessionEntry.As).
+func (st *sessionState) subscriptions(ctx context.Context, sess *legacysession.Session, caller string) ([]string, map[string]string, error) {
 	cs, err := st.load(ctx, caller)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if se := cs.entry(sess); se != nil {
-		return se.URIs, nil
+		return se.URIs, se.As, nil
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // errTooManySubscriptions refuses a subscription beyond maxSessionSubscriptions.
 var errTooManySubscriptions = fmt.Errorf("a session may subscribe to at most %d resources", maxSessionSubscriptions)
 
-// updateSubscriptions adds or removes uri in the session's set and tells the replica holding
-// its GET stream.
-func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacysession.Session, caller, uri string, add bool) error {
+// updateSubscriptions adds uri (namespaced, in normal form), as the client wrote it (spelled),
+// to the session's set, or removes it, and tells the replica holding its GET stream.
+func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacysession.Session, caller, uri, spelled string, add bool) error {
+	if spelled == uri {
+		spelled = ""
+	}
 	err := st.update(ctx, sess, caller, func(e *sessionEntry) (bool, error) {
 		i := slices.Index(e.URIs, uri)
 		switch {
-		case add && i >= 0, !add && i < 0:
+		case add && i >= 0 && e.As[uri] == spelled, !add && i < 0:
 			return false, nil // already so: nothing to write, nobody to tell
-		case add && len(e.URIs) >= maxSessionSubscriptions:
+		case add && i < 0 && len(e.URIs) >= maxSessionSubscriptions:
 			return false, errTooManySubscriptions
-		case add:
+		case add && i < 0:
 			e.URIs = append(e.URIs, uri)
-		default:
+		case !add:
 			e.URIs = slices.Delete(e.URIs, i, i+1)
+		}
+		// A subscription written again otherwise is relayed under its latest spelling.
+		delete(e.As, uri)
+		if add && spelled != "" {
+			if e.As == nil {
+				e.As = make(map[string]string, 1)
+			}
+			e.As[uri] = spelled
 		}
 		return true, nil
 	})
