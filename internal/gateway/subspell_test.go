@@ -18,9 +18,11 @@ import (
 // A resource subscription reaches its backend in the spelling a read of the same URI does
 // (docs/protocol.md, "Resource URIs toward a backend"), and the backend's resources/updated,
 // in whatever spelling it writes the URI, reaches the client as the URI it was acknowledged
-// with. The Go SDK server and the TypeScript SDK server match an update to a subscription by
-// exact string, so a subscription sent in the gateway's normal form ("mem://x/é") to a backend
-// that listed and updates "mem://x/%C3%A9" would never hear of it.
+// with (a pre-2026 client's: the URI as it subscribed). Clients: the Go SDK client at
+// 2026-07-28 and 2025-11-25 and the TypeScript SDK client. The Go SDK server and the
+// TypeScript SDK server match an update to a subscription by exact string, so a subscription
+// sent in the gateway's normal form ("mem://x/é") to a backend that listed and updates
+// "mem://x/%C3%A9" would never hear of it.
 //
 //	go test -count=1 -run 'TestSubscriptionSpelling' ./internal/gateway
 
@@ -136,6 +138,35 @@ func TestSubscriptionSpellingRealSDKs(t *testing.T) {
 			}
 		})
 	}
+	t.Run("typescript client", func(t *testing.T) {
+		// The backends update every resource, round after round, until the client is done.
+		ctx, stop := context.WithCancel(t.Context())
+		poked := make(chan struct{})
+		go func() {
+			defer close(poked)
+			for ctx.Err() == nil {
+				poke(ctx)
+				time.Sleep(25 * time.Millisecond) // a poll interval, not an assertion
+			}
+		}()
+		res := tsnames.RunClient(t, url, tsnames.Names{Listen: subscribe})
+		stop()
+		<-poked
+		slices.Sort(res.Honored)
+		if want := slices.Sorted(slices.Values(normal)); !slices.Equal(res.Honored, want) {
+			t.Fatalf("acknowledged %q, want %q", res.Honored, want)
+		}
+		for _, w := range normal {
+			if !slices.Contains(res.Updates, w) {
+				t.Errorf("the client never heard of %q (heard %q)", w, slices.Compact(slices.Sorted(slices.Values(res.Updates))))
+			}
+		}
+		for _, uri := range res.Updates {
+			if !slices.Contains(normal, uri) {
+				t.Errorf("an update names %q, not a URI the client was acknowledged with", uri)
+			}
+		}
+	})
 	// The backends were sent each subscription in the spelling they listed, never in another.
 	for _, s := range []*mcptest.Server{goBackend, legacyBackend} {
 		n := 0

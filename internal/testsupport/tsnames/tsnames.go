@@ -34,6 +34,10 @@ type Names struct {
 	// Subscribe makes a backend advertise resources.subscribe and serve subscriptions/listen's
 	// resource subscriptions; NotifyUpdated then publishes an update.
 	Subscribe bool `json:"subscribe,omitempty"`
+	// Listen makes a client, after its calls, open subscriptions/listen to these resource URIs
+	// and wait (at most 30 seconds) until it has heard of an update of each URI its
+	// acknowledgement names.
+	Listen []string `json:"listen,omitempty"`
 }
 
 // Call is what the client got for one tool call, prompt get or resource read.
@@ -53,6 +57,10 @@ type Result struct {
 	Calls     []Call   `json:"calls"`
 	// Sent holds the Mcp-Name values the client sent, in order.
 	Sent []string `json:"sent"`
+	// Honored is what the listen's acknowledgement named (Names.Listen), Updates the URIs of the
+	// resources/updated the client heard, in order.
+	Honored []string `json:"honored"`
+	Updates []string `json:"updates"`
 }
 
 // setup writes script and names into a fresh directory beside a link to the installed
