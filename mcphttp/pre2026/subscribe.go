@@ -16,7 +16,8 @@ import (
 // 2026-07-28 has no such methods: a client lists the resources it follows in its
 // subscriptions/listen. The edge keeps a legacy session's set in the shared store
 // (state.go); the session's GET stream, on whichever replica holds it, runs its inner
-// listen with that set and starts it again when the set changes, so the client gets
+// listen with that set and starts it again when the set changes (at most once a second,
+// sessionState.paced), so the client gets
 // notifications/resources/updated for what it subscribed to, with the URIs as it wrote them
 // (listenSink).
 
