@@ -300,14 +300,14 @@ type listenEvent struct {
 	cover  names.Namespaced // the client URI of the subscription that covers it (see listenFilter)
 }
 
-// readURI reads a backend URI of one backend, one the backend sends or is sent: its normal form
-// and its client URI, or false when it has no normal form.
-type readURI func(backendURI string) (normal string, client names.Namespaced, ok bool)
+// uriReader reads a backend URI of one backend, one the backend sends or is sent: its normal
+// form and its client URI, or false when it has no normal form.
+type uriReader func(backendURI string) (normal string, client names.Namespaced, ok bool)
 
-// readURI returns the readURI of upstream: names.Space.ClientResource, which eventOf reads the
+// readURI returns the uriReader of upstream: names.Space.ClientResource, which eventOf reads the
 // URIs of resources/updated with, so a subscription and the updates of its resource meet in one
 // normal form whichever spelling each was written in.
-func (src *Source) readURI(upstream string) readURI {
+func (src *Source) readURI(upstream string) uriReader {
 	return func(uri string) (string, names.Namespaced, bool) {
 		t, client, ok := src.Names.ClientResource(upstream, uri, nil)
 		return t.Name, client, ok

@@ -209,7 +209,7 @@ type listenFilter struct {
 // sent them; read gives each one's normal form, the form resources/updated is matched in
 // (eventOf), and its client URI, the one the client was acknowledged with. A URI is one
 // subscription however the backend was sent it.
-func newListenFilter(sh *share, read readURI) *listenFilter {
+func newListenFilter(sh *share, read uriReader) *listenFilter {
 	f := &listenFilter{tools: sh.ToolsListChanged, prompts: sh.PromptsListChanged,
 		resources: sh.ResourcesListChanged}
 	if len(sh.ResourceSubscriptions) > 0 {

@@ -11,7 +11,7 @@ import (
 
 func ns(uri string) names.Namespaced { return names.Namespaced("a+" + uri) }
 
-// read is a readURI whose normal forms are the URIs as they are.
+// read is a uriReader whose normal forms are the URIs as they are.
 func read(uri string) (string, names.Namespaced, bool) { return uri, ns(uri), true }
 
 func TestListenFilterCovers(t *testing.T) {
