@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"context"
 	"errors"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -72,6 +73,19 @@ func resourceSpelling(x *request, target upstreams.Target) string {
 	if x.route.kind != upstreams.KindResource {
 		return ""
 	}
-	q := listQuery(x, target, true)
-	return x.s.backends.ResourceSpelling(x.ctx, &q, target)
+	return resourceSpeller(x)(x.ctx, target)
+}
+
+// resourceSpeller returns resourceSpelling's lookup for any resource URI of x's caller: a
+// listen's subscriptions go to their backends in the spelling a read of the same URI goes in
+// (upstreams.ListenCaller.Spell). What it needs of x's decoded request is taken now, so it may
+// be called after x is shed.
+func resourceSpeller(x *request) func(context.Context, upstreams.Target) string {
+	base := listQuery(x, upstreams.Target{}, true)
+	return func(ctx context.Context, target upstreams.Target) string {
+		q := base
+		q.SubjectToken = x.subjectToken(target.Upstream)
+		q.SubjectKey = x.caller.keyOf(q.SubjectToken)
+		return x.s.backends.ResourceSpelling(ctx, &q, target)
+	}
 }

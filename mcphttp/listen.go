@@ -46,7 +46,8 @@ func (x *request) listen() error {
 	// few hundred bytes lets the body's buffer go (shed).
 	params, hdr := bytes.Clone(x.in.req.Params), x.passHeaders()
 	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
-	caller := upstreams.ListenCaller{Key: x.subject(), Visible: visible, Dropped: x.s.metrics.ListenDropped}
+	caller := upstreams.ListenCaller{Key: x.subject(), Visible: visible, Dropped: x.s.metrics.ListenDropped,
+		Spell: resourceSpeller(x)}
 	x.shed()
 	ctx, cancel := untilTokenExpires(x)
 	defer cancel()

@@ -215,3 +215,36 @@ func numberedResources() mcptest.Option {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "n"}}}, nil
 		})
 }
+
+// TestLegacySubscribeChurnPaced: a pre-2026 client whose GET stream replica A holds, sending
+// resources/subscribe and resources/unsubscribe in a loop to replica B, does not make A
+// reconnect to the backend for each change. A GET stream's inner listen starts again at most
+// once per restartInterval (here longer than the test): 40 changes, each heard on A, open no
+// backend listen stream beyond the one the GET stream started with. Before, each change
+// restarted the listen, and the backend saw a new listen stream for every one.
+func TestLegacySubscribeChurnPaced(t *testing.T) {
+	be := mcptest.StartServer(t, "be", mcptest.WithSubscriptions())
+	a, b, sa, _ := twoReplicas(t, be)
+	sa.state.restartEvery = time.Hour // set before any GET stream starts
+	heard := sa.state.received.Load()
+	rt := newRouteTransport(t, a.URL)
+	rt.post.Store(&b.URL)
+	cs := mcptest.Connect(t, b.URL, mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithRoundTripper(rt))
+	listens := func() int { return len(be.RequestsOf("subscriptions/listen")) }
+	mcptest.WaitFor(t, "the GET stream's backend listen", func() bool { return watching(sa) && listens() > 0 })
+	opened := listens()
+	const changes = 40
+	for i := range changes / 2 {
+		uri := "be+" + mcptest.ResourceReadme
+		if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatalf("subscribe %d: %v", i, err)
+		}
+		if err := cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri}); err != nil {
+			t.Fatalf("unsubscribe %d: %v", i, err)
+		}
+	}
+	mcptest.WaitFor(t, "replica A heard of every change", func() bool { return sa.state.received.Load()-heard >= changes })
+	if n := listens(); n != opened {
+		t.Errorf("the backend saw %d listen streams opened after %d subscription changes, want the GET stream's %d", n, changes, opened)
+	}
+}

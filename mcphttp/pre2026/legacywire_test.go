@@ -498,12 +498,21 @@ func TestListenNotificationForLegacy(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7,"k":1},"x":2}}`,
 			`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"k":1},"x":2}}`},
 		{`{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`},
+		// An update of a subscription the client wrote otherwise names it as the client did;
+		// any other keeps its URI.
+		{`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7},"uri":"be+mem://x/é"}}`,
+			`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"be+mem://x/%C3%A9"}}`},
+		{`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"be+mem://x/é/below"}}`,
+			`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"be+mem://x/é/below"}}`},
+		{`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"uri":"be+mem://x/é"}}`,
+			`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"uri":"be+mem://x/é"}}`},
 	} {
 		m, err := jsonrpc.DecodeMessage([]byte(tt.in), jsonrpc.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := string(listenNotification(m, []byte(tt.in))); got != tt.want {
+		as := map[string]string{"be+mem://x/é": "be+mem://x/%C3%A9"}
+		if got := string(listenNotification(m, []byte(tt.in), as)); got != tt.want {
 			t.Errorf("%s\n got %s\nwant %s", tt.in, got, tt.want)
 		}
 	}

@@ -58,6 +58,14 @@ const (
 	stateTopic = "legacy-session-state"
 	// stateNoticeTimeout bounds publishing a notice, which is best effort.
 	stateNoticeTimeout = 2 * time.Second
+	// restartInterval is the least time between two starts of one GET stream's inner listen.
+	// Each start may open the session's backend listen streams anew (on whichever replica
+	// holds the stream), so a client that subscribes and unsubscribes in a loop would make
+	// that replica reconnect to its backends as fast as it sends; paced, a GET stream
+	// reconnects at most once a second, and a caller, which holds at most
+	// server.maxListensPerCaller of them on a replica, at most that many times a second.
+	// Changes made meanwhile are applied together when the interval has passed.
+	restartInterval = time.Second
 )
 
 // stateKeyPrefix starts a caller's record key; the store hashes every key, so the caller never
@@ -78,6 +86,9 @@ type sessionEntry struct {
 	Expires int64    `json:"e"`           // when the session expires, Unix seconds
 	Level   string   `json:"l,omitempty"` // its logging/setLevel level
 	URIs    []string `json:"u,omitempty"` // its subscriptions, namespaced, in normal form
+	// As is how the client wrote each subscription whose spelling is not its normal form
+	// (percent-encoded non-ASCII, say), by normal form: its updates are relayed under it.
+	As map[string]string `json:"a,omitempty"`
 }
 
 // sessionState keeps pre-2026 sessions' levels and subscriptions in the shared store, with a
@@ -91,6 +102,8 @@ type sessionState struct {
 	now     func() time.Time
 	// levelTTL is levelCacheTTL (tests make it outlive them, to see notices alone at work).
 	levelTTL time.Duration
+	// restartEvery is restartInterval (tests make it outlive them, to count restarts).
+	restartEvery time.Duration
 
 	// received counts the other replicas' notices applied (tests wait on it for the
 	// subscription to be in place).
@@ -128,7 +141,7 @@ func newSessionState(kv StateStore, notices store.Notices, log *slog.Logger, now
 	var id [16]byte
 	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
 	st := &sessionState{kv: kv, notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
-		levelTTL: levelCacheTTL, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{}}
+		levelTTL: levelCacheTTL, restartEvery: restartInterval, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{}}
 	return st, nil
 }
 
@@ -273,35 +286,47 @@ func (st *sessionState) cacheLevel(key, caller, level string, add bool) {
 	st.levels.put(key, caller, level, st.now().Add(st.levelTTL), add)
 }
 
-// subscriptions is the session's subscribed URIs (namespaced, in normal form).
-func (st *sessionState) subscriptions(ctx context.Context, sess *legacysession.Session, caller string) ([]string, error) {
+// subscriptions is the session's subscribed URIs (namespaced, in normal form) and, by normal
+// form, how the client wrote those it wrote otherwise (sessionEntry.As).
+func (st *sessionState) subscriptions(ctx context.Context, sess *legacysession.Session, caller string) ([]string, map[string]string, error) {
 	cs, err := st.load(ctx, caller)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if se := cs.entry(sess); se != nil {
-		return se.URIs, nil
+		return se.URIs, se.As, nil
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // errTooManySubscriptions refuses a subscription beyond maxSessionSubscriptions.
 var errTooManySubscriptions = fmt.Errorf("a session may subscribe to at most %d resources", maxSessionSubscriptions)
 
-// updateSubscriptions adds or removes uri in the session's set and tells the replica holding
-// its GET stream.
-func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacysession.Session, caller, uri string, add bool) error {
+// updateSubscriptions adds uri (namespaced, in normal form), as the client wrote it (spelled),
+// to the session's set, or removes it, and tells the replica holding its GET stream.
+func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacysession.Session, caller, uri, spelled string, add bool) error {
+	if spelled == uri {
+		spelled = ""
+	}
 	err := st.update(ctx, sess, caller, func(e *sessionEntry) (bool, error) {
 		i := slices.Index(e.URIs, uri)
 		switch {
-		case add && i >= 0, !add && i < 0:
+		case add && i >= 0 && e.As[uri] == spelled, !add && i < 0:
 			return false, nil // already so: nothing to write, nobody to tell
-		case add && len(e.URIs) >= maxSessionSubscriptions:
+		case add && i < 0 && len(e.URIs) >= maxSessionSubscriptions:
 			return false, errTooManySubscriptions
-		case add:
+		case add && i < 0:
 			e.URIs = append(e.URIs, uri)
-		default:
+		case !add:
 			e.URIs = slices.Delete(e.URIs, i, i+1)
+		}
+		// A subscription written again otherwise is relayed under its latest spelling.
+		delete(e.As, uri)
+		if add && spelled != "" {
+			if e.As == nil {
+				e.As = make(map[string]string, 1)
+			}
+			e.As[uri] = spelled
 		}
 		return true, nil
 	})
@@ -332,6 +357,22 @@ func (st *sessionState) watch(key string, changed context.CancelFunc) func() {
 		if len(st.watchers[key]) == 0 {
 			delete(st.watchers, key)
 		}
+	}
+}
+
+// paced returns what a change of the session's subscriptions does to a GET stream's inner listen
+// started at started: restart ends it at once when it has run restartEvery, else once it has;
+// however many changes arrive meanwhile, it restarts once, with the set as it is then.
+func (st *sessionState) paced(started time.Time, restart context.CancelFunc) context.CancelFunc {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if wait := st.restartEvery - st.now().Sub(started); wait > 0 {
+				time.AfterFunc(wait, restart) // a restart of a listen already over does nothing
+				return
+			}
+			restart()
+		})
 	}
 }
 

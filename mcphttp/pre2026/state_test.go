@@ -61,7 +61,8 @@ func TestSessionStateBoundedPerCaller(t *testing.T) {
 	long := "be+mem://" + strings.Repeat("x", 900)
 	var refused error
 	for i := 0; i < maxSessionSubscriptions && refused == nil; i++ {
-		refused = st.updateSubscriptions(ctx, session(0), alice, fmt.Sprintf("%s/%d", long, i), true)
+		uri := fmt.Sprintf("%s/%d", long, i)
+		refused = st.updateSubscriptions(ctx, session(0), alice, uri, uri, true)
 	}
 	if !errors.Is(refused, errStateBound) {
 		t.Errorf("a session's subscriptions over %d bytes: %v, want errStateBound", maxStateBytes, refused)

@@ -18,6 +18,9 @@ import (
 // no replica needs to find the stream of a session. No event id is written and Last-Event-ID is
 // ignored: a new stream is a fresh one, which is allowed since nothing is replayed.
 
+// notifResourcesUpdated is the notification of a subscribed resource's change.
+const notifResourcesUpdated = "notifications/resources/updated"
+
 // listenID is the id of the internal listen request of a GET stream, which has none.
 var listenID = json.RawMessage(`"legacy-get"`)
 
@@ -69,16 +72,17 @@ func (e *Edge) ServeGet(in *mcphttp.Incoming) error {
 
 // listenOnce runs the GET stream's inner listen with the session's resource subscriptions as
 // they are now, until the client goes away, the listen ends, or the subscriptions change
-// (restart true: on this replica, or on another one, which says so with a notice). An update a
-// backend sends while the listen is started again is not relayed: nothing is replayed.
+// (restart true: on this replica, or on another one, which says so with a notice), at most once
+// per restartInterval (sessionState.paced). An update a backend sends while the listen is
+// started again is not relayed: nothing is replayed.
 func (q *clientReq) listenOnce() (restart bool, err error) {
 	st := q.e.state
 	outer := q.in.Context()
 	ctx, changed := context.WithCancel(outer)
 	defer changed()
 	// Watched before the set is read: a change made in between restarts the listen.
-	defer st.watch(q.sess.Key(), changed)()
-	uris, err := st.subscriptions(ctx, q.sess, q.in.Subject())
+	defer st.watch(q.sess.Key(), st.paced(st.now(), changed))()
+	uris, as, err := st.subscriptions(ctx, q.sess, q.in.Subject())
 	if err != nil {
 		// The list_changed notifications do not need the store: the stream goes on without
 		// the resource subscriptions until it is opened again.
@@ -89,7 +93,7 @@ func (q *clientReq) listenOnce() (restart bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	err = q.in.Run(inner, &listenSink{c: q.c})
+	err = q.in.Run(inner, &listenSink{c: q.c, as: as})
 	if outer.Err() == nil && ctx.Err() != nil && q.c.Failed() == nil {
 		return true, nil
 	}
@@ -99,7 +103,12 @@ func (q *clientReq) listenOnce() (restart bool, err error) {
 // listenSink is the pipeline's Sink for a GET stream's inner listen: its notifications go to
 // the client as a 2025 client gets them (listenNotification); what ends the listen (its result,
 // an error) is not written, the stream simply ends.
-type listenSink struct{ c *mcphttp.ClientSink }
+type listenSink struct {
+	c *mcphttp.ClientSink
+	// as maps the URI of a subscription (namespaced, in normal form) the client wrote
+	// otherwise to how it wrote it (sessionEntry.As): its updates name it so.
+	as map[string]string
+}
 
 var _ mcphttp.Sink = (*listenSink)(nil)
 
@@ -110,7 +119,7 @@ func (s *listenSink) Event(msg []byte, _ *int) error {
 		// A listen carries notifications only, never log messages.
 		return nil
 	}
-	if msg = listenNotification(m, msg); msg == nil {
+	if msg = listenNotification(m, msg, s.as); msg == nil {
 		return nil
 	}
 	return s.c.Event(msg, nil)
@@ -141,8 +150,10 @@ func (s *listenSink) Error(e *mcphttp.Error) error {
 }
 
 // listenNotification is a notification of the internal listen as a legacy client gets it:
-// the acknowledgement dropped (nil), a list_changed without the subscription id in its _meta.
-func listenNotification(m *jsonrpc.Message, msg []byte) []byte {
+// the acknowledgement dropped (nil), a list_changed without the subscription id in its _meta, a
+// resources/updated of a subscription the client wrote otherwise than its normal form under
+// the URI as the client wrote it (as).
+func listenNotification(m *jsonrpc.Message, msg []byte, as map[string]string) []byte {
 	if m.Method == "notifications/subscriptions/acknowledged" {
 		return nil
 	}
@@ -150,6 +161,12 @@ func listenNotification(m *jsonrpc.Message, msg []byte) []byte {
 		return msg
 	}
 	params, err := era.FilterObject(nil, m.Params, func(k []byte, v []byte) ([]byte, bool) {
+		if string(k) == "uri" && m.Method == notifResourcesUpdated {
+			var uri string
+			if json.Unmarshal(v, &uri) == nil && as[uri] != "" {
+				return jsonrpc.AppendString(nil, as[uri]), true
+			}
+		}
 		if string(k) != "_meta" || len(v) == 0 || v[0] != '{' {
 			return v, true
 		}

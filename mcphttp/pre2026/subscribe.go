@@ -16,8 +16,10 @@ import (
 // 2026-07-28 has no such methods: a client lists the resources it follows in its
 // subscriptions/listen. The edge keeps a legacy session's set in the shared store
 // (state.go); the session's GET stream, on whichever replica holds it, runs its inner
-// listen with that set and starts it again when the set changes, so the client gets
-// notifications/resources/updated for what it subscribed to, with the URIs as it knows them.
+// listen with that set and starts it again when the set changes (at most once a second,
+// sessionState.paced), so the client gets
+// notifications/resources/updated for what it subscribed to, with the URIs as it wrote them
+// (listenSink).
 
 // subscribe serves resources/subscribe and resources/unsubscribe.
 func (q *clientReq) subscribe() error {
@@ -47,7 +49,7 @@ func (q *clientReq) subscribe() error {
 			return q.refuseAsRead(err)
 		}
 	}
-	if err := q.e.state.updateSubscriptions(q.in.Context(), q.sess, q.in.Subject(), uri, add); err != nil {
+	if err := q.e.state.updateSubscriptions(q.in.Context(), q.sess, q.in.Subject(), uri, q.p.URI, add); err != nil {
 		if errors.Is(err, errTooManySubscriptions) || errors.Is(err, errStateBound) {
 			return q.rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error()))
 		}

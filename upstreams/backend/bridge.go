@@ -90,6 +90,12 @@ func discoveredFrom(init *legacy.InitResult) *Discovered {
 	return &Discovered{Caps: caps, Instructions: init.Instructions, TTL: MaxDiscoverTTL}
 }
 
+// ReadErr classifies an error met while reading a response of b outside a Stream (a listen
+// stream's events, say): running out of the replica's budget of result bytes is the gateway's
+// overload, ErrResultBudget, which counts against the backend for neither its circuit nor its
+// health; the rest is the backend's (wire.ReadErr).
+func (b *Backend) ReadErr(ctx context.Context, err error) error { return readErr(ctx, b, err) }
+
 // readErr classifies an error met while reading a response outside a Stream.
 func readErr(ctx context.Context, b *Backend, err error) error {
 	if errors.Is(err, bodyread.ErrBudget) {

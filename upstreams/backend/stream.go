@@ -208,18 +208,28 @@ var errSpelling = errors.New("backend: the spelling of a resource URI does not n
 
 // spelling returns the routed name as the backend receives it (see Call.Spelling).
 func spelling(c *Call) (string, error) {
-	if c.Spelling == "" {
-		if c.Method == wire.MethodResourcesRead {
-			return resuri.URIForm(c.Target.Name), nil
-		}
+	if c.Spelling == "" && c.Method != wire.MethodResourcesRead {
 		return c.Target.Name, nil
+	}
+	return ResourceURI(c.Target.Name, c.Spelling)
+}
+
+// ResourceURI returns how the resource URI (or template) n, authorised in its normal form, is
+// written toward its backend, given the spelling that backend listed for it
+// (catalog.ResourceSpelling): that spelling, else (an empty one) n's URI form. A spelling that
+// is not n with at most its non-ASCII text written otherwise (resuri.SpellsAs) is refused: a
+// backend might read it as another resource. A resources/read and a subscription to the same
+// resource go by this one rule, so a backend hears of one resource under one spelling.
+func ResourceURI(n, spelling string) (string, error) {
+	if spelling == "" {
+		return resuri.URIForm(n), nil
 	}
 	// What the gateway authorised is what the backend acts on: no spelling of another URI,
 	// nor one a backend could read as another (resuri.SpellsAs).
-	if !resuri.SpellsAs(c.Spelling, c.Target.Name) {
+	if !resuri.SpellsAs(spelling, n) {
 		return "", errSpelling
 	}
-	return c.Spelling, nil
+	return spelling, nil
 }
 
 // appendRequest builds the JSON-RPC request for the backend, the routed name written as sent.

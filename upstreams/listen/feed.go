@@ -175,7 +175,7 @@ func (hub *Listens) join(ctx context.Context, s *subscriber, spec *feedSpec) {
 	s.mu.Lock()
 	s.open++
 	s.mu.Unlock()
-	flt := newListenFilter(spec.share, spec.src.clientURI(spec.b.Name()))
+	flt := newListenFilter(spec.share, spec.src.readURI(spec.b.Name()))
 	var key string
 	if hub != nil {
 		key = spec.key()
@@ -305,6 +305,7 @@ type subscriber struct {
 // newSubscriber returns a subscriber whose queue is charged to c's share of hub's budget (none
 // for a nil hub); it must leave, which gives back what it holds and its share.
 func newSubscriber(hub *Listens, limits queueLimits, c Caller) *subscriber {
+	c.Spell = nil // needed only to set the listen up; an idle listen holds no more
 	s := &subscriber{wake: make(chan struct{}, 1), caller: c, hub: hub, queue: eventQueue{limits: limits}}
 	if hub != nil {
 		s.queue.budget = hub.share(c.Key)

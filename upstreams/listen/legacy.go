@@ -83,14 +83,14 @@ func (f *feed) legacyListen(ctx context.Context, b *backend.Backend, sh *share, 
 // not published (each subscriber still filters by its own subscriptions and policy).
 func (f *feed) legacyRelay(ctx context.Context, b *backend.Backend, x *legacy.RoundTrip, sh *share) error {
 	src := f.spec.src
-	flt := newListenFilter(sh, src.clientURI(b.Name()))
+	flt := newListenFilter(sh, src.readURI(b.Name()))
 	for {
 		data, err := x.Event()
 		switch {
 		case errors.Is(err, io.EOF):
 			return nil
 		case err != nil:
-			return wire.ReadErr(ctx, b.Name(), b.MaxBytes(), err)
+			return b.ReadErr(ctx, err) // the budget's end is not the backend's failure
 		}
 		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.MaxBytes()))
 		switch {

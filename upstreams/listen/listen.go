@@ -118,7 +118,7 @@ func (src *Source) subscribe(ctx context.Context, hub *Listens, limits queueLimi
 	if err != nil {
 		return nil, err
 	}
-	honoured, shares := src.plan(ctx, want, hdr, c.Visible)
+	honoured, shares := src.plan(ctx, want, hdr, &c)
 	s := newSubscriber(hub, limits, c)
 	// Join before acknowledging: a client that has the acknowledgement is subscribed, and what a
 	// shared backend stream delivers meanwhile waits in s's queue until relay sends it.
@@ -154,8 +154,9 @@ func parseListen(params json.RawMessage) (json.RawMessage, *asked, error) {
 	return meta, &want, nil
 }
 
-// plan decides the honoured subset and each backend's share of it.
-func (src *Source) plan(ctx context.Context, want *asked, hdr http.Header, visible func(names.Kind, names.Target) bool) (asked, []share) {
+// plan decides the honoured subset and each backend's share of it, for the caller c.
+func (src *Source) plan(ctx context.Context, want *asked, hdr http.Header, c *Caller) (asked, []share) {
+	visible := c.Visible
 	var honoured asked
 	shares := make([]share, len(src.Backends))
 	ds := src.Discover(ctx, hdr)
@@ -163,10 +164,10 @@ func (src *Source) plan(ctx context.Context, want *asked, hdr http.Header, visib
 		if d == nil {
 			continue
 		}
-		c, s := &d.Caps, &shares[i]
-		s.ToolsListChanged = want.ToolsListChanged && c.Tools != nil && c.Tools.ListChanged
-		s.PromptsListChanged = want.PromptsListChanged && c.Prompts != nil && c.Prompts.ListChanged
-		s.ResourcesListChanged = want.ResourcesListChanged && c.Resources != nil && c.Resources.ListChanged
+		caps, s := &d.Caps, &shares[i]
+		s.ToolsListChanged = want.ToolsListChanged && caps.Tools != nil && caps.Tools.ListChanged
+		s.PromptsListChanged = want.PromptsListChanged && caps.Prompts != nil && caps.Prompts.ListChanged
+		s.ResourcesListChanged = want.ResourcesListChanged && caps.Resources != nil && caps.Resources.ListChanged
 		honoured.ToolsListChanged = honoured.ToolsListChanged || s.ToolsListChanged
 		honoured.PromptsListChanged = honoured.PromptsListChanged || s.PromptsListChanged
 		honoured.ResourcesListChanged = honoured.ResourcesListChanged || s.ResourcesListChanged
@@ -180,11 +181,26 @@ func (src *Source) plan(ctx context.Context, want *asked, hdr http.Header, visib
 		if d := ds[i]; d == nil || d.Caps.Resources == nil || !d.Caps.Resources.Subscribe {
 			continue // that backend cannot honour it
 		}
-		shares[i].ResourceSubscriptions = append(shares[i].ResourceSubscriptions, t.Name)
+		sent, err := c.backendURI(ctx, t)
+		if err != nil {
+			continue // a spelling that could name another resource: never sent
+		}
+		shares[i].ResourceSubscriptions = append(shares[i].ResourceSubscriptions, sent)
 		// Acknowledged in the normal form that later updates carry, not as the client spelt it.
 		honoured.ResourceSubscriptions = append(honoured.ResourceSubscriptions, src.Names.Name(names.KindResource, t))
 	}
 	return honoured, shares
+}
+
+// backendURI is how a subscription to t goes to its backend: in the spelling resources/read of
+// t is sent in (backend.ResourceURI), so the backend subscribes the resource it reads, and
+// updates, under that URI.
+func (c *Caller) backendURI(ctx context.Context, t names.Target) (string, error) {
+	var spelling string
+	if c.Spell != nil {
+		spelling = c.Spell(ctx, t)
+	}
+	return backend.ResourceURI(t.Name, spelling)
 }
 
 func (src *Source) indexOf(upstream string) int {
@@ -257,10 +273,10 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 		switch {
 		case errors.Is(err, io.EOF):
 			return nil
-		case errors.Is(err, wire.ErrEventTooLarge):
-			return fmt.Errorf("%w: %s: %v", wire.ErrBadResponse, b.Name(), err)
 		case err != nil:
-			return wire.Classify(ctx, b.Name(), err)
+			// An event past the backend's size limit is its failure; one the replica's
+			// budget of result bytes cannot take (sse.Budget) is the gateway's overload.
+			return b.ReadErr(ctx, err)
 		}
 		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.MaxBytes()))
 		if err != nil {
@@ -284,10 +300,17 @@ type listenEvent struct {
 	cover  names.Namespaced // the client URI of the subscription that covers it (see listenFilter)
 }
 
-// clientURI returns the function that gives a backend URI of upstream its client URI.
-func (src *Source) clientURI(upstream string) func(string) names.Namespaced {
-	return func(uri string) names.Namespaced {
-		return src.Names.Name(names.KindResource, names.Target{Upstream: upstream, Name: uri})
+// uriReader reads a backend URI of one backend, one the backend sends or is sent: its normal
+// form and its client URI, or false when it has no normal form.
+type uriReader func(backendURI string) (normal string, client names.Namespaced, ok bool)
+
+// readURI returns the uriReader of upstream: names.Space.ClientResource, which eventOf reads the
+// URIs of resources/updated with, so a subscription and the updates of its resource meet in one
+// normal form whichever spelling each was written in.
+func (src *Source) readURI(upstream string) uriReader {
+	return func(uri string) (string, names.Namespaced, bool) {
+		t, client, ok := src.Names.ClientResource(upstream, uri, nil)
+		return t.Name, client, ok
 	}
 }
 

@@ -1,6 +1,7 @@
 package listen
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -26,6 +27,12 @@ type Caller struct {
 	// notifications a backend sent are not relayed to this client. It is called on the backend
 	// stream's goroutine and must not block.
 	Dropped func(cause string, n int)
+	// Spell returns the spelling the backend of t (a resource URI in its normal form) listed
+	// for it, as resources/read of t is sent (catalog.Catalog.ResourceSpelling): a backend that
+	// looks resources up by the exact string it listed subscribes nothing under another. It is
+	// called while the listen is set up, on the caller's goroutine. nil, or an empty result,
+	// sends t's URI form.
+	Spell func(ctx context.Context, t names.Target) string
 }
 
 // Why a notification a backend sent on a listen stream was not relayed to a client.
@@ -194,21 +201,25 @@ func (q *eventQueue) detach() {
 // and its resource subscriptions.
 type listenFilter struct {
 	tools, prompts, resources bool
-	uris                      map[string]names.Namespaced // backend URI → client URI
+	uris                      map[string]names.Namespaced // normal form of a backend URI → client URI
 	lens                      []int                       // the distinct lengths of uris' keys, ascending
 }
 
-// newListenFilter returns the filter of sh; name gives the client URI of a backend URI.
-func newListenFilter(sh *share, name func(string) names.Namespaced) *listenFilter {
+// newListenFilter returns the filter of sh, whose resource URIs are written as its backend was
+// sent them; read gives each one's normal form, the form resources/updated is matched in
+// (eventOf), and its client URI, the one the client was acknowledged with. A URI is one
+// subscription however the backend was sent it.
+func newListenFilter(sh *share, read uriReader) *listenFilter {
 	f := &listenFilter{tools: sh.ToolsListChanged, prompts: sh.PromptsListChanged,
 		resources: sh.ResourcesListChanged}
 	if len(sh.ResourceSubscriptions) > 0 {
 		f.uris = make(map[string]names.Namespaced, len(sh.ResourceSubscriptions))
 	}
-	for _, u := range sh.ResourceSubscriptions {
-		if _, ok := f.uris[u]; !ok && u != "" {
-			f.uris[u] = name(u)
-			f.lens = append(f.lens, len(u))
+	for _, sent := range sh.ResourceSubscriptions {
+		n, client, ok := read(sent)
+		if _, dup := f.uris[n]; ok && !dup && n != "" {
+			f.uris[n] = client
+			f.lens = append(f.lens, len(n))
 		}
 	}
 	slices.Sort(f.lens)

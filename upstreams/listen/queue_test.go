@@ -11,9 +11,12 @@ import (
 
 func ns(uri string) names.Namespaced { return names.Namespaced("a+" + uri) }
 
+// read is a uriReader whose normal forms are the URIs as they are.
+func read(uri string) (string, names.Namespaced, bool) { return uri, ns(uri), true }
+
 func TestListenFilterCovers(t *testing.T) {
 	f := newListenFilter(&share{ToolsListChanged: true,
-		ResourceSubscriptions: []string{"mem://docs/", "file:///srv/a", "mem://x", "mem://x", "mem://docs/hr"}}, ns)
+		ResourceSubscriptions: []string{"mem://docs/", "file:///srv/a", "mem://x", "mem://x", "mem://docs/hr"}}, read)
 	for _, c := range []struct {
 		ev    listenEvent
 		cover names.Namespaced // "-": not covered
@@ -53,7 +56,7 @@ func TestListenFilterCovers(t *testing.T) {
 			t.Errorf("covers(%s %q) = %q, want %q", c.ev.method, c.ev.target, cover, c.cover)
 		}
 	}
-	if _, ok := newListenFilter(&share{}, ns).covers(listenEvent{method: wire.NotifResourcesUpdated, target: "mem://x"}); ok {
+	if _, ok := newListenFilter(&share{}, read).covers(listenEvent{method: wire.NotifResourcesUpdated, target: "mem://x"}); ok {
 		t.Error("a listen without resource subscriptions covers a resources/updated")
 	}
 }
@@ -103,7 +106,7 @@ func TestSubscriberFiltersBeforeQueueing(t *testing.T) {
 		},
 		Dropped: func(cause string, n int) { dropped[cause] += n },
 	})
-	flt := newListenFilter(&share{ResourceSubscriptions: []string{"mem://hr/"}}, ns)
+	flt := newListenFilter(&share{ResourceSubscriptions: []string{"mem://hr/"}}, read)
 	s.offer("a", flt, listenEvent{method: wire.NotifToolsListChanged})
 	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://other", target: "mem://other"})
 	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://hr/ceo", target: "mem://hr/ceo"})
@@ -123,7 +126,7 @@ func TestSubscriberFiltersBeforeQueueing(t *testing.T) {
 func TestSubscriberQueueCoalescesSubResources(t *testing.T) {
 	dropped := map[string]int{}
 	s := newSubscriber(nil, queueLimits{events: 10, bytes: 1 << 20}, Caller{Dropped: func(cause string, n int) { dropped[cause] += n }})
-	flt := newListenFilter(&share{ToolsListChanged: true, ResourceSubscriptions: []string{"mem://a/", "mem://b/"}}, ns)
+	flt := newListenFilter(&share{ToolsListChanged: true, ResourceSubscriptions: []string{"mem://a/", "mem://b/"}}, read)
 	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://b/1", target: "mem://b/1"})
 	s.offer("a", flt, listenEvent{method: wire.NotifToolsListChanged})
 	for i := range 20000 {

@@ -8,6 +8,8 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +31,13 @@ type Names struct {
 	Tools     []string `json:"tools,omitempty"`
 	Prompts   []string `json:"prompts,omitempty"`
 	Resources []string `json:"resources,omitempty"`
+	// Subscribe makes a backend advertise resources.subscribe and serve subscriptions/listen's
+	// resource subscriptions; NotifyUpdated then publishes an update.
+	Subscribe bool `json:"subscribe,omitempty"`
+	// Listen makes a client, after its calls, open subscriptions/listen to these resource URIs
+	// and wait (at most 30 seconds) until it has heard of an update of each URI its
+	// acknowledgement names.
+	Listen []string `json:"listen,omitempty"`
 }
 
 // Call is what the client got for one tool call, prompt get or resource read.
@@ -48,6 +57,10 @@ type Result struct {
 	Calls     []Call   `json:"calls"`
 	// Sent holds the Mcp-Name values the client sent, in order.
 	Sent []string `json:"sent"`
+	// Honored is what the listen's acknowledgement named (Names.Listen), Updates the URIs of the
+	// resources/updated the client heard, in order.
+	Honored []string `json:"honored"`
+	Updates []string `json:"updates"`
 }
 
 // setup writes script and names into a fresh directory beside a link to the installed
@@ -80,6 +93,22 @@ func StartBackend(tb testing.TB, n Names) string {
 	tb.Helper()
 	node, script, names := setup(tb, backendScript, n)
 	return nodecache.StartServer(tb, "TypeScript backend", node, script, names)
+}
+
+// NotifyUpdated makes the backend at url (StartBackend with Names.Subscribe) send
+// notifications/resources/updated for exactly uri on the listen streams subscribed to it.
+func NotifyUpdated(tb testing.TB, url, uri string) {
+	tb.Helper()
+	base, _, _ := strings.Cut(url, "/mcp")
+	res, err := http.Post(base+"/notify?uri="+neturl.QueryEscape(uri), "text/plain", nil)
+	if err != nil {
+		tb.Error(err)
+		return
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent {
+		tb.Errorf("notify %q: status %d", uri, res.StatusCode)
+	}
 }
 
 // RunClient runs the TypeScript SDK client (pinned to 2026-07-28) against url: it lists tools,

@@ -4,8 +4,10 @@
 //   node backend.mjs <names.json>
 //
 // names.json is {"tools":[...],"prompts":[...],"resources":[...]}: every tool and prompt answers
-// "ran <name>", every resource "read <uri>". It listens on a free loopback port and prints
-// "LISTENING <port>" once ready; it exits when its stdin ends.
+// "ran <name>", every resource "read <uri>". With "subscribe":true the server advertises
+// resources.subscribe, and a POST to /notify?uri=<uri> publishes notifications/resources/updated
+// for that exact URI to the subscriptions/listen streams that subscribed to it. It listens on a
+// free loopback port and prints "LISTENING <port>" once ready; it exits when its stdin ends.
 import http from "node:http";
 import { readFileSync } from "node:fs";
 import { McpServer, createMcpHandler } from "@modelcontextprotocol/server";
@@ -13,7 +15,8 @@ import { McpServer, createMcpHandler } from "@modelcontextprotocol/server";
 const names = JSON.parse(readFileSync(process.argv[2], "utf8"));
 
 function build() {
-  const server = new McpServer({ name: "tsnames", version: "1.0.0" });
+  const server = new McpServer({ name: "tsnames", version: "1.0.0" },
+    names.subscribe ? { capabilities: { resources: { subscribe: true } } } : undefined);
   for (const name of names.tools ?? []) {
     server.registerTool(name, { description: `tool ${name}` }, async () => ({
       content: [{ type: "text", text: `ran ${name}` }],
@@ -37,6 +40,13 @@ const handler = createMcpHandler(build, { onerror: (e) => process.stderr.write(`
 // node:http to the handler's web-standard face. Header values reach it as Node reads them.
 const httpServer = http.createServer(async (req, res) => {
   try {
+    const u = new URL(req.url, "http://localhost");
+    if (names.subscribe && req.method === "POST" && u.pathname === "/notify") {
+      await handler.notify.resourceUpdated(u.searchParams.get("uri"));
+      res.writeHead(204);
+      res.end();
+      return;
+    }
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const headers = new Headers();

@@ -3,7 +3,9 @@
 //
 //   node client.mjs <url> <names.json>
 //
-// names.json is {"tools":[...],"prompts":[...],"resources":[...]}. The output is
+// names.json is {"tools":[...],"prompts":[...],"resources":[...],"listen":[...]}: with listen, the
+// client then listens to those resource URIs until it has heard of each URI the acknowledgement
+// names ("honored"; what it heard is "updates"). The output is
 // {"tools":[listed names],"prompts":[...],"resources":[listed URIs],
 //  "calls":[{"kind":"tool","name":...,"text":...} or {..., "error":...}], "sent":[Mcp-Name values]}.
 import { readFileSync } from "node:fs";
@@ -41,6 +43,20 @@ for (const uri of want.resources ?? []) {
     const r = await client.readResource({ uri });
     out.calls.push({ kind: "resource", name: uri, text: r.contents?.[0]?.text });
   } catch (e) { out.calls.push({ kind: "resource", name: uri, error: String(e?.message ?? e) }); }
+}
+if (want.listen?.length) {
+  // subscriptions/listen to the URIs of want.listen; waits (at most 30 seconds) until an update
+  // has arrived for each URI the acknowledgement names, while the test makes the backends send
+  // them.
+  out.updates = [];
+  client.setNotificationHandler("notifications/resources/updated", (n) => { out.updates.push(n.params.uri); });
+  const sub = await client.listen({ resourceSubscriptions: want.listen });
+  out.honored = sub.honoredFilter?.resourceSubscriptions ?? [];
+  const deadline = Date.now() + 30000;
+  while (!out.honored.every((u) => out.updates.includes(u)) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await sub.close();
 }
 process.stdout.write(JSON.stringify(out) + "\n");
 await client.close();
