@@ -93,11 +93,9 @@ func discoveredFrom(init *legacy.InitResult) *Discovered {
 // ReadErr classifies an error met while reading a response of b outside a Stream (a listen
 // stream's events, say): running out of the replica's budget of result bytes is the gateway's
 // overload, ErrResultBudget, which counts against the backend for neither its circuit nor its
-// health; the rest is the backend's (wire.ReadErr).
-func (b *Backend) ReadErr(ctx context.Context, err error) error { return readErr(ctx, b, err) }
-
-// readErr classifies an error met while reading a response outside a Stream.
-func readErr(ctx context.Context, b *Backend, err error) error {
+// health; the rest is the backend's (wire.ReadErr). A function, not a method: Backend's methods
+// are its own state's.
+func ReadErr(ctx context.Context, b *Backend, err error) error {
 	if errors.Is(err, bodyread.ErrBudget) {
 		return fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, b.env.Results.Max())
 	}

@@ -91,7 +91,7 @@ func (s *Stream) nextLegacy() ([]byte, bool, error) {
 	for skipped := 0; skipped < maxSkippedNotifications; {
 		m, err := s.leg.Next(s.ctx)
 		if err != nil {
-			err = readErr(s.ctx, s.b, err)
+			err = ReadErr(s.ctx, s.b, err)
 			s.fail(err)
 			return nil, false, err
 		}
