@@ -145,6 +145,12 @@ func (in *Incoming) Principal() *authz.Principal { return in.x.caller.principal 
 // authentication.
 func (in *Incoming) Subject() string { return in.x.subject() }
 
+// BoundKey is the key the caller's per-caller bounds and records are charged to: Subject when the
+// caller is authenticated, its client address's key (callerkey.Client) without authentication.
+// The state an era edge keeps per caller is bounded by it, never by Subject, which is "" for
+// every unauthenticated client at once.
+func (in *Incoming) BoundKey() string { return in.x.bound() }
+
 // Admit is stage admit for the whole client request, whatever the edge does with it (answered
 // at the edge, translated and run once or for several rounds, waiting for its client's input): an
 // in-flight slot, overall and the caller's, and a token of the caller's rate limit. What it
@@ -163,7 +169,7 @@ func (in *Incoming) Admit() error {
 // Retry-After. Its listens count as that one; the place is given back once the response is
 // written. Call it after Admit.
 func (in *Incoming) HoldListen() error {
-	if err := in.x.admitted.holdListen(in.x.subject()); err != nil {
+	if err := in.x.admitted.holdListen(in.x.bound()); err != nil {
 		return in.x.s.drafts.tooManyListens
 	}
 	return nil

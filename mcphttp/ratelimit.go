@@ -21,7 +21,8 @@ type RateLimits struct {
 	// Store holds the buckets; shared across replicas when it is Redis. Required when any limit
 	// is set.
 	Store Limiter
-	// PerCaller, when set, limits every authenticated caller's requests.
+	// PerCaller, when set, limits every caller's requests: without authentication, every
+	// client address's (request.bound).
 	PerCaller *store.Limit
 	// Rules maps a policy rule's rateLimit text to its parsed limit, compiled at start-up.
 	Rules map[string]store.Limit
@@ -33,10 +34,10 @@ type RateLimits struct {
 // limitCaller applies the per-caller limit: part of stage admit, after authentication.
 func (x *request) limitCaller() error {
 	s := x.s
-	if s.rate.PerCaller == nil || x.caller.principal == nil {
+	if s.rate.PerCaller == nil {
 		return nil
 	}
-	return x.takeToken("c|"+x.subject(), *s.rate.PerCaller)
+	return x.takeToken("c|"+x.bound(), *s.rate.PerCaller)
 }
 
 // limitTool applies the rate limit of the policy rule that allowed this call, per caller and
@@ -59,7 +60,7 @@ func (x *request) limitTool() error {
 	// wildcard's, so the buckets a caller can make are the rule's patterns, not the names it
 	// invents, and a limit cannot be spread over invented names.
 	d := &x.route.decision
-	return x.takeToken("t|"+x.subject()+"|"+d.RuleID+"|"+x.route.upstream+"|"+d.RateItem, l)
+	return x.takeToken("t|"+x.bound()+"|"+d.RuleID+"|"+x.route.upstream+"|"+d.RateItem, l)
 }
 
 func (x *request) takeToken(key string, l store.Limit) error {

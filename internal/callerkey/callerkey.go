@@ -18,16 +18,41 @@
 // in what clients hold (legacy session ids, denial handles) digest issuer NUL subject instead:
 // they bind a value to a caller rather than key state by one, and changing them would void
 // what clients of the previous release hold.
+//
+// A caller without identity (the gateway runs without authentication) is bounded by where it
+// comes from instead: Client spells the key of a client address group as internal/clientaddr
+// resolves it (the TCP peer, or the address the trusted proxies name; an IPv6 client by its
+// prefix). Such a key holds no "#", so it is never a key Of writes and Split refuses it: the
+// bounds of a client address never meet an authenticated caller's, nor does anything that
+// needs an identity (the token vault, token exchange) take it for one.
 package callerkey
 
-import "strings"
+import (
+	"net/netip"
+	"strings"
+)
 
 // Of is the key of the caller subject of issuer. It is issuer + "#" + subject, whatever they
 // are: the callers of Of hold only issuers and subjects the gateway verified (see the package
-// comment). It never answers "" for a caller, since "" is the anonymous caller that no
-// per-caller bound applies to.
+// comment). It never answers "": "" is no caller at all (the gateway runs without
+// authentication), whose per-caller bounds are its client address's (Client).
 func Of(issuer, subject string) string {
 	return issuer + "#" + subject
+}
+
+// clientPrefix starts every key Client writes.
+const clientPrefix = "client "
+
+// Client is the key a per-caller bound charges a request without identity to: the group of
+// its client address (internal/clientaddr Resolver.Key), "client " followed by the prefix, such
+// as "client 192.0.2.1/32" or "client 2001:db8::/64". Every request whose address is unknown (a
+// peer that is not TCP) is charged to "client unknown", one key for all of them.
+func Client(group netip.Prefix) string {
+	if !group.IsValid() {
+		return clientPrefix + "unknown"
+	}
+	b := make([]byte, 0, len(clientPrefix)+len("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128"))
+	return string(group.AppendTo(append(b, clientPrefix...)))
 }
 
 // Split returns the issuer and subject of key; ok is false for a key Of would not have written.

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -121,5 +122,43 @@ func TestOnePlace(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestClientKeys: a client address group has one key, two groups two keys, and no client key is
+// ever a caller's (Split refuses every one, and none holds the "#" every key of Of holds), so
+// an unauthenticated client's bounds never meet an authenticated caller's, whatever its issuer
+// and subject.
+func TestClientKeys(t *testing.T) {
+	groups := []netip.Prefix{
+		netip.MustParsePrefix("192.0.2.1/32"),
+		netip.MustParsePrefix("192.0.2.2/32"),
+		netip.MustParsePrefix("2001:db8::/64"),
+		netip.MustParsePrefix("2001:db8:0:1::/64"),
+		netip.MustParsePrefix("::ffff:192.0.2.1/128"),
+		{},
+	}
+	seen := map[string]netip.Prefix{}
+	for _, g := range groups {
+		k := Client(g)
+		if k == "" || strings.Contains(k, "#") {
+			t.Errorf("Client(%v) = %q: empty or could be a caller's key", g, k)
+		}
+		if iss, sub, ok := Split(k); ok {
+			t.Errorf("Split(Client(%v)) = %q, %q, true: a client taken for a caller", g, iss, sub)
+		}
+		if other, dup := seen[k]; dup {
+			t.Errorf("Client(%v) = Client(%v) = %q", g, other, k)
+		}
+		seen[k] = g
+		if Client(g) != k {
+			t.Errorf("Client(%v) is not stable", g)
+		}
+	}
+	if got, want := Client(netip.MustParsePrefix("192.0.2.1/32")), "client 192.0.2.1/32"; got != want {
+		t.Errorf("Client spells %q, want %q (rate-limit buckets in a shared store are named by it)", got, want)
+	}
+	if got, want := Client(netip.Prefix{}), "client unknown"; got != want {
+		t.Errorf("Client of an unknown address = %q, want %q", got, want)
 	}
 }
