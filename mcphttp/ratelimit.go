@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/store"
@@ -60,7 +62,29 @@ func (x *request) limitTool() error {
 	// wildcard's, so the buckets a caller can make are the rule's patterns, not the names it
 	// invents, and a limit cannot be spread over invented names.
 	d := &x.route.decision
-	return x.takeToken("t|"+x.bound()+"|"+d.RuleID+"|"+x.route.upstream+"|"+d.RateItem, l)
+	return x.takeToken(ruleBucket(x.bound(), d.RuleID, x.route.upstream, d.RateItem), l)
+}
+
+// ruleBucket is the key of caller's bucket under rule for item of upstream. Buckets live in
+// the shared store, where a replica of the previous release keeps counting in them during a
+// rolling update, so the parts are joined by "|" as that release joins them. A caller key may
+// hold "|" (a subject is whatever the issuer says), and so may an item (a resource URI the rule
+// lists): joined, ("…#a|r", "x") and ("…#a", "r|x") would be one bucket, and one caller could
+// spend another's limit. So when any part holds "|", every part is written with its length
+// instead, under "tn|", which no joined key starts with ("t|" does). Such a caller's buckets
+// are new ones after an update: counted afresh, once, for at most the limit's window.
+func ruleBucket(caller, rule, upstream, item string) string {
+	if !strings.Contains(caller, "|") && !strings.Contains(rule, "|") && !strings.Contains(upstream, "|") && !strings.Contains(item, "|") {
+		return "t|" + caller + "|" + rule + "|" + upstream + "|" + item
+	}
+	var b strings.Builder
+	b.WriteString("tn|")
+	for _, p := range [...]string{caller, rule, upstream, item} {
+		b.WriteString(strconv.Itoa(len(p)))
+		b.WriteByte(':')
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 func (x *request) takeToken(key string, l store.Limit) error {
