@@ -14,10 +14,16 @@
 // the previous release and this one must agree on it. TestSpellingIsStable pins it.
 //
 // A caller's token digest (upstreams/backend.SubjectKey) is a different key: what a
-// token-exchange backend answered for one token of a caller, not the caller. Bindings carried
-// in what clients hold (legacy session ids, denial handles) digest issuer NUL subject instead:
-// they bind a value to a caller rather than key state by one, and changing them would void
-// what clients of the previous release hold.
+// token-exchange backend answered for one token of a caller, not the caller. Three digests of a
+// caller are spelled otherwise, each because what it names outlives a release and another
+// spelling would void it at the next rolling update, and each unambiguous because an issuer
+// never holds NUL (authz refuses an issuer URL with a control character): the binding of a
+// pre-2026 session id (legacysession.Bind, issuer NUL subject), the owner of the token vault's
+// records (vault.Caller.Owner, the same with a label), and the binding of a denial handle
+// (mcphttp contextBinding, whose fields, a subject holding NUL included, are each written so
+// that they are told apart). A key built on one of these (a rate-limit bucket, a store key)
+// starts from Of, and a part that may hold its separator is written so it cannot run into the
+// next (mcphttp ruleBucket).
 //
 // A caller without identity (the gateway runs without authentication) is bounded by where it
 // comes from instead: Client spells the key of a client address group as internal/clientaddr
