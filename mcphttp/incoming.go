@@ -141,8 +141,8 @@ func (in *Incoming) Authenticate() error { return in.x.s.authenticate(in.x) }
 // Principal is the caller stage authenticate proved; nil without authentication.
 func (in *Incoming) Principal() *authz.Principal { return in.x.caller.principal }
 
-// Subject is the caller's key in logs and limits (issuer and subject), "" without
-// authentication.
+// Subject is the caller's key in logs (issuer and subject), "" without authentication. What is
+// bounded or kept per caller is keyed by BoundKey.
 func (in *Incoming) Subject() string { return in.x.subject() }
 
 // BoundKey is the key the caller's per-caller bounds and records are charged to: Subject when the
