@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
@@ -35,5 +36,41 @@ func TestUnauthenticatedBoundsPerClient(t *testing.T) {
 	wantLimited(t, "client B's pre-2026 initialize over its limit", f.legacyInit(t, b, gw.MCP, ""))
 	if r := f.legacyInit(t, from("127.0.0.4"), gw.MCP, ""); r.status != http.StatusOK {
 		t.Errorf("a third client's pre-2026 initialize: %+v", r)
+	}
+}
+
+// TestUnauthenticatedListensPerClient: without authentication, server.maxListensPerCaller is
+// each client address's: a client holding its listens has the next refused with 429 -32012
+// while another address listens. Before, listens without a caller were not counted at all.
+func TestUnauthenticatedListensPerClient(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithSubscriptions())
+	gw := startTestGateway(t, func(c *Config) { c.Server.MaxListensPerCaller = 1 }, alpha)
+	// listen opens a listen from c; a refusal is read whole, a stream is left open until the
+	// test ends.
+	listen := func(c *http.Client) peerReply {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+gw.MCP+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{`+testMeta+`,"notifications":{"toolsListChanged":true}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header = modernHeaders("subscriptions/listen", "")
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode == http.StatusOK {
+			t.Cleanup(func() { _ = res.Body.Close() })
+			return peerReply{status: res.StatusCode}
+		}
+		return readPeerReply(res)
+	}
+	a, b := from("127.0.0.2"), from("127.0.0.3")
+	if r := listen(a); r.status != http.StatusOK {
+		t.Fatalf("client A's first listen: %+v", r)
+	}
+	wantLimited(t, "client A's second listen", listen(a))
+	if r := listen(b); r.status != http.StatusOK {
+		t.Errorf("client B's listen while A holds its own: %+v", r)
 	}
 }
