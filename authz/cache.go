@@ -47,17 +47,14 @@ type tokenCache struct {
 	size      int
 	hand      int
 	perCaller int
-	callers   map[cacheOwner][]*cacheEntry // each caller's entries, oldest first
+	callers   map[string][]*cacheEntry // each caller's entries by its key (Principal.CallerKey), oldest first
 }
-
-// cacheOwner is the caller a cached token belongs to.
-type cacheOwner struct{ issuer, subject string }
 
 type cacheEntry struct {
 	key   [sha256.Size]byte
 	p     *Principal
-	owner cacheOwner
-	slot  int // index in ring; guarded by mu
+	owner string // the caller's key (Principal.CallerKey): the one rule every per-caller bound keys by
+	slot  int    // index in ring; guarded by mu
 	used  atomic.Bool
 }
 
@@ -67,7 +64,7 @@ const cacheInitialCap = 1024
 
 func newTokenCache(size, perCaller int) *tokenCache {
 	c := &tokenCache{ring: make([]*cacheEntry, 0, min(size, cacheInitialCap)), size: size,
-		perCaller: max(perCaller, 1), callers: map[cacheOwner][]*cacheEntry{}}
+		perCaller: max(perCaller, 1), callers: map[string][]*cacheEntry{}}
 	c.hashes.New = func() any { return &hashState{h: sha256.New()} }
 	return c
 }
@@ -114,7 +111,7 @@ func (c *tokenCache) get(key [sha256.Size]byte) (*Principal, bool) {
 // the caller's oldest entry when the caller holds perCaller already, in a new slot while the ring is not full, or in the
 // slot CLOCK picks.
 func (c *tokenCache) put(key [sha256.Size]byte, p *Principal, now time.Time) {
-	e := &cacheEntry{key: key, p: p, owner: cacheOwner{p.Issuer, p.Subject}}
+	e := &cacheEntry{key: key, p: p, owner: p.CallerKey()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if v, ok := c.index.Load(key); ok {

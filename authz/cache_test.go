@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 )
 
@@ -145,7 +146,7 @@ func TestTokenCachePerCaller(t *testing.T) {
 			t.Fatal("another caller's tokens pushed a cached token out")
 		}
 	}
-	if n := len(a.cache.callers[cacheOwner{iss.URL(), "mallory"}]); n != 3 {
+	if n := len(a.cache.callers[callerkey.Of(iss.URL(), "mallory")]); n != 3 {
 		t.Fatalf("mallory holds %d cached tokens, want the bound of 3", n)
 	}
 	if n := a.cache.len(); n != 5 {
@@ -186,5 +187,52 @@ func TestTokenCacheInvariants(t *testing.T) {
 			}
 		}
 		c.mu.Unlock()
+	}
+}
+
+// TestTokenCacheCallerFamily: each caller's bound on cached tokens is its own, for every
+// spelling of an identity: subjects holding "#" (the caller key's separator), NUL, a
+// NUL-separated lookalike of another caller, a very long subject, and one subject at two
+// issuers. A caller's next token pushes out only that caller's oldest one.
+func TestTokenCacheCallerFamily(t *testing.T) {
+	long := strings.Repeat("s", 8<<10)
+	callers := [][2]string{
+		{"https://a.example", "alice"},
+		{"https://b.example", "alice"},
+		{"https://a.example", "#"},
+		{"https://a.example", "a#b"},
+		{"https://a.example", "a"},
+		{"https://a.example", "a\x00b"},
+		{"https://a.example", "a\x00"},
+		{"https://a.example", "\x00"},
+		{"https://a.example", long},
+		{"https://a.example", long + "#"},
+		{"https://a.example/realms/x", "y"},
+		{"https://a.example/realms", "x#y"},
+	}
+	c := newTokenCache(len(callers)+1, 1)
+	now := time.Unix(100, 0)
+	p := func(i int) *Principal {
+		return &Principal{Issuer: callers[i][0], Subject: callers[i][1], ExpiresAt: now.Add(time.Hour)}
+	}
+	for i := range callers {
+		c.put(c.key(fmt.Sprint("tok", i)), p(i), now)
+	}
+	for i, who := range callers {
+		if _, ok := c.get(c.key(fmt.Sprint("tok", i))); !ok {
+			t.Errorf("caller %q at %q: its one token was pushed out by another caller's", who[1], who[0])
+		}
+	}
+	if len(c.callers) != len(callers) {
+		t.Errorf("%d callers in the cache, want %d: two identities share a bound", len(c.callers), len(callers))
+	}
+	c.put(c.key("tok0-again"), p(0), now)
+	if _, ok := c.get(c.key("tok0")); ok {
+		t.Error("a caller's second token past its bound of one kept its first")
+	}
+	for i := 1; i < len(callers); i++ {
+		if _, ok := c.get(c.key(fmt.Sprint("tok", i))); !ok {
+			t.Errorf("caller %d lost its token to caller 0's", i)
+		}
 	}
 }

@@ -198,6 +198,18 @@ func TestExplanationJSON(t *testing.T) {
 // TestIssuerURLHasNoQueryOrFragment: an issuer identifier has neither (OpenID Connect Discovery
 // §3), and without a '#' in it "issuer#subject" names one caller only: "https://idp#t" with
 // subject "alice" would otherwise share "https://idp" and "t#alice"'s key.
+// TestIssuerURLHasNoControlCharacter: an issuer never holds NUL or another control character,
+// which the bindings of session ids, denial handles and vault records join issuer and subject
+// with (legacysession.Bind, vault.Caller.Owner): refused at configuration, and a token's "iss"
+// must equal a configured issuer.
+func TestIssuerURLHasNoControlCharacter(t *testing.T) {
+	for _, iss := range []string{"https://idp.example/\x00", "https://idp.example/a\x00b", "https://idp.example/\x01", "https://idp.example/\x7f"} {
+		if err := (Config{Issuers: []IssuerConfig{{Issuer: iss}}}).Validate(); err == nil || !strings.Contains(err.Error(), "issuers[0].issuer: ") {
+			t.Errorf("issuer %q: %v, want refused", iss, err)
+		}
+	}
+}
+
 func TestIssuerURLHasNoQueryOrFragment(t *testing.T) {
 	for _, iss := range []string{"https://idp.example#t", "https://idp.example/?tenant=a", "https://idp.example/#"} {
 		err := Config{Issuers: []IssuerConfig{{Issuer: iss}}}.Validate()

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/clientaddr"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/metrics"
@@ -23,7 +25,8 @@ import (
 // arriving included), their bodies' share of the body budget, and the rate of its failed
 // authentications, past which only tokens verified before are accepted from it. The address is the TCP peer's, or the
 // one the trusted proxies name (server.trustedProxies). Nil when both bounds are off and the
-// access log does not write the address; limit is nil when only the access log needs it.
+// access log does not write the address and authentication is on; limit is nil when the
+// bounds are off.
 type clients struct {
 	resolve *clientaddr.Resolver
 	limit   *clientaddr.Limiter
@@ -36,7 +39,15 @@ type clients struct {
 	serve map[string]bool
 	// warned is set once the log said that proxy headers arrive and no proxy is trusted.
 	warned atomic.Bool
+	// keys are the keys of the client address groups seen lately (key), so that a request
+	// without authentication allocates none; at most maxClientKeys, all forgotten at once past
+	// that.
+	keysMu sync.Mutex
+	keys   map[netip.Prefix]string
 }
+
+// maxClientKeys bounds clients.keys: about 100 bytes each, 400 KiB in all.
+const maxClientKeys = 4096
 
 // Messages of the per-client refusals.
 const (
@@ -51,14 +62,17 @@ const clientBusyRetryAfter = time.Second
 
 func newClients(cfg Config, deps Deps, d *drafts, bodies *bodyread.Budget, now func() time.Time) (*clients, error) {
 	lc := cfg.PerClient.limiterConfig()
-	if lc.Off() && !cfg.LogClientAddress {
+	if lc.Off() && !cfg.LogClientAddress && deps.Auth != nil {
+		// Without authentication the client's address is needed in any case: it is what the
+		// per-caller bounds are charged to (request.bound).
 		return nil, nil
 	}
 	r, err := clientaddr.New(cfg.resolverConfig())
 	if err != nil {
 		return nil, err
 	}
-	c := &clients{resolve: r, metrics: deps.Metrics, log: deps.Logger, drafts: d, serve: map[string]bool{}}
+	c := &clients{resolve: r, metrics: deps.Metrics, log: deps.Logger, drafts: d, serve: map[string]bool{},
+		keys: map[netip.Prefix]string{}}
 	switch {
 	case lc.Off():
 	case deps.ClientLimiter != nil:
@@ -176,6 +190,27 @@ func (c *clients) hold(ec echo.Context, next echo.HandlerFunc) error {
 	}
 	defer slot.Release()
 	return next(ec)
+}
+
+// key is what a request from peer, which has no caller, is charged to as a caller: its client
+// address group's key (callerkey.Client); the key of an unknown address on a nil receiver,
+// which only a server with authentication has, whose requests all have a caller.
+func (c *clients) key(peer netip.Addr) string {
+	if c == nil {
+		return callerkey.Client(netip.Prefix{})
+	}
+	g := c.resolve.Key(peer)
+	c.keysMu.Lock()
+	defer c.keysMu.Unlock()
+	k, ok := c.keys[g]
+	if !ok {
+		if len(c.keys) >= maxClientKeys {
+			clear(c.keys)
+		}
+		k = callerkey.Client(g)
+		c.keys[g] = k
+	}
+	return k
 }
 
 // clientAttr is the access log's client attribute: the client's address, written only where

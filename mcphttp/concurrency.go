@@ -20,15 +20,16 @@ const (
 	maxListenParamsBytes = 64 << 10
 )
 
-// concurrency bounds requests in flight on this replica, overall and per authenticated caller,
-// so one caller (or a flood) cannot hold every connection, goroutine and backend slot.
+// concurrency bounds requests in flight on this replica, overall and per caller (per client
+// address without authentication: request.bound), so one caller (or a flood) cannot hold every
+// connection, goroutine and backend slot.
 type concurrency struct {
 	all     chan struct{}
 	callers callerCount
 	listens callerCount // each caller's open listens (server.maxListensPerCaller)
 }
 
-// callerCount counts what each authenticated caller holds on this replica, up to limit each
+// callerCount counts what each caller (request.bound) holds on this replica, up to limit each
 // (none when limit ≤ 0). A caller's entry goes when it holds nothing.
 type callerCount struct {
 	limit int
@@ -143,7 +144,8 @@ func (a *admission) release() {
 }
 
 // admit is stage admit: an in-flight slot on this replica, one of the caller's, and a token of
-// the caller's rate limit. Every request that is authenticated takes them, on every path: the
+// the caller's rate limit (request.bound: without authentication, its client address's). Every
+// request past stage authenticate takes them, on every path: the
 // 2026-07-28 pipeline here, and an era edge once for its whole client request
 // (Incoming.Admit). What it took is x.admitted, given back once the response is written.
 func (s *Server) admit(x *request) error {
@@ -152,14 +154,14 @@ func (s *Server) admit(x *request) error {
 	if a.all, err = s.inflight.acquire(); err != nil {
 		return err
 	}
-	took, err := s.inflight.acquireCaller(x.subject())
+	took, err := s.inflight.acquireCaller(x.bound())
 	if err != nil {
 		a.held = true
 		a.release()
 		return s.drafts.callerBusy
 	}
 	if took {
-		a.caller = x.subject()
+		a.caller = x.bound()
 	}
 	a.held = true
 	if err := x.limitCaller(); err != nil {

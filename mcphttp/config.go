@@ -97,12 +97,12 @@ type Config struct {
 	// MaxConcurrent bounds requests in flight on this replica; more get 503 with Retry-After.
 	// Default DefaultMaxConcurrent; negative disables.
 	MaxConcurrent int `yaml:"maxConcurrent"`
-	// MaxConcurrentPerCaller bounds one authenticated caller's requests in flight on this
-	// replica; more get 429 with Retry-After. Default DefaultMaxConcurrentPerCaller; negative
-	// disables.
+	// MaxConcurrentPerCaller bounds one caller's requests in flight on this replica (without
+	// authentication, one client address's: docs/client-bounds.md); more get 429 with
+	// Retry-After. Default DefaultMaxConcurrentPerCaller; negative disables.
 	MaxConcurrentPerCaller int `yaml:"maxConcurrentPerCaller"`
-	// MaxListensPerCaller bounds one authenticated caller's open subscriptions/listen streams
-	// on this replica, a pre-2026 client's GET streams included: each keeps its subscriptions
+	// MaxListensPerCaller bounds one caller's (without authentication, one client address's)
+	// open subscriptions/listen streams on this replica, a pre-2026 client's GET streams included: each keeps its subscriptions
 	// and a queue for as long as the caller's token lasts, and counts against
 	// MaxConcurrentPerCaller too. More are refused with 429 (-32012). Default
 	// DefaultMaxListensPerCaller; negative disables.

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"hash"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -156,14 +158,20 @@ func (d *drafts) authorizationContext(x *request) string {
 // guardrail's redaction made of them, nor the name a mutation routed the call to: the retry
 // that echoes the handle sends the client's call again, and is bound (stage authorize) before
 // either changes it.
+//
+// The caller is its issuer and subject, not its key (callerkey.Of): the key is not a field that
+// can be told from what follows it (a subject may hold any character), and a handle minted by a
+// replica of the previous release must still be recognised by this one.
 func contextBinding(x *request) [16]byte {
 	h := sha256.New()
 	if p := x.caller.principal; p != nil {
-		h.Write([]byte(p.Issuer + "\x00" + p.Subject + "\x00"))
+		writeBound(h, p.Issuer)
+		writeBound(h, p.Subject)
 	}
-	h.Write([]byte(x.in.req.Method + "\x00"))
+	writeBound(h, x.in.req.Method)
 	if p := x.in.clientParams(); p != nil {
-		h.Write([]byte(p.Name + "\x00" + p.URI + "\x00"))
+		writeBound(h, p.Name)
+		writeBound(h, p.URI)
 		h.Write(p.Ref)
 		if args, err := mrtr.Digest(p.Arguments); err == nil {
 			h.Write(args[:])
@@ -172,6 +180,25 @@ func contextBinding(x *request) [16]byte {
 	var out [16]byte
 	copy(out[:], h.Sum(nil))
 	return out
+}
+
+// writeBound writes one field of a binding to h so that no two sequences of fields write the
+// same bytes. A field as every value is in practice (no NUL, not starting with 0x01) is written
+// as the previous release wrote every field, followed by NUL, so handles it minted are still
+// recognised during a rolling update. Any other (a subject or name holding NUL, which JSON
+// allows) would make "a" NUL "b" one field or two, and so two callers' or two calls' bindings
+// one: it is written as 0x01, its length in 8 bytes and its bytes, which no field of the first
+// form starts with.
+func writeBound(h hash.Hash, field string) {
+	if !strings.Contains(field, "\x00") && !strings.HasPrefix(field, "\x01") {
+		h.Write([]byte(field + "\x00"))
+		return
+	}
+	var n [9]byte
+	n[0] = 0x01
+	binary.BigEndian.PutUint64(n[1:], uint64(len(field)))
+	h.Write(n[:])
+	h.Write([]byte(field))
 }
 
 // correlate reads the handle a retry echoes (denials on) and logs that the retry follows the

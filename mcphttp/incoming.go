@@ -141,9 +141,15 @@ func (in *Incoming) Authenticate() error { return in.x.s.authenticate(in.x) }
 // Principal is the caller stage authenticate proved; nil without authentication.
 func (in *Incoming) Principal() *authz.Principal { return in.x.caller.principal }
 
-// Subject is the caller's key in logs and limits (issuer and subject), "" without
-// authentication.
+// Subject is the caller's key in logs (issuer and subject), "" without authentication. What is
+// bounded or kept per caller is keyed by BoundKey.
 func (in *Incoming) Subject() string { return in.x.subject() }
+
+// BoundKey is the key the caller's per-caller bounds and records are charged to: Subject when the
+// caller is authenticated, its client address's key (callerkey.Client) without authentication.
+// The state an era edge keeps per caller is bounded by it, never by Subject, which is "" for
+// every unauthenticated client at once.
+func (in *Incoming) BoundKey() string { return in.x.bound() }
 
 // Admit is stage admit for the whole client request, whatever the edge does with it (answered
 // at the edge, translated and run once or for several rounds, waiting for its client's input): an
@@ -163,7 +169,7 @@ func (in *Incoming) Admit() error {
 // Retry-After. Its listens count as that one; the place is given back once the response is
 // written. Call it after Admit.
 func (in *Incoming) HoldListen() error {
-	if err := in.x.admitted.holdListen(in.x.subject()); err != nil {
+	if err := in.x.admitted.holdListen(in.x.bound()); err != nil {
 		return in.x.s.drafts.tooManyListens
 	}
 	return nil

@@ -156,7 +156,7 @@ func (c *interceptor) checkURIs(x *request, v *intercept.Verdict) (release, refu
 // audit lines name.
 func (c *interceptor) call(x *request, payload []byte) *intercept.Call {
 	tc := x.trace()
-	return &intercept.Call{Method: x.in.req.Method, Payload: payload, Principal: x.caller.principal, Caller: x.subject(),
+	return &intercept.Call{Method: x.in.req.Method, Payload: payload, Principal: x.caller.principal, Caller: x.bound(),
 		TraceParent: tc.parent, Header: tc.headers(), RequestID: x.requestID, Upstream: x.route.upstream,
 		Name: x.route.name, Limits: x.s.limits}
 }

@@ -28,12 +28,12 @@ func (x *request) listen() error {
 			strconv.Itoa(maxListenParamsBytes) + " bytes")
 	}
 	if x.admitted.listen == "" {
-		took, ok := x.s.inflight.listens.take(x.subject())
+		took, ok := x.s.inflight.listens.take(x.bound())
 		if !ok {
 			return x.s.drafts.tooManyListens
 		}
 		if took {
-			defer x.s.inflight.listens.give(x.subject())
+			defer x.s.inflight.listens.give(x.bound())
 		}
 	}
 	if x.s.rails != nil {
@@ -46,7 +46,7 @@ func (x *request) listen() error {
 	// few hundred bytes lets the body's buffer go (shed).
 	params, hdr := bytes.Clone(x.in.req.Params), x.passHeaders()
 	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
-	caller := upstreams.ListenCaller{Key: x.subject(), Visible: visible, Dropped: x.s.metrics.ListenDropped,
+	caller := upstreams.ListenCaller{Key: x.bound(), Visible: visible, Dropped: x.s.metrics.ListenDropped,
 		Spell: resourceSpeller(x)}
 	x.shed()
 	ctx, cancel := untilTokenExpires(x)

@@ -184,7 +184,7 @@ func (c *confirmer) rejectState(x *request, err error) error {
 // closed with a retryable error: replay protection is a security property. A caller past its
 // budget of answered rounds (mrtr.maxAnswersPerCaller) is refused as rate-limited.
 func (c *confirmer) consume(x *request, st *mrtr.State) error {
-	err := c.codec.Consume(x.ctx, st)
+	err := c.codec.ConsumeAs(x.ctx, st, x.bound())
 	var over *mrtr.OverBudgetError
 	switch {
 	case err == nil:

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/store"
@@ -21,7 +23,8 @@ type RateLimits struct {
 	// Store holds the buckets; shared across replicas when it is Redis. Required when any limit
 	// is set.
 	Store Limiter
-	// PerCaller, when set, limits every authenticated caller's requests.
+	// PerCaller, when set, limits every caller's requests: without authentication, every
+	// client address's (request.bound).
 	PerCaller *store.Limit
 	// Rules maps a policy rule's rateLimit text to its parsed limit, compiled at start-up.
 	Rules map[string]store.Limit
@@ -33,10 +36,10 @@ type RateLimits struct {
 // limitCaller applies the per-caller limit: part of stage admit, after authentication.
 func (x *request) limitCaller() error {
 	s := x.s
-	if s.rate.PerCaller == nil || x.caller.principal == nil {
+	if s.rate.PerCaller == nil {
 		return nil
 	}
-	return x.takeToken("c|"+x.subject(), *s.rate.PerCaller)
+	return x.takeToken("c|"+x.bound(), *s.rate.PerCaller)
 }
 
 // limitTool applies the rate limit of the policy rule that allowed this call, per caller and
@@ -59,7 +62,29 @@ func (x *request) limitTool() error {
 	// wildcard's, so the buckets a caller can make are the rule's patterns, not the names it
 	// invents, and a limit cannot be spread over invented names.
 	d := &x.route.decision
-	return x.takeToken("t|"+x.subject()+"|"+d.RuleID+"|"+x.route.upstream+"|"+d.RateItem, l)
+	return x.takeToken(ruleBucket(x.bound(), d.RuleID, x.route.upstream, d.RateItem), l)
+}
+
+// ruleBucket is the key of caller's bucket under rule for item of upstream. Buckets live in
+// the shared store, where a replica of the previous release keeps counting in them during a
+// rolling update, so the parts are joined by "|" as that release joins them. A caller key may
+// hold "|" (a subject is whatever the issuer says), and so may an item (a resource URI the rule
+// lists): joined, ("…#a|r", "x") and ("…#a", "r|x") would be one bucket, and one caller could
+// spend another's limit. So when any part holds "|", every part is written with its length
+// instead, under "tn|", which no joined key starts with ("t|" does). Such a caller's buckets
+// are new ones after an update: counted afresh, once, for at most the limit's window.
+func ruleBucket(caller, rule, upstream, item string) string {
+	if !strings.Contains(caller, "|") && !strings.Contains(rule, "|") && !strings.Contains(upstream, "|") && !strings.Contains(item, "|") {
+		return "t|" + caller + "|" + rule + "|" + upstream + "|" + item
+	}
+	var b strings.Builder
+	b.WriteString("tn|")
+	for _, p := range [...]string{caller, rule, upstream, item} {
+		b.WriteString(strconv.Itoa(len(p)))
+		b.WriteByte(':')
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 func (x *request) takeToken(key string, l store.Limit) error {

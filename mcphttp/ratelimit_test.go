@@ -44,3 +44,48 @@ func TestRateLimitStoreErrorsLogged(t *testing.T) {
 		})
 	}
 }
+
+// TestRuleBucketFamily: every (caller, rule, upstream, item) has its own bucket, whatever the
+// parts hold: "|" (the separator), "#" (the caller key's), ":" and digits (the length-prefixed
+// form's), NUL, empty parts, very long ones, one subject at two issuers, and a client address
+// key without authentication. The buckets of parts without "|" keep the spelling of the previous
+// release, which a shared store's buckets are named by during a rolling update.
+func TestRuleBucketFamily(t *testing.T) {
+	long := strings.Repeat("x", 4<<10)
+	tuples := [][4]string{
+		{"https://i#a", "r", "up", "tool"},
+		{"https://j#a", "r", "up", "tool"},
+		{"https://i#a|r", "up", "tool", ""},
+		{"https://i#a|r|up", "tool", "", ""},
+		{"https://i#a", "r|up", "tool", ""},
+		{"https://i#a", "r", "up|tool", ""},
+		{"https://i#a", "r", "up", "tool|"},
+		{"https://i#a", "r", "up", "|tool"},
+		{"https://i#a|", "r", "up", "tool"},
+		{"https://i#a", "r", "up", "mem://x|y"},
+		{"https://i#a|r|up|mem://x", "y", "", ""},
+		{"https://i#3:a", "r", "up", "tool"},
+		{"https://i#a", "1:r", "up", "tool"},
+		{"https://i#a\x00", "r", "up", "tool"},
+		{"https://i#a", "\x00r", "up", "tool"},
+		{"https://i##", "r", "up", "tool"},
+		{"https://i#" + long, "r", "up", "tool"},
+		{"https://i#" + long + "|", "r", "up", "tool"},
+		{"client 192.0.2.1/32", "r", "up", "tool"},
+		{"client 192.0.2.1/32|r", "up", "tool", ""},
+		{"", "", "", ""},
+		{"|", "", "", ""},
+		{"", "|", "", ""},
+	}
+	seen := map[string][4]string{}
+	for _, tt := range tuples {
+		k := ruleBucket(tt[0], tt[1], tt[2], tt[3])
+		if other, dup := seen[k]; dup {
+			t.Errorf("%q and %q share the bucket %q", tt, other, k)
+		}
+		seen[k] = tt
+	}
+	if got, want := ruleBucket("https://i#alice", "reads", "github", "get_*"), "t|https://i#alice|reads|github|get_*"; got != want {
+		t.Errorf("ruleBucket = %q, want %q: buckets of the previous release would be counted afresh", got, want)
+	}
+}

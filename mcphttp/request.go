@@ -83,7 +83,8 @@ type shared struct {
 	set    *toolset
 	caller identity // stage authenticate
 	// peer is the client's address behind the trusted proxies (clients.go); the zero Addr when
-	// neither the per-client bounds nor the access log need it.
+	// neither the per-client bounds, nor the access log, nor (without authentication) the
+	// per-caller bounds need it (bound).
 	peer netip.Addr
 	// spanParent is the traceparent of the gateway's own span (the backend span from stage
 	// forward on), "" with tracing off.
@@ -134,6 +135,7 @@ type identity struct {
 	principal  *authz.Principal
 	token      string // the verified access token: only ever given to upstreams for token exchange
 	subjectKey string // see subject()
+	boundKey   string // see bound(), without authentication
 	tokenKey   string // see keyOf()
 	dpop       bool   // the token came with a verified proof of possession (RFC 9449)
 }
@@ -178,6 +180,24 @@ func (x *request) subject() string {
 		x.caller.subjectKey = x.caller.principal.CallerKey()
 	}
 	return x.caller.subjectKey
+}
+
+// bound is the key this request's per-caller bounds and records are charged to: in-flight
+// slots, rate-limit buckets, listens and their share of the result budget, the query budget of
+// tool search, a pre-2026 client's session state and pending asks. It is the caller's key
+// (subject) when the caller is authenticated. Without authentication there is no caller, and
+// every client sharing one key would let any one of them spend the bounds of all: the key is
+// then the client address's (callerkey.Client), grouped as the per-client bounds group it
+// (server.trustedProxies, server.clientIPv6Prefix), so each client address has its own share.
+// Computed once per request.
+func (x *request) bound() string {
+	if k := x.subject(); k != "" {
+		return k
+	}
+	if x.caller.boundKey == "" {
+		x.caller.boundKey = x.s.clients.key(x.peer)
+	}
+	return x.caller.boundKey
 }
 
 // subjectToken returns the caller's token for a backend that exchanges it (RFC 8693), "" for

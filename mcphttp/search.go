@@ -235,7 +235,7 @@ func (sr *searcher) dense(x *request, ix *catalogIndex, query string) (d toolsea
 	if ix.vectors == nil {
 		return d, false
 	}
-	q, tools, ok := sr.index.embed.Dense(x.ctx, ix.vectors, x.subject(), query)
+	q, tools, ok := sr.index.embed.Dense(x.ctx, ix.vectors, x.bound(), query)
 	if !ok {
 		return d, false
 	}

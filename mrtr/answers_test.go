@@ -3,9 +3,12 @@ package mrtr
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
@@ -106,5 +109,61 @@ func TestAnswersBudgetApartFromProofs(t *testing.T) {
 	}
 	if u, err := mem.FirstUse(ctx, proofOwner, "jkt.jti-2", time.Minute, store.ReplayBudget{Count: 2, Window: time.Minute}); err != nil || u != store.UseFirst {
 		t.Fatalf("alice's second proof of a budget of two after one answer: %v %v, want first", u, err)
+	}
+}
+
+// TestAnswersBoundedPerClientWithoutAuthentication: states sealed without a caller (no
+// authentication) are counted against the client that answers them (ConsumeAs with its
+// callerkey.Client key): a client past its budget is refused while another client's answers
+// go through. A state with a caller is counted against that caller, whatever client key comes
+// with it, so a caller cannot spread its budget over addresses.
+func TestAnswersBoundedPerClientWithoutAuthentication(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC))
+	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mem.Close() })
+	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, MaxAnswersPerCaller: 2, Answers: mem}, mem, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	open := func(b Binding) *State {
+		t.Helper()
+		tok, err := codec.Seal(stateFor(b, KindConfirm))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := codec.Open(tok, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	anon := testBinding(t)
+	anon.Issuer, anon.Subject = "", ""
+	a := callerkey.Client(netip.MustParsePrefix("192.0.2.1/32"))
+	b := callerkey.Client(netip.MustParsePrefix("192.0.2.2/32"))
+	for i := range 2 {
+		if err := codec.ConsumeAs(ctx, open(anon), a); err != nil {
+			t.Fatalf("client A's answer %d: %v", i+1, err)
+		}
+	}
+	var over *OverBudgetError
+	if err := codec.ConsumeAs(ctx, open(anon), a); !errors.As(err, &over) {
+		t.Fatalf("client A's third answer: %v, want OverBudgetError", err)
+	}
+	if err := codec.ConsumeAs(ctx, open(anon), b); err != nil {
+		t.Fatalf("client B while A is over its budget: %v", err)
+	}
+	alice := testBinding(t)
+	for i := range 2 {
+		if err := codec.ConsumeAs(ctx, open(alice), callerkey.Client(netip.MustParsePrefix(fmt.Sprintf("198.51.100.%d/32", i)))); err != nil {
+			t.Fatalf("alice's answer %d: %v", i+1, err)
+		}
+	}
+	if err := codec.ConsumeAs(ctx, open(alice), callerkey.Client(netip.MustParsePrefix("198.51.100.9/32"))); !errors.As(err, &over) {
+		t.Fatalf("alice's third answer from a third address: %v, want OverBudgetError (her budget is hers)", err)
 	}
 }

@@ -198,7 +198,16 @@ func sealReason(err error) string {
 // "replayed". A store failure returns ErrStoreUnavailable so the gateway
 // fails closed with a retryable error. A caller past Config.MaxAnswersPerCaller gets an
 // *OverBudgetError and its state is not recorded as used. Call it after Open and before acting.
-func (c *Codec) Consume(ctx context.Context, st *State) error {
+// A state without a caller (sealed without authentication) is counted as one caller's: use
+// ConsumeAs to count it under the client's key.
+func (c *Codec) Consume(ctx context.Context, st *State) error { return c.ConsumeAs(ctx, st, "") }
+
+// ConsumeAs is Consume counting a state without a caller (Issuer and Subject empty: the gateway
+// runs without authentication) against client, the key of the client answering it
+// (callerkey.Client of its address), so that each client has its own budget of answers rather
+// than every client one between them. A state with a caller is counted against that caller
+// whatever client says; an empty client counts it as Consume does.
+func (c *Codec) ConsumeAs(ctx context.Context, st *State, client string) error {
 	ttl := st.Expiry.Sub(c.now())
 	// Stores such as Redis PX count whole milliseconds; anything shorter is
 	// as good as expired.
@@ -206,7 +215,7 @@ func (c *Codec) Consume(ctx context.Context, st *State) error {
 		return reject(ReasonExpired, nil)
 	}
 	nonce := hex.EncodeToString(st.Nonce[:])
-	if err := c.countAnswer(ctx, st, nonce, ttl); err != nil {
+	if err := c.countAnswer(ctx, st, client, nonce, ttl); err != nil {
 		return err
 	}
 	first, err := c.replays.UseOnce(ctx, ReplayKeyPrefix+nonce, ttl)
@@ -242,11 +251,16 @@ func (e *OverBudgetError) Error() string {
 // script takes the record back). A replay is refused
 // here already and costs the caller nothing. The single-use key of Replays is still written
 // after it: it is what the epoch guard and replicas of earlier versions check.
-func (c *Codec) countAnswer(ctx context.Context, st *State, nonce string, ttl time.Duration) error {
+func (c *Codec) countAnswer(ctx context.Context, st *State, client, nonce string, ttl time.Duration) error {
 	if c.answers == nil {
 		return nil
 	}
+	// A state without a caller was counted under Of("", "") ("#") by every release so far, all
+	// such states as one caller's; that key stays for one consumed without a client's key.
 	owner := answersOwner + callerkey.Of(st.Issuer, st.Subject)
+	if st.Issuer == "" && st.Subject == "" && client != "" {
+		owner = answersOwner + client
+	}
 	use, err := c.answers.FirstUse(ctx, owner, ReplayKeyPrefix+nonce, ttl, c.budget)
 	switch {
 	case err != nil:

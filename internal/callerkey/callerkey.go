@@ -14,20 +14,51 @@
 // the previous release and this one must agree on it. TestSpellingIsStable pins it.
 //
 // A caller's token digest (upstreams/backend.SubjectKey) is a different key: what a
-// token-exchange backend answered for one token of a caller, not the caller. Bindings carried
-// in what clients hold (legacy session ids, denial handles) digest issuer NUL subject instead:
-// they bind a value to a caller rather than key state by one, and changing them would void
-// what clients of the previous release hold.
+// token-exchange backend answered for one token of a caller, not the caller. Three digests of a
+// caller are spelled otherwise, each because what it names outlives a release and another
+// spelling would void it at the next rolling update, and each unambiguous because an issuer
+// never holds NUL (authz refuses an issuer URL with a control character): the binding of a
+// pre-2026 session id (legacysession.Bind, issuer NUL subject), the owner of the token vault's
+// records (vault.Caller.Owner, the same with a label), and the binding of a denial handle
+// (mcphttp contextBinding, whose fields, a subject holding NUL included, are each written so
+// that they are told apart). A key built on one of these (a rate-limit bucket, a store key)
+// starts from Of, and a part that may hold its separator is written so it cannot run into the
+// next (mcphttp ruleBucket).
+//
+// A caller without identity (the gateway runs without authentication) is bounded by where it
+// comes from instead: Client spells the key of a client address group as internal/clientaddr
+// resolves it (the TCP peer, or the address the trusted proxies name; an IPv6 client by its
+// prefix). Such a key holds no "#", so it is never a key Of writes and Split refuses it: the
+// bounds of a client address never meet an authenticated caller's, nor does anything that
+// needs an identity (the token vault, token exchange) take it for one.
 package callerkey
 
-import "strings"
+import (
+	"net/netip"
+	"strings"
+)
 
 // Of is the key of the caller subject of issuer. It is issuer + "#" + subject, whatever they
 // are: the callers of Of hold only issuers and subjects the gateway verified (see the package
-// comment). It never answers "" for a caller, since "" is the anonymous caller that no
-// per-caller bound applies to.
+// comment). It never answers "": "" is no caller at all (the gateway runs without
+// authentication), whose per-caller bounds are its client address's (Client).
 func Of(issuer, subject string) string {
 	return issuer + "#" + subject
+}
+
+// clientPrefix starts every key Client writes.
+const clientPrefix = "client "
+
+// Client is the key a per-caller bound charges a request without identity to: the group of
+// its client address (internal/clientaddr Resolver.Key), "client " followed by the prefix, such
+// as "client 192.0.2.1/32" or "client 2001:db8::/64". Every request whose address is unknown (a
+// peer that is not TCP) is charged to "client unknown", one key for all of them.
+func Client(group netip.Prefix) string {
+	if !group.IsValid() {
+		return clientPrefix + "unknown"
+	}
+	b := make([]byte, 0, len(clientPrefix)+len("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128"))
+	return string(group.AppendTo(append(b, clientPrefix...)))
 }
 
 // Split returns the issuer and subject of key; ok is false for a key Of would not have written.

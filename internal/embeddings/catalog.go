@@ -162,7 +162,7 @@ func (v *Vectors) store(idx []int, vecs [][]float32, owner string) {
 	}
 }
 
-// Dense is what a search of caller (its subject; "" without authentication) fuses: the
+// Dense is what a search of caller (its key; its client address's without authentication) fuses: the
 // query's vector and the catalog's (by tool), or ok false, and then the search ranks lexically
 // at once (the reason is counted). It waits at most Timeout in all: for the tools' vectors while
 // they are being asked for (not when their requests have stopped, on a failure or the budget),

@@ -20,8 +20,9 @@ import (
 // retryable error and the backend receives nothing, fail-open lets it through; a webhook
 // answering garbage fails closed; an Interceptor Server that crashes opens its circuit (calls
 // then fail fast without reaching it) and closes it again once it is back; a call past an
-// interceptor's concurrency bound waits for a slot and is not sent while the slot is held. The metrics name
-// each interceptor, its results and the reasons.
+// interceptor's concurrency bound waits for a slot and is not sent while the slot is held, and
+// one past its client's share (without authentication, per client address) is refused at once.
+// The metrics name each interceptor, its results and the reasons.
 func TestInterceptorFailures(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha")
 	slow := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "slow", Type: intercept.TypeValidation,
@@ -87,16 +88,22 @@ func TestInterceptorFailures(t *testing.T) {
 	crashy.SetCrashed(false)
 	mcptest.WaitFor(t, "the recovered interceptor's circuit to let a call through", func() bool { return progress() == nil })
 
-	// maxConcurrent 1: while one invocation holds the slot, another call waits for it and is
-	// not sent; when its caller gives up, it is counted and nothing more happens.
+	// maxConcurrent 1 (and so a share of 1 for each client): while one invocation holds the
+	// slot, another call of the same client is refused at once (caller_limit), and another
+	// client's call waits for the slot and is not sent; when its caller gives up, it is counted
+	// and nothing more happens.
 	held := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__fail"})
 		held <- err
 	}()
 	<-entered
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__fail"}); !couldNotDecide(err) || len(narrow.Invocations()) != 1 {
+		t.Fatalf("past the client's share: %v; %d invocations while the slot was held", err, len(narrow.Invocations()))
+	}
+	other := connectEra(t, gw, "2026-07-28", mcptest.WithRoundTripper(from("127.0.0.2").Transport))
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
-	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__fail"})
+	_, err := other.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__fail"})
 	cancel()
 	if err == nil || len(narrow.Invocations()) != 1 {
 		t.Fatalf("past the concurrency bound: %v; %d invocations while the slot was held", err, len(narrow.Invocations()))
@@ -116,6 +123,7 @@ func TestInterceptorFailures(t *testing.T) {
 		`mcp_gateway_interceptor_errors_total{interceptor="garbage",reason="malformed"} 2`,
 		`mcp_gateway_interceptor_calls_total{interceptor="crashy",phase="request",result="allowed"} 1`,
 		`mcp_gateway_interceptor_calls_total{interceptor="narrow",phase="request",result="allowed"} 1`,
+		`mcp_gateway_interceptor_errors_total{interceptor="narrow",reason="caller_limit"} 1`,
 	} {
 		if !scrape.Has(want) {
 			t.Errorf("the scrape lacks %s\n%s", want, scrape.Text())

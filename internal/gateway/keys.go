@@ -22,8 +22,8 @@ type MRTRConfig struct {
 	TTL time.Duration `yaml:"ttl"`
 	// MaxTokenBytes bounds a requestState or cursor, checked before any decoding. Default 8 KiB.
 	MaxTokenBytes int `yaml:"maxTokenBytes"`
-	// MaxAnswersPerCaller bounds the rounds one caller (issuer and subject) may answer per
-	// TTL: confirmations, backend round trips and approvals each leave a replay record in the
+	// MaxAnswersPerCaller bounds the rounds one caller (issuer and subject; without
+	// authentication, one client address) may answer per TTL: confirmations, backend round trips and approvals each leave a replay record in the
 	// shared store until their requestState expires. Past it a retry is refused with 429
 	// (-32012, Retry-After), nothing is run and nothing recorded. Default 10000; at most 1000000.
 	MaxAnswersPerCaller int `yaml:"maxAnswersPerCaller"`

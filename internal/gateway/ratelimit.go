@@ -12,7 +12,8 @@ import (
 // (`rateLimit: "60/m burst 10"`); this block adds a limit on each caller's total and says what
 // happens when the store cannot answer.
 type RateLimitConfig struct {
-	// PerCaller limits every authenticated caller's requests, e.g. "600/m burst 100". Empty: no
+	// PerCaller limits every caller's requests (without authentication, every client
+	// address's: docs/client-bounds.md), e.g. "600/m burst 100". Empty: no
 	// per-caller limit.
 	PerCaller string `yaml:"perCaller"`
 	// FailClosed refuses requests (503, retryable) when the store cannot be reached. Default

@@ -86,8 +86,8 @@ type Config struct {
 	// MaxConcurrent bounds this interceptor's invocations in flight on a replica; more wait
 	// for a slot within Timeout. Default DefaultMaxConcurrent.
 	MaxConcurrent int `yaml:"maxConcurrent"`
-	// MaxConcurrentPerCaller bounds one authenticated caller's (issuer and subject) share of
-	// those invocations: past it, a call is refused at once (reason caller_limit, whatever
+	// MaxConcurrentPerCaller bounds one caller's (issuer and subject; without authentication,
+	// client address) share of those invocations: past it, a call is refused at once (reason caller_limit, whatever
 	// FailOpen says) instead of waiting, so one caller cannot hold the slots every other
 	// caller's calls need. Default a quarter of MaxConcurrent, at least 1; at most MaxConcurrent.
 	MaxConcurrentPerCaller int `yaml:"maxConcurrentPerCaller"`

@@ -31,7 +31,9 @@ type Call struct {
 	// the interceptor's per-caller circuit count it under, as the upstreams' breakers do. It is
 	// required with a Principal: a call that has one and no key is refused whatever failOpen
 	// says (ReasonNoCallerKey), since a missing key must not switch the per-caller bounds off.
-	// Without a Principal (no authentication) every caller is the same anonymous one.
+	// Without a Principal (no authentication) it is the client address's key
+	// (callerkey.Client), which the per-caller slots count under; the circuit then counts every
+	// failure as the shared circuit's. "" without a Principal: no per-caller slot.
 	Caller string
 	// TraceParent is the call's traceparent ("" for none), from which the context's traceId and
 	// spanId come; Header are the trace headers sent along.
@@ -242,14 +244,21 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 		return nil, errTooLarge
 	}
 	caller := c.Caller
-	if c.Principal != nil {
-		if caller == "" {
-			return nil, errNoCallerKey
-		}
+	if c.Principal != nil && caller == "" {
+		return nil, errNoCallerKey
+	}
+	if caller != "" {
 		if !ic.enter(caller) {
 			return nil, errCallerLimit
 		}
 		defer ic.leave(caller)
+	}
+	// The circuit is charged to an authenticated caller only: without authentication nothing
+	// tells callers apart that a client could not change at will, so every failure counts for
+	// the shared circuit, as a backend's do (backend.BreakerConfig.MinCallers).
+	charge := caller
+	if c.Principal == nil {
+		charge = ""
 	}
 	// Its expiry is the interceptor's timeout, which its circuit breaker counts as the backend
 	// client's own timeout would be.
@@ -271,7 +280,7 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 	}
 	params := appendParams(make([]byte, 0, len(payload)+512), ic.cfg.Interceptor, c.Method, phase.String(),
 		payload, ic.config, left, ic.context(c, now), meta)
-	raw, err := ic.t.invoke(ctx, params, c.Header, caller)
+	raw, err := ic.t.invoke(ctx, params, c.Header, charge)
 	if err != nil {
 		return nil, err
 	}

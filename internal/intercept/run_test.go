@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
@@ -726,5 +728,51 @@ func TestNoCallerKeyRefused(t *testing.T) {
 	}
 	if v := f.run(t, PhaseRequest, toolCall(t, `{}`)); v.Blocked || len(s.Invocations()) != 1 {
 		t.Fatalf("anonymous call: %+v, %d invocations", v, len(s.Invocations()))
+	}
+}
+
+// TestPerClientBoundWithoutAuthentication: without authentication the per-caller share applies
+// to each client address (the gateway passes callerkey.Client as Call.Caller): a client holding
+// its share has its next call fail at once, while another client's call is decided. Before, a
+// call without a Principal took no share, so one client could hold every slot.
+func TestPerClientBoundWithoutAuthentication(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	hold := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		if strings.Contains(string(inv.Payload), "hold") {
+			entered <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return intercepttest.Validation(inv, true, ""), nil
+	}
+	s := host(t, "guard", TypeValidation, hold)
+	cfg := validator("guard", s.URL())
+	cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller, cfg.Timeout = 8, 1, time.Minute
+	f := newFixture(t, nil, cfg)
+	from := func(addr, args string) *Call {
+		c := toolCall(t, args)
+		c.Caller = callerkey.Client(netip.MustParsePrefix(addr))
+		return c
+	}
+	var wg sync.WaitGroup
+	var first Verdict
+	wg.Go(func() { first = f.run(t, PhaseRequest, from("192.0.2.1/32", `{"text":"hold"}`)) })
+	<-entered
+	if v := f.run(t, PhaseRequest, from("192.0.2.1/32", `{"text":"again"}`)); !v.Blocked || !v.Failed || f.metrics.last().reason != ReasonCallerLimit {
+		t.Fatalf("a client past its share: %+v, %+v", v, f.metrics.last())
+	}
+	if v := f.run(t, PhaseRequest, from("192.0.2.2/32", `{"text":"fine"}`)); v.Blocked {
+		t.Fatalf("another client: %+v, %+v", v, f.metrics.last())
+	}
+	close(release)
+	wg.Wait()
+	if first.Blocked || len(s.Invocations()) != 2 {
+		t.Fatalf("first: %+v; %d invocations", first, len(s.Invocations()))
+	}
+	if n := len(f.set.all[0].callers); n != 0 {
+		t.Fatalf("%d clients still counted", n)
 	}
 }

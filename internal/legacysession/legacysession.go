@@ -109,7 +109,10 @@ func (s *Session) LogKey() string { return s.Key()[:8] }
 
 // Bind returns the principal a session is bound to: base64url (no padding) of the first 16
 // bytes of SHA-256(issuer || 0x00 || subject). The separator keeps ("ab","c") and ("a","bc")
-// apart; issuer and subject are what a token refresh keeps.
+// apart, whatever the subject holds (NUL included), because an issuer never holds NUL (authz
+// refuses an issuer URL with a control character); issuer and subject are what a token refresh
+// keeps. It is not a digest of callerkey.Of: every session id a client holds is bound this way,
+// and another spelling would void them all (404, initialize again) at the next rolling update.
 func Bind(issuer, subject string) string {
 	h := sha256.New()
 	h.Write([]byte(issuer))

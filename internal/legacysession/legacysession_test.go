@@ -371,3 +371,36 @@ func TestURLElicitationNeverReaches20250618(t *testing.T) {
 		}
 	}
 }
+
+// TestBindFamily: no two callers share a binding, whatever their subjects hold (NUL, "#",
+// 0x01, nothing, 8 KiB), one subject at two issuers included, and no caller's binding is the
+// unauthenticated one (Anonymous), so a session id opens for the caller it was minted for only.
+func TestBindFamily(t *testing.T) {
+	long := strings.Repeat("s", 8<<10)
+	callers := [][2]string{
+		{"https://issuer.example", "alice"},
+		{"https://other.example", "alice"},
+		{"https://issuer.example", "alice\x00"},
+		{"https://issuer.example", "\x00alice"},
+		{"https://issuer.example", "alice\x00https://other.example"},
+		{"https://issuer.example", "alice#"},
+		{"https://issuer.example", "#alice"},
+		{"https://issuer.example", "\x01"},
+		{"https://issuer.example", ""},
+		{"https://issuer.example", long},
+		{"https://issuer.example", long + "\x00"},
+		{"https://issuer.example/a", "b"},
+		{"https://issuer.example", "/a\x00b"},
+	}
+	seen := map[string][2]string{}
+	for _, c := range callers {
+		b := Bind(c[0], c[1])
+		if other, dup := seen[b]; dup {
+			t.Errorf("%q and %q share the binding %q", c, other, b)
+		}
+		if b == Anonymous || len(b) > MaxPrincipalBytes {
+			t.Errorf("Bind(%q) = %q: the anonymous binding, or longer than a session holds", c, b)
+		}
+		seen[b] = c
+	}
+}

@@ -116,7 +116,11 @@ type Caller struct {
 }
 
 // Owner is the caller's name in the store: a digest of issuer and subject, so identities are not
-// kept in clear and one caller's records are grouped.
+// kept in clear and one caller's records are grouped. Issuer and subject are joined by NUL, which
+// no issuer holds (authz refuses an issuer URL with a control character), so no two callers share
+// an owner whatever their subjects hold. It is not a digest of callerkey.Of: every record stored
+// is named this way, and another spelling would orphan every user's stored tokens (each would
+// have to connect again) at the next rolling update.
 type Owner string
 
 // Owner returns c's name in the store.

@@ -340,3 +340,34 @@ func testTake(t *testing.T, open func(t *testing.T) (store.Records, store.Store)
 
 // testLife is the lifetimes of the records a test writes to the store itself: the defaults.
 var testLife = store.RecordLife{Now: time.Now(), Idle: DefaultRecordIdle, Absolute: DefaultRecordMaxAge}
+
+// TestOwnerSpelling: the owner a record is stored under is part of what outlives a process (a
+// replica of the previous release and this one read the same records, in Redis), so this value
+// is the format; and no two callers share an owner, whatever their subjects hold (NUL, "#",
+// nothing, 8 KiB), one subject at two issuers included.
+func TestOwnerSpelling(t *testing.T) {
+	// base64url(SHA-256("vault owner" 0x00 "https://issuer.example" 0x00 "alice")).
+	if got, want := (Caller{"https://issuer.example", "alice"}).Owner(), Owner("LM0WPzHDbA3zYokcPjrmVsQ7cVzvFuBZZffZ62AEzEE"); got != want {
+		t.Errorf("Owner = %q, want %q: records stored by the previous release would be orphaned", got, want)
+	}
+	long := strings.Repeat("s", 8<<10)
+	seen := map[Owner]Caller{}
+	for _, c := range []Caller{
+		{"https://issuer.example", "alice"},
+		{"https://other.example", "alice"},
+		{"https://issuer.example", "alice\x00"},
+		{"https://issuer.example", "\x00alice"},
+		{"https://issuer.example", "alice\x00https://other.example"},
+		{"https://issuer.example", "a#b"},
+		{"https://issuer.example", ""},
+		{"https://issuer.example", long},
+		{"https://issuer.example/a", "b"},
+		{"https://issuer.example", "/a\x00b"},
+	} {
+		o := c.Owner()
+		if other, dup := seen[o]; dup {
+			t.Errorf("%q and %q share the owner %q", c, other, o)
+		}
+		seen[o] = c
+	}
+}

@@ -53,7 +53,7 @@ func (q *clientReq) ask(ctx context.Context, result []byte, written func()) (res
 		}
 		return err
 	}
-	responses, held, err = e.asks.askHeld(rctx, q.sess, q.in.Subject(), reqs, q.roundLimits(), emit)
+	responses, held, err = e.asks.askHeld(rctx, q.sess, q.in.BoundKey(), reqs, q.roundLimits(), emit)
 	q.in.Waited(e.now().Sub(asked))
 	q.c.KeepAlive(false)
 	switch {

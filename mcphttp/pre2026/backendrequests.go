@@ -53,7 +53,7 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		// while the user thinks.
 		q.c.KeepAlive(true)
 		asked := e.now()
-		responses, release, err := e.asks.ask(rctx, sess, q.in.Subject(), []era.InputRequest{r}, q.roundLimits(), q.emit)
+		responses, release, err := e.asks.ask(rctx, sess, q.in.BoundKey(), []era.InputRequest{r}, q.roundLimits(), q.emit)
 		q.in.Waited(e.now().Sub(asked))
 		q.c.KeepAlive(false)
 		if err != nil {

@@ -314,7 +314,7 @@ func (q *clientReq) request() error {
 			return q.subscribe()
 		}
 	case translated[m]:
-		q.logLevel = q.e.state.level(q.in.Context(), q.sess, q.in.Subject())
+		q.logLevel = q.e.state.level(q.in.Context(), q.sess, q.in.BoundKey())
 		return q.call()
 	}
 	// tasks/*, anything else (resources/subscribe without the GET stream that would deliver
@@ -342,7 +342,7 @@ func (q *clientReq) deliver(answer *jsonrpc.Message) error {
 	if !sessionBound(q.sess) {
 		return answerRefused(errBadAnswer, q.in.Limited)
 	}
-	if err := q.e.asks.deliver(q.in.Context(), q.sess, q.in.Subject(), answer); err != nil {
+	if err := q.e.asks.deliver(q.in.Context(), q.sess, q.in.BoundKey(), answer); err != nil {
 		return answerRefused(err, q.in.Limited)
 	}
 	q.c.Accepted()

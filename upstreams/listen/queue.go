@@ -19,7 +19,8 @@ type Caller struct {
 	// a client must not learn when a resource it may not read changes. It is called on the
 	// backend stream's goroutine and must not block. nil allows every resource.
 	Visible func(names.Kind, names.Target) bool
-	// Key is the caller (issuer and subject): the notifications waiting for its listens on a
+	// Key is the caller (issuer and subject; the gateway gives a client address's key,
+	// callerkey.Client, without authentication): the notifications waiting for its listens on a
 	// replica are charged to one share of the replica's budget of result bytes (Listens). Every
 	// caller without a key shares one.
 	Key string
