@@ -77,7 +77,7 @@ func (x *request) checkPin(target upstreams.Target) error {
 	switch {
 	case v.Blocked():
 		x.logPin("pin drift: call refused", v)
-		e := pinDriftError(x.route.pinItem, v, x.shadowed(v))
+		e := pinDriftError(x.route.pinItem, v, shadowed(x.s, v))
 		// Final for the caller: only the operator's review of the change lifts it.
 		return denialError(e, denial{remediation: remediationUnavailable, text: e.RPC.Message})
 	case confirm:
@@ -136,11 +136,11 @@ func pinDriftError(name string, v pins.Verdict, shadows string) *Error {
 }
 
 // shadowed is the namespaced name of the tool v says the item shadows, "" when none.
-func (x *request) shadowed(v pins.Verdict) string {
+func shadowed(s *Server, v pins.Verdict) string {
 	if v.Shadows == nil {
 		return ""
 	}
-	return x.s.backends.Namespaced(upstreams.KindTool, upstreams.Target{Upstream: v.Shadows.Backend, Name: v.Shadows.Key})
+	return s.backends.Namespaced(upstreams.KindTool, upstreams.Target{Upstream: v.Shadows.Backend, Name: v.Shadows.Key})
 }
 
 // pinNote puts the drift in front of a confirmation's message, when the confirmation is asked
