@@ -1,0 +1,113 @@
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/intercept"
+	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// TestTraceMetaOffGrammarNotForwarded: a trace member in _meta that the gateway does not forward
+// as a header (a traceparent off the W3C grammar, and the tracestate that came with it; a
+// tracestate or baggage off its grammar; a tracestate without a traceparent, or with another
+// traceparent than the one the headers carry) is not forwarded in _meta either: the backend
+// starts a new trace rather than reading what the caller wrote, in both eras. A request-phase
+// interceptor is shown exactly what the backend gets, so a validator refusing the member's
+// text never fires. A trace that keeps to its grammars still reaches the backend in the headers
+// and in _meta.
+func TestTraceMetaOffGrammarNotForwarded(t *testing.T) {
+	const mark = "kmark7" // in every member that must not reach the backend
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	alpha := mcptest.StartServer(t, "alpha")
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf(mark, "the member reached the interceptor")},
+	})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Interceptors = []InterceptorConfig{interceptorEntry("guard", ics.URL(), intercept.TypeValidation, []string{"echo"}, "request")}
+	}, alpha)
+	url := "http://" + gw.MCP + "/mcp"
+	const modernMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`
+	body := func(id int, meta string, modern bool) string {
+		if modern {
+			meta = modernMeta + meta
+		}
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{%s},"name":"alpha__echo","arguments":{"text":"hi"}}}`, id, meta)
+	}
+	cases := []struct {
+		name string
+		hdr  http.Header
+		meta string
+	}{
+		{"traceparent off its grammar", nil, `"traceparent":"00-` + mark + `-00f067aa0ba902b7-01"`},
+		{"traceparent in upper case, its tracestate with it", nil,
+			`"traceparent":"` + strings.ToUpper(tp) + `","tracestate":"k=` + mark + `"`},
+		{"traceparent version ff", nil, `"traceparent":"ff` + tp[2:] + `","baggage":"b=1","tracestate":"k=` + mark + `"`},
+		{"tracestate off its grammar", nil, `"traceparent":"` + tp + `","tracestate":"Vendor=` + mark + `;x"`},
+		{"tracestate without traceparent", nil, `"tracestate":"k=` + mark + `"`},
+		{"baggage off its grammar", nil, `"baggage":"note=` + mark + ` in words"`},
+		{"baggage with a quote", nil, `"baggage":"k=\"` + mark + `\""`},
+		{"tracestate of another traceparent than the header's", http.Header{"Traceparent": {tp}},
+			`"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"k=` + mark + `"`},
+		{"baggage under an invalid Baggage header", http.Header{"Baggage": {"a b"}}, `"baggage":"k=` + mark + `"`},
+	}
+	for _, era := range []string{"2026-07-28", legacyclient.Version} {
+		modern := era == "2026-07-28"
+		var raw *legacyclient.Raw
+		var sid string
+		if !modern {
+			raw = &legacyclient.Raw{}
+			sid = raw.Initialize(t, url)
+		}
+		call := func(t *testing.T, id int, hdr http.Header, meta string) (int, string) {
+			t.Helper()
+			if modern {
+				h := modernHeaders("tools/call", "alpha__echo")
+				for k, v := range hdr {
+					h[k] = v
+				}
+				status, _, b := post(t, url, h, body(id, meta, true))
+				return status, b
+			}
+			raw.Header = hdr
+			r := raw.Post(t, url, sid, body(id, meta, false))
+			return r.Status, r.Body
+		}
+		for i, tc := range cases {
+			t.Run(era+"/"+tc.name, func(t *testing.T) {
+				alpha.Reset()
+				status, got := call(t, i+1, tc.hdr, tc.meta)
+				if status != http.StatusOK || strings.Contains(got, "refused") || strings.Contains(got, "rror") {
+					t.Fatalf("%d %.300s", status, got)
+				}
+				calls := alpha.RequestsOf("tools/call")
+				if len(calls) != 1 {
+					t.Fatalf("the backend received %d calls", len(calls))
+				}
+				if strings.Contains(string(calls[0].Body), mark) || strings.Contains(fmt.Sprint(calls[0].Header), mark) {
+					t.Fatalf("the backend received the member: %v %s", calls[0].Header, calls[0].Body)
+				}
+			})
+		}
+		t.Run(era+"/a trace in its grammars propagates", func(t *testing.T) {
+			alpha.Reset()
+			status, got := call(t, 100, nil, `"traceparent":"`+tp+`","tracestate":"k=v","baggage":"b=2"`)
+			if status != http.StatusOK || strings.Contains(got, "refused") {
+				t.Fatalf("%d %.300s", status, got)
+			}
+			calls := alpha.RequestsOf("tools/call")
+			if len(calls) != 1 {
+				t.Fatalf("the backend received %d calls", len(calls))
+			}
+			h, b := calls[0].Header, string(calls[0].Body)
+			if h.Get("Traceparent") != tp || h.Get("Tracestate") != "k=v" || h.Get("Baggage") != "b=2" ||
+				!strings.Contains(b, `"traceparent":"`+tp+`"`) || !strings.Contains(b, `"tracestate":"k=v"`) || !strings.Contains(b, `"baggage":"b=2"`) {
+				t.Fatalf("the backend received %v %s", h, b)
+			}
+		})
+	}
+}
