@@ -159,6 +159,9 @@ func TestReadSizedFollowsArrivedBytes(t *testing.T) {
 		for _, size := range []int64{-1, 0, int64(n) - 1, int64(n), int64(n) + 1, 2 * int64(n), limit - 1, limit, 1 << 40} {
 			for _, budget := range []*Budget{nil, NewBudget(8 << 20)} {
 				for _, slow := range []bool{false, true} {
+					if slow && n > 16<<10 {
+						continue // a byte a read is for the small sizes, where the doublings are
+					}
 					var r io.Reader = strings.NewReader(strings.Repeat("x", n))
 					if slow {
 						r = iotest.OneByteReader(r)
