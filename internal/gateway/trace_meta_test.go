@@ -10,6 +10,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 )
 
 // TestTraceMetaOffGrammarNotForwarded: a trace member in _meta that the gateway does not forward
@@ -109,5 +110,29 @@ func TestTraceMetaOffGrammarNotForwarded(t *testing.T) {
 				t.Fatalf("the backend received %v %s", h, b)
 			}
 		})
+	}
+}
+
+// TestTraceMetaFindTools: find_tools fetches the tool catalog from the backends with the trace
+// context the gateway accepted, as a tools/list does: a baggage off its grammar in the call's
+// _meta reaches no backend.
+func TestTraceMetaFindTools(t *testing.T) {
+	const mark = "kmark7"
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := startTestGateway(t, func(c *Config) { c.Server.Search = mcphttp.SearchConfig{Enabled: true} }, alpha)
+	alpha.Reset()
+	status, r := postCall(t, gw, "", "find_tools", `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",`+
+		`"io.modelcontextprotocol/clientCapabilities":{},"baggage":"note=`+mark+` in words"},"name":"find_tools","arguments":{"query":"echo"}`)
+	if status != http.StatusOK || r.Error != nil {
+		t.Fatalf("find_tools: %d %+v", status, r.Error)
+	}
+	lists := alpha.RequestsOf("tools/list")
+	if len(lists) == 0 {
+		t.Fatal("find_tools fetched no catalog")
+	}
+	for _, l := range lists {
+		if strings.Contains(string(l.Body), mark) || strings.Contains(fmt.Sprint(l.Header), mark) {
+			t.Fatalf("the backend's tools/list carried the member: %v %s", l.Header, l.Body)
+		}
 	}
 }
