@@ -17,7 +17,8 @@ import (
 // as a header (a traceparent off the W3C grammar, and the tracestate that came with it; a
 // tracestate or baggage off its grammar; a tracestate without a traceparent, or with another
 // traceparent than the one the headers carry) is not forwarded in _meta either: the backend
-// starts a new trace rather than reading what the caller wrote, in both eras. A request-phase
+// starts a new trace rather than reading what the caller wrote, for clients of both eras and
+// backends of both eras. A request-phase
 // interceptor is shown exactly what the backend gets, so a validator refusing the member's
 // text never fires. A trace that keeps to its grammars still reaches the backend in the headers
 // and in _meta.
@@ -25,19 +26,22 @@ func TestTraceMetaOffGrammarNotForwarded(t *testing.T) {
 	const mark = "kmark7" // in every member that must not reach the backend
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	alpha := mcptest.StartServer(t, "alpha")
+	old := mcptest.StartLegacyServer(t, "old")
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{
 		{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf(mark, "the member reached the interceptor")},
 	})
 	gw := startTestGateway(t, func(c *Config) {
-		c.Interceptors = []InterceptorConfig{interceptorEntry("guard", ics.URL(), intercept.TypeValidation, []string{"echo"}, "request")}
-	}, alpha)
+		guard := interceptorEntry("guard", ics.URL(), intercept.TypeValidation, []string{"echo"}, "request")
+		guard.Rules[0].Upstream = "*"
+		c.Interceptors = []InterceptorConfig{guard}
+	}, alpha, old)
 	url := "http://" + gw.MCP + "/mcp"
 	const modernMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`
-	body := func(id int, meta string, modern bool) string {
+	body := func(id int, tool, meta string, modern bool) string {
 		if modern {
 			meta = modernMeta + meta
 		}
-		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{%s},"name":"alpha__echo","arguments":{"text":"hi"}}}`, id, meta)
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{%s},"name":%q,"arguments":{"text":"hi"}}}`, id, meta, tool)
 	}
 	cases := []struct {
 		name string
@@ -64,39 +68,42 @@ func TestTraceMetaOffGrammarNotForwarded(t *testing.T) {
 			raw = &legacyclient.Raw{}
 			sid = raw.Initialize(t, url)
 		}
-		call := func(t *testing.T, id int, hdr http.Header, meta string) (int, string) {
+		call := func(t *testing.T, id int, be *mcptest.Server, hdr http.Header, meta string) (int, string) {
 			t.Helper()
+			tool := be.Name() + "__echo"
 			if modern {
-				h := modernHeaders("tools/call", "alpha__echo")
+				h := modernHeaders("tools/call", tool)
 				for k, v := range hdr {
 					h[k] = v
 				}
-				status, _, b := post(t, url, h, body(id, meta, true))
+				status, _, b := post(t, url, h, body(id, tool, meta, true))
 				return status, b
 			}
 			raw.Header = hdr
-			r := raw.Post(t, url, sid, body(id, meta, false))
+			r := raw.Post(t, url, sid, body(id, tool, meta, false))
 			return r.Status, r.Body
 		}
-		for i, tc := range cases {
-			t.Run(era+"/"+tc.name, func(t *testing.T) {
-				alpha.Reset()
-				status, got := call(t, i+1, tc.hdr, tc.meta)
-				if status != http.StatusOK || strings.Contains(got, "refused") || strings.Contains(got, "rror") {
-					t.Fatalf("%d %.300s", status, got)
-				}
-				calls := alpha.RequestsOf("tools/call")
-				if len(calls) != 1 {
-					t.Fatalf("the backend received %d calls", len(calls))
-				}
-				if strings.Contains(string(calls[0].Body), mark) || strings.Contains(fmt.Sprint(calls[0].Header), mark) {
-					t.Fatalf("the backend received the member: %v %s", calls[0].Header, calls[0].Body)
-				}
-			})
+		for _, be := range []*mcptest.Server{alpha, old} {
+			for i, tc := range cases {
+				t.Run(era+"/"+be.Name()+"/"+tc.name, func(t *testing.T) {
+					be.Reset()
+					status, got := call(t, i+1, be, tc.hdr, tc.meta)
+					if status != http.StatusOK || strings.Contains(got, "refused") || strings.Contains(got, "rror") {
+						t.Fatalf("%d %.300s", status, got)
+					}
+					calls := bodyCalls(be)
+					if len(calls) != 1 {
+						t.Fatalf("the backend received %d calls", len(calls))
+					}
+					if strings.Contains(string(calls[0].Body), mark) || strings.Contains(fmt.Sprint(calls[0].Header), mark) {
+						t.Fatalf("the backend received the member: %v %s", calls[0].Header, calls[0].Body)
+					}
+				})
+			}
 		}
 		t.Run(era+"/a trace in its grammars propagates", func(t *testing.T) {
 			alpha.Reset()
-			status, got := call(t, 100, nil, `"traceparent":"`+tp+`","tracestate":"k=v","baggage":"b=2"`)
+			status, got := call(t, 100, alpha, nil, `"traceparent":"`+tp+`","tracestate":"k=v","baggage":"b=2"`)
 			if status != http.StatusOK || strings.Contains(got, "refused") {
 				t.Fatalf("%d %.300s", status, got)
 			}
@@ -135,4 +142,16 @@ func TestTraceMetaFindTools(t *testing.T) {
 			t.Fatalf("the backend's tools/list carried the member: %v %s", l.Header, l.Body)
 		}
 	}
+}
+
+// bodyCalls are the tools/call requests be received, read from their bodies: a pre-2026 backend
+// gets no Mcp-Method header to tell them by.
+func bodyCalls(be *mcptest.Server) []mcptest.Exchange {
+	var out []mcptest.Exchange
+	for _, e := range be.Requests() {
+		if strings.Contains(string(e.Body), `"method":"tools/call"`) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
