@@ -153,11 +153,11 @@ func (b *Buffer) Release() {
 	b.B, b.holder, b.charged = nil, nil, 0
 }
 
-// grow makes room for at least one more byte: the capacity doubles, from MinBuffer, and never
-// past most, and the growth is charged first. It is called only when the buffer is full, so a
-// buffer is never more than twice the bytes that arrived (or MinBuffer).
-func (b *Buffer) grow(most int) error {
-	n := max(2*cap(b.B), MinBuffer)
+// grow makes room for at least one more byte: the capacity is multiplied by factor, from
+// MinBuffer, never past most, and the growth is charged first. It is called only when the buffer
+// is full, so a buffer is never more than factor times the bytes that arrived (or MinBuffer).
+func (b *Buffer) grow(factor, most int) error {
+	n := max(factor*cap(b.B), MinBuffer)
 	if n > most {
 		n = most
 	}
@@ -184,15 +184,16 @@ func Read(r io.Reader, limit int64, budget *Budget) (*Buffer, error) {
 }
 
 // ReadSized is Read for a body that declares its size (a backend's Content-Length): the
-// buffer still grows only as bytes arrive, doubling, but a growth that would pass the declared
-// size plus the byte that proves its end stops there, so a body as long as it said ends in a
-// buffer of exactly its size rather than one up to twice as large. The declared size is only a
-// hint and is never allocated up front: a peer that announces a large body and sends a byte
-// costs a byte's buffer, with or without a budget. A body longer than it declared still grows,
+// buffer still grows only as bytes arrive, but by fours while it is short of the declared size,
+// and a growth that would pass that size plus the byte that proves its end stops there, so a
+// body as long as it said ends in a buffer of exactly its size, after fewer copies. The
+// declared size is only a hint and is never allocated up front: the buffer is never more than
+// four times the bytes that arrived (or MinBuffer), so a peer that announces a large body and
+// sends a byte costs a MinBuffer, with or without a budget. A body longer than it declared still grows,
 // and is still bounded by limit.
 func ReadSized(r io.Reader, limit, size int64, budget *Budget) (*Buffer, error) {
 	b := &Buffer{budget: budget}
-	if err := b.grow(MinBuffer); err != nil {
+	if err := b.grow(2, MinBuffer); err != nil {
 		return nil, err
 	}
 	max := limit + 1 // the byte that proves the body is too large
@@ -210,11 +211,14 @@ func ReadSized(r io.Reader, limit, size int64, budget *Budget) (*Buffer, error) 
 			// buffer size (or at limit) is not copied into a larger buffer to read its EOF.
 			var one [1]byte
 			if n, err = r.Read(one[:]); n > 0 {
-				most := max
+				factor, most := 2, max
 				if size >= 0 && size < limit && size+1 > int64(cap(b.B)) {
-					most = size + 1 // the declared end, and the byte that proves it
+					// Toward a declared end, and the byte that proves it: by fours, which
+					// halves the copies and the garbage of a large body, still in step
+					// with the bytes that arrived.
+					factor, most = 4, size+1
 				}
-				if gerr := b.grow(int(most)); gerr != nil {
+				if gerr := b.grow(factor, int(most)); gerr != nil {
 					b.Release()
 					return nil, gerr
 				}

@@ -234,8 +234,8 @@ func appendRequest(dst []byte, c *Call, sent string) ([]byte, error) {
 }
 
 func (s *Stream) readJSON() error {
-	// One buffer growing as the response arrives (to its declared length at most, while it
-	// keeps to it), charged to the replica's budget for responses in flight, kept until Close:
+	// One buffer growing as the response arrives (toward its declared length, while it keeps
+	// to it), charged to the replica's budget for responses in flight, kept until Close:
 	// the result is relayed from it without a copy.
 	buf, err := bodyread.ReadSized(s.resp.Body, s.b.maxBytes, s.resp.ContentLength, s.b.env.Results)
 	if err != nil {
