@@ -216,7 +216,7 @@ func (in *Incoming) Run(m *Inner, out Sink) error {
 	}
 	y := &request{shared: x.shared, start: x.start, requestID: x.requestID, requestIDValue: x.requestIDValue,
 		internal: true, out: out, client: x.client, admitted: admission{listen: x.admitted.listen}}
-	y.ctx, y.hdr = ctx, traceHeaders(x.r.Header, nil)
+	y.ctx, y.hdr = ctx, traceHeadersAsSent(x.r.Header)
 	y.in.req = &jsonrpc.Request{ID: m.ID, Method: m.Method, Params: m.Params}
 	y.in.params, y.in.meta = m.Parsed, m.Meta
 	err := x.s.run(y)

@@ -1,7 +1,6 @@
 package mcphttp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -42,14 +42,14 @@ func openListen(t *testing.T, url, id string) *listener {
 	go func() {
 		defer resp.Body.Close()
 		defer close(l.events)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			data, ok := strings.CutPrefix(sc.Text(), "data: ")
-			if !ok {
-				continue
+		e := eventstream.NewReader(resp.Body, 4<<10, 1<<20)
+		for {
+			ev, err := e.Next()
+			if err != nil {
+				return
 			}
 			var m map[string]any
-			if json.Unmarshal([]byte(data), &m) == nil {
+			if json.Unmarshal(ev.Data, &m) == nil {
 				l.events <- m
 			}
 		}

@@ -130,9 +130,13 @@ func (sr *searcher) endpoint(x *request) (handled bool, err error) {
 // starts is shared, may outlive it, and sends the client's _meta, a slice of the body.
 func (sr *searcher) catalog(x *request) (*upstreams.ToolCatalog, error) {
 	x.in.bodyBuf.Detach()
+	params, err := x.withTrace(x.in.req.Params)
+	if err != nil {
+		return nil, err
+	}
 	return sr.backends.ToolCatalog(x.ctx, &upstreams.ListRequest{
 		Method:       upstreams.MethodToolsList,
-		Params:       x.in.req.Params,
+		Params:       params,
 		Header:       x.passHeaders(),
 		CacheKey:     x.subject(),
 		SubjectToken: x.listSubjectToken(),

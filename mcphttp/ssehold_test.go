@@ -1,10 +1,10 @@
 package mcphttp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -164,17 +165,21 @@ func TestSSERelayFlushesBeforeWaiting(t *testing.T) {
 			}
 			defer res.Body.Close()
 			var got []string
-			sc := bufio.NewScanner(res.Body)
-			for sc.Scan() {
-				got = append(got, sc.Text())
-				if sc.Text() == "data: "+sseProgress1 {
+			e := eventstream.NewReader(res.Body, 4<<10, 1<<20)
+			for {
+				ev, err := e.Next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("the progress event did not reach the client while the backend waited for it: %v; got %q", err, got)
+				}
+				got = append(got, string(ev.Data))
+				if string(ev.Data) == sseProgress1 {
 					close(release)
 				}
 			}
-			if err := sc.Err(); err != nil {
-				t.Fatalf("the progress event did not reach the client while the backend waited for it: %v; got %q", err, got)
-			}
-			if len(got) < 2 || !strings.HasPrefix(got[len(got)-2], `data: {"jsonrpc":"2.0","id":1,"result"`) {
+			if len(got) < 2 || !strings.HasPrefix(got[len(got)-1], `{"jsonrpc":"2.0","id":1,"result"`) {
 				t.Fatalf("stream ended without the result: %q", got)
 			}
 		})

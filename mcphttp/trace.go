@@ -61,6 +61,23 @@ func traceHeaders(h http.Header, meta *jsonrpc.Meta) http.Header {
 	return traceFrom(h, meta).headers()
 }
 
+// traceHeadersAsSent returns the trace headers of h as the client sent them, nil when it sent
+// none: for a request the gateway builds from another edge's, whose _meta the same traceFrom then
+// weighs them against, so that a header off its grammar still wins over _meta (and takes it
+// out) there as it does for a 2026-07-28 request.
+func traceHeadersAsSent(h http.Header) http.Header {
+	var out http.Header
+	for _, k := range [...]string{mcpheader.TraceParent, mcpheader.TraceState, mcpheader.Baggage} {
+		if v := h.Values(k); len(v) > 0 {
+			if out == nil {
+				out = make(http.Header, 3)
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // headers returns tc as the headers to send to the backend, nil when tc is empty.
 func (tc traceContext) headers() http.Header {
 	if tc == (traceContext{}) {
@@ -135,17 +152,21 @@ func visibleASCII(s string) bool {
 	return true
 }
 
-// injectTraceMeta returns params whose _meta carries the given trace values under the SEP-414
-// keys, so a backend that reads only _meta sees the trace context the caller sent as headers.
-// Empty values are left alone. Everything else stays byte for byte, including when nothing
-// needs to change, in which case params itself is returned without allocating. params must be
-// strict JSON (it has passed jsonrpc.Decode).
+// injectTraceMeta returns params whose _meta trace members (the SEP-414 keys) are exactly the
+// given values: set or added when non-empty, removed when empty. So a backend that reads only
+// _meta sees the trace context the caller sent as headers, and never a member the gateway does
+// not forward as a header: a traceparent, tracestate or baggage off its W3C grammar, a
+// tracestate that came with another traceparent, or a _meta value the headers overrode
+// (W3C Trace Context §3.3.1.3: an invalid traceparent is ignored and the receiver starts a new
+// trace, so what it carried must not travel on). Everything else stays byte for byte, including
+// when nothing needs to change, in which case params itself is returned without allocating.
+// params must be strict JSON (it has passed jsonrpc.Decode).
 func injectTraceMeta(params json.RawMessage, tp, ts, bg string) (json.RawMessage, error) {
 	want := [...]metaString{{metaTraceParent, tp}, {metaTraceState, ts}, {metaBaggage, bg}}
-	if tp == "" && ts == "" && bg == "" {
-		return params, nil
-	}
 	if params == nil {
+		if tp == "" && ts == "" && bg == "" {
+			return params, nil
+		}
 		params = json.RawMessage("{}")
 	}
 	start, end := -1, -1
@@ -164,6 +185,9 @@ func injectTraceMeta(params json.RawMessage, tp, ts, bg string) (json.RawMessage
 		return nil, err
 	}
 	if start < 0 {
+		if tp == "" && ts == "" && bg == "" {
+			return params, nil
+		}
 		meta := appendMembers([]byte("{}"), 1, true, want[:])
 		return appendMembers(params, bytes.LastIndexByte(params, '}'), isEmptyObject(params),
 			[]metaString{{"_meta", string(meta)}}), nil
@@ -181,26 +205,26 @@ func injectTraceMeta(params json.RawMessage, tp, ts, bg string) (json.RawMessage
 // JSON (see appendMembers).
 type metaString struct{ key, val string }
 
-// setMetaStrings returns meta with every non-empty wanted key holding its value: existing
-// members replaced in place, missing ones appended. changed is false, and nothing allocated,
-// when meta already holds them all.
+// wantIndex returns the index of key in want, -1 when it is not there.
+func wantIndex(want []metaString, key []byte) int {
+	for i, w := range want {
+		if string(key) == w.key {
+			return i
+		}
+	}
+	return -1
+}
+
+// setMetaStrings returns meta whose wanted keys hold exactly their values: a member replaced in
+// place, a missing one appended, and a member whose wanted value is empty removed. changed is
+// false, and nothing allocated, when meta already agrees.
 func setMetaStrings(meta []byte, want []metaString) ([]byte, bool, error) {
-	// stale holds where each wanted key's differing value lies in meta, {-1,-1} when it is
-	// absent or already right.
-	stale := [3][2]int{{-1, -1}, {-1, -1}, {-1, -1}}
 	var found [3]bool
-	members, changed := 0, false
+	changed := false
 	err := jsonrpc.Members(meta, func(key, val []byte) error {
-		members++
-		for i, w := range want {
-			if w.val == "" || string(key) != w.key {
-				continue
-			}
+		if i := wantIndex(want, key); i >= 0 {
 			found[i] = true
-			if !jsonStringEquals(val, w.val) {
-				off := offsetIn(meta, val)
-				stale[i], changed = [2]int{off, off + len(val)}, true
-			}
+			changed = changed || want[i].val == "" || !jsonStringEquals(val, want[i].val)
 		}
 		return nil
 	})
@@ -216,29 +240,43 @@ func setMetaStrings(meta []byte, want []metaString) ([]byte, bool, error) {
 	if !changed {
 		return meta, false, nil
 	}
-	out := replaceValues(meta, want, stale[:])
-	return appendMembers(out, bytes.LastIndexByte(out, '}'), members == 0, missing), true, nil
+	out, kept := rewriteMembers(meta, want)
+	return appendMembers(out, bytes.LastIndexByte(out, '}'), kept == 0, missing), true, nil
 }
 
-// replaceValues copies meta with the values at spans replaced by the wanted strings, keeping
-// each member's key bytes and position. Spans of {-1,-1} are skipped.
-func replaceValues(meta []byte, want []metaString, spans [][2]int) []byte {
-	out := make([]byte, 0, len(meta)+len(want)*64)
-	prev := 0
-	for {
-		next := -1
-		for i, sp := range spans {
-			if sp[0] >= prev && (next < 0 || sp[0] < spans[next][0]) {
-				next = i
+// rewriteMembers copies the object meta with each wanted key's differing value replaced, or the
+// member removed when its wanted value is empty, keeping every other byte (keys as spelt, white space,
+// order). kept is the number of members left.
+func rewriteMembers(meta []byte, want []metaString) (out []byte, kept int) {
+	open := bytes.IndexByte(meta, '{') + 1
+	out = make([]byte, 0, len(meta)+len(want)*64)
+	out = append(out, meta[:open]...)
+	prev := open // where the previous member's value ended
+	_ = jsonrpc.Members(meta, func(key, val []byte) error {
+		vstart := offsetIn(meta, val)
+		kstart := prev + bytes.IndexByte(meta[prev:], '"')
+		sep := meta[prev:kstart] // white space, and the comma unless this is the first member
+		prev = vstart + len(val)
+		i := wantIndex(want, key)
+		if i >= 0 && want[i].val == "" {
+			return nil
+		}
+		if kept == 0 {
+			if c := bytes.IndexByte(sep, ','); c >= 0 {
+				out = append(out, sep[:c]...)
+				sep = sep[c+1:]
 			}
 		}
-		if next < 0 {
-			return append(out, meta[prev:]...)
+		out = append(append(out, sep...), meta[kstart:vstart]...)
+		if i >= 0 && !jsonStringEquals(val, want[i].val) {
+			out = appendJSONString(out, want[i].val)
+		} else {
+			out = append(out, val...)
 		}
-		out = append(out, meta[prev:spans[next][0]]...)
-		out = appendJSONString(out, want[next].val)
-		prev = spans[next][1]
-	}
+		kept++
+		return nil
+	})
+	return append(out, meta[prev:]...), kept
 }
 
 // appendMembers returns obj with the non-empty members of add inserted before the closing brace

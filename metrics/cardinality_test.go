@@ -192,3 +192,14 @@ func TestConcurrentToolCallsAndSwaps(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelValueControls: a label value holding a control character (C0, DEL or C1) folds like
+// any other value the label may not hold.
+func TestLabelValueControls(t *testing.T) {
+	for r := rune(0); r <= 0xa0; r++ {
+		control := r < 0x20 || r >= 0x7f && r <= 0x9f
+		if validLabelValue("v"+string(r)) == control {
+			t.Errorf("validLabelValue(%q) = %v", "v"+string(r), !control)
+		}
+	}
+}

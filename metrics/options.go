@@ -3,6 +3,7 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -95,7 +96,7 @@ func validLabelValue(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) { // C0, DEL and C1
 			return false
 		}
 	}

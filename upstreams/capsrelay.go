@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
 )
@@ -45,7 +46,7 @@ func (c RelayCapabilities) validate() []error {
 		}
 		for i, n := range names {
 			switch {
-			case n == "" || len(n) > 256 || strings.ContainsFunc(n, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+			case n == "" || len(n) > 256 || strings.ContainsFunc(n, func(r rune) bool { return r <= ' ' || unicode.IsControl(r) }):
 				errs = append(errs, configerr.At(fmt.Sprintf("relayCapabilities.%s[%d]", field, i), "want a name of 1 to 256 bytes without spaces or control characters"))
 			case slices.Contains(names[:i], n):
 				errs = append(errs, configerr.At(fmt.Sprintf("relayCapabilities.%s[%d]", field, i), "%q listed twice", n))

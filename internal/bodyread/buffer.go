@@ -153,10 +153,11 @@ func (b *Buffer) Release() {
 	b.B, b.holder, b.charged = nil, nil, 0
 }
 
-// grow makes room for at least one more byte: the capacity doubles, to at least least bytes
-// and never past most, and the growth is charged first.
-func (b *Buffer) grow(least, most int) error {
-	n := max(2*cap(b.B), least, MinBuffer)
+// grow makes room for at least one more byte: the capacity is multiplied by factor, from
+// MinBuffer, never past most, and the growth is charged first. It is called only when the buffer
+// is full, so a buffer is never more than factor times the bytes that arrived (or MinBuffer).
+func (b *Buffer) grow(factor, most int) error {
+	n := max(factor*cap(b.B), MinBuffer)
 	if n > most {
 		n = most
 	}
@@ -182,18 +183,17 @@ func Read(r io.Reader, limit int64, budget *Budget) (*Buffer, error) {
 	return ReadSized(r, limit, -1, budget)
 }
 
-// ReadSized is Read with the buffer allocated at once for a body of size bytes (plus the byte
-// that proves its end) when size is known and within limit: for a peer whose declared length
-// may be trusted as far as the budget goes (a configured backend, whose exchange its timeout
-// bounds). It spares the copies and garbage of growing a large buffer. A body longer than it
-// declared still grows, and is still bounded by limit.
+// ReadSized is Read for a body that declares its size (a backend's Content-Length): the
+// buffer still grows only as bytes arrive, but by fours while it is short of the declared size,
+// and a growth that would pass that size plus the byte that proves its end stops there, so a
+// body as long as it said ends in a buffer of exactly its size, after fewer copies. The
+// declared size is only a hint and is never allocated up front: the buffer is never more than
+// four times the bytes that arrived (or MinBuffer), so a peer that announces a large body and
+// sends a byte costs a MinBuffer, with or without a budget. A body longer than it declared still grows,
+// and is still bounded by limit.
 func ReadSized(r io.Reader, limit, size int64, budget *Budget) (*Buffer, error) {
 	b := &Buffer{budget: budget}
-	first := MinBuffer
-	if size >= 0 && size <= limit && size+1 > MinBuffer {
-		first = int(size + 1)
-	}
-	if err := b.grow(first, first); err != nil {
+	if err := b.grow(2, MinBuffer); err != nil {
 		return nil, err
 	}
 	max := limit + 1 // the byte that proves the body is too large
@@ -211,7 +211,14 @@ func ReadSized(r io.Reader, limit, size int64, budget *Budget) (*Buffer, error) 
 			// buffer size (or at limit) is not copied into a larger buffer to read its EOF.
 			var one [1]byte
 			if n, err = r.Read(one[:]); n > 0 {
-				if gerr := b.grow(0, int(max)); gerr != nil {
+				factor, most := 2, max
+				if size >= 0 && size < limit && size+1 > int64(cap(b.B)) {
+					// Toward a declared end, and the byte that proves it: by fours, which
+					// halves the copies and the garbage of a large body, still in step
+					// with the bytes that arrived.
+					factor, most = 4, size+1
+				}
+				if gerr := b.grow(factor, int(most)); gerr != nil {
 					b.Release()
 					return nil, gerr
 				}

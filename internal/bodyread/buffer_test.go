@@ -134,3 +134,64 @@ func TestReadSized(t *testing.T) {
 		t.Fatalf("%d bytes still charged", budget.InUse())
 	}
 }
+
+// offered is a reader of body that notes the most room a Read was ever offered: what the
+// reader of it had allocated for bytes that had not arrived.
+type offered struct {
+	r    io.Reader
+	room int
+}
+
+func (o *offered) Read(p []byte) (int, error) {
+	o.room = max(o.room, len(p))
+	return o.r.Read(p)
+}
+
+// TestReadSizedFollowsArrivedBytes: a declared length is a hint, never an allocation. Whatever
+// a peer declares (nothing, the truth, less, more, the limit, past the limit), with the budget
+// on or off, the buffer is at most twice the bytes that arrived (four times toward a declared
+// size; or MinBuffer), and the room offered to a read is never more than that: a peer that announces the limit and sends a byte
+// costs a MinBuffer. A truthful declaration still ends in a buffer of its size (and the byte
+// that proves its end), not the next doubling.
+func TestReadSizedFollowsArrivedBytes(t *testing.T) {
+	const limit = 1 << 20
+	for _, n := range []int{0, 1, MinBuffer - 1, MinBuffer, MinBuffer + 1, 3*MinBuffer + 5, 100 << 10, limit} {
+		for _, size := range []int64{-1, 0, int64(n) - 1, int64(n), int64(n) + 1, 2 * int64(n), limit - 1, limit, 1 << 40} {
+			for _, budget := range []*Budget{nil, NewBudget(8 << 20)} {
+				for _, slow := range []bool{false, true} {
+					if slow && n > 16<<10 {
+						continue // a byte a read is for the small sizes, where the doublings are
+					}
+					var r io.Reader = strings.NewReader(strings.Repeat("x", n))
+					if slow {
+						r = iotest.OneByteReader(r)
+					}
+					o := &offered{r: r}
+					b, err := ReadSized(o, limit, size, budget)
+					if err != nil {
+						t.Fatalf("n %d size %d: %v", n, size, err)
+					}
+					factor := 2
+					if size > 0 && size < limit {
+						factor = 4
+					}
+					bound := max(MinBuffer, factor*n)
+					if len(b.B) != n || cap(b.B) > bound || o.room > bound {
+						t.Errorf("n %d declared %d (budget %v, slow %v): cap %d, a read offered %d bytes, want at most %d",
+							n, size, budget != nil, slow, cap(b.B), o.room, bound)
+					}
+					if size == int64(n) && n > MinBuffer && cap(b.B) > n+1 {
+						t.Errorf("n %d declared truthfully: cap %d, want at most %d", n, cap(b.B), n+1)
+					}
+					if budget != nil && budget.InUse() != int64(cap(b.B)) {
+						t.Errorf("n %d size %d: %d charged for a buffer of %d", n, size, budget.InUse(), cap(b.B))
+					}
+					b.Release()
+					if budget.InUse() != 0 {
+						t.Fatalf("%d bytes still charged", budget.InUse())
+					}
+				}
+			}
+		}
+	}
+}

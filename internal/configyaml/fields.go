@@ -13,6 +13,7 @@ import (
 	"encoding"
 	"reflect"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -116,7 +117,7 @@ func quote(s string) string {
 		case r == '"' || r == '\\':
 			b.WriteByte('\\')
 			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
+		case unicode.IsControl(r): // C0, DEL and C1
 			b.WriteString("?")
 		default:
 			b.WriteRune(r)

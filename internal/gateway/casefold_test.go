@@ -296,6 +296,11 @@ func TestParamHeadersBothEras(t *testing.T) {
 			{"absent argument", ``, []string{"Mcp-Param-Region", "eu"}},
 			{"undeclared", `"region":"eu"`, []string{"Mcp-Param-Region", "eu", "Mcp-Param-Tenant", "acme"}},
 			{"twice", `"region":"eu"`, []string{"Mcp-Param-Region", "eu", "Mcp-Param-Region", "us"}},
+			// A control character, C1 as much as C0, cannot be mirrored, however it is spelt.
+			{"a C0 control in the sentinel", `"region":"eu\u0001"`, []string{"Mcp-Param-Region", mcpheader.Encode("eu\x01")}},
+			{"a C1 control in the sentinel", `"region":"eu\u0085"`, []string{"Mcp-Param-Region", mcpheader.Encode("eu\u0085")}},
+			{"a raw C1 control in the sentinel", "\"region\":\"eu\u009b\"", []string{"Mcp-Param-Region", mcpheader.Encode("eu\u009b")}},
+			{"a raw C1 control", "\"region\":\"eu\u0085\"", []string{"Mcp-Param-Region", "eu\u0085"}},
 		} {
 			wantHeaderMismatch(t, sb, call, tt.name, tt.args, tt.hdr)
 		}

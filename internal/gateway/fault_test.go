@@ -1,8 +1,8 @@
 package gateway
 
 import (
-	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -151,13 +152,19 @@ func lastMessage(r io.Reader, sse bool) ([]byte, error) {
 		return io.ReadAll(io.LimitReader(r, 1<<20))
 	}
 	var last []byte
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			last = []byte(d)
+	e := eventstream.NewReader(r, 4<<10, 1<<20)
+	for {
+		ev, err := e.Next()
+		if errors.Is(err, io.EOF) {
+			return last, nil
+		}
+		if err != nil {
+			return last, err
+		}
+		if len(ev.Data) > 0 {
+			last = ev.Data
 		}
 	}
-	return last, sc.Err()
 }
 
 // TestBackendFaultsUnderLoad: while clients call a healthy backend steadily, one backend is

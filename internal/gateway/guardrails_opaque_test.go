@@ -177,8 +177,8 @@ func TestGuardrailsMetaSpelledOtherwise(t *testing.T) {
 	}
 	_, _, body := post(t, "http://"+gw.MCP+"/mcp", modernHeaders("tools/call", "be__forge"),
 		mcptest.Body("tools/call", `,"name":"be__forge","arguments":{}`))
-	if i := strings.LastIndex(body, "data: "); i >= 0 {
-		body = body[i+len("data: "):]
+	if d := mcptest.LastSSEData([]byte(body)); d != nil {
+		body = string(d)
 	}
 	var folded struct {
 		Result struct {

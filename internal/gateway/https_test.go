@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 	"github.com/mcp-gateway/gateway/internal/testsupport/certtest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
@@ -178,7 +178,7 @@ func waitForLeaf(t *testing.T, addr string, pool *x509.CertPool, want certtest.P
 // sseStream is a tools/call whose SSE response is being read.
 type sseStream struct {
 	res *http.Response
-	r   *bufio.Reader
+	r   *eventstream.Reader
 }
 
 // openHold calls the hold tool with a progress token and reads the stream up to the progress
@@ -197,28 +197,23 @@ func openHold(t *testing.T, tr http.RoundTripper, url string, protoMajor int, wa
 		t.Fatalf("hold stream over %s, want HTTP/%d", res.Proto, protoMajor)
 	}
 	wantLeaf(t, "the stream's connection", res.TLS, want)
-	s := &sseStream{res: res, r: bufio.NewReader(res.Body)}
+	s := &sseStream{res: res, r: eventstream.NewReader(res.Body, 4<<10, 1<<20)}
 	if data := s.next(t); !strings.Contains(data, `"notifications/progress"`) {
 		t.Fatalf("first event %s, want the progress notification", data)
 	}
 	return s
 }
 
-// next returns the data of the next SSE event.
+// next returns the data of the next SSE event that has data.
 func (s *sseStream) next(t *testing.T) string {
 	t.Helper()
-	var data strings.Builder
 	for {
-		line, err := s.r.ReadString('\n')
+		ev, err := s.r.Next()
 		if err != nil {
-			t.Fatalf("reading the stream: %v (read %q)", err, data.String())
+			t.Fatalf("reading the stream: %v", err)
 		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" && data.Len() > 0 {
-			return data.String()
-		}
-		if d, ok := strings.CutPrefix(line, "data:"); ok {
-			data.WriteString(strings.TrimPrefix(d, " "))
+		if len(ev.Data) > 0 {
+			return string(ev.Data)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
@@ -121,10 +121,14 @@ func listen(t *testing.T, ctx context.Context, gw Listeners, notifications, tok 
 	go func() {
 		defer close(events) // a stream that ends reads as "" from then on
 		defer res.Body.Close()
-		sc := bufio.NewScanner(res.Body)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				events <- data
+		e := eventstream.NewReader(res.Body, 4<<10, 1<<20)
+		for {
+			ev, err := e.Next()
+			if err != nil {
+				return
+			}
+			if len(ev.Data) > 0 {
+				events <- string(ev.Data)
 			}
 		}
 	}()

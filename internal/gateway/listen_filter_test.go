@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
@@ -186,16 +186,17 @@ func TestStalledListenerIsBounded(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("listen: status %d", res.StatusCode)
 	}
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(nil, 1<<20)
+	e := eventstream.NewReader(res.Body, 4<<10, 1<<20)
 	next := func() string {
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				return data
+		for {
+			ev, err := e.Next()
+			if err != nil {
+				t.Fatalf("the listen ended: %v", err)
+			}
+			if len(ev.Data) > 0 {
+				return string(ev.Data)
 			}
 		}
-		t.Fatalf("the listen ended: %v", sc.Err())
-		return ""
 	}
 	if ack := next(); !strings.Contains(ack, `"resourceSubscriptions":["alpha+mem://big/"]`) {
 		t.Fatalf("acknowledgement %s", ack)

@@ -141,8 +141,7 @@ func postCall(t *testing.T, gw Listeners, tok, name, members string) (int, rpcRe
 	status, hdr, body := post(t, "http://"+gw.MCP+"/mcp", h,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+members+`}}`)
 	if strings.HasPrefix(hdr.Get("Content-Type"), "text/event-stream") {
-		lines := strings.Split(strings.TrimSpace(body), "\n")
-		body = strings.TrimPrefix(lines[len(lines)-1], "data: ")
+		body = string(mcptest.LastSSEData([]byte(body)))
 	}
 	var r rpcResult
 	if err := json.Unmarshal([]byte(body), &r); err != nil {

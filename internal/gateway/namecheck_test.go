@@ -123,10 +123,15 @@ func (b *foldingBackend) runner(tool string) mcp.ToolHandler {
 }
 
 // unlistedVariants are spellings of github's delete_repo (denied) and erase_keys (confirmed)
-// that a loose backend runs as those tools: case, surrounding space, a trailing NUL, fullwidth,
-// NFD with a combining mark, the long s and the Kelvin sign.
-var unlistedVariants = []string{"Delete_Repo", "delete_repo ", " delete_repo", "delete_repo\x00", "\uff44elete_repo",
-	"de\u0301lete_repo", "era\u017fe_keys", "ERASE_KEYS", "erase_\u212aeys"}
+// that a loose backend runs as those tools: case, surrounding space, a trailing NUL or NEL (a
+// C1 control that Unicode counts as white space), fullwidth, NFD with a combining mark, the
+// long s and the Kelvin sign.
+var unlistedVariants = []string{"Delete_Repo", "delete_repo ", " delete_repo", "delete_repo\x00", "delete_repo\u0085",
+	"\uff44elete_repo", "de\u0301lete_repo", "era\u017fe_keys", "ERASE_KEYS", "erase_\u212aeys"}
+
+// hasControl reports whether s holds a control character (C0, DEL or C1), which no Mcp-Name
+// carries.
+func hasControl(s string) bool { return strings.IndexFunc(s, unicode.IsControl) >= 0 }
 
 // TestUnlistedNames: with a deny rule on delete_repo, a confirm rule on erase_keys and an allow
 // on everything else of a backend that looks names up loosely, a tools/call or prompts/get under
@@ -202,7 +207,7 @@ func TestUnlistedNames(t *testing.T) {
 		for _, be := range []*foldingBackend{gh, old} {
 			for _, v := range unlistedVariants {
 				if err := namedCall(t, pinned, tok, "tools/call", be.Name()+"__"+v); err == nil ||
-					(!strings.Contains(err.Error(), "-32602: Invalid params: unknown tool") && !strings.ContainsRune(v, 0)) {
+					(!strings.Contains(err.Error(), "-32602: Invalid params: unknown tool") && !hasControl(v)) {
 					t.Errorf("%s__%q: %v, want unknown tool", be.Name(), v, err)
 				}
 			}
@@ -228,7 +233,7 @@ func TestUnlistedNames(t *testing.T) {
 					res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool",
 						Arguments: map[string]any{"name": be.Name() + "__" + v, "arguments": map[string]any{}}})
 					want := "unknown tool"
-					if era == "2026-07-28" && strings.ContainsRune(v, 0) {
+					if era == "2026-07-28" && hasControl(v) {
 						want = "Header mismatch" // the inner call's Mcp-Name cannot carry it
 					}
 					if err == nil || !strings.Contains(err.Error(), want) {
@@ -318,7 +323,7 @@ func checkUnlistedRefused(t *testing.T, gw Listeners, cs *mcp.ClientSession, era
 			_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: prefix + v, Arguments: map[string]any{}})
 		}
 		want := "unknown tool"
-		if era == "2026-07-28" && strings.ContainsRune(v, 0) {
+		if era == "2026-07-28" && hasControl(v) {
 			want = "-32020: Header mismatch" // no control character passes as Mcp-Name
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {

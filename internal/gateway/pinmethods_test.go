@@ -26,8 +26,7 @@ func TestPinBlockedForEveryMethod(t *testing.T) {
 		status, hdr, body := post(t, "http://"+p.gw.MCP+"/mcp", modernHeaders(method, name),
 			`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{`+elicitMeta+`,`+params+`}}`)
 		if strings.HasPrefix(hdr.Get("Content-Type"), "text/event-stream") {
-			lines := strings.Split(strings.TrimSpace(body), "\n")
-			body = strings.TrimPrefix(lines[len(lines)-1], "data: ")
+			body = string(mcptest.LastSSEData([]byte(body)))
 		}
 		var r rpcResult
 		if err := json.Unmarshal([]byte(body), &r); err != nil {

@@ -21,8 +21,7 @@ func readResource(t *testing.T, gw Listeners, uri string, retry ...string) (int,
 	status, hdr, body := post(t, "http://"+gw.MCP+"/mcp", modernHeaders("resources/read", uri),
 		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{`+elicitMeta+`,"uri":"`+uri+`"`+strings.Join(retry, "")+`}}`)
 	if strings.HasPrefix(hdr.Get("Content-Type"), "text/event-stream") {
-		lines := strings.Split(strings.TrimSpace(body), "\n")
-		body = strings.TrimPrefix(lines[len(lines)-1], "data: ")
+		body = string(mcptest.LastSSEData([]byte(body)))
 	}
 	var r pinReadResult
 	if err := json.Unmarshal([]byte(body), &r); err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -106,12 +107,17 @@ func needsSentinel(s string) bool {
 	return false
 }
 
+// validUTF8NoControl reports whether s is valid UTF-8 without a control character: Unicode's
+// general category Cc, that is C0 (U+0000–U+001F), DEL and C1 (U+0080–U+009F). C1 is refused
+// with C0 because a receiver that reads the bytes as Latin-1 or Windows-1252, or strips or
+// acts on controls (NEL, U+0085, is a line end to some), would read another name than the one
+// compared with the body.
 func validUTF8NoControl(s string) bool {
 	if !utf8.ValidString(s) {
 		return false
 	}
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return false
 		}
 	}

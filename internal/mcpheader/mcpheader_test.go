@@ -2,7 +2,9 @@ package mcpheader
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestEncodeDecode(t *testing.T) {
@@ -56,6 +58,9 @@ func FuzzDecode(f *testing.F) {
 		if err != nil || again != dec {
 			t.Fatalf("round trip of %q: %q, %v", dec, again, err)
 		}
+		if strings.IndexFunc(dec, unicode.IsControl) >= 0 {
+			t.Fatalf("Decode(%q) = %q holds a control character", v, dec)
+		}
 	})
 }
 
@@ -90,7 +95,7 @@ func TestDecodeName(t *testing.T) {
 }
 
 func FuzzDecodeName(f *testing.F) {
-	for _, s := range []string{"résumé", "=?base64?SGVsbG8sIOS4lueVjA==?=", "\xff", "a\x01"} {
+	for _, s := range []string{"résumé", "=?base64?SGVsbG8sIOS4lueVjA==?=", "\xff", "a\x01", "a\u0085", "=?base64?YcKF?="} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
@@ -99,12 +104,51 @@ func FuzzDecodeName(f *testing.F) {
 			return
 		}
 		// A plain value is taken as the bytes it holds and nothing else; every value that
-		// decodes re-encodes to the same name.
+		// decodes re-encodes to the same name, and holds no control character.
 		if !isSentinel(v) && dec != v {
 			t.Fatalf("DecodeName(%q) = %q", v, dec)
 		}
 		if again, err := DecodeName(Encode(dec)); err != nil || again != dec {
 			t.Fatalf("round trip of %q: %q, %v", dec, again, err)
 		}
+		if strings.IndexFunc(dec, unicode.IsControl) >= 0 {
+			t.Fatalf("DecodeName(%q) = %q holds a control character", v, dec)
+		}
 	})
+}
+
+// controls are the code points of Unicode's general category Cc: C0, DEL and C1.
+func controls() []rune {
+	var out []rune
+	for r := rune(0); r <= 0x9f; r++ {
+		if r < 0x20 || r >= 0x7f {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestControlCharactersRefused: every control character, C1 as much as C0 and DEL, is refused
+// in a decoded Mcp-Name or Mcp-Param-* value, spelt raw or in the sentinel; the first code
+// points either side (U+0020, U+007E, U+00A0) are not controls.
+func TestControlCharactersRefused(t *testing.T) {
+	for _, r := range controls() {
+		s := "a" + string(r) + "b"
+		for _, v := range []string{s, Encode(s)} {
+			if _, err := Decode(v); !errors.Is(err, ErrBadValue) {
+				t.Errorf("Decode(%q) err = %v, want ErrBadValue", v, err)
+			}
+			if _, err := DecodeName(v); !errors.Is(err, ErrBadValue) {
+				t.Errorf("DecodeName(%q) err = %v, want ErrBadValue", v, err)
+			}
+		}
+		if Encode(s) == s {
+			t.Errorf("Encode(%q) is not the sentinel", s)
+		}
+	}
+	for _, s := range []string{"a b", "a~b", "a\u00a0b", "a\u00ffb"} {
+		if got, err := DecodeName(Encode(s)); err != nil || got != s {
+			t.Errorf("DecodeName(Encode(%q)) = %q, %v", s, got, err)
+		}
+	}
 }

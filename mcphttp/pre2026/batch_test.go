@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -36,9 +37,13 @@ func batchAnswers(t *testing.T, r *response) map[string][]jsonrpc.Message {
 	out := map[string][]jsonrpc.Message{}
 	var datas [][]byte
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "text/event-stream") {
-		for _, line := range bytes.Split(r.Body, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-				datas = append(datas, d)
+		evs, err := eventstream.Parse(r.Body, 16<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			if len(ev.Data) > 0 {
+				datas = append(datas, ev.Data)
 			}
 		}
 	} else if len(r.Body) > 0 {

@@ -1,7 +1,6 @@
 package pre2026
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -65,28 +65,32 @@ func TestLegacyGetStream(t *testing.T) {
 	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
 		t.Fatalf("GET: %d %v", res.StatusCode, res.Header)
 	}
-	lines := make(chan string, 64)
+	events := make(chan eventstream.Event, 64)
 	go func() {
-		sc := bufio.NewScanner(res.Body)
-		for sc.Scan() {
-			lines <- sc.Text()
+		e := eventstream.NewReader(res.Body, 4<<10, 1<<20)
+		for {
+			ev, err := e.Next()
+			if err != nil {
+				break
+			}
+			events <- ev
 		}
-		close(lines)
+		close(events)
 	}()
 	mcptest.WaitFor(t, "the backend has a listen open", func() bool { open, _ := fan.Counts(); return open == 1 })
 	fan.Notify(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"b"}}}`)
 	deadline := time.After(10 * time.Second)
 	for {
 		select {
-		case l, ok := <-lines:
+		case ev, ok := <-events:
 			if !ok {
 				t.Fatal("the stream ended")
 			}
-			if strings.HasPrefix(l, "id:") {
-				t.Fatalf("an SSE id: %q", l)
+			if ev.HasID {
+				t.Fatalf("an SSE id: %q", ev.ID)
 			}
-			data, isData := strings.CutPrefix(l, "data: ")
-			if !isData {
+			data := string(ev.Data)
+			if !ev.HasData {
 				continue
 			}
 			var m struct {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
@@ -33,14 +34,14 @@ func (f *nameForm) value(name string) string {
 }
 
 // rawNameOK reports whether name can travel as a raw header value and still read as itself:
-// valid UTF-8 with no control characters (which net/http would refuse) and no surrounding
+// valid UTF-8 with no control characters (C0, which net/http would refuse, DEL and C1) and no surrounding
 // white space (which every receiver trims).
 func rawNameOK(name string) bool {
 	if name == "" || !utf8.ValidString(name) || strings.TrimSpace(name) != name {
 		return false
 	}
 	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) { // C0, DEL and C1, as mcpheader refuses them
 			return false
 		}
 	}

@@ -66,3 +66,16 @@ func TestNameFormRetriesOnlyANameRefusal(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// TestRawNameControls: a name holding a control character, C1 as much as C0 and DEL, is never
+// sent raw as Mcp-Name: it goes in the sentinel, which a receiver decodes rather than reads
+// as bytes of some other charset.
+func TestRawNameControls(t *testing.T) {
+	for r := rune(0); r <= 0xa0; r++ {
+		name := "echo" + string(r) + "x"
+		control := r < 0x20 || r >= 0x7f && r <= 0x9f
+		if rawNameOK(name) == control {
+			t.Errorf("rawNameOK(%q) = %v", name, !control)
+		}
+	}
+}

@@ -244,9 +244,9 @@ func appendRequest(dst []byte, c *Call, sent string) ([]byte, error) {
 }
 
 func (s *Stream) readJSON() error {
-	// One buffer of the declared length (or growing as the response arrives), charged to the
-	// replica's budget for responses in flight, kept until Close: the result is relayed from
-	// it without a copy.
+	// One buffer growing as the response arrives (toward its declared length, while it keeps
+	// to it), charged to the replica's budget for responses in flight, kept until Close:
+	// the result is relayed from it without a copy.
 	buf, err := bodyread.ReadSized(s.resp.Body, s.b.maxBytes, s.resp.ContentLength, s.b.env.Results)
 	if err != nil {
 		return s.readError(err)

@@ -1,8 +1,6 @@
 package legacyclient
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 )
 
 // Raw-transport settings.
@@ -22,6 +22,8 @@ const (
 	RawTimeout = 15 * time.Second
 	// streamTimeout bounds a whole streamed response, which spans several waits.
 	streamTimeout = 4 * RawTimeout
+	// maxEvent bounds one SSE line or event's data.
+	maxEvent = 4 << 20
 )
 
 // Raw speaks the 2025-11-25 Streamable HTTP transport by hand for one caller, so a test
@@ -117,19 +119,15 @@ func Do(tb testing.TB, req *http.Request) Response {
 	return r
 }
 
-// SSEMessages returns the data of each event of a complete SSE body.
+// SSEMessages returns the data of each event of a complete SSE body, read as the event-stream
+// standard says (package eventstream: CR LF, LF or CR line ends), so a server that ends its
+// lines with CR is read as it means.
 func SSEMessages(b []byte) []json.RawMessage {
 	var out []json.RawMessage
-	var data []byte
-	for _, line := range bytes.Split(append(b, '\n'), []byte("\n")) {
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			data = append(data, bytes.TrimSpace(d)...)
-			continue
-		}
-		if len(line) == 0 && len(data) > 0 {
-			out = append(out, json.RawMessage(data))
-			data = nil
+	evs, _ := eventstream.Parse(b, maxEvent)
+	for _, ev := range evs {
+		if len(ev.Data) > 0 {
+			out = append(out, json.RawMessage(ev.Data))
 		}
 	}
 	return out
@@ -264,23 +262,17 @@ func (s *Stream) read() {
 		}
 		return
 	}
-	sc := bufio.NewScanner(s.res.Body)
-	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
-	var data []byte
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		if strings.HasPrefix(line, "id:") {
+	e := eventstream.NewReader(s.res.Body, 64<<10, maxEvent)
+	for {
+		ev, err := e.Next()
+		if err != nil {
+			return
+		}
+		if ev.HasID {
 			s.eventID.Store(true)
 		}
-		if d, ok := strings.CutPrefix(line, "data:"); ok {
-			data = append(data, strings.TrimSpace(d)...)
-			continue
-		}
-		if line == "" && len(data) > 0 {
-			if !send(json.RawMessage(data)) {
-				return
-			}
-			data = nil
+		if len(ev.Data) > 0 && !send(json.RawMessage(ev.Data)) {
+			return
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package legacyclient
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -30,5 +32,36 @@ func TestRawAgainstGoSDK(t *testing.T) {
 	}
 	if r := c.CallText(t, s.URL(), Tamper(sid), mcptest.ToolEcho, "tampered"); r.Status != http.StatusNotFound {
 		t.Fatalf("a tampered session id: want 404, got %s", r)
+	}
+}
+
+// TestRawReadsEveryLineEnd: the raw client reads an event stream by the standard's line ends,
+// CR LF, LF and a lone CR, whole (Post) and as it arrives (Open), so a test cannot miss a
+// server that ends its lines with CR: each reads both messages, and the event id.
+func TestRawReadsEveryLineEnd(t *testing.T) {
+	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
+	const result = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}`
+	for name, end := range map[string]string{"LF": "\n", "CRLF": "\r\n", "CR": "\r"} {
+		t.Run(name, func(t *testing.T) {
+			stream := "\uFEFF: hello" + end + "id: e1" + end + "data: " + note + end + end +
+				"event: message" + end + "data: " + result + end + end
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, stream)
+			}))
+			defer srv.Close()
+			c := &Raw{}
+			r := c.Post(t, srv.URL, "", c.CallBody("echo", "x"))
+			if len(r.Msgs) != 2 || string(r.Msgs[0]) != note || string(r.Msgs[1]) != result || ResultText(r.Msgs) != "ok" {
+				t.Fatalf("Post read %q", r.Msgs)
+			}
+			s := c.Open(t, srv.URL, "", c.CallBody("echo", "x"))
+			if m := s.Next(t, "the note"); m.Method != "notifications/message" || !s.SawEventID() {
+				t.Fatalf("Open read %+v (event id seen: %v)", m, s.SawEventID())
+			}
+			if m := s.NextResult(t); string(m.ID) != "1" {
+				t.Fatalf("Open read %+v", m)
+			}
+		})
 	}
 }

@@ -85,3 +85,14 @@ func TestResultText(t *testing.T) {
 		t.Fatalf("ResultText of no content = %q", got)
 	}
 }
+
+// TestLastSSEDataLineEnds: LastSSEData reads an event stream by the standard's line ends, CR LF,
+// LF and a lone CR, and takes the last event that has data.
+func TestLastSSEDataLineEnds(t *testing.T) {
+	for _, end := range []string{"\n", "\r\n", "\r"} {
+		body := ": c" + end + "data: {\"a\":1}" + end + end + "id: 2" + end + "data:{\"b\":2}" + end + end + "id: 3" + end + end
+		if got := string(LastSSEData([]byte(body))); got != `{"b":2}` {
+			t.Errorf("line end %q: %q", end, got)
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 )
 
 // Meta is the _meta member of a well-formed 2026-07-28 request that declares no capability.
@@ -83,12 +85,14 @@ func Do(t testing.TB, method, url string, h http.Header, b string) *Response {
 	return r
 }
 
-// LastSSEData is the data of the last event of an SSE body.
+// LastSSEData is the data of the last event of an SSE body that has data, read as the
+// event-stream standard says (package eventstream: CR LF, LF or CR line ends).
 func LastSSEData(raw []byte) []byte {
 	var last []byte
-	for _, line := range bytes.Split(raw, []byte("\n")) {
-		if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-			last = d
+	evs, _ := eventstream.Parse(raw, 16<<20)
+	for _, ev := range evs {
+		if len(ev.Data) > 0 {
+			last = ev.Data
 		}
 	}
 	return last

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 )
 
 // Protocol constants of MCP 2026-07-28 the raw client needs (spec §1, §2.2, §3).
@@ -168,11 +170,14 @@ func decodeReply(res *http.Response, b []byte) (reply, error) {
 	return r, nil
 }
 
+// lastEventData is the data of the last event of an SSE body that has data, read by the
+// event-stream standard's line ends.
 func lastEventData(b []byte) []byte {
 	var last []byte
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			last = bytes.TrimSpace(d)
+	evs, _ := eventstream.Parse(b, 16<<20)
+	for _, ev := range evs {
+		if len(ev.Data) > 0 {
+			last = ev.Data
 		}
 	}
 	return last

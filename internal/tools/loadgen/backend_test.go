@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
@@ -206,8 +207,11 @@ func TestBackendAgainstCapturedExchanges(t *testing.T) {
 			}
 			last := body
 			if strings.HasPrefix(hdr.Get("Content-Type"), "text/event-stream") {
-				lines := strings.Split(strings.TrimSpace(body), "\n")
-				last = strings.TrimPrefix(lines[len(lines)-1], "data: ")
+				evs, err := eventstream.Parse([]byte(body), maxBody)
+				if err != nil || len(evs) == 0 {
+					t.Fatalf("%v: %s", err, body)
+				}
+				last = string(evs[len(evs)-1].Data)
 			}
 			got, want := resultKeys(t, last), resultKeys(t, c.reply)
 			for k := range want {

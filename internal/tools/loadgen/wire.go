@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 )
@@ -197,90 +197,33 @@ func (w *wire) readSSE(ctx context.Context, body io.Reader, id int64) (reply, er
 	}
 }
 
-// events reads an event stream as the standard parses it (WHATWG HTML, "Parsing an event
-// stream"): lines end at CRLF, LF or a lone CR, and one byte-order mark at the start is skipped.
-type events struct {
-	r *bufio.Reader
-	// started is set once the stream's first line is read; skipLF after a line ended by CR,
-	// whose LF, if next (in this read or the next), is the same line end.
-	started, skipLF bool
-}
+// events reads the data of an event stream's events (package eventstream: the standard's line
+// ends, byte-order mark and fields), each event's and line's bytes bounded by maxBody.
+type events struct{ r *eventstream.Reader }
 
-func newEvents(r io.Reader, size int) *events { return &events{r: bufio.NewReaderSize(r, size)} }
+func newEvents(r io.Reader, size int) *events {
+	return &events{r: eventstream.NewReader(r, size, maxBody)}
+}
 
 // reset continues on a new stream.
-func (e *events) reset(r io.Reader) {
-	e.r.Reset(r)
-	e.started, e.skipLF = false, false
-}
+func (e *events) reset(r io.Reader) { e.r.Reset(r) }
 
 // next returns the data of the next SSE event (data lines joined by \n), nil for an event
-// without data. Comments, event names, ids and retry fields are skipped.
+// with empty data. Events without data, comments, event names, ids and retry fields are
+// skipped.
 func (e *events) next() ([]byte, error) {
-	var data []byte
-	seen := false
 	for {
-		line, err := e.line()
-		if err != nil {
+		ev, err := e.r.Next()
+		switch {
+		case errors.Is(err, eventstream.ErrTooLarge):
+			return nil, opErr(KindBadResponse, errors.New("SSE line or event too large"))
+		case err != nil:
 			return nil, err
-		}
-		if len(line) == 0 {
-			if seen {
-				return data, nil
-			}
+		case !ev.HasData:
 			continue
+		case len(ev.Data) == 0:
+			return nil, nil
 		}
-		field, v, _ := bytes.Cut(line, []byte(":"))
-		if string(field) != "data" {
-			continue
-		}
-		v, _ = bytes.CutPrefix(v, []byte(" "))
-		if seen {
-			data = append(data, '\n')
-		}
-		if len(data)+len(v) > maxBody {
-			return nil, opErr(KindBadResponse, errors.New("SSE event too large"))
-		}
-		data, seen = append(data, v...), true
-	}
-}
-
-// line returns one line without its ending. A line cut short by the end of the stream ends
-// nothing: the stream's error is returned.
-func (e *events) line() ([]byte, error) {
-	if !e.started {
-		e.started = true
-		if b, _ := e.r.Peek(1); len(b) == 1 && b[0] == 0xEF {
-			if b, _ := e.r.Peek(3); string(b) == "\uFEFF" {
-				e.r.Discard(3)
-			}
-		}
-	}
-	var long []byte
-	for {
-		if _, err := e.r.Peek(1); err != nil {
-			return nil, err
-		}
-		chunk, _ := e.r.Peek(e.r.Buffered())
-		if e.skipLF {
-			e.skipLF = false
-			if chunk[0] == '\n' {
-				e.r.Discard(1)
-				continue
-			}
-		}
-		i := bytes.IndexAny(chunk, "\r\n")
-		if i < 0 {
-			if len(long)+len(chunk) > maxBody {
-				return nil, opErr(KindBadResponse, errors.New("SSE line too long"))
-			}
-			long = append(long, chunk...)
-			e.r.Discard(len(chunk))
-			continue
-		}
-		e.skipLF = chunk[i] == '\r'
-		long = append(long, chunk[:i]...)
-		e.r.Discard(i + 1)
-		return long, nil
+		return ev.Data, nil
 	}
 }
