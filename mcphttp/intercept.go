@@ -65,7 +65,7 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 		ran = p
 	}
 	c.log.LogAttrs(x.ctx, slog.LevelWarn, "interceptors kept renaming the call: refused",
-		slog.String("request_id", x.requestID), slog.String("name", x.route.name))
+		slog.String("request_id", x.requestID), slog.String("name", railName(x)))
 	return true, c.refusal(x, intercept.PhaseRequest, "The call to "+x.route.name+
 		" was refused: the gateway's interceptors kept changing it into other calls; it was not run.", "")
 }
@@ -158,7 +158,7 @@ func (c *interceptor) call(x *request, payload []byte) *intercept.Call {
 	tc := x.trace()
 	return &intercept.Call{Method: x.in.req.Method, Payload: payload, Principal: x.caller.principal, Caller: x.subject(),
 		TraceParent: tc.parent, Header: tc.headers(), RequestID: x.requestID, Upstream: x.route.upstream,
-		Name: x.route.name, Limits: x.s.limits}
+		Name: railName(x), Limits: x.s.limits}
 }
 
 // apply makes v's mutation the request: its params, with the client's _meta and round-trip

@@ -192,7 +192,14 @@ func stageRoute(s *Server, x *request) (bool, error) {
 		return false, err
 	}
 	x.route.kind = kind
-	return false, x.resolve(kind, name)
+	if err := x.resolve(kind, name); err != nil {
+		return false, err
+	}
+	if s.rails != nil {
+		// Before any log line names the request (an interceptor's, a pin's, a denial's).
+		x.route.nameHidden = s.rails.uriFound(x)
+	}
+	return false, nil
 }
 
 func stageAuthorize(s *Server, x *request) (bool, error) {
