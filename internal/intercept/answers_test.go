@@ -30,7 +30,7 @@ func TestAnswersShownNotChanged(t *testing.T) {
 		{`{"method":"tools/call","params":{"name":"a__t","arguments":{},"inputResponses":{"confirm":{"action":"accept"}}}}`, false},
 		{`{"method":"tools/call","params":{"name":"a__t","arguments":{},"requestState":"sealed"}}`, false},
 	} {
-		err := checkRequestMutation("tools/call", []byte(c.payload), sent, jsonrpc.Limits{})
+		err := checkRequestMutation(&Call{Method: "tools/call"}, []byte(c.payload), sent)
 		if (err == nil) != c.ok {
 			t.Errorf("%s: %v, want ok %v", c.payload, err, c.ok)
 			continue
@@ -83,7 +83,7 @@ func TestMutatedMeta(t *testing.T) {
 			payload += `,"_meta":` + c.meta
 		}
 		payload += `}}`
-		err := checkRequestMutation("tools/call", []byte(payload), sent, jsonrpc.Limits{})
+		err := checkRequestMutation(&Call{Method: "tools/call"}, []byte(payload), sent)
 		if (err == nil) != (c.want != "") {
 			t.Errorf("%s: %v, want ok %v", c.meta, err, c.want != "")
 			continue

@@ -40,8 +40,11 @@ type Call struct {
 	// RequestID, Upstream and Name (the namespaced name or URI the client used) label the audit
 	// lines.
 	RequestID, Upstream, Name string
-	// Limits are the strict decoder's limits a mutated request must pass, as the client's did.
-	Limits jsonrpc.Limits
+	// Limits are the strict decoder's limits a mutated request must pass, as the client's did,
+	// and MaxBytes the most a client's request may carry (0: no bound): a mutated request
+	// larger than the gateway takes from a client is malformed, never forwarded.
+	Limits   jsonrpc.Limits
+	MaxBytes int64
 	// Check, when set, is what a mutation must pass besides the SEP's rules for results: what
 	// the gateway can put into effect of this payload (a result the client may be given, a
 	// backend's request it can relay). A mutation it refuses is malformed: a failure, routed
@@ -352,7 +355,7 @@ func (ic *interceptor) check(a *answer, phase Phase, c *Call, payload []byte) er
 	}
 	var err error
 	if phase == PhaseRequest {
-		err = checkRequestMutation(c.Method, a.payload, payload, c.Limits)
+		err = checkRequestMutation(c, a.payload, payload)
 	} else {
 		err = checkResultMutation(payload, a.payload)
 	}
@@ -364,22 +367,25 @@ func (ic *interceptor) check(a *answer, phase Phase, c *Call, payload []byte) er
 	return err
 }
 
-// checkRequestMutation checks a mutated request-phase payload as the client's request was
-// checked: exactly {method, params}, the same method, params that decode strictly (no duplicate
-// keys, none that differ only in case, within the client's limits) and read as the gateway reads
-// params, and none of the members the gateway owns but the answers it was shown (sent, the
-// payload sent), given back unchanged.
-func checkRequestMutation(method string, payload, sent []byte, lim jsonrpc.Limits) error {
+// checkRequestMutation checks a mutated request-phase payload as c's client's request was
+// checked: exactly {method, params}, the same method, no larger than a client's request may be,
+// params that decode strictly (no duplicate keys, none that differ only in case, within the
+// client's limits) and read as the gateway reads params, and none of the members the gateway
+// owns but the answers it was shown (sent, the payload sent), given back unchanged.
+func checkRequestMutation(c *Call, payload, sent []byte) error {
 	if len(payload) < 2 || payload[0] != '{' {
 		return malformed("the mutated request is not an object")
 	}
 	// As a message: Decode refuses any member but method and params besides the framing.
 	msg := append([]byte(`{"jsonrpc":"2.0","id":1,`), payload[1:]...)
-	req, err := jsonrpc.Decode(msg, lim)
+	if c.MaxBytes > 0 && int64(len(msg)) > c.MaxBytes {
+		return malformed("the mutated request is larger than a client's request may be (%d bytes)", c.MaxBytes)
+	}
+	req, err := jsonrpc.Decode(msg, c.Limits)
 	if err != nil {
 		return malformed("the mutated request: %v", err)
 	}
-	if req.Method != method || req.Params == nil {
+	if req.Method != c.Method || req.Params == nil {
 		return malformed("the mutated request changes the method or has no params")
 	}
 	if _, err := jsonrpc.ParseParams(req.Params); err != nil {
