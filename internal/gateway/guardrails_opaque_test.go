@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
@@ -360,6 +361,47 @@ func TestGuardrailsNameMembersOfOtherMethods(t *testing.T) {
 		if status != http.StatusOK || len(reqs) != 1 || strings.Contains(string(reqs[0].Body), railAWSKey) ||
 			!strings.Contains(string(reqs[0].Body), "[REDACTED:aws-access-key]") {
 			t.Errorf("%s: %d %s; the backend got %s", tt.method, status, body, bodies(reqs))
+		}
+	}
+}
+
+// TestGuardrailsRequestStateOnlyOfARound: a result's requestState is passed over as opaque state
+// only in an input_required result, where it is the round trip's (the gateway seals it); in a
+// complete result it is a member like any other that the client receives, and a credential in
+// it is found: the result is withheld under a rule that blocks, in both eras. It used to reach
+// the client as the backend sent it.
+func TestGuardrailsRequestStateOnlyOfARound(t *testing.T) {
+	add := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			body := bytes.Replace(rec.Body.Bytes(), []byte(`"content":[`), []byte(`"requestState":"`+railAWSKey+`","content":[`), 1)
+			for k, v := range rec.Header() {
+				if k != "Content-Length" {
+					w.Header()[k] = v
+				}
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(body)
+		})
+	}
+	be := mcptest.StartServer(t, "be", mcptest.WithJSONResponse(), mcptest.WithMiddleware(add),
+		mcptest.WithTool(&mcp.Tool{Name: "t", InputSchema: &jsonschema.Schema{Type: "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		}))
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "all", Tools: []string{"*"},
+			Results: guardrails.DirectionConfig{Secrets: "block"}}}}
+	}, be)
+	url := "http://" + gw.MCP + "/mcp"
+	_, _, modern := post(t, url, modernHeaders("tools/call", "be__t"), mcptest.Body("tools/call", `,"name":"be__t","arguments":{}`))
+	raw := &legacyclient.Raw{}
+	legacy := raw.Post(t, url, raw.Initialize(t, url), raw.CallArgs("be__t", "{}")).Body
+	for era, body := range map[string]string{"2026-07-28": modern, "2025-11-25": legacy} {
+		if strings.Contains(body, railAWSKey) || !strings.Contains(body, `guardrail rule \"all\"`) {
+			t.Errorf("%s: a complete result's requestState reached the client: %s", era, body)
 		}
 	}
 }
