@@ -192,14 +192,7 @@ func stageRoute(s *Server, x *request) (bool, error) {
 		return false, err
 	}
 	x.route.kind = kind
-	if err := x.resolve(kind, name); err != nil {
-		return false, err
-	}
-	if s.rails != nil {
-		// Before any log line names the request (an interceptor's, a pin's, a denial's).
-		x.route.nameHidden = s.rails.uriFound(x)
-	}
-	return false, nil
+	return false, x.resolve(kind, name)
 }
 
 func stageAuthorize(s *Server, x *request) (bool, error) {
