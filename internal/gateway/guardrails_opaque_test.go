@@ -405,3 +405,50 @@ func TestGuardrailsRequestStateOnlyOfARound(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardrailsSecretNamedMembers: a secret recognised by its name is found in a member of that
+// name as in text: a tool result's structuredContent and the text content serializing it are
+// both redacted (the model reads either), and a client's argument is redacted before the
+// backend gets it, in both eras. The text alone used to be.
+func TestGuardrailsSecretNamedMembers(t *testing.T) {
+	const pw = "hunter2hunter2"
+	open := &jsonschema.Schema{Type: "object"}
+	be := mcptest.StartServer(t, "be",
+		mcptest.WithTool(&mcp.Tool{Name: "config", InputSchema: open}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			sc := map[string]any{"host": "db.internal", "db_password": pw}
+			text, _ := json.Marshal(sc)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: sc}, nil
+		}),
+		mcptest.WithTool(&mcp.Tool{Name: "login", InputSchema: open}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		}))
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "all", Tools: []string{"*"},
+			Arguments: guardrails.DirectionConfig{Secrets: "redact"}, Results: guardrails.DirectionConfig{Secrets: "redact"}}}}
+	}, be)
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version))
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__config"})
+			if err != nil || res.IsError {
+				t.Fatalf("config: %v %+v", err, res)
+			}
+			sc, _ := json.Marshal(res.StructuredContent)
+			if text := mcptest.ResultText(res); strings.Contains(text, pw) || strings.Contains(string(sc), pw) ||
+				!strings.Contains(string(sc), `"db_password":"[REDACTED:connection-string]"`) {
+				t.Errorf("the client read %s and %s", text, sc)
+			}
+			be.Reset()
+			if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__login", Arguments: map[string]any{"user": "al", "password": pw}}); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range be.RequestsOf("tools/call") {
+				if strings.Contains(string(r.Body), pw) {
+					t.Errorf("the backend got %s", r.Body)
+				}
+			}
+		})
+	}
+}
