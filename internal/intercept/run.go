@@ -109,6 +109,10 @@ func (s *Set) mutate(ctx context.Context, p *Plan, c *Call, v *Verdict) {
 			s.record(ctx, c, inv, ResultMutated, enforced)
 			if enforced {
 				current, mutated = inv.a.payload, true
+				if p.phase == PhaseRequest {
+					// What the next ones see is what would be forwarded.
+					current = withShown(current, c.Payload)
+				}
 			}
 		}
 	}

@@ -159,6 +159,49 @@ func MutatedParams(payload, orig []byte) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
+// shownLeft are the members of a request's params a mutation may leave out, which the call is
+// then forwarded with as the client sent them (MutatedParams): its _meta and a retry's answers.
+var shownLeft = [...]string{metaKey, shownOwned}
+
+// withShown returns a request mutation (a payload that passed checkRequestMutation) with the
+// members of shownLeft it leaves out put back as shown (the payload sent): the call as it
+// will be forwarded, which is what the interceptors after the mutation are shown (a validator
+// must see the client's _meta the backend receives, whether a mutator before it gave it back or
+// not). Forwarding it is forwarding the mutation: MutatedParams puts the same members back.
+func withShown(mutated, shown []byte) []byte {
+	mp, sp := member(mutated, "params"), member(shown, "params")
+	if mp == nil || sp == nil {
+		return mutated
+	}
+	var out []byte
+	for _, k := range shownLeft {
+		v := member(sp, k)
+		if v == nil || member(mp, k) != nil {
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(mutated)+len(sp)+32), `{"method":`...)
+			out = append(out, member(mutated, "method")...)
+			out = append(out, `,"params":`...)
+			body := bytes.TrimSpace(mp)
+			out = append(out, body[:len(body)-1]...) // without its closing brace
+			if isEmptyObject(body) {
+				out = bytes.TrimRight(out, " \t\r\n")
+			} else {
+				out = append(out, ',')
+			}
+		} else {
+			out = append(out, ',')
+		}
+		out = jsonrpc.AppendString(out, k)
+		out = append(append(out, ':'), v...)
+	}
+	if out == nil {
+		return mutated
+	}
+	return append(out, "}}"...)
+}
+
 // mutatedMeta is the _meta a mutated request is forwarded with: the members of the client's
 // (orig, nil for none) that the gateway reads, as the client sent them, and the mutation's own
 // members (mut).
