@@ -117,8 +117,9 @@ func TestInterceptorsSeeTheForwardedMeta(t *testing.T) {
 }
 
 // TestValidatorsSeeWhatAMutationLeaves: a request mutation may leave out the _meta (and a
-// retry's answers), which the client's are then forwarded with; the validators after it are
-// shown the call as forwarded, those members included, and so is the next mutator. A validator
+// retry's answers), which are then forwarded as it was shown them; the validators after it are
+// shown the call as forwarded, those members included, and so is the next mutator; an earlier
+// mutator's change of the client's own member survives a later mutation without _meta. A validator
 // refusing what the client's own _meta member holds refuses the call whether a mutator before
 // it gave the _meta back or not; nothing reaches the backend. The validators used to see the
 // mutation as it came, without the _meta the backend then received.
@@ -144,15 +145,18 @@ func TestValidatorsSeeWhatAMutationLeaves(t *testing.T) {
 		return nil
 	})
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "scrub", Type: intercept.TypeMutation, Handle: replaceIn("meta-secret", "[scrubbed]")},
 		{Name: "rewrite", Type: intercept.TypeMutation, Handle: rewrite},
 		{Name: "record", Type: intercept.TypeMutation, Handle: record},
 		{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("meta-forbidden", "no")},
 	})
 	gw := startTestGateway(t, func(c *Config) {
 		c.Auth.Disabled = true
+		scrub := interceptorEntry("scrub", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request")
+		scrub.Priority = -2
 		first := interceptorEntry("rewrite", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request")
 		first.Priority = -1
-		c.Interceptors = []InterceptorConfig{first,
+		c.Interceptors = []InterceptorConfig{scrub, first,
 			interceptorEntry("record", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request"),
 			interceptorEntry("guard", ics.URL(), intercept.TypeValidation, []string{"echo"}, "request")}
 	}, alpha)
@@ -175,6 +179,13 @@ func TestValidatorsSeeWhatAMutationLeaves(t *testing.T) {
 				Arguments: map[string]any{"text": "pay bob"}, Meta: mcp.Meta{"x.example/note": "fine"}})
 			if err != nil || res.IsError || mcptest.ResultText(res) != "pay alice" || !strings.Contains(lastCallBody(alpha), `"x.example/note":"fine"`) {
 				t.Errorf("an allowed call: %v %+v; the backend received %s", err, res, lastCallBody(alpha))
+			}
+			// scrub changes the client's member, rewrite then leaves the _meta out: the
+			// backend receives scrub's change, which is what guard was shown.
+			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo",
+				Arguments: map[string]any{"text": "pay bob"}, Meta: mcp.Meta{"x.example/note": "meta-secret"}})
+			if b := lastCallBody(alpha); err != nil || res.IsError || !strings.Contains(b, `"x.example/note":"[scrubbed]"`) || strings.Contains(b, "meta-secret") {
+				t.Errorf("a call scrubbed, then rewritten without _meta: %v %+v; the backend received %s", err, res, b)
 			}
 		})
 	}

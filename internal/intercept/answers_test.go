@@ -133,4 +133,12 @@ func TestWithShownIsWhatIsForwarded(t *testing.T) {
 			t.Errorf("%s forwarded as %s, shown as forwarded %s (%v %v)", m, a, b, err1, err2)
 		}
 	}
+	// In a pass, a mutation without _meta keeps the one it was shown: an earlier mutator's
+	// change of the client's own member is forwarded, not the client's.
+	first := withShown([]byte(`{"method":"tools/call","params":{"name":"a__t","_meta":{"progressToken":1,"x.example/note":"[redacted]"}}}`), shown)
+	second := withShown([]byte(`{"method":"tools/call","params":{"name":"a__t","arguments":{"x":3}}}`), first)
+	out, err := MutatedParams(second, params)
+	if err != nil || !strings.Contains(string(out), `"x.example/note":"[redacted]"`) || strings.Contains(string(out), `"n"`) {
+		t.Errorf("the second mutation forwarded as %s (%v)", out, err)
+	}
 }

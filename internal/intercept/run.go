@@ -108,11 +108,13 @@ func (s *Set) mutate(ctx context.Context, p *Plan, c *Call, v *Verdict) {
 		default:
 			s.record(ctx, c, inv, ResultMutated, enforced)
 			if enforced {
-				current, mutated = inv.a.payload, true
+				next := inv.a.payload
 				if p.phase == PhaseRequest {
-					// What the next ones see is what would be forwarded.
-					current = withShown(current, c.Payload)
+					// What it left out is as it was shown it: the next ones see what would be
+					// forwarded.
+					next = withShown(next, current)
 				}
+				current, mutated = next, true
 			}
 		}
 	}

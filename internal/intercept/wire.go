@@ -164,10 +164,12 @@ func MutatedParams(payload, orig []byte) ([]byte, error) {
 var shownLeft = [...]string{metaKey, shownOwned}
 
 // withShown returns a request mutation (a payload that passed checkRequestMutation) with the
-// members of shownLeft it leaves out put back as shown (the payload sent): the call as it
-// will be forwarded, which is what the interceptors after the mutation are shown (a validator
-// must see the client's _meta the backend receives, whether a mutator before it gave it back or
-// not). Forwarding it is forwarding the mutation: MutatedParams puts the same members back.
+// members of shownLeft it leaves out put back as the mutator was shown them (shown, the payload
+// sent to it): the call as it will be forwarded, which is what the interceptors after the
+// mutation are shown (a validator must see the client's _meta the backend receives, whether a
+// mutator before it gave it back or not), and what the next mutation leaving them out keeps.
+// Forwarding it forwards what MutatedParams would make of the mutation, but for a change an
+// earlier mutator of the pass made to the client's own _meta members, which is kept.
 func withShown(mutated, shown []byte) []byte {
 	mp, sp := member(mutated, "params"), member(shown, "params")
 	if mp == nil || sp == nil {
