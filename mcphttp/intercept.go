@@ -204,6 +204,10 @@ func (c *interceptor) notPermitted(x *request, v *intercept.Verdict, err error) 
 // refusal of a tools/call is a failed tool call the model can read (into *tool for the response
 // phase, which writes it itself), of any other method an error.
 func (c *interceptor) refuse(x *request, phase intercept.Phase, v *intercept.Verdict, tool *[]byte) error {
+	reason := v.Reason
+	if reason != "" && x.s.rails != nil {
+		reason = x.s.rails.checkReason(x, reason)
+	}
 	if v.Failed {
 		msg := "Interceptor " + v.By + " could not decide; the call was not forwarded. Retry later"
 		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, msg))
@@ -220,10 +224,10 @@ func (c *interceptor) refuse(x *request, phase intercept.Phase, v *intercept.Ver
 		text = "The result of " + x.route.name + " was withheld by the gateway's interceptor " + v.By + "."
 	}
 	if tool != nil && x.in.req.Method == upstreams.MethodToolsCall {
-		*tool = toolError(withReason(text, v.Reason))
+		*tool = toolError(withReason(text, reason))
 		return nil
 	}
-	return c.refusal(x, phase, text, v.Reason)
+	return c.refusal(x, phase, text, reason)
 }
 
 // refusal answers a request refused by the interceptors: a failed tool call for tools/call,

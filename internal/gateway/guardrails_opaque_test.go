@@ -15,6 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/intercept"
+	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
@@ -448,6 +450,52 @@ func TestGuardrailsSecretNamedMembers(t *testing.T) {
 				if strings.Contains(string(r.Body), pw) {
 					t.Errorf("the backend got %s", r.Body)
 				}
+			}
+		})
+	}
+}
+
+// TestGuardrailsReadInterceptorReasons: an interceptor's reason, which a refusal shows the
+// caller (showReason) and so the model, is read with the result detectors of the rule that
+// covers the call: a reason in which the rule would redact or block something is left out of
+// the refusal, in the request and the response phase, for a tool's call and a prompt's, in both
+// eras; a clean reason is shown. It used to reach the model unread, the secret in it included.
+func TestGuardrailsReadInterceptorReasons(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "before", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("refuse-me", "it quotes "+railAWSKey)},
+		{Name: "after", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("withhold-me", "the result holds "+railGHToken)},
+		{Name: "plain", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("plain-me", "not today")},
+	})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "all", Tools: []string{"*"}, Prompts: []string{"*"},
+			Results: guardrails.DirectionConfig{Secrets: "redact"}}}}
+		entry := func(name, phase string) InterceptorConfig {
+			e := InterceptorConfig{Config: intercept.Config{Name: name, URL: ics.URL(), Type: intercept.TypeValidation, ShowReason: true,
+				Rules: []intercept.RuleConfig{{Upstream: "alpha", Tools: []string{"echo"}, Prompts: []string{"*"}, Phases: []string{phase}}}}}
+			return e
+		}
+		c.Interceptors = []InterceptorConfig{entry("before", "request"), entry("after", "response"), entry("plain", "request")}
+	}, alpha)
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version))
+			for _, text := range []string{"refuse-me", "withhold-me", "plain-me"} {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": text}})
+				if err != nil || !res.IsError {
+					t.Fatalf("%s: %v %+v", text, err, res)
+				}
+				got := mcptest.ResultText(res)
+				if strings.Contains(got, railAWSKey) || strings.Contains(got, railGHToken) || !strings.Contains(got, "interceptor") ||
+					strings.Contains(got, "Reason:") != (text == "plain-me") {
+					t.Errorf("%s: the model read %q", text, got)
+				}
+			}
+			_, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "alpha__" + mcptest.PromptGreet, Arguments: map[string]string{"name": "refuse-me"}})
+			if err == nil || strings.Contains(err.Error(), railAWSKey) || !strings.Contains(err.Error(), "interceptor before") {
+				t.Errorf("a prompt refused: %v", err)
 			}
 		})
 	}
