@@ -204,10 +204,7 @@ func (c *interceptor) notPermitted(x *request, v *intercept.Verdict, err error) 
 // refusal of a tools/call is a failed tool call the model can read (into *tool for the response
 // phase, which writes it itself), of any other method an error.
 func (c *interceptor) refuse(x *request, phase intercept.Phase, v *intercept.Verdict, tool *[]byte) error {
-	reason := v.Reason
-	if reason != "" && x.s.rails != nil {
-		reason = x.s.rails.checkReason(x, reason)
-	}
+	reason := shownReason(x, v)
 	if v.Failed {
 		msg := "Interceptor " + v.By + " could not decide; the call was not forwarded. Retry later"
 		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, msg))
@@ -241,6 +238,16 @@ func (c *interceptor) refusal(x *request, phase intercept.Phase, text, reason st
 	}
 	e := jsonrpc.NewError(jsonrpc.CodeUnauthorized, withReason(text, reason)).WithData(map[string]any{"reason": "refused-by-interceptor"})
 	return &Error{Status: http.StatusForbidden, RPC: e, Outcome: outcomeDenied}
+}
+
+// shownReason is v's reason as a refusal may show it: "" where the guardrails would redact or
+// block something in it (railer.checkReason). Every refusal that shows a reason takes it from
+// here. A function: request is at its bound of methods.
+func shownReason(x *request, v *intercept.Verdict) string {
+	if v.Reason == "" || x.s.rails == nil {
+		return v.Reason
+	}
+	return x.s.rails.checkReason(x, v.Reason)
 }
 
 // withReason is text followed by the interceptor's reason, when it shows one.

@@ -500,3 +500,36 @@ func TestGuardrailsReadInterceptorReasons(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardrailsReadInterceptorReasonsOfAsks: the same for the refusal of a pre-2026 backend's
+// request to the client mid-call: the withheld result shows no reason the rule would redact.
+func TestGuardrailsReadInterceptorReasonsOfAsks(t *testing.T) {
+	ask := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_, _ = req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "leak?", RequestedSchema: &jsonschema.Schema{Type: "object"}})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+	}
+	old := mcptest.StartLegacyServer(t, "old", mcptest.WithoutDefaults(),
+		mcptest.WithTool(&mcp.Tool{Name: "asks", InputSchema: &jsonschema.Schema{Type: "object"}}, ask))
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "askguard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("leak?", "it asks about "+railAWSKey)}})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Upstreams[0].Protocol = "2025-11-25"
+		c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "askguard", URL: ics.URL(), Type: intercept.TypeValidation,
+			ShowReason: true, Rules: []intercept.RuleConfig{{Tools: []string{"asks"}, Phases: []string{"response"}}}}}}
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "all", Tools: []string{"*"},
+			Results: guardrails.DirectionConfig{Secrets: "redact"}}}}
+	}, old)
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}))
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "old__asks", Arguments: map[string]any{}})
+	if err != nil || !res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if got := mcptest.ResultText(res); strings.Contains(got, railAWSKey) || strings.Contains(got, "Reason:") || !strings.Contains(got, "interceptor askguard") {
+		t.Errorf("the model read %q", got)
+	}
+}
