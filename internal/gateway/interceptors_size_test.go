@@ -50,3 +50,38 @@ func TestInterceptorMutationHeldToBodyLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestInterceptorFailureLinesQuoteNoContent: an interceptor's answer the gateway refuses because
+// its JSON repeats a member name (a webhook's answer, or a mutation's payload from an
+// Interceptor Server) is a failure whose warning names the interceptor and the failure, never
+// the member name, which is the call's content: a map argument's key can be a credential.
+func TestInterceptorFailureLinesQuoteNoContent(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	dup := replaceIn(`"text":"dup"`, `"text":"x","env":{"`+railAWSKey+`":1,"`+railAWSKey+`":2}`)
+	folded := replaceIn(`"text":"fold"`, `"text":"x","env":{"`+railAWSKey+`":1,"`+strings.ToLower(railAWSKey)+`":2}`)
+	ics := []intercepttest.Interceptor{{Name: "dup", Type: intercept.TypeMutation, Handle: dup},
+		{Name: "fold", Type: intercept.TypeMutation, Handle: folded}}
+	hook, server := intercepttest.StartWebhook(t, ics), intercepttest.Start(t, ics)
+	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		viaHook := interceptorEntry("dup", hook.URL(), intercept.TypeMutation, []string{"echo"}, "request")
+		viaHook.Webhook = true
+		c.Interceptors = []InterceptorConfig{viaHook,
+			interceptorEntry("fold", server.URL(), intercept.TypeMutation, []string{"echo"}, "request")}
+	}, alpha)
+	defer stop()
+	cs := connectEra(t, gw, "2026-07-28")
+	for _, text := range []string{"dup", "fold"} {
+		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": text}}); !couldNotDecide(err) {
+			t.Errorf("%s: %v", text, err)
+		}
+	}
+	stop()
+	out := logs.String()
+	if strings.Count(out, `"msg":"interceptor failed"`) != 2 {
+		t.Errorf("want two failures logged:\n%s", out)
+	}
+	if i := strings.Index(strings.ToLower(out), strings.ToLower(railAWSKey)); i >= 0 {
+		t.Error("a failure line quotes a member name:", out[max(0, i-300):min(len(out), i+60)])
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -389,13 +390,13 @@ func checkRequestMutation(c *Call, payload, sent []byte) error {
 	}
 	req, err := jsonrpc.Decode(msg, c.Limits)
 	if err != nil {
-		return malformed("the mutated request: %v", err)
+		return malformed("the mutated request: %s", failureText(err))
 	}
 	if req.Method != c.Method || req.Params == nil {
 		return malformed("the mutated request changes the method or has no params")
 	}
 	if _, err := jsonrpc.ParseParams(req.Params); err != nil {
-		return malformed("the mutated params: %v", err)
+		return malformed("the mutated params: %s", failureText(err))
 	}
 	var answers, meta []byte
 	if params := member(sent, "params"); params != nil {
@@ -422,7 +423,7 @@ func checkRequestMutation(c *Call, payload, sent []byte) error {
 // were, none added or left out, and no member may be a spelling variant of one of them.
 func checkMutatedMeta(mut, sent []byte) error {
 	if _, err := jsonrpc.ParseMeta(mut); err != nil {
-		return malformed("the mutated _meta: %v", err)
+		return malformed("the mutated _meta: %s", failureText(err))
 	}
 	reserved := 0
 	err := jsonrpc.Members(mut, func(key, val []byte) error {
@@ -490,6 +491,17 @@ func checkResultMutation(orig, mutated []byte) error {
 		}
 		return nil
 	})
+}
+
+// failureText is err's text up to its first quoted part: a decoder's error may quote a member
+// name of what it read (a duplicate key, in the arguments say), which is the call's content and
+// not the failure's, while the failure's warning names the interceptor and the failure only.
+func failureText(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '"'); i >= 0 {
+		s = strings.TrimRight(s[:i], " :")
+	}
+	return s
 }
 
 // member returns the raw value of obj's member key, nil when absent.

@@ -289,7 +289,7 @@ func malformed(format string, args ...any) error {
 // names compared exactly (a decoder that folds case would read "VALID" as valid).
 func readAnswer(raw []byte, lim jsonrpc.Limits) (*answer, error) {
 	if err := jsonrpc.Scan(raw, lim); err != nil {
-		return nil, malformed("%v", err)
+		return nil, malformed("%s", failureText(err))
 	}
 	a := &answer{}
 	err := jsonrpc.Members(raw, func(key, val []byte) error {
