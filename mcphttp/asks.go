@@ -170,7 +170,7 @@ func (c *interceptor) withheld(x *request, ac *askChecks) (refusal []byte, err e
 	text := "The result of " + x.route.name + " was withheld by the gateway's interceptor " + v.By +
 		", which refused " + ac.what + "."
 	if x.in.req.Method == upstreams.MethodToolsCall {
-		return toolError(withReason(text, v.Reason)), nil
+		return toolError(withReason(text, shownReason(x, v))), nil
 	}
-	return nil, c.refusal(x, intercept.PhaseResponse, text, v.Reason)
+	return nil, c.refusal(x, intercept.PhaseResponse, text, shownReason(x, v))
 }

@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"bytes"
+	"log/slog"
 	"net/http"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
@@ -210,4 +211,26 @@ func (g *railer) checkError(x *request, msg []byte) []byte {
 		return rep.Rewrite(msg)
 	}
 	return msg
+}
+
+// checkReason reads an interceptor's reason, which its refusal shows the caller (showReason)
+// and so the model, with the result detectors of the rule that covers x: the model reads it as
+// it reads a result, and an interceptor's words may quote what it refused or withheld. A reason
+// in which the rule would redact or block something is left out of the refusal (it is the
+// interceptor's, never rewritten); one the rule only logs or flags is kept.
+func (g *railer) checkReason(x *request, reason string) string {
+	kind := guardKind(x)
+	if kind == 0 {
+		return reason
+	}
+	rule := g.engine.Rule(kind, x.route.upstream, x.route.upstreamName)
+	if rule == nil || !rule.ScansResults() {
+		return reason
+	}
+	if rep := rule.ScanNotification(jsonrpc.AppendString(nil, reason)); rep.Action >= guardrails.Redact || rep.Err != nil {
+		g.log.LogAttrs(x.ctx, slog.LevelInfo, "interceptor reason left out of the refusal",
+			slog.String("request_id", x.requestID), slog.String("rule", rule.ID()))
+		return ""
+	}
+	return reason
 }

@@ -23,6 +23,24 @@ import (
 // that redacts what the detector finds blocks it here; log stays log. The refusal names the
 // detector and the member (/uri, /ref/uri), never the text.
 
+// uriFound reports whether the argument detectors of the rule that covers reading x's routed
+// resource find anything in the URI it names (sent: as the client sent it; and the backend's
+// URI), in the forms resource reads. Routing asks (request.resolve), for a read, a completion
+// of a template and a pre-2026 subscription alike, so that the log lines written before stage
+// guardrails refuses or logs the request (an interceptor's audit lines, a pin's, a denial's)
+// leave the URI out as the later ones do: railName.
+func (g *railer) uriFound(x *request, sent string) bool {
+	rule := g.engine.Rule(guardrails.KindResource, x.route.upstream, x.route.upstreamName)
+	if rule == nil || !rule.ScansArguments() {
+		return false
+	}
+	var rep guardrails.Report
+	rep.Reset(rule.ID(), guardrails.DirArguments)
+	ps := paramsScan{rule: rule, rep: &rep, backendURI: x.route.upstreamName}
+	ps.resource(jsonrpc.AppendString(nil, sent), []byte("uri"))
+	return ps.nameFound
+}
+
 // routed reports whether key is the member of the params that names what the request is
 // routed to, other than a tool's or prompt's name: a read's uri, a completion's ref.
 func (ps *paramsScan) routed(key []byte) bool {

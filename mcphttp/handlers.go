@@ -86,6 +86,7 @@ func (x *request) completionRef() (upstreams.Kind, string, error) {
 // resolve is stage route: the namespaced name or URI to the backend that owns it and its
 // backend-side name.
 func (x *request) resolve(kind upstreams.Kind, name string) error {
+	sent := name
 	target, err := x.s.backends.Resolve(kind, name)
 	if errors.Is(err, upstreams.ErrBadURI) {
 		// Refused, never forwarded: the policy and the backend could read it differently.
@@ -112,6 +113,10 @@ func (x *request) resolve(kind upstreams.Kind, name string) error {
 	}
 	x.route.target = target
 	x.route.upstream, x.route.name, x.route.upstreamName = target.Upstream, name, target.Name
+	if kind == upstreams.KindResource && x.s.rails != nil {
+		// Before any log line names the request (an interceptor's, a pin's, a denial's).
+		x.route.nameHidden = x.s.rails.uriFound(x, sent)
+	}
 	return nil
 }
 

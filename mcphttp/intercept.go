@@ -65,7 +65,7 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 		ran = p
 	}
 	c.log.LogAttrs(x.ctx, slog.LevelWarn, "interceptors kept renaming the call: refused",
-		slog.String("request_id", x.requestID), slog.String("name", x.route.name))
+		slog.String("request_id", x.requestID), slog.String("name", railName(x)))
 	return true, c.refusal(x, intercept.PhaseRequest, "The call to "+x.route.name+
 		" was refused: the gateway's interceptors kept changing it into other calls; it was not run.", "")
 }
@@ -158,7 +158,7 @@ func (c *interceptor) call(x *request, payload []byte) *intercept.Call {
 	tc := x.trace()
 	return &intercept.Call{Method: x.in.req.Method, Payload: payload, Principal: x.caller.principal, Caller: x.bound(),
 		TraceParent: tc.parent, Header: tc.headers(), RequestID: x.requestID, Upstream: x.route.upstream,
-		Name: x.route.name, Limits: x.s.limits}
+		Name: railName(x), Limits: x.s.limits, MaxBytes: x.s.cfg.MaxBodyBytes}
 }
 
 // apply makes v's mutation the request: its params, with the client's _meta and round-trip
@@ -204,6 +204,7 @@ func (c *interceptor) notPermitted(x *request, v *intercept.Verdict, err error) 
 // refusal of a tools/call is a failed tool call the model can read (into *tool for the response
 // phase, which writes it itself), of any other method an error.
 func (c *interceptor) refuse(x *request, phase intercept.Phase, v *intercept.Verdict, tool *[]byte) error {
+	reason := shownReason(x, v)
 	if v.Failed {
 		msg := "Interceptor " + v.By + " could not decide; the call was not forwarded. Retry later"
 		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUnavailable, msg))
@@ -220,10 +221,10 @@ func (c *interceptor) refuse(x *request, phase intercept.Phase, v *intercept.Ver
 		text = "The result of " + x.route.name + " was withheld by the gateway's interceptor " + v.By + "."
 	}
 	if tool != nil && x.in.req.Method == upstreams.MethodToolsCall {
-		*tool = toolError(withReason(text, v.Reason))
+		*tool = toolError(withReason(text, reason))
 		return nil
 	}
-	return c.refusal(x, phase, text, v.Reason)
+	return c.refusal(x, phase, text, reason)
 }
 
 // refusal answers a request refused by the interceptors: a failed tool call for tools/call,
@@ -237,6 +238,16 @@ func (c *interceptor) refusal(x *request, phase intercept.Phase, text, reason st
 	}
 	e := jsonrpc.NewError(jsonrpc.CodeUnauthorized, withReason(text, reason)).WithData(map[string]any{"reason": "refused-by-interceptor"})
 	return &Error{Status: http.StatusForbidden, RPC: e, Outcome: outcomeDenied}
+}
+
+// shownReason is v's reason as a refusal may show it: "" where the guardrails would redact or
+// block something in it (railer.checkReason). Every refusal that shows a reason takes it from
+// here. A function: request is at its bound of methods.
+func shownReason(x *request, v *intercept.Verdict) string {
+	if v.Reason == "" || x.s.rails == nil {
+		return v.Reason
+	}
+	return x.s.rails.checkReason(x, v.Reason)
 }
 
 // withReason is text followed by the interceptor's reason, when it shows one.

@@ -147,6 +147,7 @@ type route struct {
 	target         upstreams.Target       // route: the owning backend and its name for the item
 	upstream       string                 // route: the owning backend
 	name           string                 // route: the namespaced name or URI the client used
+	nameHidden     bool                   // route: the guardrails find something in that URI, which log lines leave out (railName)
 	upstreamName   string                 // route: the backend-side name or URI
 	decision       authz.Decision         // authorize
 	pinDrift       pins.Set               // pin: the drift a confirmation must name (pins.go); empty: none

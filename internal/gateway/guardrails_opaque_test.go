@@ -15,6 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/intercept"
+	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
@@ -361,5 +364,172 @@ func TestGuardrailsNameMembersOfOtherMethods(t *testing.T) {
 			!strings.Contains(string(reqs[0].Body), "[REDACTED:aws-access-key]") {
 			t.Errorf("%s: %d %s; the backend got %s", tt.method, status, body, bodies(reqs))
 		}
+	}
+}
+
+// TestGuardrailsRequestStateOnlyOfARound: a result's requestState is passed over as opaque state
+// only in an input_required result, where it is the round trip's (the gateway seals it); in a
+// complete result it is a member like any other that the client receives, and a credential in
+// it is found: the result is withheld under a rule that blocks, in both eras. It used to reach
+// the client as the backend sent it.
+func TestGuardrailsRequestStateOnlyOfARound(t *testing.T) {
+	add := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			body := bytes.Replace(rec.Body.Bytes(), []byte(`"content":[`), []byte(`"requestState":"`+railAWSKey+`","content":[`), 1)
+			for k, v := range rec.Header() {
+				if k != "Content-Length" {
+					w.Header()[k] = v
+				}
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(body)
+		})
+	}
+	be := mcptest.StartServer(t, "be", mcptest.WithJSONResponse(), mcptest.WithMiddleware(add),
+		mcptest.WithTool(&mcp.Tool{Name: "t", InputSchema: &jsonschema.Schema{Type: "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		}))
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "all", Tools: []string{"*"},
+			Results: guardrails.DirectionConfig{Secrets: "block"}}}}
+	}, be)
+	url := "http://" + gw.MCP + "/mcp"
+	_, _, modern := post(t, url, modernHeaders("tools/call", "be__t"), mcptest.Body("tools/call", `,"name":"be__t","arguments":{}`))
+	raw := &legacyclient.Raw{}
+	legacy := raw.Post(t, url, raw.Initialize(t, url), raw.CallArgs("be__t", "{}")).Body
+	for era, body := range map[string]string{"2026-07-28": modern, "2025-11-25": legacy} {
+		if strings.Contains(body, railAWSKey) || !strings.Contains(body, `guardrail rule \"all\"`) {
+			t.Errorf("%s: a complete result's requestState reached the client: %s", era, body)
+		}
+	}
+}
+
+// TestGuardrailsSecretNamedMembers: a secret recognised by its name is found in a member of that
+// name as in text: a tool result's structuredContent and the text content serializing it are
+// both redacted (the model reads either), and a client's argument is redacted before the
+// backend gets it, in both eras. The text alone used to be.
+func TestGuardrailsSecretNamedMembers(t *testing.T) {
+	const pw = "hunter2hunter2"
+	open := &jsonschema.Schema{Type: "object"}
+	be := mcptest.StartServer(t, "be",
+		mcptest.WithTool(&mcp.Tool{Name: "config", InputSchema: open}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			sc := map[string]any{"host": "db.internal", "db_password": pw}
+			text, _ := json.Marshal(sc)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: sc}, nil
+		}),
+		mcptest.WithTool(&mcp.Tool{Name: "login", InputSchema: open}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		}))
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "all", Tools: []string{"*"},
+			Arguments: guardrails.DirectionConfig{Secrets: "redact"}, Results: guardrails.DirectionConfig{Secrets: "redact"}}}}
+	}, be)
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version))
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__config"})
+			if err != nil || res.IsError {
+				t.Fatalf("config: %v %+v", err, res)
+			}
+			sc, _ := json.Marshal(res.StructuredContent)
+			if text := mcptest.ResultText(res); strings.Contains(text, pw) || strings.Contains(string(sc), pw) ||
+				!strings.Contains(string(sc), `"db_password":"[REDACTED:connection-string]"`) {
+				t.Errorf("the client read %s and %s", text, sc)
+			}
+			be.Reset()
+			if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__login", Arguments: map[string]any{"user": "al", "password": pw}}); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range be.RequestsOf("tools/call") {
+				if strings.Contains(string(r.Body), pw) {
+					t.Errorf("the backend got %s", r.Body)
+				}
+			}
+		})
+	}
+}
+
+// TestGuardrailsReadInterceptorReasons: an interceptor's reason, which a refusal shows the
+// caller (showReason) and so the model, is read with the result detectors of the rule that
+// covers the call: a reason in which the rule would redact or block something is left out of
+// the refusal, in the request and the response phase, for a tool's call and a prompt's, in both
+// eras; a clean reason is shown. It used to reach the model unread, the secret in it included.
+func TestGuardrailsReadInterceptorReasons(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "before", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("refuse-me", "it quotes "+railAWSKey)},
+		{Name: "after", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("withhold-me", "the result holds "+railGHToken)},
+		{Name: "plain", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("plain-me", "not today")},
+	})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "all", Tools: []string{"*"}, Prompts: []string{"*"},
+			Results: guardrails.DirectionConfig{Secrets: "redact"}}}}
+		entry := func(name, phase string) InterceptorConfig {
+			e := InterceptorConfig{Config: intercept.Config{Name: name, URL: ics.URL(), Type: intercept.TypeValidation, ShowReason: true,
+				Rules: []intercept.RuleConfig{{Upstream: "alpha", Tools: []string{"echo"}, Prompts: []string{"*"}, Phases: []string{phase}}}}}
+			return e
+		}
+		c.Interceptors = []InterceptorConfig{entry("before", "request"), entry("after", "response"), entry("plain", "request")}
+	}, alpha)
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version))
+			for _, text := range []string{"refuse-me", "withhold-me", "plain-me"} {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": text}})
+				if err != nil || !res.IsError {
+					t.Fatalf("%s: %v %+v", text, err, res)
+				}
+				got := mcptest.ResultText(res)
+				if strings.Contains(got, railAWSKey) || strings.Contains(got, railGHToken) || !strings.Contains(got, "interceptor") ||
+					strings.Contains(got, "Reason:") != (text == "plain-me") {
+					t.Errorf("%s: the model read %q", text, got)
+				}
+			}
+			_, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "alpha__" + mcptest.PromptGreet, Arguments: map[string]string{"name": "refuse-me"}})
+			if err == nil || strings.Contains(err.Error(), railAWSKey) || !strings.Contains(err.Error(), "interceptor before") {
+				t.Errorf("a prompt refused: %v", err)
+			}
+		})
+	}
+}
+
+// TestGuardrailsReadInterceptorReasonsOfAsks: the same for the refusal of a pre-2026 backend's
+// request to the client mid-call: the withheld result shows no reason the rule would redact.
+func TestGuardrailsReadInterceptorReasonsOfAsks(t *testing.T) {
+	ask := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_, _ = req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "leak?", RequestedSchema: &jsonschema.Schema{Type: "object"}})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+	}
+	old := mcptest.StartLegacyServer(t, "old", mcptest.WithoutDefaults(),
+		mcptest.WithTool(&mcp.Tool{Name: "asks", InputSchema: &jsonschema.Schema{Type: "object"}}, ask))
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "askguard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("leak?", "it asks about "+railAWSKey)}})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Upstreams[0].Protocol = "2025-11-25"
+		c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "askguard", URL: ics.URL(), Type: intercept.TypeValidation,
+			ShowReason: true, Rules: []intercept.RuleConfig{{Tools: []string{"asks"}, Phases: []string{"response"}}}}}}
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "all", Tools: []string{"*"},
+			Results: guardrails.DirectionConfig{Secrets: "redact"}}}}
+	}, old)
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}))
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "old__asks", Arguments: map[string]any{}})
+	if err != nil || !res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if got := mcptest.ResultText(res); strings.Contains(got, railAWSKey) || strings.Contains(got, "Reason:") || !strings.Contains(got, "interceptor askguard") {
+		t.Errorf("the model read %q", got)
 	}
 }

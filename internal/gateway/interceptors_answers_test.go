@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,6 +111,81 @@ func TestInterceptorsSeeTheForwardedMeta(t *testing.T) {
 			}
 			if n := toolCalls(alpha); n != 1 {
 				t.Fatalf("the backend received %d calls, want the redacted one only: %s", n, lastCallBody(alpha))
+			}
+		})
+	}
+}
+
+// TestValidatorsSeeWhatAMutationLeaves: a request mutation may leave out the _meta (and a
+// retry's answers), which are then forwarded as it was shown them; the validators after it are
+// shown the call as forwarded, those members included, and so is the next mutator; an earlier
+// mutator's change of the client's own member survives a later mutation without _meta. A validator
+// refusing what the client's own _meta member holds refuses the call whether a mutator before
+// it gave the _meta back or not; nothing reaches the backend. The validators used to see the
+// mutation as it came, without the _meta the backend then received.
+func TestValidatorsSeeWhatAMutationLeaves(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	// Rewrites the arguments and answers without the _meta, as the contract allows.
+	rewrite := intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+		var m struct {
+			Method string                     `json:"method"`
+			Params map[string]json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(p, &m) != nil || !strings.Contains(string(m.Params["arguments"]), "bob") {
+			return nil
+		}
+		delete(m.Params, "_meta")
+		m.Params["arguments"] = json.RawMessage(strings.ReplaceAll(string(m.Params["arguments"]), "bob", "alice"))
+		out, _ := json.Marshal(m)
+		return out
+	})
+	var seen atomic.Value
+	record := intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+		seen.Store(string(p))
+		return nil
+	})
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "scrub", Type: intercept.TypeMutation, Handle: replaceIn("meta-secret", "[scrubbed]")},
+		{Name: "rewrite", Type: intercept.TypeMutation, Handle: rewrite},
+		{Name: "record", Type: intercept.TypeMutation, Handle: record},
+		{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf("meta-forbidden", "no")},
+	})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		scrub := interceptorEntry("scrub", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request")
+		scrub.Priority = -2
+		first := interceptorEntry("rewrite", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request")
+		first.Priority = -1
+		c.Interceptors = []InterceptorConfig{scrub, first,
+			interceptorEntry("record", ics.URL(), intercept.TypeMutation, []string{"echo"}, "request"),
+			interceptorEntry("guard", ics.URL(), intercept.TypeValidation, []string{"echo"}, "request")}
+	}, alpha)
+	for _, era := range clientEras {
+		t.Run(era, func(t *testing.T) {
+			cs := connectEra(t, gw, era)
+			alpha.Reset()
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo",
+				Arguments: map[string]any{"text": "pay bob"}, Meta: mcp.Meta{"x.example/note": "meta-forbidden"}})
+			if err != nil || !res.IsError || !strings.Contains(mcptest.ResultText(res), "refused by the gateway's interceptor guard") {
+				t.Errorf("a call whose _meta the validator refuses, after a mutation without it: %v %+v", err, res)
+			}
+			if n := toolCalls(alpha); n != 0 {
+				t.Errorf("the backend received %s", lastCallBody(alpha))
+			}
+			if s, _ := seen.Load().(string); !strings.Contains(s, "pay alice") || !strings.Contains(s, "meta-forbidden") {
+				t.Errorf("the next mutator was shown %s", s)
+			}
+			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo",
+				Arguments: map[string]any{"text": "pay bob"}, Meta: mcp.Meta{"x.example/note": "fine"}})
+			if err != nil || res.IsError || mcptest.ResultText(res) != "pay alice" || !strings.Contains(lastCallBody(alpha), `"x.example/note":"fine"`) {
+				t.Errorf("an allowed call: %v %+v; the backend received %s", err, res, lastCallBody(alpha))
+			}
+			// scrub changes the client's member, rewrite then leaves the _meta out: the
+			// backend receives scrub's change, which is what guard was shown.
+			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo",
+				Arguments: map[string]any{"text": "pay bob"}, Meta: mcp.Meta{"x.example/note": "meta-secret"}})
+			if b := lastCallBody(alpha); err != nil || res.IsError || !strings.Contains(b, `"x.example/note":"[scrubbed]"`) || strings.Contains(b, "meta-secret") {
+				t.Errorf("a call scrubbed, then rewritten without _meta: %v %+v; the backend received %s", err, res, b)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
@@ -147,6 +148,51 @@ func TestInterceptorsSeeTheURIAnswered(t *testing.T) {
 		}
 		if g := <-answered; !strings.Contains(g, "refused by the gateway's interceptors") {
 			t.Errorf("a read of %s: the backend got %q for its request, want the refusal", uri, g)
+		}
+	}
+}
+
+// TestInterceptorLinesLeaveOutFoundURI: the log lines of a request leave out a resource URI in
+// which the guardrails find something, those written before stage guardrails too: an
+// interceptor's audit lines in both phases (the read goes on where the rule only logs) and for
+// a read the rule refuses, in both eras.
+func TestInterceptorLinesLeaveOutFoundURI(t *testing.T) {
+	keys := func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "a key"}}}, nil
+	}
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://keys/{id}", Name: "keys"}, keys))
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "look", Type: intercept.TypeValidation, Handle: intercepttest.Allow()}})
+	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{
+			{ID: "keys", Resources: []string{"mem://keys/*"}, Arguments: guardrails.DirectionConfig{Secrets: "log"}},
+			{ID: "uris", Resources: []string{"*"}, Arguments: guardrails.DirectionConfig{Secrets: "block"}}}}
+		c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "look", URL: ics.URL(), Type: intercept.TypeValidation,
+			Rules: []intercept.RuleConfig{{Upstream: "alpha", Resources: []string{"*"}}}}}}
+	}, alpha)
+	defer stop()
+	for _, era := range clientEras {
+		t.Run(era, func(t *testing.T) {
+			cs := connectEra(t, gw, era)
+			res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "alpha+mem://keys/" + railGHToken})
+			if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "a key" {
+				t.Fatalf("a read the rule logs: %v %+v", err, res)
+			}
+			_, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "alpha+file:///x?token=" + railAWSKey})
+			if err == nil || !strings.Contains(err.Error(), `guardrail rule "uris"`) {
+				t.Fatalf("a read the rule refuses: %v", err)
+			}
+		})
+	}
+	stop()
+	out := logs.String()
+	if n := strings.Count(out, `"msg":"interceptor","request_id"`); n != 6 {
+		t.Errorf("%d interceptor audit lines, want 6 (two reads in two phases, two refused reads in one)", n)
+	}
+	for _, s := range []string{railGHToken, railAWSKey} {
+		if i := strings.Index(out, s); i >= 0 {
+			t.Error("a log line holds a matched value:", out[max(0, i-300):min(len(out), i+100)])
 		}
 	}
 }

@@ -17,9 +17,11 @@ import (
 // starts at raw[obj], is binary content or a round trip's opaque state, which no detector reads
 // as text: in a result only, in its content blocks, prompt messages, resource contents or input
 // requests, an image's or audio's base64 "data" and a resource's base64 "blob" (an object
-// naming its "uri"), and the result's own "requestState" (a member of the result object
-// itself). Arguments, notifications, structuredContent, _meta and errors carry no such content:
-// everything in them is scanned.
+// naming its "uri"), and the requestState of an input_required result (a member of the result
+// object itself: the round trip's state, which the gateway seals and no model reads). A
+// requestState in a result of another kind is no round trip's, just a member the client
+// receives, and is scanned. Arguments, notifications, structuredContent, _meta and errors carry
+// no such content: everything in them is scanned.
 func (w *walker) opaque(key []byte, obj, v, depth int) bool {
 	raw := w.raw
 	if !w.stripMeta || raw[v] != '"' {
@@ -35,9 +37,16 @@ func (w *walker) opaque(key []byte, obj, v, depth int) bool {
 	case "blob":
 		return w.atResource() && memberValue(raw, obj, "uri") != nil && w.base64At(v)
 	case "requestState":
-		return depth == 1
+		return depth == 1 && inputRequired(memberValue(raw, obj, "resultType"))
 	}
 	return false
+}
+
+// inputRequired reports whether t, the raw value of a result's resultType (nil when absent),
+// is "input_required", in any spelling of its escapes (as the gateway reads it to seal the
+// round trip).
+func inputRequired(t []byte) bool {
+	return len(t) >= 2 && t[0] == '"' && keyIs(t[1:len(t)-1], "input_required")
 }
 
 // atContent reports whether path is exactly where a content block stands: a result's

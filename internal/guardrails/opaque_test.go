@@ -26,6 +26,9 @@ func TestOpaqueOnlyWhereTheProtocolPutsIt(t *testing.T) {
 		{"resource without a uri", `{"contents":[{"blob":"` + key + `"}]}`},
 		{"_meta data", `{"content":[],"_meta":{"data":"` + tok + `"}}`},
 		{"nested requestState", `{"content":[{"type":"text","text":"ok","requestState":"` + tok + `"}]}`},
+		{"requestState of a complete result", `{"content":[],"requestState":"` + key + `"}`},
+		{"requestState of a complete result, said so", `{"resultType":"complete","content":[],"requestState":"` + tok + `"}`},
+		{"requestState of a task result", `{"resultType":"task","requestState":"` + key + `"}`},
 		{"image inside a text block", `{"content":[{"type":"text","text":"hi","x":{"type":"image","data":"` + key + `"}}]}`},
 		{"resource deep in a block", `{"content":[{"type":"text","text":"hi","x":{"y":{"uri":"u","blob":"` + key + `"}}}]}`},
 		{"content nested elsewhere", `{"content":[],"structuredContent":{"content":[{"type":"image","data":"` + key + `"}]}}`},
@@ -59,6 +62,7 @@ func TestOpaqueOnlyWhereTheProtocolPutsIt(t *testing.T) {
 		`{"messages":[{"role":"user","content":[{"type":"audio","data":"` + blob + `"}]}]}`,
 		`{"messages":[{"role":"user","content":{"type":"resource","resource":{"uri":"m://x","blob":"` + blob + `"}}}]}`,
 		`{"resultType":"input_required","requestState":"q8Zr4Lm2Xt7Vb1Nc9Kp3Wd6Hs0Jf5Gy"}`,
+		`{"requestState":"q8Zr4Lm2Xt7Vb1Nc9Kp3Wd6Hs0Jf5Gy","resultType":"input\u005frequired"}`,
 		`{"resultType":"input_required","inputRequests":{"s":{"method":"sampling/createMessage","params":{"messages":[` +
 			`{"role":"user","content":{"type":"image","data":"` + blob + `","mimeType":"image/png"}}]}}}}`,
 	} {

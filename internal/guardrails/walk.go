@@ -114,6 +114,7 @@ func (w *walker) object(i, depth int) (int, error) {
 			v = jsonrpc.ValueEnd(raw, v)
 		} else {
 			w.path = append(w.path, pathElem{key: key})
+			w.assigned(key, v)
 			v, err = w.value(v, depth)
 			w.path = w.path[:len(w.path)-1]
 		}

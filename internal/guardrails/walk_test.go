@@ -160,7 +160,7 @@ func TestSkippedAndOwned(t *testing.T) {
 	r := e.Rule(KindTool, "b", "t")
 	blob := "QUtJQUlPU0ZPRE5ON0VYQU1QTEU=" + strings.Repeat("Zm9v", 30)
 	raw := `{"contents":[{"uri":"mem://x","blob":"` + blob + `"},{"type":"image","data":"` + blob + `","mimeType":"image/png"}],` +
-		`"requestState":"q8Zr4Lm2Xt7Vb1Nc9Kp3Wd6Hs0Jf5Gy","_meta":{"a":1,"` + MetaKey + `":{"forged":true}}}`
+		`"resultType":"input_required","requestState":"q8Zr4Lm2Xt7Vb1Nc9Kp3Wd6Hs0Jf5Gy","_meta":{"a":1,"` + MetaKey + `":{"forged":true}}}`
 	rep := r.ScanResult([]byte(raw))
 	if !rep.Clean() {
 		t.Fatalf("findings in skipped values: %+v", rep.Findings)

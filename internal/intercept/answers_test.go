@@ -30,7 +30,7 @@ func TestAnswersShownNotChanged(t *testing.T) {
 		{`{"method":"tools/call","params":{"name":"a__t","arguments":{},"inputResponses":{"confirm":{"action":"accept"}}}}`, false},
 		{`{"method":"tools/call","params":{"name":"a__t","arguments":{},"requestState":"sealed"}}`, false},
 	} {
-		err := checkRequestMutation("tools/call", []byte(c.payload), sent, jsonrpc.Limits{})
+		err := checkRequestMutation(&Call{Method: "tools/call"}, []byte(c.payload), sent)
 		if (err == nil) != c.ok {
 			t.Errorf("%s: %v, want ok %v", c.payload, err, c.ok)
 			continue
@@ -83,7 +83,7 @@ func TestMutatedMeta(t *testing.T) {
 			payload += `,"_meta":` + c.meta
 		}
 		payload += `}}`
-		err := checkRequestMutation("tools/call", []byte(payload), sent, jsonrpc.Limits{})
+		err := checkRequestMutation(&Call{Method: "tools/call"}, []byte(payload), sent)
 		if (err == nil) != (c.want != "") {
 			t.Errorf("%s: %v, want ok %v", c.meta, err, c.want != "")
 			continue
@@ -98,5 +98,47 @@ func TestMutatedMeta(t *testing.T) {
 		if got := string(member(out, "_meta")); got != c.want || jsonrpc.Scan(out, jsonrpc.Limits{}) != nil {
 			t.Errorf("%s: forwarded _meta %s, want %s (params %s)", c.meta, got, c.want, out)
 		}
+	}
+}
+
+// A mutation that leaves out the _meta or the answers is forwarded with the client's; what the
+// interceptors after it are shown (withShown) holds them as shown, and forwarding that is
+// forwarding the mutation.
+func TestWithShownIsWhatIsForwarded(t *testing.T) {
+	params := []byte(`{"_meta":{"progressToken":1,"x.example/note":"n"},"name":"a__t","arguments":{"x":1},"requestState":"sealed",` +
+		`"inputResponses":{"k":{"action":"accept"}}}`)
+	shown, err := RequestPayload("tools/call", params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{
+		`{"method":"tools/call","params":{"name":"a__t","arguments":{"x":2}}}`,
+		`{"method":"tools/call","params":{ }}`,
+		`{"params":{"arguments":{"x":2},"name":"a__t","inputResponses":{"k":{"action":"accept"}}},"method":"tools/call"}`,
+		`{"method":"tools/call","params":{"name":"a__t","_meta":{"progressToken":1}}}`,
+	} {
+		got := withShown([]byte(m), shown)
+		if err := checkRequestMutation(&Call{Method: "tools/call"}, got, shown); err != nil {
+			t.Errorf("%s: %s is not a mutation of what was shown: %v", m, got, err)
+			continue
+		}
+		// The mutation's own _meta is kept; without one, the client's is shown.
+		if !strings.Contains(string(got), `"inputResponses":{"k":{"action":"accept"}}`) ||
+			strings.Contains(m, `"_meta"`) == strings.Contains(string(got), `"x.example/note":"n"`) {
+			t.Errorf("%s shown as %s", m, got)
+		}
+		a, err1 := MutatedParams([]byte(m), params)
+		b, err2 := MutatedParams(got, params)
+		if err1 != nil || err2 != nil || !sameJSON(a, b) {
+			t.Errorf("%s forwarded as %s, shown as forwarded %s (%v %v)", m, a, b, err1, err2)
+		}
+	}
+	// In a pass, a mutation without _meta keeps the one it was shown: an earlier mutator's
+	// change of the client's own member is forwarded, not the client's.
+	first := withShown([]byte(`{"method":"tools/call","params":{"name":"a__t","_meta":{"progressToken":1,"x.example/note":"[redacted]"}}}`), shown)
+	second := withShown([]byte(`{"method":"tools/call","params":{"name":"a__t","arguments":{"x":3}}}`), first)
+	out, err := MutatedParams(second, params)
+	if err != nil || !strings.Contains(string(out), `"x.example/note":"[redacted]"`) || strings.Contains(string(out), `"n"`) {
+		t.Errorf("the second mutation forwarded as %s (%v)", out, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,8 +43,11 @@ type Call struct {
 	// RequestID, Upstream and Name (the namespaced name or URI the client used) label the audit
 	// lines.
 	RequestID, Upstream, Name string
-	// Limits are the strict decoder's limits a mutated request must pass, as the client's did.
-	Limits jsonrpc.Limits
+	// Limits are the strict decoder's limits a mutated request must pass, as the client's did,
+	// and MaxBytes the most a client's request may carry (0: no bound): a mutated request
+	// larger than the gateway takes from a client is malformed, never forwarded.
+	Limits   jsonrpc.Limits
+	MaxBytes int64
 	// Check, when set, is what a mutation must pass besides the SEP's rules for results: what
 	// the gateway can put into effect of this payload (a result the client may be given, a
 	// backend's request it can relay). A mutation it refuses is malformed: a failure, routed
@@ -107,7 +111,13 @@ func (s *Set) mutate(ctx context.Context, p *Plan, c *Call, v *Verdict) {
 		default:
 			s.record(ctx, c, inv, ResultMutated, enforced)
 			if enforced {
-				current, mutated = inv.a.payload, true
+				next := inv.a.payload
+				if p.phase == PhaseRequest {
+					// What it left out is as it was shown it: the next ones see what would be
+					// forwarded.
+					next = withShown(next, current)
+				}
+				current, mutated = next, true
 			}
 		}
 	}
@@ -361,7 +371,7 @@ func (ic *interceptor) check(a *answer, phase Phase, c *Call, payload []byte) er
 	}
 	var err error
 	if phase == PhaseRequest {
-		err = checkRequestMutation(c.Method, a.payload, payload, c.Limits)
+		err = checkRequestMutation(c, a.payload, payload)
 	} else {
 		err = checkResultMutation(payload, a.payload)
 	}
@@ -373,26 +383,29 @@ func (ic *interceptor) check(a *answer, phase Phase, c *Call, payload []byte) er
 	return err
 }
 
-// checkRequestMutation checks a mutated request-phase payload as the client's request was
-// checked: exactly {method, params}, the same method, params that decode strictly (no duplicate
-// keys, none that differ only in case, within the client's limits) and read as the gateway reads
-// params, and none of the members the gateway owns but the answers it was shown (sent, the
-// payload sent), given back unchanged.
-func checkRequestMutation(method string, payload, sent []byte, lim jsonrpc.Limits) error {
+// checkRequestMutation checks a mutated request-phase payload as c's client's request was
+// checked: exactly {method, params}, the same method, no larger than a client's request may be,
+// params that decode strictly (no duplicate keys, none that differ only in case, within the
+// client's limits) and read as the gateway reads params, and none of the members the gateway
+// owns but the answers it was shown (sent, the payload sent), given back unchanged.
+func checkRequestMutation(c *Call, payload, sent []byte) error {
 	if len(payload) < 2 || payload[0] != '{' {
 		return malformed("the mutated request is not an object")
 	}
 	// As a message: Decode refuses any member but method and params besides the framing.
 	msg := append([]byte(`{"jsonrpc":"2.0","id":1,`), payload[1:]...)
-	req, err := jsonrpc.Decode(msg, lim)
-	if err != nil {
-		return malformed("the mutated request: %v", err)
+	if c.MaxBytes > 0 && int64(len(msg)) > c.MaxBytes {
+		return malformed("the mutated request is larger than a client's request may be (%d bytes)", c.MaxBytes)
 	}
-	if req.Method != method || req.Params == nil {
+	req, err := jsonrpc.Decode(msg, c.Limits)
+	if err != nil {
+		return malformed("the mutated request: %s", failureText(err))
+	}
+	if req.Method != c.Method || req.Params == nil {
 		return malformed("the mutated request changes the method or has no params")
 	}
 	if _, err := jsonrpc.ParseParams(req.Params); err != nil {
-		return malformed("the mutated params: %v", err)
+		return malformed("the mutated params: %s", failureText(err))
 	}
 	var answers, meta []byte
 	if params := member(sent, "params"); params != nil {
@@ -419,7 +432,7 @@ func checkRequestMutation(method string, payload, sent []byte, lim jsonrpc.Limit
 // were, none added or left out, and no member may be a spelling variant of one of them.
 func checkMutatedMeta(mut, sent []byte) error {
 	if _, err := jsonrpc.ParseMeta(mut); err != nil {
-		return malformed("the mutated _meta: %v", err)
+		return malformed("the mutated _meta: %s", failureText(err))
 	}
 	reserved := 0
 	err := jsonrpc.Members(mut, func(key, val []byte) error {
@@ -487,6 +500,17 @@ func checkResultMutation(orig, mutated []byte) error {
 		}
 		return nil
 	})
+}
+
+// failureText is err's text up to its first quoted part: a decoder's error may quote a member
+// name of what it read (a duplicate key, in the arguments say), which is the call's content and
+// not the failure's, while the failure's warning names the interceptor and the failure only.
+func failureText(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '"'); i >= 0 {
+		s = strings.TrimRight(s[:i], " :")
+	}
+	return s
 }
 
 // member returns the raw value of obj's member key, nil when absent.

@@ -159,6 +159,51 @@ func MutatedParams(payload, orig []byte) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
+// shownLeft are the members of a request's params a mutation may leave out, which the call is
+// then forwarded with as the client sent them (MutatedParams): its _meta and a retry's answers.
+var shownLeft = [...]string{metaKey, shownOwned}
+
+// withShown returns a request mutation (a payload that passed checkRequestMutation) with the
+// members of shownLeft it leaves out put back as the mutator was shown them (shown, the payload
+// sent to it): the call as it will be forwarded, which is what the interceptors after the
+// mutation are shown (a validator must see the client's _meta the backend receives, whether a
+// mutator before it gave it back or not), and what the next mutation leaving them out keeps.
+// Forwarding it forwards what MutatedParams would make of the mutation, but for a change an
+// earlier mutator of the pass made to the client's own _meta members, which is kept.
+func withShown(mutated, shown []byte) []byte {
+	mp, sp := member(mutated, "params"), member(shown, "params")
+	if mp == nil || sp == nil {
+		return mutated
+	}
+	var out []byte
+	for _, k := range shownLeft {
+		v := member(sp, k)
+		if v == nil || member(mp, k) != nil {
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(mutated)+len(sp)+32), `{"method":`...)
+			out = append(out, member(mutated, "method")...)
+			out = append(out, `,"params":`...)
+			body := bytes.TrimSpace(mp)
+			out = append(out, body[:len(body)-1]...) // without its closing brace
+			if isEmptyObject(body) {
+				out = bytes.TrimRight(out, " \t\r\n")
+			} else {
+				out = append(out, ',')
+			}
+		} else {
+			out = append(out, ',')
+		}
+		out = jsonrpc.AppendString(out, k)
+		out = append(append(out, ':'), v...)
+	}
+	if out == nil {
+		return mutated
+	}
+	return append(out, "}}"...)
+}
+
 // mutatedMeta is the _meta a mutated request is forwarded with: the members of the client's
 // (orig, nil for none) that the gateway reads, as the client sent them, and the mutation's own
 // members (mut).
@@ -244,7 +289,7 @@ func malformed(format string, args ...any) error {
 // names compared exactly (a decoder that folds case would read "VALID" as valid).
 func readAnswer(raw []byte, lim jsonrpc.Limits) (*answer, error) {
 	if err := jsonrpc.Scan(raw, lim); err != nil {
-		return nil, malformed("%v", err)
+		return nil, malformed("%s", failureText(err))
 	}
 	a := &answer{}
 	err := jsonrpc.Members(raw, func(key, val []byte) error {
