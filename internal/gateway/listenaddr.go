@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/loopback"
 )
 
 // validateListeners checks the two listen addresses as serve will bind them: each a host:port
@@ -63,10 +64,10 @@ func bindKey(host string) string {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return ip.Unmap().String()
 	}
-	if name := strings.ToLower(host); name != "localhost" {
-		return name
+	if loopback.Host(host) { // not an address, so the name localhost
+		return "127.0.0.1"
 	}
-	return "127.0.0.1"
+	return strings.ToLower(host)
 }
 
 // wildcardHost reports whether a listen host binds every interface.
