@@ -73,6 +73,19 @@ type Authenticator struct {
 // What a token opened that lasts (a listen) ends then, as the token would be refused.
 func (a *Authenticator) ValidUntil(p *Principal) time.Time { return p.ExpiresAt.Add(a.skew) }
 
+// CloseIdleConnections closes the idle connections of the clients a's issuers fetch with, for a
+// replaced configuration once it retires: each Authenticator builds its own client (the egress
+// rule is the configuration's), whose kept-alive connections would otherwise stay open with
+// their goroutines until their idle timeout, one set per reload. An issuer carried into the next
+// configuration keeps its client, which dials again when it next fetches.
+func (a *Authenticator) CloseIdleConnections() {
+	for _, is := range a.issuers {
+		if is.client != nil {
+			is.client.CloseIdleConnections()
+		}
+	}
+}
+
 // NewAuthenticator validates cfg and builds an Authenticator. It makes no
 // network calls: issuers are discovered on first use.
 func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {

@@ -464,6 +464,9 @@ func (c *components) close() {
 			c.backends.Close()
 		}
 		c.interceptors.Close()
+		if c.auth != nil {
+			c.auth.Authenticator().CloseIdleConnections()
+		}
 		if c.embedder != nil {
 			c.embedder.Close()
 		}
