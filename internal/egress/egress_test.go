@@ -202,7 +202,8 @@ func TestNamed(t *testing.T) {
 	t.Parallel()
 	const remote, local = "https://as.example.com/.well-known/x", "http://127.0.0.1:8080/.well-known/x"
 	for _, target := range []string{"https://169.254.169.254/", "https://[::ffff:169.254.169.254]/", "https://[64:ff9b::a9fe:a9fe]/",
-		"https://[fe80::1%25eth0]/", "https://0.0.0.0/", "https://[::]/", "https://224.0.0.1/", "https://255.255.255.255/"} {
+		"https://[fe80::1%25eth0]/", "https://0.0.0.0/", "https://[::]/", "https://224.0.0.1/", "https://255.255.255.255/",
+		"https://①⑥⑨.②⑤④.①⑥⑨.②⑤④/"} {
 		for _, from := range []string{remote, local} {
 			if err := Named(from, target); !errors.Is(err, ErrNamed) {
 				t.Errorf("Named(%s, %s) = %v; want refused", from, target, err)
@@ -211,7 +212,9 @@ func TestNamed(t *testing.T) {
 	}
 	for _, target := range []string{"http://127.0.0.1:9090/", "https://127.1/", "https://2130706433/", "https://0x7f.1/",
 		"https://0177.0.0.1/", "https://localhost./", "https://sub.localhost/", "https://LOCALHOST/", "https://[::1]/",
-		"https://[::ffff:127.0.0.1]/", "https://[::1%25lo]/"} {
+		"https://[::ffff:127.0.0.1]/", "https://[::1%25lo]/",
+		// Unicode spellings net/http dials as the loopback name or literal they map to (IDNA).
+		"https://ℓocalhost/", "https://ⓛocalhost/", "https://①②⑦.0.0.1/", "https://１２７.０.０.１/"} {
 		if err := Named(remote, target); !errors.Is(err, ErrNamed) || !strings.Contains(err.Error(), "as.example.com") {
 			t.Errorf("Named(remote, %s) = %v; want refused, naming the document's host", target, err)
 		}
