@@ -149,8 +149,8 @@ type Policy struct {
 	// Allow are prefixes connected to whatever their class: what the operator's deployment
 	// needs (a sidecar on loopback reached by name, tests).
 	Allow []netip.Prefix
-	// Hosts are names the operator configured (ASCII case-insensitive): a loopback address
-	// they resolve to is reached, as their IP literal would be.
+	// Hosts are names the operator configured (case-insensitive; HostsOf gives them from
+	// URLs): a loopback address they resolve to is reached, as their IP literal would be.
 	Hosts []string
 }
 
@@ -173,6 +173,19 @@ func (p *Policy) Check(host string, ip netip.Addr) error {
 	default:
 		return &RefusedError{Host: host, Addr: ip, Class: c}
 	}
+}
+
+// HostsOf returns the hosts of urls, the operator's configured URLs, for Policy.Hosts: each in
+// the form it is dialled in (dialledHost), which is what Check compares. A URL that does not
+// parse or names no host adds none.
+func HostsOf(urls ...string) []string {
+	var out []string
+	for _, raw := range urls {
+		if u, err := url.Parse(raw); err == nil && u.Hostname() != "" {
+			out = append(out, dialledHost(u))
+		}
+	}
+	return out
 }
 
 func (p *Policy) operators(host string) bool {

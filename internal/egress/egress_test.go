@@ -61,9 +61,16 @@ func TestClassFamily(t *testing.T) {
 			t.Errorf("%s to 127.0.0.1: %v", h, err)
 		}
 	}
-	op := Policy{Hosts: []string{"mcp.corp.example"}}
-	if err := op.Check("MCP.corp.example", netip.MustParseAddr("127.0.0.1")); err != nil {
-		t.Errorf("an operator's host to loopback: %v", err)
+	// The operator's hosts come from their URLs (HostsOf) in the form net/http dials: a
+	// Unicode spelling is compared as the ASCII name the dial sees.
+	op := Policy{Hosts: HostsOf("https://mcp.corp.example/mcp", "https://ｓｓｏ.corp.example", "", "::")}
+	for _, h := range []string{"MCP.corp.example", "sso.corp.example"} {
+		if err := op.Check(h, netip.MustParseAddr("127.0.0.1")); err != nil {
+			t.Errorf("an operator's host %s to loopback: %v", h, err)
+		}
+	}
+	if err := op.Check("other.corp.example", netip.MustParseAddr("127.0.0.1")); err == nil {
+		t.Error("a host the operator did not configure reaches loopback")
 	}
 	if err := op.Check("mcp.corp.example", netip.MustParseAddr("169.254.169.254")); err == nil {
 		t.Error("an operator's host reaches link-local without an Allow prefix")

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
-	"net/url"
 
 	"github.com/mcp-gateway/gateway/internal/egress"
 )
@@ -39,15 +38,11 @@ func reachableFrom(from, endpoint string) error { return egress.Named(from, endp
 // hosts of their URLs and configured authorization servers as the operator's, and the
 // operator's allowed prefixes.
 func dialPolicy(backends []Backend, allow []netip.Prefix) *egress.Policy {
-	p := &egress.Policy{Allow: allow}
+	var urls []string
 	for _, b := range backends {
-		for _, raw := range []string{b.URL, b.AuthServer} {
-			if u, err := url.Parse(raw); err == nil && u.Hostname() != "" {
-				p.Hosts = append(p.Hosts, u.Hostname())
-			}
-		}
+		urls = append(urls, b.URL, b.AuthServer)
 	}
-	return p
+	return &egress.Policy{Allow: allow, Hosts: egress.HostsOf(urls...)}
 }
 
 // defaultHTTPClient reaches backends' metadata and authorization servers: no redirect followed
