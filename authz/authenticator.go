@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -159,14 +158,11 @@ func withDefaults(cfg Config, opts Options) (Config, Options) {
 // internal/egress on the URL and on each connection (a name the issuer's document uses is held
 // to the rule of the address it resolves to). d dials; nil is egress's default dialer.
 func defaultClient(cfg Config, d *net.Dialer) *http.Client {
-	p := &egress.Policy{}
+	var urls []string
 	for _, ic := range cfg.Issuers {
-		for _, raw := range []string{ic.Issuer, ic.JWKSURL} {
-			if u, err := url.Parse(raw); err == nil && u.Hostname() != "" {
-				p.Hosts = append(p.Hosts, u.Hostname())
-			}
-		}
+		urls = append(urls, ic.Issuer, ic.JWKSURL)
 	}
+	p := &egress.Policy{Hosts: egress.HostsOf(urls...)}
 	return &http.Client{Timeout: cfg.FetchTimeout, Transport: p.Transport(d), CheckRedirect: egress.CheckRedirect}
 }
 

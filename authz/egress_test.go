@@ -46,10 +46,7 @@ func TestKeySetWhereTheIssuerSends(t *testing.T) {
 		"mapped.example.net": {netip.MustParseAddr("::ffff:127.0.0.1")}, "meta.example.net": {netip.MustParseAddr("169.254.169.254")}})
 	issuer := fmt.Sprintf("https://example.com:%d", port)
 	c := defaultClient(Config{Issuers: []IssuerConfig{{Issuer: issuer}}, FetchTimeout: 5 * time.Second}, &net.Dialer{Resolver: r})
-	tr := c.Transport.(*http.Transport)
-	tr.Proxy = nil
-	tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
-	tr.TLSClientConfig.ServerName = "example.com" // the site's certificate, whatever the name
+	dnstest.TrustSite(c.Transport.(*http.Transport), srv, "example.com")
 	for _, uri := range []string{
 		fmt.Sprintf("http://127.0.0.1:%d/jwks", port), fmt.Sprintf("https://[::ffff:127.0.0.1]:%d/jwks", port),
 		fmt.Sprintf("https://localhost:%d/jwks", port), fmt.Sprintf("https://127.1:%d/jwks", port),

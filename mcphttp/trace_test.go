@@ -229,6 +229,14 @@ func FuzzInjectTraceMeta(f *testing.F) {
 				t.Fatalf("_meta member %q changed: %s -> %s", k, v, outMeta[k])
 			}
 		}
+		stray := false
+		for k := range set {
+			_, there := inMeta[k]
+			stray = stray || there
+		}
+		if tp == "" && ts == "" && bg == "" && !stray && string(out) != string(params) {
+			t.Fatalf("nothing to set nor to take out changed %s into %s", params, out)
+		}
 		for k, v := range set {
 			got, there := outMeta[k]
 			if v != "" && !jsonStringEquals([]byte(got), roundTrip(v)) || v == "" && there {

@@ -42,6 +42,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 
 	"github.com/mcp-gateway/gateway/internal/loopback"
 )
@@ -146,8 +149,8 @@ type Policy struct {
 	// Allow are prefixes connected to whatever their class: what the operator's deployment
 	// needs (a sidecar on loopback reached by name, tests).
 	Allow []netip.Prefix
-	// Hosts are names the operator configured (ASCII case-insensitive): a loopback address
-	// they resolve to is reached, as their IP literal would be.
+	// Hosts are names the operator configured (case-insensitive; HostsOf gives them from
+	// URLs): a loopback address they resolve to is reached, as their IP literal would be.
 	Hosts []string
 }
 
@@ -170,6 +173,19 @@ func (p *Policy) Check(host string, ip netip.Addr) error {
 	default:
 		return &RefusedError{Host: host, Addr: ip, Class: c}
 	}
+}
+
+// HostsOf returns the hosts of urls, the operator's configured URLs, for Policy.Hosts: each in
+// the form it is dialled in (dialledHost), which is what Check compares. A URL that does not
+// parse or names no host adds none.
+func HostsOf(urls ...string) []string {
+	var out []string
+	for _, raw := range urls {
+		if u, err := url.Parse(raw); err == nil && u.Hostname() != "" {
+			out = append(out, dialledHost(u))
+		}
+	}
+	return out
 }
 
 func (p *Policy) operators(host string) bool {
@@ -217,7 +233,8 @@ func (p *Policy) Dial(d *net.Dialer) func(ctx context.Context, network, addr str
 var ErrNamed = errors.New("egress: refused host")
 
 // Named reports whether target, a URL named by a document served at from (or a redirect from
-// from), may be followed. Its host is judged as text here; what a name resolves to is judged
+// from), may be followed. Its host is judged as text here, in the form it is dialled in
+// (dialledHost: a Unicode spelling as the ASCII name it maps to); what a name resolves to is judged
 // where it is dialled (Policy.Dial), which lets a loopback name through because this judged
 // it:
 //
@@ -235,7 +252,7 @@ func Named(from, target string) error {
 	if err != nil {
 		return fmt.Errorf("%w: the URL does not parse", ErrNamed)
 	}
-	host := u.Hostname()
+	host := dialledHost(u)
 	if ip, err := netip.ParseAddr(host); err == nil {
 		switch c := ClassOf(ip); c {
 		case LinkLocal, Unspecified, Multicast:
@@ -252,6 +269,23 @@ func Named(from, target string) error {
 		return fmt.Errorf("%w: %q is a loopback host, named by %q which is not", ErrNamed, host, f.Hostname())
 	}
 	return nil
+}
+
+// dialledHost is u's host as net/http dials it, and so as Policy.Dial sees it: a host that is
+// not ASCII in its IDNA lookup form, which maps compatibility characters ("ℓocalhost" is
+// dialled as localhost, "①②⑦.0.0.1" as 127.0.0.1). Judging the text as written would let
+// such a spelling past Named to a dial that trusts the loopback name it became.
+func dialledHost(u *url.URL) string {
+	h := u.Hostname()
+	for i := 0; i < len(h); i++ {
+		if h[i] >= utf8.RuneSelf {
+			if a, err := idna.Lookup.ToASCII(h); err == nil {
+				return a
+			}
+			return h
+		}
+	}
+	return h
 }
 
 // maxRedirects is as many redirects as net/http's default policy follows.

@@ -61,9 +61,16 @@ func TestClassFamily(t *testing.T) {
 			t.Errorf("%s to 127.0.0.1: %v", h, err)
 		}
 	}
-	op := Policy{Hosts: []string{"mcp.corp.example"}}
-	if err := op.Check("MCP.corp.example", netip.MustParseAddr("127.0.0.1")); err != nil {
-		t.Errorf("an operator's host to loopback: %v", err)
+	// The operator's hosts come from their URLs (HostsOf) in the form net/http dials: a
+	// Unicode spelling is compared as the ASCII name the dial sees.
+	op := Policy{Hosts: HostsOf("https://mcp.corp.example/mcp", "https://ｓｓｏ.corp.example", "", "::")}
+	for _, h := range []string{"MCP.corp.example", "sso.corp.example"} {
+		if err := op.Check(h, netip.MustParseAddr("127.0.0.1")); err != nil {
+			t.Errorf("an operator's host %s to loopback: %v", h, err)
+		}
+	}
+	if err := op.Check("other.corp.example", netip.MustParseAddr("127.0.0.1")); err == nil {
+		t.Error("a host the operator did not configure reaches loopback")
 	}
 	if err := op.Check("mcp.corp.example", netip.MustParseAddr("169.254.169.254")); err == nil {
 		t.Error("an operator's host reaches link-local without an Allow prefix")
@@ -82,12 +89,30 @@ func TestClassFamily(t *testing.T) {
 // countingServer is an HTTP server on addr that counts the connections it accepts.
 type countingServer struct {
 	srv   *httptest.Server
+	addr  string
 	conns atomic.Int64
+}
+
+// startPair starts counting servers on 127.0.0.1 and 127.0.0.2 (Linux routes 127/8 to
+// loopback) at one port, so that a name's addresses differ in the address alone.
+func startPair(t *testing.T) (port int, one, two *countingServer) {
+	t.Helper()
+	ln1, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port = ln1.Addr().(*net.TCPAddr).Port
+	ln2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.2:%d", port))
+	if err != nil {
+		_ = ln1.Close()
+		t.Fatalf("listening on 127.0.0.2 (Linux routes 127/8 to loopback): %v", err)
+	}
+	return port, startCounting(t, ln1), startCounting(t, ln2)
 }
 
 func startCounting(t *testing.T, ln net.Listener) *countingServer {
 	t.Helper()
-	c := &countingServer{}
+	c := &countingServer{addr: ln.Addr().String()}
 	c.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if to := r.URL.Query().Get("to"); to != "" {
 			http.Redirect(w, r, to, http.StatusFound)
@@ -121,16 +146,7 @@ func client(p *Policy, r *net.Resolver) *http.Client {
 // prefix lets through exactly what it covers, trying the next address when one is refused.
 func TestNamesJudgedByTheirAddresses(t *testing.T) {
 	t.Parallel()
-	ln1, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln1.Addr().(*net.TCPAddr).Port
-	ln2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.2:%d", port))
-	if err != nil {
-		t.Fatalf("listening on 127.0.0.2 (Linux routes 127/8 to loopback): %v", err)
-	}
-	one, two := startCounting(t, ln1), startCounting(t, ln2)
+	port, one, two := startPair(t)
 	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
 	r := dnstest.Resolver(t, map[string][]netip.Addr{
 		"as.example.com": lo, "mapped.example.com": {netip.MustParseAddr("::ffff:127.0.0.1")},
@@ -164,7 +180,7 @@ func TestNamesJudgedByTheirAddresses(t *testing.T) {
 		}
 	}
 	// The loopback literal is the caller's to judge; it connects.
-	if body, err := get(c, fmt.Sprintf("http://127.0.0.1:%d/", port)); err != nil || body != "reached "+ln1.Addr().String() {
+	if body, err := get(c, fmt.Sprintf("http://127.0.0.1:%d/", port)); err != nil || body != "reached "+one.addr {
 		t.Fatalf("the loopback literal: %q, %v", body, err)
 	}
 	// A redirect from there to a name resolving to loopback, or to the metadata service.
@@ -183,7 +199,7 @@ func TestNamesJudgedByTheirAddresses(t *testing.T) {
 	// Every address tried is judged: with 127.0.0.2 allowed, a name resolving to 127.0.0.1
 	// then 127.0.0.2 skips the first and reaches the second.
 	allow := Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}}
-	if body, err := get(client(&allow, r), fmt.Sprintf("http://both.example.com:%d/", port)); err != nil || body != "reached "+ln2.Addr().String() {
+	if body, err := get(client(&allow, r), fmt.Sprintf("http://both.example.com:%d/", port)); err != nil || body != "reached "+two.addr {
 		t.Errorf("both.example.com with 127.0.0.2 allowed: %q, %v; want the second address", body, err)
 	}
 	if n1, n2 := one.conns.Load(), two.conns.Load(); n1 != 1 || n2 != 1 {
@@ -202,7 +218,8 @@ func TestNamed(t *testing.T) {
 	t.Parallel()
 	const remote, local = "https://as.example.com/.well-known/x", "http://127.0.0.1:8080/.well-known/x"
 	for _, target := range []string{"https://169.254.169.254/", "https://[::ffff:169.254.169.254]/", "https://[64:ff9b::a9fe:a9fe]/",
-		"https://[fe80::1%25eth0]/", "https://0.0.0.0/", "https://[::]/", "https://224.0.0.1/", "https://255.255.255.255/"} {
+		"https://[fe80::1%25eth0]/", "https://0.0.0.0/", "https://[::]/", "https://224.0.0.1/", "https://255.255.255.255/",
+		"https://①⑥⑨.②⑤④.①⑥⑨.②⑤④/"} {
 		for _, from := range []string{remote, local} {
 			if err := Named(from, target); !errors.Is(err, ErrNamed) {
 				t.Errorf("Named(%s, %s) = %v; want refused", from, target, err)
@@ -211,7 +228,9 @@ func TestNamed(t *testing.T) {
 	}
 	for _, target := range []string{"http://127.0.0.1:9090/", "https://127.1/", "https://2130706433/", "https://0x7f.1/",
 		"https://0177.0.0.1/", "https://localhost./", "https://sub.localhost/", "https://LOCALHOST/", "https://[::1]/",
-		"https://[::ffff:127.0.0.1]/", "https://[::1%25lo]/"} {
+		"https://[::ffff:127.0.0.1]/", "https://[::1%25lo]/",
+		// Unicode spellings net/http dials as the loopback name or literal they map to (IDNA).
+		"https://ℓocalhost/", "https://ⓛocalhost/", "https://①②⑦.0.0.1/", "https://１２７.０.０.１/"} {
 		if err := Named(remote, target); !errors.Is(err, ErrNamed) || !strings.Contains(err.Error(), "as.example.com") {
 			t.Errorf("Named(remote, %s) = %v; want refused, naming the document's host", target, err)
 		}
@@ -231,16 +250,7 @@ func TestNamed(t *testing.T) {
 // name, would connect to), nor to the metadata service; from loopback to loopback it follows.
 func TestRedirectsJudged(t *testing.T) {
 	t.Parallel()
-	ln1, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln1.Addr().(*net.TCPAddr).Port
-	ln2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.2:%d", port))
-	if err != nil {
-		t.Fatalf("listening on 127.0.0.2: %v", err)
-	}
-	one, two := startCounting(t, ln1), startCounting(t, ln2)
+	port, one, two := startPair(t)
 	r := dnstest.Resolver(t, map[string][]netip.Addr{"ext.example.com": {netip.MustParseAddr("127.0.0.2")}})
 	// ext.example.com stands for a server elsewhere: its address is allowed, its name is not
 	// loopback.

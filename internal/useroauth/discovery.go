@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/mcp-gateway/gateway/internal/egress"
 )
 
 // Discovery bounds.
@@ -192,7 +194,7 @@ func pickServer(b *Backend, rm *resourceMetadata) (string, error) {
 		return "", fmt.Errorf("%w: %s: the resource metadata lists %d authorization servers: configure auth.authServer",
 			ErrAuthServer, b.Name, len(rm.AuthorizationServers))
 	}
-	if err := errors.Join(checkEndpoint(rm.AuthorizationServers[0]), reachableFrom(b.URL, rm.AuthorizationServers[0])); err != nil {
+	if err := errors.Join(checkEndpoint(rm.AuthorizationServers[0]), egress.Named(b.URL, rm.AuthorizationServers[0])); err != nil {
 		return "", fmt.Errorf("%w: %s: the authorization server it lists: %v", ErrAuthServer, b.Name, err)
 	}
 	return rm.AuthorizationServers[0], nil
@@ -259,12 +261,12 @@ func (x *discoverer) checkServer(issuer string, as *asMetadata) (*asMetadata, er
 	}
 	for _, e := range []struct{ what, url string }{{"authorization_endpoint", as.AuthorizationEndpoint},
 		{"token_endpoint", as.TokenEndpoint}} {
-		if err := errors.Join(checkEndpointURL(e.url), reachableFrom(issuer, e.url)); err != nil {
+		if err := errors.Join(checkEndpointURL(e.url), egress.Named(issuer, e.url)); err != nil {
 			return nil, fmt.Errorf("%w: %s: %s: %v", ErrAuthServer, name, e.what, err)
 		}
 	}
 	for _, opt := range []*string{&as.RevocationEndpoint, &as.RegistrationEndpoint} {
-		if *opt != "" && (checkEndpointURL(*opt) != nil || reachableFrom(issuer, *opt) != nil) {
+		if *opt != "" && (checkEndpointURL(*opt) != nil || egress.Named(issuer, *opt) != nil) {
 			*opt = "" // unusable: treated as absent
 		}
 	}

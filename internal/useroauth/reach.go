@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
-	"net/url"
 
 	"github.com/mcp-gateway/gateway/internal/egress"
 )
@@ -15,11 +14,11 @@ import (
 // sends anything there (codes, client secrets, refresh tokens):
 //
 //   - never a link-local, unspecified or multicast address (169.254.169.254, the cloud
-//     metadata service, among them), whoever names it (reachableFrom, on the URL);
+//     metadata service, among them), whoever names it (egress.Named, on the URL);
 //   - a loopback host (127.0.0.0/8, ::1, localhost) only when the document comes from a
 //     loopback host itself (a development setup on one machine): a backend or authorization
 //     server elsewhere cannot send the gateway's requests to services listening on its own
-//     machine (its admin listener among them) (reachableFrom);
+//     machine (its admin listener among them) (egress.Named);
 //   - https, or http on a loopback host (checkEndpoint);
 //   - and, whatever a name resolves to, the default client connects only where internal/egress
 //     allows: no link-local, unspecified or multicast address, and loopback only under a
@@ -30,24 +29,15 @@ import (
 // Private addresses (10/8, 172.16/12, 192.168/16) are allowed: authorization servers inside an
 // organisation live there, and https is required of them.
 
-// reachableFrom reports whether the gateway may use endpoint, named in a document served at
-// from: an error for a link-local, unspecified or multicast host, and for a loopback host named
-// by a document from a host that is not loopback (egress.Named).
-func reachableFrom(from, endpoint string) error { return egress.Named(from, endpoint) }
-
 // dialPolicy is where the default client connects for backends: the egress rule, with the
 // hosts of their URLs and configured authorization servers as the operator's, and the
 // operator's allowed prefixes.
 func dialPolicy(backends []Backend, allow []netip.Prefix) *egress.Policy {
-	p := &egress.Policy{Allow: allow}
+	var urls []string
 	for _, b := range backends {
-		for _, raw := range []string{b.URL, b.AuthServer} {
-			if u, err := url.Parse(raw); err == nil && u.Hostname() != "" {
-				p.Hosts = append(p.Hosts, u.Hostname())
-			}
-		}
+		urls = append(urls, b.URL, b.AuthServer)
 	}
-	return p
+	return &egress.Policy{Allow: allow, Hosts: egress.HostsOf(urls...)}
 }
 
 // defaultHTTPClient reaches backends' metadata and authorization servers: no redirect followed

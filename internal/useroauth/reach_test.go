@@ -173,10 +173,8 @@ func TestLearntNamesJudgedByAddress(t *testing.T) {
 		pol := dialPolicy([]Backend{b}, cfg.allowPrefixes())
 		c := defaultHTTPClient(pol)
 		tr := c.Transport.(*http.Transport)
-		tr.Proxy = nil
 		tr.DialContext = pol.Dial(&net.Dialer{Resolver: r})
-		tr.TLSClientConfig = h.srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
-		tr.TLSClientConfig.ServerName = "example.com"
+		dnstest.TrustSite(tr, h.srv, "example.com")
 		return c
 	}
 	c := clientFor(Config{})

@@ -53,10 +53,7 @@ func TestSignInIssuerEndpointsJudged(t *testing.T) {
 	at := func(host, path string) string { return fmt.Sprintf("https://%s:%d%s", host, port, path) }
 	newIssuer := func(u string) *issuer {
 		c := issuerClient(issuerURL, &net.Dialer{Resolver: r})
-		tr := c.Transport.(*http.Transport)
-		tr.Proxy = nil
-		tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
-		tr.TLSClientConfig.ServerName = "example.com" // the site's certificate, whatever the name
+		dnstest.TrustSite(c.Transport.(*http.Transport), srv, "example.com")
 		return &issuer{url: u, client: c, now: time.Now}
 	}
 	for name, m := range map[string]map[string]string{

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -157,10 +156,7 @@ func endpointsNamed(issuerURL string, p *oidc.Provider) error {
 // discovery document names, every redirect and every address a name resolves to is judged by
 // internal/egress. d dials; nil is egress's default dialer.
 func issuerClient(issuerURL string, d *net.Dialer) *http.Client {
-	p := &egress.Policy{}
-	if u, err := url.Parse(issuerURL); err == nil && u.Hostname() != "" {
-		p.Hosts = []string{u.Hostname()}
-	}
+	p := &egress.Policy{Hosts: egress.HostsOf(issuerURL)}
 	return &http.Client{Timeout: 10 * time.Second, Transport: p.Transport(d), CheckRedirect: egress.CheckRedirect}
 }
 

@@ -8,6 +8,8 @@ package dnstest
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"sync"
@@ -33,6 +35,15 @@ func Resolver(t testing.TB, names map[string][]netip.Addr) *net.Resolver {
 		var d net.Dialer
 		return d.DialContext(ctx, "udp", pc.LocalAddr().String())
 	}}
+}
+
+// TrustSite makes tr, a client's transport, reach srv (a TLS test server) under whatever name
+// the table points at it: srv's certificate is trusted and checked as name's (httptest's is for
+// example.com) whatever host is dialled, and no proxy from the environment is asked.
+func TrustSite(tr *http.Transport, srv *httptest.Server, name string) {
+	tr.Proxy = nil
+	tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	tr.TLSClientConfig.ServerName = name
 }
 
 type server struct {
