@@ -95,11 +95,11 @@ func (r approvalReplica) mcpURL() string { return "http://" + r.mcp + "/mcp" }
 // start runs a gateway process named name that trusts the site's provider and asks for
 // approval on its page for alpha__echo, with the shared Redis at redisURL ("" for the
 // in-memory store) and requestState lifetime ttl (0 for the default). Its page is served at
-// http://localhost:PORT: browsers keep Secure cookies for localhost without TLS. It returns
-// once the process is started; waitReady waits for it to serve.
-func (s approvalSite) start(t *testing.T, name, redisURL string, ttl time.Duration) approvalReplica {
+// http://localhost:PORT: browsers keep Secure cookies for localhost without TLS. ports are its
+// MCP and admin ports, picked with every other replica's at once (freeLoopbackPorts). It
+// returns once the process is started; waitReady waits for it to serve.
+func (s approvalSite) start(t *testing.T, name, redisURL string, ttl time.Duration, ports []int) approvalReplica {
 	t.Helper()
-	ports := freeLoopbackPorts(t, 2)
 	mcpAddr, adminAddr := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
 	base := fmt.Sprintf("http://localhost:%d", ports[0])
 	clientID := fmt.Sprintf("%s-%d", approvalClientID, ports[0])
@@ -241,11 +241,15 @@ func TestApprovalInBrowser(t *testing.T) {
 	redis := testredis.Start(t)
 	alpha := mcptest.StartServer(t, "alpha")
 	site := newApprovalSite(t, op, alpha)
-	replicaA := site.start(t, "replica-a", redis.URL(), 0)
-	replicaB := site.start(t, "replica-b", redis.URL(), 0)
+	// Every replica's ports are picked at once: picked one replica at a time, a port freed for
+	// one replica's admin listener could be handed out again for the next one's MCP listener
+	// before the first had bound it (seen: replica-a's admin listener "address already in use").
+	ports := freeLoopbackPorts(t, 6)
+	replicaA := site.start(t, "replica-a", redis.URL(), 0, ports[0:2])
+	replicaB := site.start(t, "replica-b", redis.URL(), 0, ports[2:4])
 	// expiring asks for approvals that expire within a second, with its own in-memory store.
 	const shortTTL = time.Second
-	expiring := site.start(t, "expiring", "", shortTTL)
+	expiring := site.start(t, "expiring", "", shortTTL, ports[4:6])
 	for _, r := range []approvalReplica{replicaA, replicaB, expiring} {
 		r.proc.waitReady(t)
 	}

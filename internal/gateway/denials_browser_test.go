@@ -27,8 +27,9 @@ func TestApprovalPageDenialsInBrowser(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha")
 	site := newApprovalSite(t, op, alpha)
 	site.drafts = []string{mcphttp.DraftDenials}
-	a := site.start(t, "denials-a", redis.URL(), 0)
-	b := site.start(t, "denials-b", redis.URL(), 0)
+	ports := freeLoopbackPorts(t, 4) // at once, as TestApprovalInBrowser's
+	a := site.start(t, "denials-a", redis.URL(), 0, ports[0:2])
+	b := site.start(t, "denials-b", redis.URL(), 0, ports[2:4])
 	a.proc.waitReady(t)
 	b.proc.waitReady(t)
 	tok, err := op.UserToken(callCtx(t), op.Username(), realop.UserPassword)
