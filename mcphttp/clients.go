@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,15 +38,7 @@ type clients struct {
 	serve map[string]bool
 	// warned is set once the log said that proxy headers arrive and no proxy is trusted.
 	warned atomic.Bool
-	// keys are the keys of the client address groups seen lately (key), so that a request
-	// without authentication allocates none; at most maxClientKeys, all forgotten at once past
-	// that.
-	keysMu sync.Mutex
-	keys   map[netip.Prefix]string
 }
-
-// maxClientKeys bounds clients.keys: about 100 bytes each, 400 KiB in all.
-const maxClientKeys = 4096
 
 // Messages of the per-client refusals.
 const (
@@ -71,8 +62,7 @@ func newClients(cfg Config, deps Deps, d *drafts, bodies *bodyread.Budget, now f
 	if err != nil {
 		return nil, err
 	}
-	c := &clients{resolve: r, metrics: deps.Metrics, log: deps.Logger, drafts: d, serve: map[string]bool{},
-		keys: map[netip.Prefix]string{}}
+	c := &clients{resolve: r, metrics: deps.Metrics, log: deps.Logger, drafts: d, serve: map[string]bool{}}
 	switch {
 	case lc.Off():
 	case deps.ClientLimiter != nil:
@@ -194,23 +184,14 @@ func (c *clients) hold(ec echo.Context, next echo.HandlerFunc) error {
 
 // key is what a request from peer, which has no caller, is charged to as a caller: its client
 // address group's key (callerkey.Client); the key of an unknown address on a nil receiver,
-// which only a server with authentication has, whose requests all have a caller.
+// which only a server with authentication has, whose requests all have a caller. It is spelt
+// anew for each request (request.bound computes it once): one short string, cheaper than a
+// shared cache's lock on every request.
 func (c *clients) key(peer netip.Addr) string {
 	if c == nil {
 		return callerkey.Client(netip.Prefix{})
 	}
-	g := c.resolve.Key(peer)
-	c.keysMu.Lock()
-	defer c.keysMu.Unlock()
-	k, ok := c.keys[g]
-	if !ok {
-		if len(c.keys) >= maxClientKeys {
-			clear(c.keys)
-		}
-		k = callerkey.Client(g)
-		c.keys[g] = k
-	}
-	return k
+	return callerkey.Client(c.resolve.Key(peer))
 }
 
 // clientAttr is the access log's client attribute: the client's address, written only where

@@ -3,8 +3,10 @@ package mcphttp
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/resuri"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -79,13 +81,31 @@ func resourceSpelling(x *request, target upstreams.Target) string {
 // resourceSpeller returns resourceSpelling's lookup for any resource URI of x's caller: a
 // listen's subscriptions go to their backends in the spelling a read of the same URI goes in
 // (upstreams.ListenCaller.Spell). What it needs of x's decoded request is taken now, so it may
-// be called after x is shed.
+// be called after x is shed. It fetches a backend's list at most once, for the first URI that
+// needs it (one not all ASCII: an ASCII one is its own spelling); later URIs of that backend
+// are spelt from what that fetch left in the catalog (its URI form if nothing), so a listen
+// naming many URIs costs a backend whose list fails one list request, not one per URI. Not for
+// concurrent use.
 func resourceSpeller(x *request) func(context.Context, upstreams.Target) string {
 	base := listQuery(x, upstreams.Target{}, true)
+	// A list a lookup fetched: a backend's resources, or its templates for a URI template.
+	type list struct {
+		upstream  string
+		templates bool
+	}
+	var fetched map[list]bool
 	return func(ctx context.Context, target upstreams.Target) string {
 		q := base
 		q.SubjectToken = x.subjectToken(target.Upstream)
 		q.SubjectKey = x.caller.keyOf(q.SubjectToken)
+		if !resuri.IsASCII(target.Name) {
+			l := list{target.Upstream, strings.IndexByte(target.Name, '{') >= 0}
+			q.Fetch = !fetched[l]
+			if fetched == nil {
+				fetched = make(map[list]bool, 1)
+			}
+			fetched[l] = true
+		}
 		return x.s.backends.ResourceSpelling(ctx, &q, target)
 	}
 }

@@ -3,12 +3,18 @@ package mcphttp
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/eventstream"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
@@ -24,9 +30,15 @@ type listener struct {
 
 func openListen(t *testing.T, url, id string) *listener {
 	t.Helper()
+	return openListenTo(t, url, id, `{"toolsListChanged":true}`)
+}
+
+// openListenTo opens a listen asking for notifications (a JSON object).
+func openListenTo(t *testing.T, url, id, notifications string) *listener {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b := `{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{` + meta +
-		`,"notifications":{"toolsListChanged":true}}}`
+		`,"notifications":` + notifications + `}}`
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(b))
 	req.Header = modern("subscriptions/listen", "")
 	resp, err := http.DefaultClient.Do(req)
@@ -128,5 +140,35 @@ func TestListensShareABackendStream(t *testing.T) {
 func TestListenDropCausesAreMetricLabels(t *testing.T) {
 	if got, want := upstreams.DropCauses(), metrics.DropCauses(); !slices.Equal(got, want) {
 		t.Fatalf("upstreams reports %v, the metric knows %v", got, want)
+	}
+}
+
+// TestListenSpellingFetchesEachListOnce: the spelling each resource subscription of a listen is
+// sent in comes from its backend's resources/list, fetched once per backend for the whole
+// listen: a listen naming many non-ASCII URIs of a backend whose list fails costs that backend
+// one list request, not one per URI, and the listen is still acknowledged.
+func TestListenSpellingFetchesEachListOnce(t *testing.T) {
+	var lists atomic.Int64
+	be := mcptest.StartServer(t, "be", mcptest.WithSubscriptions())
+	be.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "resources/list" {
+				lists.Add(1)
+				return nil, errors.New("the list is unavailable")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	g := startGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	var uris []string
+	for i := range 20 {
+		uris = append(uris, strconv.Quote(fmt.Sprintf("be+mem://x/café-%d", i)))
+	}
+	l := openListenTo(t, g.URL, "1", `{"resourceSubscriptions":[`+strings.Join(uris, ",")+`]}`)
+	if m := l.next(t); m["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first message = %v, want the acknowledgement", m)
+	}
+	if n := lists.Load(); n != 1 {
+		t.Errorf("the backend got %d resources/list requests for one listen's %d subscriptions, want 1", n, len(uris))
 	}
 }

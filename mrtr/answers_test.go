@@ -13,23 +13,20 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
-// TestAnswersBoundedPerCaller: a caller consumes at most MaxAnswersPerCaller states per TTL
-// (the store's replay budget); the one refused is not recorded, so it is still usable, until it
-// expires, once the window ends; a replay is still a replay, and another caller is not affected.
-func TestAnswersBoundedPerCaller(t *testing.T) {
+// answersCodec is a codec allowing each caller budget answers a TTL (a minute), its memory
+// store and its clock, and open, which seals and opens a confirmation state for a binding.
+func answersCodec(t *testing.T, budget int) (*Codec, *store.Memory, *mcptest.Clock, func(Binding) *State) {
+	t.Helper()
 	clock := mcptest.NewClock(time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC))
 	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = mem.Close() })
-	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, MaxAnswersPerCaller: 2, Answers: mem}, mem, clock.Now)
+	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, MaxAnswersPerCaller: budget, Answers: mem}, mem, clock.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	alice, bob := testBinding(t), testBinding(t)
-	bob.Subject = "bob"
 	open := func(b Binding) *State {
 		t.Helper()
 		tok, err := codec.Seal(stateFor(b, KindConfirm))
@@ -42,6 +39,17 @@ func TestAnswersBoundedPerCaller(t *testing.T) {
 		}
 		return st
 	}
+	return codec, mem, clock, open
+}
+
+// TestAnswersBoundedPerCaller: a caller consumes at most MaxAnswersPerCaller states per TTL
+// (the store's replay budget); the one refused is not recorded, so it is still usable, until it
+// expires, once the window ends; a replay is still a replay, and another caller is not affected.
+func TestAnswersBoundedPerCaller(t *testing.T) {
+	codec, _, clock, open := answersCodec(t, 2)
+	ctx := context.Background()
+	alice, bob := testBinding(t), testBinding(t)
+	bob.Subject = "bob"
 	used := open(alice)
 	for i, st := range []*State{used, open(alice)} {
 		if err := codec.Consume(ctx, st); err != nil {
@@ -79,16 +87,7 @@ func TestAnswersBudgetValidated(t *testing.T) {
 // budget of their own, so a caller that spent its proof budget still answers, and answers spend
 // nothing of its proofs'.
 func TestAnswersBudgetApartFromProofs(t *testing.T) {
-	clock := mcptest.NewClock(time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC))
-	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = mem.Close() })
-	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, MaxAnswersPerCaller: 1, Answers: mem}, mem, clock.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	codec, mem, _, open := answersCodec(t, 1)
 	ctx := context.Background()
 	alice := testBinding(t)
 	proofs := store.ReplayBudget{Count: 1, Window: time.Minute}
@@ -96,15 +95,7 @@ func TestAnswersBudgetApartFromProofs(t *testing.T) {
 	if u, err := mem.FirstUse(ctx, proofOwner, "jkt.jti-1", time.Minute, proofs); err != nil || u != store.UseFirst {
 		t.Fatalf("alice's first proof: %v %v", u, err)
 	}
-	tok, err := codec.Seal(stateFor(alice, KindConfirm))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := codec.Open(tok, alice)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := codec.Consume(ctx, st); err != nil {
+	if err := codec.Consume(ctx, open(alice)); err != nil {
 		t.Fatalf("alice's answer after her proof budget was spent: %v", err)
 	}
 	if u, err := mem.FirstUse(ctx, proofOwner, "jkt.jti-2", time.Minute, store.ReplayBudget{Count: 2, Window: time.Minute}); err != nil || u != store.UseFirst {
@@ -118,29 +109,8 @@ func TestAnswersBudgetApartFromProofs(t *testing.T) {
 // go through. A state with a caller is counted against that caller, whatever client key comes
 // with it, so a caller cannot spread its budget over addresses.
 func TestAnswersBoundedPerClientWithoutAuthentication(t *testing.T) {
-	clock := mcptest.NewClock(time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC))
-	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = mem.Close() })
-	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, MaxAnswersPerCaller: 2, Answers: mem}, mem, clock.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	codec, _, _, open := answersCodec(t, 2)
 	ctx := context.Background()
-	open := func(b Binding) *State {
-		t.Helper()
-		tok, err := codec.Seal(stateFor(b, KindConfirm))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := codec.Open(tok, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
 	anon := testBinding(t)
 	anon.Issuer, anon.Subject = "", ""
 	a := callerkey.Client(netip.MustParsePrefix("192.0.2.1/32"))

@@ -57,8 +57,8 @@ func Client(group netip.Prefix) string {
 	if !group.IsValid() {
 		return clientPrefix + "unknown"
 	}
-	b := make([]byte, 0, len(clientPrefix)+len("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128"))
-	return string(group.AppendTo(append(b, clientPrefix...)))
+	var b [len(clientPrefix) + len("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128")]byte
+	return string(group.AppendTo(append(b[:0], clientPrefix...))) // one allocation: the string
 }
 
 // Split returns the issuer and subject of key; ok is false for a key Of would not have written.

@@ -543,50 +543,69 @@ func TestCrashOpensBreaker(t *testing.T) {
 
 // TestPerCallerBound: a caller holding its share of an interceptor's slots (maxConcurrentPerCaller)
 // has its next call fail at once, not sent (fail-closed, so blocked), while another caller's call
-// is decided; once its invocation ends the caller is forgotten and may call again.
+// is decided; once its invocation ends the caller is forgotten and may call again. Without
+// authentication the share applies to each client address (the gateway passes callerkey.Client
+// as Call.Caller): before, a call without a Principal took no share, so one client could hold
+// every slot.
 func TestPerCallerBound(t *testing.T) {
-	release := make(chan struct{})
-	entered := make(chan struct{}, 1)
-	hold := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
-		if strings.Contains(string(inv.Payload), "hold") {
-			entered <- struct{}{}
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-		}
-		return intercepttest.Validation(inv, true, ""), nil
-	}
-	s := host(t, "guard", TypeValidation, hold)
-	cfg := validator("guard", s.URL())
-	cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller, cfg.Timeout = 8, 1, time.Minute
-	f := newFixture(t, nil, cfg)
-	as := func(sub, args string) *Call {
+	authenticated := func(t *testing.T, who, args string) *Call {
 		c := toolCall(t, args)
-		c.Principal = &authz.Principal{Issuer: "https://idp", Subject: sub}
+		c.Principal = &authz.Principal{Issuer: "https://idp", Subject: who}
 		c.Caller = c.Principal.CallerKey()
 		return c
 	}
-	var wg sync.WaitGroup
-	var first Verdict
-	wg.Go(func() { first = f.run(t, PhaseRequest, as("alice", `{"text":"hold"}`)) })
-	<-entered
-	if v := f.run(t, PhaseRequest, as("alice", `{"text":"again"}`)); !v.Blocked || !v.Failed || f.metrics.last().reason != ReasonCallerLimit {
-		t.Fatalf("alice past her share: %+v, %+v", v, f.metrics.last())
+	fromAddress := func(t *testing.T, who, args string) *Call {
+		c := toolCall(t, args)
+		c.Caller = callerkey.Client(netip.MustParsePrefix(who))
+		return c
 	}
-	if v := f.run(t, PhaseRequest, as("bob", `{"text":"fine"}`)); v.Blocked {
-		t.Fatalf("bob: %+v, %+v", v, f.metrics.last())
-	}
-	close(release)
-	wg.Wait()
-	if first.Blocked || len(s.Invocations()) != 2 {
-		t.Fatalf("first: %+v; %d invocations", first, len(s.Invocations()))
-	}
-	if v := f.run(t, PhaseRequest, as("alice", `{"text":"again"}`)); v.Blocked {
-		t.Fatalf("alice after her call ended: %+v", v)
-	}
-	if n := len(f.set.all[0].callers); n != 0 {
-		t.Fatalf("%d callers still counted", n)
+	for _, tc := range []struct {
+		name       string
+		as         func(t *testing.T, who, args string) *Call
+		first, two string
+	}{
+		{"authenticated", authenticated, "alice", "bob"},
+		{"client address", fromAddress, "192.0.2.1/32", "192.0.2.2/32"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			entered := make(chan struct{}, 1)
+			hold := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+				if strings.Contains(string(inv.Payload), "hold") {
+					entered <- struct{}{}
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+				}
+				return intercepttest.Validation(inv, true, ""), nil
+			}
+			s := host(t, "guard", TypeValidation, hold)
+			cfg := validator("guard", s.URL())
+			cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller, cfg.Timeout = 8, 1, time.Minute
+			f := newFixture(t, nil, cfg)
+			var wg sync.WaitGroup
+			var first Verdict
+			wg.Go(func() { first = f.run(t, PhaseRequest, tc.as(t, tc.first, `{"text":"hold"}`)) })
+			<-entered
+			if v := f.run(t, PhaseRequest, tc.as(t, tc.first, `{"text":"again"}`)); !v.Blocked || !v.Failed || f.metrics.last().reason != ReasonCallerLimit {
+				t.Fatalf("%s past its share: %+v, %+v", tc.first, v, f.metrics.last())
+			}
+			if v := f.run(t, PhaseRequest, tc.as(t, tc.two, `{"text":"fine"}`)); v.Blocked {
+				t.Fatalf("%s: %+v, %+v", tc.two, v, f.metrics.last())
+			}
+			close(release)
+			wg.Wait()
+			if first.Blocked || len(s.Invocations()) != 2 {
+				t.Fatalf("first: %+v; %d invocations", first, len(s.Invocations()))
+			}
+			if v := f.run(t, PhaseRequest, tc.as(t, tc.first, `{"text":"again"}`)); v.Blocked {
+				t.Fatalf("%s after its call ended: %+v", tc.first, v)
+			}
+			if n := len(f.set.all[0].callers); n != 0 {
+				t.Fatalf("%d callers still counted", n)
+			}
+		})
 	}
 }
 
@@ -728,51 +747,5 @@ func TestNoCallerKeyRefused(t *testing.T) {
 	}
 	if v := f.run(t, PhaseRequest, toolCall(t, `{}`)); v.Blocked || len(s.Invocations()) != 1 {
 		t.Fatalf("anonymous call: %+v, %d invocations", v, len(s.Invocations()))
-	}
-}
-
-// TestPerClientBoundWithoutAuthentication: without authentication the per-caller share applies
-// to each client address (the gateway passes callerkey.Client as Call.Caller): a client holding
-// its share has its next call fail at once, while another client's call is decided. Before, a
-// call without a Principal took no share, so one client could hold every slot.
-func TestPerClientBoundWithoutAuthentication(t *testing.T) {
-	release := make(chan struct{})
-	entered := make(chan struct{}, 1)
-	hold := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
-		if strings.Contains(string(inv.Payload), "hold") {
-			entered <- struct{}{}
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-		}
-		return intercepttest.Validation(inv, true, ""), nil
-	}
-	s := host(t, "guard", TypeValidation, hold)
-	cfg := validator("guard", s.URL())
-	cfg.MaxConcurrent, cfg.MaxConcurrentPerCaller, cfg.Timeout = 8, 1, time.Minute
-	f := newFixture(t, nil, cfg)
-	from := func(addr, args string) *Call {
-		c := toolCall(t, args)
-		c.Caller = callerkey.Client(netip.MustParsePrefix(addr))
-		return c
-	}
-	var wg sync.WaitGroup
-	var first Verdict
-	wg.Go(func() { first = f.run(t, PhaseRequest, from("192.0.2.1/32", `{"text":"hold"}`)) })
-	<-entered
-	if v := f.run(t, PhaseRequest, from("192.0.2.1/32", `{"text":"again"}`)); !v.Blocked || !v.Failed || f.metrics.last().reason != ReasonCallerLimit {
-		t.Fatalf("a client past its share: %+v, %+v", v, f.metrics.last())
-	}
-	if v := f.run(t, PhaseRequest, from("192.0.2.2/32", `{"text":"fine"}`)); v.Blocked {
-		t.Fatalf("another client: %+v, %+v", v, f.metrics.last())
-	}
-	close(release)
-	wg.Wait()
-	if first.Blocked || len(s.Invocations()) != 2 {
-		t.Fatalf("first: %+v; %d invocations", first, len(s.Invocations()))
-	}
-	if n := len(f.set.all[0].callers); n != 0 {
-		t.Fatalf("%d clients still counted", n)
 	}
 }

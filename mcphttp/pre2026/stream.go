@@ -161,7 +161,8 @@ func listenNotification(m *jsonrpc.Message, msg []byte, as map[string]string) []
 		return msg
 	}
 	params, err := era.FilterObject(nil, m.Params, func(k []byte, v []byte) ([]byte, bool) {
-		if string(k) == "uri" && m.Method == notifResourcesUpdated {
+		// Most sessions wrote every subscription in its normal form: no URI to decode then.
+		if len(as) > 0 && string(k) == "uri" && m.Method == notifResourcesUpdated {
 			var uri string
 			if json.Unmarshal(v, &uri) == nil && as[uri] != "" {
 				return jsonrpc.AppendString(nil, as[uri]), true
