@@ -263,6 +263,10 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 		}
 		defer ic.leave(caller)
 	}
+	// The answer is read within the caller's share of the replica's budget: one caller's
+	// answers cannot fill what every caller's are read within.
+	results := ic.shares.take(caller)
+	defer ic.shares.give(caller)
 	// The circuit is charged to an authenticated caller only: without authentication nothing
 	// tells callers apart that a client could not change at will, so every failure counts for
 	// the shared circuit, as a backend's do (backend.BreakerConfig.MinCallers).
@@ -290,7 +294,7 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 	}
 	params := appendParams(make([]byte, 0, len(payload)+512), ic.cfg.Interceptor, c.Method, phase.String(),
 		payload, ic.config, left, ic.context(c, now), meta)
-	raw, err := ic.t.invoke(ctx, params, c.Header, charge)
+	raw, err := ic.t.invoke(ctx, params, c.Header, charge, results)
 	if err != nil {
 		return nil, err
 	}
