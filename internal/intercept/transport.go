@@ -105,7 +105,7 @@ func (t webhookTransport) post(ctx context.Context, o *backend.Request) ([]byte,
 	case errors.Is(err, bodyread.ErrTooLarge):
 		return nil, fmt.Errorf("%w: %s: the answer is larger than %d bytes", upstreams.ErrBadResponse, t.b.Name(), t.max)
 	case errors.Is(err, bodyread.ErrBudget):
-		return nil, fmt.Errorf("%w: %s", upstreams.ErrResultBudget, t.b.Name())
+		return nil, fmt.Errorf("%w: %s: %w", upstreams.ErrResultBudget, t.b.Name(), err)
 	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("%w: %s: %v", upstreams.ErrTimeout, t.b.Name(), context.Cause(ctx))
 	case err != nil:
@@ -137,7 +137,10 @@ const (
 	ReasonMalformed     = "malformed"    // a result the SEP says to treat as a failure
 	ReasonTooLarge      = "too_large"    // the payload is larger than maxPayloadBytes: not sent
 	ReasonCallerLimit   = "caller_limit" // the caller holds its share of the slots already: not sent
-	ReasonCanceled      = "canceled"     // the caller went away first
+	// ReasonCallerShare: the caller's answers being read hold its share of the replica's budget
+	// of answers already; the interceptor was asked, but its answer could not be read.
+	ReasonCallerShare = "caller_share"
+	ReasonCanceled    = "canceled" // the caller went away first
 	// ReasonNoCallerKey: not sent, since an authenticated call came without its caller key (a
 	// gateway bug); it refuses the call whatever failOpen says.
 	ReasonNoCallerKey = "no_caller_key"
@@ -160,6 +163,8 @@ func reasonOf(parent context.Context, err error) string {
 		return ReasonTooLarge
 	case errors.Is(err, errCallerLimit):
 		return ReasonCallerLimit
+	case errors.Is(err, bodyread.ErrShare):
+		return ReasonCallerShare
 	case errors.Is(err, errNoCallerKey):
 		return ReasonNoCallerKey
 	case errors.As(err, &rpc) && rpc.timeout:

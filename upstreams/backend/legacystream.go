@@ -28,7 +28,7 @@ func (s *Stream) openLegacy(o *Request) (*Stream, error) {
 	x, err := s.legacyStart(lr, o)
 	if err != nil {
 		if errors.Is(err, bodyread.ErrBudget) {
-			err = fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, s.results.Max())
+			err = fmt.Errorf("%w (limit %d bytes): %w", ErrResultBudget, s.results.Max(), err)
 		}
 		s.fail(err)
 		return nil, err
