@@ -65,6 +65,10 @@ func NewBudget(max int64) *Budget {
 // Take charges n bytes and reports whether they fit; nothing is charged when they do not.
 func (b *Budget) Take(n int64) bool { return b.take(n) == nil }
 
+// Charge is Take that says why n bytes do not fit: ErrShare when a share's own bound would be
+// passed (the bodies of one client), ErrBudget when the budget's (everyone's).
+func (b *Budget) Charge(n int64) error { return b.take(n) }
+
 // Return gives back n bytes charged by Take.
 func (b *Budget) Return(n int64) {
 	if b != nil && n > 0 {

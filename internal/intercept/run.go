@@ -177,18 +177,20 @@ type invocation struct {
 
 // refuses reports whether a failed invocation refuses its call: always without failOpen, and
 // with it when the failure is the caller's own doing and not the interceptor's: its own circuit
-// open, its share of the slots taken, a payload past maxPayloadBytes. In none of these was the
-// interceptor asked; failOpen is about the interceptor's outage (the shared circuit, which one
-// caller cannot open alone: backend.BreakerConfig.MinCallers), and a caller must not switch the
-// check off for itself by holding its slots, padding its payload or making its calls fail.
+// open, its share of the slots taken, a payload past maxPayloadBytes, its share of the answers'
+// budget spent by its own answers in flight. failOpen is about the interceptor's outage (the
+// shared circuit, which one caller cannot open alone: backend.BreakerConfig.MinCallers), and a
+// caller must not switch the check off for itself by holding its slots, padding its payload,
+// making its calls fail or provoking answers larger than its share (a mutator that echoes the
+// payload).
 func (inv invocation) refuses() bool {
 	return !inv.st.ic.cfg.FailOpen || callersOwn(inv.reason) || inv.reason == ReasonNoCallerKey
 }
 
-// callersOwn reports whether a failure reason is the caller's own doing: the interceptor was
-// not asked.
+// callersOwn reports whether a failure reason is the caller's own doing, not the interceptor's.
 func callersOwn(reason string) bool {
-	return reason == ReasonCallerCircuit || reason == ReasonCallerLimit || reason == ReasonTooLarge
+	return reason == ReasonCallerCircuit || reason == ReasonCallerLimit || reason == ReasonTooLarge ||
+		reason == ReasonCallerShare
 }
 
 // invoke calls one interceptor and checks its answer against the SEP's rules for results; any
@@ -263,6 +265,10 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 		}
 		defer ic.leave(caller)
 	}
+	// The answer is read within the caller's share of the replica's budget: one caller's
+	// answers cannot fill what every caller's are read within.
+	results := ic.shares.take(caller)
+	defer ic.shares.give(caller)
 	// The circuit is charged to an authenticated caller only: without authentication nothing
 	// tells callers apart that a client could not change at will, so every failure counts for
 	// the shared circuit, as a backend's do (backend.BreakerConfig.MinCallers).
@@ -290,7 +296,7 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 	}
 	params := appendParams(make([]byte, 0, len(payload)+512), ic.cfg.Interceptor, c.Method, phase.String(),
 		payload, ic.config, left, ic.context(c, now), meta)
-	raw, err := ic.t.invoke(ctx, params, c.Header, charge)
+	raw, err := ic.t.invoke(ctx, params, c.Header, charge, results)
 	if err != nil {
 		return nil, err
 	}

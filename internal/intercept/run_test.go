@@ -3,11 +3,13 @@ package intercept
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -747,5 +749,172 @@ func TestNoCallerKeyRefused(t *testing.T) {
 	}
 	if v := f.run(t, PhaseRequest, toolCall(t, `{}`)); v.Blocked || len(s.Invocations()) != 1 {
 		t.Fatalf("anonymous call: %+v, %d invocations", v, len(s.Invocations()))
+	}
+}
+
+// TestAnswersShareOneCallerCannotFailOthers: one caller's answers are read within its own share
+// of the replica's budget of answers (resultShareDivisor), so a caller whose answers are large
+// and slow to arrive, holding every one of its slots, cannot fill the budget that another
+// caller's invocations are read within; its own invocations past its share fail (caller_share)
+// and refuse their calls even where the interceptor is failOpen (the caller's own doing, as its
+// slots are: a caller must not switch a check off for itself by provoking large answers), and
+// every byte is given back after.
+func TestAnswersShareOneCallerCannotFailOthers(t *testing.T) {
+	const (
+		bigAnswer  = 6 << 20 // each of the first caller's answers
+		stallAfter = 5 << 20 // where they stop arriving
+		otherSize  = 7 << 20 // the other caller's answer
+	)
+	big, other := answerOf(bigAnswer), answerOf(otherSize)
+	handler := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		if strings.Contains(string(inv.Payload), "stall") {
+			return big(ctx, inv)
+		}
+		return other(ctx, inv)
+	}
+	for _, tc := range answerServers(handler) {
+		for _, failOpen := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/failOpen=%v", tc.name, failOpen), func(t *testing.T) {
+				srv, cfg := tc.start(t)
+				cfg.FailOpen = failOpen
+				cfg.Timeout = 5 * time.Minute // the stalled answers are released by the test, not timed out
+				f := newFixture(t, nil, cfg)
+				budget := f.set.results
+				perCaller := cfg.WithDefaults().MaxConcurrentPerCaller
+				settled, release := srv.Stall("stall", stallAfter)
+				defer release()
+
+				// The first caller fills every one of its slots with answers that stop arriving.
+				plan := f.set.Plan(PhaseRequest, "tools/call", "alpha", "echo")
+				var wg sync.WaitGroup
+				var running atomic.Int64
+				running.Store(int64(perCaller))
+				verdicts := make([]Verdict, perCaller)
+				for i := range perCaller {
+					c := toolCall(t, `{"text":"stall"}`)
+					c.Caller = callerkey.Client(netip.MustParsePrefix("192.0.2.1/32"))
+					wg.Go(func() {
+						defer running.Add(-1)
+						verdicts[i] = f.set.Run(context.Background(), plan, c)
+					})
+				}
+				// Every one of its answers has stopped arriving (or was refused first), and each
+				// still being read holds at least what arrived of it.
+				for range perCaller {
+					<-settled
+				}
+				for budget.InUse() < running.Load()*stallAfter {
+					time.Sleep(5 * time.Millisecond)
+				}
+				if held, share := budget.InUse(), f.set.shares.max; held > share {
+					t.Errorf("one caller's answers hold %d bytes of the budget, past its share of %d", held, share)
+				}
+
+				// The other caller's invocation is read within its own share: allowed.
+				c := toolCall(t, `{"text":"plain"}`)
+				c.Caller = callerkey.Client(netip.MustParsePrefix("192.0.2.2/32"))
+				if v := f.run(t, PhaseRequest, c); v.Blocked || v.Failed {
+					t.Errorf("another caller's invocation while the first holds its answers: blocked %v, failed %v, by %s, metrics %+v",
+						v.Blocked, v.Failed, v.By, f.metrics.last())
+				}
+
+				release()
+				wg.Wait()
+				failed := 0
+				for _, v := range verdicts {
+					if v.Blocked {
+						if !v.Failed {
+							t.Errorf("the first caller's invocation refused, not failed: %+v", v)
+						}
+						failed++
+					}
+				}
+				if failed == 0 {
+					t.Error("every one of the first caller's answers fit: its share bounded nothing")
+				}
+				refused := 0
+				for _, r := range f.metrics.all() {
+					if r.result == ResultError {
+						if r.reason != ReasonCallerShare {
+							t.Errorf("an invocation past its share is counted %+v, want %q", r, ReasonCallerShare)
+						}
+						refused++
+					}
+				}
+				if refused != failed {
+					t.Errorf("%d invocations failed, %d counted so", failed, refused)
+				}
+				if n := budget.InUse(); n != 0 {
+					t.Errorf("%d bytes still charged after the answers were read", n)
+				}
+				f.set.shares.mu.Lock()
+				left := len(f.set.shares.callers)
+				f.set.shares.mu.Unlock()
+				if left != 0 {
+					t.Errorf("%d callers' shares kept with no invocation in flight", left)
+				}
+			})
+		}
+	}
+}
+
+// answerServers are the three ways to reach an interceptor (an Interceptor Server of either
+// era, a webhook), each hosting handler as the validator "guard".
+func answerServers(handler intercepttest.Handler) []struct {
+	name  string
+	start func(t *testing.T) (*intercepttest.Server, Config)
+} {
+	return []struct {
+		name  string
+		start func(t *testing.T) (*intercepttest.Server, Config)
+	}{
+		{"mcp", func(t *testing.T) (*intercepttest.Server, Config) {
+			s := host(t, "guard", TypeValidation, handler)
+			return s, validator("guard", s.URL())
+		}},
+		{"legacy", func(t *testing.T) (*intercepttest.Server, Config) {
+			s := host(t, "guard", TypeValidation, handler, intercepttest.Legacy())
+			return s, validator("guard", s.URL())
+		}},
+		{"webhook", func(t *testing.T) (*intercepttest.Server, Config) {
+			s := intercepttest.StartWebhook(t, []intercepttest.Interceptor{{Name: "guard", Type: TypeValidation, Handle: handler}})
+			c := validator("guard", s.URL())
+			c.Webhook = true
+			return s, c
+		}},
+	}
+}
+
+// TestLargestAnswerFitsShare: a caller's share of the budget of answers holds one answer as
+// large as maxResponseBytes allows, however it arrives (JSON, an event stream, a webhook's
+// body): the share bounds a caller's answers together, never one answer the configuration
+// allows.
+func TestLargestAnswerFitsShare(t *testing.T) {
+	handler := answerOf(DefaultMaxResponseBytes - 64<<10)
+	for _, tc := range answerServers(handler) {
+		t.Run(tc.name, func(t *testing.T) {
+			_, cfg := tc.start(t)
+			f := newFixture(t, nil, cfg)
+			c := toolCall(t, `{"text":"large"}`)
+			c.Caller = callerkey.Client(netip.MustParsePrefix("192.0.2.1/32"))
+			if v := f.run(t, PhaseRequest, c); v.Blocked {
+				t.Fatalf("an answer within maxResponseBytes: blocked (failed %v), metrics %+v", v.Failed, f.metrics.last())
+			}
+			if n := f.set.results.InUse(); n != 0 {
+				t.Fatalf("%d bytes still charged", n)
+			}
+		})
+	}
+}
+
+// answerOf is a validator allowing every call with an answer of about n bytes: a member the
+// gateway does not read, in strings of 64 KiB (a longer one is past the scanner's bound for a
+// token).
+func answerOf(n int) intercepttest.Handler {
+	chunk := `"` + strings.Repeat("x", 64<<10-3) + `"`
+	note := strings.Repeat(chunk+",", n/len(chunk)) + `""`
+	return func(_ context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		return json.RawMessage(`{"interceptor":"` + inv.Name + `","type":"validation","phase":"` + inv.Phase +
+			`","valid":true,"note":[` + note + `]}`), nil
 	}
 }

@@ -95,8 +95,10 @@ type Set struct {
 	log     *slog.Logger
 	now     func() time.Time
 	metrics Metrics
-	// results bounds the interceptors' answers being read at once, over every transport.
+	// results bounds the interceptors' answers being read at once, over every transport; each
+	// caller's within its share of it (shares).
 	results *bodyread.Budget
+	shares  *shares
 	// caseless are the backends whose resource paths are case-insensitive (Deps).
 	caseless authz.Caseless
 }
@@ -107,7 +109,8 @@ type interceptor struct {
 	b      *backend.Backend
 	t      transport
 	slots  chan struct{}
-	config []byte // Settings as JSON, nil without
+	shares *shares // the Set's
+	config []byte  // Settings as JSON, nil without
 	rules  []rule
 	// callers counts each authenticated caller's invocations in flight (MaxConcurrentPerCaller);
 	// an entry lives while its count is above zero, so the map holds at most the callers in
@@ -130,6 +133,73 @@ type rule struct {
 // replica.
 const maxResultBytesInFlight = 64 << 20
 
+// One caller's share of maxResultBytesInFlight: at least a quarter of it (resultShareDivisor)
+// and at least answerHold times the largest maxResponseBytes configured (capped at the
+// budget), what one answer may hold for a moment while it is read (an event's line and its
+// data, each grown past the bytes that arrived), so that a share always holds one answer the
+// configuration allows: 24 MiB by default. Without a share one caller's slots alone (16
+// answers of up to 8 MiB by default) could fill the budget and fail every other caller's
+// invocations.
+const (
+	resultShareDivisor = 4
+	answerHold         = 3
+)
+
+// shares are the callers' shares of a Set's budget of answers being read (bodyread.NewShare),
+// by caller key (Call.Caller). An entry lives while the caller has an invocation in flight, so
+// the map holds at most the callers in flight.
+type shares struct {
+	results *bodyread.Budget
+	max     int64 // one caller's share
+	mu      sync.Mutex
+	callers map[string]*callerShare
+}
+
+// callerShare is one caller's share and its invocations in flight.
+type callerShare struct {
+	budget *bodyread.Budget
+	n      int
+}
+
+func newShares(results *bodyread.Budget, cs []Config) *shares {
+	most := results.Max() / resultShareDivisor
+	for _, c := range cs {
+		most = max(most, answerHold*min(c.WithDefaults().MaxResponseBytes, results.Max()))
+	}
+	return &shares{results: results, max: min(most, results.Max()), callers: map[string]*callerShare{}}
+}
+
+// take returns the share the caller key's answer is read within, for one more invocation of
+// it; give hands it back when that invocation has ended. Without a key (a call with neither a
+// principal nor a client address) the answer is read within the replica's budget alone.
+func (sh *shares) take(key string) *bodyread.Budget {
+	if key == "" || sh.results == nil {
+		return sh.results
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	c := sh.callers[key]
+	if c == nil {
+		c = &callerShare{budget: bodyread.NewShare(sh.results, sh.max)}
+		sh.callers[key] = c
+	}
+	c.n++
+	return c.budget
+}
+
+func (sh *shares) give(key string) {
+	if key == "" || sh.results == nil {
+		return
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if c := sh.callers[key]; c != nil {
+		if c.n--; c.n <= 0 {
+			delete(sh.callers, key)
+		}
+	}
+}
+
 // New compiles validated configurations (Validate) into a Set; nil when cs is empty, so that a
 // gateway without interceptors carries nothing. It fails only when TLS files cannot be read.
 func New(cs []Config, deps Deps) (*Set, error) {
@@ -144,13 +214,14 @@ func New(cs []Config, deps Deps) (*Set, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.shares = newShares(s.results, cs)
 	env := &backend.Env{Log: deps.Log, Now: s.now, Names: names.New("__", false, nil),
 		Results: s.results, UserAgent: deps.UserAgent, CallerCircuit: deps.CallerCircuit}
 	if m := deps.Metrics; m != nil {
 		env.CircuitState = m.CircuitState
 	}
 	for _, c := range cs {
-		ic, err := newInterceptor(c.WithDefaults(), env)
+		ic, err := newInterceptor(c.WithDefaults(), env, s.shares)
 		if err != nil {
 			s.Close()
 			return nil, err
@@ -161,14 +232,14 @@ func New(cs []Config, deps Deps) (*Set, error) {
 	return s, nil
 }
 
-func newInterceptor(c Config, env *backend.Env) (*interceptor, error) {
+func newInterceptor(c Config, env *backend.Env, sh *shares) (*interceptor, error) {
 	b, err := backend.New(c.backendConfig(), env)
 	if err != nil {
 		return nil, fmt.Errorf("interceptor %s: %w", c.Name, err)
 	}
-	ic := &interceptor{cfg: c, b: b, slots: make(chan struct{}, c.MaxConcurrent), callers: map[string]int{}}
+	ic := &interceptor{cfg: c, b: b, slots: make(chan struct{}, c.MaxConcurrent), shares: sh, callers: map[string]int{}}
 	if c.Webhook {
-		ic.t = webhookTransport{b: b, max: c.MaxResponseBytes, results: env.Results, now: env.Now}
+		ic.t = webhookTransport{b: b, max: c.MaxResponseBytes, now: env.Now}
 	} else {
 		ic.t = mcpTransport{b: b}
 	}

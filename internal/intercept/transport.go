@@ -20,9 +20,10 @@ import (
 // Interceptor Server gets a JSON-RPC request over Streamable HTTP in the revision it speaks
 // (learnt or pinned as for an upstream); a webhook gets the params object POSTed.
 
-// transport sends one invocation's params and returns the result object.
+// transport sends one invocation's params and returns the result object, read within results:
+// the caller's share of the replica's budget of answers being read (shares).
 type transport interface {
-	invoke(ctx context.Context, params []byte, hdr http.Header, caller string) ([]byte, error)
+	invoke(ctx context.Context, params []byte, hdr http.Header, caller string, results *bodyread.Budget) ([]byte, error)
 }
 
 // modernMeta is the _meta of a 2026-07-28 request the gateway makes on its own: no client
@@ -58,13 +59,14 @@ const codeTimeoutDraft = -32000
 // mcpTransport calls an Interceptor Server.
 type mcpTransport struct{ b *backend.Backend }
 
-func (t mcpTransport) invoke(ctx context.Context, params []byte, hdr http.Header, caller string) ([]byte, error) {
+func (t mcpTransport) invoke(ctx context.Context, params []byte, hdr http.Header, caller string, results *bodyread.Budget) ([]byte, error) {
 	body := make([]byte, 0, len(params)+64)
 	body = append(body, `{"jsonrpc":"2.0","id":1,"method":"`+MethodInvoke+`","params":`...)
 	body = append(append(body, params...), '}')
 	// One try: an invocation may have side effects, and the SEP routes an indeterminate outcome
 	// as a failure rather than a blind retry (the backend is configured with one attempt).
-	m, err := t.b.RoundTrip(ctx, &backend.Request{Method: MethodInvoke, Header: hdr, Body: body, Caller: caller, ForCaller: true})
+	m, err := t.b.RoundTrip(ctx, &backend.Request{Method: MethodInvoke, Header: hdr, Body: body, Caller: caller, ForCaller: true,
+		Results: results})
 	if err != nil {
 		return nil, err
 	}
@@ -78,15 +80,12 @@ func (t mcpTransport) invoke(ctx context.Context, params []byte, hdr http.Header
 type webhookTransport struct {
 	b   *backend.Backend
 	max int64
-	// results is the replica's budget of interceptors' answers being read at once, which an
-	// Interceptor Server's answers are read within too (the backend client's Env.Results).
-	results *bodyread.Budget
-	now     func() time.Time // the Set's clock, which the backend's breaker reads too
+	now func() time.Time // the Set's clock, which the backend's breaker reads too
 }
 
-func (t webhookTransport) invoke(ctx context.Context, params []byte, hdr http.Header, caller string) ([]byte, error) {
+func (t webhookTransport) invoke(ctx context.Context, params []byte, hdr http.Header, caller string, results *bodyread.Budget) ([]byte, error) {
 	start := t.now()
-	o := &backend.Request{Method: MethodInvoke, Header: hdr, Body: params, Caller: caller, ForCaller: true}
+	o := &backend.Request{Method: MethodInvoke, Header: hdr, Body: params, Caller: caller, ForCaller: true, Results: results}
 	out, err := t.post(ctx, o)
 	// The breaker and health learn of it as of an upstream's request, charged to its caller.
 	t.b.Record(o, start, err)
@@ -99,12 +98,14 @@ func (t webhookTransport) post(ctx context.Context, o *backend.Request) ([]byte,
 		return nil, err
 	}
 	defer resp.Body.Close()
-	buf, err := bodyread.ReadSized(resp.Body, t.max, resp.ContentLength, t.results)
+	// The answer is read within the caller's share of the replica's budget (Request.Results),
+	// as an Interceptor Server's is by the backend client.
+	buf, err := bodyread.ReadSized(resp.Body, t.max, resp.ContentLength, o.Results)
 	switch {
 	case errors.Is(err, bodyread.ErrTooLarge):
 		return nil, fmt.Errorf("%w: %s: the answer is larger than %d bytes", upstreams.ErrBadResponse, t.b.Name(), t.max)
 	case errors.Is(err, bodyread.ErrBudget):
-		return nil, fmt.Errorf("%w: %s", upstreams.ErrResultBudget, t.b.Name())
+		return nil, fmt.Errorf("%w: %s: %w", upstreams.ErrResultBudget, t.b.Name(), err)
 	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("%w: %s: %v", upstreams.ErrTimeout, t.b.Name(), context.Cause(ctx))
 	case err != nil:
@@ -136,7 +137,10 @@ const (
 	ReasonMalformed     = "malformed"    // a result the SEP says to treat as a failure
 	ReasonTooLarge      = "too_large"    // the payload is larger than maxPayloadBytes: not sent
 	ReasonCallerLimit   = "caller_limit" // the caller holds its share of the slots already: not sent
-	ReasonCanceled      = "canceled"     // the caller went away first
+	// ReasonCallerShare: the caller's answers being read hold its share of the replica's budget
+	// of answers already; the interceptor was asked, but its answer could not be read.
+	ReasonCallerShare = "caller_share"
+	ReasonCanceled    = "canceled" // the caller went away first
 	// ReasonNoCallerKey: not sent, since an authenticated call came without its caller key (a
 	// gateway bug); it refuses the call whatever failOpen says.
 	ReasonNoCallerKey = "no_caller_key"
@@ -159,6 +163,8 @@ func reasonOf(parent context.Context, err error) string {
 		return ReasonTooLarge
 	case errors.Is(err, errCallerLimit):
 		return ReasonCallerLimit
+	case errors.Is(err, bodyread.ErrShare):
+		return ReasonCallerShare
 	case errors.Is(err, errNoCallerKey):
 		return ReasonNoCallerKey
 	case errors.As(err, &rpc) && rpc.timeout:

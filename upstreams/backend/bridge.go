@@ -97,7 +97,7 @@ func discoveredFrom(init *legacy.InitResult) *Discovered {
 // are its own state's.
 func ReadErr(ctx context.Context, b *Backend, err error) error {
 	if errors.Is(err, bodyread.ErrBudget) {
-		return fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, b.env.Results.Max())
+		return fmt.Errorf("%w (limit %d bytes): %w", ErrResultBudget, b.env.Results.Max(), err)
 	}
 	return wire.ReadErr(ctx, b.name, b.maxBytes, err)
 }

@@ -28,7 +28,7 @@ func (s *Stream) openLegacy(o *Request) (*Stream, error) {
 	x, err := s.legacyStart(lr, o)
 	if err != nil {
 		if errors.Is(err, bodyread.ErrBudget) {
-			err = fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, s.b.env.Results.Max())
+			err = fmt.Errorf("%w (limit %d bytes): %w", ErrResultBudget, s.results.Max(), err)
 		}
 		s.fail(err)
 		return nil, err
@@ -58,7 +58,7 @@ func (s *Stream) legacyStart(lr *era.Request, o *Request) (*legacy.RoundTrip, er
 		b.breaker.result(b.env.Now(), o.charge(), OutcomeCanceled) // frees a half-open slot this request may hold
 		return nil, err
 	}
-	return b.legacy.bridge.Start(s.ctx, pool, give, lr, o.Header)
+	return b.legacy.bridge.Start(s.ctx, pool, give, lr, o.Header, s.results)
 }
 
 // pool returns the pool o's request to b goes to. A caller of a token-exchange backend gets

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/names"
@@ -45,6 +46,10 @@ type Request struct {
 	// failure counts for the circuit breaker only when nothing was sent (wire.NotSent), since
 	// any one of those callers may have caused any other.
 	Shared bool
+	// Results, when set, is what the response is read against instead of Env.Results: a share
+	// of it (bodyread.NewShare), so that the responses of one caller are bounded within the
+	// replica's. Its refusal is ErrResultBudget, as the replica's is.
+	Results *bodyread.Budget
 
 	probe  bool         // a health probe: its failure does not trigger another probe
 	reader bytes.Reader // reads Body for the request, set by Post
@@ -152,6 +157,14 @@ func (o *Request) charge() string {
 		return o.Caller
 	}
 	return chargeNone
+}
+
+// results is the budget o's response is read against: Results, or b's Env.Results.
+func (o *Request) results(b *Backend) *bodyread.Budget {
+	if o.Results != nil {
+		return o.Results
+	}
+	return b.env.Results
 }
 
 // getBody is the request's GetBody: a fresh reader over the same bytes.

@@ -88,6 +88,7 @@ type Stream struct {
 	sse     *wire.SSEReader
 	leg     *legacy.RoundTrip // set for a legacy backend (legacystream.go)
 	body    *bodyread.Buffer  // a JSON response; Result may point into it until Close
+	results *bodyread.Budget  // what the response is read against (Request.results)
 	// resultOnly: the caller takes a successful response from Result, so Next does
 	// not render it (see ResultOnly).
 	resultOnly bool
@@ -136,7 +137,7 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 
 // open sends o and prepares the Stream of its response; id is the id the response gets.
 func (b *Backend) open(ctx context.Context, id json.RawMessage, o *Request) (*Stream, error) {
-	s := &Stream{b: b, method: o.Method, id: id, start: b.env.Now(), probe: o.probe, charge: o.charge(),
+	s := &Stream{b: b, method: o.Method, id: id, start: b.env.Now(), probe: o.probe, charge: o.charge(), results: o.results(b),
 		rw: names.Rewriter{Space: b.env.Names, Upstream: b.name, Visible: o.visible, Embedded: o.embedded, Completion: o.completion}}
 	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	if legacy, _, err := b.isLegacy(s.ctx, o); err != nil {
@@ -156,7 +157,7 @@ func (b *Backend) open(ctx context.Context, id json.RawMessage, o *Request) (*St
 	case isSSE && resp.StatusCode/100 == 2:
 		s.isSSE = true
 		s.sse = wire.NewSSEReader(resp.Body, int(b.maxBytes))
-		s.sse.Budget = b.env.Results
+		s.sse.Budget = s.results
 		return s, nil
 	case isJSON:
 		err = s.readJSON()
@@ -247,7 +248,7 @@ func (s *Stream) readJSON() error {
 	// One buffer growing as the response arrives (toward its declared length, while it keeps
 	// to it), charged to the replica's budget for responses in flight, kept until Close:
 	// the result is relayed from it without a copy.
-	buf, err := bodyread.ReadSized(s.resp.Body, s.b.maxBytes, s.resp.ContentLength, s.b.env.Results)
+	buf, err := bodyread.ReadSized(s.resp.Body, s.b.maxBytes, s.resp.ContentLength, s.results)
 	if err != nil {
 		return s.readError(err)
 	}
@@ -312,7 +313,7 @@ func (s *Stream) render(m *jsonrpc.Message) ([]byte, error) {
 func (s *Stream) readError(err error) error {
 	switch {
 	case errors.Is(err, bodyread.ErrBudget):
-		return fmt.Errorf("%w (limit %d bytes)", ErrResultBudget, s.b.env.Results.Max())
+		return fmt.Errorf("%w (limit %d bytes): %w", ErrResultBudget, s.results.Max(), err)
 	case errors.Is(err, wire.ErrTooLarge), errors.Is(err, bodyread.ErrTooLarge), errors.Is(err, wire.ErrEventTooLarge):
 		return fmt.Errorf("%w: %s: %v (limit %d bytes)", wire.ErrBadResponse, s.b.name, err, s.b.maxBytes)
 	case errors.Is(err, io.EOF):

@@ -158,7 +158,7 @@ func newTestBridge(t *testing.T, ls *legacyServer, creds bool, maxCallers int) (
 
 func call(t *testing.T, ctx context.Context, br *Bridge, pool *Pool, give func()) string {
 	t.Helper()
-	x, err := br.Start(ctx, pool, give, &era.Request{Method: "tools/call", Params: json.RawMessage(`{"name":"echo"}`)}, nil)
+	x, err := br.Start(ctx, pool, give, &era.Request{Method: "tools/call", Params: json.RawMessage(`{"name":"echo"}`)}, nil, nil)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -218,7 +218,7 @@ func TestBridgeCallerSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := br.Start(alice, pool, give, &era.Request{Method: "tools/call", Params: json.RawMessage(`{}`)}, nil)
+	x, err := br.Start(alice, pool, give, &era.Request{Method: "tools/call", Params: json.RawMessage(`{}`)}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestBridgeCallerSessions(t *testing.T) {
 		t.Fatalf("a second caller over the bound: %v", err)
 	}
 	// The gateway's own request never goes on a caller's session.
-	if _, err := br.Start(context.Background(), pool, nil, &era.Request{Method: "tools/list"}, nil); !errors.Is(err, wire.ErrCredentials) {
+	if _, err := br.Start(context.Background(), pool, nil, &era.Request{Method: "tools/list"}, nil, nil); !errors.Is(err, wire.ErrCredentials) {
 		t.Fatalf("a gateway request on a caller's session: %v", err)
 	}
 	x.Release()
@@ -252,7 +252,7 @@ func TestBridgeEndTellsTheBackend(t *testing.T) {
 	ls := startLegacyServer(t)
 	br, _ := newTestBridge(t, ls, false, 0)
 	ctx := context.Background()
-	x, err := br.Start(ctx, br.Gateway(), nil, &era.Request{Method: "tools/call", Params: json.RawMessage(`{}`)}, nil)
+	x, err := br.Start(ctx, br.Gateway(), nil, &era.Request{Method: "tools/call", Params: json.RawMessage(`{}`)}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestBridgeHandshakeFailureIsRecorded(t *testing.T) {
 	t.Cleanup(srv.Close)
 	be := &testBackend{url: srv.URL}
 	br := New(be, Config{Offer: era.V20251125, ClientInfo: json.RawMessage(`{}`)})
-	_, err := br.Start(context.Background(), br.Gateway(), nil, &era.Request{Method: "tools/list"}, nil)
+	_, err := br.Start(context.Background(), br.Gateway(), nil, &era.Request{Method: "tools/list"}, nil, nil)
 	if !errors.Is(err, wire.ErrBadResponse) || !strings.Contains(err.Error(), "unsupported version") {
 		t.Fatalf("Start: %v", err)
 	}
@@ -301,7 +301,7 @@ func TestBridgeAsksOnlyWithinCalls(t *testing.T) {
 		asked = append(asked, method)
 		return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"x"},"model":"m"}`), nil
 	})
-	x, err := br.Start(ctx, br.Gateway(), nil, &era.Request{Method: "tools/call", Params: json.RawMessage(`{"name":"echo"}`), Logs: true}, nil)
+	x, err := br.Start(ctx, br.Gateway(), nil, &era.Request{Method: "tools/call", Params: json.RawMessage(`{"name":"echo"}`), Logs: true}, nil, nil)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}

@@ -95,7 +95,7 @@ type RoundTrip struct {
 	resp *http.Response
 	sse  *sseStream
 	json *jsonrpc.Message // the response, when it came as JSON
-	// budget is charged for what the response holds until Free (Backend.Results): set for a
+	// budget is charged for what the response holds until Free (Start's budget): set for a
 	// caller's request (Start), whose response is relayed; a side request's (Bridge.Request)
 	// is read and let go by the gateway itself.
 	budget   *bodyread.Budget
@@ -112,8 +112,12 @@ type RoundTrip struct {
 // (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management):
 // the session is dropped, a fresh one initialized, and the request sent once more. give, when
 // set, hands back the caller's pool (Bridge.CallerPool) once the round trip is released, or at
-// once when Start fails.
-func (br *Bridge) Start(ctx context.Context, pool *Pool, give func(), req *era.Request, pass http.Header) (*RoundTrip, error) {
+// once when Start fails. budget is what the response is charged to (a share of
+// Backend.Results, for one caller's responses); nil charges Backend.Results.
+func (br *Bridge) Start(ctx context.Context, pool *Pool, give func(), req *era.Request, pass http.Header, budget *bodyread.Budget) (*RoundTrip, error) {
+	if budget == nil {
+		budget = br.be.Results()
+	}
 	for attempt := 0; ; attempt++ {
 		sess, err := pool.acquire(ctx, br)
 		if err != nil {
@@ -126,7 +130,7 @@ func (br *Bridge) Start(ctx context.Context, pool *Pool, give func(), req *era.R
 			br.setLevel(ctx, sess)
 		}
 		x := &RoundTrip{br: br, sess: sess, pool: pool, give: give, uid: sess.nextID(), logs: req.Logs, logLevel: req.LogLevel,
-			budget: br.be.Results()}
+			budget: budget}
 		resp, err := br.Do(ctx, sess, http.MethodPost, requestBody(x.uid, req.Method, req.Params), pass, "")
 		if err != nil {
 			if ctx.Err() != nil {

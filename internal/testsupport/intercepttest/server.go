@@ -66,6 +66,7 @@ type Server struct {
 	crashed atomic.Bool
 	garbage atomic.Bool
 	otherID atomic.Bool
+	stall   atomic.Pointer[stall]
 }
 
 // Option configures a server.
@@ -146,6 +147,20 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 			_, _ = w.Write([]byte("{this is not json"))
 			return
 		}
+		if st := s.stall.Load(); st != nil && r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, "bad request", http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(st.marker)) {
+				sw := &stallWriter{ResponseWriter: w, st: st, ctx: r.Context()}
+				h.ServeHTTP(sw, r)
+				sw.settle()
+				return
+			}
+		}
 		if s.otherID.Load() && r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "interceptor/invoke" {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, r)
@@ -176,6 +191,72 @@ func (s *Server) SetCrashed(on bool) { s.crashed.Store(on) }
 // SetOtherID makes an Interceptor Server answer each invocation with its answer's id changed
 // (on true): an answer to another request.
 func (s *Server) SetOtherID(on bool) { s.otherID.Store(on) }
+
+// Stall makes the answer to each request whose body contains marker stop once its first after
+// bytes are written and flushed, until release is called or the request ends: an answer the
+// client is still reading, holding what has arrived. settled receives once for each such
+// request, when its answer stops there, or when its handler returns first (the client went
+// away before, say).
+func (s *Server) Stall(marker string, after int) (settled <-chan struct{}, release func()) {
+	st := &stall{marker: marker, after: after, settled: make(chan struct{}, 1024), release: make(chan struct{})}
+	s.stall.Store(st)
+	var once sync.Once
+	return st.settled, func() { once.Do(func() { close(st.release) }) }
+}
+
+// stall is the setting of Stall.
+type stall struct {
+	marker  string
+	after   int
+	settled chan struct{}
+	release chan struct{}
+}
+
+// stallWriter writes an answer up to its stall point, then waits.
+type stallWriter struct {
+	http.ResponseWriter
+	st      *stall
+	ctx     context.Context
+	written int
+	done    bool // settled
+}
+
+func (w *stallWriter) Write(p []byte) (int, error) {
+	if w.done || w.written+len(p) <= w.st.after {
+		n, err := w.ResponseWriter.Write(p)
+		w.written += n
+		return n, err
+	}
+	k := w.st.after - w.written
+	n, err := w.ResponseWriter.Write(p[:k])
+	w.written += n
+	if err != nil {
+		return n, err
+	}
+	w.Flush()
+	w.settle()
+	select {
+	case <-w.st.release:
+	case <-w.ctx.Done():
+		return n, w.ctx.Err()
+	}
+	m, err := w.ResponseWriter.Write(p[k:])
+	w.written += m
+	return n + m, err
+}
+
+// Flush flushes what is written, for the handlers that stream.
+func (w *stallWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Unwrap is the writer wrapped, for http.ResponseController.
+func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *stallWriter) settle() {
+	if !w.done {
+		w.done = true
+		w.st.settled <- struct{}{}
+	}
+}
 
 // SetGarbage makes every POST answered 200 with a body that is not JSON.
 func (s *Server) SetGarbage(on bool) { s.garbage.Store(on) }

@@ -202,8 +202,8 @@ func (s *SSEReader) charge() error {
 	if grown <= 0 {
 		return nil
 	}
-	if !s.Budget.Take(grown) {
-		return bodyread.ErrBudget
+	if err := s.Budget.Charge(grown); err != nil {
+		return err // ErrShare or ErrBudget: whose bound it was
 	}
 	s.charged += grown
 	return nil
