@@ -49,9 +49,8 @@ type onlineCheck func(context.Context) onlineResult
 func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w io.Writer) error {
 	var checks []onlineCheck
 	if !c.Auth.Disabled {
-		for i, ic := range c.Auth.Issuers {
-			// nil: the client the authenticator builds, so the probe refuses what it would.
-			checks = append(checks, func(ctx context.Context) onlineResult { return probeIssuer(ctx, i, ic) })
+		for i := range c.Auth.Issuers {
+			checks = append(checks, func(ctx context.Context) onlineResult { return probeIssuer(ctx, c.Auth.Config, i) })
 		}
 	}
 	if c.Redis.enabled() {
@@ -131,9 +130,12 @@ func reportOnline(w io.Writer, results []onlineResult) error {
 	return nil
 }
 
-func probeIssuer(ctx context.Context, i int, ic authz.IssuerConfig) onlineResult {
-	r := onlineResult{item: fmt.Sprintf("auth.issuers[%d] %s", i, ic.Issuer)}
-	p, err := authz.ProbeIssuer(ctx, nil, ic)
+// probeIssuer probes issuer i of cfg, serve's authentication settings, with the client serve's
+// authenticator builds for all of cfg (nil): it reaches and refuses what serve would, whichever
+// configured issuer's host another issuer's documents name.
+func probeIssuer(ctx context.Context, cfg authz.Config, i int) onlineResult {
+	r := onlineResult{item: fmt.Sprintf("auth.issuers[%d] %s", i, cfg.Issuers[i].Issuer)}
+	p, err := authz.ProbeIssuer(ctx, nil, cfg, i)
 	if err != nil {
 		r.err = err
 		return r
@@ -369,7 +371,7 @@ func probeSignIn(ctx context.Context, issuer string) onlineResult {
 	if _, _, r.err = webpage.ProbeSignIn(ctx, nil, issuer); r.err != nil {
 		return r
 	}
-	p, err := authz.ProbeIssuer(ctx, nil, authz.IssuerConfig{Issuer: issuer})
+	p, err := authz.ProbeIssuer(ctx, nil, authz.Config{Issuers: []authz.IssuerConfig{{Issuer: issuer}}}, 0)
 	if r.err = err; err == nil {
 		r.detail = fmt.Sprintf("sign-in discovery: authorization and token endpoints, %d usable key(s); the client is checked by a sign-in only", p.Keys)
 	}
