@@ -276,11 +276,15 @@ func (c RedisConfig) keyPrefixOrDefault() string {
 // client-credentials token is fetched by the backend's own check, which calls the backend.
 func backendAuthChecks(c *Config) []onlineCheck {
 	var checks []onlineCheck
+	// Every per-user OAuth backend, as serve's Service gets them: its client trusts all their
+	// hosts, so each probe's must too.
+	oauthBackends, uc, n := c.userOAuthBackendList(nil), c.UserOAuth.Config.WithDefaults(), 0
 	for i, u := range c.Upstreams {
 		switch u.Auth.Type {
 		case upstreams.AuthUserOAuth:
-			b, uc := c.userOAuthBackend(i, ""), c.UserOAuth.Config.WithDefaults()
-			checks = append(checks, func(ctx context.Context) onlineResult { return probeAuthServer(ctx, i, uc, b) })
+			j := n
+			n++
+			checks = append(checks, func(ctx context.Context) onlineResult { return probeAuthServer(ctx, i, uc, oauthBackends, j) })
 		case upstreams.AuthTokenExchange:
 			// Connected to only: the one request it takes is an exchange of a real caller's token.
 			item := fmt.Sprintf("upstreams[%d].auth.tokenURL %s", i, u.Name)
@@ -292,12 +296,13 @@ func backendAuthChecks(c *Config) []onlineCheck {
 	return checks
 }
 
-// probeAuthServer discovers a per-user OAuth backend's authorization server as its first
-// connect would: a wrong authServer, or metadata the gateway refuses, otherwise shows only when
-// a user tries to connect.
-func probeAuthServer(ctx context.Context, i int, uc useroauth.Config, b useroauth.Backend) onlineResult {
-	r := onlineResult{item: fmt.Sprintf("upstreams[%d].auth %s", i, b.Name)}
-	issuer, err := useroauth.ProbeAuthServer(ctx, uc, b)
+// probeAuthServer discovers the authorization server of backends[j] (upstreams[i]), a per-user
+// OAuth backend, as its first connect would, with the client serve's Service builds for all of
+// backends: a wrong authServer, or metadata the gateway refuses, otherwise shows only when a
+// user tries to connect.
+func probeAuthServer(ctx context.Context, i int, uc useroauth.Config, backends []useroauth.Backend, j int) onlineResult {
+	r := onlineResult{item: fmt.Sprintf("upstreams[%d].auth %s", i, backends[j].Name)}
+	issuer, err := useroauth.ProbeAuthServer(ctx, uc, backends, j)
 	if r.err = err; err == nil {
 		r.detail = "authorization server " + issuer + ": metadata usable for the connect page"
 	}
