@@ -4,14 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/testsupport/dnstest"
 )
 
@@ -101,12 +104,69 @@ func TestProbeIssuerGoesWhereTheAuthenticatorGoes(t *testing.T) {
 	t.Cleanup(srv.Close)
 	p := "/redirect"
 	jwksPath.Store(&p)
-	if _, err := ProbeIssuer(t.Context(), nil, IssuerConfig{Issuer: srv.URL}); FetchErrorClass(err) != FetchRefused || keyFetches.Load() != 0 {
+	if _, err := ProbeIssuer(t.Context(), nil, Config{Issuers: []IssuerConfig{{Issuer: srv.URL}}}, 0); FetchErrorClass(err) != FetchRefused || keyFetches.Load() != 0 {
 		t.Errorf("key set redirected to ::ffff:127.0.0.1: %v (class %s), %d fetches; want refused, none", err, FetchErrorClass(err), keyFetches.Load())
 	}
 	p = "/jwks"
 	jwksPath.Store(&p)
-	if _, err := ProbeIssuer(t.Context(), nil, IssuerConfig{Issuer: srv.URL}); !errors.Is(err, errNoUsableKey) || keyFetches.Load() != 1 {
+	if _, err := ProbeIssuer(t.Context(), nil, Config{Issuers: []IssuerConfig{{Issuer: srv.URL}}}, 0); !errors.Is(err, errNoUsableKey) || keyFetches.Load() != 1 {
 		t.Errorf("the key set: %v, %d fetches; want it fetched (and found empty)", err, keyFetches.Load())
+	}
+}
+
+// TestProbeIssuerTrustsWhatTheAuthenticatorTrusts: check-config's probe of one issuer and the
+// authenticator serve builds judge the same configuration alike, both ways, each with its own
+// default client. A real issuer on loopback names its key set at another configured issuer's
+// host, [::ffff:127.0.0.1] (loopback, but no loopback name, so trusted only as a host the
+// operator configured): with that issuer configured, both connect to the key set's server (and
+// stop at its certificate, which nothing trusts); without it, both refuse it before connecting.
+// A probe trusting the probed issuer's hosts alone refused what the authenticator reaches.
+func TestProbeIssuerTrustsWhatTheAuthenticatorTrusts(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	var conns atomic.Int64
+	keys := httptest.NewUnstartedServer(http.NotFoundHandler())
+	keys.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	keys.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are expected
+	keys.StartTLS()
+	t.Cleanup(keys.Close)
+	mapped := "[::ffff:127.0.0.1]:" + strconv.Itoa(keys.Listener.Addr().(*net.TCPAddr).Port)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != discoveryPath {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"issuer":"http://%s","jwks_uri":"https://%s/jwks"}`, r.Host, mapped)
+	}))
+	t.Cleanup(front.Close)
+	tok := mint(t, iss, devissuer.Claims{"iss": front.URL})
+	for _, tt := range []struct {
+		name      string
+		issuers   []IssuerConfig
+		wantClass string
+	}{
+		{"the key set's host configured", []IssuerConfig{{Issuer: front.URL}, {Issuer: "https://" + mapped}}, FetchTLS},
+		{"the key set's host not configured", []IssuerConfig{{Issuer: front.URL}}, FetchRefused},
+	} {
+		cfg := Config{Issuers: tt.issuers}
+		before := conns.Load()
+		_, probeErr := ProbeIssuer(t.Context(), nil, cfg, 0)
+		probed := conns.Load() - before
+		_, authErr := newAuth(t, cfg, clk).Authenticate(t.Context(), tok)
+		authed := conns.Load() - before - probed
+		if FetchErrorClass(probeErr) != tt.wantClass || FetchErrorClass(authErr) != tt.wantClass {
+			t.Errorf("%s: probe %v (class %s), authenticator %v (class %s); want both %s",
+				tt.name, probeErr, FetchErrorClass(probeErr), authErr, FetchErrorClass(authErr), tt.wantClass)
+		}
+		if want := tt.wantClass != FetchRefused; (probed > 0) != want || (authed > 0) != want {
+			t.Errorf("%s: the key set's server saw %d connection(s) from the probe, %d from the authenticator; want connections %v for both",
+				tt.name, probed, authed, want)
+		}
 	}
 }

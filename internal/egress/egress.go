@@ -42,9 +42,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
-
-	"golang.org/x/net/idna"
 
 	"github.com/mcp-gateway/gateway/internal/loopback"
 )
@@ -271,22 +268,11 @@ func Named(from, target string) error {
 	return nil
 }
 
-// dialledHost is u's host as net/http dials it, and so as Policy.Dial sees it: a host that is
-// not ASCII in its IDNA lookup form, which maps compatibility characters ("ℓocalhost" is
-// dialled as localhost, "①②⑦.0.0.1" as 127.0.0.1). Judging the text as written would let
-// such a spelling past Named to a dial that trusts the loopback name it became.
-func dialledHost(u *url.URL) string {
-	h := u.Hostname()
-	for i := 0; i < len(h); i++ {
-		if h[i] >= utf8.RuneSelf {
-			if a, err := idna.Lookup.ToASCII(h); err == nil {
-				return a
-			}
-			return h
-		}
-	}
-	return h
-}
+// dialledHost is u's host as net/http dials it, and so as Policy.Dial sees it
+// (loopback.Dialled: "ℓocalhost" is dialled as localhost, "①②⑦.0.0.1" as 127.0.0.1). Judging
+// the text as written would let such a spelling past Named to a dial that trusts the loopback
+// name it became.
+func dialledHost(u *url.URL) string { return loopback.Dialled(u.Hostname()) }
 
 // maxRedirects is as many redirects as net/http's default policy follows.
 const maxRedirects = 10

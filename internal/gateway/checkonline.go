@@ -49,9 +49,8 @@ type onlineCheck func(context.Context) onlineResult
 func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w io.Writer) error {
 	var checks []onlineCheck
 	if !c.Auth.Disabled {
-		for i, ic := range c.Auth.Issuers {
-			// nil: the client the authenticator builds, so the probe refuses what it would.
-			checks = append(checks, func(ctx context.Context) onlineResult { return probeIssuer(ctx, i, ic) })
+		for i := range c.Auth.Issuers {
+			checks = append(checks, func(ctx context.Context) onlineResult { return probeIssuer(ctx, c.Auth.Config, i) })
 		}
 	}
 	if c.Redis.enabled() {
@@ -131,9 +130,12 @@ func reportOnline(w io.Writer, results []onlineResult) error {
 	return nil
 }
 
-func probeIssuer(ctx context.Context, i int, ic authz.IssuerConfig) onlineResult {
-	r := onlineResult{item: fmt.Sprintf("auth.issuers[%d] %s", i, ic.Issuer)}
-	p, err := authz.ProbeIssuer(ctx, nil, ic)
+// probeIssuer probes issuer i of cfg, serve's authentication settings, with the client serve's
+// authenticator builds for all of cfg (nil): it reaches and refuses what serve would, whichever
+// configured issuer's host another issuer's documents name.
+func probeIssuer(ctx context.Context, cfg authz.Config, i int) onlineResult {
+	r := onlineResult{item: fmt.Sprintf("auth.issuers[%d] %s", i, cfg.Issuers[i].Issuer)}
+	p, err := authz.ProbeIssuer(ctx, nil, cfg, i)
 	if err != nil {
 		r.err = err
 		return r
@@ -274,11 +276,15 @@ func (c RedisConfig) keyPrefixOrDefault() string {
 // client-credentials token is fetched by the backend's own check, which calls the backend.
 func backendAuthChecks(c *Config) []onlineCheck {
 	var checks []onlineCheck
+	// Every per-user OAuth backend, as serve's Service gets them: its client trusts all their
+	// hosts, so each probe's must too.
+	oauthBackends, uc, n := c.userOAuthBackendList(nil), c.UserOAuth.Config.WithDefaults(), 0
 	for i, u := range c.Upstreams {
 		switch u.Auth.Type {
 		case upstreams.AuthUserOAuth:
-			b, uc := c.userOAuthBackend(i, ""), c.UserOAuth.Config.WithDefaults()
-			checks = append(checks, func(ctx context.Context) onlineResult { return probeAuthServer(ctx, i, uc, b) })
+			j := n
+			n++
+			checks = append(checks, func(ctx context.Context) onlineResult { return probeAuthServer(ctx, i, uc, oauthBackends, j) })
 		case upstreams.AuthTokenExchange:
 			// Connected to only: the one request it takes is an exchange of a real caller's token.
 			item := fmt.Sprintf("upstreams[%d].auth.tokenURL %s", i, u.Name)
@@ -290,12 +296,13 @@ func backendAuthChecks(c *Config) []onlineCheck {
 	return checks
 }
 
-// probeAuthServer discovers a per-user OAuth backend's authorization server as its first
-// connect would: a wrong authServer, or metadata the gateway refuses, otherwise shows only when
-// a user tries to connect.
-func probeAuthServer(ctx context.Context, i int, uc useroauth.Config, b useroauth.Backend) onlineResult {
-	r := onlineResult{item: fmt.Sprintf("upstreams[%d].auth %s", i, b.Name)}
-	issuer, err := useroauth.ProbeAuthServer(ctx, uc, b)
+// probeAuthServer discovers the authorization server of backends[j] (upstreams[i]), a per-user
+// OAuth backend, as its first connect would, with the client serve's Service builds for all of
+// backends: a wrong authServer, or metadata the gateway refuses, otherwise shows only when a
+// user tries to connect.
+func probeAuthServer(ctx context.Context, i int, uc useroauth.Config, backends []useroauth.Backend, j int) onlineResult {
+	r := onlineResult{item: fmt.Sprintf("upstreams[%d].auth %s", i, backends[j].Name)}
+	issuer, err := useroauth.ProbeAuthServer(ctx, uc, backends, j)
 	if r.err = err; err == nil {
 		r.detail = "authorization server " + issuer + ": metadata usable for the connect page"
 	}
@@ -369,7 +376,7 @@ func probeSignIn(ctx context.Context, issuer string) onlineResult {
 	if _, _, r.err = webpage.ProbeSignIn(ctx, nil, issuer); r.err != nil {
 		return r
 	}
-	p, err := authz.ProbeIssuer(ctx, nil, authz.IssuerConfig{Issuer: issuer})
+	p, err := authz.ProbeIssuer(ctx, nil, authz.Config{Issuers: []authz.IssuerConfig{{Issuer: issuer}}}, 0)
 	if r.err = err; err == nil {
 		r.detail = fmt.Sprintf("sign-in discovery: authorization and token endpoints, %d usable key(s); the client is checked by a sign-in only", p.Keys)
 	}

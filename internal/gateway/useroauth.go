@@ -37,6 +37,18 @@ func (c *Config) userOAuthBackends() []int {
 	return out
 }
 
+// userOAuthBackendList is every per-user OAuth backend's client settings, in configuration
+// order, with its client secret from secrets (resolveSecrets; nil leaves them empty): the
+// backends a Service serves, and so the hosts its client trusts as the operator's. serve and
+// check-config --online both take the list from here.
+func (c *Config) userOAuthBackendList(secrets map[string]map[string]string) []useroauth.Backend {
+	var out []useroauth.Backend
+	for _, i := range c.userOAuthBackends() {
+		out = append(out, c.userOAuthBackend(i, secrets[c.Upstreams[i].Name][clientSecretKey]))
+	}
+	return out
+}
+
 // userOAuthBackend is backend i's per-user OAuth client settings, with its client secret. The
 // timeout and refresh margin left unset take the defaults upstreams[].auth documents for every
 // type of backend authentication, not the useroauth package's own.
@@ -140,10 +152,7 @@ func (g *gateway) buildUserOAuth(cfg *Config, approvals *approval.Service) (*use
 	if err != nil {
 		return nil, err
 	}
-	var backends []useroauth.Backend
-	for _, i := range idx {
-		backends = append(backends, cfg.userOAuthBackend(i, secrets[cfg.Upstreams[i].Name][clientSecretKey]))
-	}
+	backends := cfg.userOAuthBackendList(secrets)
 	if g.userOAuthObs == nil {
 		names := make([]string, 0, len(backends))
 		for _, b := range backends {

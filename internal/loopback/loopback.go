@@ -40,6 +40,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
 // Host reports whether host, without port or brackets, is "localhost" (ASCII case-insensitive)
@@ -103,10 +106,37 @@ func Addr(addr string) bool {
 // Maybe reports whether some resolver or parser could take host, without port or brackets, to
 // this machine's loopback interface: everything Host accepts, and also names under localhost
 // (RFC 6761 lets resolvers answer them with loopback), a trailing dot, Unicode case forms of
-// "localhost", IPv4-mapped and zoned loopback addresses, and inet_aton's shorthand (127.1,
-// 2130706433, 0x7f.1). It is for refusing; a name that resolves to loopback through DNS is still
-// beyond it, so a caller that must not reach loopback checks the dialed address too.
+// "localhost", IPv4-mapped and zoned loopback addresses, inet_aton's shorthand (127.1,
+// 2130706433, 0x7f.1), and every Unicode spelling whose dialled form (Dialled: "ℓocalhost",
+// "ⓛocalhost", "①②⑦.0.0.1") is one of those. It is for refusing; a name that resolves to
+// loopback through DNS is still beyond it, so a caller that must not reach loopback checks the
+// dialed address too.
 func Maybe(host string) bool {
+	if d := Dialled(host); d != host && maybe(d) {
+		return true
+	}
+	return maybe(host)
+}
+
+// Dialled is host, without port or brackets, as net/http dials it: a host that is not ASCII in
+// its IDNA (UTS #46) lookup form, which maps compatibility characters ("ℓocalhost" and
+// "ⓛocalhost" are dialled as localhost, "①②⑦.0.0.1" and fullwidth digits as 127.0.0.1), and an
+// ASCII host as it is. A host IDNA refuses is returned as written (net/http refuses to dial it).
+// Whoever judges a host that will be dialled judges this form: the text as written can name
+// something else than what is reached.
+func Dialled(host string) string {
+	for i := 0; i < len(host); i++ {
+		if host[i] >= utf8.RuneSelf {
+			if a, err := idna.Lookup.ToASCII(host); err == nil {
+				return a
+			}
+			return host
+		}
+	}
+	return host
+}
+
+func maybe(host string) bool {
 	if Host(host) {
 		return true
 	}

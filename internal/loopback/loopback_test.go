@@ -33,6 +33,11 @@ func TestFamily(t *testing.T) {
 		{"LOCALHOſT", false, "U+017F folds to s in Unicode, not in ASCII"},
 		{"ｌｏｃａｌｈｏｓｔ", false, "fullwidth: IDNA maps it, resolvers may not"},
 		{"xn--localhost-", false, "punycode is a DNS name"},
+		// Dialled as localhost or 127.0.0.1 (IDNA maps them) by net/http, but not by every client.
+		{"ℓocalhost", false, "IDNA maps U+2113 to l; resolvers without IDNA do not"},
+		{"ⓛocalhost", false, "IDNA maps U+24DB to l; resolvers without IDNA do not"},
+		{"①②⑦.0.0.1", false, "IDNA maps circled digits; a name elsewhere"},
+		{"１２７.０.０.１", false, "IDNA maps fullwidth digits; a name elsewhere"},
 		{"127.0.0.1", true, "127/8"},
 		{"127.255.255.254", true, "127/8"},
 		{"127.0.0.2", true, "127/8"},
@@ -95,6 +100,11 @@ func TestMaybe(t *testing.T) {
 		{"127.0.0.01", true}, {"127.0.1", true},
 		{"::1", true}, {"0:0:0:0:0:0:0:1", true}, {"::ffff:127.0.0.1", true}, {"::FFFF:7f00:1", true},
 		{"::1%lo", true},
+		// Unicode spellings net/http dials (IDNA, UTS #46) as a loopback name or literal, or as
+		// one of the forms above.
+		{"ℓocalhost", true}, {"ⓛocalhost", true}, {"ⓁⓄⒸⒶⓁⒽⓄⓈⓉ", true}, {"ℓocalhost。", true},
+		{"sub.ⓛocalhost", true}, {"①②⑦.0.0.1", true}, {"１２７.０.０.１", true}, {"①②⑦.①", true},
+		{"①②⑦。0。0。1", true}, {"ℓocalhost.evil.com", false}, {"①②⑧.0.0.1", false}, {"ⓔⓥⓘⓛ.com", false},
 		{"localhost.evil.com", false}, {"localhostx", false}, {"xlocalhost", false},
 		{"evil.com", false}, {"128.0.0.1", false}, {"126.255.255.255", false}, {"2147483648", false}, {"2130706432", true},
 		{"1.127.0.0", false}, {"0x80.1", false}, {"0b1111111.1", false}, {"1_27.0.0.1", false},

@@ -318,13 +318,18 @@ func (x *discoverer) fetchJSON(ctx context.Context, u string, v any) error {
 	return nil
 }
 
-// ProbeAuthServer discovers b's authorization server as the first connect to b would, with
-// the client a Service uses by default: b's protected resource metadata when b names no
-// authServer or no scopes, then the server's metadata, checked as a connect checks it. It
-// returns the issuer, for operator tooling (check-config --online); it sends no token. cfg's
-// AllowAddresses apply, as they do to the Service.
-func ProbeAuthServer(ctx context.Context, cfg Config, b Backend) (string, error) {
-	x := &discoverer{b: &b, client: defaultHTTPClient(dialPolicy([]Backend{b}, cfg.allowPrefixes())), now: time.Now}
+// ProbeAuthServer discovers the authorization server of backends[i] as the first connect to it
+// would, with the client a Service for backends uses by default (defaultClient, all of them:
+// one backend's documents may name another configured backend's host): its protected resource
+// metadata when it names no authServer or no scopes, then the server's metadata, checked as a
+// connect checks it. It returns the issuer, for operator tooling (check-config --online); it
+// sends no token. cfg's AllowAddresses apply, as they do to the Service.
+func ProbeAuthServer(ctx context.Context, cfg Config, backends []Backend, i int) (string, error) {
+	if i < 0 || i >= len(backends) {
+		return "", fmt.Errorf("no backend %d: %d configured", i, len(backends))
+	}
+	b := backends[i]
+	x := &discoverer{b: &b, client: defaultClient(cfg, backends), now: time.Now}
 	d, err := x.discover(ctx)
 	if err != nil {
 		return "", err

@@ -40,6 +40,12 @@ func dialPolicy(backends []Backend, allow []netip.Prefix) *egress.Policy {
 	return &egress.Policy{Allow: allow, Hosts: egress.HostsOf(urls...)}
 }
 
+// defaultClient is the client a Service for backends uses unless its Deps give one, and the
+// one ProbeAuthServer uses: cfg's allowed prefixes, and every backend's hosts as the operator's.
+func defaultClient(cfg Config, backends []Backend) *http.Client {
+	return defaultHTTPClient(dialPolicy(backends, cfg.allowPrefixes()))
+}
+
 // defaultHTTPClient reaches backends' metadata and authorization servers: no redirect followed
 // (a redirect would take a code or token elsewhere), and a connection only where p allows.
 func defaultHTTPClient(p *egress.Policy) *http.Client {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -396,5 +398,59 @@ func TestServerMetadataChecked(t *testing.T) {
 	h.prm.Store(&prm)
 	if _, err := h.discover(t, Backend{URL: issuer + "/mcp"}); !errors.Is(err, ErrAuthServer) {
 		t.Fatalf("resource metadata for another resource: %v, want refused", err)
+	}
+}
+
+// TestProbeAuthServerTrustsEveryBackend: check-config's probe of one per-user OAuth backend
+// trusts, as the Service does (defaultClient over all its backends), the hosts of every
+// configured backend. A real backend on loopback lists its authorization server at another
+// configured backend's host, [::ffff:127.0.0.1] (loopback, but no loopback name, so trusted
+// only as a host the operator configured): with that backend configured, the probe connects
+// to the server there (and stops at its certificate, which nothing trusts); without it, the
+// probe refuses it before connecting, naming the host.
+func TestProbeAuthServerTrustsEveryBackend(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int64
+	as := httptest.NewUnstartedServer(http.NotFoundHandler())
+	as.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	as.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are expected
+	as.StartTLS()
+	t.Cleanup(as.Close)
+	mapped := fmt.Sprintf("https://[::ffff:127.0.0.1]:%d", as.Listener.Addr().(*net.TCPAddr).Port)
+	var backendURL string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"resource": backendURL, "authorization_servers": []string{mapped}})
+	}))
+	t.Cleanup(srv.Close)
+	backendURL = srv.URL + "/mcp"
+	local := Backend{Name: "local", URL: backendURL, Timeout: 5 * time.Second}
+	other := Backend{Name: "other", URL: mapped + "/mcp", Timeout: 5 * time.Second}
+	for _, tt := range []struct {
+		name     string
+		backends []Backend
+		connects bool
+	}{
+		{"the server's host configured", []Backend{local, other}, true},
+		{"the server's host not configured", []Backend{local}, false},
+	} {
+		before := conns.Load()
+		_, err := ProbeAuthServer(t.Context(), Config{}, tt.backends, 0)
+		if err == nil {
+			t.Fatalf("%s: the probe passed an authorization server whose certificate nothing trusts", tt.name)
+		}
+		connected := conns.Load() > before
+		refused := strings.Contains(err.Error(), "not connecting to ::ffff:127.0.0.1")
+		if connected != tt.connects || refused == tt.connects || !errors.Is(err, ErrAuthServer) {
+			t.Errorf("%s: %v, connected %v; want connected %v, refused %v", tt.name, err, connected, tt.connects, !tt.connects)
+		}
 	}
 }

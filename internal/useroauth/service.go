@@ -232,7 +232,7 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 		s.obs = nopObserver{}
 	}
 	if s.client == nil {
-		s.client = defaultHTTPClient(dialPolicy(backends, cfg.allowPrefixes()))
+		s.client = defaultClient(cfg, backends)
 	}
 	s.page = pageWriter{log: s.log, obs: s.obs, signIn: deps.SignIn}
 	s.oauth = &asClient{http: s.client, store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,
