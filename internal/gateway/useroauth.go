@@ -41,7 +41,7 @@ func (c *Config) userOAuthBackends() []int {
 // order, with its client secret from secrets (resolveSecrets; nil leaves them empty): the
 // backends a Service serves, and so the hosts its client trusts as the operator's. serve and
 // check-config --online both take the list from here.
-func (c *Config) userOAuthBackendList(secrets map[string]map[string]string) []useroauth.Backend {
+func userOAuthBackendList(c *Config, secrets map[string]map[string]string) []useroauth.Backend {
 	var out []useroauth.Backend
 	for _, i := range c.userOAuthBackends() {
 		out = append(out, c.userOAuthBackend(i, secrets[c.Upstreams[i].Name][clientSecretKey]))
@@ -152,7 +152,7 @@ func (g *gateway) buildUserOAuth(cfg *Config, approvals *approval.Service) (*use
 	if err != nil {
 		return nil, err
 	}
-	backends := cfg.userOAuthBackendList(secrets)
+	backends := userOAuthBackendList(cfg, secrets)
 	if g.userOAuthObs == nil {
 		names := make([]string, 0, len(backends))
 		for _, b := range backends {
