@@ -293,14 +293,19 @@ const (
 	keepAlive      = 30 * time.Second
 )
 
-// Transport returns a clone of http.DefaultTransport (its proxy from the environment, HTTP/2,
-// timeouts) whose every connection p judges. d dials; nil is a dialer with the default
-// transport's timeouts and the system's resolver (tests give one with their own resolver).
+// Transport returns a clone of http.DefaultTransport (HTTP/2, timeouts) whose every connection p
+// judges. It has no proxy: through one (HTTPS_PROXY), p would judge only the proxy's address
+// and the proxy would resolve the learnt name itself, so a public name answering 127.0.0.1 or
+// 169.254.169.254 would reach what p refuses; and packages read no environment (the backends'
+// and the tracing exporter's transports have no proxy either). d dials; nil is a dialer with
+// the default transport's timeouts and the system's resolver (tests give one with their own
+// resolver).
 func (p *Policy) Transport(d *net.Dialer) *http.Transport {
 	if d == nil {
 		d = &net.Dialer{Timeout: connectTimeout, KeepAlive: keepAlive}
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil
 	t.DialContext = p.Dial(d)
 	return t
 }

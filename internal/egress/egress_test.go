@@ -279,3 +279,12 @@ func TestRedirectsJudged(t *testing.T) {
 		t.Errorf("connections: 127.0.0.1 %d, 127.0.0.2 %d; want both used", one.conns.Load(), two.conns.Load())
 	}
 }
+
+// TestTransportHasNoProxy: an egress transport never goes through a proxy from the environment,
+// where the rule would judge only the proxy's address and the proxy would resolve a learnt
+// name (answering 127.0.0.1 or the metadata service) itself.
+func TestTransportHasNoProxy(t *testing.T) {
+	if tr := (&Policy{}).Transport(nil); tr.Proxy != nil {
+		t.Fatal("the egress transport takes a proxy (from the environment)")
+	}
+}
