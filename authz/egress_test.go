@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -125,17 +123,7 @@ func TestProbeIssuerTrustsWhatTheAuthenticatorTrusts(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
 	iss := startIssuer(t, clk)
-	var conns atomic.Int64
-	keys := httptest.NewUnstartedServer(http.NotFoundHandler())
-	keys.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	keys.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are expected
-	keys.StartTLS()
-	t.Cleanup(keys.Close)
-	mapped := "[::ffff:127.0.0.1]:" + strconv.Itoa(keys.Listener.Addr().(*net.TCPAddr).Port)
+	mapped, conns := dnstest.UntrustedSite(t)
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != discoveryPath {
 			http.NotFound(w, r)

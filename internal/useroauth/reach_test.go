@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -410,17 +408,8 @@ func TestServerMetadataChecked(t *testing.T) {
 // probe refuses it before connecting, naming the host.
 func TestProbeAuthServerTrustsEveryBackend(t *testing.T) {
 	t.Parallel()
-	var conns atomic.Int64
-	as := httptest.NewUnstartedServer(http.NotFoundHandler())
-	as.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	as.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are expected
-	as.StartTLS()
-	t.Cleanup(as.Close)
-	mapped := fmt.Sprintf("https://[::ffff:127.0.0.1]:%d", as.Listener.Addr().(*net.TCPAddr).Port)
+	host, conns := dnstest.UntrustedSite(t)
+	mapped := "https://" + host
 	var backendURL string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") {
