@@ -42,6 +42,18 @@ func Resolver(t testing.TB, names map[string][]netip.Addr) *net.Resolver {
 	}}
 }
 
+// Hostile returns a resolver (Resolver) for the zone an attacker would serve a gateway: the
+// operator's site example.com and loopback.example.net at 127.0.0.1, mapped.example.net at
+// ::ffff:127.0.0.1 (an AAAA record carrying loopback) and meta.example.net at 169.254.169.254
+// (the cloud metadata service).
+func Hostile(t testing.TB) *net.Resolver {
+	t.Helper()
+	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	return Resolver(t, map[string][]netip.Addr{"example.com": lo, "loopback.example.net": lo,
+		"mapped.example.net": {netip.MustParseAddr("::ffff:127.0.0.1")},
+		"meta.example.net":   {netip.MustParseAddr("169.254.169.254")}})
+}
+
 // TrustSite makes tr, a client's transport, reach srv (a TLS test server) under whatever name
 // the table points at it: srv's certificate is trusted and checked as name's (httptest's is for
 // example.com) whatever host is dialled, and no proxy from the environment is asked.
