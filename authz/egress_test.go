@@ -4,12 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,19 +41,17 @@ func TestKeySetWhereTheIssuerSends(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
-	r := dnstest.Resolver(t, map[string][]netip.Addr{"example.com": lo, "keys.example.net": lo,
-		"mapped.example.net": {netip.MustParseAddr("::ffff:127.0.0.1")}, "meta.example.net": {netip.MustParseAddr("169.254.169.254")}})
+	r := dnstest.Hostile(t)
 	issuer := fmt.Sprintf("https://example.com:%d", port)
 	c := defaultClient(Config{Issuers: []IssuerConfig{{Issuer: issuer}}, FetchTimeout: 5 * time.Second}, &net.Dialer{Resolver: r})
 	dnstest.TrustSite(c.Transport.(*http.Transport), srv, "example.com")
 	for _, uri := range []string{
 		fmt.Sprintf("http://127.0.0.1:%d/jwks", port), fmt.Sprintf("https://[::ffff:127.0.0.1]:%d/jwks", port),
 		fmt.Sprintf("https://localhost:%d/jwks", port), fmt.Sprintf("https://127.1:%d/jwks", port),
-		fmt.Sprintf("https://keys.example.net:%d/jwks", port), fmt.Sprintf("https://mapped.example.net:%d/jwks", port),
+		fmt.Sprintf("https://loopback.example.net:%d/jwks", port), fmt.Sprintf("https://mapped.example.net:%d/jwks", port),
 		"https://meta.example.net/jwks", "https://169.254.169.254/jwks",
 		fmt.Sprintf("%s/redirect?to=http://127.0.0.1:%d/jwks", issuer, port),
-		fmt.Sprintf("%s/redirect?to=https://keys.example.net:%d/jwks", issuer, port),
+		fmt.Sprintf("%s/redirect?to=https://loopback.example.net:%d/jwks", issuer, port),
 	} {
 		jwksURI.Store(&uri)
 		got, err := discover(t.Context(), c, issuer)
@@ -125,17 +120,7 @@ func TestProbeIssuerTrustsWhatTheAuthenticatorTrusts(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
 	iss := startIssuer(t, clk)
-	var conns atomic.Int64
-	keys := httptest.NewUnstartedServer(http.NotFoundHandler())
-	keys.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	keys.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are expected
-	keys.StartTLS()
-	t.Cleanup(keys.Close)
-	mapped := "[::ffff:127.0.0.1]:" + strconv.Itoa(keys.Listener.Addr().(*net.TCPAddr).Port)
+	mapped, conns := dnstest.UntrustedSite(t)
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != discoveryPath {
 			http.NotFound(w, r)

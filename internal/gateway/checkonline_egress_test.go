@@ -2,18 +2,15 @@ package gateway
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
-	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/dnstest"
 )
 
 // TestCheckConfigOnlineTrustsWhatServeTrusts: check-config --online probes an issuer and a
@@ -25,17 +22,8 @@ import (
 // (and stop at a certificate nothing trusts), as serve's authenticator and connect page would;
 // without them, both probes refuse it before connecting, as serve would.
 func TestCheckConfigOnlineTrustsWhatServeTrusts(t *testing.T) {
-	var conns atomic.Int64
-	far := httptest.NewUnstartedServer(http.NotFoundHandler())
-	far.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	far.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are expected
-	far.StartTLS()
-	t.Cleanup(far.Close)
-	mapped := fmt.Sprintf("https://[::ffff:127.0.0.1]:%d", far.Listener.Addr().(*net.TCPAddr).Port)
+	host, conns := dnstest.UntrustedSite(t)
+	mapped := "https://" + host
 	var near *httptest.Server
 	near = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

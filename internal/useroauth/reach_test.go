@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -161,9 +158,7 @@ func TestLearntNamesJudgedByAddress(t *testing.T) {
 	t.Parallel()
 	h := startHostileSite(t)
 	port := h.srv.Listener.Addr().(*net.TCPAddr).Port
-	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
-	r := dnstest.Resolver(t, map[string][]netip.Addr{"example.com": lo, "tokens.example.net": lo,
-		"mapped.example.net": {netip.MustParseAddr("::ffff:127.0.0.1")}, "meta.example.net": {netip.MustParseAddr("169.254.169.254")}})
+	r := dnstest.Hostile(t)
 	issuer := fmt.Sprintf("https://example.com:%d", port)
 	at := func(host, path string) string { return fmt.Sprintf("https://%s:%d%s", host, port, path) }
 	// The default client as New builds it for this backend, asking the test's DNS server and
@@ -188,7 +183,7 @@ func TestLearntNamesJudgedByAddress(t *testing.T) {
 	refused := func(err error, host string) bool {
 		return errors.Is(err, ErrAuthServer) && strings.Contains(err.Error(), "not connecting to "+host+":")
 	}
-	for _, host := range []string{"tokens.example.net", "mapped.example.net", "meta.example.net"} {
+	for _, host := range []string{"loopback.example.net", "mapped.example.net", "meta.example.net"} {
 		m := map[string]any{"issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": at(host, "/token"),
 			"code_challenge_methods_supported": []string{"S256"}, "registration_endpoint": at(host, "/register")}
 		h.asMeta.Store(&m)
@@ -222,9 +217,9 @@ func TestLearntNamesJudgedByAddress(t *testing.T) {
 	}
 	// userOAuth.allowAddresses lets exactly the deployment's addresses through, under any name.
 	allowing := &asClient{http: clientFor(Config{AllowAddresses: []string{"127.0.0.1"}}), now: time.Now}
-	if _, _, err := allowing.postJSON(t.Context(), at("tokens.example.net", "/register"), []byte("{}")); errors.Is(err, egress.ErrRefused) ||
+	if _, _, err := allowing.postJSON(t.Context(), at("loopback.example.net", "/register"), []byte("{}")); errors.Is(err, egress.ErrRefused) ||
 		strings.Contains(fmt.Sprint(err), "not connecting") || h.requests.Load() != 1 {
-		t.Errorf("tokens.example.net with 127.0.0.1 allowed: %v, %d requests; want it reached", err, h.requests.Load())
+		t.Errorf("loopback.example.net with 127.0.0.1 allowed: %v, %d requests; want it reached", err, h.requests.Load())
 	}
 	if _, _, err := allowing.postJSON(t.Context(), at("meta.example.net", "/register"), []byte("{}")); !refused(err, "meta.example.net") {
 		t.Errorf("meta.example.net with 127.0.0.1 allowed: %v; want refused", err)
@@ -410,17 +405,8 @@ func TestServerMetadataChecked(t *testing.T) {
 // probe refuses it before connecting, naming the host.
 func TestProbeAuthServerTrustsEveryBackend(t *testing.T) {
 	t.Parallel()
-	var conns atomic.Int64
-	as := httptest.NewUnstartedServer(http.NotFoundHandler())
-	as.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	as.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are expected
-	as.StartTLS()
-	t.Cleanup(as.Close)
-	mapped := fmt.Sprintf("https://[::ffff:127.0.0.1]:%d", as.Listener.Addr().(*net.TCPAddr).Port)
+	host, conns := dnstest.UntrustedSite(t)
+	mapped := "https://" + host
 	var backendURL string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") {

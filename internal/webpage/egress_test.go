@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -47,8 +46,7 @@ func TestSignInIssuerEndpointsJudged(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
-	r := dnstest.Resolver(t, map[string][]netip.Addr{"example.com": lo, "tokens.example.net": lo})
+	r := dnstest.Hostile(t)
 	issuerURL := fmt.Sprintf("https://example.com:%d", port)
 	at := func(host, path string) string { return fmt.Sprintf("https://%s:%d%s", host, port, path) }
 	newIssuer := func(u string) *issuer {
@@ -67,7 +65,7 @@ func TestSignInIssuerEndpointsJudged(t *testing.T) {
 			t.Errorf("%s: %v; want refused", name, err)
 		}
 	}
-	m := map[string]string{"token": at("tokens.example.net", "/token"), "jwks": issuerURL + "/jwks"}
+	m := map[string]string{"token": at("loopback.example.net", "/token"), "jwks": issuerURL + "/jwks"}
 	doc.Store(&m)
 	is := newIssuer(issuerURL)
 	p, err := is.get(t.Context())
@@ -78,8 +76,8 @@ func TestSignInIssuerEndpointsJudged(t *testing.T) {
 	if err == nil {
 		_ = resp.Body.Close()
 	}
-	if !errors.Is(err, egress.ErrRefused) || !strings.Contains(err.Error(), "tokens.example.net") {
-		t.Errorf("token endpoint tokens.example.net (127.0.0.1): %v; want refused, naming the host", err)
+	if !errors.Is(err, egress.ErrRefused) || !strings.Contains(err.Error(), "loopback.example.net") {
+		t.Errorf("token endpoint loopback.example.net (127.0.0.1): %v; want refused, naming the host", err)
 	}
 	// Discovery redirected from the issuer to loopback is not followed.
 	if _, err := newIssuer(issuerURL + "/redir").get(t.Context()); !errors.Is(err, egress.ErrNamed) {
