@@ -103,8 +103,9 @@ func (e *Reader) Next() (Event, error) {
 	}
 }
 
-// line returns one line without its ending. A line cut short by the end of the stream ends
-// nothing: the stream's error is returned.
+// line returns one line without its ending, valid until the next read: a line whole in the read
+// buffer (nearly every one) is returned in place, not copied, since Next copies what it keeps.
+// A line cut short by the end of the stream ends nothing: the stream's error is returned.
 func (e *Reader) line() ([]byte, error) {
 	if !e.started {
 		e.started = true
@@ -138,9 +139,12 @@ func (e *Reader) line() ([]byte, error) {
 			return nil, ErrTooLarge
 		}
 		e.skipLF = chunk[i] == '\r'
-		long = append(long, chunk[:i]...)
+		line := chunk[:i]
+		if long != nil {
+			line = append(long, line...)
+		}
 		_, _ = e.r.Discard(i + 1)
-		return long, nil
+		return line, nil
 	}
 }
 

@@ -142,3 +142,22 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestReaderAllocations: a line whole in the read buffer is parsed in place, so an event costs
+// only what it returns (its type and its data), not a copy of each line; the load generator
+// reads every event of its run with this Reader.
+func TestReaderAllocations(t *testing.T) {
+	const event = ": comment\nevent: message\nretry: 10\ndata: {\"a\":1}\ndata: {\"b\":2}\n\n"
+	src := strings.NewReader(strings.Repeat(event, 200))
+	e := NewReader(src, 4<<10, 1<<20)
+	allocs := testing.AllocsPerRun(100, func() {
+		ev, err := e.Next()
+		if err != nil || ev.Type != "message" || string(ev.Data) != "{\"a\":1}\n{\"b\":2}" {
+			t.Fatalf("%q %q %v", ev.Type, ev.Data, err)
+		}
+	})
+	// The type's string, and the data's buffer growing once for its second line.
+	if allocs > 3 {
+		t.Errorf("%v allocations an event, want at most 3", allocs)
+	}
+}
