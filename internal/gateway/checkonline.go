@@ -181,11 +181,11 @@ func (c RedisConfig) probe(ctx context.Context, getenv func(string) string) onli
 	}
 	for _, step := range steps {
 		if err := step.do(); err != nil {
-			r.err = fmt.Errorf("redis.keyPrefix %q: %s: %w", c.keyPrefixOrDefault(), step.what, err)
+			r.err = fmt.Errorf("redis.keyPrefix %q: %s: %w", c.KeyPrefixOrDefault(), step.what, err)
 			return r
 		}
 	}
-	r.detail = "PING answered, keys under " + strconv.Quote(c.keyPrefixOrDefault()) + " readable, writable and scriptable"
+	r.detail = "PING answered, keys under " + strconv.Quote(c.KeyPrefixOrDefault()) + " readable, writable and scriptable"
 	return r
 }
 
@@ -260,14 +260,6 @@ func oneLine(s string) string {
 		s = strings.ToValidUTF8(s[:maxReportedError], "") + "…"
 	}
 	return s
-}
-
-// keyPrefixOrDefault is the prefix of the keys serve reads and writes.
-func (c RedisConfig) keyPrefixOrDefault() string {
-	if c.KeyPrefix == "" {
-		return store.DefaultKeyPrefix
-	}
-	return c.KeyPrefix
 }
 
 // backendAuthChecks are the checks of what backends' authentication contacts besides the
