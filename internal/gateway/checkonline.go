@@ -270,7 +270,7 @@ func backendAuthChecks(c *Config) []onlineCheck {
 	var checks []onlineCheck
 	// Every per-user OAuth backend, as serve's Service gets them: its client trusts all their
 	// hosts, so each probe's must too.
-	oauthBackends, uc, n := userOAuthBackendList(c, nil), c.UserOAuth.Config.WithDefaults(), 0
+	oauthBackends, uc, n := userOAuthBackendList(c, nil), c.userOAuthConfig(nil), 0
 	for i, u := range c.Upstreams {
 		switch u.Auth.Type {
 		case upstreams.AuthUserOAuth:
