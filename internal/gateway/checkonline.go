@@ -165,7 +165,7 @@ func (c RedisConfig) probe(ctx context.Context, getenv func(string) string) onli
 	// makes: a Redis ACL that does not grant the prefix's keys answers PING and refuses the
 	// read (NOPERM); a read-only replica, or an ACL that grants reads only, refuses the write
 	// (READONLY, NOPERM); an ACL without scripting refuses the script that every rate limit
-	// and hold runs. The probe's keys live for seconds and are deleted at once.
+	// and hold runs. The key written is deleted at once; the rate limit's lives for seconds.
 	key := "check-config:" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	steps := []struct {
 		what string
@@ -181,11 +181,11 @@ func (c RedisConfig) probe(ctx context.Context, getenv func(string) string) onli
 	}
 	for _, step := range steps {
 		if err := step.do(); err != nil {
-			r.err = fmt.Errorf("redis.keyPrefix %q: %s: %w", c.keyPrefixOrDefault(), step.what, err)
+			r.err = fmt.Errorf("redis.keyPrefix %q: %s: %w", c.KeyPrefixOrDefault(), step.what, err)
 			return r
 		}
 	}
-	r.detail = "PING answered, keys under " + strconv.Quote(c.keyPrefixOrDefault()) + " readable, writable and scriptable"
+	r.detail = "PING answered, keys under " + strconv.Quote(c.KeyPrefixOrDefault()) + " readable, writable and scriptable"
 	return r
 }
 
@@ -262,14 +262,6 @@ func oneLine(s string) string {
 	return s
 }
 
-// keyPrefixOrDefault is the prefix of the keys serve reads and writes.
-func (c RedisConfig) keyPrefixOrDefault() string {
-	if c.KeyPrefix == "" {
-		return store.DefaultKeyPrefix
-	}
-	return c.KeyPrefix
-}
-
 // backendAuthChecks are the checks of what backends' authentication contacts besides the
 // backend: a per-user OAuth backend's authorization server (its first connect discovers it) and
 // a token-exchange backend's token endpoint (its first caller's call exchanges there). A
@@ -278,7 +270,7 @@ func backendAuthChecks(c *Config) []onlineCheck {
 	var checks []onlineCheck
 	// Every per-user OAuth backend, as serve's Service gets them: its client trusts all their
 	// hosts, so each probe's must too.
-	oauthBackends, uc, n := userOAuthBackendList(c, nil), c.UserOAuth.Config.WithDefaults(), 0
+	oauthBackends, uc, n := userOAuthBackendList(c, nil), c.userOAuthConfig(nil), 0
 	for i, u := range c.Upstreams {
 		switch u.Auth.Type {
 		case upstreams.AuthUserOAuth:

@@ -118,7 +118,8 @@ func placeholderKeys(n int) []seal.Key {
 	return out
 }
 
-// userOAuthConfig is the service's configuration with its defaults and the given keys.
+// userOAuthConfig is the service's configuration with its defaults and the given keys (nil for
+// check-config --online, whose probes seal nothing): serve and the probes both build it here.
 func (c *Config) userOAuthConfig(keys []seal.Key) useroauth.Config {
 	u := c.UserOAuth.Config.WithDefaults()
 	u.Keys = keys

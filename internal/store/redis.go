@@ -103,7 +103,7 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 	}
 	r := &Redis{
 		client: redis.NewUniversalClient(uo),
-		prefix: cfg.keyPrefix(),
+		prefix: cfg.KeyPrefixOrDefault(),
 		gcra:   redis.NewScript(gcraScript),
 		lease:  redis.NewScript(leaseScript),
 		hold:   redis.NewScript(holdScript),

@@ -263,7 +263,9 @@ func (c RedisConfig) tlsOn() bool {
 	return c.TLS.Enabled || strings.HasPrefix(c.URL, "rediss://")
 }
 
-func (c RedisConfig) keyPrefix() string {
+// KeyPrefixOrDefault is the prefix of every key the gateway reads and writes: KeyPrefix, or
+// DefaultKeyPrefix when it is empty.
+func (c RedisConfig) KeyPrefixOrDefault() string {
 	if c.KeyPrefix == "" {
 		return DefaultKeyPrefix
 	}
@@ -280,7 +282,7 @@ func (c RedisConfig) LogValue() slog.Value {
 		slog.Bool("cluster", c.Cluster),
 		slog.Int("db", c.DB),
 		slog.Bool("tls", c.tlsOn()),
-		slog.String("keyPrefix", c.keyPrefix()),
+		slog.String("keyPrefix", c.KeyPrefixOrDefault()),
 	)
 }
 
