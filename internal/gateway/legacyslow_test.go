@@ -98,9 +98,9 @@ func TestLegacySlowGetStreamBounded(t *testing.T) {
 	if err := slow.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "alpha+mem://big/"}); err != nil {
 		t.Fatal(err)
 	}
-	reader := &updates{}
+	reader := &mcptest.ResourceUpdates{}
 	fast := mcptest.Connect(t, url, mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithBearer(token("bob")),
-		mcptest.WithResourceUpdated(reader.handler))
+		mcptest.WithResourceUpdated(reader.Handler))
 	if err := fast.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "alpha+" + mcptest.ResourceReadme}); err != nil {
 		t.Fatal(err)
 	}
@@ -115,9 +115,9 @@ func TestLegacySlowGetStreamBounded(t *testing.T) {
 			peak = max(peak, resultBytesInFlight(t, gw))
 		}
 	}
-	for i := 0; !slices.Contains(reader.seen(), "alpha+"+mcptest.ResourceReadme); i++ {
+	for i := 0; !slices.Contains(reader.Seen(), "alpha+"+mcptest.ResourceReadme); i++ {
 		if i == 400 {
-			t.Fatalf("the reading client heard %q, not of its resource", reader.seen())
+			t.Fatalf("the reading client heard %q, not of its resource", reader.Seen())
 		}
 		_ = alpha.MCP().ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: mcptest.ResourceReadme})
 		peak = max(peak, resultBytesInFlight(t, gw))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,24 +41,6 @@ func subscribingBackend(t *testing.T, name string, legacy bool, uris []string) *
 		return mcptest.StartLegacyServer(t, name, opts...)
 	}
 	return mcptest.StartServer(t, name, opts...)
-}
-
-// updates collects the URIs of the resources/updated a client receives.
-type updates struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (u *updates) handler(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
-	u.mu.Lock()
-	u.got = append(u.got, r.Params.URI)
-	u.mu.Unlock()
-}
-
-func (u *updates) seen() []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return slices.Clone(u.got)
 }
 
 func TestSubscriptionSpellingRealSDKs(t *testing.T) {
@@ -109,8 +90,8 @@ func TestSubscriptionSpellingRealSDKs(t *testing.T) {
 			want = subscribe
 		}
 		t.Run("go-sdk client "+version, func(t *testing.T) {
-			u := &updates{}
-			cs := mcptest.Connect(t, url, mcptest.WithProtocolVersion(version), mcptest.WithResourceUpdated(u.handler))
+			u := &mcptest.ResourceUpdates{}
+			cs := mcptest.Connect(t, url, mcptest.WithProtocolVersion(version), mcptest.WithResourceUpdated(u.Handler))
 			for _, uri := range subscribe {
 				if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
 					t.Fatalf("subscribe %q: %v", uri, err)
@@ -120,7 +101,7 @@ func TestSubscriptionSpellingRealSDKs(t *testing.T) {
 			// own, a GET stream that starts again): poke until every update arrived; bounded.
 			var got []string
 			for i := 0; ; i++ {
-				got = u.seen()
+				got = u.Seen()
 				if !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(got, w) }) {
 					break
 				}

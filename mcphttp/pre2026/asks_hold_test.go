@@ -168,6 +168,18 @@ func TestLegacyHeldAnswersCounted(t *testing.T) {
 	t.Cleanup(release)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	done := callAskThree(ctx, cs)
+	mcptest.WaitFor(t, "the round's first answer counted against the body budget", func() bool {
+		return gw.mcp.BodyBytesInFlight() >= note
+	})
+	release()
+	awaitCall(t, done)
+	mcptest.WaitFor(t, "the answers given back", func() bool { return gw.mcp.BodyBytesInFlight() == 0 })
+}
+
+// callAskThree calls be__ask_three on cs in the background; the channel then gets nil when it
+// answered "answered", else what went wrong.
+func callAskThree(ctx context.Context, cs *mcp.ClientSession) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "be__ask_three", Arguments: map[string]any{}})
@@ -176,10 +188,12 @@ func TestLegacyHeldAnswersCounted(t *testing.T) {
 		}
 		done <- err
 	}()
-	mcptest.WaitFor(t, "the round's first answer counted against the body budget", func() bool {
-		return gw.mcp.BodyBytesInFlight() >= note
-	})
-	release()
+	return done
+}
+
+// awaitCall fails t unless the call of done (callAskThree) ends well.
+func awaitCall(t *testing.T, done <-chan error) {
+	t.Helper()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -188,7 +202,6 @@ func TestLegacyHeldAnswersCounted(t *testing.T) {
 	case <-time.After(asksHang): // fail-safe
 		t.Fatal("the call did not end")
 	}
-	mcptest.WaitFor(t, "the answers given back", func() bool { return gw.mcp.BodyBytesInFlight() == 0 })
 }
 
 // bodyBudget is a bodyread.Budget as the asks are charged to it (mcphttp.Incoming's methods).
@@ -311,14 +324,7 @@ func TestLegacyRoundParamsCharged(t *testing.T) {
 		mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"note": strings.Repeat("x", note)}}, nil
 		}))
-	done := make(chan error, 1)
-	go func() {
-		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__ask_three", Arguments: map[string]any{}})
-		if err == nil && (res.IsError || mcptest.ResultText(res) != "answered") {
-			err = fmt.Errorf("result %q (error %v)", mcptest.ResultText(res), res.IsError)
-		}
-		done <- err
-	}()
+	done := callAskThree(t.Context(), cs)
 	select {
 	case <-retried:
 	case err := <-done:
@@ -331,13 +337,6 @@ func TestLegacyRoundParamsCharged(t *testing.T) {
 		t.Errorf("while the retry runs the budget shows %d bytes, want at least %d (answers and params)", got, want)
 	}
 	release()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(asksHang): // fail-safe
-		t.Fatal("the call did not end")
-	}
+	awaitCall(t, done)
 	mcptest.WaitFor(t, "the answers and params given back", func() bool { return gw.mcp.BodyBytesInFlight() == 0 })
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,30 +19,9 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
-// updateSink collects the URIs of the resources/updated a client receives.
-type updateSink struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (u *updateSink) handler(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
-	u.mu.Lock()
-	u.got = append(u.got, r.Params.URI)
-	u.mu.Unlock()
-}
-
-// drain returns what arrived so far and clears it.
-func (u *updateSink) drain() []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	got := u.got
-	u.got = nil
-	return got
-}
-
 // pokeUntil makes the backend send resources/updated for each of uris, round after round, until
 // the client has received one for want; it returns everything received up to then. Bounded.
-func pokeUntil(t *testing.T, be *mcptest.Server, u *updateSink, want string, uris ...string) []string {
+func pokeUntil(t *testing.T, be *mcptest.Server, u *mcptest.ResourceUpdates, want string, uris ...string) []string {
 	t.Helper()
 	var all []string
 	for i := 0; i < 400; i++ {
@@ -51,7 +29,7 @@ func pokeUntil(t *testing.T, be *mcptest.Server, u *updateSink, want string, uri
 			_ = be.MCP().ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 		}
 		time.Sleep(25 * time.Millisecond) // a poll interval, not an assertion
-		all = append(all, u.drain()...)
+		all = append(all, u.Drain()...)
 		if slices.Contains(all, want) {
 			return all
 		}
@@ -78,9 +56,9 @@ func TestLegacySubscribeAcrossReplicas(t *testing.T) {
 	a, b, sa, _ := twoReplicas(t, be)
 	rt := newRouteTransport(t, a.URL)
 	rt.post.Store(&b.URL)
-	updates := &updateSink{}
+	updates := &mcptest.ResourceUpdates{}
 	cs := mcptest.Connect(t, b.URL, mcptest.WithProtocolVersion("2025-11-25"),
-		mcptest.WithResourceUpdated(updates.handler), mcptest.WithRoundTripper(rt))
+		mcptest.WithResourceUpdated(updates.Handler), mcptest.WithRoundTripper(rt))
 	if r := cs.InitializeResult().Capabilities.Resources; r == nil || !r.Subscribe {
 		t.Fatalf("initialize does not advertise resources.subscribe: %+v", r)
 	}

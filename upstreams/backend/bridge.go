@@ -90,14 +90,20 @@ func discoveredFrom(init *legacy.InitResult) *Discovered {
 	return &Discovered{Caps: caps, Instructions: init.Instructions, TTL: MaxDiscoverTTL}
 }
 
-// ReadErr classifies an error met while reading a response of b outside a Stream (a listen
-// stream's events, say): running out of the replica's budget of result bytes is the gateway's
-// overload, ErrResultBudget, which counts against the backend for neither its circuit nor its
-// health; the rest is the backend's (wire.ReadErr). A function, not a method: Backend's methods
-// are its own state's.
-func ReadErr(ctx context.Context, b *Backend, err error) error {
+// ReadErr classifies an error met while reading a response of b, charged to results, outside a
+// Stream (a listen stream's events, say): running out of results (resultBudgetErr) is the
+// gateway's overload, ErrResultBudget, which counts against the backend for neither its circuit
+// nor its health; the rest is the backend's (wire.ReadErr). A function, not a method: Backend's
+// methods are its own state's.
+func ReadErr(ctx context.Context, b *Backend, results *bodyread.Budget, err error) error {
 	if errors.Is(err, bodyread.ErrBudget) {
-		return fmt.Errorf("%w (limit %d bytes): %w", ErrResultBudget, b.env.Results.Max(), err)
+		return resultBudgetErr(results, err)
 	}
 	return wire.ReadErr(ctx, b.name, b.maxBytes, err)
+}
+
+// resultBudgetErr is ErrResultBudget for err, a refusal (bodyread.ErrBudget) of results, the
+// budget (or share of it) the response was read against, whose bound it names.
+func resultBudgetErr(results *bodyread.Budget, err error) error {
+	return fmt.Errorf("%w (limit %d bytes): %w", ErrResultBudget, results.Max(), err)
 }

@@ -397,7 +397,7 @@ func (b *Backend) sendProbe(ctx context.Context, p *Request) (v era.Verdict, d *
 	m, err := readProbeResponse(b, resp)
 	v = era.Classify(resp.StatusCode, m, err)
 	if err != nil {
-		err = ReadErr(ctx, b, err)
+		err = ReadErr(ctx, b, nil, err) // a probe is read against no budget
 	}
 	if v.Era == era.Modern && m.Error == nil && m.Result != nil {
 		if d, err = parseDiscover(b, m.Result); err != nil {

@@ -28,7 +28,7 @@ func (s *Stream) openLegacy(o *Request) (*Stream, error) {
 	x, err := s.legacyStart(lr, o)
 	if err != nil {
 		if errors.Is(err, bodyread.ErrBudget) {
-			err = fmt.Errorf("%w (limit %d bytes): %w", ErrResultBudget, s.results.Max(), err)
+			err = resultBudgetErr(s.results, err)
 		}
 		s.fail(err)
 		return nil, err
@@ -91,7 +91,7 @@ func (s *Stream) nextLegacy() ([]byte, bool, error) {
 	for skipped := 0; skipped < maxSkippedNotifications; {
 		m, err := s.leg.Next(s.ctx)
 		if err != nil {
-			err = ReadErr(s.ctx, s.b, err)
+			err = ReadErr(s.ctx, s.b, s.results, err)
 			s.fail(err)
 			return nil, false, err
 		}

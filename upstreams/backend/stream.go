@@ -313,7 +313,7 @@ func (s *Stream) render(m *jsonrpc.Message) ([]byte, error) {
 func (s *Stream) readError(err error) error {
 	switch {
 	case errors.Is(err, bodyread.ErrBudget):
-		return fmt.Errorf("%w (limit %d bytes): %w", ErrResultBudget, s.results.Max(), err)
+		return resultBudgetErr(s.results, err)
 	case errors.Is(err, wire.ErrTooLarge), errors.Is(err, bodyread.ErrTooLarge), errors.Is(err, wire.ErrEventTooLarge):
 		return fmt.Errorf("%w: %s: %v (limit %d bytes)", wire.ErrBadResponse, s.b.name, err, s.b.maxBytes)
 	case errors.Is(err, io.EOF):

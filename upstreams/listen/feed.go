@@ -104,10 +104,6 @@ func (ls *Listens) unshare(caller string) {
 	}
 }
 
-// QueuedBytes is what the notifications waiting for clients' listens hold now, within the
-// replica's budget of result bytes.
-func (ls *Listens) QueuedBytes() int64 { return ls.queued.InUse() }
-
 // Listen is Source.Listen with backend streams shared between identical listens. A client
 // that leaves ends the backend streams only it still listens to; one that joins a stream already
 // open gets the notifications from then on.

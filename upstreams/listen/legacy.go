@@ -90,7 +90,7 @@ func (f *feed) legacyRelay(ctx context.Context, b *backend.Backend, x *legacy.Ro
 		case errors.Is(err, io.EOF):
 			return nil
 		case err != nil:
-			return backend.ReadErr(ctx, b, err) // the budget's end is not the backend's failure
+			return backend.ReadErr(ctx, b, f.streamBudget(), err) // the budget's end is not the backend's failure
 		}
 		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.MaxBytes()))
 		switch {

@@ -276,7 +276,7 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 		case err != nil:
 			// An event past the backend's size limit is its failure; one the replica's
 			// budget of result bytes cannot take (sse.Budget) is the gateway's overload.
-			return backend.ReadErr(ctx, b, err)
+			return backend.ReadErr(ctx, b, sse.Budget, err)
 		}
 		m, err := jsonrpc.DecodeMessage(data, wire.JSONLimits(b.MaxBytes()))
 		if err != nil {

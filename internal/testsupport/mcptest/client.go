@@ -5,6 +5,8 @@ package mcptest
 import (
 	"context"
 	"net/http"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,6 +94,36 @@ func WithLogging(h func(context.Context, *mcp.LoggingMessageRequest)) ClientOpti
 // which a pre-2026 client gets on its GET stream after resources/subscribe.
 func WithResourceUpdated(h func(context.Context, *mcp.ResourceUpdatedNotificationRequest)) ClientOption {
 	return func(c *clientConfig) { c.opts.ResourceUpdatedHandler = h }
+}
+
+// ResourceUpdates collects the URIs of the notifications/resources/updated a
+// client receives; install it with WithResourceUpdated(u.Handler).
+type ResourceUpdates struct {
+	mu  sync.Mutex
+	got []string
+}
+
+// Handler records r's URI.
+func (u *ResourceUpdates) Handler(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+	u.mu.Lock()
+	u.got = append(u.got, r.Params.URI)
+	u.mu.Unlock()
+}
+
+// Seen returns the URIs received so far, oldest first.
+func (u *ResourceUpdates) Seen() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.got)
+}
+
+// Drain returns the URIs received so far and forgets them.
+func (u *ResourceUpdates) Drain() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	got := u.got
+	u.got = nil
+	return got
 }
 
 // WithManualMRTR turns off the go-sdk's automatic MRTR retries, so CallTool
