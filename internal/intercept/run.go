@@ -267,8 +267,8 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 	}
 	// The answer is read within the caller's share of the replica's budget: one caller's
 	// answers cannot fill what every caller's are read within.
-	results := ic.shares.take(caller)
-	defer ic.shares.give(caller)
+	results := ic.shares.Take(caller)
+	defer ic.shares.Give(caller)
 	// The circuit is charged to an authenticated caller only: without authentication nothing
 	// tells callers apart that a client could not change at will, so every failure counts for
 	// the shared circuit, as a backend's do (backend.BreakerConfig.MinCallers).

@@ -788,7 +788,7 @@ func TestAnswersShareOneCallerCannotFailOthers(t *testing.T) {
 				for budget.InUse() < running.Load()*stallAfter {
 					time.Sleep(5 * time.Millisecond)
 				}
-				if held, share := budget.InUse(), f.set.shares.max; held > share {
+				if held, share := budget.InUse(), f.set.shares.Max(); held > share {
 					t.Errorf("one caller's answers hold %d bytes of the budget, past its share of %d", held, share)
 				}
 
@@ -829,10 +829,7 @@ func TestAnswersShareOneCallerCannotFailOthers(t *testing.T) {
 				if n := budget.InUse(); n != 0 {
 					t.Errorf("%d bytes still charged after the answers were read", n)
 				}
-				f.set.shares.mu.Lock()
-				left := len(f.set.shares.callers)
-				f.set.shares.mu.Unlock()
-				if left != 0 {
+				if left := f.set.shares.Held(); left != 0 {
 					t.Errorf("%d callers' shares kept with no invocation in flight", left)
 				}
 			})
