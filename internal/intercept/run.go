@@ -400,7 +400,8 @@ func checkRequestMutation(c *Call, payload, sent []byte) error {
 	}
 	// As a message: Decode refuses any member but method and params besides the framing.
 	msg := append([]byte(`{"jsonrpc":"2.0","id":1,`), payload[1:]...)
-	if c.MaxBytes > 0 && int64(len(msg)) > c.MaxBytes {
+	// Measured as forwarded: with the client's members it leaves out put back (withShown).
+	if c.MaxBytes > 0 && int64(len(msg)-len(payload)+len(withShown(payload, sent))) > c.MaxBytes {
 		return malformed("the mutated request is larger than a client's request may be (%d bytes)", c.MaxBytes)
 	}
 	req, err := jsonrpc.Decode(msg, c.Limits)
