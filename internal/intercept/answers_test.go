@@ -1,6 +1,7 @@
 package intercept
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -140,5 +141,24 @@ func TestWithShownIsWhatIsForwarded(t *testing.T) {
 	out, err := MutatedParams(second, params)
 	if err != nil || !strings.Contains(string(out), `"x.example/note":"[redacted]"`) || strings.Contains(string(out), `"n"`) {
 		t.Errorf("the second mutation forwarded as %s (%v)", out, err)
+	}
+}
+
+// TestMutationHeldToBodyLimitAsForwarded: a request mutation is measured against the client's
+// body limit as it will be forwarded, with the client's _meta it leaves out put back: a mutation
+// that drops a large _meta and fills the params to the limit would otherwise be forwarded
+// larger than any client's request may be.
+func TestMutationHeldToBodyLimitAsForwarded(t *testing.T) {
+	const limit = 4 << 10
+	pad := strings.Repeat("x", limit/2)
+	sent := []byte(`{"method":"tools/call","params":{"name":"t","arguments":{},"_meta":{"progressToken":"` + pad + `"}}}`)
+	c := &Call{Method: "tools/call", MaxBytes: limit}
+	fits := []byte(`{"method":"tools/call","params":{"name":"t","arguments":{"a":"` + pad[:limit/4] + `"}}}`)
+	if err := checkRequestMutation(c, fits, sent); err != nil {
+		t.Fatalf("a mutation within the limit with the client's _meta: %v", err)
+	}
+	grown := []byte(`{"method":"tools/call","params":{"name":"t","arguments":{"a":"` + pad + `"}}}`)
+	if err := checkRequestMutation(c, grown, sent); !errors.Is(err, errMalformed) {
+		t.Fatalf("a mutation within the limit only without the client's _meta: %v", err)
 	}
 }

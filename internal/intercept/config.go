@@ -87,9 +87,10 @@ type Config struct {
 	// for a slot within Timeout. Default DefaultMaxConcurrent.
 	MaxConcurrent int `yaml:"maxConcurrent"`
 	// MaxConcurrentPerCaller bounds one caller's (issuer and subject; without authentication,
-	// client address) share of those invocations: past it, a call is refused at once (reason caller_limit, whatever
-	// FailOpen says) instead of waiting, so one caller cannot hold the slots every other
-	// caller's calls need. Default a quarter of MaxConcurrent, at least 1; at most MaxConcurrent.
+	// client address) share of those invocations: past it, a call is refused at once (reason
+	// caller_limit, whatever FailOpen says) instead of waiting, so one caller cannot hold the
+	// slots every other caller's calls need. Default a quarter of MaxConcurrent, at least 1; at
+	// most MaxConcurrent.
 	MaxConcurrentPerCaller int `yaml:"maxConcurrentPerCaller"`
 	// MaxPayloadBytes bounds the payload (the request or the result) sent; a larger one is an
 	// invocation failure (reason too_large) that refuses the call whatever FailOpen says.

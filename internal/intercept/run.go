@@ -267,8 +267,8 @@ func (ic *interceptor) call(ctx context.Context, phase Phase, c *Call, payload [
 	}
 	// The answer is read within the caller's share of the replica's budget: one caller's
 	// answers cannot fill what every caller's are read within.
-	results := ic.shares.take(caller)
-	defer ic.shares.give(caller)
+	results := ic.shares.Take(caller)
+	defer ic.shares.Give(caller)
 	// The circuit is charged to an authenticated caller only: without authentication nothing
 	// tells callers apart that a client could not change at will, so every failure counts for
 	// the shared circuit, as a backend's do (backend.BreakerConfig.MinCallers).
@@ -400,7 +400,8 @@ func checkRequestMutation(c *Call, payload, sent []byte) error {
 	}
 	// As a message: Decode refuses any member but method and params besides the framing.
 	msg := append([]byte(`{"jsonrpc":"2.0","id":1,`), payload[1:]...)
-	if c.MaxBytes > 0 && int64(len(msg)) > c.MaxBytes {
+	// Measured as forwarded: with the client's members it leaves out put back (withShown).
+	if c.MaxBytes > 0 && int64(len(msg)-len(payload)+len(withShown(payload, sent))) > c.MaxBytes {
 		return malformed("the mutated request is larger than a client's request may be (%d bytes)", c.MaxBytes)
 	}
 	req, err := jsonrpc.Decode(msg, c.Limits)

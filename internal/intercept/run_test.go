@@ -25,25 +25,7 @@ import (
 // webhook); the refusal carries the interceptor's words only when it shows them.
 func TestValidatorDecides(t *testing.T) {
 	deny := intercepttest.DenyIf("forbidden", "no forbidden words, please")
-	for _, tc := range []struct {
-		name  string
-		start func(t *testing.T) (*intercepttest.Server, Config)
-	}{
-		{"mcp", func(t *testing.T) (*intercepttest.Server, Config) {
-			s := host(t, "guard", TypeValidation, deny)
-			return s, validator("guard", s.URL())
-		}},
-		{"mcp-2025-11-25", func(t *testing.T) (*intercepttest.Server, Config) {
-			s := host(t, "guard", TypeValidation, deny, intercepttest.Legacy())
-			return s, validator("guard", s.URL())
-		}},
-		{"webhook", func(t *testing.T) (*intercepttest.Server, Config) {
-			s := intercepttest.StartWebhook(t, []intercepttest.Interceptor{{Name: "guard", Type: TypeValidation, Handle: deny}})
-			c := validator("guard", s.URL())
-			c.Webhook = true
-			return s, c
-		}},
-	} {
+	for _, tc := range answerServers(deny) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, cfg := tc.start(t)
 			f := newFixture(t, nil, cfg)
@@ -806,7 +788,7 @@ func TestAnswersShareOneCallerCannotFailOthers(t *testing.T) {
 				for budget.InUse() < running.Load()*stallAfter {
 					time.Sleep(5 * time.Millisecond)
 				}
-				if held, share := budget.InUse(), f.set.shares.max; held > share {
+				if held, share := budget.InUse(), f.set.shares.Max(); held > share {
 					t.Errorf("one caller's answers hold %d bytes of the budget, past its share of %d", held, share)
 				}
 
@@ -847,10 +829,7 @@ func TestAnswersShareOneCallerCannotFailOthers(t *testing.T) {
 				if n := budget.InUse(); n != 0 {
 					t.Errorf("%d bytes still charged after the answers were read", n)
 				}
-				f.set.shares.mu.Lock()
-				left := len(f.set.shares.callers)
-				f.set.shares.mu.Unlock()
-				if left != 0 {
+				if left := f.set.shares.Held(); left != 0 {
 					t.Errorf("%d callers' shares kept with no invocation in flight", left)
 				}
 			})
@@ -858,8 +837,8 @@ func TestAnswersShareOneCallerCannotFailOthers(t *testing.T) {
 	}
 }
 
-// answerServers are the three ways to reach an interceptor (an Interceptor Server of either
-// era, a webhook), each hosting handler as the validator "guard".
+// answerServers are the three ways to reach an interceptor (a 2026-07-28 Interceptor Server, a
+// 2025-11-25 one through its session, a webhook), each hosting handler as the validator "guard".
 func answerServers(handler intercepttest.Handler) []struct {
 	name  string
 	start func(t *testing.T) (*intercepttest.Server, Config)

@@ -98,7 +98,7 @@ type Set struct {
 	// results bounds the interceptors' answers being read at once, over every transport; each
 	// caller's within its share of it (shares).
 	results *bodyread.Budget
-	shares  *shares
+	shares  *bodyread.Shares
 	// caseless are the backends whose resource paths are case-insensitive (Deps).
 	caseless authz.Caseless
 }
@@ -109,8 +109,8 @@ type interceptor struct {
 	b      *backend.Backend
 	t      transport
 	slots  chan struct{}
-	shares *shares // the Set's
-	config []byte  // Settings as JSON, nil without
+	shares *bodyread.Shares // the Set's
+	config []byte           // Settings as JSON, nil without
 	rules  []rule
 	// callers counts each authenticated caller's invocations in flight (MaxConcurrentPerCaller);
 	// an entry lives while its count is above zero, so the map holds at most the callers in
@@ -145,59 +145,14 @@ const (
 	answerHold         = 3
 )
 
-// shares are the callers' shares of a Set's budget of answers being read (bodyread.NewShare),
-// by caller key (Call.Caller). An entry lives while the caller has an invocation in flight, so
-// the map holds at most the callers in flight.
-type shares struct {
-	results *bodyread.Budget
-	max     int64 // one caller's share
-	mu      sync.Mutex
-	callers map[string]*callerShare
-}
-
-// callerShare is one caller's share and its invocations in flight.
-type callerShare struct {
-	budget *bodyread.Budget
-	n      int
-}
-
-func newShares(results *bodyread.Budget, cs []Config) *shares {
+// newShares are the callers' shares of a Set's budget of answers being read, by caller key
+// (Call.Caller), each as set out above.
+func newShares(results *bodyread.Budget, cs []Config) *bodyread.Shares {
 	most := results.Max() / resultShareDivisor
 	for _, c := range cs {
 		most = max(most, answerHold*min(c.WithDefaults().MaxResponseBytes, results.Max()))
 	}
-	return &shares{results: results, max: min(most, results.Max()), callers: map[string]*callerShare{}}
-}
-
-// take returns the share the caller key's answer is read within, for one more invocation of
-// it; give hands it back when that invocation has ended. Without a key (a call with neither a
-// principal nor a client address) the answer is read within the replica's budget alone.
-func (sh *shares) take(key string) *bodyread.Budget {
-	if key == "" || sh.results == nil {
-		return sh.results
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	c := sh.callers[key]
-	if c == nil {
-		c = &callerShare{budget: bodyread.NewShare(sh.results, sh.max)}
-		sh.callers[key] = c
-	}
-	c.n++
-	return c.budget
-}
-
-func (sh *shares) give(key string) {
-	if key == "" || sh.results == nil {
-		return
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if c := sh.callers[key]; c != nil {
-		if c.n--; c.n <= 0 {
-			delete(sh.callers, key)
-		}
-	}
+	return bodyread.NewShares(results, min(most, results.Max()))
 }
 
 // New compiles validated configurations (Validate) into a Set; nil when cs is empty, so that a
@@ -232,7 +187,7 @@ func New(cs []Config, deps Deps) (*Set, error) {
 	return s, nil
 }
 
-func newInterceptor(c Config, env *backend.Env, sh *shares) (*interceptor, error) {
+func newInterceptor(c Config, env *backend.Env, sh *bodyread.Shares) (*interceptor, error) {
 	b, err := backend.New(c.backendConfig(), env)
 	if err != nil {
 		return nil, fmt.Errorf("interceptor %s: %w", c.Name, err)
