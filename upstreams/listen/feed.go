@@ -91,6 +91,17 @@ func (ls *Listens) share(caller string) *bodyread.Budget {
 	return c.budget
 }
 
+// Held is what caller's listens hold queued now, charged to its share (docs/client-bounds.md);
+// 0 when it has no listen open or the budget is unbounded.
+func (ls *Listens) Held(caller string) int64 {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if c := ls.callers[caller]; c != nil {
+		return c.budget.InUse()
+	}
+	return 0
+}
+
 func (ls *Listens) unshare(caller string) {
 	if ls.queued == nil {
 		return
