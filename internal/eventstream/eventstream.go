@@ -106,8 +106,12 @@ func (e *Reader) Next() (Event, error) {
 
 // Parse returns the events of a whole stream held in b, that is those Next returns before the
 // end, and the first error other than the end (ErrTooLarge past max bytes).
-func Parse(b []byte, max int) ([]Event, error) {
-	e := NewReader(bytes.NewReader(b), 4<<10, max)
+func Parse(b []byte, max int) ([]Event, error) { return ReadAll(bytes.NewReader(b), max) }
+
+// ReadAll reads the stream r to its end: the events Next returns before the end, and the first
+// error other than the end (ErrTooLarge past max bytes, or r's own).
+func ReadAll(r io.Reader, max int) ([]Event, error) {
+	e := NewReader(r, 4<<10, max)
 	var out []Event
 	for {
 		ev, err := e.Next()
