@@ -81,19 +81,14 @@ func (c *Config) checkOnline(ctx context.Context, getenv func(string) string, w 
 	if c.Tracing.Enabled() {
 		checks = append(checks, func(ctx context.Context) onlineResult { return probeTracing(ctx, c.Tracing, getenv) })
 	}
-	return reportOnline(w, runOnline(ctx, checks))
+	return reportOnline(w, runOnline(ctx, checks, nil))
 }
 
-// onlineSlotsFull, when set, is called by runOnline with the number of checks started so far
-// each time the next must wait for a running one to end, just before it waits. Only a test sets
-// it (TestRunOnlineBounded, which sees the bound hold with it, and puts it back when done);
-// the gateway leaves it nil.
-var onlineSlotsFull func(started int)
-
 // runOnline runs checks, at most maxOnlineChecks at once, each within onlineCheckTimeout, and
-// returns their results in order.
-func runOnline(ctx context.Context, checks []onlineCheck) []onlineResult {
-	full := onlineSlotsFull
+// returns their results in order. full, if set, is called with the number of checks started so
+// far each time the next must wait for a running one to end, just before it waits (tests see
+// the bound hold with it).
+func runOnline(ctx context.Context, checks []onlineCheck, full func(started int)) []onlineResult {
 	results := make([]onlineResult, len(checks))
 	slots := make(chan struct{}, maxOnlineChecks)
 	var wg sync.WaitGroup

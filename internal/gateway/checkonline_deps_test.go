@@ -238,9 +238,7 @@ func TestRunOnlineBounded(t *testing.T) {
 	}
 	done := make(chan []onlineResult)
 	full := make(chan int, n) // the runner never waits on the test to tell it is full
-	onlineSlotsFull = func(started int) { full <- started }
-	t.Cleanup(func() { onlineSlotsFull = nil })
-	go func() { done <- runOnline(context.Background(), checks) }()
+	go func() { done <- runOnline(context.Background(), checks, func(started int) { full <- started }) }()
 	// None is released until maxOnlineChecks have started and the runner waits for a slot for
 	// the next: then the next cannot start. A bound broken either way fails the test at once: a
 	// check beyond it starts, or the runner waits with fewer started; nothing here waits on

@@ -190,6 +190,8 @@ type credentials struct {
 	flight singleflight.Group
 	own    tokenCache // the client-credentials token, under key ""
 	subj   tokenCache // exchanged tokens by digest of the caller's token
+	// beforeFlight, when set (tests only), runs after a cache miss and before the flight.
+	beforeFlight func()
 }
 
 func newCredentials(name string, cfg AuthConfig, rt http.RoundTripper, now func() time.Time) *credentials {
@@ -247,8 +249,8 @@ func (c *credentials) get(ctx context.Context, cache *tokenCache, key, subject s
 	if ok && now.Before(t.refresh) {
 		return "Bearer " + t.value, nil
 	}
-	if seams.credentialsBeforeFlight != nil {
-		seams.credentialsBeforeFlight()
+	if c.beforeFlight != nil {
+		c.beforeFlight()
 	}
 	ch := c.flight.DoChan(key, func() (any, error) {
 		// A flight that ended between this caller's miss and its DoChan has cached a fresh

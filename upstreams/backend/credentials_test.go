@@ -29,7 +29,7 @@ func TestCredentialsFlightAfterAnotherEnded(t *testing.T) {
 	// The first caller misses and is held before its flight until the second has fetched.
 	var first, second string
 	var secondErr error
-	firstErr := flighttest.HeldFirst(&seams.credentialsBeforeFlight,
+	firstErr := flighttest.HeldFirst(&c.beforeFlight,
 		func() (err error) { first, err = c.authorization(context.Background(), "", "", false); return err },
 		func() { second, secondErr = c.authorization(context.Background(), "", "", false) })
 	if firstErr != nil || secondErr != nil {

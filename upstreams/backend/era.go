@@ -61,6 +61,11 @@ type legacyState struct {
 	// failed remembers the last probe that learnt nothing, so that a broken backend is probed
 	// once per interval rather than once per call (probeBackoff).
 	failed probeBackoff
+	// beforeFlight, when set (tests only), runs after awaitEra's looks and before the flight.
+	beforeFlight func()
+	// inFlight, when set (tests only), runs at the start of each flight; joined runs after a
+	// caller started or joined one.
+	inFlight, joined func()
 }
 
 func newLegacyState(protocol, userAgent string) *legacyState {
@@ -164,8 +169,8 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 		}
 	}
 	probe := probeRequest(b, o) // built here: the probe may outlive o's request
-	if seams.eraBeforeFlight != nil {
-		seams.eraBeforeFlight()
+	if b.legacy.beforeFlight != nil {
+		b.legacy.beforeFlight()
 	}
 	var limit <-chan time.Time
 	if fanOut(o) && !b.required {
@@ -178,8 +183,8 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 	// starter's answer, and ctx and limit bound the waiting.
 	for {
 		ch := b.legacy.flight.DoChan("era", func() (any, error) { return b.eraFlight(ctx, health, probe) })
-		if seams.eraJoined != nil {
-			seams.eraJoined()
+		if b.legacy.joined != nil {
+			b.legacy.joined()
 		}
 		select {
 		case res := <-ch:
@@ -212,8 +217,8 @@ func (b *Backend) awaitEra(ctx context.Context, o *Request) (*probeResult, error
 // the caller who started it: a refusal that is about that caller alone (its own circuit open,
 // its account token missing or refused) is returned as starterErr, for that caller only.
 func (b *Backend) eraFlight(ctx context.Context, health bool, probe *Request) (any, error) {
-	if seams.eraInFlight != nil {
-		seams.eraInFlight()
+	if b.legacy.inFlight != nil {
+		b.legacy.inFlight()
 	}
 	// A probe that ended between this caller's look and its DoChan has learnt the era
 	// or started a backoff: probing again would cost the backend a request it was spared.

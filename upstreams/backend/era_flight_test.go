@@ -38,7 +38,7 @@ func TestEraFlightAfterAnotherFailed(t *testing.T) {
 
 	var second error
 	var once int64
-	first := flighttest.HeldFirst(&seams.eraBeforeFlight,
+	first := flighttest.HeldFirst(&b.legacy.beforeFlight,
 		func() error {
 			_, _, err := b.isLegacy(context.Background(), &Request{Method: "tools/call"})
 			return err
@@ -96,9 +96,8 @@ func TestEraFlightJoinerGetsItsOwnOutcome(t *testing.T) {
 			// Alice's flight is held at its start until bob has joined it.
 			joins, release := make(chan struct{}, 8), make(chan struct{})
 			var hold sync.Once
-			seams.eraJoined = func() { joins <- struct{}{} }
-			seams.eraInFlight = func() { hold.Do(func() { <-release }) }
-			t.Cleanup(func() { seams.eraJoined, seams.eraInFlight = nil, nil })
+			b.legacy.joined = func() { joins <- struct{}{} }
+			b.legacy.inFlight = func() { hold.Do(func() { <-release }) }
 			call := func(caller string) error {
 				_, _, err := b.isLegacy(context.Background(), &Request{Method: "tools/call", Caller: caller, FromCaller: true})
 				return err
