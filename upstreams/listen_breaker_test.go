@@ -82,7 +82,7 @@ func TestListenBudgetEndIsNotABackendFailure(t *testing.T) {
 			ls := NewListens(r)
 			for round := range 3 {
 				l := startBudgetListen(ls, "idp#a", `"a"`, `{"resourceSubscriptions":[`+jsonQuote("be+"+uri)+`]}`, nil)
-				if ack := l.next(t); !strings.Contains(ack, "notifications/subscriptions/acknowledged") || !strings.Contains(ack, "mem://r/") {
+				if ack := l.Next(t); !strings.Contains(ack, "notifications/subscriptions/acknowledged") || !strings.Contains(ack, "mem://r/") {
 					t.Fatalf("acknowledgement %.200s", ack)
 				}
 				mcptest.WaitFor(t, "the backend took the subscription", func() bool { return subscribed.Load() > int64(round) })
@@ -100,7 +100,7 @@ func TestListenBudgetEndIsNotABackendFailure(t *testing.T) {
 					}
 					_ = be.MCP().ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: uri, Meta: pad})
 					select {
-					case m := <-l.msgs:
+					case m := <-l.Msgs:
 						if !strings.Contains(m, `"result"`) {
 							t.Fatalf("the listen got %.200s", m)
 						}
@@ -108,7 +108,7 @@ func TestListenBudgetEndIsNotABackendFailure(t *testing.T) {
 					case <-time.After(25 * time.Millisecond): // a poll interval, not an assertion
 					}
 				}
-				if err := <-l.done; err != nil {
+				if err := <-l.Done; err != nil {
 					t.Fatalf("Listen = %v", err)
 				}
 				r.ReturnResultBytes(held)

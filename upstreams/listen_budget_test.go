@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,15 +19,13 @@ import (
 // acknowledgement and then stops reading: its next write waits until gate is closed, as a
 // client's does once it stops reading and the connection's buffers are full.
 type budgetListen struct {
-	msgs    chan string
-	done    chan error
-	cancel  context.CancelFunc
+	*upstreamstest.Client
 	dropped atomic.Int64 // notifications dropped as overflow
 }
 
 func startBudgetListen(ls *Listens, key, id, notifications string, gate <-chan struct{}) *budgetListen {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &budgetListen{msgs: make(chan string, 1024), done: make(chan error, 1), cancel: cancel}
+	l := &budgetListen{Client: &upstreamstest.Client{Msgs: make(chan string, 1024), Cancel: cancel, Done: make(chan error, 1)}}
 	c := ListenCaller{Key: key, Dropped: func(cause string, n int) {
 		if cause == DropOverflow {
 			l.dropped.Add(int64(n))
@@ -37,26 +34,15 @@ func startBudgetListen(ls *Listens, key, id, notifications string, gate <-chan s
 	params := `{"_meta":` + upstreamstest.Meta + `,"notifications":` + notifications + `}`
 	var written int
 	go func() {
-		l.done <- ls.ListenFor(ctx, json.RawMessage(id), json.RawMessage(params), nil, c, func(m []byte) error {
+		l.Done <- ls.ListenFor(ctx, json.RawMessage(id), json.RawMessage(params), nil, c, func(m []byte) error {
 			if written++; written == 2 && gate != nil {
 				<-gate
 			}
-			l.msgs <- string(m)
+			l.Msgs <- string(m)
 			return nil
 		})
 	}()
 	return l
-}
-
-func (l *budgetListen) next(t *testing.T) string {
-	t.Helper()
-	select {
-	case m := <-l.msgs:
-		return m
-	case <-time.After(30 * time.Second): // fail-safe
-		t.Fatal("no message")
-	}
-	return ""
 }
 
 // budgetURIs are n resource URIs of about 120 bytes: queued, each costs about 500 bytes, so n =
@@ -95,14 +81,14 @@ func checkListenBudget(t *testing.T, r *Registry, upstream string, uris []string
 	a2 := startBudgetListen(ls, "idp#a", `"a2"`, all, gate)
 	b := startBudgetListen(ls, "idp#b", `"b"`, `{"resourceSubscriptions":[`+subs[0]+`]}`, nil)
 	for _, l := range []*budgetListen{a1, a2, b} {
-		if ack := l.next(t); !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+		if ack := l.Next(t); !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
 			t.Fatalf("acknowledgement %.200s", ack)
 		}
 	}
 	subscribed(len(uris) + 1) // A's two identical listens share one backend stream
 	notify(uris)
 
-	if got := b.next(t); !strings.Contains(got, jsonQuote(upstream+"+"+uris[0])) {
+	if got := b.Next(t); !strings.Contains(got, jsonQuote(upstream+"+"+uris[0])) {
 		t.Fatalf("caller B got %.200s, want its update", got)
 	}
 	mcptest.WaitFor(t, "caller A's listens past its share", func() bool { return a1.dropped.Load()+a2.dropped.Load() > 0 })
@@ -124,12 +110,12 @@ func checkListenBudget(t *testing.T, r *Registry, upstream string, uris []string
 	ended := 0
 	for _, l := range []*budgetListen{a1, a2} {
 		if l.dropped.Load() == 0 {
-			l.cancel()
+			l.Cancel()
 			continue
 		}
 		var last string
 		for !strings.Contains(last, `"error"`) {
-			last = l.next(t)
+			last = l.Next(t)
 		}
 		if !strings.Contains(last, `"code":-32015`) || !strings.Contains(last, "memory bound") {
 			t.Errorf("a listen past its caller's share ended with %.300s, want OverBudget", last)
@@ -140,8 +126,8 @@ func checkListenBudget(t *testing.T, r *Registry, upstream string, uris []string
 		t.Error("no listen of caller A ended")
 	}
 	for _, l := range []*budgetListen{a1, a2, b} {
-		l.cancel()
-		if err := <-l.done; err != nil {
+		l.Cancel()
+		if err := <-l.Done; err != nil {
 			t.Errorf("Listen = %v", err)
 		}
 	}
@@ -210,19 +196,19 @@ func checkStreamCharged(t *testing.T, r *Registry, upstream string, subscribed f
 	ls := NewListens(r)
 	uri := "mem://big/" + strings.Repeat(strings.Repeat("b", 63)+"/", 16) // 1 KiB, in segments a URI may have
 	l := startBudgetListen(ls, "idp#a", `"s"`, `{"resourceSubscriptions":[`+jsonQuote(upstream+"+"+uri)+`]}`, nil)
-	if ack := l.next(t); !strings.Contains(ack, "mem://big/") {
+	if ack := l.Next(t); !strings.Contains(ack, "mem://big/") {
 		t.Fatalf("acknowledgement %.200s", ack)
 	}
 	subscribed()
 	notify(uri)
-	if got := l.next(t); !strings.Contains(got, "notifications/resources/updated") {
+	if got := l.Next(t); !strings.Contains(got, "notifications/resources/updated") {
 		t.Fatalf("got %.200s, want the update", got)
 	}
 	if held := r.ResultBytesInFlight(); held < int64(len(uri)) {
 		t.Errorf("the open backend stream that read an event of a %d-byte URI holds %d bytes of result budget, want at least that", len(uri), held)
 	}
-	l.cancel()
-	if err := <-l.done; err != nil {
+	l.Cancel()
+	if err := <-l.Done; err != nil {
 		t.Fatalf("Listen = %v", err)
 	}
 	if held := r.ResultBytesInFlight(); held != 0 {

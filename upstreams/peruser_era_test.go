@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/era"
@@ -13,18 +12,6 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
-// accountVault is a token vault in which only alice has connected her account.
-type accountVault struct{}
-
-func (accountVault) UserToken(_ context.Context, _, caller string) (string, bool, error) {
-	if caller == "https://issuer.example#alice" {
-		return "alice-account", true, nil
-	}
-	return "", false, nil
-}
-
-func (accountVault) Rejected(context.Context, string, string, string) {}
-
 // TestPerUserEraProbeCarriesAccountToken: a per-user backend of protocol auto that refuses
 // every request without an account token, server/discover included (as the SDKs' auth
 // middleware does), is usable: the era probe made for a caller carries that caller's account
@@ -32,18 +19,10 @@ func (accountVault) Rejected(context.Context, string, string, string) {}
 // connect one, and that refusal of its probe does not hold back the next caller, who probes at
 // once rather than after a backoff.
 func TestPerUserEraProbeCarriesAccountToken(t *testing.T) {
-	be := mcptest.StartServer(t, "alpha", mcptest.WithMiddleware(func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Authorization") != "Bearer alice-account" {
-				w.Header().Set("WWW-Authenticate", "Bearer")
-				http.Error(w, "unauthorized", http.StatusUnauthorized)
-				return
-			}
-			h.ServeHTTP(w, r)
-		})
-	}))
+	// Only alice has connected her account.
+	be := mcptest.StartServer(t, "alpha", mcptest.WithAccountToken("alice-account"))
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: be.URL(),
-		Auth: AuthConfig{Type: AuthUserOAuth}}}}, Options{UserTokens: accountVault{}})
+		Auth: AuthConfig{Type: AuthUserOAuth}}}}, Options{UserTokens: mcptest.AccountVault{Caller: "https://issuer.example#alice", Token: "alice-account"}})
 	call := func(caller string) error {
 		s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`7`),
 			Target: Target{Upstream: "alpha", Name: mcptest.ToolEcho}, Caller: caller,

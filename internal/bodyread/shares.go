@@ -7,11 +7,23 @@ import "sync"
 // (Take, then Give when done), so a Shares holds at most the callers in flight. The nil *Shares,
 // of an unbounded budget, hands out the nil *Budget.
 type Shares struct {
-	parent *Budget
-	max    int64 // one caller's share
-	mu     sync.Mutex
-	held   map[string]*heldShare
+	parent  *Budget
+	max     int64 // one caller's share
+	keyless Keyless
+	mu      sync.Mutex
+	held    map[string]*heldShare
 }
+
+// Keyless is what a Shares gives the callers whose key it is not told (the key "").
+type Keyless int
+
+const (
+	// KeylessInParent reads their bodies within the parent budget alone: they have no share.
+	KeylessInParent Keyless = iota
+	// KeylessShareOne gives them one share between them, as if they were one caller: what they
+	// hold together stays within one caller's bound.
+	KeylessShareOne
+)
 
 // heldShare is one caller's share and the times it is held.
 type heldShare struct {
@@ -19,21 +31,28 @@ type heldShare struct {
 	n      int
 }
 
-// NewShares returns the callers' shares of parent, max bytes each; nil when parent is nil.
+// NewShares returns the callers' shares of parent, max bytes each; nil when parent is nil. The
+// callers without a key read within parent alone (KeylessInParent).
 func NewShares(parent *Budget, max int64) *Shares {
+	return NewSharesKeyless(parent, max, KeylessInParent)
+}
+
+// NewSharesKeyless is NewShares with the callers without a key treated as keyless says.
+func NewSharesKeyless(parent *Budget, max int64, keyless Keyless) *Shares {
 	if parent == nil {
 		return nil
 	}
-	return &Shares{parent: parent, max: max, held: map[string]*heldShare{}}
+	return &Shares{parent: parent, max: max, keyless: keyless, held: map[string]*heldShare{}}
 }
 
-// Take returns key's share, held once more; Give gives it back once. The key "" (no caller
-// known) has no share: its bodies are read within the parent budget alone.
+// Take returns key's share, held once more; Give gives it back once. The key "" is a caller
+// like any other under KeylessShareOne; under KeylessInParent it has no share, and Take returns
+// the parent budget.
 func (s *Shares) Take(key string) *Budget {
 	if s == nil {
 		return nil
 	}
-	if key == "" {
+	if s.inParent(key) {
 		return s.parent
 	}
 	s.mu.Lock()
@@ -48,7 +67,7 @@ func (s *Shares) Take(key string) *Budget {
 }
 
 func (s *Shares) Give(key string) {
-	if s == nil || key == "" {
+	if s == nil || s.inParent(key) {
 		return
 	}
 	s.mu.Lock()
@@ -59,6 +78,9 @@ func (s *Shares) Give(key string) {
 		}
 	}
 }
+
+// inParent reports whether key reads within the parent alone, with no share.
+func (s *Shares) inParent(key string) bool { return key == "" && s.keyless == KeylessInParent }
 
 // Max is one caller's share; 0 for the nil *Shares.
 func (s *Shares) Max() int64 {
@@ -76,4 +98,18 @@ func (s *Shares) Held() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.held)
+}
+
+// InUse is what key's share holds now; 0 when key holds no share (none taken, all given back,
+// or the key "" under KeylessInParent) and for the nil *Shares.
+func (s *Shares) InUse(key string) int64 {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.held[key]; h != nil {
+		return h.budget.InUse()
+	}
+	return 0
 }

@@ -42,3 +42,38 @@ func TestSharesHeldWhileInFlight(t *testing.T) {
 	}
 	none.Give("a")
 }
+
+// TestSharesKeylessShareOne: under KeylessShareOne the callers without a key hold one share
+// between them, bounded like any caller's, and InUse measures each share on its own.
+func TestSharesKeylessShareOne(t *testing.T) {
+	parent := NewBudget(100)
+	s := NewSharesKeyless(parent, 40, KeylessShareOne)
+	x, y, a := s.Take(""), s.Take(""), s.Take("a")
+	if x != y || x == parent || x == a || s.Held() != 2 {
+		t.Fatalf("the keyless callers do not hold one share of their own (%d held)", s.Held())
+	}
+	if err := x.Charge(30); err != nil {
+		t.Fatal(err)
+	}
+	if err := y.Charge(20); !errors.Is(err, ErrShare) {
+		t.Fatalf("the keyless callers past one share: %v", err)
+	}
+	if err := a.Charge(5); err != nil {
+		t.Fatal(err)
+	}
+	if s.InUse("") != 30 || s.InUse("a") != 5 || s.InUse("b") != 0 || parent.InUse() != 35 {
+		t.Fatalf("in use: keyless %d, a %d, b %d, parent %d", s.InUse(""), s.InUse("a"), s.InUse("b"), parent.InUse())
+	}
+	s.Give("")
+	s.Give("")
+	if s.Held() != 1 || s.InUse("") != 0 {
+		t.Fatal("the keyless share kept with no holder")
+	}
+	if p := NewShares(parent, 40); p.Take("") != parent || p.InUse("") != 0 {
+		t.Fatal("NewShares gave the keyless callers a share")
+	}
+	var none *Shares
+	if none.InUse("a") != 0 {
+		t.Fatal("the nil Shares holds something")
+	}
+}

@@ -2,10 +2,15 @@
 // ("Parsing an event stream"): lines end at CRLF, LF or a lone CR, one byte-order mark at the
 // start of the stream is skipped, a line starting with a colon is a comment, a field without a
 // colon has an empty value, one space after the colon is stripped, data lines are joined with
-// LF, and a blank line ends an event. It is the reader of the gateway's clients outside the
+// LF, and a blank line ends an event. Reader is the reader of the gateway's clients outside the
 // gateway (the load generator, the tests' raw clients), so that they read what any server that
-// follows the standard may write; the gateway reads its backends' streams with its own reader,
-// which charges its memory to a budget. Standard library only.
+// follows the standard may write. The gateway reads its backends' streams with a reader of its
+// own (upstreams/internal/wire) that reads lines and fields with this package's Lines and
+// Field, so that both take the same fields from the same bytes; it does not use Reader because it must not allocate per
+// event (it reuses one data buffer, which Reader's callers keep), it passes over events with
+// empty data, which Reader returns, it charges its buffers to a budget as they grow, takes its
+// read buffer from a pool, and tells the caller before a read that may wait. Standard library
+// only.
 package eventstream
 
 import (
@@ -37,23 +42,22 @@ type Event struct {
 
 // Reader reads the events of one stream, or of several in turn (Reset).
 type Reader struct {
-	r   *bufio.Reader
-	max int
-	// started is set once the stream's first line is read; skipLF after a line ended by CR,
-	// whose LF, if next (in this read or the next), is the same line end.
-	started, skipLF bool
+	r     *bufio.Reader
+	lines Lines
+	max   int
 }
 
 // NewReader returns a reader of the stream r with a read buffer of size bytes, whose lines and
 // events' data are at most max bytes.
 func NewReader(r io.Reader, size, max int) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, size), max: max}
+	br := bufio.NewReaderSize(r, size)
+	return &Reader{r: br, lines: NewLines(br, max), max: max}
 }
 
 // Reset continues on a new stream, which may start with its own byte-order mark.
 func (e *Reader) Reset(r io.Reader) {
 	e.r.Reset(r)
-	e.started, e.skipLF = false, false
+	e.lines.Restart()
 }
 
 // Next returns the next event that had at least one field (data, event, id or retry); blank
@@ -63,7 +67,7 @@ func (e *Reader) Next() (Event, error) {
 	var ev Event
 	fields := false
 	for {
-		line, err := e.line()
+		line, err := e.lines.Next(nil)
 		if err != nil {
 			return Event{}, err
 		}
@@ -76,10 +80,7 @@ func (e *Reader) Next() (Event, error) {
 		if line[0] == ':' {
 			continue
 		}
-		name, value, found := bytes.Cut(line, []byte(":"))
-		if found {
-			value, _ = bytes.CutPrefix(value, []byte(" "))
-		}
+		name, value := Field(line)
 		switch string(name) {
 		case "data":
 			if ev.HasData {
@@ -103,55 +104,14 @@ func (e *Reader) Next() (Event, error) {
 	}
 }
 
-// line returns one line without its ending, valid until the next read: a line whole in the read
-// buffer (nearly every one) is returned in place, not copied, since Next copies what it keeps.
-// A line cut short by the end of the stream ends nothing: the stream's error is returned.
-func (e *Reader) line() ([]byte, error) {
-	if !e.started {
-		e.started = true
-		if b, _ := e.r.Peek(len(bom)); string(b) == bom {
-			_, _ = e.r.Discard(len(bom))
-		}
-	}
-	var long []byte
-	for {
-		if _, err := e.r.Peek(1); err != nil {
-			return nil, err
-		}
-		chunk, _ := e.r.Peek(e.r.Buffered())
-		if e.skipLF {
-			e.skipLF = false
-			if chunk[0] == '\n' {
-				_, _ = e.r.Discard(1)
-				continue
-			}
-		}
-		i := bytes.IndexAny(chunk, "\r\n")
-		if i < 0 {
-			if len(long)+len(chunk) > e.max {
-				return nil, ErrTooLarge
-			}
-			long = append(long, chunk...)
-			_, _ = e.r.Discard(len(chunk))
-			continue
-		}
-		if len(long)+i > e.max {
-			return nil, ErrTooLarge
-		}
-		e.skipLF = chunk[i] == '\r'
-		line := chunk[:i]
-		if long != nil {
-			line = append(long, line...)
-		}
-		_, _ = e.r.Discard(i + 1)
-		return line, nil
-	}
-}
-
 // Parse returns the events of a whole stream held in b, that is those Next returns before the
 // end, and the first error other than the end (ErrTooLarge past max bytes).
-func Parse(b []byte, max int) ([]Event, error) {
-	e := NewReader(bytes.NewReader(b), 4<<10, max)
+func Parse(b []byte, max int) ([]Event, error) { return ReadAll(bytes.NewReader(b), max) }
+
+// ReadAll reads the stream r to its end: the events Next returns before the end, and the first
+// error other than the end (ErrTooLarge past max bytes, or r's own).
+func ReadAll(r io.Reader, max int) ([]Event, error) {
+	e := NewReader(r, 4<<10, max)
 	var out []Event
 	for {
 		ev, err := e.Next()

@@ -72,22 +72,11 @@ func TestCheckConfigOnline(t *testing.T) {
 func TestCheckConfigOnlineRedis(t *testing.T) {
 	const password = "s3cr3t-redis-pw"
 	rs := testredis.Start(t, testredis.WithPassword(password))
-	backend := mcptest.StartServer(t, "one", mcptest.WithoutDefaults(), mcptest.WithTool(readTool(nil), noopTool))
 	for _, tc := range []struct{ url, want string }{
 		{"redis://:" + password + "@" + rs.Addr() + "/0", `(?m)^ok     redis redis://:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered, keys under "mcpgw:" readable, writable and scriptable$`},
 		{"redis://:" + password + "@" + closedPort(t) + "/0", `(?m)^FAILED redis redis://:xxxxx@`},
 	} {
-		cfg := writeConfigWith(t, "redis: {url: \""+tc.url+"\"}\n", backend)
-		out, stderr, err := runGateway(t, "check-config", "--config", cfg, "--online")
-		if !regexp.MustCompile(tc.want).MatchString(out) {
-			t.Errorf("output lacks %s:\n%s", tc.want, out)
-		}
-		if failed := strings.HasPrefix(tc.want, "(?m)^FAILED"); failed != (err != nil) {
-			t.Errorf("%s: err = %v", tc.url, err)
-		}
-		if strings.Contains(out+stderr, password) {
-			t.Errorf("the output shows the password:\n%s%s", out, stderr)
-		}
+		checkOnlineLines(t, "redis: {url: \""+tc.url+"\"}\n", strings.HasPrefix(tc.want, "(?m)^FAILED"), []string{tc.want}, password)
 	}
 }
 
@@ -102,23 +91,13 @@ func TestCheckConfigOnlineRedisKeyPrefix(t *testing.T) {
 	if _, err := rs.Do("ACL", "SETUSER", "gw", "on", ">"+password, "~granted:*", "+@all"); err != nil {
 		t.Fatal(err)
 	}
-	backend := mcptest.StartServer(t, "one", mcptest.WithoutDefaults(), mcptest.WithTool(readTool(nil), noopTool))
 	for _, tc := range []struct{ prefix, password, want string }{
 		{"granted:", password, `(?m)^ok     redis redis://gw:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered, keys under "granted:" readable, writable and scriptable$`},
 		{"other:", password, `(?m)^FAILED redis redis://gw:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: redis\.keyPrefix "other:": read: .*NOPERM`},
 		{"granted:", "wrong-" + password, `(?m)^FAILED redis redis://gw:xxxxx@.*WRONGPASS`},
 	} {
-		cfg := writeConfigWith(t, "redis: {url: \"redis://gw:"+tc.password+"@"+rs.Addr()+"/0\", keyPrefix: \""+tc.prefix+"\"}\n", backend)
-		out, stderr, err := runGateway(t, "check-config", "--config", cfg, "--online")
-		if !regexp.MustCompile(tc.want).MatchString(out) {
-			t.Errorf("output lacks %s:\n%s", tc.want, out)
-		}
-		if failed := strings.Contains(tc.want, "FAILED"); failed != (err != nil) {
-			t.Errorf("%s: err = %v", tc.prefix, err)
-		}
-		if strings.Contains(out+stderr, password) {
-			t.Errorf("the output shows the password:\n%s%s", out, stderr)
-		}
+		checkOnlineLines(t, "redis: {url: \"redis://gw:"+tc.password+"@"+rs.Addr()+"/0\", keyPrefix: \""+tc.prefix+"\"}\n",
+			strings.Contains(tc.want, "FAILED"), []string{tc.want}, password)
 	}
 }
 
@@ -144,24 +123,13 @@ func TestCheckConfigOnlineRedisWritable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	backend := mcptest.StartServer(t, "one", mcptest.WithoutDefaults(), mcptest.WithTool(readTool(nil), noopTool))
 	for _, tc := range []struct{ url, want string }{
 		{"redis://" + primary.Addr() + "/0", `(?m)^ok     redis redis://` + regexp.QuoteMeta(primary.Addr()) + `/0: PING answered, keys under "mcpgw:" readable, writable and scriptable$`},
 		{"redis://" + replica.Addr() + "/0", `(?m)^FAILED redis redis://` + regexp.QuoteMeta(replica.Addr()) + `/0: redis\.keyPrefix "mcpgw:": write: .*READONLY`},
 		{"redis://reader:" + password + "@" + primary.Addr() + "/0", `(?m)^FAILED redis redis://reader:xxxxx@.*: redis\.keyPrefix "mcpgw:": write: .*NOPERM`},
 		{"redis://noscript:" + password + "@" + primary.Addr() + "/0", `(?m)^FAILED redis redis://noscript:xxxxx@.*: redis\.keyPrefix "mcpgw:": script \(rate limit\): .*NOPERM`},
 	} {
-		cfg := writeConfigWith(t, "redis: {url: \""+tc.url+"\"}\n", backend)
-		out, stderr, err := runGateway(t, "check-config", "--config", cfg, "--online")
-		if !regexp.MustCompile(tc.want).MatchString(out) {
-			t.Errorf("output lacks %s:\n%s%s", tc.want, out, stderr)
-		}
-		if failed := strings.Contains(tc.want, "FAILED"); failed != (err != nil) {
-			t.Errorf("%s: err = %v", tc.url, err)
-		}
-		if strings.Contains(out+stderr, password) {
-			t.Errorf("the output shows the password:\n%s%s", out, stderr)
-		}
+		checkOnlineLines(t, "redis: {url: \""+tc.url+"\"}\n", strings.Contains(tc.want, "FAILED"), []string{tc.want}, password)
 	}
 	// The written keys (of the primary's and the scriptless user's probes) are deleted at
 	// once; the rate-limit probe's bucket, of the primary's probe alone, expires on its own.

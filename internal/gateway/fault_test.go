@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -152,19 +151,13 @@ func lastMessage(r io.Reader, sse bool) ([]byte, error) {
 		return io.ReadAll(io.LimitReader(r, 1<<20))
 	}
 	var last []byte
-	e := eventstream.NewReader(r, 4<<10, 1<<20)
-	for {
-		ev, err := e.Next()
-		if errors.Is(err, io.EOF) {
-			return last, nil
-		}
-		if err != nil {
-			return last, err
-		}
+	evs, err := eventstream.ReadAll(r, 1<<20)
+	for _, ev := range evs {
 		if len(ev.Data) > 0 {
 			last = ev.Data
 		}
 	}
+	return last, err
 }
 
 // TestBackendFaultsUnderLoad: while clients call a healthy backend steadily, one backend is

@@ -44,7 +44,7 @@ func Decode(v string) (string, error) {
 			return "", ErrBadValue
 		}
 		s := string(dec)
-		if !validUTF8NoControl(s) {
+		if !ValidUTF8NoControl(s) {
 			return "", ErrBadValue
 		}
 		return s, nil
@@ -68,7 +68,7 @@ func DecodeName(v string) (string, error) {
 	if isSentinel(v) {
 		return Decode(v)
 	}
-	if !validUTF8NoControl(v) {
+	if !ValidUTF8NoControl(v) {
 		return "", ErrBadValue
 	}
 	return v, nil
@@ -107,12 +107,13 @@ func needsSentinel(s string) bool {
 	return false
 }
 
-// validUTF8NoControl reports whether s is valid UTF-8 without a control character: Unicode's
-// general category Cc, that is C0 (U+0000–U+001F), DEL and C1 (U+0080–U+009F). C1 is refused
+// ValidUTF8NoControl reports whether s is valid UTF-8 without a control character: Unicode's
+// general category Cc, that is C0 (U+0000–U+001F), DEL and C1 (U+0080–U+009F). It is what
+// DecodeName takes as a raw value, and what the gateway sends a backend raw. C1 is refused
 // with C0 because a receiver that reads the bytes as Latin-1 or Windows-1252, or strips or
 // acts on controls (NEL, U+0085, is a line end to some), would read another name than the one
 // compared with the body.
-func validUTF8NoControl(s string) bool {
+func ValidUTF8NoControl(s string) bool {
 	if !utf8.ValidString(s) {
 		return false
 	}

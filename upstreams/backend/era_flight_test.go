@@ -55,18 +55,6 @@ func TestEraFlightAfterAnotherFailed(t *testing.T) {
 	}
 }
 
-// accountTokens is a token vault in which only bob has connected an account.
-type accountTokens struct{}
-
-func (accountTokens) UserToken(_ context.Context, _, caller string) (string, bool, error) {
-	if caller == "https://issuer.example#bob" {
-		return "bob-account", true, nil
-	}
-	return "", false, nil
-}
-
-func (accountTokens) Rejected(context.Context, string, string, string) {}
-
 // TestEraFlightJoinerGetsItsOwnOutcome: at a per-user backend the era probe is charged to, and
 // carries the token of, the caller who started it. When that caller's probe is refused for
 // something about that caller alone (its own circuit open, no account token), a caller who
@@ -93,18 +81,10 @@ func TestEraFlightJoinerGetsItsOwnOutcome(t *testing.T) {
 		{"she has no account token", func(*testing.T, *Backend) {}, ErrUserTokenNeeded},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			be := mcptest.StartServer(t, "alpha", mcptest.WithMiddleware(func(h http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if r.Header.Get("Authorization") != "Bearer bob-account" {
-						w.Header().Set("WWW-Authenticate", "Bearer")
-						http.Error(w, "unauthorized", http.StatusUnauthorized)
-						return
-					}
-					h.ServeHTTP(w, r)
-				})
-			}))
+			// Only bob has connected an account.
+			be := mcptest.StartServer(t, "alpha", mcptest.WithAccountToken("bob-account"))
 			env := &Env{Log: slog.New(slog.DiscardHandler), Now: time.Now, Names: names.New("__", false, []string{"alpha"}),
-				Results: bodyread.NewBudget(1 << 20), UserTokens: accountTokens{}}
+				Results: bodyread.NewBudget(1 << 20), UserTokens: mcptest.AccountVault{Caller: bob, Token: "bob-account"}}
 			b, err := New(Config{Name: "alpha", URL: be.URL(), Auth: AuthConfig{Type: AuthUserOAuth},
 				Breaker: BreakerConfig{Failures: 4, MinCallers: 2}}, env)
 			if err != nil {

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 )
@@ -34,18 +32,11 @@ func (f *nameForm) value(name string) string {
 }
 
 // rawNameOK reports whether name can travel as a raw header value and still read as itself:
-// valid UTF-8 with no control characters (C0, which net/http would refuse, DEL and C1) and no surrounding
-// white space (which every receiver trims).
+// what mcpheader.DecodeName takes raw (valid UTF-8 with no control character: C0, which
+// net/http would refuse, DEL and C1), not empty, and with no surrounding white space (which
+// every receiver trims).
 func rawNameOK(name string) bool {
-	if name == "" || !utf8.ValidString(name) || strings.TrimSpace(name) != name {
-		return false
-	}
-	for _, r := range name {
-		if unicode.IsControl(r) { // C0, DEL and C1, as mcpheader refuses them
-			return false
-		}
-	}
-	return true
+	return name != "" && strings.TrimSpace(name) == name && mcpheader.ValidUTF8NoControl(name)
 }
 
 // maxMismatchBody bounds how much of a 400 answer is read to tell an Mcp-Name refusal.

@@ -46,8 +46,9 @@ type Listens struct {
 	feeds  map[string]*feed // the open shared streams by feedSpec.key
 	// queued is the listens' part of the results budget, nil when that is unbounded.
 	queued *bodyread.Budget
-	// callers holds the share of each caller with a listen open; under mu.
-	callers map[string]*callerShare
+	// callers are the callers' shares of queued, each held while its caller has a listen open;
+	// the callers without a key share one (Caller.Key). nil when the budget is unbounded.
+	callers *bodyread.Shares
 }
 
 // Divisors of the replica's budget of result bytes: every listen's queued notifications
@@ -58,62 +59,19 @@ const (
 	callerShareDivisor  = 16
 )
 
-// callerShare is one caller's share of the listens' budget, kept while it has a listen open.
-type callerShare struct {
-	budget *bodyread.Budget
-	n      int // its listens open
-}
-
 // New returns a Listens for the backends of src.
 func New(src *Source) *Listens {
-	ls := &Listens{src: src, limits: defaultQueueLimits, feeds: make(map[string]*feed),
-		callers: make(map[string]*callerShare)}
+	ls := &Listens{src: src, limits: defaultQueueLimits, feeds: make(map[string]*feed)}
 	if src.Results != nil {
 		ls.queued = bodyread.NewShare(src.Results, src.Results.Max()/listensShareDivisor)
+		ls.callers = bodyread.NewSharesKeyless(ls.queued, src.Results.Max()/callerShareDivisor, bodyread.KeylessShareOne)
 	}
 	return ls
 }
 
-// share returns caller's share of the listens' budget for one more listen of it (nil when the
-// budget is unbounded); unshare gives it back when that listen has left.
-func (ls *Listens) share(caller string) *bodyread.Budget {
-	if ls.queued == nil {
-		return nil
-	}
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	c := ls.callers[caller]
-	if c == nil {
-		c = &callerShare{budget: bodyread.NewShare(ls.queued, ls.src.Results.Max()/callerShareDivisor)}
-		ls.callers[caller] = c
-	}
-	c.n++
-	return c.budget
-}
-
 // Held is what caller's listens hold queued now, charged to its share (docs/client-bounds.md);
 // 0 when it has no listen open or the budget is unbounded.
-func (ls *Listens) Held(caller string) int64 {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if c := ls.callers[caller]; c != nil {
-		return c.budget.InUse()
-	}
-	return 0
-}
-
-func (ls *Listens) unshare(caller string) {
-	if ls.queued == nil {
-		return
-	}
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if c := ls.callers[caller]; c != nil {
-		if c.n--; c.n <= 0 {
-			delete(ls.callers, caller)
-		}
-	}
-}
+func (ls *Listens) Held(caller string) int64 { return ls.callers.InUse(caller) }
 
 // Listen is Source.Listen with backend streams shared between identical listens. A client
 // that leaves ends the backend streams only it still listens to; one that joins a stream already
@@ -315,7 +273,7 @@ func newSubscriber(hub *Listens, limits queueLimits, c Caller) *subscriber {
 	c.Spell = nil // needed only to set the listen up; an idle listen holds no more
 	s := &subscriber{wake: make(chan struct{}, 1), caller: c, hub: hub, queue: eventQueue{limits: limits}}
 	if hub != nil {
-		s.queue.budget = hub.share(c.Key)
+		s.queue.budget = hub.callers.Take(c.Key)
 	}
 	return s
 }
@@ -474,6 +432,6 @@ func (s *subscriber) leave() {
 	s.over = true // nothing more is queued
 	s.mu.Unlock()
 	if s.hub != nil {
-		s.hub.unshare(s.caller.Key)
+		s.hub.callers.Give(s.caller.Key)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
@@ -151,5 +152,32 @@ func TestSubscriberQueueCoalescesSubResources(t *testing.T) {
 	s.offer("a", flt, listenEvent{method: wire.NotifResourcesUpdated, uri: "a+mem://a/x", target: "mem://a/x"})
 	if q, _, _ := s.take(); len(q) != 1 || q[0].uri != "a+mem://a/x" {
 		t.Errorf("after the client caught up, queued %v, want the update itself", q)
+	}
+}
+
+// TestSubscribersChargedToTheirCallersShare: the queues of one caller's listens are charged to
+// one share of the listens' budget, the callers without a key to one between them (Caller.Key),
+// and each caller's share is given back when its last listen leaves.
+func TestSubscribersChargedToTheirCallersShare(t *testing.T) {
+	hub := New(&Source{Results: bodyread.NewBudget(1 << 20)})
+	lim := queueLimits{events: 100, bytes: 1 << 20}
+	a1, a2 := newSubscriber(hub, lim, Caller{Key: "idp#a"}), newSubscriber(hub, lim, Caller{Key: "idp#a"})
+	k1, k2 := newSubscriber(hub, lim, Caller{}), newSubscriber(hub, lim, Caller{})
+	if a1.queue.budget != a2.queue.budget || k1.queue.budget != k2.queue.budget || a1.queue.budget == k1.queue.budget {
+		t.Fatal("one caller's listens are charged to different shares, or two callers' to one")
+	}
+	if k1.queue.budget == hub.queued || k1.queue.budget.Max() != 1<<20/callerShareDivisor {
+		t.Fatalf("the callers without a key are charged to %d bytes, want one caller's share", k1.queue.budget.Max())
+	}
+	uri := "mem://r"
+	k1.push(listenEvent{method: wire.NotifResourcesUpdated, uri: ns(uri), target: uri, cover: ns(uri)})
+	if hub.Held("") == 0 || hub.Held("") != hub.queued.InUse() || hub.Held("idp#a") != 0 {
+		t.Fatalf("held: keyless %d, idp#a %d, all listens %d", hub.Held(""), hub.Held("idp#a"), hub.queued.InUse())
+	}
+	for _, s := range []*subscriber{a1, a2, k1, k2} {
+		s.leave()
+	}
+	if hub.callers.Held() != 0 || hub.queued.InUse() != 0 {
+		t.Fatalf("%d shares held, %d bytes, after every listen left", hub.callers.Held(), hub.queued.InUse())
 	}
 }

@@ -2,12 +2,12 @@ package wire
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"sync"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 )
 
 // ErrEventTooLarge is returned by SSEReader for an event whose data exceeds the bound.
@@ -25,9 +25,6 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, sseRea
 // event is still read, just in several steps. The transport buffers the connection below.
 const SSEListenBuffer = 1 << 10
 
-// bom is the UTF-8 byte-order mark, which an event stream may start with.
-const bom = "\uFEFF"
-
 // SSEReader parses a text/event-stream (WHATWG HTML §9.2.6) far enough for MCP: lines end at
 // CRLF, LF or a lone CR, a leading byte-order mark is skipped, data lines are joined with
 // "\n", comments (keep-alives) and the event, id and retry fields are ignored
@@ -35,20 +32,24 @@ const bom = "\uFEFF"
 // https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http), and
 // an event is dispatched at a blank line. A partial event
 // at the end of the stream is discarded, as the standard says.
+//
+// Its lines and fields are those of eventstream.Lines and eventstream.Field, which the gateway's
+// clients' reader (eventstream.Reader) reads with too. It does not use that reader for its events: Next must
+// not allocate per event (it reuses one data buffer, which eventstream.Reader's callers keep),
+// passes over events with empty data (eventstream.Reader returns them), charges its buffers
+// to Budget as they grow, takes its read buffer from a pool, and calls OnWait before a read
+// that may wait; none of which the clients' reader needs.
 type SSEReader struct {
-	r    *bufio.Reader
-	src  waitReader
-	max  int
-	data []byte
-	line []byte
-	// Budget, when set, is charged for the capacity of data and line as they grow, until
-	// release.
+	r     *bufio.Reader
+	lines eventstream.Lines
+	src   waitReader
+	max   int
+	data  []byte
+	// Budget, when set, is charged for the capacity of data and of the lines' buffer as they
+	// grow, until release.
 	Budget  *bodyread.Budget
 	charged int64
 	pooled  bool // r came from readers
-	// atStart is set until the first line of the stream is read, whose byte-order mark is
-	// skipped; skipLF is set after a line ended by CR, whose LF, if next, is the same line end.
-	atStart, skipLF bool
 	// OnField, when set, hears every field other than data (id, retry, event); the legacy
 	// reader uses it to keep what resuming needs.
 	OnField func(name, value []byte)
@@ -78,7 +79,7 @@ func NewSSEReader(r io.Reader, max int) *SSEReader {
 
 // NewSSEReaderSize is NewSSEReader with a bufio buffer of size bytes.
 func NewSSEReaderSize(r io.Reader, max, size int) *SSEReader {
-	s := &SSEReader{max: max, atStart: true}
+	s := &SSEReader{max: max}
 	s.src = waitReader{r: r, s: s}
 	if size == sseReadBuffer {
 		s.r, s.pooled = readers.Get().(*bufio.Reader), true
@@ -86,6 +87,7 @@ func NewSSEReaderSize(r io.Reader, max, size int) *SSEReader {
 	} else {
 		s.r = bufio.NewReaderSize(&s.src, size)
 	}
+	s.lines = eventstream.NewLines(s.r, max)
 	return s
 }
 
@@ -107,13 +109,7 @@ func (s *SSEReader) Next() ([]byte, error) {
 			hasData = false
 			continue
 		}
-		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-		}
+		field, value := eventstream.Field(line)
 		if len(field) == 0 || string(field) != "data" {
 			// A comment (empty field name) or a field the modern protocol does not use.
 			if s.OnField != nil && len(field) > 0 {
@@ -135,62 +131,14 @@ func (s *SSEReader) Next() ([]byte, error) {
 	}
 }
 
-// readLine returns one line without its terminator, bounded by max. As the standard says, a
-// line ends at CRLF, LF or a lone CR, and one byte-order mark at the start of the stream is
-// skipped. A CR is taken as the end of its line at once, without waiting for the next byte:
-// whether an LF follows is settled by the next call, which drops it (skipLF), so a CRLF split
-// across reads still ends one line.
+// readLine returns one line without its terminator, bounded by max (eventstream.Lines), its
+// buffer charged as it grows.
 func (s *SSEReader) readLine() ([]byte, error) {
-	s.line = s.line[:0]
-	if s.atStart {
-		if b, _ := s.r.Peek(1); len(b) == 1 && b[0] == bom[0] {
-			if b, _ := s.r.Peek(len(bom)); string(b) == bom {
-				s.r.Discard(len(bom))
-			}
-		}
-		s.atStart = false
+	line, err := s.lines.Next(s.charge)
+	if err != nil && errors.Is(err, eventstream.ErrTooLarge) {
+		return nil, ErrEventTooLarge
 	}
-	for {
-		if _, err := s.r.Peek(1); err != nil {
-			// At io.EOF a final line without a terminator cannot end an event: it is dropped.
-			return nil, err
-		}
-		chunk, _ := s.r.Peek(s.r.Buffered())
-		if s.skipLF {
-			s.skipLF = false
-			if chunk[0] == '\n' {
-				s.r.Discard(1)
-				continue
-			}
-		}
-		i := bytes.IndexAny(chunk, "\r\n")
-		if i < 0 {
-			i = len(chunk)
-		}
-		if len(s.line)+i > s.max {
-			return nil, ErrEventTooLarge
-		}
-		if i == len(chunk) {
-			// No line end in the buffer: keep what there is and read on.
-			s.line = append(s.line, chunk...)
-			s.r.Discard(len(chunk))
-			if err := s.charge(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		// Discard leaves the buffered bytes in place until the next read, so chunk stays valid.
-		s.skipLF = chunk[i] == '\r'
-		s.r.Discard(i + 1)
-		if len(s.line) == 0 {
-			return chunk[:i], nil
-		}
-		s.line = append(s.line, chunk[:i]...)
-		if err := s.charge(); err != nil {
-			return nil, err
-		}
-		return s.line, nil
-	}
+	return line, err
 }
 
 // charge brings the budget's charge up to the capacity the reader's buffers have grown to.
@@ -198,7 +146,7 @@ func (s *SSEReader) charge() error {
 	if s.Budget == nil {
 		return nil
 	}
-	grown := int64(cap(s.data)+cap(s.line)) - s.charged
+	grown := int64(cap(s.data)+s.lines.Cap()) - s.charged
 	if grown <= 0 {
 		return nil
 	}
@@ -213,7 +161,7 @@ func (s *SSEReader) charge() error {
 func (s *SSEReader) Reset(r io.Reader) {
 	s.src.r = r
 	s.r.Reset(&s.src)
-	s.atStart, s.skipLF = true, false
+	s.lines.Restart()
 }
 
 // Release returns the reader's charge and its buffer; the reader must not be used afterwards.
@@ -224,6 +172,6 @@ func (s *SSEReader) Release() {
 	if s.pooled {
 		s.r.Reset(nil)
 		readers.Put(s.r)
-		s.r, s.pooled = nil, false
+		s.r, s.lines, s.pooled = nil, eventstream.Lines{}, false
 	}
 }

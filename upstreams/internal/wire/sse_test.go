@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/mcp-gateway/gateway/internal/eventstream"
 )
 
 func TestSSEReader(t *testing.T) {
@@ -94,5 +96,45 @@ func FuzzSSEReader(f *testing.F) {
 			}
 		}
 		t.Fatal("reader did not end")
+	})
+}
+
+// FuzzSSEReaderAgreesWithEventstream: the gateway's reader returns the data of exactly the
+// events the clients' reader (eventstream.Reader) returns with data that is not empty, in
+// order, and fails where it fails, a byte a read as much as whole: the gateway reads from a
+// backend's stream what a client reads from the same bytes.
+func FuzzSSEReaderAgreesWithEventstream(f *testing.F) {
+	f.Add("data: a\n\n: c\ndata: b\r\n\r\nevent: e\ndata\n\n", 16)
+	f.Add("\uFEFFdata: a\rdata: b\r\n\rid: 1\n\n", 4)
+	f.Add("data: 0123\ndata: 4567\n\n", 6)
+	f.Fuzz(func(t *testing.T, in string, max int) {
+		if max <= 0 || max > 1<<16 {
+			return
+		}
+		var want []string
+		evs, werr := eventstream.Parse([]byte(in), max)
+		for _, ev := range evs {
+			if len(ev.Data) > 0 {
+				want = append(want, string(ev.Data))
+			}
+		}
+		for _, src := range []io.Reader{strings.NewReader(in), iotest.OneByteReader(strings.NewReader(in))} {
+			r := NewSSEReaderSize(src, max, SSEListenBuffer)
+			var got []string
+			var err error
+			for {
+				var d []byte
+				if d, err = r.Next(); err != nil {
+					break
+				}
+				got = append(got, string(d))
+			}
+			r.Release()
+			tooLarge := errors.Is(err, ErrEventTooLarge)
+			if strings.Join(got, "\x00") != strings.Join(want, "\x00") || len(got) != len(want) ||
+				tooLarge != errors.Is(werr, eventstream.ErrTooLarge) || !tooLarge && !errors.Is(err, io.EOF) {
+				t.Fatalf("the gateway read %q, %v; the clients' reader %q, %v", got, err, want, werr)
+			}
+		}
 	})
 }

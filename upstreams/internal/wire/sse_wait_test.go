@@ -1,9 +1,12 @@
 package wire
 
 import (
+	"errors"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 )
 
 // chunks is a stream that hands out one chunk per Read.
@@ -60,5 +63,38 @@ func TestSSEReaderReleaseReuse(t *testing.T) {
 			t.Fatalf("stream %d: got %q, want %q", i, d, want)
 		}
 		r.Release()
+	}
+}
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// TestSSEReaderChargesLongLinesAsTheyGrow: a line longer than the read buffer is charged to the
+// budget while it is put together, so a stream whose line the budget cannot take is refused
+// before the reader has read it all, and Release gives the charge back.
+func TestSSEReaderChargesLongLinesAsTheyGrow(t *testing.T) {
+	const line = 1 << 20
+	budget := bodyread.NewBudget(64 << 10)
+	src := &countingReader{r: strings.NewReader(": " + strings.Repeat("x", line) + "\ndata: y\n\n")}
+	r := NewSSEReaderSize(src, 4<<20, SSEListenBuffer)
+	r.Budget = budget
+	if _, err := r.Next(); !errors.Is(err, bodyread.ErrBudget) {
+		t.Fatalf("a line of %d bytes in a budget of %d: %v, want ErrBudget", line, budget.Max(), err)
+	}
+	if src.n >= line || budget.InUse() > budget.Max() {
+		t.Errorf("read %d bytes of the line, %d charged, before the budget refused it", src.n, budget.InUse())
+	}
+	r.Release()
+	if budget.InUse() != 0 {
+		t.Errorf("%d bytes still charged after Release", budget.InUse())
 	}
 }
