@@ -138,6 +138,12 @@ func (c *confirmer) answerApproval(x *request, st *mrtr.State, b mrtr.Binding) (
 		}
 		return nil, true, c.askApproval(x, b, upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName})
 	case approval.Undecided:
+		if !c.now().Before(st.Expiry) {
+			// The state expired while the retry waited for the page (awaitDecision): asked
+			// afresh, as a retry with an expired state is, never sent to the page of a call
+			// that can no longer be approved.
+			return nil, true, c.askApproval(x, b, upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName})
+		}
 		// The same state and page: the nonce is not used until there is a decision.
 		return nil, true, c.writeApprovalRequest(x, c.approvals.PageURL(id), id, x.in.params.RequestState)
 	case approval.Denied:

@@ -29,7 +29,7 @@ import (
 func TestApprovalPageLegacyClientWaits(t *testing.T) {
 	op := realop.Start(t, realop.Options{})
 	alpha := mcptest.StartServer(t, "alpha")
-	gw, tok, base := startLegacyApprovalGateway(t, op, alpha)
+	gw, tok, base := startLegacyApprovalGateway(t, op, alpha, 0)
 	for _, decision := range []string{"deny", "approve"} {
 		t.Run(decision, func(t *testing.T) {
 			alpha.Reset()
@@ -82,10 +82,52 @@ func TestApprovalPageLegacyClientWaits(t *testing.T) {
 	}
 }
 
+// TestApprovalPageLegacyWaitEndsWithTheState: a call that waits for the page's decision for a
+// 2025-11-25 client (TestApprovalPageLegacyClientWaits) while its requestState expires is asked
+// afresh, with a new page, never sent again to the page of a call that can no longer be
+// approved.
+func TestApprovalPageLegacyWaitEndsWithTheState(t *testing.T) {
+	op := realop.Start(t, realop.Options{})
+	alpha := mcptest.StartServer(t, "alpha")
+	gw, tok, _ := startLegacyApprovalGateway(t, op, alpha, time.Second)
+	pages := make(chan string, 16)
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithBearer(tok), mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithCapabilities(urlElicitation),
+		mcptest.WithElicitation(func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			pages <- req.Params.URL
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "ship it"}})
+		done <- err
+	}()
+	next := func() string {
+		select {
+		case p := <-pages:
+			return p
+		case err := <-done:
+			t.Fatalf("the call ended without waiting for the page: %v", err)
+		}
+		return ""
+	}
+	first, second := next(), next()
+	cancel()
+	<-done
+	if first == second {
+		t.Errorf("the state expired undecided, and the client was sent to its page %s again", first)
+	}
+	if n := toolCalls(alpha); n != 0 {
+		t.Errorf("backend received %d calls", n)
+	}
+}
+
 // startLegacyApprovalGateway runs a gateway whose rule confirms alpha__echo on the approval
-// page, signing in at op, in front of alpha; it returns the gateway, a token of op's user and
+// page, signing in at op, in front of alpha, with requestStates valid for ttl (0: the
+// default); it returns the gateway, a token of op's user and
 // the page's base URL.
-func startLegacyApprovalGateway(t *testing.T, op *realop.Provider, alpha *mcptest.Server) (Listeners, string, string) {
+func startLegacyApprovalGateway(t *testing.T, op *realop.Provider, alpha *mcptest.Server, ttl time.Duration) (Listeners, string, string) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -102,6 +144,7 @@ func startLegacyApprovalGateway(t *testing.T, op *realop.Provider, alpha *mcptes
 		c.Server.PublicURL = base + "/mcp"
 		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: op.Issuer(), Audiences: []string{realop.UserClientID}}}
 		c.MRTR.Keys = testKeys
+		c.MRTR.TTL = ttl
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "echo-approval", Upstream: "alpha", Tools: []string{mcptest.ToolEcho}, Confirm: authz.ConfirmURL},
 		}
