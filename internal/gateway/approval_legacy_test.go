@@ -35,11 +35,16 @@ func TestApprovalPageLegacyClientWaits(t *testing.T) {
 			alpha.Reset()
 			var asked atomic.Int32
 			pages := make(chan string, 16)
+			// The keep-alive comments on the call's response once the client has answered: the
+			// wait for the page holds the response open with them.
+			answered := &atomic.Bool{}
+			waiting := &keepAlives{after: answered, seen: make(chan struct{}, 64)}
 			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithBearer(tok), mcptest.WithProtocolVersion("2025-11-25"),
-				mcptest.WithCapabilities(urlElicitation),
+				mcptest.WithCapabilities(urlElicitation), mcptest.WithRoundTripper(waiting),
 				mcptest.WithElicitation(func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					asked.Add(1)
 					pages <- req.Params.URL
+					answered.Store(true)
 					// The user was sent to the page: that is all a 2025-11-25 accept says.
 					return &mcp.ElicitResult{Action: "accept"}, nil
 				}))
@@ -57,6 +62,17 @@ func TestApprovalPageLegacyClientWaits(t *testing.T) {
 			case page = <-pages:
 			case o := <-done:
 				t.Fatalf("the call ended before its client was sent to the page: %v %+v", o.err, o.res)
+			}
+			// Two keep-alives after the answer: the ask's own could have written at most one
+			// in the instant before the answer reached it.
+			for range 2 {
+				select {
+				case <-waiting.seen:
+				case o := <-done:
+					t.Fatalf("the call ended before the decision: %v %+v", o.err, o.res)
+				case <-time.After(time.Minute):
+					t.Fatal("no keep-alive comment on the response while the call waits for the page")
+				}
 			}
 			c, body := signInToApprovalPage(t, page, op.Username())
 			decideOnPage(t, c, base, page, body, decision)
@@ -148,6 +164,7 @@ func startLegacyApprovalGateway(t *testing.T, op *realop.Provider, alpha *mcptes
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "echo-approval", Upstream: "alpha", Tools: []string{mcptest.ToolEcho}, Confirm: authz.ConfirmURL},
 		}
+		c.Server.SSEKeepAlive = 100 * time.Millisecond
 		c.Approval.ClientID = clientID
 		c.Approval.ClientSecret = Secret{Value: "approval-legacy-secret"}
 		c.Approval.BaseURL = base
@@ -202,4 +219,45 @@ func csrfToken(t *testing.T, body string) string {
 	}
 	tok, _, _ := strings.Cut(rest, `"`)
 	return tok
+}
+
+// keepAlives is a client transport that signals each SSE keep-alive comment the response to a
+// POST carries once after is set.
+type keepAlives struct {
+	after *atomic.Bool
+	seen  chan struct{}
+}
+
+func (k *keepAlives) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	// POSTs only: the client's GET stream has keep-alives of its own.
+	if err == nil && r.Method == http.MethodPost && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = &keepAliveBody{ReadCloser: resp.Body, k: k}
+	}
+	return resp, err
+}
+
+// keepAliveBody reads a response body for keepAlives, line by line as it arrives.
+type keepAliveBody struct {
+	io.ReadCloser
+	k    *keepAlives
+	line []byte
+}
+
+func (b *keepAliveBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	for _, c := range p[:n] {
+		if c != '\n' {
+			b.line = append(b.line, c)
+			continue
+		}
+		if strings.HasPrefix(string(b.line), ": keep-alive") && b.k.after.Load() {
+			select {
+			case b.k.seen <- struct{}{}:
+			default:
+			}
+		}
+		b.line = b.line[:0]
+	}
+	return n, err
 }
