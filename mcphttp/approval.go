@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -119,7 +120,13 @@ func (c *confirmer) answerApproval(x *request, st *mrtr.State, b mrtr.Binding) (
 		return nil, true, c.approvalDenied(x, outcome.String(), id)
 	}
 	verdict, err := c.approvals.Verdict(x.ctx, id, st.ArgsDigest[:])
+	if err == nil && verdict == approval.Undecided && outcome == mrtr.OutcomeApproved {
+		verdict, err = c.awaitDecision(x, id, st)
+	}
 	if err != nil {
+		if x.ctx.Err() != nil {
+			return nil, false, x.ctx.Err()
+		}
 		return nil, false, approvalUnavailable()
 	}
 	switch verdict {
@@ -131,6 +138,12 @@ func (c *confirmer) answerApproval(x *request, st *mrtr.State, b mrtr.Binding) (
 		}
 		return nil, true, c.askApproval(x, b, upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName})
 	case approval.Undecided:
+		if !c.now().Before(st.Expiry) {
+			// The state expired while the retry waited for the page (awaitDecision): asked
+			// afresh, as a retry with an expired state is, never sent to the page of a call
+			// that can no longer be approved.
+			return nil, true, c.askApproval(x, b, upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName})
+		}
 		// The same state and page: the nonce is not used until there is a decision.
 		return nil, true, c.writeApprovalRequest(x, c.approvals.PageURL(id), id, x.in.params.RequestState)
 	case approval.Denied:
@@ -153,6 +166,59 @@ func (c *confirmer) answerApproval(x *request, st *mrtr.State, b mrtr.Binding) (
 	}
 	return p, false, nil
 }
+
+// Bounds of the polling of awaitDecision: the first look comes soon after the client's answer,
+// later ones further apart, so that a user who takes minutes costs the store a few reads a minute.
+const (
+	decisionPollFirst = 250 * time.Millisecond
+	decisionPollMax   = 2 * time.Second
+)
+
+// awaitDecision waits for the page's decision on call id for a retry whose client answered the
+// URL elicitation with accept, when the edge that built the request says its client's accept
+// means only that the user was sent to the page (AwaitDecisionFor): a 2025-11-25 client's does
+// (its URL mode says so, and the gateway's decision comes later), and asking that client again
+// at once would send it the same page round after round, until the call ran out of rounds
+// before the user could decide. It returns the verdict once there is one, or Undecided when the
+// wait ends first (its bound, the state's expiry), so that the client is asked again; an error
+// when the store cannot tell, or when the request ends (the client went away or cancelled it).
+// A 2026-07-28 client retries when its user says so, and is answered at once.
+func (c *confirmer) awaitDecision(x *request, id string, st *mrtr.State) (approval.Verdict, error) {
+	wait, _ := x.ctx.Value(awaitDecisionKey{}).(time.Duration)
+	if wait <= 0 {
+		return approval.Undecided, nil
+	}
+	start := c.now()
+	end := start.Add(wait)
+	if st.Expiry.Before(end) {
+		end = st.Expiry
+	}
+	// The response stays open while the user decides: keep-alive comments hold it, as they do
+	// while a pre-2026 client is asked.
+	x.out.KeepAlive(true)
+	defer x.out.KeepAlive(false)
+	defer func() { x.waited += c.now().Sub(start) }()
+	for every := decisionPollFirst; ; every = min(2*every, decisionPollMax) {
+		left := end.Sub(c.now())
+		if left <= 0 {
+			return approval.Undecided, nil
+		}
+		timer := time.NewTimer(min(every, left))
+		select {
+		case <-x.ctx.Done():
+			timer.Stop()
+			return approval.Undecided, x.ctx.Err()
+		case <-timer.C:
+		}
+		if v, err := c.approvals.Verdict(x.ctx, id, st.ArgsDigest[:]); err != nil || v != approval.Undecided {
+			return v, err
+		}
+	}
+}
+
+// awaitDecisionKey is the context key of how long a retry of an approval that its client
+// accepted waits for the page's decision (Inner.AwaitDecision).
+type awaitDecisionKey struct{}
 
 // stateConfirms reports whether a retry's state carries the confirmation the call needs now. A
 // state issued under another rule (the same user's token with other scopes) or before the policy

@@ -204,6 +204,13 @@ type Inner struct {
 	// Parsed is Params read: Params.Meta must be Params' _meta. Meta is that _meta read.
 	Parsed *jsonrpc.Params
 	Meta   *jsonrpc.Meta
+	// AwaitDecision is how long a retry that answers the gateway's URL elicitation of its
+	// approval page with accept waits for the page's decision before its client is asked again.
+	// A 2025-11-25 client's accept says only that its user was sent to the page (that
+	// revision's URL mode): asked again at once, it would be sent the same page round after
+	// round. Zero asks again at once, as a 2026-07-28 client, which retries when its user says
+	// so, expects. The wait never outlasts the call's requestState.
+	AwaitDecision time.Duration
 }
 
 // Run runs m through the pipeline and answers it through out. The request's route is m's
@@ -216,11 +223,15 @@ func (in *Incoming) Run(m *Inner, out Sink) error {
 	}
 	y := &request{shared: x.shared, start: x.start, requestID: x.requestID, requestIDValue: x.requestIDValue,
 		internal: true, out: out, client: x.client, admitted: admission{listen: x.admitted.listen}}
+	if m.AwaitDecision > 0 {
+		ctx = context.WithValue(ctx, awaitDecisionKey{}, m.AwaitDecision)
+	}
 	y.ctx, y.hdr = ctx, traceHeadersAsSent(x.r.Header)
 	y.in.req = &jsonrpc.Request{ID: m.ID, Method: m.Method, Params: m.Params}
 	y.in.params, y.in.meta = m.Parsed, m.Meta
 	err := x.s.run(y)
 	x.route, x.viaCallTool = y.route, y.viaCallTool
+	x.waited += y.waited
 	if y.rails != nil && y.rails.nameFound {
 		// The access line of the pre-2026 request names the inner one's target: not this one.
 		x.rails = &railState{nameFound: true}

@@ -35,6 +35,14 @@ func (j localhostJar) Cookies(u *url.URL) []*http.Cookie        { return j.Jar.C
 // login form over plain HTTP (no browser), and returns the page's HTML.
 func openApprovalPage(t *testing.T, page, username string) string {
 	t.Helper()
+	_, body := signInToApprovalPage(t, page, username)
+	return body
+}
+
+// signInToApprovalPage is openApprovalPage returning also the signed-in client, whose cookies
+// let it post a decision on the page.
+func signInToApprovalPage(t *testing.T, page, username string) (*http.Client, string) {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: localhostJar{jar}, Timeout: 20 * time.Second}
 	resp, err := c.Get(page)
@@ -56,7 +64,7 @@ func openApprovalPage(t *testing.T, page, username string) string {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Approve this tool call?") {
 		t.Fatalf("approval page: %d\n%s", resp.StatusCode, body)
 	}
-	return string(body)
+	return c, string(body)
 }
 
 // TestApprovalPagePinnedText: with pinning on for the backend, the approval page shows the

@@ -120,7 +120,11 @@ func (q *clientReq) inner(ctx context.Context, base, responses json.RawMessage, 
 		// io.modelcontextprotocol/* keys, this one with the others.
 		meta.AuthorizationContextID = cm.AuthorizationContextID
 	}
-	return &mcphttp.Inner{Ctx: ctx, ID: q.msg.ID, Method: q.msg.Method, Params: params, Parsed: &parsed, Meta: meta}, nil
+	// A 2025-11-25 client's accept of the gateway's approval page says only that its user was
+	// sent there: the retry waits for the page's decision as long as the client would be waited
+	// for (Inner.AwaitDecision), rather than sending it the same page round after round.
+	return &mcphttp.Inner{Ctx: ctx, ID: q.msg.ID, Method: q.msg.Method, Params: params, Parsed: &parsed, Meta: meta,
+		AwaitDecision: q.e.cfg.AskTimeout}, nil
 }
 
 // cancelled ends a call its client cancelled (notifications/cancelled) while it is still

@@ -1,0 +1,263 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/approval"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
+)
+
+// TestApprovalPageLegacyClientWaits: a 2025-11-25 client answers the URL elicitation of the
+// approval page with accept as soon as its user is sent there, which is all that revision's
+// accept says. The call waits for the decision on the page rather than sending the client the
+// same page again: the client is asked once, an approval runs the call once, a denial ends it as
+// a failed call that never reaches the backend. (Before, the client was asked again at once,
+// round after round, and the call failed for want of rounds before the user could decide.)
+func TestApprovalPageLegacyClientWaits(t *testing.T) {
+	op := realop.Start(t, realop.Options{})
+	alpha := mcptest.StartServer(t, "alpha")
+	gw, tok, base := startLegacyApprovalGateway(t, op, alpha, 0)
+	for _, decision := range []string{"deny", "approve"} {
+		t.Run(decision, func(t *testing.T) {
+			alpha.Reset()
+			var asked atomic.Int32
+			pages := make(chan string, 16)
+			// The keep-alive comments on the call's response once the client has answered: the
+			// wait for the page holds the response open with them.
+			answered := &atomic.Bool{}
+			waiting := &keepAlives{after: answered, seen: make(chan struct{}, 64)}
+			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithBearer(tok), mcptest.WithProtocolVersion("2025-11-25"),
+				mcptest.WithCapabilities(urlElicitation), mcptest.WithRoundTripper(waiting),
+				mcptest.WithElicitation(func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked.Add(1)
+					pages <- req.Params.URL
+					answered.Store(true)
+					// The user was sent to the page: that is all a 2025-11-25 accept says.
+					return &mcp.ElicitResult{Action: "accept"}, nil
+				}))
+			type outcome struct {
+				res *mcp.CallToolResult
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "ship it"}})
+				done <- outcome{res, err}
+			}()
+			var page string
+			select {
+			case page = <-pages:
+			case o := <-done:
+				t.Fatalf("the call ended before its client was sent to the page: %v %+v", o.err, o.res)
+			}
+			// Two keep-alives after the answer: the ask's own could have written at most one
+			// in the instant before the answer reached it.
+			for range 2 {
+				select {
+				case <-waiting.seen:
+				case o := <-done:
+					t.Fatalf("the call ended before the decision: %v %+v", o.err, o.res)
+				case <-time.After(time.Minute):
+					t.Fatal("no keep-alive comment on the response while the call waits for the page")
+				}
+			}
+			c, body := signInToApprovalPage(t, page, op.Username())
+			decideOnPage(t, c, base, page, body, decision)
+			o := <-done
+			if o.err != nil {
+				t.Fatal(o.err)
+			}
+			if n := asked.Load(); n != 1 {
+				t.Errorf("the client was sent to the page %d times, want once", n)
+			}
+			text := mcptest.ResultText(o.res)
+			switch decision {
+			case "approve":
+				if o.res.IsError || text != "ship it" || toolCalls(alpha) != 1 {
+					t.Errorf("approved on the page: %q (error %v), backend calls %d", text, o.res.IsError, toolCalls(alpha))
+				}
+			case "deny":
+				if !o.res.IsError || !strings.Contains(text, "denied") || toolCalls(alpha) != 0 {
+					t.Errorf("denied on the page: %q (error %v), backend calls %d", text, o.res.IsError, toolCalls(alpha))
+				}
+			}
+		})
+	}
+}
+
+// TestApprovalPageLegacyWaitEndsWithTheState: a call that waits for the page's decision for a
+// 2025-11-25 client (TestApprovalPageLegacyClientWaits) while its requestState expires is asked
+// afresh, with a new page, never sent again to the page of a call that can no longer be
+// approved.
+func TestApprovalPageLegacyWaitEndsWithTheState(t *testing.T) {
+	op := realop.Start(t, realop.Options{})
+	alpha := mcptest.StartServer(t, "alpha")
+	gw, tok, _ := startLegacyApprovalGateway(t, op, alpha, time.Second)
+	pages := make(chan string, 16)
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithBearer(tok), mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithCapabilities(urlElicitation),
+		mcptest.WithElicitation(func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			pages <- req.Params.URL
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "ship it"}})
+		done <- err
+	}()
+	next := func() string {
+		select {
+		case p := <-pages:
+			return p
+		case err := <-done:
+			t.Fatalf("the call ended without waiting for the page: %v", err)
+		}
+		return ""
+	}
+	first, second := next(), next()
+	cancel()
+	<-done
+	if first == second {
+		t.Errorf("the state expired undecided, and the client was sent to its page %s again", first)
+	}
+	if n := toolCalls(alpha); n != 0 {
+		t.Errorf("backend received %d calls", n)
+	}
+}
+
+// startLegacyApprovalGateway runs a gateway whose rule confirms alpha__echo on the approval
+// page, signing in at op, in front of alpha, with requestStates valid for ttl (0: the
+// default); it returns the gateway, a token of op's user and
+// the page's base URL.
+func startLegacyApprovalGateway(t *testing.T, op *realop.Provider, alpha *mcptest.Server, ttl time.Duration) (Listeners, string, string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	base := fmt.Sprintf("http://localhost:%d", port)
+	clientID := fmt.Sprintf("gateway-approval-legacy-%d", port)
+	op.AddWebClient(clientID, "approval-legacy-secret", base+"/approval/callback")
+	gw := startTestGateway(t, func(c *Config) {
+		c.Server.Listen = fmt.Sprintf("127.0.0.1:%d", port)
+		c.Auth.Disabled = false
+		c.Server.PublicURL = base + "/mcp"
+		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: op.Issuer(), Audiences: []string{realop.UserClientID}}}
+		c.MRTR.Keys = testKeys
+		c.MRTR.TTL = ttl
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "echo-approval", Upstream: "alpha", Tools: []string{mcptest.ToolEcho}, Confirm: authz.ConfirmURL},
+		}
+		c.Server.SSEKeepAlive = 100 * time.Millisecond
+		c.Approval.ClientID = clientID
+		c.Approval.ClientSecret = Secret{Value: "approval-legacy-secret"}
+		c.Approval.BaseURL = base
+	}, alpha)
+	tok, err := op.UserToken(context.Background(), op.Username(), realop.UserPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gw, tok, base
+}
+
+// decideOnPage posts decision ("approve" or "deny") on the page as its forms do in a browser:
+// Approve is the two steps of the page, the second one approval.MinDwell after the first.
+func decideOnPage(t *testing.T, c *http.Client, base, page, body, decision string) {
+	t.Helper()
+	post := func(form url.Values) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, page, strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", base)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
+	}
+	status, next := post(url.Values{"decision": {decision}, "csrf": {csrfToken(t, body)}})
+	if decision == "approve" && status == http.StatusOK {
+		// The confirmation step counts once it has been on screen for MinDwell.
+		time.Sleep(approval.MinDwell + 100*time.Millisecond)
+		status, next = post(url.Values{"decision": {"confirm"}, "csrf": {csrfToken(t, next)}})
+	}
+	if status != http.StatusOK {
+		t.Fatalf("%s on the page: %d\n%s", decision, status, next)
+	}
+}
+
+// csrfToken is the decision forms' token on a page.
+func csrfToken(t *testing.T, body string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(body, `name="csrf" value="`)
+	if !ok {
+		t.Fatalf("no CSRF token on the page:\n%s", body)
+	}
+	tok, _, _ := strings.Cut(rest, `"`)
+	return tok
+}
+
+// keepAlives is a client transport that signals each SSE keep-alive comment the response to a
+// POST carries once after is set.
+type keepAlives struct {
+	after *atomic.Bool
+	seen  chan struct{}
+}
+
+func (k *keepAlives) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	// POSTs only: the client's GET stream has keep-alives of its own.
+	if err == nil && r.Method == http.MethodPost && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = &keepAliveBody{ReadCloser: resp.Body, k: k}
+	}
+	return resp, err
+}
+
+// keepAliveBody reads a response body for keepAlives, line by line as it arrives.
+type keepAliveBody struct {
+	io.ReadCloser
+	k    *keepAlives
+	line []byte
+}
+
+func (b *keepAliveBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	for _, c := range p[:n] {
+		if c != '\n' {
+			b.line = append(b.line, c)
+			continue
+		}
+		if strings.HasPrefix(string(b.line), ": keep-alive") && b.k.after.Load() {
+			select {
+			case b.k.seen <- struct{}{}:
+			default:
+			}
+		}
+		b.line = b.line[:0]
+	}
+	return n, err
+}
