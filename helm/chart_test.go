@@ -63,6 +63,7 @@ func testRender(t *testing.T, h helmCLI) {
 		{"gateway-tls.yaml", checkGatewayTLS},
 		{"approval.yaml", checkApproval},
 		{"pins.yaml", checkPins},
+		{"useroauth.yaml", checkUserOAuth},
 	}
 	for _, tc := range cases {
 		t.Run(tc.values, func(t *testing.T) {

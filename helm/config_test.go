@@ -56,7 +56,14 @@ type gatewayConfig struct {
 	Tracing        tracingConfig  `yaml:"tracing"`
 	Approval       approvalConfig `yaml:"approval"`
 	Pins           *pinsConfig    `yaml:"pins"`
-	Legacy         struct {
+	UserOAuth      *struct {
+		Path           string         `yaml:"path"`
+		AllowAddresses []string       `yaml:"allowAddresses"`
+		Keys           []keyReference `yaml:"keys"`
+	} `yaml:"userOAuth"`
+	Interceptors []interceptorConfig `yaml:"interceptors"`
+	Guardrails   *guardrailsConfig   `yaml:"guardrails"`
+	Legacy       struct {
 		Enabled              bool     `yaml:"enabled"`
 		Versions             []string `yaml:"versions"`
 		SessionTTL           duration `yaml:"sessionTTL"`
@@ -182,6 +189,43 @@ type upstreamConfig struct {
 	URL     string                  `yaml:"url"`
 	Timeout duration                `yaml:"timeout"`
 	Headers map[string]secretSource `yaml:"headers"`
+	Auth    *struct {
+		Type     string   `yaml:"type"`
+		ClientID string   `yaml:"clientID"`
+		Scopes   []string `yaml:"scopes"`
+	} `yaml:"auth"`
+}
+
+// keyReference is a sealing key whose secret is a file.
+type keyReference struct {
+	ID     string       `yaml:"id"`
+	Secret secretSource `yaml:"secret"`
+}
+
+// interceptorConfig is one entry of interceptors: (docs/interceptors.md).
+type interceptorConfig struct {
+	Name    string                  `yaml:"name"`
+	URL     string                  `yaml:"url"`
+	Type    string                  `yaml:"type"`
+	Headers map[string]secretSource `yaml:"headers"`
+	Rules   []struct {
+		Upstream string   `yaml:"upstream"`
+		Tools    []string `yaml:"tools"`
+		Phases   []string `yaml:"phases"`
+	} `yaml:"rules"`
+}
+
+// guardrailsConfig is the guardrails section (docs/guardrails.md).
+type guardrailsConfig struct {
+	AllowedHosts []string `yaml:"allowedHosts"`
+	Rules        []struct {
+		ID        string            `yaml:"id"`
+		Upstream  string            `yaml:"upstream"`
+		Tools     []string          `yaml:"tools"`
+		Validate  map[string]string `yaml:"validate"`
+		Arguments map[string]string `yaml:"arguments"`
+		Results   map[string]string `yaml:"results"`
+	} `yaml:"rules"`
 }
 
 // duration is a Go duration string in config.yaml.

@@ -81,7 +81,8 @@ func TestValuesSchemaMatchesTypes(t *testing.T) {
 		props := parent["properties"].(map[string]any)
 		last := tv.path[len(tv.path)-1]
 		existing, _ := props[last].(map[string]any)
-		g := schemaGen{tag: tv.tag, t: t, enums: configSchemaEnums(t, root)}
+		enums, keys := configSchemaEnums(t, root)
+		g := schemaGen{tag: tv.tag, t: t, enums: enums, keys: keys}
 		props[last] = g.node(existing, tv.typ, strings.Join(tv.path, "."), 0)
 	}
 	for _, open := range openObjects(s, "") {
@@ -149,13 +150,17 @@ type schemaGen struct {
 	tag   string // "yaml" or "json"
 	t     *testing.T
 	enums map[string][]any // the words a setting takes, by values path ("config.log.level")
+	keys  map[string][]any // the only keys a mapping setting takes, by values path
 }
 
 // configSchemaEnums are the closed sets of words of the gateway's settings, from its own JSON
 // Schema, by values path: config.KEY, with [] for a list's entries and .* for a mapping's values.
 // A typo in one ("type: validaton" in an interceptor) then fails the chart's rendering, as it
-// would fail the gateway in the pod.
-func configSchemaEnums(t *testing.T, root string) map[string][]any {
+// would fail the gateway in the pod. The second map holds the closed sets of keys of mapping
+// settings (the propertyNames of guardrail detectors), which the values schema writes as an
+// object with those keys and no other: helm's validator names an unknown key by its place, as
+// for a struct, where for propertyNames it names the wrong place.
+func configSchemaEnums(t *testing.T, root string) (enums, keys map[string][]any) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(root, gateway.SchemaFile))
 	if err != nil {
@@ -165,11 +170,16 @@ func configSchemaEnums(t *testing.T, root string) map[string][]any {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]any{}
+	out, keys := map[string][]any{}, map[string][]any{}
 	var walk func(n map[string]any, path string)
 	walk = func(n map[string]any, path string) {
 		if e, ok := n["enum"].([]any); ok {
 			out[path] = e
+		}
+		if pn, ok := n["propertyNames"].(map[string]any); ok {
+			if e, ok := pn["enum"].([]any); ok {
+				keys[path] = e
+			}
 		}
 		if props, ok := n["properties"].(map[string]any); ok {
 			for k, v := range props {
@@ -187,7 +197,7 @@ func configSchemaEnums(t *testing.T, root string) map[string][]any {
 	if len(out) < 10 {
 		t.Fatalf("%s lists %d closed sets: the walk lost them", gateway.SchemaFile, len(out))
 	}
-	return out
+	return out, keys
 }
 
 const durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
@@ -231,8 +241,19 @@ func (g schemaGen) node(existing map[string]any, typ reflect.Type, path string, 
 		existing["items"] = g.node(items, typ.Elem(), path+"[]", depth+1)
 		return existing
 	case reflect.Map:
-		values, _ := existing["additionalProperties"].(map[string]any)
 		existing["type"] = "object"
+		if keys, ok := g.keys[path]; ok {
+			old, _ := existing["properties"].(map[string]any)
+			props := map[string]any{}
+			for _, k := range keys {
+				prev, _ := old[k.(string)].(map[string]any)
+				props[k.(string)] = g.node(prev, typ.Elem(), path+".*", depth+1)
+			}
+			existing["properties"] = props
+			existing["additionalProperties"] = false
+			return existing
+		}
+		values, _ := existing["additionalProperties"].(map[string]any)
 		existing["additionalProperties"] = g.node(values, typ.Elem(), path+".*", depth+1)
 		return existing
 	}

@@ -23,6 +23,10 @@ type SchemaOptions struct {
 	Defaults map[string]any
 	// Enums are the only values a setting takes.
 	Enums map[string][]any
+	// Keys are the only keys a mapping setting takes (a map keyed by names of a closed set,
+	// such as detector names), given as the mapping's propertyNames, so an editor refuses a
+	// misspelt one.
+	Keys map[string][]string
 	// Types replaces the schema derived for a type.
 	Types map[reflect.Type]*jsonschema.Schema
 }
@@ -44,6 +48,13 @@ func (g schemaGen) of(t reflect.Type, path string, depth int) *jsonschema.Schema
 	s := g.shape(t, path, depth)
 	if e, ok := g.opts.Enums[path]; ok {
 		s.Enum = e
+	}
+	if keys, ok := g.opts.Keys[path]; ok {
+		names := make([]any, len(keys))
+		for i, k := range keys {
+			names[i] = k
+		}
+		s.PropertyNames = &jsonschema.Schema{Enum: names}
 	}
 	return s
 }

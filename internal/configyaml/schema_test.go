@@ -14,7 +14,8 @@ func TestSchemaShape(t *testing.T) {
 	s := Schema(reflect.TypeFor[doc](), "test", SchemaOptions{
 		Doc:      func(owner reflect.Type, field string) string { return owner.Name() + "." + field },
 		Defaults: map[string]any{"entries[].timeout": 5 * time.Second, "ratio": 0.5},
-		Enums:    map[string][]any{"entries[].name": {"a", "b"}},
+		Enums:    map[string][]any{"entries[].name": {"a", "b"}, "entries[].headers.*": {"x"}},
+		Keys:     map[string][]string{"entries[].headers": {"X-One", "X-Two"}},
 	})
 	item := s.Properties["entries"].Items
 	if item == nil || item.AdditionalProperties == nil || item.AdditionalProperties.Not == nil {
@@ -34,6 +35,15 @@ func TestSchemaShape(t *testing.T) {
 	}
 	if got := s.Properties["entries"].Items.Properties["headers"].AdditionalProperties; got == nil || got.Type != "object" {
 		t.Errorf("a map's values: %+v", got)
+	}
+	// A mapping keyed by a closed set of names refuses other keys, and its values take only the
+	// words its enum lists.
+	headers := s.Properties["entries"].Items.Properties["headers"]
+	if headers.PropertyNames == nil || !reflect.DeepEqual(headers.PropertyNames.Enum, []any{"X-One", "X-Two"}) {
+		t.Errorf("entries[].headers keys: %+v", headers.PropertyNames)
+	}
+	if v := headers.AdditionalProperties; v == nil || !reflect.DeepEqual(v.Enum, []any{"x"}) {
+		t.Errorf("entries[].headers values: %+v", v)
 	}
 	if _, err := json.Marshal(s); err != nil {
 		t.Fatal(err)

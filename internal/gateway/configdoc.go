@@ -62,6 +62,7 @@ func configSchema(docs configyaml.Docs) *jsonschema.Schema {
 		Doc:      docs.Field,
 		Defaults: configDefaults(),
 		Enums:    configEnums(),
+		Keys:     configKeys(),
 		Types:    schemaTypes(),
 	})
 	s.ID = "https://github.com/mcp-gateway/gateway/" + SchemaFile
@@ -111,6 +112,18 @@ func configEnums() map[string][]any {
 		"guardrails.rules[].results.secrets":            strs(guardrails.ResultActions()...),
 		"guardrails.rules[].results.pii":                strs(guardrails.ResultActions()...),
 		"guardrails.rules[].results.injection":          strs(guardrails.ResultActions()...),
+		"guardrails.rules[].arguments.detectors.*":      strs(guardrails.ArgumentActions()...),
+		"guardrails.rules[].results.detectors.*":        strs(guardrails.ResultActions()...),
+	}
+}
+
+// configKeys are the mapping settings keyed by names of a closed set: the detectors a
+// guardrail rule sets one by one.
+func configKeys() map[string][]string {
+	detectors := guardrails.ContentDetectors()
+	return map[string][]string{
+		"guardrails.rules[].arguments.detectors": detectors,
+		"guardrails.rules[].results.detectors":   detectors,
 	}
 }
 

@@ -188,3 +188,57 @@ func shellWords(t *testing.T, line string) []string {
 	}
 	return words
 }
+
+// TestReadmeIssuerSignInCommand: the README's development-issuer command for the approval page
+// (the one with --client) runs as printed, and a configuration with the approval block it
+// prints passes check-config --online's sign-in check: the issuer's discovery names the
+// authorization and token endpoints the page signs users in with.
+func TestReadmeIssuerSignInCommand(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^go run \./cmd/gateway-demo issuer (.* --client .*)$`).FindStringSubmatch(string(raw))
+	if line == nil {
+		t.Fatal("the README has no gateway-demo issuer command line with --client")
+	}
+	args := shellWords(t, line[1])
+	i := slices.Index(args, "--listen")
+	j := slices.Index(args, "--audience")
+	if i < 0 || j < 0 {
+		t.Fatalf("the README's command names no --listen or --audience: %v", args)
+	}
+	args[i+1] = "127.0.0.1:0" // the documented port may be taken on a test machine
+	out := &mcptest.LogBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- devissuer.Command(ctx, args, out, io.Discard) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the README's command: %v", err)
+		}
+	}()
+	mcptest.WaitFor(t, "the README's command printing a token", func() bool {
+		return strings.Contains(out.String(), "export TOKEN='") || len(done) > 0
+	})
+	printed := out.String()
+	issuer := regexp.MustCompile(`(?m)^issuer +(\S+)`).FindStringSubmatch(printed)
+	client := regexp.MustCompile(`(?m)^  approval:\n    clientID: (\S+)$`).FindStringSubmatch(printed)
+	if issuer == nil || client == nil {
+		t.Fatalf("the command prints no issuer or no approval block:\n%s", printed)
+	}
+	ports := freeLoopbackPorts(t, 2)
+	doc := map[string]any{
+		"server":    map[string]any{"listen": fmt.Sprintf("127.0.0.1:%d", ports[0]), "publicURL": args[j+1]},
+		"admin":     map[string]any{"listen": fmt.Sprintf("127.0.0.1:%d", ports[1])},
+		"auth":      map[string]any{"issuers": []any{map[string]any{"issuer": issuer[1]}}},
+		"approval":  map[string]any{"clientID": client[1]},
+		"upstreams": []any{map[string]any{"name": "alpha", "url": mcptest.StartServer(t, "alpha").URL()}},
+	}
+	file := writeYAML(t, t.TempDir(), "config.yaml", doc)
+	code, stdout, stderr := runMain([]string{"check-config", "--config", file, "--online"}, nil)
+	if code != 0 || !regexp.MustCompile(`(?m)^ok +approval\.issuer `).MatchString(stdout) {
+		t.Fatalf("check-config --online: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

@@ -96,6 +96,11 @@ func runPinsWrite(ctx context.Context, inv invocation, args []string) error {
 		return err
 	}
 	fmt.Fprintf(inv.stdout, "wrote %d pin(s) for %d backend(s) to %s\n", countPins(lock), len(lock.Backends), *out)
+	for _, u := range cfg.Upstreams {
+		if unpinned(cfg, u.Name) {
+			fmt.Fprintf(inv.stdout, "not pinned (pins mode off): %s\n", u.Name)
+		}
+	}
 	return nil
 }
 
@@ -121,6 +126,11 @@ func runPinsDiff(ctx context.Context, inv invocation, args []string) error {
 	if err != nil {
 		return err
 	}
+	for _, u := range cfg.Upstreams {
+		if unpinned(cfg, u.Name) {
+			delete(pinned.Backends, u.Name) // not fetched: not "everything removed"
+		}
+	}
 	drift := pins.Diff(pinned, current)
 	if err := pins.WriteDiff(inv.stdout, drift); err != nil {
 		return err
@@ -131,8 +141,15 @@ func runPinsDiff(ctx context.Context, inv invocation, args []string) error {
 	return nil
 }
 
-// fetchPins asks every configured backend (only that one, when only is set), in configuration
-// order, for its definitions and pins them. Any backend that cannot be fetched, or lists something that cannot be pinned, fails
+// unpinned reports whether pinning is configured and off for the backend (pins.mode or
+// pins.backends.NAME.mode off): write and diff leave it out, so a backend no one pins, such as
+// one whose tools only a caller's own token may list, does not stop the others' lock file.
+func unpinned(cfg *Config, backend string) bool {
+	return cfg.Pins != nil && cfg.Pins.ModeFor(backend) == pins.ModeOff
+}
+
+// fetchPins asks every configured backend whose pins are not off (only that one, when only is
+// set), in configuration order, for its definitions and pins them. Any backend that cannot be fetched, or lists something that cannot be pinned, fails
 // the whole command: a lock file or diff that silently leaves a backend out would read as
 // "nothing to pin" or "everything removed".
 func fetchPins(ctx context.Context, cfg *Config, getenv func(string) string, only string) (*pins.Lock, error) {
@@ -144,7 +161,7 @@ func fetchPins(ctx context.Context, cfg *Config, getenv func(string) string, onl
 	lock := pins.NewLock()
 	var errs []error
 	for _, u := range cfg.Upstreams {
-		if only != "" && u.Name != only {
+		if (only != "" && u.Name != only) || (only == "" && unpinned(cfg, u.Name)) {
 			continue
 		}
 		defs, err := reg.Definitions(ctx, u.Name)

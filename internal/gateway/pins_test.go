@@ -193,6 +193,37 @@ func TestPinsWriteFailsClosed(t *testing.T) {
 	}
 }
 
+// TestPinsWriteSkipsBackendsNotPinned: a backend whose pins are off (one whose tools only a
+// caller's own token may list, say, so that write could never fetch it) is left out of write
+// and diff, and write names it, instead of failing the lock file of every other backend.
+func TestPinsWriteSkipsBackendsNotPinned(t *testing.T) {
+	up := mcptest.StartServer(t, "up", mcptest.WithoutDefaults(), mcptest.WithTool(deleteTool(true), noopTool))
+	down := mcptest.StartServer(t, "down")
+	lockPath := filepath.Join(t.TempDir(), "pins.yaml")
+	cfg := writeConfigWith(t, "pins:\n  lockFile: "+lockPath+"\n  backends: {down: {mode: off}}\n", up, down)
+	down.Close()
+	out, _, err := runGateway(t, "pins", "write", "--config", cfg, "--out", lockPath)
+	if err != nil {
+		t.Fatalf("write with an unpinned backend down: %v", err)
+	}
+	if want := "wrote 1 pin(s) for 1 backend(s) to " + lockPath + "\nnot pinned (pins mode off): down\n"; out != want {
+		t.Errorf("write said %q, want %q", out, want)
+	}
+	lock, err := pins.LoadLock(lockPath)
+	if err != nil || lock.Backends["up"] == nil || lock.Backends["down"] != nil {
+		t.Fatalf("lock file: %v %+v", err, lock)
+	}
+	// A lock file written before the backend was switched off still names it: diff does not
+	// report it removed.
+	lock.Backend("down")
+	if err := os.WriteFile(lockPath, lock.Marshal(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := runGateway(t, "pins", "diff", "--config", cfg, "--pins", lockPath); err != nil || !strings.HasPrefix(out, "no drift") {
+		t.Fatalf("diff: %q %v", out, err)
+	}
+}
+
 // TestPinsWriteWithTheDeployedConfig: docs/pinning.md's flow runs pins write with the
 // configuration that will be deployed, which names the lock file: the first write, before that
 // file exists, and the write after a backend was added, which the old file lacks, both work,

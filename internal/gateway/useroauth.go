@@ -65,10 +65,19 @@ func (c *Config) userOAuthBackend(i int, secret string) useroauth.Backend {
 // validateUserOAuth: a userOAuth backend needs authenticated callers (whose tokens the vault
 // keys), the approval page's sign-in (users sign in to the gateway on the connect page), the
 // vault's keys, and a client of its authorization server.
+//
+// Without such a backend the block's own settings are still checked (not the keys' presence,
+// which only a backend needs): a value out of range is reported now, not first when a backend
+// is switched to userOAuth, perhaps in the middle of an incident.
 func (c *Config) validateUserOAuth() []error {
 	idx := c.userOAuthBackends()
 	if len(idx) == 0 {
-		return nil
+		u := c.userOAuthConfig(placeholderKeys(max(1, len(c.UserOAuth.Keys))))
+		errs := validateKeyIDs("userOAuth.keys", c.UserOAuth.Keys)
+		if err := u.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		return errs
 	}
 	var errs []error
 	if c.Auth.Disabled {

@@ -215,14 +215,18 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // contentDetectorNames lists the detectors a direction may name.
-func contentDetectorNames() string {
+func contentDetectorNames() string { return strings.Join(ContentDetectors(), ", ") }
+
+// ContentDetectors returns the names a rule's detectors settings take: every detector but the
+// schema guardrail's.
+func ContentDetectors() []string {
 	var names []string
 	for i := range detectorTable {
 		if detectorTable[i].g != Schema {
 			names = append(names, detectorTable[i].name)
 		}
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // RuleIDs returns the rules' ids in order, defaults included: the closed set of the rule

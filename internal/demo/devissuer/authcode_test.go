@@ -76,7 +76,7 @@ func (f *signInFixture) signIn(t *testing.T, authURL, user string) *http.Respons
 	for _, m := range hiddenInput.FindAllStringSubmatch(string(body), -1) {
 		form.Set(m[1], strings.ReplaceAll(m[2], "&amp;", "&"))
 	}
-	res, err = f.browser.PostForm(f.iss.AuthorizeURL(), form)
+	res, err = f.browser.PostForm(f.provider.Endpoint().AuthURL, form)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -36,6 +39,17 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	scope := fs.String("scope", "", "space-separated `scopes` of the printed token")
 	groups := fs.String("groups", "", "comma-separated `groups` of the printed token")
 	ttl := fs.Duration("ttl", CommandTTL, "`lifetime` of the tokens")
+	clients := map[string]WebClient{}
+	fs.Func("client", "a sign-in client `ID=REDIRECT_URI` (repeatable): the gateway's approval page, which per-user OAuth's connect pages sign in with too; its redirect URI is the page's base URL + /approval/callback", func(v string) error {
+		id, uri, ok := strings.Cut(v, "=")
+		if u, err := url.Parse(uri); !ok || id == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errors.New("want ID=REDIRECT_URI, such as gateway-pages=https://127.0.0.1:8443/approval/callback")
+		}
+		c := clients[id]
+		c.RedirectURIs = append(c.RedirectURIs, uri)
+		clients[id] = c
+		return nil
+	})
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "usage: gateway-demo issuer --audience URL [flags]\n\n"+
 			"A DEVELOPMENT-ONLY token issuer on loopback: it signs any token it is asked for.\n\n")
@@ -52,23 +66,36 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case *ttl <= 0 || *ttl > maxMintTTL:
 		return fmt.Errorf("--ttl %s: want more than 0 and at most %s", *ttl, maxMintTTL)
 	}
-	iss, err := New(Options{Addr: *listen, Audience: *audience, TTL: *ttl, MintEndpoint: true})
+	claims := Claims{"sub": *sub}
+	addClaims(claims, *scope, *groups)
+	opts := Options{Addr: *listen, Audience: *audience, TTL: *ttl, MintEndpoint: true}
+	if len(clients) > 0 {
+		// The sign-in form knows one user: the subject of the printed token, so the person who
+		// approves a call is the caller who made it.
+		opts.WebClients, opts.Users = clients, map[string]Claims{*sub: withoutSub(claims)}
+	}
+	iss, err := New(opts)
 	if err != nil {
 		return err
 	}
 	defer iss.Close()
-	claims := Claims{"sub": *sub}
-	addClaims(claims, *scope, *groups)
 	tok, err := iss.Mint(claims)
 	if err != nil {
 		return err
 	}
 	if err := commandText.Execute(stdout, commandView{URL: iss.URL(), MintURL: iss.MintURL(), Audience: *audience,
-		Sub: *sub, Scope: *scope, Groups: *groups, TTL: *ttl, Token: tok}); err != nil {
+		Sub: *sub, Scope: *scope, Groups: *groups, TTL: *ttl, Token: tok, Clients: slices.Sorted(maps.Keys(clients))}); err != nil {
 		return err
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// withoutSub is c without its sub claim: the claims a signed-in user's tokens carry besides.
+func withoutSub(c Claims) Claims {
+	out := maps.Clone(c)
+	delete(out, "sub")
+	return out
 }
 
 // addClaims sets the scope and groups claims when given.
@@ -90,6 +117,7 @@ func addClaims(c Claims, scope, groups string) {
 type commandView struct {
 	URL, MintURL, Audience, Sub, Scope, Groups, Token string
 	TTL                                               time.Duration
+	Clients                                           []string
 }
 
 var commandText = template.Must(template.New("issuer").Parse(`
@@ -108,7 +136,14 @@ Trust it in the gateway's configuration (server.publicURL must be the audience a
   auth:
     issuers:
       - issuer: {{.URL}}
-
+{{- if .Clients}}
+  approval:
+    clientID: {{index .Clients 0}}
+{{- end}}
+{{if .Clients}}
+It also signs users in for the approval page (and per-user OAuth's connect pages): the
+sign-in form asks for no password and knows one user, {{.Sub}}.
+{{end}}
 A token for sub={{.Sub}}{{if .Scope}} scope="{{.Scope}}"{{end}}{{if .Groups}} groups={{.Groups}}{{end}}, valid {{.TTL}}:
 
   export TOKEN='{{.Token}}'

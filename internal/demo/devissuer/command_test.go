@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
@@ -110,6 +113,42 @@ func TestCommandMintsOnRequest(t *testing.T) {
 	}
 }
 
+// TestCommandSignsInForTheApprovalPage: with --client, the command also serves the
+// authorization code flow the gateway's approval page (and per-user OAuth's connect pages)
+// sign users in with: its discovery names the endpoints (check-config --online asks for them),
+// it prints the approval block, and the subject of its token signs in, through go-oidc and
+// x/oauth2 as the gateway does, and no one else does. Without --client it serves none.
+func TestCommandSignsInForTheApprovalPage(t *testing.T) {
+	issuer, _, out := runCommand(t, "--listen", "127.0.0.1:0", "--audience", commandAudience,
+		"--sub", "alice", "--scope", "notes:read", "--client", webClientID+"="+redirectURI)
+	if want := "  approval:\n    clientID: " + webClientID + "\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("the output lacks %q:\n%s", want, out)
+	}
+	p, err := oidc.NewProvider(context.Background(), issuer)
+	if err != nil || p.Endpoint().AuthURL == "" || p.Endpoint().TokenURL == "" {
+		t.Fatalf("discovery: %v %+v", err, p)
+	}
+	f := &signInFixture{provider: p, browser: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	cfg := f.config(webClientID, "")
+	verifier := oauth2.GenerateVerifier()
+	tok, err := cfg.Exchange(context.Background(), f.code(t, cfg, "alice", verifier, "n-1"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatalf("exchange: %v", err)
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	if idt, err := p.Verifier(&oidc.Config{ClientID: webClientID}).Verify(context.Background(), raw); err != nil || idt.Subject != "alice" {
+		t.Fatalf("ID token: %v", err)
+	}
+	if res := f.signIn(t, cfg.AuthCodeURL("st-2", oauth2.S256ChallengeOption(verifier)), "bob"); res.StatusCode != http.StatusBadRequest {
+		t.Errorf("bob signed in: %d", res.StatusCode)
+	}
+
+	plain, _, _ := runCommand(t, "--listen", "127.0.0.1:0", "--audience", commandAudience)
+	if p, err := oidc.NewProvider(context.Background(), plain); err != nil || p.Endpoint().AuthURL != "" {
+		t.Errorf("without --client: %v, authorization endpoint %q", err, p.Endpoint().AuthURL)
+	}
+}
+
 // TestCommandRefuses: without the audience, off loopback, or with a senseless lifetime, the
 // command does not start.
 func TestCommandRefuses(t *testing.T) {
@@ -122,6 +161,8 @@ func TestCommandRefuses(t *testing.T) {
 		{"not loopback", []string{"--listen", "0.0.0.0:0", "--audience", commandAudience}, ErrNotLoopback.Error()},
 		{"no lifetime", []string{"--listen", "127.0.0.1:0", "--audience", commandAudience, "--ttl", "0s"}, "--ttl"},
 		{"stray argument", []string{"--audience", commandAudience, "alice"}, "unexpected arguments"},
+		{"client without redirect URI", []string{"--audience", commandAudience, "--client", "pages"}, "want ID=REDIRECT_URI"},
+		{"client with a relative redirect URI", []string{"--audience", commandAudience, "--client", "pages=/approval/callback"}, "want ID=REDIRECT_URI"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
