@@ -28,7 +28,9 @@
 // The dial trusts a loopback name because the URL naming it was judged first: Named judges a
 // URL a document names (or a redirect points to) by the document's origin, and CheckRedirect
 // applies it to every redirect a client follows. A client for learnt URLs uses both halves:
-// Named (or no redirects) on every URL, Policy.Dial on every connection.
+// Named (or no redirects) on every URL, Policy.Dial on every connection. A request that
+// carries a credential (a code, a client secret, a refresh token) follows no redirect at all,
+// wherever it points (NoRedirect, Credentialed): a 307 or 308 would send its body again.
 package egress
 
 import (
@@ -273,6 +275,45 @@ func Named(from, target string) error {
 // the text as written would let such a spelling past Named to a dial that trusts the loopback
 // name it became.
 func dialledHost(u *url.URL) string { return loopback.Dialled(u.Hostname()) }
+
+// ErrRedirected is a redirect a client whose requests carry a credential did not follow.
+var ErrRedirected = errors.New("egress: redirect not followed")
+
+// RedirectedError is a redirect NoRedirect refused: the status that asked for it. It names
+// neither the request's URL nor the redirect's target (whose query is the server's text).
+type RedirectedError struct {
+	Status int
+}
+
+// Error names the status and why it was not followed.
+func (e *RedirectedError) Error() string {
+	return fmt.Sprintf("the server answered HTTP %d, a redirect, which a request carrying a credential does not follow", e.Status)
+}
+
+// Is makes errors.Is(err, ErrRedirected) true for a *RedirectedError.
+func (e *RedirectedError) Is(target error) bool { return target == ErrRedirected }
+
+// NoRedirect is the CheckRedirect of a client whose requests carry a credential (a code, a
+// client secret, a refresh token, a registration): a 307 or 308 answer would have the client
+// send the same body, and a 301, 302 or 303 the same Authorization header to a host whose
+// name matches, to wherever the server points, so no redirect is followed, whatever its
+// target. The client's Do returns a *url.Error (naming the target) wrapping a
+// *RedirectedError, which is what to report.
+func NoRedirect(req *http.Request, _ []*http.Request) error {
+	status := 0
+	if req.Response != nil {
+		status = req.Response.StatusCode
+	}
+	return &RedirectedError{Status: status}
+}
+
+// Credentialed returns a copy of c, sharing its transport, that follows no redirect
+// (NoRedirect): the client for requests that carry a credential, whatever c's own policy.
+func Credentialed(c *http.Client) *http.Client {
+	cc := *c
+	cc.CheckRedirect = NoRedirect
+	return &cc
+}
 
 // maxRedirects is as many redirects as net/http's default policy follows.
 const maxRedirects = 10

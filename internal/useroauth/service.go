@@ -26,6 +26,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcp-gateway/gateway/internal/egress"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/vault"
@@ -119,7 +120,9 @@ type Deps struct {
 	Clock func() time.Time
 	// HTTPClient reaches backends' metadata and authorization servers; default a client that
 	// follows no redirect and connects only where internal/egress allows, with the backends'
-	// configured hosts and Config.AllowAddresses (reach.go).
+	// configured hosts and Config.AllowAddresses (reach.go). Requests to authorization
+	// servers, which all carry a credential, follow no redirect whatever this client's
+	// CheckRedirect (egress.Credentialed).
 	HTTPClient *http.Client
 }
 
@@ -235,7 +238,7 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 		s.client = defaultClient(cfg, backends)
 	}
 	s.page = pageWriter{log: s.log, obs: s.obs, signIn: deps.SignIn}
-	s.oauth = &asClient{http: s.client, store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,
+	s.oauth = &asClient{http: egress.Credentialed(s.client), store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,
 		pages: deps.BaseURL + cfg.Path}
 	for i := range backends {
 		b := backends[i]
