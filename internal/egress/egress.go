@@ -10,6 +10,11 @@
 // ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d or NAT64 64:ff9b::a.b.c.d, is judged as the IPv4
 // address it carries):
 //
+//   - the NAT64 local-use prefix 64:ff9b:1::/48 (RFC 8215): refused, unless the URL's host is
+//     one the operator configured or Policy.Allow lists the address. Where its IPv4 address
+//     sits (RFC 6052 §2.2) depends on the prefix length the network chose (/48 to /96), which
+//     the gateway cannot know, so the address it reaches is not known: 127.0.0.1 and
+//     169.254.169.254 may hide in it as well as any public address.
 //   - link-local (169.254.0.0/16, the cloud metadata service among it; fe80::/10),
 //     unspecified and "this network" (0.0.0.0/8, ::), multicast and broadcast: refused.
 //   - loopback (127.0.0.0/8, ::1): refused, unless the URL's host is itself a loopback name
@@ -78,6 +83,7 @@ const (
 	Public      Class = iota // any other unicast address
 	Private                  // 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7
 	Loopback                 // 127/8, ::1
+	Translated               // 64:ff9b:1::/48, NAT64 of a network-specific prefix length
 	LinkLocal                // 169.254/16, fe80::/10, and link-local multicast
 	Unspecified              // 0.0.0.0/8, ::
 	Multicast                // 224/4, ff00::/8, 255.255.255.255
@@ -85,7 +91,7 @@ const (
 
 // String is the class's name.
 func (c Class) String() string {
-	return [...]string{"public", "private", "loopback", "link-local", "unspecified", "multicast"}[c]
+	return [...]string{"public", "private", "loopback", "nat64-local", "link-local", "unspecified", "multicast"}[c]
 }
 
 func (c Class) article() string {
@@ -96,6 +102,8 @@ func (c Class) article() string {
 		return "a private address"
 	case Loopback:
 		return "a loopback address"
+	case Translated:
+		return "a local-use NAT64 address, whose IPv4 address is not known"
 	case LinkLocal:
 		return "a link-local address"
 	case Unspecified:
@@ -105,11 +113,14 @@ func (c Class) article() string {
 }
 
 var (
-	nat64   = netip.MustParsePrefix("64:ff9b::/96")
-	compat  = netip.MustParsePrefix("::/96")
-	thisNet = netip.MustParsePrefix("0.0.0.0/8")
-	cgnat   = netip.MustParsePrefix("100.64.0.0/10")
-	bcast   = netip.AddrFrom4([4]byte{255, 255, 255, 255})
+	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+	// nat64Local is RFC 8215's local-use prefix: networks take NAT64 prefixes of any RFC 6052
+	// length within it, each placing the IPv4 address elsewhere.
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	compat     = netip.MustParsePrefix("::/96")
+	thisNet    = netip.MustParsePrefix("0.0.0.0/8")
+	cgnat      = netip.MustParsePrefix("100.64.0.0/10")
+	bcast      = netip.AddrFrom4([4]byte{255, 255, 255, 255})
 )
 
 // Embedded returns the IPv4 address ip carries when it is IPv4-mapped, IPv4-compatible (::/96
@@ -124,10 +135,13 @@ func Embedded(ip netip.Addr) netip.Addr {
 	return ip
 }
 
-// ClassOf returns the class of ip, judged as the IPv4 address it carries, if it carries one.
+// ClassOf returns the class of ip, judged as the IPv4 address it carries, if it carries one;
+// Translated when it may carry one at a place not known (64:ff9b:1::/48).
 func ClassOf(ip netip.Addr) Class {
 	ip = Embedded(ip)
 	switch {
+	case nat64Local.Contains(ip):
+		return Translated
 	case ip.IsLoopback():
 		return Loopback
 	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
@@ -166,6 +180,13 @@ func (p *Policy) Check(host string, ip netip.Addr) error {
 		return nil
 	case Loopback:
 		if loopback.Host(host) || p.operators(host) {
+			return nil
+		}
+		return &RefusedError{Host: host, Addr: ip, Class: c}
+	case Translated:
+		// The operator's own name answered through their network's NAT64 is theirs, as its
+		// loopback address would be; a learnt name is not known to reach what it may.
+		if p.operators(host) {
 			return nil
 		}
 		return &RefusedError{Host: host, Addr: ip, Class: c}

@@ -288,3 +288,55 @@ func TestTransportHasNoProxy(t *testing.T) {
 		t.Fatal("the egress transport takes a proxy (from the environment)")
 	}
 }
+
+// TestLocalUseNAT64: an address in the NAT64 local-use prefix 64:ff9b:1::/48 (RFC 8215) may
+// carry any IPv4 address, at whichever RFC 6052 position the network's prefix length puts it
+// (/48, /56, /64 or /96 within the prefix), so the rule cannot judge the IPv4 address it
+// reaches: each is refused, as literal and as a learnt name's AAAA answer, before anything is
+// sent, unless the host is the operator's or an Allow prefix lists it.
+func TestLocalUseNAT64(t *testing.T) {
+	t.Parallel()
+	addrs := []string{
+		"64:ff9b:1::7f00:1",                  // 127.0.0.1 under a /96
+		"64:ff9b:1::a9fe:a9fe",               // 169.254.169.254 under a /96
+		"64:ff9b:1:7f00:0:100::",             // 127.0.0.1 under a /48
+		"64:ff9b:1:a9:fe:a9fe::",             // 169.254.169.254 under a /56
+		"64:ff9b:1:0:a9:fea9:fe00:0",         // 169.254.169.254 under a /64
+		"64:ff9b:1::808:808",                 // 8.8.8.8 under a /96: not known to be, so refused too
+		"64:ff9b:1:ffff:ffff:ffff:ffff:ffff", // the prefix's last address
+	}
+	var p Policy
+	op := Policy{Hosts: []string{"sso.corp.example"}}
+	allow := Policy{Allow: []netip.Prefix{netip.MustParsePrefix("64:ff9b:1::/48")}}
+	for _, a := range addrs {
+		ip := netip.MustParseAddr(a)
+		if got := ClassOf(ip); got != Translated {
+			t.Errorf("ClassOf(%s) = %s, want %s", a, got, Translated)
+		}
+		for _, host := range []string{a, "as.example.com", "localhost"} {
+			var r *RefusedError
+			if err := p.Check(host, ip); !errors.As(err, &r) || r.Class != Translated || !strings.Contains(err.Error(), "NAT64") {
+				t.Errorf("Check(%q, %s) = %v; want refused as local-use NAT64", host, a, err)
+			}
+		}
+		if err := op.Check("sso.corp.example", ip); err != nil {
+			t.Errorf("the operator's host at %s: %v; want reached", a, err)
+		}
+		if err := allow.Check("as.example.com", ip); err != nil {
+			t.Errorf("64:ff9b:1::/48 allowed, %s: %v; want reached", a, err)
+		}
+	}
+	if got := ClassOf(netip.MustParseAddr("64:ff9b:2::7f00:1")); got != Public {
+		t.Errorf("ClassOf(64:ff9b:2::7f00:1) = %s; want public (outside both NAT64 prefixes)", got)
+	}
+	// On the dial: a public name whose AAAA answer is in the prefix is refused before connecting.
+	r := dnstest.Resolver(t, map[string][]netip.Addr{"nat.example.com": {netip.MustParseAddr("64:ff9b:1::7f00:1")}})
+	resp, err := client(&p, r).Get("http://nat.example.com:80/")
+	if err == nil {
+		_ = resp.Body.Close()
+	}
+	var refused *RefusedError
+	if !errors.As(err, &refused) || refused.Host != "nat.example.com" || refused.Class != Translated {
+		t.Errorf("nat.example.com (64:ff9b:1::7f00:1): %v; want refused, naming the host", err)
+	}
+}
