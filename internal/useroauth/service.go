@@ -263,6 +263,13 @@ func (s *Service) Backends() []string { return slices.Clone(s.order) }
 // Path is the URL path prefix of the connect pages.
 func (s *Service) Path() string { return s.cfg.Path }
 
+// CloseIdleConnections closes the idle connections of the client s reaches backends'
+// metadata and authorization servers with, for a replaced configuration once it retires: each
+// Service builds its own client (the egress rule is the configuration's), whose kept-alive
+// connections would otherwise stay open, with their goroutines, until the transport's idle
+// timeout, one set per reload.
+func (s *Service) CloseIdleConnections() { s.client.CloseIdleConnections() }
+
 // Vault is the token vault (for its size and the operator's revocations).
 func (s *Service) Vault() *vault.Vault { return s.vault }
 
