@@ -355,13 +355,27 @@ const (
 	keepAlive      = 30 * time.Second
 )
 
+// Pool bounds of Transport, per host (scheme, host and port) a learnt URL names.
+const (
+	// maxConnsPerHost bounds the connections open at once to one host, dialling and idle
+	// included: a host that answers slowly, or never, holds at most this many sockets and
+	// their goroutines however many callers' requests (one refresh per caller, one sign-in per
+	// user) wait on it; the others wait for a free connection within their own deadline.
+	maxConnsPerHost = 32
+	// maxIdleConnsPerHost bounds the connections kept alive to one host between requests,
+	// stated rather than left to net/http's default of 2, which closes and dials again after
+	// every burst of concurrent requests.
+	maxIdleConnsPerHost = 8
+)
+
 // Transport returns a clone of http.DefaultTransport (HTTP/2, timeouts) whose every connection p
 // judges. It has no proxy: through one (HTTPS_PROXY), p would judge only the proxy's address
 // and the proxy would resolve the learnt name itself, so a public name answering 127.0.0.1 or
 // 169.254.169.254 would reach what p refuses; and packages read no environment (the backends'
 // and the tracing exporter's transports have no proxy either). d dials; nil is a dialer with
 // the default transport's timeouts and the system's resolver (tests give one with their own
-// resolver).
+// resolver). At most maxConnsPerHost connections to one host are open at once, at most
+// maxIdleConnsPerHost of them idle.
 func (p *Policy) Transport(d *net.Dialer) *http.Transport {
 	if d == nil {
 		d = &net.Dialer{Timeout: connectTimeout, KeepAlive: keepAlive}
@@ -369,5 +383,6 @@ func (p *Policy) Transport(d *net.Dialer) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.Proxy = nil
 	t.DialContext = p.Dial(d)
+	t.MaxConnsPerHost, t.MaxIdleConnsPerHost = maxConnsPerHost, maxIdleConnsPerHost
 	return t
 }

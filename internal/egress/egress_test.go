@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/dnstest"
 )
@@ -338,5 +339,64 @@ func TestLocalUseNAT64(t *testing.T) {
 	var refused *RefusedError
 	if !errors.As(err, &refused) || refused.Host != "nat.example.com" || refused.Class != Translated {
 		t.Errorf("nat.example.com (64:ff9b:1::7f00:1): %v; want refused, naming the host", err)
+	}
+}
+
+// TestTransportBoundsConnectionsPerHost: however many requests wait on one host at once (a
+// host that answers slowly, many callers' refreshes), an egress transport opens at most
+// maxConnsPerHost connections to it, counted on the server; the requests beyond wait for a
+// free connection and are all answered.
+func TestTransportBoundsConnectionsPerHost(t *testing.T) {
+	t.Parallel()
+	var accepted, inFlight atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inFlight.Add(1)
+		<-release
+		_, _ = io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c := &http.Client{Transport: (&Policy{}).Transport(nil)}
+	const requests = maxConnsPerHost + 16
+	errs := make(chan error, requests)
+	for range requests {
+		go func() {
+			resp, err := c.Get(srv.URL)
+			if err == nil {
+				_, err = io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+			}
+			errs <- err
+		}()
+	}
+	// Every connection the transport may open is busy before any is answered.
+	waitUntil(t, func() bool { return inFlight.Load() >= maxConnsPerHost })
+	close(release)
+	for range requests {
+		if err := <-errs; err != nil {
+			t.Errorf("a request: %v", err)
+		}
+	}
+	if n := accepted.Load(); n > maxConnsPerHost {
+		t.Errorf("%d requests at once opened %d connections to one host, want at most %d", requests, n, maxConnsPerHost)
+	}
+}
+
+// waitUntil polls cond, failing the test after a bound that is a fail-safe, not a timing
+// under test.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
