@@ -51,7 +51,7 @@ func TestSignInIssuerEndpointsJudged(t *testing.T) {
 	at := func(host, path string) string { return fmt.Sprintf("https://%s:%d%s", host, port, path) }
 	newIssuer := func(u string) *issuer {
 		c := issuerClient(issuerURL, &net.Dialer{Resolver: r})
-		dnstest.TrustSite(c.Transport.(*http.Transport), srv, "example.com")
+		dnstest.TrustSite(c.Transport.(boundedTransport).Transport, srv, "example.com")
 		return &issuer{url: u, client: c, now: time.Now}
 	}
 	for name, m := range map[string]map[string]string{

@@ -202,7 +202,7 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 		// names the status only (the client's error would name the target, query and all).
 		return "", &UnreachableError{err: fmt.Errorf("the token endpoint: %w", redirected), RetryAfter: issuerRetryInterval}
 	case errors.As(err, &refused):
-		return "", &ErrSignIn{Why: "the sign-in code was not accepted", Err: err}
+		return "", &ErrSignIn{Why: "the sign-in code was not accepted", Err: refusal(refused)}
 	case err != nil:
 		// No answer from the token endpoint: the provider is down, not the sign-in wrong.
 		return "", &UnreachableError{err: err, RetryAfter: issuerRetryInterval}
