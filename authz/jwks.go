@@ -324,5 +324,11 @@ func getJSON(ctx context.Context, client *http.Client, url string) ([]byte, erro
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%w %d from %s", errJWKSStatus, resp.StatusCode, url)
 	}
-	return io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes))
+	// A byte more than the bound tells a document too large from one cut short, which would
+	// read as malformed JSON.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
+	if err == nil && len(body) > maxJWKSBytes {
+		return nil, fmt.Errorf("%w: the answer from %s is over %d bytes", errBadDocument, url, maxJWKSBytes)
+	}
+	return body, err
 }

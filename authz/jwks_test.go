@@ -275,3 +275,26 @@ func TestKeysNotForSigningIgnored(t *testing.T) {
 		})
 	}
 }
+
+// TestKeySetOverBoundRefused: a key set (or discovery document) over maxJWKSBytes is refused as
+// too large, a malformed document by its class, with an error that says so, rather than read
+// cut short and reported as broken JSON; one at the bound is read.
+func TestKeySetOverBoundRefused(t *testing.T) {
+	t.Parallel()
+	var size atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		const head, tail = `{"keys":[],"pad":"`, `"}`
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, head+strings.Repeat("x", int(size.Load())-len(head)-len(tail))+tail)
+	}))
+	t.Cleanup(srv.Close)
+	size.Store(maxJWKSBytes + 1)
+	_, err := fetchJWKS(t.Context(), srv.Client(), srv.URL)
+	if !errors.Is(err, errBadDocument) || !strings.Contains(err.Error(), fmt.Sprintf("over %d bytes", maxJWKSBytes)) {
+		t.Errorf("a key set of %d bytes: %v; want refused as over the bound", maxJWKSBytes+1, err)
+	}
+	size.Store(maxJWKSBytes)
+	if _, err := fetchJWKS(t.Context(), srv.Client(), srv.URL); err != nil {
+		t.Errorf("a key set of exactly %d bytes: %v", maxJWKSBytes, err)
+	}
+}
