@@ -264,15 +264,22 @@ var ErrNamed = errors.New("egress: refused host")
 //     2130706433, sub.localhost, ::ffff:127.0.0.1, ...) is refused unless from's host is
 //     certainly loopback (loopback.Host): a document or server elsewhere cannot send the
 //     gateway to services listening on its own machine, while everything on one machine (a
-//     development setup) works.
+//     development setup) works;
+//   - a URL that is not https is refused, but http on a loopback host: the configured URLs
+//     are held to that rule, and a document or redirect naming http elsewhere would have the
+//     gateway fetch a key set, or send a code or client secret, in clear text that anyone on
+//     the path reads or replaces.
 //
-// The error wraps ErrNamed and names the hosts.
+// The error wraps ErrNamed and names the hosts, never a path or query.
 func Named(from, target string) error {
 	u, err := url.Parse(target)
 	if err != nil {
 		return fmt.Errorf("%w: the URL does not parse", ErrNamed)
 	}
 	host := dialledHost(u)
+	if u.Scheme != "https" && (u.Scheme != "http" || !loopback.Host(host)) {
+		return fmt.Errorf("%w: %s://%s is not https (http only on a loopback host)", ErrNamed, u.Scheme, host)
+	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		switch c := ClassOf(ip); c {
 		case LinkLocal, Unspecified, Multicast:

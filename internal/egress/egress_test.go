@@ -244,11 +244,23 @@ func TestNamed(t *testing.T) {
 			t.Errorf("Named(remote, %s) = %v; want allowed", target, err)
 		}
 	}
+	// Not https, but http on a loopback host: clear text anyone on the path reads or replaces
+	// (a key set, a code and client secret), from a document anywhere; the error names no
+	// path or query.
+	for _, target := range []string{"http://tokens.example.net/jwks?k=q7Zr", "http://10.0.0.5/", "http://[fd00::1]/", "http://8.8.8.8/",
+		"ftp://tokens.example.net/", "//tokens.example.net/", "tokens.example.net/x", "ws://tokens.example.net/"} {
+		for _, from := range []string{remote, local} {
+			if err := Named(from, target); !errors.Is(err, ErrNamed) || strings.Contains(err.Error(), "q7Zr") || strings.Contains(err.Error(), "jwks") {
+				t.Errorf("Named(%s, %s) = %v; want refused as not https, naming no path or query", from, target, err)
+			}
+		}
+	}
 }
 
 // TestRedirectsJudged: a client following redirects with CheckRedirect does not follow one
 // from a host that is not loopback to a loopback literal (which the dial, trusting a loopback
-// name, would connect to), nor to the metadata service; from loopback to loopback it follows.
+// name, would connect to), nor to the metadata service, nor to http on a host that is not
+// loopback; from loopback to loopback it follows.
 func TestRedirectsJudged(t *testing.T) {
 	t.Parallel()
 	port, one, two := startPair(t)
@@ -259,7 +271,7 @@ func TestRedirectsJudged(t *testing.T) {
 	c := client(&p, r)
 	c.CheckRedirect = CheckRedirect
 	for _, to := range []string{fmt.Sprintf("http://127.0.0.1:%d/", port), fmt.Sprintf("http://localhost:%d/", port),
-		"http://169.254.169.254/latest/meta-data/"} {
+		"http://169.254.169.254/latest/meta-data/", fmt.Sprintf("http://ext.example.com:%d/", port)} {
 		resp, err := c.Get(fmt.Sprintf("http://ext.example.com:%d/?to=%s", port, to))
 		if err == nil {
 			_ = resp.Body.Close()
