@@ -16,7 +16,8 @@ import (
 // of it is the issuer's status and error code alone. A discovery document over the bound ends
 // the discovery with an error saying so (go-oidc would read it whole); a failed discovery's
 // body, and a token endpoint's error description, which a server may fill with what it was
-// sent (here the client secret and the code), appear in no error.
+// sent (here the client secret and the code), and the query of a refused redirect's target,
+// appear in no error.
 func TestIssuerAnswersBounded(t *testing.T) {
 	t.Parallel()
 	const echo = "client-secret-9kX2 the-code-6hQ"
@@ -27,6 +28,8 @@ func TestIssuerAnswersBounded(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"jwks_uri":%q,"pad":"%s"}`,
 				iss, iss+"/authorize", iss+"/token", iss+"/keys", strings.Repeat("x", maxIssuerAnswerBytes))
+		case "/moved/.well-known/openid-configuration":
+			http.Redirect(w, r, "https://169.254.169.254/.well-known/openid-configuration?key=s3cr3t-q7Zr", http.StatusFound)
 		case "/failing/.well-known/openid-configuration":
 			http.Error(w, "server error while handling "+echo, http.StatusInternalServerError)
 		case "/refusing/.well-known/openid-configuration":
@@ -51,6 +54,9 @@ func TestIssuerAnswersBounded(t *testing.T) {
 	}
 	if err := discover("/failing"); err == nil || strings.Contains(err.Error(), "client-secret") || !strings.Contains(err.Error(), "500") {
 		t.Errorf("a failed discovery: %v; want an error naming the status and none of the body", err)
+	}
+	if err := discover("/moved"); err == nil || strings.Contains(err.Error(), "q7Zr") {
+		t.Errorf("a discovery redirected to the metadata service: %v; want refused, naming no query", err)
 	}
 	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k1", Secret: []byte("a-test-only-secret-of-at-least-32-bytes")}}})
 	if err != nil {

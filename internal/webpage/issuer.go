@@ -92,6 +92,8 @@ func (is *issuer) get(ctx context.Context) (provided, error) {
 		if err == nil {
 			err = endpointsNamed(is.url, p)
 		}
+		// Logged with the page's refusal: a redirect's target, query and all, is the server's.
+		err = egress.WithoutQuery(err)
 		is.mu.Lock()
 		defer is.mu.Unlock()
 		if err != nil {

@@ -205,7 +205,7 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 		return "", &ErrSignIn{Why: "the sign-in code was not accepted", Err: refusal(refused)}
 	case err != nil:
 		// No answer from the token endpoint: the provider is down, not the sign-in wrong.
-		return "", &UnreachableError{err: err, RetryAfter: issuerRetryInterval}
+		return "", &UnreachableError{err: egress.WithoutQuery(err), RetryAfter: issuerRetryInterval}
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	idt, err := p.provider.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)
