@@ -275,3 +275,52 @@ func TestKeysNotForSigningIgnored(t *testing.T) {
 		})
 	}
 }
+
+// TestKeySetOverBoundRefused: a key set (or discovery document) over maxJWKSBytes is refused as
+// too large, a malformed document by its class, with an error that says so, rather than read
+// cut short and reported as broken JSON; one at the bound is read.
+func TestKeySetOverBoundRefused(t *testing.T) {
+	t.Parallel()
+	var size atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		const head, tail = `{"keys":[],"pad":"`, `"}`
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, head+strings.Repeat("x", int(size.Load())-len(head)-len(tail))+tail)
+	}))
+	t.Cleanup(srv.Close)
+	size.Store(maxJWKSBytes + 1)
+	_, err := fetchJWKS(t.Context(), srv.Client(), srv.URL)
+	if !errors.Is(err, errBadDocument) || !strings.Contains(err.Error(), fmt.Sprintf("over %d bytes", maxJWKSBytes)) {
+		t.Errorf("a key set of %d bytes: %v; want refused as over the bound", maxJWKSBytes+1, err)
+	}
+	size.Store(maxJWKSBytes)
+	if _, err := fetchJWKS(t.Context(), srv.Client(), srv.URL); err != nil {
+		t.Errorf("a key set of exactly %d bytes: %v", maxJWKSBytes, err)
+	}
+}
+
+// TestFetchErrorsNameNoQuery: a key set's URL is the issuer's text, and its query (an API key
+// some providers put there) or user information is not to be logged: an error fetching it,
+// whether the server answers a failure, the connection fails, or a redirect is refused, names
+// the URL without them.
+func TestFetchErrorsNameNoQuery(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved" {
+			http.Redirect(w, r, "https://169.254.169.254/keys?key=s3cr3t-q7Zr", http.StatusFound)
+			return
+		}
+		http.Error(w, "down", http.StatusBadGateway)
+	}))
+	t.Cleanup(srv.Close)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	client := defaultClient(Config{FetchTimeout: 5 * time.Second}, nil)
+	for _, u := range []string{srv.URL + "/keys?key=s3cr3t-q7Zr", srv.URL + "/moved?key=s3cr3t-q7Zr",
+		strings.Replace(closed.URL, "http://", "http://user:s3cr3t-q7Zr@", 1) + "/keys?key=s3cr3t-q7Zr#s3cr3t-q7Zr"} {
+		_, err := fetchJWKS(t.Context(), client, u)
+		if err == nil || strings.Contains(err.Error(), "q7Zr") || !strings.Contains(err.Error(), "/keys") && !strings.Contains(err.Error(), "/moved") {
+			t.Errorf("fetching %s: %v; want an error naming the URL without its query or user information", u, err)
+		}
+	}
+}

@@ -152,6 +152,11 @@ func CallRef(id string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// CloseIdleConnections closes the idle connections of the client the page's sign-in reaches
+// its issuer with (webpage.SignIn.CloseIdleConnections), for a replaced configuration once it
+// retires.
+func (s *Service) CloseIdleConnections() { s.signin.CloseIdleConnections() }
+
 // SignIn is the page's sign-in, which the gateway's other pages share: a user signed in on one
 // is signed in on all, and the sign-in callback is this page's.
 func (s *Service) SignIn() *webpage.SignIn { return s.signin }

@@ -10,6 +10,11 @@
 // ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d or NAT64 64:ff9b::a.b.c.d, is judged as the IPv4
 // address it carries):
 //
+//   - the NAT64 local-use prefix 64:ff9b:1::/48 (RFC 8215): refused, unless the URL's host is
+//     one the operator configured or Policy.Allow lists the address. Where its IPv4 address
+//     sits (RFC 6052 §2.2) depends on the prefix length the network chose (/48 to /96), which
+//     the gateway cannot know, so the address it reaches is not known: 127.0.0.1 and
+//     169.254.169.254 may hide in it as well as any public address.
 //   - link-local (169.254.0.0/16, the cloud metadata service among it; fe80::/10),
 //     unspecified and "this network" (0.0.0.0/8, ::), multicast and broadcast: refused.
 //   - loopback (127.0.0.0/8, ::1): refused, unless the URL's host is itself a loopback name
@@ -28,7 +33,9 @@
 // The dial trusts a loopback name because the URL naming it was judged first: Named judges a
 // URL a document names (or a redirect points to) by the document's origin, and CheckRedirect
 // applies it to every redirect a client follows. A client for learnt URLs uses both halves:
-// Named (or no redirects) on every URL, Policy.Dial on every connection.
+// Named (or no redirects) on every URL, Policy.Dial on every connection. A request that
+// carries a credential (a code, a client secret, a refresh token) follows no redirect at all,
+// wherever it points (NoRedirect, Credentialed): a 307 or 308 would send its body again.
 package egress
 
 import (
@@ -76,6 +83,7 @@ const (
 	Public      Class = iota // any other unicast address
 	Private                  // 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7
 	Loopback                 // 127/8, ::1
+	Translated               // 64:ff9b:1::/48, NAT64 of a network-specific prefix length
 	LinkLocal                // 169.254/16, fe80::/10, and link-local multicast
 	Unspecified              // 0.0.0.0/8, ::
 	Multicast                // 224/4, ff00::/8, 255.255.255.255
@@ -83,7 +91,7 @@ const (
 
 // String is the class's name.
 func (c Class) String() string {
-	return [...]string{"public", "private", "loopback", "link-local", "unspecified", "multicast"}[c]
+	return [...]string{"public", "private", "loopback", "nat64-local", "link-local", "unspecified", "multicast"}[c]
 }
 
 func (c Class) article() string {
@@ -94,6 +102,8 @@ func (c Class) article() string {
 		return "a private address"
 	case Loopback:
 		return "a loopback address"
+	case Translated:
+		return "a local-use NAT64 address, whose IPv4 address is not known"
 	case LinkLocal:
 		return "a link-local address"
 	case Unspecified:
@@ -103,11 +113,14 @@ func (c Class) article() string {
 }
 
 var (
-	nat64   = netip.MustParsePrefix("64:ff9b::/96")
-	compat  = netip.MustParsePrefix("::/96")
-	thisNet = netip.MustParsePrefix("0.0.0.0/8")
-	cgnat   = netip.MustParsePrefix("100.64.0.0/10")
-	bcast   = netip.AddrFrom4([4]byte{255, 255, 255, 255})
+	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+	// nat64Local is RFC 8215's local-use prefix: networks take NAT64 prefixes of any RFC 6052
+	// length within it, each placing the IPv4 address elsewhere.
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	compat     = netip.MustParsePrefix("::/96")
+	thisNet    = netip.MustParsePrefix("0.0.0.0/8")
+	cgnat      = netip.MustParsePrefix("100.64.0.0/10")
+	bcast      = netip.AddrFrom4([4]byte{255, 255, 255, 255})
 )
 
 // Embedded returns the IPv4 address ip carries when it is IPv4-mapped, IPv4-compatible (::/96
@@ -122,10 +135,13 @@ func Embedded(ip netip.Addr) netip.Addr {
 	return ip
 }
 
-// ClassOf returns the class of ip, judged as the IPv4 address it carries, if it carries one.
+// ClassOf returns the class of ip, judged as the IPv4 address it carries, if it carries one;
+// Translated when it may carry one at a place not known (64:ff9b:1::/48).
 func ClassOf(ip netip.Addr) Class {
 	ip = Embedded(ip)
 	switch {
+	case nat64Local.Contains(ip):
+		return Translated
 	case ip.IsLoopback():
 		return Loopback
 	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
@@ -164,6 +180,13 @@ func (p *Policy) Check(host string, ip netip.Addr) error {
 		return nil
 	case Loopback:
 		if loopback.Host(host) || p.operators(host) {
+			return nil
+		}
+		return &RefusedError{Host: host, Addr: ip, Class: c}
+	case Translated:
+		// The operator's own name answered through their network's NAT64 is theirs, as its
+		// loopback address would be; a learnt name is not known to reach what it may.
+		if p.operators(host) {
 			return nil
 		}
 		return &RefusedError{Host: host, Addr: ip, Class: c}
@@ -241,15 +264,22 @@ var ErrNamed = errors.New("egress: refused host")
 //     2130706433, sub.localhost, ::ffff:127.0.0.1, ...) is refused unless from's host is
 //     certainly loopback (loopback.Host): a document or server elsewhere cannot send the
 //     gateway to services listening on its own machine, while everything on one machine (a
-//     development setup) works.
+//     development setup) works;
+//   - a URL that is not https is refused, but http on a loopback host: the configured URLs
+//     are held to that rule, and a document or redirect naming http elsewhere would have the
+//     gateway fetch a key set, or send a code or client secret, in clear text that anyone on
+//     the path reads or replaces.
 //
-// The error wraps ErrNamed and names the hosts.
+// The error wraps ErrNamed and names the hosts, never a path or query.
 func Named(from, target string) error {
 	u, err := url.Parse(target)
 	if err != nil {
 		return fmt.Errorf("%w: the URL does not parse", ErrNamed)
 	}
 	host := dialledHost(u)
+	if u.Scheme != "https" && (u.Scheme != "http" || !loopback.Host(host)) {
+		return fmt.Errorf("%w: %s://%s is not https (http only on a loopback host)", ErrNamed, u.Scheme, host)
+	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		switch c := ClassOf(ip); c {
 		case LinkLocal, Unspecified, Multicast:
@@ -274,6 +304,66 @@ func Named(from, target string) error {
 // name it became.
 func dialledHost(u *url.URL) string { return loopback.Dialled(u.Hostname()) }
 
+// ErrRedirected is a redirect a client whose requests carry a credential did not follow.
+var ErrRedirected = errors.New("egress: redirect not followed")
+
+// RedirectedError is a redirect NoRedirect refused: the status that asked for it. It names
+// neither the request's URL nor the redirect's target (whose query is the server's text).
+type RedirectedError struct {
+	Status int
+}
+
+// Error names the status and why it was not followed.
+func (e *RedirectedError) Error() string {
+	return fmt.Sprintf("the server answered HTTP %d, a redirect, which a request carrying a credential does not follow", e.Status)
+}
+
+// Is makes errors.Is(err, ErrRedirected) true for a *RedirectedError.
+func (e *RedirectedError) Is(target error) bool { return target == ErrRedirected }
+
+// NoRedirect is the CheckRedirect of a client whose requests carry a credential (a code, a
+// client secret, a refresh token, a registration): a 307 or 308 answer would have the client
+// send the same body, and a 301, 302 or 303 the same Authorization header to a host whose
+// name matches, to wherever the server points, so no redirect is followed, whatever its
+// target. The client's Do returns a *url.Error (naming the target) wrapping a
+// *RedirectedError, which is what to report.
+func NoRedirect(req *http.Request, _ []*http.Request) error {
+	status := 0
+	if req.Response != nil {
+		status = req.Response.StatusCode
+	}
+	return &RedirectedError{Status: status}
+}
+
+// Credentialed returns a copy of c, sharing its transport, that follows no redirect
+// (NoRedirect): the client for requests that carry a credential, whatever c's own policy.
+func Credentialed(c *http.Client) *http.Client {
+	cc := *c
+	cc.CheckRedirect = NoRedirect
+	return &cc
+}
+
+// WithoutQuery returns err with the URL of the *url.Error in its chain cut to its scheme, host
+// and path (URLOnly): net/http's errors name the URL requested, or a redirect's target, whole,
+// and a learnt URL's query or user information is the server's text (an API key a key set's
+// URL carries, anything a redirect puts there), not to be logged.
+func WithoutQuery(err error) error {
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		ue.URL = URLOnly(ue.URL)
+	}
+	return err
+}
+
+// URLOnly is raw without its user information, query and fragment.
+func URLOnly(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
+}
+
 // maxRedirects is as many redirects as net/http's default policy follows.
 const maxRedirects = 10
 
@@ -293,13 +383,27 @@ const (
 	keepAlive      = 30 * time.Second
 )
 
+// Pool bounds of Transport, per host (scheme, host and port) a learnt URL names.
+const (
+	// maxConnsPerHost bounds the connections open at once to one host, dialling and idle
+	// included: a host that answers slowly, or never, holds at most this many sockets and
+	// their goroutines however many callers' requests (one refresh per caller, one sign-in per
+	// user) wait on it; the others wait for a free connection within their own deadline.
+	maxConnsPerHost = 32
+	// maxIdleConnsPerHost bounds the connections kept alive to one host between requests,
+	// stated rather than left to net/http's default of 2, which closes and dials again after
+	// every burst of concurrent requests.
+	maxIdleConnsPerHost = 8
+)
+
 // Transport returns a clone of http.DefaultTransport (HTTP/2, timeouts) whose every connection p
 // judges. It has no proxy: through one (HTTPS_PROXY), p would judge only the proxy's address
 // and the proxy would resolve the learnt name itself, so a public name answering 127.0.0.1 or
 // 169.254.169.254 would reach what p refuses; and packages read no environment (the backends'
 // and the tracing exporter's transports have no proxy either). d dials; nil is a dialer with
 // the default transport's timeouts and the system's resolver (tests give one with their own
-// resolver).
+// resolver). At most maxConnsPerHost connections to one host are open at once, at most
+// maxIdleConnsPerHost of them idle.
 func (p *Policy) Transport(d *net.Dialer) *http.Transport {
 	if d == nil {
 		d = &net.Dialer{Timeout: connectTimeout, KeepAlive: keepAlive}
@@ -307,5 +411,6 @@ func (p *Policy) Transport(d *net.Dialer) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.Proxy = nil
 	t.DialContext = p.Dial(d)
+	t.MaxConnsPerHost, t.MaxIdleConnsPerHost = maxConnsPerHost, maxIdleConnsPerHost
 	return t
 }

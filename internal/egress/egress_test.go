@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/dnstest"
 )
@@ -243,11 +244,23 @@ func TestNamed(t *testing.T) {
 			t.Errorf("Named(remote, %s) = %v; want allowed", target, err)
 		}
 	}
+	// Not https, but http on a loopback host: clear text anyone on the path reads or replaces
+	// (a key set, a code and client secret), from a document anywhere; the error names no
+	// path or query.
+	for _, target := range []string{"http://tokens.example.net/jwks?k=q7Zr", "http://10.0.0.5/", "http://[fd00::1]/", "http://8.8.8.8/",
+		"ftp://tokens.example.net/", "//tokens.example.net/", "tokens.example.net/x", "ws://tokens.example.net/"} {
+		for _, from := range []string{remote, local} {
+			if err := Named(from, target); !errors.Is(err, ErrNamed) || strings.Contains(err.Error(), "q7Zr") || strings.Contains(err.Error(), "jwks") {
+				t.Errorf("Named(%s, %s) = %v; want refused as not https, naming no path or query", from, target, err)
+			}
+		}
+	}
 }
 
 // TestRedirectsJudged: a client following redirects with CheckRedirect does not follow one
 // from a host that is not loopback to a loopback literal (which the dial, trusting a loopback
-// name, would connect to), nor to the metadata service; from loopback to loopback it follows.
+// name, would connect to), nor to the metadata service, nor to http on a host that is not
+// loopback; from loopback to loopback it follows.
 func TestRedirectsJudged(t *testing.T) {
 	t.Parallel()
 	port, one, two := startPair(t)
@@ -258,7 +271,7 @@ func TestRedirectsJudged(t *testing.T) {
 	c := client(&p, r)
 	c.CheckRedirect = CheckRedirect
 	for _, to := range []string{fmt.Sprintf("http://127.0.0.1:%d/", port), fmt.Sprintf("http://localhost:%d/", port),
-		"http://169.254.169.254/latest/meta-data/"} {
+		"http://169.254.169.254/latest/meta-data/", fmt.Sprintf("http://ext.example.com:%d/", port)} {
 		resp, err := c.Get(fmt.Sprintf("http://ext.example.com:%d/?to=%s", port, to))
 		if err == nil {
 			_ = resp.Body.Close()
@@ -286,5 +299,116 @@ func TestRedirectsJudged(t *testing.T) {
 func TestTransportHasNoProxy(t *testing.T) {
 	if tr := (&Policy{}).Transport(nil); tr.Proxy != nil {
 		t.Fatal("the egress transport takes a proxy (from the environment)")
+	}
+}
+
+// TestLocalUseNAT64: an address in the NAT64 local-use prefix 64:ff9b:1::/48 (RFC 8215) may
+// carry any IPv4 address, at whichever RFC 6052 position the network's prefix length puts it
+// (/48, /56, /64 or /96 within the prefix), so the rule cannot judge the IPv4 address it
+// reaches: each is refused, as literal and as a learnt name's AAAA answer, before anything is
+// sent, unless the host is the operator's or an Allow prefix lists it.
+func TestLocalUseNAT64(t *testing.T) {
+	t.Parallel()
+	addrs := []string{
+		"64:ff9b:1::7f00:1",                  // 127.0.0.1 under a /96
+		"64:ff9b:1::a9fe:a9fe",               // 169.254.169.254 under a /96
+		"64:ff9b:1:7f00:0:100::",             // 127.0.0.1 under a /48
+		"64:ff9b:1:a9:fe:a9fe::",             // 169.254.169.254 under a /56
+		"64:ff9b:1:0:a9:fea9:fe00:0",         // 169.254.169.254 under a /64
+		"64:ff9b:1::808:808",                 // 8.8.8.8 under a /96: not known to be, so refused too
+		"64:ff9b:1:ffff:ffff:ffff:ffff:ffff", // the prefix's last address
+	}
+	var p Policy
+	op := Policy{Hosts: []string{"sso.corp.example"}}
+	allow := Policy{Allow: []netip.Prefix{netip.MustParsePrefix("64:ff9b:1::/48")}}
+	for _, a := range addrs {
+		ip := netip.MustParseAddr(a)
+		if got := ClassOf(ip); got != Translated {
+			t.Errorf("ClassOf(%s) = %s, want %s", a, got, Translated)
+		}
+		for _, host := range []string{a, "as.example.com", "localhost"} {
+			var r *RefusedError
+			if err := p.Check(host, ip); !errors.As(err, &r) || r.Class != Translated || !strings.Contains(err.Error(), "NAT64") {
+				t.Errorf("Check(%q, %s) = %v; want refused as local-use NAT64", host, a, err)
+			}
+		}
+		if err := op.Check("sso.corp.example", ip); err != nil {
+			t.Errorf("the operator's host at %s: %v; want reached", a, err)
+		}
+		if err := allow.Check("as.example.com", ip); err != nil {
+			t.Errorf("64:ff9b:1::/48 allowed, %s: %v; want reached", a, err)
+		}
+	}
+	if got := ClassOf(netip.MustParseAddr("64:ff9b:2::7f00:1")); got != Public {
+		t.Errorf("ClassOf(64:ff9b:2::7f00:1) = %s; want public (outside both NAT64 prefixes)", got)
+	}
+	// On the dial: a public name whose AAAA answer is in the prefix is refused before connecting.
+	r := dnstest.Resolver(t, map[string][]netip.Addr{"nat.example.com": {netip.MustParseAddr("64:ff9b:1::7f00:1")}})
+	resp, err := client(&p, r).Get("http://nat.example.com:80/")
+	if err == nil {
+		_ = resp.Body.Close()
+	}
+	var refused *RefusedError
+	if !errors.As(err, &refused) || refused.Host != "nat.example.com" || refused.Class != Translated {
+		t.Errorf("nat.example.com (64:ff9b:1::7f00:1): %v; want refused, naming the host", err)
+	}
+}
+
+// TestTransportBoundsConnectionsPerHost: however many requests wait on one host at once (a
+// host that answers slowly, many callers' refreshes), an egress transport opens at most
+// maxConnsPerHost connections to it, counted on the server; the requests beyond wait for a
+// free connection and are all answered.
+func TestTransportBoundsConnectionsPerHost(t *testing.T) {
+	t.Parallel()
+	var accepted, inFlight atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inFlight.Add(1)
+		<-release
+		_, _ = io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c := &http.Client{Transport: (&Policy{}).Transport(nil)}
+	const requests = maxConnsPerHost + 16
+	errs := make(chan error, requests)
+	for range requests {
+		go func() {
+			resp, err := c.Get(srv.URL)
+			if err == nil {
+				_, err = io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+			}
+			errs <- err
+		}()
+	}
+	// Every connection the transport may open is busy before any is answered.
+	waitUntil(t, func() bool { return inFlight.Load() >= maxConnsPerHost })
+	close(release)
+	for range requests {
+		if err := <-errs; err != nil {
+			t.Errorf("a request: %v", err)
+		}
+	}
+	if n := accepted.Load(); n > maxConnsPerHost {
+		t.Errorf("%d requests at once opened %d connections to one host, want at most %d", requests, n, maxConnsPerHost)
+	}
+}
+
+// waitUntil polls cond, failing the test after a bound that is a fail-safe, not a timing
+// under test.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/certreload"
 	"github.com/mcp-gateway/gateway/internal/clientaddr"
 	"github.com/mcp-gateway/gateway/internal/embeddings"
@@ -332,6 +333,7 @@ type components struct {
 	backends  *upstreams.Registry
 	auth      *authz.Service     // nil without authentication
 	userOAuth *useroauth.Service // nil when no backend uses per-user OAuth
+	approvals *approval.Service  // nil without the approval page
 	mcpServer *mcphttp.Server
 	mcp       *echo.Echo
 	adminEcho *echo.Echo
@@ -361,10 +363,10 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 			built.close()
 		}
 	}()
-	approvals, err := g.buildApproval(cfg)
-	if err != nil {
+	if c.approvals, err = g.buildApproval(cfg); err != nil {
 		return nil, err
 	}
+	approvals := c.approvals
 	if c.userOAuth, err = g.buildUserOAuth(cfg, approvals); err != nil {
 		return nil, err
 	}

@@ -464,8 +464,16 @@ func (c *components) close() {
 			c.backends.Close()
 		}
 		c.interceptors.Close()
+		// Each of these built its own egress-judged client for this configuration, whose
+		// kept-alive connections would stay open until their idle timeout.
 		if c.auth != nil {
 			c.auth.Authenticator().CloseIdleConnections()
+		}
+		if c.approvals != nil {
+			c.approvals.CloseIdleConnections()
+		}
+		if c.userOAuth != nil {
+			c.userOAuth.CloseIdleConnections()
 		}
 		if c.embedder != nil {
 			c.embedder.Close()

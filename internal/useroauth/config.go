@@ -99,8 +99,9 @@ type Config struct {
 	// AllowAddresses are CIDRs (or single addresses) the gateway may connect to for an
 	// endpoint the backends' or their authorization servers' documents name, whatever the
 	// address's class: a deployment's own need, such as an authorization server on loopback or
-	// a link-local address reached by a name the documents use. Empty (the default): loopback
-	// only under a loopback name or a configured host, never link-local, unspecified or
+	// a link-local address reached by a name the documents use, or a network's NAT64 prefix
+	// within 64:ff9b:1::/48. Empty (the default): loopback and 64:ff9b:1::/48 only under a
+	// configured host (loopback also under a loopback name), never link-local, unspecified or
 	// multicast (docs/user-oauth.md, "Where the gateway goes").
 	AllowAddresses []string `yaml:"allowAddresses"`
 }

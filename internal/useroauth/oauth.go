@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/egress"
 	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
@@ -245,7 +246,8 @@ func (a *asClient) post(ctx context.Context, endpoint string, methods []string, 
 }
 
 // send POSTs body to endpoint, with HTTP Basic authentication as auth when it is set, and
-// returns the bounded answer and its status; redirects are not followed.
+// returns the bounded answer and its status; redirects are not followed (asClient.http), and
+// one is an error wrapping egress.ErrRedirected.
 func (a *asClient) send(ctx context.Context, endpoint, contentType, body string, auth *client) ([]byte, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
 	if err != nil {
@@ -261,6 +263,10 @@ func (a *asClient) send(ctx context.Context, endpoint, contentType, body string,
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, 0, fmt.Errorf("%w: no answer in time", ErrAuthServer)
+		}
+		if r := (*egress.RedirectedError)(nil); errors.As(err, &r) {
+			// Its status only: the client's error names the target, query and all.
+			return nil, 0, fmt.Errorf("%w: %w", ErrAuthServer, r)
 		}
 		return nil, 0, fmt.Errorf("%w: %s", ErrAuthServer, unreachable(err))
 	}

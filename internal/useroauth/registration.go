@@ -34,6 +34,8 @@ const (
 // asClient is the gateway as an OAuth client of backends' authorization servers: its
 // registrations, grants and revocations. It holds no per-user state.
 type asClient struct {
+	// http sends every request asClient makes, each carrying a credential (a code, a client
+	// secret, a refresh token, a registration); it follows no redirect (egress.Credentialed).
 	http    *http.Client
 	store   store.Store  // dynamically registered clients, shared by the replicas
 	clients *seal.Sealer // seals those clients' secrets in the store

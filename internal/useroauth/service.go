@@ -26,6 +26,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcp-gateway/gateway/internal/egress"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/vault"
@@ -119,7 +120,9 @@ type Deps struct {
 	Clock func() time.Time
 	// HTTPClient reaches backends' metadata and authorization servers; default a client that
 	// follows no redirect and connects only where internal/egress allows, with the backends'
-	// configured hosts and Config.AllowAddresses (reach.go).
+	// configured hosts and Config.AllowAddresses (reach.go). Requests to authorization
+	// servers, which all carry a credential, follow no redirect whatever this client's
+	// CheckRedirect (egress.Credentialed).
 	HTTPClient *http.Client
 }
 
@@ -235,7 +238,7 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 		s.client = defaultClient(cfg, backends)
 	}
 	s.page = pageWriter{log: s.log, obs: s.obs, signIn: deps.SignIn}
-	s.oauth = &asClient{http: s.client, store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,
+	s.oauth = &asClient{http: egress.Credentialed(s.client), store: deps.Store, clients: s.clients, now: s.now, log: s.log, clientName: cfg.ClientName,
 		pages: deps.BaseURL + cfg.Path}
 	for i := range backends {
 		b := backends[i]
@@ -259,6 +262,13 @@ func (s *Service) Backends() []string { return slices.Clone(s.order) }
 
 // Path is the URL path prefix of the connect pages.
 func (s *Service) Path() string { return s.cfg.Path }
+
+// CloseIdleConnections closes the idle connections of the client s reaches backends'
+// metadata and authorization servers with, for a replaced configuration once it retires: each
+// Service builds its own client (the egress rule is the configuration's), whose kept-alive
+// connections would otherwise stay open, with their goroutines, until the transport's idle
+// timeout, one set per reload.
+func (s *Service) CloseIdleConnections() { s.client.CloseIdleConnections() }
 
 // Vault is the token vault (for its size and the operator's revocations).
 func (s *Service) Vault() *vault.Vault { return s.vault }

@@ -51,7 +51,9 @@ func (s *Service) Token(ctx context.Context, backend string, who vault.Caller) (
 			st.refreshSeen(who, e.Refreshed)
 		}
 		if e.Stale {
-			s.reseal(ctx, e)
+			// Read under an older key: sealed again under the newest, best effort, so key
+			// rotation completes as callers use their tokens.
+			_, _ = s.vault.Swap(ctx, e, &e.Token)
 		}
 		return e.AccessToken, true, nil
 	}
@@ -152,12 +154,6 @@ func (s *Service) drop(ctx context.Context, who vault.Caller, backend string, e 
 	s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: token record removed", slog.String("subject", callerkey.Of(who.Issuer, who.Subject)),
 		slog.String("upstream", backend), slog.String("why", why))
 	return true
-}
-
-// reseal seals a record read under an older key again under the newest, best effort: key
-// rotation completes as callers use their tokens.
-func (s *Service) reseal(ctx context.Context, e *vault.Entry) {
-	_, _ = s.vault.Swap(ctx, e, &e.Token)
 }
 
 // refreshDue reports whether e's access token is to be refreshed now: within refreshBefore of

@@ -18,10 +18,10 @@ import (
 
 // TestSignInIssuerEndpointsJudged: the sign-in's default client goes only where internal/egress
 // lets it: an issuer not on this machine whose discovery document names a token endpoint or key
-// set on loopback or at the metadata service is unusable, a discovery redirected to loopback is
-// not followed, and a token endpoint under a name resolving to loopback is not connected to
-// (the code and client secret would go there); the issuer's own host, at the same address, is
-// discovered and reached.
+// set on loopback, at the metadata service or over http (clear text) is unusable, a discovery
+// redirected to loopback is not followed, and a token endpoint under a name resolving to
+// loopback is not connected to (the code and client secret would go there); the issuer's own
+// host, at the same address, is discovered and reached.
 func TestSignInIssuerEndpointsJudged(t *testing.T) {
 	t.Parallel()
 	var doc atomic.Pointer[map[string]string]
@@ -51,7 +51,7 @@ func TestSignInIssuerEndpointsJudged(t *testing.T) {
 	at := func(host, path string) string { return fmt.Sprintf("https://%s:%d%s", host, port, path) }
 	newIssuer := func(u string) *issuer {
 		c := issuerClient(issuerURL, &net.Dialer{Resolver: r})
-		dnstest.TrustSite(c.Transport.(*http.Transport), srv, "example.com")
+		dnstest.TrustSite(c.Transport.(boundedTransport).Transport, srv, "example.com")
 		return &issuer{url: u, client: c, now: time.Now}
 	}
 	for name, m := range map[string]map[string]string{
@@ -59,6 +59,8 @@ func TestSignInIssuerEndpointsJudged(t *testing.T) {
 		"token endpoint IPv4-mapped":        {"token": at("[::ffff:127.0.0.1]", "/token"), "jwks": issuerURL + "/jwks"},
 		"key set at the metadata service":   {"token": issuerURL + "/token", "jwks": "https://169.254.169.254/jwks"},
 		"key set under a loopback spelling": {"token": issuerURL + "/token", "jwks": at("2130706433", "/jwks")},
+		"token endpoint over http":          {"token": fmt.Sprintf("http://example.com:%d/token", port), "jwks": issuerURL + "/jwks"},
+		"key set over http":                 {"token": issuerURL + "/token", "jwks": fmt.Sprintf("http://example.com:%d/jwks", port)},
 	} {
 		doc.Store(&m)
 		if _, err := newIssuer(issuerURL).get(t.Context()); !errors.Is(err, egress.ErrNamed) {

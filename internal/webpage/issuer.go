@@ -92,6 +92,8 @@ func (is *issuer) get(ctx context.Context) (provided, error) {
 		if err == nil {
 			err = endpointsNamed(is.url, p)
 		}
+		// Logged with the page's refusal: a redirect's target, query and all, is the server's.
+		err = egress.WithoutQuery(err)
 		is.mu.Lock()
 		defer is.mu.Unlock()
 		if err != nil {
@@ -154,10 +156,11 @@ func endpointsNamed(issuerURL string, p *oidc.Provider) error {
 
 // issuerClient reaches the sign-in issuer: its host is the operator's, and every endpoint its
 // discovery document names, every redirect and every address a name resolves to is judged by
-// internal/egress. d dials; nil is egress's default dialer.
+// internal/egress, and every answer is bounded (boundedTransport). d dials; nil is egress's
+// default dialer.
 func issuerClient(issuerURL string, d *net.Dialer) *http.Client {
 	p := &egress.Policy{Hosts: egress.HostsOf(issuerURL)}
-	return &http.Client{Timeout: 10 * time.Second, Transport: p.Transport(d), CheckRedirect: egress.CheckRedirect}
+	return &http.Client{Timeout: 10 * time.Second, Transport: boundedTransport{p.Transport(d)}, CheckRedirect: egress.CheckRedirect}
 }
 
 // authStyle is how the gateway authenticates at the token endpoint, from the provider's

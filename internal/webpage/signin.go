@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/egress"
 	"github.com/mcp-gateway/gateway/internal/seal"
 )
 
@@ -83,6 +85,10 @@ type SignIn struct {
 	logins   *seal.Sealer
 	issuer   *issuer // discovered on first sign-in
 	client   *http.Client
+	// exchange is client following no redirect, for the code exchange: its body carries the
+	// code, the PKCE verifier and perhaps the client secret, which a 307 or 308 would send
+	// to wherever the token endpoint points.
+	exchange *http.Client
 	now      func() time.Time
 }
 
@@ -94,9 +100,15 @@ func NewSignIn(cfg SignInConfig, keys *seal.KeyRing, client *http.Client, now fu
 	if client == nil {
 		client = issuerClient(cfg.Issuer, nil)
 	}
-	return &SignIn{cfg: cfg, sessions: keys.Sealer(purposeSession), logins: keys.Sealer(purposeLogin), client: client, now: now,
+	return &SignIn{cfg: cfg, sessions: keys.Sealer(purposeSession), logins: keys.Sealer(purposeLogin), client: client,
+		exchange: egress.Credentialed(client), now: now,
 		issuer: &issuer{url: cfg.Issuer, client: client, now: now, public: cfg.ClientSecret == ""}}
 }
+
+// CloseIdleConnections closes the idle connections of the client s reaches its issuer with, for
+// a replaced configuration once it retires: they would stay open, with their goroutines,
+// until the transport's idle timeout, one set per reload.
+func (s *SignIn) CloseIdleConnections() { s.client.CloseIdleConnections() }
 
 // Issuer is the issuer users sign in with.
 func (s *SignIn) Issuer() string { return s.cfg.Issuer }
@@ -180,15 +192,20 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 		return "", err
 	}
 	ctx = oidc.ClientContext(ctx, s.client)
-	tok, err := s.oauth2Config(p).Exchange(context.WithValue(ctx, oauth2.HTTPClient, s.client), q.Get("code"),
+	tok, err := s.oauth2Config(p).Exchange(context.WithValue(ctx, oauth2.HTTPClient, s.exchange), q.Get("code"),
 		oauth2.VerifierOption(l.Verifier))
 	var refused *oauth2.RetrieveError
+	var redirected *egress.RedirectedError
 	switch {
+	case errors.As(err, &redirected):
+		// The provider's token endpoint is misplaced, not the user's code wrong; the error
+		// names the status only (the client's error would name the target, query and all).
+		return "", &UnreachableError{err: fmt.Errorf("the token endpoint: %w", redirected), RetryAfter: issuerRetryInterval}
 	case errors.As(err, &refused):
-		return "", &ErrSignIn{Why: "the sign-in code was not accepted", Err: err}
+		return "", &ErrSignIn{Why: "the sign-in code was not accepted", Err: refusal(refused)}
 	case err != nil:
 		// No answer from the token endpoint: the provider is down, not the sign-in wrong.
-		return "", &UnreachableError{err: err, RetryAfter: issuerRetryInterval}
+		return "", &UnreachableError{err: egress.WithoutQuery(err), RetryAfter: issuerRetryInterval}
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	idt, err := p.provider.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)
