@@ -44,6 +44,8 @@ type paramsScan struct {
 	// handles is the report handle reuses while the members it reads are clean (nil: allocate
 	// one).
 	handles *guardrails.Report
+	// uri is routing's scan of the URI the request names, which the routed member reuses.
+	uri uriScan
 }
 
 // checkParams runs the argument detectors over the members of x's params described above.
@@ -54,7 +56,7 @@ type paramsScan struct {
 func (g *railer) checkParams(x *request, rule *guardrails.Rule, rep *guardrails.Report) (*guardrails.Report, error) {
 	ps := paramsScan{rule: rule, rep: rep, method: x.in.req.Method, handles: &x.rails.handles}
 	if x.route.kind == upstreams.KindResource {
-		ps.backendURI = x.route.upstreamName
+		ps.backendURI, ps.uri = x.route.upstreamName, x.route.uriScan
 	}
 	ps.traceHeaders(x)
 	skip := skipParam
@@ -124,8 +126,7 @@ func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool)
 	var changes []change
 	err = jsonrpc.Members(obj, func(key, val []byte) error {
 		if prefix == "" && ps.routed(key) {
-			ps.resource(val, key)
-			return nil
+			return ps.routedMember(val, key)
 		}
 		if skip(key) {
 			return nil
