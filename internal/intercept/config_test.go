@@ -116,3 +116,37 @@ func TestEachProblemSaidOnce(t *testing.T) {
 		t.Errorf("the timeout's problem does not say what is accepted: %s", seen["interceptors[0].timeout"])
 	}
 }
+
+// TestAnswerBudgetHoldsEightShares: a caller's share of the budget of answers is an eighth of
+// it, and holds one answer of the largest maxResponseBytes while it is read (three times it);
+// the default budget grows to hold eight such shares, and a configured one that cannot is
+// refused, so that seven callers holding their shares always leave room for another's.
+func TestAnswerBudgetHoldsEightShares(t *testing.T) {
+	small := []Config{{MaxResponseBytes: 1 << 20}}
+	dflt := []Config{{}, {MaxResponseBytes: 1 << 20}}
+	for _, c := range []struct {
+		limit        int64
+		cs           []Config
+		total, share int64
+		valid        bool
+	}{
+		{0, small, 64 << 20, 8 << 20, true},
+		{0, dflt, 192 << 20, 24 << 20, true},
+		{24 << 20, small, 24 << 20, 3 << 20, true},
+		{256 << 20, dflt, 256 << 20, 32 << 20, true},
+		{24<<20 - 1, small, 24<<20 - 1, 3 << 20, false},
+		{64 << 20, dflt, 64 << 20, 24 << 20, false},
+		{-1, small, 64 << 20, 8 << 20, false},
+	} {
+		total, share := answerBudget(c.limit, c.cs)
+		if total != c.total || share != c.share {
+			t.Errorf("budget %d: total %d, share %d; want %d, %d", c.limit, total, share, c.total, c.share)
+		}
+		if c.valid && total < answerShareDivisor*share {
+			t.Errorf("budget %d: %d callers' shares of %d fill %d", c.limit, total/share, share, total)
+		}
+		if err := ValidateAnswerBudget(c.limit, c.cs); (err == nil) != c.valid {
+			t.Errorf("budget %d: %v, want valid %v", c.limit, err, c.valid)
+		}
+	}
+}
