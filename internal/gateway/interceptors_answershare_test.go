@@ -111,3 +111,78 @@ func noteAnswer(n int) intercepttest.Handler {
 		return json.RawMessage(`{"note":[` + note + `],` + string(v[1:])), nil
 	}
 }
+
+// TestInterceptorSlotsSeveralCallersCannotStarveAnother: an interceptor's slots are shared by
+// callers (here, without authentication, client addresses) each within an eighth of them by
+// default, so seven callers holding every slot they may, with more calls of theirs refused at
+// once (caller_limit), leave another caller's call a slot: it is decided and forwarded. With a
+// quarter, four of them held every slot and the other client's call waited for one until it
+// gave up.
+func TestInterceptorSlotsSeveralCallersCannotStarveAnother(t *testing.T) {
+	const (
+		slots = 16 // two per caller by default
+		hogs  = 7
+		tries = 3 // each hog's calls at once: one more than its share
+	)
+	entered, release := make(chan struct{}, hogs*tries), make(chan struct{})
+	srv := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "guard", Type: intercept.TypeValidation,
+		Handle: func(_ context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+			if strings.Contains(string(inv.Payload), "hold") {
+				entered <- struct{}{}
+				<-release
+			}
+			return intercepttest.Validation(inv, true, ""), nil
+		}}})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before the server closes, which waits for its handlers
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := startTestGateway(t, func(c *Config) {
+		guard := interceptorEntry("guard", srv.URL(), intercept.TypeValidation, []string{"echo"}, "request")
+		guard.MaxConcurrent, guard.Timeout = slots, time.Minute
+		c.Interceptors = []InterceptorConfig{guard}
+	}, alpha)
+	call := func(c *http.Client, text string) int {
+		req, err := http.NewRequest(http.MethodPost, "http://"+gw.MCP+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+testMeta+`,"name":"alpha__echo","arguments":{"text":"`+text+`"}}}`))
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		req.Header = modernHeaders("tools/call", "alpha__echo")
+		res, err := c.Do(req)
+		if err != nil {
+			return 0
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	var wg sync.WaitGroup
+	for h := range hogs {
+		c := from(fmt.Sprintf("127.0.0.%d", 20+h))
+		c.Timeout = 0
+		for range tries {
+			wg.Go(func() { call(c, "hold") })
+		}
+	}
+	// Every hog holds its slots and had its call past them refused, or (with a larger share)
+	// every slot is held.
+	held := 0
+	mcptest.WaitFor(t, "the hogs' calls to take their slots", func() bool {
+		for len(entered) > 0 {
+			<-entered
+			held++
+		}
+		return held == slots || held == hogs*(slots/8) &&
+			scrapeAdmin(t, gw).Has(fmt.Sprintf(`mcp_gateway_interceptor_errors_total{interceptor="guard",reason="caller_limit"} %d`, hogs*(tries-slots/8)))
+	})
+	alpha.Reset()
+	other := from("127.0.0.9")
+	other.Timeout = 5 * time.Second
+	if status := call(other, "plain"); status != http.StatusOK || len(alpha.RequestsOf("tools/call")) != 1 {
+		t.Errorf("another client's call while %d clients hold their slots: status %d, forwarded %d", hogs, status,
+			len(alpha.RequestsOf("tools/call")))
+	}
+	unblock()
+	wg.Wait()
+}

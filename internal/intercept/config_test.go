@@ -70,15 +70,15 @@ func TestMaxClaims(t *testing.T) {
 }
 
 // TestDefaults: the limits docs/interceptors.md gives an interceptor left unconfigured: a 2s
-// timeout, 64 in flight per replica, a quarter of them (at least one) per caller, 4 MiB sent and
+// timeout, 64 in flight per replica, an eighth of them (at least one) per caller, 4 MiB sent and
 // 8 MiB read; 5m is the longest timeout accepted.
 func TestDefaults(t *testing.T) {
 	c := Config{Name: "guard", URL: "https://guard.example/mcp", Type: TypeValidation, Rules: toolRule}.WithDefaults()
-	if c.Timeout != 2*time.Second || c.MaxConcurrent != 64 || c.MaxConcurrentPerCaller != 16 ||
+	if c.Timeout != 2*time.Second || c.MaxConcurrent != 64 || c.MaxConcurrentPerCaller != 8 ||
 		c.MaxPayloadBytes != 4<<20 || c.MaxResponseBytes != 8<<20 {
 		t.Errorf("defaults %+v", c)
 	}
-	for n, want := range map[int]int{1: 1, 3: 1, 8: 2, 128: 32} {
+	for n, want := range map[int]int{1: 1, 7: 1, 8: 1, 16: 2, 128: 16} {
 		if got := (Config{MaxConcurrent: n}).WithDefaults().MaxConcurrentPerCaller; got != want {
 			t.Errorf("maxConcurrent %d: %d per caller, want %d", n, got, want)
 		}

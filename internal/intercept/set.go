@@ -145,7 +145,7 @@ const DefaultMaxAnswerBytesInFlight = 64 << 20
 // moment while it is read (an event's line and its data, each grown past the bytes that
 // arrived), so that a share always holds one answer the configuration allows. The budget holds
 // eight such shares: 64 MiB, or 24 times the largest maxResponseBytes when that is more, 192
-// MiB with the default 8 MiB. Without shares one caller's slots alone (16 answers of up to 8 MiB
+// MiB with the default 8 MiB. Without shares one caller's slots alone (8 answers of up to 8 MiB
 // by default) could fill the budget and fail every other caller's invocations.
 const (
 	answerShareDivisor = 8
