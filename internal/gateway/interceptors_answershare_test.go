@@ -92,6 +92,11 @@ func TestInterceptorAnswersSeveralCallersCannotStarveAnother(t *testing.T) {
 	if status != http.StatusOK || strings.Contains(body, `"error"`) || len(alpha.RequestsOf("tools/call")) != 1 {
 		t.Errorf("another client's call while %d clients hold their answers: %d %s; forwarded %d", hogs, status, body,
 			len(alpha.RequestsOf("tools/call")))
+		for _, l := range strings.Split(scrapeAdmin(t, gw).Text(), "\n") {
+			if strings.Contains(l, "interceptor_errors_total{") || strings.Contains(l, "interceptor_calls_total{") {
+				t.Log(l)
+			}
+		}
 	}
 	release()
 	wg.Wait()
