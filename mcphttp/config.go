@@ -94,6 +94,14 @@ type Config struct {
 	// streams count against it too, at most half of it, one caller's listens a sixteenth
 	// (docs/limits.md). Default upstreams.DefaultMaxResultBytesInFlight; negative disables.
 	MaxResultBytesInFlight int64 `yaml:"maxResultBytesInFlight"`
+	// MaxInterceptorAnswerBytesInFlight bounds the buffer memory of interceptors' answers being
+	// read at once on this replica; one caller's (without authentication, one client address's)
+	// answers hold at most an eighth of it, past which its invocation fails (reason
+	// caller_share), so that several callers cannot take what another's answers are read within
+	// (docs/limits.md). At least 24 times the largest interceptors[].maxResponseBytes: eight
+	// shares, each holding one answer while it is read. Default 64 MiB or that least, whichever
+	// is more (192 MiB with the default maxResponseBytes).
+	MaxInterceptorAnswerBytesInFlight int64 `yaml:"maxInterceptorAnswerBytesInFlight"`
 	// MaxConcurrent bounds requests in flight on this replica; more get 503 with Retry-After.
 	// Default DefaultMaxConcurrent; negative disables.
 	MaxConcurrent int `yaml:"maxConcurrent"`

@@ -208,7 +208,7 @@ func refusalText(rep *guardrails.Report, what string) string {
 
 // railName is the name of x for its log lines: none when the guardrails find something in it.
 // Every log line that names a routed request names it so, those written before stage
-// guardrails included (routing decides it: request.resolve asks uriFound). A function:
+// guardrails included (routing decides it: request.resolve asks scanURI). A function:
 // request is at its bound of methods.
 func railName(x *request) string {
 	if x.route.nameHidden || x.rails != nil && x.rails.nameFound {

@@ -18,11 +18,13 @@ import (
 // call, routes nothing and is read like any member); and the requestState, which the gateway
 // sealed itself. The _meta members the gateway reads itself, the protocol's it knows and trace
 // context's (jsonrpc.ReservedMetaKey: versions, capabilities, the client's name, the handles
-// the gateway issued, progress tokens, trace ids), are forwarded as the client wrote them and
-// so can carry any text to the backend: they are read by every detector but high-entropy,
-// which would take their random handles for credentials, block-only (handle), and so are the
-// Baggage and Tracestate headers the backend receives. A key of the protocol's namespace the
-// gateway does not know is read as the client's own: the backend gets it as it was sent.
+// the gateway issued, progress tokens, trace ids), can carry any text to the backend: they are
+// read by every detector but high-entropy, which would take their random handles for
+// credentials, block-only (handle). The protocol's are forwarded as the client wrote them and
+// read so; trace context is forwarded as the gateway validated it, from the client's headers
+// or its _meta, in the backend's _meta and headers alike, and read as that (traceMeta). A key
+// of the protocol's namespace the gateway does not know is read as the client's own: the
+// backend gets it as it was sent.
 
 // skippedParams are the members of params the argument detectors leave alone: the arguments,
 // scanned on their own, and the requestState. A call's name is left alone too (skipCallParam).
@@ -44,6 +46,8 @@ type paramsScan struct {
 	// handles is the report handle reuses while the members it reads are clean (nil: allocate
 	// one).
 	handles *guardrails.Report
+	// uri is routing's scan of the URI the request names, which the routed member reuses.
+	uri uriScan
 }
 
 // checkParams runs the argument detectors over the members of x's params described above.
@@ -54,9 +58,9 @@ type paramsScan struct {
 func (g *railer) checkParams(x *request, rule *guardrails.Rule, rep *guardrails.Report) (*guardrails.Report, error) {
 	ps := paramsScan{rule: rule, rep: rep, method: x.in.req.Method, handles: &x.rails.handles}
 	if x.route.kind == upstreams.KindResource {
-		ps.backendURI = x.route.upstreamName
+		ps.backendURI, ps.uri = x.route.upstreamName, x.route.uriScan
 	}
-	ps.traceHeaders(x)
+	ps.traceMeta(x)
 	skip := skipParam
 	if x.in.h.nameParam == "name" {
 		skip = skipCallParam
@@ -124,16 +128,17 @@ func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool)
 	var changes []change
 	err = jsonrpc.Members(obj, func(key, val []byte) error {
 		if prefix == "" && ps.routed(key) {
-			ps.resource(val, key)
-			return nil
+			return ps.routedMember(val, key)
 		}
 		if skip(key) {
 			return nil
 		}
 		var nv []byte
 		if prefix == "/_meta" && jsonrpc.ReservedMetaKey(key) {
-			ps.handle(val, prefix, key)
-			return nil
+			if !traceKey(key) {
+				ps.handle(val, prefix, key)
+			}
+			return nil // trace context: read as forwarded (traceMeta)
 		}
 		if prefix == "" && string(key) == "_meta" && len(val) > 0 && val[0] == '{' {
 			v, ch, err := ps.members(val, "/_meta", skipNone)
@@ -213,10 +218,17 @@ func (ps *paramsScan) handle(val []byte, prefix string, key []byte) {
 	ps.add(sub, prefix+"/"+pointerToken(string(key)))
 }
 
-// traceHeaders reads the trace context the backend receives from the client's Baggage and
-// Tracestate headers (set into the _meta forwarded too) as handle reads its _meta members.
-func (ps *paramsScan) traceHeaders(x *request) {
-	if len(x.hdr.Values(mcpheader.Baggage)) == 0 && len(x.hdr.Values(mcpheader.TraceState)) == 0 {
+// traceMeta reads the trace context the backend receives, in its _meta and its Traceparent,
+// Tracestate and Baggage headers alike (withTrace), as handle reads the _meta members the
+// gateway reads itself: not the client's _meta members as written, which the gateway replaces
+// with it. A header wins over _meta, a value off its W3C grammar is dropped, and a tracestate
+// travels only with its traceparent (traceFrom): what the client wrote there and the gateway
+// drops reaches no backend, and a header that replaces it does. A traceparent that travels is
+// hex digits and dashes: nothing to read.
+func (ps *paramsScan) traceMeta(x *request) {
+	m := x.in.meta
+	if len(x.hdr.Values(mcpheader.Baggage)) == 0 && len(x.hdr.Values(mcpheader.TraceState)) == 0 &&
+		(m == nil || m.TraceState == "" && m.Baggage == "") {
 		return
 	}
 	tc := x.trace()
@@ -225,6 +237,16 @@ func (ps *paramsScan) traceHeaders(x *request) {
 			ps.handle(jsonrpc.AppendString(nil, kv[1]), "/_meta", []byte(kv[0]))
 		}
 	}
+}
+
+// traceKey reports whether key is one of the _meta members of trace context, which the gateway
+// forwards as the trace context it validated (traceMeta), not as written.
+func traceKey(key []byte) bool {
+	switch string(key) {
+	case metaTraceParent, metaTraceState, metaBaggage:
+		return true
+	}
+	return false
 }
 
 // add joins sub's findings, in the member at path at, to the request's report.

@@ -23,22 +23,107 @@ import (
 // that redacts what the detector finds blocks it here; log stays log. The refusal names the
 // detector and the member (/uri, /ref/uri), never the text.
 
-// uriFound reports whether the argument detectors of the rule that covers reading x's routed
-// resource find anything in the URI it names (sent: as the client sent it; and the backend's
-// URI), in the forms resource reads. Routing asks (request.resolve), for a read, a completion
-// of a template and a pre-2026 subscription alike, so that the log lines written before stage
-// guardrails refuses or logs the request (an interceptor's audit lines, a pin's, a denial's)
-// leave the URI out as the later ones do: railName.
-func (g *railer) uriFound(x *request, sent string) bool {
+// uriScan is the scan of the URI a routed request names, made once where the request is
+// resolved: routing needs its verdict for the log lines written before stage guardrails, and
+// stage guardrails adds its findings to the request's report instead of scanning the URI again.
+type uriScan struct {
+	// rule and backend are the rule the URI was scanned under and the backend's URI scanned:
+	// stage guardrails reuses the scan only for the same.
+	rule    *guardrails.Rule
+	backend string
+	// rep holds the findings, at /uri (nil: none).
+	rep *guardrails.Report
+}
+
+// found reports whether the scan found anything (false for no scan).
+func (u *uriScan) found() bool { return u.rep != nil }
+
+// scanURI runs the argument detectors of the rule that covers reading x's routed resource over
+// the URI it names (sent: as the client sent it; and the backend's URI), in the forms resource
+// reads, and returns the scan (a zero one when no rule scans it). Routing asks (request.resolve), for
+// a read, a completion of a template and a pre-2026 subscription alike, so that the log lines
+// written before stage guardrails refuses or logs the request (an interceptor's audit lines, a
+// pin's, a denial's) leave the URI out as the later ones do: railName.
+func (g *railer) scanURI(x *request, sent string) uriScan {
 	rule := g.engine.Rule(guardrails.KindResource, x.route.upstream, x.route.upstreamName)
 	if rule == nil || !rule.ScansArguments() {
-		return false
+		return uriScan{}
 	}
 	var rep guardrails.Report
 	rep.Reset(rule.ID(), guardrails.DirArguments)
 	ps := paramsScan{rule: rule, rep: &rep, backendURI: x.route.upstreamName}
 	ps.resource(jsonrpc.AppendString(nil, sent), []byte("uri"))
-	return ps.nameFound
+	u := uriScan{rule: rule, backend: x.route.upstreamName}
+	if ps.nameFound {
+		found := rep
+		u.rep = &found
+	}
+	return u
+}
+
+// reuseURI adds the findings of the routing's scan of the URI (at /uri) to the request's report
+// under the routed member key, a read's uri or a completion's ref, and reports whether there
+// was such a scan under ps's rule: the member's URI is then not scanned again.
+func (ps *paramsScan) reuseURI(key []byte) bool {
+	u := ps.uri
+	if u.rule == nil || u.rule != ps.rule || u.backend != ps.backendURI {
+		return false
+	}
+	if !u.found() {
+		return true
+	}
+	ps.nameFound = true
+	prefix := ""
+	if string(key) == "ref" {
+		prefix = "/ref"
+	}
+	for k := range u.rep.Findings {
+		f := &u.rep.Findings[k]
+		ps.rep.Add(f.Detector, f.Action, prefix+f.Path, "")
+	}
+	if u.rep.Err != nil && ps.rep.Err == nil {
+		ps.rep.Err = u.rep.Err
+	}
+	if u.rep.Blocked() && ps.blocked == nil {
+		blocked := *u.rep
+		blocked.Findings = append([]guardrails.Finding(nil), u.rep.Findings...)
+		for k := range blocked.Findings {
+			blocked.Findings[k].Path = prefix + blocked.Findings[k].Path
+		}
+		ps.blocked = &blocked
+	}
+	return true
+}
+
+// routedMember scans val, the routed member key: a read's uri, scanned by routing (reuseURI);
+// a completion's ref, whose members other than its uri are scanned here, block-only.
+func (ps *paramsScan) routedMember(val, key []byte) error {
+	if !ps.reuseURI(key) {
+		ps.resource(val, key)
+		return nil
+	}
+	if string(key) != "ref" || len(val) == 0 || val[0] != '{' {
+		return nil
+	}
+	// The ref without its uri, as one object: a member's value is read with its name, as in
+	// the whole ref.
+	rest := []byte{'{'}
+	err := jsonrpc.Members(val, func(k, v []byte) error {
+		if string(k) == "uri" {
+			return nil
+		}
+		if len(rest) > 1 {
+			rest = append(rest, ',')
+		}
+		rest = append(jsonrpc.AppendString(rest, string(k)), ':')
+		rest = append(rest, v...)
+		return nil
+	})
+	if err != nil || len(rest) == 1 {
+		return err
+	}
+	ps.blockOnly(ps.rule.ScanArguments(append(rest, '}')), key, "")
+	return nil
 }
 
 // routed reports whether key is the member of the params that names what the request is
@@ -53,9 +138,16 @@ func (ps *paramsScan) routed(key []byte) bool {
 	return false
 }
 
+// testHookURIScan, set by tests before any request, is called with the backend's URI at every
+// scan of a URI a request names.
+var testHookURIScan func(backendURI string)
+
 // resource scans val, the routed member key, and the forms of the backend's URI, block-only.
 // Nothing is allocated for a URI that the client sent in its normal form without escapes.
 func (ps *paramsScan) resource(val, key []byte) {
+	if testHookURIScan != nil {
+		testHookURIScan(ps.backendURI)
+	}
 	ps.blockOnly(ps.rule.ScanArguments(val), key, "")
 	u := ps.backendURI
 	if u == "" {

@@ -1,9 +1,15 @@
 package mcphttp
 
 import (
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -56,5 +62,77 @@ func TestResourceURIFindingUnderLog(t *testing.T) {
 	if ps.blocked != nil || ps.rep.Blocked() || ps.rep.Action != guardrails.Log || ps.rep.Counts[guardrails.DetAWSAccessKey] == 0 || !ps.nameFound {
 		t.Errorf("a key in a URI under log: blocked %v, action %v, counted %d, left out of the log lines %v",
 			ps.blocked != nil, ps.rep.Action, ps.rep.Counts[guardrails.DetAWSAccessKey], ps.nameFound)
+	}
+}
+
+// uriScans counts the scans of each backend URI (testHookURIScan).
+var uriScans struct {
+	sync.Mutex
+	n map[string]int
+}
+
+func init() {
+	uriScans.n = map[string]int{}
+	testHookURIScan = func(u string) {
+		uriScans.Lock()
+		uriScans.n[u]++
+		uriScans.Unlock()
+	}
+}
+
+func uriScanCount(u string) int {
+	uriScans.Lock()
+	defer uriScans.Unlock()
+	return uriScans.n[u]
+}
+
+// TestResourceURIScannedOnce: the URI a read or a completion of a template names is scanned
+// once per request, where routing resolves it (the log lines before stage guardrails need the
+// verdict); stage guardrails adds that scan's findings to the request's report rather than
+// scanning the URI again. A finding still refuses the read, naming /uri, and the completion,
+// naming /ref/uri; the ref's other members are still read.
+func TestResourceURIScannedOnce(t *testing.T) {
+	engine, err := guardrails.New(&guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "r", Resources: []string{"*"},
+		Arguments: guardrails.DirectionConfig{Secrets: "block", PII: "block"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := metrics.NewGuardrails(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := mcptest.StartServer(t, "be")
+	_, e := testServer(t, Config{}, oneBackend(be.URL()), upstreams.Options{}, Deps{Version: "test", Guardrails: engine, GuardrailMetrics: rec})
+	url := serveTest(t, e).URL + DefaultPath
+	const mail = "alice.smith@mail.example.org"
+	for _, tc := range []struct {
+		name, method, uri, params string
+		code                      int
+		where                     string
+	}{
+		{"clean read", "resources/read", "mem://readme", `,"uri":"be+mem://readme"`, 0, ""},
+		{"read with an address", "resources/read", "mem://readme?to=" + mail, `,"uri":"be+mem://readme?to=` + mail + `"`, -32602, "/uri"},
+		{"clean completion", "completion/complete", "mem://items/{id}",
+			`,"ref":{"type":"ref/resource","uri":"be+mem://items/{id}"},"argument":{"name":"id","value":"a"}`, 0, ""},
+		{"completion with an address", "completion/complete", "mem://items/{id}?to=" + mail,
+			`,"ref":{"type":"ref/resource","uri":"be+mem://items/{id}?to=` + mail + `"},"argument":{"name":"id","value":"a"}`, -32602, "/ref/uri"},
+		{"completion with an address beside its uri", "completion/complete", "mem://items/{id}",
+			`,"ref":{"type":"ref/resource","uri":"be+mem://items/{id}","note":"` + mail + `"},"argument":{"name":"id","value":"a"}`, -32602, "/ref/note"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := uriScanCount(tc.uri)
+			name := "be+" + tc.uri
+			r := do(t, "POST", url, modern(tc.method, name), body(tc.method, tc.params))
+			if tc.code == 0 && r.Status != 200 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			checkRPC(t, r, tc.code)
+			if tc.where != "" && !strings.Contains(string(r.Body), tc.where) {
+				t.Errorf("the refusal does not name %s: %s", tc.where, r.Body)
+			}
+			if n := uriScanCount(tc.uri) - before; n != 1 {
+				t.Errorf("the URI was scanned %d times, want once", n)
+			}
+		})
 	}
 }

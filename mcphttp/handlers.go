@@ -115,7 +115,8 @@ func (x *request) resolve(kind upstreams.Kind, name string) error {
 	x.route.upstream, x.route.name, x.route.upstreamName = target.Upstream, name, target.Name
 	if kind == upstreams.KindResource && x.s.rails != nil {
 		// Before any log line names the request (an interceptor's, a pin's, a denial's).
-		x.route.nameHidden = x.s.rails.uriFound(x, sent)
+		x.route.uriScan = x.s.rails.scanURI(x, sent)
+		x.route.nameHidden = x.route.uriScan.found()
 	}
 	return nil
 }

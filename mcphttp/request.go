@@ -148,6 +148,7 @@ type route struct {
 	upstream       string                 // route: the owning backend
 	name           string                 // route: the namespaced name or URI the client used
 	nameHidden     bool                   // route: the guardrails find something in that URI, which log lines leave out (railName)
+	uriScan        uriScan                // route: the guardrails' one scan of the URI the request names (guardrails_uri.go)
 	upstreamName   string                 // route: the backend-side name or URI
 	decision       authz.Decision         // authorize
 	pinDrift       pins.Set               // pin: the drift a confirmation must name (pins.go); empty: none

@@ -54,9 +54,7 @@ func TestGuardrailsProtocolMetaMembers(t *testing.T) {
 	}{
 		"progressToken":            {version + "," + caps + `,"progressToken":"` + railAWSKey + `"`, nil},
 		"baggage":                  {version + "," + caps + `,"baggage":"k=` + railAWSKey + `"`, nil},
-		"baggage not a list":       {version + "," + caps + `,"baggage":"` + railAWSKey + ` !"`, nil},
 		"tracestate":               {version + "," + caps + "," + parent + `,"tracestate":"k=` + railAWSKey + `"`, nil},
-		"traceparent not one":      {version + "," + caps + `,"traceparent":"` + railAWSKey + `"`, nil},
 		"clientInfo":               {version + "," + caps + `,"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","title":"` + railEmail + `"}`, nil},
 		"clientCapabilities":       {version + `,"io.modelcontextprotocol/clientCapabilities":{"experimental":{"x":"` + railAWSKey + `"}}`, nil},
 		"logLevel":                 {version + "," + caps + `,"io.modelcontextprotocol/logLevel":"` + railAWSKey + `"`, nil},
@@ -83,5 +81,66 @@ func TestGuardrailsProtocolMetaMembers(t *testing.T) {
 	}
 	if n := len(alpha.RequestsOf("tools/call")); n != 1 {
 		t.Errorf("a call with random handles: the backend got %d calls, want 1", n)
+	}
+}
+
+// TestGuardrailsTraceMetaAsForwarded: the trace context in _meta is read as the backend
+// receives it, which is not always as the client wrote it: the gateway forwards the trace
+// context it validated, in _meta and headers alike, the client's headers winning over its _meta,
+// a value off its W3C grammar dropped and a tracestate only with the traceparent it came with.
+// A credential in what the gateway drops reaches no backend and refuses nothing (it used to
+// refuse the call); one in what replaces it, or in what is forwarded, refuses the call.
+func TestGuardrailsTraceMetaAsForwarded(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := startTestGateway(t, func(c *Config) {
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "params", Tools: []string{"*"},
+			Arguments: guardrails.DirectionConfig{Secrets: "block", PII: "block"}}}}
+	}, alpha)
+	url := "http://" + gw.MCP + "/mcp"
+	const (
+		meta      = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+		parentVal = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+		parent    = `"traceparent":"` + parentVal + `"`
+	)
+	for _, tc := range []struct {
+		name, meta string
+		hdr        []string
+		refused    bool
+	}{
+		{"baggage off its grammar, dropped", `,"baggage":"` + railAWSKey + ` !"`, nil, false},
+		{"traceparent off its grammar, dropped", `,"traceparent":"` + railAWSKey + `"`, nil, false},
+		{"tracestate without its traceparent, dropped", `,"tracestate":"k=` + railAWSKey + `"`, nil, false},
+		{"tracestate of a traceparent a header replaced, dropped", "," + parent + `,"tracestate":"k=` + railAWSKey + `"`,
+			[]string{"Traceparent", "00-1af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, false},
+		{"baggage a header replaced", `,"baggage":"k=` + railAWSKey + `"`, []string{"Baggage", "k=v"}, false},
+		{"baggage forwarded", `,"baggage":"k=` + railAWSKey + `"`, nil, true},
+		{"tracestate forwarded", "," + parent + `,"tracestate":"k=` + railAWSKey + `"`, nil, true},
+		{"Baggage header replacing a clean one", `,"baggage":"k=v"`, []string{"Baggage", "k=" + railAWSKey}, true},
+	} {
+		alpha.Reset()
+		h := mcptest.RequestHeaders("tools/call", "alpha__echo")
+		for i := 0; i+1 < len(tc.hdr); i += 2 {
+			h.Set(tc.hdr[i], tc.hdr[i+1])
+		}
+		r := mcptest.Do(t, "POST", url, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{`+meta+tc.meta+
+			`},"name":"alpha__echo","arguments":{"text":"hi"}}}`)
+		res := string(r.RPC.Result)
+		got := alpha.RequestsOf("tools/call")
+		leaked := false
+		for _, e := range got {
+			leaked = leaked || strings.Contains(string(e.Body)+e.Header.Get("Baggage")+e.Header.Get("Tracestate"), railAWSKey)
+		}
+		if leaked {
+			t.Errorf("%s: the backend received the key", tc.name)
+		}
+		if tc.refused {
+			if r.Status != http.StatusOK || !strings.Contains(res, "Refused by guardrail") || len(got) != 0 {
+				t.Errorf("%s: %d %s, the backend got %d calls; want the call refused", tc.name, r.Status, r.Body, len(got))
+			}
+			continue
+		}
+		if r.Status != http.StatusOK || !strings.Contains(res, `"text":"hi"`) || strings.Contains(res, "isError") || len(got) != 1 {
+			t.Errorf("%s: %d %s, the backend got %d calls; want the call forwarded", tc.name, r.Status, r.Body, len(got))
+		}
 	}
 }

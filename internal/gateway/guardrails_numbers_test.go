@@ -54,3 +54,44 @@ func TestGuardrailsSchemaNumbersReadAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardrailsSchemaMultipleOfExact: multipleOf is judged on the numbers as written, not on
+// the division of two doubles, which rounds 1e20 / 3 to an integer; and a schema whose own bound
+// a double rounds (9007199254740991.5, read as 9007199254740992) fails every check rather than
+// let through an argument above the bound as written. The backend reads the literal.
+func TestGuardrailsSchemaMultipleOfExact(t *testing.T) {
+	thirds, rounded := startStructBackend(t, "m", false), startStructBackend(t, "r", false)
+	thirds.tools = `[{"name":"set_region","inputSchema":{"type":"object","properties":{"quota":{"type":"integer","multipleOf":3}}}}]`
+	rounded.tools = `[{"name":"set_region","inputSchema":{"type":"object","properties":{"quota":{"type":"integer","maximum":9007199254740991.5}}}}]`
+	gw := startTestGateway(t, func(c *Config) {
+		c.Upstreams = []UpstreamConfig{thirds.upstream(), rounded.upstream()}
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "n", Tools: []string{"*"},
+			Validate: guardrails.ValidateConfig{Arguments: "block"}}}}
+	})
+	url := "http://" + gw.MCP + "/mcp"
+	for _, tt := range []struct {
+		sb      *structBackend
+		quota   string
+		refused bool
+	}{
+		{thirds, "1e20", true},
+		{thirds, "100000000000000000000", true},
+		{thirds, "6e20", false},
+		{thirds, "9", false},
+		{rounded, "9007199254740992", true},
+		{rounded, "1", true},
+	} {
+		tt.sb.reset()
+		status, body := setRegionCaller(url, tt.sb)(t, `"quota":`+tt.quota)
+		got := tt.sb.received()
+		if tt.refused {
+			if status != http.StatusOK || !strings.Contains(body, `"isError":true`) || len(got) != 0 {
+				t.Errorf("%s: quota %s: %d %s; the backend acted on %+v", tt.sb.name, tt.quota, status, body, got)
+			}
+			continue
+		}
+		if status != http.StatusOK || strings.Contains(body, `"isError":true`) || len(got) != 1 || got[0].Repo != tt.quota {
+			t.Errorf("%s: quota %s: %d %s; the backend acted on %+v", tt.sb.name, tt.quota, status, body, got)
+		}
+	}
+}

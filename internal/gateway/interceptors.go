@@ -62,11 +62,15 @@ func placeholderSecret(Secret) (string, error) { return "placeholder", nil }
 // validateInterceptors checks the interceptors: block as intercept validates it, and each rule
 // against the backends it could govern.
 func (c *Config) validateInterceptors() []error {
-	if len(c.Interceptors) == 0 {
-		return nil
-	}
 	cs, _ := c.interceptorConfigs(placeholderSecret)
-	errs := configerr.List(intercept.Validate(cs))
+	var errs []error
+	if err := intercept.ValidateAnswerBudget(c.Server.MaxInterceptorAnswerBytesInFlight, cs); err != nil {
+		errs = append(errs, fmt.Errorf("server.maxInterceptorAnswerBytesInFlight: %w", err))
+	}
+	if len(c.Interceptors) == 0 {
+		return errs
+	}
+	errs = append(errs, configerr.List(intercept.Validate(cs))...)
 	names := c.upstreamNames()
 	for i, ic := range c.Interceptors {
 		for j, r := range ic.Rules {
@@ -126,7 +130,8 @@ func (g *gateway) buildInterceptors(cfg *Config) (*intercept.Set, error) {
 		return nil, err
 	}
 	deps := intercept.Deps{Log: g.log, CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
-		CallerCircuit: g.callerCircuits.hook(breakerInterceptor)}
+		CallerCircuit:          g.callerCircuits.hook(breakerInterceptor),
+		MaxAnswerBytesInFlight: cfg.Server.MaxInterceptorAnswerBytesInFlight}
 	if g.interceptRec != nil {
 		deps.Metrics = interceptorMetrics{g.interceptRec}
 	}

@@ -55,6 +55,9 @@ type CompiledSchema struct {
 	// jsonrpc.FoldKey), to refuse an argument whose name only a case-insensitive decoder reads
 	// as a declared one.
 	names, folded map[string]bool
+	// multiples are the values of every multipleOf in the schema, to divide exactly what the
+	// validator divides as doubles (schemanumber.go).
+	multiples []float64
 
 	mu  sync.Mutex
 	sub map[string]*jsonschema.Resolved // sub-schemas by pointer, to locate a violation
@@ -102,6 +105,10 @@ func compileSchema(raw []byte) *CompiledSchema {
 	}
 	rs, err := js.Resolve(nil)
 	if err != nil {
+		s.err = fmt.Errorf("%w: %v", ErrSchema, err)
+		return s
+	}
+	if s.multiples, err = checkSchemaNumbers(raw); err != nil {
 		s.err = fmt.Errorf("%w: %v", ErrSchema, err)
 		return s
 	}
@@ -259,6 +266,9 @@ func (s *CompiledSchema) Validate(instance []byte) (v *Violation, err error) {
 	}
 	if verr := s.validate(s.resolved, inst); verr != nil {
 		return s.locate(verr, inst), nil
+	}
+	if len(s.multiples) > 0 {
+		return roundedMultiple(inst, s.multiples, "", 0), nil
 	}
 	return nil, nil
 }

@@ -89,7 +89,8 @@ type Config struct {
 	// MaxConcurrentPerCaller bounds one caller's (issuer and subject; without authentication,
 	// client address) share of those invocations: past it, a call is refused at once (reason
 	// caller_limit, whatever FailOpen says) instead of waiting, so one caller cannot hold the
-	// slots every other caller's calls need. Default a quarter of MaxConcurrent, at least 1; at
+	// slots every other caller's calls need. Default an eighth of MaxConcurrent (seven callers
+	// holding theirs leave another caller slots, as with the answers' budget), at least 1; at
 	// most MaxConcurrent.
 	MaxConcurrentPerCaller int `yaml:"maxConcurrentPerCaller"`
 	// MaxPayloadBytes bounds the payload (the request or the result) sent; a larger one is an
@@ -167,7 +168,7 @@ func (c Config) WithDefaults() Config {
 		c.MaxConcurrent = DefaultMaxConcurrent
 	}
 	if c.MaxConcurrentPerCaller == 0 {
-		c.MaxConcurrentPerCaller = max(c.MaxConcurrent/4, 1)
+		c.MaxConcurrentPerCaller = max(c.MaxConcurrent/answerShareDivisor, 1)
 	}
 	if c.MaxPayloadBytes == 0 {
 		c.MaxPayloadBytes = DefaultMaxPayloadBytes

@@ -70,15 +70,15 @@ func TestMaxClaims(t *testing.T) {
 }
 
 // TestDefaults: the limits docs/interceptors.md gives an interceptor left unconfigured: a 2s
-// timeout, 64 in flight per replica, a quarter of them (at least one) per caller, 4 MiB sent and
+// timeout, 64 in flight per replica, an eighth of them (at least one) per caller, 4 MiB sent and
 // 8 MiB read; 5m is the longest timeout accepted.
 func TestDefaults(t *testing.T) {
 	c := Config{Name: "guard", URL: "https://guard.example/mcp", Type: TypeValidation, Rules: toolRule}.WithDefaults()
-	if c.Timeout != 2*time.Second || c.MaxConcurrent != 64 || c.MaxConcurrentPerCaller != 16 ||
+	if c.Timeout != 2*time.Second || c.MaxConcurrent != 64 || c.MaxConcurrentPerCaller != 8 ||
 		c.MaxPayloadBytes != 4<<20 || c.MaxResponseBytes != 8<<20 {
 		t.Errorf("defaults %+v", c)
 	}
-	for n, want := range map[int]int{1: 1, 3: 1, 8: 2, 128: 32} {
+	for n, want := range map[int]int{1: 1, 7: 1, 8: 1, 16: 2, 128: 16} {
 		if got := (Config{MaxConcurrent: n}).WithDefaults().MaxConcurrentPerCaller; got != want {
 			t.Errorf("maxConcurrent %d: %d per caller, want %d", n, got, want)
 		}
@@ -114,5 +114,39 @@ func TestEachProblemSaidOnce(t *testing.T) {
 	}
 	if !strings.Contains(seen["interceptors[0].timeout"], "up to 5m0s") {
 		t.Errorf("the timeout's problem does not say what is accepted: %s", seen["interceptors[0].timeout"])
+	}
+}
+
+// TestAnswerBudgetHoldsEightShares: a caller's share of the budget of answers is an eighth of
+// it, and holds one answer of the largest maxResponseBytes while it is read (three times it);
+// the default budget grows to hold eight such shares, and a configured one that cannot is
+// refused, so that seven callers holding their shares always leave room for another's.
+func TestAnswerBudgetHoldsEightShares(t *testing.T) {
+	small := []Config{{MaxResponseBytes: 1 << 20}}
+	dflt := []Config{{}, {MaxResponseBytes: 1 << 20}}
+	for _, c := range []struct {
+		limit        int64
+		cs           []Config
+		total, share int64
+		valid        bool
+	}{
+		{0, small, 64 << 20, 8 << 20, true},
+		{0, dflt, 192 << 20, 24 << 20, true},
+		{24 << 20, small, 24 << 20, 3 << 20, true},
+		{256 << 20, dflt, 256 << 20, 32 << 20, true},
+		{24<<20 - 1, small, 24<<20 - 1, 3 << 20, false},
+		{64 << 20, dflt, 64 << 20, 24 << 20, false},
+		{-1, small, 64 << 20, 8 << 20, false},
+	} {
+		total, share := answerBudget(c.limit, c.cs)
+		if total != c.total || share != c.share {
+			t.Errorf("budget %d: total %d, share %d; want %d, %d", c.limit, total, share, c.total, c.share)
+		}
+		if c.valid && total < answerShareDivisor*share {
+			t.Errorf("budget %d: %d callers' shares of %d fill %d", c.limit, total/share, share, total)
+		}
+		if err := ValidateAnswerBudget(c.limit, c.cs); (err == nil) != c.valid {
+			t.Errorf("budget %d: %v, want valid %v", c.limit, err, c.valid)
+		}
 	}
 }

@@ -100,5 +100,5 @@ func ProbeWebhook(ctx context.Context, c Config) (reached string, token bool, er
 // nothing.
 func probeBackend(c Config) (*backend.Backend, error) {
 	return backend.New(c.backendConfig(), &backend.Env{Log: slog.New(slog.DiscardHandler), Now: time.Now,
-		Names: names.New("__", false, nil), Results: bodyread.NewBudget(maxResultBytesInFlight)})
+		Names: names.New("__", false, nil), Results: bodyread.NewBudget(DefaultMaxAnswerBytesInFlight)})
 }

@@ -735,7 +735,7 @@ func TestNoCallerKeyRefused(t *testing.T) {
 }
 
 // TestAnswersShareOneCallerCannotFailOthers: one caller's answers are read within its own share
-// of the replica's budget of answers (resultShareDivisor), so a caller whose answers are large
+// of the replica's budget of answers (answerShareDivisor), so a caller whose answers are large
 // and slow to arrive, holding every one of its slots, cannot fill the budget that another
 // caller's invocations are read within; its own invocations past its share fail (caller_share)
 // and refuse their calls even where the interceptor is failOpen (the caller's own doing, as its

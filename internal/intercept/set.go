@@ -84,6 +84,10 @@ type Deps struct {
 	// CallerCircuit, when set, hears the backend.Caller events of the interceptors' per-caller
 	// circuits; it runs under a breaker's lock and must not block.
 	CallerCircuit func(interceptor, event string)
+	// MaxAnswerBytesInFlight bounds the interceptors' answers being read at once on the
+	// replica, each caller's within an eighth of it (ValidateAnswerBudget). 0: the default,
+	// DefaultMaxAnswerBytesInFlight or eight shares of one largest answer, whichever is more.
+	MaxAnswerBytesInFlight int64
 }
 
 // Set is the configured interceptors, compiled. It is safe for concurrent use.
@@ -129,30 +133,70 @@ type rule struct {
 	phases         [2]bool
 }
 
-// maxResultBytesInFlight bounds the memory of the interceptors' answers being read at once on a
-// replica.
-const maxResultBytesInFlight = 64 << 20
+// DefaultMaxAnswerBytesInFlight is the least budget of the interceptors' answers being read at
+// once on a replica (Deps.MaxAnswerBytesInFlight); the default is raised to hold
+// answerShareDivisor shares when the answers configured need larger shares.
+const DefaultMaxAnswerBytesInFlight = 64 << 20
 
-// One caller's share of maxResultBytesInFlight: at least a quarter of it (resultShareDivisor)
-// and at least answerHold times the largest maxResponseBytes configured (capped at the
-// budget), what one answer may hold for a moment while it is read (an event's line and its
-// data, each grown past the bytes that arrived), so that a share always holds one answer the
-// configuration allows: 24 MiB by default. Without a share one caller's slots alone (16
-// answers of up to 8 MiB by default) could fill the budget and fail every other caller's
-// invocations.
+// One caller's share of the budget of answers: an eighth of it (answerShareDivisor, the fixed
+// share the gateway gives a caller of its caches and of tool search's texts too), so that seven
+// callers holding their shares still leave another caller's answers room; and at least
+// answerHold times the largest maxResponseBytes configured, what one answer may hold for a
+// moment while it is read (an event's line and its data, each grown past the bytes that
+// arrived), so that a share always holds one answer the configuration allows. The budget holds
+// eight such shares: 64 MiB, or 24 times the largest maxResponseBytes when that is more, 192
+// MiB with the default 8 MiB. Without shares one caller's slots alone (8 answers of up to 8 MiB
+// by default) could fill the budget and fail every other caller's invocations.
 const (
-	resultShareDivisor = 4
+	answerShareDivisor = 8
 	answerHold         = 3
 )
 
-// newShares are the callers' shares of a Set's budget of answers being read, by caller key
-// (Call.Caller), each as set out above.
-func newShares(results *bodyread.Budget, cs []Config) *bodyread.Shares {
-	most := results.Max() / resultShareDivisor
-	for _, c := range cs {
-		most = max(most, answerHold*min(c.WithDefaults().MaxResponseBytes, results.Max()))
+// answerBudget returns the budget of answers being read and one caller's share of it, for the
+// configured budget limit (0: the default) and the interceptors cs.
+func answerBudget(limit int64, cs []Config) (total, share int64) {
+	hold := answerHoldOf(cs)
+	total = limit
+	if total <= 0 {
+		total = DefaultMaxAnswerBytesInFlight
+		if total < answerShareDivisor*hold {
+			total = answerShareDivisor * hold
+		}
 	}
-	return bodyread.NewShares(results, min(most, results.Max()))
+	share = total / answerShareDivisor
+	if share < hold {
+		share = hold // a budget Validate refuses; one answer still fits a share
+	}
+	if share > total {
+		share = total
+	}
+	return total, share
+}
+
+// answerHoldOf is what one answer may hold while it is read, for the largest maxResponseBytes
+// of cs.
+func answerHoldOf(cs []Config) int64 {
+	var hold int64
+	for _, c := range cs {
+		if h := answerHold * c.WithDefaults().MaxResponseBytes; h > hold {
+			hold = h
+		}
+	}
+	return hold
+}
+
+// ValidateAnswerBudget checks a configured budget of answers being read (0: the default)
+// against the interceptors cs: it must hold eight callers' shares, each one answer as large as
+// cs allows (the smallest such budget in the error).
+func ValidateAnswerBudget(limit int64, cs []Config) error {
+	least := answerShareDivisor * answerHoldOf(cs)
+	switch {
+	case limit < 0:
+		return fmt.Errorf("%d: want 0 (the default) or at least %d", limit, least)
+	case limit > 0 && limit < least:
+		return fmt.Errorf("%d: want at least %d, eight callers' shares each holding one answer of the largest maxResponseBytes (three times it)", limit, least)
+	}
+	return nil
 }
 
 // New compiles validated configurations (Validate) into a Set; nil when cs is empty, so that a
@@ -164,12 +208,13 @@ func New(cs []Config, deps Deps) (*Set, error) {
 	if deps.Log == nil {
 		return nil, errors.New("intercept: Deps.Log is required")
 	}
-	s := &Set{log: deps.Log, now: deps.Now, metrics: deps.Metrics, results: bodyread.NewBudget(maxResultBytesInFlight),
+	total, share := answerBudget(deps.MaxAnswerBytesInFlight, cs)
+	s := &Set{log: deps.Log, now: deps.Now, metrics: deps.Metrics, results: bodyread.NewBudget(total),
 		caseless: authz.NewCaseless(deps.CaseInsensitive)}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.shares = newShares(s.results, cs)
+	s.shares = bodyread.NewShares(s.results, share)
 	env := &backend.Env{Log: deps.Log, Now: s.now, Names: names.New("__", false, nil),
 		Results: s.results, UserAgent: deps.UserAgent, CallerCircuit: deps.CallerCircuit}
 	if m := deps.Metrics; m != nil {

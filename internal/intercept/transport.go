@@ -149,7 +149,7 @@ const (
 // Reasons lists every failure reason, for metric label sets.
 func Reasons() []string {
 	return []string{ReasonTimeout, ReasonUnavailable, ReasonCircuitOpen, ReasonCallerCircuit, ReasonBadResponse, ReasonRPCError,
-		ReasonMalformed, ReasonTooLarge, ReasonCallerLimit, ReasonCanceled, ReasonNoCallerKey}
+		ReasonMalformed, ReasonTooLarge, ReasonCallerLimit, ReasonCallerShare, ReasonCanceled, ReasonNoCallerKey}
 }
 
 // reasonOf classifies an invocation's error. parent is the caller's context: its end is the
