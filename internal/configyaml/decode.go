@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -264,10 +265,18 @@ const mergeKey = "<<"
 func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
 	fields := Fields(t)
 	seen := map[string]int{}
-	for _, kv := range pairs(n) {
+	for j, kv := range pairs(n) {
 		k, v := kv[0], kv[1]
 		if k.Value == mergeKey && k.ShortTag() == "!!merge" {
 			w.walk(v, t, path)
+			continue
+		}
+		i := slices.IndexFunc(fields, func(f Field) bool { return f.Key == k.Value })
+		if i < 0 && !LooksLikeKey(k.Value) {
+			// A token or password pasted where a key goes: no part of it is printed, nor
+			// anything derived from it (a key it is near, a path it is found at).
+			w.fail(k, path, path, "an unknown key of %d characters, not shown (it does not look like a key, and may be a secret); "+
+				"it is this mapping's key number %d%s", utf8.RuneCountInString(k.Value), j+1, w.keyList(fields))
 			continue
 		}
 		p := keyPath(path, k.Value)
@@ -276,7 +285,6 @@ func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
 			continue
 		}
 		seen[k.Value] = k.Line
-		i := slices.IndexFunc(fields, func(f Field) bool { return f.Key == k.Value })
 		if i < 0 {
 			// What the key was meant to set is left unset: the whole block is in doubt.
 			w.fail(k, p, path, "unknown key%s", w.unknownHint(k.Value, fields))
@@ -290,7 +298,7 @@ func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
 // mapping checks a mapping read into a Go map: each key of the key type, each once, each value.
 func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) {
 	seen := map[string]int{}
-	for _, kv := range pairs(n) {
+	for j, kv := range pairs(n) {
 		k, v := kv[0], kv[1]
 		p := keyPath(path, k.Value)
 		if first, dup := seen[k.Value]; dup {
@@ -299,6 +307,11 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) {
 		}
 		seen[k.Value] = k.Line
 		if err := k.Decode(reflect.New(t.Key()).Interface()); err != nil {
+			if !LooksLikeKey(k.Value) {
+				w.fail(k, path, path, "expected a key that is %s, got %d characters, not shown (they may be a secret) as this mapping's key number %d",
+					w.expect(t.Key()), utf8.RuneCountInString(k.Value), j+1)
+				continue
+			}
 			w.fail(k, p, p, "expected a key that is %s", w.expect(t.Key()))
 			continue
 		}
@@ -341,11 +354,50 @@ func (w *walker) unknownHint(key string, fields []Field) string {
 	if elsewhere := PathsOf(w.root, key, 3); len(elsewhere) > 0 {
 		return fmt.Sprintf(" here (did you mean %s?)", strings.Join(elsewhere, " or "))
 	}
-	if len(keys) <= 16 {
-		return "; expected one of: " + strings.Join(keys, ", ")
-	}
-	return ""
+	return w.keyList(fields)
 }
+
+// keyList lists the keys of a mapping, when they are few.
+func (w *walker) keyList(fields []Field) string {
+	if len(fields) > 16 {
+		return ""
+	}
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.Key
+	}
+	return "; expected one of: " + strings.Join(keys, ", ")
+}
+
+// maxKeyLength is the longest key LooksLikeKey takes for one; the configuration's longest is
+// a little under.
+const maxKeyLength = 32
+
+// LooksLikeKey reports whether an unknown key may be printed in an error: it is short and
+// written as the configuration's keys are (camelCase: a letter, then letters, digits, '_' or
+// '-', at most two digits, at most two capitals more than small letters). Anything else, a
+// token or a password pasted where a key goes, is named by its position and length alone.
+func LooksLikeKey(key string) bool {
+	if key == "" || len(key) > maxKeyLength || !isLetter(rune(key[0])) {
+		return false
+	}
+	digits, upper, lower := 0, 0, 0
+	for _, r := range key {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r >= 'A' && r <= 'Z':
+			upper++
+		case r >= 'a' && r <= 'z':
+			lower++
+		case r != '_' && r != '-':
+			return false
+		}
+	}
+	return digits <= 2 && upper <= lower+2
+}
+
+func isLetter(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }
 
 // expect says what a value of type t must be.
 func (w *walker) expect(t reflect.Type) string {
