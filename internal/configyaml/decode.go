@@ -37,6 +37,9 @@ type Decoded struct {
 	// because of a problem Decode reported: a problem found later inside one of them may be a
 	// consequence (a misspelt url read as no url at all), and is better left unsaid.
 	Unread []string
+	// Empty is a file with nothing written in it: no document, or documents with nothing but
+	// comments ("~" and "null" are written; they are not empty).
+	Empty bool
 }
 
 // Covers reports whether path lies in a block that was not all read.
@@ -63,7 +66,7 @@ func Decode(data []byte, v any, opts Options) (*Decoded, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return &Decoded{Lines: Lines{}}, nil // an empty file sets nothing
+			return &Decoded{Lines: Lines{}, Empty: true}, nil // an empty file sets nothing
 		}
 		return nil, syntaxError(err, data)
 	}
@@ -72,7 +75,7 @@ func Decode(data []byte, v any, opts Options) (*Decoded, error) {
 	}
 	w := walker{opts: opts, lines: Lines{}, root: reflect.TypeOf(v).Elem()}
 	w.walk(&root, w.root, "")
-	d := &Decoded{Lines: w.lines, Unread: w.unread}
+	d := &Decoded{Lines: w.lines, Unread: w.unread, Empty: emptyDocument(&root)}
 	err := root.Decode(v) // with problems, yaml reads every value it can
 	if len(w.errs) > 0 {
 		return d, errors.Join(w.errs...)

@@ -249,3 +249,17 @@ func TestDecodeGoesOnAfterSelfDecodingValue(t *testing.T) {
 		t.Errorf("the settings after the refused values are left unjudged: %+v", decoded)
 	}
 }
+
+// TestDecodeEmpty: a file with nothing written in it (no document, or documents of comments
+// alone) is told apart from one that sets nothing by writing so ("~", "{}"): the gateway
+// reports the first as an empty file rather than as every setting missing.
+func TestDecodeEmpty(t *testing.T) {
+	for src, empty := range map[string]bool{"": true, "\n\n": true, "# all commented out\n": true, "---\n": true,
+		"---\n# c\n---\n": true, "~\n": false, "null\n": false, "{}\n": false, "ratio: 1\n": false, "server:\n": false} {
+		var d doc
+		decoded, err := Decode([]byte(src), &d, opts)
+		if err != nil || decoded.Empty != empty {
+			t.Errorf("%q: %+v, %v; want empty %v", src, decoded, err, empty)
+		}
+	}
+}
