@@ -279,7 +279,7 @@ func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
 			// A token or password pasted where a key goes: no part of it is printed, nor
 			// anything derived from it (a key it is near, a path it is found at).
 			w.fail(k, path, path, "an unknown key of %d characters, not shown (it does not look like a key, and may be a secret); "+
-				"it is this mapping's key number %d%s", utf8.RuneCountInString(k.Value), j+1, w.keyList(fields))
+				"it is this mapping's key number %d%s", utf8.RuneCountInString(k.Value), j+1, keyList(fields))
 			continue
 		}
 		p := keyPath(path, k.Value)
@@ -311,8 +311,8 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) {
 		seen[k.Value] = k.Line
 		if err := k.Decode(reflect.New(t.Key()).Interface()); err != nil {
 			if !LooksLikeKey(k.Value) {
-				w.fail(k, path, path, "expected a key that is %s, got %d characters, not shown (they may be a secret) as this mapping's key number %d",
-					w.expect(t.Key()), utf8.RuneCountInString(k.Value), j+1)
+				w.fail(k, path, path, "expected keys that are %s; this mapping's key number %d is not one (%d characters, not shown: "+
+					"it does not look like a key, and may be a secret)", w.expect(t.Key()), j+1, utf8.RuneCountInString(k.Value))
 				continue
 			}
 			w.fail(k, p, p, "expected a key that is %s", w.expect(t.Key()))
@@ -357,11 +357,11 @@ func (w *walker) unknownHint(key string, fields []Field) string {
 	if elsewhere := PathsOf(w.root, key, 3); len(elsewhere) > 0 {
 		return fmt.Sprintf(" here (did you mean %s?)", strings.Join(elsewhere, " or "))
 	}
-	return w.keyList(fields)
+	return keyList(fields)
 }
 
 // keyList lists the keys of a mapping, when they are few.
-func (w *walker) keyList(fields []Field) string {
+func keyList(fields []Field) string {
 	if len(fields) > 16 {
 		return ""
 	}

@@ -263,3 +263,18 @@ func TestDecodeEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeMapKeyNotShown: a key of a mapping read into a map, refused for its type, is named
+// by its place and length when it does not look like a key, and by its path when it does.
+func TestDecodeMapKeyNotShown(t *testing.T) {
+	var d struct {
+		Ports map[int]string `yaml:"ports"`
+	}
+	_, err := Decode([]byte("ports: {80: a, eyJhbGciOiJSUzI1NiJ9.s3cr3t: b, http: c}\n"), &d, Options{})
+	got := configerr.List(err)
+	if len(got) != 2 || got[0].Error() != "ports: expected keys that are a whole number; this mapping's key number 2 is not one "+
+		"(27 characters, not shown: it does not look like a key, and may be a secret)" ||
+		got[1].Error() != "ports.http: expected a key that is a whole number" {
+		t.Errorf("got %q", got)
+	}
+}
