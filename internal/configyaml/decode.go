@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -36,6 +37,9 @@ type Decoded struct {
 	// because of a problem Decode reported: a problem found later inside one of them may be a
 	// consequence (a misspelt url read as no url at all), and is better left unsaid.
 	Unread []string
+	// Empty is a file with nothing written in it: no document, or documents with nothing but
+	// comments ("~" and "null" are written; they are not empty).
+	Empty bool
 }
 
 // Covers reports whether path lies in a block that was not all read.
@@ -62,7 +66,7 @@ func Decode(data []byte, v any, opts Options) (*Decoded, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return &Decoded{Lines: Lines{}}, nil // an empty file sets nothing
+			return &Decoded{Lines: Lines{}, Empty: true}, nil // an empty file sets nothing
 		}
 		return nil, syntaxError(err, data)
 	}
@@ -71,7 +75,7 @@ func Decode(data []byte, v any, opts Options) (*Decoded, error) {
 	}
 	w := walker{opts: opts, lines: Lines{}, root: reflect.TypeOf(v).Elem()}
 	w.walk(&root, w.root, "")
-	d := &Decoded{Lines: w.lines, Unread: w.unread}
+	d := &Decoded{Lines: w.lines, Unread: w.unread, Empty: emptyDocument(&root)}
 	err := root.Decode(v) // with problems, yaml reads every value it can
 	if len(w.errs) > 0 {
 		return d, errors.Join(w.errs...)
@@ -264,10 +268,18 @@ const mergeKey = "<<"
 func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
 	fields := Fields(t)
 	seen := map[string]int{}
-	for _, kv := range pairs(n) {
+	for j, kv := range pairs(n) {
 		k, v := kv[0], kv[1]
 		if k.Value == mergeKey && k.ShortTag() == "!!merge" {
 			w.walk(v, t, path)
+			continue
+		}
+		i := slices.IndexFunc(fields, func(f Field) bool { return f.Key == k.Value })
+		if i < 0 && !LooksLikeKey(k.Value) {
+			// A token or password pasted where a key goes: no part of it is printed, nor
+			// anything derived from it (a key it is near, a path it is found at).
+			w.fail(k, path, path, "an unknown key of %d characters, not shown (it does not look like a key, and may be a secret); "+
+				"it is this mapping's key number %d%s", utf8.RuneCountInString(k.Value), j+1, keyList(fields))
 			continue
 		}
 		p := keyPath(path, k.Value)
@@ -276,7 +288,6 @@ func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
 			continue
 		}
 		seen[k.Value] = k.Line
-		i := slices.IndexFunc(fields, func(f Field) bool { return f.Key == k.Value })
 		if i < 0 {
 			// What the key was meant to set is left unset: the whole block is in doubt.
 			w.fail(k, p, path, "unknown key%s", w.unknownHint(k.Value, fields))
@@ -290,7 +301,7 @@ func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
 // mapping checks a mapping read into a Go map: each key of the key type, each once, each value.
 func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) {
 	seen := map[string]int{}
-	for _, kv := range pairs(n) {
+	for j, kv := range pairs(n) {
 		k, v := kv[0], kv[1]
 		p := keyPath(path, k.Value)
 		if first, dup := seen[k.Value]; dup {
@@ -299,6 +310,11 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) {
 		}
 		seen[k.Value] = k.Line
 		if err := k.Decode(reflect.New(t.Key()).Interface()); err != nil {
+			if !LooksLikeKey(k.Value) {
+				w.fail(k, path, path, "expected keys that are %s; this mapping's key number %d is not one (%d characters, not shown: "+
+					"it does not look like a key, and may be a secret)", w.expect(t.Key()), j+1, utf8.RuneCountInString(k.Value))
+				continue
+			}
 			w.fail(k, p, p, "expected a key that is %s", w.expect(t.Key()))
 			continue
 		}
@@ -341,11 +357,50 @@ func (w *walker) unknownHint(key string, fields []Field) string {
 	if elsewhere := PathsOf(w.root, key, 3); len(elsewhere) > 0 {
 		return fmt.Sprintf(" here (did you mean %s?)", strings.Join(elsewhere, " or "))
 	}
-	if len(keys) <= 16 {
-		return "; expected one of: " + strings.Join(keys, ", ")
-	}
-	return ""
+	return keyList(fields)
 }
+
+// keyList lists the keys of a mapping, when they are few.
+func keyList(fields []Field) string {
+	if len(fields) > 16 {
+		return ""
+	}
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.Key
+	}
+	return "; expected one of: " + strings.Join(keys, ", ")
+}
+
+// maxKeyLength is the longest key LooksLikeKey takes for one; the configuration's longest is
+// a little under.
+const maxKeyLength = 32
+
+// LooksLikeKey reports whether an unknown key may be printed in an error: it is short and
+// written as the configuration's keys are (camelCase: a letter, then letters, digits, '_' or
+// '-', at most two digits, at most two capitals more than small letters). Anything else, a
+// token or a password pasted where a key goes, is named by its position and length alone.
+func LooksLikeKey(key string) bool {
+	if key == "" || len(key) > maxKeyLength || !isLetter(rune(key[0])) {
+		return false
+	}
+	digits, upper, lower := 0, 0, 0
+	for _, r := range key {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r >= 'A' && r <= 'Z':
+			upper++
+		case r >= 'a' && r <= 'z':
+			lower++
+		case r != '_' && r != '-':
+			return false
+		}
+	}
+	return digits <= 2 && upper <= lower+2
+}
+
+func isLetter(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }
 
 // expect says what a value of type t must be.
 func (w *walker) expect(t reflect.Type) string {

@@ -96,6 +96,23 @@ func TestDecode(t *testing.T) {
 		{"every problem", "sever: 1\nratio: x\nentries: [{ulr: 1}]\n", []string{
 			`01:sever: unknown key (did you mean "server"?)`, `02:ratio: expected a number, got a string`,
 			`03:entries[0].ulr: unknown key (did you mean "url"?)`}},
+		// A key that does not look like one (a token or password pasted where a key goes) is
+		// named by its position and length, never shown, and nothing is suggested from it.
+		{"token as a key", "entries:\n  - name: a\n    eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzM2NyM3QifQ.s3cr3tXk: 1\n", []string{
+			`03:entries[0]: an unknown key of 52 characters, not shown (it does not look like a key, and may be a secret); ` +
+				`it is this mapping's key number 2; expected one of: timeout, name, url, headers`}},
+		{"long key", "ratio: 1\nghp_s3cr3tAbcdefghijklmnopqrstuvwxyzabcd: 1\n", []string{
+			`02:an unknown key of 40 characters, not shown (it does not look like a key, and may be a secret); ` +
+				`it is this mapping's key number 2; expected one of: server, entries, ratio, on, ptr, tags`}},
+		{"digits", "server: {s3cr3t12: 1}\n", []string{`01:server: an unknown key of 8 characters, not shown (it does not look like a key, ` +
+			`and may be a secret); it is this mapping's key number 1; expected one of: listen, port, bind`}},
+		{"capitals", "server: {AKIAS3CR3TQ: 1}\n", []string{`01:server: an unknown key of 11 characters, not shown (it does not look like a key, ` +
+			`and may be a secret); it is this mapping's key number 1; expected one of: listen, port, bind`}},
+		{"twice, not a key", "ratio: 1\nhunter2-s3cr3t.x: 1\nhunter2-s3cr3t.x: 2\n", []string{
+			`02:an unknown key of 16 characters, not shown (it does not look like a key, and may be a secret); ` +
+				`it is this mapping's key number 2; expected one of: server, entries, ratio, on, ptr, tags`,
+			`03:an unknown key of 16 characters, not shown (it does not look like a key, and may be a secret); ` +
+				`it is this mapping's key number 3; expected one of: server, entries, ratio, on, ptr, tags`}},
 		{"alias and merge", "x: &d {timeout: 1s}\n", []string{`01:x: unknown key; expected one of: server, entries, ratio, on, ptr, tags`}},
 		{"two documents", "ratio: 1\n---\nratio: 2\n", []string{`02:a second YAML document (after ---): the configuration is one document`}},
 		{"a document after an empty one", "ratio: 1\n---\n# nothing\n---\nratio: 2\n", []string{`04:a second YAML document (after ---): the configuration is one document`}},
@@ -108,7 +125,7 @@ func TestDecode(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 		for _, g := range got {
-			if strings.Contains(g, "s3cr3t") {
+			if strings.Contains(g, "s3cr3t") || strings.Contains(g, "S3CR3T") || strings.Contains(g, "eyJ") {
 				t.Errorf("%s: a value is quoted: %s", tt.name, g)
 			}
 		}
@@ -230,5 +247,34 @@ func TestDecodeGoesOnAfterSelfDecodingValue(t *testing.T) {
 	}
 	if decoded == nil || decoded.Covers("tags") || decoded.Covers("rules[1].name") {
 		t.Errorf("the settings after the refused values are left unjudged: %+v", decoded)
+	}
+}
+
+// TestDecodeEmpty: a file with nothing written in it (no document, or documents of comments
+// alone) is told apart from one that sets nothing by writing so ("~", "{}"): the gateway
+// reports the first as an empty file rather than as every setting missing.
+func TestDecodeEmpty(t *testing.T) {
+	for src, empty := range map[string]bool{"": true, "\n\n": true, "# all commented out\n": true, "---\n": true,
+		"---\n# c\n---\n": true, "~\n": false, "null\n": false, "{}\n": false, "ratio: 1\n": false, "server:\n": false} {
+		var d doc
+		decoded, err := Decode([]byte(src), &d, opts)
+		if err != nil || decoded.Empty != empty {
+			t.Errorf("%q: %+v, %v; want empty %v", src, decoded, err, empty)
+		}
+	}
+}
+
+// TestDecodeMapKeyNotShown: a key of a mapping read into a map, refused for its type, is named
+// by its place and length when it does not look like a key, and by its path when it does.
+func TestDecodeMapKeyNotShown(t *testing.T) {
+	var d struct {
+		Ports map[int]string `yaml:"ports"`
+	}
+	_, err := Decode([]byte("ports: {80: a, eyJhbGciOiJSUzI1NiJ9.s3cr3t: b, http: c}\n"), &d, Options{})
+	got := configerr.List(err)
+	if len(got) != 2 || got[0].Error() != "ports: expected keys that are a whole number; this mapping's key number 2 is not one "+
+		"(27 characters, not shown: it does not look like a key, and may be a secret)" ||
+		got[1].Error() != "ports.http: expected a key that is a whole number" {
+		t.Errorf("got %q", got)
 	}
 }

@@ -78,7 +78,7 @@ func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 // Class is the kind of an address, as the policy judges it.
 type Class int
 
-// The classes, from refused always to allowed always.
+// The classes, from allowed always to refused always (ClassOf takes the larger of two).
 const (
 	Public      Class = iota // any other unicast address
 	Private                  // 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7
@@ -120,25 +120,56 @@ var (
 	compat     = netip.MustParsePrefix("::/96")
 	thisNet    = netip.MustParsePrefix("0.0.0.0/8")
 	cgnat      = netip.MustParsePrefix("100.64.0.0/10")
-	bcast      = netip.AddrFrom4([4]byte{255, 255, 255, 255})
+	// sixToFour is RFC 3056's prefix: 2002:V4ADDR::/48, the IPv4 address in bits 16-47.
+	sixToFour = netip.MustParsePrefix("2002::/16")
+	// teredo is RFC 4380's prefix: the Teredo server's IPv4 address in bits 32-63, the
+	// client's, each bit inverted, in the last 32.
+	teredo = netip.MustParsePrefix("2001::/32")
+	bcast  = netip.AddrFrom4([4]byte{255, 255, 255, 255})
 )
 
 // Embedded returns the IPv4 address ip carries when it is IPv4-mapped, IPv4-compatible (::/96
-// but :: and ::1) or in the NAT64 well-known prefix, and ip without its zone otherwise: the
-// address a packet to ip may end up at.
+// but :: and ::1), in the NAT64 well-known prefix or a 6to4 address (2002::/16), and ip
+// without its zone otherwise: the address a packet to ip may end up at. A Teredo address
+// (2001::/32) carries two, the server's and the client's; it is returned as itself, and
+// ClassOf judges it by both.
 func Embedded(ip netip.Addr) netip.Addr {
 	ip = ip.WithZone("").Unmap()
-	if ip.Is6() && (nat64.Contains(ip) || compat.Contains(ip)) && ip != netip.IPv6Unspecified() && ip != netip.IPv6Loopback() {
-		b := ip.As16()
+	b := ip.As16()
+	switch {
+	case !ip.Is6():
+	case (nat64.Contains(ip) || compat.Contains(ip)) && ip != netip.IPv6Unspecified() && ip != netip.IPv6Loopback():
 		return netip.AddrFrom4([4]byte(b[12:]))
+	case sixToFour.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[2:6]))
 	}
 	return ip
 }
 
+// teredoCarried returns the Teredo server's and client's IPv4 addresses a Teredo address
+// carries, and whether ip is one.
+func teredoCarried(ip netip.Addr) (server, client netip.Addr, ok bool) {
+	if !teredo.Contains(ip) {
+		return netip.Addr{}, netip.Addr{}, false
+	}
+	b := ip.As16()
+	return netip.AddrFrom4([4]byte(b[4:8])), netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}), true
+}
+
 // ClassOf returns the class of ip, judged as the IPv4 address it carries, if it carries one;
-// Translated when it may carry one at a place not known (64:ff9b:1::/48).
+// a Teredo address as the more refused of the two it carries; Translated when it may carry
+// one at a place not known (64:ff9b:1::/48).
 func ClassOf(ip netip.Addr) Class {
 	ip = Embedded(ip)
+	if server, client, ok := teredoCarried(ip); ok {
+		return max(classOfAddr(server), classOfAddr(client))
+	}
+	return classOfAddr(ip)
+}
+
+// classOfAddr is ClassOf of an address that carries none: the classes are declared from
+// allowed to refused, so the larger of two is the more refused.
+func classOfAddr(ip netip.Addr) Class {
 	switch {
 	case nat64Local.Contains(ip):
 		return Translated

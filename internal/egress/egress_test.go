@@ -17,8 +17,8 @@ import (
 )
 
 // TestClassFamily: every class of address, in each way an address can be written to reach it
-// (IPv4, IPv4-mapped, IPv4-compatible and NAT64 IPv6, zoned), is judged by the IPv4 or IPv6
-// address a packet to it ends up at; and Check holds a name to the rule its address is held to
+// (IPv4, IPv4-mapped, IPv4-compatible, NAT64 and 6to4 IPv6, zoned), is judged by the IPv4 or
+// IPv6 address a packet to it ends up at, a Teredo address by the worse of the two it carries; and Check holds a name to the rule its address is held to
 // as an IP literal, but that loopback is reached only under a loopback name or an operator's
 // host.
 func TestClassFamily(t *testing.T) {
@@ -36,6 +36,15 @@ func TestClassFamily(t *testing.T) {
 		{"10.0.0.5", Private}, {"172.16.0.1", Private}, {"192.168.1.10", Private}, {"100.64.0.1", Private},
 		{"fd00::1", Private}, {"::ffff:10.1.2.3", Private},
 		{"8.8.8.8", Public}, {"2001:4860:4860::8888", Public}, {"::ffff:8.8.8.8", Public}, {"64:ff9b::808:808", Public},
+		// 6to4 (2002:V4ADDR::/48) is judged as its IPv4 address.
+		{"2002:7f00:1::", Loopback}, {"2002:7f00:1:5::1", Loopback}, {"2002:a9fe:a9fe::1", LinkLocal},
+		{"2002::1", Unspecified}, {"2002:ef01:101::", Multicast}, {"2002:a00:5::", Private}, {"2002:808:808::1", Public},
+		// Teredo (2001:0:SERVER:flags:port:^CLIENT) as the more refused of the two it carries:
+		// server 65.54.227.120 with client 127.0.0.1, 10.0.0.5, 0.0.0.0, 8.8.8.8; server
+		// 169.254.169.254 and 127.0.0.1 with client 8.8.8.8.
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", Loopback}, {"2001:0:4136:e378::f5ff:fffa", Private},
+		{"2001:0:4136:e378::ffff:ffff", Unspecified}, {"2001:0:4136:e378:8000:63bf:f7f7:f7f7", Public},
+		{"2001:0:a9fe:a9fe::f7f7:f7f7", LinkLocal}, {"2001:0:7f00:1::f7f7:f7f7", Loopback},
 	}
 	var p Policy
 	for _, c := range cases {

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"runtime"
 	"slices"
 	"strings"
@@ -339,8 +341,12 @@ func runCheckConfig(ctx context.Context, inv invocation, args []string) error {
 	if err := cfg.check(inv.getenv, scope); err != nil {
 		return err
 	}
-	fmt.Fprintf(inv.stdout, "configuration OK: %d upstream(s), MCP on %s%s, admin on %s\n",
-		len(cfg.Upstreams), cfg.Server.Listen, cfg.Server.Path, cfg.Admin.Listen)
+	scheme := "http"
+	if cfg.Server.TLS.CertFile != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(inv.stdout, "configuration OK: %d upstream(s), MCP on %s, admin on %s\n",
+		len(cfg.Upstreams), listenURL(scheme, cfg.Server.Listen, cfg.Server.Path), listenURL("http", cfg.Admin.Listen, ""))
 	fmt.Fprint(inv.stdout, cfg.legacyNote())
 	fmt.Fprint(inv.stdout, cfg.userOAuthNote())
 	if *online {
@@ -388,4 +394,22 @@ func (cf *configFlags) loadChecked(getenv func(string) string, scope checkScope)
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// listenURL is the URL a client reaches a listener at: scheme, listen's host and port, then
+// path. A listener on every interface is named with HOST for the host (the machine's name or
+// address, which the gateway cannot know), and port 0 says it is chosen at start.
+func listenURL(scheme, listen, path string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return scheme + "://" + listen + path
+	}
+	note := ""
+	if ip, err := netip.ParseAddr(host); host == "" || err == nil && ip.IsUnspecified() {
+		host, note = "HOST", " (every interface)"
+	}
+	if port == "0" {
+		note += " (port 0: a free port chosen at start)"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port) + path + note
 }

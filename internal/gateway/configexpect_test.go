@@ -55,3 +55,35 @@ func TestSelfDecodingSettingsSayWhatTheyExpect(t *testing.T) {
 		t.Errorf("a refused confirm: %v", err)
 	}
 }
+
+// TestKeysLookLikeKeys: an unknown key is printed only when it looks like a key
+// (configyaml.LooksLikeKey), so every key of the configuration must, and so must a key a
+// letter longer or with a letter in another case: a misspelt key is still shown and a key
+// suggested for it. The check is over the types, so a key added later is covered too.
+func TestKeysLookLikeKeys(t *testing.T) {
+	seen, keys := map[reflect.Type]bool{}, 0
+	var visit func(reflect.Type, string)
+	visit = func(typ reflect.Type, path string) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Array || typ.Kind() == reflect.Map {
+			typ = typ.Elem()
+		}
+		if seen[typ] || typ.Kind() != reflect.Struct {
+			return
+		}
+		seen[typ] = true
+		for _, f := range configyaml.Fields(typ) {
+			keys++
+			p := strings.TrimPrefix(path+"."+f.Key, ".")
+			for _, k := range []string{f.Key, f.Key + "s", strings.ToUpper(f.Key[:1]) + f.Key[1:]} {
+				if !configyaml.LooksLikeKey(k) {
+					t.Errorf("%s: %q does not look like a key: a misspelling of it would not be shown", p, k)
+				}
+			}
+			visit(f.Type, p)
+		}
+	}
+	visit(reflect.TypeFor[Config](), "")
+	if keys < 100 {
+		t.Fatalf("the walk found %d keys", keys)
+	}
+}

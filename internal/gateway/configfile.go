@@ -112,6 +112,12 @@ func loadFile(path string, c *Config) error {
 	if err := decodeYAML(bytes.NewReader(b), c); err != nil && c.src.decoded == nil {
 		return fmt.Errorf("%s is not a valid configuration:\n%w", path, err)
 	}
+	if c.src.decoded != nil && c.src.decoded.Empty {
+		// Said once, rather than as every setting the file should have had: a file left empty
+		// (a ConfigMap not rendered, the wrong path) is the mistake, not each missing setting.
+		return fmt.Errorf("%s is empty: it holds no settings, only blank lines or comments (docs/examples/gateway.yaml "+
+			"in the repository is a starter)", path)
+	}
 	return nil
 }
 

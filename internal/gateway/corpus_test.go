@@ -21,13 +21,14 @@ const corpusDir = "testdata/badconfig"
 // leakMarker is in every secret value of the corpus: no output may contain it.
 const leakMarker = "s3cr3t"
 
-// corpusCase is one file of the corpus: header lines (what:, want:, not:, env:) and then files, each
+// corpusCase is one file of the corpus: header lines (what:, want:, not:, out:, env:) and then files, each
 // after a "-- name --" line. $DIR in a file or a variable stands for the directory the case is
 // written to, which also holds the shared fixtures (fixture/: a CA, a server certificate and
 // key, a 32-byte key, a token, a lock file pinning backend a).
 type corpusCase struct {
 	name, what string
 	want, not  []string
+	out        []string // what check-config prints of a good one
 	env        map[string]string
 	files      map[string]string
 }
@@ -74,6 +75,8 @@ func parseCorpusCase(t *testing.T, name, raw string) corpusCase {
 			c.want = append(c.want, val)
 		case "not":
 			c.not = append(c.not, val)
+		case "out":
+			c.out = append(c.out, val)
 		case "env":
 			k, v, _ := strings.Cut(val, "=")
 			c.env[k] = v
@@ -158,6 +161,11 @@ func TestBrokenConfigCorpus(t *testing.T) {
 			if !c.broken() {
 				if code != 0 || serveErr != nil || bareErr != nil {
 					t.Fatalf("%s: refused: check-config exit %d\n%s\nserve: %v\nwithout the checks: %v", c.what, code, stderr, serveErr, bareErr)
+				}
+				for _, w := range c.out {
+					if !strings.Contains(stdout, w) {
+						t.Errorf("%s: check-config's summary lacks %q:\n%s", c.what, w, stdout)
+					}
 				}
 				return
 			}

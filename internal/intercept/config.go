@@ -149,7 +149,8 @@ type RuleConfig struct {
 	// Resources are globs over backend-side resource URIs (resources/read).
 	Resources []string `yaml:"resources"`
 	// Phases are "request" (after authorization and pinning, before the backend receives the
-	// call) and "response" (before the client receives the result). Default both.
+	// call) and "response" (before the client receives the result). Default both, when the
+	// key is left out; an empty list is refused (it would read as no phase).
 	Phases []string `yaml:"phases"`
 }
 
@@ -263,6 +264,11 @@ func (r *RuleConfig) problems() []error {
 	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if len(r.Tools)+len(r.Prompts)+len(r.Resources) == 0 {
 		add("", "names no tools, prompts or resources: a rule selects at least one")
+	}
+	if r.Phases != nil && len(r.Phases) == 0 {
+		// Left out, the key means both phases; written empty, an operator may mean none.
+		add("phases", "an empty list, which would govern no phase: list %s, %s or both, or leave the key out for both",
+			PhaseNameRequest, PhaseNameResponse)
 	}
 	for i, p := range r.Phases {
 		if p != PhaseNameRequest && p != PhaseNameResponse {

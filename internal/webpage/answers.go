@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 )
 
@@ -87,3 +88,35 @@ func refusal(e *oauth2.RetrieveError) error {
 
 // errRefused is the token endpoint refusing a code.
 var errRefused = errors.New("code refused")
+
+// errTokenInvalid is an identity token go-oidc did not accept.
+var errTokenInvalid = errors.New("identity token refused")
+
+// tokenRefusal is go-oidc's refusal of an identity token for the log, as one of a fixed set of
+// reasons. go-oidc flattens what went wrong to text: a failed key-set fetch names the key set's
+// URL whole (query and user information, the issuer's text, an API key some providers put
+// there) and the key set's answer, a wrong issuer or audience names what the token says. Its
+// text only picks the reason; none of it is logged. An expired token is told by its type.
+func tokenRefusal(err error) error {
+	var expired *oidc.TokenExpiredError
+	if errors.As(err, &expired) {
+		return fmt.Errorf("%w: it has expired", errTokenInvalid)
+	}
+	text := err.Error()
+	why := "it does not verify"
+	for _, r := range []struct{ has, why string }{
+		{"failed to verify signature", "its signature does not verify against the issuer's key set, or the key set could not be fetched"},
+		{"issued by a different provider", "it is issued by another issuer"},
+		{"expected audience", "it is for another client"},
+		{"before the nbf", "it is not valid yet"},
+		{"malformed jwt", "it is malformed"},
+		{"not signed", "it is not signed"},
+		{"multiple signatures", "it has more than one signature"},
+	} {
+		if strings.Contains(text, r.has) {
+			why = r.why
+			break
+		}
+	}
+	return fmt.Errorf("%w: %s", errTokenInvalid, why)
+}

@@ -1,6 +1,7 @@
 package webpage
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -75,5 +76,56 @@ func TestIssuerAnswersBounded(t *testing.T) {
 	if !errors.As(err, &failed) || strings.Contains(err.Error(), "client-secret") || strings.Contains(err.Error(), "6hQ") ||
 		!strings.Contains(err.Error(), "HTTP 400, error invalid_grant") {
 		t.Errorf("a refused code: %v; want ErrSignIn naming the status and code, none of the description", err)
+	}
+}
+
+// TestTokenRefusalNamesNoQuery: an identity token that fails to verify is logged with a reason
+// of the gateway's own, never go-oidc's text, which names the key set's URL whole (its query,
+// an API key some providers put there) and the key set's answer. Here the key set's URL
+// carries a secret in its query and the key set answers an error echoing it, or redirects.
+func TestTokenRefusalNamesNoQuery(t *testing.T) {
+	t.Parallel()
+	b64 := base64.RawURLEncoding.EncodeToString
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		iss := "http://" + r.Host + "/" + strings.Split(r.URL.Path, "/")[1]
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/.well-known/openid-configuration"):
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"jwks_uri":%q}`,
+				iss, iss+"/authorize", iss+"/token", "http://user:s3cr3t-q7Zr@"+r.Host+iss[len("http://")+len(r.Host):]+"/keys?key=s3cr3t-q7Zr")
+		case strings.HasSuffix(r.URL.Path, "/token"):
+			idt := b64([]byte(`{"alg":"RS256","kid":"k1"}`)) + "." +
+				b64(fmt.Appendf(nil, `{"iss":%q,"aud":"gw","sub":"u","nonce":"n","exp":%d}`, iss, time.Now().Add(time.Hour).Unix())) +
+				"." + b64([]byte("not-a-signature"))
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"access_token":"at","token_type":"Bearer","id_token":%q}`, idt)
+		case r.URL.Path == "/failing/keys":
+			http.Error(w, "no key set at "+r.URL.String(), http.StatusBadGateway)
+		case r.URL.Path == "/moved/keys":
+			http.Redirect(w, r, "https://169.254.169.254/keys?key=s3cr3t-q7Zr", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k1", Secret: []byte("a-test-only-secret-of-at-least-32-bytes")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/failing", "/moved"} {
+		s := NewSignIn(SignInConfig{Issuer: srv.URL + path, ClientID: "gw", ClientSecret: "cs",
+			RedirectURL: "https://gw.example/callback", SessionTTL: time.Hour}, ring, nil, nil)
+		val, err := s.seal(s.logins, login{State: "st", Nonce: "n", Verifier: "v", Return: "/", Expiry: time.Now().Add(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/callback?state=st&code=c", nil)
+		r.AddCookie(&http.Cookie{Name: loginCookie, Value: val})
+		_, err = s.Finish(httptest.NewRecorder(), r)
+		var failed *ErrSignIn
+		if !errors.As(err, &failed) || !errors.Is(err, errTokenInvalid) || strings.Contains(err.Error(), "q7Zr") ||
+			!strings.Contains(err.Error(), "key set") {
+			t.Errorf("%s: a key set that cannot be fetched: %v; want ErrSignIn naming the key set and no query", path, err)
+		}
 	}
 }

@@ -209,8 +209,11 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	idt, err := p.provider.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)
-	if err != nil || idt.Nonce == "" || idt.Nonce != l.Nonce {
-		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: err}
+	if err != nil {
+		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: tokenRefusal(err)}
+	}
+	if idt.Nonce == "" || idt.Nonce != l.Nonce {
+		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: fmt.Errorf("%w: its nonce is not this sign-in's", errTokenInvalid)}
 	}
 	// The page's user is read by name from a struct, as go-oidc reads iss and sub: a claim
 	// named twice, or once more in another case ("ſub", "SUB"), must not choose whose it is.
