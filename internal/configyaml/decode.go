@@ -275,7 +275,7 @@ func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
 			continue
 		}
 		i := slices.IndexFunc(fields, func(f Field) bool { return f.Key == k.Value })
-		if i < 0 && !LooksLikeKey(k.Value) {
+		if i < 0 && !w.showsKey(k.Value, fields) {
 			// A token or password pasted where a key goes: no part of it is printed, nor
 			// anything derived from it (a key it is near, a path it is found at).
 			w.fail(k, path, path, "an unknown key of %d characters, not shown (it does not look like a key, and may be a secret); "+
@@ -375,6 +375,24 @@ func keyList(fields []Field) string {
 // maxKeyLength is the longest key LooksLikeKey takes for one; the configuration's longest is
 // a little under.
 const maxKeyLength = 32
+
+// ShownKey reports whether an unknown key may be printed in an error, given the keys known
+// where it was written: it looks like a key (LooksLikeKey), or it is a known key misspelt
+// (Nearest finds one of known), which no pasted credential is. A long key's misspelling is
+// shown so.
+func ShownKey(key string, known []string) bool {
+	return LooksLikeKey(key) || Nearest(key, known) != ""
+}
+
+// showsKey is ShownKey for a key written in a mapping of fields, or anywhere the
+// configuration has a key of that name (the key written at the wrong level).
+func (w *walker) showsKey(key string, fields []Field) bool {
+	known := make([]string, len(fields))
+	for i, f := range fields {
+		known[i] = f.Key
+	}
+	return ShownKey(key, known) || len(PathsOf(w.root, key, 1)) > 0
+}
 
 // LooksLikeKey reports whether an unknown key may be printed in an error: it is short and
 // written as the configuration's keys are (camelCase: a letter, then letters, digits, '_' or

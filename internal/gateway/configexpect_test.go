@@ -56,10 +56,10 @@ func TestSelfDecodingSettingsSayWhatTheyExpect(t *testing.T) {
 	}
 }
 
-// TestKeysLookLikeKeys: an unknown key is printed only when it looks like a key
-// (configyaml.LooksLikeKey), so every key of the configuration must, and so must a key a
-// letter longer or with a letter in another case: a misspelt key is still shown and a key
-// suggested for it. The check is over the types, so a key added later is covered too.
+// TestKeysLookLikeKeys: an unknown key is printed only when it looks like a key or is a known
+// key misspelt (configyaml.ShownKey), so every key of the configuration must be shown, and so
+// must a key a letter longer or with a letter in another case: a misspelt key is still shown
+// and a key suggested for it. The check is over the types, so a key added later is covered too.
 func TestKeysLookLikeKeys(t *testing.T) {
 	seen, keys := map[reflect.Type]bool{}, 0
 	var visit func(reflect.Type, string)
@@ -75,7 +75,7 @@ func TestKeysLookLikeKeys(t *testing.T) {
 			keys++
 			p := strings.TrimPrefix(path+"."+f.Key, ".")
 			for _, k := range []string{f.Key, f.Key + "s", strings.ToUpper(f.Key[:1]) + f.Key[1:]} {
-				if !configyaml.LooksLikeKey(k) {
+				if !configyaml.ShownKey(k, []string{f.Key}) {
 					t.Errorf("%s: %q does not look like a key: a misspelling of it would not be shown", p, k)
 				}
 			}
