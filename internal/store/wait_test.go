@@ -77,6 +77,10 @@ func TestWaitReplicasSurvivesFailover(t *testing.T) {
 		if first || !errors.Is(err, ErrNotReplicated) || !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("use the replica did not acknowledge = %v, %v; want refused with ErrNotReplicated", first, err)
 		}
+		b := ReplayBudget{Count: 10, Window: time.Minute}
+		if u, err := r.FirstUseOnce(ctx, "alice", "state", "state", time.Minute, b); !errors.Is(err, ErrNotReplicated) {
+			t.Fatalf("claim the replica did not acknowledge = %v, %v; want refused with ErrNotReplicated", u, err)
+		}
 		// The refused use did not burn the nonce on the primary: once a replica follows
 		// again, the user's retry goes through, exactly once.
 		_, port, _ := strings.Cut(primary.Addr(), ":")
@@ -92,6 +96,12 @@ func TestWaitReplicasSurvivesFailover(t *testing.T) {
 		}
 		if first, err := r.UseOnce(ctx, "nonce", time.Minute); first || err != nil {
 			t.Fatalf("replay = %v, %v; want refused", first, err)
+		}
+		// Both of the refused claim's records were taken back: its retry is first, once.
+		for _, want := range []Use{UseFirst, UseAgain} {
+			if u, err := r.FirstUseOnce(ctx, "alice", "state", "state", time.Minute, b); u != want || err != nil {
+				t.Fatalf("claim's retry with the replica back = %v, %v; want %v", u, err, want)
+			}
 		}
 	})
 	t.Run("without waitReplicas the gap is real", func(t *testing.T) {
