@@ -147,7 +147,7 @@ func TestWaitReplicasValidated(t *testing.T) {
 	}
 }
 
-// TestWaitReplicasACL: with the documented rules plus +wait +del, waitReplicas works for the
+// TestWaitReplicasACL: with the documented rules plus +wait, waitReplicas works for the
 // least-privilege user; without +wait the use fails closed and the key it wrote is released,
 // so no confirmation is burnt by a refusal.
 func TestWaitReplicasACL(t *testing.T) {
@@ -158,8 +158,8 @@ func TestWaitReplicasACL(t *testing.T) {
 		user, rules string
 		ok          bool
 	}{
-		{"gw", leastPrivilege + " +wait +del", true},
-		{"nowait", leastPrivilege + " +del", false},
+		{"gw", leastPrivilege + " +wait", true},
+		{"nowait", leastPrivilege, false},
 	} {
 		args := append([]string{"ACL", "SETUSER", tt.user, "on", ">pw"}, strings.Fields(tt.rules)...)
 		if _, err := primary.Do(args...); err != nil {
