@@ -42,7 +42,9 @@ type Config struct {
 	// MaxMaxAnswersPerCaller. Counted only when Answers is set.
 	MaxAnswersPerCaller int
 	// Answers counts each caller's consumed states (Codec.Consume) with the store's replay
-	// records, atomically across replicas when shared; nil counts nothing.
+	// records, atomically across replicas when shared; nil counts nothing. When it is a
+	// store.ReplayOnce it must be the store behind New's replays: the count and the state's
+	// single-use key are then written there in one atomic step.
 	Answers store.Replay
 }
 
@@ -215,6 +217,9 @@ func (c *Codec) ConsumeAs(ctx context.Context, st *State, client string) error {
 		return reject(ReasonExpired, nil)
 	}
 	nonce := hex.EncodeToString(st.Nonce[:])
+	if once, ok := c.answers.(store.ReplayOnce); ok {
+		return c.claim(ctx, once, c.owner(st, client), ReplayKeyPrefix+nonce, ttl)
+	}
 	if err := c.countAnswer(ctx, st, client, nonce, ttl); err != nil {
 		return err
 	}
@@ -246,22 +251,42 @@ func (e *OverBudgetError) Error() string {
 	return "mrtr: the caller answered too many rounds; retry after " + e.RetryAfter.String()
 }
 
-// countAnswer records st's nonce against its caller's budget before the nonce is made
-// single-use: over the budget, nothing is recorded and the state stays usable (the store's
-// script takes the record back). A replay is refused
-// here already and costs the caller nothing. The single-use key of Replays is still written
-// after it: it is what the epoch guard and replicas of earlier versions check.
-func (c *Codec) countAnswer(ctx context.Context, st *State, client, nonce string, ttl time.Duration) error {
-	if c.answers == nil {
-		return nil
+// issuedChecker is the check of mrtr.EpochGuard that a claim in one step (claim) asks first.
+type issuedChecker interface {
+	Issued(ctx context.Context, remaining time.Duration) (bool, error)
+}
+
+// claim records the answer of key (ReplayKeyPrefix and the nonce) against owner's budget and
+// makes key single-use in one atomic step of the store: both, or neither. Two steps would lose
+// an answer to a store failing between them: the retry the 503 invites would find the first
+// record and be refused as a replay, although nothing ran. The epoch guard's check comes first;
+// it writes nothing a retry could trip on.
+func (c *Codec) claim(ctx context.Context, once store.ReplayOnce, owner, key string, ttl time.Duration) error {
+	if g, ok := c.replays.(issuedChecker); ok {
+		fresh, err := g.Issued(ctx, ttl)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+		case !fresh:
+			return reject(ReasonReplayed, nil)
+		}
 	}
+	use, err := once.FirstUseOnce(ctx, owner, key, key, ttl, c.budget)
+	return c.answered(ctx, owner, use, err)
+}
+
+// owner is the owner (store.Replay's) st's answers are counted under.
+func (c *Codec) owner(st *State, client string) string {
 	// A state without a caller was counted under Of("", "") ("#") by every release so far, all
 	// such states as one caller's; that key stays for one consumed without a client's key.
-	owner := answersOwner + callerkey.Of(st.Issuer, st.Subject)
 	if st.Issuer == "" && st.Subject == "" && client != "" {
-		owner = answersOwner + client
+		return answersOwner + client
 	}
-	use, err := c.answers.FirstUse(ctx, owner, ReplayKeyPrefix+nonce, ttl, c.budget)
+	return answersOwner + callerkey.Of(st.Issuer, st.Subject)
+}
+
+// answered maps the store's answer to a claim of owner's to Consume's errors.
+func (c *Codec) answered(ctx context.Context, owner string, use store.Use, err error) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
@@ -271,4 +296,18 @@ func (c *Codec) countAnswer(ctx context.Context, st *State, client, nonce string
 		return &OverBudgetError{RetryAfter: store.BudgetFrees(ctx, c.answers, owner, c.budget.Window)}
 	}
 	return nil
+}
+
+// countAnswer, for Answers that cannot claim in one step (not a store.ReplayOnce), records
+// st's nonce against its caller's budget before the nonce is made single-use: over the budget,
+// nothing is recorded and the state stays usable (the store's script takes the record back).
+// A replay is refused here already and costs the caller nothing. The single-use key of Replays
+// is still written after it: it is what the epoch guard and replicas of earlier versions check.
+func (c *Codec) countAnswer(ctx context.Context, st *State, client, nonce string, ttl time.Duration) error {
+	if c.answers == nil {
+		return nil
+	}
+	owner := c.owner(st, client)
+	use, err := c.answers.FirstUse(ctx, owner, ReplayKeyPrefix+nonce, ttl, c.budget)
+	return c.answered(ctx, owner, use, err)
 }

@@ -56,14 +56,21 @@ type EpochGuard struct {
 // UseOnce refuses (first=false) a state issued before the store's memory began, then defers
 // to the store. remaining is the state's remaining lifetime, as Codec.Consume passes it.
 func (g *EpochGuard) UseOnce(ctx context.Context, key string, remaining time.Duration) (bool, error) {
+	if ok, err := g.Issued(ctx, remaining); err != nil || !ok {
+		return false, err
+	}
+	return g.s.UseOnce(ctx, key, remaining)
+}
+
+// Issued is UseOnce's check without its write: false for a state issued before the store's
+// memory began (refuse it as a replay). A caller that claims the single-use key itself, in one
+// step with other records (Codec.ConsumeAs), asks Issued first.
+func (g *EpochGuard) Issued(ctx context.Context, remaining time.Duration) (bool, error) {
 	since, err := g.epoch(ctx)
 	if err != nil {
 		return false, err
 	}
-	if issued := g.now().Add(remaining - g.ttl); issued.Before(since) {
-		return false, nil
-	}
-	return g.s.UseOnce(ctx, key, remaining)
+	return !g.now().Add(remaining - g.ttl).Before(since), nil
 }
 
 // Began returns when the store's current memory began, for records kept in the same store

@@ -509,10 +509,10 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	// DPoP proofs' jti: in Redis across replicas, in this process's memory store on one.
 	var answers store.Replay // each caller's answered rounds, by the same records
 	getter, _ := g.store.(store.ReplayGetter)
-	if r, ok := g.store.(store.Replay); ok {
+	if r, ok := g.store.(store.ReplayOnce); ok {
 		g.replay, answers = r, r
 		if cfg.Redis.enabled() {
-			g.replay = countedReplay{Replay: r, rec: g.rec}
+			g.replay = countedReplay{ReplayOnce: r, rec: g.rec}
 			answers = g.replay
 		}
 	}

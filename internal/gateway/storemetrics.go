@@ -36,18 +36,29 @@ func (c countedStore) Allow(ctx context.Context, key string, l store.Limit) (sto
 	return d, err
 }
 
-// countedReplay counts the replay store's failures (DPoP proofs' jti) as single-use nonces.
+// countedReplay counts the replay store's failures (DPoP proofs' jti, answered rounds) as
+// single-use nonces.
 type countedReplay struct {
-	store.Replay
+	store.ReplayOnce
 	rec *metrics.Recorder
 }
 
 func (c countedReplay) FirstUse(ctx context.Context, owner, id string, ttl time.Duration, b store.ReplayBudget) (store.Use, error) {
-	u, err := c.Replay.FirstUse(ctx, owner, id, ttl, b)
+	u, err := c.ReplayOnce.FirstUse(ctx, owner, id, ttl, b)
+	c.count(err)
+	return u, err
+}
+
+func (c countedReplay) FirstUseOnce(ctx context.Context, owner, id, once string, ttl time.Duration, b store.ReplayBudget) (store.Use, error) {
+	u, err := c.ReplayOnce.FirstUseOnce(ctx, owner, id, once, ttl, b)
+	c.count(err)
+	return u, err
+}
+
+func (c countedReplay) count(err error) {
 	if errors.Is(err, store.ErrUnavailable) {
 		c.rec.RedisError(metrics.RedisOpNonce)
 	}
-	return u, err
 }
 
 // countedLeaser is countedStore for a store that also leases rate-limit tokens (Redis).

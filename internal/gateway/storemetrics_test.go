@@ -35,13 +35,19 @@ func TestCountedStore(t *testing.T) {
 	_, _, _ = s.Get(ctx, "k")
 	_ = s.Set(ctx, "k", []byte("v"), time.Minute)
 	_ = s.Ping(ctx)
+	// A consumed state's claim (the answers' record and its single-use key in one step) is a
+	// nonce operation too.
+	_, _ = countedReplay{ReplayOnce: mem, rec: rec}.FirstUseOnce(ctx, "o", "k3", "k3", time.Minute, store.ReplayBudget{Count: 1, Window: time.Minute})
 	want := `# HELP mcp_gateway_redis_errors_total HELP
 # TYPE mcp_gateway_redis_errors_total counter
 `
 	for _, op := range []string{metrics.RedisOpCacheGet, metrics.RedisOpCacheSet, metrics.RedisOpNonce, metrics.RedisOpNotice, metrics.RedisOpPing, metrics.RedisOpRateLimit} {
 		n := "1"
-		if op == metrics.RedisOpNotice { // not a store operation: exported from start at 0
+		switch op {
+		case metrics.RedisOpNotice: // not a store operation: exported from start at 0
 			n = "0"
+		case metrics.RedisOpNonce: // UseOnce and FirstUseOnce
+			n = "2"
 		}
 		want += `mcp_gateway_redis_errors_total{op="` + op + `"} ` + n + "\n"
 	}

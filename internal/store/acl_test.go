@@ -13,7 +13,7 @@ import (
 // prefix: its keys, its notice channels and the commands it sends; a Cluster adds the slot map
 // and the command table go-redis reads to route.
 const (
-	leastPrivilege        = "~mcpgw:* &mcpgw:notice:* -@all +hello +auth +ping +set +get +time +evalsha +eval +publish +subscribe +unsubscribe"
+	leastPrivilege        = "~mcpgw:* &mcpgw:notice:* -@all +hello +auth +ping +set +get +time +incr +pexpire +pttl +del +evalsha +eval +publish +subscribe +unsubscribe"
 	leastPrivilegeCluster = leastPrivilege + " +cluster|slots +command"
 	// recordsPrivilege is what per-user OAuth's token vault (Records) adds.
 	recordsPrivilege = " +hget +hset +hdel +hkeys +hstrlen +hexists +hgetall +pexpiretime +pexpireat" +
@@ -70,6 +70,11 @@ func TestRedisLeastPrivilegeACL(t *testing.T) {
 					t.Errorf("Records.%s as the least-privilege user: %v", op, err)
 				}
 			}
+			for op, err := range replayOps(ctx, r) {
+				if err != nil {
+					t.Errorf("%s as the least-privilege user: %v", op, err)
+				}
+			}
 
 			other := as("other:")
 			if err := other.Set(ctx, "v", []byte("x"), time.Minute); err == nil {
@@ -83,6 +88,17 @@ func TestRedisLeastPrivilegeACL(t *testing.T) {
 			}
 		})
 	}
+}
+
+// replayOps runs every Replay and ReplayOnce operation once (confirmations' answer records, DPoP
+// proofs' replay records) and returns each one's error.
+func replayOps(ctx context.Context, r *Redis) map[string]error {
+	errs := map[string]error{}
+	b := ReplayBudget{Count: 4, Window: time.Minute}
+	_, errs["FirstUse"] = r.FirstUse(ctx, "o", "a", time.Minute, b)
+	_, _, _, errs["FirstUseGet"] = r.FirstUseGet(ctx, "o", "b", time.Minute, b, "v")
+	_, errs["FirstUseOnce"] = r.FirstUseOnce(ctx, "o", "c", "once", time.Minute, b)
+	return errs
 }
 
 // recordOps runs every Records operation once, a move of the previous layout's record

@@ -48,6 +48,7 @@ func runContract(t *testing.T, newHarness func(t *testing.T) harness) {
 	t.Run("Replay", func(t *testing.T) { contractReplay(t, newHarness(t)) })
 	t.Run("ReplayGet", func(t *testing.T) { contractReplayGet(t, newHarness(t)) })
 	t.Run("ReplayConcurrent", func(t *testing.T) { contractReplayConcurrent(t, newHarness(t)) })
+	t.Run("ReplayOnce", func(t *testing.T) { contractReplayOnce(t, newHarness(t)) })
 }
 
 func contractUseOnce(t *testing.T, h harness) {

@@ -342,10 +342,13 @@ func (m *Memory) lock(k memKey) (*shard, int64, error) {
 	if m.closed.Load() {
 		return nil, 0, errClosed()
 	}
-	sh := &m.shards[binary.LittleEndian.Uint64(k.sum[:8])&m.mask]
+	sh := &m.shards[m.shardIndex(k)]
 	sh.mu.Lock()
 	return sh, m.now().UnixMicro(), nil
 }
+
+// shardIndex is the index of k's shard.
+func (m *Memory) shardIndex(k memKey) uint64 { return binary.LittleEndian.Uint64(k.sum[:8]) & m.mask }
 
 // FullErrors reports how many writes of each pool failed with ErrFull:
 // single-use nonces, rate-limit buckets and values (hold budgets included).

@@ -69,7 +69,9 @@ type Redis struct {
 	replay *redis.Script
 	// replayGet is replayScript with a read of one more key (FirstUseGet).
 	replayGet *redis.Script
-	closed    atomic.Bool
+	// replayOnce is replayScript that also claims a single-use key (FirstUseOnce).
+	replayOnce *redis.Script
+	closed     atomic.Bool
 	// brk skips Redis while it is failing, so that a hanging Redis costs each request nothing
 	// rather than a timeout (see RedisBreaker).
 	brk       *breaker
@@ -108,9 +110,10 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		lease:  redis.NewScript(leaseScript),
 		hold:   redis.NewScript(holdScript),
 
-		release:   redis.NewScript(releaseScript),
-		replay:    redis.NewScript(replayScript),
-		replayGet: redis.NewScript(replayGetScript),
+		release:    redis.NewScript(releaseScript),
+		replay:     redis.NewScript(replayScript),
+		replayGet:  redis.NewScript(replayGetScript),
+		replayOnce: redis.NewScript(replayOnceScript),
 
 		recGet:    redis.NewScript(recGetScript),
 		recTouch:  redis.NewScript(recTouchScript),

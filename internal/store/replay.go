@@ -244,7 +244,7 @@ func (r *Redis) FirstUse(ctx context.Context, owner, id string, ttl time.Duratio
 	keys := replayKeys(r.prefix, owner, id)
 	args := []any{ceilMillis(ttl).Milliseconds(), ceilMillis(b.Window).Milliseconds(), b.Count}
 	if r.waitReplicas > 0 {
-		return r.firstUseAcked(ctx, probe, keys, args)
+		return r.firstUseAcked(ctx, probe, r.replay, keys, args)
 	}
 	n, err := r.replay.Run(ctx, r.client, keys, args...).Int64()
 	if err = r.done(probe, err); err != nil {
@@ -300,9 +300,10 @@ func replayUse(n int64) Use {
 	return UseAgain
 }
 
-// firstUseAcked is FirstUse followed by WAIT on the keys' primary, in one pipeline. A first use
-// fewer replicas than configured hold is taken back and refused (fail closed).
-func (r *Redis) firstUseAcked(ctx context.Context, probe bool, keys []string, args []any) (Use, error) {
+// firstUseAcked is FirstUse (or FirstUseOnce: script) followed by WAIT on the keys' primary, in
+// one pipeline. A first use fewer replicas than configured hold is taken back (every key the
+// script set but the owner's counter, keys[1]) and refused (fail closed).
+func (r *Redis) firstUseAcked(ctx context.Context, probe bool, script *redis.Script, keys []string, args []any) (Use, error) {
 	var c redis.Cmdable = r.client
 	if cc, ok := r.client.(*redis.ClusterClient); ok {
 		node, err := cc.MasterForKey(ctx, keys[0])
@@ -314,7 +315,7 @@ func (r *Redis) firstUseAcked(ctx context.Context, probe bool, keys []string, ar
 	var run *redis.Cmd
 	var wait *redis.Cmd
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		run = r.replay.Eval(ctx, p, keys, args...)
+		run = script.Eval(ctx, p, keys, args...)
 		wait = p.Do(ctx, "wait", r.waitReplicas, r.waitTimeout.Milliseconds())
 		return nil
 	})
@@ -332,7 +333,7 @@ func (r *Redis) firstUseAcked(ctx context.Context, probe bool, keys []string, ar
 	if err == nil && acked >= int64(r.waitReplicas) {
 		return UseFirst, nil
 	}
-	_ = c.Del(context.WithoutCancel(ctx), keys[0]).Err()
+	_ = c.Del(context.WithoutCancel(ctx), append([]string{keys[0]}, keys[2:]...)...).Err()
 	if err != nil {
 		return 0, r.wrap(err)
 	}

@@ -77,6 +77,10 @@ func TestWaitReplicasSurvivesFailover(t *testing.T) {
 		if first || !errors.Is(err, ErrNotReplicated) || !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("use the replica did not acknowledge = %v, %v; want refused with ErrNotReplicated", first, err)
 		}
+		b := ReplayBudget{Count: 10, Window: time.Minute}
+		if u, err := r.FirstUseOnce(ctx, "alice", "state", "state", time.Minute, b); !errors.Is(err, ErrNotReplicated) {
+			t.Fatalf("claim the replica did not acknowledge = %v, %v; want refused with ErrNotReplicated", u, err)
+		}
 		// The refused use did not burn the nonce on the primary: once a replica follows
 		// again, the user's retry goes through, exactly once.
 		_, port, _ := strings.Cut(primary.Addr(), ":")
@@ -92,6 +96,12 @@ func TestWaitReplicasSurvivesFailover(t *testing.T) {
 		}
 		if first, err := r.UseOnce(ctx, "nonce", time.Minute); first || err != nil {
 			t.Fatalf("replay = %v, %v; want refused", first, err)
+		}
+		// Both of the refused claim's records were taken back: its retry is first, once.
+		for _, want := range []Use{UseFirst, UseAgain} {
+			if u, err := r.FirstUseOnce(ctx, "alice", "state", "state", time.Minute, b); u != want || err != nil {
+				t.Fatalf("claim's retry with the replica back = %v, %v; want %v", u, err, want)
+			}
 		}
 	})
 	t.Run("without waitReplicas the gap is real", func(t *testing.T) {
@@ -137,7 +147,7 @@ func TestWaitReplicasValidated(t *testing.T) {
 	}
 }
 
-// TestWaitReplicasACL: with the documented rules plus +wait +del, waitReplicas works for the
+// TestWaitReplicasACL: with the documented rules plus +wait, waitReplicas works for the
 // least-privilege user; without +wait the use fails closed and the key it wrote is released,
 // so no confirmation is burnt by a refusal.
 func TestWaitReplicasACL(t *testing.T) {
@@ -148,8 +158,8 @@ func TestWaitReplicasACL(t *testing.T) {
 		user, rules string
 		ok          bool
 	}{
-		{"gw", leastPrivilege + " +wait +del", true},
-		{"nowait", leastPrivilege + " +del", false},
+		{"gw", leastPrivilege + " +wait", true},
+		{"nowait", leastPrivilege, false},
 	} {
 		args := append([]string{"ACL", "SETUSER", tt.user, "on", ">pw"}, strings.Fields(tt.rules)...)
 		if _, err := primary.Do(args...); err != nil {

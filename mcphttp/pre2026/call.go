@@ -52,9 +52,39 @@ func (q *clientReq) call() error {
 	// that carries them has ended.
 	held := func() {}
 	defer func() { held() }()
+	// pages: the URL-mode elicitations the client accepted last round, whose repeat the call
+	// waits out rather than asking again (pagewait.go); answers, charged: the round's answers
+	// and how much of their copy in the params is charged with them.
+	var pages *pageWait
+	var answers *heldAnswers
+	var charged int64
 	for round := 1; ; round++ {
 		sink := &roundSink{q: q}
 		err := q.in.Run(inner, sink)
+		for err == nil {
+			state, again := pages.again(q, sink.asked)
+			if !again {
+				break
+			}
+			sink.letGo()
+			if !pages.pause(ctx, q) {
+				if ctx.Err() != nil {
+					return q.cancelled(ctx, context.Canceled)
+				}
+				return q.failed("the user did not finish the page they were sent to within " + q.e.cfg.AskTimeout.String())
+			}
+			if inner, err = q.inner(ctx, base, pages.responses, state); err != nil {
+				return err
+			}
+			if n := int64(len(inner.Params)); n > charged {
+				if err := answers.take(n - charged); err != nil {
+					return q.askFailed(err)
+				}
+				charged = n
+			}
+			sink = &roundSink{q: q}
+			err = q.in.Run(inner, sink)
+		}
 		held()
 		held = func() {}
 		if err != nil || sink.asked == nil || round >= q.e.cfg.MaxRounds {
@@ -73,11 +103,14 @@ func (q *clientReq) call() error {
 		if round >= q.e.cfg.MaxRounds {
 			return q.failed("the call needed more than " + strconv.Itoa(q.e.cfg.MaxRounds) + " rounds of client input")
 		}
-		responses, state, answers, done, err := q.ask(ctx, sink.asked, sink.letGo)
-		held = answers.release
+		// The URL-mode elicitations are read before the ask lets the result go.
+		urls, _, _ := urlPages(q, sink.asked)
+		responses, state, roundAnswers, done, err := q.ask(ctx, sink.asked, sink.letGo)
+		answers, held, charged = roundAnswers, roundAnswers.release, 0
 		if err != nil || done {
 			return q.cancelled(ctx, err)
 		}
+		pages = waitForPages(q, urls, responses)
 		// Each round answers the last round's requests only: its answers and state replace
 		// the previous round's, they never pile up in the params.
 		if inner, err = q.inner(ctx, base, responses, state); err != nil {
@@ -87,7 +120,8 @@ func (q *clientReq) call() error {
 		// the params that carry it on, a copy. The copy is charged with the answers, to the
 		// caller's share and the replica's budget, until the request that carries them has
 		// ended (TestLegacyRoundParamsCharged).
-		if err := answers.take(int64(len(inner.Params))); err != nil {
+		charged = int64(len(inner.Params))
+		if err := answers.take(charged); err != nil {
 			return q.askFailed(err)
 		}
 	}
