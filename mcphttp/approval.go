@@ -48,8 +48,8 @@ func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Tar
 			"Missing required client capability: this call needs the user's approval on the gateway's page through URL elicitation")
 		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredURLElicitationCapability + `}`)
 		return denialError(rpcError(e), denial{remediation: remediationUndisclosed, text: "The call to " + x.route.name +
-			" needs the user's approval on the gateway's page, which this client cannot send the user to: it did not " +
-			"declare URL elicitation. It was not run."})
+			" needs the user's approval on the gateway's page, which this client cannot send the user to: " +
+			lacksElicitation(x, "URL elicitation") + ". It was not run."})
 	}
 	forwarded, err := confirmable(x)
 	if err != nil {

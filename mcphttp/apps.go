@@ -60,7 +60,7 @@ func (x *request) appRoute(name string, resolved upstreams.Target, err error) (u
 	}
 	q.SubjectToken = x.listSubjectToken()
 	q.SubjectKey = x.caller.keyOf(q.SubjectToken)
-	target, err := x.s.backends.ResolveAppName(x.ctx, q, name, appCallable(x))
+	target, err := x.s.backends.ResolveAppName(x.ctx, q, name, callableHere(x))
 	switch {
 	case errors.Is(err, upstreams.ErrAmbiguousAppName):
 		return upstreams.Target{}, "", errAmbiguousAppName(name)
@@ -72,12 +72,13 @@ func (x *request) appRoute(name string, resolved upstreams.Target, err error) (u
 	return target, x.s.backends.Namespaced(upstreams.KindTool, target), nil
 }
 
-// appCallable returns whether this caller, on this endpoint, could call a tool: the endpoint's
+// callableHere returns whether this caller, on this endpoint, could call a tool: the endpoint's
 // tool set selects it and the policy answers a call of it as the tool's own. An app's backend
 // name is resolved among those only (ResolveAppName), so a backend the caller may not use
 // neither makes the name ambiguous nor is sent anything, and the refusals tell the caller nothing
-// of it. A function, not a method: the request type keeps its method budget.
-func appCallable(x *request) func(upstreams.Target) bool {
+// of it; a pin-drift refusal names the tool a clone shadows only when it is such a tool
+// (shadowed). A function, not a method: the request type keeps its method budget.
+func callableHere(x *request) func(upstreams.Target) bool {
 	set, auth, p := x.set, x.s.auth, x.caller.principal
 	return func(t upstreams.Target) bool {
 		if set != nil && !set.selects(upstreams.KindTool, t) {

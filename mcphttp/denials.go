@@ -58,6 +58,17 @@ type denial struct {
 	text string
 }
 
+// lacksElicitation says why a client cannot be asked for what (its kind of elicitation): it did
+// not declare it, or, for a 2025-03-26 client, its revision has no elicitation at all, so there
+// is nothing it could declare (the words the pre-2026 edge answers such a call with when the
+// denials switch is off; docs/legacy-2025-03-26.md). A function: request is at its method bound.
+func lacksElicitation(x *request, what string) string {
+	if x.era.version == v20250326 {
+		return "it requires elicitation, which MCP 2025-03-26 (the version this client speaks) does not have"
+	}
+	return "it did not declare " + what
+}
+
 // denialError is err carrying the denial it stands for; the error is what a client gets with the
 // switch off, and on for what is not a tools/call.
 func denialError(e *Error, d denial) *Error {

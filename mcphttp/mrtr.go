@@ -210,7 +210,7 @@ func (c *confirmer) askConfirmation(x *request, b mrtr.Binding) error {
 			"Missing required client capability: this call needs user confirmation through elicitation")
 		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredElicitationCapability + `}`)
 		return denialError(rpcError(e), denial{remediation: remediationUndisclosed, text: "The call to " + x.route.name +
-			" needs the user's confirmation, which this client cannot ask for: it did not declare elicitation. It was not run."})
+			" needs the user's confirmation, which this client cannot ask for: " + lacksElicitation(x, "elicitation") + ". It was not run."})
 	}
 	forwarded, err := confirmable(x)
 	if err != nil {

@@ -77,7 +77,7 @@ func (x *request) checkPin(target upstreams.Target) error {
 	switch {
 	case v.Blocked():
 		x.logPin("pin drift: call refused", v)
-		e := pinDriftError(x.route.pinItem, v, shadowed(x.s, v))
+		e := pinDriftError(x.route.pinItem, v, shadowed(x, v))
 		// Final for the caller: only the operator's review of the change lifts it.
 		return denialError(e, denial{remediation: remediationUnavailable, text: e.RPC.Message})
 	case confirm:
@@ -135,12 +135,20 @@ func pinDriftError(name string, v pins.Verdict, shadows string) *Error {
 	return &Error{Status: http.StatusForbidden, RPC: e, Outcome: outcomeDenied}
 }
 
-// shadowed is the namespaced name of the tool v says the item shadows, "" when none.
-func shadowed(s *Server, v pins.Verdict) string {
+// shadowed is the namespaced name of the tool v says the item shadows, "" when none, and ""
+// too when x's caller could not call that tool on this endpoint (the tool set leaves it out, or
+// the policy hides it): naming it would tell the caller of a clone that a tool exists which an
+// unknown-name refusal never reveals (errUnknownName). The refusal still says shadows. A
+// function: request is at its bound of methods.
+func shadowed(x *request, v pins.Verdict) string {
 	if v.Shadows == nil {
 		return ""
 	}
-	return s.backends.Namespaced(upstreams.KindTool, upstreams.Target{Upstream: v.Shadows.Backend, Name: v.Shadows.Key})
+	t := upstreams.Target{Upstream: v.Shadows.Backend, Name: v.Shadows.Key}
+	if !callableHere(x)(t) {
+		return ""
+	}
+	return x.s.backends.Namespaced(upstreams.KindTool, t)
 }
 
 // pinNote puts the drift in front of a confirmation's message, when the confirmation is asked

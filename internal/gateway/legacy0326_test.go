@@ -295,3 +295,46 @@ func TestLegacy0326ApprovalPage(t *testing.T) {
 		t.Fatalf("the backend got %d calls", n)
 	}
 }
+
+// TestLegacy0326DenialsNameTheRevision: a call that needs the user's approval (confirm: url) or
+// confirmation (confirm: form) tells a 2025-03-26 client that its revision has no elicitation,
+// with server.draftErrors: [denials] as without it: the failed call of the denial envelope must
+// not blame the client for not declaring a capability its revision cannot declare, nor tell a
+// 2025-03-26 host what to turn on. Alone and in a batch; nothing reaches the backend, and with
+// denials on the envelope is there.
+func TestLegacy0326DenialsNameTheRevision(t *testing.T) {
+	for _, denials := range []bool{false, true} {
+		t.Run(map[bool]string{false: "off", true: "denials"}[denials], func(t *testing.T) {
+			alpha := mcptest.StartServer(t, "alpha")
+			gw := legacyGateway(t, nil, func(c *Config) {
+				c.Auth.Policy.Rules = append([]authz.RuleConfig{
+					{ID: "page", Upstream: "alpha", Tools: []string{mcptest.ToolEcho}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmURL},
+					{ID: "form", Upstream: "alpha", Tools: []string{mcptest.ToolAdd}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
+				}, c.Auth.Policy.Rules...)
+				c.Approval.ClientID = "gateway-approval"
+				if denials {
+					c.Server.DraftErrors = []string{"denials"}
+				}
+			}, alpha)
+			alice := &legacyclient.Raw{Token: mintFor(t, gw.iss, "alice"), Protocol: legacyclient.Protocol20250326}
+			sid := alice.Initialize(t, gw.url())
+			alpha.Reset()
+			echo := alice.CallBody("alpha__"+mcptest.ToolEcho, "approve me")
+			add := alice.CallArgs("alpha__"+mcptest.ToolAdd, `{"a":1,"b":2}`)
+			for _, body := range []string{echo, add, "[" + echo + "]", "[" + add + "]"} {
+				r := alice.Post(t, gw.url(), sid, body)
+				text := legacyclient.ResultText(r.Msgs)
+				if r.Status != http.StatusOK || !strings.Contains(text, "requires elicitation, which MCP 2025-03-26") ||
+					strings.Contains(text, "declare") {
+					t.Errorf("%s: %s", body, r)
+				}
+				if got := strings.Contains(string(r.Body), "io.modelcontextprotocol/authorization"); got != denials {
+					t.Errorf("%s: envelope %v, want %v: %s", body, got, denials, r)
+				}
+			}
+			if n := toolCalls(alpha); n != 0 {
+				t.Fatalf("the backend got %d calls", n)
+			}
+		})
+	}
+}
