@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +48,11 @@ func TestAuthenticateAttacks(t *testing.T) {
 		{"HS256 keyed with public key", hostile(iss.MintHS256WithPublicKey), ErrInvalidToken, ReasonAlgorithm},
 		{"wrong issuer", mint(t, iss, devissuer.Claims{"iss": "https://evil.example"}), ErrInvalidToken, ReasonIssuer},
 		{"no issuer", mint(t, iss, devissuer.Claims{"iss": nil}), ErrInvalidToken, ReasonIssuer},
+		// The issuer is compared exactly (OIDC Discovery §4.3): no other spelling of it is it.
+		{"issuer with a trailing slash", mint(t, iss, devissuer.Claims{"iss": iss.URL() + "/"}), ErrInvalidToken, ReasonIssuer},
+		{"issuer in another case", mint(t, iss, devissuer.Claims{"iss": strings.ToUpper(iss.URL())}), ErrInvalidToken, ReasonIssuer},
+		{"audience with a trailing slash", mint(t, iss, devissuer.Claims{"aud": testResource + "/"}), ErrInvalidToken, ReasonAudience},
+		{"audience of another path", mint(t, iss, devissuer.Claims{"aud": testResource + "-admin"}), ErrInvalidToken, ReasonAudience},
 		{"wrong audience", mint(t, iss, devissuer.Claims{"aud": "https://other.example/mcp"}), ErrInvalidToken, ReasonAudience},
 		{"no audience", mint(t, iss, devissuer.Claims{"aud": nil}), ErrInvalidToken, ReasonAudience},
 		{"audience in list", mint(t, iss, devissuer.Claims{"aud": []string{"x", testResource}}), nil, ReasonNone},

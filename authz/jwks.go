@@ -75,6 +75,10 @@ type keySet struct {
 	staleAt  atomic.Int64
 	nextTry  atomic.Int64
 	inFlight atomic.Bool
+	// left is ended, and cleared, by the fetch that finds a key gone (keyStamp.left); created
+	// when first asked for. Guarded by mu.
+	left       context.Context
+	leftCancel context.CancelFunc
 }
 
 // fetchResult is one completed key-set fetch, shared by the callers that
@@ -229,6 +233,10 @@ func (k *keySet) fetch(ctx context.Context) <-chan singleflight.Result {
 			// An empty set is an issuer's glitch, not a withdrawal of every key: cached
 			// tokens stay (one not cached is refused by it, as before).
 			k.removals.Add(1)
+			if k.leftCancel != nil {
+				k.leftCancel()
+				k.left, k.leftCancel = nil, nil
+			}
 		}
 		k.keys, k.fetchedAt = keys, started
 		k.staleAt.Store(started.Add(k.maxAge).UnixNano())

@@ -79,3 +79,44 @@ func keyIdentity(k *jose.JSONWebKey) string {
 	}
 	return k.KeyID + "\x00" + string(tp)
 }
+
+// left returns a context ended once a key has left the stamped set since the stamp was taken
+// (at once when one already has), for what a token opened that lasts; nil without a set.
+func (s keyStamp) left() context.Context {
+	k := s.keys
+	if k == nil {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.removals.Load() != s.removals {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx
+	}
+	if k.left == nil {
+		k.left, k.leftCancel = context.WithCancel(context.Background())
+	}
+	return k.left
+}
+
+// UntilRefused returns ctx ended once p's token is no longer accepted: at ValidUntil, or when a
+// fetch of its issuer's key set finds that a key has left the set that verified it, as the token
+// cache then verifies the token again. What a token opened that lasts (a listen, a pre-2026
+// client's GET stream) ends then: a stream opened with a token signed by a key the issuer has
+// withdrawn, say a stolen one, would otherwise go on until the exp its signer chose. Which key
+// left is not told apart: every such stream ends, and its client opens it again with its token,
+// verified afresh. No goroutine waits meanwhile.
+func (a *Authenticator) UntilRefused(ctx context.Context, p *Principal) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithDeadline(ctx, a.ValidUntil(p))
+	left := p.keys.left()
+	if left == nil {
+		return ctx, cancel
+	}
+	if left.Err() != nil {
+		cancel() // now, not in AfterFunc's goroutine: the stream must not start
+		return ctx, cancel
+	}
+	stop := context.AfterFunc(left, cancel)
+	return ctx, func() { stop(); cancel() }
+}

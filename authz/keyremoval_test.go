@@ -154,3 +154,50 @@ func TestCachedTokensSurviveKeySetGlitches(t *testing.T) {
 		t.Fatalf("a hit on a stale set whose fetch hangs allocates %v times", n)
 	}
 }
+
+// TestStreamsEndWhenAKeyLeaves: what a token opened that lasts ends once a fetch finds a key
+// gone from the set that verified it, not only at the token's exp: a stream opened with a token
+// of a withdrawn (say stolen) key must not run on until the exp its signer chose. A set that
+// only gains a key ends nothing, and a token verified after the removal opens a stream anew.
+func TestStreamsEndWhenAKeyLeaves(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+	long := devissuer.Claims{"exp": clk.Now().Add(24 * time.Hour).Unix()}
+	p := wantAuth(t, a, mint(t, iss, long), nil, ReasonNone)
+	stream, end := a.UntilRefused(context.Background(), p)
+	defer end()
+	if _, err := iss.Rotate(devissuer.RotateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DefaultJWKSMaxAge + time.Second)
+	wantAuth(t, a, mint(t, iss, long), nil, ReasonNone) // fetches the set with both keys
+	if stream.Err() != nil {
+		t.Fatal("a key set that only gained a key ended a stream")
+	}
+	if _, err := iss.Rotate(devissuer.RotateOptions{DropOld: true}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DefaultJWKSMaxAge + time.Second)
+	newTok := mint(t, iss, long)
+	wantAuth(t, a, newTok, nil, ReasonNone) // the fetch that finds the old keys gone
+	select {
+	case <-stream.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream of a withdrawn key's token goes on")
+	}
+	// Verified again (a hit after a removal verifies the token anew), it opens a stream anew.
+	fresh := wantAuth(t, a, newTok, nil, ReasonNone)
+	again, endAgain := a.UntilRefused(context.Background(), fresh)
+	defer endAgain()
+	if again.Err() != nil {
+		t.Fatalf("a stream of a token verified after the removal ended at once: %v", again.Err())
+	}
+	// A token verified before a removal the stream has not yet seen opens none that lasts.
+	if ctx, end := a.UntilRefused(context.Background(), p); ctx.Err() == nil {
+		end()
+		t.Fatal("a stream opened with a token verified before a removal did not end")
+	} else {
+		end()
+	}
+}

@@ -101,6 +101,11 @@ func (s *Service) Callable(p *Principal, kind Kind, upstream, name string) bool 
 // ValidUntil is Authenticator().ValidUntil.
 func (s *Service) ValidUntil(p *Principal) time.Time { return s.auth.ValidUntil(p) }
 
+// UntilRefused is Authenticator().UntilRefused.
+func (s *Service) UntilRefused(ctx context.Context, p *Principal) (context.Context, context.CancelFunc) {
+	return s.auth.UntilRefused(ctx, p)
+}
+
 // Reaches is Policy().Reaches.
 func (s *Service) Reaches(p *Principal, upstream string) bool { return s.policy.Reaches(p, upstream) }
 

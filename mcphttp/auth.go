@@ -50,7 +50,7 @@ func (s *Server) authenticate(x *request) error {
 		authenticated(x)
 		return nil
 	}
-	if x.r.URL.RawQuery != "" && x.r.URL.Query().Has("access_token") {
+	if x.r.URL.RawQuery != "" && queryNamesToken(x.r.URL.RawQuery) {
 		// RFC 6750 §2.3 query tokens leak into logs and histories; MCP allows the header only.
 		s.metrics.AuthFailure(metrics.AuthMalformed)
 		return x.challenge(http.StatusBadRequest, authz.Challenge{Error: "invalid_request",
@@ -88,6 +88,60 @@ func (s *Server) authenticate(x *request) error {
 		return nil
 	}
 	return s.authFailure(x, err)
+}
+
+// queryNamesToken reports whether a raw query has an access_token parameter as any query parser
+// may read it: pairs split at '&' or ';', the name's valid percent-escapes decoded and '+' read
+// as a space. URL.Query alone misses some: it drops a pair holding a ';' or an escape that does
+// not decode ("x=1;access_token=…", "access_token=…%zz"), a pair another parser keeps, so such a
+// token was neither refused nor noticed and the request went on with the header's. It does not
+// allocate.
+func queryNamesToken(q string) bool {
+	for q != "" {
+		var pair string
+		if i := strings.IndexAny(q, "&;"); i >= 0 {
+			pair, q = q[:i], q[i+1:]
+		} else {
+			pair, q = q, ""
+		}
+		name, _, _ := strings.Cut(pair, "=")
+		if decodedIs(name, "access_token") {
+			return true
+		}
+	}
+	return false
+}
+
+// decodedIs reports whether s, its valid percent-escapes decoded and '+' read as a space, is want.
+func decodedIs(s, want string) bool {
+	j := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '+':
+			c = ' '
+		case c == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]):
+			c = unhex(s[i+1])<<4 | unhex(s[i+2])
+			i += 2
+		}
+		if j >= len(want) || want[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(want)
+}
+
+func ishex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }
 
 // dpopToken returns the token of an `Authorization: DPoP <token>` value (the scheme is

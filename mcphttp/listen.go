@@ -65,8 +65,9 @@ func (x *request) listen() error {
 	case err != nil:
 		return err
 	case ctx.Err() != nil:
-		// The caller's token expired: the graceful end a server SHOULD send, after which
-		// the client listens again with the token it has now.
+		// The caller's token expired, or a key left the set that verified it: the graceful
+		// end a server SHOULD send, after which the client listens again with the token it has
+		// now.
 		if err := x.out.Event(listenEnd(x.in.req.ID), nil); err != nil {
 			return err
 		}
@@ -76,11 +77,12 @@ func (x *request) listen() error {
 }
 
 // untilTokenExpires is the request's context, ended when the caller's token stops being
-// accepted (authz.Service.ValidUntil): a listen may last for hours, far past the token that
-// opened it, and must not go on serving a caller the gateway now refuses.
+// accepted (authz.Service.UntilRefused: it expires, or a key leaves the key set that verified
+// it): a listen may last for hours, far past the token that opened it, and must not go on
+// serving a caller the gateway now refuses.
 func untilTokenExpires(x *request) (context.Context, context.CancelFunc) {
 	if p := x.caller.principal; p != nil && x.s.auth != nil {
-		return context.WithDeadline(x.ctx, x.s.auth.ValidUntil(p))
+		return x.s.auth.UntilRefused(x.ctx, p)
 	}
 	return x.ctx, func() {}
 }

@@ -133,6 +133,12 @@ func TestAttackTable(t *testing.T) {
 		}), "", "alpha__echo", 401, `error="invalid_token"`, -32013},
 		{"tampered signature", "Bearer " + devissuer.TamperSignature(valid), "", "alpha__echo", 401, `error="invalid_token"`, -32013},
 		{"token in the query", "", "access_token=" + url.QueryEscape(valid), "alpha__echo", 400, `error="invalid_request"`, -32013},
+		// Every spelling some query parser reads as an access_token parameter, though Go's drops
+		// the pair (a ';' in it, an escape that does not decode) or decodes its name.
+		{"token in the query after a semicolon", "", "x=1;access_token=" + url.QueryEscape(valid), "alpha__echo", 400, `error="invalid_request"`, -32013},
+		{"token in the query with a bad escape", "", "access_token=" + url.QueryEscape(valid) + "%zz", "alpha__echo", 400, `error="invalid_request"`, -32013},
+		{"token in the query, its name escaped", "", "access%5Ftoken=" + url.QueryEscape(valid), "alpha__echo", 400, `error="invalid_request"`, -32013},
+		{"token in the query beside the header", "Bearer " + valid, "x=1;access_token=" + url.QueryEscape(valid), "alpha__echo", 400, `error="invalid_request"`, -32013},
 		{"step-up for a stronger scope", "Bearer " + valid, "", "alpha__progress", 403, `error="insufficient_scope", scope="tools:write"`, -32013},
 		{"tool outside the allowlist", "Bearer " + valid, "", "beta__echo", 400, "", -32602},
 		{"denied tool", "Bearer " + valid, "", "alpha__fail", 400, "", -32602},

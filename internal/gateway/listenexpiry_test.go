@@ -79,3 +79,43 @@ func TestStreamsEndWithTheToken(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamsEndWhenTheirKeyLeaves: a listen opened with a token whose key the issuer then
+// withdraws (a stolen key is withdrawn so) ends with its graceful-end result once the gateway
+// fetches the set without that key, here for another caller's token of the new key, rather than
+// running on until the exp the key's holder chose.
+func TestStreamsEndWhenTheirKeyLeaves(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithSubscriptions())
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Auth.JWKSMinRefreshInterval = time.Millisecond
+		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "alpha"}}
+	}, alpha)
+	long := mint(t, iss, devissuer.Claims{"sub": "mallory", "exp": time.Now().Add(time.Hour).Unix()})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	events := listen(t, ctx, gw, `{"toolsListChanged":true}`, long)
+	if ack := <-events; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("first event %q", ack)
+	}
+	if _, err := iss.Rotate(devissuer.RotateOptions{DropOld: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A token of the new key: its kid is unknown, so the set is fetched again.
+	h := modernHeaders("tools/list", "")
+	h.Set("Authorization", "Bearer "+mint(t, iss, devissuer.Claims{"sub": "alice"}))
+	if status, _, body := post(t, "http://"+gw.MCP+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`); status != http.StatusOK {
+		t.Fatalf("tools/list with the new key's token: %d %s", status, body)
+	}
+	var last string
+	for data := range events {
+		last = data
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the listen of a withdrawn key's token outlived the key")
+	}
+	if !strings.Contains(last, `"resultType":"complete"`) || !strings.Contains(last, `"id":"L"`) {
+		t.Fatalf("the listen ended with %q, want its graceful-end result", last)
+	}
+}
