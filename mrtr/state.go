@@ -46,7 +46,8 @@ const (
 //
 // Encoding (compact binary, big-endian, no trailing bytes):
 //
-//	version(1)=1 | kind(1) | flags(1: bit0 Confirmed, bit1 has upstream state, bit2 ApprovedOnPage)
+//	version(1)=1 | kind(1) | flags(1: bit0 Confirmed, bit1 has upstream state, bit2 ApprovedOnPage,
+//	  bit3 upstream state is the backend's JSON literal; set whenever bit1 is)
 //	| method(1: 1 tools/call, 2 prompts/get, 3 resources/read)
 //	| expiry unix ms (8) | nonce (16) | args digest (32)
 //	| uvarint-length-prefixed: issuer, subject, upstream, name, upstream state
@@ -69,7 +70,9 @@ type State struct {
 	// Nonce is set by Codec.Seal (16 random bytes); it keys single use.
 	Nonce [16]byte
 	// UpstreamState is the backend's own requestState (KindUpstream only),
-	// valid when HasUpstreamState is true. The client never sees it in clear.
+	// valid when HasUpstreamState is true: the JSON string literal exactly as
+	// the backend's result spelt it, quotes and escapes included, so that it
+	// goes back byte for byte. The client never sees it in clear.
 	UpstreamState string
 	// HasUpstreamState distinguishes an absent backend requestState from an
 	// empty one, so the retry forwards exactly what the backend sent.
@@ -92,10 +95,14 @@ func (s *State) SingleUse() bool {
 }
 
 const (
-	stateVersion     = 1
-	flagConfirmed    = 1 << 0
-	flagHasUpstream  = 1 << 1
-	flagApproved     = 1 << 2
+	stateVersion    = 1
+	flagConfirmed   = 1 << 0
+	flagHasUpstream = 1 << 1
+	flagApproved    = 1 << 2
+	// flagRawUpstream marks an upstream state held as the backend's JSON literal. A state
+	// sealed before it existed holds the decoded string, which unmarshal re-encodes, so a
+	// round trip begun on an older gateway still completes on this one.
+	flagRawUpstream  = 1 << 3
 	stateFixedHeader = 4 + 8 + 16 + 32
 )
 
@@ -135,7 +142,7 @@ func (s *State) marshal() ([]byte, error) {
 		flags |= flagConfirmed
 	}
 	if s.HasUpstreamState {
-		flags |= flagHasUpstream
+		flags |= flagHasUpstream | flagRawUpstream
 	}
 	if s.ApprovedOnPage && s.Confirmed {
 		flags |= flagApproved
@@ -162,8 +169,9 @@ func (s *State) unmarshal(b []byte) error {
 	flags := b[2]
 	s.Method = methodName(b[3])
 	if !s.Kind.known() || s.Method == "" ||
-		flags&^(flagConfirmed|flagHasUpstream|flagApproved) != 0 ||
-		flags&flagApproved != 0 && flags&flagConfirmed == 0 {
+		flags&^(flagConfirmed|flagHasUpstream|flagApproved|flagRawUpstream) != 0 ||
+		flags&flagApproved != 0 && flags&flagConfirmed == 0 ||
+		flags&flagRawUpstream != 0 && flags&flagHasUpstream == 0 {
 		return errDecode
 	}
 	s.Confirmed = flags&flagConfirmed != 0
@@ -183,6 +191,9 @@ func (s *State) unmarshal(b []byte) error {
 	}
 	if len(rest) != 0 {
 		return errDecode
+	}
+	if s.HasUpstreamState && flags&flagRawUpstream == 0 {
+		s.UpstreamState = string(appendString(nil, s.UpstreamState))
 	}
 	return nil
 }
