@@ -2,6 +2,7 @@ package mrtr
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -47,7 +48,8 @@ const (
 // Encoding (compact binary, big-endian, no trailing bytes):
 //
 //	version(1)=1 | kind(1) | flags(1: bit0 Confirmed, bit1 has upstream state, bit2 ApprovedOnPage,
-//	  bit3 upstream state is the backend's JSON literal; set whenever bit1 is)
+//	  bit3 upstream state is the backend's JSON literal, set when encoding its string would
+//	  spell it otherwise; without it the decoded string)
 //	| method(1: 1 tools/call, 2 prompts/get, 3 resources/read)
 //	| expiry unix ms (8) | nonce (16) | args digest (32)
 //	| uvarint-length-prefixed: issuer, subject, upstream, name, upstream state
@@ -141,24 +143,44 @@ func (s *State) marshal() ([]byte, error) {
 	if s.Confirmed {
 		flags |= flagConfirmed
 	}
+	upstream := s.UpstreamState
 	if s.HasUpstreamState {
-		flags |= flagHasUpstream | flagRawUpstream
+		flags |= flagHasUpstream
+		// A literal that encoding its string spells again is sealed as that string, the form
+		// a replica of an earlier release opens, so that a round trip crosses a rolling update
+		// either way; only a literal spelt otherwise (a lone surrogate escape, an escape of a
+		// character that needs none) is sealed as written, with flagRawUpstream.
+		if d, ok := plainLiteral(s.UpstreamState); ok {
+			upstream = d
+		} else {
+			flags |= flagRawUpstream
+		}
 	}
 	if s.ApprovedOnPage && s.Confirmed {
 		flags |= flagApproved
 	}
 	n := stateFixedHeader + 5*binary.MaxVarintLen64 + len(s.Issuer) + len(s.Subject) +
-		len(s.Upstream) + len(s.Name) + len(s.UpstreamState)
+		len(s.Upstream) + len(s.Name) + len(upstream)
 	b := make([]byte, 0, n)
 	b = append(b, stateVersion, byte(s.Kind), flags, mc)
 	b = binary.BigEndian.AppendUint64(b, uint64(s.Expiry.UnixMilli()))
 	b = append(b, s.Nonce[:]...)
 	b = append(b, s.ArgsDigest[:]...)
-	for _, f := range []string{s.Issuer, s.Subject, s.Upstream, s.Name, s.UpstreamState} {
+	for _, f := range []string{s.Issuer, s.Subject, s.Upstream, s.Name, upstream} {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
 	}
 	return b, nil
+}
+
+// plainLiteral decodes the JSON string literal lit and reports whether encoding the string
+// (appendString) spells lit again.
+func plainLiteral(lit string) (string, bool) {
+	var d string
+	if json.Unmarshal([]byte(lit), &d) != nil || string(appendString(nil, d)) != lit {
+		return "", false
+	}
+	return d, true
 }
 
 func (s *State) unmarshal(b []byte) error {

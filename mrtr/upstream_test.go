@@ -237,6 +237,23 @@ func TestUpstreamStateSealedBeforeLiterals(t *testing.T) {
 	if out.UpstreamState != `"b\"1"` || !out.HasUpstreamState {
 		t.Fatalf("opened %q (has=%v), want the literal %q", out.UpstreamState, out.HasUpstreamState, `"b\"1"`)
 	}
+	// What a replica of an earlier release opens is what this one seals whenever it can: a
+	// literal encoding its string spells again is sealed as that string, without the flag.
+	for lit, flagged := range map[string]bool{`"b-1"`: false, `"b\"1"`: false, `""`: false,
+		`"\ud800"`: true, `"a\/b"`: true, `"\u0041"`: true, "\"\xff\"": true} {
+		st := State{Kind: KindUpstream, Method: MethodToolsCall, UpstreamState: lit, HasUpstreamState: true}
+		b, err := st.marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b[2]&flagRawUpstream != 0; got != flagged {
+			t.Errorf("%s sealed with flagRawUpstream %v, want %v", lit, got, flagged)
+		}
+		var back State
+		if err := back.unmarshal(b); err != nil || back.UpstreamState != lit {
+			t.Errorf("%s opened as %q (%v)", lit, back.UpstreamState, err)
+		}
+	}
 	raw[2] = flagRawUpstream // a literal without a state is no state this gateway seals
 	if err := out.unmarshal(raw); err == nil {
 		t.Fatal("flagRawUpstream without flagHasUpstream opened")
