@@ -81,8 +81,8 @@ func TestValuesSchemaMatchesTypes(t *testing.T) {
 		props := parent["properties"].(map[string]any)
 		last := tv.path[len(tv.path)-1]
 		existing, _ := props[last].(map[string]any)
-		enums, keys := configSchemaEnums(t, root)
-		g := schemaGen{tag: tv.tag, t: t, enums: enums, keys: keys}
+		enums, keys, minItems := configSchemaEnums(t, root)
+		g := schemaGen{tag: tv.tag, t: t, enums: enums, keys: keys, minItems: minItems}
 		props[last] = g.node(existing, tv.typ, strings.Join(tv.path, "."), 0)
 	}
 	for _, open := range openObjects(s, "") {
@@ -151,16 +151,19 @@ type schemaGen struct {
 	t     *testing.T
 	enums map[string][]any // the words a setting takes, by values path ("config.log.level")
 	keys  map[string][]any // the only keys a mapping setting takes, by values path
+	// minItems are the fewest entries of the lists the gateway refuses empty, by values path.
+	minItems map[string]any
 }
 
 // configSchemaEnums are the closed sets of words of the gateway's settings, from its own JSON
-// Schema, by values path: config.KEY, with [] for a list's entries and .* for a mapping's values.
+// Schema, by values path: config.KEY, with [] for a list's entries and .* for a mapping's values;
+// with them the keys of the mappings closed to others, and the lists' minItems.
 // A typo in one ("type: validaton" in an interceptor) then fails the chart's rendering, as it
 // would fail the gateway in the pod. The second map holds the closed sets of keys of mapping
 // settings (the propertyNames of guardrail detectors), which the values schema writes as an
 // object with those keys and no other: helm's validator names an unknown key by its place, as
 // for a struct, where for propertyNames it names the wrong place.
-func configSchemaEnums(t *testing.T, root string) (enums, keys map[string][]any) {
+func configSchemaEnums(t *testing.T, root string) (enums, keys map[string][]any, minItems map[string]any) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(root, gateway.SchemaFile))
 	if err != nil {
@@ -170,9 +173,12 @@ func configSchemaEnums(t *testing.T, root string) (enums, keys map[string][]any)
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
-	out, keys := map[string][]any{}, map[string][]any{}
+	out, keys, minItems := map[string][]any{}, map[string][]any{}, map[string]any{}
 	var walk func(n map[string]any, path string)
 	walk = func(n map[string]any, path string) {
+		if m, ok := n["minItems"]; ok {
+			minItems[path] = m
+		}
 		if e, ok := n["enum"].([]any); ok {
 			out[path] = e
 		}
@@ -197,7 +203,7 @@ func configSchemaEnums(t *testing.T, root string) (enums, keys map[string][]any)
 	if len(out) < 10 {
 		t.Fatalf("%s lists %d closed sets: the walk lost them", gateway.SchemaFile, len(out))
 	}
-	return out, keys
+	return out, keys, minItems
 }
 
 const durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
@@ -239,6 +245,9 @@ func (g schemaGen) node(existing map[string]any, typ reflect.Type, path string, 
 		items, _ := existing["items"].(map[string]any)
 		existing["type"] = "array"
 		existing["items"] = g.node(items, typ.Elem(), path+"[]", depth+1)
+		if m, ok := g.minItems[path]; ok {
+			existing["minItems"] = m
+		}
 		return existing
 	case reflect.Map:
 		existing["type"] = "object"

@@ -32,7 +32,7 @@ type ToolsetConfig struct {
 	Path string `yaml:"path"`
 	// Include selects what the set shows: an item is in the set when any include rule selects it
 	// and no exclude rule does. At least one include rule is required.
-	Include []SelectorConfig `yaml:"include"`
+	Include []SelectorConfig `yaml:"include" minItems:"1"`
 	// Exclude removes items the include rules selected.
 	Exclude []SelectorConfig `yaml:"exclude"`
 	// Search turns on search mode for the set: tools/list shows find_tools and call_tool (and

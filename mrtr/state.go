@@ -2,6 +2,7 @@ package mrtr
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -46,7 +47,9 @@ const (
 //
 // Encoding (compact binary, big-endian, no trailing bytes):
 //
-//	version(1)=1 | kind(1) | flags(1: bit0 Confirmed, bit1 has upstream state, bit2 ApprovedOnPage)
+//	version(1)=1 | kind(1) | flags(1: bit0 Confirmed, bit1 has upstream state, bit2 ApprovedOnPage,
+//	  bit3 upstream state is the backend's JSON literal, set when encoding its string would
+//	  spell it otherwise; without it the decoded string)
 //	| method(1: 1 tools/call, 2 prompts/get, 3 resources/read)
 //	| expiry unix ms (8) | nonce (16) | args digest (32)
 //	| uvarint-length-prefixed: issuer, subject, upstream, name, upstream state
@@ -69,7 +72,9 @@ type State struct {
 	// Nonce is set by Codec.Seal (16 random bytes); it keys single use.
 	Nonce [16]byte
 	// UpstreamState is the backend's own requestState (KindUpstream only),
-	// valid when HasUpstreamState is true. The client never sees it in clear.
+	// valid when HasUpstreamState is true: the JSON string literal exactly as
+	// the backend's result spelt it, quotes and escapes included, so that it
+	// goes back byte for byte. The client never sees it in clear.
 	UpstreamState string
 	// HasUpstreamState distinguishes an absent backend requestState from an
 	// empty one, so the retry forwards exactly what the backend sent.
@@ -92,10 +97,14 @@ func (s *State) SingleUse() bool {
 }
 
 const (
-	stateVersion     = 1
-	flagConfirmed    = 1 << 0
-	flagHasUpstream  = 1 << 1
-	flagApproved     = 1 << 2
+	stateVersion    = 1
+	flagConfirmed   = 1 << 0
+	flagHasUpstream = 1 << 1
+	flagApproved    = 1 << 2
+	// flagRawUpstream marks an upstream state held as the backend's JSON literal. A state
+	// sealed before it existed holds the decoded string, which unmarshal re-encodes, so a
+	// round trip begun on an older gateway still completes on this one.
+	flagRawUpstream  = 1 << 3
 	stateFixedHeader = 4 + 8 + 16 + 32
 )
 
@@ -134,24 +143,44 @@ func (s *State) marshal() ([]byte, error) {
 	if s.Confirmed {
 		flags |= flagConfirmed
 	}
+	upstream := s.UpstreamState
 	if s.HasUpstreamState {
 		flags |= flagHasUpstream
+		// A literal that encoding its string spells again is sealed as that string, the form
+		// a replica of an earlier release opens, so that a round trip crosses a rolling update
+		// either way; only a literal spelt otherwise (a lone surrogate escape, an escape of a
+		// character that needs none) is sealed as written, with flagRawUpstream.
+		if d, ok := plainLiteral(s.UpstreamState); ok {
+			upstream = d
+		} else {
+			flags |= flagRawUpstream
+		}
 	}
 	if s.ApprovedOnPage && s.Confirmed {
 		flags |= flagApproved
 	}
 	n := stateFixedHeader + 5*binary.MaxVarintLen64 + len(s.Issuer) + len(s.Subject) +
-		len(s.Upstream) + len(s.Name) + len(s.UpstreamState)
+		len(s.Upstream) + len(s.Name) + len(upstream)
 	b := make([]byte, 0, n)
 	b = append(b, stateVersion, byte(s.Kind), flags, mc)
 	b = binary.BigEndian.AppendUint64(b, uint64(s.Expiry.UnixMilli()))
 	b = append(b, s.Nonce[:]...)
 	b = append(b, s.ArgsDigest[:]...)
-	for _, f := range []string{s.Issuer, s.Subject, s.Upstream, s.Name, s.UpstreamState} {
+	for _, f := range []string{s.Issuer, s.Subject, s.Upstream, s.Name, upstream} {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
 	}
 	return b, nil
+}
+
+// plainLiteral decodes the JSON string literal lit and reports whether encoding the string
+// (appendString) spells lit again.
+func plainLiteral(lit string) (string, bool) {
+	var d string
+	if json.Unmarshal([]byte(lit), &d) != nil || string(appendString(nil, d)) != lit {
+		return "", false
+	}
+	return d, true
 }
 
 func (s *State) unmarshal(b []byte) error {
@@ -162,8 +191,9 @@ func (s *State) unmarshal(b []byte) error {
 	flags := b[2]
 	s.Method = methodName(b[3])
 	if !s.Kind.known() || s.Method == "" ||
-		flags&^(flagConfirmed|flagHasUpstream|flagApproved) != 0 ||
-		flags&flagApproved != 0 && flags&flagConfirmed == 0 {
+		flags&^(flagConfirmed|flagHasUpstream|flagApproved|flagRawUpstream) != 0 ||
+		flags&flagApproved != 0 && flags&flagConfirmed == 0 ||
+		flags&flagRawUpstream != 0 && flags&flagHasUpstream == 0 {
 		return errDecode
 	}
 	s.Confirmed = flags&flagConfirmed != 0
@@ -183,6 +213,9 @@ func (s *State) unmarshal(b []byte) error {
 	}
 	if len(rest) != 0 {
 		return errDecode
+	}
+	if s.HasUpstreamState && flags&flagRawUpstream == 0 {
+		s.UpstreamState = string(appendString(nil, s.UpstreamState))
 	}
 	return nil
 }

@@ -30,12 +30,15 @@ func (c *Codec) WrapUpstream(result json.RawMessage, st State) (json.RawMessage,
 	st.Kind = KindUpstream
 	st.UpstreamState, st.HasUpstreamState = "", false
 	if m := obj.find(fieldRequestState); m != nil {
+		// The backend's state is opaque: it is kept as the literal its JSON spelt, quotes and
+		// escapes included, never decoded, so a lone surrogate escape (\ud800), which decoding
+		// turns into U+FFFD, or any other spelling goes back to the backend byte for byte.
+		// scanObject has already checked the value is well-formed JSON.
 		v := m.value(result)
-		// json.Unmarshal accepts null into a string; the spec requires a string.
-		if v[0] != '"' || json.Unmarshal(v, &st.UpstreamState) != nil {
+		if v[0] != '"' {
 			return nil, fmt.Errorf("%w: requestState is not a string", ErrUpstreamResult)
 		}
-		st.HasUpstreamState = true
+		st.UpstreamState, st.HasUpstreamState = string(v), true
 	}
 	tok, err := c.Seal(st)
 	if err != nil {
@@ -59,9 +62,8 @@ func RetryParams(params json.RawMessage, st *State) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidParams, err)
 	}
 	if st.Kind == KindUpstream && st.HasUpstreamState {
-		// appendString, unlike json.Marshal, does not HTML-escape, so the
-		// backend gets back the spelling it most likely sent.
-		return obj.set(params, fieldRequestState, appendString(nil, st.UpstreamState)), nil
+		// UpstreamState is the literal the backend sent (WrapUpstream): it goes back unchanged.
+		return obj.set(params, fieldRequestState, []byte(st.UpstreamState)), nil
 	}
 	out := obj.remove(params, fieldRequestState)
 	if st.Kind == KindConfirm || st.Kind == KindApproval {

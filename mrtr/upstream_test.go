@@ -25,7 +25,7 @@ func TestWrapUpstream(t *testing.T) {
 		result     string
 		wantPrefix string // the wrapped result up to the sealed token
 		wantSuffix string // the wrapped result after the sealed token
-		backend    string
+		backend    string // the backend's literal, as sealed
 		hasBackend bool
 	}{
 		{
@@ -33,21 +33,21 @@ func TestWrapUpstream(t *testing.T) {
 			result:     `{ "resultType" : "input_required", "inputRequests": {"u":{"method":"roots/list"}}, "requestState" : "b-1", "x-unknown": [1, 2] }`,
 			wantPrefix: `{ "resultType" : "input_required", "inputRequests": {"u":{"method":"roots/list"}}, "requestState" : "`,
 			wantSuffix: `", "x-unknown": [1, 2] }`,
-			backend:    "b-1", hasBackend: true,
+			backend:    `"b-1"`, hasBackend: true,
 		},
 		{
 			name:       "state first",
 			result:     `{"requestState":"a\u002fb<>","resultType":"input_required"}`,
 			wantPrefix: `{"requestState":"`,
 			wantSuffix: `","resultType":"input_required"}`,
-			backend:    "a/b<>", hasBackend: true,
+			backend:    `"a\u002fb<>"`, hasBackend: true,
 		},
 		{
 			name:       "empty backend state kept distinct from none",
 			result:     `{"resultType":"input_required","requestState":""}`,
 			wantPrefix: `{"resultType":"input_required","requestState":"`,
 			wantSuffix: `"}`,
-			backend:    "", hasBackend: true,
+			backend:    `""`, hasBackend: true,
 		},
 		{
 			name:       "no backend state: ours is added",
@@ -77,7 +77,7 @@ func TestWrapUpstream(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s<token>%s", s, tc.wantPrefix, tc.wantSuffix)
 			}
 			tok := tokenOf(t, out)
-			if tc.hasBackend && tc.backend != "" && strings.Contains(s, tc.backend) {
+			if tc.hasBackend && tc.backend != `""` && strings.Contains(s, tc.backend[1:len(tc.backend)-1]) {
 				t.Fatal("backend state visible to the client")
 			}
 			st, err := f.codec.Open(tok, b)
@@ -106,7 +106,7 @@ func TestWrapUpstreamRejects(t *testing.T) {
 }
 
 func TestRetryParams(t *testing.T) {
-	up := &State{Kind: KindUpstream, UpstreamState: `b"1`, HasUpstreamState: true}
+	up := &State{Kind: KindUpstream, UpstreamState: `"b\"1"`, HasUpstreamState: true}
 	upNone := &State{Kind: KindUpstream}
 	confirm := &State{Kind: KindConfirm}
 	tests := []struct {
@@ -183,5 +183,79 @@ func TestUpstreamRoundTrip(t *testing.T) {
 	want := `{"name":"github__create_issue","arguments":{"labels":["p1"],"title":"bug"},"inputResponses":{"gh_user":{"action":"accept","content":{"name":"octocat"}}},"requestState":"opaque-backend-state"}`
 	if string(fwd) != want {
 		t.Fatalf("forwarded %s\nwant      %s", fwd, want)
+	}
+}
+
+// TestUpstreamStateKeptByteForByte: a backend's requestState is opaque, so it goes back as
+// the literal the backend's JSON spelt, whatever decoding would make of it: a lone or
+// reversed surrogate escape (decoded to U+FFFD), escapes of characters that need none,
+// escapes in either case of hex, raw bytes that are not UTF-8, and raw separators.
+func TestUpstreamStateKeptByteForByte(t *testing.T) {
+	f := newFixture(t)
+	b := testBinding(t)
+	for _, lit := range []string{
+		`"\ud800"`, `"x\udc00y"`, `"\udc00\ud800"`, `"\ud83d\ude00"`, `"\uD83D\uDE00"`,
+		`"\u0041\/\u002F"`, `"\"\\\b\f\n\r\t"`, `"<>&\u003c"`, "\"\xff\xfe\"", "\"\u2028\u2029\"",
+		`"\u0000"`,
+	} {
+		t.Run(lit, func(t *testing.T) {
+			res := `{"resultType":"input_required","requestState":` + lit + `}`
+			wrapped, err := f.codec.WrapUpstream(json.RawMessage(res), stateFor(b, KindUpstream))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := f.codec.Open(tokenOf(t, wrapped), b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			retry := `{"name":"t","requestState":"` + tokenOf(t, wrapped) + `"}`
+			fwd, err := RetryParams(json.RawMessage(retry), st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"name":"t","requestState":` + lit + `}`; string(fwd) != want {
+				t.Fatalf("forwarded %q\nwant      %q", fwd, want)
+			}
+		})
+	}
+}
+
+// TestUpstreamStateSealedBeforeLiterals: a state sealed by a gateway that kept the decoded
+// string (no flagRawUpstream) still opens, its string re-encoded, so a round trip begun
+// before an upgrade completes after it.
+func TestUpstreamStateSealedBeforeLiterals(t *testing.T) {
+	in := State{Kind: KindUpstream, Method: MethodToolsCall, UpstreamState: `b"1`, HasUpstreamState: true}
+	raw, err := in.marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[2] &^= flagRawUpstream
+	var out State
+	if err := out.unmarshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	if out.UpstreamState != `"b\"1"` || !out.HasUpstreamState {
+		t.Fatalf("opened %q (has=%v), want the literal %q", out.UpstreamState, out.HasUpstreamState, `"b\"1"`)
+	}
+	// What a replica of an earlier release opens is what this one seals whenever it can: a
+	// literal encoding its string spells again is sealed as that string, without the flag.
+	for lit, flagged := range map[string]bool{`"b-1"`: false, `"b\"1"`: false, `""`: false,
+		`"\ud800"`: true, `"a\/b"`: true, `"\u0041"`: true, "\"\xff\"": true} {
+		st := State{Kind: KindUpstream, Method: MethodToolsCall, UpstreamState: lit, HasUpstreamState: true}
+		b, err := st.marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b[2]&flagRawUpstream != 0; got != flagged {
+			t.Errorf("%s sealed with flagRawUpstream %v, want %v", lit, got, flagged)
+		}
+		var back State
+		if err := back.unmarshal(b); err != nil || back.UpstreamState != lit {
+			t.Errorf("%s opened as %q (%v)", lit, back.UpstreamState, err)
+		}
+	}
+	raw[2] = flagRawUpstream // a literal without a state is no state this gateway seals
+	if err := out.unmarshal(raw); err == nil {
+		t.Fatal("flagRawUpstream without flagHasUpstream opened")
 	}
 }

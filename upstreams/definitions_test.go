@@ -1,8 +1,10 @@
 package upstreams
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,7 +14,8 @@ import (
 )
 
 // definitionsBackend is a modern backend written for the test: it decodes each JSON-RPC request
-// with encoding/json, as Go backends do, pages tools/list one item at a time, does not
+// with encoding/json, as Go backends do, pages tools/list one item at a time with a cursor
+// only its own bytes name (a lone surrogate escape, which decodes to U+FFFD), does not
 // implement prompts/list, and answers resources/templates/list with templatesCode when set.
 type definitionsBackend struct {
 	mu            sync.Mutex
@@ -33,7 +36,11 @@ func (d *definitionsBackend) ServeHTTP(w http.ResponseWriter, req *http.Request)
 			} `json:"_meta"`
 		} `json:"params"`
 	}
-	if err := json.NewDecoder(req.Body).Decode(&msg); err != nil {
+	body, err := io.ReadAll(req.Body)
+	if err == nil {
+		err = json.Unmarshal(body, &msg)
+	}
+	if err != nil {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
@@ -54,9 +61,11 @@ func (d *definitionsBackend) ServeHTTP(w http.ResponseWriter, req *http.Request)
 	case msg.Method == MethodDiscover:
 		reply("result", `{"supportedVersions":["`+ProtocolVersion+`"],"capabilities":{"tools":{},"prompts":{}},"instructions":"Be careful.","resultType":"complete"}`)
 	case msg.Method == MethodToolsList && msg.Params.Cursor == nil:
-		reply("result", `{"tools":[`+pinnedToolA+`],"nextCursor":"p2","resultType":"complete"}`)
-	case msg.Method == MethodToolsList && *msg.Params.Cursor == "p2":
+		reply("result", `{"tools":[`+pinnedToolA+`],"nextCursor":"p\ud800","resultType":"complete"}`)
+	case msg.Method == MethodToolsList && bytes.Contains(body, []byte(`"cursor":"p\ud800"`)):
 		reply("result", `{"tools":[{"name":"b"}],"resultType":"complete"}`)
+	case msg.Method == MethodToolsList:
+		reply("error", `{"code":-32602,"message":"bad cursor"}`)
 	case msg.Method == MethodResourceTemplates && templatesCode != 0:
 		reply("error", `{"code":-32603,"message":"broken"}`)
 	case msg.Method == MethodResourceTemplates:
@@ -67,7 +76,7 @@ func (d *definitionsBackend) ServeHTTP(w http.ResponseWriter, req *http.Request)
 }
 
 // TestDefinitions: the backend's own items come back as sent (backend-side names, _meta kept),
-// across pages, with the protocol version in every request's _meta; an unimplemented list is
+// across pages (its cursor sent back in the bytes it wrote), with the protocol version in every request's _meta; an unimplemented list is
 // empty; any other error fails the whole fetch.
 func TestDefinitions(t *testing.T) {
 	be := &definitionsBackend{}

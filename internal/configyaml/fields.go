@@ -12,6 +12,7 @@ package configyaml
 import (
 	"encoding"
 	"reflect"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -34,6 +35,10 @@ type Field struct {
 	// Was is the key's former name (the field's `was` tag), which a file may still use: it is
 	// refused with a pointer to the new one rather than as an unknown key.
 	Was string
+	// MinItems is the fewest entries a list the file writes may hold (the field's `minItems`
+	// tag), when validation refuses a shorter one: an empty list that would mean nothing. The
+	// schema says it so an editor flags the list. 0: any length.
+	MinItems int
 }
 
 // Fields lists the keys of a mapping read into struct type t, in declaration order, inlined
@@ -71,7 +76,8 @@ func Fields(t reflect.Type) []Field {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		out = append(out, Field{Key: name, Type: f.Type, Owner: t, GoName: f.Name, Index: index, Was: f.Tag.Get("was")})
+		minItems, _ := strconv.Atoi(f.Tag.Get("minItems"))
+		out = append(out, Field{Key: name, Type: f.Type, Owner: t, GoName: f.Name, Index: index, Was: f.Tag.Get("was"), MinItems: minItems})
 	}
 	return out
 }

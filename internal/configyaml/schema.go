@@ -109,6 +109,9 @@ func (g schemaGen) object(t reflect.Type, path string, depth int) *jsonschema.Sc
 	for _, f := range Fields(t) {
 		p := keyPath(path, f.Key)
 		fs := g.of(f.Type, p, depth+1)
+		if f.MinItems > 0 && fs.Type == "array" {
+			fs.MinItems = new(f.MinItems)
+		}
 		if g.opts.Doc != nil {
 			if d := g.opts.Doc(f.Owner, f.GoName); d != "" {
 				fs.Description = d

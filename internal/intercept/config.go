@@ -113,7 +113,7 @@ type Config struct {
 	// describe what it saw (a result the caller is not given, for one).
 	ShowReason bool `yaml:"showReason"`
 	// Rules select the calls the interceptor governs; at least one.
-	Rules []RuleConfig `yaml:"rules"`
+	Rules []RuleConfig `yaml:"rules" minItems:"1"`
 	// Protocol is the MCP revision spoken to an Interceptor Server, as for an upstream: "auto"
 	// (the default), "2026-07-28", or a pre-2026 revision. Not used with Webhook.
 	Protocol string `yaml:"protocol"`
@@ -151,7 +151,7 @@ type RuleConfig struct {
 	// Phases are "request" (after authorization and pinning, before the backend receives the
 	// call) and "response" (before the client receives the result). Default both, when the
 	// key is left out; an empty list is refused (it would read as no phase).
-	Phases []string `yaml:"phases"`
+	Phases []string `yaml:"phases" minItems:"1"`
 }
 
 // WithDefaults returns c with zero fields set to their defaults.

@@ -20,9 +20,9 @@ func (c *Catalog) RawList(ctx context.Context, b *backend.Backend, method string
 	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout(), wire.ErrCallTimeout)
 	defer cancel()
 	var items []json.RawMessage
-	cursor, hasCursor := "", false
+	var cursor []byte
 	for range maxListPages {
-		body := appendListRequest(nil, method, c.OwnListMeta(), cursor, hasCursor)
+		body := appendListRequest(nil, method, c.OwnListMeta(), cursor)
 		msg, err := b.RoundTrip(ctx, &backend.Request{Method: method, Body: body})
 		if err != nil {
 			return nil, err
@@ -44,14 +44,11 @@ func (c *Catalog) RawList(ctx context.Context, b *backend.Backend, method string
 			}
 		}
 		items = append(items, these...)
-		next, more := "", false
-		if raw, ok := page["nextCursor"]; ok {
-			next, more = wire.JSONString(raw)
-		}
+		next, more := wire.StringLiteral(page["nextCursor"])
 		if !more {
 			return items, nil
 		}
-		cursor, hasCursor = next, true
+		cursor = next
 	}
 	return nil, fmt.Errorf("%w: %s: %s has more than %d pages", wire.ErrBadResponse, b.Name(), method, maxListPages)
 }

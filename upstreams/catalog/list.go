@@ -300,9 +300,9 @@ func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec list
 	p := &part{ttlMs: -1, private: b.PerUser()}
 	c.collectPins(b, spec, p)
 	gen := c.cache.generation(partKey{upstream: b.Name(), list: spec.index})
-	cursor, hasCursor := "", false
+	var cursor []byte
 	for range maxListPages {
-		body := appendListRequest(nil, spec.method, q.meta, cursor, hasCursor)
+		body := appendListRequest(nil, spec.method, q.meta, cursor)
 		msg, err := b.RoundTrip(ctx, &backend.Request{Method: spec.method, Version: q.version, Header: q.hdr, Body: body,
 			Subject: b.SubjectFor(q.subject), SubjectKey: q.subjectKey, Caller: q.cacheKey, FromCaller: true})
 		if errors.Is(err, backend.ErrUserTokenNeeded) || errors.Is(err, backend.ErrIssuerNotExchanged) {
@@ -330,12 +330,14 @@ func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec list
 			c.learnToolHeaders(b, spec, q, p, gen)
 			return p, nil
 		}
-		cursor, hasCursor = next, true
+		cursor = next
 	}
 	return nil, fmt.Errorf("%w: %s: %s has more than %d pages", wire.ErrBadResponse, b.Name(), spec.method, maxListPages)
 }
 
-func appendListRequest(dst []byte, method string, meta json.RawMessage, cursor string, hasCursor bool) []byte {
+// appendListRequest appends a list request; cursor, when not nil, is the backend's own
+// nextCursor literal, sent back as the backend wrote it.
+func appendListRequest(dst []byte, method string, meta json.RawMessage, cursor []byte) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":1,"method":`...)
 	dst = jsonrpc.AppendString(dst, method)
 	dst = append(dst, `,"params":{`...)
@@ -345,22 +347,23 @@ func appendListRequest(dst []byte, method string, meta json.RawMessage, cursor s
 		dst = append(dst, meta...)
 		sep = ","
 	}
-	if hasCursor {
+	if cursor != nil {
 		dst = append(dst, sep+`"cursor":`...)
-		dst = jsonrpc.AppendString(dst, cursor)
+		dst = append(dst, cursor...)
 	}
 	return append(dst, "}}"...)
 }
 
-// addPage appends one page's renamed items to p and returns the backend's next cursor.
-func (c *Catalog) addPage(p *part, b *backend.Backend, spec listSpec, res []byte) (next string, more bool, err error) {
+// addPage appends one page's renamed items to p and returns the backend's next cursor, as
+// the literal it wrote.
+func (c *Catalog) addPage(p *part, b *backend.Backend, spec listSpec, res []byte) (next []byte, more bool, err error) {
 	ttl, hasTTL := int64(0), false
 	err = jsonrpc.Members(res, func(key, val []byte) error {
 		switch string(key) {
 		case spec.key:
 			return c.addItems(p, b, spec, val)
 		case "nextCursor":
-			next, more = wire.JSONString(val)
+			next, more = wire.StringLiteral(val)
 		case "ttlMs":
 			n, perr := strconv.ParseInt(string(val), 10, 64)
 			ttl, hasTTL = n, perr == nil
@@ -376,7 +379,7 @@ func (c *Catalog) addPage(p *part, b *backend.Backend, spec listSpec, res []byte
 		return nil
 	})
 	if err != nil {
-		return "", false, fmt.Errorf("%w: %s: %s result: %v", wire.ErrBadResponse, b.Name(), spec.method, err)
+		return nil, false, fmt.Errorf("%w: %s: %s result: %v", wire.ErrBadResponse, b.Name(), spec.method, err)
 	}
 	if !hasTTL || ttl < 0 {
 		ttl = 0 // docs/protocol.md §5.1: absent or negative means stale

@@ -69,6 +69,17 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
+// StringLiteral returns a copy of val when it is a scanned JSON string, escapes and all,
+// undecoded: the form in which the gateway keeps a backend's opaque value (a list cursor) that it
+// sends back, so that the backend gets the bytes it wrote, which decoding and re-encoding would
+// not give (a lone surrogate escape decodes to U+FFFD).
+func StringLiteral(val []byte) ([]byte, bool) {
+	if len(val) < 2 || val[0] != '"' {
+		return nil, false
+	}
+	return append([]byte(nil), val...), true
+}
+
 // JSONString decodes a scanned JSON string value.
 func JSONString(val []byte) (string, bool) {
 	if len(val) < 2 || val[0] != '"' {
