@@ -53,3 +53,22 @@ func TestPinURISpelledOtherwise(t *testing.T) {
 		check(t, tofuReplica(t, redis, nil, files))
 	})
 }
+
+// TestPinsApproveItemSpellings: 'pins approve --item' names a resource template or UI resource
+// in any spelling of its URI and means the item pinned under its normal form; tools and
+// prompts are taken by their exact name.
+func TestPinsApproveItemSpellings(t *testing.T) {
+	got, err := parseItems([]string{"resourceTemplate/MEM://Items/%7e{id}", "uiResource/ui://Widget/view", "tool/Read_File"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []itemRef{
+		{pins.KindResourceTemplate, "mem://items/~{id}"},
+		{pins.KindUIResource, "ui://widget/view"},
+		{pins.KindTool, "Read_File"},
+	} {
+		if !got[want] {
+			t.Errorf("%v not among %v", want, got)
+		}
+	}
+}
