@@ -233,7 +233,9 @@ func parseItems(items []string) (map[itemRef]bool, error) {
 		if !ok || key == "" || pins.Kind(kind) == pins.KindInstructions || !slices.Contains(pins.Kinds, pins.Kind(kind)) {
 			return nil, fmt.Errorf("pins approve: --item %q: want tool/NAME, prompt/NAME, resourceTemplate/URI, uiResource/URI or instructions", it)
 		}
-		out[itemRef{pins.Kind(kind), key}] = true
+		// A template or UI resource may be named in any spelling of its URI: it is pinned under
+		// its normal form (pins.ItemKey).
+		out[itemRef{pins.Kind(kind), pins.ItemKey(pins.Kind(kind), key)}] = true
 	}
 	return out, nil
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
+
+	"github.com/mcp-gateway/gateway/internal/resuri"
 )
 
 // Kind is what a pinned item is.
@@ -101,6 +104,27 @@ func keyField(kind Kind) string {
 	return "name"
 }
 
+// ItemKey is the key under which an item of kind whose key member reads listed is pinned,
+// looked up and named: a resource template's or UI resource's URI in its normal form
+// (internal/resuri), which is the name the gateway lists it under, forwards and judges reads
+// by, whatever spelling its backend lists (an upper-case host, a percent-encoded unreserved
+// character); listed itself for other kinds, and for a URI that has no normal form (the
+// gateway does not list it). The canonical text keeps the spelling the backend listed: that is
+// what the fingerprint covers.
+func ItemKey(kind Kind, listed string) string {
+	if kind != KindResourceTemplate && kind != KindUIResource {
+		return listed
+	}
+	normalize := resuri.Normalize
+	if strings.IndexByte(listed, '{') >= 0 {
+		normalize = resuri.NormalizeTemplate
+	}
+	if n, err := normalize(listed); err == nil {
+		return n
+	}
+	return listed
+}
+
 // Definition is one item reduced to the members its fingerprint covers.
 type Definition struct {
 	Kind Kind
@@ -141,6 +165,7 @@ func FromJSON(kind Kind, item json.RawMessage) (*Definition, error) {
 	if key == "" {
 		return nil, fmt.Errorf("pins: %s definition has no %s", kind, keyField(kind))
 	}
+	key = ItemKey(kind, key)
 	if err := spellingVariants(kind, obj); err != nil {
 		return nil, err
 	}
@@ -225,8 +250,8 @@ func FromCanonical(kind Kind, key string, canonical []byte) (*Definition, error)
 			return nil, fmt.Errorf("pins: member %q is not covered by a %s fingerprint", k, kind)
 		}
 	}
-	if got, _ := obj[keyField(kind)].(string); got != key {
-		return nil, fmt.Errorf("pins: %s %q: canonical text names %q", kind, key, got)
+	if got, _ := obj[keyField(kind)].(string); got == "" || ItemKey(kind, got) != key {
+		return nil, fmt.Errorf("pins: %s %q: canonical text names %q, pinned as %q", kind, key, got, ItemKey(kind, got))
 	}
 	return newDefinition(kind, key, obj)
 }

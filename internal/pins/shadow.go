@@ -5,6 +5,9 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Tool shadowing: a backend that lists a copy of another backend's tool (the same description,
@@ -13,6 +16,9 @@ import (
 // the other pinned backends once per list fetch; a near duplicate is flagged ClassShadows,
 // naming the tool it shadows. The measure is deterministic and cheap (map lookups):
 //
+//   - both are read as a model reads them, not by their code points: compatibility forms
+//     (fullwidth and mathematical letters, ligatures) normalised (NFKC) and case folded
+//     (foldText), so "ｒｅａｄ＿ｆｉｌｅ" or "𝐫𝐞𝐚𝐝𝐅𝐢𝐥𝐞" is "read_file";
 //   - names: the name split into lower-case word tokens (at any character that is not a letter
 //     or digit, at lower→upper case changes and at letter↔digit changes). Two names are near
 //     duplicates when their tokens are the same multiset ("read_file", "readFile",
@@ -45,13 +51,21 @@ func toolSig(d *Definition) shadowSig {
 	return shadowSig{tokens: strings.Join(sorted, " "), joined: strings.Join(toks, ""), bigrams: wordBigrams(desc)}
 }
 
-// nameTokens splits a tool name into lower-case word tokens.
+// foldText is s in NFKC form and case folded (NFKC_Casefold, but for default-ignorable code
+// points, which are findings of their own): the spellings a reader cannot tell apart read alike.
+func foldText(s string) string {
+	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s)))
+}
+
+// nameTokens splits a tool name into case-folded word tokens: split on its NFKC form, whose
+// letters still carry their case, each token folded.
 func nameTokens(name string) []string {
+	name = norm.NFKC.String(name)
 	var toks []string
 	var cur []rune
 	flush := func() {
 		if len(cur) > 0 {
-			toks = append(toks, strings.ToLower(string(cur)))
+			toks = append(toks, foldText(string(cur)))
 			cur = cur[:0]
 		}
 	}
@@ -75,7 +89,7 @@ func nameTokens(name string) []string {
 // wordBigrams returns the distinct bigrams of the description's lower-case words, none when it
 // has fewer than shadowMinWords words.
 func wordBigrams(desc string) []string {
-	words := strings.FieldsFunc(strings.ToLower(desc), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	words := strings.FieldsFunc(foldText(desc), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	if len(words) < shadowMinWords {
 		return nil
 	}
