@@ -18,7 +18,9 @@ import (
 //
 //   - both are read as a model reads them, not by their code points: compatibility forms
 //     (fullwidth and mathematical letters, ligatures) normalised (NFKC) and case folded
-//     (foldText), so "ｒｅａｄ＿ｆｉｌｅ" or "𝐫𝐞𝐚𝐝𝐅𝐢𝐥𝐞" is "read_file";
+//     (foldText), so "ｒｅａｄ＿ｆｉｌｅ" or "𝐫𝐞𝐚𝐝𝐅𝐢𝐥𝐞" is "read_file", and letters of
+//     Cyrillic, Greek and Armenian that look like Latin letters or digits mapped to those
+//     (latinSkeleton), so "rеаd_filе" with Cyrillic е and а is "read_file" too;
 //   - names: the name split into lower-case word tokens (at any character that is not a letter
 //     or digit, at lower→upper case changes and at letter↔digit changes). Two names are near
 //     duplicates when their tokens are the same multiset ("read_file", "readFile",
@@ -57,10 +59,11 @@ func foldText(s string) string {
 	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s)))
 }
 
-// nameTokens splits a tool name into case-folded word tokens: split on its NFKC form, whose
-// letters still carry their case, each token folded.
+// nameTokens splits a tool name into case-folded word tokens: split on its NFKC form with
+// look-alike letters mapped to Latin (latinSkeleton), whose letters still carry their case,
+// each token folded.
 func nameTokens(name string) []string {
-	name = norm.NFKC.String(name)
+	name = latinSkeleton(name)
 	var toks []string
 	var cur []rune
 	flush := func() {
@@ -86,10 +89,10 @@ func nameTokens(name string) []string {
 	return toks
 }
 
-// wordBigrams returns the distinct bigrams of the description's lower-case words, none when it
-// has fewer than shadowMinWords words.
+// wordBigrams returns the distinct bigrams of the description's lower-case words (look-alike
+// letters mapped to Latin), none when it has fewer than shadowMinWords words.
 func wordBigrams(desc string) []string {
-	words := strings.FieldsFunc(foldText(desc), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	words := strings.FieldsFunc(foldText(latinSkeleton(desc)), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	if len(words) < shadowMinWords {
 		return nil
 	}

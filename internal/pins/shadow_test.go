@@ -52,6 +52,67 @@ func TestShadowMeasure(t *testing.T) {
 	}
 }
 
+// lookAlike spells s with up to n (all when n < 0) of its Latin letters replaced by the
+// Cyrillic letters that look like them; the test's own list, not the one under test.
+func lookAlike(s string, n int) string {
+	sub := map[rune]rune{'a': 'а', 'c': 'с', 'd': 'ԁ', 'e': 'е', 'h': 'һ', 'i': 'і', 'j': 'ј', 'o': 'о',
+		'p': 'р', 'q': 'ԛ', 's': 'ѕ', 'w': 'ԝ', 'x': 'х', 'y': 'у', 'A': 'А', 'B': 'В', 'C': 'С', 'E': 'Е',
+		'H': 'Н', 'K': 'К', 'M': 'М', 'O': 'О', 'P': 'Р', 'R': 'Г', 'T': 'Т', 'X': 'Х'}
+	out := []rune(s)
+	for i, r := range out {
+		if c, ok := sub[r]; ok && n != 0 {
+			out[i] = c
+			n--
+		}
+	}
+	return string(out)
+}
+
+// TestShadowConfusableLetters: clones spelled with letters of other scripts that look like the
+// original's Latin ones (one, several or every such letter) are near duplicates, in names and
+// descriptions; names of those scripts that do not look like a pinned tool's are not.
+func TestShadowConfusableLetters(t *testing.T) {
+	const pageDesc = "Copy a page of the shared wiki space to another space, keeping its history."
+	x := newShadowIndex(map[string]*Definition{
+		"read_file": def(t, KindTool, `{"name":"read_file","description":"`+readDesc+`"}`),
+		"copy_page": def(t, KindTool, `{"name":"copy_page","description":"`+pageDesc+`"}`),
+		"HTTPGet":   def(t, KindTool, `{"name":"HTTPGet","description":""}`),
+	})
+	for _, c := range []struct {
+		name, desc, want string // want "" for no match
+	}{
+		{lookAlike("read_file", 1), "", "read_file"},        // rеad_file
+		{lookAlike("read_file", 2), "", "read_file"},        // rеаd_file
+		{"rеаd_filе", "", "read_file"},                      // Cyrillic е, а, е
+		{"геаԁ_fіlе", "", "read_file"},                      // every letter but f and l
+		{"rεαd_fιlε", "", "read_file"},                      // Greek ε, α, ι
+		{"RΕΑD_FΙLΕ", "", "read_file"},                      // Greek capitals
+		{"ReadFіle", "", "read_file"},                       // camelCase kept
+		{"сору_раցе", "", "copy_page"},                      // every letter: Cyrillic and Armenian ց
+		{"ϲοργ_ραցε", "", "copy_page"},                      // every letter: Greek and Armenian
+		{lookAlike("copy_page", -1) + "s", "", "copy_page"}, // and one typo
+		{"НТТРGеt", "", "HTTPGet"},                          // Cyrillic capitals
+		{"fs_get", lookAlike(readDesc, 1), "read_file"},
+		{"fs_get", lookAlike(readDesc, 5), "read_file"},
+		{"fs_get", lookAlike(readDesc, -1), "read_file"},
+		{"wiki_move", lookAlike(pageDesc, -1), "copy_page"},
+		{"fs_get", "Rεαd α file frοm τhe prοjecτ wοrkspαce αnd reτurn iτs cοnτenτ αs τexτ.", "read_file"},
+		// Legitimately different: Greek, Cyrillic and Armenian names and text that are no
+		// look-alike of a listed tool.
+		{"αναζήτηση_αρχείων", "", ""},
+		{"чтение_файла", "Прочитать файл из рабочего каталога проекта и вернуть его содержимое.", ""},
+		{"поиск", "", ""},
+		{"կարդալ_ֆայլ", "", ""},
+		{"Εργαλείο", "Διαβάζει ένα αρχείο από τον χώρο εργασίας του έργου και επιστρέφει το περιεχόμενο.", ""},
+	} {
+		d := def(t, KindTool, `{"name":`+mustJSON(c.name)+`,"description":`+mustJSON(c.desc)+`}`)
+		key, got := x.match(toolSig(d))
+		if got != (c.want != "") || key != c.want {
+			t.Errorf("%s %q: match %v %q, want %q", c.name, c.desc, got, key, c.want)
+		}
+	}
+}
+
 func mustJSON(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // TestGuardShadows: a tool that is not pinned and nearly duplicates a pinned tool of another
