@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/mcp-gateway/gateway/internal/resuri"
 )
 
 // Tool shadowing: a backend that lists a copy of another backend's tool (the same description,
@@ -55,7 +57,17 @@ func toolSig(d *Definition) shadowSig {
 
 // foldText is s in NFKC form and case folded (NFKC_Casefold, but for default-ignorable code
 // points, which are findings of their own): the spellings a reader cannot tell apart read alike.
+// ASCII text, most names and descriptions, is its own NFKC form and folds to its lower case,
+// which strings.ToLower gives without building a caser per call.
 func foldText(s string) string {
+	if resuri.IsASCII(s) {
+		return strings.ToLower(s)
+	}
+	return foldUnicode(s)
+}
+
+// foldUnicode is foldText for any text.
+func foldUnicode(s string) string {
 	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s)))
 }
 

@@ -190,3 +190,21 @@ func TestLockShadowing(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// TestFoldTextASCII: foldText's ASCII shortcut folds every ASCII character as the full fold
+// does, and a lower-case ASCII token costs no allocation.
+func TestFoldTextASCII(t *testing.T) {
+	var all []byte
+	for c := 0; c < 0x80; c++ {
+		all = append(all, byte(c))
+		if got, want := foldText(string(rune(c))), foldUnicode(string(rune(c))); got != want {
+			t.Errorf("foldText(%q) = %q, want %q", rune(c), got, want)
+		}
+	}
+	if got, want := foldText(string(all)), foldUnicode(string(all)); got != want {
+		t.Errorf("foldText(all ASCII) = %q, want %q", got, want)
+	}
+	if n := testing.AllocsPerRun(100, func() { foldText("read_file") }); n != 0 {
+		t.Errorf("foldText of a lower-case ASCII token allocates %v times", n)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/mcp-gateway/gateway/internal/resuri"
 )
 
 // latinSkeleton maps the letters of other scripts that a reader takes for Latin letters or
@@ -29,19 +31,10 @@ import (
 // O, 1 and l, rn and m): UTS #39's full skeleton merges those, which would flag legitimately
 // different names of one script.
 func latinSkeleton(s string) string {
-	if isASCII(s) {
+	if resuri.IsASCII(s) {
 		return s
 	}
 	return strings.Map(confusableLatin, norm.NFKC.String(strings.Map(confusableLatin, norm.NFD.String(s))))
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }
 
 // confusableLatin is the ASCII letter or digit r is read as, or r (see latinSkeleton).
