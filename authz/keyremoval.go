@@ -87,6 +87,14 @@ func (s keyStamp) left() context.Context {
 	if k == nil {
 		return nil
 	}
+	// Every listen asks: once the context exists it is read under the read lock, so opening a
+	// stream does not hold up the verifications reading the set meanwhile.
+	k.mu.RLock()
+	left, gone := k.left, k.removals.Load() != s.removals
+	k.mu.RUnlock()
+	if left != nil && !gone {
+		return left
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.removals.Load() != s.removals {

@@ -167,6 +167,9 @@ func TestStreamsEndWhenAKeyLeaves(t *testing.T) {
 	p := wantAuth(t, a, mint(t, iss, long), nil, ReasonNone)
 	stream, end := a.UntilRefused(context.Background(), p)
 	defer end()
+	// A second stream of the set, opened once the first has made the set's context, ends too.
+	second, endSecond := a.UntilRefused(context.Background(), p)
+	defer endSecond()
 	if _, err := iss.Rotate(devissuer.RotateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +188,11 @@ func TestStreamsEndWhenAKeyLeaves(t *testing.T) {
 	case <-stream.Done():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream of a withdrawn key's token goes on")
+	}
+	select {
+	case <-second.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second stream of a withdrawn key's token goes on")
 	}
 	// Verified again (a hit after a removal verifies the token anew), it opens a stream anew.
 	fresh := wantAuth(t, a, newTok, nil, ReasonNone)
