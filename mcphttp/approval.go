@@ -167,13 +167,6 @@ func (c *confirmer) answerApproval(x *request, st *mrtr.State, b mrtr.Binding) (
 	return p, false, nil
 }
 
-// Bounds of the polling of awaitDecision: the first look comes soon after the client's answer,
-// later ones further apart, so that a user who takes minutes costs the store a few reads a minute.
-const (
-	decisionPollFirst = 250 * time.Millisecond
-	decisionPollMax   = 2 * time.Second
-)
-
 // awaitDecision waits for the page's decision on call id for a retry whose client answered the
 // URL elicitation with accept, when the edge that built the request says its client's accept
 // means only that the user was sent to the page (AwaitDecisionFor): a 2025-11-25 client's does
@@ -188,8 +181,7 @@ func (c *confirmer) awaitDecision(x *request, id string, st *mrtr.State) (approv
 	if wait <= 0 {
 		return approval.Undecided, nil
 	}
-	start := c.now()
-	end := start.Add(wait)
+	end := c.now().Add(wait)
 	if st.Expiry.Before(end) {
 		end = st.Expiry
 	}
@@ -197,18 +189,12 @@ func (c *confirmer) awaitDecision(x *request, id string, st *mrtr.State) (approv
 	// while a pre-2026 client is asked.
 	x.out.KeepAlive(true)
 	defer x.out.KeepAlive(false)
-	defer func() { x.waited += c.now().Sub(start) }()
-	for every := decisionPollFirst; ; every = min(2*every, decisionPollMax) {
-		left := end.Sub(c.now())
-		if left <= 0 {
-			return approval.Undecided, nil
-		}
-		timer := time.NewTimer(min(every, left))
-		select {
-		case <-x.ctx.Done():
-			timer.Stop()
+	w := NewPacedWait(c.now, end)
+	for {
+		if !w.Pause(x.ctx, func(d time.Duration) { x.waited += d }) {
+			// The wait's bound (the page was not decided in time: Undecided), or the request
+			// ended (its error).
 			return approval.Undecided, x.ctx.Err()
-		case <-timer.C:
 		}
 		if v, err := c.approvals.Verdict(x.ctx, id, st.ArgsDigest[:]); err != nil || v != approval.Undecided {
 			return v, err

@@ -4,7 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"time"
+
+	"github.com/mcp-gateway/gateway/mcphttp"
 )
 
 // A backend's URL-mode elicitation (docs/protocol.md §9.5). A 2025-11-25 client answers it with
@@ -14,18 +15,11 @@ import (
 // legacy.maxRounds within a fraction of a second, before any user could finish. So when the
 // backend asks again for exactly the pages the client just accepted, the edge does not ask the
 // client again: it waits (with keep-alive comments on the response) and retries the backend with
-// the same answers and the backend's new requestState, without counting a round, first after
-// pageWaitFirst and then further apart up to pageWaitMax, for at most legacy.askTimeout from
+// the same answers and the backend's new requestState, without counting a round, first soon
+// after and then further apart (mcphttp.PacedWait), for at most legacy.askTimeout from
 // the client's accept, as the gateway's own approval page waits for its decision. The call
 // holds its in-flight slot meanwhile, as an ask does: that is the caller's bound. When the
 // wait ends with the backend still asking, the call ends with an error that says so.
-
-// Bounds of the retries of pageWait: the first soon after the client's accept, later ones
-// further apart, so that a user who takes minutes costs the backend a few calls a minute.
-const (
-	pageWaitFirst = 250 * time.Millisecond
-	pageWaitMax   = 2 * time.Second
-)
 
 // pageWait is what a call waits on after its client accepted URL-mode elicitations.
 type pageWait struct {
@@ -34,10 +28,8 @@ type pageWait struct {
 	// pages are the accepted URL-mode elicitations: inputRequests key → digest of the URL
 	// (the wait keeps no more of the backend's result than it compares).
 	pages map[string][32]byte
-	// end is when the wait gives up: legacy.askTimeout after the client's accept.
-	end time.Time
-	// every is the pause before the next retry.
-	every time.Duration
+	// wait paces the retries and gives up legacy.askTimeout after the client's accept.
+	wait *mcphttp.PacedWait
 }
 
 // waitForPages is the wait of a round whose client answered URL-mode elicitations (urls,
@@ -61,7 +53,7 @@ func waitForPages(q *clientReq, urls map[string][32]byte, responses json.RawMess
 	if len(pages) == 0 {
 		return nil
 	}
-	return &pageWait{responses: responses, pages: pages, end: q.e.now().Add(q.e.cfg.AskTimeout), every: pageWaitFirst}
+	return &pageWait{responses: responses, pages: pages, wait: mcphttp.NewPacedWait(q.e.now, q.e.now().Add(q.e.cfg.AskTimeout))}
 }
 
 // urlPages reads the URL-mode elicitations of an input_required result (inputRequests key →
@@ -108,21 +100,7 @@ func (w *pageWait) again(q *clientReq, asked []byte) (string, bool) {
 // pause waits before the next retry of w, with keep-alive comments on the response: false when
 // w's bound passed (nothing more to wait for) or the request ended (ctx).
 func (w *pageWait) pause(ctx context.Context, q *clientReq) bool {
-	left := w.end.Sub(q.e.now())
-	if left <= 0 {
-		return false
-	}
 	q.c.KeepAlive(true)
 	defer q.c.KeepAlive(false)
-	start := q.e.now()
-	defer func() { q.in.Waited(q.e.now().Sub(start)) }()
-	timer := time.NewTimer(min(w.every, left))
-	defer timer.Stop()
-	w.every = min(2*w.every, pageWaitMax)
-	select {
-	case <-ctx.Done():
-		return false
-	case <-timer.C:
-		return true
-	}
+	return w.wait.Pause(ctx, q.in.Waited)
 }

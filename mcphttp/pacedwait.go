@@ -1,0 +1,49 @@
+package mcphttp
+
+import (
+	"context"
+	"time"
+)
+
+// Bounds of a PacedWait's pauses: the first look comes soon after the client's answer, later
+// ones further apart, so that a user who takes minutes costs a few looks a minute.
+const (
+	pacedWaitFirst = 250 * time.Millisecond
+	pacedWaitMax   = 2 * time.Second
+)
+
+// PacedWait is a wait for a user who was sent to a page (the gateway's approval page, a
+// backend's URL-mode elicitation) and whose outcome the gateway looks for now and then until an
+// end: first after pacedWaitFirst, then twice as far apart each time up to pacedWaitMax.
+type PacedWait struct {
+	now   func() time.Time
+	end   time.Time
+	every time.Duration
+}
+
+// NewPacedWait starts a wait that gives up at end, on the clock now.
+func NewPacedWait(now func() time.Time, end time.Time) *PacedWait {
+	return &PacedWait{now: now, end: end, every: pacedWaitFirst}
+}
+
+// Pause waits until the next look and gives the time it waited to waited (a person's think time,
+// which the latency metrics leave out): false when the wait's end passed (nothing more to wait
+// for) or ctx ended. The caller holds the response open meanwhile (Sink.KeepAlive): armed once
+// for the whole wait, as arming again restarts the keep-alive's count of silence.
+func (w *PacedWait) Pause(ctx context.Context, waited func(time.Duration)) bool {
+	start := w.now()
+	left := w.end.Sub(start)
+	if left <= 0 {
+		return false
+	}
+	defer func() { waited(w.now().Sub(start)) }()
+	timer := time.NewTimer(min(w.every, left))
+	defer timer.Stop()
+	w.every = min(2*w.every, pacedWaitMax)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
