@@ -19,6 +19,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/mcp-gateway/gateway/internal/gateway"
+	"github.com/mcp-gateway/gateway/internal/testsupport/schemawalk"
 )
 
 var updateSchema = flag.Bool("update-schema", false, "rewrite helm/mcp-gateway/values.schema.json from the Go types")
@@ -174,8 +175,7 @@ func configSchemaEnums(t *testing.T, root string) (enums, keys map[string][]any,
 		t.Fatal(err)
 	}
 	out, keys, minItems := map[string][]any{}, map[string][]any{}, map[string]any{}
-	var walk func(n map[string]any, path string)
-	walk = func(n map[string]any, path string) {
+	schemawalk.Walk(s, "config", func(n map[string]any, path string) {
 		if m, ok := n["minItems"]; ok {
 			minItems[path] = m
 		}
@@ -187,19 +187,7 @@ func configSchemaEnums(t *testing.T, root string) (enums, keys map[string][]any,
 				keys[path] = e
 			}
 		}
-		if props, ok := n["properties"].(map[string]any); ok {
-			for k, v := range props {
-				walk(v.(map[string]any), path+"."+k)
-			}
-		}
-		if items, ok := n["items"].(map[string]any); ok {
-			walk(items, path+"[]")
-		}
-		if ap, ok := n["additionalProperties"].(map[string]any); ok {
-			walk(ap, path+".*")
-		}
-	}
-	walk(s, "config")
+	})
 	if len(out) < 10 {
 		t.Fatalf("%s lists %d closed sets: the walk lost them", gateway.SchemaFile, len(out))
 	}

@@ -2,9 +2,7 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -145,35 +143,11 @@ func TestApprovalPageLegacyWaitEndsWithTheState(t *testing.T) {
 // the page's base URL.
 func startLegacyApprovalGateway(t *testing.T, op *realop.Provider, alpha *mcptest.Server, ttl time.Duration) (Listeners, string, string) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	base := fmt.Sprintf("http://localhost:%d", port)
-	clientID := fmt.Sprintf("gateway-approval-legacy-%d", port)
-	op.AddWebClient(clientID, "approval-legacy-secret", base+"/approval/callback")
-	gw := startTestGateway(t, func(c *Config) {
-		c.Server.Listen = fmt.Sprintf("127.0.0.1:%d", port)
-		c.Auth.Disabled = false
-		c.Server.PublicURL = base + "/mcp"
-		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: op.Issuer(), Audiences: []string{realop.UserClientID}}}
-		c.MRTR.Keys = testKeys
+	rule := authz.RuleConfig{ID: "echo-approval", Upstream: "alpha", Tools: []string{mcptest.ToolEcho}, Confirm: authz.ConfirmURL}
+	return startConfirmURLGateway(t, op, rule, func(c *Config) {
 		c.MRTR.TTL = ttl
-		c.Auth.Policy.Rules = []authz.RuleConfig{
-			{ID: "echo-approval", Upstream: "alpha", Tools: []string{mcptest.ToolEcho}, Confirm: authz.ConfirmURL},
-		}
 		c.Server.SSEKeepAlive = 100 * time.Millisecond
-		c.Approval.ClientID = clientID
-		c.Approval.ClientSecret = Secret{Value: "approval-legacy-secret"}
-		c.Approval.BaseURL = base
 	}, alpha)
-	tok, err := op.UserToken(context.Background(), op.Username(), realop.UserPassword)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return gw, tok, base
 }
 
 // decideOnPage posts decision ("approve" or "deny") on the page as its forms do in a browser:

@@ -136,6 +136,15 @@ func testApprovalPagePinnedText(t *testing.T, op *realop.Provider, pinsFor func(
 // of op's user and the page's base URL.
 func startApprovalPageGateway(t *testing.T, op *realop.Provider, pc *pins.Config, files *mcptest.Server) (Listeners, string, string) {
 	t.Helper()
+	rule := authz.RuleConfig{ID: "touch-approval", Upstream: "files", Tools: []string{"t"}, Confirm: authz.ConfirmURL}
+	return startConfirmURLGateway(t, op, rule, func(c *Config) { c.Pins = pc }, files)
+}
+
+// startConfirmURLGateway runs a gateway whose only rule is rule (a confirm: url rule), with
+// its approval page signing in at op as a web client of its own, and mutate applied last, in
+// front of backends; it returns the gateway, a token of op's user and the page's base URL.
+func startConfirmURLGateway(t *testing.T, op *realop.Provider, rule authz.RuleConfig, mutate func(*Config), backends ...*mcptest.Server) (Listeners, string, string) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -143,20 +152,23 @@ func startApprovalPageGateway(t *testing.T, op *realop.Provider, pc *pins.Config
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
 	base := fmt.Sprintf("http://localhost:%d", port)
-	clientID := fmt.Sprintf("gateway-approval-pins-%d", port)
-	op.AddWebClient(clientID, "approval-pins-secret", base+"/approval/callback")
+	clientID := fmt.Sprintf("gateway-approval-%s-%d", rule.ID, port)
+	const secret = "approval-page-secret"
+	op.AddWebClient(clientID, secret, base+"/approval/callback")
 	gw := startTestGateway(t, func(c *Config) {
 		c.Server.Listen = fmt.Sprintf("127.0.0.1:%d", port)
 		c.Auth.Disabled = false
 		c.Server.PublicURL = base + "/mcp"
 		c.Auth.Issuers = []authz.IssuerConfig{{Issuer: op.Issuer(), Audiences: []string{realop.UserClientID}}}
 		c.MRTR.Keys = testKeys
-		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "touch-approval", Upstream: "files", Tools: []string{"t"}, Confirm: authz.ConfirmURL}}
+		c.Auth.Policy.Rules = []authz.RuleConfig{rule}
 		c.Approval.ClientID = clientID
-		c.Approval.ClientSecret = Secret{Value: "approval-pins-secret"}
+		c.Approval.ClientSecret = Secret{Value: secret}
 		c.Approval.BaseURL = base
-		c.Pins = pc
-	}, files)
+		if mutate != nil {
+			mutate(c)
+		}
+	}, backends...)
 	tok, err := op.UserToken(context.Background(), op.Username(), realop.UserPassword)
 	if err != nil {
 		t.Fatal(err)

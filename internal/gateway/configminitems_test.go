@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/schemawalk"
 )
 
 // emptyListRefusals are the lists the gateway refuses when written empty, by schema path ([]
@@ -42,24 +44,11 @@ func TestSchemaMinItemsAreRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	var found []string
-	var walk func(n map[string]any, path string)
-	walk = func(n map[string]any, path string) {
+	schemawalk.Walk(s, "", func(n map[string]any, path string) {
 		if _, ok := n["minItems"]; ok {
 			found = append(found, strings.TrimPrefix(path, "."))
 		}
-		if props, ok := n["properties"].(map[string]any); ok {
-			for k, v := range props {
-				walk(v.(map[string]any), path+"."+k)
-			}
-		}
-		if items, ok := n["items"].(map[string]any); ok {
-			walk(items, path+"[]")
-		}
-		if ap, ok := n["additionalProperties"].(map[string]any); ok {
-			walk(ap, path+".*")
-		}
-	}
-	walk(s, "")
+	})
 	slices.Sort(found)
 	if want := slices.Sorted(maps.Keys(emptyListRefusals)); !slices.Equal(found, want) {
 		t.Errorf("the schema has minItems at %q; the refusals tested are %q", found, want)

@@ -121,19 +121,7 @@ func TestReadmeIssuerCommand(t *testing.T) {
 	if !strings.Contains(readme, "- issuer: http://"+devissuer.CommandAddr) {
 		t.Errorf("the README's auth.issuers example does not name %s", devissuer.CommandAddr)
 	}
-	out := &mcptest.LogBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- devissuer.Command(ctx, args, out, io.Discard) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("the README's command: %v", err)
-		}
-	}()
-	mcptest.WaitFor(t, "the README's command printing a token", func() bool {
-		return strings.Contains(out.String(), "export TOKEN='") || len(done) > 0
-	})
+	out := runReadmeIssuer(t, args)
 	issuer := regexp.MustCompile(`(?m)^issuer +(\S+)`).FindStringSubmatch(out.String())[1]
 	curl := regexp.MustCompile("curl -s http://" + regexp.QuoteMeta(devissuer.CommandAddr) + `/mint((?: -d \S+)+)`).FindStringSubmatch(readme)
 	if curl == nil {
@@ -152,6 +140,26 @@ func TestReadmeIssuerCommand(t *testing.T) {
 	if res.StatusCode != http.StatusOK || len(form) != 4 {
 		t.Fatalf("the README's mint example %v: %d", form, res.StatusCode)
 	}
+}
+
+// runReadmeIssuer runs the dev issuer with the README's args until the test ends and waits
+// for it to print a token (or to stop); it returns what it printed.
+func runReadmeIssuer(t *testing.T, args []string) *mcptest.LogBuffer {
+	t.Helper()
+	out := &mcptest.LogBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- devissuer.Command(ctx, args, out, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the README's command: %v", err)
+		}
+	})
+	mcptest.WaitFor(t, "the README's command printing a token", func() bool {
+		return strings.Contains(out.String(), "export TOKEN='") || len(done) > 0
+	})
+	return out
 }
 
 // shellWords splits a command line the way a POSIX shell does for plain words and single or
@@ -209,19 +217,7 @@ func TestReadmeIssuerSignInCommand(t *testing.T) {
 		t.Fatalf("the README's command names no --listen or --audience: %v", args)
 	}
 	args[i+1] = "127.0.0.1:0" // the documented port may be taken on a test machine
-	out := &mcptest.LogBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- devissuer.Command(ctx, args, out, io.Discard) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("the README's command: %v", err)
-		}
-	}()
-	mcptest.WaitFor(t, "the README's command printing a token", func() bool {
-		return strings.Contains(out.String(), "export TOKEN='") || len(done) > 0
-	})
+	out := runReadmeIssuer(t, args)
 	printed := out.String()
 	issuer := regexp.MustCompile(`(?m)^issuer +(\S+)`).FindStringSubmatch(printed)
 	client := regexp.MustCompile(`(?m)^  approval:\n    clientID: (\S+)$`).FindStringSubmatch(printed)

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -152,14 +153,9 @@ func scrapeAdmin(t *testing.T, gw Listeners) adminScrape {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := res.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("reading /metrics: %v", err)
 	}
-	return adminScrape(b.String())
+	return adminScrape(body)
 }

@@ -285,11 +285,7 @@ func TestFailOpenNotTheCallersToSkip(t *testing.T) {
 	entered := make(chan struct{}, 1)
 	hold := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
 		if strings.Contains(string(inv.Payload), "hold") {
-			entered <- struct{}{}
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
+			holdUntil(ctx, entered, release)
 		}
 		return intercepttest.Validation(inv, !strings.Contains(string(inv.Payload), "forbidden"), "no"), nil
 	}
@@ -331,11 +327,7 @@ func TestConcurrencyBound(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{}, 2)
 	hold := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
-		entered <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
+		holdUntil(ctx, entered, release)
 		return intercepttest.Validation(inv, true, ""), nil
 	}
 	s := host(t, "guard", TypeValidation, hold)
@@ -556,11 +548,7 @@ func TestPerCallerBound(t *testing.T) {
 			entered := make(chan struct{}, 1)
 			hold := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
 				if strings.Contains(string(inv.Payload), "hold") {
-					entered <- struct{}{}
-					select {
-					case <-release:
-					case <-ctx.Done():
-					}
+					holdUntil(ctx, entered, release)
 				}
 				return intercepttest.Validation(inv, true, ""), nil
 			}
@@ -898,5 +886,15 @@ func answerOf(n int) intercepttest.Handler {
 	return func(_ context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
 		return json.RawMessage(`{"interceptor":"` + inv.Name + `","type":"validation","phase":"` + inv.Phase +
 			`","valid":true,"note":[` + note + `]}`), nil
+	}
+}
+
+// holdUntil is an interceptor busy on a call: it says so on entered, then waits until release
+// is closed or the call's ctx ends.
+func holdUntil(ctx context.Context, entered chan<- struct{}, release <-chan struct{}) {
+	entered <- struct{}{}
+	select {
+	case <-release:
+	case <-ctx.Done():
 	}
 }

@@ -194,7 +194,7 @@ func ValidateAnswerBudget(limit int64, cs []Config) error {
 	case limit < 0:
 		return fmt.Errorf("%d: want 0 (the default) or at least %d", limit, least)
 	case limit > 0 && limit < least:
-		return fmt.Errorf("%d: want at least %d, eight callers' shares each holding one answer of the largest maxResponseBytes (three times it)", limit, least)
+		return fmt.Errorf("%d: want at least %d, %d callers' shares each holding one answer of the largest maxResponseBytes (%d times it)", limit, least, answerShareDivisor, answerHold)
 	}
 	return nil
 }
