@@ -33,6 +33,7 @@ const (
 	ReasonAudience          = "audience"
 	ReasonExpired           = "expired"
 	ReasonNotYetValid       = "not_yet_valid"
+	ReasonIssuedInFuture    = "issued_in_future"
 	ReasonClaims            = "claims"
 	ReasonIssuerUnavailable = "issuer_unavailable"
 	ReasonOther             = "other"
