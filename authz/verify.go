@@ -46,6 +46,7 @@ func (a *Authenticator) verify(ctx context.Context, raw string, now time.Time) (
 	if err != nil {
 		return nil, err
 	}
+	stamp.key = slot.key
 	p.keys = stamp
 	return p, nil
 }
