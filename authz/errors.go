@@ -39,6 +39,16 @@ const (
 	ReasonOther             = "other"
 )
 
+// Reasons returns every reason Reason reports for a failure: the closed set, without ReasonNone.
+func Reasons() []string {
+	return []string{
+		ReasonNoToken, ReasonMalformed, ReasonAlgorithm, ReasonIssuer, ReasonUnknownKey,
+		ReasonSignature, ReasonAudience, ReasonExpired, ReasonNotYetValid, ReasonIssuedInFuture,
+		ReasonClaims, ReasonIssuerUnavailable, ReasonOther,
+		ReasonDPoPProof, ReasonDPoPNonce, ReasonDPoPReplay, ReasonDPoPBinding,
+	}
+}
+
 // tokenError is an ErrInvalidToken with a reason. The detail never contains
 // the token or claim values an attacker chose beyond short, bounded names.
 type tokenError struct {
