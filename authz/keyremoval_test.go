@@ -167,7 +167,7 @@ func TestStreamsEndWhenAKeyLeaves(t *testing.T) {
 	p := wantAuth(t, a, mint(t, iss, long), nil, ReasonNone)
 	stream, end := a.UntilRefused(context.Background(), p)
 	defer end()
-	// A second stream of the set, opened once the first has made the set's context, ends too.
+	// A second stream of the key, opened once the first has made the key's context, ends too.
 	second, endSecond := a.UntilRefused(context.Background(), p)
 	defer endSecond()
 	if _, err := iss.Rotate(devissuer.RotateOptions{}); err != nil {
