@@ -284,20 +284,30 @@ func peek(raw string) (unverified, error) {
 	var body struct {
 		Iss string `json:"iss"`
 	}
-	if decodeSegment(parts[0], &hdr) != nil || decodeSegment(parts[1], &body) != nil {
+	hb, err := decodeSegment(parts[0], &hdr)
+	if err != nil || decodeSegmentInto(parts[1], &body) != nil {
 		return unverified{}, invalid(ReasonMalformed, "undecodable header or payload, or a member named twice")
+	}
+	if err := checkHeader(hb); err != nil {
+		return unverified{}, err
 	}
 	return unverified{alg: hdr.Alg, iss: body.Iss}, nil
 }
 
-// decodeSegment decodes one segment of a token into v, refusing what checkNames refuses.
-func decodeSegment(seg string, v any) error {
+// decodeSegment decodes one segment of a token into v, refusing what checkNames refuses, and
+// returns the decoded JSON.
+func decodeSegment(seg string, v any) ([]byte, error) {
 	b, err := base64.RawURLEncoding.DecodeString(seg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !checkNames(b) {
-		return errNameClash
+		return nil, errNameClash
 	}
-	return json.Unmarshal(b, v)
+	return b, json.Unmarshal(b, v)
+}
+
+func decodeSegmentInto(seg string, v any) error {
+	_, err := decodeSegment(seg, v)
+	return err
 }

@@ -56,6 +56,13 @@ func TestAuthenticateAttacks(t *testing.T) {
 		{"wrong audience", mint(t, iss, devissuer.Claims{"aud": "https://other.example/mcp"}), ErrInvalidToken, ReasonAudience},
 		{"no audience", mint(t, iss, devissuer.Claims{"aud": nil}), ErrInvalidToken, ReasonAudience},
 		{"audience in list", mint(t, iss, devissuer.Claims{"aud": []string{"x", testResource}}), nil, ReasonNone},
+		{"audience listed twice", mint(t, iss, devissuer.Claims{"aud": []string{testResource, testResource}}), nil, ReasonNone},
+		// aud values are compared as exact strings (RFC 7519 §2 StringOrURI, §4.1.3), never as URLs
+		// in normal form: another spelling of the resource is another audience.
+		{"audience with the host in another case", mint(t, iss, devissuer.Claims{"aud": "https://MCP.example.test/mcp"}), ErrInvalidToken, ReasonAudience},
+		{"audience with the default port", mint(t, iss, devissuer.Claims{"aud": "https://mcp.example.test:443/mcp"}), ErrInvalidToken, ReasonAudience},
+		{"audience with a dot segment", mint(t, iss, devissuer.Claims{"aud": []string{"https://mcp.example.test/./mcp"}}), ErrInvalidToken, ReasonAudience},
+		{"audience not a string", mint(t, iss, devissuer.Claims{"aud": []any{1, testResource}}), ErrInvalidToken, ReasonMalformed},
 		{"expired", mint(t, iss, devissuer.Claims{"exp": now.Add(-time.Hour).Unix()}), ErrInvalidToken, ReasonExpired},
 		{"expired within skew", mint(t, iss, devissuer.Claims{"exp": now.Add(-10 * time.Second).Unix()}), nil, ReasonNone},
 		{"no exp", mint(t, iss, devissuer.Claims{"exp": nil}), ErrInvalidToken, ReasonClaims},

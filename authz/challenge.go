@@ -136,6 +136,8 @@ func describe(reason string) string {
 		return "The access token expired"
 	case ReasonNotYetValid:
 		return "The access token is not yet valid"
+	case ReasonIssuedInFuture:
+		return "The access token was issued in the future"
 	case ReasonAudience:
 		return "The access token was not issued for this resource"
 	case ReasonIssuer:

@@ -15,7 +15,7 @@ import (
 
 // Defaults applied by New when a Config field is zero.
 const (
-	// DefaultClockSkew is the tolerance applied to exp and nbf.
+	// DefaultClockSkew is the tolerance applied to exp, nbf and iat.
 	DefaultClockSkew = 30 * time.Second
 	// MaxClockSkew is the largest ClockSkew Validate accepts.
 	MaxClockSkew = 5 * time.Minute
@@ -57,8 +57,8 @@ func DefaultAlgorithms() []string {
 type Config struct {
 	// Issuers are the trusted token issuers; at least one.
 	Issuers []IssuerConfig `yaml:"issuers"`
-	// ClockSkew is the tolerance for exp and nbf. Default DefaultClockSkew;
-	// at most MaxClockSkew.
+	// ClockSkew is the tolerance for exp, nbf and iat (a token issued further in the future
+	// is refused). Default DefaultClockSkew; at most MaxClockSkew.
 	ClockSkew time.Duration `yaml:"clockSkew"`
 	// ScopeClaim lists the claims holding scopes, tried in order; the first
 	// present one is used. A claim may be a space-separated string or an

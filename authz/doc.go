@@ -7,7 +7,7 @@
 // names no member twice, not even in another case; then the signature
 // (asymmetric algorithm allowlist, keys from the issuer's JWKS), the issuer,
 // the audience (RFC 8707: one of the configured audiences, by default the
-// gateway's canonical resource URI), exp and nbf (with a small skew) are
+// gateway's canonical resource URI), exp, nbf and iat (with a small skew) are
 // enforced. Discovery is lazy and retried, so the gateway starts while the
 // IdP is down; while keys cannot be fetched Authenticate returns
 // ErrIssuerUnavailable, which must become a 5xx, never an allow and never a

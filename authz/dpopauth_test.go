@@ -246,6 +246,30 @@ func TestAuthenticateDPoP(t *testing.T) {
 	}
 }
 
+// TestDPoPProofHTUQueryIgnored: a proof whose htu names the endpoint with a query or fragment
+// is accepted with its bound token from a real issuer (RFC 9449 §4.3 step 9 ignores both), once,
+// and one whose htu differs before the query is still refused.
+func TestDPoPProofHTUQueryIgnored(t *testing.T) {
+	f := newDPoPFixture(t, nil)
+	h := newHolder(t)
+	tok := f.bound(t, h.jkt)
+	for _, htu := range []string{testResource + "?session=1", testResource + "#top", testResource + "?a=1#top"} {
+		proof := h.proof(t, f.clk, tok, map[string]any{"htu": htu})
+		if p, _, err := f.present(tok, proof); err != nil || p.JKT != h.jkt {
+			t.Fatalf("htu %q: %v, want accepted", htu, err)
+		}
+		if _, _, err := f.present(tok, proof); Reason(err) != ReasonDPoPReplay {
+			t.Fatalf("htu %q a second time: %v, want a replay", htu, err)
+		}
+	}
+	for _, htu := range []string{testResource + "/other?x=1", "https://other.example.test/mcp?" + testResource} {
+		_, _, err := f.present(tok, h.proof(t, f.clk, tok, map[string]any{"htu": htu}))
+		if !errors.Is(err, ErrInvalidToken) || Reason(err) != ReasonDPoPProof {
+			t.Fatalf("htu %q: %v (reason %q), want refused as %s", htu, err, Reason(err), ReasonDPoPProof)
+		}
+	}
+}
+
 // TestDPoPModes: per issuer, off refuses DPoP and bound tokens, required refuses bearer tokens;
 // the challenges and the metadata say what is accepted.
 func TestDPoPModes(t *testing.T) {

@@ -33,10 +33,21 @@ const (
 	ReasonAudience          = "audience"
 	ReasonExpired           = "expired"
 	ReasonNotYetValid       = "not_yet_valid"
+	ReasonIssuedInFuture    = "issued_in_future"
 	ReasonClaims            = "claims"
 	ReasonIssuerUnavailable = "issuer_unavailable"
 	ReasonOther             = "other"
 )
+
+// Reasons returns every reason Reason reports for a failure: the closed set, without ReasonNone.
+func Reasons() []string {
+	return []string{
+		ReasonNoToken, ReasonMalformed, ReasonAlgorithm, ReasonIssuer, ReasonUnknownKey,
+		ReasonSignature, ReasonAudience, ReasonExpired, ReasonNotYetValid, ReasonIssuedInFuture,
+		ReasonClaims, ReasonIssuerUnavailable, ReasonOther,
+		ReasonDPoPProof, ReasonDPoPNonce, ReasonDPoPReplay, ReasonDPoPBinding,
+	}
+}
 
 // tokenError is an ErrInvalidToken with a reason. The detail never contains
 // the token or claim values an attacker chose beyond short, bounded names.

@@ -23,10 +23,24 @@ const maxJWKSBytes = 1 << 20
 
 // failureKey carries a *failureSlot through go-oidc's Verify into our key
 // set. go-oidc formats key-set errors with %v, which loses the error chain,
-// so the key set records its typed error here for Authenticate to read.
+// so the key set records its typed error here for Authenticate to read; and
+// go-oidc does not say which key verified a token, so the key set records
+// that here too (keyStamp).
 type failureKey struct{}
 
-type failureSlot struct{ err error }
+type failureSlot struct {
+	err error
+	key string // the keyIdentity of the key that verified the signature; "" when it has none
+}
+
+// verifiedBy records in ctx's slot that key verified the token's signature.
+func verifiedBy(ctx context.Context, key *jose.JSONWebKey) {
+	if slot, ok := ctx.Value(failureKey{}).(*failureSlot); ok {
+		if id, sure := keyIdentity(key); sure {
+			slot.key = id
+		}
+	}
+}
 
 func fail(ctx context.Context, err error) error {
 	if slot, ok := ctx.Value(failureKey{}).(*failureSlot); ok {
@@ -75,10 +89,22 @@ type keySet struct {
 	staleAt  atomic.Int64
 	nextTry  atomic.Int64
 	inFlight atomic.Bool
-	// left is ended, and cleared, by the fetch that finds a key gone (keyStamp.left); created
-	// when first asked for. Guarded by mu.
+	// ids are the keyIdentity of every key of the last fetch that returned any (an empty set
+	// is a glitch: removals are counted against the set before it). Guarded by mu.
+	ids map[string]bool
+	// left is ended, and cleared, by the fetch that finds any key gone, for streams whose
+	// token's key is not known (keyStamp.left); created when first asked for. Guarded by mu.
 	left       context.Context
 	leftCancel context.CancelFunc
+	// keyLeft holds, by keyIdentity, a context for each key of ids that a stream's token was
+	// verified with, ended and deleted by the fetch that finds that key gone. Guarded by mu.
+	keyLeft map[string]leaving
+}
+
+// leaving is a context that ends when its key leaves the set.
+type leaving struct {
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // fetchResult is one completed key-set fetch, shared by the callers that
@@ -115,6 +141,7 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 	}
 	for i := range cands {
 		if payload, err := jws.Verify(&cands[i]); err == nil {
+			verifiedBy(ctx, &cands[i])
 			return payload, nil
 		}
 	}
@@ -229,14 +256,13 @@ func (k *keySet) fetch(ctx context.Context) <-chan singleflight.Result {
 		if err != nil {
 			return nil, err
 		}
-		if len(keys) > 0 && lostKey(k.keys, keys) {
+		if len(keys) > 0 {
 			// An empty set is an issuer's glitch, not a withdrawal of every key: cached
-			// tokens stay (one not cached is refused by it, as before).
-			k.removals.Add(1)
-			if k.leftCancel != nil {
-				k.leftCancel()
-				k.left, k.leftCancel = nil, nil
-			}
+			// tokens and streams stay (a token not cached is refused by it, as before), and
+			// the next set is compared with the last one that held keys.
+			ids := identities(keys)
+			k.endLost(ids)
+			k.ids = ids
 		}
 		k.keys, k.fetchedAt = keys, started
 		k.staleAt.Store(started.Add(k.maxAge).UnixNano())

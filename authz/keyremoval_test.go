@@ -167,7 +167,7 @@ func TestStreamsEndWhenAKeyLeaves(t *testing.T) {
 	p := wantAuth(t, a, mint(t, iss, long), nil, ReasonNone)
 	stream, end := a.UntilRefused(context.Background(), p)
 	defer end()
-	// A second stream of the set, opened once the first has made the set's context, ends too.
+	// A second stream of the key, opened once the first has made the key's context, ends too.
 	second, endSecond := a.UntilRefused(context.Background(), p)
 	defer endSecond()
 	if _, err := iss.Rotate(devissuer.RotateOptions{}); err != nil {
@@ -208,4 +208,132 @@ func TestStreamsEndWhenAKeyLeaves(t *testing.T) {
 	} else {
 		end()
 	}
+}
+
+// TestKeyRotationEndsOnlyTheWithdrawnKeysStreams: an issuer rotates as issuers do (a new key is
+// published and signs, the old one stays a while, then is withdrawn); the fetch that finds the
+// old key gone ends the streams its tokens opened, and only those: the streams of the new key and
+// of the issuer's other key go on, and open anew, while a token of the withdrawn key opens none
+// that lasts. A stream whose token's key is not known ends at any removal (fail closed).
+func TestKeyRotationEndsOnlyTheWithdrawnKeysStreams(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+	long := devissuer.Claims{"exp": clk.Now().Add(24 * time.Hour).Unix()}
+	_, oldKid := iss.Kids()
+	pOld := wantAuth(t, a, mint(t, iss, long), nil, ReasonNone)
+	esTok, err := iss.MintAlg(devissuer.ES256, long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pOther := wantAuth(t, a, esTok, nil, ReasonNone)
+	if _, err := iss.Rotate(devissuer.RotateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DefaultJWKSMinRefreshInterval)
+	newTok := mint(t, iss, long)
+	pNew := wantAuth(t, a, newTok, nil, ReasonNone) // a kid the set lacks: fetches it with the new key
+	unknown := *pNew
+	unknown.keys.key = ""
+	open := func(p *Principal) context.Context {
+		ctx, end := a.UntilRefused(context.Background(), p)
+		t.Cleanup(end)
+		return ctx
+	}
+	oldStream, otherStream, newStream, unknownStream := open(pOld), open(pOther), open(pNew), open(&unknown)
+	for name, ctx := range map[string]context.Context{"old": oldStream, "other": otherStream, "new": newStream, "unknown": unknownStream} {
+		if ctx.Err() != nil {
+			t.Fatalf("the %s key's stream ended before any key left: %v", name, ctx.Err())
+		}
+	}
+
+	if err := iss.Withdraw(oldKid); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DefaultJWKSMaxAge + time.Second)
+	wantAuth(t, a, mint(t, iss, long), nil, ReasonNone) // a miss on a stale set: the fetch without the old key
+	for name, ctx := range map[string]context.Context{"withdrawn key's": oldStream, "unknown key's": unknownStream} {
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the %s stream goes on after the withdrawal", name)
+		}
+	}
+	// The kept keys' streams wait on their keys' own contexts, which that fetch did not end (it
+	// ends them under the set's lock, before it returns, so this reads its outcome).
+	for name, p := range map[string]*Principal{"new": pNew, "other": pOther} {
+		if err := p.keys.left().Err(); err != nil {
+			t.Errorf("the %s key's streams were ended by another key's withdrawal", name)
+		}
+		if ctx, end := a.UntilRefused(context.Background(), p); ctx.Err() != nil {
+			t.Errorf("a stream of the %s key, which stays published, does not open", name)
+		} else {
+			end()
+		}
+	}
+	if newStream.Err() != nil || otherStream.Err() != nil {
+		t.Fatalf("a kept key's stream ended: new %v, other %v", newStream.Err(), otherStream.Err())
+	}
+	if ctx, end := a.UntilRefused(context.Background(), pOld); ctx.Err() == nil {
+		end()
+		t.Fatal("a token of the withdrawn key opened a stream that lasts")
+	} else {
+		end()
+	}
+	wantAuth(t, a, mint(t, iss, long), nil, ReasonNone)
+	if _, err := a.Authenticate(context.Background(), newTok); err != nil {
+		t.Fatalf("the new key's token after the old key's withdrawal: %v", err)
+	}
+}
+
+// TestStreamsEndWhenAKeyLeavesAfterAnEmptySet: a fetch that returns an empty set is a glitch
+// and ends nothing, and the next set is compared with the last one that held keys, so a key
+// withdrawn across the glitch still ends its streams and its cached tokens.
+func TestStreamsEndWhenAKeyLeavesAfterAnEmptySet(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	var empty atomic.Bool
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if empty.Load() {
+			_, _ = io.WriteString(w, `{"keys": []}`)
+			return
+		}
+		res, err := http.Get(iss.JWKSURL())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		_, _ = io.Copy(w, res.Body)
+	}))
+	t.Cleanup(jwks.Close)
+	a := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL(), JWKSURL: jwks.URL}}}, clk)
+	long := devissuer.Claims{"exp": clk.Now().Add(24 * time.Hour).Unix()}
+	tok := mint(t, iss, long)
+	p := wantAuth(t, a, tok, nil, ReasonNone)
+	stream, end := a.UntilRefused(context.Background(), p)
+	defer end()
+	ks := a.issuers[iss.URL()].keys
+	empty.Store(true)
+	clk.Advance(DefaultJWKSMaxAge + DefaultJWKSMinRefreshInterval)
+	if _, err := ks.refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.keys.left().Err(); err != nil || stream.Err() != nil {
+		t.Fatal("an empty key set ended a stream")
+	}
+	if _, err := iss.Rotate(devissuer.RotateOptions{DropOld: true}); err != nil {
+		t.Fatal(err)
+	}
+	empty.Store(false)
+	clk.Advance(DefaultJWKSMaxAge + DefaultJWKSMinRefreshInterval)
+	if _, err := ks.refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stream.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a key withdrawn across an empty set left its stream open")
+	}
+	wantAuth(t, a, tok, ErrInvalidToken, ReasonUnknownKey)
 }

@@ -46,11 +46,12 @@ func (a *Authenticator) verify(ctx context.Context, raw string, now time.Time) (
 	if err != nil {
 		return nil, err
 	}
+	stamp.key = slot.key
 	p.keys = stamp
 	return p, nil
 }
 
-// accept checks what go-oidc was told to skip (audience, exp, nbf) and
+// accept checks what go-oidc was told to skip or does not check (audience, exp, nbf, iat) and
 // builds the Principal.
 func (a *Authenticator) accept(tok *oidc.IDToken, is *issuer, now time.Time) (*Principal, error) {
 	var claims map[string]any
@@ -74,10 +75,15 @@ func (a *Authenticator) accept(tok *oidc.IDToken, is *issuer, now time.Time) (*P
 	return p, nil
 }
 
-// checkTimes enforces exp and nbf with the configured skew. exp is required:
-// a token without it would be valid, and cached, forever. Both are read by
+// checkTimes enforces exp, nbf and iat with the configured skew. exp is required:
+// a token without it would be valid, and cached, forever. All are read by
 // numericDate, as the Principal's ExpiresAt is, so the check and the cache
 // agree on one instant.
+//
+// go-oidc reads iat but does not check it. A token issued further in the future than the
+// skew allows comes from an issuer whose clock is wrong or from someone who chose its times:
+// either way its lifetime, counted from that iat, is not the one the gateway would enforce.
+// iat is optional (RFC 7519 §4.1.6); present, it must be a time.
 func (a *Authenticator) checkTimes(claims map[string]any, now time.Time) error {
 	exp, ok := numericDate(claims["exp"])
 	if !ok {
@@ -86,14 +92,25 @@ func (a *Authenticator) checkTimes(claims map[string]any, now time.Time) error {
 	if now.After(exp.Add(a.skew)) {
 		return invalid(ReasonExpired, "")
 	}
-	if v, present := claims["nbf"]; present {
-		nbf, ok := numericDate(v)
-		if !ok {
-			return invalid(ReasonClaims, "nbf")
-		}
-		if now.Add(a.skew).Before(nbf) {
-			return invalid(ReasonNotYetValid, "")
-		}
+	if err := a.notAfterNow(claims, "nbf", ReasonNotYetValid, now); err != nil {
+		return err
+	}
+	return a.notAfterNow(claims, "iat", ReasonIssuedInFuture, now)
+}
+
+// notAfterNow refuses claim name, when present, if it is not a time (ReasonClaims) or lies
+// more than the skew after now (reason).
+func (a *Authenticator) notAfterNow(claims map[string]any, name, reason string, now time.Time) error {
+	v, present := claims[name]
+	if !present {
+		return nil
+	}
+	t, ok := numericDate(v)
+	if !ok {
+		return invalid(ReasonClaims, name)
+	}
+	if now.Add(a.skew).Before(t) {
+		return invalid(reason, "")
 	}
 	return nil
 }

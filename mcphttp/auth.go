@@ -30,6 +30,7 @@ var authReasons = map[string]string{
 	authz.ReasonAudience:          metrics.AuthWrongAudience,
 	authz.ReasonExpired:           metrics.AuthExpired,
 	authz.ReasonNotYetValid:       metrics.AuthNotYetValid,
+	authz.ReasonIssuedInFuture:    metrics.AuthNotYetValid,
 	authz.ReasonClaims:            metrics.AuthClaims,
 	authz.ReasonIssuerUnavailable: metrics.AuthIdPUnavailable,
 	authz.ReasonDPoPProof:         metrics.AuthDPoPProof,

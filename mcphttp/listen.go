@@ -77,9 +77,9 @@ func (x *request) listen() error {
 }
 
 // untilTokenExpires is the request's context, ended when the caller's token stops being
-// accepted (authz.Service.UntilRefused: it expires, or a key leaves the key set that verified
-// it): a listen may last for hours, far past the token that opened it, and must not go on
-// serving a caller the gateway now refuses.
+// accepted (authz.Service.UntilRefused: it expires, or the key that verified it leaves its
+// issuer's key set): a listen may last for hours, far past the token that opened it, and must
+// not go on serving a caller the gateway now refuses.
 func untilTokenExpires(x *request) (context.Context, context.CancelFunc) {
 	if p := x.caller.principal; p != nil && x.s.auth != nil {
 		return x.s.auth.UntilRefused(x.ctx, p)

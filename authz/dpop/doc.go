@@ -7,12 +7,12 @@
 // failure its own Reason and fixed description: exactly one header, a well-formed JWS without
 // duplicate members, typ "dpop+jwt", an asymmetric algorithm from the configured list, a public
 // "jwk" that verifies the signature, the required claims, htm equal to the request method, htu
-// equal to the endpoint's public URL after RFC 3986 syntax- and scheme-based normalisation
-// (NormalizeURL), the server nonce when one is required, iat within the window (±5 minutes at
-// most, as MCP requires) and, with a token, ath equal to the token's hash. The key's RFC 7638
-// thumbprint (Proof.JKT) is what the caller compares with the token's cnf.jkt, and (Proof.JTI) what
-// a replay cache records: both are the caller's business, since they need the verified token
-// and shared state.
+// without its query and fragment equal to the endpoint's public URL after RFC 3986 syntax- and
+// scheme-based normalisation (NormalizeURL), the server nonce when one is required, iat within
+// the window (±5 minutes at most, as MCP requires) and, with a token, ath equal to the token's
+// hash. The key's RFC 7638 thumbprint (Proof.JKT) is what the caller compares with the token's
+// cnf.jkt, and (Proof.JTI) what a replay cache records: both are the caller's business, since
+// they need the verified token and shared state.
 //
 // Nonces are stateless: a nonce is the time it was issued, sealed (internal/seal) under the
 // gateway's keys, so any replica opens any replica's nonce and nothing is stored.

@@ -15,7 +15,8 @@ var errURL = errors.New("dpop: htu is not an absolute http(s) URL without query 
 // and host in lower case, the default port dropped, percent-encodings of unreserved characters
 // decoded and the others' hex in upper case, dot segments removed, an empty path as "/". An htu
 // with a query or fragment, user information, or another scheme is refused: RFC 9449 §4.2 has
-// htu without query and fragment.
+// htu without query and fragment, and an endpoint's configured URL must have none. A proof's htu
+// is compared without its query and fragment (checkRequest).
 func NormalizeURL(raw string) (string, error) {
 	if strings.ContainsAny(raw, "?#") {
 		return "", errURL
@@ -46,6 +47,15 @@ func NormalizeURL(raw string) (string, error) {
 		return "", errURL
 	}
 	return scheme + "://" + host + removeDotSegments(path), nil
+}
+
+// withoutQuery is raw up to its query or fragment, whichever comes first (RFC 3986 §3: the
+// path ends at the first "?" or "#").
+func withoutQuery(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		return raw[:i]
+	}
+	return raw
 }
 
 // validHost accepts an IP literal or a registered name of unreserved characters: what an

@@ -379,13 +379,16 @@ func readClaims(payload []byte) (claims, error) {
 	return c, nil
 }
 
-// checkRequest compares htm and htu with the request (RFC 9449 §4.3 steps 8 and 9).
+// checkRequest compares htm and htu with the request (RFC 9449 §4.3 steps 8 and 9). htu is
+// compared "ignoring any query and fragment parts" (step 9), on both sides: a client that
+// sends the full target URI, query and all, as some do though §4.2 says to leave them out,
+// is not refused, and nothing but the scheme, host, port and path is ever compared.
 func (v *Verifier) checkRequest(c claims, req Request) error {
 	if *c.HTM != req.Method {
 		return proofError(ReasonMethod, "the proof's htm is not the request's method")
 	}
-	htu, err := NormalizeURL(*c.HTU)
-	if err != nil || htu != req.URL {
+	htu, err := NormalizeURL(withoutQuery(*c.HTU))
+	if err != nil || htu != withoutQuery(req.URL) {
 		return proofError(ReasonURL, "the proof's htu is not this endpoint's URL")
 	}
 	return nil

@@ -221,8 +221,7 @@ func TestVerifyRefuses(t *testing.T) {
 		{"htm lower case", ReasonMethod, s.proof(t, func(_, c map[string]any) { c["htm"] = "post" }), nil},
 		{"htu other host", ReasonURL, s.proof(t, func(_, c map[string]any) { c["htu"] = "https://wrong.example.com/mcp" }), nil},
 		{"htu other path", ReasonURL, s.proof(t, func(_, c map[string]any) { c["htu"] = "https://mcp.example.com/mcp/set" }), nil},
-		{"htu with query", ReasonURL, s.proof(t, func(_, c map[string]any) { c["htu"] = testURL + "?a=1" }), nil},
-		{"htu with fragment", ReasonURL, s.proof(t, func(_, c map[string]any) { c["htu"] = testURL + "#x" }), nil},
+		{"htu other path with query", ReasonURL, s.proof(t, func(_, c map[string]any) { c["htu"] = "https://mcp.example.com/mcp/set?a=1" }), nil},
 		{"htu http", ReasonURL, s.proof(t, func(_, c map[string]any) { c["htu"] = "http://mcp.example.com/mcp" }), nil},
 		{"iat stale", ReasonTime, s.proof(t, func(_, c map[string]any) { c["iat"] = testNow.Unix() - 303 }), nil},
 		{"iat future", ReasonTime, s.proof(t, func(_, c map[string]any) { c["iat"] = testNow.Unix() + 303 }), nil},
@@ -250,6 +249,49 @@ func TestVerifyRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestVerifyHTUIgnoresQueryAndFragment: htu is compared with the request's URL "ignoring any
+// query and fragment parts" (RFC 9449 §4.3 step 9), on both sides, so a proof whose htu names
+// this endpoint with a query or fragment is accepted; whatever comes before them is held to
+// every other check (scheme, host and default port in normal form, path exact but for
+// percent-encoding and dot segments, no user information), so nothing else is let through.
+func TestVerifyHTUIgnoresQueryAndFragment(t *testing.T) {
+	v := newTestVerifier(t, Config{})
+	s := newSigner(t, "ES256")
+	check := func(t *testing.T, htu, url string, want bool) {
+		t.Helper()
+		req := request()
+		req.URL = url
+		_, err := v.Verify(s.proof(t, func(_, c map[string]any) { c["htu"] = htu }), req)
+		var e *Error
+		switch {
+		case want && err != nil:
+			t.Errorf("htu %q against %q: %v, want accepted", htu, url, err)
+		case !want && (!errors.As(err, &e) || e.Reason != ReasonURL):
+			t.Errorf("htu %q against %q: %v, want refused for %s", htu, url, err, ReasonURL)
+		}
+	}
+	for _, htu := range []string{
+		testURL + "?a=1", testURL + "?", testURL + "#x", testURL + "#", testURL + "?a=1#x", testURL + "?#",
+		testURL + "#frag?not-a-query", testURL + "?a=1&b=%zz", "HTTPS://MCP.Example.COM:443/mcp?x=1",
+		"https://mcp.example.com/a/../mcp?x", "https://mcp.example.com/%6Dcp#x",
+	} {
+		check(t, htu, testURL, true)
+	}
+	for _, htu := range []string{
+		"https://mcp.example.com/mcp/set?a=1", "https://mcp.example.com/mc?p", "https://mcp.example.com/MCP?a",
+		"https://mcp.example.com/mcp%3Fa=1", "https://mcp.example.com/mcp%23x", "https://mcp.example.com#/mcp",
+		"https://mcp.example.com?/mcp", "https://wrong.example.com/mcp?mcp.example.com",
+		"https://user@mcp.example.com/mcp?x", "http://mcp.example.com/mcp?x", "https://mcp.example.com:8443/mcp?x",
+		"ftp://mcp.example.com/mcp?x", "/mcp?x", "?" + testURL, "#" + testURL,
+	} {
+		check(t, htu, testURL, false)
+	}
+	// The request's side is compared without its query and fragment too.
+	check(t, testURL, testURL+"?a=1", true)
+	check(t, testURL+"?b=2", testURL+"?a=1#x", true)
+	check(t, "https://mcp.example.com/mcp/set", testURL+"?/set", false)
 }
 
 // TestVerifyTokenSum: the token's hash a caller passes (TokenSum) stands for hashing the token:

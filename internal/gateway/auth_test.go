@@ -126,6 +126,11 @@ func TestAttackTable(t *testing.T) {
 		{"wrong audience", "Bearer " + f.token(t, devissuer.Claims{"aud": "https://other.invalid/mcp", "scope": "tools:read"}), "", "alpha__echo", 401, `error="invalid_token"`, -32013},
 		{"expired", "Bearer " + f.token(t, devissuer.Claims{"exp": now.Add(-time.Hour).Unix(), "scope": "tools:read"}), "", "alpha__echo", 401, `error="invalid_token"`, -32013},
 		{"not yet valid", "Bearer " + f.token(t, devissuer.Claims{"nbf": now.Add(time.Hour).Unix(), "scope": "tools:read"}), "", "alpha__echo", 401, `error="invalid_token"`, -32013},
+		{"issued in the future", "Bearer " + f.token(t, devissuer.Claims{"iat": now.Add(time.Hour).Unix(), "exp": now.Add(2 * time.Hour).Unix(), "scope": "tools:read"}), "", "alpha__echo", 401,
+			`error="invalid_token", error_description="The access token was issued in the future"`, -32013},
+		{"typed as a logout token", "Bearer " + mint(func() (string, error) {
+			return f.iss.MintHeader(devissuer.Claims{"typ": "logout+jwt"}, devissuer.Claims{"scope": "tools:read"})
+		}), "", "alpha__echo", 401, `error="invalid_token"`, -32013},
 		// Issued before the gateway fetched the key set, which therefore answers for it (a kid
 		// newer than the set is retried, not refused: TestKeyRotationWhileIssuerDown).
 		{"unknown key id", "Bearer " + mint(func() (string, error) {

@@ -2,11 +2,14 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
@@ -81,9 +84,10 @@ func TestStreamsEndWithTheToken(t *testing.T) {
 }
 
 // TestStreamsEndWhenTheirKeyLeaves: a listen opened with a token whose key the issuer then
-// withdraws (a stolen key is withdrawn so) ends with its graceful-end result once the gateway
-// fetches the set without that key, here for another caller's token of the new key, rather than
-// running on until the exp the key's holder chose.
+// withdraws (a rotated-out key, or a stolen one) ends with its graceful-end result once the
+// gateway fetches the set without that key, here for another caller's token of the new key,
+// rather than running on until the exp the key's holder chose. A listen opened with a token of
+// a key the issuer keeps goes on: a routine rotation does not make every client listen again.
 func TestStreamsEndWhenTheirKeyLeaves(t *testing.T) {
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha", mcptest.WithSubscriptions())
@@ -92,14 +96,26 @@ func TestStreamsEndWhenTheirKeyLeaves(t *testing.T) {
 		c.Auth.JWKSMinRefreshInterval = time.Millisecond
 		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "alpha"}}
 	}, alpha)
+	_, oldKid := iss.Kids()
 	long := mint(t, iss, devissuer.Claims{"sub": "mallory", "exp": time.Now().Add(time.Hour).Unix()})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	kept, err := iss.MintAlg(devissuer.ES256, devissuer.Claims{"sub": "bob", "exp": time.Now().Add(time.Hour).Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	events := listen(t, ctx, gw, `{"toolsListChanged":true}`, long)
 	if ack := <-events; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
 		t.Fatalf("first event %q", ack)
 	}
-	if _, err := iss.Rotate(devissuer.RotateOptions{DropOld: true}); err != nil {
+	keptEvents := listen(t, ctx, gw, `{"toolsListChanged":true}`, kept)
+	if ack := <-keptEvents; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("first event of the kept key's listen %q", ack)
+	}
+	if _, err := iss.Rotate(devissuer.RotateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := iss.Withdraw(oldKid); err != nil {
 		t.Fatal(err)
 	}
 	// A token of the new key: its kid is unknown, so the set is fetched again.
@@ -117,5 +133,25 @@ func TestStreamsEndWhenTheirKeyLeaves(t *testing.T) {
 	}
 	if !strings.Contains(last, `"resultType":"complete"`) || !strings.Contains(last, `"id":"L"`) {
 		t.Fatalf("the listen ended with %q, want its graceful-end result", last)
+	}
+	// The kept key's listen still delivers: a change the backend announces now reaches it.
+	mcptest.WaitFor(t, "the backend acknowledges the listens", func() bool {
+		for _, ex := range alpha.RequestsOf("subscriptions/listen") {
+			if bytes.Contains(ex.ResponseBody, []byte("notifications/subscriptions/acknowledged")) {
+				return true
+			}
+		}
+		return false
+	})
+	alpha.MCP().AddTool(&mcp.Tool{Name: "fresh", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	select {
+	case ev, ok := <-keptEvents:
+		if !ok || !strings.Contains(ev, "notifications/tools/list_changed") {
+			t.Fatalf("the kept key's listen: %q (open %v), want tools/list_changed: another key's withdrawal ended it", ev, ok)
+		}
+	case <-ctx.Done():
+		t.Fatal("no list_changed on the kept key's listen")
 	}
 }

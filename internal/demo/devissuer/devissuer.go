@@ -250,6 +250,28 @@ func (i *Issuer) Rotate(o RotateOptions) (string, error) {
 	return i.keys[idx].kid, nil
 }
 
+// Withdraw unpublishes the key kid, as an issuer does with a rotated-out key once its tokens
+// have expired, or with a compromised one: tokens it signed stop verifying, the other keys' do
+// not. The signing key cannot be withdrawn (Rotate first).
+func (i *Issuer) Withdraw(kid string) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for j, k := range i.keys {
+		if k.kid != kid {
+			continue
+		}
+		if j == i.signer {
+			return fmt.Errorf("devissuer: %q is the signing key", kid)
+		}
+		i.keys = append(i.keys[:j:j], i.keys[j+1:]...)
+		if j < i.signer {
+			i.signer--
+		}
+		return nil
+	}
+	return fmt.Errorf("devissuer: no key %q", kid)
+}
+
 // Kids returns the published key ids, oldest first, and the signer's kid.
 func (i *Issuer) Kids() (published []string, signer string) {
 	i.mu.RLock()

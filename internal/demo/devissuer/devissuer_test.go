@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -141,6 +142,52 @@ func TestRotation(t *testing.T) {
 	}
 	if err := verify(t, set, oldTok); err == nil {
 		t.Fatal("token from dropped key still verifies")
+	}
+}
+
+// TestWithdraw: a withdrawn key leaves the published set and its tokens stop verifying, while
+// the other keys' still do and the signer keeps signing; the signer and an unknown kid cannot be
+// withdrawn.
+func TestWithdraw(t *testing.T) {
+	iss := startIssuer(t, Options{})
+	_, oldKid := iss.Kids()
+	oldTok, err := iss.Mint(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	esTok, err := iss.MintAlg(ES256, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newKid, err := iss.Rotate(RotateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := iss.Withdraw(newKid); err == nil {
+		t.Fatal("the signing key was withdrawn")
+	}
+	if err := iss.Withdraw("no-such-kid"); err == nil {
+		t.Fatal("an unknown kid was withdrawn")
+	}
+	if err := iss.Withdraw(oldKid); err != nil {
+		t.Fatal(err)
+	}
+	published, signer := iss.Kids()
+	if signer != newKid || len(published) != 2 || slices.Contains(published, oldKid) {
+		t.Fatalf("published %v, signer %q after withdrawing %q", published, signer, oldKid)
+	}
+	newTok, err := iss.Mint(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := fetchKeys(t, iss)
+	if err := verify(t, set, oldTok); err == nil {
+		t.Fatal("a token of the withdrawn key still verifies")
+	}
+	for name, tok := range map[string]string{"ES256": esTok, "new": newTok} {
+		if err := verify(t, set, tok); err != nil {
+			t.Fatalf("%s token after another key's withdrawal: %v", name, err)
+		}
 	}
 }
 

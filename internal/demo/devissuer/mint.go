@@ -149,6 +149,38 @@ func (i *Issuer) MintForeignKeyKnownKID(claims Claims) (string, error) {
 	return i.sign(signingKey{kid: k.kid, alg: k.alg, priv: priv}, i.complete(claims))
 }
 
+// MintHeader is Mint with the protected header's members changed: each member of header is set
+// in it, "typ" included, and a nil value leaves the member out ({"typ": nil} mints a token
+// without typ). "alg" and "kid" are the signing key's and cannot be changed. For tests of what
+// a header may say.
+func (i *Issuer) MintHeader(header Claims, claims Claims) (string, error) {
+	i.mu.RLock()
+	k := i.keys[i.signer]
+	i.mu.RUnlock()
+	payload, err := json.Marshal(i.complete(claims))
+	if err != nil {
+		return "", fmt.Errorf("devissuer: claims: %w", err)
+	}
+	opts := &jose.SignerOptions{}
+	if _, set := header["typ"]; !set {
+		opts = opts.WithType("JWT")
+	}
+	for name, v := range header {
+		if v != nil && name != "alg" && name != "kid" {
+			opts = opts.WithHeader(jose.HeaderKey(name), v)
+		}
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(k.alg), Key: jose.JSONWebKey{Key: k.priv, KeyID: k.kid}}, opts)
+	if err != nil {
+		return "", fmt.Errorf("devissuer: signer: %w", err)
+	}
+	jws, err := signer.Sign(payload)
+	if err != nil {
+		return "", fmt.Errorf("devissuer: sign: %w", err)
+	}
+	return jws.CompactSerialize()
+}
+
 // MintPayload signs payload, taken as it is, with the current signing key: a payload no map
 // can produce, such as one naming a claim twice. Hostile token for tests.
 func (i *Issuer) MintPayload(payload []byte) (string, error) {

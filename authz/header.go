@@ -1,0 +1,51 @@
+package authz
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// checkHeader refuses a token whose protected header says it is something other than an access
+// token, or asks for processing an access token never needs. The header is signed, so this reads
+// what the issuer wrote; it runs before the signature is checked only to refuse early. Members
+// are read by their exact names, as go-jose reads them.
+//
+//   - typ, when present, must be JWT, at+jwt (RFC 9068 §2.1) or JOSE, in any case and with or
+//     without "application/" (RFC 7515 §4.1.9). An issuer signs other JWTs with the same keys
+//     (logout and security event tokens, signed introspection responses, identity assertion
+//     grants), some of them with an audience the gateway accepts; their explicit type is what
+//     keeps one kind from being taken for another (RFC 8725 §3.11), and a token typed as one of
+//     them, or as a DPoP proof, is not a caller's access token whatever its claims.
+//   - crit and b64 are refused: no access-token profile uses a header extension, and go-jose
+//     honours b64 (RFC 7797), under which the signature covers other bytes than the claims
+//     every other reader of the token decodes.
+func checkHeader(hdr []byte) error {
+	var h map[string]json.RawMessage
+	if json.Unmarshal(hdr, &h) != nil {
+		return invalid(ReasonMalformed, "header")
+	}
+	if _, ok := h["crit"]; ok {
+		return invalid(ReasonMalformed, "crit")
+	}
+	if _, ok := h["b64"]; ok {
+		return invalid(ReasonMalformed, "b64")
+	}
+	raw, ok := h["typ"]
+	if !ok {
+		return nil
+	}
+	var typ string
+	if json.Unmarshal(raw, &typ) != nil || !accessTokenType(typ) {
+		return invalid(ReasonMalformed, "typ")
+	}
+	return nil
+}
+
+// accessTokenType reports whether typ is a media type an access token may carry: JWT, at+jwt
+// or JOSE, case-insensitively, with or without the "application/" prefix RFC 7515 §4.1.9 lets
+// producers leave out.
+func accessTokenType(typ string) bool {
+	t := strings.ToLower(typ)
+	t = strings.TrimPrefix(t, "application/")
+	return t == "jwt" || t == "at+jwt" || t == "jose"
+}
