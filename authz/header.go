@@ -10,8 +10,9 @@ import (
 // what the issuer wrote; it runs before the signature is checked only to refuse early. Members
 // are read by their exact names, as go-jose reads them.
 //
-//   - typ, when present, must be JWT, at+jwt (RFC 9068 §2.1) or JOSE, in any case and with or
-//     without "application/" (RFC 7515 §4.1.9). An issuer signs other JWTs with the same keys
+//   - typ, when present, must be JWT, at+jwt (RFC 9068 §2.1), a vendor's access-token type
+//     ending in "-at+jwt" (Okta types its access tokens application/okta-internal-at+jwt), or
+//     JOSE, in any case and with or without "application/" (RFC 7515 §4.1.9). An issuer signs other JWTs with the same keys
 //     (logout and security event tokens, signed introspection responses, identity assertion
 //     grants), some of them with an audience the gateway accepts; their explicit type is what
 //     keeps one kind from being taken for another (RFC 8725 §3.11), and a token typed as one of
@@ -41,11 +42,14 @@ func checkHeader(hdr []byte) error {
 	return nil
 }
 
-// accessTokenType reports whether typ is a media type an access token may carry: JWT, at+jwt
-// or JOSE, case-insensitively, with or without the "application/" prefix RFC 7515 §4.1.9 lets
-// producers leave out.
+// accessTokenType reports whether typ is a media type an access token may carry: JWT, at+jwt,
+// a vendor's access-token type ending in "-at+jwt", or JOSE, case-insensitively, with or without
+// the "application/" prefix RFC 7515 §4.1.9 lets producers leave out.
 func accessTokenType(typ string) bool {
 	t := strings.ToLower(typ)
 	t = strings.TrimPrefix(t, "application/")
+	if vendor, ok := strings.CutSuffix(t, "-at+jwt"); ok {
+		return vendor != "" && !strings.ContainsAny(vendor, "/+ ")
+	}
 	return t == "jwt" || t == "at+jwt" || t == "jose"
 }

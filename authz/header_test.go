@@ -9,8 +9,9 @@ import (
 // TestTokenHeaderTyping: tokens signed by the trusted issuer, with the gateway's audience, whose
 // header types them as another kind of JWT (a DPoP proof, a logout or security event token, a
 // signed introspection response, an identity assertion grant), or as no media type at all, are
-// refused; the types access tokens carry (JWT, at+jwt, JOSE, in any case, with or without
-// "application/", or none) are accepted. A header extension (crit, b64) is refused, whatever it
+// refused; the types access tokens carry (JWT, at+jwt, a vendor's "-at+jwt" such as Okta's
+// application/okta-internal-at+jwt, JOSE, in any case, with or without "application/", or none)
+// are accepted. A header extension (crit, b64) is refused, whatever it
 // names: go-jose honours b64, under which the signature covers other bytes than the claims read.
 // A typ claim in the payload, as Keycloak writes one, is a claim and changes nothing.
 func TestTokenHeaderTyping(t *testing.T) {
@@ -20,6 +21,7 @@ func TestTokenHeaderTyping(t *testing.T) {
 	accepted := []devissuer.Claims{
 		{"typ": nil}, {"typ": "JWT"}, {"typ": "jwt"}, {"typ": "at+jwt"}, {"typ": "AT+JWT"},
 		{"typ": "application/at+jwt"}, {"typ": "Application/JWT"}, {"typ": "JOSE"},
+		{"typ": "application/okta-internal-at+jwt"}, {"typ": "okta-internal-at+jwt"},
 		{"cty": "json"}, {"jku": "https://elsewhere.example/jwks"},
 	}
 	for _, h := range accepted {
@@ -36,6 +38,8 @@ func TestTokenHeaderTyping(t *testing.T) {
 		{"typ": "token-introspection+jwt"}, {"typ": "oauth-id-jag+jwt"}, {"typ": "application/jwt+at"},
 		{"typ": "application/application/jwt"}, {"typ": "jwt "}, {"typ": ""}, {"typ": 7},
 		{"typ": []string{"JWT"}}, {"typ": map[string]any{}},
+		{"typ": "-at+jwt"}, {"typ": "application/-at+jwt"}, {"typ": "dpop+x-at+jwt"}, {"typ": "a/b-at+jwt"},
+		{"typ": "x -at+jwt"},
 		{"crit": []string{"b64"}, "b64": false}, {"crit": []string{}}, {"crit": []string{"exp"}, "exp": 1},
 		{"b64": true},
 	}
