@@ -28,8 +28,9 @@ func NewPacedWait(now func() time.Time, end time.Time) *PacedWait {
 
 // Pause waits until the next look and gives the time it waited to waited (a person's think time,
 // which the latency metrics leave out): false when the wait's end passed (nothing more to wait
-// for) or ctx ended. The caller holds the response open meanwhile (Sink.KeepAlive): armed once
-// for the whole wait, as arming again restarts the keep-alive's count of silence.
+// for) or ctx ended. The caller holds the response open meanwhile (Sink.KeepAlive); the
+// keep-alives count the response's silence from the last byte sent, so a caller may pause them
+// between pauses (to retry a backend) without putting off the next comment.
 func (w *PacedWait) Pause(ctx context.Context, waited func(time.Duration)) bool {
 	start := w.now()
 	left := w.end.Sub(start)
