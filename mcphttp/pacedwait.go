@@ -19,6 +19,9 @@ type PacedWait struct {
 	now   func() time.Time
 	end   time.Time
 	every time.Duration
+	// after is the timer of a pause, on the same clock as now; nil is a real timer. A test
+	// gives one that moves its manual clock, so that nothing waits for real time.
+	after func(d time.Duration) <-chan time.Time
 }
 
 // NewPacedWait starts a wait that gives up at end, on the clock now.
@@ -38,13 +41,20 @@ func (w *PacedWait) Pause(ctx context.Context, waited func(time.Duration)) bool 
 		return false
 	}
 	defer func() { waited(w.now().Sub(start)) }()
-	timer := time.NewTimer(min(w.every, left))
-	defer timer.Stop()
+	d := min(w.every, left)
 	w.every = min(2*w.every, pacedWaitMax)
+	var fired <-chan time.Time
+	if w.after != nil {
+		fired = w.after(d)
+	} else {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		fired = timer.C
+	}
 	select {
 	case <-ctx.Done():
 		return false
-	case <-timer.C:
+	case <-fired:
 		return true
 	}
 }
