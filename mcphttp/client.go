@@ -35,9 +35,16 @@ type ClientSink struct {
 	id json.RawMessage
 
 	// mu serializes writes between the handler and the keep-alive timer.
-	mu           sync.Mutex
-	ka           *time.Timer
-	done         bool // no more keep-alives: the last message is written or the handler is finishing
+	mu sync.Mutex
+	ka *time.Timer
+	// armed: the keep-alives are on (KeepAlive(true)); a tick of the timer that finds them off
+	// writes nothing and does not re-arm it.
+	armed bool
+	done  bool // no more keep-alives: the last message is written or the handler is finishing
+	// sent is when the client was last sent anything (the last flush), the response's start
+	// before that: a response's silence is counted from it, however often the keep-alives are
+	// paused and armed again in between.
+	sent         time.Time
 	status       int
 	outcome      string
 	sse          bool
@@ -218,7 +225,12 @@ func (c *ClientSink) Accepted() {
 // KeepAlive arms (on) or pauses the keep-alive timer. While it is armed, a response silent for
 // Config.SSEKeepAlive gets an SSE comment; one that has not started becomes an SSE stream
 // (clients accept either, docs/protocol.md §2.1), so a long call is not cut off by a proxy
-// waiting for its first byte. Once the last message is written it stays off.
+// waiting for its first byte. The silence is counted from the last byte the client was sent (the
+// response's start before any), not from the arming: a wait that pauses the keep-alives and arms
+// them again more often than the interval (a paced wait's pauses, each with a retry between)
+// still gets its comments, and one armed after a silence of the interval or longer gets one at
+// once. Paused, no comment is written until it is armed again; once the last message is
+// written it stays off.
 func (c *ClientSink) KeepAlive(on bool) {
 	if c.el != nil {
 		return // the batch's stream keeps itself alive
@@ -226,6 +238,7 @@ func (c *ClientSink) KeepAlive(on bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !on {
+		c.armed = false
 		if c.ka != nil {
 			c.ka.Stop()
 		}
@@ -234,11 +247,23 @@ func (c *ClientSink) KeepAlive(on bool) {
 	if c.srv.cfg.SSEKeepAlive <= 0 || c.done {
 		return
 	}
+	c.armed = true
+	c.armKeepAliveLocked()
+}
+
+// armKeepAliveLocked sets the timer to fire when the response will have been silent for the
+// interval: at once when it already has.
+func (c *ClientSink) armKeepAliveLocked() {
+	if c.sent.IsZero() {
+		// A sink built without its start (an element's, a test's): the silence starts now.
+		c.sent = time.Now()
+	}
+	d := max(c.srv.cfg.SSEKeepAlive-time.Since(c.sent), 0)
 	if c.ka == nil {
-		c.ka = time.AfterFunc(c.srv.cfg.SSEKeepAlive, c.keepAliveTick)
+		c.ka = time.AfterFunc(d, c.keepAliveTick)
 		return
 	}
-	c.ka.Reset(c.srv.cfg.SSEKeepAlive)
+	c.ka.Reset(d)
 }
 
 // Comment writes a keep-alive comment now, starting the stream if needed: a stream a client
@@ -255,17 +280,25 @@ func (c *ClientSink) Comment() error {
 	return c.commentLocked()
 }
 
+// keepAliveTick writes a comment when the response has been silent for the interval, and arms
+// the timer for the next one. A tick that ran while the keep-alives were paused (it was already
+// waiting for mu when KeepAlive(false) stopped the timer) does nothing: off means off.
 func (c *ClientSink) keepAliveTick() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.done {
+	if c.done || !c.armed || c.writeErr != nil {
+		return
+	}
+	if time.Since(c.sent) < c.srv.cfg.SSEKeepAlive {
+		// The client was sent something since the timer was set.
+		c.armKeepAliveLocked()
 		return
 	}
 	if !c.sse {
 		c.startSSE()
 	}
 	if c.commentLocked() == nil {
-		c.ka.Reset(c.srv.cfg.SSEKeepAlive)
+		c.armKeepAliveLocked()
 	}
 }
 
@@ -286,7 +319,7 @@ func (c *ClientSink) finish() {
 }
 
 func (c *ClientSink) stopKeepAliveLocked() {
-	c.done = true
+	c.done, c.armed = true, false
 	if c.ka != nil {
 		c.ka.Stop()
 	}
@@ -449,7 +482,8 @@ func heldBytes(held *int) int {
 	return *held
 }
 
-// flush sends what the response has buffered, held events included (*held is reset).
+// flush sends what the response has buffered, held events included (*held is reset), and
+// records when: the keep-alives count the response's silence from it.
 func (c *ClientSink) flush(held *int) error {
 	if held != nil {
 		*held = 0
@@ -458,6 +492,7 @@ func (c *ClientSink) flush(held *int) error {
 		c.writeFailed(err)
 		return c.writeErr
 	}
+	c.sent = time.Now()
 	return nil
 }
 

@@ -19,6 +19,9 @@ type PacedWait struct {
 	now   func() time.Time
 	end   time.Time
 	every time.Duration
+	// after is the timer of a pause, on the same clock as now; nil is a real timer. A test
+	// gives one that moves its manual clock, so that nothing waits for real time.
+	after func(d time.Duration) <-chan time.Time
 }
 
 // NewPacedWait starts a wait that gives up at end, on the clock now.
@@ -28,8 +31,9 @@ func NewPacedWait(now func() time.Time, end time.Time) *PacedWait {
 
 // Pause waits until the next look and gives the time it waited to waited (a person's think time,
 // which the latency metrics leave out): false when the wait's end passed (nothing more to wait
-// for) or ctx ended. The caller holds the response open meanwhile (Sink.KeepAlive): armed once
-// for the whole wait, as arming again restarts the keep-alive's count of silence.
+// for) or ctx ended. The caller holds the response open meanwhile (Sink.KeepAlive); the
+// keep-alives count the response's silence from the last byte sent, so a caller may pause them
+// between pauses (to retry a backend) without putting off the next comment.
 func (w *PacedWait) Pause(ctx context.Context, waited func(time.Duration)) bool {
 	start := w.now()
 	left := w.end.Sub(start)
@@ -37,13 +41,20 @@ func (w *PacedWait) Pause(ctx context.Context, waited func(time.Duration)) bool 
 		return false
 	}
 	defer func() { waited(w.now().Sub(start)) }()
-	timer := time.NewTimer(min(w.every, left))
-	defer timer.Stop()
+	d := min(w.every, left)
 	w.every = min(2*w.every, pacedWaitMax)
+	var fired <-chan time.Time
+	if w.after != nil {
+		fired = w.after(d)
+	} else {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		fired = timer.C
+	}
 	select {
 	case <-ctx.Done():
 		return false
-	case <-timer.C:
+	case <-fired:
 		return true
 	}
 }

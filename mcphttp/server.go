@@ -317,7 +317,7 @@ func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 	both := &struct {
 		x request
 		c ClientSink
-	}{x: request{shared: shared{s: s, r: r, hdr: r.Header, ctx: r.Context()}, start: s.now()}, c: ClientSink{w: c.Response(), srv: s}}
+	}{x: request{shared: shared{s: s, r: r, hdr: r.Header, ctx: r.Context()}, start: s.now()}, c: ClientSink{w: c.Response(), srv: s, sent: time.Now()}}
 	x := &both.x
 	x.client = &both.c
 	x.out = x.client

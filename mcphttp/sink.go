@@ -26,7 +26,8 @@ type Sink interface {
 	// Error ends the response with the gateway's own error.
 	Error(e *Error) error
 	// KeepAlive arms (true) or pauses the keep-alive comments that hold a silent response
-	// open.
+	// open. The silence is counted from the last byte the client was sent, not from the
+	// arming (ClientSink.KeepAlive), so pausing and arming again puts off no comment.
 	KeepAlive(on bool)
 }
 

@@ -35,14 +35,13 @@ func TestApprovalPageLegacyClientWaits(t *testing.T) {
 			pages := make(chan string, 16)
 			// The keep-alive comments on the call's response once the client has answered: the
 			// wait for the page holds the response open with them.
-			answered := &atomic.Bool{}
-			waiting := &keepAlives{after: answered, seen: make(chan struct{}, 64)}
+			waiting := mcptest.NewKeepAlives()
 			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithBearer(tok), mcptest.WithProtocolVersion("2025-11-25"),
 				mcptest.WithCapabilities(urlElicitation), mcptest.WithRoundTripper(waiting),
 				mcptest.WithElicitation(func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					asked.Add(1)
 					pages <- req.Params.URL
-					answered.Store(true)
+					waiting.After.Store(true)
 					// The user was sent to the page: that is all a 2025-11-25 accept says.
 					return &mcp.ElicitResult{Action: "accept"}, nil
 				}))
@@ -62,10 +61,11 @@ func TestApprovalPageLegacyClientWaits(t *testing.T) {
 				t.Fatalf("the call ended before its client was sent to the page: %v %+v", o.err, o.res)
 			}
 			// Two keep-alives after the answer: the ask's own could have written at most one
-			// in the instant before the answer reached it.
+			// in the instant before the answer reached it. The wait lasts that long: each
+			// interval spans several of its pauses, as the default's does.
 			for range 2 {
 				select {
-				case <-waiting.seen:
+				case <-waiting.Seen:
 				case o := <-done:
 					t.Fatalf("the call ended before the decision: %v %+v", o.err, o.res)
 				case <-time.After(time.Minute):
@@ -137,6 +137,12 @@ func TestApprovalPageLegacyWaitEndsWithTheState(t *testing.T) {
 	}
 }
 
+// legacyKeepAlive is the keep-alive interval of startLegacyApprovalGateway: longer than the
+// longest pause of the wait for the page's decision (2 s), as the default (15 s) is. With an
+// interval shorter than the first pause (250 ms) a comment comes even from a keep-alive whose
+// count of silence restarts at every pause, and the test could not tell.
+const legacyKeepAlive = 2500 * time.Millisecond
+
 // startLegacyApprovalGateway runs a gateway whose rule confirms alpha__echo on the approval
 // page, signing in at op, in front of alpha, with requestStates valid for ttl (0: the
 // default); it returns the gateway, a token of op's user and
@@ -146,7 +152,7 @@ func startLegacyApprovalGateway(t *testing.T, op *realop.Provider, alpha *mcptes
 	rule := authz.RuleConfig{ID: "echo-approval", Upstream: "alpha", Tools: []string{mcptest.ToolEcho}, Confirm: authz.ConfirmURL}
 	return startConfirmURLGateway(t, op, rule, func(c *Config) {
 		c.MRTR.TTL = ttl
-		c.Server.SSEKeepAlive = 100 * time.Millisecond
+		c.Server.SSEKeepAlive = legacyKeepAlive
 	}, alpha)
 }
 
@@ -193,45 +199,4 @@ func csrfToken(t *testing.T, body string) string {
 	}
 	tok, _, _ := strings.Cut(rest, `"`)
 	return tok
-}
-
-// keepAlives is a client transport that signals each SSE keep-alive comment the response to a
-// POST carries once after is set.
-type keepAlives struct {
-	after *atomic.Bool
-	seen  chan struct{}
-}
-
-func (k *keepAlives) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(r)
-	// POSTs only: the client's GET stream has keep-alives of its own.
-	if err == nil && r.Method == http.MethodPost && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		resp.Body = &keepAliveBody{ReadCloser: resp.Body, k: k}
-	}
-	return resp, err
-}
-
-// keepAliveBody reads a response body for keepAlives, line by line as it arrives.
-type keepAliveBody struct {
-	io.ReadCloser
-	k    *keepAlives
-	line []byte
-}
-
-func (b *keepAliveBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	for _, c := range p[:n] {
-		if c != '\n' {
-			b.line = append(b.line, c)
-			continue
-		}
-		if strings.HasPrefix(string(b.line), ": keep-alive") && b.k.after.Load() {
-			select {
-			case b.k.seen <- struct{}{}:
-			default:
-			}
-		}
-		b.line = b.line[:0]
-	}
-	return n, err
 }

@@ -816,6 +816,33 @@ func TestAsksCancelCrossReplica(t *testing.T) {
 	b.assertIdle(t)
 }
 
+// TestAsksCancelPublishBounded: a notifications/cancelled for a request running on no replica
+// the one it reached knows of goes out as a notice, and a Redis slow to take that publish holds
+// the notification's POST (whose context has no deadline) no longer than the asks' forward
+// timeout. Before, it held it for as long as Redis did.
+func TestAsksCancelPublishBounded(t *testing.T) {
+	srv := testredis.Start(t)
+	b := startRedisAsks(t, srv, nil, 1)[0]
+	stalling := &stallingNotices{Notices: b.b.notices, topic: cancelTopic, stalled: make(chan struct{}, 1)}
+	b.b.notices = stalling
+	b.b.forwardTimeout = 100 * time.Millisecond
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.b.cancel(context.Background(), testSession(1, "p1", allCaps), json.RawMessage(`"call-1"`))
+	}()
+	select {
+	case <-stalling.stalled:
+	case <-time.After(asksHang): // fail-safe
+		t.Fatal("the cancellation was not published")
+	}
+	select {
+	case <-done:
+	case <-time.After(asksHang): // fail-safe
+		t.Fatal("the cancellation waited on Redis without a bound")
+	}
+}
+
 // TestAsksCancelLongID: a request whose id is a long string (up to server.maxJSONTokenBytes)
 // is cancelled across replicas by a notice of a fixed, small size, and the replica running it
 // keeps a digest of the id, not the id. Before, the id itself went to every replica in each

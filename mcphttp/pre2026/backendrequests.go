@@ -50,12 +50,12 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		rctx, cancel := context.WithTimeout(ctx, e.cfg.AskTimeout)
 		defer cancel()
 		// The request switches the client's response to SSE; keep-alive comments hold it open
-		// while the user thinks.
+		// while the user thinks. They stay on after the answer: the backend's call, which
+		// armed them, goes on (with the answer) until its last message, which stops them.
 		q.c.KeepAlive(true)
 		asked := e.now()
 		responses, release, err := e.asks.ask(rctx, sess, q.in.BoundKey(), []era.InputRequest{r}, q.roundLimits(), q.emit)
 		q.in.Waited(e.now().Sub(asked))
-		q.c.KeepAlive(false)
 		if err != nil {
 			return nil, relayError(ctx, rctx, err)
 		}

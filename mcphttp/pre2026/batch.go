@@ -68,6 +68,10 @@ type batchItem struct {
 	err    error
 	answer *jsonrpc.Message
 	dup    bool // a request whose id (as decoded) an earlier request of the batch has
+	// cancelled: a request a notifications/cancelled later in the batch names, answered as
+	// cancelled and never forwarded; ownCancel: a notifications/cancelled that names a request
+	// of the batch, which cancelsInBatch has applied (or ignored) and nothing else does.
+	cancelled, ownCancel bool
 }
 
 // batch serves a batch: authenticated and its session opened as one request, then each message
@@ -158,25 +162,66 @@ func (q *clientReq) batchItems() ([]batchItem, error) {
 		return nil, batchTooLarge("the batch holds more than " + strconv.Itoa(e.cfg.MaxBatchMessages) + " messages")
 	}
 	items := make([]batchItem, len(raws))
-	ids := map[string]bool{}
+	// ids: the index of the first request with each id.
+	ids := map[string]int{}
 	for i, raw := range raws {
 		in, err := q.in.Element(raw, i+1)
 		it := batchItem{in: in, err: err}
 		if m := in.Message(); m != nil && m.ID != nil {
-			// Compared as decoded ("b1" and "\u0062\u0031" are one id to a client, and to
-			// notifications/cancelled), as the cancellations of the session compare them.
-			id, ok := jsonrpc.CanonicalID(m.ID)
-			if !ok {
-				id = string(m.ID)
+			id := batchID(m.ID)
+			_, it.dup = ids[id]
+			if !it.dup {
+				ids[id] = i
 			}
-			it.dup = ids[id]
-			ids[id] = true
 		} else if err != nil && m == nil {
 			it.answer = answerOf(in, err)
 		}
 		items[i] = it
 	}
+	cancelsInBatch(items, ids)
 	return items, nil
+}
+
+// batchID is the key a request's id is compared under within a batch: as decoded ("b1" and
+// "\u0062\u0031" are one id to a client, and to notifications/cancelled), as the
+// cancellations of the session compare them.
+func batchID(raw json.RawMessage) string {
+	if id, ok := jsonrpc.CanonicalID(raw); ok {
+		return id
+	}
+	return string(raw)
+}
+
+// cancelsInBatch applies the notifications/cancelled of a batch that name one of its own
+// requests (ids: the index of the first request with each id), before anything of the batch is
+// served, so that the outcome never depends on which of them is served first. MCP's cancel
+// refers to a request sent earlier: one that names a request before it in the array cancels
+// that request, which is answered as cancelled and never forwarded; one that names a request
+// after it, which had not been sent when the cancel was, is ignored, as a cancel for an unknown
+// request is. Neither reaches a request of another POST that has the same id (a client may not
+// reuse an id in flight). A cancel that names no request of the batch goes to the session's
+// running requests as one sent alone does.
+func cancelsInBatch(items []batchItem, ids map[string]int) {
+	for i := range items {
+		m := items[i].in.Message()
+		if items[i].err != nil || m == nil || !m.IsNotification() || m.Method != era.NotifCancelled {
+			continue
+		}
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) != nil || len(p.RequestID) == 0 {
+			continue
+		}
+		at, ok := ids[batchID(p.RequestID)]
+		if !ok {
+			continue
+		}
+		items[i].ownCancel = true
+		if at < i && items[at].err == nil {
+			items[at].cancelled = true
+		}
+	}
 }
 
 // countBatch counts the elements of the array body (a batch) without decoding them, reading no
@@ -252,7 +297,7 @@ func (q *clientReq) batchRequests(items []batchItem, stream bool) error {
 			eq.in.Bound(ctx)
 		}
 		if !takeTurn(ctx, sem) {
-			if !notification && eq.msg != nil && it.err == nil && !it.dup {
+			if !notification && eq.msg != nil && it.err == nil && !it.dup && !it.cancelled {
 				eq.notServed()
 				continue
 			}
@@ -348,6 +393,10 @@ func (q *clientReq) serveOne(it batchItem) error {
 		return it.err // params that did not decode
 	case it.dup:
 		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: another request of this batch has the same id")
+	case it.cancelled:
+		// Cancelled by a later message of its batch (cancelsInBatch): answered as a request
+		// cancelled by its client is, and never forwarded.
+		return q.c.JSON(http.StatusOK, jsonrpc.AppendError(nil, q.msg.ID, cancelledByClient()), outcome.Canceled)
 	}
 	if err := q.in.Admit(); err != nil {
 		return err
@@ -355,6 +404,9 @@ func (q *clientReq) serveOne(it batchItem) error {
 	switch {
 	case q.msg.Method == era.MethodInitialize:
 		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: initialize must not be part of a JSON-RPC batch")
+	case q.msg.IsNotification() && it.ownCancel:
+		q.c.Accepted() // applied to the batch's own request already (cancelsInBatch)
+		return nil
 	case q.msg.IsNotification():
 		q.notification()
 		return nil

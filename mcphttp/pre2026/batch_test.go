@@ -491,3 +491,59 @@ func backendCalls(be *mcptest.Server) []mcptest.Exchange {
 	}
 	return out
 }
+
+// TestBatchCancelsItsOwnRequests: a notifications/cancelled in a batch that names a request
+// before it in the array cancels that request before it is sent: it is answered as cancelled
+// and its backend never sees it, every time (the two used to race: served at once, the call ran
+// or not depending on which was first). One that names a request after it (not yet sent when
+// the cancel was) is ignored, as one naming an unknown id is: those calls run. Twenty batches
+// with a session and twenty without; run with -count to repeat.
+func TestBatchCancelsItsOwnRequests(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-03-26", `{}`)
+	cancel := func(id string) string { // id as JSON
+		return rpc(nil, "notifications/cancelled", `{"requestId":`+id+`,"reason":"changed my mind"}`)
+	}
+	echo := func(id any, text string) string {
+		return rpc(id, "tools/call", `{"name":"be__echo","arguments":{"text":"`+text+`"}}`)
+	}
+	for i := range 40 {
+		session := sid
+		if i%2 == 1 {
+			session = "" // a session-less batch of a client with no version header
+		}
+		be.Reset()
+		gone, kept, later := fmt.Sprintf("gone-%d", i), fmt.Sprintf("kept-%d", i), fmt.Sprintf("later-%d", i)
+		r := do(t, "POST", gw.URL, legacyHeaders("", session), batchOf(
+			echo("a", gone), // cancelled by the next message
+			cancel(`"a"`),
+			cancel(`"b"`), // names the request after it: ignored
+			echo("b", later),
+			cancel(`"unknown"`),
+			echo(3, kept),
+			cancel(`"\u0061"`), // the same id as "a", as decoded: a second cancel changes nothing
+		))
+		if r.Status != http.StatusOK {
+			t.Fatalf("batch %d: status %d: %s", i, r.Status, r.Body)
+		}
+		got := batchMessages(t, r)
+		if e := got[`"a"`].Error; len(got) != 3 || e == nil || e.Message != "Request cancelled by the client" {
+			t.Fatalf("batch %d: %s, want id \"a\" answered as cancelled and two results", i, r.Body)
+		}
+		for id, text := range map[string]string{`"b"`: later, "3": kept} {
+			if m := got[id]; m.Error != nil || !strings.Contains(string(m.Result), text) {
+				t.Fatalf("batch %d: id %s: %s", i, id, r.Body)
+			}
+		}
+		calls := backendCalls(be)
+		for _, ex := range calls {
+			if bytes.Contains(ex.Body, []byte(gone)) {
+				t.Fatalf("batch %d: the backend received the cancelled call: %s", i, ex.Body)
+			}
+		}
+		if len(calls) != 2 {
+			t.Fatalf("batch %d: the backend received %d calls, want the two not cancelled", i, len(calls))
+		}
+	}
+}

@@ -168,8 +168,12 @@ func (q *clientReq) cancelled(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() == nil || q.in.Context().Err() != nil || q.c.Failed() != nil || mcphttp.IsClientWrite(err) {
 		return err
 	}
-	return q.c.JSON(http.StatusOK, jsonrpc.AppendError(nil, q.msg.ID,
-		jsonrpc.NewError(jsonrpc.CodeInternalError, "Request cancelled by the client")), outcome.Canceled)
+	return q.c.JSON(http.StatusOK, jsonrpc.AppendError(nil, q.msg.ID, cancelledByClient()), outcome.Canceled)
+}
+
+// cancelledByClient is the error of a request its client cancelled.
+func cancelledByClient() *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "Request cancelled by the client")
 }
 
 // clientInfoJSON turns a session's name@version back into a clientInfo object; nil when the

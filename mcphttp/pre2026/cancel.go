@@ -81,9 +81,9 @@ func (b *asks) track(sess *legacysession.Session, id json.RawMessage, cancel con
 }
 
 // cancel cancels the request named by a client's notifications/cancelled, on whichever replica
-// runs it: here if it runs here, else through a notice every replica hears. Best effort, like
-// the notification itself: a request that already ended, or a notice Redis drops, changes
-// nothing.
+// runs it: here if it runs here, else through a notice every replica hears, published within
+// the asks' forward timeout. Best effort, like the notification itself: a request that already
+// ended, or a notice Redis drops or is too slow to take, changes nothing.
 func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, id json.RawMessage) {
 	cid, ok := runID(id)
 	if !ok {
@@ -97,7 +97,11 @@ func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, id json.
 	if err != nil {
 		return
 	}
-	if err := b.notices.Publish(ctx, cancelTopic, payload); err != nil {
+	// Bounded as every other notice of the asks is: the notification's POST has no deadline
+	// of its own, and a Redis slow to take the publish must not hold it.
+	pctx, cancel := context.WithTimeout(ctx, b.forwardTimeout)
+	defer cancel()
+	if err := b.notices.Publish(pctx, cancelTopic, payload); err != nil {
 		b.m.RedisError(metrics.RedisOpNotice)
 	}
 }

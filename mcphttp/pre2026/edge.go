@@ -325,7 +325,7 @@ func (q *clientReq) request() error {
 // notification accepts a client notification (202); notifications/cancelled cancels the call
 // it names, on whichever replica runs it.
 func (q *clientReq) notification() {
-	if q.msg.Method == "notifications/cancelled" && sessionBound(q.sess) {
+	if q.msg.Method == era.NotifCancelled && sessionBound(q.sess) {
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}

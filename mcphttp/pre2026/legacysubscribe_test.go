@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,5 +225,32 @@ func TestLegacySubscribeChurnPaced(t *testing.T) {
 	mcptest.WaitFor(t, "replica A heard of every change", func() bool { return sa.state.received.Load()-heard >= changes })
 	if n := listens(); n != opened {
 		t.Errorf("the backend saw %d listen streams opened after %d subscription changes, want the GET stream's %d", n, changes, opened)
+	}
+}
+
+// TestLegacySubscribeKeepsAlive: resources/subscribe reads the resource at its backend before
+// it records the subscription, and while that read runs the client's response gets keep-alive
+// comments, as a resources/read's would: a backend that takes longer than the interval does not
+// leave the response silent. (The read's sink dropped them, and the response stayed silent.)
+func TestLegacySubscribeKeepsAlive(t *testing.T) {
+	slow := mcptest.WithResourceTemplate(&mcp.ResourceTemplate{Name: "slow", URITemplate: "mem://slow/{n}"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			select {
+			case <-time.After(300 * time.Millisecond): // several keep-alive intervals
+			case <-ctx.Done():
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "slow"}}}, nil
+		})
+	be := mcptest.StartServer(t, "be", mcptest.WithSubscriptions(), slow)
+	gw, _ := startLegacyGateway(t, gwSpec{Server: mcphttp.Config{SSEKeepAlive: 40 * time.Millisecond}},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	r := do(t, "POST", gw.URL, legacyHeaders("2025-11-25", sid),
+		`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"be+mem://slow/1"}}`)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"result":{}`) {
+		t.Fatalf("subscribe: %d %s", r.Status, r.Body)
+	}
+	if n := strings.Count(string(r.Body), ": keep-alive\n\n"); n < 1 {
+		t.Errorf("no keep-alive comment while the backend read the resource: %s", r.Body)
 	}
 }

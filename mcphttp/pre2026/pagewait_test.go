@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -77,5 +78,53 @@ func TestLegacyBackendPageWaits(t *testing.T) {
 				t.Fatalf("the backend was called %d times", n)
 			}
 		})
+	}
+}
+
+// TestLegacyBackendPageWaitKeepsAlive: while the call waits for the user at the backend's page,
+// its response carries keep-alive comments, so that a proxy's idle timeout does not cut a wait
+// that may last legacy.askTimeout. The interval is longer than the longest pause between the
+// backend's retries (2 s), as the default (15 s) is: the wait pauses the keep-alives for each
+// retry and arms them again, and they used to count the silence from each arming, so no
+// comment ever came. Here the backend's flow completes only once the client has seen two
+// comments after its accept; the call fails if the wait ends first.
+func TestLegacyBackendPageWaitKeepsAlive(t *testing.T) {
+	var calls atomic.Int32
+	var finished atomic.Bool
+	be := mcptest.StartServer(t, "be", signInTool(&calls, func(int32) bool { return finished.Load() }))
+	gw, _ := startAskingGateway(t, gwSpec{Server: mcphttp.Config{SSEKeepAlive: 2500 * time.Millisecond},
+		Edge: Config{AskTimeout: time.Minute, MaxRounds: 2}},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	waiting := mcptest.NewKeepAlives()
+	cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithRoundTripper(waiting),
+		mcptest.WithCapabilities(&mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}),
+		mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			waiting.After.Store(true)
+			return &mcp.ElicitResult{Action: "accept"}, nil // the user was sent to the page
+		}))
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__sign_in", Arguments: map[string]any{}})
+		done <- outcome{res, err}
+	}()
+	// Two: the ask's own keep-alive could have written one in the instant before the accept.
+	for range 2 {
+		select {
+		case <-waiting.Seen:
+		case o := <-done:
+			t.Fatalf("the wait for the page ended without two keep-alive comments after the accept: %v %+v", o.err, o.res)
+		}
+	}
+	finished.Store(true)
+	o := <-done
+	if o.err != nil || o.res.IsError || mcptest.ResultText(o.res) != "signed in" {
+		t.Fatalf("sign_in: %v %+v", o.err, o.res)
+	}
+	if n := calls.Load(); n < 3 {
+		t.Errorf("the backend was called %d times; the wait retried it fewer than twice", n)
 	}
 }

@@ -104,6 +104,10 @@ type sessionState struct {
 	levelTTL time.Duration
 	// restartEvery is restartInterval (tests make it outlive them, to count restarts).
 	restartEvery time.Duration
+	// after runs f once d has passed (time.AfterFunc): the paced restart of a GET stream's
+	// listen (paced) waits on it, on the same clock as now, so that a test with a manual clock
+	// fires it when its clock says so rather than after real time.
+	after func(d time.Duration, f func())
 
 	// received counts the other replicas' notices applied (tests wait on it for the
 	// subscription to be in place).
@@ -141,7 +145,8 @@ func newSessionState(kv StateStore, notices store.Notices, log *slog.Logger, now
 	var id [16]byte
 	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
 	st := &sessionState{kv: kv, notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
-		levelTTL: levelCacheTTL, restartEvery: restartInterval, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{}}
+		levelTTL: levelCacheTTL, restartEvery: restartInterval, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{},
+		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
 	return st, nil
 }
 
@@ -368,7 +373,7 @@ func (st *sessionState) paced(started time.Time, restart context.CancelFunc) con
 	return func() {
 		once.Do(func() {
 			if wait := st.restartEvery - st.now().Sub(started); wait > 0 {
-				time.AfterFunc(wait, restart) // a restart of a listen already over does nothing
+				st.after(wait, restart) // a restart of a listen already over does nothing
 				return
 			}
 			restart()

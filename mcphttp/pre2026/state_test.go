@@ -75,3 +75,45 @@ func TestSessionStateBoundedPerCaller(t *testing.T) {
 		t.Errorf("bob's level = %q after alice's sessions, want debug", got)
 	}
 }
+
+// TestPacedRestart: a change of a session's subscriptions restarts its GET stream's listen at
+// once when the listen has run restartInterval, else once it has: one restart, later, however
+// many changes arrive meanwhile. Timed on a manual clock and its own timers (sessionState.now
+// and after), so that nothing waits for real time.
+func TestPacedRestart(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC))
+	st, err := newSessionState(nil, nil, slog.New(slog.DiscardHandler), clock.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type timer struct {
+		d time.Duration
+		f func()
+	}
+	var timers []timer
+	st.after = func(d time.Duration, f func()) { timers = append(timers, timer{d, f}) }
+	restarts := 0
+	restart := func() { restarts++ }
+
+	// A listen that has run the interval restarts at once.
+	old := st.paced(clock.Now().Add(-restartInterval), restart)
+	old()
+	if restarts != 1 || len(timers) != 0 {
+		t.Fatalf("a listen that ran %v: %d restarts, %d timers; want one restart at once", restartInterval, restarts, len(timers))
+	}
+
+	// A listen started 300 ms ago restarts once it has run the interval, once for many changes.
+	restarts = 0
+	changed := st.paced(clock.Now().Add(-300*time.Millisecond), restart)
+	for range 10 {
+		changed()
+	}
+	if restarts != 0 || len(timers) != 1 || timers[0].d != restartInterval-300*time.Millisecond {
+		t.Fatalf("ten changes to a listen 300ms old: %d restarts, timers %v; want one timer for the rest of the interval", restarts, timers)
+	}
+	timers[0].f()
+	changed()
+	if restarts != 1 || len(timers) != 1 {
+		t.Fatalf("after the interval: %d restarts, %d timers; want one restart", restarts, len(timers))
+	}
+}

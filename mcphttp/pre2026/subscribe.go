@@ -70,22 +70,29 @@ func (q *clientReq) readable() error {
 	if err != nil {
 		return err
 	}
-	probe := &probeSink{}
+	probe := &probeSink{c: q.c}
 	if err := q.in.Run(inner, probe); err != nil {
 		return err
 	}
 	return probe.err
 }
 
-// probeSink is the Sink of a request run only for whether it succeeds: nothing is written, the
-// answer's error is kept.
-type probeSink struct{ err error }
+// probeSink is the Sink of a request run only for whether it succeeds: nothing of its answer is
+// written, the answer's error is kept. While it waits for its backend, the client's response
+// gets keep-alive comments (c), as it would for the request itself: a slow backend read must
+// not leave a subscribe's response silent until a proxy cuts it.
+type probeSink struct {
+	c   *mcphttp.ClientSink
+	err error
+}
 
 var _ mcphttp.Sink = (*probeSink)(nil)
 
 func (p *probeSink) Event([]byte, *int) error { return nil }
 func (p *probeSink) FlushHeld(*int)           {}
-func (p *probeSink) KeepAlive(bool)           {}
+
+// KeepAlive arms or pauses the client's keep-alive comments.
+func (p *probeSink) KeepAlive(on bool) { p.c.KeepAlive(on) }
 
 // Result keeps a result that is not the resource (input_required) as an error.
 func (p *probeSink) Result(_ []byte, _ int, oc string, _ *int) error {
