@@ -75,8 +75,9 @@ return 0
 
 // recPutScript is PutRecord and AddRecord. KEYS: owner's hash. ARGV: name, value, max count,
 // max bytes, "1" to store only while owner has no live record under name, now, idle, absolute.
-// Returns 1 when stored, 0 over the budget, -1 when a record is there (AddRecord). The owner's
-// records that expired are removed first.
+// Returns 1 when stored, 0 over the budget, -1 when a record is there (AddRecord) that is not
+// value (value itself: this call's earlier attempt stored it, see Records.SwapRecord). The
+// owner's records that expired are removed first.
 const recPutScript = `
 local name, now = ARGV[1], tonumber(ARGV[6])
 local function expired(f)
@@ -84,6 +85,9 @@ local function expired(f)
   return not i or i <= now
 end
 if ARGV[5] == '1' and redis.call('HEXISTS', KEYS[1], name) == 1 and not expired(name) then
+  if redis.call('HGET', KEYS[1], name) == ARGV[2] then
+    return 1
+  end
   return -1
 end
 local count, bytes = 1, string.len(ARGV[2])
@@ -109,11 +113,13 @@ return 1
 `
 
 // recSwapScript is SwapRecord. KEYS: owner's hash. ARGV: name, old, value, now, idle.
-// Returns the record's new idle deadline, 0 when it was not swapped.
+// Returns the record's new idle deadline, 0 when it was not swapped. A record holding value
+// was swapped by this call's earlier attempt (see Records.SwapRecord): it is swapped again.
 const recSwapScript = `
 local name, now = ARGV[1], tonumber(ARGV[4])
 local i = tonumber(redis.call('HGET', KEYS[1], '` + recIdle + `' .. name))
-if redis.call('HGET', KEYS[1], name) ~= ARGV[2] or not i or i <= now then
+local cur = redis.call('HGET', KEYS[1], name)
+if (cur ~= ARGV[2] and cur ~= ARGV[3]) or not i or i <= now then
   return 0
 end
 local want = math.max(i, math.min(now + tonumber(ARGV[5]), tonumber(redis.call('HGET', KEYS[1], '` + recAbsolute + `' .. name))))

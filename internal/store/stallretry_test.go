@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,101 +13,158 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
 
-// dialSignal tells, on dialed, each time the client opens a connection.
-type dialSignal struct{ dialed chan struct{} }
+// stallOnce stalls a real redis-server (SIGSTOP) just before the first command matching match
+// is sent, and resumes it when the client dials for that command's retry: the command's first
+// attempt times out, its retry is answered, and Redis, once it wakes, has run both. With a
+// pool of one connection the retry always dials.
+type stallOnce struct {
+	srv   *testredis.Server
+	mu    sync.Mutex
+	match func(redis.Cmder) bool
+	state int // 0 armed, 1 paused, 2 done
+}
 
-func (h dialSignal) DialHook(next redis.DialHook) redis.DialHook {
+func (s *stallOnce) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		select {
-		case h.dialed <- struct{}{}:
-		default:
+		s.mu.Lock()
+		if s.state == 1 {
+			s.state = 2
+			s.srv.Resume()
 		}
+		s.mu.Unlock()
 		return next(ctx, network, addr)
 	}
 }
 
-func (h dialSignal) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (s *stallOnce) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		s.mu.Lock()
+		if s.state == 0 && s.match != nil && s.match(cmd) {
+			s.state = 1
+			s.srv.Pause()
+		}
+		s.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
 
-func (h dialSignal) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (s *stallOnce) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
 
-// TestSingleUseWriteSurvivesARetriedStall: a Redis that stalls (paused, a slow fork or script,
-// DEBUG SLEEP) longer than the read timeout makes go-redis give up on a command it has already
-// written and send it again on a new connection. When Redis wakes it runs both: the first
-// records the use, the second finds it recorded. Each single-use write must still answer a first
-// use as first: answering UseAgain refuses a confirmation or a DPoP proof as a replay of a use
-// that never reached anyone, and the record left behind refuses the client's retry too. A second
-// use afterwards is still refused.
+// arm makes the next command match matches stall; stalled reports whether it did and was
+// resumed by the retry's dial.
+func (s *stallOnce) arm(match func(redis.Cmder) bool) (stalled func() bool) {
+	s.mu.Lock()
+	s.state, s.match = 0, match
+	s.mu.Unlock()
+	return func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.state == 2
+	}
+}
+
+// runs matches a command running script (EVALSHA or EVAL of it).
+func runs(script *redis.Script) func(redis.Cmder) bool {
+	return func(c redis.Cmder) bool {
+		a := c.Args()
+		switch c.Name() {
+		case "evalsha":
+			return len(a) > 1 && a[1] == script.Hash()
+		case "eval":
+			return true
+		}
+		return false
+	}
+}
+
+func named(name string) func(redis.Cmder) bool {
+	return func(c redis.Cmder) bool { return c.Name() == name }
+}
+
+// TestWriteSurvivesARetriedStall: a Redis that stalls (paused, a slow fork or script, DEBUG
+// SLEEP) longer than the read timeout makes go-redis give up on a command it has already
+// written and send it again on a new connection; once Redis wakes it runs both. Each write
+// that is not idempotent as sent must still answer what its one effect was:
+//   - a single-use write (confirmations, DPoP proofs) answered UseAgain, refusing as a replay a
+//     use that never reached anyone, and the record left refused the client's retry too;
+//   - a vault record's compare-and-swap (a refresh storing rotated tokens) answered "changed
+//     meanwhile", and the refresh then revoked the tokens the record now holds;
+//   - an add-if-absent (a first connect) answered ErrRecordExists for its own record.
 //
-// The stall is a real redis-server stopped with SIGSTOP; it resumes once the client dials for
-// its retry, so that the retry (not a timeout) answers. The pool holds one connection, so the
-// retry always dials.
-func TestSingleUseWriteSurvivesARetriedStall(t *testing.T) {
+// A second use afterwards is still refused, and a swap from a stale value still fails.
+func TestWriteSurvivesARetriedStall(t *testing.T) {
 	srv := testredis.Start(t)
 	r := newRedisStore(t, RedisConfig{URL: srv.URL(), PoolSize: 1, MaxRetries: 1,
 		ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
 		Breaker: RedisBreaker{Failures: -1}})
-	sig := dialSignal{dialed: make(chan struct{}, 1)}
-	r.client.AddHook(sig)
+	stall := &stallOnce{srv: srv}
+	r.client.AddHook(stall)
 	ctx := context.Background()
 	b := ReplayBudget{Count: 100, Window: time.Minute}
 	const ttl = time.Minute
-	ops := []struct {
-		name string
-		use  func(key string) (bool, error)
+	life := RecordLife{Now: time.Now(), Idle: time.Hour, Absolute: 2 * time.Hour}
+	recBudget := Budget{Count: 10, Bytes: 1 << 10}
+	tests := []struct {
+		name  string
+		match func(redis.Cmder) bool
+		// do writes under key as writer w; first reports the one effect the write had, or
+		// must have had. Another writer's value differs (a record) or not (a single use).
+		do func(key, w string) (first bool, err error)
 	}{
-		{"UseOnce", func(key string) (bool, error) { return r.UseOnce(ctx, key, ttl) }},
-		{"FirstUse", func(key string) (bool, error) {
+		{"UseOnce", named("set"), func(key, w string) (bool, error) { return r.UseOnce(ctx, key, ttl) }},
+		{"FirstUse", runs(r.replay), func(key, w string) (bool, error) {
 			u, err := r.FirstUse(ctx, "alice", key, ttl, b)
 			return u == UseFirst, err
 		}},
-		{"FirstUseGet", func(key string) (bool, error) {
+		{"FirstUseGet", runs(r.replayGet), func(key, w string) (bool, error) {
 			u, _, _, err := r.FirstUseGet(ctx, "alice", key, ttl, b, "marker")
 			return u == UseFirst, err
 		}},
-		{"FirstUseOnce", func(key string) (bool, error) {
+		{"FirstUseOnce", runs(r.replayOnce), func(key, w string) (bool, error) {
 			u, err := r.FirstUseOnce(ctx, "alice", key, "once-"+key, ttl, b)
 			return u == UseFirst, err
 		}},
+		{"AddRecord", runs(r.recPut), func(key, w string) (bool, error) {
+			stored, err := r.AddRecord(ctx, "alice", key, []byte(w+" "+key), recBudget, life)
+			if errors.Is(err, ErrRecordExists) {
+				return false, nil
+			}
+			return stored, err
+		}},
+		{"SwapRecord", runs(r.recSwap), func(key, w string) (bool, error) {
+			// The record holds "v0 key" before the first swap: another writer's swap from
+			// the same old value finds the first's value and must fail.
+			return r.SwapRecord(ctx, "alice", key, []byte("v0 "+key), []byte(w+" "+key), life)
+		}},
 	}
-	for _, op := range ops {
-		t.Run(op.name, func(t *testing.T) {
-			// Warm: the scripts are in Redis's cache, so the stalled command is the write itself.
-			if first, err := op.use("warm-" + op.name); err != nil || !first {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "SwapRecord" {
+				for _, key := range []string{"warm-" + tc.name, "stalled-" + tc.name} {
+					if stored, err := r.PutRecord(ctx, "alice", key, []byte("v0 "+key), recBudget, life); err != nil || !stored {
+						t.Fatalf("PutRecord: %v %v", stored, err)
+					}
+				}
+			}
+			// Warm: the scripts are in Redis's cache, so the stalled command is the write.
+			if first, err := tc.do("warm-"+tc.name, "first"); err != nil || !first {
 				t.Fatalf("warm-up: first=%v err=%v", first, err)
 			}
-			select {
-			case <-sig.dialed:
-			default:
+			stalled := stall.arm(tc.match)
+			first, err := tc.do("stalled-"+tc.name, "first")
+			if !stalled() {
+				t.Fatalf("Redis was not stalled and resumed by a retry (err %v)", err)
 			}
-			key := "stalled-" + op.name
-			type answer struct {
-				first bool
-				err   error
+			if err != nil {
+				t.Fatalf("the retry after the stall failed: %v", err)
 			}
-			got := make(chan answer, 1)
-			srv.Pause()
-			go func() {
-				first, err := op.use(key)
-				got <- answer{first, err}
-			}()
-			select {
-			case <-sig.dialed: // the first attempt timed out; the retry is on its way
-			case a := <-got:
-				srv.Resume()
-				t.Fatalf("answered with Redis paused and no retry: %+v", a)
+			if !first {
+				t.Errorf("a write retried by the client after a stall was answered as if another had come first")
 			}
-			srv.Resume()
-			a := <-got
-			if a.err != nil {
-				t.Fatalf("the retry after the stall failed: %v", a.err)
-			}
-			if !a.first {
-				t.Errorf("a first use, retried by the client after a stall, was answered as a replay")
-			}
-			if again, err := op.use(key); err != nil || again {
-				t.Errorf("a second use after the stall: first=%v err=%v, want refused", again, err)
+			if again, err := tc.do("stalled-"+tc.name, "second"); err != nil || again {
+				t.Errorf("another write after the stall: first=%v err=%v, want refused", again, err)
 			}
 		})
 	}
