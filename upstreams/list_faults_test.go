@@ -1,0 +1,148 @@
+package upstreams
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
+)
+
+// faultOn serves a real MCP backend except for requests of method, which fault answers.
+func faultOn(t *testing.T, real *mcptest.Server, method string, fault http.HandlerFunc) string {
+	t.Helper()
+	u, err := url.Parse(real.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+	return upstreamstest.Loopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct{ Method string }
+		_ = json.Unmarshal(body, &m)
+		if m.Method == method {
+			fault(w, r)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	})) + u.Path
+}
+
+// TestListAndReadFaults: a backend that answers discovery well but faults on one list method
+// (or a read) costs a fan-out list only that backend's items, and a read a clear error; each
+// ends by the gateway's own bounds (timeout, maxResponseBytes), never the caller's watchdog.
+func TestListAndReadFaults(t *testing.T) {
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	sseHead := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		upstreamstest.SSEEvent(w, progressEvent)
+	}
+	faults := []struct {
+		name string
+		h    http.HandlerFunc
+	}{
+		{"hang before headers", func(w http.ResponseWriter, r *http.Request) { hold(r, done) }},
+		{"hang mid-body", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`)
+			w.(http.Flusher).Flush()
+			hold(r, done)
+		}},
+		{"hang mid-SSE", func(w http.ResponseWriter, r *http.Request) { sseHead(w); hold(r, done) }},
+		{"reset mid-stream", func(w http.ResponseWriter, _ *http.Request) { sseHead(w); panic(http.ErrAbortHandler) }},
+		{"garbage JSON", func(w http.ResponseWriter, _ *http.Request) {
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":`)
+		}},
+		{"answer to another id", func(w http.ResponseWriter, _ *http.Request) {
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":"someone-else","result":{"tools":[],"prompts":[],"resources":[],"resourceTemplates":[],"contents":[]}}`)
+		}},
+		{"endless SSE", func(w http.ResponseWriter, r *http.Request) {
+			sseHead(w)
+			for {
+				select {
+				case <-done:
+					return
+				case <-r.Context().Done():
+					return
+				default:
+				}
+				upstreamstest.SSEEvent(w, progressEvent)
+			}
+		}},
+		{"gigantic SSE line", func(w http.ResponseWriter, _ *http.Request) {
+			sseHead(w)
+			endless(w, "data: "+strings.Repeat("x", 4096), done)
+		}},
+		{"body over maxResponseBytes", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			endless(w, `{"jsonrpc":"2.0","id":1,"result":{"x":"`+strings.Repeat("x", 4096), done)
+		}},
+	}
+	lists := []struct{ method, key string }{
+		{MethodToolsList, "tools"},
+		{MethodPromptsList, "prompts"},
+		{MethodResourcesList, "resources"},
+		{MethodResourceTemplates, "resourceTemplates"},
+	}
+	alpha := mcptest.StartServer(t, "alpha")
+	beta := mcptest.StartServer(t, "beta")
+	for _, f := range faults {
+		for _, l := range append(lists, struct{ method, key string }{MethodResourcesRead, ""}) {
+			t.Run(f.name+"/"+l.method, func(t *testing.T) {
+				r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{
+					{Name: "alpha", URL: alpha.URL()},
+					{Name: "beta", URL: faultOn(t, beta, l.method, f.h), Timeout: 500 * time.Millisecond,
+						ResponseHeaderTimeout: 300 * time.Millisecond, MaxResponseBytes: 64 << 10},
+				}}, Options{})
+				watchdog, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if l.method == MethodResourcesRead {
+					target, err := r.Resolve(KindResource, "beta+mem://readme")
+					if err != nil {
+						t.Fatal(err)
+					}
+					s, err := r.Call(watchdog, &Call{Method: l.method, ID: json.RawMessage(`1`), Target: target,
+						Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"uri":"mem://readme"}`)})
+					for err == nil && watchdog.Err() == nil {
+						var final bool
+						if _, final, err = s.Next(); final {
+							break
+						}
+					}
+					if s != nil {
+						s.Close()
+					}
+					if err == nil || watchdog.Err() != nil {
+						t.Fatalf("read from the faulty backend: err = %v (watchdog %v), want the gateway's own error", err, watchdog.Err())
+					}
+					t.Logf("read: %v", err)
+					return
+				}
+				res, err := r.List(watchdog, &ListRequest{Method: l.method,
+					Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
+				if err != nil || watchdog.Err() != nil {
+					t.Fatalf("List with one faulty optional backend: %v (watchdog %v)", err, watchdog.Err())
+				}
+				items, _ := decodeObject(t, string(res))[l.key].([]any)
+				if len(items) == 0 {
+					t.Fatalf("the healthy backend's %s are missing: %s", l.key, res)
+				}
+				for _, it := range items {
+					if b, _ := json.Marshal(it); strings.Contains(string(b), `"beta__`) || strings.Contains(string(b), `"beta+`) {
+						t.Fatalf("the faulty backend's item was listed: %s", b)
+					}
+				}
+			})
+		}
+	}
+}
