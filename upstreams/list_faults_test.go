@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,11 +30,11 @@ func faultOn(t *testing.T, real *mcptest.Server, method string, fault http.Handl
 		body, _ := io.ReadAll(r.Body)
 		var m struct{ Method string }
 		_ = json.Unmarshal(body, &m)
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		if m.Method == method {
 			fault(w, r)
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		proxy.ServeHTTP(w, r)
 	})) + u.Path
 }
@@ -144,5 +146,79 @@ func TestListAndReadFaults(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestListenStreamFaults: a backend listen stream that ends badly is recorded as what it was,
+// so that health, the breaker and the outcome metric see it: an answer to another request and
+// garbage are bad responses, an error answer is the backend's error, a reset is unavailable, a
+// hang before headers a timeout; only a result for the listen is a graceful end. Whatever the
+// end, the client's listen ends by the gateway's own bounds with its graceful end.
+func TestListenStreamFaults(t *testing.T) {
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	// answer starts an event stream and sends msg, with ID replaced by the listen's id.
+	answer := func(msg string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			var req struct{ ID json.RawMessage }
+			body, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(body, &req)
+			w.Header().Set("Content-Type", "text/event-stream")
+			upstreamstest.SSEEvent(w, strings.ReplaceAll(msg, "ID", string(req.ID)))
+		}
+	}
+	tests := []struct {
+		name string
+		h    http.HandlerFunc
+		want string
+	}{
+		{"graceful end", answer(`{"jsonrpc":"2.0","id":ID,"result":{"resultType":"complete"}}`), OutcomeOK},
+		{"error answer", answer(`{"jsonrpc":"2.0","id":ID,"error":{"code":-32603,"message":"no"}}`), OutcomeBackendError},
+		{"result for another id", answer(`{"jsonrpc":"2.0","id":"someone-else","result":{"resultType":"complete"}}`), OutcomeBadResponse},
+		{"error for another id", answer(`{"jsonrpc":"2.0","id":"someone-else","error":{"code":-32603,"message":"no"}}`), OutcomeBadResponse},
+		{"garbage event", answer(`{"jsonrpc":"2.0",`), OutcomeBadResponse},
+		{"gigantic SSE line", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			endless(w, "data: "+strings.Repeat("x", 4096), done)
+		}, OutcomeBadResponse},
+		{"reset mid-stream", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+			panic(http.ErrAbortHandler)
+		}, OutcomeUnavailable},
+		{"hang before headers", func(w http.ResponseWriter, r *http.Request) { hold(r, done) }, OutcomeTimeout},
+	}
+	alpha := mcptest.StartServer(t, "alpha")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []string
+			r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha",
+				URL: faultOn(t, alpha, MethodListen, tt.h), Timeout: 500 * time.Millisecond, MaxResponseBytes: 64 << 10}}},
+				Options{Observe: func(_, m, o string, _ time.Duration) {
+					if m == MethodListen {
+						mu.Lock()
+						got = append(got, o)
+						mu.Unlock()
+					}
+				}})
+			watchdog, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var last string
+			err := r.Listen(watchdog, json.RawMessage(`"L1"`),
+				json.RawMessage(`{"_meta":`+upstreamstest.Meta+`,"notifications":{"toolsListChanged":true}}`), nil, nil,
+				func(m []byte) error { last = string(m); return nil })
+			if err != nil || watchdog.Err() != nil {
+				t.Fatalf("Listen = %v (watchdog %v), want its graceful end", err, watchdog.Err())
+			}
+			if !strings.Contains(last, `"id":"L1","result"`) {
+				t.Errorf("the listen's last message = %s, want its graceful end", last)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Equal(got, []string{tt.want}) {
+				t.Errorf("the backend listen was recorded as %v, want [%s]", got, tt.want)
+			}
+		})
 	}
 }
