@@ -222,3 +222,115 @@ func TestListenStreamFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestLegacyBackendFaults: the faults of TestListAndReadFaults, on a pre-2026 backend whose
+// session was set up well (its initialize and discovery answered by a real go-sdk server): a
+// call and a read end with the gateway's own error, a list leaves out only that backend.
+func TestLegacyBackendFaults(t *testing.T) {
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	event := func(w http.ResponseWriter, data string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		upstreamstest.SSEEvent(w, data)
+	}
+	faults := []struct {
+		name string
+		h    http.HandlerFunc
+	}{
+		{"hang before headers", func(w http.ResponseWriter, r *http.Request) { hold(r, done) }},
+		{"hang mid-body", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`)
+			w.(http.Flusher).Flush()
+			hold(r, done)
+		}},
+		{"hang mid-SSE", func(w http.ResponseWriter, r *http.Request) { event(w, progressEvent); hold(r, done) }},
+		{"reset mid-stream", func(w http.ResponseWriter, _ *http.Request) { event(w, progressEvent); panic(http.ErrAbortHandler) }},
+		{"garbage JSON", func(w http.ResponseWriter, _ *http.Request) {
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":`)
+		}},
+		{"answer to another id", func(w http.ResponseWriter, _ *http.Request) {
+			event(w, `{"jsonrpc":"2.0","id":"someone-else","result":{"tools":[],"prompts":[],"resources":[],"resourceTemplates":[],"contents":[],"content":[]}}`)
+		}},
+		{"endless SSE", func(w http.ResponseWriter, r *http.Request) {
+			event(w, progressEvent)
+			for {
+				select {
+				case <-done:
+					return
+				case <-r.Context().Done():
+					return
+				default:
+				}
+				upstreamstest.SSEEvent(w, progressEvent)
+			}
+		}},
+		{"gigantic SSE line", func(w http.ResponseWriter, _ *http.Request) {
+			event(w, progressEvent)
+			endless(w, "data: "+strings.Repeat("x", 4096), done)
+		}},
+		{"body over maxResponseBytes", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			endless(w, `{"jsonrpc":"2.0","id":1,"result":{"x":"`+strings.Repeat("x", 4096), done)
+		}},
+	}
+	alpha := mcptest.StartServer(t, "alpha")
+	legacy := mcptest.StartLegacyServer(t, "beta")
+	methods := []struct{ method, key string }{
+		{MethodToolsCall, ""}, {MethodResourcesRead, ""},
+		{MethodToolsList, "tools"}, {MethodResourcesList, "resources"},
+	}
+	for _, f := range faults {
+		for _, m := range methods {
+			t.Run(f.name+"/"+m.method, func(t *testing.T) {
+				r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{
+					{Name: "alpha", URL: alpha.URL()},
+					{Name: "beta", URL: faultOn(t, legacy, m.method, f.h), Timeout: 500 * time.Millisecond,
+						ResponseHeaderTimeout: 300 * time.Millisecond, MaxResponseBytes: 64 << 10},
+				}}, Options{})
+				watchdog, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if m.key != "" {
+					res, err := r.List(watchdog, &ListRequest{Method: m.method,
+						Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
+					if err != nil || watchdog.Err() != nil {
+						t.Fatalf("List with one faulty optional backend: %v (watchdog %v)", err, watchdog.Err())
+					}
+					items, _ := decodeObject(t, string(res))[m.key].([]any)
+					if len(items) == 0 {
+						t.Fatalf("the healthy backend's %s are missing: %s", m.key, res)
+					}
+					for _, it := range items {
+						if b, _ := json.Marshal(it); strings.Contains(string(b), `"beta__`) || strings.Contains(string(b), `"beta+`) {
+							t.Fatalf("the faulty backend's item was listed: %s", b)
+						}
+					}
+					return
+				}
+				kind, name, params := KindTool, "beta__echo", `,"name":"echo","arguments":{"text":"x"}`
+				if m.method == MethodResourcesRead {
+					kind, name, params = KindResource, "beta+mem://readme", `,"uri":"mem://readme"`
+				}
+				target, err := r.Resolve(kind, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := r.Call(watchdog, &Call{Method: m.method, ID: json.RawMessage(`1`), Target: target,
+					Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + params + `}`)})
+				for err == nil && watchdog.Err() == nil {
+					var final bool
+					if _, final, err = s.Next(); final {
+						break
+					}
+				}
+				if s != nil {
+					s.Close()
+				}
+				if err == nil || watchdog.Err() != nil {
+					t.Fatalf("%s on the faulty backend: err = %v (watchdog %v), want the gateway's own error", m.method, err, watchdog.Err())
+				}
+				t.Logf("%v", err)
+			})
+		}
+	}
+}
