@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -49,7 +50,15 @@ func (s *stallOnce) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 
 func (s *stallOnce) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		s.mu.Lock()
+		if s.state == 0 && s.match != nil && slices.ContainsFunc(cmds, s.match) {
+			s.state = 1
+			s.srv.Pause()
+		}
+		s.mu.Unlock()
+		return next(ctx, cmds)
+	}
 }
 
 // arm makes the next command match matches stall; stalled reports whether it did and was
@@ -102,30 +111,9 @@ func TestWriteSurvivesARetriedStall(t *testing.T) {
 	stall := &stallOnce{srv: srv}
 	r.client.AddHook(stall)
 	ctx := context.Background()
-	b := ReplayBudget{Count: 100, Window: time.Minute}
-	const ttl = time.Minute
 	life := RecordLife{Now: time.Now(), Idle: time.Hour, Absolute: 2 * time.Hour}
 	recBudget := Budget{Count: 10, Bytes: 1 << 10}
-	tests := []struct {
-		name  string
-		match func(redis.Cmder) bool
-		// do writes under key as writer w; first reports the one effect the write had, or
-		// must have had. Another writer's value differs (a record) or not (a single use).
-		do func(key, w string) (first bool, err error)
-	}{
-		{"UseOnce", named("set"), func(key, w string) (bool, error) { return r.UseOnce(ctx, key, ttl) }},
-		{"FirstUse", runs(r.replay), func(key, w string) (bool, error) {
-			u, err := r.FirstUse(ctx, "alice", key, ttl, b)
-			return u == UseFirst, err
-		}},
-		{"FirstUseGet", runs(r.replayGet), func(key, w string) (bool, error) {
-			u, _, _, err := r.FirstUseGet(ctx, "alice", key, ttl, b, "marker")
-			return u == UseFirst, err
-		}},
-		{"FirstUseOnce", runs(r.replayOnce), func(key, w string) (bool, error) {
-			u, err := r.FirstUseOnce(ctx, "alice", key, "once-"+key, ttl, b)
-			return u == UseFirst, err
-		}},
+	cases := append(singleUseStallCases(r), []stallCase{
 		{"AddRecord", runs(r.recPut), func(key, w string) (bool, error) {
 			stored, err := r.AddRecord(ctx, "alice", key, []byte(w+" "+key), recBudget, life)
 			if errors.Is(err, ErrRecordExists) {
@@ -138,16 +126,64 @@ func TestWriteSurvivesARetriedStall(t *testing.T) {
 			// the same old value finds the first's value and must fail.
 			return r.SwapRecord(ctx, "alice", key, []byte("v0 "+key), []byte(w+" "+key), life)
 		}},
+	}...)
+	for _, key := range []string{"warm-SwapRecord", "stalled-SwapRecord"} {
+		if stored, err := r.PutRecord(ctx, "alice", key, []byte("v0 "+key), recBudget, life); err != nil || !stored {
+			t.Fatalf("PutRecord: %v %v", stored, err)
+		}
 	}
-	for _, tc := range tests {
+	runStallCases(t, stall, cases)
+}
+
+// TestAckedWriteSurvivesARetriedStall: the same with RedisConfig.WaitReplicas, where each
+// single-use write and its WAIT go as one pipeline, which go-redis sends again as a whole.
+func TestAckedWriteSurvivesARetriedStall(t *testing.T) {
+	primary, _ := startReplicaPair(t)
+	r := newRedisStore(t, RedisConfig{URL: primary.URL(), PoolSize: 1, MaxRetries: 1,
+		ReadTimeout: 600 * time.Millisecond, WriteTimeout: 600 * time.Millisecond,
+		WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond, Breaker: RedisBreaker{Failures: -1}})
+	stall := &stallOnce{srv: primary}
+	r.client.AddHook(stall)
+	runStallCases(t, stall, singleUseStallCases(r))
+}
+
+// stallCase is one write of TestWriteSurvivesARetriedStall.
+type stallCase struct {
+	name  string
+	match func(redis.Cmder) bool
+	// do writes under key as writer w; first reports the one effect the write had, or must
+	// have had. Another writer's value differs (a record) or not (a single use).
+	do func(key, w string) (first bool, err error)
+}
+
+// singleUseStallCases are r's single-use writes.
+func singleUseStallCases(r *Redis) []stallCase {
+	ctx := context.Background()
+	b := ReplayBudget{Count: 100, Window: time.Minute}
+	const ttl = time.Minute
+	return []stallCase{
+		{"UseOnce", named("set"), func(key, _ string) (bool, error) { return r.UseOnce(ctx, key, ttl) }},
+		{"FirstUse", runs(r.replay), func(key, _ string) (bool, error) {
+			u, err := r.FirstUse(ctx, "alice", key, ttl, b)
+			return u == UseFirst, err
+		}},
+		{"FirstUseGet", runs(r.replayGet), func(key, _ string) (bool, error) {
+			u, _, _, err := r.FirstUseGet(ctx, "alice", key, ttl, b, "marker")
+			return u == UseFirst, err
+		}},
+		{"FirstUseOnce", runs(r.replayOnce), func(key, _ string) (bool, error) {
+			u, err := r.FirstUseOnce(ctx, "alice", key, "once-"+key, ttl, b)
+			return u == UseFirst, err
+		}},
+	}
+}
+
+// runStallCases runs each case's write once with Redis answering, once stalled and retried,
+// and once more as another writer.
+func runStallCases(t *testing.T, stall *stallOnce, cases []stallCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.name == "SwapRecord" {
-				for _, key := range []string{"warm-" + tc.name, "stalled-" + tc.name} {
-					if stored, err := r.PutRecord(ctx, "alice", key, []byte("v0 "+key), recBudget, life); err != nil || !stored {
-						t.Fatalf("PutRecord: %v %v", stored, err)
-					}
-				}
-			}
 			// Warm: the scripts are in Redis's cache, so the stalled command is the write.
 			if first, err := tc.do("warm-"+tc.name, "first"); err != nil || !first {
 				t.Fatalf("warm-up: first=%v err=%v", first, err)
