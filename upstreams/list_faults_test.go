@@ -181,6 +181,14 @@ func TestListenStreamFaults(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			endless(w, "data: "+strings.Repeat("x", 4096), done)
 		}, OutcomeBadResponse},
+		{"gigantic comment line", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			endless(w, ": "+strings.Repeat("x", 4096), done)
+		}, OutcomeBadResponse},
+		{"gigantic id field", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			endless(w, "id: "+strings.Repeat("x", 4096), done)
+		}, OutcomeBadResponse},
 		{"reset mid-stream", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
