@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -321,6 +322,9 @@ func (r *Redis) SetNX(ctx context.Context, key string, value []byte, ttl time.Du
 	}
 	if err = r.done(probe, err); err != nil {
 		return false, nil, err
+	}
+	if bytes.Equal(old, value) {
+		return true, nil, nil // this call's earlier attempt stored it (see token)
 	}
 	return false, old, nil
 }

@@ -121,6 +121,10 @@ func TestWriteSurvivesARetriedStall(t *testing.T) {
 			}
 			return stored, err
 		}},
+		{"SetNX", named("set"), func(key, w string) (bool, error) {
+			stored, _, err := r.SetNX(ctx, key, []byte(w+" "+key), time.Minute)
+			return stored, err
+		}},
 		{"SwapRecord", runs(r.recSwap), func(key, w string) (bool, error) {
 			// The record holds "v0 key" before the first swap: another writer's swap from
 			// the same old value finds the first's value and must fail.
