@@ -125,13 +125,18 @@ func TestWriteSurvivesARetriedStall(t *testing.T) {
 			stored, _, err := r.SetNX(ctx, key, []byte(w+" "+key), time.Minute)
 			return stored, err
 		}},
+		{"DeleteRecord", runs(r.recDelete), func(key, w string) (bool, error) {
+			// The record holds "v0 key" before the first removal: another writer's removal
+			// of the value it read finds nothing.
+			return r.DeleteRecord(ctx, "alice", key, []byte("v0 "+key))
+		}},
 		{"SwapRecord", runs(r.recSwap), func(key, w string) (bool, error) {
 			// The record holds "v0 key" before the first swap: another writer's swap from
 			// the same old value finds the first's value and must fail.
 			return r.SwapRecord(ctx, "alice", key, []byte("v0 "+key), []byte(w+" "+key), life)
 		}},
 	}...)
-	for _, key := range []string{"warm-SwapRecord", "stalled-SwapRecord"} {
+	for _, key := range []string{"warm-SwapRecord", "stalled-SwapRecord", "warm-DeleteRecord", "stalled-DeleteRecord"} {
 		if stored, err := r.PutRecord(ctx, "alice", key, []byte("v0 "+key), recBudget, life); err != nil || !stored {
 			t.Fatalf("PutRecord: %v %v", stored, err)
 		}
