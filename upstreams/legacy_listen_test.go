@@ -3,8 +3,10 @@ package upstreams
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,5 +80,46 @@ func TestLegacyListenFiltersEachNotification(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Listen: %v", err)
+	}
+}
+
+// TestLegacyListenSubscribeRefused: a pre-2026 backend that answers the resources/subscribe of a
+// listen with a JSON-RPC error (a URI it does not know) has answered: its listen is recorded
+// as the backend's error, as a 2026-07-28 backend's error answer to a listen is
+// (TestListenStreamFaults), not as a bad response that makes its health suspect. The client's
+// listen ends gracefully.
+func TestLegacyListenSubscribeRefused(t *testing.T) {
+	beta := mcptest.StartLegacyServer(t, "beta", mcptest.WithSubscriptions())
+	beta.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.SubscribeRequest); ok && r.Params.URI == "mem://refused" {
+				return nil, errors.New("no such resource")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	var mu sync.Mutex
+	var got []string
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "beta", URL: beta.URL()}}}, Options{
+		Observe: func(_, m, o string, _ time.Duration) {
+			if m == MethodListen {
+				mu.Lock()
+				got = append(got, o)
+				mu.Unlock()
+			}
+		}})
+	watchdog, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var last string
+	err := r.Listen(watchdog, json.RawMessage(`"L1"`),
+		json.RawMessage(`{"_meta":`+upstreamstest.Meta+`,"notifications":{"resourceSubscriptions":["beta+mem://refused"]}}`),
+		nil, nil, func(msg []byte) error { last = string(msg); return nil })
+	if err != nil || watchdog.Err() != nil || !strings.Contains(last, `"id":"L1","result"`) {
+		t.Fatalf("Listen = %v (watchdog %v), last message %s; want its graceful end", err, watchdog.Err(), last)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(got, []string{OutcomeBackendError}) {
+		t.Fatalf("the refused listen was recorded as %v, want [%s]", got, OutcomeBackendError)
 	}
 }

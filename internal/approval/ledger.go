@@ -19,6 +19,7 @@ type Store interface {
 	UseOnce(ctx context.Context, key string, ttl time.Duration) (first bool, err error)
 	Get(ctx context.Context, key string) ([]byte, bool, error)
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (stored bool, current []byte, err error)
 	Delete(ctx context.Context, key string) error
 	Hold(ctx context.Context, key, item string, size int64, ttl time.Duration, b store.Budget) (bool, error)
 	Release(ctx context.Context, key, item string) error
@@ -224,17 +225,21 @@ func (l *ledger) decide(ctx context.Context, c Call, v Verdict, by string) error
 	if err != nil {
 		return fmt.Errorf("approval: sealing decision: %w", err)
 	}
-	first, err := l.store.UseOnce(ctx, keyDecided+c.ID, ttl)
-	if err != nil {
+	// The claim is what replicas of the previous release check before they record; the
+	// decision itself is written only where none is, so it is the one decision whichever
+	// replica writes it. A claim whose decision is missing was made by a decide that failed
+	// before recording (the page said nothing was recorded): this one records instead, so
+	// the user's next try is not refused as "already decided" with nothing decided. A
+	// finished call's record holds Finished, so nothing is decided for it afterwards.
+	if _, err := l.store.UseOnce(ctx, keyDecided+c.ID, ttl); err != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	if !first {
+	stored, _, err := l.store.SetNX(ctx, keyDecision+c.ID, []byte(tok), ttl)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	case !stored:
 		return ErrDecided
-	}
-	if err := l.store.Set(ctx, keyDecision+c.ID, []byte(tok), ttl); err != nil {
-		// The claim stands and nothing is recorded: the call can no longer be approved, which
-		// fails closed; the user is asked again once it expires.
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return nil
 }

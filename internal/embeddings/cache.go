@@ -22,7 +22,7 @@ type cache struct {
 }
 
 // ShareDivisor sets each caller's share of the vector cache (see cache).
-const ShareDivisor = 8
+const ShareDivisor = sharelru.CallerShareDivisor
 
 // entryOverhead is an entry's memory besides its vector: key, list element, map slot.
 const entryOverhead = 128

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
@@ -139,7 +140,8 @@ type rule struct {
 const DefaultMaxAnswerBytesInFlight = 64 << 20
 
 // One caller's share of the budget of answers: an eighth of it (answerShareDivisor, the fixed
-// share the gateway gives a caller of its caches and of tool search's texts too), so that seven
+// share the gateway gives a caller of its caches and of tool search's texts too:
+// sharelru.CallerShareDivisor), so that seven
 // callers holding their shares still leave another caller's answers room; and at least
 // answerHold times the largest maxResponseBytes configured, what one answer may hold for a
 // moment while it is read (an event's line and its data, each grown past the bytes that
@@ -148,7 +150,7 @@ const DefaultMaxAnswerBytesInFlight = 64 << 20
 // MiB with the default 8 MiB. Without shares one caller's slots alone (8 answers of up to 8 MiB
 // by default) could fill the budget and fail every other caller's invocations.
 const (
-	answerShareDivisor = 8
+	answerShareDivisor = sharelru.CallerShareDivisor
 	answerHold         = 3
 )
 

@@ -18,6 +18,13 @@ package sharelru
 
 import "container/list"
 
+// CallerShareDivisor is the share the gateway gives one caller of what every caller shares on a
+// replica: an eighth (1/CallerShareDivisor) of the catalog's caches, of tool search's vector
+// cache and texts, and of the interceptors' slots and answers, so that seven callers holding
+// their shares still leave another caller room. Each of those uses this constant, so the one
+// share is written once.
+const CallerShareDivisor = 8
+
 // Cause says why an entry was evicted for room.
 type Cause uint8
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -266,6 +267,10 @@ func (m *Memory) SetNX(_ context.Context, key string, value []byte, ttl time.Dur
 		}
 		defer sh.mu.Unlock()
 		if e, ok := sh.entries[k]; ok && e.expires > now {
+			if bytes.Equal(e.value, value) {
+				stored = true
+				return nil
+			}
 			current = append([]byte(nil), e.value...)
 			return nil
 		}

@@ -35,11 +35,16 @@ type Records interface {
 	PutRecord(ctx context.Context, owner, name string, value []byte, b Budget, life RecordLife) (stored bool, err error)
 	// AddRecord is PutRecord only while owner holds no record under name: otherwise it fails
 	// with ErrRecordExists and nothing changes. Two writers that each found no record (two
-	// first connects completing together) so learn which of them came second.
+	// first connects completing together) so learn which of them came second. A record that
+	// already holds value byte for byte counts as stored (see SwapRecord).
 	AddRecord(ctx context.Context, owner, name string, value []byte, b Budget, life RecordLife) (stored bool, err error)
 	// SwapRecord replaces owner's record under name with value only while it still holds old
 	// (byte for byte); swapped is false otherwise, the record absent or expired included. A
-	// swap is a use; the absolute deadline stays the put's.
+	// swap is a use; the absolute deadline stays the put's. A record that already holds value
+	// counts as swapped: a write sent again after its answer was lost (Redis stalled past the
+	// read timeout, and the client retried) finds its own first attempt's record, and must
+	// not answer that another writer came first. Callers write values no other write repeats
+	// (the vault seals each under a fresh nonce).
 	SwapRecord(ctx context.Context, owner, name string, old, value []byte, life RecordLife) (swapped bool, err error)
 	// DeleteRecord removes owner's record under name; with old set, only while it still
 	// holds old. removed reports whether a record went.
@@ -234,6 +239,9 @@ func (m *Memory) putRecord(owner, name string, value []byte, b Budget, life Reco
 	defer r.mu.Unlock()
 	old := m.liveRecord(r, owner, name, life.Now)
 	if old != nil && onlyNew {
+		if bytes.Equal(old.value, value) {
+			return true, nil
+		}
 		return false, ErrRecordExists
 	}
 	count, size := 1, int64(len(value))
@@ -281,7 +289,7 @@ func (m *Memory) SwapRecord(_ context.Context, owner, name string, old, value []
 	}
 	defer r.mu.Unlock()
 	cur := m.liveRecord(r, owner, name, life.Now)
-	if cur == nil || !bytes.Equal(cur.value, old) {
+	if cur == nil || !bytes.Equal(cur.value, old) && !bytes.Equal(cur.value, value) {
 		return false, nil
 	}
 	if err := m.takeRecordBytes(int64(len(value)) - int64(len(cur.value))); err != nil {

@@ -40,6 +40,9 @@ const (
 	recIdle     = "\x00i:"
 	recAbsolute = "\x00a:"
 	recGone     = "\x00d:"
+	// recGoneBy prefixes the token of the call that removed a record (recDeleteScript);
+	// replicas of earlier releases skip it as they skip every NUL field.
+	recGoneBy = "\x00b:"
 	// moveWindow is how long a tombstone stops a move: far longer than one move runs.
 	moveWindow = 10 * time.Minute
 )
@@ -75,8 +78,9 @@ return 0
 
 // recPutScript is PutRecord and AddRecord. KEYS: owner's hash. ARGV: name, value, max count,
 // max bytes, "1" to store only while owner has no live record under name, now, idle, absolute.
-// Returns 1 when stored, 0 over the budget, -1 when a record is there (AddRecord). The owner's
-// records that expired are removed first.
+// Returns 1 when stored, 0 over the budget, -1 when a record is there (AddRecord) that is not
+// value (value itself: this call's earlier attempt stored it, see Records.SwapRecord). The
+// owner's records that expired are removed first.
 const recPutScript = `
 local name, now = ARGV[1], tonumber(ARGV[6])
 local function expired(f)
@@ -84,6 +88,9 @@ local function expired(f)
   return not i or i <= now
 end
 if ARGV[5] == '1' and redis.call('HEXISTS', KEYS[1], name) == 1 and not expired(name) then
+  if redis.call('HGET', KEYS[1], name) == ARGV[2] then
+    return 1
+  end
   return -1
 end
 local count, bytes = 1, string.len(ARGV[2])
@@ -103,17 +110,19 @@ end
 local a = now + tonumber(ARGV[8])
 local i = math.min(now + tonumber(ARGV[7]), a)
 redis.call('HSET', KEYS[1], name, ARGV[2], '` + recIdle + `' .. name, i, '` + recAbsolute + `' .. name, a)
-redis.call('HDEL', KEYS[1], '` + recGone + `' .. name)
+redis.call('HDEL', KEYS[1], '` + recGone + `' .. name, '` + recGoneBy + `' .. name)
 if redis.call('PEXPIRETIME', KEYS[1]) < i then redis.call('PEXPIREAT', KEYS[1], i) end
 return 1
 `
 
 // recSwapScript is SwapRecord. KEYS: owner's hash. ARGV: name, old, value, now, idle.
-// Returns the record's new idle deadline, 0 when it was not swapped.
+// Returns the record's new idle deadline, 0 when it was not swapped. A record holding value
+// was swapped by this call's earlier attempt (see Records.SwapRecord): it is swapped again.
 const recSwapScript = `
 local name, now = ARGV[1], tonumber(ARGV[4])
 local i = tonumber(redis.call('HGET', KEYS[1], '` + recIdle + `' .. name))
-if redis.call('HGET', KEYS[1], name) ~= ARGV[2] or not i or i <= now then
+local cur = redis.call('HGET', KEYS[1], name)
+if (cur ~= ARGV[2] and cur ~= ARGV[3]) or not i or i <= now then
   return 0
 end
 local want = math.max(i, math.min(now + tonumber(ARGV[5]), tonumber(redis.call('HGET', KEYS[1], '` + recAbsolute + `' .. name))))
@@ -130,15 +139,21 @@ local servernow = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `
 
 // recDeleteScript is DeleteRecord. KEYS: owner's hash. ARGV: name, "1" to compare, old,
-// tombstone lifetime (ms). It leaves a tombstone, so that a move of the previous layout's
-// record, begun before, does not bring it back.
+// tombstone lifetime (ms), the call's token (Redis.token). It leaves a tombstone, so that a
+// move of the previous layout's record, begun before, does not bring it back, and beside it
+// the token of the call that removed the record: a name without a record whose remover holds
+// this call's token was removed by this call's earlier attempt, and counts as removed.
 const recDeleteScript = serverMs + `
 local name = ARGV[1]
-if ARGV[2] == '1' and redis.call('HGET', KEYS[1], name) ~= ARGV[3] then
+local cur = redis.call('HGET', KEYS[1], name)
+if not cur and redis.call('HGET', KEYS[1], '` + recGoneBy + `' .. name) == ARGV[5] then
+  return 1
+end
+if ARGV[2] == '1' and cur ~= ARGV[3] then
   return 0
 end
 local n = redis.call('HDEL', KEYS[1], name, '` + recIdle + `' .. name, '` + recAbsolute + `' .. name)
-redis.call('HSET', KEYS[1], '` + recGone + `' .. name, servernow)
+redis.call('HSET', KEYS[1], '` + recGone + `' .. name, servernow, '` + recGoneBy + `' .. name, ARGV[5])
 local gone = servernow + tonumber(ARGV[4])
 if redis.call('PEXPIRETIME', KEYS[1]) < gone then redis.call('PEXPIREAT', KEYS[1], gone) end
 if n > 0 then return 1 end
@@ -347,7 +362,7 @@ func (s *Redis) DeleteRecord(ctx context.Context, owner, name string, old []byte
 	err := r.run(func() error {
 		var err error
 		n, err = r.recDelete.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, compare, old,
-			moveWindow.Milliseconds()).Int64()
+			moveWindow.Milliseconds(), s.token()).Int64()
 		return err
 	})
 	if err != nil || (n == 0 && old != nil) {

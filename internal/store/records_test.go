@@ -90,6 +90,14 @@ func contractRecords(t *testing.T, h harness) {
 	if ok, err := r.SwapRecord(ctx, "o3", "a", []byte("x"), []byte("y"), testLife); err != nil || ok {
 		t.Errorf("swap of an absent record: %v %v", ok, err)
 	}
+	// A write finding its own value (its earlier attempt's, TestWriteSurvivesARetriedStall)
+	// succeeded, on either store.
+	if ok, err := r.SwapRecord(ctx, "o1", "a", []byte("12345"), []byte("new"), testLife); err != nil || !ok {
+		t.Errorf("swap to the value the record holds: %v %v", ok, err)
+	}
+	if ok, err := r.AddRecord(ctx, "o2", "a", []byte("x"), b, testLife); err != nil || !ok {
+		t.Errorf("AddRecord of the value the record holds: %v %v", ok, err)
+	}
 	if ok, err := r.DeleteRecord(ctx, "o1", "a", []byte("12345")); err != nil || ok {
 		t.Errorf("delete of a stale value: %v %v", ok, err)
 	}

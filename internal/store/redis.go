@@ -1,9 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +85,9 @@ type Redis struct {
 	// unconfirmed counts the notice subscriptions Redis has not yet confirmed once
 	// (Subscribed).
 	unconfirmed atomic.Int64
+	// tokenBase and tokenSeq make each single-use write's token (token).
+	tokenBase string
+	tokenSeq  atomic.Uint64
 }
 
 var _ Store = (*Redis)(nil)
@@ -124,6 +130,7 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 
 		waitReplicas: cfg.WaitReplicas,
 		waitTimeout:  orDefault(cfg.WaitTimeout, DefaultWaitTimeout),
+		tokenBase:    rand.Text(),
 	}
 	for _, opt := range opts {
 		opt(r)
@@ -132,7 +139,32 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 	return r, nil
 }
 
-// UseOnce implements Store with SET NX PX.
+// token is a value no other call of any replica writes: what a single-use write stores, so
+// that it can tell its own record from another's. go-redis sends a command again when the
+// answer to its first attempt timed out (RedisConfig.MaxRetries), and a Redis that stalled
+// longer than the read timeout (paused, a slow fork, a long script) runs both attempts once it
+// wakes: the first records the use, and the second, finding a record, would answer a first use
+// as a replay. The second attempt finds its own token instead and answers a first use.
+func (r *Redis) token() string {
+	return r.tokenBase + strconv.FormatUint(r.tokenSeq.Add(1), 36)
+}
+
+// onceArgs is UseOnce's SET: only when the key is missing, holding token, answering what the
+// key held before.
+func onceArgs(ttl time.Duration) redis.SetArgs {
+	return redis.SetArgs{Mode: "NX", Get: true, TTL: ceilMillis(ttl)}
+}
+
+// onceFirst reads the answer of a SET with onceArgs: whether token's call recorded the key.
+func onceFirst(set *redis.StatusCmd, token string) (bool, error) {
+	old, err := set.Result()
+	if errors.Is(err, redis.Nil) {
+		return true, nil
+	}
+	return err == nil && old == token, err
+}
+
+// UseOnce implements Store with SET NX GET PX, writing a token (see token).
 func (r *Redis) UseOnce(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	if ttl <= 0 {
 		return false, ErrInvalidTTL
@@ -145,7 +177,8 @@ func (r *Redis) UseOnce(ctx context.Context, key string, ttl time.Duration) (boo
 	if r.waitReplicas > 0 {
 		return r.useOnceAcked(ctx, probe, k, ttl)
 	}
-	first, err := r.client.SetNX(ctx, k, "1", ceilMillis(ttl)).Result()
+	tok := r.token()
+	first, err := onceFirst(r.client.SetArgs(ctx, k, tok, onceArgs(ttl)), tok)
 	if err = r.done(probe, err); err != nil {
 		return false, err
 	}
@@ -171,17 +204,21 @@ func (r *Redis) useOnceAcked(ctx context.Context, probe bool, key string, ttl ti
 		}
 		c = node
 	}
-	var set *redis.BoolCmd
+	tok := r.token()
+	var set *redis.StatusCmd
 	var wait *redis.Cmd
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		set = p.SetNX(ctx, key, "1", ceilMillis(ttl))
+		set = p.SetArgs(ctx, key, tok, onceArgs(ttl))
 		// WAIT through Do: Pipeliner has no Wait method. The pipeline's read deadline is
 		// ReadTimeout, which Validate keeps above WaitTimeout.
 		wait = p.Do(ctx, "wait", r.waitReplicas, r.waitTimeout.Milliseconds())
 		return nil
 	})
-	written := set != nil && set.Err() == nil && set.Val()
-	if set != nil && set.Err() == nil && !set.Val() {
+	if errors.Is(err, redis.Nil) {
+		err = nil // the key was missing: a first use; WAIT's own error is read below
+	}
+	written, setErr := onceFirst(set, tok)
+	if setErr == nil && !written {
 		r.brk.done(probe, outcomeOK)
 		return false, nil // already used: no acknowledgement needed to refuse
 	}
@@ -285,6 +322,9 @@ func (r *Redis) SetNX(ctx context.Context, key string, value []byte, ttl time.Du
 	}
 	if err = r.done(probe, err); err != nil {
 		return false, nil, err
+	}
+	if bytes.Equal(old, value) {
+		return true, nil, nil // this call's earlier attempt stored it (see token)
 	}
 	return false, old, nil
 }

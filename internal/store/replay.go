@@ -164,10 +164,14 @@ func (m *Memory) countOwner(k memKey, b ReplayBudget) (bool, error) {
 }
 
 // replayScript is FirstUse next to the keys: KEYS[1] the id, KEYS[2] the owner's counter (one
-// hash slot, see replayKeys). ARGV: ttl (ms), window (ms), count. Returns 1 first use, 0 a
-// replay, 2 over budget.
+// hash slot, see replayKeys). ARGV: ttl (ms), window (ms), count, the call's token (Redis.token).
+// Returns 1 first use, 0 a replay, 2 over budget. An id holding this call's own token was
+// recorded by this call's earlier attempt (see Redis.token): a first use, not a replay.
 const replayScript = `
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then
+if not redis.call('SET', KEYS[1], ARGV[4], 'NX', 'PX', ARGV[1]) then
+  if redis.call('GET', KEYS[1]) == ARGV[4] then
+    return 1
+  end
   return 0
 end
 local n = redis.call('INCR', KEYS[2])
@@ -242,7 +246,7 @@ func (r *Redis) FirstUse(ctx context.Context, owner, id string, ttl time.Duratio
 		return 0, err
 	}
 	keys := replayKeys(r.prefix, owner, id)
-	args := []any{ceilMillis(ttl).Milliseconds(), ceilMillis(b.Window).Milliseconds(), b.Count}
+	args := replayArgs(ttl, b, r.token())
 	if r.waitReplicas > 0 {
 		return r.firstUseAcked(ctx, probe, r.replay, keys, args)
 	}
@@ -274,7 +278,7 @@ func (r *Redis) FirstUseGet(ctx context.Context, owner, id string, ttl time.Dura
 		return 0, nil, false, err
 	}
 	keys := append(replayKeys(r.prefix, owner, id), redisKey(r.prefix, kindValue, key))
-	vals, err := r.replayGet.Run(ctx, r.client, keys, ceilMillis(ttl).Milliseconds(), ceilMillis(b.Window).Milliseconds(), b.Count).Slice()
+	vals, err := r.replayGet.Run(ctx, r.client, keys, replayArgs(ttl, b, r.token())...).Slice()
 	if err = r.done(probe, err); err != nil {
 		return 0, nil, false, err
 	}
@@ -288,6 +292,11 @@ func (r *Redis) FirstUseGet(ctx context.Context, owner, id string, ttl time.Dura
 	// A nil reply (false in Lua) arrives as nil: the key is missing.
 	v, found := vals[1].(string)
 	return replayUse(n), []byte(v), found, nil
+}
+
+// replayArgs are the ARGV of replayScript and the scripts built on it.
+func replayArgs(ttl time.Duration, b ReplayBudget, token string) []any {
+	return []any{ceilMillis(ttl).Milliseconds(), ceilMillis(b.Window).Milliseconds(), b.Count, token}
 }
 
 func replayUse(n int64) Use {

@@ -22,19 +22,7 @@ func contractReplay(t *testing.T, h harness) {
 	}
 	const ttl = time.Second
 	b := ReplayBudget{Count: 3, Window: 4 * time.Second}
-	use := func(owner, id string) Use {
-		t.Helper()
-		u, err := r.FirstUse(ctx, owner, id, ttl, b)
-		if err != nil {
-			t.Fatalf("FirstUse(%s, %s): %v", owner, id, err)
-		}
-		return u
-	}
-	steps := []struct {
-		owner, id string
-		elapse    time.Duration
-		want      Use
-	}{
+	steps := []replayStep{
 		{"alice", "j1", 0, UseFirst},
 		{"alice", "j1", 0, UseAgain},
 		{"bob", "j1", 0, UseFirst}, // another owner's id of the same name
@@ -50,12 +38,10 @@ func contractReplay(t *testing.T, h harness) {
 		{"alice", "j1", 0, UseFirst},
 	}
 	spent := time.Duration(0) // of alice's first window
-	for i, s := range steps {
-		h.elapse(s.elapse)
+	runReplaySteps(t, h, "FirstUse", func(owner, id string) (Use, error) {
+		return r.FirstUse(ctx, owner, id, ttl, b)
+	}, steps, func(i int, s replayStep) {
 		spent += s.elapse
-		if got := use(s.owner, s.id); got != s.want {
-			t.Fatalf("step %d: FirstUse(%s, %s) = %v, want %v", i, s.owner, s.id, got, s.want)
-		}
 		if s.owner == "alice" && s.want == UseOverBudget {
 			// Refused until the window the first use opened ends: what is left of it, which
 			// a server-side clock (Redis) has seen run a little longer.
@@ -64,7 +50,7 @@ func contractReplay(t *testing.T, h harness) {
 				t.Fatalf("step %d: BudgetReset = %v, %v; want about %v", i, left, err, b.Window-spent)
 			}
 		}
-	}
+	})
 	if left, err := r.BudgetReset(ctx, "carol"); left != 0 || err != nil {
 		t.Errorf("BudgetReset of an owner without a window = %v, %v; want 0", left, err)
 	}
@@ -84,39 +70,64 @@ func contractReplayConcurrent(t *testing.T, h harness) {
 	r := h.store.(Replay)
 	ctx := context.Background()
 	b := ReplayBudget{Count: 5, Window: time.Minute}
+	same := concurrentUses(t, 20, func(int) (Use, error) { return r.FirstUse(ctx, "same", "jti", time.Minute, b) })
+	if same[UseFirst] != 1 || same[UseAgain] != 19 {
+		t.Errorf("one id used 20 times at once: %d first, %d again", same[UseFirst], same[UseAgain])
+	}
+	many := concurrentUses(t, 20, func(i int) (Use, error) {
+		return r.FirstUse(ctx, "many", fmt.Sprint("jti-", i), time.Minute, b)
+	})
+	if many[UseFirst] != 5 || many[UseOverBudget] != 15 {
+		t.Errorf("20 ids of one owner under a budget of 5: %d first, %d over budget", many[UseFirst], many[UseOverBudget])
+	}
+}
+
+// replayStep is one row of a replay contract's table: owner uses id, once elapse has passed,
+// and gets want.
+type replayStep struct {
+	owner, id string
+	elapse    time.Duration
+	want      Use
+}
+
+// runReplaySteps is the one runner of the replay contracts' tables: each step through use (op
+// names it in failures), then after (when set) with the step's index.
+func runReplaySteps(t *testing.T, h harness, op string, use func(owner, id string) (Use, error), steps []replayStep, after func(i int, s replayStep)) {
+	t.Helper()
+	for i, s := range steps {
+		h.elapse(s.elapse)
+		got, err := use(s.owner, s.id)
+		if err != nil {
+			t.Fatalf("step %d: %s(%s, %s): %v", i, op, s.owner, s.id, err)
+		}
+		if got != s.want {
+			t.Fatalf("step %d: %s(%s, %s) = %v, want %v", i, op, s.owner, s.id, got, s.want)
+		}
+		if after != nil {
+			after(i, s)
+		}
+	}
+}
+
+// concurrentUses runs use(i) for every i below n at once and counts the answers.
+func concurrentUses(t *testing.T, n int, use func(i int) (Use, error)) map[Use]int {
+	t.Helper()
 	var mu sync.Mutex
 	got := map[Use]int{}
 	var wg sync.WaitGroup
-	for i := range 20 {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			u, err := r.FirstUse(ctx, "same", "jti", time.Minute, b)
+	for i := range n {
+		wg.Go(func() {
+			u, err := use(i)
 			if err != nil {
 				t.Error(err)
 			}
 			mu.Lock()
 			got[u]++
 			mu.Unlock()
-		}()
-		go func() {
-			defer wg.Done()
-			u, err := r.FirstUse(ctx, "many", fmt.Sprint("jti-", i), time.Minute, b)
-			if err != nil {
-				t.Error(err)
-			}
-			mu.Lock()
-			got[u+10]++
-			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
-	if got[UseFirst] != 1 || got[UseAgain] != 19 {
-		t.Errorf("one id used 20 times at once: %d first, %d again", got[UseFirst], got[UseAgain])
-	}
-	if got[UseFirst+10] != 5 || got[UseOverBudget+10] != 15 {
-		t.Errorf("20 ids of one owner under a budget of 5: %d first, %d over budget", got[UseFirst+10], got[UseOverBudget+10])
-	}
+	return got
 }
 
 // budgetResetFunc is a BudgetReset answer fixed by a test.

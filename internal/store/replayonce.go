@@ -106,17 +106,22 @@ func (r *Redis) cluster() bool {
 }
 
 // replayOnceScript is replayScript that also claims KEYS[3], a single-use key (UseOnce's), in
-// the same script: both are set or neither. ARGV as replayScript's.
+// the same script: both are set or neither. ARGV as replayScript's; both keys hold the call's
+// token, and a single-use key holding it was claimed by this call's earlier attempt.
 const replayOnceScript = `
 local function record()
 ` + replayScript + `
 end
-if redis.call('GET', KEYS[3]) then
+local held = redis.call('GET', KEYS[3])
+if held then
+  if held == ARGV[4] then
+    return 1
+  end
   return 0
 end
 local n = record()
 if n == 1 then
-  redis.call('SET', KEYS[3], '1', 'PX', ARGV[1])
+  redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[1])
 end
 return n
 `
@@ -147,7 +152,7 @@ func (r *Redis) FirstUseOnce(ctx context.Context, owner, id, once string, ttl ti
 		return 0, err
 	}
 	keys := append(replayKeys(r.prefix, owner, id), redisKey(r.prefix, kindOnce, once))
-	args := []any{ceilMillis(ttl).Milliseconds(), ceilMillis(b.Window).Milliseconds(), b.Count}
+	args := replayArgs(ttl, b, r.token())
 	if r.waitReplicas > 0 {
 		return r.firstUseAcked(ctx, probe, r.replayOnce, keys, args)
 	}

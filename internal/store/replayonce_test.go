@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,48 +21,34 @@ func contractReplayOnce(t *testing.T, h harness) {
 	}
 	const ttl = time.Minute
 	b := ReplayBudget{Count: 2, Window: time.Minute}
-	claim := func(owner, key string) Use {
-		t.Helper()
-		u, err := r.FirstUseOnce(ctx, owner, key, key, ttl, b)
-		if err != nil {
-			t.Fatalf("FirstUseOnce(%s, %s): %v", owner, key, err)
-		}
-		return u
-	}
+	claim := func(owner, key string) (Use, error) { return r.FirstUseOnce(ctx, owner, key, key, ttl, b) }
 	// A Redis Cluster claims in two steps (FirstUse, then UseOnce: the keys lie in different
 	// slots), where a claim refused by the single-use key has counted and recorded the owner's
 	// id: the steps that tell the two apart run on the atomic stores only.
 	_, split := h.store.(*Redis)
 	split = split && h.store.(*Redis).cluster()
-	steps := []struct {
-		owner, key string
-		want       Use
-		atomicOnly bool
-	}{
-		{"alice", "s1", UseFirst, false},
-		{"alice", "s1", UseAgain, false}, // the owner's record
-		{"bob", "s1", UseAgain, false},   // the single-use key, whoever claims it
-		{"bob", "s2", UseFirst, false},
-		{"alice", "s2", UseAgain, false},
-		{"alice", "s3", UseFirst, true}, // alice's replay of s2 cost her nothing
-		{"alice", "s4", UseOverBudget, true},
-		{"bob", "s4", UseFirst, true}, // refused for alice's budget, s4 was not recorded
+	steps := []replayStep{
+		{"alice", "s1", 0, UseFirst},
+		{"alice", "s1", 0, UseAgain}, // the owner's record
+		{"bob", "s1", 0, UseAgain},   // the single-use key, whoever claims it
+		{"bob", "s2", 0, UseFirst},
+		{"alice", "s2", 0, UseAgain},
+		// Atomic stores only, from here:
+		{"alice", "s3", 0, UseFirst}, // alice's replay of s2 cost her nothing
+		{"alice", "s4", 0, UseOverBudget},
+		{"bob", "s4", 0, UseFirst}, // refused for alice's budget, s4 was not recorded
 	}
-	for i, s := range steps {
-		if s.atomicOnly && split {
-			continue
-		}
-		if got := claim(s.owner, s.key); got != s.want {
-			t.Fatalf("step %d: FirstUseOnce(%s, %s) = %v, want %v", i, s.owner, s.key, got, s.want)
-		}
+	if split {
+		steps = steps[:5]
 	}
+	runReplaySteps(t, h, "FirstUseOnce", claim, steps, nil)
 	// A key made single-use on its own (UseOnce, as a replica of an earlier version does) is
 	// refused, and the refusal records nothing for the owner.
 	if first, err := h.store.UseOnce(ctx, "s5", ttl); err != nil || !first {
 		t.Fatalf("UseOnce(s5) = %v, %v", first, err)
 	}
-	if got := claim("carol", "s5"); got != UseAgain {
-		t.Fatalf("FirstUseOnce of a key already used once = %v, want UseAgain", got)
+	if got, err := claim("carol", "s5"); err != nil || got != UseAgain {
+		t.Fatalf("FirstUseOnce of a key already used once = %v, %v; want UseAgain", got, err)
 	}
 	if u, err := r.FirstUse(ctx, "carol", "s5", ttl, b); !split && (err != nil || u != UseFirst) {
 		t.Fatalf("carol's id after a refused claim = %v, %v; want UseFirst (nothing recorded)", u, err)
@@ -73,8 +58,8 @@ func contractReplayOnce(t *testing.T, h harness) {
 	if _, err := r.FirstUse(ctx, "dave", "s7", ttl, b); err != nil {
 		t.Fatal(err)
 	}
-	if got := claim("dave", "s7"); got != UseAgain {
-		t.Fatalf("FirstUseOnce of an id already recorded = %v, want UseAgain", got)
+	if got, err := claim("dave", "s7"); err != nil || got != UseAgain {
+		t.Fatalf("FirstUseOnce of an id already recorded = %v, %v; want UseAgain", got, err)
 	}
 	if first, err := h.store.UseOnce(ctx, "s7", ttl); err != nil || !first {
 		t.Fatalf("UseOnce of the refused claim's key = %v, %v; want first (nothing recorded)", first, err)
@@ -83,27 +68,11 @@ func contractReplayOnce(t *testing.T, h harness) {
 		t.Errorf("FirstUseOnce with no ttl: %v, want ErrInvalidTTL", err)
 	}
 
-	var wg sync.WaitGroup
-	uses := make(chan Use, 16)
-	for i := range cap(uses) {
-		wg.Go(func() {
-			u, err := r.FirstUseOnce(ctx, string(rune('A'+i)), "race", "race", ttl, b)
-			if err != nil {
-				t.Error(err)
-			}
-			uses <- u
-		})
-	}
-	wg.Wait()
-	close(uses)
-	firsts := 0
-	for u := range uses {
-		if u == UseFirst {
-			firsts++
-		}
-	}
-	if firsts != 1 {
-		t.Errorf("%d concurrent claims of one key were first, want exactly 1", firsts)
+	uses := concurrentUses(t, 16, func(i int) (Use, error) {
+		return r.FirstUseOnce(ctx, string(rune('A'+i)), "race", "race", ttl, b)
+	})
+	if uses[UseFirst] != 1 {
+		t.Errorf("%d concurrent claims of one key were first, want exactly 1", uses[UseFirst])
 	}
 }
 

@@ -41,7 +41,9 @@ type Store interface {
 	// atomically across replicas, and otherwise returns that value: the first
 	// writer wins and every later one learns what it wrote (trust-on-first-use
 	// tool-definition pins). A ttl of zero keeps the value until it is deleted
-	// out of band; a negative one is ErrInvalidTTL.
+	// out of band; a negative one is ErrInvalidTTL. A key already holding value
+	// byte for byte counts as stored: a write sent again after its answer was
+	// lost finds its own first attempt's value (Records.SwapRecord says why).
 	SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (stored bool, current []byte, err error)
 	// Delete removes the value stored under key, if any (Set and SetNX
 	// values).

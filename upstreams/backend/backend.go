@@ -291,13 +291,18 @@ func (b *Backend) Bridge() *legacy.Bridge { return b.legacy.bridge }
 // its breaker is disabled.
 func (b *Backend) CircuitState() int { return b.breaker.current() }
 
+// ErrAnsweredWithError is a request the caller made itself (Post) that the backend answered
+// with a JSON-RPC error, such as a listen it refused: the backend answered, so Record counts it
+// as a backend error, not as a failure of its health.
+var ErrAnsweredWithError = errors.New("upstreams: the backend answered with an error")
+
 // outcomeOf maps an error from this package to its Outcome constant.
 func outcomeOf(err error) string {
 	switch {
 	case err == nil:
 		return OutcomeOK
-	case errors.Is(err, ErrUserTokenNeeded):
-		return OutcomeBackendError // it answered: it wants a user's token
+	case errors.Is(err, ErrUserTokenNeeded), errors.Is(err, ErrAnsweredWithError):
+		return OutcomeBackendError // it answered: it wants a user's token, or refused
 	case errors.Is(err, wire.ErrTimeout):
 		return OutcomeTimeout
 	case errors.Is(err, wire.ErrUnavailable):

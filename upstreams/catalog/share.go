@@ -11,7 +11,7 @@ import "github.com/mcp-gateway/gateway/internal/sharelru"
 // private entries cannot push out everyone else's; it takes ShareDivisor callers at their full
 // share to fill a cache. Public entries (shared by every caller) count against no share. A
 // private entry larger than a share is served, not cached.
-const ShareDivisor = 8
+const ShareDivisor = sharelru.CallerShareDivisor
 
 // The catalog's caches, as Options.CacheEvicted names them.
 const (

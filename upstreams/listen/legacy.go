@@ -69,7 +69,8 @@ func (f *feed) legacyListen(ctx context.Context, b *backend.Backend, sh *share, 
 			return err
 		}
 		if m.Error != nil {
-			return fmt.Errorf("%w: %s: resources/subscribe answered error %d", wire.ErrBadResponse, b.Name(), m.Error.Code)
+			// It answered: the backend's error, not a bad response (see listenAnswer).
+			return fmt.Errorf("%w: %s: resources/subscribe answered error %d", backend.ErrAnsweredWithError, b.Name(), m.Error.Code)
 		}
 	}
 	// The stream's buffers are charged as a 2026-07-28 backend's are (feed.relay).

@@ -283,12 +283,25 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 			return fmt.Errorf("%w: %s: listen event is not a JSON-RPC message", wire.ErrBadResponse, b.Name())
 		}
 		if m.IsResponse() {
-			return nil // the backend ended its subscription gracefully
+			return listenAnswer(b.Name(), m, f.spec.id)
 		}
 		if ev, ok := eventOf(f.spec.src.Names, b.Name(), m); ok {
 			f.publish(ev)
 		}
 	}
+}
+
+// listenAnswer is what a response on a backend listen stream says: its end. A result for the
+// listen is a graceful end (nil); an error for it, the backend refusing or ending the listen;
+// an answer to another request, a fault (wire.CheckAnswer), as on a call.
+func listenAnswer(upstream string, m *jsonrpc.Message, id json.RawMessage) error {
+	if err := wire.CheckAnswer(upstream, m, id); err != nil {
+		return err
+	}
+	if m.Error != nil {
+		return fmt.Errorf("%w: %s: listen ended with error %d", backend.ErrAnsweredWithError, upstream, m.Error.Code)
+	}
+	return nil
 }
 
 // listenEvent is a backend notification as every subscriber gets it, short of the
