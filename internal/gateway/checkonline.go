@@ -161,6 +161,11 @@ func (c RedisConfig) probe(ctx context.Context, getenv func(string) string) onli
 	if r.err = st.Ping(ctx); r.err != nil {
 		return r
 	}
+	if vc, ok := st.(store.VersionChecker); ok {
+		if r.err = vc.CheckVersion(ctx); r.err != nil {
+			return r
+		}
+	}
 	// A read, a write and a script under the key prefix, as every confirmation, pin and limit
 	// makes: a Redis ACL that does not grant the prefix's keys answers PING and refuses the
 	// read (NOPERM); a read-only replica, or an ACL that grants reads only, refuses the write

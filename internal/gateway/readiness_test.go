@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -77,5 +78,29 @@ func TestRedisReadinessValidated(t *testing.T) {
 		"--upstream", "a=http://127.0.0.1:1/mcp"}, func(string) string { return "" }, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), `admin.redisReadiness: "sometimes": want required or advisory`) {
 		t.Fatalf("err = %v, want admin.redisReadiness refused", err)
+	}
+}
+
+// TestReadinessRefusesOldRedis: a Redis older than 7.0 answers PING, reads and plain writes, and
+// then refuses the records' scripts (PEXPIRETIME) and single-use writes (SET with NX and GET),
+// so every confirmation, pin record and vault write would fail. A replica in front of one is
+// not ready, and /readyz names the version; check-config --online fails naming it too. The
+// Redis is a real redis-server announcing itself as 6.x through a relay that rewrites only the
+// version in its answers.
+func TestReadinessRefusesOldRedis(t *testing.T) {
+	rs := testredis.Start(t)
+	addr, older := rs.OlderVersion(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := startTestGateway(t, func(c *Config) { c.Redis.URL = "redis://" + addr }, alpha)
+	status, body := readyz(t, gw)
+	if status != http.StatusServiceUnavailable || body.Ready || !strings.Contains(body.Checks["redis"], "redis "+older+" is older than 7.0") {
+		t.Errorf("/readyz with Redis %s: %d %+v, want 503 naming the version", older, status, body)
+	}
+	checkOnlineLines(t, "redis: {url: \"redis://"+addr+"\"}\n", true,
+		[]string{`(?m)^FAILED redis redis://` + regexp.QuoteMeta(addr) + `/?\S*: redis ` + regexp.QuoteMeta(older) + ` is older than 7\.0`})
+
+	direct := startTestGateway(t, func(c *Config) { c.Redis.URL = rs.URL() }, alpha)
+	if status, body := readyz(t, direct); status != http.StatusOK || body.Checks["redis"] != "ok" {
+		t.Errorf("/readyz with the same Redis announcing its own version: %d %+v, want 200", status, body)
 	}
 }

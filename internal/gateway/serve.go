@@ -255,12 +255,15 @@ type gateway struct {
 	// confirmations' single-use nonces, which no client's state may crowd out.
 	legacyState pre2026.StateStore
 	replays     *mrtr.EpochGuard
-	codec       *mrtr.Codec
-	ring        *seal.KeyRing
-	replay      authz.ReplayCache // the store's Replay: DPoP proofs' jti
-	tracer      *tracing.Tracer
-	log         *slog.Logger
-	getenv      func(string) string
+	// redisVersion says, in the readiness check, whether Redis is new enough; nil without
+	// Redis.
+	redisVersion *versionGate
+	codec        *mrtr.Codec
+	ring         *seal.KeyRing
+	replay       authz.ReplayCache // the store's Replay: DPoP proofs' jti
+	tracer       *tracing.Tracer
+	log          *slog.Logger
+	getenv       func(string) string
 	// approvalKeys and approvalObs serve every approval page built, from the first on
 	// (approval.go): its records must open after a reload.
 	approvalKeys *seal.KeyRing
@@ -494,6 +497,9 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 		return err
 	}
 	g.records, _ = g.store.(store.Records)
+	if vc, ok := g.store.(store.VersionChecker); ok {
+		g.redisVersion = &versionGate{check: vc.CheckVersion}
+	}
 	if n, ok := g.store.(store.Notices); ok {
 		g.notices, g.endpointNotices = n, n
 		g.lists = newListChangedRelay(n, g.rec, log)
@@ -589,7 +595,12 @@ func (g *gateway) mount(cfg *Config, c *components, explainSecret, adminToken st
 	var checks []mcphttp.Check
 	if cfg.Redis.enabled() {
 		advisory := cfg.Admin.RedisReadiness == redisReadinessAdvisory
-		checks = append(checks, mcphttp.Check{Name: "redis", Run: g.replays.Prime, Advisory: advisory})
+		checks = append(checks, mcphttp.Check{Name: "redis", Run: func(ctx context.Context) error {
+			if err := g.replays.Prime(ctx); err != nil {
+				return err
+			}
+			return g.redisVersion.run(ctx)
+		}, Advisory: advisory})
 		if st, ok := g.notices.(interface{ Subscribed() error }); ok {
 			// Not ready until Redis confirmed the notice subscriptions: an answer another
 			// replica hands over before then is lost (store.Redis.Subscribed).

@@ -75,6 +75,9 @@ func TestRedisLeastPrivilegeACL(t *testing.T) {
 					t.Errorf("%s as the least-privilege user: %v", op, err)
 				}
 			}
+			if err := r.CheckVersion(ctx); err != nil {
+				t.Errorf("CheckVersion as the least-privilege user: %v", err)
+			}
 
 			other := as("other:")
 			if err := other.Set(ctx, "v", []byte("x"), time.Minute); err == nil {
