@@ -3,7 +3,6 @@ package mcphttp
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/resuri"
@@ -81,31 +80,31 @@ func resourceSpelling(x *request, target upstreams.Target) string {
 // resourceSpeller returns resourceSpelling's lookup for any resource URI of x's caller: a
 // listen's subscriptions go to their backends in the spelling a read of the same URI goes in
 // (upstreams.ListenCaller.Spell). What it needs of x's decoded request is taken now, so it may
-// be called after x is shed. It fetches a backend's list at most once, for the first URI that
-// needs it (one not all ASCII: an ASCII one is its own spelling); later URIs of that backend
-// are spelt from what that fetch left in the catalog (its URI form if nothing), so a listen
-// naming many URIs costs a backend whose list fails one list request, not one per URI. Not for
-// concurrent use.
+// be called after x is shed. A lookup may fetch the lists a URI is spelt from: a backend's
+// resources/templates/list for any URI (a URI under a template the backend spelt otherwise is
+// respelt), and its resources/list for one not all ASCII or one so respelt. It is let fetch
+// once per backend for a plain-ASCII URI and once for any other, the first of each: later
+// URIs of that backend are spelt from what those fetches left in the catalog (their URI form
+// if nothing), so a listen naming many URIs costs a backend whose lists fail at most two
+// requests per list, not one per URI. Not for concurrent use.
 func resourceSpeller(x *request) func(context.Context, upstreams.Target) string {
 	base := listQuery(x, upstreams.Target{}, true)
-	// A list a lookup fetched: a backend's resources, or its templates for a URI template.
-	type list struct {
-		upstream  string
-		templates bool
+	// Lookups let fetch: for a backend, one for a plain-ASCII URI, one for any other.
+	type lookup struct {
+		upstream string
+		ascii    bool
 	}
-	var fetched map[list]bool
+	var fetched map[lookup]bool
 	return func(ctx context.Context, target upstreams.Target) string {
 		q := base
 		q.SubjectToken = x.subjectToken(target.Upstream)
 		q.SubjectKey = x.caller.keyOf(q.SubjectToken)
-		if !resuri.IsASCII(target.Name) {
-			l := list{target.Upstream, strings.IndexByte(target.Name, '{') >= 0}
-			q.Fetch = !fetched[l]
-			if fetched == nil {
-				fetched = make(map[list]bool, 1)
-			}
-			fetched[l] = true
+		l := lookup{target.Upstream, resuri.IsASCII(target.Name)}
+		q.Fetch = !fetched[l]
+		if fetched == nil {
+			fetched = make(map[lookup]bool, 1)
 		}
+		fetched[l] = true
 		return x.s.backends.ResourceSpelling(ctx, &q, target)
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/mcp-gateway/gateway/internal/resuri"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
@@ -63,7 +65,10 @@ func (p *part) addSpelling(n, listed string) {
 
 // buildSpellIndex indexes the spellings of p, a resources or templates list: for each normal
 // form listed by exactly one spelling, that spelling, kept only where it is not the normal
-// form's URI form, which is what an unindexed normal form is sent as anyway.
+// form's URI form, which is what an unindexed normal form is sent as anyway. A resources list's
+// index also holds every normal form it lists (tools), so that a listed resource is sent as
+// listed rather than respelt under a template; a templates list's holds its templates when
+// one of them respells a URI (spelledTemplates).
 func buildSpellIndex(p *part, gen uint64, now time.Time, from [sha256.Size]byte) *headerIndex {
 	e := &headerIndex{from: from, n: len(p.items), gen: gen, private: p.private,
 		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL)), noCaller: p.absent && p.private}
@@ -76,35 +81,144 @@ func buildSpellIndex(p *part, gen uint64, now time.Time, from [sha256.Size]byte)
 		}
 		e.spell[n] = s
 	}
+	if len(p.templates) > 0 {
+		e.templates = spelledTemplates(p.templates)
+	} else if len(p.items) > 0 {
+		e.tools = make(map[string]*ToolHeaders, len(p.items))
+		for i := range p.items {
+			e.tools[p.items[i].target.Name] = noToolHeaders
+		}
+	}
 	return e
 }
 
+// A URI under a template.
+//
+// A backend that matches a read against its own template text (the Go SDK server does,
+// literal text byte for byte) finds no URI under a template it listed spelt otherwise than
+// the normal form: MEM://Items/%7e{id} is mem://items/~{id} to policy, and mem://items/~1 is
+// not an expansion of MEM://Items/%7e{id} to the backend. So a read of a URI no listed
+// resource has is sent respelt under the template it falls under, the literal text as the
+// backend listed it and the rest as the URI the gateway checked has it (resuri.Respell), when
+// that reads back as exactly that URI (resuri.ReadsAs). A URI that falls under two templates
+// respelt differently is sent as before: which template the backend serves it by is the
+// backend's to say, and either is the same resource to policy.
+
+// spelledTemplate is a template a backend listed: its normal form and its spelling as listed.
+type spelledTemplate struct{ normal, listed string }
+
+// spelledTemplates returns ts when one of them respells a URI under it, that is, is listed
+// otherwise than its normal form's URI form; else nil, and every URI is sent as before.
+func spelledTemplates(ts []spelledTemplate) []spelledTemplate {
+	for _, t := range ts {
+		if t.listed != resuri.URIForm(t.normal) {
+			return ts
+		}
+	}
+	return nil
+}
+
+// templatesBytes estimates the memory ts keeps alive: its spellings, when not shared with
+// the normal forms.
+func templatesBytes(ts []spelledTemplate) int64 {
+	n := int64(cap(ts)) * int64(unsafe.Sizeof(spelledTemplate{}))
+	for _, t := range ts {
+		n += int64(len(t.normal))
+		if t.listed != t.normal {
+			n += int64(len(t.listed))
+		}
+	}
+	return n
+}
+
+// respell returns the URI u (a normal form) respelt under the template of ts it falls under,
+// false when it falls under none, when two respell it differently, or when the respelling is
+// what u is sent as anyway (its URI form).
+func respell(ts []spelledTemplate, u string) (string, bool) {
+	var out string
+	for _, t := range ts {
+		s, ok := resuri.Respell(t.listed, t.normal, u)
+		switch {
+		case !ok:
+			if resuri.MayExpand(t.normal, u) {
+				return "", false // under a template it cannot be respelt for
+			}
+		case out == "":
+			out = s
+		case out != s:
+			return "", false
+		}
+	}
+	if out == "" || out == resuri.URIForm(u) {
+		return "", false
+	}
+	return out, true
+}
+
 // ResourceSpelling returns the spelling in which target's resource URI (or, when it holds a
-// '{', URI template) is sent to its backend: the one its backend's resources/list (or
-// resources/templates/list) shows the caller for that normal form, else its URI form. The list
-// is the one held for the caller, else one fetched now (q.Fetch), as for PromptListed; a list
-// that cannot be had leaves the URI form, since any spelling returned names what was
-// authorised and the choice only decides whether the backend finds it.
+// '{', URI template) is sent to its backend:
+//
+//   - for a template, or a URI not all ASCII that its backend's resources/list shows, the one
+//     spelling the list shows the caller for that normal form (its URI form when none);
+//   - for any other URI, its respelling under the template of the backend's
+//     resources/templates/list that it falls under, when there is one (see above);
+//   - else its URI form, which for a plain-ASCII URI is the URI itself.
+//
+// Each list is the one held for the caller, else one fetched now (q.Fetch), as for
+// PromptListed; a list that cannot be had leaves the spelling the others give, since any
+// spelling returned names what was authorised and the choice only decides whether the backend
+// finds it.
 func (c *Catalog) ResourceSpelling(ctx context.Context, q *ToolHeaderQuery, target names.Target) string {
 	n := target.Name
-	if resuri.IsASCII(n) {
-		return n
-	}
 	b, err := c.backend(target.Upstream)
 	if err != nil {
 		return resuri.URIForm(n)
 	}
-	method := wire.MethodResourcesList
 	if strings.IndexByte(n, '{') >= 0 {
-		method = wire.MethodResourceTemplates
+		if resuri.IsASCII(n) {
+			return n
+		}
+		return c.listedSpelling(ctx, q, b, wire.MethodResourceTemplates, n)
 	}
-	spec, _ := listSpecFor(method)
-	idx, err := c.listIndex(ctx, q, b, spec)
-	if err != nil || idx == nil {
-		return resuri.URIForm(n)
+	var respelt string
+	var under bool
+	if tmpl := c.spellIndex(ctx, q, b, wire.MethodResourceTemplates); tmpl != nil {
+		respelt, under = respell(tmpl.templates, n)
 	}
-	if s, ok := idx.spell[n]; ok {
-		return s
+	if !under {
+		if resuri.IsASCII(n) {
+			return n
+		}
+		return c.listedSpelling(ctx, q, b, wire.MethodResourcesList, n)
+	}
+	if res := c.spellIndex(ctx, q, b, wire.MethodResourcesList); res != nil {
+		if s, ok := res.spell[n]; ok {
+			return s
+		}
+		if res.tools[n] != nil {
+			return resuri.URIForm(n) // a listed resource: sent as before, not respelt
+		}
+	}
+	return respelt
+}
+
+// listedSpelling is the spelling method's list shows for the normal form n, else its URI form.
+func (c *Catalog) listedSpelling(ctx context.Context, q *ToolHeaderQuery, b *backend.Backend, method, n string) string {
+	if idx := c.spellIndex(ctx, q, b, method); idx != nil {
+		if s, ok := idx.spell[n]; ok {
+			return s
+		}
 	}
 	return resuri.URIForm(n)
+}
+
+// spellIndex returns the index of b's resources or templates list (method) for the caller, nil
+// when it cannot be had.
+func (c *Catalog) spellIndex(ctx context.Context, q *ToolHeaderQuery, b *backend.Backend, method string) *headerIndex {
+	spec, _ := listSpecFor(method)
+	idx, err := c.listIndex(ctx, q, b, spec)
+	if err != nil {
+		return nil
+	}
+	return idx
 }

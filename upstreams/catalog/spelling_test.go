@@ -3,6 +3,8 @@ package catalog
 import (
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
 // TestSpellIndex: a normal form listed under one spelling is sent in it; one listed under two,
@@ -32,6 +34,53 @@ func TestSpellIndex(t *testing.T) {
 	for n, s := range want {
 		if e.spell[n] != s {
 			t.Errorf("%q: %q, want %q", n, e.spell[n], s)
+		}
+	}
+}
+
+// TestRespellIndex: a templates list is kept for respelling only when one of its templates is
+// listed otherwise than its normal form's URI form; a URI is respelt under the one template it
+// falls under, and not when two respell it differently, when one cannot respell it (its
+// respelling would not read back as the URI), or when the respelling is its URI form anyway.
+func TestRespellIndex(t *testing.T) {
+	index := func(listed ...string) []spelledTemplate {
+		p := &part{}
+		for _, l := range listed {
+			n, ok := names.Listed(names.KindResource, l)
+			if !ok {
+				t.Fatalf("%q not listed", l)
+			}
+			p.templates = append(p.templates, spelledTemplate{normal: n, listed: l})
+			p.items = append(p.items, listItem{target: names.Target{Upstream: "u", Name: n}})
+		}
+		return buildSpellIndex(p, 0, time.Unix(0, 0), [32]byte{}).templates
+	}
+	if ts := index("mem://items/{id}", "mem://x/%C3%A9/{id}"); ts != nil {
+		t.Errorf("templates in their URI form kept: %q", ts)
+	}
+	ts := index("MEM://Items/%7e{id}", "mem://other/{id}", "mem://x/é/{id}")
+	for _, tt := range []struct{ u, want string }{
+		{"mem://items/~1", "MEM://Items/%7e1"},
+		{"mem://items/~é", "MEM://Items/%7e%C3%A9"},
+		{"mem://x/é/1", "mem://x/é/1"},
+		{"mem://other/1", ""}, // its URI form: sent as before
+		{"mem://elsewhere/1", ""},
+	} {
+		got, ok := respell(ts, tt.u)
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("respell %q: %q, %v; want %q", tt.u, got, ok, tt.want)
+		}
+	}
+	// Two spellings of one template, a normal one beside a respelt one, and a pair whose
+	// respelling does not read back: none.
+	for _, ts := range [][]spelledTemplate{
+		index("MEM://Items/%7e{id}", "mem://ITEMS/~{id}"),
+		index("MEM://Items/%7e{id}", "mem://items/~{id}"),
+		{{normal: "mem://items/~{id}", listed: "mem://x/../items/~{id}"}},
+		{{normal: "mem://items/~{id}", listed: "MEM://Items/%7e{id}/{b}"}},
+	} {
+		if got, ok := respell(ts, "mem://items/~1"); ok {
+			t.Errorf("respell under %q: %q", ts, got)
 		}
 	}
 }

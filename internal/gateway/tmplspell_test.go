@@ -1,0 +1,140 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// A read of a URI under a resource template its backend listed in another spelling than the
+// normal form reaches the backend respelt as the backend spelt the template (docs/protocol.md,
+// "Resource URIs toward a backend"): the Go SDK server matches a read against the template's
+// literal text byte for byte, so mem://items/~1 is no expansion of MEM://Items/%7e{id} to it.
+//
+//	go test -count=1 -run 'TestTemplateSpelling' ./internal/gateway
+
+// spelledTemplates are what the backends list: case in the scheme and host, escapes of
+// unreserved characters, a run of '/', raw non-ASCII literal text. Each answers "read <the URI
+// the backend received>".
+var spelledTemplates = []string{
+	"MEM://Items/%7e{id}",
+	"Mem://Docs/%41{name}/x",
+	"mem://Mixed//{a}/%7E",
+	"mem://u/é/{id}",
+}
+
+// templateBackend lists spelledTemplates, and mem://items/~static, a resource under the first
+// that its backend lists in the normal form and serves by its own handler.
+func templateBackend(t *testing.T, name string, legacy bool, templates []string) *mcptest.Server {
+	t.Helper()
+	echo := func(prefix string) mcp.ResourceHandler {
+		return func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: prefix + req.Params.URI}}}, nil
+		}
+	}
+	opts := []mcptest.Option{mcptest.WithoutDefaults(),
+		mcptest.WithResource(&mcp.Resource{URI: "mem://items/~static", Name: "static", MIMEType: "text/plain"}, echo("resource "))}
+	for _, tmpl := range templates {
+		opts = append(opts, mcptest.WithResourceTemplate(&mcp.ResourceTemplate{URITemplate: tmpl, Name: tmpl, MIMEType: "text/plain"}, echo("read ")))
+	}
+	if legacy {
+		return mcptest.StartLegacyServer(t, name, opts...)
+	}
+	return mcptest.StartServer(t, name, opts...)
+}
+
+// templateReads are client URIs (after the upstream's prefix) under spelledTemplates and what
+// the backend must have received.
+var templateReads = []struct{ uri, want string }{
+	{"mem://items/~1", "read MEM://Items/%7e1"},
+	{"MEM://ITEMS/%7E1", "read MEM://Items/%7e1"},
+	{"mem://items/a/../~1", "read MEM://Items/%7e1"}, // the client's dot segment never reaches it
+	{"mem://items/~caf%C3%A9", "read MEM://Items/%7ecaf%C3%A9"},
+	{"mem://items/~café", "read MEM://Items/%7ecaf%C3%A9"},
+	{"mem://docs/Ab/x", "read Mem://Docs/%41b/x"},
+	{"mem://mixed/q/~", "read mem://Mixed//q/%7E"},
+	{"mem://u/%C3%A9/1", "read mem://u/é/1"},
+	// A resource the backend lists is sent as before, not respelt under the template.
+	{"mem://items/~static", "resource mem://items/~static"},
+}
+
+func TestTemplateSpellingRealSDK(t *testing.T) {
+	goBackend := templateBackend(t, "gosdk", false, spelledTemplates)
+	legacyBackend := templateBackend(t, "legacy", true, spelledTemplates)
+	// Two spellings of one normal form: which the backend would serve a URI by is not the
+	// gateway's to pick, so the URI goes in its normal form, as before.
+	twice := templateBackend(t, "twice", false, []string{"MEM://Items/%7e{id}", "mem://ITEMS/~{id}"})
+	replicaA := startTestGateway(t, nil, goBackend, legacyBackend, twice)
+	replicaB := startTestGateway(t, nil, goBackend, legacyBackend, twice)
+
+	// Replica A has listed the templates for a client; replica B has never listed anything.
+	listed := mcptest.Connect(t, "http://"+replicaA.MCP+"/mcp")
+	if res, err := listed.ListResourceTemplates(t.Context(), nil); err != nil || len(res.ResourceTemplates) != 2*len(spelledTemplates)+2 {
+		t.Fatalf("templates: %v, %v", res, err)
+	}
+	for _, replica := range []struct {
+		name string
+		l    Listeners
+	}{{"replica that listed", replicaA}, {"replica that never listed", replicaB}} {
+		for _, version := range []string{"", "2025-11-25"} {
+			var opts []mcptest.ClientOption
+			if version != "" {
+				opts = append(opts, mcptest.WithProtocolVersion(version))
+			}
+			t.Run(replica.name+" "+version, func(t *testing.T) {
+				cs := mcptest.Connect(t, "http://"+replica.l.MCP+"/mcp", opts...)
+				for _, up := range []string{"gosdk", "legacy"} {
+					for _, r := range templateReads {
+						res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: up + "+" + r.uri})
+						if err != nil {
+							t.Errorf("read %s+%s: %v", up, r.uri, err)
+							continue
+						}
+						if got := res.Contents[0].Text; got != r.want {
+							t.Errorf("read %s+%s: backend got %q, want %q", up, r.uri, got, r.want)
+						}
+					}
+				}
+				before := len(twice.RequestsOf("resources/read"))
+				if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "twice+MEM://Items/%7e1"}); err == nil {
+					t.Error("twice: a URI under two spellings of one template was respelt")
+				}
+				reads := twice.RequestsOf("resources/read")
+				if len(reads) != before+1 || readURI(t, reads[len(reads)-1].Body) != "mem://items/~1" {
+					t.Errorf("twice: the backend did not get the normal form: %d reads", len(reads)-before)
+				}
+			})
+		}
+	}
+
+	// URIs that normalise outside what the backend may read are refused and never forwarded.
+	cs := mcptest.Connect(t, "http://"+replicaB.MCP+"/mcp")
+	before := len(goBackend.RequestsOf("resources/read"))
+	for _, uri := range []string{"MEM://Items/%7e1/../../x", "MEM://Items/%7e1%2F..%2F..%2Fx", "MEM://Items/%7e1/%2e%2e%2e", "MEM://Items/%7e%00"} {
+		if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "gosdk+" + uri}); err == nil || !strings.Contains(err.Error(), "resource URI") {
+			t.Errorf("read %q: %v, want the URI refused", uri, err)
+		}
+	}
+	if n := len(goBackend.RequestsOf("resources/read")) - before; n != 0 {
+		t.Errorf("%d refused reads reached the backend", n)
+	}
+}
+
+// readURI returns params.uri of a JSON-RPC request body.
+func readURI(t *testing.T, body []byte) string {
+	t.Helper()
+	var m struct {
+		Params struct {
+			URI string `json:"uri"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Params.URI
+}
