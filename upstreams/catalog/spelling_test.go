@@ -84,3 +84,22 @@ func TestRespellIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestCachedPartKeepsSpellings: a list taken from the cache spells as the list fetched did, so
+// an index rebuilt from it (its own evicted first) sends the same spellings.
+func TestCachedPartKeepsSpellings(t *testing.T) {
+	c := newListCache(CacheConfig{}, newTestClock().Now, nil)
+	k := partKey{upstream: "u", list: templatesListIndex}
+	p := &part{ttlMs: 1000, items: []listItem{{target: names.Target{Upstream: "u", Name: "mem://items/~{id}"}}},
+		spellings: map[string]string{"mem://x/é": "mem://x/%c3%a9"},
+		templates: []spelledTemplate{{normal: "mem://items/~{id}", listed: "MEM://Items/%7e{id}"}}}
+	c.put(k, "", p, 0)
+	got := c.get(k)
+	if got == nil {
+		t.Fatal("not cached")
+	}
+	e := buildSpellIndex(got, 0, time.Unix(0, 0), [32]byte{})
+	if e.spell["mem://x/é"] != "mem://x/%c3%a9" || len(e.templates) != 1 {
+		t.Errorf("index from the cached list: spell %q, templates %q", e.spell, e.templates)
+	}
+}
