@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,7 +38,15 @@ func templateBackend(t *testing.T, name string, legacy bool, templates []string)
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: prefix + req.Params.URI}}}, nil
 		}
 	}
-	opts := []mcptest.Option{mcptest.WithoutDefaults(),
+	// Completion answers a template it lists, named exactly as listed, with one value.
+	complete := func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+		values := []string{}
+		if ref := req.Params.Ref; ref != nil && ref.Type == "ref/resource" && slices.Contains(templates, ref.URI) {
+			values = append(values, "1")
+		}
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: len(values)}}, nil
+	}
+	opts := []mcptest.Option{mcptest.WithoutDefaults(), mcptest.WithCompletion(complete),
 		mcptest.WithResource(&mcp.Resource{URI: "mem://items/~static", Name: "static", MIMEType: "text/plain"}, echo("resource "))}
 	for _, tmpl := range templates {
 		opts = append(opts, mcptest.WithResourceTemplate(&mcp.ResourceTemplate{URITemplate: tmpl, Name: tmpl, MIMEType: "text/plain"}, echo("read ")))
@@ -112,8 +121,21 @@ func TestTemplateSpellingRealSDK(t *testing.T) {
 		}
 	}
 
-	// URIs that normalise outside what the backend may read are refused and never forwarded.
+	// A completion names a template by its text: the backend gets it as it listed it, from a
+	// replica that never listed it too.
 	cs := mcptest.Connect(t, "http://"+replicaB.MCP+"/mcp")
+	for _, up := range []string{"gosdk", "legacy"} {
+		for _, c := range []struct{ ref, arg string }{{"mem://items/~{id}", "id"}, {"MEM://ITEMS/%7E{id}", "id"},
+			{"mem://docs/A{name}/x", "name"}, {"mem://mixed/{a}/~", "a"}} {
+			res, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: up + "+" + c.ref},
+				Argument: mcp.CompleteParamsArgument{Name: c.arg, Value: ""}})
+			if err != nil || len(res.Completion.Values) != 1 {
+				t.Errorf("complete %s+%s: %+v, %v; the backend did not get the template as it listed it", up, c.ref, res, err)
+			}
+		}
+	}
+
+	// URIs that normalise outside what the backend may read are refused and never forwarded.
 	before := len(goBackend.RequestsOf("resources/read"))
 	for _, uri := range []string{"MEM://Items/%7e1/../../x", "MEM://Items/%7e1%2F..%2F..%2Fx", "MEM://Items/%7e1/%2e%2e%2e", "MEM://Items/%7e%00"} {
 		if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "gosdk+" + uri}); err == nil || !strings.Contains(err.Error(), "resource URI") {

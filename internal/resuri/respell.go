@@ -57,16 +57,21 @@ func Respell(listed, normal, u string) (string, bool) {
 // expression returns the expression of t that nextLiteral(t) split out between lit and rest.
 func expression(t, lit, rest string) string { return t[len(lit) : len(t)-len(rest)] }
 
-// ReadsAs reports whether s is a spelling of the normal form n that names n to every reader
-// the gateway knows of: s normalises to n and holds no dot segment ("." or "..", raw or
-// percent-encoded), which a backend that resolves no dot segments would read as another
-// path. Case in the scheme and host, escapes of unreserved characters, runs of '/', an empty
-// port or query, and how non-ASCII text is written may differ from n.
+// ReadsAs reports whether s is a spelling of the normal form n (of a URI, or of a template
+// when n holds a '{') that names n to every reader the gateway knows of: s normalises to n
+// and holds no dot segment ("." or "..", raw or percent-encoded), which a backend that
+// resolves no dot segments would read as another path. Case in the scheme and host, escapes
+// of unreserved characters, runs of '/', an empty port or query, and how non-ASCII text is
+// written may differ from n.
 func ReadsAs(s, n string) bool {
 	if s == n {
 		return true
 	}
-	if got, err := Normalize(s); err != nil || got != n {
+	normalize := Normalize
+	if strings.IndexByte(n, '{') >= 0 {
+		normalize = NormalizeTemplate
+	}
+	if got, err := normalize(s); err != nil || got != n {
 		return false
 	}
 	path := s

@@ -67,4 +67,14 @@ func TestReadsAs(t *testing.T) {
 			t.Errorf("ReadsAs(%q, %q) = true", s, n)
 		}
 	}
+	// A template's text likewise.
+	const tn = "mem://items/~{id}"
+	for _, tt := range []struct {
+		s    string
+		want bool
+	}{{"MEM://Items/%7e{id}", true}, {tn, true}, {"mem://items/x/../~{id}", false}, {"mem://items/~{idx}", false}, {"mem://items/~1", false}} {
+		if got := ReadsAs(tt.s, tn); got != tt.want {
+			t.Errorf("ReadsAs(%q, %q) = %v", tt.s, tn, got)
+		}
+	}
 }

@@ -28,8 +28,9 @@ import (
 // serves whichever it serves under it, a resource the caller was authorised to read by that
 // same normal form.
 //
-// A normal form that is all ASCII is its own URI form and is forwarded as it is, without
-// consulting a list.
+// A URI whose normal form is all ASCII is its own URI form and is forwarded as it is, unless
+// it falls under a template its backend spelt otherwise (below). A template (a completion's
+// ref) is named by its text: it goes as its backend listed it, whatever that differs in.
 
 // resourcesListIndex and templatesListIndex are the listSpec.index of resources/list and
 // resources/templates/list.
@@ -47,7 +48,14 @@ const collidedSpelling = "\x00"
 
 // addSpelling records that the backend listed the item of normal form n as listed.
 func (p *part) addSpelling(n, listed string) {
-	if resuri.IsASCII(n) || !resuri.SpellsAs(listed, n) {
+	if strings.IndexByte(n, '{') >= 0 {
+		// A template is named by its text (a completion's ref): the backend's own, whatever
+		// it differs from the normal form in, since it holds no dot segment
+		// (resuri.NormalizeTemplate refuses one) and normalises to n.
+		if listed == n {
+			return
+		}
+	} else if resuri.IsASCII(n) || !resuri.SpellsAs(listed, n) {
 		// An ASCII normal form is sent as it is; a spelling that differs in more than its
 		// non-ASCII text (a dot segment, case, an ASCII escape) is never sent (resuri.SpellsAs).
 		return
@@ -158,8 +166,10 @@ func respell(ts []spelledTemplate, u string) (string, bool) {
 // ResourceSpelling returns the spelling in which target's resource URI (or, when it holds a
 // '{', URI template) is sent to its backend:
 //
-//   - for a template, or a URI not all ASCII that its backend's resources/list shows, the one
-//     spelling the list shows the caller for that normal form (its URI form when none);
+//   - for a template, the one spelling its backend's resources/templates/list shows the caller
+//     for that normal form, whatever it differs in: a template is named by its text;
+//   - for a URI not all ASCII that its backend's resources/list shows, the one spelling the
+//     list shows the caller for that normal form (its URI form when none);
 //   - for any other URI, its respelling under the template of the backend's
 //     resources/templates/list that it falls under, when there is one (see above);
 //   - else its URI form, which for a plain-ASCII URI is the URI itself.
@@ -175,9 +185,6 @@ func (c *Catalog) ResourceSpelling(ctx context.Context, q *ToolHeaderQuery, targ
 		return resuri.URIForm(n)
 	}
 	if strings.IndexByte(n, '{') >= 0 {
-		if resuri.IsASCII(n) {
-			return n
-		}
 		return c.listedSpelling(ctx, q, b, wire.MethodResourceTemplates, n)
 	}
 	var respelt string

@@ -23,11 +23,14 @@ func TestSpellIndex(t *testing.T) {
 		{"mem://e/é", "MEM://e/é"},           // upper case: never sent
 		{"mem://f/é", "mem://f/e\u0301"},     // decomposed: indexed
 		{"mem://ascii/a", "mem://ascii/%61"}, // ASCII: not consulted
+		{"mem://t/~{id}", "MEM://T/%7e{id}"}, // a template: named by its own text
+		{"mem://u/{id}", "mem://u/{id}"},     // a template listed in its normal form
 	} {
 		p.addSpelling(l.n, l.listed)
 	}
 	e := buildSpellIndex(p, 0, time.Unix(0, 0), [32]byte{})
-	want := map[string]string{"mem://x/é": "mem://x/é", "mem://y/é": "mem://y/%c3%a9", "mem://f/é": "mem://f/e\u0301"}
+	want := map[string]string{"mem://x/é": "mem://x/é", "mem://y/é": "mem://y/%c3%a9", "mem://f/é": "mem://f/e\u0301",
+		"mem://t/~{id}": "MEM://T/%7e{id}"}
 	if len(e.spell) != len(want) {
 		t.Errorf("index %q, want %q", e.spell, want)
 	}
