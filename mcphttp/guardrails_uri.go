@@ -52,7 +52,7 @@ func (g *railer) scanURI(x *request, sent string) uriScan {
 	}
 	var rep guardrails.Report
 	rep.Reset(rule.ID(), guardrails.DirArguments)
-	ps := paramsScan{rule: rule, rep: &rep, backendURI: x.route.upstreamName}
+	ps := paramsScan{rule: rule, rep: &rep, backendURI: x.route.upstreamName, scanned: g.uriScanned}
 	ps.resource(sentJSON(x.in.req.Params, sent), []byte("uri"))
 	u := uriScan{rule: rule, backend: x.route.upstreamName}
 	if ps.nameFound {
@@ -163,18 +163,14 @@ func (ps *paramsScan) routed(key []byte) bool {
 	return false
 }
 
-// testHookURIScan, set by tests before any request, is called with the backend's URI at every
-// scan of a URI a request names.
-var testHookURIScan func(backendURI string)
-
 // resource scans val, the routed member key, and the forms of the backend's URI, block-only.
 // Beyond the scan of val itself, nothing is allocated for a URI that the client sent in its
 // normal form without escapes: the backend's URI is what val ends with, so it is not scanned
 // again, and it has no escape to decode. Routing hands val in as the params' own bytes
 // (sentJSON), so no copy of the URI is made either.
 func (ps *paramsScan) resource(val, key []byte) {
-	if testHookURIScan != nil {
-		testHookURIScan(ps.backendURI)
+	if ps.scanned != nil {
+		ps.scanned(ps.backendURI)
 	}
 	ps.blockOnly(ps.rule.ScanArguments(val), key, "")
 	u := ps.backendURI

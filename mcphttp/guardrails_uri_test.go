@@ -67,25 +67,22 @@ func TestResourceURIFindingUnderLog(t *testing.T) {
 	}
 }
 
-// uriScans counts the scans of each backend URI (testHookURIScan).
-var uriScans struct {
-	sync.Mutex
-	n map[string]int
+// uriScans counts the scans of each backend URI (railer.uriScanned).
+type uriScans struct {
+	mu sync.Mutex
+	n  map[string]int
 }
 
-func init() {
-	uriScans.n = map[string]int{}
-	testHookURIScan = func(u string) {
-		uriScans.Lock()
-		uriScans.n[u]++
-		uriScans.Unlock()
-	}
+func (u *uriScans) scanned(uri string) {
+	u.mu.Lock()
+	u.n[uri]++
+	u.mu.Unlock()
 }
 
-func uriScanCount(u string) int {
-	uriScans.Lock()
-	defer uriScans.Unlock()
-	return uriScans.n[u]
+func (u *uriScans) count(uri string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.n[uri]
 }
 
 // TestResourceURIScannedOnce: the URI a read or a completion of a template names is scanned
@@ -104,7 +101,9 @@ func TestResourceURIScannedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	be := mcptest.StartServer(t, "be")
-	_, e := testServer(t, Config{}, oneBackend(be.URL()), upstreams.Options{}, Deps{Version: "test", Guardrails: engine, GuardrailMetrics: rec})
+	s, e := testServer(t, Config{}, oneBackend(be.URL()), upstreams.Options{}, Deps{Version: "test", Guardrails: engine, GuardrailMetrics: rec})
+	scans := &uriScans{n: map[string]int{}}
+	s.rails.uriScanned = scans.scanned
 	url := serveTest(t, e).URL + DefaultPath
 	const mail = "alice.smith@mail.example.org"
 	for _, tc := range []struct {
@@ -122,7 +121,7 @@ func TestResourceURIScannedOnce(t *testing.T) {
 			`,"ref":{"type":"ref/resource","uri":"be+mem://items/{id}","note":"` + mail + `"},"argument":{"name":"id","value":"a"}`, -32602, "/ref/note"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := uriScanCount(tc.uri)
+			before := scans.count(tc.uri)
 			name := "be+" + tc.uri
 			r := do(t, "POST", url, modern(tc.method, name), body(tc.method, tc.params))
 			if tc.code == 0 && r.Status != 200 {
@@ -132,7 +131,7 @@ func TestResourceURIScannedOnce(t *testing.T) {
 			if tc.where != "" && !strings.Contains(string(r.Body), tc.where) {
 				t.Errorf("the refusal does not name %s: %s", tc.where, r.Body)
 			}
-			if n := uriScanCount(tc.uri) - before; n != 1 {
+			if n := scans.count(tc.uri) - before; n != 1 {
 				t.Errorf("the URI was scanned %d times, want once", n)
 			}
 		})
