@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -159,4 +160,45 @@ func readURI(t *testing.T, body []byte) string {
 		t.Fatal(err)
 	}
 	return m.Params.URI
+}
+
+// TestTemplateSubscriptionSpellingRealSDK: a subscription to a URI under a template its backend
+// spelt otherwise goes in the spelling a read of it goes in, respelt under the template, so
+// the backend, which matches the updates it sends to subscriptions by exact string, updates
+// it: the Go SDK client at both eras hears of it under the URI it knows.
+func TestTemplateSubscriptionSpellingRealSDK(t *testing.T) {
+	echo := func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "read " + req.Params.URI}}}, nil
+	}
+	tmpl := &mcp.ResourceTemplate{URITemplate: "MEM://Items/%7e{id}", Name: "items", MIMEType: "text/plain"}
+	goBackend := mcptest.StartServer(t, "gosdk", mcptest.WithoutDefaults(), mcptest.WithSubscriptions(), mcptest.WithResourceTemplate(tmpl, echo))
+	legacyBackend := mcptest.StartLegacyServer(t, "legacy", mcptest.WithoutDefaults(), mcptest.WithSubscriptions(), mcptest.WithResourceTemplate(tmpl, echo))
+	gw := startTestGateway(t, nil, goBackend, legacyBackend)
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			u := &mcptest.ResourceUpdates{}
+			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version), mcptest.WithResourceUpdated(u.Handler))
+			want := []string{"gosdk+mem://items/~1", "legacy+mem://items/~1"}
+			for _, uri := range want {
+				if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+					t.Fatalf("subscribe %q: %v", uri, err)
+				}
+			}
+			// The subscriptions reach the backends asynchronously: update until both arrived;
+			// bounded.
+			for i := 0; ; i++ {
+				got := u.Seen()
+				if !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(got, w) }) {
+					break
+				}
+				if i == 400 {
+					t.Fatalf("after %d rounds the client heard of %q, want each of %q", i, got, want)
+				}
+				for _, s := range []*mcptest.Server{goBackend, legacyBackend} {
+					_ = s.MCP().ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "MEM://Items/%7e1"})
+				}
+				time.Sleep(25 * time.Millisecond) // a poll interval, not an assertion
+			}
+		})
+	}
 }
