@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
-	"github.com/mcp-gateway/gateway/internal/resuri"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -68,7 +67,8 @@ func unlistedError(kind upstreams.Kind, err error) error {
 
 // resourceSpelling is how a resource URI or template the request x routes to (resources/read, a
 // completion of a template) is written toward its backend: the spelling the backend listed for
-// its normal form, else its URI form (catalog.ResourceSpelling; docs/protocol.md). Any other
+// its normal form, or a URI under a template respelt as the backend spelt the template, else
+// its URI form (catalog.ResourceSpelling; docs/protocol.md). Any other
 // request sends its name as it is ("").
 func resourceSpelling(x *request, target upstreams.Target) string {
 	if x.route.kind != upstreams.KindResource {
@@ -80,31 +80,24 @@ func resourceSpelling(x *request, target upstreams.Target) string {
 // resourceSpeller returns resourceSpelling's lookup for any resource URI of x's caller: a
 // listen's subscriptions go to their backends in the spelling a read of the same URI goes in
 // (upstreams.ListenCaller.Spell). What it needs of x's decoded request is taken now, so it may
-// be called after x is shed. A lookup may fetch the lists a URI is spelt from: a backend's
-// resources/templates/list for any URI (a URI under a template the backend spelt otherwise is
-// respelt), and its resources/list for one not all ASCII or one so respelt. It is let fetch
-// once per backend for a plain-ASCII URI and once for any other, the first of each: later
-// URIs of that backend are spelt from what those fetches left in the catalog (their URI form
-// if nothing), so a listen naming many URIs costs a backend whose lists fail at most two
-// requests per list, not one per URI. Not for concurrent use.
+// be called after x is shed. A lookup may fetch the lists a URI is spelt from, its backend's
+// resources/templates/list and resources/list (catalog.ResourceSpelling), plain-ASCII URIs
+// included. It fetches them at most once per backend, for the first URI of that backend:
+// later URIs of that backend are spelt from what that fetch left in the catalog (their URI
+// form if nothing), so a listen naming many URIs costs a backend whose lists fail one request
+// per list, not one per URI. Not for concurrent use.
 func resourceSpeller(x *request) func(context.Context, upstreams.Target) string {
 	base := listQuery(x, upstreams.Target{}, true)
-	// Lookups let fetch: for a backend, one for a plain-ASCII URI, one for any other.
-	type lookup struct {
-		upstream string
-		ascii    bool
-	}
-	var fetched map[lookup]bool
+	var fetched map[string]bool // the backends a lookup was let fetch for
 	return func(ctx context.Context, target upstreams.Target) string {
 		q := base
 		q.SubjectToken = x.subjectToken(target.Upstream)
 		q.SubjectKey = x.caller.keyOf(q.SubjectToken)
-		l := lookup{target.Upstream, resuri.IsASCII(target.Name)}
-		q.Fetch = !fetched[l]
+		q.Fetch = !fetched[target.Upstream]
 		if fetched == nil {
-			fetched = make(map[lookup]bool, 1)
+			fetched = make(map[string]bool, 1)
 		}
-		fetched[l] = true
+		fetched[target.Upstream] = true
 		return x.s.backends.ResourceSpelling(ctx, &q, target)
 	}
 }

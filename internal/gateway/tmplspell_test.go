@@ -30,9 +30,13 @@ var spelledTemplates = []string{
 	"mem://u/é/{id}",
 }
 
-// templateBackend lists spelledTemplates, and mem://items/~static, a resource under the first
-// that its backend lists in the normal form and serves by its own handler.
-func templateBackend(t *testing.T, name string, legacy bool, templates []string) *mcptest.Server {
+// listedResources are resources the backends list beside the templates, each served by its
+// own handler: in the normal form, with case in the host, and with an escaped unreserved
+// character, the last two under the first template as well.
+var listedResources = []string{"mem://items/~static", "MEM://Items/%7eOdd", "mem://items/%7Eesc"}
+
+// templateBackend lists templates and resources.
+func templateBackend(t *testing.T, name string, legacy bool, templates, resources []string) *mcptest.Server {
 	t.Helper()
 	echo := func(prefix string) mcp.ResourceHandler {
 		return func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -47,8 +51,10 @@ func templateBackend(t *testing.T, name string, legacy bool, templates []string)
 		}
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: len(values)}}, nil
 	}
-	opts := []mcptest.Option{mcptest.WithoutDefaults(), mcptest.WithCompletion(complete),
-		mcptest.WithResource(&mcp.Resource{URI: "mem://items/~static", Name: "static", MIMEType: "text/plain"}, echo("resource "))}
+	opts := []mcptest.Option{mcptest.WithoutDefaults(), mcptest.WithCompletion(complete)}
+	for _, uri := range resources {
+		opts = append(opts, mcptest.WithResource(&mcp.Resource{URI: uri, Name: uri, MIMEType: "text/plain"}, echo("resource ")))
+	}
 	for _, tmpl := range templates {
 		opts = append(opts, mcptest.WithResourceTemplate(&mcp.ResourceTemplate{URITemplate: tmpl, Name: tmpl, MIMEType: "text/plain"}, echo("read ")))
 	}
@@ -69,16 +75,20 @@ var templateReads = []struct{ uri, want string }{
 	{"mem://docs/Ab/x", "read Mem://Docs/%41b/x"},
 	{"mem://mixed/q/~", "read mem://Mixed//q/%7E"},
 	{"mem://u/%C3%A9/1", "read mem://u/é/1"},
-	// A resource the backend lists is sent as before, not respelt under the template.
+	// A resource the backend lists is sent as it listed it, not respelt under the template.
 	{"mem://items/~static", "resource mem://items/~static"},
+	{"mem://items/~Odd", "resource MEM://Items/%7eOdd"},
+	{"MEM://ITEMS/%7EOdd", "resource MEM://Items/%7eOdd"},
+	{"mem://items/~esc", "resource mem://items/%7Eesc"},
 }
 
 func TestTemplateSpellingRealSDK(t *testing.T) {
-	goBackend := templateBackend(t, "gosdk", false, spelledTemplates)
-	legacyBackend := templateBackend(t, "legacy", true, spelledTemplates)
-	// Two spellings of one normal form: which the backend would serve a URI by is not the
-	// gateway's to pick, so the URI goes in its normal form, as before.
-	twice := templateBackend(t, "twice", false, []string{"MEM://Items/%7e{id}", "mem://ITEMS/~{id}"})
+	goBackend := templateBackend(t, "gosdk", false, spelledTemplates, listedResources)
+	legacyBackend := templateBackend(t, "legacy", true, spelledTemplates, listedResources)
+	// Two spellings of one normal form, of a template or of a resource (one of them the
+	// normal form): which the backend would serve a URI by is not the gateway's to pick, so
+	// the URI goes in its normal form, as before.
+	twice := templateBackend(t, "twice", false, []string{"MEM://Items/%7e{id}", "mem://ITEMS/~{id}"}, []string{"mem://k/a", "MEM://k/a"})
 	replicaA := startTestGateway(t, nil, goBackend, legacyBackend, twice)
 	replicaB := startTestGateway(t, nil, goBackend, legacyBackend, twice)
 
@@ -117,6 +127,12 @@ func TestTemplateSpellingRealSDK(t *testing.T) {
 				reads := twice.RequestsOf("resources/read")
 				if len(reads) != before+1 || readURI(t, reads[len(reads)-1].Body) != "mem://items/~1" {
 					t.Errorf("twice: the backend did not get the normal form: %d reads", len(reads)-before)
+				}
+				for _, uri := range []string{"twice+mem://k/a", "twice+MEM://k/a"} {
+					res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+					if err != nil || res.Contents[0].Text != "resource mem://k/a" {
+						t.Errorf("read %s: %v, %v; want the resource listed in the normal form", uri, res, err)
+					}
 				}
 			})
 		}

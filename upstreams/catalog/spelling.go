@@ -28,9 +28,11 @@ import (
 // serves whichever it serves under it, a resource the caller was authorised to read by that
 // same normal form.
 //
-// A URI whose normal form is all ASCII is its own URI form and is forwarded as it is, unless
-// it falls under a template its backend spelt otherwise (below). A template (a completion's
-// ref) is named by its text: it goes as its backend listed it, whatever that differs in.
+// A backend's own spelling of a listed item may differ from the normal form in more than its
+// non-ASCII text (MEM://Items/a, mem://items/%7Ea, a UI resource's ui://Widget/view): it is
+// sent all the same, as the backend finds the item by it, when it names the normal form to
+// every reader (resuri.ReadsAs: no dot segment). A template (a completion's ref) is named by
+// its text likewise.
 
 // resourcesListIndex and templatesListIndex are the listSpec.index of resources/list and
 // resources/templates/list.
@@ -46,18 +48,18 @@ func spellsResources(list byte) bool { return list == resourcesListIndex || list
 // URI holds a NUL (resuri refuses it).
 const collidedSpelling = "\x00"
 
-// addSpelling records that the backend listed the item of normal form n as listed.
+// addSpelling records that the backend listed the item of normal form n as listed: a
+// spelling that names n to every reader (resuri.ReadsAs: it normalises to n and holds no dot
+// segment), since the backend's own spelling of the item is what it finds the item by. One
+// that holds a dot segment is never sent: a backend that resolves none reads another path.
+// The normal form itself is not recorded where it is its own URI form (plain ASCII, and any
+// template), which is what is sent without a record anyway; buildSpellIndex tells such an
+// item listed beside another spelling of it by counting the items of its normal form.
 func (p *part) addSpelling(n, listed string) {
-	if strings.IndexByte(n, '{') >= 0 {
-		// A template is named by its text (a completion's ref): the backend's own, whatever
-		// it differs from the normal form in, since it holds no dot segment
-		// (resuri.NormalizeTemplate refuses one) and normalises to n.
-		if listed == n {
-			return
-		}
-	} else if resuri.IsASCII(n) || !resuri.SpellsAs(listed, n) {
-		// An ASCII normal form is sent as it is; a spelling that differs in more than its
-		// non-ASCII text (a dot segment, case, an ASCII escape) is never sent (resuri.SpellsAs).
+	if listed == n && (resuri.IsASCII(n) || strings.IndexByte(n, '{') >= 0) {
+		return
+	}
+	if !resuri.ReadsAs(listed, n) {
 		return
 	}
 	if p.spellings == nil {
@@ -71,6 +73,9 @@ func (p *part) addSpelling(n, listed string) {
 	p.spellings[n] = listed
 }
 
+// unrecorded reports whether n's own spelling is one addSpelling does not record.
+func unrecorded(n string) bool { return resuri.IsASCII(n) || strings.IndexByte(n, '{') >= 0 }
+
 // buildSpellIndex indexes the spellings of p, a resources or templates list: for each normal
 // form listed by exactly one spelling, that spelling, kept only where it is not the normal
 // form's URI form, which is what an unindexed normal form is sent as anyway. A resources list's
@@ -80,9 +85,18 @@ func (p *part) addSpelling(n, listed string) {
 func buildSpellIndex(p *part, gen uint64, now time.Time, from [sha256.Size]byte) *headerIndex {
 	e := &headerIndex{from: from, n: len(p.items), gen: gen, private: p.private,
 		expires: now.Add(max(time.Duration(p.ttlMs)*time.Millisecond, minHeaderIndexTTL)), noCaller: p.absent && p.private}
+	var shared map[string]int // items of a normal form whose own spelling is not recorded
 	for n, s := range p.spellings {
 		if s == collidedSpelling || s == resuri.URIForm(n) {
 			continue
+		}
+		if unrecorded(n) {
+			if shared == nil {
+				shared = sharedNames(p.items, p.spellings)
+			}
+			if shared[n] > 1 {
+				continue // listed beside its normal form, or twice: neither spelling
+			}
 		}
 		if e.spell == nil {
 			e.spell = make(map[string]string)
@@ -98,6 +112,17 @@ func buildSpellIndex(p *part, gen uint64, now time.Time, from [sha256.Size]byte)
 		}
 	}
 	return e
+}
+
+// sharedNames counts the items of each normal form spellings records a spelling of.
+func sharedNames(items []listItem, spellings map[string]string) map[string]int {
+	out := make(map[string]int)
+	for i := range items {
+		if n := items[i].target.Name; spellings[n] != "" {
+			out[n]++
+		}
+	}
+	return out
 }
 
 // A URI under a template.
@@ -168,8 +193,8 @@ func respell(ts []spelledTemplate, u string) (string, bool) {
 //
 //   - for a template, the one spelling its backend's resources/templates/list shows the caller
 //     for that normal form, whatever it differs in: a template is named by its text;
-//   - for a URI not all ASCII that its backend's resources/list shows, the one spelling the
-//     list shows the caller for that normal form (its URI form when none);
+//   - for a URI that its backend's resources/list shows, the one spelling the list shows the
+//     caller for that normal form, when it names it to every reader (addSpelling);
 //   - for any other URI, its respelling under the template of the backend's
 //     resources/templates/list that it falls under, when there is one (see above);
 //   - else its URI form, which for a plain-ASCII URI is the URI itself.
@@ -193,9 +218,6 @@ func (c *Catalog) ResourceSpelling(ctx context.Context, q *ToolHeaderQuery, targ
 		respelt, under = respell(tmpl.templates, n)
 	}
 	if !under {
-		if resuri.IsASCII(n) {
-			return n
-		}
 		return c.listedSpelling(ctx, q, b, wire.MethodResourcesList, n)
 	}
 	if res := c.spellIndex(ctx, q, b, wire.MethodResourcesList); res != nil {

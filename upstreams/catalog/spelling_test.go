@@ -7,9 +7,10 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
-// TestSpellIndex: a normal form listed under one spelling is sent in it; one listed under two,
-// or under a spelling that differs in more than its non-ASCII text, or as its URI form, or in
-// plain ASCII, is not indexed (the URI form or the name itself goes).
+// TestSpellIndex: a normal form listed under one spelling that names it to every reader is
+// sent in it (case, escapes, non-ASCII text written otherwise, a template's text); one listed
+// under two, or with a dot segment, or as its URI form, is not indexed (the URI form or the
+// name itself goes).
 func TestSpellIndex(t *testing.T) {
 	p := &part{}
 	for _, l := range []struct{ n, listed string }{
@@ -20,9 +21,9 @@ func TestSpellIndex(t *testing.T) {
 		{"mem://c/é", "mem://c/%C3%A9"},      // collides with the next
 		{"mem://c/é", "mem://c/é"},           //
 		{"mem://d/é", "mem://d/a/../%C3%A9"}, // a dot segment: never sent
-		{"mem://e/é", "MEM://e/é"},           // upper case: never sent
+		{"mem://e/é", "MEM://e/é"},           // upper case: indexed
 		{"mem://f/é", "mem://f/e\u0301"},     // decomposed: indexed
-		{"mem://ascii/a", "mem://ascii/%61"}, // ASCII: not consulted
+		{"mem://ascii/a", "mem://ascii/%61"}, // an ASCII escape: indexed
 		{"mem://t/~{id}", "MEM://T/%7e{id}"}, // a template: named by its own text
 		{"mem://u/{id}", "mem://u/{id}"},     // a template listed in its normal form
 	} {
@@ -30,7 +31,7 @@ func TestSpellIndex(t *testing.T) {
 	}
 	e := buildSpellIndex(p, 0, time.Unix(0, 0), [32]byte{})
 	want := map[string]string{"mem://x/é": "mem://x/é", "mem://y/é": "mem://y/%c3%a9", "mem://f/é": "mem://f/e\u0301",
-		"mem://t/~{id}": "MEM://T/%7e{id}"}
+		"mem://t/~{id}": "MEM://T/%7e{id}", "mem://e/é": "MEM://e/é", "mem://ascii/a": "mem://ascii/%61"}
 	if len(e.spell) != len(want) {
 		t.Errorf("index %q, want %q", e.spell, want)
 	}
@@ -104,5 +105,33 @@ func TestCachedPartKeepsSpellings(t *testing.T) {
 	e := buildSpellIndex(got, 0, time.Unix(0, 0), [32]byte{})
 	if e.spell["mem://x/é"] != "mem://x/%c3%a9" || len(e.templates) != 1 {
 		t.Errorf("index from the cached list: spell %q, templates %q", e.spell, e.templates)
+	}
+}
+
+// TestSpellIndexNormalTwin: a plain-ASCII URI or a template listed in its normal form beside
+// another spelling of it (the normal form is not recorded, so the items are counted) is two
+// items to the backend and one to policy: neither spelling is indexed. Alone, the other
+// spelling is.
+func TestSpellIndexNormalTwin(t *testing.T) {
+	for _, tt := range []struct {
+		listed []string
+		want   string
+	}{
+		{[]string{"mem://k/a", "MEM://k/a"}, ""},
+		{[]string{"MEM://k/a", "mem://k/a"}, ""},
+		{[]string{"MEM://k/a"}, "MEM://k/a"},
+		{[]string{"mem://k/{a}", "MEM://K/{a}"}, ""},
+		{[]string{"MEM://K/{a}"}, "MEM://K/{a}"},
+	} {
+		p := &part{}
+		var n string
+		for _, l := range tt.listed {
+			n, _ = names.Listed(names.KindResource, l)
+			p.addSpelling(n, l)
+			p.items = append(p.items, listItem{target: names.Target{Upstream: "u", Name: n}})
+		}
+		if got := buildSpellIndex(p, 0, time.Unix(0, 0), [32]byte{}).spell[n]; got != tt.want {
+			t.Errorf("%q: %q, want %q", tt.listed, got, tt.want)
+		}
 	}
 }
