@@ -32,8 +32,9 @@ var spelledTemplates = []string{
 
 // listedResources are resources the backends list beside the templates, each served by its
 // own handler: in the normal form, with case in the host, and with an escaped unreserved
-// character, the last two under the first template as well.
-var listedResources = []string{"mem://items/~static", "MEM://Items/%7eOdd", "mem://items/%7Eesc"}
+// character, those two under the first template as well, and a UI resource (MCP Apps) with
+// case in its host.
+var listedResources = []string{"mem://items/~static", "MEM://Items/%7eOdd", "mem://items/%7Eesc", "ui://Widget/view"}
 
 // templateBackend lists templates and resources.
 func templateBackend(t *testing.T, name string, legacy bool, templates, resources []string) *mcptest.Server {
@@ -80,6 +81,7 @@ var templateReads = []struct{ uri, want string }{
 	{"mem://items/~Odd", "resource MEM://Items/%7eOdd"},
 	{"MEM://ITEMS/%7EOdd", "resource MEM://Items/%7eOdd"},
 	{"mem://items/~esc", "resource mem://items/%7Eesc"},
+	{"ui://{up}/widget/view", "resource ui://Widget/view"},
 }
 
 func TestTemplateSpellingRealSDK(t *testing.T) {
@@ -110,13 +112,17 @@ func TestTemplateSpellingRealSDK(t *testing.T) {
 				cs := mcptest.Connect(t, "http://"+replica.l.MCP+"/mcp", opts...)
 				for _, up := range []string{"gosdk", "legacy"} {
 					for _, r := range templateReads {
-						res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: up + "+" + r.uri})
+						uri := up + "+" + r.uri
+						if rest, ok := strings.CutPrefix(r.uri, "ui://{up}/"); ok {
+							uri = "ui://" + up + "/" + rest // a UI resource is namespaced by its host
+						}
+						res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
 						if err != nil {
-							t.Errorf("read %s+%s: %v", up, r.uri, err)
+							t.Errorf("read %s: %v", uri, err)
 							continue
 						}
 						if got := res.Contents[0].Text; got != r.want {
-							t.Errorf("read %s+%s: backend got %q, want %q", up, r.uri, got, r.want)
+							t.Errorf("read %s: backend got %q, want %q", uri, got, r.want)
 						}
 					}
 				}
