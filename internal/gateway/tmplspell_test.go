@@ -11,6 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/tsnames"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // A read of a URI under a resource template its backend listed in another spelling than the
@@ -222,5 +224,28 @@ func TestTemplateSubscriptionSpellingRealSDK(t *testing.T) {
 				time.Sleep(25 * time.Millisecond) // a poll interval, not an assertion
 			}
 		})
+	}
+}
+
+// TestTemplateSpellingTypeScriptSDK: the TypeScript SDK server matches a read against the
+// literal text of its templates too; a template it lists with case in its host and an escaped
+// unreserved character is read through the gateway in its own spelling (the normal form is
+// "Resource not found" to it). Its scheme is lower case: the server reads a URI as a WHATWG
+// URL, which lower-cases the scheme before any template sees it.
+func TestTemplateSpellingTypeScriptSDK(t *testing.T) {
+	tsBackend := tsnames.StartBackend(t, tsnames.Names{Templates: []string{"mem://Items/%7e{id}"}})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Upstreams = append(c.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: "ts", URL: tsBackend, Timeout: 10 * time.Second}})
+	})
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp")
+	for _, uri := range []string{"ts+mem://items/~1", "ts+MEM://ITEMS/%7E1"} {
+		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Errorf("read %s: %v", uri, err)
+			continue
+		}
+		if got := res.Contents[0].Text; got != "read mem://Items/%7e1" {
+			t.Errorf("read %s: backend got %q, want %q", uri, got, "read mem://Items/%7e1")
+		}
 	}
 }
